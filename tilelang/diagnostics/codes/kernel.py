@@ -1,0 +1,6 @@
+"""Error codes of the `kernel` range (see `codes/__init__.py` for the ranges)."""
+
+from tilelang.diagnostics.codes import define
+
+# Example:
+# UNKNOWN_NAME = define("E0101", "unknown-name", "a name that is not defined")

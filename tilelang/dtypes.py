@@ -1,0 +1,75 @@
+"""Scalar element types (BRIEF §3), shared by every stage.
+
+Invariant: NumPy is the only import; `np_dtype` for bf16 is the storage type
+used by the interpreter (`uint16` bit patterns are NOT used: bf16 values are
+held in float32 arrays rounded to bf16 after every operation).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+
+
+class DType(Enum):
+    BOOL = "bool"
+    I8 = "i8"
+    I16 = "i16"
+    I32 = "i32"
+    I64 = "i64"
+    U8 = "u8"
+    U16 = "u16"
+    U32 = "u32"
+    U64 = "u64"
+    F16 = "f16"
+    BF16 = "bf16"
+    F32 = "f32"
+    F64 = "f64"
+
+    @property
+    def bits(self) -> int:
+        return _BITS[self]
+
+    @property
+    def itemsize(self) -> int:
+        return max(1, self.bits // 8)
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DType.F16, DType.BF16, DType.F32, DType.F64)
+
+    @property
+    def is_int(self) -> bool:
+        return not self.is_float and self is not DType.BOOL
+
+    @property
+    def is_signed(self) -> bool:
+        return self in (DType.I8, DType.I16, DType.I32, DType.I64) or self.is_float
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        """The NumPy dtype the interpreter computes in (bf16 -> float32)."""
+        return np.dtype(_NP[self])
+
+    @staticmethod
+    def parse(name: str) -> DType | None:
+        try:
+            return DType(name)
+        except ValueError:
+            return None
+
+
+_BITS = {
+    DType.BOOL: 1, DType.I8: 8, DType.I16: 16, DType.I32: 32, DType.I64: 64,
+    DType.U8: 8, DType.U16: 16, DType.U32: 32, DType.U64: 64,
+    DType.F16: 16, DType.BF16: 16, DType.F32: 32, DType.F64: 64,
+}
+_NP = {
+    DType.BOOL: "bool", DType.I8: "int8", DType.I16: "int16", DType.I32: "int32",
+    DType.I64: "int64", DType.U8: "uint8", DType.U16: "uint16", DType.U32: "uint32",
+    DType.U64: "uint64", DType.F16: "float16", DType.BF16: "float32",
+    DType.F32: "float32", DType.F64: "float64",
+}
+
+DTYPE_NAMES = tuple(d.value for d in DType)

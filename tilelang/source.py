@@ -1,0 +1,92 @@
+"""Source files, spans and line/column lookup.
+
+A `Span` is `(file, start, end)`: character offsets into one `SourceFile`, end
+exclusive (ariadne's contract; Lark's `meta.start_pos`/`end_pos` give exactly
+these). Line and column are computed only when something is rendered.
+
+Invariant: this module imports nothing outside the standard library.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    file: int
+    start: int
+    end: int
+
+    def to(self, other: Span) -> Span:
+        """The span covering `self` through `other` (same file)."""
+        return Span(self.file, min(self.start, other.start), max(self.end, other.end))
+
+    def at_end(self) -> Span:
+        """A zero-width span just after this one."""
+        return Span(self.file, self.end, self.end)
+
+
+DUMMY_SPAN = Span(-1, 0, 0)
+
+
+@dataclass(slots=True)
+class SourceFile:
+    id: int
+    name: str
+    text: str
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        for i, ch in enumerate(self.text):
+            if ch == "\n":
+                starts.append(i + 1)
+        self._line_starts = starts
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset (clamped to the text)."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line + 1, offset - self._line_starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its newline."""
+        starts = self._line_starts
+        if line < 1 or line > len(starts):
+            return ""
+        begin = starts[line - 1]
+        end = starts[line] - 1 if line < len(starts) else len(self.text)
+        return self.text[begin:end]
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+
+class SourceMap:
+    """Owns every source text of a session; maps file ids to `SourceFile`s."""
+
+    def __init__(self) -> None:
+        self._files: list[SourceFile] = []
+
+    def add(self, name: str, text: str) -> SourceFile:
+        sf = SourceFile(len(self._files), name, text)
+        self._files.append(sf)
+        return sf
+
+    def get(self, file_id: int) -> SourceFile:
+        return self._files[file_id]
+
+    def by_name(self, name: str) -> SourceFile | None:
+        for sf in self._files:
+            if sf.name == name:
+                return sf
+        return None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._files)
+
+    def snippet(self, span: Span) -> str:
+        return self.get(span.file).text[span.start : span.end]

@@ -1,0 +1,413 @@
+"""The surface AST of Tile: close to the text, every node with a `Span`.
+
+Nodes are frozen, slotted dataclasses; children are tuples. Semantic facts
+(types, symbols, borrows) live in side tables keyed by node identity
+(`id(node)` or the node itself: nodes hash by identity, `eq=False`), never in
+the nodes. Passes `match` on the closed unions `Item`, `Stmt`, `Expr`,
+`TypeExpr`, `Pattern` and end with `assert_never`.
+
+Conventions:
+- `span` covers the whole construct; `name_span` (where present) covers just
+  the identifier, which is where "undefined name"-style labels point.
+- Operators are plain strings (`"+"`, `"&&"`, `"<<="` ...), listed in
+  `BINARY_OPS`, `UNARY_OPS`, `ASSIGN_OPS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from tilelang.source import Span
+
+_node = dataclass(frozen=True, slots=True, eq=False)
+
+BINARY_OPS = ("||", "&&", "==", "!=", "<", ">", "<=", ">=", "|", "^", "&", "<<", ">>",
+              "+", "-", "*", "/", "%")
+UNARY_OPS = ("-", "!")
+ASSIGN_OPS = ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=")
+
+
+# ---------------------------------------------------------------- identifiers
+@_node
+class Ident:
+    name: str
+    span: Span
+
+
+# ---------------------------------------------------------------- types
+@_node
+class NamedType:
+    """`f32`, `i32`, `Tensor<f32, [B, ?]>`, `Tile<T, [N]>`, a generic type param `T`."""
+    name: Ident
+    args: tuple[TypeArg, ...]
+    span: Span
+
+
+@_node
+class ShapeType:
+    """`[B, ?, 64]` in type-argument position. A `None` dim is `?`."""
+    dims: tuple[Expr | None, ...]
+    span: Span
+
+
+@_node
+class RefType:
+    """`&T` or `&mut T`."""
+    mutable: bool
+    inner: TypeExpr
+    span: Span
+
+
+@_node
+class TupleType:
+    """`(A, B)`; `()` is the unit type."""
+    elems: tuple[TypeExpr, ...]
+    span: Span
+
+
+TypeExpr = Union[NamedType, ShapeType, RefType, TupleType]
+# A generic argument: a type, a shape, or a constant expression (`gemm::<128, 64>`).
+TypeArg = Union[NamedType, ShapeType, RefType, TupleType, "Expr"]
+
+
+# ---------------------------------------------------------------- patterns
+@_node
+class NamePat:
+    name: Ident
+    mutable: bool
+    span: Span
+
+
+@_node
+class TuplePat:
+    elems: tuple[Pattern, ...]
+    span: Span
+
+
+@_node
+class WildcardPat:
+    span: Span
+
+
+Pattern = Union[NamePat, TuplePat, WildcardPat]
+
+
+# ---------------------------------------------------------------- expressions
+@_node
+class IntLit:
+    value: int
+    suffix: str | None  # "i32", "u8", ... or None for an untyped literal
+    span: Span
+
+
+@_node
+class FloatLit:
+    value: float
+    suffix: str | None  # "f16", "f32", "bf16", "f64" or None
+    text: str  # as written, for exact printing
+    span: Span
+
+
+@_node
+class BoolLit:
+    value: bool
+    span: Span
+
+
+@_node
+class StrLit:
+    value: str  # escapes already processed
+    span: Span
+
+
+@_node
+class Name:
+    """A plain identifier in expression position."""
+    ident: Ident
+    span: Span
+
+
+@_node
+class Path:
+    """A qualified name `std::nn::softmax` in expression position (2+ segments)."""
+    segments: tuple[Ident, ...]
+    span: Span
+
+
+@_node
+class Arg:
+    """A call argument; `name` is set for keyword arguments (`rtol = 1e-4`)."""
+    name: Ident | None
+    value: Expr
+    span: Span
+
+
+@_node
+class Call:
+    """`f(args)`, `f::<T, 4>(args)`, `std::nn::softmax(x)`.
+
+    `callee` is a `Name` or `Path`; `generics` holds the turbofish arguments.
+    """
+    callee: Name | Path
+    generics: tuple[TypeArg, ...]
+    args: tuple[Arg, ...]
+    span: Span
+
+
+@_node
+class MethodCall:
+    """`recv.method::<T>(args)`."""
+    receiver: Expr
+    method: Ident
+    generics: tuple[TypeArg, ...]
+    args: tuple[Arg, ...]
+    span: Span
+
+
+@_node
+class Field:
+    """`t.0` (tuple field) or `x.name` (reserved; no structs yet)."""
+    receiver: Expr
+    field: Ident  # for `t.0` the name is "0"
+    span: Span
+
+
+@_node
+class Index:
+    """`a[i]` (reserved for tuples of shapes / future use)."""
+    receiver: Expr
+    index: Expr
+    span: Span
+
+
+@_node
+class Unary:
+    op: str  # one of UNARY_OPS
+    operand: Expr
+    span: Span
+
+
+@_node
+class Binary:
+    op: str  # one of BINARY_OPS
+    lhs: Expr
+    rhs: Expr
+    op_span: Span
+    span: Span
+
+
+@_node
+class Cast:
+    expr: Expr
+    ty: TypeExpr
+    span: Span
+
+
+@_node
+class Ref:
+    """`&x` or `&mut x`."""
+    mutable: bool
+    expr: Expr
+    span: Span
+
+
+@_node
+class TupleExpr:
+    """`(a, b)`; `()` is the unit value."""
+    elems: tuple[Expr, ...]
+    span: Span
+
+
+@_node
+class ArrayExpr:
+    """`[a, b, c]`: shapes and tile indices."""
+    elems: tuple[Expr, ...]
+    span: Span
+
+
+@_node
+class RangeExpr:
+    """`a..b` or `a..=b` (only in `for` headers)."""
+    start: Expr
+    end: Expr
+    inclusive: bool
+    span: Span
+
+
+@_node
+class Block:
+    """`{ stmts; tail }`: `tail` is the final expression without `;`, or None."""
+    stmts: tuple[Stmt, ...]
+    tail: Expr | None
+    span: Span
+
+
+@_node
+class If:
+    cond: Expr
+    then: Block
+    else_: Block | If | None
+    span: Span
+
+
+@_node
+class UnsafeBlock:
+    body: Block
+    span: Span
+
+
+@_node
+class GraphBlock:
+    """`graph { op1; op2; }`: records operations; evaluates to a graph."""
+    body: Block
+    span: Span
+
+
+Expr = Union[
+    IntLit, FloatLit, BoolLit, StrLit, Name, Path, Call, MethodCall, Field, Index,
+    Unary, Binary, Cast, Ref, TupleExpr, ArrayExpr, RangeExpr, Block, If,
+    UnsafeBlock, GraphBlock,
+]
+
+
+# ---------------------------------------------------------------- statements
+@_node
+class Let:
+    pattern: Pattern
+    ty: TypeExpr | None
+    value: Expr | None
+    span: Span
+
+
+@_node
+class Assign:
+    """`target op value;` where op is one of ASSIGN_OPS."""
+    target: Expr
+    op: str
+    value: Expr
+    op_span: Span
+    span: Span
+
+
+@_node
+class ExprStmt:
+    """An expression used as a statement. `semi` says whether `;` followed."""
+    expr: Expr
+    semi: bool
+    span: Span
+
+
+@_node
+class For:
+    """`for i in a..b { }`."""
+    pattern: Pattern
+    iter: Expr
+    body: Block
+    span: Span
+
+
+@_node
+class While:
+    cond: Expr
+    body: Block
+    span: Span
+
+
+@_node
+class Return:
+    value: Expr | None
+    span: Span
+
+
+@_node
+class Break:
+    span: Span
+
+
+@_node
+class Continue:
+    span: Span
+
+
+Stmt = Union[Let, Assign, ExprStmt, For, While, Return, Break, Continue]
+
+
+# ---------------------------------------------------------------- items
+@_node
+class AttrArg:
+    """`num_warps = 8` or a bare value inside `#[name(...)]`."""
+    name: Ident | None
+    value: Expr
+    span: Span
+
+
+@_node
+class Attribute:
+    """`#[hints(num_warps = 8, stages = 3)]`."""
+    name: Ident
+    args: tuple[AttrArg, ...]
+    span: Span
+
+
+@_node
+class GenericParam:
+    """`const B: i32` (is_const, ty set) or a type parameter `T` (ty None)."""
+    name: Ident
+    is_const: bool
+    ty: TypeExpr | None
+    span: Span
+
+
+@_node
+class Param:
+    name: Ident
+    ty: TypeExpr
+    mutable: bool  # `mut x: T` (a mutable local binding of the parameter)
+    span: Span
+
+
+@_node
+class FnDecl:
+    """`kernel fn` (is_kernel) or `fn`."""
+    name: Ident
+    is_kernel: bool
+    attrs: tuple[Attribute, ...]
+    generics: tuple[GenericParam, ...]
+    params: tuple[Param, ...]
+    ret: TypeExpr | None
+    body: Block
+    span: Span
+
+
+@_node
+class ConstDecl:
+    name: Ident
+    ty: TypeExpr | None
+    value: Expr
+    span: Span
+
+
+@_node
+class UseDecl:
+    """`use std::nn::softmax;`, `use std::nn::{softmax, gelu};`, `use std::nn::*;`,
+    `use "other.tile";`.
+
+    Exactly one of `path` (module path segments) or `file` (a string) is set.
+    For a path, `names` is the `{a, b}` group (None when the last segment is
+    the imported item) and `glob` is set for `::*`.
+    """
+    path: tuple[Ident, ...]
+    names: tuple[Ident, ...] | None
+    glob: bool
+    file: StrLit | None
+    span: Span
+
+
+Item = Union[FnDecl, ConstDecl, UseDecl]
+
+
+@_node
+class Module:
+    items: tuple[Item, ...]
+    span: Span

@@ -1,0 +1,674 @@
+"""Tile IR: an explicit SSA IR over tiles and scalars for ONE specialised kernel.
+
+This file is the contract between the lowering (`ir/lower.py`), the CPU
+reference interpreter (`tilelang/interp/`, which DEFINES the semantics) and the
+NVPTX backend (`tilelang/backend/`). Every op below documents exactly what it
+computes; the backend must match the interpreter to floating-point tolerance.
+
+Structure
+---------
+- A `Kernel` is one specialisation of a `kernel fn`: const generics are
+  substituted (every tile shape is a tuple of Python ints) and device functions
+  are inlined. It has `params` and a `body` `Region`.
+- A `Value` is an SSA value: defined exactly once (by an op's result, a region
+  argument, or a `ScalarParam`), with a `Type` = `(dtype, shape)`. Shape `()` is
+  a scalar; any other shape is a tile. Every dimension is a positive int.
+- A `Region` is a straight-line list of ops with block arguments (`args`); its
+  LAST op is always a `Yield` (the kernel body yields nothing). Values defined
+  before an op in an enclosing region are visible inside the op's regions
+  (MLIR-style dominance, not isolated from above). Values defined inside a
+  region are NOT visible after it: results leave a region only through `Yield`.
+- Ops are frozen, slotted dataclasses that hash by identity (`eq=False`), so
+  passes can key side tables by op. Each op keeps the `span` of the source it
+  came from; run-time errors (a failed device `assert`) point there.
+- Operands always have exactly the shape the op requires: the lowering inserts
+  an explicit `Broadcast` for scalar-vs-tile and size-1 broadcasting, so no op
+  except `Broadcast` broadcasts implicitly.
+
+Tensors and the grid
+--------------------
+- Tensor parameters (`TensorParam`) are NOT SSA values; ops name them by
+  `TensorParam.name` (unique within a kernel). Every tensor is contiguous and
+  row-major; its run-time dims are passed at launch (`TensorDim` reads them).
+  A `&mut` parameter (`mutable=True`) is this block's own tile of a partitioned
+  tensor: the kernel still receives the WHOLE tensor plus `tile_shape`, and the
+  lowering computes the own tile's element offsets explicitly
+  (`block_id(d) * tile_shape[d]`). Memory safety does not depend on the
+  ownership checker: every `Load`/`Store`/`AtomicRMW` is masked against the
+  tensor bounds.
+- The grid has `Kernel.grid_rank` axes (1..3). `BlockId(axis)` is in
+  `[0, NumBlocks(axis))`. Blocks run in an unspecified order and may run
+  concurrently; only atomics may touch an element written by another block.
+- Index arithmetic is i32 (`BlockId`, `NumBlocks`, `TensorDim` are i32), so a
+  tensor dimension must be < 2**31; the backend computes addresses in i64.
+
+Numeric semantics (what the interpreter implements, the backend matches)
+------------------------------------------------------------------------
+- f16: every op's result is rounded to f16 (round-to-nearest-even). Math
+  functions on f16/bf16 are computed in f32 and rounded once.
+- bf16: values are held in float32 arrays, rounded to bf16 (RNE; NaN stays NaN,
+  inf stays inf, overflow rounds to inf) after every op.
+- f32 arithmetic is done in f32 (never f64); f64 in f64.
+- Integers wrap on overflow (two's complement).
+- Integer `div` truncates toward zero, `rem` has the sign of the dividend
+  (C / Rust). Division by zero does not trap: `x / 0 == 0` and `x % 0 == x`
+  (so `x == (x / y) * y + x % y` always holds); `MIN / -1 == MIN`,
+  `MIN % -1 == 0`. Float `div` is IEEE; float `rem` is C `fmod`.
+- Shifts: the amount is read as unsigned; an amount >= the bit width gives 0
+  for `shl` and for `shr` of unsigned types, and the sign fill (0 or -1) for
+  `shr` of signed types (arithmetic shift). This is PTX's clamping behaviour.
+- `maximum`/`minimum` and the `max`/`min` reductions propagate NaN (PTX
+  `max.NaN`); `argmax`/`argmin` return the FIRST index of the extreme value,
+  and a NaN counts as the extreme (NumPy's rule).
+- Reductions and scans of f16/bf16 accumulate in f32 and round the result once;
+  f32 accumulates in f32, f64 in f64, integers in their own type (wrapping).
+  The order of float accumulation is unspecified (compare with a tolerance).
+- Comparisons follow IEEE (any comparison with NaN is false except `ne`).
+- Casts: float -> float and int -> float round to nearest even; float -> int
+  truncates toward zero and SATURATES to the target range, NaN -> 0 (LLVM
+  `fptosi.sat`/`fptoui.sat`, PTX `cvt.rzi.sat`); int -> int truncates or
+  sign/zero-extends (wraps); bool -> number gives 0/1; number -> bool is `!= 0`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from tilelang.dtypes import DType
+from tilelang.source import DUMMY_SPAN, Span
+
+_node = dataclass(frozen=True, slots=True, eq=False)
+
+
+# ------------------------------------------------------------------ types, values
+@dataclass(frozen=True, slots=True)
+class Type:
+    """The type of an SSA value: element dtype and a static shape (`()` = scalar)."""
+
+    dtype: DType
+    shape: tuple[int, ...] = ()
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.shape == ()
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def with_shape(self, shape: tuple[int, ...]) -> Type:
+        return Type(self.dtype, tuple(shape))
+
+    def with_dtype(self, dtype: DType) -> Type:
+        return Type(dtype, self.shape)
+
+    def __str__(self) -> str:
+        if not self.shape:
+            return self.dtype.value
+        return f"{self.dtype.value}[{', '.join(str(d) for d in self.shape)}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """An SSA value. `id` is unique within one kernel; `hint` is a source name
+    (for readable printing only, never semantic)."""
+
+    id: int
+    type: Type
+    hint: str = ""
+
+    @property
+    def dtype(self) -> DType:
+        return self.type.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+
+# ------------------------------------------------------------------ parameters
+@_node
+class TensorParam:
+    """A tensor argument, contiguous and row-major.
+
+    `mutable=True`: a `&mut Tensor<T, [tile_shape]>` parameter; the launch passes
+    the whole partitioned tensor and `tile_shape` is the partition's tile shape
+    (the grid covers `ceil(dims[d] / tile_shape[d])` blocks on axis d).
+    `mutable=False`: a `&Tensor` parameter, `tile_shape` is None.
+    `dims[d]` is the static size of dim d when known, else None (`?`).
+    """
+
+    name: str
+    dtype: DType
+    rank: int
+    mutable: bool
+    tile_shape: tuple[int, ...] | None = None
+    dims: tuple[int | None, ...] = ()
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class ScalarParam:
+    """A scalar argument; `value` is the SSA value that names it in the body."""
+
+    name: str
+    value: Value
+    span: Span = DUMMY_SPAN
+
+
+Param = TensorParam | ScalarParam
+
+
+# ------------------------------------------------------------------ opcodes
+class ElemOp(Enum):
+    """Element-wise opcodes. The value is the canonical name, shared with the
+    intrinsic table (`tilelang/intrinsics/signatures.py`), the interpreter and
+    the backend. Operand/result typing (T = the result dtype unless noted):
+
+    unary (x: T) -> T:  neg, not, abs, exp, exp2, log, log2, sqrt, rsqrt, sin,
+        cos, tanh, sigmoid, floor, ceil.  `not` is logical on bool and bitwise on
+        integers; `neg` on unsigned wraps; the math functions (exp..ceil) need a
+        float T; `abs` of a signed MIN wraps to MIN.
+    binary (a: T, b: T) -> T: add, sub, mul, div, rem, maximum, minimum,
+        and, or, xor (logical on bool, bitwise on ints), shl, shr (ints only).
+    comparison (a: T, b: T) -> bool: eq, ne, lt, le, gt, ge.
+    ternary: fma(a: T, b: T, c: T) -> T computes a*b+c with ONE rounding for
+        f32/f64 (f16/bf16: computed in f32 and rounded once);
+        where(c: bool, a: T, b: T) -> T picks a where c else b.
+    """
+
+    # unary
+    NEG = "neg"
+    NOT = "not"
+    ABS = "abs"
+    EXP = "exp"
+    EXP2 = "exp2"
+    LOG = "log"
+    LOG2 = "log2"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    SIN = "sin"
+    COS = "cos"
+    TANH = "tanh"
+    SIGMOID = "sigmoid"
+    FLOOR = "floor"
+    CEIL = "ceil"
+    # binary
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"
+    REM = "rem"
+    MAXIMUM = "maximum"
+    MINIMUM = "minimum"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    SHL = "shl"
+    SHR = "shr"
+    # comparisons (result bool)
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    # ternary
+    FMA = "fma"
+    WHERE = "where"
+
+    @property
+    def arity(self) -> int:
+        return _ARITY[self]
+
+    @property
+    def is_comparison(self) -> bool:
+        return self in _COMPARISONS
+
+    @property
+    def float_only(self) -> bool:
+        return self in _FLOAT_ONLY
+
+    @property
+    def int_only(self) -> bool:
+        """Ops defined on integers only (`and`/`or`/`xor`/`not` also take bool)."""
+        return self in (ElemOp.SHL, ElemOp.SHR)
+
+
+_UNARY = (ElemOp.NEG, ElemOp.NOT, ElemOp.ABS, ElemOp.EXP, ElemOp.EXP2, ElemOp.LOG,
+          ElemOp.LOG2, ElemOp.SQRT, ElemOp.RSQRT, ElemOp.SIN, ElemOp.COS, ElemOp.TANH,
+          ElemOp.SIGMOID, ElemOp.FLOOR, ElemOp.CEIL)
+_COMPARISONS = frozenset((ElemOp.EQ, ElemOp.NE, ElemOp.LT, ElemOp.LE, ElemOp.GT, ElemOp.GE))
+_FLOAT_ONLY = frozenset((ElemOp.EXP, ElemOp.EXP2, ElemOp.LOG, ElemOp.LOG2, ElemOp.SQRT,
+                         ElemOp.RSQRT, ElemOp.SIN, ElemOp.COS, ElemOp.TANH, ElemOp.SIGMOID,
+                         ElemOp.FLOOR, ElemOp.CEIL, ElemOp.FMA))
+_ARITY = dict.fromkeys(_UNARY, 1) | {ElemOp.FMA: 3, ElemOp.WHERE: 3}
+for _op in ElemOp:
+    _ARITY.setdefault(_op, 2)
+
+
+class ReduceOp(Enum):
+    """Reductions over one axis (the axis is removed). `argmax`/`argmin` give i32."""
+
+    SUM = "sum"
+    PROD = "prod"
+    MAX = "max"
+    MIN = "min"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+
+
+class ScanOp(Enum):
+    """Inclusive scans along one axis (shape unchanged)."""
+
+    CUMSUM = "cumsum"
+    CUMPROD = "cumprod"
+
+
+class AtomicOp(Enum):
+    ADD = "atomic_add"
+    MAX = "atomic_max"
+    MIN = "atomic_min"
+
+
+# ------------------------------------------------------------------ ops
+@_node
+class Const:
+    """`result` = the constant `value` (a Python bool/int/float), splatted to
+    `result.type.shape`. The value is converted to the result dtype exactly as
+    a `Cast` from f64 (floats) or from an unbounded int (ints wrap) would."""
+
+    result: Value
+    value: bool | int | float
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class BlockId:
+    """`result: i32` = this block's index on grid axis `axis`."""
+
+    result: Value
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class NumBlocks:
+    """`result: i32` = the number of blocks on grid axis `axis`."""
+
+    result: Value
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class TensorDim:
+    """`result: i32` = the run-time size of dim `axis` of tensor `tensor`."""
+
+    result: Value
+    tensor: str
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Load:
+    """Masked load of a tile of `tensor` (rank r) at element `offsets`.
+
+    `offsets` are r i32 scalars; `result.shape` has rank r; `result.dtype` is
+    the tensor's dtype. For each index i of the result:
+        p = offsets + i
+        result[i] = tensor[p]  if 0 <= p[d] < dim[d] for every d and mask[i]
+                    padding    otherwise
+    `mask` (optional) is a bool tile of `result.shape`. `padding` (optional) is
+    a scalar of the tensor's dtype; None means zero. Never reads out of bounds.
+    """
+
+    result: Value
+    tensor: str
+    offsets: tuple[Value, ...]
+    mask: Value | None = None
+    padding: Value | None = None
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Store:
+    """Masked store of tile `value` (rank r, the tensor's dtype) into `tensor`
+    at element `offsets` (r i32 scalars): for each index i of `value`,
+    `tensor[offsets + i] = value[i]` if in bounds and `mask[i]`; other elements
+    are dropped. `mask` (optional) is a bool tile of `value.shape`.
+
+    Own-tile stores, nested-tile stores and `store_unchecked` all lower to this
+    op: they differ only in what the ownership checker allowed.
+    """
+
+    tensor: str
+    offsets: tuple[Value, ...]
+    value: Value
+    mask: Value | None = None
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class AtomicRMW:
+    """Element-wise atomic read-modify-write, a scatter: `indices` has one entry
+    per tensor dim, each an i32 scalar or an i32 tile of `value.shape`; `value`
+    is a scalar or tile of the tensor's dtype. For every element position e
+    (of `value.shape`, or the single position when everything is scalar):
+    `tensor[idx[e]] = op(tensor[idx[e]], value[e])` if `idx[e]` is in bounds and
+    `mask[e]` (mask: optional bool of `value.shape`). Positions that hit the same
+    element all apply (duplicates accumulate). No result."""
+
+    op: AtomicOp
+    tensor: str
+    indices: tuple[Value, ...]
+    value: Value
+    mask: Value | None = None
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Elementwise:
+    """`result = op(*operands)` element by element; see `ElemOp` for typing.
+    All operands and the result have the same shape."""
+
+    result: Value
+    op: ElemOp
+    operands: tuple[Value, ...]
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Cast:
+    """`result = x as result.dtype` (same shape); rules in the module docstring."""
+
+    result: Value
+    x: Value
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Reduce:
+    """Reduce `x` along `axis`; `result.shape` is `x.shape` without `axis` (a
+    rank-1 input gives a scalar). dtype: x's, or i32 for argmax/argmin."""
+
+    result: Value
+    op: ReduceOp
+    x: Value
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Scan:
+    """Inclusive scan of `x` along `axis`; same type as `x`."""
+
+    result: Value
+    op: ScanOp
+    x: Value
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Broadcast:
+    """NumPy broadcasting of `x` (scalar or tile) to `result.shape`: ranks are
+    aligned on the right, missing leading dims are added, and only dims of size
+    1 are stretched. Same dtype."""
+
+    result: Value
+    x: Value
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Reshape:
+    """Row-major reshape; `result.numel == x.numel`, same dtype."""
+
+    result: Value
+    x: Value
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Permute:
+    """`result = x.transpose(perm)` (NumPy): `result.shape[i] == x.shape[perm[i]]`.
+    `t.transpose()` is `perm=(1, 0)`."""
+
+    result: Value
+    x: Value
+    perm: tuple[int, ...]
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Arange:
+    """`result` = `[0, 1, ..., n-1]` of the result dtype, `result.shape == (n,)`."""
+
+    result: Value
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Mma:
+    """`result = acc + a @ b`: a [M, K], b [K, N], acc and result [M, N].
+
+    a and b share a dtype (f16, bf16, f32, f64, or an integer type); acc has the
+    result dtype. Float inputs: each product is exact in f32 for f16/bf16
+    inputs, and products are accumulated in the ACCUMULATOR's dtype (f32 acc:
+    f32; an f16 acc accumulates in f32 and rounds once). Integer inputs
+    accumulate in the acc's type, wrapping. Accumulation order unspecified."""
+
+    result: Value
+    a: Value
+    b: Value
+    acc: Value
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Region:
+    """A straight-line list of ops; `args` are its block arguments; the last op
+    is a `Yield`."""
+
+    args: tuple[Value, ...]
+    ops: tuple[Op, ...]
+
+
+@_node
+class For:
+    """`for iv in lower..upper step step` with loop-carried values.
+
+    `lower`, `upper`, `step` are scalars of one integer type (usually i32).
+    `body.args == (iv, *carried)`; the body ends with `Yield` of
+    `len(inits)` values, typed like `inits`. The loop runs while `iv < upper`
+    (iv starting at `lower`, adding `step`); `step <= 0` runs zero iterations.
+    `results` are the carried values after the last iteration (`inits` when
+    the loop runs zero times)."""
+
+    results: tuple[Value, ...]
+    lower: Value
+    upper: Value
+    step: Value
+    inits: tuple[Value, ...]
+    body: Region
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class If:
+    """`if cond { then } else { else_ }` with results. `cond` is a bool scalar;
+    both regions have no args and yield values typed like `results`."""
+
+    results: tuple[Value, ...]
+    cond: Value
+    then: Region
+    else_: Region
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class While:
+    """`while` with loop-carried values. `cond.args` and `body.args` are typed
+    like `inits`; `cond` yields exactly one bool scalar (continue?), `body`
+    yields the next carried values. Values defined in `cond` are not visible in
+    `body`. `results` are the carried values when `cond` first yields false."""
+
+    results: tuple[Value, ...]
+    inits: tuple[Value, ...]
+    cond: Region
+    body: Region
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Yield:
+    """Terminates a region, passing `values` to its parent op."""
+
+    values: tuple[Value, ...] = ()
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Print:
+    """Device print: `parts` are literal strings and values, concatenated and
+    written as one line per executing block. A scalar prints like Rust's
+    `Display`; a tile prints as a NumPy array."""
+
+    parts: tuple[str | Value, ...]
+    span: Span = DUMMY_SPAN
+
+
+@_node
+class Assert:
+    """Device assert: fails if any element of `cond` (bool scalar or tile) is
+    false; a failure stops the launch with a located error at `span` carrying
+    `message` (interpreter: `TileError` with code `E0700`)."""
+
+    cond: Value
+    message: str
+    span: Span = DUMMY_SPAN
+
+
+Op = (
+    Const | BlockId | NumBlocks | TensorDim | Load | Store | AtomicRMW | Elementwise | Cast
+    | Reduce | Scan | Broadcast | Reshape | Permute | Arange | Mma | For | If | While | Yield
+    | Print | Assert
+)
+
+
+# ------------------------------------------------------------------ kernel
+@_node
+class Kernel:
+    """One specialised kernel.
+
+    `name` is the kernel's source name; `instantiation` the const generics it
+    was specialised with (sorted (name, value) pairs), for display and caching.
+    `grid_rank` is the number of grid axes. `num_warps`/`num_stages` come from
+    `#[hints(...)]` (backend only; the interpreter ignores them).
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    body: Region
+    grid_rank: int = 1
+    num_warps: int = 4
+    num_stages: int = 2
+    instantiation: tuple[tuple[str, int], ...] = ()
+    span: Span = DUMMY_SPAN
+
+    def tensor(self, name: str) -> TensorParam:
+        for p in self.params:
+            if isinstance(p, TensorParam) and p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def tensor_params(self) -> tuple[TensorParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, TensorParam))
+
+    @property
+    def scalar_params(self) -> tuple[ScalarParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, ScalarParam))
+
+
+# ------------------------------------------------------------------ generic access
+def op_results(op: Op) -> tuple[Value, ...]:
+    """The values an op defines (region args excluded)."""
+    match op:
+        case For(results=rs) | If(results=rs) | While(results=rs):
+            return rs
+        case Store() | AtomicRMW() | Yield() | Print() | Assert():
+            return ()
+        case _:
+            return (op.result,)
+
+
+def op_operands(op: Op) -> tuple[Value, ...]:
+    """The values an op reads directly (not those read inside its regions)."""
+    match op:
+        case Const() | BlockId() | NumBlocks() | TensorDim() | Arange():
+            return ()
+        case Load(offsets=offs, mask=m, padding=p):
+            return (*offs, *((m,) if m else ()), *((p,) if p else ()))
+        case Store(offsets=offs, value=v, mask=m):
+            return (*offs, v, *((m,) if m else ()))
+        case AtomicRMW(indices=idx, value=v, mask=m):
+            return (*idx, v, *((m,) if m else ()))
+        case Elementwise(operands=xs):
+            return xs
+        case Cast(x=x) | Reduce(x=x) | Scan(x=x) | Broadcast(x=x) | Reshape(x=x) | Permute(x=x):
+            return (x,)
+        case Mma(a=a, b=b, acc=c):
+            return (a, b, c)
+        case For(lower=lo, upper=hi, step=st, inits=inits):
+            return (lo, hi, st, *inits)
+        case If(cond=c):
+            return (c,)
+        case While(inits=inits):
+            return inits
+        case Yield(values=vs):
+            return vs
+        case Print(parts=parts):
+            return tuple(p for p in parts if isinstance(p, Value))
+        case Assert(cond=c):
+            return (c,)
+    raise TypeError(f"unknown op {type(op).__name__}")
+
+
+def op_regions(op: Op) -> tuple[Region, ...]:
+    match op:
+        case For(body=b):
+            return (b,)
+        case If(then=t, else_=e):
+            return (t, e)
+        case While(cond=c, body=b):
+            return (c, b)
+        case _:
+            return ()
+
+
+def walk(region: Region):  # type: ignore[no-untyped-def]
+    """Every op in `region` and its nested regions, in program order (pre-order)."""
+    for op in region.ops:
+        yield op
+        for sub in op_regions(op):
+            yield from walk(sub)
+
+
+__all__ = [
+    "Arange", "Assert", "AtomicOp", "AtomicRMW", "BlockId", "Broadcast", "Cast", "Const",
+    "ElemOp", "Elementwise", "For", "If", "Kernel", "Load", "Mma", "NumBlocks", "Op",
+    "Param", "Permute", "Print", "Reduce", "ReduceOp", "Region", "Reshape", "ScalarParam",
+    "Scan", "ScanOp", "Store", "TensorDim", "TensorParam", "Type", "Value", "While",
+    "Yield", "op_operands", "op_regions", "op_results", "walk",
+]

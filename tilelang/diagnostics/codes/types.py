@@ -1,6 +1,33 @@
-"""Error codes of the `types` range (see `codes/__init__.py` for the ranges)."""
+"""Error codes of the `types` range (see `codes/__init__.py` for the ranges).
+
+Emitted by the semantic checker (`tilelang.sema`): dtypes, shapes,
+broadcasting, operation signatures, host/kernel context, backend limits on
+tile shapes, const generic inference.
+"""
 
 from tilelang.diagnostics.codes import define
 
-# Example:
-# UNKNOWN_NAME = define("E0101", "unknown-name", "a name that is not defined")
+MISMATCHED_DTYPES = define("E0201", "mismatched-dtypes", "operands with different element types and no cast")
+SHAPE_MISMATCH = define("E0202", "shape-mismatch", "tile shapes that do not broadcast")
+MISMATCHED_TYPES = define("E0203", "mismatched-types", "a value of another type than the one expected")
+INVALID_OPERAND = define("E0204", "invalid-operand", "an operator or operation applied to a type it does not accept")
+INVALID_CAST = define("E0205", "invalid-cast", "an `as` cast between types that cannot convert")
+MMA_MISMATCH = define("E0206", "mma-mismatch", "`mma`/`dot` operands with incompatible shapes or dtypes")
+AXIS_OUT_OF_RANGE = define("E0207", "axis-out-of-range", "an axis that is not a constant within the rank")
+RESHAPE_COUNT = define("E0208", "reshape-count", "a reshape that changes the number of elements")
+NOT_CONSTANT = define("E0209", "not-constant", "a tile dimension that is not a compile-time constant")
+HOST_ONLY = define("E0210", "host-only-operation", "a host-only operation used inside a kernel")
+KERNEL_ONLY = define("E0211", "kernel-only-operation", "a kernel-only operation used in host code")
+TILE_DIM_NOT_POW2 = define("E0212", "tile-dim-not-power-of-two", "a tile dimension the GPU backend cannot handle")
+TILE_TOO_LARGE = define("E0213", "tile-too-large", "a tile with more elements than a tile block can hold")
+GENERIC_CONFLICT = define("E0214", "generic-conflict", "two arguments give a const generic different values")
+CANNOT_INFER = define("E0215", "cannot-infer-generic", "a const generic that no argument determines")
+PARTITION_SHAPE = define("E0216", "partition-shape-mismatch", "a partition whose tile shape disagrees with the kernel parameter")
+RANK_MISMATCH = define("E0217", "rank-mismatch", "an index or shape with the wrong number of dimensions")
+STORE_SHAPE = define("E0218", "store-shape-mismatch", "a stored tile whose shape differs from the destination tile")
+LOAD_UNKNOWN_SHAPE = define("E0219", "load-unknown-shape", "`load()` of a tensor parameter with no own tile and no static shape")
+KERNEL_RETURNS = define("E0220", "kernel-returns-value", "a kernel declared with a return type")
+INVALID_KERNEL_PARAM = define("E0221", "invalid-kernel-param", "a kernel parameter type that cannot be passed to a kernel")
+LITERAL_OUT_OF_RANGE = define("E0222", "literal-out-of-range", "an integer literal that does not fit its type")
+NO_FIELD = define("E0223", "no-field", "a tuple field or index that does not exist")
+UNUSED_OPERATION = define("E0224", "unused-operation", "a kernel call whose operation is never run")

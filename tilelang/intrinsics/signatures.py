@@ -1,0 +1,253 @@
+"""The one table of Tile's built-in operations (BRIEF §4 and §5).
+
+Every built-in function (`exp`, `zeros`, `mma`, `assert_close` ...) and every
+built-in method (`x.load_like(z)`, `t.partition([..])`, `op.sync()` ...) has one
+`Signature` here: its name, where it may be used (`Context`), its parameter
+names, a display signature and a one-line doc (the LSP and the REPL show
+them), and `rule`, the name of its typing rule in `tilelang.sema.check`
+(`_rule_<rule>`). Functions and methods live in two dicts because a name can be
+both (`sum(t, 1)` and `t.sum(1)`); `OPERATIONS` names every operation once.
+
+The interpreter (`tilelang.interp`), the host runtime and the backend key their
+implementation tables by these same names; a test checks that none lacks an
+entry and that every `rule` exists in the checker.
+
+Invariant: this module imports only the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Context(Enum):
+    KERNEL = "kernel"  # only inside a kernel (or a device function)
+    HOST = "host"  # only in host code
+    BOTH = "both"
+
+    def allows(self, in_kernel: bool) -> bool:
+        return self is Context.BOTH or (self is Context.KERNEL) == in_kernel
+
+    @property
+    def where(self) -> str:
+        """Words for diagnostics: "`x` is only allowed {where}"."""
+        return {
+            Context.KERNEL: "inside a kernel or device function",
+            Context.HOST: "in host code",
+            Context.BOTH: "anywhere",
+        }[self]
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    name: str
+    context: Context
+    params: tuple[str, ...]  # positional parameter names (a `*` prefix: variadic)
+    signature: str  # for display, e.g. "exp(x: Tile<T, S>) -> Tile<T, S>"
+    doc: str  # one line
+    rule: str  # typing rule key in tilelang.sema.check
+    optional: int = 0  # how many trailing positional params may be left out
+    keywords: tuple[str, ...] = ()  # keyword-only params (`rtol`, `atol`)
+    receivers: tuple[str, ...] = ()  # methods: receiver kinds, see RECEIVERS
+    generics: tuple[str, ...] = ()  # turbofish params, e.g. ("T",)
+    is_method: bool = False
+
+    @property
+    def qualname(self) -> str:
+        """`exp` for a function, `.load_like` for a method (OPERATIONS' key)."""
+        return "." + self.name if self.is_method else self.name
+
+    @property
+    def min_args(self) -> int:
+        if self.params and self.params[-1].startswith("*"):
+            return len(self.params) - 1
+        return len(self.params) - self.optional
+
+    @property
+    def max_args(self) -> int | None:
+        if self.params and self.params[-1].startswith("*"):
+            return None
+        return len(self.params)
+
+
+# Kinds of receiver a method is defined on (for docs, completion, "no method").
+RECEIVERS = {
+    "tile": "a tile value (kernel)",
+    "param": "a tensor parameter of a kernel (`&` or `&mut`)",
+    "view": "a tiling made by `x.partition([..])` inside a kernel",
+    "tensor": "a host tensor",
+    "partition": "a host partition",
+    "op": "a kernel call not yet run",
+    "handle": "a launched operation",
+    "graph": "a recorded graph",
+    "scalar": "a scalar",
+}
+
+FUNCTIONS: dict[str, Signature] = {}
+METHODS: dict[str, Signature] = {}
+
+
+def _fn(name: str, ctx: Context, params: tuple[str, ...], sig: str, doc: str, rule: str,
+        **kw: object) -> None:
+    FUNCTIONS[name] = Signature(name, ctx, params, sig, doc, rule, **kw)  # type: ignore[arg-type]
+
+
+def _m(name: str, ctx: Context, receivers: tuple[str, ...], params: tuple[str, ...], sig: str,
+       doc: str, rule: str, **kw: object) -> None:
+    METHODS[name] = Signature(name, ctx, params, sig, doc, rule, receivers=receivers,  # type: ignore[arg-type]
+                              is_method=True, **kw)
+
+
+K, H, B = Context.KERNEL, Context.HOST, Context.BOTH
+
+# ---------------------------------------------------------------- kernel: position
+_fn("block_id", K, ("axis",), "block_id(axis: i32) -> i32",
+    "this tile block's index along grid axis `axis` (0, 1 or 2)", "grid_index")
+_fn("num_blocks", K, ("axis",), "num_blocks(axis: i32) -> i32",
+    "the number of tile blocks along grid axis `axis`", "grid_index")
+
+# ---------------------------------------------------------------- creation
+_fn("zeros", B, ("shape",), "zeros::<T>(shape: [..]) -> Tile<T, shape> | Tensor<T, shape>",
+    "a tile (kernel) or tensor (host) of zeros", "fill", generics=("T",))
+_fn("ones", B, ("shape",), "ones::<T>(shape: [..]) -> Tile<T, shape> | Tensor<T, shape>",
+    "a tile (kernel) or tensor (host) of ones", "fill", generics=("T",))
+_fn("full", B, ("shape", "value"), "full::<T>(shape: [..], value: T) -> Tile<T, shape> | Tensor<T, shape>",
+    "a tile (kernel) or tensor (host) filled with `value`", "fill", generics=("T",))
+_fn("arange", B, ("n",), "arange::<T>(n) -> Tile<T, [n]> | Tensor<T, [n]>",
+    "0, 1, ..., n - 1 as a tile (kernel, `n` constant) or tensor (host)", "arange", generics=("T",))
+_fn("rand", H, ("shape", "seed"), "rand::<T>(shape: [..], seed: i64) -> Tensor<T, shape>",
+    "a tensor of uniform random numbers in [0, 1), deterministic for a seed", "random",
+    generics=("T",))
+_fn("randn", H, ("shape", "seed"), "randn::<T>(shape: [..], seed: i64) -> Tensor<T, shape>",
+    "a tensor of standard normal random numbers, deterministic for a seed", "random",
+    generics=("T",))
+_fn("load_npy", H, ("path",), "load_npy(path: str) -> Tensor<?, ?>",
+    "load a tensor from a `.npy` file (dtype and shape checked at launch)", "load_npy",
+    generics=("T",))
+
+# ---------------------------------------------------------------- element-wise math
+UNARY_MATH = {
+    "exp": "e to the power of each element",
+    "exp2": "2 to the power of each element",
+    "log": "natural logarithm of each element",
+    "log2": "base-2 logarithm of each element",
+    "sqrt": "square root of each element",
+    "rsqrt": "reciprocal square root of each element",
+    "abs": "absolute value of each element",
+    "sin": "sine of each element",
+    "cos": "cosine of each element",
+    "tanh": "hyperbolic tangent of each element",
+    "sigmoid": "1 / (1 + exp(-x)) of each element",
+    "floor": "largest integer not above each element",
+    "ceil": "smallest integer not below each element",
+}
+for _name, _doc in UNARY_MATH.items():
+    _fn(_name, B, ("x",), f"{_name}(x: Tile<T, S> | T) -> Tile<T, S> | T", _doc, "unary_math")
+_fn("fma", B, ("a", "b", "c"), "fma(a, b, c) -> a * b + c",
+    "fused multiply-add, element-wise with broadcasting", "elementwise3")
+_fn("maximum", B, ("a", "b"), "maximum(a, b) -> max of a and b",
+    "element-wise maximum with broadcasting", "elementwise2")
+_fn("minimum", B, ("a", "b"), "minimum(a, b) -> min of a and b",
+    "element-wise minimum with broadcasting", "elementwise2")
+_fn("where", B, ("cond", "a", "b"), "where(cond: Tile<bool, S>, a, b) -> Tile<T, S>",
+    "element-wise select: `a` where `cond` is true, else `b`", "where")
+
+# ---------------------------------------------------------------- reductions and scans
+REDUCTIONS = {
+    "sum": "sum along an axis (the axis is removed)",
+    "max": "maximum along an axis (the axis is removed)",
+    "min": "minimum along an axis (the axis is removed)",
+    "prod": "product along an axis (the axis is removed)",
+    "argmax": "index (i32) of the maximum along an axis (the axis is removed)",
+    "argmin": "index (i32) of the minimum along an axis (the axis is removed)",
+}
+for _name, _doc in REDUCTIONS.items():
+    _fn(_name, B, ("x", "axis"), f"{_name}(x: Tile<T, S>, axis: const i32) -> Tile<T, S without axis>",
+        _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
+_fn("cumsum", K, ("x", "axis"), "cumsum(x: Tile<T, S>, axis: const i32) -> Tile<T, S>",
+    "inclusive prefix sum along an axis", "scan")
+
+# ---------------------------------------------------------------- matrix
+_fn("mma", K, ("a", "b", "acc"),
+    "mma(a: Tile<T, [M, K]>, b: Tile<T, [K, N]>, acc: Tile<A, [M, N]>) -> Tile<A, [M, N]>",
+    "acc + a·b (f16/bf16 inputs with f32 acc, or f32/f32/f32)", "mma")
+_fn("dot", K, ("a", "b"), "dot(a: Tile<T, [M, K]>, b: Tile<T, [K, N]>) -> Tile<A, [M, N]>",
+    "a·b with an f32 accumulator for f16/bf16 inputs", "dot")
+
+# ---------------------------------------------------------------- debugging
+_fn("print", B, ("*values",), "print(values...)",
+    "print scalars, tiles (kernel) or tensors (host)", "print")
+_fn("assert", B, ("cond", "message"), "assert(cond: bool, message: str)",
+    "fail with `message` when `cond` is false (every element, for a tile)", "assert", optional=1)
+_fn("assert_close", H, ("actual", "expected"),
+    "assert_close(&a: Tensor, &b: Tensor, rtol = 1e-5, atol = 1e-8)",
+    "fail, naming the worst elements, unless |a - b| <= atol + rtol * |b| everywhere",
+    "assert_close", keywords=("rtol", "atol"))
+
+# ---------------------------------------------------------------- unsafe escape hatches
+_fn("atomic_add", K, ("tensor", "index", "value"), "atomic_add(&t, [i, ..], value)",
+    "atomically add `value` (scalar or tile) at element index (only inside `unsafe`)", "atomic")
+_fn("atomic_max", K, ("tensor", "index", "value"), "atomic_max(&t, [i, ..], value)",
+    "atomically take the maximum at element index (only inside `unsafe`)", "atomic")
+_fn("store_unchecked", K, ("tensor", "index", "tile"), "store_unchecked(&t, [i, ..], tile)",
+    "store a tile at element offset `index` of any tensor (only inside `unsafe`)",
+    "store_unchecked")
+
+# ---------------------------------------------------------------- kernel methods
+_m("load", K, ("param", "view"), ("index",), "x.load() | p.load([i, ..]) -> Tile<T, tile shape>",
+   "the own tile of a `&mut` param, or tile `[i, ..]` of a partition view", "load", optional=1)
+_m("load_padded", K, ("view",), ("index", "value"), "p.load_padded([i, ..], value) -> Tile",
+   "tile `[i, ..]` of a view, reading `value` past the tensor's edge", "load_padded")
+_m("store", K, ("param", "view"), ("tile", "index"), "z.store(tile) | q.store(tile, [i, ..])",
+   "write the own tile of a `&mut` param, or a nested tile of it", "store", optional=1)
+_m("load_like", K, ("param",), ("other",), "x.load_like(z) -> Tile<T, z's tile shape>",
+   "the tile of `x` at the same position and shape as `z`'s own tile", "load_like")
+_m("num_tiles", K, ("view",), ("axis",), "p.num_tiles(axis: i32) -> i32",
+   "how many tiles a view has along an axis (ceil-divide)", "num_tiles")
+_m("partition", B, ("tensor", "param"), ("tile_shape",),
+   "t.partition([..]) -> Partition (host) | TileView (kernel)",
+   "split a tensor into tiles of the given shape", "partition")
+
+# tile methods mirroring the functions
+for _name, _doc in REDUCTIONS.items():
+    _m(_name, B, ("tile", "tensor"), ("axis",), f"t.{_name}(axis) -> Tile | scalar",
+       _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
+_m("cumsum", K, ("tile",), ("axis",), "t.cumsum(axis) -> Tile<T, S>",
+   "inclusive prefix sum along an axis", "scan")
+for _name, _doc in UNARY_MATH.items():
+    _m(_name, B, ("tile", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
+_m("reshape", B, ("tile", "tensor"), ("shape",), "t.reshape([..]) -> same elements, new shape",
+   "reshape (the element count must stay the same)", "reshape")
+_m("broadcast", K, ("tile",), ("shape",), "t.broadcast([..]) -> Tile<T, shape>",
+   "broadcast dims of size 1 (NumPy rules) to a larger shape", "broadcast")
+_m("transpose", K, ("tile",), (), "t.transpose() -> Tile<T, [N, M]>",
+   "swap the two axes of a 2-D tile", "transpose")
+_m("permute", K, ("tile",), ("axes",), "t.permute([..]) -> Tile",
+   "reorder the axes of a tile", "permute")
+
+# ---------------------------------------------------------------- host methods
+_m("shape", H, ("tensor",), (), "t.shape() -> Shape", "the tensor's shape", "shape")
+_m("clone", H, ("tensor",), (), "t.clone() -> Tensor", "a copy of the tensor", "clone")
+_m("save_npy", H, ("tensor",), ("path",), "t.save_npy(path: str)",
+   "write the tensor to a `.npy` file", "save_npy")
+_m("sync", H, ("op",), (), "op.sync()", "run the operation and wait for it", "sync")
+_m("launch", H, ("op",), (), "op.launch() -> Handle",
+   "start the operation; its borrows last until `.wait()`", "launch")
+_m("wait", H, ("handle",), (), "h.wait()", "wait for a launched operation", "wait")
+_m("replay", H, ("graph",), (), "g.replay()", "run a recorded graph again and wait", "replay")
+
+del _name, _doc
+
+OPERATIONS: dict[str, Signature] = {
+    **FUNCTIONS,
+    **{s.qualname: s for s in METHODS.values()},
+}
+
+
+def lookup_function(name: str) -> Signature | None:
+    return FUNCTIONS.get(name)
+
+
+def lookup_method(name: str) -> Signature | None:
+    return METHODS.get(name)

@@ -1,0 +1,176 @@
+"""`Program`: the output of the semantic checker, which later stages read.
+
+`check_program` (in `check.py`) returns one `Program` for the root module and
+every module it `use`s. The ownership checker, the lowering, the host runtime,
+the LSP and the REPL read it; nothing writes to it after `check_program`.
+
+What it holds (all side tables are keyed by AST node; nodes hash by identity):
+
+- `root`: the root `ModuleInfo`; `modules`: every loaded module by name
+  (`""` is the root, `"std::nn"` a stdlib module, `"helpers"` for
+  `use "helpers.tile";`).
+- `items`: every item by qualified name (`"add"`, `"std::nn::softmax"`) ->
+  its `Symbol`. Root items are unqualified.
+- `kernels`, `functions`: qualified name -> `FnInfo` (declaration, resolved
+  parameter types with const generics left symbolic, return type, generic
+  parameter names, `hints`, and the contexts the body was checked in).
+- `consts`: qualified name -> evaluated value (`int`, `float` or `bool`).
+- `types`: expression node -> `Type` (`tilelang.sema.types`). Every expression
+  checked has an entry. Untyped literals are settled to their contextual type
+  (`t * 2.0` on an f16 tile records `2.0: f16`); ones no context fixed default
+  to `i32` / `f32`. A `Name` records the type *at that use*: for an immutable
+  `let` bound to a literal it may differ from the binding's type (convert it).
+  Inside a generic device function, types are symbolic in its const generics
+  and type params (`TypeParam`): use `subst_type` with the call's
+  instantiation.
+- `symbols`: `Name`, `Path`, `Call`, `MethodCall`, `NamePat`, `Param`,
+  `GenericParam`, `FnDecl`, `ConstDecl` -> `Symbol`. A `Call`'s symbol is the
+  function, kernel or builtin it calls (the callee `Name`/`Path` maps to the
+  same symbol); a `MethodCall`'s symbol is a `METHOD` symbol whose
+  `signature` is the table entry in `tilelang.intrinsics.signatures`. Each
+  binding (`let`, parameter, `for` variable) is one `Symbol` object: uses of
+  the same variable map to the same object (identity = the variable).
+- `dims`: integer expression node -> `Dim` for every expression whose value
+  is known at compile time (possibly symbolic in const generics).
+- `instantiations`: `Call` node -> generic assignment. For a kernel call on the
+  host: const generic name -> `int` (only those known statically; the rest are
+  in `deferred`). For a call of a generic device (or host) function: name ->
+  `Dim` (possibly symbolic in the caller's generics) or `DType` for a type
+  parameter.
+- `deferred`: kernel `Call` node -> const generic name -> the host expression
+  (a partition's tile-shape element, or a turbofish argument) whose run-time
+  value gives it, when it is not a compile-time constant.
+- `shape_sources`: kernel `Call` -> const generic name -> the argument node
+  that fixed it (for launch-time messages).
+- `device_fns` / `host_fns`: qualified names of functions checked as device
+  code (called from a kernel) / host code.
+
+Query API: `type_of(expr)`, `symbol_of(node)`, `dim_of(expr)`,
+`instantiation_of(call)`, `kernel(name)`, `function(name)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.intrinsics.signatures import Signature
+from tilelang.sema.types import Dim, Type
+from tilelang.source import DUMMY_SPAN, Span
+from tilelang.syntax import ast
+
+
+class SymbolKind(Enum):
+    LOCAL = "local"  # a `let` or `for` binding
+    PARAM = "param"  # a function or kernel parameter
+    CONST = "const"  # a module constant
+    GENERIC = "generic"  # a const generic parameter (`const B: i32`)
+    TYPE_PARAM = "type-param"  # a type parameter `T`
+    FN = "fn"
+    KERNEL = "kernel"
+    BUILTIN = "builtin"  # a built-in function (signatures.FUNCTIONS)
+    METHOD = "method-builtin"  # a built-in method (signatures.METHODS)
+    MODULE = "module"  # a module imported by `use std::nn;`
+
+
+@dataclass(eq=False, slots=True)
+class Symbol:
+    """What a name refers to. Hashes by identity: one object per binding."""
+
+    kind: SymbolKind
+    name: str
+    span: Span = DUMMY_SPAN  # the declaring identifier (DUMMY for builtins)
+    decl: Any = None  # the declaring node (NamePat, Param, FnDecl, ...), if any
+    ty: Type | None = None  # the variable's / constant's / function's type
+    mutable: bool = False  # `let mut`, `mut` parameter
+    qualname: str | None = None  # items: `std::nn::softmax`
+    signature: Signature | None = None  # BUILTIN / METHOD
+    value: Any = None  # CONST: the value; MODULE: the module name
+    dim: Dim | None = None  # compile-time value of an integer binding, if known
+
+    def __repr__(self) -> str:
+        return f"Symbol({self.kind.value} {self.qualname or self.name})"
+
+
+@dataclass(eq=False, slots=True)
+class FnInfo:
+    decl: ast.FnDecl
+    qualname: str
+    module: str
+    is_kernel: bool
+    const_generics: tuple[str, ...]  # in declaration order
+    type_params: tuple[str, ...]
+    param_names: tuple[str, ...]
+    param_types: tuple[Type, ...]  # symbolic in the generics
+    ret: Type
+    hints: dict[str, Any] = field(default_factory=dict)
+    contexts: set[str] = field(default_factory=set)  # {"kernel", "host"}: checked as
+    symbol: Symbol | None = None
+
+    @property
+    def name(self) -> str:
+        return self.decl.name.name
+
+
+@dataclass(eq=False, slots=True)
+class ModuleInfo:
+    name: str  # "" for the root
+    path: str  # file name as registered in the SourceMap
+    ast: ast.Module
+    scope: dict[str, Symbol] = field(default_factory=dict)  # own items + imports
+    own: dict[str, Symbol] = field(default_factory=dict)  # own items only
+
+    def qual(self, item: str) -> str:
+        return f"{self.name}::{item}" if self.name else item
+
+
+Instantiation = dict[str, "int | Dim | DType"]
+
+
+@dataclass(eq=False)
+class Program:
+    root: ModuleInfo
+    modules: dict[str, ModuleInfo] = field(default_factory=dict)
+    items: dict[str, Symbol] = field(default_factory=dict)
+    kernels: dict[str, FnInfo] = field(default_factory=dict)
+    functions: dict[str, FnInfo] = field(default_factory=dict)
+    consts: dict[str, Any] = field(default_factory=dict)
+    types: dict[Any, Type] = field(default_factory=dict)
+    symbols: dict[Any, Symbol] = field(default_factory=dict)
+    dims: dict[Any, Dim] = field(default_factory=dict)
+    instantiations: dict[Any, Instantiation] = field(default_factory=dict)
+    deferred: dict[Any, dict[str, ast.Expr]] = field(default_factory=dict)
+    shape_sources: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    device_fns: set[str] = field(default_factory=set)
+    host_fns: set[str] = field(default_factory=set)
+
+    # -- queries ------------------------------------------------------------
+    def type_of(self, expr: Any) -> Type | None:
+        return self.types.get(expr)
+
+    def symbol_of(self, node: Any) -> Symbol | None:
+        return self.symbols.get(node)
+
+    def dim_of(self, expr: Any) -> Dim | None:
+        return self.dims.get(expr)
+
+    def instantiation_of(self, call: Any) -> Instantiation:
+        return self.instantiations.get(call, {})
+
+    def kernel(self, name: str) -> FnInfo | None:
+        return self.kernels.get(name)
+
+    def function(self, name: str) -> FnInfo | None:
+        return self.functions.get(name)
+
+    def fn_info(self, symbol: Symbol | None) -> FnInfo | None:
+        """The `FnInfo` of a FN or KERNEL symbol."""
+        if symbol is None or symbol.qualname is None:
+            return None
+        return self.kernels.get(symbol.qualname) or self.functions.get(symbol.qualname)
+
+    def callee_of(self, call: Any) -> FnInfo | None:
+        """The kernel or function a `Call` node calls, if it is a user item."""
+        return self.fn_info(self.symbols.get(call))

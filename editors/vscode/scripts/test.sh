@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Editor checks for CI (called from .ci/run): the TextMate grammar is fresh and
+# passes its unit tests, the client type-checks, and the .vsix builds.
+# Installs its own npm dependencies from package-lock.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 scripts/build_grammar.py --check
+npm ci --no-audit --no-fund --loglevel=error
+npx vscode-tmgrammar-test -g syntaxes/tile.tmLanguage.json 'test/grammar/**/*.tile'
+npm run --silent typecheck
+npm run --silent package >/dev/null
+test -s tile.vsix
+echo "editors/vscode: grammar tests, typecheck and package ok"

@@ -1,0 +1,282 @@
+"""The reference interpreter: runs one IR `Kernel` over a grid with NumPy.
+
+One Python step per IR op per block (a whole tile at a time), never a Python
+loop per element. Blocks run one after another in row-major grid order
+(axis 0 slowest), so a program whose blocks race (only possible with `unsafe`
+atomics/`store_unchecked`) still has one deterministic result here.
+
+Values live in a flat environment keyed by `Value.id` (ids are unique in a
+kernel, so nested regions need no scope chain). Scalars are 0-d arrays.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, assert_never
+
+import numpy as np
+
+from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.dtypes import DType
+from tilelang.interp import numeric as num
+from tilelang.ir import nodes as ir
+
+Env = dict[int, np.ndarray]
+
+
+class _BlockCtx:
+    __slots__ = ("bid", "grid", "tensors", "out")
+
+    def __init__(self, bid: tuple[int, ...], grid: tuple[int, ...],
+                 tensors: dict[str, np.ndarray], out: Callable[[str], None]) -> None:
+        self.bid = bid
+        self.grid = grid
+        self.tensors = tensors
+        self.out = out
+
+
+def _default_out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def run_kernel(kernel: ir.Kernel, grid: Sequence[int],
+               args: Sequence[Any] | Mapping[str, Any], *,
+               out: Callable[[str], None] | None = None) -> None:
+    """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract."""
+    grid_t = tuple(int(g) for g in grid)
+    if len(grid_t) < kernel.grid_rank:
+        grid_t = grid_t + (1,) * (kernel.grid_rank - len(grid_t))
+    if len(grid_t) != kernel.grid_rank or any(g < 0 for g in grid_t):
+        raise ValueError(f"grid {grid_t} does not fit kernel `{kernel.name}` "
+                         f"with {kernel.grid_rank} grid axes")
+    tensors, scalars = _bind_args(kernel, args)
+    emit = out or _default_out
+    with np.errstate(all="ignore"):
+        for bid in itertools.product(*(range(g) for g in grid_t)):
+            env: Env = dict(scalars)
+            _run_region(kernel.body, env, _BlockCtx(bid, grid_t, tensors, emit))
+
+
+def _bind_args(kernel: ir.Kernel, args: Sequence[Any] | Mapping[str, Any]
+               ) -> tuple[dict[str, np.ndarray], Env]:
+    if isinstance(args, Mapping):
+        missing = [p.name for p in kernel.params if p.name not in args]
+        if missing:
+            raise ValueError(f"missing arguments for `{kernel.name}`: {', '.join(missing)}")
+        values = [args[p.name] for p in kernel.params]
+    else:
+        values = list(args)
+        if len(values) != len(kernel.params):
+            raise ValueError(f"`{kernel.name}` takes {len(kernel.params)} arguments, "
+                             f"got {len(values)}")
+    tensors: dict[str, np.ndarray] = {}
+    scalars: Env = {}
+    for p, v in zip(kernel.params, values):
+        match p:
+            case ir.TensorParam():
+                if not isinstance(v, np.ndarray):
+                    raise ValueError(f"argument `{p.name}` must be a NumPy array")
+                if v.dtype != p.dtype.np_dtype or v.ndim != p.rank:
+                    raise ValueError(f"argument `{p.name}` must be a rank-{p.rank} "
+                                     f"{p.dtype.np_dtype} array, got {v.ndim}-d {v.dtype}")
+                for d, (want, got) in enumerate(zip(p.dims, v.shape)):
+                    if want is not None and want != got:
+                        raise ValueError(f"argument `{p.name}` dim {d} must be {want}, got {got}")
+                if any(s >= 2**31 for s in v.shape):
+                    raise ValueError(f"argument `{p.name}` has a dim >= 2**31")
+                tensors[p.name] = v
+            case ir.ScalarParam():
+                scalars[p.value.id] = num.const_array(v, p.value.dtype, ())
+            case _:
+                assert_never(p)
+    return tensors, scalars
+
+
+def _run_region(region: ir.Region, env: Env, ctx: _BlockCtx) -> tuple[np.ndarray, ...]:
+    """Run the ops of `region` (args already bound); return what it yields."""
+    for op in region.ops:
+        if isinstance(op, ir.Yield):
+            return tuple(env[v.id] for v in op.values)
+        _run_op(op, env, ctx)
+    return ()
+
+
+def _windows(offsets: Sequence[int], shape: Sequence[int], dims: Sequence[int]
+             ) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
+    """The (tensor, tile) slices of the in-bounds part of a tile at `offsets`,
+    or None when no element is in bounds."""
+    src, dst = [], []
+    for off, n, dim in zip(offsets, shape, dims):
+        lo, hi = max(off, 0), min(off + n, dim)
+        if lo >= hi:
+            return None
+        src.append(slice(lo, hi))
+        dst.append(slice(lo - off, hi - off))
+    return tuple(src), tuple(dst)
+
+
+def _fmt_scalar(x: np.ndarray, dt: DType) -> str:
+    v = x.item()
+    if dt is DType.BOOL:
+        return "true" if v else "false"
+    if dt.is_float:
+        f = float(v)
+        if np.isnan(f):
+            return "NaN"
+        if np.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        if f == int(f) and abs(f) < 1e16:
+            return f"{int(f)}.0" if f != 0 or np.copysign(1, f) > 0 else "-0.0"
+        return repr(float(np.float32(f)) if dt is not DType.F64 else f)
+    return str(int(v))
+
+
+def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:  # noqa: C901 (one flat dispatch)
+    match op:
+        case ir.Const(result=r, value=v):
+            env[r.id] = num.const_array(v, r.dtype, r.shape)
+        case ir.BlockId(result=r, axis=a):
+            env[r.id] = np.asarray(ctx.bid[a], dtype=np.int32)
+        case ir.NumBlocks(result=r, axis=a):
+            env[r.id] = np.asarray(ctx.grid[a], dtype=np.int32)
+        case ir.TensorDim(result=r, tensor=t, axis=a):
+            env[r.id] = np.asarray(ctx.tensors[t].shape[a], dtype=np.int32)
+        case ir.Arange(result=r):
+            env[r.id] = num.finish(np.arange(r.shape[0], dtype=np.float64), r.dtype) \
+                if r.dtype.is_float else np.arange(r.shape[0]).astype(r.dtype.np_dtype)
+        case ir.Load(result=r, tensor=t, offsets=offs, mask=m, padding=p):
+            arr = ctx.tensors[t]
+            pad = env[p.id] if p is not None else np.zeros((), dtype=arr.dtype)
+            tile = np.empty(r.shape, dtype=arr.dtype)
+            tile[...] = pad
+            win = _windows([int(env[o.id]) for o in offs], r.shape, arr.shape)
+            if win is not None:
+                tile[win[1]] = arr[win[0]]
+            if m is not None:
+                tile = np.where(env[m.id], tile, pad).astype(arr.dtype, copy=False)
+            env[r.id] = tile
+        case ir.Store(tensor=t, offsets=offs, value=v, mask=m):
+            arr = ctx.tensors[t]
+            val = env[v.id]
+            win = _windows([int(env[o.id]) for o in offs], v.shape, arr.shape)
+            if win is not None:
+                src, dst = win
+                if m is None:
+                    arr[src] = val[dst]
+                else:
+                    arr[src] = np.where(env[m.id][dst], val[dst], arr[src])
+        case ir.AtomicRMW(op=aop, tensor=t, indices=idx, value=v, mask=m):
+            _atomic(aop, ctx.tensors[t], [env[i.id] for i in idx], env[v.id],
+                    env[m.id] if m is not None else None, v.dtype)
+        case ir.Elementwise(result=r, op=e, operands=xs):
+            dt = xs[1].dtype if e is ir.ElemOp.WHERE else xs[0].dtype
+            env[r.id] = num.elementwise(e, [env[x.id] for x in xs], dt)
+        case ir.Cast(result=r, x=x):
+            env[r.id] = num.cast(env[x.id], x.dtype, r.dtype)
+        case ir.Reduce(result=r, op=rop, x=x, axis=a):
+            env[r.id] = num.reduce(rop, env[x.id], x.dtype, a)
+        case ir.Scan(result=r, op=sop, x=x, axis=a):
+            env[r.id] = num.scan(sop, env[x.id], x.dtype, a)
+        case ir.Broadcast(result=r, x=x):
+            env[r.id] = np.broadcast_to(env[x.id], r.shape)
+        case ir.Reshape(result=r, x=x):
+            env[r.id] = np.reshape(env[x.id], r.shape)
+        case ir.Permute(result=r, x=x, perm=perm):
+            env[r.id] = np.transpose(env[x.id], perm)
+        case ir.Mma(result=r, a=a, b=b, acc=c):
+            env[r.id] = num.mma(env[a.id], env[b.id], env[c.id], a.dtype, c.dtype)
+        case ir.For(results=rs, lower=lo, upper=hi, step=st, inits=inits, body=body):
+            carried = tuple(env[v.id] for v in inits)
+            i, end, step = int(env[lo.id]), int(env[hi.id]), int(env[st.id])
+            iv_dt = lo.dtype.np_dtype
+            if step > 0:
+                while i < end:
+                    env[body.args[0].id] = np.asarray(i, dtype=iv_dt)
+                    for a, v in zip(body.args[1:], carried):
+                        env[a.id] = v
+                    carried = _run_region(body, env, ctx)
+                    i += step
+            for res, v in zip(rs, carried):
+                env[res.id] = v
+        case ir.If(results=rs, cond=c, then=t, else_=e):
+            vals = _run_region(t if bool(env[c.id]) else e, env, ctx)
+            for res, v in zip(rs, vals):
+                env[res.id] = v
+        case ir.While(results=rs, inits=inits, cond=cr, body=br):
+            carried = tuple(env[v.id] for v in inits)
+            while True:
+                for a, v in zip(cr.args, carried):
+                    env[a.id] = v
+                (go,) = _run_region(cr, env, ctx)
+                if not bool(go):
+                    break
+                for a, v in zip(br.args, carried):
+                    env[a.id] = v
+                carried = _run_region(br, env, ctx)
+            for res, v in zip(rs, carried):
+                env[res.id] = v
+        case ir.Yield():
+            raise AssertionError("a yield is handled by its region")
+        case ir.Print(parts=parts):
+            text = []
+            for p in parts:
+                if isinstance(p, str):
+                    text.append(p)
+                elif p.type.is_scalar:
+                    text.append(_fmt_scalar(env[p.id], p.dtype))
+                else:
+                    text.append(np.array2string(env[p.id], separator=", ", threshold=64))
+            ctx.out("".join(text))
+        case ir.Assert(cond=c, message=msg):
+            cond = env[c.id]
+            if not bool(np.all(cond)):
+                raise TileError(_assert_failure(op, msg, cond, ctx))
+        case _:
+            assert_never(op)
+
+
+def _assert_failure(op: ir.Assert, msg: str, cond: np.ndarray, ctx: _BlockCtx) -> Diagnostic:
+    d = (Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {msg}" if msg
+                          else "device assertion failed")
+         .primary(op.span, "this assertion failed"))
+    block = ", ".join(map(str, ctx.bid))
+    d = d.note(f"in block ({block}) of a grid of ({', '.join(map(str, ctx.grid))})")
+    if cond.ndim:
+        bad = np.argwhere(~cond)
+        first = ", ".join(map(str, bad[0]))
+        d = d.note(f"{len(bad)} of {cond.size} elements were false, the first at [{first}]")
+    return d
+
+
+def _atomic(op: ir.AtomicOp, arr: np.ndarray, idx: list[np.ndarray], val: np.ndarray,
+            mask: np.ndarray | None, dt: DType) -> None:
+    shape = val.shape
+    for i in idx:
+        shape = np.broadcast_shapes(shape, i.shape)
+    flat_idx = [np.broadcast_to(i, shape).reshape(-1).astype(np.int64) for i in idx]
+    flat_val = np.broadcast_to(val, shape).reshape(-1)
+    ok = np.ones(flat_val.shape, dtype=bool)
+    for i, dim in zip(flat_idx, arr.shape):
+        ok &= (i >= 0) & (i < dim)
+    if mask is not None:
+        ok &= np.broadcast_to(mask, shape).reshape(-1)
+    where = tuple(i[ok] for i in flat_idx)
+    vals = flat_val[ok]
+    match op:
+        case ir.AtomicOp.ADD:
+            if dt is DType.BF16:
+                # one bf16 rounding per update, in block order
+                for k in range(len(vals)):
+                    pos = tuple(int(i[k]) for i in where)
+                    arr[pos] = num.round_bf16(np.float32(arr[pos] + vals[k]))
+            else:
+                np.add.at(arr, where, vals)
+        case ir.AtomicOp.MAX:
+            np.maximum.at(arr, where, vals)
+        case ir.AtomicOp.MIN:
+            np.minimum.at(arr, where, vals)
+        case _:
+            assert_never(op)

@@ -1,0 +1,311 @@
+"""Numeric kernels of the reference interpreter: rounding, casts and the
+element-wise/reduction implementations, each keyed by its IR opcode name (the
+same names as `tilelang/intrinsics/signatures.py` and the backend's tables).
+
+Invariants (the semantics of `tilelang/ir/nodes.py`, made executable):
+- Every function takes and returns NumPy arrays (0-d for scalars) in the
+  interpreter's storage dtype (`DType.np_dtype`: bf16 is float32 holding values
+  already rounded to bf16) and returns results already rounded to the result
+  dtype. f16/bf16 are computed in f32 and rounded once per op.
+- No Python loop per element; NumPy warnings (overflow, invalid, divide) are
+  silenced by the caller (`np.errstate(all="ignore")`), since wrapping integers
+  and IEEE specials are the defined behaviour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tilelang.dtypes import DType
+from tilelang.ir.nodes import ElemOp, ReduceOp, ScanOp
+
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+
+
+# ------------------------------------------------------------------ bf16
+def round_bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to the nearest bf16 (ties to even), kept in float32.
+
+    NaN stays NaN (quietened, sign kept), +-inf stays inf, finite values past
+    bf16's largest round to inf exactly as RNE says."""
+    a = np.asarray(x, dtype=F32)
+    bits = a.view(np.uint32)
+    is_nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    lsb = (bits >> 16) & 1
+    rounded = (bits + 0x7FFF + lsb) & 0xFFFF0000
+    # A NaN whose payload lives only in the low 16 bits would truncate to inf.
+    quiet_nan = (bits | 0x00400000) & 0xFFFF0000
+    out = np.where(is_nan, quiet_nan, rounded).astype(np.uint32)
+    return out.view(F32).reshape(a.shape)
+
+
+def f64_to_f32_odd(x: np.ndarray) -> np.ndarray:
+    """f64 -> f32 with round-to-odd: truncate toward zero and set the last
+    mantissa bit when inexact. Rounding that result to bf16 (8 bits) is then
+    correctly rounded from the f64 value (no double-rounding error)."""
+    x = np.asarray(x, dtype=F64)
+    f = x.astype(F32)
+    back = f.astype(F64)
+    finite = np.isfinite(x) & np.isfinite(f)
+    # Rounded away from zero: step one ulp toward zero.
+    away = finite & (np.abs(back) > np.abs(x))
+    f = np.where(away, np.nextafter(f, np.float32(0), dtype=F32), f)
+    inexact = finite & (f.astype(F64) != x)
+    bits = f.view(np.uint32) | np.where(inexact, np.uint32(1), np.uint32(0))
+    # Values beyond f32's range (cast gave inf) keep inf: bf16 overflows too.
+    return bits.astype(np.uint32).view(F32).reshape(x.shape)
+
+
+# ------------------------------------------------------------------ rounding
+def compute_dtype(dt: DType) -> np.dtype:
+    """The NumPy dtype arithmetic of `dt` is carried out in."""
+    if dt in (DType.F16, DType.BF16):
+        return F32
+    return dt.np_dtype
+
+
+def to_compute(x: np.ndarray, dt: DType) -> np.ndarray:
+    return np.asarray(x).astype(compute_dtype(dt), copy=False)
+
+
+def finish(x: np.ndarray, dt: DType) -> np.ndarray:
+    """Round a result computed in `compute_dtype(dt)` (or exactly) to `dt`."""
+    x = np.asarray(x)
+    if dt is DType.BF16:
+        if x.dtype == F64:
+            x = f64_to_f32_odd(x)
+        return round_bf16(x.astype(F32, copy=False))
+    return x.astype(dt.np_dtype, copy=False)
+
+
+def const_array(value: bool | int | float, dt: DType, shape: tuple[int, ...]) -> np.ndarray:
+    """A constant converted like a cast from f64 (floats) or a wrapping int."""
+    if dt is DType.BOOL:
+        scalar = np.asarray(bool(value))
+    elif dt.is_int:
+        bits = dt.bits
+        v = int(value) & ((1 << bits) - 1)
+        if dt.is_signed and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        scalar = np.asarray(v, dtype=dt.np_dtype)
+    else:
+        scalar = finish(np.asarray(float(value), dtype=F64), dt)
+    return np.broadcast_to(scalar, shape).copy() if shape else scalar.reshape(())
+
+
+# ------------------------------------------------------------------ casts
+def cast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
+    x = np.asarray(x)
+    if src is dst:
+        return x
+    if dst is DType.BOOL:
+        return x != 0
+    if src is DType.BOOL:
+        return finish(x.astype(np.int8), dst) if dst.is_float else x.astype(dst.np_dtype)
+    if dst.is_float:
+        if src.is_int:
+            # via f64: exact for every int below 2**53, then one rounding to dst
+            return finish(x.astype(F64), dst)
+        if dst is DType.BF16:
+            return finish(x.astype(F64), dst)
+        return x.astype(dst.np_dtype)
+    if src.is_float:
+        return _float_to_int(x.astype(F64), dst)
+    return x.astype(dst.np_dtype)  # int -> int wraps
+
+
+def _float_to_int(x: np.ndarray, dst: DType) -> np.ndarray:
+    """Truncate toward zero, saturate, NaN -> 0 (LLVM fptosi.sat / PTX cvt.rzi.sat)."""
+    info = np.iinfo(dst.np_dtype)
+    hi_excl = float(2 ** (dst.bits - 1) if dst.is_signed else 2 ** dst.bits)  # exact in f64
+    lo = float(info.min)
+    nan = np.isnan(x)
+    big = x >= hi_excl
+    small = x < lo
+    safe = np.where(nan | big | small, 0.0, np.trunc(x))
+    out = safe.astype(dst.np_dtype)
+    out = np.where(big, info.max, out)
+    out = np.where(small, info.min, out)
+    return out.astype(dst.np_dtype)
+
+
+# ------------------------------------------------------------------ element-wise
+def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    zero = b == 0
+    bs = np.where(zero, np.ones_like(b), b)
+    r = np.fmod(a, bs)
+    q = (a - r) // bs  # exact: a - r is a multiple of b (wraps only for MIN / -1)
+    return np.where(zero, np.zeros_like(a), q).astype(a.dtype)
+
+
+def _int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    zero = b == 0
+    bs = np.where(zero, np.ones_like(b), b)
+    return np.where(zero, a, np.fmod(a, bs)).astype(a.dtype)
+
+
+def _shift(a: np.ndarray, b: np.ndarray, dt: DType, left: bool) -> np.ndarray:
+    bits = dt.bits
+    unsigned = np.dtype(f"uint{bits}")
+    amount = b.astype(unsigned)  # a negative amount reads as a huge unsigned one
+    big = amount >= bits
+    amt = np.where(big, 0, amount).astype(a.dtype)
+    if left:
+        return np.where(big, np.zeros_like(a), np.left_shift(a, amt)).astype(a.dtype)
+    if dt.is_signed:
+        # arithmetic shift by >= bits is the sign fill, the same as by bits - 1
+        amt = np.where(big, bits - 1, amount).astype(a.dtype)
+        return np.right_shift(a, amt).astype(a.dtype)
+    return np.where(big, np.zeros_like(a), np.right_shift(a, amt)).astype(a.dtype)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    one = np.ones((), dtype=x.dtype)
+    return one / (one + np.exp(-x))
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.ones((), dtype=x.dtype) / np.sqrt(x)
+
+
+_FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
+    ElemOp.EXP: np.exp, ElemOp.EXP2: np.exp2, ElemOp.LOG: np.log, ElemOp.LOG2: np.log2,
+    ElemOp.SQRT: np.sqrt, ElemOp.RSQRT: _rsqrt, ElemOp.SIN: np.sin, ElemOp.COS: np.cos,
+    ElemOp.TANH: np.tanh, ElemOp.SIGMOID: _sigmoid, ElemOp.FLOOR: np.floor,
+    ElemOp.CEIL: np.ceil,
+}
+_COMPARE: dict[ElemOp, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    ElemOp.EQ: np.equal, ElemOp.NE: np.not_equal, ElemOp.LT: np.less,
+    ElemOp.LE: np.less_equal, ElemOp.GT: np.greater, ElemOp.GE: np.greater_equal,
+}
+
+
+def elementwise(op: ElemOp, xs: list[np.ndarray], dt: DType) -> np.ndarray:
+    """`op` over operands of dtype `dt` (for `where`, `dt` is the data dtype);
+    returns the result in storage form."""
+    if op is ElemOp.WHERE:
+        return np.where(xs[0], xs[1], xs[2]).astype(xs[1].dtype, copy=False)
+    if op.is_comparison:
+        a, b = (to_compute(x, dt) for x in xs)
+        return np.asarray(_COMPARE[op](a, b))
+    if dt.is_float:
+        args = [to_compute(x, dt) for x in xs]
+        return finish(_float_op(op, args, dt), dt)
+    return np.asarray(_int_op(op, xs, dt)).astype(dt.np_dtype, copy=False)
+
+
+def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
+    f = _FLOAT_UNARY.get(op)
+    if f is not None:
+        return f(a[0])
+    match op:
+        case ElemOp.NEG:
+            return np.negative(a[0])
+        case ElemOp.ABS:
+            return np.abs(a[0])
+        case ElemOp.ADD:
+            return a[0] + a[1]
+        case ElemOp.SUB:
+            return a[0] - a[1]
+        case ElemOp.MUL:
+            return a[0] * a[1]
+        case ElemOp.DIV:
+            return a[0] / a[1]
+        case ElemOp.REM:
+            return np.fmod(a[0], a[1])
+        case ElemOp.MAXIMUM:
+            return np.maximum(a[0], a[1])
+        case ElemOp.MINIMUM:
+            return np.minimum(a[0], a[1])
+        case ElemOp.FMA:
+            if a[0].dtype == F32:
+                # the f32 product is exact in f64; one f64 add, then to f32
+                # (double rounding only at exact f64 halfway points)
+                r = a[0].astype(F64) * a[1].astype(F64) + a[2].astype(F64)
+                return r if dt is DType.BF16 else r.astype(F32)
+            return a[0] * a[1] + a[2]
+    raise ValueError(f"`{op.value}` is not defined on {dt.value}")
+
+
+def _int_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
+    match op:
+        case ElemOp.NEG:
+            return np.negative(a[0])
+        case ElemOp.NOT:
+            return np.logical_not(a[0]) if dt is DType.BOOL else np.invert(a[0])
+        case ElemOp.ABS:
+            return np.abs(a[0])
+        case ElemOp.ADD:
+            return a[0] + a[1]
+        case ElemOp.SUB:
+            return a[0] - a[1]
+        case ElemOp.MUL:
+            return a[0] * a[1]
+        case ElemOp.DIV:
+            return _int_div(a[0], a[1])
+        case ElemOp.REM:
+            return _int_rem(a[0], a[1])
+        case ElemOp.MAXIMUM:
+            return np.maximum(a[0], a[1])
+        case ElemOp.MINIMUM:
+            return np.minimum(a[0], a[1])
+        case ElemOp.AND:
+            return np.bitwise_and(a[0], a[1])
+        case ElemOp.OR:
+            return np.bitwise_or(a[0], a[1])
+        case ElemOp.XOR:
+            return np.bitwise_xor(a[0], a[1])
+        case ElemOp.SHL:
+            return _shift(a[0], a[1], dt, left=True)
+        case ElemOp.SHR:
+            return _shift(a[0], a[1], dt, left=False)
+    raise ValueError(f"`{op.value}` is not defined on {dt.value}")
+
+
+# ------------------------------------------------------------------ reductions, scans
+def reduce(op: ReduceOp, x: np.ndarray, dt: DType, axis: int) -> np.ndarray:
+    if op in (ReduceOp.ARGMAX, ReduceOp.ARGMIN):
+        f = np.argmax if op is ReduceOp.ARGMAX else np.argmin
+        return np.asarray(f(x, axis=axis)).astype(np.int32)
+    c = to_compute(x, dt)
+    match op:
+        case ReduceOp.SUM:
+            r = np.sum(c, axis=axis, dtype=c.dtype)
+        case ReduceOp.PROD:
+            r = np.prod(c, axis=axis, dtype=c.dtype)
+        case ReduceOp.MAX:
+            r = np.max(c, axis=axis)
+        case ReduceOp.MIN:
+            r = np.min(c, axis=axis)
+    return finish(np.asarray(r), dt)
+
+
+def scan(op: ScanOp, x: np.ndarray, dt: DType, axis: int) -> np.ndarray:
+    c = to_compute(x, dt)
+    match op:
+        case ScanOp.CUMSUM:
+            r = np.cumsum(c, axis=axis, dtype=c.dtype)
+        case ScanOp.CUMPROD:
+            r = np.cumprod(c, axis=axis, dtype=c.dtype)
+    return finish(r, dt)
+
+
+def mma(a: np.ndarray, b: np.ndarray, acc: np.ndarray, in_dt: DType, acc_dt: DType) -> np.ndarray:
+    if acc_dt.is_float:
+        # f16/bf16 products are exact in f32; accumulate in the acc's compute type
+        work = F64 if F64 in (compute_dtype(in_dt), compute_dtype(acc_dt)) else F32
+        r = np.matmul(a.astype(work), b.astype(work)) + acc.astype(work)
+        if acc_dt is not DType.F64 and work == F64:
+            r = r.astype(F32) if acc_dt is not DType.BF16 else r
+        return finish(r, acc_dt)
+    r = np.matmul(a.astype(np.int64), b.astype(np.int64)) + acc.astype(np.int64)
+    return r.astype(acc_dt.np_dtype)
+
+
+#: The opcode names this module implements, for the intrinsic-coverage test.
+IMPLEMENTED: frozenset[str] = frozenset(
+    [op.value for op in ElemOp] + [op.value for op in ReduceOp] + [op.value for op in ScanOp]
+)

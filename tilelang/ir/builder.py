@@ -1,0 +1,342 @@
+"""A small builder for Tile IR: allocates fresh `Value`s and collects ops into
+regions, so tests and the lowering can write IR without counting ids.
+
+    b = Builder("add")
+    z = b.tensor_param("z", DType.F32, rank=1, mutable=True, tile_shape=(1024,))
+    x = b.tensor_param("x", DType.F32, rank=1)
+    off = b.mul(b.block_id(0), b.const(1024, DType.I32))
+    t = b.load("x", (off,), (1024,))
+    b.store("z", (off,), t)
+    kernel = b.finish()
+
+Control flow uses context managers; the region's `Yield` is written by the
+caller (`b.yield_(...)`), and results exist as soon as the op is opened:
+
+    with b.for_(lo, hi, step, inits=(acc,)) as loop:
+        iv, acc_in = loop.args
+        b.yield_(b.add(acc_in, one))
+    (acc_out,) = loop.results
+
+The builder does light shape inference and raises `ValueError` for misuse (a
+bug in the caller, not a user error); the verifier is the real check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.source import DUMMY_SPAN, Span
+
+
+@dataclass(slots=True)
+class _Frame:
+    args: tuple[ir.Value, ...]
+    ops: list[ir.Op] = field(default_factory=list)
+
+    def region(self) -> ir.Region:
+        return ir.Region(self.args, tuple(self.ops))
+
+
+@dataclass(slots=True)
+class LoopHandle:
+    """What `for_`/`while_` hand back: the region args and the op's results."""
+
+    args: tuple[ir.Value, ...]
+    results: tuple[ir.Value, ...]
+
+
+@dataclass(slots=True)
+class IfHandle:
+    results: tuple[ir.Value, ...]
+    _then: _Frame | None = None
+    _else: _Frame | None = None
+
+
+class Builder:
+    def __init__(self, name: str = "kernel", *, span: Span = DUMMY_SPAN) -> None:
+        self.name = name
+        self.span = span
+        self.params: list[ir.Param] = []
+        self._next_id = 0
+        self._frames: list[_Frame] = [_Frame(())]
+        self.cur_span = span  # the span given to ops built without an explicit one
+
+    # ---------------------------------------------------------------- basics
+    def fresh(self, ty: ir.Type, hint: str = "") -> ir.Value:
+        v = ir.Value(self._next_id, ty, hint)
+        self._next_id += 1
+        return v
+
+    def emit(self, op: ir.Op) -> ir.Op:
+        self._frames[-1].ops.append(op)
+        return op
+
+    def _sp(self, span: Span | None) -> Span:
+        return self.cur_span if span is None else span
+
+    @property
+    def in_nested_region(self) -> bool:
+        return len(self._frames) > 1
+
+    # ---------------------------------------------------------------- params
+    def tensor_param(self, name: str, dtype: DType, rank: int, *, mutable: bool = False,
+                     tile_shape: Sequence[int] | None = None,
+                     dims: Sequence[int | None] | None = None,
+                     span: Span = DUMMY_SPAN) -> ir.TensorParam:
+        p = ir.TensorParam(name, dtype, rank, mutable,
+                           tuple(tile_shape) if tile_shape is not None else None,
+                           tuple(dims) if dims is not None else (None,) * rank, span)
+        self.params.append(p)
+        return p
+
+    def scalar_param(self, name: str, dtype: DType, *, span: Span = DUMMY_SPAN) -> ir.Value:
+        v = self.fresh(ir.Type(dtype), name)
+        self.params.append(ir.ScalarParam(name, v, span))
+        return v
+
+    def finish(self, *, grid_rank: int | None = None, num_warps: int = 4, num_stages: int = 2,
+               instantiation: Sequence[tuple[str, int]] = ()) -> ir.Kernel:
+        if len(self._frames) != 1:
+            raise ValueError("finish() inside an open region")
+        frame = self._frames[0]
+        if not frame.ops or not isinstance(frame.ops[-1], ir.Yield):
+            frame.ops.append(ir.Yield((), self.span))
+        if grid_rank is None:
+            ranks = [p.rank for p in self.params if isinstance(p, ir.TensorParam) and p.mutable]
+            grid_rank = max(1, min(3, max(ranks, default=1)))
+        return ir.Kernel(self.name, tuple(self.params), frame.region(), grid_rank, num_warps,
+                         num_stages, tuple(sorted(instantiation)), self.span)
+
+    def tensor(self, name: str) -> ir.TensorParam:
+        for p in self.params:
+            if isinstance(p, ir.TensorParam) and p.name == name:
+                return p
+        raise ValueError(f"no tensor parameter `{name}`")
+
+    # ---------------------------------------------------------------- leaves
+    def const(self, value: bool | int | float, dtype: DType, shape: Sequence[int] = (),
+              *, span: Span | None = None, hint: str = "") -> ir.Value:
+        r = self.fresh(ir.Type(dtype, tuple(shape)), hint)
+        self.emit(ir.Const(r, value, self._sp(span)))
+        return r
+
+    def block_id(self, axis: int, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(DType.I32), "pid")
+        self.emit(ir.BlockId(r, axis, self._sp(span)))
+        return r
+
+    def num_blocks(self, axis: int, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(DType.I32), "nblocks")
+        self.emit(ir.NumBlocks(r, axis, self._sp(span)))
+        return r
+
+    def tensor_dim(self, tensor: str, axis: int, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(DType.I32), f"{tensor}_dim{axis}")
+        self.emit(ir.TensorDim(r, tensor, axis, self._sp(span)))
+        return r
+
+    def arange(self, n: int, dtype: DType = DType.I32, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(dtype, (n,)))
+        self.emit(ir.Arange(r, self._sp(span)))
+        return r
+
+    # ---------------------------------------------------------------- memory
+    def load(self, tensor: str, offsets: Sequence[ir.Value], shape: Sequence[int], *,
+             mask: ir.Value | None = None, padding: ir.Value | None = None,
+             span: Span | None = None, hint: str = "") -> ir.Value:
+        p = self.tensor(tensor)
+        r = self.fresh(ir.Type(p.dtype, tuple(shape)), hint)
+        self.emit(ir.Load(r, tensor, tuple(offsets), mask, padding, self._sp(span)))
+        return r
+
+    def store(self, tensor: str, offsets: Sequence[ir.Value], value: ir.Value, *,
+              mask: ir.Value | None = None, span: Span | None = None) -> None:
+        self.emit(ir.Store(tensor, tuple(offsets), value, mask, self._sp(span)))
+
+    def atomic(self, op: ir.AtomicOp, tensor: str, indices: Sequence[ir.Value], value: ir.Value,
+               *, mask: ir.Value | None = None, span: Span | None = None) -> None:
+        self.emit(ir.AtomicRMW(op, tensor, tuple(indices), value, mask, self._sp(span)))
+
+    # ---------------------------------------------------------------- compute
+    def elementwise(self, op: ir.ElemOp, *xs: ir.Value, span: Span | None = None,
+                    hint: str = "") -> ir.Value:
+        if len(xs) != op.arity:
+            raise ValueError(f"`{op.value}` takes {op.arity} operands, got {len(xs)}")
+        shape = xs[-1].shape
+        if op.is_comparison:
+            dtype = DType.BOOL
+        elif op is ir.ElemOp.WHERE:
+            dtype = xs[1].dtype
+        else:
+            dtype = xs[0].dtype
+        r = self.fresh(ir.Type(dtype, shape), hint)
+        self.emit(ir.Elementwise(r, op, tuple(xs), self._sp(span)))
+        return r
+
+    def cast(self, x: ir.Value, dtype: DType, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(x.type.with_dtype(dtype))
+        self.emit(ir.Cast(r, x, self._sp(span)))
+        return r
+
+    def reduce(self, op: ir.ReduceOp, x: ir.Value, axis: int, *,
+               span: Span | None = None) -> ir.Value:
+        shape = x.shape[:axis] + x.shape[axis + 1:]
+        dtype = DType.I32 if op in (ir.ReduceOp.ARGMAX, ir.ReduceOp.ARGMIN) else x.dtype
+        r = self.fresh(ir.Type(dtype, shape))
+        self.emit(ir.Reduce(r, op, x, axis, self._sp(span)))
+        return r
+
+    def scan(self, op: ir.ScanOp, x: ir.Value, axis: int, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(x.type)
+        self.emit(ir.Scan(r, op, x, axis, self._sp(span)))
+        return r
+
+    def broadcast(self, x: ir.Value, shape: Sequence[int], *,
+                  span: Span | None = None) -> ir.Value:
+        if tuple(shape) == x.shape:
+            return x
+        r = self.fresh(x.type.with_shape(tuple(shape)))
+        self.emit(ir.Broadcast(r, x, self._sp(span)))
+        return r
+
+    def reshape(self, x: ir.Value, shape: Sequence[int], *, span: Span | None = None) -> ir.Value:
+        if tuple(shape) == x.shape:
+            return x
+        r = self.fresh(x.type.with_shape(tuple(shape)))
+        self.emit(ir.Reshape(r, x, self._sp(span)))
+        return r
+
+    def permute(self, x: ir.Value, perm: Sequence[int], *, span: Span | None = None) -> ir.Value:
+        perm = tuple(perm)
+        r = self.fresh(x.type.with_shape(tuple(x.shape[i] for i in perm)))
+        self.emit(ir.Permute(r, x, perm, self._sp(span)))
+        return r
+
+    def transpose(self, x: ir.Value, *, span: Span | None = None) -> ir.Value:
+        return self.permute(x, (1, 0), span=span)
+
+    def mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, *,
+            span: Span | None = None) -> ir.Value:
+        r = self.fresh(acc.type)
+        self.emit(ir.Mma(r, a, b, acc, self._sp(span)))
+        return r
+
+    # element-wise shorthands (operands must already agree in shape and dtype)
+    def add(self, a: ir.Value, b: ir.Value, **kw) -> ir.Value:  # type: ignore[no-untyped-def]
+        return self.elementwise(ir.ElemOp.ADD, a, b, **kw)
+
+    def sub(self, a: ir.Value, b: ir.Value, **kw) -> ir.Value:  # type: ignore[no-untyped-def]
+        return self.elementwise(ir.ElemOp.SUB, a, b, **kw)
+
+    def mul(self, a: ir.Value, b: ir.Value, **kw) -> ir.Value:  # type: ignore[no-untyped-def]
+        return self.elementwise(ir.ElemOp.MUL, a, b, **kw)
+
+    def div(self, a: ir.Value, b: ir.Value, **kw) -> ir.Value:  # type: ignore[no-untyped-def]
+        return self.elementwise(ir.ElemOp.DIV, a, b, **kw)
+
+    def lt(self, a: ir.Value, b: ir.Value, **kw) -> ir.Value:  # type: ignore[no-untyped-def]
+        return self.elementwise(ir.ElemOp.LT, a, b, **kw)
+
+    # ---------------------------------------------------------------- side effects
+    def print_(self, *parts: str | ir.Value, span: Span | None = None) -> None:
+        self.emit(ir.Print(tuple(parts), self._sp(span)))
+
+    def assert_(self, cond: ir.Value, message: str, *, span: Span | None = None) -> None:
+        self.emit(ir.Assert(cond, message, self._sp(span)))
+
+    def yield_(self, *values: ir.Value, span: Span | None = None) -> None:
+        self.emit(ir.Yield(tuple(values), self._sp(span)))
+
+    # ---------------------------------------------------------------- control flow
+    @contextmanager
+    def for_(self, lower: ir.Value, upper: ir.Value, step: ir.Value,
+             inits: Sequence[ir.Value] = (), *, span: Span | None = None,
+             iv_hint: str = "i") -> Iterator[LoopHandle]:
+        sp = self._sp(span)
+        iv = self.fresh(lower.type, iv_hint)
+        carried = tuple(self.fresh(v.type, v.hint) for v in inits)
+        results = tuple(self.fresh(v.type, v.hint) for v in inits)
+        frame = _Frame((iv, *carried))
+        self._frames.append(frame)
+        try:
+            yield LoopHandle((iv, *carried), results)
+        finally:
+            self._frames.pop()
+        self.emit(ir.For(results, lower, upper, step, tuple(inits), frame.region(), sp))
+
+    @contextmanager
+    def while_(self, inits: Sequence[ir.Value], *,
+               span: Span | None = None) -> Iterator[_WhileBuilder]:
+        sp = self._sp(span)
+        wb = _WhileBuilder(self, tuple(inits))
+        yield wb
+        if wb.cond_region is None or wb.body_region is None:
+            raise ValueError("while_ needs both .cond() and .body() regions")
+        self.emit(ir.While(wb.results, tuple(inits), wb.cond_region, wb.body_region, sp))
+
+    @contextmanager
+    def if_(self, cond: ir.Value, result_types: Sequence[ir.Type] = (), *,
+            span: Span | None = None, hints: Sequence[str] = ()) -> Iterator[_IfBuilder]:
+        sp = self._sp(span)
+        hs = list(hints) + [""] * (len(result_types) - len(hints))
+        ib = _IfBuilder(self, tuple(self.fresh(t, h) for t, h in zip(result_types, hs)))
+        yield ib
+        then = ib.then_region or ir.Region((), (ir.Yield((), sp),))
+        else_ = ib.else_region or ir.Region((), (ir.Yield((), sp),))
+        self.emit(ir.If(ib.results, cond, then, else_, sp))
+
+    @contextmanager
+    def _region(self, args: tuple[ir.Value, ...]) -> Iterator[_Frame]:
+        frame = _Frame(args)
+        self._frames.append(frame)
+        try:
+            yield frame
+        finally:
+            self._frames.pop()
+
+
+class _IfBuilder:
+    def __init__(self, b: Builder, results: tuple[ir.Value, ...]) -> None:
+        self._b = b
+        self.results = results
+        self.then_region: ir.Region | None = None
+        self.else_region: ir.Region | None = None
+
+    @contextmanager
+    def then_(self) -> Iterator[None]:
+        with self._b._region(()) as frame:
+            yield
+        self.then_region = frame.region()
+
+    @contextmanager
+    def else_(self) -> Iterator[None]:
+        with self._b._region(()) as frame:
+            yield
+        self.else_region = frame.region()
+
+
+class _WhileBuilder:
+    def __init__(self, b: Builder, inits: tuple[ir.Value, ...]) -> None:
+        self._b = b
+        self.results = tuple(b.fresh(v.type, v.hint) for v in inits)
+        self._inits = inits
+        self.cond_region: ir.Region | None = None
+        self.body_region: ir.Region | None = None
+
+    @contextmanager
+    def cond(self) -> Iterator[tuple[ir.Value, ...]]:
+        args = tuple(self._b.fresh(v.type, v.hint) for v in self._inits)
+        with self._b._region(args) as frame:
+            yield args
+        self.cond_region = frame.region()
+
+    @contextmanager
+    def body(self) -> Iterator[tuple[ir.Value, ...]]:
+        args = tuple(self._b.fresh(v.type, v.hint) for v in self._inits)
+        with self._b._region(args) as frame:
+            yield args
+        self.body_region = frame.region()

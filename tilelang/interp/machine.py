@@ -28,7 +28,7 @@ Env = dict[int, np.ndarray]
 
 
 class _BlockCtx:
-    __slots__ = ("bid", "grid", "tensors", "out")
+    __slots__ = ("bid", "grid", "out", "tensors")
 
     def __init__(self, bid: tuple[int, ...], grid: tuple[int, ...],
                  tensors: dict[str, np.ndarray], out: Callable[[str], None]) -> None:
@@ -74,7 +74,7 @@ def _bind_args(kernel: ir.Kernel, args: Sequence[Any] | Mapping[str, Any]
                              f"got {len(values)}")
     tensors: dict[str, np.ndarray] = {}
     scalars: Env = {}
-    for p, v in zip(kernel.params, values):
+    for p, v in zip(kernel.params, values, strict=False):
         match p:
             case ir.TensorParam():
                 if not isinstance(v, np.ndarray):
@@ -82,7 +82,7 @@ def _bind_args(kernel: ir.Kernel, args: Sequence[Any] | Mapping[str, Any]
                 if v.dtype != p.dtype.np_dtype or v.ndim != p.rank:
                     raise ValueError(f"argument `{p.name}` must be a rank-{p.rank} "
                                      f"{p.dtype.np_dtype} array, got {v.ndim}-d {v.dtype}")
-                for d, (want, got) in enumerate(zip(p.dims, v.shape)):
+                for d, (want, got) in enumerate(zip(p.dims, v.shape, strict=False)):
                     if want is not None and want != got:
                         raise ValueError(f"argument `{p.name}` dim {d} must be {want}, got {got}")
                 if any(s >= 2**31 for s in v.shape):
@@ -109,7 +109,7 @@ def _windows(offsets: Sequence[int], shape: Sequence[int], dims: Sequence[int]
     """The (tensor, tile) slices of the in-bounds part of a tile at `offsets`,
     or None when no element is in bounds."""
     src, dst = [], []
-    for off, n, dim in zip(offsets, shape, dims):
+    for off, n, dim in zip(offsets, shape, dims, strict=False):
         lo, hi = max(off, 0), min(off + n, dim)
         if lo >= hi:
             return None
@@ -134,7 +134,7 @@ def _fmt_scalar(x: np.ndarray, dt: DType) -> str:
     return str(int(v))
 
 
-def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:  # noqa: C901 (one flat dispatch)
+def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
     match op:
         case ir.Const(result=r, value=v):
             env[r.id] = num.const_array(v, r.dtype, r.shape)
@@ -195,28 +195,28 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:  # noqa: C901 (one fla
             if step > 0:
                 while i < end:
                     env[body.args[0].id] = np.asarray(i, dtype=iv_dt)
-                    for a, v in zip(body.args[1:], carried):
+                    for a, v in zip(body.args[1:], carried, strict=False):
                         env[a.id] = v
                     carried = _run_region(body, env, ctx)
                     i += step
-            for res, v in zip(rs, carried):
+            for res, v in zip(rs, carried, strict=False):
                 env[res.id] = v
         case ir.If(results=rs, cond=c, then=t, else_=e):
             vals = _run_region(t if bool(env[c.id]) else e, env, ctx)
-            for res, v in zip(rs, vals):
+            for res, v in zip(rs, vals, strict=False):
                 env[res.id] = v
         case ir.While(results=rs, inits=inits, cond=cr, body=br):
             carried = tuple(env[v.id] for v in inits)
             while True:
-                for a, v in zip(cr.args, carried):
+                for a, v in zip(cr.args, carried, strict=False):
                     env[a.id] = v
                 (go,) = _run_region(cr, env, ctx)
                 if not bool(go):
                     break
-                for a, v in zip(br.args, carried):
+                for a, v in zip(br.args, carried, strict=False):
                     env[a.id] = v
                 carried = _run_region(br, env, ctx)
-            for res, v in zip(rs, carried):
+            for res, v in zip(rs, carried, strict=False):
                 env[res.id] = v
         case ir.Yield():
             raise AssertionError("a yield is handled by its region")
@@ -259,7 +259,7 @@ def _atomic(op: ir.AtomicOp, arr: np.ndarray, idx: list[np.ndarray], val: np.nda
     flat_idx = [np.broadcast_to(i, shape).reshape(-1).astype(np.int64) for i in idx]
     flat_val = np.broadcast_to(val, shape).reshape(-1)
     ok = np.ones(flat_val.shape, dtype=bool)
-    for i, dim in zip(flat_idx, arr.shape):
+    for i, dim in zip(flat_idx, arr.shape, strict=False):
         ok &= (i >= 0) & (i < dim)
     if mask is not None:
         ok &= np.broadcast_to(mask, shape).reshape(-1)

@@ -283,7 +283,7 @@ class Builder:
             span: Span | None = None, hints: Sequence[str] = ()) -> Iterator[_IfBuilder]:
         sp = self._sp(span)
         hs = list(hints) + [""] * (len(result_types) - len(hints))
-        ib = _IfBuilder(self, tuple(self.fresh(t, h) for t, h in zip(result_types, hs)))
+        ib = _IfBuilder(self, tuple(self.fresh(t, h) for t, h in zip(result_types, hs, strict=False)))
         yield ib
         then = ib.then_region or ir.Region((), (ir.Yield((), sp),))
         else_ = ib.else_region or ir.Region((), (ir.Yield((), sp),))

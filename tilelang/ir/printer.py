@@ -150,7 +150,7 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
         case ir.For(results=rs, lower=lo, upper=hi, step=st, inits=inits, body=body):
             head = f"for {n.define(body.args[0])} = {n(lo)} to {n(hi)} step {n(st)}"
             if inits:
-                pairs = ", ".join(f"{n.define(a)} = {n(i)}" for a, i in zip(body.args[1:], inits))
+                pairs = ", ".join(f"{n.define(a)} = {n(i)}" for a, i in zip(body.args[1:], inits, strict=False))
                 head += f" iter({pairs}) : ({', '.join(str(v.type) for v in inits)})"
             # Results are named after the body so that inner values number first
             # in program order; they are only usable after the loop anyway.
@@ -173,7 +173,7 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             out.extend(else_lines)
             line("}")
         case ir.While(results=rs, inits=inits, cond=c, body=b):
-            cargs = ", ".join(f"{n.define(a)} = {n(i)}" for a, i in zip(c.args, inits))
+            cargs = ", ".join(f"{n.define(a)} = {n(i)}" for a, i in zip(c.args, inits, strict=False))
             cond_lines: list[str] = []
             _region(c, n, cond_lines, depth + 1)
             bargs = _defs(b.args, n)

@@ -39,10 +39,7 @@ def broadcast_ok(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
     """NumPy rules: `src` broadcasts to exactly `dst`."""
     if len(src) > len(dst):
         return False
-    for s, d in zip(reversed(src), reversed(dst)):
-        if s != d and s != 1:
-            return False
-    return True
+    return all(not (s != d and s != 1) for s, d in zip(reversed(src), reversed(dst), strict=False))
 
 
 class _Verifier:

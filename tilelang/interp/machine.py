@@ -30,8 +30,13 @@ Env = dict[int, np.ndarray]
 class _BlockCtx:
     __slots__ = ("bid", "grid", "out", "tensors")
 
-    def __init__(self, bid: tuple[int, ...], grid: tuple[int, ...],
-                 tensors: dict[str, np.ndarray], out: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        bid: tuple[int, ...],
+        grid: tuple[int, ...],
+        tensors: dict[str, np.ndarray],
+        out: Callable[[str], None],
+    ) -> None:
         self.bid = bid
         self.grid = grid
         self.tensors = tensors
@@ -42,16 +47,21 @@ def _default_out(text: str) -> None:
     sys.stdout.write(text + "\n")
 
 
-def run_kernel(kernel: ir.Kernel, grid: Sequence[int],
-               args: Sequence[Any] | Mapping[str, Any], *,
-               out: Callable[[str], None] | None = None) -> None:
+def run_kernel(
+    kernel: ir.Kernel,
+    grid: Sequence[int],
+    args: Sequence[Any] | Mapping[str, Any],
+    *,
+    out: Callable[[str], None] | None = None,
+) -> None:
     """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract."""
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
         grid_t = grid_t + (1,) * (kernel.grid_rank - len(grid_t))
     if len(grid_t) != kernel.grid_rank or any(g < 0 for g in grid_t):
-        raise ValueError(f"grid {grid_t} does not fit kernel `{kernel.name}` "
-                         f"with {kernel.grid_rank} grid axes")
+        raise ValueError(
+            f"grid {grid_t} does not fit kernel `{kernel.name}` with {kernel.grid_rank} grid axes"
+        )
     tensors, scalars = _bind_args(kernel, args)
     emit = out or _default_out
     with np.errstate(all="ignore"):
@@ -60,8 +70,9 @@ def run_kernel(kernel: ir.Kernel, grid: Sequence[int],
             _run_region(kernel.body, env, _BlockCtx(bid, grid_t, tensors, emit))
 
 
-def _bind_args(kernel: ir.Kernel, args: Sequence[Any] | Mapping[str, Any]
-               ) -> tuple[dict[str, np.ndarray], Env]:
+def _bind_args(
+    kernel: ir.Kernel, args: Sequence[Any] | Mapping[str, Any]
+) -> tuple[dict[str, np.ndarray], Env]:
     if isinstance(args, Mapping):
         missing = [p.name for p in kernel.params if p.name not in args]
         if missing:
@@ -70,8 +81,9 @@ def _bind_args(kernel: ir.Kernel, args: Sequence[Any] | Mapping[str, Any]
     else:
         values = list(args)
         if len(values) != len(kernel.params):
-            raise ValueError(f"`{kernel.name}` takes {len(kernel.params)} arguments, "
-                             f"got {len(values)}")
+            raise ValueError(
+                f"`{kernel.name}` takes {len(kernel.params)} arguments, got {len(values)}"
+            )
     tensors: dict[str, np.ndarray] = {}
     scalars: Env = {}
     for p, v in zip(kernel.params, values, strict=False):
@@ -80,8 +92,10 @@ def _bind_args(kernel: ir.Kernel, args: Sequence[Any] | Mapping[str, Any]
                 if not isinstance(v, np.ndarray):
                     raise ValueError(f"argument `{p.name}` must be a NumPy array")
                 if v.dtype != p.dtype.np_dtype or v.ndim != p.rank:
-                    raise ValueError(f"argument `{p.name}` must be a rank-{p.rank} "
-                                     f"{p.dtype.np_dtype} array, got {v.ndim}-d {v.dtype}")
+                    raise ValueError(
+                        f"argument `{p.name}` must be a rank-{p.rank} "
+                        f"{p.dtype.np_dtype} array, got {v.ndim}-d {v.dtype}"
+                    )
                 for d, (want, got) in enumerate(zip(p.dims, v.shape, strict=False)):
                     if want is not None and want != got:
                         raise ValueError(f"argument `{p.name}` dim {d} must be {want}, got {got}")
@@ -104,8 +118,9 @@ def _run_region(region: ir.Region, env: Env, ctx: _BlockCtx) -> tuple[np.ndarray
     return ()
 
 
-def _windows(offsets: Sequence[int], shape: Sequence[int], dims: Sequence[int]
-             ) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
+def _windows(
+    offsets: Sequence[int], shape: Sequence[int], dims: Sequence[int]
+) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
     """The (tensor, tile) slices of the in-bounds part of a tile at `offsets`,
     or None when no element is in bounds."""
     src, dst = [], []
@@ -145,8 +160,11 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
         case ir.TensorDim(result=r, tensor=t, axis=a):
             env[r.id] = np.asarray(ctx.tensors[t].shape[a], dtype=np.int32)
         case ir.Arange(result=r):
-            env[r.id] = num.finish(np.arange(r.shape[0], dtype=np.float64), r.dtype) \
-                if r.dtype.is_float else np.arange(r.shape[0]).astype(r.dtype.np_dtype)
+            env[r.id] = (
+                num.finish(np.arange(r.shape[0], dtype=np.float64), r.dtype)
+                if r.dtype.is_float
+                else np.arange(r.shape[0]).astype(r.dtype.np_dtype)
+            )
         case ir.Load(result=r, tensor=t, offsets=offs, mask=m, padding=p):
             arr = ctx.tensors[t]
             pad = env[p.id] if p is not None else np.zeros((), dtype=arr.dtype)
@@ -169,8 +187,14 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                 else:
                     arr[src] = np.where(env[m.id][dst], val[dst], arr[src])
         case ir.AtomicRMW(op=aop, tensor=t, indices=idx, value=v, mask=m):
-            _atomic(aop, ctx.tensors[t], [env[i.id] for i in idx], env[v.id],
-                    env[m.id] if m is not None else None, v.dtype)
+            _atomic(
+                aop,
+                ctx.tensors[t],
+                [env[i.id] for i in idx],
+                env[v.id],
+                env[m.id] if m is not None else None,
+                v.dtype,
+            )
         case ir.Elementwise(result=r, op=e, operands=xs):
             dt = xs[1].dtype if e is ir.ElemOp.WHERE else xs[0].dtype
             env[r.id] = num.elementwise(e, [env[x.id] for x in xs], dt)
@@ -239,9 +263,9 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
 
 
 def _assert_failure(op: ir.Assert, msg: str, cond: np.ndarray, ctx: _BlockCtx) -> Diagnostic:
-    d = (Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {msg}" if msg
-                          else "device assertion failed")
-         .primary(op.span, "this assertion failed"))
+    d = Diagnostic.error(
+        DEVICE_ASSERT, f"device assertion failed: {msg}" if msg else "device assertion failed"
+    ).primary(op.span, "this assertion failed")
     block = ", ".join(map(str, ctx.bid))
     d = d.note(f"in block ({block}) of a grid of ({', '.join(map(str, ctx.grid))})")
     if cond.ndim:
@@ -251,8 +275,14 @@ def _assert_failure(op: ir.Assert, msg: str, cond: np.ndarray, ctx: _BlockCtx) -
     return d
 
 
-def _atomic(op: ir.AtomicOp, arr: np.ndarray, idx: list[np.ndarray], val: np.ndarray,
-            mask: np.ndarray | None, dt: DType) -> None:
+def _atomic(
+    op: ir.AtomicOp,
+    arr: np.ndarray,
+    idx: list[np.ndarray],
+    val: np.ndarray,
+    mask: np.ndarray | None,
+    dt: DType,
+) -> None:
     shape = val.shape
     for i in idx:
         shape = np.broadcast_shapes(shape, i.shape)

@@ -120,7 +120,7 @@ def cast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
 def _float_to_int(x: np.ndarray, dst: DType) -> np.ndarray:
     """Truncate toward zero, saturate, NaN -> 0 (LLVM fptosi.sat / PTX cvt.rzi.sat)."""
     info = np.iinfo(dst.np_dtype)
-    hi_excl = float(2 ** (dst.bits - 1) if dst.is_signed else 2 ** dst.bits)  # exact in f64
+    hi_excl = float(2 ** (dst.bits - 1) if dst.is_signed else 2**dst.bits)  # exact in f64
     lo = float(info.min)
     nan = np.isnan(x)
     big = x >= hi_excl
@@ -172,14 +172,26 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
-    ElemOp.EXP: np.exp, ElemOp.EXP2: np.exp2, ElemOp.LOG: np.log, ElemOp.LOG2: np.log2,
-    ElemOp.SQRT: np.sqrt, ElemOp.RSQRT: _rsqrt, ElemOp.SIN: np.sin, ElemOp.COS: np.cos,
-    ElemOp.TANH: np.tanh, ElemOp.SIGMOID: _sigmoid, ElemOp.FLOOR: np.floor,
+    ElemOp.EXP: np.exp,
+    ElemOp.EXP2: np.exp2,
+    ElemOp.LOG: np.log,
+    ElemOp.LOG2: np.log2,
+    ElemOp.SQRT: np.sqrt,
+    ElemOp.RSQRT: _rsqrt,
+    ElemOp.SIN: np.sin,
+    ElemOp.COS: np.cos,
+    ElemOp.TANH: np.tanh,
+    ElemOp.SIGMOID: _sigmoid,
+    ElemOp.FLOOR: np.floor,
     ElemOp.CEIL: np.ceil,
 }
 _COMPARE: dict[ElemOp, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    ElemOp.EQ: np.equal, ElemOp.NE: np.not_equal, ElemOp.LT: np.less,
-    ElemOp.LE: np.less_equal, ElemOp.GT: np.greater, ElemOp.GE: np.greater_equal,
+    ElemOp.EQ: np.equal,
+    ElemOp.NE: np.not_equal,
+    ElemOp.LT: np.less,
+    ElemOp.LE: np.less_equal,
+    ElemOp.GT: np.greater,
+    ElemOp.GE: np.greater_equal,
 }
 
 

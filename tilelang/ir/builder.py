@@ -83,13 +83,26 @@ class Builder:
         return len(self._frames) > 1
 
     # ---------------------------------------------------------------- params
-    def tensor_param(self, name: str, dtype: DType, rank: int, *, mutable: bool = False,
-                     tile_shape: Sequence[int] | None = None,
-                     dims: Sequence[int | None] | None = None,
-                     span: Span = DUMMY_SPAN) -> ir.TensorParam:
-        p = ir.TensorParam(name, dtype, rank, mutable,
-                           tuple(tile_shape) if tile_shape is not None else None,
-                           tuple(dims) if dims is not None else (None,) * rank, span)
+    def tensor_param(
+        self,
+        name: str,
+        dtype: DType,
+        rank: int,
+        *,
+        mutable: bool = False,
+        tile_shape: Sequence[int] | None = None,
+        dims: Sequence[int | None] | None = None,
+        span: Span = DUMMY_SPAN,
+    ) -> ir.TensorParam:
+        p = ir.TensorParam(
+            name,
+            dtype,
+            rank,
+            mutable,
+            tuple(tile_shape) if tile_shape is not None else None,
+            tuple(dims) if dims is not None else (None,) * rank,
+            span,
+        )
         self.params.append(p)
         return p
 
@@ -98,8 +111,14 @@ class Builder:
         self.params.append(ir.ScalarParam(name, v, span))
         return v
 
-    def finish(self, *, grid_rank: int | None = None, num_warps: int = 4, num_stages: int = 2,
-               instantiation: Sequence[tuple[str, int]] = ()) -> ir.Kernel:
+    def finish(
+        self,
+        *,
+        grid_rank: int | None = None,
+        num_warps: int = 4,
+        num_stages: int = 2,
+        instantiation: Sequence[tuple[str, int]] = (),
+    ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
         frame = self._frames[0]
@@ -108,8 +127,16 @@ class Builder:
         if grid_rank is None:
             ranks = [p.rank for p in self.params if isinstance(p, ir.TensorParam) and p.mutable]
             grid_rank = max(1, min(3, max(ranks, default=1)))
-        return ir.Kernel(self.name, tuple(self.params), frame.region(), grid_rank, num_warps,
-                         num_stages, tuple(sorted(instantiation)), self.span)
+        return ir.Kernel(
+            self.name,
+            tuple(self.params),
+            frame.region(),
+            grid_rank,
+            num_warps,
+            num_stages,
+            tuple(sorted(instantiation)),
+            self.span,
+        )
 
     def tensor(self, name: str) -> ir.TensorParam:
         for p in self.params:
@@ -118,8 +145,15 @@ class Builder:
         raise ValueError(f"no tensor parameter `{name}`")
 
     # ---------------------------------------------------------------- leaves
-    def const(self, value: bool | int | float, dtype: DType, shape: Sequence[int] = (),
-              *, span: Span | None = None, hint: str = "") -> ir.Value:
+    def const(
+        self,
+        value: bool | int | float,
+        dtype: DType,
+        shape: Sequence[int] = (),
+        *,
+        span: Span | None = None,
+        hint: str = "",
+    ) -> ir.Value:
         r = self.fresh(ir.Type(dtype, tuple(shape)), hint)
         self.emit(ir.Const(r, value, self._sp(span)))
         return r
@@ -145,25 +179,49 @@ class Builder:
         return r
 
     # ---------------------------------------------------------------- memory
-    def load(self, tensor: str, offsets: Sequence[ir.Value], shape: Sequence[int], *,
-             mask: ir.Value | None = None, padding: ir.Value | None = None,
-             span: Span | None = None, hint: str = "") -> ir.Value:
+    def load(
+        self,
+        tensor: str,
+        offsets: Sequence[ir.Value],
+        shape: Sequence[int],
+        *,
+        mask: ir.Value | None = None,
+        padding: ir.Value | None = None,
+        span: Span | None = None,
+        hint: str = "",
+    ) -> ir.Value:
         p = self.tensor(tensor)
         r = self.fresh(ir.Type(p.dtype, tuple(shape)), hint)
         self.emit(ir.Load(r, tensor, tuple(offsets), mask, padding, self._sp(span)))
         return r
 
-    def store(self, tensor: str, offsets: Sequence[ir.Value], value: ir.Value, *,
-              mask: ir.Value | None = None, span: Span | None = None) -> None:
+    def store(
+        self,
+        tensor: str,
+        offsets: Sequence[ir.Value],
+        value: ir.Value,
+        *,
+        mask: ir.Value | None = None,
+        span: Span | None = None,
+    ) -> None:
         self.emit(ir.Store(tensor, tuple(offsets), value, mask, self._sp(span)))
 
-    def atomic(self, op: ir.AtomicOp, tensor: str, indices: Sequence[ir.Value], value: ir.Value,
-               *, mask: ir.Value | None = None, span: Span | None = None) -> None:
+    def atomic(
+        self,
+        op: ir.AtomicOp,
+        tensor: str,
+        indices: Sequence[ir.Value],
+        value: ir.Value,
+        *,
+        mask: ir.Value | None = None,
+        span: Span | None = None,
+    ) -> None:
         self.emit(ir.AtomicRMW(op, tensor, tuple(indices), value, mask, self._sp(span)))
 
     # ---------------------------------------------------------------- compute
-    def elementwise(self, op: ir.ElemOp, *xs: ir.Value, span: Span | None = None,
-                    hint: str = "") -> ir.Value:
+    def elementwise(
+        self, op: ir.ElemOp, *xs: ir.Value, span: Span | None = None, hint: str = ""
+    ) -> ir.Value:
         if len(xs) != op.arity:
             raise ValueError(f"`{op.value}` takes {op.arity} operands, got {len(xs)}")
         shape = xs[-1].shape
@@ -182,9 +240,10 @@ class Builder:
         self.emit(ir.Cast(r, x, self._sp(span)))
         return r
 
-    def reduce(self, op: ir.ReduceOp, x: ir.Value, axis: int, *,
-               span: Span | None = None) -> ir.Value:
-        shape = x.shape[:axis] + x.shape[axis + 1:]
+    def reduce(
+        self, op: ir.ReduceOp, x: ir.Value, axis: int, *, span: Span | None = None
+    ) -> ir.Value:
+        shape = x.shape[:axis] + x.shape[axis + 1 :]
         dtype = DType.I32 if op in (ir.ReduceOp.ARGMAX, ir.ReduceOp.ARGMIN) else x.dtype
         r = self.fresh(ir.Type(dtype, shape))
         self.emit(ir.Reduce(r, op, x, axis, self._sp(span)))
@@ -195,8 +254,7 @@ class Builder:
         self.emit(ir.Scan(r, op, x, axis, self._sp(span)))
         return r
 
-    def broadcast(self, x: ir.Value, shape: Sequence[int], *,
-                  span: Span | None = None) -> ir.Value:
+    def broadcast(self, x: ir.Value, shape: Sequence[int], *, span: Span | None = None) -> ir.Value:
         if tuple(shape) == x.shape:
             return x
         r = self.fresh(x.type.with_shape(tuple(shape)))
@@ -219,8 +277,7 @@ class Builder:
     def transpose(self, x: ir.Value, *, span: Span | None = None) -> ir.Value:
         return self.permute(x, (1, 0), span=span)
 
-    def mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, *,
-            span: Span | None = None) -> ir.Value:
+    def mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(acc.type)
         self.emit(ir.Mma(r, a, b, acc, self._sp(span)))
         return r
@@ -253,9 +310,16 @@ class Builder:
 
     # ---------------------------------------------------------------- control flow
     @contextmanager
-    def for_(self, lower: ir.Value, upper: ir.Value, step: ir.Value,
-             inits: Sequence[ir.Value] = (), *, span: Span | None = None,
-             iv_hint: str = "i") -> Iterator[LoopHandle]:
+    def for_(
+        self,
+        lower: ir.Value,
+        upper: ir.Value,
+        step: ir.Value,
+        inits: Sequence[ir.Value] = (),
+        *,
+        span: Span | None = None,
+        iv_hint: str = "i",
+    ) -> Iterator[LoopHandle]:
         sp = self._sp(span)
         iv = self.fresh(lower.type, iv_hint)
         carried = tuple(self.fresh(v.type, v.hint) for v in inits)
@@ -269,8 +333,9 @@ class Builder:
         self.emit(ir.For(results, lower, upper, step, tuple(inits), frame.region(), sp))
 
     @contextmanager
-    def while_(self, inits: Sequence[ir.Value], *,
-               span: Span | None = None) -> Iterator[_WhileBuilder]:
+    def while_(
+        self, inits: Sequence[ir.Value], *, span: Span | None = None
+    ) -> Iterator[_WhileBuilder]:
         sp = self._sp(span)
         wb = _WhileBuilder(self, tuple(inits))
         yield wb
@@ -279,11 +344,19 @@ class Builder:
         self.emit(ir.While(wb.results, tuple(inits), wb.cond_region, wb.body_region, sp))
 
     @contextmanager
-    def if_(self, cond: ir.Value, result_types: Sequence[ir.Type] = (), *,
-            span: Span | None = None, hints: Sequence[str] = ()) -> Iterator[_IfBuilder]:
+    def if_(
+        self,
+        cond: ir.Value,
+        result_types: Sequence[ir.Type] = (),
+        *,
+        span: Span | None = None,
+        hints: Sequence[str] = (),
+    ) -> Iterator[_IfBuilder]:
         sp = self._sp(span)
         hs = list(hints) + [""] * (len(result_types) - len(hints))
-        ib = _IfBuilder(self, tuple(self.fresh(t, h) for t, h in zip(result_types, hs, strict=False)))
+        ib = _IfBuilder(
+            self, tuple(self.fresh(t, h) for t, h in zip(result_types, hs, strict=False))
+        )
         yield ib
         then = ib.then_region or ir.Region((), (ir.Yield((), sp),))
         else_ = ib.else_region or ir.Region((), (ir.Yield((), sp),))

@@ -243,13 +243,41 @@ class ElemOp(Enum):
         return self in (ElemOp.SHL, ElemOp.SHR)
 
 
-_UNARY = (ElemOp.NEG, ElemOp.NOT, ElemOp.ABS, ElemOp.EXP, ElemOp.EXP2, ElemOp.LOG,
-          ElemOp.LOG2, ElemOp.SQRT, ElemOp.RSQRT, ElemOp.SIN, ElemOp.COS, ElemOp.TANH,
-          ElemOp.SIGMOID, ElemOp.FLOOR, ElemOp.CEIL)
+_UNARY = (
+    ElemOp.NEG,
+    ElemOp.NOT,
+    ElemOp.ABS,
+    ElemOp.EXP,
+    ElemOp.EXP2,
+    ElemOp.LOG,
+    ElemOp.LOG2,
+    ElemOp.SQRT,
+    ElemOp.RSQRT,
+    ElemOp.SIN,
+    ElemOp.COS,
+    ElemOp.TANH,
+    ElemOp.SIGMOID,
+    ElemOp.FLOOR,
+    ElemOp.CEIL,
+)
 _COMPARISONS = frozenset((ElemOp.EQ, ElemOp.NE, ElemOp.LT, ElemOp.LE, ElemOp.GT, ElemOp.GE))
-_FLOAT_ONLY = frozenset((ElemOp.EXP, ElemOp.EXP2, ElemOp.LOG, ElemOp.LOG2, ElemOp.SQRT,
-                         ElemOp.RSQRT, ElemOp.SIN, ElemOp.COS, ElemOp.TANH, ElemOp.SIGMOID,
-                         ElemOp.FLOOR, ElemOp.CEIL, ElemOp.FMA))
+_FLOAT_ONLY = frozenset(
+    (
+        ElemOp.EXP,
+        ElemOp.EXP2,
+        ElemOp.LOG,
+        ElemOp.LOG2,
+        ElemOp.SQRT,
+        ElemOp.RSQRT,
+        ElemOp.SIN,
+        ElemOp.COS,
+        ElemOp.TANH,
+        ElemOp.SIGMOID,
+        ElemOp.FLOOR,
+        ElemOp.CEIL,
+        ElemOp.FMA,
+    )
+)
 _ARITY = dict.fromkeys(_UNARY, 1) | {ElemOp.FMA: 3, ElemOp.WHERE: 3}
 for _op in ElemOp:
     _ARITY.setdefault(_op, 2)
@@ -560,9 +588,28 @@ class Assert:
 
 
 Op = (
-    Const | BlockId | NumBlocks | TensorDim | Load | Store | AtomicRMW | Elementwise | Cast
-    | Reduce | Scan | Broadcast | Reshape | Permute | Arange | Mma | For | If | While | Yield
-    | Print | Assert
+    Const
+    | BlockId
+    | NumBlocks
+    | TensorDim
+    | Load
+    | Store
+    | AtomicRMW
+    | Elementwise
+    | Cast
+    | Reduce
+    | Scan
+    | Broadcast
+    | Reshape
+    | Permute
+    | Arange
+    | Mma
+    | For
+    | If
+    | While
+    | Yield
+    | Print
+    | Assert
 )
 
 
@@ -666,9 +713,42 @@ def walk(region: Region):  # type: ignore[no-untyped-def]
 
 
 __all__ = [
-    "Arange", "Assert", "AtomicOp", "AtomicRMW", "BlockId", "Broadcast", "Cast", "Const",
-    "ElemOp", "Elementwise", "For", "If", "Kernel", "Load", "Mma", "NumBlocks", "Op",
-    "Param", "Permute", "Print", "Reduce", "ReduceOp", "Region", "Reshape", "ScalarParam",
-    "Scan", "ScanOp", "Store", "TensorDim", "TensorParam", "Type", "Value", "While",
-    "Yield", "op_operands", "op_regions", "op_results", "walk",
+    "Arange",
+    "Assert",
+    "AtomicOp",
+    "AtomicRMW",
+    "BlockId",
+    "Broadcast",
+    "Cast",
+    "Const",
+    "ElemOp",
+    "Elementwise",
+    "For",
+    "If",
+    "Kernel",
+    "Load",
+    "Mma",
+    "NumBlocks",
+    "Op",
+    "Param",
+    "Permute",
+    "Print",
+    "Reduce",
+    "ReduceOp",
+    "Region",
+    "Reshape",
+    "ScalarParam",
+    "Scan",
+    "ScanOp",
+    "Store",
+    "TensorDim",
+    "TensorParam",
+    "Type",
+    "Value",
+    "While",
+    "Yield",
+    "op_operands",
+    "op_regions",
+    "op_results",
+    "walk",
 ]

@@ -82,8 +82,10 @@ def print_kernel(kernel: ir.Kernel) -> str:
     inst = ""
     if kernel.instantiation:
         inst = "<" + ", ".join(f"{k} = {v}" for k, v in kernel.instantiation) + ">"
-    lines = [f"kernel {kernel.name}{inst}({', '.join(params)}) grid {kernel.grid_rank} "
-             f"warps {kernel.num_warps} stages {kernel.num_stages} {{"]
+    lines = [
+        f"kernel {kernel.name}{inst}({', '.join(params)}) grid {kernel.grid_rank} "
+        f"warps {kernel.num_warps} stages {kernel.num_stages} {{"
+    ]
     _region(kernel.body, n, lines, 1)
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -150,7 +152,9 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
         case ir.For(results=rs, lower=lo, upper=hi, step=st, inits=inits, body=body):
             head = f"for {n.define(body.args[0])} = {n(lo)} to {n(hi)} step {n(st)}"
             if inits:
-                pairs = ", ".join(f"{n.define(a)} = {n(i)}" for a, i in zip(body.args[1:], inits, strict=False))
+                pairs = ", ".join(
+                    f"{n.define(a)} = {n(i)}" for a, i in zip(body.args[1:], inits, strict=False)
+                )
                 head += f" iter({pairs}) : ({', '.join(str(v.type) for v in inits)})"
             # Results are named after the body so that inner values number first
             # in program order; they are only usable after the loop anyway.
@@ -173,7 +177,9 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             out.extend(else_lines)
             line("}")
         case ir.While(results=rs, inits=inits, cond=c, body=b):
-            cargs = ", ".join(f"{n.define(a)} = {n(i)}" for a, i in zip(c.args, inits, strict=False))
+            cargs = ", ".join(
+                f"{n.define(a)} = {n(i)}" for a, i in zip(c.args, inits, strict=False)
+            )
             cond_lines: list[str] = []
             _region(c, n, cond_lines, depth + 1)
             bargs = _defs(b.args, n)

@@ -27,8 +27,12 @@ def verify_kernel(kernel: ir.Kernel) -> None:
     if problems:
         from tilelang.ir.printer import print_kernel
 
-        raise ICE(f"ill-formed IR for kernel `{kernel.name}`:\n  "
-                  + "\n  ".join(problems) + "\n" + print_kernel(kernel))
+        raise ICE(
+            f"ill-formed IR for kernel `{kernel.name}`:\n  "
+            + "\n  ".join(problems)
+            + "\n"
+            + print_kernel(kernel)
+        )
 
 
 def check_kernel(kernel: ir.Kernel) -> list[str]:
@@ -103,8 +107,13 @@ class _Verifier:
         elif self.defined.get(v.id) != v.type:
             self.err(where, f"%{v.id} used as {v.type} but defined as {self.defined.get(v.id)}")
 
-    def region(self, region: ir.Region, outer: set[int],
-               yield_types: tuple[ir.Type, ...] | None, where: str) -> None:
+    def region(
+        self,
+        region: ir.Region,
+        outer: set[int],
+        yield_types: tuple[ir.Type, ...] | None,
+        where: str,
+    ) -> None:
         """Check `region` in a copy of `outer`; it must end with a Yield of `yield_types`
         (None: checked by the caller, e.g. a while's cond)."""
         scope = set(outer)
@@ -119,8 +128,11 @@ class _Verifier:
         if region.ops and isinstance(region.ops[-1], ir.Yield) and yield_types is not None:
             got = tuple(v.type for v in region.ops[-1].values)
             if got != yield_types:
-                self.err(where, f"yields ({', '.join(map(str, got))}) but its op expects "
-                                f"({', '.join(map(str, yield_types))})")
+                self.err(
+                    where,
+                    f"yields ({', '.join(map(str, got))}) but its op expects "
+                    f"({', '.join(map(str, yield_types))})",
+                )
 
     # ------------------------------------------------------------------ ops
     def tensor(self, name: str, where: str) -> ir.TensorParam | None:
@@ -143,9 +155,13 @@ class _Verifier:
             self.use(v, scope, where)
         match op:
             case ir.Const(result=r, value=v):
-                ok = (isinstance(v, bool) if r.dtype is DType.BOOL
-                      else isinstance(v, int) and not isinstance(v, bool) if r.dtype.is_int
-                      else isinstance(v, (int, float)) and not isinstance(v, bool))
+                ok = (
+                    isinstance(v, bool)
+                    if r.dtype is DType.BOOL
+                    else isinstance(v, int) and not isinstance(v, bool)
+                    if r.dtype.is_int
+                    else isinstance(v, (int, float)) and not isinstance(v, bool)
+                )
                 if not ok:
                     self.err(where, f"constant {v!r} does not fit dtype {r.dtype.value}")
             case ir.BlockId(result=r, axis=a) | ir.NumBlocks(result=r, axis=a):
@@ -183,8 +199,11 @@ class _Verifier:
                         self.err(where, f"value dtype {v.dtype.value} != `{t}`'s {p.dtype.value}")
                 for i in idx:
                     if not i.dtype.is_int or (i.shape != () and i.shape != v.shape):
-                        self.err(where, f"index {i.type} must be an integer scalar or tile "
-                                        f"of the value's shape {list(v.shape)}")
+                        self.err(
+                            where,
+                            f"index {i.type} must be an integer scalar or tile "
+                            f"of the value's shape {list(v.shape)}",
+                        )
                 self.mask(m, v.shape, where)
             case ir.Elementwise(result=r, op=e, operands=xs):
                 self._elementwise(r, e, xs, where)
@@ -195,9 +214,10 @@ class _Verifier:
                 if not 0 <= a < x.type.rank:
                     self.err(where, f"axis {a} outside rank {x.type.rank}")
                 else:
-                    want_dtype = (DType.I32 if rop in (ir.ReduceOp.ARGMAX, ir.ReduceOp.ARGMIN)
-                                  else x.dtype)
-                    want = ir.Type(want_dtype, x.shape[:a] + x.shape[a + 1:])
+                    want_dtype = (
+                        DType.I32 if rop in (ir.ReduceOp.ARGMAX, ir.ReduceOp.ARGMIN) else x.dtype
+                    )
+                    want = ir.Type(want_dtype, x.shape[:a] + x.shape[a + 1 :])
                     if r.type != want:
                         self.err(where, f"result {r.type}, expected {want}")
                 if x.dtype is DType.BOOL:
@@ -221,7 +241,7 @@ class _Verifier:
             case ir.Mma(result=r, a=a, b=b, acc=c):
                 if a.type.rank != 2 or b.type.rank != 2 or c.type.rank != 2:
                     self.err(where, "mma operands must be rank 2")
-                elif (a.shape[1] != b.shape[0] or c.shape != (a.shape[0], b.shape[1])):
+                elif a.shape[1] != b.shape[0] or c.shape != (a.shape[0], b.shape[1]):
                     self.err(where, f"mma shapes {a.type} x {b.type} + {c.type} do not fit")
                 if a.dtype is not b.dtype:
                     self.err(where, f"mma operand dtypes differ: {a.dtype.value}, {b.dtype.value}")
@@ -267,14 +287,19 @@ class _Verifier:
         for r in ir.op_results(op):
             self.define(r, scope, where)
 
-    def _same_types(self, a: tuple[ir.Value, ...], b: tuple[ir.Value, ...], where: str,
-                    what: str) -> None:
+    def _same_types(
+        self, a: tuple[ir.Value, ...], b: tuple[ir.Value, ...], where: str, what: str
+    ) -> None:
         if tuple(v.type for v in a) != tuple(v.type for v in b):
-            self.err(where, f"{what} typed ({', '.join(str(v.type) for v in a)}), "
-                            f"expected ({', '.join(str(v.type) for v in b)})")
+            self.err(
+                where,
+                f"{what} typed ({', '.join(str(v.type) for v in a)}), "
+                f"expected ({', '.join(str(v.type) for v in b)})",
+            )
 
-    def _access(self, p: ir.TensorParam, offs: tuple[ir.Value, ...], ty: ir.Type,
-                where: str) -> None:
+    def _access(
+        self, p: ir.TensorParam, offs: tuple[ir.Value, ...], ty: ir.Type, where: str
+    ) -> None:
         if len(offs) != p.rank:
             self.err(where, f"{len(offs)} offsets for rank-{p.rank} `{p.name}`")
         for o in offs:
@@ -284,16 +309,18 @@ class _Verifier:
         if ty.rank != p.rank:
             self.err(where, f"tile {ty} must have `{p.name}`'s rank {p.rank}")
 
-    def _elementwise(self, r: ir.Value, e: ir.ElemOp, xs: tuple[ir.Value, ...],
-                     where: str) -> None:
+    def _elementwise(self, r: ir.Value, e: ir.ElemOp, xs: tuple[ir.Value, ...], where: str) -> None:
         where = f"{where} {e.value}"
         if len(xs) != e.arity:
             self.err(where, f"takes {e.arity} operands, got {len(xs)}")
             return
         for x in xs:
             if x.shape != r.shape:
-                self.err(where, f"operand {x.type} does not have the result shape "
-                                f"{list(r.shape)} (broadcast explicitly)")
+                self.err(
+                    where,
+                    f"operand {x.type} does not have the result shape "
+                    f"{list(r.shape)} (broadcast explicitly)",
+                )
         if e is ir.ElemOp.WHERE:
             if xs[0].dtype is not DType.BOOL:
                 self.err(where, "condition must be bool")
@@ -312,6 +339,7 @@ class _Verifier:
             self.err(where, f"needs an integer operand, got {dt.value}")
         if e in _LOGICAL and dt.is_float:
             self.err(where, f"needs a bool or integer operand, got {dt.value}")
-        if dt is DType.BOOL and not (e in _LOGICAL or e in (ir.ElemOp.EQ, ir.ElemOp.NE,
-                                                             ir.ElemOp.WHERE)):
+        if dt is DType.BOOL and not (
+            e in _LOGICAL or e in (ir.ElemOp.EQ, ir.ElemOp.NE, ir.ElemOp.WHERE)
+        ):
             self.err(where, "not defined on bool")

@@ -1,0 +1,71 @@
+"""Long explanations of error codes: `tilelang/diagnostics/explain/<CODE>.md`.
+
+Each file is Markdown: a title line, a paragraph, a ```tile block with a
+program that fails with exactly that code, then a fixed version in a second
+```tile block. `tilec explain CODE` prints it; the registry meta-tests check
+that every registered code has one and that its first example fails with it.
+
+Invariant: the files ship inside the package (they sit under `tilelang/`), so
+an installed wheel finds them through `importlib.resources`.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from importlib.abc import Traversable
+
+_CODE = re.compile(r"^[EW]\d{4}$")
+_FENCE = re.compile(r"^```tile[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+
+
+def explain_dir() -> Traversable:
+    return resources.files("tilelang.diagnostics") / "explain"
+
+
+def normalize_code(text: str) -> str | None:
+    """`e0302`, `E302` and `302` all mean `E0302`; None if it is no code shape."""
+    t = text.strip().upper()
+    if t.isdigit():
+        t = "E" + t
+    if len(t) >= 2 and t[0] in "EW" and t[1:].isdigit() and len(t) <= 5:
+        t = t[0] + t[1:].zfill(4)
+    return t if _CODE.match(t) else None
+
+
+def is_registered(code: str) -> bool:
+    from tilelang.diagnostics.codes import REGISTRY
+
+    return code in REGISTRY
+
+
+def explain_text(code: str) -> str | None:
+    """The Markdown explanation of `code`, or None if there is none."""
+    path = explain_dir() / f"{code}.md"
+    if not path.is_file():
+        return None
+    return path.read_text(encoding="utf-8")
+
+
+def explained_codes() -> list[str]:
+    """Every code that has an explanation file, sorted."""
+    d = explain_dir()
+    if not d.is_dir():
+        return []
+    return sorted(
+        p.name[:-3] for p in d.iterdir() if p.name.endswith(".md") and _CODE.match(p.name[:-3])
+    )
+
+
+def tile_examples(text: str) -> list[str]:
+    """The ```tile code blocks of an explanation, in order."""
+    return [m.group(1) for m in _FENCE.finditer(text)]
+
+
+def failing_example(code: str) -> str | None:
+    """The first ```tile block of `code`'s explanation: fails with `code`."""
+    text = explain_text(code)
+    if text is None:
+        return None
+    blocks = tile_examples(text)
+    return blocks[0] if blocks else None

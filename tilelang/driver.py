@@ -1,0 +1,340 @@
+"""The compiler pipeline as one ordered table of named stages.
+
+`STAGES` maps a stage name to its function, in pipeline order (Triton's
+`add_stages`):
+
+    "ast"      SourceFile         -> ast.Module        tilelang.syntax.parser.parse
+    "checked"  ast.Module         -> Checked           tilelang.sema.check_program
+                                                       + tilelang.ownership.check_ownership
+    "ir"       Checked            -> list[ir.Kernel]   tilelang.ir.lower.lower_kernel
+    "llvm"     list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_llvm
+    "ptx"      list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_ptx
+
+Each stage is a function `(input, ctx) -> output`; `ctx` (a `Context`) holds the
+options, the `SourceMap`, the `DiagnosticSink` and every earlier stage's output.
+`compile(source, until=stage)` walks the table and stops after the first stage
+that reported an error. `tilec check`/`emit`, the test plugin, the REPL and the
+language server all go through here, so they cannot disagree.
+
+Invariants:
+- Stage implementations are imported lazily, inside the stage function, so
+  `tilec check` never imports NumPy, llvmlite or cuda-python unless a stage
+  it runs needs them, and a stage whose module is not written yet raises
+  `StageUnavailable` (a clear message, not an ImportError traceback).
+- Stages never print. A user error is a `Diagnostic` in the sink; any other
+  exception escaping a stage is a bug and is re-raised as `ICE`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilelang.diagnostics.model import ICE, Diagnostic, DiagnosticSink
+from tilelang.source import SourceFile, SourceMap
+
+
+@dataclass(slots=True)
+class Options:
+    """What the user asked for; stages read what concerns them."""
+
+    arch: str = "sm_80"
+    kernel: str | None = None  # restrict `ir`/`llvm`/`ptx` to one kernel
+    device: str = "auto"
+
+
+@dataclass(slots=True)
+class Context:
+    options: Options
+    sources: SourceMap
+    sink: DiagnosticSink
+    source: SourceFile  # the root file being compiled
+    outputs: dict[str, Any] = field(default_factory=dict)  # stage name -> output
+    # Parts of a stage that could not run because their module is not there
+    # yet: (stage, module) pairs, reported by `tilec check` as a note.
+    missing: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """The output of the "checked" stage: the type checker's `Program` and the
+    ownership checker's facts (None while the ownership checker is absent)."""
+
+    program: Any
+    ownership: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """One emitted text (LLVM IR or PTX) for one kernel instance."""
+
+    kernel: str
+    text: str
+
+
+class StageUnavailable(Exception):
+    """A stage (or the module it needs) is not written yet."""
+
+    def __init__(self, stage: str, module: str) -> None:
+        super().__init__(f"stage `{stage}` is not available yet (`{module}` is missing)")
+        self.stage = stage
+        self.module = module
+
+
+def _need(stage: str, module: str, *names: str) -> Any:
+    """Import `module` (and return its attribute(s) `names`), or raise
+    `StageUnavailable` if the module or a name is not there yet."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        # Only a missing *target* module means "not written yet"; a missing
+        # import inside an existing module is a real bug and must surface.
+        if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
+            raise StageUnavailable(stage, module) from None
+        raise
+    if not names:
+        return mod
+    values = []
+    for name in names:
+        if not hasattr(mod, name):
+            raise StageUnavailable(stage, f"{module}.{name}")
+        values.append(getattr(mod, name))
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+# ---------------------------------------------------------------- the stages
+def _stage_ast(source: SourceFile, ctx: Context) -> Any:
+    parse = _need("ast", "tilelang.syntax.parser", "parse")
+    return parse(source, ctx.sink)
+
+
+def _stage_checked(module: Any, ctx: Context) -> Checked:
+    check_program = _need("checked", "tilelang.sema", "check_program")
+    program = check_program(module, ctx.sources, ctx.sink)
+    if ctx.sink.has_errors:
+        # Ownership facts are meaningless over an ill-typed program.
+        return Checked(program, None)
+    try:
+        check_ownership = _need("checked", "tilelang.ownership", "check_ownership")
+    except StageUnavailable as e:
+        ctx.missing.append((e.stage, e.module))
+        return Checked(program, None)
+    return Checked(program, check_ownership(program, ctx.sink))
+
+
+def kernel_instances(program: Any) -> list[tuple[str, dict[str, int]]]:
+    """The (kernel name, const-generic instantiation) pairs the program uses,
+    in source order, without duplicates; a kernel with no generics that is
+    never launched still appears once with `{}` so `emit` can show it."""
+    seen: list[tuple[str, dict[str, int]]] = []
+    insts = getattr(program, "instantiations", {}) or {}
+    for call, inst in insts.items():
+        name = _callee_name(program, call)
+        if name is None:
+            continue
+        entry = (name, dict(inst or {}))
+        if entry not in seen:
+            seen.append(entry)
+    kernels = getattr(program, "kernels", {}) or {}
+    for name, decl in kernels.items():
+        generics = getattr(decl, "generics", ()) or ()
+        if not any(e[0] == name for e in seen) and not generics:
+            seen.append((name, {}))
+    return seen
+
+
+def _callee_name(program: Any, call: Any) -> str | None:
+    sym = None
+    symbol_of = getattr(program, "symbol_of", None)
+    if symbol_of is not None:
+        try:
+            sym = symbol_of(call)
+        except (KeyError, LookupError):
+            sym = None
+    for attr in ("qualname", "name"):
+        value = getattr(sym, attr, None)
+        if isinstance(value, str):
+            return value
+        if value is not None and isinstance(getattr(value, "name", None), str):
+            return str(value.name)
+    func = getattr(call, "func", None) or getattr(call, "callee", None)
+    ident = getattr(func, "name", None)
+    if isinstance(ident, str):
+        return ident
+    if ident is not None and isinstance(getattr(ident, "name", None), str):
+        return str(ident.name)
+    return None
+
+
+def _stage_ir(checked: Checked, ctx: Context) -> list[Any]:
+    lower_kernel = _need("ir", "tilelang.ir.lower", "lower_kernel")
+    kernels = []
+    for name, inst in kernel_instances(checked.program):
+        if ctx.options.kernel is not None and name != ctx.options.kernel:
+            continue
+        kernels.append(lower_kernel(checked.program, name, inst, None))
+    return kernels
+
+
+def _stage_llvm(kernels: list[Any], ctx: Context) -> list[Artifact]:
+    emit_llvm = _need("llvm", "tilelang.backend", "emit_llvm")
+    return [Artifact(k.name, str(emit_llvm(k, ctx.options.arch))) for k in kernels]
+
+
+def _stage_ptx(kernels: list[Any], ctx: Context) -> list[Artifact]:
+    emit_ptx = _need("ptx", "tilelang.backend", "emit_ptx")
+    return [Artifact(k.name, str(emit_ptx(k, ctx.options.arch))) for k in kernels]
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    name: str
+    run: Callable[[Any, Context], Any]
+    input: str | None  # the stage whose output this one consumes (None: the source)
+    doc: str
+
+
+STAGES: dict[str, Stage] = {
+    s.name: s
+    for s in (
+        Stage("ast", _stage_ast, None, "parse into the surface AST"),
+        Stage("checked", _stage_checked, "ast", "resolve names, check types and ownership"),
+        Stage("ir", _stage_ir, "checked", "lower each launched kernel instance to Tile IR"),
+        Stage("llvm", _stage_llvm, "ir", "emit LLVM IR for the NVPTX target"),
+        # PTX is emitted from the IR, not by re-parsing the LLVM text.
+        Stage("ptx", _stage_ptx, "ir", "emit PTX assembly"),
+    )
+}
+
+
+def _path_to(until: str) -> list[str]:
+    """The stages that must run to produce `until`, in order."""
+    if until not in STAGES:
+        raise ValueError(f"unknown stage `{until}` (stages: {', '.join(STAGES)})")
+    chain = []
+    name: str | None = until
+    while name is not None:
+        chain.append(name)
+        name = STAGES[name].input
+    return chain[::-1]
+
+
+# ---------------------------------------------------------------- entry points
+@dataclass(slots=True)
+class CompileResult:
+    context: Context
+    until: str
+    failed_stage: str | None = None  # the stage that reported errors, if any
+    unavailable: StageUnavailable | None = None  # the stage that could not run
+
+    @property
+    def sources(self) -> SourceMap:
+        return self.context.sources
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.context.sink.diagnostics
+
+    @property
+    def ok(self) -> bool:
+        return not self.context.sink.has_errors and self.unavailable is None
+
+    @property
+    def output(self) -> Any:
+        """The output of the requested stage (None if it was not reached)."""
+        return self.context.outputs.get(self.until)
+
+
+def load_source(
+    source: str | os.PathLike[str] | SourceFile,
+    sources: SourceMap,
+    name: str = "<input>",
+) -> SourceFile:
+    """Register `source` in `sources`: a path-like is read from disk (raising
+    OSError), a str is program text called `name`, a SourceFile is used as is."""
+    if isinstance(source, SourceFile):
+        return source
+    if isinstance(source, str):
+        return sources.add(name, source)
+    path = Path(source)
+    return sources.add(str(path), path.read_text(encoding="utf-8"))
+
+
+def compile(
+    source: str | os.PathLike[str] | SourceFile,
+    until: str = "checked",
+    *,
+    name: str = "<input>",
+    options: Options | None = None,
+    sources: SourceMap | None = None,
+    strict: bool = False,
+) -> CompileResult:
+    """Run the pipeline up to and including stage `until`.
+
+    Stops after the first stage that reports an error. A stage whose module is
+    not written yet stops the walk too: with `strict` it raises
+    `StageUnavailable`, otherwise the result records it in `unavailable` (so
+    `tilec check` still reports what the earlier stages found). Any other
+    exception from a stage is re-raised as `ICE`.
+    """
+    sources = sources if sources is not None else SourceMap()
+    root = load_source(source, sources, name)
+    ctx = Context(options or Options(), sources, DiagnosticSink(), root)
+    result = CompileResult(ctx, until)
+    value: Any = root
+    for stage_name in _path_to(until):
+        stage = STAGES[stage_name]
+        value = root if stage.input is None else ctx.outputs[stage.input]
+        try:
+            value = stage.run(value, ctx)
+        except StageUnavailable as e:
+            if strict:
+                raise
+            result.unavailable = e
+            return result
+        except ICE:
+            raise
+        except Exception as e:
+            raise ICE(f"stage `{stage_name}` crashed on {root.name}: {type(e).__name__}: {e}") from e
+        ctx.outputs[stage_name] = value
+        if ctx.sink.has_errors:
+            result.failed_stage = stage_name
+            return result
+    return result
+
+
+def check(
+    source: str | os.PathLike[str] | SourceFile,
+    *,
+    name: str = "<input>",
+    sources: SourceMap | None = None,
+) -> CompileResult:
+    """Everything `tilec check` does: parse, resolve, type and ownership check."""
+    return compile(source, "checked", name=name, sources=sources)
+
+
+def format_output(stage: str, result: CompileResult) -> str:
+    """The text `tilec emit --stage <stage>` prints for a finished result."""
+    value = result.context.outputs[stage]
+    match stage:
+        case "ast":
+            format_ast = _need("ast", "tilelang.syntax.printer", "format_ast")
+            return str(format_ast(value, result.sources))
+        case "checked":
+            return repr(value)
+        case "ir":
+            printer = _need("ir", "tilelang.ir.printer")
+            fmt = next(
+                (getattr(printer, n) for n in ("format_kernel", "print_kernel", "format_ir")
+                 if hasattr(printer, n)),
+                str,
+            )
+            return "\n".join(str(fmt(k)) for k in value)
+        case "llvm" | "ptx":
+            return "\n".join(a.text for a in value)
+        case _:
+            raise ValueError(f"unknown stage `{stage}`")

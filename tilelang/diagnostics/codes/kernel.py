@@ -1,6 +1,27 @@
-"""Error codes of the `kernel` range (see `codes/__init__.py` for the ranges)."""
+"""Error codes of the `kernel` range: what a kernel may do with its tensors
+(BRIEF §6 rule 8). Emitted by `tilelang.ownership.kernel`.
+"""
 
 from tilelang.diagnostics.codes import define
 
-# Example:
-# UNKNOWN_NAME = define("E0101", "unknown-name", "a name that is not defined")
+STORE_THROUGH_SHARED = define(
+    "E0401", "store-through-shared",
+    "a store through a `&` tensor parameter or a read-only view of one")
+NESTED_TILE_OUTSIDE_OWN = define(
+    "E0402", "nested-tile-outside-own",
+    "a nested partition of a `&mut` parameter does not tile the block's own tile")
+TILE_INDEX_OUT_OF_RANGE = define(
+    "E0403", "tile-index-out-of-range",
+    "a tile index is outside the partition's tiles (at compile time or at launch)")
+MUT_PARAM_ESCAPES = define(
+    "E0404", "mut-param-escapes",
+    "a `&mut` tensor parameter escapes: returned, aliased, or stored in a variable")
+UNSAFE_OP_OUTSIDE_UNSAFE = define(
+    "E0405", "unsafe-op-outside-unsafe",
+    "`atomic_add`, `atomic_max` or `store_unchecked` outside an `unsafe` block")
+MUT_PARAM_AS_SHARED = define(
+    "E0406", "mut-param-as-shared",
+    "a `&mut` tensor parameter passed where a `&` tensor is expected")
+UNBOUNDED_TILE_INDEX = define(
+    "E0407", "unbounded-tile-index",
+    "a nested tile index cannot be bounded from loop headers, constants and `block_id`")

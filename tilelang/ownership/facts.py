@@ -1,0 +1,197 @@
+"""What the ownership checker hands to later stages: `OwnershipFacts`.
+
+The checker proves most kernel-side index facts at compile time. What depends
+on values known only at launch (const generics inferred from a partition
+shape, `num_blocks(axis)` from the grid) is recorded as a `LaunchCheck`: a
+condition `lhs REL rhs` over a tiny symbolic expression language (`SymExpr`).
+The host runtime evaluates every check of a kernel before any GPU work:
+
+    for check in facts.checks_for(kernel_name):
+        if not check.holds(env):
+            raise TileError(check.diagnostic(env, launch_span))
+
+`env` maps symbol names to integers:
+  - each const generic parameter by its name (`"B"`, `"BN"`), i.e. the
+    instantiation the type checker recorded for the call;
+  - each module constant by its name;
+  - `"num_blocks(0)"`, `"num_blocks(1)"`, `"num_blocks(2)"`: the launch grid.
+A symbol missing from `env` makes `holds` raise `KeyError` (a runtime bug, not
+a user error). Invariant: every `LaunchCheck` is sound to evaluate before the
+launch: it mentions no tensor data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Union
+
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.source import Span
+
+
+# ---------------------------------------------------------------- symbolic ints
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Sym:
+    """A value known at launch: a const generic, a module const, `num_blocks(k)`."""
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    op: str  # "+", "-", "*", "/" (truncating), "%", "min", "max"
+    lhs: SymExpr
+    rhs: SymExpr
+
+    def __str__(self) -> str:
+        if self.op in ("min", "max"):
+            return f"{self.op}({self.lhs}, {self.rhs})"
+        return f"({self.lhs} {self.op} {self.rhs})"
+
+
+SymExpr = Union[Const, Sym, BinOp]
+
+
+def evaluate(e: SymExpr, env: Mapping[str, int]) -> int:
+    """The integer value of `e` under `env` (Rust/C truncating `/` and `%`)."""
+    match e:
+        case Const(value=v):
+            return v
+        case Sym(name=n):
+            return int(env[n])
+        case BinOp(op=op, lhs=a, rhs=b):
+            x, y = evaluate(a, env), evaluate(b, env)
+            if op == "+":
+                return x + y
+            if op == "-":
+                return x - y
+            if op == "*":
+                return x * y
+            if op == "min":
+                return min(x, y)
+            if op == "max":
+                return max(x, y)
+            if y == 0:
+                # A zero tile dimension is rejected elsewhere; make the check fail.
+                return -1
+            q = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
+            return q if op == "/" else x - q * y
+    raise AssertionError(f"not a symbolic expression: {e!r}")
+
+
+def free_symbols(e: SymExpr) -> frozenset[str]:
+    match e:
+        case Const():
+            return frozenset()
+        case Sym(name=n):
+            return frozenset((n,))
+        case BinOp(lhs=a, rhs=b):
+            return free_symbols(a) | free_symbols(b)
+    raise AssertionError(f"not a symbolic expression: {e!r}")
+
+
+def simplify(e: SymExpr) -> SymExpr:
+    """Fold constants and the identities `x*1`, `x+0`, `x/1`, `x-x`, `x/x`."""
+    match e:
+        case Const() | Sym():
+            return e
+        case BinOp(op=op, lhs=a, rhs=b):
+            a, b = simplify(a), simplify(b)
+            if isinstance(a, Const) and isinstance(b, Const):
+                return Const(evaluate(BinOp(op, a, b), {}))
+            if op == "*" and b == Const(1) or op in ("+", "-") and b == Const(0):
+                return a
+            if op == "*" and a == Const(1) or op == "+" and a == Const(0):
+                return b
+            if op == "/" and b == Const(1):
+                return a
+            if op == "-" and a == b:
+                return Const(0)
+            if op == "/" and a == b:
+                return Const(1)
+            if op == "%" and (a == b or b == Const(1)):
+                return Const(0)
+            return BinOp(op, a, b)
+    raise AssertionError(f"not a symbolic expression: {e!r}")
+
+
+# ---------------------------------------------------------------- launch checks
+@dataclass(frozen=True, slots=True)
+class LaunchCheck:
+    """A kernel fact to verify at launch, before any GPU work: `lhs rel rhs`.
+
+    kind: "tile-index" (a nested tile index stays inside the own tile's
+    nested tiles) or "tile-divides" (a nested tile shape divides the own tile
+    shape). `span` is where the fact comes from in the kernel; `code` is the
+    error code to report (`E0403` or `E0402`), `what` a phrase naming the fact
+    ("tile index `j` of `q` along axis 1").
+    """
+    kernel: str
+    kind: str
+    lhs: SymExpr
+    rel: str  # "<", "<=", ">=", "=="
+    rhs: SymExpr
+    span: Span
+    code: str
+    what: str
+
+    def holds(self, env: Mapping[str, int]) -> bool:
+        x, y = evaluate(self.lhs, env), evaluate(self.rhs, env)
+        match self.rel:
+            case "<":
+                return x < y
+            case "<=":
+                return x <= y
+            case ">=":
+                return x >= y
+            case "==":
+                return x == y
+        raise AssertionError(self.rel)
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        return free_symbols(self.lhs) | free_symbols(self.rhs)
+
+    def describe(self, env: Mapping[str, int]) -> str:
+        x, y = evaluate(self.lhs, env), evaluate(self.rhs, env)
+        return f"{self.what}: `{self.lhs} {self.rel} {self.rhs}` is `{x} {self.rel} {y}`"
+
+    def diagnostic(self, env: Mapping[str, int], launch: Span | None = None) -> Diagnostic:
+        """The located error for a failed check (primary at the launch if given)."""
+        msg = f"launch-time check failed in kernel `{self.kernel}`: {self.what}"
+        d = Diagnostic.error(self.code, msg)
+        if launch is not None:
+            d = d.primary(launch, "this launch violates the check").secondary(
+                self.span, self.describe(env))
+        else:
+            d = d.primary(self.span, self.describe(env))
+        bindings = ", ".join(f"{k} = {env[k]}" for k in sorted(self.symbols) if k in env)
+        if bindings:
+            d = d.note(f"with {bindings}")
+        return d
+
+
+@dataclass(slots=True)
+class OwnershipFacts:
+    """The ownership checker's output.
+
+    launch_checks: every fact deferred to launch time (see module docstring).
+    waits: for each `h.wait()` call node, the launch call nodes whose borrows
+        it may end (informational; the REPL and LSP can show it).
+    """
+    launch_checks: list[LaunchCheck] = field(default_factory=list)
+    waits: dict[object, tuple[object, ...]] = field(default_factory=dict)
+
+    def checks_for(self, kernel: str) -> list[LaunchCheck]:
+        return [c for c in self.launch_checks if c.kernel == kernel]

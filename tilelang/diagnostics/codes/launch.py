@@ -1,6 +1,42 @@
-"""Error codes of the `launch` range (see `codes/__init__.py` for the ranges)."""
+"""Error codes of the `launch` range (see `codes/__init__.py` for the ranges).
+
+Launch-time checks: facts about a kernel launch that only the values of a run
+can decide. The host runtime (`tilelang/runtime/launch.py`) checks all of them
+before any kernel work starts; each diagnostic's primary label is the launch.
+"""
 
 from tilelang.diagnostics.codes import define
 
-# Example:
-# UNKNOWN_NAME = define("E0101", "unknown-name", "a name that is not defined")
+GRID_MISMATCH = define(
+    "E0500", "partition-grids-disagree",
+    "the `&mut` partitions of one launch give different grids")
+DIM_MISMATCH = define(
+    "E0501", "launch-dim-mismatch",
+    "a tensor's run-time dimension differs from the static dimension of the kernel parameter")
+DTYPE_MISMATCH = define(
+    "E0502", "launch-dtype-mismatch",
+    "a tensor's element type differs from the kernel parameter's at launch")
+RANK_MISMATCH = define(
+    "E0503", "launch-rank-mismatch",
+    "a tensor's rank differs from the kernel parameter's at launch")
+GENERIC_CONFLICT = define(
+    "E0504", "launch-generic-conflict",
+    "two arguments of a launch give one const generic different values")
+TILE_SHAPE_MISMATCH = define(
+    "E0505", "launch-tile-shape-mismatch",
+    "a partition's tile shape differs from the kernel's `&mut` parameter at launch")
+TILE_INDEX_OUT_OF_RANGE = define(
+    "E0506", "launch-tile-index-out-of-range",
+    "a tile index the checker deferred to launch time is out of range")
+BAD_PARTITION = define(
+    "E0507", "invalid-partition",
+    "a partition's tile shape has the wrong rank or a dimension that is not positive")
+UNINFERRED_GENERIC = define(
+    "E0508", "launch-generic-not-inferred",
+    "a const generic of a launched kernel has no value")
+NO_GRID = define(
+    "E0509", "launch-without-grid",
+    "a launched kernel has no `&mut` partition to size its grid")
+GRID_RANK = define(
+    "E0510", "launch-grid-rank",
+    "a partitioned tensor has more than three dimensions, more than a grid has")

@@ -1,10 +1,34 @@
-"""Error codes of the `runtime` range (see `codes/__init__.py` for the ranges)."""
+"""Error codes of the `runtime` range (see `codes/__init__.py` for the ranges).
+
+E0700-E0709: device-side run-time errors (helper F1: the kernel interpreter).
+E0710-E0749: host-side run-time errors (helper F2: `tilelang/runtime/host.py`,
+`tilelang/run.py`).
+"""
 
 from tilelang.diagnostics.codes import define
-
-# Example:
-# UNKNOWN_NAME = define("E0101", "unknown-name", "a name that is not defined")
 
 # -- device (F1: the kernel interpreter) -------------------------------------
 DEVICE_ASSERT = define(
     "E0700", "device-assert-failed", "a device `assert` inside a kernel failed")
+
+# -- host runtime (F2) -------------------------------------------------------
+HOST_ASSERT = define(
+    "E0710", "assertion-failed", "a host `assert` failed")
+NOT_CLOSE = define(
+    "E0711", "tensors-not-close", "`assert_close` found elements that differ")
+NPY_IO = define(
+    "E0712", "npy-io-error", "`load_npy` or `save_npy` could not read or write the file")
+NPY_FORMAT = define(
+    "E0713", "npy-unsupported", "a `.npy` file holds an array Tile cannot represent")
+HOST_SHAPE = define(
+    "E0714", "host-shape-mismatch",
+    "a host tensor operation got shapes that do not fit (element-wise, `reshape`, `assert_close`)")
+HOST_DIV_ZERO = define(
+    "E0715", "host-division-by-zero", "an integer division or remainder by zero in host code")
+NO_GPU = define(
+    "E0716", "no-gpu", "`--device gpu` was asked for but no usable GPU engine is there")
+NO_MAIN = define(
+    "E0717", "no-main", "`tilec run` found no `fn main()` to run")
+HOST_LIMIT = define(
+    "E0718", "host-unsupported",
+    "host code did something the host evaluator cannot do (for example, call a device function)")

@@ -1,0 +1,671 @@
+"""The host builtins of BRIEF §5 and host arithmetic.
+
+Functions: `zeros ones full arange rand randn load_npy print assert
+assert_close` (and scalar `abs sqrt exp log min max`); methods on tensors:
+`partition shape clone reshape save_npy sum max min` (and `as` casts, element
+-wise `+ - * /` through `binary`).
+
+Semantics the rest of the toolchain may rely on:
+- `rand::<T>(shape, seed)` and `randn::<T>(shape, seed)` draw float64 values
+  from NumPy's `Generator(PCG64(seed))` (`.random` uniform in [0, 1),
+  `.standard_normal`) in row-major order and round them to `T`, so the same
+  seed gives the same values on every machine, and `f32`/`f64` tensors of one
+  seed agree to rounding. For an integer `T`, `rand` draws uniform integers
+  in [0, 100) (`.integers(0, 100)`); for `bool`, fair coin flips. `randn`
+  needs a float `T`.
+- Host arithmetic reads its operands and never moves them. Scalars broadcast;
+  two tensors combine element-wise (NumPy broadcasting where a dimension is 1).
+  f16 results are rounded to f16 and bf16 results to bf16 after every
+  operation; integer `/` truncates toward zero and `%` takes the dividend's
+  sign (a zero divisor is a run-time error on the host, E0715).
+- `t.sum()` accumulates floats in f64 and integers in i64, then converts the
+  total to `T` (integers wrap); `t.max()`/`t.min()` propagate NaN.
+- `assert_close(&a, &b, rtol = r, atol = t)` passes when every element has
+  `|a - b| <= atol + rtol * |b|` (NaN is never close). Defaults by dtype
+  (PyTorch's): f16 rtol 1e-3, atol 1e-5; bf16 rtol 1.6e-2, atol 1e-5; f32
+  rtol 1.3e-6, atol 1e-5; f64 rtol 1e-7, atol 1e-7; integers and bool exact.
+- `load_npy(path)` / `t.save_npy(path)` resolve a relative path against the
+  current directory. A bf16 tensor is saved as float32.
+- `print` prints its arguments separated by spaces; when the first is a
+  string with `{}` placeholders, the other arguments fill them in order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tilelang.diagnostics.codes import launch as lcodes
+from tilelang.diagnostics.codes import runtime as rcodes
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.dtypes import DType
+from tilelang.runtime.tensor import (
+    Partition,
+    Tensor,
+    dtype_of_array,
+    float_to_int,
+    format_scalar,
+    format_tensor,
+    normalise,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+if TYPE_CHECKING:
+    from tilelang.runtime.host import HostEvaluator, _Scope
+
+UNARY_MATH = {
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos,
+    "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor,
+    "ceil": np.ceil,
+}
+REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
+
+HOST_FUNCTIONS = frozenset({
+    "zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print",
+    "assert", "assert_close", "maximum", "minimum", "where", *UNARY_MATH, *REDUCTIONS,
+})
+
+RAND_INT_HIGH = 100
+
+_DEFAULT_TOL = {
+    DType.F16: (1e-3, 1e-5),
+    DType.BF16: (1.6e-2, 1e-5),
+    DType.F32: (1.3e-6, 1e-5),
+    DType.F64: (1e-7, 1e-7),
+}
+
+
+# ---------------------------------------------------------------- scalars
+def scalar_dtype_of(v: Any) -> DType | None:
+    if isinstance(v, (bool, np.bool_)):
+        return DType.BOOL
+    if isinstance(v, np.generic):
+        return dtype_of_array(np.asarray(v))
+    return None
+
+
+def to_scalar(v: Any, dt: DType | None) -> Any:
+    """`v` as a scalar of `dt` (wrapping integers, saturating float -> int),
+    or `v` unchanged when it is not a number or `dt` is None."""
+    if dt is None or isinstance(v, (Tensor, Partition, str, list, tuple)):
+        return v
+    if not isinstance(v, (int, float, bool, np.generic)):
+        return v
+    if dt is DType.BOOL:
+        return bool(v)
+    if dt.is_int:
+        if isinstance(v, (float, np.floating)):
+            return float_to_int(np.asarray(v), dt)[()]
+        bits = dt.bits
+        iv = int(v) % (1 << bits)
+        if dt.is_signed and iv >= 1 << (bits - 1):
+            iv -= 1 << bits
+        return dt.np_dtype.type(iv)
+    return normalise(np.asarray(float(v), dtype=np.float64), dt)[()]
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    return v
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+_COMPARE = {"==", "!=", "<", ">", "<=", ">="}
+
+
+def _div_zero(span: Span, op: str) -> TileError:
+    what = "division" if op == "/" else "remainder"
+    return TileError(Diagnostic.error(rcodes.HOST_DIV_ZERO, f"integer {what} by zero")
+                     .primary(span, "the divisor is zero here")
+                     .with_help("check the divisor before dividing"))
+
+
+def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DType | None) -> Any:
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return _tensor_binary(op, a, b, op_span, span)
+    if isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple)):
+        if op == "==":
+            return a == b
+        if op == "!=":
+            return a != b
+        if op == "+" and isinstance(a, list) and isinstance(b, list):
+            return a + b
+    dt = result_dtype
+    if dt is None and op not in _COMPARE:
+        dt = scalar_dtype_of(a) or scalar_dtype_of(b)
+        if dt is DType.BOOL and op not in ("&", "|", "^"):
+            dt = None
+    x, y = _num(a), _num(b)
+    is_float = isinstance(x, float) or isinstance(y, float) or (dt is not None and dt.is_float)
+    match op:
+        case "+":
+            r = x + y
+        case "-":
+            r = x - y
+        case "*":
+            r = x * y
+        case "/":
+            if is_float:
+                with np.errstate(all="ignore"):
+                    r = float(np.float64(x) / np.float64(y))
+            else:
+                if y == 0:
+                    raise _div_zero(op_span.to(span), op)
+                r = _trunc_div(int(x), int(y))
+        case "%":
+            if is_float:
+                r = math.fmod(x, y) if y != 0 else float("nan")
+            else:
+                if y == 0:
+                    raise _div_zero(op_span.to(span), op)
+                r = int(x) - int(y) * _trunc_div(int(x), int(y))
+        case "&":
+            r = x & y
+        case "|":
+            r = x | y
+        case "^":
+            r = x ^ y
+        case "<<":
+            r = int(x) << int(y)
+        case ">>":
+            r = int(x) >> int(y)
+        case "==":
+            return x == y
+        case "!=":
+            return x != y
+        case "<":
+            return x < y
+        case ">":
+            return x > y
+        case "<=":
+            return x <= y
+        case ">=":
+            return x >= y
+        case _:
+            raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"operator `{op}` is not supported here")
+                            .primary(op_span, "here"))
+    if dt is not None:
+        return to_scalar(r, dt)
+    return r
+
+
+def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
+    ta = a if isinstance(a, Tensor) else None
+    tb = b if isinstance(b, Tensor) else None
+    t = ta or tb
+    assert t is not None
+    dt = t.dtype
+    if ta is not None and tb is not None and ta.dtype is not tb.dtype:
+        raise TileError(Diagnostic.error(
+            rcodes.HOST_SHAPE, f"mismatched element types: `{ta.dtype.value}` {op} `{tb.dtype.value}`")
+            .primary(op_span, "the operands hold different types")
+            .with_help(f"cast one side with `as {ta.dtype.value}`"))
+    work = np.float32 if dt is DType.BF16 else dt.np_dtype
+    x = ta.numpy() if ta is not None else np.asarray(_num(a)).astype(work)
+    y = tb.numpy() if tb is not None else np.asarray(_num(b)).astype(work)
+    if ta is not None and tb is not None:
+        try:
+            np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_SHAPE,
+                f"shapes {_shape(ta.shape)} and {_shape(tb.shape)} do not fit element-wise")
+                .primary(op_span, f"`{op}` of {_shape(ta.shape)} and {_shape(tb.shape)}")
+                .with_help("the shapes must be equal, or 1 where they differ")) from None
+    out_dt = dt
+    with np.errstate(all="ignore"):
+        match op:
+            case "+":
+                r = np.add(x, y)
+            case "-":
+                r = np.subtract(x, y)
+            case "*":
+                r = np.multiply(x, y)
+            case "/" | "%" if dt.is_int:
+                if np.any(y == 0):
+                    raise _div_zero(op_span.to(span), op)
+                q = np.abs(x) // np.abs(y)
+                q = np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
+                r = q if op == "/" else x - y * q
+            case "/":
+                r = np.divide(x, y)
+            case "%":
+                r = np.fmod(x, y)
+            case "&":
+                r = np.bitwise_and(x, y)
+            case "|":
+                r = np.bitwise_or(x, y)
+            case "^":
+                r = np.bitwise_xor(x, y)
+            case "==" | "!=" | "<" | ">" | "<=" | ">=":
+                fn = {"==": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
+                      "<=": np.less_equal, ">=": np.greater_equal}[op]
+                r = fn(x, y)
+                out_dt = DType.BOOL
+            case _:
+                raise TileError(Diagnostic.error(
+                    rcodes.HOST_LIMIT, f"operator `{op}` is not supported on host tensors")
+                    .primary(op_span, "here")
+                    .with_help("host tensors support `+ - * /`; do the rest in a kernel"))
+    return Tensor.from_numpy(np.asarray(r), out_dt, t.device)
+
+
+def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
+    if isinstance(v, Tensor):
+        x = v.numpy()
+        with np.errstate(all="ignore"):
+            r = np.negative(x) if op == "-" else (np.logical_not(x) if v.dtype is DType.BOOL else np.invert(x))
+        return Tensor.from_numpy(r, v.dtype, v.device)
+    dt = result_dtype or scalar_dtype_of(v)
+    x = _num(v)
+    if op == "-":
+        r = -x
+    elif isinstance(x, bool):
+        return not x
+    else:
+        r = ~int(x)
+    return to_scalar(r, dt) if dt is not None else r
+
+
+def cast(v: Any, dt: DType) -> Any:
+    if isinstance(v, Tensor):
+        return Tensor.from_numpy(normalise(v.numpy(), dt), dt, v.device)
+    return to_scalar(_num(v), dt)
+
+
+def _shape(dims: Any) -> str:
+    return "[" + ", ".join(str(int(d)) for d in dims) + "]"
+
+
+# ---------------------------------------------------------------- formatting
+def format_value(v: Any) -> str:
+    from tilelang.runtime.launch import Graph, Handle, Operation
+
+    if isinstance(v, Tensor):
+        return format_tensor(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, Partition):
+        return f"{v.type_name()} of {v.tensor.type_name()}, grid {_shape(v.grid)}"
+    if isinstance(v, list):
+        return "[" + ", ".join(format_value(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        if len(v) == 1:
+            return f"({format_value(v[0])},)"
+        return "(" + ", ".join(format_value(x) for x in v) + ")"
+    if isinstance(v, Operation):
+        return f"Op<{v.name}>"
+    if isinstance(v, Handle):
+        return f"Handle<{v.op.name}>"
+    if isinstance(v, Graph):
+        return f"Graph({len(v.ops)} operations)"
+    return format_scalar(v, scalar_dtype_of(v))
+
+
+# ---------------------------------------------------------------- builtins
+class Builtins:
+    def __init__(self, ev: HostEvaluator) -> None:
+        self.ev = ev
+
+    @property
+    def device(self) -> Any:
+        return self.ev.runtime.device
+
+    # -- argument helpers ---------------------------------------------------------
+    def _args(self, call: ast.Call | ast.MethodCall, scope: _Scope) -> tuple[list[Any], dict[str, Any]]:
+        pos: list[Any] = []
+        kw: dict[str, Any] = {}
+        for a in call.args:
+            v = self.ev.eval(a.value, scope)
+            if a.name is not None:
+                kw[a.name.name] = v
+            else:
+                pos.append(v)
+        return pos, kw
+
+    def _dtype(self, call: ast.Call, default: DType = DType.F32) -> DType:
+        if call.generics and isinstance(call.generics[0], ast.NamedType):
+            dt = DType.parse(call.generics[0].name.name)
+            if dt is not None:
+                return dt
+        ty = self.ev.type_of(call)
+        d = getattr(ty, "dtype", None)
+        return d if isinstance(d, DType) else default
+
+    def _shape_arg(self, v: Any, span: Span) -> tuple[int, ...]:
+        dims = [v] if isinstance(v, (int, np.integer)) else list(v)
+        out = []
+        for d in dims:
+            d = int(d)
+            if d < 0:
+                raise TileError(Diagnostic.error(
+                    rcodes.HOST_SHAPE, f"a shape dimension is negative: {_shape(dims)}")
+                    .primary(span, "this shape"))
+            out.append(d)
+        return tuple(out)
+
+    def _arg_span(self, call: ast.Call | ast.MethodCall, i: int) -> Span:
+        return call.args[i].span if i < len(call.args) else call.span
+
+    def _new(self, array: np.ndarray, dt: DType) -> Tensor:
+        return Tensor.from_numpy(array, dt, self.device)
+
+    # -- free functions -------------------------------------------------------------
+    def call(self, name: str, call: ast.Call, scope: _Scope) -> Any:
+        if name == "assert":
+            return self._assert(call, scope)
+        pos, kw = self._args(call, scope)
+        match name:
+            case "zeros" | "ones":
+                dt = self._dtype(call)
+                shape = self._shape_arg(pos[0], self._arg_span(call, 0))
+                return self._new(np.full(shape, 0 if name == "zeros" else 1), dt)
+            case "full":
+                dt = self._dtype(call)
+                shape = self._shape_arg(pos[0], self._arg_span(call, 0))
+                return self._new(np.full(shape, _num(pos[1])), dt)
+            case "arange":
+                dt = self._dtype(call, DType.I32)
+                lo, hi = (0, pos[0]) if len(pos) == 1 else (pos[0], pos[1])
+                return self._new(np.arange(int(lo), int(hi)), dt)
+            case "rand" | "randn":
+                return self._random(name, call, pos, kw)
+            case "load_npy":
+                return self._load_npy(str(pos[0]), call)
+            case "print":
+                self.ev.out.write(self._print_text(pos) + "\n")
+                return ()
+            case "assert_close":
+                return self._assert_close(call, pos, kw)
+            case _ if name in UNARY_MATH:
+                return self.math(name, pos[0])
+            case _ if name in REDUCTIONS:
+                return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
+            case "maximum" | "minimum" | "where":
+                return self._select(name, pos, call)
+        raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"`{name}` cannot be called in host code")
+                        .primary(call.span, "here"))
+
+    def _print_text(self, pos: list[Any]) -> str:
+        if pos and isinstance(pos[0], str) and "{}" in pos[0] and len(pos) > 1:
+            pieces = pos[0].split("{}")
+            rest = list(pos[1:])
+            out = pieces[0]
+            for piece in pieces[1:]:
+                out += (format_value(rest.pop(0)) if rest else "{}") + piece
+            return " ".join([out, *(format_value(r) for r in rest)])
+        return " ".join(format_value(v) for v in pos)
+
+    def _random(self, name: str, call: ast.Call, pos: list[Any], kw: dict[str, Any]) -> Tensor:
+        dt = self._dtype(call)
+        shape = self._shape_arg(pos[0], self._arg_span(call, 0))
+        seed = int(pos[1]) if len(pos) > 1 else int(kw.get("seed", 0))
+        rng = np.random.Generator(np.random.PCG64(seed))
+        if name == "randn":
+            if not dt.is_float:
+                raise TileError(Diagnostic.error(
+                    rcodes.HOST_LIMIT, f"`randn` needs a float element type, not `{dt.value}`")
+                    .primary(call.span, "here").with_help("use `rand` for integers"))
+            values = rng.standard_normal(shape)
+        elif dt is DType.BOOL:
+            values = rng.random(shape) < 0.5
+        elif dt.is_int:
+            values = rng.integers(0, RAND_INT_HIGH, size=shape)
+        else:
+            values = rng.random(shape)
+        return self._new(values, dt)
+
+    def _load_npy(self, path: str, call: ast.Call) -> Tensor:
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot read `{path}`: no such file")
+                            .primary(call.span, "loaded here")
+                            .with_help("paths are relative to the directory `tilec run` was started in")) from None
+        except (OSError, ValueError) as e:
+            raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot read `{path}`: {_reason(e)}")
+                            .primary(call.span, "loaded here")) from None
+        if not isinstance(arr, np.ndarray):
+            raise TileError(Diagnostic.error(rcodes.NPY_FORMAT, f"`{path}` does not hold one array")
+                            .primary(call.span, "loaded here"))
+        native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in ("=", "|") else arr.dtype
+        dt = dtype_of_array(np.empty(0, dtype=native))
+        if dt is None:
+            raise TileError(Diagnostic.error(
+                rcodes.NPY_FORMAT, f"`{path}` holds `{arr.dtype}` values, which Tile has no type for")
+                .primary(call.span, "loaded here")
+                .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
+        return self._new(np.ascontiguousarray(arr.astype(native)), dt)
+
+    def _assert(self, call: ast.Call, scope: _Scope) -> Any:
+        if not call.args:
+            return ()
+        cond = self.ev.eval(call.args[0].value, scope)
+        if self.ev.truth(cond):
+            return ()
+        text = self.ev.sources.snippet(call.args[0].value.span)
+        if len(call.args) > 1:
+            msg = format_value(self.ev.eval(call.args[1].value, scope))
+            diag = Diagnostic.error(rcodes.HOST_ASSERT, f"assertion failed: {msg}")
+        else:
+            diag = Diagnostic.error(rcodes.HOST_ASSERT, f"assertion failed: `{text}`")
+        diag = diag.primary(call.args[0].value.span, "this is false")
+        if isinstance(cond, Tensor):
+            bad = int(np.size(cond.numpy()) - np.count_nonzero(cond.numpy()))
+            diag = diag.note(f"{bad} of {cond.size} elements are false")
+        raise TileError(diag)
+
+    def _assert_close(self, call: ast.Call, pos: list[Any], kw: dict[str, Any]) -> Any:
+        a, b = pos[0], pos[1]
+        la = self.ev.sources.snippet(call.args[0].value.span)
+        lb = self.ev.sources.snippet(call.args[1].value.span)
+        dt = a.dtype if isinstance(a, Tensor) else (b.dtype if isinstance(b, Tensor) else scalar_dtype_of(a))
+        x = np.asarray(a.numpy() if isinstance(a, Tensor) else _num(a))
+        y = np.asarray(b.numpy() if isinstance(b, Tensor) else _num(b))
+        default_rtol, default_atol = _DEFAULT_TOL.get(dt, (0.0, 0.0)) if dt else (1.3e-6, 1e-5)
+        rtol = float(kw.get("rtol", pos[2] if len(pos) > 2 else default_rtol))
+        atol = float(kw.get("atol", pos[3] if len(pos) > 3 else default_atol))
+        if x.shape != y.shape:
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_SHAPE, f"`assert_close` got shapes {_shape(x.shape)} and {_shape(y.shape)}")
+                .primary(call.span, "the two sides differ in shape")
+                .secondary(call.args[0].value.span, f"shape {_shape(x.shape)}")
+                .secondary(call.args[1].value.span, f"shape {_shape(y.shape)}"))
+        xf = x.astype(np.float64)
+        yf = y.astype(np.float64)
+        with np.errstate(all="ignore"):
+            diff = np.abs(xf - yf)
+            allowed = atol + rtol * np.abs(yf)
+            bad = ~(diff <= allowed)
+        n_bad = int(np.count_nonzero(bad))
+        if n_bad == 0:
+            return ()
+        excess = np.where(bad, np.nan_to_num(diff - allowed, nan=np.inf, posinf=np.inf), -1.0)
+        flat = np.argsort(-excess.reshape(-1), kind="stable")[: min(5, n_bad)]
+        diag = (Diagnostic.error(
+            rcodes.NOT_CLOSE,
+            f"tensors are not close: {n_bad} of {x.size} elements differ "
+            f"(rtol = {_g(rtol)}, atol = {_g(atol)})")
+            .primary(call.span, f"{n_bad} elements differ")
+            .secondary(call.args[0].value.span, "left")
+            .secondary(call.args[1].value.span, "right"))
+        for i in flat:
+            idx = np.unravel_index(int(i), x.shape) if x.ndim else ()
+            where = "[" + ", ".join(str(int(k)) for k in idx) + "]"
+            xa, ya = x[idx] if x.ndim else x[()], y[idx] if y.ndim else y[()]
+            d = diff[idx] if x.ndim else diff[()]
+            diag = diag.note(
+                f"at {where}: left `{la}` = {format_scalar(xa, dt)}, right `{lb}` = "
+                f"{format_scalar(ya, dt)}, difference {_g(float(d))}")
+        if n_bad > len(flat):
+            diag = diag.note(f"... and {n_bad - len(flat)} more")
+        if x.size:
+            worst = float(np.nanmax(np.where(np.isfinite(diff), diff, np.nan))) if np.isfinite(diff).any() else float("inf")
+            diag = diag.with_help(f"the largest difference is {_g(worst)}; loosen `rtol`/`atol` "
+                                  "if that is within what you expect")
+        raise TileError(diag)
+
+    def math(self, name: str, x: Any) -> Any:
+        """A unary math function of a scalar or, element-wise, of a tensor;
+        f16/bf16 computed in f32 and rounded once, integers in f64."""
+        fn = UNARY_MATH[name]
+        if isinstance(x, Tensor):
+            dt = x.dtype
+            v = x.numpy()
+            if name in ("abs",) and not dt.is_float:
+                with np.errstate(all="ignore"):
+                    return self._new(np.abs(v), dt)
+            work = np.float64 if dt in (DType.F64,) or not dt.is_float else np.float32
+            with np.errstate(all="ignore"):
+                r = fn(v.astype(work))
+            return self._new(r, dt if dt.is_float else DType.F32)
+        dt = scalar_dtype_of(x)
+        with np.errstate(all="ignore"):
+            r = float(fn(np.float64(_num(x))))
+        if name == "abs" and dt is not None and not dt.is_float:
+            return to_scalar(abs(int(_num(x))), dt)
+        return to_scalar(r, dt) if dt is not None and dt.is_float else r
+
+    def _select(self, name: str, pos: list[Any], call: ast.Call) -> Any:
+        if name == "where":
+            c, a, b = pos
+        else:
+            a, b = pos
+            c = None
+        tensors = [v for v in (a, b) if isinstance(v, Tensor)]
+        if not tensors and not isinstance(c, Tensor):
+            if name == "where":
+                return a if c else b
+            x, y = _num(a), _num(b)
+            r = (max if name == "maximum" else min)(x, y)
+            if isinstance(x, float) and math.isnan(x) or isinstance(y, float) and math.isnan(y):
+                r = float("nan")
+            dt = scalar_dtype_of(a) or scalar_dtype_of(b)
+            return to_scalar(r, dt) if dt is not None else r
+        dt = tensors[0].dtype if tensors else DType.F32
+        device = (tensors[0] if tensors else c).device
+        x = a.numpy() if isinstance(a, Tensor) else _num(a)
+        y = b.numpy() if isinstance(b, Tensor) else _num(b)
+        if name == "where":
+            cv = c.numpy() if isinstance(c, Tensor) else bool(c)
+            r = np.where(cv, x, y)
+        else:
+            r = np.maximum(x, y) if name == "maximum" else np.minimum(x, y)
+        return Tensor.from_numpy(np.asarray(r), dt, device)
+
+    def reduce(self, name: str, t: Any, axis: Any, node: Any) -> Any:
+        """`sum max min prod argmax argmin` over the whole tensor (a scalar) or
+        one axis (a tensor without that axis)."""
+        if not isinstance(t, Tensor):
+            return t
+        x = t.numpy()
+        ax = None if axis is None else int(axis)
+        if ax is not None and not -t.rank <= ax < t.rank:
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
+                .primary(node.span, "this reduction"))
+        if name in ("max", "min", "argmax", "argmin") and (x.size == 0 or (ax is not None and x.shape[ax] == 0)):
+            raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{name}` of an empty tensor")
+                            .primary(node.span, "there is nothing to reduce"))
+        dt = t.dtype
+        if name in ("sum", "prod"):
+            if dt.is_float:
+                acc = np.float64
+            elif dt is DType.BOOL:
+                acc = np.int64
+                dt = DType.I64
+            else:
+                acc = np.int64 if dt.is_signed else np.uint64
+            fn = np.sum if name == "sum" else np.prod
+            r = fn(x, axis=ax, dtype=acc)
+        elif name in ("max", "min"):
+            r = np.max(x, axis=ax) if name == "max" else np.min(x, axis=ax)
+        else:
+            r = np.argmax(x, axis=ax) if name == "argmax" else np.argmin(x, axis=ax)
+            dt = DType.I32
+        if ax is None:
+            return to_scalar(_num(np.asarray(r)[()]), dt)
+        return self._new(_wrap(np.asarray(r), dt), dt)
+
+    # -- methods --------------------------------------------------------------------
+    def method(self, name: str, recv: Any, mc: ast.MethodCall, scope: _Scope) -> Any:
+        pos, kw = self._args(mc, scope)
+        if isinstance(recv, Tensor):
+            match name:
+                case "partition":
+                    return self._partition(recv, pos[0], mc)
+                case "shape":
+                    return list(recv.shape)
+                case "clone":
+                    return recv.clone()
+                case "reshape":
+                    shape = list(self._shape_arg(pos[0], self._arg_span(mc, 0)))
+                    if math.prod(shape) != recv.size:
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE,
+                            f"cannot reshape {_shape(recv.shape)} ({recv.size} elements) "
+                            f"into {_shape(shape)} ({math.prod(shape)} elements)")
+                            .primary(mc.span, "the element counts differ"))
+                    return Tensor(recv.dtype, tuple(shape),
+                                  self.device.upload(recv.numpy().reshape(shape)), recv.device)
+                case "save_npy":
+                    path = str(pos[0])
+                    try:
+                        np.save(path, recv.numpy())
+                    except OSError as e:
+                        raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot write `{path}`: {_reason(e)}")
+                                        .primary(mc.span, "saved here")) from None
+                    return ()
+                case _ if name in REDUCTIONS:
+                    return self.reduce(name, recv, pos[0] if pos else None, mc)
+                case _ if name in UNARY_MATH:
+                    return self.math(name, recv)
+        if isinstance(recv, (list, tuple)) and name == "len":
+            return len(recv)
+        if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):
+            return self.math(name, recv)
+        raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"no method `{name}` on this host value")
+                        .primary(mc.method.span, "unknown method"))
+
+    def _partition(self, t: Tensor, shape: Any, mc: ast.MethodCall) -> Partition:
+        tile = tuple(int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape]))
+        if len(tile) != t.rank:
+            raise TileError(Diagnostic.error(
+                lcodes.BAD_PARTITION,
+                f"a tile shape of {len(tile)} dimensions cannot partition a tensor of {t.rank}")
+                .primary(mc.span, f"{_shape(tile)} for a tensor of shape {_shape(t.shape)}")
+                .with_help(f"give one tile dimension per tensor dimension ({t.rank})"))
+        if any(d <= 0 for d in tile):
+            raise TileError(Diagnostic.error(
+                lcodes.BAD_PARTITION, f"tile shape {_shape(tile)} has a dimension that is not positive")
+                .primary(mc.span, "every tile dimension must be at least 1"))
+        return Partition(t, tile)
+
+
+def _wrap(a: np.ndarray, dt: DType) -> np.ndarray:
+    """Integer totals wrap into `dt`; floats are converted (and rounded)."""
+    if dt.is_int and a.dtype.kind in "iu":
+        return a.astype(dt.np_dtype)
+    return normalise(a, dt)
+
+
+def _reason(e: BaseException) -> str:
+    text = getattr(e, "strerror", None) or str(e)
+    return text[:1].lower() + text[1:] if text else type(e).__name__
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"

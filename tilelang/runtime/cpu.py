@@ -1,0 +1,50 @@
+"""`CpuDevice`: the reference engine, tensors in NumPy arrays and kernels run
+by helper F1's NumPy interpreter (`tilelang.interp.run_kernel`).
+
+Every launch runs to completion inside `run`, so streams, events and handles
+are trivially satisfied; `.launch()` still returns a handle and the ownership
+rules are those of the GPU (the checker does not know which engine runs).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from tilelang.dtypes import DType
+from tilelang.runtime.device import Device
+from tilelang.source import Span
+
+
+class CpuDevice(Device):
+    name = "cpu"
+    kind = "cpu"
+
+    def __init__(self, out: Callable[[str], None] | None = None) -> None:
+        self.launches = 0  # how many kernel launches ran (tests read it)
+        self.out = out  # where device `print` goes (None: stdout)
+
+    # -- memory ---------------------------------------------------------------
+    def upload(self, host: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(host)
+
+    def download(self, buffer: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+        return buffer
+
+    def write(self, buffer: np.ndarray, host: np.ndarray) -> None:
+        buffer[...] = host
+
+    # -- kernels --------------------------------------------------------------
+    def prepare(self, kernel_ir: Any) -> Any:
+        return kernel_ir
+
+    def run(self, prepared: Any, grid: tuple[int, ...], args: list[Any],
+            stream: Any = None, span: Span | None = None) -> None:
+        try:
+            from tilelang.interp import run_kernel
+        except ImportError:  # the package may not re-export it yet
+            from tilelang.interp.machine import run_kernel
+
+        self.launches += 1
+        run_kernel(prepared, grid, args, out=self.out)

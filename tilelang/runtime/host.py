@@ -1,0 +1,554 @@
+"""The host evaluator: a tree-walking interpreter for host `fn`s.
+
+It walks the checked AST of `main` (and the host functions it calls) with the
+type checker's `Program` (helper C) at hand: `symbol_of` says what a call
+names when imports are involved, `type_of` gives literals and scalar results
+their element type (so `i32` arithmetic wraps as it does in the compiled
+program), `instantiations` gives the const generics the checker inferred for
+a kernel call. Where the program has no answer (an untyped literal, a side
+table entry missing) it falls back on the dynamic value: untyped integers are
+Python ints and floats Python floats until they meet a typed value.
+
+Host values: `Tensor`, `Partition` (`runtime/tensor.py`), `Operation`,
+`Handle`, `Graph` (`runtime/launch.py`), scalars (NumPy scalars when typed,
+Python numbers when not), `bool`, `str`, tuples, shapes (Python lists of int)
+and `()` for the unit value.
+
+The builtins of BRIEF §5 live in `runtime/builtins.py`; this module does the
+language. Guarantees: a user error raises `TileError` with a located
+diagnostic (E07xx, E05xx) and leaves no half-done kernel work; host arithmetic
+reads its operands and never moves them; a kernel call builds an `Operation`
+and runs nothing until `.sync()`, `.launch()` or a graph replay.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+
+from tilelang.diagnostics.codes import runtime as rcodes
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.dtypes import DType
+from tilelang.runtime import builtins as bi
+from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
+from tilelang.runtime.tensor import Partition, Tensor
+from tilelang.source import SourceMap, Span
+from tilelang.syntax import ast
+
+
+# ---------------------------------------------------------------- control flow
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+UNIT: tuple = ()
+
+
+@dataclass(slots=True)
+class _Scope:
+    vars: dict[str, Any]
+    parent: _Scope | None
+
+    def lookup(self, name: str) -> _Scope | None:
+        s: _Scope | None = self
+        while s is not None:
+            if name in s.vars:
+                return s
+            s = s.parent
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class FnRef:
+    """A function or kernel item used as a value (the callee of a call)."""
+
+    decl: ast.FnDecl
+    key: str  # qualified name, as `Program` knows it
+
+
+# ---------------------------------------------------------------- the evaluator
+class HostEvaluator:
+    def __init__(self, program: Any, root: ast.Module, sources: SourceMap, runtime: Runtime,
+                 out: IO[str] | None = None, ownership: Any = None) -> None:
+        self.program = program
+        self.root = root
+        self.sources = sources
+        self.runtime = runtime
+        self.out = out if out is not None else sys.stdout
+        self.ownership = ownership
+        self._recording: list[list[Operation]] = []
+        self._items = self._collect_items()
+        self._const_values: dict[str, Any] = {}
+        self.main_locals: dict[str, Any] = {}
+        self._main_body: ast.Block | None = None
+        self.builtins = bi.Builtins(self)
+
+    # -- items ---------------------------------------------------------------
+    def _collect_items(self) -> dict[str, Any]:
+        items: dict[str, Any] = {}
+        for module in self._modules():
+            for item in module.items:
+                if isinstance(item, (ast.FnDecl, ast.ConstDecl)):
+                    items.setdefault(item.name.name, item)
+        for item in self.root.items:  # the root module wins
+            if isinstance(item, (ast.FnDecl, ast.ConstDecl)):
+                items[item.name.name] = item
+        return items
+
+    def _modules(self) -> list[ast.Module]:
+        mods = getattr(self.program, "modules", None)
+        out: list[ast.Module] = []
+        values = mods.values() if isinstance(mods, dict) else (mods or ())
+        for m in values:
+            node = m if isinstance(m, ast.Module) else getattr(m, "ast", None) or getattr(m, "module", None)
+            if isinstance(node, ast.Module):
+                out.append(node)
+        return out
+
+    def find_main(self) -> ast.FnDecl | None:
+        item = next((i for i in self.root.items
+                     if isinstance(i, ast.FnDecl) and i.name.name == "main" and not i.is_kernel), None)
+        return item
+
+    def run_main(self, main: ast.FnDecl) -> Any:
+        """Run `main`; afterwards `main_locals` holds the variables of its body
+        (tests compare them with NumPy)."""
+        self._main_body = main.body
+        return self.call_fn(FnRef(main, "main"), [], main.span)
+
+    # -- program queries (tolerant of a partial Program) -------------------------
+    def type_of(self, node: Any) -> Any:
+        f = getattr(self.program, "type_of", None)
+        if f is None:
+            return None
+        try:
+            return f(node)
+        except (KeyError, LookupError, AttributeError, TypeError):
+            return None
+
+    def symbol_of(self, node: Any) -> Any:
+        f = getattr(self.program, "symbol_of", None)
+        if f is None:
+            return None
+        try:
+            return f(node)
+        except (KeyError, LookupError, AttributeError, TypeError):
+            return None
+
+    def scalar_dtype(self, node: Any) -> DType | None:
+        ty = self.type_of(node)
+        if ty is not None and type(ty).__name__ == "ScalarT":
+            d = getattr(ty, "dtype", None)
+            if isinstance(d, DType):
+                return d
+        return None
+
+    def _resolve_callee(self, callee: ast.Name | ast.Path, call: ast.Call) -> FnRef | None:
+        sym = self.symbol_of(callee) or self.symbol_of(call)
+        decl = None
+        key = None
+        for attr in ("decl", "node", "item"):
+            d = getattr(sym, attr, None)
+            if isinstance(d, ast.FnDecl):
+                decl = d
+                break
+        for attr in ("qualname", "key", "name"):
+            k = getattr(sym, attr, None)
+            if isinstance(k, str):
+                key = k
+                break
+        name = callee.ident.name if isinstance(callee, ast.Name) else callee.segments[-1].name
+        if decl is None:
+            item = self._items.get(name)
+            if isinstance(item, ast.FnDecl):
+                decl = item
+        if decl is None:
+            return None
+        return FnRef(decl, key or decl.name.name)
+
+    # -- functions -------------------------------------------------------------
+    def call_fn(self, fn: FnRef, args: list[Any], span: Span) -> Any:
+        decl = fn.decl
+        if len(args) != len(decl.params):
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_LIMIT,
+                f"`{decl.name.name}` takes {len(decl.params)} arguments but {len(args)} were given")
+                .primary(span, "called here").secondary(decl.name.span, "defined here"))
+        scope = _Scope({}, None)
+        for p, v in zip(decl.params, args):
+            if isinstance(p.ty, ast.NamedType):
+                dt = DType.parse(p.ty.name.name)
+                if dt is not None:
+                    v = bi.to_scalar(v, dt)
+            scope.vars[p.name.name] = v
+        try:
+            result = self.eval_block(decl.body, scope)
+        except _Return as r:
+            result = r.value
+        if isinstance(decl.ret, ast.NamedType):
+            dt = DType.parse(decl.ret.name.name)
+            if dt is not None and result is not UNIT:
+                result = bi.to_scalar(result, dt)
+        return result
+
+    # -- statements ------------------------------------------------------------
+    def eval_block(self, block: ast.Block, parent: _Scope | None) -> Any:
+        scope = _Scope({}, parent)
+        for stmt in block.stmts:
+            self.exec_stmt(stmt, scope)
+        value = UNIT if block.tail is None else self.eval(block.tail, scope)
+        if block is self._main_body:
+            self.main_locals = dict(scope.vars)
+        return value
+
+    def exec_stmt(self, stmt: ast.Stmt, scope: _Scope) -> None:
+        match stmt:
+            case ast.Let(pattern=pat, value=value):
+                v = UNIT if value is None else self.eval(value, scope)
+                if stmt.ty is not None and isinstance(stmt.ty, ast.NamedType):
+                    dt = DType.parse(stmt.ty.name.name)
+                    if dt is not None:
+                        v = bi.to_scalar(v, dt)
+                self.bind(pat, v, scope)
+            case ast.Assign():
+                self.exec_assign(stmt, scope)
+            case ast.ExprStmt(expr=e):
+                v = self.eval(e, scope)
+                if self._recording and isinstance(v, Operation):
+                    self._recording[-1].append(v)
+            case ast.For(pattern=pat, iter=it, body=body):
+                self.exec_for(pat, it, body, scope)
+            case ast.While(cond=cond, body=body):
+                while self.truth(self.eval(cond, scope)):
+                    try:
+                        self.eval_block(body, scope)
+                    except _Break:
+                        break
+                    except _Continue:
+                        continue
+            case ast.Return(value=value):
+                raise _Return(UNIT if value is None else self.eval(value, scope))
+            case ast.Break():
+                raise _Break()
+            case ast.Continue():
+                raise _Continue()
+            case _:
+                raise TypeError(f"unknown statement {stmt!r}")
+
+    def exec_for(self, pat: ast.Pattern, it: ast.Expr, body: ast.Block, scope: _Scope) -> None:
+        if isinstance(it, ast.RangeExpr):
+            lo = self.eval(it.start, scope)
+            hi = self.eval(it.end, scope)
+            dt = self.scalar_dtype(it.start) or self.scalar_dtype(it.end)
+            stop = int(hi) + (1 if it.inclusive else 0)
+            values: Any = range(int(lo), stop)
+        else:
+            seq = self.eval(it, scope)
+            dt = None
+            values = list(seq) if isinstance(seq, (list, tuple, range)) else None
+            if values is None:
+                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot iterate over this value")
+                                .primary(it.span, "not a range"))
+        for i in values:
+            inner = _Scope({}, scope)
+            self.bind(pat, bi.to_scalar(i, dt) if dt is not None else i, inner)
+            try:
+                self.eval_block(body, inner)
+            except _Break:
+                break
+            except _Continue:
+                continue
+
+    def bind(self, pat: ast.Pattern, value: Any, scope: _Scope) -> None:
+        match pat:
+            case ast.NamePat(name=name):
+                scope.vars[name.name] = value
+            case ast.WildcardPat():
+                pass
+            case ast.TuplePat(elems=elems):
+                vals = tuple(value)
+                for p, v in zip(elems, vals):
+                    self.bind(p, v, scope)
+            case _:
+                raise TypeError(f"unknown pattern {pat!r}")
+
+    def exec_assign(self, stmt: ast.Assign, scope: _Scope) -> None:
+        target = stmt.target
+        if stmt.op == "=":
+            value = self.eval(stmt.value, scope)
+        else:
+            current = self.eval(target, scope)
+            rhs = self.eval(stmt.value, scope)
+            op = stmt.op[:-1]
+            if isinstance(current, Tensor):
+                # Compound assignment on a tensor writes in place, so a graph or
+                # a `&mut` holder that captured it sees the new values.
+                result = bi.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))
+                current.write(result.numpy())
+                return
+            value = bi.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))
+        self.store(target, value, scope)
+
+    def store(self, target: ast.Expr, value: Any, scope: _Scope) -> None:
+        match target:
+            case ast.Name(ident=ident):
+                s = scope.lookup(ident.name)
+                if s is None:
+                    scope.vars[ident.name] = value
+                else:
+                    dt = bi.scalar_dtype_of(s.vars[ident.name])
+                    if dt is not None and not isinstance(value, (Tensor, list, tuple)):
+                        value = bi.to_scalar(value, dt)
+                    s.vars[ident.name] = value
+            case ast.Index(receiver=recv, index=idx):
+                container = self.eval(recv, scope)
+                i = int(self.eval(idx, scope))
+                if not isinstance(container, list):
+                    raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot assign into this value")
+                                    .primary(target.span, "not a shape"))
+                container[i] = value
+            case _:
+                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot assign to this expression")
+                                .primary(target.span, "not a variable"))
+
+    # -- expressions -----------------------------------------------------------
+    def eval(self, e: ast.Expr, scope: _Scope) -> Any:
+        match e:
+            case ast.IntLit(value=v):
+                dt = self.scalar_dtype(e) or (DType.parse(e.suffix) if e.suffix else None)
+                return bi.to_scalar(v, dt) if dt is not None else v
+            case ast.FloatLit(value=v):
+                dt = self.scalar_dtype(e) or (DType.parse(e.suffix) if e.suffix else None)
+                return bi.to_scalar(v, dt) if dt is not None else float(v)
+            case ast.BoolLit(value=v):
+                return bool(v)
+            case ast.StrLit(value=v):
+                return v
+            case ast.Name(ident=ident):
+                return self.lookup(ident.name, e, scope)
+            case ast.Path(segments=segs):
+                return self.lookup(segs[-1].name, e, scope)
+            case ast.Call():
+                return self.eval_call(e, scope)
+            case ast.MethodCall():
+                return self.eval_method(e, scope)
+            case ast.Field(receiver=recv, field=f):
+                v = self.eval(recv, scope)
+                if f.name.isdigit() and isinstance(v, (tuple, list)):
+                    return v[int(f.name)]
+                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"no field `{f.name}` on this value")
+                                .primary(f.span, "unknown field"))
+            case ast.Index(receiver=recv, index=idx):
+                v = self.eval(recv, scope)
+                i = int(self.eval(idx, scope))
+                if isinstance(v, (list, tuple)):
+                    if not -len(v) <= i < len(v) or i < 0:
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE, f"index {i} is out of range for a shape of {len(v)} dimensions")
+                            .primary(idx.span, "out of range"))
+                    return v[i]
+                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot index this value")
+                                .primary(e.span, "not a shape or tuple"))
+            case ast.Unary(op=op, operand=operand):
+                return bi.unary(op, self.eval(operand, scope), e.span, self.scalar_dtype(e))
+            case ast.Binary(op="&&", lhs=l, rhs=r):
+                return self.truth(self.eval(l, scope)) and self.truth(self.eval(r, scope))
+            case ast.Binary(op="||", lhs=l, rhs=r):
+                return self.truth(self.eval(l, scope)) or self.truth(self.eval(r, scope))
+            case ast.Binary(op=op, lhs=l, rhs=r):
+                a = self.eval(l, scope)
+                b = self.eval(r, scope)
+                return bi.binary(op, a, b, e.op_span, e.span, self.scalar_dtype(e))
+            case ast.Cast(expr=inner, ty=ty):
+                v = self.eval(inner, scope)
+                name = ty.name.name if isinstance(ty, ast.NamedType) else None
+                dt = DType.parse(name or "")
+                if dt is None:
+                    raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot cast to this type on the host")
+                                    .primary(ty.span, "not an element type"))
+                return bi.cast(v, dt)
+            case ast.Ref(expr=inner):
+                # A reference to a tensor is the tensor itself: the checker has
+                # already proved the borrow sound.
+                return self.eval(inner, scope)
+            case ast.TupleExpr(elems=elems):
+                return tuple(self.eval(x, scope) for x in elems)
+            case ast.ArrayExpr(elems=elems):
+                return [self.eval(x, scope) for x in elems]
+            case ast.RangeExpr(start=s, end=t, inclusive=inc):
+                lo, hi = int(self.eval(s, scope)), int(self.eval(t, scope))
+                return list(range(lo, hi + (1 if inc else 0)))
+            case ast.Block():
+                return self.eval_block(e, scope)
+            case ast.If(cond=cond, then=then, else_=else_):
+                if self.truth(self.eval(cond, scope)):
+                    return self.eval_block(then, scope)
+                if else_ is None:
+                    return UNIT
+                if isinstance(else_, ast.If):
+                    return self.eval(else_, scope)
+                return self.eval_block(else_, scope)
+            case ast.UnsafeBlock(body=body):
+                return self.eval_block(body, scope)
+            case ast.GraphBlock(body=body):
+                self._recording.append([])
+                try:
+                    self.eval_block(body, scope)
+                finally:
+                    ops = self._recording.pop()
+                return Graph(ops, self.runtime)
+            case _:
+                raise TypeError(f"unknown expression {e!r}")
+
+    def truth(self, v: Any) -> bool:
+        if isinstance(v, Tensor):
+            return bool(v.numpy().all())
+        return bool(v)
+
+    def lookup(self, name: str, node: ast.Expr, scope: _Scope) -> Any:
+        s = scope.lookup(name)
+        if s is not None:
+            return s.vars[name]
+        if name in self._const_values:
+            return self._const_values[name]
+        sym = self.symbol_of(node)
+        kind = getattr(getattr(sym, "kind", None), "value", None)
+        if kind == "const" and getattr(sym, "value", None) is not None:
+            v = sym.value
+            ty = getattr(sym, "ty", None)
+            d = getattr(ty, "dtype", None)
+            return bi.to_scalar(v, d) if isinstance(d, DType) else v
+        if kind in ("fn", "kernel") and isinstance(getattr(sym, "decl", None), ast.FnDecl):
+            return FnRef(sym.decl, sym.qualname or name)
+        item = self._items.get(name)
+        if isinstance(item, ast.ConstDecl):
+            value = self._const_value(item)
+            self._const_values[name] = value
+            return value
+        if isinstance(item, ast.FnDecl):
+            return FnRef(item, item.name.name)
+        raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"`{name}` has no value here")
+                        .primary(node.span, "not defined at run time"))
+
+    def _const_value(self, item: ast.ConstDecl) -> Any:
+        consts = getattr(self.program, "consts", None) or {}
+        for key in (item.name.name, item):
+            try:
+                if key in consts:
+                    v = consts[key]
+                    return getattr(v, "value", v)
+            except TypeError:
+                continue
+        v = self.eval(item.value, _Scope({}, None))
+        if isinstance(item.ty, ast.NamedType):
+            dt = DType.parse(item.ty.name.name)
+            if dt is not None:
+                v = bi.to_scalar(v, dt)
+        return v
+
+    # -- calls -------------------------------------------------------------------
+    def eval_call(self, call: ast.Call, scope: _Scope) -> Any:
+        callee = call.callee
+        name = callee.ident.name if isinstance(callee, ast.Name) else callee.segments[-1].name
+        sym = self.symbol_of(call) or self.symbol_of(callee)
+        kind = getattr(getattr(sym, "kind", None), "value", None)
+        if kind == "builtin" or (kind is None and name in bi.HOST_FUNCTIONS
+                                 and not isinstance(self._items.get(name), ast.FnDecl)):
+            return self.builtins.call(name, call, scope)
+        fn = self._resolve_callee(callee, call)
+        if fn is None:
+            raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"`{name}` cannot be called in host code")
+                            .primary(callee.span, "not a host function"))
+        if fn.decl.is_kernel:
+            return self.make_operation(fn, call, scope)
+        if any(_is_tile_param(p) for p in fn.decl.params):
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_LIMIT, f"device function `{name}` cannot run on the host")
+                .primary(call.span, "called from host code")
+                .secondary(fn.decl.name.span, "it works on tiles")
+                .with_help("call it from a kernel"))
+        args = [self.eval(a.value, scope) for a in call.args]
+        return self.call_fn(fn, args, call.span)
+
+    def make_operation(self, fn: FnRef, call: ast.Call, scope: _Scope) -> Operation:
+        decl = fn.decl
+        args = [LaunchArg(self.eval(a.value, scope), a.value.span) for a in call.args]
+        generics: dict[str, tuple[Any, Span]] = {}
+        const_params = [g for g in decl.generics]
+        for g, arg in zip(const_params, call.generics):
+            if g.is_const:
+                value = self.eval(arg, scope)  # type: ignore[arg-type]
+                generics[g.name.name] = (int(value), arg.span)
+            elif isinstance(arg, ast.NamedType):
+                dt = DType.parse(arg.name.name)
+                if dt is not None:
+                    generics[g.name.name] = (dt, arg.span)
+        static = getattr(self.program, "instantiations", None) or {}
+        sources = (getattr(self.program, "shape_sources", None) or {}).get(call, {})
+        for k, v in (static.get(call) or {}).items():
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and k not in generics:
+                src = sources.get(k)
+                generics[k] = (int(v), getattr(src, "span", call.span))
+        bound = bind_launch(decl, args, call.span, generics, self._eval_dim)
+        self._check_deferred(call, bound)
+        return Operation(decl, fn.key, bound, call.span, self.runtime)
+
+    def _eval_dim(self, expr: ast.Expr, env: dict[str, Any]) -> int | None:
+        scope = _Scope({k: v for k, v in env.items() if isinstance(v, int)}, None)
+        try:
+            return int(self.eval(expr, scope))
+        except TileError:
+            return None
+
+    def _check_deferred(self, call: ast.Call, bound: Any) -> None:
+        """Run the tile-index checks the ownership checker deferred to launch."""
+        facts = self.ownership
+        checks = getattr(facts, "launch_checks", None)
+        if not checks:
+            return
+        from tilelang.runtime.deferred import run_deferred_checks
+
+        run_deferred_checks(checks, call, bound, self)
+
+    # -- methods -----------------------------------------------------------------
+    def eval_method(self, mc: ast.MethodCall, scope: _Scope) -> Any:
+        recv = self.eval(mc.receiver, scope)
+        name = mc.method.name
+        if isinstance(recv, Operation):
+            if name == "sync":
+                if self._recording:
+                    self._recording[-1].append(recv)
+                    return UNIT
+                recv.sync()
+                return UNIT
+            if name == "launch":
+                if self._recording:
+                    self._recording[-1].append(recv)
+                    return Handle(recv, None, self.runtime, done=True)
+                return recv.launch()
+        if isinstance(recv, Handle) and name == "wait":
+            recv.wait()
+            return UNIT
+        if isinstance(recv, Graph) and name == "replay":
+            recv.replay()
+            return UNIT
+        return self.builtins.method(name, recv, mc, scope)
+
+
+def _is_tile_param(p: ast.Param) -> bool:
+    ty = p.ty
+    if isinstance(ty, ast.RefType):
+        ty = ty.inner
+    return isinstance(ty, ast.NamedType) and ty.name.name == "Tile"

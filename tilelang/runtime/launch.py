@@ -1,0 +1,439 @@
+"""Kernel launches on the host: `Operation`, `Handle`, `Graph`, and the checks
+that only run-time values can decide.
+
+A kernel call in host code (`add(z.partition([1024]), &x, &y)`) builds an
+`Operation` and runs nothing. `.sync()` runs it and waits; `.launch()` starts
+it and returns a `Handle` whose `.wait()` waits; a `Graph` records operations
+and `.replay()` runs them again, in order, and waits.
+
+Before any kernel work, `bind_launch` checks every launch-time fact and raises
+`TileError` with a located diagnostic (codes E05xx, primary label at the
+launch) on the first that fails:
+- each argument's kind fits its parameter (`&mut` takes a partition),
+- ranks and element types agree with the parameter types (tensors loaded
+  with `load_npy` are only known now),
+- const generics get one value each: from turbofish arguments, from the
+  partitions' tile shapes and from the tensors' sizes; two sources that
+  disagree name both,
+- every static dimension of a parameter equals the tensor's run-time size,
+  every tile dimension equals the partition's,
+- the `&mut` partitions agree on the grid (ceil-divide per dimension).
+
+Then `Runtime.execute` lowers the kernel once per instantiation (helper F1's
+`tilelang.ir.lower.lower_kernel`, cached in `Runtime.kernels`) and hands it to
+the `Device`. Invariant: a failed check leaves every tensor untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from tilelang.diagnostics.codes import launch as codes
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.dtypes import DType
+from tilelang.runtime.device import Device
+from tilelang.runtime.tensor import Partition, Tensor
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+GenericValue = int | DType
+
+
+# ---------------------------------------------------------------- parameters
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    """A kernel parameter as the launch sees it, read off the AST type.
+
+    kind: "mut" (`&mut Tensor`, takes a partition), "ref" (`&Tensor`),
+    "scalar" (`i32`, `f32`, ... or a type parameter), "other".
+    """
+
+    name: str
+    kind: str
+    elem: str | None  # element type name (`f32`, or a type parameter `T`)
+    dims: tuple[ast.Expr | None, ...] | None  # None: not a tensor
+    span: Span
+
+
+def param_specs(decl: ast.FnDecl) -> tuple[ParamSpec, ...]:
+    return tuple(_param_spec(p) for p in decl.params)
+
+
+def _param_spec(p: ast.Param) -> ParamSpec:
+    ty = p.ty
+    if isinstance(ty, ast.RefType) and isinstance(ty.inner, ast.NamedType) \
+            and ty.inner.name.name == "Tensor":
+        args = ty.inner.args
+        elem = args[0].name.name if args and isinstance(args[0], ast.NamedType) else None
+        dims: tuple[ast.Expr | None, ...] = ()
+        if len(args) > 1 and isinstance(args[1], ast.ShapeType):
+            dims = args[1].dims
+        return ParamSpec(p.name.name, "mut" if ty.mutable else "ref", elem, dims, ty.span)
+    if isinstance(ty, ast.NamedType) and not ty.args:
+        return ParamSpec(p.name.name, "scalar", ty.name.name, None, ty.span)
+    return ParamSpec(p.name.name, "other", None, None, ty.span)
+
+
+# ---------------------------------------------------------------- binding
+@dataclass(slots=True)
+class LaunchArg:
+    value: Any  # Partition, Tensor, or a scalar
+    span: Span  # the argument expression
+
+
+@dataclass(slots=True)
+class BoundLaunch:
+    instantiation: dict[str, GenericValue]
+    grid: tuple[int, ...]
+    args: list[Any]  # per parameter: Partition, Tensor or a NumPy scalar
+
+
+def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
+                generics: dict[str, tuple[GenericValue, Span]],
+                eval_dim: Callable[[ast.Expr, dict[str, GenericValue]], int | None]) -> BoundLaunch:
+    """Check every launch-time fact of one launch and bind its generics.
+
+    `generics` holds the values known before the run-time arguments are seen
+    (turbofish arguments, the type checker's instantiation) with the span that
+    gave each. `eval_dim(expr, env)` evaluates a constant dimension expression
+    over the generics (None when it names an unbound generic).
+    Raises `TileError` (E05xx) on the first fact that fails.
+    """
+    kname = kernel.name.name
+    specs = param_specs(kernel)
+    const_names = {g.name.name for g in kernel.generics if g.is_const}
+    type_names = {g.name.name for g in kernel.generics if not g.is_const}
+    env: dict[str, GenericValue] = {k: v for k, (v, _) in generics.items()}
+    source: dict[str, tuple[str, Span]] = {k: ("the explicit generic argument", s)
+                                           for k, (_, s) in generics.items()}
+
+    def fail(diag: Diagnostic) -> None:
+        raise TileError(diag)
+
+    def bind(name: str, value: GenericValue, why: str, span: Span) -> None:
+        if name in env:
+            if env[name] != value:
+                old_why, old_span = source[name]
+                fail(Diagnostic.error(
+                    codes.GENERIC_CONFLICT,
+                    f"`{name}` of kernel `{kname}` is {_show(value)} from {why} "
+                    f"but {_show(env[name])} from {old_why}")
+                    .primary(span, f"this gives `{name}` = {_show(value)}")
+                    .secondary(old_span, f"this gives `{name}` = {_show(env[name])}")
+                    .secondary(call_span, "in this launch")
+                    .with_help(f"make both sources give `{name}` the same value"))
+            return
+        env[name] = value
+        source[name] = (why, span)
+
+    # Pass 1: kinds, ranks, element types; bind generics from shapes.
+    bound: list[Any] = []
+    for spec, arg in zip(specs, args):
+        v = arg.value
+        if spec.kind == "mut":
+            if not isinstance(v, Partition):
+                fail(Diagnostic.error(
+                    codes.TILE_SHAPE_MISMATCH,
+                    f"`&mut` parameter `{spec.name}` of kernel `{kname}` needs a partition")
+                    .primary(arg.span, f"this is {_kind(v)}")
+                    .secondary(spec.span, "declared here")
+                    .with_help("pass `t.partition([..])` so that each block gets its own tile"))
+            t = v.tensor
+            _check_rank_dtype(kname, spec, t, arg.span, bind, type_names, fail)
+            for d, (dim, size) in enumerate(zip(spec.dims or (), v.tile)):
+                if isinstance(dim, ast.Name) and dim.ident.name in const_names:
+                    bind(dim.ident.name, size, f"the tile shape of `{spec.name}`", arg.span)
+        elif spec.kind == "ref":
+            if not isinstance(v, Tensor):
+                fail(Diagnostic.error(
+                    codes.TILE_SHAPE_MISMATCH,
+                    f"parameter `{spec.name}` of kernel `{kname}` takes a shared tensor, not {_kind(v)}")
+                    .primary(arg.span, f"this is {_kind(v)}")
+                    .secondary(spec.span, "declared here")
+                    .with_help("pass `&t`"))
+            _check_rank_dtype(kname, spec, v, arg.span, bind, type_names, fail)
+            for d, (dim, size) in enumerate(zip(spec.dims or (), v.shape)):
+                if isinstance(dim, ast.Name) and dim.ident.name in const_names:
+                    bind(dim.ident.name, size, f"dimension {d} of `{spec.name}`", arg.span)
+        bound.append(v)
+
+    # Pass 2: every static dimension now evaluates; compare.
+    for spec, arg in zip(specs, args):
+        v = arg.value
+        if spec.kind not in ("mut", "ref"):
+            continue
+        actual = v.tile if spec.kind == "mut" else v.shape
+        for d, (dim, size) in enumerate(zip(spec.dims or (), actual)):
+            if dim is None:
+                continue
+            want = eval_dim(dim, env)
+            if want is None:
+                missing = sorted(n for n in const_names if n not in env)
+                fail(Diagnostic.error(
+                    codes.UNINFERRED_GENERIC,
+                    f"cannot infer {', '.join(f'`{m}`' for m in missing) or 'a const generic'} "
+                    f"of kernel `{kname}` from this launch")
+                    .primary(call_span, "the generics of this launch are not all known")
+                    .secondary(dim.span, "this dimension needs it")
+                    .with_help(f"give it explicitly: `{kname}::<...>(...)`"))
+            if want != size:
+                if spec.kind == "mut":
+                    fail(Diagnostic.error(
+                        codes.TILE_SHAPE_MISMATCH,
+                        f"partition tile shape {_shape(v.tile)} does not match the tile "
+                        f"of `&mut` parameter `{spec.name}`: dimension {d} is {size}, "
+                        f"the kernel wants {want}")
+                        .primary(arg.span, f"tiles of {_shape(v.tile)}")
+                        .secondary(dim.span, f"this is {want} in this launch")
+                        .with_help(f"partition with dimension {d} = {want}"))
+                fail(Diagnostic.error(
+                    codes.DIM_MISMATCH,
+                    f"dimension {d} of `{spec.name}` is {size} but kernel `{kname}` "
+                    f"expects {want}")
+                    .primary(arg.span, f"a tensor of shape {_shape(v.shape)}")
+                    .secondary(dim.span, f"this is {want} in this launch")
+                    .with_help("pass a tensor of the declared shape, or declare the dimension `?`"))
+
+    # Scalars: convert to the parameter's type.
+    for i, (spec, arg) in enumerate(zip(specs, args)):
+        if spec.kind == "scalar":
+            dt = DType.parse(spec.elem or "")
+            if dt is None and spec.elem in env and isinstance(env[spec.elem], DType):
+                dt = env[spec.elem]  # type: ignore[assignment]
+            if dt is not None:
+                bound[i] = _to_scalar(arg.value, dt)
+
+    # Grid: the `&mut` partitions must agree.
+    grid: tuple[int, ...] | None = None
+    grid_from: tuple[str, Span] | None = None
+    for spec, arg in zip(specs, args):
+        if spec.kind != "mut":
+            continue
+        p: Partition = arg.value
+        if len(p.grid) > 3:
+            fail(Diagnostic.error(
+                codes.GRID_RANK,
+                f"`{spec.name}` is partitioned over {len(p.grid)} dimensions but a grid has at most 3")
+                .primary(arg.span, f"a grid of {_shape(p.grid)}")
+                .with_help("reshape the tensor to at most three dimensions before partitioning it"))
+        if grid is None:
+            grid, grid_from = p.grid, (spec.name, arg.span)
+        elif p.grid != grid:
+            assert grid_from is not None
+            fail(Diagnostic.error(
+                codes.GRID_MISMATCH,
+                f"partition grids disagree: `{grid_from[0]}` gives {_shape(grid)} blocks "
+                f"but `{spec.name}` gives {_shape(p.grid)}")
+                .primary(arg.span, f"{_shape(p.grid)} blocks")
+                .secondary(grid_from[1], f"{_shape(grid)} blocks")
+                .secondary(call_span, "in this launch")
+                .with_help("choose tile shapes that split every `&mut` tensor into the same grid"))
+    if grid is None:
+        fail(Diagnostic.error(codes.NO_GRID, f"kernel `{kname}` has no `&mut` partition to size its grid")
+             .primary(call_span, "the grid of this launch is unknown")
+             .secondary(kernel.name.span, "declared here")
+             .with_help("give the kernel a `&mut` parameter and pass it a partition"))
+    assert grid is not None
+    inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
+    return BoundLaunch(inst, grid, bound)
+
+
+def _check_rank_dtype(kname: str, spec: ParamSpec, t: Tensor, span: Span,
+                      bind: Callable[[str, GenericValue, str, Span], None],
+                      type_names: set[str], fail: Callable[[Diagnostic], None]) -> None:
+    if spec.dims is not None and len(spec.dims) != t.rank:
+        fail(Diagnostic.error(
+            codes.RANK_MISMATCH,
+            f"`{spec.name}` of kernel `{kname}` has {len(spec.dims)} dimensions "
+            f"but the tensor passed has {t.rank}")
+            .primary(span, f"a tensor of shape {_shape(t.shape)}")
+            .secondary(spec.span, "declared here")
+            .with_help("reshape the tensor to the parameter's rank"))
+    if spec.elem in type_names:
+        bind(spec.elem, t.dtype, f"the element type of `{spec.name}`", span)
+        return
+    want = DType.parse(spec.elem or "")
+    if want is not None and want is not t.dtype:
+        fail(Diagnostic.error(
+            codes.DTYPE_MISMATCH,
+            f"`{spec.name}` of kernel `{kname}` holds `{want.value}` but the tensor "
+            f"passed holds `{t.dtype.value}`")
+            .primary(span, f"a `{t.type_name()}`")
+            .secondary(spec.span, "declared here")
+            .with_help(f"convert it first: `t as {want.value}`"))
+
+
+def _to_scalar(value: Any, dt: DType) -> Any:
+    arr = np.asarray(value)
+    from tilelang.runtime.tensor import normalise
+
+    return normalise(arr.reshape(()), dt)[()]
+
+
+def _show(v: GenericValue) -> str:
+    return f"`{v.value}`" if isinstance(v, DType) else str(v)
+
+
+def _shape(dims: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, dims)) + "]"
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, Partition):
+        return "a partition"
+    if isinstance(v, Tensor):
+        return "a whole tensor"
+    return f"a `{type(v).__name__}`"
+
+
+# ---------------------------------------------------------------- operations
+@dataclass(eq=False, slots=True)
+class Operation:
+    """A kernel call that has not run yet; `bound` is filled by `bind_launch`."""
+
+    kernel: ast.FnDecl
+    kernel_key: str  # qualified name, unique in the program
+    bound: BoundLaunch
+    span: Span
+    runtime: Runtime
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name.name
+
+    def sync(self) -> None:
+        self.runtime.execute(self, stream=None)
+        self.runtime.device.sync(None)
+
+    def launch(self) -> Handle:
+        stream = self.runtime.device.new_stream()
+        self.runtime.execute(self, stream=stream)
+        return Handle(self, stream, self.runtime)
+
+    def tensors(self) -> list[Tensor]:
+        out = []
+        for a in self.bound.args:
+            if isinstance(a, Partition):
+                out.append(a.tensor)
+            elif isinstance(a, Tensor):
+                out.append(a)
+        return out
+
+
+@dataclass(eq=False, slots=True)
+class Handle:
+    op: Operation
+    stream: Any
+    runtime: Runtime
+    done: bool = False
+
+    def wait(self) -> None:
+        if not self.done:
+            self.runtime.device.sync(self.stream)
+            self.done = True
+
+
+@dataclass(eq=False, slots=True)
+class Graph:
+    """Operations recorded by `graph { ... }`; `replay()` runs them in order
+    and waits. Recording runs nothing."""
+
+    ops: list[Operation]
+    runtime: Runtime
+    replays: int = 0
+    _captured: Any = None
+
+    def replay(self) -> None:
+        dev = self.runtime.device
+        if self._captured is None and dev.kind == "gpu" and self.ops:
+            # Capture once on the device (a CUDA graph), replay it afterwards.
+            stream = dev.new_stream()
+            dev.capture(stream)
+            for op in self.ops:
+                self.runtime.execute(op, stream=stream)
+            self._captured = dev.end_capture(stream) or False
+            if self._captured is False:
+                dev.sync(stream)
+                self.replays += 1
+                return
+        if self._captured:
+            dev.replay(self._captured, None)
+        else:
+            for op in self.ops:
+                self.runtime.execute(op, stream=None)
+        dev.sync(None)
+        self.replays += 1
+
+
+# ---------------------------------------------------------------- the runtime
+LowerFn = Callable[[Any, str, dict[str, GenericValue], dict[str, Any]], Any]
+
+
+@dataclass(eq=False, slots=True)
+class Runtime:
+    """One device, the checked program, and the kernel cache of a run."""
+
+    device: Device
+    program: Any  # tilelang.sema Program
+    lower: LowerFn | None = None
+    kernels: dict[tuple, Any] = field(default_factory=dict)
+    launches: int = 0
+
+    def execute(self, op: Operation, stream: Any) -> None:
+        prepared = self._prepared(op)
+        args = []
+        for a in op.bound.args:
+            if isinstance(a, Partition):
+                args.append(a.tensor.storage)
+            elif isinstance(a, Tensor):
+                args.append(a.storage)
+            else:
+                args.append(a)
+        self.launches += 1
+        self.device.run(prepared, op.bound.grid, args, stream, op.span)
+
+    def _prepared(self, op: Operation) -> Any:
+        facts = arg_facts(op)
+        key = (op.kernel_key, tuple(sorted((k, str(v)) for k, v in op.bound.instantiation.items())),
+               tuple(sorted((k, _fact_key(v)) for k, v in facts.items())), self.device.kind)
+        hit = self.kernels.get(key)
+        if hit is None:
+            lower = self.lower or _default_lower
+            kir = lower(self.program, op.kernel_key, dict(op.bound.instantiation), facts)
+            hit = self.device.prepare(kir)
+            self.kernels[key] = hit
+        return hit
+
+
+@dataclass(frozen=True, slots=True)
+class ArgFact:
+    """What the lowering may rely on about one tensor argument of a launch."""
+
+    dtype: DType
+    shape: tuple[int, ...]  # the tensor's run-time shape
+    tile: tuple[int, ...] | None  # the partition's tile shape (`&mut` only)
+
+
+def arg_facts(op: Operation) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    for p, a in zip(op.kernel.params, op.bound.args):
+        if isinstance(a, Partition):
+            facts[p.name.name] = ArgFact(a.tensor.dtype, a.tensor.shape, a.tile)
+        elif isinstance(a, Tensor):
+            facts[p.name.name] = ArgFact(a.dtype, a.shape, None)
+    return facts
+
+
+def _fact_key(f: ArgFact) -> tuple:
+    # The compiled kernel depends on dtypes, ranks and tile shapes, not on the
+    # tensors' sizes (those are passed at launch).
+    return (f.dtype.value, len(f.shape), f.tile)
+
+
+def _default_lower(program: Any, kernel: str, inst: dict[str, GenericValue], facts: dict[str, Any]) -> Any:
+    from tilelang.ir.lower import lower_kernel
+
+    return lower_kernel(program, kernel, inst, facts)

@@ -1,0 +1,247 @@
+"""Host values of the Tile runtime: `Tensor` and `Partition`, and their printing.
+
+A `Tensor` is an element type, a shape and a storage that belongs to one
+`Device` (`runtime/device.py`): on the CPU the storage is a contiguous NumPy
+array that the kernel interpreter reads and writes in place; on the GPU it is
+a device buffer of `runtime/cuda.py`. Host-side computations (element-wise
+arithmetic, reductions, `print`, `assert_close`) work on a host view
+(`Tensor.numpy()`), which on the CPU is the storage itself and on the GPU a
+downloaded copy.
+
+Invariants:
+- `Tensor.shape` never changes; `reshape` makes a new tensor (sharing the
+  storage on the CPU: tensors are affine, so aliasing cannot be observed).
+- bf16 values are kept in float32 arrays rounded to bf16 (round to nearest
+  even) after every host operation, as `tilelang/dtypes.py` prescribes; f16
+  lives in float16 arrays, so NumPy's f16 arithmetic rounds for us.
+- `Partition` is a value, not a copy: it names a tensor and a tile shape, and
+  the grid it implies is `ceil(shape / tile)` per dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tilelang.dtypes import DType
+
+if TYPE_CHECKING:
+    from tilelang.runtime.device import Device
+
+
+# ---------------------------------------------------------------- bf16 rounding
+def round_bf16(a: np.ndarray) -> np.ndarray:
+    """Round float32 values to the nearest bf16 (ties to even), kept in float32.
+
+    NaN stays NaN (quiet), infinities stay infinite, values that round past the
+    largest bf16 become infinite, as a hardware conversion does.
+    """
+    a32 = np.asarray(a, dtype=np.float32)
+    bits = a32.view(np.uint32).astype(np.uint64)
+    # Round to nearest even on the 16 bits that are dropped.
+    lsb = (bits >> 16) & 1
+    rounded = ((bits + 0x7FFF + lsb) >> 16) << 16
+    out = rounded.astype(np.uint32).view(np.float32)
+    nan = np.isnan(a32)
+    if nan.any():
+        out = np.where(nan, np.float32(np.nan), out)
+    return out.reshape(a32.shape)
+
+
+def normalise(a: np.ndarray, dtype: DType) -> np.ndarray:
+    """`a` converted to `dtype`'s storage type, rounded as the dtype demands."""
+    arr = np.asarray(a)
+    if dtype is DType.BF16:
+        return round_bf16(arr.astype(np.float32))
+    if dtype.is_int and arr.dtype.kind == "f":
+        return float_to_int(arr, dtype)
+    return arr.astype(dtype.np_dtype, copy=False)
+
+
+def float_to_int(a: np.ndarray, dtype: DType) -> np.ndarray:
+    """Rust's `as` from float to integer: truncate toward zero, saturate at the
+    type's bounds, NaN becomes 0."""
+    info = np.iinfo(dtype.np_dtype)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(np.asarray(a, dtype=np.float64))
+        t = np.where(np.isnan(t), 0.0, t)
+        t = np.clip(t, float(info.min), float(info.max))
+    # float(info.max) for 64-bit types rounds up past the bound; clip again in int space.
+    out = np.where(t >= float(info.max), info.max, t.astype(np.float64))
+    return np.asarray(out).astype(dtype.np_dtype)
+
+
+def dtype_of_array(a: np.ndarray) -> DType | None:
+    """The Tile dtype whose storage is `a.dtype` (float32 -> f32, never bf16)."""
+    for d in DType:
+        if d is not DType.BF16 and d.np_dtype == a.dtype:
+            return d
+    return None
+
+
+# ---------------------------------------------------------------- tensors
+class Tensor:
+    """An n-dimensional array in the memory of one device."""
+
+    __slots__ = ("dtype", "shape", "storage", "device")
+
+    def __init__(self, dtype: DType, shape: tuple[int, ...], storage: object, device: Device):
+        self.dtype = dtype
+        self.shape = tuple(int(d) for d in shape)
+        self.storage = storage
+        self.device = device
+
+    # -- construction -------------------------------------------------------
+    @staticmethod
+    def from_numpy(array: np.ndarray, dtype: DType, device: Device) -> Tensor:
+        host = np.ascontiguousarray(normalise(array, dtype))
+        return Tensor(dtype, host.shape, device.upload(host), device)
+
+    # -- access ---------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host array of the values (the storage itself on the CPU: do not
+        write through it unless you mean to)."""
+        return self.device.download(self.storage, self.dtype, self.shape)
+
+    def write(self, array: np.ndarray) -> None:
+        """Replace the values (same shape) with `array`, converted to the dtype."""
+        host = np.ascontiguousarray(normalise(array, self.dtype)).reshape(self.shape)
+        self.device.write(self.storage, host)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def type_name(self) -> str:
+        return f"Tensor<{self.dtype.value}, [{', '.join(map(str, self.shape))}]>"
+
+    def clone(self) -> Tensor:
+        return Tensor.from_numpy(self.numpy().copy(), self.dtype, self.device)
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name()} on {self.device.name}>"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Partition:
+    """`t.partition([..])`: a tensor split into tiles of `tile` elements.
+
+    Tile `i` along dimension `d` covers `[i * tile[d], (i + 1) * tile[d])`,
+    clipped at the tensor's edge (edge tiles are partial).
+    """
+
+    tensor: Tensor
+    tile: tuple[int, ...]
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        return tuple(-(-n // t) for n, t in zip(self.tensor.shape, self.tile))
+
+    def type_name(self) -> str:
+        return f"Partition<{self.tensor.dtype.value}, [{', '.join(map(str, self.tile))}]>"
+
+
+# ---------------------------------------------------------------- printing
+def format_scalar(value: object, dtype: DType | None = None) -> str:
+    """One scalar as a Rust program would print it: `1.0`, `-3`, `true`, `NaN`."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return _format_float(value, dtype)
+    return str(value)
+
+
+def _format_float(value: float | np.floating, dtype: DType | None) -> str:
+    if dtype is DType.BF16:
+        # Shortest digits that round back to the same bf16 value.
+        v32 = np.float32(value)
+        for digits in range(1, 10):
+            text = f"{float(v32):.{digits}g}"
+            if round_bf16(np.array([float(text)], dtype=np.float32))[0] == v32:
+                return _rustify(float(text), text)
+        return _format_float(v32, DType.F32)
+    if not isinstance(value, np.floating):
+        value = np.float64(value)
+    if np.isnan(value):
+        return "NaN"
+    if np.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    mag = abs(float(value))
+    if mag != 0.0 and (mag >= 1e16 or mag < 1e-5):
+        return np.format_float_scientific(value, unique=True, trim="-").replace("e+", "e")
+    return np.format_float_positional(value, unique=True, trim="0")
+
+
+def _rustify(value: float, text: str) -> str:
+    if "e" in text or "n" in text:
+        return _format_float(np.float64(value), None)
+    return text if "." in text else text + ".0"
+
+
+# Tensors larger than this many elements are summarised with `...`.
+SUMMARY_THRESHOLD = 1000
+EDGE_ITEMS = 3
+
+
+def format_tensor(t: Tensor, values: np.ndarray | None = None) -> str:
+    """`Tensor<f32, [2, 3]>` and the values, NumPy style, summarised with
+    `...` when there are more than `SUMMARY_THRESHOLD` of them."""
+    arr = t.numpy() if values is None else values
+    header = t.type_name()
+    if arr.ndim == 0:
+        return f"{header} {format_scalar(arr[()], t.dtype)}"
+    summarise = arr.size > SUMMARY_THRESHOLD
+    cells = _shown_strings(arr, t.dtype, summarise)
+    width = max((len(s) for s in cells.values()), default=1)
+    body = _format_nested(arr, (), t.dtype, summarise, width, cells, indent=1)
+    sep = "\n" if arr.ndim > 1 else " "
+    return f"{header}{sep}{body}"
+
+
+def _shown_indices(n: int, summarise: bool) -> list[int | None]:
+    if summarise and n > 2 * EDGE_ITEMS:
+        return [*range(EDGE_ITEMS), None, *range(n - EDGE_ITEMS, n)]
+    return list(range(n))
+
+
+def _shown_strings(arr: np.ndarray, dtype: DType, summarise: bool) -> dict[tuple[int, ...], str]:
+    out: dict[tuple[int, ...], str] = {}
+
+    def walk(prefix: tuple[int, ...]) -> None:
+        axis = len(prefix)
+        if axis == arr.ndim:
+            out[prefix] = format_scalar(arr[prefix], dtype)
+            return
+        for i in _shown_indices(arr.shape[axis], summarise):
+            if i is not None:
+                walk((*prefix, i))
+
+    walk(())
+    return out
+
+
+def _format_nested(arr: np.ndarray, prefix: tuple[int, ...], dtype: DType, summarise: bool,
+                   width: int, cells: dict[tuple[int, ...], str], indent: int) -> str:
+    axis = len(prefix)
+    shown = _shown_indices(arr.shape[axis], summarise)
+    if axis == arr.ndim - 1:
+        parts = ["..." if i is None else cells[(*prefix, i)].rjust(width) for i in shown]
+        return "[" + ", ".join(parts) + "]"
+    rows = []
+    for i in shown:
+        if i is None:
+            rows.append("...")
+        else:
+            rows.append(_format_nested(arr, (*prefix, i), dtype, summarise, width, cells, indent + 1))
+    blank = "\n" * (arr.ndim - axis - 1)
+    joiner = "," + blank + " " * indent
+    return "[" + joiner.join(rows) + "]"

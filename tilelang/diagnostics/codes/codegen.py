@@ -1,6 +1,24 @@
-"""Error codes of the `codegen` range (see `codes/__init__.py` for the ranges)."""
+"""Error codes of the `codegen` range, E0600-E0699 (see `codes/__init__.py`).
+
+Owned by the NVPTX backend (`tilelang/backend/`) and the CUDA runtime
+(`tilelang/runtime/cuda.py`): limits of the GPU that the language itself
+does not have, and failures of the CUDA driver.
+"""
 
 from tilelang.diagnostics.codes import define
 
-# Example:
-# UNKNOWN_NAME = define("E0101", "unknown-name", "a name that is not defined")
+GPU_UNSUPPORTED_OP = define(
+    "E0601", "gpu-unsupported-op", "an operation that the GPU backend cannot compile"
+)
+GPU_UNSUPPORTED_DTYPE = define(
+    "E0602", "gpu-unsupported-dtype", "an element type that the GPU backend cannot compile for this operation"
+)
+GPU_TILE_TOO_LARGE = define(
+    "E0603", "gpu-tile-too-large", "a tile too large for one GPU thread block's registers or shared memory"
+)
+GPU_DEVICE_ASSERT = define(
+    "E0604", "gpu-device-assert", "a device `assert` failed while the kernel ran on the GPU"
+)
+CUDA_ERROR = define(
+    "E0610", "cuda-error", "the CUDA driver reported an error while running a program on the GPU"
+)

@@ -1,0 +1,103 @@
+"""The NVPTX backend: Tile IR -> LLVM IR text -> PTX (no GPU, no CUDA import).
+
+Entry points (the driver's "llvm" and "ptx" stages call the first two):
+
+    emit_llvm(kernel_ir, target=None, facts=None) -> str          LLVM IR text
+    emit_ptx(kernel_ir, target=None, facts=None) -> str           PTX text
+    compile_kernel(kernel_ir, target=None, facts=None) -> CompiledKernel
+        PTX + launch ABI, through the compile cache (memory and disk)
+
+A user-facing GPU limit (device `print`, a tile too big for shared memory,
+`exp` on f64 ...) raises `CodegenError`, whose `.diag` is a located
+`Diagnostic` with an E06xx code; `emit_*_diagnostics` variants push it into a
+`DiagnosticSink` instead and return None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, TensorFacts, emit_llvm_text
+from tilelang.backend.target import DEFAULT_ARCH, Target, llvm_to_ptx
+from tilelang.diagnostics.model import DiagnosticSink
+
+__all__ = [
+    "CodegenError", "CompiledKernel", "KernelABI", "ParamSlot", "Target", "TensorFacts",
+    "compile_kernel", "emit_llvm", "emit_ptx", "DEFAULT_ARCH",
+]
+
+
+def _target(target: Target | str | None) -> Target:
+    if target is None:
+        return Target()
+    if isinstance(target, str):
+        return Target(arch=target)
+    return target
+
+
+def emit_llvm(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
+              facts: dict[str, TensorFacts] | None = None) -> str:
+    return emit_llvm_text(kernel_ir, facts)[0]
+
+
+def emit_ptx(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
+             facts: dict[str, TensorFacts] | None = None) -> str:
+    return compile_kernel(kernel_ir, target, facts).ptx
+
+
+def emit_llvm_diagnostics(kernel_ir, sink: DiagnosticSink, target=None, facts=None):  # type: ignore[no-untyped-def]
+    try:
+        return emit_llvm(kernel_ir, target, facts)
+    except CodegenError as e:
+        sink.emit(e.diag)
+        return None
+
+
+def emit_ptx_diagnostics(kernel_ir, sink: DiagnosticSink, target=None, facts=None):  # type: ignore[no-untyped-def]
+    try:
+        return emit_ptx(kernel_ir, target, facts)
+    except CodegenError as e:
+        sink.emit(e.diag)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledKernel:
+    ptx: str
+    abi: KernelABI
+    key: str  # the compile-cache key (also names the module in the runtime)
+    target: Target
+
+
+def _ir_text(kernel_ir) -> str:  # type: ignore[no-untyped-def]
+    try:
+        from tilelang.ir.printer import print_kernel  # helper F1's canonical text form
+
+        return str(print_kernel(kernel_ir))
+    except Exception:
+        return ""
+
+
+def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
+                   facts: dict[str, TensorFacts] | None = None) -> CompiledKernel:
+    """IR -> PTX through the compile cache. The key covers the IR text, the facts,
+    the target and the toolchain versions (see `runtime/cache.py`)."""
+    from tilelang.runtime import cache as cache_mod
+
+    tgt = _target(target)
+    facts = facts or {}
+    fact_key = sorted((k, v.aligned16, v.dims_div16) for k, v in facts.items())
+    # Emitting the LLVM text is cheap (pure Python) and yields the ABI, whose
+    # assert spans must come from this session's source map, so only the
+    # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.
+    ll, abi = emit_llvm_text(kernel_ir, facts)
+    key = cache_mod.make_key("ptx", _ir_text(kernel_ir), fact_key, tgt.key(), ll)
+    cache = cache_mod.default_cache()
+    hit = cache.get(key)
+    if hit is not None:
+        return CompiledKernel(hit.decode(), abi, key, tgt)
+    ptx = llvm_to_ptx(ll, tgt)
+    cache.put(key, ptx.encode(), {"kind": "ptx", "kernel": abi.name, "arch": tgt.arch})
+    return CompiledKernel(ptx, abi, key, tgt)
+
+

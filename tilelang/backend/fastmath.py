@@ -1,0 +1,65 @@
+"""How each math op is computed on the GPU, and the tolerance that buys.
+
+The interpreter computes math in f32 with NumPy (correctly rounded or close);
+the GPU uses the PTX approximations below where they are within the stated
+tolerance. `tests/backend/` compares GPU results with the interpreter using
+exactly this table, so a change here is a change to the promise.
+
+For f16/bf16 the op runs in f32 and is rounded once, so the tolerance of the
+narrow type (its half-ulp) dominates; `tolerance()` folds that in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang.dtypes import DType
+
+
+@dataclass(frozen=True, slots=True)
+class MathImpl:
+    how: str  # what the backend emits
+    rtol: float  # relative tolerance vs the interpreter, f32 inputs in `domain`
+    atol: float  # absolute tolerance
+    domain: str = "all finite f32"
+
+
+# op name (ir.ElemOp value) -> implementation for f32. f64 math uses exact
+# instructions only (sqrt, floor, ceil, fma, abs); the transcendental ops on f64
+# are a codegen error (E0602).
+MATH: dict[str, MathImpl] = {
+    "exp": MathImpl("ex2.approx.f32 of x*log2(e), with the rounding error of the product fed back by fma",
+                    2e-6, 1e-30, "|x| < 88"),
+    "exp2": MathImpl("ex2.approx.f32", 2e-6, 1e-30),
+    "log": MathImpl("lg2.approx.f32 times ln(2)", 1e-6, 1e-6, "x > 0"),
+    "log2": MathImpl("lg2.approx.f32", 1e-6, 1e-6, "x > 0"),
+    "sqrt": MathImpl("sqrt.rn.f32 (correctly rounded)", 0.0, 0.0),
+    "rsqrt": MathImpl("rsqrt.approx.f32", 2e-6, 0.0, "x > 0"),
+    "sin": MathImpl("sin.approx.f32 after a two-constant reduction to [-pi, pi]", 1e-6, 4e-6, "|x| < 1e4"),
+    "cos": MathImpl("cos.approx.f32 after a two-constant reduction to [-pi, pi]", 1e-6, 4e-6, "|x| < 1e4"),
+    "tanh": MathImpl("sign(x) * (1 - 2 / (exp(2|x|) + 1)) with the exp above", 1e-5, 2e-6),
+    "sigmoid": MathImpl("1 / (1 + exp(-x)) with the exp above, div.rn", 4e-6, 1e-7),
+    "floor": MathImpl("cvt.rmi.f32.f32 (exact)", 0.0, 0.0),
+    "ceil": MathImpl("cvt.rpi.f32.f32 (exact)", 0.0, 0.0),
+    "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
+    "fma": MathImpl("fma.rn.f32 (one rounding)", 0.0, 0.0),
+    "div": MathImpl("div.rn.f32 (IEEE)", 0.0, 0.0),
+    "rem": MathImpl("LLVM's frem expansion (x - trunc(x/y)*y)", 1e-6, 1e-6),
+}
+
+# Approximate ops that have no f64 instruction in PTX.
+F32_ONLY = frozenset({"exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tanh", "sigmoid"})
+
+# Half an ulp at 1.0 of each narrow type: the rounding every f16/bf16 op adds.
+_NARROW_RTOL = {DType.F16: 2.0**-11, DType.BF16: 2.0**-8}
+
+
+def tolerance(op: str, dtype: DType) -> tuple[float, float]:
+    """(rtol, atol) for comparing one application of `op` on `dtype` with the interpreter."""
+    impl = MATH.get(op, MathImpl("exact", 0.0, 0.0))
+    rtol, atol = impl.rtol, impl.atol
+    if dtype in _NARROW_RTOL:
+        # The f32 result may sit on the other side of a rounding boundary: one ulp.
+        rtol = max(rtol, 2 * _NARROW_RTOL[dtype])
+        atol = max(atol, 1e-3 if dtype is DType.F16 else 1e-2)
+    return rtol, atol

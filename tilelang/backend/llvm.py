@@ -1,0 +1,1410 @@
+"""Tile IR -> LLVM IR text for the NVPTX target (`emit_llvm`).
+
+The execution model (issue 5): one tile block is one CTA of
+`num_warps * 32` threads. Every tile value is spread over the threads by one
+layout that depends only on its shape:
+
+    V = 4, 2 or 1: the largest that divides the last dim (a "chunk" of V
+        consecutive elements of one row, so a chunk is one 16-byte (f32)
+        vector access when it is contiguous and aligned in memory)
+    thread t holds chunks k = 0 .. K-1 at flat (row-major) element index
+        f = (k * T + t) * V + j,   j = 0 .. V-1,   K = ceil(numel / (T * V))
+    elements with f >= numel (only in the last chunk round) are dead lanes.
+
+Element-wise ops and casts keep the layout, so they are pure register code.
+Everything that moves data between threads (reductions, scans, broadcasts,
+reshapes that change V, permutes, `mma`) goes through shared memory: barrier,
+write the operand row-major, barrier, read what this thread needs. Scalars
+are uniform: every thread computes the same value, so a branch on a scalar
+never diverges and barriers inside `if`/`for` are legal.
+
+Numerics (the interpreter's rules in `ir/nodes.py`): f16 and bf16 values live
+in f32 registers and are rounded to their type after every op; f32 math uses
+the approximations of `fastmath.py`; integer division, shifts and casts are
+guarded to give the interpreter's defined results instead of LLVM poison.
+
+Memory: bf16 tensors are stored as f32 (the host runtime's storage type,
+`DType.np_dtype`), bool as one byte. Every load and store is masked against
+the tensor's run-time bounds, so no access leaves a tensor whatever the
+shapes. A failed device `assert` writes its number into the launch's error
+word (the last kernel parameter) and the host raises after the launch.
+
+Kernel parameters (`KernelABI`): for each IR param in order, a tensor gives
+`ptr addrspace(1)` then `rank` i32 dims; a scalar gives its value (f16/bf16
+passed as f32, bool as i32); last comes `ptr addrspace(1) %err`.
+
+Invariant: this module imports neither llvmlite nor CUDA; it builds text.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+from typing import assert_never
+
+import numpy as np
+
+from tilelang.backend.fastmath import F32_ONLY
+from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE, GPU_UNSUPPORTED_DTYPE, GPU_UNSUPPORTED_OP
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.source import Span
+
+MAX_SMEM_BYTES = 227 * 1024  # the H100/H200 opt-in limit per block
+MAX_REGS_PER_THREAD = 1024  # slots of live tile data per thread we are willing to unroll
+
+
+class CodegenError(Exception):
+    """A user-facing limit of the GPU backend (turned into a diagnostic by the caller)."""
+
+    def __init__(self, diag: Diagnostic) -> None:
+        super().__init__(diag.message)
+        self.diag = diag
+
+
+# ------------------------------------------------------------------ the ABI
+@dataclass(frozen=True, slots=True)
+class ParamSlot:
+    """One kernel parameter of the PTX entry: `kind` is a `runtime.cuda.CTYPES` key."""
+
+    kind: str
+    param: str  # the IR parameter it comes from ("" for the error word)
+    what: str  # "ptr", "dim0".., "value", "err"
+
+
+@dataclass(frozen=True, slots=True)
+class KernelABI:
+    name: str  # the PTX entry name
+    slots: tuple[ParamSlot, ...]
+    num_threads: int
+    smem_bytes: int
+    asserts: tuple[tuple[Span, str], ...]  # assert number i+1 -> (span, message)
+
+
+@dataclass(frozen=True, slots=True)
+class TensorFacts:
+    """Specialisation facts about one tensor argument (part of the cache key)."""
+
+    aligned16: bool = False  # base pointer is 16-byte aligned
+    dims_div16: tuple[bool, ...] = ()  # dim d is a multiple of 16
+
+
+# ------------------------------------------------------------------ types
+def reg_ty(dt: DType) -> str:
+    """The LLVM type a value of `dt` lives in while in registers."""
+    if dt is DType.BOOL:
+        return "i1"
+    if dt in (DType.F16, DType.BF16, DType.F32):
+        return "float"
+    if dt is DType.F64:
+        return "double"
+    return f"i{dt.bits}"
+
+
+def mem_ty(dt: DType) -> str:
+    """The LLVM type of one element of a tensor of `dt` in global memory."""
+    if dt is DType.BOOL:
+        return "i8"
+    if dt is DType.F16:
+        return "half"
+    if dt is DType.BF16:
+        return "float"  # the runtime stores bf16 as f32 (rounded) values
+    return reg_ty(dt)
+
+
+def mem_size(dt: DType) -> int:
+    return {"i8": 1, "half": 2, "float": 4, "double": 8}.get(mem_ty(dt), dt.itemsize)
+
+
+def smem_ty(dt: DType) -> str:
+    return "i8" if dt is DType.BOOL else reg_ty(dt)
+
+
+def smem_size(dt: DType) -> int:
+    t = smem_ty(dt)
+    return {"i8": 1, "float": 4, "double": 8}.get(t, dt.itemsize)
+
+
+def _f64_hex(x: float) -> str:
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def const_operand(dt: DType, value: bool | int | float) -> str:
+    """An LLVM constant for `value` converted to `dt` as the interpreter's `Const` does."""
+    if dt is DType.BOOL:
+        return "true" if bool(value) else "false"
+    if dt.is_int:
+        bits = dt.bits
+        v = int(value) & ((1 << bits) - 1)
+        if v >= 1 << (bits - 1):
+            v -= 1 << bits
+        return str(v)
+    x = float(value)
+    if dt is DType.F16:
+        x = float(np.float16(x))
+    elif dt is DType.BF16:
+        from tilelang.runtime.tensor import round_bf16
+
+        x = float(round_bf16(np.array([x], dtype=np.float32))[0])
+    elif dt is DType.F32:
+        x = float(np.float32(x))
+    if math.isnan(x):
+        return "0x7FF8000000000000"
+    return _f64_hex(x)
+
+
+# ------------------------------------------------------------------ layout
+@dataclass(frozen=True, slots=True)
+class Layout:
+    shape: tuple[int, ...]
+    T: int
+    V: int
+    K: int
+    numel: int
+
+    @property
+    def E(self) -> int:
+        return self.K * self.V
+
+    @property
+    def full(self) -> bool:
+        return self.numel % (self.T * self.V) == 0
+
+
+def layout_of(shape: tuple[int, ...], T: int) -> Layout:
+    n = math.prod(shape) if shape else 1
+    last = shape[-1] if shape else 1
+    V = 4 if last % 4 == 0 else 2 if last % 2 == 0 else 1
+    K = -(-n // (T * V))
+    return Layout(tuple(shape), T, V, K, n)
+
+
+def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    s = 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return tuple(reversed(out))
+
+
+Slots = list[str]  # per-thread operands of a tile value
+Operand = str | Slots
+
+
+@dataclass
+class _TensorInfo:
+    param: ir.TensorParam
+    base: str
+    dims: list[str]
+    strides: list[str] = field(default_factory=list)  # i64, computed lazily
+    readonly: bool = True
+    facts: TensorFacts = field(default_factory=TensorFacts)
+
+
+# ------------------------------------------------------------------ the emitter
+class _Emitter:
+    def __init__(self, kernel: ir.Kernel, facts: dict[str, TensorFacts]) -> None:
+        self.k = kernel
+        self.T = kernel.num_warps * 32
+        self.lines: list[str] = []
+        self.decls: set[str] = set()
+        self.n = 0
+        self.cur = "start"  # the body begins at label %start (after the entry block)
+        self.env: dict[int, Operand] = {}
+        self.smem_bytes = 0
+        self.asserts: list[tuple[Span, str]] = []
+        self.tensors: dict[str, _TensorInfo] = {}
+        self.facts = facts
+        self._flat_cache: dict[tuple[int, int, int], str] = {}
+        self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
+        written = {op.tensor for op in ir.walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
+        self.written = written
+
+    # -- basic emission -------------------------------------------------------
+    def tmp(self) -> str:
+        self.n += 1
+        return f"%t{self.n}"
+
+    def new_label(self, hint: str) -> str:
+        self.n += 1
+        return f"{hint}{self.n}"
+
+    def emit(self, instr: str) -> str:
+        name = self.tmp()
+        self.lines.append(f"  {name} = {instr}")
+        return name
+
+    def entry_emit(self, instr: str) -> str:
+        name = self.tmp()
+        self._entry_lines.append(f"  {name} = {instr}")
+        return name
+
+    def stmt(self, instr: str) -> None:
+        self.lines.append(f"  {instr}")
+
+    def label(self, name: str) -> None:
+        self.lines.append(f"{name}:")
+        self.cur = name
+
+    def br(self, target: str) -> None:
+        self.stmt(f"br label %{target}")
+
+    def cbr(self, cond: str, a: str, b: str) -> None:
+        self.stmt(f"br i1 {cond}, label %{a}, label %{b}")
+
+    def declare(self, decl: str) -> None:
+        self.decls.add(decl)
+
+    def call(self, ret: str, name: str, args: str) -> str:
+        return self.emit(f"call {ret} @{name}({args})")
+
+    def error(self, code: str, span: Span, msg: str, label: str, help: str | None = None) -> CodegenError:
+        d = Diagnostic.error(code, msg).primary(span, label)
+        if help:
+            d = d.with_help(help)
+        return CodegenError(d)
+
+    # -- values -----------------------------------------------------------------
+    def get(self, v: ir.Value) -> Operand:
+        return self.env[v.id]
+
+    def scalar(self, v: ir.Value) -> str:
+        op = self.env[v.id]
+        assert isinstance(op, str), f"value %{v.id} is a tile, a scalar was expected"
+        return op
+
+    def tile(self, v: ir.Value) -> Slots:
+        op = self.env[v.id]
+        assert isinstance(op, list), f"value %{v.id} is a scalar, a tile was expected"
+        return op
+
+    def lay(self, v: ir.Value | tuple[int, ...]) -> Layout:
+        shape = v if isinstance(v, tuple) else v.shape
+        return layout_of(shape, self.T)
+
+    # -- thread geometry ----------------------------------------------------------
+    def flat(self, lay: Layout, k: int, j: int) -> str:
+        """i32 flat element index of slot (k, j) of this thread."""
+        key = (lay.V, k, j)
+        got = self._flat_cache.get(key)
+        if got is None:
+            # Computed in the entry block so every later block may use it.
+            name = f"%f.{lay.V}.{k}.{j}"
+            self._entry_lines.append(f"  {name} = add i32 %tidv{lay.V}, {(k * self.T) * lay.V + j}")
+            if lay.V not in self._tidv:
+                self._tidv.add(lay.V)
+                self._entry_lines.insert(0, f"  %tidv{lay.V} = mul i32 %tid, {lay.V}")
+            self._flat_cache[key] = name
+            got = name
+        return got
+
+    def chunk_valid(self, lay: Layout, k: int) -> str | None:
+        """i1: chunk k of this thread holds live elements (None when always)."""
+        if lay.full:
+            return None
+        if (k + 1) * self.T * lay.V <= lay.numel:
+            return None
+        return self.emit(f"icmp ult i32 {self.flat(lay, k, 0)}, {lay.numel}")
+
+    def coords(self, f: str, shape: tuple[int, ...]) -> list[str]:
+        """i32 coordinates of flat index `f` in `shape` (row-major)."""
+        out = []
+        st = strides_of(shape)
+        for d, (n, s) in enumerate(zip(shape, st)):
+            if n == 1:
+                out.append("0")
+                continue
+            q = f if s == 1 else self.emit(f"udiv i32 {f}, {s}")
+            out.append(q if d == 0 else self.emit(f"urem i32 {q}, {n}"))
+        return out
+
+    def linear(self, coords: list[str], shape: tuple[int, ...]) -> str:
+        """i32 row-major flat index of `coords` in a static `shape`."""
+        acc = "0"
+        for c, s, n in zip(coords, strides_of(shape), shape):
+            if n == 1 or c == "0":
+                continue
+            term = c if s == 1 else self.emit(f"mul i32 {c}, {s}")
+            acc = term if acc == "0" else self.emit(f"add i32 {acc}, {term}")
+        return acc
+
+    def and_all(self, conds: list[str | None]) -> str | None:
+        acc: str | None = None
+        for c in conds:
+            if c is None or c == "true":
+                continue
+            acc = c if acc is None else self.emit(f"and i1 {acc}, {c}")
+        return acc
+
+    # -- narrow floats ---------------------------------------------------------------
+    def round_to(self, x: str, dt: DType) -> str:
+        if dt is DType.F16:
+            h = self.emit(f"fptrunc float {x} to half")
+            return self.emit(f"fpext half {h} to float")
+        if dt is DType.BF16:
+            h = self.emit(f"fptrunc float {x} to bfloat")
+            return self.emit(f"fpext bfloat {h} to float")
+        return x
+
+    # -- shared memory -----------------------------------------------------------------
+    def barrier(self) -> None:
+        self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)")
+        self.stmt("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)")
+
+    def need_smem(self, nbytes: int, span: Span) -> None:
+        self.smem_bytes = max(self.smem_bytes, nbytes)
+        if self.smem_bytes > MAX_SMEM_BYTES:
+            raise self.error(
+                GPU_TILE_TOO_LARGE, span,
+                f"this operation needs {nbytes} bytes of shared memory, more than the GPU's {MAX_SMEM_BYTES}",
+                "needs too much shared memory",
+                "use smaller tiles (smaller const generics or partition shapes)",
+            )
+
+    def smem_ptr(self, byte_off: int, dt: DType, index: str) -> str:
+        base = "@smem" if byte_off == 0 else self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {byte_off}")
+        return self.emit(f"getelementptr {smem_ty(dt)}, ptr addrspace(3) {base}, i32 {index}")
+
+    def smem_store(self, byte_off: int, dt: DType, index: str, val: str) -> None:
+        if dt is DType.BOOL:
+            val = self.emit(f"zext i1 {val} to i8")
+        p = self.smem_ptr(byte_off, dt, index)
+        self.stmt(f"store {smem_ty(dt)} {val}, ptr addrspace(3) {p}, align {smem_size(dt)}")
+
+    def smem_load(self, byte_off: int, dt: DType, index: str) -> str:
+        p = self.smem_ptr(byte_off, dt, index)
+        v = self.emit(f"load {smem_ty(dt)}, ptr addrspace(3) {p}, align {smem_size(dt)}")
+        if dt is DType.BOOL:
+            v = self.emit(f"icmp ne i8 {v}, 0")
+        return v
+
+    def write_tile(self, x: ir.Value, byte_off: int = 0) -> None:
+        """Every thread stores its live elements of `x` at their flat index."""
+        lay = self.lay(x)
+        slots = self.tile(x) if x.shape else None
+        for k in range(lay.K):
+            valid = self.chunk_valid(lay, k)
+            after = None
+            if valid is not None:
+                body, after = self.new_label("sw"), self.new_label("swj")
+                self.cbr(valid, body, after)
+                self.label(body)
+            for j in range(lay.V):
+                val = slots[k * lay.V + j] if slots is not None else self.scalar(x)
+                self.smem_store(byte_off, x.dtype, self.flat(lay, k, j), val)
+            if after is not None:
+                self.br(after)
+                self.label(after)
+
+    def safe_index(self, valid: str | None, f: str) -> str:
+        """A flat index that is `f` on live lanes and 0 on dead ones (keeps reads in bounds)."""
+        if valid is None:
+            return f
+        return self.emit(f"select i1 {valid}, i32 {f}, i32 0")
+
+    def to_smem(self, xs: list[ir.Value], span: Span) -> list[int]:
+        """Barrier; write each tile row-major (16-byte aligned regions); barrier. Returns offsets."""
+        offs = []
+        total = 0
+        for x in xs:
+            offs.append(total)
+            total += -(-(self.lay(x).numel * smem_size(x.dtype)) // 16) * 16
+        self.need_smem(total, span)
+        self.barrier()
+        for x, off in zip(xs, offs):
+            self.write_tile(x, off)
+        self.barrier()
+        return offs
+
+    # -- loops (not unrolled) --------------------------------------------------------------
+    def counted_loop(self, lo: int, hi: int, carried: list[tuple[str, str]], body) -> list[str]:  # type: ignore[no-untyped-def]
+        """`for r in lo..hi` (i32, static bounds, hi > lo) with carried (type, init) values.
+
+        `body(r, current) -> next` emits the loop body. Returns the final values.
+        """
+        pre = self.cur
+        head, exit_ = self.new_label("loop"), self.new_label("done")
+        self.br(head)
+        self.label(head)
+        r = self.tmp()
+        phis = [self.tmp() for _ in carried]
+        phi_at = len(self.lines)
+        self.lines.append("")  # placeholder for the phis, patched below
+        nexts = body(r, phis)
+        rn = self.emit(f"add i32 {r}, 1")
+        c = self.emit(f"icmp slt i32 {rn}, {hi}")
+        latch = self.cur
+        self.cbr(c, head, exit_)
+        phi_lines = [f"  {r} = phi i32 [ {lo}, %{pre} ], [ {rn}, %{latch} ]"]
+        for p, (ty, init), nx in zip(phis, carried, nexts):
+            phi_lines.append(f"  {p} = phi {ty} [ {init}, %{pre} ], [ {nx}, %{latch} ]")
+        self.lines[phi_at] = "\n".join(phi_lines)
+        self.label(exit_)
+        return phis
+
+    # ======================================================================= ops
+    def run(self) -> str:
+        k = self.k
+        params: list[str] = []
+        self.slots: list[ParamSlot] = []
+        for p in k.params:
+            match p:
+                case ir.TensorParam():
+                    base = f"%{_ident(p.name)}"
+                    ro = p.name not in self.written
+                    aligned = self.facts.get(p.name, TensorFacts()).aligned16
+                    params.append(f"ptr addrspace(1) {'align 16 ' if aligned else ''}{base}")
+                    self.slots.append(ParamSlot("ptr", p.name, "ptr"))
+                    dims = []
+                    for d in range(p.rank):
+                        nm = f"%{_ident(p.name)}.d{d}"
+                        params.append(f"i32 {nm}")
+                        dims.append(nm)
+                        self.slots.append(ParamSlot("i32", p.name, f"dim{d}"))
+                    self.tensors[p.name] = _TensorInfo(p, base, dims, readonly=ro,
+                                                       facts=self.facts.get(p.name, TensorFacts()))
+                case ir.ScalarParam():
+                    dt = p.value.dtype
+                    nm = f"%{_ident(p.name)}.arg"
+                    if dt in (DType.F16, DType.BF16):
+                        params.append(f"float {nm}")
+                        self.slots.append(ParamSlot("f32", p.name, "value"))
+                    elif dt is DType.BOOL:
+                        params.append(f"i32 {nm}")
+                        self.slots.append(ParamSlot("i32", p.name, "value"))
+                    else:
+                        params.append(f"{reg_ty(dt)} {nm}")
+                        self.slots.append(ParamSlot(dt.value if dt is not DType.F32 else "f32", p.name, "value"))
+                case _:
+                    assert_never(p)
+        params.append("ptr addrspace(1) %err")
+        self.slots.append(ParamSlot("ptr", "", "err"))
+
+        self._entry_lines: list[str] = []
+        self._tidv: set[int] = set()
+        self.declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()")
+        for p in k.scalar_params:
+            dt = p.value.dtype
+            nm = f"%{_ident(p.name)}.arg"
+            if dt is DType.BOOL:
+                self.env[p.value.id] = self.emit(f"icmp ne i32 {nm}, 0")
+            elif dt in (DType.F16, DType.BF16):
+                self.env[p.value.id] = self.round_to(nm, dt)
+            else:
+                self.env[p.value.id] = nm
+        self.region(k.body, ())
+        body = "\n".join(self.lines)
+        entry = "\n".join(["entry:", "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", *self._entry_lines,
+                           "  br label %start", "start:"])
+        name = _ident(k.name)
+        self.entry_name = name
+        out = [
+            "; generated by tilec: do not edit",
+            'target triple = "nvptx64-nvidia-cuda"',
+            "@smem = external addrspace(3) global [0 x i8], align 16",
+            *sorted(self.decls),
+            "",
+            f"define ptx_kernel void @{name}({', '.join(params)}) #0 {{",
+            entry,
+            body,
+            "  ret void",
+            "}",
+            "",
+            f'attributes #0 = {{ "nvvm.reqntid"="{self.T}" }}',
+            "!0 = !{}",
+        ]
+        return "\n".join(out) + "\n"
+
+    def region(self, region: ir.Region, args: tuple[Operand, ...]) -> list[Operand]:
+        for a, v in zip(region.args, args, strict=True):
+            self.env[a.id] = v
+        for op in region.ops:
+            if isinstance(op, ir.Yield):
+                return [self.get(v) for v in op.values]
+            self.op(op)
+        return []
+
+    def op(self, op: ir.Op) -> None:
+        match op:
+            case ir.Const(result=r, value=v):
+                c = const_operand(r.dtype, v)
+                self.env[r.id] = c if not r.shape else [c] * self.lay(r).E
+                if not r.shape and isinstance(v, int) and not isinstance(v, bool):
+                    self._mult[r.id] = abs(int(c)) if r.dtype.is_int and int(c) != 0 else 0
+            case ir.BlockId(result=r, axis=a):
+                ax = "xyz"[a]
+                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.{ax}()")
+                self.env[r.id] = self.call("i32", f"llvm.nvvm.read.ptx.sreg.ctaid.{ax}", "")
+                self._mult[r.id] = 1
+            case ir.NumBlocks(result=r, axis=a):
+                ax = "xyz"[a]
+                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.{ax}()")
+                self.env[r.id] = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
+            case ir.TensorDim(result=r, tensor=t, axis=a):
+                info = self.tensors[t]
+                self.env[r.id] = info.dims[a]
+                fd = info.facts.dims_div16
+                if a < len(fd) and fd[a]:
+                    self._mult[r.id] = 16
+            case ir.Load():
+                self.load(op)
+            case ir.Store():
+                self.store(op)
+            case ir.AtomicRMW():
+                self.atomic(op)
+            case ir.Elementwise(result=r, op=eop, operands=xs):
+                self.elementwise(r, eop, xs, op.span)
+            case ir.Cast(result=r, x=x):
+                if x.shape:
+                    self.env[r.id] = [self.cast(s, x.dtype, r.dtype) for s in self.tile(x)]
+                else:
+                    self.env[r.id] = self.cast(self.scalar(x), x.dtype, r.dtype)
+            case ir.Reduce():
+                self.reduce(op)
+            case ir.Scan():
+                self.scan(op)
+            case ir.Broadcast(result=r, x=x):
+                self.broadcast(r, x, op.span)
+            case ir.Reshape(result=r, x=x):
+                self.reshape(r, x, op.span)
+            case ir.Permute(result=r, x=x, perm=perm):
+                self.permute(r, x, perm, op.span)
+            case ir.Arange(result=r):
+                lay = self.lay(r)
+                slots = []
+                for k in range(lay.K):
+                    for j in range(lay.V):
+                        slots.append(self.cast(self.flat(lay, k, j), DType.I32, r.dtype))
+                self.env[r.id] = slots
+            case ir.Mma():
+                self.mma(op)
+            case ir.For():
+                self.for_(op)
+            case ir.If():
+                self.if_(op)
+            case ir.While():
+                self.while_(op)
+            case ir.Yield():
+                raise AssertionError("yield outside a region end")
+            case ir.Print():
+                raise self.error(GPU_UNSUPPORTED_OP, op.span, "device `print` is not supported by the GPU backend",
+                                 "this `print` runs inside a kernel",
+                                 "run this program on the CPU with `--device cpu`, or print on the host")
+            case ir.Assert():
+                self.assert_(op)
+            case _:
+                assert_never(op)
+
+    # -- divisibility facts (specialisation) --------------------------------------------
+    def multiple_of(self, v: ir.Value) -> int:
+        return self._mult.get(v.id, 1)
+
+    def note_arith(self, r: ir.Value, eop: ir.ElemOp, xs: tuple[ir.Value, ...]) -> None:
+        if r.shape or not r.dtype.is_int:
+            return
+        ms = [self._mult.get(x.id, 1) for x in xs]
+        if eop is ir.ElemOp.MUL:
+            a, b = ms
+            self._mult[r.id] = (a or 1 << 30) * (b or 1 << 30) if a and b else 0
+        elif eop in (ir.ElemOp.ADD, ir.ElemOp.SUB):
+            self._mult[r.id] = math.gcd(*ms)
+
+    # -- memory ----------------------------------------------------------------------
+    def tensor_strides(self, info: _TensorInfo) -> list[str]:
+        if not info.strides:
+            r = info.param.rank
+            st = ["1"] * r
+            acc = "1"
+            for d in range(r - 1, -1, -1):
+                st[d] = acc
+                if d > 0:
+                    # In the entry block: the strides must dominate every use.
+                    dim64 = self.entry_emit(f"sext i32 {info.dims[d]} to i64")
+                    acc = dim64 if acc == "1" else self.entry_emit(f"mul i64 {acc}, {dim64}")
+            info.strides = st
+        return info.strides
+
+    def address(self, info: _TensorInfo, coords: list[str]) -> str:
+        st = self.tensor_strides(info)
+        acc = "0"
+        for c, s in zip(coords, st):
+            c64 = self.emit(f"sext i32 {c} to i64")
+            term = c64 if s == "1" else self.emit(f"mul i64 {c64}, {s}")
+            acc = term if acc == "0" else self.emit(f"add i64 {acc}, {term}")
+        dt = info.param.dtype
+        return self.emit(f"getelementptr {mem_ty(dt)}, ptr addrspace(1) {info.base}, i64 {acc}")
+
+    def in_bounds(self, info: _TensorInfo, coords: list[str], last_extent: int = 1) -> str | None:
+        """i1: coords (and `last_extent - 1` more elements along the last dim) are inside the tensor."""
+        conds: list[str | None] = []
+        r = len(coords)
+        for d, c in enumerate(coords):
+            if d == r - 1 and last_extent > 1:
+                nonneg = self.emit(f"icmp sge i32 {c}, 0")
+                end = self.emit(f"add i32 {c}, {last_extent}")
+                conds += [nonneg, self.emit(f"icmp sle i32 {end}, {info.dims[d]}")]
+            else:
+                conds.append(self.emit(f"icmp ult i32 {c}, {info.dims[d]}"))
+        return self.and_all(conds)
+
+    def mem_to_reg(self, v: str, dt: DType) -> str:
+        if dt is DType.F16:
+            return self.emit(f"fpext half {v} to float")
+        if dt is DType.BOOL:
+            return self.emit(f"icmp ne i8 {v}, 0")
+        return v
+
+    def reg_to_mem(self, v: str, dt: DType) -> str:
+        if dt is DType.F16:
+            return self.emit(f"fptrunc float {v} to half")
+        if dt is DType.BOOL:
+            return self.emit(f"zext i1 {v} to i8")
+        return v
+
+    def _chunk_coords(self, lay: Layout, k: int, offsets: list[str]) -> list[str]:
+        idx = self.coords(self.flat(lay, k, 0), lay.shape)
+        out = []
+        for o, i in zip(offsets, idx):
+            out.append(o if i == "0" else (i if o == "0" else self.emit(f"add i32 {o}, {i}")))
+        return out
+
+    def _specialised(self, info: _TensorInfo, offsets: tuple[ir.Value, ...], lay: Layout,
+                     has_mask: bool) -> bool:
+        """True when a chunk is provably all-in or all-out and 16-byte-aligned-enough (no scalar path)."""
+        f = info.facts
+        r = info.param.rank
+        if has_mask or lay.V == 1 or not f.aligned16 or len(f.dims_div16) != r or not f.dims_div16[-1]:
+            return False
+        m = self.multiple_of(offsets[-1])
+        return m == 0 or m % lay.V == 0
+
+    def load(self, op: ir.Load) -> None:
+        r = op.result
+        info = self.tensors[op.tensor]
+        dt = info.param.dtype
+        mt, es = mem_ty(dt), mem_size(dt)
+        lay = self.lay(r)
+        offsets = [self.scalar(o) for o in op.offsets]
+        pad = self.scalar(op.padding) if op.padding is not None else const_operand(dt, 0)
+        mask = self.tile(op.mask) if op.mask is not None else None
+        meta = ", !invariant.load !0" if info.readonly else ""
+        spec = self._specialised(info, op.offsets, lay, mask is not None)
+        out: Slots = []
+        V = lay.V
+        vt = f"<{V} x {mt}>"
+        for k in range(lay.K):
+            coords = self._chunk_coords(lay, k, offsets)
+            valid = self.chunk_valid(lay, k)
+            whole = self.and_all([valid, self.in_bounds(info, coords, V)])
+            addr = self.address(info, coords)
+            join = self.new_label("lj")
+            incoming: list[tuple[list[str], str]] = []
+            if V > 1:
+                vec_l = self.new_label("lv")
+                fast = whole
+                if not spec:
+                    pi = self.emit(f"ptrtoint ptr addrspace(1) {addr} to i64")
+                    lo = self.emit(f"and i64 {pi}, {V * es - 1}")
+                    al = self.emit(f"icmp eq i64 {lo}, 0")
+                    fast = self.and_all([whole, al])
+                    if mask is not None:
+                        fast = self.and_all([fast, *mask[k * V:(k + 1) * V]])
+                slow_l = self.new_label("ls") if not spec else join
+                pre = self.cur
+                self.cbr(fast or "true", vec_l, slow_l)
+                self.label(vec_l)
+                vec = self.emit(f"load {vt}, ptr addrspace(1) {addr}, align {V * es}{meta}")
+                vals = [self.mem_to_reg(self.emit(f"extractelement {vt} {vec}, i32 {j}"), dt) for j in range(V)]
+                incoming.append((vals, self.cur))
+                self.br(join)
+                if spec:
+                    incoming.append(([pad] * V, pre))
+                else:
+                    self.label(slow_l)
+            if V == 1 or not spec:
+                vals = []
+                for j in range(V):
+                    cj = list(coords)
+                    if j:
+                        cj[-1] = self.emit(f"add i32 {coords[-1]}, {j}")
+                    ok = self.and_all([valid, self.in_bounds(info, cj), mask[k * V + j] if mask else None])
+                    pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")
+                    ld, skip, jn = self.new_label("le"), self.new_label("lk"), self.new_label("lm")
+                    self.cbr(ok or "true", ld, skip)
+                    self.label(ld)
+                    x = self.mem_to_reg(self.emit(f"load {mt}, ptr addrspace(1) {pj}, align {es}{meta}"), dt)
+                    ld_end = self.cur
+                    self.br(jn)
+                    self.label(skip)
+                    self.br(jn)
+                    self.label(jn)
+                    vals.append(self.emit(f"phi {reg_ty(dt)} [ {x}, %{ld_end} ], [ {pad}, %{skip} ]"))
+                incoming.append((vals, self.cur))
+                self.br(join)
+            self.label(join)
+            for j in range(V):
+                if len(incoming) == 1:
+                    out.append(incoming[0][0][j])
+                else:
+                    arms = ", ".join(f"[ {vals[j]}, %{blk} ]" for vals, blk in incoming)
+                    out.append(self.emit(f"phi {reg_ty(dt)} {arms}"))
+        self.env[r.id] = out
+
+    def store(self, op: ir.Store) -> None:
+        info = self.tensors[op.tensor]
+        dt = info.param.dtype
+        mt, es = mem_ty(dt), mem_size(dt)
+        x = op.value
+        lay = self.lay(x)
+        slots = self.tile(x)
+        offsets = [self.scalar(o) for o in op.offsets]
+        mask = self.tile(op.mask) if op.mask is not None else None
+        spec = self._specialised(info, op.offsets, lay, mask is not None)
+        V = lay.V
+        vt = f"<{V} x {mt}>"
+        for k in range(lay.K):
+            coords = self._chunk_coords(lay, k, offsets)
+            valid = self.chunk_valid(lay, k)
+            whole = self.and_all([valid, self.in_bounds(info, coords, V)])
+            addr = self.address(info, coords)
+            join = self.new_label("sj")
+            mvals = [self.reg_to_mem(slots[k * V + j], dt) for j in range(V)]
+            if V > 1:
+                vec_l = self.new_label("sv")
+                fast = whole
+                if not spec:
+                    pi = self.emit(f"ptrtoint ptr addrspace(1) {addr} to i64")
+                    lo = self.emit(f"and i64 {pi}, {V * es - 1}")
+                    al = self.emit(f"icmp eq i64 {lo}, 0")
+                    fast = self.and_all([whole, al])
+                    if mask is not None:
+                        fast = self.and_all([fast, *mask[k * V:(k + 1) * V]])
+                slow_l = self.new_label("ss") if not spec else join
+                self.cbr(fast or "true", vec_l, slow_l)
+                self.label(vec_l)
+                vec = "undef"
+                for j in range(V):
+                    vec = self.emit(f"insertelement {vt} {vec}, {mt} {mvals[j]}, i32 {j}")
+                self.stmt(f"store {vt} {vec}, ptr addrspace(1) {addr}, align {V * es}")
+                self.br(join)
+                if not spec:
+                    self.label(slow_l)
+            if V == 1 or not spec:
+                for j in range(V):
+                    cj = list(coords)
+                    if j:
+                        cj[-1] = self.emit(f"add i32 {coords[-1]}, {j}")
+                    ok = self.and_all([valid, self.in_bounds(info, cj), mask[k * V + j] if mask else None])
+                    pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")
+                    st, jn = self.new_label("se"), self.new_label("sm")
+                    self.cbr(ok or "true", st, jn)
+                    self.label(st)
+                    self.stmt(f"store {mt} {mvals[j]}, ptr addrspace(1) {pj}, align {es}")
+                    self.br(jn)
+                    self.label(jn)
+                self.br(join)
+            self.label(join)
+
+    def atomic(self, op: ir.AtomicRMW) -> None:
+        info = self.tensors[op.tensor]
+        dt = info.param.dtype
+        if dt is DType.BF16 or dt is DType.BOOL or dt is DType.F64 and op.op is not ir.AtomicOp.ADD:
+            raise self.error(GPU_UNSUPPORTED_DTYPE, op.span,
+                             f"`{op.op.value}` on a `{dt.value}` tensor is not supported by the GPU backend",
+                             "this atomic", "use an `f32`, `f16` or integer tensor, or run with `--device cpu`")
+        mt = mem_ty(dt)
+        x = op.value
+        tile = bool(x.shape)
+        lay = self.lay(x) if tile else None
+        positions: list[tuple[int, int]] = (
+            [(k, j) for k in range(lay.K) for j in range(lay.V)] if lay is not None else [(0, 0)]
+        )
+        if dt.is_float:
+            rmw = {ir.AtomicOp.ADD: "fadd", ir.AtomicOp.MAX: "fmax", ir.AtomicOp.MIN: "fmin"}[op.op]
+        else:
+            signed = dt.is_signed
+            rmw = {ir.AtomicOp.ADD: "add", ir.AtomicOp.MAX: "max" if signed else "umax",
+                   ir.AtomicOp.MIN: "min" if signed else "umin"}[op.op]
+        for n, (k, j) in enumerate(positions):
+            conds: list[str | None] = []
+            if lay is not None:
+                conds.append(self.chunk_valid(lay, k))
+            else:
+                # A scalar atomic is one operation per block, not one per thread.
+                conds.append(self.emit("icmp eq i32 %tid, 0"))
+            coords = []
+            for idx in op.indices:
+                v = self.get(idx)
+                coords.append(v[n] if isinstance(v, list) else v)
+            conds.append(self.in_bounds(info, coords))
+            if op.mask is not None:
+                m = self.get(op.mask)
+                conds.append(m[n] if isinstance(m, list) else m)
+            ok = self.and_all(conds)
+            go, jn = self.new_label("ae"), self.new_label("am")
+            self.cbr(ok or "true", go, jn)
+            self.label(go)
+            addr = self.address(info, coords)
+            val = self.get(x)
+            val = val[n] if isinstance(val, list) else val
+            self.emit(f"atomicrmw {rmw} ptr addrspace(1) {addr}, {mt} {self.reg_to_mem(val, dt)} monotonic")
+            self.br(jn)
+            self.label(jn)
+
+    # -- element-wise --------------------------------------------------------------------
+    def elementwise(self, r: ir.Value, eop: ir.ElemOp, xs: tuple[ir.Value, ...], span: Span) -> None:
+        in_dt = xs[-1].dtype if eop is ir.ElemOp.WHERE else xs[0].dtype
+        if in_dt is DType.F64 and eop.value in F32_ONLY:
+            raise self.error(GPU_UNSUPPORTED_DTYPE, span, f"`{eop.value}` on `f64` is not supported by the GPU backend",
+                             "computed in f64 here", f"cast to `f32` first: `{eop.value}(x as f32)`")
+        ops = [self.get(x) for x in xs]
+        if r.shape:
+            n = self.lay(r).E
+            cols = [o if isinstance(o, list) else [o] * n for o in ops]
+            self.env[r.id] = [self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
+        else:
+            self.env[r.id] = self.elem(eop, [o for o in ops], in_dt, r.dtype)  # type: ignore[misc]
+            self.note_arith(r, eop, xs)
+
+    def elem(self, eop: ir.ElemOp, a: list[str], dt: DType, out: DType) -> str:
+        E = ir.ElemOp
+        ty = reg_ty(dt)
+        if eop is E.WHERE:
+            return self.emit(f"select i1 {a[0]}, {reg_ty(out)} {a[1]}, {reg_ty(out)} {a[2]}")
+        if dt.is_float:
+            res = self.felem(eop, a, dt, ty)
+            return res if eop.is_comparison else self.round_to(res, dt)
+        return self.ielem(eop, a, dt, ty)
+
+    def fcall(self, name: str, ty: str, args: list[str]) -> str:
+        sfx = "f32" if ty == "float" else "f64"
+        self.declare(f"declare {ty} @llvm.{name}.{sfx}({', '.join([ty] * len(args))})")
+        return self.call(ty, f"llvm.{name}.{sfx}", ", ".join(f"{ty} {x}" for x in args))
+
+    def nv(self, name: str, x: str) -> str:
+        self.declare(f"declare float @{name}(float)")
+        return self.call("float", name, f"float {x}")
+
+    def fexp(self, x: str) -> str:
+        # exp(x) = 2^(x*log2e); feed the product's rounding error back: 2^t * (1 + e*ln2)
+        t = self.emit(f"fmul float {x}, {const_operand(DType.F32, 1.4426950408889634)}")
+        nt = self.emit(f"fneg float {t}")
+        e = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.4426950408889634), nt])
+        e2 = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.925963033500891e-08), e])
+        p = self.nv("llvm.nvvm.ex2.approx.f32", t)
+        corr = self.emit(f"fmul float {e2}, {const_operand(DType.F32, 0.6931471805599453)}")
+        return self.fcall("fma", "float", [p, corr, p])
+
+    def freduce_2pi(self, x: str) -> str:
+        q = self.emit(f"fmul float {x}, {const_operand(DType.F32, 0.15915494309189535)}")
+        kq = self.fcall("rint", "float", [q])
+        nk = self.emit(f"fneg float {kq}")
+        r1 = self.fcall("fma", "float", [nk, const_operand(DType.F32, 6.28125), x])
+        return self.fcall("fma", "float", [nk, const_operand(DType.F32, 0.0019353071795864769), r1])
+
+    def felem(self, eop: ir.ElemOp, a: list[str], dt: DType, ty: str) -> str:
+        E = ir.ElemOp
+        simple = {E.ADD: "fadd", E.SUB: "fsub", E.MUL: "fmul", E.DIV: "fdiv", E.REM: "frem"}
+        cmp = {E.EQ: "oeq", E.NE: "une", E.LT: "olt", E.LE: "ole", E.GT: "ogt", E.GE: "oge"}
+        if eop in simple:
+            return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
+        if eop in cmp:
+            return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
+        match eop:
+            case E.NEG:
+                return self.emit(f"fneg {ty} {a[0]}")
+            case E.ABS:
+                return self.fcall("fabs", ty, a)
+            case E.FLOOR:
+                return self.fcall("floor", ty, a)
+            case E.CEIL:
+                return self.fcall("ceil", ty, a)
+            case E.SQRT:
+                return self.fcall("sqrt", ty, a)
+            case E.FMA:
+                return self.fcall("fma", ty, a)
+            case E.MAXIMUM | E.MINIMUM:
+                m = self.fcall("maxnum" if eop is E.MAXIMUM else "minnum", ty, a)
+                uno = self.emit(f"fcmp uno {ty} {a[0]}, {a[1]}")
+                nan = self.emit(f"fadd {ty} {a[0]}, {a[1]}")
+                return self.emit(f"select i1 {uno}, {ty} {nan}, {ty} {m}")
+            case E.EXP:
+                return self.fexp(a[0])
+            case E.EXP2:
+                return self.nv("llvm.nvvm.ex2.approx.f32", a[0])
+            case E.LOG2:
+                return self.nv("llvm.nvvm.lg2.approx.f", a[0])
+            case E.LOG:
+                l2 = self.nv("llvm.nvvm.lg2.approx.f", a[0])
+                return self.emit(f"fmul float {l2}, {const_operand(DType.F32, 0.6931471805599453)}")
+            case E.RSQRT:
+                return self.nv("llvm.nvvm.rsqrt.approx.f", a[0])
+            case E.SIN:
+                return self.nv("llvm.nvvm.sin.approx.f", self.freduce_2pi(a[0]))
+            case E.COS:
+                return self.nv("llvm.nvvm.cos.approx.f", self.freduce_2pi(a[0]))
+            case E.TANH:
+                ax = self.fcall("fabs", "float", [a[0]])
+                two = self.emit(f"fmul float {ax}, 2.0")
+                ex = self.fexp(two)
+                den = self.emit(f"fadd float {ex}, 1.0")
+                q = self.emit(f"fdiv float 2.0, {den}")
+                t = self.emit(f"fsub float 1.0, {q}")
+                return self.fcall("copysign", "float", [t, a[0]])
+            case E.SIGMOID:
+                nx = self.emit(f"fneg float {a[0]}")
+                ex = self.fexp(nx)
+                den = self.emit(f"fadd float {ex}, 1.0")
+                return self.emit(f"fdiv float 1.0, {den}")
+            case _:
+                raise AssertionError(f"float op {eop} has no lowering")
+
+    def ielem(self, eop: ir.ElemOp, a: list[str], dt: DType, ty: str) -> str:
+        E = ir.ElemOp
+        signed = dt.is_signed
+        bits = 1 if dt is DType.BOOL else dt.bits
+        simple = {E.ADD: "add", E.SUB: "sub", E.MUL: "mul", E.AND: "and", E.OR: "or", E.XOR: "xor"}
+        if eop in simple:
+            return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
+        cmp = {E.EQ: "eq", E.NE: "ne", E.LT: "slt" if signed else "ult", E.LE: "sle" if signed else "ule",
+               E.GT: "sgt" if signed else "ugt", E.GE: "sge" if signed else "uge"}
+        if eop in cmp:
+            return self.emit(f"icmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
+        match eop:
+            case E.NEG:
+                return self.emit(f"sub {ty} 0, {a[0]}")
+            case E.NOT:
+                return self.emit(f"xor {ty} {a[0]}, {'true' if bits == 1 else -1}")
+            case E.ABS:
+                if not signed:
+                    return a[0]
+                self.declare(f"declare {ty} @llvm.abs.{ty}({ty}, i1)")
+                return self.call(ty, f"llvm.abs.{ty}", f"{ty} {a[0]}, i1 false")
+            case E.MAXIMUM | E.MINIMUM:
+                nm = ("s" if signed else "u") + ("max" if eop is E.MAXIMUM else "min")
+                self.declare(f"declare {ty} @llvm.{nm}.{ty}({ty}, {ty})")
+                return self.call(ty, f"llvm.{nm}.{ty}", f"{ty} {a[0]}, {ty} {a[1]}")
+            case E.DIV | E.REM:
+                zero = self.emit(f"icmp eq {ty} {a[1]}, 0")
+                bad = zero
+                if signed:
+                    mn = -(1 << (bits - 1))
+                    is_min = self.emit(f"icmp eq {ty} {a[0]}, {mn}")
+                    is_m1 = self.emit(f"icmp eq {ty} {a[1]}, -1")
+                    ovf = self.emit(f"and i1 {is_min}, {is_m1}")
+                    bad = self.emit(f"or i1 {zero}, {ovf}")
+                d = self.emit(f"select i1 {bad}, {ty} 1, {ty} {a[1]}")
+                if eop is E.DIV:
+                    q = self.emit(f"{'sdiv' if signed else 'udiv'} {ty} {a[0]}, {d}")
+                    return self.emit(f"select i1 {zero}, {ty} 0, {ty} {q}")
+                rm = self.emit(f"{'srem' if signed else 'urem'} {ty} {a[0]}, {d}")
+                return self.emit(f"select i1 {zero}, {ty} {a[0]}, {ty} {rm}")
+            case E.SHL | E.SHR:
+                big = self.emit(f"icmp uge {ty} {a[1]}, {bits}")
+                amt = self.emit(f"select i1 {big}, {ty} 0, {ty} {a[1]}")
+                if eop is E.SHL:
+                    s = self.emit(f"shl {ty} {a[0]}, {amt}")
+                    return self.emit(f"select i1 {big}, {ty} 0, {ty} {s}")
+                if signed:
+                    amt2 = self.emit(f"select i1 {big}, {ty} {bits - 1}, {ty} {a[1]}")
+                    return self.emit(f"ashr {ty} {a[0]}, {amt2}")
+                s = self.emit(f"lshr {ty} {a[0]}, {amt}")
+                return self.emit(f"select i1 {big}, {ty} 0, {ty} {s}")
+            case _:
+                raise AssertionError(f"integer op {eop} has no lowering")
+
+    # -- casts ---------------------------------------------------------------------------
+    def cast(self, x: str, src: DType, dst: DType) -> str:
+        if src is dst:
+            return x
+        st, dt_ = reg_ty(src), reg_ty(dst)
+        if dst is DType.BOOL:
+            if src.is_float:
+                return self.emit(f"fcmp une {st} {x}, 0.0")
+            return self.emit(f"icmp ne {st} {x}, 0")
+        if src is DType.BOOL:
+            if dst.is_float:
+                return self.emit(f"uitofp i1 {x} to {dt_}")
+            return self.emit(f"zext i1 {x} to {dt_}")
+        if src.is_float and dst.is_float:
+            if st == "double" and dt_ == "float":
+                narrow = {DType.F16: "half", DType.BF16: "bfloat", DType.F32: "float"}[dst]
+                h = self.emit(f"fptrunc double {x} to {narrow}")
+                return h if narrow == "float" else self.emit(f"fpext {narrow} {h} to float")
+            if st == "float" and dt_ == "double":
+                return self.emit(f"fpext float {x} to double")
+            return self.round_to(x, dst)  # between f16/bf16/f32 (all in f32 registers)
+        if src.is_int and dst.is_float:
+            narrow = {DType.F16: "half", DType.BF16: "bfloat"}.get(dst, dt_)
+            h = self.emit(f"{'sitofp' if src.is_signed else 'uitofp'} {st} {x} to {narrow}")
+            return h if narrow == dt_ else self.emit(f"fpext {narrow} {h} to float")
+        if src.is_float and dst.is_int:
+            nm = f"llvm.fpto{'si' if dst.is_signed else 'ui'}.sat.{dt_}.{'f32' if st == 'float' else 'f64'}"
+            self.declare(f"declare {dt_} @{nm}({st})")
+            return self.call(dt_, nm, f"{st} {x}")
+        # int -> int
+        if src.bits == dst.bits:
+            return x
+        if src.bits > dst.bits:
+            return self.emit(f"trunc {st} {x} to {dt_}")
+        return self.emit(f"{'sext' if src.is_signed else 'zext'} {st} {x} to {dt_}")
+
+    # -- cross-thread ops ---------------------------------------------------------------------
+    def out_slots(self, shape: tuple[int, ...]):  # type: ignore[no-untyped-def]
+        """(slot index, valid, safe flat index) for each slot of a result of `shape` (scalar: one)."""
+        if not shape:
+            yield 0, None, "0"
+            return
+        lay = self.lay(shape)
+        for k in range(lay.K):
+            valid = self.chunk_valid(lay, k)
+            for j in range(lay.V):
+                yield k * lay.V + j, valid, self.safe_index(valid, self.flat(lay, k, j))
+
+    def finish(self, shape: tuple[int, ...], vals: list[str], r: ir.Value) -> None:
+        self.env[r.id] = vals if shape else vals[0]
+
+    def reduce(self, op: ir.Reduce) -> None:
+        x, r, axis = op.x, op.result, op.axis
+        dt = x.dtype
+        ty = reg_ty(dt)
+        (off,) = self.to_smem([x], op.span)
+        xs = strides_of(x.shape)
+        L = x.shape[axis]
+        rshape = r.shape
+        bases = []
+        for _, _, f in self.out_slots(rshape):
+            oc = self.coords(f, rshape) if rshape else []
+            full = oc[:axis] + ["0"] + oc[axis:]
+            bases.append(self.linear(full, x.shape))
+        step = xs[axis]
+        R = ir.ReduceOp
+        is_arg = op.op in (R.ARGMAX, R.ARGMIN)
+        firsts = [self.smem_load(off, dt, b) for b in bases]
+        carried = [(ty, v) for v in firsts]
+        if is_arg:
+            carried += [("i32", "0")] * len(bases)
+
+        def body(rr: str, cur: list[str]) -> list[str]:
+            nb = len(bases)
+            nxt = []
+            idx_next = []
+            for i, b in enumerate(bases):
+                off_r = rr if step == 1 else self.emit(f"mul i32 {rr}, {step}")
+                v = self.smem_load(off, dt, self.emit(f"add i32 {b}, {off_r}"))
+                acc = cur[i]
+                if is_arg:
+                    better = self.better(op.op is R.ARGMAX, v, acc, dt)
+                    nxt.append(self.emit(f"select i1 {better}, {ty} {v}, {ty} {acc}"))
+                    idx_next.append(self.emit(f"select i1 {better}, i32 {rr}, i32 {cur[nb + i]}"))
+                else:
+                    nxt.append(self.combine(op.op, acc, v, dt))
+            return nxt + idx_next
+
+        if L > 1:
+            finals = self.counted_loop(1, L, carried, body)
+        else:
+            finals = [v for _, v in carried]
+        if is_arg:
+            vals = finals[len(bases):]
+        else:
+            vals = [self.round_to(v, dt) for v in finals[: len(bases)]]
+        self.finish(rshape, vals, r)
+
+    def better(self, is_max: bool, v: str, best: str, dt: DType) -> str:
+        ty = reg_ty(dt)
+        if dt.is_float:
+            c = self.emit(f"fcmp {'ogt' if is_max else 'olt'} {ty} {v}, {best}")
+            vn = self.emit(f"fcmp uno {ty} {v}, 0.0")
+            bn = self.emit(f"fcmp ord {ty} {best}, 0.0")
+            nanwin = self.emit(f"and i1 {vn}, {bn}")
+            return self.emit(f"or i1 {c}, {nanwin}")
+        if dt is DType.BOOL:
+            return self.emit(f"icmp {'ugt' if is_max else 'ult'} i1 {v}, {best}")
+        s = "s" if dt.is_signed else "u"
+        return self.emit(f"icmp {s}{'gt' if is_max else 'lt'} {ty} {v}, {best}")
+
+    def combine(self, rop: ir.ReduceOp | ir.ScanOp, acc: str, v: str, dt: DType) -> str:
+        """acc (op) v in the accumulation type (f32 for f16/bf16: no rounding here)."""
+        R, S, E = ir.ReduceOp, ir.ScanOp, ir.ElemOp
+        ty = reg_ty(dt)
+        if rop in (R.SUM, S.CUMSUM):
+            if dt is DType.BOOL:
+                return self.emit(f"or i1 {acc}, {v}")
+            return self.emit(f"{'fadd' if dt.is_float else 'add'} {ty} {acc}, {v}")
+        if rop in (R.PROD, S.CUMPROD):
+            if dt is DType.BOOL:
+                return self.emit(f"and i1 {acc}, {v}")
+            return self.emit(f"{'fmul' if dt.is_float else 'mul'} {ty} {acc}, {v}")
+        eop = E.MAXIMUM if rop is R.MAX else E.MINIMUM
+        if dt.is_float:
+            return self.felem(eop, [acc, v], dt, ty)
+        return self.ielem(eop, [acc, v], dt, ty)
+
+    def scan(self, op: ir.Scan) -> None:
+        x, r, axis = op.x, op.result, op.axis
+        dt = x.dtype
+        ty = reg_ty(dt)
+        (off,) = self.to_smem([x], op.span)
+        L = x.shape[axis]
+        step = strides_of(x.shape)[axis]
+        bases, mine = [], []
+        for _, _, f in self.out_slots(x.shape):
+            oc = self.coords(f, x.shape)
+            mine.append(oc[axis])
+            full = list(oc)
+            full[axis] = "0"
+            bases.append(self.linear(full, x.shape))
+        firsts = [self.smem_load(off, dt, b) for b in bases]
+
+        def body(rr: str, cur: list[str]) -> list[str]:
+            out = []
+            for i, b in enumerate(bases):
+                off_r = rr if step == 1 else self.emit(f"mul i32 {rr}, {step}")
+                v = self.smem_load(off, dt, self.emit(f"add i32 {b}, {off_r}"))
+                nx = self.combine(op.op, cur[i], v, dt)
+                take = self.emit(f"icmp sle i32 {rr}, {mine[i]}")
+                out.append(self.emit(f"select i1 {take}, {ty} {nx}, {ty} {cur[i]}"))
+            return out
+
+        finals = self.counted_loop(1, L, [(ty, v) for v in firsts], body) if L > 1 else firsts
+        self.env[r.id] = [self.round_to(v, dt) for v in finals]
+
+    def broadcast(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        if not x.shape:
+            self.env[r.id] = [self.scalar(x)] * self.lay(r).E
+            return
+        if x.shape == r.shape:
+            self.env[r.id] = self.tile(x)
+            return
+        (off,) = self.to_smem([x], span)
+        xr = (1,) * (len(r.shape) - len(x.shape)) + tuple(x.shape)
+        vals = []
+        for _, _, f in self.out_slots(r.shape):
+            oc = self.coords(f, r.shape)
+            src = [c if n != 1 else "0" for c, n in zip(oc, xr)]
+            vals.append(self.smem_load(off, x.dtype, self.linear(src, xr)))
+        self.env[r.id] = vals
+
+    def reshape(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        if not x.shape:
+            self.env[r.id] = [self.scalar(x)] * self.lay(r).E
+            return
+        if not r.shape:
+            (off,) = self.to_smem([x], span)
+            self.env[r.id] = self.smem_load(off, x.dtype, "0")
+            return
+        lx, lr = self.lay(x), self.lay(r)
+        if lx.V == lr.V and lx.K == lr.K:
+            self.env[r.id] = self.tile(x)  # same flat layout: a reshape moves nothing
+            return
+        (off,) = self.to_smem([x], span)
+        self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r.shape)]
+
+    def permute(self, r: ir.Value, x: ir.Value, perm: tuple[int, ...], span: Span) -> None:
+        if list(perm) == list(range(len(perm))):
+            self.env[r.id] = self.tile(x)
+            return
+        (off,) = self.to_smem([x], span)
+        vals = []
+        for _, _, f in self.out_slots(r.shape):
+            oc = self.coords(f, r.shape)
+            src = ["0"] * len(perm)
+            for i, p in enumerate(perm):
+                src[p] = oc[i]
+            vals.append(self.smem_load(off, x.dtype, self.linear(src, x.shape)))
+        self.env[r.id] = vals
+
+    def mma(self, op: ir.Mma) -> None:
+        a, b, acc, r = op.a, op.b, op.acc, op.result
+        M, K = a.shape
+        N = b.shape[1]
+        in_dt, acc_dt = a.dtype, acc.dtype
+        offa, offb = self.to_smem([a, b], op.span)
+        aty = reg_ty(acc_dt)
+        ity = reg_ty(in_dt)
+        slots = list(self.out_slots(r.shape))
+        rows, cols = [], []
+        for _, _, f in slots:
+            i, j = self.coords(f, (M, N))
+            rows.append(self.emit(f"mul i32 {i}, {K}") if i != "0" else "0")
+            cols.append(j)
+        init = list(self.tile(acc))
+
+        def widen(v: str) -> str:
+            # f16/bf16 live exactly in f32 registers; only f32 -> f64 and int widening change bits.
+            if in_dt.is_float and acc_dt.is_float:
+                return v if ity == aty else self.emit(f"fpext {ity} {v} to {aty}")
+            return self.cast(v, in_dt, acc_dt)
+
+        def body(kk: str, cur: list[str]) -> list[str]:
+            out = []
+            brow = self.emit(f"mul i32 {kk}, {N}")
+            acache: dict[str, str] = {}
+            bcache: dict[str, str] = {}
+            for n, (row, col) in enumerate(zip(rows, cols)):
+                if row not in acache:
+                    acache[row] = widen(self.smem_load(offa, in_dt, self.emit(f"add i32 {row}, {kk}")))
+                if col not in bcache:
+                    bcache[col] = widen(self.smem_load(offb, in_dt, self.emit(f"add i32 {brow}, {col}")))
+                av, bv = acache[row], bcache[col]
+                if acc_dt.is_float:
+                    out.append(self.fcall("fma", aty, [av, bv, cur[n]]))
+                else:
+                    p = self.emit(f"mul {aty} {av}, {bv}")
+                    out.append(self.emit(f"add {aty} {cur[n]}, {p}"))
+            return out
+
+        finals = self.counted_loop(0, K, [(aty, v) for v in init], body)
+        self.env[r.id] = [self.round_to(v, acc_dt) for v in finals]
+
+    # -- control flow -----------------------------------------------------------------------
+    def _types_of(self, vals: tuple[ir.Value, ...]) -> list[tuple[ir.Value, int]]:
+        return [(v, self.lay(v).E if v.shape else 0) for v in vals]
+
+    def _flatten(self, ops: list[Operand]) -> list[str]:
+        out: list[str] = []
+        for o in ops:
+            out.extend(o if isinstance(o, list) else [o])
+        return out
+
+    def _unflatten(self, vals: tuple[ir.Value, ...], flat: list[str]) -> list[Operand]:
+        out: list[Operand] = []
+        i = 0
+        for v in vals:
+            if v.shape:
+                n = self.lay(v).E
+                out.append(flat[i:i + n])
+                i += n
+            else:
+                out.append(flat[i])
+                i += 1
+        return out
+
+    def _flat_types(self, vals: tuple[ir.Value, ...]) -> list[str]:
+        out = []
+        for v in vals:
+            out.extend([reg_ty(v.dtype)] * (self.lay(v).E if v.shape else 1))
+        return out
+
+    def for_(self, op: ir.For) -> None:
+        iv_v = op.body.args[0]
+        ity = reg_ty(iv_v.dtype)
+        signed = iv_v.dtype.is_signed
+        lo, hi, st = self.scalar(op.lower), self.scalar(op.upper), self.scalar(op.step)
+        inits = self._flatten([self.get(v) for v in op.inits])
+        types = self._flat_types(op.results)
+        pre = self.cur
+        head, body_l, exit_ = self.new_label("for"), self.new_label("body"), self.new_label("endfor")
+        self.br(head)
+        self.label(head)
+        iv = self.tmp()
+        phis = [self.tmp() for _ in inits]
+        phi_at = len(self.lines)
+        self.lines.append("")
+        c1 = self.emit(f"icmp {'slt' if signed else 'ult'} {ity} {iv}, {hi}")
+        c2 = self.emit(f"icmp {'sgt' if signed else 'ugt'} {ity} {st}, 0")
+        c = self.emit(f"and i1 {c1}, {c2}")
+        self.cbr(c, body_l, exit_)
+        self.label(body_l)
+        carried = self._unflatten(op.results, phis)
+        ys = self.region(op.body, (iv, *carried))
+        nexts = self._flatten(ys)
+        ivn = self.emit(f"add {ity} {iv}, {st}")
+        latch = self.cur
+        self.br(head)
+        lines = [f"  {iv} = phi {ity} [ {lo}, %{pre} ], [ {ivn}, %{latch} ]"]
+        for p, t, i0, nx in zip(phis, types, inits, nexts):
+            lines.append(f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]")
+        self.lines[phi_at] = "\n".join(lines)
+        self.label(exit_)
+        for v, o in zip(op.results, carried):
+            self.env[v.id] = o
+
+    def if_(self, op: ir.If) -> None:
+        c = self.scalar(op.cond)
+        then_l, else_l, join = self.new_label("then"), self.new_label("else"), self.new_label("endif")
+        self.cbr(c, then_l, else_l)
+        self.label(then_l)
+        t_vals = self._flatten(self.region(op.then, ()))
+        t_end = self.cur
+        self.br(join)
+        self.label(else_l)
+        e_vals = self._flatten(self.region(op.else_, ()))
+        e_end = self.cur
+        self.br(join)
+        self.label(join)
+        types = self._flat_types(op.results)
+        merged = [self.emit(f"phi {t} [ {a}, %{t_end} ], [ {b}, %{e_end} ]") for t, a, b in zip(types, t_vals, e_vals)]
+        for v, o in zip(op.results, self._unflatten(op.results, merged)):
+            self.env[v.id] = o
+
+    def while_(self, op: ir.While) -> None:
+        inits = self._flatten([self.get(v) for v in op.inits])
+        types = self._flat_types(op.results)
+        pre = self.cur
+        head, body_l, exit_ = self.new_label("while"), self.new_label("wbody"), self.new_label("endwhile")
+        self.br(head)
+        self.label(head)
+        phis = [self.tmp() for _ in inits]
+        phi_at = len(self.lines)
+        self.lines.append("")
+        carried = self._unflatten(op.results, phis)
+        (c,) = self.region(op.cond, tuple(carried))
+        self.cbr(c, body_l, exit_)  # type: ignore[arg-type]
+        self.label(body_l)
+        nexts = self._flatten(self.region(op.body, tuple(carried)))
+        latch = self.cur
+        self.br(head)
+        self.lines[phi_at] = "\n".join(
+            f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]"
+            for p, t, i0, nx in zip(phis, types, inits, nexts)
+        )
+        self.label(exit_)
+        for v, o in zip(op.results, carried):
+            self.env[v.id] = o
+
+    def assert_(self, op: ir.Assert) -> None:
+        self.asserts.append((op.span, op.message))
+        num = len(self.asserts)
+        c = op.cond
+        if c.shape:
+            lay = self.lay(c)
+            fails: list[str] = []
+            for k in range(lay.K):
+                valid = self.chunk_valid(lay, k)
+                for j in range(lay.V):
+                    bad = self.emit(f"xor i1 {self.tile(c)[k * lay.V + j]}, true")
+                    fails.append(bad if valid is None else self.emit(f"and i1 {bad}, {valid}"))
+            fail = fails[0]
+            for f in fails[1:]:
+                fail = self.emit(f"or i1 {fail}, {f}")
+        else:
+            fail = self.emit(f"xor i1 {self.scalar(c)}, true")
+        go, jn = self.new_label("af"), self.new_label("aj")
+        self.cbr(fail, go, jn)
+        self.label(go)
+        self.emit(f"cmpxchg ptr addrspace(1) %err, i32 0, i32 {num} monotonic monotonic")
+        self.br(jn)
+        self.label(jn)
+
+
+def _ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+def emit_llvm_text(kernel: ir.Kernel, facts: dict[str, TensorFacts] | None = None) -> tuple[str, KernelABI]:
+    """Lower one IR kernel to LLVM IR text and its launch ABI; raises `CodegenError`."""
+    if kernel.num_warps not in (1, 2, 4, 8, 16, 32):
+        raise CodegenError(
+            Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.num_warps}` is not supported by the GPU backend")
+            .primary(kernel.span, "in the hints of this kernel")
+            .with_help("use a power of two from 1 to 32")
+        )
+    em = _Emitter(kernel, facts or {})
+    text = em.run()
+    abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts))
+    return text, abi

@@ -1,0 +1,97 @@
+"""GPU targets and the LLVM-IR-text -> PTX driver (llvmlite's NVPTX backend).
+
+Invariants:
+- No CUDA library is imported here: PTX is produced on any machine.
+- `llvmlite.binding` is imported lazily, on the first emission, so importing
+  the backend stays cheap for `tilec check`.
+- LLVM backend failures abort the process instead of raising (notes §9), so
+  every target/feature combination we build is validated here first and only
+  ever asks for instructions the chosen `arch` supports.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+TRIPLE = "nvptx64-nvidia-cuda"
+SUPPORTED_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+DEFAULT_ARCH = "sm_80"  # forward compatible: sm_80 PTX JIT-compiles on Hopper
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What the PTX is built for; part of the compile-cache key."""
+
+    arch: str = DEFAULT_ARCH
+    ptx_version: str = "+ptx80"
+    opt: int = 3
+
+    def __post_init__(self) -> None:
+        if self.arch not in SUPPORTED_ARCHS:
+            raise ValueError(f"unsupported GPU arch `{self.arch}` (supported: {', '.join(SUPPORTED_ARCHS)})")
+
+    @property
+    def sm(self) -> int:
+        """The numeric compute capability, e.g. 90 for `sm_90a`."""
+        return int(self.arch[3:5])
+
+    def key(self) -> str:
+        return f"{self.arch}{self.ptx_version}-O{self.opt}"
+
+
+@functools.cache
+def _llvm():  # type: ignore[no-untyped-def]
+    import llvmlite.binding as llvm  # 0.50: llvm.initialize() raises; only these are needed
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm
+
+
+@functools.cache
+def _target_machine(arch: str, features: str, opt: int):  # type: ignore[no-untyped-def]
+    llvm = _llvm()
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=opt)
+
+
+def llvm_to_ptx(ll_text: str, target: Target) -> str:
+    """Parse, verify, optimise (new PM, default<O3>) and print PTX."""
+    llvm = _llvm()
+    tm = _target_machine(target.arch, target.ptx_version, target.opt)
+    mod = llvm.parse_assembly(ll_text)
+    mod.verify()
+    mod.triple = TRIPLE
+    mod.data_layout = str(tm.target_data)
+    if target.opt > 0:
+        pto = llvm.create_pipeline_tuning_options(speed_level=target.opt)
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+    return str(tm.emit_assembly(mod))
+
+
+def llvmlite_version() -> str:
+    import llvmlite
+
+    return str(llvmlite.__version__)
+
+
+def ptxas_available() -> bool:
+    return shutil.which("ptxas") is not None
+
+
+def run_ptxas(ptx: str, arch: str) -> subprocess.CompletedProcess[str]:
+    """Assemble PTX with `ptxas` (tests and `--verify`); returns the completed process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        return subprocess.run(
+            ["ptxas", f"-arch={arch}", str(src), "-o", str(Path(tmp) / "k.cubin")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )

@@ -1,0 +1,235 @@
+"""The compile cache: PTX and cubins keyed by everything that decides them.
+
+A key is a SHA-256 over: the kernel's IR text, its specialisation facts
+(16-byte alignment of base pointers, divisibility of dims by 16, unit inner
+strides), the target arch and features, and the toolchain versions (llvmlite,
+tilec, the cache format). Two levels: a dict in memory (per process) and a
+directory on disk (`$TILEC_CACHE_DIR`, default `~/.cache/tilec`).
+
+Invariants:
+- An entry on disk is `MAGIC | sha256(payload) | json-length | json | payload`;
+  a read that finds a bad magic, a short file or a checksum mismatch deletes
+  the entry and reports a miss, so a corrupt file is rebuilt, never used.
+- Writes go to a temporary file renamed into place (atomic on POSIX), so a
+  concurrent reader sees the old entry or the new one, never half of one.
+- The directory is bounded (`max_bytes`, default 256 MiB): a `put` that
+  overflows it evicts the least recently used entries (mtime is the clock; a
+  hit touches it).
+- No CUDA and no llvmlite import: `tilec cache list|clear` stays instant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAGIC = b"TILEC\x01"
+FORMAT_VERSION = "1"
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+_SUFFIX = ".bin"
+
+
+def tilec_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("tilec")
+    except Exception:
+        return "0+local"
+
+
+def _llvmlite_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("llvmlite")
+    except Exception:
+        return "?"
+
+
+def make_key(*parts: Any) -> str:
+    """A hex key over the parts plus the toolchain versions (order matters)."""
+    h = hashlib.sha256()
+    for p in (FORMAT_VERSION, tilec_version(), _llvmlite_version(), *parts):
+        data = p if isinstance(p, bytes) else (p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)).encode()
+        h.update(struct.pack("<Q", len(data)))
+        h.update(data)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    key: str
+    size: int
+    mtime: float
+    meta: dict[str, Any]
+
+
+def default_dir() -> Path:
+    env = os.environ.get("TILEC_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilec"
+
+
+class CompileCache:
+    def __init__(self, directory: Path | str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.directory = Path(directory) if directory is not None else default_dir()
+        self.max_bytes = max_bytes
+        self._memory: dict[str, bytes] = {}
+        self.hits = 0
+        self.misses = 0
+
+    # -- paths ---------------------------------------------------------------
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / (key + _SUFFIX)
+
+    # -- read ----------------------------------------------------------------
+    def get(self, key: str) -> bytes | None:
+        data = self._memory.get(key)
+        if data is not None:
+            self.hits += 1
+            return data
+        path = self._path(key)
+        read = _read_entry(path)
+        if read is None:
+            self.misses += 1
+            return None
+        _meta, payload = read
+        try:
+            os.utime(path)  # LRU clock
+        except OSError:
+            pass
+        self._memory[key] = payload
+        self.hits += 1
+        return payload
+
+    def get_meta(self, key: str) -> dict[str, Any] | None:
+        read = _read_entry(self._path(key))
+        return None if read is None else read[0]
+
+    # -- write ---------------------------------------------------------------
+    def put(self, key: str, payload: bytes, meta: dict[str, Any] | None = None) -> None:
+        self._memory[key] = payload
+        meta = dict(meta or {})
+        meta.setdefault("created", time.time())
+        blob = json.dumps(meta, sort_keys=True, default=str).encode()
+        record = MAGIC + hashlib.sha256(payload).digest() + struct.pack("<I", len(blob)) + blob + payload
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(record)
+            os.replace(tmp, path)
+        except OSError:
+            return  # a read-only or full disk only costs us the disk level
+        self._evict()
+
+    # -- maintenance -----------------------------------------------------------
+    def entries(self) -> list[Entry]:
+        out: list[Entry] = []
+        if not self.directory.is_dir():
+            return out
+        for path in self.directory.glob(f"*/*{_SUFFIX}"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            read = _read_entry(path, verify=False)
+            meta = read[0] if read is not None else {"corrupt": True}
+            out.append(Entry(path.stem, st.st_size, st.st_mtime, meta))
+        out.sort(key=lambda e: e.mtime, reverse=True)
+        return out
+
+    def total_bytes(self) -> int:
+        return sum(e.size for e in self.entries())
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many were removed."""
+        self._memory.clear()
+        n = 0
+        for e in self.entries():
+            try:
+                self._path(e.key).unlink()
+                n += 1
+            except OSError:
+                pass
+        return n
+
+    def _evict(self) -> None:
+        entries = self.entries()
+        total = sum(e.size for e in entries)
+        for e in reversed(entries):  # oldest first
+            if total <= self.max_bytes:
+                break
+            try:
+                self._path(e.key).unlink()
+                total -= e.size
+                self._memory.pop(e.key, None)
+            except OSError:
+                pass
+
+
+def _read_entry(path: Path, verify: bool = True) -> tuple[dict[str, Any], bytes] | None:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + 32 + 4
+    ok = len(raw) >= head and raw.startswith(MAGIC)
+    if ok:
+        digest = raw[len(MAGIC) : len(MAGIC) + 32]
+        (n,) = struct.unpack("<I", raw[len(MAGIC) + 32 : head])
+        ok = len(raw) >= head + n
+    if ok:
+        try:
+            meta = json.loads(raw[head : head + n])
+        except ValueError:
+            ok = False
+    if ok:
+        payload = raw[head + n :]
+        if verify and hashlib.sha256(payload).digest() != digest:
+            ok = False
+    if not ok:
+        if verify:
+            try:
+                path.unlink()  # corrupt: drop it so the next compile rebuilds it
+            except OSError:
+                pass
+        return None
+    return meta, payload
+
+
+_DEFAULT: CompileCache | None = None
+
+
+def default_cache() -> CompileCache:
+    global _DEFAULT
+    if _DEFAULT is None or _DEFAULT.directory != default_dir():
+        _DEFAULT = CompileCache()
+    return _DEFAULT
+
+
+# -- `tilec cache list|clear` (helper B's cli.py delegates here) ----------------
+def cache_list() -> list[str]:
+    """Human-readable lines, newest first, for `tilec cache list`."""
+    cache = default_cache()
+    entries = cache.entries()
+    lines = [f"{cache.directory}: {len(entries)} entries, {sum(e.size for e in entries) / 1024:.1f} KiB"]
+    for e in entries:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.mtime))
+        what = " ".join(f"{k}={v}" for k, v in sorted(e.meta.items()) if k not in ("created",))
+        lines.append(f"{e.key[:16]}  {e.size:>9} B  {stamp}  {what}")
+    return lines
+
+
+def cache_clear() -> int:
+    return default_cache().clear()

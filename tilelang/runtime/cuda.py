@@ -1,0 +1,524 @@
+"""The CUDA runtime: devices, memory, modules, launches and graphs (cuda-python).
+
+This is the only module of tilec that imports `cuda.bindings`; it does so
+lazily, so importing it on a machine without CUDA costs nothing and
+`is_available()` answers False instead of raising.
+
+Invariants:
+- Every driver call goes through `_check`, which turns a failing `CUresult`
+  into a `TileError` carrying a located diagnostic (E0610) when the caller
+  passes the source span of the launch, and an unlocated one otherwise.
+- Device memory comes from a size-bucketed pool: a freed buffer goes back to
+  its bucket and is reused, so thousands of launches allocate nothing new.
+- One primary context per process, retained once, made current on every
+  public entry point (cheap; needed when other libraries switch contexts).
+- Tile's bf16 host storage is float32 (see `dtypes.py`); on the device bf16 is
+  16-bit, and the conversion (round to nearest even) happens at the copy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilelang.diagnostics.codes.codegen import CUDA_ERROR
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.source import Span
+
+
+# ---------------------------------------------------------------- driver access
+@functools.cache
+def _driver():  # type: ignore[no-untyped-def]
+    from cuda.bindings import driver
+
+    return driver
+
+
+def _error_name(err: Any) -> str:
+    d = _driver()
+    try:
+        _, name = d.cuGetErrorName(err)
+        _, desc = d.cuGetErrorString(err)
+        return f"{name.decode() if name else err}: {desc.decode() if desc else ''}".rstrip(": ")
+    except Exception:  # the error path must not raise on its own
+        return str(err)
+
+
+def cuda_error(what: str, detail: str, span: Span | None = None, help: str | None = None) -> TileError:
+    diag = Diagnostic.error(CUDA_ERROR, f"CUDA error in {what}: {detail}")
+    if span is not None:
+        diag = diag.primary(span, "while running this operation on the GPU")
+    if help:
+        diag = diag.with_help(help)
+    return TileError(diag)
+
+
+def _check(result: Any, what: str, span: Span | None = None) -> Any:
+    """cuda.bindings calls return `(CUresult, *values)`; raise a TileError on failure."""
+    d = _driver()
+    err, *vals = result if isinstance(result, tuple) else (result,)
+    if isinstance(err, d.CUresult) and err != d.CUresult.CUDA_SUCCESS:
+        raise cuda_error(what, _error_name(err), span)
+    if not vals:
+        return None
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+# ---------------------------------------------------------------- availability
+@functools.cache
+def is_available() -> bool:
+    """True when the CUDA driver loads and at least one device exists. Never raises."""
+    try:
+        d = _driver()
+        (err,) = d.cuInit(0)
+        if err != d.CUresult.CUDA_SUCCESS:
+            return False
+        err, count = d.cuDeviceGetCount()
+        return bool(err == d.CUresult.CUDA_SUCCESS and count > 0)
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------- context
+@dataclass
+class DeviceInfo:
+    index: int
+    name: str
+    major: int
+    minor: int
+    sm_count: int
+    max_smem_optin: int
+    total_mem: int
+
+    @property
+    def arch(self) -> str:
+        return f"sm_{self.major}{self.minor}"
+
+
+class Context:
+    """The process-wide CUDA state for one device: primary context and a stream."""
+
+    def __init__(self, index: int = 0) -> None:
+        if not is_available():
+            raise TileError(
+                Diagnostic.error(CUDA_ERROR, "no CUDA device is available").with_help(
+                    "run on the CPU with `--device cpu`, or on a machine with an NVIDIA GPU and driver"
+                )
+            )
+        d = _driver()
+        self.d = d
+        self.dev = _check(d.cuDeviceGet(index), "cuDeviceGet")
+        self.ctx = _check(d.cuDevicePrimaryCtxRetain(self.dev), "cuDevicePrimaryCtxRetain")
+        _check(d.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+        attr = d.CUdevice_attribute
+
+        def get(a: Any) -> int:
+            return int(_check(d.cuDeviceGetAttribute(a, self.dev), "cuDeviceGetAttribute"))
+
+        name = _check(d.cuDeviceGetName(256, self.dev), "cuDeviceGetName")
+        self.info = DeviceInfo(
+            index=index,
+            name=name.split(b"\0", 1)[0].decode(errors="replace"),
+            major=get(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            minor=get(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+            sm_count=get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            max_smem_optin=get(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+            total_mem=int(_check(d.cuDeviceTotalMem(self.dev), "cuDeviceTotalMem")),
+        )
+        # A non-blocking stream: the legacy default stream would serialise with
+        # other libraries' work (PyTorch, CuPy) in the same process.
+        self.stream = _check(d.cuStreamCreate(d.CUstream_flags.CU_STREAM_NON_BLOCKING.value), "cuStreamCreate")
+        self.pool = BufferPool(self)
+        self._modules: dict[str, Module] = {}
+
+    def make_current(self) -> None:
+        _check(self.d.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+
+    def synchronize(self, span: Span | None = None) -> None:
+        _check(self.d.cuStreamSynchronize(self.stream), "cuStreamSynchronize", span)
+
+    # -- modules ------------------------------------------------------------
+    def load_ptx(self, ptx: str, key: str | None = None) -> Module:
+        """Load PTX (or the cached cubin for it); memoised per process by `key`."""
+        k = key or str(hash(ptx))
+        mod = self._modules.get(k)
+        if mod is None:
+            mod = Module.from_ptx(self, ptx, key=key)
+            self._modules[k] = mod
+        return mod
+
+
+_CONTEXT: Context | None = None
+_CONTEXT_LOCK = threading.Lock()
+
+
+def context() -> Context:
+    """The process's CUDA context for device 0 (created on first use)."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        with _CONTEXT_LOCK:
+            if _CONTEXT is None:
+                _CONTEXT = Context(0)
+    return _CONTEXT
+
+
+# ---------------------------------------------------------------- memory
+def _bucket(nbytes: int) -> int:
+    """Round a request up to a bucket: 256-byte steps below 64 KiB, then 1/8ths of a power of two."""
+    n = max(256, nbytes)
+    if n <= 65536:
+        return (n + 255) & ~255
+    p = 1 << (n.bit_length() - 1)
+    step = p // 8
+    return ((n + step - 1) // step) * step
+
+
+class BufferPool:
+    """Size-bucketed free lists of device allocations (cudaMalloc is ~100 us; reuse is free)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.free_lists: dict[int, list[int]] = defaultdict(list)
+        self.live = 0
+        self.reserved = 0
+        self.allocations = 0  # calls to cuMemAlloc, for tests of the "no leak" promise
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        size = _bucket(nbytes)
+        lst = self.free_lists.get(size)
+        if lst:
+            ptr = lst.pop()
+        else:
+            d = self.ctx.d
+            try:
+                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+            except TileError:
+                self.trim()  # give cached blocks back and try once more
+                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+            self.allocations += 1
+            self.reserved += size
+        self.live += size
+        return DeviceBuffer(ptr, nbytes, size, self)
+
+    def release(self, buf: DeviceBuffer) -> None:
+        self.live -= buf.capacity
+        self.free_lists[buf.capacity].append(buf.ptr)
+
+    def trim(self) -> None:
+        d = self.ctx.d
+        for size, lst in self.free_lists.items():
+            for ptr in lst:
+                d.cuMemFree(ptr)
+                self.reserved -= size
+            lst.clear()
+
+
+@dataclass(eq=False)
+class DeviceBuffer:
+    ptr: int
+    nbytes: int
+    capacity: int
+    pool: BufferPool | None = field(repr=False, default=None)
+
+    def free(self) -> None:
+        if self.pool is not None:
+            self.pool.release(self)
+            self.pool = None
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:
+            pass
+
+
+def _to_device_bytes(array: np.ndarray, device_dtype: str) -> np.ndarray:
+    """Host array -> the bytes the kernel reads (bf16: f32 -> 16-bit, round to nearest even)."""
+    if device_dtype == "bf16":
+        bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32)
+        rounded = bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
+        out = (rounded >> np.uint32(16)).astype(np.uint16)
+        nan = np.isnan(array)
+        if nan.any():
+            out[nan.reshape(out.shape)] = np.uint16(0x7FC0)
+        return out
+    if array.dtype == np.bool_:
+        return np.ascontiguousarray(array, dtype=np.uint8)
+    return np.ascontiguousarray(array)
+
+
+def _from_device_bytes(raw: np.ndarray, device_dtype: str, out_dtype: np.dtype) -> np.ndarray:
+    if device_dtype == "bf16":
+        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if out_dtype == np.bool_:
+        return raw.astype(np.bool_)
+    return raw
+
+
+def upload(array: np.ndarray, device_dtype: str = "", ctx: Context | None = None) -> DeviceBuffer:
+    ctx = ctx or context()
+    data = _to_device_bytes(array, device_dtype)
+    buf = ctx.pool.alloc(data.nbytes)
+    if data.nbytes:
+        _check(ctx.d.cuMemcpyHtoD(buf.ptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
+    return buf
+
+
+def copy_to_device(buf: DeviceBuffer, array: np.ndarray, device_dtype: str = "", ctx: Context | None = None) -> None:
+    ctx = ctx or context()
+    data = _to_device_bytes(array, device_dtype)
+    assert data.nbytes <= buf.capacity
+    if data.nbytes:
+        _check(ctx.d.cuMemcpyHtoD(buf.ptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
+
+
+def download(buf: DeviceBuffer, shape: tuple[int, ...], dtype: np.dtype, device_dtype: str = "",
+             ctx: Context | None = None) -> np.ndarray:
+    """Copy a device buffer back (waits for the stream first: reads see finished work)."""
+    ctx = ctx or context()
+    ctx.synchronize()
+    raw_dtype = {"bf16": np.uint16}.get(device_dtype, np.uint8 if dtype == np.bool_ else dtype)
+    raw = np.empty(shape, dtype=raw_dtype)
+    if raw.nbytes:
+        _check(ctx.d.cuMemcpyDtoH(raw.ctypes.data, buf.ptr, raw.nbytes), "cuMemcpyDtoH")
+    return _from_device_bytes(raw, device_dtype, np.dtype(dtype))
+
+
+def memset_zero(buf: DeviceBuffer, ctx: Context | None = None) -> None:
+    ctx = ctx or context()
+    _check(ctx.d.cuMemsetD8Async(buf.ptr, 0, buf.nbytes, ctx.stream), "cuMemsetD8Async")
+
+
+# ---------------------------------------------------------------- modules and kernels
+def _nvjitlink_cubin(ptx: str, arch: str) -> bytes | None:
+    """PTX -> cubin in process (so the cubin can be cached on disk); None if unavailable."""
+    try:
+        from cuda.bindings import nvjitlink as nj
+    except Exception:
+        return None
+    try:
+        h = nj.create(2, [f"-arch={arch}", "-O3"])
+    except Exception:
+        return None
+    try:
+        data = ptx.encode()
+        nj.add_data(h, nj.InputType.PTX, data, len(data), "kernel.ptx")
+        nj.complete(h)
+        cubin = bytearray(nj.get_linked_cubin_size(h))
+        nj.get_linked_cubin(h, cubin)
+        return bytes(cubin)
+    except Exception:
+        return None
+    finally:
+        try:
+            nj.destroy(h)
+        except Exception:
+            pass
+
+
+class Module:
+    """A loaded CUmodule plus its functions."""
+
+    def __init__(self, ctx: Context, handle: Any) -> None:
+        self.ctx = ctx
+        self.handle = handle
+        self._functions: dict[str, Function] = {}
+
+    @staticmethod
+    def from_ptx(ctx: Context, ptx: str, key: str | None = None) -> Module:
+        """Load PTX: a cubin from the disk cache when there is one, else compile and cache it."""
+        from tilelang.runtime import cache as cache_mod
+
+        arch = ctx.info.arch
+        cubin_key = cache_mod.make_key("cubin", ptx, arch)
+        cache = cache_mod.default_cache()
+        cubin = cache.get(cubin_key)
+        if cubin is None:
+            cubin = _nvjitlink_cubin(ptx, arch)
+            if cubin is not None:
+                cache.put(cubin_key, cubin, {"kind": "cubin", "arch": arch, "name": key or ""})
+        d = ctx.d
+        if cubin is not None:
+            handle = _check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
+            return Module(ctx, handle)
+        # Driver JIT fallback (it has its own cache in ~/.nv/ComputeCache).
+        opts = [d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER, d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
+        elog = bytearray(8192)
+        err, handle = d.cuModuleLoadDataEx(ptx.encode() + b"\0", len(opts), opts, [elog, len(elog)])
+        if err != d.CUresult.CUDA_SUCCESS:
+            log = elog.rstrip(b"\0").decode(errors="replace")
+            raise cuda_error("loading the compiled kernel", f"{_error_name(err)}\n{log}")
+        return Module(ctx, handle)
+
+    def function(self, name: str) -> Function:
+        fn = self._functions.get(name)
+        if fn is None:
+            handle = _check(self.ctx.d.cuModuleGetFunction(self.handle, name.encode()), "cuModuleGetFunction")
+            fn = Function(self.ctx, handle, name)
+            self._functions[name] = fn
+        return fn
+
+
+# ctypes for each scalar kind a kernel parameter can have
+CTYPES: dict[str, Any] = {
+    "ptr": ctypes.c_uint64, "i64": ctypes.c_int64, "u64": ctypes.c_uint64,
+    "i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i16": ctypes.c_int16, "u16": ctypes.c_uint16,
+    "i8": ctypes.c_int8, "u8": ctypes.c_uint8, "bool": ctypes.c_uint8,
+    "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16,
+}
+
+
+class PackedArgs:
+    """Kernel arguments packed once into C memory: `void* params[]` for cuLaunchKernel.
+
+    Keeping the ctypes objects alive here is what makes the pointer array valid;
+    the launch itself then costs one driver call and no Python packing.
+    """
+
+    __slots__ = ("values", "array", "address")
+
+    def __init__(self, kinds: list[str], values: list[Any]) -> None:
+        self.values = [CTYPES[k](_scalar_bits(k, v)) for k, v in zip(kinds, values, strict=True)]
+        self.array = (ctypes.c_void_p * max(1, len(self.values)))(
+            *[ctypes.addressof(v) for v in self.values]
+        )
+        self.address = ctypes.addressof(self.array)
+
+
+def _scalar_bits(kind: str, value: Any) -> Any:
+    if kind == "f16":
+        return int(np.array(value, dtype=np.float16).view(np.uint16))
+    if kind == "bf16":
+        return int(_to_device_bytes(np.array([value], dtype=np.float32), "bf16")[0])
+    if kind == "bool":
+        return 1 if value else 0
+    if kind in ("f32", "f64"):
+        return float(value)
+    return int(value)
+
+
+class Function:
+    def __init__(self, ctx: Context, handle: Any, name: str) -> None:
+        self.ctx = ctx
+        self.handle = handle
+        self.name = name
+        self._smem_limit = 48 * 1024
+
+    def ensure_smem(self, nbytes: int, span: Span | None = None) -> None:
+        if nbytes > self._smem_limit:
+            d = self.ctx.d
+            _check(
+                d.cuFuncSetAttribute(
+                    self.handle, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes
+                ),
+                f"raising the shared-memory limit of `{self.name}` to {nbytes} bytes",
+                span,
+            )
+            self._smem_limit = nbytes
+
+    def num_regs(self) -> int:
+        d = self.ctx.d
+        return int(_check(d.cuFuncGetAttribute(d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, self.handle),
+                          "cuFuncGetAttribute"))
+
+    def launch(self, grid: tuple[int, int, int], block: int, smem: int, args: PackedArgs,
+               span: Span | None = None, stream: Any = None) -> None:
+        """Enqueue one launch on the context's stream; errors become located TileErrors."""
+        gx, gy, gz = grid
+        if gx * gy * gz == 0:
+            return  # an empty grid is a no-op, as in the interpreter
+        (err,) = self.ctx.d.cuLaunchKernel(
+            self.handle, gx, gy, gz, block, 1, 1, smem,
+            self.ctx.stream if stream is None else stream, args.address, 0,
+        )
+        if err != self.ctx.d.CUresult.CUDA_SUCCESS:
+            raise cuda_error(f"launching `{self.name}`", _error_name(err), span)
+
+
+# ---------------------------------------------------------------- events and graphs
+class Timer:
+    """CUDA events around enqueued work; `elapsed_ms()` waits for the second one."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx or context()
+        d = self.ctx.d
+        self.e0 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
+        self.e1 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
+
+    def start(self) -> None:
+        _check(self.ctx.d.cuEventRecord(self.e0, self.ctx.stream), "cuEventRecord")
+
+    def stop(self) -> None:
+        _check(self.ctx.d.cuEventRecord(self.e1, self.ctx.stream), "cuEventRecord")
+
+    def elapsed_ms(self) -> float:
+        _check(self.ctx.d.cuEventSynchronize(self.e1), "cuEventSynchronize")
+        return float(_check(self.ctx.d.cuEventElapsedTime(self.e0, self.e1), "cuEventElapsedTime"))
+
+
+class Graph:
+    """A captured CUDA graph: `with g.capture(): ...launches...`, then `g.replay()`."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx or context()
+        self.graph: Any = None
+        self.exec: Any = None
+        self._capturing = False
+
+    def begin(self) -> None:
+        d = self.ctx.d
+        _check(d.cuStreamBeginCapture(self.ctx.stream, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL),
+               "cuStreamBeginCapture")
+        self._capturing = True
+
+    def end(self, span: Span | None = None) -> None:
+        d = self.ctx.d
+        self._capturing = False
+        self.graph = _check(d.cuStreamEndCapture(self.ctx.stream), "cuStreamEndCapture", span)
+        self.exec = _check(d.cuGraphInstantiate(self.graph, 0), "cuGraphInstantiate", span)
+
+    def capture(self) -> _Capture:
+        return _Capture(self)
+
+    def replay(self, span: Span | None = None, sync: bool = True) -> None:
+        assert self.exec is not None, "replay before capture"
+        _check(self.ctx.d.cuGraphLaunch(self.exec, self.ctx.stream), "cuGraphLaunch", span)
+        if sync:
+            self.ctx.synchronize(span)
+
+    def __del__(self) -> None:
+        try:
+            d = self.ctx.d
+            if self.exec is not None:
+                d.cuGraphExecDestroy(self.exec)
+            if self.graph is not None:
+                d.cuGraphDestroy(self.graph)
+        except Exception:
+            pass
+
+
+class _Capture:
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def __enter__(self) -> Graph:
+        self.graph.begin()
+        return self.graph
+
+    def __exit__(self, *exc: object) -> None:
+        self.graph.end()
+
+
+def wall_us(fn: Any, repeat: int = 1000) -> float:
+    """Median-free quick host timing helper for benchmarks: mean microseconds per call."""
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - t0) / repeat * 1e6

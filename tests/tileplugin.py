@@ -475,3 +475,35 @@ def _side_by_side(expected: list[str], got: list[str]) -> str:
         mark = " " if a == b else "!"
         rows.append(f"  {mark} {a[:40]:<40} | {b}")
     return "\n".join(rows)
+
+
+# ---------------------------------------------------------------- golden fixture
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """`golden(path, actual)`: assert `actual` equals the file at `path`; with
+    `--bless` (or TILE_BLESS=1) write it instead. A missing golden fails
+    unless blessing, so a new case is created by running once with --bless."""
+
+    def check(path: Path, actual: str) -> None:
+        if bless_enabled(request.config):
+            if not path.exists() or path.read_text(encoding="utf-8") != actual:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(actual, encoding="utf-8")
+            return
+        if not path.exists():
+            pytest.fail(f"golden {path.name} does not exist: run with --bless to create it")
+        expected = path.read_text(encoding="utf-8")
+        if expected != actual:
+            import difflib
+
+            diff = "".join(
+                difflib.unified_diff(
+                    expected.splitlines(keepends=True),
+                    actual.splitlines(keepends=True),
+                    f"{path.name} (expected)",
+                    f"{path.name} (actual)",
+                )
+            )
+            pytest.fail(f"{path.name} differs (rerun with --bless to accept):\n{diff}", pytrace=False)
+
+    return check

@@ -127,47 +127,25 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
 
 
 def kernel_instances(program: Any) -> list[tuple[str, dict[str, int]]]:
-    """The (kernel name, const-generic instantiation) pairs the program uses,
-    in source order, without duplicates; a kernel with no generics that is
-    never launched still appears once with `{}` so `emit` can show it."""
+    """The (kernel name, const-generic instantiation) pairs that the program's
+    launches fix at compile time, in source order, without duplicates. A kernel
+    with no const generics appears once even if it is never launched, so
+    `emit` can show it; a launch whose generics are known only at run time
+    (`deferred` by the type checker) is left out."""
     seen: list[tuple[str, dict[str, int]]] = []
-    insts = getattr(program, "instantiations", {}) or {}
-    for call, inst in insts.items():
-        name = _callee_name(program, call)
-        if name is None:
+    for call, inst in program.instantiations.items():
+        info = program.callee_of(call)
+        if info is None or not info.is_kernel:
             continue
-        entry = (name, dict(inst or {}))
+        if not all(isinstance(inst.get(g), int) for g in info.const_generics):
+            continue
+        entry = (info.qualname, {g: int(inst[g]) for g in info.const_generics})
         if entry not in seen:
             seen.append(entry)
-    kernels = getattr(program, "kernels", {}) or {}
-    for name, decl in kernels.items():
-        generics = getattr(decl, "generics", ()) or ()
-        if not any(e[0] == name for e in seen) and not generics:
+    for name, info in program.kernels.items():
+        if not info.const_generics and not any(e[0] == name for e in seen):
             seen.append((name, {}))
     return seen
-
-
-def _callee_name(program: Any, call: Any) -> str | None:
-    sym = None
-    symbol_of = getattr(program, "symbol_of", None)
-    if symbol_of is not None:
-        try:
-            sym = symbol_of(call)
-        except (KeyError, LookupError):
-            sym = None
-    for attr in ("qualname", "name"):
-        value = getattr(sym, attr, None)
-        if isinstance(value, str):
-            return value
-        if value is not None and isinstance(getattr(value, "name", None), str):
-            return str(value.name)
-    func = getattr(call, "func", None) or getattr(call, "callee", None)
-    ident = getattr(func, "name", None)
-    if isinstance(ident, str):
-        return ident
-    if ident is not None and isinstance(getattr(ident, "name", None), str):
-        return str(ident.name)
-    return None
 
 
 def _stage_ir(checked: Checked, ctx: Context) -> list[Any]:

@@ -357,21 +357,16 @@ def render_footer(diagnostics: Sequence[Diagnostic]) -> list[list[Seg]]:
     """rustc's closing lines: the error count and where to read more."""
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     warnings = [d for d in diagnostics if d.severity is Severity.WARNING]
-    out: list[list[Seg]] = []
-    if warnings:
-        n = len(warnings)
-        s = "" if n == 1 else "s"
-        out.append([("warning", _STYLES.warning), (f": {n} warning{s} emitted", _STYLES.title)])
-        if not errors:
-            out.append([])
+    nw = len(warnings)
+    warned = f"{nw} warning{'' if nw == 1 else 's'} emitted"
     if not errors:
-        return out
+        return [[("warning", _STYLES.warning), (": " + warned, _STYLES.title)]] if warnings else []
     n = len(errors)
-    s = "" if n == 1 else "s"
-    out.append(
-        [("error", _STYLES.error), (f": aborting due to {n} previous error{s}", _STYLES.title)]
-    )
-    codes = list(dict.fromkeys(d.code for d in diagnostics if d.code))
+    text = f": aborting due to {n} previous error{'' if n == 1 else 's'}"
+    if warnings:
+        text += "; " + warned
+    out: list[list[Seg]] = [[("error", _STYLES.error), (text, _STYLES.title)]]
+    codes = sorted({d.code for d in errors if d.code})
     if len(codes) > 1:
         out.append(
             [(f"Some errors have detailed explanations: {', '.join(codes)}.", _STYLES.title)]
@@ -383,7 +378,6 @@ def render_footer(diagnostics: Sequence[Diagnostic]) -> list[list[Seg]]:
         out.append(
             [(f"For more information about this error, try `tilec explain {codes[0]}`.", _STYLES.title)]
         )
-    out.append([])
     return out
 
 

@@ -1,0 +1,474 @@
+"""Lark parse tree -> the frozen AST of `tilelang.syntax.ast`.
+
+The tree comes from `grammar/tile.lark` (with `maybe_placeholders=True`, so
+optional parts are `None` and children can be read by position). Spans come
+from tokens and from `propagate_positions` metadata, shifted by `base` when a
+chunk of a file was parsed on its own.
+
+The builder also reports the syntax errors that only show once a token is
+known to be a name or a literal: a keyword used as a name (the contextual
+lexer hands those over as NAME), a bad literal suffix, a bad escape, `_` as a
+value. It never raises for user input; on a bad literal it emits a diagnostic
+and builds the node anyway, so later stages still see a whole tree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from lark import Token, Tree
+
+from tilelang.diagnostics.codes import syntax as codes
+from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+KEYWORDS = frozenset({
+    "as", "break", "const", "continue", "else", "false", "fn", "for", "graph", "if",
+    "in", "kernel", "let", "mut", "return", "true", "unsafe", "use", "while",
+})
+
+INT_SUFFIXES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+FLOAT_SUFFIXES = ("f16", "bf16", "f32", "f64")
+
+_NUMBER = re.compile(
+    r"(?P<body>0[xX](?P<hex>[0-9A-Fa-f_]*)|0[oO](?P<oct>[0-7_]*)|0[bB](?P<bin>[01_]*)"
+    r"|[0-9][0-9_]*(?P<frac>\.[0-9][0-9_]*)?(?P<exp>[eE][+-]?[0-9_]*[0-9][0-9_]*)?)"
+    r"(?P<suffix>[A-Za-z_][A-Za-z0-9_]*)?$"
+)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
+
+_MAX_INT = 2**64 - 1
+
+
+class Builder:
+    """Builds AST nodes for one parsed piece of one file."""
+
+    def __init__(self, file_id: int, sink: DiagnosticSink, base: int = 0) -> None:
+        self.file = file_id
+        self.sink = sink
+        self.base = base
+        self._expr: dict[str, Callable[[Tree], ast.Expr]] = {
+            "number": self._number,
+            "neg_number": self._neg_number,
+            "string": self._string,
+            "true": lambda t: ast.BoolLit(True, self.span(t)),
+            "false": lambda t: ast.BoolLit(False, self.span(t)),
+            "path_expr": self._path_expr,
+            "call": self._call,
+            "tuple": lambda t: ast.TupleExpr(self._exprs(t.children), self.span(t)),
+            "array": lambda t: ast.ArrayExpr(self._exprs(t.children), self.span(t)),
+            "binary": self._binary,
+            "range": self._range,
+            "cast": lambda t: ast.Cast(self.expr(t.children[0]), self.type(t.children[1]),
+                                       self.span(t)),
+            "neg": lambda t: ast.Unary("-", self.expr(t.children[0]), self.span(t)),
+            "not_": lambda t: ast.Unary("!", self.expr(t.children[0]), self.span(t)),
+            "ref": lambda t: ast.Ref(t.children[0] is not None, self.expr(t.children[1]),
+                                     self.span(t)),
+            "method_call": self._method_call,
+            "field": self._field,
+            "index": lambda t: ast.Index(self.expr(t.children[0]), self.expr(t.children[1]),
+                                         self.span(t)),
+            "block": self.block,
+            "if_expr": self._if,
+            "unsafe_block": lambda t: ast.UnsafeBlock(self.block(t.children[0]), self.span(t)),
+            "graph_block": lambda t: ast.GraphBlock(self.block(t.children[0]), self.span(t)),
+        }
+
+    # ------------------------------------------------------------ spans, names
+    def span(self, node: Tree | Token) -> Span:
+        if isinstance(node, Token):
+            return Span(self.file, self.base + node.start_pos, self.base + node.end_pos)
+        meta = node.meta
+        if getattr(meta, "empty", True):
+            return Span(self.file, self.base, self.base)
+        return Span(self.file, self.base + meta.start_pos, self.base + meta.end_pos)
+
+    def ident(self, tok: Token) -> ast.Ident:
+        span = self.span(tok)
+        name = str(tok)
+        if name in KEYWORDS:
+            self.sink.emit(
+                Diagnostic.error(codes.KEYWORD_AS_NAME, f"expected identifier, found keyword `{name}`")
+                .primary(span, "expected identifier, found keyword")
+                .with_help(f"`{name}` is a reserved word; choose another name, e.g. `{name}_`")
+            )
+        return ast.Ident(name, span)
+
+    # ------------------------------------------------------------ module
+    def module(self, tree: Tree) -> ast.Module:
+        return ast.Module(tuple(self.item(c) for c in tree.children), self.span(tree))
+
+    def item(self, tree: Tree) -> ast.Item:
+        match tree.data:
+            case "fn_decl":
+                return self._fn(tree)
+            case "const_decl":
+                name, ty, value = tree.children
+                return ast.ConstDecl(self.ident(name), self.opt_type(ty), self.expr(value),
+                                     self.span(tree))
+            case "use_decl":
+                return self._use(tree)
+            case "use_file":
+                lit = self._string(tree.children[0])
+                return ast.UseDecl((), None, False, lit, self.span(tree))
+        raise AssertionError(f"unknown item {tree.data}")
+
+    def _fn(self, tree: Tree) -> ast.FnDecl:
+        attrs, kernel, name, generics, params, ret, body = tree.children
+        return ast.FnDecl(
+            name=self.ident(name),
+            is_kernel=kernel is not None,
+            attrs=tuple(self._attribute(a) for a in attrs.children),
+            generics=tuple(self._generic_param(g) for g in generics.children) if generics else (),
+            params=tuple(self._param(p) for p in params.children if p is not None) if params else (),
+            ret=self.type(ret.children[0]) if ret is not None else None,
+            body=self.block(body),
+            span=self.span(tree),
+        )
+
+    def _attribute(self, tree: Tree) -> ast.Attribute:
+        name, args = tree.children
+        out: list[ast.AttrArg] = []
+        if args is not None:
+            for a in args.children:
+                if a is None:
+                    continue
+                if a.data == "attr_kwarg":
+                    out.append(ast.AttrArg(self.ident(a.children[0]), self.expr(a.children[1]),
+                                           self.span(a)))
+                else:
+                    out.append(ast.AttrArg(None, self.expr(a.children[0]), self.span(a)))
+        return ast.Attribute(self.ident(name), tuple(out), self.span(tree))
+
+    def _generic_param(self, tree: Tree) -> ast.GenericParam:
+        if tree.data == "const_param":
+            return ast.GenericParam(self.ident(tree.children[0]), True,
+                                    self.type(tree.children[1]), self.span(tree))
+        return ast.GenericParam(self.ident(tree.children[0]), False, None, self.span(tree))
+
+    def _param(self, tree: Tree) -> ast.Param:
+        mut, name, ty = tree.children
+        return ast.Param(self.ident(name), self.type(ty), mut is not None, self.span(tree))
+
+    def _use(self, tree: Tree) -> ast.UseDecl:
+        path_tree = tree.children[0]
+        segs_tree, group = path_tree.children
+        segments = tuple(self.ident(t) for t in _flatten_left(segs_tree, "use_segments"))
+        names: tuple[ast.Ident, ...] | None = None
+        glob = False
+        if group is not None:
+            if group.data == "use_glob":
+                glob = True
+            else:
+                names = tuple(self.ident(t) for t in group.children if t is not None)
+        return ast.UseDecl(segments, names, glob, None, self.span(tree))
+
+    # ------------------------------------------------------------ statements
+    def block(self, tree: Tree) -> ast.Block:
+        *stmt_trees, tail_tree = tree.children
+        return self.block_from_parts(stmt_trees, tail_tree, self.span(tree))
+
+    def block_from_parts(self, stmt_trees: list[Tree], tail_tree: Tree | None,
+                         span: Span) -> ast.Block:
+        stmts: list[ast.Stmt] = []
+        for st in stmt_trees:
+            if st.data == "empty_stmt":
+                # `if c { } ;`: the `;` belongs to the block-like statement before it.
+                if stmts and isinstance(stmts[-1], ast.ExprStmt) and not stmts[-1].semi:
+                    prev = stmts[-1]
+                    stmts[-1] = ast.ExprStmt(prev.expr, True, prev.span.to(self.span(st)))
+                continue
+            stmts.append(self.stmt(st))
+        tail: ast.Expr | None = None
+        if tail_tree is not None:
+            if tail_tree.data == "tail":
+                tail = self.expr(tail_tree.children[0])
+            else:
+                stmts.append(self._tail_stmt(tail_tree))
+        elif stmts and isinstance(stmts[-1], ast.ExprStmt) and not stmts[-1].semi:
+            # Rust: a block-like expression ending a block is its value.
+            tail = stmts.pop().expr
+        return ast.Block(tuple(stmts), tail, span)
+
+    def _tail_stmt(self, tree: Tree) -> ast.Stmt:
+        match tree.data:
+            case "return_tail":
+                value = tree.children[0]
+                return ast.Return(self.expr(value) if value is not None else None, self.span(tree))
+            case "assign_tail":
+                target, op, value = tree.children
+                op_tok = op.children[0]
+                return ast.Assign(self.expr(target), str(op_tok), self.expr(value),
+                                  self.span(op_tok), self.span(tree))
+            case "break_tail":
+                return ast.Break(self.span(tree))
+            case "continue_tail":
+                return ast.Continue(self.span(tree))
+        raise AssertionError(tree.data)
+
+    def stmt(self, tree: Tree) -> ast.Stmt:
+        span = self.span(tree)
+        c = tree.children
+        match tree.data:
+            case "let_stmt":
+                return ast.Let(self.pattern(c[0]), self.opt_type(c[1]),
+                               self.expr(c[2]) if c[2] is not None else None, span)
+            case "expr_stmt":
+                return ast.ExprStmt(self.expr(c[0]), True, span)
+            case "assign_stmt":
+                op_tok = c[1].children[0]
+                return ast.Assign(self.expr(c[0]), str(op_tok), self.expr(c[2]),
+                                  self.span(op_tok), span)
+            case "block_stmt":
+                return ast.ExprStmt(self.expr(c[0]), False, span)
+            case "for_stmt":
+                return ast.For(self.pattern(c[0]), self.expr(c[1]), self.block(c[2]), span)
+            case "while_stmt":
+                return ast.While(self.expr(c[0]), self.block(c[1]), span)
+            case "return_stmt":
+                return ast.Return(self.expr(c[0]) if c[0] is not None else None, span)
+            case "break_stmt":
+                return ast.Break(span)
+            case "continue_stmt":
+                return ast.Continue(span)
+        raise AssertionError(f"unknown statement {tree.data}")
+
+    # ------------------------------------------------------------ patterns
+    def pattern(self, node: Tree) -> ast.Pattern:
+        span = self.span(node)
+        match node.data:
+            case "name_pat":
+                mut, name = node.children
+                return ast.NamePat(self.ident(name), mut is not None, span)
+            case "wild_pat":
+                return ast.WildcardPat(span)
+            case "tuple_pat":
+                return ast.TuplePat(tuple(self.pattern(p) for p in node.children if p is not None),
+                                    span)
+        raise AssertionError(f"unknown pattern {node.data}")
+
+    # ------------------------------------------------------------ types
+    def opt_type(self, node: Tree | None) -> ast.TypeExpr | None:
+        return None if node is None else self.type(node)
+
+    def type(self, node: Tree) -> ast.TypeExpr:
+        span = self.span(node)
+        match node.data:
+            case "named_type":
+                name = node.children[0]
+                args = node.children[1] if len(node.children) > 1 else None
+                generic = self.generic_args(args.children[0]) if args is not None else ()
+                return ast.NamedType(self.ident(name), generic, span)
+            case "ref_type":
+                mut, inner = node.children
+                return ast.RefType(mut is not None, self.type(inner), span)
+            case "tuple_type":
+                return ast.TupleType(tuple(self.type(t) for t in node.children if t is not None),
+                                     span)
+            case "shape_type":
+                return self._shape(node)
+        raise AssertionError(f"unknown type {node.data}")
+
+    def _shape(self, node: Tree) -> ast.ShapeType:
+        dims: list[ast.Expr | None] = []
+        for d in node.children:
+            if d is None:
+                continue
+            dims.append(None if isinstance(d, Tree) and d.data == "unknown_dim" else self.expr(d))
+        return ast.ShapeType(tuple(dims), self.span(node))
+
+    def generic_args(self, node: Tree) -> tuple[ast.TypeArg, ...]:
+        out: list[ast.TypeArg] = []
+        for a in node.children:
+            if a is None:
+                continue
+            if a.data in ("named_type", "ref_type", "tuple_type", "shape_type"):
+                out.append(self.type(a))
+            else:
+                out.append(self.expr(a))
+        return tuple(out)
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, node: Tree) -> ast.Expr:
+        try:
+            build = self._expr[node.data]
+        except KeyError:
+            raise AssertionError(f"unknown expression {node.data}") from None
+        return build(node)
+
+    def _exprs(self, children: list[Any]) -> tuple[ast.Expr, ...]:
+        return tuple(self.expr(c) for c in children if c is not None)
+
+    def _binary(self, node: Tree) -> ast.Binary:
+        lhs, op, rhs = node.children
+        tok = op.children[0]
+        return ast.Binary(str(tok), self.expr(lhs), self.expr(rhs), self.span(tok), self.span(node))
+
+    def _range(self, node: Tree) -> ast.RangeExpr:
+        lhs, op, rhs = node.children
+        return ast.RangeExpr(self.expr(lhs), self.expr(rhs), str(op.children[0]) == "..=",
+                             self.span(node))
+
+    def _path_expr(self, node: Tree) -> ast.Name | ast.Path:
+        toks = _flatten_left(node, "path_expr")
+        if len(toks) == 1:
+            ident = self.ident(toks[0])
+            if ident.name == "_":
+                self.sink.emit(
+                    Diagnostic.error(codes.UNDERSCORE_EXPR, "`_` can only be used in a pattern")
+                    .primary(ident.span, "`_` is not a value")
+                    .with_help("give the value a name with `let`, or write the value itself")
+                )
+            return ast.Name(ident, ident.span)
+        return ast.Path(tuple(self.ident(t) for t in toks), self.span(node))
+
+    def _args(self, node: Tree | None) -> tuple[ast.Arg, ...]:
+        if node is None:
+            return ()
+        out: list[ast.Arg] = []
+        for a in node.children:
+            if a is None:
+                continue
+            if isinstance(a, Tree) and a.data == "kwarg":
+                out.append(ast.Arg(self.ident(a.children[0]), self.expr(a.children[1]), self.span(a)))
+            else:
+                value = self.expr(a)
+                out.append(ast.Arg(None, value, value.span))
+        return tuple(out)
+
+    def _call(self, node: Tree) -> ast.Call:
+        path, turbofish, args = node.children
+        callee = self._path_expr(path)
+        generics = self.generic_args(turbofish.children[0]) if turbofish is not None else ()
+        return ast.Call(callee, generics, self._args(args), self.span(node))
+
+    def _method_call(self, node: Tree) -> ast.MethodCall:
+        recv, name, turbofish, args = node.children
+        generics = self.generic_args(turbofish.children[0]) if turbofish is not None else ()
+        return ast.MethodCall(self.expr(recv), self.ident(name), generics, self._args(args),
+                              self.span(node))
+
+    def _field(self, node: Tree) -> ast.Field:
+        recv, name = node.children
+        if name.type == "TUPLE_INDEX":
+            field = ast.Ident(str(int(name)), self.span(name))
+        else:
+            field = self.ident(name)
+        return ast.Field(self.expr(recv), field, self.span(node))
+
+    def _if(self, node: Tree) -> ast.If:
+        cond, then, else_ = node.children
+        else_node: ast.Block | ast.If | None = None
+        if else_ is not None:
+            else_node = self._if(else_) if else_.data == "if_expr" else self.block(else_)
+        return ast.If(self.expr(cond), self.block(then), else_node, self.span(node))
+
+    # ------------------------------------------------------------ literals
+    def _neg_number(self, node: Tree) -> ast.Expr:
+        inner = self._number_token(node.children[0])
+        return ast.Unary("-", inner, self.span(node))
+
+    def _number(self, node: Tree) -> ast.Expr:
+        return self._number_token(node.children[0])
+
+    def _number_token(self, tok: Token) -> ast.IntLit | ast.FloatLit:
+        text = str(tok)
+        span = self.span(tok)
+        m = _NUMBER.match(text)
+        assert m is not None, text  # the grammar's NUMBER is this same pattern
+        body, suffix = m.group("body"), m.group("suffix")
+        is_float = bool(m.group("frac") or m.group("exp"))
+        radix_digits = m.group("hex") if m.group("hex") is not None else (
+            m.group("oct") if m.group("oct") is not None else m.group("bin"))
+        if suffix is not None:
+            allowed = FLOAT_SUFFIXES if is_float else INT_SUFFIXES + FLOAT_SUFFIXES
+            if radix_digits is not None:
+                allowed = INT_SUFFIXES
+            if suffix not in allowed:
+                kind = "float" if is_float else "number"
+                suffix_span = Span(span.file, span.end - len(suffix), span.end)
+                self.sink.emit(
+                    Diagnostic.error(codes.INVALID_SUFFIX,
+                                     f"invalid suffix `{suffix}` for {kind} literal")
+                    .primary(suffix_span, "invalid suffix")
+                    .with_help("the suffix must be one of "
+                               + ", ".join(f"`{s}`" for s in allowed))
+                )
+                suffix = None
+        if radix_digits is not None:
+            digits = radix_digits.replace("_", "")
+            radix = {"x": 16, "o": 8, "b": 2}[body[1].lower()]
+            if not digits:
+                self.sink.emit(
+                    Diagnostic.error(codes.INVALID_NUMBER, "number literal has no digits")
+                    .primary(span, "no digits after the base prefix")
+                )
+                return ast.IntLit(0, suffix, span)
+            return self._int(int(digits, radix), suffix, span)
+        if is_float or (suffix in FLOAT_SUFFIXES):
+            return ast.FloatLit(float(body.replace("_", "")), suffix, text, span)
+        return self._int(int(body.replace("_", "")), suffix, span)
+
+    def _int(self, value: int, suffix: str | None, span: Span) -> ast.IntLit:
+        if value > _MAX_INT:
+            self.sink.emit(
+                Diagnostic.error(codes.INVALID_NUMBER, "integer literal is too large")
+                .primary(span, "does not fit in 64 bits")
+            )
+        return ast.IntLit(value, suffix, span)
+
+    def _string(self, node: Tree | Token) -> ast.StrLit:
+        tok = node if isinstance(node, Token) else node.children[0]
+        raw = str(tok)[1:-1]
+        span = self.span(tok)
+        out: list[str] = []
+        i = 0
+        while i < len(raw):
+            ch = raw[i]
+            if ch != "\\":
+                out.append(ch)
+                i += 1
+                continue
+            nxt = raw[i + 1] if i + 1 < len(raw) else ""
+            if nxt in _ESCAPES:
+                out.append(_ESCAPES[nxt])
+                i += 2
+                continue
+            if nxt == "u":
+                m = re.match(r"u\{([0-9A-Fa-f]{1,6})\}", raw[i + 1 :])
+                if m and int(m.group(1), 16) <= 0x10FFFF:
+                    out.append(chr(int(m.group(1), 16)))
+                    i += 1 + m.end()
+                    continue
+            at = span.start + 1 + i
+            self.sink.emit(
+                Diagnostic.error(codes.INVALID_ESCAPE, f"unknown character escape `\\{nxt}`")
+                .primary(Span(span.file, at, at + 1 + len(nxt)), "unknown escape")
+                .with_help("the escapes are `\\n`, `\\t`, `\\r`, `\\0`, `\\\\`, `\\\"`, "
+                           "`\\'` and `\\u{...}`")
+            )
+            out.append(nxt)
+            i += 2
+        return ast.StrLit("".join(out), span)
+
+
+def _flatten_left(node: Tree, data: str) -> list[Token]:
+    """Tokens of a left-recursive list rule `r: NAME | r "::" NAME`."""
+    out: list[Token] = []
+    while True:
+        if len(node.children) == 1:
+            out.append(node.children[0])
+            break
+        head, last = node.children
+        out.append(last)
+        if isinstance(head, Tree) and head.data == data:
+            node = head
+        else:
+            out.append(head)
+            break
+    out.reverse()
+    return out

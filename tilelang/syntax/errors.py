@@ -1,0 +1,321 @@
+"""Turning lexical problems and Lark parse failures into syntax diagnostics.
+
+Lark reports a failure as an exception carrying the unexpected token, the
+set of terminal names the parser state accepted and the parser state itself
+(its value stack holds the tokens and subtrees read so far). This module
+reads those and writes one specific diagnostic in people's words: terminal
+names become the text a person types (`;`, keyword `fn`, identifier), and a
+few states get their own codes (a missing `;`, a chained comparison,
+`kernel` without `fn`, ...).
+
+Invariant: no message ever contains a Lark token repr, a rule name or a
+terminal name such as `SEMICOLON`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lark import Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from tilelang.diagnostics.codes import syntax as codes
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.source import Span
+from tilelang.syntax.lexical import LexProblem
+
+# Terminal names whose text is not a fixed string.
+_REGEX_NAMES = {
+    "NAME": "identifier",
+    "NUMBER": "number",
+    "TUPLE_INDEX": "tuple index",
+    "STRING": "string literal",
+    "$END": "end of file",
+}
+
+_EXPR_START = {"NAME", "NUMBER", "STRING", "TRUE", "FALSE", "LPAR", "LSQB", "MINUS", "BANG",
+               "AMPERSAND", "LBRACE", "IF", "UNSAFE", "GRAPH"}
+_TYPE_START = {"NAME", "AMPERSAND", "LPAR"}
+_PATTERN_START = {"NAME", "MUT", "UNDERSCORE", "LPAR"}
+_ITEM_START = {"HASH", "FN", "KERNEL", "CONST", "USE"}
+_CMP_TEXT = {"==", "!=", "<", ">", "<=", ">="}
+# Tokens that continue an expression; listed as "an operator" in messages.
+_OPERATOR_TEXT = {"||", "&&", "==", "!=", "<", ">", "<=", ">=", "|", "^", "&", "<<", ">>", "+",
+                  "-", "*", "/", "%", "as", ".", "..", "..=", "::"}
+# The order in which expected tokens are listed.
+_ORDER = [";", ",", ")", "]", "}", ">", "=", "{", "(", "[", ":", "->", "::", "fn", "else"]
+
+
+class Vocabulary:
+    """Display text of the grammar's terminals, read from the Lark parser."""
+
+    def __init__(self, terminals: Iterable[object]) -> None:
+        self.text: dict[str, str] = {}
+        for t in terminals:
+            pattern = t.pattern  # type: ignore[attr-defined]
+            name = t.name  # type: ignore[attr-defined]
+            if type(pattern).__name__ == "PatternStr":
+                self.text[name] = pattern.value
+
+    def is_keyword(self, name: str) -> bool:
+        text = self.text.get(name, "")
+        return text.isidentifier()
+
+    def expected(self, name: str) -> str:
+        if name in _REGEX_NAMES:
+            return _REGEX_NAMES[name]
+        return f"`{self.text.get(name, name.lower())}`"
+
+    def found(self, tok: Token) -> str:
+        if tok.type == "$END":
+            return "end of file"
+        if tok.type == "STRING":
+            return "string literal"
+        if self.is_keyword(tok.type):
+            return f"keyword `{tok}`"
+        return f"`{tok}`"
+
+
+def _join(items: list[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+class ErrorReporter:
+    """Builds diagnostics for one source text (`code`: comments blanked)."""
+
+    def __init__(self, vocab: Vocabulary, file_id: int, code: str) -> None:
+        self.vocab = vocab
+        self.file = file_id
+        self.code = code
+
+    def span(self, start: int, end: int) -> Span:
+        return Span(self.file, start, end)
+
+    def _prev_end(self, offset: int) -> int:
+        """End offset of the token before `offset` (comments are blank)."""
+        return len(self.code[:offset].rstrip())
+
+    # ------------------------------------------------------------ lexical
+    def lex_problem(self, p: LexProblem) -> Diagnostic:
+        eof = self.span(len(self.code), len(self.code))
+        match p.kind:
+            case "unterminated-string":
+                return (Diagnostic.error(codes.UNTERMINATED_STRING, "unterminated string literal")
+                        .primary(self.span(p.at, p.at + 1), "this string is never closed")
+                        .secondary(eof, "the file ends here")
+                        .with_help("add a closing `\"`"))
+            case "unterminated-comment":
+                return (Diagnostic.error(codes.UNTERMINATED_COMMENT, "unterminated block comment")
+                        .primary(self.span(p.at, p.at + 2), "this comment is never closed")
+                        .secondary(eof, "the file ends here")
+                        .note("block comments nest: each `/*` needs its own `*/`")
+                        .with_help("add a closing `*/`"))
+            case "unclosed":
+                closer = {"(": ")", "[": "]", "{": "}"}[p.char]
+                d = (Diagnostic.error(codes.UNCLOSED_DELIMITER,
+                                      f"unclosed delimiter `{p.char}`")
+                     .primary(self.span(p.at, p.at + 1), "unclosed delimiter"))
+                if p.suspect is not None:
+                    o, c = p.suspect
+                    d = (d.secondary(self.span(o, o + 1),
+                                     "this delimiter might not be properly closed...")
+                         .secondary(self.span(c, c + 1),
+                                    "...as it matches this but it has different indentation"))
+                end = p.other if p.other >= 0 else len(self.code)
+                where = "the file ends here" if p.other < 0 else "the next item starts here"
+                return (d.secondary(self.span(end, end), where)
+                        .with_help(f"add the matching `{closer}`"))
+            case "mismatched":
+                return (Diagnostic.error(codes.MISMATCHED_DELIMITER,
+                                         f"mismatched closing delimiter: `{p.char}`")
+                        .primary(self.span(p.at, p.at + 1), "mismatched closing delimiter")
+                        .secondary(self.span(p.other, p.other + 1),
+                                   f"the `{p.other_char}` opened here is not closed")
+                        .with_help(f"close the `{p.other_char}` with "
+                                   f"`{ {'(': ')', '[': ']', '{': '}'}[p.other_char] }` first"))
+            case "unexpected-closer":
+                return (Diagnostic.error(codes.UNEXPECTED_CLOSER,
+                                         f"unexpected closing delimiter: `{p.char}`")
+                        .primary(self.span(p.at, p.at + 1), "unexpected closing delimiter")
+                        .with_help(f"remove this `{p.char}`, or add the delimiter it closes"))
+        raise AssertionError(p.kind)
+
+    # ------------------------------------------------------------ parse errors
+    def parse_error(self, e: UnexpectedInput, base: int, stop: int, start_rule: str) -> Diagnostic:
+        """The diagnostic for a failure parsing `code[base:stop]` from `start_rule`."""
+        if isinstance(e, UnexpectedCharacters):
+            at = base + e.pos_in_stream
+            ch = self.code[at] if at < len(self.code) else ""
+            d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character `{ch}`")
+                 .primary(self.span(at, at + 1), "unknown character"))
+            hint = _CHAR_HINTS.get(ch)
+            return d.with_help(hint) if hint else d
+        if isinstance(e, UnexpectedToken):
+            return self._unexpected_token(e, base, stop, start_rule)
+        # UnexpectedEOF is not raised by the LALR parser; keep a sane fallback.
+        end = stop
+        return (Diagnostic.error(codes.UNEXPECTED_EOF, "unexpected end of file")
+                .primary(self.span(end, end), "the file ends here"))
+
+    def _expected_set(self, e: UnexpectedToken) -> set[str]:
+        expected = set(e.expected or ())
+        ip = getattr(e, "interactive_parser", None)
+        if ip is not None:
+            try:
+                expected = set(ip.accepts())
+            except Exception:  # accepts() simulates the parser; keep Lark's set if it fails
+                pass
+        expected.discard("WS")
+        expected.discard("LINE_COMMENT")
+        expected.discard("BLOCK_COMMENT")
+        return expected
+
+    def _unexpected_token(self, e: UnexpectedToken, base: int, stop: int,
+                          start_rule: str) -> Diagnostic:
+        tok = e.token
+        expected = self._expected_set(e)
+        stack: list[object] = list(getattr(e.state, "value_stack", []) or [])
+        is_end = tok.type == "$END"
+        if is_end:
+            start = end = stop
+        else:
+            start, end = base + tok.start_pos, base + tok.end_pos
+        here = self.span(start, end)
+        found = self.vocab.found(tok)
+        prev_end = self._prev_end(start)
+        last = stack[-1] if stack else None
+
+        # `a < b < c`
+        if (tok.type != "$END" and str(tok) in _CMP_TEXT and len(stack) >= 3
+                and isinstance(stack[-2], Tree) and stack[-2].data == "cmp_op"):
+            first = stack[-2].children[0]
+            lhs = self._text_of(stack[-3], base)
+            mid = self._text_of(stack[-1], base)
+            d = (Diagnostic.error(codes.CHAINED_COMPARISON, "comparison operators cannot be chained")
+                 .primary(here, "second comparison")
+                 .secondary(self.span(base + first.start_pos, base + first.end_pos),
+                            "first comparison"))
+            if lhs and mid:
+                d = d.with_help(f"split the comparison into two: "
+                                f"`{lhs} {first} {mid} && {mid} {tok} ...`")
+            else:
+                d = d.with_help("split the comparison into two joined by `&&`")
+            return d
+
+        # `kernel add(...)`
+        if isinstance(last, Token) and last.type == "KERNEL" and expected <= {"FN"}:
+            return (Diagnostic.error(codes.KERNEL_WITHOUT_FN,
+                                     f"expected `fn` after `kernel`, found {found}")
+                    .primary(here if not is_end else self.span(prev_end, prev_end),
+                             "expected `fn`")
+                    .secondary(self.span(base + last.start_pos, base + last.end_pos),
+                               "a kernel is declared with `kernel fn`")
+                    .with_help("write `kernel fn name(...)`"))
+
+        if tok.type == "ELSE" and "ELSE" not in expected:
+            d = (Diagnostic.error(codes.ELSE_WITHOUT_IF, "`else` without a preceding `if`")
+                 .primary(here, "this `else` follows no `if` block"))
+            if isinstance(last, Token) and last.type == "SEMICOLON":
+                d = d.secondary(self.span(base + last.start_pos, base + last.end_pos),
+                                "this `;` ends the statement before it")
+                return d.with_help("remove the `;` so that the `else` continues the `if`")
+            return d.with_help("an `else` must directly follow the `}` of an `if` block")
+
+        if is_end:
+            what = self._describe(expected)
+            return (Diagnostic.error(codes.UNEXPECTED_EOF, f"expected {what}, found end of file")
+                    .primary(self.span(prev_end, prev_end), f"expected {what} here")
+                    .secondary(here, "the file ends here" if stop >= len(self.code)
+                               else "the next item starts here"))
+
+        if "SEMICOLON" in expected:
+            others = [n for n in expected if n != "SEMICOLON"
+                      and self.vocab.text.get(n) not in _OPERATOR_TEXT]
+            if len(others) <= 2 and not (set(others) & {"NAME", "NUMBER"}):
+                what = self._describe(expected)
+                return (Diagnostic.error(codes.MISSING_SEMICOLON, f"expected {what}, found {found}")
+                        .primary(self.span(prev_end, prev_end), "expected `;` here")
+                        .secondary(here, "unexpected token"))
+
+        if expected & {"UNDERSCORE", "MUT"} and expected <= _PATTERN_START | {"AMPERSAND"}:
+            d = (Diagnostic.error(codes.EXPECTED_PATTERN, f"expected pattern, found {found}")
+                 .primary(here, "expected pattern"))
+            if isinstance(last, Token) and last.type in ("LET", "FOR"):
+                d = d.secondary(self.span(base + last.start_pos, base + last.end_pos),
+                                f"`{last}` needs a name to bind")
+            return d.with_help("write a name (`let x = ...`), `_`, or a tuple `(a, b)`")
+
+        if {"NAME", "NUMBER"} <= expected and "MINUS" in expected:
+            return (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found {found}")
+                    .primary(here, "expected expression"))
+
+        if _TYPE_START <= expected and "NUMBER" not in expected:
+            d = (Diagnostic.error(codes.EXPECTED_TYPE, f"expected type, found {found}")
+                 .primary(here, "expected type"))
+            if isinstance(last, Token) and last.type in ("COLON", "__ANON_0"):
+                d = d.secondary(self.span(base + last.start_pos, base + last.end_pos),
+                                f"a type must follow this `{last}`")
+            return d.with_help("write a type such as `i32`, `f32` or `&Tensor<f32, [?]>`")
+
+        if expected == {"NAME"}:
+            return (Diagnostic.error(codes.EXPECTED_IDENTIFIER, f"expected identifier, found {found}")
+                    .primary(here, "expected identifier"))
+
+        if start_rule == "module" and expected and expected <= _ITEM_START | {"$END"}:
+            d = (Diagnostic.error(codes.EXPECTED_ITEM, f"expected item, found {found}")
+                 .primary(here, "expected `fn`, `kernel fn`, `const` or `use`"))
+            if tok.type in ("LET", "FOR", "WHILE", "IF", "RETURN", "NAME"):
+                d = d.with_help("statements belong inside the body of a `fn`, e.g. `fn main() { ... }`")
+            return d
+
+        what = self._describe(expected)
+        return (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected {what}, found {found}")
+                .primary(here, "unexpected token"))
+
+    def _describe(self, expected: set[str]) -> str:
+        if not expected:
+            return "nothing more"
+        if {"NAME", "NUMBER"} <= expected and "MINUS" in expected and len(expected) > 12:
+            # An expression may start here; name the non-expression choices too.
+            rest = [n for n in expected - _EXPR_START
+                    if self.vocab.text.get(n) not in _OPERATOR_TEXT]
+            rest_txt = [self.vocab.expected(n) for n in self._ordered(rest)]
+            return _join([*rest_txt[:3], "an expression"]) if rest_txt else "an expression"
+        ops = [n for n in expected if self.vocab.text.get(n) in _OPERATOR_TEXT]
+        plain = [n for n in expected if n not in ops and n != "$END"]
+        words = [self.vocab.expected(n) for n in self._ordered(plain)]
+        if len(words) > 6:
+            words = [*words[:6], "…"]
+        if len(ops) >= 3:
+            words.append("an operator")
+        else:
+            words.extend(self.vocab.expected(n) for n in self._ordered(ops))
+        if not words:
+            return "end of file"
+        return words[0] if len(words) == 1 else "one of " + _join(words)
+
+    def _ordered(self, names: Iterable[str]) -> list[str]:
+        def key(n: str) -> tuple[int, str]:
+            txt = self.vocab.text.get(n, n)
+            return (_ORDER.index(txt) if txt in _ORDER else len(_ORDER), txt)
+        return sorted(names, key=key)
+
+    def _text_of(self, node: object, base: int) -> str:
+        if isinstance(node, Token):
+            return str(node)
+        if isinstance(node, Tree) and not getattr(node.meta, "empty", True):
+            text = self.code[base + node.meta.start_pos : base + node.meta.end_pos]
+            return text if len(text) <= 40 and "\n" not in text else ""
+        return ""
+
+
+_CHAR_HINTS = {
+    "'": "strings use double quotes: `\"...\"`",
+    "~": "use `!` for logical and bitwise not",
+    "$": "names are letters, digits and `_`",
+    "@": "matrix products are written `dot(a, b)` or `mma(a, b, acc)`",
+    "`": "backticks are not part of Tile",
+    "\\": "a backslash only appears inside a string literal",
+}

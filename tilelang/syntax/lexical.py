@@ -1,0 +1,161 @@
+"""The lexical pre-pass: comments, unterminated literals, delimiter balance.
+
+Runs before Lark sees the text. It produces two views of the source, both the
+same length as the original so every offset stays valid:
+
+- `code`: comments replaced by spaces (newlines kept). Nested `/* /* */ */`
+  comments are handled here, which a regular-expression lexer cannot do.
+- `skeleton`: `code` with string contents blanked too, so delimiter matching
+  does not count a `{` inside `"..."`.
+
+It also reports, as `LexProblem`s (turned into diagnostics by `errors.py`):
+unterminated strings and block comments (at their start), and delimiter
+errors in the rustc manner: an unclosed opener (with a guess from
+indentation of which inner delimiter is the real culprit), a mismatched
+closer, a closer with no opener.
+
+Invariant: never raises; pure functions of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_INTERESTING = re.compile(r'"|//|/\*')
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {v: k for k, v in _PAIRS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class LexProblem:
+    """A lexical problem; `kind` picks the diagnostic code in `errors.py`.
+
+    kinds: "unterminated-string", "unterminated-comment", "unclosed",
+    "mismatched", "unexpected-closer".
+    `at` is the primary offset (the opener, the bad closer, the literal start);
+    `other` an offset for the secondary label (the opener of a mismatched
+    closer, or -1); `suspect` for "unclosed": (opener, closer) offsets of a
+    pair whose indentation disagrees, the likely place of the missing closer.
+    """
+    kind: str
+    at: int
+    char: str = ""
+    other: int = -1
+    other_char: str = ""
+    suspect: tuple[int, int] | None = None
+
+
+@dataclass(slots=True)
+class Scan:
+    code: str
+    skeleton: str
+    problems: list[LexProblem] = field(default_factory=list)
+
+
+def _blank(chars: list[str], start: int, end: int) -> None:
+    for i in range(start, end):
+        if chars[i] != "\n":
+            chars[i] = " "
+
+
+def scan(text: str) -> Scan:
+    """Blank comments, find unterminated literals, check delimiters."""
+    code = list(text)
+    skel = list(text)
+    problems: list[LexProblem] = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = _INTERESTING.search(text, pos)
+        if m is None:
+            break
+        start = m.start()
+        tok = m.group()
+        if tok == '"':
+            i = start + 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            if i >= n:
+                problems.append(LexProblem("unterminated-string", start, '"'))
+                # Blank the rest so the parser stops at a clean end of file.
+                _blank(code, start, n)
+                _blank(skel, start, n)
+                break
+            _blank(skel, start + 1, i)
+            pos = i + 1
+        elif tok == "//":
+            end = text.find("\n", start)
+            end = n if end < 0 else end
+            _blank(code, start, end)
+            _blank(skel, start, end)
+            pos = end
+        else:  # "/*", possibly nested
+            depth = 0
+            i = start
+            while i < n:
+                two = text[i : i + 2]
+                if two == "/*":
+                    depth += 1
+                    i += 2
+                elif two == "*/":
+                    depth -= 1
+                    i += 2
+                    if depth == 0:
+                        break
+                else:
+                    i += 1
+            if depth > 0:
+                problems.append(LexProblem("unterminated-comment", start, "/*"))
+                i = n
+            _blank(code, start, i)
+            _blank(skel, start, i)
+            pos = i
+    result = Scan("".join(code), "".join(skel), problems)
+    result.problems.extend(check_delimiters(result.skeleton))
+    return result
+
+
+def _indent_of_line(text: str, offset: int) -> int:
+    line_start = text.rfind("\n", 0, offset) + 1
+    i = line_start
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i - line_start
+
+
+def check_delimiters(skeleton: str) -> list[LexProblem]:
+    """Match `()[]{}` in a text without comments or string contents.
+
+    Reports the first mismatch or stray closer, else the outermost unclosed
+    opener (the inner ones follow from it), with a suspect pair if a `}`
+    closed something at an indentation that disagrees with its opener's line.
+    """
+    stack: list[tuple[int, int]] = []  # (offset, line)
+    suspects: list[tuple[int, int]] = []
+    line = 0
+    for m in _DELIMS.finditer(skeleton):
+        ch = m.group()
+        i = m.start()
+        if ch == "\n":
+            line += 1
+        elif ch in _PAIRS:
+            stack.append((i, line))
+        else:
+            if not stack:
+                return [LexProblem("unexpected-closer", i, ch)]
+            opener, opener_line = stack.pop()
+            if _PAIRS[skeleton[opener]] != ch:
+                return [LexProblem("mismatched", i, ch, opener, skeleton[opener])]
+            # A `}` on its own line should sit at its opener line's indentation.
+            if (ch == "}" and opener_line != line
+                    and _indent_of_line(skeleton, opener) != _indent_of_line(skeleton, i)):
+                suspects.append((opener, i))
+    if stack:
+        outer = stack[0][0]
+        suspect = next((s for s in suspects if s[0] > outer), None)
+        return [LexProblem("unclosed", outer, skeleton[outer], suspect=suspect)]
+    return []
+
+
+_DELIMS = re.compile(r"[()\[\]{}\n]")

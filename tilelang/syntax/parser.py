@@ -1,0 +1,258 @@
+"""The parser: Tile source text -> `ast.Module`, with syntax diagnostics.
+
+Entry points:
+- `parse(source, sink) -> ast.Module` for a whole file;
+- `parse_repl(source, sink) -> ReplInput` for REPL input (items, then
+  statements and an optional tail expression);
+- `parse_expr(source, sink) -> ast.Expr | None` for one expression;
+- `is_incomplete(text) -> bool`: would more input make this REPL text valid?
+  (an open delimiter, string or comment, or the parser wanting more at the end).
+
+How it works: the lexical pre-pass (`lexical.py`) blanks comments and checks
+delimiters; Lark (LALR, contextual lexer, `grammar/tile.lark`) parses; the
+builder (`build.py`) makes the AST; `errors.py` words the failures.
+On a syntax error the file is re-parsed item by item (an item starts at a
+line that begins with `fn`, `kernel`, `const`, `use` or `#[` in column 0), so
+one broken function does not hide the rest: each broken item gets ONE
+diagnostic and the intact items still reach the Module.
+
+Invariants: these functions never raise on any input (an unexpected
+exception inside Lark or the builder becomes an `ICE`, which is a bug);
+every node has a span in the file's character offsets; the parser never
+prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from dataclasses import dataclass
+
+from lark import Lark, Tree
+from lark.exceptions import UnexpectedInput
+
+from tilelang.diagnostics.model import DiagnosticSink
+from tilelang.resources import grammar_text
+from tilelang.source import SourceFile, Span
+from tilelang.syntax import ast
+from tilelang.syntax.build import Builder
+from tilelang.syntax.errors import ErrorReporter, Vocabulary
+from tilelang.syntax.lexical import Scan, check_delimiters, scan
+
+__all__ = ["ReplInput", "is_incomplete", "lark_parser", "parse", "parse_expr", "parse_repl"]
+
+START_RULES = ("module", "repl_input", "expr_input")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ReplInput:
+    """One REPL entry: its items (defined first) and its statements.
+
+    `body` holds the statements in order; its `tail` is the expression whose
+    value the REPL shows (e.g. `x + 1` without `;`).
+    """
+    items: tuple[ast.Item, ...]
+    body: ast.Block
+    span: Span
+
+
+@functools.cache
+def lark_parser() -> Lark:
+    """The one Lark parser (built once; Lark caches the tables on disk)."""
+    options = dict(parser="lalr", lexer="contextual", propagate_positions=True,
+                   maybe_placeholders=True, start=list(START_RULES))
+    try:
+        return Lark(grammar_text(), cache=True, **options)  # type: ignore[arg-type]
+    except OSError:  # a read-only temp dir: build without the disk cache
+        return Lark(grammar_text(), **options)  # type: ignore[arg-type]
+
+
+@functools.cache
+def _vocabulary() -> Vocabulary:
+    return Vocabulary(lark_parser().terminals)
+
+
+# A line that starts an item (column 0). Used only after a syntax error.
+_ITEM_LINE = re.compile(r"^(?:#\s*\[|kernel\b|fn\b|const\b|use\b)", re.MULTILINE)
+
+
+def _item_starts(code: str) -> list[int]:
+    starts = [0]
+    for m in _ITEM_LINE.finditer(code):
+        at = m.start()
+        if at == 0:
+            continue
+        prev = code[:at].rstrip()
+        prev_line = prev[prev.rfind("\n") + 1 :].lstrip()
+        if prev_line.startswith("#"):
+            continue  # an attribute belongs to the item on the next line
+        starts.append(at)
+    return starts
+
+
+class _Session:
+    """One parse of one source: the scan, the reporter, the sink."""
+
+    def __init__(self, source: SourceFile, sink: DiagnosticSink) -> None:
+        self.source = source
+        self.sink = sink
+        self.scan: Scan = scan(source.text)
+        self.reporter = ErrorReporter(_vocabulary(), source.id, self.scan.code)
+
+    def run(self, start: int, stop: int, rule: str) -> Tree | None:
+        """Parse `code[start:stop]` from `rule`; report the first error."""
+        try:
+            return lark_parser().parse(self.scan.code[start:stop], start=rule)
+        except UnexpectedInput as e:
+            self.sink.emit(self.reporter.parse_error(e, start, stop, rule))
+            return None
+
+    def literal_cut(self) -> int:
+        """Offset of the first unterminated string/comment (the text after it is blank)."""
+        cut = len(self.source.text)
+        for p in self.scan.problems:
+            if p.kind in ("unterminated-string", "unterminated-comment"):
+                cut = min(cut, p.at)
+        return cut
+
+
+def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
+    """Parse a whole `.tile` file. Returns a (possibly partial) Module."""
+    whole = Span(source.id, 0, len(source.text))
+    try:
+        s = _Session(source, sink)
+        if not s.scan.problems:
+            local = DiagnosticSink()
+            tree = _quiet_parse(s, 0, len(s.scan.code), "module")
+            if tree is not None:
+                b = Builder(source.id, local)
+                module = b.module(tree)
+                sink.extend(local.diagnostics)
+                return ast.Module(module.items, whole)
+        return _parse_by_items(s, whole)
+    except Exception as exc:  # a bug in tilec, not the user's fault
+        raise _ice(exc) from exc
+
+
+def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> Tree | None:
+    try:
+        return lark_parser().parse(s.scan.code[start:stop], start=rule)
+    except UnexpectedInput:
+        return None
+
+
+def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
+    """Recovery after an error: parse each top-level item on its own."""
+    code = s.scan.code
+    cut = s.literal_cut()
+    starts = _item_starts(code)
+    bounds = list(zip(starts, [*starts[1:], len(code)], strict=True))
+    items: list[ast.Item] = []
+    reported = False
+    for lo, hi in bounds:
+        if lo >= cut and lo > 0:
+            break
+        contains_cut = lo <= cut < hi
+        stop = min(hi, cut)
+        delim = check_delimiters(s.scan.skeleton[lo:stop])
+        if contains_cut:
+            # The unterminated literal is the error to report here; the
+            # truncated item would only add a cascade of noise.
+            tree = None if delim else _quiet_parse(s, lo, stop, "module")
+        elif delim:
+            p = delim[0]
+            if p.kind == "unclosed":
+                # Secondary label: the end of the file, or where the next item starts.
+                other = hi if hi < len(code) else -1
+            else:
+                other = p.other + lo if p.other >= 0 else -1
+            suspect = (p.suspect[0] + lo, p.suspect[1] + lo) if p.suspect else None
+            shifted = dataclasses.replace(p, at=p.at + lo, other=other, suspect=suspect)
+            s.sink.emit(s.reporter.lex_problem(shifted))
+            reported = True
+            continue
+        else:
+            tree = s.run(lo, stop, "module")
+            reported = reported or tree is None
+        if tree is not None:
+            local = DiagnosticSink()
+            b = Builder(s.source.id, local, base=lo)
+            items.extend(b.module(tree).items)
+            s.sink.extend(local.diagnostics)
+    for p in s.scan.problems:
+        if p.kind in ("unterminated-string", "unterminated-comment"):
+            s.sink.emit(s.reporter.lex_problem(p))
+            reported = True
+            break
+    if not reported:
+        # The pieces parse but the whole does not: report the whole file's error.
+        s.run(0, len(code), "module")
+    return ast.Module(tuple(items), whole)
+
+
+def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
+    """Parse REPL input: items and statements. None (and one diagnostic) on error."""
+    try:
+        s = _Session(source, sink)
+        if _report_lexical(s):
+            return None
+        tree = s.run(0, len(s.scan.code), "repl_input")
+        if tree is None:
+            return None
+        local = DiagnosticSink()
+        b = Builder(source.id, local)
+        *elems, tail = tree.children
+        items = [b.item(t) for t in elems if t.data in ("fn_decl", "const_decl", "use_decl",
+                                                         "use_file")]
+        stmt_trees = [t for t in elems if t.data not in ("fn_decl", "const_decl", "use_decl",
+                                                          "use_file")]
+        body = b.block_from_parts(stmt_trees, tail, Span(source.id, 0, len(source.text)))
+        sink.extend(local.diagnostics)
+        return ReplInput(tuple(items), body, Span(source.id, 0, len(source.text)))
+    except Exception as exc:
+        raise _ice(exc) from exc
+
+
+def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
+    """Parse one expression. None (and one diagnostic) on error."""
+    try:
+        s = _Session(source, sink)
+        if _report_lexical(s):
+            return None
+        tree = s.run(0, len(s.scan.code), "expr_input")
+        if tree is None:
+            return None
+        local = DiagnosticSink()
+        expr = Builder(source.id, local).expr(tree.children[0])
+        sink.extend(local.diagnostics)
+        return expr
+    except Exception as exc:
+        raise _ice(exc) from exc
+
+
+def is_incomplete(text: str) -> bool:
+    """True when `text` is a valid beginning of REPL input that needs more lines."""
+    sc = scan(text)
+    for p in sc.problems:
+        if p.kind in ("unterminated-string", "unterminated-comment", "unclosed"):
+            return True
+        return False  # a mismatched or stray closer cannot be fixed by typing more
+    try:
+        lark_parser().parse(sc.code, start="repl_input")
+    except UnexpectedInput as e:
+        tok = getattr(e, "token", None)
+        return tok is not None and tok.type == "$END"
+    return False
+
+
+def _report_lexical(s: _Session) -> bool:
+    if s.scan.problems:
+        s.sink.emit(s.reporter.lex_problem(s.scan.problems[0]))
+        return True
+    return False
+
+
+def _ice(exc: Exception) -> Exception:
+    from tilelang.diagnostics.model import ICE
+    return ICE(f"the parser failed on this input: {type(exc).__name__}: {exc}")

@@ -30,7 +30,7 @@ from typing import IO, Any
 import numpy as np
 
 from tilelang.diagnostics.codes import runtime as rcodes
-from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
@@ -502,7 +502,7 @@ class HostEvaluator:
                 src = sources.get(k)
                 generics[k] = (int(v), getattr(src, "span", call.span))
         bound = bind_launch(decl, args, call.span, generics, self._eval_dim)
-        self._check_deferred(call, bound)
+        self._check_deferred(call, fn, bound)
         return Operation(decl, fn.key, bound, call.span, self.runtime)
 
     def _eval_dim(self, expr: ast.Expr, env: dict[str, Any]) -> int | None:
@@ -512,15 +512,32 @@ class HostEvaluator:
         except TileError:
             return None
 
-    def _check_deferred(self, call: ast.Call, bound: Any) -> None:
-        """Run the tile-index checks the ownership checker deferred to launch."""
-        facts = self.ownership
-        checks = getattr(facts, "launch_checks", None)
+    def _check_deferred(self, call: ast.Call, fn: FnRef, bound: Any) -> None:
+        """Evaluate the facts the ownership checker deferred to launch time
+        (`OwnershipFacts.launch_checks`, e.g. nested tile indices in range)."""
+        checks_for = getattr(self.ownership, "checks_for", None)
+        if checks_for is None:
+            return
+        checks = checks_for(fn.key) or (checks_for(fn.decl.name.name) if fn.key != fn.decl.name.name else [])
         if not checks:
             return
-        from tilelang.runtime.deferred import run_deferred_checks
-
-        run_deferred_checks(checks, call, bound, self)
+        env: dict[str, int] = {}
+        for k, v in (getattr(self.program, "consts", None) or {}).items():
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                env[str(k).split("::")[-1]] = int(v)
+        for k, v in bound.instantiation.items():
+            if isinstance(v, (int, np.integer)):
+                env[k] = int(v)
+        grid = tuple(bound.grid) + (1,) * (3 - len(bound.grid))
+        for axis, n in enumerate(grid[:3]):
+            env[f"num_blocks({axis})"] = int(n)
+        for check in checks:
+            try:
+                ok = check.holds(env)
+            except KeyError as e:
+                raise ICE(f"launch-time check of `{fn.key}` names {e}, which the runtime does not know") from e
+            if not ok:
+                raise TileError(check.diagnostic(env, call.span))
 
     # -- methods -----------------------------------------------------------------
     def eval_method(self, mc: ast.MethodCall, scope: _Scope) -> Any:

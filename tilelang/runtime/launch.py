@@ -384,14 +384,14 @@ class Runtime:
 
     def execute(self, op: Operation, stream: Any) -> None:
         prepared = self._prepared(op)
-        args = []
-        for a in op.bound.args:
+        args: dict[str, Any] = {}
+        for p, a in zip(op.kernel.params, op.bound.args):
             if isinstance(a, Partition):
-                args.append(a.tensor.storage)
+                args[p.name.name] = a.tensor.storage
             elif isinstance(a, Tensor):
-                args.append(a.storage)
+                args[p.name.name] = a.storage
             else:
-                args.append(a)
+                args[p.name.name] = a
         self.launches += 1
         self.device.run(prepared, op.bound.grid, args, stream, op.span)
 

@@ -48,6 +48,8 @@ from tilelang.syntax import ast
 TENSOR_CONSTRUCTORS = frozenset(
     ("zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "empty"))
 TENSOR_METHODS = frozenset(("clone", "reshape", "transpose", "permute", "broadcast"))
+# Methods that read a tensor's shape, not its data: no conflict with a launch.
+METADATA_METHODS = frozenset(("shape", "dtype", "rank"))
 _MAX_LOOP_ROUNDS = 32
 
 
@@ -272,16 +274,21 @@ class HostChecker:
         live = [ln for ln in st.loans if ln.token is token]
         if not live:
             return
+        self._report_dropped(live, at, name, how)
+        st.loans = frozenset(ln for ln in st.loans if ln.token is not token)
+
+    def _report_dropped(self, live: list[Loan], at: Span, name: str | None, how: str) -> None:
+        token = min((ln.token for ln in live), key=lambda t: t.span.start)
         what = f"`{name}`" if name else "the handle"
+        subject = f"launch handle `{name}`" if name else "the launch handle"
         d = (Diagnostic.error(codes.HANDLE_DROPPED,
-                              f"launch handle {what} is {how} while its launch may still be running")
+                              f"{subject} is {how} while its launch may still be running")
              .primary(token.span, "this launch may not have been waited for")
              .secondary(at, f"{what} is {how} here"))
         d = d.note(f"the launch borrows {self._loan_list(live)} until it is waited for")
         d = d.with_help(f"call `{name}.wait()` before this point" if name
                         else "bind the handle and call `.wait()` on it, or use `.sync()`")
         self.report(d, at)
-        st.loans = frozenset(ln for ln in st.loans if ln.token is not token)
 
     @staticmethod
     def _loan_list(loans: list[Loan]) -> str:
@@ -485,12 +492,18 @@ class HostChecker:
             elif isinstance(alt, GraphVal):
                 st.captures = frozenset(c for c in st.captures if c.token is not alt.token)
 
-    def _escape_check(self, val: Val, span: Span) -> None:
+    def _escape_check(self, val: Val, span: Span, how: str = "returned",
+                      st: State | None = None) -> None:
         if val.kind in (Kind.HANDLE, Kind.GRAPH):
+            if st is not None:  # reported once here; its borrows end with it
+                toks = {a.token for a in val.alts if isinstance(a, (HandleVal, GraphVal))}
+                st.loans = frozenset(ln for ln in st.loans if ln.token not in toks)
+                st.captures = frozenset(c for c in st.captures if c.token not in toks)
             what = "launch handle" if val.kind is Kind.HANDLE else "graph"
             d = (Diagnostic.error(codes.HANDLE_ESCAPES,
-                                  f"a {what} cannot leave the function that created it")
-                 .primary(span, f"this {what} escapes here"))
+                                  f"a {what} cannot be {how}: it must stay in the function "
+                                  "that created it")
+                 .primary(span, f"this {what} is {how} here"))
             d = d.note("the ownership checker follows borrows within one function; a "
                        "caller could not know which tensors are still in use")
             d = d.with_help("wait for the launch inside the function, and return the "
@@ -538,8 +551,15 @@ class HostChecker:
         return Val(k) if k in (Kind.TENSOR,) else OTHER
 
     def assign(self, s: ast.Assign, st: State) -> None:
-        val = self.value(s.value, st) if s.op == "=" else self.operand(s.value, st)
         target = s.target
+        # Loans of the handle being overwritten, taken before the right-hand side
+        # runs: in a loop, a new launch at the same site has the same token.
+        old = self.lookup(target.ident.name) if isinstance(target, ast.Name) else None
+        pre: list[Loan] = []
+        if old is not None and old.kind is Kind.HANDLE and old not in st.moved:
+            toks = {a.token for a in st.values.get(old, frozenset()) if isinstance(a, HandleVal)}
+            pre = [ln for ln in st.loans if ln.token in toks]
+        val = self.value(s.value, st) if s.op == "=" else self.operand(s.value, st)
         if isinstance(target, ast.Name):
             v = self.lookup(target.ident.name)
             if v is None:
@@ -550,7 +570,9 @@ class HostChecker:
                 return
             if v.kind is Kind.TENSOR:
                 self.check_use(v, "assign", target.span, st)
-            elif v.kind in (Kind.HANDLE, Kind.GRAPH):
+            elif v.kind is Kind.HANDLE and pre:
+                self._report_dropped(pre, target.span, v.name, "overwritten")
+            elif v.kind is Kind.GRAPH:
                 self._drop(v, st, target.span, "overwritten")
             st.moved.pop(v, None)
             if val.alts:
@@ -617,7 +639,8 @@ class HostChecker:
             for x in e.elems:
                 val = self.value(x, st)
                 if val.kind in (Kind.HANDLE, Kind.GRAPH):
-                    self._escape_check(val, x.span)
+                    self._escape_check(val, x.span, "put in a tuple" if isinstance(
+                        e, ast.TupleExpr) else "put in an array", st)
             return OTHER
         return self.operand(e, st)
 
@@ -786,7 +809,7 @@ class HostChecker:
                 self._consume_refs(v, st, a.value.span, write=p.ty.mutable)
             else:
                 v = self.value(a.value, st)
-                self._escape_check(v, a.value.span)
+                self._escape_check(v, a.value.span, "passed to a function", st)
                 self._consume_refs(v, st, a.value.span, write=False)
         kind, _ = type_kind(decl.ret)
         if kind is Kind.TENSOR and not isinstance(decl.ret, ast.RefType):
@@ -886,6 +909,12 @@ class HostChecker:
                     return Val(Kind.PARTITION, alts)
             self.operand(recv, st)
             return OTHER
+        if m in METADATA_METHODS and isinstance(e.receiver, ast.Name):
+            v = self.lookup(e.receiver.ident.name)
+            if v is not None and v.kind is Kind.TENSOR:
+                if v in st.moved:
+                    self._report_moved(v, "read", e.receiver.span, st.moved[v])
+                return OTHER
         recv = self.operand(e.receiver, st)
         for a in e.args:
             v = self.operand(a.value, st)
@@ -906,7 +935,7 @@ class HostChecker:
         if m == "replay" and recv.kind is Kind.GRAPH:
             tokens = {a.token for a in recv.alts if isinstance(a, GraphVal)}
             for cap in sorted(st.captures, key=lambda c: c.arg.start):
-                if cap.token in tokens:
+                if cap.token in tokens and cap.var not in st.moved:
                     self.check_use(cap.var, "borrow", e.span, st, kernel="the graph",
                                    mutable_borrow=cap.mutable)
             return OTHER

@@ -556,9 +556,11 @@ class KernelChecker:
             if holds:
                 return
             if isinstance(x, Const) and isinstance(y, Const) or diff is not None:
+                exact = isinstance(x, Const) and self.sym(ie) is not None
+                tiles = f"`{qname}` has {y} nested tile{'s' * (y != Const(1))} along axis {axis}"
                 msg = (f"tile index {x} of `{qname}` along axis {axis} is negative" if rel == ">="
-                       else f"tile index can reach {x} but `{qname}` has {y} nested tile"
-                            f"{'s' * (y != Const(1))} along axis {axis}")
+                       else f"tile index {x} is out of range: {tiles}" if exact
+                       else f"tile index can reach {x} but {tiles}")
                 self.report(
                     Diagnostic.error(codes.TILE_INDEX_OUT_OF_RANGE, msg)
                     .primary(ie.span, "index out of range")

@@ -30,6 +30,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.runtime.device import Device
 from tilelang.source import Span
 
 
@@ -522,3 +523,230 @@ def wall_us(fn: Any, repeat: int = 1000) -> float:
     for _ in range(repeat):
         fn()
     return (time.perf_counter() - t0) / repeat * 1e6
+
+
+# ---------------------------------------------------------------- the Device of the host runtime
+class CudaBuffer:
+    """A tensor's storage on the GPU: a pooled allocation plus the host-side view facts."""
+
+    __slots__ = ("buf", "shape", "np_dtype")
+
+    def __init__(self, buf: DeviceBuffer, shape: tuple[int, ...], np_dtype: np.dtype) -> None:
+        self.buf = buf
+        self.shape = tuple(shape)
+        self.np_dtype = np.dtype(np_dtype)
+
+    @property
+    def ptr(self) -> int:
+        return self.buf.ptr
+
+    def __repr__(self) -> str:
+        return f"CudaBuffer(0x{self.ptr:x}, shape={self.shape}, dtype={self.np_dtype})"
+
+
+class PreparedKernel:
+    """One lowered kernel, compiled lazily per set of specialisation facts."""
+
+    def __init__(self, kernel_ir: Any, arch: str) -> None:
+        self.ir = kernel_ir
+        self.arch = arch
+        self.variants: dict[tuple, tuple[Any, Function]] = {}  # facts -> (abi, function)
+        self.packed: dict[tuple, PackedArgs] = {}  # launch args -> packed C args (bounded)
+
+
+class CudaDevice(Device):
+    """`tilelang.runtime.device.Device` for NVIDIA GPUs (see that module for the contract).
+
+    Launches go to CUDA streams; `None` is this device's main stream, which
+    also carries every host<->device copy, so copies and default-stream
+    launches are ordered without extra synchronisation.
+    """
+
+    name = "cuda"
+    kind = "gpu"
+
+    def __init__(self, index: int = 0) -> None:
+        self.ctx = context() if index == 0 else Context(index)
+        self.arch = self._ptx_arch()
+        self.launches = 0
+        self._streams: list[Any] = []
+        self._pending_asserts: dict[Any, list[tuple[int, Any]]] = defaultdict(list)
+        # Error words for device asserts: one int32 per launch with asserts, in one buffer.
+        self._err_words = 4096
+        self._err = self.ctx.pool.alloc(4 * self._err_words)
+        _check(self.ctx.d.cuMemsetD8(self._err.ptr, 0, 4 * self._err_words), "cuMemsetD8")
+        self._err_next = 1  # word 0 is the shared word of assert-free kernels
+        self._graph_asserts: dict[int, list[tuple[int, Any]]] = {}
+
+    def _ptx_arch(self) -> str:
+        # PTX built for sm_80 runs everywhere from Ampere on (the driver JITs it);
+        # on Hopper we target sm_90 directly.
+        major = self.ctx.info.major
+        return "sm_90" if major >= 9 else "sm_80"
+
+    # -- memory ---------------------------------------------------------------
+    def upload(self, host: np.ndarray) -> CudaBuffer:
+        arr = np.ascontiguousarray(host)
+        raw = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
+        buf = self.ctx.pool.alloc(max(1, raw.nbytes))
+        if raw.nbytes:
+            d = self.ctx.d
+            _check(d.cuMemcpyHtoDAsync(buf.ptr, raw.ctypes.data, raw.nbytes, self.ctx.stream), "cuMemcpyHtoDAsync")
+            self.ctx.synchronize()  # `host` may be freed once we return
+        return CudaBuffer(buf, arr.shape, arr.dtype)
+
+    def download(self, buffer: CudaBuffer, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+        out = np.empty(shape, dtype=buffer.np_dtype)
+        raw = out.view(np.uint8) if out.dtype == np.bool_ else out
+        if raw.nbytes:
+            d = self.ctx.d
+            _check(d.cuMemcpyDtoHAsync(raw.ctypes.data, buffer.ptr, raw.nbytes, self.ctx.stream), "cuMemcpyDtoHAsync")
+            self.ctx.synchronize()
+        return out
+
+    def write(self, buffer: CudaBuffer, host: np.ndarray) -> None:
+        arr = np.ascontiguousarray(host, dtype=buffer.np_dtype)
+        raw = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
+        assert raw.nbytes <= buffer.buf.capacity
+        if raw.nbytes:
+            d = self.ctx.d
+            _check(d.cuMemcpyHtoDAsync(buffer.ptr, raw.ctypes.data, raw.nbytes, self.ctx.stream), "cuMemcpyHtoDAsync")
+            self.ctx.synchronize()
+
+    # -- kernels --------------------------------------------------------------
+    def prepare(self, kernel_ir: Any) -> PreparedKernel:
+        return PreparedKernel(kernel_ir, self.arch)
+
+    def _variant(self, pk: PreparedKernel, facts_key: tuple, facts: dict[str, Any], span: Span | None):
+        got = pk.variants.get(facts_key)
+        if got is None:
+            from tilelang.backend import CodegenError, compile_kernel
+
+            try:
+                ck = compile_kernel(pk.ir, pk.arch, facts)
+            except CodegenError as e:
+                raise TileError(e.diag) from None
+            mod = self.ctx.load_ptx(ck.ptx, key=ck.key)
+            fn = mod.function(ck.abi.name)
+            if ck.abi.smem_bytes:
+                fn.ensure_smem(ck.abi.smem_bytes, span)
+            got = (ck.abi, fn)
+            pk.variants[facts_key] = got
+        return got
+
+    def run(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
+            stream: Any = None, span: Span | None = None) -> None:
+        from tilelang.backend import TensorFacts
+        from tilelang.ir import nodes as ir
+
+        kernel = prepared.ir
+        facts: dict[str, Any] = {}
+        fkey = []
+        for p, a in zip(kernel.params, args, strict=True):
+            if isinstance(p, ir.TensorParam):
+                if not isinstance(a, CudaBuffer):
+                    raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
+                f = TensorFacts(a.ptr % 16 == 0, tuple(d % 16 == 0 for d in a.shape))
+                facts[p.name] = f
+                fkey.append((f.aligned16, f.dims_div16))
+        facts_key = tuple(fkey)
+        abi, fn = self._variant(prepared, facts_key, facts, span)
+
+        err_word = 0
+        if abi.asserts:
+            err_word = self._err_next
+            self._err_next = self._err_next + 1 if self._err_next + 1 < self._err_words else 1
+        values: list[Any] = []
+        by_name = {p.name: a for p, a in zip(kernel.params, args)}
+        for slot in abi.slots:
+            if slot.what == "err":
+                values.append(self._err.ptr + 4 * err_word)
+            elif slot.what == "ptr":
+                values.append(by_name[slot.param].ptr)
+            elif slot.what.startswith("dim"):
+                values.append(by_name[slot.param].shape[int(slot.what[3:])])
+            else:
+                v = by_name[slot.param]
+                values.append(v.item() if hasattr(v, "item") else v)
+        key = (tuple(values), err_word)
+        packed = prepared.packed.get(key)
+        if packed is None:
+            if len(prepared.packed) > 256:
+                prepared.packed.clear()
+            packed = PackedArgs([s.kind for s in abi.slots], values)
+            prepared.packed[key] = packed
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        s = self.ctx.stream if stream is None else stream
+        fn.launch((g[0], g[1], g[2]), abi.num_threads, abi.smem_bytes, packed, span, s)
+        self.launches += 1
+        if abi.asserts:
+            self._pending_asserts[s].append((err_word, abi))
+
+    # -- ordering ---------------------------------------------------------------
+    def new_stream(self) -> Any:
+        if self._streams:
+            return self._streams.pop()
+        d = self.ctx.d
+        return _check(d.cuStreamCreate(d.CUstream_flags.CU_STREAM_NON_BLOCKING.value), "cuStreamCreate")
+
+    def sync(self, stream: Any = None) -> None:
+        s = self.ctx.stream if stream is None else stream
+        _check(self.ctx.d.cuStreamSynchronize(s), "cuStreamSynchronize")
+        self._check_asserts(self._pending_asserts.pop(s, []))
+        if stream is not None and stream is not self.ctx.stream:
+            self._streams.append(stream)  # finished: reuse it for the next `.launch()`
+
+    def _check_asserts(self, pending: list[tuple[int, Any]]) -> None:
+        if not pending:
+            return
+        words = np.zeros(self._err_words, dtype=np.int32)
+        d = self.ctx.d
+        _check(d.cuMemcpyDtoH(words.ctypes.data, self._err.ptr, words.nbytes), "cuMemcpyDtoH")
+        failed = None
+        for word, abi in pending:
+            num = int(words[word])
+            if num and failed is None:
+                failed = abi.asserts[num - 1]
+        for word, _ in pending:  # reset for the next launch that uses these words
+            _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 1), "cuMemsetD32")
+        if failed is not None:
+            from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
+
+            span, message = failed
+            diag = Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {message}" if message
+                                    else "device assertion failed").primary(span, "this `assert` failed on the GPU")
+            raise TileError(diag)
+
+    # -- graphs -----------------------------------------------------------------
+    def capture(self, stream: Any) -> None:
+        d = self.ctx.d
+        s = self.ctx.stream if stream is None else stream
+        self._pending_asserts.pop(s, None)
+        _check(d.cuStreamBeginCapture(s, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
+               "cuStreamBeginCapture")
+
+    def end_capture(self, stream: Any) -> Any:
+        s = self.ctx.stream if stream is None else stream
+        g = Graph(self.ctx)
+        g.graph = _check(self.ctx.d.cuStreamEndCapture(s), "cuStreamEndCapture")
+        g.exec = _check(self.ctx.d.cuGraphInstantiate(g.graph, 0), "cuGraphInstantiate")
+        self._graph_asserts[id(g)] = self._pending_asserts.pop(s, [])
+        if stream is not None and stream is not self.ctx.stream:
+            self._streams.append(stream)
+        return g
+
+    def replay(self, graph: Graph, stream: Any = None) -> None:
+        s = self.ctx.stream if stream is None else stream
+        _check(self.ctx.d.cuGraphLaunch(graph.exec, s), "cuGraphLaunch")
+        self._pending_asserts[s].extend(self._graph_asserts.get(id(graph), []))
+
+
+_DEVICE: CudaDevice | None = None
+
+
+def device() -> CudaDevice:
+    """The process's CudaDevice (device 0); raises TileError when there is no GPU."""
+    global _DEVICE
+    if _DEVICE is None:
+        _DEVICE = CudaDevice(0)
+    return _DEVICE

@@ -1,0 +1,112 @@
+"""GPU == interpreter on every backend case; the CUDA runtime's promises.
+
+Marked `gpu`: skipped cleanly where cuda-python finds no device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from backend_cases import CASES, Case
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def dev():  # type: ignore[no-untyped-def]
+    from tilelang.runtime import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA device")
+    return cuda.device()
+
+
+def run_both(dev, case: Case, seed: int = 0):  # type: ignore[no-untyped-def]
+    from tilelang.interp import run_kernel
+    from tilelang.ir import nodes as ir
+
+    k = case.kernel()
+    args = case.args(np.random.default_rng(seed))
+    cpu_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(k, case.grid, cpu_args)
+    gpu_args = [dev.upload(a) if isinstance(a, np.ndarray) else a for a in args]
+    prepared = dev.prepare(k)
+    dev.run(prepared, case.grid, gpu_args)
+    dev.sync()
+    outs = []
+    for p, c, g in zip(k.params, cpu_args, gpu_args):
+        if isinstance(p, ir.TensorParam):
+            outs.append((p.name, c, dev.download(g, p.dtype, c.shape)))
+    return outs
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_gpu_matches_interpreter(dev, case: Case) -> None:  # type: ignore[no-untyped-def]
+    for name, want, got in run_both(dev, case):
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                   rtol=case.rtol, atol=case.atol, err_msg=f"tensor `{name}` of {case.name}")
+
+
+def test_thousands_of_launches_reuse_the_pool(dev) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.ir import samples
+
+    k = dev.prepare(samples.vector_add(256))
+    x = np.arange(1000, dtype=np.float32)
+    before = None
+    for i in range(2000):
+        z, a, b = dev.upload(np.zeros(1000, np.float32)), dev.upload(x), dev.upload(x)
+        dev.run(k, (4,), [z, a, b])
+        if i == 10:
+            dev.sync()
+            before = dev.ctx.pool.allocations
+    dev.sync()
+    assert dev.ctx.pool.allocations == before  # freed buffers came back from the pool
+    np.testing.assert_array_equal(dev.download(z, None, (1000,)), 2 * x)
+
+
+def test_graph_replay_reruns_the_launches(dev) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.ir import samples
+
+    k = dev.prepare(samples.vector_add(256))
+    x = np.ones(512, np.float32)
+    z, a = dev.upload(np.zeros(512, np.float32)), dev.upload(x)
+    s = dev.new_stream()
+    dev.capture(s)
+    dev.run(k, (2,), [z, a, z], stream=s)  # z = x + z
+    g = dev.end_capture(s)
+    for _ in range(5):
+        dev.replay(g)
+    dev.sync()
+    np.testing.assert_array_equal(dev.download(z, None, (512,)), 5 * x)
+
+
+def test_device_assert_raises_located_error(dev) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.diagnostics.model import TileError
+    from tilelang.dtypes import DType
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.builder import Builder
+    from tilelang.source import Span
+
+    b = Builder("chk")
+    b.tensor_param("z", DType.F32, 1, mutable=True, tile_shape=(128,))
+    offs = (b.mul(b.block_id(0), b.const(128, DType.I32)),)
+    t = b.load("z", offs, (128,))
+    cond = b.lt(t, b.broadcast(b.const(10.0, DType.F32), (128,)))
+    k = b.finish()
+    span = Span(0, 3, 9)
+    ops = (*k.body.ops[:-1], ir.Assert(cond, "too big", span), k.body.ops[-1])
+    k = ir.Kernel(k.name, k.params, ir.Region((), ops))
+    p = dev.prepare(k)
+    ok = dev.upload(np.zeros(256, np.float32))
+    dev.run(p, (2,), [ok])
+    dev.sync()  # passes
+    bad = np.zeros(256, np.float32)
+    bad[200] = 11.0
+    dev.run(p, (2,), [dev.upload(bad)])
+    with pytest.raises(TileError) as e:
+        dev.sync()
+    d = e.value.diagnostics[0]
+    assert d.code == "E0700" and "too big" in d.message and d.primary_span == span
+    dev.run(p, (2,), [ok])
+    dev.sync()  # the error word was reset

@@ -7,8 +7,8 @@
     "checked"  ast.Module         -> Checked           tilelang.sema.check_program
                                                        + tilelang.ownership.check_ownership
     "ir"       Checked            -> list[ir.Kernel]   tilelang.ir.lower.lower_kernel
-    "llvm"     list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_llvm
-    "ptx"      list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_ptx
+    "llvm"     list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_llvm_diagnostics
+    "ptx"      list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_ptx_diagnostics
 
 Each stage is a function `(input, ctx) -> output`; `ctx` (a `Context`) holds the
 options, the `SourceMap`, the `DiagnosticSink` and every earlier stage's output.
@@ -87,22 +87,28 @@ class StageUnavailable(Exception):
 
 def _need(stage: str, module: str, *names: str) -> Any:
     """Import `module` (and return its attribute(s) `names`), or raise
-    `StageUnavailable` if the module or a name is not there yet."""
+    `StageUnavailable` if the module, a submodule it loads lazily, or a name
+    is not there yet."""
+
+    def missing(e: ModuleNotFoundError) -> bool:
+        # Only the target module (or one of its own submodules) missing means
+        # "not written yet"; any other missing import is a real bug.
+        n = e.name or ""
+        return bool(n) and (n == module or module.startswith(n + ".") or n.startswith(module + "."))
+
     try:
         mod = importlib.import_module(module)
+        values = []
+        for name in names:
+            if not hasattr(mod, name):
+                raise StageUnavailable(stage, f"{module}.{name}")
+            values.append(getattr(mod, name))
     except ModuleNotFoundError as e:
-        # Only a missing *target* module means "not written yet"; a missing
-        # import inside an existing module is a real bug and must surface.
-        if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
-            raise StageUnavailable(stage, module) from None
+        if missing(e):
+            raise StageUnavailable(stage, e.name or module) from None
         raise
     if not names:
         return mod
-    values = []
-    for name in names:
-        if not hasattr(mod, name):
-            raise StageUnavailable(stage, f"{module}.{name}")
-        values.append(getattr(mod, name))
     return values[0] if len(values) == 1 else tuple(values)
 
 
@@ -159,13 +165,24 @@ def _stage_ir(checked: Checked, ctx: Context) -> list[Any]:
 
 
 def _stage_llvm(kernels: list[Any], ctx: Context) -> list[Artifact]:
-    emit_llvm = _need("llvm", "tilelang.backend", "emit_llvm")
-    return [Artifact(k.name, str(emit_llvm(k, ctx.options.arch))) for k in kernels]
+    emit = _need("llvm", "tilelang.backend", "emit_llvm_diagnostics")
+    return _emit_each(kernels, ctx, emit)
 
 
 def _stage_ptx(kernels: list[Any], ctx: Context) -> list[Artifact]:
-    emit_ptx = _need("ptx", "tilelang.backend", "emit_ptx")
-    return [Artifact(k.name, str(emit_ptx(k, ctx.options.arch))) for k in kernels]
+    emit = _need("ptx", "tilelang.backend", "emit_ptx_diagnostics")
+    return _emit_each(kernels, ctx, emit)
+
+
+def _emit_each(kernels: list[Any], ctx: Context, emit: Callable[..., Any]) -> list[Artifact]:
+    """Run a backend emitter on each kernel; a GPU limit (E06xx) lands in the
+    sink as a diagnostic and that kernel yields no artifact."""
+    out = []
+    for k in kernels:
+        text = emit(k, ctx.sink, ctx.options.arch)
+        if text is not None:
+            out.append(Artifact(k.name, str(text)))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

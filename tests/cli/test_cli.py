@@ -1,0 +1,209 @@
+"""`tilec` end to end: exit statuses, output formats, colour, explain, emit,
+internal errors, and that `check` stays light (no llvmlite / cuda import)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from tileplugin import run_tilec
+from typer.testing import CliRunner
+
+from tilelang import cli, driver
+from tilelang.diagnostics import render
+
+REPO = Path(__file__).resolve().parents[2]
+ADD = REPO / "examples" / "add.tile"
+BAD = "fn main() {\n    let x = 1\n    let y = 2;\n}\n"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _restore_render_settings():  # type: ignore[no-untyped-def]
+    before = render.settings()
+    yield
+    render.configure(format=before.format, color=before.color)
+
+
+@pytest.fixture
+def bad_file(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.tile"
+    path.write_text(BAD)
+    return path
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(cli.app, list(args))
+
+
+def test_help_lists_every_command() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for command in ("check", "emit", "run", "explain", "repl", "lsp", "cache"):
+        assert command in result.output
+
+
+def test_version() -> None:
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.output.startswith("tilec ")
+
+
+def test_check_syntax_error_exits_1_with_rustc_style_output(bad_file: Path) -> None:
+    result = invoke("--color", "never", "check", str(bad_file))
+    assert result.exit_code == 1
+    err = result.stderr
+    assert err.startswith("error[E0001]: ")
+    assert f" --> {bad_file}:2:" in err
+    assert "error: aborting due to 1 previous error" in err
+    assert "tilec explain E0001" in err
+    assert "Traceback" not in err
+
+
+def test_check_short_and_json_formats(bad_file: Path) -> None:
+    short = invoke("--error-format", "short", "check", str(bad_file))
+    assert short.exit_code == 1
+    assert re.match(rf"{re.escape(str(bad_file))}:2:\d+: error\[E0001\]: ", short.stderr)
+    assert "aborting" not in short.stderr
+    js = invoke("--error-format", "json", "check", str(bad_file))
+    assert js.exit_code == 1
+    obj = json.loads(js.stderr.splitlines()[0])
+    assert obj["code"] == "E0001" and obj["labels"][0]["line"] == 2
+
+
+def test_check_clean_file_exits_0(tmp_path: Path) -> None:
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n    let x = 1;\n}\n")
+    result = invoke("check", str(ok))
+    assert result.exit_code == 0, result.output
+    assert "error" not in result.stderr
+
+
+def test_check_several_files_one_footer(tmp_path: Path, bad_file: Path) -> None:
+    other = tmp_path / "other.tile"
+    other.write_text("fn main() {\n    let = 3;\n}\n")
+    result = invoke("--color", "never", "check", str(bad_file), str(other))
+    assert result.exit_code == 1
+    assert "aborting due to 2 previous errors" in result.stderr
+    assert result.stderr.count("aborting") == 1
+
+
+def test_check_missing_file_is_a_clean_error(tmp_path: Path) -> None:
+    result = invoke("check", str(tmp_path / "nope.tile"))
+    assert result.exit_code == 1
+    assert "couldn't read" in result.stderr and "nope.tile" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_color_always_and_never(bad_file: Path) -> None:
+    coloured = invoke("--color", "always", "check", str(bad_file)).stderr
+    plain = invoke("--color", "never", "check", str(bad_file)).stderr
+    assert "\x1b[" in coloured and "\x1b[" not in plain
+    assert ANSI.sub("", coloured) == plain
+
+
+def test_bad_option_values_are_usage_errors(bad_file: Path) -> None:
+    assert invoke("--color", "sometimes", "check", str(bad_file)).exit_code == 2
+    assert invoke("--error-format", "xml", "check", str(bad_file)).exit_code == 2
+    assert invoke("emit", str(bad_file), "--stage", "bogus").exit_code == 2
+    assert invoke("emit", str(ADD), "--stage", "ptx", "--arch", "gfx90a").exit_code == 2
+
+
+def test_explain_known_unknown_and_malformed() -> None:
+    from tilelang.diagnostics.explain import explained_codes
+
+    codes = explained_codes()
+    assert codes, "no explanation files at all"
+    result = invoke("explain", codes[0])
+    assert result.exit_code == 0
+    assert "```tile" in result.output  # piped: the Markdown source
+    lower = invoke("explain", codes[0].lower())
+    assert lower.exit_code == 0 and lower.output == result.output
+    unknown = invoke("explain", "E9999")
+    assert unknown.exit_code == 1 and "not a known error code" in unknown.stderr
+    malformed = invoke("explain", "banana")
+    assert malformed.exit_code == 1 and "not an error code" in malformed.stderr
+
+
+def test_emit_ast() -> None:
+    result = invoke("emit", str(ADD), "--stage", "ast")
+    assert result.exit_code == 0, result.output
+    assert "FnDecl" in result.stdout and "add" in result.stdout
+
+
+def test_emit_on_bad_file_reports_and_exits_1(bad_file: Path) -> None:
+    result = invoke("emit", str(bad_file), "--stage", "ast")
+    assert result.exit_code == 1
+    assert "error[E0001]" in result.stderr
+    assert result.stdout == ""
+
+
+def test_emit_unavailable_stage_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(value, ctx):  # type: ignore[no-untyped-def]
+        raise driver.StageUnavailable("ir", "tilelang.ir.lower")
+
+    stage = driver.STAGES["ir"]
+    monkeypatch.setitem(driver.STAGES, "ir", driver.Stage("ir", missing, stage.input, stage.doc))
+    result = invoke("emit", str(ADD), "--stage", "ir")
+    if "checked" in result.stderr and "not available" in result.stderr:
+        pytest.skip("the checker is not available yet")
+    assert result.exit_code == 1
+    assert "stage `ir` is not available yet" in result.stderr
+
+
+def test_internal_error_exits_101_with_report(monkeypatch: pytest.MonkeyPatch, bad_file: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    def boom(value, ctx):  # type: ignore[no-untyped-def]
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setitem(driver.STAGES, "ast", driver.Stage("ast", boom, None, "parse"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["check", str(bad_file)])
+    assert exit_info.value.code == 101
+    err = capsys.readouterr().err
+    assert err.startswith("internal compiler error: ")
+    assert "kaboom" in err and "please report" in err and "Traceback" in err
+
+
+def test_cache_list_runs() -> None:
+    result = invoke("cache", "list")
+    assert result.exit_code in (0, 1)
+    if result.exit_code == 1:
+        assert "not available yet" in result.stderr
+
+
+# ---------------------------------------------------------------- subprocess
+def test_console_entry_point_statuses(bad_file: Path) -> None:
+    proc = run_tilec("check", str(bad_file))
+    assert proc.returncode == 1
+    assert "error[E0001]" in proc.stderr and "\x1b[" not in proc.stderr  # NO_COLOR, not a tty
+    assert run_tilec("no-such-command").returncode == 2
+
+
+PROBE = """
+import sys
+from tilelang.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = [m for m in ("llvmlite", "cuda", "pygls", "prompt_toolkit") if m in sys.modules]
+print("HEAVY=" + ",".join(heavy))
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["check", str(ADD)]], ids=["help", "check"])
+def test_light_commands_import_no_heavy_modules(args: list[str]) -> None:
+    import subprocess
+
+    from tileplugin import tilec_env
+
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                          env=tilec_env(), timeout=120)
+    assert "HEAVY=" in proc.stdout, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "HEAVY="

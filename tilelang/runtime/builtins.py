@@ -470,8 +470,7 @@ class Builtins:
 
     def _assert_close(self, call: ast.Call, pos: list[Any], kw: dict[str, Any]) -> Any:
         a, b = pos[0], pos[1]
-        la = self.ev.sources.snippet(call.args[0].value.span)
-        lb = self.ev.sources.snippet(call.args[1].value.span)
+        la, lb = (self.ev.sources.snippet(_deref(call.args[i].value).span) for i in (0, 1))
         dt = a.dtype if isinstance(a, Tensor) else (b.dtype if isinstance(b, Tensor) else scalar_dtype_of(a))
         x = np.asarray(a.numpy() if isinstance(a, Tensor) else _num(a))
         y = np.asarray(b.numpy() if isinstance(b, Tensor) else _num(b))
@@ -660,6 +659,10 @@ def _wrap(a: np.ndarray, dt: DType) -> np.ndarray:
     if dt.is_int and a.dtype.kind in "iu":
         return a.astype(dt.np_dtype)
     return normalise(a, dt)
+
+
+def _deref(e: ast.Expr) -> ast.Expr:
+    return e.expr if isinstance(e, ast.Ref) else e
 
 
 def _reason(e: BaseException) -> str:

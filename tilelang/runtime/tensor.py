@@ -177,7 +177,9 @@ def _format_float(value: float | np.floating, dtype: DType | None) -> str:
         return "inf" if value > 0 else "-inf"
     mag = abs(float(value))
     if mag != 0.0 and (mag >= 1e16 or mag < 1e-5):
-        return np.format_float_scientific(value, unique=True, trim="-").replace("e+", "e")
+        text = np.format_float_scientific(value, unique=True, trim="-")
+        mant, _, exp = text.partition("e")
+        return f"{mant}e{int(exp)}"  # Rust style: `1e-7`, `1.5e20`
     return np.format_float_positional(value, unique=True, trim="0")
 
 

@@ -41,7 +41,8 @@ _ITEM_START = {"HASH", "FN", "KERNEL", "CONST", "USE"}
 _CMP_TEXT = {"==", "!=", "<", ">", "<=", ">="}
 # Tokens that continue an expression; listed as "an operator" in messages.
 _OPERATOR_TEXT = {"||", "&&", "==", "!=", "<", ">", "<=", ">=", "|", "^", "&", "<<", ">>", "+",
-                  "-", "*", "/", "%", "as", ".", "..", "..=", "::"}
+                  "-", "*", "/", "%", "as", ".", "..", "..=", "::", "[",
+                  "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 # The order in which expected tokens are listed.
 _ORDER = [";", ",", ")", "]", "}", ">", "=", "{", "(", "[", ":", "->", "::", "fn", "else"]
 
@@ -230,14 +231,19 @@ class ErrorReporter:
                     .secondary(here, "the file ends here" if stop >= len(self.code)
                                else "the next item starts here"))
 
-        if "SEMICOLON" in expected:
-            others = [n for n in expected if n != "SEMICOLON"
-                      and self.vocab.text.get(n) not in _OPERATOR_TEXT]
-            if len(others) <= 2 and not (set(others) & {"NAME", "NUMBER"}):
-                what = self._describe(expected)
-                return (Diagnostic.error(codes.MISSING_SEMICOLON, f"expected {what}, found {found}")
-                        .primary(self.span(prev_end, prev_end), "expected `;` here")
-                        .secondary(here, "unexpected token"))
+        if "SEMICOLON" in expected and not expected & {"NAME", "NUMBER"}:
+            # After a whole statement: the `;` that ends it is missing.
+            return (Diagnostic.error(codes.MISSING_SEMICOLON, f"expected `;`, found {found}")
+                    .primary(self.span(prev_end, prev_end), "expected `;` here")
+                    .secondary(here, "unexpected token"))
+
+        if self.vocab.is_keyword(tok.type) and "NAME" in expected and not (
+                "NUMBER" in expected and "MINUS" in expected):
+            return (Diagnostic.error(codes.KEYWORD_AS_NAME,
+                                     f"expected identifier, found keyword `{tok}`")
+                    .primary(here, "expected identifier, found keyword")
+                    .with_help(f"`{tok}` is a reserved word; choose another name, "
+                               f"e.g. `{tok}_`"))
 
         if expected & {"UNDERSCORE", "MUT"} and expected <= _PATTERN_START | {"AMPERSAND"}:
             d = (Diagnostic.error(codes.EXPECTED_PATTERN, f"expected pattern, found {found}")

@@ -152,6 +152,10 @@ def check_delimiters(skeleton: str) -> list[LexProblem]:
                     and _indent_of_line(skeleton, opener) != _indent_of_line(skeleton, i)):
                 suspects.append((opener, i))
     if stack:
+        inner = stack[-1][0]
+        if skeleton[inner] != "{":
+            # `(` and `[` rarely span lines: the innermost one is the likely culprit.
+            return [LexProblem("unclosed", inner, skeleton[inner])]
         outer = stack[0][0]
         suspect = next((s for s in suspects if s[0] > outer), None)
         return [LexProblem("unclosed", outer, skeleton[outer], suspect=suspect)]

@@ -29,14 +29,14 @@ import functools
 import re
 from dataclasses import dataclass
 
-from lark import Lark, Tree
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
-from tilelang.diagnostics.model import DiagnosticSink
+from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.resources import grammar_text
 from tilelang.source import SourceFile, Span
 from tilelang.syntax import ast
-from tilelang.syntax.build import Builder
+from tilelang.syntax.build import KEYWORDS, Builder
 from tilelang.syntax.errors import ErrorReporter, Vocabulary
 from tilelang.syntax.lexical import Scan, check_delimiters, scan
 
@@ -57,11 +57,26 @@ class ReplInput:
     span: Span
 
 
+def _keyword(tok: Token) -> Token:
+    """Make a keyword a keyword token even where the parser expects a name.
+
+    The contextual lexer only tries the terminals the parser state accepts,
+    so where a name is expected `fn` would come out as NAME; retyping it
+    (Lark names a keyword's terminal by its upper-case text) lets
+    `errors.py` say "expected identifier, found keyword `fn`", and lets a
+    stray `else` be seen as `else`.
+    """
+    if tok.value in KEYWORDS:
+        tok.type = tok.value.upper()
+    return tok
+
+
 @functools.cache
 def lark_parser() -> Lark:
     """The one Lark parser (built once; Lark caches the tables on disk)."""
     options = dict(parser="lalr", lexer="contextual", propagate_positions=True,
-                   maybe_placeholders=True, start=list(START_RULES))
+                   maybe_placeholders=True, start=list(START_RULES),
+                   lexer_callbacks={"NAME": _keyword})
     try:
         return Lark(grammar_text(), cache=True, **options)  # type: ignore[arg-type]
     except OSError:  # a read-only temp dir: build without the disk cache
@@ -99,6 +114,7 @@ class _Session:
         self.sink = sink
         self.scan: Scan = scan(source.text)
         self.reporter = ErrorReporter(_vocabulary(), source.id, self.scan.code)
+        self.whole_error: tuple[Diagnostic, int] | None = None
 
     def run(self, start: int, stop: int, rule: str) -> Tree | None:
         """Parse `code[start:stop]` from `rule`; report the first error."""
@@ -123,16 +139,26 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
     try:
         s = _Session(source, sink)
         if not s.scan.problems:
-            local = DiagnosticSink()
-            tree = _quiet_parse(s, 0, len(s.scan.code), "module")
-            if tree is not None:
-                b = Builder(source.id, local)
-                module = b.module(tree)
+            try:
+                tree = lark_parser().parse(s.scan.code, start="module")
+            except UnexpectedInput as e:
+                s.whole_error = (s.reporter.parse_error(e, 0, len(s.scan.code), "module"),
+                                 _error_offset(e, len(s.scan.code)))
+            else:
+                local = DiagnosticSink()
+                module = Builder(source.id, local).module(tree)
                 sink.extend(local.diagnostics)
                 return ast.Module(module.items, whole)
         return _parse_by_items(s, whole)
     except Exception as exc:  # a bug in tilec, not the user's fault
         raise _ice(exc) from exc
+
+
+def _error_offset(e: UnexpectedInput, end: int) -> int:
+    tok = getattr(e, "token", None)
+    if tok is not None:
+        return end if tok.type == "$END" else tok.start_pos
+    return getattr(e, "pos_in_stream", end) or 0
 
 
 def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> Tree | None:
@@ -173,8 +199,18 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             reported = True
             continue
         else:
-            tree = s.run(lo, stop, "module")
-            reported = reported or tree is None
+            local = DiagnosticSink()
+            tree = None
+            try:
+                tree = lark_parser().parse(code[lo:stop], start="module")
+            except UnexpectedInput as e:
+                reported = True
+                diag = s.reporter.parse_error(e, lo, stop, "module")
+                if s.whole_error is not None and lo <= s.whole_error[1] <= hi:
+                    # The whole file's error lies here (or just after, when this
+                    # item ran into the next one): it has the better context.
+                    diag = s.whole_error[0]
+                s.sink.emit(diag)
         if tree is not None:
             local = DiagnosticSink()
             b = Builder(s.source.id, local, base=lo)
@@ -187,7 +223,10 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             break
     if not reported:
         # The pieces parse but the whole does not: report the whole file's error.
-        s.run(0, len(code), "module")
+        if s.whole_error is not None:
+            s.sink.emit(s.whole_error[0])
+        else:
+            s.run(0, len(code), "module")
     return ast.Module(tuple(items), whole)
 
 

@@ -33,7 +33,7 @@ from tilelang.source import DUMMY_SPAN, Span
 
 
 @dataclass(slots=True)
-class _Frame:
+class Frame:
     args: tuple[ir.Value, ...]
     ops: list[ir.Op] = field(default_factory=list)
 
@@ -52,8 +52,8 @@ class LoopHandle:
 @dataclass(slots=True)
 class IfHandle:
     results: tuple[ir.Value, ...]
-    _then: _Frame | None = None
-    _else: _Frame | None = None
+    _then: Frame | None = None
+    _else: Frame | None = None
 
 
 class Builder:
@@ -62,7 +62,7 @@ class Builder:
         self.span = span
         self.params: list[ir.Param] = []
         self._next_id = 0
-        self._frames: list[_Frame] = [_Frame(())]
+        self._frames: list[Frame] = [Frame(())]
         self.cur_span = span  # the span given to ops built without an explicit one
 
     # ---------------------------------------------------------------- basics
@@ -324,7 +324,7 @@ class Builder:
         iv = self.fresh(lower.type, iv_hint)
         carried = tuple(self.fresh(v.type, v.hint) for v in inits)
         results = tuple(self.fresh(v.type, v.hint) for v in inits)
-        frame = _Frame((iv, *carried))
+        frame = Frame((iv, *carried))
         self._frames.append(frame)
         try:
             yield LoopHandle((iv, *carried), results)
@@ -362,9 +362,27 @@ class Builder:
         else_ = ib.else_region or ir.Region((), (ir.Yield((), sp),))
         self.emit(ir.If(ib.results, cond, then, else_, sp))
 
+    # ---------------------------------------------------------------- raw regions
+    def open_region(self, args: Sequence[ir.Value] = ()) -> Frame:
+        """Start collecting ops into a new region; `close_region` ends it. A closed
+        frame can be `reopen`ed to append more ops (e.g. conversions before its
+        `Yield` once the types of both branches of an `if` are known)."""
+        frame = Frame(tuple(args))
+        self._frames.append(frame)
+        return frame
+
+    def reopen(self, frame: Frame) -> None:
+        self._frames.append(frame)
+
+    def close_region(self, frame: Frame) -> ir.Region:
+        if self._frames[-1] is not frame:
+            raise ValueError("regions closed out of order")
+        self._frames.pop()
+        return frame.region()
+
     @contextmanager
-    def _region(self, args: tuple[ir.Value, ...]) -> Iterator[_Frame]:
-        frame = _Frame(args)
+    def _region(self, args: tuple[ir.Value, ...]) -> Iterator[Frame]:
+        frame = Frame(args)
         self._frames.append(frame)
         try:
             yield frame

@@ -110,6 +110,10 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
         # Operands are named before the result is defined (n(...) inside `body`).
         line(f"{n.define(r)} = {body} : {r.type}")
 
+    def conv(r: ir.Value, body: str, src: object) -> None:
+        # ops whose operand types are not implied by the result: `: src -> result`
+        line(f"{n.define(r)} = {body} : {src} -> {r.type}")
+
     def mask_pad(mask: ir.Value | None, pad: ir.Value | None = None) -> str:
         s = f" mask {n(mask)}" if mask is not None else ""
         if pad is not None:
@@ -136,19 +140,19 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
         case ir.Elementwise(result=r, op=eop, operands=xs):
             res(r, f"{eop.value} {', '.join(map(n, xs))}")
         case ir.Cast(result=r, x=x):
-            res(r, f"cast {n(x)} : {x.type} to")
+            conv(r, f"cast {n(x)}", x.type)
         case ir.Reduce(result=r, op=rop, x=x, axis=a):
             res(r, f"reduce.{rop.value} {n(x)}, axis {a}")
         case ir.Scan(result=r, op=sop, x=x, axis=a):
             res(r, f"scan.{sop.value} {n(x)}, axis {a}")
         case ir.Broadcast(result=r, x=x):
-            res(r, f"broadcast {n(x)} : {x.type} to")
+            conv(r, f"broadcast {n(x)}", x.type)
         case ir.Reshape(result=r, x=x):
-            res(r, f"reshape {n(x)} : {x.type} to")
+            conv(r, f"reshape {n(x)}", x.type)
         case ir.Permute(result=r, x=x, perm=perm):
             res(r, f"permute {n(x)}, [{', '.join(map(str, perm))}]")
         case ir.Mma(result=r, a=a, b=b, acc=c):
-            res(r, f"mma {n(a)}, {n(b)}, {n(c)} : {a.type}, {b.type}, {c.type} to")
+            conv(r, f"mma {n(a)}, {n(b)}, {n(c)}", f"{a.type}, {b.type}, {c.type}")
         case ir.For(results=rs, lower=lo, upper=hi, step=st, inits=inits, body=body):
             head = f"for {n.define(body.args[0])} = {n(lo)} to {n(hi)} step {n(st)}"
             if inits:

@@ -10,6 +10,9 @@ from tilelang.diagnostics.codes import define
 # -- device (F1: the kernel interpreter) -------------------------------------
 DEVICE_ASSERT = define(
     "E0700", "device-assert-failed", "a device `assert` inside a kernel failed")
+KERNEL_UNSUPPORTED = define(
+    "E0701", "kernel-construct-unsupported",
+    "a kernel uses a construct the IR lowering does not support yet (reported at launch)")
 
 # -- host runtime (F2) -------------------------------------------------------
 HOST_ASSERT = define(

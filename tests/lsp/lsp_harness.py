@@ -1,0 +1,121 @@
+"""A tiny LSP client session for the server tests: starts `python -m tilelang
+lsp` as a subprocess and talks to it with pygls's own client (no extra test
+dependency), collecting published diagnostics per document."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Session:
+    def __init__(self, client: LanguageClient) -> None:
+        self.client = client
+        self.diagnostics: dict[str, list[lsp.PublishDiagnosticsParams]] = {}
+        self.changed = asyncio.Condition()
+        self.versions: dict[str, int] = {}
+
+    async def on_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:
+        async with self.changed:
+            self.diagnostics.setdefault(params.uri, []).append(params)
+            self.changed.notify_all()
+
+    async def wait_diagnostics(self, uri: str, version: int | None = None,
+                               timeout: float = 30.0) -> list[lsp.Diagnostic]:
+        """The diagnostics published for `uri` (for `version`, if given)."""
+
+        def ready() -> list[lsp.Diagnostic] | None:
+            for p in reversed(self.diagnostics.get(uri, [])):
+                if version is None or p.version == version:
+                    return list(p.diagnostics)
+            return None
+
+        async with self.changed:
+            await asyncio.wait_for(self.changed.wait_for(lambda: ready() is not None), timeout)
+            result = ready()
+            assert result is not None
+            return result
+
+    def open(self, uri: str, text: str) -> int:
+        self.versions[uri] = 1
+        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="tile", version=1, text=text)))
+        return 1
+
+    def change(self, uri: str, text: str) -> int:
+        version = self.versions[uri] + 1
+        self.versions[uri] = version
+        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        return version
+
+    async def hover(self, uri: str, line: int, character: int) -> lsp.Hover | None:
+        return await self.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character)))
+
+    async def definition(self, uri: str, line: int, character: int) -> object:
+        return await self.client.text_document_definition_async(lsp.DefinitionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character)))
+
+    async def completion(self, uri: str, line: int, character: int) -> object:
+        return await self.client.text_document_completion_async(lsp.CompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character)))
+
+    async def signature_help(self, uri: str, line: int, character: int) -> lsp.SignatureHelp | None:
+        return await self.client.text_document_signature_help_async(lsp.SignatureHelpParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character)))
+
+    async def symbols(self, uri: str) -> object:
+        return await self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri)))
+
+
+@asynccontextmanager
+async def session() -> AsyncIterator[Session]:
+    client = LanguageClient("tile-tests", "0")
+    s = Session(client)
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    async def _diags(params: lsp.PublishDiagnosticsParams) -> None:
+        await s.on_diagnostics(params)
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    await client.start_io(sys.executable, "-m", "tilelang", "lsp", cwd=str(REPO), env=env)
+    try:
+        await asyncio.wait_for(client.initialize_async(lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(),
+            root_uri=REPO.as_uri())), 60)
+        client.initialized(lsp.InitializedParams())
+        yield s
+    finally:
+        try:
+            await asyncio.wait_for(client.shutdown_async(None), 10)
+            client.exit(None)
+        finally:
+            await client.stop()
+
+
+def position_of(text: str, needle: str, occurrence: int = 1, delta: int = 0) -> tuple[int, int]:
+    """The (line, character) of the `occurrence`-th `needle` in `text`, plus
+    `delta` characters (ASCII test sources: UTF-16 == code points)."""
+    idx = -1
+    for _ in range(occurrence):
+        idx = text.index(needle, idx + 1)
+    idx += delta
+    line = text.count("\n", 0, idx)
+    return line, idx - (text.rfind("\n", 0, idx) + 1)

@@ -1,0 +1,391 @@
+"""`tilec lsp`: the Tile language server (pygls 2, LSP over stdio).
+
+Features: diagnostics (published on open, change and save, from the same
+driver as `tilec check`), hover, go to definition, document symbols,
+completion and signature help. The answers come from `analysis.py`; this
+module converts between LSP and the compiler's model and nothing else.
+
+Diagnostics map as follows: the primary label's span is the range (a
+zero-width span is widened to one character so that editors can show it),
+`code` is the registry code (`E0302`) with a link-free description, `source`
+is `"tilec"`, the message is the diagnostic's message followed by its notes
+and help, and every label with a message (primary and secondary) becomes a
+`relatedInformation` entry, which is how an editor shows "first borrow here".
+A diagnostic located in another file (a module the document `use`s) is shown
+at the top of the document with that location as related information.
+
+Invariants: this is the only module that imports pygls or lsprotocol. A
+request handler never lets an exception escape: anything unexpected is logged
+(window/logMessage and stderr) and the request answers "nothing". The protocol
+owns stdout; `serve()` points `sys.stdout` at stderr so that a stray print
+anywhere in the compiler cannot corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from tilelang import __version__
+from tilelang.diagnostics.model import Diagnostic, Severity
+from tilelang.lsp import analysis
+from tilelang.lsp.analysis import Analysis
+from tilelang.source import SourceFile, Span
+
+log = logging.getLogger("tilelang.lsp")
+
+T = TypeVar("T")
+
+
+class TileLanguageServer(LanguageServer):
+    """A pygls server that remembers the latest analysis of each document and
+    the latest one that parsed (for completion while the user types)."""
+
+    def __init__(self) -> None:
+        super().__init__("tilec", __version__)
+        self.analyses: dict[str, Analysis] = {}
+        self.last_parsed: dict[str, Analysis] = {}
+
+    # -- analysis cache ------------------------------------------------------
+    def analysis_for(self, uri: str) -> Analysis:
+        doc = self.workspace.get_text_document(uri)
+        text = doc.source
+        cached = self.analyses.get(uri)
+        if cached is not None and cached.text == text:
+            return cached
+        an = analysis.analyze(text, _file_name(uri))
+        self.analyses[uri] = an
+        if an.parsed_cleanly:
+            self.last_parsed[uri] = an
+        if an.internal_error is not None:
+            self.log(lsp.MessageType.Error, f"internal compiler error while checking {uri}: "
+                                            f"{an.internal_error}")
+        return an
+
+    def forget(self, uri: str) -> None:
+        self.analyses.pop(uri, None)
+        self.last_parsed.pop(uri, None)
+
+    def log(self, kind: lsp.MessageType, message: str) -> None:
+        print(f"tilec lsp: {message}", file=sys.stderr)
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:  # no client connected (unit tests): stderr suffices
+            pass
+
+
+def _file_name(uri: str) -> str:
+    """The file name the driver sees: the path of a `file:` URI, so that
+    `use "other.tile";` resolves next to it, or the URI itself otherwise."""
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return path if path else uri
+
+
+def _uri_of(name: str, fallback: str) -> str:
+    """The URI of a file in the SourceMap: the document itself, or a file on
+    disk (a stdlib module, a `use`d file)."""
+    if name.startswith(("untitled:", "file:")):
+        return name
+    path = Path(name)
+    if path.is_absolute() or path.exists():
+        return from_fs_path(str(path.resolve())) or fallback
+    return fallback
+
+
+# ---------------------------------------------------------------- positions
+
+_CODEC = PositionCodec()  # UTF-16, LSP's default and what VS Code speaks
+
+
+@functools.lru_cache(maxsize=16)
+def _split(text: str) -> tuple[str, ...]:
+    # Lines as `SourceFile` counts them: split at "\n" only.
+    return tuple(text.split("\n"))
+
+
+def _position(sf: SourceFile, offset: int) -> lsp.Position:
+    line, col = sf.line_col(offset)
+    return _CODEC.position_to_client_units(_split(sf.text), ServerTextPosition(line - 1, col - 1))
+
+
+def _range(sf: SourceFile, span: Span) -> lsp.Range:
+    return lsp.Range(start=_position(sf, span.start), end=_position(sf, span.end))
+
+
+def _offset(sf: SourceFile, pos: lsp.Position) -> int:
+    """The character offset of an LSP position (clamped to the text)."""
+    lines = _split(sf.text)
+    if pos.line >= len(lines):
+        return len(sf.text)
+    line = lines[pos.line]
+    units = 0
+    col = 0
+    for ch in line:
+        if units >= pos.character:
+            break
+        units += _CODEC.client_num_units(ch)
+        col += 1
+    return min(sum(len(x) + 1 for x in lines[: pos.line]) + col, len(sf.text))
+
+
+def _visible(sf: SourceFile, span: Span) -> Span:
+    """Widen a zero-width span to one character (editors hide empty ranges)."""
+    if span.start != span.end:
+        return span
+    text = sf.text
+    if span.end < len(text) and text[span.end] != "\n":
+        return Span(span.file, span.start, span.end + 1)
+    if span.start > 0 and text[span.start - 1] != "\n":
+        return Span(span.file, span.start - 1, span.end)
+    return span
+
+
+# ---------------------------------------------------------------- diagnostics
+
+_SEVERITY = {
+    Severity.ERROR: lsp.DiagnosticSeverity.Error,
+    Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+    Severity.NOTE: lsp.DiagnosticSeverity.Information,
+}
+
+
+def to_lsp_diagnostic(an: Analysis, diag: Diagnostic, uri: str) -> lsp.Diagnostic:
+    """One compiler diagnostic as an LSP diagnostic of the document `uri`."""
+    root = an.file
+    primary = diag.primary_span
+    related: list[lsp.DiagnosticRelatedInformation] = []
+    message = diag.message
+    if primary is not None and primary.file == root.id:
+        rng = _range(root, _visible(root, primary))
+    else:
+        rng = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+        if primary is not None and primary.file >= 0:
+            other = an.sources.get(primary.file)
+            line, col = other.line_col(primary.start)
+            message = f"{message} (in {other.name}:{line}:{col})"
+    for label in diag.labels:
+        if not label.message or label.span.file < 0:
+            continue
+        sf = an.sources.get(label.span.file)
+        related.append(lsp.DiagnosticRelatedInformation(
+            location=lsp.Location(uri=uri if sf.id == root.id else _uri_of(sf.name, uri),
+                                  range=_range(sf, _visible(sf, label.span))),
+            message=label.message,
+        ))
+    extra = [f"note: {n}" for n in diag.notes] + [f"help: {h}" for h in diag.help]
+    if extra:
+        message = "\n".join([message, *extra])
+    return lsp.Diagnostic(
+        range=rng,
+        message=message,
+        severity=_SEVERITY.get(diag.severity, lsp.DiagnosticSeverity.Error),
+        code=diag.code,
+        source="tilec",
+        related_information=related or None,
+    )
+
+
+def _diagnostics(an: Analysis, uri: str) -> list[lsp.Diagnostic]:
+    out = [to_lsp_diagnostic(an, d, uri) for d in an.diagnostics]
+    if an.internal_error is not None:
+        out.append(lsp.Diagnostic(
+            range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
+            message=("internal compiler error while checking this file (a bug in tilec, "
+                     f"please report it): {an.internal_error}"),
+            severity=lsp.DiagnosticSeverity.Warning,
+            source="tilec",
+        ))
+    return out
+
+
+def publish(ls: TileLanguageServer, uri: str) -> None:
+    an = ls.analysis_for(uri)
+    version = ls.workspace.get_text_document(uri).version
+    ls.text_document_publish_diagnostics(
+        lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=_diagnostics(an, uri))
+    )
+
+
+# ---------------------------------------------------------------- the server
+
+server = TileLanguageServer()
+
+
+def _guarded(default: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Catch and log everything a handler raises; answer `default` instead."""
+
+    def wrap(fn: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(fn)
+        def run(ls: TileLanguageServer, params: Any) -> Any:
+            try:
+                return fn(ls, params)
+            except Exception:
+                ls.log(lsp.MessageType.Error, f"{fn.__name__} failed:\n{traceback.format_exc()}")
+                return default
+
+        return run
+
+    return wrap
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+@_guarded(None)
+def did_open(ls: TileLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+@_guarded(None)
+def did_change(ls: TileLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+@_guarded(None)
+def did_save(ls: TileLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    # Files this one `use`s may have changed on disk: check again.
+    ls.analyses.pop(params.text_document.uri, None)
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+@_guarded(None)
+def did_close(ls: TileLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.forget(uri)
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def _at(ls: TileLanguageServer, doc: lsp.TextDocumentIdentifier, pos: lsp.Position) -> tuple[Analysis, int]:
+    an = ls.analysis_for(doc.uri)
+    return an, _offset(an.file, pos)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+@_guarded(None)
+def hover(ls: TileLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    info = analysis.hover(an, offset)
+    if info is None:
+        return None
+    return lsp.Hover(
+        contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=info.markdown),
+        range=_range(an.file, info.span) if info.span.file == an.file.id else None,
+    )
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+@_guarded(None)
+def definition(ls: TileLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    span = analysis.definition(an, offset)
+    if span is None:
+        return None
+    uri = params.text_document.uri
+    sf = an.sources.get(span.file)
+    return lsp.Location(uri=uri if sf.id == an.file.id else _uri_of(sf.name, uri),
+                        range=_range(sf, span))
+
+
+_SYMBOL_KINDS = {
+    "kernel": lsp.SymbolKind.Function,
+    "fn": lsp.SymbolKind.Function,
+    "const": lsp.SymbolKind.Constant,
+    "generic": lsp.SymbolKind.TypeParameter,
+    "param": lsp.SymbolKind.Variable,
+    "local": lsp.SymbolKind.Variable,
+    "import": lsp.SymbolKind.Namespace,
+}
+
+
+def _doc_symbol(an: Analysis, s: analysis.DocSymbol) -> lsp.DocumentSymbol:
+    return lsp.DocumentSymbol(
+        name=s.name,
+        detail=s.detail,
+        kind=_SYMBOL_KINDS.get(s.kind, lsp.SymbolKind.Variable),
+        range=_range(an.file, s.span),
+        selection_range=_range(an.file, s.selection),
+        children=[_doc_symbol(an, c) for c in s.children] or None,
+    )
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@_guarded([])
+def document_symbol(ls: TileLanguageServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+    an = ls.analysis_for(params.text_document.uri)
+    if an.module is None:
+        an = ls.last_parsed.get(params.text_document.uri, an)
+    return [_doc_symbol(an, s) for s in analysis.document_symbols(an)]
+
+
+_COMPLETION_KINDS = {
+    "keyword": lsp.CompletionItemKind.Keyword,
+    "type": lsp.CompletionItemKind.TypeParameter,
+    "function": lsp.CompletionItemKind.Function,
+    "fn": lsp.CompletionItemKind.Function,
+    "kernel": lsp.CompletionItemKind.Function,
+    "method": lsp.CompletionItemKind.Method,
+    "variable": lsp.CompletionItemKind.Variable,
+    "constant": lsp.CompletionItemKind.Constant,
+    "module": lsp.CompletionItemKind.Module,
+}
+
+
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
+                lsp.CompletionOptions(trigger_characters=[".", ":"]))
+@_guarded(None)
+def completion(ls: TileLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    previous = ls.last_parsed.get(params.text_document.uri)
+    items = [
+        lsp.CompletionItem(
+            label=c.label,
+            kind=_COMPLETION_KINDS.get(c.kind, lsp.CompletionItemKind.Text),
+            detail=c.detail or None,
+            documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=c.doc) if c.doc else None,
+            sort_text=f"{_SORT.get(c.kind, 9)}{c.label}",
+        )
+        for c in analysis.completions(an, offset, previous)
+    ]
+    return lsp.CompletionList(is_incomplete=False, items=items)
+
+
+# Names in scope first, then builtins, then keywords and types.
+_SORT = {"variable": 0, "constant": 1, "method": 1, "kernel": 2, "fn": 2, "module": 3,
+         "function": 4, "keyword": 5, "type": 6}
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
+                lsp.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=[","]))
+@_guarded(None)
+def signature_help(ls: TileLanguageServer, params: lsp.SignatureHelpParams) -> lsp.SignatureHelp | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    info = analysis.signature_help(an, offset, ls.last_parsed.get(params.text_document.uri))
+    if info is None:
+        return None
+    sig = lsp.SignatureInformation(
+        label=info.label,
+        documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=info.doc) if info.doc else None,
+        parameters=[lsp.ParameterInformation(label=(a, b)) for a, b in info.params],
+        active_parameter=info.active if info.params else None,
+    )
+    return lsp.SignatureHelp(signatures=[sig], active_signature=0,
+                             active_parameter=info.active if info.params else None)
+
+
+def serve() -> None:
+    """Run the server on stdin/stdout until the client disconnects."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # the protocol owns the real stdout
+    server.start_io(stdin, stdout)

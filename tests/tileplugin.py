@@ -20,9 +20,9 @@ line. A `foo.stderr` next to `foo.tile` holds the full human rendering
 (`--color never`, the test's directory written `$DIR`) and is compared when
 present; `pytest --bless` (or TILE_BLESS=1) rewrites it.
 
-Check modes run in-process through `tilelang.driver.check`; run modes run
-`python -m tilelang --error-format json run --device cpu FILE` in a subprocess
-(isolation: a crashing program cannot take the test session with it).
+Both kinds run in-process (fast): check modes through `tilelang.driver.check`,
+run modes through the host runtime that `tilec run --device cpu` uses
+(`tilelang.run`), with stdout captured; a crash is reported with its traceback.
 """
 
 from __future__ import annotations
@@ -248,6 +248,42 @@ def run_tilec(*args: str, cwd: Path | None = None, timeout: int = RUN_TIMEOUT_S)
     )
 
 
+def run_program(path: Path) -> tuple[int, str, list[Emitted], str | None, str]:
+    """Run a checked program's `main` on the CPU, in-process, as `tilec run`
+    would: (exit status, stdout, run-time diagnostics, crash report or None,
+    the human rendering of the diagnostics). Status 3 is a run-time error."""
+    import io
+    import traceback
+
+    from tilelang import run as run_mod
+    from tilelang.diagnostics.model import TileError
+    from tilelang.diagnostics.render import render_human
+    from tilelang.source import SourceMap
+
+    out = io.StringIO()
+    # Run with our own SourceMap so run-time diagnostics can be rendered
+    # (they may point into stdlib files too, not only the root file).
+    sources = SourceMap()
+    sf = sources.add(str(path), path.read_text(encoding="utf-8"))
+    cwd = os.getcwd()
+    os.chdir(path.parent)  # relative `load_npy` paths resolve as under `tilec run`
+    try:
+        run_mod._execute_source(sf, sources, "cpu", out)
+        return 0, out.getvalue(), [], None, ""
+    except run_mod.CheckFailed as e:
+        diags = list(e.diagnostics)
+        return 1, out.getvalue(), emitted_from_diagnostics(diags, e.sources), None, \
+            render_human(diags, e.sources, color=False)
+    except TileError as e:
+        diags = list(e.diagnostics)
+        return 3, out.getvalue(), emitted_from_diagnostics(diags, sources), None, \
+            render_human(diags, sources, color=False)
+    except Exception as e:  # a crash is a test failure, reported with its traceback
+        return 101, out.getvalue(), [], "".join(traceback.format_exception(e)), ""
+    finally:
+        os.chdir(cwd)
+
+
 # ---------------------------------------------------------------- comparing
 def compare(expectations: list[Expectation], emitted: list[Emitted], test_file: str) -> list[str]:
     """Match annotations against emitted diagnostics; the problems, readably."""
@@ -408,28 +444,22 @@ class TileItem(pytest.Item):
                     render_human(result.diagnostics, result.sources, color=False),
                 )
             )
-        proc = run_tilec("--error-format", "json", "run", "--device", "cpu", str(self.path),
-                         cwd=self.path.parent)
-        runtime, other = emitted_from_json(proc.stderr.splitlines())
+        status, stdout, runtime, crash, rendered = run_program(self.path)
         run_exps = [x for x in spec.expectations if x.kind == "error"]
         problems += compare(run_exps, runtime, str(self.path))
-        text_err = "\n".join(other)
-        if "Traceback" in text_err or proc.returncode == 101:
-            problems.append(f"tilec crashed (exit status {proc.returncode})")
-        if spec.mode == "run-pass" and proc.returncode != 0:
-            problems.append(f"expected exit status 0, got {proc.returncode}")
-        if spec.mode == "run-fail" and proc.returncode in (0, 101):
-            problems.append(f"expected a run-time failure, got exit status {proc.returncode}")
-        got = [ln.rstrip() for ln in proc.stdout.splitlines()]
+        if crash:
+            problems.append(f"tilec crashed:\n{crash}")
+        if spec.mode == "run-pass" and status != 0:
+            problems.append(f"expected exit status 0, got {status}")
+        if spec.mode == "run-fail" and status in (0, 101):
+            problems.append(f"expected a run-time failure, got exit status {status}")
+        got = [ln.rstrip() for ln in stdout.splitlines()]
         if spec.mode == "run-pass" and got != spec.stdout:
             problems.append("stdout differs from the `// expect:` lines:")
             problems.append(_side_by_side(spec.stdout, got))
-        if (self.path.with_suffix(".stderr")).exists():
-            human = run_tilec("--color", "never", "run", "--device", "cpu", str(self.path),
-                              cwd=self.path.parent)
-            problems += self._golden(".stderr", normalise_paths(human.stderr, self.path.parent))
+        problems += self._golden(".stderr", normalise_paths(rendered, self.path.parent))
         if problems:
-            raise TileFailure(self._report(problems, proc.stderr))
+            raise TileFailure(self._report(problems, rendered + (crash or "")))
 
     def _golden(self, suffix: str, actual: str) -> list[str]:
         golden = self.path.with_suffix(suffix)

@@ -2,7 +2,9 @@
 
 Each file is Markdown: a title line, a paragraph, a ```tile block with a
 program that fails with exactly that code, then a fixed version in a second
-```tile block. `tilec explain CODE` prints it; the registry meta-tests check
+```tile block. A fence may carry flags after `tile`: `gpu` (the example fails
+only on a GPU; the meta-test skips it without one), `run` (it fails only when
+run), `ptx` (only when compiled to PTX). `tilec explain CODE` prints it; the registry meta-tests check
 that every registered code has one and that its first example fails with it.
 
 Invariant: the files ship inside the package (they sit under `tilelang/`), so
@@ -16,7 +18,10 @@ from importlib import resources
 from importlib.abc import Traversable
 
 _CODE = re.compile(r"^[EW]\d{4}$")
-_FENCE = re.compile(r"^```tile[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+# ```tile, optionally followed by flags: ```tile gpu (the example needs a GPU
+# to fail), ```tile run (it fails only when run), ```tile ptx (only when
+# compiled to PTX). Without flags the range of the code decides.
+_FENCE = re.compile(r"^```tile(?P<info>[ \t][^\n]*)?\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 
 
 def explain_dir() -> Traversable:
@@ -57,9 +62,16 @@ def explained_codes() -> list[str]:
     )
 
 
+def tile_blocks(text: str) -> list[tuple[frozenset[str], str]]:
+    """The ```tile code blocks of an explanation, in order, with their flags."""
+    return [
+        (frozenset((m.group("info") or "").split()), m.group("body")) for m in _FENCE.finditer(text)
+    ]
+
+
 def tile_examples(text: str) -> list[str]:
     """The ```tile code blocks of an explanation, in order."""
-    return [m.group(1) for m in _FENCE.finditer(text)]
+    return [body for _, body in tile_blocks(text)]
 
 
 def failing_example(code: str) -> str | None:

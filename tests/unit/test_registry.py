@@ -1,0 +1,231 @@
+"""Meta-tests of the error-code registry and the explanation files.
+
+- every registered code has `explain/<CODE>.md`, and every explanation file
+  belongs to a registered code;
+- each code is defined in the module of its range (`codes/syntax.py` holds E00xx ...);
+- every `error[E....]` written in tests/ and every code string in tilelang/ is registered;
+- each explanation's first ```tile example fails with exactly that code (and
+  the second, the fixed version, passes the checks);
+- no rendering of a tests/ui program leaks internals (a traceback, a
+  `tilelang/` path, a Lark `Token(`/`Tree(` repr).
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from tilelang import driver
+from tilelang.diagnostics import explain
+from tilelang.diagnostics.codes import REGISTRY
+
+REPO = Path(__file__).resolve().parents[2]
+TESTS = REPO / "tests"
+PACKAGE = REPO / "tilelang"
+
+CODE_RE = re.compile(r"\b(?:error|warning)\[([EW]\d{4})\]")
+CODE_LITERAL_RE = re.compile(r"""[rRuU]?(["'])([EW]\d{4})\1""")
+RANGES = {
+    "syntax": "E00", "names": "E01", "types": "E02", "ownership": "E03",
+    "kernel": "E04", "launch": "E05", "codegen": "E06", "runtime": "E07",
+}
+# Files whose codes are synthetic on purpose (renderer and plugin tests).
+SYNTHETIC = {
+    TESTS / "unit" / "test_render.py",
+    TESTS / "unit" / "test_render_golden.py",
+    TESTS / "unit" / "test_registry.py",
+    TESTS / "cli" / "test_tileplugin.py",
+    TESTS / "tileplugin.py",
+}
+
+
+def test_registry_is_not_empty_and_well_formed() -> None:
+    assert REGISTRY
+    names = [c.name for c in REGISTRY.values()]
+    for code, entry in REGISTRY.items():
+        assert re.fullmatch(r"[EW]\d{4}", code), code
+        assert entry.code == code
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", entry.name), f"{code}: name {entry.name!r}"
+        assert entry.summary and not entry.summary.endswith("."), f"{code}: summary {entry.summary!r}"
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    assert not dupes, f"names used by more than one code: {dupes}"
+
+
+@pytest.mark.parametrize("module", sorted(RANGES))
+def test_codes_live_in_their_range_module(module: str) -> None:
+    mod = importlib.import_module(f"tilelang.diagnostics.codes.{module}")
+    codes = {v for v in vars(mod).values() if isinstance(v, str) and v in REGISTRY}
+    wrong = sorted(c for c in codes if not c.startswith(RANGES[module]))
+    assert not wrong, f"codes/{module}.py holds codes outside {RANGES[module]}xx: {wrong}"
+
+
+def test_every_code_has_an_explanation() -> None:
+    missing = sorted(c for c in REGISTRY if explain.explain_text(c) is None)
+    assert not missing, f"codes without tilelang/diagnostics/explain/<CODE>.md: {missing}"
+
+
+def test_every_explanation_belongs_to_a_code() -> None:
+    orphans = sorted(c for c in explain.explained_codes() if c not in REGISTRY)
+    assert not orphans, f"explanation files for unregistered codes: {orphans}"
+
+
+def test_explanations_have_title_and_two_examples() -> None:
+    bad = []
+    for code in explain.explained_codes():
+        text = explain.explain_text(code) or ""
+        first = text.splitlines()[0] if text else ""
+        if not first.strip() or first.startswith("```"):
+            bad.append(f"{code}: no title line")
+        if len(explain.tile_examples(text)) < 2:
+            bad.append(f"{code}: fewer than two ```tile examples (failing, then fixed)")
+    assert not bad, "\n".join(bad)
+
+
+def _codes_in(paths: list[Path], pattern: re.Pattern[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        for code in pattern.findall(path.read_text(encoding="utf-8", errors="replace")):
+            found.setdefault(code, []).append(str(path.relative_to(REPO)))
+    return found
+
+
+def test_codes_in_tests_are_registered() -> None:
+    paths = [
+        p
+        for p in TESTS.rglob("*")
+        if p.is_file()
+        and p.suffix in (".tile", ".stderr", ".py")
+        and p not in SYNTHETIC
+        and TESTS / "golden" not in p.parents
+    ]
+    found = _codes_in(paths, CODE_RE)
+    unknown = {c: sorted(set(f))[:3] for c, f in found.items() if c not in REGISTRY}
+    assert not unknown, f"codes written in tests/ but not registered: {unknown}"
+
+
+def _code_literals(path: Path) -> list[str]:
+    """String literals in a Python file that are exactly a code (`"E0302"`);
+    comments and prose in docstrings do not count."""
+    import tokenize
+
+    with path.open("rb") as f:
+        tokens = list(tokenize.tokenize(f.readline))
+    return [
+        m.group(2)
+        for t in tokens
+        if t.type == tokenize.STRING and (m := CODE_LITERAL_RE.fullmatch(t.string))
+    ]
+
+
+def test_codes_in_the_package_are_registered() -> None:
+    found: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for code in _code_literals(path):
+            found.setdefault(code, []).append(str(path.relative_to(REPO)))
+    assert len(found) >= len(REGISTRY) // 2, "the scan finds too few code literals: is it broken?"
+    unknown = {c: sorted(set(f))[:3] for c, f in found.items() if c not in REGISTRY}
+    assert not unknown, f"code strings in tilelang/ that are not registered: {unknown}"
+
+
+# ---------------------------------------------------------------- examples
+def _mode(code: str, flags: frozenset[str]) -> str:
+    if "ptx" in flags:
+        return "ptx"
+    if "run" in flags:
+        return "run"
+    if code[:3] in ("E05", "E07"):
+        return "run"
+    if code[:3] == "E06":
+        return "ptx"
+    return "check"
+
+
+def _error_codes(diags) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted({d.code for d in diags if d.severity.value == "error"})
+
+
+def _emitted_codes(path: Path, mode: str) -> list[str]:
+    """The error codes `tilec check` (or run, or emit --stage ptx) reports."""
+    until = "ptx" if mode == "ptx" else "checked"
+    result = driver.compile(path, until)
+    if result.unavailable is not None:
+        pytest.skip(str(result.unavailable))
+    codes = _error_codes(result.diagnostics)
+    if codes or mode != "run":
+        return codes
+    run = pytest.importorskip("tilelang.run")
+    from tilelang.diagnostics.model import TileError
+
+    try:
+        run.execute(path, device="cpu", out=io.StringIO())
+    except TileError as e:
+        return _error_codes(e.diagnostics)
+    except run.CheckFailed as e:
+        return _error_codes(e.diagnostics)
+    return []
+
+
+EXPLAINED = explain.explained_codes()
+
+
+@pytest.mark.parametrize("code", EXPLAINED)
+def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, request) -> None:  # type: ignore[no-untyped-def]
+    blocks = explain.tile_blocks(explain.explain_text(code) or "")
+    if not blocks:
+        pytest.fail(f"{code}.md has no ```tile example")
+    flags, body = blocks[0]
+    if "gpu" in flags:
+        from conftest import cuda_device_count
+
+        if cuda_device_count() == 0:
+            pytest.skip(f"{code}'s example needs a GPU")
+    path = tmp_path / f"{code}.tile"
+    path.write_text(body, encoding="utf-8")
+    codes = _emitted_codes(path, _mode(code, flags))
+    assert codes == [code], f"{code}.md's first example should fail with exactly {code}, got {codes}"
+
+
+@pytest.mark.parametrize("code", EXPLAINED)
+def test_fixed_example_passes_the_checks(code: str, tmp_path: Path) -> None:
+    blocks = explain.tile_blocks(explain.explain_text(code) or "")
+    if len(blocks) < 2:
+        pytest.skip(f"{code}.md has no fixed example")
+    path = tmp_path / f"{code}_fixed.tile"
+    path.write_text(blocks[1][1], encoding="utf-8")
+    result = driver.check(path)
+    if result.unavailable is not None:
+        pytest.skip(str(result.unavailable))
+    assert _error_codes(result.diagnostics) == [], (
+        f"{code}.md's second (fixed) example should pass `tilec check`"
+    )
+
+
+# ---------------------------------------------------------------- leaks
+LEAKS = ("Traceback", "tilelang/", "Token(", "Tree(", "<lark.", "__anon")
+
+
+def test_ui_renderings_do_not_leak_internals() -> None:
+    from tilelang.diagnostics.render import render_human, render_json
+
+    files = sorted((TESTS / "ui").rglob("*.tile"))
+    if not files:
+        pytest.skip("no tests/ui programs yet")
+    leaks = []
+    for path in files:
+        try:
+            result = driver.check(path)
+        except Exception as e:  # an ICE is a leak of its own kind
+            leaks.append(f"{path.relative_to(REPO)}: crashed: {type(e).__name__}: {e}")
+            continue
+        text = render_human(result.diagnostics, result.sources) + render_json(
+            result.diagnostics, result.sources
+        )
+        text = text.replace(str(REPO), "$ROOT")
+        for needle in LEAKS:
+            if needle in text:
+                leaks.append(f"{path.relative_to(REPO)}: contains {needle!r}")
+    assert not leaks, "\n".join(leaks)

@@ -27,6 +27,10 @@ class DType(Enum):
     F32 = "f32"
     F64 = "f64"
 
+    def __str__(self) -> str:
+        # "f32", not "DType.F32": dtypes appear in diagnostics and printed types
+        return self.value
+
     @property
     def bits(self) -> int:
         return _BITS[self]

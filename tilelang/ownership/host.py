@@ -197,6 +197,7 @@ class HostChecker:
         self.scopes: list[_Scope] = []
         self.graphs: list[ast.GraphBlock] = []  # graph bodies being recorded
         self.waits: dict[object, tuple[object, ...]] = {}
+        self._moved_uses: set[tuple[Var, Span]] = set()  # reported uses after move
 
     # -- reporting ------------------------------------------------------------
     def report(self, diag: Diagnostic, *key: object) -> None:
@@ -306,8 +307,10 @@ class HostChecker:
         """
         if v.kind is not Kind.TENSOR and mode not in ("read", "move"):
             return
-        if v in st.moved and mode not in ("assign",):
-            self._report_moved(v, mode, span, st.moved[v])
+        if v in st.moved:
+            # Assigning to a moved variable re-initialises it and drops nothing.
+            if mode != "assign":
+                self._report_moved(v, mode, span, st.moved[v])
             return
         if v.kind is not Kind.TENSOR:
             return
@@ -342,9 +345,10 @@ class HostChecker:
         if mode == "borrow" and mutable_borrow and ln.mutable:
             d = (Diagnostic.error(codes.CONCURRENT_WRITES,
                                   f"two launches in flight at once would both write {name}")
-                 .primary(span, f"the launch of `{kernel}` writes {name} here")
-                 .secondary(ln.arg, f"the launch of `{ln.kernel}` writes {name} and may "
-                                    "still be running"))
+                 .primary(span, f"the launch of `{kernel}` writes {name} here"))
+            if ln.arg != span:
+                d = d.secondary(ln.arg, f"the launch of `{ln.kernel}` writes {name} and may "
+                                        "still be running")
         else:
             msg = {
                 "read": f"cannot read {name} while {running}",
@@ -358,15 +362,17 @@ class HostChecker:
             label = {"drop": f"{name} is dropped here", "borrow":
                      f"`{kernel}` {'writes' if mutable_borrow else 'reads'} {name} here"
                      }.get(mode, f"{name} is used here")
-            d = (Diagnostic.error(codes.USE_WHILE_IN_FLIGHT, msg).primary(span, label)
-                 .secondary(ln.arg, loan_label))
-        if ln.token.span.start >= span.start and ln.token.span.file == span.file:
+            d = Diagnostic.error(codes.USE_WHILE_IN_FLIGHT, msg).primary(span, label)
+            if ln.arg != span:
+                d = d.secondary(ln.arg, loan_label)
+        if ln.arg.start >= span.start and ln.arg.file == span.file:
             d = d.note("the launch is from the previous iteration of the loop and was "
                        "not waited for in that iteration")
         d = d.with_help(help_)
         self.report(d, ln.arg)
 
     def _report_moved(self, v: Var, mode: str, span: Span, moves: frozenset[Span]) -> None:
+        self._moved_uses.add((v, span))
         what = {Kind.HANDLE: "handle", Kind.GRAPH: "graph"}.get(v.kind, "value")
         first = min(moves, key=lambda s: (s.start, s.end))
         d = (Diagnostic.error(codes.USE_AFTER_MOVE, f"use of moved {what} `{v.name}`")
@@ -572,6 +578,11 @@ class HostChecker:
                 self.check_use(v, "assign", target.span, st)
             elif v.kind is Kind.HANDLE and pre:
                 self._report_dropped(pre, target.span, v.name, "overwritten")
+                # The old launch is reported; forget its borrows (a new launch at the
+                # same site, in a loop, keeps its own).
+                new = {a.token for a in val.alts if isinstance(a, HandleVal)}
+                gone = {ln.token for ln in pre} - new
+                st.loans = frozenset(ln for ln in st.loans if ln.token not in gone)
             elif v.kind is Kind.GRAPH:
                 self._drop(v, st, target.span, "overwritten")
             st.moved.pop(v, None)
@@ -950,7 +961,10 @@ class HostChecker:
         """`.sync()` (token None) or `.launch()` of an operation, or its recording in a graph."""
         for b in op.borrows:
             if b.var in st.moved:
-                self._report_moved(b.var, "read", b.span, st.moved[b.var])
+                # Reported already if the argument itself named the moved tensor.
+                if not any(u is b.var and b.span.start <= s.start and s.end <= b.span.end
+                           for u, s in self._moved_uses):
+                    self._report_moved(b.var, "read", b.span, st.moved[b.var])
                 continue
             self.check_use(b.var, "borrow", b.span, st, kernel=op.kernel,
                            mutable_borrow=b.mutable)

@@ -489,7 +489,11 @@ class HostEvaluator:
         const_params = [g for g in decl.generics]
         for g, arg in zip(const_params, call.generics):
             if g.is_const:
-                value = self.eval(arg, scope)  # type: ignore[arg-type]
+                if isinstance(arg, ast.NamedType) and not arg.args:
+                    # `k::<COLS>(..)`: a constant's name parses as a type name.
+                    value = self.lookup(arg.name.name, ast.Name(arg.name, arg.span), scope)
+                else:
+                    value = self.eval(arg, scope)  # type: ignore[arg-type]
                 generics[g.name.name] = (int(value), arg.span)
             elif isinstance(arg, ast.NamedType):
                 dt = DType.parse(arg.name.name)

@@ -769,7 +769,7 @@ class _Lowerer:
         args = e.args
         if name in ("print", "assert"):
             vals = self._args(args)
-            return self.print_(vals, sp) if name == "print" else self.assertTrue(vals, e)
+            return self.print_(vals, sp) if name == "print" else self.device_assert(vals, e)
         vals = self._args(args)
         if name in ("block_id", "num_blocks"):
             axis = self.const_int(vals[0], sp)
@@ -936,7 +936,7 @@ class _Lowerer:
         self.b.print_(*merged, span=span)
         return UNIT
 
-    def assert_(self, vals: list[Any], e: ast.Call) -> Any:
+    def device_assert(self, vals: list[Any], e: ast.Call) -> Any:
         cond = vals[0]
         msg = vals[1].value if len(vals) > 1 and isinstance(vals[1], StrVal) else ""
         if isinstance(cond, CVal) and cond.value:

@@ -39,7 +39,7 @@ class CpuDevice(Device):
     def prepare(self, kernel_ir: Any) -> Any:
         return kernel_ir
 
-    def run(self, prepared: Any, grid: tuple[int, ...], args: dict[str, Any],
+    def run(self, prepared: Any, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None:
         try:
             from tilelang.interp import run_kernel

@@ -17,11 +17,11 @@ Contract:
 - `prepare(kernel_ir)` turns a lowered `ir.Kernel` into something `run` can
   launch (compiled code on the GPU; the IR itself on the CPU). The launch
   machinery caches its result per kernel instantiation.
-- `run(prepared, grid, args, stream, span)` enqueues one launch: `args` maps
-  each kernel parameter's name to a buffer for a tensor parameter (a
-  partitioned `&mut` parameter gets the whole tensor's buffer; the kernel
-  finds its own tile from `block_id`) or a NumPy scalar of the parameter's
-  dtype for a scalar parameter. A run-time
+- `run(prepared, grid, args, stream, span)` enqueues one launch: `args` is a
+  list in the order of the lowered kernel's parameters (`kernel_ir.params`):
+  a buffer for a tensor parameter (a partitioned `&mut` parameter gets the
+  whole tensor's buffer; the kernel finds its own tile from `block_id`) or a
+  NumPy scalar of the parameter's dtype for a scalar parameter. A run-time
   failure inside the kernel (a device `assert`) raises `TileError`.
 - Streams order work: `new_stream()` gives an independent queue, `sync(stream)`
   waits for everything queued on it (`None` means the default stream). The CPU
@@ -63,7 +63,7 @@ class Device(abc.ABC):
     def prepare(self, kernel_ir: Any) -> Any: ...
 
     @abc.abstractmethod
-    def run(self, prepared: Any, grid: tuple[int, ...], args: dict[str, Any],
+    def run(self, prepared: Any, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None: ...
 
     # -- ordering ---------------------------------------------------------------

@@ -383,19 +383,23 @@ class Runtime:
     launches: int = 0
 
     def execute(self, op: Operation, stream: Any) -> None:
-        prepared = self._prepared(op)
-        args: dict[str, Any] = {}
+        kir, prepared = self._prepared(op)
+        by_name: dict[str, Any] = {}
         for p, a in zip(op.kernel.params, op.bound.args):
             if isinstance(a, Partition):
-                args[p.name.name] = a.tensor.storage
+                by_name[p.name.name] = a.tensor.storage
             elif isinstance(a, Tensor):
-                args[p.name.name] = a.storage
+                by_name[p.name.name] = a.storage
             else:
-                args[p.name.name] = a
+                by_name[p.name.name] = a
+        # The device takes the arguments in the order of the lowered kernel's
+        # parameters (the lowering may drop or reorder nothing but names decide).
+        names = [p.name for p in getattr(kir, "params", ())] or list(by_name)
+        args = [by_name[n] for n in names]
         self.launches += 1
         self.device.run(prepared, op.bound.grid, args, stream, op.span)
 
-    def _prepared(self, op: Operation) -> Any:
+    def _prepared(self, op: Operation) -> tuple[Any, Any]:
         facts = arg_facts(op)
         key = (op.kernel_key, tuple(sorted((k, str(v)) for k, v in op.bound.instantiation.items())),
                tuple(sorted((k, _fact_key(v)) for k, v in facts.items())), self.device.kind)
@@ -403,7 +407,7 @@ class Runtime:
         if hit is None:
             lower = self.lower or _default_lower
             kir = lower(self.program, op.kernel_key, dict(op.bound.instantiation), facts)
-            hit = self.device.prepare(kir)
+            hit = (kir, self.device.prepare(kir))
             self.kernels[key] = hit
         return hit
 

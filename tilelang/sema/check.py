@@ -63,6 +63,7 @@ from tilelang.sema.types import (
     UnitT,
     UntypedFloat,
     UntypedInt,
+    contains_error,
     eval_dim,
     shape_str,
     subst_dim,
@@ -123,7 +124,7 @@ def _is_intlike(ty: Type) -> bool:
 
 
 def _is_poison(*tys: Type | None) -> bool:
-    return any(isinstance(t, (ErrorT, NeverT)) or t is None for t in tys)
+    return any(t is None or isinstance(t, NeverT) or contains_error(t) for t in tys)
 
 
 def _deref(ty: Type) -> Type:
@@ -265,6 +266,8 @@ class _Checker:
         self._builtin_syms: dict[str, Symbol] = {}
         self._method_syms: dict[str, Symbol] = {}
         self._shape_values: dict[Any, tuple[Dim | None, ...]] = {}
+        # reshapes whose element counts are equal only for some generics
+        self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
         # host `t.partition([n])` with a run-time `n`: dim index -> expression
         self._partition_deferred: dict[Any, dict[int, tuple[int, ast.Expr]]] = {}
 
@@ -523,7 +526,7 @@ class _Checker:
                                    item.ret.span, "kernels return nothing")
                           .note("a kernel writes its results through its `&mut` parameters")
                           .with_help("remove the return type and `store` the result instead"))
-                ret = UNIT
+                ret = ERROR  # the body is not checked against it either
             info = FnInfo(
                 decl=item, qualname=sym.qualname or item.name.name, module=mod.name,
                 is_kernel=item.is_kernel,
@@ -572,6 +575,8 @@ class _Checker:
         return hints
 
     def _check_kernel_param(self, p: ast.Param, ty: Type) -> Type:
+        if contains_error(ty):
+            return ERROR
         match ty:
             case RefT(mutable=True, inner=TensorT(shape=shape)):
                 if shape is not None and any(d is None for d in shape):
@@ -2042,6 +2047,17 @@ class _Checker:
                     if not self._check_tile_limits(vals, src.span, None,
                                                    (p.ty.span, f"the tile shape of `{p.name.name}`")):
                         return
+        for before, after, span in self.kernel_reshapes.get(info.qualname, []):
+            if not all(d.symbols() <= inst.keys() for d in (*before, *after)):
+                continue
+            a, b = eval_dim(_numel(before), inst), eval_dim(_numel(after), inst)
+            if a != b:
+                vb = shape_str(tuple(Dim.const(eval_dim(d, inst)) for d in before))
+                va = shape_str(tuple(Dim.const(eval_dim(d, inst)) for d in after))
+                self.emit(self.err(T.RESHAPE_COUNT, f"cannot reshape {vb} ({a} elements) into {va} ({b} elements) "
+                                   f"in this launch of `{info.name}`", e.span, "with these const generics")
+                          .secondary(span, f"reshape of {shape_str(before)} into {shape_str(after)}"))
+                return
         for shape, span in self.kernel_tiles.get(info.qualname, []):
             if not all(d.symbols() <= inst.keys() for d in shape):
                 continue
@@ -2768,7 +2784,11 @@ class _Checker:
             if shape is None:
                 return ERROR
             new = tuple(d for d in shape if d is not None)
-            if _numel(new) != _numel(ty.shape):
+            a, b = _numel(ty.shape), _numel(new)
+            if a != b and not (a.is_const and b.is_const) and cx.fx.kernel_name is not None:
+                # not decidable symbolically (`[B]` -> `[2, B / 2]`): checked per launch
+                self.kernel_reshapes.setdefault(cx.fx.kernel_name, []).append((ty.shape, new, cx.args[0].span))
+            elif a != b:
                 return self.emit(self.err(T.RESHAPE_COUNT,
                                           f"cannot reshape {shape_str(ty.shape)} ({_numel(ty.shape)} elements) into "
                                           f"{shape_str(new)} ({_numel(new)} elements)", cx.args[0].span,

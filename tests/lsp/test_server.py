@@ -7,9 +7,8 @@ import asyncio
 import importlib.util
 
 import pytest
-from lsprotocol import types as lsp
-
 from lsp_harness import position_of, session
+from lsprotocol import types as lsp
 
 URI = "untitled:Untitled-1"
 

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.source import SourceFile, SourceMap, Span
@@ -210,7 +210,7 @@ def item_bindings(module: ast.Module | None) -> list[Binding]:
                     last = item.path[-1]
                     out.append(Binding(last.name, "import", last.span, item))
             case _:
-                pass
+                assert_never(item)
     return out
 
 
@@ -539,7 +539,7 @@ def document_symbols(an: Analysis) -> list[DocSymbol]:
                 out.append(DocSymbol(_one_line(an.span_text(item.span)).removeprefix("use ").rstrip(";"),
                                      "import", "use", item.span, item.span))
             case _:
-                pass
+                assert_never(item)
     return out
 
 
@@ -653,7 +653,7 @@ def completions(an: Analysis, offset: int, previous: Analysis | None = None) -> 
     if signatures is not None:
         for name, sig in sorted(signatures.FUNCTIONS.items()):
             ctx = sig.context.value
-            if in_kernel is True and ctx == "host" or in_kernel is False and ctx == "kernel":
+            if (in_kernel is True and ctx == "host") or (in_kernel is False and ctx == "kernel"):
                 continue
             add(Completion(name, "function", sig.signature, sig.doc))
 
@@ -822,7 +822,7 @@ def signature_help(an: Analysis, offset: int, previous: Analysis | None = None) 
     if sig is None:
         return None
     label = sig.signature
-    spans_list = []
+    spans_list: list[tuple[int, int]] = []
     search_from = label.find("(") + 1
     for p in sig.params:
         pname = p.lstrip("*")

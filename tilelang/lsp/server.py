@@ -23,6 +23,7 @@ anywhere in the compiler cannot corrupt the stream.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import sys
@@ -78,10 +79,9 @@ class TileLanguageServer(LanguageServer):
 
     def log(self, kind: lsp.MessageType, message: str) -> None:
         print(f"tilec lsp: {message}", file=sys.stderr)
-        try:
+        # Without a connected client (unit tests) stderr suffices.
+        with contextlib.suppress(Exception):
             self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
-        except Exception:  # no client connected (unit tests): stderr suffices
-            pass
 
 
 def _file_name(uri: str) -> str:

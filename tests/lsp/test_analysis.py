@@ -1,0 +1,247 @@
+"""The language server's queries, in-process (no LSP): hover, definition,
+symbols, completion, signature help, and the LSP conversions of positions
+and diagnostics."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.lsp import analysis as A
+from tilelang.source import Span
+
+REPO = Path(__file__).resolve().parents[2]
+HAVE_SEMA = importlib.util.find_spec("tilelang.sema.check") is not None
+needs_sema = pytest.mark.skipif(not HAVE_SEMA, reason="the type checker is not in the tree yet")
+
+SOFTMAX = """\
+use std::nn::softmax;
+
+const COLS: i32 = 128;
+
+kernel fn softmax_rows<const BM: i32, const N: i32>(y: &mut Tensor<f32, [BM, N]>,
+                                                    x: &Tensor<f32, [?, N]>) {
+    let t = x.load_like(y);
+    y.store(softmax(t));
+}
+
+fn main() {
+    let m = 300;
+    let x = randn::<f32>([m, COLS], 7) * 3.0;
+    let mut y = zeros::<f32>([m, COLS]);
+    softmax_rows(y.partition([16, COLS]), &x).sync();
+    let e = exp(x - x.max(1).reshape([m, 1]));
+    print(e.sum());
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def an() -> A.Analysis:
+    return A.analyze(SOFTMAX, str(REPO / "examples" / "lsp_softmax.tile"))
+
+
+def at(text: str, needle: str, delta: int = 0, occurrence: int = 1) -> int:
+    idx = -1
+    for _ in range(occurrence):
+        idx = text.index(needle, idx + 1)
+    return idx + delta
+
+
+def test_analysis_of_a_good_program_has_no_errors(an: A.Analysis) -> None:
+    assert an.module is not None and an.parsed_cleanly
+    assert an.internal_error is None
+    assert [d for d in an.diagnostics if d.severity.value == "error"] == []
+
+
+@needs_sema
+def test_hover_shows_types_from_the_checker(an: A.Analysis) -> None:
+    h = A.hover(an, at(SOFTMAX, "t = x.load"))
+    assert h is not None and "let t: Tile<f32, [BM, N]>" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "x - x.max"))
+    assert h is not None and "Tensor<f32, [300, 128]>" in h.markdown
+    # an operator: the type of the whole expression
+    h = A.hover(an, at(SOFTMAX, "- x.max"))
+    assert h is not None and "Tensor<f32, [300, 128]>" in h.markdown
+
+
+def test_hover_on_declarations_and_builtins(an: A.Analysis) -> None:
+    h = A.hover(an, at(SOFTMAX, "softmax(t)"))
+    assert h is not None
+    assert "fn softmax<const M: i32, const N: i32>(x: Tile<f32, [M, N]>)" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "COLS], 7"))
+    assert h is not None and "const COLS: i32" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "BM, N]>,"))
+    assert h is not None and "const BM: i32" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "randn"))
+    assert h is not None and "randn::<T>" in h.markdown and "host" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "max(1)"))
+    assert h is not None and "maximum" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "f32, [BM"))
+    assert h is not None and "single precision" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "softmax_rows<", 3))
+    assert h is not None and h.markdown.startswith("```tile\nkernel fn softmax_rows<")
+
+
+def test_hover_outside_code_is_none(an: A.Analysis) -> None:
+    assert A.hover(an, 0) is None  # the `use` keyword
+    assert A.hover(an, len(SOFTMAX)) is None
+
+
+def test_definition_of_locals_items_and_stdlib(an: A.Analysis) -> None:
+    span = A.definition(an, at(SOFTMAX, "COLS], 7"))
+    assert span == Span(an.file.id, at(SOFTMAX, "COLS:"), at(SOFTMAX, "COLS:") + 4)
+    span = A.definition(an, at(SOFTMAX, "t));"))
+    assert span is not None and span.start == at(SOFTMAX, "t = x.load")
+    span = A.definition(an, at(SOFTMAX, "softmax_rows(y"))
+    assert span is not None and span.start == at(SOFTMAX, "softmax_rows<")
+    # a stdlib function: a location in stdlib/std/nn.tile
+    span = A.definition(an, at(SOFTMAX, "softmax(t)"))
+    assert span is not None
+    target = an.sources.get(span.file)
+    assert Path(target.name).name == "nn.tile"
+    assert target.text[span.start : span.end] == "softmax"
+    # builtins have no source
+    assert A.definition(an, at(SOFTMAX, "randn")) is None
+
+
+def test_definition_falls_back_to_syntax_without_a_program() -> None:
+    text = "fn main() {\n    let a = 1;\n    let b = a + 1;\n}\n"
+    an = A.analyze(text, "t.tile")
+    an.program = None  # as if the type checker had not run
+    span = A.definition(an, at(text, "a + 1"))
+    assert span is not None and span.start == at(text, "a = 1")
+    h = A.hover(an, at(text, "a + 1"))
+    assert h is not None and "let a" in h.markdown
+
+
+def test_shadowing_resolves_to_the_innermost_binding() -> None:
+    text = "fn main() {\n    let a = 1;\n    let a = a + 1;\n    print(a);\n}\n"
+    an = A.analyze(text, "t.tile")
+    an.program = None
+    assert A.definition(an, at(text, "a + 1")).start == at(text, "a = 1")  # type: ignore[union-attr]
+    assert A.definition(an, at(text, "a);")).start == at(text, "a = a")  # type: ignore[union-attr]
+
+
+def test_document_symbols(an: A.Analysis) -> None:
+    syms = A.document_symbols(an)
+    assert [(s.name, s.kind) for s in syms] == [
+        ("std::nn::softmax", "import"), ("COLS", "const"), ("softmax_rows", "kernel"), ("main", "fn")]
+    kernel = syms[2]
+    assert [c.name for c in kernel.children] == ["BM", "N", "y", "x", "t"]
+    assert an.span_text(kernel.selection) == "softmax_rows"
+    assert [c.name for c in syms[3].children] == ["m", "x", "y", "e"]
+
+
+def test_completion_in_a_kernel_and_on_the_host(an: A.Analysis) -> None:
+    in_kernel = {c.label: c for c in A.completions(an, at(SOFTMAX, "    y.store"))}
+    assert {"t", "x", "y", "BM", "N", "COLS", "softmax", "block_id", "exp", "let"} <= set(in_kernel)
+    assert "randn" not in in_kernel  # host only
+    assert in_kernel["block_id"].kind == "function" and "block_id(axis" in in_kernel["block_id"].detail
+    on_host = {c.label for c in A.completions(an, at(SOFTMAX, "    print(e"))}
+    assert {"m", "x", "y", "e", "softmax_rows", "randn", "assert_close"} <= on_host
+    assert "block_id" not in on_host and "t" not in on_host
+    # a `let` is not visible before its statement
+    before = {c.label for c in A.completions(an, at(SOFTMAX, "    let m"))}
+    assert "m" not in before and "e" not in before
+
+
+@needs_sema
+def test_method_completion_is_filtered_by_the_receiver_type(an: A.Analysis) -> None:
+    text = SOFTMAX.replace("    print(e.sum());", "    e.")
+    half = A.analyze(text, "t.tile")
+    labels = {c.label for c in A.completions(half, at(text, "    e.", 6), previous=an)}
+    assert {"sum", "reshape", "clone", "save_npy"} <= labels
+    assert "load_like" not in labels and "store" not in labels  # kernel-parameter methods
+
+
+def test_use_completion_lists_stdlib_modules_and_items(an: A.Analysis) -> None:
+    text = "use std::"
+    half = A.analyze(text, "t.tile")
+    assert {"nn", "math"} <= {c.label for c in A.completions(half, len(text))}
+    text = "use std::nn::so"
+    half = A.analyze(text, "t.tile")
+    labels = {c.label for c in A.completions(half, len(text))}
+    assert {"softmax", "layernorm", "gelu"} <= labels
+
+
+def test_signature_help_for_builtins_kernels_and_methods(an: A.Analysis) -> None:
+    text = "fn main() {\n    let x = full::<f32>([4], "
+    sh = A.signature_help(A.analyze(text, "t.tile"), len(text))
+    assert sh is not None and sh.label.startswith("full::<T>(shape")
+    start, end = sh.params[sh.active]
+    assert sh.label[start:end] == "value"
+    # commas inside an array argument do not count
+    text = "fn main() {\n    let x = full::<f32>([4, 5"
+    sh = A.signature_help(A.analyze(text, "t.tile"), len(text))
+    assert sh is not None and sh.active == 0
+    # a user kernel, from the last analysis that parsed
+    text = SOFTMAX.replace("    print(e.sum());", "    softmax_rows(y.partition([16, COLS]), ")
+    sh = A.signature_help(A.analyze(text, "t.tile"), at(text, "COLS]), ", 8), previous=an)
+    assert sh is not None and sh.label.startswith("kernel fn softmax_rows<const BM: i32, const N: i32>(")
+    start, end = sh.params[sh.active]
+    assert sh.label[start:end] == "x: &Tensor<f32, [?, N]>"
+    # a method
+    text = "fn main() {\n    x.reshape("
+    sh = A.signature_help(A.analyze(text, "t.tile"), len(text))
+    assert sh is not None and "reshape" in sh.label
+    # not in a call
+    assert A.signature_help(an, at(SOFTMAX, "    let m")) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "fn", "kernel", "}}}", "fn main() { let x = ", "\"open string", "/* open comment",
+     "fn main() { exp(x.", "use std::", "#[hints(", "kernel fn k<const B: i32>(z: &mut Tensor<",
+     "fn main() {\n\tlet é = 1;\n}\n", "\x00\x01"],
+)
+def test_queries_never_raise(text: str) -> None:
+    an = A.analyze(text, "t.tile")
+    for offset in range(len(text) + 1):
+        A.hover(an, offset)
+        A.definition(an, offset)
+        A.completions(an, offset)
+        A.signature_help(an, offset)
+    A.document_symbols(an)
+
+
+# ---------------------------------------------------------------- LSP conversion
+
+server = pytest.importorskip("tilelang.lsp.server")
+
+
+def test_positions_are_utf16_code_units() -> None:
+    from tilelang.source import SourceMap
+
+    text = 'fn main() {\n    print("😀", x);\n}\n'
+    sf = SourceMap().add("t.tile", text)
+    x = text.index("x);")
+    pos = server._position(sf, x)
+    # the emoji is one code point but two UTF-16 units
+    assert (pos.line, pos.character) == (1, text.split("\n")[1].index("x") + 1)
+    assert server._offset(sf, pos) == x
+
+
+def test_diagnostic_conversion_keeps_code_labels_notes_and_help() -> None:
+    text = "fn main() {\n    let x = 1\n    let y = 2;\n}\n"
+    an = A.analyze(text, "t.tile")
+    end_of_1 = at(text, "1\n") + 1
+    diag = (
+        Diagnostic.error("E0001", "expected `;`, found `let`")
+        .primary(Span(an.file.id, end_of_1, end_of_1), "expected `;` here")
+        .secondary(Span(an.file.id, at(text, "let y"), at(text, "let y") + 3), "unexpected token")
+        .note("statements end with `;`")
+        .with_help("add `;` here")
+    )
+    d = server.to_lsp_diagnostic(an, diag, "file:///t.tile")
+    assert d.code == "E0001" and d.source == "tilec"
+    # a zero-width span at the end of a line widens to the last character
+    assert (d.range.start.line, d.range.start.character, d.range.end.character) == (1, 12, 13)
+    assert d.message.splitlines() == ["expected `;`, found `let`", "note: statements end with `;`",
+                                      "help: add `;` here"]
+    assert d.related_information is not None
+    assert [r.message for r in d.related_information] == ["expected `;` here", "unexpected token"]
+    assert d.related_information[1].location.range.start.line == 2

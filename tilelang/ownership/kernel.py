@@ -387,7 +387,7 @@ class KernelChecker:
             elif simplify(d) == simplify(t) or t == Const(1):
                 continue
             else:
-                self.launch_checks.append(LaunchCheck(
+                self._defer(LaunchCheck(
                     self.fn.name.name, "tile-divides", simplify(BinOp("%", d, t)), "==",
                     Const(0), elem.span, codes.NESTED_TILE_OUTSIDE_OWN,
                     f"nested tile dimension `{t}` must divide the own tile dimension `{d}` "
@@ -569,9 +569,26 @@ class KernelChecker:
                           "the rest")
                     .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`"))
                 return
-        self.launch_checks.append(LaunchCheck(
+        self._defer(LaunchCheck(
             self.fn.name.name, "tile-index", x, rel, y, ie.span, codes.TILE_INDEX_OUT_OF_RANGE,
             what))
+
+    def _defer(self, check: LaunchCheck) -> None:
+        """Record a launch-time check; in a device function, whose generics the
+        runtime does not bind at a launch, an unprovable fact is an error now."""
+        if self.fn.is_kernel:
+            self.launch_checks.append(check)
+            return
+        self.report(
+            Diagnostic.error(check.code, f"cannot prove at compile time that the {check.what} "
+                                         f"is in range, in device function `{self.fn.name.name}`"
+                             if check.kind == "tile-index" else
+                             f"cannot prove at compile time that {check.what}, in device "
+                             f"function `{self.fn.name.name}`")
+            .primary(check.span, f"needs `{check.lhs} {check.rel} {check.rhs}`")
+            .note("facts that depend on const generics are checked at launch only in kernels")
+            .with_help("use constant shapes in the device function, or move the nested "
+                       "partition into the kernel"))
 
     def view_index(self, v: _View, idx: ast.Expr) -> None:
         """Loads from `&` views past the edge read zeros; a constant negative or

@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 scripts/build_grammar.py --check
 npm ci --no-audit --no-fund --loglevel=error
+node scripts/check_grammar.js
 npx vscode-tmgrammar-test -g syntaxes/tile.tmLanguage.json 'test/grammar/**/*.tile'
 npm run --silent typecheck
 npm run --silent package >/dev/null

@@ -73,7 +73,7 @@ def bench_vecadd(n_log2: int) -> None:
         p = dev.prepare(k)
         grid = (-(-n // block),)
         ms = _median_ms(lambda: dev.run(p, grid, [dz, dx, dy]))
-        results[f"tile_B{block}_w{warps}"] = nbytes / ms / 1e9
+        results[f"tile_B{block}_w{warps}"] = nbytes / ms / 1e6
     got = dev.download(dz, None, (n,))
     assert np.array_equal(got, x + y), "vector add is wrong"
     best = max(results, key=results.get)  # type: ignore[arg-type]
@@ -92,7 +92,7 @@ def bench_vecadd(n_log2: int) -> None:
             ev1.synchronize()
             if i >= 3:
                 ts.append(ev0.elapsed_time(ev1))
-        results["torch"] = nbytes / statistics.median(ts) / 1e9
+        results["torch"] = nbytes / statistics.median(ts) / 1e6
         try:
             import triton
             import triton.language as tl
@@ -113,7 +113,7 @@ def bench_vecadd(n_log2: int) -> None:
                 ev1.synchronize()
                 if i >= 3:
                     ts.append(ev0.elapsed_time(ev1))
-            results["triton"] = nbytes / statistics.median(ts) / 1e9
+            results["triton"] = nbytes / statistics.median(ts) / 1e6
         except Exception as e:  # triton missing or broken: say so, keep the rest
             results["triton_error"] = repr(e)[:200]  # type: ignore[assignment]
     except Exception as e:

@@ -423,7 +423,8 @@ class _Emitter:
     def counted_loop(self, lo: int, hi: int, carried: list[tuple[str, str]], body) -> list[str]:  # type: ignore[no-untyped-def]
         """`for r in lo..hi` (i32, static bounds, hi > lo) with carried (type, init) values.
 
-        `body(r, current) -> next` emits the loop body. Returns the final values.
+        `body(r, current) -> next` emits the loop body (a do-while: hi > lo is
+        required). Returns the values after the last iteration.
         """
         pre = self.cur
         head, exit_ = self.new_label("loop"), self.new_label("done")
@@ -443,7 +444,9 @@ class _Emitter:
             phi_lines.append(f"  {p} = phi {ty} [ {init}, %{pre} ], [ {nx}, %{latch} ]")
         self.lines[phi_at] = "\n".join(phi_lines)
         self.label(exit_)
-        return phis
+        # The exit is reached from the latch only, so the values after the last
+        # iteration are the latch's `nexts` (the header phis miss that iteration).
+        return nexts
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -1068,6 +1071,8 @@ class _Emitter:
         self.env[r.id] = vals if shape else vals[0]
 
     def reduce(self, op: ir.Reduce) -> None:
+        if self.reduce_grouped(op):
+            return
         x, r, axis = op.x, op.result, op.axis
         dt = x.dtype
         ty = reg_ty(dt)
@@ -1113,6 +1118,82 @@ class _Emitter:
         else:
             vals = [self.round_to(v, dt) for v in finals[: len(bases)]]
         self.finish(rshape, vals, r)
+
+    def reduce_grouped(self, op: ir.Reduce) -> bool:
+        """Two-phase reduction: combine this thread's elements that provably share an
+        output in registers, then combine across threads with shared-memory atomics
+        on an array of the OUTPUT's size. Used for integer sum/max/min (exact in any
+        order) and for float sums whose input tile would not fit the plain path's
+        shared-memory staging (> 48 KiB). Returns False when it does not apply."""
+        x, r, axis = op.x, op.result, op.axis
+        dt = x.dtype
+        R = ir.ReduceOp
+        if op.op not in (R.SUM, R.MAX, R.MIN) or dt is DType.BOOL:
+            return False
+        lay = self.lay(x)
+        if dt.is_float and not (op.op is R.SUM and lay.numel * smem_size(dt) > 48 * 1024):
+            return False
+        if dt.is_int and dt.bits < 32:
+            return False  # sub-word shared atomics: keep the plain path
+        rshape = r.shape
+        n_out = math.prod(rshape) if rshape else 1
+        t = np.arange(self.T, dtype=np.int64)
+        groups: dict[bytes, list[tuple[int, int]]] = {}
+        for k in range(lay.K):
+            for j in range(lay.V):
+                f = (k * self.T + t) * lay.V + j
+                live = f < lay.numel
+                o = np.full(self.T, -1, dtype=np.int64)
+                if live.any():
+                    cs = list(np.unravel_index(f[live], x.shape))
+                    del cs[axis]
+                    o[live] = np.ravel_multi_index(cs, rshape) if rshape else 0
+                groups.setdefault(o.tobytes(), []).append((k, j))
+        acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
+        aty = reg_ty(acc_dt)
+        esz = smem_size(acc_dt)
+        self.need_smem(n_out * esz, op.span)
+        if op.op is R.SUM:
+            ident = const_operand(acc_dt, 0)
+        elif dt.is_signed:
+            ident = const_operand(acc_dt, -(1 << (dt.bits - 1)) if op.op is R.MAX else (1 << (dt.bits - 1)) - 1)
+        else:
+            ident = const_operand(acc_dt, 0 if op.op is R.MAX else (1 << dt.bits) - 1)
+        self.barrier()
+        for i in range(-(-n_out // self.T)):
+            idx = self.emit(f"add i32 %tid, {i * self.T}")
+            ok = self.emit(f"icmp ult i32 {idx}, {n_out}")
+            go, jn = self.new_label("ri"), self.new_label("rj")
+            self.cbr(ok, go, jn)
+            self.label(go)
+            self.smem_store(0, acc_dt, idx, ident)
+            self.br(jn)
+            self.label(jn)
+        self.barrier()
+        rmw = {R.SUM: "fadd" if dt.is_float else "add",
+               R.MAX: "max" if dt.is_signed else "umax", R.MIN: "min" if dt.is_signed else "umin"}[op.op]
+        slots = self.tile(x)
+        for members in groups.values():
+            k0, j0 = members[0]
+            valid = self.chunk_valid(lay, k0)
+            part = slots[k0 * lay.V + j0]
+            for k, j in members[1:]:
+                part = self.combine(op.op, part, slots[k * lay.V + j], dt)
+            f = self.safe_index(valid, self.flat(lay, k0, j0))
+            cs = self.coords(f, x.shape)
+            del cs[axis]
+            o = self.linear(cs, rshape) if rshape else "0"
+            go, jn = self.new_label("ra"), self.new_label("rb")
+            self.cbr(valid or "true", go, jn)
+            self.label(go)
+            p = self.smem_ptr(0, acc_dt, o)
+            self.emit(f"atomicrmw {rmw} ptr addrspace(3) {p}, {aty} {part} monotonic")
+            self.br(jn)
+            self.label(jn)
+        self.barrier()
+        vals = [self.round_to(self.smem_load(0, acc_dt, f), dt) for _, _, f in self.out_slots(rshape)]
+        self.finish(rshape, vals, r)
+        return True
 
     def better(self, is_max: bool, v: str, best: str, dt: DType) -> str:
         ty = reg_ty(dt)

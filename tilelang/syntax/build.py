@@ -42,14 +42,21 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'
 
 _MAX_INT = 2**64 - 1
 
+# Binary operator precedence, Rust's: higher binds tighter. Comparisons (4)
+# do not associate; every other level associates to the left.
+_PREC = {"*": 10, "/": 10, "%": 10, "+": 9, "-": 9, "<<": 8, ">>": 8, "&": 7, "^": 6, "|": 5,
+         "==": 4, "!=": 4, "<": 4, ">": 4, "<=": 4, ">=": 4, "&&": 3, "||": 2}
+_CMP = frozenset({"==", "!=", "<", ">", "<=", ">="})
+
 
 class Builder:
     """Builds AST nodes for one parsed piece of one file."""
 
-    def __init__(self, file_id: int, sink: DiagnosticSink, base: int = 0) -> None:
+    def __init__(self, file_id: int, sink: DiagnosticSink, base: int = 0, text: str = "") -> None:
         self.file = file_id
         self.sink = sink
         self.base = base
+        self.text = text  # the whole file, to quote operands in messages
         self._expr: dict[str, Callable[[Tree], ast.Expr]] = {
             "number": self._number,
             "neg_number": self._neg_number,
@@ -60,7 +67,7 @@ class Builder:
             "call": self._call,
             "tuple": lambda t: ast.TupleExpr(self._exprs(t.children), self.span(t)),
             "array": lambda t: ast.ArrayExpr(self._exprs(t.children), self.span(t)),
-            "binary": self._binary,
+            "binary_chain": self._binary_chain,
             "range": self._range,
             "cast": lambda t: ast.Cast(self.expr(t.children[0]), self.type(t.children[1]),
                                        self.span(t)),
@@ -303,10 +310,58 @@ class Builder:
     def _exprs(self, children: list[Any]) -> tuple[ast.Expr, ...]:
         return tuple(self.expr(c) for c in children if c is not None)
 
-    def _binary(self, node: Tree) -> ast.Binary:
-        lhs, op, rhs = node.children
-        tok = op.children[0]
-        return ast.Binary(str(tok), self.expr(lhs), self.expr(rhs), self.span(tok), self.span(node))
+    def _binary_chain(self, node: Tree) -> ast.Expr:
+        """Precedence climbing over the flat chain `a op b op c ...` (Rust's table).
+
+        Comparisons do not associate: `a < b < c` is reported here (E0011) and
+        then built left-associated so the tree stays whole.
+        """
+        children = node.children
+        operands: list[ast.Expr] = [self.expr(children[0])]
+        ops: list[Token] = []
+        chained: set[int] = set()  # ids of comparisons built from this chain
+        reported = False
+
+        def reduce() -> None:
+            nonlocal reported
+            op = ops.pop()
+            rhs = operands.pop()
+            lhs = operands.pop()
+            if str(op) in _CMP and id(lhs) in chained and not reported:
+                reported = True
+                self._chained_comparison(lhs, op)
+            b = ast.Binary(str(op), lhs, rhs, self.span(op), lhs.span.to(rhs.span))
+            if str(op) in _CMP:
+                chained.add(id(b))
+            operands.append(b)
+
+        for i in range(1, len(children), 2):
+            tok = children[i].children[0]
+            prec = _PREC[str(tok)]
+            while ops and _PREC[str(ops[-1])] >= prec:
+                reduce()
+            ops.append(tok)
+            operands.append(self.expr(children[i + 1]))
+        while ops:
+            reduce()
+        return operands[0]
+
+    def _chained_comparison(self, first: ast.Expr, second: Token) -> None:
+        assert isinstance(first, ast.Binary)
+        d = (Diagnostic.error(codes.CHAINED_COMPARISON, "comparison operators cannot be chained")
+             .primary(self.span(second), "second comparison")
+             .secondary(first.op_span, "first comparison"))
+        lhs, mid = self._text(first.lhs.span), self._text(first.rhs.span)
+        if lhs and mid:
+            d = d.with_help(f"split the comparison into two: "
+                            f"`{lhs} {first.op} {mid} && {mid} {second} ...`")
+        else:
+            d = d.with_help("split the comparison into two joined by `&&`")
+        self.sink.emit(d)
+
+    def _text(self, span: Span) -> str:
+        text = self.text[span.start:span.end]
+        return text if len(text) <= 40 and "\n" not in text else ""
 
     def _range(self, node: Tree) -> ast.RangeExpr:
         lhs, op, rhs = node.children

@@ -38,7 +38,6 @@ _EXPR_START = {"NAME", "NUMBER", "STRING", "TRUE", "FALSE", "LPAR", "LSQB", "MIN
 _TYPE_START = {"NAME", "AMPERSAND", "LPAR"}
 _PATTERN_START = {"NAME", "MUT", "UNDERSCORE", "LPAR"}
 _ITEM_START = {"HASH", "FN", "KERNEL", "CONST", "USE"}
-_CMP_TEXT = {"==", "!=", "<", ">", "<=", ">="}
 # Tokens that continue an expression; listed as "an operator" in messages.
 _OPERATOR_TEXT = {"||", "&&", "==", "!=", "<", ">", "<=", ">=", "|", "^", "&", "<<", ">>", "+",
                   "-", "*", "/", "%", "as", ".", "..", "..=", "::", "[",
@@ -187,23 +186,6 @@ class ErrorReporter:
         found = self.vocab.found(tok)
         prev_end = self._prev_end(start)
         last = stack[-1] if stack else None
-
-        # `a < b < c`
-        if (tok.type != "$END" and str(tok) in _CMP_TEXT and len(stack) >= 3
-                and isinstance(stack[-2], Tree) and stack[-2].data == "cmp_op"):
-            first = stack[-2].children[0]
-            lhs = self._text_of(stack[-3], base)
-            mid = self._text_of(stack[-1], base)
-            d = (Diagnostic.error(codes.CHAINED_COMPARISON, "comparison operators cannot be chained")
-                 .primary(here, "second comparison")
-                 .secondary(self.span(base + first.start_pos, base + first.end_pos),
-                            "first comparison"))
-            if lhs and mid:
-                d = d.with_help(f"split the comparison into two: "
-                                f"`{lhs} {first} {mid} && {mid} {tok} ...`")
-            else:
-                d = d.with_help("split the comparison into two joined by `&&`")
-            return d
 
         # `kernel add(...)`
         if isinstance(last, Token) and last.type == "KERNEL" and expected <= {"FN"}:

@@ -146,7 +146,7 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
                                  _error_offset(e, len(s.scan.code)))
             else:
                 local = DiagnosticSink()
-                module = Builder(source.id, local).module(tree)
+                module = Builder(source.id, local, text=s.scan.code).module(tree)
                 sink.extend(local.diagnostics)
                 return ast.Module(module.items, whole)
         return _parse_by_items(s, whole)
@@ -213,7 +213,7 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
                 s.sink.emit(diag)
         if tree is not None:
             local = DiagnosticSink()
-            b = Builder(s.source.id, local, base=lo)
+            b = Builder(s.source.id, local, base=lo, text=code)
             items.extend(b.module(tree).items)
             s.sink.extend(local.diagnostics)
     for p in s.scan.problems:
@@ -240,7 +240,7 @@ def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
         if tree is None:
             return None
         local = DiagnosticSink()
-        b = Builder(source.id, local)
+        b = Builder(source.id, local, text=s.scan.code)
         *elems, tail = tree.children
         items = [b.item(t) for t in elems if t.data in ("fn_decl", "const_decl", "use_decl",
                                                          "use_file")]
@@ -263,7 +263,7 @@ def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
         if tree is None:
             return None
         local = DiagnosticSink()
-        expr = Builder(source.id, local).expr(tree.children[0])
+        expr = Builder(source.id, local, text=s.scan.code).expr(tree.children[0])
         sink.extend(local.diagnostics)
         return expr
     except Exception as exc:

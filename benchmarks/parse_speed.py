@@ -1,0 +1,58 @@
+"""Parse speed: time `parse` on a generated 2,000-line Tile file and print it.
+
+Run: `python benchmarks/parse_speed.py [lines]`. The target is well under a
+second for 2,000 lines (Lark's table load, cached on disk, is timed apart).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from tilelang.diagnostics.model import DiagnosticSink
+from tilelang.source import SourceMap
+from tilelang.syntax.parser import lark_parser, parse
+
+KERNEL = """\
+#[hints(num_warps = 4)]
+kernel fn k{i}<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {{
+    let t = x.load_like(z);             // a comment
+    let s = exp(t - t.max(0)) * 2.0 + 1.0 / (t + 3.0);
+    if s.sum(0) > 0.5 && B % 2 == 0 {{ z.store(s); }} else {{ z.store(t as f32); }}
+}}
+
+fn host{i}() {{
+    let mut z = zeros::<f32>([1024]);
+    let x = randn::<f32>([1024], {i});
+    for j in 0..4 {{ k{i}(z.partition([256]), &x).sync(); }}
+    assert_close(&z, &x, rtol = 1e-4);
+}}
+
+"""
+
+
+def generate(lines: int) -> str:
+    per = KERNEL.count("\n")
+    return "".join(KERNEL.format(i=i) for i in range(lines // per + 1))
+
+
+def main() -> None:
+    lines = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    text = generate(lines)
+    t0 = time.perf_counter()
+    lark_parser()
+    t1 = time.perf_counter()
+    best = float("inf")
+    for _ in range(3):
+        sink = DiagnosticSink()
+        start = time.perf_counter()
+        module = parse(SourceMap().add("bench.tile", text), sink)
+        best = min(best, time.perf_counter() - start)
+        assert not sink.diagnostics
+    print(f"parser tables: {t1 - t0:.3f} s")
+    print(f"parse {text.count(chr(10))} lines, {len(text)} chars, {len(module.items)} items: "
+          f"{best:.3f} s (best of 3)")
+
+
+if __name__ == "__main__":
+    main()

@@ -211,7 +211,7 @@ def accepted(src: str) -> tuple[bool, list[str]]:
 @given(programs())
 def test_accepted_programs_are_safe_in_the_model(stmts: list[Stmt]) -> None:
     src = source(stmts)
-    ok, errors = accepted(src)
+    ok, _errors = accepted(src)
     if ok:
         racy = model_racy(stmts)
         assert not racy, f"checker accepted a racy program ({racy}):\n{src}"
@@ -229,7 +229,7 @@ def test_checker_accepts_model_safe_programs_often() -> None:
         if model_racy(stmts):
             continue
         safe += 1
-        ok, errors = accepted(source(stmts))
+        ok, _errors = accepted(source(stmts))
         accepted_n += ok
     assert safe >= 20
     assert accepted_n >= safe * 0.5, f"only {accepted_n} of {safe} model-safe programs accepted"

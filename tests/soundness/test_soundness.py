@@ -27,7 +27,7 @@ def test_corpus_sizes() -> None:
 
 @pytest.mark.parametrize("path", RACY, ids=lambda p: p.stem)
 def test_racy_rejected(path: Path) -> None:
-    sf, sema, diags, _ = check_file(path)
+    sf, _sema, diags, _ = check_file(path)
     want = expected_errors(sf.text)
     assert want, "a racy program must say which error it expects"
     got = located(sf, diags)
@@ -39,7 +39,7 @@ def test_racy_rejected(path: Path) -> None:
 
 @pytest.mark.parametrize("path", SAFE, ids=lambda p: p.stem)
 def test_safe_accepted(path: Path) -> None:
-    sf, sema, diags, _ = check_file(path)
+    sf, _sema, diags, _ = check_file(path)
     assert not diags, "\n".join(
         f"{sf.line_col(d.primary_span.start)[0] if d.primary_span else 0}: {d.code} {d.message}"
         for d in diags)

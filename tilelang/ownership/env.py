@@ -127,7 +127,6 @@ class ProgramView:
                 return self.fns.get(i.name)
             case ast.Path(segments=segs):
                 return self.fns.get(segs[-1].name)
-        return None
 
     # -- types --------------------------------------------------------------
     def kind_of(self, expr: ast.Expr) -> Kind | None:

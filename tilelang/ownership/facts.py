@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Union
 
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.source import Span
@@ -60,7 +59,7 @@ class BinOp:
         return f"({self.lhs} {self.op} {self.rhs})"
 
 
-SymExpr = Union[Const, Sym, BinOp]
+SymExpr = Const | Sym | BinOp
 
 
 def evaluate(e: SymExpr, env: Mapping[str, int]) -> int:
@@ -110,9 +109,9 @@ def simplify(e: SymExpr) -> SymExpr:
             a, b = simplify(a), simplify(b)
             if isinstance(a, Const) and isinstance(b, Const):
                 return Const(evaluate(BinOp(op, a, b), {}))
-            if op == "*" and b == Const(1) or op in ("+", "-") and b == Const(0):
+            if (op == "*" and b == Const(1)) or (op in ("+", "-") and b == Const(0)):
                 return a
-            if op == "*" and a == Const(1) or op == "+" and a == Const(0):
+            if (op == "*" and a == Const(1)) or (op == "+" and a == Const(0)):
                 return b
             if op == "/" and b == Const(1):
                 return a

@@ -37,7 +37,7 @@ Decisions (documented in ARCHITECTURE.md and the explain files):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union, assert_never
+from typing import assert_never
 
 from tilelang.diagnostics.codes import ownership as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
@@ -103,7 +103,7 @@ class GraphVal:
     token: ast.GraphBlock
 
 
-AbsVal = Union[PartVal, RefVal, OpVal, HandleVal, GraphVal]
+AbsVal = PartVal | RefVal | OpVal | HandleVal | GraphVal
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,11 +419,12 @@ class HostChecker:
         if not fn_body:
             self.scopes.append(scope)
         try:
-            cur: State | None = st
+            cur = st
             for s in b.stmts:
-                cur = self.stmt(s, cur)
-                if cur is None:
+                nxt = self.stmt(s, cur)
+                if nxt is None:
                     return None
+                cur = nxt
             val = OTHER
             if b.tail is not None:
                 val = self.value(b.tail, cur) if value else self.operand(b.tail, cur)
@@ -540,8 +541,8 @@ class HostChecker:
                 if isinstance(init, ast.TupleExpr) and len(init.elems) == len(elems):
                     # The elements were evaluated (and moved) by `value`; rebuild per element.
                     parts = [self._shallow(x, st) for x in init.elems]
-                for p, v in zip(elems, parts, strict=True):
-                    self._bind(p, v, st, None, None)
+                for p, part in zip(elems, parts, strict=True):
+                    self._bind(p, part, st, None, None)
             case ast.WildcardPat():
                 self._discard(val, st, pat.span)
             case _:
@@ -570,6 +571,8 @@ class HostChecker:
             v = self.lookup(target.ident.name)
             if v is None:
                 return
+            if s.op == "=" and v.kind is Kind.OTHER and val.kind is not Kind.OTHER:
+                v.kind = val.kind  # `let h;` declared without a value, typed by its first one
             if s.op != "=":
                 if v.kind is Kind.TENSOR:
                     self.check_use(v, "write", target.span, st)
@@ -661,14 +664,13 @@ class HostChecker:
         match e:
             case ast.Block():
                 out = self.block(e, st.copy(), value=value)
-            case ast.UnsafeBlock(body=b):
-                out = self.block(b, st.copy(), value=value)
+            case ast.UnsafeBlock(body=body):
+                out = self.block(body, st.copy(), value=value)
             case ast.If(cond=c, then=t, else_=els):
                 self.operand(c, st)
                 a = self.block(t, st.copy(), value=value)
-                if els is None:
-                    b: tuple[State, Val] | None = (st.copy(), OTHER)
-                else:
+                b: tuple[State, Val] | None = (st.copy(), OTHER)
+                if els is not None:
                     b = self.control(els, st.copy(), value=value)
                 states = [x[0] for x in (a, b) if x is not None]
                 vals = [x[1] for x in (a, b) if x is not None]
@@ -847,6 +849,7 @@ class HostChecker:
                 target = [r.var for r in refs] + ([v.place] if v.place and
                                                   v.place.kind is Kind.TENSOR else [])
                 for t in target:
+                    assert p is not None
                     self._report_no_partition(t, a.value.span, p, decl)
                     borrows.append(Borrow(t, True, a.value.span, pname))
             else:
@@ -901,30 +904,30 @@ class HostChecker:
     def method(self, e: ast.MethodCall, st: State) -> Val:
         m = e.method.name
         if m == "partition":
-            recv = e.receiver
+            rexpr = e.receiver
             for a in e.args:
                 self.operand(a.value, st)
-            if isinstance(recv, ast.Name):
-                v = self.lookup(recv.ident.name)
-                if v is not None and v.kind is Kind.TENSOR:
-                    if v in st.moved:
-                        self._report_moved(v, "read", recv.span, st.moved[v])
-                    if not v.mutable:
-                        self._report_immutable(v, e.span, "partition", st)
+            if isinstance(rexpr, ast.Name):
+                var = self.lookup(rexpr.ident.name)
+                if var is not None and var.kind is Kind.TENSOR:
+                    if var in st.moved:
+                        self._report_moved(var, "read", rexpr.span, st.moved[var])
+                    if not var.mutable:
+                        self._report_immutable(var, e.span, "partition", st)
                     shape = e.args[0].value if e.args else None
-                    return Val(Kind.PARTITION, frozenset((PartVal(v, e.span, shape),)))
-                if v is not None and v.kind is Kind.REF:
+                    return Val(Kind.PARTITION, frozenset((PartVal(var, e.span, shape),)))
+                if var is not None and var.kind is Kind.REF:
                     alts = frozenset(PartVal(r.var, e.span, e.args[0].value if e.args else None)
-                                     for r in st.values.get(v, frozenset())
+                                     for r in st.values.get(var, frozenset())
                                      if isinstance(r, RefVal))
                     return Val(Kind.PARTITION, alts)
-            self.operand(recv, st)
+            self.operand(rexpr, st)
             return OTHER
         if m in METADATA_METHODS and isinstance(e.receiver, ast.Name):
-            v = self.lookup(e.receiver.ident.name)
-            if v is not None and v.kind is Kind.TENSOR:
-                if v in st.moved:
-                    self._report_moved(v, "read", e.receiver.span, st.moved[v])
+            mv = self.lookup(e.receiver.ident.name)
+            if mv is not None and mv.kind is Kind.TENSOR:
+                if mv in st.moved:
+                    self._report_moved(mv, "read", e.receiver.span, st.moved[mv])
                 return OTHER
         recv = self.operand(e.receiver, st)
         for a in e.args:
@@ -939,14 +942,14 @@ class HostChecker:
                 return Val(Kind.HANDLE, frozenset((HandleVal(token),)))
             return OTHER
         if m == "wait" and recv.kind is Kind.HANDLE:
-            tokens = {a.token for a in recv.alts if isinstance(a, HandleVal)}
-            self.waits[e] = tuple(tokens)
-            st.loans = frozenset(ln for ln in st.loans if ln.token not in tokens)
+            htokens = {a.token for a in recv.alts if isinstance(a, HandleVal)}
+            self.waits[e] = tuple(htokens)
+            st.loans = frozenset(ln for ln in st.loans if ln.token not in htokens)
             return OTHER
         if m == "replay" and recv.kind is Kind.GRAPH:
-            tokens = {a.token for a in recv.alts if isinstance(a, GraphVal)}
+            gtokens = {a.token for a in recv.alts if isinstance(a, GraphVal)}
             for cap in sorted(st.captures, key=lambda c: c.arg.start):
-                if cap.token in tokens and cap.var not in st.moved:
+                if cap.token in gtokens and cap.var not in st.moved:
                     self.check_use(cap.var, "borrow", e.span, st, kernel="the graph",
                                    mutable_borrow=cap.mutable)
             return OTHER

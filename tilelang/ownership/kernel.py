@@ -92,7 +92,6 @@ def _linear(e: SymExpr) -> dict[str, int] | None:
             return {str(e): 1}
         case BinOp():
             return {str(simplify(e)): 1}
-    return None
 
 
 def _const_diff(a: SymExpr, b: SymExpr) -> int | None:
@@ -167,7 +166,7 @@ class KernelChecker:
         for p in self.fn.params:
             scope[p.name.name] = self._param(p)
         self.scopes = [scope]
-        self.block(self.fn.body, tail_escapes=True)
+        self.block(self.fn.body, tail_escapes="returned")
 
     def _param(self, p: ast.Param) -> _Param | None:
         ty = p.ty
@@ -263,13 +262,13 @@ class KernelChecker:
         return None
 
     # -- walking --------------------------------------------------------------
-    def block(self, b: ast.Block, *, tail_escapes: bool = False) -> None:
+    def block(self, b: ast.Block, *, tail_escapes: str | None = None) -> None:
         self.scopes.append({})
         try:
             for s in b.stmts:
                 self.stmt(s)
             if b.tail is not None:
-                self.expr(b.tail, escape="returned" if tail_escapes else None)
+                self.expr(b.tail, escape=tail_escapes)
         finally:
             self.scopes.pop()
 
@@ -337,6 +336,10 @@ class KernelChecker:
             p = self.lookup(init.receiver.ident.name)
             if isinstance(p, _Param):
                 return self._partition(p, init)
+        if isinstance(init, ast.Name):
+            loc = self.lookup(init.ident.name)
+            if isinstance(loc, (_Nested, _View)):
+                return loc  # an alias of a partition has its facts
         if not mutable:
             b = self.bounds(init)
             if b is not None:
@@ -412,16 +415,16 @@ class KernelChecker:
             case ast.MethodCall():
                 self.method(e)
             case ast.Block():
-                self.block(e, tail_escapes=escape is not None)
+                self.block(e, tail_escapes=escape)
             case ast.UnsafeBlock(body=b):
                 self.unsafe += 1
                 try:
-                    self.block(b, tail_escapes=escape is not None)
+                    self.block(b, tail_escapes=escape)
                 finally:
                     self.unsafe -= 1
             case ast.If(cond=c, then=t, else_=els):
                 self.expr(c)
-                self.block(t, tail_escapes=escape is not None)
+                self.block(t, tail_escapes=escape)
                 if els is not None:
                     self.expr(els, escape)
             case ast.TupleExpr(elems=xs) | ast.ArrayExpr(elems=xs):
@@ -456,7 +459,7 @@ class KernelChecker:
                 .primary(e.span, f"`{name}` writes memory that other blocks may also write")
                 .note("atomics and unchecked stores escape the one-tile-per-block rule, so the "
                       "checker cannot prove them race-free")
-                .with_help(f"wrap the call in `unsafe {{ ... }}` if the access pattern is "
+                .with_help("wrap the call in `unsafe { ... }` if the access pattern is "
                            "intended"))
         decl = self.view.callee(e)
         for i, a in enumerate(e.args):
@@ -487,8 +490,13 @@ class KernelChecker:
         m = e.method.name
         recv = e.receiver
         loc = self.lookup(recv.ident.name) if isinstance(recv, ast.Name) else None
+        rname = recv.ident.name if isinstance(recv, ast.Name) else (
+            f"{recv.receiver.ident.name}.partition(..)" if isinstance(recv, ast.MethodCall)
+            and isinstance(recv.receiver, ast.Name) else "partition")
         if not isinstance(recv, ast.Name):
             self.expr(recv)
+            if m in ("store", "load", "load_padded") and isinstance(recv, ast.MethodCall):
+                loc = self._local_of(recv, False)  # `z.partition([..]).store(t, [i])`
         for a in e.args:
             if isinstance(a.value, ast.Name) and m in ("load_like", "load_padded_like"):
                 continue  # `x.load_like(z)` reads only `z`'s position and shape
@@ -500,7 +508,7 @@ class KernelChecker:
                 assert isinstance(p, _Param)
                 self.report(
                     Diagnostic.error(codes.STORE_THROUGH_SHARED,
-                                     f"cannot store through `{recv.ident.name}`, which is a "  # type: ignore[union-attr]
+                                     f"cannot store through `{rname}`, which is a "
                                      "`&` reference")
                     .primary(e.span, "store through a shared reference")
                     .secondary(p.node.span, f"`{p.name}` is declared here as `&Tensor`, "
@@ -510,12 +518,24 @@ class KernelChecker:
                     .with_help(f"make `{p.name}` a `&mut` parameter and partition it at the "
                                "launch"))
             elif isinstance(loc, _Nested) and len(e.args) >= 2:
-                self.index(loc, e.args[1].value, recv.ident.name, write=True)  # type: ignore[union-attr]
+                self.index(loc, e.args[1].value, rname, write=True)
+            elif len(e.args) >= 2 and not isinstance(loc, _Param):
+                self._unknown_partition(e, rname)
         elif m in ("load", "load_padded") and e.args:
             if isinstance(loc, _Nested):
-                self.index(loc, e.args[0].value, recv.ident.name, write=False)  # type: ignore[union-attr]
+                self.index(loc, e.args[0].value, rname, write=False)
             elif isinstance(loc, _View):
                 self.view_index(loc, e.args[0].value)
+
+    def _unknown_partition(self, e: ast.MethodCall, rname: str) -> None:
+        self.report(
+            Diagnostic.error(codes.UNBOUNDED_TILE_INDEX,
+                             f"cannot tell which tiles `{rname}` indexes")
+            .primary(e.receiver.span, "the checker cannot trace this partition to a "
+                                      "`&mut` parameter's own tile")
+            .note("an indexed store must go through a partition of a `&mut` parameter "
+                  "bound with `let q = z.partition([..]);`")
+            .with_help(f"bind the partition directly: `let {rname} = z.partition([..]);`"))
 
     def index(self, q: _Nested, idx: ast.Expr, qname: str, *, write: bool) -> None:
         if q.tiles is None:
@@ -555,20 +575,20 @@ class KernelChecker:
             holds = diff >= 0 if rel == ">=" else diff < 0
             if holds:
                 return
-            if isinstance(x, Const) and isinstance(y, Const) or diff is not None:
-                exact = isinstance(x, Const) and self.sym(ie) is not None
-                tiles = f"`{qname}` has {y} nested tile{'s' * (y != Const(1))} along axis {axis}"
-                msg = (f"tile index {x} of `{qname}` along axis {axis} is negative" if rel == ">="
-                       else f"tile index {x} is out of range: {tiles}" if exact
-                       else f"tile index can reach {x} but {tiles}")
-                self.report(
-                    Diagnostic.error(codes.TILE_INDEX_OUT_OF_RANGE, msg)
-                    .primary(ie.span, "index out of range")
-                    .secondary(q.span, f"`{qname}` is partitioned here")
-                    .note("nested tiles cover only this block's own tile; other blocks own "
-                          "the rest")
-                    .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`"))
-                return
+            # The difference is a constant: decided now, whatever the generics are.
+            exact = isinstance(x, Const) and self.sym(ie) is not None
+            tiles = f"`{qname}` has {y} nested tile{'s' * (y != Const(1))} along axis {axis}"
+            msg = (f"tile index {x} of `{qname}` along axis {axis} is negative" if rel == ">="
+                   else f"tile index {x} is out of range: {tiles}" if exact
+                   else f"tile index can reach {x} but {tiles}")
+            self.report(
+                Diagnostic.error(codes.TILE_INDEX_OUT_OF_RANGE, msg)
+                .primary(ie.span, "index out of range")
+                .secondary(q.span, f"`{qname}` is partitioned here")
+                .note("nested tiles cover only this block's own tile; other blocks own "
+                      "the rest")
+                .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`"))
+            return
         self._defer(LaunchCheck(
             self.fn.name.name, "tile-index", x, rel, y, ie.span, codes.TILE_INDEX_OUT_OF_RANGE,
             what))
@@ -618,7 +638,7 @@ class KernelChecker:
 
 def _children(e: object) -> list[ast.Expr]:
     out: list[ast.Expr] = []
-    for slot in type(e).__slots__:
+    for slot in getattr(type(e), "__slots__", ()):
         c = getattr(e, slot, None)
         items = c if isinstance(c, tuple) else (c,)
         for x in items:
@@ -628,7 +648,7 @@ def _children(e: object) -> list[ast.Expr]:
                 continue
             elif hasattr(x, "__slots__") and not isinstance(
                     x, (ast.NamedType, ast.ShapeType, ast.RefType, ast.TupleType)):
-                out.append(x)  # type: ignore[arg-type]
+                out.append(x)
     return out
 
 

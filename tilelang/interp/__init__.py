@@ -3,7 +3,7 @@
 API (used by the host runtime, `tilelang/runtime/cpu.py`, and the tests):
 
     from tilelang.interp import run_kernel
-    run_kernel(kernel, grid, args, out=None)
+    run_kernel(kernel, grid, args, out=None, mode="auto")
 
 - `kernel`: an `ir.Kernel` (from `tilelang.ir.lower.lower_kernel`, or built by
   hand with `tilelang.ir.builder.Builder`).
@@ -18,6 +18,11 @@ API (used by the host runtime, `tilelang/runtime/cpu.py`, and the tests):
   Python or NumPy number (converted to the param's dtype like a constant).
 - `out`: where device `print` lines go (a `str -> None` callable; default
   `sys.stdout`, one line per executing block).
+- `mode`: "block" runs blocks one at a time in row-major grid order;
+  "vector" runs chunks of blocks at once with NumPy (`vector.py`, several
+  times faster; bit-identical results for every kernel whose blocks do not
+  read what other blocks write); "auto" (default) picks "vector" unless the
+  kernel has a device `print`/`assert` or the grid has one block.
 - Raises `TileError` (code E0700, primary label at the `assert`) when a device
   `assert` fails; the launch stops at the first failing block (blocks run in
   row-major grid order). Raises `ValueError` for arguments that do not fit the

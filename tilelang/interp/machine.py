@@ -22,6 +22,7 @@ from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.interp import numeric as num
+from tilelang.interp.vector import run_vectorised, vectorisable
 from tilelang.ir import nodes as ir
 
 Env = dict[int, np.ndarray]
@@ -53,18 +54,38 @@ def run_kernel(
     args: Sequence[Any] | Mapping[str, Any],
     *,
     out: Callable[[str], None] | None = None,
+    mode: str = "auto",
 ) -> None:
-    """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract."""
+    """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract.
+
+    `mode`: "block" runs the blocks one by one; "vector" runs chunks of blocks
+    at once (`vector.py`); "auto" picks "vector" unless the kernel prints or
+    asserts (whose output order and first failing block follow the sequential
+    block order) or the grid has a single block.
+    """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
         grid_t = grid_t + (1,) * (kernel.grid_rank - len(grid_t))
     if len(grid_t) != kernel.grid_rank or any(g < 0 for g in grid_t):
         raise ValueError(
-            f"grid {grid_t} does not fit kernel `{kernel.name}` with {kernel.grid_rank} grid axes"
+            f"grid {grid_t} does not fit kernel `{kernel.name}` "
+            f"with {kernel.grid_rank} grid axes"
         )
+    if mode not in ("auto", "block", "vector"):
+        raise ValueError(f"unknown interpreter mode {mode!r}")
     tensors, scalars = _bind_args(kernel, args)
     emit = out or _default_out
+    total = 1
+    for g in grid_t:
+        total *= g
+    if mode == "auto":
+        mode = "vector" if total > 1 and vectorisable(kernel) else "block"
     with np.errstate(all="ignore"):
+        if mode == "vector":
+            if not vectorisable(kernel):
+                raise ValueError("kernels with device print/assert run in block mode")
+            run_vectorised(kernel, grid_t, tensors, scalars)
+            return
         for bid in itertools.product(*(range(g) for g in grid_t)):
             env: Env = dict(scalars)
             _run_region(kernel.body, env, _BlockCtx(bid, grid_t, tensors, emit))

@@ -142,6 +142,43 @@ print(f"{{t1-t0:.4f}} {{t2-t1:.4f}} {{t3-t2:.4f}}")
 """
 
 
+EXAMPLE_SCRIPT = r"""
+import io, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {root!r})
+from tilelang.runtime import launch
+times = []
+orig = launch.Operation.sync
+def timed_sync(self):
+    t = time.perf_counter(); orig(self); times.append(time.perf_counter() - t)
+launch.Operation.sync = timed_sync
+from tilelang.run import execute
+execute({path!r}, "gpu", out=io.StringIO())
+print(f"{{time.perf_counter() - t0:.4f}} {{times[0]:.4f}}")
+"""
+
+
+def bench_first_example() -> None:
+    """`examples/add.tile` through the whole pipeline in a fresh process: the first `.sync()`."""
+    import tempfile
+
+    env = dict(os.environ)
+    env["TILEC_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilec-cache-")
+    env["CUDA_CACHE_DISABLE"] = "1"
+    rows = {}
+    for label in ("cold", "warm", "warm2"):
+        out = subprocess.run([sys.executable, "-c", EXAMPLE_SCRIPT.format(root=str(ROOT),
+                              path=str(ROOT / "examples" / "add.tile"))], env=env, capture_output=True,
+                             text=True, check=False)
+        if out.returncode != 0:
+            log("first_example", f"failed: {out.stderr[-800:]}")
+            return
+        total, first = (float(v) for v in out.stdout.split())
+        rows[label] = {"process_s": total, "first_sync_s": first}
+    log("first_example", "; ".join(f"{k}: first `.sync()` {v['first_sync_s']:.3f} s (whole process "
+                                    f"{v['process_s']:.3f} s)" for k, v in rows.items()), **rows)
+
+
 def bench_first() -> None:
     import tempfile
 
@@ -175,26 +212,28 @@ def bench_launch() -> None:
     for _ in range(100):
         dev.run(p, (1,), args)
     dev.sync()
-    reps = 20000
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        dev.run(p, (1,), args)
-    t1 = time.perf_counter()
-    dev.sync()
-    t2 = time.perf_counter()
-    enq = (t1 - t0) / reps * 1e6
-    total = (t2 - t0) / reps * 1e6
-    # the raw driver call alone, for comparison: what tilec adds on top
+    # Batches short enough that the launch queue never fills (then the host would
+    # wait for the GPU and we would time the kernels, not the launch path).
+    def timed(fn, batches: int = 40, per: int = 200) -> float:  # type: ignore[no-untyped-def]
+        ts = []
+        for _ in range(batches):
+            t0 = time.perf_counter()
+            for _ in range(per):
+                fn()
+            ts.append((time.perf_counter() - t0) / per * 1e6)
+            dev.sync()
+        return statistics.median(ts)
+
+    enq = timed(lambda: dev.run(p, (1,), args))
     abi, fn = next(iter(p.variants.values()))
     packed = next(iter(p.packed.values()))
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn.launch((1, 1, 1), abi.num_threads, 0, packed)
-    t1 = time.perf_counter()
-    dev.sync()
-    raw = (t1 - t0) / reps * 1e6
-    log("launch", f"cached launch: {enq:.2f} us host per `run` ({total:.2f} us incl. drain), "
-                  f"bare cuLaunchKernel {raw:.2f} us", run_us=enq, drained_us=total, raw_us=raw)
+    d = dev.ctx.d
+    binding = timed(lambda: d.cuLaunchKernel(fn.handle, 1, 1, 1, abi.num_threads, 1, 1, 0, dev.ctx.stream,
+                                             packed.address, 0))
+    raw = timed(lambda: fn.launch((1, 1, 1), abi.num_threads, 0, packed))
+    log("launch", f"cached launch: {enq:.2f} us host per `run` (median of 40 batches of 200); "
+                  f"Function.launch {raw:.2f} us; cuda.bindings cuLaunchKernel alone {binding:.2f} us",
+        run_us=enq, function_launch_us=raw, binding_us=binding)
 
 
 def bench_graph() -> None:
@@ -240,7 +279,7 @@ def bench_cases() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--only", default="vecadd,first,launch,graph")
+    ap.add_argument("--only", default="vecadd,first,first_example,launch,graph")
     ap.add_argument("--n-log2", type=int, default=28)
     a = ap.parse_args()
     from tilelang.runtime import cuda
@@ -254,7 +293,7 @@ def main() -> int:
     print(f"device: {info.name} ({info.arch}, {info.sm_count} SMs)")
     for name in a.only.split(","):
         fn = {"vecadd": lambda: bench_vecadd(a.n_log2), "first": bench_first, "launch": bench_launch,
-              "graph": bench_graph, "cases": bench_cases}[name]
+              "graph": bench_graph, "cases": bench_cases, "first_example": bench_first_example}[name]
         try:
             fn()
         except Exception as e:  # keep going: one broken section must not hide the others

@@ -899,6 +899,9 @@ class _Emitter:
         e2 = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.925963033500891e-08), e])
         p = self.nv("llvm.nvvm.ex2.approx.f32", t)
         corr = self.emit(f"fmul float {e2}, {const_operand(DType.F32, 0.6931471805599453)}")
+        # x = +-inf makes the error term inf - inf = NaN; the exact answer needs no correction.
+        fin = self.emit(f"fcmp ord float {corr}, 0.0")
+        corr = self.emit(f"select i1 {fin}, float {corr}, float 0.0")
         return self.fcall("fma", "float", [p, corr, p])
 
     def freduce_2pi(self, x: str) -> str:

@@ -811,6 +811,7 @@ class HostChecker:
         return Val(k) if k is Kind.TENSOR else OTHER
 
     def host_call(self, e: ast.Call, decl: ast.FnDecl, st: State) -> Val:
+        borrows: list[Borrow] = []
         for i, a in enumerate(e.args):
             p = decl.params[i] if i < len(decl.params) else None
             if p is not None and isinstance(p.ty, ast.RefType):
@@ -819,11 +820,18 @@ class HostChecker:
                     # a `&`/`&mut` parameter of the caller passed on as is
                     self.check_use(v.place, "write" if p.ty.mutable else "read",
                                    a.value.span, st)
+                    borrows.append(Borrow(v.place, p.ty.mutable, a.value.span, p.name.name))
                 self._consume_refs(v, st, a.value.span, write=p.ty.mutable)
+                borrows.extend(Borrow(r.var, r.mutable and p.ty.mutable, a.value.span,
+                                      p.name.name)
+                               for r in v.alts if isinstance(r, RefVal))
             else:
                 v = self.value(a.value, st)
                 self._escape_check(v, a.value.span, "passed to a function", st)
                 self._consume_refs(v, st, a.value.span, write=False)
+        # The callee may launch kernels on its parameters: the same tensor as
+        # `&mut` and as anything else would alias inside it, as in one launch.
+        self._check_launch_aliasing(e, borrows, what="call")
         kind, _ = type_kind(decl.ret)
         if kind is Kind.TENSOR and not isinstance(decl.ret, ast.RefType):
             return Val(Kind.TENSOR)
@@ -882,7 +890,8 @@ class HostChecker:
         d = d.with_help(f"split it into tiles, e.g. `{t.name}.partition([1024])`")
         self.report(d)
 
-    def _check_launch_aliasing(self, e: ast.Call, borrows: list[Borrow]) -> None:
+    def _check_launch_aliasing(self, e: ast.Call, borrows: list[Borrow],
+                               what: str = "launch") -> None:
         for j, b in enumerate(borrows):
             for a in borrows[:j]:
                 if a.var is b.var and (a.mutable or b.mutable) and a.span != b.span:
@@ -890,7 +899,7 @@ class HostChecker:
                     d = (Diagnostic.error(codes.CONFLICTING_BORROWS_IN_LAUNCH,
                                           f"cannot pass `{b.var.name}` {how} because it is "
                                           f"also passed {'mutably' if a.mutable else 'as shared'}"
-                                          " to the same launch")
+                                          f" to the same {what}")
                          .primary(b.span, f"`{b.var.name}` passed again here")
                          .secondary(a.span, f"first {'mutable' if a.mutable else 'shared'} "
                                             f"borrow of `{b.var.name}` here"))

@@ -79,6 +79,17 @@ class Session:
             text_document=lsp.TextDocumentIdentifier(uri=uri),
             position=lsp.Position(line=line, character=character)))
 
+    async def references(self, uri: str, line: int, character: int) -> object:
+        return await self.client.text_document_references_async(lsp.ReferenceParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character),
+            context=lsp.ReferenceContext(include_declaration=True)))
+
+    async def rename(self, uri: str, line: int, character: int, new_name: str) -> object:
+        return await self.client.text_document_rename_async(lsp.RenameParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character), new_name=new_name))
+
     async def symbols(self, uri: str) -> object:
         return await self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri)))

@@ -208,6 +208,34 @@ def test_queries_never_raise(text: str) -> None:
     A.document_symbols(an)
 
 
+def test_references_with_and_without_the_checker(an: A.Analysis) -> None:
+    def starts(spans: list[Span]) -> list[int]:
+        return [s.start for s in spans if s.file == an.file.id]
+
+    cols = at(SOFTMAX, "COLS:")
+    refs = A.references(an, at(SOFTMAX, "COLS], 7"))
+    assert refs[0] == Span(an.file.id, cols, cols + 4)  # the declaration first
+    assert starts(refs) == [cols, at(SOFTMAX, "COLS], 7"), at(SOFTMAX, "COLS]);"),
+                            at(SOFTMAX, "COLS]), &x")]
+    assert starts(A.references(an, at(SOFTMAX, "COLS], 7"), include_declaration=False)) == starts(refs)[1:]
+    # the host `x` is not the kernel parameter `x`
+    host_x = [at(SOFTMAX, "x = randn"), at(SOFTMAX, "x).sync"), at(SOFTMAX, "x - x.max"),
+              at(SOFTMAX, "x.max")]
+    assert starts(A.references(an, at(SOFTMAX, "x - x.max"))) == host_x
+    assert A.references(an, at(SOFTMAX, "randn")) == []  # a builtin
+    syntactic = A.analyze(SOFTMAX, "t.tile")
+    syntactic.program = None
+    assert starts(A.references(syntactic, at(SOFTMAX, "x - x.max"))) == host_x
+
+
+def test_rename(an: A.Analysis) -> None:
+    spans = A.rename_spans(an, at(SOFTMAX, "t = x.load"), "tile")
+    assert isinstance(spans, list) and [an.span_text(s) for s in spans] == ["t", "t"]
+    assert A.rename_spans(an, at(SOFTMAX, "t = x.load"), "fn") == "`fn` is not a valid name"
+    # declared in the stdlib: refuse rather than edit one file of two
+    assert isinstance(A.rename_spans(an, at(SOFTMAX, "softmax(t)"), "sm"), str)
+
+
 # ---------------------------------------------------------------- LSP conversion
 
 server = pytest.importorskip("tilelang.lsp.server")

@@ -159,6 +159,17 @@ def test_hover_definition_symbols_completion_signature_help() -> None:
             start, end = sig.parameters[1].label  # type: ignore[index, misc]
             assert sig.label[start:end] == "x: &Tensor<f32, [?]>"
 
+            # references and rename of a local
+            line, col = position_of(ADD, "tx + ty")
+            refs = await s.references(URI, line, col)
+            assert isinstance(refs, (list, tuple))
+            assert [(r.range.start.line, r.range.start.character) for r in refs] == [
+                position_of(ADD, "tx = x"), position_of(ADD, "tx + ty")]
+            edit = await s.rename(URI, line, col, "left")
+            assert isinstance(edit, lsp.WorkspaceEdit) and edit.changes is not None
+            assert {e.new_text for e in edit.changes[URI]} == {"left"}
+            assert len(edit.changes[URI]) == 2
+
     asyncio.run(scenario())
 
 

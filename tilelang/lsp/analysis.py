@@ -432,10 +432,13 @@ def _hover_ident(an: Analysis, ident: ast.Ident, parent: Any, path: list[Any], o
             if sig is None:
                 return None
             md = _builtin_markdown(sig)
-            recv = an.type_of(parent.receiver)
             result = an.type_of(parent)
-            if recv is not None or result is not None:
-                md += "\n\n" + _code(f"({recv}).{ident.name}(..) -> {result}")
+            if result is not None:
+                # This call's own result, e.g. `x.max(1): Tensor<f32, [300]>`.
+                call = _one_line(an.span_text(parent.span))
+                if len(call) > 60:
+                    call = f".{ident.name}(..)"
+                md += "\n\n" + _code(f"{call}: {result}")
             return md
         case ast.FnDecl() if ident is parent.name:
             return _code(fn_header(an, parent))
@@ -492,6 +495,96 @@ def definition(an: Analysis, offset: int) -> Span | None:
         if b is not None:
             return b.span
     return None
+
+
+# ---------------------------------------------------------------- references
+
+_DECLS = (ast.FnDecl, ast.Param, ast.NamePat, ast.GenericParam, ast.ConstDecl)
+
+
+def _name_span(node: Any) -> Span | None:
+    """The span of the identifier by which `node` refers to or declares a symbol."""
+    match node:
+        case ast.Name():
+            return node.ident.span
+        case ast.Path():
+            return node.segments[-1].span
+        case ast.FnDecl() | ast.Param() | ast.GenericParam() | ast.ConstDecl() | ast.NamePat():
+            return node.name.span
+        case _:
+            return None
+
+
+def _target(an: Analysis, offset: int) -> tuple[Any, Binding | None] | None:
+    """The symbol under the cursor (sema's `Symbol`, or None) and its syntactic
+    binding (or None), for a name that is a use or a declaration."""
+    path = path_at(an.module, an.file.id, offset)
+    if len(path) < 2 or not isinstance(path[-1], ast.Ident):
+        return None
+    ident, parent = path[-1], path[-2]
+    if isinstance(parent, _DECLS) and ident is not getattr(parent, "name", None):
+        return None
+    if not isinstance(parent, (*_DECLS, ast.Name, ast.Path)):
+        return None
+    sym = an.symbol_of(parent)
+    binding = None
+    if isinstance(parent, _DECLS):
+        binding = Binding(ident.name, "decl", ident.span, parent)
+    elif isinstance(parent, ast.Name):
+        binding = resolve_name(an.module, an.file.id, ident.name, offset)
+    if sym is None and binding is None:
+        return None
+    return sym, binding
+
+
+def references(an: Analysis, offset: int, include_declaration: bool = True) -> list[Span]:
+    """Every place the symbol under the cursor is named (in every loaded
+    file), declaration first when asked for. Builtins have none."""
+    target = _target(an, offset)
+    if target is None:
+        return []
+    sym, binding = target
+    spans: list[Span] = []
+    if sym is not None and an.program is not None:
+        if getattr(getattr(sym, "kind", None), "value", None) in ("builtin", "method-builtin"):
+            return []
+        decl_span = getattr(sym, "span", None)
+        for node, other in list(an.program.symbols.items()):
+            if other is sym:
+                span = _name_span(node)
+                if span is not None and span not in spans:
+                    spans.append(span)
+        if isinstance(decl_span, Span) and decl_span.file >= 0 and decl_span not in spans:
+            spans.append(decl_span)
+    else:
+        assert binding is not None
+        decl_span = binding.span
+        spans.append(decl_span)
+        for n in walk(an.module):
+            if isinstance(n, ast.Name) and n.ident.name == binding.name:
+                b = resolve_name(an.module, an.file.id, n.ident.name, n.span.start)
+                if b is not None and b.span == decl_span:
+                    spans.append(n.ident.span)
+    decl = decl_span if isinstance(decl_span, Span) else None
+    rest = sorted((s for s in spans if s != decl), key=lambda s: (s.file, s.start))
+    if include_declaration and decl is not None and decl.file >= 0:
+        return [decl, *rest]
+    return rest
+
+
+def rename_spans(an: Analysis, offset: int, new_name: str) -> list[Span] | str:
+    """The spans to replace to rename the symbol under the cursor, or a
+    message saying why it cannot be renamed."""
+    from tilelang import highlight
+
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", new_name) or new_name in highlight.KEYWORDS:
+        return f"`{new_name}` is not a valid name"
+    spans = references(an, offset)
+    if not spans:
+        return "there is no renamable name here"
+    if any(s.file != an.file.id for s in spans):
+        return "this name is declared or used in another file; rename it there"
+    return spans
 
 
 # ---------------------------------------------------------------- symbols

@@ -1,8 +1,8 @@
 """`tilec lsp`: the Tile language server (pygls 2, LSP over stdio).
 
 Features: diagnostics (published on open, change and save, from the same
-driver as `tilec check`), hover, go to definition, document symbols,
-completion and signature help. The answers come from `analysis.py`; this
+driver as `tilec check`), hover, go to definition, references, document
+highlight, rename, document symbols, completion and signature help. The answers come from `analysis.py`; this
 module converts between LSP and the compiler's model and nothing else.
 
 Diagnostics map as follows: the primary label's span is the range (a
@@ -291,10 +291,56 @@ def definition(ls: TileLanguageServer, params: lsp.DefinitionParams) -> lsp.Loca
     span = analysis.definition(an, offset)
     if span is None:
         return None
-    uri = params.text_document.uri
+    return _location(an, span, params.text_document.uri)
+
+
+def _location(an: Analysis, span: Span, uri: str) -> lsp.Location:
     sf = an.sources.get(span.file)
     return lsp.Location(uri=uri if sf.id == an.file.id else _uri_of(sf.name, uri),
                         range=_range(sf, span))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+@_guarded(None)
+def references(ls: TileLanguageServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    spans = analysis.references(an, offset, params.context.include_declaration)
+    return [_location(an, s, params.text_document.uri) for s in spans] or None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+@_guarded(None)
+def document_highlight(ls: TileLanguageServer,
+                       params: lsp.DocumentHighlightParams) -> list[lsp.DocumentHighlight] | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    spans = [s for s in analysis.references(an, offset) if s.file == an.file.id]
+    return [lsp.DocumentHighlight(range=_range(an.file, s)) for s in spans] or None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+@_guarded(None)
+def prepare_rename(ls: TileLanguageServer, params: lsp.PrepareRenameParams) -> lsp.Range | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    spans = analysis.rename_spans(an, offset, "x")
+    if isinstance(spans, str):
+        return None
+    for s in spans:
+        if s.start <= offset <= s.end:
+            return _range(an.file, s)
+    return None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_RENAME)
+@_guarded(None)
+def rename(ls: TileLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+    an, offset = _at(ls, params.text_document, params.position)
+    spans = analysis.rename_spans(an, offset, params.new_name)
+    if isinstance(spans, str):
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
+                                                     message=f"cannot rename: {spans}"))
+        return None
+    edits = [lsp.TextEdit(range=_range(an.file, s), new_text=params.new_name) for s in spans]
+    return lsp.WorkspaceEdit(changes={params.text_document.uri: edits})
 
 
 _SYMBOL_KINDS = {

@@ -63,6 +63,7 @@ from tilelang.sema.types import (
     UnitT,
     UntypedFloat,
     UntypedInt,
+    broadcast_shapes,
     contains_error,
     eval_dim,
     shape_str,
@@ -1605,7 +1606,7 @@ class _Checker:
                           op_span: Span) -> tuple[Dim | None, ...] | None:
         if a.shape is None or b.shape is None:
             return None
-        out = _broadcast(a.shape, b.shape)
+        out = broadcast_shapes(a.shape, b.shape)
         if out is None:
             self.emit(self.err(T.SHAPE_MISMATCH,
                                f"shapes {shape_str(a.shape)} and {shape_str(b.shape)} cannot be broadcast together",
@@ -2408,7 +2409,7 @@ class _Checker:
             return ERROR
         vn = _num(vt, True)
         assert vn is not None and cn.shape is not None and vn.shape is not None
-        shape = _broadcast(cn.shape, vn.shape)
+        shape = broadcast_shapes(cn.shape, vn.shape)
         if shape is None:
             return self.emit(self.err(T.SHAPE_MISMATCH,
                                       f"shapes {shape_str(cn.shape)} and {shape_str(vn.shape)} cannot be broadcast "
@@ -2818,7 +2819,7 @@ class _Checker:
         if shape is None:
             return ERROR
         new = tuple(d for d in shape if d is not None)
-        out = _broadcast(ty.shape, new)
+        out = broadcast_shapes(ty.shape, new)
         if out is None or tuple(out) != new:
             return self.emit(self.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(ty.shape)} to {shape_str(new)}",
                                       cx.args[0].span, "incompatible shapes")
@@ -2923,27 +2924,6 @@ def _unref(e: ast.Expr) -> ast.Expr:
 
 def _result_of(num: _Num, ty: Type) -> Type:
     return ty.inner if isinstance(ty, RefT) else ty
-
-
-def _broadcast(a: tuple[Dim | None, ...], b: tuple[Dim | None, ...]) -> tuple[Dim | None, ...] | None:
-    """NumPy broadcasting of two shapes; None dims (`?`) are assumed compatible."""
-    n = max(len(a), len(b))
-    a2 = (Dim.const(1),) * (n - len(a)) + tuple(a)
-    b2 = (Dim.const(1),) * (n - len(b)) + tuple(b)
-    out: list[Dim | None] = []
-    one = Dim.const(1)
-    for x, y in zip(a2, b2):
-        if x is None or y is None:
-            out.append(y if x is None or x == one else x)
-        elif x == y:
-            out.append(x)
-        elif x == one:
-            out.append(y)
-        elif y == one:
-            out.append(x)
-        else:
-            return None
-    return tuple(out)
 
 
 def _dim_op(op: str, a: Dim, b: Dim) -> Dim | None:

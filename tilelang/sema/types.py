@@ -257,6 +257,29 @@ def const_shape(shape: tuple[Dim | None, ...] | None) -> tuple[int, ...] | None:
     return tuple(out)
 
 
+def broadcast_shapes(a: tuple[Dim | None, ...], b: tuple[Dim | None, ...]) -> tuple[Dim | None, ...] | None:
+    """NumPy broadcasting of two shapes (aligned on the right; equal dims, or
+    one of them 1). None when they do not broadcast. `?` (None) dims are
+    assumed compatible (host tensors; checked at run time)."""
+    n = max(len(a), len(b))
+    one = Dim.const(1)
+    a2 = (one,) * (n - len(a)) + tuple(a)
+    b2 = (one,) * (n - len(b)) + tuple(b)
+    out: list[Dim | None] = []
+    for x, y in zip(a2, b2):
+        if x is None or y is None:
+            out.append(y if x is None or x == one else x)
+        elif x == y:
+            out.append(x)
+        elif x == one:
+            out.append(y)
+        elif y == one:
+            out.append(x)
+        else:
+            return None
+    return tuple(out)
+
+
 def shape_of(*dims: int | Dim) -> Shape:
     return tuple(_dim(d) for d in dims)
 

@@ -472,7 +472,8 @@ def test_unclosed_delimiter_points_at_opener_and_end_of_file() -> None:
     (d,) = parse_err(text)
     assert d.code == "E0004"
     assert d.labels[0].span.start == text.index("{") and d.labels[0].message == "unclosed delimiter"
-    assert d.labels[-1].span.start == len(text)
+    assert d.labels[-1].span.start == len(text.rstrip())  # just after the last token
+    assert d.labels[-1].message == "the file ends here"
 
 
 def test_mismatched_delimiter_points_at_closer_with_opener_secondary() -> None:

@@ -123,7 +123,7 @@ class ErrorReporter:
                                      "this delimiter might not be properly closed...")
                          .secondary(self.span(c, c + 1),
                                     "...as it matches this but it has different indentation"))
-                end = p.other if p.other >= 0 else len(self.code)
+                end = p.other if p.other >= 0 else len(self.code.rstrip())
                 where = "the file ends here" if p.other < 0 else "the next item starts here"
                 return (d.secondary(self.span(end, end), where)
                         .with_help(f"add the matching `{closer}`"))
@@ -179,7 +179,7 @@ class ErrorReporter:
         stack: list[object] = list(getattr(e.state, "value_stack", []) or [])
         is_end = tok.type == "$END"
         if is_end:
-            start = end = stop
+            start = end = len(self.code[:stop].rstrip())
         else:
             start, end = base + tok.start_pos, base + tok.end_pos
         here = self.span(start, end)
@@ -235,9 +235,27 @@ class ErrorReporter:
                                 f"`{last}` needs a name to bind")
             return d.with_help("write a name (`let x = ...`), `_`, or a tuple `(a, b)`")
 
-        if {"NAME", "NUMBER"} <= expected and "MINUS" in expected:
+        if {"NAME", "NUMBER", "MINUS", "BANG"} <= expected:
             return (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found {found}")
                     .primary(here, "expected expression"))
+
+        if {"NAME", "NUMBER", "LSQB"} <= expected:  # a generic argument list
+            return (Diagnostic.error(codes.EXPECTED_TYPE,
+                                     f"expected a type or a constant, found {found}")
+                    .primary(here, "expected a generic argument")
+                    .with_help("generic arguments are types (`f32`), shapes (`[4, N]`) or "
+                               "constants (`128`, `{ N * 2 }`)"))
+
+        if (expected <= {"NAME", "TUPLE_INDEX"} and isinstance(last, Token) and last.type == "DOT"
+                and len(stack) >= 2 and isinstance(stack[-2], Tree)
+                and stack[-2].data == "number"):
+            num = stack[-2].children[0]
+            if num.end_pos == last.start_pos:
+                return (Diagnostic.error(codes.INVALID_NUMBER,
+                                         f"expected a digit after `{num}.`, found {found}")
+                        .primary(self.span(base + num.start_pos, base + last.end_pos),
+                                 "a float literal needs digits after its `.`")
+                        .with_help(f"write `{num}.0`"))
 
         if _TYPE_START <= expected and "NUMBER" not in expected:
             d = (Diagnostic.error(codes.EXPECTED_TYPE, f"expected type, found {found}")
@@ -282,7 +300,11 @@ class ErrorReporter:
             words.extend(self.vocab.expected(n) for n in self._ordered(ops))
         if not words:
             return "end of file"
-        return words[0] if len(words) == 1 else "one of " + _join(words)
+        if len(words) == 1:
+            return words[0]
+        # rustc says "one of" before a list of tokens, not before "identifier or ...".
+        tokens_only = all(w.startswith("`") for w in words[:-1])
+        return ("one of " if tokens_only else "") + _join(words)
 
     def _ordered(self, names: Iterable[str]) -> list[str]:
         def key(n: str) -> tuple[int, str]:

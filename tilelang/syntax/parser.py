@@ -38,7 +38,7 @@ from tilelang.source import SourceFile, Span
 from tilelang.syntax import ast
 from tilelang.syntax.build import KEYWORDS, Builder
 from tilelang.syntax.errors import ErrorReporter, Vocabulary
-from tilelang.syntax.lexical import Scan, check_delimiters, scan
+from tilelang.syntax.lexical import LexProblem, Scan, check_delimiters, scan
 
 __all__ = ["ReplInput", "is_incomplete", "lark_parser", "parse", "parse_expr", "parse_repl"]
 
@@ -161,6 +161,21 @@ def _error_offset(e: UnexpectedInput, end: int) -> int:
     return getattr(e, "pos_in_stream", end) or 0
 
 
+def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bool:
+    """Whether a stray closer is better explained by a parse error before it.
+
+    `fn main() let x = 1; }` has a stray `}`, but the real mistake is the
+    missing `{`, which the parser sees first.
+    """
+    if problem.kind != "unexpected-closer":
+        return False
+    try:
+        lark_parser().parse(code[lo:stop], start="module")
+    except UnexpectedInput as e:
+        return _error_offset(e, stop - lo) < problem.at
+    return False
+
+
 def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> Tree | None:
     try:
         return lark_parser().parse(s.scan.code[start:stop], start=rule)
@@ -186,7 +201,7 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             # The unterminated literal is the error to report here; the
             # truncated item would only add a cascade of noise.
             tree = None if delim else _quiet_parse(s, lo, stop, "module")
-        elif delim:
+        elif delim and not _parse_error_first(code, lo, stop, delim[0]):
             p = delim[0]
             if p.kind == "unclosed":
                 # Secondary label: the end of the file, or where the next item starts.

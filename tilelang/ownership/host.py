@@ -287,7 +287,9 @@ class HostChecker:
              .primary(token.span, "this launch may not have been waited for")
              .secondary(at, f"{what} is {how} here"))
         d = d.note(f"the launch borrows {self._loan_list(live)} until it is waited for")
-        d = d.with_help(f"call `{name}.wait()` before this point" if name
+        where = ("before assigning a new handle to it" if how == "overwritten"
+                 else "before it goes out of scope")
+        d = d.with_help(f"call `{name}.wait()` {where}" if name
                         else "bind the handle and call `.wait()` on it, or use `.sync()`")
         self.report(d, at)
 
@@ -340,8 +342,10 @@ class HostChecker:
         loan_label = (f"{name} is borrowed {'mutably' if ln.mutable else 'shared'} "
                       f"by this launch of `{ln.kernel}`")
         handle = self._handle_name(ln.token, st)
-        help_ = (f"call `{handle}.wait()` before this use of {name}" if handle
-                 else f"wait for the launch of `{ln.kernel}` before this use of {name}")
+        this = {"borrow": "this launch", "drop": "the end of this block"}.get(
+            mode, f"this use of {name}")
+        help_ = (f"call `{handle}.wait()` before {this}" if handle
+                 else f"wait for the launch of `{ln.kernel}` before {this}")
         if mode == "borrow" and mutable_borrow and ln.mutable:
             d = (Diagnostic.error(codes.CONCURRENT_WRITES,
                                   f"two launches in flight at once would both write {name}")
@@ -359,15 +363,20 @@ class HostChecker:
                 "borrow": f"cannot launch `{kernel}` {_verb(mutable_borrow)} {name} "
                           f"while {running}",
             }[mode]
-            label = {"drop": f"{name} is dropped here", "borrow":
-                     f"`{kernel}` {'writes' if mutable_borrow else 'reads'} {name} here"
-                     }.get(mode, f"{name} is used here")
+            label = {"drop": f"{name} is dropped here",
+                     "borrow": f"`{kernel}` {'writes' if mutable_borrow else 'reads'} "
+                               f"{name} here",
+                     "read": f"{name} is read here",
+                     "write": f"{name} is written here",
+                     "move": f"{name} is moved here",
+                     "assign": f"{name} is assigned here, dropping its old value"}[mode]
             d = Diagnostic.error(codes.USE_WHILE_IN_FLIGHT, msg).primary(span, label)
             if ln.arg != span:
                 d = d.secondary(ln.arg, loan_label)
         if ln.arg.start >= span.start and ln.arg.file == span.file:
             d = d.note("the launch is from the previous iteration of the loop and was "
                        "not waited for in that iteration")
+        d = d.note("`.launch()` borrows its tensors until `.wait()` is called on its handle")
         d = d.with_help(help_)
         self.report(d, ln.arg)
 

@@ -258,3 +258,55 @@ def _random_program(rng: Any) -> list[Stmt]:
         else:
             out.append(("for", rng.randint(1, 3), [("launch", f"h{k}", t, r), ("wait", f"h{k}")]))
     return out
+
+
+# ---------------------------------------------------------------- robustness
+def _corpus() -> list[str]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "soundness").glob("*/*.tile")) + sorted(
+        (root / "ui" / "ownership").glob("*.tile")) + sorted(
+        (root / "ui" / "kernel").glob("*.tile"))
+    return [f.read_text(encoding="utf-8") for f in files]
+
+
+CORPUS = _corpus()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(CORPUS), st.data())
+def test_checker_never_raises_on_mutilated_programs(text: str, data: st.DataObject) -> None:
+    """Delete and duplicate random lines of corpus programs: whatever parses,
+    the ownership checker (with or without the type checker's Program) turns
+    into diagnostics, never an exception."""
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.ownership import check_ownership
+    from tilelang.source import SourceMap
+    from tilelang.syntax.parser import parse
+
+    lines = text.splitlines()
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(lines) - 1))
+        if data.draw(st.booleans()):
+            del lines[i]
+        else:
+            lines.insert(i, lines[i])
+        if not lines:
+            return
+    sources = SourceMap()
+    sf = sources.add("<fuzz>", "\n".join(lines))
+    sink = DiagnosticSink()
+    module = parse(sf, sink)
+    if sink.has_errors:
+        return
+    check_ownership(module, DiagnosticSink())
+    try:
+        from tilelang.sema import check_program
+    except ImportError:
+        return
+    try:
+        program = check_program(module, sources, DiagnosticSink())
+    except Exception:  # noqa: BLE001 - the type checker's own robustness is tested elsewhere
+        return
+    check_ownership(program, DiagnosticSink())

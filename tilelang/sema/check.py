@@ -566,10 +566,10 @@ class _Checker:
                               d.note("known hints: `num_warps`, `stages`"))
                     continue
                 value = arg.value.value if isinstance(arg.value, ast.IntLit) else None
-                if value is None or value <= 0 or (key == "num_warps" and not _is_pow2(value)):
+                if value is None or value <= 0 or (key == "num_warps" and not (_is_pow2(value) and value <= 32)):
                     self.emit(self.err(T.MISMATCHED_TYPES,
                                        f"hint `{key}` needs a positive integer literal"
-                                       + (" that is a power of two" if key == "num_warps" else ""),
+                                       + (" that is a power of two up to 32" if key == "num_warps" else ""),
                                        arg.value.span, "invalid value"))
                     continue
                 hints[key] = value
@@ -1909,7 +1909,8 @@ class _Checker:
 
     def _unify_dims(self, pshape: tuple[Dim | None, ...], ashape: tuple[Dim | None, ...], src: Any,
                     env: dict[str, Any], srcs: dict[str, Any], info: FnInfo, e: ast.Call,
-                    pending: list[tuple[Dim, Dim | None, Any]]) -> bool:
+                    pending: list[tuple[Dim, Dim | None, Any, Any, bool]], param: Any = None,
+                    partition: bool = True) -> bool:
         ok = True
         for pd, ad in zip(pshape, ashape):
             if pd is None:
@@ -1921,7 +1922,7 @@ class _Checker:
                 if ad is not None:
                     ok = self._bind_dim(sym, ad, src, env, srcs, info, e) and ok
                 continue
-            pending.append((pd, ad, src))
+            pending.append((pd, ad, src, param, partition))
         return ok
 
     def _kernel_call(self, e: ast.Call, info: FnInfo, fx: _Fx, args: list[ast.Expr], tys: list[Type]) -> Type:
@@ -1929,7 +1930,8 @@ class _Checker:
         srcs: dict[str, Any] = {}
         deferred: dict[str, ast.Expr] = {}
         self._turbofish(e, info, fx, env, srcs, deferred)
-        pending: list[tuple[Dim, Dim | None, Any]] = []  # (param dim, arg dim, arg node)
+        # (param dim, arg dim, arg node, param, is a partition)
+        pending: list[tuple[Dim, Dim | None, Any, Any, bool]] = []
         borrows: list[bool | None] = []
         bad = False
         for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys):
@@ -1960,7 +1962,7 @@ class _Checker:
                                 if sname in info.const_generics and sname not in env:
                                     deferred.setdefault(sname, ex)
                                     srcs.setdefault(sname, a)
-                        self._unify_dims(pshape, aty.tile_shape, a, env, srcs, info, e, pending)
+                        self._unify_dims(pshape, aty.tile_shape, a, env, srcs, info, e, pending, p, True)
                     elif isinstance(aty, TensorT) or (isinstance(aty, RefT) and isinstance(aty.inner, TensorT)):
                         # a whole tensor for a `&mut` param: the ownership checker's rule
                         # (it names the missing `.partition`); no type error here.
@@ -1987,7 +1989,7 @@ class _Checker:
                                       .secondary(p.ty.span, f"`{p.name.name}` is `{pty}`"))
                             bad = True
                             continue
-                        self._unify_dims(pshape, inner.shape, a, env, srcs, info, e, pending)
+                        self._unify_dims(pshape, inner.shape, a, env, srcs, info, e, pending, p, False)
                 case ScalarT():
                     borrows.append(None)
                     if not self._coerce(aty, pty, a):
@@ -1998,17 +2000,23 @@ class _Checker:
                 case _:
                     borrows.append(None)
         # compound dims: every symbol known now?
-        for pd, ad, src in pending:
+        for pd, ad, src, param, is_part in pending:
             if ad is None or not pd.symbols() <= set(k for k, v in env.items() if isinstance(v, Dim)):
                 continue
             want = subst_dim(pd, {k: v for k, v in env.items() if isinstance(v, Dim)})
             if want.is_const and ad.is_const and want != ad:
-                self.emit(self.err(T.PARTITION_SHAPE, f"tile dimension {ad} does not match `{pd}` = {want}",
-                                   src.span, f"gives {ad}")
-                          .secondary(info.decl.span if srcs.get(next(iter(pd.symbols()), "")) is None
-                                     else srcs[next(iter(pd.symbols()))].span,
-                                     "the generic's value comes from here")
-                          .with_help(f"use tiles of size {want} here"))
+                shown = str(want) if pd.is_const else f"`{pd}` = {want}"
+                if is_part:
+                    d = self.err(T.PARTITION_SHAPE, f"tile dimension {ad} does not match {shown} of parameter "
+                                 f"`{param.name.name}`", src.span, f"tiles of size {ad}")
+                else:
+                    d = self.err(T.MISMATCHED_TYPES, f"tensor dimension {ad} does not match {shown} of parameter "
+                                 f"`{param.name.name}`", src.span, f"a dimension of size {ad}")
+                d = d.secondary(param.ty.span, f"`{param.name.name}` is `{self.snippet(param.ty)}`")
+                for sname in sorted(pd.symbols()):
+                    if sname in srcs and srcs[sname] is not src:
+                        d = d.secondary(srcs[sname].span, f"`{sname}` = {env[sname]} comes from here")
+                self.emit(d.with_help(f"use {'tiles' if is_part else 'a tensor'} of size {want} here"))
                 bad = True
         missing = [g for g in info.const_generics if g not in env and g not in deferred]
         if missing and not bad:

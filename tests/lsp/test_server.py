@@ -3,14 +3,32 @@ by pygls's client, as an editor would."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from lsp_harness import position_of, session
+from lsp_harness import LoopThread, Session, position_of, session
 from lsprotocol import types as lsp
 
-URI = "untitled:Untitled-1"
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[LoopThread, Session]]:
+    """One `python -m tilelang lsp` process for this module's tests (starting
+    one costs seconds); each test works on its own document."""
+    runner = LoopThread()
+    manager = session()
+    s = runner.run(manager.__aenter__())
+    try:
+        yield runner, s
+    finally:
+        runner.run(manager.__aexit__(None, None, None))
+        runner.close()
+
+
+def run(server: tuple[LoopThread, Session], scenario: Any) -> None:
+    runner, s = server
+    runner.run(scenario(s))
 
 ADD = """\
 kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>,
@@ -36,27 +54,27 @@ def _errors(diags: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
     return [d for d in diags if d.severity == lsp.DiagnosticSeverity.Error]
 
 
-def test_syntax_error_is_published_and_cleared_by_an_edit() -> None:
+def test_syntax_error_is_published_and_cleared_by_an_edit(server: Any) -> None:
+    URI = "untitled:syntax"
     broken = ADD.replace("let n = 1 << 20;", "let n = 1 << 20")
 
-    async def scenario() -> None:
-        async with session() as s:
-            version = s.open(URI, broken)
-            diags = _errors(await s.wait_diagnostics(URI, version))
-            assert [d.code for d in diags] == ["E0001"]
-            d = diags[0]
-            assert d.source == "tilec"
-            assert "expected" in d.message and "`;`" in d.message
-            # The primary label points at the end of the line that lacks `;`.
-            line, col = position_of(broken, "1 << 20", delta=len("1 << 20") - 1)
-            assert (d.range.start.line, d.range.start.character) == (line, col)
-            assert d.related_information, "the unexpected token is related information"
-            assert any("unexpected" in r.message for r in d.related_information)
+    async def scenario(s: Session) -> None:
+        version = s.open(URI, broken)
+        diags = _errors(await s.wait_diagnostics(URI, version))
+        assert [d.code for d in diags] == ["E0001"]
+        d = diags[0]
+        assert d.source == "tilec"
+        assert "expected" in d.message and "`;`" in d.message
+        # The primary label points at the end of the line that lacks `;`.
+        line, col = position_of(broken, "1 << 20", delta=len("1 << 20") - 1)
+        assert (d.range.start.line, d.range.start.character) == (line, col)
+        assert d.related_information, "the unexpected token is related information"
+        assert any("unexpected" in r.message for r in d.related_information)
 
-            version = s.change(URI, ADD)
-            assert _errors(await s.wait_diagnostics(URI, version)) == []
+        version = s.change(URI, ADD)
+        assert _errors(await s.wait_diagnostics(URI, version)) == []
 
-    asyncio.run(scenario())
+    run(server, scenario)
 
 
 @pytest.mark.skipif(
@@ -64,149 +82,150 @@ def test_syntax_error_is_published_and_cleared_by_an_edit() -> None:
     or importlib.util.find_spec("tilelang.sema.check") is None,
     reason="the type and ownership checkers are not in the tree yet",
 )
-def test_ownership_error_has_code_range_and_related_move() -> None:
+def test_ownership_error_has_code_range_and_related_move(server: Any) -> None:
+    URI = "untitled:ownership"
     text = ADD.replace("    let mut z = zeros::<f32>([n]);\n",
                        "    let mut z = zeros::<f32>([n]);\n    let w = x;\n")
     fixed = text.replace("&x, &y", "&w, &y")
 
-    async def scenario() -> None:
-        async with session() as s:
-            version = s.open(URI, text)
-            diags = _errors(await s.wait_diagnostics(URI, version))
-            assert diags and {d.code for d in diags} == {"E0306"}, [(d.code, d.message) for d in diags]
-            d = diags[0]
-            use_line, use_col = position_of(text, "&x, &y", delta=1)
-            assert d.range.start.line == use_line
-            assert d.range.start.character in (use_col - 1, use_col)
-            assert d.source == "tilec"
-            moved_line, _ = position_of(text, "let w = x;")
-            assert d.related_information is not None
-            assert any(r.location.range.start.line == moved_line for r in d.related_information)
+    async def scenario(s: Session) -> None:
+        version = s.open(URI, text)
+        diags = _errors(await s.wait_diagnostics(URI, version))
+        assert diags and {d.code for d in diags} == {"E0306"}, [(d.code, d.message) for d in diags]
+        d = diags[0]
+        use_line, use_col = position_of(text, "&x, &y", delta=1)
+        assert d.range.start.line == use_line
+        assert d.range.start.character in (use_col - 1, use_col)
+        assert d.source == "tilec"
+        moved_line, _ = position_of(text, "let w = x;")
+        assert d.related_information is not None
+        assert any(r.location.range.start.line == moved_line for r in d.related_information)
 
-            version = s.change(URI, fixed)
-            assert _errors(await s.wait_diagnostics(URI, version)) == []
+        version = s.change(URI, fixed)
+        assert _errors(await s.wait_diagnostics(URI, version)) == []
 
-    asyncio.run(scenario())
-
-
-def test_hover_definition_symbols_completion_signature_help() -> None:
-    async def scenario() -> None:
-        async with session() as s:
-            version = s.open(URI, ADD)
-            await s.wait_diagnostics(URI, version)
-
-            # hover: a local's declaration (with its type once sema runs)
-            line, col = position_of(ADD, "tx + ty")
-            h = await s.hover(URI, line, col)
-            assert h is not None and isinstance(h.contents, lsp.MarkupContent)
-            assert "tx" in h.contents.value
-            if importlib.util.find_spec("tilelang.sema.check") is not None:
-                assert "Tile<f32, [B]>" in h.contents.value
-            assert h.range is not None and h.range.start == lsp.Position(line=line, character=col)
-
-            # hover: a builtin's signature and doc
-            line, col = position_of(ADD, "zeros::<f32>")
-            h = await s.hover(URI, line, col + 1)
-            assert h is not None and "zeros::<T>(shape" in h.contents.value  # type: ignore[union-attr]
-
-            # hover: a built-in method
-            line, col = position_of(ADD, "load_like")
-            h = await s.hover(URI, line, col + 2)
-            assert h is not None and "load_like" in h.contents.value  # type: ignore[union-attr]
-
-            # definition: the kernel called from main
-            line, col = position_of(ADD, "add(z.partition")
-            loc = await s.definition(URI, line, col + 1)
-            assert isinstance(loc, lsp.Location)
-            assert loc.uri == URI
-            assert (loc.range.start.line, loc.range.start.character) == position_of(ADD, "add<")
-            assert loc.range.end.character - loc.range.start.character == len("add")
-
-            # definition: a local
-            line, col = position_of(ADD, "tx + ty", delta=len("tx + "))
-            loc = await s.definition(URI, line, col)
-            assert isinstance(loc, lsp.Location)
-            assert (loc.range.start.line, loc.range.start.character) == position_of(ADD, "ty = y")
-
-            # document symbols: both items, params as children
-            syms = await s.symbols(URI)
-            assert isinstance(syms, list)
-            assert [x.name for x in syms] == ["add", "main"]
-            assert [c.name for c in syms[0].children or []][:4] == ["B", "z", "x", "y"]
-            assert "kernel fn add<const B: i32>" in (syms[0].detail or "")
-
-            # completion inside main: names in scope, builtins, keywords
-            line, col = position_of(ADD, "    print(z.sum())")
-            result = await s.completion(URI, line, 4)
-            assert isinstance(result, lsp.CompletionList)
-            labels = {i.label for i in result.items}
-            assert {"x", "y", "z", "n", "add", "zeros", "assert_close", "let", "f32"} <= labels
-            assert "block_id" not in labels  # kernel-only, and this is `main`
-
-            # completion after `.`: methods
-            line, col = position_of(ADD, "z.sum()", delta=2)
-            result = await s.completion(URI, line, col)
-            assert isinstance(result, lsp.CompletionList)
-            assert "sum" in {i.label for i in result.items}
-
-            # signature help for a kernel call, second argument active
-            line, col = position_of(ADD, "&x, &y", delta=1)
-            sh = await s.signature_help(URI, line, col)
-            assert sh is not None
-            sig = sh.signatures[0]
-            assert sig.label.startswith("kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>")
-            assert sh.active_parameter == 1
-            start, end = sig.parameters[1].label  # type: ignore[index, misc]
-            assert sig.label[start:end] == "x: &Tensor<f32, [?]>"
-
-            # references and rename of a local
-            line, col = position_of(ADD, "tx + ty")
-            refs = await s.references(URI, line, col)
-            assert isinstance(refs, (list, tuple))
-            assert [(r.range.start.line, r.range.start.character) for r in refs] == [
-                position_of(ADD, "tx = x"), position_of(ADD, "tx + ty")]
-            edit = await s.rename(URI, line, col, "left")
-            assert isinstance(edit, lsp.WorkspaceEdit) and edit.changes is not None
-            assert {e.new_text for e in edit.changes[URI]} == {"left"}
-            assert len(edit.changes[URI]) == 2
-
-    asyncio.run(scenario())
+    run(server, scenario)
 
 
-def test_half_typed_and_garbage_documents_never_crash_the_server() -> None:
+def test_hover_definition_symbols_completion_signature_help(server: Any) -> None:
+    URI = "untitled:features"
+
+    async def scenario(s: Session) -> None:
+        version = s.open(URI, ADD)
+        await s.wait_diagnostics(URI, version)
+
+        # hover: a local's declaration (with its type once sema runs)
+        line, col = position_of(ADD, "tx + ty")
+        h = await s.hover(URI, line, col)
+        assert h is not None and isinstance(h.contents, lsp.MarkupContent)
+        assert "tx" in h.contents.value
+        if importlib.util.find_spec("tilelang.sema.check") is not None:
+            assert "Tile<f32, [B]>" in h.contents.value
+        assert h.range is not None and h.range.start == lsp.Position(line=line, character=col)
+
+        # hover: a builtin's signature and doc
+        line, col = position_of(ADD, "zeros::<f32>")
+        h = await s.hover(URI, line, col + 1)
+        assert h is not None and "zeros::<T>(shape" in h.contents.value  # type: ignore[union-attr]
+
+        # hover: a built-in method
+        line, col = position_of(ADD, "load_like")
+        h = await s.hover(URI, line, col + 2)
+        assert h is not None and "load_like" in h.contents.value  # type: ignore[union-attr]
+
+        # definition: the kernel called from main
+        line, col = position_of(ADD, "add(z.partition")
+        loc = await s.definition(URI, line, col + 1)
+        assert isinstance(loc, lsp.Location)
+        assert loc.uri == URI
+        assert (loc.range.start.line, loc.range.start.character) == position_of(ADD, "add<")
+        assert loc.range.end.character - loc.range.start.character == len("add")
+
+        # definition: a local
+        line, col = position_of(ADD, "tx + ty", delta=len("tx + "))
+        loc = await s.definition(URI, line, col)
+        assert isinstance(loc, lsp.Location)
+        assert (loc.range.start.line, loc.range.start.character) == position_of(ADD, "ty = y")
+
+        # document symbols: both items, params as children
+        syms = await s.symbols(URI)
+        assert isinstance(syms, list)
+        assert [x.name for x in syms] == ["add", "main"]
+        assert [c.name for c in syms[0].children or []][:4] == ["B", "z", "x", "y"]
+        assert "kernel fn add<const B: i32>" in (syms[0].detail or "")
+
+        # completion inside main: names in scope, builtins, keywords
+        line, col = position_of(ADD, "    print(z.sum())")
+        result = await s.completion(URI, line, 4)
+        assert isinstance(result, lsp.CompletionList)
+        labels = {i.label for i in result.items}
+        assert {"x", "y", "z", "n", "add", "zeros", "assert_close", "let", "f32"} <= labels
+        assert "block_id" not in labels  # kernel-only, and this is `main`
+
+        # completion after `.`: methods
+        line, col = position_of(ADD, "z.sum()", delta=2)
+        result = await s.completion(URI, line, col)
+        assert isinstance(result, lsp.CompletionList)
+        assert "sum" in {i.label for i in result.items}
+
+        # signature help for a kernel call, second argument active
+        line, col = position_of(ADD, "&x, &y", delta=1)
+        sh = await s.signature_help(URI, line, col)
+        assert sh is not None
+        sig = sh.signatures[0]
+        assert sig.label.startswith("kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>")
+        assert sh.active_parameter == 1
+        start, end = sig.parameters[1].label  # type: ignore[index, misc]
+        assert sig.label[start:end] == "x: &Tensor<f32, [?]>"
+
+        # references and rename of a local
+        line, col = position_of(ADD, "tx + ty")
+        refs = await s.references(URI, line, col)
+        assert isinstance(refs, (list, tuple))
+        assert [(r.range.start.line, r.range.start.character) for r in refs] == [
+            position_of(ADD, "tx = x"), position_of(ADD, "tx + ty")]
+        edit = await s.rename(URI, line, col, "left")
+        assert isinstance(edit, lsp.WorkspaceEdit) and edit.changes is not None
+        assert {e.new_text for e in edit.changes[URI]} == {"left"}
+        assert len(edit.changes[URI]) == 2
+
+    run(server, scenario)
+
+
+def test_half_typed_and_garbage_documents_never_crash_the_server(server: Any) -> None:
+    URI = "untitled:garbage"
     half = "fn main() {\n    let x = zeros::<f32>([4]);\n    exp(x.\n"
     garbage = "}}}{{ kernel fn fn <<< @@@ \"unterminated\n/* open comment"
 
-    async def scenario() -> None:
-        async with session() as s:
-            version = s.open(URI, ADD)
-            await s.wait_diagnostics(URI, version)
-            for text in (half, garbage, "", "\n\n\n", "fn"):
-                version = s.change(URI, text)
-                diags = await s.wait_diagnostics(URI, version)
-                assert all(d.source == "tilec" for d in diags)
-                # Requests at every kind of position answer without error.
-                last = text.count("\n")
-                for line, col in ((0, 0), (last, 0), (last, 200), (1, 5), (50, 3)):
-                    await s.hover(URI, line, col)
-                    await s.definition(URI, line, col)
-                    await s.completion(URI, line, col)
-                    await s.signature_help(URI, line, col)
-                await s.symbols(URI)
+    async def scenario(s: Session) -> None:
+        version = s.open(URI, ADD)
+        await s.wait_diagnostics(URI, version)
+        for text in (half, garbage, "", "\n\n\n", "fn"):
+            version = s.change(URI, text)
+            diags = await s.wait_diagnostics(URI, version)
+            assert all(d.source == "tilec" for d in diags)
+            # Requests at every kind of position answer without error.
+            last = text.count("\n")
+            for line, col in ((0, 0), (last, 0), (last, 200), (1, 5), (50, 3)):
+                await s.hover(URI, line, col)
+                await s.definition(URI, line, col)
+                await s.completion(URI, line, col)
+                await s.signature_help(URI, line, col)
+            await s.symbols(URI)
 
-            # While half typed: signature help for `exp(` and methods after `x.`,
-            # with names from the last version that parsed.
-            version = s.change(URI, half)
-            await s.wait_diagnostics(URI, version)
-            sh = await s.signature_help(URI, 2, len("    exp("))
-            assert sh is not None and sh.signatures[0].label.startswith("exp(")
-            result = await s.completion(URI, 2, len("    exp(x."))
-            assert isinstance(result, lsp.CompletionList)
-            assert "load_like" in {i.label for i in result.items} or "reshape" in {
-                i.label for i in result.items}
+        # While half typed: signature help for `exp(` and methods after `x.`,
+        # with names from the last version that parsed.
+        version = s.change(URI, half)
+        await s.wait_diagnostics(URI, version)
+        sh = await s.signature_help(URI, 2, len("    exp("))
+        assert sh is not None and sh.signatures[0].label.startswith("exp(")
+        result = await s.completion(URI, 2, len("    exp(x."))
+        assert isinstance(result, lsp.CompletionList)
+        assert "load_like" in {i.label for i in result.items} or "reshape" in {
+            i.label for i in result.items}
 
-            # The server is still alive and right after all that.
-            version = s.change(URI, ADD)
-            assert _errors(await s.wait_diagnostics(URI, version)) == []
+        # The server is still alive and right after all that.
+        version = s.change(URI, ADD)
+        assert _errors(await s.wait_diagnostics(URI, version)) == []
 
-    asyncio.run(scenario())
+    run(server, scenario)

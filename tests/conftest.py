@@ -37,7 +37,9 @@ try:
         print_blob=True,
     )
     settings.register_profile("dev", deadline=None, max_examples=200)
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+    settings.load_profile(
+        os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+    )
 except ImportError:  # hypothesis is a test extra; the plugin works without it
     pass
 

@@ -26,8 +26,16 @@ pytestmark = pytest.mark.slow
 def _run(cmd: list[str], cwd: Path, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env["NO_COLOR"] = "1"
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, **kw)
+    return subprocess.run(
+        cmd,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +43,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bin/ folder of a venv with the freshly built wheel installed."""
     root = tmp_path_factory.mktemp("install")
     wheels = root / "wheels"
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(REPO)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--quiet",
+        "-w",
+        str(wheels),
+        str(REPO),
+    ]
     if importlib.util.find_spec("hatchling") is not None:
         cmd.insert(4, "--no-build-isolation")  # build offline with the installed backend
     built = _run(cmd, cwd=root)
@@ -51,8 +69,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # The venv has no pip of its own (ensurepip is slow); `pip --python`
     # installs into it, and the scripts get the venv's interpreter.
     inst = _run(
-        [sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps",
-         "--no-index", "--ignore-installed", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(py),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--ignore-installed",
+            str(wheel),
+        ],
         cwd=root,
     )
     assert inst.returncode == 0, inst.stdout + inst.stderr

@@ -128,7 +128,9 @@ def parse_spec(text: str, path: Path | None = None) -> Spec:
             target = n - up.count("^")
             if target < 1:
                 raise SpecError(f"line {n}: `//~^` points above the first line")
-            last = Expectation(e.group("kind"), e.group("code"), target, (e.group("msg") or "").strip())
+            last = Expectation(
+                e.group("kind"), e.group("code"), target, (e.group("msg") or "").strip()
+            )
             expectations.append(last)
             continue
         a = _ATTACHED.match(line)
@@ -235,7 +237,9 @@ def tilec_env() -> dict[str, str]:
     return env
 
 
-def run_tilec(*args: str, cwd: Path | None = None, timeout: int = RUN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+def run_tilec(
+    *args: str, cwd: Path | None = None, timeout: int = RUN_TIMEOUT_S
+) -> subprocess.CompletedProcess[str]:
     """`tilec ARGS` in a subprocess, from the checkout, without colour."""
     return subprocess.run(
         tilec_command(*args),
@@ -272,12 +276,22 @@ def run_program(path: Path) -> tuple[int, str, list[Emitted], str | None, str]:
         return 0, out.getvalue(), [], None, ""
     except run_mod.CheckFailed as e:
         diags = list(e.diagnostics)
-        return 1, out.getvalue(), emitted_from_diagnostics(diags, e.sources), None, \
-            render_human(diags, e.sources, color=False)
+        return (
+            1,
+            out.getvalue(),
+            emitted_from_diagnostics(diags, e.sources),
+            None,
+            render_human(diags, e.sources, color=False),
+        )
     except TileError as e:
         diags = list(e.diagnostics)
-        return 3, out.getvalue(), emitted_from_diagnostics(diags, sources), None, \
-            render_human(diags, sources, color=False)
+        return (
+            3,
+            out.getvalue(),
+            emitted_from_diagnostics(diags, sources),
+            None,
+            render_human(diags, sources, color=False),
+        )
     except Exception as e:  # a crash is a test failure, reported with its traceback
         return 101, out.getvalue(), [], "".join(traceback.format_exception(e)), ""
     finally:
@@ -494,7 +508,11 @@ class TileItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):  # type: ignore[no-untyped-def]
-        return self.path, 0, f"{self.path.relative_to(REPO_ROOT) if REPO_ROOT in self.path.parents else self.path}::{self.name}"
+        return (
+            self.path,
+            0,
+            f"{self.path.relative_to(REPO_ROOT) if REPO_ROOT in self.path.parents else self.path}::{self.name}",
+        )
 
 
 def _side_by_side(expected: list[str], got: list[str]) -> str:
@@ -534,6 +552,8 @@ def golden(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
                     f"{path.name} (actual)",
                 )
             )
-            pytest.fail(f"{path.name} differs (rerun with --bless to accept):\n{diff}", pytrace=False)
+            pytest.fail(
+                f"{path.name} differs (rerun with --bless to accept):\n{diff}", pytrace=False
+            )
 
     return check

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -36,26 +36,26 @@ EXIT_ICE = 101
 ISSUES_NOTE = "note: this is a bug in tilec; please report it with the program that triggered it"
 
 
-class ErrorFormat(str, Enum):
+class ErrorFormat(StrEnum):
     human = "human"
     short = "short"
     json = "json"
 
 
-class Color(str, Enum):
+class Color(StrEnum):
     auto = "auto"
     always = "always"
     never = "never"
 
 
-class EmitStage(str, Enum):
+class EmitStage(StrEnum):
     ast = "ast"
     ir = "ir"
     llvm = "llvm"
     ptx = "ptx"
 
 
-class DeviceChoice(str, Enum):
+class DeviceChoice(StrEnum):
     cpu = "cpu"
     gpu = "gpu"
     auto = "auto"
@@ -111,12 +111,25 @@ def _print_plain_error(message: str) -> None:
     if s.format == "json":
         import json
 
-        typer.echo(json.dumps({"code": "", "message": message, "severity": "error",
-                               "labels": [], "notes": [], "help": []}), err=True)
+        typer.echo(
+            json.dumps(
+                {
+                    "code": "",
+                    "message": message,
+                    "severity": "error",
+                    "labels": [],
+                    "notes": [],
+                    "help": [],
+                }
+            ),
+            err=True,
+        )
         return
     if render.use_color(s.color, sys.stderr):
-        typer.echo(typer.style("error", fg="red", bold=True) + typer.style(": " + message, bold=True),
-                   err=True)
+        typer.echo(
+            typer.style("error", fg="red", bold=True) + typer.style(": " + message, bold=True),
+            err=True,
+        )
     else:
         typer.echo(f"error: {message}", err=True)
 
@@ -136,7 +149,9 @@ def _read_error(path: Path, err: OSError) -> str:
 # ---------------------------------------------------------------- commands
 @app.command()
 def check(
-    files: Annotated[list[Path], typer.Argument(help="The `.tile` files to check.", metavar="FILE...")],
+    files: Annotated[
+        list[Path], typer.Argument(help="The `.tile` files to check.", metavar="FILE...")
+    ],
 ) -> None:
     """Parse and check programs (names, types, ownership); print diagnostics only."""
     from tilelang import driver
@@ -171,9 +186,7 @@ def check(
 def emit(
     file: Annotated[Path, typer.Argument(help="The `.tile` file to compile.")],
     stage: Annotated[EmitStage, typer.Option("--stage", "-s", help="What to print.")],
-    kernel: Annotated[
-        str | None, typer.Option("--kernel", "-k", help="Only this kernel.")
-    ] = None,
+    kernel: Annotated[str | None, typer.Option("--kernel", "-k", help="Only this kernel.")] = None,
     arch: Annotated[
         str, typer.Option("--arch", help="GPU architecture for llvm/ptx, e.g. sm_80, sm_90.")
     ] = "sm_80",
@@ -188,7 +201,9 @@ def emit(
     from tilelang.diagnostics import render
 
     if not re.fullmatch(r"sm_\d+a?", arch):
-        raise typer.BadParameter(f"`{arch}` is not an architecture like `sm_80`", param_hint="--arch")
+        raise typer.BadParameter(
+            f"`{arch}` is not an architecture like `sm_80`", param_hint="--arch"
+        )
     options = driver.Options(arch=arch, kernel=kernel)
     try:
         result = driver.compile(file, stage.value, options=options, strict=True)
@@ -217,7 +232,9 @@ def run(
     file: Annotated[Path, typer.Argument(help="The `.tile` program whose `main` to run.")],
     device: Annotated[
         DeviceChoice,
-        typer.Option("--device", "-d", help="cpu: the interpreter; gpu: CUDA; auto: gpu if present."),
+        typer.Option(
+            "--device", "-d", help="cpu: the interpreter; gpu: CUDA; auto: gpu if present."
+        ),
     ] = DeviceChoice.auto,
 ) -> None:
     """Check a program, then run its `main`."""
@@ -313,7 +330,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
-    except BaseException as e:  # noqa: BLE001 - the last line of defence
+    except BaseException as e:  # the last line of defence: any escape is a bug
         report_ice(e)
         sys.exit(EXIT_ICE)
     sys.exit(EXIT_OK)

@@ -294,7 +294,9 @@ def compile(
         except ICE:
             raise
         except Exception as e:
-            raise ICE(f"stage `{stage_name}` crashed on {root.name}: {type(e).__name__}: {e}") from e
+            raise ICE(
+                f"stage `{stage_name}` crashed on {root.name}: {type(e).__name__}: {e}"
+            ) from e
         ctx.outputs[stage_name] = value
         if ctx.sink.has_errors:
             result.failed_stage = stage_name
@@ -322,14 +324,13 @@ def format_output(stage: str, result: CompileResult) -> str:
         case "checked":
             return repr(value)
         case "ir":
-            printer = _need("ir", "tilelang.ir.printer")
-            fmt = next(
-                (getattr(printer, n) for n in ("format_kernel", "print_kernel", "format_ir")
-                 if hasattr(printer, n)),
-                str,
-            )
-            return "\n".join(str(fmt(k)) for k in value)
+            print_kernel = _need("ir", "tilelang.ir.printer", "print_kernel")
+            return "\n".join(str(print_kernel(k)) for k in value)
         case "llvm" | "ptx":
-            return "\n".join(a.text for a in value)
+            if len(value) == 1:
+                return str(value[0].text)
+            # Several modules in one stream: say where each begins.
+            comment = ";" if stage == "llvm" else "//"
+            return "\n".join(f"{comment} ---- kernel `{a.kernel}`\n{a.text}" for a in value)
         case _:
             raise ValueError(f"unknown stage `{stage}`")

@@ -156,8 +156,9 @@ def test_emit_unavailable_stage_says_so(monkeypatch: pytest.MonkeyPatch) -> None
     assert "stage `ir` is not available yet" in result.stderr
 
 
-def test_internal_error_exits_101_with_report(monkeypatch: pytest.MonkeyPatch, bad_file: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_internal_error_exits_101_with_report(
+    monkeypatch: pytest.MonkeyPatch, bad_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def boom(value, ctx):  # type: ignore[no-untyped-def]
         raise RuntimeError("kaboom")
 
@@ -203,7 +204,12 @@ def test_light_commands_import_no_heavy_modules(args: list[str]) -> None:
 
     from tileplugin import tilec_env
 
-    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
-                          env=tilec_env(), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        env=tilec_env(),
+        timeout=120,
+    )
     assert "HEAVY=" in proc.stdout, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY="

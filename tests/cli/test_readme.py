@@ -42,7 +42,10 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     body = script.split("readme_test_command() {", 1)[1].split("\n}\n", 1)[0]
     proc = subprocess.run(
         ["bash", "-c", f"readme_test_command() {{{body}\n}}\nreadme_test_command"],
-        cwd=REPO, capture_output=True, text=True, timeout=30,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == readme_commands()[1]

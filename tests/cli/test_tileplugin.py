@@ -36,7 +36,12 @@ def test_parse_spec_annotations_and_attachments() -> None:
     )
     assert spec.mode == "check-fail"
     first, second, third = spec.expectations
-    assert (first.kind, first.code, first.line, first.message) == ("error", "E0302", 3, "cannot borrow")
+    assert (first.kind, first.code, first.line, first.message) == (
+        "error",
+        "E0302",
+        3,
+        "cannot borrow",
+    )
     assert first.notes == ["affine"] and first.helps == ["borrow disjoint"]
     assert first.labels == [(2, "first borrow")]
     assert (second.code, second.line, second.message) == ("E0201", 7, "mismatched")
@@ -47,7 +52,7 @@ def test_parse_spec_annotations_and_attachments() -> None:
 def test_parse_spec_default_modes_and_expect_lines(tmp_path: Path) -> None:
     assert parse_spec("fn main() {}\n").mode == "check-pass"
     assert parse_spec("x // error[E0001]: y\n").mode == "check-fail"
-    spec = parse_spec('fn main() {\n    print(1); // expect: 1\n    // expect:   two  \n}\n')
+    spec = parse_spec("fn main() {\n    print(1); // expect: 1\n    // expect:   two  \n}\n")
     assert spec.stdout == ["1", "  two"]
     run_file = tileplugin.TESTS_DIR / "run" / "x.tile"
     assert parse_spec("fn main() {}\n", run_file).mode == "run-pass"
@@ -63,8 +68,17 @@ def test_parse_spec_rejects_typos() -> None:
 
 
 def emitted(code: str, line: int, message: str, **kw) -> Emitted:  # type: ignore[no-untyped-def]
-    return Emitted("error", code, "t.tile", line, 1, message, kw.get("notes", []),
-                   kw.get("helps", []), kw.get("labels", []))
+    return Emitted(
+        "error",
+        code,
+        "t.tile",
+        line,
+        1,
+        message,
+        kw.get("notes", []),
+        kw.get("helps", []),
+        kw.get("labels", []),
+    )
 
 
 def test_compare_reports_unexpected_missing_and_incomplete() -> None:
@@ -85,7 +99,9 @@ def test_compare_reports_unexpected_missing_and_incomplete() -> None:
 
 def test_compare_all_matched_is_empty() -> None:
     exps = [Expectation("error", "E0302", 3, "borrow", labels=[(2, "first")])]
-    got = [emitted("E0302", 3, "cannot borrow", labels=[(3, "second", True), (2, "first here", False)])]
+    got = [
+        emitted("E0302", 3, "cannot borrow", labels=[(3, "second", True), (2, "first here", False)])
+    ]
     assert compare(exps, got, "t.tile") == []
     # The line is the primary label's line: one line off is a mismatch.
     assert compare([Expectation("error", "E0302", 4, "")], got, "t.tile") != []
@@ -140,7 +156,9 @@ def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.Monkey
     assert "golden.stderr differs" in out
     assert "not_collected" not in out
 
-    blessed = pytester.runpytest_subprocess("-p", "tileplugin", "-q", "tests/ui/golden.tile", "--bless")
+    blessed = pytester.runpytest_subprocess(
+        "-p", "tileplugin", "-q", "tests/ui/golden.tile", "--bless"
+    )
     blessed.assert_outcomes(passed=1)
     golden = (ui / "golden.stderr").read_text()
     assert golden.startswith("error[E0001]: ")

@@ -30,8 +30,14 @@ PACKAGE = REPO / "tilelang"
 CODE_RE = re.compile(r"\b(?:error|warning)\[([EW]\d{4})\]")
 CODE_LITERAL_RE = re.compile(r"""[rRuU]?(["'])([EW]\d{4})\1""")
 RANGES = {
-    "syntax": "E00", "names": "E01", "types": "E02", "ownership": "E03",
-    "kernel": "E04", "launch": "E05", "codegen": "E06", "runtime": "E07",
+    "syntax": "E00",
+    "names": "E01",
+    "types": "E02",
+    "ownership": "E03",
+    "kernel": "E04",
+    "launch": "E05",
+    "codegen": "E06",
+    "runtime": "E07",
 }
 # Files whose codes are synthetic on purpose (renderer and plugin tests).
 SYNTHETIC = {
@@ -50,7 +56,9 @@ def test_registry_is_not_empty_and_well_formed() -> None:
         assert re.fullmatch(r"[EW]\d{4}", code), code
         assert entry.code == code
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", entry.name), f"{code}: name {entry.name!r}"
-        assert entry.summary and not entry.summary.endswith("."), f"{code}: summary {entry.summary!r}"
+        assert entry.summary and not entry.summary.endswith("."), (
+            f"{code}: summary {entry.summary!r}"
+        )
     dupes = sorted({n for n in names if names.count(n) > 1})
     assert not dupes, f"names used by more than one code: {dupes}"
 
@@ -186,7 +194,9 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
     path = tmp_path / f"{code}.tile"
     path.write_text(body, encoding="utf-8")
     codes = _emitted_codes(path, _mode(code, flags))
-    assert codes == [code], f"{code}.md's first example should fail with exactly {code}, got {codes}"
+    assert codes == [code], (
+        f"{code}.md's first example should fail with exactly {code}, got {codes}"
+    )
 
 
 @pytest.mark.parametrize("code", EXPLAINED)

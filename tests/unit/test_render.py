@@ -56,8 +56,13 @@ def test_json_one_object_per_line_with_every_field() -> None:
     assert obj["notes"] == ["a note"] and obj["help"] == ["a help"]
     primary, secondary = obj["labels"]
     assert primary == {
-        "file": "dir/a.tile", "line": 2, "col": 13, "end_line": 2, "end_col": 19,
-        "message": "second borrow", "primary": True,
+        "file": "dir/a.tile",
+        "line": 2,
+        "col": 13,
+        "end_line": 2,
+        "end_col": 19,
+        "message": "second borrow",
+        "primary": True,
     }
     assert secondary["primary"] is False and (secondary["line"], secondary["col"]) == (1, 1)
     assert json.loads(lines[1])["severity"] == "warning"
@@ -130,7 +135,9 @@ def test_crlf_line_endings_are_not_shown() -> None:
     sm = SourceMap()
     sf = sm.add("w.tile", "fn main() {\r\n    x;\r\n}\r\n")
     at = sf.text.index("x")
-    out = render.render_human([Diagnostic.error("E0101", "m").primary(Span(sf.id, at, at + 1), "here")], sm)
+    out = render.render_human(
+        [Diagnostic.error("E0101", "m").primary(Span(sf.id, at, at + 1), "here")], sm
+    )
     assert "\r" not in out
     assert "2 |     x;\n" in out
 

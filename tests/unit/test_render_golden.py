@@ -41,7 +41,9 @@ def case_single_label(sm: SourceMap) -> list[Diagnostic]:
 def case_two_labels_one_line(sm: SourceMap) -> list[Diagnostic]:
     sf = sm.add("twoline.tile", "fn main() {\n    add(z.partition([4]), &z);\n}\n")
     return [
-        Diagnostic.error("E0303", "cannot borrow `z` as shared because it is also borrowed as mutable")
+        Diagnostic.error(
+            "E0303", "cannot borrow `z` as shared because it is also borrowed as mutable"
+        )
         .primary(find(sf, "&z"), "shared borrow here")
         .secondary(find(sf, "z.partition([4])"), "mutable borrow here")
     ]
@@ -59,7 +61,10 @@ def case_three_labels_one_line(sm: SourceMap) -> list[Diagnostic]:
 
 def case_labels_far_apart(sm: SourceMap) -> list[Diagnostic]:
     body = "".join(f"    let v{i} = {i};\n" for i in range(10))
-    sf = sm.add("far.tile", "fn main() {\n    let mut z = zeros::<f32>([8]);\n" + body + "    z.store(1);\n}\n")
+    sf = sm.add(
+        "far.tile",
+        "fn main() {\n    let mut z = zeros::<f32>([8]);\n" + body + "    z.store(1);\n}\n",
+    )
     return [
         Diagnostic.error("E0304", "cannot use `z` while a launch that borrows it is running")
         .primary(find(sf, "z.store(1)"), "used here")
@@ -83,8 +88,9 @@ def case_multiline_span(sm: SourceMap) -> list[Diagnostic]:
     sf = sm.add("multi.tile", text)
     start = text.index("{")
     return [
-        Diagnostic.error("E0402", "kernel body never stores its output")
-        .primary(Span(sf.id, start, len(text) - 1), "this body")
+        Diagnostic.error("E0402", "kernel body never stores its output").primary(
+            Span(sf.id, start, len(text) - 1), "this body"
+        )
     ]
 
 
@@ -104,7 +110,9 @@ def case_long_multiline(sm: SourceMap) -> list[Diagnostic]:
     text = "\n".join(lines) + "\n"
     sf = sm.add("long.tile", text)
     return [
-        Diagnostic.error("E0001", "block is too long").primary(Span(sf.id, 0, len(text) - 1), "here")
+        Diagnostic.error("E0001", "block is too long").primary(
+            Span(sf.id, 0, len(text) - 1), "here"
+        )
     ]
 
 
@@ -150,12 +158,14 @@ def case_notes_and_help(sm: SourceMap) -> list[Diagnostic]:
 
 
 def case_no_labels(sm: SourceMap) -> list[Diagnostic]:
-    return [Diagnostic.error("E0102", "`main` function not found").note("a program needs `fn main()`")]
+    return [
+        Diagnostic.error("E0102", "`main` function not found").note("a program needs `fn main()`")
+    ]
 
 
 def case_other_file(sm: SourceMap) -> list[Diagnostic]:
     lib = sm.add("lib.tile", "fn helper(x: i32) -> i32 {\n    x\n}\n")
-    main = sm.add("main.tile", "use \"lib.tile\";\n\nfn main() {\n    helper(1, 2);\n}\n")
+    main = sm.add("main.tile", 'use "lib.tile";\n\nfn main() {\n    helper(1, 2);\n}\n')
     return [
         Diagnostic.error("E0103", "this function takes 1 argument but 2 were supplied")
         .primary(find(main, "helper(1, 2)"), "two arguments")

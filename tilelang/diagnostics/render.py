@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Literal
 
@@ -337,6 +337,10 @@ class _Canvas:
         return out
 
 
+# Draws the multi-line margin bars on a row: (row, line, below).
+_BarsFn = Callable[["_Canvas", int, bool], None]
+
+
 def render_human(
     diagnostics: Sequence[Diagnostic],
     sources: SourceMap,
@@ -372,11 +376,21 @@ def render_footer(diagnostics: Sequence[Diagnostic]) -> list[list[Seg]]:
             [(f"Some errors have detailed explanations: {', '.join(codes)}.", _STYLES.title)]
         )
         out.append(
-            [(f"For more information about an error, try `tilec explain {codes[0]}`.", _STYLES.title)]
+            [
+                (
+                    f"For more information about an error, try `tilec explain {codes[0]}`.",
+                    _STYLES.title,
+                )
+            ]
         )
     elif codes:
         out.append(
-            [(f"For more information about this error, try `tilec explain {codes[0]}`.", _STYLES.title)]
+            [
+                (
+                    f"For more information about this error, try `tilec explain {codes[0]}`.",
+                    _STYLES.title,
+                )
+            ]
         )
     return out
 
@@ -401,21 +415,19 @@ def _to_text(lines: Iterable[list[Seg]], color: bool) -> str:
         markup=False,
     )
     for line in lines:
-        console.print(Text.assemble(*line), end="\n")
+        console.print(Text.assemble(*((text, style or "") for text, style in line)), end="\n")
     return buf.getvalue()
 
 
 def _render_one(diag: Diagnostic, sources: SourceMap) -> list[list[Seg]]:
     sev_style = _severity_style(diag.severity)
-    out: list[list[Seg]] = [
-        [(_header_word(diag), sev_style), (": " + diag.message, _STYLES.title)]
-    ]
+    out: list[list[Seg]] = [[(_header_word(diag), sev_style), (": " + diag.message, _STYLES.title)]]
     # Group the labels by file, the primary label's file first.
     resolved = [(label, _resolve(label, sources)) for label in diag.labels]
     placed = [(label, pos) for label, pos in resolved if pos is not None]
     primary = _primary(diag)
     files: list[SourceFile] = []
-    for label, pos in sorted(placed, key=lambda lp: not lp[0].primary):
+    for _, pos in sorted(placed, key=lambda lp: not lp[0].primary):
         if pos.file not in files:
             files.append(pos.file)
     max_line = max((max(p.line, p.end_line) for _, p in placed), default=0)
@@ -510,16 +522,15 @@ def _bars(
     for a in multi:
         s, e = a.pos.line, a.pos.end_line
         at_margin = _starts_at_margin(sf, a)
-        if below:
-            active = s <= line < e
-        else:
-            active = s < line <= e or (line == s and at_margin)
+        # Below a line the bar continues until the end line (which draws its
+        # own corner); on a source row it shows from the line after the start.
+        active = s <= line < e if below else (s < line <= e or (line == s and at_margin))
         if active:
             ch = "/" if (not below and line == s) else "|"
             row.put(2 * a.depth, ch, sev_style if a.label.primary else _STYLES.secondary)
 
 
-def _source_row(sf: SourceFile, ln: int, width: int, margin: int, bars) -> list[Seg]:  # type: ignore[no-untyped-def]
+def _source_row(sf: SourceFile, ln: int, width: int, margin: int, bars: _BarsFn) -> list[Seg]:
     row = _Canvas()
     bars(row, ln, False)
     segs: list[Seg] = [(f"{ln:>{width}} | ", _STYLES.gutter)]
@@ -550,7 +561,7 @@ def _annotation_rows(
     pad: str,
     margin: int,
     sev_style: str,
-    bars,  # type: ignore[no-untyped-def]
+    bars: _BarsFn,
 ) -> list[list[Seg]]:
     def style_of(a: _Ann) -> str:
         return sev_style if a.label.primary else _STYLES.secondary
@@ -585,7 +596,9 @@ def _annotation_rows(
             last = with_msg[-1]
             # The rightmost label's message goes on the underline row.
             if all(b.start <= last.start for b in singles):
-                under.put(margin + max(a.end for a in singles) + 1, last.label.message, style_of(last))
+                under.put(
+                    margin + max(a.end for a in singles) + 1, last.label.message, style_of(last)
+                )
                 hanging = with_msg[:-1]
             else:
                 hanging = with_msg

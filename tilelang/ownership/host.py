@@ -841,6 +841,10 @@ class HostChecker:
         # The callee may launch kernels on its parameters: the same tensor as
         # `&mut` and as anything else would alias inside it, as in one launch.
         self._check_launch_aliasing(e, borrows, what="call")
+        if self.graphs:
+            # A host fn called while a graph records may launch on its arguments.
+            g = self.graphs[-1]
+            st.captures |= frozenset(Capture(g, b.var, b.mutable, b.span) for b in borrows)
         kind, _ = type_kind(decl.ret)
         if kind is Kind.TENSOR and not isinstance(decl.ret, ast.RefType):
             return Val(Kind.TENSOR)

@@ -16,11 +16,17 @@ Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeVar, Union, dataclass_transform
 
 from tilelang.source import Span
 
-_node = dataclass(frozen=True, slots=True, eq=False)
+_T = TypeVar("_T")
+
+
+@dataclass_transform(frozen_default=True, eq_default=False)
+def _node(cls: type[_T]) -> type[_T]:
+    """`@dataclass(frozen=True, slots=True, eq=False)`, spelt so type checkers see it."""
+    return dataclass(frozen=True, slots=True, eq=False)(cls)
 
 BINARY_OPS = ("||", "&&", "==", "!=", "<", ">", "<=", ">=", "|", "^", "&", "<<", ">>",
               "+", "-", "*", "/", "%")

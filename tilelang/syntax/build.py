@@ -25,6 +25,10 @@ from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.source import Span
 from tilelang.syntax import ast
 
+# A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
+# which the type checker cannot see, so it is `Any` here.
+PT = Any
+
 KEYWORDS = frozenset({
     "as", "break", "const", "continue", "else", "false", "fn", "for", "graph", "if",
     "in", "kernel", "let", "mut", "return", "true", "unsafe", "use", "while",
@@ -57,7 +61,7 @@ class Builder:
         self.sink = sink
         self.base = base
         self.text = text  # the whole file, to quote operands in messages
-        self._expr: dict[str, Callable[[Tree], ast.Expr]] = {
+        self._expr: dict[str, Callable[[PT], ast.Expr]] = {
             "number": self._number,
             "neg_number": self._neg_number,
             "string": self._string,
@@ -86,15 +90,16 @@ class Builder:
         }
 
     # ------------------------------------------------------------ spans, names
-    def span(self, node: Tree | Token) -> Span:
+    def span(self, node: PT) -> Span:
         if isinstance(node, Token):
-            return Span(self.file, self.base + node.start_pos, self.base + node.end_pos)
+            return Span(self.file, self.base + (node.start_pos or 0),
+                        self.base + (node.end_pos or 0))
         meta = node.meta
         if getattr(meta, "empty", True):
             return Span(self.file, self.base, self.base)
         return Span(self.file, self.base + meta.start_pos, self.base + meta.end_pos)
 
-    def ident(self, tok: Token) -> ast.Ident:
+    def ident(self, tok: PT) -> ast.Ident:
         span = self.span(tok)
         name = str(tok)
         if name in KEYWORDS:
@@ -106,10 +111,10 @@ class Builder:
         return ast.Ident(name, span)
 
     # ------------------------------------------------------------ module
-    def module(self, tree: Tree) -> ast.Module:
+    def module(self, tree: PT) -> ast.Module:
         return ast.Module(tuple(self.item(c) for c in tree.children), self.span(tree))
 
-    def item(self, tree: Tree) -> ast.Item:
+    def item(self, tree: PT) -> ast.Item:
         match tree.data:
             case "fn_decl":
                 return self._fn(tree)
@@ -124,7 +129,7 @@ class Builder:
                 return ast.UseDecl((), None, False, lit, self.span(tree))
         raise AssertionError(f"unknown item {tree.data}")
 
-    def _fn(self, tree: Tree) -> ast.FnDecl:
+    def _fn(self, tree: PT) -> ast.FnDecl:
         attrs, kernel, name, generics, params, ret, body = tree.children
         return ast.FnDecl(
             name=self.ident(name),
@@ -137,7 +142,7 @@ class Builder:
             span=self.span(tree),
         )
 
-    def _attribute(self, tree: Tree) -> ast.Attribute:
+    def _attribute(self, tree: PT) -> ast.Attribute:
         name, args = tree.children
         out: list[ast.AttrArg] = []
         if args is not None:
@@ -151,17 +156,17 @@ class Builder:
                     out.append(ast.AttrArg(None, self.expr(a.children[0]), self.span(a)))
         return ast.Attribute(self.ident(name), tuple(out), self.span(tree))
 
-    def _generic_param(self, tree: Tree) -> ast.GenericParam:
+    def _generic_param(self, tree: PT) -> ast.GenericParam:
         if tree.data == "const_param":
             return ast.GenericParam(self.ident(tree.children[0]), True,
                                     self.type(tree.children[1]), self.span(tree))
         return ast.GenericParam(self.ident(tree.children[0]), False, None, self.span(tree))
 
-    def _param(self, tree: Tree) -> ast.Param:
+    def _param(self, tree: PT) -> ast.Param:
         mut, name, ty = tree.children
         return ast.Param(self.ident(name), self.type(ty), mut is not None, self.span(tree))
 
-    def _use(self, tree: Tree) -> ast.UseDecl:
+    def _use(self, tree: PT) -> ast.UseDecl:
         path_tree = tree.children[0]
         segs_tree, group = path_tree.children
         segments = tuple(self.ident(t) for t in _flatten_left(segs_tree, "use_segments"))
@@ -175,11 +180,11 @@ class Builder:
         return ast.UseDecl(segments, names, glob, None, self.span(tree))
 
     # ------------------------------------------------------------ statements
-    def block(self, tree: Tree) -> ast.Block:
+    def block(self, tree: PT) -> ast.Block:
         *stmt_trees, tail_tree = tree.children
         return self.block_from_parts(stmt_trees, tail_tree, self.span(tree))
 
-    def block_from_parts(self, stmt_trees: list[Tree], tail_tree: Tree | None,
+    def block_from_parts(self, stmt_trees: list[PT], tail_tree: PT | None,
                          span: Span) -> ast.Block:
         stmts: list[ast.Stmt] = []
         for st in stmt_trees:
@@ -196,12 +201,13 @@ class Builder:
                 tail = self.expr(tail_tree.children[0])
             else:
                 stmts.append(self._tail_stmt(tail_tree))
-        elif stmts and isinstance(stmts[-1], ast.ExprStmt) and not stmts[-1].semi:
+        elif stmts and isinstance(last := stmts[-1], ast.ExprStmt) and not last.semi:
             # Rust: a block-like expression ending a block is its value.
-            tail = stmts.pop().expr
+            stmts.pop()
+            tail = last.expr
         return ast.Block(tuple(stmts), tail, span)
 
-    def _tail_stmt(self, tree: Tree) -> ast.Stmt:
+    def _tail_stmt(self, tree: PT) -> ast.Stmt:
         match tree.data:
             case "return_tail":
                 value = tree.children[0]
@@ -217,7 +223,7 @@ class Builder:
                 return ast.Continue(self.span(tree))
         raise AssertionError(tree.data)
 
-    def stmt(self, tree: Tree) -> ast.Stmt:
+    def stmt(self, tree: PT) -> ast.Stmt:
         span = self.span(tree)
         c = tree.children
         match tree.data:
@@ -245,7 +251,7 @@ class Builder:
         raise AssertionError(f"unknown statement {tree.data}")
 
     # ------------------------------------------------------------ patterns
-    def pattern(self, node: Tree) -> ast.Pattern:
+    def pattern(self, node: PT) -> ast.Pattern:
         span = self.span(node)
         match node.data:
             case "name_pat":
@@ -259,10 +265,10 @@ class Builder:
         raise AssertionError(f"unknown pattern {node.data}")
 
     # ------------------------------------------------------------ types
-    def opt_type(self, node: Tree | None) -> ast.TypeExpr | None:
+    def opt_type(self, node: PT | None) -> ast.TypeExpr | None:
         return None if node is None else self.type(node)
 
-    def type(self, node: Tree) -> ast.TypeExpr:
+    def type(self, node: PT) -> ast.TypeExpr:
         span = self.span(node)
         match node.data:
             case "named_type":
@@ -280,7 +286,7 @@ class Builder:
                 return self._shape(node)
         raise AssertionError(f"unknown type {node.data}")
 
-    def _shape(self, node: Tree) -> ast.ShapeType:
+    def _shape(self, node: PT) -> ast.ShapeType:
         dims: list[ast.Expr | None] = []
         for d in node.children:
             if d is None:
@@ -288,7 +294,7 @@ class Builder:
             dims.append(None if isinstance(d, Tree) and d.data == "unknown_dim" else self.expr(d))
         return ast.ShapeType(tuple(dims), self.span(node))
 
-    def generic_args(self, node: Tree) -> tuple[ast.TypeArg, ...]:
+    def generic_args(self, node: PT) -> tuple[ast.TypeArg, ...]:
         out: list[ast.TypeArg] = []
         for a in node.children:
             if a is None:
@@ -300,7 +306,7 @@ class Builder:
         return tuple(out)
 
     # ------------------------------------------------------------ expressions
-    def expr(self, node: Tree) -> ast.Expr:
+    def expr(self, node: PT) -> ast.Expr:
         try:
             build = self._expr[node.data]
         except KeyError:
@@ -310,7 +316,7 @@ class Builder:
     def _exprs(self, children: list[Any]) -> tuple[ast.Expr, ...]:
         return tuple(self.expr(c) for c in children if c is not None)
 
-    def _binary_chain(self, node: Tree) -> ast.Expr:
+    def _binary_chain(self, node: PT) -> ast.Expr:
         """Precedence climbing over the flat chain `a op b op c ...` (Rust's table).
 
         Comparisons do not associate: `a < b < c` is reported here (E0011) and
@@ -318,7 +324,7 @@ class Builder:
         """
         children = node.children
         operands: list[ast.Expr] = [self.expr(children[0])]
-        ops: list[Token] = []
+        ops: list[PT] = []
         chained: set[int] = set()  # ids of comparisons built from this chain
         reported = False
 
@@ -346,7 +352,7 @@ class Builder:
             reduce()
         return operands[0]
 
-    def _chained_comparison(self, first: ast.Expr, second: Token) -> None:
+    def _chained_comparison(self, first: ast.Expr, second: PT) -> None:
         assert isinstance(first, ast.Binary)
         d = (Diagnostic.error(codes.CHAINED_COMPARISON, "comparison operators cannot be chained")
              .primary(self.span(second), "second comparison")
@@ -363,12 +369,12 @@ class Builder:
         text = self.text[span.start:span.end]
         return text if len(text) <= 40 and "\n" not in text else ""
 
-    def _range(self, node: Tree) -> ast.RangeExpr:
+    def _range(self, node: PT) -> ast.RangeExpr:
         lhs, op, rhs = node.children
         return ast.RangeExpr(self.expr(lhs), self.expr(rhs), str(op.children[0]) == "..=",
                              self.span(node))
 
-    def _path_expr(self, node: Tree) -> ast.Name | ast.Path:
+    def _path_expr(self, node: PT) -> ast.Name | ast.Path:
         toks = _flatten_left(node, "path_expr")
         if len(toks) == 1:
             ident = self.ident(toks[0])
@@ -381,7 +387,7 @@ class Builder:
             return ast.Name(ident, ident.span)
         return ast.Path(tuple(self.ident(t) for t in toks), self.span(node))
 
-    def _args(self, node: Tree | None) -> tuple[ast.Arg, ...]:
+    def _args(self, node: PT | None) -> tuple[ast.Arg, ...]:
         if node is None:
             return ()
         out: list[ast.Arg] = []
@@ -395,19 +401,19 @@ class Builder:
                 out.append(ast.Arg(None, value, value.span))
         return tuple(out)
 
-    def _call(self, node: Tree) -> ast.Call:
+    def _call(self, node: PT) -> ast.Call:
         path, turbofish, args = node.children
         callee = self._path_expr(path)
         generics = self.generic_args(turbofish.children[0]) if turbofish is not None else ()
         return ast.Call(callee, generics, self._args(args), self.span(node))
 
-    def _method_call(self, node: Tree) -> ast.MethodCall:
+    def _method_call(self, node: PT) -> ast.MethodCall:
         recv, name, turbofish, args = node.children
         generics = self.generic_args(turbofish.children[0]) if turbofish is not None else ()
         return ast.MethodCall(self.expr(recv), self.ident(name), generics, self._args(args),
                               self.span(node))
 
-    def _field(self, node: Tree) -> ast.Field:
+    def _field(self, node: PT) -> ast.Field:
         recv, name = node.children
         if name.type == "TUPLE_INDEX":
             field = ast.Ident(str(int(name)), self.span(name))
@@ -415,7 +421,7 @@ class Builder:
             field = self.ident(name)
         return ast.Field(self.expr(recv), field, self.span(node))
 
-    def _if(self, node: Tree) -> ast.If:
+    def _if(self, node: PT) -> ast.If:
         cond, then, else_ = node.children
         else_node: ast.Block | ast.If | None = None
         if else_ is not None:
@@ -423,14 +429,14 @@ class Builder:
         return ast.If(self.expr(cond), self.block(then), else_node, self.span(node))
 
     # ------------------------------------------------------------ literals
-    def _neg_number(self, node: Tree) -> ast.Expr:
+    def _neg_number(self, node: PT) -> ast.Expr:
         inner = self._number_token(node.children[0])
         return ast.Unary("-", inner, self.span(node))
 
-    def _number(self, node: Tree) -> ast.Expr:
+    def _number(self, node: PT) -> ast.Expr:
         return self._number_token(node.children[0])
 
-    def _number_token(self, tok: Token) -> ast.IntLit | ast.FloatLit:
+    def _number_token(self, tok: PT) -> ast.IntLit | ast.FloatLit:
         text = str(tok)
         span = self.span(tok)
         m = _NUMBER.match(text)
@@ -440,7 +446,8 @@ class Builder:
         radix_digits = m.group("hex") if m.group("hex") is not None else (
             m.group("oct") if m.group("oct") is not None else m.group("bin"))
         if suffix is not None:
-            allowed = FLOAT_SUFFIXES if is_float else INT_SUFFIXES + FLOAT_SUFFIXES
+            allowed: tuple[str, ...] = (FLOAT_SUFFIXES if is_float
+                                        else INT_SUFFIXES + FLOAT_SUFFIXES)
             if radix_digits is not None:
                 allowed = INT_SUFFIXES
             if suffix not in allowed:
@@ -476,7 +483,7 @@ class Builder:
             )
         return ast.IntLit(value, suffix, span)
 
-    def _string(self, node: Tree | Token) -> ast.StrLit:
+    def _string(self, node: PT) -> ast.StrLit:
         tok = node if isinstance(node, Token) else node.children[0]
         raw = str(tok)[1:-1]
         span = self.span(tok)
@@ -511,9 +518,9 @@ class Builder:
         return ast.StrLit("".join(out), span)
 
 
-def _flatten_left(node: Tree, data: str) -> list[Token]:
+def _flatten_left(node: PT, data: str) -> list[PT]:
     """Tokens of a left-recursive list rule `r: NAME | r "::" NAME`."""
-    out: list[Token] = []
+    out: list[PT] = []
     while True:
         if len(node.children) == 1:
             out.append(node.children[0])

@@ -14,7 +14,9 @@ terminal name such as `SEMICOLON`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
+from typing import Any
 
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -23,6 +25,10 @@ from tilelang.diagnostics.codes import syntax as codes
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.source import Span
 from tilelang.syntax.lexical import LexProblem
+
+# A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
+# which the type checker cannot see, so it is `Any` here.
+PT = Any
 
 # Terminal names whose text is not a fixed string.
 _REGEX_NAMES = {
@@ -66,7 +72,7 @@ class Vocabulary:
             return _REGEX_NAMES[name]
         return f"`{self.text.get(name, name.lower())}`"
 
-    def found(self, tok: Token) -> str:
+    def found(self, tok: PT) -> str:
         if tok.type == "$END":
             return "end of file"
         if tok.type == "STRING":
@@ -92,6 +98,9 @@ class ErrorReporter:
 
     def span(self, start: int, end: int) -> Span:
         return Span(self.file, start, end)
+
+    def _tok(self, tok: Any, base: int) -> Span:
+        return self.span(base + tok.start_pos, base + tok.end_pos)
 
     def _prev_end(self, offset: int) -> int:
         """End offset of the token before `offset` (comments are blank)."""
@@ -146,7 +155,7 @@ class ErrorReporter:
     def parse_error(self, e: UnexpectedInput, base: int, stop: int, start_rule: str) -> Diagnostic:
         """The diagnostic for a failure parsing `code[base:stop]` from `start_rule`."""
         if isinstance(e, UnexpectedCharacters):
-            at = base + e.pos_in_stream
+            at = base + int(e.pos_in_stream or 0)
             ch = self.code[at] if at < len(self.code) else ""
             d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character `{ch}`")
                  .primary(self.span(at, at + 1), "unknown character"))
@@ -163,10 +172,9 @@ class ErrorReporter:
         expected = set(e.expected or ())
         ip = getattr(e, "interactive_parser", None)
         if ip is not None:
-            try:
+            # accepts() simulates the parser; keep Lark's set if that fails
+            with contextlib.suppress(Exception):
                 expected = set(ip.accepts())
-            except Exception:  # accepts() simulates the parser; keep Lark's set if it fails
-                pass
         expected.discard("WS")
         expected.discard("LINE_COMMENT")
         expected.discard("BLOCK_COMMENT")
@@ -174,7 +182,7 @@ class ErrorReporter:
 
     def _unexpected_token(self, e: UnexpectedToken, base: int, stop: int,
                           start_rule: str) -> Diagnostic:
-        tok = e.token
+        tok: Any = e.token
         expected = self._expected_set(e)
         stack: list[object] = list(getattr(e.state, "value_stack", []) or [])
         is_end = tok.type == "$END"
@@ -185,7 +193,7 @@ class ErrorReporter:
         here = self.span(start, end)
         found = self.vocab.found(tok)
         prev_end = self._prev_end(start)
-        last = stack[-1] if stack else None
+        last: Any = stack[-1] if stack else None
 
         # `kernel add(...)`
         if isinstance(last, Token) and last.type == "KERNEL" and expected <= {"FN"}:
@@ -193,7 +201,7 @@ class ErrorReporter:
                                      f"expected `fn` after `kernel`, found {found}")
                     .primary(here if not is_end else self.span(prev_end, prev_end),
                              "expected `fn`")
-                    .secondary(self.span(base + last.start_pos, base + last.end_pos),
+                    .secondary(self._tok(last, base),
                                "a kernel is declared with `kernel fn`")
                     .with_help("write `kernel fn name(...)`"))
 
@@ -201,7 +209,7 @@ class ErrorReporter:
             d = (Diagnostic.error(codes.ELSE_WITHOUT_IF, "`else` without a preceding `if`")
                  .primary(here, "this `else` follows no `if` block"))
             if isinstance(last, Token) and last.type == "SEMICOLON":
-                d = d.secondary(self.span(base + last.start_pos, base + last.end_pos),
+                d = d.secondary(self._tok(last, base),
                                 "this `;` ends the statement before it")
                 return d.with_help("remove the `;` so that the `else` continues the `if`")
             return d.with_help("an `else` must directly follow the `}` of an `if` block")
@@ -231,7 +239,7 @@ class ErrorReporter:
             d = (Diagnostic.error(codes.EXPECTED_PATTERN, f"expected pattern, found {found}")
                  .primary(here, "expected pattern"))
             if isinstance(last, Token) and last.type in ("LET", "FOR"):
-                d = d.secondary(self.span(base + last.start_pos, base + last.end_pos),
+                d = d.secondary(self._tok(last, base),
                                 f"`{last}` needs a name to bind")
             return d.with_help("write a name (`let x = ...`), `_`, or a tuple `(a, b)`")
 
@@ -249,19 +257,19 @@ class ErrorReporter:
         if (expected <= {"NAME", "TUPLE_INDEX"} and isinstance(last, Token) and last.type == "DOT"
                 and len(stack) >= 2 and isinstance(stack[-2], Tree)
                 and stack[-2].data == "number"):
-            num = stack[-2].children[0]
+            num: Any = stack[-2].children[0]
             if num.end_pos == last.start_pos:
                 return (Diagnostic.error(codes.INVALID_NUMBER,
                                          f"expected a digit after `{num}.`, found {found}")
-                        .primary(self.span(base + num.start_pos, base + last.end_pos),
+                        .primary(self._tok(num, base).to(self._tok(last, base)),
                                  "a float literal needs digits after its `.`")
                         .with_help(f"write `{num}.0`"))
 
-        if _TYPE_START <= expected and "NUMBER" not in expected:
+        if expected >= _TYPE_START and "NUMBER" not in expected:
             d = (Diagnostic.error(codes.EXPECTED_TYPE, f"expected type, found {found}")
                  .primary(here, "expected type"))
             if isinstance(last, Token) and last.type in ("COLON", "__ANON_0"):
-                d = d.secondary(self.span(base + last.start_pos, base + last.end_pos),
+                d = d.secondary(self._tok(last, base),
                                 f"a type must follow this `{last}`")
             return d.with_help("write a type such as `i32`, `f32` or `&Tensor<f32, [?]>`")
 
@@ -311,14 +319,6 @@ class ErrorReporter:
             txt = self.vocab.text.get(n, n)
             return (_ORDER.index(txt) if txt in _ORDER else len(_ORDER), txt)
         return sorted(names, key=key)
-
-    def _text_of(self, node: object, base: int) -> str:
-        if isinstance(node, Token):
-            return str(node)
-        if isinstance(node, Tree) and not getattr(node.meta, "empty", True):
-            text = self.code[base + node.meta.start_pos : base + node.meta.end_pos]
-            return text if len(text) <= 40 and "\n" not in text else ""
-        return ""
 
 
 _CHAR_HINTS = {

@@ -28,8 +28,9 @@ import dataclasses
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
@@ -39,6 +40,10 @@ from tilelang.syntax import ast
 from tilelang.syntax.build import KEYWORDS, Builder
 from tilelang.syntax.errors import ErrorReporter, Vocabulary
 from tilelang.syntax.lexical import LexProblem, Scan, check_delimiters, scan
+
+# A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
+# which the type checker cannot see, so it is `Any` here.
+PT = Any
 
 __all__ = ["ReplInput", "is_incomplete", "lark_parser", "parse", "parse_expr", "parse_repl"]
 
@@ -74,13 +79,13 @@ def _keyword(tok: Token) -> Token:
 @functools.cache
 def lark_parser() -> Lark:
     """The one Lark parser (built once; Lark caches the tables on disk)."""
-    options = dict(parser="lalr", lexer="contextual", propagate_positions=True,
-                   maybe_placeholders=True, start=list(START_RULES),
-                   lexer_callbacks={"NAME": _keyword})
+    options: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True,
+               "maybe_placeholders": True, "start": list(START_RULES),
+               "lexer_callbacks": {"NAME": _keyword}}
     try:
-        return Lark(grammar_text(), cache=True, **options)  # type: ignore[arg-type]
+        return Lark(grammar_text(), cache=True, **options)
     except OSError:  # a read-only temp dir: build without the disk cache
-        return Lark(grammar_text(), **options)  # type: ignore[arg-type]
+        return Lark(grammar_text(), **options)
 
 
 @functools.cache
@@ -116,7 +121,7 @@ class _Session:
         self.reporter = ErrorReporter(_vocabulary(), source.id, self.scan.code)
         self.whole_error: tuple[Diagnostic, int] | None = None
 
-    def run(self, start: int, stop: int, rule: str) -> Tree | None:
+    def run(self, start: int, stop: int, rule: str) -> PT | None:
         """Parse `code[start:stop]` from `rule`; report the first error."""
         try:
             return lark_parser().parse(self.scan.code[start:stop], start=rule)
@@ -176,7 +181,7 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
     return False
 
 
-def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> Tree | None:
+def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> PT | None:
     try:
         return lark_parser().parse(s.scan.code[start:stop], start=rule)
     except UnexpectedInput:
@@ -288,10 +293,9 @@ def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
 def is_incomplete(text: str) -> bool:
     """True when `text` is a valid beginning of REPL input that needs more lines."""
     sc = scan(text)
-    for p in sc.problems:
-        if p.kind in ("unterminated-string", "unterminated-comment", "unclosed"):
-            return True
-        return False  # a mismatched or stray closer cannot be fixed by typing more
+    if sc.problems:
+        # More text can close what is open, but not fix a mismatched or stray closer.
+        return sc.problems[0].kind in ("unterminated-string", "unterminated-comment", "unclosed")
     try:
         lark_parser().parse(sc.code, start="repl_input")
     except UnexpectedInput as e:

@@ -72,9 +72,7 @@ def _format(node: object, sources: SourceMap | None, depth: int, label: str,
                     head.append(f.name)
             elif value is not None:
                 head.append(f"{f.name}={value!r}")
-        elif isinstance(value, tuple) and not value:
-            continue
-        elif value is None:
+        elif value is None or (isinstance(value, tuple) and not value):
             continue
         else:
             children.append((f.name, value))
@@ -110,7 +108,7 @@ class _Unparser:
                     return self.stmt(n, ind)
                 if isinstance(n, (ast.NamedType, ast.ShapeType, ast.RefType, ast.TupleType)):
                     return self.type(n)
-                return self.expr(n, ind)
+                return self.expr(n, ind)  # type: ignore[arg-type]
 
     # -------------------------------------------------------- items
     def item(self, it: ast.Item) -> str:

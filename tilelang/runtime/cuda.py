@@ -66,7 +66,10 @@ def _check(result: Any, what: str, span: Span | None = None) -> Any:
     d = _driver()
     err, *vals = result if isinstance(result, tuple) else (result,)
     if isinstance(err, d.CUresult) and err != d.CUresult.CUDA_SUCCESS:
-        raise cuda_error(what, _error_name(err), span)
+        help = None
+        if err == d.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
+            help = "the GPU's memory is full: use smaller tensors, or run on the CPU with `--device cpu`"
+        raise cuda_error(what, _error_name(err), span, help)
     if not vals:
         return None
     return vals[0] if len(vals) == 1 else tuple(vals)

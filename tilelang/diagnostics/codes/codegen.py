@@ -2,7 +2,8 @@
 
 Owned by the NVPTX backend (`tilelang/backend/`) and the CUDA runtime
 (`tilelang/runtime/cuda.py`): limits of the GPU that the language itself
-does not have, and failures of the CUDA driver.
+does not have, and failures of the CUDA driver. (A failed device `assert` on
+the GPU reports E0700, the same code as the interpreter.)
 """
 
 from tilelang.diagnostics.codes import define
@@ -15,9 +16,6 @@ GPU_UNSUPPORTED_DTYPE = define(
 )
 GPU_TILE_TOO_LARGE = define(
     "E0603", "gpu-tile-too-large", "a tile too large for one GPU thread block's registers or shared memory"
-)
-GPU_DEVICE_ASSERT = define(
-    "E0604", "gpu-device-assert", "a device `assert` failed while the kernel ran on the GPU"
 )
 CUDA_ERROR = define(
     "E0610", "cuda-error", "the CUDA driver reported an error while running a program on the GPU"

@@ -4,6 +4,7 @@ plugin's module state is not shared with this session)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import textwrap
 from pathlib import Path
@@ -131,6 +132,29 @@ fn main() {
 """
 
 
+RUN_PASS = """\
+fn main() {
+    let x = 40 + 2;
+    print(x);          // expect: 42
+}
+"""
+
+RUN_PASS_WRONG_OUTPUT = """\
+fn main() {
+    print(7);          // expect: 8
+}
+"""
+
+RUN_FAIL = """\
+//@ run-fail
+fn main() {
+    let x = 42;
+    print(x);                          // expect: 42
+    assert(x == 41, "x is wrong");     // error[E0710]: x is wrong
+}
+"""
+
+
 @pytest.mark.slow
 def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     here = Path(tileplugin.__file__).resolve().parent
@@ -143,13 +167,24 @@ def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.Monkey
     (ui / "malformed.tile").write_text("//@ chek-fail\n")
     (ui / "golden.tile").write_text(GOOD)
     (ui / "golden.stderr").write_text("stale\n")
+    run = pytester.path / "tests" / "run"
+    run.mkdir(parents=True)
+    (run / "prints.tile").write_text(RUN_PASS)
+    (run / "wrong_output.tile").write_text(RUN_PASS_WRONG_OUTPUT)
+    (run / "fails.tile").write_text(RUN_FAIL)
     elsewhere = pytester.path / "examples"
     elsewhere.mkdir()
     (elsewhere / "not_collected.tile").write_text("garbage(\n")
 
-    result = pytester.runpytest_subprocess("-p", "tileplugin", "-q", "tests")
-    result.assert_outcomes(passed=1, failed=3)
+    result = pytester.runpytest_subprocess("-p", "tileplugin", "-q", "-rA", "tests")
     out = result.stdout.str()
+    if importlib.util.find_spec("tilelang.run") is None:
+        result.assert_outcomes(passed=1, failed=3, skipped=3)
+    else:
+        result.assert_outcomes(passed=3, failed=4)
+        assert "PASSED tests/run/prints.tile::run-pass" in out
+        assert "PASSED tests/run/fails.tile::run-fail" in out
+        assert "stdout differs from the `// expect:` lines" in out
     assert "unexpected (emitted but not annotated):" in out
     assert "missing (annotated but not emitted):" in out
     assert "malformed test file" in out and "unknown directive" in out

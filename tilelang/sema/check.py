@@ -1934,6 +1934,7 @@ class _Checker:
         pending: list[tuple[Dim, Dim | None, Any, Any, bool]] = []
         borrows: list[bool | None] = []
         bad = False
+        whole = False
         for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys):
             if _is_poison(pty, aty):
                 borrows.append(None)
@@ -1965,8 +1966,9 @@ class _Checker:
                         self._unify_dims(pshape, aty.tile_shape, a, env, srcs, info, e, pending, p, True)
                     elif isinstance(aty, TensorT) or (isinstance(aty, RefT) and isinstance(aty.inner, TensorT)):
                         # a whole tensor for a `&mut` param: the ownership checker's rule
-                        # (it names the missing `.partition`); no type error here.
-                        pass
+                        # (it names the missing `.partition`); no type error here, and
+                        # no "cannot infer" either: the missing partition is the cause.
+                        whole = True
                     else:
                         self._arg_mismatch(p, pty, a, aty, info)
                         bad = True
@@ -2019,7 +2021,7 @@ class _Checker:
                 self.emit(d.with_help(f"use {'tiles' if is_part else 'a tensor'} of size {want} here"))
                 bad = True
         missing = [g for g in info.const_generics if g not in env and g not in deferred]
-        if missing and not bad:
+        if missing and not bad and not whole:
             g = missing[0]
             gdecl = next(x for x in info.decl.generics if x.name.name == g)
             self.emit(self.err(T.CANNOT_INFER, f"cannot infer the value of const generic `{g}` of `{info.name}`",

@@ -2054,7 +2054,7 @@ class _Checker:
                     continue
                 vals = tuple(Dim.const(eval_dim(d, inst)) for d in shape)  # type: ignore[arg-type]
                 if any(not d.is_const for d in shape if d is not None):
-                    src = next((srcs[s] for d in shape if d is not None for s in d.symbols() if s in srcs), e)
+                    src = self._culprit(shape, vals, srcs, e)  # type: ignore[arg-type]
                     if not self._check_tile_limits(vals, src.span, None,
                                                    (p.ty.span, f"the tile shape of `{p.name.name}`")):
                         return
@@ -2073,9 +2073,20 @@ class _Checker:
             if not all(d.symbols() <= inst.keys() for d in shape):
                 continue
             vals = tuple(Dim.const(eval_dim(d, inst)) for d in shape)
-            if not self._check_tile_limits(vals, e.span, None, (span, f"tile shape {shape_str(shape)} "
+            src = self._culprit(shape, vals, srcs, e)
+            if not self._check_tile_limits(vals, src.span, None, (span, f"tile shape {shape_str(shape)} "
                                            f"is {shape_str(vals)} for this launch")):
                 return
+
+    @staticmethod
+    def _culprit(shape: Shape, vals: Shape, srcs: dict[str, Any], default: Any) -> Any:
+        """The partition or turbofish argument that gave a bad tile dimension."""
+        order = sorted(range(len(shape)), key=lambda i: _is_pow2(vals[i].const_value or 0))
+        for i in order:
+            for sname in sorted(shape[i].symbols()):
+                if sname in srcs:
+                    return srcs[sname]
+        return default
 
     def _arg_mismatch(self, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, info: FnInfo) -> None:
         d = (self.err(T.MISMATCHED_TYPES, "mismatched types", a.span, f"expected `{pty}`, found `{aty}`")
@@ -2720,10 +2731,11 @@ class _Checker:
         if not isinstance(vt, TileT):
             return self.emit(self.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
         if dtype is not None and vt.dtype != dtype:
+            inner = v.expr if isinstance(v, ast.Cast) else v  # `acc as f16` -> suggest `acc as f32`
             return self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: storing `{vt.dtype}` into `{dtype}`",
                                       v.span, f"this is `{vt}`")
                              .secondary(r.span, f"`{self.snippet(r)}` holds `{dtype}`")
-                             .with_help(f"cast with `as`: `{self.snippet(v)} as {dtype}`"))
+                             .with_help(f"cast with `as`: `{self.snippet(inner)} as {dtype}`"))
         if tuple(vt.shape) != tuple(dst_shape):
             return self.emit(self.err(T.STORE_SHAPE,
                                       f"stored tile has shape {shape_str(vt.shape)} but the destination tile is "

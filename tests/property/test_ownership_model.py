@@ -1,7 +1,8 @@
 """The ownership checker against a dynamic model of host programs.
 
 Hypothesis generates random host programs (allocations, partitions, launches,
-syncs, waits, reads, writes, moves, reassignments, if/else, for loops) as a
+syncs, waits, reads, writes, moves, reassignments, graphs and their replays,
+if/else, for loops) as a
 small tree, renders each one as Tile source text, and runs it two ways:
 
 - through `tilelang.driver.check` (parser, type checker, ownership checker);
@@ -67,6 +68,14 @@ def render(stmts: list[Stmt], indent: int = 1) -> str:
                 out.append(f"{pad}let {h} = {call}.launch();" if h else f"{pad}{call}.sync();")
             case ("wait", h):
                 out.append(f"{pad}{h}.wait();")
+            case ("graph", g, w, r):
+                call = f"inc({w}.partition([256]))" if r is None else \
+                    f"scale({w}.partition([256]), &{r})"
+                out.append(f"{pad}let {g} = graph {{")
+                out.append(f"{pad}    {call};")
+                out.append(f"{pad}}};")
+            case ("replay", g):
+                out.append(f"{pad}{g}.replay();")
             case ("read", t):
                 out.append(f"{pad}print({t}.sum());")
             case ("write", t):
@@ -112,8 +121,13 @@ class Model:
                 self.racy.append(f"{what} of `{t}` races with a launch in flight")
                 return
 
-    def run(self, stmts: list[Stmt], handles: dict[str, int]) -> None:
-        handles = dict(handles)  # a block's handles end with it
+    def captured(self, t: str, graphs: dict[str, tuple[str, str | None]]) -> bool:
+        return any(t in (w, r) for w, r in graphs.values())
+
+    def run(self, stmts: list[Stmt], handles: dict[str, int],
+            graphs: dict[str, tuple[str, str | None]] | None = None) -> None:
+        handles = dict(handles)  # a block's handles and graphs end with it
+        graphs = dict(graphs or {})
         for s in stmts:
             match s:
                 case ("launch", h, w, r):
@@ -134,16 +148,32 @@ class Model:
                     self._touch(t, True, "write")
                 case ("move", t, _new):
                     self._touch(t, True, "move")
+                    if self.captured(t, graphs):
+                        self.racy.append(f"move of `{t}`, captured by a live graph")
                     self.moved.add(t)
                 case ("reset", t):
                     if t not in self.moved:
                         self._touch(t, True, "reassignment")
+                        if self.captured(t, graphs):
+                            self.racy.append(f"`{t}` dropped while a live graph captures it")
                     self.moved.discard(t)
+                case ("graph", g, w, r):
+                    # Recording runs nothing; the graph captures the tensors.
+                    if w in self.moved or r in self.moved:
+                        self.racy.append("graph records a moved tensor")
+                    if r == w:
+                        self.racy.append(f"`{w}` written and read by one graph operation")
+                    graphs[g] = (w, r)
+                case ("replay", g):
+                    w, r = graphs[g]
+                    self._touch(w, True, "replay writing")
+                    if r is not None:
+                        self._touch(r, False, "replay reading")
                 case ("if", taken, then, els):
-                    self.run(then if taken else els, handles)
+                    self.run(then if taken else els, handles, graphs)
                 case ("for", count, body):
                     for _ in range(count):
-                        self.run(body, handles)
+                        self.run(body, handles, graphs)
 
     def finish(self) -> None:
         if self.inflight:
@@ -166,13 +196,16 @@ def programs(draw: st.DrawFn) -> list[Stmt]:
         counter[0] += 1
         return f"{prefix}{counter[0]}"
 
-    def block(depth: int, visible: list[str]) -> list[Stmt]:
+    def block(depth: int, visible: list[str], gvisible: list[str]) -> list[Stmt]:
         visible = list(visible)
+        gvisible = list(gvisible)
         out: list[Stmt] = []
         for _ in range(draw(st.integers(1, 5 if depth == 0 else 3))):
-            kinds = ["launch", "sync", "read", "write", "move", "reset"]
+            kinds = ["launch", "sync", "read", "write", "move", "reset", "graph"]
             if visible:
                 kinds += ["wait", "wait"]
+            if gvisible:
+                kinds += ["replay"]
             if depth < 2:
                 kinds += ["if", "for"]
             kind = draw(st.sampled_from(kinds))
@@ -185,18 +218,25 @@ def programs(draw: st.DrawFn) -> list[Stmt]:
                     visible.append(h)
             elif kind == "wait":
                 out.append(("wait", draw(st.sampled_from(visible))))
+            elif kind == "graph":
+                g = fresh("g")
+                out.append(("graph", g, t, draw(st.none() | st.sampled_from(TENSORS))))
+                gvisible.append(g)
+            elif kind == "replay":
+                out.append(("replay", draw(st.sampled_from(gvisible))))
             elif kind == "move":
                 out.append(("move", t, fresh("m")))
             elif kind in ("read", "write", "reset"):
                 out.append((kind, t))
             elif kind == "if":
-                out.append(("if", draw(st.booleans()), block(depth + 1, visible),
-                            block(depth + 1, visible)))
+                out.append(("if", draw(st.booleans()), block(depth + 1, visible, gvisible),
+                            block(depth + 1, visible, gvisible)))
             else:
-                out.append(("for", draw(st.integers(1, 3)), block(depth + 1, visible)))
+                out.append(("for", draw(st.integers(1, 3)),
+                            block(depth + 1, visible, gvisible)))
         return out
 
-    return block(0, [])
+    return block(0, [], [])
 
 
 def accepted(src: str) -> tuple[bool, list[str]]:

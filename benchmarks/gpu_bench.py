@@ -225,15 +225,21 @@ def bench_launch() -> None:
         return statistics.median(ts)
 
     enq = timed(lambda: dev.run(p, (1,), args))
+    os.environ["TILEC_LAUNCH"] = "ctypes"
+    p2 = dev.prepare(samples.vector_add(1024))
+    dev.run(p2, (1,), args)
+    enq_ctypes = timed(lambda: dev.run(p2, (1,), args))
+    del os.environ["TILEC_LAUNCH"]
     abi, fn = next(iter(p.variants.values()))
     packed = next(iter(p.packed.values()))
     d = dev.ctx.d
     binding = timed(lambda: d.cuLaunchKernel(fn.handle, 1, 1, 1, abi.num_threads, 1, 1, 0, dev.ctx.stream,
                                              packed.address, 0))
     raw = timed(lambda: fn.launch((1, 1, 1), abi.num_threads, 0, packed))
-    log("launch", f"cached launch: {enq:.2f} us host per `run` (median of 40 batches of 200); "
+    log("launch", f"cached launch: {enq:.2f} us host per `run` (median of 40 batches of 200), "
+                  f"{enq_ctypes:.2f} us with TILEC_LAUNCH=ctypes; "
                   f"Function.launch {raw:.2f} us; cuda.bindings cuLaunchKernel alone {binding:.2f} us",
-        run_us=enq, function_launch_us=raw, binding_us=binding)
+        run_us=enq, run_ctypes_us=enq_ctypes, function_launch_us=raw, binding_us=binding)
 
 
 def bench_graph() -> None:
@@ -261,6 +267,49 @@ def bench_graph() -> None:
         per_kernel_us=ms * 1e3 / n)
 
 
+def bench_gemm() -> None:
+    """f16 x f16 -> f32 GEMM through `mma` (tensor cores), vs torch.matmul (informational)."""
+    from tilelang.dtypes import DType
+    from tilelang.ir import samples
+    from tilelang.runtime import cuda
+
+    dev = cuda.device()
+    M = N = K = 4096
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    da, db, dc = dev.upload(a), dev.upload(b), dev.upload(np.zeros((M, N), np.float32))
+    out = {}
+    for bm, bn, bk, w in ((64, 64, 32, 4), (128, 128, 32, 8)):
+        from dataclasses import replace
+
+        k = replace(samples.gemm(bm, bn, bk, DType.F16, DType.F32), num_warps=w)
+        p = dev.prepare(k)
+        grid = (M // bm, N // bn)
+        ms = _median_ms(lambda: dev.run(p, grid, [dc, da, db]), iters=5, warm=1)
+        out[f"tile_{bm}x{bn}x{bk}_w{w}"] = 2 * M * N * K / ms / 1e9
+    c = dev.download(dc, None, (M, N))
+    ref = a[:256].astype(np.float32) @ b.astype(np.float32)
+    err = float(np.abs(c[:256] - ref).max())
+    try:
+        import torch
+
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        ts = []
+        for _ in range(6):
+            ev0.record()
+            torch.matmul(ta, tb)
+            ev1.record()
+            ev1.synchronize()
+            ts.append(ev0.elapsed_time(ev1))
+        out["torch_f16"] = 2 * M * N * K / statistics.median(ts[1:]) / 1e9
+    except Exception as e:
+        out["torch_error"] = repr(e)[:200]  # type: ignore[assignment]
+    text = ", ".join(f"{k} {v:.1f} TFLOP/s" if isinstance(v, float) else f"{k} {v}" for k, v in out.items())
+    log("gemm", f"{M}x{N}x{K} f16->f32: {text}; max |err| vs NumPy (256 rows) {err:.2e}", max_err=err, **out)
+
+
 def bench_cases() -> None:
     from backend_cases import CASES
     from test_gpu import run_both
@@ -279,7 +328,7 @@ def bench_cases() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--only", default="vecadd,first,first_example,launch,graph")
+    ap.add_argument("--only", default="vecadd,first,first_example,launch,graph,gemm")
     ap.add_argument("--n-log2", type=int, default=28)
     a = ap.parse_args()
     from tilelang.runtime import cuda
@@ -293,7 +342,7 @@ def main() -> int:
     print(f"device: {info.name} ({info.arch}, {info.sm_count} SMs)")
     for name in a.only.split(","):
         fn = {"vecadd": lambda: bench_vecadd(a.n_log2), "first": bench_first, "launch": bench_launch,
-              "graph": bench_graph, "cases": bench_cases, "first_example": bench_first_example}[name]
+              "graph": bench_graph, "cases": bench_cases, "gemm": bench_gemm, "first_example": bench_first_example}[name]
         try:
             fn()
         except Exception as e:  # keep going: one broken section must not hide the others

@@ -381,8 +381,9 @@ class _Emitter:
             v = self.emit(f"icmp ne i8 {v}, 0")
         return v
 
-    def write_tile(self, x: ir.Value, byte_off: int = 0) -> None:
-        """Every thread stores its live elements of `x` at their flat index."""
+    def write_tile(self, x: ir.Value, byte_off: int = 0, as16: str | None = None) -> None:
+        """Every thread stores its live elements of `x` at their flat index
+        (`as16` = "half"/"bfloat": as 16-bit floats, for `ldmatrix`)."""
         lay = self.lay(x)
         slots = self.tile(x) if x.shape else None
         for k in range(lay.K):
@@ -394,6 +395,12 @@ class _Emitter:
                 self.label(body)
             for j in range(lay.V):
                 val = slots[k * lay.V + j] if slots is not None else self.scalar(x)
+                if as16 is not None:
+                    h = self.emit(f"fptrunc float {val} to {as16}")
+                    base = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {byte_off}")
+                    ptr = self.emit(f"getelementptr {as16}, ptr addrspace(3) {base}, i32 {self.flat(lay, k, j)}")
+                    self.stmt(f"store {as16} {h}, ptr addrspace(3) {ptr}, align 2")
+                    continue
                 self.smem_store(byte_off, x.dtype, self.flat(lay, k, j), val)
             if after is not None:
                 self.br(after)
@@ -1303,6 +1310,8 @@ class _Emitter:
         self.env[r.id] = vals
 
     def mma(self, op: ir.Mma) -> None:
+        if self.mma_tensor_core(op):
+            return
         a, b, acc, r = op.a, op.b, op.acc, op.result
         M, K = a.shape
         N = b.shape[1]
@@ -1344,6 +1353,109 @@ class _Emitter:
 
         finals = self.counted_loop(0, K, [(aty, v) for v in init], body)
         self.env[r.id] = [self.round_to(v, acc_dt) for v in finals]
+
+    def mma_tensor_core(self, op: ir.Mma) -> bool:
+        """f16/bf16 x f16/bf16 + f32 on the tensor cores: `ldmatrix` + `mma.sync.m16n8k16`.
+
+        A and B are staged in shared memory as 16-bit values (exact: the
+        registers hold f16/bf16-rounded values), the accumulator as f32. Warp w
+        computes the 16x8 tiles w, w + W, ... of the result: it loads its C
+        fragment, runs the K/16 steps, and stores the fragment back; then every
+        thread reads its own elements of the result. Products are exact and
+        accumulate in f32, as the interpreter's `mma` prescribes.
+        """
+        a, b, acc, r = op.a, op.b, op.acc, op.result
+        in_dt = a.dtype
+        if in_dt not in (DType.F16, DType.BF16) or acc.dtype is not DType.F32:
+            return False
+        M, K = a.shape
+        N = b.shape[1]
+        if M % 16 or N % 8 or K % 16:
+            return False
+        h16 = "half" if in_dt is DType.F16 else "bfloat"
+        size_a = -(-(M * K * 2) // 16) * 16
+        size_b = -(-(K * N * 2) // 16) * 16
+        off_a, off_b, off_c = 0, size_a, size_a + size_b
+        self.need_smem(off_c + M * N * 4, op.span)
+        self.barrier()
+        self.write_tile(a, off_a, h16)
+        self.write_tile(b, off_b, h16)
+        self.write_tile(acc, off_c)
+        self.barrier()
+        W = self.T // 32
+        tiles_n = N // 8
+        total = (M // 16) * tiles_n
+        self.declare("declare { i32, i32, i32, i32 } @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3))")
+        self.declare("declare { i32, i32 } @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3))")
+        if in_dt is DType.F16:
+            mma_name = "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+            fty = "<2 x half>"
+        else:
+            mma_name = "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+            fty = "i32"
+        self.declare(f"declare {{ float, float, float, float }} @{mma_name}({', '.join([fty] * 6)}, "
+                     "float, float, float, float)")
+        warp = self.emit("lshr i32 %tid, 5")
+        lane = self.emit("and i32 %tid, 31")
+        # ldmatrix x4 for A: lane t gives row (t % 8) + 8 * ((t / 8) % 2), column 8 * (t / 16)
+        lr = self.emit(f"and i32 {lane}, 7")
+        lm = self.emit(f"lshr i32 {lane}, 3")
+        lm1 = self.emit(f"and i32 {lm}, 1")
+        lm2 = self.emit(f"lshr i32 {lm}, 1")
+        a_row = self.emit(f"add i32 {lr}, {self.emit(f'shl i32 {lm1}, 3')}")
+        a_col = self.emit(f"shl i32 {lm2}, 3")
+        # ldmatrix x2.trans for B (row-major [K, N]): lanes 0-15 give row k = t % 16
+        b_row = self.emit(f"and i32 {lane}, 15")
+        g = self.emit(f"lshr i32 {lane}, 2")
+        q2 = self.emit(f"shl i32 {self.emit(f'and i32 {lane}, 3')}, 1")
+        base_a = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off_a}")
+        base_b = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off_b}")
+        for i in range(-(-total // W)):
+            tile = self.emit(f"add i32 {warp}, {i * W}")
+            go, done = self.new_label("mt"), self.new_label("mj")
+            if (i + 1) * W > total:
+                ok = self.emit(f"icmp ult i32 {tile}, {total}")
+                self.cbr(ok, go, done)
+            else:
+                self.br(go)
+            self.label(go)
+            mi = self.emit(f"udiv i32 {tile}, {tiles_n}")
+            ni = self.emit(f"urem i32 {tile}, {tiles_n}")
+            row0 = self.emit(f"shl i32 {mi}, 4")
+            col0 = self.emit(f"shl i32 {ni}, 3")
+            crow = self.emit(f"add i32 {row0}, {g}")
+            ccol = self.emit(f"add i32 {col0}, {q2}")
+            c_idx = []
+            for dr in (0, 8):
+                rr = crow if dr == 0 else self.emit(f"add i32 {crow}, 8")
+                base = self.emit(f"add i32 {self.emit(f'mul i32 {rr}, {N}')}, {ccol}")
+                c_idx += [base, self.emit(f"add i32 {base}, 1")]
+            c = [self.smem_load(off_c, DType.F32, ix) for ix in c_idx]
+            arow = self.emit(f"mul i32 {self.emit(f'add i32 {row0}, {a_row}')}, {K}")
+            for kk in range(K // 16):
+                ia = self.emit(f"add i32 {arow}, {self.emit(f'add i32 {a_col}, {kk * 16}')}")
+                pa = self.emit(f"getelementptr i16, ptr addrspace(3) {base_a}, i32 {ia}")
+                fa = self.call("{ i32, i32, i32, i32 }", "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16",
+                               f"ptr addrspace(3) {pa}")
+                kb = self.emit(f"add i32 {b_row}, {kk * 16}")
+                ib = self.emit(f"add i32 {self.emit(f'mul i32 {kb}, {N}')}, {col0}")
+                pb = self.emit(f"getelementptr i16, ptr addrspace(3) {base_b}, i32 {ib}")
+                fb = self.call("{ i32, i32 }", "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16",
+                               f"ptr addrspace(3) {pb}")
+                frags = [self.emit(f"extractvalue {{ i32, i32, i32, i32 }} {fa}, {n}") for n in range(4)]
+                frags += [self.emit(f"extractvalue {{ i32, i32 }} {fb}, {n}") for n in range(2)]
+                if fty != "i32":
+                    frags = [self.emit(f"bitcast i32 {x} to {fty}") for x in frags]
+                args = ", ".join([f"{fty} {x}" for x in frags] + [f"float {x}" for x in c])
+                d = self.call("{ float, float, float, float }", mma_name, args)
+                c = [self.emit(f"extractvalue {{ float, float, float, float }} {d}, {n}") for n in range(4)]
+            for ix, v in zip(c_idx, c, strict=True):
+                self.smem_store(off_c, DType.F32, ix, v)
+            self.br(done)
+            self.label(done)
+        self.barrier()
+        self.env[r.id] = [self.smem_load(off_c, DType.F32, f) for _, _, f in self.out_slots(r.shape)]
+        return True
 
     # -- control flow -----------------------------------------------------------------------
     def _types_of(self, vals: tuple[ir.Value, ...]) -> list[tuple[ir.Value, int]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import threading
 import time
 from collections import defaultdict
@@ -439,7 +440,7 @@ class Function:
         if gx * gy * gz == 0:
             return  # an empty grid is a no-op, as in the interpreter
         s = self.ctx.stream if stream is None else stream
-        raw = _raw_launch()
+        raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
         if raw is not None and not _RAW_BROKEN:
             # The driver entry point through ctypes: ~1 us instead of ~5 us of binding overhead.
             try:
@@ -487,8 +488,6 @@ _KEEP: list[Any] = []
 @functools.cache
 def _raw_launch() -> Any:
     """`cuLaunchKernel` from libcuda via ctypes, or None (then the binding is used)."""
-    import os
-
     if os.environ.get("TILEC_NO_CTYPES_LAUNCH"):
         return None
     try:
@@ -705,12 +704,13 @@ class CudaDevice(Device):
         key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream))
         hit = prepared.fast.get(key)
         if hit is not None:
-            refs, raw, call = hit
+            refs, launch, call, ok = hit
             for r, a in zip(refs, args):
                 if r is not None and r() is not a:
                     break
             else:
-                if raw(*call) == 0:
+                res = launch(*call)
+                if res is ok or (type(res) is tuple and res[0] is ok):
                     self.launches += 1
                     return
         self._run_slow(prepared, grid, args, stream, span, key)
@@ -763,13 +763,19 @@ class CudaDevice(Device):
         g3 = (g[0], g[1], g[2])
         if len(prepared.fast) > 256:
             prepared.fast.clear()
-        raw = _raw_launch()
-        if raw is not None and not abi.asserts and g3[0] * g3[1] * g3[2] > 0:
+        if not abi.asserts and g3[0] * g3[1] * g3[2] > 0:
+            refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
+            raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
             try:
-                call = (_handle_int(fn.handle), *g3, abi.num_threads, 1, 1, abi.smem_bytes, _handle_int(s),
-                        packed.address, None)
-                refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
-                prepared.fast[fkey] = (refs, raw, call)
+                if raw is not None:
+                    call = (_handle_int(fn.handle), *g3, abi.num_threads, 1, 1, abi.smem_bytes,
+                            _handle_int(s), packed.address, None)
+                    prepared.fast[fkey] = (refs, raw, call, 0)
+                else:
+                    # The binding measured faster than ctypes on the H200 host (5 us vs 8 us).
+                    d = self.ctx.d
+                    call = (fn.handle, *g3, abi.num_threads, 1, 1, abi.smem_bytes, s, packed.address, 0)
+                    prepared.fast[fkey] = (refs, d.cuLaunchKernel, call, d.CUresult.CUDA_SUCCESS)
             except TypeError:
                 pass
         fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s)

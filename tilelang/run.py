@@ -7,8 +7,9 @@ the exit status:
     0    the program ran to the end
     1    the program has errors (type, ownership, syntax): nothing ran
     3    a run-time error: a failed `assert`/`assert_close`, a launch-time
-         check (E05xx), a device `assert`, a file that cannot be read, or a
-         device that cannot be used (`--device gpu` without a GPU)
+         check (E05xx), a device `assert`, a file that cannot be read (E07xx),
+         or a device that cannot be used (`--device gpu` without a GPU: a
+         plain `error:` line, since no source line is at fault)
     101  an internal error (a bug in tilec): the message asks for a report
 
 `execute(source, device=...)` is the Python API underneath (tests use it): it
@@ -39,6 +40,14 @@ EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_RUNTIME = 3
 EXIT_ICE = 101
+
+
+class GpuUnavailable(Exception):
+    """`--device gpu` on a machine (or a build) without a usable GPU engine."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"cannot run on the GPU: {why}")
+        self.why = why
 
 
 class CheckFailed(Exception):
@@ -89,7 +98,7 @@ def gpu_available() -> bool:
 
 
 def make_device(choice: str, out: IO[str]) -> Any:
-    """The `Device` for `--device choice`; raises `TileError` (E0716) when the
+    """The `Device` for `--device choice`; raises `GpuUnavailable` when the
     GPU is asked for and cannot be used."""
     from tilelang.runtime.cpu import CpuDevice
 
@@ -112,9 +121,7 @@ def make_device(choice: str, out: IO[str]) -> Any:
     if why is None and cls is None:
         why = "the GPU engine of tilec is not ready yet"
     if why is not None:
-        raise TileError(Diagnostic.error(rcodes.NO_GPU, f"cannot run on the GPU: {why}")
-                        .with_help("run on the CPU interpreter with `--device cpu` "
-                                   "(or `--device auto`, which falls back to it)"))
+        raise GpuUnavailable(why)
     try:
         return cls(out=device_print)
     except TypeError:
@@ -159,6 +166,11 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         except TileError as e:
             out.flush()
             render.report(list(e.diagnostics), sources, file=err)
+            return EXIT_RUNTIME
+        except GpuUnavailable as e:
+            err.write(f"error: {e}\n")
+            err.write("help: run on the CPU interpreter with `--device cpu` "
+                      "(`--device auto` falls back to it)\n")
             return EXIT_RUNTIME
         del execution
         return EXIT_OK

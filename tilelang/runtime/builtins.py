@@ -39,7 +39,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
-from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.runtime.tensor import (
     Partition,
@@ -195,7 +195,7 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
         case ">=":
             return x >= y
         case _:
-            raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"operator `{op}` is not supported here")
+            raise _unsupported(Diagnostic.error("ICE", f"operator `{op}` is not supported here")
                             .primary(op_span, "here"))
     if dt is not None:
         return to_scalar(r, dt)
@@ -256,8 +256,7 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
                 r = fn(x, y)
                 out_dt = DType.BOOL
             case _:
-                raise TileError(Diagnostic.error(
-                    rcodes.HOST_LIMIT, f"operator `{op}` is not supported on host tensors")
+                raise _unsupported(Diagnostic.error("ICE", f"operator `{op}` is not supported on host tensors")
                     .primary(op_span, "here")
                     .with_help("host tensors support `+ - * /`; do the rest in a kernel"))
     return Tensor.from_numpy(np.asarray(r), out_dt, t.device)
@@ -396,7 +395,7 @@ class Builtins:
                 return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "maximum" | "minimum" | "where":
                 return self._select(name, pos, call)
-        raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"`{name}` cannot be called in host code")
+        raise _unsupported(Diagnostic.error("ICE", f"`{name}` cannot be called in host code")
                         .primary(call.span, "here"))
 
     def _print_text(self, pos: list[Any]) -> str:
@@ -416,8 +415,7 @@ class Builtins:
         rng = np.random.Generator(np.random.PCG64(seed))
         if name == "randn":
             if not dt.is_float:
-                raise TileError(Diagnostic.error(
-                    rcodes.HOST_LIMIT, f"`randn` needs a float element type, not `{dt.value}`")
+                raise _unsupported(Diagnostic.error("ICE", f"`randn` needs a float element type, not `{dt.value}`")
                     .primary(call.span, "here").with_help("use `rand` for integers"))
             values = rng.standard_normal(shape)
         elif dt is DType.BOOL:
@@ -435,9 +433,13 @@ class Builtins:
             raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot read `{path}`: no such file")
                             .primary(call.span, "loaded here")
                             .with_help("paths are relative to the directory `tilec run` was started in")) from None
-        except (OSError, ValueError) as e:
+        except OSError as e:
             raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot read `{path}`: {_reason(e)}")
                             .primary(call.span, "loaded here")) from None
+        except (ValueError, EOFError):
+            raise TileError(Diagnostic.error(rcodes.NPY_FORMAT, f"`{path}` is not a `.npy` file")
+                            .primary(call.span, "loaded here")
+                            .with_help("write it with NumPy's `np.save` or Tile's `t.save_npy(path)`")) from None
         if not isinstance(arr, np.ndarray):
             raise TileError(Diagnostic.error(rcodes.NPY_FORMAT, f"`{path}` does not hold one array")
                             .primary(call.span, "loaded here"))
@@ -636,7 +638,7 @@ class Builtins:
             return len(recv)
         if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):
             return self.math(name, recv)
-        raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"no method `{name}` on this host value")
+        raise _unsupported(Diagnostic.error("ICE", f"no method `{name}` on this host value")
                         .primary(mc.method.span, "unknown method"))
 
     def _partition(self, t: Tensor, shape: Any, mc: ast.MethodCall) -> Partition:
@@ -672,3 +674,9 @@ def _reason(e: BaseException) -> str:
 
 def _g(x: float) -> str:
     return f"{x:.3g}"
+
+
+def _unsupported(diag: Diagnostic) -> ICE:
+    """Host code the checker accepted but the evaluator cannot run: a bug in
+    tilec (the checker and the evaluator disagree), reported as one."""
+    return ICE(f"the host evaluator cannot run this: {diag.message}")

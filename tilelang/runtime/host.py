@@ -182,9 +182,7 @@ class HostEvaluator:
     def call_fn(self, fn: FnRef, args: list[Any], span: Span) -> Any:
         decl = fn.decl
         if len(args) != len(decl.params):
-            raise TileError(Diagnostic.error(
-                rcodes.HOST_LIMIT,
-                f"`{decl.name.name}` takes {len(decl.params)} arguments but {len(args)} were given")
+            raise _unsupported(Diagnostic.error("ICE", f"`{decl.name.name}` takes {len(decl.params)} arguments but {len(args)} were given")
                 .primary(span, "called here").secondary(decl.name.span, "defined here"))
         scope = _Scope({}, None)
         for p, v in zip(decl.params, args):
@@ -259,7 +257,7 @@ class HostEvaluator:
             dt = None
             values = list(seq) if isinstance(seq, (list, tuple, range)) else None
             if values is None:
-                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot iterate over this value")
+                raise _unsupported(Diagnostic.error("ICE", "cannot iterate over this value")
                                 .primary(it.span, "not a range"))
         for i in values:
             inner = _Scope({}, scope)
@@ -316,11 +314,11 @@ class HostEvaluator:
                 container = self.eval(recv, scope)
                 i = int(self.eval(idx, scope))
                 if not isinstance(container, list):
-                    raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot assign into this value")
+                    raise _unsupported(Diagnostic.error("ICE", "cannot assign into this value")
                                     .primary(target.span, "not a shape"))
                 container[i] = value
             case _:
-                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot assign to this expression")
+                raise _unsupported(Diagnostic.error("ICE", "cannot assign to this expression")
                                 .primary(target.span, "not a variable"))
 
     # -- expressions -----------------------------------------------------------
@@ -348,7 +346,7 @@ class HostEvaluator:
                 v = self.eval(recv, scope)
                 if f.name.isdigit() and isinstance(v, (tuple, list)):
                     return v[int(f.name)]
-                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"no field `{f.name}` on this value")
+                raise _unsupported(Diagnostic.error("ICE", f"no field `{f.name}` on this value")
                                 .primary(f.span, "unknown field"))
             case ast.Index(receiver=recv, index=idx):
                 v = self.eval(recv, scope)
@@ -359,7 +357,7 @@ class HostEvaluator:
                             rcodes.HOST_SHAPE, f"index {i} is out of range for a shape of {len(v)} dimensions")
                             .primary(idx.span, "out of range"))
                     return v[i]
-                raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot index this value")
+                raise _unsupported(Diagnostic.error("ICE", "cannot index this value")
                                 .primary(e.span, "not a shape or tuple"))
             case ast.Unary(op=op, operand=operand):
                 return bi.unary(op, self.eval(operand, scope), e.span, self.scalar_dtype(e))
@@ -376,7 +374,7 @@ class HostEvaluator:
                 name = ty.name.name if isinstance(ty, ast.NamedType) else None
                 dt = DType.parse(name or "")
                 if dt is None:
-                    raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, "cannot cast to this type on the host")
+                    raise _unsupported(Diagnostic.error("ICE", "cannot cast to this type on the host")
                                     .primary(ty.span, "not an element type"))
                 return bi.cast(v, dt)
             case ast.Ref(expr=inner):
@@ -439,7 +437,7 @@ class HostEvaluator:
             return value
         if isinstance(item, ast.FnDecl):
             return FnRef(item, item.name.name)
-        raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"`{name}` has no value here")
+        raise _unsupported(Diagnostic.error("ICE", f"`{name}` has no value here")
                         .primary(node.span, "not defined at run time"))
 
     def _const_value(self, item: ast.ConstDecl) -> Any:
@@ -469,13 +467,12 @@ class HostEvaluator:
             return self.builtins.call(name, call, scope)
         fn = self._resolve_callee(callee, call)
         if fn is None:
-            raise TileError(Diagnostic.error(rcodes.HOST_LIMIT, f"`{name}` cannot be called in host code")
+            raise _unsupported(Diagnostic.error("ICE", f"`{name}` cannot be called in host code")
                             .primary(callee.span, "not a host function"))
         if fn.decl.is_kernel:
             return self.make_operation(fn, call, scope)
         if any(_is_tile_param(p) for p in fn.decl.params):
-            raise TileError(Diagnostic.error(
-                rcodes.HOST_LIMIT, f"device function `{name}` cannot run on the host")
+            raise _unsupported(Diagnostic.error("ICE", f"device function `{name}` cannot run on the host")
                 .primary(call.span, "called from host code")
                 .secondary(fn.decl.name.span, "it works on tiles")
                 .with_help("call it from a kernel"))
@@ -499,13 +496,10 @@ class HostEvaluator:
                 dt = DType.parse(arg.name.name)
                 if dt is not None:
                     generics[g.name.name] = (dt, arg.span)
-        static = getattr(self.program, "instantiations", None) or {}
-        sources = (getattr(self.program, "shape_sources", None) or {}).get(call, {})
-        for k, v in (static.get(call) or {}).items():
-            if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and k not in generics:
-                src = sources.get(k)
-                generics[k] = (int(v), getattr(src, "span", call.span))
-        bound = bind_launch(decl, args, call.span, generics, self._eval_dim)
+        static = (getattr(self.program, "instantiations", None) or {}).get(call) or {}
+        inferred = {k: int(v) for k, v in static.items()
+                    if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
+        bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
         self._check_deferred(call, fn, bound)
         return Operation(decl, fn.key, bound, call.span, self.runtime)
 
@@ -513,7 +507,7 @@ class HostEvaluator:
         scope = _Scope({k: v for k, v in env.items() if isinstance(v, int)}, None)
         try:
             return int(self.eval(expr, scope))
-        except TileError:
+        except (TileError, ICE):  # a name with no value yet: an unbound generic
             return None
 
     def _check_deferred(self, call: ast.Call, fn: FnRef, bound: Any) -> None:
@@ -573,3 +567,9 @@ def _is_tile_param(p: ast.Param) -> bool:
     if isinstance(ty, ast.RefType):
         ty = ty.inner
     return isinstance(ty, ast.NamedType) and ty.name.name == "Tile"
+
+
+def _unsupported(diag: Diagnostic) -> ICE:
+    """Host code the checker accepted but the evaluator cannot run: a bug in
+    tilec (the checker and the evaluator disagree), reported as one."""
+    return ICE(f"the host evaluator cannot run this: {diag.message}")

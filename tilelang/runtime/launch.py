@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tilelang.diagnostics.codes import launch as codes
-from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.runtime.device import Device
 from tilelang.runtime.tensor import Partition, Tensor
@@ -93,12 +93,13 @@ class BoundLaunch:
 
 def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                 generics: dict[str, tuple[GenericValue, Span]],
-                eval_dim: Callable[[ast.Expr, dict[str, GenericValue]], int | None]) -> BoundLaunch:
+                eval_dim: Callable[[ast.Expr, dict[str, GenericValue]], int | None],
+                inferred: dict[str, GenericValue] | None = None) -> BoundLaunch:
     """Check every launch-time fact of one launch and bind its generics.
 
-    `generics` holds the values known before the run-time arguments are seen
-    (turbofish arguments, the type checker's instantiation) with the span that
-    gave each. `eval_dim(expr, env)` evaluates a constant dimension expression
+    `generics` holds the turbofish arguments, with the span that gave each;
+    `inferred` what the type checker inferred statically, used only for
+    generics that the run-time arguments leave unbound. `eval_dim(expr, env)` evaluates a constant dimension expression
     over the generics (None when it names an unbound generic).
     Raises `TileError` (E05xx) on the first fact that fails.
     """
@@ -160,6 +161,11 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     bind(dim.ident.name, size, f"dimension {d} of `{spec.name}`", arg.span)
         bound.append(v)
 
+    for k, v in (inferred or {}).items():
+        if k not in env:
+            env[k] = v
+            source[k] = ("the type checker", call_span)
+
     # Pass 2: every static dimension now evaluates; compare.
     for spec, arg in zip(specs, args):
         v = arg.value
@@ -171,14 +177,11 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                 continue
             want = eval_dim(dim, env)
             if want is None:
+                # The type checker promises every const generic of a launch a
+                # value (E0215 otherwise), so this is a bug, not a user error.
                 missing = sorted(n for n in const_names if n not in env)
-                fail(Diagnostic.error(
-                    codes.UNINFERRED_GENERIC,
-                    f"cannot infer {', '.join(f'`{m}`' for m in missing) or 'a const generic'} "
-                    f"of kernel `{kname}` from this launch")
-                    .primary(call_span, "the generics of this launch are not all known")
-                    .secondary(dim.span, "this dimension needs it")
-                    .with_help(f"give it explicitly: `{kname}::<...>(...)`"))
+                raise ICE(f"no value for {', '.join(missing) or 'a const generic'} of kernel "
+                          f"`{kname}` at launch, although the program passed the checks")
             if want != size:
                 if spec.kind == "mut":
                     fail(Diagnostic.error(
@@ -247,7 +250,7 @@ def _check_rank_dtype(kname: str, spec: ParamSpec, t: Tensor, span: Span,
     if spec.dims is not None and len(spec.dims) != t.rank:
         fail(Diagnostic.error(
             codes.RANK_MISMATCH,
-            f"`{spec.name}` of kernel `{kname}` has {len(spec.dims)} dimensions "
+            f"`{spec.name}` of kernel `{kname}` has {_dims(len(spec.dims))} "
             f"but the tensor passed has {t.rank}")
             .primary(span, f"a tensor of shape {_shape(t.shape)}")
             .secondary(spec.span, "declared here")
@@ -271,6 +274,10 @@ def _to_scalar(value: Any, dt: DType) -> Any:
     from tilelang.runtime.tensor import normalise
 
     return normalise(arr.reshape(()), dt)[()]
+
+
+def _dims(n: int) -> str:
+    return f"{n} dimension" if n == 1 else f"{n} dimensions"
 
 
 def _show(v: GenericValue) -> str:

@@ -25,15 +25,9 @@ GENERIC_CONFLICT = define(
 TILE_SHAPE_MISMATCH = define(
     "E0505", "launch-tile-shape-mismatch",
     "a partition's tile shape differs from the kernel's `&mut` parameter at launch")
-TILE_INDEX_OUT_OF_RANGE = define(
-    "E0506", "launch-tile-index-out-of-range",
-    "a tile index the checker deferred to launch time is out of range")
 BAD_PARTITION = define(
     "E0507", "invalid-partition",
     "a partition's tile shape has the wrong rank or a dimension that is not positive")
-UNINFERRED_GENERIC = define(
-    "E0508", "launch-generic-not-inferred",
-    "a const generic of a launched kernel has no value")
 NO_GRID = define(
     "E0509", "launch-without-grid",
     "a launched kernel has no `&mut` partition to size its grid")

@@ -22,16 +22,12 @@ NOT_CLOSE = define(
 NPY_IO = define(
     "E0712", "npy-io-error", "`load_npy` or `save_npy` could not read or write the file")
 NPY_FORMAT = define(
-    "E0713", "npy-unsupported", "a `.npy` file holds an array Tile cannot represent")
+    "E0713", "npy-unsupported",
+    "`load_npy` read a file that is not a `.npy` array of an element type Tile has")
 HOST_SHAPE = define(
     "E0714", "host-shape-mismatch",
     "a host tensor operation got shapes that do not fit (element-wise, `reshape`, `assert_close`)")
 HOST_DIV_ZERO = define(
     "E0715", "host-division-by-zero", "an integer division or remainder by zero in host code")
-NO_GPU = define(
-    "E0716", "no-gpu", "`--device gpu` was asked for but no usable GPU engine is there")
 NO_MAIN = define(
     "E0717", "no-main", "`tilec run` found no `fn main()` to run")
-HOST_LIMIT = define(
-    "E0718", "host-unsupported",
-    "host code did something the host evaluator cannot do (for example, call a device function)")

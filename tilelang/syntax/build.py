@@ -358,7 +358,12 @@ class Builder:
              .primary(self.span(second), "second comparison")
              .secondary(first.op_span, "first comparison"))
         lhs, mid = self._text(first.lhs.span), self._text(first.rhs.span)
-        if lhs and mid:
+        if (first.op == "<" and str(second) == ">" and lhs and mid
+                and isinstance(first.lhs, (ast.Name, ast.Path))):
+            # `zeros<f32>([4])`: generic arguments written without the turbofish.
+            d = d.with_help(f"use `::<...>` instead of `<...>` to give generic arguments: "
+                            f"`{lhs}::<{mid}>`")
+        elif lhs and mid:
             d = d.with_help(f"split the comparison into two: "
                             f"`{lhs} {first.op} {mid} && {mid} {second} ...`")
         else:

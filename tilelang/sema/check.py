@@ -267,6 +267,8 @@ class _Checker:
         self._builtin_syms: dict[str, Symbol] = {}
         self._method_syms: dict[str, Symbol] = {}
         self._shape_values: dict[Any, tuple[Dim | None, ...]] = {}
+        # `let mut x = <literal>` bindings still untyped: the init and the uses so far
+        self._mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
         # reshapes whose element counts are equal only for some generics
         self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
         # host `t.partition([n])` with a run-time `n`: dim index -> expression
@@ -326,6 +328,11 @@ class _Checker:
             self._check_fn(info, in_kernel)
 
     def _default_untyped(self) -> None:
+        for sym, (init, _) in self._mut_literals.items():
+            if isinstance(sym.ty, (UntypedInt, UntypedFloat)):
+                big = isinstance(init, ast.IntLit) and not -(1 << 31) <= init.value < (1 << 31)
+                self._adopt(sym, F32 if isinstance(sym.ty, UntypedFloat) else
+                            ScalarT(DType.I64) if big else I32)
         for node, ty in list(self.program.types.items()):
             if isinstance(ty, UntypedInt):
                 big = isinstance(node, ast.IntLit) and not -(1 << 31) <= node.value < (1 << 31)
@@ -877,15 +884,11 @@ class _Checker:
                       kind: SymbolKind = SymbolKind.LOCAL) -> None:
         match pat:
             case ast.NamePat(name=ident, mutable=m):
-                if m and isinstance(ty, UntypedInt):
-                    ty = I32
-                    if value is not None:
-                        self._settle(value, ty)
-                elif m and isinstance(ty, UntypedFloat):
-                    ty = F32
-                    if value is not None:
-                        self._settle(value, ty)
                 sym = Symbol(kind, ident.name, ident.span, pat, ty=ty, mutable=m)
+                if m and isinstance(ty, (UntypedInt, UntypedFloat)):
+                    # `let mut acc = 0.0;`: the variable takes the type of its first
+                    # typed use (`acc += t.sum()` on f16 makes it f16), else the default
+                    self._mut_literals[sym] = (value, [])
                 if value is not None and not m:
                     sym.dim = self.program.dims.get(value)
                     if value in self._shape_values:
@@ -1020,6 +1023,10 @@ class _Checker:
             self.emit(d)
         if st.op == "=":
             vty = self.check_expr(st.value, fx, tty)
+            if isinstance(tty, (UntypedInt, UntypedFloat)) and isinstance(vty, ScalarT) and \
+                    self._coerce(tty, vty, target):
+                self._settle(target, vty)  # the variable adopts the assigned type
+                tty = vty
             if not _is_poison(tty, vty) and not self._coerce(vty, tty, st.value):
                 self._mismatch(tty, vty, st.value, None)
             else:
@@ -1028,6 +1035,8 @@ class _Checker:
         op = st.op[:-1]
         vty = self.check_expr(st.value, fx, tty)
         rty = self._binary_types(op, tty, vty, st.target, st.value, st.op_span, fx)
+        if sym is not None and isinstance(tty, (UntypedInt, UntypedFloat)) and sym.ty is not None:
+            tty = sym.ty  # adopted by the operation
         if not _is_poison(rty, tty) and not self._coerce(rty, tty, st.value):
             self.emit(self.err(T.MISMATCHED_TYPES, "mismatched types", st.span,
                                f"`{sym.name if sym else 'target'}` has type `{tty}` but `{op}` gives `{rty}`")
@@ -1079,6 +1088,16 @@ class _Checker:
             d = d.with_help(f"borrow it: `&{self.snippet(node)}`")
         self.emit(d)
 
+    def _adopt(self, sym: Symbol, target: ScalarT) -> None:
+        """Fix the type of a `let mut` bound to a literal, and of its uses so far."""
+        init, uses = self._mut_literals[sym]
+        sym.ty = target
+        self.program.types[sym.decl] = target
+        if init is not None:
+            self._settle_scalar(init, target)
+        for u in uses:
+            self._settle_scalar(u, target)
+
     def _settle(self, e: Any, ty: Type) -> None:
         """Give untyped literals under `e` the element type of `ty` (context)."""
         target: ScalarT | None = None
@@ -1103,6 +1122,10 @@ class _Checker:
         if target.dtype is DType.BOOL:
             return
         self.program.types[e] = target
+        if isinstance(e, ast.Name):
+            sym = self.program.symbols.get(e)
+            if sym is not None and sym in self._mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
+                self._adopt(sym, target)
         if isinstance(e, ast.IntLit) and isinstance(target.dtype, DType) and target.dtype.is_int:
             lo, hi = _int_range(target.dtype)
             if not lo <= e.value <= hi:
@@ -1379,6 +1402,8 @@ class _Checker:
         self.program.symbols[e] = sym
         match sym.kind:
             case SymbolKind.LOCAL | SymbolKind.PARAM:
+                if sym in self._mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
+                    self._mut_literals[sym][1].append(e)
                 if sym.dim is not None:
                     self.program.dims[e] = sym.dim
                 if isinstance(sym.value, tuple):

@@ -46,6 +46,11 @@ TypeLikeAst = ast.NamedType | ast.ShapeType | ast.RefType | ast.TupleType
 
 def _class_kind(ty: object) -> Kind | None:
     name = type(ty).__name__
+    if name == "TupleT":
+        # A tuple holding tensors is tracked as one coarse place (its fields are
+        # not told apart): moving it or using a field uses the whole tuple.
+        elems = getattr(ty, "elems", ())
+        return Kind.TENSOR if any(_class_kind(e) is Kind.TENSOR for e in elems) else None
     return {
         "TensorT": Kind.TENSOR,
         "PartitionT": Kind.PARTITION,
@@ -147,6 +152,18 @@ class ProgramView:
             inner = getattr(ty, "inner", None)
             return Kind.REF if _class_kind(inner) is Kind.TENSOR else Kind.OTHER
         return k if k is not None else Kind.OTHER
+
+    def binding_kind(self, pat: ast.NamePat) -> Kind | None:
+        """The kind of the variable a `let` pattern binds, from its symbol's type."""
+        if self.program is None:
+            return None
+        ty = getattr(self._symbol(pat), "ty", None)
+        if ty is None:
+            return None
+        k = _class_kind(ty)
+        if k is Kind.REF:
+            return None  # a reference's target is what matters; not known from the type
+        return k
 
     def instantiation(self, call: ast.Call) -> dict[str, int]:
         inst = getattr(self.program, "instantiations", None) if self.program else None

@@ -390,7 +390,7 @@ class HostChecker:
             later = m.start >= span.start and m.file == span.file
             d = d.secondary(m, "value moved here, in a previous iteration of the loop"
                             if later else "value moved here")
-        d = d.note(f"`{v.name}` has type `Tensor`, which is affine: `let b = a;` and "
+        d = d.note(f"`{v.name}` owns tensor data, which is affine: `let b = a;` and "
                    "passing by value move it" if v.kind is Kind.TENSOR else
                    f"a {what} is affine: binding it to another name moves it")
         if v.kind is Kind.TENSOR:
@@ -536,6 +536,11 @@ class HostChecker:
                     kind, _ = type_kind(ty)
                 if kind is Kind.OTHER and init is not None:
                     kind = self.view.kind_of(init) or Kind.OTHER
+                if kind is Kind.OTHER:
+                    # e.g. a tuple element: the type checker knows the binding's type
+                    bk = self.view.binding_kind(pat)
+                    if bk in (Kind.TENSOR, Kind.HANDLE, Kind.GRAPH):
+                        kind = bk
                 if kind is Kind.REF and not val.alts:
                     kind = Kind.OTHER
                 v = self._var(pat, n.name, n.span, kind, m)
@@ -929,6 +934,8 @@ class HostChecker:
             rexpr = e.receiver
             for a in e.args:
                 self.operand(a.value, st)
+            while isinstance(rexpr, (ast.Field, ast.Index)):
+                rexpr = rexpr.receiver  # `pair.0.partition(..)` borrows all of `pair`
             if isinstance(rexpr, ast.Name):
                 var = self.lookup(rexpr.ident.name)
                 if var is not None and var.kind is Kind.TENSOR:

@@ -29,7 +29,7 @@ from typing import Any
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -76,16 +76,16 @@ def workloads() -> dict[str, dict[str, Any]]:
     gb = rng.standard_normal((512, 512)).astype(np.float16)
     e = np.exp(sm_x - sm_x.max(1, keepdims=True))
     return {
-        "vector add 2^20 f32": dict(
-            tile=(tile_kernel("add.tile", "add", {"B": 1024}), (cdiv(n, 1024),)),
-            inputs=(x, y), out=np.zeros(n, np.float32), ref=x + y, tol=0),
-        "softmax 4096x256 f32": dict(
-            tile=(tile_kernel("softmax.tile", "softmax_rows", {"BM": 4, "N": 256}), (1024, 1)),
-            inputs=(sm_x,), out=np.zeros_like(sm_x), ref=e / e.sum(1, keepdims=True), tol=1e-5),
-        "gemm 512^3 f16->f32": dict(
-            tile=(tile_kernel("gemm.tile", "gemm", {"BM": 64, "BN": 64, "BK": 32}), (8, 8)),
-            inputs=(ga, gb), out=np.zeros((512, 512), np.float32),
-            ref=ga.astype(np.float32) @ gb.astype(np.float32), tol=1e-3),
+        "vector add 2^20 f32": {
+            "tile": (tile_kernel("add.tile", "add", {"B": 1024}), (cdiv(n, 1024),)),
+            "inputs": (x, y), "out": np.zeros(n, np.float32), "ref": x + y, "tol": 0},
+        "softmax 4096x256 f32": {
+            "tile": (tile_kernel("softmax.tile", "softmax_rows", {"BM": 4, "N": 256}), (1024, 1)),
+            "inputs": (sm_x,), "out": np.zeros_like(sm_x), "ref": e / e.sum(1, keepdims=True), "tol": 1e-5},
+        "gemm 512^3 f16->f32": {
+            "tile": (tile_kernel("gemm.tile", "gemm", {"BM": 64, "BN": 64, "BK": 32}), (8, 8)),
+            "inputs": (ga, gb), "out": np.zeros((512, 512), np.float32),
+            "ref": ga.astype(np.float32) @ gb.astype(np.float32), "tol": 1e-3},
     }
 
 
@@ -177,7 +177,7 @@ def triton_runners() -> dict[str, Any] | None:
         rm = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
         rn = tl.program_id(1) * BN + tl.arange(0, BN)[None, :]
         acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
+        for k in range(tl.cdiv(K, BK)):
             rk = k * BK + tl.arange(0, BK)
             a = tl.load(a_ptr + rm * K + rk[None, :], mask=(rm < M) & (rk[None, :] < K), other=0.0)
             b = tl.load(b_ptr + rk[:, None] * N + rn, mask=(rk[:, None] < K) & (rn < N), other=0.0)
@@ -230,7 +230,7 @@ def main() -> None:
         f"{os.cpu_count()} cores, Python {platform.python_version()}, NumPy {np.__version__}; "
         + (f"Triton {tri['_version']} (TRITON_INTERPRET=1)." if tri else "Triton not installed."),
         "",
-        "Best of {} runs after a warm-up, seconds (lower is better).".format(opts.repeat),
+        f"Best of {opts.repeat} runs after a warm-up, seconds (lower is better).",
         "",
         "| workload | Tile block mode | Tile vector mode | Triton interpreter | vector vs Triton |",
         "| --- | ---: | ---: | ---: | ---: |",

@@ -141,11 +141,11 @@ def test_uses_of_one_variable_share_one_symbol() -> None:
 
 def test_builtins_and_methods_have_symbols() -> None:
     prog = ok(ADD)
-    mc = [n for n in prog.symbols if isinstance(n, ast.MethodCall) and n.method.name == "store"][0]
+    mc = next(n for n in prog.symbols if isinstance(n, ast.MethodCall) and n.method.name == "store")
     sym = prog.symbol_of(mc)
     assert sym is not None and sym.kind is SymbolKind.METHOD and sym.signature is METHODS["store"]
-    call = [n for n in prog.symbols if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name)
-            and n.callee.ident.name == "randn"][0]
+    call = next(n for n in prog.symbols if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name)
+            and n.callee.ident.name == "randn")
     assert prog.symbol_of(call).kind is SymbolKind.BUILTIN  # type: ignore[union-attr]
 
 
@@ -189,8 +189,8 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {
     z.store(z.load());
 }
 """)
-    zc = [n for n in prog.types if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name)
-          and n.callee.ident.name == "zeros"][0]
+    zc = next(n for n in prog.types if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name)
+          and n.callee.ident.name == "zeros")
     assert prog.type_of(zc) == TileT(DType.F32, (Dim.var("B") * 2, Dim.const(16)))
     arr = zc.args[0].value
     assert [prog.dim_of(x) for x in arr.elems] == [Dim.var("B") * 2, Dim.const(16)]
@@ -236,7 +236,7 @@ fn main() {
     run(512);
 }
 """)
-    (call,) = [c for c in prog.deferred]
+    (call,) = list(prog.deferred)
     assert prog.instantiation_of(call) == {}
     (expr,) = prog.deferred[call].values()
     assert isinstance(expr, ast.Name) and expr.ident.name == "n"
@@ -329,12 +329,9 @@ def test_every_operation_has_a_typing_rule() -> None:
 
 
 def test_signature_table_covers_the_brief() -> None:
-    kernel_fns = """block_id num_blocks zeros full arange exp exp2 log log2 sqrt rsqrt abs sin cos tanh
-        sigmoid floor ceil fma maximum minimum where sum max min prod argmax argmin cumsum mma dot
-        print assert atomic_add atomic_max store_unchecked""".split()
-    host_fns = "zeros ones full arange rand randn load_npy print assert assert_close".split()
-    methods = """load store load_like partition num_tiles load_padded sum max min reshape broadcast
-        transpose permute save_npy shape clone sync launch wait replay""".split()
+    kernel_fns = ["block_id", "num_blocks", "zeros", "full", "arange", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "fma", "maximum", "minimum", "where", "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "store_unchecked"]
+    host_fns = ["zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print", "assert", "assert_close"]
+    methods = ["load", "store", "load_like", "partition", "num_tiles", "load_padded", "sum", "max", "min", "reshape", "broadcast", "transpose", "permute", "save_npy", "shape", "clone", "sync", "launch", "wait", "replay"]
     assert set(kernel_fns) <= set(FUNCTIONS) and set(host_fns) <= set(FUNCTIONS)
     assert set(methods) <= set(METHODS)
     assert FUNCTIONS["load_npy"].context is Context.HOST

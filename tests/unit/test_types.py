@@ -26,11 +26,11 @@ B, N = Dim.var("B"), Dim.var("N")
 
 
 def test_dims_normalise_commutative_products() -> None:
-    assert B * 2 == Dim.const(2) * B
+    assert Dim.const(2) * B == B * 2
     assert (B + 1) * 2 == B * 2 + 2
     assert B + N == N + B
     assert B * N == N * B
-    assert B - B == Dim.const(0)
+    assert Dim.const(0) == B - B
 
 
 def test_exact_division_simplifies_and_inexact_stays_opaque() -> None:

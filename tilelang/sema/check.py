@@ -27,7 +27,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.dtypes import DTYPE_NAMES, DType
-from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Context, Signature
+from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import FnInfo, ModuleInfo, Program, Symbol, SymbolKind
 from tilelang.sema.types import (
@@ -285,7 +285,7 @@ class _Checker:
     def snippet(self, node: Any) -> str:
         try:
             return self.sources.snippet(node.span)
-        except Exception:  # noqa: BLE001 - a bad span must never crash a diagnostic
+        except Exception:
             return "..."
 
     # ------------------------------------------------------------ driver
@@ -1057,7 +1057,7 @@ class _Checker:
             case RefT(mutable=wm, inner=wi), RefT(mutable=fm, inner=fi):
                 return (fm or not wm) and self._coerce(fi, wi, None)
             case TupleT(elems=we), TupleT(elems=fe):
-                return len(we) == len(fe) and all(self._coerce(f, w, None) for f, w in zip(fe, we))
+                return len(we) == len(fe) and all(self._coerce(f, w, None) for f, w in zip(fe, we, strict=False))
             case ShapeT(rank=wr), ShapeT(rank=fr):
                 return wr is None or fr is None or wr == fr
             case TileT(dtype=wd, shape=ws), TileT(dtype=fd, shape=fs):
@@ -1073,7 +1073,7 @@ class _Checker:
             return True
         if len(want.shape) != len(found.shape):
             return False
-        return all(w is None or f is None or w == f for w, f in zip(want.shape, found.shape))
+        return all(w is None or f is None or w == f for w, f in zip(want.shape, found.shape, strict=False))
 
     def _mismatch(self, want: Type, found: Type, node: Any, why: Any) -> None:
         d = self.err(T.MISMATCHED_TYPES, "mismatched types", node.span,
@@ -1248,9 +1248,9 @@ class _Checker:
             case ast.Unary(op=op, operand=x):
                 return self._unary(e, op, x, fx, expected)
             case ast.Binary(op=op, lhs=lhs, rhs=rhs):
-                lt = self.check_expr(lhs, fx, expected if op not in _COMPARE + ("&&", "||") else None)
+                lt = self.check_expr(lhs, fx, expected if op not in (*_COMPARE, "&&", "||") else None)
                 rt = self.check_expr(rhs, fx, lt if isinstance(lt, (ScalarT, TileT)) else expected
-                                     if op not in _COMPARE + ("&&", "||") else None)
+                                     if op not in (*_COMPARE, "&&", "||") else None)
                 if isinstance(lt, (UntypedInt, UntypedFloat)) and isinstance(rt, (ScalarT,)):
                     pass
                 ty = self._binary_types(op, lt, rt, lhs, rhs, e.op_span, fx)
@@ -1280,7 +1280,7 @@ class _Checker:
                     return UNIT
                 want = expected.elems if isinstance(expected, TupleT) and \
                     len(expected.elems) == len(elems) else (None,) * len(elems)
-                return TupleT(tuple(self.check_expr(x, fx, w) for x, w in zip(elems, want)))
+                return TupleT(tuple(self.check_expr(x, fx, w) for x, w in zip(elems, want, strict=False)))
             case ast.ArrayExpr(elems=elems):
                 dims: list[Dim | None] = []
                 for x in elems:
@@ -1367,7 +1367,7 @@ class _Checker:
         if isinstance(a, TensorT) and isinstance(b, TensorT) and a.dtype == b.dtype:
             if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
                 return TensorT(a.dtype, None)
-            return TensorT(a.dtype, tuple(x if x == y else None for x, y in zip(a.shape, b.shape)))
+            return TensorT(a.dtype, tuple(x if x == y else None for x, y in zip(a.shape, b.shape, strict=False)))
         self.emit(self.err(T.MISMATCHED_TYPES, "`if` and `else` have incompatible types", nb.span,
                            f"expected `{a}`, found `{b}`")
                   .secondary(na.span, f"this is `{a}`"))
@@ -1562,10 +1562,9 @@ class _Checker:
             return self.emit(self.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `bool` values", op_span,
                                       "arithmetic on `bool`")
                              .with_help("convert with `as i32` first"))
-        if a.kind == "tensor" or b.kind == "tensor":
-            if op not in ("+", "-", "*", "/"):
-                return self.emit(self.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
-                                          op_span, "host tensors support `+ - * /`"))
+        if (a.kind == "tensor" or b.kind == "tensor") and op not in ("+", "-", "*", "/"):
+            return self.emit(self.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
+                                      op_span, "host tensors support `+ - * /`"))
         shape = self._broadcast_or_err(a, b, lt, rt, lhs, rhs, op_span)
         if shape is None and not (a.kind == "tensor" or b.kind == "tensor"):
             return ERROR
@@ -1607,7 +1606,7 @@ class _Checker:
                 self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{oe}` and a float literal", op_span,
                                    f"no implicit conversion to `{oe}`")
                           .secondary(lit_node.span, "a float literal")
-                          .with_help(f"write an integer, or cast the other side with `as f32`"))
+                          .with_help("write an integer, or cast the other side with `as f32`"))
                 return None
             if lit.kind == "int" and oe is DType.BOOL:
                 self.emit(self.err(T.MISMATCHED_DTYPES, "mismatched dtypes: `bool` and an integer literal",
@@ -1869,7 +1868,7 @@ class _Checker:
             return self._arity_error(owner, _plural(len(info.param_types), "argument"), len(args), e.span,
                                      info.decl.name.span)
         # turbofish: const generics (and type params) in declaration order
-        gparams = [g for g in info.decl.generics]
+        gparams = list(info.decl.generics)
         if len(e.generics) > len(gparams):
             return self.emit(self.err(N.WRONG_GENERIC_COUNT,
                                       f"{owner} takes {_plural(len(gparams), 'generic argument')} but "
@@ -1886,7 +1885,7 @@ class _Checker:
 
     def _turbofish(self, e: ast.Call, info: FnInfo, fx: _Fx, env: dict[str, Any], srcs: dict[str, Any],
                    deferred: dict[str, ast.Expr]) -> None:
-        for g, targ in zip(info.decl.generics, e.generics):
+        for g, targ in zip(info.decl.generics, e.generics, strict=False):
             name = g.name.name
             if g.is_const:
                 expr = _typearg_as_expr(targ)
@@ -1937,7 +1936,7 @@ class _Checker:
                     pending: list[tuple[Dim, Dim | None, Any, Any, bool]], param: Any = None,
                     partition: bool = True) -> bool:
         ok = True
-        for pd, ad in zip(pshape, ashape):
+        for pd, ad in zip(pshape, ashape, strict=False):
             if pd is None:
                 continue
             if ad is not None and any(s.startswith("?") for s in ad.symbols()):
@@ -1960,7 +1959,7 @@ class _Checker:
         borrows: list[bool | None] = []
         bad = False
         whole = False
-        for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys):
+        for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
             if _is_poison(pty, aty):
                 borrows.append(None)
                 continue
@@ -1982,7 +1981,7 @@ class _Checker:
                             bad = True
                             continue
                         if a in self._partition_deferred:
-                            for k, (ix, ex) in self._partition_deferred[a].items():
+                            for ix, ex in self._partition_deferred[a].values():
                                 ps = pshape[ix]
                                 sname = ps.as_symbol() if ps is not None else None
                                 if sname in info.const_generics and sname not in env:
@@ -2028,7 +2027,7 @@ class _Checker:
                     borrows.append(None)
         # compound dims: every symbol known now?
         for pd, ad, src, param, is_part in pending:
-            if ad is None or not pd.symbols() <= set(k for k, v in env.items() if isinstance(v, Dim)):
+            if ad is None or not pd.symbols() <= {k for k, v in env.items() if isinstance(v, Dim)}:
                 continue
             want = subst_dim(pd, {k: v for k, v in env.items() if isinstance(v, Dim)})
             if want.is_const and ad.is_const and want != ad:
@@ -2072,7 +2071,7 @@ class _Checker:
     def _check_instantiation(self, e: ast.Call, info: FnInfo, inst: dict[str, int], srcs: dict[str, Any]) -> None:
         """Backend limits for one kernel instantiation: the tile shapes of the
         `&mut` params and every symbolic tile shape the body creates."""
-        for p, pty in zip(info.decl.params, info.param_types):
+        for p, pty in zip(info.decl.params, info.param_types, strict=False):
             if isinstance(pty, RefT) and pty.mutable and isinstance(pty.inner, TensorT) and pty.inner.shape:
                 shape = pty.inner.shape
                 if not all(d is not None and d.symbols() <= inst.keys() for d in shape):
@@ -2134,7 +2133,7 @@ class _Checker:
         deferred: dict[str, ast.Expr] = {}
         self._turbofish(e, info, fx, env, srcs, deferred)
         ok = True
-        for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys):
+        for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
             if _is_poison(pty, aty):
                 continue
             if not self._unify(pty, aty, env, srcs, a, info):
@@ -2186,7 +2185,7 @@ class _Checker:
                     return False
                 return self._unify(pi, ai, env, srcs, node, info)
             case TupleT(elems=pe), TupleT(elems=ae):
-                return len(pe) == len(ae) and all(self._unify(x, y, env, srcs, node, info) for x, y in zip(pe, ae))
+                return len(pe) == len(ae) and all(self._unify(x, y, env, srcs, node, info) for x, y in zip(pe, ae, strict=False))
             case _:
                 return self._coerce(a, p, node)
 
@@ -2204,7 +2203,7 @@ class _Checker:
     def _unify_shape(self, ps: tuple[Dim | None, ...], as_: tuple[Dim | None, ...], env: dict[str, Any],
                      srcs: dict[str, Any], node: Any, info: FnInfo) -> bool:
         later: list[tuple[Dim, Dim]] = []
-        for pd, ad in zip(ps, as_):
+        for pd, ad in zip(ps, as_, strict=False):
             if pd is None:
                 continue
             sym = pd.as_symbol()
@@ -2220,10 +2219,10 @@ class _Checker:
                 continue
             if ad is not None:
                 later.append((pd, ad))
+        known = {k: v for k, v in env.items() if isinstance(v, (Dim, int))}
         for pd, ad in later:
-            if pd.symbols() <= env.keys():
-                if subst_dim(pd, {k: v for k, v in env.items() if isinstance(v, (Dim, int))}) != ad:
-                    return False
+            if pd.symbols() <= env.keys() and subst_dim(pd, known) != ad:
+                return False
         return True
 
     def _unify_tensor(self, p: TensorT, a: TensorT, env: dict[str, Any], srcs: dict[str, Any], node: Any,
@@ -2277,7 +2276,7 @@ class _Checker:
             return None if need_const else (tuple([None] * ty.rank) if ty.rank is not None else None)
         if need_const:
             elems = e.elems if isinstance(e, ast.ArrayExpr) else [e] * len(dims)
-            for d, x in zip(dims, elems):
+            for d, x in zip(dims, elems, strict=False):
                 if d is None:
                     self.emit(self.err(T.NOT_CONSTANT, "tile dimension is not a compile-time constant", x.span,
                                        "not constant")
@@ -2419,12 +2418,12 @@ class _Checker:
 
     def _elementwise(self, cx: _CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool) -> Type:
         nums = [_num(t, cx.fx.in_kernel) for t in tys]
-        for n, t, x in zip(nums, tys, exprs):
+        for n, t, x in zip(nums, tys, exprs, strict=False):
             if n is None or (n.kind == "tensor" and float_only):
                 return self.emit(self.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
                                           f"found `{t}`"))
         acc_t, acc_e = tys[0], exprs[0]
-        for t, x in zip(tys[1:], exprs[1:]):
+        for t, x in zip(tys[1:], exprs[1:], strict=False):
             r = self._binary_types("+" if not float_only else "*", acc_t, t, acc_e, x, cx.span, cx.fx)
             if _is_poison(r):
                 return ERROR
@@ -2525,7 +2524,7 @@ class _Checker:
     def _rule_mma(self, cx: _CallCx) -> Type:
         names = ("a", "b", "acc")[: len(cx.args)]
         tiles: list[TileT] = []
-        for n, x, t in zip(names, cx.args, cx.arg_tys):
+        for n, x, t in zip(names, cx.args, cx.arg_tys, strict=False):
             if not isinstance(t, TileT) or len(t.shape) != 2:
                 return self.emit(self.err(T.MMA_MISMATCH, f"`{cx.name}` operand `{n}` must be a 2-D tile", x.span,
                                           f"found `{t}`"))
@@ -2559,14 +2558,14 @@ class _Checker:
             return self.emit(self.err(T.MMA_MISMATCH, f"`mma` accumulates in `f32`, not `{acc.dtype}`", cx.args[2].span,
                                       f"this is `{acc}`")
                              .note("supported: f16 or bf16 inputs with an f32 accumulator, or f32 inputs with f32")
-                             .with_help(f"make the accumulator f32: `zeros::<f32>(..)`"))
+                             .with_help("make the accumulator f32: `zeros::<f32>(..)`"))
         return acc
 
     def _rule_dot(self, cx: _CallCx) -> Type:
         return self._rule_mma(cx)
 
     def _rule_print(self, cx: _CallCx) -> Type:
-        for x, t in zip(cx.args, cx.arg_tys):
+        for x, t in zip(cx.args, cx.arg_tys, strict=False):
             if cx.fx.in_kernel and not isinstance(t, (ScalarT, UntypedInt, UntypedFloat, TileT, StrT)):
                 self.emit(self.err(T.HOST_ONLY, f"printing a `{t}` is only allowed in host code", x.span,
                                    "inside a kernel")
@@ -2590,7 +2589,7 @@ class _Checker:
 
     def _rule_assert_close(self, cx: _CallCx) -> Type:
         elems: list[Any] = []
-        for x, t in zip(cx.args, cx.arg_tys):
+        for x, t in zip(cx.args, cx.arg_tys, strict=False):
             n = _num(t, False)
             if n is None or n.kind != "tensor":
                 self.emit(self.err(T.MISMATCHED_TYPES, "mismatched types", x.span, f"expected a tensor, found `{t}`")
@@ -2817,7 +2816,7 @@ class _Checker:
         rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
         dims = shape if shape is not None else (None,) * (rank or 0)
         if isinstance(cx.args[0], ast.ArrayExpr):
-            deferred = {i: (i, x) for i, (x, d) in enumerate(zip(cx.args[0].elems, dims)) if d is None}
+            deferred = {i: (i, x) for i, (x, d) in enumerate(zip(cx.args[0].elems, dims, strict=False)) if d is None}
             if deferred:
                 self._partition_deferred[cx.node] = deferred
         # an unknown dim stays symbolic-free: use a placeholder that binds nothing

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Union
 
 from tilelang.dtypes import DType
 
@@ -44,7 +43,7 @@ class DivAtom:
         return f"({self.num}) {self.op} ({self.den})"
 
 
-Atom = Union[str, DivAtom]
+Atom = str | DivAtom
 Monomial = tuple[Atom, ...]  # sorted atoms, with repetition for powers
 
 
@@ -235,7 +234,7 @@ def subst_dim(dim: Dim, env: Mapping[str, Dim | int]) -> Dim:
 
 
 Shape = tuple[Dim, ...]  # a tile shape: every dim a constant expression
-TensorShape = tuple[Union[Dim, None], ...]  # a tensor shape: None is `?`
+TensorShape = tuple[Dim | None, ...]  # a tensor shape: None is `?`
 
 
 def shape_str(shape: tuple[Dim | None, ...] | None) -> str:
@@ -266,7 +265,7 @@ def broadcast_shapes(a: tuple[Dim | None, ...], b: tuple[Dim | None, ...]) -> tu
     a2 = (one,) * (n - len(a)) + tuple(a)
     b2 = (one,) * (n - len(b)) + tuple(b)
     out: list[Dim | None] = []
-    for x, y in zip(a2, b2):
+    for x, y in zip(a2, b2, strict=False):
         if x is None or y is None:
             out.append(y if x is None or x == one else x)
         elif x == y:
@@ -297,7 +296,7 @@ class TypeParam:
         return self.name
 
 
-ElemT = Union[DType, TypeParam]
+ElemT = DType | TypeParam
 
 
 def _elem_str(d: ElemT | None) -> str:
@@ -488,10 +487,10 @@ class ErrorT:
         return "{error}"
 
 
-Type = Union[
-    ScalarT, UntypedInt, UntypedFloat, TileT, TensorT, RefT, PartitionT, TileViewT,
-    OpT, HandleT, GraphT, TupleT, UnitT, StrT, RangeT, ShapeT, FnT, NeverT, ErrorT,
-]
+Type = (
+    ScalarT | UntypedInt | UntypedFloat | TileT | TensorT | RefT | PartitionT | TileViewT
+    | OpT | HandleT | GraphT | TupleT | UnitT | StrT | RangeT | ShapeT | FnT | NeverT | ErrorT
+)
 
 UNIT = UnitT()
 ERROR = ErrorT()
@@ -533,7 +532,7 @@ def contains_error(ty: Type) -> bool:
 
 # ---------------------------------------------------------------- substitution
 
-SubstEnv = Mapping[str, Union[Dim, int, DType, TypeParam]]
+SubstEnv = Mapping[str, Dim | int | DType | TypeParam]
 
 
 def _subst_elem(d: ElemT | None, env: SubstEnv) -> ElemT | None:

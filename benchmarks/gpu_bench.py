@@ -311,7 +311,7 @@ def bench_gemm() -> None:
 
 
 def bench_cases() -> None:
-    from backend_cases import CASES
+    from backend_cases import CASES, SUITES, Case
     from test_gpu import run_both
 
     from tilelang.runtime import cuda
@@ -322,7 +322,9 @@ def bench_cases() -> None:
         for name, want, got in run_both(dev, c):
             if not np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=c.rtol, atol=c.atol):
                 bad.append(f"{c.name}.{name}")
-    log("cases", f"{len(CASES)} cases, mismatches: {bad or 'none'}", bad=bad)
+    for s in SUITES:  # the op-by-op suites: run for the sanitizer, compared by the tests
+        run_both(dev, Case(s.name, s.kernel, s.args, s.grid))
+    log("cases", f"{len(CASES)} cases + {len(SUITES)} op suites, mismatches: {bad or 'none'}", bad=bad)
 
 
 def main() -> int:

@@ -104,3 +104,194 @@ def all_sample_kernels() -> dict[str, Callable[[], ir.Kernel]]:
     for c in CASES:
         out[c.name] = c.kernel
     return out
+
+
+# ---------------------------------------------------------------- op-by-op suites
+# Each builds one kernel with many outputs (one per op), so a whole dtype's
+# element-wise semantics compile once. Tolerances come from the backend's
+# fast-math table (`tilelang/backend/fastmath.py`), the table the backend promises.
+from tilelang.backend.fastmath import tolerance  # noqa: E402
+from tilelang.ir.builder import Builder  # noqa: E402
+
+E = ir.ElemOp
+N_OPS = 1000  # not a multiple of the tile: every suite also exercises the edges
+TILE = 256
+
+FLOAT_UNARY = [E.NEG, E.ABS, E.EXP, E.EXP2, E.SIN, E.COS, E.TANH, E.SIGMOID, E.FLOOR, E.CEIL]
+POSITIVE_UNARY = [E.LOG, E.LOG2, E.SQRT, E.RSQRT]
+FLOAT_BINARY = [E.ADD, E.SUB, E.MUL, E.DIV, E.MAXIMUM, E.MINIMUM]
+COMPARE = [E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE]
+INT_UNARY = [E.NEG, E.NOT, E.ABS]
+INT_BINARY = [E.ADD, E.SUB, E.MUL, E.DIV, E.REM, E.MAXIMUM, E.MINIMUM, E.AND, E.OR, E.XOR, E.SHL, E.SHR]
+
+
+@dataclass
+class Suite:
+    name: str
+    kernel: Callable[[], ir.Kernel]
+    args: Callable[[np.random.Generator], list[Any]]
+    grid: tuple[int, ...]
+    tols: dict[str, tuple[float, float]]
+
+
+def _inputs(r: np.random.Generator, dt: DType) -> tuple[np.ndarray, np.ndarray]:
+    if dt.is_float:
+        x = (r.standard_normal(N_OPS) * 3).astype(np.float32)
+        y = (r.standard_normal(N_OPS) * 3).astype(np.float32)
+        x[:8] = [0.0, -0.0, 1.5, -1.5, 2.5, -2.5, 40.0, -40.0]
+        y[:8] = [0.0, 1.0, 1.5, 1.5, -2.5, 0.5, 3.0, -3.0]
+        if dt is BF16:
+            from tilelang.interp import round_bf16
+
+            return round_bf16(x), round_bf16(y)
+        return x.astype(dt.np_dtype), y.astype(dt.np_dtype)
+    info = np.iinfo(dt.np_dtype)
+    x = r.integers(info.min, info.max, size=N_OPS, dtype=dt.np_dtype, endpoint=True)
+    y = r.integers(-9 if info.min < 0 else 0, 9, size=N_OPS).astype(dt.np_dtype)
+    x[:6] = [info.min, info.min, info.max, 7, 0, 5]
+    y[:6] = [0, -1 if info.min < 0 else 1, 0, 0, 3, dt.bits + 5]
+    return x, y
+
+
+def elementwise_suite(dt: DType) -> Suite:
+    if dt.is_float:
+        ops = [(op, 1) for op in FLOAT_UNARY + POSITIVE_UNARY] + [(op, 2) for op in FLOAT_BINARY + COMPARE]
+        ops += [(E.FMA, 3), (E.WHERE, 3)]
+        if dt is DType.F64:  # no f64 approximations in PTX: E0602 (tested in test_ptx.py)
+            from tilelang.backend.fastmath import F32_ONLY
+
+            ops = [(op, n) for op, n in ops if op.value not in F32_ONLY]
+    else:
+        ops = [(op, 1) for op in INT_UNARY] + [(op, 2) for op in INT_BINARY + COMPARE] + [(E.WHERE, 3)]
+    names = [f"o_{op.value}" for op, _ in ops]
+
+    def kernel() -> ir.Kernel:
+        b = Builder(f"ew_{dt.value}")
+        b.tensor_param("x", dt, 1)
+        b.tensor_param("y", dt, 1)
+        for (op, _), nm in zip(ops, names):
+            out_dt = DType.BOOL if op.is_comparison else dt
+            b.tensor_param(nm, out_dt, 1)
+        (off,) = (b.mul(b.block_id(0), b.const(TILE, I32)),)
+        x = b.load("x", (off,), (TILE,))
+        y = b.load("y", (off,), (TILE,))
+        for (op, arity), nm in zip(ops, names):
+            if op in POSITIVE_UNARY:
+                xs: tuple[ir.Value, ...] = (b.add(b.elementwise(E.ABS, x), b.broadcast(b.const(0.5, dt), (TILE,))),)
+            elif op is E.WHERE:
+                xs = (b.elementwise(E.LT, x, y), x, y)
+            elif op is E.FMA:
+                xs = (x, y, y)
+            else:
+                xs = (x, y)[:arity]
+            b.store(nm, (off,), b.elementwise(op, *xs))
+        return b.finish()
+
+    def args(r: np.random.Generator) -> list[Any]:
+        x, y = _inputs(r, dt)
+        outs = [np.zeros(N_OPS, np.bool_ if op.is_comparison else dt.np_dtype) for op, _ in ops]
+        return [x, y, *outs]
+
+    tols = {nm: tolerance(op.value, dt) if dt.is_float else (0.0, 0.0) for (op, _), nm in zip(ops, names)}
+    return Suite(f"elementwise_{dt.value}", kernel, args, (-(-N_OPS // TILE),), tols)
+
+
+CAST_TARGETS = [DType.I8, DType.U8, DType.I32, DType.U32, DType.I64, F16, BF16, F32, DType.F64, DType.BOOL]
+
+
+def cast_suite(src: DType) -> Suite:
+    targets = [t for t in CAST_TARGETS if t is not src]
+    names = [f"c_{t.value}" for t in targets]
+
+    def kernel() -> ir.Kernel:
+        b = Builder(f"cast_{src.value}")
+        b.tensor_param("x", src, 1)
+        for t, nm in zip(targets, names):
+            b.tensor_param(nm, t, 1)
+        off = b.mul(b.block_id(0), b.const(TILE, I32))
+        x = b.load("x", (off,), (TILE,))
+        for t, nm in zip(targets, names):
+            b.store(nm, (off,), b.cast(x, t))
+        return b.finish()
+
+    def args(r: np.random.Generator) -> list[Any]:
+        if src.is_float:
+            x = (r.standard_normal(N_OPS) * 1e3).astype(np.float32)
+            x[:10] = [np.nan, np.inf, -np.inf, 3e9, -3e9, 255.5, -0.7, 1e20, 65519.0, 70000.0]
+            with np.errstate(over="ignore", invalid="ignore"):
+                x = x.astype(src.np_dtype) if src is not BF16 else x
+        else:
+            info = np.iinfo(src.np_dtype)
+            x = r.integers(info.min, info.max, size=N_OPS, dtype=src.np_dtype, endpoint=True)
+            x[:4] = [info.min, info.max, 0, 1]
+        return [x, *[np.zeros(N_OPS, t.np_dtype) for t in targets]]
+
+    return Suite(f"cast_{src.value}", kernel, args, (-(-N_OPS // TILE),), {nm: (0.0, 0.0) for nm in names})
+
+
+def structure_suite() -> Suite:
+    """Control flow, scans, reductions of every kind, reshapes that move data,
+    3-d permutes and broadcasts, masked and padded loads, bool tensors."""
+    R = ir.ReduceOp
+    outs = {"r_sum": F32, "r_prod": F32, "r_max": F32, "r_min": F32, "r_argmin": I32, "r_imax": I32,
+            "r_isum": I32, "s_cumprod": F32, "s_icumsum": I32, "perm": F32, "bcast": F32, "resh": F32,
+            "masked": F32, "w_out": I32, "if_out": F32, "b_out": DType.BOOL}
+
+    def kernel() -> ir.Kernel:
+        b = Builder("structure", )
+        b.tensor_param("x", F32, 2)
+        b.tensor_param("xi", I32, 2)
+        for nm, t in outs.items():
+            b.tensor_param(nm, t, 1 if nm.startswith("r_") else 2)
+        z = b.const(0, I32)
+        x = b.load("x", (z, z), (4, 24), padding=b.const(1.0, F32))  # x is 4 x 20: 4 padded columns
+        xi = b.load("xi", (z, z), (4, 24))
+        for nm, op, v in (("r_sum", R.SUM, x), ("r_prod", R.PROD, x), ("r_max", R.MAX, x), ("r_min", R.MIN, x),
+                          ("r_argmin", R.ARGMIN, x), ("r_imax", R.MAX, xi), ("r_isum", R.SUM, xi)):
+            b.store(nm, (z,), b.reduce(op, v, 1))
+        b.store("s_cumprod", (z, z), b.scan(ir.ScanOp.CUMPROD, x, 1))
+        b.store("s_icumsum", (z, z), b.scan(ir.ScanOp.CUMSUM, xi, 0))
+        x3 = b.reshape(x, (2, 2, 24))
+        b.store("perm", (z, z), b.reshape(b.permute(x3, (2, 0, 1)), (24, 4)))
+        col = b.reshape(b.reduce(R.SUM, x, 0), (1, 24))
+        b.store("bcast", (z, z), b.broadcast(col, (3, 24)))
+        b.store("resh", (z, z), b.reshape(x, (8, 12)))
+        m = b.elementwise(E.GT, x, b.broadcast(b.const(0.0, F32), (4, 24)))
+        b.store("masked", (z, z), b.load("x", (z, z), (4, 24), mask=m, padding=b.const(-5.0, F32)))
+        # while: count doublings of 1 until > 1000 (uniform scalar loop), stored as a tile
+        with b.while_([b.const(1, I32), b.const(0, I32)]) as w:
+            with w.cond() as (v, _n):
+                b.yield_(b.lt(v, b.const(1000, I32)))
+            with w.body() as (v, n):
+                b.yield_(b.mul(v, b.const(2, I32)), b.add(n, b.const(1, I32)))
+        b.store("w_out", (z, z), b.add(xi, b.broadcast(w.results[1], (4, 24))))
+        s = b.reduce(R.SUM, b.reduce(R.SUM, x, 1), 0)
+        with b.if_(b.lt(s, b.const(0.0, F32)), [ir.Type(F32, (4, 24))]) as i:
+            with i.then_():
+                b.yield_(b.elementwise(E.NEG, x))
+            with i.else_():
+                b.yield_(b.mul(x, x))
+        b.store("if_out", (z, z), i.results[0])
+        b.store("b_out", (z, z), m)
+        return b.finish()
+
+    def args(r: np.random.Generator) -> list[Any]:
+        x = r.standard_normal((4, 20)).astype(np.float32)
+        x[1, 3] = x[1, 7] = -9.0  # a tie for argmin: the first index wins
+        xi = r.integers(-100, 100, size=(4, 20)).astype(np.int32)
+        shapes = {"perm": (24, 4), "bcast": (3, 24), "resh": (8, 12)}
+        res = [x, xi]
+        for nm, t in outs.items():
+            shape = (4,) if nm.startswith("r_") else shapes.get(nm, (4, 24))
+            res.append(np.zeros(shape, t.np_dtype))
+        return res
+
+    tols = {nm: (1e-5, 1e-5) for nm in outs}
+    return Suite("structure", kernel, args, (1,), tols)
+
+
+SUITES: list[Suite] = [
+    *(elementwise_suite(dt) for dt in (F32, F16, BF16, DType.F64, I32, DType.I8, DType.U32, DType.I64)),
+    *(cast_suite(dt) for dt in (F32, F16, DType.F64, I32, DType.U8, DType.I64)),
+    structure_suite(),
+]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend_cases import CASES, Case
+from backend_cases import CASES, SUITES, Case, Suite
 
 pytestmark = pytest.mark.gpu
 
@@ -110,3 +110,20 @@ def test_device_assert_raises_located_error(dev) -> None:  # type: ignore[no-unt
     assert d.code == "E0700" and "too big" in d.message and d.primary_span == span
     dev.run(p, (2,), [ok])
     dev.sync()  # the error word was reset
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=[s.name for s in SUITES])
+def test_gpu_ops_match_interpreter(dev, suite: Suite) -> None:  # type: ignore[no-untyped-def]
+    """Op by op, with the tolerance of the fast-math table (exact for the exact ops)."""
+    case = Case(suite.name, suite.kernel, suite.args, suite.grid)
+    bad = []
+    for name, want, got in run_both(dev, case):
+        if name not in suite.tols:
+            continue
+        rtol, atol = suite.tols[name]
+        w, g = want.astype(np.float64), got.astype(np.float64)
+        close = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True) | (w == g)
+        if not close.all():
+            i = int(np.flatnonzero(~close)[0])
+            bad.append(f"{name}: {int((~close).sum())} differ, first at {i}: gpu {g.flat[i]!r} vs interp {w.flat[i]!r}")
+    assert not bad, "\n".join(bad)

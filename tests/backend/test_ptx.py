@@ -73,3 +73,31 @@ def test_device_print_is_a_located_codegen_error() -> None:
         emit_llvm(k)
     assert e.value.diag.code == "E0601"
     assert e.value.diag.primary_span == span
+
+
+@pytest.mark.parametrize("name", ["elementwise_f32", "elementwise_i64", "cast_f64", "structure"])
+def test_op_suites_assemble_for_sm80(name: str) -> None:
+    from backend_cases import SUITES
+
+    suite = next(s for s in SUITES if s.name == name)
+    ck = compile_kernel(suite.kernel(), "sm_80")
+    if not ptxas_available():
+        pytest.skip("ptxas is not on PATH")
+    r = run_ptxas(ck.ptx, "sm_80")
+    assert r.returncode == 0, r.stderr
+
+
+def test_f64_transcendental_is_a_located_codegen_error() -> None:
+    from tilelang.dtypes import DType
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.builder import Builder
+    from tilelang.source import Span
+
+    b = Builder("e")
+    b.tensor_param("z", DType.F64, 1, mutable=True, tile_shape=(128,))
+    off = b.mul(b.block_id(0), b.const(128, DType.I32))
+    span = Span(0, 5, 9)
+    b.store("z", (off,), b.elementwise(ir.ElemOp.EXP, b.load("z", (off,), (128,)), span=span))
+    with pytest.raises(CodegenError) as e:
+        emit_llvm(b.finish())
+    assert e.value.diag.code == "E0602" and e.value.diag.primary_span == span

@@ -1600,8 +1600,8 @@ class _Checker:
         if a.kind in ("int", "float") or b.kind in ("int", "float"):
             lit, other, lit_node = (a, b, lhs) if a.kind in ("int", "float") else (b, a, rhs)
             oe = other.elem
-            if oe is None:  # a tensor of unknown dtype
-                return None if False else oe  # type: ignore[return-value]
+            if oe is None:  # a host tensor of unknown dtype (`load_npy`): checked at run time
+                return "?"
             if lit.kind == "float" and not (_elem_is_float(oe) or isinstance(oe, TypeParam)):
                 self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{oe}` and a float literal", op_span,
                                    f"no implicit conversion to `{oe}`")
@@ -1615,7 +1615,7 @@ class _Checker:
             return oe
         ea, eb = a.elem, b.elem
         if ea is None or eb is None:  # host tensor of unknown dtype: checked at run time
-            return ea if ea is not None else eb
+            return ea if ea is not None else eb if eb is not None else "?"
         if ea != eb:
             wider = _wider(ea, eb)
             self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{ea}` and `{eb}`", op_span,

@@ -275,10 +275,15 @@ def explain(
 
 
 @app.command()
-def repl() -> None:
+def repl(
+    device: Annotated[
+        DeviceChoice,
+        typer.Option("--device", "-d", help="Where launches run (as for `tilec run`)."),
+    ] = DeviceChoice.cpu,
+) -> None:
     """An interactive session: define kernels and functions, evaluate host code."""
     main_fn = _optional("tilelang.repl", "main", "`tilec repl`")
-    raise typer.Exit(int(main_fn() or 0))
+    raise typer.Exit(int(main_fn(device=device.value) or 0))
 
 
 @app.command()

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 npm ci --no-audit --no-fund --loglevel=error
 node scripts/check_grammar.js
-npx vscode-tmgrammar-test -g syntaxes/tile.tmLanguage.json 'test/grammar/**/*.tile'
+npm run --silent test:grammar
 npm run --silent typecheck
 npm run --silent package >/dev/null
 test -s tile.vsix

@@ -120,6 +120,21 @@ def test_example_on_cpu_matches_numpy(name):
     assert elapsed < 10, f"{name} took {elapsed:.1f} s of CPU"
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_example_on_gpu_matches_numpy_and_the_interpreter(name):
+    gpu = execute(str(EXAMPLES / f"{name}.tile"), "gpu", out=io.StringIO())
+    assert gpu.device.kind == "gpu"
+    values = {k: t.numpy() for k, t in gpu.main_locals.items() if hasattr(t, "numpy")}
+    CHECKS[name](values)
+    cpu = execute(str(EXAMPLES / f"{name}.tile"), "cpu", out=io.StringIO())
+    for k, t in cpu.main_locals.items():
+        if hasattr(t, "numpy") and t.dtype.is_float:
+            np.testing.assert_allclose(values[k], t.numpy(), rtol=1e-3, atol=1e-3, err_msg=k)
+        elif hasattr(t, "numpy"):
+            np.testing.assert_array_equal(values[k], t.numpy(), err_msg=k)
+
+
 def test_tilec_run_add_prints_its_sum():
     proc = subprocess.run([sys.executable, "-m", "tilelang", "--color", "never", "run", "--device", "cpu",
                            str(EXAMPLES / "add.tile")], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -81,7 +81,8 @@ def workloads() -> dict[str, dict[str, Any]]:
             "inputs": (x, y), "out": np.zeros(n, np.float32), "ref": x + y, "tol": 0},
         "softmax 4096x256 f32": {
             "tile": (tile_kernel("softmax.tile", "softmax_rows", {"BM": 4, "N": 256}), (1024, 1)),
-            "inputs": (sm_x,), "out": np.zeros_like(sm_x), "ref": e / e.sum(1, keepdims=True), "tol": 1e-5},
+            "inputs": (sm_x,), "out": np.zeros_like(sm_x),
+            "ref": e / e.sum(1, keepdims=True), "tol": 1e-5},
         "gemm 512^3 f16->f32": {
             "tile": (tile_kernel("gemm.tile", "gemm", {"BM": 64, "BN": 64, "BK": 32}), (8, 8)),
             "inputs": (ga, gb), "out": np.zeros((512, 512), np.float32),

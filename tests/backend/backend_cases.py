@@ -81,6 +81,10 @@ CASES: list[Case] = [
     _softmax(8, 128, 2, 128, F16),
     Case("row_sum_50x70", lambda: samples.row_sum(8, 32),
          lambda r: [np.zeros(50, np.float32), _rand(r, (50, 70), F32)], (7,), 1e-4, 1e-4),
+    Case("row_sum_9x1000_wide", lambda: samples.row_sum(4, 512),  # a row spans 4 warps
+         lambda r: [np.zeros(9, np.float32), _rand(r, (9, 1000), F32)], (3,), 1e-4, 1e-4),
+    Case("row_sum_i32_9x300", lambda: samples.row_sum(2, 256, I32),
+         lambda r: [np.zeros(9, np.int32), _rand(r, (9, 300), I32)], (5,), 0, 0),
     _gemm(64, 64, 32, 32, 32, 16, F16, F32),
     _gemm(70, 50, 40, 32, 32, 16, F32, F32),
     _gemm(64, 96, 64, 64, 32, 32, BF16, F32, BF16),

@@ -1081,7 +1081,7 @@ class _Emitter:
         self.env[r.id] = vals if shape else vals[0]
 
     def reduce(self, op: ir.Reduce) -> None:
-        if self.reduce_grouped(op):
+        if self.reduce_shuffle(op) or self.reduce_grouped(op):
             return
         x, r, axis = op.x, op.result, op.axis
         dt = x.dtype
@@ -1128,6 +1128,159 @@ class _Emitter:
         else:
             vals = [self.round_to(v, dt) for v in finals[: len(bases)]]
         self.finish(rshape, vals, r)
+
+    def _out_vectors(self, x: ir.Value, axis: int, rshape: tuple[int, ...]) -> dict[bytes, tuple[np.ndarray, list[tuple[int, int]]]]:
+        """Slots of `x` grouped by the output index they reduce into, as a function
+        of the thread id (-1 for dead lanes): {key: (o[t] for t in 0..T-1, slots)}."""
+        lay = self.lay(x)
+        t = np.arange(self.T, dtype=np.int64)
+        groups: dict[bytes, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        for k in range(lay.K):
+            for j in range(lay.V):
+                f = (k * self.T + t) * lay.V + j
+                live = f < lay.numel
+                o = np.full(self.T, -1, dtype=np.int64)
+                if live.any():
+                    cs = list(np.unravel_index(f[live], x.shape))
+                    del cs[axis]
+                    o[live] = np.ravel_multi_index(cs, rshape) if rshape else 0
+                key = o.tobytes()
+                if key not in groups:
+                    groups[key] = (o, [])
+                groups[key][1].append((k, j))
+        return groups
+
+    def shfl_xor(self, v: str, dt: DType, m: int) -> str:
+        """`v` of the lane `lane ^ m` (whole warp; 64-bit values in two halves)."""
+        self.declare("declare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32)")
+        ty = reg_ty(dt)
+        if ty in ("i64", "double"):
+            w = v if ty == "i64" else self.emit(f"bitcast double {v} to i64")
+            lo = self.emit(f"trunc i64 {w} to i32")
+            hi = self.emit(f"trunc i64 {self.emit(f'lshr i64 {w}, 32')} to i32")
+            lo2 = self.call("i32", "llvm.nvvm.shfl.sync.bfly.i32", f"i32 -1, i32 {lo}, i32 {m}, i32 31")
+            hi2 = self.call("i32", "llvm.nvvm.shfl.sync.bfly.i32", f"i32 -1, i32 {hi}, i32 {m}, i32 31")
+            lo64 = self.emit(f"zext i32 {lo2} to i64")
+            hi64 = self.emit(f"zext i32 {hi2} to i64")
+            hish = self.emit(f"shl i64 {hi64}, 32")
+            w2 = self.emit(f"or i64 {lo64}, {hish}")
+            return w2 if ty == "i64" else self.emit(f"bitcast i64 {w2} to double")
+        if ty == "float":
+            i = self.emit(f"bitcast float {v} to i32")
+            r = self.call("i32", "llvm.nvvm.shfl.sync.bfly.i32", f"i32 -1, i32 {i}, i32 {m}, i32 31")
+            return self.emit(f"bitcast i32 {r} to float")
+        if ty == "i32":
+            return self.call("i32", "llvm.nvvm.shfl.sync.bfly.i32", f"i32 -1, i32 {v}, i32 {m}, i32 31")
+        w = self.emit(f"{'sext' if dt.is_signed else 'zext'} {ty} {v} to i32")
+        r = self.call("i32", "llvm.nvvm.shfl.sync.bfly.i32", f"i32 -1, i32 {w}, i32 {m}, i32 31")
+        return self.emit(f"trunc i32 {r} to {ty}")
+
+    def reduce_shuffle(self, op: ir.Reduce) -> bool:
+        """Reduction with warp shuffles, for layouts where it is exact and simple.
+
+        1. this thread's slots that reduce into the same output (for every
+           thread) are combined in registers;
+        2. lanes that share an output form aligned blocks of G lanes inside a
+           warp: a butterfly of `shfl.sync.bfly` combines them;
+        3. each output has the same number C of block partials (C = 1 when a
+           row lives in one warp), at consecutive blocks: block leaders write
+           them to shared memory, and the owner of an output combines its C.
+        Applies to sum/prod/max/min; the order of float accumulation differs
+        from the interpreter's, which the IR allows. Returns False otherwise.
+        """
+        x, r, axis = op.x, op.result, op.axis
+        dt = x.dtype
+        R = ir.ReduceOp
+        if op.op not in (R.SUM, R.PROD, R.MAX, R.MIN) or dt is DType.BOOL:
+            return False
+        rshape = r.shape
+        n_out = math.prod(rshape) if rshape else 1
+        groups = list(self._out_vectors(x, axis, rshape).values())
+        G = 32
+        while G > 1:
+            ok = True
+            lanes = np.arange(self.T)
+            for o, _ in groups:
+                for m in range(1, G):
+                    if not np.array_equal(o, o[lanes ^ m]):
+                        ok = False
+                        break
+                if not ok:
+                    break
+            if ok:
+                break
+            G //= 2
+        nb = self.T // G
+        # o per block, per group; every live output must get C partials from
+        # consecutive blocks of ONE group: o_g(beta) = base_g + beta // C.
+        C = None
+        counts = np.zeros(n_out, dtype=np.int64)
+        for o, _ in groups:
+            ob = o[::G]
+            live = ob >= 0
+            if not live.any():
+                continue
+            np.add.at(counts, ob[live], 1)
+        if counts.min() < 1 or counts.max() != counts.min():
+            return False
+        C = int(counts[0])
+        for o, _ in groups:
+            ob = o[::G]
+            betas = np.flatnonzero(ob >= 0)
+            if len(betas) == 0:
+                continue
+            base = ob[betas[0]] - betas[0] // C
+            if not np.array_equal(ob[betas], base + betas // C):
+                return False
+        if G == 1 and C > 8:
+            return False  # no lane sharing and many partials: the plain path is as good
+        acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
+        esz = smem_size(acc_dt)
+        self.need_smem(n_out * C * esz, op.span)
+        lay = self.lay(x)
+        slots = self.tile(x)
+        partials = []
+        for o, members in groups:
+            k0, j0 = members[0]
+            part = slots[k0 * lay.V + j0]
+            for k, j in members[1:]:
+                part = self.combine(op.op, part, slots[k * lay.V + j], dt)
+            m = G // 2
+            while m >= 1:
+                part = self.combine(op.op, part, self.shfl_xor(part, acc_dt, m), dt)
+                m //= 2
+            partials.append((o, members, part))
+        self.barrier()
+        lane_in_block = self.emit(f"and i32 %tid, {G - 1}") if G > 1 else "0"
+        leader = self.emit(f"icmp eq i32 {lane_in_block}, 0") if G > 1 else None
+        beta = self.emit(f"lshr i32 %tid, {G.bit_length() - 1}") if G > 1 else "%tid"
+        c_idx = self.emit(f"urem i32 {beta}, {C}") if C > 1 else "0"
+        for o, members, part in partials:
+            if not (o >= 0).any():
+                continue
+            k0, j0 = members[0]
+            valid = self.chunk_valid(lay, k0)
+            f = self.safe_index(valid, self.flat(lay, k0, j0))
+            cs = self.coords(f, x.shape)
+            del cs[axis]
+            oi = self.linear(cs, rshape) if rshape else "0"
+            slot = oi if C == 1 else self.emit(f"add i32 {self.emit(f'mul i32 {oi}, {C}')}, {c_idx}")
+            go, jn = self.new_label("rw"), self.new_label("rx")
+            self.cbr(self.and_all([valid, leader]) or "true", go, jn)
+            self.label(go)
+            self.smem_store(0, acc_dt, slot, part)
+            self.br(jn)
+            self.label(jn)
+        self.barrier()
+        vals = []
+        for _, _, f in self.out_slots(rshape):
+            base = f if C == 1 else self.emit(f"mul i32 {f}, {C}")
+            v = self.smem_load(0, acc_dt, base)
+            for c in range(1, C):
+                v = self.combine(op.op, v, self.smem_load(0, acc_dt, self.emit(f"add i32 {base}, {c}")), dt)
+            vals.append(self.round_to(v, dt))
+        self.finish(rshape, vals, r)
+        return True
 
     def reduce_grouped(self, op: ir.Reduce) -> bool:
         """Two-phase reduction: combine this thread's elements that provably share an

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 
 class Context(Enum):
@@ -89,14 +90,13 @@ METHODS: dict[str, Signature] = {}
 
 
 def _fn(name: str, ctx: Context, params: tuple[str, ...], sig: str, doc: str, rule: str,
-        **kw: object) -> None:
-    FUNCTIONS[name] = Signature(name, ctx, params, sig, doc, rule, **kw)  # type: ignore[arg-type]
+        **kw: Any) -> None:
+    FUNCTIONS[name] = Signature(name, ctx, params, sig, doc, rule, **kw)
 
 
 def _m(name: str, ctx: Context, receivers: tuple[str, ...], params: tuple[str, ...], sig: str,
-       doc: str, rule: str, **kw: object) -> None:
-    METHODS[name] = Signature(name, ctx, params, sig, doc, rule, receivers=receivers,  # type: ignore[arg-type]
-                              is_method=True, **kw)
+       doc: str, rule: str, **kw: Any) -> None:
+    METHODS[name] = Signature(name, ctx, params, sig, doc, rule, receivers=receivers, is_method=True, **kw)
 
 
 K, H, B = Context.KERNEL, Context.HOST, Context.BOTH

@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import Any, TypeGuard, assert_never
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
@@ -397,13 +397,13 @@ class _Checker:
 
     def _process_use(self, mod: ModuleInfo, use: ast.UseDecl) -> None:
         if use.file is not None:
-            path = ModuleLoader.user_module_path(mod.path, file=use.file.value)
+            fpath = ModuleLoader.user_module_path(mod.path, file=use.file.value)
             stem = use.file.value.rsplit("/", 1)[-1].removesuffix(".tile")
-            target = self._load_module(stem, path, use.file.span)
+            target = self._load_module(stem, fpath, use.file.span)
             if target is None:
                 self.emit(self.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                                    use.file.span, "no such file")
-                          .note(f"looked for `{path}`, relative to the importing file"))
+                          .note(f"looked for `{fpath}`, relative to the importing file"))
                 return
             for name, sym in target.own.items():
                 self._import(mod, name, sym, use.file.span)
@@ -420,6 +420,7 @@ class _Checker:
             return p if p.is_file() else None
 
         full = locate(segs)
+        path: Any
         if use.names is not None or use.glob or (full is not None):
             mod_segs, item_ids = segs, (list(use.names) if use.names is not None else [])
             path = full
@@ -455,8 +456,8 @@ class _Checker:
             self._import(mod, mod_segs[-1], msym, use.path[-1].span)
             return
         for ident in item_ids:
-            sym = target.own.get(ident.name)
-            if sym is None:
+            isym = target.own.get(ident.name)
+            if isym is None:
                 d = self.err(N.UNRESOLVED_IMPORT, f"no `{ident.name}` in `{target.name}`", ident.span,
                              f"not found in `{target.name}`")
                 guess = _suggest(ident.name, target.own)
@@ -464,8 +465,8 @@ class _Checker:
                     d = d.with_help(f"an item with a similar name exists: `{guess}`")
                 self.emit(d)
                 continue
-            self._import(mod, ident.name, sym, ident.span)
-            self.program.symbols[ident] = sym
+            self._import(mod, ident.name, isym, ident.span)
+            self.program.symbols[ident] = isym
 
     def _import(self, mod: ModuleInfo, name: str, sym: Symbol, span: Span) -> None:
         prev = mod.scope.get(name)
@@ -603,13 +604,13 @@ class _Checker:
             case ErrorT():
                 return ty
             case _:
-                d = self.err(T.INVALID_KERNEL_PARAM, f"kernel parameter `{p.name.name}` has type `{ty}`",
-                             p.ty.span, "cannot be passed to a kernel")
-                d = d.note("kernel parameters are `&Tensor<..>`, `&mut Tensor<..>` or scalars")
+                diag = self.err(T.INVALID_KERNEL_PARAM, f"kernel parameter `{p.name.name}` has type `{ty}`",
+                                p.ty.span, "cannot be passed to a kernel")
+                diag = diag.note("kernel parameters are `&Tensor<..>`, `&mut Tensor<..>` or scalars")
                 if isinstance(ty, TensorT):
-                    d = d.with_help(f"take a reference: `&{self.snippet(p.ty)}` or "
-                                    f"`&mut {self.snippet(p.ty)}`")
-                return self.emit(d)
+                    diag = diag.with_help(f"take a reference: `&{self.snippet(p.ty)}` or "
+                                          f"`&mut {self.snippet(p.ty)}`")
+                return self.emit(diag)
 
     # ------------------------------------------------------------ constants
     def _eval_const(self, qual: str) -> Any:
@@ -736,6 +737,7 @@ class _Checker:
                                       te.span, f"expected `{name}<T, [d0, ..]>`")
                              .with_help(f"e.g. `{name}<f32, [128]>`"))
         elem_te, shape_te = te.args
+        assert isinstance(shape_te, ast.ShapeType)
         elem_ty = (self._resolve_type(elem_te, generics, mod, in_kernel)
                    if not isinstance(elem_te, ast.ShapeType) and _is_type_expr(elem_te) else None)
         if elem_ty is None or not isinstance(elem_ty, (ScalarT, ErrorT)):
@@ -1906,13 +1908,13 @@ class _Checker:
                     env[name] = d
                 srcs[name] = targ
             else:
-                t = self._resolve_type(targ, fx.generics, fx.module, fx.in_kernel) if _is_type_expr(targ) else None
-                if not isinstance(t, ScalarT):
-                    if t is None or not _is_poison(t):
+                gt = self._resolve_type(targ, fx.generics, fx.module, fx.in_kernel) if _is_type_expr(targ) else None
+                if not isinstance(gt, ScalarT):
+                    if gt is None or not _is_poison(gt):
                         self.emit(self.err(T.MISMATCHED_TYPES, f"expected an element type for `{name}`", targ.span,
                                            "not a scalar type"))
                     continue
-                env[name] = t.dtype
+                env[name] = gt.dtype
                 srcs[name] = targ
 
     def _bind_dim(self, name: str, value: Dim, src: Any, env: dict[str, Any], srcs: dict[str, Any],
@@ -2026,12 +2028,13 @@ class _Checker:
                 case _:
                     borrows.append(None)
         # compound dims: every symbol known now?
-        for pd, ad, src, param, is_part in pending:
-            if ad is None or not pd.symbols() <= {k for k, v in env.items() if isinstance(v, Dim)}:
+        for pdim, adim, src, param, is_part in pending:
+            if adim is None or not pdim.symbols() <= {k for k, v in env.items() if isinstance(v, Dim)}:
                 continue
-            want = subst_dim(pd, {k: v for k, v in env.items() if isinstance(v, Dim)})
-            if want.is_const and ad.is_const and want != ad:
-                shown = str(want) if pd.is_const else f"`{pd}` = {want}"
+            want = subst_dim(pdim, {k: v for k, v in env.items() if isinstance(v, Dim)})
+            if want.is_const and adim.is_const and want != adim:
+                ad = adim
+                shown = str(want) if pdim.is_const else f"`{pdim}` = {want}"
                 if is_part:
                     d = self.err(T.PARTITION_SHAPE, f"tile dimension {ad} does not match {shown} of parameter "
                                  f"`{param.name.name}`", src.span, f"tiles of size {ad}")
@@ -2039,7 +2042,7 @@ class _Checker:
                     d = self.err(T.MISMATCHED_TYPES, f"tensor dimension {ad} does not match {shown} of parameter "
                                  f"`{param.name.name}`", src.span, f"a dimension of size {ad}")
                 d = d.secondary(param.ty.span, f"`{param.name.name}` is `{self.snippet(param.ty)}`")
-                for sname in sorted(pd.symbols()):
+                for sname in sorted(pdim.symbols()):
                     if sname in srcs and srcs[sname] is not src:
                         d = d.secondary(srcs[sname].span, f"`{sname}` = {env[sname]} comes from here")
                 self.emit(d.with_help(f"use {'tiles' if is_part else 'a tensor'} of size {want} here"))
@@ -2076,7 +2079,7 @@ class _Checker:
                 shape = pty.inner.shape
                 if not all(d is not None and d.symbols() <= inst.keys() for d in shape):
                     continue
-                vals = tuple(Dim.const(eval_dim(d, inst)) for d in shape)  # type: ignore[arg-type]
+                vals = tuple(Dim.const(eval_dim(d, inst)) for d in shape)
                 if any(not d.is_const for d in shape if d is not None):
                     src = self._culprit(shape, vals, srcs, e)  # type: ignore[arg-type]
                     if not self._check_tile_limits(vals, src.span, None,
@@ -2191,7 +2194,7 @@ class _Checker:
 
     def _bind_elem(self, name: str, d: Any, env: dict[str, Any]) -> bool:
         if name in env:
-            return env[name] == d
+            return bool(env[name] == d)
         env[name] = d
         return True
 
@@ -3043,7 +3046,7 @@ def _fold(op: str, a: Any, b: Any) -> Any:
             raise ValueError(op)
 
 
-def _is_type_expr(t: Any) -> bool:
+def _is_type_expr(t: Any) -> TypeGuard[ast.TypeExpr]:
     return isinstance(t, (ast.NamedType, ast.ShapeType, ast.RefType, ast.TupleType))
 
 
@@ -3057,7 +3060,7 @@ def _typearg_as_expr(t: Any) -> ast.Expr | None:
         return ast.Name(t.name, t.span)
     if _is_type_expr(t):
         return None
-    return t
+    return t  # type: ignore[no-any-return]
 
 
 def _subst_env(env: dict[str, Any]) -> dict[str, Any]:

@@ -39,7 +39,7 @@ class ModuleLoader:
     # -- locating -------------------------------------------------------------
     def std_module_path(self, segments: list[str]) -> Traversable | None:
         """`["std", "nn"]` -> the stdlib file `std/nn.tile`, if it exists."""
-        node: Traversable = self.std_root  # type: ignore[assignment]
+        node: Traversable = self.std_root
         for seg in segments[:-1]:
             node = node / seg
         node = node / f"{segments[-1]}.tile"
@@ -58,7 +58,7 @@ class ModuleLoader:
                 elif child.name.endswith(".tile"):
                     out.append("::".join([*prefix, child.name[:-5]]))
 
-        walk(self.std_root, [])  # type: ignore[arg-type]
+        walk(self.std_root, [])
         return sorted(out)
 
     @staticmethod

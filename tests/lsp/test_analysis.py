@@ -236,6 +236,19 @@ def test_rename(an: A.Analysis) -> None:
     assert isinstance(A.rename_spans(an, at(SOFTMAX, "softmax(t)"), "sm"), str)
 
 
+@needs_sema
+def test_inlay_hints_show_inferred_types_and_const_generics(an: A.Analysis) -> None:
+    hints = {(SOFTMAX[: h.offset].rsplit(None, 1)[-1], h.label) for h in A.inlay_hints(an)}
+    assert ("t", ": Tile<f32, [BM, N]>") in hints
+    assert ("x", ": Tensor<f32, [300, 128]>") in hints
+    assert ("softmax_rows", "<BM = 16, N = 128>") in hints
+    assert not [h for h in hints if h[1] in (": {integer}", ": {float}")]
+    # only hints inside the requested range
+    start = at(SOFTMAX, "fn main")
+    assert all(h.offset >= start for h in A.inlay_hints(an, start, len(SOFTMAX)))
+    assert A.inlay_hints(an, start, len(SOFTMAX)) != A.inlay_hints(an)
+
+
 # ---------------------------------------------------------------- LSP conversion
 
 server = pytest.importorskip("tilelang.lsp.server")
@@ -273,3 +286,18 @@ def test_diagnostic_conversion_keeps_code_labels_notes_and_help() -> None:
     assert d.related_information is not None
     assert [r.message for r in d.related_information] == ["expected `;` here", "unexpected token"]
     assert d.related_information[1].location.range.start.line == 2
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "examples").glob("*.tile")), ids=lambda p: p.name)
+def test_every_example_checks_and_answers_queries_everywhere(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    an = A.analyze(text, str(path))
+    assert an.internal_error is None
+    assert A.document_symbols(an)
+    for offset in range(0, len(text) + 1, 5):
+        A.hover(an, offset)
+        A.definition(an, offset)
+        A.references(an, offset)
+        A.signature_help(an, offset)
+    for offset in range(0, len(text) + 1, 97):
+        assert A.completions(an, offset)

@@ -587,6 +587,66 @@ def rename_spans(an: Analysis, offset: int, new_name: str) -> list[Span] | str:
     return spans
 
 
+# ---------------------------------------------------------------- inlay hints
+
+
+@dataclass(frozen=True, slots=True)
+class InlayHint:
+    offset: int  # where the hint is shown (between characters)
+    label: str
+    kind: str  # "type" (a binding's type) or "generics" (inferred const generics)
+
+
+def _shown_type(ty: Any) -> str | None:
+    text = str(ty) if ty is not None else None
+    # `{integer}`/`{float}`: a literal whose type the context will fix; noise.
+    if text is None or text in ("()", "{integer}", "{float}") or "{error}" in text:
+        return None
+    return text
+
+
+def inlay_hints(an: Analysis, start: int = 0, end: int | None = None) -> list[InlayHint]:
+    """Types the checker inferred for `let` and `for` bindings without an
+    annotation, and the const generics it inferred at kernel launches
+    (`add<B = 1024>(z.partition([1024]), ...)`), between `start` and `end`."""
+    if an.module is None or an.program is None:
+        return []
+    end = len(an.text) if end is None else end
+    hints: list[InlayHint] = []
+    for node in walk(an.module):
+        if node.span.file != an.file.id or node.span.end < start or node.span.start > end:
+            continue
+        match node:
+            case ast.Let(ty=None) | ast.For():
+                for b in _pattern_bindings(node.pattern, "local"):
+                    ty = _shown_type(getattr(an.symbol_of(b.decl), "ty", None))
+                    if ty is not None and start <= b.span.end <= end:
+                        hints.append(InlayHint(b.span.end, f": {ty}", "type"))
+            case ast.Call(generics=()):
+                inst = None
+                try:
+                    inst = an.program.instantiation_of(node)
+                except Exception:
+                    inst = None
+                fn = an.program.callee_of(node) if hasattr(an.program, "callee_of") else None
+                generics: tuple[str, ...] = tuple(getattr(fn, "const_generics", None) or ())
+                if not inst and not generics:
+                    continue
+                names = list(generics or inst or ())
+                deferred = getattr(an.program, "deferred", {}).get(node, {})
+                parts = []
+                for name in names:
+                    if inst and name in inst:
+                        parts.append(f"{name} = {inst[name]}")
+                    elif name in deferred:
+                        parts.append(f"{name} = ?")
+                if parts and start <= node.callee.span.end <= end:
+                    hints.append(InlayHint(node.callee.span.end, "<" + ", ".join(parts) + ">", "generics"))
+            case _:
+                pass
+    return sorted(hints, key=lambda h: h.offset)
+
+
 # ---------------------------------------------------------------- symbols
 
 

@@ -2,7 +2,8 @@
 
 Features: diagnostics (published on open, change and save, from the same
 driver as `tilec check`), hover, go to definition, references, document
-highlight, rename, document symbols, completion and signature help. The answers come from `analysis.py`; this
+highlight, rename, document symbols, completion, signature help, and inlay
+hints (inferred types of `let` bindings, inferred const generics at calls). The answers come from `analysis.py`; this
 module converts between LSP and the compiler's model and nothing else.
 
 Diagnostics map as follows: the primary label's span is the range (a
@@ -341,6 +342,23 @@ def rename(ls: TileLanguageServer, params: lsp.RenameParams) -> lsp.WorkspaceEdi
         return None
     edits = [lsp.TextEdit(range=_range(an.file, s), new_text=params.new_name) for s in spans]
     return lsp.WorkspaceEdit(changes={params.text_document.uri: edits})
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+@_guarded(None)
+def inlay_hint(ls: TileLanguageServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint] | None:
+    an = ls.analysis_for(params.text_document.uri)
+    start = _offset(an.file, params.range.start)
+    end = _offset(an.file, params.range.end)
+    return [
+        lsp.InlayHint(
+            position=_position(an.file, h.offset),
+            label=h.label,
+            kind=lsp.InlayHintKind.Type if h.kind == "type" else lsp.InlayHintKind.Parameter,
+            padding_left=False,
+        )
+        for h in analysis.inlay_hints(an, start, end)
+    ] or None
 
 
 _SYMBOL_KINDS = {

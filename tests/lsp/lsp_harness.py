@@ -110,6 +110,12 @@ class Session:
             text_document=lsp.TextDocumentIdentifier(uri=uri),
             position=lsp.Position(line=line, character=character), new_name=new_name))
 
+    async def inlay_hints(self, uri: str, end_line: int) -> object:
+        return await self.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=lsp.Range(start=lsp.Position(line=0, character=0),
+                            end=lsp.Position(line=end_line, character=0))))
+
     async def symbols(self, uri: str) -> object:
         return await self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri)))

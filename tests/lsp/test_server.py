@@ -189,6 +189,16 @@ def test_hover_definition_symbols_completion_signature_help(server: Any) -> None
         assert {e.new_text for e in edit.changes[URI]} == {"left"}
         assert len(edit.changes[URI]) == 2
 
+        # inlay hints: the inferred tile type of `tx`, the inferred `B` of the launch
+        if importlib.util.find_spec("tilelang.sema.check") is not None:
+            hints = await s.inlay_hints(URI, ADD.count("\n"))
+            assert isinstance(hints, (list, tuple))
+            shown = {(h.position.line, h.position.character, h.label) for h in hints}
+            line, col = position_of(ADD, "tx = x", delta=2)
+            assert (line, col, ": Tile<f32, [B]>") in shown
+            line, col = position_of(ADD, "add(z.partition", delta=3)
+            assert (line, col, "<B = 1024>") in shown
+
     run(server, scenario)
 
 

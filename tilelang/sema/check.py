@@ -269,6 +269,7 @@ class _Checker:
         self._shape_values: dict[Any, tuple[Dim | None, ...]] = {}
         # `let mut x = <literal>` bindings still untyped: the init and the uses so far
         self._mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
+        self._negated: set[Any] = set()  # integer literals under a unary minus
         # reshapes whose element counts are equal only for some generics
         self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
         # host `t.partition([n])` with a run-time `n`: dim index -> expression
@@ -1130,7 +1131,7 @@ class _Checker:
                 self._adopt(sym, target)
         if isinstance(e, ast.IntLit) and isinstance(target.dtype, DType) and target.dtype.is_int:
             lo, hi = _int_range(target.dtype)
-            if not lo <= e.value <= hi:
+            if not lo <= e.value <= hi + (e in self._negated):
                 self.emit(self.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
                                    f"`{target}` holds {lo}..={hi}"))
         match e:
@@ -1175,7 +1176,7 @@ class _Checker:
                                               e.span))
                 if dt.is_int:
                     lo, hi = _int_range(dt)
-                    if not lo <= v <= hi:
+                    if not lo <= v <= hi + (e in self._negated):
                         self.emit(self.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{suf}`",
                                            e.span, f"`{suf}` holds {lo}..={hi}"))
                 return ScalarT(dt)
@@ -1485,6 +1486,8 @@ class _Checker:
 
     # ------------------------------------------------------------ unary, binary, cast
     def _unary(self, e: ast.Unary, op: str, x: ast.Expr, fx: _Fx, expected: Type | None) -> Type:
+        if op == "-" and isinstance(x, ast.IntLit):
+            self._negated.add(x)  # `-128i8` is in range although `128i8` is not
         ty = self.check_expr(x, fx, expected)
         if _is_poison(ty):
             return ERROR

@@ -43,7 +43,16 @@ What it holds (all side tables are keyed by AST node; nodes hash by identity):
 - `shape_sources`: kernel `Call` -> const generic name -> the argument node
   that fixed it (for launch-time messages).
 - `device_fns` / `host_fns`: qualified names of functions checked as device
-  code (called from a kernel) / host code.
+  code (called from a kernel) / host code. A function in both sets was
+  checked twice; the side tables hold its host check (the later one), which
+  differs from the device check only where an operation's type depends on
+  the context (`zeros` is a tensor on the host, a tile in a kernel).
+
+Type decisions worth knowing: `load_npy` gives `TensorT(None, None)` (dtype
+and rank unknown; the runtime checks them at launch); a reduction removes
+its axis and a reduction to rank 0 is a scalar; `t.shape()` is a `ShapeT`
+whose elements (`s[0]`) are `i32`; const generics are `i32`, untyped in
+kernels (they take the type of what they meet).
 
 Query API: `type_of(expr)`, `symbol_of(node)`, `dim_of(expr)`,
 `instantiation_of(call)`, `kernel(name)`, `function(name)`.

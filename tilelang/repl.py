@@ -112,10 +112,11 @@ class ReplSession:
         parsed = parse_repl(sf, sink)
         if parsed is None or sink.has_errors:
             return ReplOutput(stderr=self._render(sink.diagnostics, self.display), ok=False)
+        from tilelang.syntax import ast
+
         for item in parsed.items:
-            name = getattr(getattr(item, "name", None), "name", None)
-            if name == "main":
-                span = getattr(item.name, "span", item.span)
+            if isinstance(item, ast.FnDecl) and item.name.name == "main":
+                span = item.name.span
                 d = (
                     Diagnostic.error("E0106", "the REPL defines `main` itself")
                     .primary(span, "`main` defined here")
@@ -133,8 +134,9 @@ class ReplSession:
             synth = self._synth(self.items + new_items, self.stmts + new_stmts, tail_chunk, False)
             result = self._check(synth)
             if not result.ok:
-                return ReplOutput(stderr=self._diags(result.diagnostics, result.sources, synth),
-                                  ok=False)
+                return ReplOutput(
+                    stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
+                )
             show_tail = self._tail_has_value(result)
         items, stmts = self.items + new_items, self.stmts + new_stmts
         if tail_chunk is not None and not show_tail:
@@ -252,8 +254,9 @@ class ReplSession:
         if name == "<repl>":
             for start, end, chunk in synth.where:
                 if start <= span.start and span.end <= end:
-                    return Span(chunk.file, chunk.base + span.start - start,
-                                chunk.base + span.end - start)
+                    return Span(
+                        chunk.file, chunk.base + span.start - start, chunk.base + span.end - start
+                    )
             return None  # inside the glue the REPL wrote (`fn main`, `print(`)
         if name is None:
             return None
@@ -287,7 +290,9 @@ class ReplSession:
             case "load":
                 return self._load(arg)
             case _:
-                return ReplOutput(stderr=f"error: unknown command `:{cmd}` (try `:help`)\n", ok=False)
+                return ReplOutput(
+                    stderr=f"error: unknown command `:{cmd}` (try `:help`)\n", ok=False
+                )
 
     def _type_of(self, text: str) -> ReplOutput:
         if not text:
@@ -297,7 +302,9 @@ class ReplSession:
         synth = self._synth(self.items, self.stmts, tail, False)
         result = self._check(synth)
         if not result.ok:
-            return ReplOutput(stderr=self._diags(result.diagnostics, result.sources, synth), ok=False)
+            return ReplOutput(
+                stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
+            )
         module = result.context.outputs["ast"]
         last = module.items[-1].body.stmts[-1]
         ty = result.output.program.type_of(getattr(last, "expr", last))
@@ -314,7 +321,9 @@ class ReplSession:
         except driver.StageUnavailable as e:
             return ReplOutput(stderr=f"error: {e}\n", ok=False)
         if not result.ok:
-            return ReplOutput(stderr=self._diags(result.diagnostics, result.sources, synth), ok=False)
+            return ReplOutput(
+                stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
+            )
         text = driver.format_output(stage, result)
         if not text.strip():
             return ReplOutput(stdout="(no kernel is launched yet)\n")
@@ -343,9 +352,13 @@ class ReplSession:
         synth = self._synth(self.items + new, self.stmts, None, False)
         result = self._check(synth)
         if not result.ok:
-            return ReplOutput(stderr=self._diags(result.diagnostics, result.sources, synth), ok=False)
+            return ReplOutput(
+                stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
+            )
         self.items += new
-        return ReplOutput(stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n")
+        return ReplOutput(
+            stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n"
+        )
 
 
 # ---------------------------------------------------------------- terminal front end
@@ -433,7 +446,7 @@ def main(device: str = "cpu") -> int:
         lexer = PygmentsLexer(TileLexer)
     except ImportError:
         pass
-    prompt = PromptSession(
+    prompt: PromptSession[str] = PromptSession(
         history=history,
         auto_suggest=AutoSuggestFromHistory(),
         lexer=lexer,

@@ -88,7 +88,11 @@ def test_piped_stdin() -> None:
     script = "let x = 40 + 2;\nx\nfn sq(a: i32) -> i32 {\n    a * a\n}\nsq(x)\n:type x\n"
     proc = subprocess.run(
         [sys.executable, "-m", "tilelang", "repl"],
-        input=script, capture_output=True, text=True, env=tilec_env(), timeout=120,
+        input=script,
+        capture_output=True,
+        text=True,
+        env=tilec_env(),
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "42\n1764\nx: i32\n"
@@ -103,8 +107,13 @@ def test_terminal_session(tmp_path: Path) -> None:
     env["TILEC_HISTORY"] = str(tmp_path / "history")
     env["TERM"] = "dumb"
     child = pexpect.spawn(
-        sys.executable, ["-m", "tilelang", "repl"], env=env, cwd=str(REPO_ROOT),
-        encoding="utf-8", timeout=60, dimensions=(40, 120),
+        sys.executable,
+        ["-m", "tilelang", "repl"],
+        env=env,
+        cwd=str(REPO_ROOT),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 120),
     )
     try:
         child.expect(">>> ")

@@ -63,14 +63,20 @@ def render(stmts: list[Stmt], indent: int = 1) -> str:
     for s in stmts:
         match s:
             case ("launch", h, w, r):
-                call = f"inc({w}.partition([256]))" if r is None else \
-                    f"scale({w}.partition([256]), &{r})"
+                call = (
+                    f"inc({w}.partition([256]))"
+                    if r is None
+                    else f"scale({w}.partition([256]), &{r})"
+                )
                 out.append(f"{pad}let {h} = {call}.launch();" if h else f"{pad}{call}.sync();")
             case ("wait", h):
                 out.append(f"{pad}{h}.wait();")
             case ("graph", g, w, r):
-                call = f"inc({w}.partition([256]))" if r is None else \
-                    f"scale({w}.partition([256]), &{r})"
+                call = (
+                    f"inc({w}.partition([256]))"
+                    if r is None
+                    else f"scale({w}.partition([256]), &{r})"
+                )
                 out.append(f"{pad}let {g} = graph {{")
                 out.append(f"{pad}    {call};")
                 out.append(f"{pad}}};")
@@ -124,8 +130,12 @@ class Model:
     def captured(self, t: str, graphs: dict[str, tuple[str, str | None]]) -> bool:
         return any(t in (w, r) for w, r in graphs.values())
 
-    def run(self, stmts: list[Stmt], handles: dict[str, int],
-            graphs: dict[str, tuple[str, str | None]] | None = None) -> None:
+    def run(
+        self,
+        stmts: list[Stmt],
+        handles: dict[str, int],
+        graphs: dict[str, tuple[str, str | None]] | None = None,
+    ) -> None:
         handles = dict(handles)  # a block's handles and graphs end with it
         graphs = dict(graphs or {})
         for s in stmts:
@@ -229,11 +239,16 @@ def programs(draw: st.DrawFn) -> list[Stmt]:
             elif kind in ("read", "write", "reset"):
                 out.append((kind, t))
             elif kind == "if":
-                out.append(("if", draw(st.booleans()), block(depth + 1, visible, gvisible),
-                            block(depth + 1, visible, gvisible)))
+                out.append(
+                    (
+                        "if",
+                        draw(st.booleans()),
+                        block(depth + 1, visible, gvisible),
+                        block(depth + 1, visible, gvisible),
+                    )
+                )
             else:
-                out.append(("for", draw(st.integers(1, 3)),
-                            block(depth + 1, visible, gvisible)))
+                out.append(("for", draw(st.integers(1, 3)), block(depth + 1, visible, gvisible)))
         return out
 
     return block(0, [], [])
@@ -305,9 +320,11 @@ def _corpus() -> list[str]:
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    files = sorted((root / "soundness").glob("*/*.tile")) + sorted(
-        (root / "ui" / "ownership").glob("*.tile")) + sorted(
-        (root / "ui" / "kernel").glob("*.tile"))
+    files = (
+        sorted((root / "soundness").glob("*/*.tile"))
+        + sorted((root / "ui" / "ownership").glob("*.tile"))
+        + sorted((root / "ui" / "kernel").glob("*.tile"))
+    )
     return [f.read_text(encoding="utf-8") for f in files]
 
 

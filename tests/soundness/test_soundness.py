@@ -31,9 +31,9 @@ def test_racy_rejected(path: Path) -> None:
     want = expected_errors(sf.text)
     assert want, "a racy program must say which error it expects"
     got = located(sf, diags)
-    assert got == want, (
-        f"expected {sorted(want)}, got {sorted(got)}:\n"
-        + "\n".join(f"  {d.code} {d.message}" for d in diags))
+    assert got == want, f"expected {sorted(want)}, got {sorted(got)}:\n" + "\n".join(
+        f"  {d.code} {d.message}" for d in diags
+    )
     assert all(d.code.startswith(("E03", "E04")) for d in diags)
 
 
@@ -42,7 +42,8 @@ def test_safe_accepted(path: Path) -> None:
     sf, _sema, diags, _ = check_file(path)
     assert not diags, "\n".join(
         f"{sf.line_col(d.primary_span.start)[0] if d.primary_span else 0}: {d.code} {d.message}"
-        for d in diags)
+        for d in diags
+    )
 
 
 @pytest.mark.parametrize("path", SAFE + RACY, ids=lambda p: p.stem)
@@ -57,4 +58,5 @@ def test_corpus_type_checks(path: Path) -> None:
     sf, sema_diags, _, _ = check_file(path)
     assert not sema_diags, "\n".join(
         f"{sf.line_col(d.primary_span.start)[0] if d.primary_span else 0}: {d.code} {d.message}"
-        for d in sema_diags)
+        for d in sema_diags
+    )

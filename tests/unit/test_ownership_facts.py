@@ -36,8 +36,16 @@ def test_simplify_identities() -> None:
 
 def test_launch_check_holds_and_diagnostic() -> None:
     span = Span(0, 10, 11)
-    c = LaunchCheck("k", "tile-index", Sym("num_blocks(0)"), "<", Const(4), span, "E0403",
-                    "tile index `block_id(0)` of `q` along axis 0")
+    c = LaunchCheck(
+        "k",
+        "tile-index",
+        Sym("num_blocks(0)"),
+        "<",
+        Const(4),
+        span,
+        "E0403",
+        "tile index `block_id(0)` of `q` along axis 0",
+    )
     assert c.holds({"num_blocks(0)": 3})
     assert not c.holds({"num_blocks(0)": 4})
     with pytest.raises(KeyError):
@@ -143,10 +151,15 @@ fn main() {
     assert [t.method.name for t in launches] == ["launch"]
 
 
-@pytest.mark.parametrize("text", ["fn main() { let x = 1; let y = x; let z = x; }",
-                                  "fn main() { let h = 3; h.wait(); }",
-                                  "kernel fn k() { return; }",
-                                  "fn f() { break; }"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fn main() { let x = 1; let y = x; let z = x; }",
+        "fn main() { let h = 3; h.wait(); }",
+        "kernel fn k() { return; }",
+        "fn f() { break; }",
+    ],
+)
 def test_no_false_errors_on_untracked_values(text: str) -> None:
     _, diags, _ = _check(text)
     assert not diags

@@ -20,13 +20,14 @@ from tilelang.syntax import ast
 
 class Kind(Enum):
     """What a host value is, as far as borrows are concerned."""
-    TENSOR = "tensor"        # owned tensor data (affine)
+
+    TENSOR = "tensor"  # owned tensor data (affine)
     PARTITION = "partition"  # `t.partition([..])`: a mutable borrow waiting for a launch
-    REF = "ref"              # `&t` / `&mut t`
-    OP = "op"                # a kernel call not yet run
-    HANDLE = "handle"        # `.launch()`'s result (affine; must be waited)
-    GRAPH = "graph"          # `graph { .. }` (affine; holds captures)
-    OTHER = "other"          # scalars, shapes, strings, unit: Copy, untracked
+    REF = "ref"  # `&t` / `&mut t`
+    OP = "op"  # a kernel call not yet run
+    HANDLE = "handle"  # `.launch()`'s result (affine; must be waited)
+    GRAPH = "graph"  # `graph { .. }` (affine; holds captures)
+    OTHER = "other"  # scalars, shapes, strings, unit: Copy, untracked
 
 
 def type_kind(ty: TypeLikeAst | None) -> tuple[Kind, bool]:
@@ -86,9 +87,14 @@ class ProgramView:
             if isinstance(root, ast.Module):
                 modules.append(root)
             mods = getattr(program, "modules", None)
-            for m in (mods.values() if isinstance(mods, dict) else mods or ()):
-                m = m if isinstance(m, ast.Module) else getattr(m, "ast", None) or getattr(
-                    m, "module", None) or getattr(m, "root", None)
+            for m in mods.values() if isinstance(mods, dict) else mods or ():
+                m = (
+                    m
+                    if isinstance(m, ast.Module)
+                    else getattr(m, "ast", None)
+                    or getattr(m, "module", None)
+                    or getattr(m, "root", None)
+                )
                 if isinstance(m, ast.Module) and all(m is not x for x in modules):
                     modules.append(m)
         self.root: ast.Module | None = modules[0] if modules else None

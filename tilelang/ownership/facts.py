@@ -41,6 +41,7 @@ class Const:
 @dataclass(frozen=True, slots=True)
 class Sym:
     """A value known at launch: a const generic, a module const, `num_blocks(k)`."""
+
     name: str
 
     def __str__(self) -> str:
@@ -136,6 +137,7 @@ class LaunchCheck:
     error code to report (`E0403` or `E0402`), `what` a phrase naming the fact
     ("tile index `j` of `q` along axis 1").
     """
+
     kernel: str
     kind: str
     lhs: SymExpr
@@ -172,7 +174,8 @@ class LaunchCheck:
         d = Diagnostic.error(self.code, msg)
         if launch is not None:
             d = d.primary(launch, "this launch violates the check").secondary(
-                self.span, self.describe(env))
+                self.span, self.describe(env)
+            )
         else:
             d = d.primary(self.span, self.describe(env))
         bindings = ", ".join(f"{k} = {env[k]}" for k in sorted(self.symbols) if k in env)
@@ -189,6 +192,7 @@ class OwnershipFacts:
     waits: for each `h.wait()` call node, the launch call nodes whose borrows
         it may end (informational; the REPL and LSP can show it).
     """
+
     launch_checks: list[LaunchCheck] = field(default_factory=list)
     waits: dict[object, tuple[object, ...]] = field(default_factory=dict)
 

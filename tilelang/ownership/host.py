@@ -46,7 +46,8 @@ from tilelang.source import Span
 from tilelang.syntax import ast
 
 TENSOR_CONSTRUCTORS = frozenset(
-    ("zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "empty"))
+    ("zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "empty")
+)
 TENSOR_METHODS = frozenset(("clone", "reshape", "transpose", "permute", "broadcast"))
 # Methods that read a tensor's shape, not its data: no conflict with a launch.
 METADATA_METHODS = frozenset(("shape", "dtype", "rank"))
@@ -57,6 +58,7 @@ _MAX_LOOP_ROUNDS = 32
 @dataclass(eq=False, slots=True)
 class Var:
     """One binding (a `let` name or a parameter); shadowing makes a new Var."""
+
     name: str
     span: Span
     kind: Kind
@@ -109,6 +111,7 @@ AbsVal = PartVal | RefVal | OpVal | HandleVal | GraphVal
 @dataclass(frozen=True, slots=True)
 class Val:
     """The abstract result of an expression."""
+
     kind: Kind
     alts: frozenset[AbsVal] = frozenset()
     place: Var | None = None  # the expression is exactly this variable
@@ -145,8 +148,12 @@ class State:
         return State(dict(self.moved), self.loans, self.captures, dict(self.values))
 
     def same(self, other: State) -> bool:
-        return (self.moved == other.moved and self.loans == other.loans
-                and self.captures == other.captures and self.values == other.values)
+        return (
+            self.moved == other.moved
+            and self.loans == other.loans
+            and self.captures == other.captures
+            and self.values == other.values
+        )
 
     @staticmethod
     def join(states: list[State | None]) -> State | None:
@@ -222,8 +229,9 @@ class HostChecker:
             self._exit_scope(self.scopes[0], st2, _closing(fn.body.span))
 
     # -- scopes and variables ---------------------------------------------------
-    def _var(self, node: object, name: str, span: Span, kind: Kind, mutable: bool,
-             is_ref: bool = False) -> Var:
+    def _var(
+        self, node: object, name: str, span: Span, kind: Kind, mutable: bool, is_ref: bool = False
+    ) -> Var:
         v = self._vars.get(id(node))
         if v is None:
             v = Var(name, span, kind, mutable, is_ref)
@@ -270,8 +278,9 @@ class HostChecker:
         elif v.kind is Kind.TENSOR and not v.is_ref and v not in st.moved:
             self.check_use(v, "drop" if how == "dropped" else "assign", at, st)
 
-    def _drop_handle(self, token: ast.MethodCall, st: State, at: Span, name: str | None,
-                     how: str = "dropped") -> None:
+    def _drop_handle(
+        self, token: ast.MethodCall, st: State, at: Span, name: str | None, how: str = "dropped"
+    ) -> None:
         live = [ln for ln in st.loans if ln.token is token]
         if not live:
             return
@@ -282,26 +291,42 @@ class HostChecker:
         token = min((ln.token for ln in live), key=lambda t: t.span.start)
         what = f"`{name}`" if name else "the handle"
         subject = f"launch handle `{name}`" if name else "the launch handle"
-        d = (Diagnostic.error(codes.HANDLE_DROPPED,
-                              f"{subject} is {how} while its launch may still be running")
-             .primary(token.span, "this launch may not have been waited for")
-             .secondary(at, f"{what} is {how} here"))
+        d = (
+            Diagnostic.error(
+                codes.HANDLE_DROPPED, f"{subject} is {how} while its launch may still be running"
+            )
+            .primary(token.span, "this launch may not have been waited for")
+            .secondary(at, f"{what} is {how} here")
+        )
         d = d.note(f"the launch borrows {self._loan_list(live)} until it is waited for")
-        where = ("before assigning a new handle to it" if how == "overwritten"
-                 else "before it goes out of scope")
-        d = d.with_help(f"call `{name}.wait()` {where}" if name
-                        else "bind the handle and call `.wait()` on it, or use `.sync()`")
+        where = (
+            "before assigning a new handle to it"
+            if how == "overwritten"
+            else "before it goes out of scope"
+        )
+        d = d.with_help(
+            f"call `{name}.wait()` {where}"
+            if name
+            else "bind the handle and call `.wait()` on it, or use `.sync()`"
+        )
         self.report(d, at)
 
     @staticmethod
     def _loan_list(loans: list[Loan]) -> str:
-        names = sorted({f"`{ln.var.name}`" + (" mutably" if ln.mutable else "")
-                        for ln in loans})
+        names = sorted({f"`{ln.var.name}`" + (" mutably" if ln.mutable else "") for ln in loans})
         return ", ".join(names)
 
     # -- uses of tensors --------------------------------------------------------
-    def check_use(self, v: Var, mode: str, span: Span, st: State, *,
-                  kernel: str | None = None, mutable_borrow: bool = False) -> None:
+    def check_use(
+        self,
+        v: Var,
+        mode: str,
+        span: Span,
+        st: State,
+        *,
+        kernel: str | None = None,
+        mutable_borrow: bool = False,
+    ) -> None:
         """Check one use of a tracked variable.
 
         mode: "read", "write", "move", "assign" (drops the old value), "drop",
@@ -316,8 +341,9 @@ class HostChecker:
             return
         if v.kind is not Kind.TENSOR:
             return
-        writes = mode in ("write", "move", "assign", "drop") or (mode == "borrow"
-                                                                 and mutable_borrow)
+        writes = mode in ("write", "move", "assign", "drop") or (
+            mode == "borrow" and mutable_borrow
+        )
         for ln in sorted(st.loans, key=lambda ln: (ln.arg.start, ln.mutable)):
             if ln.var is not v or not (writes or ln.mutable):
                 continue
@@ -335,24 +361,39 @@ class HostChecker:
                 return var.name
         return None
 
-    def _report_conflict(self, v: Var, mode: str, span: Span, ln: Loan, st: State,
-                         kernel: str | None, mutable_borrow: bool) -> None:
+    def _report_conflict(
+        self,
+        v: Var,
+        mode: str,
+        span: Span,
+        ln: Loan,
+        st: State,
+        kernel: str | None,
+        mutable_borrow: bool,
+    ) -> None:
         name = f"`{v.name}`"
         running = f"a launched kernel may still be {_verb(ln.mutable)} it"
-        loan_label = (f"{name} is borrowed {'mutably' if ln.mutable else 'shared'} "
-                      f"by this launch of `{ln.kernel}`")
+        loan_label = (
+            f"{name} is borrowed {'mutably' if ln.mutable else 'shared'} "
+            f"by this launch of `{ln.kernel}`"
+        )
         handle = self._handle_name(ln.token, st)
         this = {"borrow": "this launch", "drop": "the end of this block"}.get(
-            mode, f"this use of {name}")
-        help_ = (f"call `{handle}.wait()` before {this}" if handle
-                 else f"wait for the launch of `{ln.kernel}` before {this}")
+            mode, f"this use of {name}"
+        )
+        help_ = (
+            f"call `{handle}.wait()` before {this}"
+            if handle
+            else f"wait for the launch of `{ln.kernel}` before {this}"
+        )
         if mode == "borrow" and mutable_borrow and ln.mutable:
-            d = (Diagnostic.error(codes.CONCURRENT_WRITES,
-                                  f"two launches in flight at once would both write {name}")
-                 .primary(span, f"the launch of `{kernel}` writes {name} here"))
+            d = Diagnostic.error(
+                codes.CONCURRENT_WRITES, f"two launches in flight at once would both write {name}"
+            ).primary(span, f"the launch of `{kernel}` writes {name} here")
             if ln.arg != span:
-                d = d.secondary(ln.arg, f"the launch of `{ln.kernel}` writes {name} and may "
-                                        "still be running")
+                d = d.secondary(
+                    ln.arg, f"the launch of `{ln.kernel}` writes {name} and may still be running"
+                )
         else:
             msg = {
                 "read": f"cannot read {name} while {running}",
@@ -361,21 +402,24 @@ class HostChecker:
                 "assign": f"cannot assign to {name} while {running}",
                 "drop": f"{name} is dropped while {running}",
                 "borrow": f"cannot launch `{kernel}` {_verb(mutable_borrow)} {name} "
-                          f"while {running}",
+                f"while {running}",
             }[mode]
-            label = {"drop": f"{name} is dropped here",
-                     "borrow": f"`{kernel}` {'writes' if mutable_borrow else 'reads'} "
-                               f"{name} here",
-                     "read": f"{name} is read here",
-                     "write": f"{name} is written here",
-                     "move": f"{name} is moved here",
-                     "assign": f"{name} is assigned here, dropping its old value"}[mode]
+            label = {
+                "drop": f"{name} is dropped here",
+                "borrow": f"`{kernel}` {'writes' if mutable_borrow else 'reads'} {name} here",
+                "read": f"{name} is read here",
+                "write": f"{name} is written here",
+                "move": f"{name} is moved here",
+                "assign": f"{name} is assigned here, dropping its old value",
+            }[mode]
             d = Diagnostic.error(codes.USE_WHILE_IN_FLIGHT, msg).primary(span, label)
             if ln.arg != span:
                 d = d.secondary(ln.arg, loan_label)
         if ln.arg.start >= span.start and ln.arg.file == span.file:
-            d = d.note("the launch is from the previous iteration of the loop and was "
-                       "not waited for in that iteration")
+            d = d.note(
+                "the launch is from the previous iteration of the loop and was "
+                "not waited for in that iteration"
+            )
         d = d.note("`.launch()` borrows its tensors until `.wait()` is called on its handle")
         d = d.with_help(help_)
         self.report(d, ln.arg)
@@ -384,18 +428,28 @@ class HostChecker:
         self._moved_uses.add((v, span))
         what = {Kind.HANDLE: "handle", Kind.GRAPH: "graph"}.get(v.kind, "value")
         first = min(moves, key=lambda s: (s.start, s.end))
-        d = (Diagnostic.error(codes.USE_AFTER_MOVE, f"use of moved {what} `{v.name}`")
-             .primary(span, "value used here after move"))
+        d = Diagnostic.error(codes.USE_AFTER_MOVE, f"use of moved {what} `{v.name}`").primary(
+            span, "value used here after move"
+        )
         for m in sorted(moves, key=lambda s: s.start):
             later = m.start >= span.start and m.file == span.file
-            d = d.secondary(m, "value moved here, in a previous iteration of the loop"
-                            if later else "value moved here")
-        d = d.note(f"`{v.name}` owns tensor data, which is affine: `let b = a;` and "
-                   "passing by value move it" if v.kind is Kind.TENSOR else
-                   f"a {what} is affine: binding it to another name moves it")
+            d = d.secondary(
+                m,
+                "value moved here, in a previous iteration of the loop"
+                if later
+                else "value moved here",
+            )
+        d = d.note(
+            f"`{v.name}` owns tensor data, which is affine: `let b = a;` and "
+            "passing by value move it"
+            if v.kind is Kind.TENSOR
+            else f"a {what} is affine: binding it to another name moves it"
+        )
         if v.kind is Kind.TENSOR:
-            d = d.with_help(f"borrow it with `&{v.name}` instead, or copy it with "
-                            f"`{v.name}.clone()` before the move")
+            d = d.with_help(
+                f"borrow it with `&{v.name}` instead, or copy it with "
+                f"`{v.name}.clone()` before the move"
+            )
         self.report(d, first)
 
     def _report_captured(self, v: Var, mode: str, span: Span, cap: Capture, st: State) -> None:
@@ -405,25 +459,46 @@ class HostChecker:
                 gname = var.name
         g = f"`{gname}`" if gname else "a graph"
         verb = {"move": "move", "assign": "assign to", "drop": "drop"}[mode]
-        d = (Diagnostic.error(codes.MOVE_OF_CAPTURED,
-                              f"cannot {verb} `{v.name}` while graph {g} captures it"
-                              if gname else f"cannot {verb} `{v.name}` while a graph captures it")
-             .primary(span, {"move": f"`{v.name}` is moved here",
-                             "assign": f"`{v.name}` is reassigned here, dropping the captured "
-                                       "tensor",
-                             "drop": f"`{v.name}` is dropped here"}[mode])
-             .secondary(cap.arg, f"`{v.name}` is captured by the graph here"))
-        d = d.note("a graph replays its operations on the tensors it recorded; those must "
-                   "stay alive and in place while the graph lives")
-        d = d.with_help("reading and writing the tensor between replays is fine; to "
-                        "replace it, write into it (e.g. with a kernel) instead of "
-                        "rebinding it" if mode == "assign" else
-                        f"borrow it with `&{v.name}`, or use `{v.name}.clone()`")
+        d = (
+            Diagnostic.error(
+                codes.MOVE_OF_CAPTURED,
+                f"cannot {verb} `{v.name}` while graph {g} captures it"
+                if gname
+                else f"cannot {verb} `{v.name}` while a graph captures it",
+            )
+            .primary(
+                span,
+                {
+                    "move": f"`{v.name}` is moved here",
+                    "assign": f"`{v.name}` is reassigned here, dropping the captured tensor",
+                    "drop": f"`{v.name}` is dropped here",
+                }[mode],
+            )
+            .secondary(cap.arg, f"`{v.name}` is captured by the graph here")
+        )
+        d = d.note(
+            "a graph replays its operations on the tensors it recorded; those must "
+            "stay alive and in place while the graph lives"
+        )
+        d = d.with_help(
+            "reading and writing the tensor between replays is fine; to "
+            "replace it, write into it (e.g. with a kernel) instead of "
+            "rebinding it"
+            if mode == "assign"
+            else f"borrow it with `&{v.name}`, or use `{v.name}.clone()`"
+        )
         self.report(d, cap.arg)
 
     # -- statements -------------------------------------------------------------
-    def block(self, b: ast.Block, st: State, *, value: bool, fn_body: bool = False,
-              loop: _Loop | None = None) -> tuple[State, Val] | None:
+    def block(
+        self,
+        b: ast.Block,
+        st: State,
+        *,
+        value: bool,
+        fn_body: bool = False,
+        loop: _Loop | None = None,
+    ) -> tuple[State, Val] | None:
         scope = self.scopes[0] if fn_body else _Scope(loop=loop)
         if not fn_body:
             self.scopes.append(scope)
@@ -472,8 +547,11 @@ class HostChecker:
                 self._exit_to(0, st, s.span)
                 return None
             case ast.Break() | ast.Continue():
-                depth = max(i for i, sc in enumerate(self.scopes) if sc.loop is not None
-                            ) if any(sc.loop for sc in self.scopes) else None
+                depth = (
+                    max(i for i, sc in enumerate(self.scopes) if sc.loop is not None)
+                    if any(sc.loop for sc in self.scopes)
+                    else None
+                )
                 if depth is None:
                     return None  # outside a loop: the type checker reports it
                 out = self._exit_to(depth, st, s.span)
@@ -508,27 +586,33 @@ class HostChecker:
             elif isinstance(alt, GraphVal):
                 st.captures = frozenset(c for c in st.captures if c.token is not alt.token)
 
-    def _escape_check(self, val: Val, span: Span, how: str = "returned",
-                      st: State | None = None) -> None:
+    def _escape_check(
+        self, val: Val, span: Span, how: str = "returned", st: State | None = None
+    ) -> None:
         if val.kind in (Kind.HANDLE, Kind.GRAPH):
             if st is not None:  # reported once here; its borrows end with it
                 toks = {a.token for a in val.alts if isinstance(a, (HandleVal, GraphVal))}
                 st.loans = frozenset(ln for ln in st.loans if ln.token not in toks)
                 st.captures = frozenset(c for c in st.captures if c.token not in toks)
             what = "launch handle" if val.kind is Kind.HANDLE else "graph"
-            d = (Diagnostic.error(codes.HANDLE_ESCAPES,
-                                  f"a {what} cannot be {how}: it must stay in the function "
-                                  "that created it")
-                 .primary(span, f"this {what} is {how} here"))
-            d = d.note("the ownership checker follows borrows within one function; a "
-                       "caller could not know which tensors are still in use")
-            d = d.with_help("wait for the launch inside the function, and return the "
-                            "tensor instead" if val.kind is Kind.HANDLE else
-                            "build and replay the graph in one function")
+            d = Diagnostic.error(
+                codes.HANDLE_ESCAPES,
+                f"a {what} cannot be {how}: it must stay in the function that created it",
+            ).primary(span, f"this {what} is {how} here")
+            d = d.note(
+                "the ownership checker follows borrows within one function; a "
+                "caller could not know which tensors are still in use"
+            )
+            d = d.with_help(
+                "wait for the launch inside the function, and return the tensor instead"
+                if val.kind is Kind.HANDLE
+                else "build and replay the graph in one function"
+            )
             self.report(d)
 
-    def _bind(self, pat: ast.Pattern, val: Val, st: State, ty: ast.TypeExpr | None,
-              init: ast.Expr | None) -> None:
+    def _bind(
+        self, pat: ast.Pattern, val: Val, st: State, ty: ast.TypeExpr | None, init: ast.Expr | None
+    ) -> None:
         match pat:
             case ast.NamePat(name=n, mutable=m):
                 kind = val.kind
@@ -610,8 +694,9 @@ class HostChecker:
         else:
             self.operand(target, st)
 
-    def loop(self, body: ast.Block, entry: State, pat: ast.Pattern | None,
-             cond: ast.Expr | None) -> State | None:
+    def loop(
+        self, body: ast.Block, entry: State, pat: ast.Pattern | None, cond: ast.Expr | None
+    ) -> State | None:
         head = entry.copy()
         lp = _Loop()
         for _ in range(_MAX_LOOP_ROUNDS):
@@ -667,8 +752,12 @@ class HostChecker:
             for x in e.elems:
                 val = self.value(x, st)
                 if val.kind in (Kind.HANDLE, Kind.GRAPH):
-                    self._escape_check(val, x.span, "put in a tuple" if isinstance(
-                        e, ast.TupleExpr) else "put in an array", st)
+                    self._escape_check(
+                        val,
+                        x.span,
+                        "put in a tuple" if isinstance(e, ast.TupleExpr) else "put in an array",
+                        st,
+                    )
             return OTHER
         return self.operand(e, st)
 
@@ -701,7 +790,11 @@ class HostChecker:
             return None
         # Write the result back into the caller's state object.
         st.moved, st.loans, st.captures, st.values = (
-            out[0].moved, out[0].loans, out[0].captures, out[0].values)
+            out[0].moved,
+            out[0].loans,
+            out[0].captures,
+            out[0].values,
+        )
         return st, out[1]
 
     def operand(self, e: ast.Expr, st: State) -> Val:
@@ -800,8 +893,9 @@ class HostChecker:
             label = "cannot borrow as mutable"
         d = Diagnostic.error(codes.MUT_USE_OF_IMMUTABLE, msg).primary(span, label)
         if v.is_ref:
-            d = d.secondary(v.span, f"`{v.name}` is a `&` reference, so the data it refers "
-                                    "to cannot be written")
+            d = d.secondary(
+                v.span, f"`{v.name}` is a `&` reference, so the data it refers to cannot be written"
+            )
             d = d.with_help(f"make the parameter `&mut`: `{v.name}: &mut Tensor<..>`")
         else:
             d = d.secondary(v.span, f"`{v.name}` is declared here without `mut`")
@@ -832,13 +926,14 @@ class HostChecker:
                 v = self.operand(a.value, st)
                 if v.place is not None and v.place.kind is Kind.TENSOR:
                     # a `&`/`&mut` parameter of the caller passed on as is
-                    self.check_use(v.place, "write" if p.ty.mutable else "read",
-                                   a.value.span, st)
+                    self.check_use(v.place, "write" if p.ty.mutable else "read", a.value.span, st)
                     borrows.append(Borrow(v.place, p.ty.mutable, a.value.span, p.name.name))
                 self._consume_refs(v, st, a.value.span, write=p.ty.mutable)
-                borrows.extend(Borrow(r.var, r.mutable and p.ty.mutable, a.value.span,
-                                      p.name.name)
-                               for r in v.alts if isinstance(r, RefVal))
+                borrows.extend(
+                    Borrow(r.var, r.mutable and p.ty.mutable, a.value.span, p.name.name)
+                    for r in v.alts
+                    if isinstance(r, RefVal)
+                )
             else:
                 v = self.value(a.value, st)
                 self._escape_check(v, a.value.span, "passed to a function", st)
@@ -860,8 +955,11 @@ class HostChecker:
         for i, a in enumerate(e.args):
             p = decl.params[i] if i < len(decl.params) else None
             pkind, pmut = type_kind(p.ty) if p is not None else (Kind.OTHER, False)
-            v = self.operand(a.value, st) if not isinstance(a.value, ast.Name) else \
-                self._name_no_use(a.value, st)
+            v = (
+                self.operand(a.value, st)
+                if not isinstance(a.value, ast.Name)
+                else self._name_no_use(a.value, st)
+            )
             pname = p.name.name if p is not None else f"#{i}"
             if pkind is not Kind.TENSOR:
                 continue
@@ -872,8 +970,9 @@ class HostChecker:
                     for pv in parts:
                         borrows.append(Borrow(pv.var, True, a.value.span, pname))
                     continue
-                target = [r.var for r in refs] + ([v.place] if v.place and
-                                                  v.place.kind is Kind.TENSOR else [])
+                target = [r.var for r in refs] + (
+                    [v.place] if v.place and v.place.kind is Kind.TENSOR else []
+                )
                 for t in target:
                     assert p is not None
                     self._report_no_partition(t, a.value.span, p, decl)
@@ -899,32 +998,46 @@ class HostChecker:
         return Val(v.kind, st.values.get(v, frozenset()), v)
 
     def _report_no_partition(self, t: Var, span: Span, p: ast.Param, decl: ast.FnDecl) -> None:
-        d = (Diagnostic.error(codes.MUT_TENSOR_WITHOUT_PARTITION,
-                              f"mutable tensor `{t.name}` passed to kernel `{decl.name.name}` "
-                              "without `.partition(...)`")
-             .primary(span, "every block of the launch would write all of it")
-             .secondary(p.span, f"`{p.name.name}` is a `&mut` parameter: each block gets "
-                                "one tile"))
+        d = (
+            Diagnostic.error(
+                codes.MUT_TENSOR_WITHOUT_PARTITION,
+                f"mutable tensor `{t.name}` passed to kernel `{decl.name.name}` "
+                "without `.partition(...)`",
+            )
+            .primary(span, "every block of the launch would write all of it")
+            .secondary(p.span, f"`{p.name.name}` is a `&mut` parameter: each block gets one tile")
+        )
         d = d.with_help(f"split it into tiles, e.g. `{t.name}.partition([1024])`")
         self.report(d)
 
-    def _check_launch_aliasing(self, e: ast.Call, borrows: list[Borrow],
-                               what: str = "launch") -> None:
+    def _check_launch_aliasing(
+        self, e: ast.Call, borrows: list[Borrow], what: str = "launch"
+    ) -> None:
         for j, b in enumerate(borrows):
             for a in borrows[:j]:
                 if a.var is b.var and (a.mutable or b.mutable) and a.span != b.span:
                     how = "mutably" if b.mutable else "as shared"
-                    d = (Diagnostic.error(codes.CONFLICTING_BORROWS_IN_LAUNCH,
-                                          f"cannot pass `{b.var.name}` {how} because it is "
-                                          f"also passed {'mutably' if a.mutable else 'as shared'}"
-                                          f" to the same {what}")
-                         .primary(b.span, f"`{b.var.name}` passed again here")
-                         .secondary(a.span, f"first {'mutable' if a.mutable else 'shared'} "
-                                            f"borrow of `{b.var.name}` here"))
-                    d = d.note("the kernel would read and write the same memory through two "
-                               "parameters; blocks could race on it")
-                    d = d.with_help(f"pass a copy instead: `&{b.var.name}.clone()`, or use "
-                                    "separate tensors")
+                    d = (
+                        Diagnostic.error(
+                            codes.CONFLICTING_BORROWS_IN_LAUNCH,
+                            f"cannot pass `{b.var.name}` {how} because it is "
+                            f"also passed {'mutably' if a.mutable else 'as shared'}"
+                            f" to the same {what}",
+                        )
+                        .primary(b.span, f"`{b.var.name}` passed again here")
+                        .secondary(
+                            a.span,
+                            f"first {'mutable' if a.mutable else 'shared'} "
+                            f"borrow of `{b.var.name}` here",
+                        )
+                    )
+                    d = d.note(
+                        "the kernel would read and write the same memory through two "
+                        "parameters; blocks could race on it"
+                    )
+                    d = d.with_help(
+                        f"pass a copy instead: `&{b.var.name}.clone()`, or use separate tensors"
+                    )
                     self.report(d)
                     break
 
@@ -946,9 +1059,11 @@ class HostChecker:
                     shape = e.args[0].value if e.args else None
                     return Val(Kind.PARTITION, frozenset((PartVal(var, e.span, shape),)))
                 if var is not None and var.kind is Kind.REF:
-                    alts = frozenset(PartVal(r.var, e.span, e.args[0].value if e.args else None)
-                                     for r in st.values.get(var, frozenset())
-                                     if isinstance(r, RefVal))
+                    alts = frozenset(
+                        PartVal(r.var, e.span, e.args[0].value if e.args else None)
+                        for r in st.values.get(var, frozenset())
+                        if isinstance(r, RefVal)
+                    )
                     return Val(Kind.PARTITION, alts)
             self.operand(rexpr, st)
             return OTHER
@@ -979,8 +1094,14 @@ class HostChecker:
             gtokens = {a.token for a in recv.alts if isinstance(a, GraphVal)}
             for cap in sorted(st.captures, key=lambda c: c.arg.start):
                 if cap.token in gtokens and cap.var not in st.moved:
-                    self.check_use(cap.var, "borrow", e.span, st, kernel="the graph",
-                                   mutable_borrow=cap.mutable)
+                    self.check_use(
+                        cap.var,
+                        "borrow",
+                        e.span,
+                        st,
+                        kernel="the graph",
+                        mutable_borrow=cap.mutable,
+                    )
             return OTHER
         if recv.kind in (Kind.TENSOR, Kind.REF):
             self._consume_refs(recv, st, e.receiver.span, write=False)
@@ -994,15 +1115,17 @@ class HostChecker:
         for b in op.borrows:
             if b.var in st.moved:
                 # Reported already if the argument itself named the moved tensor.
-                if not any(u is b.var and b.span.start <= s.start and s.end <= b.span.end
-                           for u, s in self._moved_uses):
+                if not any(
+                    u is b.var and b.span.start <= s.start and s.end <= b.span.end
+                    for u, s in self._moved_uses
+                ):
                     self._report_moved(b.var, "read", b.span, st.moved[b.var])
                 continue
-            self.check_use(b.var, "borrow", b.span, st, kernel=op.kernel,
-                           mutable_borrow=b.mutable)
+            self.check_use(b.var, "borrow", b.span, st, kernel=op.kernel, mutable_borrow=b.mutable)
         if token is not None:
-            st.loans |= frozenset(Loan(token, b.var, b.mutable, b.span, op.kernel)
-                                  for b in op.borrows)
+            st.loans |= frozenset(
+                Loan(token, b.var, b.mutable, b.span, op.kernel) for b in op.borrows
+            )
         if self.graphs:
             g = self.graphs[-1]
             st.captures |= frozenset(Capture(g, b.var, b.mutable, b.span) for b in op.borrows)

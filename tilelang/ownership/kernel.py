@@ -120,6 +120,7 @@ class _Param:
 @dataclass(frozen=True, slots=True)
 class _Nested:
     """`let q = z.partition([..])` of an own tile."""
+
     param: _Param
     tiles: tuple[SymExpr, ...] | None  # number of nested tiles per axis
     span: Span
@@ -128,6 +129,7 @@ class _Nested:
 @dataclass(frozen=True, slots=True)
 class _View:
     """`let p = x.partition([..])` of a `&` parameter."""
+
     param: _Param
     tile: tuple[SymExpr | None, ...] | None
 
@@ -170,12 +172,18 @@ class KernelChecker:
 
     def _param(self, p: ast.Param) -> _Param | None:
         ty = p.ty
-        if not (isinstance(ty, ast.RefType) and isinstance(ty.inner, ast.NamedType)
-                and ty.inner.name.name == "Tensor"):
+        if not (
+            isinstance(ty, ast.RefType)
+            and isinstance(ty.inner, ast.NamedType)
+            and ty.inner.name.name == "Tensor"
+        ):
             return None
         shape = next((a for a in ty.inner.args if isinstance(a, ast.ShapeType)), None)
-        dims = tuple(self.sym(d) if d is not None else None for d in shape.dims) \
-            if shape is not None else None
+        dims = (
+            tuple(self.sym(d) if d is not None else None for d in shape.dims)
+            if shape is not None
+            else None
+        )
         return _Param(p.name.name, ty.mutable, not ty.mutable, dims, p)
 
     def lookup(self, name: str) -> _Local:
@@ -218,19 +226,25 @@ class KernelChecker:
                 if isinstance(loc, _Int):
                     return loc.lo, loc.hi
                 return None
-            case ast.Call(callee=ast.Name(ident=i), args=args) if i.name in (
-                    "block_id", "num_blocks") and len(args) == 1:
+            case ast.Call(callee=ast.Name(ident=i), args=args) if (
+                i.name in ("block_id", "num_blocks") and len(args) == 1
+            ):
                 ax = self.sym(args[0].value)
                 if not isinstance(ax, Const):
                     return None
                 nb = Sym(f"num_blocks({ax.value})")
                 return (Const(0), BinOp("-", nb, Const(1))) if i.name == "block_id" else (nb, nb)
             case ast.MethodCall(receiver=ast.Name(ident=i), method=m, args=args) if (
-                    m.name == "num_tiles" and len(args) == 1):
+                m.name == "num_tiles" and len(args) == 1
+            ):
                 loc = self.lookup(i.name)
                 ax = self.sym(args[0].value)
-                if isinstance(loc, _Nested) and loc.tiles and isinstance(ax, Const) and \
-                        0 <= ax.value < len(loc.tiles):
+                if (
+                    isinstance(loc, _Nested)
+                    and loc.tiles
+                    and isinstance(ax, Const)
+                    and 0 <= ax.value < len(loc.tiles)
+                ):
                     t = loc.tiles[ax.value]
                     return t, t
                 return None
@@ -238,8 +252,11 @@ class KernelChecker:
                 return self.bounds(x)
             case ast.Unary(op="-", operand=x):
                 b = self.bounds(x)
-                return (simplify(BinOp("-", Const(0), b[1])),
-                        simplify(BinOp("-", Const(0), b[0]))) if b else None
+                return (
+                    (simplify(BinOp("-", Const(0), b[1])), simplify(BinOp("-", Const(0), b[0])))
+                    if b
+                    else None
+                )
             case ast.Binary(op=op, lhs=a, rhs=b):
                 ba, bb = self.bounds(a), self.bounds(b)
                 if ba is None or bb is None:
@@ -252,11 +269,17 @@ class KernelChecker:
                 if op == "*" and c is None and ba[0] == ba[1]:
                     ba, bb, c = bb, ba, ba[0]
                 if isinstance(c, Const) and c.value >= 0 and op in ("*", "/"):
-                    return (simplify(BinOp(op, ba[0], c)), simplify(BinOp(op, ba[1], c))) \
-                        if c.value > 0 or op == "*" else None
+                    return (
+                        (simplify(BinOp(op, ba[0], c)), simplify(BinOp(op, ba[1], c)))
+                        if c.value > 0 or op == "*"
+                        else None
+                    )
                 if isinstance(c, Const) and c.value > 0 and op == "%":
-                    lo = Const(0) if isinstance(ba[0], Const) and ba[0].value >= 0 \
+                    lo = (
+                        Const(0)
+                        if isinstance(ba[0], Const) and ba[0].value >= 0
                         else Const(1 - c.value)
+                    )
                     return lo, Const(c.value - 1)
                 return None
         return None
@@ -281,8 +304,7 @@ class KernelChecker:
                     loc = self._local_of(init, isinstance(pat, ast.NamePat) and pat.mutable)
                 for n in walk(pat):
                     if isinstance(n, ast.NamePat):
-                        self.scopes[-1][n.name.name] = loc if isinstance(pat, ast.NamePat) \
-                            else None
+                        self.scopes[-1][n.name.name] = loc if isinstance(pat, ast.NamePat) else None
             case ast.Assign(target=t, value=v):
                 self.expr(t)
                 self.expr(v, escape="assigned to a variable")
@@ -323,16 +345,24 @@ class KernelChecker:
         top = hi[1] if it.inclusive else simplify(BinOp("-", hi[1], Const(1)))
         tiles_of = None
         e = it.end
-        if (not it.inclusive and isinstance(e, ast.MethodCall) and e.method.name == "num_tiles"
-                and isinstance(e.receiver, ast.Name) and len(e.args) == 1):
+        if (
+            not it.inclusive
+            and isinstance(e, ast.MethodCall)
+            and e.method.name == "num_tiles"
+            and isinstance(e.receiver, ast.Name)
+            and len(e.args) == 1
+        ):
             ax = self.sym(e.args[0].value)
             if isinstance(ax, Const):
                 tiles_of = (e.receiver.ident.name, ax.value)
         return _Int(lo[0], top, tiles_of)
 
     def _local_of(self, init: ast.Expr, mutable: bool) -> _Local:
-        if isinstance(init, ast.MethodCall) and init.method.name == "partition" and \
-                isinstance(init.receiver, ast.Name):
+        if (
+            isinstance(init, ast.MethodCall)
+            and init.method.name == "partition"
+            and isinstance(init.receiver, ast.Name)
+        ):
             p = self.lookup(init.receiver.ident.name)
             if isinstance(p, _Param):
                 return self._partition(p, init)
@@ -348,26 +378,32 @@ class KernelChecker:
 
     def _partition(self, p: _Param, call: ast.MethodCall) -> _Local:
         shape = call.args[0].value if call.args else None
-        tile = tuple(self.sym(x) for x in shape.elems) if isinstance(shape, ast.ArrayExpr) \
-            else None
+        tile = tuple(self.sym(x) for x in shape.elems) if isinstance(shape, ast.ArrayExpr) else None
         if p.shared:
             return _View(p, tile)
         if not p.own:
             return None
-        if tile is None or p.dims is None or any(d is None for d in p.dims) or \
-                any(t is None for t in tile):
+        if (
+            tile is None
+            or p.dims is None
+            or any(d is None for d in p.dims)
+            or any(t is None for t in tile)
+        ):
             return _Nested(p, None, call.span)
         dims = [d for d in p.dims if d is not None]
         tiles_ = [t for t in tile if t is not None]
         assert isinstance(shape, ast.ArrayExpr)
         if len(tiles_) != len(dims):
             self.report(
-                Diagnostic.error(codes.NESTED_TILE_OUTSIDE_OWN,
-                                 f"nested partition of `{p.name}` has rank {len(tiles_)} but "
-                                 f"its own tile has rank {len(dims)}")
+                Diagnostic.error(
+                    codes.NESTED_TILE_OUTSIDE_OWN,
+                    f"nested partition of `{p.name}` has rank {len(tiles_)} but "
+                    f"its own tile has rank {len(dims)}",
+                )
                 .primary(shape.span, f"a rank-{len(tiles_)} tile shape")
                 .secondary(p.node.ty.span, f"`{p.name}` is a tile of rank {len(dims)}")
-                .with_help("give one nested tile dimension per dimension of the own tile"))
+                .with_help("give one nested tile dimension per dimension of the own tile")
+            )
             return _Nested(p, None, call.span)
         ok = True
         for k, (d, t) in enumerate(zip(dims, tiles_, strict=True)):
@@ -375,26 +411,45 @@ class KernelChecker:
             if isinstance(d, Const) and isinstance(t, Const):
                 if t.value <= 0 or t.value > d.value or d.value % t.value:
                     ok = False
-                    why = ("is larger than" if t.value > d.value else
-                           "does not divide" if t.value > 0 else "is not positive for")
+                    why = (
+                        "is larger than"
+                        if t.value > d.value
+                        else "does not divide"
+                        if t.value > 0
+                        else "is not positive for"
+                    )
                     self.report(
-                        Diagnostic.error(codes.NESTED_TILE_OUTSIDE_OWN,
-                                         f"nested tile dimension {t.value} {why} the own tile "
-                                         f"dimension {d.value} of `{p.name}`")
-                        .primary(elem.span, "the nested tiles would reach past this block's "
-                                            "own tile")
+                        Diagnostic.error(
+                            codes.NESTED_TILE_OUTSIDE_OWN,
+                            f"nested tile dimension {t.value} {why} the own tile "
+                            f"dimension {d.value} of `{p.name}`",
+                        )
+                        .primary(
+                            elem.span, "the nested tiles would reach past this block's own tile"
+                        )
                         .secondary(p.node.ty.span, f"the own tile of `{p.name}` is declared here")
-                        .note("other blocks own the neighbouring tiles; writing there would "
-                              "race with them")
-                        .with_help(f"use a nested tile dimension that divides {d.value}"))
+                        .note(
+                            "other blocks own the neighbouring tiles; writing there would "
+                            "race with them"
+                        )
+                        .with_help(f"use a nested tile dimension that divides {d.value}")
+                    )
             elif simplify(d) == simplify(t) or t == Const(1):
                 continue
             else:
-                self._defer(LaunchCheck(
-                    self.fn.name.name, "tile-divides", simplify(BinOp("%", d, t)), "==",
-                    Const(0), elem.span, codes.NESTED_TILE_OUTSIDE_OWN,
-                    f"nested tile dimension `{t}` must divide the own tile dimension `{d}` "
-                    f"of `{p.name}` along axis {k}"))
+                self._defer(
+                    LaunchCheck(
+                        self.fn.name.name,
+                        "tile-divides",
+                        simplify(BinOp("%", d, t)),
+                        "==",
+                        Const(0),
+                        elem.span,
+                        codes.NESTED_TILE_OUTSIDE_OWN,
+                        f"nested tile dimension `{t}` must divide the own tile dimension `{d}` "
+                        f"of `{p.name}` along axis {k}",
+                    )
+                )
         if not ok:
             return _Nested(p, None, call.span)
         ntiles = tuple(simplify(BinOp("/", d, t)) for d, t in zip(dims, tiles_, strict=True))
@@ -429,8 +484,9 @@ class KernelChecker:
                     self.expr(els, escape)
             case ast.TupleExpr(elems=xs) | ast.ArrayExpr(elems=xs):
                 for x in xs:
-                    self.expr(x, "put in a tuple" if isinstance(e, ast.TupleExpr) else
-                              "put in an array")
+                    self.expr(
+                        x, "put in a tuple" if isinstance(e, ast.TupleExpr) else "put in an array"
+                    )
             case ast.GraphBlock(body=b):
                 self.block(b)
             case _:
@@ -439,60 +495,87 @@ class KernelChecker:
 
     def _report_escape(self, p: _Param, e: ast.Expr, how: str) -> None:
         self.report(
-            Diagnostic.error(codes.MUT_PARAM_ESCAPES,
-                             f"`&mut` parameter `{p.name}` escapes: it is {how}")
+            Diagnostic.error(
+                codes.MUT_PARAM_ESCAPES, f"`&mut` parameter `{p.name}` escapes: it is {how}"
+            )
             .primary(e.span, f"`{p.name}` {how} here")
-            .secondary(p.node.span, f"`{p.name}` is this block's own tile, borrowed only "
-                                    "for the kernel's body")
-            .note("a block's own tile must be written only through the parameter itself, "
-                  "so no other name can alias it")
-            .with_help(f"use `{p.name}.load()` / `{p.name}.store(..)` directly instead of "
-                       "passing the parameter around"))
+            .secondary(
+                p.node.span,
+                f"`{p.name}` is this block's own tile, borrowed only for the kernel's body",
+            )
+            .note(
+                "a block's own tile must be written only through the parameter itself, "
+                "so no other name can alias it"
+            )
+            .with_help(
+                f"use `{p.name}.load()` / `{p.name}.store(..)` directly instead of "
+                "passing the parameter around"
+            )
+        )
 
     def call(self, e: ast.Call) -> None:
-        name = e.callee.ident.name if isinstance(e.callee, ast.Name) else \
-            e.callee.segments[-1].name
+        name = e.callee.ident.name if isinstance(e.callee, ast.Name) else e.callee.segments[-1].name
         if name in UNSAFE_OPS and self.unsafe == 0:
             self.report(
-                Diagnostic.error(codes.UNSAFE_OP_OUTSIDE_UNSAFE,
-                                 f"`{name}` is only allowed inside an `unsafe` block")
+                Diagnostic.error(
+                    codes.UNSAFE_OP_OUTSIDE_UNSAFE,
+                    f"`{name}` is only allowed inside an `unsafe` block",
+                )
                 .primary(e.span, f"`{name}` writes memory that other blocks may also write")
-                .note("atomics and unchecked stores escape the one-tile-per-block rule, so the "
-                      "checker cannot prove them race-free")
-                .with_help("wrap the call in `unsafe { ... }` if the access pattern is "
-                           "intended"))
+                .note(
+                    "atomics and unchecked stores escape the one-tile-per-block rule, so the "
+                    "checker cannot prove them race-free"
+                )
+                .with_help("wrap the call in `unsafe { ... }` if the access pattern is intended")
+            )
         decl = self.view.callee(e)
         for i, a in enumerate(e.args):
             if isinstance(a.value, ast.Name):
                 loc = self.lookup(a.value.ident.name)
-                if isinstance(loc, _Param) and loc.own and decl is not None and \
-                        not decl.is_kernel and i < len(decl.params):
+                if (
+                    isinstance(loc, _Param)
+                    and loc.own
+                    and decl is not None
+                    and not decl.is_kernel
+                    and i < len(decl.params)
+                ):
                     pty = decl.params[i].ty
                     if isinstance(pty, ast.RefType) and not pty.mutable:
                         self._report_as_shared(loc, a.value, decl, decl.params[i])
                 continue
             self.expr(a.value)
 
-    def _report_as_shared(self, p: _Param, arg: ast.Expr, decl: ast.FnDecl,
-                          dp: ast.Param) -> None:
+    def _report_as_shared(self, p: _Param, arg: ast.Expr, decl: ast.FnDecl, dp: ast.Param) -> None:
         self.report(
-            Diagnostic.error(codes.MUT_PARAM_AS_SHARED,
-                             f"`&mut` parameter `{p.name}` passed where a `&` tensor is "
-                             "expected")
+            Diagnostic.error(
+                codes.MUT_PARAM_AS_SHARED,
+                f"`&mut` parameter `{p.name}` passed where a `&` tensor is expected",
+            )
             .primary(arg.span, f"`{p.name}` is this block's own tile")
-            .secondary(dp.span, f"`{decl.name.name}` takes `{dp.name.name}` as `&`, so it may "
-                                "read any tile of it")
+            .secondary(
+                dp.span,
+                f"`{decl.name.name}` takes `{dp.name.name}` as `&`, so it may read any tile of it",
+            )
             .note("other blocks write the other tiles of the same tensor at the same time")
-            .with_help(f"pass the tile's value instead (`{p.name}.load()`), or make "
-                       f"`{dp.name.name}` a `&mut` parameter"))
+            .with_help(
+                f"pass the tile's value instead (`{p.name}.load()`), or make "
+                f"`{dp.name.name}` a `&mut` parameter"
+            )
+        )
 
     def method(self, e: ast.MethodCall) -> None:
         m = e.method.name
         recv = e.receiver
         loc = self.lookup(recv.ident.name) if isinstance(recv, ast.Name) else None
-        rname = recv.ident.name if isinstance(recv, ast.Name) else (
-            f"{recv.receiver.ident.name}.partition(..)" if isinstance(recv, ast.MethodCall)
-            and isinstance(recv.receiver, ast.Name) else "partition")
+        rname = (
+            recv.ident.name
+            if isinstance(recv, ast.Name)
+            else (
+                f"{recv.receiver.ident.name}.partition(..)"
+                if isinstance(recv, ast.MethodCall) and isinstance(recv.receiver, ast.Name)
+                else "partition"
+            )
+        )
         if not isinstance(recv, ast.Name):
             self.expr(recv)
             if m in ("store", "load", "load_padded") and isinstance(recv, ast.MethodCall):
@@ -507,16 +590,21 @@ class KernelChecker:
                 p = loc.param if isinstance(loc, _View) else loc
                 assert isinstance(p, _Param)
                 self.report(
-                    Diagnostic.error(codes.STORE_THROUGH_SHARED,
-                                     f"cannot store through `{rname}`, which is a "
-                                     "`&` reference")
+                    Diagnostic.error(
+                        codes.STORE_THROUGH_SHARED,
+                        f"cannot store through `{rname}`, which is a `&` reference",
+                    )
                     .primary(e.span, "store through a shared reference")
-                    .secondary(p.node.span, f"`{p.name}` is declared here as `&Tensor`, "
-                                            "read-only for every block")
-                    .note("every block of the launch can read a `&` tensor; a store would race "
-                          "with them")
-                    .with_help(f"make `{p.name}` a `&mut` parameter and partition it at the "
-                               "launch"))
+                    .secondary(
+                        p.node.span,
+                        f"`{p.name}` is declared here as `&Tensor`, read-only for every block",
+                    )
+                    .note(
+                        "every block of the launch can read a `&` tensor; a store would race "
+                        "with them"
+                    )
+                    .with_help(f"make `{p.name}` a `&mut` parameter and partition it at the launch")
+                )
             elif isinstance(loc, _Nested) and len(e.args) >= 2:
                 self.index(loc, e.args[1].value, rname, write=True)
             elif len(e.args) >= 2 and not isinstance(loc, _Param):
@@ -529,13 +617,19 @@ class KernelChecker:
 
     def _unknown_partition(self, e: ast.MethodCall, rname: str) -> None:
         self.report(
-            Diagnostic.error(codes.UNBOUNDED_TILE_INDEX,
-                             f"cannot tell which tiles `{rname}` indexes")
-            .primary(e.receiver.span, "the checker cannot trace this partition to a "
-                                      "`&mut` parameter's own tile")
-            .note("an indexed store must go through a partition of a `&mut` parameter "
-                  "bound with `let q = z.partition([..]);`")
-            .with_help(f"bind the partition directly: `let {rname} = z.partition([..]);`"))
+            Diagnostic.error(
+                codes.UNBOUNDED_TILE_INDEX, f"cannot tell which tiles `{rname}` indexes"
+            )
+            .primary(
+                e.receiver.span,
+                "the checker cannot trace this partition to a `&mut` parameter's own tile",
+            )
+            .note(
+                "an indexed store must go through a partition of a `&mut` parameter "
+                "bound with `let q = z.partition([..]);`"
+            )
+            .with_help(f"bind the partition directly: `let {rname} = z.partition([..]);`")
+        )
 
     def index(self, q: _Nested, idx: ast.Expr, qname: str, *, write: bool) -> None:
         if q.tiles is None:
@@ -546,30 +640,48 @@ class KernelChecker:
         for k, (ie, nt) in enumerate(zip(elems, q.tiles, strict=True)):
             if isinstance(ie, ast.Name):
                 loc = self.lookup(ie.ident.name)
-                if isinstance(loc, _Int) and loc.tiles_of == (qname, k) and \
-                        _const_diff(loc.lo, Const(0)) is not None and \
-                        (_const_diff(loc.lo, Const(0)) or 0) >= 0:
+                if (
+                    isinstance(loc, _Int)
+                    and loc.tiles_of == (qname, k)
+                    and _const_diff(loc.lo, Const(0)) is not None
+                    and (_const_diff(loc.lo, Const(0)) or 0) >= 0
+                ):
                     continue
             b = self.bounds(ie)
             what = f"tile index `{_text(ie)}` of `{qname}` along axis {k}"
             if b is None:
                 self.report(
-                    Diagnostic.error(codes.UNBOUNDED_TILE_INDEX,
-                                     f"cannot bound the {what}")
+                    Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
                     .primary(ie.span, "this index may depend on tensor data")
-                    .secondary(q.span, f"`{qname}` has nested tiles only inside this block's "
-                                       "own tile")
-                    .note("a nested tile index out of range would " +
-                          ("write" if write else "read") + " another block's tile")
-                    .with_help(f"index with a loop variable of `for j in 0..{qname}."
-                               f"num_tiles({k})`, a constant, or `block_id`"))
+                    .secondary(
+                        q.span, f"`{qname}` has nested tiles only inside this block's own tile"
+                    )
+                    .note(
+                        "a nested tile index out of range would "
+                        + ("write" if write else "read")
+                        + " another block's tile"
+                    )
+                    .with_help(
+                        f"index with a loop variable of `for j in 0..{qname}."
+                        f"num_tiles({k})`, a constant, or `block_id`"
+                    )
+                )
                 continue
             lo, hi = simplify(b[0]), simplify(b[1])
             self._bound(lo, ">=", Const(0), ie, what, q, qname, k)
             self._bound(hi, "<", nt, ie, what, q, qname, k)
 
-    def _bound(self, x: SymExpr, rel: str, y: SymExpr, ie: ast.Expr, what: str, q: _Nested,
-               qname: str, axis: int) -> None:
+    def _bound(
+        self,
+        x: SymExpr,
+        rel: str,
+        y: SymExpr,
+        ie: ast.Expr,
+        what: str,
+        q: _Nested,
+        qname: str,
+        axis: int,
+    ) -> None:
         diff = _const_diff(x, y)
         if diff is not None:
             holds = diff >= 0 if rel == ">=" else diff < 0
@@ -578,20 +690,33 @@ class KernelChecker:
             # The difference is a constant: decided now, whatever the generics are.
             exact = isinstance(x, Const) and self.sym(ie) is not None
             tiles = f"`{qname}` has {y} nested tile{'s' * (y != Const(1))} along axis {axis}"
-            msg = (f"tile index {x} of `{qname}` along axis {axis} is negative" if rel == ">="
-                   else f"tile index {x} is out of range: {tiles}" if exact
-                   else f"tile index can reach {x} but {tiles}")
+            msg = (
+                f"tile index {x} of `{qname}` along axis {axis} is negative"
+                if rel == ">="
+                else f"tile index {x} is out of range: {tiles}"
+                if exact
+                else f"tile index can reach {x} but {tiles}"
+            )
             self.report(
                 Diagnostic.error(codes.TILE_INDEX_OUT_OF_RANGE, msg)
                 .primary(ie.span, "index out of range")
                 .secondary(q.span, f"`{qname}` is partitioned here")
-                .note("nested tiles cover only this block's own tile; other blocks own "
-                      "the rest")
-                .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`"))
+                .note("nested tiles cover only this block's own tile; other blocks own the rest")
+                .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`")
+            )
             return
-        self._defer(LaunchCheck(
-            self.fn.name.name, "tile-index", x, rel, y, ie.span, codes.TILE_INDEX_OUT_OF_RANGE,
-            what))
+        self._defer(
+            LaunchCheck(
+                self.fn.name.name,
+                "tile-index",
+                x,
+                rel,
+                y,
+                ie.span,
+                codes.TILE_INDEX_OUT_OF_RANGE,
+                what,
+            )
+        )
 
     def _defer(self, check: LaunchCheck) -> None:
         """Record a launch-time check; in a device function, whose generics the
@@ -600,15 +725,21 @@ class KernelChecker:
             self.launch_checks.append(check)
             return
         self.report(
-            Diagnostic.error(check.code, f"cannot prove at compile time that the {check.what} "
-                                         f"is in range, in device function `{self.fn.name.name}`"
-                             if check.kind == "tile-index" else
-                             f"cannot prove at compile time that {check.what}, in device "
-                             f"function `{self.fn.name.name}`")
+            Diagnostic.error(
+                check.code,
+                f"cannot prove at compile time that the {check.what} "
+                f"is in range, in device function `{self.fn.name.name}`"
+                if check.kind == "tile-index"
+                else f"cannot prove at compile time that {check.what}, in device "
+                f"function `{self.fn.name.name}`",
+            )
             .primary(check.span, f"needs `{check.lhs} {check.rel} {check.rhs}`")
             .note("facts that depend on const generics are checked at launch only in kernels")
-            .with_help("use constant shapes in the device function, or move the nested "
-                       "partition into the kernel"))
+            .with_help(
+                "use constant shapes in the device function, or move the nested "
+                "partition into the kernel"
+            )
+        )
 
     def view_index(self, v: _View, idx: ast.Expr) -> None:
         """Loads from `&` views past the edge read zeros; a constant negative or
@@ -626,14 +757,19 @@ class KernelChecker:
                     n = -(-d.value // t.value)
             if c.value < 0 or (n is not None and c.value >= n):
                 self.report(
-                    Diagnostic.error(codes.TILE_INDEX_OUT_OF_RANGE,
-                                     f"tile index {c.value} is out of range" +
-                                     (f": `{v.param.name}` has {n} tiles along axis {k}"
-                                      if n is not None else ""))
+                    Diagnostic.error(
+                        codes.TILE_INDEX_OUT_OF_RANGE,
+                        f"tile index {c.value} is out of range"
+                        + (
+                            f": `{v.param.name}` has {n} tiles along axis {k}"
+                            if n is not None
+                            else ""
+                        ),
+                    )
                     .primary(ie.span, "index out of range")
                     .secondary(v.param.node.span, f"`{v.param.name}` is declared here")
-                    .with_help("use an index between 0 and "
-                               f"`num_tiles({k})` - 1"))
+                    .with_help(f"use an index between 0 and `num_tiles({k})` - 1")
+                )
 
 
 def _children(e: object) -> list[ast.Expr]:
@@ -647,7 +783,8 @@ def _children(e: object) -> list[ast.Expr]:
             elif isinstance(x, (ast.Ident, Span)) or x is None:
                 continue
             elif hasattr(x, "__slots__") and not isinstance(
-                    x, (ast.NamedType, ast.ShapeType, ast.RefType, ast.TupleType)):
+                x, (ast.NamedType, ast.ShapeType, ast.RefType, ast.TupleType)
+            ):
                 out.append(x)
     return out
 

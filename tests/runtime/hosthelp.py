@@ -8,8 +8,9 @@ lowering; the full pipeline is exercised by `tests/run/` and the examples.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tilelang.diagnostics.model import DiagnosticSink, TileError
 from tilelang.runtime.cpu import CpuDevice

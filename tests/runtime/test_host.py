@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from hosthelp import run_host
+
 from tilelang.dtypes import DType
 
 

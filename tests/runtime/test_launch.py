@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from hosthelp import run_host
+
 from tilelang.diagnostics.model import ICE
 from tilelang.ir import samples
 
@@ -176,7 +176,7 @@ fn main() {
 """, STATIC)
     assert r.codes == ["E0504"]
     msg = r.error.diagnostics[0].message
-    assert "`B` of kernel `rows` is 16 from dimension 0 of `x` but 32 from the tile shape of `z`" == msg
+    assert msg == "`B` of kernel `rows` is 16 from dimension 0 of `x` but 32 from the tile shape of `z`"
 
 
 def test_turbofish_conflicts_with_partition():

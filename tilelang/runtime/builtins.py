@@ -33,6 +33,7 @@ Semantics the rest of the toolchain may rely on:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,7 +57,7 @@ from tilelang.syntax import ast
 if TYPE_CHECKING:
     from tilelang.runtime.host import HostEvaluator, _Scope
 
-UNARY_MATH = {
+UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor,
@@ -417,7 +418,7 @@ class Builtins:
             if not dt.is_float:
                 raise _unsupported(Diagnostic.error("ICE", f"`randn` needs a float element type, not `{dt.value}`")
                     .primary(call.span, "here").with_help("use `rand` for integers"))
-            values = rng.standard_normal(shape)
+            values: np.ndarray = rng.standard_normal(shape)
         elif dt is DType.BOOL:
             values = rng.random(shape) < 0.5
         elif dt.is_int:
@@ -533,12 +534,12 @@ class Builtins:
             with np.errstate(all="ignore"):
                 r = fn(v.astype(work))
             return self._new(r, dt if dt.is_float else DType.F32)
-        dt = scalar_dtype_of(x)
+        sdt = scalar_dtype_of(x)
         with np.errstate(all="ignore"):
             r = float(fn(np.float64(_num(x))))
-        if name == "abs" and dt is not None and not dt.is_float:
-            return to_scalar(abs(int(_num(x))), dt)
-        return to_scalar(r, dt) if dt is not None and dt.is_float else r
+        if name == "abs" and sdt is not None and not sdt.is_float:
+            return to_scalar(abs(int(_num(x))), sdt)
+        return to_scalar(r, sdt) if sdt is not None and sdt.is_float else r
 
     def _select(self, name: str, pos: list[Any], call: ast.Call) -> Any:
         if name == "where":
@@ -552,7 +553,7 @@ class Builtins:
                 return a if c else b
             x, y = _num(a), _num(b)
             r = (max if name == "maximum" else min)(x, y)
-            if isinstance(x, float) and math.isnan(x) or isinstance(y, float) and math.isnan(y):
+            if (isinstance(x, float) and math.isnan(x)) or (isinstance(y, float) and math.isnan(y)):
                 r = float("nan")
             dt = scalar_dtype_of(a) or scalar_dtype_of(b)
             return to_scalar(r, dt) if dt is not None else r
@@ -583,6 +584,7 @@ class Builtins:
                             .primary(node.span, "there is nothing to reduce"))
         dt = t.dtype
         if name in ("sum", "prod"):
+            acc: Any
             if dt.is_float:
                 acc = np.float64
             elif dt is DType.BOOL:
@@ -603,7 +605,7 @@ class Builtins:
 
     # -- methods --------------------------------------------------------------------
     def method(self, name: str, recv: Any, mc: ast.MethodCall, scope: _Scope) -> Any:
-        pos, kw = self._args(mc, scope)
+        pos, _ = self._args(mc, scope)
         if isinstance(recv, Tensor):
             match name:
                 case "partition":

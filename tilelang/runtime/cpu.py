@@ -8,7 +8,8 @@ rules are those of the GPU (the checker does not know which engine runs).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

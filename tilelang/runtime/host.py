@@ -34,7 +34,7 @@ from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
-from tilelang.runtime.tensor import Partition, Tensor
+from tilelang.runtime.tensor import Tensor
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
@@ -53,7 +53,7 @@ class _Continue(Exception):
     pass
 
 
-UNIT: tuple = ()
+UNIT: tuple[()] = ()
 
 
 @dataclass(slots=True)
@@ -185,7 +185,7 @@ class HostEvaluator:
             raise _unsupported(Diagnostic.error("ICE", f"`{decl.name.name}` takes {len(decl.params)} arguments but {len(args)} were given")
                 .primary(span, "called here").secondary(decl.name.span, "defined here"))
         scope = _Scope({}, None)
-        for p, v in zip(decl.params, args):
+        for p, v in zip(decl.params, args, strict=False):
             if isinstance(p.ty, ast.NamedType):
                 dt = DType.parse(p.ty.name.name)
                 if dt is not None:
@@ -277,7 +277,7 @@ class HostEvaluator:
                 pass
             case ast.TuplePat(elems=elems):
                 vals = tuple(value)
-                for p, v in zip(elems, vals):
+                for p, v in zip(elems, vals, strict=False):
                     self.bind(p, v, scope)
             case _:
                 raise TypeError(f"unknown pattern {pat!r}")
@@ -483,8 +483,8 @@ class HostEvaluator:
         decl = fn.decl
         args = [LaunchArg(self.eval(a.value, scope), a.value.span) for a in call.args]
         generics: dict[str, tuple[Any, Span]] = {}
-        const_params = [g for g in decl.generics]
-        for g, arg in zip(const_params, call.generics):
+        const_params = list(decl.generics)
+        for g, arg in zip(const_params, call.generics, strict=False):
             if g.is_const:
                 if isinstance(arg, ast.NamedType) and not arg.args:
                     # `k::<COLS>(..)`: a constant's name parses as a type name.
@@ -497,7 +497,7 @@ class HostEvaluator:
                 if dt is not None:
                     generics[g.name.name] = (dt, arg.span)
         static = (getattr(self.program, "instantiations", None) or {}).get(call) or {}
-        inferred = {k: int(v) for k, v in static.items()
+        inferred: dict[str, Any] = {str(k): int(v) for k, v in static.items()
                     if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
         bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
         self._check_deferred(call, fn, bound)

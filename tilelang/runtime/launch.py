@@ -26,8 +26,9 @@ the `Device`. Invariant: a failed check leaves every tensor untouched.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -132,7 +133,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
 
     # Pass 1: kinds, ranks, element types; bind generics from shapes.
     bound: list[Any] = []
-    for spec, arg in zip(specs, args):
+    for spec, arg in zip(specs, args, strict=False):
         v = arg.value
         if spec.kind == "mut":
             if not isinstance(v, Partition):
@@ -144,7 +145,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .with_help("pass `t.partition([..])` so that each block gets its own tile"))
             t = v.tensor
             _check_rank_dtype(kname, spec, t, arg.span, bind, type_names, fail)
-            for d, (dim, size) in enumerate(zip(spec.dims or (), v.tile)):
+            for dim, size in zip(spec.dims or (), v.tile, strict=False):
                 if isinstance(dim, ast.Name) and dim.ident.name in const_names:
                     bind(dim.ident.name, size, f"the tile shape of `{spec.name}`", arg.span)
         elif spec.kind == "ref":
@@ -156,7 +157,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .secondary(spec.span, "declared here")
                     .with_help("pass `&t`"))
             _check_rank_dtype(kname, spec, v, arg.span, bind, type_names, fail)
-            for d, (dim, size) in enumerate(zip(spec.dims or (), v.shape)):
+            for d, (dim, size) in enumerate(zip(spec.dims or (), v.shape, strict=False)):
                 if isinstance(dim, ast.Name) and dim.ident.name in const_names:
                     bind(dim.ident.name, size, f"dimension {d} of `{spec.name}`", arg.span)
         bound.append(v)
@@ -167,12 +168,12 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
             source[k] = ("the type checker", call_span)
 
     # Pass 2: every static dimension now evaluates; compare.
-    for spec, arg in zip(specs, args):
+    for spec, arg in zip(specs, args, strict=False):
         v = arg.value
         if spec.kind not in ("mut", "ref"):
             continue
         actual = v.tile if spec.kind == "mut" else v.shape
-        for d, (dim, size) in enumerate(zip(spec.dims or (), actual)):
+        for d, (dim, size) in enumerate(zip(spec.dims or (), actual, strict=False)):
             if dim is None:
                 continue
             want = eval_dim(dim, env)
@@ -201,7 +202,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .with_help("pass a tensor of the declared shape, or declare the dimension `?`"))
 
     # Scalars: convert to the parameter's type.
-    for i, (spec, arg) in enumerate(zip(specs, args)):
+    for i, (spec, arg) in enumerate(zip(specs, args, strict=False)):
         if spec.kind == "scalar":
             dt = DType.parse(spec.elem or "")
             if dt is None and spec.elem in env and isinstance(env[spec.elem], DType):
@@ -212,7 +213,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     # Grid: the `&mut` partitions must agree.
     grid: tuple[int, ...] | None = None
     grid_from: tuple[str, Span] | None = None
-    for spec, arg in zip(specs, args):
+    for spec, arg in zip(specs, args, strict=False):
         if spec.kind != "mut":
             continue
         p: Partition = arg.value
@@ -386,13 +387,13 @@ class Runtime:
     device: Device
     program: Any  # tilelang.sema Program
     lower: LowerFn | None = None
-    kernels: dict[tuple, Any] = field(default_factory=dict)
+    kernels: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     launches: int = 0
 
     def execute(self, op: Operation, stream: Any) -> None:
         kir, prepared = self._prepared(op)
         by_name: dict[str, Any] = {}
-        for p, a in zip(op.kernel.params, op.bound.args):
+        for p, a in zip(op.kernel.params, op.bound.args, strict=False):
             if isinstance(a, Partition):
                 by_name[p.name.name] = a.tensor.storage
             elif isinstance(a, Tensor):
@@ -430,7 +431,7 @@ class ArgFact:
 
 def arg_facts(op: Operation) -> dict[str, Any]:
     facts: dict[str, Any] = {}
-    for p, a in zip(op.kernel.params, op.bound.args):
+    for p, a in zip(op.kernel.params, op.bound.args, strict=False):
         if isinstance(a, Partition):
             facts[p.name.name] = ArgFact(a.tensor.dtype, a.tensor.shape, a.tile)
         elif isinstance(a, Tensor):
@@ -438,7 +439,7 @@ def arg_facts(op: Operation) -> dict[str, Any]:
     return facts
 
 
-def _fact_key(f: ArgFact) -> tuple:
+def _fact_key(f: ArgFact) -> tuple[Any, ...]:
     # The compiled kernel depends on dtypes, ranks and tile shapes, not on the
     # tensors' sizes (those are passed at launch).
     return (f.dtype.value, len(f.shape), f.tile)

@@ -86,7 +86,7 @@ def dtype_of_array(a: np.ndarray) -> DType | None:
 class Tensor:
     """An n-dimensional array in the memory of one device."""
 
-    __slots__ = ("dtype", "shape", "storage", "device")
+    __slots__ = ("device", "dtype", "shape", "storage")
 
     def __init__(self, dtype: DType, shape: tuple[int, ...], storage: object, device: Device):
         self.dtype = dtype
@@ -142,7 +142,7 @@ class Partition:
 
     @property
     def grid(self) -> tuple[int, ...]:
-        return tuple(-(-n // t) for n, t in zip(self.tensor.shape, self.tile))
+        return tuple(-(-n // t) for n, t in zip(self.tensor.shape, self.tile, strict=False))
 
     def type_name(self) -> str:
         return f"Partition<{self.tensor.dtype.value}, [{', '.join(map(str, self.tile))}]>"

@@ -23,7 +23,8 @@ from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import LaunchCheck, OwnershipFacts
 from tilelang.ownership.host import check_host
-from tilelang.ownership.kernel import check_kernels
+from tilelang.ownership.kernel import check_kernels, walk
+from tilelang.syntax import ast
 
 __all__ = ["LaunchCheck", "OwnershipFacts", "check_ownership"]
 
@@ -35,4 +36,30 @@ def check_ownership(program: Any, sink: DiagnosticSink) -> OwnershipFacts:
         return facts
     check_kernels(view, sink, facts.launch_checks)
     facts.waits.update(check_host(view, sink))
+    if facts.launch_checks:
+        _decide_static_checks(view, facts, sink)
     return facts
+
+
+def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: DiagnosticSink) -> None:
+    """A launch check whose symbols the type checker already knows at a call
+    (const generics from literal partition shapes, module consts) is decided
+    now: a failure is reported at that call instead of at run time."""
+    consts: dict[str, int] = {}
+    raw = getattr(view.program, "consts", None)
+    for k, v in (raw.items() if isinstance(raw, dict) else ()):
+        if isinstance(v, int) and not isinstance(v, bool):
+            consts[str(k).split("::")[-1]] = v
+    for fn in view.root_fns():
+        if fn.is_kernel:
+            continue
+        for node in walk(fn.body):
+            if not isinstance(node, ast.Call):
+                continue
+            decl = view.callee(node)
+            if decl is None or not decl.is_kernel:
+                continue
+            env = {**consts, **view.instantiation(node)}
+            for check in facts.checks_for(decl.name.name):
+                if check.symbols <= env.keys() and not check.holds(env):
+                    sink.emit(check.diagnostic(env, node.span, static=True))

@@ -168,9 +168,16 @@ class LaunchCheck:
         x, y = evaluate(self.lhs, env), evaluate(self.rhs, env)
         return f"{self.what}: `{self.lhs} {self.rel} {self.rhs}` is `{x} {self.rel} {y}`"
 
-    def diagnostic(self, env: Mapping[str, int], launch: Span | None = None) -> Diagnostic:
-        """The located error for a failed check (primary at the launch if given)."""
-        msg = f"launch-time check failed in kernel `{self.kernel}`: {self.what}"
+    def diagnostic(
+        self, env: Mapping[str, int], launch: Span | None = None, *, static: bool = False
+    ) -> Diagnostic:
+        """The located error for a failed check (primary at the launch if given);
+        `static` when the checker decided it at compile time for this call."""
+        msg = (
+            f"this launch of kernel `{self.kernel}` fails a check: {self.what}"
+            if static
+            else f"launch-time check failed in kernel `{self.kernel}`: {self.what}"
+        )
         d = Diagnostic.error(self.code, msg)
         if launch is not None:
             d = d.primary(launch, "this launch violates the check").secondary(

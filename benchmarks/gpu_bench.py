@@ -310,6 +310,45 @@ def bench_gemm() -> None:
     log("gemm", f"{M}x{N}x{K} f16->f32: {text}; max |err| vs NumPy (256 rows) {err:.2e}", max_err=err, **out)
 
 
+def bench_softmax() -> None:
+    """Row softmax, 65536 x 1024 f32 (memory bound), vs torch.softmax (informational)."""
+    from dataclasses import replace
+
+    from tilelang.ir import samples
+    from tilelang.runtime import cuda
+
+    dev = cuda.device()
+    M, N = 65536, 1024
+    x = np.random.default_rng(0).standard_normal((M, N), dtype=np.float32)
+    dx, dz = dev.upload(x), dev.upload(np.zeros((M, N), np.float32))
+    out = {}
+    nbytes = 2 * M * N * 4
+    for rows, w in ((1, 4), (2, 4), (4, 8)):
+        p = dev.prepare(replace(samples.row_softmax(rows, N), num_warps=w))
+        ms = _median_ms(lambda: dev.run(p, (M // rows, 1), [dz, dx]), iters=10, warm=2)
+        out[f"tile_{rows}x{N}_w{w}"] = nbytes / ms / 1e6
+    z = dev.download(dz, None, (M, N))
+    e = np.exp(x[:64] - x[:64].max(1, keepdims=True))
+    err = float(np.abs(z[:64] - e / e.sum(1, keepdims=True)).max())
+    try:
+        import torch
+
+        tx = torch.from_numpy(x).cuda()
+        ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        ts = []
+        for _ in range(12):
+            ev0.record()
+            torch.softmax(tx, 1)
+            ev1.record()
+            ev1.synchronize()
+            ts.append(ev0.elapsed_time(ev1))
+        out["torch"] = nbytes / statistics.median(ts[2:]) / 1e6
+    except Exception as e2:
+        out["torch_error"] = repr(e2)[:200]  # type: ignore[assignment]
+    text = ", ".join(f"{k} {v:.0f} GB/s" if isinstance(v, float) else f"{k} {v}" for k, v in out.items())
+    log("softmax", f"{M}x{N} f32: {text}; max |err| vs NumPy (64 rows) {err:.1e}", max_err=err, **out)
+
+
 def bench_cases() -> None:
     from backend_cases import CASES, SUITES, Case
     from test_gpu import run_both
@@ -330,7 +369,7 @@ def bench_cases() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--only", default="vecadd,first,first_example,launch,graph,gemm")
+    ap.add_argument("--only", default="vecadd,first,first_example,launch,graph,gemm,softmax")
     ap.add_argument("--n-log2", type=int, default=28)
     a = ap.parse_args()
     from tilelang.runtime import cuda
@@ -344,7 +383,7 @@ def main() -> int:
     print(f"device: {info.name} ({info.arch}, {info.sm_count} SMs)")
     for name in a.only.split(","):
         fn = {"vecadd": lambda: bench_vecadd(a.n_log2), "first": bench_first, "launch": bench_launch,
-              "graph": bench_graph, "cases": bench_cases, "gemm": bench_gemm, "first_example": bench_first_example}[name]
+              "graph": bench_graph, "cases": bench_cases, "gemm": bench_gemm, "softmax": bench_softmax, "first_example": bench_first_example}[name]
         try:
             fn()
         except Exception as e:  # keep going: one broken section must not hide the others

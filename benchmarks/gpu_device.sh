@@ -16,7 +16,7 @@ if [[ $SECTIONS == *tests* ]]; then
   timeout 300 python3 -m pytest -q -p no:cacheprovider tests/backend ${TESTS_EXTRA:-} 2>&1 | tee "$OUT/pytest.log" | tail -40
 fi
 if [[ $SECTIONS == *bench* ]]; then
-  timeout 240 python3 benchmarks/gpu_bench.py --out "$OUT" --only ${BENCH:-vecadd,first,first_example,launch,graph,gemm} 2>&1 | tee "$OUT/bench.log"
+  timeout 240 python3 benchmarks/gpu_bench.py --out "$OUT" --only ${BENCH:-vecadd,first,first_example,launch,graph,gemm,softmax} 2>&1 | tee "$OUT/bench.log"
 fi
 if [[ $SECTIONS == *sanitize* ]]; then
   for tool in memcheck racecheck; do

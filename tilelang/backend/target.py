@@ -15,6 +15,7 @@ import functools
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,10 +60,22 @@ def _target_machine(arch: str, features: str, opt: int):  # type: ignore[no-unty
     return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=opt)
 
 
+_INIT_LOCK = threading.Lock()  # the cached initialisers may race with `prewarm`'s thread
+
+
+def prewarm(target: Target | None = None) -> None:
+    """Import llvmlite and build the target machine now (e.g. on a background
+    thread while CUDA starts), so the first compilation does not pay for it."""
+    t = target or Target()
+    with _INIT_LOCK:
+        _target_machine(t.arch, t.ptx_version, t.opt)
+
+
 def llvm_to_ptx(ll_text: str, target: Target) -> str:
     """Parse, verify, optimise (new PM, default<O3>) and print PTX."""
-    llvm = _llvm()
-    tm = _target_machine(target.arch, target.ptx_version, target.opt)
+    with _INIT_LOCK:
+        llvm = _llvm()
+        tm = _target_machine(target.arch, target.ptx_version, target.opt)
     mod = llvm.parse_assembly(ll_text)
     mod.verify()
     mod.triple = TRIPLE

@@ -628,6 +628,9 @@ class CudaDevice(Device):
         # `out` (where device `print` goes) is unused: the GPU backend rejects device print (E0601).
         self.ctx = context() if index == 0 else Context(index)
         self.arch = self._ptx_arch()
+        # Import llvmlite and build the target machine while the host program
+        # gets going: a cold first launch then pays only for its own kernel.
+        threading.Thread(target=_prewarm, args=(self.arch,), daemon=True).start()
         self.launches = 0
         self._streams: list[Any] = []
         self._pending_asserts: dict[int, list[tuple[int, Any]]] = defaultdict(list)  # by id(stream)
@@ -840,6 +843,15 @@ class CudaDevice(Device):
         s = self.ctx.stream if stream is None else stream
         _check(self.ctx.d.cuGraphLaunch(graph.exec, s), "cuGraphLaunch")
         self._pending_asserts[id(s)].extend(self._graph_asserts.get(id(graph), []))
+
+
+def _prewarm(arch: str) -> None:
+    try:
+        from tilelang.backend.target import Target, prewarm
+
+        prewarm(Target(arch))
+    except Exception:  # an optimisation only: the first compile will report real problems
+        pass
 
 
 _DEVICE: CudaDevice | None = None

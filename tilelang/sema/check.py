@@ -2292,7 +2292,7 @@ class _Checker:
                     return None
         return dims
 
-    def _elem_generic(self, cx: _CallCx, default: DType | None) -> ElemT | None:
+    def _elem_generic(self, cx: _CallCx, default: ElemT | None) -> ElemT | None:
         if not cx.generics:
             if default is None:
                 self.emit(self.err(T.CANNOT_INFER, f"cannot infer the element type of `{cx.name}`", cx.span,
@@ -2327,14 +2327,12 @@ class _Checker:
         return I32
 
     def _rule_fill(self, cx: _CallCx) -> Type:
-        default = DType.F32 if cx.name != "full" else None
-        elem = self._elem_generic(cx, default)
-        if cx.name == "full" and elem is None and not cx.generics:
+        default: ElemT | None = DType.F32
+        if cx.name == "full":  # `full([n], v)`: the value's type, when it has one
             vty = cx.arg_tys[1]
-            elem = vty.dtype if isinstance(vty, ScalarT) else DType.F32 if isinstance(vty, UntypedFloat) else \
-                DType.I32 if isinstance(vty, UntypedInt) else None
-            if elem is not None:
-                self.sink.diagnostics.pop()  # the inference error above is moot: the value fixes it
+            default = vty.dtype if isinstance(vty, ScalarT) else DType.F32 if isinstance(vty, UntypedFloat) \
+                else DType.I32 if isinstance(vty, UntypedInt) else None
+        elem = self._elem_generic(cx, default)
         shape = self._shape_arg(cx, cx.args[0], need_const=cx.fx.in_kernel)
         if elem is None:
             return ERROR
@@ -2497,8 +2495,11 @@ class _Checker:
                 rest = s[:ax] + s[ax + 1:]
                 return TileT(out_e, rest) if rest else ScalarT(out_e)
             case ScalarT() | UntypedInt() | UntypedFloat():
-                return self.emit(self.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a scalar", x.span,
-                                          f"this is `{ty}`"))
+                diag = self.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a scalar", x.span, f"this is `{ty}`")
+                if cx.name in ("max", "min"):
+                    diag = diag.note(f"`{cx.name}` reduces a tile or tensor along an axis").with_help(
+                        f"for the {cx.name}imum of two values use `{cx.name}imum(a, b)`")
+                return self.emit(diag)
             case _:
                 tn = _num(ty, cx.fx.in_kernel)
                 if tn is None or tn.kind != "tensor":

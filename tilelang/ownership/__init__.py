@@ -47,7 +47,7 @@ def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: Diagno
     now: a failure is reported at that call instead of at run time."""
     consts: dict[str, int] = {}
     raw = getattr(view.program, "consts", None)
-    for k, v in (raw.items() if isinstance(raw, dict) else ()):
+    for k, v in raw.items() if isinstance(raw, dict) else ():
         if isinstance(v, int) and not isinstance(v, bool):
             consts[str(k).split("::")[-1]] = v
     for fn in view.root_fns():

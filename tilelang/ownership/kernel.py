@@ -389,6 +389,21 @@ class KernelChecker:
             or any(d is None for d in p.dims)
             or any(t is None for t in tile)
         ):
+            # Nested tiles that cannot be measured cannot be proven inside the own tile.
+            what = "its own tile shape" if p.dims is None or None in p.dims else "the nested shape"
+            self.report(
+                Diagnostic.error(
+                    codes.NESTED_TILE_OUTSIDE_OWN,
+                    f"cannot check the nested tiles of `{p.name}`: {what} is not a "
+                    "compile-time constant",
+                )
+                .primary(call.span, "nested partition here")
+                .secondary(p.node.ty.span, f"`{p.name}` is declared here")
+                .with_help(
+                    "give the own tile and the nested tiles constant shapes "
+                    "(literals, const generics or module consts)"
+                )
+            )
             return _Nested(p, None, call.span)
         dims = [d for d in p.dims if d is not None]
         tiles_ = [t for t in tile if t is not None]

@@ -230,20 +230,93 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
     assert src[d.primary_span.start:d.primary_span.end].startswith("assert(")
 
 
-def test_break_is_located_e0701() -> None:
-    src = """
-kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {
-    for i in 0..4 {
-        break;
+JUMPS = """
+fn first_above<const N: i32>(t: Tile<f32, [N]>, limit: f32) -> i32 {
+    for i in 0..N {
+        if t.reshape([N, 1]).sum(1).max(0) < limit {
+            return -1;
+        }
+        if i >= 6 {
+            return i;
+        }
     }
-    z.store(zeros::<f32>([B]));
+    100
+}
+kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>, x: &Tensor<f32, [?]>, n: i32, stop: i32) {
+    let t = x.load_like(z);
+    let mut count = 0;
+    let mut odd = 0;
+    for i in 0..n {
+        if i == stop {
+            break;
+        }
+        count += 1;
+        if i % 2 == 0 {
+            continue;
+        }
+        odd += 1;
+    }
+    let mut w = 0;
+    while true {
+        w += 1;
+        if w > 4 { break; }
+    }
+    z.store(zeros::<i32>([B]) + count * 1000 + odd * 100 + w * 10 + first_above(t, 0.5));
+}
+"""
+
+
+@pytest.mark.parametrize(("n", "stop"), [(0, 3), (10, 3), (10, 4), (5, 100)])
+@pytest.mark.parametrize("mode", ["block", "vector"])
+def test_break_continue_and_early_return(n: int, stop: int, mode: str) -> None:
+    k = lower(JUMPS, "k", B=8)
+    assert any(isinstance(op, ir.While) for op in ir.walk(k.body))
+    x = np.concatenate([np.zeros(8, np.float32), np.ones(8, np.float32)])
+    z = np.zeros(16, np.int32)
+    run_kernel(k, (2,), [z, x, n, stop], mode=mode)
+    count = min(n, stop)
+    odd = sum(1 for i in range(count) if i % 2 == 1)
+    base = count * 1000 + odd * 100 + 5 * 10
+    # block 0 (zeros) returns -1 at once; block 1 (ones) returns 6
+    assert z.tolist() == [base - 1] * 8 + [base + 6] * 8
+
+
+def test_tuple_valued_if_merges() -> None:
+    src = """
+fn ordered(a: f32, b: f32) -> (f32, f32) {
+    if a > b { (b, a) } else { (a, b) }
+}
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, s: f32) {
+    let p = ordered(s, 1.0);
+    z.store(zeros::<f32>([B]) + (p.1 - p.0) * 10.0 + p.0);
+}
+"""
+    k = lower(src, "k", B=2)
+    for s, want in ((3.0, 21.0), (0.5, 5.5)):
+        z = np.zeros(2, np.float32)
+        run_kernel(k, (1,), [z, s])
+        assert z.tolist() == [want, want]
+
+
+def test_unsupported_is_located_e0701() -> None:
+    src = """
+fn ordered(a: f32, b: f32) -> (f32, f32) {
+    if a > b {
+        return (b, a);
+    }
+    (a, b)
+}
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, s: f32) {
+    let p = ordered(s, 1.0);
+    z.store(zeros::<f32>([B]) + p.0);
 }
 """
     with pytest.raises(TileError) as info:
         lower(src, "k", B=4)
     d = info.value.diagnostics[0]
-    assert d.code == "E0701" and "`break`" in d.message
-    assert src[d.primary_span.start:d.primary_span.end].startswith("break")
+    assert d.code == "E0701" and "early `return`" in d.message
+    assert src[d.primary_span.start:d.primary_span.end] == "(f32, f32)"
+    assert d.help
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(str(ROOT / "examples/*.tile"))))

@@ -25,10 +25,16 @@ merges the variables its branches assign (and its value) into results; an
 Compile-time integers (generics, `N / 4`, `x.partition([..])` shapes) fold in
 Python with the wrapping and truncating rules of the IR.
 
+`break`/`continue` set flags (`%break`, `%continue`); a `for` whose body
+may jump becomes a `while` over a carried counter that also stops on the
+flag; an early `return` sets `%return` and assigns one result variable. After
+a statement that may jump, the rest of its block runs under an `if` on the
+flags, so the IR stays structured (no gotos for the backend to untangle).
+
 The kernel is verified before it is returned. A construct the lowering does
-not support yet (`break`/`continue` in a kernel loop, an early `return` from a
-device function) is a `TileError` E0701 located at the construct; anything
-else unexpected is an `ICE`.
+not support yet (an early `return` of a tuple, a `let` without a value) is a
+`TileError` E0701 located at the construct; anything else unexpected is an
+`ICE`.
 """
 
 from __future__ import annotations
@@ -100,6 +106,9 @@ class StrVal:
 
 
 UNIT = TupleVal(())
+
+# Synthetic variables of the jump lowering; `%` keeps them apart from user names.
+BRK, CONT, RET, RETV, ITER = "%break", "%continue", "%return", "%retval", "%iter"
 LV = ir.Value | CVal | TensorRef | ViewRef | TupleVal | ArrayVal | StrVal
 
 _BINOPS = {
@@ -267,6 +276,8 @@ class _Lowerer:
             ref = TensorRef(tp, offs)
             self.tensors[tp.name] = ref
             self.f.scopes[0][tp.name] = ref
+        if RET in _jumps([decl.body]):
+            self.f.scopes[0][RET] = CVal(False, BOOL)
         self.block(decl.body)
         hints = self._hints(decl)
         return self.b.finish(grid_rank=self.grid_rank, num_warps=hints.get("num_warps", 4),
@@ -402,11 +413,63 @@ class _Lowerer:
     def block(self, blk: ast.Block) -> Any:
         self.f.scopes.append({})
         try:
-            for st in blk.stmts:
-                self.stmt(st)
-            return self.expr(blk.tail) if blk.tail is not None else UNIT
+            return self.seq(blk.stmts, blk.tail)
         finally:
             self.f.scopes.pop()
+
+    def seq(self, stmts: Sequence[ast.Stmt], tail: ast.Expr | None) -> Any:
+        """Lower statements in order; after one that may `break`, `continue` or
+        `return`, the rest runs under `if` the flags say execution goes on."""
+        for i, st in enumerate(stmts):
+            self.stmt(st)
+            rest = stmts[i + 1:]
+            if not _jumps([st]) or (not rest and tail is None):
+                continue
+            go = self._running()
+            if isinstance(go, CVal):
+                if not go.value:
+                    return UNIT  # an unconditional jump: the rest is dead code
+                continue
+            span = rest[0].span if rest else tail.span  # type: ignore[union-attr]
+
+            def then_fn(rest: Sequence[ast.Stmt] = rest) -> Any:
+                self.f.scopes.append({})
+                try:
+                    return self.seq(rest, tail)
+                finally:
+                    self.f.scopes.pop()
+
+            return self._lower_if(go, then_fn, lambda: UNIT, [*rest, tail], span)
+        return self.expr(tail) if tail is not None else UNIT
+
+    def _flag(self, name: str) -> Any:
+        scope = self.f.lookup(name)
+        return None if scope is None else scope[name]
+
+    def _running(self) -> CVal | ir.Value:
+        """False once a `break`, `continue` or `return` flag in scope is set."""
+        stop: ir.Value | None = None
+        for name in (BRK, CONT, RET):
+            v = self._flag(name)
+            if v is None or (isinstance(v, CVal) and not v.value):
+                continue
+            if isinstance(v, CVal):
+                return CVal(False, BOOL)
+            stop = v if stop is None else self.b.elementwise(ir.ElemOp.OR, stop, v)
+        if stop is None:
+            return CVal(True, BOOL)
+        return self.b.elementwise(ir.ElemOp.NOT, stop)
+
+    def _and_not_flags(self, c: ir.Value, names: Sequence[str], span: Span) -> ir.Value:
+        for name in names:
+            v = self._flag(name)
+            if v is None or (isinstance(v, CVal) and not v.value):
+                continue
+            if isinstance(v, CVal):
+                return self.b.const(False, BOOL, span=span)
+            c = self.b.elementwise(ir.ElemOp.AND, c, self.b.elementwise(ir.ElemOp.NOT, v, span=span),
+                                   span=span)
+        return c
 
     def stmt(self, st: ast.Stmt) -> None:
         match st:
@@ -441,13 +504,25 @@ class _Lowerer:
                 self.for_loop(st)
             case ast.While():
                 self.while_loop(st)
-            case ast.Return(value=_):
-                raise _Unsupported(st.span, "`return` before the end of a function",
-                                   "make the returned value the function's tail expression")
+            case ast.Return(value=val):
+                scope = self.f.lookup(RET)
+                if scope is None:
+                    raise ICE("lowering: `return` without a return flag in scope")
+                if val is not None:
+                    v = self.expr(val)
+                    rscope = self.f.lookup(RETV)
+                    if rscope is not None:
+                        old = rscope[RETV]
+                        if isinstance(old, ir.Value) and isinstance(v, (ir.Value, CVal)):
+                            v = self.to_shape(self.mat(v, old.dtype, st.span), old.shape, st.span)
+                        rscope[RETV] = v
+                scope[RET] = CVal(True, BOOL)
             case ast.Break() | ast.Continue():
-                kw = "break" if isinstance(st, ast.Break) else "continue"
-                raise _Unsupported(st.span, f"`{kw}` in a kernel loop",
-                                   "use a `while` loop with a flag, or `where` to mask the work")
+                flag = BRK if isinstance(st, ast.Break) else CONT
+                scope = self.f.lookup(flag)
+                if scope is None:
+                    raise ICE(f"lowering: `{flag[1:]}` outside a loop")
+                scope[flag] = CVal(True, BOOL)
             case _:
                 raise ICE(f"lowering: unexpected statement {type(st).__name__}")
 
@@ -474,10 +549,11 @@ class _Lowerer:
                 raise ICE(f"lowering: unexpected pattern {type(pat).__name__}")
 
     # -------------------------------------------------------------- control flow
-    def _carried(self, body: ast.Block | Sequence[ast.Node]) -> list[tuple[dict[str, Any], str]]:
+    def _carried(self, body: ast.Block | Sequence[Any], extra: Sequence[str] = ()
+                 ) -> list[tuple[dict[str, Any], str]]:
         out: list[tuple[dict[str, Any], str]] = []
         seen: set[str] = set()
-        for name in _assigned_names(body):
+        for name in [*_assigned_names(body), *extra]:
             if name in seen:
                 continue
             seen.add(name)
@@ -513,6 +589,9 @@ class _Lowerer:
         hi = self.mat(hi_v, dt, rng.span)
         if rng.inclusive:
             hi = self.b.add(hi, self.b.const(1, dt), span=rng.span)
+        if _jumps([st.body]) & {BRK, CONT, RET}:
+            self._for_as_while(st, lo, hi)
+            return
         step = self.b.const(1, dt, span=rng.span)
         carried = self._carried(st.body)
         inits = self._carry_inits(carried, st.span)
@@ -523,12 +602,7 @@ class _Lowerer:
             scope[name] = a
         self.f.scopes.append({})
         self.bind(st.pattern, iv)
-        self.f.scopes.append({})
-        for s in st.body.stmts:
-            self.stmt(s)
-        if st.body.tail is not None:
-            self.expr(st.body.tail)
-        self.f.scopes.pop()
+        self.block(st.body)
         self.f.scopes.pop()
         self._yield_carried(carried, [v.type for v in inits], st.span)
         region = self.b.close_region(frame)
@@ -537,27 +611,73 @@ class _Lowerer:
         for (scope, name), r in zip(carried, results, strict=True):
             scope[name] = r
 
+    def _for_as_while(self, st: ast.For, lo: ir.Value, hi: ir.Value) -> None:
+        """A `for` whose body may `break`, `continue` or `return`: a `while` over
+        a carried counter that stops when the break (or return) flag is set."""
+        sp = st.span
+        self.f.scopes.append({ITER: lo, BRK: CVal(False, BOOL)})
+
+        def cond_fn() -> ir.Value:
+            c = self.b.lt(self._flag(ITER), hi, span=sp)
+            return self._and_not_flags(c, (BRK, RET), sp)
+
+        def body_fn() -> None:
+            self.f.scopes.append({CONT: CVal(False, BOOL)})
+            scope = self.f.lookup(ITER)
+            assert scope is not None
+            i = scope[ITER]
+            self.bind(st.pattern, i)
+            # advance first, so `continue` cannot skip the increment
+            scope[ITER] = self.b.add(i, self.b.const(1, i.dtype, span=sp), span=sp)
+            self.block(st.body)
+            self.f.scopes.pop()
+
+        self._while(cond_fn, body_fn, [st.body], [ITER, BRK], sp)
+        self.f.scopes.pop()
+
     def while_loop(self, st: ast.While) -> None:
-        carried = self._carried([st.cond, st.body])
-        inits = self._carry_inits(carried, st.span)
-        cargs = [self.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True)]
+        sp = st.span
+        jumps = bool(_jumps([st.body]) & {BRK, CONT, RET})
+        if jumps:
+            self.f.scopes.append({BRK: CVal(False, BOOL)})
+
+        def cond_fn() -> ir.Value:
+            c = self.mat(self.expr(st.cond), BOOL, st.cond.span)
+            if c.shape != ():
+                raise _Unsupported(st.cond.span, "a `while` condition must be a bool scalar")
+            return self._and_not_flags(c, (BRK, RET), sp) if jumps else c
+
+        def body_fn() -> None:
+            if jumps:
+                self.f.scopes.append({CONT: CVal(False, BOOL)})
+            self.block(st.body)
+            if jumps:
+                self.f.scopes.pop()
+
+        self._while(cond_fn, body_fn, [st.cond, st.body], [BRK] if jumps else [], sp)
+        if jumps:
+            self.f.scopes.pop()
+
+    def _while(self, cond_fn: Any, body_fn: Any, nodes: Sequence[Any], extra: Sequence[str],
+               span: Span) -> None:
+        carried = self._carried(nodes, extra)
+        inits = self._carry_inits(carried, span)
+        names = [name for _, name in carried]
+        cargs = [self.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True)]
         cframe = self.b.open_region(cargs)
         for (scope, name), a in zip(carried, cargs, strict=True):
             scope[name] = a
-        c = self.mat(self.expr(st.cond), BOOL, st.cond.span)
-        if c.shape != ():
-            raise _Unsupported(st.cond.span, "a `while` condition must be a bool scalar")
-        self.b.yield_(c, span=st.cond.span)
+        self.b.yield_(cond_fn(), span=span)
         cregion = self.b.close_region(cframe)
-        bargs = [self.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True)]
+        bargs = [self.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True)]
         bframe = self.b.open_region(bargs)
         for (scope, name), a in zip(carried, bargs, strict=True):
             scope[name] = a
-        self.block(st.body)
-        self._yield_carried(carried, [v.type for v in inits], st.span)
+        body_fn()
+        self._yield_carried(carried, [v.type for v in inits], span)
         bregion = self.b.close_region(bframe)
-        results = tuple(self.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True))
-        self.b.emit(ir.While(results, tuple(inits), cregion, bregion, st.span))
+        results = tuple(self.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True))
+        self.b.emit(ir.While(results, tuple(inits), cregion, bregion, span))
         for (scope, name), r in zip(carried, results, strict=True):
             scope[name] = r
 
@@ -573,31 +693,43 @@ class _Lowerer:
         if c.shape != ():
             raise _Unsupported(e.cond.span, "an `if` condition must be a bool scalar",
                                "use `where(cond, a, b)` to select between tiles")
-        carried = self._carried([e.then, *(() if e.else_ is None else (e.else_,))])
+        def then_fn() -> Any:
+            return self.block(e.then)
+
+        def else_fn() -> Any:
+            if e.else_ is None:
+                return UNIT
+            return self.block(e.else_) if isinstance(e.else_, ast.Block) else self.if_expr(e.else_)
+
+        return self._lower_if(c, then_fn, else_fn, [e.then, e.else_], e.span)
+
+    def _lower_if(self, c: ir.Value, then_fn: Any, else_fn: Any, nodes: Sequence[Any],
+                  span: Span) -> Any:
+        """An `If` op whose branches are lowered by `then_fn`/`else_fn`; its
+        results are the branches' value (when both give one) and every
+        variable they changed (found among the names `nodes` assign)."""
+        carried = self._carried([n for n in nodes if n is not None])
         before = [scope[name] for scope, name in carried]
 
-        def branch(node: ast.Block | ast.If | None) -> tuple[Frame, Any, list[Any]]:
+        def branch(fn: Any) -> tuple[Frame, Any, list[Any]]:
             frame = self.b.open_region(())
-            if node is None:
-                val: Any = UNIT
-            elif isinstance(node, ast.Block):
-                val = self.block(node)
-            else:
-                val = self.if_expr(node)
+            val = fn()
             self.b.close_region(frame)
             after = [scope[name] for scope, name in carried]
             for (scope, name), old in zip(carried, before, strict=True):
                 scope[name] = old
             return frame, val, after
 
-        tframe, tval, tafter = branch(e.then)
-        eframe, eval_, eafter = branch(e.else_)
+        tframe, tval, tafter = branch(then_fn)
+        eframe, eval_, eafter = branch(else_fn)
         # Merge: the if's value (when both branches give a scalar/tile), then
         # every variable a branch changed.
         pairs: list[tuple[Any, Any]] = []
-        has_value = isinstance(tval, (ir.Value, CVal)) and isinstance(eval_, (ir.Value, CVal))
+        tleaves, eleaves = _leaves(tval), _leaves(eval_)
+        has_value = tleaves is not None and eleaves is not None and len(tleaves) == len(eleaves) \
+            and _same_structure(tval, eval_)
         if has_value:
-            pairs.append((tval, eval_))
+            pairs.extend(zip(tleaves, eleaves, strict=True))  # type: ignore[arg-type]
         changed = []
         for i, (old, t, f) in enumerate(zip(before, tafter, eafter, strict=True)):
             if t is old and f is old:
@@ -611,23 +743,25 @@ class _Lowerer:
             if dtype is None:
                 dtype = _default_dtype(t.value if isinstance(t, CVal) else f.value)
             shape = _broadcast_shapes([x.shape if isinstance(x, ir.Value) else () for x in (t, f)],
-                                      e.span)
+                                      span)
             types.append(ir.Type(dtype, shape))
         for frame, idx in ((tframe, 0), (eframe, 1)):
             self.b.reopen(frame)
             vals = []
             for pair, ty in zip(pairs, types, strict=True):
-                v = self.mat(pair[idx], ty.dtype, e.span)
-                vals.append(self.to_shape(v, ty.shape, e.span))
-            self.b.yield_(*vals, span=e.span)
+                v = self.mat(pair[idx], ty.dtype, span)
+                vals.append(self.to_shape(v, ty.shape, span))
+            self.b.yield_(*vals, span=span)
             self.b.close_region(frame)
         results = tuple(self.b.fresh(t) for t in types)
-        self.b.emit(ir.If(results, c, tframe.region(), eframe.region(), e.span))
-        k = 1 if has_value else 0
+        self.b.emit(ir.If(results, c, tframe.region(), eframe.region(), span))
+        k = len(tleaves) if has_value else 0  # type: ignore[arg-type]
         for i, r in zip(changed, results[k:], strict=True):
             scope, name = carried[i]
             scope[name] = r
-        return results[0] if has_value else UNIT
+        if not has_value:
+            return UNIT
+        return _rebuild(tval, list(results[:k]))
 
     # -------------------------------------------------------------- expressions
     def expr(self, e: ast.Expr) -> Any:
@@ -1086,14 +1220,35 @@ class _Lowerer:
             if tail is None and stmts and isinstance(stmts[-1], ast.Return):
                 tail = stmts[-1].value
                 stmts = stmts[:-1]
-            self.f.scopes.append({})
-            for st in stmts:
-                self.stmt(st)
-            result = self.expr(tail) if tail is not None else UNIT
-            return result
+            if RET not in _jumps(list(stmts)):
+                self.f.scopes.append({})
+                return self.seq(stmts, tail)
+            # An early `return`: the rest of the body runs under "not returned
+            # yet" and every return assigns one result variable of the
+            # declared return type.
+            self.f.scopes.append({RET: CVal(False, BOOL), RETV: self._return_init(decl, call)})
+            if tail is not None:
+                stmts = (*stmts, ast.Return(tail, tail.span))
+            self.seq(stmts, None)
+            return self._flag(RETV)
         finally:
             self.f = saved
             self.inline_depth -= 1
+
+    def _return_init(self, decl: ast.FnDecl, call: ast.Call) -> Any:
+        ret = decl.ret
+        if ret is None or (isinstance(ret, ast.TupleType) and not ret.elems):
+            return UNIT
+        if isinstance(ret, ast.NamedType) and ret.name.name in ("Tile", "Tensor"):
+            dtype, dims = self._tensor_type(ret)
+            shape = tuple(self._need_int(d, ret.span) for d in dims)
+            return self.b.const(False if dtype is BOOL else 0, dtype, shape, span=call.span)
+        if isinstance(ret, ast.NamedType) and not ret.args:
+            dtype = self._dtype(ret)
+            return self.b.const(False if dtype is BOOL else 0, dtype, span=call.span)
+        raise _Unsupported(decl.ret.span if decl.ret else call.span,  # type: ignore[union-attr]
+                           "an early `return` from a device function returning this type",
+                           "return a scalar or a tile, or make the value the function's tail")
 
     def _callee_generics(self, decl: ast.FnDecl, call: ast.Call, args: list[Any]
                          ) -> tuple[dict[str, int], dict[str, DType]]:
@@ -1273,17 +1428,27 @@ def _pat_name(pat: ast.Pattern) -> str | None:
     return pat.name.name if isinstance(pat, ast.NamePat) else None
 
 
-def _assigned_names(nodes: Any) -> Iterator[str]:
-    """Names assigned (`x = ..`, `x += ..`) anywhere inside `nodes`, in order."""
-    stack = list(nodes.stmts) + ([nodes.tail] if nodes.tail else []) \
-        if isinstance(nodes, ast.Block) else list(nodes)
-    stack.reverse()
+def _walk_jumps(nodes: Any) -> Iterator[str]:
+    """Names assigned (`x = ..`, `x += ..`) anywhere inside `nodes`, in order,
+    plus the flags a jump sets: `break`/`continue` of THIS loop level (not of
+    loops nested inside), `return` at any depth."""
+    roots = ([*nodes.stmts, nodes.tail] if isinstance(nodes, ast.Block) else list(nodes))
+    stack: list[tuple[Any, bool]] = [(n, False) for n in reversed(roots)]
     while stack:
-        n = stack.pop()
+        n, nested = stack.pop()
         if n is None:
             continue
-        if isinstance(n, ast.Assign) and isinstance(n.target, ast.Name):
-            yield n.target.ident.name
+        match n:
+            case ast.Assign(target=ast.Name(ident=ident)):
+                yield ident.name
+            case ast.Break() if not nested:
+                yield BRK
+            case ast.Continue() if not nested:
+                yield CONT
+            case ast.Return():
+                yield RET
+                yield RETV
+        inner = nested or isinstance(n, (ast.For, ast.While))
         children = []
         for slot in getattr(type(n), "__slots__", ()):
             c = getattr(n, slot, None)
@@ -1291,7 +1456,50 @@ def _assigned_names(nodes: Any) -> Iterator[str]:
                 children.extend(x for x in c if _is_node(x))
             elif _is_node(c):
                 children.append(c)
-        stack.extend(reversed(children))
+        stack.extend((c, inner) for c in reversed(children))
+
+
+def _assigned_names(nodes: Any) -> Iterator[str]:
+    return _walk_jumps(nodes)
+
+
+def _jumps(nodes: Any) -> set[str]:
+    """The jump flags (`BRK`, `CONT`, `RET`) that `nodes` may set."""
+    return {n for n in _walk_jumps(nodes) if n in (BRK, CONT, RET)}
+
+
+def _leaves(v: Any) -> list[Any] | None:
+    """The scalar/tile leaves of a value (tuples flattened), or None when it
+    holds something an `if` cannot merge (a tensor, a view, unit)."""
+    if isinstance(v, (ir.Value, CVal)):
+        return [v]
+    if isinstance(v, TupleVal) and v.elems:
+        out: list[Any] = []
+        for e in v.elems:
+            sub = _leaves(e)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    return None
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    if isinstance(a, TupleVal) or isinstance(b, TupleVal):
+        return (isinstance(a, TupleVal) and isinstance(b, TupleVal)
+                and len(a.elems) == len(b.elems)
+                and all(_same_structure(x, y) for x, y in zip(a.elems, b.elems, strict=True)))
+    return True
+
+
+def _rebuild(shape_of: Any, leaves: list[Any]) -> Any:
+    if isinstance(shape_of, TupleVal):
+        return TupleVal(tuple(_rebuild(e, leaves) for e in shape_of.elems))
+    return leaves.pop(0)
+
+
+def _hint(name: str) -> str:
+    return name.lstrip("%")
 
 
 def _is_node(x: Any) -> bool:

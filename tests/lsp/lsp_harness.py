@@ -116,6 +116,10 @@ class Session:
             range=lsp.Range(start=lsp.Position(line=0, character=0),
                             end=lsp.Position(line=end_line, character=0))))
 
+    async def semantic_tokens(self, uri: str) -> object:
+        return await self.client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri)))
+
     async def symbols(self, uri: str) -> object:
         return await self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri)))

@@ -249,7 +249,33 @@ def test_inlay_hints_show_inferred_types_and_const_generics(an: A.Analysis) -> N
     assert A.inlay_hints(an, start, len(SOFTMAX)) != A.inlay_hints(an)
 
 
-# ---------------------------------------------------------------- LSP conversion
+def test_semantic_tokens_classify_names(an: A.Analysis) -> None:
+    tokens = {(an.span_text(t.span), t.span.start): (t.type, t.modifiers) for t in A.semantic_tokens(an)}
+
+    def tok(needle: str, delta: int = 0) -> tuple[str, tuple[str, ...]]:
+        start = at(SOFTMAX, needle, delta)
+        (entry,) = [v for (text, s), v in tokens.items() if s == start]
+        return entry
+
+    assert tok("std::nn") == ("namespace", ())
+    assert tok("softmax;") == ("function", ())
+    assert tok("COLS:") == ("variable", ("declaration", "readonly"))
+    assert tok("softmax_rows<") == ("function", ("declaration",))
+    assert tok("BM: i32") == ("typeParameter", ("declaration", "readonly"))
+    assert tok("y: &mut") == ("parameter", ("declaration", "mutable"))
+    assert tok("x: &Tensor") == ("parameter", ("declaration",))
+    assert tok("y.store") == ("parameter", ("mutable",))
+    assert tok("store") == ("method", ("defaultLibrary",))
+    assert tok("f32, [BM")[0] == "type"
+    assert tok("mut y", 4) == ("variable", ("declaration", "mutable"))
+    assert tok("randn") == ("function", ("defaultLibrary",))
+    if HAVE_SEMA:
+        assert tok("BM, N]>,") == ("typeParameter", ("readonly",))
+    starts = [t.span.start for t in A.semantic_tokens(an)]
+    assert starts == sorted(starts)
+
+
+# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion
 
 server = pytest.importorskip("tilelang.lsp.server")
 
@@ -301,3 +327,22 @@ def test_every_example_checks_and_answers_queries_everywhere(path: Path) -> None
         A.signature_help(an, offset)
     for offset in range(0, len(text) + 1, 97):
         assert A.completions(an, offset)
+
+
+def test_semantic_tokens_encoding_is_relative_utf16() -> None:
+    text = 'fn main() {\n    print("😀"); let a = 1; print(a);\n}\n'
+    an = A.analyze(text, "t.tile")
+    data = server.encode_semantic_tokens(an)
+    assert len(data) % 5 == 0
+    # decode back to absolute (line, UTF-16 column, length, type)
+    decoded = []
+    line = col = 0
+    for i in range(0, len(data), 5):
+        dl, ds, length, ty, _mods = data[i : i + 5]
+        line += dl
+        col = ds if dl else col + ds
+        decoded.append((line, col, length, A.TOKEN_TYPES[ty]))
+    utf16 = text.split("\n")[1].replace("😀", "xx")  # the emoji is two UTF-16 units
+    assert (0, 3, 4, "function") in decoded  # main
+    assert (1, utf16.index("a ="), 1, "variable") in decoded
+    assert (1, utf16.index("a);"), 1, "variable") in decoded

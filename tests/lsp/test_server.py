@@ -199,6 +199,12 @@ def test_hover_definition_symbols_completion_signature_help(server: Any) -> None
             line, col = position_of(ADD, "add(z.partition", delta=3)
             assert (line, col, "<B = 1024>") in shown
 
+        # semantic tokens: the first is the kernel's name, a function declaration
+        tokens = await s.semantic_tokens(URI)
+        assert isinstance(tokens, lsp.SemanticTokens)
+        assert len(tokens.data) % 5 == 0 and len(tokens.data) > 50
+        assert list(tokens.data[:3]) == [0, len("kernel fn "), len("add")]
+
     run(server, scenario)
 
 

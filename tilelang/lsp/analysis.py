@@ -26,6 +26,7 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -645,6 +646,139 @@ def inlay_hints(an: Analysis, start: int = 0, end: int | None = None) -> list[In
             case _:
                 pass
     return sorted(hints, key=lambda h: h.offset)
+
+
+# ---------------------------------------------------------------- semantic tokens
+
+TOKEN_TYPES = ("namespace", "type", "typeParameter", "parameter", "variable", "function", "method")
+# `mutable`: a `let mut` binding or a `&mut` tensor parameter (not an LSP
+# standard modifier; rust-analyzer uses the same name, and themes know it).
+TOKEN_MODIFIERS = ("declaration", "readonly", "mutable", "defaultLibrary")
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticToken:
+    span: Span
+    type: str  # one of TOKEN_TYPES
+    modifiers: tuple[str, ...] = ()
+
+
+def _is_mut_param(decl: Any) -> bool:
+    return isinstance(decl, ast.Param) and isinstance(decl.ty, ast.RefType) and decl.ty.mutable
+
+
+def _token_for_decl(decl: Any, kind: str | None) -> tuple[str, tuple[str, ...]] | None:
+    """Token type and modifiers of a name that refers to `decl` (symbol kind
+    `kind`, from sema or from the syntactic scope walk)."""
+    match kind:
+        case "local":
+            return "variable", ("mutable",) if getattr(decl, "mutable", False) else ()
+        case "param":
+            return "parameter", ("mutable",) if _is_mut_param(decl) else ()
+        case "const":
+            return "variable", ("readonly",)
+        case "generic":
+            return "typeParameter", ("readonly",)
+        case "type-param":
+            return "typeParameter", ()
+        case "fn" | "kernel":
+            return "function", ()
+        case "builtin":
+            return "function", ("defaultLibrary",)
+        case "method-builtin":
+            return "method", ("defaultLibrary",)
+        case "module" | "import":
+            return "namespace", ()
+        case _:
+            return None
+
+
+def semantic_tokens(an: Analysis) -> list[SemanticToken]:
+    """Names classified by what they refer to, in source order: what the
+    lexical TextMate grammar cannot know (a parameter from a local, a `&mut`
+    parameter, a const generic used in a shape, a builtin from a user fn)."""
+    if an.module is None:
+        return []
+    out: list[SemanticToken] = []
+    fid = an.file.id
+
+    def add(span: Span, kind: str, mods: tuple[str, ...] = ()) -> None:
+        if span.file == fid and span.end > span.start:
+            out.append(SemanticToken(span, kind, mods))
+
+    def use(node: Any, ident: ast.Ident) -> None:
+        sym = an.symbol_of(node)
+        if sym is not None:
+            kind = getattr(getattr(sym, "kind", None), "value", None)
+            token = _token_for_decl(getattr(sym, "decl", None), kind)
+        else:
+            b = resolve_name(an.module, fid, ident.name, ident.span.start)
+            token = _token_for_decl(b.decl, b.kind) if b is not None else None
+            if token is None and ident.name in _builtin_names():
+                token = ("function", ("defaultLibrary",))
+        if token is not None:
+            add(ident.span, *token)
+
+    for node in walk(an.module):
+        match node:
+            case ast.FnDecl():
+                add(node.name.span, "function", ("declaration",))
+            case ast.GenericParam():
+                add(node.name.span, "typeParameter",
+                    ("declaration", "readonly") if node.is_const else ("declaration",))
+            case ast.Param():
+                add(node.name.span, "parameter",
+                    ("declaration", "mutable") if _is_mut_param(node) else ("declaration",))
+            case ast.NamePat():
+                add(node.name.span, "variable", ("declaration", "mutable") if node.mutable else ("declaration",))
+            case ast.ConstDecl():
+                add(node.name.span, "variable", ("declaration", "readonly"))
+            case ast.UseDecl():
+                items = node.names if node.names is not None else ()
+                modules = node.path
+                if node.names is None and not node.glob and node.path:
+                    modules, items = node.path[:-1], node.path[-1:]
+                for seg in modules:
+                    add(seg.span, "namespace")
+                prefix = "::".join(seg.name for seg in modules)
+                for item in items:
+                    sym = None
+                    if an.program is not None:
+                        sym = getattr(an.program, "items", {}).get(f"{prefix}::{item.name}")
+                    kind = getattr(getattr(sym, "kind", None), "value", None)
+                    add(item.span, *(_token_for_decl(getattr(sym, "decl", None), kind) or ("function", ())))
+            case ast.Name():
+                use(node, node.ident)
+            case ast.Path():
+                for seg in node.segments[:-1]:
+                    add(seg.span, "namespace")
+                use(node, node.segments[-1])
+            case ast.MethodCall():
+                add(node.method.span, "method",
+                    ("defaultLibrary",) if _lookup_builtin(node.method.name, method=True) else ())
+            case ast.NamedType():
+                name = node.name.name
+                if name in _DTYPE_DOCS:
+                    add(node.name.span, "type", ("defaultLibrary",))
+                else:
+                    b = resolve_name(an.module, fid, name, node.span.start)
+                    if b is not None and b.kind in ("generic", "type-param"):
+                        add(node.name.span, "typeParameter")
+                    else:
+                        add(node.name.span, "type")
+            case _:
+                pass
+    out.sort(key=lambda t: t.span.start)
+    return out
+
+
+@functools.cache
+def _builtin_names() -> frozenset[str]:
+    try:
+        from tilelang.intrinsics import signatures
+    except ImportError:
+        return frozenset()
+    return frozenset(signatures.FUNCTIONS)
 
 
 # ---------------------------------------------------------------- symbols

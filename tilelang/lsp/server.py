@@ -2,8 +2,10 @@
 
 Features: diagnostics (published on open, change and save, from the same
 driver as `tilec check`), hover, go to definition, references, document
-highlight, rename, document symbols, completion, signature help, and inlay
-hints (inferred types of `let` bindings, inferred const generics at calls). The answers come from `analysis.py`; this
+highlight, rename, document symbols, completion, signature help, inlay
+hints (inferred types of `let` bindings, inferred const generics at calls)
+and semantic tokens (parameters, `&mut` parameters, const generics,
+builtins: what a lexical grammar cannot tell apart). The answers come from `analysis.py`; this
 module converts between LSP and the compiler's model and nothing else.
 
 Diagnostics map as follows: the primary label's span is the range (a
@@ -359,6 +361,39 @@ def inlay_hint(ls: TileLanguageServer, params: lsp.InlayHintParams) -> list[lsp.
         )
         for h in analysis.inlay_hints(an, start, end)
     ] or None
+
+
+SEMANTIC_LEGEND = lsp.SemanticTokensLegend(
+    token_types=list(analysis.TOKEN_TYPES), token_modifiers=list(analysis.TOKEN_MODIFIERS))
+
+
+def encode_semantic_tokens(an: Analysis) -> list[int]:
+    """LSP's relative encoding: per token, the line delta, the start delta (on
+    the same line) or start, the length (UTF-16 units), the type index and the
+    modifier bit set."""
+    data: list[int] = []
+    prev_line = prev_start = 0
+    for tok in analysis.semantic_tokens(an):
+        start = _position(an.file, tok.span.start)
+        end = _position(an.file, tok.span.end)
+        if end.line != start.line:
+            continue  # names never span lines; be safe anyway
+        delta_line = start.line - prev_line
+        delta_start = start.character - prev_start if delta_line == 0 else start.character
+        bits = sum(1 << analysis.TOKEN_MODIFIERS.index(m) for m in tok.modifiers)
+        data += [delta_line, delta_start, end.character - start.character,
+                 analysis.TOKEN_TYPES.index(tok.type), bits]
+        prev_line, prev_start = start.line, start.character
+    return data
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, SEMANTIC_LEGEND)
+@_guarded(None)
+def semantic_tokens_full(ls: TileLanguageServer, params: lsp.SemanticTokensParams) -> lsp.SemanticTokens | None:
+    # While the text does not parse this covers what did (maybe nothing); the
+    # editor then falls back to the TextMate colours.
+    an = ls.analysis_for(params.text_document.uri)
+    return lsp.SemanticTokens(data=encode_semantic_tokens(an))
 
 
 _SYMBOL_KINDS = {

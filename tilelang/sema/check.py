@@ -304,6 +304,7 @@ class _Checker:
             self._enqueue(info, True)
         self._drain()
         main = self.root.own.get("main")
+        self._check_main(main)
         if main is not None and main.kind is SymbolKind.FN:
             self._enqueue(self.program.functions[main.qualname or "main"], False)
         self._drain()
@@ -313,6 +314,28 @@ class _Checker:
                 self._enqueue(info, in_kernel)
                 self._drain()
         self._default_untyped()
+
+    def _check_main(self, main: Symbol | None) -> None:
+        """`fn main()` is where `tilec run` starts: no parameters, no result."""
+        if main is None or not isinstance(main.decl, ast.FnDecl):
+            return
+        decl = main.decl
+        if decl.is_kernel:
+            self.emit(self.err(N.INVALID_MAIN, "`main` cannot be a kernel", decl.name.span, "declared `kernel fn`")
+                      .note("`main` is the host entry point; it launches kernels")
+                      .with_help("rename the kernel and launch it from `fn main()`"))
+        elif decl.params or decl.generics:
+            span = (decl.params[0].span.to(decl.params[-1].span) if decl.params
+                    else decl.generics[0].span.to(decl.generics[-1].span))
+            self.emit(self.err(N.INVALID_MAIN, "`main` cannot take parameters", span, "parameters of `main`")
+                      .note("`tilec run` calls `main` with no arguments")
+                      .with_help("build the inputs inside `main`, e.g. with `load_npy(\"x.npy\")`"))
+        elif decl.ret is not None:
+            info = self._fn_by_decl.get(decl)
+            if info is None or not isinstance(info.ret, UnitT):
+                self.emit(self.err(N.INVALID_MAIN, "`main` cannot return a value", decl.ret.span,
+                                   "return type of `main`")
+                          .with_help("print the result, or `assert` it, instead of returning it"))
 
     def _enqueue(self, info: FnInfo, in_kernel: bool) -> None:
         key = (info.qualname, in_kernel)

@@ -746,7 +746,7 @@ class _Checker:
                                                            if s.kind is SymbolKind.TYPE_PARAM)]
                 d = self.err(N.UNKNOWN_TYPE, f"cannot find type `{name}` in this scope", ident.span,
                              "not found in this scope")
-                guess = _suggest(name, cands)
+                guess = _TYPE_ALIASES.get(name) or _suggest(name, cands)
                 return self.emit(d.with_help(f"a type with a similar name exists: `{guess}`") if guess
                                  else d)
             case _:
@@ -2959,6 +2959,13 @@ class _Checker:
 # ---------------------------------------------------------------- module-level helpers
 
 _COMPARE = ("==", "!=", "<", ">", "<=", ">=")
+
+# Type names from other languages, for "did you mean" on E0104.
+_TYPE_ALIASES = {
+    "float": "f32", "int": "i32", "double": "f64", "half": "f16", "bfloat16": "bf16", "long": "i64",
+    "usize": "u64", "isize": "i64", "float32": "f32", "float16": "f16", "float64": "f64", "int32": "i32",
+    "int64": "i64", "uint8": "u8", "char": "u8", "Bool": "bool", "boolean": "bool", "Tensr": "Tensor",
+}
 
 _RECEIVER_WORDS = {
     "tile": "tiles", "param": "tensor parameters inside a kernel", "view": "partition views inside a kernel",

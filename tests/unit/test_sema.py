@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
@@ -337,3 +340,34 @@ def test_signature_table_covers_the_brief() -> None:
     assert FUNCTIONS["load_npy"].context is Context.HOST
     assert FUNCTIONS["block_id"].context is Context.KERNEL
     assert FUNCTIONS["print"].context is Context.BOTH
+
+
+# ---------------------------------------------------------------- broadcasting vs NumPy
+
+_shapes = st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=3).map(tuple)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_shapes, _shapes, st.sampled_from(["+", "*", "<", "-"]))
+def test_tile_broadcasting_agrees_with_numpy(a: tuple[int, ...], b: tuple[int, ...], op: str) -> None:
+    src = f"""
+kernel fn k(z: &mut Tensor<f32, [8]>) {{
+    let a = zeros::<f32>({list(a)});
+    let b = zeros::<f32>({list(b)});
+    let c = a {op} b;
+    z.store(z.load());
+}}
+"""
+    prog, diags = check(src)
+    try:
+        want: tuple[int, ...] | None = np.broadcast_shapes(a, b)
+    except ValueError:
+        want = None
+    if want is None:
+        assert [d.split()[0] for d in diags] == ["E0202"]
+        return
+    assert diags == []
+    (pat,) = [n for n in prog.types if isinstance(n, ast.NamePat) and n.name.name == "c"]
+    ty = prog.type_of(pat)
+    assert isinstance(ty, TileT) and ty.shape == shape_of(*want)
+    assert ty.dtype is (DType.BOOL if op == "<" else DType.F32)

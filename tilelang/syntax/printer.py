@@ -239,6 +239,12 @@ class _Unparser:
             return text
         return f"({text})"
 
+    def _recv(self, e: ast.Expr, ind: int) -> str:
+        """A receiver before `.`: `(1).0`, since `1.0` would read as a float."""
+        if isinstance(e, ast.IntLit):
+            return f"({self._expr(e, ind)})"
+        return self._sub(e, ind)
+
     def _args(self, args: tuple[ast.Arg, ...], ind: int) -> str:
         return ", ".join((f"{a.name.name} = " if a.name else "") + self._expr(a.value, ind)
                          for a in args)
@@ -265,10 +271,10 @@ class _Unparser:
             case ast.Call():
                 return f"{self._expr(e.callee, ind)}{self._generics(e.generics)}({self._args(e.args, ind)})"
             case ast.MethodCall():
-                return (f"{self._sub(e.receiver, ind)}.{e.method.name}{self._generics(e.generics)}"
+                return (f"{self._recv(e.receiver, ind)}.{e.method.name}{self._generics(e.generics)}"
                         f"({self._args(e.args, ind)})")
             case ast.Field():
-                return f"{self._sub(e.receiver, ind)}.{e.field.name}"
+                return f"{self._recv(e.receiver, ind)}.{e.field.name}"
             case ast.Index():
                 return f"{self._sub(e.receiver, ind)}[{self._expr(e.index, ind)}]"
             case ast.Unary():

@@ -299,3 +299,83 @@ SUITES: list[Suite] = [
     *(cast_suite(dt) for dt in (F32, F16, DType.F64, I32, DType.U8, DType.I64)),
     structure_suite(),
 ]
+
+
+# ---------------------------------------------------------------- random kernels
+@dataclass(frozen=True)
+class RandomSpec:
+    """A random kernel: load a tile (partial at the edges), then a reduction
+    broadcast back, a scan and a permute, each stored to its own output."""
+
+    dtype: DType
+    tile: tuple[int, ...]
+    cut: tuple[int, ...]  # tensor dim d = tile[d] * 2 - cut[d] (so edges are partial)
+    red: ir.ReduceOp
+    axis: int
+    perm: tuple[int, ...]
+    warps: int
+
+
+def random_suite(spec: RandomSpec) -> Suite:
+    dt, tile, r = spec.dtype, spec.tile, len(spec.tile)
+    dims = tuple(max(1, t * 2 - c) for t, c in zip(tile, spec.cut))
+    grid = tuple(-(-d // t) for d, t in zip(dims, tile))
+    pdims = tuple(dims[p] for p in spec.perm)
+
+    def kernel() -> ir.Kernel:
+        b = Builder("rand")
+        b.tensor_param("x", dt, r)
+        for nm in ("o_red", "o_scan", "o_perm"):
+            b.tensor_param(nm, dt, r)
+        offs = tuple(b.mul(b.block_id(d), b.const(t, I32)) for d, t in enumerate(tile))
+        x = b.load("x", offs, tile)
+        red = b.reduce(spec.red, x, spec.axis)
+        if red.dtype is not dt:
+            red = b.cast(red, dt)
+        kept = tile[: spec.axis] + (1,) + tile[spec.axis + 1:]
+        b.store("o_red", offs, b.add(x, b.broadcast(b.reshape(red, kept), tile)))
+        b.store("o_scan", offs, b.scan(ir.ScanOp.CUMSUM, x, spec.axis))
+        b.store("o_perm", tuple(offs[p] for p in spec.perm), b.permute(x, spec.perm))
+        k = b.finish(grid_rank=r)
+        from dataclasses import replace
+
+        return replace(k, num_warps=spec.warps)
+
+    def args(rng: np.random.Generator) -> list[Any]:
+        if dt.is_int:
+            x = rng.integers(-20, 20, size=dims).astype(dt.np_dtype)
+        elif spec.red is ir.ReduceOp.PROD:
+            x = rng.uniform(0.8, 1.25, size=dims).astype(dt.np_dtype)
+        else:
+            x = rng.standard_normal(dims).astype(dt.np_dtype)
+        return [x, np.zeros(dims, dt.np_dtype), np.zeros(dims, dt.np_dtype), np.zeros(pdims, dt.np_dtype)]
+
+    tol = (0.0, 0.0) if dt.is_int else ((2e-2, 2e-2) if dt is F16 else (1e-4, 1e-4))
+    return Suite(f"rand_{dt.value}_{'x'.join(map(str, tile))}_{spec.red.value}{spec.axis}_w{spec.warps}",
+                 kernel, args, grid, {"o_red": tol, "o_scan": tol, "o_perm": (0.0, 0.0)})
+
+
+def random_specs():  # type: ignore[no-untyped-def]
+    """A hypothesis strategy of `RandomSpec`s (hypothesis imported lazily)."""
+    from hypothesis import strategies as st
+
+    sizes = st.sampled_from([1, 2, 3, 4, 5, 8, 12, 16, 32, 64])
+
+    @st.composite
+    def spec(draw):  # type: ignore[no-untyped-def]
+        rank = draw(st.integers(1, 3))
+        tile = tuple(draw(st.lists(sizes, min_size=rank, max_size=rank)))
+        if int(np.prod(tile)) > 4096:
+            tile = tuple(min(t, 16) for t in tile)
+        cut = tuple(draw(st.integers(0, t)) for t in tile)
+        dt = draw(st.sampled_from([F32, I32, F16]))
+        ops = [ir.ReduceOp.SUM, ir.ReduceOp.MAX, ir.ReduceOp.MIN, ir.ReduceOp.ARGMAX, ir.ReduceOp.ARGMIN]
+        if dt is F32:
+            ops.append(ir.ReduceOp.PROD)
+        red = draw(st.sampled_from(ops))
+        axis = draw(st.integers(0, rank - 1))
+        perm = tuple(draw(st.permutations(list(range(rank)))))
+        warps = draw(st.sampled_from([1, 2, 4, 8]))
+        return RandomSpec(dt, tile, cut, red, axis, perm, warps)
+
+    return spec()

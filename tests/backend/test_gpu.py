@@ -127,3 +127,22 @@ def test_gpu_ops_match_interpreter(dev, suite: Suite) -> None:  # type: ignore[n
             i = int(np.flatnonzero(~close)[0])
             bad.append(f"{name}: {int((~close).sum())} differ, first at {i}: gpu {g.flat[i]!r} vs interp {w.flat[i]!r}")
     assert not bad, "\n".join(bad)
+
+
+def test_random_kernels_match_interpreter(dev) -> None:  # type: ignore[no-untyped-def]
+    """Differential test with hypothesis: random shapes and ops, GPU vs interpreter."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from backend_cases import random_specs, random_suite
+
+    @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
+    @hypothesis.given(random_specs())
+    def check(spec) -> None:  # type: ignore[no-untyped-def]
+        suite = random_suite(spec)
+        case = Case(suite.name, suite.kernel, suite.args, suite.grid)
+        for name, want, got in run_both(dev, case):
+            if name in suite.tols:
+                rtol, atol = suite.tols[name]
+                np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol,
+                                           atol=atol, err_msg=f"`{name}` of {spec}")
+
+    check()

@@ -101,3 +101,20 @@ def test_f64_transcendental_is_a_located_codegen_error() -> None:
     with pytest.raises(CodegenError) as e:
         emit_llvm(b.finish())
     assert e.value.diag.code == "E0602" and e.value.diag.primary_span == span
+
+
+def test_random_kernels_compile_and_assemble() -> None:
+    """Random tile shapes (1-3 dims, partial edges), every reduction over any axis
+    broadcast back, scans and permutes: LLVM verifies and ptxas assembles them."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from backend_cases import random_specs, random_suite
+
+    @hypothesis.settings(max_examples=15, deadline=None, derandomize=True)
+    @hypothesis.given(random_specs())
+    def check(spec) -> None:  # type: ignore[no-untyped-def]
+        ck = compile_kernel(random_suite(spec).kernel(), "sm_80")
+        if ptxas_available():
+            r = run_ptxas(ck.ptx, "sm_80")
+            assert r.returncode == 0, r.stderr
+
+    check()

@@ -108,6 +108,18 @@ def test_definition_of_locals_items_and_stdlib(an: A.Analysis) -> None:
     assert A.definition(an, at(SOFTMAX, "randn")) is None
 
 
+def test_use_paths_hover_and_jump_to_modules_and_items(an: A.Analysis) -> None:
+    h = A.hover(an, at(SOFTMAX, "nn::softmax;"))
+    assert h is not None and "mod std::nn" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "softmax;"))
+    assert h is not None and "fn softmax<" in h.markdown
+    span = A.definition(an, at(SOFTMAX, "nn::softmax;"))
+    assert span is not None and Path(an.sources.get(span.file).name).name == "nn.tile"
+    assert span.start == 0
+    span = A.definition(an, at(SOFTMAX, "softmax;"))
+    assert span is not None and an.sources.get(span.file).text[span.start : span.end] == "softmax"
+
+
 def test_definition_falls_back_to_syntax_without_a_program() -> None:
     text = "fn main() {\n    let a = 1;\n    let b = a + 1;\n}\n"
     an = A.analyze(text, "t.tile")

@@ -3,8 +3,10 @@ by pygls's client, as an editor would."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -243,5 +245,52 @@ def test_half_typed_and_garbage_documents_never_crash_the_server(server: Any) ->
         # The server is still alive and right after all that.
         version = s.change(URI, ADD)
         assert _errors(await s.wait_diagnostics(URI, version)) == []
+
+    run(server, scenario)
+
+
+def test_edits_are_debounced_and_saving_an_imported_file_rechecks_its_importers(
+        server: Any, tmp_path: Path) -> None:
+    helper = tmp_path / "helper.tile"
+    helper.write_text("fn twice(x: f32) -> f32 { x * 2.0 }\n", encoding="utf-8")
+    main = tmp_path / "main.tile"
+    text = 'use "helper.tile";\n\nfn main() {\n    print(twice(1.0));\n}\n'
+    main.write_text(text, encoding="utf-8")
+    main_uri, helper_uri = main.as_uri(), helper.as_uri()
+
+    async def scenario(s: Session) -> None:
+        version = s.open(main_uri, text)
+        assert _errors(await s.wait_diagnostics(main_uri, version)) == []
+
+        # go to definition crosses into the imported file
+        loc = await s.definition(main_uri, 3, len("    print(tw"))
+        assert isinstance(loc, lsp.Location) and loc.uri == helper_uri
+
+        # a burst of edits: the last text is what gets checked
+        for i in range(5):
+            last = s.change(main_uri, text.replace("twice(1.0)", f"twice({i}.0) +"))
+        last = s.change(main_uri, text.replace("twice", "thrice"))
+        diags = _errors(await s.wait_diagnostics(main_uri, last))
+        assert [d.code for d in diags] == ["E0102"]
+        # debounced: not every one of the six versions was checked and published
+        published = [p.version for p in s.diagnostics[main_uri]]
+        assert published[0] == 1 and published[-1] == last
+        assert len(published) - 1 < 6, published
+
+        # the helper gains `thrice` on disk and is saved: main is checked again
+        helper.write_text("fn thrice(x: f32) -> f32 { x * 3.0 }\n", encoding="utf-8")
+        before = len(s.diagnostics[main_uri])
+        s.open(helper_uri, helper.read_text(encoding="utf-8"))
+        s.client.text_document_did_save(lsp.DidSaveTextDocumentParams(
+            text_document=lsp.TextDocumentIdentifier(uri=helper_uri)))
+
+        async def rechecked() -> list[lsp.Diagnostic]:
+            while True:
+                published = s.diagnostics[main_uri]
+                if len(published) > before:
+                    return list(published[-1].diagnostics)
+                await asyncio.sleep(0.05)
+
+        assert _errors(await asyncio.wait_for(rechecked(), 30)) == []
 
     run(server, scenario)

@@ -269,6 +269,32 @@ def resolve_name(module: ast.Module | None, file_id: int, name: str, offset: int
     return found
 
 
+def _use_target(an: Analysis, decl: ast.UseDecl, ident: ast.Ident) -> tuple[str, Any]:
+    """What a segment of a `use` path names: ("item", Symbol) for an imported
+    item, ("module", ModuleInfo or None) for a module."""
+    if decl.names is not None and ident in decl.names:
+        qual = "::".join([*(s.name for s in decl.path), ident.name])
+    elif ident in decl.path:
+        qual = "::".join(s.name for s in decl.path[: decl.path.index(ident) + 1])
+    else:
+        return "module", None
+    program = an.program
+    items = getattr(program, "items", None) or {}
+    if qual in items:
+        return "item", items[qual]
+    modules = getattr(program, "modules", None) or {}
+    return "module", modules.get(qual) or qual
+
+
+def _module_span(an: Analysis, module: Any) -> Span | None:
+    """The start of a loaded module's file."""
+    path = getattr(module, "path", None)
+    if path is None:
+        return None
+    sf = an.sources.by_name(path)
+    return Span(sf.id, 0, 0) if sf is not None else None
+
+
 # ---------------------------------------------------------------- hover
 
 
@@ -467,6 +493,12 @@ def _hover_ident(an: Analysis, ident: ast.Ident, parent: Any, path: list[Any], o
         case ast.Field():
             ty = an.type_of(parent)
             return _code(f".{ident.name}: {ty}") if ty is not None else None
+        case ast.UseDecl():
+            what, target = _use_target(an, parent, ident)
+            if what == "item":
+                return _symbol_markdown(an, target, None)
+            name = getattr(target, "name", target)
+            return _code(f"mod {name}") if name else None
         case _:
             return None
 
@@ -483,6 +515,12 @@ def definition(an: Analysis, offset: int) -> Span | None:
     grand = path[-3] if len(path) >= 3 else None
     if isinstance(parent, (ast.FnDecl, ast.Param, ast.NamePat, ast.GenericParam, ast.ConstDecl)):
         return ident.span  # already at the declaration
+    if isinstance(parent, ast.UseDecl):
+        what, target = _use_target(an, parent, ident)
+        if what == "item":
+            span = getattr(target, "span", None)
+            return span if isinstance(span, Span) and span.file >= 0 else None
+        return _module_span(an, target)
     candidates = [parent]
     if isinstance(grand, ast.Call | ast.MethodCall):
         candidates.append(grand)

@@ -26,6 +26,7 @@ anywhere in the compiler cannot corrupt the stream.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -59,6 +60,7 @@ class TileLanguageServer(LanguageServer):
         super().__init__("tilec", __version__)
         self.analyses: dict[str, Analysis] = {}
         self.last_parsed: dict[str, Analysis] = {}
+        self.pending: dict[str, asyncio.TimerHandle] = {}  # debounced diagnostics
 
     # -- analysis cache ------------------------------------------------------
     def analysis_for(self, uri: str) -> Analysis:
@@ -247,24 +249,52 @@ def did_open(ls: TileLanguageServer, params: lsp.DidOpenTextDocumentParams) -> N
     publish(ls, params.text_document.uri)
 
 
+# Diagnostics wait until typing pauses this long, so that a burst of edits is
+# checked once; requests (hover, completion ...) always see the latest text.
+DEBOUNCE_S = 0.1
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 @_guarded(None)
 def did_change(ls: TileLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri)
+    uri = params.text_document.uri
+    pending = ls.pending.pop(uri, None)
+    if pending is not None:
+        pending.cancel()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop (called directly): check now
+        publish(ls, uri)
+        return
+    ls.pending[uri] = loop.call_later(DEBOUNCE_S, _publish_pending, ls, uri)
+
+
+def _publish_pending(ls: TileLanguageServer, uri: str) -> None:
+    ls.pending.pop(uri, None)
+    try:
+        if uri in ls.analyses or ls.workspace.text_documents.get(uri) is not None:
+            publish(ls, uri)
+    except Exception:
+        ls.log(lsp.MessageType.Error, f"checking {uri} failed:\n{traceback.format_exc()}")
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 @_guarded(None)
 def did_save(ls: TileLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    # Files this one `use`s may have changed on disk: check again.
-    ls.analyses.pop(params.text_document.uri, None)
-    publish(ls, params.text_document.uri)
+    # A saved file may be `use`d by the other open documents: check them all
+    # again (their own text is unchanged, but what they import may not be).
+    ls.analyses.clear()
+    for uri in list(ls.workspace.text_documents):
+        publish(ls, uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 @_guarded(None)
 def did_close(ls: TileLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
+    pending = ls.pending.pop(uri, None)
+    if pending is not None:
+        pending.cancel()
     ls.forget(uri)
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

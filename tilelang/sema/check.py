@@ -430,7 +430,8 @@ class _Checker:
                           .note(f"looked for `{fpath}`, relative to the importing file"))
                 return
             for name, sym in target.own.items():
-                self._import(mod, name, sym, use.file.span)
+                if name != "main":  # a module may be a program of its own; its entry point stays there
+                    self._import(mod, name, sym, use.file.span)
             return
         segs = [s.name for s in use.path]
         if not segs:
@@ -472,7 +473,8 @@ class _Checker:
             return
         if use.glob:
             for name, sym in target.own.items():
-                self._import(mod, name, sym, use.span)
+                if name != "main":
+                    self._import(mod, name, sym, use.span)
             return
         if not item_ids and use.names is None:
             msym = Symbol(SymbolKind.MODULE, mod_segs[-1], use.path[-1].span, use,

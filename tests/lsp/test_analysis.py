@@ -108,6 +108,7 @@ def test_definition_of_locals_items_and_stdlib(an: A.Analysis) -> None:
     assert A.definition(an, at(SOFTMAX, "randn")) is None
 
 
+@needs_sema
 def test_use_paths_hover_and_jump_to_modules_and_items(an: A.Analysis) -> None:
     h = A.hover(an, at(SOFTMAX, "nn::softmax;"))
     assert h is not None and "mod std::nn" in h.markdown

@@ -15,6 +15,7 @@ terminal name such as `SEMICOLON`.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -162,11 +163,30 @@ class ErrorReporter:
             hint = _CHAR_HINTS.get(ch)
             return d.with_help(hint) if hint else d
         if isinstance(e, UnexpectedToken):
-            return self._unexpected_token(e, base, stop, start_rule)
+            return self._hint(self._unexpected_token(e, base, stop, start_rule), e.token, base)
         # UnexpectedEOF is not raised by the LALR parser; keep a sane fallback.
         end = stop
         return (Diagnostic.error(codes.UNEXPECTED_EOF, "unexpected end of file")
                 .primary(self.span(end, end), "the file ends here"))
+
+    def _hint(self, d: Diagnostic, tok: Any, base: int) -> Diagnostic:
+        """A `help` for habits from other languages (`x++`, `and`, `elif`, `if x = 1`)."""
+        if d.help or tok.type == "$END":
+            return d
+        start = base + tok.start_pos
+        before = self.code[:start]
+        prev_word = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", before)
+        text = str(tok)
+        if text in ("+", "-") and before.endswith(text):
+            return d.with_help(f"Tile has no `{text * 2}` operator; write `x {text}= 1`")
+        for word in (text, prev_word.group(1) if prev_word else ""):
+            if word in _PY_WORDS:
+                return d.with_help(f"use `{_PY_WORDS[word]}` instead of `{word}`")
+        if prev_word and prev_word.group(1) == "elif":
+            return d.with_help("write `else if` instead of `elif`")
+        if text == "=" and re.search(r"\b(if|while)\b[^{};]*$", before):
+            return d.with_help("use `==` to compare two values")
+        return d
 
     def _expected_set(self, e: UnexpectedToken) -> set[str]:
         expected = set(e.expected or ())
@@ -302,7 +322,7 @@ class ErrorReporter:
         words = [self.vocab.expected(n) for n in self._ordered(plain)]
         if len(words) > 6:
             words = [*words[:6], "…"]
-        if len(ops) >= 3:
+        if len(ops) >= 2:
             words.append("an operator")
         else:
             words.extend(self.vocab.expected(n) for n in self._ordered(ops))
@@ -320,6 +340,8 @@ class ErrorReporter:
             return (_ORDER.index(txt) if txt in _ORDER else len(_ORDER), txt)
         return sorted(names, key=key)
 
+
+_PY_WORDS = {"and": "&&", "or": "||", "not": "!"}
 
 _CHAR_HINTS = {
     "'": "strings use double quotes: `\"...\"`",

@@ -1668,9 +1668,21 @@ class _Checker:
                       .secondary(lhs.span, f"this has shape {shape_str(a.shape)}")
                       .secondary(rhs.span, f"this has shape {shape_str(b.shape)}")
                       .note("tiles broadcast only where a dimension is 1 (NumPy rules)")
-                      .with_help("use `.reshape([..])` to add a dimension of size 1, "
-                                 "or `.broadcast([..])`"))
+                      .with_help(self._reshape_hint(a.shape, b.shape, lhs, rhs)))
         return out
+
+    def _reshape_hint(self, sa: tuple[Dim | None, ...], sb: tuple[Dim | None, ...], lhs: ast.Expr,
+                      rhs: ast.Expr) -> str:
+        """`m.reshape([BM, 1])` when one shape is the other without one axis
+        (the usual result of a reduction), else the general advice."""
+        for long, short, node in ((sa, sb, rhs), (sb, sa, lhs)):
+            if len(long) == len(short) + 1:
+                for k in range(len(long)):
+                    if long[:k] + long[k + 1:] == short:
+                        dims = [*short[:k], Dim.const(1), *short[k:]]
+                        return (f"insert the reduced axis: `{self.snippet(node)}.reshape("
+                                f"{shape_str(tuple(dims))})`")
+        return "use `.reshape([..])` to add a dimension of size 1, or `.broadcast([..])`"
 
     def _cast(self, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: _Fx) -> Type:
         src = self.check_expr(x, fx, None)
@@ -2289,7 +2301,8 @@ class _Checker:
         if v is None:
             return None
         if not 0 <= v < rank:
-            self.emit(self.err(T.AXIS_OUT_OF_RANGE, f"axis {v} is out of range for a tile of rank {rank}", e.span,
+            noun = "a tensor" if isinstance(_deref(cx.operand_tys[0]), TensorT) else "a tile"
+            self.emit(self.err(T.AXIS_OUT_OF_RANGE, f"axis {v} is out of range for {noun} of rank {rank}", e.span,
                                f"valid axes are 0..{rank}" if rank else "a scalar has no axes")
                       .note("axes count from 0"))
             return None

@@ -2810,8 +2810,17 @@ class _Checker:
                                       f"stored tile has shape {shape_str(vt.shape)} but the destination tile is "
                                       f"{shape_str(dst_shape)}", v.span, f"this is {shape_str(vt.shape)}")
                              .secondary(r.span, f"`{self.snippet(r)}` has tile shape {shape_str(dst_shape)}")
-                             .with_help("reshape or broadcast the tile to the destination's shape"))
+                             .with_help(self._store_hint(v, vt.shape, dst_shape)))
         return UNIT
+
+    def _store_hint(self, v: ast.Expr, have: Shape, want: tuple[Dim | None, ...]) -> str:
+        if all(d is not None for d in want):
+            dst = tuple(d for d in want if d is not None)
+            if _numel(have) == _numel(dst):
+                return f"reshape it: `{self.snippet(v)}.reshape({shape_str(dst)})`"
+            if broadcast_shapes(have, dst) == dst:
+                return f"broadcast it: `{self.snippet(v)}.broadcast({shape_str(dst)})`"
+        return "reshape or broadcast the tile to the destination's shape"
 
     def _rule_load_like(self, cx: _CallCx) -> Type:
         r, rt = cx.recv, cx.recv_ty

@@ -102,6 +102,17 @@ def test_pygments_plugin_registration_matches_pyproject() -> None:
     assert re.search(r'tile\s*=\s*"tilelang\.highlight:TileLexer"', text)
 
 
+def test_pygments_finds_the_lexer_by_name_once_installed() -> None:
+    from importlib.metadata import entry_points
+
+    if not any(ep.name == "tile" for ep in entry_points(group="pygments.lexers")):
+        pytest.skip("tilec is not installed (no pygments.lexers entry point)")
+    from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+
+    assert type(get_lexer_by_name("tile")).__name__ == "TileLexer"
+    assert type(get_lexer_for_filename("add.tile")).__name__ == "TileLexer"
+
+
 def test_pygments_builtins_cover_the_signature_table() -> None:
     signatures = pytest.importorskip("tilelang.intrinsics.signatures")
     assert set(signatures.FUNCTIONS) <= set(highlight.BUILTIN_FUNCTIONS)

@@ -622,6 +622,8 @@ class _Checker:
                         .note("a `&mut` parameter is this block's own tile; its shape is the tile shape")
                         .with_help("use a const generic, e.g. `kernel fn k<const B: i32>(z: &mut "
                                    "Tensor<f32, [B]>)`"))
+                if shape is not None:  # the own tile: the same backend limits as any tile
+                    self._check_tile_limits(tuple(d for d in shape if d is not None), p.ty.span, None)
                 return ty
             case RefT(mutable=False, inner=TensorT()):
                 return ty

@@ -367,3 +367,67 @@ def test_checker_never_raises_on_mutilated_programs(text: str, data: st.DataObje
     except Exception:
         return
     check_ownership(program, DiagnosticSink())
+
+
+# ---------------------------------------------------------------- the run-time tracker
+def _strip(stmts: list[Stmt]) -> list[Stmt]:
+    """Only launches, waits, reads and writes (what the run-time tracker sees)."""
+    out: list[Stmt] = []
+    for s in stmts:
+        match s:
+            case ("if", taken, then, els):
+                out.append(("if", taken, _strip(then), _strip(els)))
+            case ("for", count, body):
+                out.append(("for", count, _strip(body)))
+            case ("launch", *_) | ("wait", _) | ("read", _) | ("write", _):
+                out.append(s)
+    return out
+
+
+def _tracker_rejects(stmts: list[Stmt]) -> bool:
+    import numpy as np
+
+    from tilelang.diagnostics.model import TileError
+    from tilelang.ownership.dynamic import BorrowTracker, Region
+
+    arrays = {t: np.zeros(16, np.float32) for t in TENSORS}
+    regions = {t: Region.of(a, t) for t, a in arrays.items()}
+    tracker = BorrowTracker()
+
+    def run(block: list[Stmt], handles: dict[str, int]) -> None:
+        handles = dict(handles)
+        for s in block:
+            match s:
+                case ("launch", h, w, r):
+                    reads = [regions[r]] if r is not None else []
+                    tok = tracker.launch("k", [regions[w]], reads, sync=h is None)
+                    if h is not None:
+                        handles[h] = tok
+                case ("wait", h):
+                    tracker.wait(handles[h])
+                case ("read", t):
+                    tracker.access(regions[t], write=False)
+                case ("write", t):
+                    tracker.access(regions[t], write=True)
+                case ("if", taken, then, els):
+                    run(then if taken else els, handles)
+                case ("for", count, body):
+                    for _ in range(count):
+                        run(body, handles)
+
+    try:
+        run(stmts, {})
+    except TileError:
+        return True
+    return False
+
+
+@settings(max_examples=150, deadline=None)
+@given(programs())
+def test_run_time_tracker_agrees_with_the_model(stmts: list[Stmt]) -> None:
+    """`BorrowTracker` (the rules at run time, for the Python API) rejects a
+    program exactly when the model sees a race in it (moves, graphs and the
+    end of `main` left aside: the tracker does not see those)."""
+    stmts = _strip(stmts)
+    races = [r for r in model_racy(stmts) if "race" in r or "one launch" in r]
+    assert _tracker_rejects(stmts) == bool(races), (races, render(stmts))

@@ -197,3 +197,20 @@ def test_half_precision_host_arithmetic_rounds_each_step(dtype):
     r = run_host(f"fn main() {{\n    let x = full::<{dtype}>([2], 1.0);\n    let y = x + 0.0001;\n}}\n")
     assert r.error is None
     assert r.locals["y"].numpy().tolist() == [1.0, 1.0]  # 1 + 1e-4 rounds back to 1
+
+
+def test_results_of_reshape_and_cast_are_new_tensors():
+    r = run_host("""
+fn main() {
+    let x = zeros::<f32>([6]);
+    let mut r = x.reshape([2, 3]);
+    r += 1.0;
+    let mut c = x as f32;
+    c += 2.0;
+    let mut k = x.clone();
+    k += 3.0;
+}
+""")
+    assert r.error is None
+    assert r.locals["x"].numpy().tolist() == [0.0] * 6
+    assert r.locals["r"].numpy().sum() == 6.0 and r.locals["c"].numpy().sum() == 12.0

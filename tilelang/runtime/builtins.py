@@ -282,7 +282,9 @@ def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
 
 def cast(v: Any, dt: DType) -> Any:
     if isinstance(v, Tensor):
-        return Tensor.from_numpy(normalise(v.numpy(), dt), dt, v.device)
+        # `normalise` returns its input when the type does not change: copy, so
+        # that `let y = x as f32;` is a new tensor, not an alias of `x`.
+        return Tensor.from_numpy(np.array(normalise(v.numpy(), dt), copy=True), dt, v.device)
     return to_scalar(_num(v), dt)
 
 
@@ -622,8 +624,10 @@ class Builtins:
                             f"cannot reshape {_shape(recv.shape)} ({recv.size} elements) "
                             f"into {_shape(shape)} ({math.prod(shape)} elements)")
                             .primary(mc.span, "the element counts differ"))
+                    # A copy, not a view: the result is a new tensor, and an
+                    # in-place write to it (`r += 1.0`) must not reach `recv`.
                     return Tensor(recv.dtype, tuple(shape),
-                                  self.device.upload(recv.numpy().reshape(shape)), recv.device)
+                                  self.device.upload(recv.numpy().reshape(shape).copy()), recv.device)
                 case "save_npy":
                     path = str(pos[0])
                     try:

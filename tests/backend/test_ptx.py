@@ -118,3 +118,23 @@ def test_random_kernels_compile_and_assemble() -> None:
             assert r.returncode == 0, r.stderr
 
     check()
+
+
+def test_device_assert_compiles_to_an_error_word_update() -> None:
+    from tilelang.dtypes import DType
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.builder import Builder
+    from tilelang.source import Span
+
+    b = Builder("chk")
+    b.tensor_param("z", DType.F32, 1, mutable=True, tile_shape=(128,))
+    off = b.mul(b.block_id(0), b.const(128, DType.I32))
+    t = b.load("z", (off,), (128,))
+    cond = b.lt(t, b.broadcast(b.const(10.0, DType.F32), (128,)))
+    k = b.finish()
+    span = Span(0, 3, 9)
+    k = ir.Kernel(k.name, k.params, ir.Region((), (*k.body.ops[:-1], ir.Assert(cond, "m", span), k.body.ops[-1])))
+    ck = compile_kernel(k, "sm_80")
+    assert ck.abi.asserts == ((span, "m"),)
+    assert ck.abi.slots[-1].what == "err"
+    assert "atom.global.cas.b32" in ck.ptx  # failure number written once, first failure wins

@@ -22,8 +22,16 @@ from tilelang.backend.target import DEFAULT_ARCH, Target, llvm_to_ptx
 from tilelang.diagnostics.model import DiagnosticSink
 
 __all__ = [
-    "CodegenError", "CompiledKernel", "KernelABI", "ParamSlot", "Target", "TensorFacts",
-    "compile_kernel", "emit_llvm", "emit_ptx", "DEFAULT_ARCH",
+    "DEFAULT_ARCH",
+    "CodegenError",
+    "CompiledKernel",
+    "KernelABI",
+    "ParamSlot",
+    "Target",
+    "TensorFacts",
+    "compile_kernel",
+    "emit_llvm",
+    "emit_ptx",
 ]
 
 

@@ -46,7 +46,11 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.backend.fastmath import F32_ONLY
-from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE, GPU_UNSUPPORTED_DTYPE, GPU_UNSUPPORTED_OP
+from tilelang.diagnostics.codes.codegen import (
+    GPU_TILE_TOO_LARGE,
+    GPU_UNSUPPORTED_DTYPE,
+    GPU_UNSUPPORTED_OP,
+)
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -313,7 +317,7 @@ class _Emitter:
         """i32 coordinates of flat index `f` in `shape` (row-major)."""
         out = []
         st = strides_of(shape)
-        for d, (n, s) in enumerate(zip(shape, st)):
+        for d, (n, s) in enumerate(zip(shape, st, strict=False)):
             if n == 1:
                 out.append("0")
                 continue
@@ -324,7 +328,7 @@ class _Emitter:
     def linear(self, coords: list[str], shape: tuple[int, ...]) -> str:
         """i32 row-major flat index of `coords` in a static `shape`."""
         acc = "0"
-        for c, s, n in zip(coords, strides_of(shape), shape):
+        for c, s, n in zip(coords, strides_of(shape), shape, strict=False):
             if n == 1 or c == "0":
                 continue
             term = c if s == 1 else self.emit(f"mul i32 {c}, {s}")
@@ -421,7 +425,7 @@ class _Emitter:
             total += -(-(self.lay(x).numel * smem_size(x.dtype)) // 16) * 16
         self.need_smem(total, span)
         self.barrier()
-        for x, off in zip(xs, offs):
+        for x, off in zip(xs, offs, strict=False):
             self.write_tile(x, off)
         self.barrier()
         return offs
@@ -447,13 +451,13 @@ class _Emitter:
         latch = self.cur
         self.cbr(c, head, exit_)
         phi_lines = [f"  {r} = phi i32 [ {lo}, %{pre} ], [ {rn}, %{latch} ]"]
-        for p, (ty, init), nx in zip(phis, carried, nexts):
+        for p, (ty, init), nx in zip(phis, carried, nexts, strict=False):
             phi_lines.append(f"  {p} = phi {ty} [ {init}, %{pre} ], [ {nx}, %{latch} ]")
         self.lines[phi_at] = "\n".join(phi_lines)
         self.label(exit_)
         # The exit is reached from the latch only, so the values after the last
         # iteration are the latch's `nexts` (the header phis miss that iteration).
-        return nexts
+        return list(nexts)
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -604,7 +608,7 @@ class _Emitter:
                                  "this `print` runs inside a kernel",
                                  "run this program on the CPU with `--device cpu`, or print on the host")
             case ir.Assert():
-                self.assert_(op)
+                self.device_assert(op)
             case _:
                 assert_never(op)
 
@@ -640,7 +644,7 @@ class _Emitter:
     def address(self, info: _TensorInfo, coords: list[str]) -> str:
         st = self.tensor_strides(info)
         acc = "0"
-        for c, s in zip(coords, st):
+        for c, s in zip(coords, st, strict=False):
             c64 = self.emit(f"sext i32 {c} to i64")
             term = c64 if s == "1" else self.emit(f"mul i64 {c64}, {s}")
             acc = term if acc == "0" else self.emit(f"add i64 {acc}, {term}")
@@ -677,7 +681,7 @@ class _Emitter:
     def _chunk_coords(self, lay: Layout, k: int, offsets: list[str]) -> list[str]:
         idx = self.coords(self.flat(lay, k, 0), lay.shape)
         out = []
-        for o, i in zip(offsets, idx):
+        for o, i in zip(offsets, idx, strict=False):
             out.append(o if i == "0" else (i if o == "0" else self.emit(f"add i32 {o}, {i}")))
         return out
 
@@ -821,7 +825,7 @@ class _Emitter:
     def atomic(self, op: ir.AtomicRMW) -> None:
         info = self.tensors[op.tensor]
         dt = info.param.dtype
-        if dt is DType.BF16 or dt is DType.BOOL or dt is DType.F64 and op.op is not ir.AtomicOp.ADD:
+        if dt is DType.BF16 or dt is DType.BOOL or (dt is DType.F64 and op.op is not ir.AtomicOp.ADD):
             raise self.error(GPU_UNSUPPORTED_DTYPE, op.span,
                              f"`{op.op.value}` on a `{dt.value}` tensor is not supported by the GPU backend",
                              "this atomic", "use an `f32`, `f16` or integer tensor, or run with `--device cpu`")
@@ -876,7 +880,7 @@ class _Emitter:
             cols = [o if isinstance(o, list) else [o] * n for o in ops]
             self.env[r.id] = [self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
         else:
-            self.env[r.id] = self.elem(eop, [o for o in ops], in_dt, r.dtype)  # type: ignore[misc]
+            self.env[r.id] = self.elem(eop, [o for o in ops if isinstance(o, str)], in_dt, r.dtype)
             self.note_arith(r, eop, xs)
 
     def elem(self, eop: ir.ElemOp, a: list[str], dt: DType, out: DType) -> str:
@@ -1210,7 +1214,7 @@ class _Emitter:
             if ok:
                 break
             G //= 2
-        nb = self.T // G
+
         # o per block, per group; every live output must get C partials from
         # consecutive blocks of ONE group: o_g(beta) = base_g + beta // C.
         C = None
@@ -1342,14 +1346,14 @@ class _Emitter:
             part = slots[k0 * lay.V + j0]
             for k, j in members[1:]:
                 part = self.combine(op.op, part, slots[k * lay.V + j], dt)
-            f = self.safe_index(valid, self.flat(lay, k0, j0))
-            cs = self.coords(f, x.shape)
-            del cs[axis]
-            o = self.linear(cs, rshape) if rshape else "0"
+            fi = self.safe_index(valid, self.flat(lay, k0, j0))
+            ci = self.coords(fi, x.shape)
+            del ci[axis]
+            oi = self.linear(ci, rshape) if rshape else "0"
             go, jn = self.new_label("ra"), self.new_label("rb")
             self.cbr(valid or "true", go, jn)
             self.label(go)
-            p = self.smem_ptr(0, acc_dt, o)
+            p = self.smem_ptr(0, acc_dt, oi)
             self.emit(f"atomicrmw {rmw} ptr addrspace(3) {p}, {aty} {part} monotonic")
             self.br(jn)
             self.label(jn)
@@ -1429,7 +1433,7 @@ class _Emitter:
         vals = []
         for _, _, f in self.out_slots(r.shape):
             oc = self.coords(f, r.shape)
-            src = [c if n != 1 else "0" for c, n in zip(oc, xr)]
+            src = [c if n != 1 else "0" for c, n in zip(oc, xr, strict=False)]
             vals.append(self.smem_load(off, x.dtype, self.linear(src, xr)))
         self.env[r.id] = vals
 
@@ -1491,7 +1495,7 @@ class _Emitter:
             brow = self.emit(f"mul i32 {kk}, {N}")
             acache: dict[str, str] = {}
             bcache: dict[str, str] = {}
-            for n, (row, col) in enumerate(zip(rows, cols)):
+            for n, (row, col) in enumerate(zip(rows, cols, strict=False)):
                 if row not in acache:
                     acache[row] = widen(self.smem_load(offa, in_dt, self.emit(f"add i32 {row}, {kk}")))
                 if col not in bcache:
@@ -1666,11 +1670,11 @@ class _Emitter:
         latch = self.cur
         self.br(head)
         lines = [f"  {iv} = phi {ity} [ {lo}, %{pre} ], [ {ivn}, %{latch} ]"]
-        for p, t, i0, nx in zip(phis, types, inits, nexts):
+        for p, t, i0, nx in zip(phis, types, inits, nexts, strict=False):
             lines.append(f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]")
         self.lines[phi_at] = "\n".join(lines)
         self.label(exit_)
-        for v, o in zip(op.results, carried):
+        for v, o in zip(op.results, carried, strict=False):
             self.env[v.id] = o
 
     def if_(self, op: ir.If) -> None:
@@ -1687,8 +1691,8 @@ class _Emitter:
         self.br(join)
         self.label(join)
         types = self._flat_types(op.results)
-        merged = [self.emit(f"phi {t} [ {a}, %{t_end} ], [ {b}, %{e_end} ]") for t, a, b in zip(types, t_vals, e_vals)]
-        for v, o in zip(op.results, self._unflatten(op.results, merged)):
+        merged = [self.emit(f"phi {t} [ {a}, %{t_end} ], [ {b}, %{e_end} ]") for t, a, b in zip(types, t_vals, e_vals, strict=False)]
+        for v, o in zip(op.results, self._unflatten(op.results, merged), strict=False):
             self.env[v.id] = o
 
     def while_(self, op: ir.While) -> None:
@@ -1710,13 +1714,13 @@ class _Emitter:
         self.br(head)
         self.lines[phi_at] = "\n".join(
             f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]"
-            for p, t, i0, nx in zip(phis, types, inits, nexts)
+            for p, t, i0, nx in zip(phis, types, inits, nexts, strict=False)
         )
         self.label(exit_)
-        for v, o in zip(op.results, carried):
+        for v, o in zip(op.results, carried, strict=False):
             self.env[v.id] = o
 
-    def assert_(self, op: ir.Assert) -> None:
+    def device_assert(self, op: ir.Assert) -> None:
         self.asserts.append((op.span, op.message))
         num = len(self.asserts)
         c = op.cond

@@ -387,7 +387,7 @@ class PackedArgs:
     the launch itself then costs one driver call and no Python packing.
     """
 
-    __slots__ = ("values", "array", "address")
+    __slots__ = ("address", "array", "values")
 
     def __init__(self, kinds: list[str], values: list[Any]) -> None:
         self.values = [CTYPES[k](_scalar_bits(k, v)) for k, v in zip(kinds, values, strict=True)]
@@ -438,7 +438,7 @@ class Function:
         """Enqueue one launch on the context's stream; errors become located TileErrors."""
         gx, gy, gz = grid
         if gx * gy * gz == 0:
-            return  # an empty grid is a no-op, as in the interpreter
+            return None  # an empty grid is a no-op, as in the interpreter
         s = self.ctx.stream if stream is None else stream
         raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
         if raw is not None and not _RAW_BROKEN:
@@ -448,12 +448,12 @@ class Function:
             except TypeError:
                 return self.launch(grid, block, smem, args, span, stream)
             if code == 0:
-                return
+                return None
             err = self.ctx.d.CUresult(code)
         else:
             (err,) = self.ctx.d.cuLaunchKernel(self.handle, gx, gy, gz, block, 1, 1, smem, s, args.address, 0)
             if err == self.ctx.d.CUresult.CUDA_SUCCESS:
-                return
+                return None
         raise cuda_error(f"launching `{self.name}`", _error_name(err), span)
 
 
@@ -587,7 +587,7 @@ def wall_us(fn: Any, repeat: int = 1000) -> float:
 class CudaBuffer:
     """A tensor's storage on the GPU: a pooled allocation plus the host-side view facts."""
 
-    __slots__ = ("buf", "shape", "np_dtype", "__weakref__")
+    __slots__ = ("__weakref__", "buf", "np_dtype", "shape")
 
     def __init__(self, buf: DeviceBuffer, shape: tuple[int, ...], np_dtype: np.dtype) -> None:
         self.buf = buf
@@ -608,9 +608,9 @@ class PreparedKernel:
     def __init__(self, kernel_ir: Any, arch: str) -> None:
         self.ir = kernel_ir
         self.arch = arch
-        self.variants: dict[tuple, tuple[Any, Function]] = {}  # facts -> (abi, function)
-        self.packed: dict[tuple, PackedArgs] = {}  # launch args -> packed C args (bounded)
-        self.fast: dict[tuple, tuple] = {}  # (arg ids, grid, stream) -> everything a launch needs
+        self.variants: dict[tuple[Any, ...], tuple[Any, Function]] = {}  # facts -> (abi, function)
+        self.packed: dict[tuple[Any, ...], PackedArgs] = {}  # launch args -> packed C args (bounded)
+        self.fast: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (arg ids, grid, stream) -> everything a launch needs
 
 
 class CudaDevice(Device):
@@ -680,7 +680,8 @@ class CudaDevice(Device):
     def prepare(self, kernel_ir: Any) -> PreparedKernel:
         return PreparedKernel(kernel_ir, self.arch)
 
-    def _variant(self, pk: PreparedKernel, facts_key: tuple, facts: dict[str, Any], span: Span | None):
+    def _variant(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any],
+                 span: Span | None) -> tuple[Any, Function]:
         got = pk.variants.get(facts_key)
         if got is None:
             from tilelang.backend import CodegenError, compile_kernel
@@ -708,7 +709,7 @@ class CudaDevice(Device):
         hit = prepared.fast.get(key)
         if hit is not None:
             refs, launch, call, ok = hit
-            for r, a in zip(refs, args):
+            for r, a in zip(refs, args, strict=False):
                 if r is not None and r() is not a:
                     break
             else:
@@ -719,7 +720,7 @@ class CudaDevice(Device):
         self._run_slow(prepared, grid, args, stream, span, key)
 
     def _run_slow(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
-                  stream: Any, span: Span | None, fkey: tuple) -> None:
+                  stream: Any, span: Span | None, fkey: tuple[Any, ...]) -> None:
         import weakref
 
         from tilelang.backend import TensorFacts
@@ -743,7 +744,7 @@ class CudaDevice(Device):
             err_word = self._err_next
             self._err_next = self._err_next + 1 if self._err_next + 1 < self._err_words else 1
         values: list[Any] = []
-        by_name = {p.name: a for p, a in zip(kernel.params, args)}
+        by_name = {p.name: a for p, a in zip(kernel.params, args, strict=False)}
         for slot in abi.slots:
             if slot.what == "err":
                 values.append(self._err.ptr + 4 * err_word)
@@ -769,6 +770,7 @@ class CudaDevice(Device):
         if not abi.asserts and g3[0] * g3[1] * g3[2] > 0:
             refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
             raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
+            call: tuple[Any, ...]
             try:
                 if raw is not None:
                     call = (_handle_int(fn.handle), *g3, abi.num_threads, 1, 1, abi.smem_bytes,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+import dataclasses
 from dataclasses import dataclass, field
 
 from tilelang.dtypes import DType
@@ -77,6 +78,17 @@ class Builder:
 
     def _sp(self, span: Span | None) -> Span:
         return self.cur_span if span is None else span
+
+    def name_last(self, v: ir.Value, hint: str) -> ir.Value:
+        """Give `v` a source name for printing (replacing a default hint such as
+        `pid`), when the op that defines it is the last one emitted (so nothing
+        refers to it yet); else return `v` unchanged."""
+        ops = self._frames[-1].ops
+        if not ops or ir.op_results(ops[-1]) != (v,) or not hasattr(ops[-1], "result"):
+            return v
+        named = ir.Value(v.id, v.type, hint)
+        ops[-1] = dataclasses.replace(ops[-1], result=named)  # type: ignore[type-var]
+        return named
 
     @property
     def in_nested_region(self) -> bool:

@@ -537,6 +537,8 @@ class _Lowerer:
     def bind(self, pat: ast.Pattern, v: Any) -> None:
         match pat:
             case ast.NamePat(name=n):
+                if isinstance(v, ir.Value):
+                    v = self.b.name_last(v, n.name)
                 self.f.scopes[-1][n.name] = v
             case ast.WildcardPat():
                 pass

@@ -181,6 +181,14 @@ def test_use_completion_lists_stdlib_modules_and_items(an: A.Analysis) -> None:
     assert {"softmax", "layernorm", "gelu"} <= labels
 
 
+def test_completion_inside_attributes() -> None:
+    text = "#["
+    assert [c.label for c in A.completions(A.analyze(text, "t.tile"), len(text))] == ["hints"]
+    text = "#[hints(num_warps = 4, "
+    labels = [c.label for c in A.completions(A.analyze(text, "t.tile"), len(text))]
+    assert "stages" in labels and "num_warps" not in labels
+
+
 def test_signature_help_for_builtins_kernels_and_methods(an: A.Analysis) -> None:
     text = "fn main() {\n    let x = full::<f32>([4], "
     sh = A.signature_help(A.analyze(text, "t.tile"), len(text))

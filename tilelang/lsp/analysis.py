@@ -882,6 +882,21 @@ class Completion:
 _IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def _known_hints() -> tuple[str, ...]:
+    try:
+        from tilelang.sema.check import KNOWN_HINTS
+    except ImportError:
+        return ("num_warps", "stages")
+    return tuple(KNOWN_HINTS)
+
+
+_HINT_DOCS = {
+    "num_warps": "warps per tile block (a power of two up to 32)",
+    "stages": "software pipelining depth of loads in loops",
+}
+_HINTS = {name: _HINT_DOCS.get(name, "") for name in _known_hints()}
+
+
 def _receiver_kind(ty: Any) -> str | None:
     from tilelang.sema import types as t
 
@@ -947,6 +962,14 @@ def completions(an: Analysis, offset: int, previous: Analysis | None = None) -> 
 
     if head.rstrip().endswith("::"):
         return []  # a turbofish or a path we know nothing about
+
+    if re.search(r"#\[\s*$", head):
+        return [Completion("hints", "function", "#[hints(num_warps = .., stages = ..)]",
+                           "compilation hints for the kernel that follows")]
+    hints = re.search(r"#\[\s*hints\s*\(([^)\]]*)$", head)
+    if hints:
+        return [Completion(name, "variable", doc) for name, doc in _HINTS.items()
+                if not re.search(rf"\b{name}\s*=", hints.group(1))]
 
     items: dict[str, Completion] = {}
 

@@ -270,6 +270,8 @@ class _Checker:
         # `let mut x = <literal>` bindings still untyped: the init and the uses so far
         self._mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
         self._negated: set[Any] = set()  # integer literals under a unary minus
+        # calls between functions in device code: (caller, callee, call span)
+        self._device_edges: list[tuple[str, str, Span]] = []
         # reshapes whose element counts are equal only for some generics
         self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
         # host `t.partition([n])` with a run-time `n`: dim index -> expression
@@ -313,6 +315,7 @@ class _Checker:
                 in_kernel = any(_mentions_tile(t) for t in (*info.param_types, info.ret))
                 self._enqueue(info, in_kernel)
                 self._drain()
+        self._check_device_recursion()
         self._default_untyped()
 
     def _check_main(self, main: Symbol | None) -> None:
@@ -350,6 +353,40 @@ class _Checker:
         while self._queue:
             info, in_kernel = self._queue.pop(0)
             self._check_fn(info, in_kernel)
+
+    def _check_device_recursion(self) -> None:
+        """Device functions are inlined into their kernel, so device code
+        cannot recurse: report each call that closes a cycle once."""
+        graph: dict[str, list[tuple[str, Span]]] = {}
+        for caller, callee, span in self._device_edges:
+            graph.setdefault(caller, []).append((callee, span))
+        state: dict[str, int] = {}  # 1 on the stack, 2 done
+        stack: list[str] = []
+
+        def visit(fn: str) -> None:
+            state[fn] = 1
+            stack.append(fn)
+            for callee, span in graph.get(fn, []):
+                if state.get(callee) == 1:
+                    cycle = stack[stack.index(callee):] + [callee]
+                    names = " -> ".join(f"`{c.rsplit('::', 1)[-1]}`" for c in cycle)
+                    info = self.program.functions.get(callee)
+                    d = self.err(T.RECURSIVE_DEVICE_FN,
+                                 f"device function `{callee.rsplit('::', 1)[-1]}` calls itself", span,
+                                 "recursive call in device code")
+                    if info is not None:
+                        d = d.secondary(info.decl.name.span, "defined here")
+                    self.emit(d.note(f"the cycle: {names}")
+                              .note("device functions are inlined into the kernel, so they cannot recurse")
+                              .with_help("write the recursion as a `for` or `while` loop"))
+                elif state.get(callee) is None:
+                    visit(callee)
+            stack.pop()
+            state[fn] = 2
+
+        for fn in list(graph):
+            if fn not in state:
+                visit(fn)
 
     def _default_untyped(self) -> None:
         for sym, (init, _) in self._mut_literals.items():
@@ -1923,6 +1960,8 @@ class _Checker:
             self._enqueue(info, False) if not info.is_kernel else None
         elif not info.is_kernel:
             self._enqueue(info, True)
+            if fx.info is not None:
+                self._device_edges.append((fx.info.qualname, info.qualname, e.callee.span))
         if info.is_kernel:
             return self._kernel_call(e, info, fx, args, tys)
         return self._fn_call(e, info, fx, args, tys)

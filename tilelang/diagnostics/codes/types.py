@@ -31,3 +31,4 @@ INVALID_KERNEL_PARAM = define("E0221", "invalid-kernel-param", "a kernel paramet
 LITERAL_OUT_OF_RANGE = define("E0222", "literal-out-of-range", "an integer literal that does not fit its type")
 NO_FIELD = define("E0223", "no-field", "a tuple field or index that does not exist")
 UNUSED_OPERATION = define("E0224", "unused-operation", "a kernel call whose operation is never run")
+RECURSIVE_DEVICE_FN = define("E0225", "recursive-device-function", "device code that calls itself (device functions are inlined)")

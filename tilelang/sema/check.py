@@ -368,7 +368,7 @@ class _Checker:
             stack.append(fn)
             for callee, span in graph.get(fn, []):
                 if state.get(callee) == 1:
-                    cycle = stack[stack.index(callee):] + [callee]
+                    cycle = [*stack[stack.index(callee):], callee]
                     names = " -> ".join(f"`{c.rsplit('::', 1)[-1]}`" for c in cycle)
                     info = self.program.functions.get(callee)
                     d = self.err(T.RECURSIVE_DEVICE_FN,

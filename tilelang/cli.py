@@ -219,8 +219,17 @@ def emit(
         text = driver.format_output(stage.value, result)
     except driver.StageUnavailable as e:
         _fail(str(e))
-    if kernel is not None and stage.value != "ast" and not text.strip():
-        _fail(f"no kernel named `{kernel}` is launched in `{file}`")
+    if stage.value != "ast" and not text.strip():
+        checked = result.context.outputs.get("checked")
+        kernels = getattr(getattr(checked, "program", None), "kernels", {}) or {}
+        if kernel is not None and kernel not in kernels:
+            known = ", ".join(f"`{k}`" for k in kernels) or "none"
+            _fail(f"there is no kernel named `{kernel}` in `{file}` (kernels: {known})")
+        what = f"kernel `{kernel}`" if kernel is not None else "any kernel"
+        _fail(
+            f"no launch of {what} in `{file}` fixes its const generics at compile time, "
+            "so there is no instance to show"
+        )
     if output is not None:
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     else:

@@ -213,3 +213,32 @@ def test_light_commands_import_no_heavy_modules(args: list[str]) -> None:
     )
     assert "HEAVY=" in proc.stdout, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY="
+
+
+def test_emit_ir_llvm_and_output_file(tmp_path: Path) -> None:
+    ir = invoke("emit", str(ADD), "--stage", "ir")
+    if "not available" in ir.stderr:
+        pytest.skip(ir.stderr)
+    assert ir.exit_code == 0, ir.stderr
+    assert "kernel add<B = 1024>" in ir.stdout
+    out = tmp_path / "add.ll"
+    llvm = invoke("emit", str(ADD), "--stage", "llvm", "--kernel", "add", "-o", str(out))
+    assert llvm.exit_code == 0, llvm.stderr
+    assert llvm.stdout == ""
+    assert "define" in out.read_text() and "nvptx" in out.read_text()
+
+
+def test_emit_explains_when_there_is_nothing_to_show(tmp_path: Path) -> None:
+    unknown = invoke("emit", str(ADD), "--stage", "ir", "--kernel", "nope")
+    if "not available" in unknown.stderr:
+        pytest.skip(unknown.stderr)
+    assert unknown.exit_code == 1
+    assert "no kernel named `nope`" in unknown.stderr and "`add`" in unknown.stderr
+    never = tmp_path / "never.tile"
+    never.write_text(
+        "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(z.load());\n}\n"
+        "fn main() {}\n"
+    )
+    result = invoke("emit", str(never), "--stage", "ir")
+    assert result.exit_code == 1
+    assert "no instance to show" in result.stderr

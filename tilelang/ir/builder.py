@@ -23,9 +23,9 @@ bug in the caller, not a user error); the verifier is the real check.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-import dataclasses
 from dataclasses import dataclass, field
 
 from tilelang.dtypes import DType

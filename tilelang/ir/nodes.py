@@ -78,7 +78,6 @@ from enum import Enum
 from tilelang.dtypes import DType
 from tilelang.source import DUMMY_SPAN, Span
 
-_node = dataclass(frozen=True, slots=True, eq=False)
 
 
 # ------------------------------------------------------------------ types, values
@@ -135,7 +134,7 @@ class Value:
 
 
 # ------------------------------------------------------------------ parameters
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class TensorParam:
     """A tensor argument, contiguous and row-major.
 
@@ -155,7 +154,7 @@ class TensorParam:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class ScalarParam:
     """A scalar argument; `value` is the SSA value that names it in the body."""
 
@@ -308,7 +307,7 @@ class AtomicOp(Enum):
 
 
 # ------------------------------------------------------------------ ops
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Const:
     """`result` = the constant `value` (a Python bool/int/float), splatted to
     `result.type.shape`. The value is converted to the result dtype exactly as
@@ -319,7 +318,7 @@ class Const:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class BlockId:
     """`result: i32` = this block's index on grid axis `axis`."""
 
@@ -328,7 +327,7 @@ class BlockId:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class NumBlocks:
     """`result: i32` = the number of blocks on grid axis `axis`."""
 
@@ -337,7 +336,7 @@ class NumBlocks:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class TensorDim:
     """`result: i32` = the run-time size of dim `axis` of tensor `tensor`."""
 
@@ -347,7 +346,7 @@ class TensorDim:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Load:
     """Masked load of a tile of `tensor` (rank r) at element `offsets`.
 
@@ -368,7 +367,7 @@ class Load:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Store:
     """Masked store of tile `value` (rank r, the tensor's dtype) into `tensor`
     at element `offsets` (r i32 scalars): for each index i of `value`,
@@ -386,7 +385,7 @@ class Store:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class AtomicRMW:
     """Element-wise atomic read-modify-write, a scatter: `indices` has one entry
     per tensor dim, each an i32 scalar or an i32 tile of `value.shape`; `value`
@@ -404,7 +403,7 @@ class AtomicRMW:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Elementwise:
     """`result = op(*operands)` element by element; see `ElemOp` for typing.
     All operands and the result have the same shape."""
@@ -415,7 +414,7 @@ class Elementwise:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Cast:
     """`result = x as result.dtype` (same shape); rules in the module docstring."""
 
@@ -424,7 +423,7 @@ class Cast:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Reduce:
     """Reduce `x` along `axis`; `result.shape` is `x.shape` without `axis` (a
     rank-1 input gives a scalar). dtype: x's, or i32 for argmax/argmin."""
@@ -436,7 +435,7 @@ class Reduce:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Scan:
     """Inclusive scan of `x` along `axis`; same type as `x`."""
 
@@ -447,7 +446,7 @@ class Scan:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Broadcast:
     """NumPy broadcasting of `x` (scalar or tile) to `result.shape`: ranks are
     aligned on the right, missing leading dims are added, and only dims of size
@@ -458,7 +457,7 @@ class Broadcast:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Reshape:
     """Row-major reshape; `result.numel == x.numel`, same dtype."""
 
@@ -467,7 +466,7 @@ class Reshape:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Permute:
     """`result = x.transpose(perm)` (NumPy): `result.shape[i] == x.shape[perm[i]]`.
     `t.transpose()` is `perm=(1, 0)`."""
@@ -478,7 +477,7 @@ class Permute:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Arange:
     """`result` = `[0, 1, ..., n-1]` of the result dtype, `result.shape == (n,)`."""
 
@@ -486,7 +485,7 @@ class Arange:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Mma:
     """`result = acc + a @ b`: a [M, K], b [K, N], acc and result [M, N].
 
@@ -503,7 +502,7 @@ class Mma:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Region:
     """A straight-line list of ops; `args` are its block arguments; the last op
     is a `Yield`."""
@@ -512,7 +511,7 @@ class Region:
     ops: tuple[Op, ...]
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class For:
     """`for iv in lower..upper step step` with loop-carried values.
 
@@ -532,7 +531,7 @@ class For:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class If:
     """`if cond { then } else { else_ }` with results. `cond` is a bool scalar;
     both regions have no args and yield values typed like `results`."""
@@ -544,7 +543,7 @@ class If:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class While:
     """`while` with loop-carried values. `cond.args` and `body.args` are typed
     like `inits`; `cond` yields exactly one bool scalar (continue?), `body`
@@ -558,7 +557,7 @@ class While:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Yield:
     """Terminates a region, passing `values` to its parent op."""
 
@@ -566,7 +565,7 @@ class Yield:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Print:
     """Device print: `parts` are literal strings and values, concatenated and
     written as one line per executing block. A scalar prints like Rust's
@@ -576,7 +575,7 @@ class Print:
     span: Span = DUMMY_SPAN
 
 
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Assert:
     """Device assert: fails if any element of `cond` (bool scalar or tile) is
     false; a failure stops the launch with a located error at `span` carrying
@@ -614,7 +613,7 @@ Op = (
 
 
 # ------------------------------------------------------------------ kernel
-@_node
+@dataclass(frozen=True, slots=True, eq=False)
 class Kernel:
     """One specialised kernel.
 

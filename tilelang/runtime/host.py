@@ -155,6 +155,10 @@ class HostEvaluator:
                 return d
         return None
 
+    @staticmethod
+    def fn_ref(decl: ast.FnDecl, key: str) -> FnRef:
+        return FnRef(decl, key)
+
     def _resolve_callee(self, callee: ast.Name | ast.Path, call: ast.Call) -> FnRef | None:
         sym = self.symbol_of(callee) or self.symbol_of(call)
         decl = None
@@ -500,7 +504,7 @@ class HostEvaluator:
         inferred: dict[str, Any] = {str(k): int(v) for k, v in static.items()
                     if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
         bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
-        self._check_deferred(call, fn, bound)
+        self.check_deferred(call.span, fn, bound)
         return Operation(decl, fn.key, bound, call.span, self.runtime)
 
     def _eval_dim(self, expr: ast.Expr, env: dict[str, Any]) -> int | None:
@@ -510,7 +514,7 @@ class HostEvaluator:
         except (TileError, ICE):  # a name with no value yet: an unbound generic
             return None
 
-    def _check_deferred(self, call: ast.Call, fn: FnRef, bound: Any) -> None:
+    def check_deferred(self, launch: Span, fn: FnRef, bound: Any) -> None:
         """Evaluate the facts the ownership checker deferred to launch time
         (`OwnershipFacts.launch_checks`, e.g. nested tile indices in range)."""
         checks_for = getattr(self.ownership, "checks_for", None)
@@ -535,7 +539,7 @@ class HostEvaluator:
             except KeyError as e:
                 raise ICE(f"launch-time check of `{fn.key}` names {e}, which the runtime does not know") from e
             if not ok:
-                raise TileError(check.diagnostic(env, call.span))
+                raise TileError(check.diagnostic(env, launch))
 
     # -- methods -----------------------------------------------------------------
     def eval_method(self, mc: ast.MethodCall, scope: _Scope) -> Any:

@@ -374,6 +374,7 @@ def _corpus() -> list[Path]:
     files = sorted((ROOT / "examples").glob("*.tile"))
     files += sorted((ROOT / "tests" / "ui").rglob("*.tile"))
     files += sorted((ROOT / "tests" / "run").rglob("*.tile"))
+    files += sorted((ROOT / "stdlib").rglob("*.tile"))
     return [f for f in files if "syntax" not in f.parts]
 
 
@@ -391,9 +392,10 @@ def test_parse_unparse_round_trip(path: Path) -> None:
     assert shape(m2) == shape(m)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.tile")),
-                         ids=lambda p: p.name)
-def test_every_example_parses_cleanly(path: Path) -> None:
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.tile"))
+                         + sorted((ROOT / "stdlib").rglob("*.tile")),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_example_and_stdlib_file_parses_cleanly(path: Path) -> None:
     parse_ok(path.read_text())
 
 

@@ -12,8 +12,9 @@ Invariants:
   its bucket and is reused, so thousands of launches allocate nothing new.
 - One primary context per process, retained once, made current on every
   public entry point (cheap; needed when other libraries switch contexts).
-- Tile's bf16 host storage is float32 (see `dtypes.py`); on the device bf16 is
-  16-bit, and the conversion (round to nearest even) happens at the copy.
+- A buffer holds the dtype's storage type (`DType.np_dtype`, as the `Device`
+  contract says): bf16 tensors are f32 arrays of bf16-rounded values on the
+  GPU too, bool is one byte. The kernels read and write exactly that.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import ctypes
 import functools
 import os
 import threading
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -244,63 +244,6 @@ class DeviceBuffer:
             pass
 
 
-def _to_device_bytes(array: np.ndarray, device_dtype: str) -> np.ndarray:
-    """Host array -> the bytes the kernel reads (bf16: f32 -> 16-bit, round to nearest even)."""
-    if device_dtype == "bf16":
-        bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32)
-        rounded = bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
-        out = (rounded >> np.uint32(16)).astype(np.uint16)
-        nan = np.isnan(array)
-        if nan.any():
-            out[nan.reshape(out.shape)] = np.uint16(0x7FC0)
-        return out
-    if array.dtype == np.bool_:
-        return np.ascontiguousarray(array, dtype=np.uint8)
-    return np.ascontiguousarray(array)
-
-
-def _from_device_bytes(raw: np.ndarray, device_dtype: str, out_dtype: np.dtype) -> np.ndarray:
-    if device_dtype == "bf16":
-        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    if out_dtype == np.bool_:
-        return raw.astype(np.bool_)
-    return raw
-
-
-def upload(array: np.ndarray, device_dtype: str = "", ctx: Context | None = None) -> DeviceBuffer:
-    ctx = ctx or context()
-    data = _to_device_bytes(array, device_dtype)
-    buf = ctx.pool.alloc(data.nbytes)
-    if data.nbytes:
-        _check(ctx.d.cuMemcpyHtoD(buf.ptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
-    return buf
-
-
-def copy_to_device(buf: DeviceBuffer, array: np.ndarray, device_dtype: str = "", ctx: Context | None = None) -> None:
-    ctx = ctx or context()
-    data = _to_device_bytes(array, device_dtype)
-    assert data.nbytes <= buf.capacity
-    if data.nbytes:
-        _check(ctx.d.cuMemcpyHtoD(buf.ptr, data.ctypes.data, data.nbytes), "cuMemcpyHtoD")
-
-
-def download(buf: DeviceBuffer, shape: tuple[int, ...], dtype: np.dtype, device_dtype: str = "",
-             ctx: Context | None = None) -> np.ndarray:
-    """Copy a device buffer back (waits for the stream first: reads see finished work)."""
-    ctx = ctx or context()
-    ctx.synchronize()
-    raw_dtype = {"bf16": np.uint16}.get(device_dtype, np.uint8 if dtype == np.bool_ else dtype)
-    raw = np.empty(shape, dtype=raw_dtype)
-    if raw.nbytes:
-        _check(ctx.d.cuMemcpyDtoH(raw.ctypes.data, buf.ptr, raw.nbytes), "cuMemcpyDtoH")
-    return _from_device_bytes(raw, device_dtype, np.dtype(dtype))
-
-
-def memset_zero(buf: DeviceBuffer, ctx: Context | None = None) -> None:
-    ctx = ctx or context()
-    _check(ctx.d.cuMemsetD8Async(buf.ptr, 0, buf.nbytes, ctx.stream), "cuMemsetD8Async")
-
-
 # ---------------------------------------------------------------- modules and kernels
 def _nvjitlink_cubin(ptx: str, arch: str) -> bytes | None:
     """PTX -> cubin in process (so the cubin can be cached on disk); None if unavailable."""
@@ -398,10 +341,9 @@ class PackedArgs:
 
 
 def _scalar_bits(kind: str, value: Any) -> Any:
+    """A Python value for the ctypes type of `kind` (f16 scalars travel as their bits)."""
     if kind == "f16":
         return int(np.array(value, dtype=np.float16).view(np.uint16))
-    if kind == "bf16":
-        return int(_to_device_bytes(np.array([value], dtype=np.float32), "bf16")[0])
     if kind == "bool":
         return 1 if value else 0
     if kind in ("f32", "f64"):
@@ -573,14 +515,6 @@ class _Capture:
 
     def __exit__(self, *exc: object) -> None:
         self.graph.end()
-
-
-def wall_us(fn: Any, repeat: int = 1000) -> float:
-    """Median-free quick host timing helper for benchmarks: mean microseconds per call."""
-    t0 = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - t0) / repeat * 1e6
 
 
 # ---------------------------------------------------------------- the Device of the host runtime

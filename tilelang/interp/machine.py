@@ -155,19 +155,17 @@ def _windows(
 
 
 def _fmt_scalar(x: np.ndarray, dt: DType) -> str:
-    v = x.item()
-    if dt is DType.BOOL:
-        return "true" if v else "false"
-    if dt.is_float:
-        f = float(v)
-        if np.isnan(f):
-            return "NaN"
-        if np.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        if f == int(f) and abs(f) < 1e16:
-            return f"{int(f)}.0" if f != 0 or np.copysign(1, f) > 0 else "-0.0"
-        return repr(float(np.float32(f)) if dt is not DType.F64 else f)
-    return str(int(v))
+    """A scalar as the host's `print` writes it (Rust style: `1.0`, `-3`, `true`)."""
+    from tilelang.runtime.tensor import format_scalar  # the host's formatter: one look
+
+    return format_scalar(x.reshape(()).item() if dt is DType.BF16 else x.reshape(())[()], dt)
+
+
+def _fmt_tile(x: np.ndarray, dt: DType) -> str:
+    return np.array2string(
+        np.asarray(x), separator=", ", threshold=64,
+        formatter={"all": lambda v: _fmt_scalar(np.asarray(v), dt)},
+    )
 
 
 def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
@@ -273,7 +271,7 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                 elif p.type.is_scalar:
                     text.append(_fmt_scalar(env[p.id], p.dtype))
                 else:
-                    text.append(np.array2string(env[p.id], separator=", ", threshold=64))
+                    text.append(_fmt_tile(env[p.id], p.dtype))
             ctx.out("".join(text))
         case ir.Assert(cond=c, message=msg):
             cond = env[c.id]

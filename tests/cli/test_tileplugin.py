@@ -199,3 +199,23 @@ def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.Monkey
     assert golden.startswith("error[E0001]: ")
     assert " --> $DIR/golden.tile:2:" in golden
     assert "error: aborting due to 1 previous error" in golden
+
+
+def test_cuda_probe_never_raises_and_can_be_forced_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import cuda_device_count
+
+    cuda_device_count.cache_clear()
+    try:
+        assert cuda_device_count() >= 0
+        cuda_device_count.cache_clear()
+        monkeypatch.setenv("TILE_NO_GPU", "1")
+        assert cuda_device_count() == 0
+    finally:
+        cuda_device_count.cache_clear()
+
+
+@pytest.mark.gpu
+def test_gpu_marker_runs_only_with_a_device() -> None:
+    from conftest import cuda_device_count
+
+    assert cuda_device_count() > 0  # reached only when a CUDA device was found

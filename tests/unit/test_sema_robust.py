@@ -77,3 +77,27 @@ def test_builtins_with_any_arguments_never_raise(kernel: bool) -> None:
     template = KERNEL if kernel else HOST
     for expr in _calls(rng, kernel):
         _check(template.format(expr=expr))
+
+
+def test_mutated_programs_never_raise() -> None:
+    """Token-level mutations of the examples and the UI corpus: the checker
+    gives diagnostics or a Program, never an exception."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    files = sorted([*(root / "examples").glob("*.tile"), *(root / "tests/ui/types").glob("*.tile"),
+                    *(root / "stdlib").rglob("*.tile")])
+    rng = random.Random(99)
+    for _ in range(150):
+        toks = re.findall(r"\w+|[^\w\s]|\s+", rng.choice(files).read_text())
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(toks))
+            r = rng.random()
+            if r < 0.4:
+                toks[i] = rng.choice(toks)
+            elif r < 0.7:
+                del toks[i]
+            else:
+                toks.insert(i, rng.choice(toks))
+        _check("".join(toks))

@@ -55,6 +55,9 @@ def _format(node: object, sources: SourceMap | None, depth: int, label: str,
     if isinstance(node, ast.Ident):
         lines.append(f"{pad}{prefix}`{node.name}` {_where(node.span, sources)}")
         return
+    if isinstance(node, ast.Name):
+        lines.append(f"{pad}{prefix}Name `{node.ident.name}` {_where(node.span, sources)}")
+        return
     if not _is_node(node):
         lines.append(f"{pad}{prefix}{node!r}")
         return
@@ -82,6 +85,9 @@ def _format(node: object, sources: SourceMap | None, depth: int, label: str,
         if isinstance(value, tuple):
             lines.append(f"{pad}  {name}:")
             for v in value:
+                if v is None and isinstance(node, ast.ShapeType):
+                    lines.append(f"{pad}    ?")  # a dimension known only at run time
+                    continue
                 _format(v, sources, depth + 2, "", lines)
         else:
             _format(value, sources, depth + 1, name, lines)

@@ -332,3 +332,54 @@ def test_every_example_kernel_lowers_and_verifies(path: str) -> None:
         assert text.startswith(f"kernel {info.name}")
         seen += 1
     assert seen > 0
+
+
+KITCHEN = """
+kernel fn ks<const BM: i32, const BN: i32>(z: &mut Tensor<f32, [BM, BN]>,
+                                          iz: &mut Tensor<i32, [BM, BN]>,
+                                          x: &Tensor<f32, [?, ?]>,
+                                          ix: &Tensor<i32, [?, ?]>) {
+    let t = x.load_like(z);
+    let u = ix.load_like(iz);
+    let p = x.partition([BM, BN]);
+    let padded = p.load_padded([block_id(0), block_id(1)], 7.0);
+    let a = where(t > 0.0, fma(t, t, 1.0), maximum(t, -0.5) * minimum(t, 0.25));
+    let b = (a + padded.transpose().transpose()) * full::<f32>([BM, BN], 0.5) + ones::<f32>([BM, BN]);
+    let c = b - t.max(1).reshape([BM, 1]).broadcast([BM, BN]) + (t.argmin(1) as f32).reshape([BM, 1]);
+    let d = dot(t as f16, (t.transpose() as f16)).sum(1).reshape([BM, 1]);
+    z.store(c + d + abs(t).prod(1).reshape([BM, 1]) * 0.0 + t.permute([1, 0]).permute([1, 0]) * (p.num_tiles(1) as f32));
+    let v = (u / 3) * 3 + u % 3 + (u << 2) - (u >> 1) + (u & 5) + (u | 2) + (u ^ 9) + (-u);
+    iz.store(v + (t.cumsum(1) > 0.0) as i32);
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["block", "vector"])
+def test_kitchen_sink_of_builtins(mode: str) -> None:
+    k = lower(KITCHEN, "ks", BM=4, BN=8)
+    m, n = 10, 8
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    ix = rng.integers(-50, 50, (m, n)).astype(np.int32)
+    z = np.zeros((m, n), np.float32)
+    iz = np.zeros((m, n), np.int32)
+    run_kernel(k, (3, 1), [z, iz, x, ix], mode=mode)
+    t = x
+    pad = x
+    a = np.where(t > 0, t * t + 1, np.maximum(t, -0.5) * np.minimum(t, 0.25))
+    b = (a + pad) * 0.5 + 1
+    # argmin within each row (full row since BN == n)
+    c = b - t.max(1, keepdims=True) + t.argmin(1)[:, None]
+    th = t.astype(np.float16).astype(np.float64)
+    # dot is per tile of BM rows: rows within the same block only
+    dd = np.zeros((m, 1))
+    for blk in range(3):
+        r = slice(blk * 4, min(m, blk * 4 + 4))
+        dd[r, 0] = (th[r] @ th[r].T).sum(1)
+    ref = c + dd + t * 1
+    np.testing.assert_allclose(z, ref, rtol=1e-4, atol=1e-4)
+    u = ix
+    q = np.trunc(u / 3).astype(np.int32)
+    rr = u - 3 * q
+    v = q * 3 + rr + (u << 2) - (u >> 1) + (u & 5) + (u | 2) + (u ^ 9) - u
+    np.testing.assert_array_equal(iz, v + (np.cumsum(t, 1) > 0).astype(np.int32))

@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -36,21 +37,25 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 _SUFFIX = ".bin"
 
 
+@functools.cache
 def tilec_version() -> str:
+    # `tilelang.__version__`, not importlib.metadata: a metadata scan of
+    # site-packages costs 50-200 ms, paid by every cold first launch.
     try:
-        from importlib.metadata import version
+        from tilelang import __version__
 
-        return version("tilec")
-    except Exception:
+        return str(__version__)
+    except ImportError:
         return "0+local"
 
 
+@functools.cache
 def _llvmlite_version() -> str:
     try:
-        from importlib.metadata import version
+        import llvmlite
 
-        return version("llvmlite")
-    except Exception:
+        return str(llvmlite.__version__)
+    except ImportError:
         return "?"
 
 

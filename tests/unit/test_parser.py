@@ -511,3 +511,9 @@ def test_builder_errors_still_give_a_tree() -> None:
     m = parse(sm.add("t.tile", "fn main() { let x = 1u7; let y = 0x; }"), sink)
     assert [d.code for d in sink.diagnostics] == ["E0010", "E0019"]
     assert len(m.items) == 1 and len(m.items[0].body.stmts) == 2
+
+
+def test_crlf_tabs_and_byte_order_mark() -> None:
+    text = (ROOT / "examples" / "add.tile").read_text()
+    for variant in (text.replace("\n", "\r\n"), "\ufeff" + text, text.replace("    ", "\t")):
+        assert len(parse_ok(variant).items) == 2

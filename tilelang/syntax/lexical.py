@@ -63,6 +63,8 @@ def scan(text: str) -> Scan:
     """Blank comments, find unterminated literals, check delimiters."""
     code = list(text)
     skel = list(text)
+    if text.startswith("\ufeff"):  # a byte-order mark some editors write: not code
+        code[0] = skel[0] = " "
     problems: list[LexProblem] = []
     pos = 0
     n = len(text)

@@ -192,6 +192,7 @@ def _rustify(value: float, text: str) -> str:
 # Tensors larger than this many elements are summarised with `...`.
 SUMMARY_THRESHOLD = 1000
 EDGE_ITEMS = 3
+LINE_WIDTH = 80
 
 
 def format_tensor(t: Tensor, values: np.ndarray | None = None) -> str:
@@ -205,7 +206,7 @@ def format_tensor(t: Tensor, values: np.ndarray | None = None) -> str:
     cells = _shown_strings(arr, t.dtype, summarise)
     width = max((len(s) for s in cells.values()), default=1)
     body = _format_nested(arr, (), t.dtype, summarise, width, cells, indent=1)
-    sep = "\n" if arr.ndim > 1 else " "
+    sep = "\n" if arr.ndim > 1 or "\n" in body else " "
     return f"{header}{sep}{body}"
 
 
@@ -237,7 +238,17 @@ def _format_nested(arr: np.ndarray, prefix: tuple[int, ...], dtype: DType, summa
     shown = _shown_indices(arr.shape[axis], summarise)
     if axis == arr.ndim - 1:
         parts = ["..." if i is None else cells[(*prefix, i)].rjust(width) for i in shown]
-        return "[" + ", ".join(parts) + "]"
+        # Wrap long rows the way NumPy does, continuing under the first element.
+        lines: list[str] = []
+        cur = ""
+        for part in parts:
+            if cur and indent + len(cur) + 2 + len(part) + 2 > LINE_WIDTH:
+                lines.append(cur)
+                cur = part
+            else:
+                cur = f"{cur}, {part}" if cur else part
+        lines.append(cur)
+        return "[" + (",\n" + " " * indent).join(lines) + "]"
     rows = []
     for i in shown:
         if i is None:

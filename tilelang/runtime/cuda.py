@@ -780,6 +780,31 @@ class CudaDevice(Device):
         _check(self.ctx.d.cuGraphLaunch(graph.exec, s), "cuGraphLaunch")
         self._pending_asserts[id(s)].extend(self._graph_asserts.get(id(graph), []))
 
+    # -- memory and streams of other libraries (the Python API, tilelang/api) --
+    def wrap_external(self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int) -> CudaBuffer:
+        """A buffer over device memory that another library owns (a PyTorch or
+        CuPy tensor): launches read and write it in place; it is never freed or
+        pooled here, so the caller must keep the owner alive while it is used."""
+        self.ctx.make_current()
+        return CudaBuffer(DeviceBuffer(int(ptr), int(nbytes), int(nbytes), None), shape, np.dtype(np_dtype))
+
+    def foreign_stream(self, handle: int) -> Any:
+        """A stream object for another library's raw stream handle (0: the legacy
+        default stream), the same object for the same handle, so `run`'s launch
+        cache and the device-assert bookkeeping (both keyed by the object) hold."""
+        streams = self.__dict__.setdefault("_foreign_streams", {})
+        s = streams.get(int(handle))
+        if s is None:
+            s = self.ctx.d.CUstream(int(handle))
+            streams[int(handle)] = s
+        return s
+
+    def sync_foreign(self, stream: Any) -> None:
+        """`sync` for a stream from `foreign_stream`: waits and reports failed
+        device asserts, but never takes the stream into this device's pool."""
+        _check(self.ctx.d.cuStreamSynchronize(stream), "cuStreamSynchronize")
+        self._check_asserts(self._pending_asserts.pop(id(stream), []))
+
 
 def _prewarm(arch: str) -> None:
     try:

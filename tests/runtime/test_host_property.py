@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -21,6 +21,7 @@ def tensor(a: np.ndarray, dt: DType) -> Tensor:
     return Tensor.from_numpy(a, dt, DEV)
 
 
+@settings(max_examples=50)
 @given(st.data(), SHAPES, st.sampled_from(["+", "-", "*", "/"]))
 def test_f32_elementwise_matches_numpy(data, shape, op):
     floats = st.floats(-1e3, 1e3, width=32)
@@ -33,6 +34,7 @@ def test_f32_elementwise_matches_numpy(data, shape, op):
     np.testing.assert_array_equal(got, want)
 
 
+@settings(max_examples=50)
 @given(st.data(), SHAPES, st.sampled_from(["/", "%"]))
 def test_i32_division_truncates_toward_zero(data, shape, op):
     a = data.draw(hnp.arrays(np.int32, shape, elements=st.integers(-1000, 1000)))
@@ -43,12 +45,14 @@ def test_i32_division_truncates_toward_zero(data, shape, op):
     assert got.ravel().tolist() == want
 
 
+@settings(max_examples=50)
 @given(st.integers(-(2**40), 2**40), st.sampled_from([DType.I8, DType.U8, DType.I32, DType.U16, DType.I64]))
 def test_scalar_wrapping_is_twos_complement(v, dt):
     got = int(bi.to_scalar(v, dt))
     assert got == int(np.array(v, dtype=np.int64).astype(dt.np_dtype))
 
 
+@settings(max_examples=50)
 @given(st.data(), hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=40),
        st.sampled_from([DType.F32, DType.F16, DType.I32, DType.BOOL, DType.BF16]))
 def test_print_never_fails_and_shows_the_header(data, shape, dt):

@@ -292,6 +292,10 @@ def test_type_forms() -> None:
     assert dims.dims[2] is None
     (let,) = body("let t: Tile<Tile<f32, [4]>, [2]> = x;").stmts  # `>>` closes two lists
     assert isinstance(let.ty.args[0], ast.NamedType)
+    (let,) = body("let t: Tensor<Tile<f32, [4]>> = f::<Tile<f32, [4]>>(a >> 1);").stmts
+    assert isinstance(let.ty.args[0], ast.NamedType) and let.ty.args[0].name.name == "Tile"
+    assert isinstance(let.value.generics[0], ast.NamedType)
+    assert isinstance(let.value.args[0].value, ast.Binary) and let.value.args[0].value.op == ">>"
     (let,) = body("let r: &mut &Tensor<f32, [4]> = x;").stmts
     assert isinstance(let.ty, ast.RefType) and let.ty.mutable
     assert isinstance(let.ty.inner, ast.RefType) and not let.ty.inner.mutable

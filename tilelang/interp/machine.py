@@ -232,46 +232,46 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
         case ir.Mma(result=r, a=a, b=b, acc=c):
             env[r.id] = num.mma(env[a.id], env[b.id], env[c.id], a.dtype, c.dtype)
         case ir.For(results=rs, lower=lo, upper=hi, step=st, inits=inits, body=body):
-            carried = tuple(env[v.id] for v in inits)
+            carried = tuple(env[x.id] for x in inits)
             i, end, step = int(env[lo.id]), int(env[hi.id]), int(env[st.id])
             iv_dt = lo.dtype.np_dtype
             if step > 0:
                 while i < end:
                     env[body.args[0].id] = np.asarray(i, dtype=iv_dt)
-                    for a, v in zip(body.args[1:], carried, strict=False):
-                        env[a.id] = v
+                    for a, val in zip(body.args[1:], carried, strict=False):
+                        env[a.id] = val
                     carried = _run_region(body, env, ctx)
                     i += step
-            for res, v in zip(rs, carried, strict=False):
-                env[res.id] = v
+            for res, val in zip(rs, carried, strict=False):
+                env[res.id] = val
         case ir.If(results=rs, cond=c, then=t, else_=e):
             vals = _run_region(t if bool(env[c.id]) else e, env, ctx)
-            for res, v in zip(rs, vals, strict=False):
-                env[res.id] = v
+            for res, val in zip(rs, vals, strict=False):
+                env[res.id] = val
         case ir.While(results=rs, inits=inits, cond=cr, body=br):
-            carried = tuple(env[v.id] for v in inits)
+            carried = tuple(env[x.id] for x in inits)
             while True:
-                for a, v in zip(cr.args, carried, strict=False):
-                    env[a.id] = v
+                for a, val in zip(cr.args, carried, strict=False):
+                    env[a.id] = val
                 (go,) = _run_region(cr, env, ctx)
                 if not bool(go):
                     break
-                for a, v in zip(br.args, carried, strict=False):
-                    env[a.id] = v
+                for a, val in zip(br.args, carried, strict=False):
+                    env[a.id] = val
                 carried = _run_region(br, env, ctx)
-            for res, v in zip(rs, carried, strict=False):
-                env[res.id] = v
+            for res, val in zip(rs, carried, strict=False):
+                env[res.id] = val
         case ir.Yield():
             raise AssertionError("a yield is handled by its region")
         case ir.Print(parts=parts):
             text = []
-            for p in parts:
-                if isinstance(p, str):
-                    text.append(p)
-                elif p.type.is_scalar:
-                    text.append(_fmt_scalar(env[p.id], p.dtype))
+            for part in parts:
+                if isinstance(part, str):
+                    text.append(part)
+                elif part.type.is_scalar:
+                    text.append(_fmt_scalar(env[part.id], part.dtype))
                 else:
-                    text.append(_fmt_tile(env[p.id], p.dtype))
+                    text.append(_fmt_tile(env[part.id], part.dtype))
             ctx.out("".join(text))
         case ir.Assert(cond=c, message=msg):
             cond = env[c.id]
@@ -320,7 +320,7 @@ def _atomic(
                 # one bf16 rounding per update, in block order
                 for k in range(len(vals)):
                     pos = tuple(int(i[k]) for i in where)
-                    arr[pos] = num.round_bf16(np.float32(arr[pos] + vals[k]))
+                    arr[pos] = num.round_bf16(np.asarray(arr[pos] + vals[k], np.float32))
             else:
                 np.add.at(arr, where, vals)
         case ir.AtomicOp.MAX:

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-any-return"
+# (NumPy's stubs type most ufunc results as Any.)
 """Numeric kernels of the reference interpreter: rounding, casts and the
 element-wise/reduction implementations, each keyed by its IR opcode name (the
 same names as `tilelang/intrinsics/signatures.py` and the backend's tables).

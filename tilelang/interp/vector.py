@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-any-return"
+# (NumPy's stubs type most ufunc results as Any.)
 """The vectorised-over-blocks interpreter: runs a chunk of G blocks at once.
 
 Every value carries a leading block axis: a tile of shape S is an array of
@@ -278,14 +280,14 @@ def _for(op: ir.For, env: Env, ctx: _Ctx) -> None:
             i += step
     else:
         outer = ctx.active
-        i = lo.copy()
+        ivec = lo.copy()
         while True:
-            act = (i < hi) & (st > 0)
+            act = (ivec < hi) & (st > 0)
             if outer is not None:
                 act &= outer
             if not act.any():
                 break
-            env[body.args[0].id] = i
+            env[body.args[0].id] = ivec
             for a, v in zip(body.args[1:], carried, strict=True):
                 env[a.id] = v
             ctx.active = act
@@ -293,7 +295,7 @@ def _for(op: ir.For, env: Env, ctx: _Ctx) -> None:
             ctx.active = outer
             carried = tuple(_select(act, n, o) for n, o in zip(new, carried, strict=True))
             with np.errstate(all="ignore"):
-                i = np.where(act, i + st, i).astype(i.dtype)
+                ivec = np.where(act, ivec + st, ivec).astype(ivec.dtype)
         ctx.active = outer
     for r, v in zip(op.results, carried, strict=True):
         env[r.id] = v
@@ -365,7 +367,7 @@ def _atomic(aop: ir.AtomicOp, ctx: _Ctx, arr: np.ndarray, idx: list[np.ndarray],
             if v.dtype is DType.BF16:
                 for k in range(len(vals)):  # one bf16 rounding per update
                     pos = tuple(int(i[k]) for i in where)
-                    arr[pos] = num.round_bf16(np.float32(arr[pos] + vals[k]))
+                    arr[pos] = num.round_bf16(np.asarray(arr[pos] + vals[k], np.float32))
             else:
                 np.add.at(arr, where, vals)
         case ir.AtomicOp.MAX:

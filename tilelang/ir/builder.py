@@ -87,7 +87,7 @@ class Builder:
         if not ops or ir.op_results(ops[-1]) != (v,) or not hasattr(ops[-1], "result"):
             return v
         named = ir.Value(v.id, v.type, hint)
-        ops[-1] = dataclasses.replace(ops[-1], result=named)  # type: ignore[type-var]
+        ops[-1] = dataclasses.replace(ops[-1], result=named)  # type: ignore[arg-type]
         return named
 
     @property

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-any-return"
+# (the Program is read duck-typed (it may be partially checked), so its fields are Any.)
 """Lowering: one `kernel fn` of a checked program + an instantiation -> `ir.Kernel`.
 
     lower_kernel(program, kernel_name, instantiation, arg_facts=None) -> ir.Kernel
@@ -836,8 +838,8 @@ class _Lowerer:
                     v = CVal(_convert_const(v.value, dt), dt)
                 return v
             sym = _symbol(self.program, node)
-            dt = getattr(getattr(sym, "ty", None), "dtype", None)
-            return CVal(const, dt if isinstance(dt, DType) else None)
+            sdt = getattr(getattr(sym, "ty", None), "dtype", None)
+            return CVal(const, sdt if isinstance(sdt, DType) else None)
         raise ICE(f"lowering: unknown name `{name}`")
 
     def binary(self, op: str, a: Any, b: Any, span: Span) -> Any:
@@ -873,7 +875,7 @@ class _Lowerer:
 
     def _turbofish_dtype(self, call: ast.Call | ast.MethodCall, default: DType | None) -> DType:
         if call.generics:
-            return self._dtype(call.generics[0])  # type: ignore[arg-type]
+            return self._dtype(call.generics[0])
         ty = _program_type(self.program, call)
         dt = getattr(ty, "dtype", None)
         if isinstance(dt, DType):
@@ -1133,10 +1135,10 @@ class _Lowerer:
                 raise _Unsupported(sp, "`load_like` between tensors of different ranks")
             return self.b.load(p.name, other.own, other.param.tile_shape, span=sp)
         if name == "partition":
-            tile = self.ints(vals[0], sp)
-            if len(tile) != p.rank:
-                raise _Unsupported(sp, f"a rank-{len(tile)} partition of a rank-{p.rank} tensor")
-            return ViewRef(t, tile, nested=t.own is not None)
+            tshape = self.ints(vals[0], sp)
+            if len(tshape) != p.rank:
+                raise _Unsupported(sp, f"a rank-{len(tshape)} partition of a rank-{p.rank} tensor")
+            return ViewRef(t, tshape, nested=t.own is not None)
         raise _Unsupported(sp, f"method `{name}` on a tensor parameter")
 
     def view_method(self, v: ViewRef, name: str, vals: list[Any], e: ast.MethodCall) -> Any:
@@ -1248,7 +1250,7 @@ class _Lowerer:
         if isinstance(ret, ast.NamedType) and not ret.args:
             dtype = self._dtype(ret)
             return self.b.const(False if dtype is BOOL else 0, dtype, span=call.span)
-        raise _Unsupported(decl.ret.span if decl.ret else call.span,  # type: ignore[union-attr]
+        raise _Unsupported(decl.ret.span if decl.ret else call.span,
                            "an early `return` from a device function returning this type",
                            "return a scalar or a tile, or make the value the function's tail")
 
@@ -1263,7 +1265,7 @@ class _Lowerer:
             if g.is_const:
                 generics[g.name.name] = self.const_int(self.expr(targ), call.span)  # type: ignore[arg-type]
             else:
-                tparams[g.name.name] = self._dtype(targ)  # type: ignore[arg-type]
+                tparams[g.name.name] = self._dtype(targ)
         # from the argument types
         for p, a in zip(decl.params, args, strict=True):
             _unify_param(p.ty, a, consts, set(names) - consts, generics, tparams)
@@ -1451,7 +1453,7 @@ def _walk_jumps(nodes: Any) -> Iterator[str]:
                 yield RET
                 yield RETV
         inner = nested or isinstance(n, (ast.For, ast.While))
-        children = []
+        children: list[Any] = []
         for slot in getattr(type(n), "__slots__", ()):
             c = getattr(n, slot, None)
             if isinstance(c, tuple):

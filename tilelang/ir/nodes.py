@@ -79,7 +79,6 @@ from tilelang.dtypes import DType
 from tilelang.source import DUMMY_SPAN, Span
 
 
-
 # ------------------------------------------------------------------ types, values
 @dataclass(frozen=True, slots=True)
 class Type:

@@ -154,16 +154,16 @@ class _Verifier:
         for v in ir.op_operands(op):
             self.use(v, scope, where)
         match op:
-            case ir.Const(result=r, value=v):
+            case ir.Const(result=r, value=cv):
                 ok = (
-                    isinstance(v, bool)
+                    isinstance(cv, bool)
                     if r.dtype is DType.BOOL
-                    else isinstance(v, int) and not isinstance(v, bool)
+                    else isinstance(cv, int) and not isinstance(cv, bool)
                     if r.dtype.is_int
-                    else isinstance(v, (int, float)) and not isinstance(v, bool)
+                    else isinstance(cv, (int, float)) and not isinstance(cv, bool)
                 )
                 if not ok:
-                    self.err(where, f"constant {v!r} does not fit dtype {r.dtype.value}")
+                    self.err(where, f"constant {cv!r} does not fit dtype {r.dtype.value}")
             case ir.BlockId(result=r, axis=a) | ir.NumBlocks(result=r, axis=a):
                 if r.type != ir.Type(DType.I32):
                     self.err(where, f"result must be i32, got {r.type}")

@@ -134,16 +134,28 @@ class ReplSession:
             synth = self._synth(self.items + new_items, self.stmts + new_stmts, tail_chunk, False)
             result = self._check(synth)
             if not result.ok:
-                return ReplOutput(
-                    stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
-                )
+                return self._reject(result, synth, sf)
             show_tail = self._tail_has_value(result)
         items, stmts = self.items + new_items, self.stmts + new_stmts
         if tail_chunk is not None and not show_tail:
             stmts.append(tail_chunk)  # a unit-valued tail (`op.sync()`) is a statement
+        session = self._synth(items, stmts, None, False)
+        checked = self._check(session)
+        if not checked.ok:
+            errors = [d for d in checked.diagnostics if d.severity.value == "error"]
+            if errors and all(d.code == _HANDLE_DROPPED for d in errors) and not show_tail:
+                # `let h = k(...).launch();` at the prompt: the handle is
+                # waited for in a later entry. Keep the entry, run nothing
+                # until the session checks clean again.
+                self.items, self.stmts = items, stmts
+                names = ", ".join(f"`{n}`" for n in _handle_names(errors))
+                return ReplOutput(
+                    stderr=f"note: {names} in flight: the session runs again once it is waited for\n"
+                )
+            return self._reject(checked, session, sf)
         # The session's output is deterministic, so the first `shown`
         # characters of a replay are what earlier entries already showed.
-        status, out, err = self._run(self._synth(items, stmts, None, False))
+        status, out, err = self._run(session)
         if status == 0 and show_tail:
             # The value is printed once, after the replay, and not kept.
             session_len = len(out)
@@ -155,6 +167,18 @@ class ReplSession:
             return ReplOutput(stdout=fresh, stderr=err, ok=False)
         self.items, self.stmts, self.shown = items, stmts, session_len
         return ReplOutput(stdout=fresh)
+
+    def _reject(self, result: Any, synth: _Synth, entry: SourceFile) -> ReplOutput:
+        """The entry does not check: its diagnostics, without the reminders
+        about handles that earlier entries left in flight (already noted)."""
+        mapped = [self._map(d, result.sources, synth) for d in result.diagnostics]
+        shown = [
+            d
+            for d in mapped
+            if d.code != _HANDLE_DROPPED
+            or (d.primary_span is not None and d.primary_span.file == entry.id)
+        ]
+        return ReplOutput(stderr=self._render(shown, self.display), ok=False)
 
     @staticmethod
     def _chunk(sf: SourceFile, span: Span) -> _Chunk:
@@ -359,6 +383,20 @@ class ReplSession:
         return ReplOutput(
             stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n"
         )
+
+
+_HANDLE_DROPPED = "E0308"  # codes/ownership.py: a launch handle never waited for
+
+
+def _handle_names(errors: list[Diagnostic]) -> list[str]:
+    """The handle names in "launch handle `h` is dropped ..." messages."""
+    import re
+
+    names = []
+    for d in errors:
+        m = re.search(r"`([^`]+)`", d.message)
+        names.append(m.group(1) if m else "a launch")
+    return names
 
 
 # ---------------------------------------------------------------- terminal front end

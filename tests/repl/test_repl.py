@@ -56,6 +56,20 @@ def test_errors_point_into_the_entry_and_are_not_kept(session: ReplSession) -> N
     assert "nope" not in session.program_text()
 
 
+def test_launch_handles_span_entries_and_ownership_still_applies(session: ReplSession) -> None:
+    session.feed(KERNEL)
+    session.feed("let a = ones::<f32>([8]);\nlet mut z = zeros::<f32>([8]);")
+    pending = session.feed("let h = inc(z.partition([4]), &a).launch();")
+    assert pending.ok and "`h` in flight" in pending.stderr
+    racy = session.feed("z.sum()")
+    assert not racy.ok
+    assert "error[E0305]" in racy.stderr  # read while the launch may still write `z`
+    assert "<repl-4>" in racy.stderr  # the launch, in the entry that made it
+    assert "E0308" not in racy.stderr  # the pending handle was already noted
+    assert session.feed("h.wait();").ok
+    assert session.feed("z.sum()").stdout == "16.0\n"
+
+
 def test_syntax_error_and_user_main(session: ReplSession) -> None:
     r = session.feed("let = 3;")
     assert not r.ok and "error[E0" in r.stderr

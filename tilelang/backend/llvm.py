@@ -223,6 +223,7 @@ class _Emitter:
         self.tensors: dict[str, _TensorInfo] = {}
         self.facts = facts
         self._flat_cache: dict[tuple[int, int, int], str] = {}
+        self._coord_cache: dict[tuple[int, ...], str] = {}
         self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
         written = {op.tensor for op in ir.walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
         self.written = written
@@ -324,6 +325,57 @@ class _Emitter:
             q = f if s == 1 else self.emit(f"udiv i32 {f}, {s}")
             out.append(q if d == 0 else self.emit(f"urem i32 {q}, {n}"))
         return out
+
+    def slot_coords(self, lay: Layout, k: int, j: int, shape: tuple[int, ...],
+                    valid: str | None = None) -> list[str]:
+        """i32 coordinates in `shape` of this thread's slot (k, j), all 0 on dead lanes
+        when `valid` is given (so they can index shared memory safely).
+
+        The flat index is C + u with C = k*T*V a constant and u = tid*V + j. When C
+        is a multiple of the dim's period the coordinate depends on u alone and is
+        computed once, in the entry block, for every k: large tiles then cost a few
+        instructions per slot instead of a division chain each."""
+        out = []
+        C = k * self.T * lay.V
+        u = self.flat(lay, 0, j)
+        for d, (n, s) in enumerate(zip(shape, strides_of(shape), strict=True)):
+            if n == 1:
+                out.append("0")
+                continue
+            if d == 0 and C % s == 0:
+                key = (lay.V, j, s, -1, C)
+                got = self._coord_cache.get(key)
+                if got is None:
+                    q = self._coord_cache.get((lay.V, j, s, -1, 0))
+                    if q is None:
+                        q = u if s == 1 else self.entry_emit(f"udiv i32 {u}, {s}")
+                        self._coord_cache[(lay.V, j, s, -1, 0)] = q
+                    got = q if C == 0 else self.entry_emit(f"add i32 {q}, {C // s}")
+                    self._coord_cache[key] = got
+                out.append(got)
+            elif d > 0 and C % (s * n) == 0:
+                key = (lay.V, j, s, n, 0)
+                got = self._coord_cache.get(key)
+                if got is None:
+                    q = u if s == 1 else self.entry_emit(f"udiv i32 {u}, {s}")
+                    got = self.entry_emit(f"urem i32 {q}, {n}")
+                    self._coord_cache[key] = got
+                out.append(got)
+            else:
+                f = self.flat(lay, k, j)
+                q = f if s == 1 else self.emit(f"udiv i32 {f}, {s}")
+                out.append(q if d == 0 else self.emit(f"urem i32 {q}, {n}"))
+        if valid is not None:
+            out = [c if c == "0" else self.emit(f"select i1 {valid}, i32 {c}, i32 0") for c in out]
+        return out
+
+    def out_coords(self, shape: tuple[int, ...]):  # type: ignore[no-untyped-def]
+        """(safe flat index, safe coordinates) of each slot of a result of `shape`."""
+        lay = self.lay(shape)
+        for k in range(lay.K):
+            valid = self.chunk_valid(lay, k)
+            for j in range(lay.V):
+                yield self.safe_index(valid, self.flat(lay, k, j)), self.slot_coords(lay, k, j, shape, valid)
 
     def linear(self, coords: list[str], shape: tuple[int, ...]) -> str:
         """i32 row-major flat index of `coords` in a static `shape`."""
@@ -679,7 +731,7 @@ class _Emitter:
         return v
 
     def _chunk_coords(self, lay: Layout, k: int, offsets: list[str]) -> list[str]:
-        idx = self.coords(self.flat(lay, k, 0), lay.shape)
+        idx = self.slot_coords(lay, k, 0, lay.shape)
         out = []
         for o, i in zip(offsets, idx, strict=False):
             out.append(o if i == "0" else (i if o == "0" else self.emit(f"add i32 {o}, {i}")))
@@ -1095,9 +1147,8 @@ class _Emitter:
         L = x.shape[axis]
         rshape = r.shape
         bases = []
-        for _, _, f in self.out_slots(rshape):
-            oc = self.coords(f, rshape) if rshape else []
-            full = oc[:axis] + ["0"] + oc[axis:]
+        for oc in ([c for _, c in self.out_coords(rshape)] if rshape else [[]]):
+            full = [*oc[:axis], "0", *oc[axis:]]
             bases.append(self.linear(full, x.shape))
         step = xs[axis]
         R = ir.ReduceOp
@@ -1264,8 +1315,7 @@ class _Emitter:
                 continue
             k0, j0 = members[0]
             valid = self.chunk_valid(lay, k0)
-            f = self.safe_index(valid, self.flat(lay, k0, j0))
-            cs = self.coords(f, x.shape)
+            cs = self.slot_coords(lay, k0, j0, x.shape, valid)
             del cs[axis]
             oi = self.linear(cs, rshape) if rshape else "0"
             slot = oi if C == 1 else self.emit(f"add i32 {self.emit(f'mul i32 {oi}, {C}')}, {c_idx}")
@@ -1346,8 +1396,7 @@ class _Emitter:
             part = slots[k0 * lay.V + j0]
             for k, j in members[1:]:
                 part = self.combine(op.op, part, slots[k * lay.V + j], dt)
-            fi = self.safe_index(valid, self.flat(lay, k0, j0))
-            ci = self.coords(fi, x.shape)
+            ci = self.slot_coords(lay, k0, j0, x.shape, valid)
             del ci[axis]
             oi = self.linear(ci, rshape) if rshape else "0"
             go, jn = self.new_label("ra"), self.new_label("rb")
@@ -1400,8 +1449,7 @@ class _Emitter:
         L = x.shape[axis]
         step = strides_of(x.shape)[axis]
         bases, mine = [], []
-        for _, _, f in self.out_slots(x.shape):
-            oc = self.coords(f, x.shape)
+        for _, oc in self.out_coords(x.shape):
             mine.append(oc[axis])
             full = list(oc)
             full[axis] = "0"
@@ -1431,8 +1479,7 @@ class _Emitter:
         (off,) = self.to_smem([x], span)
         xr = (1,) * (len(r.shape) - len(x.shape)) + tuple(x.shape)
         vals = []
-        for _, _, f in self.out_slots(r.shape):
-            oc = self.coords(f, r.shape)
+        for _, oc in self.out_coords(r.shape):
             src = [c if n != 1 else "0" for c, n in zip(oc, xr, strict=False)]
             vals.append(self.smem_load(off, x.dtype, self.linear(src, xr)))
         self.env[r.id] = vals
@@ -1458,8 +1505,7 @@ class _Emitter:
             return
         (off,) = self.to_smem([x], span)
         vals = []
-        for _, _, f in self.out_slots(r.shape):
-            oc = self.coords(f, r.shape)
+        for _, oc in self.out_coords(r.shape):
             src = ["0"] * len(perm)
             for i, p in enumerate(perm):
                 src[p] = oc[i]
@@ -1476,10 +1522,8 @@ class _Emitter:
         offa, offb = self.to_smem([a, b], op.span)
         aty = reg_ty(acc_dt)
         ity = reg_ty(in_dt)
-        slots = list(self.out_slots(r.shape))
         rows, cols = [], []
-        for _, _, f in slots:
-            i, j = self.coords(f, (M, N))
+        for _, (i, j) in self.out_coords((M, N)):
             rows.append(self.emit(f"mul i32 {i}, {K}") if i != "0" else "0")
             cols.append(j)
         init = list(self.tile(acc))

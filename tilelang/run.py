@@ -11,6 +11,7 @@ the exit status:
          or a device that cannot be used (`--device gpu` without a GPU: a
          plain `error:` line, since no source line is at fault)
     101  an internal error (a bug in tilec): the message asks for a report
+    130  interrupted (Ctrl-C)
 
 `execute(source, device=...)` is the Python API underneath (tests use it): it
 returns an `Execution` with the evaluator (`main_locals` holds the tensors
@@ -40,6 +41,8 @@ EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_RUNTIME = 3
 EXIT_ICE = 101
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+HOST_RECURSION_LIMIT = 20_000
 
 
 class GpuUnavailable(Exception):
@@ -151,6 +154,8 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     sources = SourceMap()
+    # Host functions run on Python's stack, several frames per Tile call.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), HOST_RECURSION_LIMIT))
     try:
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -174,7 +179,11 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
             return EXIT_RUNTIME
         del execution
         return EXIT_OK
-    except (ICE, Exception) as e:
+    except KeyboardInterrupt:
+        out.flush()
+        err.write("error: interrupted\n")
+        return EXIT_INTERRUPTED
+    except (ICE, Exception) as e:  # the last line of defence: a bug in tilec
         out.flush()
         err.write(f"error: internal compiler error: {e}\n")
         err.write("note: this is a bug in tilec, not in your program; please report it "

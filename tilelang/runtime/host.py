@@ -199,6 +199,12 @@ class HostEvaluator:
             result = self.eval_block(decl.body, scope)
         except _Return as r:
             result = r.value
+        except RecursionError:
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_STACK_OVERFLOW, f"`{decl.name.name}` recursed too deeply: the host stack overflowed")
+                .primary(span, "this call is one too many")
+                .secondary(decl.name.span, f"`{decl.name.name}` is defined here")
+                .with_help("make sure the recursion reaches its base case, or use a loop")) from None
         if isinstance(decl.ret, ast.NamedType):
             dt = DType.parse(decl.ret.name.name)
             if dt is not None and result is not UNIT:

@@ -31,3 +31,5 @@ HOST_DIV_ZERO = define(
     "E0715", "host-division-by-zero", "an integer division or remainder by zero in host code")
 NO_MAIN = define(
     "E0717", "no-main", "`tilec run` found no `fn main()` to run")
+HOST_STACK_OVERFLOW = define(
+    "E0719", "host-recursion-too-deep", "host functions called each other too deeply (a stack overflow)")

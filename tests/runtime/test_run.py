@@ -1,0 +1,76 @@
+"""`tilelang.run.run_file`: what `tilec run` prints and its exit statuses."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from tilelang import run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_text(tmp_path: Path, text: str, device: str = "cpu") -> tuple[int, str, str]:
+    p = tmp_path / "prog.tile"
+    p.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    status = run.run_file(p, device=device, out=out, err=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_success_is_0_and_prints_stdout(tmp_path):
+    status, out, err = run_text(tmp_path, "fn main() {\n    print(1 + 2);\n}\n")
+    assert (status, out, err) == (0, "3\n", "")
+
+
+def test_check_errors_are_1_and_nothing_runs(tmp_path):
+    status, out, err = run_text(tmp_path, 'fn main() {\n    print("ran");\n    let x: i32 = 1.5;\n}\n')
+    assert status == 1 and out == "" and "error[E" in err
+
+
+def test_runtime_error_is_3_after_the_output_so_far(tmp_path):
+    status, out, err = run_text(tmp_path, 'fn main() {\n    print("before");\n    assert(1 == 2);\n}\n')
+    assert status == 3 and out == "before\n"
+    assert "error[E0710]: assertion failed: `1 == 2`" in err and "prog.tile:3:12" in err
+    assert "Traceback" not in err
+
+
+def test_internal_error_is_101_with_a_report_request(tmp_path, monkeypatch):
+    from tilelang.runtime import host
+
+    def boom(self, main):  # type: ignore[no-untyped-def]
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(host.HostEvaluator, "run_main", boom)
+    status, _, err = run_text(tmp_path, "fn main() {}\n")
+    assert status == 101
+    assert "internal compiler error: simulated bug" in err and "please report" in err
+
+
+def test_missing_file_is_1(tmp_path):
+    err = io.StringIO()
+    assert run.run_file(tmp_path / "nope.tile", out=io.StringIO(), err=err) == 1
+    assert "cannot read" in err.getvalue()
+
+
+def test_gpu_without_a_gpu_is_a_clear_error(tmp_path):
+    if run.gpu_available():
+        pytest.skip("this machine has a GPU")
+    status, out, err = run_text(tmp_path, "fn main() {\n    print(1);\n}\n", device="gpu")
+    assert status == 3 and out == ""
+    assert err.startswith("error: cannot run on the GPU: ") and "--device cpu" in err
+
+
+def test_auto_falls_back_to_the_cpu(tmp_path):
+    if run.gpu_available():
+        pytest.skip("this machine has a GPU")
+    status, out, _ = run_text(tmp_path, "fn main() {\n    print(2);\n}\n", device="auto")
+    assert (status, out) == (0, "2\n")
+
+
+def test_execute_returns_mains_tensors():
+    ex = run.execute(str(ROOT / "examples" / "saxpy.tile"), "cpu", out=io.StringIO())
+    assert ex.device.kind == "cpu"
+    assert ex.main_locals["y"].shape == (100_000,)

@@ -74,3 +74,19 @@ def test_execute_returns_mains_tensors():
     ex = run.execute(str(ROOT / "examples" / "saxpy.tile"), "cpu", out=io.StringIO())
     assert ex.device.kind == "cpu"
     assert ex.main_locals["y"].shape == (100_000,)
+
+
+RUN_PASS = sorted(p for p in (ROOT / "tests" / "run").glob("*.tile")
+                  if "//@ run-fail" not in p.read_text() and p.stem != "device_print")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", RUN_PASS, ids=lambda p: p.stem)
+def test_run_pass_programs_print_the_same_on_gpu_and_cpu(path):
+    outs = []
+    for device in ("cpu", "gpu"):
+        out, err = io.StringIO(), io.StringIO()
+        status = run.run_file(path, device=device, out=out, err=err)
+        assert status == 0, err.getvalue()
+        outs.append(out.getvalue())
+    assert outs[0] == outs[1]

@@ -521,3 +521,14 @@ def test_crlf_tabs_and_byte_order_mark() -> None:
     text = (ROOT / "examples" / "add.tile").read_text()
     for variant in (text.replace("\n", "\r\n"), "\ufeff" + text, text.replace("    ", "\t")):
         assert len(parse_ok(variant).items) == 2
+
+
+def test_recovery_keeps_attributes_with_their_item() -> None:
+    text = ("fn broken() {\n    let = 1;\n}\n\n#[hints(\n    num_warps = 8,\n)]\n"
+            "kernel fn k(z: &mut Tensor<f32, [4]>) {\n    z.store(z.load());\n}\n")
+    sm = SourceMap()
+    sink = DiagnosticSink()
+    m = parse(sm.add("t.tile", text), sink)
+    assert [d.code for d in sink.diagnostics] == ["E0012"]
+    (k,) = m.items
+    assert isinstance(k, ast.FnDecl) and k.is_kernel and k.attrs[0].name.name == "hints"

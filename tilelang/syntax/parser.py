@@ -103,10 +103,8 @@ def _item_starts(code: str) -> list[int]:
         at = m.start()
         if at == 0:
             continue
-        prev = code[:at].rstrip()
-        prev_line = prev[prev.rfind("\n") + 1 :].lstrip()
-        if prev_line.startswith("#"):
-            continue  # an attribute belongs to the item on the next line
+        if code[:at].rstrip().endswith("]"):
+            continue  # after an attribute `#[...]`: it belongs to this item
         starts.append(at)
     return starts
 

@@ -1,3 +1,50 @@
-"""Tile: a language and toolchain for GPU kernels that cannot race."""
+"""Tile: a language and toolchain for GPU kernels that cannot race.
+
+The Python API (`tilelang/api/`) is reachable from here without importing
+it eagerly (`import tilelang` stays cheap for `tilec --help`):
+
+    mod = tilelang.load("examples/add.tile")
+    mod.add(tilelang.partition(z, [1024]), x, y).sync()
+
+`tilelang.testing` compares kernels across the interpreter and the GPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+# Names of `tilelang.api` offered at the top level, imported on first use.
+_API = frozenset(
+    {
+        "load",
+        "compile",
+        "partition",
+        "Module",
+        "Kernel",
+        "HostFunction",
+        "Operation",
+        "Handle",
+        "Partition",
+        "TileError",
+        "APIError",
+        "CompileError",
+        "CallError",
+        "BorrowError",
+        "ExecutionError",
+        "gpu_available",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from tilelang import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'tilelang' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})

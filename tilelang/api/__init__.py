@@ -1,0 +1,96 @@
+"""The Python API: load a `.tile` file and call its kernels on the arrays you
+already have, with Tile's checks still in force.
+
+    import numpy as np
+    import tilelang
+
+    mod = tilelang.load("examples/add.tile")       # checked now; CompileError if not
+    x = np.random.rand(4096).astype(np.float32)
+    y = np.random.rand(4096).astype(np.float32)
+    z = np.zeros_like(x)
+    mod.add(tilelang.partition(z, [1024]), x, y).sync()   # z written in place
+    h = mod.add(tilelang.partition(z, [1024]), x, y).launch()
+    h.wait()                                       # z stays borrowed until here
+
+`tilelang.load(path)` / `tilelang.compile(source)` return a `Module`; its
+kernels (`Kernel`) and host functions (`HostFunction`) are attributes, and
+`help(mod.add)` shows the Tile signature. A kernel call returns an
+`Operation` (`.sync()`, `.launch()` -> `Handle.wait()`). NumPy arrays run on
+the CPU interpreter in place; PyTorch and CuPy CUDA tensors run on the GPU
+in place, on their library's current stream. See `module.py` for the rules
+and `errors.py` for the exceptions (all `tilelang.TileError` subclasses).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tilelang.api.errors import APIError, BorrowError, CallError, CompileError, ExecutionError
+from tilelang.api.module import (
+    Handle,
+    HostFunction,
+    Kernel,
+    Module,
+    Operation,
+    Partition,
+    gpu_available,
+    in_flight,
+    partition,
+)
+from tilelang.diagnostics.model import TileError
+
+
+def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Module:
+    """Check Tile program text and return its module. `device` is where NumPy
+    arrays and host functions run: "cpu" (the interpreter, in place), "gpu"
+    (through copies) or "auto". CUDA tensors always run on the GPU."""
+    return _load(source, name, device)
+
+
+def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
+    """Check the `.tile` file at `path` (its `use` imports resolve next to it)
+    and return its module; see `compile` for `device`."""
+    text = Path(path).read_text(encoding="utf-8")
+    return _load(text, str(path), device)
+
+
+def _load(text: str, name: str, device: str) -> Module:
+    from tilelang import driver
+    from tilelang.api.module import _resolve_device
+    from tilelang.diagnostics import render
+    from tilelang.source import SourceMap
+
+    dev = _resolve_device(device)
+    sources = SourceMap()
+    sf = sources.add(name, text)
+    result = driver.compile(sf, until="checked", sources=sources, strict=True)
+    if not result.ok:
+        diags = list(result.diagnostics)
+        report = render.render(diags, result.sources, "human", color=False).rstrip()
+        raise CompileError(report, diags)
+    checked = result.output
+    root = result.context.outputs["ast"]
+    stem = Path(name).stem if name != "<string>" else name
+    return Module(stem, checked.program, checked.ownership, root, result.sources, dev)
+
+
+__all__ = [
+    "APIError",
+    "BorrowError",
+    "CallError",
+    "CompileError",
+    "ExecutionError",
+    "Handle",
+    "HostFunction",
+    "Kernel",
+    "Module",
+    "Operation",
+    "Partition",
+    "TileError",
+    "compile",
+    "gpu_available",
+    "in_flight",
+    "load",
+    "partition",
+]

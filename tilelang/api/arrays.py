@@ -1,0 +1,260 @@
+"""What the Python API needs to know about a caller's array, whatever made it.
+
+`describe(value)` turns a NumPy array, a PyTorch tensor (CPU or CUDA), a CuPy
+array, or any object with `__cuda_array_interface__`, `__array_interface__`
+or a CPU `__dlpack__` into an `ArrayRef`: where its memory is (a pointer and
+a byte count in one address space), its shape, its Tile element type, whether
+it is C-contiguous, and for CUDA memory the stream its library has current.
+It copies nothing and imports neither torch nor cupy: a tensor of theirs can
+only exist when they are already imported, so `sys.modules` finds them.
+
+Invariants:
+- `host` is a NumPy view of the caller's memory (never a copy) for CPU
+  arrays and None for CUDA ones, so a kernel that writes through it writes
+  the caller's array.
+- Anything that could only be read through a copy (a Python list, an object
+  with `__array__` only) is not an array here: a `&mut` argument would
+  silently lose its results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tilelang.dtypes import DType
+from tilelang.runtime.tensor import dtype_of_array
+
+
+class NotAnArray(Exception):
+    """`value` is not an array this API can use without a copy."""
+
+
+class Unsupported(Exception):
+    """`value` is an array, but one the API cannot use; the message says why
+    and how to fix it (the caller adds which parameter)."""
+
+    def __init__(self, why: str, help: str) -> None:
+        super().__init__(why)
+        self.why = why
+        self.help = help
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ArrayRef:
+    obj: Any  # the caller's object: handles keep it alive while a launch may use it
+    library: str  # "numpy", "torch", "cupy" or "cuda-array" (another CUDA library)
+    space: str  # "cpu" or "cuda:<index>": the address space of `ptr`
+    shape: tuple[int, ...]
+    dtype: DType | None  # None: an element type Tile does not have
+    dtype_name: str  # the library's own spelling, for messages (`torch.float32`)
+    ptr: int
+    nbytes: int
+    contiguous: bool  # C-contiguous (row-major, no gaps)
+    strides: tuple[int, ...]  # in elements
+    readonly: bool
+    host: np.ndarray | None  # a view of the memory (CPU only)
+    stream: int | None  # CUDA: the raw stream handle current in the caller's library
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.space.startswith("cuda")
+
+    @property
+    def device_index(self) -> int:
+        return int(self.space.split(":", 1)[1]) if self.is_cuda else -1
+
+    def describe(self) -> str:
+        """`a float32 NumPy array of shape (8, 4)` and the like."""
+        where = " on the GPU" if self.is_cuda else ""
+        kind = {"numpy": "NumPy array", "torch": "PyTorch tensor", "cupy": "CuPy array"}.get(
+            self.library, "array"
+        )
+        article = (
+            "an"
+            if self.dtype_name[:1] in "aeiou" or self.dtype_name.startswith(("int", "uint"))
+            else "a"
+        )
+        return f"{article} {self.dtype_name} {kind}{where} of shape {_pyshape(self.shape)}"
+
+
+def _pyshape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    step = 1
+    for d in reversed(shape):
+        out.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(out))
+
+
+def _is_c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    if any(d == 0 for d in shape):
+        return True
+    # A dimension of size 1 may have any stride (NumPy and PyTorch agree).
+    return all(s == c or d == 1 for d, s, c in zip(shape, strides, _c_strides(shape), strict=True))
+
+
+def tile_dtype_name(dt: DType) -> str:
+    """The NumPy spelling of a Tile element type, for help lines."""
+    return "float32" if dt is DType.BF16 else np.dtype(dt.np_dtype).name
+
+
+# ---------------------------------------------------------------- NumPy and CPU objects
+def _numpy(a: np.ndarray, obj: Any, library: str) -> ArrayRef:
+    itemsize = a.dtype.itemsize or 1
+    strides = tuple(s // itemsize for s in a.strides)
+    return ArrayRef(
+        obj=obj,
+        library=library,
+        space="cpu",
+        shape=tuple(a.shape),
+        dtype=dtype_of_array(a),
+        dtype_name=a.dtype.name,
+        ptr=int(a.__array_interface__["data"][0]),
+        nbytes=int(a.nbytes),
+        contiguous=bool(a.flags.c_contiguous),
+        strides=strides,
+        readonly=not a.flags.writeable,
+        host=a,
+        stream=None,
+    )
+
+
+# ---------------------------------------------------------------- PyTorch
+_TORCH_DTYPES = {
+    "torch.bool": DType.BOOL,
+    "torch.int8": DType.I8,
+    "torch.int16": DType.I16,
+    "torch.int32": DType.I32,
+    "torch.int64": DType.I64,
+    "torch.uint8": DType.U8,
+    "torch.uint16": DType.U16,
+    "torch.uint32": DType.U32,
+    "torch.uint64": DType.U64,
+    "torch.float16": DType.F16,
+    "torch.float32": DType.F32,
+    "torch.float64": DType.F64,
+}
+
+
+def _torch(t: Any) -> ArrayRef:
+    name = str(t.dtype)
+    if name == "torch.bfloat16":
+        # Tile keeps bf16 values in f32 memory (tilelang/dtypes.py); a 16-bit
+        # bf16 tensor would be read as half as many f32 values.
+        raise Unsupported(
+            "a torch.bfloat16 tensor cannot be used in place: Tile stores bf16 values in "
+            "float32 memory",
+            "pass `t.float()` (values rounded to bf16 by the kernel's own casts) and convert "
+            "the result back with `.bfloat16()`",
+        )
+    shape = tuple(int(d) for d in t.shape)
+    strides = tuple(int(s) for s in t.stride())
+    contiguous = bool(t.is_contiguous())
+    dtype = _TORCH_DTYPES.get(name)
+    if t.is_cuda:
+        index = t.device.index if t.device.index is not None else 0
+        torch = sys.modules["torch"]
+        stream = int(torch.cuda.current_stream(t.device).cuda_stream)
+        return ArrayRef(
+            obj=t,
+            library="torch",
+            space=f"cuda:{index}",
+            shape=shape,
+            dtype=dtype,
+            dtype_name=name,
+            ptr=int(t.data_ptr()),
+            nbytes=int(t.numel() * t.element_size()),
+            contiguous=contiguous,
+            strides=strides,
+            readonly=False,
+            host=None,
+            stream=stream,
+        )
+    if t.device.type != "cpu":
+        raise Unsupported(
+            f"a PyTorch tensor on `{t.device}` cannot be used",
+            "move it to a CUDA device or to the CPU first",
+        )
+    if dtype is None:
+        raise Unsupported(
+            f"{name} has no Tile element type",
+            "convert it to one Tile has (float32, float16, int32, ...)",
+        )
+    # A CPU tensor: NumPy views its memory (no copy); autograd is not involved,
+    # as with any kernel that writes a tensor in place.
+    return dataclasses.replace(_numpy(t.detach().numpy(), t, "torch"), dtype_name=name)
+
+
+# ---------------------------------------------------------------- CUDA array interface
+def _cuda_array(obj: Any, library: str) -> ArrayRef:
+    iface = obj.__cuda_array_interface__
+    shape = tuple(int(d) for d in iface["shape"])
+    npd = np.dtype(iface["typestr"])
+    itemsize = npd.itemsize or 1
+    raw = iface.get("strides")
+    strides = _c_strides(shape) if raw is None else tuple(int(s) // itemsize for s in raw)
+    ptr, readonly = iface["data"]
+    n = 1
+    for d in shape:
+        n *= d
+    index = 0
+    stream: int | None = None
+    if library == "cupy":
+        cupy = sys.modules["cupy"]
+        index = int(obj.device.id)
+        stream = int(cupy.cuda.get_current_stream().ptr)
+    else:
+        dev = getattr(obj, "device", None)
+        index = (
+            int(getattr(dev, "id", 0) or 0) if dev is not None and not isinstance(dev, str) else 0
+        )
+        stream = iface.get("stream") if isinstance(iface.get("stream"), int) else None
+    return ArrayRef(
+        obj=obj,
+        library=library,
+        space=f"cuda:{index}",
+        shape=shape,
+        dtype=dtype_of_array(np.empty(0, npd)),
+        dtype_name=npd.name,
+        ptr=int(ptr or 0),
+        nbytes=n * itemsize,
+        contiguous=_is_c_contiguous(shape, strides),
+        strides=strides,
+        readonly=bool(readonly),
+        host=None,
+        stream=stream,
+    )
+
+
+# ---------------------------------------------------------------- entry point
+def describe(value: Any) -> ArrayRef:
+    """An `ArrayRef` for `value`; `NotAnArray` if it is not an array at all,
+    `Unsupported` if it is one this API cannot use."""
+    if isinstance(value, np.ndarray):
+        return _numpy(value, value, "numpy")
+    module = type(value).__module__ or ""
+    if module.startswith("torch") and hasattr(value, "data_ptr") and hasattr(value, "is_cuda"):
+        return _torch(value)
+    if hasattr(value, "__cuda_array_interface__"):
+        return _cuda_array(value, "cupy" if module.startswith("cupy") else "cuda-array")
+    if hasattr(value, "__array_interface__") and not isinstance(value, np.generic):
+        a = np.asarray(value)  # the interface shares memory: no copy
+        return _numpy(a, value, module.split(".", 1)[0] or "array")
+    if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
+        kind, _ = value.__dlpack_device__()
+        if int(kind) == 1:  # kDLCPU
+            return _numpy(np.from_dlpack(value), value, module.split(".", 1)[0] or "array")
+        raise Unsupported(
+            f"a `{type(value).__name__}` on DLPack device type {int(kind)} cannot be used",
+            "pass a NumPy array, a PyTorch tensor, or a CuPy array",
+        )
+    raise NotAnArray(type(value).__name__)

@@ -1,0 +1,123 @@
+"""The exceptions the Python API raises, all `tilelang.TileError` subclasses.
+
+A Python user has no `.tile` call site to point at, so these do not render
+rustc-style source excerpts. Each says, in one readable block, what went
+wrong (naming the kernel parameter, what it expects and what was given),
+where the parameter is declared in the `.tile` file, and how to fix it:
+
+    error[E0502]: argument `x` of kernel `add` must hold `f32`, but it is an int64 NumPy array of shape (1024,)
+      --> examples/add.tile:3:31: `x: &Tensor<f32, [?]>` is declared here
+      help: convert it first: `x.astype(numpy.float32)`
+
+Errors that come from the shared runtime (launch-time checks E05xx, the
+run-time borrow tracker E03xx, a device `assert` E0700) keep their
+`diagnostics` and are shown the same way. Codes are those of the language
+where one applies; checks that exist only in Python (not an array, not
+contiguous, arrays on two devices) have none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.source import SourceFile, SourceMap, Span
+
+
+class APIError(TileError):
+    """Base of the API's errors: a message, an optional code, the location of
+    the declaration it concerns, and a help line."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        help: str | None = None,
+        where: str | None = None,
+        diagnostics: Sequence[Diagnostic] = (),
+    ) -> None:
+        super().__init__(*diagnostics)
+        self.message = message
+        self.code = code
+        self.help = help
+        self.where = where
+
+    def __str__(self) -> str:
+        head = f"error[{self.code}]" if self.code else "error"
+        lines = [f"{head}: {self.message}"]
+        if self.where:
+            lines.append(f"  --> {self.where}")
+        if self.help:
+            lines.append(f"  help: {self.help}")
+        return "\n".join(lines)
+
+    @classmethod
+    def from_tile_error(cls, err: TileError, sources: SourceMap) -> APIError:
+        """The same failure, shown for Python (first diagnostic; its primary
+        label's location and text, its first help line)."""
+        diags = tuple(err.diagnostics)
+        if not diags:
+            return cls(str(err))
+        d = diags[0]
+        where = None
+        span = d.primary_span
+        if span is not None:
+            label = next((lb.message for lb in d.labels if lb.span == span), "")
+            where = locate(span, sources, label)
+        help = d.help[0] if d.help else None
+        return cls(d.message, code=d.code or None, help=help, where=where, diagnostics=diags)
+
+
+class CompileError(APIError):
+    """`tilelang.load` / `tilelang.compile` found errors in the program; the
+    message is the full report, as `tilec check` prints it."""
+
+    def __init__(self, report: str, diagnostics: Sequence[Diagnostic]) -> None:
+        super().__init__(report, diagnostics=diagnostics)
+        self.report = report
+
+    def __str__(self) -> str:
+        return self.report
+
+
+class CallError(APIError, TypeError):
+    """A kernel or function was called with arguments that do not fit its
+    Tile signature (kinds, element types, ranks, shapes, const generics,
+    contiguity, devices). Nothing ran."""
+
+
+class BorrowError(APIError):
+    """The call would break Tile's ownership rules (E0301, E0303, E0305,
+    E0309): the same memory written twice, or written while a pending
+    `.launch()` uses it. Nothing ran."""
+
+
+class ExecutionError(APIError, RuntimeError):
+    """The kernel or host function failed while running: a device `assert`,
+    a failed `assert_close`, a CUDA error."""
+
+
+def _file(span: Span, sources: SourceMap) -> SourceFile | None:
+    if span.file < 0:  # DUMMY_SPAN: no file
+        return None
+    try:
+        return sources.get(span.file)
+    except IndexError:
+        return None
+
+
+def locate(span: Span, sources: SourceMap, what: str = "") -> str:
+    """`file:line:col` of `span`, with `what` after it."""
+    sf = _file(span, sources)
+    if sf is None:
+        return what
+    line, col = sf.line_col(span.start)
+    text = f"{sf.name}:{line}:{col}"
+    return f"{text}: {what}" if what else text
+
+
+def span_text(span: Span, sources: SourceMap) -> str:
+    """The source text of `span`, whitespace runs collapsed to one space."""
+    sf = _file(span, sources)
+    return "" if sf is None else " ".join(sf.text[span.start : span.end].split())

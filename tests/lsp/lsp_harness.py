@@ -79,6 +79,17 @@ class Session:
             content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
         return version
 
+    def edit(self, uri: str, start: tuple[int, int], end: tuple[int, int], text: str) -> int:
+        """An incremental change, as VS Code sends them."""
+        version = self.versions[uri] + 1
+        self.versions[uri] = version
+        rng = lsp.Range(start=lsp.Position(line=start[0], character=start[1]),
+                        end=lsp.Position(line=end[0], character=end[1]))
+        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=text)]))
+        return version
+
     async def hover(self, uri: str, line: int, character: int) -> lsp.Hover | None:
         return await self.client.text_document_hover_async(lsp.HoverParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri),

@@ -76,6 +76,13 @@ def test_syntax_error_is_published_and_cleared_by_an_edit(server: Any) -> None:
         version = s.change(URI, ADD)
         assert _errors(await s.wait_diagnostics(URI, version)) == []
 
+        # the same with an incremental edit: delete the `;`, then type it again
+        line, col = position_of(ADD, "1 << 20;", delta=len("1 << 20"))
+        version = s.edit(URI, (line, col), (line, col + 1), "")
+        assert [d.code for d in _errors(await s.wait_diagnostics(URI, version))] == ["E0001"]
+        version = s.edit(URI, (line, col), (line, col), ";")
+        assert _errors(await s.wait_diagnostics(URI, version)) == []
+
     run(server, scenario)
 
 

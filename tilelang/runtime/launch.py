@@ -358,6 +358,9 @@ class Graph:
         dev = self.runtime.device
         if self._captured is None and dev.kind == "gpu" and self.ops:
             # Capture once on the device (a CUDA graph), replay it afterwards.
+            # Lower and compile first: an error then leaves no capture open.
+            for op in self.ops:
+                self.runtime._prepared(op)
             stream = dev.new_stream()
             dev.capture(stream)
             for op in self.ops:

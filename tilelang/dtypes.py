@@ -1,15 +1,19 @@
 """Scalar element types (BRIEF §3), shared by every stage.
 
-Invariant: NumPy is the only import; `np_dtype` for bf16 is the storage type
-used by the interpreter (`uint16` bit patterns are NOT used: bf16 values are
-held in float32 arrays rounded to bf16 after every operation).
+Invariant: NumPy is the only import, and it is imported on first use of
+`np_dtype` (so `tilec check`, which never needs it, starts without it).
+`np_dtype` for bf16 is the storage type used by the interpreter (`uint16` bit
+patterns are NOT used: bf16 values are held in float32 arrays rounded to bf16
+after every operation).
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported on first use, so `tilec check` starts without it
+    import numpy as np
 
 
 class DType(Enum):
@@ -54,6 +58,8 @@ class DType(Enum):
     @property
     def np_dtype(self) -> np.dtype:
         """The NumPy dtype the interpreter computes in (bf16 -> float32)."""
+        import numpy as np
+
         return np.dtype(_NP[self])
 
     @staticmethod

@@ -193,7 +193,7 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-heavy = [m for m in ("llvmlite", "cuda", "pygls", "prompt_toolkit") if m in sys.modules]
+heavy = [m for m in ("numpy", "llvmlite", "cuda", "pygls", "prompt_toolkit") if m in sys.modules]
 print("HEAVY=" + ",".join(heavy))
 """
 

@@ -280,7 +280,7 @@ def bench_gemm() -> None:
     b = rng.standard_normal((K, N)).astype(np.float16)
     da, db, dc = dev.upload(a), dev.upload(b), dev.upload(np.zeros((M, N), np.float32))
     out = {}
-    for bm, bn, bk, w in ((64, 64, 32, 4), (128, 128, 32, 8)):
+    for bm, bn, bk, w in ((64, 64, 32, 4), (128, 128, 32, 8), (128, 128, 64, 8), (128, 64, 64, 4)):
         from dataclasses import replace
 
         k = replace(samples.gemm(bm, bn, bk, DType.F16, DType.F32), num_warps=w)

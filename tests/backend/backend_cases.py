@@ -90,6 +90,7 @@ CASES: list[Case] = [
     _gemm(64, 96, 64, 64, 32, 32, BF16, F32, BF16),
     _gemm(130, 70, 48, 64, 32, 16, F16, F32),  # tensor cores with partial tiles on every edge
     _gemm(128, 128, 64, 128, 128, 32, BF16, F32),
+    _gemm(40, 100, 40, 16, 48, 16, F16, F32),  # 6 tiles of 16x8 over 4 warps: guarded fragments
     Case("transpose_50x70", lambda: samples.transpose(16, 32),
          lambda r: [np.zeros((70, 50), np.float32), _rand(r, (50, 70), F32)], (cdiv(70, 16), cdiv(50, 32))),
     Case("cumsum_10x64", lambda: samples.cumsum_rows(4, 64),

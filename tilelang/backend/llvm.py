@@ -195,7 +195,29 @@ def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 Slots = list[str]  # per-thread operands of a tile value
-Operand = str | Slots
+
+
+@dataclass(frozen=True, slots=True)
+class Frag:
+    """An f32 [M, N] accumulator held in the mma.m16n8k16 C-fragment layout: 4
+    values per 16x8 tile this warp owns (see `_Emitter._tc_open`). Only a `for`
+    loop's carried accumulator of tensor-core `mma`s takes this form."""
+
+    vals: tuple[str, ...]
+    shape: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _TileCtx:
+    row0: str
+    col0: str
+    c_idx: list[str]
+    guarded: bool
+    pre: str
+    done: str
+
+
+Operand = str | Slots | Frag
 
 
 @dataclass
@@ -224,6 +246,7 @@ class _Emitter:
         self.facts = facts
         self._flat_cache: dict[tuple[int, int, int], str] = {}
         self._coord_cache: dict[tuple[int, ...], str] = {}
+        self._frag_mmas: set[int] = set()  # ids of `mma`s whose acc and result stay fragments
         self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
         written = {op.tensor for op in ir.walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
         self.written = written
@@ -273,8 +296,10 @@ class _Emitter:
         return CodegenError(d)
 
     # -- values -----------------------------------------------------------------
-    def get(self, v: ir.Value) -> Operand:
-        return self.env[v.id]
+    def get(self, v: ir.Value) -> str | Slots:
+        op = self.env[v.id]
+        assert not isinstance(op, Frag), "an mma fragment escaped its loop"
+        return op
 
     def scalar(self, v: ir.Value) -> str:
         op = self.env[v.id]
@@ -589,7 +614,7 @@ class _Emitter:
             self.env[a.id] = v
         for op in region.ops:
             if isinstance(op, ir.Yield):
-                return [self.get(v) for v in op.values]
+                return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
             self.op(op)
         return []
 
@@ -1555,37 +1580,129 @@ class _Emitter:
         finals = self.counted_loop(0, K, [(aty, v) for v in init], body)
         self.env[r.id] = [self.round_to(v, acc_dt) for v in finals]
 
+    @staticmethod
+    def tc_eligible(op: ir.Mma) -> bool:
+        """`mma` that runs on the tensor cores: f16/bf16 inputs, f32 acc, 16/8/16 multiples."""
+        M, K = op.a.shape
+        N = op.b.shape[1]
+        return (op.a.dtype in (DType.F16, DType.BF16) and op.acc.dtype is DType.F32
+                and M % 16 == 0 and N % 8 == 0 and K % 16 == 0)
+
+    def _tc_lanes(self) -> tuple[str, str, str]:
+        warp = self.emit("lshr i32 %tid, 5")
+        lane = self.emit("and i32 %tid, 31")
+        g = self.emit(f"lshr i32 {lane}, 2")
+        q2 = self.emit(f"shl i32 {self.emit(f'and i32 {lane}, 3')}, 1")
+        return warp, g, q2
+
+    def _tc_count(self, M: int, N: int) -> int:
+        """How many 16x8 tiles of an [M, N] accumulator each warp owns (rounded up)."""
+        return -(-((M // 16) * (N // 8)) // (self.T // 32))
+
+    def _tc_open(self, i: int, M: int, N: int, lanes: tuple[str, str, str]) -> _TileCtx:
+        """Open the block of this warp's i-th 16x8 tile (tile w + i*W), guarded when
+        some warps have no i-th tile. `c_idx` are the flat [M, N] indices of the
+        thread's 4 accumulator elements: (g, 2q), (g, 2q+1), (g+8, 2q), (g+8, 2q+1)
+        with g = lane/4, q = lane%4 (the mma.m16n8k16 C fragment)."""
+        warp, g, q2 = lanes
+        W = self.T // 32
+        tiles_n = N // 8
+        total = (M // 16) * tiles_n
+        tile = self.emit(f"add i32 {warp}, {i * W}")
+        guarded = (i + 1) * W > total
+        go, done = self.new_label("mt"), self.new_label("mj")
+        pre = self.cur
+        if guarded:
+            self.cbr(self.emit(f"icmp ult i32 {tile}, {total}"), go, done)
+        else:
+            self.br(go)
+        self.label(go)
+        mi = self.emit(f"udiv i32 {tile}, {tiles_n}")
+        ni = self.emit(f"urem i32 {tile}, {tiles_n}")
+        row0 = self.emit(f"shl i32 {mi}, 4")
+        col0 = self.emit(f"shl i32 {ni}, 3")
+        crow = self.emit(f"add i32 {row0}, {g}")
+        ccol = self.emit(f"add i32 {col0}, {q2}")
+        c_idx = []
+        for dr in (0, 8):
+            rr = crow if dr == 0 else self.emit(f"add i32 {crow}, 8")
+            base = self.emit(f"add i32 {self.emit(f'mul i32 {rr}, {N}')}, {ccol}")
+            c_idx += [base, self.emit(f"add i32 {base}, 1")]
+        return _TileCtx(row0, col0, c_idx, guarded, pre, done)
+
+    def _tc_close(self, t: _TileCtx, new: list[str] | None = None, old: list[str] | None = None) -> list[str]:
+        """Close a tile block; with `new`/`old`, the values after it (old when skipped)."""
+        end = self.cur
+        self.br(t.done)
+        self.label(t.done)
+        if new is None:
+            return []
+        if not t.guarded:
+            return new
+        assert old is not None
+        return [self.emit(f"phi float [ {n}, %{end} ], [ {o}, %{t.pre} ]") for n, o in zip(new, old, strict=True)]
+
+    def to_frag(self, v: ir.Value, span: Span) -> Frag:
+        """A canonical [M, N] f32 tile -> this warp's mma accumulator fragments."""
+        M, N = v.shape
+        self.need_smem(M * N * 4, span)
+        self.barrier()
+        self.write_tile(v, 0)
+        self.barrier()
+        lanes = self._tc_lanes()
+        vals: list[str] = []
+        for i in range(self._tc_count(M, N)):
+            t = self._tc_open(i, M, N, lanes)
+            got = [self.smem_load(0, DType.F32, ix) for ix in t.c_idx]
+            vals += self._tc_close(t, got, ["0.0"] * 4)
+        return Frag(tuple(vals), (M, N))
+
+    def from_frag(self, frag: Frag, r: ir.Value, span: Span) -> None:
+        """This warp's accumulator fragments -> the canonical layout of `r`."""
+        M, N = frag.shape
+        self.need_smem(M * N * 4, span)
+        self.barrier()
+        lanes = self._tc_lanes()
+        for i in range(self._tc_count(M, N)):
+            t = self._tc_open(i, M, N, lanes)
+            for ix, v in zip(t.c_idx, frag.vals[4 * i:4 * i + 4], strict=True):
+                self.smem_store(0, DType.F32, ix, v)
+            self._tc_close(t)
+        self.barrier()
+        self.env[r.id] = [self.smem_load(0, DType.F32, f) for _, _, f in self.out_slots(r.shape)]
+
     def mma_tensor_core(self, op: ir.Mma) -> bool:
         """f16/bf16 x f16/bf16 + f32 on the tensor cores: `ldmatrix` + `mma.sync.m16n8k16`.
 
         A and B are staged in shared memory as 16-bit values (exact: the
-        registers hold f16/bf16-rounded values), the accumulator as f32. Warp w
-        computes the 16x8 tiles w, w + W, ... of the result: it loads its C
-        fragment, runs the K/16 steps, and stores the fragment back; then every
-        thread reads its own elements of the result. Products are exact and
-        accumulate in f32, as the interpreter's `mma` prescribes.
+        registers hold f16/bf16-rounded values). Warp w computes the 16x8 tiles
+        w, w + W, ... of the result with K/16 `mma.sync` steps each. The
+        accumulator is either a canonical tile (staged through shared memory
+        and read back) or, inside a `for` loop that only accumulates into it,
+        kept in registers in the fragment layout for the whole loop (`Frag`,
+        see `for_`). Products are exact and accumulate in f32, as the
+        interpreter's `mma` prescribes.
         """
         a, b, acc, r = op.a, op.b, op.acc, op.result
-        in_dt = a.dtype
-        if in_dt not in (DType.F16, DType.BF16) or acc.dtype is not DType.F32:
+        if not self.tc_eligible(op):
             return False
+        in_dt = a.dtype
         M, K = a.shape
         N = b.shape[1]
-        if M % 16 or N % 8 or K % 16:
-            return False
+        acc_op = self.env[acc.id]
+        frag_in = isinstance(acc_op, Frag)
+        frag_out = id(op) in self._frag_mmas
         h16 = "half" if in_dt is DType.F16 else "bfloat"
         size_a = -(-(M * K * 2) // 16) * 16
         size_b = -(-(K * N * 2) // 16) * 16
         off_a, off_b, off_c = 0, size_a, size_a + size_b
-        self.need_smem(off_c + M * N * 4, op.span)
+        self.need_smem(off_c + (0 if frag_in and frag_out else M * N * 4), op.span)
         self.barrier()
         self.write_tile(a, off_a, h16)
         self.write_tile(b, off_b, h16)
-        self.write_tile(acc, off_c)
+        if not frag_in:
+            self.write_tile(acc, off_c)
         self.barrier()
-        W = self.T // 32
-        tiles_n = N // 8
-        total = (M // 16) * tiles_n
         self.declare("declare { i32, i32, i32, i32 } @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3))")
         self.declare("declare { i32, i32 } @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3))")
         if in_dt is DType.F16:
@@ -1596,7 +1713,6 @@ class _Emitter:
             fty = "i32"
         self.declare(f"declare {{ float, float, float, float }} @{mma_name}({', '.join([fty] * 6)}, "
                      "float, float, float, float)")
-        warp = self.emit("lshr i32 %tid, 5")
         lane = self.emit("and i32 %tid, 31")
         # ldmatrix x4 for A: lane t gives row (t % 8) + 8 * ((t / 8) % 2), column 8 * (t / 16)
         lr = self.emit(f"and i32 {lane}, 7")
@@ -1607,31 +1723,18 @@ class _Emitter:
         a_col = self.emit(f"shl i32 {lm2}, 3")
         # ldmatrix x2.trans for B (row-major [K, N]): lanes 0-15 give row k = t % 16
         b_row = self.emit(f"and i32 {lane}, 15")
-        g = self.emit(f"lshr i32 {lane}, 2")
-        q2 = self.emit(f"shl i32 {self.emit(f'and i32 {lane}, 3')}, 1")
         base_a = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off_a}")
         base_b = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off_b}")
-        for i in range(-(-total // W)):
-            tile = self.emit(f"add i32 {warp}, {i * W}")
-            go, done = self.new_label("mt"), self.new_label("mj")
-            if (i + 1) * W > total:
-                ok = self.emit(f"icmp ult i32 {tile}, {total}")
-                self.cbr(ok, go, done)
+        new_frag: list[str] = []
+        lanes = self._tc_lanes()
+        for i in range(self._tc_count(M, N)):
+            t = self._tc_open(i, M, N, lanes)
+            row0, col0, c_idx = t.row0, t.col0, t.c_idx
+            if isinstance(acc_op, Frag):
+                c_old = list(acc_op.vals[4 * i:4 * i + 4])
             else:
-                self.br(go)
-            self.label(go)
-            mi = self.emit(f"udiv i32 {tile}, {tiles_n}")
-            ni = self.emit(f"urem i32 {tile}, {tiles_n}")
-            row0 = self.emit(f"shl i32 {mi}, 4")
-            col0 = self.emit(f"shl i32 {ni}, 3")
-            crow = self.emit(f"add i32 {row0}, {g}")
-            ccol = self.emit(f"add i32 {col0}, {q2}")
-            c_idx = []
-            for dr in (0, 8):
-                rr = crow if dr == 0 else self.emit(f"add i32 {crow}, 8")
-                base = self.emit(f"add i32 {self.emit(f'mul i32 {rr}, {N}')}, {ccol}")
-                c_idx += [base, self.emit(f"add i32 {base}, 1")]
-            c = [self.smem_load(off_c, DType.F32, ix) for ix in c_idx]
+                c_old = [self.smem_load(off_c, DType.F32, ix) for ix in c_idx]
+            c = c_old
             arow = self.emit(f"mul i32 {self.emit(f'add i32 {row0}, {a_row}')}, {K}")
             for kk in range(K // 16):
                 ia = self.emit(f"add i32 {arow}, {self.emit(f'add i32 {a_col}, {kk * 16}')}")
@@ -1650,10 +1753,15 @@ class _Emitter:
                 args = ", ".join([f"{fty} {x}" for x in frags] + [f"float {x}" for x in c])
                 d = self.call("{ float, float, float, float }", mma_name, args)
                 c = [self.emit(f"extractvalue {{ float, float, float, float }} {d}, {n}") for n in range(4)]
-            for ix, v in zip(c_idx, c, strict=True):
-                self.smem_store(off_c, DType.F32, ix, v)
-            self.br(done)
-            self.label(done)
+            if frag_out:
+                new_frag += self._tc_close(t, c, c_old)
+            else:
+                for ix, v in zip(c_idx, c, strict=True):
+                    self.smem_store(off_c, DType.F32, ix, v)
+                self._tc_close(t)
+        if frag_out:
+            self.env[r.id] = Frag(tuple(new_frag), (M, N))
+            return True
         self.barrier()
         self.env[r.id] = [self.smem_load(off_c, DType.F32, f) for _, _, f in self.out_slots(r.shape)]
         return True
@@ -1665,7 +1773,10 @@ class _Emitter:
     def _flatten(self, ops: list[Operand]) -> list[str]:
         out: list[str] = []
         for o in ops:
-            out.extend(o if isinstance(o, list) else [o])
+            if isinstance(o, Frag):
+                out.extend(o.vals)
+            else:
+                out.extend(o if isinstance(o, list) else [o])
         return out
 
     def _unflatten(self, vals: tuple[ir.Value, ...], flat: list[str]) -> list[Operand]:
@@ -1687,13 +1798,41 @@ class _Emitter:
             out.extend([reg_ty(v.dtype)] * (self.lay(v).E if v.shape else 1))
         return out
 
+    def _fusable_accumulators(self, op: ir.For) -> dict[int, ir.Mma]:
+        """Carried values that the loop body only feeds, as the accumulator, to one
+        top-level tensor-core `mma` whose result is yielded back in the same place:
+        such an accumulator can stay in the fragment layout for the whole loop."""
+        body = op.body
+        yields = body.ops[-1]
+        assert isinstance(yields, ir.Yield)
+        uses: dict[int, int] = {}
+        for o in ir.walk(body):
+            for v in ir.op_operands(o):
+                uses[v.id] = uses.get(v.id, 0) + 1
+        out: dict[int, ir.Mma] = {}
+        for i, arg in enumerate(body.args[1:]):
+            for o in body.ops:
+                if (isinstance(o, ir.Mma) and o.acc.id == arg.id and uses.get(arg.id) == 1
+                        and yields.values[i].id == o.result.id and uses.get(o.result.id) == 1
+                        and self.tc_eligible(o)):
+                    out[i] = o
+        return out
+
     def for_(self, op: ir.For) -> None:
         iv_v = op.body.args[0]
         ity = reg_ty(iv_v.dtype)
         signed = iv_v.dtype.is_signed
         lo, hi, st = self.scalar(op.lower), self.scalar(op.upper), self.scalar(op.step)
-        inits = self._flatten([self.get(v) for v in op.inits])
-        types = self._flat_types(op.results)
+        fused = self._fusable_accumulators(op)
+        for m in fused.values():
+            self._frag_mmas.add(id(m))
+        init_ops: list[Operand] = []
+        for i, v in enumerate(op.inits):
+            init_ops.append(self.to_frag(v, op.span) if i in fused else self.get(v))
+        inits = self._flatten(init_ops)
+        types = []
+        for o, v in zip(init_ops, op.results, strict=True):
+            types += ["float"] * len(o.vals) if isinstance(o, Frag) else self._flat_types((v,))
         pre = self.cur
         head, body_l, exit_ = self.new_label("for"), self.new_label("body"), self.new_label("endfor")
         self.br(head)
@@ -1707,19 +1846,31 @@ class _Emitter:
         c = self.emit(f"and i1 {c1}, {c2}")
         self.cbr(c, body_l, exit_)
         self.label(body_l)
-        carried = self._unflatten(op.results, phis)
+        carried: list[Operand] = []
+        pos = 0
+        for o, v in zip(init_ops, op.results, strict=True):
+            if isinstance(o, Frag):
+                carried.append(Frag(tuple(phis[pos:pos + len(o.vals)]), o.shape))
+                pos += len(o.vals)
+            else:
+                n = self.lay(v).E if v.shape else 1
+                carried += self._unflatten((v,), phis[pos:pos + n])
+                pos += n
         ys = self.region(op.body, (iv, *carried))
         nexts = self._flatten(ys)
         ivn = self.emit(f"add {ity} {iv}, {st}")
         latch = self.cur
         self.br(head)
         lines = [f"  {iv} = phi {ity} [ {lo}, %{pre} ], [ {ivn}, %{latch} ]"]
-        for p, t, i0, nx in zip(phis, types, inits, nexts, strict=False):
+        for p, t, i0, nx in zip(phis, types, inits, nexts, strict=True):
             lines.append(f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]")
         self.lines[phi_at] = "\n".join(lines)
         self.label(exit_)
-        for v, o in zip(op.results, carried, strict=False):
-            self.env[v.id] = o
+        for v, o in zip(op.results, carried, strict=True):
+            if isinstance(o, Frag):
+                self.from_frag(o, v, op.span)
+            else:
+                self.env[v.id] = o
 
     def if_(self, op: ir.If) -> None:
         c = self.scalar(op.cond)

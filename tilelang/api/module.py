@@ -224,15 +224,15 @@ class Module:
 
     def on(self, device: str) -> Module:
         """The same program with NumPy arrays and host functions on `device`
-        ("cpu" or "gpu"); the kernels are not checked again."""
-        return Module(
-            self.name,
-            self._program,
-            self._ownership,
-            self._root,
-            self._sources,
-            _resolve_device(device),
-        )
+        ("cpu", "gpu" or "auto"); the program is not checked again."""
+        dev = _resolve_device(device)
+        if dev == self.device:
+            return self
+        siblings = self.__dict__.setdefault("_siblings", {})
+        if dev not in siblings:
+            siblings[dev] = Module(self.name, self._program, self._ownership, self._root,
+                                   self._sources, dev)
+        return siblings[dev]
 
     # -- engines --------------------------------------------------------------------
     def _engine_for_host(self) -> str:
@@ -524,7 +524,9 @@ class _Call:
             )
         except Unsupported as e:
             self.fail(
-                spec, f"argument `{spec.name}` of kernel `{self.kname}`: {e.why}", help=e.help
+                spec,
+                f"argument `{spec.name}` of kernel `{self.kname}`: {e.why}",
+                help=e.help.replace("`t.", f"`{spec.name}."),
             )
         what = f"argument `{spec.name}` of kernel `{self.kname}`"
         if ref.dtype is None:

@@ -1,0 +1,345 @@
+"""The Python API on NumPy arrays and the CPU interpreter (runs in every CI run).
+
+Covers: loading (files, text, compile errors), signatures and `help`, kernel
+calls in place, `.sync()` / `.launch()` / `.wait()`, explicit generics, host
+functions, every argument check (kind, dtype, rank, contiguity, read-only,
+tile limits, generics, argument count), the run-time ownership rules, and
+`tilelang.testing`.
+"""
+
+from __future__ import annotations
+
+import gc
+import pydoc
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.testing as tt
+from tilelang.api import in_flight
+
+ROOT = Path(__file__).resolve().parents[2]
+EX = ROOT / "examples"
+P = tilelang.partition
+
+
+@pytest.fixture(scope="module")
+def add():  # type: ignore[no-untyped-def]
+    return tilelang.load(EX / "add.tile")
+
+
+@pytest.fixture(scope="module")
+def saxpy():  # type: ignore[no-untyped-def]
+    return tilelang.load(EX / "saxpy.tile")
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_in_flight():  # type: ignore[no-untyped-def]
+    yield
+    assert in_flight() == 0, "a test left a launch in flight"
+
+
+def _vectors(n: int = 3000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32),
+            np.zeros(n, np.float32))
+
+
+# ---------------------------------------------------------------- loading
+def test_import_tilelang_is_light() -> None:
+    code = "import sys, tilelang; assert 'numpy' not in sys.modules and 'tilelang.api' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_load_lists_kernels_and_functions(add) -> None:  # type: ignore[no-untyped-def]
+    assert set(add.kernels) == {"add"} and set(add.functions) == {"main"}
+    assert "add" in dir(add)
+    with pytest.raises(AttributeError, match="has no kernel or host function `sub`"):
+        add.sub  # noqa: B018
+
+
+def test_help_shows_the_tile_signature(add) -> None:  # type: ignore[no-untyped-def]
+    text = pydoc.render_doc(add.add, renderer=pydoc.plaintext)
+    assert "kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, " \
+           "y: &Tensor<f32, [?]>)" in text
+    assert "add(z: '&mut Tensor<f32, [B]>'" in text  # the Python signature
+    assert "element-wise addition" in text  # the doc comment above the kernel
+    assert "tilelang.partition" in text
+
+
+def test_compile_error_is_a_tile_error_with_the_report() -> None:
+    with pytest.raises(tilelang.CompileError) as e:
+        tilelang.compile("kernel fn k(z: &mut Tensor<f32, [4]>) { z.store(1.0 + true); }\n")
+    assert isinstance(e.value, tilelang.TileError)
+    assert "error[" in str(e.value) and "<string>:1:" in str(e.value)
+    assert e.value.diagnostics
+
+
+def test_compile_from_text_and_run_host_function(capsys) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(
+        "fn twice(x: &Tensor<f32, [?]>, k: f32) -> Tensor<f32, [?]> { x * 2.0 + k }\n"
+        "kernel fn inc<const B: i32>(z: &mut Tensor<i32, [B]>) { z.store(z.load() + 1); }\n"
+        "fn bump(t: &mut Tensor<i32, [?]>) { inc(t.partition([4])).sync(); }\n"
+        "fn hello() { print(42); }\n")
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(mod.twice(x, 1.0), x * 2 + 1)
+    t = np.zeros(3, np.int32)
+    assert mod.bump(t) is None
+    np.testing.assert_array_equal(t, [1, 1, 1])  # `&mut` written back
+    mod.hello()
+    assert capsys.readouterr().out.strip() == "42"
+    with pytest.raises(tilelang.CallError, match="must hold `i32`"):
+        mod.bump(np.zeros(3, np.float32))
+
+
+def test_main_runs(add, capsys) -> None:  # type: ignore[no-untyped-def]
+    add.main()
+    assert capsys.readouterr().out.strip()  # prints z.sum()
+
+
+# ---------------------------------------------------------------- kernel calls
+def test_call_builds_an_operation_and_sync_runs_it_in_place(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors()
+    op = add.add(P(z, [1024]), x, y)
+    assert isinstance(op, tilelang.Operation)
+    assert op.grid == (3,) and op.generics == {"B": 1024}
+    assert not z.any()  # nothing ran yet
+    op.sync()
+    np.testing.assert_array_equal(z, x + y)
+
+
+def test_keywords_and_one_int_tile(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors(100)
+    add.add(y=y, x=x, z=P(z, 64)).sync()
+    np.testing.assert_array_equal(z, x + y)
+
+
+def test_launch_and_wait(saxpy) -> None:  # type: ignore[no-untyped-def]
+    x, y, _ = _vectors()
+    want = 2.5 * x + y
+    h = saxpy.saxpy(P(y, [1024]), x, 2.5).launch()
+    assert in_flight() == 1
+    h.wait()
+    h.wait()  # idempotent
+    assert h.done and in_flight() == 0
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+
+
+def test_explicit_generics() -> None:
+    mod = tilelang.load(EX / "gemm.tile")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((96, 100)).astype(np.float16)
+    b = rng.standard_normal((100, 80)).astype(np.float16)
+    c = np.zeros((96, 80), np.float32)
+    with pytest.raises(tilelang.CallError, match="cannot infer `BK`") as e:
+        mod.gemm(P(c, [32, 32]), a, b)
+    assert "gemm[BM, BN, BK](...)" in str(e.value)
+    mod.gemm[32, 32, 16](P(c, [32, 32]), a, b).sync()
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-2)
+    with pytest.raises(tilelang.CallError, match=r"E0212.*dimension 48 is not a power of two"):
+        mod.gemm[32, 32, 48](P(c, [32, 32]), a, b)
+    with pytest.raises(tilelang.CallError, match="takes 3 generic arguments but 4"):
+        mod.gemm[1, 2, 3, 4]
+
+
+def test_generic_conflict(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors(100)
+    with pytest.raises(tilelang.CallError, match=r"E0504.*`B` of kernel `add` is 1024"):
+        add.add[512](P(z, [1024]), x, y)
+
+
+def test_static_dimension_checked() -> None:
+    mod = tilelang.load(EX / "softmax.tile")
+    x = np.zeros((20, 64), np.float32)
+    y = np.zeros((20, 128), np.float32)
+    with pytest.raises(tilelang.CallError, match=r"E050[14]"):
+        mod.softmax_rows(P(y, [16, 128]), x)
+
+
+def test_partition_grids_must_agree() -> None:
+    mod = tilelang.compile(
+        "kernel fn two<const B: i32>(a: &mut Tensor<f32, [B]>, b: &mut Tensor<f32, [B]>) {\n"
+        "    a.store(b.load());\n}\n")
+    with pytest.raises(tilelang.CallError, match=r"E0500.*partition grids disagree"):
+        mod.two(P(np.zeros(100, np.float32), [32]), P(np.zeros(200, np.float32), [32]))
+
+
+# ---------------------------------------------------------------- argument checks
+@pytest.mark.parametrize(("make", "cls", "pattern"), [
+    (lambda x, y, z: (z, x, y), tilelang.BorrowError,
+     r"E0301.*`z` of kernel `add` must be a partition(.|\n)*tilelang.partition\(z, \[B\]\)"),
+    (lambda x, y, z: (P(z, [1024]), x.astype(np.int64), y), tilelang.CallError,
+     r"E0502.*`x` of kernel `add` must hold `f32`, but it is an int64 NumPy array(.|\n)*"
+     r"add.tile:3:(.|\n)*x.astype\(numpy.float32\)"),
+    (lambda x, y, z: (P(z, [1024]), x.reshape(30, 100), y), tilelang.CallError,
+     r"E0503.*must have 1 dimension, but it is a float32 NumPy array of shape \(30, 100\)"),
+    (lambda x, y, z: (P(z, [1024]), x[::2], y[::2]), tilelang.CallError,
+     r"`x` of kernel `add` is not contiguous(.|\n)*numpy.ascontiguousarray\(x\)"),
+    (lambda x, y, z: (P(z, [1000]), x, y), tilelang.CallError,
+     r"E0212.*tile dimension 1000 of `z` is not a power of two(.|\n)*use 1024"),
+    (lambda x, y, z: (P(z, [32, 32]), x, y), tilelang.CallError,
+     r"E0507.*tile shape \[32, 32\] of `z` has 2 dimensions, but the array has 1"),
+    (lambda x, y, z: (P(z, [1024]), list(x), y), tilelang.CallError,
+     r"`x` of kernel `add` must be an array, not a `list`"),
+    (lambda x, y, z: (P(z, [1024]), P(x, [1024]), y), tilelang.CallError,
+     r"`x` of kernel `add` is read only \(`&`\): pass the array itself"),
+    (lambda x, y, z: (P(z, [1024]), x), tilelang.CallError, r"missing argument `y`"),
+    (lambda x, y, z: (P(z, [1024]), x, y, y), tilelang.CallError, r"takes 3 arguments \(z, x, y\)"),
+    (lambda x, y, z: (P(z, [1024]), z, y), tilelang.BorrowError,
+     r"E0303.*`x` and `z` share memory"),
+    (lambda x, y, z: (P(z, [1024]), x.astype(np.complex64), y), tilelang.CallError,
+     r"complex64 NumPy array .* an element type Tile does not have"),
+])
+def test_wrong_calls_say_what_to_fix(add, make, cls, pattern) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors()
+    with pytest.raises(cls, match=pattern) as e:
+        add.add(*make(x, y, z))
+    assert isinstance(e.value, tilelang.TileError)
+    assert not z.any()  # nothing ran
+
+
+def test_read_only_output_refused(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors(64)
+    z.setflags(write=False)
+    with pytest.raises(tilelang.CallError, match="`z` of kernel `add` is read-only"):
+        add.add(P(z, [64]), x, y)
+
+
+def test_overlapping_views_conflict(add) -> None:  # type: ignore[no-untyped-def]
+    buf = np.zeros(2048, np.float32)
+    x, y, _ = _vectors(1024)
+    with pytest.raises(tilelang.BorrowError, match="E0303"):
+        add.add(P(buf[:1024], [1024]), buf[512:1536], y)
+    add.add(P(buf[:1024], [1024]), buf[1024:], y).sync()  # disjoint halves are fine
+
+
+def test_bad_tile_shapes() -> None:
+    for bad in ([], [0], [-4], [2.5], "ab"):
+        with pytest.raises(tilelang.CallError, match="E0507|tile shape is a list of positive integers"):
+            P(np.zeros(4, np.float32), bad)
+
+
+@pytest.mark.parametrize(("value", "pattern"), [
+    ("2", r"`a` of kernel `saxpy` is a number \(`f32`\), but it is a `str`"),
+    (np.zeros(3, np.float32), r"but it is a float32 NumPy array of shape \(3,\)"),
+    (True, r"is a `f32`, not a `bool`"),
+])
+def test_scalar_checks(saxpy, value, pattern) -> None:  # type: ignore[no-untyped-def]
+    x, y, _ = _vectors(64)
+    with pytest.raises(tilelang.CallError, match=pattern):
+        saxpy.saxpy(P(y, [64]), x, value)
+
+
+def test_integer_scalars_are_range_checked() -> None:
+    mod = tilelang.compile(
+        "kernel fn fill<const B: i32>(z: &mut Tensor<u8, [B]>, v: u8) {\n"
+        "    z.store(full::<u8>([B], v));\n}\n")
+    z = np.zeros(8, np.uint8)
+    with pytest.raises(tilelang.CallError, match="300 does not fit in it"):
+        mod.fill(P(z, [8]), 300)
+    with pytest.raises(tilelang.CallError, match=r"is an integer \(`u8`\)"):
+        mod.fill(P(z, [8]), 2.5)
+    mod.fill(P(z, [8]), np.uint8(7)).sync()
+    assert (z == 7).all()
+
+
+# ---------------------------------------------------------------- ownership at run time
+def test_pending_launch_blocks_other_launches(saxpy, add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors()
+    h = saxpy.saxpy(P(y, [1024]), x, 2.0).launch()
+    with pytest.raises(tilelang.BorrowError, match=r"E0309.*`y` of kernel `saxpy` writes memory that a "
+                       r"pending launch of `saxpy` also writes"):
+        saxpy.saxpy(P(y, [1024]), x, 2.0).sync()
+    with pytest.raises(tilelang.BorrowError, match=r"E0305.*`x` of kernel `add` reads memory that a "
+                       r"pending launch of `saxpy` may still be writing \(as `y`\)"):
+        add.add(P(z, [1024]), y, x)  # building it is fine ...
+        add.add(P(z, [1024]), y, x).sync()  # ... running it is not
+    with pytest.raises(tilelang.BorrowError, match=r"E0305.*`z` of kernel `add` writes memory that a "
+                       r"pending launch of `saxpy` may still be reading \(as `x`\)"):
+        add.add(P(x, [1024]), z, z).sync()
+    add.add(P(z, [1024]), x, x).sync()  # sharing a read is fine
+    h.wait()
+    add.add(P(z, [1024]), y, x).sync()  # after the wait, everything is free again
+    np.testing.assert_allclose(z, y + x)
+
+
+def test_two_pending_reads_are_fine(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors()
+    w = np.zeros_like(z)
+    h1 = add.add(P(z, [1024]), x, y).launch()
+    h2 = add.add(P(w, [1024]), x, y).launch()
+    h1.wait()
+    h2.wait()
+    np.testing.assert_array_equal(z, w)
+
+
+def test_dropped_handle_waits_and_warns(saxpy) -> None:  # type: ignore[no-untyped-def]
+    x, y, _ = _vectors(64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        saxpy.saxpy(P(y, [64]), x, 1.0).launch()  # the handle is dropped at once
+        gc.collect()
+    assert any("dropped without `.wait()`" in str(w.message) for w in caught)
+    assert in_flight() == 0
+
+
+def test_failed_run_releases_its_borrows() -> None:
+    mod = tilelang.compile(
+        "kernel fn check<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
+        "    assert(block_id(0) < 1, \"only one block\");\n"
+        "    z.store(zeros::<f32>([B]));\n}\n")
+    z = np.zeros(64, np.float32)
+    with pytest.raises(tilelang.ExecutionError, match="only one block") as e:
+        mod.check(P(z, [16])).sync()
+    assert "<string>:2:" in str(e.value)
+    assert in_flight() == 0
+    mod.check(P(z, [64])).sync()
+
+
+# ---------------------------------------------------------------- bf16 and other dtypes
+def test_bf16_parameter_takes_float32_arrays() -> None:
+    mod = tilelang.compile(
+        "kernel fn half<const B: i32>(z: &mut Tensor<bf16, [B]>, x: &Tensor<bf16, [?]>) {\n"
+        "    z.store(x.load_like(z) * 0.5);\n}\n")
+    x = np.array([1.0, 3.0, 1.0 + 2**-10, 10.0], np.float32)
+    z = np.zeros(4, np.float32)
+    mod.half(P(z, [4]), x).sync()
+    np.testing.assert_array_equal(z, [0.5, 1.5, 0.5, 5.0])  # 1 + 2^-10 rounds to 1 in bf16
+    with pytest.raises(tilelang.CallError, match=r"must hold `bf16` \(Tile keeps bf16 values in float32"):
+        mod.half(P(z, [4]), x.astype(np.float16))
+
+
+def test_type_generic_binds_from_the_arrays() -> None:
+    mod = tilelang.compile(
+        "kernel fn copy<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>) {\n"
+        "    z.store(x.load_like(z));\n}\n")
+    for dt in (np.int32, np.float16, np.uint8):
+        x = np.arange(10).astype(dt)
+        z = np.zeros(10, dt)
+        mod.copy(P(z, [16]), x).sync()
+        np.testing.assert_array_equal(z, x)
+    with pytest.raises(tilelang.CallError, match="E0504"):
+        mod.copy(P(np.zeros(4, np.int32), [4]), np.zeros(4, np.float32))
+
+
+# ---------------------------------------------------------------- tilelang.testing
+def test_testing_run_leaves_the_callers_arrays_alone(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors(100)
+    (out,) = tt.run(add.add, P(z, [64]), x, y)
+    np.testing.assert_array_equal(out, x + y)
+    assert not z.any()
+
+
+def test_testing_compare_on_the_cpu_and_assert_close(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors(100)
+    res = tt.compare(add.add, P(z, [64]), x, y, devices=("cpu", "cpu"))
+    np.testing.assert_array_equal(res["cpu"][0], x + y)
+    tt.assert_close(np.ones(3), np.ones(3) + 1e-13)
+    with pytest.raises(AssertionError, match=r"1 of 3 elements differ(.|\n)*at \[1\]: got"):
+        tt.assert_close(np.array([1.0, 2.5, 3.0]), np.array([1.0, 2.0, 3.0]))
+    assert tt.tolerance(np.int32) == (0.0, 0.0)

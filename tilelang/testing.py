@@ -1,0 +1,134 @@
+"""Testing helpers: run a kernel on several engines and compare the results.
+
+The CPU interpreter defines what a kernel means (BRIEF §8); the GPU must
+agree with it to floating-point tolerance. `compare` runs one kernel call on
+each engine, each on its own copies of the NumPy arguments, and asserts that
+every output (every array passed as a partition) agrees:
+
+    import tilelang, tilelang.testing as tt
+
+    mod = tilelang.load("examples/softmax.tile")
+    x = np.random.randn(300, 64).astype(np.float32)
+    out = np.zeros_like(x)
+    results = tt.compare(mod.softmax, tilelang.partition(out, [1, 64]), x)
+    results["cpu"][0]        # the interpreter's `out`
+
+Engines are "cpu" and "gpu"; without a GPU, `compare(..., devices=("cpu",
+"gpu"))` skips the test through pytest when pytest is running and raises
+`GpuUnavailable` otherwise. The caller's arrays are never written.
+
+Tolerances: `tolerance(dtype)` is the default per element type (exact for
+integers and bool); `rtol`/`atol` override it. Failures are `AssertionError`s
+that say how many elements differ and show the worst few with their index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tilelang.api.module import Kernel, Partition, gpu_available
+from tilelang.dtypes import DType
+
+# Engine-to-engine tolerances (the GPU's fast math and reduction order; see
+# backend/fastmath.py for op-by-op figures). Integers and bool are exact.
+_TOLERANCE = {
+    DType.F16: (2e-3, 2e-3),
+    DType.BF16: (1.6e-2, 1e-2),
+    DType.F32: (2e-5, 1e-5),
+    DType.F64: (1e-12, 1e-12),
+}
+
+
+class GpuUnavailable(Exception):
+    """A comparison asked for the GPU on a machine without one (outside pytest)."""
+
+
+def tolerance(dtype: DType | np.dtype | type) -> tuple[float, float]:
+    """(rtol, atol) for comparing two engines' results of `dtype`."""
+    if not isinstance(dtype, DType):
+        npd = np.dtype(dtype)
+        dtype = next((d for d in DType if d is not DType.BF16 and d.np_dtype == npd), DType.F32)
+    return _TOLERANCE.get(dtype, (0.0, 0.0))
+
+
+def _copy_arg(a: Any) -> Any:
+    if isinstance(a, Partition):
+        return Partition(np.array(np.asarray(a.array), copy=True), a.tile)
+    if isinstance(a, np.ndarray):
+        return np.array(a, copy=True)
+    return a
+
+
+def run(kernel: Kernel, *args: Any, device: str = "cpu") -> list[np.ndarray]:
+    """Run `kernel(*args)` on `device` ("cpu" or "gpu") on copies of the
+    NumPy arguments and return the outputs (the partitioned arrays, in
+    parameter order) after the run. The caller's arrays are not written."""
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"device must be \"cpu\" or \"gpu\", not {device!r}")
+    if device == "gpu" and not gpu_available():
+        _skip_or_raise("no CUDA device is available for the GPU side of this comparison")
+    k = getattr(kernel.module.on(device), kernel.__name__)
+    if kernel.explicit:
+        k = k[kernel.explicit]
+    copies = [_copy_arg(a) for a in args]
+    k(*copies).sync()
+    return [a.array for a in copies if isinstance(a, Partition)]
+
+
+def compare(kernel: Kernel, *args: Any, devices: Sequence[str] = ("cpu", "gpu"),
+            rtol: float | None = None, atol: float | None = None) -> dict[str, list[np.ndarray]]:
+    """Run `kernel(*args)` on each of `devices` and assert that the outputs of
+    every engine agree with the first one's. Returns the outputs by device."""
+    results = {d: run(kernel, *args, device=d) for d in devices}
+    first = devices[0]
+    names = [s.name for s in kernel.specs if s.kind == "mut"]
+    for d in devices[1:]:
+        for name, want, got in zip(names, results[first], results[d], strict=True):
+            assert_close(got, want, rtol=rtol, atol=atol,
+                         what=f"`{name}` of kernel `{kernel.__name__}` on {d} vs {first}")
+    return results
+
+
+def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None,
+                 what: str = "arrays") -> None:
+    """Assert `|actual - expected| <= atol + rtol * |expected|` elementwise
+    (NaN matches NaN); on failure, say how many differ and show the worst."""
+    a = np.asarray(actual)
+    e = np.asarray(expected)
+    if a.shape != e.shape:
+        raise AssertionError(f"{what}: shapes differ: {a.shape} vs {e.shape}")
+    dr, da = tolerance(e.dtype)
+    rtol = dr if rtol is None else rtol
+    atol = da if atol is None else atol
+    a64 = a.astype(np.float64)
+    e64 = e.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a64 - e64)
+        bad = ~((diff <= atol + rtol * np.abs(e64)) | (np.isnan(a64) & np.isnan(e64)) | (a64 == e64))
+    count = int(bad.sum())
+    if not count:
+        return
+    idx = np.argwhere(bad)
+    order = np.argsort(-np.nan_to_num(diff[bad], nan=np.inf))[:5]
+    lines = [f"{what}: {count} of {a.size} elements differ (rtol = {rtol:g}, atol = {atol:g})"]
+    for i in order:
+        pos = tuple(int(x) for x in idx[i])
+        lines.append(f"  at {list(pos)}: got {a[pos]!r}, expected {e[pos]!r} "
+                     f"(difference {diff[pos]:.3g})")
+    raise AssertionError("\n".join(lines))
+
+
+def _skip_or_raise(why: str) -> None:
+    import sys
+
+    if "pytest" in sys.modules:
+        import pytest
+
+        pytest.skip(why)
+    raise GpuUnavailable(why)
+
+
+__all__ = ["GpuUnavailable", "assert_close", "compare", "run", "tolerance"]

@@ -383,3 +383,12 @@ def test_kitchen_sink_of_builtins(mode: str) -> None:
     rr = u - 3 * q
     v = q * 3 + rr + (u << 2) - (u >> 1) + (u & 5) + (u | 2) + (u ^ 9) - u
     np.testing.assert_array_equal(iz, v + (np.cumsum(t, 1) > 0).astype(np.int32))
+
+
+def test_hints_reach_the_kernel() -> None:
+    k = lower("""
+#[hints(num_warps = 8, stages = 3)]
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(zeros::<f32>([B])); }
+""", "k", B=64)
+    assert (k.num_warps, k.num_stages) == (8, 3)
+    assert "warps 8 stages 3" in print_kernel(k)

@@ -2,6 +2,10 @@
 
 Run: `python benchmarks/parse_speed.py [lines]`. The target is well under a
 second for 2,000 lines (Lark's table load, cached on disk, is timed apart).
+Measured on the shared 2-core build machine (busy, yardstick loop 0.15 s CPU):
+about 1.3 s CPU, of which Lark takes 1.07 s, its position propagation about 0.45
+s of that, and the AST builder 0.2-0.4 s. On a desktop where the yardstick
+runs in 0.05 s that is about 0.4 s.
 """
 
 from __future__ import annotations
@@ -42,24 +46,26 @@ def main() -> None:
     t0 = time.perf_counter()
     lark_parser()
     t1 = time.perf_counter()
-    best = float("inf")
+    best = best_cpu = float("inf")
     for _ in range(3):
         sink = DiagnosticSink()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         module = parse(SourceMap().add("bench.tile", text), sink)
         best = min(best, time.perf_counter() - start)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
         assert not sink.diagnostics
     # A yardstick for the machine: on an idle desktop CPython 3.11 runs this loop
     # in about 0.05 s; a slower result means a loaded or slow machine.
     start = time.perf_counter()
     total = 0
+    cpu = time.process_time()
     for i in range(1_000_000):
         total += i
-    yardstick = time.perf_counter() - start
+    yardstick = min(time.perf_counter() - start, time.process_time() - cpu)
     print(f"yardstick (1M-iteration Python loop): {yardstick:.3f} s")
     print(f"parser tables: {t1 - t0:.3f} s")
     print(f"parse {text.count(chr(10))} lines, {len(text)} chars, {len(module.items)} items: "
-          f"{best:.3f} s (best of 3)")
+          f"{best:.3f} s wall, {best_cpu:.3f} s CPU (best of 3)")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ CASES = {
     "lerp(t, t * 2.0, 0.25)": lambda x: x + (2 * x - x) * 0.25,
     "t * (cdiv(10, 3) as f32) + (round_up(10, 4) + min_i32(2, 5) + max_i32(2, 5)) as f32":
         lambda x: x * 4 + (12 + 2 + 5),
+    "t * PI + E - SQRT_2 * LN_2": lambda x: x * np.pi + np.e - np.sqrt(2) * np.log(2),
 }
 
 

@@ -296,7 +296,14 @@ def repl(
 
 
 @app.command()
-def lsp() -> None:
+def lsp(
+    stdio: Annotated[
+        bool,
+        # Language clients (vscode-languageclient) add `--stdio` when they
+        # talk over stdin/stdout; that is the only transport, so accept it.
+        typer.Option("--stdio", help="Talk LSP over stdin/stdout (the default and only transport)."),
+    ] = False,
+) -> None:
     """Start the language server on stdin/stdout (for editors)."""
     serve = _optional("tilelang.lsp.server", "serve", "`tilec lsp`")
     serve()

@@ -147,7 +147,8 @@ async def session() -> AsyncIterator[Session]:
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    await client.start_io(sys.executable, "-m", "tilelang", "lsp", cwd=str(REPO), env=env)
+    # `--stdio` as language clients pass it (vscode-languageclient does).
+    await client.start_io(sys.executable, "-m", "tilelang", "lsp", "--stdio", cwd=str(REPO), env=env)
     try:
         await asyncio.wait_for(client.initialize_async(lsp.InitializeParams(
             capabilities=lsp.ClientCapabilities(),

@@ -4,10 +4,10 @@
 
 import * as vscode from "vscode";
 import {
+  Executable,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
 } from "vscode-languageclient/node";
 
 let client: LanguageClient | undefined;
@@ -17,7 +17,9 @@ function serverOptions(): ServerOptions {
   const config = vscode.workspace.getConfiguration("tile");
   const command = config.get<string>("server.path", "tilec") || "tilec";
   const extra = config.get<string[]>("server.extraArgs", []);
-  const executable = { command, args: ["lsp", ...extra], transport: TransportKind.stdio };
+  // No `transport`: with `TransportKind.stdio` the client would append
+  // `--stdio`; plain stdio is what `tilec lsp` speaks (it accepts the flag too).
+  const executable: Executable = { command, args: ["lsp", ...extra] };
   return { run: executable, debug: executable };
 }
 

@@ -81,6 +81,8 @@ test("starts `tilec lsp` from PATH by default, for tile documents", async () => 
   assert.ok(client.started);
   assert.deepStrictEqual(client.serverOptions.run.command, "tilec");
   assert.deepStrictEqual(client.serverOptions.run.args, ["lsp"]);
+  // With a `transport` the real client would append `--stdio` to the args.
+  assert.strictEqual(client.serverOptions.run.transport, undefined);
   const languages = client.clientOptions.documentSelector.map((s) => s.language);
   assert.deepStrictEqual([...new Set(languages)], ["tile"]);
 });

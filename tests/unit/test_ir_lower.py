@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tilelang.diagnostics.model import DiagnosticSink, TileError
+from tilelang.dtypes import DType
 from tilelang.interp import run_kernel
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower import lower_kernel
@@ -392,3 +393,17 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(zeros::<f32>([B]))
 """, "k", B=64)
     assert (k.num_warps, k.num_stages) == (8, 3)
     assert "warps 8 stages 3" in print_kernel(k)
+
+
+def test_generics_inferred_from_arg_facts() -> None:
+    from tilelang.runtime.launch import ArgFact
+
+    src = """
+kernel fn k<T, const B: i32, const N: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [N]>) {
+    z.store(x.load_like(z));
+}
+"""
+    facts = {"z": ArgFact(DType.F16, (40,), (8,)), "x": ArgFact(DType.F16, (40,), None)}
+    k = lower_kernel(program(src), "k", {}, facts)
+    assert k.tensor("z").tile_shape == (8,) and k.tensor("x").dims == (40,)
+    assert k.tensor("z").dtype is DType.F16

@@ -306,8 +306,6 @@ class _Lowerer:
             if source is None:
                 continue
             for d, e in zip(shape.dims, source, strict=False):
-                if isinstance(e, int) or not isinstance(d, ast.Name):
-                    pass
                 if isinstance(d, ast.Name) and d.ident.name in names and d.ident.name not in generics:
                     generics[d.ident.name] = int(e)
 

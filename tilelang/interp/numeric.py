@@ -239,7 +239,9 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
                 # the f32 product is exact in f64; one f64 add, then to f32
                 # (double rounding only at exact f64 halfway points)
                 r = a[0].astype(F64) * a[1].astype(F64) + a[2].astype(F64)
-                return r if dt is DType.BF16 else r.astype(F32)
+                # f16/bf16: straight from f64 to the narrow type (one rounding;
+                # f32 in between could double-round an fma)
+                return r if dt in (DType.BF16, DType.F16) else r.astype(F32)
             return a[0] * a[1] + a[2]
     raise ValueError(f"`{op.value}` is not defined on {dt.value}")
 

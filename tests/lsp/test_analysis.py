@@ -68,6 +68,7 @@ def test_hover_shows_types_from_the_checker(an: A.Analysis) -> None:
     assert h is not None and "Tensor<f32, [300, 128]>" in h.markdown
 
 
+@needs_sema
 def test_hover_on_declarations_and_builtins(an: A.Analysis) -> None:
     h = A.hover(an, at(SOFTMAX, "softmax(t)"))
     assert h is not None
@@ -82,6 +83,8 @@ def test_hover_on_declarations_and_builtins(an: A.Analysis) -> None:
     assert h is not None and "maximum" in h.markdown
     h = A.hover(an, at(SOFTMAX, "f32, [BM"))
     assert h is not None and "single precision" in h.markdown
+    h = A.hover(an, at(SOFTMAX, "softmax_rows(y"))
+    assert h is not None and "instantiated with `BM = 16`, `N = 128`" in h.markdown
     h = A.hover(an, at(SOFTMAX, "softmax_rows<", 3))
     assert h is not None and h.markdown.startswith("```tile\nkernel fn softmax_rows<")
 

@@ -407,6 +407,18 @@ def _binding_markdown(an: Analysis, b: Binding) -> str:
             return _code(f"use {b.name}")
 
 
+def _instantiation_markdown(an: Analysis, call: ast.Call) -> str:
+    """`B = 1024` for a call whose const generics the checker inferred."""
+    try:
+        inst = dict(an.program.instantiation_of(call) or {})
+    except Exception:
+        return ""
+    deferred = (getattr(an.program, "deferred", None) or {}).get(call, {})
+    parts = [f"`{k} = {v}`" for k, v in inst.items()]
+    parts += [f"`{k}` known at launch" for k in deferred if k not in inst]
+    return "\n\ninstantiated with " + ", ".join(parts) if parts else ""
+
+
 def hover(an: Analysis, offset: int) -> HoverInfo | None:
     """What to show for the cursor at `offset`: the type of the expression or
     the declaration of the name under it, or a builtin's signature and doc."""
@@ -435,6 +447,8 @@ def _hover_ident(an: Analysis, ident: ast.Ident, parent: Any, path: list[Any], o
                 sym = an.symbol_of(grand)
             md = _symbol_markdown(an, sym, an.type_of(parent)) if sym is not None else None
             if md is not None:
+                if isinstance(grand, ast.Call) and grand.callee is parent:
+                    md += _instantiation_markdown(an, grand)
                 return md
             b = resolve_name(an.module, an.file.id, ident.name, offset)
             if b is not None:

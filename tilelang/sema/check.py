@@ -434,6 +434,7 @@ class _Checker:
 
     def _load_module(self, name: str, path: Any, display_span: Span) -> ModuleInfo | None:
         key_guess = None
+        # stdlib files keep their real path as their name: the LSP opens them from it
         loaded = self.loader.load(path, self.sources, self.sink)
         if loaded is None:
             return None
@@ -2209,6 +2210,10 @@ class _Checker:
             fe, we = _elem_of_value(aty), _elem_of_value(pty)
             if isinstance(fe, DType) and isinstance(we, DType) and fe != we:
                 d = d.with_help(f"cast with `as`: `{self.snippet(a)} as {we.value}`")
+            elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
+                # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
+                d = d.with_help(f"add a leading axis: `{self.snippet(a)}.reshape("
+                                f"{shape_str((Dim.const(1), *aty.shape))})`")
         self.emit(d)
 
     def _fn_call(self, e: ast.Call, info: FnInfo, fx: _Fx, args: list[ast.Expr], tys: list[Type]) -> Type:

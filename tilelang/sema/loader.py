@@ -78,19 +78,21 @@ class ModuleLoader:
             return None
 
     def load(self, path: Traversable | Path, sources: SourceMap,
-             sink: DiagnosticSink) -> LoadedFile | None:
-        """Read and parse `path` once; None when it cannot be read."""
+             sink: DiagnosticSink, display: str | None = None) -> LoadedFile | None:
+        """Read and parse `path` once; None when it cannot be read. `display`
+        is the name diagnostics show (`<stdlib>/std/nn.tile`), default the path."""
         key = os.path.normpath(str(path))
         if key in self._cache:
             return self._cache[key]
-        existing = sources.by_name(key)
+        shown = display or key
+        existing = sources.by_name(shown)
         text = existing.text if existing is not None else self.read(path)
         if text is None:
             self._cache[key] = None
             return None
         from tilelang.syntax.parser import parse
 
-        sf = existing if existing is not None else sources.add(key, text)
+        sf = existing if existing is not None else sources.add(shown, text)
         loaded = LoadedFile(key, parse(sf, sink))
         self._cache[key] = loaded
         return loaded

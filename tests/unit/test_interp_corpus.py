@@ -78,12 +78,16 @@ def synthetic_args(k: ir.Kernel) -> tuple[list[Any], tuple[int, ...]]:
 def test_corpus_kernel_modes_agree(path: Path) -> None:
     for k in kernels(path):
         if not vectorisable(k):
-            continue  # print/assert kernels always run block by block
+            continue  # assert kernels always run block by block
         results = []
+        printed: list[list[str]] = []
         for mode in ("block", "vector"):
             args, grid = synthetic_args(k)
-            run_kernel(k, grid, args, mode=mode)
+            lines: list[str] = []
+            run_kernel(k, grid, args, mode=mode, out=lines.append)
             results.append(args)
+            printed.append(lines)
         for x, y in zip(*results, strict=True):
             if isinstance(x, np.ndarray):
                 np.testing.assert_array_equal(x, y, err_msg=f"{path.name}: {k.name}")
+        assert printed[0] == printed[1], f"{path.name}: {k.name} printed differently"

@@ -113,16 +113,32 @@ def test_chunking_keeps_results(monkeypatch: pytest.MonkeyPatch) -> None:
     both_modes(samples.row_softmax(4, 16), (5, 1), [np.zeros((18, 16), np.float32), rnd(18, 16)])
 
 
-def test_print_and_assert_kernels_run_block_by_block() -> None:
+def test_print_vectorised_in_block_order_and_assert_runs_block_by_block() -> None:
     from tilelang.ir.builder import Builder
 
     b = Builder("p")
     b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(1,))
-    b.print_("hi ", b.block_id(0))
+    pid = b.block_id(0)
+    b.print_("hi ", pid)
+    odd = b.elementwise(ir.ElemOp.EQ, b.elementwise(ir.ElemOp.REM, pid, b.const(2, DType.I32)),
+                        b.const(1, DType.I32))
+    with b.if_(odd) as br, br.then_():
+        b.print_("odd ", pid, " ", b.arange(2))
+        b.yield_()
+    b.print_("bye")
+    k = b.finish()
+    assert vector.vectorisable(k)
+    want = ["hi 0", "bye", "hi 1", "odd 1 [0, 1]", "bye", "hi 2", "bye"]
+    for mode in ("block", "vector"):
+        lines: list[str] = []
+        run_kernel(k, (3,), [np.zeros(3, np.int32)], out=lines.append, mode=mode)
+        assert lines == want, mode
+
+    b = Builder("a")
+    b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(1,))
+    b.assert_(b.const(True, DType.BOOL), "fine")
     k = b.finish()
     assert not vector.vectorisable(k)
-    lines: list[str] = []
-    run_kernel(k, (3,), [np.zeros(3, np.int32)], out=lines.append)  # auto mode
-    assert lines == ["hi 0", "hi 1", "hi 2"]
+    run_kernel(k, (3,), [np.zeros(3, np.int32)])  # auto: block mode
     with pytest.raises(ValueError, match="block mode"):
         run_kernel(k, (3,), [np.zeros(3, np.int32)], mode="vector")

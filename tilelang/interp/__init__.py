@@ -22,7 +22,8 @@ API (used by the host runtime, `tilelang/runtime/cpu.py`, and the tests):
   "vector" runs chunks of blocks at once with NumPy (`vector.py`, several
   times faster; bit-identical results for every kernel whose blocks do not
   read what other blocks write); "auto" (default) picks "vector" unless the
-  kernel has a device `print`/`assert` or the grid has one block.
+  kernel has a device `assert` or the grid has one block. Device `print`
+  lines come out in block order in both modes.
 - Raises `TileError` (code E0700, primary label at the `assert`) when a device
   `assert` fails; the launch stops at the first failing block (blocks run in
   row-major grid order). Raises `ValueError` for arguments that do not fit the

@@ -59,9 +59,9 @@ def run_kernel(
     """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract.
 
     `mode`: "block" runs the blocks one by one; "vector" runs chunks of blocks
-    at once (`vector.py`); "auto" picks "vector" unless the kernel prints or
-    asserts (whose output order and first failing block follow the sequential
-    block order) or the grid has a single block.
+    at once (`vector.py`); "auto" picks "vector" unless the kernel asserts
+    (the first failing block follows the sequential block order) or the grid
+    has a single block.
     """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
@@ -83,8 +83,8 @@ def run_kernel(
     with np.errstate(all="ignore"):
         if mode == "vector":
             if not vectorisable(kernel):
-                raise ValueError("kernels with device print/assert run in block mode")
-            run_vectorised(kernel, grid_t, tensors, scalars)
+                raise ValueError("kernels with a device assert run in block mode")
+            run_vectorised(kernel, grid_t, tensors, scalars, emit)
             return
         for bid in itertools.product(*(range(g) for g in grid_t)):
             env: Env = dict(scalars)

@@ -20,14 +20,15 @@ kernel whose blocks do not read what other blocks write (every safe kernel:
 a block reads `&` tensors, which nobody writes, and its own tile). Blocks
 that race through `unsafe` atomics see the same final sums (integer atomics
 commute; float atomics round in a different order, which the IR leaves
-unspecified). Kernels with device `print` or `assert` are run block by block
-by `run_kernel`, so that their output and first failing block are the ones of
-the sequential order.
+unspecified). Device `print` lines are buffered per block and written in
+block order, as the sequential mode prints them. Kernels with a device
+`assert` are run block by block by `run_kernel`, so that the first failing
+block, and what ran before it, are the ones of the sequential order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import assert_never
 
 import numpy as np
@@ -43,7 +44,10 @@ CHUNK_ELEMENTS = 1 << 22
 
 
 def vectorisable(kernel: ir.Kernel) -> bool:
-    return not any(isinstance(op, (ir.Print, ir.Assert)) for op in ir.walk(kernel.body))
+    """Kernels with a device `assert` run block by block: the first failing
+    block, and what ran before it, follow the sequential order. (`print` is
+    fine: lines are buffered per block and written in block order.)"""
+    return not any(isinstance(op, ir.Assert) for op in ir.walk(kernel.body))
 
 
 def chunk_blocks(kernel: ir.Kernel, total: int) -> int:
@@ -59,10 +63,11 @@ def chunk_blocks(kernel: ir.Kernel, total: int) -> int:
 
 
 class _Ctx:
-    __slots__ = ("active", "g", "grid", "ids", "tensors")
+    __slots__ = ("active", "g", "grid", "ids", "lines", "tensors")
 
     def __init__(self, ids: np.ndarray, grid: tuple[int, ...],
                  tensors: dict[str, np.ndarray]) -> None:
+        self.lines: list[list[str]] = [[] for _ in range(ids.shape[1])]  # per block
         self.ids = ids  # (rank, G) block coordinates
         self.g = ids.shape[1]
         self.grid = grid
@@ -71,7 +76,7 @@ class _Ctx:
 
 
 def run_vectorised(kernel: ir.Kernel, grid: tuple[int, ...], tensors: dict[str, np.ndarray],
-                   scalars: Env) -> None:
+                   scalars: Env, out: Callable[[str], None] | None = None) -> None:
     total = int(np.prod(grid)) if grid else 1
     if total == 0:
         return
@@ -82,6 +87,10 @@ def run_vectorised(kernel: ir.Kernel, grid: tuple[int, ...], tensors: dict[str, 
         ctx = _Ctx(ids, grid, tensors)
         env: Env = {k: np.broadcast_to(v, (ctx.g,)) for k, v in scalars.items()}
         _region(kernel.body, env, ctx)
+        if out is not None:
+            for lines in ctx.lines:  # block order, as the sequential mode prints
+                for line in lines:
+                    out(line)
 
 
 def _bshape(x: np.ndarray, rank: int) -> np.ndarray:
@@ -253,8 +262,22 @@ def _op(op: ir.Op, env: Env, ctx: _Ctx) -> None:
             _while(op, env, ctx)
         case ir.Yield():
             raise AssertionError("a yield is handled by its region")
-        case ir.Print() | ir.Assert():
-            raise AssertionError("kernels with print/assert run block by block")
+        case ir.Print(parts=parts):
+            from tilelang.interp.machine import _fmt_scalar, _fmt_tile
+
+            live = range(g) if ctx.active is None else np.flatnonzero(ctx.active).tolist()
+            for blk in live:
+                text = []
+                for part in parts:
+                    if isinstance(part, str):
+                        text.append(part)
+                    elif part.type.is_scalar:
+                        text.append(_fmt_scalar(np.asarray(env[part.id][blk]), part.dtype))
+                    else:
+                        text.append(_fmt_tile(env[part.id][blk], part.dtype))
+                ctx.lines[blk].append("".join(text))
+        case ir.Assert():
+            raise AssertionError("kernels with an assert run block by block")
         case _:
             assert_never(op)
 

@@ -67,7 +67,7 @@ def run(kernel: Kernel, *args: Any, device: str = "cpu") -> list[np.ndarray]:
     NumPy arguments and return the outputs (the partitioned arrays, in
     parameter order) after the run. The caller's arrays are not written."""
     if device not in ("cpu", "gpu"):
-        raise ValueError(f"device must be \"cpu\" or \"gpu\", not {device!r}")
+        raise ValueError(f'device must be "cpu" or "gpu", not {device!r}')
     if device == "gpu" and not gpu_available():
         _skip_or_raise("no CUDA device is available for the GPU side of this comparison")
     k = getattr(kernel.module.on(device), kernel.__name__)
@@ -78,22 +78,40 @@ def run(kernel: Kernel, *args: Any, device: str = "cpu") -> list[np.ndarray]:
     return [a.array for a in copies if isinstance(a, Partition)]
 
 
-def compare(kernel: Kernel, *args: Any, devices: Sequence[str] = ("cpu", "gpu"),
-            rtol: float | None = None, atol: float | None = None) -> dict[str, list[np.ndarray]]:
+def compare(
+    kernel: Kernel,
+    *args: Any,
+    devices: Sequence[str] = ("cpu", "gpu"),
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> dict[str, list[np.ndarray]]:
     """Run `kernel(*args)` on each of `devices` and assert that the outputs of
     every engine agree with the first one's. Returns the outputs by device."""
+    if "gpu" in devices and not gpu_available():  # before any engine runs
+        _skip_or_raise("no CUDA device is available for the GPU side of this comparison")
     results = {d: run(kernel, *args, device=d) for d in devices}
     first = devices[0]
     names = [s.name for s in kernel.specs if s.kind == "mut"]
     for d in devices[1:]:
         for name, want, got in zip(names, results[first], results[d], strict=True):
-            assert_close(got, want, rtol=rtol, atol=atol,
-                         what=f"`{name}` of kernel `{kernel.__name__}` on {d} vs {first}")
+            assert_close(
+                got,
+                want,
+                rtol=rtol,
+                atol=atol,
+                what=f"`{name}` of kernel `{kernel.__name__}` on {d} vs {first}",
+            )
     return results
 
 
-def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None,
-                 what: str = "arrays") -> None:
+def assert_close(
+    actual: Any,
+    expected: Any,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    what: str = "arrays",
+) -> None:
     """Assert `|actual - expected| <= atol + rtol * |expected|` elementwise
     (NaN matches NaN); on failure, say how many differ and show the worst."""
     a = np.asarray(actual)
@@ -107,7 +125,9 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol:
     e64 = e.astype(np.float64)
     with np.errstate(invalid="ignore"):
         diff = np.abs(a64 - e64)
-        bad = ~((diff <= atol + rtol * np.abs(e64)) | (np.isnan(a64) & np.isnan(e64)) | (a64 == e64))
+        bad = ~(
+            (diff <= atol + rtol * np.abs(e64)) | (np.isnan(a64) & np.isnan(e64)) | (a64 == e64)
+        )
     count = int(bad.sum())
     if not count:
         return
@@ -116,8 +136,9 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None, atol:
     lines = [f"{what}: {count} of {a.size} elements differ (rtol = {rtol:g}, atol = {atol:g})"]
     for i in order:
         pos = tuple(int(x) for x in idx[i])
-        lines.append(f"  at {list(pos)}: got {a[pos]!r}, expected {e[pos]!r} "
-                     f"(difference {diff[pos]:.3g})")
+        lines.append(
+            f"  at {list(pos)}: got {a[pos]!r}, expected {e[pos]!r} (difference {diff[pos]:.3g})"
+        )
     raise AssertionError("\n".join(lines))
 
 

@@ -212,7 +212,7 @@ def test_read_only_output_refused(add) -> None:  # type: ignore[no-untyped-def]
 
 def test_overlapping_views_conflict(add) -> None:  # type: ignore[no-untyped-def]
     buf = np.zeros(2048, np.float32)
-    x, y, _ = _vectors(1024)
+    _, y, _ = _vectors(1024)
     with pytest.raises(tilelang.BorrowError, match="E0303"):
         add.add(P(buf[:1024], [1024]), buf[512:1536], y)
     add.add(P(buf[:1024], [1024]), buf[1024:], y).sync()  # disjoint halves are fine
@@ -220,7 +220,7 @@ def test_overlapping_views_conflict(add) -> None:  # type: ignore[no-untyped-def
 
 def test_bad_tile_shapes() -> None:
     for bad in ([], [0], [-4], [2.5], "ab"):
-        with pytest.raises(tilelang.CallError, match="E0507|tile shape is a list of positive integers"):
+        with pytest.raises(tilelang.CallError, match=r"E0507|tile shape is a list of positive integers"):
             P(np.zeros(4, np.float32), bad)
 
 

@@ -230,8 +230,9 @@ class Module:
             return self
         siblings = self.__dict__.setdefault("_siblings", {})
         if dev not in siblings:
-            siblings[dev] = Module(self.name, self._program, self._ownership, self._root,
-                                   self._sources, dev)
+            siblings[dev] = Module(
+                self.name, self._program, self._ownership, self._root, self._sources, dev
+            )
         return siblings[dev]
 
     # -- engines --------------------------------------------------------------------
@@ -706,7 +707,9 @@ class _Call:
                 tensors.append((spec, value, None))
 
         # One engine per call: the arrays' address space decides.
-        spaces = {ref.space: (spec, ref) for spec, ref, mut in self.refs}
+        spaces: dict[str, tuple[ParamSpec, ArrayRef]] = {}
+        for spec, ref, _ in self.refs:
+            spaces.setdefault(ref.space, (spec, ref))
         if len(spaces) > 1:
             (s1, r1), (s2, r2) = list(spaces.values())[:2]
             self.fail(

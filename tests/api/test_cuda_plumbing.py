@@ -1,0 +1,155 @@
+"""The GPU path of the Python API without a GPU: a fake CUDA device (the CPU
+interpreter behind `CudaDevice`'s interface for external memory) and a fake
+CUDA array (`__cuda_array_interface__` over host memory) exercise engine
+choice, in-place wrapping, the caller's stream, waiting and the borrow rules
+of the CUDA address space in every CI run. `test_gpu.py` runs the real thing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.api import arrays, in_flight, module
+from tilelang.runtime.cpu import CpuDevice
+
+P = tilelang.partition
+
+SOURCE = """
+kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) + y.load_like(z));
+}
+"""
+
+
+class FakeCudaArray:
+    """A 'CUDA' array whose device pointer is really host memory."""
+
+    def __init__(self, host: np.ndarray, stream: int | None = 7) -> None:
+        self.host = host
+        self.stream = stream
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        h = self.host
+        return {"shape": h.shape, "typestr": h.dtype.str, "data": (h.ctypes.data, False),
+                "strides": None if h.flags.c_contiguous else h.strides, "version": 3,
+                "stream": self.stream}
+
+
+class FakeCudaDevice(CpuDevice):
+    name = "fake-cuda"
+    kind = "gpu"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ctx = SimpleNamespace(make_current=lambda: None)
+        self.streams: dict[int, object] = {}
+        self.ran_on: list[object] = []
+        self.synced: list[object] = []
+
+    def wrap_external(self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int) -> np.ndarray:
+        raw = (ctypes.c_char * max(nbytes, 1)).from_address(ptr)
+        return np.frombuffer(raw, dtype=np.uint8)[:nbytes].view(np_dtype).reshape(shape)
+
+    def foreign_stream(self, handle: int) -> object:
+        return self.streams.setdefault(handle, object())
+
+    def sync_foreign(self, stream: object) -> None:
+        self.synced.append(stream)
+
+    def run(self, prepared, grid, args, stream=None, span=None) -> None:  # type: ignore[no-untyped-def]
+        self.ran_on.append(stream)
+        super().run(prepared, grid, args, stream, span)
+
+
+@pytest.fixture
+def fake(monkeypatch):  # type: ignore[no-untyped-def]
+    dev = FakeCudaDevice()
+    monkeypatch.setitem(module._DEVICES, "cuda:0", dev)
+    yield dev
+    assert in_flight() == 0
+
+
+def _arrays(n: int = 3000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return (rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32),
+            np.zeros(n, np.float32))
+
+
+def test_describe_reads_the_cuda_array_interface() -> None:
+    h = np.zeros((4, 6), np.float16)
+    ref = arrays.describe(FakeCudaArray(h, stream=11))
+    assert ref.space == "cuda:0" and ref.is_cuda and ref.stream == 11
+    assert ref.shape == (4, 6) and ref.dtype is tilelang.api.module.DType.F16
+    assert ref.ptr == h.ctypes.data and ref.nbytes == h.nbytes and ref.contiguous
+    assert not arrays.describe(FakeCudaArray(h[:, ::2])).contiguous
+    assert "on the GPU" in ref.describe()
+
+
+def test_cuda_arrays_run_in_place_on_the_callers_stream(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+    op = mod.add(P(FakeCudaArray(z, stream=7), [1024]), FakeCudaArray(x, 7), FakeCudaArray(y, 7))
+    h = op.launch()
+    assert fake.ran_on == [fake.streams[7]]
+    assert fake.synced == []  # not waited yet
+    h.wait()
+    assert fake.synced == [fake.streams[7]]
+    np.testing.assert_array_equal(z, x + y)  # written in place, no copy back
+
+
+def test_cuda_borrows_are_tracked(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+    cx, cy, cz = FakeCudaArray(x), FakeCudaArray(y), FakeCudaArray(z)
+    h = mod.add(P(cz, [1024]), cx, cy).launch()
+    with pytest.raises(tilelang.BorrowError, match=r"E0305.*`z` of kernel `add` writes memory that a "
+                       r"pending launch of `add` may still be reading \(as `y`\)"):
+        mod.add(P(cy, [1024]), cz, cx).sync()
+    with pytest.raises(tilelang.BorrowError, match=r"E0305.*`x` of kernel `add` reads memory that a "
+                       r"pending launch of `add` may still be writing \(as `z`\)"):
+        mod.add(P(FakeCudaArray(np.zeros(3000, np.float32)), [1024]), cz, cx).sync()
+    h.wait()
+    with pytest.raises(tilelang.BorrowError, match="E0303"):
+        mod.add(P(cz, [1024]), cz, cx)
+
+
+def test_cuda_and_host_arrays_do_not_mix(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+    with pytest.raises(tilelang.CallError, match=r"must be on one device, but `z` is a float32 array on "
+                       r"the GPU of shape \(3000,\) and `x` is a float32 NumPy array"):
+        mod.add(P(FakeCudaArray(z), [1024]), x, FakeCudaArray(y))
+
+
+def test_strided_cuda_arrays_are_refused(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays(6000)
+    with pytest.raises(tilelang.CallError, match="is not contiguous"):
+        mod.add(P(FakeCudaArray(z[:3000]), [1024]), FakeCudaArray(x[::2]), FakeCudaArray(y[:3000]))
+
+
+def test_no_gpu_is_a_clean_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.runtime import cuda
+
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    monkeypatch.delitem(module._DEVICES, "cuda:0", raising=False)
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+    with pytest.raises(tilelang.ExecutionError, match="cannot run on the GPU"):
+        mod.add(P(FakeCudaArray(z), [1024]), FakeCudaArray(x), FakeCudaArray(y))
+
+
+def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE, device="gpu")
+    x, y, z = _arrays()
+    op = mod.add(P(z, [1024]), x, y)
+    h = op.launch()
+    h.wait()
+    np.testing.assert_array_equal(z, x + y)  # copied back at the wait

@@ -177,6 +177,9 @@ class ErrorReporter:
         before = self.code[:start]
         prev_word = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", before)
         text = str(tok)
+        if tok.type in ("FN", "KERNEL", "CONST", "USE") and d.code == codes.EXPECTED_EXPRESSION:
+            return d.with_help(f"`{text}` items are only allowed at the top level of a file; "
+                               "move this one out of the function")
         if text in ("+", "-") and before.endswith(text):
             return d.with_help(f"Tile has no `{text * 2}` operator; write `x {text}= 1`")
         for word in (text, prev_word.group(1) if prev_word else ""):

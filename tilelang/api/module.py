@@ -40,7 +40,7 @@ import threading
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn, cast
 
 import numpy as np
 
@@ -69,7 +69,7 @@ from tilelang.runtime.launch import (
 )
 from tilelang.runtime.launch import Operation as _RtOperation
 from tilelang.runtime.tensor import Partition as _RtPartition
-from tilelang.runtime.tensor import Tensor
+from tilelang.runtime.tensor import Tensor, dtype_of_array
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
@@ -134,7 +134,7 @@ def _device(engine: str) -> Any:
             if engine == "cpu":
                 from tilelang.runtime.cpu import CpuDevice
 
-                dev = CpuDevice(out=lambda text: _Stdout().write(text + "\n"))
+                dev = CpuDevice(out=_device_print)
             else:
                 from tilelang.runtime import cuda
 
@@ -146,6 +146,10 @@ def _device(engine: str) -> Any:
                 dev = cuda.CudaDevice(int(engine.split(":", 1)[1]))
             _DEVICES[engine] = dev
         return dev
+
+
+def _device_print(text: str) -> None:
+    _Stdout().write(text + "\n")
 
 
 def _tracker(space: str) -> BorrowTracker:
@@ -228,7 +232,7 @@ class Module:
         dev = _resolve_device(device)
         if dev == self.device:
             return self
-        siblings = self.__dict__.setdefault("_siblings", {})
+        siblings: dict[str, Module] = self.__dict__.setdefault("_siblings", {})
         if dev not in siblings:
             siblings[dev] = Module(
                 self.name, self._program, self._ownership, self._root, self._sources, dev
@@ -257,9 +261,9 @@ class Module:
                 self._root,
                 self._sources,
                 self._runtime(engine),
-                out=_Stdout(),
+                out=cast(IO[str], _Stdout()),
                 ownership=self._ownership,
-            )  # type: ignore[arg-type]
+            )
             self._evaluators[engine] = ev
         return ev
 
@@ -722,7 +726,7 @@ class _Call:
         space = next(iter(spaces), "cpu")
         engine = space if space != "cpu" else self.m._engine_for_host()
         runtime = self.m._runtime(engine)
-        device = runtime.device
+        device: Any = runtime.device  # a CudaDevice when `engine` is CUDA
 
         # Bind with the caller's memory (no copies): host arrays as CPU tensors,
         # CUDA arrays wrapped in place.
@@ -837,7 +841,7 @@ class _Call:
                 )
                 if dt is None and isinstance(v, (type, np.dtype)):
                     try:
-                        dt = arrays.dtype_of_array(np.empty(0, v))
+                        dt = dtype_of_array(np.empty(0, v))
                     except TypeError:
                         dt = None
                 if dt is None:
@@ -958,7 +962,7 @@ class Operation:
     def _start(self) -> tuple[Any, list[tuple[np.ndarray, Tensor]]]:
         """Enqueue the kernel; (the stream to wait for, host arrays to copy results into)."""
         rt = self._runtime
-        dev = rt.device
+        dev: Any = rt.device
         bound = self._bound
         writeback: list[tuple[np.ndarray, Tensor]] = []
         args = list(bound.args)
@@ -971,7 +975,7 @@ class Operation:
             # bf16-rounded storage, and the caller's float32 values may not be.
             if not (copies or (self._space == "cpu" and t.dtype is DType.BF16)):
                 continue
-            host = t.storage
+            host = cast(np.ndarray, t.storage)  # on the CPU engine: the caller's array
             fresh = Tensor.from_numpy(host, t.dtype, dev)  # uploaded now: the values of this run
             if isinstance(a, _RtPartition):
                 args[i] = _RtPartition(fresh, a.tile)
@@ -1025,7 +1029,7 @@ class Handle:
         if self.done:
             return
         op = self.operation
-        dev = op._runtime.device
+        dev: Any = op._runtime.device
         try:
             if op._space != "cpu":
                 dev.sync_foreign(self._stream)

@@ -150,7 +150,8 @@ def _read_error(path: Path, err: OSError) -> str:
 @app.command()
 def check(
     files: Annotated[
-        list[Path], typer.Argument(help="The `.tile` files to check.", metavar="FILE...")
+        list[Path],
+        typer.Argument(help="The `.tile` files to check (`-`: stdin).", metavar="FILE..."),
     ],
 ) -> None:
     """Parse and check programs (names, types, ownership); print diagnostics only."""
@@ -164,7 +165,10 @@ def check(
     unavailable = None
     for path in files:
         try:
-            result = driver.check(path, sources=sources)
+            if str(path) == "-":  # editors pipe an unsaved buffer
+                result = driver.check(sys.stdin.read(), name="<stdin>", sources=sources)
+            else:
+                result = driver.check(path, sources=sources)
         except OSError as e:
             _fail(_read_error(path, e))
         diagnostics.extend(result.diagnostics)
@@ -259,12 +263,21 @@ def run(
 
 @app.command()
 def explain(
-    code: Annotated[str, typer.Argument(help="An error code, e.g. E0302.")],
+    code: Annotated[
+        str | None, typer.Argument(help="An error code, e.g. E0302; none: list every code.")
+    ] = None,
 ) -> None:
     """Print the long explanation of an error code, with examples."""
     from tilelang.diagnostics import explain as ex
     from tilelang.diagnostics import render
 
+    if code is None:
+        from tilelang.diagnostics.codes import REGISTRY
+
+        for entry in sorted(REGISTRY.values(), key=lambda e: e.code):
+            retired = " (no longer emitted)" if entry.retired else ""
+            typer.echo(f"{entry.code}  {entry.name:<32} {entry.summary}{retired}")
+        return
     normal = ex.normalize_code(code)
     if normal is None:
         _fail(f"`{code}` is not an error code (codes look like `E0302`)")
@@ -301,7 +314,9 @@ def lsp(
         bool,
         # Language clients (vscode-languageclient) add `--stdio` when they
         # talk over stdin/stdout; that is the only transport, so accept it.
-        typer.Option("--stdio", help="Talk LSP over stdin/stdout (the default and only transport)."),
+        typer.Option(
+            "--stdio", help="Talk LSP over stdin/stdout (the default and only transport)."
+        ),
     ] = False,
 ) -> None:
     """Start the language server on stdin/stdout (for editors)."""

@@ -242,3 +242,19 @@ def test_emit_explains_when_there_is_nothing_to_show(tmp_path: Path) -> None:
     result = invoke("emit", str(never), "--stage", "ir")
     assert result.exit_code == 1
     assert "no instance to show" in result.stderr
+
+
+def test_explain_without_a_code_lists_every_code() -> None:
+    from tilelang.diagnostics.codes import REGISTRY
+
+    result = invoke("explain")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(REGISTRY)
+    assert lines[0].split()[0] == min(REGISTRY)
+
+
+def test_check_reads_stdin_for_dash() -> None:
+    result = runner.invoke(cli.app, ["--error-format", "short", "check", "-"], input=BAD)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("<stdin>:2:")

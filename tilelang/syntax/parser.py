@@ -217,7 +217,6 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             reported = True
             continue
         else:
-            local = DiagnosticSink()
             tree = None
             try:
                 tree = lark_parser().parse(code[lo:stop], start="module")

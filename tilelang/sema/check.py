@@ -1895,6 +1895,12 @@ class _Checker:
             return ERROR
         kind = self._receiver_kind(rty, fx)
         sig = METHODS.get(name)
+        # `x.shape()` in a kernel, `z.load()` on the host: a tensor method of the
+        # other context, reported as a context error by `_builtin_call`
+        other = {"param": "tensor", "tensor": "param"}.get(kind)
+        if sig is not None and kind not in sig.receivers and other in sig.receivers \
+                and not sig.context.allows(fx.in_kernel):
+            kind = other
         if sig is None or kind not in sig.receivers:
             self._check_args_only(e, fx)
             cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]

@@ -41,6 +41,8 @@ def test_samples_agree() -> None:
     both_modes(samples.gemm(16, 16, 8), (3, 2), [np.zeros((40, 20), np.float32),
                                                 rnd(40, 30, dtype="float16"),
                                                 rnd(30, 20, dtype="float16", seed=2)])
+    both_modes(samples.gemm(32, 32, 16, DType.F32, DType.F32), (4, 3),
+               [np.zeros((100, 90), np.float32), rnd(100, 70), rnd(70, 90, seed=3)])
     both_modes(samples.transpose(16, 32), (5, 2), [np.zeros((70, 45), np.float32), rnd(45, 70)])
     both_modes(samples.cumsum_rows(4, 128), (12, 1), [np.zeros((45, 70), np.float32), rnd(45, 70)])
     both_modes(samples.argmax_rows(4, 128), (12,), [np.zeros(45, np.int32), rnd(45, 70)])

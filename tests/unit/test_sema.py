@@ -371,3 +371,19 @@ kernel fn k(z: &mut Tensor<f32, [8]>) {{
     ty = prog.type_of(pat)
     assert isinstance(ty, TileT) and ty.shape == shape_of(*want)
     assert ty.dtype is (DType.BOOL if op == "<" else DType.F32)
+
+
+def test_generic_from_a_runtime_shaped_tensor_is_deferred() -> None:
+    prog = ok("""
+kernel fn k<const B: i32, const N: i32>(z: &mut Tensor<f32, [B]>, w: &Tensor<f32, [N]>) {
+    z.store(z.load() * w.load().sum(0));
+}
+fn main() {
+    let w = load_npy("w.npy");
+    let mut z = zeros::<f32>([64]);
+    k(z.partition([64]), &w).sync();
+}
+""")
+    (call,) = list(prog.deferred)
+    assert prog.instantiation_of(call) == {"B": 64}
+    assert isinstance(prog.deferred[call]["N"], ast.Ref)

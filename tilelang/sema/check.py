@@ -2024,7 +2024,7 @@ class _Checker:
     def _unify_dims(self, pshape: tuple[Dim | None, ...], ashape: tuple[Dim | None, ...], src: Any,
                     env: dict[str, Any], srcs: dict[str, Any], info: FnInfo, e: ast.Call,
                     pending: list[tuple[Dim, Dim | None, Any, Any, bool]], param: Any = None,
-                    partition: bool = True) -> bool:
+                    partition: bool = True, deferred: dict[str, Any] | None = None) -> bool:
         ok = True
         for pd, ad in zip(pshape, ashape, strict=False):
             if pd is None:
@@ -2035,6 +2035,8 @@ class _Checker:
             if sym is not None and sym in info.const_generics:
                 if ad is not None:
                     ok = self._bind_dim(sym, ad, src, env, srcs, info, e) and ok
+                elif not partition and deferred is not None:
+                    deferred.setdefault(sym, src)  # the tensor's run-time shape gives it
                 continue
             pending.append((pd, ad, src, param, partition))
         return ok
@@ -2105,7 +2107,12 @@ class _Checker:
                                       .secondary(p.ty.span, f"`{p.name.name}` is `{pty}`"))
                             bad = True
                             continue
-                        self._unify_dims(pshape, inner.shape, a, env, srcs, info, e, pending, p, False)
+                        self._unify_dims(pshape, inner.shape, a, env, srcs, info, e, pending, p, False, deferred)
+                    elif pshape is not None:  # rank unknown until run time (`load_npy`)
+                        for pdim in pshape:
+                            sname = pdim.as_symbol() if pdim is not None else None
+                            if sname is not None and sname in info.const_generics:
+                                deferred.setdefault(sname, a)
                 case ScalarT():
                     borrows.append(None)
                     if not self._coerce(aty, pty, a):

@@ -38,8 +38,10 @@ What it holds (all side tables are keyed by AST node; nodes hash by identity):
   `Dim` (possibly symbolic in the caller's generics) or `DType` for a type
   parameter.
 - `deferred`: kernel `Call` node -> const generic name -> the host expression
-  (a partition's tile-shape element, or a turbofish argument) whose run-time
-  value gives it, when it is not a compile-time constant.
+  whose run-time value gives it, when it is not a compile-time constant: a
+  partition's tile-shape element, a turbofish argument, or a tensor argument
+  (`&x`) whose run-time shape gives it (`x: &Tensor<f32, [N]>` with `x` from
+  `load_npy`).
 - `shape_sources`: kernel `Call` -> const generic name -> the argument node
   that fixed it (for launch-time messages).
 - `device_fns` / `host_fns`: qualified names of functions checked as device

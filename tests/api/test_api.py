@@ -257,8 +257,8 @@ def test_pending_launch_blocks_other_launches(saxpy, add) -> None:  # type: igno
         saxpy.saxpy(P(y, [1024]), x, 2.0).sync()
     with pytest.raises(tilelang.BorrowError, match=r"E0305.*`x` of kernel `add` reads memory that a "
                        r"pending launch of `saxpy` may still be writing \(as `y`\)"):
-        add.add(P(z, [1024]), y, x)  # building it is fine ...
-        add.add(P(z, [1024]), y, x).sync()  # ... running it is not
+        op = add.add(P(z, [1024]), y, x)  # building it is fine ...
+        op.sync()  # ... running it is not
     with pytest.raises(tilelang.BorrowError, match=r"E0305.*`z` of kernel `add` writes memory that a "
                        r"pending launch of `saxpy` may still be reading \(as `x`\)"):
         add.add(P(x, [1024]), z, z).sync()
@@ -343,3 +343,30 @@ def test_testing_compare_on_the_cpu_and_assert_close(add) -> None:  # type: igno
     with pytest.raises(AssertionError, match=r"1 of 3 elements differ(.|\n)*at \[1\]: got"):
         tt.assert_close(np.array([1.0, 2.5, 3.0]), np.array([1.0, 2.0, 3.0]))
     assert tt.tolerance(np.int32) == (0.0, 0.0)
+
+
+def test_an_operation_never_run_warns(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vectors(64)
+    with pytest.warns(RuntimeWarning, match=r"operation of kernel `add` was never run(.|\n)*\.sync\(\)"):
+        add.add(P(z, [64]), x, y)
+        gc.collect()
+    op = add.add(P(z, [64]), x, y)
+    op.sync()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        del op  # it ran: no warning
+
+
+def test_the_readme_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Python API", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        exec(compile(code, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    assert "kernel fn add<const B: i32>" in capsys.readouterr().out

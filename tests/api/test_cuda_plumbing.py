@@ -16,6 +16,7 @@ import pytest
 
 import tilelang
 from tilelang.api import arrays, in_flight, module
+from tilelang.dtypes import DType
 from tilelang.runtime.cpu import CpuDevice
 
 P = tilelang.partition
@@ -86,7 +87,7 @@ def test_describe_reads_the_cuda_array_interface() -> None:
     h = np.zeros((4, 6), np.float16)
     ref = arrays.describe(FakeCudaArray(h, stream=11))
     assert ref.space == "cuda:0" and ref.is_cuda and ref.stream == 11
-    assert ref.shape == (4, 6) and ref.dtype is tilelang.api.module.DType.F16
+    assert ref.shape == (4, 6) and ref.dtype is DType.F16
     assert ref.ptr == h.ctypes.data and ref.nbytes == h.nbytes and ref.contiguous
     assert not arrays.describe(FakeCudaArray(h[:, ::2])).contiguous
     assert "on the GPU" in ref.describe()
@@ -153,3 +154,10 @@ def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignor
     h = op.launch()
     h.wait()
     np.testing.assert_array_equal(z, x + y)  # copied back at the wait
+
+
+def test_host_functions_on_a_gpu_module(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE + "fn twice(x: &Tensor<f32, [?]>) -> Tensor<f32, [?]> { x * 2.0 }\n",
+                           device="gpu")
+    x = np.arange(5, dtype=np.float32)
+    np.testing.assert_array_equal(mod.twice(x), 2 * x)

@@ -34,6 +34,7 @@ except `ExecutionError`, which the kernel itself raised.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import threading
@@ -895,6 +896,18 @@ class Operation:
         self._stream_handle = stream
         self._runs = 0
 
+    def __del__(self) -> None:
+        # A kernel call only builds the operation, as in Tile; one that is
+        # dropped without running is almost always a forgotten `.sync()`.
+        if getattr(self, "_runs", 1) == 0:
+            with contextlib.suppress(Exception):  # nothing may be raised from a finaliser
+                warnings.warn(
+                    f"an operation of kernel `{self.kernel.__name__}` was never run: "
+                    "call `.sync()` or `.launch()` on it",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
     def __repr__(self) -> str:
         gen = ", ".join(f"{k}={v}" for k, v in self.generics.items())
         return f"<operation {self.kernel.__name__}[{gen}] grid={list(self.grid)} on {self._engine}>"
@@ -905,6 +918,7 @@ class Operation:
 
     def launch(self) -> Handle:
         """Start the kernel; its arrays stay borrowed until `Handle.wait()`."""
+        self._runs += 1  # tried, at least: no "never run" warning
         tracker = _tracker(self._space)
         writes = [r for r, m in self._regions if m]
         reads = [r for r, m in self._regions if not m]
@@ -915,7 +929,6 @@ class Operation:
             except TileError as e:
                 raise BorrowError.from_tile_error(e, self.kernel.module._sources) from None
             _PENDING[(self._space, token)] = self
-        self._runs += 1
         try:
             run = self._start()
         except BaseException:

@@ -86,7 +86,6 @@ kernel fn branchy<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) 
 @pytest.mark.parametrize("n", [1, 100, 333])
 def test_divergent_control_flow_agrees(n: int) -> None:
     k = lower_kernel(program(DIVERGENT), "branchy", {"B": 16})
-    assert vector.vectorisable(k)
     x = np.abs(rnd(n)) * 50
     both_modes(k, (-(-n // 16),), [np.zeros(n, np.float32), x])
 
@@ -115,7 +114,7 @@ def test_chunking_keeps_results(monkeypatch: pytest.MonkeyPatch) -> None:
     both_modes(samples.row_softmax(4, 16), (5, 1), [np.zeros((18, 16), np.float32), rnd(18, 16)])
 
 
-def test_print_vectorised_in_block_order_and_assert_runs_block_by_block() -> None:
+def test_print_vectorised_in_block_order() -> None:
     from tilelang.ir.builder import Builder
 
     b = Builder("p")
@@ -129,18 +128,75 @@ def test_print_vectorised_in_block_order_and_assert_runs_block_by_block() -> Non
         b.yield_()
     b.print_("bye")
     k = b.finish()
-    assert vector.vectorisable(k)
     want = ["hi 0", "bye", "hi 1", "odd 1 [0, 1]", "bye", "hi 2", "bye"]
     for mode in ("block", "vector"):
         lines: list[str] = []
         run_kernel(k, (3,), [np.zeros(3, np.int32)], out=lines.append, mode=mode)
         assert lines == want, mode
 
+
+
+def test_assert_in_vector_mode_replays_the_failing_chunk_exactly() -> None:
+    from tilelang.diagnostics.model import TileError
+    from tilelang.ir.builder import Builder
+    from tilelang.source import Span
+
+    # Block 1 fails the FIRST assert, block 0 the SECOND one: sequentially,
+    # block 0 runs (and stores, and prints) first and its second assert is
+    # the error; the vector mode must report the same, leave the same memory
+    # and print the same lines.
     b = Builder("a")
-    b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(1,))
-    b.assert_(b.const(True, DType.BOOL), "fine")
+    b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(2,))
+    pid = b.block_id(0)
+    off = b.mul(pid, b.const(2, DType.I32))
+    one = b.const(1, DType.I32)
+    b.assert_(b.elementwise(ir.ElemOp.NE, pid, one), "first", span=Span(0, 1, 2))
+    b.store("z", (off,), b.broadcast(b.add(pid, b.const(10, DType.I32)), (2,)))
+    b.print_("stored ", pid)
+    b.assert_(b.elementwise(ir.ElemOp.NE, pid, b.const(0, DType.I32)), "second",
+              span=Span(0, 3, 4))
     k = b.finish()
-    assert not vector.vectorisable(k)
-    run_kernel(k, (3,), [np.zeros(3, np.int32)])  # auto: block mode
-    with pytest.raises(ValueError, match="block mode"):
-        run_kernel(k, (3,), [np.zeros(3, np.int32)], mode="vector")
+    outcomes = []
+    for mode in ("block", "vector"):
+        z = np.full(6, -1, np.int32)
+        lines: list[str] = []
+        with pytest.raises(TileError) as info:
+            run_kernel(k, (3,), [z], out=lines.append, mode=mode)
+        outcomes.append((info.value.diagnostics, z.tolist(), lines))
+    assert outcomes[0] == outcomes[1]
+    diags, z_after, lines = outcomes[1]
+    assert "second" in diags[0].message and any("block (0)" in n for n in diags[0].notes)
+    assert z_after == [10, 10, -1, -1, -1, -1] and lines == ["stored 0"]
+
+
+def test_assert_passing_in_vector_mode() -> None:
+    from tilelang.ir.builder import Builder
+
+    b = Builder("ok")
+    b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(1,))
+    pid = b.block_id(0)
+    b.assert_(b.elementwise(ir.ElemOp.GE, pid, b.const(0, DType.I32)), "fine")
+    b.store("z", (pid,), b.reshape(pid, (1,)))
+    k = b.finish()
+    z = np.zeros(5, np.int32)
+    run_kernel(k, (5,), [z], mode="vector")
+    assert z.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_big_asserting_kernels_fall_back_to_block_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilelang.interp import machine
+
+    monkeypatch.setattr(vector, "SNAPSHOT_BYTES", 0)
+    calls: list[object] = []
+    monkeypatch.setattr(machine, "run_vectorised", lambda *a, **k: calls.append(a))
+    from tilelang.ir.builder import Builder
+
+    b = Builder("ok")
+    b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(1,))
+    pid = b.block_id(0)
+    b.assert_(b.elementwise(ir.ElemOp.GE, pid, b.const(0, DType.I32)), "fine")
+    b.store("z", (pid,), b.reshape(pid, (1,)))
+    k = b.finish()
+    z = np.zeros(5, np.int32)
+    run_kernel(k, (5,), [z])  # auto: the snapshot would be too big
+    assert calls == [] and z.tolist() == [0, 1, 2, 3, 4]

@@ -18,12 +18,13 @@ API (used by the host runtime, `tilelang/runtime/cpu.py`, and the tests):
   Python or NumPy number (converted to the param's dtype like a constant).
 - `out`: where device `print` lines go (a `str -> None` callable; default
   `sys.stdout`, one line per executing block).
-- `mode`: "block" runs blocks one at a time in row-major grid order;
-  "vector" runs chunks of blocks at once with NumPy (`vector.py`, several
-  times faster; bit-identical results for every kernel whose blocks do not
-  read what other blocks write); "auto" (default) picks "vector" unless the
-  kernel has a device `assert` or the grid has one block. Device `print`
-  lines come out in block order in both modes.
+- `mode`: "block" runs blocks one at a time in row-major grid order (the
+  definition); "vector" runs chunks of blocks at once with NumPy
+  (`vector.py`, several times faster, with the same results, printed lines
+  and assert errors for every kernel whose blocks do not read what other
+  blocks write); "auto" (default) picks "vector" unless the grid has one
+  block, or the kernel asserts and writes more than `vector.SNAPSHOT_BYTES`
+  (a chunk that fails an assert is rolled back and replayed block by block).
 - Raises `TileError` (code E0700, primary label at the `assert`) when a device
   `assert` fails; the launch stops at the first failing block (blocks run in
   row-major grid order). Raises `ValueError` for arguments that do not fit the

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, assert_never
 
 import numpy as np
@@ -22,7 +22,8 @@ from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.interp import numeric as num
-from tilelang.interp.vector import run_vectorised, vectorisable
+from tilelang.interp import vector
+from tilelang.interp.vector import has_assert, run_vectorised, written_tensors
 from tilelang.ir import nodes as ir
 
 Env = dict[int, np.ndarray]
@@ -59,9 +60,9 @@ def run_kernel(
     """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract.
 
     `mode`: "block" runs the blocks one by one; "vector" runs chunks of blocks
-    at once (`vector.py`); "auto" picks "vector" unless the kernel asserts
-    (the first failing block follows the sequential block order) or the grid
-    has a single block.
+    at once (`vector.py`, same results, output and errors); "auto" picks
+    "vector" unless the grid has a single block or the kernel asserts and
+    writes more than `vector.SNAPSHOT_BYTES` (its chunks are snapshotted).
     """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
@@ -79,16 +80,30 @@ def run_kernel(
     for g in grid_t:
         total *= g
     if mode == "auto":
-        mode = "vector" if total > 1 and vectorisable(kernel) else "block"
-    with np.errstate(all="ignore"):
-        if mode == "vector":
-            if not vectorisable(kernel):
-                raise ValueError("kernels with a device assert run in block mode")
-            run_vectorised(kernel, grid_t, tensors, scalars, emit)
-            return
-        for bid in itertools.product(*(range(g) for g in grid_t)):
+        mode = "vector" if total > 1 and _snapshot_ok(kernel, tensors) else "block"
+
+    def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
+        for bid in blocks:
             env: Env = dict(scalars)
             _run_region(kernel.body, env, _BlockCtx(bid, grid_t, tensors, emit))
+
+    def replay(flat: np.ndarray) -> None:
+        coords = np.unravel_index(flat, grid_t)
+        run_blocks(tuple(int(c[i]) for c in coords) for i in range(len(flat)))
+
+    with np.errstate(all="ignore"):
+        if mode == "vector":
+            run_vectorised(kernel, grid_t, tensors, scalars, emit, replay)
+        else:
+            run_blocks(itertools.product(*(range(g) for g in grid_t)))
+
+
+def _snapshot_ok(kernel: ir.Kernel, tensors: dict[str, np.ndarray]) -> bool:
+    """Vector mode for an asserting kernel copies what it writes per chunk:
+    only worth it while that is small."""
+    if not has_assert(kernel):
+        return True
+    return sum(tensors[n].nbytes for n in written_tensors(kernel)) <= vector.SNAPSHOT_BYTES
 
 
 def _bind_args(

@@ -21,9 +21,11 @@ a block reads `&` tensors, which nobody writes, and its own tile). Blocks
 that race through `unsafe` atomics see the same final sums (integer atomics
 commute; float atomics round in a different order, which the IR leaves
 unspecified). Device `print` lines are buffered per block and written in
-block order, as the sequential mode prints them. Kernels with a device
-`assert` are run block by block by `run_kernel`, so that the first failing
-block, and what ran before it, are the ones of the sequential order.
+block order, as the sequential mode prints them. For a kernel with a device
+`assert`, each chunk starts from a snapshot of the tensors the kernel writes;
+a chunk in which an assert fails is rolled back and replayed block by block,
+so the error (first failing block in grid order), the printed lines and the
+memory left behind are exactly the sequential mode's.
 """
 
 from __future__ import annotations
@@ -43,11 +45,22 @@ Env = dict[int, np.ndarray]
 CHUNK_ELEMENTS = 1 << 22
 
 
-def vectorisable(kernel: ir.Kernel) -> bool:
-    """Kernels with a device `assert` run block by block: the first failing
-    block, and what ran before it, follow the sequential order. (`print` is
-    fine: lines are buffered per block and written in block order.)"""
-    return not any(isinstance(op, ir.Assert) for op in ir.walk(kernel.body))
+#: Kernels with a device `assert` snapshot the tensors they write before each
+#: chunk (to replay a failing chunk block by block); above this many bytes the
+#: host falls back to the block mode instead.
+SNAPSHOT_BYTES = 1 << 28
+
+
+class AssertFailed(Exception):
+    """Some block of the chunk failed a device `assert` (internal signal)."""
+
+
+def has_assert(kernel: ir.Kernel) -> bool:
+    return any(isinstance(op, ir.Assert) for op in ir.walk(kernel.body))
+
+
+def written_tensors(kernel: ir.Kernel) -> set[str]:
+    return {op.tensor for op in ir.walk(kernel.body) if isinstance(op, (ir.Store, ir.AtomicRMW))}
 
 
 def chunk_blocks(kernel: ir.Kernel, total: int) -> int:
@@ -76,17 +89,33 @@ class _Ctx:
 
 
 def run_vectorised(kernel: ir.Kernel, grid: tuple[int, ...], tensors: dict[str, np.ndarray],
-                   scalars: Env, out: Callable[[str], None] | None = None) -> None:
+                   scalars: Env, out: Callable[[str], None] | None = None,
+                   replay: Callable[[np.ndarray], None] | None = None) -> None:
+    """Run every block of `grid` in chunks. For a kernel with a device `assert`,
+    `replay(flat_block_ids)` must run those blocks in the sequential mode (and
+    raise the located error): a chunk in which an assert fails is rolled back
+    to its snapshot and replayed, so output, error and memory are exactly the
+    sequential mode's."""
     total = int(np.prod(grid)) if grid else 1
     if total == 0:
         return
     g = chunk_blocks(kernel, total)
+    checks = has_assert(kernel)
+    written = written_tensors(kernel) if checks else set()
     for start in range(0, total, g):
         flat = np.arange(start, min(start + g, total))
         ids = np.array(np.unravel_index(flat, grid), dtype=np.int32).reshape(len(grid), -1)
         ctx = _Ctx(ids, grid, tensors)
         env: Env = {k: np.broadcast_to(v, (ctx.g,)) for k, v in scalars.items()}
-        _region(kernel.body, env, ctx)
+        snapshot = {n: tensors[n].copy() for n in written} if checks else {}
+        try:
+            _region(kernel.body, env, ctx)
+        except AssertFailed:
+            for n, saved in snapshot.items():
+                tensors[n][...] = saved
+            assert replay is not None
+            replay(flat)
+            raise AssertionError("a failing chunk replayed without failing") from None
         if out is not None:
             for lines in ctx.lines:  # block order, as the sequential mode prints
                 for line in lines:
@@ -276,8 +305,13 @@ def _op(op: ir.Op, env: Env, ctx: _Ctx) -> None:
                     else:
                         text.append(_fmt_tile(env[part.id][blk], part.dtype))
                 ctx.lines[blk].append("".join(text))
-        case ir.Assert():
-            raise AssertionError("kernels with an assert run block by block")
+        case ir.Assert(cond=c):
+            cond = env[c.id].astype(bool)
+            bad = ~cond.reshape(g, -1).all(axis=1)
+            if ctx.active is not None:
+                bad &= ctx.active
+            if bad.any():
+                raise AssertFailed
         case _:
             assert_never(op)
 

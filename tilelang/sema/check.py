@@ -693,6 +693,7 @@ class _Checker:
         decl, mod = self._pending_consts[qual]
         fx = _Fx(mod, None, False, UNIT, {})
         want = self._resolve_type(decl.ty, {}, mod, in_kernel=False) if decl.ty else None
+        errors_before = self.sink.error_count
         ty = self.check_expr(decl.value, fx, want)
         value = self._const_value(decl.value, fx)
         sym = mod.own[decl.name.name]
@@ -705,7 +706,7 @@ class _Checker:
         elif isinstance(ty, UntypedFloat):
             ty = F32
         self._settle(decl.value, ty)
-        if value is None and not _is_poison(ty):
+        if value is None and not _is_poison(ty) and self.sink.error_count == errors_before:
             self.emit(self.err(T.NOT_CONSTANT, f"the value of constant `{decl.name.name}` is not a "
                                "compile-time constant", decl.value.span, "not constant")
                       .note("constants are evaluated at compile time from literals and other constants"))
@@ -863,6 +864,9 @@ class _Checker:
                 a, b = self._static_dim(lhs, fx), self._static_dim(rhs, fx)
                 if a is None or b is None:
                     return None
+                if op in ("/", "%") and b.const_value == 0:
+                    self._div_by_zero(op, rhs)
+                    return Dim.var("?")  # reported; no second error about constness
                 return _dim_op(op, a, b)
             case ast.Unary(op="-", operand=x):
                 a = self._static_dim(x, fx)
@@ -1323,6 +1327,10 @@ class _Checker:
                     pass
                 ty = self._binary_types(op, lt, rt, lhs, rhs, e.op_span, fx)
                 a, b = self.program.dims.get(lhs), self.program.dims.get(rhs)
+                if op in ("/", "%") and b is not None and b.const_value == 0 and _is_intlike(rt) \
+                        and _is_intlike(lt):
+                    self._div_by_zero(op, rhs)
+                    return ERROR
                 if a is not None and b is not None and _is_intlike(lt) and _is_intlike(rt):
                     try:
                         d = _dim_op(op, a, b)
@@ -1416,6 +1424,11 @@ class _Checker:
                 return GraphT()
             case _:
                 assert_never(e)
+
+    def _div_by_zero(self, op: str, rhs: ast.Expr) -> None:
+        word = "division" if op == "/" else "remainder"
+        self.emit(self.err(T.DIVISION_BY_ZERO, f"integer {word} by zero", rhs.span, "this is always zero")
+                  .note("integer division by zero has no value, so a divisor known to be zero is an error"))
 
     def _join(self, a: Type, b: Type, na: Any, nb: Any) -> Type:
         if isinstance(a, NeverT):
@@ -2380,6 +2393,8 @@ class _Checker:
         if need_const:
             elems = e.elems if isinstance(e, ast.ArrayExpr) else [e] * len(dims)
             for d, x in zip(dims, elems, strict=False):
+                if d is None and _is_poison(self.program.types.get(x)):
+                    return None  # already reported
                 if d is None:
                     self.emit(self.err(T.NOT_CONSTANT, "tile dimension is not a compile-time constant", x.span,
                                        "not constant")

@@ -102,6 +102,18 @@ def _is_c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return all(s == c or d == 1 for d, s, c in zip(shape, strides, _c_strides(shape), strict=True))
 
 
+_BY_NUMPY: dict[np.dtype, DType | None] = {}
+
+
+def _tile_dtype(npd: np.dtype) -> DType | None:
+    """`dtype_of_array`, memoised (it is on every call's path)."""
+    try:
+        return _BY_NUMPY[npd]
+    except KeyError:
+        dt = _BY_NUMPY[npd] = dtype_of_array(np.empty(0, npd))
+        return dt
+
+
 def tile_dtype_name(dt: DType) -> str:
     """The NumPy spelling of a Tile element type, for help lines."""
     return "float32" if dt is DType.BF16 else np.dtype(dt.np_dtype).name
@@ -116,7 +128,7 @@ def _numpy(a: np.ndarray, obj: Any, library: str) -> ArrayRef:
         library=library,
         space="cpu",
         shape=tuple(a.shape),
-        dtype=dtype_of_array(a),
+        dtype=_tile_dtype(a.dtype),
         dtype_name=a.dtype.name,
         ptr=int(a.__array_interface__["data"][0]),
         nbytes=int(a.nbytes),
@@ -223,7 +235,7 @@ def _cuda_array(obj: Any, library: str) -> ArrayRef:
         library=library,
         space=f"cuda:{index}",
         shape=shape,
-        dtype=dtype_of_array(np.empty(0, npd)),
+        dtype=_tile_dtype(npd),
         dtype_name=npd.name,
         ptr=int(ptr or 0),
         nbytes=n * itemsize,

@@ -193,6 +193,7 @@ class Module:
         self._sources = sources
         self._runtimes: dict[str, Runtime] = {}
         self._evaluators: dict[str, Any] = {}
+        self._checked: set[int] = set()  # ids of lowered kernels whose tiles passed the limits
         self.kernels: dict[str, Kernel] = {}
         self.functions: dict[str, HostFunction] = {}
         for item in root.items:
@@ -789,6 +790,8 @@ class _Call:
             kir, _ = runtime._prepared(op)
         except TileError as e:
             raise CallError.from_tile_error(e, self.m._sources) from None
+        if id(kir) in self.m._checked:  # the runtime caches `kir`, so its id is stable
+            return
         gen = ", ".join(f"{k} = {v}" for k, v in bound.instantiation.items())
         for node in ir.walk(kir.body):
             for v in ir.op_results(node):
@@ -819,6 +822,7 @@ class _Call:
                     where=where,
                     help="choose smaller generics",
                 )
+        self.m._checked.add(id(kir))
 
     def generics(self, type_names: set[str]) -> dict[str, tuple[Any, Span]]:
         decl = self.k.decl
@@ -979,6 +983,10 @@ class Operation:
         bound = self._bound
         writeback: list[tuple[np.ndarray, Tensor]] = []
         args = list(bound.args)
+        if self._engine != "cpu":
+            # Another library (or a second GPU's device) may have switched the
+            # thread's current context since this device last ran.
+            dev.ctx.make_current()
         copies = self._space == "cpu" and self._engine != "cpu"  # NumPy arrays on the GPU
         for i, a in enumerate(args):
             t = a.tensor if isinstance(a, _RtPartition) else a
@@ -1003,7 +1011,6 @@ class Operation:
             rt,
         )
         if self._space != "cpu":
-            dev.ctx.make_current()
             stream = dev.foreign_stream(self._stream_handle or 0)
         elif self._engine == "cpu":
             stream = None

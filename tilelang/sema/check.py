@@ -3148,10 +3148,10 @@ def _fold(op: str, a: Any, b: Any) -> Any:
             if both_int:
                 return a - b * _fold("/", a, b)
             return a % b
-        case "<<":
-            return a << b
-        case ">>":
-            return a >> b
+        case "<<" | ">>":
+            if not 0 <= b < 128:  # never build a huge integer for `1 << 10**9`
+                raise OverflowError("shift amount out of range")
+            return a << b if op == "<<" else a >> b
         case "&":
             return a & b
         case "|":

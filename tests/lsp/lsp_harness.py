@@ -50,7 +50,7 @@ class Session:
             self.changed.notify_all()
 
     async def wait_diagnostics(self, uri: str, version: int | None = None,
-                               timeout: float = 30.0) -> list[lsp.Diagnostic]:
+                               timeout: float = 60.0) -> list[lsp.Diagnostic]:
         """The diagnostics published for `uri` (for `version`, if given)."""
 
         def ready() -> list[lsp.Diagnostic] | None:

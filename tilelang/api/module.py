@@ -1051,6 +1051,8 @@ class Handle:
         op = self.operation
         dev: Any = op._runtime.device
         try:
+            if op._engine != "cpu":
+                dev.ctx.make_current()
             if op._space != "cpu":
                 dev.sync_foreign(self._stream)
             elif op._engine != "cpu":

@@ -40,7 +40,10 @@ class DivAtom:
     den: Dim
 
     def __str__(self) -> str:
-        return f"({self.num}) {self.op} ({self.den})"
+        def side(d: Dim) -> str:
+            return str(d) if d.is_const or d.as_symbol() else f"({d})"
+
+        return f"{side(self.num)} {self.op} {side(self.den)}"
 
 
 Atom = str | DivAtom
@@ -174,7 +177,8 @@ class Dim:
             return "0"
         parts: list[str] = []
         for mono, coef in reversed(self.terms):  # highest degree first, constant last
-            names = [str(a) if isinstance(a, str) else f"({a})" for a in mono]
+            lone = len(mono) == 1 and abs(coef) == 1  # `B / 3`, not `(B / 3)`
+            names = [str(a) if isinstance(a, str) or lone else f"({a})" for a in mono]
             if not names:
                 body = str(abs(coef))
             elif abs(coef) == 1:

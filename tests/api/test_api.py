@@ -370,3 +370,17 @@ def test_the_readme_example_runs(capsys) -> None:  # type: ignore[no-untyped-def
     finally:
         os.chdir(cwd)
     assert "kernel fn add<const B: i32>" in capsys.readouterr().out
+
+
+def test_static_shapes_point_at_the_parameter() -> None:
+    mod = tilelang.compile(
+        "kernel fn k(z: &mut Tensor<f32, [4, 8]>, x: &Tensor<f32, [3, ?]>) {\n"
+        "    z.store(zeros::<f32>([4, 8]));\n}\n")
+    z = np.zeros((8, 8), np.float32)
+    with pytest.raises(tilelang.CallError, match=r"E0501\]: dimension 0 of `x` is 2 but kernel `k` expects 3"
+                       r"\n  --> <string>:1:\d+: `x: &Tensor<f32, \[3, \?\]>` is declared here"):
+        mod.k(P(z, [4, 8]), np.zeros((2, 5), np.float32))
+    with pytest.raises(tilelang.CallError, match=r"E0505.*tile shape \[4, 4\] does not match(.|\n)*"
+                       r"`z: &mut Tensor<f32, \[4, 8\]>` is declared here"):
+        mod.k(P(z, [4, 4]), np.zeros((3, 5), np.float32))
+    mod.k(P(z, [4, 8]), np.zeros((3, 5), np.float32)).sync()

@@ -760,7 +760,14 @@ class _Call:
 
             ev.check_deferred(call_span, FnRef(decl, k.key), bound)
         except TileError as e:
-            raise CallError.from_tile_error(e, self.m._sources) from None
+            err = CallError.from_tile_error(e, self.m._sources)
+            # The runtime's label describes the argument, which has no source
+            # here; point at the parameter's declaration instead.
+            span = e.diagnostics[0].primary_span if e.diagnostics else None
+            spec = next((sp for sp in k.specs if sp.span == span), None)
+            if spec is not None:
+                err.where = self.where(spec)
+            raise err from None
 
         self.check_instance(runtime, bound)
 

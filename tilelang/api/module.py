@@ -764,9 +764,9 @@ class _Call:
             # The runtime's label describes the argument, which has no source
             # here; point at the parameter's declaration instead.
             span = e.diagnostics[0].primary_span if e.diagnostics else None
-            spec = next((sp for sp in k.specs if sp.span == span), None)
-            if spec is not None:
-                err.where = self.where(spec)
+            param = next((sp for sp in k.specs if sp.span == span), None)
+            if param is not None:
+                err.where = self.where(param)
             raise err from None
 
         self.check_instance(runtime, bound)

@@ -407,3 +407,25 @@ kernel fn k<T, const B: i32, const N: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T,
     k = lower_kernel(program(src), "k", {}, facts)
     assert k.tensor("z").tile_shape == (8,) and k.tensor("x").dims == (40,)
     assert k.tensor("z").dtype is DType.F16
+
+
+def test_constants_are_shared_but_never_leak_out_of_a_region() -> None:
+    src = """
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, n: i32) {
+    let mut t = zeros::<f32>([B]);
+    if n > 2 { t = t + 7.0; } else { t = t - 7.0; }
+    for i in 0..n { t = t + 7.0; }
+    z.store(t + 7.0);
+}
+"""
+    k = lower(src, "k", B=4)  # lower_kernel verifies: a leaked value would be an ICE
+    sevens = [op for op in ir.walk(k.body) if isinstance(op, ir.Const) and op.value == 7.0]
+    # one per branch, one in the loop body, one at the top level: none shared
+    # across sibling or closed regions
+    assert len(sevens) == 4
+    for n, want in ((0, -7 + 7), (3, 7 + 21 + 7)):
+        z = np.zeros(4, np.float32)
+        run_kernel(k, (1,), [z, n])
+        assert (z == want).all()
+    ones = [op for op in k.body.ops if isinstance(op, ir.Const) and op.value == 4]
+    assert len(ones) <= 1  # the tile size 4 is emitted once at the top level

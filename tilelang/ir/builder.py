@@ -37,6 +37,7 @@ from tilelang.source import DUMMY_SPAN, Span
 class Frame:
     args: tuple[ir.Value, ...]
     ops: list[ir.Op] = field(default_factory=list)
+    consts: dict[tuple[object, ...], ir.Value] = field(default_factory=dict)
 
     def region(self) -> ir.Region:
         return ir.Region(self.args, tuple(self.ops))
@@ -58,8 +59,14 @@ class IfHandle:
 
 
 class Builder:
-    def __init__(self, name: str = "kernel", *, span: Span = DUMMY_SPAN) -> None:
+    def __init__(self, name: str = "kernel", *, span: Span = DUMMY_SPAN,
+                 dedupe_consts: bool = False) -> None:
         self.name = name
+        # Reuse an identical `Const` already defined in this region or an
+        # enclosing one (it dominates every later op there), instead of
+        # emitting another: the lowering turns it on, hand-built IR keeps
+        # exactly the ops it asked for.
+        self.dedupe_consts = dedupe_consts
         self.span = span
         self.params: list[ir.Param] = []
         self._next_id = 0
@@ -88,6 +95,10 @@ class Builder:
             return v
         named = ir.Value(v.id, v.type, hint)
         ops[-1] = dataclasses.replace(ops[-1], result=named)  # type: ignore[arg-type]
+        for frame in self._frames:  # a deduplicated const hands out the named value
+            for key, cached in frame.consts.items():
+                if cached.id == v.id:
+                    frame.consts[key] = named
         return named
 
     @property
@@ -166,8 +177,16 @@ class Builder:
         span: Span | None = None,
         hint: str = "",
     ) -> ir.Value:
+        key = (type(value).__name__, repr(value), dtype, tuple(shape))
+        if self.dedupe_consts and not hint:
+            for frame in reversed(self._frames):
+                hit = frame.consts.get(key)
+                if hit is not None:
+                    return hit
         r = self.fresh(ir.Type(dtype, tuple(shape)), hint)
         self.emit(ir.Const(r, value, self._sp(span)))
+        if self.dedupe_consts and not hint:
+            self._frames[-1].consts[key] = r
         return r
 
     def block_id(self, axis: int, *, span: Span | None = None) -> ir.Value:

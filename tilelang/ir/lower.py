@@ -228,7 +228,7 @@ class _Lowerer:
     def __init__(self, program: Any, decl: ast.FnDecl) -> None:
         self.program = program
         self.decl = decl
-        self.b = Builder(decl.name.name, span=decl.span)
+        self.b = Builder(decl.name.name, span=decl.span, dedupe_consts=True)
         self.f = _Frame({}, {})
         self.tensors: dict[str, TensorRef] = {}
         self.inline_depth = 0

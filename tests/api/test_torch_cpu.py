@@ -80,3 +80,11 @@ def test_the_training_example_learns_on_the_cpu() -> None:
         sys.path.pop(0)
     losses = torch_softmax.train(steps=4, device="cpu")
     assert losses[-1] < losses[0]
+
+
+def test_autograd_sees_the_kernels_writes(add) -> None:  # type: ignore[no-untyped-def]
+    x = torch.randn(64, requires_grad=True)
+    y = x.exp()  # autograd saves `y` for the backward pass
+    add.add(P(y, [64]), torch.ones(64), torch.ones(64)).sync()  # ... and the kernel overwrites it
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

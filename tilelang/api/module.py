@@ -947,6 +947,7 @@ class Operation:
                 tracker.wait(token)
                 _PENDING.pop((self._space, token), None)
             raise
+        _bump_torch_versions(self._refs)
         return Handle(self, token, tracker, *run)
 
     def _explain_conflict(self) -> None:
@@ -1028,6 +1029,22 @@ class Operation:
         except TileError as e:
             raise ExecutionError.from_tile_error(e, self.kernel.module._sources) from None
         return stream, writeback
+
+
+def _bump_torch_versions(refs: list[tuple[ParamSpec, ArrayRef, bool]]) -> None:
+    """A kernel writes `&mut` PyTorch tensors behind autograd's back; bumping
+    their version counters lets autograd refuse a backward pass that would
+    read values the kernel overwrote, as it does for PyTorch's own in-place ops."""
+    torch = sys.modules.get("torch")
+    bump = getattr(
+        getattr(getattr(torch, "autograd", None), "graph", None), "increment_version", None
+    )
+    if bump is None:
+        return
+    for _, ref, mutable in refs:
+        if mutable and ref.library == "torch":
+            with contextlib.suppress(Exception):
+                bump(ref.obj)
 
 
 class Handle:

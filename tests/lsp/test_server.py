@@ -73,6 +73,16 @@ def test_syntax_error_is_published_and_cleared_by_an_edit(server: Any) -> None:
         assert d.related_information, "the unexpected token is related information"
         assert any("unexpected" in r.message for r in d.related_information)
 
+        # the quick fix inserts the `;`
+        actions = await s.code_actions(URI, d.range.start.line, d.range.start.character)
+        assert isinstance(actions, (list, tuple)) and len(actions) == 1
+        action = actions[0]
+        assert isinstance(action, lsp.CodeAction) and action.title == "insert `;`"
+        assert action.edit is not None and action.edit.changes is not None
+        (edit,) = action.edit.changes[URI]
+        assert edit.new_text == ";" and edit.range.start == edit.range.end
+        assert (edit.range.start.line, edit.range.start.character) == (line, col + 1)
+
         version = s.change(URI, ADD)
         assert _errors(await s.wait_diagnostics(URI, version)) == []
 

@@ -4,8 +4,9 @@ Features: diagnostics (published on open, change and save, from the same
 driver as `tilec check`), hover, go to definition, references, document
 highlight, rename, document symbols, completion, signature help, inlay
 hints (inferred types of `let` bindings, inferred const generics at calls)
-and semantic tokens (parameters, `&mut` parameters, const generics,
-builtins: what a lexical grammar cannot tell apart). The answers come from `analysis.py`; this
+semantic tokens (parameters, `&mut` parameters, const generics, builtins:
+what a lexical grammar cannot tell apart), and quick fixes for the edits a
+diagnostic spells out (a missing `;`, a misspelt name, a missing `mut`). The answers come from `analysis.py`; this
 module converts between LSP and the compiler's model and nothing else.
 
 Diagnostics map as follows: the primary label's span is the range (a
@@ -424,6 +425,35 @@ def semantic_tokens_full(ls: TileLanguageServer, params: lsp.SemanticTokensParam
     # editor then falls back to the TextMate colours.
     an = ls.analysis_for(params.text_document.uri)
     return lsp.SemanticTokens(data=encode_semantic_tokens(an))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+@_guarded(None)
+def code_action(ls: TileLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+    uri = params.text_document.uri
+    an = ls.analysis_for(uri)
+    start = _offset(an.file, params.range.start)
+    end = _offset(an.file, params.range.end)
+    actions = []
+    for diag in an.diagnostics:
+        primary = diag.primary_span
+        if primary is None or primary.file != an.file.id:
+            continue
+        shown = _visible(an.file, primary)
+        if shown.end < start or shown.start > end:
+            continue
+        for fix in analysis.quick_fixes(an, diag):
+            actions.append(lsp.CodeAction(
+                title=fix.title,
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[to_lsp_diagnostic(an, diag, uri)],
+                is_preferred=True,
+                edit=lsp.WorkspaceEdit(changes={uri: [
+                    lsp.TextEdit(range=_range(an.file, span), new_text=text) for span, text in fix.edits
+                ]}),
+            ))
+    return actions or None
 
 
 _SYMBOL_KINDS = {

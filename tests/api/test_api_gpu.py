@@ -190,7 +190,7 @@ def test_compare_engines_on_examples(case: str) -> None:
     elif case == "softmax":
         mod = tilelang.load(EX / "softmax.tile")
         x = (rng.standard_normal((300, 128)) * 3).astype(np.float32)
-        tt.compare(mod.softmax_rows, P(np.zeros_like(x), [16, 128]), x, rtol=1e-5, atol=1e-6)
+        tt.compare(mod.softmax_rows, P(np.zeros_like(x), [16, 128]), x, atol=1e-6)
     elif case == "gemm":
         mod = tilelang.load(EX / "gemm.tile")
         a = rng.standard_normal((192, 200)).astype(np.float16)
@@ -202,4 +202,4 @@ def test_compare_engines_on_examples(case: str) -> None:
         x = (rng.standard_normal((100, 256)) * 2 + 0.5).astype(np.float32)
         w = (rng.random(256) + 0.5).astype(np.float32)
         b = rng.standard_normal(256).astype(np.float32)
-        tt.compare(mod.layernorm, P(np.zeros_like(x), [8, 256]), x, w, b, 1e-5, rtol=1e-4, atol=1e-5)
+        tt.compare(mod.layernorm, P(np.zeros_like(x), [8, 256]), x, w, b, 1e-5, atol=1e-4)

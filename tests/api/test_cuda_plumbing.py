@@ -2,7 +2,7 @@
 interpreter behind `CudaDevice`'s interface for external memory) and a fake
 CUDA array (`__cuda_array_interface__` over host memory) exercise engine
 choice, in-place wrapping, the caller's stream, waiting and the borrow rules
-of the CUDA address space in every CI run. `test_gpu.py` runs the real thing.
+of the CUDA address space in every CI run. `test_api_gpu.py` runs the real thing.
 """
 
 from __future__ import annotations

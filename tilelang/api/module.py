@@ -144,7 +144,7 @@ def _device(engine: str) -> Any:
                         "cannot run on the GPU: no CUDA driver or device was found",
                         help='load the module with `device="cpu"` to use the interpreter',
                     )
-                dev = cuda.CudaDevice(int(engine.split(":", 1)[1]))
+                dev = cuda.CudaDevice(int(engine.split(":", 1)[1]), out=_device_print)
             _DEVICES[engine] = dev
         return dev
 

@@ -270,6 +270,9 @@ class _Checker:
         # `let mut x = <literal>` bindings still untyped: the init and the uses so far
         self._mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
         self._negated: set[Any] = set()  # integer literals under a unary minus
+        self._cur_fx: _Fx | None = None  # the function body being checked
+        # (function, checked as device code) -> the first call that made it so
+        self._call_sites: dict[tuple[str, bool], Span] = {}
         # calls between functions in device code: (caller, callee, call span)
         self._device_edges: list[tuple[str, str, Span]] = []
         # reshapes whose element counts are equal only for some generics
@@ -282,6 +285,15 @@ class _Checker:
         return Diagnostic.error(code, message).primary(span, label)
 
     def emit(self, d: Diagnostic) -> Type:
+        fx = self._cur_fx
+        if d.code in (T.HOST_ONLY, T.KERNEL_ONLY) and fx is not None and fx.info is not None \
+                and not fx.info.is_kernel:
+            # why is this function device (host) code? point at the call that made it so
+            site = self._call_sites.get((fx.info.qualname, fx.in_kernel))
+            if site is not None:
+                where = "device code: it is called from a kernel" if fx.in_kernel else "host code: it is " \
+                    "called from host code"
+                d = d.secondary(site, f"`{fx.info.name}` is {where} here")
         self.sink.emit(d)
         return ERROR
 
@@ -353,6 +365,7 @@ class _Checker:
         while self._queue:
             info, in_kernel = self._queue.pop(0)
             self._check_fn(info, in_kernel)
+            self._cur_fx = None
 
     def _check_device_recursion(self) -> None:
         """Device functions are inlined into their kernel, so device code
@@ -913,6 +926,7 @@ class _Checker:
                     if g in self.program.symbols}
         fx = _Fx(mod, info, in_kernel, info.ret, generics,
                  kernel_name=info.qualname if info.is_kernel else None)
+        self._cur_fx = fx
         scope: dict[str, Symbol] = {}
         for p, ty in zip(info.decl.params, info.param_types, strict=False):
             sym = Symbol(SymbolKind.PARAM, p.name.name, p.name.span, p, ty=ty, mutable=p.mutable)
@@ -1868,8 +1882,9 @@ class _Checker:
         span = e.method.span if isinstance(e, ast.MethodCall) else e.callee.span
         if not sig.context.allows(fx.in_kernel):
             if fx.in_kernel:
+                where = "inside a kernel" if fx.info is None or fx.info.is_kernel else "in device code"
                 return self.emit(self.err(T.HOST_ONLY, f"`{sig.name}` is only allowed in host code", span,
-                                          "inside a kernel")
+                                          where)
                                  .note(f"`{sig.signature}`: {sig.doc}")
                                  .with_help(f"call `{sig.name}` in `main` (or another host function) and pass "
                                             "the result to the kernel"))
@@ -1975,6 +1990,8 @@ class _Checker:
                                       f"{len(e.generics)} were supplied", e.generics[-1].span,
                                       "unexpected generic argument")
                              .secondary(info.decl.name.span, "defined here"))
+        if not info.is_kernel:
+            self._call_sites.setdefault((info.qualname, fx.in_kernel), e.callee.span)
         if not fx.in_kernel:
             self._enqueue(info, False) if not info.is_kernel else None
         elif not info.is_kernel:

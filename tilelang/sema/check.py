@@ -1600,10 +1600,7 @@ class _Checker:
         if num.kind == "float" or _elem_is_float(elem):
             return self.emit(self.err(T.INVALID_OPERAND, f"cannot apply `!` to type `{ty}`", e.span,
                                       "`!` needs `bool` or an integer"))
-        if num.kind == "tensor":
-            return self.emit(self.err(T.INVALID_OPERAND, f"cannot apply `!` to type `{ty}`", e.span,
-                                      "not supported on host tensors"))
-        return _result_of(num, ty)
+        return _result_of(num, ty)  # `!` on bool or integer tensors too (the host runtime has both)
 
     def _binary_types(self, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
                       fx: _Fx) -> Type:

@@ -144,7 +144,7 @@ class Session:
 
 
 @asynccontextmanager
-async def session() -> AsyncIterator[Session]:
+async def session(capabilities: lsp.ClientCapabilities | None = None) -> AsyncIterator[Session]:
     client = LanguageClient("tile-tests", "0")
     s = Session(client)
 
@@ -158,7 +158,7 @@ async def session() -> AsyncIterator[Session]:
     await client.start_io(sys.executable, "-m", "tilelang", "lsp", "--stdio", cwd=str(REPO), env=env)
     try:
         await asyncio.wait_for(client.initialize_async(lsp.InitializeParams(
-            capabilities=lsp.ClientCapabilities(),
+            capabilities=capabilities or lsp.ClientCapabilities(),
             root_uri=REPO.as_uri())), 60)
         client.initialized(lsp.InitializedParams())
         yield s

@@ -312,3 +312,24 @@ def test_edits_are_debounced_and_saving_an_imported_file_rechecks_its_importers(
         assert _errors(await asyncio.wait_for(rechecked(), 30)) == []
 
     run(server, scenario)
+
+
+def test_positions_follow_the_negotiated_encoding() -> None:
+    """A client that prefers UTF-32 gets code-point columns; the default
+    client (the other tests) gets UTF-16 ones."""
+    text = 'fn main() {\n    print("😀😀"); let a = 1; print(b);\n}\n'
+    uri = "untitled:utf32"
+    caps = lsp.ClientCapabilities(general=lsp.GeneralClientCapabilities(
+        position_encodings=[lsp.PositionEncodingKind.Utf32, lsp.PositionEncodingKind.Utf16]))
+
+    async def scenario() -> None:
+        async with session(caps) as s:
+            version = s.open(uri, text)
+            (d,) = _errors(await s.wait_diagnostics(uri, version))
+            line = text.split("\n")[1]
+            assert (d.range.start.line, d.range.start.character) == (1, line.index("b);"))
+            loc = await s.definition(uri, 1, line.index("a = 1"))
+            assert isinstance(loc, lsp.Location)
+            assert loc.range.start.character == line.index("a = 1")
+
+    asyncio.run(scenario())

@@ -84,7 +84,7 @@ class TileLanguageServer(LanguageServer):
         self.last_parsed.pop(uri, None)
 
     def log(self, kind: lsp.MessageType, message: str) -> None:
-        print(f"tilec lsp: {message}", file=sys.stderr)
+        log.warning("%s", message)
         # Without a connected client (unit tests) stderr suffices.
         with contextlib.suppress(Exception):
             self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
@@ -110,7 +110,16 @@ def _uri_of(name: str, fallback: str) -> str:
 
 # ---------------------------------------------------------------- positions
 
-_CODEC = PositionCodec()  # UTF-16, LSP's default and what VS Code speaks
+_UTF16 = PositionCodec()  # LSP's default and what VS Code speaks
+
+
+def _codec() -> PositionCodec:
+    """The position encoding negotiated with the client (UTF-16 before the
+    handshake, or when nothing else was agreed)."""
+    try:
+        return server.workspace.position_codec
+    except Exception:  # not initialized yet (unit tests call the converters directly)
+        return _UTF16
 
 
 @functools.lru_cache(maxsize=16)
@@ -121,7 +130,7 @@ def _split(text: str) -> tuple[str, ...]:
 
 def _position(sf: SourceFile, offset: int) -> lsp.Position:
     line, col = sf.line_col(offset)
-    return _CODEC.position_to_client_units(_split(sf.text), ServerTextPosition(line - 1, col - 1))
+    return _codec().position_to_client_units(_split(sf.text), ServerTextPosition(line - 1, col - 1))
 
 
 def _range(sf: SourceFile, span: Span) -> lsp.Range:
@@ -131,6 +140,7 @@ def _range(sf: SourceFile, span: Span) -> lsp.Range:
 def _offset(sf: SourceFile, pos: lsp.Position) -> int:
     """The character offset of an LSP position (clamped to the text)."""
     lines = _split(sf.text)
+    codec = _codec()
     if pos.line >= len(lines):
         return len(sf.text)
     line = lines[pos.line]
@@ -139,7 +149,7 @@ def _offset(sf: SourceFile, pos: lsp.Position) -> int:
     for ch in line:
         if units >= pos.character:
             break
-        units += _CODEC.client_num_units(ch)
+        units += codec.client_num_units(ch)
         col += 1
     return min(sum(len(x) + 1 for x in lines[: pos.line]) + col, len(sf.text))
 

@@ -384,3 +384,12 @@ def test_static_shapes_point_at_the_parameter() -> None:
                        r"`z: &mut Tensor<f32, \[4, 8\]>` is declared here"):
         mod.k(P(z, [4, 4]), np.zeros((3, 5), np.float32))
     mod.k(P(z, [4, 8]), np.zeros((3, 5), np.float32)).sync()
+
+
+def test_the_numpy_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]
+    import runpy
+
+    runpy.run_path(str(EX / "python" / "numpy_basics.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "kernel fn saxpy<const B: i32>" in out
+    assert "error[E0309]" in out and "error[E0502]" in out

@@ -2,27 +2,47 @@
 
 Two layers, so the core is testable without a terminal:
 
-- `ReplSession.feed(text) -> ReplOutput` holds the session and calls the driver.
+- `ReplSession.feed(text) -> ReplOutput` holds the session and calls the
+  driver and the host evaluator; `ReplSession.completions(text)` is the
+  completion logic.
 - `main()` wires prompt_toolkit to it (multi-line input, history, Tile syntax
-  highlighting, meta-commands); when stdin is not a terminal it reads the
-  whole input and feeds it entry by entry, so `echo '1 + 2' | tilec repl` works.
+  highlighting, completion, meta-commands); when stdin is not a terminal it
+  reads the input and feeds it entry by entry, so `tilec repl < script` works.
 
-How a session runs: an entry holds items (`fn`, `kernel fn`, `const`, `use`)
+How a session runs. An entry holds items (`fn`, `kernel fn`, `const`, `use`)
 and host statements, optionally ending in an expression whose value is shown.
-The session is one synthesised program: every accepted item, then a
-`fn main()` holding every accepted statement in order. Each entry is checked
-and run as part of that whole program (so the type and ownership checkers see
-everything, exactly as in a file), and only the output the new entry adds is
-shown. Earlier statements are therefore re-run on each entry, like "restart and
-run all": programs are deterministic (`rand` is seeded), so this is
-unobservable except in time. An entry that fails to check or run is not kept.
+
+- Checking: the session is one synthesised program: every accepted item, then
+  a `fn main()` holding every accepted statement in order. Each entry is
+  checked as part of that whole program, so the type and ownership checkers
+  see everything, exactly as in a file: a `.launch()` in one entry keeps its
+  borrows until `.wait()` in a later one. The only error tolerated is the
+  ownership checker's "handle dropped at the end of `main`" (E0308 pointing at
+  the synthesised closing brace): that handle is simply still in flight.
+- Running: only the new entry's statements run, in the host evaluator
+  (`HostEvaluator.run_statements`), against `env`, the values of the
+  variables bound so far. One device and one `Runtime` live for the whole
+  session, so tensors stay in device memory and compiled kernels are reused.
+- Failure: an entry that does not parse or check is dropped whole: nothing
+  ran. An entry that fails at run time is dropped too and its bindings are
+  rolled back (the names mean what they meant before the entry, so the
+  checker's view and the values never disagree); what it already did stays
+  done: lines it printed, tensor elements a kernel or `store` wrote.
+- Redefinition: an item with the name of an earlier one replaces it for later
+  entries. The earlier statements keep meaning what they meant when they ran:
+  the old item stays in the program under a hidden name (`sq__1`), and the
+  earlier statements (and the old item's references to itself) are rewritten
+  to that name. Other earlier items refer to the name, so they see the new
+  item (as in Python); if they no longer check, the entry is rejected.
 
 Diagnostics point into the entry that caused them: each entry is registered in
 the display `SourceMap` as `<repl-N>`, and spans into the synthesised program
 are mapped back to it.
 
-Invariant: prompt_toolkit is imported only by `main()`; the core imports the
-driver and the host runtime lazily, per entry.
+Invariants: prompt_toolkit is imported only by `main()`; rich only to colour
+a shown value when colour is on; the core imports the driver and the host
+runtime lazily, per entry. The session never raises on user input: a crash
+inside tilec is reported as an internal error and the session goes on.
 """
 
 from __future__ import annotations
@@ -30,7 +50,11 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import re
 import sys
+import time
+import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,24 +62,62 @@ from tilelang.diagnostics.model import Diagnostic, DiagnosticSink, Label
 from tilelang.source import SourceFile, SourceMap, Span
 
 HELP = """\
-Enter items (fn, kernel fn, const, use) and host statements; an expression
-without a trailing `;` shows its value. Input continues while brackets are open.
-Meta-commands:
-  :help               this text
-  :type EXPR          the type of an expression
-  :ast                the AST of the session's program
-  :ir [KERNEL]        Tile IR of the kernels launched so far
-  :llvm [KERNEL]      LLVM IR            :ptx [KERNEL]   PTX
-  :load FILE          add the items of a .tile file (not its `main`)
-  :program            the session as one program
-  :reset              forget everything
-  :quit               leave (also Ctrl-D)"""
+Type Tile at the prompt: items (`fn`, `kernel fn`, `const`, `use`) and host
+statements, as in the body of `main`. An expression without a trailing `;`
+shows its value and type. Enter continues the entry while it is unfinished
+(an open bracket, a missing `;`); a blank line submits it as it is.
+
+  >>> let mut x = arange::<f32>(8);
+  >>> kernel fn double<const B: i32>(y: &mut Tensor<f32, [B]>) {
+  ...     y.store(y.load() * 2.0);
+  ... }
+  >>> double(x.partition([4])).sync();
+  >>> x
+  Tensor<f32, [8]> = [ 0.0,  2.0,  4.0,  6.0,  8.0, 10.0, 12.0, 14.0]
+
+Definitions and `let` bindings persist; defining a name again replaces it.
+Every entry is checked with the whole session (types, ownership: a
+`.launch()` keeps its tensors borrowed until `.wait()`); an entry that fails
+changes nothing and its error points into it.
+
+Commands:
+  :help                this text
+  :type EXPR           the type of an expression, without running it
+  :ast [ENTRY]         the syntax tree of ENTRY, or of the whole session
+  :ir KERNEL           Tile IR of a kernel as launched (or as its launches fix it)
+  :llvm KERNEL         its LLVM IR          :ptx KERNEL   its PTX
+  :load FILE           add the items of a .tile file (not its `main`)
+  :device [cpu|gpu|auto]  where kernels run (tensors move along)
+  :time STMT           run STMT once and show the wall time it took
+  :vars                the variables bound so far, with their types
+  :program             the session as one program (the checker's view)
+  :reset               forget everything
+  :quit                leave (also Ctrl-D); Ctrl-C drops the entry being typed
+
+Builtins: `tilec explain` lists error codes; Tab completes keywords,
+builtins, methods (after `.`) and your names."""
+
+COMMANDS = (
+    "help",
+    "type",
+    "ast",
+    "ir",
+    "llvm",
+    "ptx",
+    "load",
+    "device",
+    "time",
+    "vars",
+    "program",
+    "reset",
+    "quit",
+)
 
 
 @dataclass(slots=True)
 class ReplOutput:
-    """What one entry produced: program stdout, rendered diagnostics (or a
-    meta-command's text) and whether the entry was accepted."""
+    """What one entry produced: program stdout (and the shown value),
+    rendered diagnostics or notes, and whether the entry was accepted."""
 
     stdout: str = ""
     stderr: str = ""
@@ -70,125 +132,292 @@ class _Chunk:
     text: str
     file: int  # its entry's file id in the display SourceMap
     base: int  # its offset inside that entry
+    # After a rename (see the module docstring) `text` differs from the entry:
+    # the entry offset of each offset of `text` (len(text) + 1 entries).
+    origin: tuple[int, ...] | None = None
+
+    def to_entry(self, offset: int) -> int:
+        if self.origin is None:
+            return self.base + offset
+        return self.base + self.origin[max(0, min(offset, len(self.origin) - 1))]
+
+
+@dataclass(slots=True)
+class _Item:
+    chunk: _Chunk
+    name: str | None  # None for `use`
+    kind: str  # "fn", "kernel", "const", "use"
 
 
 @dataclass(slots=True)
 class _Synth:
-    text: str
+    text: str = ""
     # (start, end, chunk) for each chunk, in the synthesised text
     where: list[tuple[int, int, _Chunk]] = field(default_factory=list)
+    new_from: int = 0  # where the new entry's statements start
+    close: int = 0  # offset of `main`'s closing brace
+
+
+@dataclass(slots=True)
+class _Checked:
+    """A check of the synthesised session."""
+
+    synth: _Synth
+    result: Any  # driver.CompileResult
+    errors: list[Diagnostic]  # real errors (not the handles in flight)
+    in_flight: list[Diagnostic]  # E0308 at the end of `main`
+
+    @property
+    def program(self) -> Any:
+        checked = self.result.context.outputs.get("checked")
+        return None if checked is None else checked.program
+
+    @property
+    def ownership(self) -> Any:
+        checked = self.result.context.outputs.get("checked")
+        return None if checked is None else checked.ownership
+
+    @property
+    def root(self) -> Any:
+        return self.result.context.outputs.get("ast")
+
+
+_HANDLE_DROPPED = "E0308"  # codes/ownership.py: a launch handle never waited for
+
+
+class _Forward(io.TextIOBase):
+    """The device's `print` sink: forwards to the current entry's buffer."""
+
+    def __init__(self, session: ReplSession) -> None:
+        self.session = session
+
+    def write(self, s: str) -> int:  # type: ignore[override]
+        return self.session._out.write(s)
 
 
 class ReplSession:
     """The state of one REPL session (see the module docstring)."""
 
     def __init__(self, device: str = "cpu", color: bool = False) -> None:
-        self.device = device
+        self.device = device  # the `:device` choice: cpu, gpu or auto
         self.color = color
         self.display = SourceMap()  # entries as `<repl-N>` files, for rendering
-        self.items: list[_Chunk] = []
+        self.items: list[_Item] = []
         self.stmts: list[_Chunk] = []
-        self.shown = 0  # characters of program output already shown
+        self.env: dict[str, Any] = {}  # variable name -> value, after the last entry
+        self.types: dict[str, str] = {}  # variable name -> its type, for `:vars`
         self.entries = 0
+        self.renames = 0
+        self._out: io.StringIO = io.StringIO()
+        self._runtime: Any = None  # runtime.launch.Runtime, made on first use
+        self.last_time: float | None = None  # seconds the last entry ran
 
     # ---------------------------------------------------------------- entry
     def feed(self, text: str) -> ReplOutput:
+        """Check and run one entry (or a `:command`); never raises on user input."""
         stripped = text.strip()
         if not stripped:
             return ReplOutput()
-        if stripped.startswith(":"):
-            return self._meta(stripped)
-        return self._entry(text)
+        try:
+            if stripped.startswith(":"):
+                return self._meta(stripped)
+            return self._entry(text)
+        except KeyboardInterrupt:
+            return ReplOutput(stderr="error: interrupted\n", ok=False)
+        except Exception as e:  # a bug in tilec: say so, keep the session
+            return ReplOutput(stderr=_ice_text(e), ok=False)
 
     def _new_file(self, text: str) -> SourceFile:
         self.entries += 1
         return self.display.add(f"<repl-{self.entries}>", text)
 
-    def _entry(self, text: str) -> ReplOutput:
+    def _entry(self, text: str, timed: bool = False) -> ReplOutput:
+        from tilelang.syntax import ast
         from tilelang.syntax.parser import parse_repl
 
         sf = self._new_file(text)
         sink = DiagnosticSink()
         parsed = parse_repl(sf, sink)
         if parsed is None or sink.has_errors:
-            return ReplOutput(stderr=self._render(sink.diagnostics, self.display), ok=False)
-        from tilelang.syntax import ast
-
+            return ReplOutput(stderr=self._render(sink.diagnostics), ok=False)
         for item in parsed.items:
             if isinstance(item, ast.FnDecl) and item.name.name == "main":
-                span = item.name.span
                 d = (
                     Diagnostic.error("E0106", "the REPL defines `main` itself")
-                    .primary(span, "`main` defined here")
+                    .primary(item.name.span, "`main` defined here")
                     .with_help("write the statements of `main` directly at the prompt")
                 )
-                return ReplOutput(stderr=self._render([d], self.display), ok=False)
-        new_items = [self._chunk(sf, it.span) for it in parsed.items]
-        new_stmts = [self._chunk(sf, st.span) for st in parsed.body.stmts]
+                return ReplOutput(stderr=self._render([d]), ok=False)
+        new_items = [_item_of(sf, it) for it in parsed.items]
+        names = [it.name for it in new_items if it.name is not None]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup is not None:
+            first, second = [it for it in parsed.items if _item_name(it) == dup][:2]
+            d = (
+                Diagnostic.error("E0102", f"the name `{dup}` is defined twice in this entry")
+                .primary(second.name.span, f"`{dup}` redefined here")  # type: ignore[union-attr]
+                .secondary(first.name.span, "first defined here")  # type: ignore[union-attr]
+                .with_help("keep one of them; to replace a definition, enter it on its own")
+            )
+            return ReplOutput(stderr=self._render([d]), ok=False)
+        old_items, old_stmts, redefined = self._redefine(set(names))
+        items = old_items + new_items
+        new_stmts = [_chunk(sf, st.span) for st in parsed.body.stmts]
         tail = parsed.body.tail
-        tail_chunk = self._chunk(sf, tail.span) if tail is not None else None
+        tail_chunk = _chunk(sf, tail.span) if tail is not None else None
+        stmts = old_stmts + new_stmts + ([tail_chunk] if tail_chunk is not None else [])
+        checked = self._check(items, stmts, len(old_stmts))
+        if checked.errors:
+            return self._reject(checked)
+        main = checked.root.items[-1]
+        nodes: list[Any] = [s for s in main.body.stmts if s.span.start >= checked.synth.new_from]
+        if main.body.tail is not None and main.body.tail.span.start >= checked.synth.new_from:
+            nodes.append(main.body.tail)
+        show_ty: str | None = None
+        if tail_chunk is not None and nodes:
+            last = nodes[-1]
+            expr = last.expr if isinstance(last, ast.ExprStmt) else last
+            ty = checked.program.type_of(expr)
+            if ty is not None and str(ty) != "()":
+                show_ty = str(ty)
+                nodes[-1] = expr  # evaluated for its value
+                stmts = stmts[:-1]  # a shown value is not kept (`z` would move `z`)
 
-        show_tail = False
-        if tail_chunk is not None:
-            # Is the tail a value worth showing? Ask the type checker.
-            synth = self._synth(self.items + new_items, self.stmts + new_stmts, tail_chunk, False)
-            result = self._check(synth)
-            if not result.ok:
-                return self._reject(result, synth, sf)
-            show_tail = self._tail_has_value(result)
-        items, stmts = self.items + new_items, self.stmts + new_stmts
-        if tail_chunk is not None and not show_tail:
-            stmts.append(tail_chunk)  # a unit-valued tail (`op.sync()`) is a statement
-        session = self._synth(items, stmts, None, False)
-        checked = self._check(session)
-        if not checked.ok:
-            errors = [d for d in checked.diagnostics if d.severity.value == "error"]
-            if errors and all(d.code == _HANDLE_DROPPED for d in errors) and not show_tail:
-                # `let h = k(...).launch();` at the prompt: the handle is
-                # waited for in a later entry. Keep the entry, run nothing
-                # until the session checks clean again.
-                self.items, self.stmts = items, stmts
-                names = ", ".join(f"`{n}`" for n in _handle_names(errors))
+        value: Any = None
+        elapsed = 0.0
+        env = dict(self.env)
+        self._out = io.StringIO()
+        if nodes:
+            runtime = self._runtime_for(checked.program)
+            if redefined:
+                runtime.kernels.clear()  # a kernel may inline a redefined function
+            compiled = len(runtime.kernels)
+            from tilelang.diagnostics.model import ICE, TileError
+            from tilelang.runtime.host import HostEvaluator
+
+            ev = HostEvaluator(
+                checked.program,
+                checked.root,
+                checked.result.sources,
+                runtime,
+                out=self._out,
+                ownership=checked.ownership,
+            )
+            start = time.perf_counter()
+            try:
+                value = ev.run_statements(nodes, env)
+            except TileError as e:
+                out = self._out.getvalue()
+                mapped = [
+                    self._map(d, checked.result.sources, checked.synth) for d in e.diagnostics
+                ]
+                return ReplOutput(stdout=out, stderr=self._render(mapped), ok=False)
+            except KeyboardInterrupt:
                 return ReplOutput(
-                    stderr=f"note: {names} in flight: the session runs again once it is waited for\n"
+                    stdout=self._out.getvalue(), stderr="error: interrupted\n", ok=False
                 )
-            return self._reject(checked, session, sf)
-        # The session's output is deterministic, so the first `shown`
-        # characters of a replay are what earlier entries already showed.
-        status, out, err = self._run(session)
-        if status == 0 and show_tail:
-            # The value is printed once, after the replay, and not kept.
-            session_len = len(out)
-            status, out, err = self._run(self._synth(items, stmts, tail_chunk, True))
+            except RecursionError:
+                return ReplOutput(
+                    stdout=self._out.getvalue(),
+                    stderr="error: the host stack overflowed (a recursion too deep)\n",
+                    ok=False,
+                )
+            except ICE as e:
+                return ReplOutput(stdout=self._out.getvalue(), stderr=_ice_text(e), ok=False)
+            finally:
+                elapsed = time.perf_counter() - start
+            compiled = len(runtime.kernels) - compiled
         else:
-            session_len = len(out)
-        fresh = out[self.shown :]
-        if status != 0:
-            return ReplOutput(stdout=fresh, stderr=err, ok=False)
-        self.items, self.stmts, self.shown = items, stmts, session_len
-        return ReplOutput(stdout=fresh)
+            compiled = 0
+        # Accepted: commit.
+        self.items, self.stmts, self.env = items, stmts, env
+        self._record_types(checked, main)
+        self.last_time = elapsed
+        out = self._out.getvalue()
+        if show_ty is not None:
+            out += self._show_value(value, show_ty)
+        err = ""
+        fresh = [d for d in checked.in_flight if _in_file(d, sf.id, self, checked)]
+        if fresh:
+            names = ", ".join(f"`{n}`" for n in _handle_names(fresh))
+            err = f"note: {names} in flight: its tensors stay borrowed until `.wait()`\n"
+        if timed:
+            note = " (includes compiling the kernel it launched first)" if compiled else ""
+            out += f"time: {_fmt_seconds(elapsed)}, one run, wall clock{note}\n"
+        return ReplOutput(stdout=out, stderr=err)
 
-    def _reject(self, result: Any, synth: _Synth, entry: SourceFile) -> ReplOutput:
-        """The entry does not check: its diagnostics, without the reminders
-        about handles that earlier entries left in flight (already noted)."""
-        mapped = [self._map(d, result.sources, synth) for d in result.diagnostics]
-        shown = [
-            d
-            for d in mapped
-            if d.code != _HANDLE_DROPPED
-            or (d.primary_span is not None and d.primary_span.file == entry.id)
-        ]
-        return ReplOutput(stderr=self._render(shown, self.display), ok=False)
+    def _reject(self, checked: _Checked) -> ReplOutput:
+        mapped = [self._map(d, checked.result.sources, checked.synth) for d in checked.errors]
+        return ReplOutput(stderr=self._render(mapped), ok=False)
 
-    @staticmethod
-    def _chunk(sf: SourceFile, span: Span) -> _Chunk:
-        return _Chunk(sf.text[span.start : span.end], sf.id, span.start)
+    def _record_types(self, checked: _Checked, main: Any) -> None:
+        """Remember the type of each top-level `let` binding (for `:vars`)."""
+        from tilelang.syntax import ast
+
+        for s in main.body.stmts:
+            if isinstance(s, ast.Let):
+                for node in _walk(s.pattern):
+                    if isinstance(node, ast.NamePat) and node.name.name in self.env:
+                        sym = checked.program.symbol_of(node)
+                        ty = getattr(sym, "ty", None) or checked.program.type_of(node)
+                        if ty is not None:
+                            self.types[node.name.name] = str(ty)
+
+    # ---------------------------------------------------------------- devices
+    def _runtime_for(self, program: Any) -> Any:
+        if self._runtime is None:
+            from tilelang import run as run_mod
+            from tilelang.runtime.launch import Runtime
+
+            dev = run_mod.make_device(self.device, _Forward(self))  # type: ignore[arg-type]
+            self._runtime = Runtime(dev, program)
+        self._runtime.program = program
+        return self._runtime
+
+    def switch_device(self, choice: str) -> ReplOutput:
+        """`:device cpu|gpu|auto`: run later launches there; tensors move along."""
+        from tilelang import run as run_mod
+        from tilelang.runtime.launch import Handle
+
+        if choice not in ("cpu", "gpu", "auto"):
+            return ReplOutput(
+                stderr=f"error: unknown device `{choice}` (cpu, gpu or auto)\n", ok=False
+            )
+        pending = [n for n, v in self.env.items() if isinstance(v, Handle) and not v.done]
+        if pending:
+            names = ", ".join(f"`{n}`" for n in pending)
+            return ReplOutput(
+                stderr=f"error: {names} still in flight\nhelp: call `.wait()` on it first\n",
+                ok=False,
+            )
+        try:
+            dev = run_mod.make_device(choice, _Forward(self))  # type: ignore[arg-type]
+        except run_mod.GpuUnavailable as e:
+            where = self._runtime.device.kind if self._runtime is not None else self.device
+            return ReplOutput(
+                stderr=f"error: {e}\nnote: the session stays on the {where}\n", ok=False
+            )
+        self.device = choice
+        if self._runtime is not None and self._runtime.device is not dev:
+            old = self._runtime.device
+            moved = _move_tensors(self.env.values(), old, dev)
+            self._runtime.device = dev
+            self._runtime.kernels.clear()
+            msg = f"kernels now run on the {_device_words(dev)}"
+            if moved:
+                msg += f" ({moved} tensor{'s' if moved != 1 else ''} moved there)"
+            return ReplOutput(stdout=msg + "\n")
+        if self._runtime is None:
+            from tilelang.runtime.launch import Runtime
+
+            self._runtime = Runtime(dev, None)
+        return ReplOutput(stdout=f"kernels now run on the {_device_words(dev)}\n")
 
     # ---------------------------------------------------------------- program
     def _synth(
-        self, items: list[_Chunk], stmts: list[_Chunk], tail: _Chunk | None, show: bool
+        self, items: list[_Item], stmts: list[_Chunk], first_new: int | None = None
     ) -> _Synth:
-        out = _Synth("")
+        out = _Synth()
         parts: list[str] = []
         pos = 0
 
@@ -200,69 +429,148 @@ class ReplSession:
             pos += len(text)
 
         for it in items:
-            put(it.text, it)
+            put(it.chunk.text, it.chunk)
             put("\n")
         put("fn main() {\n")
-        for st in stmts:
+        out.new_from = pos
+        for i, st in enumerate(stmts):
+            if i == first_new:
+                out.new_from = pos
             put("    ")
             put(st.text, st)
-            put("\n" if st.text.rstrip().endswith((";", "}")) else ";\n")
-        if tail is not None:
-            if show:
-                put("    print(")
-                put(tail.text, tail)
-                put(");\n")
-            else:
-                put("    ")
-                put(tail.text, tail)
-                put(";\n")
+            # Every statement gets its `;` (a block-like one too: `if c {1} else {2};`
+            # is a statement, so no entry becomes `main`'s tail).
+            put("\n" if st.text.rstrip().endswith(";") else ";\n")
+        if first_new is not None and first_new >= len(stmts):
+            out.new_from = pos
+        out.close = pos
         put("}\n")
         out.text = "".join(parts)
         return out
 
     def program_text(self) -> str:
-        return self._synth(self.items, self.stmts, None, False).text
+        return self._synth(self.items, self.stmts).text
 
-    def _check(self, synth: _Synth, until: str = "checked") -> Any:
+    def _check(
+        self, items: list[_Item], stmts: list[_Chunk], first_new: int | None = None
+    ) -> _Checked:
         from tilelang import driver
 
-        return driver.compile(synth.text, until, name="<repl>")
+        synth = self._synth(items, stmts, first_new)
+        result = driver.compile(synth.text, "checked", name="<repl>")
+        errors: list[Diagnostic] = []
+        in_flight: list[Diagnostic] = []
+        for d in result.diagnostics:
+            if d.severity.value != "error":
+                continue
+            if d.code == _HANDLE_DROPPED and any(
+                lb.span.start == synth.close and lb.span.end == synth.close + 1 for lb in d.labels
+            ):
+                in_flight.append(d)
+            else:
+                errors.append(d)
+        if not errors and result.context.outputs.get("checked") is None:
+            errors = [Diagnostic.error("ICE", "the session could not be checked")]
+        return _Checked(synth, result, errors, in_flight)
 
-    def _tail_has_value(self, result: Any) -> bool:
-        module = result.context.outputs.get("ast")
-        checked = result.output
-        if module is None or checked is None:
-            return False
-        main = module.items[-1]
-        last = main.body.stmts[-1] if main.body.stmts else main.body.tail
-        expr = getattr(last, "expr", last)
-        ty = checked.program.type_of(expr)
-        return ty is not None and str(ty) != "()"
+    # ---------------------------------------------------------------- redefinition
+    def _redefine(self, names: set[str]) -> tuple[list[_Item], list[_Chunk], bool]:
+        """The session's items and statements with the items named in `names`
+        kept under hidden names (see the module docstring); True if any was."""
+        from tilelang.syntax import ast
 
-    def _run(self, synth: _Synth) -> tuple[int, str, str]:
-        """Run the synthesised program: (status, stdout, rendered diagnostics)."""
-        from tilelang import run as run_mod
-        from tilelang.diagnostics.model import TileError
+        old = [it for it in self.items if it.name in names]
+        if not old:
+            return list(self.items), list(self.stmts), False
+        checked = self._check(self.items, self.stmts)
+        program, root = checked.program, checked.root
+        hidden: dict[str, str] = {}
+        for it in old:
+            assert it.name is not None
+            self.renames += 1
+            hidden[it.name] = f"{it.name}__{self.renames}"
+        consts = {it.name for it in old if it.kind == "const"}
+        old_chunks = {id(it.chunk) for it in old}
+        # Offsets (in the synthesised text) of every reference to rename.
+        edits: list[tuple[int, int, str]] = []
+        if root is not None and program is not None:
+            for node in _walk(root):
+                match node:
+                    case ast.Name(ident=ident) if ident.name in hidden:
+                        sym = program.symbol_of(node)
+                        kind = getattr(getattr(sym, "kind", None), "value", None)
+                        if kind in ("fn", "kernel", "const") or (
+                            sym is None and ident.name in consts
+                        ):
+                            edits.append((ident.span.start, ident.span.end, hidden[ident.name]))
+                    case ast.NamedType(name=ident) if ident.name in consts:
+                        edits.append((ident.span.start, ident.span.end, hidden[ident.name]))
+                    case ast.FnDecl(name=ident) | ast.ConstDecl(name=ident) if ident.name in hidden:
+                        edits.append((ident.span.start, ident.span.end, hidden[ident.name]))
+        where = checked.synth.where
 
-        out = io.StringIO()
-        sources = SourceMap()
-        sf = sources.add("<repl>", synth.text)
-        try:
-            run_mod._execute_source(sf, sources, self.device, out)
-        except run_mod.CheckFailed as e:
-            return 1, out.getvalue(), self._diags(list(e.diagnostics), e.sources, synth)
-        except TileError as e:
-            return 3, out.getvalue(), self._diags(list(e.diagnostics), sources, synth)
-        return 0, out.getvalue(), ""
+        def rewrite(chunk: _Chunk, rename_here: bool) -> _Chunk:
+            if not rename_here:
+                return chunk
+            start = next((s for s, _e, c in where if c is chunk), None)
+            if start is None:
+                return chunk
+            mine = sorted(
+                (s - start, e - start, n)
+                for s, e, n in edits
+                if start <= s and e <= start + len(chunk.text)
+            )
+            return _apply_edits(chunk, mine) if mine else chunk
+
+        items = [
+            dataclasses.replace(
+                it,
+                chunk=rewrite(it.chunk, True),
+                name=hidden[it.name] if it.name is not None else None,
+            )
+            if id(it.chunk) in old_chunks
+            else it
+            for it in self.items
+        ]
+        stmts = [rewrite(st, True) for st in self.stmts]
+        return items, stmts, True
+
+    # ---------------------------------------------------------------- values
+    def _show_value(self, value: Any, ty: str) -> str:
+        """The shown value: its type (with shape and dtype), then its value."""
+        from tilelang.runtime.builtins import format_value
+        from tilelang.runtime.tensor import Partition, Tensor
+
+        if isinstance(value, Tensor):
+            header = value.type_name()  # the run-time shape and dtype
+            body = format_value(value)[len(header) :].lstrip()
+            extra = f"(checked as {ty})" if "?" in ty else ""
+        elif isinstance(value, Partition):
+            header = value.type_name()
+            body = f"{value.tensor.type_name()} in tiles of {list(value.tile)}, grid {list(value.grid)}"
+            extra = ""
+        else:
+            header, body, extra = _default_literals(ty), format_value(value), ""
+        sep = "\n" if "\n" in body else " "
+        if not self.color:
+            return f"{header}{extra and ' ' + extra} ={sep}{body}\n"
+        from rich.console import Console
+        from rich.text import Text
+
+        buf = io.StringIO()
+        console = Console(file=buf, force_terminal=True, color_system="standard", width=200)
+        text = Text(header, style="bold cyan")
+        if extra:
+            text.append(" " + extra, style="dim")
+        text.append(f" ={sep}")
+        text.append(body)
+        console.print(text, soft_wrap=True, highlight=False)
+        return buf.getvalue()
 
     # ---------------------------------------------------------------- diagnostics
-    def _diags(self, diags: list[Diagnostic], sources: SourceMap, synth: _Synth) -> str:
-        """Render diagnostics about the synthesised program, with their spans
-        moved back into the entries they came from."""
-        mapped = [self._map(d, sources, synth) for d in diags]
-        return self._render(mapped, self.display)
-
     def _map(self, diag: Diagnostic, sources: SourceMap, synth: _Synth) -> Diagnostic:
+        """`diag` with its spans moved from the synthesised program back into
+        the entries they came from (labels on the REPL's glue are dropped)."""
         labels: list[Label] = []
         for label in diag.labels:
             span = self._map_span(label.span, sources, synth)
@@ -279,19 +587,21 @@ class ReplSession:
             for start, end, chunk in synth.where:
                 if start <= span.start and span.end <= end:
                     return Span(
-                        chunk.file, chunk.base + span.start - start, chunk.base + span.end - start
+                        chunk.file,
+                        chunk.to_entry(span.start - start),
+                        chunk.to_entry(span.end - start),
                     )
-            return None  # inside the glue the REPL wrote (`fn main`, `print(`)
+            return None  # inside the glue the REPL wrote (`fn main`, `;`)
         if name is None:
             return None
         # A span into another file (the stdlib, a `use`d file): show that file.
         sf = self.display.by_name(name) or self.display.add(name, sources.get(span.file).text)
         return Span(sf.id, span.start, span.end)
 
-    def _render(self, diags: list[Diagnostic], sources: SourceMap) -> str:
+    def _render(self, diags: list[Diagnostic]) -> str:
         from tilelang.diagnostics.render import render_human
 
-        return render_human(diags, sources, color=self.color, footer=False)
+        return render_human(diags, self.display, color=self.color, footer=False)
 
     # ---------------------------------------------------------------- meta-commands
     def _meta(self, line: str) -> ReplOutput:
@@ -303,55 +613,154 @@ class ReplSession:
             case "h" | "help" | "?":
                 return ReplOutput(stdout=HELP + "\n")
             case "reset":
-                self.items, self.stmts, self.shown = [], [], 0
+                self.items, self.stmts, self.env, self.types = [], [], {}, {}
+                if self._runtime is not None:
+                    self._runtime.kernels.clear()
                 return ReplOutput(stdout="session cleared\n")
             case "program":
                 return ReplOutput(stdout=self.program_text())
+            case "vars":
+                return self._vars()
             case "type" | "t":
                 return self._type_of(arg)
-            case "ast" | "ir" | "llvm" | "ptx":
+            case "ast":
+                return self._ast(arg)
+            case "ir" | "llvm" | "ptx":
                 return self._emit(cmd, arg or None)
             case "load":
                 return self._load(arg)
+            case "device":
+                if not arg:
+                    if self._runtime is not None:
+                        return ReplOutput(
+                            stdout=f"kernels run on the {_device_words(self._runtime.device)}\n"
+                        )
+                    return ReplOutput(
+                        stdout=f"device: {self.device} (chosen at the first launch)\n"
+                    )
+                return self.switch_device(arg)
+            case "time":
+                if not arg:
+                    return ReplOutput(
+                        stderr="error: `:time` needs a statement, e.g. `:time k(x).sync();`\n",
+                        ok=False,
+                    )
+                return self._entry(line[1:].partition(" ")[2], timed=True)
             case _:
+                near = [c for c in COMMANDS if c.startswith(cmd[:1])] if cmd else []
+                hint = f" (did you mean `:{near[0]}`?)" if len(near) == 1 else ""
                 return ReplOutput(
-                    stderr=f"error: unknown command `:{cmd}` (try `:help`)\n", ok=False
+                    stderr=f"error: unknown command `:{cmd}`{hint}; `:help` lists them\n", ok=False
                 )
 
+    def _vars(self) -> ReplOutput:
+        from tilelang.runtime.tensor import Tensor
+
+        if not self.env:
+            return ReplOutput(stdout="(no variables yet)\n")
+        lines = []
+        for name, v in self.env.items():
+            if isinstance(v, Tensor):
+                lines.append(f"{name}: {v.type_name()}")
+                continue
+            from tilelang.runtime.builtins import format_value
+
+            ty = _default_literals(self.types.get(name, type(v).__name__))
+            lines.append(f"{name}: {ty} = {format_value(v)}")
+        return ReplOutput(stdout="\n".join(lines) + "\n")
+
     def _type_of(self, text: str) -> ReplOutput:
+        from tilelang.syntax import ast
+
         if not text:
             return ReplOutput(stderr="error: `:type` needs an expression\n", ok=False)
         sf = self._new_file(text)
         tail = _Chunk(text, sf.id, 0)
-        synth = self._synth(self.items, self.stmts, tail, False)
-        result = self._check(synth)
-        if not result.ok:
-            return ReplOutput(
-                stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
-            )
-        module = result.context.outputs["ast"]
-        last = module.items[-1].body.stmts[-1]
-        ty = result.output.program.type_of(getattr(last, "expr", last))
+        checked = self._check(self.items, [*self.stmts, tail], len(self.stmts))
+        if checked.errors:
+            return self._reject(checked)
+        main = checked.root.items[-1]
+        last = main.body.stmts[-1]
+        ty = checked.program.type_of(last.expr if isinstance(last, ast.ExprStmt) else last)
         return ReplOutput(stdout=f"{text.strip()}: {ty}\n")
 
-    def _emit(self, stage: str, kernel: str | None) -> ReplOutput:
-        from tilelang import driver
+    def _ast(self, text: str) -> ReplOutput:
+        from tilelang.syntax.parser import parse_repl
+        from tilelang.syntax.printer import format_ast
 
-        synth = self._synth(self.items, self.stmts, None, False)
-        try:
-            result = driver.compile(
-                synth.text, stage, name="<repl>", options=driver.Options(kernel=kernel), strict=True
-            )
-        except driver.StageUnavailable as e:
-            return ReplOutput(stderr=f"error: {e}\n", ok=False)
-        if not result.ok:
+        if not text:
+            checked = self._check(self.items, self.stmts)
+            return ReplOutput(stdout=format_ast(checked.root, checked.result.sources))
+        sf = self._new_file(text)
+        sink = DiagnosticSink()
+        parsed = parse_repl(sf, sink)
+        if parsed is None or sink.has_errors:
+            return ReplOutput(stderr=self._render(sink.diagnostics), ok=False)
+        nodes = [*parsed.items, *parsed.body.stmts] + (
+            [parsed.body.tail] if parsed.body.tail else []
+        )
+        return ReplOutput(stdout="".join(format_ast(n, self.display) for n in nodes))
+
+    def _emit(self, stage: str, kernel: str | None) -> ReplOutput:
+        """`:ir`/`:llvm`/`:ptx`: the instances that ran in this session (as
+        lowered for those launches), else those the program's launches fix."""
+        kernels = self._kernels_ran(kernel)
+        checked = None
+        if not kernels:
+            checked = self._check(self.items, self.stmts)
+            if checked.errors:
+                return self._reject(checked)
+            from tilelang import driver
+            from tilelang.ir.lower import lower_kernel
+
+            known = sorted(checked.program.kernels) if checked.program else []
+            if kernel is not None and kernel not in known:
+                listing = ", ".join(f"`{k}`" for k in known if not _is_hidden(k)) or "none yet"
+                return ReplOutput(
+                    stderr=f"error: no kernel `{kernel}` (kernels: {listing})\n", ok=False
+                )
+            for name, inst in driver.kernel_instances(checked.program):
+                if kernel is None or name == kernel:
+                    kernels.append(lower_kernel(checked.program, name, inst, None))
+        if not kernels:
+            what = f"`{kernel}`" if kernel else "a kernel"
             return ReplOutput(
-                stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
+                stdout=f"(launch {what} first: its const generics come from the launch)\n"
             )
-        text = driver.format_output(stage, result)
-        if not text.strip():
-            return ReplOutput(stdout="(no kernel is launched yet)\n")
-        return ReplOutput(stdout=text.rstrip("\n") + "\n")
+        if stage == "ir":
+            from tilelang.ir.printer import print_kernel
+
+            return ReplOutput(
+                stdout="\n".join(str(print_kernel(k)).rstrip("\n") for k in kernels) + "\n"
+            )
+        from tilelang import backend
+
+        emit = backend.emit_llvm_diagnostics if stage == "llvm" else backend.emit_ptx_diagnostics
+        sink = DiagnosticSink()
+        texts = []
+        for k in kernels:
+            text = emit(k, sink)
+            if text is not None:
+                texts.append(str(text).rstrip("\n"))
+        if sink.has_errors:
+            sources = checked.result.sources if checked is not None else SourceMap()
+            synth = checked.synth if checked is not None else _Synth()
+            return ReplOutput(
+                stderr=self._render([self._map(d, sources, synth) for d in sink.diagnostics]),
+                ok=False,
+            )
+        return ReplOutput(stdout="\n".join(texts) + "\n")
+
+    def _kernels_ran(self, kernel: str | None) -> list[Any]:
+        if self._runtime is None:
+            return []
+        out: list[Any] = []
+        seen: set[int] = set()
+        for key, (kir, _prepared) in self._runtime.kernels.items():
+            if (kernel is None or key[0] == kernel) and id(kir) not in seen:
+                seen.add(id(kir))
+                out.append(kir)
+        return out
 
     def _load(self, path: str) -> ReplOutput:
         from tilelang.syntax import ast
@@ -359,39 +768,154 @@ class ReplSession:
 
         if not path:
             return ReplOutput(stderr="error: `:load` needs a file name\n", ok=False)
+        path = os.path.expanduser(path)
         try:
-            text = open(path, encoding="utf-8").read()  # noqa: SIM115 - one read
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
         except OSError as e:
             return ReplOutput(stderr=f"error: couldn't read `{path}`: {e.strerror}\n", ok=False)
         sf = self.display.add(path, text)
         sink = DiagnosticSink()
         module = parse(sf, sink)
         if sink.has_errors:
-            return ReplOutput(stderr=self._render(sink.diagnostics, self.display), ok=False)
+            return ReplOutput(stderr=self._render(sink.diagnostics), ok=False)
         new = [
-            self._chunk(sf, it.span)
+            _item_of(sf, it)
             for it in module.items
             if not (isinstance(it, ast.FnDecl) and it.name.name == "main")
         ]
-        synth = self._synth(self.items + new, self.stmts, None, False)
-        result = self._check(synth)
-        if not result.ok:
-            return ReplOutput(
-                stderr=self._diags(result.diagnostics, result.sources, synth), ok=False
-            )
-        self.items += new
+        names = {it.name for it in new if it.name is not None}
+        old_items, old_stmts, redefined = self._redefine(names)
+        checked = self._check(old_items + new, old_stmts)
+        if checked.errors:
+            return self._reject(checked)
+        self.items, self.stmts = old_items + new, old_stmts
+        if redefined and self._runtime is not None:
+            self._runtime.kernels.clear()
         return ReplOutput(
             stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n"
         )
 
+    # ---------------------------------------------------------------- completion
+    def completions(self, text: str) -> list[tuple[str, str]]:
+        """Completions for the text before the cursor: (word, what it is),
+        sorted; `word` replaces the identifier the text ends with."""
+        from tilelang.highlight import BUILTIN_TYPES, DTYPES, KEYWORDS
+        from tilelang.intrinsics.signatures import FUNCTIONS, METHODS
 
-_HANDLE_DROPPED = "E0308"  # codes/ownership.py: a launch handle never waited for
+        line = text.rsplit("\n", 1)[-1]
+        if text.lstrip().startswith(":") and "\n" not in text:
+            head, space, rest = text.lstrip()[1:].partition(" ")
+            if not space:
+                return [(c, "command") for c in COMMANDS if c.startswith(head)]
+            if head == "load":
+                return _complete_path(rest)
+            if head == "device":
+                return [(d, "device") for d in ("cpu", "gpu", "auto") if d.startswith(rest.strip())]
+            if head in ("ir", "llvm", "ptx"):
+                kernels = [
+                    it.name
+                    for it in self.items
+                    if it.kind == "kernel" and it.name and not _is_hidden(it.name)
+                ]
+                return [(k, "kernel") for k in sorted(kernels) if k.startswith(rest.strip())]
+            line = rest
+        m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)?$", line)
+        word = (m.group(1) if m else None) or ""
+        before = line[: len(line) - len(word)]
+        found: dict[str, str] = {}
+        if before.endswith("."):
+            for name, sig in METHODS.items():
+                found[name] = f"method: {sig.signature}"
+        elif before.endswith("::"):
+            return []
+        else:
+            for it in self.items:
+                if it.name is not None and not _is_hidden(it.name):
+                    found[it.name] = it.kind
+            for name in self.env:
+                found[name] = f"variable: {self.types.get(name, '')}".rstrip(": ")
+            for name, sig in FUNCTIONS.items():
+                found.setdefault(name, f"builtin: {sig.signature}")
+            for kw in KEYWORDS:
+                found.setdefault(kw, "keyword")
+            for ty in DTYPES + BUILTIN_TYPES:
+                found.setdefault(ty, "type")
+        return sorted((w, what) for w, what in found.items() if w.startswith(word) and w != word)
+
+
+# ---------------------------------------------------------------- helpers
+def _chunk(sf: SourceFile, span: Span) -> _Chunk:
+    return _Chunk(sf.text[span.start : span.end], sf.id, span.start)
+
+
+def _item_name(item: Any) -> str | None:
+    from tilelang.syntax import ast
+
+    if isinstance(item, (ast.FnDecl, ast.ConstDecl)):
+        return item.name.name
+    return None
+
+
+def _item_of(sf: SourceFile, item: Any) -> _Item:
+    from tilelang.syntax import ast
+
+    kind = "use"
+    if isinstance(item, ast.FnDecl):
+        kind = "kernel" if item.is_kernel else "fn"
+    elif isinstance(item, ast.ConstDecl):
+        kind = "const"
+    return _Item(_chunk(sf, item.span), _item_name(item), kind)
+
+
+def _apply_edits(chunk: _Chunk, edits: list[tuple[int, int, str]]) -> _Chunk:
+    """`chunk` with text[s:e] replaced by each name (sorted, disjoint edits);
+    `origin` maps the new offsets back to the entry's."""
+    old_origin = chunk.origin or tuple(range(len(chunk.text) + 1))
+    text: list[str] = []
+    origin: list[int] = []
+    pos = 0
+    for s, e, name in edits:
+        if s < pos:
+            continue  # overlapping (cannot happen for identifiers): keep the first
+        text.append(chunk.text[pos:s])
+        origin.extend(old_origin[pos:s])
+        text.append(name)
+        origin.extend([old_origin[s]] * len(name))
+        pos = e
+    text.append(chunk.text[pos:])
+    origin.extend(old_origin[pos:])
+    return _Chunk("".join(text), chunk.file, chunk.base, tuple(origin))
+
+
+def _walk(node: Any) -> Iterator[Any]:
+    """`node` and every AST node below it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if not dataclasses.is_dataclass(n) or isinstance(n, (type, Span)):
+            continue
+        yield n
+        for f in dataclasses.fields(n):
+            child = getattr(n, f.name)
+            if isinstance(child, tuple) or (
+                dataclasses.is_dataclass(child) and not isinstance(child, Span)
+            ):
+                stack.append(child)
+
+
+def _in_file(d: Diagnostic, file: int, session: ReplSession, checked: _Checked) -> bool:
+    """Is `d`'s primary label inside entry `file`?"""
+    mapped = session._map(d, checked.result.sources, checked.synth)
+    span = mapped.primary_span
+    return span is not None and span.file == file
 
 
 def _handle_names(errors: list[Diagnostic]) -> list[str]:
     """The handle names in "launch handle `h` is dropped ..." messages."""
-    import re
-
     names = []
     for d in errors:
         m = re.search(r"`([^`]+)`", d.message)
@@ -399,13 +923,102 @@ def _handle_names(errors: list[Diagnostic]) -> list[str]:
     return names
 
 
+def _move_tensors(values: Any, old: Any, new: Any) -> int:
+    """Move every tensor reachable from `values` from device `old` to `new`,
+    in place (so partitions, operations and graphs that hold it follow)."""
+    import numpy as np
+
+    from tilelang.runtime.launch import Graph, Handle, Operation
+    from tilelang.runtime.tensor import Partition, Tensor
+
+    seen: set[int] = set()
+    moved = 0
+
+    def visit(v: Any) -> None:
+        nonlocal moved
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        match v:
+            case Tensor():
+                if v.device is old:
+                    host = np.array(v.numpy(), copy=True)
+                    v.storage = new.upload(host)
+                    v.device = new
+                    moved += 1
+            case Partition():
+                visit(v.tensor)
+            case Operation():
+                for a in v.bound.args:
+                    visit(a)
+            case Handle():
+                visit(v.op)
+            case Graph():
+                v._captured = None  # a captured CUDA graph belongs to the old device
+                for op in v.ops:
+                    visit(op)
+            case list() | tuple():
+                for x in v:
+                    visit(x)
+            case _:
+                pass
+
+    for v in values:
+        visit(v)
+    return moved
+
+
+def _is_hidden(name: str) -> bool:
+    """A replaced item's hidden name (`sq__1`, see `_redefine`)."""
+    return re.fullmatch(r".+__[0-9]+", name) is not None
+
+
+def _default_literals(ty: str) -> str:
+    """An untyped literal's type as the value has it (BRIEF: `i32`, `f32`)."""
+    return ty.replace("{integer}", "i32").replace("{float}", "f32")
+
+
+def _device_words(dev: Any) -> str:
+    return "GPU" if getattr(dev, "kind", "") == "gpu" else "CPU (the NumPy interpreter)"
+
+
+def _fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.3f} s"
+
+
+def _ice_text(e: BaseException) -> str:
+    return (
+        f"error: internal compiler error: {e}\n"
+        "note: this is a bug in tilec, not in your input; please report it with the session "
+        "and the trace below (the session goes on, without this entry)\n\n"
+        + "".join(traceback.format_exception(e))
+    )
+
+
+def _complete_path(prefix: str) -> list[tuple[str, str]]:
+    import glob
+
+    prefix = prefix.strip()
+    out = []
+    for p in sorted(glob.glob(os.path.expanduser(prefix) + "*"))[:200]:
+        if os.path.isdir(p):
+            out.append((p + "/", "directory"))
+        elif p.endswith(".tile"):
+            out.append((p, "file"))
+    return out
+
+
 # ---------------------------------------------------------------- terminal front end
 def _is_incomplete(text: str) -> bool:
+    if text.strip().startswith(":"):
+        return False
     try:
         from tilelang.syntax.parser import is_incomplete
     except ImportError:
-        return False
-    if text.strip().startswith(":"):
         return False
     return bool(is_incomplete(text))
 
@@ -416,8 +1029,8 @@ def _feed_stream(session: ReplSession, stream: Any) -> int:
     buf = ""
     for line in stream:
         buf += line
-        if _is_incomplete(buf):
-            continue
+        if buf.strip() and _is_incomplete(buf) and line.strip():
+            continue  # a blank line submits an unfinished entry, as at the prompt
         result = session.feed(buf)
         buf = ""
         _show(result)
@@ -441,34 +1054,62 @@ def _show(result: ReplOutput) -> None:
         sys.stderr.flush()
 
 
+def _make_completer(session: ReplSession) -> Any:
+    from prompt_toolkit.completion import Completer, Completion
+
+    class TileCompleter(Completer):  # type: ignore[misc]
+        def get_completions(self, document: Any, complete_event: Any) -> Iterator[Any]:
+            text = document.text_before_cursor
+            try:
+                found = session.completions(text)
+            except Exception:
+                return
+            if text.lstrip().startswith(":load ") and "\n" not in text:
+                start = -len(text.lstrip()[len(":load ") :].strip())
+            else:
+                m = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", text)
+                start = -len(m.group(0)) if m else 0
+            for word, what in found:
+                yield Completion(word, start_position=start, display_meta=what)
+
+    return TileCompleter()
+
+
 def main(device: str = "cpu") -> int:
     """Run the REPL on the terminal (or over piped stdin); the exit status."""
     from tilelang.diagnostics import render
+    from tilelang.run import HOST_RECURSION_LIMIT
 
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), HOST_RECURSION_LIMIT))
     color = render.use_color(render.settings().color, sys.stderr)
     session = ReplSession(device=device, color=color)
+    if device == "gpu":
+        r = session.switch_device("gpu")
+        if not r.ok:
+            _show(r)
+            return 3
     if not sys.stdin.isatty():
         return _feed_stream(session, sys.stdin)
 
     from prompt_toolkit import PromptSession
     from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-    from prompt_toolkit.filters import Condition
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.lexers import PygmentsLexer
 
     bindings = KeyBindings()
 
-    @bindings.add("enter", filter=Condition(lambda: True))
+    @bindings.add("enter")
     def _enter(event: Any) -> None:
         buf = event.current_buffer
         text = buf.document.text
-        # Accept when the entry is complete (or ends in an empty line);
+        # Accept when the entry is complete (or ends in a blank line);
         # otherwise continue on a new, indented line.
-        if text.endswith("\n") or not _is_incomplete(text):
+        if not text.strip() or text.endswith("\n") or not _is_incomplete(text):
             buf.validate_and_handle()
         else:
-            indent = len(text.rsplit("\n", 1)[-1]) - len(text.rsplit("\n", 1)[-1].lstrip())
+            last = text.rsplit("\n", 1)[-1]
+            indent = len(last) - len(last.lstrip())
             extra = 4 if text.rstrip().endswith(("{", "(", "[")) else 0
             buf.insert_text("\n" + " " * (indent + extra))
 
@@ -488,11 +1129,13 @@ def main(device: str = "cpu") -> int:
         history=history,
         auto_suggest=AutoSuggestFromHistory(),
         lexer=lexer,
+        completer=_make_completer(session),
+        complete_while_typing=False,
         key_bindings=bindings,
         multiline=True,
         prompt_continuation=lambda width, line, wrap: "...".ljust(width),
     )
-    sys.stdout.write("Tile REPL: `:help` for commands, Ctrl-D to leave.\n")
+    sys.stdout.write(f"Tile REPL ({session.device}): `:help` for help, Ctrl-D to leave.\n")
     while True:
         try:
             text = prompt.prompt(">>> ")

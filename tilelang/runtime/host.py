@@ -128,6 +128,29 @@ class HostEvaluator:
         self._main_body = main.body
         return self.call_fn(FnRef(main, "main"), [], main.span)
 
+    def run_statements(self, stmts: list[Any], env: dict[str, Any]) -> Any:
+        """Run top-level statements against `env` (variable name -> value),
+        the variables an earlier run left (the REPL keeps them between
+        entries): `let`s bind into `env` itself, assignments update it. An
+        element that is an expression rather than a statement is evaluated
+        and its value returned (the REPL's shown tail); otherwise `()`.
+        A `return` ends the run early. On an exception `env` keeps what the
+        statements before it bound: callers that want all or nothing pass a
+        copy."""
+        scope = _Scope(env, None)
+        value: Any = UNIT
+        try:
+            for s in stmts:
+                if isinstance(s, (ast.Let, ast.Assign, ast.ExprStmt, ast.For, ast.While,
+                                  ast.Return, ast.Break, ast.Continue)):
+                    self.exec_stmt(s, scope)
+                    value = UNIT
+                else:
+                    value = self.eval(s, scope)
+        except _Return as r:
+            value = r.value
+        return value
+
     # -- program queries (tolerant of a partial Program) -------------------------
     def type_of(self, node: Any) -> Any:
         f = getattr(self.program, "type_of", None)

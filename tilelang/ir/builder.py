@@ -27,6 +27,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -37,7 +38,7 @@ from tilelang.source import DUMMY_SPAN, Span
 class Frame:
     args: tuple[ir.Value, ...]
     ops: list[ir.Op] = field(default_factory=list)
-    consts: dict[tuple[object, ...], ir.Value] = field(default_factory=dict)
+    pure: dict[tuple[object, ...], ir.Value] = field(default_factory=dict)  # CSE table
 
     def region(self) -> ir.Region:
         return ir.Region(self.args, tuple(self.ops))
@@ -60,13 +61,15 @@ class IfHandle:
 
 class Builder:
     def __init__(self, name: str = "kernel", *, span: Span = DUMMY_SPAN,
-                 dedupe_consts: bool = False) -> None:
+                 cse: bool = False) -> None:
         self.name = name
-        # Reuse an identical `Const` already defined in this region or an
-        # enclosing one (it dominates every later op there), instead of
-        # emitting another: the lowering turns it on, hand-built IR keeps
-        # exactly the ops it asked for.
-        self.dedupe_consts = dedupe_consts
+        # Common-subexpression elimination of pure ops: reuse an identical op
+        # (same opcode, operands, attributes and result type) already defined
+        # in this region or an enclosing one - it dominates every later op
+        # there - instead of emitting another. Loads are not pure (a store may
+        # come between). The lowering turns it on; hand-built IR keeps exactly
+        # the ops it asked for.
+        self.cse = cse
         self.span = span
         self.params: list[ir.Param] = []
         self._next_id = 0
@@ -86,6 +89,20 @@ class Builder:
     def _sp(self, span: Span | None) -> Span:
         return self.cur_span if span is None else span
 
+    def _pure(self, op: ir.Op, key: tuple[object, ...] | None = None) -> ir.Value:
+        r: ir.Value = op.result  # type: ignore[union-attr]
+        if not self.cse:
+            self.emit(op)
+            return r
+        key = key or _op_key(op)
+        for frame in reversed(self._frames):
+            hit = frame.pure.get(key)
+            if hit is not None:
+                return hit
+        self.emit(op)
+        self._frames[-1].pure[key] = r
+        return r
+
     def name_last(self, v: ir.Value, hint: str) -> ir.Value:
         """Give `v` a source name for printing (replacing a default hint such as
         `pid`), when the op that defines it is the last one emitted (so nothing
@@ -95,10 +112,10 @@ class Builder:
             return v
         named = ir.Value(v.id, v.type, hint)
         ops[-1] = dataclasses.replace(ops[-1], result=named)  # type: ignore[arg-type]
-        for frame in self._frames:  # a deduplicated const hands out the named value
-            for key, cached in frame.consts.items():
+        for frame in self._frames:  # the CSE table hands out the named value
+            for key, cached in frame.pure.items():
                 if cached.id == v.id:
-                    frame.consts[key] = named
+                    frame.pure[key] = named
         return named
 
     @property
@@ -177,37 +194,28 @@ class Builder:
         span: Span | None = None,
         hint: str = "",
     ) -> ir.Value:
-        key = (type(value).__name__, repr(value), dtype, tuple(shape))
-        if self.dedupe_consts and not hint:
-            for frame in reversed(self._frames):
-                hit = frame.consts.get(key)
-                if hit is not None:
-                    return hit
         r = self.fresh(ir.Type(dtype, tuple(shape)), hint)
-        self.emit(ir.Const(r, value, self._sp(span)))
-        if self.dedupe_consts and not hint:
-            self._frames[-1].consts[key] = r
-        return r
+        op = ir.Const(r, value, self._sp(span))
+        if hint:  # a named constant is its own value
+            self.emit(op)
+            return r
+        return self._pure(op, ("Const", type(value).__name__, repr(value), r.type))
 
     def block_id(self, axis: int, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(ir.Type(DType.I32), "pid")
-        self.emit(ir.BlockId(r, axis, self._sp(span)))
-        return r
+        return self._pure(ir.BlockId(r, axis, self._sp(span)))
 
     def num_blocks(self, axis: int, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(ir.Type(DType.I32), "nblocks")
-        self.emit(ir.NumBlocks(r, axis, self._sp(span)))
-        return r
+        return self._pure(ir.NumBlocks(r, axis, self._sp(span)))
 
     def tensor_dim(self, tensor: str, axis: int, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(ir.Type(DType.I32), f"{tensor}_dim{axis}")
-        self.emit(ir.TensorDim(r, tensor, axis, self._sp(span)))
-        return r
+        return self._pure(ir.TensorDim(r, tensor, axis, self._sp(span)))
 
     def arange(self, n: int, dtype: DType = DType.I32, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(ir.Type(dtype, (n,)))
-        self.emit(ir.Arange(r, self._sp(span)))
-        return r
+        return self._pure(ir.Arange(r, self._sp(span)))
 
     # ---------------------------------------------------------------- memory
     def load(
@@ -263,13 +271,11 @@ class Builder:
         else:
             dtype = xs[0].dtype
         r = self.fresh(ir.Type(dtype, shape), hint)
-        self.emit(ir.Elementwise(r, op, tuple(xs), self._sp(span)))
-        return r
+        return self._pure(ir.Elementwise(r, op, tuple(xs), self._sp(span)))
 
     def cast(self, x: ir.Value, dtype: DType, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(x.type.with_dtype(dtype))
-        self.emit(ir.Cast(r, x, self._sp(span)))
-        return r
+        return self._pure(ir.Cast(r, x, self._sp(span)))
 
     def reduce(
         self, op: ir.ReduceOp, x: ir.Value, axis: int, *, span: Span | None = None
@@ -277,41 +283,35 @@ class Builder:
         shape = x.shape[:axis] + x.shape[axis + 1 :]
         dtype = DType.I32 if op in (ir.ReduceOp.ARGMAX, ir.ReduceOp.ARGMIN) else x.dtype
         r = self.fresh(ir.Type(dtype, shape))
-        self.emit(ir.Reduce(r, op, x, axis, self._sp(span)))
-        return r
+        return self._pure(ir.Reduce(r, op, x, axis, self._sp(span)))
 
     def scan(self, op: ir.ScanOp, x: ir.Value, axis: int, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(x.type)
-        self.emit(ir.Scan(r, op, x, axis, self._sp(span)))
-        return r
+        return self._pure(ir.Scan(r, op, x, axis, self._sp(span)))
 
     def broadcast(self, x: ir.Value, shape: Sequence[int], *, span: Span | None = None) -> ir.Value:
         if tuple(shape) == x.shape:
             return x
         r = self.fresh(x.type.with_shape(tuple(shape)))
-        self.emit(ir.Broadcast(r, x, self._sp(span)))
-        return r
+        return self._pure(ir.Broadcast(r, x, self._sp(span)))
 
     def reshape(self, x: ir.Value, shape: Sequence[int], *, span: Span | None = None) -> ir.Value:
         if tuple(shape) == x.shape:
             return x
         r = self.fresh(x.type.with_shape(tuple(shape)))
-        self.emit(ir.Reshape(r, x, self._sp(span)))
-        return r
+        return self._pure(ir.Reshape(r, x, self._sp(span)))
 
     def permute(self, x: ir.Value, perm: Sequence[int], *, span: Span | None = None) -> ir.Value:
         perm = tuple(perm)
         r = self.fresh(x.type.with_shape(tuple(x.shape[i] for i in perm)))
-        self.emit(ir.Permute(r, x, perm, self._sp(span)))
-        return r
+        return self._pure(ir.Permute(r, x, perm, self._sp(span)))
 
     def transpose(self, x: ir.Value, *, span: Span | None = None) -> ir.Value:
         return self.permute(x, (1, 0), span=span)
 
     def mma(self, a: ir.Value, b: ir.Value, acc: ir.Value, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(acc.type)
-        self.emit(ir.Mma(r, a, b, acc, self._sp(span)))
-        return r
+        return self._pure(ir.Mma(r, a, b, acc, self._sp(span)))
 
     # element-wise shorthands (operands must already agree in shape and dtype)
     def add(self, a: ir.Value, b: ir.Value, **kw) -> ir.Value:  # type: ignore[no-untyped-def]
@@ -462,3 +462,21 @@ class _WhileBuilder:
         with self._b._region(args) as frame:
             yield args
         self.body_region = frame.region()
+
+
+def _op_key(op: ir.Op) -> tuple[object, ...]:
+    """What makes two pure ops the same computation: opcode, result type,
+    operands (by value id) and attributes; never the span."""
+
+    def norm(x: object) -> object:
+        if isinstance(x, ir.Value):
+            return ("%", x.id)
+        if isinstance(x, tuple):
+            return tuple(norm(e) for e in x)
+        if isinstance(x, Enum):
+            return x.value
+        return x
+
+    fields = [f.name for f in dataclasses.fields(op) if f.name not in ("result", "span")]
+    r = op.result  # type: ignore[union-attr]
+    return (type(op).__name__, r.type, *(norm(getattr(op, f)) for f in fields))

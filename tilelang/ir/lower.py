@@ -228,7 +228,7 @@ class _Lowerer:
     def __init__(self, program: Any, decl: ast.FnDecl) -> None:
         self.program = program
         self.decl = decl
-        self.b = Builder(decl.name.name, span=decl.span, dedupe_consts=True)
+        self.b = Builder(decl.name.name, span=decl.span, cse=True)
         self.f = _Frame({}, {})
         self.tensors: dict[str, TensorRef] = {}
         self.inline_depth = 0
@@ -1155,11 +1155,14 @@ class _Lowerer:
                               t, span=sp)
         if name in ("load", "load_padded", "store"):
             idx_arg = vals[1] if name == "store" else vals[0]
-            idx = self._index_list(idx_arg, sp)
-            if len(idx) != p.rank:
-                raise _Unsupported(sp, f"{len(idx)} tile indices for a rank-{p.rank} tensor")
-            offs = [self.b.mul(i, self.b.const(t, I32, span=sp), span=sp)
-                    for i, t in zip(idx, v.tile, strict=True)]
+            raw = list(idx_arg.elems) if isinstance(idx_arg, ArrayVal) else [idx_arg]
+            if len(raw) != p.rank:
+                raise _Unsupported(sp, f"{len(raw)} tile indices for a rank-{p.rank} tensor")
+            # a constant tile index gives a constant offset (no multiply)
+            offs = [self.b.const(_convert_const(i.value * t, I32), I32, span=sp)
+                    if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool)
+                    else self.b.mul(self.as_index(i, sp), self.b.const(t, I32, span=sp), span=sp)
+                    for i, t in zip(raw, v.tile, strict=True)]
             mask = None
             if v.nested:
                 own = v.tensor.own

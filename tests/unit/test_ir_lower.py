@@ -429,3 +429,24 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, n: i32) {
         assert (z == want).all()
     ones = [op for op in k.body.ops if isinstance(op, ir.Const) and op.value == 4]
     assert len(ones) <= 1  # the tile size 4 is emitted once at the top level
+
+
+def test_cse_merges_pure_ops_but_never_loads() -> None:
+    src = """
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {
+    let i = block_id(0);
+    let j = block_id(0);
+    let a = z.load();
+    z.store(a + 1.0);
+    let b = z.load();
+    z.store(b * 2.0 + ((i - j) as f32));
+}
+"""
+    k = lower(src, "k", B=4)
+    ops = list(ir.walk(k.body))
+    assert sum(isinstance(op, ir.BlockId) for op in ops) == 1
+    assert sum(isinstance(op, ir.Load) for op in ops) == 2  # a store comes between
+    for mode in ("block", "vector"):
+        z = np.arange(8, dtype=np.float32)
+        run_kernel(k, (2,), [z], mode=mode)
+        np.testing.assert_array_equal(z, (np.arange(8) + 1) * 2)

@@ -25,7 +25,10 @@ turn the variables assigned in their bodies into loop-carried values; `if`
 merges the variables its branches assign (and its value) into results; an
 `if` on a compile-time condition lowers only the branch taken.
 Compile-time integers (generics, `N / 4`, `x.partition([..])` shapes) fold in
-Python with the wrapping and truncating rules of the IR.
+Python with the wrapping and truncating rules of the IR. The builder runs with
+CSE on: an identical pure op (constants, index arithmetic, `block_id` ...)
+already defined in the current or an enclosing region is reused; loads never
+are (a store may come between).
 
 `break`/`continue` set flags (`%break`, `%continue`); a `for` whose body
 may jump becomes a `while` over a carried counter that also stops on the

@@ -56,25 +56,6 @@ def test_llvm_text_is_deterministic() -> None:
     assert emit_llvm(samples.gemm(32, 32, 16)) == emit_llvm(samples.gemm(32, 32, 16))
 
 
-def test_device_print_is_a_located_codegen_error() -> None:
-    from tilelang.dtypes import DType
-    from tilelang.ir import nodes as ir
-    from tilelang.ir.builder import Builder
-    from tilelang.source import Span
-
-    b = Builder("p")
-    b.tensor_param("z", DType.F32, 1, mutable=True, tile_shape=(128,))
-    x = b.const(1.0, DType.F32)
-    k = b.finish()
-    span = Span(0, 10, 20)
-    ops = (*k.body.ops[:-1], ir.Print(("x = ", x), span), k.body.ops[-1])
-    k = ir.Kernel(k.name, k.params, ir.Region((), ops))
-    with pytest.raises(CodegenError) as e:
-        emit_llvm(k)
-    assert e.value.diag.code == "E0601"
-    assert e.value.diag.primary_span == span
-
-
 @pytest.mark.parametrize("name", ["elementwise_f32", "elementwise_i64", "cast_f64", "structure"])
 def test_op_suites_assemble_for_sm80(name: str) -> None:
     from backend_cases import SUITES

@@ -77,7 +77,7 @@ def test_execute_returns_mains_tensors():
 
 
 RUN_PASS = sorted(p for p in (ROOT / "tests" / "run").glob("*.tile")
-                  if "//@ run-fail" not in p.read_text() and p.stem != "device_print")
+                  if "//@ run-fail" not in p.read_text())
 
 
 @pytest.mark.gpu

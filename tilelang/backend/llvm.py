@@ -46,6 +46,8 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.backend.fastmath import F32_ONLY
+from tilelang.backend.prints import HEADER as PRINT_HEADER
+from tilelang.backend.prints import PrintFormat, PrintValue, layout_format, record_size, record_ty
 from tilelang.diagnostics.codes.codegen import (
     GPU_TILE_TOO_LARGE,
     GPU_UNSUPPORTED_DTYPE,
@@ -85,6 +87,9 @@ class KernelABI:
     num_threads: int
     smem_bytes: int
     asserts: tuple[tuple[Span, str], ...]  # assert number i+1 -> (span, message)
+    # print number i -> its record format (`backend/prints.py`); non-empty means
+    # the entry takes one more parameter, the print buffer (`ParamSlot.what == "print"`)
+    prints: tuple[PrintFormat, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +255,7 @@ class _Emitter:
         self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
         written = {op.tensor for op in ir.walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
         self.written = written
+        self.prints: list[PrintFormat] = []
 
     # -- basic emission -------------------------------------------------------
     def tmp(self) -> str:
@@ -573,6 +579,9 @@ class _Emitter:
                     assert_never(p)
         params.append("ptr addrspace(1) %err")
         self.slots.append(ParamSlot("ptr", "", "err"))
+        if any(isinstance(op, ir.Print) for op in ir.walk(k.body)):
+            params.append("ptr addrspace(1) align 16 %pbuf")
+            self.slots.append(ParamSlot("ptr", "", "print"))
 
         self._entry_lines: list[str] = []
         self._tidv: set[int] = set()
@@ -681,9 +690,7 @@ class _Emitter:
             case ir.Yield():
                 raise AssertionError("yield outside a region end")
             case ir.Print():
-                raise self.error(GPU_UNSUPPORTED_OP, op.span, "device `print` is not supported by the GPU backend",
-                                 "this `print` runs inside a kernel",
-                                 "run this program on the CPU with `--device cpu`, or print on the host")
+                self.device_print(op)
             case ir.Assert():
                 self.device_assert(op)
             case _:
@@ -1939,6 +1946,104 @@ class _Emitter:
         self.br(jn)
         self.label(jn)
 
+    def device_print(self, op: ir.Print) -> None:
+        """Append one record to the print buffer (format: `backend/prints.py`).
+
+        Thread 0 reserves the record (atomic add on the cursor), writes its
+        header and the scalar parts, and hands the offset to the block through
+        shared memory; then every thread writes its own elements of each tile
+        part. A record that does not fit is counted as dropped, not written.
+        `print` runs in uniform control flow (like every op), so the barriers
+        are reached by the whole block."""
+        parts: list[tuple[str, None] | tuple[None, tuple[DType, tuple[int, ...]]]] = []
+        for p in op.parts:
+            parts.append((p, None) if isinstance(p, str) else (None, (p.dtype, tuple(p.shape))))
+        fmt = layout_format(tuple(parts))
+        num = len(self.prints)
+        self.prints.append(fmt)
+        S = fmt.size
+        self.need_smem(8, op.span)
+        self.barrier()
+        is0 = self.emit("icmp eq i32 %tid, 0")
+        res_l, jn = self.new_label("pr"), self.new_label("pj")
+        self.cbr(is0, res_l, jn)
+        self.label(res_l)
+        c = self.emit(f"atomicrmw add ptr addrspace(1) %pbuf, i64 {S} monotonic")
+        capp = self.emit("getelementptr i8, ptr addrspace(1) %pbuf, i64 8")
+        cap = self.emit(f"zext i32 {self.emit(f'load i32, ptr addrspace(1) {capp}, align 8')} to i64")
+        end = self.emit(f"add i64 {c}, {S}")
+        ok = self.emit(f"icmp ule i64 {end}, {cap}")
+        base = self.emit(f"select i1 {ok}, i64 {c}, i64 -1")
+        self.smem_store(0, DType.I64, "0", base)
+        wr_l, drop_l = self.new_label("pw"), self.new_label("pd")
+        self.cbr(ok, wr_l, drop_l)
+        self.label(drop_l)
+        dp = self.emit("getelementptr i8, ptr addrspace(1) %pbuf, i64 12")
+        self.emit(f"atomicrmw add ptr addrspace(1) {dp}, i32 1 monotonic")
+        self.br(jn)
+        self.label(wr_l)
+        ep = self.emit("getelementptr i8, ptr addrspace(1) %pbuf, i64 16")
+        self.emit(f"atomicrmw umax ptr addrspace(1) {ep}, i64 {end} monotonic")
+        rec = self.emit(f"getelementptr i8, ptr addrspace(1) %pbuf, i64 {self.emit(f'add i64 {c}, {PRINT_HEADER}')}")
+        self.stmt(f"store i32 {num}, ptr addrspace(1) {rec}, align 16")
+        lin = "0"
+        for ax in "xyz":
+            self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.{ax}()")
+            cid = self.call("i32", f"llvm.nvvm.read.ptx.sreg.ctaid.{ax}", "")
+            if ax == "x":
+                lin = cid
+                continue
+            self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.{ax}()")
+            n = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
+            lin = self.emit(f"add i32 {self.emit(f'mul i32 {lin}, {n}')}, {cid}")
+        lp = self.emit(f"getelementptr i8, ptr addrspace(1) {rec}, i64 4")
+        self.stmt(f"store i32 {lin}, ptr addrspace(1) {lp}, align 4")
+        vals = [(p, part) for p, part in zip(op.parts, fmt.parts, strict=True)
+                if isinstance(p, ir.Value) and isinstance(part, PrintValue)]
+        for p, part in vals:
+            if not p.shape:
+                self.record_store(rec, part.offset, p.dtype, "0", self.scalar(p))
+        self.br(jn)
+        self.label(jn)
+        tiles = [(p, part) for p, part in vals if p.shape]
+        if not tiles:
+            return
+        self.barrier()
+        b = self.smem_load(0, DType.I64, "0")
+        ok2 = self.emit(f"icmp sge i64 {b}, 0")
+        tw, tj = self.new_label("pt"), self.new_label("pk")
+        self.cbr(ok2, tw, tj)
+        self.label(tw)
+        rec2 = self.emit(f"getelementptr i8, ptr addrspace(1) %pbuf, i64 {self.emit(f'add i64 {b}, {PRINT_HEADER}')}")
+        for p, part in tiles:
+            lay = self.lay(p)
+            slots = self.tile(p)
+            for k in range(lay.K):
+                valid = self.chunk_valid(lay, k)
+                after = None
+                if valid is not None:
+                    body, after = self.new_label("pe"), self.new_label("pf")
+                    self.cbr(valid, body, after)
+                    self.label(body)
+                for j in range(lay.V):
+                    self.record_store(rec2, part.offset, p.dtype, self.flat(lay, k, j), slots[k * lay.V + j])
+                if after is not None:
+                    self.br(after)
+                    self.label(after)
+        self.br(tj)
+        self.label(tj)
+
+    def record_store(self, rec: str, offset: int, dt: DType, index: str, val: str) -> None:
+        """Store one element of a printed value at element `index` of its part."""
+        ty, es = record_ty(dt), record_size(dt)
+        if dt is DType.BOOL:
+            val = self.emit(f"zext i1 {val} to i8")
+        elif dt is DType.F16:
+            val = self.emit(f"fptrunc float {val} to half")
+        base = self.emit(f"getelementptr i8, ptr addrspace(1) {rec}, i64 {offset}")
+        ptr = base if index == "0" else self.emit(f"getelementptr {ty}, ptr addrspace(1) {base}, i32 {index}")
+        self.stmt(f"store {ty} {val}, ptr addrspace(1) {ptr}, align {es}")
+
 
 def _ident(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
@@ -1954,5 +2059,5 @@ def emit_llvm_text(kernel: ir.Kernel, facts: dict[str, TensorFacts] | None = Non
         )
     em = _Emitter(kernel, facts or {})
     text = em.run()
-    abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts))
+    abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints))
     return text, abi

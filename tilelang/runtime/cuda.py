@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import sys
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -559,7 +560,9 @@ class CudaDevice(Device):
     kind = "gpu"
 
     def __init__(self, index: int = 0, out: Any = None) -> None:
-        # `out` (where device `print` goes) is unused: the GPU backend rejects device print (E0601).
+        # `out` receives each line of device `print` (None: stdout), written when
+        # the printing launch has finished (see `_flush_prints`).
+        self.out = out
         self.ctx = context() if index == 0 else Context(index)
         self.arch = self._ptx_arch()
         # Import llvmlite and build the target machine while the host program
@@ -574,6 +577,9 @@ class CudaDevice(Device):
         _check(self.ctx.d.cuMemsetD8(self._err.ptr, 0, 4 * self._err_words), "cuMemsetD8")
         self._err_next = 1  # word 0 is the shared word of assert-free kernels
         self._graph_asserts: dict[int, list[tuple[int, Any]]] = {}
+        self._capturing: set[int] = set()  # id() of the streams being captured into a graph
+        self._capture_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = defaultdict(list)  # by id(stream)
+        self._graph_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = {}  # by id(graph)
 
     def _ptx_arch(self) -> str:
         # PTX built for sm_80 runs everywhere from Ampere on (the driver JITs it);
@@ -677,11 +683,17 @@ class CudaDevice(Device):
         if abi.asserts:
             err_word = self._err_next
             self._err_next = self._err_next + 1 if self._err_next + 1 < self._err_words else 1
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        s = self.ctx.stream if stream is None else stream
+        pbuf = self._print_buffer(s) if abi.prints else None
         values: list[Any] = []
         by_name = {p.name: a for p, a in zip(kernel.params, args, strict=False)}
         for slot in abi.slots:
             if slot.what == "err":
                 values.append(self._err.ptr + 4 * err_word)
+            elif slot.what == "print":
+                assert pbuf is not None
+                values.append(pbuf.ptr)
             elif slot.what == "ptr":
                 values.append(by_name[slot.param].ptr)
             elif slot.what.startswith("dim"):
@@ -696,12 +708,10 @@ class CudaDevice(Device):
                 prepared.packed.clear()
             packed = PackedArgs([s.kind for s in abi.slots], values)
             prepared.packed[key] = packed
-        g = tuple(grid) + (1,) * (3 - len(grid))
-        s = self.ctx.stream if stream is None else stream
         g3 = (g[0], g[1], g[2])
         if len(prepared.fast) > 256:
             prepared.fast.clear()
-        if not abi.asserts and g3[0] * g3[1] * g3[2] > 0:
+        if not abi.asserts and not abi.prints and g3[0] * g3[1] * g3[2] > 0:
             refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
             raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
             call: tuple[Any, ...]
@@ -721,6 +731,54 @@ class CudaDevice(Device):
         self.launches += 1
         if abi.asserts:
             self._pending_asserts[id(s)].append((err_word, abi))
+        if pbuf is not None:
+            if id(s) in self._capturing:
+                self._capture_prints[id(s)].append((pbuf, abi))
+            else:
+                # Device print is for debugging: wait for this launch and write its
+                # lines now, so they keep their place among the host's output.
+                _check(self.ctx.d.cuStreamSynchronize(s), "cuStreamSynchronize", span)
+                self._flush_prints(pbuf, abi)
+                pbuf.free()
+
+    # -- device print --------------------------------------------------------------
+    def _print_buffer(self, stream: Any) -> DeviceBuffer:
+        """A print buffer (layout: `backend/prints.py`) whose header is reset on
+        `stream` before the launch (captured too, so a graph replay resets it)."""
+        from tilelang.backend.prints import HEADER
+
+        cap = print_buffer_bytes()
+        buf = self.ctx.pool.alloc(HEADER + cap)
+        d = self.ctx.d
+        _check(d.cuMemsetD8Async(buf.ptr, 0, HEADER, stream), "cuMemsetD8Async")
+        _check(d.cuMemsetD32Async(buf.ptr + 8, cap, 1, stream), "cuMemsetD32Async")
+        return buf
+
+    def _flush_prints(self, buf: DeviceBuffer, abi: Any) -> None:
+        """Read a finished launch's print records and write its lines."""
+        from tilelang.backend.prints import HEADER, decode
+
+        d = self.ctx.d
+        head = np.zeros(HEADER, dtype=np.uint8)
+        _check(d.cuMemcpyDtoH(head.ctypes.data, buf.ptr, HEADER), "cuMemcpyDtoH")
+        end = int(head[16:24].view(np.uint64)[0])
+        raw = np.zeros(HEADER + end, dtype=np.uint8)
+        raw[:HEADER] = head
+        if end:
+            _check(d.cuMemcpyDtoH(raw.ctypes.data + HEADER, buf.ptr + HEADER, end), "cuMemcpyDtoH")
+        got = decode(abi.prints, raw.tobytes())
+        out = self.out
+        for line in got.lines:
+            if out is None:
+                sys.stdout.write(line + "\n")
+            else:
+                out(line)
+        if got.dropped:
+            sys.stdout.flush()
+            sys.stderr.write(
+                f"warning: {got.dropped} device `print` line{'s' if got.dropped != 1 else ''} of `{abi.name}` "
+                f"were lost: the GPU print buffer ({print_buffer_bytes() >> 20} MiB) is full; "
+                "set TILEC_PRINT_BUFFER_MB to a larger size\n")
 
     # -- ordering ---------------------------------------------------------------
     def new_stream(self) -> Any:
@@ -762,6 +820,8 @@ class CudaDevice(Device):
         d = self.ctx.d
         s = self.ctx.stream if stream is None else stream
         self._pending_asserts.pop(id(s), None)
+        self._capturing.add(id(s))
+        self._capture_prints.pop(id(s), None)
         _check(d.cuStreamBeginCapture(s, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
                "cuStreamBeginCapture")
 
@@ -771,6 +831,10 @@ class CudaDevice(Device):
         g.graph = _check(self.ctx.d.cuStreamEndCapture(s), "cuStreamEndCapture")
         g.exec = _check(self.ctx.d.cuGraphInstantiate(g.graph, 0), "cuGraphInstantiate")
         self._graph_asserts[id(g)] = self._pending_asserts.pop(id(s), [])
+        self._capturing.discard(id(s))
+        prints = self._capture_prints.pop(id(s), [])
+        if prints:
+            self._graph_prints[id(g)] = prints  # buffers owned by the graph from now on
         if stream is not None and stream is not self.ctx.stream:
             self._streams.append(stream)
         return g
@@ -779,6 +843,11 @@ class CudaDevice(Device):
         s = self.ctx.stream if stream is None else stream
         _check(self.ctx.d.cuGraphLaunch(graph.exec, s), "cuGraphLaunch")
         self._pending_asserts[id(s)].extend(self._graph_asserts.get(id(graph), []))
+        prints = self._graph_prints.get(id(graph))
+        if prints:
+            _check(self.ctx.d.cuStreamSynchronize(s), "cuStreamSynchronize")
+            for buf, abi in prints:  # in launch order, as the graph ran them
+                self._flush_prints(buf, abi)
 
     # -- memory and streams of other libraries (the Python API, tilelang/api) --
     def wrap_external(self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int) -> CudaBuffer:
@@ -804,6 +873,16 @@ class CudaDevice(Device):
         device asserts, but never takes the stream into this device's pool."""
         _check(self.ctx.d.cuStreamSynchronize(stream), "cuStreamSynchronize")
         self._check_asserts(self._pending_asserts.pop(id(stream), []))
+
+
+def print_buffer_bytes() -> int:
+    """Capacity of a launch's device-print record area: `TILEC_PRINT_BUFFER_MB`
+    (default 16 MiB; records that do not fit are counted and reported)."""
+    try:
+        mb = float(os.environ.get("TILEC_PRINT_BUFFER_MB", "16"))
+    except ValueError:
+        mb = 16.0
+    return max(4096, min(int(mb * (1 << 20)), (1 << 32) - 4096)) // 16 * 16
 
 
 def _prewarm(arch: str) -> None:

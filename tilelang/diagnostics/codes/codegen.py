@@ -8,8 +8,10 @@ the GPU reports E0700, the same code as the interpreter.)
 
 from tilelang.diagnostics.codes import define
 
+# Retired: reported for device `print` (which now runs on the GPU) and for a
+# `num_warps` that is not a power of two (which `tilec check` reports first).
 GPU_UNSUPPORTED_OP = define(
-    "E0601", "gpu-unsupported-op", "an operation that the GPU backend cannot compile"
+    "E0601", "gpu-unsupported-op", "an operation that the GPU backend cannot compile", retired=True
 )
 GPU_UNSUPPORTED_DTYPE = define(
     "E0602", "gpu-unsupported-dtype", "an element type that the GPU backend cannot compile for this operation"

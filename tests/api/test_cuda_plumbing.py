@@ -8,6 +8,7 @@ of the CUDA address space in every CI run. `test_api_gpu.py` runs the real thing
 from __future__ import annotations
 
 import ctypes
+import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -161,3 +162,23 @@ def test_host_functions_on_a_gpu_module(fake) -> None:  # type: ignore[no-untype
                            device="gpu")
     x = np.arange(5, dtype=np.float32)
     np.testing.assert_array_equal(mod.twice(x), 2 * x)
+
+
+class FakeCupyArray(FakeCudaArray):
+    """Looks like a CuPy array to `arrays.describe` (its module and `.device`)."""
+
+    __module__ = "cupy._core.core"
+    device = SimpleNamespace(id=0)
+
+
+def test_the_stream_current_when_the_operation_starts(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    current = SimpleNamespace(ptr=5)
+    cupy = SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: current))
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+    op = mod.add(P(FakeCupyArray(z), [1024]), FakeCupyArray(x), FakeCupyArray(y))
+    current.ptr = 9  # the caller switched streams between building and running
+    op.sync()
+    assert fake.ran_on == [fake.streams[9]] and fake.synced == [fake.streams[9]]
+    np.testing.assert_array_equal(z, x + y)

@@ -247,6 +247,19 @@ def _cuda_array(obj: Any, library: str) -> ArrayRef:
     )
 
 
+def current_stream(ref: ArrayRef) -> int:
+    """The raw CUDA stream handle that `ref`'s library has current now (the
+    operation runs there, ordered with the caller's own work); 0, the legacy
+    default stream, for a library with no notion of one."""
+    if ref.library == "torch":
+        torch = sys.modules["torch"]
+        return int(torch.cuda.current_stream(ref.obj.device).cuda_stream)
+    if ref.library == "cupy":
+        cupy = sys.modules["cupy"]
+        return int(cupy.cuda.get_current_stream().ptr)
+    return int(ref.stream or 0)
+
+
 # ---------------------------------------------------------------- entry point
 def describe(value: Any) -> ArrayRef:
     """An `ArrayRef` for `value`; `NotAnArray` if it is not an array at all,

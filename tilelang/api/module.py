@@ -783,8 +783,7 @@ class _Call:
             )
         except TileError as e:
             raise BorrowError.from_tile_error(e, self.m._sources) from None
-        stream = next((r.stream for _, r, _ in self.refs if r.is_cuda), None)
-        return Operation(k, bound, runtime, engine, space, list(self.refs), regions, stream)
+        return Operation(k, bound, runtime, engine, space, list(self.refs), regions)
 
     def check_instance(self, runtime: Runtime, bound: BoundLaunch) -> None:
         """Lower this instantiation now (cached per instantiation) and apply the
@@ -893,7 +892,6 @@ class Operation:
         space: str,
         refs: list[tuple[ParamSpec, ArrayRef, bool]],
         regions: list[tuple[Region, bool]],
-        stream: int | None,
     ) -> None:
         self.kernel = kernel
         self.grid = bound.grid
@@ -904,7 +902,6 @@ class Operation:
         self._space = space
         self._refs = refs
         self._regions = regions
-        self._stream_handle = stream
         self._runs = 0
 
     def __del__(self) -> None:
@@ -1019,7 +1016,10 @@ class Operation:
             rt,
         )
         if self._space != "cpu":
-            stream = dev.foreign_stream(self._stream_handle or 0)
+            # The stream the caller's library has current when the operation
+            # starts (not when it was built), as a Tile launch would.
+            first = next(r for _, r, _ in self._refs if r.is_cuda)
+            stream = dev.foreign_stream(arrays.current_stream(first))
         elif self._engine == "cpu":
             stream = None
         else:

@@ -6,7 +6,7 @@ wrong (naming the kernel parameter, what it expects and what was given),
 where the parameter is declared in the `.tile` file, and how to fix it:
 
     error[E0502]: argument `x` of kernel `add` must hold `f32`, but it is an int64 NumPy array of shape (1024,)
-      --> examples/add.tile:3:31: `x: &Tensor<f32, [?]>` is declared here
+      --> examples/add.tile:3:32: `x: &Tensor<f32, [?]>` is declared here
       help: convert it first: `x.astype(numpy.float32)`
 
 Errors that come from the shared runtime (launch-time checks E05xx, the

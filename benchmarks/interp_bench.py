@@ -213,8 +213,9 @@ which runs up to 2^22 elements of blocks per NumPy call and uses a strided
 view instead of a gather for tile-aligned loads and stores, far ahead. Both
 hold: see the table (runs vary by about 2x on this shared 2-core machine;
 for gemm the per-block BLAS calls already dominate, so the two Tile modes are
-close). Caveats: PyTorch is not installed, so Triton runs on NumPy arrays through the small tensor shim in `interp_bench.py` (its
-copy-to-host steps become no-ops, which only helps Triton); both sides give
+close). Caveats: PyTorch is not installed, so Triton runs on NumPy arrays
+through the small tensor shim in `interp_bench.py` (its copy-to-host steps
+become no-ops, which only helps Triton); both sides give
 results within the stated tolerance of NumPy (checked by the script).
 Reproduce with `python benchmarks/interp_bench.py --out benchmarks/interp_results.md`
 (`pip install triton`; without it the Triton column says "skipped").

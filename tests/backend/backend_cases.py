@@ -162,10 +162,6 @@ def elementwise_suite(dt: DType) -> Suite:
     if dt.is_float:
         ops = [(op, 1) for op in FLOAT_UNARY + POSITIVE_UNARY] + [(op, 2) for op in FLOAT_BINARY + COMPARE]
         ops += [(E.FMA, 3), (E.WHERE, 3)]
-        if dt is DType.F64:  # no f64 approximations in PTX: E0602 (tested in test_ptx.py)
-            from tilelang.backend.fastmath import F32_ONLY
-
-            ops = [(op, n) for op, n in ops if op.value not in F32_ONLY]
     else:
         ops = [(op, 1) for op in INT_UNARY] + [(op, 2) for op in INT_BINARY + COMPARE] + [(E.WHERE, 3)]
     names = [f"o_{op.value}" for op, _ in ops]

@@ -68,22 +68,6 @@ def test_op_suites_assemble_for_sm80(name: str) -> None:
     assert r.returncode == 0, r.stderr
 
 
-def test_f64_transcendental_is_a_located_codegen_error() -> None:
-    from tilelang.dtypes import DType
-    from tilelang.ir import nodes as ir
-    from tilelang.ir.builder import Builder
-    from tilelang.source import Span
-
-    b = Builder("e")
-    b.tensor_param("z", DType.F64, 1, mutable=True, tile_shape=(128,))
-    off = b.mul(b.block_id(0), b.const(128, DType.I32))
-    span = Span(0, 5, 9)
-    b.store("z", (off,), b.elementwise(ir.ElemOp.EXP, b.load("z", (off,), (128,)), span=span))
-    with pytest.raises(CodegenError) as e:
-        emit_llvm(b.finish())
-    assert e.value.diag.code == "E0602" and e.value.diag.primary_span == span
-
-
 def test_random_kernels_compile_and_assemble() -> None:
     """Random tile shapes (1-3 dims, partial edges), every reduction over any axis
     broadcast back, scans and permutes: LLVM verifies and ptxas assembles them."""

@@ -45,7 +45,7 @@ from typing import assert_never
 
 import numpy as np
 
-from tilelang.backend.fastmath import F32_ONLY
+from tilelang.backend import f64math
 from tilelang.backend.prints import HEADER as PRINT_HEADER
 from tilelang.backend.prints import PrintFormat, PrintValue, layout_format, record_size, record_ty
 from tilelang.diagnostics.codes.codegen import (
@@ -137,7 +137,7 @@ def smem_size(dt: DType) -> int:
 
 
 def _f64_hex(x: float) -> str:
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+    return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", x))[0])
 
 
 def const_operand(dt: DType, value: bool | int | float) -> str:
@@ -926,7 +926,7 @@ class _Emitter:
             signed = dt.is_signed
             rmw = {ir.AtomicOp.ADD: "add", ir.AtomicOp.MAX: "max" if signed else "umax",
                    ir.AtomicOp.MIN: "min" if signed else "umin"}[op.op]
-        for n, (k, j) in enumerate(positions):
+        for n, (k, _j) in enumerate(positions):
             conds: list[str | None] = []
             if lay is not None:
                 conds.append(self.chunk_valid(lay, k))
@@ -955,9 +955,6 @@ class _Emitter:
     # -- element-wise --------------------------------------------------------------------
     def elementwise(self, r: ir.Value, eop: ir.ElemOp, xs: tuple[ir.Value, ...], span: Span) -> None:
         in_dt = xs[-1].dtype if eop is ir.ElemOp.WHERE else xs[0].dtype
-        if in_dt is DType.F64 and eop.value in F32_ONLY:
-            raise self.error(GPU_UNSUPPORTED_DTYPE, span, f"`{eop.value}` on `f64` is not supported by the GPU backend",
-                             "computed in f64 here", f"cast to `f32` first: `{eop.value}(x as f32)`")
         ops = [self.get(x) for x in xs]
         if r.shape:
             n = self.lay(r).E
@@ -1014,6 +1011,8 @@ class _Emitter:
             return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
         if eop in cmp:
             return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
+        if ty == "double" and eop.value in f64math.FUNCS:
+            return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
         match eop:
             case E.NEG:
                 return self.emit(f"fneg {ty} {a[0]}")
@@ -1206,10 +1205,7 @@ class _Emitter:
                     nxt.append(self.combine(op.op, acc, v, dt))
             return nxt + idx_next
 
-        if L > 1:
-            finals = self.counted_loop(1, L, carried, body)
-        else:
-            finals = [v for _, v in carried]
+        finals = self.counted_loop(1, L, carried, body) if L > 1 else [v for _, v in carried]
         if is_arg:
             vals = finals[len(bases):]
         else:

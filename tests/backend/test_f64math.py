@@ -1,0 +1,173 @@
+"""The f64 transcendental functions of the GPU backend (`backend/f64math.py`),
+checked without a GPU: the very LLVM text the backend emits is JIT-compiled
+for this CPU (the functions use target-independent LLVM only) and compared
+with NumPy, the interpreter's f64 math, on hundreds of thousands of inputs
+per function and on the special values, at the tolerance that
+`fastmath.F64_MATH` promises.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from tilelang.backend import f64math
+from tilelang.backend.fastmath import F64_MATH, tolerance
+from tilelang.dtypes import DType
+
+
+class HostEmitter:
+    """The part of the backend's emitter that `f64math` uses."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.decls: set[str] = set()
+        self.n = 0
+
+    def emit(self, instr: str) -> str:
+        self.n += 1
+        self.lines.append(f"  %t{self.n} = {instr}")
+        return f"%t{self.n}"
+
+    def declare(self, decl: str) -> None:
+        self.decls.add(decl)
+
+    def fcall(self, name: str, ty: str, args: list[str]) -> str:
+        sfx = "f32" if ty == "float" else "f64"
+        self.declare(f"declare {ty} @llvm.{name}.{sfx}({', '.join([ty] * len(args))})")
+        return self.emit(f"call {ty} @llvm.{name}.{sfx}({', '.join(f'{ty} {a}' for a in args)})")
+
+
+def host_module(op: str) -> str:
+    """`void @f(ptr in, ptr out, i64 n)`: out[i] = op(in[i])."""
+    em = HostEmitter()
+    res = f64math.FUNCS[op](em, "%x")
+    body = "\n".join(em.lines)
+    return "\n".join(sorted(em.decls)) + f"""
+define void @f(ptr %in, ptr %out, i64 %n) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %pi = getelementptr double, ptr %in, i64 %i
+  %x = load double, ptr %pi
+{body}
+  %po = getelementptr double, ptr %out, i64 %i
+  store double {res}, ptr %po
+  %i1 = add i64 %i, 1
+  %c = icmp slt i64 %i1, %n
+  br i1 %c, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+_KEEP: list[object] = []
+
+
+def jit(op: str) -> Callable[[np.ndarray], np.ndarray]:
+    llvm = pytest.importorskip("llvmlite.binding")
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)  # no fast-math rewrites
+    mod = llvm.parse_assembly(host_module(op))
+    mod.verify()
+    ee = llvm.create_mcjit_compiler(mod, tm)
+    ee.finalize_object()
+    _KEEP.append(ee)
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(ee.get_function_address("f"))
+
+    def run(x: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out = np.empty_like(x)
+        fn(x.ctypes.data, out.ctypes.data, x.size)
+        return out
+
+    return run
+
+
+REF: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos,
+    "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "rsqrt": lambda x: 1.0 / np.sqrt(x),
+}
+
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 1.5, 3.0, 5e-324, 1e-310,
+           2.2250738585072014e-308, 709.78, 709.79, -745.1, -745.2, 1e300, -1e300, 1024.0, -1075.0]
+
+
+def inputs(op: str) -> np.ndarray:
+    r = np.random.default_rng(5)
+    n = 100_000
+    if op in ("exp", "sigmoid", "tanh"):
+        xs = [r.uniform(-745, 710, n), r.uniform(-30, 30, n), r.uniform(-1, 1, n), r.normal(0, 1e-5, n)]
+    elif op == "exp2":
+        xs = [r.uniform(-1075, 1024, n), r.uniform(-2, 2, n)]
+    elif op in ("log", "log2", "rsqrt"):
+        xs = [np.exp(r.uniform(-745, 709, n)), r.uniform(0.5, 2, n), 1 + r.normal(0, 1e-8, n), -r.uniform(0, 9, 99)]
+    else:
+        xs = [r.uniform(-10, 10, n), r.uniform(-1e6, 1e6, n), r.uniform(-1e15, 1e15, n)]
+    special = [v for v in SPECIAL if op not in ("sin", "cos") or not abs(v) >= 2.0**50]
+    return np.concatenate([*xs, np.array(special)])
+
+
+def test_every_f64_transcendental_has_a_table_entry() -> None:
+    assert set(f64math.FUNCS) <= set(F64_MATH)
+    assert tolerance("exp", DType.F64) == (F64_MATH["exp"].rtol, F64_MATH["exp"].atol)
+
+
+@pytest.mark.parametrize("op", sorted(f64math.FUNCS))
+def test_f64_math_matches_numpy(op: str) -> None:
+    x = inputs(op)
+    with np.errstate(all="ignore"):
+        got, want = jit(op)(x), REF[op](x)
+    # NaN exactly where NumPy gives NaN, infinities exactly, the rest within the promise
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{op}: NaN placement")
+    inf = np.isinf(want)
+    np.testing.assert_array_equal(got[inf], want[inf], err_msg=f"{op}: infinities")
+    fin = np.isfinite(want)
+    rtol, atol = F64_MATH[op].rtol, F64_MATH[op].atol
+    if op in ("exp", "exp2"):
+        # subnormal results: within one unit of the smallest subnormal
+        atol = max(atol, 5e-324)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol, atol=atol, err_msg=op)
+    # and the worst case is what the table's comment claims: a few ulp
+    normal = fin & (np.abs(want) > 1e-300)
+    if op in ("sin", "cos"):
+        normal &= np.abs(want) > 1e-3  # near their zeros the error is absolute
+    rel = np.abs(got[normal] - want[normal]) / np.abs(want[normal])
+    assert rel.max() <= 5e-16, f"{op}: worst relative error {rel.max():.3g}"
+
+
+def test_sin_and_cos_are_nan_beyond_their_domain() -> None:
+    x = np.array([2.0**50, -(2.0**50), 1e300, 2.0**50 - 1])
+    for op in ("sin", "cos"):
+        got = jit(op)(x)
+        assert np.isnan(got[:3]).all() and np.isfinite(got[3])
+        np.testing.assert_allclose(got[3], REF[op](x[3:]), atol=1e-15)
+
+
+def test_f64_math_assembles_for_the_gpu() -> None:
+    from tilelang.backend import compile_kernel
+    from tilelang.backend.target import ptxas_available, run_ptxas
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.builder import Builder
+
+    b = Builder("f64math")
+    b.tensor_param("z", DType.F64, 1, mutable=True, tile_shape=(128,))
+    off = b.mul(b.block_id(0), b.const(128, DType.I32))
+    x = b.load("z", (off,), (128,))
+    for op in sorted(f64math.FUNCS):
+        x = b.elementwise(ir.ElemOp(op), x)
+    b.store("z", (off,), x)
+    k = b.finish()
+    for arch in ("sm_80", "sm_90"):
+        ptx = compile_kernel(k, arch).ptx
+        # CHECK: no f32 approximation sneaks into f64 math
+        assert "ex2.approx" not in ptx and "lg2.approx" not in ptx and "sin.approx" not in ptx
+        if ptxas_available():
+            r = run_ptxas(ptx, arch)
+            assert r.returncode == 0, r.stderr

@@ -1,0 +1,240 @@
+"""f64 transcendental functions in plain LLVM IR (PTX has no f64 approximations).
+
+Each function takes an emitter with `emit(instr) -> name` and
+`fcall(intrinsic, ty, args) -> name` (the backend's `_Emitter`, or the host
+test harness in `tests/backend/test_f64math.py`, which JIT-compiles the same
+text for the CPU and compares it with NumPy on millions of inputs) and
+returns the name of the result. Only target-independent LLVM is used
+(`fma`, `rint`, `sqrt`, `fabs`, `copysign`, integer ops on the bits), and
+no branches: every lane runs the same straight-line code.
+
+Algorithms (the classic ones, as in fdlibm / CUDA's libdevice, with Taylor
+polynomials evaluated by Horner's rule with fused multiply-adds):
+- exp: k = rint(x / ln2), r = x - k ln2 with a two-part ln2 (|r| <= 0.35),
+  exp(r) by its Taylor polynomial to degree 13, times 2^k built in two
+  halves from exponent bits (so subnormal results and overflow are right);
+  exp2 is the same with r = (x - rint(x)) ln2.
+- log: x = m 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^54
+  first), log m = 2 atanh(s), s = (m - 1) / (m + 1), by its odd series to
+  s^21; then e ln2 + log m with a two-part ln2. log2 = e + log m / ln2.
+- sin, cos: k = rint(x 2/pi), r = x - k pi/2 with a three-part pi/2 (fma),
+  sin/cos of r in [-pi/4, pi/4] by Taylor polynomials to degree 17/18, and
+  the quadrant k mod 4 picks and signs them. Accurate while k is exact;
+  NaN for |x| >= 2^50 (about 1.1e15), where it would not be.
+- tanh: |x| < 1: s = sinh|x| (Taylor to degree 21), s / sqrt(1 + s^2);
+  else 1 - 2 / (exp(2|x|) + 1); the sign of x is copied onto the result.
+- sigmoid: 1 / (1 + exp(-x)), rsqrt: 1 / sqrt(x) (correctly rounded sqrt
+  and division: the interpreter's own formulas).
+Tolerances (measured against NumPy by the test) are in `fastmath.F64_MATH`.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Protocol
+
+
+class IREmitter(Protocol):
+    def emit(self, instr: str) -> str: ...
+
+    def fcall(self, name: str, ty: str, args: list[str]) -> str: ...
+
+    def declare(self, decl: str) -> None: ...
+
+
+def c(x: float) -> str:
+    """An LLVM double constant (hex: exact)."""
+    return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", x))[0])
+
+
+LN2_HI, LN2_LO = 0.6931471805599453, 2.3190468138462996e-17
+LOG2E = 1.4426950408889634
+TWO_OVER_PI = 0.6366197723675814
+PIO2 = (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33)
+SQRT_HALF = 0.7071067811865476
+
+EXP_COEF = [1.0 / math.factorial(i) for i in range(14)]  # 1, 1, 1/2, ... 1/13!
+SIN_COEF = [(-1.0) ** i / math.factorial(2 * i + 1) for i in range(1, 9)]  # -1/3!, ... 1/17!
+COS_COEF = [(-1.0) ** i / math.factorial(2 * i) for i in range(1, 10)]  # -1/2!, ... 1/18!
+SINH_COEF = [1.0 / math.factorial(2 * i + 1) for i in range(1, 11)]  # 1/3!, ... 1/21!
+ATANH_COEF = [2.0 / (2 * i + 1) for i in range(1, 11)]  # 2/3, 2/5, ... 2/21
+
+
+def horner(em: IREmitter, z: str, coef: list[float]) -> str:
+    """coef[0] + coef[1] z + ... by Horner's rule with fma."""
+    acc = c(coef[-1])
+    for a in reversed(coef[:-1]):
+        acc = em.fcall("fma", "double", [acc, z, c(a)])
+    return acc
+
+
+def _to_i64(em: IREmitter, kd: str) -> str:
+    em.declare("declare i64 @llvm.fptosi.sat.i64.f64(double)")
+    return em.emit(f"call i64 @llvm.fptosi.sat.i64.f64(double {kd})")
+
+
+def _pow2(em: IREmitter, k: str) -> str:
+    """2^k as a double for an i64 k in [-1022, 1023] (built from exponent bits)."""
+    b = em.emit(f"add i64 {k}, 1023")
+    bits = em.emit(f"shl i64 {b}, 52")
+    return em.emit(f"bitcast i64 {bits} to double")
+
+
+def _scale(em: IREmitter, p: str, kd: str) -> str:
+    """p * 2^kd for an integral double kd in about [-1080, 1030], in two halves."""
+    k = _to_i64(em, kd)
+    k1 = em.emit(f"ashr i64 {k}, 1")
+    k2 = em.emit(f"sub i64 {k}, {k1}")
+    t = em.emit(f"fmul double {p}, {_pow2(em, k1)}")
+    return em.emit(f"fmul double {t}, {_pow2(em, k2)}")
+
+
+def _clamp(em: IREmitter, x: str, lo: float, hi: float) -> str:
+    """x clamped to [lo, hi], NaN kept (fcmp is false for NaN)."""
+    below = em.emit(f"fcmp olt double {x}, {c(lo)}")
+    x1 = em.emit(f"select i1 {below}, double {c(lo)}, double {x}")
+    above = em.emit(f"fcmp ogt double {x1}, {c(hi)}")
+    return em.emit(f"select i1 {above}, double {c(hi)}, double {x1}")
+
+
+def exp(em: IREmitter, x: str) -> str:
+    xc = _clamp(em, x, -746.0, 710.0)
+    kd = em.fcall("rint", "double", [em.emit(f"fmul double {xc}, {c(LOG2E)}")])
+    nk = em.emit(f"fneg double {kd}")
+    r = em.fcall("fma", "double", [nk, c(LN2_HI), xc])
+    r = em.fcall("fma", "double", [nk, c(LN2_LO), r])
+    return _scale(em, horner(em, r, EXP_COEF), kd)
+
+
+def exp2(em: IREmitter, x: str) -> str:
+    xc = _clamp(em, x, -1080.0, 1030.0)
+    kd = em.fcall("rint", "double", [xc])
+    f = em.emit(f"fsub double {xc}, {kd}")  # exact
+    lo = em.emit(f"fmul double {f}, {c(LN2_LO)}")
+    r = em.fcall("fma", "double", [f, c(LN2_HI), lo])
+    return _scale(em, horner(em, r, EXP_COEF), kd)
+
+
+def _log_parts(em: IREmitter, x: str) -> tuple[str, str]:
+    """(e as a double, log m) with x = m 2^e, m in [sqrt(1/2), sqrt(2)), for x > 0 finite."""
+    sub = em.emit(f"fcmp olt double {x}, {c(2.0 ** -1022)}")
+    xs = em.emit(f"fmul double {x}, {c(2.0 ** 54)}")
+    xn = em.emit(f"select i1 {sub}, double {xs}, double {x}")
+    adj = em.emit(f"select i1 {sub}, i64 -54, i64 0")
+    bits = em.emit(f"bitcast double {xn} to i64")
+    ebits = em.emit(f"lshr i64 {bits}, 52")
+    ef = em.emit(f"and i64 {ebits}, 2047")
+    mbits = em.emit(f"and i64 {bits}, 4503599627370495")  # 2^52 - 1
+    m1 = em.emit(f"bitcast i64 {em.emit(f'or i64 {mbits}, 4607182418800017408')} to double")  # [1, 2)
+    big = em.emit(f"fcmp ogt double {m1}, {c(2 * SQRT_HALF)}")
+    mh = em.emit(f"fmul double {m1}, 0.5")
+    m = em.emit(f"select i1 {big}, double {mh}, double {m1}")
+    e0 = em.emit(f"add i64 {ef}, {em.emit(f'sub i64 {adj}, 1023')}")
+    e = em.emit(f"add i64 {e0}, {em.emit(f'zext i1 {big} to i64')}")
+    ed = em.emit(f"sitofp i64 {e} to double")
+    num = em.emit(f"fsub double {m}, 1.0")  # exact (Sterbenz)
+    den = em.emit(f"fadd double {m}, 1.0")
+    s = em.emit(f"fdiv double {num}, {den}")
+    z = em.emit(f"fmul double {s}, {s}")
+    sz = em.emit(f"fmul double {s}, {z}")
+    t = em.emit(f"fmul double {sz}, {horner(em, z, ATANH_COEF)}")
+    logm = em.fcall("fma", "double", [s, "2.0", t])
+    return ed, logm
+
+
+def _log_specials(em: IREmitter, x: str, res: str) -> str:
+    """log of 0 is -inf, of +inf is +inf, of a negative number or NaN is NaN."""
+    nan = em.emit(f"fcmp ult double {x}, 0.0")  # true for NaN too
+    zero = em.emit(f"fcmp oeq double {x}, 0.0")
+    inf = em.emit(f"fcmp oeq double {x}, 0x7FF0000000000000")
+    r1 = em.emit(f"select i1 {inf}, double 0x7FF0000000000000, double {res}")
+    r2 = em.emit(f"select i1 {zero}, double 0xFFF0000000000000, double {r1}")
+    return em.emit(f"select i1 {nan}, double 0x7FF8000000000000, double {r2}")
+
+
+def log(em: IREmitter, x: str) -> str:
+    ed, logm = _log_parts(em, x)
+    lo = em.fcall("fma", "double", [ed, c(LN2_LO), logm])
+    return _log_specials(em, x, em.fcall("fma", "double", [ed, c(LN2_HI), lo]))
+
+
+def log2(em: IREmitter, x: str) -> str:
+    ed, logm = _log_parts(em, x)
+    lo = em.emit(f"fmul double {logm}, {c(2.0355273740931033e-17)}")
+    return _log_specials(em, x, em.emit(f"fadd double {ed}, {em.fcall('fma', 'double', [logm, c(LOG2E), lo])}"))
+
+
+def _sincos_r(em: IREmitter, x: str) -> tuple[str, str, str]:
+    """(sin r, cos r, quadrant k mod 4 as i64) with x = k pi/2 + r."""
+    kd = em.fcall("rint", "double", [em.emit(f"fmul double {x}, {c(TWO_OVER_PI)}")])
+    nk = em.emit(f"fneg double {kd}")
+    r = x
+    for part in PIO2:
+        r = em.fcall("fma", "double", [nk, c(part), r])
+    z = em.emit(f"fmul double {r}, {r}")
+    rz = em.emit(f"fmul double {r}, {z}")
+    s = em.fcall("fma", "double", [rz, horner(em, z, SIN_COEF), r])
+    co = em.fcall("fma", "double", [z, horner(em, z, COS_COEF), "1.0"])
+    k = _to_i64(em, kd)
+    q = em.emit(f"and i64 {k}, 3")
+    return s, co, q
+
+
+def _quadrant(em: IREmitter, vals: tuple[str, str, str, str], q: str) -> str:
+    """vals[q] for q in 0..3."""
+    b0 = em.emit(f"trunc i64 {q} to i1")
+    hi = em.emit(f"icmp uge i64 {q}, 2")
+    lo_pair = em.emit(f"select i1 {b0}, double {vals[1]}, double {vals[0]}")
+    hi_pair = em.emit(f"select i1 {b0}, double {vals[3]}, double {vals[2]}")
+    return em.emit(f"select i1 {hi}, double {hi_pair}, double {lo_pair}")
+
+
+def _trig_domain(em: IREmitter, x: str, res: str) -> str:
+    """NaN where |x| >= 2^50: the reduction needs k = rint(x 2/pi) exact (a
+    loud NaN rather than a quietly wrong value there)."""
+    a = em.fcall("fabs", "double", [x])
+    big = em.emit(f"fcmp oge double {a}, {c(2.0 ** 50)}")
+    return em.emit(f"select i1 {big}, double 0x7FF8000000000000, double {res}")
+
+
+def sin(em: IREmitter, x: str) -> str:
+    s, co, q = _sincos_r(em, x)
+    ns, nc = em.emit(f"fneg double {s}"), em.emit(f"fneg double {co}")
+    res = _quadrant(em, (s, co, ns, nc), q)
+    zero = em.emit(f"fcmp oeq double {x}, 0.0")
+    return _trig_domain(em, x, em.emit(f"select i1 {zero}, double {x}, double {res}"))  # sin(-0) = -0
+
+
+def cos(em: IREmitter, x: str) -> str:
+    s, co, q = _sincos_r(em, x)
+    ns, nc = em.emit(f"fneg double {s}"), em.emit(f"fneg double {co}")
+    return _trig_domain(em, x, _quadrant(em, (co, ns, nc, s), q))
+
+
+def tanh(em: IREmitter, x: str) -> str:
+    a = em.fcall("fabs", "double", [x])
+    z = em.emit(f"fmul double {a}, {a}")
+    az = em.emit(f"fmul double {a}, {z}")
+    sh = em.fcall("fma", "double", [az, horner(em, z, SINH_COEF), a])
+    sh2 = em.fcall("fma", "double", [sh, sh, "1.0"])
+    small = em.emit(f"fdiv double {sh}, {em.fcall('sqrt', 'double', [sh2])}")
+    e = exp(em, em.emit(f"fmul double {a}, 2.0"))
+    q = em.emit(f"fdiv double 2.0, {em.emit(f'fadd double {e}, 1.0')}")
+    large = em.emit(f"fsub double 1.0, {q}")
+    is_small = em.emit(f"fcmp olt double {a}, 1.0")
+    t = em.emit(f"select i1 {is_small}, double {small}, double {large}")
+    return em.fcall("copysign", "double", [t, x])
+
+
+def sigmoid(em: IREmitter, x: str) -> str:
+    e = exp(em, em.emit(f"fneg double {x}"))
+    return em.emit(f"fdiv double 1.0, {em.emit(f'fadd double {e}, 1.0')}")
+
+
+def rsqrt(em: IREmitter, x: str) -> str:
+    return em.emit(f"fdiv double 1.0, {em.fcall('sqrt', 'double', [x])}")
+
+
+FUNCS = {"exp": exp, "exp2": exp2, "log": log, "log2": log2, "sin": sin, "cos": cos,
+         "tanh": tanh, "sigmoid": sigmoid, "rsqrt": rsqrt}

@@ -393,3 +393,15 @@ def test_the_numpy_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]
     out = capsys.readouterr().out
     assert "kernel fn saxpy<const B: i32>" in out
     assert "error[E0309]" in out and "error[E0502]" in out
+
+
+def test_a_failing_host_function_raises_execution_error() -> None:
+    mod = tilelang.compile(
+        "fn check(x: &Tensor<f32, [?]>) {\n"
+        "    assert_close(x, &zeros::<f32>([3]));\n}\n")
+    mod.check(np.zeros(3, np.float32))
+    with pytest.raises(tilelang.ExecutionError, match=r"E07\d\d(.|\n)*<string>:2:") as e:
+        mod.check(np.array([0.0, 1.0, 0.0], np.float32))
+    assert isinstance(e.value, RuntimeError)
+    with pytest.raises(tilelang.CallError, match=r"`x` of function `check` must be an array, not a `list`"):
+        mod.check([0.0, 1.0, 0.0])

@@ -10,7 +10,9 @@ are `HostFunction` attributes that run at once on the module's engine.
 Where a kernel runs is decided by its arrays: NumPy arrays (and PyTorch CPU
 tensors, which NumPy views without a copy) run on the module's engine, the
 CPU interpreter by default, in place; PyTorch and CuPy CUDA tensors run on
-the GPU in place, on the stream their library has current. A module loaded
+the GPU in place, on the stream their library has current when the
+operation starts (`.sync()`/`.wait()` then wait for that stream). PyTorch
+tensors a kernel writes get their autograd version bumped. A module loaded
 with `device="gpu"` runs NumPy arrays on the GPU through copies (uploaded
 when the operation starts, results copied back into the caller's `&mut`
 arrays when it finishes).

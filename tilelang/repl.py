@@ -191,7 +191,7 @@ class _Forward(io.TextIOBase):
     def __init__(self, session: ReplSession) -> None:
         self.session = session
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         return self.session._out.write(s)
 
 
@@ -289,8 +289,6 @@ class ReplSession:
         self._out = io.StringIO()
         if nodes:
             runtime = self._runtime_for(checked.program)
-            if redefined:
-                runtime.kernels.clear()  # a kernel may inline a redefined function
             compiled = len(runtime.kernels)
             from tilelang.diagnostics.model import ICE, TileError
             from tilelang.runtime.host import HostEvaluator
@@ -330,6 +328,8 @@ class ReplSession:
         else:
             compiled = 0
         # Accepted: commit.
+        if redefined and self._runtime is not None:
+            self._runtime.kernels.clear()  # compiled from the old items (inlined too)
         self.items, self.stmts, self.env = items, stmts, env
         self._record_types(checked, main)
         self.last_time = elapsed
@@ -339,8 +339,8 @@ class ReplSession:
         err = ""
         fresh = [d for d in checked.in_flight if _in_file(d, sf.id, self, checked)]
         if fresh:
-            names = ", ".join(f"`{n}`" for n in _handle_names(fresh))
-            err = f"note: {names} in flight: its tensors stay borrowed until `.wait()`\n"
+            handles = ", ".join(f"`{n}`" for n in _handle_names(fresh))
+            err = f"note: {handles} in flight: its tensors stay borrowed until `.wait()`\n"
         if timed:
             note = " (includes compiling the kernel it launched first)" if compiled else ""
             out += f"time: {_fmt_seconds(elapsed)}, one run, wall clock{note}\n"
@@ -647,8 +647,10 @@ class ReplSession:
                     )
                 return self._entry(line[1:].partition(" ")[2], timed=True)
             case _:
-                near = [c for c in COMMANDS if c.startswith(cmd[:1])] if cmd else []
-                hint = f" (did you mean `:{near[0]}`?)" if len(near) == 1 else ""
+                import difflib
+
+                near = difflib.get_close_matches(cmd, COMMANDS, n=1)
+                hint = f" (did you mean `:{near[0]}`?)" if near else ""
                 return ReplOutput(
                     stderr=f"error: unknown command `:{cmd}`{hint}; `:help` lists them\n", ok=False
                 )
@@ -1057,7 +1059,7 @@ def _show(result: ReplOutput) -> None:
 def _make_completer(session: ReplSession) -> Any:
     from prompt_toolkit.completion import Completer, Completion
 
-    class TileCompleter(Completer):  # type: ignore[misc]
+    class TileCompleter(Completer):
         def get_completions(self, document: Any, complete_event: Any) -> Iterator[Any]:
             text = document.text_before_cursor
             try:
@@ -1112,6 +1114,15 @@ def main(device: str = "cpu") -> int:
             indent = len(last) - len(last.lstrip())
             extra = 4 if text.rstrip().endswith(("{", "(", "[")) else 0
             buf.insert_text("\n" + " " * (indent + extra))
+
+    @bindings.add("}")
+    def _close(event: Any) -> None:
+        # A `}` typed on an indentation-only line closes a block: dedent it.
+        buf = event.current_buffer
+        line = buf.document.current_line_before_cursor
+        if line and not line.strip() and len(line) >= 4:
+            buf.delete_before_cursor(4)
+        buf.insert_text("}")
 
     history_path = os.environ.get("TILEC_HISTORY", os.path.expanduser("~/.tilec_history"))
     try:

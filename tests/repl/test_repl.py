@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from tileplugin import REPO_ROOT, run_tilec, tilec_env
 
-from tilelang.repl import ReplSession
+from tilelang.repl import HELP, ReplSession
 
 pytest.importorskip("tilelang.run")
 
 KERNEL = """kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
     z.store(x.load_like(z) + 1.0);
 }"""
+SETUP = "let a = ones::<f32>([8]);\nlet mut z = zeros::<f32>([8]);"
 
 
 @pytest.fixture
@@ -23,83 +24,347 @@ def session() -> ReplSession:
     return ReplSession(device="cpu")
 
 
-def test_statements_persist_and_values_show_once(session: ReplSession) -> None:
+def launches(session: ReplSession) -> int:
+    assert session._runtime is not None
+    return int(session._runtime.device.launches)
+
+
+# ---------------------------------------------------------------- values and state
+def test_statements_persist_and_values_show_with_their_type(session: ReplSession) -> None:
     assert session.feed("let x = 40 + 2;").stdout == ""
-    assert session.feed("x").stdout == "42\n"
+    assert session.feed("x").stdout == "i32 = 42\n"
     assert session.feed("print(x + 1);").stdout == "43\n"
-    # Earlier output is not shown again, and a shown value is not replayed.
-    assert session.feed("x * 2").stdout == "84\n"
-    assert session.feed("let y = 1;").stdout == ""
+    assert session.feed("x * 2").stdout == "i32 = 84\n"
+    assert session.feed("let y: f32 = 1.5;").ok
+    assert session.feed("(x, y)").stdout == "(i32, f32) = (42, 1.5)\n"
+    assert session.feed("if x > 3 { 1 } else { 2 }").stdout == "i32 = 1\n"
+    assert session.feed("let x = 2.5;").ok  # shadowing, as in a block
+    assert session.feed("x").stdout == "f32 = 2.5\n"
 
 
-def test_items_kernels_and_launches(session: ReplSession) -> None:
-    assert session.feed("fn sq(a: i32) -> i32 { a * a }").ok
-    assert session.feed("sq(7)").stdout == "49\n"
-    assert session.feed(KERNEL).ok
-    r = session.feed(
-        "let a = ones::<f32>([8]);\nlet mut z = zeros::<f32>([8]);\ninc(z.partition([4]), &a).sync();"
+def test_tensor_values_show_type_shape_and_dtype(session: ReplSession) -> None:
+    session.feed("let mut t = full::<f16>([2, 3], 1.5);")
+    assert session.feed("t").stdout == (
+        "Tensor<f16, [2, 3]> =\n[[1.5, 1.5, 1.5],\n [1.5, 1.5, 1.5]]\n"
     )
+    assert session.feed("t.sum()").stdout == "f16 = 9.0\n"
+    assert session.feed("t.shape()").stdout == "Shape<2> = [2, 3]\n"
+    p = session.feed("t.partition([2, 2])").stdout
+    assert p == "Partition<f16, [2, 2]> = Tensor<f16, [2, 3]> in tiles of [2, 2], grid [1, 2]\n"
+
+
+def test_a_shape_known_at_run_time_shows_both_views(session: ReplSession, tmp_path: Path) -> None:
+    np = pytest.importorskip("numpy")
+    np.save(tmp_path / "r.npy", np.arange(3, dtype=np.int32))
+    assert session.feed(f'let r = load_npy("{tmp_path / "r.npy"}");').ok
+    out = session.feed("r").stdout
+    assert out.startswith("Tensor<i32, [3]> (checked as Tensor<?, ") and out.endswith(
+        "= [0, 1, 2]\n"
+    )
+
+
+def test_colour_output_uses_rich_styles() -> None:
+    s = ReplSession(color=True)
+    out = s.feed("1 + 1").stdout
+    assert "\x1b[" in out and "i32" in out and "2" in out
+
+
+def test_each_entry_runs_once_only_the_new_statements(session: ReplSession) -> None:
+    assert session.feed('print("once");').stdout == "once\n"
+    assert session.feed(KERNEL).ok
+    assert session.feed(SETUP + "\ninc(z.partition([4]), &a).sync();").ok
+    assert session.feed("inc(z.partition([4]), &a).sync();").stdout == ""
+    # Two launches in two entries: not 1 + 2 as a whole-session replay would do.
+    assert launches(session) == 2
+    assert session.feed("z.sum()").stdout == "f32 = 16.0\n"
+    assert launches(session) == 2
+    assert session._runtime is not None and len(session._runtime.kernels) == 1  # compiled once
+
+
+def test_items_functions_and_kernels(session: ReplSession) -> None:
+    assert session.feed("fn sq(a: i32) -> i32 { a * a }").ok
+    assert session.feed("sq(7)").stdout == "i32 = 49\n"
+    assert session.feed(KERNEL).ok
+    r = session.feed(SETUP + "\ninc(z.partition([4]), &a).sync();")
     assert r.ok, r.stderr
-    assert session.feed("z.sum()").stdout == "16.0\n"
+    assert session.feed("z").stdout == (
+        "Tensor<f32, [8]> = [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]\n"
+    )
+    # Items and statements in one entry; a loop as the last statement.
+    assert session.feed("const K: i32 = 3;\nfor i in 0..K { print(i); }").stdout == "0\n1\n2\n"
 
 
-def test_errors_point_into_the_entry_and_are_not_kept(session: ReplSession) -> None:
+# ---------------------------------------------------------------- errors
+def test_errors_point_into_the_entry_and_change_nothing(session: ReplSession) -> None:
     session.feed("let x = 1;")
     bad = session.feed("let y = nope;")
     assert not bad.ok
     assert "error[E0101]" in bad.stderr
     assert "--> <repl-2>:1:9" in bad.stderr
     assert "fn main" not in bad.stderr  # the synthesised glue never shows
-    failed = session.feed('assert(x == 2, "x is not 2");')
-    assert not failed.ok and "error[E0710]" in failed.stderr
-    assert session.feed("x").stdout == "1\n"  # the failed entries left no trace
     assert "nope" not in session.program_text()
-
-
-def test_launch_handles_span_entries_and_ownership_still_applies(session: ReplSession) -> None:
-    session.feed(KERNEL)
-    session.feed("let a = ones::<f32>([8]);\nlet mut z = zeros::<f32>([8]);")
-    pending = session.feed("let h = inc(z.partition([4]), &a).launch();")
-    assert pending.ok and "`h` in flight" in pending.stderr
-    racy = session.feed("z.sum()")
-    assert not racy.ok
-    assert "error[E0305]" in racy.stderr  # read while the launch may still write `z`
-    assert "<repl-4>" in racy.stderr  # the launch, in the entry that made it
-    assert "E0308" not in racy.stderr  # the pending handle was already noted
-    assert session.feed("h.wait();").ok
-    assert session.feed("z.sum()").stdout == "16.0\n"
-
-
-def test_syntax_error_and_user_main(session: ReplSession) -> None:
     r = session.feed("let = 3;")
     assert not r.ok and "error[E0" in r.stderr
     r = session.feed("fn main() {}")
     assert not r.ok and "the REPL defines `main` itself" in r.stderr
+    r = session.feed("fn f() {}\nfn f() {}")
+    assert not r.ok and "`f` is defined twice in this entry" in r.stderr
+    assert session.feed("x").stdout == "i32 = 1\n"
 
 
-def test_meta_commands(session: ReplSession, tmp_path: Path) -> None:
-    assert ":type" in session.feed(":help").stdout
-    session.feed("let a = ones::<f32>([8]);")
-    assert session.feed(":type a").stdout == "a: Tensor<f32, [8]>\n"
-    assert session.feed(":ir").stdout == "(no kernel is launched yet)\n"
+def test_run_time_failure_rolls_back_bindings_not_effects(session: ReplSession) -> None:
+    session.feed("let x = 1;\nlet mut t = zeros::<f32>([4]);")
+    failed = session.feed('let x = 2.5;\nprint("before");\nt += 1.0;\nassert(false, "boom");')
+    assert not failed.ok
+    assert failed.stdout == "before\n"  # what ran before the failure stays shown
+    assert "error[E0710]" in failed.stderr and "--> <repl-2>:4:8" in failed.stderr
+    # The binding is rolled back (`x` is the i32 the checker knows) ...
+    assert session.feed("x").stdout == "i32 = 1\n"
+    # ... but the write into an existing tensor happened (documented).
+    assert session.feed("t.sum()").stdout == "f32 = 4.0\n"
+    assert "boom" not in session.program_text()
+
+
+def test_launch_handles_span_entries_and_ownership_holds(session: ReplSession) -> None:
     session.feed(KERNEL)
-    session.feed("let mut z = zeros::<f32>([8]);\ninc(z.partition([4]), &a).sync();")
+    session.feed(SETUP)
+    pending = session.feed("let h = inc(z.partition([4]), &a).launch();")
+    assert pending.ok and "`h` in flight" in pending.stderr
+    assert launches(session) == 1  # it ran now, not when waited for
+    racy = session.feed("z.sum()")
+    assert not racy.ok
+    assert "error[E0305]" in racy.stderr  # read while the launch may still write `z`
+    assert "<repl-4>" in racy.stderr  # the launch, in the entry that made it
+    assert "E0308" not in racy.stderr  # the handle in flight is not an error
+    assert session.feed("let b = a.sum();").ok  # reading `a` is fine: the launch reads it too
+    again = session.feed("let h = inc(z.partition([4]), &a).launch();")
+    assert not again.ok and "error[E0309]" in again.stderr  # two writers in flight
+    assert session.feed("h.wait();").ok
+    assert session.feed("z.sum()").stdout == "f32 = 16.0\n"
+    assert launches(session) == 1
+
+
+def test_a_crash_inside_tilec_is_reported_and_the_session_goes_on(
+    session: ReplSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tilelang.runtime import host
+
+    def boom(*args: object, **kw: object) -> None:
+        raise RuntimeError("kaboom")
+
+    session.feed("let x = 1;")
+    monkeypatch.setattr(host.HostEvaluator, "run_statements", boom)
+    r = session.feed("let y = 2;")
+    assert not r.ok and "internal compiler error" in r.stderr and "kaboom" in r.stderr
+    monkeypatch.undo()
+    assert session.feed("x + 1").stdout == "i32 = 2\n"
+
+
+# ---------------------------------------------------------------- redefinition
+def test_redefinition_replaces_for_later_entries_only(session: ReplSession) -> None:
+    assert session.feed("fn sq(a: i32) -> i32 { a * a }").ok
+    assert session.feed("let y = sq(3);").ok
+    assert session.feed("fn sq(a: f32) -> f32 { a * a + 0.5 }").ok
+    assert session.feed("sq(2.0)").stdout == "f32 = 4.5\n"
+    assert session.feed("y").stdout == "i32 = 9\n"  # still the i32 the old `sq` made
+    text = session.program_text()
+    assert "let y = sq__1(3);" in text and "fn sq__1(a: i32)" in text
+    # A const: a tensor made with the old value keeps its type.
+    session.feed("const N: i32 = 4;\nlet w = zeros::<f32>([N]);")
+    session.feed("const N: i32 = 8;")
+    assert session.feed(":type w").stdout == "w: Tensor<f32, [4]>\n"
+    assert session.feed(":type zeros::<f32>([N])").stdout == "zeros::<f32>([N]): Tensor<f32, [8]>\n"
+    # Completion does not offer the hidden names.
+    assert all("__" not in w for w, _ in session.completions("s"))
+
+
+def test_redefined_kernel_runs_its_new_body(session: ReplSession) -> None:
+    session.feed(KERNEL)
+    session.feed(SETUP + "\ninc(z.partition([4]), &a).sync();")
+    assert session.feed(KERNEL.replace("+ 1.0", "+ 10.0")).ok
+    assert session.feed("inc(z.partition([4]), &a).sync();").ok
+    assert session.feed("z.sum()").stdout == "f32 = 88.0\n"
+
+
+def test_an_error_in_a_redefinition_is_shown_in_its_entry(session: ReplSession) -> None:
+    session.feed("fn sq(a: i32) -> i32 { a * a }")
+    r = session.feed("fn sq(a: i32) -> i32 { a * b }")
+    assert not r.ok and "--> <repl-2>:1:28" in r.stderr
+    assert session.feed("sq(4)").stdout == "i32 = 16\n"  # the old one stays
+
+
+# ---------------------------------------------------------------- commands
+def test_help_is_enough_to_start(session: ReplSession) -> None:
+    out = session.feed(":help").stdout
+    for cmd in (
+        ":type",
+        ":ast",
+        ":ir",
+        ":llvm",
+        ":ptx",
+        ":load",
+        ":device",
+        ":time",
+        ":reset",
+        ":quit",
+    ):
+        assert cmd in out
+    # The example session in the help runs as shown.
+    lines = [ln[4:] for ln in HELP.splitlines() if ln.startswith(("  >>> ", "  ... "))]
+    entries, cur = [], ""
+    for ln in HELP.splitlines():
+        if ln.startswith("  >>> "):
+            if cur:
+                entries.append(cur)
+            cur = ln[6:]
+        elif ln.startswith("  ... "):
+            cur += "\n" + ln[6:]
+    entries.append(cur)
+    assert len(lines) >= 5 and len(entries) == 4
+    outputs = [session.feed(e) for e in entries]
+    assert all(o.ok for o in outputs), [o.stderr for o in outputs]
+    shown = HELP.split(entries[-1].splitlines()[-1] + "\n", 1)[1].split("\n\n")[0].strip()
+    assert outputs[-1].stdout.strip() == shown
+
+
+def test_type_vars_ast_program(session: ReplSession) -> None:
+    session.feed("let a = ones::<f32>([8]);\nlet n = 3;")
+    assert session.feed(":type a").stdout == "a: Tensor<f32, [8]>\n"
+    assert session.feed(":type a.sum() * 2.0").stdout == "a.sum() * 2.0: f32\n"
+    assert not session.feed(":type nope").ok
+    assert session.feed(":vars").stdout == "a: Tensor<f32, [8]>\nn: i32 = 3\n"
+    ast_one = session.feed(":ast n + 1").stdout
+    assert "Binary op='+'" in ast_one and "Name `n`" in ast_one
+    assert "FnDecl" in session.feed(":ast").stdout
+    assert session.feed(":program").stdout.startswith("fn main() {\n    let a = ones")
+
+
+def test_ir_llvm_ptx_show_the_instances_that_ran(session: ReplSession) -> None:
+    session.feed(KERNEL)
+    assert "launch `inc` first" in session.feed(":ir inc").stdout
+    session.feed(SETUP + "\ninc(z.partition([4]), &a).sync();")
     ir = session.feed(":ir inc")
     assert ir.ok and "kernel inc<B = 4>" in ir.stdout
+    llvm = session.feed(":llvm inc")
+    assert llvm.ok and "define" in llvm.stdout
+    bad = session.feed(":ir nope")
+    assert not bad.ok and "no kernel `nope`" in bad.stderr and "`inc`" in bad.stderr
+
+
+@pytest.mark.slow
+def test_ptx(session: ReplSession) -> None:
+    session.feed(KERNEL)
+    session.feed(SETUP + "\ninc(z.partition([4]), &a).sync();")
+    ptx = session.feed(":ptx inc")
+    assert ptx.ok and ".entry" in ptx.stdout
+
+
+def test_load_and_reset(session: ReplSession, tmp_path: Path) -> None:
     lib = tmp_path / "lib.tile"
-    lib.write_text("fn twice(a: i32) -> i32 { 2 * a }\nfn main() {}\n")
+    lib.write_text("fn twice(a: i32) -> i32 { 2 * a }\nfn main() { print(0); }\n")
     assert session.feed(f":load {lib}").stdout == f"loaded 1 item from {lib}\n"
-    assert session.feed("twice(21)").stdout == "42\n"
-    assert not session.feed(":nonsense").ok
+    assert session.feed("twice(21)").stdout == "i32 = 42\n"
+    assert not session.feed(f":load {tmp_path / 'missing.tile'}").ok
     assert session.feed(":reset").ok
     assert not session.feed("twice(1)").ok
+    assert session.feed(":vars").stdout == "(no variables yet)\n"
     assert session.feed(":quit").quit
 
 
-def test_piped_stdin() -> None:
-    import subprocess
+def test_unknown_command_suggests(session: ReplSession) -> None:
+    r = session.feed(":tyep x")
+    assert not r.ok and "unknown command `:tyep`" in r.stderr and "`:type`?" in r.stderr
 
-    script = "let x = 40 + 2;\nx\nfn sq(a: i32) -> i32 {\n    a * a\n}\nsq(x)\n:type x\n"
+
+def test_time_runs_once_and_reports(session: ReplSession) -> None:
+    session.feed(KERNEL)
+    session.feed(SETUP)
+    first = session.feed(":time inc(z.partition([4]), &a).sync();")
+    assert first.ok and "time: " in first.stdout and "one run, wall clock" in first.stdout
+    assert "includes compiling" in first.stdout
+    second = session.feed(":time inc(z.partition([4]), &a).sync();")
+    assert "includes compiling" not in second.stdout
+    assert launches(session) == 2  # each `:time` ran the statement exactly once
+    assert session.feed("z.sum()").stdout == "f32 = 16.0\n"  # and its effect is kept
+    assert not session.feed(":time").ok
+    assert session.last_time is not None
+
+
+def test_device_gpu_without_a_gpu_says_so_and_stays(session: ReplSession) -> None:
+    from tilelang.run import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU")
+    session.feed("let x = ones::<f32>([4]);")
+    r = session.feed(":device gpu")
+    assert not r.ok and "cannot run on the GPU" in r.stderr and "stays on the" in r.stderr
+    assert session.feed("x.sum()").stdout == "f32 = 4.0\n"
+    assert not session.feed(":device tpu").ok
+    assert "CPU" in session.feed(":device").stdout
+
+
+def test_device_switch_moves_tensors(session: ReplSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switching engines (a second CPU device stands in for the GPU here):
+    tensors move to the new device with their values, later launches run there."""
+    from tilelang import run as run_mod
+    from tilelang.runtime.cpu import CpuDevice
+
+    session.feed(KERNEL)
+    session.feed(SETUP + "\nlet p = z.partition([4]);")
+    old = session._runtime.device  # type: ignore[union-attr]
+    new = CpuDevice()
+    monkeypatch.setattr(run_mod, "make_device", lambda choice, out: new)
+    session.feed("let h = inc(z.partition([4]), &a).launch();")
+    blocked = session.feed(":device gpu")
+    assert not blocked.ok and "`h` still in flight" in blocked.stderr
+    session.feed("h.wait();")
+    r = session.feed(":device gpu")
+    assert r.ok and "2 tensors moved there" in r.stdout
+    assert session.env["z"].device is new and session.env["p"].tensor.device is new
+    assert session.feed("inc(z.partition([4]), &a).sync();").ok
+    assert new.launches == 1 and old.launches == 1
+    assert session.feed("z.sum()").stdout == "f32 = 16.0\n"
+
+
+# ---------------------------------------------------------------- completion
+def test_completion(session: ReplSession) -> None:
+    def words(text: str) -> list[str]:
+        return [w for w, _ in session.completions(text)]
+
+    session.feed(KERNEL)
+    session.feed("let mut zed = zeros::<f32>([8]);\nfn helper(a: i32) -> i32 { a }")
+    assert "zed" in words("let q = ze") and "zeros" in words("let q = ze")
+    assert words("hel") == ["helper"]
+    assert "inc" in words("in") and "in" not in words("in")  # the word itself is no completion
+    assert {"while", "for", "fn"} <= set(words("")) - {"zed"}
+    assert "f16" in words("f1") and "Tensor" in words("Te")
+    meth = words("zed.pa")
+    assert meth == ["partition"]
+    assert "sum" in words("zed.") and "launch" in words("inc(x).la")
+    assert "zeros" not in words("zed.")
+    assert words(":ty") == ["type"]
+    assert words(":device g") == ["gpu"]
+    assert words(":ir ") == ["inc"]
+    assert words("std::") == []
+    what = dict(session.completions("ze"))
+    assert what["zed"].startswith("variable") and what["zeros"].startswith("builtin")
+
+
+def test_completion_of_load_paths(session: ReplSession, tmp_path: Path) -> None:
+    (tmp_path / "a.tile").write_text("")
+    (tmp_path / "b.txt").write_text("")
+    (tmp_path / "sub").mkdir()
+    got = [w for w, _ in session.completions(f":load {tmp_path}/")]
+    assert got == [f"{tmp_path}/a.tile", f"{tmp_path}/sub/"]
+
+
+# ---------------------------------------------------------------- front ends
+def test_piped_stdin() -> None:
+    script = (
+        "let x = 40 + 2;\nx\nfn sq(a: i32) -> i32 {\n    a * a\n}\nsq(x)\n:type x\n"
+        "let y = (1 +\n\n"  # unfinished, then a blank line: submitted, a syntax error
+        "x + 1\n"
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "tilelang", "repl"],
         input=script,
@@ -108,10 +373,19 @@ def test_piped_stdin() -> None:
         env=tilec_env(),
         timeout=120,
     )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "42\n1764\nx: i32\n"
-    bad = run_tilec("repl")  # empty stdin: nothing to do
-    assert bad.returncode == 0
+    assert proc.stdout == "i32 = 42\ni32 = 1764\nx: i32\ni32 = 43\n", proc.stderr
+    assert proc.returncode == 1 and "error[E00" in proc.stderr  # one entry failed
+    empty = run_tilec("repl")  # empty stdin: nothing to do
+    assert empty.returncode == 0
+
+
+def test_piped_gpu_without_gpu() -> None:
+    from tilelang.run import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU")
+    proc = run_tilec("repl", "--device", "gpu")
+    assert proc.returncode == 3 and "cannot run on the GPU" in proc.stderr
 
 
 @pytest.mark.slow
@@ -119,7 +393,8 @@ def test_terminal_session(tmp_path: Path) -> None:
     pexpect = pytest.importorskip("pexpect")
     env = tilec_env()
     env["TILEC_HISTORY"] = str(tmp_path / "history")
-    env["TERM"] = "dumb"
+    env["TERM"] = "xterm"  # a real terminal: continuation lines and completion are drawn
+    env["NO_COLOR"] = "1"
     child = pexpect.spawn(
         sys.executable,
         ["-m", "tilelang", "repl"],
@@ -129,19 +404,43 @@ def test_terminal_session(tmp_path: Path) -> None:
         timeout=60,
         dimensions=(40, 120),
     )
+    prompt = ">>>"  # prompt_toolkit draws the space after it as a cursor move
     try:
-        child.expect(">>> ")
-        child.send("let x = 6;\r")
-        child.expect(">>> ")
-        child.send("fn f(a: i32) -> i32 {\r")  # incomplete: Enter continues the entry
-        child.send("a * 7\r")
+        child.expect("Tile REPL")
+        child.expect(prompt)
+        child.send("let mut x = ones::<f32>([8]);\r")
+        child.expect(prompt)
+        # A multi-line kernel: Enter continues while the brace is open.
+        child.send("kernel fn triple<const B: i32>(y: &mut Tensor<f32, [B]>) {\r")
+        child.expect(r"\.\.\.")
+        child.send("y.store(y.load() * 3.0);\r")
+        child.expect(r"\.\.\.")
         child.send("}\r")
-        child.expect(">>> ")
-        child.send("f(x)\r")
-        child.expect("42")
-        child.expect(">>> ")
-        child.send(":quit\r")
+        child.expect(prompt)
+        child.send("triple(x.partition([4])).sync();\r")
+        child.expect(prompt)
+        child.send("x.sum()\r")
+        child.expect(r"f32 = 24\.0")
+        child.expect(prompt)
+        # Ctrl-C drops the entry being typed; the session goes on.
+        child.send("let lost = 1")
+        child.sendintr()
+        child.expect(prompt)
+        child.send(":type x\r")
+        child.expect(r"x: Tensor<f32, \[8\]>")
+        child.expect(prompt)
+        child.send("lost\r")
+        child.expect(r"cannot find value `lost`")
+        child.expect(prompt)
+        # Tab completes a name defined in the session.
+        child.send("trip\t")
+        child.expect("triple")
+        child.sendcontrol("u")  # clear the line
+        child.expect(prompt)
+        child.sendcontrol("d")  # Ctrl-D leaves
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
-    assert os.path.exists(tmp_path / "history")
+    assert child.exitstatus == 0
+    history = (tmp_path / "history").read_text()
+    assert "triple(x.partition([4])).sync();" in history

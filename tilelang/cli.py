@@ -97,6 +97,28 @@ def _global(
     render.configure(format=error_format.value, color=color.value)
 
 
+# Each command repeats the global diagnostic options, so that they work after
+# the subcommand too (`tilec check FILE --error-format json`), as users write
+# them; given there, they override the ones before the subcommand.
+LocalErrorFormat = Annotated[
+    ErrorFormat | None,
+    typer.Option("--error-format", help="How diagnostics are printed (also before the command)."),
+]
+LocalColor = Annotated[
+    Color | None,
+    typer.Option("--color", help="Colour in diagnostics (also before the command)."),
+]
+
+
+def _local_options(error_format: ErrorFormat | None, color: Color | None) -> None:
+    from tilelang.diagnostics import render
+
+    render.configure(
+        format=None if error_format is None else error_format.value,
+        color=None if color is None else color.value,
+    )
+
+
 # ---------------------------------------------------------------- helpers
 def _fail(message: str, status: int = EXIT_ERRORS) -> NoReturn:
     """A one-line `error: ...` (not tied to a source location) and exit."""
@@ -153,8 +175,11 @@ def check(
         list[Path],
         typer.Argument(help="The `.tile` files to check (`-`: stdin).", metavar="FILE..."),
     ],
+    error_format: LocalErrorFormat = None,
+    color: LocalColor = None,
 ) -> None:
     """Parse and check programs (names, types, ownership); print diagnostics only."""
+    _local_options(error_format, color)
     from tilelang import driver
     from tilelang.diagnostics import render
     from tilelang.source import SourceMap
@@ -197,8 +222,11 @@ def emit(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
     ] = None,
+    error_format: LocalErrorFormat = None,
+    color: LocalColor = None,
 ) -> None:
     """Print an intermediate form of a program: its AST, Tile IR, LLVM IR or PTX."""
+    _local_options(error_format, color)
     import re
 
     from tilelang import driver
@@ -249,8 +277,11 @@ def run(
             "--device", "-d", help="cpu: the interpreter; gpu: CUDA; auto: gpu if present."
         ),
     ] = DeviceChoice.auto,
+    error_format: LocalErrorFormat = None,
+    color: LocalColor = None,
 ) -> None:
     """Check a program, then run its `main`."""
+    _local_options(error_format, color)
     try:
         from tilelang.run import run_file
     except ModuleNotFoundError as e:
@@ -266,8 +297,11 @@ def explain(
     code: Annotated[
         str | None, typer.Argument(help="An error code, e.g. E0302; none: list every code.")
     ] = None,
+    error_format: LocalErrorFormat = None,
+    color: LocalColor = None,
 ) -> None:
     """Print the long explanation of an error code, with examples."""
+    _local_options(error_format, color)
     from tilelang.diagnostics import explain as ex
     from tilelang.diagnostics import render
 
@@ -302,8 +336,11 @@ def repl(
         DeviceChoice,
         typer.Option("--device", "-d", help="Where launches run (as for `tilec run`)."),
     ] = DeviceChoice.cpu,
+    error_format: LocalErrorFormat = None,
+    color: LocalColor = None,
 ) -> None:
     """An interactive session: define kernels and functions, evaluate host code."""
+    _local_options(error_format, color)
     main_fn = _optional("tilelang.repl", "main", "`tilec repl`")
     raise typer.Exit(int(main_fn(device=device.value) or 0))
 

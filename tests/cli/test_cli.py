@@ -76,6 +76,21 @@ def test_check_short_and_json_formats(bad_file: Path) -> None:
     assert obj["code"] == "E0001" and obj["labels"][0]["line"] == 2
 
 
+def test_diagnostic_options_work_after_the_subcommand(bad_file: Path) -> None:
+    # Users write `tilec check FILE --error-format json`; it used to be
+    # "No such option" (exit 2) because the options lived only on the group.
+    js = invoke("check", str(bad_file), "--error-format", "json")
+    assert js.exit_code == 1
+    assert json.loads(js.stderr.splitlines()[0])["code"] == "E0001"
+    # After the subcommand wins over before it.
+    short = invoke("--error-format", "json", "check", "--error-format", "short", str(bad_file))
+    assert short.exit_code == 1
+    assert re.match(rf"{re.escape(str(bad_file))}:2:\d+: error\[E0001\]: ", short.stderr)
+    coloured = invoke("check", str(bad_file), "--color", "always")
+    assert "\x1b[" in coloured.stderr
+    assert invoke("run", str(bad_file), "--color", "never", "--device", "cpu").exit_code == 1
+
+
 def test_check_clean_file_exits_0(tmp_path: Path) -> None:
     ok = tmp_path / "ok.tile"
     ok.write_text("fn main() {\n    let x = 1;\n}\n")

@@ -65,7 +65,9 @@ HELP = """\
 Type Tile at the prompt: items (`fn`, `kernel fn`, `const`, `use`) and host
 statements, as in the body of `main`. An expression without a trailing `;`
 shows its value and type. Enter continues the entry while it is unfinished
-(an open bracket, a missing `;`); a blank line submits it as it is.
+(an open bracket, a missing `;`); Enter on a blank line submits it as it is;
+Ctrl-C drops it. Tab completes keywords, builtins, methods (after `.`) and
+your names; Up/Down walk the history (kept in ~/.tilec_history).
 
   >>> let mut x = arange::<f32>(8);
   >>> kernel fn double<const B: i32>(y: &mut Tensor<f32, [B]>) {
@@ -77,8 +79,9 @@ shows its value and type. Enter continues the entry while it is unfinished
 
 Definitions and `let` bindings persist; defining a name again replaces it.
 Every entry is checked with the whole session (types, ownership: a
-`.launch()` keeps its tensors borrowed until `.wait()`); an entry that fails
-changes nothing and its error points into it.
+`.launch()` keeps its tensors borrowed until `.wait()`). An entry that does
+not check changes nothing, and its error points into it; one that fails
+while running keeps what it wrote into tensors but none of its bindings.
 
 Commands:
   :help                this text
@@ -92,10 +95,10 @@ Commands:
   :vars                the variables bound so far, with their types
   :program             the session as one program (the checker's view)
   :reset               forget everything
-  :quit                leave (also Ctrl-D); Ctrl-C drops the entry being typed
+  :quit                leave (also Ctrl-D)
 
-Builtins: `tilec explain` lists error codes; Tab completes keywords,
-builtins, methods (after `.`) and your names."""
+An error's code (`error[E0305]`) is explained by `tilec explain E0305`.
+The language tour: examples/README.md."""
 
 COMMANDS = (
     "help",
@@ -1025,14 +1028,28 @@ def _is_incomplete(text: str) -> bool:
     return bool(is_incomplete(text))
 
 
+def _bracket_open(text: str) -> bool:
+    """Does `text` leave a bracket, string or comment open?"""
+    from tilelang.syntax.lexical import scan
+
+    problems = scan(text).problems
+    return bool(problems) and problems[0].kind in (
+        "unclosed",
+        "unterminated-string",
+        "unterminated-comment",
+    )
+
+
 def _feed_stream(session: ReplSession, stream: Any) -> int:
-    """Non-interactive: feed each complete entry of `stream`; status 1 if any failed."""
+    """Non-interactive: feed each complete entry of `stream`; status 1 if any
+    failed. A blank line submits an unfinished entry, as at the prompt, except
+    inside an open bracket (scripts have blank lines inside function bodies)."""
     status = 0
     buf = ""
     for line in stream:
         buf += line
-        if buf.strip() and _is_incomplete(buf) and line.strip():
-            continue  # a blank line submits an unfinished entry, as at the prompt
+        if buf.strip() and _is_incomplete(buf) and (line.strip() or _bracket_open(buf)):
+            continue
         result = session.feed(buf)
         buf = ""
         _show(result)
@@ -1107,7 +1124,8 @@ def main(device: str = "cpu") -> int:
         text = buf.document.text
         # Accept when the entry is complete (or ends in a blank line);
         # otherwise continue on a new, indented line.
-        if not text.strip() or text.endswith("\n") or not _is_incomplete(text):
+        blank_last = "\n" in text and not text.rsplit("\n", 1)[-1].strip()
+        if not text.strip() or blank_last or not _is_incomplete(text):
             buf.validate_and_handle()
         else:
             last = text.rsplit("\n", 1)[-1]

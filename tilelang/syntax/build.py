@@ -1,9 +1,11 @@
-"""Lark parse tree -> the frozen AST of `tilelang.syntax.ast`.
+"""Parse tree -> the frozen AST of `tilelang.syntax.ast`.
 
-The tree comes from `grammar/tile.lark` (with `maybe_placeholders=True`, so
-optional parts are `None` and children can be read by position). Spans come
-from tokens and from `propagate_positions` metadata, shifted by `base` when a
-chunk of a file was parsed on its own.
+The tree is `lalr.Node`s and `lalr.Tok`s shaped as Lark's tree for
+`grammar/tile.lark` (with `maybe_placeholders=True`, so optional parts are
+`None` and children can be read by position). Spans come from the offsets
+on tokens and nodes, which are already offsets into the whole file; `base`
+only places a node that matched no text, when a chunk of a file was parsed
+on its own.
 
 The builder also reports the syntax errors that only show once a token is
 known to be a name or a literal: a keyword used as a name (the contextual
@@ -18,14 +20,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lark import Token, Tree
-
 from tilelang.diagnostics.codes import syntax as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.source import Span
 from tilelang.syntax import ast
+from tilelang.syntax.lalr import Node, Tok
 
-# A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
+# A node of the parse tree (a `Node` or a `Tok`); its shape is the grammar's,
 # which the type checker cannot see, so it is `Any` here.
 PT = Any
 
@@ -91,13 +92,9 @@ class Builder:
 
     # ------------------------------------------------------------ spans, names
     def span(self, node: PT) -> Span:
-        if isinstance(node, Token):
-            return Span(self.file, self.base + (node.start_pos or 0),
-                        self.base + (node.end_pos or 0))
-        meta = node.meta
-        if getattr(meta, "empty", True):
+        if node.start is None:  # a node that matched no text
             return Span(self.file, self.base, self.base)
-        return Span(self.file, self.base + meta.start_pos, self.base + meta.end_pos)
+        return Span(self.file, node.start, node.end)
 
     def ident(self, tok: PT) -> ast.Ident:
         span = self.span(tok)
@@ -291,7 +288,7 @@ class Builder:
         for d in node.children:
             if d is None:
                 continue
-            dims.append(None if isinstance(d, Tree) and d.data == "unknown_dim" else self.expr(d))
+            dims.append(None if isinstance(d, Node) and d.data == "unknown_dim" else self.expr(d))
         return ast.ShapeType(tuple(dims), self.span(node))
 
     def generic_args(self, node: PT) -> tuple[ast.TypeArg, ...]:
@@ -399,7 +396,7 @@ class Builder:
         for a in node.children:
             if a is None:
                 continue
-            if isinstance(a, Tree) and a.data == "kwarg":
+            if isinstance(a, Node) and a.data == "kwarg":
                 out.append(ast.Arg(self.ident(a.children[0]), self.expr(a.children[1]), self.span(a)))
             else:
                 value = self.expr(a)
@@ -421,7 +418,7 @@ class Builder:
     def _field(self, node: PT) -> ast.Field:
         recv, name = node.children
         if name.type == "TUPLE_INDEX":
-            field = ast.Ident(str(int(name)), self.span(name))
+            field = ast.Ident(str(int(name.value)), self.span(name))
         else:
             field = self.ident(name)
         return ast.Field(self.expr(recv), field, self.span(node))
@@ -489,7 +486,7 @@ class Builder:
         return ast.IntLit(value, suffix, span)
 
     def _string(self, node: PT) -> ast.StrLit:
-        tok = node if isinstance(node, Token) else node.children[0]
+        tok = node if isinstance(node, Tok) else node.children[0]
         raw = str(tok)[1:-1]
         span = self.span(tok)
         out: list[str] = []
@@ -532,7 +529,7 @@ def _flatten_left(node: PT, data: str) -> list[PT]:
             break
         head, last = node.children
         out.append(last)
-        if isinstance(head, Tree) and head.data == data:
+        if isinstance(head, Node) and head.data == data:
             node = head
         else:
             out.append(head)

@@ -9,8 +9,10 @@ Entry points:
   (an open delimiter, string or comment, or the parser wanting more at the end).
 
 How it works: the lexical pre-pass (`lexical.py`) blanks comments and checks
-delimiters; Lark (LALR, contextual lexer, `grammar/tile.lark`) parses; the
-builder (`build.py`) makes the AST; `errors.py` words the failures.
+delimiters; `lalr.py` runs Lark's LALR tables for `grammar/tile.lark` (with
+the contextual lexer's rules) in a fast loop of its own; the builder
+(`build.py`) makes the AST; on a failure Lark itself parses again, and
+`errors.py` words its exception.
 On a syntax error the file is re-parsed item by item (an item starts at a
 line that begins with `fn`, `kernel`, `const`, `use` or `#[` in column 0), so
 one broken function does not hide the rest: each broken item gets ONE
@@ -39,6 +41,7 @@ from tilelang.source import SourceFile, Span
 from tilelang.syntax import ast
 from tilelang.syntax.build import KEYWORDS, Builder
 from tilelang.syntax.errors import ErrorReporter, Vocabulary
+from tilelang.syntax.lalr import Reject, Tables, from_lark
 from tilelang.syntax.lexical import LexProblem, Scan, check_delimiters, scan
 
 # A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
@@ -89,6 +92,25 @@ def lark_parser() -> Lark:
 
 
 @functools.cache
+def _tables() -> Tables:
+    return Tables(lark_parser(), KEYWORDS)
+
+
+def _parse_tree(code: str, rule: str, lo: int = 0, stop: int | None = None) -> PT:
+    """The parse tree of `code[lo:stop]` from `rule`, offsets into `code`.
+
+    Raises Lark's `UnexpectedInput` on a syntax error: the fast driver's
+    failures are parsed again by Lark, whose exception `errors.py` reads.
+    """
+    stop = len(code) if stop is None else stop
+    try:
+        return _tables().parse(code, rule, lo, stop)
+    except Reject:
+        pass
+    return from_lark(lark_parser().parse(code[lo:stop], start=rule), lo)
+
+
+@functools.cache
 def _vocabulary() -> Vocabulary:
     return Vocabulary(lark_parser().terminals)
 
@@ -122,7 +144,7 @@ class _Session:
     def run(self, start: int, stop: int, rule: str) -> PT | None:
         """Parse `code[start:stop]` from `rule`; report the first error."""
         try:
-            return lark_parser().parse(self.scan.code[start:stop], start=rule)
+            return _parse_tree(self.scan.code, rule, start, stop)
         except UnexpectedInput as e:
             self.sink.emit(self.reporter.parse_error(e, start, stop, rule))
             return None
@@ -143,7 +165,7 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
         s = _Session(source, sink)
         if not s.scan.problems:
             try:
-                tree = lark_parser().parse(s.scan.code, start="module")
+                tree = _parse_tree(s.scan.code, "module")
             except UnexpectedInput as e:
                 s.whole_error = (s.reporter.parse_error(e, 0, len(s.scan.code), "module"),
                                  _error_offset(e, len(s.scan.code)))
@@ -173,7 +195,7 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
     if problem.kind != "unexpected-closer":
         return False
     try:
-        lark_parser().parse(code[lo:stop], start="module")
+        _parse_tree(code, "module", lo, stop)
     except UnexpectedInput as e:
         return _error_offset(e, stop - lo) < problem.at
     return False
@@ -181,7 +203,7 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
 
 def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> PT | None:
     try:
-        return lark_parser().parse(s.scan.code[start:stop], start=rule)
+        return _parse_tree(s.scan.code, rule, start, stop)
     except UnexpectedInput:
         return None
 
@@ -219,7 +241,7 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
         else:
             tree = None
             try:
-                tree = lark_parser().parse(code[lo:stop], start="module")
+                tree = _parse_tree(code, "module", lo, stop)
             except UnexpectedInput as e:
                 reported = True
                 diag = s.reporter.parse_error(e, lo, stop, "module")
@@ -294,7 +316,7 @@ def is_incomplete(text: str) -> bool:
         # More text can close what is open, but not fix a mismatched or stray closer.
         return sc.problems[0].kind in ("unterminated-string", "unterminated-comment", "unclosed")
     try:
-        lark_parser().parse(sc.code, start="repl_input")
+        _parse_tree(sc.code, "repl_input")
     except UnexpectedInput as e:
         tok = getattr(e, "token", None)
         return tok is not None and tok.type == "$END"

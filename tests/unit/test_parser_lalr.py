@@ -1,0 +1,114 @@
+"""The fast LALR driver (`tilelang.syntax.lalr`) against Lark itself.
+
+For every input Lark accepts, the driver must build the same tree (rule
+names, children, `None` placeholders, token types, offsets), and it must
+reject every input Lark rejects. A rejection of an input Lark accepts would
+still parse (through Lark), but only slowly, so it fails here too.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from lark.exceptions import UnexpectedInput
+
+from tilelang.syntax.lalr import Node, Reject, Tok, from_lark
+from tilelang.syntax.lexical import scan
+from tilelang.syntax.parser import _tables, lark_parser
+
+REPO = Path(__file__).resolve().parents[2]
+PROGRAMS = sorted(p for p in REPO.rglob("*.tile") if ".git" not in p.parts)
+
+
+def both(code: str, rule: str, lo: int = 0, stop: int | None = None) -> tuple[str | None, str | None]:
+    """(Lark's tree, the driver's tree) as reprs; None where one rejects."""
+    stop = len(code) if stop is None else stop
+    try:
+        ref: str | None = repr(from_lark(lark_parser().parse(code[lo:stop], start=rule), lo))
+    except UnexpectedInput:
+        ref = None
+    try:
+        got: str | None = repr(_tables().parse(code, rule, lo, stop))
+    except Reject:
+        got = None
+    return ref, got
+
+
+def test_every_program_in_the_repository_gives_lark_s_tree() -> None:
+    accepted = 0
+    for path in PROGRAMS:
+        code = scan(path.read_text(encoding="utf-8")).code
+        ref, got = both(code, "module")
+        assert got == ref, path
+        accepted += ref is not None
+    assert accepted > 100  # the corpus is mostly valid programs
+
+
+# Where the contextual lexer matters, and the shapes of the grammar's corners.
+CASES = [
+    ("module", "fn f(x: Tensor<Tile<f32, [4]>>) { let a = &&x; let b = x.0.1; }"),
+    ("module", "fn g() { f::<Vec<Vec<i32>>>(); a >>= 1; b = c >> d && e; }"),
+    ("module", "fn h() { let (_, y) = c; let _ = 2; let v = x.0.1.2; }"),
+    ("module", "#[hints(num_warps = 4, 2,)] kernel fn k<const B: i32, T,>(mut a: &mut T,) -> () {}"),
+    ("module", "use std::nn::{a, b,}; use std::*; use \"x.tile\"; const C: i32 = -1;"),
+    ("module", "fn f() -> (i32, (f32,)) { if a { } else if b { 1 } else { 2 }; unsafe { } graph { } }"),
+    ("module", "fn f() { for (i, _) in 0..=n { while x { break; continue; } } return; }"),
+    ("module", "fn f() { ((a)) + (b) * -c as f32 < !d; f(x = 1, [1, 2,], (), (1,)) }"),
+    ("module", ""),
+    ("module", "   \n  "),
+    ("repl_input", "let x = 1; x + 1"),
+    ("repl_input", "fn f() {} f()"),
+    ("repl_input", ""),
+    ("repl_input", "return"),
+    ("repl_input", "x += 1"),
+    ("expr_input", "a.b::<[4, ?], 2, -3, { N }>(c)[0].1"),
+    ("expr_input", "_"),
+    ("expr_input", "1u7 + 0x_ + 1e5f32"),
+    # rejected by both
+    ("module", "fn f() { let = ; }"),
+    ("module", "fn f() { $ }"),
+    ("module", "fn f() {"),
+    ("expr_input", "a < b <"),
+]
+
+
+@pytest.mark.parametrize(("rule", "text"), CASES)
+def test_corner_cases_give_lark_s_tree(rule: str, text: str) -> None:
+    ref, got = both(text, rule)
+    assert got == ref
+
+
+def test_a_chunk_of_a_file_keeps_whole_file_offsets() -> None:
+    code = "fn a() {}\nfn b() { x }\n"
+    lo = code.index("fn b")
+    tree = _tables().parse(code, "module", lo, len(code))
+    assert isinstance(tree, Node)
+    names = [c for c in tree.children[0].children if isinstance(c, Tok) and c.type == "NAME"]
+    assert (names[0].start, names[0].end) == (lo + 3, lo + 4)
+    assert both(code, "module", lo, len(code))[0] == repr(tree)
+
+
+FRAGMENTS = ["{", "}", "(", ")", ";", ",", "<", ">", ">>", "&&", "&", "_", "fn", "let", "x", "1",
+             "1.", "0.1", ".", "..", "::", "as", "=", "==", "if", "else", "#[", "]", "x.0.1",
+             "Tensor<Tensor<f32>>", "&&x", "a < b < c", "mut", "kernel", "$", "-", "!", "?"]
+
+
+def test_mutated_programs_agree_with_lark() -> None:
+    rng = random.Random(2026)
+    sources = [scan(p.read_text(encoding="utf-8")).code for p in PROGRAMS]
+    sources = [s for s in sources if len(s) < 3000]
+    checked = 0
+    for _ in range(300):
+        text = rng.choice(sources)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(text) + 1)
+            if rng.random() < 0.5:
+                text = text[:i] + " " + rng.choice(FRAGMENTS) + " " + text[i:]
+            else:
+                text = text[:i] + text[i + rng.randint(1, 6):]
+        ref, got = both(text, "module")
+        assert got == ref, text
+        checked += ref is not None
+    assert checked > 10

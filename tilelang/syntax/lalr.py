@@ -1,0 +1,373 @@
+"""A fast LALR(1) driver over Lark's tables: text -> a light parse tree.
+
+Lark builds the tables from `grammar/tile.lark` (the grammar stays the one
+source of truth) and stays the reference; this module only runs them faster.
+Lark's own loop shapes every reduction through a chain of wrapper objects,
+builds `Tree`s with position metadata and lexes through a per-state lexer
+object; on a 2,000-line file that was most of a second. Here:
+
+- Lexing: Lark's root lexer's regular expression (every terminal, in Lark's
+  order), with whitespace folded into a `\\s*` prefix, runs over the text with
+  `finditer`. A token the current parser state does not accept is lexed again
+  with that state's own lexer, as Lark's contextual lexer would (`>>` closing
+  two generic lists, `&&x`, `x.0.1`), and `finditer` restarts after it.
+  Keywords are always keyword tokens (what `parser._keyword` does for Lark);
+  `_` is `UNDERSCORE` where the state accepts it and `NAME` elsewhere.
+- Parsing: a tight shift/reduce loop over Lark's `IntParseTable`. A unit
+  reduction (`?a: b`) only changes the state. Every other reduction shapes
+  its children exactly as Lark's tree builder would (`?rule` inlining, `[x]`
+  placeholders, filtered punctuation, `_rule` splicing) with a small
+  function generated once per rule.
+- Positions follow Lark's `propagate_positions`: a node spans its first to
+  its last child, counting the text of inlined wrappers (the parentheses
+  around `(a)`), and a node that matched nothing has no position.
+
+The tree is made of `Node` (data, children, start, end) and `Tok` (type,
+value, start, end); offsets are into the whole text, whatever slice of it
+was parsed.
+
+`Tables.parse` raises `Reject` on anything it does not accept or does not
+handle; the caller then runs Lark itself, whose exception the error
+reporting reads (and whose tree `from_lark` converts, should Lark accept
+what this driver rejected). So errors are exactly Lark's.
+
+Invariant: for every input Lark accepts, `parse` returns `Reject` or the
+tree Lark would build (data, children, token types and positions);
+`tests/unit/test_parser_lalr.py` compares the two on every program in the
+repository and on mutated ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+__all__ = ["Node", "Reject", "Tables", "Tok", "from_lark"]
+
+
+class Tok:
+    """A token: its terminal name, text and offsets (end exclusive)."""
+
+    __slots__ = ("end", "start", "type", "value")
+
+    def __init__(self, type: str, value: str, start: int, end: int) -> None:
+        self.type = type
+        self.value = value
+        self.start = start
+        self.end = end
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"Tok({self.type!r}, {self.value!r}, {self.start}, {self.end})"
+
+
+class Node:
+    """A parse-tree node: rule (or alias) name, children, offsets.
+
+    `start`/`end` are None when the node matched no text (`attributes` with
+    no attribute). `None` children are `[x]` placeholders that did not match.
+    """
+
+    __slots__ = ("children", "data", "end", "start")
+
+    def __init__(self, data: str, children: list[Any], start: int | None,
+                 end: int | None) -> None:
+        self.data = data
+        self.children = children
+        self.start = start
+        self.end = end
+
+    def __repr__(self) -> str:
+        return f"Node({self.data!r}, {self.children!r}, {self.start}, {self.end})"
+
+
+class Reject(Exception):
+    """The driver did not accept the input (or met a case it leaves to Lark)."""
+
+
+# What a reduction does (the first field of a rule's entry).
+_UNIT = 0     # `?a: b`: the value and its position stay, only the state changes
+_NODE = 1     # build a Node (or, for `?rule`, pass a single child through)
+_SPLICE = 2   # `_rule` / `__x_star_n`: a list that the parent splices in
+
+_Rule = tuple[int, int, str, "Callable[[list[Any]], list[Any]] | None", str, bool]
+
+
+def _shaper(expansion: Any, keep_all: bool, empty_indices: Any) -> tuple[str, bool]:
+    """Source of the children expression for one rule, and whether it is `raw` itself.
+
+    Mirrors `lark.parse_tree_builder.maybe_create_child_filter` (LALR, with
+    placeholders): filtered terminals dropped, `_rule` children spliced,
+    `None` where an optional part did not match.
+    """
+    n = len(expansion)
+    if empty_indices:
+        bits = "".join(str(int(b)) for b in empty_indices)
+        nones = [len(ones) for ones in bits.split("0")]
+    else:
+        nones = [0] * (n + 1)
+    parts: list[str] = []
+    pending = 0
+    kept_all = True
+    for i, sym in enumerate(expansion):
+        pending += nones[i]
+        if keep_all or not (sym.is_term and sym.filter_out):
+            parts.extend(["None"] * pending)
+            pending = 0
+            if not sym.is_term and sym.name.startswith("_"):
+                parts.append(f"*raw[{i}]")
+                kept_all = False
+            else:
+                parts.append(f"raw[{i}]")
+        else:
+            kept_all = False
+    pending += nones[n]
+    parts.extend(["None"] * pending)
+    if pending or any(nones):
+        kept_all = False
+    if kept_all:
+        return "raw", True
+    if parts and parts[0] == "*raw[0]":
+        # Left recursion (`__x: __x "," y`): grow the child's list in place, as Lark does.
+        rest = ", ".join(parts[1:])
+        return (f"_extend(raw[0], [{rest}])" if rest else "raw[0]"), False
+    return "[" + ", ".join(parts) + "]", False
+
+
+def _extend(head: list[Any], tail: list[Any]) -> list[Any]:
+    head += tail
+    return head
+
+
+class Tables:
+    """Lark's parse table and lexers for one grammar, in the form the loop wants."""
+
+    def __init__(self, lark: Any, keywords: Iterable[str]) -> None:
+        from lark.lexer import PatternStr
+        from lark.parsers.lalr_analysis import Shift
+
+        frontend = lark.parser
+        table = frontend.parser.parser.parse_table
+        lexer = frontend.lexer
+        self.start_states: dict[str, int] = dict(table.start_states)
+        self.end_states: dict[str, int] = dict(table.end_states)
+
+        rule_index: dict[Any, int] = {}
+        self.rules: list[_Rule] = []
+        self.rows: dict[int, dict[str, int]] = {}
+        for state, actions in table.states.items():
+            row: dict[str, int] = {}
+            for sym, (action, arg) in actions.items():
+                if action is Shift:
+                    row[sym] = arg
+                    continue
+                k = rule_index.get(arg)
+                if k is None:
+                    k = rule_index[arg] = len(self.rules)
+                    self.rules.append(self._rule(arg))
+                row[sym] = ~k
+            self.rows[state] = row
+
+        root = lexer.root_lexer
+        self.ignore = frozenset(root.ignore_types)
+        self.master = re.compile(r"\s*(?:" + _one_regex(root) + ")", _flags(root))
+        # A keyword is always its keyword token, wherever it stands (the lexer
+        # callback `parser._keyword` retypes a NAME so for Lark). Any other
+        # string that NAME also matches (`_`) is its own token only where the
+        # state accepts it, as Lark's contextual lexer decides.
+        self.keywords: dict[str, str] = {k: k.upper() for k in keywords}
+        name_re = re.compile(_terminal_regex(root, "NAME"))
+        self.folds: dict[str, str] = {}
+        for t in lark.terminals:
+            value = getattr(t.pattern, "value", "")
+            if (isinstance(t.pattern, PatternStr) and value not in self.keywords
+                    and name_re.fullmatch(value)):
+                self.folds[value] = t.name
+        self._state_lexers = lexer.lexers
+        self._state_res: dict[int, re.Pattern[str]] = {}
+
+    def _rule(self, rule: Any) -> _Rule:
+        opts = rule.options
+        expand1 = bool(opts.expand1) and not rule.alias
+        size = len(rule.expansion)
+        origin = rule.origin.name
+        name = rule.alias or origin
+        code, identity = _shaper(rule.expansion, opts.keep_all_tokens, opts.empty_indices)
+        if origin.startswith("_"):
+            kind = _SPLICE
+        elif expand1 and size == 1 and identity:
+            kind = _UNIT
+        else:
+            kind = _NODE
+        shape = None if identity else eval(  # generated from the grammar's rules, never from input
+            f"lambda raw: {code}", {"_extend": _extend})
+        return (kind, size, origin, shape, name, expand1)
+
+    def _state_re(self, state: int) -> re.Pattern[str]:
+        """The regular expression of Lark's contextual lexer for `state`."""
+        pat = self._state_res.get(state)
+        if pat is None:
+            lx = self._state_lexers[state]
+            pat = self._state_res[state] = re.compile(_one_regex(lx), _flags(lx))
+        return pat
+
+    # ------------------------------------------------------------ the loop
+    def parse(self, text: str, start: str, pos: int = 0, endpos: int | None = None) -> Any:
+        """Parse `text[pos:endpos]` from the rule `start`; raise `Reject` on failure."""
+        if endpos is None:
+            endpos = len(text)
+        rows = self.rows
+        rules = self.rules
+        ignore = self.ignore
+        keywords = self.keywords
+        folds = self.folds
+        finditer = self.master.finditer
+        reduce = self._reduce
+        stack = [self.start_states[start]]
+        values: list[Any] = []
+        starts: list[int | None] = []
+        ends: list[int | None] = []
+        row = rows[stack[-1]]
+        expect = pos
+        matches: Iterator[re.Match[str]] | None = finditer(text, pos, endpos)
+        while matches is not None:
+            restart = None
+            for m in matches:
+                if m.start() != expect:
+                    raise Reject  # a character no terminal matches
+                typ = m.lastgroup
+                assert typ is not None
+                s, e = m.span(typ)
+                expect = e
+                if typ in ignore:
+                    continue
+                value = text[s:e]
+                if typ == "NAME":
+                    kw = keywords.get(value)
+                    if kw is not None:
+                        typ = kw
+                    elif value in folds and folds[value] in row:
+                        typ = folds[value]
+                if typ not in row:
+                    # Lark's contextual lexer tries only this state's terminals.
+                    typ, e2 = self._relex(text, s, endpos, stack[-1], row)
+                    if e2 != e:
+                        expect = e = e2
+                        value = text[s:e]
+                        restart = e
+                # Feed the token: reduce as long as the table says so, then shift.
+                while True:
+                    act = row.get(typ)
+                    if act is None:
+                        raise Reject
+                    if act >= 0:
+                        stack.append(act)
+                        values.append(Tok(typ, value, s, e))
+                        starts.append(s)
+                        ends.append(e)
+                        row = rows[act]
+                        break
+                    rule = rules[~act]
+                    if rule[0] == _UNIT:
+                        stack[-1] = rows[stack[-2]][rule[2]]
+                    else:
+                        reduce(rule, stack, values, starts, ends)
+                    row = rows[stack[-1]]
+                if restart is not None:
+                    break
+            matches = None if restart is None else finditer(text, restart, endpos)
+        if expect != endpos:
+            raise Reject
+        end_state = self.end_states[start]
+        while True:
+            act = row.get("$END")
+            if act is None or act >= 0:
+                raise Reject
+            reduce(rules[~act], stack, values, starts, ends)
+            if stack[-1] == end_state:
+                return values[-1]
+            row = rows[stack[-1]]
+
+    def _relex(self, text: str, s: int, endpos: int, state: int,
+               row: dict[str, int]) -> tuple[str, int]:
+        m = self._state_re(state).match(text, s, endpos)
+        if m is None or m.lastgroup is None or m.lastgroup in self.ignore:
+            raise Reject
+        typ = m.lastgroup
+        if typ == "NAME":
+            value = m.group()
+            kw = self.keywords.get(value)
+            if kw is not None:
+                typ = kw
+            elif value in self.folds and self.folds[value] in row:
+                typ = self.folds[value]
+        return typ, m.end()
+
+    def _reduce(self, rule: _Rule, stack: list[int], values: list[Any],
+                starts: list[int | None], ends: list[int | None]) -> None:
+        kind, size, origin, shape, name, expand1 = rule
+        if size:
+            raw = values[-size:]
+            first = starts[-size]
+            if first is None:
+                first = next((x for x in starts[-size:] if x is not None), None)
+            last = ends[-1]
+            if last is None:
+                last = next((x for x in reversed(ends[-size:]) if x is not None), None)
+            del values[-size:], starts[-size:], ends[-size:], stack[-size:]
+        else:
+            raw = []
+            first = last = None
+        children = raw if shape is None else shape(raw)
+        value: Any
+        if kind == _SPLICE:
+            value = children
+        elif kind == _UNIT or (expand1 and len(children) == 1):
+            value = children[0]
+            if value is None:
+                first = last = None
+            elif type(value) is Tok:
+                first, last = value.start, value.end
+        else:
+            value = Node(name, children, first, last)
+        stack.append(self.rows[stack[-1]][origin])
+        values.append(value)
+        starts.append(first)
+        ends.append(last)
+
+
+def _one_regex(lexer: Any) -> str:
+    mres = lexer.scanner._mres
+    if len(mres) != 1:  # Lark splits past 100 terminals; one pattern is what we read
+        raise NotImplementedError("the grammar has too many terminals for one regex")
+    return str(mres[0].pattern)
+
+
+def _flags(lexer: Any) -> int:
+    return int(lexer.scanner._mres[0].flags)
+
+
+def _terminal_regex(lexer: Any, name: str) -> str:
+    for t in lexer.terminals:
+        if t.name == name:
+            return str(t.pattern.to_regexp())
+    raise KeyError(name)
+
+
+def from_lark(tree: Any, base: int) -> Any:
+    """Lark's tree (positions relative to `base`) as `Node`s and `Tok`s."""
+    from lark import Token, Tree
+
+    if isinstance(tree, Token):
+        return Tok(tree.type, str(tree), base + (tree.start_pos or 0), base + (tree.end_pos or 0))
+    if isinstance(tree, Tree):
+        meta = tree.meta
+        if getattr(meta, "empty", True):
+            start = end = None
+        else:
+            start, end = base + meta.start_pos, base + meta.end_pos
+        return Node(str(tree.data), [from_lark(c, base) for c in tree.children], start, end)
+    return tree  # a `None` placeholder

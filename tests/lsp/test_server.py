@@ -66,6 +66,7 @@ def test_syntax_error_is_published_and_cleared_by_an_edit(server: Any) -> None:
         assert [d.code for d in diags] == ["E0001"]
         d = diags[0]
         assert d.source == "tilec"
+        assert d.code_description is not None and d.code_description.href.endswith("/E0001.md")
         assert "expected" in d.message and "`;`" in d.message
         # The primary label points at the end of the line that lacks `;`.
         line, col = position_of(broken, "1 << 20", delta=len("1 << 20") - 1)

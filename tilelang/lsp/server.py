@@ -201,14 +201,29 @@ def to_lsp_diagnostic(an: Analysis, diag: Diagnostic, uri: str) -> lsp.Diagnosti
     extra = [f"note: {n}" for n in diag.notes] + [f"help: {h}" for h in diag.help]
     if extra:
         message = "\n".join([message, *extra])
+    explanation = _explanation_uri(diag.code)
     return lsp.Diagnostic(
         range=rng,
         message=message,
         severity=_SEVERITY.get(diag.severity, lsp.DiagnosticSeverity.Error),
         code=diag.code,
+        # The code links to its long explanation (what `tilec explain` prints).
+        code_description=lsp.CodeDescription(href=explanation) if explanation else None,
         source="tilec",
         related_information=related or None,
     )
+
+
+@functools.cache
+def _explanation_uri(code: str) -> str | None:
+    """A `file:` URI of `explain/<code>.md`, when it is a file on disk."""
+    try:
+        from tilelang.diagnostics.explain import explain_dir
+
+        path = Path(str(explain_dir() / f"{code}.md"))
+    except Exception:
+        return None
+    return path.resolve().as_uri() if path.is_file() else None
 
 
 def _diagnostics(an: Analysis, uri: str) -> list[lsp.Diagnostic]:

@@ -39,3 +39,19 @@ def test_packed_args_lay_out_each_parameter() -> None:
     assert ctypes.c_uint16.from_address(ptrs[3]).value == int(np.float16(1.0).view(np.uint16))
     assert ctypes.c_uint8.from_address(ptrs[4]).value == 1
     assert ctypes.c_int64.from_address(ptrs[5]).value == -(2**40)
+
+
+def test_bf16_bits_round_trip_and_round_to_nearest_even() -> None:
+    import numpy as np
+
+    from tilelang.runtime.cuda import bf16_bits, bf16_values
+    from tilelang.runtime.tensor import round_bf16
+
+    x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
+    x[:5] = [np.inf, -np.inf, 0.0, -0.0, 3.4e38]
+    bits = bf16_bits(x)
+    assert bits.dtype == np.uint16 and bits.shape == x.shape
+    np.testing.assert_array_equal(bf16_values(bits), round_bf16(x))
+    assert np.isnan(bf16_values(bf16_bits(np.array([np.nan], np.float32)))).all()
+    # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even (1.0)
+    assert bf16_values(bf16_bits(np.array([1 + 2.0**-8], np.float32)))[0] == 1.0

@@ -94,7 +94,7 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
 
     tgt = _target(target)
     facts = facts or {}
-    fact_key = sorted((k, v.aligned16, v.dims_div16) for k, v in facts.items())
+    fact_key = sorted((k, v.aligned16, v.dims_div16, v.bf16_f32) for k, v in facts.items())
     # Emitting the LLVM text is cheap (pure Python) and yields the ABI, whose
     # assert spans must come from this session's source map, so only the
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.

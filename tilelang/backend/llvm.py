@@ -23,8 +23,10 @@ in f32 registers and are rounded to their type after every op; f32 math uses
 the approximations of `fastmath.py`; integer division, shifts and casts are
 guarded to give the interpreter's defined results instead of LLVM poison.
 
-Memory: bf16 tensors are stored as f32 (the host runtime's storage type,
-`DType.np_dtype`), bool as one byte. Every load and store is masked against
+Memory: bf16 tensors are 2-byte bfloat16 in device memory (the GPU
+runtime converts from and to the host's f32 storage on copies), unless the
+launch says a tensor holds f32 values (`TensorFacts.bf16_f32`: memory of
+another library); bool is one byte. Every load and store is masked against
 the tensor's run-time bounds, so no access leaves a tensor whatever the
 shapes. A failed device `assert` writes its number into the launch's error
 word (the last kernel parameter) and the host raises after the launch.
@@ -98,6 +100,9 @@ class TensorFacts:
 
     aligned16: bool = False  # base pointer is 16-byte aligned
     dims_div16: tuple[bool, ...] = ()  # dim d is a multiple of 16
+    # A bf16 tensor whose memory holds f32 values (memory another library owns,
+    # as the Python API passes it); by default bf16 is 2-byte bfloat16 memory.
+    bf16_f32: bool = False
 
 
 # ------------------------------------------------------------------ types
@@ -112,19 +117,20 @@ def reg_ty(dt: DType) -> str:
     return f"i{dt.bits}"
 
 
-def mem_ty(dt: DType) -> str:
-    """The LLVM type of one element of a tensor of `dt` in global memory."""
+def mem_ty(dt: DType, bf16_f32: bool = False) -> str:
+    """The LLVM type of one element of a tensor of `dt` in global memory
+    (`bf16_f32`: a bf16 tensor held as f32 values, `TensorFacts.bf16_f32`)."""
     if dt is DType.BOOL:
         return "i8"
     if dt is DType.F16:
         return "half"
     if dt is DType.BF16:
-        return "float"  # the runtime stores bf16 as f32 (rounded) values
+        return "float" if bf16_f32 else "bfloat"
     return reg_ty(dt)
 
 
-def mem_size(dt: DType) -> int:
-    return {"i8": 1, "half": 2, "float": 4, "double": 8}.get(mem_ty(dt), dt.itemsize)
+def mem_size(dt: DType, bf16_f32: bool = False) -> int:
+    return {"i8": 1, "half": 2, "bfloat": 2, "float": 4, "double": 8}.get(mem_ty(dt, bf16_f32), dt.itemsize)
 
 
 def smem_ty(dt: DType) -> str:
@@ -732,8 +738,15 @@ class _Emitter:
             c64 = self.emit(f"sext i32 {c} to i64")
             term = c64 if s == "1" else self.emit(f"mul i64 {c64}, {s}")
             acc = term if acc == "0" else self.emit(f"add i64 {acc}, {term}")
-        dt = info.param.dtype
-        return self.emit(f"getelementptr {mem_ty(dt)}, ptr addrspace(1) {info.base}, i64 {acc}")
+        return self.emit(f"getelementptr {self.mty(info)}, ptr addrspace(1) {info.base}, i64 {acc}")
+
+    @staticmethod
+    def mty(info: _TensorInfo) -> str:
+        return mem_ty(info.param.dtype, info.facts.bf16_f32)
+
+    @staticmethod
+    def msize(info: _TensorInfo) -> int:
+        return mem_size(info.param.dtype, info.facts.bf16_f32)
 
     def in_bounds(self, info: _TensorInfo, coords: list[str], last_extent: int = 1) -> str | None:
         """i1: coords (and `last_extent - 1` more elements along the last dim) are inside the tensor."""
@@ -748,16 +761,18 @@ class _Emitter:
                 conds.append(self.emit(f"icmp ult i32 {c}, {info.dims[d]}"))
         return self.and_all(conds)
 
-    def mem_to_reg(self, v: str, dt: DType) -> str:
-        if dt is DType.F16:
-            return self.emit(f"fpext half {v} to float")
+    def mem_to_reg(self, v: str, dt: DType, mt: str | None = None) -> str:
+        mt = mt or mem_ty(dt)
+        if mt in ("half", "bfloat"):
+            return self.emit(f"fpext {mt} {v} to float")
         if dt is DType.BOOL:
             return self.emit(f"icmp ne i8 {v}, 0")
         return v
 
-    def reg_to_mem(self, v: str, dt: DType) -> str:
-        if dt is DType.F16:
-            return self.emit(f"fptrunc float {v} to half")
+    def reg_to_mem(self, v: str, dt: DType, mt: str | None = None) -> str:
+        mt = mt or mem_ty(dt)
+        if mt in ("half", "bfloat"):  # exact: the register holds a value of the type
+            return self.emit(f"fptrunc float {v} to {mt}")
         if dt is DType.BOOL:
             return self.emit(f"zext i1 {v} to i8")
         return v
@@ -783,7 +798,7 @@ class _Emitter:
         r = op.result
         info = self.tensors[op.tensor]
         dt = info.param.dtype
-        mt, es = mem_ty(dt), mem_size(dt)
+        mt, es = self.mty(info), self.msize(info)
         lay = self.lay(r)
         offsets = [self.scalar(o) for o in op.offsets]
         pad = self.scalar(op.padding) if op.padding is not None else const_operand(dt, 0)
@@ -815,7 +830,7 @@ class _Emitter:
                 self.cbr(fast or "true", vec_l, slow_l)
                 self.label(vec_l)
                 vec = self.emit(f"load {vt}, ptr addrspace(1) {addr}, align {V * es}{meta}")
-                vals = [self.mem_to_reg(self.emit(f"extractelement {vt} {vec}, i32 {j}"), dt) for j in range(V)]
+                vals = [self.mem_to_reg(self.emit(f"extractelement {vt} {vec}, i32 {j}"), dt, mt) for j in range(V)]
                 incoming.append((vals, self.cur))
                 self.br(join)
                 if spec:
@@ -833,7 +848,7 @@ class _Emitter:
                     ld, skip, jn = self.new_label("le"), self.new_label("lk"), self.new_label("lm")
                     self.cbr(ok or "true", ld, skip)
                     self.label(ld)
-                    x = self.mem_to_reg(self.emit(f"load {mt}, ptr addrspace(1) {pj}, align {es}{meta}"), dt)
+                    x = self.mem_to_reg(self.emit(f"load {mt}, ptr addrspace(1) {pj}, align {es}{meta}"), dt, mt)
                     ld_end = self.cur
                     self.br(jn)
                     self.label(skip)
@@ -854,7 +869,7 @@ class _Emitter:
     def store(self, op: ir.Store) -> None:
         info = self.tensors[op.tensor]
         dt = info.param.dtype
-        mt, es = mem_ty(dt), mem_size(dt)
+        mt, es = self.mty(info), self.msize(info)
         x = op.value
         lay = self.lay(x)
         slots = self.tile(x)
@@ -869,7 +884,7 @@ class _Emitter:
             whole = self.and_all([valid, self.in_bounds(info, coords, V)])
             addr = self.address(info, coords)
             join = self.new_label("sj")
-            mvals = [self.reg_to_mem(slots[k * V + j], dt) for j in range(V)]
+            mvals = [self.reg_to_mem(slots[k * V + j], dt, mt) for j in range(V)]
             if V > 1:
                 vec_l = self.new_label("sv")
                 fast = whole
@@ -909,11 +924,15 @@ class _Emitter:
     def atomic(self, op: ir.AtomicRMW) -> None:
         info = self.tensors[op.tensor]
         dt = info.param.dtype
-        if dt is DType.BF16 or dt is DType.BOOL or (dt is DType.F64 and op.op is not ir.AtomicOp.ADD):
+        if dt is DType.BOOL:
             raise self.error(GPU_UNSUPPORTED_DTYPE, op.span,
                              f"`{op.op.value}` on a `{dt.value}` tensor is not supported by the GPU backend",
-                             "this atomic", "use an `f32`, `f16` or integer tensor, or run with `--device cpu`")
-        mt = mem_ty(dt)
+                             "this atomic", "use an integer tensor, or run with `--device cpu`")
+        mt = self.mty(info)
+        # Float max/min propagate NaN like the interpreter's np.maximum.at (the
+        # hardware's has no such rule), and bf16 rounds after each add: both are
+        # a compare-and-swap loop. f16/f32/f64 adds and integers are native.
+        cas = dt.is_float and (op.op is not ir.AtomicOp.ADD or dt is DType.BF16)
         x = op.value
         tile = bool(x.shape)
         lay = self.lay(x) if tile else None
@@ -948,9 +967,40 @@ class _Emitter:
             addr = self.address(info, coords)
             val = self.get(x)
             val = val[n] if isinstance(val, list) else val
-            self.emit(f"atomicrmw {rmw} ptr addrspace(1) {addr}, {mt} {self.reg_to_mem(val, dt)} monotonic")
+            if cas:
+                self.atomic_cas(op.op, addr, val, dt, mt)
+            else:
+                self.emit(f"atomicrmw {rmw} ptr addrspace(1) {addr}, {mt} {self.reg_to_mem(val, dt, mt)} monotonic")
             self.br(jn)
             self.label(jn)
+
+    def atomic_cas(self, aop: ir.AtomicOp, addr: str, val: str, dt: DType, mt: str) -> None:
+        """`*addr = aop(*addr, val)` atomically, by a compare-and-swap loop on the bits."""
+        it = {"half": "i16", "bfloat": "i16", "float": "i32", "double": "i64"}[mt]
+        size = {"i16": 2, "i32": 4, "i64": 8}[it]
+        ty = reg_ty(dt)
+        first = self.emit(f"load atomic {it}, ptr addrspace(1) {addr} monotonic, align {size}")
+        pre = self.cur
+        loop, done = self.new_label("cas"), self.new_label("casd")
+        self.br(loop)
+        self.label(loop)
+        old = self.tmp()
+        phi_at = len(self.lines)
+        self.lines.append("")
+        cur = self.mem_to_reg(self.emit(f"bitcast {it} {old} to {mt}"), dt, mt)
+        if aop is ir.AtomicOp.ADD:
+            new = self.round_to(self.emit(f"fadd {ty} {cur}, {val}"), dt)
+        else:
+            eop = ir.ElemOp.MAXIMUM if aop is ir.AtomicOp.MAX else ir.ElemOp.MINIMUM
+            new = self.felem(eop, [cur, val], dt, ty)
+        bits = self.emit(f"bitcast {mt} {self.reg_to_mem(new, dt, mt)} to {it}")
+        pair = self.emit(f"cmpxchg ptr addrspace(1) {addr}, {it} {old}, {it} {bits} monotonic monotonic")
+        seen = self.emit(f"extractvalue {{ {it}, i1 }} {pair}, 0")
+        swapped = self.emit(f"extractvalue {{ {it}, i1 }} {pair}, 1")
+        latch = self.cur
+        self.cbr(swapped, done, loop)
+        self.lines[phi_at] = f"  {old} = phi {it} [ {first}, %{pre} ], [ {seen}, %{latch} ]"
+        self.label(done)
 
     # -- element-wise --------------------------------------------------------------------
     def elementwise(self, r: ir.Value, eop: ir.ElemOp, xs: tuple[ir.Value, ...], span: Span) -> None:

@@ -627,7 +627,7 @@ class Builtins:
                     # A copy, not a view: the result is a new tensor, and an
                     # in-place write to it (`r += 1.0`) must not reach `recv`.
                     return Tensor(recv.dtype, tuple(shape),
-                                  self.device.upload(recv.numpy().reshape(shape).copy()), recv.device)
+                                  self.device.upload(recv.numpy().reshape(shape).copy(), recv.dtype), recv.device)
                 case "save_npy":
                     path = str(pos[0])
                     try:

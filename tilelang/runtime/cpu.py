@@ -27,7 +27,7 @@ class CpuDevice(Device):
         self.out = out  # where device `print` goes (None: stdout)
 
     # -- memory ---------------------------------------------------------------
-    def upload(self, host: np.ndarray) -> np.ndarray:
+    def upload(self, host: np.ndarray, dtype: DType | None = None) -> np.ndarray:
         return np.ascontiguousarray(host)
 
     def download(self, buffer: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:

@@ -522,12 +522,15 @@ class _Capture:
 class CudaBuffer:
     """A tensor's storage on the GPU: a pooled allocation plus the host-side view facts."""
 
-    __slots__ = ("__weakref__", "buf", "np_dtype", "shape")
+    __slots__ = ("__weakref__", "bf16", "buf", "np_dtype", "shape")
 
-    def __init__(self, buf: DeviceBuffer, shape: tuple[int, ...], np_dtype: np.dtype) -> None:
+    def __init__(self, buf: DeviceBuffer, shape: tuple[int, ...], np_dtype: np.dtype, bf16: bool = False) -> None:
         self.buf = buf
         self.shape = tuple(shape)
         self.np_dtype = np.dtype(np_dtype)
+        # 2-byte bfloat16 memory (np_dtype is uint16, the bits); the host side
+        # sees f32 values, as everywhere else in the runtime
+        self.bf16 = bf16
 
     @property
     def ptr(self) -> int:
@@ -588,15 +591,21 @@ class CudaDevice(Device):
         return "sm_90" if major >= 9 else "sm_80"
 
     # -- memory ---------------------------------------------------------------
-    def upload(self, host: np.ndarray) -> CudaBuffer:
-        arr = np.ascontiguousarray(host)
+    def upload(self, host: np.ndarray, dtype: Any = None) -> CudaBuffer:
+        """`dtype` (a `DType`) bf16: the f32 host values become 2-byte bfloat16
+        memory; without it a bf16 tensor keeps f32 memory, which kernels read
+        just as well (`TensorFacts.bf16_f32`)."""
+        from tilelang.dtypes import DType
+
+        bf16 = dtype is DType.BF16 and np.dtype(host.dtype) == np.float32
+        arr = bf16_bits(host) if bf16 else np.ascontiguousarray(host)
         raw = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
         buf = self.ctx.pool.alloc(max(1, raw.nbytes))
         if raw.nbytes:
             d = self.ctx.d
             _check(d.cuMemcpyHtoDAsync(buf.ptr, raw.ctypes.data, raw.nbytes, self.ctx.stream), "cuMemcpyHtoDAsync")
             self.ctx.synchronize()  # `host` may be freed once we return
-        return CudaBuffer(buf, arr.shape, arr.dtype)
+        return CudaBuffer(buf, arr.shape, arr.dtype, bf16)
 
     def download(self, buffer: CudaBuffer, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
         out = np.empty(shape, dtype=buffer.np_dtype)
@@ -605,10 +614,13 @@ class CudaDevice(Device):
             d = self.ctx.d
             _check(d.cuMemcpyDtoHAsync(raw.ctypes.data, buffer.ptr, raw.nbytes, self.ctx.stream), "cuMemcpyDtoHAsync")
             self.ctx.synchronize()
-        return out
+        return bf16_values(out) if buffer.bf16 else out
 
     def write(self, buffer: CudaBuffer, host: np.ndarray) -> None:
-        arr = np.ascontiguousarray(host, dtype=buffer.np_dtype)
+        if buffer.bf16:
+            arr = bf16_bits(np.asarray(host, dtype=np.float32))
+        else:
+            arr = np.ascontiguousarray(host, dtype=buffer.np_dtype)
         raw = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
         assert raw.nbytes <= buffer.buf.capacity
         if raw.nbytes:
@@ -673,9 +685,10 @@ class CudaDevice(Device):
             if isinstance(p, ir.TensorParam):
                 if not isinstance(a, CudaBuffer):
                     raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
-                f = TensorFacts(a.ptr % 16 == 0, tuple(d % 16 == 0 for d in a.shape))
+                f = TensorFacts(a.ptr % 16 == 0, tuple(d % 16 == 0 for d in a.shape),
+                                p.dtype.value == "bf16" and not a.bf16)
                 facts[p.name] = f
-                fact_list.append((f.aligned16, f.dims_div16))
+                fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
         facts_key = tuple(fact_list)
         abi, fn = self._variant(prepared, facts_key, facts, span)
 
@@ -873,6 +886,20 @@ class CudaDevice(Device):
         device asserts, but never takes the stream into this device's pool."""
         _check(self.ctx.d.cuStreamSynchronize(stream), "cuStreamSynchronize")
         self._check_asserts(self._pending_asserts.pop(id(stream), []))
+
+
+def bf16_bits(host: np.ndarray) -> np.ndarray:
+    """f32 values -> bfloat16 bits (uint16), rounded to nearest even (the
+    runtime's bf16 values are already rounded, so this is exact for them)."""
+    from tilelang.runtime.tensor import round_bf16
+
+    f = np.ascontiguousarray(round_bf16(np.asarray(host, dtype=np.float32)), dtype=np.float32)
+    return (f.view(np.uint32) >> 16).astype(np.uint16)
+
+
+def bf16_values(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 bits (uint16) -> their f32 values (exact)."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 def print_buffer_bytes() -> int:

@@ -10,8 +10,10 @@ Contract:
 - A *buffer* is whatever the device uses for a tensor's storage (a NumPy array
   on the CPU, a device allocation on the GPU). Buffers hold a contiguous,
   row-major array of the dtype's storage type (`DType.np_dtype`).
-- `upload(host)` makes a new buffer holding a copy of `host` (the CPU device
-  may keep `host` itself: callers never reuse an uploaded array);
+- `upload(host, dtype=None)` makes a new buffer holding a copy of `host` (the
+  CPU device may keep `host` itself: callers never reuse an uploaded array);
+  `dtype`, when given, is the tensor's element type (the GPU keeps bf16 as
+  2-byte bfloat16 when it knows; `download` still returns f32 values);
   `download(buf, dtype, shape)` returns host values (the CPU device returns the
   buffer itself, with no copy); `write(buf, host)` overwrites a buffer in place.
 - `prepare(kernel_ir)` turns a lowered `ir.Kernel` into something `run` can
@@ -50,7 +52,7 @@ class Device(abc.ABC):
 
     # -- memory ---------------------------------------------------------------
     @abc.abstractmethod
-    def upload(self, host: np.ndarray) -> Any: ...
+    def upload(self, host: np.ndarray, dtype: DType | None = None) -> Any: ...
 
     @abc.abstractmethod
     def download(self, buffer: Any, dtype: DType, shape: tuple[int, ...]) -> np.ndarray: ...

@@ -98,7 +98,7 @@ class Tensor:
     @staticmethod
     def from_numpy(array: np.ndarray, dtype: DType, device: Device) -> Tensor:
         host = np.ascontiguousarray(normalise(array, dtype))
-        return Tensor(dtype, host.shape, device.upload(host), device)
+        return Tensor(dtype, host.shape, device.upload(host, dtype), device)
 
     # -- access ---------------------------------------------------------------
     def numpy(self) -> np.ndarray:

@@ -303,6 +303,14 @@ class _Checker:
         except Exception:
             return "..."
 
+    def cast_snippet(self, node: Any) -> str:
+        """`node` quoted as the operand of a suggested `as` cast: `as` binds
+        tighter than any binary operator, so `tx + 1` must become `(tx + 1)`."""
+        text = self.snippet(node)
+        if isinstance(node, (ast.Binary, ast.If, ast.RangeExpr)) and not _wrapped_in_parens(text):
+            return f"({text})"
+        return text
+
     # ------------------------------------------------------------ driver
     def run(self) -> None:
         key = self.root.path
@@ -1169,7 +1177,7 @@ class _Checker:
         fe, we = _elem_of_value(found), _elem_of_value(want)
         if isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
                 isinstance(found, (ScalarT, TileT, TensorT)):
-            d = d.with_help(f"cast with `as`: `{self.snippet(node)} as {we.value}`")
+            d = d.with_help(f"cast with `as`: `{self.cast_snippet(node)} as {we.value}`")
         elif isinstance(found, TensorT) and isinstance(want, RefT):
             d = d.with_help(f"borrow it: `&{self.snippet(node)}`")
         self.emit(d)
@@ -1397,7 +1405,7 @@ class _Checker:
                 if isinstance(st, ScalarT) and isinstance(et, ScalarT) and st != et:
                     self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{st}` and `{et}`", e.span,
                                        "both ends of a range must have the same type")
-                              .with_help(f"cast with `as`: `{self.snippet(en)} as {st}`"))
+                              .with_help(f"cast with `as`: `{self.cast_snippet(en)} as {st}`"))
                     return RangeT(ERROR)
                 elem = st if isinstance(st, ScalarT) else et if isinstance(et, ScalarT) else I32
                 self._settle(s, elem)
@@ -1684,7 +1692,7 @@ class _Checker:
         return self.emit(self.err(T.INVALID_OPERAND, f"`{op}` needs integer operands", op_span,
                                   f"`{op}` is only defined for integers")
                          .secondary(node.span, f"this is `{ty}`")
-                         .with_help(f"cast with `as`: `{self.snippet(node)} as i32`"))
+                         .with_help(f"cast with `as`: `{self.cast_snippet(node)} as i32`"))
 
     def _join_elem(self, a: _Num, b: _Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op: str,
                    op_span: Span) -> ElemT | str | None:
@@ -1715,7 +1723,7 @@ class _Checker:
                                f"no implicit conversion between `{ea}` and `{eb}`")
                       .secondary(lhs.span, f"this is `{lt}`")
                       .secondary(rhs.span, f"this is `{rt}`")
-                      .with_help(f"cast with `as`: `{self.snippet(rhs if wider == ea else lhs)} as {wider}`"))
+                      .with_help(f"cast with `as`: `{self.cast_snippet(rhs if wider == ea else lhs)} as {wider}`"))
             return None
         return ea
 
@@ -2248,7 +2256,7 @@ class _Checker:
         else:
             fe, we = _elem_of_value(aty), _elem_of_value(pty)
             if isinstance(fe, DType) and isinstance(we, DType) and fe != we:
-                d = d.with_help(f"cast with `as`: `{self.snippet(a)} as {we.value}`")
+                d = d.with_help(f"cast with `as`: `{self.cast_snippet(a)} as {we.value}`")
             elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
                 # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
                 d = d.with_help(f"add a leading axis: `{self.snippet(a)}.reshape("
@@ -2741,7 +2749,7 @@ class _Checker:
         if elems[0] is not None and elems[1] is not None and elems[0] != elems[1]:
             self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{elems[0]}` and `{elems[1]}`", cx.span,
                                "compared tensors must have the same dtype")
-                      .with_help(f"cast with `as`: `&({self.snippet(_unref(cx.args[1]))} as {elems[0]})`"))
+                      .with_help(f"cast with `as`: `&({self.cast_snippet(_unref(cx.args[1]))} as {elems[0]})`"))
         for k, (arg, t) in cx.keywords.items():
             if not (isinstance(t, (UntypedFloat, UntypedInt)) or (isinstance(t, ScalarT) and _elem_is_float(t.dtype))):
                 self.emit(self.err(T.MISMATCHED_TYPES, "mismatched types", arg.value.span,
@@ -2790,7 +2798,7 @@ class _Checker:
         elif t.dtype is not None and el != t.dtype:
             return self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{el}`", v.span,
                                       f"`{self.snippet(cx.args[0])}` holds `{t.dtype}`")
-                             .with_help(f"cast with `as`: `{self.snippet(v)} as {t.dtype}`"))
+                             .with_help(f"cast with `as`: `{self.cast_snippet(v)} as {t.dtype}`"))
         if isinstance(vt, TileT) and rank is not None and len(vt.shape) != rank:
             return self.emit(self.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
                                       f"this is `{vt}`"))
@@ -2809,7 +2817,7 @@ class _Checker:
         if t.dtype is not None and vt.dtype != t.dtype:
             return self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{vt.dtype}`", v.span,
                                       f"`{self.snippet(cx.args[0])}` holds `{t.dtype}`")
-                             .with_help(f"cast with `as`: `{self.snippet(v)} as {t.dtype}`"))
+                             .with_help(f"cast with `as`: `{self.cast_snippet(v)} as {t.dtype}`"))
         if rank is not None and len(vt.shape) != rank:
             return self.emit(self.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
                                       f"this is `{vt}`"))
@@ -2901,7 +2909,7 @@ class _Checker:
             return self.emit(self.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: storing `{vt.dtype}` into `{dtype}`",
                                       v.span, f"this is `{vt}`")
                              .secondary(r.span, f"`{self.snippet(r)}` holds `{dtype}`")
-                             .with_help(f"cast with `as`: `{self.snippet(inner)} as {dtype}`"))
+                             .with_help(f"cast with `as`: `{self.cast_snippet(inner)} as {dtype}`"))
         if tuple(vt.shape) != tuple(dst_shape):
             return self.emit(self.err(T.STORE_SHAPE,
                                       f"stored tile has shape {shape_str(vt.shape)} but the destination tile is "
@@ -3238,3 +3246,17 @@ def _unknown_dims_to_none(ty: Type, generics: set[str]) -> Type:
             return TupleT(tuple(_unknown_dims_to_none(x, generics) for x in es))
         case _:
             return ty
+
+
+def _wrapped_in_parens(text: str) -> bool:
+    """Whether `text` is one parenthesised group, `(a + b)` (not `(a) + (b)`)."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(text) - 1:
+            return False
+    return True
+

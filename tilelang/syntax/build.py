@@ -333,7 +333,8 @@ class Builder:
             if str(op) in _CMP and id(lhs) in chained and not reported:
                 reported = True
                 self._chained_comparison(lhs, op)
-            b = ast.Binary(str(op), lhs, rhs, self.span(op), lhs.span.to(rhs.span))
+            b = ast.Binary(str(op), lhs, rhs, self.span(op),
+                           self._with_parens(lhs.span).to(self._with_parens(rhs.span)))
             if str(op) in _CMP:
                 chained.add(id(b))
             operands.append(b)
@@ -348,6 +349,21 @@ class Builder:
         while ops:
             reduce()
         return operands[0]
+
+    def _with_parens(self, span: Span) -> Span:
+        """An operand's span widened over the parentheses around it: the tree
+        drops them, and `(a + b) * c` must not start at `a`. A chain operand
+        with `(` right before and `)` right after can only be parenthesised."""
+        text, start, end = self.text, span.start, span.end
+        while True:
+            i, j = start - 1, end
+            while i >= 0 and text[i] in " \t\r\n":
+                i -= 1
+            while j < len(text) and text[j] in " \t\r\n":
+                j += 1
+            if i < 0 or j >= len(text) or text[i] != "(" or text[j] != ")":
+                return Span(span.file, start, end)
+            start, end = i, j + 1
 
     def _chained_comparison(self, first: ast.Expr, second: PT) -> None:
         assert isinstance(first, ast.Binary)

@@ -2060,19 +2060,20 @@ class _Checker:
                     pending: list[tuple[Dim, Dim | None, Any, Any, bool]], param: Any = None,
                     partition: bool = True, deferred: dict[str, Any] | None = None) -> bool:
         ok = True
-        for pd, ad in zip(pshape, ashape, strict=False):
+        for ix, (pd, ad) in enumerate(zip(pshape, ashape, strict=False)):
             if pd is None:
                 continue
             if ad is not None and any(s.startswith("?") for s in ad.symbols()):
                 ad = None  # a host partition dim known only at run time
             sym = pd.as_symbol()
+            dsrc = _partition_dim_expr(src, ix) if partition else src
             if sym is not None and sym in info.const_generics:
                 if ad is not None:
-                    ok = self._bind_dim(sym, ad, src, env, srcs, info, e) and ok
+                    ok = self._bind_dim(sym, ad, dsrc, env, srcs, info, e) and ok
                 elif not partition and deferred is not None:
                     deferred.setdefault(sym, src)  # the tensor's run-time shape gives it
                 continue
-            pending.append((pd, ad, src, param, partition))
+            pending.append((pd, ad, dsrc, param, partition))
         return ok
 
     def _kernel_call(self, e: ast.Call, info: FnInfo, fx: _Fx, args: list[ast.Expr], tys: list[Type]) -> Type:
@@ -3259,4 +3260,14 @@ def _wrapped_in_parens(text: str) -> bool:
         if depth == 0 and i < len(text) - 1:
             return False
     return True
+
+
+def _partition_dim_expr(arg: Any, ix: int) -> Any:
+    """The expression that gives dimension `ix` of a partition argument written
+    in place (`x.partition([32, B])` -> `B` for 1), so that a label points at
+    that dimension; otherwise the argument itself."""
+    if (isinstance(arg, ast.MethodCall) and arg.method.name == "partition" and len(arg.args) == 1
+            and isinstance(arg.args[0].value, ast.ArrayExpr) and ix < len(arg.args[0].value.elems)):
+        return arg.args[0].value.elems[ix]
+    return arg
 

@@ -138,6 +138,13 @@ class Session:
             range=lsp.Range(start=pos, end=pos),
             context=lsp.CodeActionContext(diagnostics=[])))
 
+    async def links(self, uri: str) -> object:
+        return await self.client.text_document_document_link_async(lsp.DocumentLinkParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri)))
+
+    async def workspace_symbols(self, query: str) -> object:
+        return await self.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=query))
+
     async def symbols(self, uri: str) -> object:
         return await self.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri)))

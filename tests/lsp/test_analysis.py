@@ -328,7 +328,24 @@ def test_quick_fixes_repair_the_program(text: str, code: str, title: str) -> Non
     assert [d for d in fixed.diagnostics if d.severity.value == "error"] == []
 
 
-# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion
+@needs_sema
+def test_workspace_items_cover_the_document_and_loaded_modules(an: A.Analysis) -> None:
+    items = {(name, kind) for name, kind, _ in A.workspace_items(an, "")}
+    assert {("softmax_rows", "kernel"), ("main", "fn"), ("COLS", "const"),
+            ("softmax", "fn"), ("layernorm", "fn")} <= items
+    names = [name for name, _, _ in A.workspace_items(an, "lnorm")]
+    assert "layernorm" in names and "softmax_rows" not in names
+
+
+def test_document_links_resolve_use_files(tmp_path: Path) -> None:
+    (tmp_path / "helper.tile").write_text("fn twice(x: f32) -> f32 { x * 2.0 }\n", encoding="utf-8")
+    text = 'use "helper.tile";\nuse "missing.tile";\nfn main() {}\n'
+    an = A.analyze(text, str(tmp_path / "main.tile"))
+    links = A.document_links(an)
+    assert [(an.span_text(span), path.name) for span, path in links] == [('"helper.tile"', "helper.tile")]
+
+
+# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion
 
 server = pytest.importorskip("tilelang.lsp.server")
 

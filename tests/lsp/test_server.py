@@ -284,6 +284,13 @@ def test_edits_are_debounced_and_saving_an_imported_file_rechecks_its_importers(
         loc = await s.definition(main_uri, 3, len("    print(tw"))
         assert isinstance(loc, lsp.Location) and loc.uri == helper_uri
 
+        # the `use` string is a link to the file; workspace symbols find `twice`
+        links = await s.links(main_uri)
+        assert isinstance(links, (list, tuple)) and [link.target for link in links] == [helper_uri]
+        found = await s.workspace_symbols("twi")
+        assert isinstance(found, (list, tuple))
+        assert any(x.name == "twice" and x.location.uri == helper_uri for x in found)
+
         # a burst of edits: the last text is what gets checked
         for i in range(5):
             last = s.change(main_uri, text.replace("twice(1.0)", f"twice({i}.0) +"))

@@ -873,6 +873,49 @@ def quick_fixes(an: Analysis, diag: Diagnostic) -> list[QuickFix]:
     return fixes
 
 
+# ---------------------------------------------------------------- workspace symbols
+
+
+def _subsequence(query: str, name: str) -> bool:
+    it = iter(name.lower())
+    return all(ch in it for ch in query.lower())
+
+
+def workspace_items(an: Analysis, query: str) -> list[tuple[str, str, Span]]:
+    """(name, kind, name span) of the items of the document and of every
+    module it loaded (the stdlib, `use`d files) whose name matches `query`
+    (its letters in order, case-insensitively, as editors filter)."""
+    modules: list[ast.Module] = [an.module] if an.module is not None else []
+    for info in (getattr(an.program, "modules", None) or {}).values():
+        module = getattr(info, "ast", None)
+        if isinstance(module, ast.Module) and module is not an.module:
+            modules.append(module)
+    out = []
+    for module in modules:
+        for b in item_bindings(module):
+            if b.kind != "import" and _subsequence(query, b.name):
+                out.append((b.name, b.kind, b.span))
+    return out
+
+
+# ---------------------------------------------------------------- links
+
+
+def document_links(an: Analysis) -> list[tuple[Span, Path]]:
+    """`use "other.tile";` strings and the files they name (when they exist),
+    resolved next to the document as the module loader does."""
+    if an.module is None:
+        return []
+    base = Path(an.name).parent if not an.name.startswith(("untitled:", "<")) else None
+    out = []
+    for item in an.module.items:
+        if isinstance(item, ast.UseDecl) and item.file is not None and base is not None:
+            target = base / item.file.value
+            if target.is_file() and item.file.span.file == an.file.id:
+                out.append((item.file.span, target.resolve()))
+    return out
+
+
 # ---------------------------------------------------------------- symbols
 
 

@@ -6,7 +6,8 @@ highlight, rename, document symbols, completion, signature help, inlay
 hints (inferred types of `let` bindings, inferred const generics at calls)
 semantic tokens (parameters, `&mut` parameters, const generics, builtins:
 what a lexical grammar cannot tell apart), and quick fixes for the edits a
-diagnostic spells out (a missing `;`, a misspelt name, a missing `mut`). The answers come from `analysis.py`; this
+diagnostic spells out (a missing `;`, a misspelt name, a missing `mut`);
+also document links for `use "file.tile";` and workspace symbols. The answers come from `analysis.py`; this
 module converts between LSP and the compiler's model and nothing else.
 
 Diagnostics map as follows: the primary label's span is the range (a
@@ -479,6 +480,34 @@ def code_action(ls: TileLanguageServer, params: lsp.CodeActionParams) -> list[ls
                 ]}),
             ))
     return actions or None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
+@_guarded(None)
+def document_link(ls: TileLanguageServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink] | None:
+    an = ls.analysis_for(params.text_document.uri)
+    links = [lsp.DocumentLink(range=_range(an.file, span), target=path.as_uri())
+             for span, path in analysis.document_links(an)]
+    return links or None
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+@_guarded(None)
+def workspace_symbol(ls: TileLanguageServer, params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation] | None:
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for uri in list(ls.workspace.text_documents):
+        an = ls.analysis_for(uri)
+        for name, kind, span in analysis.workspace_items(an, params.query):
+            loc = _location(an, span, uri)
+            key = (loc.uri, name, loc.range.start.line)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(lsp.SymbolInformation(
+                name=name, kind=_SYMBOL_KINDS.get(kind, lsp.SymbolKind.Function), location=loc,
+                container_name="kernel" if kind == "kernel" else None))
+    return out or None
 
 
 _SYMBOL_KINDS = {

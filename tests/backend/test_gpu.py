@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from backend_cases import CASES, SUITES, Case, Suite
 
 pytestmark = pytest.mark.gpu
@@ -207,3 +206,48 @@ def test_random_kernels_match_interpreter(dev) -> None:  # type: ignore[no-untyp
                                            atol=atol, err_msg=f"`{name}` of {spec}")
 
     check()
+
+
+def _cast_kernel(src, dsts):  # type: ignore[no-untyped-def]
+    from tilelang.dtypes import DType
+    from tilelang.ir.builder import Builder
+
+    b = Builder(f"cast_edges_{src.value}")
+    b.tensor_param("x", src, 1)
+    for d in dsts:
+        b.tensor_param(f"o_{d.value}", d, 1)
+    off = b.mul(b.block_id(0), b.const(128, DType.I32))
+    x = b.load("x", (off,), (128,))
+    for d in dsts:
+        b.store(f"o_{d.value}", (off,), b.cast(x, d))
+    return b.finish()
+
+
+CAST_EDGES = {
+    # round twice (via f64) in the interpreter: 2^60 + 2^36 + 1 -> f64 2^60 + 2^36 -> f32 tie -> 2^60
+    "i64": [2**60 + 2**36 + 1, -(2**60 + 2**36 + 1), 2**62 + 2**49 + 1, 2**63 - 1, -(2**63), 12345],
+    # correctly rounded from f64 (exact): 2^30 + 2^22 + 1 -> bf16 2^30 + 2^23 (not the f32 tie's 2^30)
+    "i32": [2**30 + 2**22 + 1, -(2**30 + 2**22 + 1), 2**31 - 1, -(2**31), 16777217, 7],
+    # f64 -> bf16 correctly rounded: 1 + 2^-8 + 2^-40 -> 1 + 2^-7 (via f32 it would tie to 1.0)
+    "f64": [1 + 2.0**-8 + 2.0**-40, -(1 + 2.0**-8 + 2.0**-40), 1e300, -1e-300, 3.0, float("nan")],
+}
+
+
+@pytest.mark.parametrize("src", sorted(CAST_EDGES))
+def test_casts_round_exactly_like_the_interpreter(dev, src: str) -> None:  # type: ignore[no-untyped-def]
+    """int -> float goes through f64 and f64 -> bf16 rounds once, as in the
+    interpreter (direct hardware conversions differ on these values)."""
+    from tilelang.dtypes import DType
+
+    s = DType(src)
+    dsts = [DType.F32, DType.F16, DType.BF16] + ([DType.F64] if s.is_int else [])
+    k = _cast_kernel(s, dsts)
+    vals = np.array(CAST_EDGES[src], dtype=s.np_dtype)
+    case = Case(k.name, lambda: k, lambda _r: [vals.copy(), *[np.zeros(len(vals), d.np_dtype) for d in dsts]], (1,))
+    outs = run_both(dev, case)
+    for name, want, got in outs[1:]:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    if src == "i64":  # the case this test is about: the interpreter's double rounding
+        assert outs[1][1][0] == np.float32(2.0**60)
+    if src == "f64":
+        assert outs[3][1][0] == np.float32(1 + 2.0**-7)

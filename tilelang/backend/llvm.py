@@ -160,9 +160,9 @@ def const_operand(dt: DType, value: bool | int | float) -> str:
     if dt is DType.F16:
         x = float(np.float16(x))
     elif dt is DType.BF16:
-        from tilelang.runtime.tensor import round_bf16
+        from tilelang.interp.numeric import finish  # f64 -> bf16 correctly rounded, as the interpreter
 
-        x = float(round_bf16(np.array([x], dtype=np.float32))[0])
+        x = float(finish(np.asarray(x, dtype=np.float64), DType.BF16))
     elif dt is DType.F32:
         x = float(np.float32(x))
     if math.isnan(x):
@@ -1180,6 +1180,8 @@ class _Emitter:
                 return self.emit(f"uitofp i1 {x} to {dt_}")
             return self.emit(f"zext i1 {x} to {dt_}")
         if src.is_float and dst.is_float:
+            if src is DType.F64 and dst is DType.BF16:
+                return self.f64_to_bf16(x)
             if st == "double" and dt_ == "float":
                 narrow = {DType.F16: "half", DType.BF16: "bfloat", DType.F32: "float"}[dst]
                 h = self.emit(f"fptrunc double {x} to {narrow}")
@@ -1187,6 +1189,12 @@ class _Emitter:
             if st == "float" and dt_ == "double":
                 return self.emit(f"fpext float {x} to double")
             return self.round_to(x, dst)  # between f16/bf16/f32 (all in f32 registers)
+        if src.is_int and dst.is_float and ((src.bits == 64 and dst is not DType.F64) or dst is DType.BF16):
+            # The interpreter converts through f64 (exact below 2^53) and rounds
+            # that to `dst`; a direct conversion can differ (one rounding
+            # instead of two for huge i64, or two via f32 for bf16 on sm_80).
+            wide = self.emit(f"{'sitofp' if src.is_signed else 'uitofp'} {st} {x} to double")
+            return self.cast(wide, DType.F64, dst)
         if src.is_int and dst.is_float:
             narrow = {DType.F16: "half", DType.BF16: "bfloat"}.get(dst, dt_)
             h = self.emit(f"{'sitofp' if src.is_signed else 'uitofp'} {st} {x} to {narrow}")
@@ -1201,6 +1209,29 @@ class _Emitter:
         if src.bits > dst.bits:
             return self.emit(f"trunc {st} {x} to {dt_}")
         return self.emit(f"{'sext' if src.is_signed else 'zext'} {st} {x} to {dt_}")
+
+    def f64_to_bf16(self, x: str) -> str:
+        """f64 -> bf16 correctly rounded (the interpreter's rule): f64 -> f32 with
+        round-to-odd (exact, or truncated with the last bit set), then -> bf16
+        to nearest. A plain fptrunc is that on sm_90 but rounds twice (via f32
+        to nearest) on sm_80."""
+        return self.round_to(self.f64_to_f32_odd(x), DType.BF16)
+
+    def f64_to_f32_odd(self, x: str) -> str:
+        """f64 -> f32 rounded to odd (uses only `emit` and `fcall`: the host test
+        JIT-compiles it against the interpreter's `numeric.f64_to_f32_odd`)."""
+        f = self.emit(f"fptrunc double {x} to float")
+        back = self.emit(f"fpext float {f} to double")
+        inexact = self.emit(f"fcmp one double {back}, {x}")  # false for NaN: it stays as it is
+        ab = self.fcall("fabs", "double", [back])
+        ax = self.fcall("fabs", "double", [x])
+        away = self.emit(f"fcmp ogt double {ab}, {ax}")
+        bits = self.emit(f"bitcast float {f} to i32")
+        dec = self.emit(f"sub i32 {bits}, 1")  # one step toward zero (sign-magnitude)
+        rz = self.emit(f"select i1 {away}, i32 {dec}, i32 {bits}")
+        odd = self.emit(f"or i32 {rz}, 1")
+        fin = self.emit(f"select i1 {inexact}, i32 {odd}, i32 {bits}")
+        return self.emit(f"bitcast i32 {fin} to float")
 
     # -- cross-thread ops ---------------------------------------------------------------------
     def out_slots(self, shape: tuple[int, ...]):  # type: ignore[no-untyped-def]

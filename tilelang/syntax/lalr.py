@@ -89,11 +89,13 @@ class Reject(Exception):
 
 
 # What a reduction does (the first field of a rule's entry).
-_UNIT = 0     # `?a: b`: the value and its position stay, only the state changes
-_NODE = 1     # build a Node (or, for `?rule`, pass a single child through)
-_SPLICE = 2   # `_rule` / `__x_star_n`: a list that the parent splices in
+_UNIT = 0       # `?a: b`: the value and its position stay, only the state changes
+_IN_PLACE = 1   # one symbol, not `?rule`: the new value replaces the top of the stack
+_GENERAL = 2    # pop the symbols, push the new value
+_EXPAND1 = 3    # `?rule`: as _GENERAL, but a single child is passed through
 
-_Rule = tuple[int, int, str, "Callable[[list[Any]], list[Any]] | None", str, bool]
+# (kind, size, goto symbol, make(raw, start, end) -> value, or the children for _EXPAND1)
+_Rule = tuple[int, int, str, "Callable[[list[Any], int | None, int | None], Any]"]
 
 
 def _shaper(expansion: Any, keep_all: bool, empty_indices: Any) -> tuple[str, bool]:
@@ -194,17 +196,24 @@ class Tables:
         expand1 = bool(opts.expand1) and not rule.alias
         size = len(rule.expansion)
         origin = rule.origin.name
-        name = rule.alias or origin
         code, identity = _shaper(rule.expansion, opts.keep_all_tokens, opts.empty_indices)
         if origin.startswith("_"):
-            kind = _SPLICE
-        elif expand1 and size == 1 and identity:
-            kind = _UNIT
+            make = code  # `__x_star_n` and `_rule`: a list for the parent to splice
+        elif expand1:
+            make = code  # the loop decides between the single child and a Node
         else:
-            kind = _NODE
-        shape = None if identity else eval(  # generated from the grammar's rules, never from input
-            f"lambda raw: {code}", {"_extend": _extend})
-        return (kind, size, origin, shape, name, expand1)
+            make = f"Node({rule.alias or origin!r}, {code}, start, end)"
+        if expand1 and size == 1 and identity:
+            kind = _UNIT
+        elif expand1:
+            kind = _EXPAND1
+        elif size == 1:
+            kind = _IN_PLACE
+        else:
+            kind = _GENERAL
+        fn = eval(  # generated from the grammar's rules, never from input
+            f"lambda raw, start, end: {make}", {"_extend": _extend, "Node": Node})
+        return (kind, size, origin, fn)
 
     def _state_re(self, state: int) -> re.Pattern[str]:
         """The regular expression of Lark's contextual lexer for `state`."""
@@ -221,20 +230,70 @@ class Tables:
             endpos = len(text)
         rows = self.rows
         rules = self.rules
+        end_state = self.end_states[start]
+        stack = [self.start_states[start]]
+        values: list[Any] = []
+        starts: list[int | None] = []  # where each value's text starts (None: no text)
+        ends: list[int | None] = []
+        row = rows[stack[-1]]
+        for tok in self._tokens(text, pos, endpos, stack):
+            typ = tok.type
+            # Reduce as long as the table says so, then shift.
+            while True:
+                act = row.get(typ)
+                if act is None:
+                    if typ == "$END" and stack[-1] == end_state:
+                        return values[-1]
+                    raise Reject
+                if act >= 0:
+                    stack.append(act)
+                    values.append(tok)
+                    starts.append(tok.start)
+                    ends.append(tok.end)
+                    row = rows[act]
+                    break
+                kind, size, origin, make = rules[~act]
+                if kind == _UNIT:
+                    pass
+                elif kind == _IN_PLACE:
+                    values[-1] = make([values[-1]], starts[-1], ends[-1])
+                else:
+                    if size:
+                        raw = values[-size:]
+                        first, last = starts[-size], ends[-1]
+                        if first is None or last is None:
+                            first, last = _bounds(starts[-size:], ends[-size:])
+                        del values[-size:], starts[-size:], ends[-size:], stack[len(stack) - size + 1:]
+                    else:
+                        raw = []
+                        first = last = None
+                        stack.append(-1)  # replaced by the goto below
+                    if kind == _GENERAL:
+                        value = make(raw, first, last)
+                    else:
+                        value, first, last = _expand1(make(raw, first, last), origin, first, last)
+                    values.append(value)
+                    starts.append(first)
+                    ends.append(last)
+                stack[-1] = act = rows[stack[-2]][origin]
+                row = rows[act]
+        raise AssertionError("the token stream ends with $END")
+
+    def _tokens(self, text: str, pos: int, endpos: int, stack: list[int]) -> Iterator[Tok]:
+        """The tokens of `text[pos:endpos]`, then `$END`, for the parser at `stack`.
+
+        Lexing a token happens when the parser asks for it, after it shifted the
+        one before: `stack[-1]` is then the state Lark's contextual lexer keys on.
+        """
+        rows = self.rows
         ignore = self.ignore
         keywords = self.keywords
         folds = self.folds
         finditer = self.master.finditer
-        reduce = self._reduce
-        stack = [self.start_states[start]]
-        values: list[Any] = []
-        starts: list[int | None] = []
-        ends: list[int | None] = []
-        row = rows[stack[-1]]
         expect = pos
-        matches: Iterator[re.Match[str]] | None = finditer(text, pos, endpos)
-        while matches is not None:
-            restart = None
+        matches = finditer(text, pos, endpos)
+        while True:
+            restart = -1
             for m in matches:
                 if m.start() != expect:
                     raise Reject  # a character no terminal matches
@@ -245,6 +304,7 @@ class Tables:
                 if typ in ignore:
                     continue
                 value = text[s:e]
+                row = rows[stack[-1]]
                 if typ == "NAME":
                     kw = keywords.get(value)
                     if kw is not None:
@@ -258,38 +318,15 @@ class Tables:
                         expect = e = e2
                         value = text[s:e]
                         restart = e
-                # Feed the token: reduce as long as the table says so, then shift.
-                while True:
-                    act = row.get(typ)
-                    if act is None:
-                        raise Reject
-                    if act >= 0:
-                        stack.append(act)
-                        values.append(Tok(typ, value, s, e))
-                        starts.append(s)
-                        ends.append(e)
-                        row = rows[act]
-                        break
-                    rule = rules[~act]
-                    if rule[0] == _UNIT:
-                        stack[-1] = rows[stack[-2]][rule[2]]
-                    else:
-                        reduce(rule, stack, values, starts, ends)
-                    row = rows[stack[-1]]
-                if restart is not None:
+                yield Tok(typ, value, s, e)
+                if restart >= 0:
                     break
-            matches = None if restart is None else finditer(text, restart, endpos)
+            if restart < 0:
+                break
+            matches = finditer(text, restart, endpos)
         if expect != endpos:
             raise Reject
-        end_state = self.end_states[start]
-        while True:
-            act = row.get("$END")
-            if act is None or act >= 0:
-                raise Reject
-            reduce(rules[~act], stack, values, starts, ends)
-            if stack[-1] == end_state:
-                return values[-1]
-            row = rows[stack[-1]]
+        yield Tok("$END", "", expect, expect)
 
     def _relex(self, text: str, s: int, endpos: int, state: int,
                row: dict[str, int]) -> tuple[str, int]:
@@ -306,37 +343,30 @@ class Tables:
                 typ = self.folds[value]
         return typ, m.end()
 
-    def _reduce(self, rule: _Rule, stack: list[int], values: list[Any],
-                starts: list[int | None], ends: list[int | None]) -> None:
-        kind, size, origin, shape, name, expand1 = rule
-        if size:
-            raw = values[-size:]
-            first = starts[-size]
-            if first is None:
-                first = next((x for x in starts[-size:] if x is not None), None)
-            last = ends[-1]
-            if last is None:
-                last = next((x for x in reversed(ends[-size:]) if x is not None), None)
-            del values[-size:], starts[-size:], ends[-size:], stack[-size:]
-        else:
-            raw = []
-            first = last = None
-        children = raw if shape is None else shape(raw)
-        value: Any
-        if kind == _SPLICE:
-            value = children
-        elif kind == _UNIT or (expand1 and len(children) == 1):
-            value = children[0]
-            if value is None:
-                first = last = None
-            elif type(value) is Tok:
-                first, last = value.start, value.end
-        else:
-            value = Node(name, children, first, last)
-        stack.append(self.rows[stack[-1]][origin])
-        values.append(value)
-        starts.append(first)
-        ends.append(last)
+
+def _bounds(starts: list[int | None], ends: list[int | None]) -> tuple[int | None, int | None]:
+    """Start of the first and end of the last child that has text (Lark's `_pp_get_meta`)."""
+    first = next((x for x in starts if x is not None), None)
+    last = next((x for x in reversed(ends) if x is not None), None)
+    return first, last
+
+
+def _expand1(children: list[Any], name: str, first: int | None,
+             last: int | None) -> tuple[Any, int | None, int | None]:
+    """A `?rule`: its only child passes through, else a Node.
+
+    A passed-through Node keeps its own offsets; the stack position is the
+    whole reduction's (Lark's "container"), so `(a) + b` starts at `(`. A
+    token keeps its own (Lark tracks containers for trees only).
+    """
+    if len(children) != 1:
+        return Node(name, children, first, last), first, last
+    child = children[0]
+    if child is None:
+        return None, None, None
+    if type(child) is Tok:
+        return child, child.start, child.end
+    return child, first, last
 
 
 def _one_regex(lexer: Any) -> str:

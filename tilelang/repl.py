@@ -396,10 +396,13 @@ class ReplSession:
         try:
             dev = run_mod.make_device(choice, _Forward(self))  # type: ignore[arg-type]
         except run_mod.GpuUnavailable as e:
-            where = self._runtime.device.kind if self._runtime is not None else self.device
-            return ReplOutput(
-                stderr=f"error: {e}\nnote: the session stays on the {where}\n", ok=False
-            )
+            if self._runtime is not None:
+                stay = f"note: the session stays on the {_device_words(self._runtime.device)}\n"
+            elif self.device != choice:
+                stay = f"note: the session stays on `{self.device}`\n"
+            else:  # starting with `--device gpu`
+                stay = "help: start it with `--device cpu` (`--device auto` falls back to it)\n"
+            return ReplOutput(stderr=f"error: {e}\n{stay}", ok=False)
         self.device = choice
         if self._runtime is not None and self._runtime.device is not dev:
             old = self._runtime.device
@@ -1102,11 +1105,12 @@ def main(device: str = "cpu") -> int:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), HOST_RECURSION_LIMIT))
     color = render.use_color(render.settings().color, sys.stderr)
     session = ReplSession(device=device, color=color)
-    if device == "gpu":
-        r = session.switch_device("gpu")
-        if not r.ok:
-            _show(r)
-            return 3
+    # Make the device now: `--device gpu` without a GPU fails here, not at
+    # the first launch, and the banner can say where kernels run.
+    started = session.switch_device(device)
+    if not started.ok:
+        _show(started)
+        return 3
     if not sys.stdin.isatty():
         return _feed_stream(session, sys.stdin)
 
@@ -1164,7 +1168,8 @@ def main(device: str = "cpu") -> int:
         multiline=True,
         prompt_continuation=lambda width, line, wrap: "...".ljust(width),
     )
-    sys.stdout.write(f"Tile REPL ({session.device}): `:help` for help, Ctrl-D to leave.\n")
+    where = _device_words(session._runtime.device) if session._runtime is not None else "CPU"
+    sys.stdout.write(f"Tile REPL, kernels run on the {where}: `:help` for help, Ctrl-D to leave.\n")
     while True:
         try:
             text = prompt.prompt(">>> ")

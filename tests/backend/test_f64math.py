@@ -225,3 +225,58 @@ done:
     from tilelang.interp.numeric import round_bf16
 
     np.testing.assert_array_equal(round_bf16(out).view(np.uint32), round_bf16(want).view(np.uint32))
+
+
+def test_f32_fmod_is_exact_like_numpy() -> None:
+    """`rem` on f32 (`_Emitter.fmod_f32`), JIT-compiled for the host, equals
+    np.fmod bit for bit wherever |x/y| < 2^29 and on the special values."""
+    llvm = pytest.importorskip("llvmlite.binding")
+    from tilelang.backend.llvm import _Emitter
+
+    em = HostEmitter()
+    res = _Emitter.fmod_f32(em, "%x", "%y")  # type: ignore[arg-type]
+    text = "\n".join(sorted(em.decls)) + """
+define void @f(ptr %in, ptr %in2, ptr %out, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %pi = getelementptr float, ptr %in, i64 %i
+  %x = load float, ptr %pi
+  %pj = getelementptr float, ptr %in2, i64 %i
+  %y = load float, ptr %pj
+""" + "\n".join(em.lines) + f"""
+  %po = getelementptr float, ptr %out, i64 %i
+  store float {res}, ptr %po
+  %i1 = add i64 %i, 1
+  %c = icmp slt i64 %i1, %n
+  br i1 %c, label %loop, label %done
+done:
+  ret void
+}}
+"""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
+    ee = llvm.create_mcjit_compiler(llvm.parse_assembly(text), tm)
+    ee.finalize_object()
+    _KEEP.append(ee)
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_int64)(ee.get_function_address("f"))
+    r = np.random.default_rng(4)
+    n = 200_000
+    x = (r.standard_normal(n) * 10.0 ** r.integers(-5, 6, n)).astype(np.float32)
+    y = (r.standard_normal(n) * 10.0 ** r.integers(-5, 3, n)).astype(np.float32)
+    sx = np.array([0.0, -0.0, 5.0, -5.0, np.inf, -np.inf, np.nan, 1.0, -4.0, 7.5, 1e-45, 3e38], np.float32)
+    sy = np.array([1.0, 1.0, np.inf, -np.inf, 2.0, 2.0, 1.0, np.nan, 2.0, 0.0, 1e-45, 1e-3], np.float32)
+    x, y = np.concatenate([x, sx]), np.concatenate([y, sy])
+    out = np.empty_like(x)
+    fn(x.ctypes.data, y.ctypes.data, out.ctypes.data, x.size)
+    with np.errstate(all="ignore"):
+        want = np.fmod(x, y)
+        ok = np.abs(x.astype(np.float64) / y) < 2.0**29
+    ok |= ~np.isfinite(x) | ~np.isfinite(y) | (y == 0)
+    assert ok.sum() > 0.95 * x.size
+    np.testing.assert_array_equal(np.isnan(out[ok]), np.isnan(want[ok]))
+    fin = ok & ~np.isnan(want)
+    np.testing.assert_array_equal(out[fin].view(np.uint32), want[fin].view(np.uint32))

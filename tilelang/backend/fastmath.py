@@ -42,7 +42,8 @@ MATH: dict[str, MathImpl] = {
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
     "fma": MathImpl("fma.rn.f32 (one rounding)", 0.0, 0.0),
     "div": MathImpl("div.rn.f32 (IEEE)", 0.0, 0.0),
-    "rem": MathImpl("LLVM's frem expansion (x - trunc(x/y)*y)", 1e-6, 1e-6),
+    "rem": MathImpl("exact fmod in f64 (trunc quotient, one fma, sign fix-up); LLVM's frem beyond",
+                    0.0, 0.0, "|x / y| < 2^29"),
 }
 
 # op name -> implementation for f64. PTX has no f64 approximations, so the

@@ -160,7 +160,9 @@ def const_operand(dt: DType, value: bool | int | float) -> str:
     if dt is DType.F16:
         x = float(np.float16(x))
     elif dt is DType.BF16:
-        from tilelang.interp.numeric import finish  # f64 -> bf16 correctly rounded, as the interpreter
+        from tilelang.interp.numeric import (
+            finish,  # f64 -> bf16 correctly rounded, as the interpreter
+        )
 
         x = float(finish(np.asarray(x, dtype=np.float64), DType.BF16))
     elif dt is DType.F32:
@@ -1057,6 +1059,8 @@ class _Emitter:
         E = ir.ElemOp
         simple = {E.ADD: "fadd", E.SUB: "fsub", E.MUL: "fmul", E.DIV: "fdiv", E.REM: "frem"}
         cmp = {E.EQ: "oeq", E.NE: "une", E.LT: "olt", E.LE: "ole", E.GT: "ogt", E.GE: "oge"}
+        if eop is E.REM and ty == "float":
+            return self.fmod_f32(a[0], a[1])
         if eop in simple:
             return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
         if eop in cmp:
@@ -1111,6 +1115,38 @@ class _Emitter:
                 return self.emit(f"fdiv float 1.0, {den}")
             case _:
                 raise AssertionError(f"float op {eop} has no lowering")
+
+    def fmod_f32(self, x: str, y: str) -> str:
+        """fmod of f32 values, exact like the interpreter's np.fmod while |x/y| < 2^29:
+        in f64, q = trunc(x/y) and r = x - q*y (one fma, exact: q*y fits 53
+        bits and the true remainder is an f32); a quotient rounded up to the
+        next integer leaves r with the wrong sign, fixed by one more exact step.
+        Beyond 2^29 it is LLVM's frem (x - trunc(x/y)*y in f32)."""
+        xd = self.emit(f"fpext float {x} to double")
+        yd = self.emit(f"fpext float {y} to double")
+        q = self.fcall("trunc", "double", [self.emit(f"fdiv double {xd}, {yd}")])
+        nq = self.emit(f"fneg double {q}")
+        r = self.fcall("fma", "double", [nq, yd, xd])
+        # wrong sign: r != 0 and sign(r) != sign(x)
+        rx = self.emit(f"fmul double {r}, {xd}")
+        wrong = self.emit(f"fcmp olt double {rx}, 0.0")
+        ay = self.fcall("fabs", "double", [yd])
+        step = self.fcall("copysign", "double", [ay, r])
+        r2 = self.emit(f"fsub double {r}, {step}")
+        rf = self.emit(f"select i1 {wrong}, double {r2}, double {r}")
+        # fmod keeps the sign of x, also for a zero remainder (-4 % 2 = -0)
+        rs = self.fcall("copysign", "double", [rf, xd])
+        exact = self.emit(f"fptrunc double {rs} to float")
+        aq = self.fcall("fabs", "double", [q])
+        small = self.emit(f"fcmp olt double {aq}, {const_operand(DType.F64, 2.0**29)}")
+        fb = self.emit(f"frem float {x}, {y}")
+        out = self.emit(f"select i1 {small}, float {exact}, float {fb}")
+        # y = +-inf: x itself for a finite x (0 * inf would be NaN above); x = inf,
+        # y = 0 and NaNs give NaN through q (not `small`) and frem
+        yinf = self.emit(f"fcmp oeq double {ay}, 0x7FF0000000000000")
+        xfin = self.emit(f"fcmp one double {self.fcall('fabs', 'double', [xd])}, 0x7FF0000000000000")
+        keep = self.emit(f"and i1 {yinf}, {xfin}")
+        return self.emit(f"select i1 {keep}, float {x}, float {out}")
 
     def ielem(self, eop: ir.ElemOp, a: list[str], dt: DType, ty: str) -> str:
         E = ir.ElemOp

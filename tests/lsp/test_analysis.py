@@ -165,6 +165,19 @@ def test_completion_in_a_kernel_and_on_the_host(an: A.Analysis) -> None:
     assert "m" not in before and "e" not in before
 
 
+def test_completed_calls_bring_their_parentheses_unless_present() -> None:
+    text = "fn main() {\n    let x = zer;\n}\n"
+    an = A.analyze(text, "t.tile")
+    by_label = {c.label: c for c in A.completions(an, at(text, "zer", 3))}
+    assert by_label["zeros"].snippet == "zeros::<$1>($0)"
+    assert by_label["exp"].snippet == "exp($0)"
+    assert by_label["main"].snippet == "main()$0"
+    assert by_label["let"].snippet is None
+    text = "fn main() {\n    let x = zer::<f32>([4]);\n}\n"
+    an = A.analyze(text, "t.tile")
+    assert all(c.snippet is None for c in A.completions(an, at(text, "zer", 3)))
+
+
 @needs_sema
 def test_method_completion_is_filtered_by_the_receiver_type(an: A.Analysis) -> None:
     text = SOFTMAX.replace("    print(e.sum());", "    e.")

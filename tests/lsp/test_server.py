@@ -181,6 +181,10 @@ def test_hover_definition_symbols_completion_signature_help(server: Any) -> None
         labels = {i.label for i in result.items}
         assert {"x", "y", "z", "n", "add", "zeros", "assert_close", "let", "f32"} <= labels
         assert "block_id" not in labels  # kernel-only, and this is `main`
+        (zeros,) = [i for i in result.items if i.label == "zeros"]
+        assert zeros.insert_text == "zeros::<$1>($0)"
+        assert zeros.insert_text_format == lsp.InsertTextFormat.Snippet
+        assert zeros.command is not None and zeros.command.command == "editor.action.triggerParameterHints"
 
         # completion after `.`: methods
         line, col = position_of(ADD, "z.sum()", delta=2)

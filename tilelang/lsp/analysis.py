@@ -974,6 +974,15 @@ class Completion:
     kind: str  # "keyword" "type" "function" "method" "variable" "constant" "module" "kernel"
     detail: str = ""
     doc: str = ""
+    # A call's text as an LSP snippet (`exp($0)`, `zeros::<$1>($0)`): the
+    # editor places the cursor in the parentheses and shows signature help.
+    snippet: str | None = None
+
+
+def _call_snippet(name: str, generic: bool, takes_args: bool = True) -> str:
+    if generic:
+        return f"{name}::<$1>($0)" if takes_args else f"{name}::<$0>()"
+    return f"{name}($0)" if takes_args else f"{name}()$0"
 
 
 _IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
@@ -1032,7 +1041,16 @@ def completions(an: Analysis, offset: int, previous: Analysis | None = None) -> 
     after `use std::`, otherwise names in scope, builtins and keywords.
 
     `previous` is an earlier analysis of the same document that parsed, used
-    for names and types while the current text is half typed."""
+    for names and types while the current text is half typed. Calls come with
+    a snippet that adds the parentheses, unless the text already has them."""
+    found = _completions(an, offset, previous)
+    rest = an.text[offset:].lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+    if rest.lstrip(" \t").startswith(("(", "::")):
+        return [dataclasses.replace(c, snippet=None) if c.snippet else c for c in found]
+    return found
+
+
+def _completions(an: Analysis, offset: int, previous: Analysis | None) -> list[Completion]:
     line_start = an.text.rfind("\n", 0, offset) + 1
     before = an.text[line_start:offset]
     prefix_match = _IDENT_TAIL.search(before)
@@ -1085,7 +1103,8 @@ def completions(an: Analysis, offset: int, previous: Analysis | None = None) -> 
             ty = _binding_type(source, b)
             match b.kind:
                 case "kernel" | "fn":
-                    add(Completion(b.name, b.kind, fn_header(source, b.decl)))
+                    add(Completion(b.name, b.kind, fn_header(source, b.decl), "",
+                                   _call_snippet(b.name, False, bool(b.decl.params))))
                 case "const" | "generic":
                     add(Completion(b.name, "constant", _one_line(source.span_text(b.decl.span)).rstrip(";")))
                 case _:
@@ -1100,7 +1119,8 @@ def completions(an: Analysis, offset: int, previous: Analysis | None = None) -> 
             ctx = sig.context.value
             if (in_kernel is True and ctx == "host") or (in_kernel is False and ctx == "kernel"):
                 continue
-            add(Completion(name, "function", sig.signature, sig.doc))
+            add(Completion(name, "function", sig.signature, sig.doc,
+                           _call_snippet(name, bool(sig.generics), bool(sig.params))))
 
     from tilelang import highlight
 
@@ -1121,7 +1141,8 @@ def _method_completions(kind: str | None) -> list[Completion]:
     for name, sig in sorted(signatures.METHODS.items()):
         if kind is not None and sig.receivers and kind not in sig.receivers:
             continue
-        out.append(Completion(name, "method", sig.signature, sig.doc))
+        out.append(Completion(name, "method", sig.signature, sig.doc,
+                              _call_snippet(name, bool(sig.generics), bool(sig.params))))
     return out
 
 

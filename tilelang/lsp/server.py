@@ -567,11 +567,16 @@ def completion(ls: TileLanguageServer, params: lsp.CompletionParams) -> lsp.Comp
             detail=c.detail or None,
             documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=c.doc) if c.doc else None,
             sort_text=f"{_SORT.get(c.kind, 9)}{c.label}",
+            insert_text=c.snippet,
+            insert_text_format=lsp.InsertTextFormat.Snippet if c.snippet else None,
+            command=_SIGNATURE_HELP if c.snippet and "$0)" in c.snippet else None,
         )
         for c in analysis.completions(an, offset, previous)
     ]
     return lsp.CompletionList(is_incomplete=False, items=items)
 
+
+_SIGNATURE_HELP = lsp.Command(title="Signature help", command="editor.action.triggerParameterHints")
 
 # Names in scope first, then builtins, then keywords and types.
 _SORT = {"variable": 0, "constant": 1, "method": 1, "kernel": 2, "fn": 2, "module": 3,

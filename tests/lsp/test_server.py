@@ -181,6 +181,10 @@ def test_hover_definition_symbols_completion_signature_help(server: Any) -> None
         labels = {i.label for i in result.items}
         assert {"x", "y", "z", "n", "add", "zeros", "assert_close", "let", "f32"} <= labels
         assert "block_id" not in labels  # kernel-only, and this is `main`
+        # at the end of a line, a completed call brings its parentheses
+        line, col = position_of(ADD, "1 << 20;", delta=len("1 << 20;"))
+        result = await s.completion(URI, line, col)
+        assert isinstance(result, lsp.CompletionList)
         (zeros,) = [i for i in result.items if i.label == "zeros"]
         assert zeros.insert_text == "zeros::<$1>($0)"
         assert zeros.insert_text_format == lsp.InsertTextFormat.Snippet

@@ -2094,8 +2094,8 @@ class _Checker:
                 case RefT(mutable=True, inner=TensorT(dtype=pd, shape=pshape)):
                     borrows.append(True)
                     if isinstance(aty, PartitionT):
-                        if pd is not None and aty.tensor.dtype is not None and pd != aty.tensor.dtype:
-                            self._arg_mismatch(p, pty, a, aty, info)
+                        if pd is not None and not self._unify_elem(pd, aty.tensor.dtype, env):
+                            self._arg_mismatch(p, subst_type(pty, _subst_env(env)), a, aty, info)
                             bad = True
                             continue
                         assert pshape is not None
@@ -2130,8 +2130,8 @@ class _Checker:
                         self._arg_mismatch(p, pty, a, aty, info)
                         bad = True
                         continue
-                    if pd is not None and inner.dtype is not None and pd != inner.dtype:
-                        self._arg_mismatch(p, pty, a, aty, info)
+                    if pd is not None and not self._unify_elem(pd, inner.dtype, env):
+                        self._arg_mismatch(p, subst_type(pty, _subst_env(env)), a, aty, info)
                         bad = True
                         continue
                     if pshape is not None and inner.shape is not None:

@@ -303,7 +303,10 @@ class ErrorReporter:
         if start_rule == "module" and expected and expected <= _ITEM_START | {"$END"}:
             d = (Diagnostic.error(codes.EXPECTED_ITEM, f"expected item, found {found}")
                  .primary(here, "expected `fn`, `kernel fn`, `const` or `use`"))
-            if tok.type in ("LET", "FOR", "WHILE", "IF", "RETURN", "NAME"):
+            if tok.type == "NAME" and str(tok) == "pub":
+                # Rust habit: Tile has no visibility; `use` sees every item.
+                d = d.with_help("remove `pub`: every item of a file can be imported with `use`")
+            elif tok.type in ("LET", "FOR", "WHILE", "IF", "RETURN", "NAME"):
                 d = d.with_help("statements belong inside the body of a `fn`, e.g. `fn main() { ... }`")
             return d
 

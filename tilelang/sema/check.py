@@ -1654,12 +1654,12 @@ class _Checker:
             elem = self._join_elem(a, b, lt, rt, lhs, rhs, op, op_span)
             if elem is None:
                 return ERROR
-        if op in ("%", "&", "|", "^"):
+        if op in ("&", "|", "^"):  # `%` is fmod on floats, as in Rust
             for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
                 if n.kind == "float" or _elem_is_float(n.elem):
                     return self._int_only(op, nt, node, op_span)
-            if op == "%" and elem is DType.BOOL:
-                return self._int_only(op, lt, lhs, op_span)
+        if op == "%" and elem is DType.BOOL:
+            return self._int_only(op, lt, lhs, op_span)
         if op in ("+", "-", "*", "/") and elem is DType.BOOL:
             return self.emit(self.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `bool` values", op_span,
                                       "arithmetic on `bool`")
@@ -1689,6 +1689,11 @@ class _Checker:
         return TileT(elem, shape) if shape else ScalarT(elem)  # type: ignore[arg-type]
 
     def _int_only(self, op: str, ty: Type, node: ast.Expr, op_span: Span) -> Type:
+        if op == "%":  # only `bool` gets here: `%` is also fmod on floats
+            return self.emit(self.err(T.INVALID_OPERAND, "`%` needs numeric operands", op_span,
+                                      "`%` is not defined on `bool`")
+                             .secondary(node.span, f"this is `{ty}`")
+                             .with_help(f"cast with `as`: `{self.cast_snippet(node)} as i32`"))
         return self.emit(self.err(T.INVALID_OPERAND, f"`{op}` needs integer operands", op_span,
                                   f"`{op}` is only defined for integers")
                          .secondary(node.span, f"this is `{ty}`")

@@ -313,8 +313,14 @@ class HostChecker:
 
     @staticmethod
     def _loan_list(loans: list[Loan]) -> str:
-        names = sorted({f"`{ln.var.name}`" + (" mutably" if ln.mutable else "") for ln in loans})
-        return ", ".join(names)
+        # "`z` mutably and `x` shared", never "`x`, `z` mutably" (which reads
+        # as if both were mutable)
+        mutable = sorted({f"`{ln.var.name}`" for ln in loans if ln.mutable})
+        shared = sorted({f"`{ln.var.name}`" for ln in loans if not ln.mutable} - set(mutable))
+        parts = [", ".join(mutable) + " mutably"] if mutable else []
+        if shared:
+            parts.append(", ".join(shared) + (" shared" if mutable else ""))
+        return " and ".join(parts)
 
     # -- uses of tensors --------------------------------------------------------
     def check_use(

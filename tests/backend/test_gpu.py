@@ -208,6 +208,31 @@ def test_random_kernels_match_interpreter(dev) -> None:  # type: ignore[no-untyp
     check()
 
 
+@pytest.mark.parametrize("aop", ["add", "max", "min"])
+def test_bool_atomics_match_interpreter(dev, aop: str) -> None:  # type: ignore[no-untyped-def]
+    """bool atomics (byte CAS loops): add and max are or, min is and (np.*.at on bool)."""
+    from tilelang.dtypes import DType
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.builder import Builder
+
+    b = Builder(f"atom_bool_{aop}")
+    b.tensor_param("x", DType.BOOL, 1)
+    b.tensor_param("h", DType.BOOL, 1)
+    off = b.mul(b.block_id(0), b.const(128, DType.I32))
+    v = b.load("x", (off,), (128,))
+    idx = b.elementwise(ir.ElemOp.REM, b.arange(128), b.broadcast(b.const(8, DType.I32), (128,)))
+    b.atomic(ir.AtomicOp(aop), "h", (idx,), v)
+    k = b.finish()
+    x = np.zeros(1000, np.bool_)
+    x[[3, 11, 130, 998]] = True  # bins 3, 3, 2, 6
+    x[[i for i in range(1000) if i % 128 % 8 == 5]] = True  # bin 5 all true
+    h = np.ones(8, np.bool_) if aop == "min" else np.zeros(8, np.bool_)
+    case = Case(k.name, lambda: k, lambda _r: [x.copy(), h.copy()], (8,))
+    (_, _, _), (_, want, got) = run_both(dev, case)
+    assert want.any() and not want.all()
+    np.testing.assert_array_equal(got, want)
+
+
 def _cast_kernel(src, dsts):  # type: ignore[no-untyped-def]
     from tilelang.dtypes import DType
     from tilelang.ir.builder import Builder

@@ -52,7 +52,6 @@ from tilelang.backend.prints import HEADER as PRINT_HEADER
 from tilelang.backend.prints import PrintFormat, PrintValue, layout_format, record_size, record_ty
 from tilelang.diagnostics.codes.codegen import (
     GPU_TILE_TOO_LARGE,
-    GPU_UNSUPPORTED_DTYPE,
     GPU_UNSUPPORTED_OP,
 )
 from tilelang.diagnostics.model import Diagnostic
@@ -926,15 +925,12 @@ class _Emitter:
     def atomic(self, op: ir.AtomicRMW) -> None:
         info = self.tensors[op.tensor]
         dt = info.param.dtype
-        if dt is DType.BOOL:
-            raise self.error(GPU_UNSUPPORTED_DTYPE, op.span,
-                             f"`{op.op.value}` on a `{dt.value}` tensor is not supported by the GPU backend",
-                             "this atomic", "use an integer tensor, or run with `--device cpu`")
         mt = self.mty(info)
         # Float max/min propagate NaN like the interpreter's np.maximum.at (the
-        # hardware's has no such rule), and bf16 rounds after each add: both are
-        # a compare-and-swap loop. f16/f32/f64 adds and integers are native.
-        cas = dt.is_float and (op.op is not ir.AtomicOp.ADD or dt is DType.BF16)
+        # hardware's has no such rule), bf16 rounds after each add, and bool
+        # (one byte) is or/and: all three are a compare-and-swap loop. f16/f32/
+        # f64 adds and integers are native.
+        cas = dt is DType.BOOL or (dt.is_float and (op.op is not ir.AtomicOp.ADD or dt is DType.BF16))
         x = op.value
         tile = bool(x.shape)
         lay = self.lay(x) if tile else None
@@ -978,8 +974,8 @@ class _Emitter:
 
     def atomic_cas(self, aop: ir.AtomicOp, addr: str, val: str, dt: DType, mt: str) -> None:
         """`*addr = aop(*addr, val)` atomically, by a compare-and-swap loop on the bits."""
-        it = {"half": "i16", "bfloat": "i16", "float": "i32", "double": "i64"}[mt]
-        size = {"i16": 2, "i32": 4, "i64": 8}[it]
+        it = {"i8": "i8", "half": "i16", "bfloat": "i16", "float": "i32", "double": "i64"}[mt]
+        size = {"i8": 1, "i16": 2, "i32": 4, "i64": 8}[it]
         ty = reg_ty(dt)
         first = self.emit(f"load atomic {it}, ptr addrspace(1) {addr} monotonic, align {size}")
         pre = self.cur
@@ -989,13 +985,17 @@ class _Emitter:
         old = self.tmp()
         phi_at = len(self.lines)
         self.lines.append("")
-        cur = self.mem_to_reg(self.emit(f"bitcast {it} {old} to {mt}"), dt, mt)
-        if aop is ir.AtomicOp.ADD:
+        cur = self.mem_to_reg(old if it == mt else self.emit(f"bitcast {it} {old} to {mt}"), dt, mt)
+        if dt is DType.BOOL:
+            # np.add.at / maximum.at on bool: or; minimum.at: and
+            new = self.emit(f"{'and' if aop is ir.AtomicOp.MIN else 'or'} i1 {cur}, {val}")
+        elif aop is ir.AtomicOp.ADD:
             new = self.round_to(self.emit(f"fadd {ty} {cur}, {val}"), dt)
         else:
             eop = ir.ElemOp.MAXIMUM if aop is ir.AtomicOp.MAX else ir.ElemOp.MINIMUM
             new = self.felem(eop, [cur, val], dt, ty)
-        bits = self.emit(f"bitcast {mt} {self.reg_to_mem(new, dt, mt)} to {it}")
+        stored = self.reg_to_mem(new, dt, mt)
+        bits = stored if it == mt else self.emit(f"bitcast {mt} {stored} to {it}")
         pair = self.emit(f"cmpxchg ptr addrspace(1) {addr}, {it} {old}, {it} {bits} monotonic monotonic")
         seen = self.emit(f"extractvalue {{ {it}, i1 }} {pair}, 0")
         swapped = self.emit(f"extractvalue {{ {it}, i1 }} {pair}, 1")

@@ -13,8 +13,11 @@ from tilelang.diagnostics.codes import define
 GPU_UNSUPPORTED_OP = define(
     "E0601", "gpu-unsupported-op", "an operation that the GPU backend cannot compile", retired=True
 )
+# Retired: reported for f64 transcendentals and for bf16, f64 max/min and bool
+# atomics, which the GPU backend now compiles.
 GPU_UNSUPPORTED_DTYPE = define(
-    "E0602", "gpu-unsupported-dtype", "an element type that the GPU backend cannot compile for this operation"
+    "E0602", "gpu-unsupported-dtype", "an element type that the GPU backend cannot compile for this operation",
+    retired=True,
 )
 GPU_TILE_TOO_LARGE = define(
     "E0603", "gpu-tile-too-large", "a tile too large for one GPU thread block's registers or shared memory"

@@ -194,6 +194,19 @@ def case_several_errors(sm: SourceMap) -> list[Diagnostic]:
     ]
 
 
+def case_labels_inside_primary(sm: SourceMap) -> list[Diagnostic]:
+    # Secondary labels nested in the primary span keep their own marks, and
+    # the last one's message hangs below instead of trailing the primary's
+    # carets (where it read as the message of `rtol = 1e-3`).
+    sf = sm.add("nested.tile", "fn main() {\n    assert_close(&z, &flat, rtol = 1e-3);\n}\n")
+    return [
+        Diagnostic.error("E0711", "tensors are not close")
+        .primary(find(sf, "assert_close(&z, &flat, rtol = 1e-3)"), "11 elements differ")
+        .secondary(find(sf, "&z"), "left")
+        .secondary(find(sf, "&flat"), "right")
+    ]
+
+
 CASES: dict[str, Callable[[SourceMap], list[Diagnostic]]] = {
     name[len("case_") :]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")
 }

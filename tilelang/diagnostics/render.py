@@ -588,14 +588,17 @@ def _annotation_rows(
         bars(under, ln, True)
         for a in ends:
             under.put(2 * a.depth, "|", style_of(a))
-        # Secondary marks first so a primary mark wins where they overlap.
-        for a in sorted(singles, key=lambda a: a.label.primary):
+        # Wider marks first, so a label nested inside another stays visible
+        # (`^^^^--^^` as rustc draws it); for equal spans the primary wins.
+        for a in sorted(singles, key=lambda a: (-(a.end - a.start), a.label.primary)):
             under.put(margin + a.start, a.char * (a.end - a.start), style_of(a))
         with_msg = [a for a in singles if a.label.message]
         if with_msg:
             last = with_msg[-1]
-            # The rightmost label's message goes on the underline row.
-            if all(b.start <= last.start for b in singles):
+            # The rightmost label's message goes on the underline row, unless
+            # another mark reaches past its start: then it would read as that
+            # mark's message.
+            if all(b is last or b.end <= last.start for b in singles):
                 under.put(
                     margin + max(a.end for a in singles) + 1, last.label.message, style_of(last)
                 )

@@ -112,3 +112,27 @@ def test_mutated_programs_agree_with_lark() -> None:
         assert got == ref, text
         checked += ref is not None
     assert checked > 10
+
+
+def test_lark_s_tree_builds_the_same_ast_when_the_driver_declines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`parse` falls back to Lark's tree (`from_lark`) whenever the driver rejects."""
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.source import SourceMap
+    from tilelang.syntax import lalr
+    from tilelang.syntax.parser import parse
+
+    def run(text: str) -> tuple[str, str]:
+        sink = DiagnosticSink()
+        module = parse(SourceMap().add("t.tile", text), sink)
+        return repr(module), repr(sink.diagnostics)
+
+    texts = [p.read_text(encoding="utf-8") for p in PROGRAMS[:60]]
+    texts.append("fn f() { let x = (a + 1u7) * 2 < 3 < 4; }\n#[x]\nfn g() { let _ = \"\\q\"; }")
+    fast = [run(t) for t in texts]
+
+    def decline(self: object, *args: object) -> object:
+        raise lalr.Reject
+
+    monkeypatch.setattr(lalr.Tables, "parse", decline)
+    assert [run(t) for t in texts] == fast

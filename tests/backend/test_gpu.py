@@ -155,7 +155,7 @@ def test_float_atomics_match_interpreter(dev, dt: str, aop: str) -> None:  # typ
     off = b.mul(b.block_id(0), b.const(128, DType.I32))
     v = b.load("x", (off,), (128,))
     idx = b.elementwise(ir.ElemOp.REM, b.arange(128), b.broadcast(b.const(8, DType.I32), (128,)))
-    b.atomic(ir.AtomicOp(aop), "h", (idx,), v)
+    b.atomic(ir.AtomicOp(f"atomic_{aop}"), "h", (idx,), v)
     case_k = b.finish()
     r = np.random.default_rng(3)
     # halves in [-2, 2]: every partial sum of a bin stays below 128 in magnitude
@@ -221,11 +221,11 @@ def test_bool_atomics_match_interpreter(dev, aop: str) -> None:  # type: ignore[
     off = b.mul(b.block_id(0), b.const(128, DType.I32))
     v = b.load("x", (off,), (128,))
     idx = b.elementwise(ir.ElemOp.REM, b.arange(128), b.broadcast(b.const(8, DType.I32), (128,)))
-    b.atomic(ir.AtomicOp(aop), "h", (idx,), v)
+    b.atomic(ir.AtomicOp(f"atomic_{aop}"), "h", (idx,), v)
     k = b.finish()
-    x = np.zeros(1000, np.bool_)
+    x = np.zeros(1024, np.bool_)  # whole tiles: no padded `false` joins the atomics
     x[[3, 11, 130, 998]] = True  # bins 3, 3, 2, 6
-    x[[i for i in range(1000) if i % 128 % 8 == 5]] = True  # bin 5 all true
+    x[[i for i in range(1024) if i % 8 == 5]] = True  # bin 5 all true
     h = np.ones(8, np.bool_) if aop == "min" else np.zeros(8, np.bool_)
     case = Case(k.name, lambda: k, lambda _r: [x.copy(), h.copy()], (8,))
     (_, _, _), (_, want, got) = run_both(dev, case)

@@ -308,12 +308,14 @@ class ReplSession:
             try:
                 value = ev.run_statements(nodes, env)
             except TileError as e:
+                _wait_new_handles(env, self.env)
                 out = self._out.getvalue()
                 mapped = [
                     self._map(d, checked.result.sources, checked.synth) for d in e.diagnostics
                 ]
                 return ReplOutput(stdout=out, stderr=self._render(mapped), ok=False)
             except KeyboardInterrupt:
+                _wait_new_handles(env, self.env)
                 return ReplOutput(
                     stdout=self._out.getvalue(), stderr="error: interrupted\n", ok=False
                 )
@@ -556,7 +558,7 @@ class ReplSession:
             body = f"{value.tensor.type_name()} in tiles of {list(value.tile)}, grid {list(value.grid)}"
             extra = ""
         else:
-            header, body, extra = _default_literals(ty), format_value(value), ""
+            header, body, extra = _default_literals(ty), _describe(value), ""
         sep = "\n" if "\n" in body else " "
         if not self.color:
             return f"{header}{extra and ' ' + extra} ={sep}{body}\n"
@@ -671,10 +673,8 @@ class ReplSession:
             if isinstance(v, Tensor):
                 lines.append(f"{name}: {v.type_name()}")
                 continue
-            from tilelang.runtime.builtins import format_value
-
             ty = _default_literals(self.types.get(name, type(v).__name__))
-            lines.append(f"{name}: {ty} = {format_value(v)}")
+            lines.append(f"{name}: {ty} = {_describe(v)}")
         return ReplOutput(stdout="\n".join(lines) + "\n")
 
     def _type_of(self, text: str) -> ReplOutput:
@@ -836,7 +836,7 @@ class ReplSession:
             for name, sig in METHODS.items():
                 found[name] = f"method: {sig.signature}"
         elif before.endswith("::"):
-            return []
+            return [(w, what) for w, what in _module_names(before) if w.startswith(word)]
         else:
             for it in self.items:
                 if it.name is not None and not _is_hidden(it.name):
@@ -931,6 +931,23 @@ def _handle_names(errors: list[Diagnostic]) -> list[str]:
     return names
 
 
+def _wait_new_handles(env: dict[str, Any], before: dict[str, Any]) -> None:
+    """After a failed entry: wait for the launches it started. Its bindings
+    are rolled back, so the checker no longer knows those launches are in
+    flight; they must be over before a later entry touches their tensors."""
+    import contextlib
+
+    from tilelang.diagnostics.model import TileError
+    from tilelang.runtime.launch import Handle
+
+    kept = {id(v) for v in before.values()}
+    for v in env.values():
+        if isinstance(v, Handle) and not v.done and id(v) not in kept:
+            # The entry already failed; its first error is the one shown.
+            with contextlib.suppress(TileError):
+                v.wait()
+
+
 def _move_tensors(values: Any, old: Any, new: Any) -> int:
     """Move every tensor reachable from `values` from device `old` to `new`,
     in place (so partitions, operations and graphs that hold it follow)."""
@@ -976,6 +993,24 @@ def _move_tensors(values: Any, old: Any, new: Any) -> int:
     return moved
 
 
+def _describe(value: Any) -> str:
+    """A host value as the REPL shows it (operations and handles in words)."""
+    from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.launch import Graph, Handle, Operation
+
+    match value:
+        case Operation():
+            return f"`{value.name}` not run yet (`.sync()` runs it, `.launch()` starts it)"
+        case Handle():
+            state = "done" if value.done else "in flight until `.wait()`"
+            return f"a launch of `{value.op.name}`, {state}"
+        case Graph():
+            n = len(value.ops)
+            return f"{n} operation{'s' if n != 1 else ''}, replayed {value.replays} times"
+        case _:
+            return format_value(value)
+
+
 def _is_hidden(name: str) -> bool:
     """A replaced item's hidden name (`sq__1`, see `_redefine`)."""
     return re.fullmatch(r".+__[0-9]+", name) is not None
@@ -1005,6 +1040,29 @@ def _ice_text(e: BaseException) -> str:
         "and the trace below (the session goes on, without this entry)\n\n"
         + "".join(traceback.format_exception(e))
     )
+
+
+def _module_names(before: str) -> list[tuple[str, str]]:
+    """Completions after `std::` (the modules) or `std::nn::` (its items)."""
+    from tilelang.resources import stdlib_dir
+
+    m = re.search(r"((?:[A-Za-z_][A-Za-z0-9_]*::)+)$", before)
+    if m is None:
+        return []
+    segments = m.group(1).split("::")[:-1]
+    if segments[0] != "std":
+        return []
+    node: Any = stdlib_dir()
+    for seg in segments:
+        node = node.joinpath(seg)
+    if len(segments) == 1:
+        return sorted((p.name[:-5], "module") for p in node.iterdir() if p.name.endswith(".tile"))
+    try:
+        text = node.parent.joinpath(segments[-1] + ".tile").read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return []
+    items = re.findall(r"^(kernel fn|fn|const)\s+([A-Za-z_][A-Za-z0-9_]*)", text, re.MULTILINE)
+    return sorted((name, kind) for kind, name in items)
 
 
 def _complete_path(prefix: str) -> list[tuple[str, str]]:

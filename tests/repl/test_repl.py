@@ -144,6 +144,42 @@ def test_launch_handles_span_entries_and_ownership_holds(session: ReplSession) -
     assert launches(session) == 1
 
 
+def test_a_failed_entry_waits_for_the_launches_it_started(
+    session: ReplSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tilelang.runtime import launch
+
+    waited: list[str] = []
+    real_wait = launch.Handle.wait
+
+    def spy(self: launch.Handle) -> None:
+        waited.append(self.op.name)
+        real_wait(self)
+
+    monkeypatch.setattr(launch.Handle, "wait", spy)
+    session.feed(KERNEL)
+    session.feed(SETUP + "\nlet earlier = inc(z.partition([4]), &a).launch();")
+    r = session.feed('let h = inc(a.clone().partition([4]), &a).launch();\nassert(false, "stop");')
+    assert not r.ok and "error[E0710]" in r.stderr
+    assert "h" not in session.env  # rolled back, and its launch waited for ...
+    assert waited == ["inc"]  # ... but not the earlier one, still in flight
+    assert not session.env["earlier"].done
+
+
+def test_operations_and_handles_are_described(session: ReplSession) -> None:
+    session.feed(KERNEL)
+    session.feed(SETUP)
+    session.feed("let op = inc(z.partition([4]), &a);")
+    out = session.feed(":vars").stdout
+    assert "op: Op<inc> = `inc` not run yet (`.sync()` runs it, `.launch()` starts it)" in out
+    session.feed("let h = op.launch();")
+    assert session.feed("h").stdout == (
+        "Handle<inc> = a launch of `inc`, in flight until `.wait()`\n"
+    )
+    session.feed("h.wait();")
+    assert "h: Handle<inc> = a launch of `inc`, done" in session.feed(":vars").stdout
+
+
 def test_a_crash_inside_tilec_is_reported_and_the_session_goes_on(
     session: ReplSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -345,7 +381,10 @@ def test_completion(session: ReplSession) -> None:
     assert words(":ty") == ["type"]
     assert words(":device g") == ["gpu"]
     assert words(":ir ") == ["inc"]
-    assert words("std::") == []
+    assert words("use std::") == ["math", "nn"]
+    assert words("use std::nn::soft") == ["softmax"]
+    assert "PI" in words("std::math::")
+    assert words("foo::") == []
     what = dict(session.completions("ze"))
     assert what["zed"].startswith("variable") and what["zeros"].startswith("builtin")
 

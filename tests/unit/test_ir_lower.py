@@ -450,3 +450,19 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {
         z = np.arange(8, dtype=np.float32)
         run_kernel(k, (2,), [z], mode=mode)
         np.testing.assert_array_equal(z, (np.arange(8) + 1) * 2)
+
+
+def test_let_without_value_is_assigned_later() -> None:
+    src = """
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, n: i32) {
+    let mut x: f32;
+    let mut t: Tile<f32, [B]>;
+    if n > 2 { x = 1.5; t = zeros::<f32>([B]) + 1.0; } else { x = 2.5; t = zeros::<f32>([B]); }
+    z.store(t + x);
+}
+"""
+    k = lower(src, "k", B=4)
+    for n, want in ((3, 2.5), (1, 2.5)):
+        z = np.zeros(4, np.float32)
+        run_kernel(k, (1,), [z, n])
+        assert (z == want).all()

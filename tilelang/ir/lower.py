@@ -37,7 +37,8 @@ a statement that may jump, the rest of its block runs under an `if` on the
 flags, so the IR stays structured (no gotos for the backend to untangle).
 
 The kernel is verified before it is returned. A construct the lowering does
-not support yet (an early `return` of a tuple, a `let` without a value) is a
+not support yet (an early `return` of a tuple, a `let` without a value or a
+scalar/tile type) is a
 `TileError` E0701 located at the construct; anything else unexpected is an
 `ICE`.
 """
@@ -478,8 +479,10 @@ class _Lowerer:
         match st:
             case ast.Let(pattern=pat, ty=ty, value=val):
                 if val is None:
-                    raise _Unsupported(st.span, "a `let` without a value in a kernel",
-                                       "give the variable its initial value")
+                    # `let x: T;` is assigned before it is read (the checker
+                    # makes sure): any value of T will do until then
+                    self.bind(pat, self._zero_of(ty, st.span))
+                    return
                 v = self.expr(val)
                 if ty is not None and isinstance(v, CVal):
                     v = CVal(_convert_const(v.value, self._dtype(ty)), self._dtype(ty))
@@ -528,6 +531,17 @@ class _Lowerer:
                 scope[flag] = CVal(True, BOOL)
             case _:
                 raise ICE(f"lowering: unexpected statement {type(st).__name__}")
+
+    def _zero_of(self, ty: ast.TypeExpr | None, span: Span) -> Any:
+        if isinstance(ty, ast.NamedType) and ty.name.name == "Tile":
+            dtype, dims = self._tensor_type(ty)
+            shape = tuple(self._need_int(d, span) for d in dims)
+            return self.b.const(False if dtype is BOOL else 0, dtype, shape, span=span)
+        if isinstance(ty, ast.NamedType) and not ty.args:
+            dtype = self._dtype(ty)
+            return CVal(False if dtype is BOOL else 0, dtype)
+        raise _Unsupported(span, "a `let` without a value or a scalar or tile type",
+                           "give the variable its initial value")
 
     def _binding_dtype(self, pat: ast.Pattern, v: CVal) -> DType:
         sym = _symbol(self.program, pat)

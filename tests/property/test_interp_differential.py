@@ -218,3 +218,30 @@ def test_example_layernorm_and_cumsum(m: int, seed: int) -> None:
     k = example_kernel("cumsum.tile", "row_cumsum", (("BM", 8), ("N", n)))
     run_kernel(k, (cdiv(m, 8), 1), [c, x])
     np.testing.assert_allclose(c, np.cumsum(x, 1), rtol=1e-5, atol=1e-4)
+
+
+@SETTINGS
+@given(m=st.integers(1, 80), n=st.integers(1, 80), k=st.integers(1, 80),
+       seed=st.integers(0, 2**16))
+def test_example_gemm(m: int, n: int, k: int, seed: int) -> None:
+    r = rng_for(seed)
+    a = r.standard_normal((m, k)).astype(np.float16)
+    b = r.standard_normal((k, n)).astype(np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    for name in ("gemm", "gemm_reference"):
+        c = np.zeros((m, n), np.float32)
+        kern = example_kernel("gemm.tile", name, (("BK", 16), ("BM", 32), ("BN", 32)))
+        run_kernel(kern, (cdiv(m, 32), cdiv(n, 32)), [c, a, b])
+        np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4 * np.sqrt(k), err_msg=name)
+
+
+@SETTINGS
+@given(m=st.integers(1, 50), seed=st.integers(0, 2**16), scale=st.sampled_from([1.0, 30.0]))
+def test_example_softmax(m: int, seed: int, scale: float) -> None:
+    x = (rng_for(seed).standard_normal((m, 64)) * scale).astype(np.float32)
+    y = np.zeros_like(x)
+    run_kernel(example_kernel("softmax.tile", "softmax_rows", (("BM", 8), ("N", 64))),
+               (cdiv(m, 8), 1), [y, x])
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(y.sum(1), 1.0, rtol=1e-5)

@@ -85,6 +85,8 @@ while running keeps what it wrote into tensors but none of its bindings.
 
 Commands:
   :help                this text
+  :help NAME           a builtin function or method (`:help load`), or your item
+  :help builtins       every builtin, for kernels and for host code
   :type EXPR           the type of an expression, without running it
   :ast [ENTRY]         the syntax tree of ENTRY, or of the whole session
   :ir KERNEL           Tile IR of a kernel as launched (or as its launches fix it)
@@ -619,7 +621,7 @@ class ReplSession:
             case "q" | "quit" | "exit":
                 return ReplOutput(quit=True)
             case "h" | "help" | "?":
-                return ReplOutput(stdout=HELP + "\n")
+                return ReplOutput(stdout=HELP + "\n") if not arg else self._help_on(arg)
             case "reset":
                 self.items, self.stmts, self.env, self.types = [], [], {}, {}
                 if self._runtime is not None:
@@ -662,6 +664,49 @@ class ReplSession:
                 return ReplOutput(
                     stderr=f"error: unknown command `:{cmd}`{hint}; `:help` lists them\n", ok=False
                 )
+
+    def _help_on(self, name: str) -> ReplOutput:
+        """`:help NAME`: a builtin's signature and doc, or a session item's header."""
+        from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Context
+
+        name = name.strip().lstrip(".")
+        if name == "builtins":
+            lines = []
+            for title, table in (("functions", FUNCTIONS), ("methods", METHODS)):
+                for ctx, where in (
+                    (Context.KERNEL, "in kernels"),
+                    (Context.HOST, "on the host"),
+                    (Context.BOTH, "anywhere"),
+                ):
+                    names = sorted(n for n, sig in table.items() if sig.context is ctx)
+                    if names:
+                        prefix = "." if title == "methods" else ""
+                        lines.append(f"{title} {where}:")
+                        lines.append(_wrap(", ".join(prefix + n for n in names), "  "))
+            lines.append("`:help NAME` shows one of them.")
+            return ReplOutput(stdout="\n".join(lines) + "\n")
+        found = []
+        for sig in (FUNCTIONS.get(name), METHODS.get(name)):
+            if sig is not None:
+                found.append(f"{sig.signature}\n    {sig.doc}\n    allowed {sig.context.where}")
+        for it in self.items:
+            if it.name == name:
+                header = it.chunk.text.split("{", 1)[0].split("=", 1)[0].strip()
+                found.append(f"{header}\n    defined in this session")
+        if name in self.env:
+            ty = self.types.get(name) or type(self.env[name]).__name__
+            found.append(f"{name}: {_default_literals(ty)}\n    a variable of this session")
+        if found:
+            return ReplOutput(stdout="\n".join(found) + "\n")
+        import difflib
+
+        names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in self.items if it.name)})
+        near = difflib.get_close_matches(name, names, n=3)
+        hint = f" (did you mean {', '.join(f'`{n}`' for n in near)}?)" if near else ""
+        return ReplOutput(
+            stderr=f"error: no builtin or item `{name}`{hint}; `:help builtins` lists them\n",
+            ok=False,
+        )
 
     def _vars(self) -> ReplOutput:
         from tilelang.runtime.tensor import Tensor
@@ -818,6 +863,10 @@ class ReplSession:
                 return [(c, "command") for c in COMMANDS if c.startswith(head)]
             if head == "load":
                 return _complete_path(rest)
+            if head == "help":
+                names = {*FUNCTIONS, *METHODS, "builtins"}
+                names |= {it.name for it in self.items if it.name and not _is_hidden(it.name)}
+                return [(n, "help") for n in sorted(names) if n.startswith(rest.strip())]
             if head == "device":
                 return [(d, "device") for d in ("cpu", "gpu", "auto") if d.startswith(rest.strip())]
             if head in ("ir", "llvm", "ptx"):
@@ -1009,6 +1058,12 @@ def _describe(value: Any) -> str:
             return f"{n} operation{'s' if n != 1 else ''}, replayed {value.replays} times"
         case _:
             return format_value(value)
+
+
+def _wrap(text: str, indent: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=79, initial_indent=indent, subsequent_indent=indent)
 
 
 def _is_hidden(name: str) -> bool:

@@ -263,6 +263,21 @@ def test_help_is_enough_to_start(session: ReplSession) -> None:
     assert outputs[-1].stdout.strip() == shown
 
 
+def test_help_on_a_name(session: ReplSession) -> None:
+    load = session.feed(":help load").stdout
+    assert load.startswith("x.load()") and "allowed inside a kernel" in load
+    both = session.feed(":help exp").stdout
+    assert "exp(x: " in both and "x.exp()" in both  # the function and the method
+    listing = session.feed(":help builtins").stdout
+    assert "functions on the host:" in listing and ".partition" in listing
+    session.feed("fn sq(a: i32) -> i32 { a * a }\nlet q = 3;")
+    assert session.feed(":help sq").stdout == "fn sq(a: i32) -> i32\n    defined in this session\n"
+    assert session.feed(":help q").stdout.startswith("q: i32\n")
+    miss = session.feed(":help lod")
+    assert not miss.ok and "did you mean `load`, `log`" in miss.stderr
+    assert [w for w, _ in session.completions(":help bui")] == ["builtins"]
+
+
 def test_type_vars_ast_program(session: ReplSession) -> None:
     session.feed("let a = ones::<f32>([8]);\nlet n = 3;")
     assert session.feed(":type a").stdout == "a: Tensor<f32, [8]>\n"

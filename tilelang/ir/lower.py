@@ -277,7 +277,8 @@ class _Lowerer:
         # Own-tile offsets are computed once at entry so every region can use them.
         for tp in pending_own:
             assert tp.tile_shape is not None
-            offs = tuple(self.b.mul(self.b.block_id(d), self.b.const(t, I32), hint=f"{tp.name}_off{d}")
+            offs = tuple(self.b.block_id(d) if t == 1 else
+                         self.b.mul(self.b.block_id(d), self.b.const(t, I32), hint=f"{tp.name}_off{d}")
                          for d, t in enumerate(tp.tile_shape))
             ref = TensorRef(tp, offs)
             self.tensors[tp.name] = ref
@@ -864,6 +865,9 @@ class _Lowerer:
                 return folded
         if op not in _BINOPS:
             raise ICE(f"lowering: unknown operator {op}")
+        same = _int_identity(op, a, b)
+        if same is not None:
+            return same
         x, y = self.unify([a, b], span)
         return self.b.elementwise(_BINOPS[op], x, y, span=span)
 
@@ -1431,6 +1435,20 @@ def _fold_binary(op: str, a: CVal, b: CVal) -> CVal | None:
                 if fy == 0.0:
                     return None
                 return CVal(fx / fy, dt)
+    return None
+
+
+def _int_identity(op: str, a: Any, b: Any) -> ir.Value | None:
+    """`x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0` on an integer value is `x`
+    (exact for integers; not for floats, where `-0.0 + 0.0` is `+0.0`)."""
+    def is_const(v: Any, k: int) -> bool:
+        return isinstance(v, CVal) and not isinstance(v.value, bool) and v.value == k \
+            and isinstance(v.value, int)
+
+    for x, c, ok_ops in ((a, b, ("*", "+", "-")), (b, a, ("*", "+"))):
+        if (isinstance(x, ir.Value) and x.dtype.is_int and op in ok_ops
+                and ((op == "*" and is_const(c, 1)) or (op in ("+", "-") and is_const(c, 0)))):
+            return x
     return None
 
 

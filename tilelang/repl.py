@@ -292,6 +292,8 @@ class ReplSession:
         elapsed = 0.0
         env = dict(self.env)
         self._out = io.StringIO()
+        if redefined:
+            self._rekey(redefined)
         if nodes:
             runtime = self._runtime_for(checked.program)
             compiled = len(runtime.kernels)
@@ -307,17 +309,18 @@ class ReplSession:
                 ownership=checked.ownership,
             )
             start = time.perf_counter()
+            ran = False
             try:
                 value = ev.run_statements(nodes, env)
+                ran = True
             except TileError as e:
-                _wait_new_handles(env, self.env)
-                out = self._out.getvalue()
                 mapped = [
                     self._map(d, checked.result.sources, checked.synth) for d in e.diagnostics
                 ]
-                return ReplOutput(stdout=out, stderr=self._render(mapped), ok=False)
+                return ReplOutput(
+                    stdout=self._out.getvalue(), stderr=self._render(mapped), ok=False
+                )
             except KeyboardInterrupt:
-                _wait_new_handles(env, self.env)
                 return ReplOutput(
                     stdout=self._out.getvalue(), stderr="error: interrupted\n", ok=False
                 )
@@ -331,12 +334,13 @@ class ReplSession:
                 return ReplOutput(stdout=self._out.getvalue(), stderr=_ice_text(e), ok=False)
             finally:
                 elapsed = time.perf_counter() - start
+                if not ran:  # the entry is dropped: undo what it changed in the session
+                    _wait_new_handles(env, self.env)
+                    self._rekey({v: k for k, v in redefined.items()})
             compiled = len(runtime.kernels) - compiled
         else:
             compiled = 0
         # Accepted: commit.
-        if redefined and self._runtime is not None:
-            self._runtime.kernels.clear()  # compiled from the old items (inlined too)
         self.items, self.stmts, self.env = items, stmts, env
         self._record_types(checked, main)
         self.last_time = elapsed
@@ -484,14 +488,15 @@ class ReplSession:
         return _Checked(synth, result, errors, in_flight)
 
     # ---------------------------------------------------------------- redefinition
-    def _redefine(self, names: set[str]) -> tuple[list[_Item], list[_Chunk], bool]:
+    def _redefine(self, names: set[str]) -> tuple[list[_Item], list[_Chunk], dict[str, str]]:
         """The session's items and statements with the items named in `names`
-        kept under hidden names (see the module docstring); True if any was."""
+        kept under hidden names (see the module docstring), and those names
+        (old name -> hidden name)."""
         from tilelang.syntax import ast
 
         old = [it for it in self.items if it.name in names]
         if not old:
-            return list(self.items), list(self.stmts), False
+            return list(self.items), list(self.stmts), {}
         checked = self._check(self.items, self.stmts)
         program, root = checked.program, checked.root
         hidden: dict[str, str] = {}
@@ -543,7 +548,34 @@ class ReplSession:
             for it in self.items
         ]
         stmts = [rewrite(st, True) for st in self.stmts]
-        return items, stmts, True
+        return items, stmts, hidden
+
+    def _rekey(self, names: dict[str, str]) -> None:
+        """Items were renamed (`names`: old -> new): operations, handles and
+        graphs made before keep naming the kernel they were made with, and
+        compiled kernels are dropped (a kernel inlines the functions it calls,
+        which may be the ones redefined)."""
+        from tilelang.runtime.launch import Graph, Handle, Operation
+
+        def visit(v: Any) -> None:
+            match v:
+                case Operation() if v.kernel_key in names:
+                    v.kernel_key = names[v.kernel_key]
+                case Handle():
+                    visit(v.op)
+                case Graph():
+                    for op in v.ops:
+                        visit(op)
+                case list() | tuple():
+                    for x in v:
+                        visit(x)
+                case _:
+                    pass
+
+        for v in self.env.values():
+            visit(v)
+        if self._runtime is not None:
+            self._runtime.kernels.clear()
 
     # ---------------------------------------------------------------- values
     def _show_value(self, value: Any, ty: str) -> str:
@@ -843,8 +875,8 @@ class ReplSession:
         if checked.errors:
             return self._reject(checked)
         self.items, self.stmts = old_items + new, old_stmts
-        if redefined and self._runtime is not None:
-            self._runtime.kernels.clear()
+        if redefined:
+            self._rekey(redefined)
         return ReplOutput(
             stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n"
         )

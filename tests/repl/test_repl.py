@@ -222,6 +222,21 @@ def test_redefined_kernel_runs_its_new_body(session: ReplSession) -> None:
     assert session.feed("z.sum()").stdout == "f32 = 88.0\n"
 
 
+def test_a_graph_recorded_before_a_redefinition_replays_the_old_kernel(
+    session: ReplSession,
+) -> None:
+    session.feed(KERNEL)
+    session.feed(SETUP + "\nlet g = graph { inc(z.partition([4]), &a); };")
+    session.feed(KERNEL.replace("+ 1.0", "+ 10.0"))
+    assert session.feed("g.replay();").ok
+    assert session.feed("z.sum()").stdout == "f32 = 16.0\n"  # a + 1, the recorded kernel
+    # Redefine and launch in one entry: the new body runs.
+    r = session.feed(KERNEL.replace("+ 1.0", "+ 100.0") + "\ninc(z.partition([4]), &a).sync();")
+    assert r.ok, r.stderr
+    assert session.feed("z.sum()").stdout == "f32 = 808.0\n"
+    assert session.feed("g.replay();\nz.sum()").stdout == "f32 = 16.0\n"
+
+
 def test_an_error_in_a_redefinition_is_shown_in_its_entry(session: ReplSession) -> None:
     session.feed("fn sq(a: i32) -> i32 { a * a }")
     r = session.feed("fn sq(a: i32) -> i32 { a * b }")

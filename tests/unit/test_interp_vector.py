@@ -200,3 +200,20 @@ def test_big_asserting_kernels_fall_back_to_block_mode(monkeypatch: pytest.Monke
     z = np.zeros(5, np.int32)
     run_kernel(k, (5,), [z])  # auto: the snapshot would be too big
     assert calls == [] and z.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_env_var_forces_a_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilelang.interp import machine
+
+    calls: list[object] = []
+    monkeypatch.setattr(machine, "run_vectorised", lambda *a, **k: calls.append(a))
+    monkeypatch.setenv("TILE_INTERP_MODE", "block")
+    z = np.zeros(1000, np.float32)
+    run_kernel(samples.vector_add(64), (16,), [z, rnd(1000), rnd(1000, seed=1)])
+    assert calls == [] and z.any()
+    monkeypatch.setenv("TILE_INTERP_MODE", "vector")
+    run_kernel(samples.vector_add(64), (16,), [z, rnd(1000), rnd(1000, seed=1)])
+    assert len(calls) == 1
+    monkeypatch.setenv("TILE_INTERP_MODE", "fast")
+    with pytest.raises(ValueError, match="mode"):
+        run_kernel(samples.vector_add(64), (16,), [z, rnd(1000), rnd(1000, seed=1)])

@@ -25,6 +25,8 @@ API (used by the host runtime, `tilelang/runtime/cpu.py`, and the tests):
   blocks write); "auto" (default) picks "vector" unless the grid has one
   block, or the kernel asserts and writes more than `vector.SNAPSHOT_BYTES`
   (a chunk that fails an assert is rolled back and replayed block by block).
+  The environment variable `TILE_INTERP_MODE=block|vector` overrides "auto"
+  (e.g. `TILE_INTERP_MODE=block tilec run ...` to debug block by block).
 - Raises `TileError` (code E0700, primary label at the `assert`) when a device
   `assert` fails; the launch stops at the first failing block (blocks run in
   row-major grid order). Raises `ValueError` for arguments that do not fit the

@@ -12,6 +12,7 @@ kernel, so nested regions need no scope chain). Scalars are 0-d arrays.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, assert_never
@@ -72,6 +73,8 @@ def run_kernel(
             f"grid {grid_t} does not fit kernel `{kernel.name}` "
             f"with {kernel.grid_rank} grid axes"
         )
+    if mode == "auto":
+        mode = os.environ.get("TILE_INTERP_MODE", "auto") or "auto"
     if mode not in ("auto", "block", "vector"):
         raise ValueError(f"unknown interpreter mode {mode!r}")
     tensors, scalars = _bind_args(kernel, args)

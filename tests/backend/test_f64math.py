@@ -280,3 +280,26 @@ done:
     np.testing.assert_array_equal(np.isnan(out[ok]), np.isnan(want[ok]))
     fin = ok & ~np.isnan(want)
     np.testing.assert_array_equal(out[fin].view(np.uint32), want[fin].view(np.uint32))
+
+
+def _fma_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r = np.random.default_rng(6)
+    a, b, c = (r.standard_normal(2000) for _ in range(3))  # full f64 mantissas: a*b is inexact
+    return a, b, c
+
+
+def _fma_exact(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    from fractions import Fraction
+
+    return np.array([float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c, strict=True)])
+
+
+@pytest.mark.xfail(strict=True, reason="interp.numeric computes f64 fma as a*b+c (two roundings); "
+                   "ir.ElemOp says ONE rounding, which the GPU's fma.rn.f64 does (helper F1 owns the fix)")
+def test_interpreter_f64_fma_rounds_once() -> None:
+    from tilelang.interp.numeric import elementwise
+    from tilelang.ir.nodes import ElemOp
+
+    a, b, c = _fma_inputs()
+    got = elementwise(ElemOp.FMA, [a, b, c], DType.F64)
+    np.testing.assert_array_equal(got, _fma_exact(a, b, c))

@@ -276,3 +276,28 @@ def test_casts_round_exactly_like_the_interpreter(dev, src: str) -> None:  # typ
         assert outs[1][1][0] == np.float32(2.0**60)
     if src == "f64":
         assert outs[3][1][0] == np.float32(1 + 2.0**-7)
+
+
+def test_f64_fma_rounds_once(dev) -> None:  # type: ignore[no-untyped-def]
+    """fma on f64 is fused (one rounding, as `ir.ElemOp` specifies): equal to the
+    exactly rounded a*b+c. (The interpreter rounds twice here: see the xfail in
+    test_f64math.py.)"""
+    from test_f64math import _fma_exact, _fma_inputs
+
+    from tilelang.dtypes import DType
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.builder import Builder
+
+    b = Builder("fma64")
+    for nm in "abc":
+        b.tensor_param(nm, DType.F64, 1)
+    b.tensor_param("z", DType.F64, 1, mutable=True, tile_shape=(128,))
+    off = b.mul(b.block_id(0), b.const(128, DType.I32))
+    xs = [b.load(nm, (off,), (128,)) for nm in "abc"]
+    b.store("z", (off,), b.elementwise(ir.ElemOp.FMA, *xs))
+    k = b.finish()
+    a, bb, c = _fma_inputs()
+    bufs = [dev.upload(v) for v in (a, bb, c, np.zeros_like(a))]
+    dev.run(dev.prepare(k), (-(-len(a) // 128),), bufs)
+    dev.sync()
+    np.testing.assert_array_equal(dev.download(bufs[3], DType.F64, a.shape), _fma_exact(a, bb, c))

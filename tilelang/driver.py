@@ -132,23 +132,31 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
     return Checked(program, check_ownership(program, ctx.sink))
 
 
-def kernel_instances(program: Any) -> list[tuple[str, dict[str, int]]]:
-    """The (kernel name, const-generic instantiation) pairs that the program's
-    launches fix at compile time, in source order, without duplicates. A kernel
-    with no const generics appears once even if it is never launched, so
-    `emit` can show it; a launch whose generics are known only at run time
-    (`deferred` by the type checker) is left out."""
-    seen: list[tuple[str, dict[str, int]]] = []
+def kernel_instances(program: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The (kernel name, instantiation) pairs that the program's launches fix
+    at compile time, in source order, without duplicates: const generics as
+    `int`, type parameters (`kernel fn k<T>`) as `DType`. A kernel with no
+    generics appears once even if it is never launched, so `emit` can show
+    it; a launch whose generics are known only at run time (`deferred` by the
+    type checker) is left out."""
+    from tilelang.dtypes import DType
+
+    seen: list[tuple[str, dict[str, Any]]] = []
     for call, inst in program.instantiations.items():
         info = program.callee_of(call)
         if info is None or not info.is_kernel:
             continue
         if not all(isinstance(inst.get(g), int) for g in info.const_generics):
             continue
-        entry = (info.qualname, {g: int(inst[g]) for g in info.const_generics})
+        if not all(isinstance(inst.get(t), DType) for t in info.type_params):
+            continue
+        entry = (info.qualname, {**{t: inst[t] for t in info.type_params},
+                                 **{g: int(inst[g]) for g in info.const_generics}})
         if entry not in seen:
             seen.append(entry)
     for name, info in program.kernels.items():
+        if info.type_params:
+            continue  # no instance without a launch that fixes the element type
         if not info.const_generics and not any(e[0] == name for e in seen):
             seen.append((name, {}))
     return seen

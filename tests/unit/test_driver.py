@@ -96,6 +96,34 @@ def test_every_example_checks_and_lowers(path: Path) -> None:
     assert driver.format_output("ir", result).strip() or not instances
 
 
+TYPE_GENERIC = """
+kernel fn copy<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>) {
+    z.store(x.load_like(z));
+}
+kernel fn unused<T>(z: &mut Tensor<T, [4]>) {
+    z.store(z.load());
+}
+fn main() {
+    let mut a = zeros::<f16>([8]);
+    copy(a.partition([4]), &ones::<f16>([8])).sync();
+    let mut b = zeros::<i32>([8]);
+    copy::<i32, 8>(b.partition([8]), &ones::<i32>([8])).sync();
+}
+"""
+
+
+def test_type_generic_kernels_have_one_instance_per_element_type() -> None:
+    # `emit --stage ir` on a launched `kernel fn k<T, ..>` was an ICE
+    # ("unknown element type `T`"): the instances lacked `T`.
+    from tilelang.dtypes import DType
+
+    result = driver.compile(TYPE_GENERIC, "ir")
+    assert result.ok, [d.message for d in result.diagnostics]
+    instances = driver.kernel_instances(result.context.outputs["checked"].program)
+    assert instances == [("copy", {"T": DType.F16, "B": 4}), ("copy", {"T": DType.I32, "B": 8})]
+    assert [k.tensor("z").dtype for k in result.output] == [DType.F16, DType.I32]
+
+
 # ---------------------------------------------------------------- fuzz
 PROGRAMS = [p.read_text(encoding="utf-8") for p in EXAMPLES] or ["fn main() {}\n"]
 SNIPPETS = [

@@ -2198,6 +2198,8 @@ class _Checker:
         for k, v in env.items():
             if isinstance(v, Dim) and v.is_const:
                 inst[k] = v.const_value
+            elif k in info.type_params and isinstance(v, DType):
+                inst[k] = v  # `T` of `kernel fn k<T, ..>`, from the arguments or the turbofish
         self.program.instantiations[e] = inst
         if deferred:
             self.program.deferred[e] = deferred

@@ -260,8 +260,8 @@ class ReplSession:
             first, second = [it for it in parsed.items if _item_name(it) == dup][:2]
             d = (
                 Diagnostic.error("E0102", f"the name `{dup}` is defined twice in this entry")
-                .primary(second.name.span, f"`{dup}` redefined here")  # type: ignore[union-attr]
-                .secondary(first.name.span, "first defined here")  # type: ignore[union-attr]
+                .primary(_name_span(second), f"`{dup}` redefined here")
+                .secondary(_name_span(first), "first defined here")
                 .with_help("keep one of them; to replace a definition, enter it on its own")
             )
             return ReplOutput(stderr=self._render([d]), ok=False)
@@ -494,9 +494,12 @@ class ReplSession:
         (old name -> hidden name)."""
         from tilelang.syntax import ast
 
-        old = [it for it in self.items if it.name in names]
+        # A `use` of a replaced name is dropped; a `fn` or `const` is renamed.
+        imports = [it for it in self.items if it.name in names and it.kind == "use"]
+        kept = [it for it in self.items if not any(it is u for u in imports)]
+        old = [it for it in kept if it.name in names]
         if not old:
-            return list(self.items), list(self.stmts), {}
+            return kept, list(self.stmts), {}
         checked = self._check(self.items, self.stmts)
         program, root = checked.program, checked.root
         hidden: dict[str, str] = {}
@@ -545,7 +548,7 @@ class ReplSession:
             )
             if id(it.chunk) in old_chunks
             else it
-            for it in self.items
+            for it in kept
         ]
         stmts = [rewrite(st, True) for st in self.stmts]
         return items, stmts, hidden
@@ -939,11 +942,23 @@ def _chunk(sf: SourceFile, span: Span) -> _Chunk:
 
 
 def _item_name(item: Any) -> str | None:
+    """The name an item defines: a `fn`'s, a `const`'s, or what a `use` of one
+    item imports (`use std::nn::softmax;`); None for other `use`s."""
     from tilelang.syntax import ast
 
     if isinstance(item, (ast.FnDecl, ast.ConstDecl)):
         return item.name.name
+    if isinstance(item, ast.UseDecl) and item.path and item.names is None and not item.glob:
+        return item.path[-1].name
     return None
+
+
+def _name_span(item: Any) -> Span:
+    from tilelang.syntax import ast
+
+    if isinstance(item, ast.UseDecl):
+        return item.path[-1].span if item.path else item.span
+    return item.name.span  # type: ignore[no-any-return]
 
 
 def _item_of(sf: SourceFile, item: Any) -> _Item:

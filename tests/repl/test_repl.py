@@ -237,6 +237,18 @@ def test_a_graph_recorded_before_a_redefinition_replays_the_old_kernel(
     assert session.feed("g.replay();\nz.sum()").stdout == "f32 = 16.0\n"
 
 
+def test_a_definition_replaces_an_import_and_back(session: ReplSession) -> None:
+    assert session.feed("use std::math::PI;").ok
+    assert session.feed("PI").stdout == "f32 = 3.1415927\n"
+    assert session.feed("const PI: f32 = 3.0;").ok
+    assert session.feed("PI").stdout == "f32 = 3.0\n"
+    assert session.feed("use std::math::PI;").ok
+    assert session.feed("PI").stdout == "f32 = 3.1415927\n"
+    assert "use std::math::PI;" in session.program_text()
+    r = session.feed("use std::math::PI;\nconst PI: f32 = 1.0;")
+    assert not r.ok and "`PI` is defined twice in this entry" in r.stderr
+
+
 def test_an_error_in_a_redefinition_is_shown_in_its_entry(session: ReplSession) -> None:
     session.feed("fn sq(a: i32) -> i32 { a * a }")
     r = session.feed("fn sq(a: i32) -> i32 { a * b }")

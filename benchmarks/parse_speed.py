@@ -11,7 +11,7 @@ other jobs ran, 2026-11-30, best of 3 (before) / 5 (after):
 - before (Lark's own LALR loop building `Tree`s with `propagate_positions`,
   then the AST builder): 0.72-1.28 s CPU, yardstick 0.046-0.070 s;
 - after (`tilelang/syntax/lalr.py` runs Lark's tables in a loop of its own,
-  see its docstring): 0.26-0.44 s CPU, yardstick 0.064-0.074 s. Of that, the
+  see its docstring): 0.26-0.54 s CPU, yardstick 0.040-0.074 s. Of that, the
   pre-pass takes about 0.01 s, lexing about 0.07 s, the LALR loop about
   0.12 s and the AST builder about 0.09 s.
 Syntax errors still go through Lark (it parses the file again), so a file

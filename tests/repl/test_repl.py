@@ -531,3 +531,30 @@ def test_terminal_session(tmp_path: Path) -> None:
     assert child.exitstatus == 0
     history = (tmp_path / "history").read_text()
     assert "triple(x.partition([4])).sync();" in history
+
+
+# ---------------------------------------------------------------- on a GPU
+@pytest.mark.gpu
+def test_gpu_session() -> None:
+    """The same session on the GPU: tensors stay in device memory between
+    entries, a launch in flight spans entries, device print reaches the
+    entry's output, and `:device cpu` brings the tensors back."""
+    s = ReplSession(device="gpu")
+    assert s.feed(KERNEL).ok
+    assert s.feed(SETUP + "\ninc(z.partition([4]), &a).sync();").ok
+    assert s._runtime is not None and s._runtime.device.kind == "gpu"
+    assert s.feed("z.sum()").stdout == "f32 = 16.0\n"
+    assert s.feed("let h = inc(z.partition([4]), &a).launch();").ok
+    assert s.feed("h.wait();\nz.sum()").stdout == "f32 = 16.0\n"
+    shown = s.feed(
+        "kernel fn say<const B: i32>(y: &mut Tensor<f32, [B]>) {\n"
+        "    let t = y.load();\n    if block_id(0) == 0 { print(t.sum()); }\n    y.store(t);\n}"
+    )
+    assert shown.ok
+    assert s.feed("say(z.partition([8])).sync();").stdout == "16.0\n"
+    timed = s.feed(":time inc(z.partition([4]), &a).sync();")
+    assert timed.ok and "time: " in timed.stdout
+    assert s.feed(":ptx inc").stdout.count(".entry") >= 1
+    moved = s.feed(":device cpu")
+    assert moved.ok and "moved there" in moved.stdout
+    assert s.feed("z.sum()").stdout == "f32 = 16.0\n"

@@ -63,6 +63,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION
+from tilelang.diagnostics.codes.ownership import HANDLE_DROPPED
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink, Label
 from tilelang.source import SourceFile, SourceMap, Span
 
@@ -192,7 +194,7 @@ class _Checked:
         return self.result.context.outputs.get("ast")
 
 
-_HANDLE_DROPPED = "E0308"  # codes/ownership.py: a launch handle never waited for
+_HANDLE_DROPPED = HANDLE_DROPPED  # E0308: a launch handle never waited for
 
 
 class _Forward(io.TextIOBase):
@@ -253,7 +255,7 @@ class ReplSession:
         for item in parsed.items:
             if isinstance(item, ast.FnDecl) and item.name.name == "main":
                 d = (
-                    Diagnostic.error("E0106", "the REPL defines `main` itself")
+                    Diagnostic.error(DUPLICATE_DEFINITION, "the REPL defines `main` itself")
                     .primary(item.name.span, "`main` defined here")
                     .with_help("write the statements of `main` directly at the prompt")
                 )
@@ -264,7 +266,9 @@ class ReplSession:
         if dup is not None:
             first, second = [it for it in parsed.items if _item_name(it) == dup][:2]
             d = (
-                Diagnostic.error("E0102", f"the name `{dup}` is defined twice in this entry")
+                Diagnostic.error(
+                    DUPLICATE_DEFINITION, f"the name `{dup}` is defined twice in this entry"
+                )
                 .primary(_name_span(second), f"`{dup}` redefined here")
                 .secondary(_name_span(first), "first defined here")
                 .with_help("keep one of them; to replace a definition, enter it on its own")

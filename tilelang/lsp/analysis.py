@@ -146,15 +146,6 @@ def children(node: Any) -> Iterator[Any]:
             yield value
 
 
-def walk(node: Any) -> Iterator[Any]:
-    """`node` and all its descendants, depth first, in source order."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(list(children(n))))
-
-
 def path_at(module: ast.Module | None, file_id: int, offset: int) -> list[Any]:
     """The nodes containing `offset`, outermost first. A cursor just after a
     node (`foo|`) counts as on it, unless another node starts there."""
@@ -217,7 +208,7 @@ def item_bindings(module: ast.Module | None) -> list[Binding]:
 
 def _pattern_bindings(pat: Any, kind: str) -> list[Binding]:
     out: list[Binding] = []
-    for n in walk(pat):
+    for n in ast.walk(pat):
         if isinstance(n, ast.NamePat):
             out.append(Binding(n.name.name, kind, n.name.span, n))
     return out
@@ -613,7 +604,7 @@ def references(an: Analysis, offset: int, include_declaration: bool = True) -> l
         assert binding is not None
         decl_span = binding.span
         spans.append(decl_span)
-        for n in walk(an.module):
+        for n in ast.walk(an.module):
             if isinstance(n, ast.Name) and n.ident.name == binding.name:
                 b = resolve_name(an.module, an.file.id, n.ident.name, n.span.start)
                 if b is not None and b.span == decl_span:
@@ -666,7 +657,7 @@ def inlay_hints(an: Analysis, start: int = 0, end: int | None = None) -> list[In
         return []
     end = len(an.text) if end is None else end
     hints: list[InlayHint] = []
-    for node in walk(an.module):
+    for node in ast.walk(an.module):
         if node.span.file != an.file.id or node.span.end < start or node.span.start > end:
             continue
         match node:
@@ -771,7 +762,7 @@ def semantic_tokens(an: Analysis) -> list[SemanticToken]:
         if token is not None:
             add(ident.span, *token)
 
-    for node in walk(an.module):
+    for node in ast.walk(an.module):
         match node:
             case ast.FnDecl():
                 add(node.name.span, "function", ("declaration",))

@@ -23,7 +23,7 @@ from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import LaunchCheck, OwnershipFacts
 from tilelang.ownership.host import check_host
-from tilelang.ownership.kernel import check_kernels, walk
+from tilelang.ownership.kernel import check_kernels
 from tilelang.syntax import ast
 
 __all__ = ["LaunchCheck", "OwnershipFacts", "check_ownership"]
@@ -53,7 +53,7 @@ def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: Diagno
     for fn in view.root_fns():
         if fn.is_kernel:
             continue
-        for node in walk(fn.body):
+        for node in ast.walk(fn.body):
             if not isinstance(node, ast.Call):
                 continue
             decl = view.callee(node)

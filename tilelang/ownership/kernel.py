@@ -39,28 +39,11 @@ UNSAFE_OPS = frozenset(("atomic_add", "atomic_max", "atomic_min", "store_uncheck
 def called_names(node: object) -> set[str]:
     """Names of every plain or path call inside a subtree (kernels, fns, builtins)."""
     out: set[str] = set()
-    for n in walk(node):
+    for n in ast.walk(node):
         if isinstance(n, ast.Call):
             c = n.callee
             out.add(c.ident.name if isinstance(c, ast.Name) else c.segments[-1].name)
     return out
-
-
-def walk(node: object):  # type: ignore[no-untyped-def]
-    """Every AST node under `node` (pre-order), via the dataclass slots."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, tuple):
-            stack.extend(reversed(n))
-            continue
-        if not hasattr(n, "__slots__") or isinstance(n, Span):
-            continue
-        yield n
-        for slot in reversed(type(n).__slots__):
-            child = getattr(n, slot, None)
-            if isinstance(child, (tuple,)) or hasattr(child, "__slots__"):
-                stack.append(child)
 
 
 # ---------------------------------------------------------------- linear forms
@@ -302,7 +285,7 @@ class KernelChecker:
                 if init is not None:
                     self.expr(init, escape="bound to a new name")
                     loc = self._local_of(init, isinstance(pat, ast.NamePat) and pat.mutable)
-                for n in walk(pat):
+                for n in ast.walk(pat):
                     if isinstance(n, ast.NamePat):
                         self.scopes[-1][n.name.name] = loc if isinstance(pat, ast.NamePat) else None
             case ast.Assign(target=t, value=v):

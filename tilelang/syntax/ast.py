@@ -15,8 +15,9 @@ Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TypeVar, Union, dataclass_transform
+from typing import Any, TypeVar, Union, dataclass_transform
 
 from tilelang.source import Span
 
@@ -417,3 +418,26 @@ Item = Union[FnDecl, ConstDecl, UseDecl]
 class Module:
     items: tuple[Item, ...]
     span: Span
+
+
+# ---------------------------------------------------------------- traversal
+def walk(node: Any) -> Iterator[Any]:
+    """`node` and every AST node below it, pre-order, children in field order
+    (which is source order). `node` may also be a tuple of nodes.
+
+    Nodes are found through the slots of the frozen dataclasses (faster than
+    `dataclasses.fields`, and this runs over whole programs in `tilec check`);
+    spans, strings and numbers are not nodes."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if not hasattr(n, "__slots__") or isinstance(n, Span):
+            continue
+        yield n
+        for slot in reversed(type(n).__slots__):
+            child = getattr(n, slot, None)
+            if isinstance(child, tuple) or hasattr(child, "__slots__"):
+                stack.append(child)

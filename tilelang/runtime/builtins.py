@@ -374,7 +374,9 @@ class Builtins:
             case "zeros" | "ones":
                 dt = self._dtype(call)
                 shape = self._shape_arg(pos[0], self._arg_span(call, 0))
-                return self._new(np.full(shape, 0 if name == "zeros" else 1), dt)
+                # in the storage dtype at once (np.full(shape, 0) would first
+                # build an int64 array twice the size of an f32 one)
+                return self._new((np.zeros if name == "zeros" else np.ones)(shape, dt.np_dtype), dt)
             case "full":
                 dt = self._dtype(call)
                 shape = self._shape_arg(pos[0], self._arg_span(call, 0))

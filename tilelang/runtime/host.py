@@ -245,6 +245,23 @@ class HostEvaluator:
         return value
 
     def exec_stmt(self, stmt: ast.Stmt, scope: _Scope) -> None:
+        try:
+            self._exec_stmt(stmt, scope)
+        except (MemoryError, ValueError) as e:
+            # NumPy could not allocate a tensor (MemoryError), or its byte size
+            # does not even fit in the address space (this ValueError): the
+            # program's sizes, not a bug in tilec.
+            if isinstance(e, ValueError) and "array is too big" not in str(e):
+                raise
+            why = str(e) if isinstance(e, MemoryError) else "the tensor's size in bytes exceeds the address space"
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_OUT_OF_MEMORY, "out of memory: this statement needs more memory than is available")
+                .primary(stmt.span, "ran out of memory here")
+                .note(why or "the allocation failed")
+                .with_help("use smaller tensors (check the shapes: one of n elements of `f32` takes 4n bytes)")
+                ) from None
+
+    def _exec_stmt(self, stmt: ast.Stmt, scope: _Scope) -> None:
         match stmt:
             case ast.Let(pattern=pat, value=value):
                 v = UNIT if value is None else self.eval(value, scope)

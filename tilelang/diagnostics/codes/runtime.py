@@ -33,3 +33,5 @@ NO_MAIN = define(
     "E0717", "no-main", "`tilec run` found no `fn main()` to run")
 HOST_STACK_OVERFLOW = define(
     "E0719", "host-recursion-too-deep", "host functions called each other too deeply (a stack overflow)")
+HOST_OUT_OF_MEMORY = define(
+    "E0720", "host-out-of-memory", "a host statement needed more memory than the machine could give")

@@ -325,6 +325,21 @@ def _type_text(ty: ast.TypeExpr, sources: SourceMap) -> str:
     return span_text(ty.span, sources)
 
 
+def _py_signature(decl: ast.FnDecl, sources: SourceMap) -> inspect.Signature:
+    """The Python signature of a kernel or host fn: its parameter names, each
+    annotated with its Tile type as written (for `help()` and `inspect`)."""
+    return inspect.Signature(
+        [
+            inspect.Parameter(
+                p.name.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=_type_text(p.ty, sources),
+            )
+            for p in decl.params
+        ]
+    )
+
+
 # ---------------------------------------------------------------- kernels
 class Kernel:
     """A kernel of a loaded module. `kernel(args...)` checks the arguments and
@@ -343,16 +358,7 @@ class Kernel:
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
         self.__doc__ = self._doc()
-        self.__signature__ = inspect.Signature(
-            [
-                inspect.Parameter(
-                    p.name.name,
-                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                    annotation=_type_text(p.ty, module._sources),
-                )
-                for p in decl.params
-            ]
-        )
+        self.__signature__ = _py_signature(decl, module._sources)
 
     def _doc(self) -> str:
         src = self.module._sources
@@ -1128,16 +1134,7 @@ class HostFunction:
         self.signature = _header(decl, module._sources)
         doc = _doc_comments(decl, module._sources)
         self.__doc__ = self.signature + (f"\n\n{doc}" if doc else "")
-        self.__signature__ = inspect.Signature(
-            [
-                inspect.Parameter(
-                    p.name.name,
-                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                    annotation=_type_text(p.ty, module._sources),
-                )
-                for p in decl.params
-            ]
-        )
+        self.__signature__ = _py_signature(decl, module._sources)
 
     def __repr__(self) -> str:
         return f"<tile function {self.signature}>"

@@ -246,9 +246,11 @@ class ErrorReporter:
 
         if "SEMICOLON" in expected and not expected & {"NAME", "NUMBER"}:
             # After a whole statement: the `;` that ends it is missing.
-            return (Diagnostic.error(codes.MISSING_SEMICOLON, f"expected `;`, found {found}")
-                    .primary(self.span(prev_end, prev_end), "expected `;` here")
-                    .secondary(here, "unexpected token"))
+            d = (Diagnostic.error(codes.MISSING_SEMICOLON, f"expected `;`, found {found}")
+                 .primary(self.span(prev_end, prev_end), "expected `;` here")
+                 .secondary(here, "unexpected token"))
+            rust = _rust_habit(_word_before(self.code, prev_end), str(tok), prev_end == start)
+            return d.with_help(rust) if rust else d
 
         if self.vocab.is_keyword(tok.type) and "NAME" in expected and not (
                 "NUMBER" in expected and "MINUS" in expected):
@@ -357,3 +359,32 @@ _CHAR_HINTS = {
     "`": "backticks are not part of Tile",
     "\\": "a backslash only appears inside a string literal",
 }
+
+
+def _word_before(code: str, end: int) -> str:
+    """The identifier that ends at offset `end` ('' if none)."""
+    m = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", code[max(0, end - 64):end])
+    return m.group(0) if m else ""
+
+
+_PRINT_MACROS = {"println", "print", "eprintln", "eprint", "dbg", "format"}
+
+
+def _rust_habit(word: str, token: str, adjacent: bool) -> str | None:
+    """Help for Rust constructs Tile does not have, which otherwise read as a
+    missing `;` after a name: macros (`name!` with no space), `loop`, `match`."""
+    if token == "!" and word and adjacent:
+        if word in _PRINT_MACROS:
+            return "Tile has no macros: print with the function `print(a, b, ..)`"
+        if word in ("assert", "assert_eq", "assert_ne", "debug_assert"):
+            return "Tile has no macros: use the function `assert(cond, \"message\")`"
+        if word == "vec":
+            return ("Tile has no macros or `Vec`: make a tensor with `zeros::<f32>([n])`, "
+                    "`full`, `arange` or `load_npy`; shapes and indices are written `[a, b]`")
+        return f"Tile has no macros: `{word}!` cannot be expanded"
+    if word == "loop":
+        return "Tile has no `loop`: write `while true { ... }` and leave it with `break`"
+    if word == "match":
+        return "Tile has no `match`: use `if` / `else if` / `else`"
+    return None
+

@@ -795,6 +795,15 @@ class _Emitter:
         m = self.multiple_of(offsets[-1])
         return m == 0 or m % lay.V == 0
 
+    def _vector_ok(self, whole: str | None, addr: str, nbytes: int, lanes: list[str]) -> str | None:
+        """i1: an unspecialised chunk may take the vector access: it is wholly in
+        bounds, its address is aligned to the vector's `nbytes`, and every lane
+        of the mask (if any) is on."""
+        pi = self.emit(f"ptrtoint ptr addrspace(1) {addr} to i64")
+        lo = self.emit(f"and i64 {pi}, {nbytes - 1}")
+        al = self.emit(f"icmp eq i64 {lo}, 0")
+        return self.and_all([whole, al, *lanes])
+
     def load(self, op: ir.Load) -> None:
         r = op.result
         info = self.tensors[op.tensor]
@@ -818,14 +827,8 @@ class _Emitter:
             incoming: list[tuple[list[str], str]] = []
             if V > 1:
                 vec_l = self.new_label("lv")
-                fast = whole
-                if not spec:
-                    pi = self.emit(f"ptrtoint ptr addrspace(1) {addr} to i64")
-                    lo = self.emit(f"and i64 {pi}, {V * es - 1}")
-                    al = self.emit(f"icmp eq i64 {lo}, 0")
-                    fast = self.and_all([whole, al])
-                    if mask is not None:
-                        fast = self.and_all([fast, *mask[k * V:(k + 1) * V]])
+                lanes = mask[k * V:(k + 1) * V] if mask is not None else []
+                fast = whole if spec else self._vector_ok(whole, addr, V * es, lanes)
                 slow_l = self.new_label("ls") if not spec else join
                 pre = self.cur
                 self.cbr(fast or "true", vec_l, slow_l)
@@ -888,14 +891,8 @@ class _Emitter:
             mvals = [self.reg_to_mem(slots[k * V + j], dt, mt) for j in range(V)]
             if V > 1:
                 vec_l = self.new_label("sv")
-                fast = whole
-                if not spec:
-                    pi = self.emit(f"ptrtoint ptr addrspace(1) {addr} to i64")
-                    lo = self.emit(f"and i64 {pi}, {V * es - 1}")
-                    al = self.emit(f"icmp eq i64 {lo}, 0")
-                    fast = self.and_all([whole, al])
-                    if mask is not None:
-                        fast = self.and_all([fast, *mask[k * V:(k + 1) * V]])
+                lanes = mask[k * V:(k + 1) * V] if mask is not None else []
+                fast = whole if spec else self._vector_ok(whole, addr, V * es, lanes)
                 slow_l = self.new_label("ss") if not spec else join
                 self.cbr(fast or "true", vec_l, slow_l)
                 self.label(vec_l)

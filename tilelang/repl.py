@@ -1002,22 +1002,10 @@ def _apply_edits(chunk: _Chunk, edits: list[tuple[int, int, str]]) -> _Chunk:
 
 
 def _walk(node: Any) -> Iterator[Any]:
-    """`node` and every AST node below it."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, tuple):
-            stack.extend(reversed(n))
-            continue
-        if not dataclasses.is_dataclass(n) or isinstance(n, (type, Span)):
-            continue
-        yield n
-        for f in dataclasses.fields(n):
-            child = getattr(n, f.name)
-            if isinstance(child, tuple) or (
-                dataclasses.is_dataclass(child) and not isinstance(child, Span)
-            ):
-                stack.append(child)
+    """`node` and every AST node below it (the shared walker)."""
+    from tilelang.syntax.ast import walk
+
+    return walk(node)
 
 
 def _in_file(d: Diagnostic, file: int, session: ReplSession, checked: _Checked) -> bool:

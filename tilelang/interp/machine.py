@@ -330,20 +330,4 @@ def _atomic(
         ok &= (i >= 0) & (i < dim)
     if mask is not None:
         ok &= np.broadcast_to(mask, shape).reshape(-1)
-    where = tuple(i[ok] for i in flat_idx)
-    vals = flat_val[ok]
-    match op:
-        case ir.AtomicOp.ADD:
-            if dt is DType.BF16:
-                # one bf16 rounding per update, in block order
-                for k in range(len(vals)):
-                    pos = tuple(int(i[k]) for i in where)
-                    arr[pos] = num.round_bf16(np.asarray(arr[pos] + vals[k], np.float32))
-            else:
-                np.add.at(arr, where, vals)
-        case ir.AtomicOp.MAX:
-            np.maximum.at(arr, where, vals)
-        case ir.AtomicOp.MIN:
-            np.minimum.at(arr, where, vals)
-        case _:
-            assert_never(op)
+    num.atomic_update(op, arr, tuple(i[ok] for i in flat_idx), flat_val[ok], dt)

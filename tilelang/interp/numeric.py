@@ -1,15 +1,17 @@
 # mypy: disable-error-code="no-any-return"
 # (NumPy's stubs type most ufunc results as Any.)
-"""Numeric kernels of the reference interpreter: rounding, casts and the
-element-wise/reduction implementations, each keyed by its IR opcode name (the
-same names as `tilelang/intrinsics/signatures.py` and the backend's tables).
+"""Numeric kernels of the reference interpreter: rounding, casts, the
+element-wise/reduction implementations and atomic updates, each keyed by its
+IR opcode name (the same names as `tilelang/intrinsics/signatures.py` and the
+backend's tables).
 
 Invariants (the semantics of `tilelang/ir/nodes.py`, made executable):
 - Every function takes and returns NumPy arrays (0-d for scalars) in the
   interpreter's storage dtype (`DType.np_dtype`: bf16 is float32 holding values
   already rounded to bf16) and returns results already rounded to the result
   dtype. f16/bf16 are computed in f32 and rounded once per op.
-- No Python loop per element; NumPy warnings (overflow, invalid, divide) are
+- No Python loop per element (except a bf16 atomic add, which must round
+  after each update); NumPy warnings (overflow, invalid, divide) are
   silenced by the caller (`np.errstate(all="ignore")`), since wrapping integers
   and IEEE specials are the defined behaviour.
 """
@@ -17,11 +19,12 @@ Invariants (the semantics of `tilelang/ir/nodes.py`, made executable):
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import assert_never
 
 import numpy as np
 
 from tilelang.dtypes import DType
-from tilelang.ir.nodes import ElemOp, ReduceOp, ScanOp
+from tilelang.ir.nodes import AtomicOp, ElemOp, ReduceOp, ScanOp
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -279,6 +282,29 @@ def _int_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
         case ElemOp.SHR:
             return _shift(a[0], a[1], dt, left=False)
     raise ValueError(f"`{op.value}` is not defined on {dt.value}")
+
+
+# ------------------------------------------------------------------ atomics
+def atomic_update(
+    op: AtomicOp, arr: np.ndarray, where: tuple[np.ndarray, ...], vals: np.ndarray, dt: DType
+) -> None:
+    """Apply `arr[where[.][k]] op= vals[k]` for every k, in order: colliding
+    updates all land (np.*.at), and a bf16 add rounds once per update. Both
+    interpreter modes call this with the lanes already filtered."""
+    match op:
+        case AtomicOp.ADD:
+            if dt is DType.BF16:
+                for k in range(len(vals)):
+                    pos = tuple(int(i[k]) for i in where)
+                    arr[pos] = round_bf16(np.asarray(arr[pos] + vals[k], np.float32))
+            else:
+                np.add.at(arr, where, vals)
+        case AtomicOp.MAX:
+            np.maximum.at(arr, where, vals)
+        case AtomicOp.MIN:
+            np.minimum.at(arr, where, vals)
+        case _:
+            assert_never(op)
 
 
 # ------------------------------------------------------------------ reductions, scans

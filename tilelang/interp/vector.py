@@ -35,7 +35,6 @@ from typing import assert_never
 
 import numpy as np
 
-from tilelang.dtypes import DType
 from tilelang.interp import numeric as num
 from tilelang.ir import nodes as ir
 
@@ -417,19 +416,4 @@ def _atomic(aop: ir.AtomicOp, ctx: _Ctx, arr: np.ndarray, idx: list[np.ndarray],
         ok &= np.broadcast_to(mask, shape).reshape(-1)
     if ctx.active is not None:
         ok &= np.broadcast_to(_bshape(ctx.active, rank), shape).reshape(-1)
-    where = tuple(i[ok] for i in flat_idx)
-    vals = flat_val[ok]
-    match aop:
-        case ir.AtomicOp.ADD:
-            if v.dtype is DType.BF16:
-                for k in range(len(vals)):  # one bf16 rounding per update
-                    pos = tuple(int(i[k]) for i in where)
-                    arr[pos] = num.round_bf16(np.asarray(arr[pos] + vals[k], np.float32))
-            else:
-                np.add.at(arr, where, vals)
-        case ir.AtomicOp.MAX:
-            np.maximum.at(arr, where, vals)
-        case ir.AtomicOp.MIN:
-            np.minimum.at(arr, where, vals)
-        case _:
-            assert_never(aop)
+    num.atomic_update(aop, arr, tuple(i[ok] for i in flat_idx), flat_val[ok], v.dtype)

@@ -270,6 +270,7 @@ class _Checker:
         # `let mut x = <literal>` bindings still untyped: the init and the uses so far
         self._mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
         self._negated: set[Any] = set()  # integer literals under a unary minus
+        self._overflowed: set[Any] = set()  # binary expressions already reported as overflowing
         self._cur_fx: _Fx | None = None  # the function body being checked
         # (function, checked as device code) -> the first call that made it so
         self._call_sites: dict[tuple[str, bool], Span] = {}
@@ -419,6 +420,8 @@ class _Checker:
             if isinstance(ty, UntypedInt):
                 big = isinstance(node, ast.IntLit) and not -(1 << 31) <= node.value < (1 << 31)
                 self.program.types[node] = ScalarT(DType.I64 if big else DType.I32)
+                if isinstance(node, ast.Binary):  # `let n = 1 << 40;` is i32 arithmetic
+                    self._check_overflow(node, self.program.types[node])  # type: ignore[arg-type]
             elif isinstance(ty, UntypedFloat):
                 self.program.types[node] = F32
 
@@ -1225,6 +1228,8 @@ class _Checker:
             if not lo <= e.value <= hi + (e in self._negated):
                 self.emit(self.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
                                    f"`{target}` holds {lo}..={hi}"))
+        if isinstance(e, ast.Binary):
+            self._check_overflow(e, target)
         match e:
             case ast.Unary(operand=x):
                 self._settle_scalar(x, target)
@@ -1245,6 +1250,46 @@ class _Checker:
                     self.program.types[e.body] = target
             case _:
                 pass
+
+    def _check_overflow(self, e: ast.Binary, ty: ScalarT) -> None:
+        """Constant integer arithmetic whose value does not fit its type
+        (`1 << 40` as `i32`): rustc rejects it too, rather than wrap to 0."""
+        if not isinstance(ty.dtype, DType) or not ty.dtype.is_int or ty.dtype is DType.BOOL or e in self._overflowed:
+            return
+        lo, hi = _int_range(ty.dtype)
+        bits = (hi - lo).bit_length()
+        if e.op in ("<<", ">>"):
+            # as in Rust, a shift overflows only by its amount; the bits shifted out wrap
+            sd = self.program.dims.get(e.rhs)
+            amount = sd.const_value if sd is not None else None
+            if amount is None or 0 <= amount < bits:
+                return
+            self._overflowed.add(e)
+            self.emit(self.err(T.CONSTANT_OVERFLOW, f"this shift overflows `{ty}`", e.span,
+                               f"shifting a {bits}-bit `{ty}` by {amount} bits")
+                      .with_help(self._wider_help(ty.dtype, bits, None)))
+            return
+        d = self.program.dims.get(e)
+        value = d.const_value if d is not None else None
+        if value is None or lo <= value <= hi:
+            return
+        self._overflowed.add(e)
+        self.emit(self.err(T.CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{ty}`", e.span,
+                           f"the value {value} does not fit in `{ty}` ({lo}..={hi})")
+                  .with_help(self._wider_help(ty.dtype, bits, value)))
+
+    @staticmethod
+    def _wider_help(dt: DType, bits: int, value: int | None) -> str:
+        signed = dt.value.startswith("i")
+        if not signed and value is not None and value < 0:
+            return f"`{dt.value}` holds no negative values: compute in a signed type such as `i64`"
+        for w in (16, 32, 64):
+            lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+            if w > bits and (value is None or lo <= value <= hi):
+                name = f"{'i' if signed else 'u'}{w}"
+                return (f"compute in a wider type: a suffixed operand like `1{name}`, or a typed binding "
+                        f"(`let n: {name} = ..`)")
+        return "the result cannot be represented; check the operands"
 
     # ------------------------------------------------------------ expressions
     def check_expr(self, e: ast.Expr, fx: _Fx, expected: Type | None = None) -> Type:
@@ -1360,6 +1405,8 @@ class _Checker:
                         d = None
                     if d is not None:
                         self.program.dims[e] = d
+                        if isinstance(ty, ScalarT):
+                            self._check_overflow(e, ty)
                 return ty
             case ast.Cast(expr=x, ty=te):
                 return self._cast(e, x, te, fx)

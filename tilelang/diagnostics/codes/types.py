@@ -33,3 +33,4 @@ NO_FIELD = define("E0223", "no-field", "a tuple field or index that does not exi
 UNUSED_OPERATION = define("E0224", "unused-operation", "a kernel call whose operation is never run")
 RECURSIVE_DEVICE_FN = define("E0225", "recursive-device-function", "device code that calls itself (device functions are inlined)")
 DIVISION_BY_ZERO = define("E0226", "division-by-zero", "integer division or remainder by a constant zero")
+CONSTANT_OVERFLOW = define("E0227", "constant-overflow", "integer arithmetic on constants whose result does not fit its type")

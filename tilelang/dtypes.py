@@ -55,6 +55,15 @@ class DType(Enum):
     def is_signed(self) -> bool:
         return self in (DType.I8, DType.I16, DType.I32, DType.I64) or self.is_float
 
+    def wrap(self, value: int) -> int:
+        """`value` wrapped to this integer type (two's complement modulo
+        2**bits), as Tile's integer arithmetic and int -> int casts do."""
+        bits = self.bits
+        v = value & ((1 << bits) - 1)
+        if self.is_signed and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        return v
+
     @property
     def np_dtype(self) -> np.dtype:
         """The NumPy dtype the interpreter computes in (bf16 -> float32)."""

@@ -91,11 +91,7 @@ def const_array(value: bool | int | float, dt: DType, shape: tuple[int, ...]) ->
     if dt is DType.BOOL:
         scalar = np.asarray(bool(value))
     elif dt.is_int:
-        bits = dt.bits
-        v = int(value) & ((1 << bits) - 1)
-        if dt.is_signed and v >= 1 << (bits - 1):
-            v -= 1 << bits
-        scalar = np.asarray(v, dtype=dt.np_dtype)
+        scalar = np.asarray(dt.wrap(int(value)), dtype=dt.np_dtype)
     else:
         scalar = finish(np.asarray(float(value), dtype=F64), dt)
     return np.broadcast_to(scalar, shape).copy() if shape else scalar.reshape(())

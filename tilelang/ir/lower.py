@@ -1360,11 +1360,7 @@ def _convert_const(v: bool | int | float, dt: DType | None) -> bool | int | floa
             if math.isinf(v):
                 return int(info.max) if v > 0 else int(info.min)
             return max(int(info.min), min(int(info.max), int(v)))
-        bits = dt.bits
-        x = int(v) & ((1 << bits) - 1)
-        if dt.is_signed and x >= 1 << (bits - 1):
-            x -= 1 << bits
-        return x
+        return dt.wrap(int(v))
     return float(v)
 
 

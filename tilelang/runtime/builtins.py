@@ -101,11 +101,7 @@ def to_scalar(v: Any, dt: DType | None) -> Any:
     if dt.is_int:
         if isinstance(v, (float, np.floating)):
             return float_to_int(np.asarray(v), dt)[()]
-        bits = dt.bits
-        iv = int(v) % (1 << bits)
-        if dt.is_signed and iv >= 1 << (bits - 1):
-            iv -= 1 << bits
-        return dt.np_dtype.type(iv)
+        return dt.np_dtype.type(dt.wrap(int(v)))
     return normalise(np.asarray(float(v), dtype=np.float64), dt)[()]
 
 

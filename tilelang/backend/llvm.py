@@ -1496,18 +1496,7 @@ class _Emitter:
             return False  # sub-word shared atomics: keep the plain path
         rshape = r.shape
         n_out = math.prod(rshape) if rshape else 1
-        t = np.arange(self.T, dtype=np.int64)
-        groups: dict[bytes, list[tuple[int, int]]] = {}
-        for k in range(lay.K):
-            for j in range(lay.V):
-                f = (k * self.T + t) * lay.V + j
-                live = f < lay.numel
-                o = np.full(self.T, -1, dtype=np.int64)
-                if live.any():
-                    cs = list(np.unravel_index(f[live], x.shape))
-                    del cs[axis]
-                    o[live] = np.ravel_multi_index(cs, rshape) if rshape else 0
-                groups.setdefault(o.tobytes(), []).append((k, j))
+        groups = [members for _, members in self._out_vectors(x, axis, rshape).values()]
         acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
         aty = reg_ty(acc_dt)
         esz = smem_size(acc_dt)
@@ -1532,7 +1521,7 @@ class _Emitter:
         rmw = {R.SUM: "fadd" if dt.is_float else "add",
                R.MAX: "max" if dt.is_signed else "umax", R.MIN: "min" if dt.is_signed else "umin"}[op.op]
         slots = self.tile(x)
-        for members in groups.values():
+        for members in groups:
             k0, j0 = members[0]
             valid = self.chunk_valid(lay, k0)
             part = slots[k0 * lay.V + j0]

@@ -114,12 +114,14 @@ def cast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
             return finish(x.astype(F64), dst)
         return x.astype(dst.np_dtype)
     if src.is_float:
-        return _float_to_int(x.astype(F64), dst)
+        return float_to_int(x.astype(F64), dst)
     return x.astype(dst.np_dtype)  # int -> int wraps
 
 
-def _float_to_int(x: np.ndarray, dst: DType) -> np.ndarray:
-    """Truncate toward zero, saturate, NaN -> 0 (LLVM fptosi.sat / PTX cvt.rzi.sat)."""
+def float_to_int(x: np.ndarray, dst: DType) -> np.ndarray:
+    """Rust's `as` from f64 values to an integer type: truncate toward zero,
+    saturate, NaN -> 0 (LLVM fptosi.sat / PTX cvt.rzi.sat). The host runtime
+    uses it too."""
     info = np.iinfo(dst.np_dtype)
     hi_excl = float(2 ** (dst.bits - 1) if dst.is_signed else 2**dst.bits)  # exact in f64
     lo = float(info.min)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilelang.dtypes import DType
+from tilelang.interp import numeric as num
 
 if TYPE_CHECKING:
     from tilelang.runtime.device import Device
@@ -63,15 +64,9 @@ def normalise(a: np.ndarray, dtype: DType) -> np.ndarray:
 
 def float_to_int(a: np.ndarray, dtype: DType) -> np.ndarray:
     """Rust's `as` from float to integer: truncate toward zero, saturate at the
-    type's bounds, NaN becomes 0."""
-    info = np.iinfo(dtype.np_dtype)
-    with np.errstate(invalid="ignore"):
-        t = np.trunc(np.asarray(a, dtype=np.float64))
-        t = np.where(np.isnan(t), 0.0, t)
-        t = np.clip(t, float(info.min), float(info.max))
-    # float(info.max) for 64-bit types rounds up past the bound; clip again in int space.
-    out = np.where(t >= float(info.max), info.max, t.astype(np.float64))
-    return np.asarray(out).astype(dtype.np_dtype)
+    type's bounds, NaN becomes 0 (the interpreter's conversion, so host code
+    and kernels agree)."""
+    return num.float_to_int(np.asarray(a, dtype=np.float64), dtype)
 
 
 def dtype_of_array(a: np.ndarray) -> DType | None:

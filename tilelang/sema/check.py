@@ -1105,6 +1105,8 @@ class _Checker:
                                  if isinstance(target, ast.Index) else "assign to a `let mut` variable"))
             return
         tty = self.check_expr(target, fx, None)
+        if fx.graph and isinstance(tty, TensorT):
+            self._graph_effect(st.span, f"this assignment to `{target.ident.name}`")
         sym = self.program.symbols.get(target)
         if sym is not None and not sym.mutable and not _is_poison(tty):
             if sym.kind in (SymbolKind.LOCAL, SymbolKind.PARAM):
@@ -1494,6 +1496,16 @@ class _Checker:
             case _:
                 assert_never(e)
 
+    def _graph_effect(self, span: Span, what: str) -> None:
+        """A host effect written inside `graph { }`: it would run once, while
+        the graph is recorded, and never on `replay()`, which is not what the
+        block reads like."""
+        self.emit(self.err(T.HOST_EFFECT_IN_GRAPH, f"{what} in a `graph` block runs only once, while recording",
+                           span, "not replayed by `g.replay()`")
+                  .note("a graph records kernel launches; other host statements in its block run when the "
+                        "block is evaluated, not on each replay")
+                  .with_help("move it out of the `graph { .. }` block, next to the `replay()` calls"))
+
     def _div_by_zero(self, op: str, rhs: ast.Expr) -> None:
         word = "division" if op == "/" else "remainder"
         self.emit(self.err(T.DIVISION_BY_ZERO, f"integer {word} by zero", rhs.span, "this is always zero")
@@ -1860,6 +1872,8 @@ class _Checker:
                                                                       qualname=name))
                     self.program.symbols[e] = bsym
                     self.program.symbols[callee] = bsym
+                    if fx.graph and name in _GRAPH_EFFECTS:
+                        self._graph_effect(e.span, f"`{name}`")
                     return self._builtin_call(e, sig, fx, None, None, expected)
                 d = self.err(N.UNKNOWN_FUNCTION, f"cannot find function `{name}` in this scope",
                              callee.ident.span, "not found in this scope")
@@ -1974,6 +1988,8 @@ class _Checker:
     def _method_call(self, e: ast.MethodCall, fx: _Fx, expected: Type | None) -> Type:
         rty = self.check_expr(e.receiver, fx, None)
         name = e.method.name
+        if fx.graph and name in _GRAPH_EFFECT_METHODS and isinstance(rty, (HandleT, GraphT, TensorT, RefT)):
+            self._graph_effect(e.span, f"`.{name}()`")
         if _is_poison(rty):
             self._check_args_only(e, fx)
             return ERROR
@@ -3324,4 +3340,10 @@ def _partition_dim_expr(arg: Any, ix: int) -> Any:
             and isinstance(arg.args[0].value, ast.ArrayExpr) and ix < len(arg.args[0].value.elems)):
         return arg.args[0].value.elems[ix]
     return arg
+
+
+# Host effects that a `graph { }` block would run once while recording instead of
+# replaying (E0228): calls and methods.
+_GRAPH_EFFECTS = frozenset({"print", "assert", "assert_close", "load_npy"})
+_GRAPH_EFFECT_METHODS = frozenset({"replay", "save_npy"})
 

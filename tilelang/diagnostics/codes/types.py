@@ -34,3 +34,4 @@ UNUSED_OPERATION = define("E0224", "unused-operation", "a kernel call whose oper
 RECURSIVE_DEVICE_FN = define("E0225", "recursive-device-function", "device code that calls itself (device functions are inlined)")
 DIVISION_BY_ZERO = define("E0226", "division-by-zero", "integer division or remainder by a constant zero")
 CONSTANT_OVERFLOW = define("E0227", "constant-overflow", "integer arithmetic on constants whose result does not fit its type")
+HOST_EFFECT_IN_GRAPH = define("E0228", "host-effect-in-graph", "a host statement in a `graph` block, which runs once while recording and is not replayed")

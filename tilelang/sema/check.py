@@ -2116,7 +2116,8 @@ class _Checker:
                                    f"conflicting values for const generic `{name}` of `{info.name}`: "
                                    f"{prev} and {value}", src.span, f"this gives `{name}` = {value}")
                           .secondary(srcs[name].span, f"this gives `{name}` = {prev}")
-                          .with_help("make the tile shapes agree, or pass the generics explicitly with `::<..>`"))
+                          .with_help(f"use {prev} here, as the turbofish says" if any(srcs[name] is g for g in e.generics)
+                                     else "make the tile shapes agree, or pass the generics explicitly with `::<..>`"))
                 return False
             return True
         env[name] = value

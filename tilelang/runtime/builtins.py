@@ -42,6 +42,8 @@ from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
+from tilelang.interp import numeric as num
+from tilelang.ir.nodes import ElemOp
 from tilelang.runtime.tensor import (
     Partition,
     Tensor,
@@ -234,9 +236,8 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
             case "/" | "%" if dt.is_int:
                 if np.any(y == 0):
                     raise _div_zero(op_span.to(span), op)
-                q = np.abs(x) // np.abs(y)
-                q = np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)
-                r = q if op == "/" else x - y * q
+                # the interpreter's integer division (truncating, wrapping)
+                r = num.elementwise(ElemOp.DIV if op == "/" else ElemOp.REM, [x, y], dt)
             case "/":
                 r = np.divide(x, y)
             case "%":

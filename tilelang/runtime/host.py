@@ -531,7 +531,8 @@ class HostEvaluator:
 
     def make_operation(self, fn: FnRef, call: ast.Call, scope: _Scope) -> Operation:
         decl = fn.decl
-        args = [LaunchArg(self.eval(a.value, scope), a.value.span) for a in call.args]
+        args = [LaunchArg(self.eval(a.value, scope), a.value.span, self._snippet(a.value.span))
+                for a in call.args]
         generics: dict[str, tuple[Any, Span]] = {}
         const_params = list(decl.generics)
         for g, arg in zip(const_params, call.generics, strict=False):
@@ -552,6 +553,13 @@ class HostEvaluator:
         bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
         self.check_deferred(call.span, fn, bound)
         return Operation(decl, fn.key, bound, call.span, self.runtime)
+
+    def _snippet(self, span: Span) -> str | None:
+        try:
+            text = self.sources.snippet(span)
+        except Exception:  # a span outside the known sources: no quote, not an error
+            return None
+        return text if text and "\n" not in text and len(text) <= 60 else None
 
     def _eval_dim(self, expr: ast.Expr, env: dict[str, Any]) -> int | None:
         scope = _Scope({k: v for k, v in env.items() if isinstance(v, int)}, None)

@@ -26,6 +26,8 @@ the `Device`. Invariant: a failed check leaves every tensor untouched.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +85,7 @@ def _param_spec(p: ast.Param) -> ParamSpec:
 class LaunchArg:
     value: Any  # Partition, Tensor, or a scalar
     span: Span  # the argument expression
+    text: str | None = None  # its source text, to quote in a help
 
 
 @dataclass(slots=True)
@@ -156,7 +159,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .primary(arg.span, f"this is {_kind(v)}")
                     .secondary(spec.span, "declared here")
                     .with_help("pass `&t`"))
-            _check_rank_dtype(kname, spec, v, arg.span, bind, type_names, fail)
+            _check_rank_dtype(kname, spec, v, arg.span, bind, type_names, fail, arg.text)
             for d, (dim, size) in enumerate(zip(spec.dims or (), v.shape, strict=False)):
                 if isinstance(dim, ast.Name) and dim.ident.name in const_names:
                     bind(dim.ident.name, size, f"dimension {d} of `{spec.name}`", arg.span)
@@ -247,7 +250,8 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
 
 def _check_rank_dtype(kname: str, spec: ParamSpec, t: Tensor, span: Span,
                       bind: Callable[[str, GenericValue, str, Span], None],
-                      type_names: set[str], fail: Callable[[Diagnostic], None]) -> None:
+                      type_names: set[str], fail: Callable[[Diagnostic], None],
+                      text: str | None = None) -> None:
     if spec.dims is not None and len(spec.dims) != t.rank:
         fail(Diagnostic.error(
             codes.RANK_MISMATCH,
@@ -267,7 +271,19 @@ def _check_rank_dtype(kname: str, spec: ParamSpec, t: Tensor, span: Span,
             f"passed holds `{t.dtype.value}`")
             .primary(span, f"a `{t.type_name()}`")
             .secondary(spec.span, "declared here")
-            .with_help(f"convert it first: `t as {want.value}`"))
+            .with_help(_convert_help(text, want)))
+
+
+def _convert_help(text: str | None, want: DType) -> str:
+    """`&(h as f32)` for a shared argument written `&h`; a generic form when
+    the argument's text is unknown (a partition: its tensor must be converted
+    before it is partitioned)."""
+    if text is not None and text.startswith("&") and not text.startswith("&mut"):
+        inner = text[1:].strip()
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", inner):
+            inner = f"({inner})"
+        return f"convert it first: `&({inner} as {want.value})`"
+    return f"convert it first: `t as {want.value}` makes a `{want.value}` copy of a tensor `t`"
 
 
 def _to_scalar(value: Any, dt: DType) -> Any:

@@ -648,9 +648,16 @@ class KernelChecker:
             b = self.bounds(ie)
             what = f"tile index `{_text(ie)}` of `{qname}` along axis {k}"
             if b is None:
+                # A `let mut` counter is the usual cause, not tensor data: say so.
+                muts = sorted({
+                    n.ident.name for n in ast.walk(ie)
+                    if isinstance(n, ast.Name) and getattr(self.view._symbol(n), "mutable", False)
+                })
+                why = (f"`{muts[0]}` is a `let mut` variable: its range is not tracked" if muts
+                       else "this index may depend on tensor data")
                 self.report(
                     Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
-                    .primary(ie.span, "this index may depend on tensor data")
+                    .primary(ie.span, why)
                     .secondary(
                         q.span, f"`{qname}` has nested tiles only inside this block's own tile"
                     )

@@ -56,6 +56,10 @@ def normalise(a: np.ndarray, dtype: DType) -> np.ndarray:
     """`a` converted to `dtype`'s storage type, rounded as the dtype demands."""
     arr = np.asarray(a)
     if dtype is DType.BF16:
+        if arr.dtype == np.float64:
+            # round-to-odd first, as the interpreter does: f64 -> f32 -> bf16
+            # by two nearest roundings can land on the wrong bf16
+            arr = num.f64_to_f32_odd(arr)
         return round_bf16(arr.astype(np.float32))
     if dtype.is_int and arr.dtype.kind == "f":
         return float_to_int(arr, dtype)

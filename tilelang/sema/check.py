@@ -2158,6 +2158,7 @@ class _Checker:
         for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
             if _is_poison(pty, aty):
                 borrows.append(None)
+                bad = True  # already reported: no "cannot infer" for what it would have given
                 continue
             match pty:
                 case RefT(mutable=True, inner=TensorT(dtype=pd, shape=pshape)):

@@ -77,27 +77,19 @@ class Execution:
 
 
 # ---------------------------------------------------------------- devices
-def _gpu_device_class() -> Any:
-    for module in ("tilelang.runtime.cuda", "tilelang.runtime.cuda_device"):
-        try:
-            mod = __import__(module, fromlist=["CudaDevice"])
-        except ImportError:
-            continue
-        cls = getattr(mod, "CudaDevice", None)
-        if cls is not None:
-            return cls
+def _gpu_missing() -> str | None:
+    """Why the GPU engine cannot be used here, or None when it can."""
+    try:
+        from tilelang.runtime import cuda
+    except ImportError:
+        return "the CUDA runtime of tilec is not installed"
+    if not cuda.is_available():
+        return "no CUDA driver or device was found on this machine"
     return None
 
 
 def gpu_available() -> bool:
-    try:
-        from tilelang.runtime import cuda
-    except ImportError:
-        return False
-    try:
-        return bool(cuda.is_available()) and _gpu_device_class() is not None
-    except Exception:
-        return False
+    return _gpu_missing() is None
 
 
 def make_device(choice: str, out: IO[str]) -> Any:
@@ -108,27 +100,17 @@ def make_device(choice: str, out: IO[str]) -> Any:
     def device_print(text: str) -> None:
         out.write(text + "\n")
 
-    if choice == "cpu" or (choice == "auto" and not gpu_available()):
-        return CpuDevice(out=device_print)
-    if choice not in ("gpu", "auto"):
+    if choice not in ("cpu", "gpu", "auto"):
         raise ValueError(f"unknown device `{choice}`")
-    cls = _gpu_device_class()
-    why = None
-    try:
-        from tilelang.runtime import cuda
+    if choice != "cpu":
+        why = _gpu_missing()  # asked once: it initialises the CUDA driver
+        if why is None:
+            from tilelang.runtime.cuda import CudaDevice
 
-        if not cuda.is_available():
-            why = "no CUDA driver or device was found on this machine"
-    except ImportError:
-        why = "the CUDA runtime of tilec is not installed"
-    if why is None and cls is None:
-        why = "the GPU engine of tilec is not ready yet"
-    if why is not None:
-        raise GpuUnavailable(why)
-    try:
-        return cls(out=device_print)
-    except TypeError:
-        return cls()
+            return CudaDevice(out=device_print)
+        if choice == "gpu":
+            raise GpuUnavailable(why)
+    return CpuDevice(out=device_print)
 
 
 # ---------------------------------------------------------------- the pipeline

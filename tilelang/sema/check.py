@@ -304,6 +304,14 @@ class _Checker:
         except Exception:
             return "..."
 
+    def _has_syntax_errors(self, mod: ModuleInfo) -> bool:
+        """Whether parsing `mod`'s file reported errors (its items may be missing)."""
+        sf = self.sources.by_name(mod.path)
+        if sf is None:
+            return False
+        return any(d.code.startswith("E00") and any(lb.span.file == sf.id for lb in d.labels)
+                   for d in self.sink.diagnostics)
+
     def cast_snippet(self, node: Any) -> str:
         """`node` quoted as the operand of a suggested `as` cast: `as` binds
         tighter than any binary operator, so `tx + 1` must become `(tx + 1)`."""
@@ -545,6 +553,8 @@ class _Checker:
             return
         for ident in item_ids:
             isym = target.own.get(ident.name)
+            if isym is None and self._has_syntax_errors(target):
+                continue  # likely dropped by that module's syntax error (already reported)
             if isym is None:
                 d = self.err(N.UNRESOLVED_IMPORT, f"no `{ident.name}` in `{target.name}`", ident.span,
                              f"not found in `{target.name}`")
@@ -1636,6 +1646,8 @@ class _Checker:
             return None
         sym = target.own.get(rest[0])
         if sym is None:
+            if self._has_syntax_errors(target):
+                return None  # the item is likely the one its syntax error dropped: no cascade
             d = self.err(N.UNRESOLVED_IMPORT, f"cannot find `{rest[0]}` in `{target.name}`", p.segments[-1].span,
                          f"not found in `{target.name}`")
             guess = _suggest(rest[0], target.own)

@@ -27,7 +27,6 @@ the `Device`. Invariant: a failed check leaves every tensor untouched.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any

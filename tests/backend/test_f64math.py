@@ -294,8 +294,6 @@ def _fma_exact(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.array([float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c, strict=True)])
 
 
-@pytest.mark.xfail(strict=True, reason="interp.numeric computes f64 fma as a*b+c (two roundings); "
-                   "ir.ElemOp says ONE rounding, which the GPU's fma.rn.f64 does (helper F1 owns the fix)")
 def test_interpreter_f64_fma_rounds_once() -> None:
     from tilelang.interp.numeric import elementwise
     from tilelang.ir.nodes import ElemOp

@@ -64,6 +64,92 @@ def f64_to_f32_odd(x: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint32).view(F32).reshape(x.shape)
 
 
+# ------------------------------------------------------------------ fma
+# ir.ElemOp.FMA rounds once. f64 has no wider NumPy type to compute in, so the
+# f64 fma is emulated with error-free transformations (Boldo & Melquiond,
+# "Emulation of FMA and correctly rounded sums: proved algorithms using
+# rounding to odd", IEEE TC 2008): a*b = uh + ul exactly (Veltkamp/Dekker),
+# c + uh = th + tl exactly (TwoSum), v = tl + ul rounded to odd, then th + v
+# rounded to nearest is the correctly rounded a*b + c. The proof needs no
+# overflow in the split and no underflow in the error terms; elements outside
+# that range (rare) take an exact `fractions.Fraction` path instead.
+_SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's splitter for 53-bit mantissas
+_SAFE_HI = 2.0**900
+_SAFE_LO = 2.0**-800
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """s + e == a + b exactly, with s = RN(a + b) (Knuth; no branches)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p + e == a * b exactly, with p = RN(a * b) (Dekker, Veltkamp split)."""
+    ca, cb = _SPLIT * a, _SPLIT * b
+    ah = ca - (ca - a)
+    bh = cb - (cb - b)
+    al, bl = a - ah, b - bh
+    p = a * b
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _add_round_odd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b in f64 rounded to odd: when inexact, the neighbour of the exact sum
+    whose last mantissa bit is 1. Exact sums and non-finite results are as RN."""
+    s, e = _two_sum(a, b)
+    even = (s.view(np.int64) & 1) == 0
+    nudge = np.isfinite(s) & np.isfinite(e) & (e != 0) & even
+    if not nudge.any():
+        return s
+    return np.where(nudge, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+
+
+def fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a * b + c for f64 arrays (broadcast), rounded once to nearest even."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(x, dtype=F64) for x in (a, b, c)))
+    uh, ul = _two_prod(a, b)
+    th, tl = _two_sum(c, uh)
+    z = th + _add_round_odd(tl, ul)
+    plain = a * b + c
+    # A zero product is exact, so plain a*b + c is the fma (signed zeros too).
+    zero = (a == 0) | (b == 0)
+    fast = (
+        np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+        & (np.abs(a) < _SAFE_HI) & (np.abs(b) < _SAFE_HI) & (np.abs(c) < _SAFE_HI)
+        & (np.abs(uh) > _SAFE_LO) & (np.abs(z) > _SAFE_LO)
+    )
+    out = np.where(zero, plain, np.where(fast, z, plain))
+    slow = np.flatnonzero(~zero & ~fast & np.isfinite(a) & np.isfinite(b))
+    if slow.size:
+        flat = out.reshape(-1).copy()
+        fa, fb, fc = a.reshape(-1), b.reshape(-1), c.reshape(-1)
+        for i in slow.tolist():
+            flat[i] = _fma_exact(float(fa[i]), float(fb[i]), float(fc[i]))
+        out = flat.reshape(out.shape)
+    # Non-finite a or b: the product is inf/NaN exactly as plain computes it.
+    return out
+
+
+def _fma_exact(a: float, b: float, c: float) -> float:
+    """One finite-a, finite-b fma through exact rationals (CPython's int
+    division is correctly rounded)."""
+    from fractions import Fraction
+
+    if not np.isfinite(c):
+        return c  # a finite product cannot change an infinite or NaN addend
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        # RN gives +0 unless both the product and c are -0 (a nonzero product
+        # whose exact sum is 0 gives +0 too).
+        return -0.0 if (np.signbit(a * b) and np.signbit(c) and a * b == 0) else 0.0
+    try:
+        return float(exact)
+    except OverflowError:
+        return float("inf") if exact > 0 else float("-inf")
+
+
 # ------------------------------------------------------------------ rounding
 def compute_dtype(dt: DType) -> np.dtype:
     """The NumPy dtype arithmetic of `dt` is carried out in."""
@@ -237,13 +323,14 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
             return np.minimum(a[0], a[1])
         case ElemOp.FMA:
             if a[0].dtype == F32:
-                # the f32 product is exact in f64; one f64 add, then to f32
-                # (double rounding only at exact f64 halfway points)
-                r = a[0].astype(F64) * a[1].astype(F64) + a[2].astype(F64)
+                # The f32 product is exact in f64; the f64 add is rounded to
+                # odd, so the one rounding to the narrow type that follows is
+                # the correctly rounded fma (53 >= 24 + 2 bits).
+                r = _add_round_odd(a[0].astype(F64) * a[1].astype(F64), a[2].astype(F64))
                 # f16/bf16: straight from f64 to the narrow type (one rounding;
                 # f32 in between could double-round an fma)
                 return r if dt in (DType.BF16, DType.F16) else r.astype(F32)
-            return a[0] * a[1] + a[2]
+            return fma_f64(a[0], a[1], a[2])
     raise ValueError(f"`{op.value}` is not defined on {dt.value}")
 
 

@@ -573,13 +573,14 @@ class CudaDevice(Device):
         threading.Thread(target=_prewarm, args=(self.arch,), daemon=True).start()
         self.launches = 0
         self._streams: list[Any] = []
-        self._pending_asserts: dict[int, list[tuple[int, Any]]] = defaultdict(list)  # by id(stream)
+        # (error word, kernel ABI, launch span) by id(stream)
+        self._pending_asserts: dict[int, list[tuple[int, Any, Span | None]]] = defaultdict(list)
         # Error words for device asserts: one int32 per launch with asserts, in one buffer.
         self._err_words = 4096
         self._err = self.ctx.pool.alloc(4 * self._err_words)
         _check(self.ctx.d.cuMemsetD8(self._err.ptr, 0, 4 * self._err_words), "cuMemsetD8")
         self._err_next = 1  # word 0 is the shared word of assert-free kernels
-        self._graph_asserts: dict[int, list[tuple[int, Any]]] = {}
+        self._graph_asserts: dict[int, list[tuple[int, Any, Span | None]]] = {}
         self._capturing: set[int] = set()  # id() of the streams being captured into a graph
         self._capture_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = defaultdict(list)  # by id(stream)
         self._graph_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = {}  # by id(graph)
@@ -743,7 +744,7 @@ class CudaDevice(Device):
         fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s)
         self.launches += 1
         if abi.asserts:
-            self._pending_asserts[id(s)].append((err_word, abi))
+            self._pending_asserts[id(s)].append((err_word, abi, span))
         if pbuf is not None:
             if id(s) in self._capturing:
                 self._capture_prints[id(s)].append((pbuf, abi))
@@ -807,18 +808,19 @@ class CudaDevice(Device):
         if stream is not None and stream is not self.ctx.stream:
             self._streams.append(stream)  # finished: reuse it for the next `.launch()`
 
-    def _check_asserts(self, pending: list[tuple[int, Any]]) -> None:
+    def _check_asserts(self, pending: list[tuple[int, Any, Span | None]]) -> None:
         if not pending:
             return
         words = np.zeros(self._err_words, dtype=np.int32)
         d = self.ctx.d
         _check(d.cuMemcpyDtoH(words.ctypes.data, self._err.ptr, words.nbytes), "cuMemcpyDtoH")
         failed = None
-        for word, abi in pending:
+        launch_span = None
+        for word, abi, at in pending:
             num = int(words[word])
             if num and failed is None:
-                failed = abi.asserts[num - 1]
-        for word, _ in pending:  # reset for the next launch that uses these words
+                failed, launch_span = abi.asserts[num - 1], at
+        for word, _, _ in pending:  # reset for the next launch that uses these words
             _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 1), "cuMemsetD32")
         if failed is not None:
             from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
@@ -826,6 +828,9 @@ class CudaDevice(Device):
             span, message = failed
             diag = Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {message}" if message
                                     else "device assertion failed").primary(span, "this `assert` failed on the GPU")
+            if launch_span is not None:
+                # which launch: a sync or graph replay may wait for several
+                diag = diag.secondary(launch_span, "in this launch")
             raise TileError(diag)
 
     # -- graphs -----------------------------------------------------------------

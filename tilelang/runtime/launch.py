@@ -423,7 +423,12 @@ class Runtime:
         names = [p.name for p in getattr(kir, "params", ())] or list(by_name)
         args = [by_name[n] for n in names]
         self.launches += 1
-        self.device.run(prepared, op.bound.grid, args, stream, op.span)
+        try:
+            self.device.run(prepared, op.bound.grid, args, stream, op.span)
+        except TileError as e:
+            # The CPU device fails here, inside the launch; the GPU reports at
+            # the next sync and labels the launch itself (runtime/cuda.py).
+            raise at_launch(e, op.span) from None
 
     def _prepared(self, op: Operation) -> tuple[Any, Any]:
         facts = arg_facts(op)
@@ -436,6 +441,23 @@ class Runtime:
             hit = (kir, self.device.prepare(kir))
             self.kernels[key] = hit
         return hit
+
+
+def at_launch(err: TileError, span: Span) -> TileError:
+    """`err` with a secondary label "in this launch" at `span` on each device
+    `assert` failure (E0700) that has no label there yet: the primary label
+    is at the `assert` inside the kernel, this one says which call ran it."""
+    from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
+
+    diags = tuple(
+        d.secondary(span, "in this launch")
+        if d.code == DEVICE_ASSERT and all(label.span != span for label in d.labels) else d
+        for d in err.diagnostics)
+    if diags == err.diagnostics:
+        return err
+    out = TileError(*diags)
+    out.__traceback__ = err.__traceback__
+    return out
 
 
 @dataclass(frozen=True, slots=True)

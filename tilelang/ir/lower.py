@@ -1138,6 +1138,11 @@ class _Lowerer:
         p = t.param
         if name == "load" and not vals:
             if t.own is None or p.tile_shape is None:
+                # a `&` tensor with a static shape (`g: &Tensor<f32, [N]>`): the
+                # checker allows loading all of it as one tile
+                if p.dims and all(isinstance(d, int) and not isinstance(d, bool) for d in p.dims):
+                    zero = [self.b.const(0, I32, span=sp) for _ in p.dims]
+                    return self.b.load(p.name, zero, tuple(int(d) for d in p.dims), span=sp)  # type: ignore[arg-type]
                 raise _Unsupported(sp, "`load()` without an index on a `&` tensor")
             return self.b.load(p.name, t.own, p.tile_shape, span=sp, hint=f"{p.name}_tile")
         if name == "store" and len(vals) == 1:

@@ -55,6 +55,8 @@ def round_bf16(a: np.ndarray) -> np.ndarray:
 def normalise(a: np.ndarray, dtype: DType) -> np.ndarray:
     """`a` converted to `dtype`'s storage type, rounded as the dtype demands."""
     arr = np.asarray(a)
+    if dtype.is_float and arr.dtype.kind in "iu":
+        arr = arr.astype(np.float64)  # ints convert through f64, as the interpreter's casts do
     if dtype is DType.BF16:
         if arr.dtype == np.float64:
             # round-to-odd first, as the interpreter does: f64 -> f32 -> bf16

@@ -310,7 +310,8 @@ def test_bf16_parameter_takes_float32_arrays() -> None:
     z = np.zeros(4, np.float32)
     mod.half(P(z, [4]), x).sync()
     np.testing.assert_array_equal(z, [0.5, 1.5, 0.5, 5.0])  # 1 + 2^-10 rounds to 1 in bf16
-    with pytest.raises(tilelang.CallError, match=r"must hold `bf16` \(Tile keeps bf16 values in float32"):
+    with pytest.raises(tilelang.CallError, match=r"must hold `bf16` \(Tile takes bf16 values in float32 arrays, "
+                       r"or torch.bfloat16 tensors on the GPU\)"):
         mod.half(P(z, [4]), x.astype(np.float16))
 
 

@@ -1,5 +1,5 @@
 """The Python API on the GPU: PyTorch and CuPy CUDA tensors used in place on
-the caller's stream, NumPy arrays through copies on a `device="gpu"` module,
+the caller's stream (torch.bfloat16 in its own 2-byte memory), NumPy arrays through copies on a `device="gpu"` module,
 and `tilelang.testing.compare` (interpreter vs GPU) over the examples.
 
 Marked `gpu`: skipped without a CUDA device; the torch and cupy tests also
@@ -95,7 +95,8 @@ def test_torch_gpu_refusals(add) -> None:  # type: ignore[no-untyped-def]
     z = torch.zeros(64, device="cuda")
     with pytest.raises(tilelang.CallError, match="must be on one device"):
         add.add(P(z, [64]), np.ones(64, np.float32), torch.ones(64, device="cuda"))
-    with pytest.raises(tilelang.CallError, match="bfloat16"):
+    # bf16 CUDA tensors are taken by `bf16` parameters only; `add`'s are f32
+    with pytest.raises(tilelang.CallError, match=r"must hold `f32`, but it is a torch.bfloat16 PyTorch tensor on the GPU"):
         add.add(P(z, [64]), torch.ones(64, device="cuda", dtype=torch.bfloat16), torch.ones(64, device="cuda"))
     with pytest.raises(tilelang.CallError, match="not contiguous"):
         add.add(P(z, [64]), torch.ones(128, device="cuda")[::2], torch.ones(64, device="cuda"))
@@ -148,6 +149,83 @@ def test_torch_f16_and_int_tensors() -> None:
         z = torch.zeros(1000, device="cuda", dtype=dt)
         mod.copy(P(z, [256]), x).sync()
         assert torch.equal(z, x), dt
+
+
+BF16_SOURCE = """
+kernel fn scale_add<const B: i32>(z: &mut Tensor<bf16, [B]>, x: &Tensor<bf16, [?]>, y: &Tensor<bf16, [?]>) {
+    z.store(x.load_like(z) * 0.5 + y.load_like(z));
+}
+
+kernel fn widen<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<bf16, [?]>) {
+    z.store(x.load_like(z) as f32 * 3.0);
+}
+
+kernel fn copy<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>) {
+    z.store(x.load_like(z));
+}
+"""
+
+
+def _bf16_inputs(torch, n: int):  # type: ignore[no-untyped-def]
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    x = (torch.randn(n, device="cuda", generator=gen) * 3).to(torch.bfloat16)
+    y = torch.randn(n, device="cuda", generator=gen).to(torch.bfloat16)
+    return x, y
+
+
+def test_torch_bf16_cuda_in_place_matches_the_interpreter() -> None:
+    torch = _torch()
+    mod = tilelang.compile(BF16_SOURCE)
+    n = 5000
+    x, y = _bf16_inputs(torch, n)
+    z = torch.zeros(n, device="cuda", dtype=torch.bfloat16)
+    ptr = z.data_ptr()
+    mod.scale_add(P(z, [1024]), x, y).sync()
+    assert z.data_ptr() == ptr and z.dtype == torch.bfloat16  # written in place, 2-byte memory
+    # the reference: the CPU interpreter on float32 arrays holding the same values
+    want = np.zeros(n, np.float32)
+    mod.scale_add(P(want, [1024]), x.float().cpu().numpy(), y.float().cpu().numpy()).sync()
+    np.testing.assert_array_equal(z.float().cpu().numpy(), want)
+    # torch's bf16 ops also round once per op: the same values
+    assert torch.equal(z, x * 0.5 + y)
+    # .launch() on the caller's stream, then torch reads the result after it
+    z2 = torch.zeros(n, device="cuda", dtype=torch.bfloat16)
+    h = mod.scale_add(P(z2, [1024]), x, y).launch()
+    w = z2.float() * 2
+    h.wait()
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(w.cpu().numpy(), want * 2)
+
+
+def test_torch_bf16_and_float32_layouts_agree() -> None:
+    """The same `bf16` parameter takes 2-byte bf16 memory or float32 memory
+    (the compile cache keys on which); a bf16 input can widen into f32."""
+    torch = _torch()
+    mod = tilelang.compile(BF16_SOURCE)
+    n = 3000
+    x, _ = _bf16_inputs(torch, n)
+    z16 = torch.zeros(n, device="cuda")
+    z32 = torch.zeros(n, device="cuda")
+    mod.widen(P(z16, [512]), x).sync()
+    mod.widen(P(z32, [512]), x.float()).sync()  # float32 memory, bf16 values
+    assert torch.equal(z16, z32)
+    assert torch.equal(z16, x.float() * 3.0)
+
+
+def test_torch_bf16_binds_a_type_generic_kernel() -> None:
+    torch = _torch()
+    mod = tilelang.compile(BF16_SOURCE)
+    x, _ = _bf16_inputs(torch, 2000)
+    z = torch.zeros(2000, device="cuda", dtype=torch.bfloat16)
+    mod.copy(P(z, [256]), x).sync()
+    assert torch.equal(z, x)
+
+
+def test_torch_bf16_on_the_cpu_is_refused() -> None:
+    torch = _torch()
+    mod = tilelang.compile(BF16_SOURCE)
+    with pytest.raises(tilelang.CallError, match=r"torch.bfloat16 tensor on the CPU cannot be used in place"):
+        mod.copy(P(torch.zeros(64, dtype=torch.bfloat16), [64]), torch.ones(64, dtype=torch.bfloat16))
 
 
 # ---------------------------------------------------------------- CuPy

@@ -5,6 +5,9 @@ array, or any object with `__cuda_array_interface__`, `__array_interface__`
 or a CPU `__dlpack__` into an `ArrayRef`: where its memory is (a pointer and
 a byte count in one address space), its shape, its Tile element type, whether
 it is C-contiguous, and for CUDA memory the stream its library has current.
+A torch.bfloat16 CUDA tensor is described with `dtype` bf16 and its own
+2-byte memory (the GPU backend reads either bf16 layout); a CPU one is
+`Unsupported` (NumPy has no bf16 to view it with). CuPy has no bf16.
 It copies nothing and imports neither torch nor cupy: a tensor of theirs can
 only exist when they are already imported, so `sys.modules` finds them.
 
@@ -154,19 +157,24 @@ _TORCH_DTYPES = {
     "torch.float16": DType.F16,
     "torch.float32": DType.F32,
     "torch.float64": DType.F64,
+    # CUDA only (`_torch` refuses a CPU one): 2-byte bfloat16 memory, which the
+    # GPU backend reads and writes in place
+    "torch.bfloat16": DType.BF16,
 }
 
 
 def _torch(t: Any) -> ArrayRef:
     name = str(t.dtype)
-    if name == "torch.bfloat16":
-        # Tile keeps bf16 values in f32 memory (tilelang/dtypes.py); a 16-bit
-        # bf16 tensor would be read as half as many f32 values.
+    if name == "torch.bfloat16" and not t.is_cuda:
+        # NumPy has no bf16, so a CPU tensor has no in-place view; the CPU
+        # interpreter keeps bf16 in f32 memory (a copy would have to be
+        # written back, which this API never does behind the caller's back).
         raise Unsupported(
-            "a torch.bfloat16 tensor cannot be used in place: Tile stores bf16 values in "
-            "float32 memory",
-            "pass `t.float()` (values rounded to bf16 by the kernel's own casts) and convert "
-            "the result back with `.bfloat16()`",
+            "a torch.bfloat16 tensor on the CPU cannot be used in place: NumPy has no bf16, "
+            "and Tile's CPU interpreter keeps bf16 values in float32 memory",
+            "pass `t.float()` (values rounded to bf16 by the kernel) and convert the result "
+            "back with `.bfloat16()`, or move it to the GPU (`t.cuda()`), where "
+            "torch.bfloat16 tensors are used in place",
         )
     shape = tuple(int(d) for d in t.shape)
     strides = tuple(int(s) for s in t.stride())

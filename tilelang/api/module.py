@@ -12,7 +12,9 @@ tensors, which NumPy views without a copy) run on the module's engine, the
 CPU interpreter by default, in place; PyTorch and CuPy CUDA tensors run on
 the GPU in place, on the stream their library has current when the
 operation starts (`.sync()`/`.wait()` then wait for that stream). PyTorch
-tensors a kernel writes get their autograd version bumped. A module loaded
+tensors a kernel writes get their autograd version bumped. A `bf16`
+parameter takes float32 arrays, or torch.bfloat16 CUDA tensors in their own
+2-byte memory (a CPU torch.bfloat16 tensor is refused: `arrays.py`). A module loaded
 with `device="gpu"` runs NumPy arrays on the GPU through copies (uploaded
 when the operation starts, results copied back into the caller's `&mut`
 arrays when it finishes).
@@ -554,8 +556,15 @@ class _Call:
         want = DType.parse(spec.elem or "")
         if want is not None:
             storage = DType.F32 if want is DType.BF16 else want
-            if ref.dtype is not storage:
-                extra = " (Tile keeps bf16 values in float32 arrays)" if want is DType.BF16 else ""
+            # bf16 comes as float32 arrays (rounded by the kernel) or, on the
+            # GPU, as 2-byte torch.bfloat16 tensors used in place
+            bf16_memory = want is DType.BF16 and ref.dtype is DType.BF16 and ref.is_cuda
+            if ref.dtype is not storage and not bf16_memory:
+                extra = (
+                    " (Tile takes bf16 values in float32 arrays, or torch.bfloat16 tensors on the GPU)"
+                    if want is DType.BF16
+                    else ""
+                )
                 self.fail(
                     spec,
                     f"{what} must hold `{want.value}`{extra}, but it is {ref.describe()}",
@@ -748,7 +757,11 @@ class _Call:
                 if want is DType.BF16:
                     dt = DType.BF16
                 assert dt is not None
-                if v.is_cuda:
+                if v.is_cuda and v.dtype is DType.BF16:
+                    # 2-byte bfloat16 memory in place (torch.bfloat16 on the GPU)
+                    storage = device.wrap_external(v.ptr, v.shape, np.uint16, v.nbytes, bf16=True)
+                    t = Tensor(dt, v.shape, storage, device)
+                elif v.is_cuda:
                     storage = device.wrap_external(v.ptr, v.shape, dt.np_dtype, v.nbytes)
                     t = Tensor(dt, v.shape, storage, device)
                 else:

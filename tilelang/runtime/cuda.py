@@ -868,12 +868,15 @@ class CudaDevice(Device):
                 self._flush_prints(buf, abi)
 
     # -- memory and streams of other libraries (the Python API, tilelang/api) --
-    def wrap_external(self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int) -> CudaBuffer:
+    def wrap_external(self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int,
+                      bf16: bool = False) -> CudaBuffer:
         """A buffer over device memory that another library owns (a PyTorch or
         CuPy tensor): launches read and write it in place; it is never freed or
-        pooled here, so the caller must keep the owner alive while it is used."""
+        pooled here, so the caller must keep the owner alive while it is used.
+        `bf16`: the memory is 2-byte bfloat16 (a torch.bfloat16 tensor)."""
         self.ctx.make_current()
-        return CudaBuffer(DeviceBuffer(int(ptr), int(nbytes), int(nbytes), None), shape, np.dtype(np_dtype))
+        dt = np.dtype(np.uint16) if bf16 else np.dtype(np_dtype)
+        return CudaBuffer(DeviceBuffer(int(ptr), int(nbytes), int(nbytes), None), shape, dt, bf16)
 
     def foreign_stream(self, handle: int) -> Any:
         """A stream object for another library's raw stream handle (0: the legacy

@@ -109,3 +109,42 @@ def test_at_launch_adds_one_label_and_leaves_other_codes() -> None:
     assert [lb.span for lb in once.diagnostics[0].labels] == [here, there]
     assert once.diagnostics[1] == err.diagnostics[1]
     assert at_launch(once, there) is once  # already labelled: unchanged
+
+
+def test_gpu_assert_check_labels_the_launch_whose_assert_failed() -> None:
+    """`CudaDevice._check_asserts` without a GPU: a fake driver hands back the
+    error words; of two launches waited for together, the label goes to the
+    one whose word is set."""
+    import ctypes
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    pytest.importorskip("cuda.bindings")
+    from tilelang.runtime.cuda import CudaDevice
+    from tilelang.source import Span
+
+    words = np.zeros(4, np.int32)
+    words[2] = 1  # the second launch's first assert failed
+
+    def memcpy_dtoh(dst: int, src: int, nbytes: int) -> tuple[int]:
+        ctypes.memmove(dst, words.ctypes.data + src, nbytes)
+        return (0,)
+
+    dev = object.__new__(CudaDevice)
+    dev._err_words = 4
+    dev._err = SimpleNamespace(ptr=0)
+    dev.ctx = SimpleNamespace(d=SimpleNamespace(cuMemcpyDtoH=memcpy_dtoh, cuMemsetD32=lambda *a: (0,)))
+    at_assert, first, second = Span(0, 5, 9), Span(0, 20, 30), Span(0, 40, 50)
+    ok_abi = SimpleNamespace(asserts=[(Span(0, 1, 2), "never")])
+    bad_abi = SimpleNamespace(asserts=[(at_assert, "too big")])
+    with pytest.raises(TileError) as e:
+        dev._check_asserts([(1, ok_abi, first), (2, bad_abi, second)])
+    (d,) = e.value.diagnostics
+    assert d.code == "E0700" and d.message == "device assertion failed: too big"
+    assert [(lb.span, lb.primary, lb.message) for lb in d.labels] == [
+        (at_assert, True, "this `assert` failed on the GPU"), (second, False, "in this launch")]
+    # a launch made without a span (the device used directly) gets no label
+    with pytest.raises(TileError) as e:
+        dev._check_asserts([(2, bad_abi, None)])
+    assert [lb.primary for lb in e.value.diagnostics[0].labels] == [True]

@@ -141,3 +141,12 @@ def test_cuda_bf16_tensor_for_an_f32_parameter_is_a_dtype_mismatch(fake) -> None
                        r"tensor on the GPU(.|\n)*`x.to\(torch.float32\)`"):
         mod.twice(P(FakeCudaArray(np.zeros(16, np.float32)), [16]), x)
     assert fake.wrapped == []  # refused before anything was wrapped
+
+
+def test_host_function_names_the_cpu_bf16_fix(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile("fn total(x: &Tensor<bf16, [?]>) -> f32 {\n    return x.sum() as f32;\n}\n")
+    x = FakeTorchTensor(_bf16([1.0] * 4), cuda=False)
+    with pytest.raises(tilelang.CallError, match=r"argument `x` of function `total`: a torch.bfloat16 tensor on "
+                       r"the CPU(.|\n)*`x.float\(\)`"):
+        mod.total(x)
+    assert mod.total(np.ones(4, np.float32)) == 4.0

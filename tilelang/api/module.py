@@ -1188,7 +1188,9 @@ class HostFunction:
         what = f"argument `{name}` of function `{self.__name__}`"
         try:
             ref = arrays.describe(value)
-        except (NotAnArray, Unsupported):
+        except Unsupported as e:  # an array, but one this API cannot use (CPU bf16, ...)
+            raise CallError(f"{what}: {e.why}", where=where, help=e.help.replace("`t.", f"`{name}.")) from None
+        except NotAnArray:
             raise CallError(
                 f"{what} must be an array, not a `{type(value).__name__}`",
                 where=where,

@@ -403,6 +403,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:
+        # `tilec emit ... | head`: the reader went away; stop quietly.
+        from tilelang.run import EXIT_BROKEN_PIPE, _silence_stdout
+
+        _silence_stdout()
+        sys.exit(EXIT_BROKEN_PIPE)
     except BaseException as e:  # the last line of defence: any escape is a bug
         report_ice(e)
         sys.exit(EXIT_ICE)

@@ -42,6 +42,7 @@ EXIT_ERRORS = 1
 EXIT_RUNTIME = 3
 EXIT_ICE = 101
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+EXIT_BROKEN_PIPE = 141  # stdout closed by its reader, as shells report SIGPIPE
 HOST_RECURSION_LIMIT = 20_000
 
 
@@ -165,6 +166,11 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         out.flush()
         err.write("error: interrupted\n")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`tilec run f.tile | head`): stop quietly, as
+        # `cat` does, with the shell's status for SIGPIPE.
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (ICE, Exception) as e:  # the last line of defence: a bug in tilec
         out.flush()
         err.write(f"error: internal compiler error: {e}\n")
@@ -172,6 +178,16 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
                   "with the program and the trace below\n\n")
         err.write("".join(traceback.format_exception(e)))
         return EXIT_ICE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's flush at exit does not
+    raise a second `BrokenPipeError`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _execute_source(sf: Any, sources: SourceMap, device: str, out: IO[str]) -> Execution:

@@ -202,7 +202,7 @@ class Tables:
         elif expand1:
             make = code  # the loop decides between the single child and a Node
         else:
-            make = f"Node({rule.alias or origin!r}, {code}, start, end)"
+            make = f"Node({str(rule.alias or origin)!r}, {code}, start, end)"
         if expand1 and size == 1 and identity:
             kind = _UNIT
         elif expand1:

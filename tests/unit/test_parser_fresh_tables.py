@@ -27,9 +27,11 @@ import sys
 from pathlib import Path
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.source import SourceMap
-from tilelang.syntax.parser import parse
+from tilelang.syntax.parser import _tables, parse
 from tilelang.syntax.printer import format_ast
 for name in sys.argv[1:]:
+    tree = repr(_tables().parse(Path(name).read_text(), "module", 0, None))
+    assert "Token(" not in tree, (name, "a Lark Token leaked into the parse tree")
     sources = SourceMap()
     sf = sources.add(name, Path(name).read_text())
     sink = DiagnosticSink()

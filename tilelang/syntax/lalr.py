@@ -195,7 +195,7 @@ class Tables:
         opts = rule.options
         expand1 = bool(opts.expand1) and not rule.alias
         size = len(rule.expansion)
-        origin = rule.origin.name
+        origin = str(rule.origin.name)  # a Lark `Token` when the tables were built, not loaded
         code, identity = _shaper(rule.expansion, opts.keep_all_tokens, opts.empty_indices)
         if origin.startswith("_"):
             make = code  # `__x_star_n` and `_rule`: a list for the parent to splice

@@ -203,6 +203,12 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .secondary(dim.span, f"this is {want} in this launch")
                     .with_help("pass a tensor of the declared shape, or declare the dimension `?`"))
 
+    # Tile shapes known only now get the backend's rule (after the shape
+    # comparison above, whose message is the more useful one when both fail).
+    for spec, arg in zip(specs, args, strict=False):
+        if spec.kind == "mut":
+            _check_tile_runnable(kname, spec, arg.value, arg.span, fail)
+
     # Scalars: convert to the parameter's type.
     for i, (spec, arg) in enumerate(zip(specs, args, strict=False)):
         if spec.kind == "scalar":
@@ -245,6 +251,37 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     assert grid is not None
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
+
+
+def _check_tile_runnable(kname: str, spec: ParamSpec, p: Partition, span: Span,
+                         fail: Callable[[Diagnostic], None]) -> None:
+    """The rule the type checker applies to constant tile shapes (E0212, E0213),
+    applied to one known only now, on every device, so that a program the
+    interpreter accepts is one the GPU backend can run."""
+    from tilelang.sema.check import MAX_TILE_ELEMENTS
+
+    for d, size in enumerate(p.tile):
+        if size > 0 and size & (size - 1):
+            up = 1 << (size - 1).bit_length()
+            fail(Diagnostic.error(
+                codes.TILE_NOT_RUNNABLE,
+                f"tile dimension {d} of `{spec.name}` is {size}, not a power of two")
+                .primary(span, f"tiles of {_shape(p.tile)}")
+                .secondary(spec.span, f"the tile of `{spec.name}` in kernel `{kname}`")
+                .note("the GPU backend requires every tile dimension to be a power of two; "
+                      "the interpreter enforces the same rule so both engines accept the same programs")
+                .with_help(f"use {up} and let the edge tiles be partial"))
+    n = 1
+    for size in p.tile:
+        n *= size
+    if n > MAX_TILE_ELEMENTS:
+        fail(Diagnostic.error(
+            codes.TILE_NOT_RUNNABLE,
+            f"a tile of `{spec.name}` holds {n} elements, more than a tile block can hold")
+            .primary(span, f"tiles of {_shape(p.tile)}")
+            .secondary(spec.span, f"the tile of `{spec.name}` in kernel `{kname}`")
+            .note(f"a tile may hold at most {MAX_TILE_ELEMENTS} elements")
+            .with_help("partition into smaller tiles"))
 
 
 def _check_rank_dtype(kname: str, spec: ParamSpec, t: Tensor, span: Span,

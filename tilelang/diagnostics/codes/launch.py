@@ -34,3 +34,7 @@ NO_GRID = define(
 GRID_RANK = define(
     "E0510", "launch-grid-rank",
     "a partitioned tensor has more than three dimensions, more than a grid has")
+TILE_NOT_RUNNABLE = define(
+    "E0511", "launch-tile-not-power-of-two",
+    "a tile shape known only at run time has a dimension that is not a power of two, "
+    "or more elements than a tile block can hold")

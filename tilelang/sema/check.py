@@ -2863,13 +2863,22 @@ class _Checker:
             return False
         return True
 
-    def _rule_atomic(self, cx: _CallCx) -> Type:
+    def _indexed_tensor(self, cx: _CallCx) -> tuple[TensorT, int | None] | None:
+        """The `&x` tensor parameter and its rank for `op(&x, [i, ..], value)`
+        (the raw-access builtins), after checking the index; None on an error."""
         t = self._param_tensor(cx, cx.args[0], cx.arg_tys[0], "a tensor parameter `&x`")
         if t is None:
-            return ERROR
+            return None
         rank = len(t.shape) if t.shape is not None else None
         if not self._check_index(cx, cx.args[1], rank, f"`{self.snippet(cx.args[0])}`"):
+            return None
+        return t, rank
+
+    def _rule_atomic(self, cx: _CallCx) -> Type:
+        target = self._indexed_tensor(cx)
+        if target is None:
             return ERROR
+        t, rank = target
         v, vt = cx.args[2], cx.arg_tys[2]
         el = _elem_of_value(vt)
         if el is None and isinstance(vt, (UntypedInt, UntypedFloat)):
@@ -2890,12 +2899,10 @@ class _Checker:
         return UNIT
 
     def _rule_store_unchecked(self, cx: _CallCx) -> Type:
-        t = self._param_tensor(cx, cx.args[0], cx.arg_tys[0], "a tensor parameter `&x`")
-        if t is None:
+        target = self._indexed_tensor(cx)
+        if target is None:
             return ERROR
-        rank = len(t.shape) if t.shape is not None else None
-        if not self._check_index(cx, cx.args[1], rank, f"`{self.snippet(cx.args[0])}`"):
-            return ERROR
+        t, rank = target
         v, vt = cx.args[2], cx.arg_tys[2]
         if not isinstance(vt, TileT):
             return self.emit(self.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))

@@ -1,0 +1,435 @@
+"""The checked path of a kernel call from Python: each argument against its
+parameter, then the host runtime's own launch checks (`bind_launch`, E05xx,
+and the ownership checker's deferred facts), the tile limits of the
+instantiation, and the overlap of the call's own arrays (E0303). Its result
+is an `Operation`; nothing runs here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import numpy as np
+
+from tilelang.api import arrays
+from tilelang.api.arrays import ArrayRef, NotAnArray, Unsupported, tile_dtype_name
+from tilelang.api.engines import _device
+from tilelang.api.errors import BorrowError, CallError, span_text
+from tilelang.api.operation import Operation
+from tilelang.api.partition import Partition
+from tilelang.api.signature import _fix_contiguous, _fix_dtype, _inferable
+from tilelang.diagnostics.codes import launch as lcodes
+from tilelang.diagnostics.codes import ownership as ocodes
+from tilelang.diagnostics.codes import types as tcodes
+from tilelang.diagnostics.model import TileError
+from tilelang.dtypes import DType
+from tilelang.ownership.dynamic import BorrowTracker, Region
+from tilelang.runtime.launch import BoundLaunch, LaunchArg, ParamSpec, Runtime, bind_launch
+from tilelang.runtime.launch import Operation as _RtOperation
+from tilelang.runtime.tensor import Partition as _RtPartition
+from tilelang.runtime.tensor import Tensor, dtype_of_array
+from tilelang.source import Span
+
+if TYPE_CHECKING:
+    from tilelang.api.kernel import Kernel
+
+# The type checker's limit (`sema/check.py` MAX_TILE_ELEMENTS), restated to
+# keep `sema` out of the API's imports.
+MAX_TILE_ELEMENTS = 1 << 20
+
+
+class _Call:
+    """One kernel call being checked and bound (becomes an `Operation`)."""
+
+    def __init__(self, kernel: Kernel, values: list[Any]) -> None:
+        self.k = kernel
+        self.m = kernel.module
+        self.values = values
+        self.kname = kernel.__name__
+        self.refs: list[tuple[ParamSpec, ArrayRef, bool]] = []  # (param, array, mutable)
+
+    def where(self, spec: ParamSpec) -> str:
+        return self.m._where(
+            spec.span, f"`{spec.name}: {span_text(spec.span, self.m._sources)}` is declared here"
+        )
+
+    def fail(
+        self,
+        spec: ParamSpec,
+        message: str,
+        help: str | None = None,
+        code: str | None = None,
+        cls: type[CallError] | type[BorrowError] = CallError,
+    ) -> NoReturn:
+        raise cls(message, code=code, help=help, where=self.where(spec))
+
+    def array(self, spec: ParamSpec, value: Any, mutable: bool) -> ArrayRef:
+        try:
+            ref = arrays.describe(value)
+        except NotAnArray:
+            want = DType.parse(spec.elem or "")
+            np_name = tile_dtype_name(want) if want else "..."
+            self.fail(
+                spec,
+                f"argument `{spec.name}` of kernel `{self.kname}` must be an array, "
+                f"not a `{type(value).__name__}`",
+                help=f"pass a NumPy array (`numpy.asarray({spec.name}, dtype=numpy.{np_name})`), "
+                "a PyTorch tensor or a CuPy array",
+            )
+        except Unsupported as e:
+            self.fail(
+                spec,
+                f"argument `{spec.name}` of kernel `{self.kname}`: {e.why}",
+                help=e.help.replace("`t.", f"`{spec.name}."),
+            )
+        what = f"argument `{spec.name}` of kernel `{self.kname}`"
+        if ref.dtype is None:
+            self.fail(
+                spec,
+                f"{what} is {ref.describe()}, an element type Tile does not have",
+                code=lcodes.DTYPE_MISMATCH,
+                help="convert it to one Tile has (float32, float16, int32, uint8, bool, ...)",
+            )
+        want = DType.parse(spec.elem or "")
+        if want is not None:
+            storage = DType.F32 if want is DType.BF16 else want
+            # bf16 comes as float32 arrays (rounded by the kernel) or, on the
+            # GPU, as 2-byte torch.bfloat16 tensors used in place
+            bf16_memory = want is DType.BF16 and ref.dtype is DType.BF16 and ref.is_cuda
+            if ref.dtype is not storage and not bf16_memory:
+                extra = (
+                    " (Tile takes bf16 values in float32 arrays, or torch.bfloat16 tensors on the GPU)"
+                    if want is DType.BF16
+                    else ""
+                )
+                self.fail(
+                    spec,
+                    f"{what} must hold `{want.value}`{extra}, but it is {ref.describe()}",
+                    code=lcodes.DTYPE_MISMATCH,
+                    help=_fix_dtype(ref, spec.name, storage),
+                )
+        rank = len(spec.dims or ())
+        if spec.dims is not None and rank != len(ref.shape):
+            self.fail(
+                spec,
+                f"{what} must have {rank} dimension{'s' if rank != 1 else ''}, "
+                f"but it is {ref.describe()}",
+                code=lcodes.RANK_MISMATCH,
+                help="reshape it to the parameter's rank",
+            )
+        if not ref.contiguous:
+            self.fail(
+                spec,
+                f"{what} is not contiguous (strides {list(ref.strides)} in elements, "
+                f"shape {list(ref.shape)}): Tile reads a tensor as one row-major block",
+                help=_fix_contiguous(ref, spec.name, mutable),
+            )
+        if mutable and ref.readonly:
+            self.fail(
+                spec,
+                f"{what} is read-only, but the kernel writes it",
+                help=f"pass a writeable array (`{spec.name}.copy()`)",
+            )
+        self.refs.append((spec, ref, mutable))
+        return ref
+
+    def check_tile(self, spec: ParamSpec, tile: tuple[int, ...]) -> None:
+        """The backend's limits on tile shapes, which the type checker applies
+        to Tile callers (E0212, E0213): they hold on every engine alike."""
+        for d in tile:
+            if d & (d - 1):
+                up = 1 << (d - 1).bit_length()
+                self.fail(
+                    spec,
+                    f"tile dimension {d} of `{spec.name}` is not a power of two "
+                    "(the GPU backend requires every tile dimension to be one)",
+                    code=tcodes.TILE_DIM_NOT_POW2,
+                    help=f"use {up} (or {up // 2}) and let the edge tiles be partial",
+                )
+        n = 1
+        for d in tile:
+            n *= d
+        if n > MAX_TILE_ELEMENTS:
+            self.fail(
+                spec,
+                f"a tile of shape {list(tile)} has {n} elements, more than the "
+                f"{MAX_TILE_ELEMENTS} a tile block may hold",
+                code=tcodes.TILE_TOO_LARGE,
+                help="use smaller tiles",
+            )
+
+    def scalar(self, spec: ParamSpec, value: Any, dt: DType | None) -> Any:
+        what = f"argument `{spec.name}` of kernel `{self.kname}`"
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        if isinstance(value, Partition):
+            self.fail(spec, f"{what} is a number (`{spec.elem}`), not a partition")
+        if not isinstance(value, (bool, int, float, np.generic)):
+            try:
+                ref = arrays.describe(value)
+                got = ref.describe()
+            except (NotAnArray, Unsupported):
+                got = f"a `{type(value).__name__}`"
+            self.fail(
+                spec,
+                f"{what} is a number (`{spec.elem}`), but it is {got}",
+                help="pass a Python number",
+            )
+        if dt is None:
+            return value
+        is_bool = isinstance(value, (bool, np.bool_))
+        if dt is DType.BOOL:
+            if not is_bool:
+                self.fail(
+                    spec, f"{what} is a `bool`, but it is {value!r}", help="pass `True` or `False`"
+                )
+            return bool(value)
+        if is_bool:
+            self.fail(
+                spec,
+                f"{what} is a `{dt.value}`, not a `bool`",
+                help=f"pass {'1 or 0' if dt.is_int else '1.0 or 0.0'}",
+            )
+        if dt.is_int:
+            if isinstance(value, (float, np.floating)):
+                self.fail(
+                    spec,
+                    f"{what} is an integer (`{dt.value}`), but it is {value!r}",
+                    help=f"pass an int (`int({spec.name})`)",
+                )
+            info = np.iinfo(dt.np_dtype)
+            if not info.min <= int(value) <= info.max:
+                self.fail(
+                    spec,
+                    f"{what} is a `{dt.value}`, and {int(value)} does not fit in it",
+                    help=f"`{dt.value}` holds {info.min} to {info.max}",
+                )
+            return int(value)
+        return float(value)
+
+    def build(self) -> Operation:
+        k = self.k
+        decl = k.decl
+        type_names = {g.name.name for g in decl.generics if not g.is_const}
+        tensors: list[Any] = []
+        for spec, value in zip(k.specs, self.values, strict=True):
+            if spec.kind == "mut":
+                if not isinstance(value, Partition):
+                    try:
+                        arrays.describe(value)
+                        is_array = True
+                    except (NotAnArray, Unsupported):
+                        is_array = False
+                    if is_array:
+                        tile = ", ".join(
+                            span_text(d.span, self.m._sources) if d is not None else "?"
+                            for d in spec.dims or ()
+                        )
+                        self.fail(
+                            spec,
+                            f"mutable argument `{spec.name}` of kernel `{self.kname}` must "
+                            "be a partition, so that each block writes only its own tile",
+                            code=ocodes.MUT_TENSOR_WITHOUT_PARTITION,
+                            cls=BorrowError,
+                            help=f"pass `tilelang.partition({spec.name}, [{tile}])` "
+                            "with the tile shape the kernel should use",
+                        )
+                    self.fail(
+                        spec,
+                        f"argument `{spec.name}` of kernel `{self.kname}` must be "
+                        f"`tilelang.partition(array, tile)`, not a `{type(value).__name__}`",
+                    )
+                ref = self.array(spec, value.array, True)
+                if len(value.tile) != len(ref.shape):
+                    self.fail(
+                        spec,
+                        f"the tile shape {list(value.tile)} of `{spec.name}` has "
+                        f"{len(value.tile)} dimension{'s' if len(value.tile) != 1 else ''}, "
+                        f"but the array has {len(ref.shape)}",
+                        code=lcodes.BAD_PARTITION,
+                        help="give one tile size per dimension",
+                    )
+                self.check_tile(spec, value.tile)
+                tensors.append((spec, ref, value.tile))
+            elif spec.kind == "ref":
+                if isinstance(value, Partition):
+                    self.fail(
+                        spec,
+                        f"argument `{spec.name}` of kernel `{self.kname}` is read only "
+                        "(`&`): pass the array itself, not a partition",
+                        help=f"pass `{spec.name}`",
+                    )
+                tensors.append((spec, self.array(spec, value, False), None))
+            elif spec.kind == "scalar":
+                dt = DType.parse(spec.elem or "") if spec.elem not in type_names else None
+                tensors.append((spec, self.scalar(spec, value, dt), None))
+            else:
+                tensors.append((spec, value, None))
+
+        # One engine per call: the arrays' address space decides.
+        spaces: dict[str, tuple[ParamSpec, ArrayRef]] = {}
+        for spec, ref, _ in self.refs:
+            spaces.setdefault(ref.space, (spec, ref))
+        if len(spaces) > 1:
+            (s1, r1), (s2, r2) = list(spaces.values())[:2]
+            self.fail(
+                s2,
+                f"the arrays of one call must be on one device, but `{s1.name}` is "
+                f"{r1.describe()} and `{s2.name}` is {r2.describe()}",
+                help="move them to one device first (`.cuda()`/`cupy.asarray(..)`, or "
+                "`.cpu().numpy()`)",
+            )
+        space = next(iter(spaces), "cpu")
+        engine = space if space != "cpu" else self.m._engine_for_host()
+        runtime = self.m._runtime(engine)
+        device: Any = runtime.device  # a CudaDevice when `engine` is CUDA
+
+        # Bind with the caller's memory (no copies): host arrays as CPU tensors,
+        # CUDA arrays wrapped in place.
+        launch_args: list[LaunchArg] = []
+        for spec, v, tile in tensors:
+            if isinstance(v, ArrayRef):
+                dt = v.dtype
+                want = DType.parse(spec.elem or "")
+                if want is DType.BF16:
+                    dt = DType.BF16
+                assert dt is not None
+                if v.is_cuda and v.dtype is DType.BF16:
+                    # 2-byte bfloat16 memory in place (torch.bfloat16 on the GPU)
+                    storage = device.wrap_external(v.ptr, v.shape, np.uint16, v.nbytes, bf16=True)
+                    t = Tensor(dt, v.shape, storage, device)
+                elif v.is_cuda:
+                    storage = device.wrap_external(v.ptr, v.shape, dt.np_dtype, v.nbytes)
+                    t = Tensor(dt, v.shape, storage, device)
+                else:
+                    t = Tensor(dt, v.shape, v.host, _device("cpu"))
+                launch_args.append(
+                    LaunchArg(_RtPartition(t, tile) if tile is not None else t, spec.span)
+                )
+            else:
+                launch_args.append(LaunchArg(v, spec.span))
+
+        generics = self.generics(type_names)
+        ev = self.m._evaluator()
+        call_span = decl.name.span
+        try:
+            bound = bind_launch(decl, launch_args, call_span, generics, ev._eval_dim)
+            from tilelang.runtime.host import FnRef
+
+            ev.check_deferred(call_span, FnRef(decl, k.key), bound)
+        except TileError as e:
+            err = CallError.from_tile_error(e, self.m._sources)
+            # The runtime's label describes the argument, which has no source
+            # here; point at the parameter's declaration instead.
+            span = e.diagnostics[0].primary_span if e.diagnostics else None
+            param = next((sp for sp in k.specs if sp.span == span), None)
+            if param is not None:
+                err.where = self.where(param)
+            raise err from None
+
+        self.check_instance(runtime, bound)
+
+        # Overlapping memory within the call (E0303), checked now; conflicts
+        # with launches in flight are checked when the operation starts.
+        regions = [(Region(r.ptr, r.nbytes, s.name), mut) for s, r, mut in self.refs]
+        try:
+            BorrowTracker().launch(
+                self.kname,
+                [r for r, m in regions if m],
+                [r for r, m in regions if not m],
+                sync=True,
+            )
+        except TileError as e:
+            raise BorrowError.from_tile_error(e, self.m._sources) from None
+        return Operation(k, bound, runtime, engine, space, list(self.refs), regions)
+
+    def check_instance(self, runtime: Runtime, bound: BoundLaunch) -> None:
+        """Lower this instantiation now (cached per instantiation) and apply the
+        tile limits to every tile it makes: the type checker does this for a
+        Tile caller's generics (E0212/E0213), which Python callers bypass."""
+        from tilelang.ir import nodes as ir
+
+        op = _RtOperation(self.k.decl, self.k.key, bound, self.k.decl.name.span, runtime)
+        try:
+            kir, _ = runtime._prepared(op)
+        except TileError as e:
+            raise CallError.from_tile_error(e, self.m._sources) from None
+        if id(kir) in self.m._checked:  # the runtime caches `kir`, so its id is stable
+            return
+        gen = ", ".join(f"{k} = {v}" for k, v in bound.instantiation.items())
+        for node in ir.walk(kir.body):
+            for v in ir.op_results(node):
+                shape = v.type.shape
+                bad = next((d for d in shape if d & (d - 1)), None)
+                n = 1
+                for d in shape:
+                    n *= d
+                if bad is None and n <= MAX_TILE_ELEMENTS:
+                    continue
+                where = (
+                    self.m._where(node.span, "this tile") if getattr(node, "span", None) else None
+                )
+                if bad is not None:
+                    raise CallError(
+                        f"with {gen}, kernel `{self.kname}` makes a tile of shape {list(shape)}: "
+                        f"dimension {bad} is not a power of two (the GPU backend requires "
+                        "every tile dimension to be one)",
+                        code=tcodes.TILE_DIM_NOT_POW2,
+                        where=where,
+                        help="choose generics that make every tile dimension a power of two",
+                    )
+                raise CallError(
+                    f"with {gen}, kernel `{self.kname}` makes a tile of shape {list(shape)} "
+                    f"with {n} elements, more than the {MAX_TILE_ELEMENTS} a tile block "
+                    "may hold",
+                    code=tcodes.TILE_TOO_LARGE,
+                    where=where,
+                    help="choose smaller generics",
+                )
+        self.m._checked.add(id(kir))
+
+    def generics(self, type_names: set[str]) -> dict[str, tuple[Any, Span]]:
+        decl = self.k.decl
+        out: dict[str, tuple[Any, Span]] = {}
+        for g, v in zip(decl.generics, self.k.explicit, strict=False):
+            if g.is_const:
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                    raise CallError(
+                        f"const generic `{g.name.name}` of kernel `{self.kname}` takes an "
+                        f"integer, not {v!r}",
+                        where=self.m._where(g.span, "declared here"),
+                    )
+                out[g.name.name] = (int(v), g.span)
+            else:
+                dt = (
+                    v
+                    if isinstance(v, DType)
+                    else DType.parse(str(v))
+                    if isinstance(v, str)
+                    else None
+                )
+                if dt is None and isinstance(v, (type, np.dtype)):
+                    try:
+                        dt = dtype_of_array(np.empty(0, v))
+                    except TypeError:
+                        dt = None
+                if dt is None:
+                    raise CallError(
+                        f"type parameter `{g.name.name}` of kernel `{self.kname}` takes an "
+                        f'element type ("f32", numpy.float16, ...), not {v!r}',
+                        where=self.m._where(g.span, "declared here"),
+                    )
+                out[g.name.name] = (dt, g.span)
+        # Every generic needs a value: from the explicit list, or from an
+        # argument that names it directly (a tile or array dimension, an
+        # element type). The type checker asks the same of Tile callers (E0215).
+        bindable = set(out) | _inferable(decl, self.k.specs)
+        missing = [g for g in decl.generics if g.name.name not in bindable]
+        if missing:
+            names = ", ".join(g.name.name for g in decl.generics)
+            raise CallError(
+                f"kernel `{self.kname}` cannot infer {', '.join(f'`{g.name.name}`' for g in missing)} "
+                "from its arguments",
+                where=self.m._where(missing[0].span, "declared here"),
+                help=f"give the generics explicitly, in order: `{self.kname}[{names}](...)`",
+            )
+        return out

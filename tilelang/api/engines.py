@@ -1,0 +1,84 @@
+"""The process-wide state the Python API shares between modules: one device per
+engine ("cpu", "cuda:<index>"), one `BorrowTracker` per address space, and the
+operations started and not yet waited for (to word conflicts for Python)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from tilelang.api.errors import ExecutionError
+from tilelang.ownership.dynamic import BorrowTracker
+
+if TYPE_CHECKING:
+    from tilelang.api.operation import Operation
+
+
+class _Stdout:
+    """Device and host `print` go to whatever `sys.stdout` is at the time
+    (pytest's capture, a notebook cell)."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+_LOCK = threading.RLock()
+_DEVICES: dict[str, Any] = {}
+_TRACKERS: dict[str, BorrowTracker] = {}
+_PENDING: dict[tuple[str, int], Operation] = {}  # (space, tracker token) -> started, not waited
+
+
+def _device(engine: str) -> Any:
+    """The process's device for `engine` ("cpu" or "cuda:<index>")."""
+    with _LOCK:
+        dev = _DEVICES.get(engine)
+        if dev is None:
+            if engine == "cpu":
+                from tilelang.runtime.cpu import CpuDevice
+
+                dev = CpuDevice(out=_device_print)
+            else:
+                from tilelang.runtime import cuda
+
+                if not cuda.is_available():
+                    raise ExecutionError(
+                        "cannot run on the GPU: no CUDA driver or device was found",
+                        help='load the module with `device="cpu"` to use the interpreter',
+                    )
+                dev = cuda.CudaDevice(int(engine.split(":", 1)[1]), out=_device_print)
+            _DEVICES[engine] = dev
+        return dev
+
+
+def _device_print(text: str) -> None:
+    _Stdout().write(text + "\n")
+
+
+def _tracker(space: str) -> BorrowTracker:
+    with _LOCK:
+        return _TRACKERS.setdefault(space, BorrowTracker())
+
+
+def gpu_available() -> bool:
+    """True when a CUDA device can run kernels (never raises)."""
+    from tilelang.run import gpu_available as available
+
+    return available()
+
+
+def in_flight() -> int:
+    """How many `.launch()`ed operations have not been waited for (all modules)."""
+    with _LOCK:
+        return sum(len(t.inflight) for t in _TRACKERS.values())
+
+
+def _resolve_device(device: str) -> str:
+    if device not in ("cpu", "gpu", "auto"):
+        raise ValueError(f'device must be "cpu", "gpu" or "auto", not {device!r}')
+    if device == "auto":
+        return "gpu" if gpu_available() else "cpu"
+    return device

@@ -1,0 +1,133 @@
+"""`HostFunction`: a host `fn` of a loaded module, run at once from Python."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tilelang.api import arrays
+from tilelang.api.arrays import NotAnArray, Unsupported
+from tilelang.api.errors import CallError, ExecutionError, span_text
+from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
+from tilelang.diagnostics.codes import launch as lcodes
+from tilelang.diagnostics.model import TileError
+from tilelang.dtypes import DType
+from tilelang.runtime.tensor import Tensor
+from tilelang.syntax import ast
+
+if TYPE_CHECKING:
+    from tilelang.api.module import Module
+
+
+class HostFunction:
+    """A host `fn` of a loaded module. Calling it runs it at once on the
+    module's engine: array arguments are copied in (a `&mut` one copied back
+    afterwards), tensor results come back as new NumPy arrays."""
+
+    def __init__(self, module: Module, decl: ast.FnDecl, key: str) -> None:
+        self.module = module
+        self.decl = decl
+        self.key = key
+        self.__name__ = decl.name.name
+        self.__qualname__ = decl.name.name
+        self.signature = _header(decl, module._sources)
+        doc = _doc_comments(decl, module._sources)
+        self.__doc__ = self.signature + (f"\n\n{doc}" if doc else "")
+        self.__signature__ = _py_signature(decl, module._sources)
+
+    def __repr__(self) -> str:
+        return f"<tile function {self.signature}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> HostFunction:
+        return self  # see `Kernel.__get__`
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from tilelang.runtime.host import FnRef
+
+        m = self.module
+        values = _match_args(self.__name__, "function", self.decl, args, kwargs, m)
+        ev = m._evaluator()
+        dev = ev.runtime.device
+        converted: list[Any] = []
+        writeback: list[tuple[np.ndarray, Tensor]] = []
+        for p, v in zip(self.decl.params, values, strict=True):
+            ty = p.ty
+            mutable = isinstance(ty, ast.RefType) and ty.mutable
+            inner = ty.inner if isinstance(ty, ast.RefType) else ty
+            where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
+            if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor":
+                t = self._tensor(p.name.name, inner, v, where, dev)
+                if mutable:
+                    writeback.append((arrays.describe(v).host, t))  # type: ignore[arg-type]
+                converted.append(t)
+            else:
+                converted.append(v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
+        try:
+            result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span)
+        except TileError as e:
+            raise ExecutionError.from_tile_error(e, m._sources) from None
+        for host, t in writeback:
+            host[...] = t.numpy()
+        return _from_value(result)
+
+    def _tensor(self, name: str, ty: ast.NamedType, value: Any, where: str, dev: Any) -> Tensor:
+        what = f"argument `{name}` of function `{self.__name__}`"
+        try:
+            ref = arrays.describe(value)
+        except Unsupported as e:  # an array, but one this API cannot use (CPU bf16, ...)
+            raise CallError(
+                f"{what}: {e.why}", where=where, help=e.help.replace("`t.", f"`{name}.")
+            ) from None
+        except NotAnArray:
+            raise CallError(
+                f"{what} must be an array, not a `{type(value).__name__}`",
+                where=where,
+                help="pass a NumPy array",
+            ) from None
+        if ref.is_cuda or ref.host is None:
+            raise CallError(
+                f"{what} is {ref.describe()}, but host functions take host arrays",
+                where=where,
+                help=f"pass `{name}.cpu().numpy()` (host functions run on "
+                "the module's engine and copy their arguments)",
+            )
+        want = None
+        if ty.args and isinstance(ty.args[0], ast.NamedType):
+            want = DType.parse(ty.args[0].name.name)
+        if want is not None and ref.dtype is not (DType.F32 if want is DType.BF16 else want):
+            raise CallError(
+                f"{what} must hold `{want.value}`, but it is {ref.describe()}",
+                code=lcodes.DTYPE_MISMATCH,
+                where=where,
+                help=_fix_dtype(ref, name, DType.F32 if want is DType.BF16 else want),
+            )
+        if (
+            len(ty.args) > 1
+            and isinstance(ty.args[1], ast.ShapeType)
+            and len(ty.args[1].dims) != len(ref.shape)
+        ):
+            rank = len(ty.args[1].dims)
+            raise CallError(
+                f"{what} must have {rank} dimension{'s' if rank != 1 else ''}, but it is "
+                f"{ref.describe()}",
+                code=lcodes.RANK_MISMATCH,
+                where=where,
+                help="reshape it to the parameter's rank",
+            )
+        dt = want or ref.dtype
+        if dt is None:
+            raise CallError(
+                f"{what} is {ref.describe()}, an element type Tile does not have", where=where
+            )
+        return Tensor.from_numpy(np.array(ref.host, copy=True), dt, dev)
+
+
+def _from_value(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        return np.array(v.numpy(), copy=True)
+    if isinstance(v, tuple):
+        return None if v == () else tuple(_from_value(x) for x in v)
+    if isinstance(v, np.generic):
+        return v
+    return v

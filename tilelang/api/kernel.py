@@ -1,0 +1,116 @@
+"""`Kernel`: a kernel of a loaded module, callable from Python; a call checks
+its arguments and returns an `Operation` (`call.py` does the checking)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tilelang.api.arrays import tile_dtype_name
+from tilelang.api.errors import CallError
+from tilelang.api.signature import (
+    _doc_comments,
+    _header,
+    _inferable,
+    _match_args,
+    _py_signature,
+    _type_text,
+)
+from tilelang.dtypes import DType
+from tilelang.runtime.launch import ParamSpec, param_specs
+from tilelang.syntax import ast
+
+if TYPE_CHECKING:
+    from tilelang.api.module import Module
+    from tilelang.api.operation import Operation
+
+
+class Kernel:
+    """A kernel of a loaded module. `kernel(args...)` checks the arguments and
+    returns an `Operation`; `kernel[g1, g2](args...)` gives const generics (and
+    element types) explicitly, like Tile's `kernel::<g1, g2>(..)`."""
+
+    def __init__(
+        self, module: Module, decl: ast.FnDecl, key: str, explicit: tuple[Any, ...] = ()
+    ) -> None:
+        self.module = module
+        self.decl = decl
+        self.key = key
+        self.explicit = explicit
+        self.specs: tuple[ParamSpec, ...] = param_specs(decl)
+        self.__name__ = decl.name.name
+        self.__qualname__ = decl.name.name
+        self.signature = _header(decl, module._sources)
+        self.__doc__ = self._doc()
+        self.__signature__ = _py_signature(decl, module._sources)
+
+    def _doc(self) -> str:
+        src = self.module._sources
+        lines = [self.signature]
+        doc = _doc_comments(self.decl, src)
+        if doc:
+            lines += ["", doc]
+        lines += [
+            "",
+            f"Call from Python: `{self.__name__}({', '.join(s.name for s in self.specs)})` "
+            "returns an operation; run it with `.sync()`, or `.launch()` and then "
+            "`.wait()` on the handle.",
+        ]
+        for s in self.specs:
+            lines.append(f"  {s.name}: {self._describe_param(s)}")
+        generics = [g.name.name for g in self.decl.generics]
+        if generics:
+            inferable = _inferable(self.decl, self.specs)
+            names = ", ".join(generics)
+            must = [g for g in generics if g not in inferable]
+            lines.append(
+                f"Generics: give them explicitly as `{self.__name__}[{names}](...)`"
+                + (
+                    f"; `{'`, `'.join(must)}` must be given, the arguments do not fix "
+                    f"{'them' if len(must) > 1 else 'it'}."
+                    if must
+                    else ", or let the partitions and array shapes fix them."
+                )
+            )
+        return "\n".join(lines)
+
+    def _describe_param(self, s: ParamSpec) -> str:
+        ty = _type_text(
+            self.decl.params[[p.name.name for p in self.decl.params].index(s.name)].ty,
+            self.module._sources,
+        )
+        want = DType.parse(s.elem or "")
+        elem = f"{tile_dtype_name(want)} " if want is not None else ""
+        rank = len(s.dims or ())
+        if s.kind == "mut":
+            return (
+                f"`tilelang.partition(array, tile)` of a {elem}array of rank {rank}, written ({ty})"
+            )
+        if s.kind == "ref":
+            return f"a {elem}array of rank {rank}, read only ({ty})"
+        return f"a number ({ty})"
+
+    def __repr__(self) -> str:
+        return f"<tile kernel {self.signature}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Kernel:
+        # A descriptor that returns itself: `inspect.isroutine` then holds, so
+        # `help(mod.add)` documents it as a function with its signature.
+        return self
+
+    def __getitem__(self, generics: Any) -> Kernel:
+        values = generics if isinstance(generics, tuple) else (generics,)
+        if len(values) > len(self.decl.generics):
+            raise CallError(
+                f"kernel `{self.__name__}` takes {len(self.decl.generics)} generic "
+                f"argument{'s' if len(self.decl.generics) != 1 else ''} but {len(values)} were given",
+                where=self.module._where(self.decl.name.span, f"`{self.signature}`"),
+                help="give them in the order of the declaration",
+            )
+        return Kernel(self.module, self.decl, self.key, tuple(values))
+
+    # -- the call --------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Operation:
+        values = _match_args(self.__name__, "kernel", self.decl, args, kwargs, self.module)
+        from tilelang.api.call import _Call
+
+        return _Call(self, values).build()

@@ -1,0 +1,42 @@
+"""`tilelang.partition(array, tile)`: the value a `&mut` kernel parameter takes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tilelang.api.errors import CallError
+from tilelang.diagnostics.codes import launch as lcodes
+
+
+# ---------------------------------------------------------------- partitions
+@dataclass(frozen=True, slots=True, eq=False)
+class Partition:
+    """An array split into tiles of `tile` elements, for a `&mut` kernel
+    parameter (Tile's `t.partition([..])`). Made by `tilelang.partition`."""
+
+    array: Any
+    tile: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return f"tilelang.partition(<{type(self.array).__name__}>, {list(self.tile)})"
+
+
+def partition(array: Any, tile: Iterable[int] | int) -> Partition:
+    """`array` split into tiles of shape `tile` (one int for a 1-D tile); pass
+    it for a `&mut` parameter. Block `i` of the grid writes tile `i` only;
+    the grid is `ceil(array.shape / tile)` per dimension, so the tiles at the
+    far edges may be partial."""
+    dims = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)
+    if not dims or not all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims
+    ):
+        raise CallError(
+            f"a tile shape is a list of positive integers, not {tile!r}",
+            code=lcodes.BAD_PARTITION,
+            help="write it like `tilelang.partition(z, [128, 64])`",
+        )
+    return Partition(array, tuple(int(d) for d in dims))

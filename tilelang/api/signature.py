@@ -1,0 +1,143 @@
+"""A Tile declaration as Python sees it: its one-line header, its doc comment,
+its `inspect.Signature`, argument matching, and the help lines that name the
+fix for a wrong array (dtype, contiguity) and the generics an argument fixes."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from tilelang.api.arrays import ArrayRef, tile_dtype_name
+from tilelang.api.errors import CallError, span_text
+from tilelang.dtypes import DType
+from tilelang.runtime.launch import ParamSpec
+from tilelang.source import SourceMap, Span
+from tilelang.syntax import ast
+
+if TYPE_CHECKING:
+    from tilelang.api.module import Module
+
+
+def _works_on_tiles(decl: ast.FnDecl) -> bool:
+    """A device function (tiles in its signature): kernels call it, Python cannot."""
+    tys = [p.ty for p in decl.params] + ([decl.ret] if decl.ret is not None else [])
+    for ty in tys:
+        inner = ty.inner if isinstance(ty, ast.RefType) else ty
+        if isinstance(inner, ast.NamedType) and inner.name.name == "Tile":
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- signatures
+def _header(decl: ast.FnDecl, sources: SourceMap) -> str:
+    """The declaration up to its body, on one line: `kernel fn add<..>(..)`."""
+    text = span_text(Span(decl.span.file, decl.span.start, decl.body.span.start), sources)
+    return text.replace("( ", "(").replace(", )", ")").replace(",)", ")")
+
+
+def _doc_comments(decl: ast.FnDecl, sources: SourceMap) -> str:
+    """The `//` comment lines right above the declaration (its doc)."""
+    try:
+        sf = sources.get(decl.span.file)
+    except IndexError:
+        return ""
+    line, _ = sf.line_col(decl.span.start)
+    out: list[str] = []
+    n = line - 1
+    while n >= 1:
+        text = sf.line_text(n).strip()
+        if text.startswith("#["):
+            n -= 1
+            continue
+        if not text.startswith("//"):
+            break
+        out.append(text[2:].lstrip("/! ").rstrip() if text.startswith("///") else text[2:].strip())
+        n -= 1
+    return "\n".join(reversed(out))
+
+
+def _type_text(ty: ast.TypeExpr, sources: SourceMap) -> str:
+    return span_text(ty.span, sources)
+
+
+def _py_signature(decl: ast.FnDecl, sources: SourceMap) -> inspect.Signature:
+    """The Python signature of a kernel or host fn: its parameter names, each
+    annotated with its Tile type as written (for `help()` and `inspect`)."""
+    return inspect.Signature(
+        [
+            inspect.Parameter(
+                p.name.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=_type_text(p.ty, sources),
+            )
+            for p in decl.params
+        ]
+    )
+
+
+def _match_args(
+    fname: str,
+    what: str,
+    decl: ast.FnDecl,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    module: Module,
+) -> list[Any]:
+    names = [p.name.name for p in decl.params]
+    where = module._where(decl.name.span, f"`{fname}({', '.join(names)})` is declared here")
+    if len(args) > len(names):
+        raise CallError(
+            f"{what} `{fname}` takes {len(names)} argument{'s' if len(names) != 1 else ''} "
+            f"({', '.join(names)}) but {len(args)} were given",
+            where=where,
+        )
+    out: dict[str, Any] = dict(zip(names, args, strict=False))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise CallError(
+                f"{what} `{fname}` has no parameter `{k}`",
+                where=where,
+                help=f"its parameters are {', '.join(f'`{n}`' for n in names)}",
+            )
+        if k in out:
+            raise CallError(f"argument `{k}` of {what} `{fname}` is given twice", where=where)
+        out[k] = v
+    missing = [n for n in names if n not in out]
+    if missing:
+        raise CallError(
+            f"{what} `{fname}` is missing argument{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(f'`{n}`' for n in missing)}",
+            where=where,
+        )
+    return [out[n] for n in names]
+
+
+def _fix_dtype(ref: ArrayRef, name: str, want: DType) -> str:
+    np_name = tile_dtype_name(want)
+    if ref.library == "torch":
+        return f"convert it first: `{name}.to(torch.{np_name})`"
+    if ref.library == "cupy":
+        return f"convert it first: `{name}.astype(cupy.{np_name})`"
+    return f"convert it first: `{name}.astype(numpy.{np_name})`"
+
+
+def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:
+    fix = {"torch": f"`{name}.contiguous()`", "cupy": f"`cupy.ascontiguousarray({name})`"}.get(
+        ref.library, f"`numpy.ascontiguousarray({name})`"
+    )
+    if mutable:
+        return f"pass a contiguous copy ({fix}) and copy the results back into the view yourself"
+    return f"pass a contiguous copy: {fix}"
+
+
+def _inferable(decl: ast.FnDecl, specs: tuple[ParamSpec, ...]) -> set[str]:
+    """The generics an argument names directly: a tile or array dimension
+    (`[B]`), an element type (`Tensor<T, ..>`). Only these can be inferred."""
+    type_names = {g.name.name for g in decl.generics if not g.is_const}
+    out: set[str] = set()
+    for spec in specs:
+        if spec.kind in ("mut", "ref"):
+            out |= {d.ident.name for d in spec.dims or () if isinstance(d, ast.Name)}
+            if spec.elem in type_names:
+                out.add(spec.elem)
+    return out

@@ -4,8 +4,8 @@ Every built-in function (`exp`, `zeros`, `mma`, `assert_close` ...) and every
 built-in method (`x.load_like(z)`, `t.partition([..])`, `op.sync()` ...) has one
 `Signature` here: its name, where it may be used (`Context`), its parameter
 names, a display signature and a one-line doc (the LSP and the REPL show
-them), and `rule`, the name of its typing rule in `tilelang.sema.check`
-(`_rule_<rule>`). Functions and methods live in two dicts because a name can be
+them), and `rule`, the name of its typing rule in `tilelang.sema.rules`
+(`RULES[rule]`). Functions and methods live in two dicts because a name can be
 both (`sum(t, 1)` and `t.sum(1)`); `OPERATIONS` names every operation once.
 
 The interpreter (`tilelang.interp`), the host runtime and the backend key their
@@ -47,7 +47,7 @@ class Signature:
     params: tuple[str, ...]  # positional parameter names (a `*` prefix: variadic)
     signature: str  # for display, e.g. "exp(x: Tile<T, S>) -> Tile<T, S>"
     doc: str  # one line
-    rule: str  # typing rule key in tilelang.sema.check
+    rule: str  # typing rule key in tilelang.sema.rules.RULES
     optional: int = 0  # how many trailing positional params may be left out
     keywords: tuple[str, ...] = ()  # keyword-only params (`rtol`, `atol`)
     receivers: tuple[str, ...] = ()  # methods: receiver kinds, see RECEIVERS

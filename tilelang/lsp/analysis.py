@@ -981,7 +981,7 @@ _IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 def _known_hints() -> tuple[str, ...]:
     try:
-        from tilelang.sema.check import KNOWN_HINTS
+        from tilelang.sema.items import KNOWN_HINTS
     except ImportError:
         return ("num_warps", "stages")
     return tuple(KNOWN_HINTS)

@@ -258,7 +258,7 @@ def _check_tile_runnable(kname: str, spec: ParamSpec, p: Partition, span: Span,
     """The rule the type checker applies to constant tile shapes (E0212, E0213),
     applied to one known only now, on every device, so that a program the
     interpreter accepts is one the GPU backend can run."""
-    from tilelang.sema.check import MAX_TILE_ELEMENTS
+    from tilelang.sema.kernel import MAX_TILE_ELEMENTS
 
     for d, size in enumerate(p.tile):
         if size > 0 and size & (size - 1):

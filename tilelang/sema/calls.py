@@ -1,0 +1,329 @@
+"""Calls: builtin functions and methods, user functions, kernels.
+
+Decides what a call is and hands it to the rule that types it: a builtin
+function or method (`builtin_call`: arity, keywords, host or kernel context,
+then the rule in `rules.RULES`), a user function (`fn_call`, generics
+inferred by `generics`) or a kernel launch (`launch.check_kernel_call`).
+Enqueues every called function for checking in the caller's context (host
+or device code) and records the device call graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
+from tilelang.sema.coerce import settle
+from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
+from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify
+from tilelang.sema.kernel import graph_effect
+from tilelang.sema.launch import check_kernel_call
+from tilelang.sema.names import resolve_path
+from tilelang.sema.program import FnInfo, Symbol, SymbolKind
+from tilelang.sema.rules import RULES
+from tilelang.sema.typeops import is_poison
+from tilelang.sema.types import (
+    ERROR,
+    Dim,
+    GraphT,
+    HandleT,
+    OpT,
+    PartitionT,
+    RefT,
+    ScalarT,
+    TensorT,
+    TileT,
+    TileViewT,
+    TupleT,
+    Type,
+    UntypedFloat,
+    UntypedInt,
+    subst_type,
+)
+from tilelang.source import DUMMY_SPAN, Span
+from tilelang.syntax import ast
+
+_RECEIVER_WORDS = {
+    "tile": "tiles", "param": "tensor parameters inside a kernel", "view": "partition views inside a kernel",
+    "tensor": "host tensors", "partition": "host partitions", "op": "kernel calls", "handle": "launch handles",
+    "graph": "graphs", "scalar": "scalars",
+}
+
+
+# Host effects that a `graph { }` block would run once while recording instead of
+# replaying (E0228): calls and methods.
+_GRAPH_EFFECTS = frozenset({"print", "assert", "assert_close", "load_npy"})
+
+
+_GRAPH_EFFECT_METHODS = frozenset({"replay", "save_npy"})
+
+
+def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type:
+    callee = e.callee
+    sym: Symbol | None
+    if isinstance(callee, ast.Path):
+        sym = resolve_path(tcx, callee, fx, want_fn=True)
+        if sym is None:
+            _check_args_only(tcx, e, fx)
+            return ERROR
+    else:
+        name = callee.ident.name
+        sym = fx.lookup(name)
+        if sym is None:
+            sig = FUNCTIONS.get(name)
+            if sig is not None:
+                bsym = tcx.builtin_syms.setdefault(name, Symbol(SymbolKind.BUILTIN, name, signature=sig,
+                                                                qualname=name))
+                tcx.program.symbols[e] = bsym
+                tcx.program.symbols[callee] = bsym
+                if fx.graph and name in _GRAPH_EFFECTS:
+                    graph_effect(tcx, e.span, f"`{name}`")
+                return _builtin_call(tcx, e, sig, fx, None, None, expected)
+            d = tcx.err(N.UNKNOWN_FUNCTION, f"cannot find function `{name}` in this scope",
+                        callee.ident.span, "not found in this scope")
+            fns = [n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL)]
+            guess = suggest(name, [*fns, *FUNCTIONS])
+            if guess:
+                d = d.with_help(f"a function with a similar name exists: `{guess}`")
+            elif name in METHODS:
+                d = d.with_help(f"`{name}` is a method: `x.{name}(..)`")
+            _check_args_only(tcx, e, fx)
+            return tcx.emit(d)
+    tcx.program.symbols[e] = sym
+    tcx.program.symbols[callee] = sym
+    if sym.kind not in (SymbolKind.FN, SymbolKind.KERNEL):
+        _check_args_only(tcx, e, fx)
+        return tcx.emit(tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span,
+                                f"`{sym.name}` is a {sym.kind.value}")
+                        .secondary(sym.span, f"`{sym.name}` is defined here")
+                        if sym.span != DUMMY_SPAN else
+                        tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span))
+    info = tcx.program.fn_info(sym)
+    if info is None:
+        _check_args_only(tcx, e, fx)
+        return ERROR
+    return _user_call(tcx, e, info, fx)
+
+
+def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
+    for a in e.args:
+        tcx.check_expr(a.value, fx, None)
+
+
+def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
+                decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]]]:
+    args: list[ast.Expr] = []
+    tys: list[Type] = []
+    kws: dict[str, tuple[ast.Arg, Type]] = {}
+    for a in e.args:
+        ty = tcx.check_expr(a.value, fx, None)
+        if a.name is None:
+            args.append(a.value)
+            tys.append(ty)
+            continue
+        if a.name.name not in allowed_kw:
+            d = tcx.err(N.UNKNOWN_KEYWORD, f"{owner} has no keyword argument `{a.name.name}`", a.name.span,
+                        "unknown keyword argument")
+            guess = suggest(a.name.name, allowed_kw)
+            if guess:
+                d = d.with_help(f"did you mean `{guess}`?")
+            elif allowed_kw:
+                d = d.note("keyword arguments: " + ", ".join(f"`{k}`" for k in allowed_kw))
+            else:
+                d = d.note(f"{owner} takes only positional arguments")
+            if decl_span is not None:
+                d = d.secondary(decl_span, "defined here")
+            tcx.emit(d)
+            continue
+        if a.name.name in kws:
+            tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"keyword argument `{a.name.name}` given twice",
+                             a.name.span, "given again here")
+                     .secondary(kws[a.name.name][0].name.span, "first given here"))  # type: ignore[union-attr]
+            continue
+        kws[a.name.name] = (a, ty)
+    return args, tys, kws
+
+
+def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx: Fx, recv: ast.Expr | None,
+                  recv_ty: Type | None, expected: Type | None) -> Type:
+    owner = f"`{sig.name}`" if not sig.is_method else f"method `{sig.name}`"
+    args, tys, kws = _split_args(tcx, e, fx, sig.keywords, owner, None)
+    span = e.method.span if isinstance(e, ast.MethodCall) else e.callee.span
+    if not sig.context.allows(fx.in_kernel):
+        if fx.in_kernel:
+            where = "inside a kernel" if fx.info is None or fx.info.is_kernel else "in device code"
+            return tcx.emit(tcx.err(T.HOST_ONLY, f"`{sig.name}` is only allowed in host code", span,
+                                    where)
+                            .note(f"`{sig.signature}`: {sig.doc}")
+                            .with_help(f"call `{sig.name}` in `main` (or another host function) and pass "
+                                       "the result to the kernel"))
+        return tcx.emit(tcx.err(T.KERNEL_ONLY, f"`{sig.name}` is only allowed inside a kernel", span,
+                                "in host code")
+                        .note(f"`{sig.signature}`: {sig.doc}")
+                        .with_help("move this into a `kernel fn` and launch it"))
+    n = len(args)
+    if n < sig.min_args or (sig.max_args is not None and n > sig.max_args):
+        if sig.max_args is None:
+            takes = f"at least {plural(sig.min_args, 'argument')}"
+        elif sig.min_args == sig.max_args:
+            takes = plural(sig.max_args, "argument")
+        else:
+            takes = f"{sig.min_args} to {sig.max_args} arguments"
+        return tcx.arity_error(owner, takes, n, e.span, None)
+    if len(e.generics) > len(sig.generics):
+        if sig.generics:
+            msg = f"{owner} takes {plural(len(sig.generics), 'generic argument')} but {len(e.generics)} were supplied"
+        else:
+            msg = f"{owner} takes no generic arguments"
+        return tcx.emit(tcx.err(N.WRONG_GENERIC_COUNT, msg, e.generics[-1].span, "unexpected generic argument")
+                        .note(f"`{sig.signature}`"))
+    cx = CallCx(e, sig, fx, recv, recv_ty, args, tys, e.generics, kws)
+    if any(is_poison(t) for t in cx.operand_tys):
+        return ERROR
+    return RULES[sig.rule](tcx, cx)
+
+
+def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | None) -> Type:
+    rty = tcx.check_expr(e.receiver, fx, None)
+    name = e.method.name
+    if fx.graph and name in _GRAPH_EFFECT_METHODS and isinstance(rty, (HandleT, GraphT, TensorT, RefT)):
+        graph_effect(tcx, e.span, f"`.{name}()`")
+    if is_poison(rty):
+        _check_args_only(tcx, e, fx)
+        return ERROR
+    kind = _receiver_kind(rty, fx)
+    sig = METHODS.get(name)
+    # `x.shape()` in a kernel, `z.load()` on the host: a tensor method of the
+    # other context, reported as a context error by `_builtin_call`
+    other = {"param": "tensor", "tensor": "param"}.get(kind)
+    if sig is not None and kind not in sig.receivers and other in sig.receivers \
+            and not sig.context.allows(fx.in_kernel):
+        kind = other
+    if sig is None or kind not in sig.receivers:
+        _check_args_only(tcx, e, fx)
+        cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
+        d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
+                    f"method not found in `{rty}`")
+        guess = suggest(name, cands)
+        if guess:
+            d = d.with_help(f"there is a method with a similar name: `{guess}`")
+        elif sig is not None:
+            d = d.note(f"`{name}` is a method of " + " or ".join(
+                _RECEIVER_WORDS.get(k, k) for k in sig.receivers))
+        elif name in FUNCTIONS:
+            d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
+        return tcx.emit(d)
+    msym = tcx.method_syms.setdefault(name, Symbol(SymbolKind.METHOD, name, signature=sig, qualname="." + name))
+    tcx.program.symbols[e] = msym
+    return _builtin_call(tcx, e, sig, fx, e.receiver, rty, expected)
+
+
+def _receiver_kind(ty: Type, fx: Fx) -> str:
+    match ty:
+        case TileT():
+            return "tile"
+        case ScalarT() | UntypedInt() | UntypedFloat():
+            return "scalar"
+        case RefT(inner=TensorT()):
+            return "param" if fx.in_kernel else "tensor"
+        case TensorT():
+            return "param" if fx.in_kernel else "tensor"
+        case TileViewT():
+            return "view"
+        case PartitionT():
+            return "partition"
+        case OpT():
+            return "op"
+        case HandleT():
+            return "handle"
+        case GraphT():
+            return "graph"
+        case _:
+            return "other"
+
+
+def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
+    owner = f"{'kernel' if info.is_kernel else 'function'} `{info.name}`"
+    args, tys, _ = _split_args(tcx, e, fx, (), owner, info.decl.name.span)
+    if info.is_kernel and fx.in_kernel:
+        return tcx.emit(tcx.err(T.HOST_ONLY, f"launching kernel `{info.name}` is only allowed in host code",
+                                e.callee.span, "inside a kernel")
+                        .secondary(info.decl.name.span, "kernel defined here")
+                        .with_help("call a plain `fn` to share code between kernels"))
+    if len(args) != len(info.param_types):
+        return tcx.arity_error(owner, plural(len(info.param_types), "argument"), len(args), e.span,
+                               info.decl.name.span)
+    # turbofish: const generics (and type params) in declaration order
+    gparams = list(info.decl.generics)
+    if len(e.generics) > len(gparams):
+        return tcx.emit(tcx.err(N.WRONG_GENERIC_COUNT,
+                                f"{owner} takes {plural(len(gparams), 'generic argument')} but "
+                                f"{len(e.generics)} were supplied", e.generics[-1].span,
+                                "unexpected generic argument")
+                        .secondary(info.decl.name.span, "defined here"))
+    if not info.is_kernel:
+        tcx.call_sites.setdefault((info.qualname, fx.in_kernel), e.callee.span)
+    if not fx.in_kernel:
+        tcx.enqueue(info, False) if not info.is_kernel else None
+    elif not info.is_kernel:
+        tcx.enqueue(info, True)
+        if fx.info is not None:
+            tcx.device_edges.append((fx.info.qualname, info.qualname, e.callee.span))
+    if info.is_kernel:
+        return check_kernel_call(tcx, e, info, fx, args, tys)
+    return _fn_call(tcx, e, info, fx, args, tys)
+
+
+def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Expr], tys: list[Type]) -> Type:
+    env: dict[str, Any] = {}
+    srcs: dict[str, Any] = {}
+    deferred: dict[str, ast.Expr] = {}
+    turbofish(tcx, e, info, fx, env, srcs, deferred)
+    ok = True
+    for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
+        if is_poison(pty, aty):
+            continue
+        if not unify(tcx, pty, aty, env, srcs, a, info):
+            want = subst_type(pty, subst_env(env))
+            arg_mismatch(tcx, p, want, a, aty, info)
+            ok = False
+        else:
+            settle(tcx, a, subst_type(pty, subst_env(env)))
+    missing = [g for g in (*info.const_generics, *info.type_params) if g not in env and g not in deferred]
+    if missing and ok and fx.in_kernel:
+        g = missing[0]
+        gdecl = next(x for x in info.decl.generics if x.name.name == g)
+        tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the generic parameter `{g}` of `{info.name}`",
+                         e.callee.span, "cannot infer")
+                 .secondary(gdecl.span, f"`{g}` declared here")
+                 .with_help(f"give it explicitly: `{info.name}::<..>(..)`"))
+        ok = False
+    tcx.program.instantiations[e] = dict(env)
+    if deferred:
+        tcx.program.deferred[e] = deferred
+    ret = subst_type(info.ret, subst_env(env))
+    if not ok:
+        return ERROR
+    if not fx.in_kernel:
+        ret = _unknown_dims_to_none(ret, set(info.const_generics))
+    return ret
+
+
+def _unknown_dims_to_none(ty: Type, generics: set[str]) -> Type:
+    """On the host, a result dim still symbolic in a callee's generics is `?`."""
+    def fix(shape: tuple[Dim | None, ...] | None) -> tuple[Dim | None, ...] | None:
+        if shape is None:
+            return None
+        return tuple(None if d is not None and d.symbols() & generics else d for d in shape)
+
+    match ty:
+        case TensorT(dtype=d, shape=s):
+            return TensorT(d, fix(s))
+        case RefT(mutable=m, inner=i):
+            return RefT(m, _unknown_dims_to_none(i, generics))
+        case TupleT(elems=es):
+            return TupleT(tuple(_unknown_dims_to_none(x, generics) for x in es))
+        case _:
+            return ty

@@ -1,0 +1,150 @@
+"""Coercion: where a value of one type may stand for another, and literal typing.
+
+`coerce(found, want)` decides whether a value may be used where another type
+is expected (untyped literals take any numeric type, `&mut` lends as `&`,
+`?` tensor dimensions accept any size). `settle` gives untyped literals under
+an expression the element type its context demands, and checks that an
+integer literal fits it (E0222); `adopt` fixes the type of a `let mut`
+bound to a literal at its first typed use. `mismatch` reports E0203 with a
+cast or borrow suggestion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.sema.consts import check_overflow
+from tilelang.sema.context import CheckCx
+from tilelang.sema.program import Symbol
+from tilelang.sema.typeops import elem_is_float, elem_of_value, int_range, is_poison
+from tilelang.sema.types import (
+    RefT,
+    ScalarT,
+    ShapeT,
+    TensorT,
+    TileT,
+    TupleT,
+    Type,
+    TypeParam,
+    UntypedFloat,
+    UntypedInt,
+)
+from tilelang.syntax import ast
+
+
+def coerce(tcx: CheckCx, found: Type, want: Type, node: Any) -> bool:
+    """Whether a value of type `found` may be used where `want` is expected."""
+    if is_poison(found, want) or found == want:
+        return True
+    match want, found:
+        case ScalarT(dtype=d), UntypedInt():
+            return isinstance(d, TypeParam) or (isinstance(d, DType) and d is not DType.BOOL)
+        case ScalarT(dtype=d), UntypedFloat():
+            return isinstance(d, TypeParam) or elem_is_float(d)
+        case TensorT(), TensorT():
+            return _tensor_fits(found, want)
+        case RefT(mutable=wm, inner=wi), RefT(mutable=fm, inner=fi):
+            return (fm or not wm) and coerce(tcx, fi, wi, None)
+        case TupleT(elems=we), TupleT(elems=fe):
+            return len(we) == len(fe) and all(coerce(tcx, f, w, None) for f, w in zip(fe, we, strict=False))
+        case ShapeT(rank=wr), ShapeT(rank=fr):
+            return wr is None or fr is None or wr == fr
+        case TileT(dtype=wd, shape=ws), TileT(dtype=fd, shape=fs):
+            return wd == fd and ws == fs
+        case _:
+            return False
+
+
+def _tensor_fits(found: TensorT, want: TensorT) -> bool:
+    if want.dtype is not None and found.dtype is not None and want.dtype != found.dtype:
+        return False
+    if want.shape is None or found.shape is None:
+        return True
+    if len(want.shape) != len(found.shape):
+        return False
+    return all(w is None or f is None or w == f for w, f in zip(want.shape, found.shape, strict=False))
+
+
+def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any) -> None:
+    d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", node.span,
+                f"expected `{want}`, found `{found}`")
+    if why is not None:
+        d = d.secondary(why.span, "expected because of this")
+    fe, we = elem_of_value(found), elem_of_value(want)
+    if isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
+            isinstance(found, (ScalarT, TileT, TensorT)):
+        d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
+    elif isinstance(found, TensorT) and isinstance(want, RefT):
+        d = d.with_help(f"borrow it: `&{tcx.snippet(node)}`")
+    tcx.emit(d)
+
+
+def adopt(tcx: CheckCx, sym: Symbol, target: ScalarT) -> None:
+    """Fix the type of a `let mut` bound to a literal, and of its uses so far."""
+    init, uses = tcx.mut_literals[sym]
+    sym.ty = target
+    tcx.program.types[sym.decl] = target
+    if init is not None:
+        _settle_scalar(tcx, init, target)
+    for u in uses:
+        _settle_scalar(tcx, u, target)
+
+
+def settle(tcx: CheckCx, e: Any, ty: Type) -> None:
+    """Give untyped literals under `e` the element type of `ty` (context)."""
+    target: ScalarT | None = None
+    if isinstance(ty, ScalarT):
+        target = ty
+    elif isinstance(ty, TileT):
+        target = ScalarT(ty.dtype)
+    elif isinstance(ty, (TensorT, RefT)):
+        el = elem_of_value(ty)
+        target = ScalarT(el) if el is not None else None
+    if target is None:
+        return
+    _settle_scalar(tcx, e, target)
+
+
+def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
+    cur = tcx.program.types.get(e)
+    if not isinstance(cur, (UntypedInt, UntypedFloat)):
+        return
+    if isinstance(cur, UntypedFloat) and not (elem_is_float(target.dtype) or
+                                              isinstance(target.dtype, TypeParam)):
+        return
+    if target.dtype is DType.BOOL:
+        return
+    tcx.program.types[e] = target
+    if isinstance(e, ast.Name):
+        sym = tcx.program.symbols.get(e)
+        if sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
+            adopt(tcx, sym, target)
+    if isinstance(e, ast.IntLit) and isinstance(target.dtype, DType) and target.dtype.is_int:
+        lo, hi = int_range(target.dtype)
+        if not lo <= e.value <= hi + (e in tcx.negated):
+            tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
+                             f"`{target}` holds {lo}..={hi}"))
+    if isinstance(e, ast.Binary):
+        check_overflow(tcx, e, target)
+    match e:
+        case ast.Unary(operand=x):
+            _settle_scalar(tcx, x, target)
+        case ast.Binary(op=op, lhs=l, rhs=r):
+            if op in ("<<", ">>"):
+                _settle_scalar(tcx, l, target)
+            elif op not in ("==", "!=", "<", ">", "<=", ">=", "&&", "||"):
+                _settle_scalar(tcx, l, target)
+                _settle_scalar(tcx, r, target)
+        case ast.If(then=t, else_=el):
+            _settle_scalar(tcx, t, target)
+            if el is not None:
+                _settle_scalar(tcx, el, target)
+        case ast.Block(tail=tail) | ast.UnsafeBlock(body=ast.Block(tail=tail)):
+            if tail is not None:
+                _settle_scalar(tcx, tail, target)
+            if isinstance(e, ast.UnsafeBlock):
+                tcx.program.types[e.body] = target
+        case _:
+            pass

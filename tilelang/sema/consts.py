@@ -1,0 +1,220 @@
+"""Constant folding and shape algebra.
+
+Decides the compile-time value of an expression (`const_value`: literals,
+`const` items, unary and binary operators, casts), the symbolic dimension a
+type's shape expression denotes (`static_dim`: literals, consts and const
+generics, combined by `dim_op`), and reports constant arithmetic that cannot
+have a value: division by zero (`div_by_zero`, E0226) and constant integer
+overflow (`check_overflow`, E0227), as rustc does rather than wrapping.
+
+`fold` is the one definition of Tile's constant arithmetic on Python values
+(integer `/` and `%` truncate toward zero).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.sema.context import CheckCx, Fx, suggest
+from tilelang.sema.program import SymbolKind
+from tilelang.sema.typeops import int_range
+from tilelang.sema.types import Dim, ScalarT
+from tilelang.syntax import ast
+
+
+def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
+    """The compile-time value of a constant expression, or None."""
+    match e:
+        case ast.IntLit(value=v) | ast.FloatLit(value=v) | ast.BoolLit(value=v):
+            return v
+        case ast.Name(ident=i):
+            sym = fx.lookup(i.name)
+            if sym is not None and sym.kind is SymbolKind.CONST:
+                return tcx.eval_const(sym.qualname or i.name)
+            return None
+        case ast.Unary(op=op, operand=x):
+            v = const_value(tcx, x, fx)
+            if v is None:
+                return None
+            if op == "-":
+                return -v
+            return (not v) if isinstance(v, bool) else ~v
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs):
+            a, b = const_value(tcx, lhs, fx), const_value(tcx, rhs, fx)
+            if a is None or b is None:
+                return None
+            try:
+                return _fold(op, a, b)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                return None
+        case ast.Cast(expr=x, ty=t):
+            v = const_value(tcx, x, fx)
+            if v is None or not isinstance(t, ast.NamedType):
+                return None
+            dt = DType.parse(t.name.name)
+            if dt is None:
+                return None
+            if dt.is_float:
+                return float(v)
+            if dt is DType.BOOL:
+                return bool(v)
+            return int(v)
+        case _:
+            return None
+
+
+def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
+    """A dimension expression in a type: literals, consts, const generics."""
+    match e:
+        case ast.IntLit(value=v):
+            return Dim.const(v)
+        case ast.Name(ident=i):
+            sym = fx.lookup(i.name)
+            if sym is None:
+                d = tcx.err(N.UNKNOWN_NAME, f"cannot find value `{i.name}` in this scope", i.span,
+                            "not found in this scope")
+                guess = suggest(i.name, fx.visible_names())
+                tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
+                         d.with_help(f"declare it as a const generic: `<const {i.name}: i32>`"))
+                return Dim.var(i.name)  # avoid a second error about constness
+            tcx.program.symbols[e] = sym
+            if sym.kind is SymbolKind.GENERIC:
+                return Dim.var(i.name)
+            if sym.kind is SymbolKind.CONST:
+                v = tcx.eval_const(sym.qualname or i.name)
+                return Dim.const(v) if isinstance(v, int) and not isinstance(v, bool) else None
+            return None
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs):
+            a, b = static_dim(tcx, lhs, fx), static_dim(tcx, rhs, fx)
+            if a is None or b is None:
+                return None
+            if op in ("/", "%") and b.const_value == 0:
+                div_by_zero(tcx, op, rhs)
+                return Dim.var("?")  # reported; no second error about constness
+            return dim_op(op, a, b)
+        case ast.Unary(op="-", operand=x):
+            a = static_dim(tcx, x, fx)
+            return None if a is None else -a
+        case _:
+            return None
+
+
+def check_overflow(tcx: CheckCx, e: ast.Binary, ty: ScalarT) -> None:
+    """Constant integer arithmetic whose value does not fit its type
+    (`1 << 40` as `i32`): rustc rejects it too, rather than wrap to 0."""
+    if not isinstance(ty.dtype, DType) or not ty.dtype.is_int or ty.dtype is DType.BOOL or e in tcx.overflowed:
+        return
+    lo, hi = int_range(ty.dtype)
+    bits = (hi - lo).bit_length()
+    if e.op in ("<<", ">>"):
+        # as in Rust, a shift overflows only by its amount; the bits shifted out wrap
+        sd = tcx.program.dims.get(e.rhs)
+        amount = sd.const_value if sd is not None else None
+        if amount is None or 0 <= amount < bits:
+            return
+        tcx.overflowed.add(e)
+        tcx.emit(tcx.err(T.CONSTANT_OVERFLOW, f"this shift overflows `{ty}`", e.span,
+                         f"shifting a {bits}-bit `{ty}` by {amount} bits")
+                 .with_help(_wider_help(ty.dtype, bits, None)))
+        return
+    d = tcx.program.dims.get(e)
+    value = d.const_value if d is not None else None
+    if value is None or lo <= value <= hi:
+        return
+    tcx.overflowed.add(e)
+    tcx.emit(tcx.err(T.CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{ty}`", e.span,
+                     f"the value {value} does not fit in `{ty}` ({lo}..={hi})")
+             .with_help(_wider_help(ty.dtype, bits, value)))
+
+
+def _wider_help(dt: DType, bits: int, value: int | None) -> str:
+    signed = dt.value.startswith("i")
+    if not signed and value is not None and value < 0:
+        return f"`{dt.value}` holds no negative values: compute in a signed type such as `i64`"
+    for w in (16, 32, 64):
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+        if w > bits and (value is None or lo <= value <= hi):
+            name = f"{'i' if signed else 'u'}{w}"
+            return (f"compute in a wider type: a suffixed operand like `1{name}`, or a typed binding "
+                    f"(`let n: {name} = ..`)")
+    return "the result cannot be represented; check the operands"
+
+
+def div_by_zero(tcx: CheckCx, op: str, rhs: ast.Expr) -> None:
+    word = "division" if op == "/" else "remainder"
+    tcx.emit(tcx.err(T.DIVISION_BY_ZERO, f"integer {word} by zero", rhs.span, "this is always zero")
+             .note("integer division by zero has no value, so a divisor known to be zero is an error"))
+
+
+def dim_op(op: str, a: Dim, b: Dim) -> Dim | None:
+    match op:
+        case "+":
+            return a + b
+        case "-":
+            return a - b
+        case "*":
+            return a * b
+        case "/":
+            return a.floordiv(b)
+        case "%":
+            return a.mod(b)
+        case "<<" | ">>":
+            av, bv = a.const_value, b.const_value
+            if bv is None or bv < 0 or bv > 63:
+                return None
+            if av is None:
+                return a * (1 << bv) if op == "<<" else None
+            return Dim.const(av << bv if op == "<<" else av >> bv)
+        case _:
+            return None
+
+
+def _fold(op: str, a: Any, b: Any) -> Any:
+    both_int = isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool)
+    match op:
+        case "+":
+            return a + b
+        case "-":
+            return a - b
+        case "*":
+            return a * b
+        case "/":
+            if both_int:
+                q = abs(a) // abs(b)
+                return q if (a >= 0) == (b >= 0) else -q
+            return a / b
+        case "%":
+            if both_int:
+                return a - b * _fold("/", a, b)
+            return a % b
+        case "<<" | ">>":
+            if not 0 <= b < 128:  # never build a huge integer for `1 << 10**9`
+                raise OverflowError("shift amount out of range")
+            return a << b if op == "<<" else a >> b
+        case "&":
+            return a & b
+        case "|":
+            return a | b
+        case "^":
+            return a ^ b
+        case "==":
+            return a == b
+        case "!=":
+            return a != b
+        case "<":
+            return a < b
+        case ">":
+            return a > b
+        case "<=":
+            return a <= b
+        case ">=":
+            return a >= b
+        case "&&":
+            return a and b
+        case "||":
+            return a or b
+        case _:
+            raise ValueError(op)

@@ -1,0 +1,239 @@
+"""The shared state of one type check, and what every checking pass needs from it.
+
+`CheckCx` is the explicit context the passes of `tilelang.sema` share (rustc's
+`TyCtxt`, mypy's `TypeChecker` as its expression checker sees it): the
+`Program` being filled in, the diagnostic sink, the module loader, the queue
+of function bodies still to check, and the side tables the passes keep while
+they work (untyped `let mut` literals, shape values, per-kernel tile shapes).
+`Fx` is the context of one function body (scopes, loop and `unsafe` depth,
+host or device), `CallCx` what a builtin's typing rule sees of one call.
+
+The passes recurse into each other: a block holds statements, a statement
+holds expressions, an expression holds blocks, a type's dimension names a
+constant. Those three recursions go through `CheckCx.check_expr`,
+`CheckCx.check_block` and `CheckCx.eval_const`, which `check.py` binds to
+the passes (`Entries`), so that no pass module imports one that imports it
+back.
+
+Guarantees: diagnostics go to the sink only (`emit` never raises); nothing
+here decides a typing rule.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.intrinsics.signatures import Signature
+from tilelang.sema.loader import ModuleLoader
+from tilelang.sema.program import FnInfo, ModuleInfo, Program, Symbol
+from tilelang.sema.types import ERROR, Dim, Shape, Type
+from tilelang.source import SourceMap, Span
+from tilelang.syntax import ast
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    found = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@dataclass
+class Fx:
+    module: ModuleInfo
+    info: FnInfo | None
+    in_kernel: bool
+    ret: Type
+    generics: dict[str, Symbol]
+    scopes: list[dict[str, Symbol]] = field(default_factory=list)
+    loops: int = 0
+    unsafe: int = 0
+    graph: int = 0
+    kernel_name: str | None = None  # the kernel whose body this is (tile shape checks)
+
+    def lookup(self, name: str) -> Symbol | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.generics:
+            return self.generics[name]
+        return self.module.scope.get(name)
+
+    def visible_names(self) -> list[str]:
+        out: list[str] = []
+        for scope in self.scopes:
+            out.extend(scope)
+        out.extend(self.generics)
+        out.extend(self.module.scope)
+        return out
+
+
+@dataclass
+class CallCx:
+    """Everything a typing rule sees about one builtin call."""
+
+    node: ast.Call | ast.MethodCall
+    sig: Signature
+    fx: Fx
+    recv: ast.Expr | None
+    recv_ty: Type | None
+    args: list[ast.Expr]
+    arg_tys: list[Type]
+    generics: tuple[ast.TypeArg, ...]
+    keywords: dict[str, tuple[ast.Arg, Type]]
+
+    @property
+    def operands(self) -> list[ast.Expr]:
+        return ([self.recv] if self.recv is not None else []) + self.args
+
+    @property
+    def operand_tys(self) -> list[Type]:
+        return ([self.recv_ty] if self.recv_ty is not None else []) + self.arg_tys
+
+    @property
+    def name(self) -> str:
+        return self.sig.name
+
+    @property
+    def span(self) -> Span:
+        if isinstance(self.node, ast.MethodCall):
+            return self.node.method.span.to(self.node.span.at_end())
+        return self.node.span
+
+
+def _wrapped_in_parens(text: str) -> bool:
+    """Whether `text` is one parenthesised group, `(a + b)` (not `(a) + (b)`)."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(text) - 1:
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Entries:
+    """The passes that the others recurse into, bound by `check.py`."""
+
+    check_expr: Callable[[CheckCx, ast.Expr, Fx, Type | None], Type]
+    check_block: Callable[[CheckCx, ast.Block, Fx, Type | None, bool], Type]
+    eval_const: Callable[[CheckCx, str], Any]
+
+
+class CheckCx:
+    """The state of one type check, shared by every pass (see the module docstring)."""
+
+    def __init__(self, root: ast.Module, sources: SourceMap, sink: DiagnosticSink,
+                 loader: ModuleLoader | None, entries: Entries) -> None:
+        self.entries = entries
+        self.sources = sources
+        self.sink = sink
+        self.loader = loader or ModuleLoader()
+        root_path = sources.get(root.span.file).name if root.span.file >= 0 else "<input>"
+        self.root = ModuleInfo("", root_path, root)
+        self.program = Program(self.root)
+        self.program.modules[""] = self.root
+        self.module_by_key: dict[str, ModuleInfo] = {}
+        self.pending_consts: dict[str, tuple[ast.ConstDecl, ModuleInfo]] = {}
+        self.const_state: dict[str, str] = {}
+        self.queue: list[tuple[FnInfo, bool]] = []
+        self.checked: set[tuple[str, bool]] = set()
+        # symbolic tile shapes each kernel body creates, checked per instantiation
+        self.kernel_tiles: dict[str, list[tuple[Shape, Span]]] = {}
+        self.fn_by_decl: dict[ast.FnDecl, FnInfo] = {}
+        self.builtin_syms: dict[str, Symbol] = {}
+        self.method_syms: dict[str, Symbol] = {}
+        self.shape_values: dict[Any, tuple[Dim | None, ...]] = {}
+        # `let mut x = <literal>` bindings still untyped: the init and the uses so far
+        self.mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
+        self.negated: set[Any] = set()  # integer literals under a unary minus
+        self.overflowed: set[Any] = set()  # binary expressions already reported as overflowing
+        self.cur_fx: Fx | None = None  # the function body being checked
+        # (function, checked as device code) -> the first call that made it so
+        self.call_sites: dict[tuple[str, bool], Span] = {}
+        # calls between functions in device code: (caller, callee, call span)
+        self.device_edges: list[tuple[str, str, Span]] = []
+        # reshapes whose element counts are equal only for some generics
+        self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
+        # host `t.partition([n])` with a run-time `n`: dim index -> expression
+        self.partition_deferred: dict[Any, dict[int, tuple[int, ast.Expr]]] = {}
+
+    # ------------------------------------------------------------ the recursion entries
+    def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:
+        """The type of `e` (recorded in `Program.types`): `exprs.check_expr`."""
+        return self.entries.check_expr(self, e, fx, expected)
+
+    def check_block(self, b: ast.Block, fx: Fx, expected: Type | None, new_scope: bool = True) -> Type:
+        """The type of block `b`, checked in a new scope: `stmts.check_block`."""
+        return self.entries.check_block(self, b, fx, expected, new_scope)
+
+    def eval_const(self, qual: str) -> Any:
+        """The value of `const` item `qual`, evaluated once: `items.eval_const`."""
+        return self.entries.eval_const(self, qual)
+
+    # ------------------------------------------------------------ diagnostics
+    def err(self, code: str, message: str, span: Span, label: str = "") -> Diagnostic:
+        return Diagnostic.error(code, message).primary(span, label)
+
+    def emit(self, d: Diagnostic) -> Type:
+        fx = self.cur_fx
+        if d.code in (T.HOST_ONLY, T.KERNEL_ONLY) and fx is not None and fx.info is not None \
+                and not fx.info.is_kernel:
+            # why is this function device (host) code? point at the call that made it so
+            site = self.call_sites.get((fx.info.qualname, fx.in_kernel))
+            if site is not None:
+                where = "device code: it is called from a kernel" if fx.in_kernel else "host code: it is " \
+                    "called from host code"
+                d = d.secondary(site, f"`{fx.info.name}` is {where} here")
+        self.sink.emit(d)
+        return ERROR
+
+    def snippet(self, node: Any) -> str:
+        try:
+            return self.sources.snippet(node.span)
+        except Exception:
+            return "..."
+
+    def has_syntax_errors(self, mod: ModuleInfo) -> bool:
+        """Whether parsing `mod`'s file reported errors (its items may be missing)."""
+        sf = self.sources.by_name(mod.path)
+        if sf is None:
+            return False
+        return any(d.code.startswith("E00") and any(lb.span.file == sf.id for lb in d.labels)
+                   for d in self.sink.diagnostics)
+
+    def cast_snippet(self, node: Any) -> str:
+        """`node` quoted as the operand of a suggested `as` cast: `as` binds
+        tighter than any binary operator, so `tx + 1` must become `(tx + 1)`."""
+        text = self.snippet(node)
+        if isinstance(node, (ast.Binary, ast.If, ast.RangeExpr)) and not _wrapped_in_parens(text):
+            return f"({text})"
+        return text
+
+    def enqueue(self, info: FnInfo, in_kernel: bool) -> None:
+        key = (info.qualname, in_kernel)
+        if key not in self.checked:
+            self.checked.add(key)
+            info.contexts.add("kernel" if in_kernel else "host")
+            (self.program.device_fns if in_kernel and not info.is_kernel
+             else self.program.host_fns if not in_kernel else set()).add(info.qualname)
+            self.queue.append((info, in_kernel))
+
+    def arity_error(self, owner: str, takes: str, n: int, span: Span, decl: Span | None) -> Type:
+        d = self.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} "
+                     f"{'was' if n == 1 else 'were'} supplied", span,
+                     f"expected {takes}")
+        if decl is not None:
+            d = d.secondary(decl, "defined here")
+        return self.emit(d)

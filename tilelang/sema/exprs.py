@@ -1,0 +1,290 @@
+"""Expressions: the type of every expression of a function body.
+
+`check_expr` is the entry (through `CheckCx.check_expr`): it decides the
+type of one expression, records it in `Program.types` (and its symbolic
+value in `Program.dims` where it has one) and hands operators, names and
+calls to their modules. Literals, fields, indexing of shapes, references,
+tuples, shape literals, ranges, blocks, `if`, `unsafe` and `graph` blocks
+are typed here. An expression nested too deeply is E0204, never a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.sema.calls import check_call, check_method_call
+from tilelang.sema.coerce import coerce, settle
+from tilelang.sema.consts import check_overflow, dim_op, div_by_zero
+from tilelang.sema.context import CheckCx, Fx, plural
+from tilelang.sema.names import check_name, resolve_path
+from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary
+from tilelang.sema.program import SymbolKind
+from tilelang.sema.typeops import int_range, is_intlike, is_poison
+from tilelang.sema.types import (
+    BOOL,
+    ERROR,
+    I32,
+    UNIT,
+    UNTYPED_FLOAT,
+    UNTYPED_INT,
+    Dim,
+    GraphT,
+    NeverT,
+    RangeT,
+    RefT,
+    ScalarT,
+    ShapeT,
+    StrT,
+    TensorT,
+    TileT,
+    TupleT,
+    Type,
+    UnitT,
+    UntypedFloat,
+    UntypedInt,
+)
+from tilelang.syntax import ast
+
+
+def check_expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:
+    try:
+        ty = _expr(tcx, e, fx, expected)
+    except RecursionError:
+        ty = tcx.emit(tcx.err(T.INVALID_OPERAND, "expression nested too deeply", e.span))
+    tcx.program.types[e] = ty
+    return ty
+
+
+def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
+    match e:
+        case ast.IntLit(value=v, suffix=suf):
+            tcx.program.dims[e] = Dim.const(v)
+            if suf is None:
+                return UNTYPED_INT
+            dt = DType.parse(suf)
+            if dt is None:
+                return tcx.emit(tcx.err(T.INVALID_CAST, f"invalid suffix `{suf}` for an integer literal",
+                                        e.span))
+            if dt.is_int:
+                lo, hi = int_range(dt)
+                if not lo <= v <= hi + (e in tcx.negated):
+                    tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{suf}`",
+                                     e.span, f"`{suf}` holds {lo}..={hi}"))
+            return ScalarT(dt)
+        case ast.FloatLit(suffix=suf):
+            if suf is None:
+                return UNTYPED_FLOAT
+            dt = DType.parse(suf)
+            if dt is None or not dt.is_float:
+                return tcx.emit(tcx.err(T.INVALID_CAST, f"invalid suffix `{suf}` for a float literal",
+                                        e.span))
+            return ScalarT(dt)
+        case ast.BoolLit():
+            return BOOL
+        case ast.StrLit():
+            return StrT()
+        case ast.Name(ident=ident):
+            return check_name(tcx, e, ident, fx)
+        case ast.Path():
+            sym = resolve_path(tcx, e, fx, want_fn=False)
+            if sym is None:
+                return ERROR
+            tcx.program.symbols[e] = sym
+            if sym.kind is SymbolKind.CONST:
+                tcx.eval_const(sym.qualname or sym.name)
+                if sym.dim is not None:
+                    tcx.program.dims[e] = sym.dim
+            return sym.ty or ERROR
+        case ast.Call():
+            return check_call(tcx, e, fx, expected)
+        case ast.MethodCall():
+            return check_method_call(tcx, e, fx, expected)
+        case ast.Field(receiver=r, field=f):
+            rty = tcx.check_expr(r, fx, None)
+            if is_poison(rty):
+                return ERROR
+            if isinstance(rty, TupleT) and f.name.isdigit():
+                i = int(f.name)
+                if i < len(rty.elems):
+                    return rty.elems[i]
+                return tcx.emit(tcx.err(T.NO_FIELD, f"no field `{i}` on type `{rty}`", f.span,
+                                        f"the tuple has {plural(len(rty.elems), 'element')}"))
+            return tcx.emit(tcx.err(T.NO_FIELD, f"no field `{f.name}` on type `{rty}`", f.span,
+                                    "unknown field"))
+        case ast.Index(receiver=r, index=ix):
+            rty = tcx.check_expr(r, fx, None)
+            ity = tcx.check_expr(ix, fx, None)
+            if is_poison(rty, ity):
+                return ERROR
+            if isinstance(rty, ShapeT):
+                if not is_intlike(ity):
+                    return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
+                                            f"expected an integer index, found `{ity}`"))
+                settle(tcx, ix, I32)
+                k = tcx.program.dims.get(ix)
+                kv = k.const_value if k is not None else None
+                if kv is not None and rty.rank is not None and not 0 <= kv < rty.rank:
+                    return tcx.emit(tcx.err(T.NO_FIELD, f"index {kv} is out of range for a shape of "
+                                            f"rank {rty.rank}", ix.span, "out of range"))
+                sv = tcx.shape_values.get(r)
+                if sv is None and isinstance(r, ast.Name):
+                    s = tcx.program.symbols.get(r)
+                    sv = s.value if s is not None and isinstance(s.value, tuple) else None
+                if sv is not None and kv is not None and 0 <= kv < len(sv) and sv[kv] is not None:
+                    tcx.program.dims[e] = sv[kv]  # type: ignore[assignment]
+                return I32
+            if isinstance(rty, TupleT):
+                return tcx.emit(tcx.err(T.NO_FIELD, "tuples are indexed with `.0`, `.1`, ...", e.span,
+                                        "cannot index a tuple with `[]`"))
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot index a value of type `{rty}`", e.span,
+                                    "not indexable")
+                            .note("tiles are whole values: use `where`, reductions or `reshape`"))
+        case ast.Unary(op=op, operand=x):
+            return check_unary(tcx, e, op, x, fx, expected)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs):
+            lt = tcx.check_expr(lhs, fx, expected if op not in (*COMPARE, "&&", "||") else None)
+            rt = tcx.check_expr(rhs, fx, lt if isinstance(lt, (ScalarT, TileT)) else expected
+                                if op not in (*COMPARE, "&&", "||") else None)
+            if isinstance(lt, (UntypedInt, UntypedFloat)) and isinstance(rt, (ScalarT,)):
+                pass
+            ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx)
+            a, b = tcx.program.dims.get(lhs), tcx.program.dims.get(rhs)
+            if op in ("/", "%") and b is not None and b.const_value == 0 and is_intlike(rt) \
+                    and is_intlike(lt):
+                div_by_zero(tcx, op, rhs)
+                return ERROR
+            if a is not None and b is not None and is_intlike(lt) and is_intlike(rt):
+                try:
+                    d = dim_op(op, a, b)
+                except ZeroDivisionError:
+                    d = None
+                if d is not None:
+                    tcx.program.dims[e] = d
+                    if isinstance(ty, ScalarT):
+                        check_overflow(tcx, e, ty)
+            return ty
+        case ast.Cast(expr=x, ty=te):
+            return check_cast(tcx, e, x, te, fx)
+        case ast.Ref(mutable=m, expr=x):
+            ity = tcx.check_expr(x, fx, None)
+            if is_poison(ity):
+                return ERROR
+            if isinstance(ity, RefT):
+                if m and not ity.mutable:
+                    return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "cannot borrow a `&` reference as "
+                                            "mutable", e.span, f"`{tcx.snippet(x)}` is `{ity}`"))
+                return RefT(m, ity.inner)  # re-borrow
+            return RefT(m, ity)
+        case ast.TupleExpr(elems=elems):
+            if not elems:
+                return UNIT
+            want = expected.elems if isinstance(expected, TupleT) and \
+                len(expected.elems) == len(elems) else (None,) * len(elems)
+            return TupleT(tuple(tcx.check_expr(x, fx, w) for x, w in zip(elems, want, strict=False)))
+        case ast.ArrayExpr(elems=elems):
+            dims: list[Dim | None] = []
+            for x in elems:
+                t = tcx.check_expr(x, fx, None)
+                if not is_poison(t) and not is_intlike(t):
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span,
+                                     f"expected an integer, found `{t}`")
+                             .note("`[..]` lists shapes and tile indices, which are integers"))
+                if isinstance(t, UntypedInt):
+                    tcx.program.types[x] = I32
+                dims.append(tcx.program.dims.get(x))
+            tcx.shape_values[e] = tuple(dims)
+            return ShapeT(len(elems))
+        case ast.RangeExpr(start=s, end=en):
+            st = tcx.check_expr(s, fx, None)
+            et = tcx.check_expr(en, fx, st if isinstance(st, ScalarT) else None)
+            if is_poison(st, et):
+                return RangeT(ERROR)
+            if not is_intlike(st) or not is_intlike(et):
+                bad = s if not is_intlike(st) else en
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, "ranges are over integers", bad.span,
+                                 f"expected an integer, found `{tcx.program.types[bad]}`"))
+                return RangeT(ERROR)
+            if isinstance(st, ScalarT) and isinstance(et, ScalarT) and st != et:
+                tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{st}` and `{et}`", e.span,
+                                 "both ends of a range must have the same type")
+                         .with_help(f"cast with `as`: `{tcx.cast_snippet(en)} as {st}`"))
+                return RangeT(ERROR)
+            elem = st if isinstance(st, ScalarT) else et if isinstance(et, ScalarT) else I32
+            settle(tcx, s, elem)
+            settle(tcx, en, elem)
+            return RangeT(elem)
+        case ast.Block():
+            return tcx.check_block(e, fx, expected)
+        case ast.If(cond=c, then=then, else_=els):
+            expect_bool(tcx, c, fx, allow_tile=False)
+            tt = tcx.check_block(then, fx, expected)
+            if els is None:
+                if not is_poison(tt) and not isinstance(tt, UnitT) and expected is not None \
+                        and not isinstance(expected, UnitT):
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`if` may be missing an `else` clause", e.span,
+                                     f"expected `{tt}`, found `()`")
+                             .with_help("add an `else` branch with a value"))
+                    return ERROR
+                return UNIT
+            et = tcx.check_expr(els, fx, expected or (tt if not is_poison(tt) else None))
+            return _join(tcx, tt, et, then, els)
+        case ast.UnsafeBlock(body=b):
+            fx.unsafe += 1
+            try:
+                return tcx.check_block(b, fx, expected)
+            finally:
+                fx.unsafe -= 1
+        case ast.GraphBlock(body=b):
+            if fx.in_kernel:
+                tcx.check_block(b, fx, None)
+                return tcx.emit(tcx.err(T.HOST_ONLY, "`graph` is only allowed in host code", e.span,
+                                        "inside a kernel")
+                                .with_help("record launches in a `graph { .. }` block in `main`"))
+            fx.graph += 1
+            try:
+                tcx.check_block(b, fx, None)
+            finally:
+                fx.graph -= 1
+            return GraphT()
+        case _:
+            assert_never(e)
+
+
+def _join(tcx: CheckCx, a: Type, b: Type, na: Any, nb: Any) -> Type:
+    if isinstance(a, NeverT):
+        return b
+    if isinstance(b, NeverT):
+        return a
+    if is_poison(a, b):
+        return ERROR
+    if a == b:
+        return a
+    if coerce(tcx, b, a, nb):
+        settle(tcx, nb, a)
+        return a
+    if coerce(tcx, a, b, na):
+        settle(tcx, na, b)
+        return b
+    if isinstance(a, TensorT) and isinstance(b, TensorT) and a.dtype == b.dtype:
+        if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+            return TensorT(a.dtype, None)
+        return TensorT(a.dtype, tuple(x if x == y else None for x, y in zip(a.shape, b.shape, strict=False)))
+    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`if` and `else` have incompatible types", nb.span,
+                     f"expected `{a}`, found `{b}`")
+             .secondary(na.span, f"this is `{a}`"))
+    return ERROR
+
+
+def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False) -> None:
+    ty = tcx.check_expr(c, fx, BOOL)
+    if is_poison(ty) or ty == BOOL:
+        return
+    if isinstance(ty, TileT) and ty.dtype is DType.BOOL:
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a condition must be a single `bool`", c.span,
+                         f"this is a `{ty}`")
+                 .with_help("select element-wise with `where(cond, a, b)`, or reduce the tile first"))
+        return
+    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
+             .with_help("compare it, e.g. `x != 0`"))

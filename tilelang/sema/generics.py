@@ -1,0 +1,233 @@
+"""Generic instantiation: inferring and checking generic arguments of a call.
+
+Decides the values of a callee's const generics and type parameters from an
+explicit turbofish (`turbofish`) and from the argument types (`unify`:
+element types, shapes, references, tuples), reports conflicting values of
+one generic (`bind_dim`, E0214 with where each value came from), and
+builds the mismatch diagnostic of an argument (`arg_mismatch`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DTYPE_NAMES, DType
+from tilelang.sema.coerce import coerce, settle
+from tilelang.sema.context import CheckCx, Fx
+from tilelang.sema.items import is_type_expr, resolve_type
+from tilelang.sema.program import FnInfo
+from tilelang.sema.typeops import elem_of_value, is_intlike, is_numeric_scalar, is_poison
+from tilelang.sema.types import (
+    I32,
+    Dim,
+    RefT,
+    ScalarT,
+    TensorT,
+    TileT,
+    TupleT,
+    Type,
+    TypeParam,
+    shape_str,
+    subst_dim,
+)
+from tilelang.syntax import ast
+
+
+def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, Any], srcs: dict[str, Any],
+              deferred: dict[str, ast.Expr]) -> None:
+    for g, targ in zip(info.decl.generics, e.generics, strict=False):
+        name = g.name.name
+        if g.is_const:
+            expr = _typearg_as_expr(targ)
+            if expr is None:
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"expected a constant for `{name}`, found a type",
+                                 targ.span, "not a constant"))
+                continue
+            t = tcx.check_expr(expr, fx, None)
+            if not is_poison(t) and not is_intlike(t):
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", targ.span,
+                                 f"expected an integer, found `{t}`"))
+                continue
+            settle(tcx, expr, I32)
+            d = tcx.program.dims.get(expr)
+            if d is None:
+                deferred[name] = expr
+            else:
+                env[name] = d
+            srcs[name] = targ
+        else:
+            gt = resolve_type(tcx, targ, fx.generics, fx.module, fx.in_kernel) if is_type_expr(targ) else None
+            if not isinstance(gt, ScalarT):
+                if gt is None or not is_poison(gt):
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"expected an element type for `{name}`", targ.span,
+                                     "not a scalar type"))
+                continue
+            env[name] = gt.dtype
+            srcs[name] = targ
+
+
+def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any], srcs: dict[str, Any],
+              info: FnInfo, e: ast.Call) -> bool:
+    if name in env:
+        prev = env[name]
+        if isinstance(prev, Dim) and prev != value:
+            tcx.emit(tcx.err(T.GENERIC_CONFLICT,
+                             f"conflicting values for const generic `{name}` of `{info.name}`: "
+                             f"{prev} and {value}", src.span, f"this gives `{name}` = {value}")
+                     .secondary(srcs[name].span, f"this gives `{name}` = {prev}")
+                     .with_help(f"use {prev} here, as the turbofish says" if any(srcs[name] is g for g in e.generics)
+                                else "make the tile shapes agree, or pass the generics explicitly with `::<..>`"))
+            return False
+        return True
+    env[name] = value
+    srcs[name] = src
+    return True
+
+
+def unify_dims(tcx: CheckCx, pshape: tuple[Dim | None, ...], ashape: tuple[Dim | None, ...], src: Any,
+               env: dict[str, Any], srcs: dict[str, Any], info: FnInfo, e: ast.Call,
+               pending: list[tuple[Dim, Dim | None, Any, Any, bool]], param: Any = None,
+               partition: bool = True, deferred: dict[str, Any] | None = None) -> bool:
+    ok = True
+    for ix, (pd, ad) in enumerate(zip(pshape, ashape, strict=False)):
+        if pd is None:
+            continue
+        if ad is not None and any(s.startswith("?") for s in ad.symbols()):
+            ad = None  # a host partition dim known only at run time
+        sym = pd.as_symbol()
+        dsrc = _partition_dim_expr(src, ix) if partition else src
+        if sym is not None and sym in info.const_generics:
+            if ad is not None:
+                ok = _bind_dim(tcx, sym, ad, dsrc, env, srcs, info, e) and ok
+            elif not partition and deferred is not None:
+                deferred.setdefault(sym, src)  # the tensor's run-time shape gives it
+            continue
+        pending.append((pd, ad, dsrc, param, partition))
+    return ok
+
+
+def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, info: FnInfo) -> None:
+    d = (tcx.err(T.MISMATCHED_TYPES, "mismatched types", a.span, f"expected `{pty}`, found `{aty}`")
+         .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
+    if isinstance(pty, RefT) and isinstance(aty, TensorT):
+        d = d.with_help(f"borrow it: `&{tcx.snippet(a)}`" if not pty.mutable else
+                        f"partition it: `{tcx.snippet(a)}.partition([..])`")
+    elif isinstance(pty, RefT) and pty.mutable and isinstance(aty, RefT):
+        d = d.with_help(f"partition it: `{tcx.snippet(a.expr if isinstance(a, ast.Ref) else a)}"
+                        ".partition([..])`")
+    else:
+        fe, we = elem_of_value(aty), elem_of_value(pty)
+        if isinstance(fe, DType) and isinstance(we, DType) and fe != we:
+            d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
+        elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
+            # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
+            d = d.with_help(f"add a leading axis: `{tcx.snippet(a)}.reshape("
+                            f"{shape_str((Dim.const(1), *aty.shape))})`")
+    tcx.emit(d)
+
+
+def unify(tcx: CheckCx, p: Type, a: Type, env: dict[str, Any], srcs: dict[str, Any], node: Any, info: FnInfo) -> bool:
+    """Match argument type `a` against parameter type `p`, binding generics."""
+    if is_poison(p, a):
+        return True
+    match p, a:
+        case ScalarT(dtype=pd), _ if is_numeric_scalar(a):
+            if isinstance(pd, TypeParam):
+                if isinstance(a, ScalarT):
+                    return _bind_elem(tcx, pd.name, a.dtype, env)
+                return True  # a literal: any element type
+            return coerce(tcx, a, p, node)
+        case TileT(dtype=pd, shape=ps), TileT(dtype=ad, shape=as_):
+            if not unify_elem(tcx, pd, ad, env):
+                return False
+            if len(ps) != len(as_):
+                return False
+            return _unify_shape(tcx, ps, as_, env, srcs, node, info)
+        case TensorT(), TensorT():
+            return _unify_tensor(tcx, p, a, env, srcs, node, info)
+        case RefT(mutable=pm, inner=pi), RefT(mutable=am, inner=ai):
+            if pm and not am:
+                return False
+            return unify(tcx, pi, ai, env, srcs, node, info)
+        case TupleT(elems=pe), TupleT(elems=ae):
+            return len(pe) == len(ae) and all(unify(tcx, x, y, env, srcs, node, info) for x, y in zip(pe, ae, strict=False))
+        case _:
+            return coerce(tcx, a, p, node)
+
+
+def _bind_elem(tcx: CheckCx, name: str, d: Any, env: dict[str, Any]) -> bool:
+    if name in env:
+        return bool(env[name] == d)
+    env[name] = d
+    return True
+
+
+def unify_elem(tcx: CheckCx, pd: Any, ad: Any, env: dict[str, Any]) -> bool:
+    if isinstance(pd, TypeParam):
+        return ad is None or _bind_elem(tcx, pd.name, ad, env)
+    return pd is None or ad is None or pd == ad
+
+
+def _unify_shape(tcx: CheckCx, ps: tuple[Dim | None, ...], as_: tuple[Dim | None, ...], env: dict[str, Any],
+                 srcs: dict[str, Any], node: Any, info: FnInfo) -> bool:
+    later: list[tuple[Dim, Dim]] = []
+    for pd, ad in zip(ps, as_, strict=False):
+        if pd is None:
+            continue
+        sym = pd.as_symbol()
+        if sym is not None and sym in info.const_generics:
+            if ad is None:
+                continue
+            if sym in env:
+                if env[sym] != ad:
+                    return False
+            else:
+                env[sym] = ad
+                srcs[sym] = node
+            continue
+        if ad is not None:
+            later.append((pd, ad))
+    known = {k: v for k, v in env.items() if isinstance(v, (Dim, int))}
+    for pd, ad in later:
+        if pd.symbols() <= env.keys() and subst_dim(pd, known) != ad:
+            return False
+    return True
+
+
+def _unify_tensor(tcx: CheckCx, p: TensorT, a: TensorT, env: dict[str, Any], srcs: dict[str, Any], node: Any,
+                  info: FnInfo) -> bool:
+    if not unify_elem(tcx, p.dtype, a.dtype, env):
+        return False
+    if p.shape is None or a.shape is None:
+        return True
+    if len(p.shape) != len(a.shape):
+        return False
+    return _unify_shape(tcx, p.shape, a.shape, env, srcs, node, info)
+
+
+def _typearg_as_expr(t: Any) -> ast.Expr | None:
+    """A turbofish argument as a value: `128`, `N * 2`, or a bare name `BM`."""
+    if isinstance(t, ast.NamedType):
+        if t.args:
+            return None
+        if t.name.name in DTYPE_NAMES:
+            return None
+        return ast.Name(t.name, t.span)
+    if is_type_expr(t):
+        return None
+    return t  # type: ignore[no-any-return]
+
+
+def subst_env(env: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in env.items() if isinstance(v, (Dim, int, DType, TypeParam))}
+
+
+def _partition_dim_expr(arg: Any, ix: int) -> Any:
+    """The expression that gives dimension `ix` of a partition argument written
+    in place (`x.partition([32, B])` -> `B` for 1), so that a label points at
+    that dimension; otherwise the argument itself."""
+    if (isinstance(arg, ast.MethodCall) and arg.method.name == "partition" and len(arg.args) == 1
+            and isinstance(arg.args[0].value, ast.ArrayExpr) and ix < len(arg.args[0].value.elems)):
+        return arg.args[0].value.elems[ix]
+    return arg

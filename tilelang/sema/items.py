@@ -1,0 +1,440 @@
+"""Items and generics: modules, `use`, signatures, type expressions, constants.
+
+Registers the items of every module (`collect_module`), loads the modules a
+`use` names and imports their items (E01xx on a missing module or item, a
+duplicate name), resolves each function's generics, parameter and result
+types into a `FnInfo` (`resolve_signatures`, with `#[hints]`), turns a
+written type into a semantic `Type` (`resolve_type`: scalars, `Tensor` and
+`Tile` with their shapes, references, tuples), and evaluates `const` items
+on demand, once each, reporting a constant that depends on itself
+(`eval_const`, reached through `CheckCx.eval_const`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeGuard, assert_never
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DTYPE_NAMES, DType
+from tilelang.sema.coerce import coerce, mismatch, settle
+from tilelang.sema.consts import const_value, static_dim
+from tilelang.sema.context import CheckCx, Fx, suggest
+from tilelang.sema.kernel import check_kernel_param, check_tile_limits
+from tilelang.sema.loader import ModuleLoader
+from tilelang.sema.program import FnInfo, ModuleInfo, Symbol, SymbolKind
+from tilelang.sema.typeops import elem_is_int, is_poison, is_pow2
+from tilelang.sema.types import (
+    ERROR,
+    F32,
+    I32,
+    UNIT,
+    Dim,
+    ErrorT,
+    FnT,
+    RefT,
+    ScalarT,
+    TensorT,
+    TileT,
+    TupleT,
+    Type,
+    TypeParam,
+    UnitT,
+    UntypedFloat,
+    UntypedInt,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+KNOWN_HINTS = ("num_warps", "stages")
+
+
+KNOWN_ATTRIBUTES = ("hints",)
+
+
+# Type names from other languages, for "did you mean" on E0104.
+_TYPE_ALIASES = {
+    "float": "f32", "int": "i32", "double": "f64", "half": "f16", "bfloat16": "bf16", "long": "i64",
+    "usize": "u64", "isize": "i64", "float32": "f32", "float16": "f16", "float64": "f64", "int32": "i32",
+    "int64": "i64", "uint8": "u8", "char": "u8", "Bool": "bool", "boolean": "bool", "Tensr": "Tensor",
+}
+
+
+def collect_module(tcx: CheckCx, mod: ModuleInfo) -> None:
+    for item in mod.ast.items:
+        match item:
+            case ast.FnDecl():
+                kind = SymbolKind.KERNEL if item.is_kernel else SymbolKind.FN
+                _define_item(tcx, mod, item.name, kind, item)
+            case ast.ConstDecl():
+                _define_item(tcx, mod, item.name, SymbolKind.CONST, item)
+            case ast.UseDecl():
+                pass
+            case _:
+                assert_never(item)
+    for item in mod.ast.items:
+        if isinstance(item, ast.UseDecl):
+            _process_use(tcx, mod, item)
+
+
+def _define_item(tcx: CheckCx, mod: ModuleInfo, name: ast.Ident, kind: SymbolKind, decl: Any) -> None:
+    prev = mod.own.get(name.name)
+    if prev is not None:
+        tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"the name `{name.name}` is defined multiple times",
+                         name.span, f"`{name.name}` redefined here")
+                 .secondary(prev.span, f"previous definition of `{name.name}` here")
+                 .with_help("rename one of them"))
+        return
+    sym = Symbol(kind, name.name, name.span, decl, qualname=mod.qual(name.name))
+    mod.own[name.name] = sym
+    mod.scope[name.name] = sym
+    tcx.program.items[sym.qualname or name.name] = sym
+    tcx.program.symbols[decl] = sym
+
+
+def load_module(tcx: CheckCx, name: str, path: Any, display_span: Span) -> ModuleInfo | None:
+    key_guess = None
+    # stdlib files keep their real path as their name: the LSP opens them from it
+    loaded = tcx.loader.load(path, tcx.sources, tcx.sink)
+    if loaded is None:
+        return None
+    key_guess = loaded.key
+    if key_guess in tcx.module_by_key:
+        return tcx.module_by_key[key_guess]
+    mod = ModuleInfo(name, loaded.key, loaded.module)
+    tcx.module_by_key[loaded.key] = mod
+    unique = name
+    i = 2
+    while unique in tcx.program.modules:
+        unique = f"{name}{i}"
+        i += 1
+    mod.name = unique
+    tcx.program.modules[unique] = mod
+    collect_module(tcx, mod)
+    if tcx.program.modules.get(unique) is mod and mod is not tcx.root:
+        # signatures of late-loaded modules are resolved by run() (modules list copy
+        # is taken after all collection finished)
+        pass
+    return mod
+
+
+def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
+    if use.file is not None:
+        fpath = ModuleLoader.user_module_path(mod.path, file=use.file.value)
+        stem = use.file.value.rsplit("/", 1)[-1].removesuffix(".tile")
+        target = load_module(tcx, stem, fpath, use.file.span)
+        if target is None:
+            tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
+                             use.file.span, "no such file")
+                     .note(f"looked for `{fpath}`, relative to the importing file"))
+            return
+        for name, sym in target.own.items():
+            if name != "main":  # a module may be a program of its own; its entry point stays there
+                _import(tcx, mod, name, sym, use.file.span)
+        return
+    segs = [s.name for s in use.path]
+    if not segs:
+        return
+    # Which prefix of the path is the module? Try the full path first (for
+    # `use std::nn;`, groups and globs), then all but the last segment.
+    def locate(parts: list[str]) -> Any:
+        if parts[0] == "std":
+            return tcx.loader.std_module_path(parts) if len(parts) > 1 else None
+        p = ModuleLoader.user_module_path(mod.path, segments=parts)
+        return p if p.is_file() else None
+
+    full = locate(segs)
+    path: Any
+    if use.names is not None or use.glob or (full is not None):
+        mod_segs, item_ids = segs, (list(use.names) if use.names is not None else [])
+        path = full
+    else:
+        mod_segs, item_ids = segs[:-1], [use.path[-1]]
+        path = locate(mod_segs) if mod_segs else None
+    mod_span = use.path[0].span.to(use.path[len(mod_segs) - 1].span) if mod_segs else use.span
+    if path is None:
+        shown = "::".join(mod_segs or segs)
+        d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{shown}`", mod_span,
+                    "no such module")
+        if segs[0] == "std":
+            guess = suggest(shown, tcx.loader.std_modules())
+            if guess:
+                d = d.with_help(f"a module with a similar name exists: `{guess}`")
+            else:
+                d = d.note("the standard library has: " + ", ".join(
+                    f"`{m}`" for m in tcx.loader.std_modules()))
+        tcx.emit(d)
+        return
+    target = load_module(tcx, "::".join(mod_segs), path, mod_span)
+    if target is None:
+        tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module `{'::'.join(mod_segs)}`",
+                         mod_span))
+        return
+    if use.glob:
+        for name, sym in target.own.items():
+            if name != "main":
+                _import(tcx, mod, name, sym, use.span)
+        return
+    if not item_ids and use.names is None:
+        msym = Symbol(SymbolKind.MODULE, mod_segs[-1], use.path[-1].span, use,
+                      qualname=target.name, value=target.name)
+        _import(tcx, mod, mod_segs[-1], msym, use.path[-1].span)
+        return
+    for ident in item_ids:
+        isym = target.own.get(ident.name)
+        if isym is None and tcx.has_syntax_errors(target):
+            continue  # likely dropped by that module's syntax error (already reported)
+        if isym is None:
+            d = tcx.err(N.UNRESOLVED_IMPORT, f"no `{ident.name}` in `{target.name}`", ident.span,
+                        f"not found in `{target.name}`")
+            guess = suggest(ident.name, target.own)
+            if guess:
+                d = d.with_help(f"an item with a similar name exists: `{guess}`")
+            tcx.emit(d)
+            continue
+        _import(tcx, mod, ident.name, isym, ident.span)
+        tcx.program.symbols[ident] = isym
+
+
+def _import(tcx: CheckCx, mod: ModuleInfo, name: str, sym: Symbol, span: Span) -> None:
+    prev = mod.scope.get(name)
+    if prev is not None and prev is not sym:
+        tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"the name `{name}` is defined multiple times",
+                         span, f"`{name}` imported here")
+                 .secondary(prev.span, f"previous definition of `{name}` here")
+                 .with_help("rename the local item or import only what you need"))
+        return
+    mod.scope[name] = sym
+
+
+def _generic_syms(tcx: CheckCx, decl: ast.FnDecl, mod: ModuleInfo) -> dict[str, Symbol]:
+    out: dict[str, Symbol] = {}
+    for g in decl.generics:
+        if g.name.name in out:
+            tcx.emit(tcx.err(N.DUPLICATE_DEFINITION,
+                             f"the generic parameter `{g.name.name}` is declared twice",
+                             g.name.span, "declared again here")
+                     .secondary(out[g.name.name].span, "first declared here"))
+            continue
+        if g.is_const:
+            ty = resolve_type(tcx, g.ty, {}, mod, in_kernel=False) if g.ty else I32
+            if not (isinstance(ty, ScalarT) and elem_is_int(ty.dtype)) and not is_poison(ty):
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES,
+                                 f"const generic `{g.name.name}` must have an integer type",
+                                 g.ty.span if g.ty else g.span, f"found `{ty}`")
+                         .with_help(f"declare it as `const {g.name.name}: i32`"))
+            sym = Symbol(SymbolKind.GENERIC, g.name.name, g.name.span, g, ty=I32,
+                         dim=Dim.var(g.name.name))
+        else:
+            sym = Symbol(SymbolKind.TYPE_PARAM, g.name.name, g.name.span, g,
+                         value=TypeParam(g.name.name))
+        out[g.name.name] = sym
+        tcx.program.symbols[g] = sym
+    return out
+
+
+def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
+    for item in mod.ast.items:
+        if not isinstance(item, ast.FnDecl):
+            if isinstance(item, ast.ConstDecl):
+                sym = mod.own.get(item.name.name)
+                if sym is not None and sym.decl is item:
+                    tcx.pending_consts[sym.qualname or item.name.name] = (item, mod)
+            continue
+        sym = mod.own.get(item.name.name)
+        if sym is None or sym.decl is not item:
+            continue  # a duplicate, already reported
+        generics = _generic_syms(tcx, item, mod)
+        ptypes: list[Type] = []
+        seen: dict[str, ast.Param] = {}
+        for p in item.params:
+            if p.name.name in seen:
+                tcx.emit(tcx.err(N.DUPLICATE_DEFINITION,
+                                 f"identifier `{p.name.name}` is bound more than once in this "
+                                 "parameter list", p.name.span, "used as parameter more than once")
+                         .secondary(seen[p.name.name].name.span, "first bound here"))
+            seen[p.name.name] = p
+            ty = resolve_type(tcx, p.ty, generics, mod, in_kernel=item.is_kernel)
+            if item.is_kernel:
+                ty = check_kernel_param(tcx, p, ty)
+            ptypes.append(ty)
+        ret = resolve_type(tcx, item.ret, generics, mod, in_kernel=item.is_kernel) if item.ret else UNIT
+        if item.is_kernel and item.ret is not None and not isinstance(ret, UnitT):
+            tcx.emit(tcx.err(T.KERNEL_RETURNS, f"kernel `{item.name.name}` cannot return a value",
+                             item.ret.span, "kernels return nothing")
+                     .note("a kernel writes its results through its `&mut` parameters")
+                     .with_help("remove the return type and `store` the result instead"))
+            ret = ERROR  # the body is not checked against it either
+        info = FnInfo(
+            decl=item, qualname=sym.qualname or item.name.name, module=mod.name,
+            is_kernel=item.is_kernel,
+            const_generics=tuple(n for n, s in generics.items() if s.kind is SymbolKind.GENERIC),
+            type_params=tuple(n for n, s in generics.items() if s.kind is SymbolKind.TYPE_PARAM),
+            param_names=tuple(p.name.name for p in item.params),
+            param_types=tuple(ptypes), ret=ret, symbol=sym,
+            hints=_hints(tcx, item),
+        )
+        sym.ty = FnT(info.qualname, info.param_types, ret, item.is_kernel)
+        tcx.fn_by_decl[item] = info
+        (tcx.program.kernels if item.is_kernel else tcx.program.functions)[info.qualname] = info
+
+
+def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
+    hints: dict[str, Any] = {}
+    for attr in decl.attrs:
+        if attr.name.name not in KNOWN_ATTRIBUTES:
+            d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"unknown attribute `{attr.name.name}`",
+                        attr.name.span, "not a tilec attribute")
+            guess = suggest(attr.name.name, KNOWN_ATTRIBUTES)
+            tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
+                     d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`"))
+            continue
+        if not decl.is_kernel:
+            tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, "`hints` only applies to a `kernel fn`",
+                             attr.name.span, "on a non-kernel function"))
+            continue
+        for arg in attr.args:
+            key = arg.name.name if arg.name else None
+            if key not in KNOWN_HINTS:
+                span = arg.name.span if arg.name else arg.span
+                d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"unknown hint `{key or tcx.snippet(arg)}`", span,
+                            "not a known hint")
+                guess = suggest(key or "", KNOWN_HINTS)
+                tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
+                         d.note("known hints: `num_warps`, `stages`"))
+                continue
+            value = arg.value.value if isinstance(arg.value, ast.IntLit) else None
+            if value is None or value <= 0 or (key == "num_warps" and not (is_pow2(value) and value <= 32)):
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES,
+                                 f"hint `{key}` needs a positive integer literal"
+                                 + (" that is a power of two up to 32" if key == "num_warps" else ""),
+                                 arg.value.span, "invalid value"))
+                continue
+            hints[key] = value
+    return hints
+
+
+def eval_const(tcx: CheckCx, qual: str) -> Any:
+    if qual in tcx.program.consts:
+        return tcx.program.consts[qual]
+    if qual not in tcx.pending_consts:
+        return None
+    if tcx.const_state.get(qual) == "busy":
+        decl, _ = tcx.pending_consts[qual]
+        tcx.emit(tcx.err(T.NOT_CONSTANT, f"constant `{decl.name.name}` depends on itself",
+                         decl.name.span, "cycle in constant definitions"))
+        return None
+    tcx.const_state[qual] = "busy"
+    decl, mod = tcx.pending_consts[qual]
+    fx = Fx(mod, None, False, UNIT, {})
+    want = resolve_type(tcx, decl.ty, {}, mod, in_kernel=False) if decl.ty else None
+    errors_before = tcx.sink.error_count
+    ty = tcx.check_expr(decl.value, fx, want)
+    value = const_value(tcx, decl.value, fx)
+    sym = mod.own[decl.name.name]
+    if want is not None and not is_poison(ty):
+        if not coerce(tcx, ty, want, decl.value):
+            mismatch(tcx, want, ty, decl.value, decl.ty)
+        ty = want
+    if isinstance(ty, (UntypedInt,)):
+        ty = I32
+    elif isinstance(ty, UntypedFloat):
+        ty = F32
+    settle(tcx, decl.value, ty)
+    if value is None and not is_poison(ty) and tcx.sink.error_count == errors_before:
+        tcx.emit(tcx.err(T.NOT_CONSTANT, f"the value of constant `{decl.name.name}` is not a "
+                         "compile-time constant", decl.value.span, "not constant")
+                 .note("constants are evaluated at compile time from literals and other constants"))
+    sym.ty = ty
+    sym.value = value
+    if isinstance(value, int) and not isinstance(value, bool):
+        sym.dim = Dim.const(value)
+    tcx.program.consts[qual] = value
+    tcx.const_state[qual] = "done"
+    return value
+
+
+def resolve_type(tcx: CheckCx, te: ast.TypeExpr | None, generics: dict[str, Symbol], mod: ModuleInfo,
+                 in_kernel: bool) -> Type:
+    match te:
+        case None:
+            return UNIT
+        case ast.RefType(mutable=m, inner=inner):
+            return RefT(m, resolve_type(tcx, inner, generics, mod, in_kernel))
+        case ast.TupleType(elems=elems):
+            if not elems:
+                return UNIT
+            return TupleT(tuple(resolve_type(tcx, x, generics, mod, in_kernel) for x in elems))
+        case ast.ShapeType():
+            return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "expected a type, found a shape", te.span,
+                                    "a shape is only allowed inside `Tensor<..>` or `Tile<..>`"))
+        case ast.NamedType(name=ident, args=args):
+            name = ident.name
+            if name in DTYPE_NAMES:
+                if args:
+                    return tcx.emit(tcx.err(N.WRONG_GENERIC_COUNT,
+                                            f"`{name}` takes no generic arguments", te.span))
+                return ScalarT(DType(name))
+            if name in generics and generics[name].kind is SymbolKind.TYPE_PARAM:
+                tcx.program.symbols[ident] = generics[name]
+                return ScalarT(TypeParam(name))
+            if name in ("Tensor", "Tile"):
+                return _resolve_array_type(tcx, te, generics, mod, in_kernel)
+            cands = [*DTYPE_NAMES, "Tensor", "Tile", *(n for n, s in generics.items()
+                                                       if s.kind is SymbolKind.TYPE_PARAM)]
+            d = tcx.err(N.UNKNOWN_TYPE, f"cannot find type `{name}` in this scope", ident.span,
+                        "not found in this scope")
+            guess = _TYPE_ALIASES.get(name) or suggest(name, cands)
+            return tcx.emit(d.with_help(f"a type with a similar name exists: `{guess}`") if guess
+                            else d)
+        case _:
+            assert_never(te)
+
+
+def _resolve_array_type(tcx: CheckCx, te: ast.NamedType, generics: dict[str, Symbol], mod: ModuleInfo,
+                        in_kernel: bool) -> Type:
+    name = te.name.name
+    if len(te.args) != 2 or not isinstance(te.args[1], ast.ShapeType):
+        return tcx.emit(tcx.err(N.WRONG_GENERIC_COUNT,
+                                f"`{name}` takes an element type and a shape",
+                                te.span, f"expected `{name}<T, [d0, ..]>`")
+                        .with_help(f"e.g. `{name}<f32, [128]>`"))
+    elem_te, shape_te = te.args
+    assert isinstance(shape_te, ast.ShapeType)
+    elem_ty = (resolve_type(tcx, elem_te, generics, mod, in_kernel)
+               if not isinstance(elem_te, ast.ShapeType) and is_type_expr(elem_te) else None)
+    if elem_ty is None or not isinstance(elem_ty, (ScalarT, ErrorT)):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"the element type of `{name}` must be a scalar "
+                                "type", elem_te.span, "expected `f32`, `i32`, ..."))
+    if isinstance(elem_ty, ErrorT):
+        return ERROR
+    fx = Fx(mod, None, in_kernel, UNIT, generics)
+    dims: list[Dim | None] = []
+    bad = False
+    for d in shape_te.dims:
+        if d is None:
+            if name == "Tile":
+                tcx.emit(tcx.err(T.NOT_CONSTANT, "a tile dimension cannot be `?`", shape_te.span,
+                                 "`?` in a tile shape")
+                         .note("every dimension of a tile is a compile-time constant"))
+                bad = True
+            dims.append(None)
+            continue
+        dim = static_dim(tcx, d, fx)
+        if dim is None:
+            tcx.emit(tcx.err(T.NOT_CONSTANT, "array dimension is not a compile-time constant",
+                             d.span, "not constant")
+                     .with_help("use a literal, a `const`, or a const generic parameter"))
+            bad = True
+        dims.append(dim)
+    if bad:
+        return ERROR
+    if name == "Tile":
+        shape = tuple(d for d in dims if d is not None)
+        check_tile_limits(tcx, shape, shape_te.span, None)
+        return TileT(elem_ty.dtype, shape)
+    return TensorT(elem_ty.dtype, tuple(dims))
+
+
+def is_type_expr(t: Any) -> TypeGuard[ast.TypeExpr]:
+    return isinstance(t, (ast.NamedType, ast.ShapeType, ast.RefType, ast.TupleType))

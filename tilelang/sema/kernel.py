@@ -1,0 +1,199 @@
+"""Kernel-context rules: what device code, kernels and `graph` blocks may contain.
+
+Decides which types a kernel parameter may have (`check_kernel_param`,
+E0221), the backend's limits on tile shapes (`check_tile_limits`: every
+dimension a power of two, at most `MAX_TILE_ELEMENTS` elements; symbolic
+shapes are remembered per kernel and checked for each launch's const
+generics by `check_instantiation`), that device functions do not recurse
+(`check_device_recursion`, they are inlined into their kernel), and reports
+host effects written inside a `graph { }` block (`graph_effect`, E0228).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.sema.context import CheckCx
+from tilelang.sema.program import FnInfo
+from tilelang.sema.typeops import is_pow2, numel
+from tilelang.sema.types import (
+    ERROR,
+    Dim,
+    ErrorT,
+    RefT,
+    ScalarT,
+    Shape,
+    TensorT,
+    Type,
+    contains_error,
+    eval_dim,
+    shape_str,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+MAX_TILE_ELEMENTS = 1 << 20
+
+
+def check_device_recursion(tcx: CheckCx) -> None:
+    """Device functions are inlined into their kernel, so device code
+    cannot recurse: report each call that closes a cycle once."""
+    graph: dict[str, list[tuple[str, Span]]] = {}
+    for caller, callee, span in tcx.device_edges:
+        graph.setdefault(caller, []).append((callee, span))
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(fn: str) -> None:
+        state[fn] = 1
+        stack.append(fn)
+        for callee, span in graph.get(fn, []):
+            if state.get(callee) == 1:
+                cycle = [*stack[stack.index(callee):], callee]
+                names = " -> ".join(f"`{c.rsplit('::', 1)[-1]}`" for c in cycle)
+                info = tcx.program.functions.get(callee)
+                d = tcx.err(T.RECURSIVE_DEVICE_FN,
+                            f"device function `{callee.rsplit('::', 1)[-1]}` calls itself", span,
+                            "recursive call in device code")
+                if info is not None:
+                    d = d.secondary(info.decl.name.span, "defined here")
+                tcx.emit(d.note(f"the cycle: {names}")
+                         .note("device functions are inlined into the kernel, so they cannot recurse")
+                         .with_help("write the recursion as a `for` or `while` loop"))
+            elif state.get(callee) is None:
+                visit(callee)
+        stack.pop()
+        state[fn] = 2
+
+    for fn in list(graph):
+        if fn not in state:
+            visit(fn)
+
+
+def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type) -> Type:
+    if contains_error(ty):
+        return ERROR
+    match ty:
+        case RefT(mutable=True, inner=TensorT(shape=shape)):
+            if shape is not None and any(d is None for d in shape):
+                return tcx.emit(
+                    tcx.err(T.INVALID_KERNEL_PARAM,
+                            f"the tile shape of `&mut` parameter `{p.name.name}` must be known at "
+                            "compile time", p.ty.span, "`?` dimension in a `&mut` parameter")
+                    .note("a `&mut` parameter is this block's own tile; its shape is the tile shape")
+                    .with_help("use a const generic, e.g. `kernel fn k<const B: i32>(z: &mut "
+                               "Tensor<f32, [B]>)`"))
+            if shape is not None:  # the own tile: the same backend limits as any tile
+                check_tile_limits(tcx, tuple(d for d in shape if d is not None), p.ty.span, None)
+            return ty
+        case RefT(mutable=False, inner=TensorT()):
+            return ty
+        case ScalarT(dtype=d) if isinstance(d, DType):
+            return ty
+        case ErrorT():
+            return ty
+        case _:
+            diag = tcx.err(T.INVALID_KERNEL_PARAM, f"kernel parameter `{p.name.name}` has type `{ty}`",
+                           p.ty.span, "cannot be passed to a kernel")
+            diag = diag.note("kernel parameters are `&Tensor<..>`, `&mut Tensor<..>` or scalars")
+            if isinstance(ty, TensorT):
+                diag = diag.with_help(f"take a reference: `&{tcx.snippet(p.ty)}` or "
+                                      f"`&mut {tcx.snippet(p.ty)}`")
+            return tcx.emit(diag)
+
+
+def check_tile_limits(tcx: CheckCx, shape: Shape, span: Span, kernel: str | None,
+                      secondary: tuple[Span, str] | None = None) -> bool:
+    """Every constant dim a power of two and not too many elements; symbolic
+    dims of a kernel body are remembered and checked per instantiation."""
+    ok = True
+    for d in shape:
+        v = d.const_value
+        if v is not None and not is_pow2(v):
+            dd = (tcx.err(T.TILE_DIM_NOT_POW2, f"tile dimension {v} is not a power of two", span,
+                          f"tile shape {shape_str(shape)}")
+                  .note("the GPU backend requires every tile dimension to be a power of two")
+                  .with_help(f"use {_round_pow2(v)} and let edge tiles be partial"
+                             if v > 0 else "use a positive power of two"))
+            if secondary:
+                dd = dd.secondary(*secondary)
+            tcx.emit(dd)
+            return False
+    n = numel(shape).const_value
+    if n is not None and n > MAX_TILE_ELEMENTS:
+        dd = (tcx.err(T.TILE_TOO_LARGE, f"a tile of shape {shape_str(shape)} has {n} elements",
+                      span, "too large for one tile block")
+              .note(f"a tile may hold at most {MAX_TILE_ELEMENTS} elements")
+              .with_help("use smaller tiles and loop over them"))
+        if secondary:
+            dd = dd.secondary(*secondary)
+        tcx.emit(dd)
+        ok = False
+    if kernel is not None and any(not d.is_const for d in shape):
+        tcx.kernel_tiles.setdefault(kernel, []).append((shape, span))
+    return ok
+
+
+def graph_effect(tcx: CheckCx, span: Span, what: str) -> None:
+    """A host effect written inside `graph { }`: it would run once, while
+    the graph is recorded, and never on `replay()`, which is not what the
+    block reads like."""
+    tcx.emit(tcx.err(T.HOST_EFFECT_IN_GRAPH, f"{what} in a `graph` block runs only once, while recording",
+                     span, "not replayed by `g.replay()`")
+             .note("a graph records kernel launches; other host statements in its block run when the "
+                   "block is evaluated, not on each replay")
+             .with_help("move it out of the `graph { .. }` block, next to the `replay()` calls"))
+
+
+def check_instantiation(tcx: CheckCx, e: ast.Call, info: FnInfo, inst: dict[str, int], srcs: dict[str, Any]) -> None:
+    """Backend limits for one kernel instantiation: the tile shapes of the
+    `&mut` params and every symbolic tile shape the body creates."""
+    for p, pty in zip(info.decl.params, info.param_types, strict=False):
+        if isinstance(pty, RefT) and pty.mutable and isinstance(pty.inner, TensorT) and pty.inner.shape:
+            shape = pty.inner.shape
+            if not all(d is not None and d.symbols() <= inst.keys() for d in shape):
+                continue
+            vals = tuple(Dim.const(eval_dim(d, inst)) for d in shape)
+            if any(not d.is_const for d in shape if d is not None):
+                src = _culprit(shape, vals, srcs, e)  # type: ignore[arg-type]
+                if not check_tile_limits(tcx, vals, src.span, None,
+                                         (p.ty.span, f"the tile shape of `{p.name.name}`")):
+                    return
+    for before, after, span in tcx.kernel_reshapes.get(info.qualname, []):
+        if not all(d.symbols() <= inst.keys() for d in (*before, *after)):
+            continue
+        a, b = eval_dim(numel(before), inst), eval_dim(numel(after), inst)
+        if a != b:
+            vb = shape_str(tuple(Dim.const(eval_dim(d, inst)) for d in before))
+            va = shape_str(tuple(Dim.const(eval_dim(d, inst)) for d in after))
+            tcx.emit(tcx.err(T.RESHAPE_COUNT, f"cannot reshape {vb} ({a} elements) into {va} ({b} elements) "
+                             f"in this launch of `{info.name}`", e.span, "with these const generics")
+                     .secondary(span, f"reshape of {shape_str(before)} into {shape_str(after)}"))
+            return
+    for shape, span in tcx.kernel_tiles.get(info.qualname, []):
+        if not all(d.symbols() <= inst.keys() for d in shape):
+            continue
+        vals = tuple(Dim.const(eval_dim(d, inst)) for d in shape)
+        src = _culprit(shape, vals, srcs, e)
+        if not check_tile_limits(tcx, vals, src.span, None, (span, f"tile shape {shape_str(shape)} "
+                                       f"is {shape_str(vals)} for this launch")):
+            return
+
+
+def _culprit(shape: Shape, vals: Shape, srcs: dict[str, Any], default: Any) -> Any:
+    """The partition or turbofish argument that gave a bad tile dimension."""
+    order = sorted(range(len(shape)), key=lambda i: is_pow2(vals[i].const_value or 0))
+    for i in order:
+        for sname in sorted(shape[i].symbols()):
+            if sname in srcs:
+                return srcs[sname]
+    return default
+
+
+def _round_pow2(v: int) -> int:
+    p = 1
+    while p < v:
+        p <<= 1
+    return p

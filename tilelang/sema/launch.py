@@ -1,0 +1,165 @@
+"""Typing a kernel launch: `k(z.partition([B]), &x, n)` on the host.
+
+Decides the operation a kernel call builds (`OpT`, with which arguments are
+borrowed mutably): each `&mut` parameter takes a partition into tiles of its
+tile shape, each `&` parameter a borrowed tensor, scalars coerce. Infers the
+kernel's const generics from the partitions' tile shapes, the tensors'
+static shapes and the turbofish, records them (`Program.instantiations`,
+`deferred` for values known only at run time) and checks the backend's tile
+limits for this instantiation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.sema.coerce import coerce, settle
+from tilelang.sema.context import CheckCx, Fx
+from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify_dims, unify_elem
+from tilelang.sema.kernel import check_instantiation
+from tilelang.sema.program import FnInfo
+from tilelang.sema.typeops import is_poison
+from tilelang.sema.types import (
+    Dim,
+    OpT,
+    PartitionT,
+    RefT,
+    ScalarT,
+    TensorT,
+    Type,
+    shape_str,
+    subst_dim,
+    subst_type,
+)
+from tilelang.syntax import ast
+
+
+def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Expr], tys: list[Type]) -> Type:
+    env: dict[str, Any] = {}
+    srcs: dict[str, Any] = {}
+    deferred: dict[str, ast.Expr] = {}
+    turbofish(tcx, e, info, fx, env, srcs, deferred)
+    # (param dim, arg dim, arg node, param, is a partition)
+    pending: list[tuple[Dim, Dim | None, Any, Any, bool]] = []
+    borrows: list[bool | None] = []
+    bad = False
+    whole = False
+    for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
+        if is_poison(pty, aty):
+            borrows.append(None)
+            bad = True  # already reported: no "cannot infer" for what it would have given
+            continue
+        match pty:
+            case RefT(mutable=True, inner=TensorT(dtype=pd, shape=pshape)):
+                borrows.append(True)
+                if isinstance(aty, PartitionT):
+                    if pd is not None and not unify_elem(tcx, pd, aty.tensor.dtype, env):
+                        arg_mismatch(tcx, p, subst_type(pty, subst_env(env)), a, aty, info)
+                        bad = True
+                        continue
+                    assert pshape is not None
+                    if len(aty.tile_shape) != len(pshape):
+                        tcx.emit(tcx.err(T.PARTITION_SHAPE,
+                                         f"partition into {len(aty.tile_shape)}-D tiles passed for a "
+                                         f"{len(pshape)}-D parameter", a.span,
+                                         f"tiles of shape {shape_str(aty.tile_shape)}")
+                                 .secondary(p.ty.span, f"`{p.name.name}` has tile shape {shape_str(pshape)}"))
+                        bad = True
+                        continue
+                    if a in tcx.partition_deferred:
+                        for ix, ex in tcx.partition_deferred[a].values():
+                            ps = pshape[ix]
+                            sname = ps.as_symbol() if ps is not None else None
+                            if sname in info.const_generics and sname not in env:
+                                deferred.setdefault(sname, ex)
+                                srcs.setdefault(sname, a)
+                    unify_dims(tcx, pshape, aty.tile_shape, a, env, srcs, info, e, pending, p, True)
+                elif isinstance(aty, TensorT) or (isinstance(aty, RefT) and isinstance(aty.inner, TensorT)):
+                    # a whole tensor for a `&mut` param: the ownership checker's rule
+                    # (it names the missing `.partition`); no type error here, and
+                    # no "cannot infer" either: the missing partition is the cause.
+                    whole = True
+                else:
+                    arg_mismatch(tcx, p, pty, a, aty, info)
+                    bad = True
+            case RefT(mutable=False, inner=TensorT(dtype=pd, shape=pshape)):
+                borrows.append(False)
+                inner = aty.inner if isinstance(aty, RefT) else None
+                if not isinstance(inner, TensorT):
+                    arg_mismatch(tcx, p, pty, a, aty, info)
+                    bad = True
+                    continue
+                if pd is not None and not unify_elem(tcx, pd, inner.dtype, env):
+                    arg_mismatch(tcx, p, subst_type(pty, subst_env(env)), a, aty, info)
+                    bad = True
+                    continue
+                if pshape is not None and inner.shape is not None:
+                    if len(pshape) != len(inner.shape):
+                        tcx.emit(tcx.err(T.RANK_MISMATCH,
+                                         f"a {len(inner.shape)}-D tensor passed for a {len(pshape)}-D "
+                                         f"parameter", a.span, f"this is `{aty}`")
+                                 .secondary(p.ty.span, f"`{p.name.name}` is `{pty}`"))
+                        bad = True
+                        continue
+                    unify_dims(tcx, pshape, inner.shape, a, env, srcs, info, e, pending, p, False, deferred)
+                elif pshape is not None:  # rank unknown until run time (`load_npy`)
+                    for pdim in pshape:
+                        sname = pdim.as_symbol() if pdim is not None else None
+                        if sname is not None and sname in info.const_generics:
+                            deferred.setdefault(sname, a)
+            case ScalarT():
+                borrows.append(None)
+                if not coerce(tcx, aty, pty, a):
+                    arg_mismatch(tcx, p, pty, a, aty, info)
+                    bad = True
+                else:
+                    settle(tcx, a, pty)
+            case _:
+                borrows.append(None)
+    # compound dims: every symbol known now?
+    for pdim, adim, src, param, is_part in pending:
+        if adim is None or not pdim.symbols() <= {k for k, v in env.items() if isinstance(v, Dim)}:
+            continue
+        want = subst_dim(pdim, {k: v for k, v in env.items() if isinstance(v, Dim)})
+        if want.is_const and adim.is_const and want != adim:
+            ad = adim
+            shown = str(want) if pdim.is_const else f"`{pdim}` = {want}"
+            if is_part:
+                d = tcx.err(T.PARTITION_SHAPE, f"tile dimension {ad} does not match {shown} of parameter "
+                            f"`{param.name.name}`", src.span, f"tiles of size {ad}")
+            else:
+                d = tcx.err(T.MISMATCHED_TYPES, f"tensor dimension {ad} does not match {shown} of parameter "
+                            f"`{param.name.name}`", src.span, f"a dimension of size {ad}")
+            d = d.secondary(param.ty.span, f"`{param.name.name}` is `{tcx.snippet(param.ty)}`")
+            for sname in sorted(pdim.symbols()):
+                if sname in srcs and srcs[sname] is not src:
+                    d = d.secondary(srcs[sname].span, f"`{sname}` = {env[sname]} comes from here")
+            tcx.emit(d.with_help(f"use {'tiles' if is_part else 'a tensor'} of size {want} here"))
+            bad = True
+    missing = [g for g in info.const_generics if g not in env and g not in deferred]
+    if missing and not bad and not whole:
+        g = missing[0]
+        gdecl = next(x for x in info.decl.generics if x.name.name == g)
+        tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the value of const generic `{g}` of `{info.name}`",
+                         e.callee.span, "cannot infer")
+                 .secondary(gdecl.span, f"`{g}` declared here")
+                 .note("const generics are inferred from the tile shapes of partitions and from the "
+                       "static shapes of tensors")
+                 .with_help(f"give it explicitly: `{info.name}::<{', '.join(info.const_generics)}>(..)`"
+                            " with values"))
+        bad = True
+    inst: dict[str, Any] = {}
+    for k, v in env.items():
+        if isinstance(v, Dim) and v.is_const:
+            inst[k] = v.const_value
+        elif k in info.type_params and isinstance(v, DType):
+            inst[k] = v  # `T` of `kernel fn k<T, ..>`, from the arguments or the turbofish
+    tcx.program.instantiations[e] = inst
+    if deferred:
+        tcx.program.deferred[e] = deferred
+    tcx.program.shape_sources[e] = dict(srcs)
+    if not bad:
+        check_instantiation(tcx, e, info, inst, srcs)
+    return OpT(info.qualname, tuple(borrows))

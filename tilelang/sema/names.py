@@ -1,0 +1,131 @@
+"""Names in function bodies: local variables, constants, generics, paths.
+
+Decides what a name in an expression refers to (`check_name`: the innermost
+binding, then the function's generics, then the module's items) and what a
+path `m::item` or `std::nn::softmax` refers to (`resolve_path`, loading a
+module on first use), with a "did you mean" on E0101/E0109/E0110.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.intrinsics.signatures import FUNCTIONS
+from tilelang.sema.context import CheckCx, Fx, suggest
+from tilelang.sema.items import load_module, resolve_signatures
+from tilelang.sema.loader import ModuleLoader
+from tilelang.sema.program import ModuleInfo, Symbol, SymbolKind
+from tilelang.sema.types import (
+    ERROR,
+    I32,
+    UNTYPED_FLOAT,
+    UNTYPED_INT,
+    Dim,
+    ScalarT,
+    Type,
+    UntypedFloat,
+    UntypedInt,
+)
+from tilelang.syntax import ast
+
+
+def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
+    sym = fx.lookup(ident.name)
+    if sym is None:
+        if ident.name in FUNCTIONS:
+            sig = FUNCTIONS[ident.name]
+            return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"built-in function `{ident.name}` used as a value",
+                                    e.span, "not a value")
+                            .with_help(f"call it: `{sig.signature}`"))
+        d = tcx.err(N.UNKNOWN_NAME, f"cannot find value `{ident.name}` in this scope", ident.span,
+                    "not found in this scope")
+        guess = suggest(ident.name, fx.visible_names())
+        return tcx.emit(d.with_help(f"a local variable with a similar name exists: `{guess}`")
+                        if guess else d)
+    tcx.program.symbols[e] = sym
+    match sym.kind:
+        case SymbolKind.LOCAL | SymbolKind.PARAM:
+            if sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
+                tcx.mut_literals[sym][1].append(e)
+            if sym.dim is not None:
+                tcx.program.dims[e] = sym.dim
+            if isinstance(sym.value, tuple):
+                tcx.shape_values[e] = sym.value
+            return sym.ty or ERROR
+        case SymbolKind.CONST:
+            tcx.eval_const(sym.qualname or sym.name)
+            if sym.dim is not None:
+                tcx.program.dims[e] = sym.dim
+            ty = sym.ty or ERROR
+            # a constant's literal-ness is kept so `N * t` works for any element type
+            if isinstance(ty, ScalarT) and ty.dtype is DType.I32 and isinstance(sym.decl, ast.ConstDecl) \
+                    and sym.decl.ty is None:
+                return UNTYPED_INT
+            if isinstance(ty, ScalarT) and ty.dtype is DType.F32 and isinstance(sym.decl, ast.ConstDecl) \
+                    and sym.decl.ty is None:
+                return UNTYPED_FLOAT
+            return ty
+        case SymbolKind.GENERIC:
+            tcx.program.dims[e] = Dim.var(sym.name)
+            return UNTYPED_INT if fx.in_kernel else I32
+        case SymbolKind.TYPE_PARAM:
+            return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"type parameter `{sym.name}` used as a value",
+                                    e.span, "a type, not a value"))
+        case SymbolKind.FN | SymbolKind.KERNEL:
+            return sym.ty or ERROR
+        case SymbolKind.MODULE:
+            return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"module `{sym.name}` used as a value", e.span,
+                                    "a module, not a value")
+                            .with_help(f"name an item in it: `{sym.name}::item`"))
+        case SymbolKind.BUILTIN | SymbolKind.METHOD:
+            return ERROR
+        case _:
+            assert_never(sym.kind)
+
+
+def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | None:
+    segs = [s.name for s in p.segments]
+    head = fx.lookup(segs[0])
+    target: ModuleInfo | None = None
+    if head is not None and head.kind is SymbolKind.MODULE:
+        target = tcx.program.modules.get(head.value)
+        rest = segs[1:]
+        mod_len = 1
+    else:
+        # a full path to a module: `std::nn::softmax`
+        mod_segs = segs[:-1]
+        mod_len = len(mod_segs)
+        name = "::".join(mod_segs)
+        target = tcx.program.modules.get(name)
+        if target is None:
+            path = (tcx.loader.std_module_path(mod_segs) if mod_segs[0] == "std" and len(mod_segs) > 1
+                    else ModuleLoader.user_module_path(fx.module.path, segments=mod_segs))
+            if path is not None and (not hasattr(path, "is_file") or path.is_file()):
+                target = load_module(tcx, name, path, p.span)
+                if target is not None:
+                    resolve_signatures(tcx, target)
+                    for q in list(tcx.pending_consts):
+                        tcx.eval_const(q)
+        rest = segs[-1:]
+    span_mod = p.segments[0].span.to(p.segments[mod_len - 1].span)
+    if target is None:
+        tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{'::'.join(segs[:mod_len])}`", span_mod,
+                         "no such module")
+                 .with_help(f"import it first: `use {'::'.join(segs[:mod_len])};`"))
+        return None
+    if len(rest) != 1:
+        tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"unresolved path `{'::'.join(segs)}`", p.span))
+        return None
+    sym = target.own.get(rest[0])
+    if sym is None:
+        if tcx.has_syntax_errors(target):
+            return None  # the item is likely the one its syntax error dropped: no cascade
+        d = tcx.err(N.UNRESOLVED_IMPORT, f"cannot find `{rest[0]}` in `{target.name}`", p.segments[-1].span,
+                    f"not found in `{target.name}`")
+        guess = suggest(rest[0], target.own)
+        tcx.emit(d.with_help(f"an item with a similar name exists: `{guess}`") if guess else d)
+        return None
+    return sym

@@ -1,0 +1,277 @@
+"""Expressions with operators: unary and binary operators, casts.
+
+Decides the type of `-x`, `!x` (`check_unary`), of `a op b`
+(`binary_types`: the operand kinds that mix, the element type both sides
+agree on, the broadcast shape of tiles, comparisons giving `bool`), and of
+`x as T` (`check_cast`). Untyped literal operands take the other side's
+element type; mismatched dtypes are never converted implicitly (E0201).
+"""
+
+from __future__ import annotations
+
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.sema.coerce import settle
+from tilelang.sema.context import CheckCx, Fx
+from tilelang.sema.items import resolve_type
+from tilelang.sema.typeops import (
+    Num,
+    deref,
+    elem_is_float,
+    elem_is_int,
+    is_intlike,
+    is_poison,
+    num_of,
+)
+from tilelang.sema.types import (
+    BOOL,
+    ERROR,
+    F32,
+    UNTYPED_FLOAT,
+    UNTYPED_INT,
+    Dim,
+    ElemT,
+    PartitionT,
+    RefT,
+    ScalarT,
+    TensorT,
+    TileT,
+    Type,
+    TypeParam,
+    UntypedFloat,
+    UntypedInt,
+    broadcast_shapes,
+    shape_str,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+COMPARE = ("==", "!=", "<", ">", "<=", ">=")
+
+
+def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expected: Type | None) -> Type:
+    if op == "-" and isinstance(x, ast.IntLit):
+        tcx.negated.add(x)  # `-128i8` is in range although `128i8` is not
+    ty = tcx.check_expr(x, fx, expected)
+    if is_poison(ty):
+        return ERROR
+    d = tcx.program.dims.get(x)
+    num = num_of(ty, fx.in_kernel)
+    if num is None:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply unary `{op}` to type `{ty}`", e.span,
+                                f"`{op}` does not apply to `{ty}`"))
+    elem = num.elem
+    if op == "-":
+        if elem is DType.BOOL or (isinstance(elem, DType) and elem.is_int and not elem.is_signed):
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot negate a value of type `{ty}`", e.span,
+                                    "unsigned or boolean"))
+        if d is not None and is_intlike(ty):
+            tcx.program.dims[e] = -d
+        return _result_of(num, ty)
+    # `!`: logical not on bool, bitwise not on integers
+    if num.kind == "float" or elem_is_float(elem):
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `!` to type `{ty}`", e.span,
+                                "`!` needs `bool` or an integer"))
+    return _result_of(num, ty)  # `!` on bool or integer tensors too (the host runtime has both)
+
+
+def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
+                 fx: Fx) -> Type:
+    if is_poison(lt, rt):
+        return ERROR
+    a, b = num_of(lt, fx.in_kernel), num_of(rt, fx.in_kernel)
+    if a is None or b is None:
+        bad, bt = (lhs, lt) if a is None else (rhs, rt)
+        d = tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,
+                    f"`{op}` is not defined for these types").secondary(bad.span, f"this is `{bt}`")
+        if isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
+            d = d.with_help("load a tile first, e.g. `x.load_like(z)`")
+        elif isinstance(bt, PartitionT):
+            d = d.note("a partition only describes tiles for a kernel call")
+        return tcx.emit(d)
+    if (a.kind == "tensor") != (b.kind == "tensor") and "tile" in (a.kind, b.kind):
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,
+                                "tensors and tiles do not mix"))
+    # logical operators
+    if op in ("&&", "||"):
+        for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
+            if n.elem is not DType.BOOL:
+                return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` needs `bool` operands", node.span,
+                                        f"this is `{nt}`")
+                                .with_help("compare it first, e.g. `x != 0`"))
+        if a.kind == "tensor":
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
+                                    op_span))
+        shape = _broadcast_or_err(tcx, a, b, lt, rt, lhs, rhs, op_span)
+        if shape is None:
+            return ERROR
+        return TileT(DType.BOOL, shape) if shape else BOOL  # type: ignore[arg-type]
+    # element type
+    if op in ("<<", ">>"):
+        for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
+            if not (n.kind == "int" or elem_is_int(n.elem)):
+                return _int_only(tcx, op, nt, node, op_span)
+        elem: ElemT | str | None = a.elem if a.elem is not None else (b.elem if a.kind == "int" and
+                                                                       b.kind != "int" else "int")
+        if a.kind == "int" and b.kind != "int":
+            settle(tcx, lhs, ScalarT(b.elem))  # type: ignore[arg-type]
+    else:
+        elem = _join_elem(tcx, a, b, lt, rt, lhs, rhs, op, op_span)
+        if elem is None:
+            return ERROR
+    if op in ("&", "|", "^"):  # `%` is fmod on floats, as in Rust
+        for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
+            if n.kind == "float" or elem_is_float(n.elem):
+                return _int_only(tcx, op, nt, node, op_span)
+    if op == "%" and elem is DType.BOOL:
+        return _int_only(tcx, op, lt, lhs, op_span)
+    if op in ("+", "-", "*", "/") and elem is DType.BOOL:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `bool` values", op_span,
+                                "arithmetic on `bool`")
+                        .with_help("convert with `as i32` first"))
+    if (a.kind == "tensor" or b.kind == "tensor") and op in ("<<", ">>"):
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
+                                op_span, "host tensors support arithmetic, comparisons and `& | ^`"))
+    shape = _broadcast_or_err(tcx, a, b, lt, rt, lhs, rhs, op_span)
+    if shape is None and not (a.kind == "tensor" or b.kind == "tensor"):
+        return ERROR
+    # settle literal operands to the resolved element type
+    if isinstance(elem, (DType, TypeParam)):
+        for n, node in ((a, lhs), (b, rhs)):
+            if n.kind in ("int", "float"):
+                settle(tcx, node, ScalarT(elem))
+    if op in COMPARE:
+        if a.kind == "tensor" or b.kind == "tensor":
+            return TensorT(DType.BOOL, shape)
+        return TileT(DType.BOOL, shape) if shape else BOOL  # type: ignore[arg-type]
+    if a.kind == "tensor" or b.kind == "tensor":
+        return TensorT(elem if isinstance(elem, (DType, TypeParam)) else None, shape)
+    if elem == "int":
+        return UNTYPED_INT
+    if elem == "float":
+        return UNTYPED_FLOAT
+    assert isinstance(elem, (DType, TypeParam))
+    return TileT(elem, shape) if shape else ScalarT(elem)  # type: ignore[arg-type]
+
+
+def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span) -> Type:
+    if op == "%":  # only `bool` gets here: `%` is also fmod on floats
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "`%` needs numeric operands", op_span,
+                                "`%` is not defined on `bool`")
+                        .secondary(node.span, f"this is `{ty}`")
+                        .with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
+    return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` needs integer operands", op_span,
+                            f"`{op}` is only defined for integers")
+                    .secondary(node.span, f"this is `{ty}`")
+                    .with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
+
+
+def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op: str,
+               op_span: Span) -> ElemT | str | None:
+    if a.kind in ("int", "float") and b.kind in ("int", "float"):
+        return "float" if "float" in (a.kind, b.kind) else "int"
+    if a.kind in ("int", "float") or b.kind in ("int", "float"):
+        lit, other, lit_node = (a, b, lhs) if a.kind in ("int", "float") else (b, a, rhs)
+        oe = other.elem
+        if oe is None:  # a host tensor of unknown dtype (`load_npy`): checked at run time
+            return "?"
+        if lit.kind == "float" and not (elem_is_float(oe) or isinstance(oe, TypeParam)):
+            tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{oe}` and a float literal", op_span,
+                             f"no implicit conversion to `{oe}`")
+                     .secondary(lit_node.span, "a float literal")
+                     .with_help("write an integer, or cast the other side with `as f32`"))
+            return None
+        if lit.kind == "int" and oe is DType.BOOL:
+            tcx.emit(tcx.err(T.MISMATCHED_DTYPES, "mismatched dtypes: `bool` and an integer literal",
+                             op_span, "no implicit conversion to `bool`"))
+            return None
+        return oe
+    ea, eb = a.elem, b.elem
+    if ea is None or eb is None:  # host tensor of unknown dtype: checked at run time
+        return ea if ea is not None else eb if eb is not None else "?"
+    if ea != eb:
+        wider = _wider(ea, eb)
+        tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{ea}` and `{eb}`", op_span,
+                         f"no implicit conversion between `{ea}` and `{eb}`")
+                 .secondary(lhs.span, f"this is `{lt}`")
+                 .secondary(rhs.span, f"this is `{rt}`")
+                 .with_help(f"cast with `as`: `{tcx.cast_snippet(rhs if wider == ea else lhs)} as {wider}`"))
+        return None
+    return ea
+
+
+def _broadcast_or_err(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr,
+                      op_span: Span) -> tuple[Dim | None, ...] | None:
+    if a.shape is None or b.shape is None:
+        return None
+    out = broadcast_shapes(a.shape, b.shape)
+    if out is None:
+        tcx.emit(tcx.err(T.SHAPE_MISMATCH,
+                         f"shapes {shape_str(a.shape)} and {shape_str(b.shape)} cannot be broadcast together",
+                         op_span, "incompatible shapes")
+                 .secondary(lhs.span, f"this has shape {shape_str(a.shape)}")
+                 .secondary(rhs.span, f"this has shape {shape_str(b.shape)}")
+                 .note("tiles broadcast only where a dimension is 1 (NumPy rules)")
+                 .with_help(_reshape_hint(tcx, a.shape, b.shape, lhs, rhs)))
+    return out
+
+
+def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None, ...], lhs: ast.Expr,
+                  rhs: ast.Expr) -> str:
+    """`m.reshape([BM, 1])` when one shape is the other without one axis
+    (the usual result of a reduction), else the general advice."""
+    for long, short, node in ((sa, sb, rhs), (sb, sa, lhs)):
+        if len(long) == len(short) + 1:
+            for k in range(len(long)):
+                if long[:k] + long[k + 1:] == short:
+                    dims = [*short[:k], Dim.const(1), *short[k:]]
+                    return (f"insert the reduced axis: `{tcx.snippet(node)}.reshape("
+                            f"{shape_str(tuple(dims))})`")
+    return "use `.reshape([..])` to add a dimension of size 1, or `.broadcast([..])`"
+
+
+def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx) -> Type:
+    src = tcx.check_expr(x, fx, None)
+    target = resolve_type(tcx, te, fx.generics, fx.module, fx.in_kernel)
+    if is_poison(src, target):
+        return ERROR
+    if not isinstance(target, ScalarT):
+        return tcx.emit(tcx.err(T.INVALID_CAST, f"cannot cast to `{target}`", te.span,
+                                "`as` converts to an element type")
+                        .with_help("write the element type: `t as f16` converts every element"))
+    d = tcx.program.dims.get(x)
+    match src:
+        case UntypedInt() | UntypedFloat():
+            if isinstance(src, UntypedInt) and d is not None and elem_is_int(target.dtype):
+                tcx.program.dims[e] = d
+            settle(tcx, x, target if not (isinstance(src, UntypedFloat) and elem_is_int(target.dtype))
+                   else F32)
+            return target
+        case ScalarT():
+            if d is not None and elem_is_int(target.dtype):
+                tcx.program.dims[e] = d
+            return target
+        case TileT(shape=s):
+            return TileT(target.dtype, s)
+        case TensorT(shape=s) if not fx.in_kernel:
+            return TensorT(target.dtype, s)
+        case RefT(inner=TensorT(shape=s)) if not fx.in_kernel:
+            return TensorT(target.dtype, s)
+        case _:
+            d2 = tcx.err(T.INVALID_CAST, f"cannot cast `{src}` as `{target}`", e.span,
+                         "invalid cast")
+            if fx.in_kernel and isinstance(deref(src), TensorT):
+                d2 = d2.with_help("load a tile first, then cast the tile")
+            return tcx.emit(d2)
+
+
+def _wider(a: ElemT, b: ElemT) -> ElemT:
+    if isinstance(a, DType) and isinstance(b, DType):
+        if a.is_float != b.is_float:
+            return a if a.is_float else b
+        return a if a.bits >= b.bits else b
+    return a
+
+
+def _result_of(num: Num, ty: Type) -> Type:
+    return ty.inner if isinstance(ty, RefT) else ty

@@ -1,0 +1,875 @@
+"""The typing rules of the builtin operations, one per `Signature.rule`.
+
+`RULES` maps each rule name of `tilelang.intrinsics.signatures` to a
+function `(tcx, cx) -> Type` that decides the result type of one builtin
+call from its operands (`CallCx`), or reports why the call is wrong: tile
+creation (`fill`, `arange`, `random`), element-wise math, `where`,
+reductions and scans, `mma`/`dot`, loads and stores through a kernel's
+tensor parameters and views, atomics, shape operations (`reshape`,
+`broadcast`, `permute`, `partition`) and the host's launch, graph and I/O
+operations. The arity, keywords and host/kernel context of the call were
+checked by `calls` before a rule runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
+from tilelang.sema.coerce import coerce, mismatch, settle
+from tilelang.sema.context import CallCx, CheckCx, plural
+from tilelang.sema.items import is_type_expr, resolve_type
+from tilelang.sema.kernel import check_tile_limits
+from tilelang.sema.operators import binary_types
+from tilelang.sema.typeops import (
+    deref,
+    elem_is_float,
+    elem_of_value,
+    is_intlike,
+    is_poison,
+    num_of,
+    numel,
+)
+from tilelang.sema.types import (
+    BOOL,
+    ERROR,
+    F32,
+    I32,
+    UNIT,
+    UNTYPED_FLOAT,
+    UNTYPED_INT,
+    Dim,
+    ElemT,
+    FnT,
+    GraphT,
+    HandleT,
+    OpT,
+    PartitionT,
+    RefT,
+    ScalarT,
+    Shape,
+    ShapeT,
+    StrT,
+    TensorT,
+    TileT,
+    TileViewT,
+    Type,
+    TypeParam,
+    UntypedFloat,
+    UntypedInt,
+    broadcast_shapes,
+    shape_str,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+Rule = Callable[[CheckCx, CallCx], Type]
+
+
+def _const_int(tcx: CheckCx, cx: CallCx, e: ast.Expr, what: str) -> int | None:
+    d = tcx.program.dims.get(e)
+    v = d.const_value if d is not None else None
+    if v is None:
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE if what == "axis" else T.NOT_CONSTANT,
+                         f"the {what} of `{cx.name}` must be a constant", e.span, "not a constant")
+                 .with_help(f"write the {what} as a literal, e.g. `{cx.name}(.., 0)`"))
+    return v
+
+
+def _axis(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
+    ty = tcx.program.types.get(e)
+    if ty is not None and not is_intlike(ty):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`"))
+        return None
+    settle(tcx, e, I32)
+    v = _const_int(tcx, cx, e, "axis")
+    if v is None:
+        return None
+    if not 0 <= v < rank:
+        noun = "a tensor" if isinstance(deref(cx.operand_tys[0]), TensorT) else "a tile"
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"axis {v} is out of range for {noun} of rank {rank}", e.span,
+                         f"valid axes are 0..{rank}" if rank else "a scalar has no axes")
+                 .note("axes count from 0"))
+        return None
+    return v
+
+
+def _shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool) -> tuple[Dim | None, ...] | None:
+    ty = tcx.program.types.get(e)
+    if not isinstance(ty, ShapeT):
+        if ty is not None and not is_poison(ty):
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
+                             f"expected a shape `[d0, d1, ..]`, found `{ty}`"))
+        return None
+    dims = tcx.shape_values.get(e)
+    if dims is None:
+        return None if need_const else (tuple([None] * ty.rank) if ty.rank is not None else None)
+    if need_const:
+        elems = e.elems if isinstance(e, ast.ArrayExpr) else [e] * len(dims)
+        for d, x in zip(dims, elems, strict=False):
+            if d is None and is_poison(tcx.program.types.get(x)):
+                return None  # already reported
+            if d is None:
+                tcx.emit(tcx.err(T.NOT_CONSTANT, "tile dimension is not a compile-time constant", x.span,
+                                 "not constant")
+                         .note("every tile dimension is a compile-time constant: a literal, a `const`, "
+                               "a const generic, or arithmetic on them")
+                         .with_help("make it a const generic of the kernel"))
+                return None
+    return dims
+
+
+def _elem_generic(tcx: CheckCx, cx: CallCx, default: ElemT | None) -> ElemT | None:
+    if not cx.generics:
+        if default is None:
+            tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the element type of `{cx.name}`", cx.span,
+                             "element type needed")
+                     .with_help(f"give it with a turbofish: `{cx.name}::<f32>(..)`"))
+        return default
+    t = cx.generics[0]
+    ty = resolve_type(tcx, t, cx.fx.generics, cx.fx.module, cx.fx.in_kernel) if is_type_expr(t) else None
+    if isinstance(ty, ScalarT):
+        return ty.dtype
+    if ty is None or not is_poison(ty):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"expected an element type for `{cx.name}`", t.span,
+                         "not a scalar type"))
+    return None
+
+
+def _make_array(tcx: CheckCx, cx: CallCx, elem: ElemT, shape: tuple[Dim | None, ...], span: Span) -> Type:
+    if cx.fx.in_kernel:
+        tshape = tuple(d for d in shape if d is not None)
+        check_tile_limits(tcx, tshape, span, cx.fx.kernel_name)
+        return TileT(elem, tshape)
+    return TensorT(elem, shape)
+
+
+def _rule_grid_index(tcx: CheckCx, cx: CallCx) -> Type:
+    e = cx.args[0]
+    if not is_intlike(cx.arg_tys[0]):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
+                                f"expected an axis (`i32`), found `{cx.arg_tys[0]}`"))
+    settle(tcx, e, I32)
+    v = _const_int(tcx, cx, e, "axis")
+    if v is not None and not 0 <= v < 3:
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {v} is out of range", e.span, "the grid has axes 0, 1, 2"))
+    return I32
+
+
+def _rule_fill(tcx: CheckCx, cx: CallCx) -> Type:
+    default: ElemT | None = DType.F32
+    if cx.name == "full":  # `full([n], v)`: the value's type, when it has one
+        vty = cx.arg_tys[1]
+        default = vty.dtype if isinstance(vty, ScalarT) else DType.F32 if isinstance(vty, UntypedFloat) \
+            else DType.I32 if isinstance(vty, UntypedInt) else None
+    elem = _elem_generic(tcx, cx, default)
+    shape = _shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
+    if elem is None:
+        return ERROR
+    if cx.name == "full":
+        vty, v = cx.arg_tys[1], cx.args[1]
+        want = ScalarT(elem)
+        if not coerce(tcx, vty, want, v):
+            mismatch(tcx, want, vty, v, cx.generics[0] if cx.generics else None)
+        else:
+            settle(tcx, v, want)
+    if shape is None:
+        if cx.fx.in_kernel:
+            return ERROR
+        rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
+        return TensorT(elem, None if rank is None else (None,) * rank)
+    return _make_array(tcx, cx, elem, shape, cx.args[0].span)
+
+
+def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
+    elem = _elem_generic(tcx, cx, DType.I32)
+    e = cx.args[0]
+    if not is_intlike(cx.arg_tys[0]):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
+                                f"expected an integer length, found `{cx.arg_tys[0]}`"))
+    settle(tcx, e, I32)
+    d = tcx.program.dims.get(e)
+    if elem is None:
+        return ERROR
+    if cx.fx.in_kernel and d is None:
+        tcx.emit(tcx.err(T.NOT_CONSTANT, "the length of `arange` must be a compile-time constant in a kernel",
+                         e.span, "not constant"))
+        return ERROR
+    return _make_array(tcx, cx, elem, (d,), e.span)
+
+
+def _rule_random(tcx: CheckCx, cx: CallCx) -> Type:
+    elem = _elem_generic(tcx, cx, DType.F32)
+    shape = _shape_arg(tcx, cx, cx.args[0], need_const=False)
+    seed, sty = cx.args[1], cx.arg_tys[1]
+    if not is_intlike(sty):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", seed.span, f"expected an integer seed, found `{sty}`"))
+    settle(tcx, seed, ScalarT(DType.I64))
+    if elem is None:
+        return ERROR
+    if not elem_is_float(elem):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"`{cx.name}` makes floating-point tensors",
+                                cx.generics[0].span if cx.generics else cx.span, f"`{elem}` is not a float type")
+                        .with_help(f"use `{cx.name}::<f32>(..)` and cast with `as`"))
+    if shape is None:
+        rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
+        return TensorT(elem, None if rank is None else (None,) * rank)
+    return TensorT(elem, shape)
+
+
+def _rule_load_npy(tcx: CheckCx, cx: CallCx) -> Type:
+    if not isinstance(cx.arg_tys[0], StrT):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", cx.args[0].span,
+                                f"expected a path string, found `{cx.arg_tys[0]}`"))
+    elem = _elem_generic(tcx, cx, None) if cx.generics else None
+    return TensorT(elem, None)
+
+
+def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
+    x, ty = cx.operands[0], cx.operand_tys[0]
+    num = num_of(ty, cx.fx.in_kernel)
+    if num is None:
+        d = tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile, a scalar or a host tensor", x.span,
+                    f"found `{ty}`")
+        return tcx.emit(d.with_help("load a tile first") if cx.fx.in_kernel else d)
+    if num.kind == "tensor":
+        if num.elem is not None and not elem_is_float(num.elem) and cx.name != "abs":
+            return _not_float(tcx, cx, x, ty)
+        return deref(ty)
+    if cx.name in ("abs",):
+        if num.elem is DType.BOOL:
+            return _not_float(tcx, cx, x, ty)
+        return ty if not isinstance(ty, UntypedInt) else UNTYPED_INT
+    if num.kind == "int":
+        settle(tcx, x, F32)
+        return F32
+    if num.kind == "float":
+        return UNTYPED_FLOAT
+    if not (elem_is_float(num.elem) or isinstance(num.elem, TypeParam)):
+        return _not_float(tcx, cx, x, ty)
+    return ty
+
+
+def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type) -> Type:
+    return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` needs floating-point elements", x.span,
+                            f"this is `{ty}`")
+                    .with_help(f"cast first: `{cx.name}({tcx.snippet(x)} as f32)`"))
+
+
+def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool) -> Type:
+    nums = [num_of(t, cx.fx.in_kernel) for t in tys]
+    for n, t, x in zip(nums, tys, exprs, strict=False):
+        if n is None or (n.kind == "tensor" and float_only):
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
+                                    f"found `{t}`"))
+    acc_t, acc_e = tys[0], exprs[0]
+    for t, x in zip(tys[1:], exprs[1:], strict=False):
+        r = binary_types(tcx, "+" if not float_only else "*", acc_t, t, acc_e, x, cx.span, cx.fx)
+        if is_poison(r):
+            return ERROR
+        acc_t = r
+    for x in exprs:
+        settle(tcx, x, acc_t)
+    return acc_t
+
+
+def _rule_elementwise2(tcx: CheckCx, cx: CallCx) -> Type:
+    return _elementwise(tcx, cx, cx.args, cx.arg_tys, False)
+
+
+def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
+    ty = _elementwise(tcx, cx, cx.args, cx.arg_tys, True)
+    el = elem_of_value(ty)
+    if isinstance(el, DType) and not el.is_float:
+        return _not_float(tcx, cx, cx.args[0], ty)
+    return ty
+
+
+def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
+    c, cty = cx.args[0], cx.arg_tys[0]
+    cn = num_of(cty, cx.fx.in_kernel)
+    if cn is None or (cn.elem is not DType.BOOL and not (cn.kind == "tensor" and cn.elem is None)):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "the condition of `where` must be `bool`", c.span,
+                                f"found `{cty}`")
+                        .with_help("compare to get a bool tile, e.g. `x > 0.0`"))
+    vt = _elementwise(tcx, cx, cx.args[1:], cx.arg_tys[1:], False)
+    if is_poison(vt):
+        return ERROR
+    vn = num_of(vt, cx.fx.in_kernel)
+    assert vn is not None
+    if cn.kind == "tensor" or vn.kind == "tensor":  # host `where` on tensors
+        if cn.shape is None or vn.shape is None:
+            return TensorT(elem_of_value(vt), None)
+        tshape = broadcast_shapes(cn.shape, vn.shape)
+        if tshape is None:
+            return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"shapes {shape_str(cn.shape)} and "
+                                    f"{shape_str(vn.shape)} cannot be broadcast together", cx.span,
+                                    "incompatible shapes"))
+        return TensorT(elem_of_value(vt), tshape)
+    assert cn.shape is not None and vn.shape is not None
+    shape = broadcast_shapes(cn.shape, vn.shape)
+    if shape is None:
+        return tcx.emit(tcx.err(T.SHAPE_MISMATCH,
+                                f"shapes {shape_str(cn.shape)} and {shape_str(vn.shape)} cannot be broadcast "
+                                "together", cx.span, "incompatible shapes")
+                        .secondary(c.span, f"the condition has shape {shape_str(cn.shape)}")
+                        .note("tiles broadcast only where a dimension is 1 (NumPy rules)"))
+    if not shape:
+        return vt
+    el = elem_of_value(vt)
+    if el is None:  # untyped literals in both branches
+        el = DType.F32 if isinstance(vt, UntypedFloat) else DType.I32
+        for x in cx.args[1:]:
+            settle(tcx, x, ScalarT(el))
+    return TileT(el, shape)  # type: ignore[arg-type]
+
+
+def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
+    x, ty = cx.operands[0], cx.operand_tys[0]
+    axis_e = cx.operands[1] if len(cx.operands) > 1 else None
+    arg = cx.name in ("argmax", "argmin")
+    match ty:
+        case TileT(dtype=d, shape=s):
+            if d is DType.BOOL and cx.name in ("sum", "prod"):
+                return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tile", x.span,
+                                        f"this is `{ty}`").with_help("cast it with `as i32` first"))
+            out_e: ElemT = DType.I32 if arg else d
+            if axis_e is None:
+                if arg and len(s) > 1:
+                    return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{cx.name}` of a {len(s)}-D tile needs "
+                                            "an axis", cx.span, "missing axis"))
+                return ScalarT(out_e)
+            ax = _axis(tcx, cx, axis_e, len(s))
+            if ax is None:
+                return ERROR
+            rest = s[:ax] + s[ax + 1:]
+            return TileT(out_e, rest) if rest else ScalarT(out_e)
+        case ScalarT() | UntypedInt() | UntypedFloat():
+            diag = tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a scalar", x.span, f"this is `{ty}`")
+            if cx.name in ("max", "min"):
+                diag = diag.note(f"`{cx.name}` reduces a tile or tensor along an axis").with_help(
+                    f"for the {cx.name}imum of two values use `{cx.name}imum(a, b)`")
+            return tcx.emit(diag)
+        case _:
+            tn = num_of(ty, cx.fx.in_kernel)
+            if tn is None or tn.kind != "tensor":
+                return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile or a tensor", x.span,
+                                        f"found `{ty}`"))
+            oe = DType.I32 if arg else tn.elem
+            if axis_e is None:
+                return ScalarT(oe) if oe is not None else F32
+            if tn.shape is None:
+                return TensorT(oe, None)
+            ax = _axis(tcx, cx, axis_e, len(tn.shape))
+            if ax is None:
+                return ERROR
+            return TensorT(oe, tn.shape[:ax] + tn.shape[ax + 1:])
+
+
+def _rule_scan(tcx: CheckCx, cx: CallCx) -> Type:
+    x, ty = cx.operands[0], cx.operand_tys[0]
+    if not isinstance(ty, TileT):
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile", x.span, f"found `{ty}`"))
+    if ty.dtype is DType.BOOL:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tile", x.span,
+                                f"this is `{ty}`").with_help("cast it with `as i32` first"))
+    if len(cx.operands) < 2:
+        if len(ty.shape) == 1:
+            return ty
+        return tcx.arity_error(f"`{cx.name}` of a {len(ty.shape)}-D tile", "an axis", 0, cx.span, None)
+    return ty if _axis(tcx, cx, cx.operands[1], len(ty.shape)) is not None else ERROR
+
+
+def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
+    names = ("a", "b", "acc")[: len(cx.args)]
+    tiles: list[TileT] = []
+    for n, x, t in zip(names, cx.args, cx.arg_tys, strict=False):
+        if not isinstance(t, TileT) or len(t.shape) != 2:
+            return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operand `{n}` must be a 2-D tile", x.span,
+                                    f"found `{t}`"))
+        tiles.append(t)
+    a, b = tiles[0], tiles[1]
+    if a.shape[1] != b.shape[0]:
+        return tcx.emit(tcx.err(T.MMA_MISMATCH,
+                                f"`{cx.name}` inner dimensions differ: {shape_str(a.shape)} x {shape_str(b.shape)}",
+                                cx.span, f"{a.shape[1]} != {b.shape[0]}")
+                        .secondary(cx.args[0].span, f"`a` is {shape_str(a.shape)} ([M, K])")
+                        .secondary(cx.args[1].span, f"`b` is {shape_str(b.shape)} ([K, N])"))
+    if a.dtype != b.dtype:
+        return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operands have different dtypes: `{a.dtype}` and "
+                                f"`{b.dtype}`", cx.span, "inputs must share a dtype")
+                        .with_help(f"cast one: `{tcx.snippet(cx.args[1])} as {a.dtype}`"))
+    valid_in = (DType.F16, DType.BF16, DType.F32)
+    if a.dtype not in valid_in and not isinstance(a.dtype, TypeParam):
+        return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` does not support `{a.dtype}` inputs", cx.args[0].span,
+                                f"this is `{a}`").note("inputs are f16, bf16 or f32"))
+    out_shape = (a.shape[0], b.shape[1])
+    if len(tiles) == 2:  # dot
+        return TileT(DType.F32 if a.dtype in valid_in else a.dtype, out_shape)
+    acc = tiles[2]
+    if acc.shape != out_shape:
+        return tcx.emit(tcx.err(T.MMA_MISMATCH,
+                                f"`mma` accumulator has shape {shape_str(acc.shape)}, expected "
+                                f"{shape_str(out_shape)}", cx.args[2].span, f"expected {shape_str(out_shape)} ([M, N])")
+                        .secondary(cx.args[0].span, f"`a` is {shape_str(a.shape)}")
+                        .secondary(cx.args[1].span, f"`b` is {shape_str(b.shape)}"))
+    if isinstance(a.dtype, DType) and isinstance(acc.dtype, DType) and acc.dtype is not DType.F32:
+        return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`mma` accumulates in `f32`, not `{acc.dtype}`", cx.args[2].span,
+                                f"this is `{acc}`")
+                        .note("supported: f16 or bf16 inputs with an f32 accumulator, or f32 inputs with f32")
+                        .with_help("make the accumulator f32: `zeros::<f32>(..)`"))
+    return acc
+
+
+def _rule_dot(tcx: CheckCx, cx: CallCx) -> Type:
+    return _rule_mma(tcx, cx)
+
+
+def _rule_print(tcx: CheckCx, cx: CallCx) -> Type:
+    for x, t in zip(cx.args, cx.arg_tys, strict=False):
+        if cx.fx.in_kernel and not isinstance(t, (ScalarT, UntypedInt, UntypedFloat, TileT, StrT)):
+            tcx.emit(tcx.err(T.HOST_ONLY, f"printing a `{t}` is only allowed in host code", x.span,
+                             "inside a kernel")
+                     .note("inside a kernel, `print` takes strings, scalars and tiles")
+                     .with_help("load a tile and print that"))
+        elif isinstance(t, (PartitionT, OpT, HandleT, GraphT, FnT)):
+            tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot print a value of type `{t}`", x.span,
+                             "not printable"))
+    return UNIT
+
+
+def _rule_assert(tcx: CheckCx, cx: CallCx) -> Type:
+    c, t = cx.args[0], cx.arg_tys[0]
+    ok = t == BOOL or (isinstance(t, TileT) and t.dtype is DType.BOOL and cx.fx.in_kernel)
+    if not ok:
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{t}`")
+                 .with_help("assert a comparison, e.g. `assert(x > 0)`"))
+    if len(cx.args) > 1 and not isinstance(cx.arg_tys[1], StrT):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", cx.args[1].span,
+                         f"expected a message string, found `{cx.arg_tys[1]}`"))
+    return UNIT
+
+
+def _rule_assert_close(tcx: CheckCx, cx: CallCx) -> Type:
+    elems: list[Any] = []
+    for x, t in zip(cx.args, cx.arg_tys, strict=False):
+        n = num_of(t, False)
+        if n is None or n.kind != "tensor":
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span, f"expected a tensor, found `{t}`")
+                     .with_help("compare tensors: `assert_close(&a, &b)`"))
+            return UNIT
+        elems.append(n.elem)
+    if elems[0] is not None and elems[1] is not None and elems[0] != elems[1]:
+        tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{elems[0]}` and `{elems[1]}`", cx.span,
+                         "compared tensors must have the same dtype")
+                 .with_help(f"cast with `as`: `&({tcx.cast_snippet(_unref(cx.args[1]))} as {elems[0]})`"))
+    for k, (arg, t) in cx.keywords.items():
+        if not (isinstance(t, (UntypedFloat, UntypedInt)) or (isinstance(t, ScalarT) and elem_is_float(t.dtype))):
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", arg.value.span,
+                             f"expected a float tolerance for `{k}`, found `{t}`"))
+        else:
+            settle(tcx, arg.value, ScalarT(DType.F64))
+    return UNIT
+
+
+def _param_tensor(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type, what: str) -> TensorT | None:
+    inner = deref(t)
+    if isinstance(inner, TensorT):
+        return inner
+    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {what}, found `{t}`"))
+    return None
+
+
+def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: str) -> bool:
+    t = tcx.program.types.get(e)
+    if not isinstance(t, ShapeT):
+        if t is not None and not is_poison(t):
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
+                             f"expected an index `[i, ..]`, found `{t}`"))
+        return False
+    if rank is not None and t.rank is not None and t.rank != rank:
+        tcx.emit(tcx.err(T.RANK_MISMATCH, f"{what} has {plural(rank, 'dimension')} but the index has "
+                         f"{t.rank}", e.span, f"expected {plural(rank, 'index')}"))
+        return False
+    return True
+
+
+def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None] | None:
+    """The `&x` tensor parameter and its rank for `op(&x, [i, ..], value)`
+    (the raw-access builtins), after checking the index; None on an error."""
+    t = _param_tensor(tcx, cx, cx.args[0], cx.arg_tys[0], "a tensor parameter `&x`")
+    if t is None:
+        return None
+    rank = len(t.shape) if t.shape is not None else None
+    if not _check_index(tcx, cx, cx.args[1], rank, f"`{tcx.snippet(cx.args[0])}`"):
+        return None
+    return t, rank
+
+
+def _rule_atomic(tcx: CheckCx, cx: CallCx) -> Type:
+    target = _indexed_tensor(tcx, cx)
+    if target is None:
+        return ERROR
+    t, rank = target
+    v, vt = cx.args[2], cx.arg_tys[2]
+    el = elem_of_value(vt)
+    if el is None and isinstance(vt, (UntypedInt, UntypedFloat)):
+        settle(tcx, v, ScalarT(t.dtype) if t.dtype is not None else F32)
+        if isinstance(vt, UntypedFloat) and not elem_is_float(t.dtype):
+            return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and a float literal",
+                                    v.span, f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`"))
+    elif not isinstance(vt, (ScalarT, TileT)):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span,
+                                f"expected a scalar or a tile, found `{vt}`"))
+    elif t.dtype is not None and el != t.dtype:
+        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{el}`", v.span,
+                                f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
+                        .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
+    if isinstance(vt, TileT) and rank is not None and len(vt.shape) != rank:
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
+                                f"this is `{vt}`"))
+    return UNIT
+
+
+def _rule_store_unchecked(tcx: CheckCx, cx: CallCx) -> Type:
+    target = _indexed_tensor(tcx, cx)
+    if target is None:
+        return ERROR
+    t, rank = target
+    v, vt = cx.args[2], cx.arg_tys[2]
+    if not isinstance(vt, TileT):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
+    if t.dtype is not None and vt.dtype != t.dtype:
+        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{vt.dtype}`", v.span,
+                                f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
+                        .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
+    if rank is not None and len(vt.shape) != rank:
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
+                                f"this is `{vt}`"))
+    return UNIT
+
+
+def _own_tile(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type) -> TensorT | None:
+    """The tensor type of a `&mut` parameter (its shape is the own tile's shape)."""
+    if isinstance(t, RefT) and isinstance(t.inner, TensorT) and t.mutable:
+        return t.inner
+    return None
+
+
+def _rule_load(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    if isinstance(rt, TileViewT):
+        if not cx.args:
+            return tcx.arity_error("`load` on a partition view", "an index `[i, ..]`", 0, cx.span, None)
+        if not _check_index(tcx, cx, cx.args[0], len(rt.tile_shape), "the view"):
+            return ERROR
+        assert rt.tensor.dtype is not None
+        return TileT(rt.tensor.dtype, rt.tile_shape)
+    t = deref(rt)
+    assert isinstance(t, TensorT)
+    if cx.args:
+        return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`load` of a tensor parameter takes no index", cx.args[0].span,
+                                "unexpected index")
+                        .note("a `&mut` parameter is this block's own tile: `z.load()`")
+                        .with_help(f"for indexed tiles, partition it: `{tcx.snippet(r)}.partition([..]).load([i, ..])`"))
+    shape = t.shape
+    if shape is None or any(d is None for d in shape):
+        return tcx.emit(tcx.err(T.LOAD_UNKNOWN_SHAPE, f"cannot `load()` the whole of `{tcx.snippet(r)}`",
+                                cx.span, f"`{rt}` has a `?` dimension")
+                        .note("only a `&mut` parameter has an own tile; a `&` parameter is loaded whole only "
+                              "when its shape is static")
+                        .with_help(f"use `{tcx.snippet(r)}.load_like(z)` for the tile aligned with `z`, or "
+                                   f"`{tcx.snippet(r)}.partition([..]).load([i, ..])`"))
+    assert t.dtype is not None
+    tshape = tuple(d for d in shape if d is not None)
+    if not (isinstance(rt, RefT) and rt.mutable):
+        check_tile_limits(tcx, tshape, cx.span, cx.fx.kernel_name)
+    return TileT(t.dtype, tshape)
+
+
+def _rule_load_padded(tcx: CheckCx, cx: CallCx) -> Type:
+    rt = cx.recv_ty
+    assert isinstance(rt, TileViewT)
+    if not _check_index(tcx, cx, cx.args[0], len(rt.tile_shape), "the view"):
+        return ERROR
+    assert rt.tensor.dtype is not None
+    want = ScalarT(rt.tensor.dtype)
+    v, vt = cx.args[1], cx.arg_tys[1]
+    if not coerce(tcx, vt, want, v):
+        mismatch(tcx, want, vt, v, None)
+    else:
+        settle(tcx, v, want)
+    return TileT(rt.tensor.dtype, rt.tile_shape)
+
+
+def _rule_store(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    v, vt = cx.args[0], cx.arg_tys[0]
+    if isinstance(rt, TileViewT):
+        if len(cx.args) < 2:
+            return tcx.arity_error("`store` on a partition view", "a tile and an index `[i, ..]`", 1, cx.span, None)
+        if not _check_index(tcx, cx, cx.args[1], len(rt.tile_shape), "the view"):
+            return ERROR
+        dst_shape: tuple[Dim | None, ...] = rt.tile_shape
+        dtype = rt.tensor.dtype
+    else:
+        t = deref(rt)
+        assert isinstance(t, TensorT)
+        if len(cx.args) > 1:
+            return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`store` of a tensor parameter takes no index",
+                                    cx.args[1].span, "unexpected index")
+                            .note("a store takes no index: `z` is this block's own tile")
+                            .with_help(f"for nested tiles, partition it: `{tcx.snippet(r)}.partition([..])"
+                                       ".store(tile, [i, ..])`"))
+        if t.shape is None or any(d is None for d in t.shape):
+            # a `&` param (the ownership checker rejects the store itself)
+            return UNIT
+        dst_shape, dtype = t.shape, t.dtype
+    if isinstance(vt, (UntypedInt, UntypedFloat, ScalarT)):
+        return tcx.emit(tcx.err(T.STORE_SHAPE, "`store` expects a tile, found a scalar", v.span,
+                                f"this is `{vt}`")
+                        .with_help(f"make a tile: `full::<{dtype}>({shape_str(dst_shape)}, {tcx.snippet(v)})`"))
+    if not isinstance(vt, TileT):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
+    if dtype is not None and vt.dtype != dtype:
+        inner = v.expr if isinstance(v, ast.Cast) else v  # `acc as f16` -> suggest `acc as f32`
+        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: storing `{vt.dtype}` into `{dtype}`",
+                                v.span, f"this is `{vt}`")
+                        .secondary(r.span, f"`{tcx.snippet(r)}` holds `{dtype}`")
+                        .with_help(f"cast with `as`: `{tcx.cast_snippet(inner)} as {dtype}`"))
+    if tuple(vt.shape) != tuple(dst_shape):
+        return tcx.emit(tcx.err(T.STORE_SHAPE,
+                                f"stored tile has shape {shape_str(vt.shape)} but the destination tile is "
+                                f"{shape_str(dst_shape)}", v.span, f"this is {shape_str(vt.shape)}")
+                        .secondary(r.span, f"`{tcx.snippet(r)}` has tile shape {shape_str(dst_shape)}")
+                        .with_help(_store_hint(tcx, v, vt.shape, dst_shape)))
+    return UNIT
+
+
+def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, ...]) -> str:
+    if all(d is not None for d in want):
+        dst = tuple(d for d in want if d is not None)
+        if numel(have) == numel(dst):
+            return f"reshape it: `{tcx.snippet(v)}.reshape({shape_str(dst)})`"
+        if broadcast_shapes(have, dst) == dst:
+            return f"broadcast it: `{tcx.snippet(v)}.broadcast({shape_str(dst)})`"
+    return "reshape or broadcast the tile to the destination's shape"
+
+
+def _rule_load_like(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    z, zt = cx.args[0], cx.arg_tys[0]
+    own = _own_tile(tcx, cx, z, zt)
+    if own is None:
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`load_like` needs a `&mut` tensor parameter", z.span,
+                                f"this is `{zt}`")
+                        .note("`x.load_like(z)` loads `x`'s tile at the position and shape of `z`'s own tile"))
+    t = deref(rt)
+    assert isinstance(t, TensorT) and own.shape is not None
+    if t.shape is not None and len(t.shape) != len(own.shape):
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`{tcx.snippet(r)}` has {plural(len(t.shape), 'dimension')} "
+                                f"but `{tcx.snippet(z)}` has {len(own.shape)}", cx.span, "ranks differ")
+                        .secondary(r.span, f"this is `{rt}`").secondary(z.span, f"this is `{zt}`"))
+    assert t.dtype is not None
+    return TileT(t.dtype, tuple(d for d in own.shape if d is not None))
+
+
+def _rule_num_tiles(tcx: CheckCx, cx: CallCx) -> Type:
+    rt = cx.recv_ty
+    assert isinstance(rt, TileViewT)
+    _axis(tcx, cx, cx.args[0], len(rt.tile_shape))
+    return I32
+
+
+def _rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    t = deref(rt)
+    assert isinstance(t, TensorT)
+    shape = _shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
+    if t.shape is not None and isinstance(cx.arg_tys[0], ShapeT) and cx.arg_tys[0].rank is not None \
+            and cx.arg_tys[0].rank != len(t.shape):
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(t.shape)}-D tensor cannot be split into "
+                                f"{cx.arg_tys[0].rank}-D tiles", cx.args[0].span,
+                                f"expected {plural(len(t.shape), 'dimension')}")
+                        .secondary(r.span, f"this is `{rt}`"))
+    if cx.fx.in_kernel:
+        if shape is None:
+            return ERROR
+        tshape = tuple(d for d in shape if d is not None)
+        check_tile_limits(tcx, tshape, cx.args[0].span, cx.fx.kernel_name)
+        if t.dtype is None:
+            return ERROR
+        return TileViewT(t, tshape, mutable=isinstance(rt, RefT) and rt.mutable)
+    # host: partition dims may be known only at run time; record the expressions
+    rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
+    dims = shape if shape is not None else (None,) * (rank or 0)
+    if isinstance(cx.args[0], ast.ArrayExpr):
+        deferred = {i: (i, x) for i, (x, d) in enumerate(zip(cx.args[0].elems, dims, strict=False)) if d is None}
+        if deferred:
+            tcx.partition_deferred[cx.node] = deferred
+    # an unknown dim stays symbolic-free: use a placeholder that binds nothing
+    tile = tuple(d if d is not None else Dim.var(f"?{i}") for i, d in enumerate(dims))
+    return PartitionT(t, tile)
+
+
+def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
+    x, ty = cx.recv, cx.recv_ty
+    assert x is not None and ty is not None
+    shape = _shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
+    if isinstance(ty, TileT):
+        if shape is None:
+            return ERROR
+        new = tuple(d for d in shape if d is not None)
+        a, b = numel(ty.shape), numel(new)
+        if a != b and not (a.is_const and b.is_const) and cx.fx.kernel_name is not None:
+            # not decidable symbolically (`[B]` -> `[2, B / 2]`): checked per launch
+            tcx.kernel_reshapes.setdefault(cx.fx.kernel_name, []).append((ty.shape, new, cx.args[0].span))
+        elif a != b:
+            return tcx.emit(tcx.err(T.RESHAPE_COUNT,
+                                    f"cannot reshape {shape_str(ty.shape)} ({numel(ty.shape)} elements) into "
+                                    f"{shape_str(new)} ({numel(new)} elements)", cx.args[0].span,
+                                    "element counts differ")
+                            .secondary(x.span, f"this is `{ty}`"))
+        check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
+        return TileT(ty.dtype, new)
+    t = deref(ty)
+    if not isinstance(t, TensorT):
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot reshape a `{ty}`", x.span, "not a tile or tensor"))
+    if shape is None:
+        rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
+        return TensorT(t.dtype, None if rank is None else (None,) * rank)
+    if t.shape is not None and all(d is not None for d in t.shape) and all(d is not None for d in shape):
+        a, b = numel(t.shape), numel(shape)  # type: ignore[arg-type]
+        if a.is_const and b.is_const and a != b:
+            return tcx.emit(tcx.err(T.RESHAPE_COUNT,
+                                    f"cannot reshape {shape_str(t.shape)} ({a} elements) into {shape_str(shape)} "
+                                    f"({b} elements)", cx.args[0].span, "element counts differ")
+                            .secondary(x.span, f"this is `{ty}`"))
+    return TensorT(t.dtype, shape)
+
+
+def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
+    x, ty = cx.recv, cx.recv_ty
+    assert isinstance(ty, TileT) and x is not None
+    shape = _shape_arg(tcx, cx, cx.args[0], need_const=True)
+    if shape is None:
+        return ERROR
+    new = tuple(d for d in shape if d is not None)
+    out = broadcast_shapes(ty.shape, new)
+    if out is None or tuple(out) != new:
+        return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(ty.shape)} to {shape_str(new)}",
+                                cx.args[0].span, "incompatible shapes")
+                        .secondary(x.span, f"this is `{ty}`")
+                        .note("broadcasting stretches dimensions of size 1 and adds leading dimensions"))
+    check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
+    return TileT(ty.dtype, new)
+
+
+def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
+    x, ty = cx.recv, cx.recv_ty
+    assert isinstance(ty, TileT) and x is not None
+    if len(ty.shape) != 2:
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tile, found {len(ty.shape)}-D",
+                                x.span, f"this is `{ty}`").with_help("use `.permute([..])` for other ranks"))
+    return TileT(ty.dtype, (ty.shape[1], ty.shape[0]))
+
+
+def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
+    x, ty = cx.recv, cx.recv_ty
+    assert isinstance(ty, TileT) and x is not None
+    axes = _shape_arg(tcx, cx, cx.args[0], need_const=True)
+    if axes is None:
+        return ERROR
+    vals = [d.const_value if d is not None else None for d in axes]
+    if sorted(v for v in vals if v is not None) != list(range(len(ty.shape))) or len(vals) != len(ty.shape):
+        return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of 0..{len(ty.shape)}",
+                                cx.args[0].span, f"not a permutation of the {len(ty.shape)} axes"))
+    return TileT(ty.dtype, tuple(ty.shape[v] for v in vals if v is not None))
+
+
+def _rule_shape(tcx: CheckCx, cx: CallCx) -> Type:
+    t = deref(cx.recv_ty)  # type: ignore[arg-type]
+    assert isinstance(t, TensorT)
+    if t.shape is not None:
+        tcx.shape_values[cx.node] = t.shape
+        return ShapeT(len(t.shape))
+    return ShapeT(None)
+
+
+def _rule_clone(tcx: CheckCx, cx: CallCx) -> Type:
+    t = deref(cx.recv_ty)  # type: ignore[arg-type]
+    return t
+
+
+def _rule_save_npy(tcx: CheckCx, cx: CallCx) -> Type:
+    if not isinstance(cx.arg_tys[0], StrT):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", cx.args[0].span,
+                         f"expected a path string, found `{cx.arg_tys[0]}`"))
+    return UNIT
+
+
+def _rule_sync(tcx: CheckCx, cx: CallCx) -> Type:
+    return UNIT
+
+
+def _rule_launch(tcx: CheckCx, cx: CallCx) -> Type:
+    assert isinstance(cx.recv_ty, OpT)
+    return HandleT(cx.recv_ty.kernel)
+
+
+def _rule_wait(tcx: CheckCx, cx: CallCx) -> Type:
+    return UNIT
+
+
+def _rule_replay(tcx: CheckCx, cx: CallCx) -> Type:
+    return UNIT
+
+
+def _unref(e: ast.Expr) -> ast.Expr:
+    return e.expr if isinstance(e, ast.Ref) else e
+
+
+RULES: dict[str, Rule] = {
+    "grid_index": _rule_grid_index,
+    "fill": _rule_fill,
+    "arange": _rule_arange,
+    "random": _rule_random,
+    "load_npy": _rule_load_npy,
+    "unary_math": _rule_unary_math,
+    "elementwise2": _rule_elementwise2,
+    "elementwise3": _rule_elementwise3,
+    "where": _rule_where,
+    "reduce": _rule_reduce,
+    "scan": _rule_scan,
+    "mma": _rule_mma,
+    "dot": _rule_dot,
+    "print": _rule_print,
+    "assert": _rule_assert,
+    "assert_close": _rule_assert_close,
+    "atomic": _rule_atomic,
+    "store_unchecked": _rule_store_unchecked,
+    "load": _rule_load,
+    "load_padded": _rule_load_padded,
+    "store": _rule_store,
+    "load_like": _rule_load_like,
+    "num_tiles": _rule_num_tiles,
+    "partition": _rule_partition,
+    "reshape": _rule_reshape,
+    "broadcast": _rule_broadcast,
+    "transpose": _rule_transpose,
+    "permute": _rule_permute,
+    "shape": _rule_shape,
+    "clone": _rule_clone,
+    "save_npy": _rule_save_npy,
+    "sync": _rule_sync,
+    "launch": _rule_launch,
+    "wait": _rule_wait,
+    "replay": _rule_replay,
+}

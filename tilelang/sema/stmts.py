@@ -1,0 +1,255 @@
+"""Statements and bindings: function bodies, blocks, `let`, assignment, loops.
+
+`check_fn` checks one function body in one context (host or device code)
+against its signature; `check_block` (through `CheckCx.check_block`) checks
+the statements of a block in a new scope and gives the block its type.
+Decides how patterns bind (`let (a, b) = ..`), which assignments are allowed
+(E0108 immutable, E0114 not a variable), that `break`/`continue` are inside
+a loop, and that `return` values match the function's result.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.sema.coerce import coerce, mismatch, settle
+from tilelang.sema.context import CheckCx, Fx
+from tilelang.sema.exprs import expect_bool
+from tilelang.sema.items import resolve_type
+from tilelang.sema.kernel import graph_effect
+from tilelang.sema.operators import binary_types
+from tilelang.sema.program import FnInfo, Symbol, SymbolKind
+from tilelang.sema.typeops import is_poison
+from tilelang.sema.types import (
+    ERROR,
+    NEVER,
+    UNIT,
+    NeverT,
+    OpT,
+    RangeT,
+    ScalarT,
+    TensorT,
+    TupleT,
+    Type,
+    UnitT,
+    UntypedFloat,
+    UntypedInt,
+)
+from tilelang.syntax import ast
+
+
+def check_fn(tcx: CheckCx, info: FnInfo, in_kernel: bool) -> None:
+    mod = tcx.program.modules.get(info.module, tcx.root)
+    generics = {g.name.name: tcx.program.symbols[g] for g in info.decl.generics
+                if g in tcx.program.symbols}
+    fx = Fx(mod, info, in_kernel, info.ret, generics,
+            kernel_name=info.qualname if info.is_kernel else None)
+    tcx.cur_fx = fx
+    scope: dict[str, Symbol] = {}
+    for p, ty in zip(info.decl.params, info.param_types, strict=False):
+        sym = Symbol(SymbolKind.PARAM, p.name.name, p.name.span, p, ty=ty, mutable=p.mutable)
+        tcx.program.symbols[p] = sym
+        scope[p.name.name] = sym
+    fx.scopes.append(scope)
+    body_ty = tcx.check_block(info.decl.body, fx, info.ret, new_scope=False)
+    if not is_poison(body_ty) and not coerce(tcx, body_ty, info.ret, info.decl.body.tail):
+        at = info.decl.body.tail if info.decl.body.tail is not None else None
+        if at is not None:
+            mismatch(tcx, info.ret, body_ty, at, info.decl.ret)
+        else:
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types",
+                             info.decl.body.span.at_end(),
+                             f"expected `{info.ret}`, found `()`")
+                     .secondary(info.decl.ret.span if info.decl.ret else info.decl.name.span,
+                                f"`{info.name}` returns `{info.ret}`")
+                     .with_help("end the body with the value to return (no `;`)"))
+    elif info.decl.body.tail is not None:
+        settle(tcx, info.decl.body.tail, info.ret)
+
+
+def check_block(tcx: CheckCx, b: ast.Block, fx: Fx, expected: Type | None, new_scope: bool = True) -> Type:
+    if new_scope:
+        fx.scopes.append({})
+    diverges = False
+    try:
+        for st in b.stmts:
+            if _check_stmt(tcx, st, fx):
+                diverges = True
+        if b.tail is not None:
+            ty = tcx.check_expr(b.tail, fx, expected)
+        else:
+            ty = NEVER if diverges else UNIT
+    finally:
+        if new_scope:
+            fx.scopes.pop()
+    tcx.program.types[b] = ty
+    return ty
+
+
+def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.Expr | None,
+                  kind: SymbolKind = SymbolKind.LOCAL) -> None:
+    match pat:
+        case ast.NamePat(name=ident, mutable=m):
+            sym = Symbol(kind, ident.name, ident.span, pat, ty=ty, mutable=m)
+            if m and isinstance(ty, (UntypedInt, UntypedFloat)):
+                # `let mut acc = 0.0;`: the variable takes the type of its first
+                # typed use (`acc += t.sum()` on f16 makes it f16), else the default
+                tcx.mut_literals[sym] = (value, [])
+            if value is not None and not m:
+                sym.dim = tcx.program.dims.get(value)
+                if value in tcx.shape_values:
+                    sym.value = tcx.shape_values[value]
+            tcx.program.symbols[pat] = sym
+            tcx.program.types[pat] = ty
+            fx.scopes[-1][ident.name] = sym
+        case ast.TuplePat(elems=elems):
+            if isinstance(ty, TupleT) and len(ty.elems) == len(elems):
+                vals = value.elems if isinstance(value, ast.TupleExpr) and \
+                    len(value.elems) == len(elems) else [None] * len(elems)
+                for p, t, v in zip(elems, ty.elems, vals, strict=True):
+                    _bind_pattern(tcx, p, t, fx, v, kind)
+            else:
+                if not is_poison(ty):
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", pat.span,
+                                     f"expected a tuple of {len(elems)} elements, found `{ty}`"))
+                for p in elems:
+                    _bind_pattern(tcx, p, ERROR, fx, None, kind)
+            tcx.program.types[pat] = ty
+        case ast.WildcardPat():
+            tcx.program.types[pat] = ty
+        case _:
+            assert_never(pat)
+
+
+def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
+    """Check one statement; True when it always diverges (return/break/continue)."""
+    match st:
+        case ast.Let(pattern=pat, ty=te, value=value):
+            want = resolve_type(tcx, te, fx.generics, fx.module, fx.in_kernel) if te else None
+            if value is None:
+                if want is None:
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "type annotations needed", pat.span,
+                                     "give this binding a type or a value"))
+                    want = ERROR
+                _bind_pattern(tcx, pat, want, fx, None)
+                return False
+            ty = tcx.check_expr(value, fx, want)
+            if want is not None:
+                if not is_poison(ty) and not coerce(tcx, ty, want, value):
+                    mismatch(tcx, want, ty, value, te)
+                else:
+                    settle(tcx, value, want)
+                ty = want
+            if isinstance(ty, UnitT) and isinstance(pat, ast.NamePat) and isinstance(value, ast.Call):
+                pass  # `let x = f();` of a unit function: legal, if useless
+            _bind_pattern(tcx, pat, ty, fx, value)
+            return isinstance(ty, NeverT)
+        case ast.Assign():
+            _check_assign(tcx, st, fx)
+            return False
+        case ast.ExprStmt(expr=e, semi=semi):
+            ty = tcx.check_expr(e, fx, None if semi else UNIT)
+            if isinstance(ty, OpT) and not fx.graph:
+                tcx.emit(tcx.err(T.UNUSED_OPERATION, f"the launch of `{ty.kernel}` is never run", e.span,
+                                 "this builds an operation and drops it")
+                         .note("a kernel call only builds an operation")
+                         .with_help("run it with `.sync()`, or start it with `.launch()`"))
+            return isinstance(ty, NeverT)
+        case ast.For(pattern=pat, iter=it, body=body):
+            ity = tcx.check_expr(it, fx, None)
+            elem: Type = ERROR
+            if isinstance(ity, RangeT):
+                elem = ity.elem
+            elif not is_poison(ity):
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`for` loops iterate over ranges", it.span,
+                                 f"expected a range `a..b`, found `{ity}`"))
+            fx.scopes.append({})
+            _bind_pattern(tcx, pat, elem, fx, None)
+            fx.loops += 1
+            try:
+                tcx.check_block(body, fx, UNIT)
+            finally:
+                fx.loops -= 1
+                fx.scopes.pop()
+            return False
+        case ast.While(cond=c, body=body):
+            expect_bool(tcx, c, fx)
+            fx.loops += 1
+            try:
+                tcx.check_block(body, fx, UNIT)
+            finally:
+                fx.loops -= 1
+            return False
+        case ast.Return(value=v):
+            if v is None:
+                if not isinstance(fx.ret, UnitT) and not is_poison(fx.ret):
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", st.span,
+                                     f"expected `{fx.ret}`, found `()`")
+                             .with_help("return a value: `return <expr>;`"))
+                return True
+            ty = tcx.check_expr(v, fx, fx.ret)
+            if not is_poison(ty) and not coerce(tcx, ty, fx.ret, v):
+                mismatch(tcx, fx.ret, ty, v, fx.info.decl.ret if fx.info else None)
+            else:
+                settle(tcx, v, fx.ret)
+            return True
+        case ast.Break() | ast.Continue():
+            if fx.loops == 0:
+                word = "break" if isinstance(st, ast.Break) else "continue"
+                tcx.emit(tcx.err(N.LOOP_CONTROL_OUTSIDE_LOOP, f"`{word}` outside of a loop", st.span,
+                                 f"cannot `{word}` outside of a loop"))
+            return True
+        case _:
+            assert_never(st)
+
+
+def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
+    target = st.target
+    if not isinstance(target, ast.Name):
+        tcx.check_expr(target, fx, None)
+        tcx.check_expr(st.value, fx, None)
+        what = "a tile element" if isinstance(target, ast.Index) else "this expression"
+        tcx.emit(tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {what}", target.span,
+                         "not a variable")
+                 .note("tiles are immutable values; only variables can be assigned")
+                 .with_help("bind a new value: `let t2 = where(mask, v, t);`"
+                            if isinstance(target, ast.Index) else "assign to a `let mut` variable"))
+        return
+    tty = tcx.check_expr(target, fx, None)
+    if fx.graph and isinstance(tty, TensorT):
+        graph_effect(tcx, st.span, f"this assignment to `{target.ident.name}`")
+    sym = tcx.program.symbols.get(target)
+    if sym is not None and not sym.mutable and not is_poison(tty):
+        if sym.kind in (SymbolKind.LOCAL, SymbolKind.PARAM):
+            noun = "variable" if sym.kind is SymbolKind.LOCAL else "parameter"
+            d = (tcx.err(N.ASSIGN_IMMUTABLE, f"cannot assign twice to immutable {noun} `{sym.name}`",
+                         st.span, "cannot assign twice to immutable variable")
+                 .secondary(sym.span, f"first assignment to `{sym.name}`" if noun == "variable"
+                            else f"`{sym.name}` is not declared `mut`")
+                 .with_help(f"consider making this binding mutable: `mut {sym.name}`"))
+        else:
+            d = tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {sym.kind.value} `{sym.name}`",
+                        target.span, "not a variable")
+        tcx.emit(d)
+    if st.op == "=":
+        vty = tcx.check_expr(st.value, fx, tty)
+        if isinstance(tty, (UntypedInt, UntypedFloat)) and isinstance(vty, ScalarT) and \
+                coerce(tcx, tty, vty, target):
+            settle(tcx, target, vty)  # the variable adopts the assigned type
+            tty = vty
+        if not is_poison(tty, vty) and not coerce(tcx, vty, tty, st.value):
+            mismatch(tcx, tty, vty, st.value, None)
+        else:
+            settle(tcx, st.value, tty)
+        return
+    op = st.op[:-1]
+    vty = tcx.check_expr(st.value, fx, tty)
+    rty = binary_types(tcx, op, tty, vty, st.target, st.value, st.op_span, fx)
+    if sym is not None and isinstance(tty, (UntypedInt, UntypedFloat)) and sym.ty is not None:
+        tty = sym.ty  # adopted by the operation
+    if not is_poison(rty, tty) and not coerce(tcx, rty, tty, st.value):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", st.span,
+                         f"`{sym.name if sym else 'target'}` has type `{tty}` but `{op}` gives `{rty}`")
+                 .with_help("a compound assignment cannot change the variable's type"))

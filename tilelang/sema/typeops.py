@@ -1,0 +1,120 @@
+"""Questions about semantic types that every checking pass asks.
+
+Pure functions over `types.Type` (no diagnostics, no state): whether a type
+is poisoned by an earlier error (`is_poison`: such values never cause a
+second error), integer or float, how many elements a shape has, and `num_of`,
+the classification of an element-wise operand as a scalar, an untyped
+literal, a tile or a host tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang.dtypes import DType
+from tilelang.sema.types import (
+    Dim,
+    ElemT,
+    NeverT,
+    RefT,
+    ScalarT,
+    Shape,
+    TensorT,
+    TileT,
+    TupleT,
+    Type,
+    UntypedFloat,
+    UntypedInt,
+    contains_error,
+)
+
+
+def is_pow2(n: int) -> bool:
+    return n > 0 and (n & (n - 1)) == 0
+
+
+def int_range(d: DType) -> tuple[int, int]:
+    if d.is_signed:
+        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+    return 0, (1 << d.bits) - 1
+
+
+def elem_is_float(e: ElemT | None) -> bool:
+    return isinstance(e, DType) and e.is_float
+
+
+def elem_is_int(e: ElemT | None) -> bool:
+    return isinstance(e, DType) and e.is_int
+
+
+def is_numeric_scalar(ty: Type) -> bool:
+    return isinstance(ty, (ScalarT, UntypedInt, UntypedFloat))
+
+
+def is_intlike(ty: Type) -> bool:
+    return isinstance(ty, UntypedInt) or (isinstance(ty, ScalarT) and elem_is_int(ty.dtype))
+
+
+def is_poison(*tys: Type | None) -> bool:
+    return any(t is None or isinstance(t, NeverT) or contains_error(t) for t in tys)
+
+
+def deref(ty: Type) -> Type:
+    return ty.inner if isinstance(ty, RefT) else ty
+
+
+def mentions_tile(ty: Type) -> bool:
+    match ty:
+        case TileT():
+            return True
+        case RefT(inner=i):
+            return mentions_tile(i)
+        case TupleT(elems=es):
+            return any(mentions_tile(e) for e in es)
+        case _:
+            return False
+
+
+def numel(shape: Shape) -> Dim:
+    out = Dim.const(1)
+    for d in shape:
+        out = out * d
+    return out
+
+
+# Operands of element-wise operations, classified.
+@dataclass(frozen=True, slots=True)
+class Num:
+    kind: str  # "scalar", "int" (untyped int literal), "float" (untyped float), "tile", "tensor"
+    elem: ElemT | None  # None for untyped literals, or a tensor of unknown dtype
+    shape: tuple[Dim | None, ...] | None  # () for scalars; None: tensor of unknown rank
+
+
+def num_of(ty: Type, in_kernel: bool) -> Num | None:
+    match ty:
+        case ScalarT(dtype=d):
+            return Num("scalar", d, ())
+        case UntypedInt():
+            return Num("int", None, ())
+        case UntypedFloat():
+            return Num("float", None, ())
+        case TileT(dtype=d, shape=s):
+            return Num("tile", d, s)
+        case TensorT(dtype=d, shape=s) if not in_kernel:
+            return Num("tensor", d, s)
+        case RefT(inner=TensorT(dtype=d, shape=s)) if not in_kernel:
+            return Num("tensor", d, s)
+        case _:
+            return None
+
+
+def elem_of_value(ty: Type) -> ElemT | None:
+    match ty:
+        case ScalarT(dtype=d) | TileT(dtype=d):
+            return d
+        case TensorT(dtype=d):
+            return d
+        case RefT(inner=i):
+            return elem_of_value(i)
+        case _:
+            return None

@@ -1,6 +1,6 @@
 """Tile IR: an explicit SSA IR over tiles and scalars for ONE specialised kernel.
 
-This file is the contract between the lowering (`ir/lower.py`), the CPU
+This file is the contract between the lowering (`ir/lower/`), the CPU
 reference interpreter (`tilelang/interp/`, which DEFINES the semantics) and the
 NVPTX backend (`tilelang/backend/`). Every op below documents exactly what it
 computes; the backend must match the interpreter to floating-point tolerance.

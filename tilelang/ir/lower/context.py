@@ -1,0 +1,230 @@
+# mypy: disable-error-code="no-any-return"
+# (the Program is read duck-typed (it may be partially checked), so its fields are Any.)
+"""The shared state of one kernel's lowering, and the helpers every part uses.
+
+`LowerCx` holds the checked program, the kernel's declaration, the IR
+`Builder`, the current function frame (`FnFrame`: scopes, the values of the
+const generics and type parameters of the kernel or of the inlined device
+function) and the kernel's tensor parameters. Its helpers turn lowered values
+into IR values of a dtype and shape (`mat`, `to_shape`, `unify`, `as_index`)
+or into compile-time ints (`ints`, `const_int`, `need_int`), and resolve
+written element types (`dtype`). Lowering an expression recurses through
+`LowerCx.expr`, which `kernel.py` binds to `exprs.lower_expr`, so no part
+imports one that imports it back.
+
+The program lookups (`find_fn`, `find_const`, `symbol`, `program_type`) read
+the checker's `Program`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.ir.builder import Builder
+from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
+from tilelang.ir.lower.values import I32, ArrayVal, CVal, TensorRef, Unsupported
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+
+def _modules(program: Any) -> list[Any]:
+    mods = list(getattr(program, "modules", {}).values())
+    root = getattr(program, "root", None)
+    if root is not None and all(m is not root for m in mods):
+        mods.insert(0, root)
+    return mods
+
+
+def find_fn(program: Any, name: str, *, kernel: bool) -> ast.FnDecl | None:
+    table = getattr(program, "kernels" if kernel else "functions", {}) or {}
+    info = table.get(name)
+    if info is not None:
+        return info.decl
+    short = name.rsplit("::", 1)[-1]
+    for mod in _modules(program):
+        for item in mod.ast.items:
+            if isinstance(item, ast.FnDecl) and item.name.name == short and item.is_kernel == kernel:
+                return item
+    if not kernel:
+        for qual, info in table.items():
+            if qual.rsplit("::", 1)[-1] == short:
+                return info.decl
+    return None
+
+
+def find_const(program: Any, name: str) -> Any:
+    consts = getattr(program, "consts", {}) or {}
+    if name in consts:
+        return consts[name]
+    for qual, v in consts.items():
+        if qual.rsplit("::", 1)[-1] == name:
+            return v
+    for mod in _modules(program):
+        for item in mod.ast.items:
+            if isinstance(item, ast.ConstDecl) and item.name.name == name:
+                return item
+    return None
+
+
+class FnFrame:
+    """The lexical state of one function body being lowered (a kernel or an
+    inlined device function)."""
+
+    def __init__(self, generics: dict[str, int], type_params: dict[str, DType]) -> None:
+        self.scopes: list[dict[str, Any]] = [{}]
+        self.generics = generics
+        self.type_params = type_params
+
+    def lookup(self, name: str) -> dict[str, Any] | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope
+        return None
+
+
+def symbol(program: Any, node: Any) -> Any:
+    fn = getattr(program, "symbol_of", None)
+    return fn(node) if fn is not None else None
+
+
+def program_type(program: Any, node: Any) -> Any:
+    fn = getattr(program, "type_of", None)
+    return fn(node) if fn is not None else None
+
+
+def literal_dtype(program: Any, lit: ast.Expr) -> DType | None:
+    """The dtype the checker settled an untyped literal to, only when it is a
+    definite scalar type (so that context-free literals stay flexible)."""
+    ty = program_type(program, lit)
+    dt = getattr(ty, "dtype", None)
+    return dt if isinstance(dt, DType) else None
+
+
+class LowerCx:
+    """The state of one kernel's lowering (see the module docstring)."""
+
+    def __init__(self, program: Any, decl: ast.FnDecl, expr: Callable[[LowerCx, ast.Expr], Any]) -> None:
+        self._lower_expr = expr
+        self.program = program
+        self.decl = decl
+        self.b = Builder(decl.name.name, span=decl.span, cse=True)
+        self.f = FnFrame({}, {})
+        self.tensors: dict[str, TensorRef] = {}
+        self.inline_depth = 0
+        self.grid_rank = 1
+
+    def expr(self, e: ast.Expr) -> Any:
+        """What `e` lowers to (`exprs.lower_expr`)."""
+        return self._lower_expr(self, e)
+
+    def mat(self, v: Any, dtype: DType | None = None, span: Span | None = None) -> ir.Value:
+        """Materialise a scalar/tile value (a CVal becomes a `Const`)."""
+        if isinstance(v, ir.Value):
+            if dtype is not None and v.dtype is not dtype:
+                return self.b.cast(v, dtype, span=span)
+            return v
+        if isinstance(v, CVal):
+            dt = dtype or v.dtype or default_dtype(v.value)
+            return self.b.const(convert_const(v.value, dt), dt, span=span)
+        raise Unsupported(span or self.decl.span, "expected a scalar or tile value here")
+
+    def to_shape(self, v: ir.Value, shape: tuple[int, ...], span: Span | None = None) -> ir.Value:
+        if v.shape == shape:
+            return v
+        if v.type.rank <= len(shape) and all(
+                s == 1 or s == d for s, d in zip(reversed(v.shape), reversed(shape), strict=False)):
+            return self.b.broadcast(v, shape, span=span)
+        raise Unsupported(span or self.decl.span,
+                          f"cannot broadcast {list(v.shape)} to {list(shape)}")
+
+    def as_index(self, v: Any, span: Span) -> ir.Value:
+        x = self.mat(v, None, span)
+        if not x.type.is_scalar or not x.dtype.is_int:
+            raise Unsupported(span, "an index must be an integer scalar")
+        return x if x.dtype is I32 else self.b.cast(x, I32, span=span)
+
+    def ints(self, v: Any, span: Span) -> tuple[int, ...]:
+        if isinstance(v, ArrayVal):
+            out = []
+            for e in v.elems:
+                if not (isinstance(e, CVal) and isinstance(e.value, int)):
+                    raise Unsupported(span, "a shape must be compile-time integers")
+                out.append(int(e.value))
+            return tuple(out)
+        raise Unsupported(span, "expected a shape `[..]`")
+
+    def const_int(self, v: Any, span: Span) -> int:
+        if isinstance(v, CVal) and isinstance(v.value, int) and not isinstance(v.value, bool):
+            return int(v.value)
+        raise Unsupported(span, "this must be a compile-time integer")
+
+    def unify(self, xs: Sequence[Any], span: Span) -> list[ir.Value]:
+        """Materialise operands to one dtype (the first non-literal's) and one
+        broadcast shape, as the checker types them."""
+        dtype = None
+        for x in xs:
+            if isinstance(x, ir.Value):
+                dtype = x.dtype
+                break
+        if dtype is None:
+            for x in xs:
+                if isinstance(x, CVal) and x.dtype is not None:
+                    dtype = x.dtype
+                    break
+        vals = [self.mat(x, dtype if not isinstance(x, ir.Value) else None, span) for x in xs]
+        shape = broadcast_shapes([v.shape for v in vals], span)
+        return [self.to_shape(v, shape, span) for v in vals]
+
+    def flag(self, name: str) -> Any:
+        scope = self.f.lookup(name)
+        return None if scope is None else scope[name]
+
+    def dtype(self, ty: ast.TypeExpr | ast.Expr) -> DType:
+        if isinstance(ty, ast.NamedType) and not ty.args:
+            name = ty.name.name
+        elif isinstance(ty, ast.Name):
+            name = ty.ident.name
+        else:
+            raise Unsupported(ty.span, "this type is not a scalar element type here")
+        if name in self.f.type_params:
+            return self.f.type_params[name]
+        dt = DType.parse(name)
+        if dt is None:
+            raise Unsupported(ty.span, f"unknown element type `{name}`")
+        return dt
+
+    def tensor_type(self, ty: ast.TypeExpr) -> tuple[DType, tuple[ast.Expr | None, ...]]:
+        if (isinstance(ty, ast.NamedType) and ty.name.name in ("Tensor", "Tile")
+                and len(ty.args) == 2 and isinstance(ty.args[1], ast.ShapeType)):
+            return self.dtype(ty.args[0]), ty.args[1].dims
+        raise Unsupported(ty.span, "a kernel parameter must be a scalar, `&Tensor` or `&mut Tensor`")
+
+    def need_int(self, e: ast.Expr | None, span: Span) -> int:
+        if e is None:
+            raise Unsupported(span, "a `?` dimension where a compile-time size is needed")
+        v = self.expr(e)
+        if isinstance(v, CVal) and isinstance(v.value, int) and not isinstance(v.value, bool):
+            return int(v.value)
+        raise Unsupported(e.span, "this must be a compile-time integer")
+
+    def iota(self, shape: tuple[int, ...], axis: int, span: Span) -> ir.Value:
+        """An i32 tile of `shape` holding each element's index along `axis`."""
+        r = self.b.arange(shape[axis], I32, span=span)
+        r = self.b.reshape(r, tuple(n if i == axis else 1 for i, n in enumerate(shape)), span=span)
+        return self.to_shape(r, shape, span)
+
+    def tensor_arg(self, v: Any, span: Span) -> TensorRef:
+        if isinstance(v, TensorRef):
+            return v
+        raise Unsupported(span, "expected a tensor parameter")
+
+    def index_list(self, v: Any, span: Span) -> tuple[ir.Value, ...]:
+        if isinstance(v, ArrayVal):
+            return tuple(self.as_index(x, span) for x in v.elems)
+        return (self.as_index(v, span),)
+
+    def lower_args(self, args: tuple[ast.Arg, ...]) -> list[Any]:
+        return [self.expr(a.value) for a in args]

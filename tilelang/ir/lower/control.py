@@ -1,0 +1,462 @@
+"""Statements and control flow: blocks, `let`, assignment, loops, `if`, jumps.
+
+Decides how structured control flow becomes IR regions: `for` over a range
+becomes an `ir.For` and `while` an `ir.While`, each carrying the variables
+its body assigns; `if` becomes an `ir.If` whose results are its value and
+every variable a branch changed (an `if` on a compile-time condition lowers
+only the branch taken). `break`, `continue` and `return` set flags; a `for`
+whose body may jump becomes a `while` over a counter that also stops on the
+flag, and after a statement that may jump the rest of its block runs under
+an `if` on the flags, so the IR stays structured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tilelang.diagnostics.model import ICE
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.ir.builder import Frame
+from tilelang.ir.lower.context import LowerCx, symbol
+from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
+from tilelang.ir.lower.jumps import assigned_names, jump_flags
+from tilelang.ir.lower.operators import lower_binary
+from tilelang.ir.lower.values import (
+    BOOL,
+    BRK,
+    CONT,
+    I32,
+    ITER,
+    RET,
+    RETV,
+    UNIT,
+    CVal,
+    TupleVal,
+    Unsupported,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+
+def lower_block(cx: LowerCx, blk: ast.Block) -> Any:
+    cx.f.scopes.append({})
+    try:
+        return lower_seq(cx, blk.stmts, blk.tail)
+    finally:
+        cx.f.scopes.pop()
+
+
+def lower_seq(cx: LowerCx, stmts: Sequence[ast.Stmt], tail: ast.Expr | None) -> Any:
+    """Lower statements in order; after one that may `break`, `continue` or
+    `return`, the rest runs under `if` the flags say execution goes on."""
+    for i, st in enumerate(stmts):
+        lower_stmt(cx, st)
+        rest = stmts[i + 1:]
+        if not jump_flags([st]) or (not rest and tail is None):
+            continue
+        go = _running(cx)
+        if isinstance(go, CVal):
+            if not go.value:
+                return UNIT  # an unconditional jump: the rest is dead code
+            continue
+        span = rest[0].span if rest else tail.span  # type: ignore[union-attr]
+
+        def then_fn(rest: Sequence[ast.Stmt] = rest) -> Any:
+            cx.f.scopes.append({})
+            try:
+                return lower_seq(cx, rest, tail)
+            finally:
+                cx.f.scopes.pop()
+
+        return lower_if(cx, go, then_fn, lambda: UNIT, [*rest, tail], span)
+    return cx.expr(tail) if tail is not None else UNIT
+
+
+def _running(cx: LowerCx) -> CVal | ir.Value:
+    """False once a `break`, `continue` or `return` flag in scope is set."""
+    stop: ir.Value | None = None
+    for name in (BRK, CONT, RET):
+        v = cx.flag(name)
+        if v is None or (isinstance(v, CVal) and not v.value):
+            continue
+        if isinstance(v, CVal):
+            return CVal(False, BOOL)
+        stop = v if stop is None else cx.b.elementwise(ir.ElemOp.OR, stop, v)
+    if stop is None:
+        return CVal(True, BOOL)
+    return cx.b.elementwise(ir.ElemOp.NOT, stop)
+
+
+def _and_not_flags(cx: LowerCx, c: ir.Value, names: Sequence[str], span: Span) -> ir.Value:
+    for name in names:
+        v = cx.flag(name)
+        if v is None or (isinstance(v, CVal) and not v.value):
+            continue
+        if isinstance(v, CVal):
+            return cx.b.const(False, BOOL, span=span)
+        c = cx.b.elementwise(ir.ElemOp.AND, c, cx.b.elementwise(ir.ElemOp.NOT, v, span=span),
+                             span=span)
+    return c
+
+
+def lower_stmt(cx: LowerCx, st: ast.Stmt) -> None:
+    match st:
+        case ast.Let(pattern=pat, ty=ty, value=val):
+            if val is None:
+                # `let x: T;` is assigned before it is read (the checker
+                # makes sure): any value of T will do until then
+                bind_pattern(cx, pat, _zero_of(cx, ty, st.span))
+                return
+            v = cx.expr(val)
+            if ty is not None and isinstance(v, CVal):
+                v = CVal(convert_const(v.value, cx.dtype(ty)), cx.dtype(ty))
+            elif isinstance(v, CVal) and v.dtype is None and _is_mut(pat):
+                v = CVal(v.value, _binding_dtype(cx, pat, v))
+            bind_pattern(cx, pat, v)
+        case ast.Assign(target=tgt, op=op, value=val):
+            if not isinstance(tgt, ast.Name):
+                raise Unsupported(tgt.span, "assignment to anything but a variable")
+            scope = cx.f.lookup(tgt.ident.name)
+            if scope is None:
+                raise ICE(f"assignment to unknown `{tgt.ident.name}`")
+            v = cx.expr(val)
+            if op != "=":
+                v = lower_binary(cx, op[:-1], scope[tgt.ident.name], v, st.span)
+            old = scope[tgt.ident.name]
+            if isinstance(old, ir.Value) and isinstance(v, CVal):
+                v = cx.to_shape(cx.mat(v, old.dtype, st.span), old.shape, st.span)
+            elif isinstance(old, CVal) and isinstance(v, CVal) and old.dtype and not v.dtype:
+                v = CVal(convert_const(v.value, old.dtype), old.dtype)
+            scope[tgt.ident.name] = v
+        case ast.ExprStmt(expr=e):
+            cx.expr(e)
+        case ast.For():
+            lower_for(cx, st)
+        case ast.While():
+            lower_while(cx, st)
+        case ast.Return(value=val):
+            scope = cx.f.lookup(RET)
+            if scope is None:
+                raise ICE("lowering: `return` without a return flag in scope")
+            if val is not None:
+                v = cx.expr(val)
+                rscope = cx.f.lookup(RETV)
+                if rscope is not None:
+                    old = rscope[RETV]
+                    if isinstance(old, ir.Value) and isinstance(v, (ir.Value, CVal)):
+                        v = cx.to_shape(cx.mat(v, old.dtype, st.span), old.shape, st.span)
+                    rscope[RETV] = v
+            scope[RET] = CVal(True, BOOL)
+        case ast.Break() | ast.Continue():
+            flag = BRK if isinstance(st, ast.Break) else CONT
+            scope = cx.f.lookup(flag)
+            if scope is None:
+                raise ICE(f"lowering: `{flag[1:]}` outside a loop")
+            scope[flag] = CVal(True, BOOL)
+        case _:
+            raise ICE(f"lowering: unexpected statement {type(st).__name__}")
+
+
+def _zero_of(cx: LowerCx, ty: ast.TypeExpr | None, span: Span) -> Any:
+    if isinstance(ty, ast.NamedType) and ty.name.name == "Tile":
+        dtype, dims = cx.tensor_type(ty)
+        shape = tuple(cx.need_int(d, span) for d in dims)
+        return cx.b.const(False if dtype is BOOL else 0, dtype, shape, span=span)
+    if isinstance(ty, ast.NamedType) and not ty.args:
+        dtype = cx.dtype(ty)
+        return CVal(False if dtype is BOOL else 0, dtype)
+    raise Unsupported(span, "a `let` without a value or a scalar or tile type",
+                      "give the variable its initial value")
+
+
+def _binding_dtype(cx: LowerCx, pat: ast.Pattern, v: CVal) -> DType:
+    sym = symbol(cx.program, pat)
+    ty = getattr(sym, "ty", None)
+    dt = getattr(ty, "dtype", None)
+    if isinstance(dt, DType):
+        return dt
+    return default_dtype(v.value)
+
+
+def bind_pattern(cx: LowerCx, pat: ast.Pattern, v: Any) -> None:
+    match pat:
+        case ast.NamePat(name=n):
+            if isinstance(v, ir.Value):
+                v = cx.b.name_last(v, n.name)
+            cx.f.scopes[-1][n.name] = v
+        case ast.WildcardPat():
+            pass
+        case ast.TuplePat(elems=elems):
+            if not isinstance(v, TupleVal) or len(v.elems) != len(elems):
+                raise Unsupported(pat.span, "tuple pattern does not match the value")
+            for p, x in zip(elems, v.elems, strict=True):
+                bind_pattern(cx, p, x)
+        case _:
+            raise ICE(f"lowering: unexpected pattern {type(pat).__name__}")
+
+
+def _carried(cx: LowerCx, body: ast.Block | Sequence[Any], extra: Sequence[str] = ()
+             ) -> list[tuple[dict[str, Any], str]]:
+    out: list[tuple[dict[str, Any], str]] = []
+    seen: set[str] = set()
+    for name in [*assigned_names(body), *extra]:
+        if name in seen:
+            continue
+        seen.add(name)
+        scope = cx.f.lookup(name)
+        if scope is not None and isinstance(scope[name], (ir.Value, CVal)):
+            out.append((scope, name))
+    return out
+
+
+def _carry_inits(cx: LowerCx, carried: list[tuple[dict[str, Any], str]], span: Span) -> list[ir.Value]:
+    inits = []
+    for scope, name in carried:
+        v = cx.mat(scope[name], None, span)
+        scope[name] = v
+        inits.append(v)
+    return inits
+
+
+def _yield_carried(cx: LowerCx, carried: list[tuple[dict[str, Any], str]],
+                   types: Sequence[ir.Type], span: Span) -> None:
+    out = []
+    for (scope, name), ty in zip(carried, types, strict=True):
+        v = cx.mat(scope[name], ty.dtype, span)
+        out.append(cx.to_shape(v, ty.shape, span))
+    cx.b.yield_(*out, span=span)
+
+
+def lower_for(cx: LowerCx, st: ast.For) -> None:
+    rng = st.iter
+    if not isinstance(rng, ast.RangeExpr):
+        raise Unsupported(st.iter.span, "a kernel `for` loop must range over `a..b`")
+    lo_v, hi_v = cx.expr(rng.start), cx.expr(rng.end)
+    dt = next((x.dtype for x in (lo_v, hi_v) if isinstance(x, ir.Value)), None) or \
+        next((x.dtype for x in (lo_v, hi_v) if isinstance(x, CVal) and x.dtype), None) or I32
+    lo = cx.mat(lo_v, dt, rng.span)
+    hi = cx.mat(hi_v, dt, rng.span)
+    if rng.inclusive:
+        hi = cx.b.add(hi, cx.b.const(1, dt), span=rng.span)
+    if jump_flags([st.body]) & {BRK, CONT, RET}:
+        _for_as_while(cx, st, lo, hi)
+        return
+    step = cx.b.const(1, dt, span=rng.span)
+    carried = _carried(cx, st.body)
+    inits = _carry_inits(cx, carried, st.span)
+    iv = cx.b.fresh(lo.type, _pat_name(st.pattern) or "i")
+    args = [cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True)]
+    frame = cx.b.open_region((iv, *args))
+    for (scope, name), a in zip(carried, args, strict=True):
+        scope[name] = a
+    cx.f.scopes.append({})
+    bind_pattern(cx, st.pattern, iv)
+    lower_block(cx, st.body)
+    cx.f.scopes.pop()
+    _yield_carried(cx, carried, [v.type for v in inits], st.span)
+    region = cx.b.close_region(frame)
+    results = tuple(cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True))
+    cx.b.emit(ir.For(results, lo, hi, step, tuple(inits), region, st.span))
+    for (scope, name), r in zip(carried, results, strict=True):
+        scope[name] = r
+
+
+def _for_as_while(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value) -> None:
+    """A `for` whose body may `break`, `continue` or `return`: a `while` over
+    a carried counter that stops when the break (or return) flag is set."""
+    sp = st.span
+    cx.f.scopes.append({ITER: lo, BRK: CVal(False, BOOL)})
+
+    def cond_fn() -> ir.Value:
+        c = cx.b.lt(cx.flag(ITER), hi, span=sp)
+        return _and_not_flags(cx, c, (BRK, RET), sp)
+
+    def body_fn() -> None:
+        cx.f.scopes.append({CONT: CVal(False, BOOL)})
+        scope = cx.f.lookup(ITER)
+        assert scope is not None
+        i = scope[ITER]
+        bind_pattern(cx, st.pattern, i)
+        # advance first, so `continue` cannot skip the increment
+        scope[ITER] = cx.b.add(i, cx.b.const(1, i.dtype, span=sp), span=sp)
+        lower_block(cx, st.body)
+        cx.f.scopes.pop()
+
+    _while(cx, cond_fn, body_fn, [st.body], [ITER, BRK], sp)
+    cx.f.scopes.pop()
+
+
+def lower_while(cx: LowerCx, st: ast.While) -> None:
+    sp = st.span
+    jumps = bool(jump_flags([st.body]) & {BRK, CONT, RET})
+    if jumps:
+        cx.f.scopes.append({BRK: CVal(False, BOOL)})
+
+    def cond_fn() -> ir.Value:
+        c = cx.mat(cx.expr(st.cond), BOOL, st.cond.span)
+        if c.shape != ():
+            raise Unsupported(st.cond.span, "a `while` condition must be a bool scalar")
+        return _and_not_flags(cx, c, (BRK, RET), sp) if jumps else c
+
+    def body_fn() -> None:
+        if jumps:
+            cx.f.scopes.append({CONT: CVal(False, BOOL)})
+        lower_block(cx, st.body)
+        if jumps:
+            cx.f.scopes.pop()
+
+    _while(cx, cond_fn, body_fn, [st.cond, st.body], [BRK] if jumps else [], sp)
+    if jumps:
+        cx.f.scopes.pop()
+
+
+def _while(cx: LowerCx, cond_fn: Any, body_fn: Any, nodes: Sequence[Any], extra: Sequence[str],
+           span: Span) -> None:
+    carried = _carried(cx, nodes, extra)
+    inits = _carry_inits(cx, carried, span)
+    names = [name for _, name in carried]
+    cargs = [cx.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True)]
+    cframe = cx.b.open_region(cargs)
+    for (scope, name), a in zip(carried, cargs, strict=True):
+        scope[name] = a
+    cx.b.yield_(cond_fn(), span=span)
+    cregion = cx.b.close_region(cframe)
+    bargs = [cx.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True)]
+    bframe = cx.b.open_region(bargs)
+    for (scope, name), a in zip(carried, bargs, strict=True):
+        scope[name] = a
+    body_fn()
+    _yield_carried(cx, carried, [v.type for v in inits], span)
+    bregion = cx.b.close_region(bframe)
+    results = tuple(cx.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True))
+    cx.b.emit(ir.While(results, tuple(inits), cregion, bregion, span))
+    for (scope, name), r in zip(carried, results, strict=True):
+        scope[name] = r
+
+
+def lower_if_expr(cx: LowerCx, e: ast.If) -> Any:
+    cond = cx.expr(e.cond)
+    if isinstance(cond, CVal):
+        if cond.value:
+            return lower_block(cx, e.then)
+        if e.else_ is None:
+            return UNIT
+        return lower_block(cx, e.else_) if isinstance(e.else_, ast.Block) else lower_if_expr(cx, e.else_)
+    c = cx.mat(cond, BOOL, e.cond.span)
+    if c.shape != ():
+        raise Unsupported(e.cond.span, "an `if` condition must be a bool scalar",
+                          "use `where(cond, a, b)` to select between tiles")
+    def then_fn() -> Any:
+        return lower_block(cx, e.then)
+
+    def else_fn() -> Any:
+        if e.else_ is None:
+            return UNIT
+        return lower_block(cx, e.else_) if isinstance(e.else_, ast.Block) else lower_if_expr(cx, e.else_)
+
+    return lower_if(cx, c, then_fn, else_fn, [e.then, e.else_], e.span)
+
+
+def lower_if(cx: LowerCx, c: ir.Value, then_fn: Any, else_fn: Any, nodes: Sequence[Any],
+             span: Span) -> Any:
+    """An `If` op whose branches are lowered by `then_fn`/`else_fn`; its
+    results are the branches' value (when both give one) and every
+    variable they changed (found among the names `nodes` assign)."""
+    carried = _carried(cx, [n for n in nodes if n is not None])
+    before = [scope[name] for scope, name in carried]
+
+    def branch(fn: Any) -> tuple[Frame, Any, list[Any]]:
+        frame = cx.b.open_region(())
+        val = fn()
+        cx.b.close_region(frame)
+        after = [scope[name] for scope, name in carried]
+        for (scope, name), old in zip(carried, before, strict=True):
+            scope[name] = old
+        return frame, val, after
+
+    tframe, tval, tafter = branch(then_fn)
+    eframe, eval_, eafter = branch(else_fn)
+    # Merge: the if's value (when both branches give a scalar/tile), then
+    # every variable a branch changed.
+    pairs: list[tuple[Any, Any]] = []
+    tleaves, eleaves = _leaves(tval), _leaves(eval_)
+    has_value = tleaves is not None and eleaves is not None and len(tleaves) == len(eleaves) \
+        and _same_structure(tval, eval_)
+    if has_value:
+        pairs.extend(zip(tleaves, eleaves, strict=True))  # type: ignore[arg-type]
+    changed = []
+    for i, (old, t, f) in enumerate(zip(before, tafter, eafter, strict=True)):
+        if t is old and f is old:
+            continue
+        changed.append(i)
+        pairs.append((t, f))
+    types = []
+    for t, f in pairs:
+        dtype = next((x.dtype for x in (t, f) if isinstance(x, ir.Value)), None) or \
+            next((x.dtype for x in (t, f) if isinstance(x, CVal) and x.dtype), None)
+        if dtype is None:
+            dtype = default_dtype(t.value if isinstance(t, CVal) else f.value)
+        shape = broadcast_shapes([x.shape if isinstance(x, ir.Value) else () for x in (t, f)],
+                                 span)
+        types.append(ir.Type(dtype, shape))
+    for frame, idx in ((tframe, 0), (eframe, 1)):
+        cx.b.reopen(frame)
+        vals = []
+        for pair, ty in zip(pairs, types, strict=True):
+            v = cx.mat(pair[idx], ty.dtype, span)
+            vals.append(cx.to_shape(v, ty.shape, span))
+        cx.b.yield_(*vals, span=span)
+        cx.b.close_region(frame)
+    results = tuple(cx.b.fresh(t) for t in types)
+    cx.b.emit(ir.If(results, c, tframe.region(), eframe.region(), span))
+    k = len(tleaves) if has_value else 0  # type: ignore[arg-type]
+    for i, r in zip(changed, results[k:], strict=True):
+        scope, name = carried[i]
+        scope[name] = r
+    if not has_value:
+        return UNIT
+    return _rebuild(tval, list(results[:k]))
+
+
+def _is_mut(pat: ast.Pattern) -> bool:
+    return isinstance(pat, ast.NamePat) and pat.mutable
+
+
+def _pat_name(pat: ast.Pattern) -> str | None:
+    return pat.name.name if isinstance(pat, ast.NamePat) else None
+
+
+def _leaves(v: Any) -> list[Any] | None:
+    """The scalar/tile leaves of a value (tuples flattened), or None when it
+    holds something an `if` cannot merge (a tensor, a view, unit)."""
+    if isinstance(v, (ir.Value, CVal)):
+        return [v]
+    if isinstance(v, TupleVal) and v.elems:
+        out: list[Any] = []
+        for e in v.elems:
+            sub = _leaves(e)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    return None
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    if isinstance(a, TupleVal) or isinstance(b, TupleVal):
+        return (isinstance(a, TupleVal) and isinstance(b, TupleVal)
+                and len(a.elems) == len(b.elems)
+                and all(_same_structure(x, y) for x, y in zip(a.elems, b.elems, strict=True)))
+    return True
+
+
+def _rebuild(shape_of: Any, leaves: list[Any]) -> Any:
+    if isinstance(shape_of, TupleVal):
+        return TupleVal(tuple(_rebuild(e, leaves) for e in shape_of.elems))
+    return leaves.pop(0)
+
+
+def _hint(name: str) -> str:
+    return name.lstrip("%")

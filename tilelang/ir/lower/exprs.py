@@ -1,0 +1,97 @@
+"""Expressions: what each expression of a kernel body lowers to.
+
+`lower_expr` is the entry (through `LowerCx.expr`): literals become `CVal`s
+(with the dtype the checker settled), names their binding, a const generic
+or a module constant, and operators, casts, blocks, `if`, calls and methods
+are handed to their modules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.model import ICE
+from tilelang.dtypes import DType
+from tilelang.ir.lower.context import LowerCx, find_const, literal_dtype, symbol
+from tilelang.ir.lower.control import lower_block, lower_if_expr
+from tilelang.ir.lower.fold import convert_const
+from tilelang.ir.lower.intrinsics import lower_call, lower_method
+from tilelang.ir.lower.operators import lower_binary, lower_cast, lower_unary
+from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, StrVal, TupleVal, Unsupported
+from tilelang.syntax import ast
+
+
+def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
+    match e:
+        case ast.IntLit(value=v, suffix=s):
+            dt = DType.parse(s) if s else literal_dtype(cx.program, e)
+            return CVal(convert_const(v, dt) if dt else v, dt)
+        case ast.FloatLit(value=v, suffix=s):
+            dt = DType.parse(s) if s else literal_dtype(cx.program, e)
+            return CVal(float(v), dt)
+        case ast.BoolLit(value=v):
+            return CVal(bool(v), BOOL)
+        case ast.StrLit(value=v):
+            return StrVal(v)
+        case ast.Name(ident=ident):
+            return lower_name(cx, ident.name, e)
+        case ast.Path(segments=segs):
+            return lower_name(cx, segs[-1].name, e)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs):
+            return lower_binary(cx, op, cx.expr(lhs), cx.expr(rhs), e.span)
+        case ast.Unary(op=op, operand=x):
+            return lower_unary(cx, op, cx.expr(x), e.span)
+        case ast.Cast(expr=x, ty=ty):
+            return lower_cast(cx, cx.expr(x), cx.dtype(ty), e.span)
+        case ast.Ref(expr=x):
+            return cx.expr(x)
+        case ast.TupleExpr(elems=elems):
+            return TupleVal(tuple(cx.expr(x) for x in elems))
+        case ast.ArrayExpr(elems=elems):
+            return ArrayVal(tuple(cx.expr(x) for x in elems))
+        case ast.Field(receiver=r, field=fld):
+            v = cx.expr(r)
+            if isinstance(v, (TupleVal, ArrayVal)) and fld.name.isdigit():
+                return v.elems[int(fld.name)]
+            raise Unsupported(e.span, "field access on this value")
+        case ast.Index(receiver=r, index=i):
+            v, idx = cx.expr(r), cx.expr(i)
+            if isinstance(v, (TupleVal, ArrayVal)):
+                return v.elems[cx.const_int(idx, i.span)]
+            raise Unsupported(e.span, "indexing this value")
+        case ast.Block():
+            return lower_block(cx, e)
+        case ast.UnsafeBlock(body=body):
+            return lower_block(cx, body)
+        case ast.If():
+            return lower_if_expr(cx, e)
+        case ast.Call():
+            return lower_call(cx, e)
+        case ast.MethodCall():
+            return lower_method(cx, e)
+        case ast.RangeExpr() | ast.GraphBlock():
+            raise Unsupported(e.span, "this expression inside a kernel")
+        case _:
+            raise ICE(f"lowering: unexpected expression {type(e).__name__}")
+
+
+def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
+    scope = cx.f.lookup(name)
+    if scope is not None:
+        return scope[name]
+    if name in cx.f.generics:
+        return CVal(cx.f.generics[name], I32)
+    if name in cx.tensors:
+        return cx.tensors[name]
+    const = find_const(cx.program, name)
+    if const is not None:
+        if isinstance(const, ast.ConstDecl):
+            v = cx.expr(const.value)
+            if const.ty is not None and isinstance(v, CVal):
+                dt = cx.dtype(const.ty)
+                v = CVal(convert_const(v.value, dt), dt)
+            return v
+        sym = symbol(cx.program, node)
+        sdt = getattr(getattr(sym, "ty", None), "dtype", None)
+        return CVal(const, sdt if isinstance(sdt, DType) else None)
+    raise ICE(f"lowering: unknown name `{name}`")

@@ -1,0 +1,285 @@
+"""The builtin operations inside a kernel: each call or method to its IR.
+
+`lower_call` inlines a call of a device function or lowers a builtin
+(`lower_builtin`): grid queries, tile creation, element-wise math, `where`,
+reductions, scans, `mma`/`dot`, atomics, `store_unchecked`, `print` and
+`assert`; `lower_method` lowers tile methods and hands tensor and view
+methods to `views`. `LOWERED_OPERATIONS` names every builtin implemented
+here, keyed like `tilelang.intrinsics.signatures` (a test checks that no
+kernel operation lacks one).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.ir.lower.context import LowerCx, find_fn, program_type, symbol
+from tilelang.ir.lower.fold import broadcast_shapes, convert_const
+from tilelang.ir.lower.inline import inline_call
+from tilelang.ir.lower.values import BOOL, I32, UNIT, CVal, StrVal, TensorRef, Unsupported, ViewRef
+from tilelang.ir.lower.views import tensor_method, view_method
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+_UNARY_MATH = {op.value: op for op in (
+    ir.ElemOp.EXP, ir.ElemOp.EXP2, ir.ElemOp.LOG, ir.ElemOp.LOG2, ir.ElemOp.SQRT,
+    ir.ElemOp.RSQRT, ir.ElemOp.ABS, ir.ElemOp.SIN, ir.ElemOp.COS, ir.ElemOp.TANH,
+    ir.ElemOp.SIGMOID, ir.ElemOp.FLOOR, ir.ElemOp.CEIL)}
+
+
+_REDUCE = {op.value: op for op in ir.ReduceOp}
+
+
+_SCAN = {op.value: op for op in ir.ScanOp}
+
+
+#: Built-in kernel operations this lowering implements, keyed like
+#: `tilelang.intrinsics.signatures` (methods with a leading dot).
+LOWERED_OPERATIONS = frozenset(
+    {"block_id", "num_blocks", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
+     "where", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max",
+     "store_unchecked", ".load", ".load_padded", ".store", ".load_like", ".num_tiles",
+     ".partition", ".cumsum", ".reshape", ".broadcast", ".transpose", ".permute"}
+    | set(_UNARY_MATH) | {"." + n for n in _UNARY_MATH}
+    | set(_REDUCE) | {"." + n for n in _REDUCE}
+)
+
+
+_BUILTIN_NAMES = LOWERED_OPERATIONS
+
+
+def _turbofish_dtype(cx: LowerCx, call: ast.Call | ast.MethodCall, default: DType | None) -> DType:
+    if call.generics:
+        return cx.dtype(call.generics[0])
+    ty = program_type(cx.program, call)
+    dt = getattr(ty, "dtype", None)
+    if isinstance(dt, DType):
+        return dt
+    if default is None:
+        raise Unsupported(call.span, "cannot tell the element type here",
+                          "give it with a turbofish, e.g. `zeros::<f32>([..])`")
+    return default
+
+
+def lower_call(cx: LowerCx, e: ast.Call) -> Any:
+    callee = e.callee
+    name = callee.ident.name if isinstance(callee, ast.Name) else callee.segments[-1].name
+    sym = symbol(cx.program, e)
+    kind = getattr(getattr(sym, "kind", None), "value", None)
+    local = isinstance(callee, ast.Name) and cx.f.lookup(name) is not None
+    if not local and kind in ("fn", "kernel"):
+        qual = getattr(sym, "qualname", None) or name
+        decl = find_fn(cx.program, qual, kernel=False)
+        if decl is not None:
+            return inline_call(cx, decl, e)
+    if not local and kind is None:
+        decl = find_fn(cx.program, name, kernel=False)
+        if decl is not None and name not in _BUILTIN_NAMES:
+            return inline_call(cx, decl, e)
+    return lower_builtin(cx, name, e)
+
+
+def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
+    sp = e.span
+    args = e.args
+    if name in ("print", "assert"):
+        vals = cx.lower_args(args)
+        return lower_print(cx, vals, sp) if name == "print" else lower_assert(cx, vals, e)
+    vals = cx.lower_args(args)
+    if name in ("block_id", "num_blocks"):
+        axis = cx.const_int(vals[0], sp)
+        if not 0 <= axis < 3:
+            raise Unsupported(sp, f"grid axis {axis} (the grid has axes 0, 1 and 2)")
+        cx.grid_rank = max(cx.grid_rank, axis + 1)
+        return cx.b.block_id(axis, span=sp) if name == "block_id" else \
+            cx.b.num_blocks(axis, span=sp)
+    if name in ("zeros", "ones", "full"):
+        shape = cx.ints(vals[0], sp)
+        dt = _turbofish_dtype(cx, e, None if name == "full" else DType.F32)
+        if name == "full":
+            fill = vals[1]
+            if isinstance(fill, CVal):
+                return cx.b.const(convert_const(fill.value, dt), dt, shape, span=sp)
+            return cx.to_shape(cx.mat(fill, dt, sp), shape, sp)
+        return cx.b.const(0 if name == "zeros" else 1, dt, shape, span=sp) if dt.is_int or \
+            dt is BOOL else cx.b.const(0.0 if name == "zeros" else 1.0, dt, shape, span=sp)
+    if name == "arange":
+        n = cx.const_int(vals[0], sp)
+        return cx.b.arange(n, _turbofish_dtype(cx, e, I32), span=sp)
+    if name in _UNARY_MATH:
+        return cx.b.elementwise(_UNARY_MATH[name], _float_operand(cx, vals[0], sp), span=sp)
+    if name in ("maximum", "minimum"):
+        x, y = cx.unify(vals, sp)
+        return cx.b.elementwise(ir.ElemOp(name), x, y, span=sp)
+    if name == "fma":
+        x, y, z = cx.unify(vals, sp)
+        return cx.b.elementwise(ir.ElemOp.FMA, x, y, z, span=sp)
+    if name == "where":
+        c = cx.mat(vals[0], BOOL, sp)
+        x, y = cx.unify(vals[1:], sp)
+        shape = broadcast_shapes([c.shape, x.shape], sp)
+        return cx.b.elementwise(ir.ElemOp.WHERE, cx.to_shape(c, shape, sp),
+                                cx.to_shape(x, shape, sp), cx.to_shape(y, shape, sp),
+                                span=sp)
+    if name in _REDUCE:
+        return lower_reduce(cx, name, vals[0], vals[1] if len(vals) > 1 else None, sp)
+    if name in _SCAN:
+        return lower_scan(cx, name, vals[0], vals[1] if len(vals) > 1 else CVal(0), sp)
+    if name in ("mma", "dot"):
+        a = cx.mat(vals[0], None, sp)
+        bb = cx.mat(vals[1], None, sp)
+        if name == "mma":
+            acc = cx.mat(vals[2], None, sp)
+        else:
+            acc_dt = DType.F32 if a.dtype in (DType.F16, DType.BF16) else a.dtype
+            if a.type.rank != 2 or bb.type.rank != 2:
+                raise Unsupported(sp, "`dot` of tiles that are not 2-D")
+            acc = cx.b.const(0.0 if acc_dt.is_float else 0, acc_dt,
+                             (a.shape[0], bb.shape[1]), span=sp)
+        return cx.b.mma(a, bb, acc, span=sp)
+    if name in ("atomic_add", "atomic_max", "atomic_min"):
+        return lower_atomic(cx, ir.AtomicOp(name), vals, sp)
+    if name == "store_unchecked":
+        t = cx.tensor_arg(vals[0], sp)
+        offs = cx.index_list(vals[1], sp)
+        tile = cx.mat(vals[2], t.param.dtype, sp)
+        if tile.type.rank != t.param.rank:
+            tile = cx.b.reshape(tile, (1,) * (t.param.rank - tile.type.rank) + tile.shape, span=sp) \
+                if tile.type.rank < t.param.rank else tile
+        cx.b.store(t.param.name, offs, tile, span=sp)
+        return UNIT
+    raise Unsupported(sp, f"`{name}` inside a kernel")
+
+
+def _float_operand(cx: LowerCx, v: Any, span: Span) -> ir.Value:
+    if isinstance(v, CVal) and v.dtype is None:
+        return cx.mat(CVal(float(v.value), DType.F32), None, span)
+    return cx.mat(v, None, span)
+
+
+def lower_reduce(cx: LowerCx, name: str, x: Any, axis: Any, span: Span) -> ir.Value:
+    v = cx.mat(x, None, span)
+    if v.dtype is BOOL:
+        v = cx.b.cast(v, I32, span=span)
+    if axis is None:
+        # no axis: over every element (a scalar result); argmax/argmin give
+        # the row-major flat index
+        if v.type.rank > 1:
+            v = cx.b.reshape(v, (v.type.numel,), span=span)
+        if v.type.rank == 0:
+            return v
+        return cx.b.reduce(_REDUCE[name], v, 0, span=span)
+    a = cx.const_int(axis, span)
+    if a < 0:
+        a += v.type.rank
+    return cx.b.reduce(_REDUCE[name], v, a, span=span)
+
+
+def lower_scan(cx: LowerCx, name: str, x: Any, axis: Any, span: Span) -> ir.Value:
+    v = cx.mat(x, None, span)
+    a = cx.const_int(axis, span)
+    if a < 0:
+        a += v.type.rank
+    return cx.b.scan(_SCAN[name], v, a, span=span)
+
+
+def lower_atomic(cx: LowerCx, op: ir.AtomicOp, vals: list[Any], span: Span) -> Any:
+    t = cx.tensor_arg(vals[0], span)
+    origin = cx.index_list(vals[1], span)
+    rank = t.param.rank
+    if len(origin) != rank:
+        raise Unsupported(span, f"{len(origin)} indices for a rank-{rank} tensor")
+    v = cx.mat(vals[2], t.param.dtype, span)
+    if v.type.is_scalar:
+        cx.b.atomic(op, t.param.name, origin, v, span=span)
+        return UNIT
+    # A tile value lands at `origin + position`: per-element index tiles.
+    if v.type.rank < rank:
+        v = cx.b.reshape(v, (1,) * (rank - v.type.rank) + v.shape, span=span)
+    idx = []
+    for d in range(rank):
+        idx.append(cx.b.add(cx.to_shape(origin[d], v.shape, span),
+                            cx.iota(v.shape, d, span), span=span))
+    cx.b.atomic(op, t.param.name, idx, v, span=span)
+    return UNIT
+
+
+def lower_print(cx: LowerCx, vals: list[Any], span: Span) -> Any:
+    parts: list[str | ir.Value] = []
+
+    def put(v: Any) -> None:
+        if isinstance(v, StrVal):
+            parts.append(v.value)
+        else:
+            parts.append(cx.mat(v, None, span))
+
+    rest = list(vals)
+    if rest and isinstance(rest[0], StrVal) and "{}" in rest[0].value and len(rest) > 1:
+        pieces = rest.pop(0).value.split("{}")
+        parts.append(pieces[0])
+        for piece in pieces[1:]:
+            if rest:
+                put(rest.pop(0))
+            else:
+                parts.append("{}")
+            parts.append(piece)
+        for v in rest:
+            parts.append(" ")
+            put(v)
+    else:
+        for i, v in enumerate(rest):
+            if i:
+                parts.append(" ")
+            put(v)
+    merged: list[str | ir.Value] = []
+    for p in parts:
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p
+        elif p != "":
+            merged.append(p)
+    cx.b.print_(*merged, span=span)
+    return UNIT
+
+
+def lower_assert(cx: LowerCx, vals: list[Any], e: ast.Call) -> Any:
+    cond = vals[0]
+    msg = vals[1].value if len(vals) > 1 and isinstance(vals[1], StrVal) else ""
+    if isinstance(cond, CVal) and cond.value:
+        return UNIT
+    cx.b.assert_(cx.mat(cond, BOOL, e.span), msg, span=e.span)
+    return UNIT
+
+
+def lower_method(cx: LowerCx, e: ast.MethodCall) -> Any:
+    name = e.method.name
+    sp = e.span
+    recv = cx.expr(e.receiver)
+    vals = cx.lower_args(e.args)
+    if isinstance(recv, TensorRef):
+        return tensor_method(cx, recv, name, vals, e)
+    if isinstance(recv, ViewRef):
+        return view_method(cx, recv, name, vals, e)
+    if name in _UNARY_MATH:
+        return cx.b.elementwise(_UNARY_MATH[name], _float_operand(cx, recv, sp), span=sp)
+    if name in _REDUCE:
+        return lower_reduce(cx, name, recv, vals[0] if vals else None, sp)
+    if name in _SCAN:
+        return lower_scan(cx, name, recv, vals[0] if vals else CVal(0), sp)
+    v = cx.mat(recv, None, sp)
+    if name == "reshape":
+        shape = cx.ints(vals[0], sp)
+        if math.prod(shape) != v.type.numel:
+            raise Unsupported(sp, f"cannot reshape {list(v.shape)} to {list(shape)}")
+        return cx.b.reshape(v, shape, span=sp)
+    if name == "broadcast":
+        return cx.to_shape(v, cx.ints(vals[0], sp), sp)
+    if name == "transpose":
+        if v.type.rank != 2:
+            raise Unsupported(sp, "`transpose` of a tile that is not 2-D")
+        return cx.b.transpose(v, span=sp)
+    if name == "permute":
+        return cx.b.permute(v, cx.ints(vals[0], sp), span=sp)
+    raise Unsupported(sp, f"method `{name}` inside a kernel")

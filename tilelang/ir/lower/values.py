@@ -1,0 +1,85 @@
+"""What a Tile expression lowers to, before it is IR.
+
+The lowering evaluates each expression to one of these (`LV`): an
+`ir.Value` (a scalar or tile computed at run time), a `CVal` (a compile-time
+scalar, folded in Python), a `TensorRef` (a tensor parameter, with its own
+tile's offsets for a `&mut` one), a `ViewRef` (a partition of one inside the
+kernel), a tuple, a shape literal or a string. `Unsupported` is a construct
+the lowering does not support yet (E0701 at the construct); the flags `BRK`,
+`CONT`, `RET` are the synthetic variables of the jump lowering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.source import Span
+
+I32 = DType.I32
+BOOL = DType.BOOL
+
+
+@dataclass(frozen=True, slots=True)
+class CVal:
+    """A compile-time scalar: `dtype` None is an untyped literal (its dtype
+    comes from the other operand, else i32 / f32)."""
+
+    value: bool | int | float
+    dtype: DType | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TensorRef:
+    """A tensor parameter; `own` are the element offsets of a `&mut` param's
+    own tile (None for `&` params)."""
+
+    param: ir.TensorParam
+    own: tuple[ir.Value, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ViewRef:
+    """`x.partition([..])` inside a kernel: `tile` is the view's tile shape.
+    `nested` views (of a `&mut` param) index tiles local to the own tile."""
+
+    tensor: TensorRef
+    tile: tuple[int, ...]
+    nested: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TupleVal:
+    elems: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayVal:
+    """`[a, b, c]`: a shape or a tile index."""
+
+    elems: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StrVal:
+    value: str
+
+
+UNIT = TupleVal(())
+
+
+# Synthetic variables of the jump lowering; `%` keeps them apart from user names.
+BRK, CONT, RET, RETV, ITER = "%break", "%continue", "%return", "%retval", "%iter"
+
+
+LV = ir.Value | CVal | TensorRef | ViewRef | TupleVal | ArrayVal | StrVal
+
+
+class Unsupported(Exception):
+    def __init__(self, span: Span, what: str, help_: str = "") -> None:
+        super().__init__(what)
+        self.span = span
+        self.what = what
+        self.help = help_

@@ -1,0 +1,111 @@
+"""Tensor parameters and their partitions: loads and stores of tiles.
+
+A `&mut` parameter's own tile loads and stores at the block's offsets; a
+`&` parameter with a static shape loads whole; `x.partition([..])` inside a
+kernel gives a view whose tiles are loaded and stored by tile index
+(`num_tiles` per axis). A view of a `&mut` parameter is nested: its tiles are
+local to the own tile and a store is masked to stay inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tilelang.ir import nodes as ir
+from tilelang.ir.lower.context import LowerCx
+from tilelang.ir.lower.fold import convert_const
+from tilelang.ir.lower.values import I32, UNIT, ArrayVal, CVal, TensorRef, Unsupported, ViewRef
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+
+def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.MethodCall) -> Any:
+    sp = e.span
+    p = t.param
+    if name == "load" and not vals:
+        if t.own is None or p.tile_shape is None:
+            # a `&` tensor with a static shape (`g: &Tensor<f32, [N]>`): the
+            # checker allows loading all of it as one tile
+            if p.dims and all(isinstance(d, int) and not isinstance(d, bool) for d in p.dims):
+                zero = [cx.b.const(0, I32, span=sp) for _ in p.dims]
+                return cx.b.load(p.name, zero, tuple(int(d) for d in p.dims), span=sp)  # type: ignore[arg-type]
+            raise Unsupported(sp, "`load()` without an index on a `&` tensor")
+        return cx.b.load(p.name, t.own, p.tile_shape, span=sp, hint=f"{p.name}_tile")
+    if name == "store" and len(vals) == 1:
+        if t.own is None or p.tile_shape is None:
+            raise Unsupported(sp, "`store` to a `&` tensor")
+        tile = cx.to_shape(cx.mat(vals[0], p.dtype, sp), p.tile_shape, sp)
+        cx.b.store(p.name, t.own, tile, span=sp)
+        return UNIT
+    if name == "load_like":
+        other = cx.tensor_arg(vals[0], sp)
+        if other.own is None or other.param.tile_shape is None:
+            raise Unsupported(sp, "`load_like` of a tensor that is not a `&mut` parameter")
+        if other.param.rank != p.rank:
+            raise Unsupported(sp, "`load_like` between tensors of different ranks")
+        return cx.b.load(p.name, other.own, other.param.tile_shape, span=sp)
+    if name == "partition":
+        tshape = cx.ints(vals[0], sp)
+        if len(tshape) != p.rank:
+            raise Unsupported(sp, f"a rank-{len(tshape)} partition of a rank-{p.rank} tensor")
+        return ViewRef(t, tshape, nested=t.own is not None)
+    raise Unsupported(sp, f"method `{name}` on a tensor parameter")
+
+
+def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.MethodCall) -> Any:
+    sp = e.span
+    p = v.tensor.param
+    if name == "num_tiles":
+        axis = cx.const_int(vals[0], sp)
+        if v.nested:
+            assert p.tile_shape is not None
+            return CVal(-(-p.tile_shape[axis] // v.tile[axis]), I32)
+        if p.dims and p.dims[axis] is not None:
+            return CVal(-(-int(p.dims[axis]) // v.tile[axis]), I32)  # type: ignore[arg-type]
+        dim = cx.b.tensor_dim(p.name, axis, span=sp)
+        t = cx.b.const(v.tile[axis], I32, span=sp)
+        return cx.b.div(cx.b.add(dim, cx.b.const(v.tile[axis] - 1, I32, span=sp), span=sp),
+                        t, span=sp)
+    if name in ("load", "load_padded", "store"):
+        idx_arg = vals[1] if name == "store" else vals[0]
+        raw = list(idx_arg.elems) if isinstance(idx_arg, ArrayVal) else [idx_arg]
+        if len(raw) != p.rank:
+            raise Unsupported(sp, f"{len(raw)} tile indices for a rank-{p.rank} tensor")
+        # a constant tile index gives a constant offset (no multiply)
+        offs = [cx.b.const(convert_const(i.value * t, I32), I32, span=sp)
+                if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool)
+                else cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp)
+                for i, t in zip(raw, v.tile, strict=True)]
+        mask = None
+        if v.nested:
+            own = v.tensor.own
+            assert own is not None and p.tile_shape is not None
+            mask = _inside_own(cx, offs, v.tile, p.tile_shape, sp)
+            offs = [cx.b.add(o, base, span=sp) for o, base in zip(offs, own, strict=True)]
+        if name == "store":
+            tile = cx.to_shape(cx.mat(vals[0], p.dtype, sp), v.tile, sp)
+            cx.b.store(p.name, offs, tile, mask=mask, span=sp)
+            return UNIT
+        pad = None
+        if name == "load_padded":
+            pad = cx.mat(vals[1], p.dtype, sp)
+        return cx.b.load(p.name, offs, v.tile, mask=mask, padding=pad, span=sp)
+    raise Unsupported(sp, f"method `{name}` on a tensor partition")
+
+
+def _inside_own(cx: LowerCx, local: Sequence[ir.Value], tile: tuple[int, ...],
+                own: tuple[int, ...], span: Span) -> ir.Value:
+    """Mask of the elements of a nested tile at `local` offsets that fall
+    inside the own tile (a nested store never leaves the block's tile)."""
+    mask: ir.Value | None = None
+    for d, (o, n) in enumerate(zip(local, own, strict=True)):
+        pos = cx.b.add(cx.to_shape(o, tile, span), cx.iota(tile, d, span), span=span)
+        lo = cx.b.elementwise(ir.ElemOp.GE, pos, cx.b.const(0, I32, tile, span=span),
+                              span=span)
+        hi = cx.b.elementwise(ir.ElemOp.LT, pos, cx.b.const(n, I32, tile, span=span),
+                              span=span)
+        m = cx.b.elementwise(ir.ElemOp.AND, lo, hi, span=span)
+        mask = m if mask is None else cx.b.elementwise(ir.ElemOp.AND, mask, m, span=span)
+    assert mask is not None
+    return mask

@@ -51,6 +51,7 @@ class Color(StrEnum):
 class EmitStage(StrEnum):
     ast = "ast"
     ir = "ir"
+    gpu = "gpu"
     llvm = "llvm"
     ptx = "ptx"
 
@@ -217,7 +218,7 @@ def emit(
     stage: Annotated[EmitStage, typer.Option("--stage", "-s", help="What to print.")],
     kernel: Annotated[str | None, typer.Option("--kernel", "-k", help="Only this kernel.")] = None,
     arch: Annotated[
-        str, typer.Option("--arch", help="GPU architecture for llvm/ptx, e.g. sm_80, sm_90.")
+        str, typer.Option("--arch", help="GPU architecture for gpu/llvm/ptx, e.g. sm_80, sm_90a.")
     ] = "sm_80",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
@@ -225,7 +226,7 @@ def emit(
     error_format: LocalErrorFormat = None,
     color: LocalColor = None,
 ) -> None:
-    """Print an intermediate form of a program: its AST, Tile IR, LLVM IR or PTX."""
+    """Print an intermediate form of a program: its AST, Tile IR, GPU IR, LLVM IR or PTX."""
     _local_options(error_format, color)
     import re
 

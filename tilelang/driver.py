@@ -7,8 +7,13 @@
     "checked"  ast.Module         -> Checked           tilelang.sema.check_program
                                                        + tilelang.ownership.check_ownership
     "ir"       Checked            -> list[ir.Kernel]   tilelang.ir.lower.lower_kernel
-    "llvm"     list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_llvm_diagnostics
-    "ptx"      list[ir.Kernel]    -> list[Artifact]    tilelang.backend.emit_ptx_diagnostics
+    "gpu"      list[ir.Kernel]    -> list[GpuKernel]   tilelang.backend.lower_gpu_diagnostics
+    "llvm"     list[GpuKernel]    -> list[Artifact]    tilelang.backend.emit_llvm_diagnostics
+    "ptx"      list[GpuKernel]    -> list[Artifact]    tilelang.backend.emit_ptx_diagnostics
+
+The `gpu` stage compiles for `Options.arch` and for the facts a typical launch
+has (16-byte aligned tensors whose dims are multiples of 16); a launch compiles
+its own variant for its actual arguments.
 
 Each stage is a function `(input, ctx) -> output`; `ctx` (a `Context`) holds the
 options, the `SourceMap`, the `DiagnosticSink` and every earlier stage's output.
@@ -172,6 +177,19 @@ def _stage_ir(checked: Checked, ctx: Context) -> list[Any]:
     return kernels
 
 
+def _stage_gpu(kernels: list[Any], ctx: Context) -> list[Any]:
+    lower = _need("gpu", "tilelang.backend", "lower_gpu_diagnostics")
+    from tilelang.backend.facts import TensorFacts
+
+    out = []
+    for k in kernels:
+        facts = {p.name: TensorFacts.assumed(p.rank) for p in k.tensor_params}
+        gk = lower(k, ctx.sink, ctx.options.arch, facts)
+        if gk is not None:
+            out.append(gk)
+    return out
+
+
 def _stage_llvm(kernels: list[Any], ctx: Context) -> list[Artifact]:
     emit = _need("llvm", "tilelang.backend", "emit_llvm_diagnostics")
     return _emit_each(kernels, ctx, emit)
@@ -207,9 +225,10 @@ STAGES: dict[str, Stage] = {
         Stage("ast", _stage_ast, None, "parse into the surface AST"),
         Stage("checked", _stage_checked, "ast", "resolve names, check types and ownership"),
         Stage("ir", _stage_ir, "checked", "lower each launched kernel instance to Tile IR"),
-        Stage("llvm", _stage_llvm, "ir", "emit LLVM IR for the NVPTX target"),
-        # PTX is emitted from the IR, not by re-parsing the LLVM text.
-        Stage("ptx", _stage_ptx, "ir", "emit PTX assembly"),
+        Stage("gpu", _stage_gpu, "ir", "lower to GPU IR: layouts, shared memory, async copies, warp roles"),
+        Stage("llvm", _stage_llvm, "gpu", "emit LLVM IR for the NVPTX target"),
+        # PTX is emitted from GPU IR, not by re-parsing the LLVM text.
+        Stage("ptx", _stage_ptx, "gpu", "emit PTX assembly"),
     )
 }
 
@@ -334,6 +353,9 @@ def format_output(stage: str, result: CompileResult) -> str:
         case "ir":
             print_kernel = _need("ir", "tilelang.ir.printer", "print_kernel")
             return "\n".join(str(print_kernel(k)) for k in value)
+        case "gpu":
+            print_gpu = _need("gpu", "tilelang.backend.gpu.printer", "print_gpu_kernel")
+            return "\n".join(str(print_gpu(k)) for k in value)
         case "llvm" | "ptx":
             if len(value) == 1:
                 return str(value[0].text)

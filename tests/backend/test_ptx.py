@@ -141,3 +141,23 @@ def test_every_opcode_has_a_lowering() -> None:
         b.atomic(aop, "hist", (xi,), xi)
     ck = compile_kernel(b.finish(), "sm_80")
     assert ck.ptx.count("atom.") >= len(ir.AtomicOp)
+
+
+EXAMPLES = sorted((__import__("pathlib").Path(__file__).resolve().parents[2] / "examples").glob("*.tile"))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_ptx_assembles(path, arch: str) -> None:  # type: ignore[no-untyped-def]
+    """Every kernel instance of every example, through the driver's gpu/ptx
+    stages, assembles with ptxas for sm_80 and sm_90a."""
+    from tilelang import driver
+
+    result = driver.compile(path, "ptx", options=driver.Options(arch=arch), strict=True)
+    assert result.ok, [d.message for d in result.diagnostics]
+    assert result.output, "no kernel instance"
+    if not ptxas_available():
+        pytest.skip("ptxas is not on PATH")
+    for art in result.output:
+        r = run_ptxas(art.text, arch)
+        assert r.returncode == 0, f"{art.kernel}: {r.stderr}"

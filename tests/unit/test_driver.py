@@ -19,7 +19,7 @@ BAD_TYPES = "fn main() {\n    let x = nope;\n}\n"
 
 
 def test_stages_are_in_pipeline_order() -> None:
-    assert list(driver.STAGES) == ["ast", "checked", "ir", "llvm", "ptx"]
+    assert list(driver.STAGES) == ["ast", "checked", "ir", "gpu", "llvm", "ptx"]
     for name, stage in driver.STAGES.items():
         assert stage.name == name
         assert stage.input is None or list(driver.STAGES).index(stage.input) < list(

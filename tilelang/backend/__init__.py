@@ -1,11 +1,17 @@
-"""The NVPTX backend: Tile IR -> LLVM IR text -> PTX (no GPU, no CUDA import).
+"""The NVPTX backend: Tile IR -> GPU IR -> LLVM IR text -> PTX (no GPU, no CUDA import).
 
-Entry points (the driver's "llvm" and "ptx" stages call the first two):
+Entry points (the driver's "gpu", "llvm" and "ptx" stages call the `*_diagnostics`
+variants):
 
-    emit_llvm(kernel_ir, target=None, facts=None) -> str          LLVM IR text
-    emit_ptx(kernel_ir, target=None, facts=None) -> str           PTX text
-    compile_kernel(kernel_ir, target=None, facts=None) -> CompiledKernel
+    lower_gpu(kernel_ir, target=None, facts=None) -> GpuKernel    GPU IR (`backend/gpu/`)
+    emit_llvm(kernel, target=None, facts=None) -> str             LLVM IR text
+    emit_ptx(kernel, target=None, facts=None) -> str              PTX text
+    compile_kernel(kernel, target=None, facts=None) -> CompiledKernel
         PTX + launch ABI, through the compile cache (memory and disk)
+
+`kernel` is a Tile IR kernel (lowered to GPU IR for the target on the way) or
+a GPU IR kernel already lowered. `facts` None means no specialisation facts
+(unaligned tensors of any size).
 
 A user-facing GPU limit (device `print`, a tile too big for shared memory,
 `exp` on f64 ...) raises `CodegenError`, whose `.diag` is a located
@@ -17,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, TensorFacts, emit_llvm_text
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, emit_llvm_text
 from tilelang.backend.target import DEFAULT_ARCH, Target, llvm_to_ptx
 from tilelang.diagnostics.model import DiagnosticSink
 
@@ -32,6 +39,7 @@ __all__ = [
     "compile_kernel",
     "emit_llvm",
     "emit_ptx",
+    "lower_gpu",
 ]
 
 
@@ -43,14 +51,34 @@ def _target(target: Target | str | None) -> Target:
     return target
 
 
+def lower_gpu(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
+              facts: dict[str, TensorFacts] | None = None):
+    """Tile IR -> GPU IR for `target` (a GPU IR kernel is returned as is)."""
+    from tilelang.backend.gpu.nodes import GpuKernel
+    from tilelang.backend.gpu.passes import lower_to_gpu
+
+    if isinstance(kernel_ir, GpuKernel):
+        return kernel_ir
+    return lower_to_gpu(kernel_ir, _target(target).arch, facts or {})
+
+
 def emit_llvm(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
               facts: dict[str, TensorFacts] | None = None) -> str:
-    return emit_llvm_text(kernel_ir, facts)[0]
+    gk = lower_gpu(kernel_ir, target, facts)
+    return emit_llvm_text(gk, gk.facts)[0]
 
 
 def emit_ptx(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
              facts: dict[str, TensorFacts] | None = None) -> str:
     return compile_kernel(kernel_ir, target, facts).ptx
+
+
+def lower_gpu_diagnostics(kernel_ir, sink: DiagnosticSink, target=None, facts=None):  # type: ignore[no-untyped-def]
+    try:
+        return lower_gpu(kernel_ir, target, facts)
+    except CodegenError as e:
+        sink.emit(e.diag)
+        return None
 
 
 def emit_llvm_diagnostics(kernel_ir, sink: DiagnosticSink, target=None, facts=None):  # type: ignore[no-untyped-def]
@@ -93,13 +121,13 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     from tilelang.runtime import cache as cache_mod
 
     tgt = _target(target)
-    facts = facts or {}
-    fact_key = sorted((k, v.aligned16, v.dims_div16, v.bf16_f32) for k, v in facts.items())
+    gk = lower_gpu(kernel_ir, tgt, facts)
+    fact_key = sorted((k, v.aligned16, v.dims_div16, v.bf16_f32) for k, v in gk.facts.items())
     # Emitting the LLVM text is cheap (pure Python) and yields the ABI, whose
     # assert spans must come from this session's source map, so only the
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.
-    ll, abi = emit_llvm_text(kernel_ir, facts)
-    key = cache_mod.make_key("ptx", _ir_text(kernel_ir), fact_key, tgt.key(), ll)
+    ll, abi = emit_llvm_text(gk, gk.facts)
+    key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), ll)
     cache = cache_mod.default_cache()
     hit = cache.get(key)
     if hit is not None:

@@ -48,6 +48,7 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.backend import f64math
+from tilelang.backend.facts import TensorFacts
 from tilelang.backend.prints import HEADER as PRINT_HEADER
 from tilelang.backend.prints import PrintFormat, PrintValue, layout_format, record_size, record_ty
 from tilelang.diagnostics.codes.codegen import (
@@ -56,6 +57,9 @@ from tilelang.diagnostics.codes.codegen import (
 )
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
+from tilelang.backend.gpu.layouts import Chunked, MmaAcc
+from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel
+from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -91,17 +95,6 @@ class KernelABI:
     # print number i -> its record format (`backend/prints.py`); non-empty means
     # the entry takes one more parameter, the print buffer (`ParamSlot.what == "print"`)
     prints: tuple[PrintFormat, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class TensorFacts:
-    """Specialisation facts about one tensor argument (part of the cache key)."""
-
-    aligned16: bool = False  # base pointer is 16-byte aligned
-    dims_div16: tuple[bool, ...] = ()  # dim d is a multiple of 16
-    # A bf16 tensor whose memory holds f32 values (memory another library owns,
-    # as the Python API passes it); by default bf16 is 2-byte bfloat16 memory.
-    bf16_f32: bool = False
 
 
 # ------------------------------------------------------------------ types
@@ -244,8 +237,9 @@ class _TensorInfo:
 
 # ------------------------------------------------------------------ the emitter
 class _Emitter:
-    def __init__(self, kernel: ir.Kernel, facts: dict[str, TensorFacts]) -> None:
+    def __init__(self, kernel: GpuKernel, facts: dict[str, TensorFacts]) -> None:
         self.k = kernel
+        self.layouts = kernel.layouts
         self.T = kernel.num_warps * 32
         self.lines: list[str] = []
         self.decls: set[str] = set()
@@ -258,9 +252,8 @@ class _Emitter:
         self.facts = facts
         self._flat_cache: dict[tuple[int, int, int], str] = {}
         self._coord_cache: dict[tuple[int, ...], str] = {}
-        self._frag_mmas: set[int] = set()  # ids of `mma`s whose acc and result stay fragments
         self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
-        written = {op.tensor for op in ir.walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
+        written = {op.tensor for op in gpu_walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
         self.written = written
         self.prints: list[PrintFormat] = []
 
@@ -586,7 +579,7 @@ class _Emitter:
                     assert_never(p)
         params.append("ptr addrspace(1) %err")
         self.slots.append(ParamSlot("ptr", "", "err"))
-        if any(isinstance(op, ir.Print) for op in ir.walk(k.body)):
+        if any(isinstance(op, ir.Print) for op in gpu_walk(k.body)):
             params.append("ptr addrspace(1) align 16 %pbuf")
             self.slots.append(ParamSlot("ptr", "", "print"))
 
@@ -688,6 +681,12 @@ class _Emitter:
                 self.env[r.id] = slots
             case ir.Mma():
                 self.mma(op)
+            case DotOp(engine="mma.sync") if self.tc_eligible(op):
+                self.mma_tensor_core(op)
+            case DotOp():
+                self.mma(op)
+            case ConvertLayout(result=r, x=x):
+                self.convert_layout(r, x, op.span)
             case ir.For():
                 self.for_(op)
             case ir.If():
@@ -701,7 +700,23 @@ class _Emitter:
             case ir.Assert():
                 self.device_assert(op)
             case _:
-                assert_never(op)
+                self.gpu_op(op)
+
+    def gpu_op(self, op: object) -> None:
+        raise AssertionError(f"no code generation for {type(op).__name__}")
+
+    def convert_layout(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        src, dst = self.layouts.get(x.id), self.layouts.get(r.id)
+        if isinstance(dst, MmaAcc) and isinstance(src, Chunked):
+            self.env[r.id] = self.to_frag(x, span)
+        elif isinstance(src, MmaAcc) and isinstance(dst, Chunked):
+            op = self.env[x.id]
+            assert isinstance(op, Frag)
+            self.from_frag(op, r, span)
+        elif src == dst:
+            self.env[r.id] = self.env[x.id]
+        else:
+            raise AssertionError(f"no conversion from {src} to {dst}")
 
     # -- divisibility facts (specialisation) --------------------------------------------
     def multiple_of(self, v: ir.Value) -> int:
@@ -1643,7 +1658,7 @@ class _Emitter:
             vals.append(self.smem_load(off, x.dtype, self.linear(src, x.shape)))
         self.env[r.id] = vals
 
-    def mma(self, op: ir.Mma) -> None:
+    def mma(self, op: ir.Mma | DotOp) -> None:
         if self.mma_tensor_core(op):
             return
         a, b, acc, r = op.a, op.b, op.acc, op.result
@@ -1687,7 +1702,7 @@ class _Emitter:
         self.env[r.id] = [self.round_to(v, acc_dt) for v in finals]
 
     @staticmethod
-    def tc_eligible(op: ir.Mma) -> bool:
+    def tc_eligible(op: ir.Mma | DotOp) -> bool:
         """`mma` that runs on the tensor cores: f16/bf16 inputs, f32 acc, 16/8/16 multiples."""
         M, K = op.a.shape
         N = op.b.shape[1]
@@ -1777,7 +1792,7 @@ class _Emitter:
         self.barrier()
         self.env[r.id] = [self.smem_load(0, DType.F32, f) for _, _, f in self.out_slots(r.shape)]
 
-    def mma_tensor_core(self, op: ir.Mma) -> bool:
+    def mma_tensor_core(self, op: ir.Mma | DotOp) -> bool:
         """f16/bf16 x f16/bf16 + f32 on the tensor cores: `ldmatrix` + `mma.sync.m16n8k16`.
 
         A and B are staged in shared memory as 16-bit values (exact: the
@@ -1797,7 +1812,7 @@ class _Emitter:
         N = b.shape[1]
         acc_op = self.env[acc.id]
         frag_in = isinstance(acc_op, Frag)
-        frag_out = id(op) in self._frag_mmas
+        frag_out = isinstance(self.layouts.get(r.id), MmaAcc)
         h16 = "half" if in_dt is DType.F16 else "bfloat"
         size_a = -(-(M * K * 2) // 16) * 16
         size_b = -(-(K * N * 2) // 16) * 16
@@ -1904,37 +1919,12 @@ class _Emitter:
             out.extend([reg_ty(v.dtype)] * (self.lay(v).E if v.shape else 1))
         return out
 
-    def _fusable_accumulators(self, op: ir.For) -> dict[int, ir.Mma]:
-        """Carried values that the loop body only feeds, as the accumulator, to one
-        top-level tensor-core `mma` whose result is yielded back in the same place:
-        such an accumulator can stay in the fragment layout for the whole loop."""
-        body = op.body
-        yields = body.ops[-1]
-        assert isinstance(yields, ir.Yield)
-        uses: dict[int, int] = {}
-        for o in ir.walk(body):
-            for v in ir.op_operands(o):
-                uses[v.id] = uses.get(v.id, 0) + 1
-        out: dict[int, ir.Mma] = {}
-        for i, arg in enumerate(body.args[1:]):
-            for o in body.ops:
-                if (isinstance(o, ir.Mma) and o.acc.id == arg.id and uses.get(arg.id) == 1
-                        and yields.values[i].id == o.result.id and uses.get(o.result.id) == 1
-                        and self.tc_eligible(o)):
-                    out[i] = o
-        return out
-
     def for_(self, op: ir.For) -> None:
         iv_v = op.body.args[0]
         ity = reg_ty(iv_v.dtype)
         signed = iv_v.dtype.is_signed
         lo, hi, st = self.scalar(op.lower), self.scalar(op.upper), self.scalar(op.step)
-        fused = self._fusable_accumulators(op)
-        for m in fused.values():
-            self._frag_mmas.add(id(m))
-        init_ops: list[Operand] = []
-        for i, v in enumerate(op.inits):
-            init_ops.append(self.to_frag(v, op.span) if i in fused else self.get(v))
+        init_ops: list[Operand] = [self.env[v.id] for v in op.inits]
         inits = self._flatten(init_ops)
         types = []
         for o, v in zip(init_ops, op.results, strict=True):
@@ -1973,10 +1963,7 @@ class _Emitter:
         self.lines[phi_at] = "\n".join(lines)
         self.label(exit_)
         for v, o in zip(op.results, carried, strict=True):
-            if isinstance(o, Frag):
-                self.from_frag(o, v, op.span)
-            else:
-                self.env[v.id] = o
+            self.env[v.id] = o
 
     def if_(self, op: ir.If) -> None:
         c = self.scalar(op.cond)
@@ -2148,15 +2135,15 @@ def _ident(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
 
-def emit_llvm_text(kernel: ir.Kernel, facts: dict[str, TensorFacts] | None = None) -> tuple[str, KernelABI]:
-    """Lower one IR kernel to LLVM IR text and its launch ABI; raises `CodegenError`."""
+def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None) -> tuple[str, KernelABI]:
+    """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises `CodegenError`."""
     if kernel.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.num_warps}` is not supported by the GPU backend")
             .primary(kernel.span, "in the hints of this kernel")
             .with_help("use a power of two from 1 to 32")
         )
-    em = _Emitter(kernel, facts or {})
+    em = _Emitter(kernel, kernel.facts if facts is None else facts)
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints))
     return text, abi

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import assert_never
 
 from tilelang.ir import nodes as ir
@@ -46,9 +47,20 @@ def _fmt_const(v: bool | int | float) -> str:
 
 
 class _Namer:
-    def __init__(self) -> None:
+    """Names values in definition order. GPU IR's printer (`backend/gpu/printer.py`)
+    reuses this printer through two hooks: `note(value)` is appended to each
+    defined value's type (its layout), `extra(op, namer, out, depth)` prints an
+    op Tile IR does not have and returns True."""
+
+    def __init__(self, note: Callable[[ir.Value], str] | None = None,
+                 extra: Callable[[object, _Namer, list[str], int], bool] | None = None) -> None:
         self.names: dict[int, str] = {}
         self.counter = 0
+        self._note = note
+        self.extra = extra
+
+    def note(self, v: ir.Value) -> str:
+        return self._note(v) if self._note is not None else ""
 
     def define(self, v: ir.Value) -> str:
         hint = re.sub(r"[^A-Za-z0-9_]", "_", v.hint)
@@ -66,8 +78,16 @@ class _Namer:
 def print_kernel(kernel: ir.Kernel) -> str:
     """The canonical text of `kernel`, ending with a newline."""
     n = _Namer()
+    return print_params_header(kernel, n, f"warps {kernel.num_warps} stages {kernel.num_stages}", kernel.body)
+
+
+def print_params_header(kernel, n: _Namer, tail: str, body: ir.Region,  # type: ignore[no-untyped-def]
+                        extra_params: tuple[str, ...] = (), word: str = "kernel",
+                        ir_params: tuple[ir.Param, ...] | None = None) -> str:
+    """The kernel text with header `{word} name<inst>(params) grid R {tail} {`;
+    `ir_params` (default: the kernel's) are printed first, then `extra_params`."""
     params = []
-    for p in kernel.params:
+    for p in kernel.params if ir_params is None else ir_params:
         match p:
             case ir.TensorParam():
                 dims = ", ".join("?" if d is None else str(d) for d in p.dims)
@@ -82,11 +102,9 @@ def print_kernel(kernel: ir.Kernel) -> str:
     inst = ""
     if kernel.instantiation:
         inst = "<" + ", ".join(f"{k} = {v}" for k, v in kernel.instantiation) + ">"
-    lines = [
-        f"kernel {kernel.name}{inst}({', '.join(params)}) grid {kernel.grid_rank} "
-        f"warps {kernel.num_warps} stages {kernel.num_stages} {{"
-    ]
-    _region(kernel.body, n, lines, 1)
+    params += list(extra_params)
+    lines = [f"{word} {kernel.name}{inst}({', '.join(params)}) grid {kernel.grid_rank} {tail} {{"]
+    _region(body, n, lines, 1)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -108,11 +126,11 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
 
     def res(r: ir.Value, body: str) -> None:
         # Operands are named before the result is defined (n(...) inside `body`).
-        line(f"{n.define(r)} = {body} : {r.type}")
+        line(f"{n.define(r)} = {body} : {r.type}{n.note(r)}")
 
     def conv(r: ir.Value, body: str, src: object) -> None:
         # ops whose operand types are not implied by the result: `: src -> result`
-        line(f"{n.define(r)} = {body} : {src} -> {r.type}")
+        line(f"{n.define(r)} = {body} : {src} -> {r.type}{n.note(r)}")
 
     def mask_pad(mask: ir.Value | None, pad: ir.Value | None = None) -> str:
         s = f" mask {n(mask)}" if mask is not None else ""
@@ -159,7 +177,7 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
                 pairs = ", ".join(
                     f"{n.define(a)} = {n(i)}" for a, i in zip(body.args[1:], inits, strict=False)
                 )
-                head += f" iter({pairs}) : ({', '.join(str(v.type) for v in inits)})"
+                head += f" iter({pairs}) : ({', '.join(str(v.type) + n.note(a) for v, a in zip(inits, body.args[1:], strict=False))})"
             # Results are named after the body so that inner values number first
             # in program order; they are only usable after the loop anyway.
             sub: list[str] = []
@@ -204,4 +222,6 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
         case ir.Assert(cond=c, message=m):
             line(f"assert {n(c)}, {m!r}")
         case _:
+            if n.extra is not None and n.extra(op, n, out, depth):
+                return
             assert_never(op)

@@ -1,0 +1,175 @@
+"""Layouts: which thread (or which shared-memory byte) holds which tile element.
+
+Every tile value of GPU IR carries one layout (`GpuKernel.layouts`, keyed by
+value id); scalars are uniform (every thread holds the same value) and carry
+none. A layout is a frozen dataclass; `str()` is its text in the GPU IR
+printer (`#name<...>`).
+
+Distributed layouts (registers):
+
+- `Chunked(vec, threads)`: the generic layout. The tile is flattened
+  row-major; thread t holds chunks of `vec` consecutive elements, chunk c of
+  thread t starting at flat index `(c * threads + t) * vec`. One chunk is one
+  vector access when it is contiguous in memory. Element-wise code is
+  registers only; the code generator stages anything that moves data between
+  threads through shared memory.
+- `Blocked(size_per_thread, threads_per_warp, warps_per_cta, order)`:
+  Triton's blocked layout (a CTA tile of `spt * tpw * wpc` elements per dim,
+  repeated to cover the shape; `order` lists dims fastest first).
+- `MmaAcc(warps)`: the accumulator of `mma.sync.m16n8k16` spread over the
+  CTA: warp w owns the 16x8 tiles w, w + W, ... (row-major over the tiles);
+  in a tile, lane l holds (l/4, 2(l%4) + {0,1}) and the same at row + 8.
+- `WgmmaAcc(warpgroups, m_per_group, instr_n)`: the accumulator of
+  `wgmma.mma_async.m64nNk16`: warpgroup g owns rows
+  `[g * m_per_group, (g + 1) * m_per_group)` (m64 blocks, one after the
+  other); in an m64 block, warp w of the group owns rows 16w .. 16w + 15, and
+  lane l holds d[4i + {0,1}] at (16w + l/4, 8i + 2(l%4) + {0,1}) and
+  d[4i + {2,3}] at row + 8, for the `instr_n / 8` column blocks i of each
+  instruction, instructions side by side along N.
+
+Shared-memory layouts:
+
+- `Shared(swizzle, major)`: a tile in shared memory in the canonical layout
+  the tensor cores and TMA agree on (CUTLASS's GMMA layouts, Triton's
+  NVMMA shared encoding): rows of the contiguous dim are split in slabs of
+  `swizzle` bytes (one 128-byte row of a 1024-byte swizzle atom per 8 rows),
+  slabs stored one after the other; 16-byte chunk c of row r is stored at chunk
+  `c ^ (r % 8)` when `swizzle` is 128. `major` names the contiguous dim:
+  "row" for row-major ([M, K] K-contiguous: K-major A), "col" when the first
+  dim is contiguous. `swizzle=0` is plain row-major with no slabs.
+- `Barriers()`: an array of 64-bit mbarriers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Chunked:
+    vec: int
+    threads: int
+
+    def __str__(self) -> str:
+        return f"#chunked<vec={self.vec}, threads={self.threads}>"
+
+    def chunks(self, numel: int) -> int:
+        """How many chunks each thread holds for a tile of `numel` elements."""
+        return -(-numel // (self.threads * self.vec))
+
+    def owner(self, flat: int) -> tuple[int, int]:
+        """(thread, register slot) holding the element at row-major index `flat`."""
+        chunk, j = divmod(flat, self.vec)
+        c, t = divmod(chunk, self.threads)
+        return t, c * self.vec + j
+
+
+def chunked_for(shape: tuple[int, ...], threads: int) -> Chunked:
+    """The generic layout of a tile of `shape` over `threads` threads: the vector
+    width is the largest of 4, 2, 1 that divides the last dim."""
+    last = shape[-1] if shape else 1
+    vec = 4 if last % 4 == 0 else 2 if last % 2 == 0 else 1
+    return Chunked(vec, threads)
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    size_per_thread: tuple[int, ...]
+    threads_per_warp: tuple[int, ...]
+    warps_per_cta: tuple[int, ...]
+    order: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        assert math.prod(self.threads_per_warp) == 32, self
+
+    def __str__(self) -> str:
+        def f(xs: tuple[int, ...]) -> str:
+            return "[" + ", ".join(map(str, xs)) + "]"
+
+        return (f"#blocked<spt={f(self.size_per_thread)}, tpw={f(self.threads_per_warp)}, "
+                f"wpc={f(self.warps_per_cta)}, order={f(self.order)}>")
+
+
+@dataclass(frozen=True, slots=True)
+class MmaAcc:
+    warps: int
+
+    def __str__(self) -> str:
+        return f"#mma<m16n8, warps={self.warps}>"
+
+    def tiles_per_warp(self, shape: tuple[int, ...]) -> int:
+        M, N = shape
+        return -(-((M // 16) * (N // 8)) // self.warps)
+
+
+@dataclass(frozen=True, slots=True)
+class WgmmaAcc:
+    warpgroups: int
+    m_per_group: int  # rows each warpgroup owns (a multiple of 64)
+    instr_n: int  # N of one wgmma instruction (8..256)
+
+    def __str__(self) -> str:
+        return f"#wgmma<groups={self.warpgroups}, rows={self.m_per_group}, m64n{self.instr_n}k16>"
+
+    def regs(self, n: int) -> int:
+        """f32 registers per thread for an accumulator with `n` columns."""
+        return (self.m_per_group // 64) * (n // 8) * 4
+
+    def coords(self, reg: int, tid: int, n: int) -> tuple[int, int]:
+        """(row, col) of register `reg` of thread `tid` (tid counted from the
+        first consumer thread), for an accumulator with `n` columns."""
+        g, t = divmod(tid, 128)
+        w, lane = divmod(t, 32)
+        per_block = n // 8 * 4
+        mb, r = divmod(reg, per_block)
+        i, q = divmod(r, 4)
+        row = g * self.m_per_group + mb * 64 + 16 * w + lane // 4 + (8 if q >= 2 else 0)
+        col = 8 * i + 2 * (lane % 4) + (q % 2)
+        return row, col
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    swizzle: int  # 0, 32, 64 or 128 (bytes)
+    major: str  # "row": the last dim is contiguous; "col": the first dim is
+
+    def __str__(self) -> str:
+        return f"#shared<swizzle={self.swizzle}, {self.major}-major>"
+
+    def offset(self, r: int, c: int, rows: int, cols: int, itemsize: int) -> int:
+        """Byte offset of element (r, c) of one [rows, cols] buffer (the oracle the
+        tests hold the TMA box order and the wgmma descriptors to)."""
+        if self.major == "col":
+            r, c, rows, cols = c, r, cols, rows
+        if self.swizzle == 0:
+            return (r * cols + c) * itemsize
+        per_row = self.swizzle // itemsize  # elements of one slab row
+        slab, cc = divmod(c, per_row)
+        byte = cc * itemsize
+        chunk, within = divmod(byte, 16)
+        phase = r % 8 if self.swizzle == 128 else (r // 2) % 4 if self.swizzle == 64 else (r // 4) % 2
+        chunk ^= phase
+        return slab * rows * self.swizzle + r * self.swizzle + chunk * 16 + within
+
+
+@dataclass(frozen=True, slots=True)
+class Barriers:
+    def __str__(self) -> str:
+        return "#mbarrier"
+
+
+Distributed = Chunked | Blocked | MmaAcc | WgmmaAcc
+Layout = Distributed | Shared | Barriers
+
+__all__ = [
+    "Barriers",
+    "Blocked",
+    "Chunked",
+    "Distributed",
+    "Layout",
+    "MmaAcc",
+    "Shared",
+    "WgmmaAcc",
+    "chunked_for",
+]

@@ -1,0 +1,348 @@
+"""GPU IR: Tile IR plus layouts and the GPU's own operations, for one kernel.
+
+A `GpuKernel` is what the passes of `backend/gpu/passes/` rewrite and what
+the code generator (`backend/llvm.py` and `backend/codegen/`) turns into LLVM
+IR. Its body is a Tile IR `Region` (`ir/nodes.py`: same SSA values, same
+compute ops with the same meaning) in which the GPU-level ops below may also
+appear. What GPU IR adds:
+
+- every tile value has a layout (`GpuKernel.layouts[value.id]`, see
+  `layouts.py`): a distributed layout for values in registers, `Shared` for
+  buffers in shared memory, `Barriers` for mbarrier arrays; scalars are
+  uniform across the CTA and have none;
+- shared buffers, barriers, asynchronous copies (TMA), fences and warp roles
+  are explicit ops, so the schedule the code generator follows is the one the
+  printed IR shows;
+- `DotOp` records which tensor-core engine an `mma` runs on;
+- TMA descriptors are kernel parameters (`TmaDesc`) that the runtime builds
+  at launch from the tensor argument.
+
+Values that denote memory (a `SmemAlloc` or `BarrierAlloc` result) are typed
+like a tile of the buffer's shape; their layout says where they live. A ring
+of `stages` buffers has the stage as its first dim.
+
+Invariants: ops are frozen dataclasses hashed by identity like Tile IR's;
+passes return new kernels (`dataclasses.replace`) and never mutate; the
+layout table covers every tile-typed value defined in the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tilelang.backend.facts import TensorFacts
+from tilelang.ir import nodes as ir
+from tilelang.source import DUMMY_SPAN, Span
+
+from .layouts import Layout
+
+
+# ------------------------------------------------------------------ parameters
+@dataclass(frozen=True, slots=True, eq=False)
+class TmaDesc:
+    """A kernel parameter: a TMA tensor map (`CUtensorMap`, 128 bytes, passed
+    by value as a `__grid_constant__`) over 2-D tensor `tensor`, copying boxes
+    of `box = (rows, cols)` elements into `swizzle`-byte swizzled shared memory.
+    Out-of-bounds elements of a box read as zero (the interpreter's edge rule
+    for loads without padding)."""
+
+    name: str
+    tensor: str
+    box: tuple[int, int]
+    swizzle: int
+    span: Span = DUMMY_SPAN
+
+
+GpuParam = ir.TensorParam | ir.ScalarParam | TmaDesc
+
+
+# ------------------------------------------------------------------ ops
+@dataclass(frozen=True, slots=True, eq=False)
+class DotOp:
+    """`result = acc + a @ b` (Tile IR's `Mma`) on a chosen engine:
+    "wgmma" (Hopper warpgroup MMA, operands in shared memory), "mma.sync"
+    (ldmatrix + mma.sync.m16n8k16), or "fma" (a loop of scalar FMAs)."""
+
+    result: ir.Value
+    a: ir.Value
+    b: ir.Value
+    acc: ir.Value
+    engine: str
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ConvertLayout:
+    """`result` = `x` in another layout (same type)."""
+
+    result: ir.Value
+    x: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SmemAlloc:
+    """A shared-memory buffer of `result.type` (first dim: the ring's stages)
+    at byte `offset` of the CTA's dynamic shared memory (-1 until the
+    allocation pass places it)."""
+
+    result: ir.Value
+    offset: int = -1
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BarrierAlloc:
+    """`result.shape[0]` mbarriers, each initialised (by thread 0, fenced for the
+    async proxy, then a CTA barrier) to expect `count` arrivals per phase."""
+
+    result: ir.Value
+    count: int
+    offset: int = -1
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TmaLoad:
+    """One thread copies the box of descriptor `desc` at element coordinates
+    `coords` (row, col; i32 scalars) into buffer `dst`, stage `stage`, at
+    byte `part` of that stage; completion is counted on barrier `bar[stage]`
+    (complete_tx)."""
+
+    desc: str
+    coords: tuple[ir.Value, ir.Value]
+    dst: ir.Value
+    stage: ir.Value
+    part: int
+    bar: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BarrierExpect:
+    """One thread arrives on `bar[stage]` announcing `nbytes` of async copies."""
+
+    bar: ir.Value
+    stage: ir.Value
+    nbytes: int
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BarrierWait:
+    """Every thread of the role waits until `bar[stage]` completes the phase
+    with parity `phase` (an i32 scalar, 0 or 1)."""
+
+    bar: ir.Value
+    stage: ir.Value
+    phase: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BarrierArrive:
+    """One arrival per warpgroup on `bar[stage]` (when `pred`, an i1 scalar, holds)."""
+
+    bar: ir.Value
+    stage: ir.Value
+    pred: ir.Value | None = None
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Wgmma:
+    """`result = acc + a[stage] @ b[stage]` issued asynchronously by each consumer
+    warpgroup on its rows (fence, K/16 `wgmma.mma_async`, commit). `a`/`b` are
+    shared buffers; `a_kmajor`/`b_kmajor` say whether K is their contiguous
+    dim. The result may be read only after a `WgmmaWait` that covers it."""
+
+    result: ir.Value
+    a: ir.Value
+    b: ir.Value
+    stage: ir.Value
+    acc: ir.Value
+    a_kmajor: bool
+    b_kmajor: bool
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WgmmaWait:
+    """Wait until at most `pending` wgmma groups are in flight; `results` are
+    `values` (accumulators), now safe to read."""
+
+    results: tuple[ir.Value, ...]
+    values: tuple[ir.Value, ...]
+    pending: int
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Role:
+    """One warp role of a `WarpSpecialize`: `warps` consecutive warps running
+    `body` with their register budget set to `regs` (setmaxnreg; 0 = leave)."""
+
+    name: str
+    warps: int
+    regs: int
+    body: ir.Region
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WarpSpecialize:
+    """The CTA's warps split into roles, each running its own region, in warp
+    order (role 0 first). The regions yield nothing; after the op every warp
+    continues (a CTA barrier joins them)."""
+
+    roles: tuple[Role, ...]
+    span: Span = DUMMY_SPAN
+
+
+GpuOp = (
+    DotOp
+    | ConvertLayout
+    | SmemAlloc
+    | BarrierAlloc
+    | TmaLoad
+    | BarrierExpect
+    | BarrierWait
+    | BarrierArrive
+    | Wgmma
+    | WgmmaWait
+    | WarpSpecialize
+)
+GPU_OPS = (DotOp, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, BarrierExpect, BarrierWait,
+           BarrierArrive, Wgmma, WgmmaWait, WarpSpecialize)
+
+
+# ------------------------------------------------------------------ kernel
+@dataclass(frozen=True, slots=True, eq=False)
+class GpuKernel:
+    """One kernel in GPU IR. `num_warps` counts every warp of the CTA (all roles);
+    `arch` is the target (`sm_80`, `sm_90a`, ...); `smem_bytes` the shared
+    memory the allocated buffers take (the code generator adds its scratch
+    space after it); `source` is the Tile IR kernel this came from."""
+
+    name: str
+    params: tuple[GpuParam, ...]
+    body: ir.Region
+    source: ir.Kernel
+    arch: str
+    grid_rank: int = 1
+    num_warps: int = 4
+    num_stages: int = 2
+    instantiation: tuple[tuple[str, int], ...] = ()
+    layouts: dict[int, Layout] = field(default_factory=dict)
+    facts: dict[str, TensorFacts] = field(default_factory=dict)  # what the passes specialised for
+    smem_bytes: int = 0
+    next_id: int = 0  # the smallest value id not used yet (for passes that add values)
+    span: Span = DUMMY_SPAN
+
+    def tensor(self, name: str) -> ir.TensorParam:
+        for p in self.params:
+            if isinstance(p, ir.TensorParam) and p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def tensor_params(self) -> tuple[ir.TensorParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, ir.TensorParam))
+
+    @property
+    def scalar_params(self) -> tuple[ir.ScalarParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, ir.ScalarParam))
+
+    @property
+    def tma_params(self) -> tuple[TmaDesc, ...]:
+        return tuple(p for p in self.params if isinstance(p, TmaDesc))
+
+    @property
+    def sm(self) -> int:
+        return int(self.arch[3:5])
+
+
+# ------------------------------------------------------------------ generic access
+def results(op: object) -> tuple[ir.Value, ...]:
+    match op:
+        case DotOp(result=r) | ConvertLayout(result=r) | SmemAlloc(result=r) | BarrierAlloc(result=r) | Wgmma(result=r):
+            return (r,)
+        case WgmmaWait(results=rs):
+            return rs
+        case TmaLoad() | BarrierExpect() | BarrierWait() | BarrierArrive() | WarpSpecialize():
+            return ()
+    return ir.op_results(op)  # type: ignore[arg-type]
+
+
+def operands(op: object) -> tuple[ir.Value, ...]:
+    match op:
+        case DotOp(a=a, b=b, acc=c):
+            return (a, b, c)
+        case ConvertLayout(x=x):
+            return (x,)
+        case SmemAlloc() | BarrierAlloc() | WarpSpecialize():
+            return ()
+        case TmaLoad(coords=cs, dst=d, stage=s, bar=b):
+            return (*cs, d, s, b)
+        case BarrierExpect(bar=b, stage=s):
+            return (b, s)
+        case BarrierWait(bar=b, stage=s, phase=p):
+            return (b, s, p)
+        case BarrierArrive(bar=b, stage=s, pred=p):
+            return (b, s, *((p,) if p is not None else ()))
+        case Wgmma(a=a, b=b, stage=s, acc=c):
+            return (a, b, s, c)
+        case WgmmaWait(values=vs):
+            return vs
+    return ir.op_operands(op)  # type: ignore[arg-type]
+
+
+def regions(op: object) -> tuple[ir.Region, ...]:
+    if isinstance(op, WarpSpecialize):
+        return tuple(r.body for r in op.roles)
+    if isinstance(op, GPU_OPS):
+        return ()
+    return ir.op_regions(op)  # type: ignore[arg-type]
+
+
+def walk(region: ir.Region) -> Iterator[object]:
+    """Every op in `region` and its nested regions (GPU ops included), pre-order."""
+    for op in region.ops:
+        yield op
+        for sub in regions(op):
+            yield from walk(sub)
+
+
+def defined_values(region: ir.Region) -> Iterator[ir.Value]:
+    """Every value defined in `region` (region args and op results, nested too)."""
+    yield from region.args
+    for op in region.ops:
+        yield from results(op)
+        for sub in regions(op):
+            yield from defined_values(sub)
+
+
+__all__ = [
+    "GPU_OPS",
+    "BarrierAlloc",
+    "BarrierArrive",
+    "BarrierExpect",
+    "BarrierWait",
+    "ConvertLayout",
+    "DotOp",
+    "GpuKernel",
+    "GpuOp",
+    "GpuParam",
+    "Role",
+    "SmemAlloc",
+    "TmaDesc",
+    "TmaLoad",
+    "WarpSpecialize",
+    "Wgmma",
+    "WgmmaWait",
+    "defined_values",
+    "operands",
+    "regions",
+    "results",
+    "walk",
+]

@@ -1,0 +1,61 @@
+"""The GPU IR pass pipeline: Tile IR kernel -> GPU IR kernel, one table.
+
+`PASSES` lists the passes in order; each is one module with one entry
+`(GpuKernel, PassContext) -> GpuKernel` (the first, `lift`, takes the Tile IR
+kernel). `lower_to_gpu(kernel, arch, facts, until=None)` runs them (up to and
+including `until`); the driver's `gpu` stage, the code generator and the
+golden tests (`tests/backend/gpu_goldens/`) all go through it.
+
+To add a pass: write `passes/<name>.py` with one entry function, add it to
+`PASSES` where its inputs exist, and add a golden kernel that shows what it
+does (`tests/backend/test_gpu_passes.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tilelang.backend.facts import TensorFacts
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from .block_order import block_order
+from .context import PassContext
+from .convert import convert
+from .layout_assign import layout_assign
+from .lift import lift
+from .mma_select import mma_select
+from .pipeline import pipeline
+from .smem_alloc import smem_alloc
+
+PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
+    ("lift", lift),  # Tile IR -> GPU IR, no layouts yet
+    ("mma_select", mma_select),  # mma -> DotOp on wgmma / mma.sync / fma
+    ("block_order", block_order),  # grouped block order for L2 reuse
+    ("pipeline", pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
+    ("layout_assign", layout_assign),  # a layout for every tile value
+    ("convert", convert),  # explicit ConvertLayout where layouts disagree
+    ("smem_alloc", smem_alloc),  # offsets of shared buffers and barriers
+)
+
+
+def lower_to_gpu(kernel: ir.Kernel, arch: str = "sm_80", facts: dict[str, TensorFacts] | None = None,
+                 until: str | None = None) -> g.GpuKernel:
+    """Run the passes on `kernel` for `arch`; `facts` None means the facts
+    `tilec emit` assumes (aligned tensors, dims multiples of 16)."""
+    if facts is None:
+        facts = {p.name: TensorFacts.assumed(p.rank) for p in kernel.tensor_params}
+    ctx = PassContext(arch, facts)
+    value: Any = kernel
+    for name, fn in PASSES:
+        value = fn(value, ctx)
+        if name == until:
+            break
+    else:
+        if until is not None:
+            raise ValueError(f"unknown pass `{until}` (passes: {', '.join(n for n, _ in PASSES)})")
+    return value  # type: ignore[no-any-return]
+
+
+__all__ = ["PASSES", "PassContext", "lower_to_gpu"]

@@ -1,0 +1,85 @@
+"""The text form of GPU IR (`tilec emit --stage gpu`, the pass goldens).
+
+Tile IR's printer (`ir/printer.py`) prints the ops both IRs share; every tile
+value's type is followed by its layout (`: f32[64, 64] #wgmma<...>`), and the
+GPU ops print as below. TMA descriptors are listed after the parameters.
+
+    %sA.3 = smem.alloc : f16[4, 128, 64] #shared<swizzle=128, row-major> @0
+    %full.5 = mbarrier.alloc count 1 : i64[4] #mbarrier @196608
+    warp_specialize {
+    role producer warps 4 regs 40:
+      ...
+    role consumer warps 8 regs 232:
+      ...
+    }
+"""
+
+from __future__ import annotations
+
+from tilelang.ir import nodes as ir
+from tilelang.ir.printer import _Namer, _op, print_params_header
+
+from . import nodes as g
+
+
+def print_gpu_kernel(k: g.GpuKernel) -> str:
+    """The text of `k`, ending with a newline."""
+
+    def note(v: ir.Value) -> str:
+        lay = k.layouts.get(v.id)
+        return f" {lay}" if lay is not None and v.shape else ""
+
+    n = _Namer(note, _gpu_op)
+    tmas = tuple(f"tma @{t.name} = @{t.tensor} box [{t.box[0]}, {t.box[1]}] swizzle {t.swizzle}"
+                 for t in k.tma_params)
+    ir_params = tuple(p for p in k.params if isinstance(p, ir.TensorParam | ir.ScalarParam))
+    tail = f"{k.arch} warps {k.num_warps} stages {k.num_stages} smem {k.smem_bytes}"
+    return print_params_header(k, n, tail, k.body, extra_params=tmas, word="gpu.kernel",
+                               ir_params=ir_params)
+
+
+def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
+    ind = "  " * depth
+
+    def line(text: str) -> None:
+        out.append(ind + text)
+
+    def at(off: int) -> str:
+        return f" @{off}" if off >= 0 else ""
+
+    match op:
+        case g.DotOp(result=r, a=a, b=b, acc=c, engine=e):
+            line(f"{n.define(r)} = dot.{e} {n(a)}, {n(b)}, {n(c)} : {a.type}, {b.type} -> {r.type}{n.note(r)}")
+        case g.ConvertLayout(result=r, x=x):
+            line(f"{n.define(r)} = convert_layout {n(x)} : {x.type}{n.note(x)} -> {r.type}{n.note(r)}")
+        case g.SmemAlloc(result=r, offset=off):
+            line(f"{n.define(r)} = smem.alloc : {r.type}{n.note(r)}{at(off)}")
+        case g.BarrierAlloc(result=r, count=c, offset=off):
+            line(f"{n.define(r)} = mbarrier.alloc count {c} : {r.type}{n.note(r)}{at(off)}")
+        case g.TmaLoad(desc=d, coords=cs, dst=dst, stage=s, part=p, bar=b):
+            line(f"tma.load @{d}[{n(cs[0])}, {n(cs[1])}] -> {n(dst)}[{n(s)}] +{p}, {n(b)}[{n(s)}]")
+        case g.BarrierExpect(bar=b, stage=s, nbytes=nb):
+            line(f"mbarrier.expect_tx {n(b)}[{n(s)}], {nb}")
+        case g.BarrierWait(bar=b, stage=s, phase=p):
+            line(f"mbarrier.wait {n(b)}[{n(s)}], parity {n(p)}")
+        case g.BarrierArrive(bar=b, stage=s, pred=p):
+            line(f"mbarrier.arrive {n(b)}[{n(s)}]" + (f" if {n(p)}" if p is not None else ""))
+        case g.Wgmma(result=r, a=a, b=b, stage=s, acc=c, a_kmajor=ak, b_kmajor=bk):
+            majors = f"a {'k' if ak else 'mn'}-major, b {'k' if bk else 'mn'}-major"
+            line(f"{n.define(r)} = wgmma {n(a)}[{n(s)}], {n(b)}[{n(s)}], {n(c)} ({majors}) : {r.type}{n.note(r)}")
+        case g.WgmmaWait(results=rs, values=vs, pending=p):
+            defs = ", ".join(n.define(v) for v in rs)
+            line(f"{defs} = wgmma.wait {', '.join(map(n, vs))} pending {p}")
+        case g.WarpSpecialize(roles=roles):
+            line("warp_specialize {")
+            for role in roles:
+                line(f"role {role.name} warps {role.warps} regs {role.regs}:")
+                for sub in role.body.ops:
+                    _op(sub, n, out, depth + 1)  # type: ignore[arg-type]
+            line("}")
+        case _:
+            return False
+    return True
+
+
+__all__ = ["print_gpu_kernel"]

@@ -77,6 +77,14 @@ def _linear(e: SymExpr) -> dict[str, int] | None:
             return {str(simplify(e)): 1}
 
 
+def _fold_minmax(op: str, x: SymExpr, y: SymExpr) -> SymExpr:
+    """`min(x, y)` / `max(x, y)`, decided now when the difference is constant."""
+    d = _const_diff(x, y)
+    if d is None:
+        return simplify(BinOp(op, x, y))
+    return (x if d <= 0 else y) if op == "min" else (x if d >= 0 else y)
+
+
 def _const_diff(a: SymExpr, b: SymExpr) -> int | None:
     """`a - b` when it is a constant whatever the symbols are, else None."""
     la, lb = _linear(simplify(a)), _linear(simplify(b))
@@ -231,6 +239,11 @@ class KernelChecker:
                     t = loc.tiles[ax.value]
                     return t, t
                 return None
+            case ast.Call(callee=ast.Name(ident=i), args=args) if (
+                i.name in ("minimum", "maximum") and len(args) == 2
+            ):
+                lo, hi = self._half_bounds(e)
+                return (lo, hi) if lo is not None and hi is not None else None
             case ast.Cast(expr=x):
                 return self.bounds(x)
             case ast.Unary(op="-", operand=x):
@@ -266,6 +279,34 @@ class KernelChecker:
                     return lo, Const(c.value - 1)
                 return None
         return None
+
+    def _half_bounds(self, e: ast.Expr) -> tuple[SymExpr | None, SymExpr | None]:
+        """Bounds of which one side may be unknown (None). A clamp bounds an
+        index that depends on tensor data: `minimum(x, hi)` is at most `hi`
+        whatever `x` is, `maximum(x, lo)` at least `lo`, so
+        `minimum(maximum(pos, 0), q.num_tiles(1) - 1)` stays in the own tile
+        (it writes the wrong place if `pos` is out of range, never another
+        block's tile)."""
+        match e:
+            case ast.Call(callee=ast.Name(ident=i), args=args) if (
+                i.name in ("minimum", "maximum") and len(args) == 2
+            ):
+                (alo, ahi), (blo, bhi) = (self._half_bounds(a.value) for a in args)
+                op = "min" if i.name == "minimum" else "max"
+
+                def both(x: SymExpr | None, y: SymExpr | None) -> SymExpr | None:
+                    return None if x is None or y is None else _fold_minmax(op, x, y)
+
+                def either(x: SymExpr | None, y: SymExpr | None) -> SymExpr | None:
+                    # min(x, y) <= y for any x: one known upper bound suffices
+                    # (max: one known lower bound).
+                    return both(x, y) if x is not None and y is not None else x or y
+
+                if op == "min":
+                    return both(alo, blo), either(ahi, bhi)
+                return either(alo, blo), both(ahi, bhi)
+        b = self.bounds(e)
+        return (b[0], b[1]) if b is not None else (None, None)
 
     # -- walking --------------------------------------------------------------
     def block(self, b: ast.Block, *, tail_escapes: str | None = None) -> None:
@@ -668,7 +709,8 @@ class KernelChecker:
                     )
                     .with_help(
                         f"index with a loop variable of `for j in 0..{qname}."
-                        f"num_tiles({k})`, a constant, or `block_id`"
+                        f"num_tiles({k})`, a constant, or `block_id`, or clamp it into "
+                        f"range: `minimum(maximum(i, 0), {qname}.num_tiles({k}) - 1)`"
                     )
                 )
                 continue
@@ -804,6 +846,8 @@ def _text(e: ast.Expr) -> str:
             return f"{_text(a)} {op} {_text(b)}"
         case ast.Call(callee=ast.Name(ident=i), args=args):
             return f"{i.name}({', '.join(_text(a.value) for a in args)})"
+        case ast.MethodCall(receiver=ast.Name(ident=r), method=m, args=args):
+            return f"{r.name}.{m.name}({', '.join(_text(a.value) for a in args)})"
     return "index"
 
 

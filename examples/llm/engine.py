@@ -1,0 +1,405 @@
+"""The Qwen3 decode engine: every kernel of a step is a Tile kernel from
+`stdlib/std/llm.tile`, called through the Python API.
+
+    eng = TileQwen3(cfg, weights, max_seq=512)          # NumPy -> CPU interpreter
+    eng = TileQwen3(cfg, weights, backend="torch")      # torch CUDA tensors -> GPU
+    logits = eng.feed(token)       # one step: the token at the next position
+    toks = eng.generate(prompt, 100)
+
+Start-up allocates everything a step touches (the KV cache for `max_seq`
+positions, the activations, the block maxima of the LM head, the token
+history) and builds the step's operations once, with fixed arguments: the
+token and its position live in device tensors (`tok`, `pos`) that the last
+kernel of the step updates, so the step is the same launches every token.
+On the GPU the step is captured once as a CUDA graph and replayed per token
+(`tilelang.graph()` when the API has it, else `torch.cuda.graph` capture of
+the Tile launches); nothing is allocated after start-up.
+
+A step, per layer (7 launches; split-K adds one for short matrices):
+  rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
+  kv_append       k, v of this token -> cache[pos]      (k: q/k-norm + rotary)
+  attn_decode     flash-decoding splits                 (q: norm + rotary in its prologue)
+  attn_combine    merge the splits
+  gemv_add        x += W_o attn                          (residual add in the epilogue)
+  rms_gate_up     h = silu(W_g n) (W_u n), n = rmsnorm(x) g2
+  gemv_add        x += W_down h
+then `rms_gemv_argmax` (final norm + LM head + per-block maxima) and
+`argmax_step` or `sample_step` (token choice, pos += 1, history).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from model import Qwen3Config, to_numpy
+from reference import rope_tables
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(1, n))))
+
+
+def _pow2_at_most(n: int) -> int:
+    return 1 << max(0, int(math.floor(math.log2(max(1, n)))))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Block shapes of one step, chosen for a device (`plan_for`)."""
+
+    bk: int                  # K tile of every GEMV
+    bn: dict[str, int]       # rows per block, per matrix: qkv, o, gate_up, down, lm
+    splitk: dict[str, int]   # split-K factor (1: none) for o and down
+    ns: int                  # attention splits per KV head
+    bt: int                  # attention key tile
+    ch: int                  # KV-append chunk of positions
+    bh: int                  # embedding tile
+    bc: int                  # token-choice tile
+
+
+def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
+    """sm_count None: the CPU interpreter (few big blocks: it runs a chunk of
+    blocks as one NumPy operation, so fewer is faster)."""
+    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
+    hkv = cfg.num_key_value_heads
+    rows = {
+        "qkv": (cfg.num_attention_heads + 2 * hkv) * d,
+        "o": h,
+        "gate_up": i,
+        "down": h,
+        "lm": cfg.vocab_size,
+    }
+    bk = min(512, _pow2_at_least(min(h, i)))
+    bn: dict[str, int] = {}
+    splitk: dict[str, int] = {"o": 1, "down": 1}
+    if sm_count is None:
+        for k, n in rows.items():
+            bn[k] = min(16, _pow2_at_most(n))
+        ns, bt = 2, 8
+    else:
+        want = 2 * sm_count  # at least two waves of blocks for every GEMV
+        for k, n in rows.items():
+            b = 16
+            while b > 4 and n // b < want:
+                b //= 2
+            bn[k] = b
+            if k in splitk and -(-n // b) < want:
+                splitk[k] = _pow2_at_least(-(-want // -(-n // b)))
+        ns = _pow2_at_most(max(1, min(32, want // hkv)))
+        bt = 32
+    ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
+    bh = min(512, _pow2_at_least(h))
+    return Plan(bk=bk, bn=bn, splitk=splitk, ns=ns, bt=bt, ch=ch, bh=bh, bc=1024)
+
+
+class _Numpy:
+    """Buffers on the CPU: NumPy arrays (bf16 values kept in float32)."""
+
+    name = "numpy"
+
+    def zeros(self, shape: tuple[int, ...], kind: str) -> np.ndarray:
+        return np.zeros(shape, {"f32": np.float32, "bf16": np.float32, "i32": np.int32}[kind])
+
+    def weight(self, a: Any) -> np.ndarray:
+        return np.ascontiguousarray(to_numpy(a))
+
+    def concat(self, parts: list[Any]) -> np.ndarray:
+        return np.ascontiguousarray(np.concatenate([to_numpy(p) for p in parts], axis=0))
+
+    def table(self, a: np.ndarray) -> np.ndarray:
+        return a
+
+    def read(self, a: Any) -> np.ndarray:
+        return np.array(a)
+
+    def write(self, a: Any, value: Any) -> None:
+        a[...] = value
+
+    def memory(self) -> int:
+        return 0
+
+    def sync(self) -> None:
+        pass
+
+
+class _Torch:
+    """Buffers on a CUDA device: torch tensors (bf16 as torch.bfloat16)."""
+
+    name = "torch"
+
+    def __init__(self, device: str) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = device
+
+    def zeros(self, shape: tuple[int, ...], kind: str) -> Any:
+        t = self.torch
+        dt = {"f32": t.float32, "bf16": t.bfloat16, "i32": t.int32}[kind]
+        return t.zeros(shape, dtype=dt, device=self.device)
+
+    def weight(self, a: Any) -> Any:
+        t = self.torch
+        if not isinstance(a, t.Tensor):
+            a = t.from_numpy(np.asarray(a, dtype=np.float32))
+        return a.to(device=self.device, dtype=t.bfloat16).contiguous()
+
+    def concat(self, parts: list[Any]) -> Any:
+        return self.torch.cat([self.weight(p) for p in parts], dim=0).contiguous()
+
+    def table(self, a: np.ndarray) -> Any:
+        return self.torch.from_numpy(a).to(self.device)
+
+    def read(self, a: Any) -> np.ndarray:
+        return a.float().cpu().numpy() if a.dtype == self.torch.bfloat16 else a.cpu().numpy()
+
+    def write(self, a: Any, value: Any) -> None:
+        a.copy_(self.torch.as_tensor(np.asarray(value), dtype=a.dtype))
+
+    def memory(self) -> int:
+        return int(self.torch.cuda.memory_allocated(self.device))
+
+    def sync(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+
+
+def load_kernels() -> Any:
+    import tilelang
+
+    return tilelang.load(ROOT / "stdlib" / "std" / "llm.tile")
+
+
+class TileQwen3:
+    """Batch-1 decode of a Qwen3 model with Tile kernels (see the module doc)."""
+
+    def __init__(self, cfg: Qwen3Config, weights: dict[str, Any], *, max_seq: int = 256,
+                 backend: str = "numpy", device: str = "cuda", sm_count: int | None = None,
+                 sampling: tuple[float, float, int] | None = None, graph: bool | None = None,
+                 plan: Plan | None = None) -> None:
+        import tilelang
+
+        self.tl = tilelang
+        self.cfg = cfg
+        self.be: Any = _Numpy() if backend == "numpy" else _Torch(device)
+        if backend != "numpy" and sm_count is None:
+            import torch
+
+            sm_count = torch.cuda.get_device_properties(device).multi_processor_count
+        self.seq = _pow2_at_least(max_seq)
+        self.plan = plan or plan_for(cfg, self.seq, sm_count)
+        self.sampling = sampling  # (temperature, top_p, seed); None: greedy
+        self.k = load_kernels()
+        self._weights(weights)
+        self._buffers()
+        self.ops = self._step_ops()
+        self.graph_mode = (backend != "numpy") if graph is None else graph
+        self._graph: Any = None
+        self.startup_memory = None
+
+    # -- start-up ----------------------------------------------------------
+    def _weights(self, w: dict[str, Any]) -> None:
+        be, c = self.be, self.cfg
+        self.emb = be.weight(w["model.embed_tokens.weight"])
+        self.lm = self.emb if c.tie_word_embeddings else be.weight(w["lm_head.weight"])
+        self.norm = be.weight(w["model.norm.weight"])
+        self.layers = []
+        for i in range(c.num_hidden_layers):
+            p = f"model.layers.{i}."
+            self.layers.append({
+                "ln1": be.weight(w[p + "input_layernorm.weight"]),
+                "qkv": be.concat([w[p + "self_attn.q_proj.weight"], w[p + "self_attn.k_proj.weight"],
+                                  w[p + "self_attn.v_proj.weight"]]),
+                "qn": be.weight(w[p + "self_attn.q_norm.weight"]),
+                "kn": be.weight(w[p + "self_attn.k_norm.weight"]),
+                "o": be.weight(w[p + "self_attn.o_proj.weight"]),
+                "ln2": be.weight(w[p + "post_attention_layernorm.weight"]),
+                "gate": be.weight(w[p + "mlp.gate_proj.weight"]),
+                "up": be.weight(w[p + "mlp.up_proj.weight"]),
+                "down": be.weight(w[p + "mlp.down_proj.weight"]),
+            })
+
+    def _buffers(self) -> None:
+        be, c, pl = self.be, self.cfg, self.plan
+        d, hq, hkv = c.head_dim, c.num_attention_heads, c.num_key_value_heads
+        self.tok = be.zeros((1,), "i32")
+        self.pos = be.zeros((1,), "i32")
+        self.hist = be.zeros((self.seq,), "i32")
+        self.x = be.zeros((c.hidden_size,), "f32")
+        self.qkv = be.zeros((hq + 2 * hkv, 2, d // 2), "f32")
+        cache = (c.num_hidden_layers, hkv, self.seq, d)
+        self.kc = be.zeros(cache, "bf16")
+        self.vc = be.zeros(cache, "bf16")
+        cos, sin = rope_tables(c, self.seq)
+        self.cos, self.sin = be.table(cos), be.table(sin)
+        self.o_part = be.zeros((hq, pl.ns, d), "f32")
+        self.m_part = be.zeros((hq, pl.ns), "f32")
+        self.l_part = be.zeros((hq, pl.ns), "f32")
+        self.attn = be.zeros((hq, d), "f32")
+        self.h = be.zeros((c.intermediate_size,), "f32")
+        self.logits = be.zeros((c.vocab_size,), "f32")
+        nb = -(-c.vocab_size // pl.bn["lm"])
+        self.bmax = be.zeros((nb,), "f32")
+        self.barg = be.zeros((nb,), "i32")
+        self.part = {k: be.zeros((s, n), "f32") for k, s, n in (
+            ("o", pl.splitk["o"], c.hidden_size), ("down", pl.splitk["down"], c.hidden_size))
+            if s > 1}
+
+    def _step_ops(self) -> list[Any]:
+        """The operations of one decode step, built once (checked once)."""
+        k, tl, c, pl = self.k, self.tl, self.cfg, self.plan
+        P = tl.partition
+        eps = float(c.rms_norm_eps)
+        d, g, hkv = c.head_dim, c.group, c.num_key_value_heads
+        bk = pl.bk
+        ops = [k.embed[pl.bh](P(self.x, [pl.bh]), self.emb, self.tok)]
+
+        def residual(name: str, w: Any, v: Any) -> list[Any]:
+            bn, s = pl.bn[name], pl.splitk[name]
+            if s == 1:
+                return [k.gemv_add[bn, bk](P(self.x, [bn]), w, v)]
+            part = self.part[name]
+            return [k.gemv_splitk[bn, bk](P(part, [1, bn]), w, v),
+                    k.add_rows[bn, s](P(self.x, [bn]), part)]
+
+        qkv_flat = self.qkv.reshape(-1)
+        o_flat = self.o_part.reshape(c.num_attention_heads, pl.ns * d)
+        for li, L in enumerate(self.layers):
+            kc, vc = self.kc[li], self.vc[li]
+            bn = pl.bn["qkv"]
+            ops.append(k.rms_gemv[bn, bk](P(qkv_flat, [bn]), L["qkv"], self.x, L["ln1"], eps))
+            ops.append(k.kv_append[hkv, pl.ch, d](
+                P(kc, [hkv, pl.ch, d]), P(vc, [hkv, pl.ch, d]), self.qkv, L["kn"],
+                self.cos, self.sin, self.pos, c.num_attention_heads, eps))
+            ops.append(k.attn_decode[g, d, pl.bt](
+                P(o_flat, [g, d]), P(self.m_part, [g, 1]), P(self.l_part, [g, 1]),
+                self.qkv, L["qn"], self.cos, self.sin, kc, vc, self.pos, eps))
+            ops.append(k.attn_combine[g, d, pl.ns](
+                P(self.attn, [g, d]), self.o_part, self.m_part, self.l_part))
+            ops += residual("o", L["o"], self.attn.reshape(-1))
+            bn = pl.bn["gate_up"]
+            ops.append(k.rms_gate_up[bn, bk](P(self.h, [bn]), L["gate"], L["up"], self.x,
+                                            L["ln2"], eps))
+            ops += residual("down", L["down"], self.h)
+        bn = pl.bn["lm"]
+        ops.append(k.rms_gemv_argmax[bn, bk](P(self.logits, [bn]), P(self.bmax, [1]),
+                                           P(self.barg, [1]), self.lm, self.x, self.norm, eps))
+        if self.sampling is None:
+            ops.append(k.argmax_step[pl.bc, self.seq](
+                P(self.tok, [1]), P(self.pos, [1]), P(self.hist, [self.seq]), self.bmax,
+                self.barg))
+        else:
+            temperature, top_p, seed = self.sampling
+            ops.append(k.sample_step[pl.bc, self.seq, 24](
+                P(self.tok, [1]), P(self.pos, [1]), P(self.hist, [self.seq]), self.logits,
+                self.bmax, float(temperature), float(top_p), int(seed)))
+        return ops
+
+    # -- running -------------------------------------------------------------
+    def _run_step(self) -> None:
+        if not self.graph_mode:
+            for op in self.ops:
+                op.sync()
+            return
+        if self._graph is None:
+            self._graph = self._capture()
+        self._graph.replay()
+
+    def _capture(self) -> Any:
+        """One CUDA graph for the step: Tile's own when the API offers
+        `tilelang.graph()`, else PyTorch's capture of the Tile launches."""
+        if hasattr(self.tl, "graph"):
+            with self.tl.graph() as g:
+                for op in self.ops:
+                    op.launch()
+            return g
+        import torch
+
+        s = torch.cuda.Stream(self.be.device)
+        s.wait_stream(torch.cuda.current_stream(self.be.device))
+        pos = self.be.read(self.pos).copy()
+        with torch.cuda.stream(s):
+            for op in self.ops:  # warm-up: compile and load every kernel
+                op.sync()
+        torch.cuda.current_stream(self.be.device).wait_stream(s)
+        self.be.write(self.pos, pos)  # the warm-up advanced it
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for op in self.ops:
+                op.launch().wait()
+        return g
+
+    @property
+    def position(self) -> int:
+        return int(self.be.read(self.pos)[0])
+
+    def reset(self) -> None:
+        """Start a new sequence at position 0 (the cache is overwritten as it goes)."""
+        self.be.write(self.pos, np.zeros(1, np.int32))
+
+    def feed(self, token: int) -> np.ndarray:
+        """Run one step on `token` at the current position; its logits."""
+        self.be.write(self.tok, np.array([token], np.int32))
+        self._run_step()
+        return self.be.read(self.logits)
+
+    def prompt(self, tokens: list[int]) -> None:
+        """Feed a prompt (teacher-forced, one step per token)."""
+        if len(tokens) + 1 > self.seq:
+            raise ValueError(f"the prompt needs {len(tokens) + 1} positions; max_seq is {self.seq}")
+        for t in tokens:
+            self.be.write(self.tok, np.array([t], np.int32))
+            self._run_step()
+
+    def decode(self, n: int, progress: Any = None) -> list[int]:
+        """Generate `n` tokens after what was fed: each step feeds back the
+        token the previous one chose (on the device), so the host only replays."""
+        start = self.position
+        if start + n > self.seq:
+            raise ValueError(f"{start + n} positions needed; max_seq is {self.seq}")
+        for i in range(n):
+            self._run_step()
+            if progress is not None:
+                progress(i + 1)
+        self.be.sync()
+        # The step at position p wrote its choice to hist[p + 1].
+        hist = self.be.read(self.hist)
+        return [int(t) for t in hist[start + 1: start + 1 + n]]
+
+    def generate(self, prompt: list[int], n: int, progress: Any = None) -> list[int]:
+        """The prompt, then `n` new tokens (greedy or sampled, as configured)."""
+        if not prompt:
+            raise ValueError("the prompt needs at least one token")
+        self.reset()
+        self.prompt(prompt)
+        # The prompt's last step chose the first new token and left it in `tok`.
+        first = int(self.be.read(self.tok)[0])
+        if n <= 1:
+            return [first][:n]
+        rest = self.decode(n - 1, progress)
+        return [first, *rest]
+
+
+def hbm_bytes_per_token(cfg: Qwen3Config, context: int) -> int:
+    """The bytes a batch-1 decode step must read: all weights and the KV cache."""
+    return cfg.weight_bytes() + cfg.kv_bytes(context)
+
+
+def timed(fn: Any, sync: Any) -> float:
+    sync()
+    t = time.perf_counter()
+    fn()
+    sync()
+    return time.perf_counter() - t
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("run examples/llm/generate.py")

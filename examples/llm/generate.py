@@ -1,0 +1,188 @@
+"""Generate text (or token ids) with the Tile Qwen3 engine.
+
+    python examples/llm/generate.py --config qwen3-4b --random-weights --tokens 256
+    python examples/llm/generate.py --model ~/models/Qwen3-0.6B --prompt "Hello" --tokens 64
+    python examples/llm/generate.py --config tiny --random-weights --tokens 16 --device cpu
+
+Prints the tokens (text when the model directory has a `tokenizer.json` and
+the `tokenizers` package is installed), a progress bar while decoding, and the
+decode speed: tokens/s and the fraction of the memory roofline, i.e. of
+(weight bytes + KV bytes read per token) / (measured copy bandwidth).
+On the GPU the step is one CUDA graph, replayed per token; on the CPU the
+kernels run on Tile's interpreter (use a tiny config there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+from engine import TileQwen3, hbm_bytes_per_token  # noqa: E402
+from model import Qwen3Config, load_safetensors, random_weights  # noqa: E402
+
+
+def _gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def copy_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
+    """Bytes per second a device-to-device copy moves (read + write)."""
+    import torch
+
+    a = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    torch.cuda.synchronize(device)
+    n = 10
+    t = time.perf_counter()
+    for _ in range(n):
+        b.copy_(a)
+    torch.cuda.synchronize(device)
+    dt = (time.perf_counter() - t) / n
+    del a, b
+    return 2 * nbytes / dt
+
+
+class Progress:
+    """A one-line progress bar on stderr: `[#####.....] 120/256  95.3 tok/s`."""
+
+    def __init__(self, total: int, enabled: bool = True, width: int = 30) -> None:
+        self.total, self.enabled, self.width = total, enabled, width
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if done < self.total and now - self.last < 0.1:
+            return
+        self.last = now
+        rate = done / max(now - self.t0, 1e-9)
+        fill = int(self.width * done / self.total)
+        bar = "#" * fill + "." * (self.width - fill)
+        sys.stderr.write(f"\r[{bar}] {done}/{self.total} {rate:8.1f} tok/s")
+        if done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", help="a preset (qwen3-0.6b, qwen3-4b, qwen3-8b, tiny, small), "
+                    "a config.json or a directory holding one")
+    ap.add_argument("--model", help="a Hugging Face model directory (config.json, "
+                    "*.safetensors, optional tokenizer.json)")
+    ap.add_argument("--random-weights", action="store_true", help="random bf16 weights")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    ap.add_argument("--tokens", type=int, default=32, help="tokens to generate")
+    ap.add_argument("--prompt", default=None, help="prompt text (needs tokenizer.json)")
+    ap.add_argument("--prompt-ids", default=None, help="prompt token ids, comma-separated")
+    ap.add_argument("--context", type=int, default=0,
+                    help="fill the KV cache with this many random prompt tokens first")
+    ap.add_argument("--max-seq", type=int, default=0, help="KV cache capacity (default: enough)")
+    ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
+    ap.add_argument("--top-p", type=float, default=1.0)
+    ap.add_argument("--sample-seed", type=int, default=0)
+    ap.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto")
+    ap.add_argument("--bandwidth", type=float, default=0.0,
+                    help="bytes/s for the roofline (default: measured on the GPU)")
+    ap.add_argument("--no-progress", action="store_true")
+    a = ap.parse_args(argv)
+
+    if not (a.config or a.model):
+        ap.error("give --config or --model")
+    if not a.model and not a.random_weights:
+        ap.error("without --model, pass --random-weights")
+    gpu = a.device == "gpu" or (a.device == "auto" and _gpu())
+    if a.device == "gpu" and not _gpu():
+        print("error: --device gpu needs PyTorch with a CUDA device", file=sys.stderr)
+        return 3
+    backend = "torch" if gpu else "numpy"
+    cfg = Qwen3Config.load(a.config or a.model)
+
+    tokenizer = None
+    if a.model and (Path(a.model) / "tokenizer.json").exists():
+        try:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(Path(a.model) / "tokenizer.json"))
+        except ImportError:
+            print("note: tokenizer.json found but `tokenizers` is not installed; "
+                  "using token ids", file=sys.stderr)
+    rng = np.random.default_rng(a.seed + 1)
+    if a.prompt is not None:
+        if tokenizer is None:
+            ap.error("--prompt needs a --model directory with tokenizer.json; use --prompt-ids")
+        prompt = tokenizer.encode(a.prompt).ids
+    elif a.prompt_ids:
+        prompt = [int(t) for t in a.prompt_ids.split(",")]
+    else:
+        prompt = [int(rng.integers(0, cfg.vocab_size))]
+    if a.context > len(prompt):
+        prompt = prompt + [int(t) for t in rng.integers(0, cfg.vocab_size, a.context - len(prompt))]
+    max_seq = a.max_seq or len(prompt) + a.tokens + 1
+
+    t0 = time.perf_counter()
+    if a.model and not a.random_weights:
+        weights = load_safetensors(a.model, cfg, backend=backend)
+    else:
+        weights = random_weights(cfg, a.seed, backend=backend)
+    sampling = None if a.temperature <= 0 else (a.temperature, a.top_p, a.sample_seed)
+    eng = TileQwen3(cfg, weights, max_seq=max_seq, backend=backend, sampling=sampling)
+    del weights
+    where = "GPU (one CUDA graph per step)" if gpu else "CPU interpreter"
+    print(f"{cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, "
+          f"{cfg.weight_bytes() / 1e9:.2f} GB of bf16 weights, {len(eng.ops)} kernels a step, "
+          f"on the {where}; start-up {time.perf_counter() - t0:.1f} s")
+
+    eng.reset()
+    tp = time.perf_counter()
+    eng.prompt(prompt)
+    eng.be.sync()
+    tp = time.perf_counter() - tp
+    first = int(eng.be.read(eng.tok)[0])
+    mem0 = eng.be.memory()
+    bar = Progress(max(1, a.tokens - 1), enabled=not a.no_progress)
+    td = time.perf_counter()
+    rest = eng.decode(a.tokens - 1, progress=bar) if a.tokens > 1 else []
+    td = time.perf_counter() - td
+    out = ([first] + rest)[: a.tokens]
+
+    if tokenizer is not None:
+        print(tokenizer.decode(out))
+    else:
+        print("tokens:", " ".join(map(str, out)))
+    n = len(rest)
+    print(f"prompt: {len(prompt)} tokens in {tp:.2f} s")
+    if n:
+        rate = n / td
+        ctx = len(prompt) + a.tokens // 2
+        need = hbm_bytes_per_token(cfg, ctx)
+        line = f"decode: {n} tokens in {td:.2f} s = {rate:.1f} tokens/s"
+        bw = a.bandwidth or (copy_bandwidth() if gpu else 0.0)
+        if bw:
+            roof = bw / need
+            line += (f"; roofline {roof:.0f} tokens/s at {bw / 1e12:.2f} TB/s "
+                     f"({need / 1e9:.2f} GB a token) -> {rate / roof:.1%} of the roofline")
+        else:
+            line += f" ({need / 1e6:.1f} MB a token; no roofline on the CPU interpreter)"
+        print(line)
+    if gpu:
+        print(f"device memory: {mem0 / 1e9:.3f} GB after the prompt, "
+              f"{eng.be.memory() / 1e9:.3f} GB after decoding")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""The Qwen3 engine (`examples/llm/`) on the CPU interpreter against the NumPy
+reference, the checkpoint loader, the sampler, and (with PyTorch) the torch
+reference. GPU runs are in `test_engine_gpu.py`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from engine import Plan, TileQwen3, load_kernels, plan_for
+from model import (
+    PRESETS,
+    Qwen3Config,
+    load_safetensors,
+    random_weights,
+    round_bf16,
+    save_safetensors,
+)
+from reference import NumpyQwen3, sample_reference, uniform
+
+import tilelang
+
+TINY = Qwen3Config.load("tiny")
+# Untied, so greedy decoding does not just repeat its input (with random tied
+# weights the token's own embedding dominates its logits).
+UNTIED = dataclasses.replace(TINY, tie_word_embeddings=False, vocab_size=80, head_dim=8)
+
+
+def _tokens(n: int, vocab: int, seed: int = 1) -> list[int]:
+    return [int(t) for t in np.random.default_rng(seed).integers(0, vocab, n)]
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> None:
+    # bf16 tolerance relative to the logits' scale; engine and reference
+    # differ only in the order of f32 sums.
+    scale = float(np.abs(b).max())
+    np.testing.assert_allclose(a, b, rtol=0, atol=scale * 2**-8)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> tuple[dict, TileQwen3]:
+    w = random_weights(TINY, seed=0)
+    return w, TileQwen3(TINY, w, max_seq=64)
+
+
+def test_teacher_forced_logits_agree_at_every_step_of_64(tiny) -> None:
+    w, eng = tiny
+    eng.reset()
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    worst = 0.0
+    for i, t in enumerate(_tokens(64, TINY.vocab_size)[:63]):
+        a, b = eng.feed(t), ref.step(t)
+        _close(a, b)
+        worst = max(worst, float(np.abs(a - b).max() / np.abs(b).max()))
+        assert eng.position == i + 1
+        assert int(eng.be.read(eng.tok)[0]) == int(np.argmax(a))  # the greedy pick, on device
+    assert worst < 1e-4  # f32 activations: far inside the bf16 bound
+
+
+def test_greedy_tokens_agree() -> None:
+    w = random_weights(UNTIED, seed=3)
+    eng = TileQwen3(UNTIED, w, max_seq=32)
+    prompt = _tokens(4, UNTIED.vocab_size, seed=5)
+    got = eng.generate(prompt, 12)
+    want = NumpyQwen3(UNTIED, w, max_seq=32).greedy(prompt, 12)
+    assert got == want
+    assert len(set(got)) > 1  # a real sequence, not one token repeated
+    # A second sequence on the same engine starts over at position 0.
+    assert eng.generate(prompt, 12) == want
+
+
+def test_split_k_and_other_block_shapes_agree(tiny) -> None:
+    w, _ = tiny
+    base = plan_for(TINY, 64, None)
+    plan = dataclasses.replace(base, bn={k: 4 for k in base.bn}, splitk={"o": 2, "down": 4},
+                               ns=4, bt=4, ch=16, bh=16, bc=8, bk=32)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    assert any(op.kernel.decl.name.name == "gemv_splitk" for op in eng.ops)
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(20, TINY.vocab_size, seed=2):
+        _close(eng.feed(t), ref.step(t))
+
+
+def test_the_step_is_built_once_and_allocates_nothing(tiny) -> None:
+    _, eng = tiny
+    ops = list(eng.ops)
+    buffers = [id(b) for b in (eng.x, eng.qkv, eng.kc, eng.vc, eng.logits, eng.tok, eng.pos)]
+    eng.reset()
+    eng.generate([1, 2], 5)
+    assert eng.ops == ops and [id(b) for b in (eng.x, eng.qkv, eng.kc, eng.vc, eng.logits,
+                                               eng.tok, eng.pos)] == buffers
+    # per layer: rms_gemv, kv_append, attn_decode, attn_combine, 2 gemv_add, rms_gate_up
+    assert len(ops) == 1 + 7 * TINY.num_hidden_layers + 2
+
+
+def test_plan_fills_a_big_card() -> None:
+    cfg = Qwen3Config.load("qwen3-4b")
+    p = plan_for(cfg, 2048, sm_count=132)
+    for name, n in (("qkv", 6144), ("gate_up", 9728), ("lm", 151936)):
+        assert -(-n // p.bn[name]) >= 264, name
+    for name in ("o", "down"):  # 2560 rows: split-K or small blocks
+        assert -(-2560 // p.bn[name]) * p.splitk[name] >= 264
+    assert p.ns * cfg.num_key_value_heads >= 128
+
+
+def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:
+    _, eng = tiny
+    eng.reset()
+    with pytest.raises(ValueError, match="max_seq"):
+        eng.prompt([1] * 64)
+
+
+# ---------------------------------------------------------------- sampling
+def _sample(k, logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int) -> int:
+    nb = -(-logits.size // 16)
+    bmax = np.array([logits[i * 16:(i + 1) * 16].max() for i in range(nb)], np.float32)
+    tok, p, hist = np.zeros(1, np.int32), np.array([pos], np.int32), np.zeros(64, np.int32)
+    P = tilelang.partition
+    k.sample_step[64, 64, 24](P(tok, [1]), P(p, [1]), P(hist, [64]), logits, bmax,
+                              temperature, top_p, seed).sync()
+    assert p[0] == pos + 1 and hist[pos + 1] == tok[0]
+    return int(tok[0])
+
+
+def test_sampling_matches_its_numpy_mirror() -> None:
+    k = load_kernels()
+    rng = np.random.default_rng(0)
+    logits = (rng.standard_normal(300) * 2).astype(np.float32)
+    for seed, pos, temperature, top_p in [(1, 0, 1.0, 1.0), (2, 5, 0.7, 0.9), (3, 9, 1.3, 0.5),
+                                          (4, 2, 1.0, 0.95), (5, 30, 0.5, 0.8), (6, 7, 2.0, 1.0)]:
+        got = _sample(k, logits, temperature, top_p, seed, pos)
+        want, nucleus = sample_reference(logits, temperature, top_p, seed, pos)
+        assert got == want and nucleus[got]
+    # A tiny nucleus is the argmax whatever the draw.
+    assert {_sample(k, logits, 1.0, 1e-6, s, 3) for s in range(3)} == {int(np.argmax(logits))}
+
+
+def test_sampler_mirror_draws_from_the_nucleus_distribution() -> None:
+    logits = np.log(np.array([1, 2, 3, 4, 0.01], np.float32))
+    draws = np.bincount([sample_reference(logits, 1.0, 1.0, 9, i)[0] for i in range(6000)],
+                        minlength=5)
+    np.testing.assert_allclose(draws / draws.sum(), [0.1, 0.2, 0.3, 0.4, 0.001], atol=0.02)
+    # top_p = 0.65 keeps {4, 3} (0.4 + 0.3 >= 0.65), renormalised.
+    draws = np.bincount([sample_reference(logits, 1.0, 0.65, 9, i)[0] for i in range(6000)],
+                        minlength=5)
+    np.testing.assert_allclose(draws / draws.sum(), [0, 0, 3 / 7, 4 / 7, 0], atol=0.02)
+    us = [uniform(1, i) for i in range(5000)]
+    assert 0 <= min(us) and max(us) < 1 and abs(np.mean(us) - 0.5) < 0.02
+
+
+def test_sampling_engine_is_deterministic_for_a_seed() -> None:
+    w = random_weights(UNTIED, seed=3)
+    a = TileQwen3(UNTIED, w, max_seq=16, sampling=(0.8, 0.9, 42)).generate([1, 2, 3], 6)
+    b = TileQwen3(UNTIED, w, max_seq=16, sampling=(0.8, 0.9, 42)).generate([1, 2, 3], 6)
+    assert a == b and all(0 <= t < UNTIED.vocab_size for t in a)
+
+
+# ---------------------------------------------------------------- config and checkpoints
+def test_config_from_hugging_face_json(tmp_path) -> None:
+    d = dict(PRESETS["qwen3-4b"], rms_norm_eps=1e-6, rope_theta=1000000, torch_dtype="bfloat16",
+             architectures=["Qwen3ForCausalLM"], max_position_embeddings=40960)
+    (tmp_path / "config.json").write_text(json.dumps(d))
+    cfg = Qwen3Config.load(tmp_path)
+    assert cfg == Qwen3Config.load("qwen3-4b")
+    assert abs(cfg.weight_bytes() / 1e9 - 8.05) < 0.01  # the issue's 8.05 GB
+    with pytest.raises(ValueError, match="multiple"):
+        Qwen3Config.from_dict(dict(d, num_key_value_heads=5))
+    with pytest.raises(FileNotFoundError, match="presets"):
+        Qwen3Config.load(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_safetensors_checkpoint_round_trip(tmp_path, shards: int) -> None:
+    pytest.importorskip("safetensors")
+    w = random_weights(UNTIED, seed=4)
+    save_safetensors(w, tmp_path, UNTIED, shards=shards)
+    cfg = Qwen3Config.load(tmp_path)
+    assert cfg == UNTIED
+    back = load_safetensors(tmp_path, cfg)
+    assert set(back) == set(w) and all(np.array_equal(back[k], w[k]) for k in w)
+    eng = TileQwen3(cfg, back, max_seq=16)
+    ref = NumpyQwen3(UNTIED, w, max_seq=16)
+    for t in (5, 6, 7):
+        _close(eng.feed(t), ref.step(t))
+
+
+def test_safetensors_errors_name_the_tensor(tmp_path) -> None:
+    pytest.importorskip("safetensors")
+    w = random_weights(UNTIED, seed=4)
+    bad = dict(w)
+    del bad["model.layers.1.mlp.up_proj.weight"]
+    save_safetensors(bad, tmp_path / "a", UNTIED)
+    with pytest.raises(ValueError, match=r"lacks .*up_proj"):
+        load_safetensors(tmp_path / "a", UNTIED)
+    bad = dict(w)
+    bad["model.norm.weight"] = np.ones(7, np.float32)
+    save_safetensors(bad, tmp_path / "b", UNTIED)
+    with pytest.raises(ValueError, match=r"model.norm.weight has shape \(7,\)"):
+        load_safetensors(tmp_path / "b", UNTIED)
+
+
+def test_bf16_rounding_is_to_nearest_even() -> None:
+    x = np.array([1.0, 1 + 2**-8, 1 + 3 * 2**-8, -2.5, 1 + 2**-7 + 2**-9], np.float32)
+    assert round_bf16(x).tolist() == [1.0, 1.0, 1 + 2**-6, -2.5, 1 + 2**-7]
+
+
+# ---------------------------------------------------------------- the torch reference
+def test_torch_reference_agrees_with_numpy() -> None:
+    torch = pytest.importorskip("torch")
+    from reference import TorchQwen3
+
+    w = random_weights(UNTIED, seed=6)
+    ref = NumpyQwen3(UNTIED, w, max_seq=32)
+    tr = TorchQwen3(UNTIED, w, max_seq=32)
+    toks = _tokens(12, UNTIED.vocab_size, seed=7)
+    for i, t in enumerate(toks):
+        got = tr.step(torch.tensor([t]), torch.tensor([i])).numpy()
+        _close(got, ref.step(t))
+    # The prompt at once (causal attention) gives the last step's logits.
+    tp = TorchQwen3(UNTIED, w, max_seq=32)
+    _close(tp.prefill(torch.tensor(toks)).numpy(), got)
+
+
+# ---------------------------------------------------------------- the command
+def test_generate_command_with_a_checkpoint_and_tokenizer(tmp_path) -> None:
+    pytest.importorskip("safetensors")
+    tokenizers = pytest.importorskip("tokenizers")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tokenizers import models, pre_tokenizers
+
+    words = [f"w{i}" for i in range(UNTIED.vocab_size)]
+    tok = tokenizers.Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="w0"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    w = random_weights(UNTIED, seed=8)
+    save_safetensors(w, tmp_path, UNTIED)
+    tok.save(str(tmp_path / "tokenizer.json"))
+    script = Path(__file__).resolve().parents[2] / "examples" / "llm" / "generate.py"
+    r = subprocess.run(
+        [sys.executable, str(script), "--model", str(tmp_path), "--prompt", "w3 w14 w15",
+         "--tokens", "5", "--device", "cpu"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    want = NumpyQwen3(UNTIED, w, max_seq=16).greedy([3, 14, 15], 5)
+    assert " ".join(f"w{t}" for t in want) in r.stdout
+    assert "tokens/s" in r.stdout and "5/5" not in r.stdout  # 4 decode steps after the first
+    assert "4/4" in r.stderr  # the progress bar

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from model import Qwen3Config, to_numpy
 from reference import rope_tables
 
@@ -49,7 +48,7 @@ def _pow2_at_least(n: int) -> int:
 
 
 def _pow2_at_most(n: int) -> int:
-    return 1 << max(0, int(math.floor(math.log2(max(1, n)))))
+    return 1 << max(0, math.floor(math.log2(max(1, n))))
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-from engine import TileQwen3, hbm_bytes_per_token  # noqa: E402
-from model import Qwen3Config, load_safetensors, random_weights  # noqa: E402
+import numpy as np
+from engine import TileQwen3, hbm_bytes_per_token
+from model import Qwen3Config, load_safetensors, random_weights
 
 
 def _gpu() -> bool:
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     td = time.perf_counter()
     rest = eng.decode(a.tokens - 1, progress=bar) if a.tokens > 1 else []
     td = time.perf_counter() - td
-    out = ([first] + rest)[: a.tokens]
+    out = ([first, *rest])[: a.tokens]
 
     if tokenizer is not None:
         print(tokenizer.decode(out))

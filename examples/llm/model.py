@@ -30,22 +30,22 @@ import numpy as np
 
 PRESETS: dict[str, dict[str, Any]] = {
     # The published Qwen3 shapes (config.json of each model).
-    "qwen3-0.6b": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
-                       num_attention_heads=16, num_key_value_heads=8, head_dim=128,
-                       vocab_size=151936, tie_word_embeddings=True),
-    "qwen3-4b": dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=36,
-                     num_attention_heads=32, num_key_value_heads=8, head_dim=128,
-                     vocab_size=151936, tie_word_embeddings=True),
-    "qwen3-8b": dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
-                     num_attention_heads=32, num_key_value_heads=8, head_dim=128,
-                     vocab_size=151936, tie_word_embeddings=False),
+    "qwen3-0.6b": {"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
+                       "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+                       "vocab_size": 151936, "tie_word_embeddings": True},
+    "qwen3-4b": {"hidden_size": 2560, "intermediate_size": 9728, "num_hidden_layers": 36,
+                     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                     "vocab_size": 151936, "tie_word_embeddings": True},
+    "qwen3-8b": {"hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36,
+                     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                     "vocab_size": 151936, "tie_word_embeddings": False},
     # Small shapes of the same architecture, for tests and the CPU interpreter.
-    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                 num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                 vocab_size=96, tie_word_embeddings=True),
-    "small": dict(hidden_size=256, intermediate_size=768, num_hidden_layers=4,
-                  num_attention_heads=8, num_key_value_heads=4, head_dim=64,
-                  vocab_size=1000, tie_word_embeddings=False),
+    "tiny": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+                 "vocab_size": 96, "tie_word_embeddings": True},
+    "small": {"hidden_size": 256, "intermediate_size": 768, "num_hidden_layers": 4,
+                  "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 64,
+                  "vocab_size": 1000, "tie_word_embeddings": False},
 }
 
 
@@ -219,7 +219,7 @@ def _files(path: Path) -> list[Path]:
 
 def _need_safetensors() -> Any:
     try:
-        import safetensors  # noqa: F401
+        import safetensors
     except ImportError:
         raise SystemExit(
             "reading checkpoints needs the `safetensors` package: pip install 'tilec[llm]'"
@@ -255,7 +255,7 @@ def load_safetensors(path: str | Path, cfg: Qwen3Config, backend: str = "numpy",
             import torch
 
             with safe_open(str(f), framework="pt", device="cpu") as fh:
-                for name in fh.keys():
+                for name in fh:
                     t = fh.get_tensor(name)
                     out[name] = t.to(device=device, dtype=torch.bfloat16).contiguous()
     if cfg.tie_word_embeddings:
@@ -309,7 +309,7 @@ def save_safetensors(weights: dict[str, Any], path: str | Path, cfg: Qwen3Config
         arrays = {n: f32_to_bf16_bits(to_numpy(weights[n])) for n in group}
         save_file(arrays, str(d / fname))
         _retag_bf16(d / fname)
-        weight_map.update({n: fname for n in group})
+        weight_map.update(dict.fromkeys(group, fname))
     if shards > 1:
         (d / "model.safetensors.index.json").write_text(
             json.dumps({"metadata": {}, "weight_map": weight_map}, indent=2)

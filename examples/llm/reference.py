@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from model import Qwen3Config, round_bf16, to_numpy
 
 

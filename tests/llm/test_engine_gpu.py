@@ -3,6 +3,12 @@ against the PyTorch reference on the same weights."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# The engine's modules live in examples/llm/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "llm"))
+
 import dataclasses
 
 import numpy as np

@@ -233,6 +233,11 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                 .with_help("reshape the tensor to at most three dimensions before partitioning it"))
         if grid is None:
             grid, grid_from = p.grid, (spec.name, arg.span)
+        elif _trim_grid(p.grid) == _trim_grid(grid):
+            # Grids equal up to trailing 1s are one grid (CUDA's rule): an
+            # [N, D] output tiled [BM, D] and an [N] one tiled [BM] agree.
+            if len(p.grid) > len(grid):
+                grid = p.grid
         elif p.grid != grid:
             assert grid_from is not None
             fail(Diagnostic.error(
@@ -251,6 +256,14 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     assert grid is not None
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
+
+
+def _trim_grid(grid: tuple[int, ...]) -> tuple[int, ...]:
+    """`grid` without its trailing 1s (at least one axis)."""
+    n = len(grid)
+    while n > 1 and grid[n - 1] == 1:
+        n -= 1
+    return grid[:n]
 
 
 def _check_tile_runnable(kname: str, spec: ParamSpec, p: Partition, span: Span,

@@ -1,0 +1,183 @@
+"""Batch-1 decode of Qwen3-shaped models: the Tile engine against the PyTorch
+reference (eager, and captured as one CUDA graph) in the same run.
+
+    python benchmarks/decode.py                                  # 0.6B, 4B, 8B at 1,024
+    python benchmarks/decode.py --models 4b --contexts 1024,8192,32768
+    python benchmarks/decode.py --models tiny --device cpu --tokens 4   # smoke test
+
+For each model (random bf16 weights) and context length it reports
+tokens/s, the fraction of the memory roofline (weight bytes + KV bytes of
+that context per token, over the card's measured copy bandwidth), the
+speed-up over the reference's CUDA graph, and the host time per token (the
+Python call that replays the step's graph, against the step's GPU time).
+`--prefill N` times an N-token prompt: the engine's batched prefill when it
+has one, else its token-by-token prompt path, against the reference's
+`prefill` (causal SDPA). Writes `decode.json` and `decode.md` to `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples" / "llm"))
+
+from engine import TileQwen3, hbm_bytes_per_token  # noqa: E402
+from model import Qwen3Config, random_weights  # noqa: E402
+from reference import TorchQwen3  # noqa: E402
+
+
+def _sync(dev: str) -> None:
+    import torch
+
+    if dev != "cpu":
+        torch.cuda.synchronize()
+
+
+def _time(fn, n: int, dev: str) -> float:  # type: ignore[no-untyped-def]
+    """Seconds per call of `fn` over `n` calls (after one warm-up call)."""
+    fn()
+    _sync(dev)
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    _sync(dev)
+    return (time.perf_counter() - t) / n
+
+
+def bench_model(name: str, contexts: list[int], tokens: int, prefill: int, dev: str,
+                bandwidth: float, eager_tokens: int) -> list[dict]:  # type: ignore[type-arg]
+    import torch
+
+    cfg = Qwen3Config.load(name if name in ("tiny", "small") else f"qwen3-{name}")
+    gpu = dev != "cpu"
+    w = random_weights(cfg, 0, backend="torch" if gpu else "numpy")
+    cap = max(contexts) + tokens + 8
+    t0 = time.perf_counter()
+    eng = TileQwen3(cfg, w, max_seq=cap, backend="torch" if gpu else "numpy")
+    eng.reset()
+    eng.prompt([1])  # compiles, captures the graph
+    eng.be.sync()
+    startup = time.perf_counter() - t0
+    rows = []
+    for ctx in contexts:
+        eng.be.write(eng.pos, [ctx])
+        tile_s = _time(eng._run_step, tokens, dev)
+        host_s = 0.0
+        if gpu:
+            # Host time of a replay: the Python call alone, the GPU kept busy.
+            _sync(dev)
+            t = time.perf_counter()
+            for _ in range(tokens):
+                eng._run_step()
+            host_s = (time.perf_counter() - t) / tokens
+            _sync(dev)
+        need = hbm_bytes_per_token(cfg, ctx)
+        row = dict(model=name, context=ctx, tile_tok_s=1 / tile_s, tile_ms=tile_s * 1e3,
+                   bytes_per_token=need, host_us=host_s * 1e6,
+                   host_frac=host_s / tile_s, startup_s=startup, kernels=len(eng.ops))
+        if bandwidth:
+            row["roofline_tok_s"] = bandwidth / need
+            row["roofline_frac"] = (1 / tile_s) / row["roofline_tok_s"]
+        # The reference, bf16 as usual inference, its cache sized to this context.
+        dt = torch.bfloat16 if gpu else torch.float32
+        ref = TorchQwen3(cfg, w, max_seq=ctx + tokens + 8, device=dev, dtype=dt)
+        tok = torch.tensor([1], device=dev)
+        pos = torch.tensor([ctx], device=dev)
+        with torch.no_grad():
+            eager = _time(lambda: ref.step(tok, pos), eager_tokens, dev)
+            row["torch_eager_tok_s"] = 1 / eager
+            if gpu:
+                s = torch.cuda.Stream()
+                s.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(s):
+                    for _ in range(2):
+                        ref.step(tok, pos)
+                torch.cuda.current_stream().wait_stream(s)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    ref.step(tok, pos)
+                graph = _time(g.replay, tokens, dev)
+                row["torch_graph_tok_s"] = 1 / graph
+                row["speedup_vs_graph"] = graph / tile_s
+                del g
+        del ref
+        rows.append(row)
+        print(_line(row), flush=True)
+    if prefill:
+        import numpy as np
+
+        toks = [int(t) for t in np.random.default_rng(0).integers(0, cfg.vocab_size, prefill)]
+        if prefill + 1 <= eng.seq:
+            def tile_prefill() -> None:
+                eng.reset()
+                if hasattr(eng, "prefill"):
+                    eng.prefill(toks)
+                else:
+                    eng.prompt(toks)
+
+            tp = _time(tile_prefill, 1, dev)
+            dt = torch.bfloat16 if gpu else torch.float32
+            ref = TorchQwen3(cfg, w, max_seq=prefill + 8, device=dev, dtype=dt)
+            tt = torch.tensor(toks, device=dev)
+            with torch.no_grad():
+                rp = _time(lambda: ref.prefill(tt), 3, dev)
+            row = dict(model=name, prefill=prefill, tile_s=tp, torch_s=rp, ratio=rp / tp,
+                       tile_path="batched" if hasattr(eng, "prefill") else "token by token")
+            rows.append(row)
+            print(f"{name:5s} prefill {prefill}: Tile {tp * 1e3:.1f} ms ({row['tile_path']}), "
+                  f"PyTorch {rp * 1e3:.1f} ms -> {row['ratio']:.2f}x", flush=True)
+    return rows
+
+
+def _line(r: dict) -> str:  # type: ignore[type-arg]
+    s = (f"{r['model']:5s} ctx {r['context']:6d}: Tile {r['tile_tok_s']:8.1f} tok/s "
+         f"({r['tile_ms']:.2f} ms, {r['bytes_per_token'] / 1e9:.2f} GB/token)")
+    if "roofline_frac" in r:
+        s += f", {r['roofline_frac']:.1%} of roofline ({r['roofline_tok_s']:.0f})"
+    s += f"; PyTorch eager {r['torch_eager_tok_s']:.1f}"
+    if "torch_graph_tok_s" in r:
+        s += f", graph {r['torch_graph_tok_s']:.1f} -> {r['speedup_vs_graph']:.2f}x"
+    if r["host_us"]:
+        s += f"; host {r['host_us']:.1f} us/token ({r['host_frac']:.1%} of the step)"
+    return s
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="0.6b,4b,8b")
+    ap.add_argument("--contexts", default="1024")
+    ap.add_argument("--tokens", type=int, default=64, help="decode steps timed per point")
+    ap.add_argument("--eager-tokens", type=int, default=8)
+    ap.add_argument("--prefill", type=int, default=0, help="prompt length to time (0: none)")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--out", default="")
+    a = ap.parse_args(argv)
+    bandwidth = 0.0
+    if a.device == "cuda":
+        from generate import copy_bandwidth
+
+        bandwidth = copy_bandwidth()
+        import torch
+
+        print(f"{torch.cuda.get_device_name()}: copy bandwidth {bandwidth / 1e12:.2f} TB/s",
+              flush=True)
+    rows = []
+    for m in a.models.split(","):
+        rows += bench_model(m.strip(), [int(c) for c in a.contexts.split(",")], a.tokens,
+                            a.prefill, a.device, bandwidth, a.eager_tokens)
+    if a.out:
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "decode.json").write_text(json.dumps(dict(bandwidth=bandwidth, rows=rows), indent=1))
+        (out / "decode.md").write_text("\n".join(_line(r) if "context" in r else json.dumps(r)
+                                                 for r in rows) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,9 +10,8 @@ tokens/s, the fraction of the memory roofline (weight bytes + KV bytes of
 that context per token, over the card's measured copy bandwidth), the
 speed-up over the reference's CUDA graph, and the host time per token (the
 Python call that replays the step's graph, against the step's GPU time).
-`--prefill N` times an N-token prompt: the engine's batched prefill when it
-has one, else its token-by-token prompt path, against the reference's
-`prefill` (causal SDPA). Writes `decode.json` and `decode.md` to `--out`.
+`--prefill N` times an N-token prompt: the engine's batched prefill (one
+CUDA graph per chunk) against the reference's `prefill` (causal SDPA). Writes `decode.json` and `decode.md` to `--out`.
 """
 
 from __future__ import annotations
@@ -49,8 +48,15 @@ def _time(fn, n: int, dev: str) -> float:  # type: ignore[no-untyped-def]
     return (time.perf_counter() - t) / n
 
 
-def bench_model(name: str, contexts: list[int], tokens: int, prefill: int, dev: str,
-                bandwidth: float, eager_tokens: int) -> list[dict]:  # type: ignore[type-arg]
+def bench_model(
+    name: str,
+    contexts: list[int],
+    tokens: int,
+    prefill: int,
+    dev: str,
+    bandwidth: float,
+    eager_tokens: int,
+) -> list[dict]:  # type: ignore[type-arg]
     import torch
 
     cfg = Qwen3Config.load(name if name in ("tiny", "small") else f"qwen3-{name}")
@@ -77,9 +83,17 @@ def bench_model(name: str, contexts: list[int], tokens: int, prefill: int, dev: 
             host_s = (time.perf_counter() - t) / tokens
             _sync(dev)
         need = hbm_bytes_per_token(cfg, ctx)
-        row = dict(model=name, context=ctx, tile_tok_s=1 / tile_s, tile_ms=tile_s * 1e3,
-                   bytes_per_token=need, host_us=host_s * 1e6,
-                   host_frac=host_s / tile_s, startup_s=startup, kernels=len(eng.ops))
+        row = {
+            "model": name,
+            "context": ctx,
+            "tile_tok_s": 1 / tile_s,
+            "tile_ms": tile_s * 1e3,
+            "bytes_per_token": need,
+            "host_us": host_s * 1e6,
+            "host_frac": host_s / tile_s,
+            "startup_s": startup,
+            "kernels": len(eng.ops),
+        }
         if bandwidth:
             row["roofline_tok_s"] = bandwidth / need
             row["roofline_frac"] = (1 / tile_s) / row["roofline_tok_s"]
@@ -89,7 +103,7 @@ def bench_model(name: str, contexts: list[int], tokens: int, prefill: int, dev: 
         tok = torch.tensor([1], device=dev)
         pos = torch.tensor([ctx], device=dev)
         with torch.no_grad():
-            eager = _time(lambda: ref.step(tok, pos), eager_tokens, dev)
+            eager = _time(lambda r=ref, t=tok, p=pos: r.step(t, p), eager_tokens, dev)
             row["torch_eager_tok_s"] = 1 / eager
             if gpu:
                 s = torch.cuda.Stream()
@@ -113,30 +127,39 @@ def bench_model(name: str, contexts: list[int], tokens: int, prefill: int, dev: 
 
         toks = [int(t) for t in np.random.default_rng(0).integers(0, cfg.vocab_size, prefill)]
         if prefill + 1 <= eng.seq:
+
             def tile_prefill() -> None:
                 eng.reset()
-                if hasattr(eng, "prefill"):
-                    eng.prefill(toks)
-                else:
-                    eng.prompt(toks)
+                eng.prefill(toks)
 
-            tp = _time(tile_prefill, 1, dev)
+            tp = _time(tile_prefill, 3, dev)
             dt = torch.bfloat16 if gpu else torch.float32
             ref = TorchQwen3(cfg, w, max_seq=prefill + 8, device=dev, dtype=dt)
             tt = torch.tensor(toks, device=dev)
             with torch.no_grad():
                 rp = _time(lambda: ref.prefill(tt), 3, dev)
-            row = dict(model=name, prefill=prefill, tile_s=tp, torch_s=rp, ratio=rp / tp,
-                       tile_path="batched" if hasattr(eng, "prefill") else "token by token")
+            row = {
+                "model": name,
+                "prefill": prefill,
+                "tile_s": tp,
+                "torch_s": rp,
+                "ratio": rp / tp,
+                "tile_path": "batched",
+            }
             rows.append(row)
-            print(f"{name:5s} prefill {prefill}: Tile {tp * 1e3:.1f} ms ({row['tile_path']}), "
-                  f"PyTorch {rp * 1e3:.1f} ms -> {row['ratio']:.2f}x", flush=True)
+            print(
+                f"{name:5s} prefill {prefill}: Tile {tp * 1e3:.1f} ms ({row['tile_path']}), "
+                f"PyTorch {rp * 1e3:.1f} ms -> {row['ratio']:.2f}x",
+                flush=True,
+            )
     return rows
 
 
 def _line(r: dict) -> str:  # type: ignore[type-arg]
-    s = (f"{r['model']:5s} ctx {r['context']:6d}: Tile {r['tile_tok_s']:8.1f} tok/s "
-         f"({r['tile_ms']:.2f} ms, {r['bytes_per_token'] / 1e9:.2f} GB/token)")
+    s = (
+        f"{r['model']:5s} ctx {r['context']:6d}: Tile {r['tile_tok_s']:8.1f} tok/s "
+        f"({r['tile_ms']:.2f} ms, {r['bytes_per_token'] / 1e9:.2f} GB/token)"
+    )
     if "roofline_frac" in r:
         s += f", {r['roofline_frac']:.1%} of roofline ({r['roofline_tok_s']:.0f})"
     s += f"; PyTorch eager {r['torch_eager_tok_s']:.1f}"
@@ -164,18 +187,30 @@ def main(argv: list[str] | None = None) -> int:
         bandwidth = copy_bandwidth()
         import torch
 
-        print(f"{torch.cuda.get_device_name()}: copy bandwidth {bandwidth / 1e12:.2f} TB/s",
-              flush=True)
+        print(
+            f"{torch.cuda.get_device_name()}: copy bandwidth {bandwidth / 1e12:.2f} TB/s",
+            flush=True,
+        )
     rows = []
     for m in a.models.split(","):
-        rows += bench_model(m.strip(), [int(c) for c in a.contexts.split(",")], a.tokens,
-                            a.prefill, a.device, bandwidth, a.eager_tokens)
+        rows += bench_model(
+            m.strip(),
+            [int(c) for c in a.contexts.split(",")],
+            a.tokens,
+            a.prefill,
+            a.device,
+            bandwidth,
+            a.eager_tokens,
+        )
     if a.out:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "decode.json").write_text(json.dumps(dict(bandwidth=bandwidth, rows=rows), indent=1))
-        (out / "decode.md").write_text("\n".join(_line(r) if "context" in r else json.dumps(r)
-                                                 for r in rows) + "\n")
+        (out / "decode.json").write_text(
+            json.dumps({"bandwidth": bandwidth, "rows": rows}, indent=1)
+        )
+        (out / "decode.md").write_text(
+            "\n".join(_line(r) if "context" in r else json.dumps(r) for r in rows) + "\n"
+        )
     return 0
 
 

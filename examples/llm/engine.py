@@ -25,6 +25,12 @@ A step, per layer (7 launches; split-K adds one for short matrices):
   gemv_add        x += W_down h
 then `rms_gemv_argmax` (final norm + LM head + per-block maxima) and
 `argmax_step` or `sample_step` (token choice, pos += 1, history).
+
+Prefill runs a prompt in chunks of rows through `embed_rows`, then per layer
+`rms_gemm` (QKV), `rope_kv_rows` (q/k norm, rotary, cache rows), causal
+`attn_prefill`, `gemm_add` (O), `rms_gate_up_rows`, `gemm_add` (down), and
+the decode step's last two kernels on the last row; each chunk length's
+launches are built once (and captured once on the GPU).
 """
 
 from __future__ import annotations
@@ -55,14 +61,18 @@ def _pow2_at_most(n: int) -> int:
 class Plan:
     """Block shapes of one step, chosen for a device (`plan_for`)."""
 
-    bk: int                  # K tile of every GEMV
-    bn: dict[str, int]       # rows per block, per matrix: qkv, o, gate_up, down, lm
-    splitk: dict[str, int]   # split-K factor (1: none) for o and down
-    ns: int                  # attention splits per KV head
-    bt: int                  # attention key tile
-    ch: int                  # KV-append chunk of positions
-    bh: int                  # embedding tile
-    bc: int                  # token-choice tile
+    bk: int  # K tile of every GEMV
+    bn: dict[str, int]  # rows per block, per matrix: qkv, o, gate_up, down, lm
+    splitk: dict[str, int]  # split-K factor (1: none) for o and down
+    ns: int  # attention splits per KV head
+    bt: int  # attention key tile
+    ch: int  # KV-append chunk of positions
+    bh: int  # embedding tile
+    bc: int  # token-choice tile
+    mm: tuple[int, int, int] = (64, 64, 64)  # prefill GEMM tile BM, BN, BK
+    bq: int = 64  # prefill attention: query rows and key tile
+    chp: int = 16  # prefill KV write: positions per block
+    prefill: int = 2048  # prefill chunk (a multiple of bq)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
@@ -84,6 +94,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
         for k, n in rows.items():
             bn[k] = min(16, _pow2_at_most(n))
         ns, bt = 2, 8
+        mm, bq, chp = (16, 16, 32), 8, 8
     else:
         want = 2 * sm_count  # at least two waves of blocks for every GEMV
         for k, n in rows.items():
@@ -95,9 +106,24 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
                 splitk[k] = _pow2_at_least(-(-want // -(-n // b)))
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
+        mm, bq, chp = (64, 64, 64), 64, 16
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
-    return Plan(bk=bk, bn=bn, splitk=splitk, ns=ns, bt=bt, ch=ch, bh=bh, bc=1024)
+    prefill = max(bq, min(2048, _pow2_at_most(max_seq) // 2))
+    return Plan(
+        bk=bk,
+        bn=bn,
+        splitk=splitk,
+        ns=ns,
+        bt=bt,
+        ch=ch,
+        bh=bh,
+        bc=1024,
+        mm=mm,
+        bq=bq,
+        chp=chp,
+        prefill=prefill,
+    )
 
 
 class _Numpy:
@@ -180,10 +206,19 @@ def load_kernels() -> Any:
 class TileQwen3:
     """Batch-1 decode of a Qwen3 model with Tile kernels (see the module doc)."""
 
-    def __init__(self, cfg: Qwen3Config, weights: dict[str, Any], *, max_seq: int = 256,
-                 backend: str = "numpy", device: str = "cuda", sm_count: int | None = None,
-                 sampling: tuple[float, float, int] | None = None, graph: bool | None = None,
-                 plan: Plan | None = None) -> None:
+    def __init__(
+        self,
+        cfg: Qwen3Config,
+        weights: dict[str, Any],
+        *,
+        max_seq: int = 256,
+        backend: str = "numpy",
+        device: str = "cuda",
+        sm_count: int | None = None,
+        sampling: tuple[float, float, int] | None = None,
+        graph: bool | None = None,
+        plan: Plan | None = None,
+    ) -> None:
         import tilelang
 
         self.tl = tilelang
@@ -213,18 +248,25 @@ class TileQwen3:
         self.layers = []
         for i in range(c.num_hidden_layers):
             p = f"model.layers.{i}."
-            self.layers.append({
-                "ln1": be.weight(w[p + "input_layernorm.weight"]),
-                "qkv": be.concat([w[p + "self_attn.q_proj.weight"], w[p + "self_attn.k_proj.weight"],
-                                  w[p + "self_attn.v_proj.weight"]]),
-                "qn": be.weight(w[p + "self_attn.q_norm.weight"]),
-                "kn": be.weight(w[p + "self_attn.k_norm.weight"]),
-                "o": be.weight(w[p + "self_attn.o_proj.weight"]),
-                "ln2": be.weight(w[p + "post_attention_layernorm.weight"]),
-                "gate": be.weight(w[p + "mlp.gate_proj.weight"]),
-                "up": be.weight(w[p + "mlp.up_proj.weight"]),
-                "down": be.weight(w[p + "mlp.down_proj.weight"]),
-            })
+            self.layers.append(
+                {
+                    "ln1": be.weight(w[p + "input_layernorm.weight"]),
+                    "qkv": be.concat(
+                        [
+                            w[p + "self_attn.q_proj.weight"],
+                            w[p + "self_attn.k_proj.weight"],
+                            w[p + "self_attn.v_proj.weight"],
+                        ]
+                    ),
+                    "qn": be.weight(w[p + "self_attn.q_norm.weight"]),
+                    "kn": be.weight(w[p + "self_attn.k_norm.weight"]),
+                    "o": be.weight(w[p + "self_attn.o_proj.weight"]),
+                    "ln2": be.weight(w[p + "post_attention_layernorm.weight"]),
+                    "gate": be.weight(w[p + "mlp.gate_proj.weight"]),
+                    "up": be.weight(w[p + "mlp.up_proj.weight"]),
+                    "down": be.weight(w[p + "mlp.down_proj.weight"]),
+                }
+            )
 
     def _buffers(self) -> None:
         be, c, pl = self.be, self.cfg, self.plan
@@ -248,9 +290,23 @@ class TileQwen3:
         nb = -(-c.vocab_size // pl.bn["lm"])
         self.bmax = be.zeros((nb,), "f32")
         self.barg = be.zeros((nb,), "i32")
-        self.part = {k: be.zeros((s, n), "f32") for k, s, n in (
-            ("o", pl.splitk["o"], c.hidden_size), ("down", pl.splitk["down"], c.hidden_size))
-            if s > 1}
+        p = pl.prefill
+        self.ptoks = be.zeros((p,), "i32")
+        self.p0 = be.zeros((1,), "i32")
+        self.px = be.zeros((p, c.hidden_size), "f32")
+        self.pqkv = be.zeros((p * (hq + 2 * hkv), 2, d // 2), "f32")
+        self.pq = be.zeros((hq, self.seq, d), "bf16")
+        self.po = be.zeros((p, hq, d), "f32")
+        self.ph = be.zeros((p, c.intermediate_size), "f32")
+        self._prefill_ops: dict[int, tuple[list[Any], Any]] = {}
+        self.part = {
+            k: be.zeros((s, n), "f32")
+            for k, s, n in (
+                ("o", pl.splitk["o"], c.hidden_size),
+                ("down", pl.splitk["down"], c.hidden_size),
+            )
+            if s > 1
+        }
 
     def _step_ops(self) -> list[Any]:
         """The operations of one decode step, built once (checked once)."""
@@ -266,8 +322,10 @@ class TileQwen3:
             if s == 1:
                 return [k.gemv_add[bn, bk](P(self.x, [bn]), w, v)]
             part = self.part[name]
-            return [k.gemv_splitk[bn, bk](P(part, [1, bn]), w, v),
-                    k.add_rows[bn, s](P(self.x, [bn]), part)]
+            return [
+                k.gemv_splitk[bn, bk](P(part, [1, bn]), w, v),
+                k.add_rows[bn, s](P(self.x, [bn]), part),
+            ]
 
         qkv_flat = self.qkv.reshape(-1)
         o_flat = self.o_part.reshape(c.num_attention_heads, pl.ns * d)
@@ -275,32 +333,174 @@ class TileQwen3:
             kc, vc = self.kc[li], self.vc[li]
             bn = pl.bn["qkv"]
             ops.append(k.rms_gemv[bn, bk](P(qkv_flat, [bn]), L["qkv"], self.x, L["ln1"], eps))
-            ops.append(k.kv_append[hkv, pl.ch, d](
-                P(kc, [hkv, pl.ch, d]), P(vc, [hkv, pl.ch, d]), self.qkv, L["kn"],
-                self.cos, self.sin, self.pos, c.num_attention_heads, eps))
-            ops.append(k.attn_decode[g, d, pl.bt](
-                P(o_flat, [g, d]), P(self.m_part, [g, 1]), P(self.l_part, [g, 1]),
-                self.qkv, L["qn"], self.cos, self.sin, kc, vc, self.pos, eps))
-            ops.append(k.attn_combine[g, d, pl.ns](
-                P(self.attn, [g, d]), self.o_part, self.m_part, self.l_part))
+            ops.append(
+                k.kv_append[hkv, pl.ch, d](
+                    P(kc, [hkv, pl.ch, d]),
+                    P(vc, [hkv, pl.ch, d]),
+                    self.qkv,
+                    L["kn"],
+                    self.cos,
+                    self.sin,
+                    self.pos,
+                    c.num_attention_heads,
+                    eps,
+                )
+            )
+            ops.append(
+                k.attn_decode[g, d, pl.bt](
+                    P(o_flat, [g, d]),
+                    P(self.m_part, [g, 1]),
+                    P(self.l_part, [g, 1]),
+                    self.qkv,
+                    L["qn"],
+                    self.cos,
+                    self.sin,
+                    kc,
+                    vc,
+                    self.pos,
+                    eps,
+                )
+            )
+            ops.append(
+                k.attn_combine[g, d, pl.ns](
+                    P(self.attn, [g, d]), self.o_part, self.m_part, self.l_part
+                )
+            )
             ops += residual("o", L["o"], self.attn.reshape(-1))
             bn = pl.bn["gate_up"]
-            ops.append(k.rms_gate_up[bn, bk](P(self.h, [bn]), L["gate"], L["up"], self.x,
-                                            L["ln2"], eps))
+            ops.append(
+                k.rms_gate_up[bn, bk](P(self.h, [bn]), L["gate"], L["up"], self.x, L["ln2"], eps)
+            )
             ops += residual("down", L["down"], self.h)
         bn = pl.bn["lm"]
-        ops.append(k.rms_gemv_argmax[bn, bk](P(self.logits, [bn]), P(self.bmax, [1]),
-                                           P(self.barg, [1]), self.lm, self.x, self.norm, eps))
+        ops.append(
+            k.rms_gemv_argmax[bn, bk](
+                P(self.logits, [bn]),
+                P(self.bmax, [1]),
+                P(self.barg, [1]),
+                self.lm,
+                self.x,
+                self.norm,
+                eps,
+            )
+        )
         if self.sampling is None:
-            ops.append(k.argmax_step[pl.bc, self.seq](
-                P(self.tok, [1]), P(self.pos, [1]), P(self.hist, [self.seq]), self.bmax,
-                self.barg))
+            ops.append(
+                k.argmax_step[pl.bc, self.seq](
+                    P(self.tok, [1]),
+                    P(self.pos, [1]),
+                    P(self.hist, [self.seq]),
+                    self.bmax,
+                    self.barg,
+                )
+            )
         else:
             temperature, top_p, seed = self.sampling
-            ops.append(k.sample_step[pl.bc, self.seq, 24](
-                P(self.tok, [1]), P(self.pos, [1]), P(self.hist, [self.seq]), self.logits,
-                self.bmax, float(temperature), float(top_p), int(seed)))
+            ops.append(
+                k.sample_step[pl.bc, self.seq, 24](
+                    P(self.tok, [1]),
+                    P(self.pos, [1]),
+                    P(self.hist, [self.seq]),
+                    self.logits,
+                    self.bmax,
+                    float(temperature),
+                    float(top_p),
+                    int(seed),
+                )
+            )
         return ops
+
+    def _prefill_step_ops(self, m: int) -> list[Any]:
+        """The launches of one prefill chunk of `m` rows (views of the
+        start-up buffers; built once per chunk length)."""
+        k, tl, c, pl = self.k, self.tl, self.cfg, self.plan
+        P = tl.partition
+        eps = float(c.rms_norm_eps)
+        d, g, hq, hkv = c.head_dim, c.group, c.num_attention_heads, c.num_key_value_heads
+        bm, bn, bk = pl.mm
+        x = self.px[:m]
+        qkv = self.pqkv[: m * (hq + 2 * hkv)]
+        qkv2 = qkv.reshape(m, (hq + 2 * hkv) * d)
+        o = self.po[:m]
+        h = self.ph[:m]
+        ops = [k.embed_rows[pl.bh](P(x, [1, pl.bh]), self.emb, self.ptoks[:m])]
+        for li, L in enumerate(self.layers):
+            kc, vc = self.kc[li], self.vc[li]
+            ops.append(k.rms_gemm[bm, bn, bk](P(qkv2, [bm, bn]), x, L["qkv"], L["ln1"], eps))
+            ops.append(
+                k.rope_kv_rows[hkv, pl.chp, d, g](
+                    P(kc, [hkv, pl.chp, d]),
+                    P(vc, [hkv, pl.chp, d]),
+                    P(self.pq, [hq, pl.chp, d]),
+                    qkv,
+                    L["qn"],
+                    L["kn"],
+                    self.cos,
+                    self.sin,
+                    self.p0,
+                    m,
+                    eps,
+                )
+            )
+            ops.append(
+                k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), self.pq, kc, vc, self.p0)
+            )
+            ops.append(k.gemm_add[bm, bn, bk](P(x, [bm, bn]), o.reshape(m, hq * d), L["o"]))
+            ops.append(
+                k.rms_gate_up_rows[bm, bn, bk](P(h, [bm, bn]), x, L["gate"], L["up"], L["ln2"], eps)
+            )
+            ops.append(k.gemm_add[bm, bn, bk](P(x, [bm, bn]), h, L["down"]))
+        return ops
+
+    def _last_row_ops(self, m: int) -> list[Any]:
+        """Logits and the token choice from row m - 1 of the last chunk."""
+        k, tl, pl = self.k, self.tl, self.plan
+        P = tl.partition
+        bn = pl.bn["lm"]
+        ops = [
+            k.rms_gemv_argmax[bn, pl.bk](
+                P(self.logits, [bn]),
+                P(self.bmax, [1]),
+                P(self.barg, [1]),
+                self.lm,
+                self.px[m - 1],
+                self.norm,
+                float(self.cfg.rms_norm_eps),
+            )
+        ]
+        return ops + self.ops[-1:]  # argmax_step / sample_step: tok, pos += 1, history
+
+    def prefill(self, tokens: list[int]) -> None:
+        """Run a prompt from position 0 with the batched kernels (chunks of
+        `plan.prefill` rows): fills the cache, leaves the first generated
+        token in `tok` and the position after the prompt in `pos`, as
+        `prompt` does token by token."""
+        n, chunk = len(tokens), self.plan.prefill
+        if not tokens:
+            raise ValueError("the prompt needs at least one token")
+        if n + 1 > self.seq:
+            raise ValueError(f"the prompt needs {n + 1} positions; max_seq is {self.seq}")
+        for p0 in range(0, n, chunk):
+            part = tokens[p0 : p0 + chunk]
+            m = len(part)
+            self.be.write(self.ptoks[:m], np.asarray(part, np.int32))
+            self.be.write(self.p0, np.array([p0], np.int32))
+            last = p0 + m == n
+            key = m * 2 + int(last)
+            if key not in self._prefill_ops:
+                ops = self._prefill_step_ops(m) + (self._last_row_ops(m) if last else [])
+                self._prefill_ops[key] = (ops, None)
+            ops, graph = self._prefill_ops[key]
+            if last:
+                self.be.write(self.pos, np.array([n - 1], np.int32))
+            if not self.graph_mode:
+                for op in ops:
+                    op.sync()
+                continue
+            if graph is None:
+                graph = self._capture(ops)
+                self._prefill_ops[key] = (ops, graph)
+            graph.replay()
 
     # -- running -------------------------------------------------------------
     def _run_step(self) -> None:
@@ -309,30 +509,31 @@ class TileQwen3:
                 op.sync()
             return
         if self._graph is None:
-            self._graph = self._capture()
+            self._graph = self._capture(self.ops)
         self._graph.replay()
 
-    def _capture(self) -> Any:
+    def _capture(self, ops: list[Any]) -> Any:
         """One CUDA graph for the step: Tile's own when the API offers
         `tilelang.graph()`, else PyTorch's capture of the Tile launches."""
         if hasattr(self.tl, "graph"):
             with self.tl.graph() as g:
-                for op in self.ops:
+                for op in ops:
                     op.launch()
             return g
         import torch
 
         s = torch.cuda.Stream(self.be.device)
         s.wait_stream(torch.cuda.current_stream(self.be.device))
-        pos = self.be.read(self.pos).copy()
+        saved = [(b, self.be.read(b).copy()) for b in (self.pos, self.tok, self.hist)]
         with torch.cuda.stream(s):
-            for op in self.ops:  # warm-up: compile and load every kernel
+            for op in ops:  # warm-up: compile and load every kernel
                 op.sync()
         torch.cuda.current_stream(self.be.device).wait_stream(s)
-        self.be.write(self.pos, pos)  # the warm-up advanced it
+        for b, v in saved:  # the warm-up advanced them
+            self.be.write(b, v)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
-            for op in self.ops:
+            for op in ops:
                 op.launch().wait()
         return g
 
@@ -371,14 +572,20 @@ class TileQwen3:
         self.be.sync()
         # The step at position p wrote its choice to hist[p + 1].
         hist = self.be.read(self.hist)
-        return [int(t) for t in hist[start + 1: start + 1 + n]]
+        return [int(t) for t in hist[start + 1 : start + 1 + n]]
 
-    def generate(self, prompt: list[int], n: int, progress: Any = None) -> list[int]:
-        """The prompt, then `n` new tokens (greedy or sampled, as configured)."""
+    def generate(
+        self, prompt: list[int], n: int, progress: Any = None, batched: bool = True
+    ) -> list[int]:
+        """The prompt (batched prefill, or token by token), then `n` new
+        tokens (greedy or sampled, as configured)."""
         if not prompt:
             raise ValueError("the prompt needs at least one token")
         self.reset()
-        self.prompt(prompt)
+        if batched:
+            self.prefill(prompt)
+        else:
+            self.prompt(prompt)
         # The prompt's last step chose the first new token and left it in `tok`.
         first = int(self.be.read(self.tok)[0])
         if n <= 1:

@@ -79,24 +79,42 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", help="a preset (qwen3-0.6b, qwen3-4b, qwen3-8b, tiny, small), "
-                    "a config.json or a directory holding one")
-    ap.add_argument("--model", help="a Hugging Face model directory (config.json, "
-                    "*.safetensors, optional tokenizer.json)")
+    ap.add_argument(
+        "--config",
+        help="a preset (qwen3-0.6b, qwen3-4b, qwen3-8b, tiny, small), "
+        "a config.json or a directory holding one",
+    )
+    ap.add_argument(
+        "--model",
+        help="a Hugging Face model directory (config.json, *.safetensors, optional tokenizer.json)",
+    )
     ap.add_argument("--random-weights", action="store_true", help="random bf16 weights")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     ap.add_argument("--tokens", type=int, default=32, help="tokens to generate")
     ap.add_argument("--prompt", default=None, help="prompt text (needs tokenizer.json)")
     ap.add_argument("--prompt-ids", default=None, help="prompt token ids, comma-separated")
-    ap.add_argument("--context", type=int, default=0,
-                    help="fill the KV cache with this many random prompt tokens first")
+    ap.add_argument(
+        "--context",
+        type=int,
+        default=0,
+        help="fill the KV cache with this many random prompt tokens first",
+    )
     ap.add_argument("--max-seq", type=int, default=0, help="KV cache capacity (default: enough)")
     ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
     ap.add_argument("--top-p", type=float, default=1.0)
     ap.add_argument("--sample-seed", type=int, default=0)
     ap.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto")
-    ap.add_argument("--bandwidth", type=float, default=0.0,
-                    help="bytes/s for the roofline (default: measured on the GPU)")
+    ap.add_argument(
+        "--bandwidth",
+        type=float,
+        default=0.0,
+        help="bytes/s for the roofline (default: measured on the GPU)",
+    )
+    ap.add_argument(
+        "--token-prompt",
+        action="store_true",
+        help="feed the prompt through the decode step, one token at a time",
+    )
     ap.add_argument("--no-progress", action="store_true")
     a = ap.parse_args(argv)
 
@@ -118,8 +136,10 @@ def main(argv: list[str] | None = None) -> int:
 
             tokenizer = Tokenizer.from_file(str(Path(a.model) / "tokenizer.json"))
         except ImportError:
-            print("note: tokenizer.json found but `tokenizers` is not installed; "
-                  "using token ids", file=sys.stderr)
+            print(
+                "note: tokenizer.json found but `tokenizers` is not installed; using token ids",
+                file=sys.stderr,
+            )
     rng = np.random.default_rng(a.seed + 1)
     if a.prompt is not None:
         if tokenizer is None:
@@ -142,13 +162,18 @@ def main(argv: list[str] | None = None) -> int:
     eng = TileQwen3(cfg, weights, max_seq=max_seq, backend=backend, sampling=sampling)
     del weights
     where = "GPU (one CUDA graph per step)" if gpu else "CPU interpreter"
-    print(f"{cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, "
-          f"{cfg.weight_bytes() / 1e9:.2f} GB of bf16 weights, {len(eng.ops)} kernels a step, "
-          f"on the {where}; start-up {time.perf_counter() - t0:.1f} s")
+    print(
+        f"{cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, "
+        f"{cfg.weight_bytes() / 1e9:.2f} GB of bf16 weights, {len(eng.ops)} kernels a step, "
+        f"on the {where}; start-up {time.perf_counter() - t0:.1f} s"
+    )
 
     eng.reset()
     tp = time.perf_counter()
-    eng.prompt(prompt)
+    if a.token_prompt:
+        eng.prompt(prompt)
+    else:
+        eng.prefill(prompt)
     eng.be.sync()
     tp = time.perf_counter() - tp
     first = int(eng.be.read(eng.tok)[0])
@@ -164,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("tokens:", " ".join(map(str, out)))
     n = len(rest)
-    print(f"prompt: {len(prompt)} tokens in {tp:.2f} s")
+    how = "token by token" if a.token_prompt else "batched prefill"
+    print(f"prompt: {len(prompt)} tokens in {tp:.2f} s ({how}, including its first compile)")
     if n:
         rate = n / td
         ctx = len(prompt) + a.tokens // 2
@@ -173,14 +199,18 @@ def main(argv: list[str] | None = None) -> int:
         bw = a.bandwidth or (copy_bandwidth() if gpu else 0.0)
         if bw:
             roof = bw / need
-            line += (f"; roofline {roof:.0f} tokens/s at {bw / 1e12:.2f} TB/s "
-                     f"({need / 1e9:.2f} GB a token) -> {rate / roof:.1%} of the roofline")
+            line += (
+                f"; roofline {roof:.0f} tokens/s at {bw / 1e12:.2f} TB/s "
+                f"({need / 1e9:.2f} GB a token) -> {rate / roof:.1%} of the roofline"
+            )
         else:
             line += f" ({need / 1e6:.1f} MB a token; no roofline on the CPU interpreter)"
         print(line)
     if gpu:
-        print(f"device memory: {mem0 / 1e9:.3f} GB after the prompt, "
-              f"{eng.be.memory() / 1e9:.3f} GB after decoding")
+        print(
+            f"device memory: {mem0 / 1e9:.3f} GB after the prompt, "
+            f"{eng.be.memory() / 1e9:.3f} GB after decoding"
+        )
     return 0
 
 

@@ -30,22 +30,57 @@ import numpy as np
 
 PRESETS: dict[str, dict[str, Any]] = {
     # The published Qwen3 shapes (config.json of each model).
-    "qwen3-0.6b": {"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
-                       "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
-                       "vocab_size": 151936, "tie_word_embeddings": True},
-    "qwen3-4b": {"hidden_size": 2560, "intermediate_size": 9728, "num_hidden_layers": 36,
-                     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-                     "vocab_size": 151936, "tie_word_embeddings": True},
-    "qwen3-8b": {"hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36,
-                     "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-                     "vocab_size": 151936, "tie_word_embeddings": False},
+    "qwen3-0.6b": {
+        "hidden_size": 1024,
+        "intermediate_size": 3072,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "tie_word_embeddings": True,
+    },
+    "qwen3-4b": {
+        "hidden_size": 2560,
+        "intermediate_size": 9728,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "tie_word_embeddings": True,
+    },
+    "qwen3-8b": {
+        "hidden_size": 4096,
+        "intermediate_size": 12288,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "tie_word_embeddings": False,
+    },
     # Small shapes of the same architecture, for tests and the CPU interpreter.
-    "tiny": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-                 "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
-                 "vocab_size": 96, "tie_word_embeddings": True},
-    "small": {"hidden_size": 256, "intermediate_size": 768, "num_hidden_layers": 4,
-                  "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 64,
-                  "vocab_size": 1000, "tie_word_embeddings": False},
+    "tiny": {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "vocab_size": 96,
+        "tie_word_embeddings": True,
+    },
+    "small": {
+        "hidden_size": 256,
+        "intermediate_size": 768,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 64,
+        "vocab_size": 1000,
+        "tie_word_embeddings": False,
+    },
 }
 
 
@@ -77,9 +112,12 @@ class Qwen3Config:
         kw = {k: v for k, v in d.items() if k in names}
         if "head_dim" not in kw and "hidden_size" in kw and "num_attention_heads" in kw:
             kw["head_dim"] = kw["hidden_size"] // kw["num_attention_heads"]
-        missing = [f.name for f in fields(cls) if f.name not in kw and f.default is f.default_factory]
-        missing = [m for m in missing if m not in ("rms_norm_eps", "rope_theta",
-                                                   "tie_word_embeddings")]
+        missing = [
+            f.name for f in fields(cls) if f.name not in kw and f.default is f.default_factory
+        ]
+        missing = [
+            m for m in missing if m not in ("rms_norm_eps", "rope_theta", "tie_word_embeddings")
+        ]
         if missing:
             raise ValueError(f"config.json lacks {', '.join(missing)}")
         return cls(**kw)
@@ -95,8 +133,7 @@ class Qwen3Config:
             p = p / "config.json"
         if not p.exists():
             raise FileNotFoundError(
-                f"no preset or config.json named {name_or_path!r} "
-                f"(presets: {', '.join(PRESETS)})"
+                f"no preset or config.json named {name_or_path!r} (presets: {', '.join(PRESETS)})"
             )
         return cls.from_dict(json.loads(p.read_text()))
 
@@ -118,19 +155,21 @@ class Qwen3Config:
         out: dict[str, tuple[int, ...]] = {"model.embed_tokens.weight": (v, h)}
         for layer in range(self.num_hidden_layers):
             p = f"model.layers.{layer}."
-            out.update({
-                p + "input_layernorm.weight": (h,),
-                p + "self_attn.q_proj.weight": (hq * d, h),
-                p + "self_attn.k_proj.weight": (hkv * d, h),
-                p + "self_attn.v_proj.weight": (hkv * d, h),
-                p + "self_attn.o_proj.weight": (h, hq * d),
-                p + "self_attn.q_norm.weight": (d,),
-                p + "self_attn.k_norm.weight": (d,),
-                p + "post_attention_layernorm.weight": (h,),
-                p + "mlp.gate_proj.weight": (i, h),
-                p + "mlp.up_proj.weight": (i, h),
-                p + "mlp.down_proj.weight": (h, i),
-            })
+            out.update(
+                {
+                    p + "input_layernorm.weight": (h,),
+                    p + "self_attn.q_proj.weight": (hq * d, h),
+                    p + "self_attn.k_proj.weight": (hkv * d, h),
+                    p + "self_attn.v_proj.weight": (hkv * d, h),
+                    p + "self_attn.o_proj.weight": (h, hq * d),
+                    p + "self_attn.q_norm.weight": (d,),
+                    p + "self_attn.k_norm.weight": (d,),
+                    p + "post_attention_layernorm.weight": (h,),
+                    p + "mlp.gate_proj.weight": (i, h),
+                    p + "mlp.up_proj.weight": (i, h),
+                    p + "mlp.down_proj.weight": (h, i),
+                }
+            )
         out["model.norm.weight"] = (h,)
         if not self.tie_word_embeddings:
             out["lm_head.weight"] = (v, h)
@@ -138,7 +177,9 @@ class Qwen3Config:
 
     def weight_bytes(self) -> int:
         """Bytes of bf16 weights a decode step reads (the embedding row aside)."""
-        n = sum(int(np.prod(s)) for k, s in self.shapes().items() if k != "model.embed_tokens.weight")
+        n = sum(
+            int(np.prod(s)) for k, s in self.shapes().items() if k != "model.embed_tokens.weight"
+        )
         if self.tie_word_embeddings:
             n += self.vocab_size * self.hidden_size  # the LM head is the embedding
         return 2 * n
@@ -177,8 +218,9 @@ def _init(name: str, shape: tuple[int, ...]) -> tuple[str, float]:
     return "normal", 1.0 / np.sqrt(shape[-1])
 
 
-def random_weights(cfg: Qwen3Config, seed: int = 0, backend: str = "numpy",
-                   device: str = "cuda") -> dict[str, Any]:
+def random_weights(
+    cfg: Qwen3Config, seed: int = 0, backend: str = "numpy", device: str = "cuda"
+) -> dict[str, Any]:
     """Deterministic random weights for any config, as bf16 values."""
     out: dict[str, Any] = {}
     if backend == "numpy":
@@ -229,8 +271,9 @@ def _need_safetensors() -> Any:
     return safetensors
 
 
-def load_safetensors(path: str | Path, cfg: Qwen3Config, backend: str = "numpy",
-                     device: str = "cuda") -> dict[str, Any]:
+def load_safetensors(
+    path: str | Path, cfg: Qwen3Config, backend: str = "numpy", device: str = "cuda"
+) -> dict[str, Any]:
     """The checkpoint's tensors, checked against `cfg`, as bf16 values
     (NumPy float32 arrays, or torch.bfloat16 tensors on `device`)."""
     _need_safetensors()
@@ -249,7 +292,7 @@ def load_safetensors(path: str | Path, cfg: Qwen3Config, backend: str = "numpy",
             for name in names:
                 meta = header[name]
                 lo, hi = meta["data_offsets"]
-                buf = raw[base + lo: base + hi]
+                buf = raw[base + lo : base + hi]
                 out[name] = _decode(buf, meta["dtype"], tuple(meta["shape"]), name)
         else:
             import torch
@@ -291,8 +334,9 @@ def _decode(buf: np.ndarray, dtype: str, shape: tuple[int, ...], name: str) -> n
     raise ValueError(f"{name}: unsupported dtype {dtype} (bf16, f16 or f32 expected)")
 
 
-def save_safetensors(weights: dict[str, Any], path: str | Path, cfg: Qwen3Config,
-                     shards: int = 1) -> None:
+def save_safetensors(
+    weights: dict[str, Any], path: str | Path, cfg: Qwen3Config, shards: int = 1
+) -> None:
     """Write `weights` as a Hugging Face checkpoint directory: config.json and
     model.safetensors (or `shards` files with an index), bf16."""
     _need_safetensors()
@@ -305,7 +349,9 @@ def save_safetensors(weights: dict[str, Any], path: str | Path, cfg: Qwen3Config
     groups = [names[i::shards] for i in range(shards)]
     weight_map: dict[str, str] = {}
     for k, group in enumerate(groups):
-        fname = "model.safetensors" if shards == 1 else f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+        fname = (
+            "model.safetensors" if shards == 1 else f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+        )
         arrays = {n: f32_to_bf16_bits(to_numpy(weights[n])) for n in group}
         save_file(arrays, str(d / fname))
         _retag_bf16(d / fname)
@@ -322,13 +368,13 @@ def _retag_bf16(f: Path) -> None:
     the header is rewritten)."""
     data = f.read_bytes()
     n = int(np.frombuffer(data[:8], "<u8")[0])
-    header = json.loads(data[8:8 + n])
+    header = json.loads(data[8 : 8 + n])
     for k, v in header.items():
         if k != "__metadata__":
             v["dtype"] = "BF16"
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
-    f.write_bytes(len(text).to_bytes(8, "little") + text + data[8 + n:])
+    f.write_bytes(len(text).to_bytes(8, "little") + text + data[8 + n :])
 
 
 def to_numpy(a: Any) -> np.ndarray:

@@ -71,13 +71,19 @@ class NumpyQwen3:
             q = (w[pre + "self_attn.q_proj.weight"] @ n).reshape(hq, d)
             k = (w[pre + "self_attn.k_proj.weight"] @ n).reshape(hkv, d)
             v = (w[pre + "self_attn.v_proj.weight"] @ n).reshape(hkv, d)
-            q = _rope(_rms(q, w[pre + "self_attn.q_norm.weight"], c.rms_norm_eps),
-                      self.cos[p], self.sin[p])
-            k = _rope(_rms(k, w[pre + "self_attn.k_norm.weight"], c.rms_norm_eps),
-                      self.cos[p], self.sin[p])
+            q = _rope(
+                _rms(q, w[pre + "self_attn.q_norm.weight"], c.rms_norm_eps),
+                self.cos[p],
+                self.sin[p],
+            )
+            k = _rope(
+                _rms(k, w[pre + "self_attn.k_norm.weight"], c.rms_norm_eps),
+                self.cos[p],
+                self.sin[p],
+            )
             self.k[layer, :, p] = round_bf16(k)
             self.v[layer, :, p] = round_bf16(v)
-            keys = np.repeat(self.k[layer, :, : p + 1], c.group, axis=0)   # [hq, p+1, d]
+            keys = np.repeat(self.k[layer, :, : p + 1], c.group, axis=0)  # [hq, p+1, d]
             vals = np.repeat(self.v[layer, :, : p + 1], c.group, axis=0)
             s = np.einsum("hd,hsd->hs", q, keys) / np.float32(np.sqrt(d))
             s = np.exp(s - s.max(axis=1, keepdims=True))
@@ -114,8 +120,14 @@ class TorchQwen3:
     causal attention and fills the cache.
     """
 
-    def __init__(self, cfg: Qwen3Config, weights: dict[str, Any], max_seq: int = 256,
-                 device: str = "cpu", dtype: Any = None) -> None:
+    def __init__(
+        self,
+        cfg: Qwen3Config,
+        weights: dict[str, Any],
+        max_seq: int = 256,
+        device: str = "cpu",
+        dtype: Any = None,
+    ) -> None:
         import torch
 
         self.torch = torch
@@ -200,10 +212,17 @@ class TorchQwen3:
             k = self._rope(self._rms(k, w[pre + "self_attn.k_norm.weight"]), cos, sin)
             self.k[layer, :, :t] = self._bf16(k).transpose(0, 1)
             self.v[layer, :, :t] = self._bf16(v).transpose(0, 1)
-            o = torch.nn.functional.scaled_dot_product_attention(
-                q.transpose(0, 1)[None], self.k[layer, :, :t][None], self.v[layer, :, :t][None],
-                is_causal=True, enable_gqa=True,
-            )[0].transpose(0, 1).reshape(t, hq * d)
+            o = (
+                torch.nn.functional.scaled_dot_product_attention(
+                    q.transpose(0, 1)[None],
+                    self.k[layer, :, :t][None],
+                    self.v[layer, :, :t][None],
+                    is_causal=True,
+                    enable_gqa=True,
+                )[0]
+                .transpose(0, 1)
+                .reshape(t, hq * d)
+            )
             x = x + o @ w[pre + "self_attn.o_proj.weight"].T
             n = self._rms(x, w[pre + "post_attention_layernorm.weight"])
             h = torch.nn.functional.silu(n @ w[pre + "mlp.gate_proj.weight"].T) * (
@@ -225,8 +244,9 @@ def uniform(seed: int, counter: int) -> float:
     return (h >> 8) / 16777216.0
 
 
-def sample_reference(logits: np.ndarray, temperature: float, top_p: float, seed: int,
-                     pos: int, iters: int = 24) -> tuple[int, np.ndarray]:
+def sample_reference(
+    logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int, iters: int = 24
+) -> tuple[int, np.ndarray]:
     """What `std::llm::sample_step` picks, in float64: the token and the
     nucleus (a boolean mask). The nucleus is {i : e_i >= tau}, e = exp((l -
     max) / T), tau from `iters` bisections of [0, 1] keeping >= top_p of the

@@ -80,8 +80,17 @@ def test_greedy_tokens_agree() -> None:
 def test_split_k_and_other_block_shapes_agree(tiny) -> None:
     w, _ = tiny
     base = plan_for(TINY, 64, None)
-    plan = dataclasses.replace(base, bn=dict.fromkeys(base.bn, 4), splitk={"o": 2, "down": 4},
-                               ns=4, bt=4, ch=16, bh=16, bc=8, bk=32)
+    plan = dataclasses.replace(
+        base,
+        bn=dict.fromkeys(base.bn, 4),
+        splitk={"o": 2, "down": 4},
+        ns=4,
+        bt=4,
+        ch=16,
+        bh=16,
+        bc=8,
+        bk=32,
+    )
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     assert any(op.kernel.decl.name.name == "gemv_splitk" for op in eng.ops)
     ref = NumpyQwen3(TINY, w, max_seq=64)
@@ -95,8 +104,11 @@ def test_the_step_is_built_once_and_allocates_nothing(tiny) -> None:
     buffers = [id(b) for b in (eng.x, eng.qkv, eng.kc, eng.vc, eng.logits, eng.tok, eng.pos)]
     eng.reset()
     eng.generate([1, 2], 5)
-    assert eng.ops == ops and [id(b) for b in (eng.x, eng.qkv, eng.kc, eng.vc, eng.logits,
-                                               eng.tok, eng.pos)] == buffers
+    assert (
+        eng.ops == ops
+        and [id(b) for b in (eng.x, eng.qkv, eng.kc, eng.vc, eng.logits, eng.tok, eng.pos)]
+        == buffers
+    )
     # per layer: rms_gemv, kv_append, attn_decode, attn_combine, 2 gemv_add, rms_gate_up
     assert len(ops) == 1 + 7 * TINY.num_hidden_layers + 2
 
@@ -121,11 +133,12 @@ def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:
 # ---------------------------------------------------------------- sampling
 def _sample(k, logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int) -> int:
     nb = -(-logits.size // 16)
-    bmax = np.array([logits[i * 16:(i + 1) * 16].max() for i in range(nb)], np.float32)
+    bmax = np.array([logits[i * 16 : (i + 1) * 16].max() for i in range(nb)], np.float32)
     tok, p, hist = np.zeros(1, np.int32), np.array([pos], np.int32), np.zeros(64, np.int32)
     P = tilelang.partition
-    k.sample_step[64, 64, 24](P(tok, [1]), P(p, [1]), P(hist, [64]), logits, bmax,
-                              temperature, top_p, seed).sync()
+    k.sample_step[64, 64, 24](
+        P(tok, [1]), P(p, [1]), P(hist, [64]), logits, bmax, temperature, top_p, seed
+    ).sync()
     assert p[0] == pos + 1 and hist[pos + 1] == tok[0]
     return int(tok[0])
 
@@ -134,8 +147,14 @@ def test_sampling_matches_its_numpy_mirror() -> None:
     k = load_kernels()
     rng = np.random.default_rng(0)
     logits = (rng.standard_normal(300) * 2).astype(np.float32)
-    for seed, pos, temperature, top_p in [(1, 0, 1.0, 1.0), (2, 5, 0.7, 0.9), (3, 9, 1.3, 0.5),
-                                          (4, 2, 1.0, 0.95), (5, 30, 0.5, 0.8), (6, 7, 2.0, 1.0)]:
+    for seed, pos, temperature, top_p in [
+        (1, 0, 1.0, 1.0),
+        (2, 5, 0.7, 0.9),
+        (3, 9, 1.3, 0.5),
+        (4, 2, 1.0, 0.95),
+        (5, 30, 0.5, 0.8),
+        (6, 7, 2.0, 1.0),
+    ]:
         got = _sample(k, logits, temperature, top_p, seed, pos)
         want, nucleus = sample_reference(logits, temperature, top_p, seed, pos)
         assert got == want and nucleus[got]
@@ -145,12 +164,14 @@ def test_sampling_matches_its_numpy_mirror() -> None:
 
 def test_sampler_mirror_draws_from_the_nucleus_distribution() -> None:
     logits = np.log(np.array([1, 2, 3, 4, 0.01], np.float32))
-    draws = np.bincount([sample_reference(logits, 1.0, 1.0, 9, i)[0] for i in range(6000)],
-                        minlength=5)
+    draws = np.bincount(
+        [sample_reference(logits, 1.0, 1.0, 9, i)[0] for i in range(6000)], minlength=5
+    )
     np.testing.assert_allclose(draws / draws.sum(), [0.1, 0.2, 0.3, 0.4, 0.001], atol=0.02)
     # top_p = 0.65 keeps {4, 3} (0.4 + 0.3 >= 0.65), renormalised.
-    draws = np.bincount([sample_reference(logits, 1.0, 0.65, 9, i)[0] for i in range(6000)],
-                        minlength=5)
+    draws = np.bincount(
+        [sample_reference(logits, 1.0, 0.65, 9, i)[0] for i in range(6000)], minlength=5
+    )
     np.testing.assert_allclose(draws / draws.sum(), [0, 0, 3 / 7, 4 / 7, 0], atol=0.02)
     us = [uniform(1, i) for i in range(5000)]
     assert min(us) >= 0 and max(us) < 1 and abs(np.mean(us) - 0.5) < 0.02
@@ -165,8 +186,14 @@ def test_sampling_engine_is_deterministic_for_a_seed() -> None:
 
 # ---------------------------------------------------------------- config and checkpoints
 def test_config_from_hugging_face_json(tmp_path) -> None:
-    d = dict(PRESETS["qwen3-4b"], rms_norm_eps=1e-6, rope_theta=1000000, torch_dtype="bfloat16",
-             architectures=["Qwen3ForCausalLM"], max_position_embeddings=40960)
+    d = dict(
+        PRESETS["qwen3-4b"],
+        rms_norm_eps=1e-6,
+        rope_theta=1000000,
+        torch_dtype="bfloat16",
+        architectures=["Qwen3ForCausalLM"],
+        max_position_embeddings=40960,
+    )
     (tmp_path / "config.json").write_text(json.dumps(d))
     cfg = Qwen3Config.load(tmp_path)
     assert cfg == Qwen3Config.load("qwen3-4b")
@@ -240,19 +267,54 @@ def test_generate_command_with_a_checkpoint_and_tokenizer(tmp_path) -> None:
     from tokenizers import models, pre_tokenizers
 
     words = [f"w{i}" for i in range(UNTIED.vocab_size)]
-    tok = tokenizers.Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="w0"))
+    tok = tokenizers.Tokenizer(
+        models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="w0")
+    )
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     w = random_weights(UNTIED, seed=8)
     save_safetensors(w, tmp_path, UNTIED)
     tok.save(str(tmp_path / "tokenizer.json"))
     script = Path(__file__).resolve().parents[2] / "examples" / "llm" / "generate.py"
     r = subprocess.run(
-        [sys.executable, str(script), "--model", str(tmp_path), "--prompt", "w3 w14 w15",
-         "--tokens", "5", "--device", "cpu"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(script),
+            "--model",
+            str(tmp_path),
+            "--prompt",
+            "w3 w14 w15",
+            "--tokens",
+            "5",
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert r.returncode == 0, r.stderr
     want = NumpyQwen3(UNTIED, w, max_seq=16).greedy([3, 14, 15], 5)
     assert " ".join(f"w{t}" for t in want) in r.stdout
     assert "tokens/s" in r.stdout and "5/5" not in r.stdout  # 4 decode steps after the first
     assert "4/4" in r.stderr  # the progress bar
+
+
+# ---------------------------------------------------------------- batched prefill
+@pytest.mark.parametrize("n", [21, 45])  # one chunk; two chunks (32 + 13 rows)
+def test_batched_prefill_matches_the_reference(n: int) -> None:
+    w = random_weights(UNTIED, seed=3)
+    eng = TileQwen3(UNTIED, w, max_seq=64)
+    assert eng.plan.prefill == 32
+    prompt = _tokens(n, UNTIED.vocab_size, seed=n)
+    eng.reset()
+    eng.prefill(prompt)
+    ref = NumpyQwen3(UNTIED, w, max_seq=64)
+    for t in prompt:
+        want = ref.step(t)
+    got = eng.be.read(eng.logits)
+    # The products take bf16 activations (tensor cores): bf16 tolerance.
+    np.testing.assert_allclose(got, want, rtol=0, atol=float(np.abs(want).max()) * 2**-5)
+    np.testing.assert_allclose(eng.kc[:, :, :n], ref.k[:, :, :n], rtol=2**-6, atol=2**-5)
+    assert eng.position == n and int(eng.be.read(eng.tok)[0]) == int(np.argmax(want))
+    # Decoding goes on from the prefilled cache.
+    assert eng.decode(6) == ref.greedy([int(np.argmax(want))], 6)

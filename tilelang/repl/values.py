@@ -1,0 +1,170 @@
+"""The session's values as the REPL shows and keeps them.
+
+`show_value` is an expression entry's shown value (its type with the run-time
+shape and dtype, then the value; coloured with rich when colour is on),
+`describe` a host value in words (operations and handles say what they are
+waiting for). `move_tensors` moves every tensor reachable from the session's
+variables to another device, in place; `wait_new_handles` waits for the
+launches a failed entry started. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import traceback
+from typing import Any
+
+from tilelang.diagnostics.model import Diagnostic
+
+
+def show_value(value: Any, ty: str, color: bool) -> str:
+    """The shown value: its type (with shape and dtype), then its value."""
+    from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.tensor import Partition, Tensor
+
+    if isinstance(value, Tensor):
+        header = value.type_name()  # the run-time shape and dtype
+        body = format_value(value)[len(header) :].lstrip()
+        extra = f"(checked as {ty})" if "?" in ty else ""
+    elif isinstance(value, Partition):
+        header = value.type_name()
+        body = f"{value.tensor.type_name()} in tiles of {list(value.tile)}, grid {list(value.grid)}"
+        extra = ""
+    else:
+        header, body, extra = default_literals(ty), describe(value), ""
+    sep = "\n" if "\n" in body else " "
+    if not color:
+        return f"{header}{extra and ' ' + extra} ={sep}{body}\n"
+    from rich.console import Console
+    from rich.text import Text
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, color_system="standard", width=200)
+    text = Text(header, style="bold cyan")
+    if extra:
+        text.append(" " + extra, style="dim")
+    text.append(f" ={sep}")
+    text.append(body)
+    console.print(text, soft_wrap=True, highlight=False)
+    return buf.getvalue()
+
+
+def wait_new_handles(env: dict[str, Any], before: dict[str, Any]) -> None:
+    """After a failed entry: wait for the launches it started. Its bindings
+    are rolled back, so the checker no longer knows those launches are in
+    flight; they must be over before a later entry touches their tensors."""
+    import contextlib
+
+    from tilelang.diagnostics.model import TileError
+    from tilelang.runtime.launch import Handle
+
+    kept = {id(v) for v in before.values()}
+    for v in env.values():
+        if isinstance(v, Handle) and not v.done and id(v) not in kept:
+            # The entry already failed; its first error is the one shown.
+            with contextlib.suppress(TileError):
+                v.wait()
+
+
+def move_tensors(values: Any, old: Any, new: Any) -> int:
+    """Move every tensor reachable from `values` from device `old` to `new`,
+    in place (so partitions, operations and graphs that hold it follow)."""
+    import numpy as np
+
+    from tilelang.runtime.launch import Graph, Handle, Operation
+    from tilelang.runtime.tensor import Partition, Tensor
+
+    seen: set[int] = set()
+    moved = 0
+
+    def visit(v: Any) -> None:
+        nonlocal moved
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        match v:
+            case Tensor():
+                if v.device is old:
+                    host = np.array(v.numpy(), copy=True)
+                    v.storage = new.upload(host)
+                    v.device = new
+                    moved += 1
+            case Partition():
+                visit(v.tensor)
+            case Operation():
+                for a in v.bound.args:
+                    visit(a)
+            case Handle():
+                visit(v.op)
+            case Graph():
+                v._captured = None  # a captured CUDA graph belongs to the old device
+                for op in v.ops:
+                    visit(op)
+            case list() | tuple():
+                for x in v:
+                    visit(x)
+            case _:
+                pass
+
+    for v in values:
+        visit(v)
+    return moved
+
+
+def describe(value: Any) -> str:
+    """A host value as the REPL shows it (operations and handles in words)."""
+    from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.launch import Graph, Handle, Operation
+
+    match value:
+        case Operation():
+            return f"`{value.name}` not run yet (`.sync()` runs it, `.launch()` starts it)"
+        case Handle():
+            state = "done" if value.done else "in flight until `.wait()`"
+            return f"a launch of `{value.op.name}`, {state}"
+        case Graph():
+            n = len(value.ops)
+            return f"{n} operation{'s' if n != 1 else ''}, replayed {value.replays} times"
+        case _:
+            return format_value(value)
+
+
+def is_hidden(name: str) -> bool:
+    """A replaced item's hidden name (`sq__1`, see `SessionCore.redefine`)."""
+    return re.fullmatch(r".+__[0-9]+", name) is not None
+
+
+def default_literals(ty: str) -> str:
+    """An untyped literal's type as the value has it (BRIEF: `i32`, `f32`)."""
+    return ty.replace("{integer}", "i32").replace("{float}", "f32")
+
+
+def device_words(dev: Any) -> str:
+    return "GPU" if getattr(dev, "kind", "") == "gpu" else "CPU (the NumPy interpreter)"
+
+
+def fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.3f} s"
+
+
+def ice_text(e: BaseException) -> str:
+    return (
+        f"error: internal compiler error: {e}\n"
+        "note: this is a bug in tilec, not in your input; please report it with the session "
+        "and the trace below (the session goes on, without this entry)\n\n"
+        + "".join(traceback.format_exception(e))
+    )
+
+
+def handle_names(errors: list[Diagnostic]) -> list[str]:
+    """The handle names in "launch handle `h` is dropped ..." messages."""
+    names = []
+    for d in errors:
+        m = re.search(r"`([^`]+)`", d.message)
+        names.append(m.group(1) if m else "a launch")
+    return names

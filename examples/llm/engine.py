@@ -18,8 +18,9 @@ the Tile launches); nothing is allocated after start-up.
 A step, per layer (7 launches; split-K adds one for short matrices):
   rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
   kv_append       k, v of this token -> cache[pos]      (k: q/k-norm + rotary)
-  attn_decode     flash-decoding splits                 (q: norm + rotary in its prologue)
-  attn_combine    merge the splits
+  attn_decode     flash-decoding splits                 (q: norm + rotary in its prologue;
+                                                         std::attention's `attend` loop)
+  decode_combine  merge the splits                      (std::attention's kernel)
   gemv_add        x += W_o attn                          (residual add in the epilogue)
   rms_gate_up     h = silu(W_g n) (W_u n), n = rmsnorm(x) g2
   gemv_add        x += W_down h
@@ -197,10 +198,11 @@ class _Torch:
         self.torch.cuda.synchronize(self.device)
 
 
-def load_kernels() -> Any:
+def load_kernels(name: str = "llm") -> Any:
+    """`std::llm` (or another stdlib module) as a module whose kernels Python calls."""
     import tilelang
 
-    return tilelang.load(ROOT / "stdlib" / "std" / "llm.tile")
+    return tilelang.load(ROOT / "stdlib" / "std" / f"{name}.tile")
 
 
 class TileQwen3:
@@ -232,6 +234,7 @@ class TileQwen3:
         self.plan = plan or plan_for(cfg, self.seq, sm_count)
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
+        self.att = load_kernels("attention")  # std::attention: decode_combine
         self._weights(weights)
         self._buffers()
         self.ops = self._step_ops()
@@ -281,10 +284,10 @@ class TileQwen3:
         self.vc = be.zeros(cache, "bf16")
         cos, sin = rope_tables(c, self.seq)
         self.cos, self.sin = be.table(cos), be.table(sin)
-        self.o_part = be.zeros((hq, pl.ns, d), "f32")
-        self.m_part = be.zeros((hq, pl.ns), "f32")
-        self.l_part = be.zeros((hq, pl.ns), "f32")
-        self.attn = be.zeros((hq, d), "f32")
+        # flash-decoding partials: per KV head, NS splits of G query heads
+        self.o_part = be.zeros((hkv, pl.ns * c.group, d), "f32")
+        self.lse_part = be.zeros((hkv, pl.ns * c.group), "f32")
+        self.attn = be.zeros((hkv, c.group, d), "f32")  # = [HQ, D]
         self.h = be.zeros((c.intermediate_size,), "f32")
         self.logits = be.zeros((c.vocab_size,), "f32")
         nb = -(-c.vocab_size // pl.bn["lm"])
@@ -328,7 +331,6 @@ class TileQwen3:
             ]
 
         qkv_flat = self.qkv.reshape(-1)
-        o_flat = self.o_part.reshape(c.num_attention_heads, pl.ns * d)
         for li, L in enumerate(self.layers):
             kc, vc = self.kc[li], self.vc[li]
             bn = pl.bn["qkv"]
@@ -347,10 +349,9 @@ class TileQwen3:
                 )
             )
             ops.append(
-                k.attn_decode[g, d, pl.bt](
-                    P(o_flat, [g, d]),
-                    P(self.m_part, [g, 1]),
-                    P(self.l_part, [g, 1]),
+                k.attn_decode[g, d // 2, pl.bt](
+                    P(self.o_part, [1, g, d]),
+                    P(self.lse_part, [1, g]),
                     self.qkv,
                     L["qn"],
                     self.cos,
@@ -362,8 +363,8 @@ class TileQwen3:
                 )
             )
             ops.append(
-                k.attn_combine[g, d, pl.ns](
-                    P(self.attn, [g, d]), self.o_part, self.m_part, self.l_part
+                self.att.decode_combine["f32", g, pl.ns, d](
+                    P(self.attn, [1, g, d]), self.o_part, self.lse_part
                 )
             )
             ops += residual("o", L["o"], self.attn.reshape(-1))
@@ -443,7 +444,7 @@ class TileQwen3:
                 )
             )
             ops.append(
-                k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), self.pq, kc, vc, self.p0)
+                k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), self.pq, kc, vc, self.p0, m)
             )
             ops.append(k.gemm_add[bm, bn, bk](P(x, [bm, bn]), o.reshape(m, hq * d), L["o"]))
             ops.append(

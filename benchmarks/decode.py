@@ -62,7 +62,7 @@ def bench_model(
     cfg = Qwen3Config.load(name if name in ("tiny", "small") else f"qwen3-{name}")
     gpu = dev != "cpu"
     w = random_weights(cfg, 0, backend="torch" if gpu else "numpy")
-    cap = max(contexts) + tokens + 8
+    cap = max(max(contexts) + tokens + 8, prefill + 8)
     t0 = time.perf_counter()
     eng = TileQwen3(cfg, w, max_seq=cap, backend="torch" if gpu else "numpy")
     eng.reset()

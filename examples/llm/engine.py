@@ -11,9 +11,8 @@ positions, the activations, the block maxima of the LM head, the token
 history) and builds the step's operations once, with fixed arguments: the
 token and its position live in device tensors (`tok`, `pos`) that the last
 kernel of the step updates, so the step is the same launches every token.
-On the GPU the step is captured once as a CUDA graph and replayed per token
-(`tilelang.graph()` when the API has it, else `torch.cuda.graph` capture of
-the Tile launches); nothing is allocated after start-up.
+On the GPU the step is recorded once with `tilelang.graph()` (a CUDA graph)
+and replayed per token; nothing is allocated after start-up.
 
 A step, per layer (7 launches; split-K adds one for short matrices):
   rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
@@ -39,6 +38,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -494,48 +494,41 @@ class TileQwen3:
             ops, graph = self._prefill_ops[key]
             if last:
                 self.be.write(self.pos, np.array([n - 1], np.int32))
-            if not self.graph_mode:
-                for op in ops:
-                    op.sync()
-                continue
-            if graph is None:
+            if graph is None and self.graph_mode:
                 graph = self._capture(ops)
                 self._prefill_ops[key] = (ops, graph)
-            graph.replay()
+            if graph is not None:
+                graph.replay()
+            else:
+                for op in ops:
+                    op.sync()
 
     # -- running -------------------------------------------------------------
     def _run_step(self) -> None:
-        if not self.graph_mode:
-            for op in self.ops:
-                op.sync()
-            return
-        if self._graph is None:
+        if self.graph_mode and self._graph is None:
             self._graph = self._capture(self.ops)
-        self._graph.replay()
+        if self._graph is not None:
+            self._graph.replay()
+            return
+        for op in self.ops:
+            op.sync()
 
     def _capture(self, ops: list[Any]) -> Any:
-        """One CUDA graph for the step: Tile's own when the API offers
-        `tilelang.graph()`, else PyTorch's capture of the Tile launches."""
-        if hasattr(self.tl, "graph"):
-            with self.tl.graph() as g:
-                for op in ops:
-                    op.launch()
-            return g
-        import torch
-
-        s = torch.cuda.Stream(self.be.device)
-        s.wait_stream(torch.cuda.current_stream(self.be.device))
-        saved = [(b, self.be.read(b).copy()) for b in (self.pos, self.tok, self.hist)]
-        with torch.cuda.stream(s):
-            for op in ops:  # warm-up: compile and load every kernel
-                op.sync()
-        torch.cuda.current_stream(self.be.device).wait_stream(s)
-        for b, v in saved:  # the warm-up advanced them
-            self.be.write(b, v)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+        """One graph for `ops` (`tilelang.graph()`: recorded once, a CUDA
+        graph on the GPU); None, with a warning, where the API has none, and
+        the launches then run one by one."""
+        graph = getattr(self.tl, "graph", None)
+        if graph is None:
+            warnings.warn(
+                "this tilelang has no `tilelang.graph()`: the step runs launch by launch",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self.graph_mode = False
+            return None
+        with graph() as g:
             for op in ops:
-                op.launch().wait()
+                op.launch()
         return g
 
     @property

@@ -46,8 +46,22 @@ def test_teacher_forced_logits_match_torch_at_every_step_of_64() -> None:
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")
-    got = eng.generate([5, 6, 7], 24)
+    got = eng.generate([5, 6, 7], 24, batched=False)
     assert got == NumpyQwen3(TINY_UNTIED, w, max_seq=64).greedy([5, 6, 7], 24)
+
+
+def test_batched_prefill_matches_the_reference() -> None:
+    w = random_weights(SMALL, seed=2, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=256, backend="torch")
+    prompt = [int(t) for t in np.random.default_rng(2).integers(0, SMALL.vocab_size, 150)]
+    eng.reset()
+    eng.prefill(prompt)
+    ref = NumpyQwen3(SMALL, w, max_seq=256)
+    for t in prompt:
+        want = ref.step(t)
+    got = eng.be.read(eng.logits)
+    np.testing.assert_allclose(got, want, rtol=0, atol=float(np.abs(want).max()) * 2**-5)
+    assert eng.position == len(prompt)
 
 
 def test_device_memory_is_constant_over_10000_tokens() -> None:

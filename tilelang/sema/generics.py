@@ -50,7 +50,7 @@ def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, An
                                  f"expected an integer, found `{t}`"))
                 continue
             settle(tcx, expr, I32)
-            d = tcx.program.dims.get(expr)
+            d = tcx.program.dims.get(_block_tail(expr))
             if d is None:
                 deferred[name] = expr
             else:
@@ -217,6 +217,13 @@ def _typearg_as_expr(t: Any) -> ast.Expr | None:
     if is_type_expr(t):
         return None
     return t  # type: ignore[no-any-return]
+
+
+def _block_tail(e: ast.Expr) -> ast.Expr:
+    """`{ B / 2 }` -> `B / 2`: a braced constant has its tail's dimension."""
+    while isinstance(e, ast.Block) and not e.stmts and e.tail is not None:
+        e = e.tail
+    return e
 
 
 def subst_env(env: dict[str, Any]) -> dict[str, Any]:

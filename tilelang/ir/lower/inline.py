@@ -91,6 +91,9 @@ def _callee_generics(cx: LowerCx, decl: ast.FnDecl, call: ast.Call, args: list[A
     # explicit turbofish
     for g, targ in zip(decl.generics, call.generics, strict=False):
         if g.is_const:
+            if isinstance(targ, ast.NamedType) and not targ.args:
+                # `f::<BM>(..)`: a bare name parses as a type; here it is a value
+                targ = ast.Name(targ.name, targ.span)
             generics[g.name.name] = cx.const_int(cx.expr(targ), call.span)  # type: ignore[arg-type]
         else:
             tparams[g.name.name] = cx.dtype(targ)

@@ -238,3 +238,23 @@ fn main() {
 """)
     ref = attention(v["q"].reshape(16, 1, 128), v["k"], v["v"], 0.08838834764831845, False, cache_len=257)
     np.testing.assert_allclose(v["o"].astype(np.float64), ref.reshape(4, 4, 128), **TOL["bf16"])
+
+
+def test_varlen_decoding_reads_each_sequence_length_on_the_device():
+    # batch 3, 2 KV heads of 4 query heads each; lengths 0, 37 and 100
+    rng = np.random.default_rng(6)
+    b, hkv, g, smax, d, splits = 3, 2, 4, 100, 64, 4
+    q, k, v = _inputs(rng, "f16", (b * hkv, g, d), (b * hkv, smax, d), (b * hkv, smax, d))
+    lens = np.array([0, 37, 100], np.int32)
+    o_part = np.zeros((b * hkv, splits * g, d), np.float32)
+    lse_part = np.zeros((b * hkv, splits * g), np.float32)
+    o = np.full_like(q, np.nan)
+    ATTN.decode_split_varlen["f16", g, 16, d](
+        tilelang.partition(o_part, [1, g, d]), tilelang.partition(lse_part, [1, g]), q, k, v, lens, 0.125
+    ).sync()
+    ATTN.decode_combine["f16", g, splits, d](tilelang.partition(o, [1, g, d]), o_part, lse_part).sync()
+    for s in range(b):
+        rows = slice(s * hkv, (s + 1) * hkv)
+        ref = attention(q[rows].reshape(hkv * g, 1, d), k[rows], v[rows], 0.125, False, cache_len=int(lens[s]))
+        np.testing.assert_allclose(o[rows].astype(np.float64), ref.reshape(hkv, g, d), **TOL["f16"])
+    assert np.all(o[:hkv] == 0)

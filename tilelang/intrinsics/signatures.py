@@ -227,7 +227,9 @@ _m("permute", K, ("tile",), ("axes",), "t.permute([..]) -> Tile",
    "reorder the axes of a tile", "permute")
 
 # ---------------------------------------------------------------- host methods
-_m("shape", H, ("tensor",), (), "t.shape() -> Shape", "the tensor's shape", "shape")
+_m("shape", B, ("tensor", "param"), (), "t.shape() -> Shape",
+   "the tensor's shape; in a kernel a parameter's, `?` dims read at run time (`k.shape()[1]`)",
+   "shape")
 _m("clone", H, ("tensor",), (), "t.clone() -> Tensor", "a copy of the tensor", "clone")
 _m("save_npy", H, ("tensor",), ("path",), "t.save_npy(path: str)",
    "write the tensor to a `.npy` file", "save_npy")

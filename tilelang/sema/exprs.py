@@ -125,6 +125,10 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 settle(tcx, ix, I32)
                 k = tcx.program.dims.get(ix)
                 kv = k.const_value if k is not None else None
+                if kv is None and fx.in_kernel:
+                    return tcx.emit(tcx.err(T.NOT_CONSTANT, "a shape index in a kernel must be a constant",
+                                            ix.span, "not a constant")
+                                    .with_help("write the index as a literal, e.g. `k.shape()[1]`"))
                 if kv is not None and rty.rank is not None and not 0 <= kv < rty.rank:
                     return tcx.emit(tcx.err(T.NO_FIELD, f"index {kv} is out of range for a shape of "
                                             f"rank {rty.rank}", ix.span, "out of range"))

@@ -212,13 +212,34 @@ class Builder:
             case "assign_tail":
                 target, op, value = tree.children
                 op_tok = op.children[0]
-                return ast.Assign(self.expr(target), str(op_tok), self.expr(value),
-                                  self.span(op_tok), self.span(tree))
+                return self._assign(self.expr(target), str(op_tok), self.expr(value),
+                                    self.span(op_tok), self.span(tree))
             case "break_tail":
                 return ast.Break(self.span(tree))
             case "continue_tail":
                 return ast.Continue(self.span(tree))
         raise AssertionError(tree.data)
+
+    def _assign(self, target: ast.Expr, op: str, value: ast.Expr, op_span: Span, span: Span) -> ast.Stmt:
+        """`target op value;`. A destructuring assignment `(a, b) = value;`
+        (Rust's, e.g. `(m, l) = step(m, l);`) becomes the block
+        `{ let (t0, t1) = value; a = t0; b = t1; }`: the value is evaluated
+        once and whole before any variable changes, so `(a, b) = (b, a)`
+        swaps. The temporaries' names cannot be written in a program."""
+        if op != "=" or not _destructurable(target):
+            return ast.Assign(target, op, value, op_span, span)
+        assigns: list[ast.Stmt] = []
+
+        def pat(t: ast.Expr) -> ast.Pattern:
+            if isinstance(t, ast.TupleExpr):
+                return ast.TuplePat(tuple(pat(x) for x in t.elems), t.span)
+            assert isinstance(t, ast.Name)
+            tmp = ast.Ident(f"({t.ident.name})={len(assigns)}", t.span)
+            assigns.append(ast.Assign(t, "=", ast.Name(tmp, value.span), op_span, t.span))
+            return ast.NamePat(tmp, False, t.span)
+
+        let = ast.Let(pat(target), None, value, span)
+        return ast.ExprStmt(ast.Block((let, *assigns), None, span), False, span)
 
     def stmt(self, tree: PT) -> ast.Stmt:
         span = self.span(tree)
@@ -231,8 +252,8 @@ class Builder:
                 return ast.ExprStmt(self.expr(c[0]), True, span)
             case "assign_stmt":
                 op_tok = c[1].children[0]
-                return ast.Assign(self.expr(c[0]), str(op_tok), self.expr(c[2]),
-                                  self.span(op_tok), span)
+                return self._assign(self.expr(c[0]), str(op_tok), self.expr(c[2]),
+                                    self.span(op_tok), span)
             case "block_stmt":
                 return ast.ExprStmt(self.expr(c[0]), False, span)
             case "for_stmt":
@@ -552,3 +573,9 @@ def _flatten_left(node: PT, data: str) -> list[PT]:
             break
     out.reverse()
     return out
+
+
+def _destructurable(t: ast.Expr) -> bool:
+    """A tuple of variables (nested tuples allowed): `(a, (b, c))`."""
+    return isinstance(t, ast.TupleExpr) and len(t.elems) > 0 and all(
+        isinstance(x, ast.Name) or _destructurable(x) for x in t.elems)

@@ -45,6 +45,14 @@ def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.
         if other.param.rank != p.rank:
             raise Unsupported(sp, "`load_like` between tensors of different ranks")
         return cx.b.load(p.name, other.own, other.param.tile_shape, span=sp)
+    if name == "shape":
+        if t.own is not None and p.tile_shape is not None:
+            return ArrayVal(tuple(CVal(d, I32) for d in p.tile_shape))  # a `&mut` param is its own tile
+        static = [p.dims[a] if a < len(p.dims) else None for a in range(p.rank)]
+        return ArrayVal(tuple(
+            CVal(int(d), I32) if isinstance(d, int) and not isinstance(d, bool)
+            else cx.b.tensor_dim(p.name, axis, span=sp)
+            for axis, d in enumerate(static)))
     if name == "partition":
         tshape = cx.ints(vals[0], sp)
         if len(tshape) != p.rank:

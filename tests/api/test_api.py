@@ -72,6 +72,18 @@ def test_help_shows_the_tile_signature(add) -> None:  # type: ignore[no-untyped-
     assert "tilelang.partition" in text
 
 
+def test_imported_kernels_are_callable_under_their_imported_name() -> None:
+    mod = tilelang.compile("use std::attention::flash_attention;\n"
+                           "kernel fn inc<const B: i32>(z: &mut Tensor<i32, [B]>) { z.store(z.load() + 1); }\n")
+    assert set(mod.kernels) == {"flash_attention", "inc"}
+    assert "Flash attention forward" in (mod.flash_attention.__doc__ or "")
+    assert "decode_split" not in dir(mod)  # only what the module imports
+    q = np.ones((1, 4, 64), np.float16)
+    o = np.zeros_like(q)
+    mod.flash_attention["f16", 16, 16, 64](tilelang.partition(o, [1, 16, 64]), q, q, q, 0.1, False).sync()
+    np.testing.assert_array_equal(o, q)  # equal keys: the mean of the values
+
+
 def test_compile_error_is_a_tile_error_with_the_report() -> None:
     with pytest.raises(tilelang.CompileError) as e:
         tilelang.compile("kernel fn k(z: &mut Tensor<f32, [4]>) { z.store(1.0 + true); }\n")

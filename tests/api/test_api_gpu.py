@@ -90,6 +90,18 @@ def test_torch_training_example_on_the_gpu() -> None:
     assert losses[-1] < losses[0]
 
 
+def test_torch_attention_example_on_the_gpu() -> None:
+    _torch()
+    import sys
+
+    sys.path.insert(0, str(EX / "python"))
+    try:
+        import torch_attention
+    finally:
+        sys.path.pop(0)
+    assert torch_attention.run(device="cuda", batch=2, seq=300) < 2e-2  # bf16, in place, torch's stream
+
+
 def test_torch_gpu_refusals(add) -> None:  # type: ignore[no-untyped-def]
     torch = _torch()
     z = torch.zeros(64, device="cuda")

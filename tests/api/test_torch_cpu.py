@@ -82,6 +82,15 @@ def test_the_training_example_learns_on_the_cpu() -> None:
     assert losses[-1] < losses[0]
 
 
+def test_the_attention_example_matches_sdpa_on_the_cpu() -> None:
+    sys.path.insert(0, str(ROOT / "examples" / "python"))
+    try:
+        import torch_attention
+    finally:
+        sys.path.pop(0)
+    assert torch_attention.run(device="cpu", batch=1, seq=70) < 2e-2
+
+
 def test_autograd_sees_the_kernels_writes(add) -> None:  # type: ignore[no-untyped-def]
     x = torch.randn(64, requires_grad=True)
     y = x.exp()  # autograd saves `y` for the backward pass

@@ -101,6 +101,20 @@ def check_histogram(v):
     np.testing.assert_array_equal(v["partial"], np.stack(chunks))
 
 
+def check_attention(v):
+    sys.path.insert(0, str(ROOT / "tests" / "std"))
+    from attention_ref import attention
+
+    want = attention(v["q"], v["k"], v["v"], 0.125, True)
+    np.testing.assert_allclose(v["o"].astype(np.float64), want, rtol=1e-2, atol=4e-3)
+    np.testing.assert_allclose(v["expected"], want, rtol=1e-4, atol=1e-4)
+    # the cache: the prefix appended, the garbage after it kept
+    np.testing.assert_array_equal(v["k_cache"][:, :200], v["k"])
+    np.testing.assert_array_equal(v["k_cache"][:, 200:], pcg(5).standard_normal((4, 256, 64)).astype(np.float16)[:, 200:])
+    step = attention(v["qd"].reshape(16, 1, 64), v["k_cache"], v["v_cache"], 0.125, False, cache_len=200)
+    np.testing.assert_allclose(v["od"].astype(np.float64), step.reshape(4, 4, 64), rtol=1e-2, atol=4e-3)
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 
 

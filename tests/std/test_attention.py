@@ -6,7 +6,7 @@ output, sequence lengths that are not multiples of the blocks, causal with
 S_q != S_k both ways (bottom-right alignment, rows that see no key), and
 flash decoding with a run-time cache length, splits that get no key, and
 NS larger than the number of splits. The f16 kernels are called through
-the Python API on NumPy arrays (the stdlib file loaded as a module); the bf16
+the Python API on NumPy arrays (`use std::attention::*;` compiled as a module: imported kernels are callable); the bf16
 ones from Tile programs (`use std::attention::..`, tensors made by `randn`).
 """
 
@@ -19,12 +19,12 @@ import pytest
 
 import tilelang
 from tilelang.interp.numeric import round_bf16
-from tilelang.resources import stdlib_dir
 from tilelang.run import execute
 
 from attention_ref import attention
 
-ATTN = tilelang.load(stdlib_dir() / "std" / "attention.tile")
+# the stdlib kernels, imported by a one-line module
+ATTN = tilelang.compile("use std::attention::*;\n")
 
 # Output rounding (f16: 2^-11, bf16: 2^-8 relative) plus P rounded to the
 # input type before the second mma, on outputs of magnitude ~1.

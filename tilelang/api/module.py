@@ -95,6 +95,13 @@ class Module:
                 self.kernels[item.name.name] = Kernel(self, item, item.name.name)
             elif not _works_on_tiles(item):
                 self.functions[item.name.name] = HostFunction(self, item, item.name.name)
+        # kernels the root module imports (`use std::attention::flash_attention;`)
+        # are callable under their imported name, like its own
+        root_info = getattr(program, "root", None)
+        for local, sym in (getattr(root_info, "scope", None) or {}).items():
+            info = program.kernels.get(sym.qualname) if sym.qualname else None
+            if info is not None and local not in self.kernels and local not in root_info.own:
+                self.kernels[local] = Kernel(self, info.decl, sym.qualname)
 
     # -- attribute access ---------------------------------------------------------
     def __getattr__(self, name: str) -> Any:

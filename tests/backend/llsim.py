@@ -1,0 +1,991 @@
+"""A CPU simulator for the NVPTX LLVM IR that `backend/llvm.py` emits (tests only).
+
+The GPU tests need a GPU; this runs the code generator's own output on the
+CPU instead, one Python generator per thread, so layouts, reductions,
+shuffles and shared-memory staging can be checked against the interpreter in
+CI. It understands the subset of LLVM IR text the emitter writes (integer and
+float arithmetic, compares, selects, casts, phis, branches, loads and stores
+to global and shared memory incl. vectors, atomics, the NVVM special
+registers, barriers and `shfl.sync`, the math intrinsics); anything else
+raises `Unsupported`. Threads run until they reach a barrier (the whole
+block) or a shuffle (the whole warp); a block whose threads cannot all reach
+the same point is a deadlock and raises. Shared memory starts as NaN bytes
+(0xFF), so a read of something no thread wrote shows up.
+
+Approximate hardware instructions (`ex2.approx`, `rsqrt.approx`, ...) are
+computed exactly in f32; compare results with a tolerance.
+
+    sim = SimDevice()
+    sim.run(kernel_ir, grid, args)       # numpy arrays (tensors, written back) and scalars
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class Unsupported(Exception):
+    pass
+
+
+class Deadlock(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- values and types
+_INT = re.compile(r"i(\d+)$")
+_FLOATS = {"float": np.float32, "double": np.float64, "half": np.float16}
+_SIZE = {"float": 4, "double": 8, "half": 2, "bfloat": 2, "ptr": 8}
+
+
+def _bits(ty: str) -> int:
+    m = _INT.match(ty)
+    assert m, ty
+    return int(m.group(1))
+
+
+def _size(ty: str) -> int:
+    if ty.startswith("<"):
+        n, el = _vec(ty)
+        return n * _size(el)
+    if ty in _SIZE:
+        return _SIZE[ty]
+    return max(1, _bits(ty) // 8)
+
+
+def _vec(ty: str) -> tuple[int, str]:
+    m = re.match(r"<(\d+) x (.+)>$", ty)
+    assert m, ty
+    return int(m.group(1)), m.group(2)
+
+
+def _bf16(x: float) -> np.float32:
+    """Round an f32 to bfloat16 (nearest even), returned as f32."""
+    f = np.float32(x)
+    if np.isnan(f):
+        return f
+    b = int(np.array(f, np.float32).view(np.uint32))
+    b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000
+    return np.array(b, np.uint32).view(np.float32)[()]
+
+
+def _signed(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def _const(tok: str, ty: str) -> Any:
+    if tok in ("undef", "poison", "zeroinitializer"):
+        if ty.startswith("<"):
+            n, el = _vec(ty)
+            return tuple(_const("0", el) if el not in _FLOATS and el != "bfloat" else _const("0.0", el)
+                         for _ in range(n))
+        return _const("0.0", ty) if ty in _FLOATS or ty == "bfloat" else 0
+    if tok == "true":
+        return 1
+    if tok == "false":
+        return 0
+    if ty in _FLOATS or ty == "bfloat":
+        if tok.startswith("0x"):
+            d = struct.unpack("<d", struct.pack("<Q", int(tok[2:], 16)))[0]
+        else:
+            d = float(tok)
+        return _bf16(d) if ty == "bfloat" else _FLOATS[ty](d)
+    return int(tok) & ((1 << _bits(ty)) - 1)
+
+
+# ---------------------------------------------------------------- memory
+@dataclass
+class Memory:
+    bufs: dict[Any, bytearray] = field(default_factory=dict)
+
+    def load(self, ptr: tuple[Any, int], ty: str) -> Any:
+        key, off = ptr
+        buf = self.bufs[key]
+        n = _size(ty)
+        if off < 0 or off + n > len(buf):
+            raise IndexError(f"load of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
+        raw = bytes(buf[off:off + n])
+        if ty.startswith("<"):
+            cnt, el = _vec(ty)
+            es = _size(el)
+            return tuple(_decode(raw[i * es:(i + 1) * es], el) for i in range(cnt))
+        return _decode(raw, ty)
+
+    def store(self, ptr: tuple[Any, int], ty: str, v: Any) -> None:
+        key, off = ptr
+        buf = self.bufs[key]
+        n = _size(ty)
+        if off < 0 or off + n > len(buf):
+            raise IndexError(f"store of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
+        if ty.startswith("<"):
+            cnt, el = _vec(ty)
+            raw = b"".join(_encode(x, el) for x in v)
+        else:
+            raw = _encode(v, ty)
+        buf[off:off + n] = raw
+
+
+def _decode(raw: bytes, ty: str) -> Any:
+    if ty in _FLOATS:
+        return np.frombuffer(raw, _FLOATS[ty])[0]
+    if ty == "bfloat":
+        return np.frombuffer(b"\0\0" + raw, np.float32)[0]
+    return int.from_bytes(raw, "little")
+
+
+def _encode(v: Any, ty: str) -> bytes:
+    if ty in _FLOATS:
+        return np.array(v, _FLOATS[ty]).tobytes()
+    if ty == "bfloat":
+        return np.array(v, np.float32).tobytes()[2:]
+    return (int(v) & ((1 << (8 * _size(ty))) - 1)).to_bytes(_size(ty), "little")
+
+
+# ---------------------------------------------------------------- parsing
+def _split_args(s: str) -> list[str]:
+    """Split at top-level commas (not inside <>, (), {}, [])."""
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _take_type(s: str) -> tuple[str, str]:
+    """(type, rest) from the start of `s`."""
+    s = s.strip()
+    if s[0] in "<{":
+        close = ">" if s[0] == "<" else "}"
+        depth = 0
+        for i, ch in enumerate(s):
+            if ch in "<{":
+                depth += 1
+            elif ch in ">}":
+                depth -= 1
+                if depth == 0:
+                    assert ch == close
+                    return s[:i + 1], s[i + 1:].strip()
+    m = re.match(r"(ptr addrspace\(\d+\)|ptr|[a-z0-9]+)\s*(.*)$", s, re.S)
+    assert m, s
+    return m.group(1), m.group(2)
+
+
+_FLAGS = {"nsw", "nuw", "exact", "afn", "contract", "fast", "nnan", "ninf", "nsz", "arcp", "reassoc",
+          "inbounds", "disjoint", "nneg", "samesign"}
+
+
+def _strip_flags(s: str) -> str:
+    words = s.split(" ")
+    while words and words[0] in _FLAGS:
+        words.pop(0)
+    return " ".join(words)
+
+
+@dataclass
+class _Ins:
+    dst: str | None
+    fn: Callable[[dict[str, Any]], Any] | None  # plain instruction: regs -> value
+    sync: Callable[[dict[str, Any]], tuple] | None = None  # a request to the scheduler
+    text: str = ""
+
+
+@dataclass
+class _Block:
+    name: str
+    phis: list[tuple[str, list[tuple[Callable[[dict[str, Any]], Any], str]]]]
+    body: list[_Ins]
+    term: Callable[[dict[str, Any]], str | None]
+
+
+class Program:
+    """One parsed kernel."""
+
+    def __init__(self, text: str) -> None:
+        self.blocks: dict[str, _Block] = {}
+        self.params: list[tuple[str, str]] = []
+        lines = text.splitlines()
+        i = 0
+        while not lines[i].startswith("define "):
+            i += 1
+        head = lines[i]
+        m = re.match(r"define ptx_kernel void @([\w.$]+)\((.*)\) #0 \{$", head)
+        assert m, head
+        self.name = m.group(1)
+        for p in _split_args(m.group(2)):
+            ty, rest = _take_type(p)
+            name = rest.split()[-1]
+            self.params.append((ty, name))
+        i += 1
+        cur_name, phis, body = None, [], []
+        for line in lines[i:]:
+            if line == "}":
+                break
+            for sub in line.split("\n"):
+                if not sub.strip():
+                    continue
+                if not sub.startswith(" "):
+                    cur_name = sub.rstrip(":")
+                    phis, body = [], []
+                    continue
+                ins = sub.strip()
+                if ins.startswith("br ") or ins == "ret void":
+                    self.blocks[cur_name] = _Block(cur_name, phis, body, self._term(ins))  # type: ignore[index]
+                    continue
+                dst, rhs = (ins.split(" = ", 1) if re.match(r"%[\w.]+ = ", ins) else (None, ins))
+                if rhs.startswith("phi "):
+                    ty, rest = _take_type(rhs[4:])
+                    arms = []
+                    for arm in re.findall(r"\[ ([^,\]]+), %([\w.]+) \]", rest):
+                        arms.append((self._val(arm[0], ty), arm[1]))
+                    phis.append((dst, arms))  # type: ignore[arg-type]
+                    continue
+                body.append(self._ins(dst, rhs))
+
+    # -- operands
+    def _val(self, tok: str, ty: str) -> Callable[[dict[str, Any]], Any]:
+        tok = tok.strip()
+        if tok.startswith("%"):
+            return lambda r, t=tok: r[t]
+        if tok.startswith("@"):
+            assert tok == "@smem", tok
+            return lambda r: ("smem", 0)
+        c = _const(tok, ty)
+        return lambda r, c=c: c
+
+    def _typed(self, s: str) -> tuple[str, Callable[[dict[str, Any]], Any]]:
+        ty, rest = _take_type(s)
+        rest = re.sub(r"^(align \d+|noundef)\s+", "", rest)
+        return ty, self._val(rest, ty)
+
+    def _term(self, ins: str) -> Callable[[dict[str, Any]], str | None]:
+        if ins == "ret void":
+            return lambda r: None
+        m = re.match(r"br label %([\w.]+)$", ins)
+        if m:
+            return lambda r, t=m.group(1): t
+        m = re.match(r"br i1 (\S+), label %([\w.]+), label %([\w.]+)$", ins)
+        assert m, ins
+        c = self._val(m.group(1), "i1")
+        return lambda r, c=c, a=m.group(2), b=m.group(3): a if c(r) else b
+
+    def _ins(self, dst: str | None, rhs: str) -> _Ins:
+        op, _, rest = rhs.partition(" ")
+        rest = _strip_flags(rest)
+        fn = _BINOPS.get(op)
+        if fn is not None:
+            ty, rest2 = _take_type(rest)
+            a, b = _split_args(rest2)
+            va, vb = self._val(a, ty), self._val(b, ty)
+            return _Ins(dst, lambda r: fn(va(r), vb(r), ty), text=rhs)
+        if op == "fneg":
+            ty, v = self._typed(rest)
+            return _Ins(dst, lambda r: -v(r), text=rhs)
+        if op in ("icmp", "fcmp"):
+            pred, rest2 = rest.split(" ", 1)
+            ty, rest3 = _take_type(rest2)
+            a, b = _split_args(rest3)
+            va, vb = self._val(a, ty), self._val(b, ty)
+            cmp = _icmp(pred, ty) if op == "icmp" else _fcmp(pred)
+            return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs)
+        if op == "select":
+            c, a, b = _split_args(rest)
+            vc = self._typed(c)[1]
+            va, vb = self._typed(a)[1], self._typed(b)[1]
+            return _Ins(dst, lambda r: va(r) if vc(r) else vb(r), text=rhs)
+        if op in _CASTS:
+            m = re.match(r"(.+?) (\S+) to (.+)$", rest)
+            assert m, rhs
+            src_ty, v, dst_ty = m.group(1), self._val(m.group(2), m.group(1)), m.group(3)
+            cast = _CASTS[op]
+            return _Ins(dst, lambda r: cast(v(r), src_ty, dst_ty), text=rhs)
+        if op == "getelementptr":
+            parts = _split_args(rest)
+            ety = parts[0]
+            base = self._typed(parts[1])[1]
+            idxs = [self._typed(p) for p in parts[2:]]
+            assert len(idxs) == 1, rhs
+            ity, iv = idxs[0]
+            es = _size(ety)
+            bits = _bits(ity)
+            return _Ins(dst, lambda r: (base(r)[0], base(r)[1] + _signed(iv(r), bits) * es), text=rhs)
+        if op == "load":
+            atomic = rest.startswith("atomic ")
+            if atomic:
+                rest = rest[7:]
+            parts = _split_args(rest)
+            ty = parts[0]
+            p = self._typed(parts[1])[1]
+            return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs)
+        if op == "store":
+            parts = _split_args(rest)
+            ty, v = self._typed(parts[0])
+            p = self._typed(parts[1])[1]
+            return _Ins(None, None, sync=lambda r: ("store", p(r), ty, v(r)), text=rhs)
+        if op == "extractelement":
+            a, b = _split_args(rest)
+            v, i = self._typed(a)[1], self._typed(b)[1]
+            return _Ins(dst, lambda r: v(r)[i(r)], text=rhs)
+        if op == "insertelement":
+            a, b, c = _split_args(rest)
+            v, x, i = self._typed(a)[1], self._typed(b)[1], self._typed(c)[1]
+
+            def ins(r: dict[str, Any]) -> Any:
+                t = list(v(r))
+                t[i(r)] = x(r)
+                return tuple(t)
+
+            return _Ins(dst, ins, text=rhs)
+        if op == "extractvalue":
+            parts = _split_args(rest)
+            v = self._typed(parts[0])[1]
+            n = int(parts[1])
+            return _Ins(dst, lambda r: v(r)[n], text=rhs)
+        if op == "atomicrmw":
+            m = re.match(r"(\w+) (.+)$", rest)
+            assert m
+            kind = m.group(1)
+            parts = _split_args(m.group(2))
+            p = self._typed(parts[0])[1]
+            ty, v = self._typed(parts[1].replace(" monotonic", ""))
+            return _Ins(dst, None, sync=lambda r: ("atomic", kind, p(r), ty, v(r)), text=rhs)
+        if op == "cmpxchg":
+            parts = _split_args(rest)
+            p = self._typed(parts[0])[1]
+            ty, old = self._typed(parts[1])
+            _, new = self._typed(parts[2].replace(" monotonic monotonic", ""))
+            return _Ins(dst, None, sync=lambda r: ("cas", p(r), ty, old(r), new(r)), text=rhs)
+        if op == "call":
+            return self._call(dst, rest, rhs)
+        raise Unsupported(rhs)
+
+    def _call(self, dst: str | None, rest: str, rhs: str) -> _Ins:
+        m = re.match(r"(.+?) @([\w.$]+)\((.*)\)$", rest)
+        if not m:
+            raise Unsupported(rhs)
+        name = m.group(2)
+        args = [self._typed(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []
+        vals = [v for _, v in args]
+        tys = [t for t, _ in args]
+        if name.startswith("llvm.nvvm.read.ptx.sreg."):
+            reg = name[len("llvm.nvvm.read.ptx.sreg."):]
+            return _Ins(dst, lambda r: r["$" + reg], text=rhs)
+        if name == "llvm.nvvm.barrier.cta.sync.aligned.all":
+            return _Ins(None, None, sync=lambda r: ("bar",), text=rhs)
+        if name.startswith("llvm.nvvm.shfl.sync."):
+            mode = name.split(".")[4]
+            return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs)
+        if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.")):
+            return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs)
+        base = re.sub(r"\.(f32|f64|i\d+|f)$", "", name)
+        if base.startswith("llvm.fptosi.sat") or base.startswith("llvm.fptoui.sat"):
+            base = ".".join(base.split(".")[:3])
+        f = _INTRINSICS.get(base)
+        if f is None:
+            raise Unsupported(rhs)
+        return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs)
+
+
+# ---------------------------------------------------------------- semantics
+def _ibin(f: Callable[[int, int, int], int]) -> Callable[[Any, Any, str], Any]:
+    def g(a: Any, b: Any, ty: str) -> Any:
+        if ty.startswith("<"):
+            n, el = _vec(ty)
+            return tuple(g(x, y, el) for x, y in zip(a, b, strict=True))
+        bits = _bits(ty)
+        return f(int(a), int(b), bits) & ((1 << bits) - 1)
+    return g
+
+
+def _fbin(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any, str], Any]:
+    def g(a: Any, b: Any, ty: str) -> Any:
+        if ty.startswith("<"):
+            n, el = _vec(ty)
+            return tuple(g(x, y, el) for x, y in zip(a, b, strict=True))
+        with np.errstate(all="ignore"):
+            r = f(a, b)
+        return _bf16(r) if ty == "bfloat" else _FLOATS[ty](r)
+    return g
+
+
+def _sdiv(a: int, b: int, n: int) -> int:
+    x, y = _signed(a, n), _signed(b, n)
+    if y == 0:
+        raise ZeroDivisionError("sdiv by zero (poison in LLVM)")
+    q = abs(x) // abs(y)
+    return q if (x < 0) == (y < 0) else -q
+
+
+def _srem(a: int, b: int, n: int) -> int:
+    x, y = _signed(a, n), _signed(b, n)
+    if y == 0:
+        raise ZeroDivisionError("srem by zero")
+    return x - _sdiv(a, b, n) * y
+
+
+def _udiv(a: int, b: int, n: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("udiv by zero")
+    return a // b
+
+
+def _urem(a: int, b: int, n: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("urem by zero")
+    return a % b
+
+
+def _shift_ok(b: int, n: int) -> int:
+    if b >= n:
+        raise ValueError("shift by >= bit width (poison in LLVM)")
+    return b
+
+
+_BINOPS: dict[str, Callable[[Any, Any, str], Any]] = {
+    "add": _ibin(lambda a, b, n: a + b),
+    "sub": _ibin(lambda a, b, n: a - b),
+    "mul": _ibin(lambda a, b, n: a * b),
+    "udiv": _ibin(_udiv),
+    "sdiv": _ibin(_sdiv),
+    "urem": _ibin(_urem),
+    "srem": _ibin(_srem),
+    "shl": _ibin(lambda a, b, n: a << _shift_ok(b, n)),
+    "lshr": _ibin(lambda a, b, n: a >> _shift_ok(b, n)),
+    "ashr": _ibin(lambda a, b, n: _signed(a, n) >> _shift_ok(b, n)),
+    "and": _ibin(lambda a, b, n: a & b),
+    "or": _ibin(lambda a, b, n: a | b),
+    "xor": _ibin(lambda a, b, n: a ^ b),
+    "fadd": _fbin(lambda a, b: a + b),
+    "fsub": _fbin(lambda a, b: a - b),
+    "fmul": _fbin(lambda a, b: a * b),
+    "fdiv": _fbin(lambda a, b: np.divide(a, b)),
+    "frem": _fbin(lambda a, b: np.fmod(a, b)),
+}
+
+
+def _icmp(pred: str, ty: str) -> Callable[[Any, Any], int]:
+    bits = _bits(ty) if not ty.startswith("ptr") else 64
+    s = (lambda v: _signed(int(v), bits)) if pred[0] == "s" else (lambda v: int(v))
+    if ty.startswith("ptr"):
+        raise Unsupported("icmp on pointers")
+    op = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+          "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+          "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}[pred if pred in ("eq", "ne") else pred[1:]]
+    return lambda a, b: int(op(s(a), s(b)))
+
+
+def _fcmp(pred: str) -> Callable[[Any, Any], int]:
+    if pred == "ord":
+        return lambda a, b: int(not (np.isnan(a) or np.isnan(b)))
+    if pred == "uno":
+        return lambda a, b: int(bool(np.isnan(a) or np.isnan(b)))
+    if pred in ("true", "false"):
+        return lambda a, b: int(pred == "true")
+    unordered = pred[0] == "u"
+    op = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+          "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}[pred[1:]]
+
+    def f(a: Any, b: Any) -> int:
+        if np.isnan(a) or np.isnan(b):
+            return int(unordered)
+        return int(bool(op(a, b)))
+    return f
+
+
+def _float_of(v: Any, ty: str) -> float:
+    return float(v)
+
+
+def _cast_trunc(v: Any, s: str, d: str) -> Any:
+    return int(v) & ((1 << _bits(d)) - 1)
+
+
+def _cast_zext(v: Any, s: str, d: str) -> Any:
+    return int(v)
+
+
+def _cast_sext(v: Any, s: str, d: str) -> Any:
+    return _signed(int(v), _bits(s)) & ((1 << _bits(d)) - 1)
+
+
+def _cast_fptrunc(v: Any, s: str, d: str) -> Any:
+    with np.errstate(all="ignore"):
+        return _bf16(np.float32(v)) if d == "bfloat" else _FLOATS[d](v)
+
+
+def _cast_fpext(v: Any, s: str, d: str) -> Any:
+    return _FLOATS[d](v)
+
+
+def _cast_sitofp(v: Any, s: str, d: str) -> Any:
+    x = _signed(int(v), _bits(s))
+    return _bf16(float(x)) if d == "bfloat" else _FLOATS[d](x)
+
+
+def _cast_uitofp(v: Any, s: str, d: str) -> Any:
+    return _bf16(float(v)) if d == "bfloat" else _FLOATS[d](int(v))
+
+
+def _cast_fptosi(v: Any, s: str, d: str) -> Any:
+    f = float(v)
+    if math.isnan(f) or math.isinf(f):
+        raise ValueError("fptosi of nan/inf (poison)")
+    return int(f) & ((1 << _bits(d)) - 1)
+
+
+def _cast_fptoui(v: Any, s: str, d: str) -> Any:
+    return _cast_fptosi(v, s, d)
+
+
+def _cast_bitcast(v: Any, s: str, d: str) -> Any:
+    if s == d:
+        return v
+    if s.startswith("<") or d.startswith("<"):
+        return _decode_any(_encode_any(v, s), d)
+    return _decode(_encode(v, s), d)
+
+
+def _encode_any(v: Any, ty: str) -> bytes:
+    if ty.startswith("<"):
+        n, el = _vec(ty)
+        return b"".join(_encode(x, el) for x in v)
+    return _encode(v, ty)
+
+
+def _decode_any(raw: bytes, ty: str) -> Any:
+    if ty.startswith("<"):
+        n, el = _vec(ty)
+        es = _size(el)
+        return tuple(_decode(raw[i * es:(i + 1) * es], el) for i in range(n))
+    return _decode(raw, ty)
+
+
+def _cast_ptrtoint(v: Any, s: str, d: str) -> Any:
+    key, off = v
+    base = 0 if key == "smem" else 1 << 32  # global buffers are 256-byte aligned, shared at 0
+    return (base + off) & ((1 << _bits(d)) - 1)
+
+
+_CASTS: dict[str, Callable[[Any, str, str], Any]] = {
+    "trunc": _cast_trunc, "zext": _cast_zext, "sext": _cast_sext, "fptrunc": _cast_fptrunc,
+    "fpext": _cast_fpext, "sitofp": _cast_sitofp, "uitofp": _cast_uitofp, "fptosi": _cast_fptosi,
+    "fptoui": _cast_fptoui, "bitcast": _cast_bitcast, "ptrtoint": _cast_ptrtoint,
+}
+
+
+def _f32(x: Any) -> Any:
+    return np.float32(x)
+
+
+def _unary(f: Callable[[float], float]) -> Callable[..., Any]:
+    def g(x: Any, tys: list[str], name: str) -> Any:
+        with np.errstate(all="ignore"):
+            r = f(x)
+        return np.float64(r) if tys[0] == "double" else np.float32(r)
+    return g
+
+
+def _fma(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
+    if tys[0] == "double":
+        from fractions import Fraction
+
+        fa, fb, fc = float(a), float(b), float(c)
+        if not all(math.isfinite(v) for v in (fa, fb, fc)):
+            return np.float64(fa * fb + fc)
+        return np.float64(float(Fraction(fa) * Fraction(fb) + Fraction(fc)))
+    with np.errstate(all="ignore"):
+        return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+
+
+def _minmax(is_max: bool) -> Callable[..., Any]:
+    def g(a: Any, b: Any, tys: list[str], name: str) -> Any:
+        if np.isnan(a):
+            return b
+        if np.isnan(b):
+            return a
+        return max(a, b) if is_max else min(a, b)
+    return g
+
+
+def _iabs(a: Any, poison: Any, tys: list[str], name: str) -> Any:
+    bits = _bits(tys[0])
+    return abs(_signed(int(a), bits)) & ((1 << bits) - 1)
+
+
+def _fpto_sat(a: Any, tys: list[str], name: str) -> Any:
+    bits = int(name.split(".")[3][1:])
+    f = float(a)
+    if math.isnan(f):
+        return 0
+    if ".fptosi." in name:
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    else:
+        lo, hi = 0, (1 << bits) - 1
+    if math.isinf(f):
+        return (hi if f > 0 else lo) & ((1 << bits) - 1)
+    return max(lo, min(hi, int(f))) & ((1 << bits) - 1)
+
+
+def _iminmax(kind: str) -> Callable[..., Any]:
+    def g(a: Any, b: Any, tys: list[str], name: str) -> Any:
+        bits = _bits(tys[0])
+        if kind[0] == "s":
+            x, y = _signed(int(a), bits), _signed(int(b), bits)
+        else:
+            x, y = int(a), int(b)
+        return (max(x, y) if kind[1:] == "max" else min(x, y)) & ((1 << bits) - 1)
+    return g
+
+
+def _copysign(a: Any, b: Any, tys: list[str], name: str) -> Any:
+    return (np.float64 if tys[0] == "double" else np.float32)(np.copysign(a, b))
+
+
+_INTRINSICS: dict[str, Callable[..., Any]] = {
+    "llvm.fma": _fma,
+    "llvm.nvvm.ex2.approx": _unary(np.exp2),
+    "llvm.nvvm.ex2.approx.ftz": _unary(np.exp2),
+    "llvm.nvvm.lg2.approx": _unary(np.log2),
+    "llvm.nvvm.lg2.approx.ftz": _unary(np.log2),
+    "llvm.nvvm.rsqrt.approx": _unary(lambda x: 1.0 / np.sqrt(np.float64(x))),
+    "llvm.nvvm.rsqrt.approx.ftz": _unary(lambda x: 1.0 / np.sqrt(np.float64(x))),
+    "llvm.nvvm.rcp.approx.ftz": _unary(lambda x: 1.0 / np.float64(x)),
+    "llvm.nvvm.sin.approx": _unary(lambda x: np.sin(np.float64(x))),
+    "llvm.nvvm.cos.approx": _unary(lambda x: np.cos(np.float64(x))),
+    "llvm.sqrt": _unary(np.sqrt),
+    "llvm.fabs": _unary(np.abs),
+    "llvm.floor": _unary(np.floor),
+    "llvm.ceil": _unary(np.ceil),
+    "llvm.trunc": _unary(np.trunc),
+    "llvm.rint": _unary(np.rint),
+    "llvm.maxnum": _minmax(True),
+    "llvm.minnum": _minmax(False),
+    "llvm.abs": _iabs,
+    "llvm.fptosi.sat": _fpto_sat,
+    "llvm.fptoui.sat": _fpto_sat,
+    "llvm.smax": _iminmax("smax"),
+    "llvm.smin": _iminmax("smin"),
+    "llvm.umax": _iminmax("umax"),
+    "llvm.umin": _iminmax("umin"),
+    "llvm.copysign": _copysign,
+}
+
+
+def _shfl(mode: str, vals: list[int], arg: int, c: int) -> list[int]:
+    out = []
+    for lane in range(32):
+        if mode == "bfly":
+            src = lane ^ arg
+        elif mode == "idx":
+            src = arg if isinstance(arg, int) else arg
+        elif mode == "up":
+            src = lane - arg if lane - arg >= 0 else lane
+        elif mode == "down":
+            src = lane + arg if lane + arg < 32 else lane
+        else:
+            raise Unsupported(mode)
+        out.append(vals[src if 0 <= src < 32 else lane])
+    return out
+
+
+# ---------------------------------------------------------------- execution
+def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
+    blocks = prog.blocks
+    name: str | None = "entry"
+    prev = ""
+    steps = 0
+    while name is not None:
+        b = blocks[name]
+        if b.phis:
+            vals = []
+            for dst, arms in b.phis:
+                for f, pred in arms:
+                    if pred == prev:
+                        vals.append((dst, f(regs)))
+                        break
+                else:
+                    raise AssertionError(f"phi {dst} in {name} has no arm for {prev}")
+            for dst, v in vals:
+                regs[dst] = v
+        for ins in b.body:
+            if ins.sync is not None:
+                got = yield ins.sync(regs)
+                if ins.dst is not None:
+                    regs[ins.dst] = got
+            else:
+                regs[ins.dst] = ins.fn(regs)  # type: ignore[index,misc]
+        steps += 1
+        if steps > 10_000_000:
+            raise RuntimeError("runaway loop")
+        prev, name = name, b.term(regs)
+
+
+def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:
+    gens: dict[int, Iterator[tuple]] = {}
+    waiting: dict[int, tuple] = {}
+    regs_of: dict[int, dict[str, Any]] = {}
+    for t in range(T):
+        regs = dict(base_regs)
+        regs["$tid.x"] = t
+        regs_of[t] = regs
+        gens[t] = _thread(prog, regs)
+
+    def advance(t: int, value: Any) -> None:
+        g = gens[t]
+        while True:
+            try:
+                req = g.send(value)
+            except StopIteration:
+                del gens[t]
+                waiting.pop(t, None)
+                return
+            kind = req[0]
+            if kind == "load":
+                value = mem.load(req[1], req[2])
+                continue
+            if kind == "store":
+                mem.store(req[1], req[2], req[3])
+                value = None
+                continue
+            if kind == "atomic":
+                _, op, p, ty, v = req
+                old = mem.load(p, ty)
+                mem.store(p, ty, _atomic(op, old, v, ty))
+                value = old
+                continue
+            if kind == "cas":
+                _, p, ty, expect, new = req
+                old = mem.load(p, ty)
+                ok = int(old == expect)
+                if ok:
+                    mem.store(p, ty, new)
+                value = (old, ok)
+                continue
+            waiting[t] = req
+            return
+
+    for t in range(T):
+        advance(t, None)
+    while gens:
+        progressed = False
+        for w in range(-(-T // 32)):
+            lanes = [t for t in range(32 * w, min(T, 32 * w + 32)) if t in gens]
+            if lanes and all(waiting.get(t, ("",))[0] in ("shfl", "warp") for t in lanes):
+                if len(lanes) != 32:
+                    raise Deadlock(f"shuffle in warp {w} with {len(lanes)} live lanes")
+                reqs = [waiting.pop(t) for t in lanes]
+                modes = {r[1] for r in reqs}
+                if len(modes) != 1:
+                    raise Deadlock("lanes of one warp at different shuffles")
+                mode = reqs[0][1]
+                if reqs[0][0] == "warp":
+                    res = _warp_op(mode, [r[2] for r in reqs], mem)
+                    for t, v in zip(lanes, res, strict=True):
+                        advance(t, v)
+                    progressed = True
+                    continue
+                vals = [r[2] for r in reqs]
+                if mode == "idx":
+                    res = [vals[reqs[i][3] & 31] for i in range(32)]
+                else:
+                    args = {r[3] for r in reqs}
+                    if len(args) != 1:
+                        raise Deadlock("lanes of one warp at shuffles with different offsets")
+                    res = _shfl(mode, vals, reqs[0][3], reqs[0][4])
+                for t, v in zip(lanes, res, strict=True):
+                    advance(t, v)
+                progressed = True
+        if progressed:
+            continue
+        if gens and all(waiting.get(t, ("",))[0] == "bar" for t in gens):
+            if len(gens) != T:
+                raise Deadlock(f"barrier reached by {len(gens)} of {T} threads (others exited)")
+            for t in list(gens):
+                waiting.pop(t)
+                advance(t, None)
+            continue
+        kinds = sorted({waiting.get(t, ("running",))[0] for t in gens})
+        raise Deadlock(f"threads wait at {kinds}")
+
+
+def _halves(word: int, ty: str) -> tuple[float, float]:
+    lo, hi = word & 0xFFFF, word >> 16
+    if ty == "half":
+        return tuple(float(np.array(h, np.uint16).view(np.float16)) for h in (lo, hi))  # type: ignore[return-value]
+    return tuple(float(np.array(h << 16, np.uint32).view(np.float32)) for h in (lo, hi))  # type: ignore[return-value]
+
+
+def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
+    """ldmatrix and mma.sync.m16n8k16 over the 32 lanes' operands."""
+    if name.startswith("llvm.nvvm.ldmatrix.sync.aligned.m8n8."):
+        n = int(re.search(r"\.x(\d)", name).group(1))  # type: ignore[union-attr]
+        trans = ".trans" in name
+        rows = [a[0] for a in args]  # lane t: address of row t % 8 of matrix t // 8
+        out = []
+        for lane in range(32):
+            regs = []
+            for i in range(n):
+                if trans:
+                    # element (r, c) of matrix i lives at row r; lane gets (2q, g), (2q+1, g)
+                    g, q = lane // 4, lane % 4
+                    e0 = mem.load((rows[8 * i + 2 * q][0], rows[8 * i + 2 * q][1] + 2 * g), "i16")
+                    e1 = mem.load((rows[8 * i + 2 * q + 1][0], rows[8 * i + 2 * q + 1][1] + 2 * g), "i16")
+                else:
+                    g, q = lane // 4, lane % 4
+                    base = rows[8 * i + g]
+                    e0 = mem.load((base[0], base[1] + 4 * q), "i16")
+                    e1 = mem.load((base[0], base[1] + 4 * q + 2), "i16")
+                regs.append(e0 | (e1 << 16))
+            out.append(tuple(regs))
+        return out
+    if name.startswith("llvm.nvvm.mma.m16n8k16.row.col."):
+        ty = "bfloat" if name.endswith("bf16") else "half"
+
+        def word(x: Any) -> int:
+            if isinstance(x, tuple):  # <2 x half>
+                return int(np.array(x[0], np.float16).view(np.uint16)) | (int(np.array(x[1], np.float16).view(np.uint16)) << 16)
+            return int(x)
+
+        A = np.zeros((16, 16))
+        B = np.zeros((16, 8))
+        C = np.zeros((16, 8))
+        for lane, a in enumerate(args):
+            g, q = lane // 4, lane % 4
+            w = [word(x) for x in a[:6]]
+            for (r, c), x in zip([(g, 2 * q), (g + 8, 2 * q), (g, 2 * q + 8), (g + 8, 2 * q + 8)], w[:4], strict=True):
+                A[r, c], A[r, c + 1] = _halves(x, ty)
+            for k0, x in zip((2 * q, 2 * q + 8), w[4:6], strict=True):
+                B[k0, g], B[k0 + 1, g] = _halves(x, ty)
+            cs = [float(x) for x in a[6:10]]
+            C[g, 2 * q], C[g, 2 * q + 1], C[g + 8, 2 * q], C[g + 8, 2 * q + 1] = cs
+        D = (A @ B + C).astype(np.float32)
+        out = []
+        for lane in range(32):
+            g, q = lane // 4, lane % 4
+            out.append((D[g, 2 * q], D[g, 2 * q + 1], D[g + 8, 2 * q], D[g + 8, 2 * q + 1]))
+        return out
+    raise Unsupported(name)
+
+
+def _atomic(op: str, old: Any, v: Any, ty: str) -> Any:
+    if op == "fadd":
+        return _FLOATS[ty](old + v) if ty in _FLOATS else _bf16(old + v)
+    if op in ("fmax", "fmin"):
+        return (max if op == "fmax" else min)(old, v)
+    bits = _bits(ty)
+    m = (1 << bits) - 1
+    so, sv = _signed(int(old), bits), _signed(int(v), bits)
+    return {"add": (int(old) + int(v)) & m, "max": max(so, sv) & m, "min": min(so, sv) & m,
+            "umax": max(int(old), int(v)), "umin": min(int(old), int(v)),
+            "or": int(old) | int(v), "and": int(old) & int(v), "xchg": int(v)}[op]
+
+
+# ---------------------------------------------------------------- the device
+_MEM_NP = {"float": np.float32, "double": np.float64, "half": np.float16, "i8": np.uint8,
+           "i16": np.int16, "i32": np.int32, "i64": np.int64}
+
+
+class SimDevice:
+    """Runs Tile IR kernels through the GPU code generator and this simulator."""
+
+    def __init__(self, arch: str = "sm_80") -> None:
+        self.arch = arch
+
+    def compile(self, kernel: Any, facts: dict[str, Any] | None = None) -> tuple[Program, Any, Any]:
+        from tilelang.backend import lower_gpu
+        from tilelang.backend.llvm import emit_llvm_text
+
+        gk = lower_gpu(kernel, self.arch, facts)
+        text, abi = emit_llvm_text(gk, gk.facts)
+        return Program(text), abi, gk
+
+    def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
+            facts: dict[str, Any] | None = None) -> None:
+        """Launch on `grid`; tensors (numpy arrays, in the param's dtype) are written back."""
+        from tilelang.backend.llvm import mem_ty
+        from tilelang.dtypes import DType
+        from tilelang.ir import nodes as ir
+
+        prog, abi, gk = self.compile(kernel, facts)
+        mem = Memory()
+        regs: dict[str, Any] = {}
+        views = []
+        by_name = {p.name: (p, a) for p, a in zip(kernel.params, args, strict=True)}
+        params = iter(prog.params)
+        for slot in abi.slots:
+            ty, reg = next(params)
+            if slot.what == "err":
+                mem.bufs["err"] = bytearray(4)
+                regs[reg] = ("err", 0)
+                continue
+            if slot.what == "print":
+                raise Unsupported("device print")
+            p, a = by_name[slot.param]
+            if slot.what == "ptr":
+                mt = mem_ty(p.dtype, bool(gk.facts.get(p.name) and gk.facts[p.name].bf16_f32))
+                arr = np.asarray(a)
+                if mt == "bfloat":
+                    raw = bytearray(np.frombuffer(np.asarray(arr, np.float32).tobytes(), np.uint16)[1::2].tobytes())
+                elif p.dtype is DType.BOOL:
+                    raw = bytearray(np.asarray(arr, np.uint8).tobytes())
+                else:
+                    raw = bytearray(np.ascontiguousarray(arr, _MEM_NP[mt]).tobytes())
+                mem.bufs[p.name] = raw
+                regs[reg] = (p.name, 0)
+                views.append((p, a, mt))
+            elif slot.what.startswith("dim"):
+                regs[reg] = int(np.asarray(a).shape[int(slot.what[3:])])
+            else:
+                v = a
+                dt = p.value.dtype
+                if slot.kind == "f32":
+                    regs[reg] = np.float32(v)
+                elif dt is DType.BOOL:
+                    regs[reg] = int(bool(v))
+                elif dt.is_float:
+                    regs[reg] = np.float64(v)
+                else:
+                    regs[reg] = int(v) & ((1 << dt.bits) - 1)
+        mem.bufs["smem"] = bytearray()
+        gx, gy, gz = (*grid, 1, 1)[:3]
+        for z in range(gz):
+            for y in range(gy):
+                for x in range(gx):
+                    mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, 16))
+                    base = dict(regs)
+                    base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
+                                 "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz})
+                    run_block(prog, mem, base, abi.num_threads)
+        err = int.from_bytes(mem.bufs["err"], "little")
+        if err:
+            raise AssertionError(f"device assert {err} failed: {abi.asserts[err - 1][1]}")
+        for p, a, mt in views:
+            if not isinstance(p, ir.TensorParam) or not isinstance(a, np.ndarray):
+                continue
+            raw = bytes(mem.bufs[p.name])
+            if mt == "bfloat":
+                u = np.frombuffer(raw, np.uint16).astype(np.uint32) << 16
+                got = u.view(np.float32)
+            elif p.dtype is DType.BOOL:
+                got = np.frombuffer(raw, np.uint8).astype(bool)
+            else:
+                got = np.frombuffer(raw, _MEM_NP[mt])
+            a[...] = got.reshape(a.shape).astype(a.dtype)
+
+
+__all__ = ["Deadlock", "Program", "SimDevice", "Unsupported", "run_block"]

@@ -153,8 +153,9 @@ def test_explicit_generics() -> None:
     assert "gemm[BM, BN, BK](...)" in str(e.value)
     mod.gemm[32, 32, 16](P(c, [32, 32]), a, b).sync()
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-2)
-    with pytest.raises(tilelang.CallError, match=r"E0212.*dimension 48 is not a power of two"):
-        mod.gemm[32, 32, 48](P(c, [32, 32]), a, b)
+    c[...] = 0  # any tile size runs (48 is not a power of two: laid out at 64, masked)
+    mod.gemm[32, 32, 48](P(c, [32, 32]), a, b).sync()
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-2)
     with pytest.raises(tilelang.CallError, match="takes 3 generic arguments but 4"):
         mod.gemm[1, 2, 3, 4]
 
@@ -192,8 +193,6 @@ def test_partition_grids_must_agree() -> None:
      r"E0503.*must have 1 dimension, but it is a float32 NumPy array of shape \(30, 100\)"),
     (lambda x, y, z: (P(z, [1024]), x[::2], y[::2]), tilelang.CallError,
      r"`x` of kernel `add` is not contiguous(.|\n)*numpy.ascontiguousarray\(x\)"),
-    (lambda x, y, z: (P(z, [1000]), x, y), tilelang.CallError,
-     r"E0212.*tile dimension 1000 of `z` is not a power of two(.|\n)*use 1024"),
     (lambda x, y, z: (P(z, [32, 32]), x, y), tilelang.CallError,
      r"E0507.*tile shape \[32, 32\] of `z` has 2 dimensions, but the array has 1"),
     (lambda x, y, z: (P(z, [1024]), list(x), y), tilelang.CallError,

@@ -622,6 +622,14 @@ def _minmax(is_max: bool) -> Callable[..., Any]:
     return g
 
 
+def _nanminmax(is_max: bool) -> Callable[..., Any]:
+    def g(a: Any, b: Any, tys: list[str], name: str) -> Any:
+        if np.isnan(a) or np.isnan(b):
+            return type(a)(np.nan)
+        return max(a, b) if is_max else min(a, b)
+    return g
+
+
 def _iabs(a: Any, poison: Any, tys: list[str], name: str) -> Any:
     bits = _bits(tys[0])
     return abs(_signed(int(a), bits)) & ((1 << bits) - 1)
@@ -674,6 +682,8 @@ _INTRINSICS: dict[str, Callable[..., Any]] = {
     "llvm.trunc": _unary(np.trunc),
     "llvm.rint": _unary(np.rint),
     "llvm.maxnum": _minmax(True),
+    "llvm.maximum": _nanminmax(True),
+    "llvm.minimum": _nanminmax(False),
     "llvm.minnum": _minmax(False),
     "llvm.abs": _iabs,
     "llvm.fptosi.sat": _fpto_sat,
@@ -989,3 +999,32 @@ class SimDevice:
 
 
 __all__ = ["Deadlock", "Program", "SimDevice", "Unsupported", "run_block"]
+
+
+def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = None) -> Any:
+    """A runtime `Device` (the CPU device's buffers) whose kernels run through the
+    GPU code generator and this simulator: `tilelang.run.execute` with it runs a
+    whole program's launches as the GPU would compute them."""
+    from tilelang.backend.facts import TensorFacts
+    from tilelang.ir import nodes as ir
+    from tilelang.runtime.cpu import CpuDevice
+
+    sim = SimDevice(arch)
+
+    class SimRuntime(CpuDevice):
+        name = "sim"
+
+        def run(self, prepared: Any, grid: tuple[int, ...], args: list[Any],
+                stream: Any = None, span: Any = None) -> None:
+            self.launches += 1
+            facts = {}
+            for p, a in zip(prepared.params, args, strict=True):
+                if isinstance(p, ir.TensorParam):
+                    shape = np.asarray(a).shape
+                    facts[p.name] = TensorFacts(True, tuple(d % 16 == 0 for d in shape))
+            sim.run(prepared, grid, args, facts)
+
+    return SimRuntime(out)
+
+
+__all__ += ["sim_runtime_device"]

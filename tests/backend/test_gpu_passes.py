@@ -30,7 +30,11 @@ CASES = [
     ("pipeline", "gemm_nt", "linear", "sm_90a"),
     ("layout_assign", "gemm", "gemm", "sm_80"),
     ("layout_assign", "softmax", "softmax_rows", "sm_80"),
+    ("layout_assign", "rows", "softmax_np2", "sm_80"),  # [1, 2560]: 5 repetitions, no conversion
+    ("layout_assign", "rows", "layernorm", "sm_80"),  # w, b loaded in the slice their broadcast needs
+    ("layout_assign", "rows", "running_sum", "sm_80"),  # the loop carries the reduction's slice
     ("convert", "gemm", "gemm", "sm_80"),
+    ("convert", "rows", "rows_plus_cols", "sm_80"),  # a column result added to a row result
     ("smem_alloc", "gemm_nt", "linear", "sm_90a"),
 ]
 
@@ -66,7 +70,9 @@ def test_emit_stage_gpu_prints_layouts() -> None:
     result = driver.compile(GOLDEN / "softmax.tile", "gpu", strict=True)
     text = driver.format_output("gpu", result)
     assert text.startswith("gpu.kernel softmax_rows")
-    assert "#chunked<vec=4, threads=128>" in text
+    assert "#blocked<spt=[1, 4], tpw=[1, 32], wpc=[4, 1], order=[1, 0]>" in text
+    assert "#slice<dim=1, #blocked<" in text
+    assert "convert_layout" not in text  # the row max and sum broadcast back for free
 
 
 def test_chunked_owner() -> None:

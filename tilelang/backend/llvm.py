@@ -48,7 +48,19 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.backend import f64math
+from tilelang.backend.codegen import reduce as reductions
+from tilelang.backend.codegen.views import (
+    ChunkedView,
+    View,
+    chunked_view,
+    register_map,
+    strides_of,
+    view_of,
+)
 from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.layouts import MmaAcc
+from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel
+from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.prints import HEADER as PRINT_HEADER
 from tilelang.backend.prints import PrintFormat, PrintValue, layout_format, record_size, record_ty
 from tilelang.diagnostics.codes.codegen import (
@@ -57,9 +69,6 @@ from tilelang.diagnostics.codes.codegen import (
 )
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
-from tilelang.backend.gpu.layouts import Chunked, MmaAcc
-from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel
-from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -165,38 +174,12 @@ def const_operand(dt: DType, value: bool | int | float) -> str:
 
 
 # ------------------------------------------------------------------ layout
-@dataclass(frozen=True, slots=True)
-class Layout:
-    shape: tuple[int, ...]
-    T: int
-    V: int
-    K: int
-    numel: int
-
-    @property
-    def E(self) -> int:
-        return self.K * self.V
-
-    @property
-    def full(self) -> bool:
-        return self.numel % (self.T * self.V) == 0
+Layout = View  # a value's distributed layout as the code generator sees it (`codegen/views.py`)
 
 
-def layout_of(shape: tuple[int, ...], T: int) -> Layout:
-    n = math.prod(shape) if shape else 1
-    last = shape[-1] if shape else 1
-    V = 4 if last % 4 == 0 else 2 if last % 2 == 0 else 1
-    K = -(-n // (T * V))
-    return Layout(tuple(shape), T, V, K, n)
-
-
-def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out = []
-    s = 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return tuple(reversed(out))
+def layout_of(shape: tuple[int, ...], T: int) -> ChunkedView:
+    """The generic chunked layout of `shape` over `T` threads."""
+    return chunked_view(shape, T)
 
 
 Slots = list[str]  # per-thread operands of a tile value
@@ -256,6 +239,11 @@ class _Emitter:
         written = {op.tensor for op in gpu_walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
         self.written = written
         self.prints: list[PrintFormat] = []
+        self._uniform: set[int] = set()  # tiles every thread holds the same value in each slot of
+        self._bars = 0  # barriers emitted so far
+        # (barriers at the end, start, end) of the last reduction's scratch buffer while
+        # it is the latest shared-memory user in straight-line code (`codegen/reduce.py`)
+        self._red_mark: tuple[int, int, int] | None = None
 
     # -- basic emission -------------------------------------------------------
     def tmp(self) -> str:
@@ -318,32 +306,19 @@ class _Emitter:
         return op
 
     def lay(self, v: ir.Value | tuple[int, ...]) -> Layout:
-        shape = v if isinstance(v, tuple) else v.shape
-        return layout_of(shape, self.T)
+        """The view of value `v` in its layout (a bare shape: the chunked layout)."""
+        if isinstance(v, tuple):
+            return chunked_view(v, self.T)
+        return view_of(self.layouts.get(v.id), v.shape, self.T, v.dtype.itemsize)
 
     # -- thread geometry ----------------------------------------------------------
     def flat(self, lay: Layout, k: int, j: int) -> str:
-        """i32 flat element index of slot (k, j) of this thread."""
-        key = (lay.V, k, j)
-        got = self._flat_cache.get(key)
-        if got is None:
-            # Computed in the entry block so every later block may use it.
-            name = f"%f.{lay.V}.{k}.{j}"
-            self._entry_lines.append(f"  {name} = add i32 %tidv{lay.V}, {(k * self.T) * lay.V + j}")
-            if lay.V not in self._tidv:
-                self._tidv.add(lay.V)
-                self._entry_lines.insert(0, f"  %tidv{lay.V} = mul i32 %tid, {lay.V}")
-            self._flat_cache[key] = name
-            got = name
-        return got
+        """i32 row-major index of slot (k, j) of this thread (see `codegen/views.py`)."""
+        return lay.flat(self, k, j)
 
     def chunk_valid(self, lay: Layout, k: int) -> str | None:
         """i1: chunk k of this thread holds live elements (None when always)."""
-        if lay.full:
-            return None
-        if (k + 1) * self.T * lay.V <= lay.numel:
-            return None
-        return self.emit(f"icmp ult i32 {self.flat(lay, k, 0)}, {lay.numel}")
+        return lay.chunk_valid(self, k)
 
     def coords(self, f: str, shape: tuple[int, ...]) -> list[str]:
         """i32 coordinates of flat index `f` in `shape` (row-major)."""
@@ -357,56 +332,19 @@ class _Emitter:
             out.append(q if d == 0 else self.emit(f"urem i32 {q}, {n}"))
         return out
 
-    def slot_coords(self, lay: Layout, k: int, j: int, shape: tuple[int, ...],
+    def slot_coords(self, lay: Layout, k: int, j: int, shape: tuple[int, ...] | None = None,
                     valid: str | None = None) -> list[str]:
-        """i32 coordinates in `shape` of this thread's slot (k, j), all 0 on dead lanes
-        when `valid` is given (so they can index shared memory safely).
+        """i32 coordinates of this thread's slot (k, j), all 0 on dead lanes when
+        `valid` is given (so they can index shared memory safely)."""
+        return lay.slot_coords(self, k, j, valid)
 
-        The flat index is C + u with C = k*T*V a constant and u = tid*V + j. When C
-        is a multiple of the dim's period the coordinate depends on u alone and is
-        computed once, in the entry block, for every k: large tiles then cost a few
-        instructions per slot instead of a division chain each."""
-        out = []
-        C = k * self.T * lay.V
-        u = self.flat(lay, 0, j)
-        for d, (n, s) in enumerate(zip(shape, strides_of(shape), strict=True)):
-            if n == 1:
-                out.append("0")
-                continue
-            if d == 0 and C % s == 0:
-                key = (lay.V, j, s, -1, C)
-                got = self._coord_cache.get(key)
-                if got is None:
-                    q = self._coord_cache.get((lay.V, j, s, -1, 0))
-                    if q is None:
-                        q = u if s == 1 else self.entry_emit(f"udiv i32 {u}, {s}")
-                        self._coord_cache[(lay.V, j, s, -1, 0)] = q
-                    got = q if C == 0 else self.entry_emit(f"add i32 {q}, {C // s}")
-                    self._coord_cache[key] = got
-                out.append(got)
-            elif d > 0 and C % (s * n) == 0:
-                key = (lay.V, j, s, n, 0)
-                got = self._coord_cache.get(key)
-                if got is None:
-                    q = u if s == 1 else self.entry_emit(f"udiv i32 {u}, {s}")
-                    got = self.entry_emit(f"urem i32 {q}, {n}")
-                    self._coord_cache[key] = got
-                out.append(got)
-            else:
-                f = self.flat(lay, k, j)
-                q = f if s == 1 else self.emit(f"udiv i32 {f}, {s}")
-                out.append(q if d == 0 else self.emit(f"urem i32 {q}, {n}"))
-        if valid is not None:
-            out = [c if c == "0" else self.emit(f"select i1 {valid}, i32 {c}, i32 0") for c in out]
-        return out
-
-    def out_coords(self, shape: tuple[int, ...]):  # type: ignore[no-untyped-def]
-        """(safe flat index, safe coordinates) of each slot of a result of `shape`."""
-        lay = self.lay(shape)
+    def out_coords(self, r: ir.Value):  # type: ignore[no-untyped-def]
+        """(safe flat index, safe coordinates) of each slot of result `r` in its layout."""
+        lay = self.lay(r)
         for k in range(lay.K):
             valid = self.chunk_valid(lay, k)
             for j in range(lay.V):
-                yield self.safe_index(valid, self.flat(lay, k, j)), self.slot_coords(lay, k, j, shape, valid)
+                yield self.safe_index(valid, self.flat(lay, k, j)), self.slot_coords(lay, k, j, None, valid)
 
     def linear(self, coords: list[str], shape: tuple[int, ...]) -> str:
         """i32 row-major flat index of `coords` in a static `shape`."""
@@ -438,6 +376,7 @@ class _Emitter:
 
     # -- shared memory -----------------------------------------------------------------
     def barrier(self) -> None:
+        self._bars += 1
         self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)")
         self.stmt("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)")
 
@@ -473,8 +412,9 @@ class _Emitter:
         (`as16` = "half"/"bfloat": as 16-bit floats, for `ldmatrix`)."""
         lay = self.lay(x)
         slots = self.tile(x) if x.shape else None
+        owner = lay.owner(self)  # replicated data: one copy writes (no write-write race)
         for k in range(lay.K):
-            valid = self.chunk_valid(lay, k)
+            valid = self.and_all([owner, self.chunk_valid(lay, k)])
             after = None
             if valid is not None:
                 body, after = self.new_label("sw"), self.new_label("swj")
@@ -621,10 +561,13 @@ class _Emitter:
     def region(self, region: ir.Region, args: tuple[Operand, ...]) -> list[Operand]:
         for a, v in zip(region.args, args, strict=True):
             self.env[a.id] = v
+        self._red_mark = None  # a region may run again (loops) or not at all: no reuse across it
         for op in region.ops:
             if isinstance(op, ir.Yield):
+                self._red_mark = None
                 return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
             self.op(op)
+        self._red_mark = None
         return []
 
     def op(self, op: ir.Op) -> None:
@@ -632,6 +575,8 @@ class _Emitter:
             case ir.Const(result=r, value=v):
                 c = const_operand(r.dtype, v)
                 self.env[r.id] = c if not r.shape else [c] * self.lay(r).E
+                if r.shape:
+                    self._uniform.add(r.id)
                 if not r.shape and isinstance(v, int) and not isinstance(v, bool):
                     self._mult[r.id] = abs(int(c)) if r.dtype.is_int and int(c) != 0 else 0
             case ir.BlockId(result=r, axis=a):
@@ -706,17 +651,21 @@ class _Emitter:
         raise AssertionError(f"no code generation for {type(op).__name__}")
 
     def convert_layout(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        """`r` = `x` in another layout: in registers when every thread already
+        holds what it needs (`local`), else through shared memory (every
+        thread writes its elements row-major, then reads its new ones)."""
         src, dst = self.layouts.get(x.id), self.layouts.get(r.id)
-        if isinstance(dst, MmaAcc) and isinstance(src, Chunked):
+        if isinstance(dst, MmaAcc) and not isinstance(src, MmaAcc):
             self.env[r.id] = self.to_frag(x, span)
-        elif isinstance(src, MmaAcc) and isinstance(dst, Chunked):
+        elif isinstance(src, MmaAcc) and not isinstance(dst, MmaAcc):
             op = self.env[x.id]
             assert isinstance(op, Frag)
             self.from_frag(op, r, span)
-        elif src == dst:
+        elif src == dst or not x.shape:
             self.env[r.id] = self.env[x.id]
-        else:
-            raise AssertionError(f"no conversion from {src} to {dst}")
+        elif not self.local(r, x, list(range(len(x.shape)))):
+            (off,) = self.to_smem([x], span)
+            self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
 
     # -- divisibility facts (specialisation) --------------------------------------------
     def multiple_of(self, v: ir.Value) -> int:
@@ -897,9 +846,10 @@ class _Emitter:
         spec = self._specialised(info, op.offsets, lay, mask is not None)
         V = lay.V
         vt = f"<{V} x {mt}>"
+        owner = lay.owner(self)  # replicated data: one copy stores it
         for k in range(lay.K):
             coords = self._chunk_coords(lay, k, offsets)
-            valid = self.chunk_valid(lay, k)
+            valid = self.and_all([owner, self.chunk_valid(lay, k)])
             whole = self.and_all([valid, self.in_bounds(info, coords, V)])
             addr = self.address(info, coords)
             join = self.new_label("sj")
@@ -955,10 +905,11 @@ class _Emitter:
             signed = dt.is_signed
             rmw = {ir.AtomicOp.ADD: "add", ir.AtomicOp.MAX: "max" if signed else "umax",
                    ir.AtomicOp.MIN: "min" if signed else "umin"}[op.op]
+        owner = lay.owner(self) if lay is not None else None  # replicas must not add twice
         for n, (k, _j) in enumerate(positions):
             conds: list[str | None] = []
             if lay is not None:
-                conds.append(self.chunk_valid(lay, k))
+                conds += [owner, self.chunk_valid(lay, k)]
             else:
                 # A scalar atomic is one operation per block, not one per thread.
                 conds.append(self.emit("icmp eq i32 %tid, 0"))
@@ -1092,6 +1043,9 @@ class _Emitter:
                 return self.fcall("sqrt", ty, a)
             case E.FMA:
                 return self.fcall("fma", ty, a)
+            case E.MAXIMUM | E.MINIMUM if ty == "float" and self.k.sm >= 80:
+                # max.NaN.f32 / min.NaN.f32: NaN-propagating in one instruction (sm_80+)
+                return self.fcall("maximum" if eop is E.MAXIMUM else "minimum", ty, a)
             case E.MAXIMUM | E.MINIMUM:
                 m = self.fcall("maxnum" if eop is E.MAXIMUM else "minnum", ty, a)
                 uno = self.emit(f"fcmp uno {ty} {a[0]}, {a[1]}")
@@ -1282,12 +1236,12 @@ class _Emitter:
         return self.emit(f"bitcast i32 {fin} to float")
 
     # -- cross-thread ops ---------------------------------------------------------------------
-    def out_slots(self, shape: tuple[int, ...]):  # type: ignore[no-untyped-def]
-        """(slot index, valid, safe flat index) for each slot of a result of `shape` (scalar: one)."""
-        if not shape:
+    def out_slots(self, r: ir.Value):  # type: ignore[no-untyped-def]
+        """(slot index, valid, safe flat index) for each slot of result `r` (scalar: one)."""
+        if not r.shape:
             yield 0, None, "0"
             return
-        lay = self.lay(shape)
+        lay = self.lay(r)
         for k in range(lay.K):
             valid = self.chunk_valid(lay, k)
             for j in range(lay.V):
@@ -1297,7 +1251,10 @@ class _Emitter:
         self.env[r.id] = vals if shape else vals[0]
 
     def reduce(self, op: ir.Reduce) -> None:
-        if self.reduce_shuffle(op) or self.reduce_grouped(op):
+        if reductions.reduce_blocked(self, op):
+            return
+        if isinstance(self.lay(op.x), ChunkedView) and isinstance(self.lay(op.result), ChunkedView) \
+                and (self.reduce_shuffle(op) or self.reduce_grouped(op)):
             return
         x, r, axis = op.x, op.result, op.axis
         dt = x.dtype
@@ -1307,7 +1264,7 @@ class _Emitter:
         L = x.shape[axis]
         rshape = r.shape
         bases = []
-        for oc in ([c for _, c in self.out_coords(rshape)] if rshape else [[]]):
+        for oc in ([c for _, c in self.out_coords(r)] if rshape else [[]]):
             full = [*oc[:axis], "0", *oc[axis:]]
             bases.append(self.linear(full, x.shape))
         step = xs[axis]
@@ -1407,6 +1364,9 @@ class _Emitter:
             return False
         rshape = r.shape
         n_out = math.prod(rshape) if rshape else 1
+        lay = self.lay(x)
+        if not (lay.full or lay.K == 1):
+            return False  # a partial last chunk would share partial slots with full ones
         groups = list(self._out_vectors(x, axis, rshape).values())
         G = 32
         while G > 1:
@@ -1484,7 +1444,7 @@ class _Emitter:
             self.label(jn)
         self.barrier()
         vals = []
-        for _, _, f in self.out_slots(rshape):
+        for _, _, f in self.out_slots(r):
             base = f if C == 1 else self.emit(f"mul i32 {f}, {C}")
             v = self.smem_load(0, acc_dt, base)
             for c in range(1, C):
@@ -1553,7 +1513,7 @@ class _Emitter:
             self.br(jn)
             self.label(jn)
         self.barrier()
-        vals = [self.round_to(self.smem_load(0, acc_dt, f), dt) for _, _, f in self.out_slots(rshape)]
+        vals = [self.round_to(self.smem_load(0, acc_dt, f), dt) for _, _, f in self.out_slots(r)]
         self.finish(rshape, vals, r)
         return True
 
@@ -1595,7 +1555,7 @@ class _Emitter:
         L = x.shape[axis]
         step = strides_of(x.shape)[axis]
         bases, mine = [], []
-        for _, oc in self.out_coords(x.shape):
+        for _, oc in self.out_coords(r):
             mine.append(oc[axis])
             full = list(oc)
             full[axis] = "0"
@@ -1615,17 +1575,41 @@ class _Emitter:
         finals = self.counted_loop(1, L, [(ty, v) for v in firsts], body) if L > 1 else firsts
         self.env[r.id] = [self.round_to(v, dt) for v in finals]
 
+    def uniform(self, x: ir.Value) -> str | None:
+        """The one operand every slot of tile `x` holds (a constant or a broadcast
+        scalar), or None."""
+        if x.id not in self._uniform:
+            return None
+        slots = self.tile(x)
+        return slots[0] if slots and all(v == slots[0] for v in slots) else None
+
+    def local(self, r: ir.Value, x: ir.Value, align: list[int | None]) -> bool:
+        """`r` from `x` without moving data between threads, when their layouts
+        allow it (`codegen/views.register_map`); True when done."""
+        u = self.uniform(x)
+        if u is not None:
+            self.env[r.id] = [u] * self.lay(r).E
+            return True
+        m = register_map(self.lay(x), self.lay(r), align)
+        if m is None:
+            return False
+        src = self.tile(x)
+        self.env[r.id] = [src[i] for i in m]
+        return True
+
     def broadcast(self, r: ir.Value, x: ir.Value, span: Span) -> None:
         if not x.shape:
             self.env[r.id] = [self.scalar(x)] * self.lay(r).E
+            self._uniform.add(r.id)
             return
-        if x.shape == r.shape:
-            self.env[r.id] = self.tile(x)
+        lead = len(r.shape) - len(x.shape)
+        xr = (1,) * lead + tuple(x.shape)
+        align = [None if i < lead or x.shape[i - lead] == 1 else i - lead for i in range(len(r.shape))]
+        if self.local(r, x, align):
             return
         (off,) = self.to_smem([x], span)
-        xr = (1,) * (len(r.shape) - len(x.shape)) + tuple(x.shape)
         vals = []
-        for _, oc in self.out_coords(r.shape):
+        for _, oc in self.out_coords(r):
             src = [c if n != 1 else "0" for c, n in zip(oc, xr, strict=False)]
             vals.append(self.smem_load(off, x.dtype, self.linear(src, xr)))
         self.env[r.id] = vals
@@ -1638,12 +1622,21 @@ class _Emitter:
             (off,) = self.to_smem([x], span)
             self.env[r.id] = self.smem_load(off, x.dtype, "0")
             return
+        xd = [i for i, n in enumerate(x.shape) if n != 1]
+        rd = [i for i, n in enumerate(r.shape) if n != 1]
+        if [x.shape[i] for i in xd] == [r.shape[i] for i in rd]:
+            # only size-1 dims added or dropped: the non-1 dims pair up in order
+            align: list[int | None] = [None] * len(r.shape)
+            for i, j in zip(rd, xd, strict=True):
+                align[i] = j
+            if self.local(r, x, align):
+                return
         lx, lr = self.lay(x), self.lay(r)
-        if lx.V == lr.V and lx.K == lr.K:
+        if isinstance(lx, ChunkedView) and isinstance(lr, ChunkedView) and lx.V == lr.V and lx.K == lr.K:
             self.env[r.id] = self.tile(x)  # same flat layout: a reshape moves nothing
             return
         (off,) = self.to_smem([x], span)
-        self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r.shape)]
+        self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
 
     def permute(self, r: ir.Value, x: ir.Value, perm: tuple[int, ...], span: Span) -> None:
         if list(perm) == list(range(len(perm))):
@@ -1651,7 +1644,7 @@ class _Emitter:
             return
         (off,) = self.to_smem([x], span)
         vals = []
-        for _, oc in self.out_coords(r.shape):
+        for _, oc in self.out_coords(r):
             src = ["0"] * len(perm)
             for i, p in enumerate(perm):
                 src[p] = oc[i]
@@ -1669,7 +1662,7 @@ class _Emitter:
         aty = reg_ty(acc_dt)
         ity = reg_ty(in_dt)
         rows, cols = [], []
-        for _, (i, j) in self.out_coords((M, N)):
+        for _, (i, j) in self.out_coords(r):
             rows.append(self.emit(f"mul i32 {i}, {K}") if i != "0" else "0")
             cols.append(j)
         init = list(self.tile(acc))
@@ -1790,7 +1783,7 @@ class _Emitter:
                 self.smem_store(0, DType.F32, ix, v)
             self._tc_close(t)
         self.barrier()
-        self.env[r.id] = [self.smem_load(0, DType.F32, f) for _, _, f in self.out_slots(r.shape)]
+        self.env[r.id] = [self.smem_load(0, DType.F32, f) for _, _, f in self.out_slots(r)]
 
     def mma_tensor_core(self, op: ir.Mma | DotOp) -> bool:
         """f16/bf16 x f16/bf16 + f32 on the tensor cores: `ldmatrix` + `mma.sync.m16n8k16`.
@@ -1884,7 +1877,7 @@ class _Emitter:
             self.env[r.id] = Frag(tuple(new_frag), (M, N))
             return True
         self.barrier()
-        self.env[r.id] = [self.smem_load(off_c, DType.F32, f) for _, _, f in self.out_slots(r.shape)]
+        self.env[r.id] = [self.smem_load(off_c, DType.F32, f) for _, _, f in self.out_slots(r)]
         return True
 
     # -- control flow -----------------------------------------------------------------------

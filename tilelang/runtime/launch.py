@@ -268,22 +268,12 @@ def _trim_grid(grid: tuple[int, ...]) -> tuple[int, ...]:
 
 def _check_tile_runnable(kname: str, spec: ParamSpec, p: Partition, span: Span,
                          fail: Callable[[Diagnostic], None]) -> None:
-    """The rule the type checker applies to constant tile shapes (E0212, E0213),
+    """The rule the type checker applies to constant tile shapes (E0213),
     applied to one known only now, on every device, so that a program the
-    interpreter accepts is one the GPU backend can run."""
+    interpreter accepts is one the GPU backend can run. (Non-positive sizes
+    are refused with the partition, E0508.)"""
     from tilelang.sema.kernel import MAX_TILE_ELEMENTS
 
-    for d, size in enumerate(p.tile):
-        if size > 0 and size & (size - 1):
-            up = 1 << (size - 1).bit_length()
-            fail(Diagnostic.error(
-                codes.TILE_NOT_RUNNABLE,
-                f"tile dimension {d} of `{spec.name}` is {size}, not a power of two")
-                .primary(span, f"tiles of {_shape(p.tile)}")
-                .secondary(spec.span, f"the tile of `{spec.name}` in kernel `{kname}`")
-                .note("the GPU backend requires every tile dimension to be a power of two; "
-                      "the interpreter enforces the same rule so both engines accept the same programs")
-                .with_help(f"use {up} and let the edge tiles be partial"))
     n = 1
     for size in p.tile:
         n *= size

@@ -2,7 +2,7 @@
 
 Decides which types a kernel parameter may have (`check_kernel_param`,
 E0221), the backend's limits on tile shapes (`check_tile_limits`: every
-dimension a power of two, at most `MAX_TILE_ELEMENTS` elements; symbolic
+dimension positive, at most `MAX_TILE_ELEMENTS` elements; symbolic
 shapes are remembered per kernel and checked for each launch's const
 generics by `check_instantiation`), that device functions do not recurse
 (`check_device_recursion`, they are inlined into their kernel), and reports
@@ -17,7 +17,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.sema.context import CheckCx
 from tilelang.sema.program import FnInfo
-from tilelang.sema.typeops import is_pow2, numel
+from tilelang.sema.typeops import numel
 from tilelang.sema.types import (
     ERROR,
     Dim,
@@ -106,17 +106,18 @@ def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type) -> Type:
 
 def check_tile_limits(tcx: CheckCx, shape: Shape, span: Span, kernel: str | None,
                       secondary: tuple[Span, str] | None = None) -> bool:
-    """Every constant dim a power of two and not too many elements; symbolic
-    dims of a kernel body are remembered and checked per instantiation."""
+    """Every constant dim positive and not too many elements; symbolic dims of
+    a kernel body are remembered and checked per instantiation. Any positive
+    dim is fine: the GPU backend lays a dim that is not a power of two out at
+    the next one, with masked lanes."""
     ok = True
     for d in shape:
         v = d.const_value
-        if v is not None and not is_pow2(v):
-            dd = (tcx.err(T.TILE_DIM_NOT_POW2, f"tile dimension {v} is not a power of two", span,
+        if v is not None and v <= 0:
+            dd = (tcx.err(T.TILE_DIM_NOT_POSITIVE, f"tile dimension {v} is not positive", span,
                           f"tile shape {shape_str(shape)}")
-                  .note("the GPU backend requires every tile dimension to be a power of two")
-                  .with_help(f"use {_round_pow2(v)} and let edge tiles be partial"
-                             if v > 0 else "use a positive power of two"))
+                  .note("a tile has at least one element along every dimension")
+                  .with_help("use a positive size (any size: edge tiles may be partial)"))
             if secondary:
                 dd = dd.secondary(*secondary)
             tcx.emit(dd)
@@ -184,16 +185,10 @@ def check_instantiation(tcx: CheckCx, e: ast.Call, info: FnInfo, inst: dict[str,
 
 def _culprit(shape: Shape, vals: Shape, srcs: dict[str, Any], default: Any) -> Any:
     """The partition or turbofish argument that gave a bad tile dimension."""
-    order = sorted(range(len(shape)), key=lambda i: is_pow2(vals[i].const_value or 0))
+    order = sorted(range(len(shape)), key=lambda i: (vals[i].const_value or 0) > 0)
     for i in order:
         for sname in sorted(shape[i].symbols()):
             if sname in srcs:
                 return srcs[sname]
     return default
 
-
-def _round_pow2(v: int) -> int:
-    p = 1
-    while p < v:
-        p <<= 1
-    return p

@@ -15,7 +15,18 @@ Distributed layouts (registers):
   threads through shared memory.
 - `Blocked(size_per_thread, threads_per_warp, warps_per_cta, order)`:
   Triton's blocked layout (a CTA tile of `spt * tpw * wpc` elements per dim,
-  repeated to cover the shape; `order` lists dims fastest first).
+  repeated to cover the shape; `order` lists dims fastest first). It applies
+  to any shape of its rank: a dim of size S at least the CTA tile is covered
+  by ceil(S / tile) repetitions (the last one masked where S is not a
+  multiple); a smaller dim is padded to the next power of two P, and threads
+  whose position along it is past P hold copies (replicas) of the ones
+  before. Elements at coordinates past S are masked lanes: they are never
+  loaded, stored or combined into a reduction. `blocked_for` chooses the
+  layout of a shape (coalesced 16-byte accesses along the last dim).
+- `Slice(dim, parent)`: the layout of a reduction's result along `dim` of a
+  `parent`-laid-out tile: every thread holds the values of the rows it held
+  in the parent (replicated across the threads along `dim`), so broadcasting
+  it back (`reshape` to a size-1 dim, then `broadcast`) moves no data.
 - `MmaAcc(warps)`: the accumulator of `mma.sync.m16n8k16` spread over the
   CTA: warp w owns the 16x8 tiles w, w + W, ... (row-major over the tiles);
   in a tile, lane l holds (l/4, 2(l%4) + {0,1}) and the same at row + 8.
@@ -91,6 +102,63 @@ class Blocked:
                 f"wpc={f(self.warps_per_cta)}, order={f(self.order)}>")
 
 
+def _pow2_floor_div(n: int, cap: int) -> int:
+    """The largest power of two that divides `n` and is at most `cap`."""
+    v = 1
+    while v < cap and n % (2 * v) == 0:
+        v *= 2
+    return v
+
+
+def next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p <<= 1
+    return p
+
+
+def blocked_for(shape: tuple[int, ...], threads: int, itemsize: int = 4,
+                warps_first: int | None = None) -> Blocked:
+    """The blocked layout of a tile of `shape` over `threads` threads: a
+    thread holds a 16-byte vector along the last dim (as wide as the last dim's
+    power-of-two factor allows), lanes fill the last dim first and then the
+    ones before it, warps likewise (or dim `warps_first` first: the rows of a
+    row-wise reduction, so it needs no shared memory). Threads left over when
+    the tile is small hold replicas."""
+    r = len(shape)
+    pad = [next_pow2(max(1, s)) for s in shape]
+    spt = [1] * r
+    spt[-1] = min(_pow2_floor_div(max(1, shape[-1]), max(1, 16 // itemsize)), pad[-1])
+    tpw = [1] * r
+    lanes = 32
+    for d in range(r - 1, -1, -1):
+        t = min(lanes, max(1, pad[d] // spt[d]))
+        tpw[d] = t
+        lanes //= t
+    tpw[-1] *= lanes
+    wpc = [1] * r
+    warps = max(1, threads // 32)
+    dims = list(range(r - 1, -1, -1))
+    if warps_first is not None:
+        dims.remove(warps_first)
+        dims.insert(0, warps_first)
+    for d in dims:
+        w = min(warps, max(1, pad[d] // (spt[d] * tpw[d])))
+        wpc[d] = w
+        warps //= w
+    wpc[dims[0]] *= warps
+    return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(range(r - 1, -1, -1)))
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    dim: int
+    parent: Blocked
+
+    def __str__(self) -> str:
+        return f"#slice<dim={self.dim}, {self.parent}>"
+
+
 @dataclass(frozen=True, slots=True)
 class MmaAcc:
     warps: int
@@ -159,7 +227,7 @@ class Barriers:
         return "#mbarrier"
 
 
-Distributed = Chunked | Blocked | MmaAcc | WgmmaAcc
+Distributed = Chunked | Blocked | Slice | MmaAcc | WgmmaAcc
 Layout = Distributed | Shared | Barriers
 
 __all__ = [
@@ -170,6 +238,9 @@ __all__ = [
     "Layout",
     "MmaAcc",
     "Shared",
+    "Slice",
     "WgmmaAcc",
+    "blocked_for",
     "chunked_for",
+    "next_pow2",
 ]

@@ -35,6 +35,5 @@ GRID_RANK = define(
     "E0510", "launch-grid-rank",
     "a partitioned tensor has more than three dimensions, more than a grid has")
 TILE_NOT_RUNNABLE = define(
-    "E0511", "launch-tile-not-power-of-two",
-    "a tile shape known only at run time has a dimension that is not a power of two, "
-    "or more elements than a tile block can hold")
+    "E0511", "launch-tile-too-large",
+    "a tile shape known only at run time has more elements than a tile block can hold")

@@ -1,18 +1,26 @@
 """Pass `convert`: make every layout change an explicit `ConvertLayout`.
 
 After `layout_assign`, a value may be defined in one layout and read where
-another is needed:
+another is needed. The rules (which operands an op needs in which layout):
 
-- a loop's carried value in a register layout other than its init's: the
-  init is converted before the loop;
-- a value in a tensor-core layout read by an op that works on the generic
-  layout (a loop result, typically): it is converted before that op, once,
-  and every later use in the region reads the converted value.
+- element-wise ops and casts: every tile operand in the result's layout;
+- a load's mask in the result's layout; a store's mask in the stored
+  value's; an atomic's tile indices and mask in its value's;
+- `mma` on the FMA or mma.sync engine: the accumulator in the result's
+  layout (unless that is the register-resident `MmaAcc` of a fused loop);
+- a loop's inits and yields in its carried values' layouts; an `if`'s
+  yields in its results';
+- a value in a tensor-core accumulator layout (`MmaAcc`) read by any other
+  op: converted to the blocked layout of its shape first.
 
-Ops that take any distributed layout as long as all their tile operands and
-their result share it (element-wise ops, casts, stores, yields, dots and
-waits on their accumulator) need no conversion. The code generator lowers
-`ConvertLayout` through shared memory.
+Reductions, scans, broadcasts, reshapes, permutes, stores, prints and
+asserts take any layout (the code generator moves data when it must).
+Ops on the Hopper path (wgmma, its waits, an epilogue whose operands all
+share the wgmma accumulator's layout) need no conversion. A value converted
+to a layout once is reused by later uses in the same region (and the regions
+nested after it). The code generator lowers `ConvertLayout` in registers when
+every thread already holds what it needs (`codegen/views.register_map`) and
+through shared memory otherwise.
 """
 
 from __future__ import annotations
@@ -22,13 +30,49 @@ import dataclasses
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Chunked, Layout, WgmmaAcc, chunked_for
+from ..layouts import Barriers, Layout, MmaAcc, Shared, WgmmaAcc, blocked_for
 from .context import Fresh, PassContext
+from .layout_assign import broadcast_backward
 from .rewrite import substitute, with_regions
 
 
-def _polymorphic(op: object, layouts: dict[int, Layout]) -> bool:
-    """Ops that run in whatever layout their tiles share (no conversion needed)."""
+def _wants(op: object, layouts: dict[int, Layout]) -> list[tuple[int, ir.Value, Layout]]:
+    """(operand position, operand, layout it must be in) for the op's constrained operands."""
+    out: list[tuple[int, ir.Value, Layout]] = []
+    ops = g.operands(op)
+
+    def want(v: ir.Value | None, lay: Layout | None) -> None:
+        if v is None or lay is None or not v.shape:
+            return
+        for i, o in enumerate(ops):
+            if o is v:
+                out.append((i, v, lay))
+
+    match op:
+        case ir.Elementwise(result=r) | ir.Cast(result=r):
+            for v in ops:
+                want(v, layouts.get(r.id))
+        case ir.Load(result=r, mask=m):
+            want(m, layouts.get(r.id))
+        case ir.Store(value=v, mask=m):
+            want(m, layouts.get(v.id))
+        case ir.AtomicRMW(value=v, indices=ix, mask=m):
+            ref = v if v.shape else next((i for i in ix if i.shape), None)
+            if ref is not None:
+                for x in (*ix, m, v):
+                    if x is not None and x is not ref:
+                        want(x, layouts.get(ref.id))
+        case g.DotOp(result=r, acc=acc, engine=e) if e != "wgmma":
+            lr = layouts.get(r.id)
+            if not isinstance(lr, MmaAcc):
+                want(acc, lr)
+        case ir.Mma(result=r, acc=acc):
+            want(acc, layouts.get(r.id))
+    return out
+
+
+def _exempt(op: object, layouts: dict[int, Layout]) -> bool:
+    """Ops on the Hopper path, which read accumulator layouts themselves."""
     if isinstance(op, ir.Yield | g.DotOp | g.Wgmma | g.WgmmaWait | g.ConvertLayout):
         return True
     if isinstance(op, ir.Elementwise | ir.Cast | ir.Store):
@@ -38,51 +82,86 @@ def _polymorphic(op: object, layouts: dict[int, Layout]) -> bool:
     return False
 
 
+def _register(lay: Layout | None) -> bool:
+    return lay is not None and not isinstance(lay, Shared | Barriers)
+
+
 def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     layouts = dict(k.layouts)
     fresh = Fresh(k.next_id)
 
-    def region(r: ir.Region, threads: int) -> ir.Region:
+    defs: dict[int, object] = {}
+    for op in g.walk(k.body):
+        for v in g.results(op):
+            defs[v.id] = op
+
+    def conv(v: ir.Value, lay: Layout, out: list[object], cache: dict[tuple[int, Layout], ir.Value]) -> ir.Value:
+        if layouts.get(v.id) == lay or not v.shape:
+            return v
+        got = cache.get((v.id, lay))
+        if got is None:
+            got = fresh.value(v.dtype, v.shape, v.hint)
+            layouts[got.id] = lay
+            d = defs.get(v.id)
+            lx = (broadcast_backward(d.x.shape, v.shape, lay)
+                  if isinstance(d, ir.Broadcast) and d.x.shape else None)
+            if isinstance(d, ir.Broadcast) and lx is not None:
+                # broadcast again from the (smaller) source in the wanted layout
+                out.append(ir.Broadcast(got, conv(d.x, lx, out, cache), d.span))
+            else:
+                out.append(g.ConvertLayout(got, v))
+            cache[(v.id, lay)] = got
+        return got
+
+    def yields(r: ir.Region, targets: tuple[ir.Value, ...], cache: dict) -> ir.Region:  # type: ignore[type-arg]
+        """`r` with its final yield converted to the layouts of `targets`."""
+        ops = list(r.ops)
+        y = ops.pop()
+        assert isinstance(y, ir.Yield)
+        vals = []
+        for v, t in zip(y.values, targets, strict=True):
+            lt = layouts.get(t.id)
+            vals.append(conv(v, lt, ops, dict(cache)) if lt is not None and _register(lt) else v)
+        ops.append(dataclasses.replace(y, values=tuple(vals)))
+        return ir.Region(r.args, tuple(ops))  # type: ignore[arg-type]
+
+    def region(r: ir.Region, threads: int, cache: dict) -> ir.Region:  # type: ignore[type-arg]
         out: list[object] = []
-        mapping: dict[int, ir.Value] = {}
+        cache = dict(cache)
         for op in r.ops:
-            op = substitute(op, mapping)
             if isinstance(op, g.WarpSpecialize):
                 op = dataclasses.replace(op, roles=tuple(
-                    dataclasses.replace(ro, body=region(ro.body, ro.warps * 32)) for ro in op.roles))
-            else:
-                op = with_regions(op, lambda sub: region(sub, threads))
-            if not _polymorphic(op, layouts):
-                for v in g.operands(op):
-                    lay = layouts.get(v.id)
-                    if v.shape and lay is not None and not isinstance(lay, Chunked) and _is_register(lay):
-                        nv = fresh.value(v.dtype, v.shape, v.hint)
-                        layouts[nv.id] = chunked_for(v.shape, threads)
-                        out.append(g.ConvertLayout(nv, v))
-                        mapping[v.id] = nv
-                        op = substitute(op, {v.id: nv})
+                    dataclasses.replace(ro, body=region(ro.body, ro.warps * 32, cache)) for ro in op.roles))
+                out.append(op)
+                continue
+            # inits of loops first (converted before the loop)
+            if isinstance(op, ir.For | ir.While):
+                args = op.body.args[1:] if isinstance(op, ir.For) else op.body.args
+                inits = tuple(conv(v, layouts[a.id], out, cache) if a.id in layouts and _register(layouts[a.id])
+                              else v for v, a in zip(op.inits, args, strict=True))
+                op = dataclasses.replace(op, inits=inits)
+            op = with_regions(op, lambda sub: region(sub, threads, cache))
             if isinstance(op, ir.For):
-                new_inits = []
-                for init, arg in zip(op.inits, op.body.args[1:], strict=True):
-                    want = layouts.get(arg.id)
-                    if init.shape and want is not None and layouts.get(init.id) != want:
-                        nv = fresh.value(init.dtype, init.shape, init.hint)
-                        layouts[nv.id] = want
-                        out.append(g.ConvertLayout(nv, init))
-                        init = nv
-                    new_inits.append(init)
-                op = dataclasses.replace(op, inits=tuple(new_inits))
+                op = dataclasses.replace(op, body=yields(op.body, op.body.args[1:], cache))
+            elif isinstance(op, ir.While):
+                op = dataclasses.replace(op, body=yields(op.body, op.body.args, cache))
+            elif isinstance(op, ir.If):
+                op = dataclasses.replace(op, then=yields(op.then, op.results, cache),
+                                         else_=yields(op.else_, op.results, cache))
+            if not _exempt(op, layouts):
+                mapping: dict[int, ir.Value] = {}
+                for _, v, lay in _wants(op, layouts):
+                    if _register(lay) and layouts.get(v.id) != lay:
+                        mapping[v.id] = conv(v, lay, out, cache)
+                for v in () if isinstance(op, ir.For | ir.While | ir.If) else g.operands(op):
+                    if v.id not in mapping and isinstance(layouts.get(v.id), MmaAcc) and v.shape:
+                        mapping[v.id] = conv(v, blocked_for(v.shape, threads, v.dtype.itemsize), out, cache)
+                op = substitute(op, mapping)
             out.append(op)
         return ir.Region(r.args, tuple(out))  # type: ignore[arg-type]
 
-    body = region(k.body, k.num_warps * 32)
+    body = region(k.body, k.num_warps * 32, {})
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next)
-
-
-def _is_register(lay: Layout) -> bool:
-    from ..layouts import Barriers, Shared
-
-    return not isinstance(lay, Shared | Barriers)
 
 
 __all__ = ["convert"]

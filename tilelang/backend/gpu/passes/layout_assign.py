@@ -1,17 +1,38 @@
-"""Pass `layout_assign`: give every tile value a layout.
+"""Pass `layout_assign`: give every tile value a layout, with few conversions.
 
 Values that an earlier pass placed (shared buffers, barriers, the wgmma
 accumulator of a pipelined loop) keep their layout. The accumulator of a
 loop that only accumulates into one `mma.sync` (`acc = mma(a, b, acc)` with
 no other use) takes the mma.sync C-fragment layout (`MmaAcc`) for the loop's
 carried value, the dot's result and the loop's result, so it stays in
-registers for the whole loop. Every other tile value takes the generic
-`Chunked` layout over the threads that run it (a warp role's threads inside
-`warp_specialize`, else the CTA's), whose vector width makes global accesses
-16 bytes wide where the shape allows.
+registers for the whole loop.
 
-Conversions where a def and a use disagree are inserted by the next pass,
-`convert`.
+Every other tile value gets a distributed layout, in three steps:
+
+1. anchors, forward in program order: a load or an `mma` result takes the
+   blocked layout of its shape (`layouts.blocked_for`: 16-byte
+   accesses along the last dim, lanes then warps along it; warps go to the
+   rows first when the kernel reduces along its last dim, so a row's
+   reduction stays inside a warp where the rows allow). A reduction's result
+   is the slice of its input's layout; a reshape that only adds or drops a
+   size-1 dim and a broadcast follow their input so they move nothing; an
+   element-wise op takes the layout of its first operand that has one.
+   Constants, `arange` and broadcast scalars wait ("free": any layout
+   computes them in registers), as do element-wise ops and broadcasts of
+   free values and broadcasts whose input's layout would crowd the larger
+   result into few threads: they take the layout their users want.
+2. rematerialisation, backward: where an element-wise op, a store's mask or
+   a loop's yield meets an operand in another layout, the operand's chain of
+   single-use producers (loads, constants, reshapes, broadcasts, element-wise
+   ops) is re-laid in the wanted layout if every step allows it (a load may
+   take any layout; a reshape or broadcast maps the layout back through its
+   shape change). Otherwise the conversion stays, for the `convert` pass.
+3. loops: a carried value takes its init's layout, unless the init is free,
+   in which case the body is laid out once to learn the layout its yield
+   produces (a running row sum carries the slice its reduction makes).
+
+The `convert` pass then makes every remaining disagreement an explicit
+`ConvertLayout`.
 """
 
 from __future__ import annotations
@@ -21,7 +42,7 @@ import dataclasses
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Layout, MmaAcc, chunked_for
+from ..layouts import Blocked, Layout, MmaAcc, Slice, WgmmaAcc, blocked_for
 from .context import PassContext
 from .rewrite import uses
 
@@ -43,32 +64,346 @@ def fused_accumulators(op: ir.For) -> dict[int, g.DotOp]:
     return out
 
 
-def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    layouts: dict[int, Layout] = dict(k.layouts)
-    warps = k.num_warps
+# ------------------------------------------------------------------ layout algebra
+def insert_dim(p: Blocked, d: int) -> Blocked:
+    """`p` with a new dim `d` that no thread spans (size-1 dims read coordinate 0)."""
+    def ins(xs: tuple[int, ...]) -> tuple[int, ...]:
+        return (*xs[:d], 1, *xs[d:])
 
-    def region(r: ir.Region, threads: int) -> None:
+    order = (*(o if o < d else o + 1 for o in p.order), d)
+    return Blocked(ins(p.size_per_thread), ins(p.threads_per_warp), ins(p.warps_per_cta), order)
+
+
+def _one_dim_changes(xs: tuple[int, ...], rs: tuple[int, ...]) -> list[tuple[str, int]]:
+    """[("insert", d)] for each d where `rs` is `xs` with a size-1 dim added at d,
+    [("remove", d)] for each d where one is dropped; empty for other reshapes."""
+    if len(rs) == len(xs) + 1:
+        return [("insert", d) for d in range(len(rs)) if rs[d] == 1 and rs[:d] + rs[d + 1:] == xs]
+    if len(xs) == len(rs) + 1:
+        return [("remove", d) for d in range(len(xs)) if xs[d] == 1 and xs[:d] + xs[d + 1:] == rs]
+    return []
+
+
+def reshape_forward(xs: tuple[int, ...], rs: tuple[int, ...], lx: Layout | None) -> Layout | None:
+    """The layout that makes `reshape` from `xs` (in `lx`) to `rs` move nothing."""
+    if lx is None or xs == rs:
+        return lx
+    changes = _one_dim_changes(xs, rs)
+    if isinstance(lx, Slice):
+        return lx.parent if ("insert", lx.dim) in changes else None
+    if isinstance(lx, Blocked) and changes:
+        kind, d = changes[-1]
+        return insert_dim(lx, d) if kind == "insert" else Slice(d, lx)
+    return None
+
+
+def reshape_backward(xs: tuple[int, ...], rs: tuple[int, ...], lr: Layout) -> Layout | None:
+    """The layout of the input that makes the reshape to `rs` (in `lr`) move nothing."""
+    if xs == rs:
+        return lr
+    changes = _one_dim_changes(xs, rs)
+    if isinstance(lr, Slice):
+        return lr.parent if ("remove", lr.dim) in changes else None
+    if isinstance(lr, Blocked) and changes:
+        kind, d = changes[-1]
+        return Slice(d, lr) if kind == "insert" else insert_dim(lr, d)
+    return None
+
+
+def broadcast_forward(xs: tuple[int, ...], rs: tuple[int, ...], lx: Layout | None) -> Layout | None:
+    lead = len(rs) - len(xs)
+    if lead == 0 and isinstance(lx, Blocked):
+        return lx
+    if lead == 1 and isinstance(lx, Slice) and lx.dim == 0:
+        return lx.parent
+    return None
+
+
+def broadcast_backward(xs: tuple[int, ...], rs: tuple[int, ...], lr: Layout) -> Layout | None:
+    lead = len(rs) - len(xs)
+    if isinstance(lr, Blocked):
+        if lead == 0:
+            return lr
+        if lead == 1:
+            return Slice(0, lr)
+    return None
+
+
+def _distributed(lay: Layout | None) -> bool:
+    return isinstance(lay, Blocked | Slice)
+
+
+# ------------------------------------------------------------------ the pass
+class _Assigner:
+    def __init__(self, k: g.GpuKernel) -> None:
+        self.layouts: dict[int, Layout] = dict(k.layouts)
+        self.preset = set(self.layouts)
+        self.defs: dict[int, object] = {}
+        self.count = uses(k.body)
+        self.row_reduce = any(isinstance(o, ir.Reduce) and len(o.x.shape) >= 2 and o.axis == len(o.x.shape) - 1
+                              for o in g.walk(k.body))
+        self.loop_args: set[int] = set()
+
+    def default(self, v: ir.Value, threads: int) -> Blocked:
+        wf = 0 if self.row_reduce and len(v.shape) >= 2 else None
+        return blocked_for(v.shape, threads, v.dtype.itemsize, warps_first=wf)
+
+    def spread(self, lay: Layout, v: ir.Value, threads: int) -> bool:
+        """`lay` gives `v` no more registers per thread than its default layout."""
+        from tilelang.backend.codegen.views import view_of
+
+        mine = view_of(lay, v.shape, threads, v.dtype.itemsize).E
+        return mine <= view_of(self.default(v, threads), v.shape, threads, v.dtype.itemsize).E
+
+    def get(self, v: ir.Value) -> Layout | None:
+        return self.layouts.get(v.id)
+
+    def set(self, v: ir.Value, lay: Layout | None) -> None:
+        if lay is not None and v.shape and v.id not in self.preset:
+            self.layouts[v.id] = lay
+
+    def need(self, v: ir.Value, threads: int) -> Layout:
+        """The layout of operand `v`, choosing the default if it is still free."""
+        lay = self.get(v)
+        if lay is None:
+            lay = self.default(v, threads)
+            self.set(v, lay)
+        return lay
+
+    # -- forward ------------------------------------------------------------------
+    def region(self, r: ir.Region, threads: int) -> None:
         for op in r.ops:
-            if isinstance(op, ir.For):
-                for i, dot in fused_accumulators(op).items():
-                    frag = MmaAcc(threads // 32)
-                    for v in (op.body.args[1 + i], dot.result, op.results[i]):
-                        layouts.setdefault(v.id, frag)
+            for v in g.results(op):
+                self.defs[v.id] = op
+            self.op(op, threads)
+
+    def op(self, op: object, threads: int) -> None:
+        match op:
+            case ir.Load(result=res):
+                self.set(res, self.default(res, threads))
+            case ir.Const() | ir.Arange() | ir.Broadcast() if not g.operands(op) or not g.operands(op)[0].shape:
+                pass  # free (any layout computes it in registers): the first user decides
+            case ir.Elementwise(result=res) | ir.Cast(result=res):
+                tiles = [v for v in g.operands(op) if v.shape]
+                lays = [self.get(v) for v in tiles]
+                wg = [x for x in lays if isinstance(x, WgmmaAcc)]
+                if wg and all(x == wg[0] for x in lays):
+                    self.set(res, wg[0])  # an epilogue on the wgmma accumulator (the Hopper path)
+                    return
+                pick = next((x for x in lays if _distributed(x)), None)
+                if pick is not None:
+                    self.set(res, pick)
+                elif any(x is not None for x in lays):
+                    self.set(res, self.default(res, threads))
+                # else: every operand is free, so is the result
+            case ir.Reduce(result=res, x=x, axis=a):
+                lx = self.need(x, threads)
+                if res.shape:
+                    self.set(res, Slice(a, lx) if isinstance(lx, Blocked) else self.default(res, threads))
+            case ir.Reshape(result=res, x=x):
+                lx = self.get(x)
+                if lx is None and x.id not in self.layouts:
+                    if not x.shape or self._free(x):
+                        return  # stays free
+                    lx = self.need(x, threads)
+                self.set(res, reshape_forward(x.shape, res.shape, lx) or self.default(res, threads))
+            case ir.Broadcast(result=res, x=x):
+                lx = self.get(x)
+                if lx is None and self._free(x):
+                    return
+                lx = self.need(x, threads)
+                lr = broadcast_forward(x.shape, res.shape, lx)
+                if lr is not None and self.spread(lr, res, threads):
+                    self.set(res, lr)
+                # else: the input's layout would crowd the larger result into few
+                # threads; the result's users decide (or the default does)
+            case ir.For():
+                self.loop(op, threads)
+            case ir.While():
+                self.while_(op, threads)
+            case ir.If(results=rs, then=t, else_=e):
+                self.region(t, threads)
+                self.region(e, threads)
+                for i, v in enumerate(rs):
+                    if v.shape:
+                        y = t.ops[-1].values[i]  # type: ignore[union-attr]
+                        self.set(v, self.get(y) or self.default(v, threads))
+            case g.WarpSpecialize(roles=roles):
+                for role in roles:
+                    self.region(role.body, role.warps * 32)
+            case _:
+                for sub in g.regions(op):
+                    for a in sub.args:
+                        if a.shape:
+                            self.set(a, self.default(a, threads))
+                    self.region(sub, threads)
+                for v in g.results(op):
+                    if v.shape:
+                        self.set(v, self.default(v, threads))
+
+    def _free(self, v: ir.Value) -> bool:
+        d = self.defs.get(v.id)
+        if isinstance(d, ir.Const | ir.Arange):
+            return True
+        if isinstance(d, ir.Broadcast | ir.Reshape):
+            return not d.x.shape or self._free(d.x)
+        if isinstance(d, ir.Elementwise | ir.Cast):
+            return all(self._free(x) for x in g.operands(d) if x.shape) and v.id not in self.layouts
+        return False
+
+    def loop(self, op: ir.For, threads: int) -> None:
+        for i, dot in fused_accumulators(op).items():
+            frag = MmaAcc(threads // 32)
+            for v in (op.body.args[1 + i], dot.result, op.results[i]):
+                if v.id not in self.preset:
+                    self.layouts[v.id] = frag
+                    self.preset.add(v.id)
+        self._carried(op.inits, op.body.args[1:], op.results, op.body, threads)
+
+    def while_(self, op: ir.While, threads: int) -> None:
+        for a, b in zip(op.cond.args, op.body.args, strict=True):
+            self.loop_args.add(a.id)
+            self.loop_args.add(b.id)
+        self._carried(op.inits, op.body.args, op.results, op.body, threads, cond=op.cond)
+
+    def _carried(self, inits, args, results, body: ir.Region, threads: int,  # type: ignore[no-untyped-def]
+                 cond: ir.Region | None = None) -> None:
+        free = []
+        for i, (init, arg) in enumerate(zip(inits, args, strict=True)):
+            self.loop_args.add(arg.id)
+            if not arg.shape or arg.id in self.layouts:
+                continue
+            li = self.get(init)
+            if li is None and self._free(init):
+                free.append(i)
+            else:
+                self.set(arg, li if li is not None else self.need(init, threads))
+        if free:
+            # a first pass learns what the body yields for the free carried values
+            saved = dict(self.layouts)
+            self.region(body, threads)
+            ys = body.ops[-1]
+            learned = {i: self.get(ys.values[i]) for i in free}  # type: ignore[union-attr]
+            self.layouts = saved
+            for i in free:
+                self.set(args[i], learned[i] if _distributed(learned[i]) else self.default(args[i], threads))
+                plan: dict[int, Layout] = {}
+                if self.retarget(inits[i], self.layouts[args[i].id], plan):
+                    self.layouts.update(plan)
+        if cond is not None:
+            for a, b in zip(cond.args, args, strict=True):
+                if b.shape and b.id in self.layouts:
+                    self.set(a, self.layouts[b.id])
+            self.region(cond, threads)
+        self.region(body, threads)
+        for arg, res in zip(args, results, strict=True):
+            if res.shape and arg.id in self.layouts:
+                self.set(res, self.layouts[arg.id])
+
+    # -- backward: re-lay single-use producer chains -----------------------------
+    def fix(self, r: ir.Region) -> None:
+        for op in reversed(r.ops):
+            for sub in g.regions(op):
+                self.fix(sub)
+            self.fix_op(op)
+
+    def fix_op(self, op: object) -> None:
+        wanted: list[tuple[ir.Value, Layout | None]] = []
+        match op:
+            case ir.Elementwise(result=res) | ir.Cast(result=res):
+                lr = self.get(res)
+                wanted = [(v, lr) for v in g.operands(op) if v.shape]
+            case ir.Store(value=val, mask=m) if m is not None:
+                wanted = [(m, self.get(val))]
+            case ir.Load(result=res, mask=m) if m is not None:
+                wanted = [(m, self.get(res))]
+            case ir.AtomicRMW(value=val, indices=ix, mask=m) if val.shape:
+                wanted = [(v, self.get(val)) for v in (*ix, m) if v is not None and v.shape]
+        for v, lay in wanted:
+            if lay is None or not _distributed(lay) or self.get(v) == lay:
+                continue
+            plan: dict[int, Layout] = {}
+            if self.retarget(v, lay, plan):
+                self.layouts.update(plan)
+
+    def retarget(self, v: ir.Value, lay: Layout, plan: dict[int, Layout]) -> bool:
+        """Plan `v` (and its single-use producers) in `lay`; False if impossible."""
+        if plan.get(v.id) == lay or self.get(v) == lay:
+            return True
+        if v.id in self.preset or v.id in self.loop_args or v.id in plan:
+            return False
+        if self.count.get(v.id, 0) > 1 and not (self.get(v) is None and self._free(v)):
+            return False  # other users may want it where it is (free values are not yet placed)
+        d = self.defs.get(v.id)
+        match d:
+            case ir.Const() | ir.Arange():
+                plan[v.id] = lay
+                return True
+            case ir.Load(mask=m):
+                plan[v.id] = lay
+                return m is None or self.retarget(m, lay, plan)
+            case ir.Broadcast(x=x):
+                plan[v.id] = lay
+                if not x.shape:
+                    return True
+                lx = broadcast_backward(x.shape, v.shape, lay)
+                return lx is not None and self.retarget(x, lx, plan)
+            case ir.Reshape(x=x):
+                plan[v.id] = lay
+                if not x.shape:
+                    return True
+                lx = reshape_backward(x.shape, v.shape, lay)
+                return lx is not None and self.retarget(x, lx, plan)
+            case ir.Elementwise() | ir.Cast():
+                plan[v.id] = lay
+                return all(self.retarget(x, lay, plan) for x in g.operands(d) if x.shape)
+        return False
+
+    # -- the rest: free values take a default --------------------------------------
+    def finish(self, r: ir.Region, threads: int) -> None:
+        for op in r.ops:
             if isinstance(op, g.WarpSpecialize):
                 for role in op.roles:
-                    region(role.body, role.warps * 32)
+                    self.finish(role.body, role.warps * 32)
                 continue
             for sub in g.regions(op):
                 for a in sub.args:
-                    if a.shape:
-                        layouts.setdefault(a.id, chunked_for(a.shape, threads))
-                region(sub, threads)
+                    if a.shape and a.id not in self.layouts:
+                        self.layouts[a.id] = self.default(a, threads)
+                self.finish(sub, threads)
             for v in g.results(op):
-                if v.shape:
-                    layouts.setdefault(v.id, chunked_for(v.shape, threads))
-
-    region(k.body, warps * 32)
-    return dataclasses.replace(k, layouts=layouts)
+                if v.shape and v.id not in self.layouts:
+                    self.layouts[v.id] = self.default(v, threads)
 
 
-__all__ = ["fused_accumulators", "layout_assign"]
+def _first_users(k: g.GpuKernel, a: _Assigner) -> None:
+    """A free value takes the layout its first user wants (the user's result
+    for element-wise ops, the stored value's for masks)."""
+    for op in g.walk(k.body):
+        want: Layout | None = None
+        match op:
+            case ir.Elementwise(result=res) | ir.Cast(result=res):
+                want = a.get(res)
+            case ir.Store(value=val):
+                want = a.get(val)
+        if not _distributed(want):
+            continue
+        for v in g.operands(op):
+            if v.shape and a.get(v) is None:
+                plan: dict[int, Layout] = {}
+                if a.retarget(v, want, plan):  # type: ignore[arg-type]
+                    a.layouts.update(plan)
+
+
+def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    a = _Assigner(k)
+    threads = k.num_warps * 32
+    a.region(k.body, threads)
+    _first_users(k, a)
+    a.fix(k.body)
+    a.finish(k.body, threads)
+    return dataclasses.replace(k, layouts=a.layouts)
+
+
+__all__ = ["broadcast_backward", "broadcast_forward", "fused_accumulators", "insert_dim", "layout_assign",
+           "reshape_backward", "reshape_forward"]

@@ -1,0 +1,227 @@
+"""Reductions of tiles in a blocked layout: registers, then warp shuffles, then
+shared memory across warps (`reduce_blocked`).
+
+A reduction along dim `a` of a value in a blocked layout gives its result in
+`Slice(a, layout)`: every thread ends with the totals of the rows it held, so
+the usual next step (broadcast the result back over the row) moves nothing.
+The three stages follow the layout (`codegen/views.py`):
+
+1. registers: each thread folds its slots that differ only along `a`
+   (masked lanes contribute the operation's identity);
+2. lanes: the lanes along `a` form a butterfly inside the warp
+   (`shfl.sync.bfly` over the lane-id bits of `a`'s digit), after which every
+   lane of the group holds the group's total;
+3. warps: when `a` spans W > 1 warps, the first lane of each group writes its
+   partial to shared memory (`[output][warp]`), a barrier, and every thread
+   folds the W partials of each output it holds, in warp order.
+
+Replicas (threads holding copies, for dims smaller than the layout's CTA
+tile) fold the same values; only the first copy writes shared memory.
+`argmax`/`argmin` carry (value, index) pairs, ties going to the smaller
+index and NaN counting as the largest (first) value, as NumPy's. Float sums
+are combined in another order than the interpreter's, which the IR allows;
+f16/bf16 accumulate in f32 and round once at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .views import BlockedView
+
+R = ir.ReduceOp
+
+
+def _identity(em: Any, rop: R, dt: DType) -> str:
+    from tilelang.backend.llvm import const_operand
+
+    if dt is DType.BOOL:
+        return "true" if rop in (R.PROD, R.MIN, R.ARGMIN) else "false"
+    if rop is R.SUM:
+        return const_operand(dt, 0)
+    if rop is R.PROD:
+        return const_operand(dt, 1)
+    is_max = rop in (R.MAX, R.ARGMAX)
+    if dt.is_float:
+        return const_operand(DType.F64, float("-inf") if is_max else float("inf"))
+    if dt.is_signed:
+        return const_operand(dt, -(1 << (dt.bits - 1)) if is_max else (1 << (dt.bits - 1)) - 1)
+    return const_operand(dt, 0 if is_max else (1 << dt.bits) - 1)
+
+
+def _pick(em: Any, rop: R, a: tuple[str, str], b: tuple[str, str], dt: DType) -> tuple[str, str]:
+    """The winner of two (value, index) pairs for argmax/argmin."""
+    from tilelang.backend.llvm import reg_ty
+
+    ty = reg_ty(dt)
+    (v, iv), (best, ib) = b, a
+    better = em.better(rop is R.ARGMAX, v, best, dt)
+    if dt.is_float:
+        eq = em.emit(f"fcmp oeq {ty} {v}, {best}")
+        vn = em.emit(f"fcmp uno {ty} {v}, 0.0")
+        bn = em.emit(f"fcmp uno {ty} {best}, 0.0")
+        eq = em.emit(f"or i1 {eq}, {em.emit(f'and i1 {vn}, {bn}')}")
+    else:
+        eq = em.emit(f"icmp eq {ty} {v}, {best}")
+    lower = em.emit(f"icmp slt i32 {iv}, {ib}")
+    take = em.emit(f"or i1 {better}, {em.emit(f'and i1 {eq}, {lower}')}")
+    return (em.emit(f"select i1 {take}, {ty} {v}, {ty} {best}"),
+            em.emit(f"select i1 {take}, i32 {iv}, i32 {ib}"))
+
+
+def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
+    """Emit `op` when its input is in a blocked layout and its result in the
+    matching slice (or a scalar); False when it does not apply."""
+    from tilelang.backend.llvm import reg_ty, smem_size
+
+    x, r, axis = op.x, op.result, op.axis
+    xv = em.lay(x)
+    if not isinstance(xv, BlockedView):
+        return False
+    logical = [d for d in range(len(xv.dims)) if d != xv.drop]
+    fa = logical[axis]
+    rv = em.lay(r) if r.shape else None
+    if rv is not None:
+        if not (isinstance(rv, BlockedView) and xv.drop is None and rv.drop == fa and rv.layout == xv.layout):
+            return False
+    elif len(logical) != 1:
+        return False
+    dt = x.dtype
+    rop = op.op
+    is_arg = rop in (R.ARGMAX, R.ARGMIN)
+    acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
+    ty = reg_ty(dt)
+    m = xv.dims[fa]
+    slots = em.tile(x)
+
+    # 1. registers: fold the slots of each output
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, c in enumerate(xv.slots):
+        key = tuple(0 if d == fa else v for d, v in enumerate(c))
+        groups.setdefault(key, []).append(i)
+    ident = _identity(em, rop, dt)
+    parts: dict[tuple[int, ...], tuple[str, str]] = {}
+    tp_a = xv.tp(em, fa)
+    for key, members in groups.items():
+        items: list[tuple[str, str]] = []
+        for i in members:
+            k, j = divmod(i, xv.V)
+            valid = xv.chunk_valid(em, k)
+            v = slots[i]
+            if valid is not None:
+                v = em.emit(f"select i1 {valid}, {ty} {v}, {ty} {ident}")
+            idx = "0"
+            if is_arg:
+                c = xv.slots[i][fa]
+                idx = str(c) if tp_a == "0" else (tp_a if c == 0 else em.emit(f"add i32 {tp_a}, {c}"))
+            items.append((v, idx))
+        # a balanced tree: independent combines in flight instead of one long chain
+        while len(items) > 1:
+            nxt = []
+            for a, b in zip(items[0::2], items[1::2], strict=False):
+                nxt.append(_pick(em, rop, a, b, dt) if is_arg else (em.combine(rop, a[0], b[0], dt), "0"))
+            if len(items) % 2:
+                nxt.append(items[-1])
+            items = nxt
+        parts[key] = items[0]
+
+    # 2. lanes: a butterfly over the lane bits of dim `fa`
+    lanes = m.lanes
+    for key, (v, idx) in list(parts.items()):
+        bit = 0
+        while (1 << bit) < lanes:
+            mask = 1 << (m.lshift + bit)
+            ov = em.shfl_xor(v, acc_dt, mask)
+            if is_arg:
+                oi = em.shfl_xor(idx, DType.I32, mask)
+                v, idx = _pick(em, rop, (v, idx), (ov, oi), dt)
+            else:
+                v = em.combine(rop, v, ov, dt)
+            bit += 1
+        parts[key] = (v, idx)
+
+    # 3. warps: partials through shared memory
+    W = m.warps
+    out_keys = [tuple(c) for c in rv.slots] if rv is not None else list(parts)
+    if rv is not None:
+        missing = [k for k in out_keys if k not in parts]
+        assert not missing, (xv, rv, missing[:3])
+    if W > 1:
+        n_out = rv.numel if rv is not None else 1
+        esz = smem_size(acc_dt)
+        size_v = -(-(n_out * W * esz) // 16) * 16
+        nbytes = size_v + (-(-(n_out * W * 4) // 16) * 16 if is_arg else 0)
+        # Two scratch buffers taken in turn: when the previous shared-memory user
+        # was a reduction like this one and no barrier came since its own, every
+        # thread has finished reading that one's buffer once it reaches our
+        # barrier, so writing the other buffer needs no barrier before it.
+        mark = em._red_mark
+        start: int | None = None
+        if mark is not None and mark[0] == em._bars:
+            start = 0 if mark[1] != 0 else -(-mark[2] // 16) * 16
+            if start + nbytes > mark[1] and start < mark[2]:  # cannot fit beside it
+                start = None
+        fresh = start is None
+        start = 0 if start is None else start
+        off_v, off_i = start, start + size_v
+        em.need_smem(start + nbytes, op.span)
+        wa = xv.warp_digit(em, fa)
+        conds = [em.emit(f"icmp eq i32 {xv.lane_digit(em, fa)}, 0") if m.tpw > 1 else None,
+                 em.emit(f"icmp ult i32 {wa}, {W}") if m.wpc > W else None,
+                 xv.owner(em, skip=fa)]
+        writer = em.and_all(conds)
+        if fresh:
+            em.barrier()
+        flats = []
+        for n, key in enumerate(out_keys):
+            if rv is not None:
+                k, j = divmod(n, rv.V)
+                valid = rv.chunk_valid(em, k)
+                f = rv.flat(em, k, j)
+            else:
+                valid, f = None, "0"
+            flats.append((valid, f))
+            base = f if W == 1 else em.emit(f"mul i32 {f}, {W}")
+            slot = em.emit(f"add i32 {base}, {wa}")
+            go, jn = em.new_label("rw"), em.new_label("rx")
+            em.cbr(em.and_all([writer, valid]) or "true", go, jn)
+            em.label(go)
+            v, idx = parts[key]
+            em.smem_store(off_v, acc_dt, slot, v)
+            if is_arg:
+                em.smem_store(off_i, DType.I32, slot, idx)
+            em.br(jn)
+            em.label(jn)
+        em.barrier()
+        em._red_mark = (em._bars, off_v, start + nbytes)
+        for key, (valid, f) in zip(out_keys, flats, strict=True):
+            base = em.emit(f"mul i32 {em.safe_index(valid, f)}, {W}")
+            acc = None
+            for w in range(W):
+                ix = base if w == 0 else em.emit(f"add i32 {base}, {w}")
+                pv = em.smem_load(off_v, acc_dt, ix)
+                pi = em.smem_load(off_i, DType.I32, ix) if is_arg else "0"
+                if acc is None:
+                    acc = (pv, pi)
+                elif is_arg:
+                    acc = _pick(em, rop, acc, (pv, pi), dt)
+                else:
+                    acc = (em.combine(rop, acc[0], pv, dt), "0")
+            assert acc is not None
+            parts[key] = acc
+
+    vals = []
+    for key in out_keys:
+        v, idx = parts[key]
+        if is_arg:
+            vals.append(em.cast(idx, DType.I32, r.dtype) if r.dtype is not DType.I32 else idx)
+        else:
+            vals.append(em.round_to(v, dt))
+    em.env[r.id] = vals if r.shape else vals[0]
+    return True
+
+
+__all__ = ["reduce_blocked"]

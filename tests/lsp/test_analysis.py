@@ -197,6 +197,14 @@ def test_use_completion_lists_stdlib_modules_and_items(an: A.Analysis) -> None:
     assert {"softmax", "layernorm", "gelu"} <= labels
 
 
+def test_qualified_path_completion_lists_the_modules_items() -> None:
+    text = "fn main() { let n = std::math::cd"
+    half = A.analyze(text, "t.tile")
+    assert "cdiv" in {c.label for c in A.completions(half, len(text))}
+    text = "fn main() { let n = nosuch::x::"
+    assert A.completions(A.analyze(text, "t.tile"), len(text)) == []
+
+
 def test_completion_inside_attributes() -> None:
     text = "#["
     assert [c.label for c in A.completions(A.analyze(text, "t.tile"), len(text))] == ["hints"]

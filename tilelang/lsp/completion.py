@@ -107,8 +107,14 @@ def _completions(an: Analysis, offset: int, previous: Analysis | None) -> list[C
                         break
         return _method_completions(kind)
 
+    path = re.search(r"((?:[A-Za-z_]\w*\s*::\s*)+)$", head)
+    if path:
+        # A module path (`std::attention::` in a use, a qualified name or a
+        # comment) lists that module's items; a turbofish or a path we know
+        # nothing about has none.
+        return _module_completions([s.strip() for s in path.group(1).split("::") if s.strip()])
     if head.rstrip().endswith("::"):
-        return []  # a turbofish or a path we know nothing about
+        return []  # a turbofish after `>`
 
     if re.search(r"#\[\s*$", head):
         return [Completion("hints", "function", "#[hints(num_warps = .., stages = ..)]",

@@ -18,7 +18,11 @@ def _check(text: str):
     sink = DiagnosticSink()
     module = parse(sf, sink)
     assert not sink.has_errors
-    facts = check_ownership(module, sink)
+    from tilelang.sema import check_program
+
+    program = check_program(module, sources, sink)
+    assert not sink.has_errors, [d.message for d in sink.diagnostics]
+    facts = check_ownership(program, sink)
     return sf, sink.diagnostics, facts
 
 
@@ -155,9 +159,9 @@ fn main() {
     "text",
     [
         "fn main() { let x = 1; let y = x; let z = x; }",
-        "fn main() { let h = 3; h.wait(); }",
-        "kernel fn k() { return; }",
-        "fn f() { break; }",
+        "fn main() { let h = 3; let g = h; print(h + g); }",
+        "fn main() { let t = (1, 2.0); let u = t; let v = t; print(u.0 + v.0); }",
+        "fn f() { for i in 0..3 { if i > 1 { break; } } }",
     ],
 )
 def test_no_false_errors_on_untracked_values(text: str) -> None:

@@ -6,11 +6,14 @@ is accepted too, for tests). Diagnostics go to `sink`; the returned facts
 carry the launch-time checks the host runtime must evaluate before any GPU
 work (see `tilelang.ownership.facts`).
 
-Two halves:
-  - `host.py`: flow-sensitive borrows of tensors by launches, moves, graphs
-    (codes E03xx, `codes/ownership.py`);
-  - `kernel.py`: what a kernel body may do with its own tile and its inputs
-    (codes E04xx, `codes/kernel.py`).
+Every function of every module the program loads is checked, whatever file
+defines it, with diagnostics located in that file. Two halves:
+  - `host.py` (with `host_expr.py`, `host_calls.py`, `host_report.py` over
+    the abstract values of `values.py`): flow-sensitive loans on places
+    (variables and tuple fields) taken by launches, moves, graphs (codes
+    E03xx, `codes/ownership.py`);
+  - `kernel.py` (with `kernel_index.py`): what a kernel or device function
+    may do with its own tile and its inputs (codes E04xx, `codes/kernel.py`).
 
 Invariant: the checker never raises for a user error and never prints.
 """
@@ -32,8 +35,6 @@ __all__ = ["LaunchCheck", "OwnershipFacts", "check_ownership"]
 def check_ownership(program: Any, sink: DiagnosticSink) -> OwnershipFacts:
     view = ProgramView(program)
     facts = OwnershipFacts()
-    if view.root is None:
-        return facts
     check_kernels(view, sink, facts.launch_checks)
     facts.waits.update(check_host(view, sink))
     if facts.launch_checks:
@@ -46,20 +47,17 @@ def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: Diagno
     (const generics from literal partition shapes, module consts) is decided
     now: a failure is reported at that call instead of at run time."""
     consts: dict[str, int] = {}
-    raw = getattr(view.program, "consts", None)
-    for k, v in raw.items() if isinstance(raw, dict) else ():
+    for k, v in view.program.consts.items():
         if isinstance(v, int) and not isinstance(v, bool):
             consts[str(k).split("::")[-1]] = v
-    for fn in view.root_fns():
-        if fn.is_kernel:
-            continue
-        for node in ast.walk(fn.body):
+    for info in view.host_fns():
+        for node in ast.walk(info.decl.body):
             if not isinstance(node, ast.Call):
                 continue
-            decl = view.callee(node)
-            if decl is None or not decl.is_kernel:
+            callee = view.callee_info(node)
+            if callee is None or not callee.is_kernel:
                 continue
             env = {**consts, **view.instantiation(node)}
-            for check in facts.checks_for(decl.name.name):
+            for check in facts.checks_for(callee.qualname):
                 if check.symbols <= env.keys() and not check.holds(env):
                     sink.emit(check.diagnostic(env, node.span, static=True))

@@ -132,9 +132,10 @@ class LaunchCheck:
     """A kernel fact to verify at launch, before any GPU work: `lhs rel rhs`.
 
     kind: "tile-index" (a nested tile index stays inside the own tile's
-    nested tiles) or "tile-divides" (a nested tile shape divides the own tile
-    shape). `span` is where the fact comes from in the kernel; `code` is the
-    error code to report (`E0403` or `E0402`), `what` a phrase naming the fact
+    nested tiles), "tile-divides" (a nested tile shape divides the own tile
+    shape) or "tile-equal" (`b.load_like(a)` of two `&mut` parameters: their
+    tile shapes agree, so `b` is read inside its own tile). `span` is where the fact comes from in the kernel; `code` is the
+    error code to report (`E0403`, `E0402` or `E0408`), `what` a phrase naming the fact
     ("tile index `j` of `q` along axis 1").
     """
 
@@ -188,7 +189,15 @@ class LaunchCheck:
         bindings = ", ".join(f"{k} = {env[k]}" for k in sorted(self.symbols) if k in env)
         if bindings:
             d = d.note(f"with {bindings}")
-        return d
+        return d.with_help(_HELP.get(self.kind, "change the launch so that the check holds"))
+
+
+_HELP = {
+    "tile-index": "launch with tile shapes that keep the index inside the own tile's nested "
+    "tiles, or loop over `0..q.num_tiles(axis)`",
+    "tile-divides": "launch with an own tile that the nested tile shape divides",
+    "tile-equal": "partition both tensors with the same tile shape at this launch",
+}
 
 
 @dataclass(slots=True)

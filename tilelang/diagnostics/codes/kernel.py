@@ -25,3 +25,6 @@ MUT_PARAM_AS_SHARED = define(
 UNBOUNDED_TILE_INDEX = define(
     "E0407", "unbounded-tile-index",
     "a nested tile index cannot be bounded from loop headers, constants and `block_id`")
+MUT_PARAM_OUTSIDE_OWN = define(
+    "E0408", "mut-param-outside-own-tile",
+    "a `&mut` parameter is read outside the block's own tile (`b.load_like(a)`, another tile shape)")

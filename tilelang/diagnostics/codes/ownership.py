@@ -36,3 +36,6 @@ CONCURRENT_WRITES = define(
 HANDLE_ESCAPES = define(
     "E0310", "handle-escapes",
     "a launch handle or a graph leaves the function that created it")
+REF_RETURNED = define(
+    "E0311", "reference-returned",
+    "a host function returns a reference to a tensor, which the checker cannot follow")

@@ -1,0 +1,237 @@
+"""Calls, methods, launches and graphs in the host ownership checker.
+
+`HostCalls` is the part of `HostChecker` that knows what a call does to the
+places its arguments name:
+
+  - a kernel call builds an `OpVal` with one `Borrow` per tensor argument
+    (a partition: mutable; a reference or a tensor: shared; a bare tensor for
+    a `&mut` parameter: E0301), and refuses the same place twice when one of
+    them writes (E0303);
+  - `.sync()` checks the borrows against the loans in flight, `.launch()`
+    also turns them into loans owned by the handle, `.wait()` ends them;
+  - a host function is checked at its call site through its signature: every
+    reference the arguments carry, however nested in tuples, is a read (`&`)
+    or a write (`&mut`) now, a by-value argument is moved, and two arguments
+    may not alias when one of them writes (E0303). Its body is checked on its
+    own (`host.py`), with each reference parameter pointing to a place of its
+    own;
+  - a graph records the borrows of its operations as captures.
+
+Entry points: `HostCalls.call`, `HostCalls.method`, `HostCalls.graph`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.ownership.env import has_tensor_ref, is_affine
+from tilelang.ownership.host_expr import HostExprs
+from tilelang.ownership.values import (
+    EMPTY,
+    At,
+    AVal,
+    Borrow,
+    Capture,
+    GraphVal,
+    HandleVal,
+    Loan,
+    OpVal,
+    PartOf,
+    RefTo,
+    State,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+TENSOR_CONSTRUCTORS = frozenset(
+    ("zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "empty")
+)
+# Methods that read a tensor's shape, not its data: no conflict with a launch.
+METADATA_METHODS = frozenset(("shape", "dtype", "rank"))
+
+
+def _param_kind(p: ast.Param | None) -> tuple[bool, bool]:
+    """(is a tensor reference parameter, is `&mut`) from a kernel parameter."""
+    if p is None:
+        return False, False
+    ty = p.ty
+    if isinstance(ty, ast.RefType) and isinstance(ty.inner, ast.NamedType):
+        return ty.inner.name.name == "Tensor", ty.mutable
+    return False, False
+
+
+def _flat(v: AVal, pos: tuple[int, ...]) -> list[tuple[tuple[int, ...], Any]]:
+    """Every atom of `v` with the position (tuple path) it sits at, sorted."""
+    out = [(pos, a) for a in sorted(v.atoms, key=repr)]
+    for i, e in enumerate(v.elems or ()):
+        out.extend(_flat(e, (*pos, i)))
+    return out
+
+
+class HostCalls(HostExprs):
+    graphs: list[ast.GraphBlock]
+    waits: dict[object, tuple[object, ...]]
+    _moved_uses: set[Any]
+
+    def discard(self, v: AVal, st: State, span: Span) -> None: ...
+    def drop_handle(
+        self, token: ast.MethodCall, st: State, at: Span, name: str | None, how: str = "dropped"
+    ) -> None: ...
+
+    # -- calls ------------------------------------------------------------------------
+    def call(self, e: ast.Call, st: State) -> AVal:
+        info = self.view.callee_info(e)
+        if info is not None and info.is_kernel:
+            return self.kernel_call(e, info.decl, st)
+        if info is not None:
+            return self.host_call(e, info, st)
+        for a in e.args:
+            v = self.operand(a.value, st)
+            self.consume(v, st, a.value.span, write=True)
+        return EMPTY
+
+    def host_call(self, e: ast.Call, info: Any, st: State) -> AVal:
+        borrows: list[tuple[tuple[int, ...], Borrow]] = []
+        ptypes = tuple(info.param_types)
+        pnames = [p.name.name for p in info.decl.params]
+        for i, a in enumerate(e.args):
+            pty = ptypes[i] if i < len(ptypes) else None
+            pname = pnames[i] if i < len(pnames) else f"#{i}"
+            if pty is not None and is_affine(pty):
+                v = self.value(a.value, st)
+            elif pty is not None and has_tensor_ref(pty):
+                v = self.operand(a.value, st, read=False)
+            else:
+                v = self.operand(a.value, st)
+            self.escape(v, a.value.span, "passed to a function", st)
+            for pos, atom in _flat(v, (i,)):
+                if isinstance(atom, RefTo):
+                    borrows.append((pos, Borrow(atom.place, atom.mutable, a.value.span, pname)))
+                elif isinstance(atom, PartOf):
+                    borrows.append((pos, Borrow(atom.place, True, a.value.span, pname)))
+                elif isinstance(atom, At):
+                    borrows.append((pos, Borrow(atom.place, False, a.value.span, pname)))
+        for _, b in borrows:
+            self.check_use(b.place, "write" if b.mutable else "read", b.span, st)
+        # The callee may launch kernels on its parameters: the same tensor as
+        # `&mut` and as anything else would alias inside it, as in one launch.
+        self.check_aliasing(borrows, "call")
+        if self.graphs:
+            # A host fn called while a graph records may launch on its arguments.
+            g = self.graphs[-1]
+            st.captures |= frozenset(Capture(g, b.place, b.mutable, b.span) for _, b in borrows)
+        return EMPTY
+
+    def kernel_call(self, e: ast.Call, decl: ast.FnDecl, st: State) -> AVal:
+        borrows: list[tuple[tuple[int, ...], Borrow]] = []
+        for i, a in enumerate(e.args):
+            p = decl.params[i] if i < len(decl.params) else None
+            is_tensor_param, pmut = _param_kind(p)
+            v = self.operand(a.value, st, read=False)
+            if not is_tensor_param or p is None:
+                self.consume(v, st, a.value.span, write=False)
+                continue
+            pname = p.name.name
+            atoms = sorted(v.all_atoms(), key=repr)
+            parts = [x for x in atoms if isinstance(x, PartOf)]
+            pos = (i,)
+            if pmut:
+                for pv in parts:
+                    borrows.append((pos, Borrow(pv.place, True, a.value.span, pname)))
+                if parts:
+                    continue
+                for x in atoms:
+                    if isinstance(x, (RefTo, At)):
+                        self.report_no_partition(x.place, a.value.span, p, decl)
+                        borrows.append((pos, Borrow(x.place, True, a.value.span, pname)))
+            else:
+                for x in atoms:
+                    if isinstance(x, (RefTo, At)):
+                        borrows.append((pos, Borrow(x.place, False, a.value.span, pname)))
+                    elif isinstance(x, PartOf):
+                        borrows.append((pos, Borrow(x.place, True, a.value.span, pname)))
+        self.check_aliasing(borrows, "launch")
+        return AVal.of(OpVal(decl.name.name, tuple(b for _, b in borrows), e.span))
+
+    def check_aliasing(self, borrows: list[tuple[tuple[int, ...], Borrow]], what: str) -> None:
+        """Two borrows at different positions (arguments, tuple fields of one)
+        are taken together; atoms at one position are alternatives (the values
+        an `if` may give), never taken together."""
+        for j, (pb, b) in enumerate(borrows):
+            for pa, a in borrows[:j]:
+                if pa != pb and a.place.overlaps(b.place) and (a.mutable or b.mutable):
+                    self.report_aliasing(a, b, what)
+                    break
+
+    # -- methods ----------------------------------------------------------------------
+    def method(self, e: ast.MethodCall, st: State) -> AVal:
+        m = e.method.name
+        if m == "partition":
+            recv = self.operand(e.receiver, st, read=False)
+            for a in e.args:
+                self.operand(a.value, st)
+            out: list[PartOf] = []
+            for x in recv.all_atoms():
+                if isinstance(x, At) or (isinstance(x, RefTo)):
+                    writable = x.place.var.mutable if isinstance(x, At) else x.mutable
+                    if not writable:
+                        self.report_immutable(x.place.var, e.span, "partition")
+                    out.append(PartOf(x.place, e.span))
+            return AVal(frozenset(out))
+        if m in METADATA_METHODS:
+            self.operand(e.receiver, st, read=False)
+            return EMPTY
+        recv = self.operand(e.receiver, st)
+        for a in e.args:
+            self.consume(self.operand(a.value, st), st, a.value.span, write=False)
+        atoms = recv.all_atoms()
+        if m in ("sync", "launch") and any(isinstance(x, OpVal) for x in atoms):
+            token = e if m == "launch" else None
+            for x in sorted((x for x in atoms if isinstance(x, OpVal)), key=lambda o: o.span.start):
+                self.run_op(x, st, e.span, token)
+            return AVal.of(HandleVal(e)) if token is not None else EMPTY
+        if m == "wait":
+            htokens = {x.token for x in atoms if isinstance(x, HandleVal)}
+            if htokens:
+                self.waits[e] = tuple(htokens)
+                st.loans = frozenset(ln for ln in st.loans if ln.token not in htokens)
+            return EMPTY
+        if m == "replay":
+            gtokens = {x.token for x in atoms if isinstance(x, GraphVal)}
+            for cap in sorted(st.captures, key=lambda c: c.arg.start):
+                if cap.token in gtokens and st.moved_over(cap.place) is None:
+                    self.check_use(
+                        cap.place, "borrow", e.span, st, kernel="the graph", mutable_borrow=cap.mutable
+                    )
+            return EMPTY
+        self.consume(recv, st, e.receiver.span, write=False)
+        return EMPTY
+
+    def run_op(self, op: OpVal, st: State, span: Span, token: ast.MethodCall | None) -> None:
+        """`.sync()` (token None) or `.launch()` of an operation, or its recording in a graph."""
+        for b in op.borrows:
+            hit = st.moved_over(b.place)
+            if hit is not None:
+                # Reported already if the argument itself named the moved tensor.
+                if not any(
+                    u.overlaps(b.place) and b.span.start <= s.start and s.end <= b.span.end
+                    for u, s in self._moved_uses
+                ):
+                    self.report_moved(b.place, "value", b.span, hit[0], hit[1])
+                continue
+            self.check_use(b.place, "borrow", b.span, st, kernel=op.kernel, mutable_borrow=b.mutable)
+        if token is not None:
+            st.loans |= frozenset(
+                Loan(token, b.place, b.mutable, b.span, op.kernel) for b in op.borrows
+            )
+        if self.graphs:
+            g = self.graphs[-1]
+            st.captures |= frozenset(Capture(g, b.place, b.mutable, b.span) for b in op.borrows)
+
+    def graph(self, e: ast.GraphBlock, st: State) -> AVal:
+        self.graphs.append(e)
+        try:
+            self.control(e.body, st, "stmt")
+        finally:
+            self.graphs.pop()
+        return AVal.of(GraphVal(e))

@@ -1,0 +1,317 @@
+"""The diagnostics of the host ownership checker (codes E03xx).
+
+`HostReports` is the part of `HostChecker` that words the findings: each
+method builds one rustc-style diagnostic (primary span, the other borrow's
+span, a note on why, a help line) and hands it to `report`, which emits each
+finding once however often a loop body is re-walked. Entry point:
+`HostReports.report`; the checker decides, this module only words.
+"""
+
+from __future__ import annotations
+
+from tilelang.diagnostics.codes import ownership as codes
+from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.ownership.values import (
+    Borrow,
+    Capture,
+    GraphVal,
+    HandleVal,
+    Loan,
+    Place,
+    State,
+    Var,
+)
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+
+def _verb(mutable: bool) -> str:
+    return "writing" if mutable else "reading"
+
+
+class HostReports:
+    sink: DiagnosticSink
+    _seen: set[tuple[object, ...]]
+    _moved_uses: set[tuple[Place, Span]]
+
+    def report(self, diag: Diagnostic, *key: object) -> None:
+        k = (diag.code, diag.primary_span, *key)
+        if k not in self._seen:
+            self._seen.add(k)
+            self.sink.emit(diag)
+
+    # -- names --------------------------------------------------------------------
+    @staticmethod
+    def _holder(st: State, atom: HandleVal | GraphVal) -> str | None:
+        """The variable that holds a handle or a graph, for messages."""
+        for var, val in st.values.items():
+            if atom in val.all_atoms():
+                return var.name
+        return None
+
+    # -- dropped handles (E0308) ----------------------------------------------------
+    def report_dropped(self, live: list[Loan], at: Span, name: str | None, how: str) -> None:
+        token = min((ln.token for ln in live), key=lambda t: t.span.start)
+        what = f"`{name}`" if name else "the handle"
+        subject = f"launch handle `{name}`" if name else "the launch handle"
+        d = (
+            Diagnostic.error(
+                codes.HANDLE_DROPPED, f"{subject} is {how} while its launch may still be running"
+            )
+            .primary(token.span, "this launch may not have been waited for")
+            .secondary(at, f"{what} is {how} here")
+        )
+        d = d.note(f"the launch borrows {self._loan_list(live)} until it is waited for")
+        where = (
+            "before assigning a new handle to it"
+            if how == "overwritten"
+            else "before it goes out of scope"
+        )
+        d = d.with_help(
+            f"call `{name}.wait()` {where}"
+            if name
+            else "bind the handle and call `.wait()` on it, or use `.sync()`"
+        )
+        self.report(d, at)
+
+    @staticmethod
+    def _loan_list(loans: list[Loan]) -> str:
+        # "`z` mutably and `x` shared", never "`x`, `z` mutably" (which reads
+        # as if both were mutable)
+        mutable = sorted({f"`{ln.place.name}`" for ln in loans if ln.mutable})
+        shared = sorted({f"`{ln.place.name}`" for ln in loans if not ln.mutable} - set(mutable))
+        parts = [", ".join(mutable) + " mutably"] if mutable else []
+        if shared:
+            parts.append(", ".join(shared) + (" shared" if mutable else ""))
+        return " and ".join(parts)
+
+    # -- conflicts with a launch in flight (E0305, E0309) -----------------------------
+    def report_conflict(
+        self,
+        place: Place,
+        mode: str,
+        span: Span,
+        ln: Loan,
+        st: State,
+        kernel: str | None,
+        mutable_borrow: bool,
+    ) -> None:
+        name = f"`{place.name}`"
+        running = f"a launched kernel may still be {_verb(ln.mutable)} it"
+        loan_label = (
+            f"`{ln.place.name}` is borrowed {'mutably' if ln.mutable else 'shared'} "
+            f"by this launch of `{ln.kernel}`"
+        )
+        handle = self._holder(st, HandleVal(ln.token))
+        this = {"borrow": "this launch", "drop": "the end of this block"}.get(
+            mode, f"this use of {name}"
+        )
+        help_ = (
+            f"call `{handle}.wait()` before {this}"
+            if handle
+            else f"wait for the launch of `{ln.kernel}` before {this}"
+        )
+        if mode == "borrow" and mutable_borrow and ln.mutable:
+            d = Diagnostic.error(
+                codes.CONCURRENT_WRITES, f"two launches in flight at once would both write {name}"
+            ).primary(span, f"the launch of `{kernel}` writes {name} here")
+            if ln.arg != span:
+                d = d.secondary(
+                    ln.arg, f"the launch of `{ln.kernel}` writes {name} and may still be running"
+                )
+        else:
+            msg = {
+                "read": f"cannot read {name} while {running}",
+                "write": f"cannot write {name} while {running}",
+                "move": f"cannot move {name} while {running}",
+                "assign": f"cannot assign to {name} while {running}",
+                "drop": f"{name} is dropped while {running}",
+                "borrow": f"cannot launch `{kernel}` {_verb(mutable_borrow)} {name} "
+                f"while {running}",
+            }[mode]
+            label = {
+                "drop": f"{name} is dropped here",
+                "borrow": f"`{kernel}` {'writes' if mutable_borrow else 'reads'} {name} here",
+                "read": f"{name} is read here",
+                "write": f"{name} is written here",
+                "move": f"{name} is moved here",
+                "assign": f"{name} is assigned here, dropping its old value",
+            }[mode]
+            d = Diagnostic.error(codes.USE_WHILE_IN_FLIGHT, msg).primary(span, label)
+            if ln.arg != span:
+                d = d.secondary(ln.arg, loan_label)
+        if ln.arg.start >= span.start and ln.arg.file == span.file:
+            d = d.note(
+                "the launch is from the previous iteration of the loop and was "
+                "not waited for in that iteration"
+            )
+        d = d.note("`.launch()` borrows its tensors until `.wait()` is called on its handle")
+        d = d.with_help(help_)
+        self.report(d, ln.arg)
+
+    # -- moves (E0306) ------------------------------------------------------------------
+    def report_moved(
+        self, place: Place, what: str, span: Span, moved: Place, moves: frozenset[Span]
+    ) -> None:
+        self._moved_uses.add((place, span))
+        first = min(moves, key=lambda s: (s.start, s.end))
+        name = place.name if len(moved.path) <= len(place.path) else moved.name
+        d = Diagnostic.error(codes.USE_AFTER_MOVE, f"use of moved {what} `{name}`").primary(
+            span, "value used here after move"
+        )
+        for m in sorted(moves, key=lambda s: s.start):
+            later = m.start >= span.start and m.file == span.file
+            d = d.secondary(
+                m,
+                "value moved here, in a previous iteration of the loop"
+                if later
+                else "value moved here",
+            )
+        if what == "value":
+            d = d.note(
+                f"`{name}` owns tensor data, which is affine: `let b = a;` and "
+                "passing by value move it"
+            )
+            d = d.with_help(
+                f"borrow it with `&{name}` instead, or copy it with "
+                f"`{name}.clone()` before the move"
+            )
+        else:
+            d = d.note(f"a {what} is affine: binding it to another name moves it")
+        self.report(d, first)
+
+    # -- graph captures (E0307) ------------------------------------------------------------
+    def report_captured(self, place: Place, mode: str, span: Span, cap: Capture, st: State) -> None:
+        gname = self._holder(st, GraphVal(cap.token))
+        g = f"`{gname}`" if gname else "a graph"
+        n = place.name
+        verb = {"move": "move", "assign": "assign to", "drop": "drop"}[mode]
+        d = (
+            Diagnostic.error(
+                codes.MOVE_OF_CAPTURED,
+                f"cannot {verb} `{n}` while graph {g} captures it"
+                if gname
+                else f"cannot {verb} `{n}` while a graph captures it",
+            )
+            .primary(
+                span,
+                {
+                    "move": f"`{n}` is moved here",
+                    "assign": f"`{n}` is reassigned here, dropping the captured tensor",
+                    "drop": f"`{n}` is dropped here",
+                }[mode],
+            )
+            .secondary(cap.arg, f"`{cap.place.name}` is captured by the graph here")
+        )
+        d = d.note(
+            "a graph replays its operations on the tensors it recorded; those must "
+            "stay alive and in place while the graph lives"
+        )
+        d = d.with_help(
+            "reading and writing the tensor between replays is fine; to "
+            "replace it, write into it (e.g. with a kernel) instead of "
+            "rebinding it"
+            if mode == "assign"
+            else f"borrow it with `&{n}`, or use `{n}.clone()`"
+        )
+        self.report(d, cap.arg)
+
+    # -- mutability (E0304) ------------------------------------------------------------------
+    def report_immutable(self, var: Var, span: Span, what: str) -> None:
+        if what == "partition":
+            msg = f"cannot partition `{var.name}` for writing, as it is not declared as mutable"
+            label = "`.partition` borrows the tensor mutably"
+        else:
+            msg = f"cannot borrow `{var.name}` as mutable, as it is not declared as mutable"
+            label = "cannot borrow as mutable"
+        d = Diagnostic.error(codes.MUT_USE_OF_IMMUTABLE, msg).primary(span, label)
+        if var.target:
+            d = d.secondary(
+                var.span,
+                f"`{var.name}` is a `&` reference, so the data it refers to cannot be written",
+            )
+            d = d.with_help(f"make the parameter `&mut`: `{var.name}: &mut Tensor<..>`")
+        else:
+            d = d.secondary(var.span, f"`{var.name}` is declared here without `mut`")
+            d = d.with_help(f"consider making this binding mutable: `mut {var.name}`")
+        self.report(d)
+
+    # -- launch arguments (E0301, E0303) ----------------------------------------------------------
+    def report_no_partition(
+        self, place: Place, span: Span, p: ast.Param, decl: ast.FnDecl
+    ) -> None:
+        d = (
+            Diagnostic.error(
+                codes.MUT_TENSOR_WITHOUT_PARTITION,
+                f"mutable tensor `{place.name}` passed to kernel `{decl.name.name}` "
+                "without `.partition(...)`",
+            )
+            .primary(span, "every block of the launch would write all of it")
+            .secondary(p.span, f"`{p.name.name}` is a `&mut` parameter: each block gets one tile")
+        )
+        d = d.with_help(f"split it into tiles, e.g. `{place.name}.partition([1024])`")
+        self.report(d)
+
+    def report_aliasing(self, a: Borrow, b: Borrow, what: str) -> None:
+        how = "mutably" if b.mutable else "as shared"
+        same = a.place == b.place
+        name = b.place.name if same or len(b.place.path) <= len(a.place.path) else a.place.name
+        d = (
+            Diagnostic.error(
+                codes.CONFLICTING_BORROWS_IN_LAUNCH,
+                f"cannot pass `{name}` {how} because it is "
+                f"also passed {'mutably' if a.mutable else 'as shared'}"
+                f" to the same {what}",
+            )
+            .primary(b.span, f"`{name}` passed again here")
+            .secondary(
+                a.span,
+                f"first {'mutable' if a.mutable else 'shared'} borrow of `{name}` here",
+            )
+        )
+        d = d.note(
+            "the kernel would read and write the same memory through two "
+            "parameters; blocks could race on it"
+            if what == "launch"
+            else "the function could read and write the same memory through two "
+            "parameters, e.g. in two launches of its own"
+        )
+        d = d.with_help(f"pass a copy instead: `&{name}.clone()`, or use separate tensors")
+        self.report(d)
+
+    # -- escapes (E0310, E0311) ---------------------------------------------------------------------
+    def report_escape(self, handle: bool, span: Span, how: str) -> None:
+        what = "launch handle" if handle else "graph"
+        d = Diagnostic.error(
+            codes.HANDLE_ESCAPES,
+            f"a {what} cannot be {how}: it must stay in the function that created it",
+        ).primary(span, f"this {what} is {how} here")
+        d = d.note(
+            "the ownership checker follows borrows within one function; a "
+            "caller could not know which tensors are still in use"
+        )
+        d = d.with_help(
+            "wait for the launch inside the function, and return the tensor instead"
+            if handle
+            else "build and replay the graph in one function"
+        )
+        self.report(d)
+
+    def report_ref_returned(self, fn: ast.FnDecl, ref: ast.RefType) -> None:
+        d = (
+            Diagnostic.error(
+                codes.REF_RETURNED,
+                f"host function `{fn.name.name}` cannot return a reference to a tensor",
+            )
+            .primary(ref.span, "a reference in the return type")
+            .note(
+                "the checker follows a borrow from the `&` that takes it to every use; "
+                "a reference that comes out of a call could point to any of its "
+                "arguments, so a launch in flight on one of them could not be seen"
+            )
+            .with_help(
+                "return an owned tensor (`x.clone()`), or take the reference "
+                "at the call site (`&t`) instead of returning it"
+            )
+        )
+        self.report(d)

@@ -1,0 +1,541 @@
+"""Nested tiles and tile indices inside kernels: the symbolic half of the
+kernel ownership checker (BRIEF §6 rule 8).
+
+`KernelIndex` is the part of `KernelChecker` that reasons about integers:
+
+  - `sym(e)`: a compile-time integer expression (literals, the function's
+    const generics, module constants), resolved through the type checker's
+    symbols, so a local `let` that shadows a const generic is the local;
+  - `bounds(e)`: inclusive bounds of an index expression from constants,
+    immutable `let`s, `for` headers, `block_id`/`num_blocks`, `num_tiles`;
+  - `partition(..)` of a `&mut` parameter: the nested tiles must tile the
+    own tile (E0402, or a "tile-divides" `LaunchCheck`);
+  - `index(..)`: every index into nested tiles stays inside the own tile
+    (E0403 when a constant decides it, E0407 when nothing bounds it, a
+    "tile-index" `LaunchCheck` otherwise). A loop variable of
+    `for j in 0..q.num_tiles(k)` is in range for exactly that partition
+    value (compared by identity, not by name, so `let q = r;` cannot
+    smuggle another partition's range in).
+
+Facts are keyed by the type checker's `Symbol` of each binding (one object
+per binding), so shadowing can never confuse two variables.
+
+Entry points: `KernelIndex.sym`, `KernelIndex.bounds`,
+`KernelIndex.partition_of`, `KernelIndex.index`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tilelang.diagnostics.codes import kernel as codes
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, simplify
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+
+# ---------------------------------------------------------------- linear forms
+def _linear(e: SymExpr) -> dict[str, int] | None:
+    """`e` as {atom: coefficient} with the constant under key "" (None if non-linear)."""
+    match e:
+        case Const(value=v):
+            return {"": v}
+        case Sym(name=n):
+            return {n: 1}
+        case BinOp(op="+" | "-", lhs=a, rhs=b):
+            la, lb = _linear(a), _linear(b)
+            if la is None or lb is None:
+                return None
+            sign = 1 if e.op == "+" else -1
+            out = dict(la)
+            for k, c in lb.items():
+                out[k] = out.get(k, 0) + sign * c
+            return {k: c for k, c in out.items() if c != 0 or k == ""}
+        case BinOp(op="*", lhs=a, rhs=b):
+            la, lb = _linear(a), _linear(b)
+            if la is None or lb is None:
+                return None
+            if set(la) == {""}:
+                la, lb = lb, la
+            if set(lb) == {""}:
+                c = lb[""]
+                return {k: v * c for k, v in la.items()}
+            return {str(e): 1}
+        case BinOp():
+            return {str(simplify(e)): 1}
+    return None
+
+
+def const_diff(a: SymExpr, b: SymExpr) -> int | None:
+    """`a - b` when it is a constant whatever the symbols are, else None."""
+    la, lb = _linear(simplify(a)), _linear(simplify(b))
+    if la is None or lb is None:
+        return None
+    diff = dict(la)
+    for k, c in lb.items():
+        diff[k] = diff.get(k, 0) - c
+    if any(c != 0 for k, c in diff.items() if k != ""):
+        return None
+    return diff.get("", 0)
+
+
+# ---------------------------------------------------------------- local facts
+@dataclass(frozen=True, slots=True, eq=False)
+class Param:
+    name: str
+    own: bool  # `&mut Tensor`: this block's own tile
+    dims: tuple[SymExpr | None, ...] | None
+    node: ast.Param
+
+    @property
+    def shared(self) -> bool:
+        return not self.own
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Nested:
+    """`z.partition([..])` of an own tile (compared by identity)."""
+
+    param: Param
+    tiles: tuple[SymExpr, ...] | None  # number of nested tiles per axis
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class View:
+    """`x.partition([..])` of a `&` parameter."""
+
+    param: Param
+    tile: tuple[SymExpr | None, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Int:
+    lo: SymExpr
+    hi: SymExpr  # inclusive
+    tiles_of: tuple[Nested, int] | None = None  # `for j in 0..q.num_tiles(k)`: (q, k)
+
+
+Local = Param | Nested | View | Int | None
+
+
+def _pick(a: SymExpr | None, b: SymExpr | None, *, larger: bool, both: bool = False
+          ) -> SymExpr | None:
+    """Combine two bounds of `maximum(x, y)` (`larger`) or `minimum(x, y)`:
+    the result is the max (min) of the two, folded when their difference is
+    a constant, else left symbolic for the launch-time check. With `both`
+    False one known side suffices (`minimum(x, hi)` is at most `hi` whatever
+    `x` is; `maximum(x, lo)` at least `lo`); with `both` True the bound needs
+    both sides (the upper bound of `maximum(x, y)`)."""
+    if a is None or b is None:
+        return None if both else (a if a is not None else b)
+    op = "max" if larger else "min"
+    d = const_diff(a, b)
+    if d is None:
+        return simplify(BinOp(op, a, b))
+    return (a if d >= 0 else b) if op == "max" else (a if d <= 0 else b)
+
+
+def text(e: ast.Expr) -> str:
+    match e:
+        case ast.Name(ident=i):
+            return i.name
+        case ast.IntLit(value=v):
+            return str(v)
+        case ast.Binary(op=op, lhs=a, rhs=b):
+            return f"{text(a)} {op} {text(b)}"
+        case ast.Call(callee=ast.Name(ident=i), args=args):
+            return f"{i.name}({', '.join(text(a.value) for a in args)})"
+        case ast.MethodCall(receiver=ast.Name(ident=r), method=m, args=args):
+            return f"{r.name}.{m.name}({', '.join(text(a.value) for a in args)})"
+    return "index"
+
+
+class KernelIndex:
+    view: Any
+    fn: ast.FnDecl
+    key: str  # the kernel's qualified name (launch checks are keyed by it)
+    launch_checks: list[LaunchCheck]
+    facts: dict[object, Local]  # binding Symbol -> what it holds
+
+    def report(self, d: Diagnostic) -> None: ...
+    def resolve(self, e: ast.Expr) -> list[Local]: ...
+
+    # -- symbolic integers ----------------------------------------------------------
+    def local(self, name: ast.Name) -> Local:
+        sym = self.view.symbol_of(name)
+        return self.facts.get(sym) if sym is not None else None
+
+    def sym(self, e: ast.Expr) -> SymExpr | None:
+        """A compile-time integer expression (literals, generics, module consts)."""
+        match e:
+            case ast.IntLit(value=v):
+                return Const(v)
+            case ast.Name(ident=i):
+                s = self.view.symbol_of(e)
+                kind = getattr(getattr(s, "kind", None), "value", None)
+                if kind == "generic":
+                    return Sym(i.name)
+                if kind == "const":
+                    v = getattr(s, "value", None)
+                    return Const(v) if isinstance(v, int) and not isinstance(v, bool) else None
+                return None
+            case ast.Binary(op="+" | "-" | "*" | "/" | "%" as op, lhs=a, rhs=b):
+                x, y = self.sym(a), self.sym(b)
+                if x is None or y is None:
+                    return None
+                return simplify(BinOp(op, x, y))
+            case ast.Cast(expr=x):
+                return self.sym(x)
+        return None
+
+    def bounds(self, e: ast.Expr) -> tuple[SymExpr, SymExpr] | None:
+        """Inclusive lower and upper bounds of an integer index expression."""
+        s = self.sym(e)
+        if s is not None:
+            return s, s
+        match e:
+            case ast.Name():
+                loc = self.local(e)
+                return (loc.lo, loc.hi) if isinstance(loc, Int) else None
+            case ast.Call(callee=ast.Name(ident=i), args=args) if (
+                i.name in ("block_id", "num_blocks") and len(args) == 1
+            ):
+                ax = self.sym(args[0].value)
+                if not isinstance(ax, Const):
+                    return None
+                nb = Sym(f"num_blocks({ax.value})")
+                return (Const(0), BinOp("-", nb, Const(1))) if i.name == "block_id" else (nb, nb)
+            case ast.MethodCall(receiver=r, method=m, args=args) if (
+                m.name == "num_tiles" and len(args) == 1
+            ):
+                ax = self.sym(args[0].value)
+                locs = self.resolve(r)
+                if (
+                    len(locs) == 1
+                    and isinstance(locs[0], Nested)
+                    and locs[0].tiles
+                    and isinstance(ax, Const)
+                    and 0 <= ax.value < len(locs[0].tiles)
+                ):
+                    t = locs[0].tiles[ax.value]
+                    return t, t
+                return None
+            case ast.Call(callee=ast.Name(ident=i), args=args) if (
+                i.name in ("minimum", "maximum") and len(args) == 2
+            ):
+                lo, hi = self._half(e)
+                return (lo, hi) if lo is not None and hi is not None else None
+            case ast.Cast(expr=x):
+                return self.bounds(x)
+            case ast.Unary(op="-", operand=x):
+                b = self.bounds(x)
+                return (
+                    (simplify(BinOp("-", Const(0), b[1])), simplify(BinOp("-", Const(0), b[0])))
+                    if b
+                    else None
+                )
+            case ast.Binary(op=op, lhs=a, rhs=b):
+                return self._binary_bounds(op, a, b)
+        return None
+
+    def _half(self, e: ast.Expr) -> tuple[SymExpr | None, SymExpr | None]:
+        """Bounds known on one side only: `maximum(pos, 0)` is at least 0
+        whatever `pos` is, `minimum(x, n - 1)` at most `n - 1`, so a clamp
+        `minimum(maximum(pos, 0), n - 1)` is bounded even when `pos` is data."""
+        if (
+            isinstance(e, ast.Call)
+            and isinstance(e.callee, ast.Name)
+            and e.callee.ident.name in ("minimum", "maximum")
+            and len(e.args) == 2
+        ):
+            (la, ha), (lb, hb) = self._half(e.args[0].value), self._half(e.args[1].value)
+            if e.callee.ident.name == "maximum":
+                return _pick(la, lb, larger=True), (
+                    _pick(ha, hb, larger=True, both=True) if ha is not None and hb is not None else None
+                )
+            return (
+                _pick(la, lb, larger=False, both=True) if la is not None and lb is not None else None
+            ), _pick(ha, hb, larger=False)
+        b = self.bounds(e)
+        return (b[0], b[1]) if b is not None else (None, None)
+
+    def _binary_bounds(self, op: str, a: ast.Expr, b: ast.Expr) -> tuple[SymExpr, SymExpr] | None:
+        ba, bb = self.bounds(a), self.bounds(b)
+        if ba is None or bb is None:
+            return None
+        if op == "+":
+            return simplify(BinOp("+", ba[0], bb[0])), simplify(BinOp("+", ba[1], bb[1]))
+        if op == "-":
+            return simplify(BinOp("-", ba[0], bb[1])), simplify(BinOp("-", ba[1], bb[0]))
+        c = bb[0] if bb[0] == bb[1] else None
+        if op == "*" and c is None and ba[0] == ba[1]:
+            ba, bb, c = bb, ba, ba[0]
+        if isinstance(c, Const) and c.value >= 0 and op in ("*", "/"):
+            return (
+                (simplify(BinOp(op, ba[0], c)), simplify(BinOp(op, ba[1], c)))
+                if c.value > 0 or op == "*"
+                else None
+            )
+        if isinstance(c, Const) and c.value > 0 and op == "%":
+            lo = Const(0) if isinstance(ba[0], Const) and ba[0].value >= 0 else Const(1 - c.value)
+            return lo, Const(c.value - 1)
+        return None
+
+    def range_fact(self, it: ast.Expr) -> Int | None:
+        if not isinstance(it, ast.RangeExpr):
+            return None
+        lo, hi = self.bounds(it.start), self.bounds(it.end)
+        if lo is None or hi is None:
+            return None
+        top = hi[1] if it.inclusive else simplify(BinOp("-", hi[1], Const(1)))
+        tiles_of = None
+        e = it.end
+        if (
+            not it.inclusive
+            and isinstance(e, ast.MethodCall)
+            and e.method.name == "num_tiles"
+            and len(e.args) == 1
+        ):
+            ax = self.sym(e.args[0].value)
+            locs = self.resolve(e.receiver)
+            if isinstance(ax, Const) and len(locs) == 1 and isinstance(locs[0], Nested):
+                tiles_of = (locs[0], ax.value)
+        return Int(lo[0], top, tiles_of)
+
+    # -- nested partitions -------------------------------------------------------------
+    def partition_of(self, p: Param, call: ast.MethodCall) -> Local:
+        shape = call.args[0].value if call.args else None
+        tile = tuple(self.sym(x) for x in shape.elems) if isinstance(shape, ast.ArrayExpr) else None
+        if p.shared:
+            return View(p, tile)
+        if (
+            tile is None
+            or p.dims is None
+            or any(d is None for d in p.dims)
+            or any(t is None for t in tile)
+        ):
+            # Nested tiles that cannot be measured cannot be proven inside the own tile.
+            what = "its own tile shape" if p.dims is None or None in p.dims else "the nested shape"
+            self.report(
+                Diagnostic.error(
+                    codes.NESTED_TILE_OUTSIDE_OWN,
+                    f"cannot check the nested tiles of `{p.name}`: {what} is not a "
+                    "compile-time constant",
+                )
+                .primary(call.span, "nested partition here")
+                .secondary(p.node.ty.span, f"`{p.name}` is declared here")
+                .with_help(
+                    "give the own tile and the nested tiles constant shapes "
+                    "(literals, const generics or module consts)"
+                )
+            )
+            return Nested(p, None, call.span)
+        dims = [d for d in p.dims if d is not None]
+        tiles_ = [t for t in tile if t is not None]
+        assert isinstance(shape, ast.ArrayExpr)
+        if len(tiles_) != len(dims):
+            self.report(
+                Diagnostic.error(
+                    codes.NESTED_TILE_OUTSIDE_OWN,
+                    f"nested partition of `{p.name}` has rank {len(tiles_)} but "
+                    f"its own tile has rank {len(dims)}",
+                )
+                .primary(shape.span, f"a rank-{len(tiles_)} tile shape")
+                .secondary(p.node.ty.span, f"`{p.name}` is a tile of rank {len(dims)}")
+                .with_help("give one nested tile dimension per dimension of the own tile")
+            )
+            return Nested(p, None, call.span)
+        ok = True
+        for k, (d, t) in enumerate(zip(dims, tiles_, strict=True)):
+            ok &= self._divides(p, d, t, shape.elems[k], k)
+        if not ok:
+            return Nested(p, None, call.span)
+        ntiles = tuple(simplify(BinOp("/", d, t)) for d, t in zip(dims, tiles_, strict=True))
+        return Nested(p, ntiles, call.span)
+
+    def _divides(self, p: Param, d: SymExpr, t: SymExpr, elem: ast.Expr, k: int) -> bool:
+        if isinstance(d, Const) and isinstance(t, Const):
+            if t.value <= 0 or t.value > d.value or d.value % t.value:
+                why = (
+                    "is larger than"
+                    if t.value > d.value
+                    else "does not divide"
+                    if t.value > 0
+                    else "is not positive for"
+                )
+                self.report(
+                    Diagnostic.error(
+                        codes.NESTED_TILE_OUTSIDE_OWN,
+                        f"nested tile dimension {t.value} {why} the own tile "
+                        f"dimension {d.value} of `{p.name}`",
+                    )
+                    .primary(elem.span, "the nested tiles would reach past this block's own tile")
+                    .secondary(p.node.ty.span, f"the own tile of `{p.name}` is declared here")
+                    .note(
+                        "other blocks own the neighbouring tiles; writing there would race with them"
+                    )
+                    .with_help(f"use a nested tile dimension that divides {d.value}")
+                )
+                return False
+            return True
+        if simplify(d) == simplify(t) or t == Const(1):
+            return True
+        self.defer(
+            LaunchCheck(
+                self.key,
+                "tile-divides",
+                simplify(BinOp("%", d, t)),
+                "==",
+                Const(0),
+                elem.span,
+                codes.NESTED_TILE_OUTSIDE_OWN,
+                f"nested tile dimension `{t}` must divide the own tile dimension `{d}` "
+                f"of `{p.name}` along axis {k}",
+            )
+        )
+        return True
+
+    # -- indices -----------------------------------------------------------------------
+    def index(self, q: Nested, idx: ast.Expr, qname: str, *, write: bool) -> None:
+        if q.tiles is None:
+            return
+        elems = idx.elems if isinstance(idx, ast.ArrayExpr) else None
+        if elems is None or len(elems) != len(q.tiles):
+            return  # rank mismatches are type errors
+        for k, (ie, nt) in enumerate(zip(elems, q.tiles, strict=True)):
+            if isinstance(ie, ast.Name):
+                loc = self.local(ie)
+                lo = const_diff(loc.lo, Const(0)) if isinstance(loc, Int) else None
+                if isinstance(loc, Int) and loc.tiles_of is not None and loc.tiles_of[0] is q \
+                        and loc.tiles_of[1] == k and lo is not None and lo >= 0:
+                    continue
+            b = self.bounds(ie)
+            what = f"tile index `{text(ie)}` of `{qname}` along axis {k}"
+            if b is None:
+                self._unbounded(ie, q, qname, k, what, write)
+                continue
+            lo, hi = simplify(b[0]), simplify(b[1])
+            self._bound(lo, ">=", Const(0), ie, what, q, qname, k)
+            self._bound(hi, "<", nt, ie, what, q, qname, k)
+
+    def _unbounded(
+        self, ie: ast.Expr, q: Nested, qname: str, k: int, what: str, write: bool
+    ) -> None:
+        # A `let mut` counter is the usual cause, not tensor data: say so.
+        muts = sorted({
+            n.ident.name
+            for n in ast.walk(ie)
+            if isinstance(n, ast.Name) and getattr(self.view.symbol_of(n), "mutable", False)
+        })
+        why = (
+            f"`{muts[0]}` is a `let mut` variable: its range is not tracked"
+            if muts
+            else "this index may depend on tensor data"
+        )
+        self.report(
+            Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
+            .primary(ie.span, why)
+            .secondary(q.span, f"`{qname}` has nested tiles only inside this block's own tile")
+            .note(
+                "a nested tile index out of range would "
+                + ("write" if write else "read")
+                + " another block's tile"
+            )
+            .with_help(
+                f"index with a loop variable of `for j in 0..{qname}."
+                f"num_tiles({k})`, a constant, or `block_id`, or clamp it into "
+                f"range: `minimum(maximum(i, 0), {qname}.num_tiles({k}) - 1)`"
+            )
+        )
+
+    def _bound(
+        self,
+        x: SymExpr,
+        rel: str,
+        y: SymExpr,
+        ie: ast.Expr,
+        what: str,
+        q: Nested,
+        qname: str,
+        axis: int,
+    ) -> None:
+        diff = const_diff(x, y)
+        if diff is not None:
+            holds = diff >= 0 if rel == ">=" else diff < 0
+            if holds:
+                return
+            # The difference is a constant: decided now, whatever the generics are.
+            exact = isinstance(x, Const) and self.sym(ie) is not None
+            tiles = f"`{qname}` has {y} nested tile{'s' * (y != Const(1))} along axis {axis}"
+            msg = (
+                f"tile index {x} of `{qname}` along axis {axis} is negative"
+                if rel == ">="
+                else f"tile index {x} is out of range: {tiles}"
+                if exact
+                else f"tile index can reach {x} but {tiles}"
+            )
+            self.report(
+                Diagnostic.error(codes.TILE_INDEX_OUT_OF_RANGE, msg)
+                .primary(ie.span, "index out of range")
+                .secondary(q.span, f"`{qname}` is partitioned here")
+                .note("nested tiles cover only this block's own tile; other blocks own the rest")
+                .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`")
+            )
+            return
+        self.defer(
+            LaunchCheck(
+                self.key, "tile-index", x, rel, y, ie.span, codes.TILE_INDEX_OUT_OF_RANGE, what
+            )
+        )
+
+    def defer(self, check: LaunchCheck) -> None:
+        """Record a launch-time check; in a device function, whose generics the
+        runtime does not bind at a launch, an unprovable fact is an error now."""
+        if self.fn.is_kernel:
+            self.launch_checks.append(check)
+            return
+        self.report(
+            Diagnostic.error(
+                check.code,
+                f"cannot prove at compile time that the {check.what} "
+                f"is in range, in device function `{self.fn.name.name}`"
+                if check.kind == "tile-index"
+                else f"cannot prove at compile time that {check.what}, in device "
+                f"function `{self.fn.name.name}`",
+            )
+            .primary(check.span, f"needs `{check.lhs} {check.rel} {check.rhs}`")
+            .note("facts that depend on const generics are checked at launch only in kernels")
+            .with_help(
+                "use constant shapes in the device function, or move the nested "
+                "partition into the kernel"
+            )
+        )
+
+    def view_index(self, v: View, idx: ast.Expr) -> None:
+        """Loads from `&` views past the edge read zeros; a constant negative or
+        (for static shapes) constant too-large index is still surely a mistake."""
+        if not isinstance(idx, ast.ArrayExpr):
+            return
+        for k, ie in enumerate(idx.elems):
+            c = self.sym(ie)
+            if not isinstance(c, Const):
+                continue
+            n: int | None = None
+            if v.tile and v.param.dims and k < len(v.tile) and k < len(v.param.dims):
+                d, t = v.param.dims[k], v.tile[k]
+                if isinstance(d, Const) and isinstance(t, Const) and t.value > 0:
+                    n = -(-d.value // t.value)
+            if c.value < 0 or (n is not None and c.value >= n):
+                self.report(
+                    Diagnostic.error(
+                        codes.TILE_INDEX_OUT_OF_RANGE,
+                        f"tile index {c.value} is out of range"
+                        + (f": `{v.param.name}` has {n} tiles along axis {k}" if n is not None else ""),
+                    )
+                    .primary(ie.span, "index out of range")
+                    .secondary(v.param.node.span, f"`{v.param.name}` is declared here")
+                    .with_help(f"use an index between 0 and `num_tiles({k})` - 1")
+                )

@@ -12,18 +12,26 @@ import numpy as np
 
 from tilelang.api import arrays
 from tilelang.api.arrays import ArrayRef, NotAnArray, Unsupported, tile_dtype_name
-from tilelang.api.engines import _device
+from tilelang.api.engines import _device, _tracker
 from tilelang.api.errors import BorrowError, CallError, span_text
+from tilelang.api.fastpath import MAX_PLANS, ArraySlot, Plan, ScalarSlot, call_key
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
-from tilelang.api.signature import _fix_contiguous, _fix_dtype, _inferable
+from tilelang.api.signature import _fix_contiguous, _fix_dtype, _inferable, _match_args
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.codes import types as tcodes
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.ownership.dynamic import BorrowTracker, Region
-from tilelang.runtime.launch import BoundLaunch, LaunchArg, ParamSpec, Runtime, bind_launch
+from tilelang.runtime.launch import (
+    BoundLaunch,
+    LaunchArg,
+    ParamSpec,
+    Runtime,
+    _to_scalar,
+    bind_launch,
+)
 from tilelang.runtime.launch import Operation as _RtOperation
 from tilelang.runtime.tensor import Partition as _RtPartition
 from tilelang.runtime.tensor import Tensor, dtype_of_array
@@ -157,53 +165,7 @@ class _Call:
             )
 
     def scalar(self, spec: ParamSpec, value: Any, dt: DType | None) -> Any:
-        what = f"argument `{spec.name}` of kernel `{self.kname}`"
-        if isinstance(value, np.ndarray) and value.ndim == 0:
-            value = value[()]
-        if isinstance(value, Partition):
-            self.fail(spec, f"{what} is a number (`{spec.elem}`), not a partition")
-        if not isinstance(value, (bool, int, float, np.generic)):
-            try:
-                ref = arrays.describe(value)
-                got = ref.describe()
-            except (NotAnArray, Unsupported):
-                got = f"a `{type(value).__name__}`"
-            self.fail(
-                spec,
-                f"{what} is a number (`{spec.elem}`), but it is {got}",
-                help="pass a Python number",
-            )
-        if dt is None:
-            return value
-        is_bool = isinstance(value, (bool, np.bool_))
-        if dt is DType.BOOL:
-            if not is_bool:
-                self.fail(
-                    spec, f"{what} is a `bool`, but it is {value!r}", help="pass `True` or `False`"
-                )
-            return bool(value)
-        if is_bool:
-            self.fail(
-                spec,
-                f"{what} is a `{dt.value}`, not a `bool`",
-                help=f"pass {'1 or 0' if dt.is_int else '1.0 or 0.0'}",
-            )
-        if dt.is_int:
-            if isinstance(value, (float, np.floating)):
-                self.fail(
-                    spec,
-                    f"{what} is an integer (`{dt.value}`), but it is {value!r}",
-                    help=f"pass an int (`int({spec.name})`)",
-                )
-            info = np.iinfo(dt.np_dtype)
-            if not info.min <= int(value) <= info.max:
-                self.fail(
-                    spec,
-                    f"{what} is a `{dt.value}`, and {int(value)} does not fit in it",
-                    help=f"`{dt.value}` holds {info.min} to {info.max}",
-                )
-            return int(value)
-        return float(value)
+        return check_scalar(self.k, spec, value, dt)
 
     def build(self) -> Operation:
         k = self.k
@@ -327,21 +289,106 @@ class _Call:
 
         self.check_instance(runtime, bound)
 
-        # Overlapping memory within the call (E0303), checked now; conflicts
-        # with launches in flight are checked when the operation starts.
-        regions = [(Region(r.ptr, r.nbytes, s.name), mut) for s, r, mut in self.refs]
-        try:
-            BorrowTracker().launch(
-                self.kname,
-                [r for r, m in regions if m],
-                [r for r, m in regions if not m],
-                sync=True,
-            )
-        except TileError as e:
-            raise BorrowError.from_tile_error(e, self.m._sources) from None
-        return Operation(k, bound, runtime, engine, space, list(self.refs), regions)
+        kir, prepared = self.check_instance(runtime, bound)
+        plan = self.plan(bound, runtime, engine, space, launch_args, kir, prepared)
+        ptrs = [r.ptr for _, r, _ in self.refs]
+        check_overlaps(plan, ptrs)
+        scalars = [bound.args[sc.param] for sc in plan.scalars]
+        first = self.refs[0][1] if self.refs else None
+        op = Operation(
+            plan,
+            ptrs,
+            [r.host for _, r, _ in self.refs],
+            [r.obj for _, r, _ in self.refs],
+            scalars,
+            first.stream if first is not None else None,
+        )
+        if engine != "cpu" and space != "cpu":  # the buffers made for the checks
+            op._wrapped = [
+                (a.value.tensor if isinstance(a.value, _RtPartition) else a.value).storage
+                for a in launch_args
+                if isinstance(a.value, (Tensor, _RtPartition))
+            ]
+        return op
 
-    def check_instance(self, runtime: Runtime, bound: BoundLaunch) -> None:
+    def plan(
+        self,
+        bound: BoundLaunch,
+        runtime: Runtime,
+        engine: str,
+        space: str,
+        launch_args: list[LaunchArg],
+        kir: Any,
+        prepared: Any,
+    ) -> Plan:
+        """What every later call with this call's argument kinds may reuse."""
+        k = self.k
+        type_names = {g.name.name for g in k.decl.generics if not g.is_const}
+        slots: list[ArraySlot] = []
+        scalars: list[ScalarSlot] = []
+        by_name: dict[str, tuple[bool, int]] = {}
+        refs = iter(self.refs)
+        for i, (spec, la) in enumerate(zip(k.specs, launch_args, strict=True)):
+            v = la.value
+            if isinstance(v, (Tensor, _RtPartition)):
+                _, ref, mutable = next(refs)
+                t = v.tensor if isinstance(v, _RtPartition) else v
+                bf16_memory = ref.is_cuda and ref.dtype is DType.BF16
+                by_name[spec.name] = (True, len(slots))
+                slots.append(
+                    ArraySlot(
+                        param=i,
+                        name=spec.name,
+                        mutable=mutable,
+                        nbytes=ref.nbytes,
+                        shape=ref.shape,
+                        dtype=t.dtype,
+                        np_dtype=np.dtype(np.uint16) if bf16_memory else np.dtype(t.dtype.np_dtype),
+                        bf16_memory=bf16_memory,
+                        library=ref.library,
+                        tile=v.tile if isinstance(v, _RtPartition) else None,
+                    )
+                )
+            else:
+                check = DType.parse(spec.elem or "") if spec.elem not in type_names else None
+                bound_dt = check
+                if bound_dt is None and isinstance(bound.instantiation.get(spec.elem or ""), DType):
+                    bound_dt = bound.instantiation[spec.elem or ""]  # type: ignore[assignment]
+                by_name[spec.name] = (False, len(scalars))
+                scalars.append(ScalarSlot(i, spec, check, bound_dt))
+        names = [p.name for p in getattr(kir, "params", ())] or [s.name for s in k.specs]
+        order = tuple(by_name[n] for n in names)
+        pairs = tuple(
+            (a, b)
+            for b in range(len(slots))
+            for a in range(b)
+            if slots[a].mutable or slots[b].mutable
+        )
+        first = self.refs[0][1] if self.refs else None
+        copies = (space == "cpu" and engine != "cpu") or (
+            space == "cpu" and any(s.dtype is DType.BF16 for s in slots)
+        )
+        return Plan(
+            kernel=k,
+            # without the arguments: a plan must not keep the caller's arrays alive
+            bound=BoundLaunch(bound.instantiation, bound.grid, []),
+            runtime=runtime,
+            engine=engine,
+            space=space,
+            tracker=_tracker(space),
+            arrays=tuple(slots),
+            scalars=tuple(scalars),
+            pairs=pairs,
+            order=order,
+            kir=kir,
+            prepared=prepared,
+            copies=copies,
+            torch_mut=any(s.mutable and s.library == "torch" for s in slots),
+            library=first.library if first is not None else "numpy",
+            device_index=first.device_index if first is not None else -1,
+        )
+
+    def check_instance(self, runtime: Runtime, bound: BoundLaunch) -> tuple[Any, Any]:
         """Lower this instantiation now (cached per instantiation) and apply the
         tile limits to every tile it makes: the type checker does this for a
         Tile caller's generics (E0212/E0213), which Python callers bypass."""
@@ -349,11 +396,11 @@ class _Call:
 
         op = _RtOperation(self.k.decl, self.k.key, bound, self.k.decl.name.span, runtime)
         try:
-            kir, _ = runtime._prepared(op)
+            kir, prepared = runtime._prepared(op)
         except TileError as e:
             raise CallError.from_tile_error(e, self.m._sources) from None
         if id(kir) in self.m._checked:  # the runtime caches `kir`, so its id is stable
-            return
+            return kir, prepared
         gen = ", ".join(f"{k} = {v}" for k, v in bound.instantiation.items())
         for node in ir.walk(kir.body):
             for v in ir.op_results(node):
@@ -384,6 +431,7 @@ class _Call:
                     help="choose smaller generics",
                 )
         self.m._checked.add(id(kir))
+        return kir, prepared
 
     def generics(self, type_names: set[str]) -> dict[str, tuple[Any, Span]]:
         decl = self.k.decl
@@ -431,3 +479,129 @@ class _Call:
                 help=f"give the generics explicitly, in order: `{self.kname}[{names}](...)`",
             )
         return out
+
+
+def check_scalar(kernel: Kernel, spec: ParamSpec, value: Any, dt: DType | None) -> Any:
+    """A number for parameter `spec`, checked against its type `dt` (None: a
+    type parameter, any number); raises `CallError` naming the fix."""
+    what = f"argument `{spec.name}` of kernel `{kernel.__name__}`"
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, Partition):
+        _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), not a partition")
+    if not isinstance(value, (bool, int, float, np.generic)):
+        try:
+            ref = arrays.describe(value)
+            got = ref.describe()
+        except (NotAnArray, Unsupported):
+            got = f"a `{type(value).__name__}`"
+        _fail(
+            kernel,
+            spec,
+            f"{what} is a number (`{spec.elem}`), but it is {got}",
+            help="pass a Python number",
+        )
+    if dt is None:
+        return value
+    is_bool = isinstance(value, (bool, np.bool_))
+    if dt is DType.BOOL:
+        if not is_bool:
+            _fail(
+                kernel,
+                spec,
+                f"{what} is a `bool`, but it is {value!r}",
+                help="pass `True` or `False`",
+            )
+        return bool(value)
+    if is_bool:
+        _fail(
+            kernel,
+            spec,
+            f"{what} is a `{dt.value}`, not a `bool`",
+            help=f"pass {'1 or 0' if dt.is_int else '1.0 or 0.0'}",
+        )
+    if dt.is_int:
+        if isinstance(value, (float, np.floating)):
+            _fail(
+                kernel,
+                spec,
+                f"{what} is an integer (`{dt.value}`), but it is {value!r}",
+                help=f"pass an int (`int({spec.name})`)",
+            )
+        info = np.iinfo(dt.np_dtype)
+        if not info.min <= int(value) <= info.max:
+            _fail(
+                kernel,
+                spec,
+                f"{what} is a `{dt.value}`, and {int(value)} does not fit in it",
+                help=f"`{dt.value}` holds {info.min} to {info.max}",
+            )
+        return int(value)
+    return float(value)
+
+
+def _fail(kernel: Kernel, spec: ParamSpec, message: str, help: str | None = None) -> NoReturn:
+    m = kernel.module
+    where = m._where(
+        spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here"
+    )
+    raise CallError(message, help=help, where=where)
+
+
+def check_overlaps(plan: Plan, ptrs: list[int]) -> None:
+    """E0303: no two arrays of one call share memory where one of them is
+    written (interval tests; the tracker words the error)."""
+    arrays_ = plan.arrays
+    for a, b in plan.pairs:
+        pa, pb = ptrs[a], ptrs[b]
+        na, nb = arrays_[a].nbytes, arrays_[b].nbytes
+        if na and nb and pa < pb + nb and pb < pa + na:
+            regions = [
+                (Region(p, s.nbytes, s.name), s.mutable) for p, s in zip(ptrs, arrays_, strict=True)
+            ]
+            try:
+                BorrowTracker().launch(
+                    plan.kernel.__name__,
+                    [r for r, m in regions if m],
+                    [r for r, m in regions if not m],
+                    sync=True,
+                )
+            except TileError as e:
+                raise BorrowError.from_tile_error(e, plan.kernel.module._sources) from None
+
+
+def call(kernel: Kernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
+    """`kernel(*args, **kwargs)`: from the plan of an earlier call with the
+    same argument kinds when there is one (`fastpath.py`), else through every
+    check (and the plan is kept for the next call)."""
+    got = None if kwargs else call_key(kernel, args)
+    if got is not None:
+        key, ptrs, hosts, objs = got
+        plan = kernel._plans.get(key)
+        if plan is not None:
+            check_overlaps(plan, ptrs)
+            scalars = (
+                [_bound_scalar(kernel, sc, args[sc.param]) for sc in plan.scalars]
+                if plan.scalars
+                else []
+            )
+            plan.stats["hits"] += 1
+            hint = None
+            if plan.library == "cuda-array":  # the stream its interface names
+                first = plan.arrays[0]
+                sig = key[first.param]
+                hint = (sig[1] if first.tile is not None else sig)[-1]
+            return Operation(plan, ptrs, hosts, objs, scalars, hint)
+    values = _match_args(kernel.__name__, "kernel", kernel.decl, args, kwargs, kernel.module)
+    op = _Call(kernel, values).build()
+    if got is not None:
+        plans = kernel._plans
+        if len(plans) >= MAX_PLANS:
+            plans.clear()
+        plans[got[0]] = op._plan
+    return op
+
+
+def _bound_scalar(kernel: Kernel, sc: ScalarSlot, value: Any) -> Any:
+    v = check_scalar(kernel, sc.spec, value, sc.check)
+    return v if sc.bound is None else _to_scalar(v, sc.bound)

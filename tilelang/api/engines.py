@@ -82,3 +82,9 @@ def _resolve_device(device: str) -> str:
     if device == "auto":
         return "gpu" if gpu_available() else "cpu"
     return device
+
+
+# Hooks of `tilelang.graph()` and `tilelang.profile()`: None when inactive, so
+# a launch pays one global read for each.
+RECORDING: Any = None  # the `tilelang.graph()` being recorded (api/graphs.py)
+PROFILER: Any = None  # the active `tilelang.profile()` (tilelang/profiler)

@@ -11,7 +11,6 @@ from tilelang.api.signature import (
     _doc_comments,
     _header,
     _inferable,
-    _match_args,
     _py_signature,
     _type_text,
 )
@@ -37,6 +36,9 @@ class Kernel:
         self.key = key
         self.explicit = explicit
         self.specs: tuple[ParamSpec, ...] = param_specs(decl)
+        self._kinds = tuple(s.kind for s in self.specs)  # what `fastpath.call_key` reads
+        self._plans: dict[tuple[Any, ...], Any] = {}  # call key -> `fastpath.Plan`
+        self._specialised: dict[Any, Kernel] = {}  # `kernel[..]` by its generics
         self.__name__ = decl.name.name
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
@@ -106,11 +108,22 @@ class Kernel:
                 where=self.module._where(self.decl.name.span, f"`{self.signature}`"),
                 help="give them in the order of the declaration",
             )
-        return Kernel(self.module, self.decl, self.key, tuple(values))
+        # One `Kernel` per list of generics, so that its plans (and its doc,
+        # which is not cheap to build) serve every call that names them.
+        try:
+            memo = tuple((type(v), v) for v in values)
+            hash(memo)
+        except TypeError:
+            return Kernel(self.module, self.decl, self.key, tuple(values))
+        k = self._specialised.get(memo)
+        if k is None:
+            if len(self._specialised) > 256:
+                self._specialised.clear()
+            k = self._specialised[memo] = Kernel(self.module, self.decl, self.key, tuple(values))
+        return k
 
     # -- the call --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Operation:
-        values = _match_args(self.__name__, "kernel", self.decl, args, kwargs, self.module)
-        from tilelang.api.call import _Call
+        from tilelang.api.call import call
 
-        return _Call(self, values).build()
+        return call(self, args, kwargs)

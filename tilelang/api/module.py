@@ -102,6 +102,14 @@ class Module:
             info = program.kernels.get(sym.qualname) if sym.qualname else None
             if info is not None and local not in self.kernels and local not in root_info.own:
                 self.kernels[local] = Kernel(self, info.decl, sym.qualname)
+        # Plain attributes too, so `mod.add` is an ordinary lookup (calls of a
+        # kernel in a loop pay for it); names the class already uses are left
+        # to `__getattr__`'s order (and `mod.kernels["on"]`).
+        taken = set(dir(type(self))) | set(self.__dict__)
+        for table in (self.kernels, self.functions):
+            for name, value in table.items():
+                if name not in taken:
+                    self.__dict__[name] = value
 
     # -- attribute access ---------------------------------------------------------
     def __getattr__(self, name: str) -> Any:

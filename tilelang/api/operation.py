@@ -1,58 +1,114 @@
 """`Operation` (a checked kernel call that has not run) and `Handle` (a started
 one): starting takes the arrays' borrows in the process's `BorrowTracker`,
-waiting ends them."""
+waiting ends them.
+
+An operation is a `Plan` (`fastpath.py`: what every call with the same
+argument kinds shares) plus what belongs to this call only: the arrays'
+addresses, their host views, the caller's objects and the numbers. Starting
+one goes straight to the device: the CPU interpreter with the caller's
+arrays, or on the GPU the device's fast launcher (the packed arguments of
+the plan with this call's addresses written in), the library's current
+stream, and no allocation or synchronisation, so a launch made while
+PyTorch captures a CUDA graph is captured into it.
+
+Invariant: nothing runs unless the borrows were taken; a borrow taken is
+ended by `Handle.wait()` (also when the start fails).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sys
 import warnings
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tilelang.api import arrays
-from tilelang.api.arrays import ArrayRef
-from tilelang.api.engines import _LOCK, _PENDING, _tracker
+from tilelang.api import engines
+from tilelang.api.engines import _LOCK, _PENDING
 from tilelang.api.errors import BorrowError, ExecutionError
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
-from tilelang.dtypes import DType
 from tilelang.ownership.dynamic import BorrowTracker, Region
-from tilelang.runtime.launch import BoundLaunch, ParamSpec, Runtime
+from tilelang.runtime.launch import BoundLaunch, at_launch
 from tilelang.runtime.launch import Operation as _RtOperation
 from tilelang.runtime.tensor import Partition as _RtPartition
 from tilelang.runtime.tensor import Tensor
 
 if TYPE_CHECKING:
+    from tilelang.api.fastpath import Plan
     from tilelang.api.kernel import Kernel
 
 
-# ---------------------------------------------------------------- operations
 class Operation:
     """A checked kernel call that has not run. `.sync()` runs it and waits;
     `.launch()` starts it and returns a `Handle`. It may be run again."""
 
+    __slots__ = (
+        "__weakref__",
+        "_hosts",
+        "_objs",
+        "_plan",
+        "_ptrs",
+        "_region_list",
+        "_runs",
+        "_scalars",
+        "_stream_hint",
+        "_wrapped",
+    )
+
     def __init__(
         self,
-        kernel: Kernel,
-        bound: BoundLaunch,
-        runtime: Runtime,
-        engine: str,
-        space: str,
-        refs: list[tuple[ParamSpec, ArrayRef, bool]],
-        regions: list[tuple[Region, bool]],
+        plan: Plan,
+        ptrs: list[int],
+        hosts: list[Any],
+        objs: list[Any],
+        scalars: list[Any],
+        stream_hint: int | None = None,
     ) -> None:
-        self.kernel = kernel
-        self.grid = bound.grid
-        self.generics = dict(bound.instantiation)
-        self._bound = bound
-        self._runtime = runtime
-        self._engine = engine
-        self._space = space
-        self._refs = refs
-        self._regions = regions
+        self._plan = plan
+        self._ptrs = ptrs
+        self._hosts = hosts
+        self._objs = objs
+        self._scalars = scalars
+        self._stream_hint = stream_hint
+        self._region_list: list[tuple[Region, bool]] | None = None
+        self._wrapped: list[Any] | None = None  # device buffers over the arrays, when made
         self._runs = 0
+        rec = engines.RECORDING
+        if rec is not None:
+            rec.record(self)
+
+    # -- what it is -------------------------------------------------------------------
+    @property
+    def kernel(self) -> Kernel:
+        return self._plan.kernel
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        return self._plan.bound.grid
+
+    @property
+    def generics(self) -> dict[str, Any]:
+        return dict(self._plan.bound.instantiation)
+
+    @property
+    def _engine(self) -> str:
+        return self._plan.engine
+
+    @property
+    def _space(self) -> str:
+        return self._plan.space
+
+    @property
+    def _regions(self) -> list[tuple[Region, bool]]:
+        regions = self._region_list
+        if regions is None:
+            regions = self._region_list = [
+                (Region(p, s.nbytes, s.name), s.mutable)
+                for p, s in zip(self._ptrs, self._plan.arrays, strict=True)
+            ]
+        return regions
 
     def __del__(self) -> None:
         # A kernel call only builds the operation, as in Tile; one that is
@@ -70,32 +126,47 @@ class Operation:
         gen = ", ".join(f"{k}={v}" for k, v in self.generics.items())
         return f"<operation {self.kernel.__name__}[{gen}] grid={list(self.grid)} on {self._engine}>"
 
+    # -- running ----------------------------------------------------------------------
     def sync(self) -> None:
-        """Run the kernel and wait for it (on the GPU: for the stream it ran on)."""
+        """Run the kernel and wait for it (on the GPU: for the stream it ran on).
+        While the stream is being captured into a CUDA graph (PyTorch's
+        `torch.cuda.graph`), the launch is captured and nothing waits."""
         self.launch().wait()
 
     def launch(self) -> Handle:
         """Start the kernel; its arrays stay borrowed until `Handle.wait()`."""
         self._runs += 1  # tried, at least: no "never run" warning
-        tracker = _tracker(self._space)
-        writes = [r for r, m in self._regions if m]
-        reads = [r for r, m in self._regions if not m]
+        if engines.RECORDING is not None:
+            engines.RECORDING.refuse_run(self)
+        plan = self._plan
+        tracker = plan.tracker
+        regions = self._regions
         with _LOCK:
-            self._explain_conflict()
+            if tracker.inflight:
+                self._explain_conflict()
             try:
-                token = tracker.launch(self.kernel.__name__, writes, reads)
+                token = tracker.launch(
+                    plan.kernel.__name__,
+                    [r for r, m in regions if m],
+                    [r for r, m in regions if not m],
+                )
             except TileError as e:
-                raise BorrowError.from_tile_error(e, self.kernel.module._sources) from None
-            _PENDING[(self._space, token)] = self
+                raise BorrowError.from_tile_error(e, plan.kernel.module._sources) from None
+            _PENDING[(plan.space, token)] = self
         try:
-            run = self._start()
+            prof = engines.PROFILER
+            if prof is None:
+                stream, writeback = self._start()
+            else:
+                stream, writeback = prof.around(self, self._start)
         except BaseException:
             with _LOCK:
                 tracker.wait(token)
-                _PENDING.pop((self._space, token), None)
+                _PENDING.pop((plan.space, token), None)
             raise
-        _bump_torch_versions(self._refs)
-        return Handle(self, token, tracker, *run)
+        if plan.torch_mut:
+            self._bump_torch_versions()
+        return Handle(self, token, tracker, stream, writeback)
 
     def _explain_conflict(self) -> None:
         """The tracker's verdict, worded for Python: which argument, which
@@ -131,75 +202,146 @@ class Operation:
                         help="call `.wait()` on the pending launch's handle first",
                     )
 
+    def _kernel_args(self, arrays: list[Any]) -> list[Any]:
+        """`arrays` (one per array slot) and the numbers, in the order of the
+        lowered kernel's parameters (the order `Device.run` takes)."""
+        scalars = self._scalars
+        return [arrays[i] if is_array else scalars[i] for is_array, i in self._plan.order]
+
     def _start(self) -> tuple[Any, list[tuple[np.ndarray, Tensor]]]:
         """Enqueue the kernel; (the stream to wait for, host arrays to copy results into)."""
-        rt = self._runtime
-        dev: Any = rt.device
-        bound = self._bound
-        writeback: list[tuple[np.ndarray, Tensor]] = []
-        args = list(bound.args)
-        if self._engine != "cpu":
+        plan = self._plan
+        if plan.copies:
+            return self._start_with_copies()
+        dev: Any = plan.runtime.device
+        span = plan.kernel.decl.name.span
+        try:
+            if plan.engine == "cpu":
+                dev.run(plan.prepared, plan.bound.grid, self._kernel_args(self._hosts), None, span)
+                plan.runtime.launches += 1
+                return None, []
             # Another library (or a second GPU's device) may have switched the
             # thread's current context since this device last ran.
             dev.ctx.make_current()
-        copies = self._space == "cpu" and self._engine != "cpu"  # NumPy arrays on the GPU
-        for i, a in enumerate(args):
-            t = a.tensor if isinstance(a, _RtPartition) else a
-            if not isinstance(t, Tensor):
-                continue
-            # bf16 arrays on the CPU are copied too: the interpreter relies on
-            # bf16-rounded storage, and the caller's float32 values may not be.
-            if not (copies or (self._space == "cpu" and t.dtype is DType.BF16)):
-                continue
-            host = cast(np.ndarray, t.storage)  # on the CPU engine: the caller's array
-            fresh = Tensor.from_numpy(host, t.dtype, dev)  # uploaded now: the values of this run
-            if isinstance(a, _RtPartition):
-                args[i] = _RtPartition(fresh, a.tile)
-                writeback.append((host, fresh))
-            else:
-                args[i] = fresh
-        op = _RtOperation(
-            self.kernel.decl,
-            self.kernel.key,
-            BoundLaunch(bound.instantiation, bound.grid, args),
-            self.kernel.decl.name.span,
-            rt,
-        )
-        if self._space != "cpu":
             # The stream the caller's library has current when the operation
             # starts (not when it was built), as a Tile launch would.
-            first = next(r for _, r, _ in self._refs if r.is_cuda)
-            stream = dev.foreign_stream(arrays.current_stream(first))
-        elif self._engine == "cpu":
-            stream = None
-        else:
-            stream = dev.new_stream()
+            stream = dev.foreign_stream(self._current_stream())
+            launcher = plan.launcher
+            if launcher is None or not launcher(self._kernel_args(self._ptrs), stream):
+                self._run_wrapped(dev, stream)
+            plan.runtime.launches += 1
+            return stream, []
+        except TileError as e:
+            raise ExecutionError.from_tile_error(
+                at_launch(e, span), plan.kernel.module._sources
+            ) from None
+
+    def _run_wrapped(self, dev: Any, stream: Any) -> None:
+        """The device's general launch, over buffers wrapping the caller's
+        memory; the first one also asks the device for a fast launcher."""
+        plan = self._plan
+        buffers = self._wrapped
+        if buffers is None:
+            buffers = []
+            for ptr, s in zip(self._ptrs, plan.arrays, strict=True):
+                if s.bf16_memory:
+                    buffers.append(dev.wrap_external(ptr, s.shape, s.np_dtype, s.nbytes, bf16=True))
+                else:
+                    buffers.append(dev.wrap_external(ptr, s.shape, s.np_dtype, s.nbytes))
+            self._wrapped = buffers
+        args = self._kernel_args(buffers)
+        span = plan.kernel.decl.name.span
+        dev.run(plan.prepared, plan.bound.grid, args, stream, span)
+        if not plan.launcher_tried:
+            plan.launcher_tried = True
+            make = getattr(dev, "fast_launcher", None)
+            if make is not None:
+                plan.launcher = make(plan.prepared, plan.bound.grid, args, span)
+
+    def _current_stream(self) -> int:
+        plan = self._plan
+        if plan.library == "torch":
+            return torch_current_stream(plan.device_index)
+        if plan.library == "cupy":
+            return int(sys.modules["cupy"].cuda.get_current_stream().ptr)
+        return int(self._stream_hint or 0)
+
+    def _start_with_copies(self) -> tuple[Any, list[tuple[np.ndarray, Tensor]]]:
+        """Host arrays on a GPU module (uploaded now, `&mut` ones copied back
+        at the wait), and bf16 arrays on the CPU (the interpreter relies on
+        bf16-rounded storage, and the caller's float32 values may not be)."""
+        plan = self._plan
+        rt = plan.runtime
+        dev: Any = rt.device
+        on_gpu = plan.engine != "cpu"
+        if on_gpu:
+            dev.ctx.make_current()
+        writeback: list[tuple[np.ndarray, Tensor]] = []
+        by_param: dict[int, Any] = {}
+        cpu = engines._device("cpu")
+        for host, s in zip(self._hosts, plan.arrays, strict=True):
+            if on_gpu or s.dtype.value == "bf16":
+                t = Tensor.from_numpy(host, s.dtype, dev)  # uploaded now: the values of this run
+                if s.mutable:
+                    writeback.append((host, t))
+            else:
+                t = Tensor(s.dtype, s.shape, host, cpu)
+            by_param[s.param] = _RtPartition(t, s.tile) if s.tile is not None else t
+        for value, sc in zip(self._scalars, plan.scalars, strict=True):
+            by_param[sc.param] = value
+        args = [by_param[i] for i in range(len(plan.kernel.specs))]
+        decl = plan.kernel.decl
+        op = _RtOperation(
+            decl,
+            plan.kernel.key,
+            BoundLaunch(plan.bound.instantiation, plan.bound.grid, args),
+            decl.name.span,
+            rt,
+        )
+        stream = dev.new_stream() if on_gpu else None
         try:
             rt.execute(op, stream=stream)
         except TileError as e:
-            raise ExecutionError.from_tile_error(e, self.kernel.module._sources) from None
+            raise ExecutionError.from_tile_error(e, plan.kernel.module._sources) from None
         return stream, writeback
 
+    def _bump_torch_versions(self) -> None:
+        """A kernel writes `&mut` PyTorch tensors behind autograd's back; bumping
+        their version counters lets autograd refuse a backward pass that would
+        read values the kernel overwrote, as it does for PyTorch's own in-place ops."""
+        torch = sys.modules.get("torch")
+        bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
+        written = tuple(
+            o
+            for o, s in zip(self._objs, self._plan.arrays, strict=True)
+            if s.mutable and s.library == "torch"
+        )
+        if bump is None or not written:
+            return
+        with contextlib.suppress(Exception):
+            bump(written)
 
-def _bump_torch_versions(refs: list[tuple[ParamSpec, ArrayRef, bool]]) -> None:
-    """A kernel writes `&mut` PyTorch tensors behind autograd's back; bumping
-    their version counters lets autograd refuse a backward pass that would
-    read values the kernel overwrote, as it does for PyTorch's own in-place ops."""
-    torch = sys.modules.get("torch")
-    bump = getattr(
-        getattr(getattr(torch, "autograd", None), "graph", None), "increment_version", None
-    )
-    if bump is None:
-        return
-    for _, ref, mutable in refs:
-        if mutable and ref.library == "torch":
-            with contextlib.suppress(Exception):
-                bump(ref.obj)
+
+_TORCH_STREAM: list[Any] = [None, None]  # [torch module, its raw current-stream function]
+
+
+def torch_current_stream(index: int) -> int:
+    """The raw handle of PyTorch's current CUDA stream on device `index`."""
+    torch = sys.modules["torch"]
+    if _TORCH_STREAM[0] is not torch:
+        _TORCH_STREAM[0] = torch
+        _TORCH_STREAM[1] = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    raw = _TORCH_STREAM[1]
+    if raw is not None:
+        return int(raw(index))
+    return int(torch.cuda.current_stream(index).cuda_stream)
 
 
 class Handle:
     """A started operation. `.wait()` waits for it, copies results back where
     the engine needed copies, and ends its borrows; waiting twice is fine."""
+
+    __slots__ = ("_keep", "_stream", "_token", "_tracker", "_writeback", "done", "operation")
 
     def __init__(
         self,
@@ -214,32 +356,31 @@ class Handle:
         self._tracker = tracker
         self._stream = stream
         self._writeback = writeback
-        self._keep = [
-            r.obj for _, r, _ in op._refs
-        ]  # the caller's arrays live while we may use them
+        self._keep = op._objs  # the caller's arrays live while we may use them
         self.done = False
 
     def wait(self) -> None:
         if self.done:
             return
         op = self.operation
-        dev: Any = op._runtime.device
+        plan = op._plan
         try:
-            if op._engine != "cpu":
+            if plan.engine != "cpu":
+                dev: Any = plan.runtime.device
                 dev.ctx.make_current()
-            if op._space != "cpu":
-                dev.sync_foreign(self._stream)
-            elif op._engine != "cpu":
-                dev.sync(self._stream)
+                if plan.space == "cpu":
+                    dev.sync(self._stream)
+                elif not _capturing(dev, self._stream):
+                    dev.sync_foreign(self._stream)
             for host, t in self._writeback:
                 host[...] = t.numpy()
         except TileError as e:
-            raise ExecutionError.from_tile_error(e, op.kernel.module._sources) from None
+            raise ExecutionError.from_tile_error(e, plan.kernel.module._sources) from None
         finally:
             self.done = True
             with _LOCK:
                 self._tracker.wait(self._token)
-                _PENDING.pop((self.operation._space, self._token), None)
+                _PENDING.pop((plan.space, self._token), None)
             self._keep = []
 
     def __repr__(self) -> str:
@@ -259,3 +400,11 @@ class Handle:
             self.wait()
         except Exception:  # nothing may be raised from a finaliser
             pass
+
+
+def _capturing(dev: Any, stream: Any) -> bool:
+    """Whether `stream` is being captured into a CUDA graph (by PyTorch's
+    `torch.cuda.graph`, say): then waiting for it is illegal, and the launch
+    was recorded rather than run, so there is nothing to wait for."""
+    check = getattr(dev, "is_capturing", None)
+    return bool(check is not None and check(stream))

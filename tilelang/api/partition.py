@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,13 +12,16 @@ from tilelang.diagnostics.codes import launch as lcodes
 
 
 # ---------------------------------------------------------------- partitions
-@dataclass(frozen=True, slots=True, eq=False)
 class Partition:
     """An array split into tiles of `tile` elements, for a `&mut` kernel
-    parameter (Tile's `t.partition([..])`). Made by `tilelang.partition`."""
+    parameter (Tile's `t.partition([..])`). Made by `tilelang.partition`;
+    a value: neither field is ever reassigned."""
 
-    array: Any
-    tile: tuple[int, ...]
+    __slots__ = ("array", "tile")
+
+    def __init__(self, array: Any, tile: tuple[int, ...]) -> None:
+        self.array = array
+        self.tile = tile
 
     def __repr__(self) -> str:
         return f"tilelang.partition(<{type(self.array).__name__}>, {list(self.tile)})"
@@ -30,6 +32,15 @@ def partition(array: Any, tile: Iterable[int] | int) -> Partition:
     it for a `&mut` parameter. Block `i` of the grid writes tile `i` only;
     the grid is `ceil(array.shape / tile)` per dimension, so the tiles at the
     far edges may be partial."""
+    t = type(tile)
+    if t is list or t is tuple:
+        dims = tuple(tile)  # type: ignore[arg-type]
+        for d in dims:  # the common case: plain positive ints
+            if type(d) is not int or d <= 0:
+                break
+        else:
+            if dims:
+                return Partition(array, dims)
     dims = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)
     if not dims or not all(
         isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims

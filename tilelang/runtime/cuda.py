@@ -444,6 +444,80 @@ def _raw_launch() -> Any:
     return f
 
 
+# ---------------------------------------------------------------- the fast launch
+class FastLaunch:
+    """One compiled kernel variant, grid and block fixed, its `void* params[]`
+    packed once: a launch writes this call's tensor addresses and scalar
+    values into the packed slots and calls the driver. `cuLaunchKernel`
+    copies the parameters when it is called, so the slots may be rewritten
+    by the next launch at once (a lock keeps two threads from interleaving).
+
+    A tensor address with another 16-byte alignment than the variant was
+    compiled for returns False (the caller takes the general path, which
+    picks the right variant); dims and tensor kinds are fixed by the caller's
+    cache key (`tilelang/api/fastpath.py`).
+    """
+
+    __slots__ = ("_call", "_lock", "_ok", "_ptrs", "_scalars", "device", "packed")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def make(dev: CudaDevice, fn: Function, abi: Any, grid: tuple[int, ...], args: list[Any],
+             index: dict[str, int]) -> FastLaunch | None:
+        values: list[Any] = []
+        ptrs: list[tuple[int, int, bool]] = []  # (slot, arg index, 16-byte aligned)
+        scalars: list[tuple[int, int, str]] = []  # (slot, arg index, ctypes kind)
+        for n, slot in enumerate(abi.slots):
+            if slot.param not in index:
+                return None
+            i = index[slot.param]
+            a = args[i]
+            if slot.what == "ptr":
+                ptrs.append((n, i, a.ptr % 16 == 0))
+                values.append(a.ptr)
+            elif slot.what.startswith("dim") and slot.what[3:].isdigit():
+                values.append(a.shape[int(slot.what[3:])])
+            elif slot.what == "value":
+                scalars.append((n, i, slot.kind))
+                values.append(a.item() if hasattr(a, "item") else a)
+            else:
+                return None
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        if g[0] * g[1] * g[2] == 0:
+            return None
+        fl = FastLaunch()
+        fl.device = dev
+        fl.packed = PackedArgs([s.kind for s in abi.slots], values)
+        cells = fl.packed.values
+        fl._ptrs = tuple((cells[n], i, aligned) for n, i, aligned in ptrs)
+        fl._scalars = tuple((cells[n], i, kind) for n, i, kind in scalars)
+        d = dev.ctx.d
+        fl._call = (d.cuLaunchKernel, fn.handle, g[0], g[1], g[2], abi.num_threads, abi.smem_bytes,
+                    fn.name)
+        fl._ok = d.CUresult.CUDA_SUCCESS
+        return fl
+
+    def __call__(self, args: list[Any], stream: Any) -> bool:
+        """Launch with `args` (tensor addresses as ints, scalars as values, in
+        the kernel's parameter order) on `stream`; False: take the general path."""
+        launch, handle, gx, gy, gz, threads, smem, name = self._call
+        with self._lock:
+            for cell, i, aligned in self._ptrs:
+                ptr = args[i]
+                if (ptr & 15 == 0) is not aligned:
+                    return False
+                cell.value = ptr
+            for cell, i, kind in self._scalars:
+                cell.value = _scalar_bits(kind, args[i])
+            (err,) = launch(handle, gx, gy, gz, threads, 1, 1, smem, stream, self.packed.address, 0)
+        if err != self._ok:
+            raise cuda_error(f"launching `{name}`", _error_name(err))
+        self.device.launches += 1
+        return True
+
+
 # ---------------------------------------------------------------- events and graphs
 class Timer:
     """CUDA events around enqueued work; `elapsed_ms()` waits for the second one."""
@@ -754,6 +828,41 @@ class CudaDevice(Device):
                 _check(self.ctx.d.cuStreamSynchronize(s), "cuStreamSynchronize", span)
                 self._flush_prints(pbuf, abi)
                 pbuf.free()
+
+    # -- the Python API's fast path (tilelang/api/fastpath.py) -----------------------
+    def fast_launcher(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
+                      span: Span | None = None) -> FastLaunch | None:
+        """A launcher for later runs of `prepared` that differ from this one
+        (`args`, as `run` takes them) only in tensor addresses and scalar
+        values; None when the kernel needs per-launch bookkeeping (device
+        asserts, print buffers, a slot kind it does not know)."""
+        from tilelang.backend import TensorFacts
+        from tilelang.ir import nodes as ir
+
+        kernel = prepared.ir
+        facts: dict[str, Any] = {}
+        fact_list = []
+        for p, a in zip(kernel.params, args, strict=True):
+            if isinstance(p, ir.TensorParam):
+                if not isinstance(a, CudaBuffer):
+                    return None
+                f = TensorFacts(a.ptr % 16 == 0, tuple(d % 16 == 0 for d in a.shape),
+                                p.dtype.value == "bf16" and not a.bf16)
+                facts[p.name] = f
+                fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
+        abi, fn = self._variant(prepared, tuple(fact_list), facts, span)
+        if abi.asserts or abi.prints:
+            return None
+        index = {p.name: i for i, p in enumerate(kernel.params)}
+        return FastLaunch.make(self, fn, abi, grid, args, index)
+
+    def is_capturing(self, stream: Any) -> bool:
+        """Whether `stream` is being captured into a CUDA graph (by this device
+        or by another library, PyTorch's `torch.cuda.graph` say)."""
+        d = self.ctx.d
+        status = _check(d.cuStreamIsCapturing(self.ctx.stream if stream is None else stream),
+                        "cuStreamIsCapturing")
+        return bool(status != d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
 
     # -- device print --------------------------------------------------------------
     def _print_buffer(self, stream: Any) -> DeviceBuffer:

@@ -1,0 +1,238 @@
+"""The fast path of repeated kernel calls (`tilelang/api/fastpath.py`) on the
+CPU: a call with the same argument kinds reuses the plan of an earlier call,
+and nothing that could change the verdict of a check is served from it (a
+changed shape, dtype, stride, writeability, device, generics, a number out of
+range, overlapping arrays, a borrow in flight)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.api import fastpath, in_flight
+
+ROOT = Path(__file__).resolve().parents[2]
+P = tilelang.partition
+
+SOURCE = """
+kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) + y.load_like(z));
+}
+kernel fn fixed<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [256]>) {
+    z.store(x.load_like(z));
+}
+kernel fn shift<const B: i32>(z: &mut Tensor<i32, [B]>, x: &Tensor<i32, [?]>, k: i8) {
+    z.store(x.load_like(z) + (k as i32));
+}
+kernel fn twice<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>) {
+    z.store(x.load_like(z) + x.load_like(z));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():  # type: ignore[no-untyped-def]
+    return tilelang.compile(SOURCE)
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_in_flight():  # type: ignore[no-untyped-def]
+    yield
+    assert in_flight() == 0, "a test left a launch in flight"
+
+
+def _vecs(n: int = 1000, dtype: type = np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(n)
+    return (
+        rng.standard_normal(n).astype(dtype),
+        rng.standard_normal(n).astype(dtype),
+        np.zeros(n, dtype),
+    )
+
+
+def _plan_of(op):  # type: ignore[no-untyped-def]
+    return op._plan
+
+
+def test_a_repeated_call_reuses_its_plan_with_the_new_arrays(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    first = mod.add(P(z, [256]), x, y)
+    first.sync()
+    x2, y2, z2 = _vecs()
+    x2 += 1
+    second = mod.add(P(z2, [256]), x2, y2)
+    assert _plan_of(second) is _plan_of(first)  # served from the cache
+    assert _plan_of(second).stats["hits"] >= 1
+    second.sync()
+    np.testing.assert_array_equal(z2, x2 + y2)  # the new arrays, not the first call's
+    np.testing.assert_array_equal(z, x + y)
+
+
+def test_a_changed_shape_is_a_new_plan_and_is_checked(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs(1000)
+    a = mod.add(P(z, [256]), x, y)
+    a.sync()
+    x, y, z = _vecs(3000)
+    b = mod.add(P(z, [256]), x, y)
+    assert _plan_of(b) is not _plan_of(a) and b.grid == (12,)
+    b.sync()
+    np.testing.assert_array_equal(z, x + y)
+    # a static dimension: right once, then a wrong shape of the same kinds
+    z = np.zeros(256, np.float32)
+    mod.fixed(P(z, [64]), np.ones(256, np.float32)).sync()
+    with pytest.raises(tilelang.CallError, match="E0501"):
+        mod.fixed(P(z, [64]), np.ones(300, np.float32))
+
+
+def test_a_changed_tile_is_a_new_plan(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs(1000)
+    a = mod.add(P(z, [256]), x, y)
+    b = mod.add(P(z, [128]), x, y)
+    assert a.generics == {"B": 256} and b.generics == {"B": 128} and b.grid == (8,)
+    a.sync()
+    b.sync()
+    with pytest.raises(tilelang.CallError, match="E0212|power of two"):
+        mod.add(P(z, [100]), x, y)
+
+
+def test_a_changed_dtype_is_refused_after_a_good_call(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    mod.add(P(z, [256]), x, y).sync()
+    with pytest.raises(tilelang.CallError, match=r"E0502.*must hold `f32`, but it is a float64"):
+        mod.add(P(z, [256]), x.astype(np.float64), y)
+
+
+def test_a_changed_stride_is_refused_after_a_good_call(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs(2000)
+    mod.add(P(z[:1000], [256]), x[:1000], y[:1000]).sync()
+    with pytest.raises(tilelang.CallError, match="is not contiguous"):
+        mod.add(P(z[:1000], [256]), x[::2], y[:1000])  # same shape and dtype, other strides
+
+
+def test_read_only_output_is_refused_after_a_writeable_one(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    mod.add(P(z, [256]), x, y).sync()
+    z.flags.writeable = False
+    with pytest.raises(tilelang.CallError, match="read-only"):
+        mod.add(P(z, [256]), x, y)
+
+
+def test_overlap_within_a_call_is_checked_on_every_call(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    mod.add(P(z, [256]), x, y).sync()
+    # the same kinds as the cached call, but z is also read as `x`: E0303
+    with pytest.raises(tilelang.BorrowError, match="E0303"):
+        mod.add(P(z, [256]), z, y)
+    buf = np.zeros(2000, np.float32)
+    with pytest.raises(tilelang.BorrowError, match="E0303"):
+        mod.add(P(buf[:1000], [256]), buf[500:1500], y)  # partly overlapping views
+    mod.add(P(buf[:1000], [256]), buf[1000:], y).sync()  # adjacent, not overlapping
+
+
+def test_an_in_flight_borrow_is_never_served_from_the_cache(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    mod.add(P(z, [256]), x, y).sync()  # the plan exists
+    h = mod.add(P(z, [256]), x, y).launch()
+    op = mod.add(P(x, [256]), z, y)  # building is fine; starting would race with `h`
+    assert _plan_of(op) is not None
+    with pytest.raises(tilelang.BorrowError, match="E0305"):
+        op.launch()
+    with pytest.raises(tilelang.BorrowError, match="E0306|E0309|E0305"):
+        mod.add(P(z, [256]), x, y).sync()  # two writers of z
+    h.wait()
+    op.sync()  # after the wait, the same operation starts
+    assert in_flight() == 0
+
+
+def test_numbers_are_checked_on_every_call(mod) -> None:  # type: ignore[no-untyped-def]
+    x = np.arange(1000, dtype=np.int32)
+    z = np.zeros(1000, np.int32)
+    mod.shift(P(z, [256]), x, 3).sync()
+    np.testing.assert_array_equal(z, x + 3)
+    with pytest.raises(tilelang.CallError, match=r"`i8`, and 300 does not fit"):
+        mod.shift(P(z, [256]), x, 300)  # same key (an int), a value out of range
+    with pytest.raises(tilelang.CallError, match="integer"):
+        mod.shift(P(z, [256]), x, 2.5)
+    mod.shift(P(z, [256]), x, -7).sync()
+    np.testing.assert_array_equal(z, x - 7)
+
+
+def test_type_parameters_follow_the_arrays(mod) -> None:  # type: ignore[no-untyped-def]
+    x32 = np.arange(100, dtype=np.float32)
+    z32 = np.zeros(100, np.float32)
+    mod.twice(P(z32, [64]), x32).sync()
+    x16, z16 = x32.astype(np.float16), np.zeros(100, np.float16)
+    op = mod.twice(P(z16, [64]), x16)
+    assert op.generics["T"].value == "f16"
+    op.sync()
+    np.testing.assert_array_equal(z16, (x16 * 2).astype(np.float16))
+    with pytest.raises(tilelang.CallError, match="E0502|E0505|`T`"):
+        mod.twice(P(z16, [64]), x32)  # T is f16 from z, f32 from x
+
+
+def test_explicit_generics_have_their_own_plans(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    assert mod.add[256] is mod.add[256]  # one kernel object per list of generics
+    mod.add[256](P(z, [256]), x, y).sync()
+    with pytest.raises(tilelang.CallError, match="E0503|E0501|`B`"):
+        mod.add[128](P(z, [256]), x, y)  # the explicit 128 disagrees with the tile
+
+
+def test_keyword_arguments_take_the_checked_path(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    mod.add(z=P(z, [256]), x=x, y=y).sync()
+    np.testing.assert_array_equal(z, x + y)
+
+
+def test_a_resized_array_is_not_taken_for_its_old_memory(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs(1000)
+    mod.add(P(z, [256]), x, y).sync()
+    x.resize(4000)  # a new buffer (and a new shape); refcheck: nothing of ours holds `x`
+    x[:] = 1
+    assert fastpath._np_ptr(x) == x.__array_interface__["data"][0]
+    mod.add(P(z, [256]), x, y).sync()
+    np.testing.assert_array_equal(z, 1 + y)
+
+
+def test_plan_cache_is_bounded(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs(64)
+    for n in range(1, fastpath.MAX_PLANS + 10):
+        mod.add(P(z[:n], [64]), x[:n], y[:n]).sync()
+    assert len(mod.add._plans) <= fastpath.MAX_PLANS
+
+
+def test_operations_are_reusable_and_rerun_with_current_values(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = _vecs()
+    op = mod.add(P(z, [256]), x, y)
+    op.sync()
+    x[:] = 5
+    op.sync()
+    np.testing.assert_array_equal(z, 5 + y)
+
+
+def test_torch_cpu_tensors_use_the_fast_path() -> None:
+    torch = pytest.importorskip("torch")
+    mod = tilelang.compile(SOURCE)
+    x, y, z = torch.randn(1000), torch.randn(1000), torch.zeros(1000)
+    a = mod.add(P(z, [256]), x, y)
+    a.sync()
+    x2, y2 = torch.randn(1000), torch.randn(1000)
+    b = mod.add(P(z, [256]), x2, y2)
+    assert b._plan is a._plan
+    b.sync()
+    torch.testing.assert_close(z, x2 + y2, rtol=0, atol=0)
+    # a NumPy array of the same shape is another device/library: another plan
+    c = mod.add(P(z.numpy(), [256]), x2.numpy(), y2.numpy())
+    assert c._plan is not a._plan
+    c.sync()
+    # the version counter of the written tensor moves on every run
+    v = z._version
+    mod.add(P(z, [256]), x, y).sync()
+    assert z._version > v
+    # storage swapped under the same tensor object: the new memory is used
+    z.set_(torch.zeros(1000).untyped_storage())
+    mod.add(P(z, [256]), x, y).sync()
+    torch.testing.assert_close(z, x + y, rtol=0, atol=0)

@@ -2,7 +2,9 @@
 
 `describe(value)` turns a NumPy array, a PyTorch tensor (CPU or CUDA), a CuPy
 array, or any object with `__cuda_array_interface__`, `__array_interface__`
-or a CPU `__dlpack__` into an `ArrayRef`: where its memory is (a pointer and
+or `__dlpack__`/`__dlpack_device__` (host memory through `numpy.from_dlpack`,
+CUDA and managed memory by reading the capsule's `DLTensor`; JAX arrays
+always through DLPack) into an `ArrayRef`: where its memory is (a pointer and
 a byte count in one address space), its shape, its Tile element type, whether
 it is C-contiguous, and for CUDA memory the stream its library has current.
 A torch.bfloat16 CUDA tensor is described with `dtype` bf16 and its own
@@ -22,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import sys
 from dataclasses import dataclass
@@ -74,9 +77,13 @@ class ArrayRef:
     def describe(self) -> str:
         """`a float32 NumPy array of shape (8, 4)` and the like."""
         where = " on the GPU" if self.is_cuda else ""
-        kind = {"numpy": "NumPy array", "torch": "PyTorch tensor", "cupy": "CuPy array"}.get(
-            self.library, "array"
-        )
+        kind = {
+            "numpy": "NumPy array",
+            "torch": "PyTorch tensor",
+            "cupy": "CuPy array",
+            "jax": "JAX array",
+            "jaxlib": "JAX array",
+        }.get(self.library, "array")
         article = (
             "an"
             if self.dtype_name[:1] in "aeiou" or self.dtype_name.startswith(("int", "uint"))
@@ -268,6 +275,150 @@ def current_stream(ref: ArrayRef) -> int:
     return int(ref.stream or 0)
 
 
+# ---------------------------------------------------------------- DLPack
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _DLManagedTensor(ctypes.Structure):  # DLPack 0.x: capsule "dltensor"
+    _fields_ = [
+        ("dl_tensor", _DLTensor),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+    ]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):  # DLPack 1.x: capsule "dltensor_versioned"
+    _fields_ = [
+        ("major", ctypes.c_uint32),
+        ("minor", ctypes.c_uint32),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", _DLTensor),
+    ]
+
+
+_DL_READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+_DL_DTYPES = {
+    (0, 8): DType.I8, (0, 16): DType.I16, (0, 32): DType.I32, (0, 64): DType.I64,
+    (1, 8): DType.U8, (1, 16): DType.U16, (1, 32): DType.U32, (1, 64): DType.U64,
+    (2, 16): DType.F16, (2, 32): DType.F32, (2, 64): DType.F64,
+    (4, 16): DType.BF16, (6, 8): DType.BOOL,
+}  # fmt: skip
+_DL_NAMES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
+
+
+class DLPackExport:
+    """The caller's object and the DLPack capsule it exported. Holding the
+    capsule keeps the export (and so the memory) alive; it is never consumed,
+    so when it is dropped the producer's capsule destructor releases it."""
+
+    __slots__ = ("capsule", "owner")
+
+    def __init__(self, owner: Any, capsule: Any) -> None:
+        self.owner = owner
+        self.capsule = capsule
+
+
+def _capsule_pointer(capsule: Any, name: bytes) -> int | None:
+    api = ctypes.pythonapi
+    api.PyCapsule_IsValid.restype = ctypes.c_int
+    api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    if not api.PyCapsule_IsValid(capsule, name):
+        return None
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return int(api.PyCapsule_GetPointer(capsule, name))
+
+
+def _dlpack_cuda(value: Any, library: str) -> ArrayRef:
+    """A CUDA array through its DLPack capsule, in place. The export is asked
+    for the legacy default stream (`stream=1`): the producer orders its
+    pending work before it, and the operation runs there (stream handle 0)."""
+    try:
+        capsule = value.__dlpack__(stream=1, max_version=(1, 0))
+    except TypeError:  # a producer of DLPack 0.x: no `max_version`
+        capsule = value.__dlpack__(stream=1)
+    readonly = False
+    ptr = _capsule_pointer(capsule, b"dltensor_versioned")
+    if ptr is not None:
+        managed = _DLManagedTensorVersioned.from_address(ptr)
+        tensor = managed.dl_tensor
+        readonly = bool(managed.flags & _DL_READ_ONLY)
+    else:
+        ptr = _capsule_pointer(capsule, b"dltensor")
+        if ptr is None:
+            raise Unsupported(
+                f"a `{type(value).__name__}` exported something that is not a DLPack tensor",
+                "pass a PyTorch tensor, a CuPy array or a NumPy array",
+            )
+        tensor = _DLManagedTensor.from_address(ptr).dl_tensor
+    ndim = int(tensor.ndim)
+    shape = tuple(int(tensor.shape[i]) for i in range(ndim))
+    strides = (
+        tuple(int(tensor.strides[i]) for i in range(ndim)) if tensor.strides else _c_strides(shape)
+    )
+    code, bits, lanes = int(tensor.dtype.code), int(tensor.dtype.bits), int(tensor.dtype.lanes)
+    dtype = _DL_DTYPES.get((code, bits)) if lanes == 1 else None
+    name = f"{_DL_NAMES.get(code, f'code{code}')}{bits}" + (f"x{lanes}" if lanes != 1 else "")
+    n = 1
+    for d in shape:
+        n *= d
+    return ArrayRef(
+        obj=DLPackExport(value, capsule),
+        library=library,
+        space=f"cuda:{int(tensor.device.device_id)}",
+        shape=shape,
+        dtype=dtype,
+        dtype_name=name,
+        ptr=int(tensor.data or 0) + int(tensor.byte_offset),
+        nbytes=n * max(1, (bits * lanes) // 8),
+        contiguous=_is_c_contiguous(shape, strides),
+        strides=strides,
+        readonly=readonly,
+        host=None,
+        stream=0,
+    )
+
+
+def _dlpack(value: Any, library: str) -> ArrayRef:
+    kind, _ = value.__dlpack_device__()
+    kind = int(kind)
+    if kind in (_DL_CPU, _DL_CUDA_HOST):  # host memory NumPy can view
+        try:
+            a = np.from_dlpack(value)
+        except (BufferError, TypeError, RuntimeError, ValueError) as e:
+            raise Unsupported(
+                f"a `{type(value).__name__}` could not be viewed in place through DLPack ({e})",
+                "pass a NumPy array or convert it with `numpy.asarray`",
+            ) from None
+        return _numpy(a, value, library)
+    if kind in (_DL_CUDA, _DL_CUDA_MANAGED):
+        return _dlpack_cuda(value, library)
+    raise Unsupported(
+        f"a `{type(value).__name__}` on DLPack device type {kind} cannot be used",
+        "pass a NumPy array, or a PyTorch, CuPy or JAX array on the CPU or a CUDA GPU",
+    )
+
+
 # ---------------------------------------------------------------- entry point
 def describe(value: Any) -> ArrayRef:
     """An `ArrayRef` for `value`; `NotAnArray` if it is not an array at all,
@@ -275,19 +426,22 @@ def describe(value: Any) -> ArrayRef:
     if isinstance(value, np.ndarray):
         return _numpy(value, value, "numpy")
     module = type(value).__module__ or ""
+    library = module.split(".", 1)[0] or "array"
     if module.startswith("torch") and hasattr(value, "data_ptr") and hasattr(value, "is_cuda"):
         return _torch(value)
+    has_dlpack = hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__")
+    if has_dlpack and library in _DLPACK_FIRST:
+        return _dlpack(value, library)
     if hasattr(value, "__cuda_array_interface__"):
         return _cuda_array(value, "cupy" if module.startswith("cupy") else "cuda-array")
     if hasattr(value, "__array_interface__") and not isinstance(value, np.generic):
         a = np.asarray(value)  # the interface shares memory: no copy
-        return _numpy(a, value, module.split(".", 1)[0] or "array")
-    if hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
-        kind, _ = value.__dlpack_device__()
-        if int(kind) == 1:  # kDLCPU
-            return _numpy(np.from_dlpack(value), value, module.split(".", 1)[0] or "array")
-        raise Unsupported(
-            f"a `{type(value).__name__}` on DLPack device type {int(kind)} cannot be used",
-            "pass a NumPy array, a PyTorch tensor, or a CuPy array",
-        )
+        return _numpy(a, value, library)
+    if has_dlpack:
+        return _dlpack(value, library)
     raise NotAnArray(type(value).__name__)
+
+
+# Libraries whose arrays go through DLPack even when they offer another
+# interface: JAX's `__cuda_array_interface__` names no stream to order with.
+_DLPACK_FIRST = frozenset({"jax", "jaxlib"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
 class HostFunction:
     """A host `fn` of a loaded module. Calling it runs it at once on the
     module's engine: array arguments are copied in (a `&mut` one copied back
-    afterwards), tensor results come back as new NumPy arrays."""
+    afterwards), tensor results come back as new arrays: of the arguments'
+    library when every array argument came from one (PyTorch, JAX, any
+    library with `from_dlpack`), NumPy arrays otherwise."""
 
     def __init__(self, module: Module, decl: ast.FnDecl, key: str) -> None:
         self.module = module
@@ -51,6 +54,7 @@ class HostFunction:
         dev = ev.runtime.device
         converted: list[Any] = []
         writeback: list[tuple[np.ndarray, Tensor]] = []
+        libraries: set[str] = set()
         for p, v in zip(self.decl.params, values, strict=True):
             ty = p.ty
             mutable = isinstance(ty, ast.RefType) and ty.mutable
@@ -58,6 +62,7 @@ class HostFunction:
             where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
             if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor":
                 t = self._tensor(p.name.name, inner, v, where, dev)
+                libraries.add(arrays.describe(v).library)
                 if mutable:
                     writeback.append((arrays.describe(v).host, t))  # type: ignore[arg-type]
                 converted.append(t)
@@ -69,7 +74,8 @@ class HostFunction:
             raise ExecutionError.from_tile_error(e, m._sources) from None
         for host, t in writeback:
             host[...] = t.numpy()
-        return _from_value(result)
+        library = next(iter(libraries)) if len(libraries) == 1 else "numpy"
+        return _from_value(result, library)
 
     def _tensor(self, name: str, ty: ast.NamedType, value: Any, where: str, dev: Any) -> Tensor:
         what = f"argument `{name}` of function `{self.__name__}`"
@@ -123,11 +129,31 @@ class HostFunction:
         return Tensor.from_numpy(np.array(ref.host, copy=True), dt, dev)
 
 
-def _from_value(v: Any) -> Any:
+def _from_value(v: Any, library: str = "numpy") -> Any:
     if isinstance(v, Tensor):
-        return np.array(v.numpy(), copy=True)
+        return _to_library(np.array(v.numpy(), copy=True), library)
     if isinstance(v, tuple):
-        return None if v == () else tuple(_from_value(x) for x in v)
+        return None if v == () else tuple(_from_value(x, library) for x in v)
     if isinstance(v, np.generic):
         return v
     return v
+
+
+def _to_library(a: np.ndarray, library: str) -> Any:
+    """A new host array of `library` holding `a` (no copy where it can view it)."""
+    if library == "numpy":
+        return a
+    mod = sys.modules.get(library)
+    if library == "torch" and mod is not None:
+        return mod.from_numpy(a)
+    if library in ("jax", "jaxlib"):
+        jnp = sys.modules.get("jax.numpy")
+        if jnp is not None:
+            return jnp.asarray(a)
+    from_dlpack = getattr(mod, "from_dlpack", None)
+    if from_dlpack is not None:
+        try:
+            return from_dlpack(a)
+        except Exception:  # a library that cannot take host memory: NumPy it is
+            return a
+    return a

@@ -26,18 +26,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tilelang.api.engines import gpu_available, in_flight
 from tilelang.api.errors import APIError, BorrowError, CallError, CompileError, ExecutionError
-from tilelang.api.module import (
-    Handle,
-    HostFunction,
-    Kernel,
-    Module,
-    Operation,
-    Partition,
-    gpu_available,
-    in_flight,
-    partition,
-)
+from tilelang.api.hostfn import HostFunction
+from tilelang.api.kernel import Kernel
+from tilelang.api.module import Module
+from tilelang.api.operation import Handle, Operation
+from tilelang.api.partition import Partition, partition
 from tilelang.diagnostics.model import TileError
 
 
@@ -57,7 +52,7 @@ def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
 
 def _load(text: str, name: str, device: str) -> Module:
     from tilelang import driver
-    from tilelang.api.module import _resolve_device
+    from tilelang.api.engines import _resolve_device
     from tilelang.diagnostics import render
     from tilelang.source import SourceMap
 

@@ -38,7 +38,7 @@ from tilelang.runtime.tensor import Tensor, dtype_of_array
 from tilelang.source import Span
 
 if TYPE_CHECKING:
-    from tilelang.api.kernel import Kernel
+    from tilelang.api.protocols import KernelLike
 
 # The type checker's limit (`sema/check.py` MAX_TILE_ELEMENTS), restated to
 # keep `sema` out of the API's imports.
@@ -48,7 +48,7 @@ MAX_TILE_ELEMENTS = 1 << 20
 class _Call:
     """One kernel call being checked and bound (becomes an `Operation`)."""
 
-    def __init__(self, kernel: Kernel, values: list[Any]) -> None:
+    def __init__(self, kernel: KernelLike, values: list[Any]) -> None:
         self.k = kernel
         self.m = kernel.module
         self.values = values
@@ -481,7 +481,7 @@ class _Call:
         return out
 
 
-def check_scalar(kernel: Kernel, spec: ParamSpec, value: Any, dt: DType | None) -> Any:
+def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | None) -> Any:
     """A number for parameter `spec`, checked against its type `dt` (None: a
     type parameter, any number); raises `CallError` naming the fix."""
     what = f"argument `{spec.name}` of kernel `{kernel.__name__}`"
@@ -540,7 +540,7 @@ def check_scalar(kernel: Kernel, spec: ParamSpec, value: Any, dt: DType | None) 
     return float(value)
 
 
-def _fail(kernel: Kernel, spec: ParamSpec, message: str, help: str | None = None) -> NoReturn:
+def _fail(kernel: KernelLike, spec: ParamSpec, message: str, help: str | None = None) -> NoReturn:
     m = kernel.module
     where = m._where(
         spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here"
@@ -570,7 +570,7 @@ def check_overlaps(plan: Plan, ptrs: list[int]) -> None:
                 raise BorrowError.from_tile_error(e, plan.kernel.module._sources) from None
 
 
-def call(kernel: Kernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
+def call(kernel: KernelLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
     """`kernel(*args, **kwargs)`: from the plan of an earlier call with the
     same argument kinds when there is one (`fastpath.py`), else through every
     check (and the plan is kept for the next call)."""
@@ -602,6 +602,6 @@ def call(kernel: Kernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Opera
     return op
 
 
-def _bound_scalar(kernel: Kernel, sc: ScalarSlot, value: Any) -> Any:
+def _bound_scalar(kernel: KernelLike, sc: ScalarSlot, value: Any) -> Any:
     v = check_scalar(kernel, sc.spec, value, sc.check)
     return v if sc.bound is None else _to_scalar(v, sc.bound)

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tilelang.api.errors import ExecutionError
 from tilelang.ownership.dynamic import BorrowTracker
-
-if TYPE_CHECKING:
-    from tilelang.api.operation import Operation
 
 
 class _Stdout:
@@ -29,7 +26,7 @@ class _Stdout:
 _LOCK = threading.RLock()
 _DEVICES: dict[str, Any] = {}
 _TRACKERS: dict[str, BorrowTracker] = {}
-_PENDING: dict[tuple[str, int], Operation] = {}  # (space, tracker token) -> started, not waited
+_PENDING: dict[tuple[str, int], Any] = {}  # (space, tracker token) -> started, not waited
 
 
 def _device(engine: str) -> Any:

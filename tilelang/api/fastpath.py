@@ -39,7 +39,7 @@ import numpy as np
 from tilelang.api.partition import Partition
 
 if TYPE_CHECKING:
-    from tilelang.api.kernel import Kernel
+    from tilelang.api.protocols import KernelLike
     from tilelang.dtypes import DType
     from tilelang.ownership.dynamic import BorrowTracker
     from tilelang.runtime.launch import BoundLaunch, ParamSpec, Runtime
@@ -67,7 +67,7 @@ def _ptr_by_struct(a: np.ndarray) -> int:
 def _struct_read_works() -> bool:
     try:
         base = np.arange(64, dtype=np.float32)
-        samples = [
+        samples: list[np.ndarray] = [
             base,
             base[3:],
             base[::2],
@@ -94,7 +94,7 @@ def _torch_view(t: Any, ptr: int) -> np.ndarray:
     shape = t.shape
     if hit is not None and hit[1] == ptr and hit[2] == shape and hit[0]() is t:
         return hit[3]
-    view = t.detach().numpy()
+    view: np.ndarray = t.detach().numpy()
     if len(_TORCH_VIEWS) > 1024:
         _TORCH_VIEWS.clear()
     _TORCH_VIEWS[id(t)] = (weakref.ref(t), ptr, shape, view)
@@ -145,7 +145,7 @@ def probe(v: Any) -> tuple[Any, int, Any] | None:
     if kind == "torch":
         dev = v.device
         ptr = v.data_ptr()
-        key = (t, v.dtype, v.shape, v.stride(), dev)
+        key: tuple[Any, ...] = (t, v.dtype, v.shape, v.stride(), dev)
         if dev.type == "cpu":
             try:
                 return key, ptr, _torch_view(v, ptr)
@@ -204,7 +204,7 @@ class ScalarSlot:
 class Plan:
     """Everything a call with one key needs, found by the checked path."""
 
-    kernel: Kernel
+    kernel: KernelLike
     bound: BoundLaunch  # instantiation and grid (its args are those of the first call)
     runtime: Runtime
     engine: str  # "cpu" or "cuda:<index>": the device that runs it
@@ -229,7 +229,7 @@ MAX_PLANS = 256  # per kernel; a kernel called with more keys starts over
 
 
 def call_key(
-    kernel: Kernel, args: tuple[Any, ...]
+    kernel: KernelLike, args: tuple[Any, ...]
 ) -> tuple[tuple[Any, ...], list[int], list[Any], list[Any]] | None:
     """The key of a call with positional `args` and its per-call values
     (addresses, host views, the caller's objects); None: not on the fast path."""

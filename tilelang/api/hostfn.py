@@ -18,7 +18,7 @@ from tilelang.runtime.tensor import Tensor
 from tilelang.syntax import ast
 
 if TYPE_CHECKING:
-    from tilelang.api.module import Module
+    from tilelang.api.protocols import ModuleLike
 
 
 class HostFunction:
@@ -28,7 +28,7 @@ class HostFunction:
     library when every array argument came from one (PyTorch, JAX, any
     library with `from_dlpack`), NumPy arrays otherwise."""
 
-    def __init__(self, module: Module, decl: ast.FnDecl, key: str) -> None:
+    def __init__(self, module: ModuleLike, decl: ast.FnDecl, key: str) -> None:
         self.module = module
         self.decl = decl
         self.key = key

@@ -19,8 +19,8 @@ from tilelang.runtime.launch import ParamSpec, param_specs
 from tilelang.syntax import ast
 
 if TYPE_CHECKING:
-    from tilelang.api.module import Module
     from tilelang.api.operation import Operation
+    from tilelang.api.protocols import ModuleLike
 
 
 class Kernel:
@@ -29,7 +29,7 @@ class Kernel:
     element types) explicitly, like Tile's `kernel::<g1, g2>(..)`."""
 
     def __init__(
-        self, module: Module, decl: ast.FnDecl, key: str, explicit: tuple[Any, ...] = ()
+        self, module: ModuleLike, decl: ast.FnDecl, key: str, explicit: tuple[Any, ...] = ()
     ) -> None:
         self.module = module
         self.decl = decl

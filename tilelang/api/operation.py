@@ -37,7 +37,7 @@ from tilelang.runtime.tensor import Tensor
 
 if TYPE_CHECKING:
     from tilelang.api.fastpath import Plan
-    from tilelang.api.kernel import Kernel
+    from tilelang.api.protocols import KernelLike
 
 
 class Operation:
@@ -81,7 +81,7 @@ class Operation:
 
     # -- what it is -------------------------------------------------------------------
     @property
-    def kernel(self) -> Kernel:
+    def kernel(self) -> KernelLike:
         return self._plan.kernel
 
     @property

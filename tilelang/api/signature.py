@@ -15,7 +15,7 @@ from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
 if TYPE_CHECKING:
-    from tilelang.api.module import Module
+    from tilelang.api.protocols import ModuleLike
 
 
 def _works_on_tiles(decl: ast.FnDecl) -> bool:
@@ -81,7 +81,7 @@ def _match_args(
     decl: ast.FnDecl,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    module: Module,
+    module: ModuleLike,
 ) -> list[Any]:
     names = [p.name.name for p in decl.params]
     where = module._where(decl.name.span, f"`{fname}({', '.join(names)})` is declared here")

@@ -460,7 +460,14 @@ class FastLaunch:
 
     __slots__ = ("_call", "_lock", "_ok", "_ptrs", "_scalars", "device", "packed")
 
-    def __init__(self) -> None:
+    def __init__(self, device: CudaDevice, packed: PackedArgs, ptrs: tuple[tuple[Any, int, bool], ...],
+                 scalars: tuple[tuple[Any, int, str], ...], call: tuple[Any, ...], ok: Any) -> None:
+        self.device = device
+        self.packed = packed
+        self._ptrs = ptrs  # (ctypes cell, argument index, 16-byte aligned)
+        self._scalars = scalars  # (ctypes cell, argument index, ctypes kind)
+        self._call = call
+        self._ok = ok
         self._lock = threading.Lock()
 
     @staticmethod
@@ -487,17 +494,16 @@ class FastLaunch:
         g = tuple(grid) + (1,) * (3 - len(grid))
         if g[0] * g[1] * g[2] == 0:
             return None
-        fl = FastLaunch()
-        fl.device = dev
-        fl.packed = PackedArgs([s.kind for s in abi.slots], values)
-        cells = fl.packed.values
-        fl._ptrs = tuple((cells[n], i, aligned) for n, i, aligned in ptrs)
-        fl._scalars = tuple((cells[n], i, kind) for n, i, kind in scalars)
+        packed = PackedArgs([s.kind for s in abi.slots], values)
+        cells = packed.values
         d = dev.ctx.d
-        fl._call = (d.cuLaunchKernel, fn.handle, g[0], g[1], g[2], abi.num_threads, abi.smem_bytes,
-                    fn.name)
-        fl._ok = d.CUresult.CUDA_SUCCESS
-        return fl
+        return FastLaunch(
+            dev, packed,
+            tuple((cells[n], i, aligned) for n, i, aligned in ptrs),
+            tuple((cells[n], i, kind) for n, i, kind in scalars),
+            (d.cuLaunchKernel, fn.handle, g[0], g[1], g[2], abi.num_threads, abi.smem_bytes, fn.name),
+            d.CUresult.CUDA_SUCCESS,
+        )
 
     def __call__(self, args: list[Any], stream: Any) -> bool:
         """Launch with `args` (tensor addresses as ints, scalars as values, in

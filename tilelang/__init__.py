@@ -34,6 +34,10 @@ _API = frozenset(
         "BorrowError",
         "ExecutionError",
         "gpu_available",
+        "in_flight",
+        "graph",
+        "Graph",
+        "profile",
     }
 )
 
@@ -42,7 +46,9 @@ def __getattr__(name: str) -> Any:
     if name in _API:
         from tilelang import api
 
-        return getattr(api, name)
+        value = getattr(api, name)
+        globals()[name] = value  # later lookups are plain attribute reads
+        return value
     raise AttributeError(f"module 'tilelang' has no attribute {name!r}")
 
 

@@ -66,7 +66,9 @@ class FakeCudaDevice(CpuDevice):
         self.streams: dict[int, object] = {}
         self.ran_on: list[object] = []
 
-    def wrap_external(self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int) -> np.ndarray:
+    def wrap_external(
+        self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int
+    ) -> np.ndarray:
         raw = (ctypes.c_char * max(nbytes, 1)).from_address(ptr)
         return np.frombuffer(raw, dtype=np.uint8)[:nbytes].view(np_dtype).reshape(shape)
 

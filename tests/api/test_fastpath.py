@@ -94,7 +94,7 @@ def test_a_changed_tile_is_a_new_plan(mod) -> None:  # type: ignore[no-untyped-d
     assert a.generics == {"B": 256} and b.generics == {"B": 128} and b.grid == (8,)
     a.sync()
     b.sync()
-    with pytest.raises(tilelang.CallError, match="E0212|power of two"):
+    with pytest.raises(tilelang.CallError, match="E0212"):
         mod.add(P(z, [100]), x, y)
 
 
@@ -140,7 +140,7 @@ def test_an_in_flight_borrow_is_never_served_from_the_cache(mod) -> None:  # typ
     assert _plan_of(op) is not None
     with pytest.raises(tilelang.BorrowError, match="E0305"):
         op.launch()
-    with pytest.raises(tilelang.BorrowError, match="E0306|E0309|E0305"):
+    with pytest.raises(tilelang.BorrowError, match="E0309"):
         mod.add(P(z, [256]), x, y).sync()  # two writers of z
     h.wait()
     op.sync()  # after the wait, the same operation starts
@@ -169,7 +169,7 @@ def test_type_parameters_follow_the_arrays(mod) -> None:  # type: ignore[no-unty
     assert op.generics["T"].value == "f16"
     op.sync()
     np.testing.assert_array_equal(z16, (x16 * 2).astype(np.float16))
-    with pytest.raises(tilelang.CallError, match="E0502|E0505|`T`"):
+    with pytest.raises(tilelang.CallError, match=r"E0504.*`T`"):
         mod.twice(P(z16, [64]), x32)  # T is f16 from z, f32 from x
 
 
@@ -177,7 +177,7 @@ def test_explicit_generics_have_their_own_plans(mod) -> None:  # type: ignore[no
     x, y, z = _vecs()
     assert mod.add[256] is mod.add[256]  # one kernel object per list of generics
     mod.add[256](P(z, [256]), x, y).sync()
-    with pytest.raises(tilelang.CallError, match="E0503|E0501|`B`"):
+    with pytest.raises(tilelang.CallError, match=r"E0504.*`B`"):
         mod.add[128](P(z, [256]), x, y)  # the explicit 128 disagrees with the tile
 
 

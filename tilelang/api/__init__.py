@@ -28,6 +28,7 @@ from pathlib import Path
 
 from tilelang.api.engines import gpu_available, in_flight
 from tilelang.api.errors import APIError, BorrowError, CallError, CompileError, ExecutionError
+from tilelang.api.graphs import Graph, graph
 from tilelang.api.hostfn import HostFunction
 from tilelang.api.kernel import Kernel
 from tilelang.api.module import Module
@@ -76,6 +77,7 @@ __all__ = [
     "CallError",
     "CompileError",
     "ExecutionError",
+    "Graph",
     "Handle",
     "HostFunction",
     "Kernel",
@@ -85,6 +87,7 @@ __all__ = [
     "TileError",
     "compile",
     "gpu_available",
+    "graph",
     "in_flight",
     "load",
     "partition",

@@ -384,6 +384,7 @@ class _Call:
             prepared=prepared,
             copies=copies,
             torch_mut=any(s.mutable and s.library == "torch" for s in slots),
+            has_torch=any(s.library == "torch" for s in slots),
             library=first.library if first is not None else "numpy",
             device_index=first.device_index if first is not None else -1,
         )

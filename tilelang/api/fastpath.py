@@ -218,6 +218,7 @@ class Plan:
     prepared: Any
     copies: bool  # host arrays on the GPU, or bf16 on the CPU: uploaded per run
     torch_mut: bool  # some written array is a torch tensor (autograd versions to bump)
+    has_torch: bool  # some array is a torch tensor (its memory can change under it)
     library: str  # the library of the first array (its current stream is used)
     device_index: int
     launcher: Any = None  # the device's fast launcher, made at the first GPU run

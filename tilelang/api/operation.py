@@ -26,7 +26,7 @@ import numpy as np
 
 from tilelang.api import engines
 from tilelang.api.engines import _LOCK, _PENDING
-from tilelang.api.errors import BorrowError, ExecutionError
+from tilelang.api.errors import BorrowError, CallError, ExecutionError
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
 from tilelang.ownership.dynamic import BorrowTracker, Region
@@ -75,9 +75,6 @@ class Operation:
         self._region_list: list[tuple[Region, bool]] | None = None
         self._wrapped: list[Any] | None = None  # device buffers over the arrays, when made
         self._runs = 0
-        rec = engines.RECORDING
-        if rec is not None:
-            rec.record(self)
 
     # -- what it is -------------------------------------------------------------------
     @property
@@ -130,15 +127,21 @@ class Operation:
     def sync(self) -> None:
         """Run the kernel and wait for it (on the GPU: for the stream it ran on).
         While the stream is being captured into a CUDA graph (PyTorch's
-        `torch.cuda.graph`), the launch is captured and nothing waits."""
+        `torch.cuda.graph`), the launch is captured and nothing waits; inside
+        `with tilelang.graph()` it is recorded and nothing runs."""
         self.launch().wait()
 
     def launch(self) -> Handle:
         """Start the kernel; its arrays stay borrowed until `Handle.wait()`."""
         self._runs += 1  # tried, at least: no "never run" warning
-        if engines.RECORDING is not None:
-            engines.RECORDING.refuse_run(self)
+        if engines.RECORDING is not None and engines.RECORDING.record(self):
+            handle = Handle(self, 0, self._plan.tracker, None, [])
+            handle.done = True  # recorded into a `tilelang.graph()`: nothing to wait for
+            handle._keep = []
+            return handle
         plan = self._plan
+        if plan.has_torch:
+            self._check_memory()
         tracker = plan.tracker
         regions = self._regions
         with _LOCK:
@@ -208,8 +211,27 @@ class Operation:
         scalars = self._scalars
         return [arrays[i] if is_array else scalars[i] for is_array, i in self._plan.order]
 
-    def _start(self) -> tuple[Any, list[tuple[np.ndarray, Tensor]]]:
-        """Enqueue the kernel; (the stream to wait for, host arrays to copy results into)."""
+    def _check_memory(self) -> None:
+        """PyTorch can give a tensor object other memory (`set_`, `resize_`);
+        an operation built before that must not run on the old memory."""
+        plan = self._plan
+        if not plan.has_torch:
+            return
+        for o, ptr, s in zip(self._objs, self._ptrs, plan.arrays, strict=True):
+            if s.library == "torch" and (o.data_ptr() != ptr or o.shape != s.shape):
+                raise CallError(
+                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory "
+                    "or another shape than when the operation was built (`set_`, `resize_`)",
+                    where=plan.kernel.module._where(
+                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
+                    ),
+                    help="call the kernel again to build an operation on the tensor as it is now",
+                )
+
+    def _start(self, capture: Any = None) -> tuple[Any, list[tuple[np.ndarray, Tensor]]]:
+        """Enqueue the kernel; (the stream to wait for, host arrays to copy results into).
+        `capture`: a stream of the device being captured into a graph, to use
+        instead of the library's current stream."""
         plan = self._plan
         if plan.copies:
             return self._start_with_copies()
@@ -225,7 +247,7 @@ class Operation:
             dev.ctx.make_current()
             # The stream the caller's library has current when the operation
             # starts (not when it was built), as a Tile launch would.
-            stream = dev.foreign_stream(self._current_stream())
+            stream = dev.foreign_stream(self._current_stream()) if capture is None else capture
             launcher = plan.launcher
             if launcher is None or not launcher(self._kernel_args(self._ptrs), stream):
                 self._run_wrapped(dev, stream)

@@ -1,0 +1,186 @@
+"""Graphs from Python: `with tilelang.graph() as g:` records the operations
+run in the block (Tile's `graph { ... }`), and `g.replay()` runs them again,
+in order, and waits.
+
+    with tilelang.graph() as g:
+        mod.scale(tilelang.partition(h, [1024]), x, 2.0).sync()
+        mod.add(tilelang.partition(z, [1024]), h, y).sync()
+    for _ in range(100):
+        g.replay()
+
+Recording runs nothing: code in the block is written as usual (as under
+PyTorch's `torch.cuda.graph`), each kernel call is checked as usual, and
+`.sync()`/`.launch()` record its operation instead of running it (the
+handle they return is already done). The graph keeps the operations and so
+their arrays alive, as a Tile graph keeps its tensors from being moved.
+Operations run by other threads meanwhile are not recorded. On the GPU the first
+replay captures the operations into one CUDA graph on a stream of tilec's
+own, and every later replay launches that graph on the current stream of
+the arrays' library (one driver call for the whole recording); on the CPU a
+replay runs the operations one after the other. Host arrays on a GPU module
+(which need copies) replay operation by operation too.
+
+Every replay checks what a launch checks: the borrows of launches in flight
+(E0305/E0306/E0309, against every operation of the graph, before anything
+runs) and that no PyTorch tensor got other memory since it was recorded (a
+captured graph would read the old memory); the operations of one graph run
+in order on one stream, so one may write what another reads. A replay is
+synchronous (it returns when the work is done), except while the stream is
+being captured by PyTorch (`torch.cuda.graph`), where it is captured too.
+
+PyTorch's own `torch.cuda.graph(g)` needs nothing from here: a Tile launch
+made while PyTorch captures goes to the capturing stream (PyTorch's current
+stream), allocates nothing and does not wait (`operation.py`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tilelang.api import engines
+from tilelang.api.engines import _LOCK
+from tilelang.api.errors import BorrowError, CallError, ExecutionError
+from tilelang.api.operation import Operation, _capturing
+from tilelang.diagnostics.model import TileError
+
+
+class Graph:
+    """Kernel calls recorded by `with tilelang.graph() as g:`; `g.replay()`
+    runs them again. `g.operations` lists them in order."""
+
+    def __init__(self) -> None:
+        self.operations: list[Operation] = []
+        self.replays = 0
+        self._thread: int | None = None
+        self._open = False
+        self._captured: Any = None  # the device's graph, after the first GPU replay
+        self._captured_ptrs: list[list[int]] | None = None
+        self._device: Any = None
+
+    # -- recording -----------------------------------------------------------------
+    def __enter__(self) -> Graph:
+        with _LOCK:
+            if engines.RECORDING is not None:
+                raise CallError(
+                    "a `tilelang.graph()` is already being recorded",
+                    help="end the first `with` block before starting another",
+                )
+            if self._open or self.operations:
+                raise CallError(
+                    "this graph was recorded already",
+                    help="make a new one with `tilelang.graph()`",
+                )
+            self._open = True
+            self._thread = threading.get_ident()
+            engines.RECORDING = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with _LOCK:
+            if engines.RECORDING is self:
+                engines.RECORDING = None
+            self._open = False
+
+    def record(self, op: Operation) -> bool:
+        """`op` is being run (`.sync()`/`.launch()`) while recording: keep it
+        and say so; False for another thread's operations, which run."""
+        if threading.get_ident() != self._thread:
+            return False
+        first = self.operations[0]._plan if self.operations else None
+        if first is not None and op._plan.engine != first.engine:
+            raise CallError(
+                f"the operations of one graph run on one device, but `{op.kernel.__name__}` "
+                f"runs on {op._plan.engine} and `{self.operations[0].kernel.__name__}` on "
+                f"{first.engine}",
+                help="record the calls of each device in a graph of its own",
+            )
+        self.operations.append(op)
+        return True
+
+    def __repr__(self) -> str:
+        names = ", ".join(op.kernel.__name__ for op in self.operations)
+        return (
+            f"<tile graph of {len(self.operations)} operations ({names}), {self.replays} replays>"
+        )
+
+    # -- replaying -----------------------------------------------------------------
+    def replay(self) -> None:
+        """Run the recorded operations in order and wait for them."""
+        if self._open:
+            raise CallError(
+                "a graph cannot be replayed while it is being recorded",
+                help="call `g.replay()` after the `with tilelang.graph() as g:` block",
+            )
+        ops = self.operations
+        if not ops:
+            self.replays += 1
+            return
+        for op in ops:
+            op._check_memory()
+        self._check_borrows()
+        plan = ops[0]._plan
+        if plan.engine == "cpu" or any(op._plan.copies for op in ops):
+            for op in ops:
+                op.sync()
+        else:
+            self._replay_gpu()
+        self.replays += 1
+
+    def _check_borrows(self) -> None:
+        """Every operation against the launches in flight, before anything
+        runs (the graph's own operations are ordered, so not against each other)."""
+        with _LOCK:
+            for op in self.operations:
+                tracker = op._plan.tracker
+                if not tracker.inflight:
+                    continue
+                op._explain_conflict()
+                regions = op._regions
+                try:
+                    tracker.launch(
+                        op.kernel.__name__,
+                        [r for r, m in regions if m],
+                        [r for r, m in regions if not m],
+                        sync=True,
+                    )
+                except TileError as e:
+                    raise BorrowError.from_tile_error(e, op.kernel.module._sources) from None
+
+    def _replay_gpu(self) -> None:
+        ops = self.operations
+        first = ops[0]
+        dev: Any = first._plan.runtime.device
+        sources = first.kernel.module._sources
+        ptrs = [op._ptrs for op in ops]
+        try:
+            dev.ctx.make_current()
+            if self._captured is None or ptrs != self._captured_ptrs:
+                self._capture(dev)
+                self._captured_ptrs = ptrs
+            stream = dev.foreign_stream(first._current_stream())
+            dev.replay(self._captured, stream)
+            if not _capturing(dev, stream):
+                dev.sync_foreign(stream)
+        except TileError as e:
+            raise ExecutionError.from_tile_error(e, sources) from None
+        for op in ops:
+            if op._plan.torch_mut:
+                op._bump_torch_versions()
+
+    def _capture(self, dev: Any) -> None:
+        stream = dev.new_stream()
+        dev.capture(stream)
+        try:
+            for op in self.operations:
+                op._start(stream)
+        finally:
+            graph = dev.end_capture(stream)
+        self._captured = graph
+        self._device = dev
+
+
+def graph() -> Graph:
+    """A graph to record kernel calls into: `with tilelang.graph() as g: ...`,
+    then `g.replay()`."""
+    return Graph()

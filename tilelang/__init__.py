@@ -38,6 +38,7 @@ _API = frozenset(
         "graph",
         "Graph",
         "profile",
+        "torch_op",
     }
 )
 

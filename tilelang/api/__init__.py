@@ -34,6 +34,7 @@ from tilelang.api.kernel import Kernel
 from tilelang.api.module import Module
 from tilelang.api.operation import Handle, Operation
 from tilelang.api.partition import Partition, partition
+from tilelang.api.torch_ops import torch_op
 from tilelang.diagnostics.model import TileError
 
 
@@ -91,4 +92,5 @@ __all__ = [
     "in_flight",
     "load",
     "partition",
+    "torch_op",
 ]

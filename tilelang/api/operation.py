@@ -405,6 +405,18 @@ class Handle:
                 _PENDING.pop((plan.space, self._token), None)
             self._keep = []
 
+    def _end_borrows(self) -> None:
+        """Done as far as the host is concerned without waiting: for a launch
+        on PyTorch's current stream made by a PyTorch operator, whose every
+        later use through PyTorch is ordered after it (`torch_ops.py`)."""
+        if self.done:
+            return
+        self.done = True
+        with _LOCK:
+            self._tracker.wait(self._token)
+            _PENDING.pop((self.operation._plan.space, self._token), None)
+        self._keep = []
+
     def __repr__(self) -> str:
         state = "done" if self.done else "running"
         return f"<handle of {self.operation.kernel.__name__} ({state})>"

@@ -278,6 +278,17 @@ def run(
             "--device", "-d", help="cpu: the interpreter; gpu: CUDA; auto: gpu if present."
         ),
     ] = DeviceChoice.auto,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            "--profile",
+            help="Print a table of every kernel launch (time, bytes, FLOPs, % of peak) to stderr.",
+        ),
+    ] = False,
+    trace: Annotated[
+        Path | None,
+        typer.Option("--trace", help="Write a Chrome/Perfetto trace of the launches to this file."),
+    ] = None,
     error_format: LocalErrorFormat = None,
     color: LocalColor = None,
 ) -> None:
@@ -289,7 +300,13 @@ def run(
         if e.name in ("tilelang.run",):
             _fail("`tilec run` is not available yet (`tilelang.run` is missing)")
         raise
-    status = run_file(file, device=device.value)
+    if profile or trace is not None:
+        from tilelang.profiler import Profile
+
+        with Profile(print_table=profile, trace=str(trace) if trace is not None else None):
+            status = run_file(file, device=device.value)
+    else:
+        status = run_file(file, device=device.value)
     raise typer.Exit(int(status or 0))
 
 

@@ -36,6 +36,7 @@ from tilelang.api.operation import Handle, Operation
 from tilelang.api.partition import Partition, partition
 from tilelang.api.torch_ops import torch_op
 from tilelang.diagnostics.model import TileError
+from tilelang.profiler import Profile, profile
 
 
 def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Module:
@@ -85,6 +86,7 @@ __all__ = [
     "Module",
     "Operation",
     "Partition",
+    "Profile",
     "TileError",
     "compile",
     "gpu_available",
@@ -92,5 +94,6 @@ __all__ = [
     "in_flight",
     "load",
     "partition",
+    "profile",
     "torch_op",
 ]

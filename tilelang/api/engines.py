@@ -81,7 +81,6 @@ def _resolve_device(device: str) -> str:
     return device
 
 
-# Hooks of `tilelang.graph()` and `tilelang.profile()`: None when inactive, so
-# a launch pays one global read for each.
-RECORDING: Any = None  # the `tilelang.graph()` being recorded (api/graphs.py)
-PROFILER: Any = None  # the active `tilelang.profile()` (tilelang/profiler)
+# The `tilelang.graph()` being recorded (api/graphs.py), or None: a launch pays
+# one global read for it. (The profiler's hook is `tilelang.profiler.hook`.)
+RECORDING: Any = None

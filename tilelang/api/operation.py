@@ -30,6 +30,7 @@ from tilelang.api.errors import BorrowError, CallError, ExecutionError
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
 from tilelang.ownership.dynamic import BorrowTracker, Region
+from tilelang.profiler import hook
 from tilelang.runtime.launch import BoundLaunch, at_launch
 from tilelang.runtime.launch import Operation as _RtOperation
 from tilelang.runtime.tensor import Partition as _RtPartition
@@ -157,11 +158,7 @@ class Operation:
                 raise BorrowError.from_tile_error(e, plan.kernel.module._sources) from None
             _PENDING[(plan.space, token)] = self
         try:
-            prof = engines.PROFILER
-            if prof is None:
-                stream, writeback = self._start()
-            else:
-                stream, writeback = prof.around(self, self._start)
+            stream, writeback = self._start()
         except BaseException:
             with _LOCK:
                 tracker.wait(token)
@@ -237,9 +234,13 @@ class Operation:
             return self._start_with_copies()
         dev: Any = plan.runtime.device
         span = plan.kernel.decl.name.span
+        prof = hook.ACTIVE
         try:
             if plan.engine == "cpu":
+                token = prof.begin(dev, None) if prof is not None else None
                 dev.run(plan.prepared, plan.bound.grid, self._kernel_args(self._hosts), None, span)
+                if prof is not None:
+                    self._profiled(prof, token, dev, None)
                 plan.runtime.launches += 1
                 return None, []
             # Another library (or a second GPU's device) may have switched the
@@ -249,14 +250,31 @@ class Operation:
             # starts (not when it was built), as a Tile launch would.
             stream = dev.foreign_stream(self._current_stream()) if capture is None else capture
             launcher = plan.launcher
+            token = prof.begin(dev, stream) if prof is not None else None
             if launcher is None or not launcher(self._kernel_args(self._ptrs), stream):
                 self._run_wrapped(dev, stream)
+            if prof is not None:
+                self._profiled(prof, token, dev, stream)
             plan.runtime.launches += 1
             return stream, []
         except TileError as e:
             raise ExecutionError.from_tile_error(
                 at_launch(e, span), plan.kernel.module._sources
             ) from None
+
+    def _profiled(self, prof: Any, token: Any, dev: Any, stream: Any) -> None:
+        plan = self._plan
+        prof.end(
+            token,
+            dev,
+            stream,
+            plan.kir,
+            plan.bound.grid,
+            {s.name: s.shape for s in plan.arrays},
+            {s.name: s.nbytes for s in plan.arrays},
+            {sc.spec.name: v for sc, v in zip(plan.scalars, self._scalars, strict=True)},
+            plan.engine,
+        )
 
     def _run_wrapped(self, dev: Any, stream: Any) -> None:
         """The device's general launch, over buffers wrapping the caller's

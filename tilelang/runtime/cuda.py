@@ -870,6 +870,42 @@ class CudaDevice(Device):
                         "cuStreamIsCapturing")
         return bool(status != d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
 
+    # -- the profiler (tilelang/profiler) ---------------------------------------------
+    def record_event(self, stream: Any = None) -> Any:
+        """A CUDA event recorded on `stream` now (events are pooled: the
+        profiler records two per launch)."""
+        d = self.ctx.d
+        pool = self.__dict__.setdefault("_event_pool", [])
+        ev = pool.pop() if pool else _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value),
+                                            "cuEventCreate")
+        _check(d.cuEventRecord(ev, self.ctx.stream if stream is None else stream), "cuEventRecord")
+        return ev
+
+    def event_seconds(self, start: Any, end: Any) -> float:
+        """Seconds between two recorded events (waits for `end`)."""
+        d = self.ctx.d
+        _check(d.cuEventSynchronize(end), "cuEventSynchronize")
+        return float(_check(d.cuEventElapsedTime(start, end), "cuEventElapsedTime")) / 1e3
+
+    def release_event(self, event: Any) -> None:
+        """Give an event of `record_event` back to the pool."""
+        self.__dict__.setdefault("_event_pool", []).append(event)
+
+    def peak_attributes(self) -> dict[str, int]:
+        """What `profiler/peaks.py` estimates an unknown card's peaks from."""
+        d = self.ctx.d
+        attr = d.CUdevice_attribute
+
+        def get(a: Any) -> int:
+            return int(_check(d.cuDeviceGetAttribute(a, self.ctx.dev), "cuDeviceGetAttribute"))
+
+        return {
+            "multiprocessors": self.ctx.info.sm_count,
+            "clock_khz": get(attr.CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+            "memory_clock_khz": get(attr.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+            "bus_width_bits": get(attr.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+        }
+
     # -- device print --------------------------------------------------------------
     def _print_buffer(self, stream: Any) -> DeviceBuffer:
         """A print buffer (layout: `backend/prints.py`) whose header is reset on

@@ -36,6 +36,7 @@ import numpy as np
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
+from tilelang.profiler import hook
 from tilelang.runtime.device import Device
 from tilelang.runtime.tensor import Partition, Tensor
 from tilelang.source import Span
@@ -463,12 +464,30 @@ class Runtime:
         names = [p.name for p in getattr(kir, "params", ())] or list(by_name)
         args = [by_name[n] for n in names]
         self.launches += 1
+        prof = hook.ACTIVE
+        token = prof.begin(self.device, stream) if prof is not None else None
         try:
             self.device.run(prepared, op.bound.grid, args, stream, op.span)
+            if prof is not None:
+                self._profiled(prof, token, op, kir, stream)
         except TileError as e:
             # The CPU device fails here, inside the launch; the GPU reports at
             # the next sync and labels the launch itself (runtime/cuda.py).
             raise at_launch(e, op.span) from None
+
+    def _profiled(self, prof: Any, token: Any, op: Operation, kir: Any, stream: Any) -> None:
+        shapes: dict[str, tuple[int, ...]] = {}
+        nbytes: dict[str, int] = {}
+        scalars: dict[str, Any] = {}
+        for p, a in zip(op.kernel.params, op.bound.args, strict=False):
+            t = a.tensor if isinstance(a, Partition) else a
+            if isinstance(t, Tensor):
+                shapes[p.name.name] = t.shape
+                nbytes[p.name.name] = t.size * np.dtype(t.dtype.np_dtype).itemsize
+            else:
+                scalars[p.name.name] = t
+        engine = "cpu" if self.device.kind == "cpu" else self.device.name
+        prof.end(token, self.device, stream, kir, op.bound.grid, shapes, nbytes, scalars, engine)
 
     def _prepared(self, op: Operation) -> tuple[Any, Any]:
         facts = arg_facts(op)

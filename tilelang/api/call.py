@@ -199,6 +199,15 @@ class _Call:
                         f"argument `{spec.name}` of kernel `{self.kname}` must be "
                         f"`tilelang.partition(array, tile)`, not a `{type(value).__name__}`",
                     )
+                if Ellipsis in value.tile:
+                    self.fail(
+                        spec,
+                        f"the tile shape of `{spec.name}` is left to the tuner (`...`), but kernel "
+                        f"`{self.kname}` has no `#[autotune(..)]` attribute",
+                        code=lcodes.BAD_PARTITION,
+                        help="give the tile shape, or add `#[autotune(..)]` with candidates for "
+                        "the generics of the tile to the kernel",
+                    )
                 ref = self.array(spec, value.array, True)
                 if len(value.tile) != len(ref.shape):
                     self.fail(
@@ -437,7 +446,20 @@ class _Call:
     def generics(self, type_names: set[str]) -> dict[str, tuple[Any, Span]]:
         decl = self.k.decl
         out: dict[str, tuple[Any, Span]] = {}
-        for g, v in zip(decl.generics, self.k.explicit, strict=False):
+        explicit = self.k.explicit
+        if len(explicit) == 1 and isinstance(explicit[0], dict):  # `kernel[{"BM": 64}]`: by name
+            by_name = explicit[0]
+            unknown = [n for n in by_name if n not in {g.name.name for g in decl.generics}]
+            if unknown:
+                raise CallError(
+                    f"kernel `{self.kname}` has no generic `{unknown[0]}`",
+                    where=self.m._where(decl.name.span, f"`{self.k.signature}`"),
+                    help=f"its generics are {', '.join(f'`{g.name.name}`' for g in decl.generics)}",
+                )
+            pairs = [(g, by_name[g.name.name]) for g in decl.generics if g.name.name in by_name]
+        else:
+            pairs = list(zip(decl.generics, explicit, strict=False))
+        for g, v in pairs:
             if g.is_const:
                 if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                     raise CallError(

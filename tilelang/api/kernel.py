@@ -17,6 +17,7 @@ from tilelang.api.signature import (
 from tilelang.dtypes import DType
 from tilelang.runtime.launch import ParamSpec, param_specs
 from tilelang.syntax import ast
+from tilelang.tuner.space import tune_spec
 
 if TYPE_CHECKING:
     from tilelang.api.operation import Operation
@@ -39,6 +40,7 @@ class Kernel:
         self._kinds = tuple(s.kind for s in self.specs)  # what `fastpath.call_key` reads
         self._plans: dict[tuple[Any, ...], Any] = {}  # call key -> `fastpath.Plan`
         self._specialised: dict[Any, Kernel] = {}  # `kernel[..]` by its generics
+        self._tune = tune_spec(decl)  # `#[autotune(..)]`, or None
         self.__name__ = decl.name.name
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
@@ -100,6 +102,14 @@ class Kernel:
         return self
 
     def __getitem__(self, generics: Any) -> Kernel:
+        """`kernel[64, 128]` (in declaration order) or `kernel[{"BN": 128}]` (by name)."""
+        if isinstance(generics, dict):
+            key = tuple(sorted(generics.items()))
+            k = self._specialised.get(("by name", key))
+            if k is None:
+                k = Kernel(self.module, self.decl, self.key, (dict(generics),))
+                self._specialised[("by name", key)] = k
+            return k
         values = generics if isinstance(generics, tuple) else (generics,)
         if len(values) > len(self.decl.generics):
             raise CallError(
@@ -124,6 +134,10 @@ class Kernel:
 
     # -- the call --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Operation:
+        if self._tune is not None:
+            from tilelang.tuner.tuner import tuned_call
+
+            return tuned_call(self, self._tune, args, kwargs)
         from tilelang.api.call import call
 
         return call(self, args, kwargs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import EllipsisType
 from typing import Any
 
 import numpy as np
@@ -27,11 +28,12 @@ class Partition:
         return f"tilelang.partition(<{type(self.array).__name__}>, {list(self.tile)})"
 
 
-def partition(array: Any, tile: Iterable[int] | int) -> Partition:
+def partition(array: Any, tile: Iterable[int] | int | EllipsisType) -> Partition:
     """`array` split into tiles of shape `tile` (one int for a 1-D tile); pass
     it for a `&mut` parameter. Block `i` of the grid writes tile `i` only;
     the grid is `ceil(array.shape / tile)` per dimension, so the tiles at the
-    far edges may be partial."""
+    far edges may be partial. For a kernel with `#[autotune]`, `...` (or
+    `...` for some dimensions, `[..., 64]`) leaves the tile shape to the tuner."""
     t = type(tile)
     if t is list or t is tuple:
         dims = tuple(tile)  # type: ignore[arg-type]
@@ -41,13 +43,17 @@ def partition(array: Any, tile: Iterable[int] | int) -> Partition:
         else:
             if dims:
                 return Partition(array, dims)
-    dims = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)
+    if tile is Ellipsis:
+        rank = len(getattr(array, "shape", ()) or ())
+        return Partition(array, (Ellipsis,) * max(rank, 1))
+    dims = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)  # type: ignore[arg-type]
     if not dims or not all(
-        isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims
+        d is Ellipsis or (isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0)
+        for d in dims
     ):
         raise CallError(
             f"a tile shape is a list of positive integers, not {tile!r}",
             code=lcodes.BAD_PARTITION,
             help="write it like `tilelang.partition(z, [128, 64])`",
         )
-    return Partition(array, tuple(int(d) for d in dims))
+    return Partition(array, tuple(d if d is Ellipsis else int(d) for d in dims))

@@ -49,7 +49,7 @@ from tilelang.syntax import ast
 KNOWN_HINTS = ("num_warps", "stages")
 
 
-KNOWN_ATTRIBUTES = ("hints",)
+KNOWN_ATTRIBUTES = ("hints", "autotune")
 
 
 # Type names from other languages, for "did you mean" on E0104.
@@ -290,8 +290,11 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                      d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`"))
             continue
         if not decl.is_kernel:
-            tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, "`hints` only applies to a `kernel fn`",
+            tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{attr.name.name}` only applies to a `kernel fn`",
                              attr.name.span, "on a non-kernel function"))
+            continue
+        if attr.name.name == "autotune":
+            _check_autotune(tcx, decl, attr)
             continue
         for arg in attr.args:
             key = arg.name.name if arg.name else None
@@ -312,6 +315,61 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                 continue
             hints[key] = value
     return hints
+
+
+def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None:
+    """`#[autotune(BM = [64, 128], num_warps = [4, 8], key = [a, b])]`: each
+    name is a const generic of the kernel or a hint, with a non-empty list of
+    candidate values; `key` lists the parameters whose shapes, element types
+    (or values) the tuner keys its records on. `tilelang/tuner/space.py`
+    reads the attribute the same way."""
+    generics = {g.name.name for g in decl.generics if g.is_const}
+    params = {p.name.name for p in decl.params}
+    seen: set[str] = set()
+    for arg in attr.args:
+        if arg.name is None:
+            tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"`autotune` takes `name = [..]` pairs, not "
+                             f"`{tcx.snippet(arg)}`", arg.span, "no name")
+                     .with_help("write the candidates of a const generic or hint, "
+                                "like `BM = [64, 128]`"))
+            continue
+        key = arg.name.name
+        if key in seen:
+            tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{key}` is given twice in `autotune`",
+                             arg.name.span, "again here"))
+            continue
+        seen.add(key)
+        elems = arg.value.elems if isinstance(arg.value, ast.ArrayExpr) else None
+        if key == "key":
+            names = [e.ident.name for e in elems or () if isinstance(e, ast.Name)]
+            if elems is None or len(names) != len(elems):
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, "the `key` of `autotune` is a list of the "
+                                 "kernel's parameter names", arg.value.span, "not a list of names")
+                         .with_help(f"for example `key = [{', '.join(sorted(params)[:2])}]`"))
+                continue
+            for e, n in zip(elems, names, strict=True):
+                if n not in params:
+                    d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{n}` is not a parameter of kernel "
+                                f"`{decl.name.name}`", e.span, "not a parameter")
+                    guess = suggest(n, sorted(params))
+                    tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else d)
+            continue
+        if key not in generics and key not in KNOWN_HINTS:
+            d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{key}` is neither a const generic of kernel "
+                        f"`{decl.name.name}` nor a hint", arg.name.span, "cannot be tuned")
+            guess = suggest(key, sorted(generics | set(KNOWN_HINTS)))
+            tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
+                     d.note("`autotune` tunes const generics, `num_warps` and `stages`"))
+            continue
+        values = [e.value for e in elems or () if isinstance(e, ast.IntLit)]
+        bad = (elems is None or not elems or len(values) != len(elems) or any(v <= 0 for v in values)
+               or (key == "num_warps" and not all(is_pow2(v) and v <= 32 for v in values)))
+        if bad:
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES,
+                             f"the candidates of `{key}` are a non-empty list of positive integer "
+                             "literals" + (" that are powers of two up to 32" if key == "num_warps" else ""),
+                             arg.value.span, "invalid candidates")
+                     .with_help(f"for example `{key} = [{'4, 8' if key == 'num_warps' else '64, 128'}]`"))
 
 
 def eval_const(tcx: CheckCx, qual: str) -> Any:

@@ -1,0 +1,76 @@
+"""What a kernel's `#[autotune(...)]` attribute asks for: the candidate values
+of const generics and hints, and the parameters the records are keyed on.
+
+    #[autotune(BM = [64, 128], BN = [64, 128], num_warps = [4, 8], stages = [2, 3], key = [a, b])]
+    kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, ...)
+
+The type checker (`sema/items.py`, `_check_autotune`) has accepted the
+attribute, so this module only reads it. A candidate (`Config`) gives every
+tuned name one value; the space is the product of the lists, less the
+combinations that disagree with what the call fixes (an explicit generic, a
+tile dimension the caller gave).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tilelang.syntax import ast
+
+HINTS = ("num_warps", "stages")
+
+
+@dataclass(frozen=True, slots=True)
+class TuneSpec:
+    candidates: tuple[tuple[str, tuple[int, ...]], ...]  # (name, values) in attribute order
+    key: tuple[str, ...] | None  # parameter names; None: every tensor parameter
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.candidates)
+
+    def configs(self, fixed: Mapping[str, int] | None = None) -> list[dict[str, int]]:
+        """Every candidate that agrees with `fixed`, in attribute order."""
+        fixed = dict(fixed or {})
+        lists = []
+        for name, values in self.candidates:
+            if name in fixed:
+                lists.append((fixed[name],))
+            else:
+                lists.append(values)
+        names = self.names
+        out = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*lists)]
+        for name, value in fixed.items():  # fixed values of names the attribute does not list
+            for cfg in out:
+                cfg.setdefault(name, value)
+        return out
+
+    def describe(self) -> str:
+        return ", ".join(f"{n} = {list(v)}" for n, v in self.candidates)
+
+
+def tune_spec(decl: ast.FnDecl) -> TuneSpec | None:
+    """The kernel's autotune attribute, or None when it has none."""
+    for attr in decl.attrs:
+        if attr.name.name != "autotune":
+            continue
+        cands: list[tuple[str, tuple[int, ...]]] = []
+        key: tuple[str, ...] | None = None
+        for arg in attr.args:
+            if arg.name is None or not isinstance(arg.value, ast.ArrayExpr):
+                continue
+            elems = arg.value.elems
+            if arg.name.name == "key":
+                key = tuple(e.ident.name for e in elems if isinstance(e, ast.Name))
+            else:
+                values = tuple(e.value for e in elems if isinstance(e, ast.IntLit))
+                if values:
+                    cands.append((arg.name.name, values))
+        return TuneSpec(tuple(cands), key)
+    return None
+
+
+def format_config(cfg: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in cfg.items())

@@ -381,18 +381,74 @@ def lsp(
 
 @cache_app.command("list")
 def cache_list() -> None:
-    """List the cached compiled kernels."""
+    """List the cached compiled kernels and the tuner's records."""
     fn = _optional("tilelang.runtime.cache", "cache_list", "`tilec cache list`")
     for line in fn():
+        typer.echo(line)
+    from tilelang.tuner.records import list_lines
+
+    for line in list_lines():
         typer.echo(line)
 
 
 @cache_app.command("clear")
 def cache_clear() -> None:
-    """Delete every cached compiled kernel."""
+    """Delete every cached compiled kernel and tuning record."""
     fn = _optional("tilelang.runtime.cache", "cache_clear", "`tilec cache clear`")
     n = fn()
-    typer.echo(f"removed {n} cache entr{'y' if n == 1 else 'ies'}")
+    from tilelang.tuner.records import default_store
+
+    r = default_store().clear()
+    typer.echo(
+        f"removed {n} cache entr{'y' if n == 1 else 'ies'} and {r} tuning record{'s' if r != 1 else ''}"
+    )
+
+
+@app.command()
+def tune(
+    file: Annotated[
+        Path,
+        typer.Argument(help="A `.tile` program (its `main` runs) or a Python script that calls kernels."),
+    ],
+    device: Annotated[
+        DeviceChoice,
+        typer.Option("--device", "-d", help="cpu: the interpreter; gpu: CUDA; auto: gpu if present."),
+    ] = DeviceChoice.auto,
+    error_format: LocalErrorFormat = None,
+    color: LocalColor = None,
+) -> None:
+    """Tune `#[autotune]` kernels ahead of time: run FILE with every tuned launch
+    timing its candidates again, and list the records it made (kept beside
+    the compile cache, reused by later runs)."""
+    _local_options(error_format, color)
+    import runpy
+    import time
+
+    from tilelang.tuner import records, state
+
+    start = time.time()
+    state.FORCE = True
+    status = 0
+    try:
+        if file.suffix == ".py":
+            sys.argv = [str(file)]
+            try:
+                runpy.run_path(str(file), run_name="__main__")
+            except SystemExit as e:
+                status = int(e.code or 0) if not isinstance(e.code, str) else 1
+        else:
+            from tilelang.run import run_file
+
+            status = int(run_file(file, device=device.value) or 0)
+    finally:
+        state.FORCE = False
+    made = [r for r in records.default_store().all() if r.created >= start - 1]
+    typer.echo(f"{len(made)} tuning record{'s' if len(made) != 1 else ''} made:")
+    for r in made:
+        typer.echo(f"  {r.summary()}")
+        for cfg, why in r.skipped:
+            typer.echo(f"    skipped {', '.join(f'{k}={v}' for k, v in cfg.items())}: {why}")
+    raise typer.Exit(status)
 
 
 def _optional(module: str, name: str, what: str):  # type: ignore[no-untyped-def]

@@ -20,7 +20,7 @@ class Partition:
 
     __slots__ = ("array", "tile")
 
-    def __init__(self, array: Any, tile: tuple[int, ...]) -> None:
+    def __init__(self, array: Any, tile: tuple[Any, ...]) -> None:  # ints, or `...` for the tuner
         self.array = array
         self.tile = tile
 
@@ -36,17 +36,17 @@ def partition(array: Any, tile: Iterable[int] | int | EllipsisType) -> Partition
     `...` for some dimensions, `[..., 64]`) leaves the tile shape to the tuner."""
     t = type(tile)
     if t is list or t is tuple:
-        dims = tuple(tile)  # type: ignore[arg-type]
-        for d in dims:  # the common case: plain positive ints
+        first: tuple[Any, ...] = tuple(tile)  # type: ignore[arg-type]
+        for d in first:  # the common case: plain positive ints
             if type(d) is not int or d <= 0:
                 break
         else:
-            if dims:
-                return Partition(array, dims)
+            if first:
+                return Partition(array, first)
     if tile is Ellipsis:
         rank = len(getattr(array, "shape", ()) or ())
         return Partition(array, (Ellipsis,) * max(rank, 1))
-    dims = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)  # type: ignore[arg-type]
+    dims: tuple[Any, ...] = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)
     if not dims or not all(
         d is Ellipsis or (isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0)
         for d in dims

@@ -451,6 +451,10 @@ class Runtime:
 
     def execute(self, op: Operation, stream: Any) -> None:
         kir, prepared = self._prepared(op)
+        if op.kernel.attrs:  # `#[autotune(num_warps = ..)]`: the recorded (or now tuned) hints
+            from tilelang.tuner.host import tuned_prepared
+
+            prepared = tuned_prepared(self, op, kir, prepared, stream)
         by_name: dict[str, Any] = {}
         for p, a in zip(op.kernel.params, op.bound.args, strict=False):
             if isinstance(a, Partition):

@@ -42,7 +42,7 @@ class Record:
         cfg = ", ".join(f"{k}={v}" for k, v in self.best.items())
         keys = " ".join(f"{k}={v}" for k, v in self.key_values.items())
         return (
-            f"{self.module}::{self.kernel} on {self.device} [{keys}] -> {cfg} "
+            f"{self.module + '::' if self.module else ''}{self.kernel} on {self.device} [{keys}] -> {cfg} "
             f"({self.best_seconds * 1e6:.1f} us; {len(self.timings)} timed, {len(self.skipped)} skipped)"
         )
 

@@ -34,7 +34,7 @@ class TuneSpec:
     def configs(self, fixed: Mapping[str, int] | None = None) -> list[dict[str, int]]:
         """Every candidate that agrees with `fixed`, in attribute order."""
         fixed = dict(fixed or {})
-        lists = []
+        lists: list[tuple[int, ...]] = []
         for name, values in self.candidates:
             if name in fixed:
                 lists.append((fixed[name],))

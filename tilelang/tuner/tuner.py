@@ -51,22 +51,25 @@ from tilelang.api.protocols import KernelLike
 from tilelang.api.signature import _match_args
 from tilelang.diagnostics.model import TileError
 from tilelang.syntax import ast
+from tilelang.tuner import state
 from tilelang.tuner.records import Record, RecordStore, default_store, record_key
 from tilelang.tuner.space import HINTS, TuneSpec, format_config
 
-# While set, every tuned call times its candidates again (`tilec tune`).
-FORCE = False
-_HINTED: dict[tuple[int, int, int], Any] = {}  # (id(plan), num_warps, stages) -> plan with those hints
+_HINTED: dict[
+    tuple[int, int, int], Any
+] = {}  # (id(plan), num_warps, stages) -> plan with those hints
 
 
-def tuned_call(kernel: KernelLike, spec: TuneSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
+def tuned_call(
+    kernel: KernelLike, spec: TuneSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Operation:
     """`kernel(*args, **kwargs)` for a kernel with `#[autotune]`."""
     values = _match_args(kernel.__name__, "kernel", kernel.decl, args, kwargs, kernel.module)
     t = _TunedCall(kernel, spec, values)
     if not t.open_names:
         return plain_call(kernel, tuple(t.values_with_tiles({})), {})
     store = default_store()
-    rec = None if FORCE else store.get(t.key)
+    rec = None if state.FORCE else store.get(t.key)
     if rec is None:
         rec = t.tune(store)
     return t.build(rec.best)
@@ -81,8 +84,8 @@ class _TunedCall:
         self.generic_names = [g.name.name for g in decl.generics if g.is_const]
         self.fixed = self._fixed()
         self.open_names = [n for n in spec.names if n not in self.fixed]
-        if self.open_names and not all(n in self.fixed or n in spec.names for n in self._needed()):
-            missing = [n for n in self._needed() if n not in self.fixed and n not in spec.names]
+        missing = [(n, p) for n, p in self._needed() if n not in self.fixed and n not in spec.names]
+        if missing:
             raise CallError(
                 f"the tile of `{missing[0][1]}` is left to the tuner, but `{missing[0][0]}` "
                 f"is not one of the names `#[autotune]` lists for kernel `{kernel.__name__}`",
@@ -160,16 +163,20 @@ class _TunedCall:
 
     # -- one candidate ------------------------------------------------------------------
     def values_with_tiles(self, cfg: dict[str, int]) -> list[Any]:
-        out = []
+        out: list[Any] = []
         env = {**self.fixed, **cfg}
         for spec, v in zip(self.kernel.specs, self.values, strict=True):
             if spec.kind == "mut" and isinstance(v, Partition) and Ellipsis in v.tile:
-                tile = []
+                tile: list[int] = []
                 for dim, size in zip(spec.dims or (), v.tile, strict=False):
                     if size is not Ellipsis:
                         tile.append(size)
                         continue
-                    got = self.kernel.module._evaluator()._eval_dim(dim, env) if dim is not None else None
+                    got = (
+                        self.kernel.module._evaluator()._eval_dim(dim, env)
+                        if dim is not None
+                        else None
+                    )
                     if got is None:
                         raise CallError(
                             f"the tuner cannot pick a tile dimension of `{spec.name}`: the "
@@ -216,7 +223,7 @@ class _TunedCall:
                 except BorrowError:
                     raise  # the ownership verdict does not depend on the candidate
                 except TileError as e:
-                    skipped.append((shown, _why(e)))
+                    skipped.append((shown, state.why_skipped(e)))
                     continue
                 finally:
                     _restore(snapshots)
@@ -300,7 +307,9 @@ def _with_hints(op: Operation, hints: dict[str, int]) -> Operation:
     if hinted is None or hinted[0] is not plan:
         kir = dataclasses.replace(plan.kir, num_warps=warps, num_stages=stages)
         prepared = plan.runtime.device.prepare(kir)
-        new = dataclasses.replace(plan, kir=kir, prepared=prepared, launcher=None, launcher_tried=False)
+        new = dataclasses.replace(
+            plan, kir=kir, prepared=prepared, launcher=None, launcher_tried=False
+        )
         hinted = (plan, new)
         if len(_HINTED) > 1024:
             _HINTED.clear()
@@ -342,7 +351,7 @@ def _time(op: Operation, snapshots: list[tuple[Any, Any, str]]) -> float:
     _restore(snapshots)
     dev: Any = plan.runtime.device
     if plan.engine == "cpu" or plan.space == "cpu" or not hasattr(dev, "record_event"):
-        times = []
+        times: list[float] = []
         start = time.perf_counter()
         while len(times) < 3 or (len(times) < 20 and time.perf_counter() - start < 0.2):
             t0 = time.perf_counter()
@@ -361,11 +370,4 @@ def _time(op: Operation, snapshots: list[tuple[Any, Any, str]]) -> float:
         dev.release_event(e0)
         dev.release_event(e1)
     dev.sync_foreign(stream)
-    return statistics.median(samples)
-
-
-def _why(e: TileError) -> str:
-    text = str(e).splitlines()[0] if str(e) else type(e).__name__
-    if "shared-memory" in text or "shared memory" in text:
-        return f"needs more shared memory than the device has ({text})"
-    return text
+    return float(statistics.median(samples))

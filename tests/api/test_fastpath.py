@@ -236,3 +236,58 @@ def test_torch_cpu_tensors_use_the_fast_path() -> None:
     z.set_(torch.zeros(1000).untyped_storage())
     mod.add(P(z, [256]), x, y).sync()
     torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+
+
+def test_the_fast_launcher_packs_what_changes_and_nothing_else() -> None:
+    """`runtime/cuda.py`'s FastLaunch over a recording stand-in for the driver:
+    addresses and numbers are rewritten per launch, dims stay, and an address
+    of another alignment than the compiled variant's is refused."""
+    import ctypes
+    from types import SimpleNamespace
+
+    from tilelang.backend import compile_kernel
+    from tilelang.ir import samples
+    from tilelang.runtime import cuda
+
+    k = samples.saxpy(256)
+    ck = compile_kernel(k, "sm_90")
+    calls: list[tuple] = []
+
+    def launch(handle, gx, gy, gz, bx, by, bz, smem, stream, address, extra):  # type: ignore[no-untyped-def]
+        ptrs = (ctypes.c_void_p * len(ck.abi.slots)).from_address(address)
+        vals = []
+        for slot, p in zip(ck.abi.slots, ptrs, strict=True):
+            ct = cuda.CTYPES[slot.kind]
+            vals.append(ct.from_address(p).value)
+        calls.append((handle, (gx, gy, gz), bx, smem, stream, vals))
+        return (0,)
+
+    driver = SimpleNamespace(cuLaunchKernel=launch, CUresult=SimpleNamespace(CUDA_SUCCESS=0))
+    dev = SimpleNamespace(
+        ctx=SimpleNamespace(d=driver), launches=0, _err=SimpleNamespace(ptr=0x9990)
+    )
+    fn = SimpleNamespace(handle="fn", name="saxpy")
+
+    def buf(ptr: int, n: int) -> cuda.CudaBuffer:
+        return cuda.CudaBuffer(
+            cuda.DeviceBuffer(ptr, 4 * n, 4 * n, None), (n,), np.dtype(np.float32)
+        )
+
+    args = [
+        buf(0x10000, 1000),
+        np.float32(2.0),
+        buf(0x20000, 1000),
+        buf(0x30000, 1000),
+    ]  # kir order: z, a, x, y
+    index = {p.name: i for i, p in enumerate(k.params)}
+    fl = cuda.FastLaunch.make(dev, fn, ck.abi, (4,), args, index)  # type: ignore[arg-type]
+    assert fl is not None
+    assert fl([0x40000, 3.5, 0x50000, 0x60000], "s1") is True
+    handle, grid, threads, _, stream, vals = calls[-1]
+    assert (handle, grid, threads, stream) == ("fn", (4, 1, 1), ck.abi.num_threads, "s1")
+    by_what = {(s.param, s.what): v for s, v in zip(ck.abi.slots, vals, strict=True)}
+    assert by_what[("z", "ptr")] == 0x40000 and by_what[("x", "ptr")] == 0x50000
+    assert by_what[("y", "ptr")] == 0x60000 and by_what[("a", "value")] == 3.5
+    assert by_what[("z", "dim0")] == 1000 and by_what[("", "err")] == 0x9990 and dev.launches == 1
+    assert fl([0x40004, 3.5, 0x50000, 0x60000], "s1") is False  # not 16-byte aligned: general path
+    assert len(calls) == 1

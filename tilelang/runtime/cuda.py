@@ -458,7 +458,7 @@ class FastLaunch:
     cache key (`tilelang/api/fastpath.py`).
     """
 
-    __slots__ = ("_call", "_lock", "_ok", "_ptrs", "_scalars", "device", "packed")
+    __slots__ = ("_call", "_lock", "_ok", "_ptrs", "_raw", "_scalars", "device", "packed")
 
     def __init__(self, device: CudaDevice, packed: PackedArgs, ptrs: tuple[tuple[Any, int, bool], ...],
                  scalars: tuple[tuple[Any, int, str], ...], call: tuple[Any, ...], ok: Any) -> None:
@@ -468,6 +468,7 @@ class FastLaunch:
         self._scalars = scalars  # (ctypes cell, argument index, ctypes kind)
         self._call = call
         self._ok = ok
+        self._raw = False  # the driver through ctypes rather than the binding
         self._lock = threading.Lock()
 
     @staticmethod
@@ -477,6 +478,9 @@ class FastLaunch:
         ptrs: list[tuple[int, int, bool]] = []  # (slot, arg index, 16-byte aligned)
         scalars: list[tuple[int, int, str]] = []  # (slot, arg index, ctypes kind)
         for n, slot in enumerate(abi.slots):
+            if slot.what == "err":  # word 0: the shared word of kernels without asserts
+                values.append(dev._err.ptr)
+                continue
             if slot.param not in index:
                 return None
             i = index[slot.param]
@@ -497,13 +501,22 @@ class FastLaunch:
         packed = PackedArgs([s.kind for s in abi.slots], values)
         cells = packed.values
         d = dev.ctx.d
-        return FastLaunch(
+        raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
+        if raw is not None:
+            try:
+                handle: Any = _handle_int(fn.handle)
+            except TypeError:
+                raw = None
+        fl = FastLaunch(
             dev, packed,
             tuple((cells[n], i, aligned) for n, i, aligned in ptrs),
             tuple((cells[n], i, kind) for n, i, kind in scalars),
-            (d.cuLaunchKernel, fn.handle, g[0], g[1], g[2], abi.num_threads, abi.smem_bytes, fn.name),
-            d.CUresult.CUDA_SUCCESS,
+            (raw or d.cuLaunchKernel, handle if raw is not None else fn.handle, g[0], g[1], g[2],
+             abi.num_threads, abi.smem_bytes, fn.name),
+            0 if raw is not None else d.CUresult.CUDA_SUCCESS,
         )
+        fl._raw = raw is not None
+        return fl
 
     def __call__(self, args: list[Any], stream: Any) -> bool:
         """Launch with `args` (tensor addresses as ints, scalars as values, in
@@ -517,8 +530,14 @@ class FastLaunch:
                 cell.value = ptr
             for cell, i, kind in self._scalars:
                 cell.value = _scalar_bits(kind, args[i])
-            (err,) = launch(handle, gx, gy, gz, threads, 1, 1, smem, stream, self.packed.address, 0)
+            if self._raw:  # libcuda through ctypes (`TILEC_LAUNCH=ctypes`): a plain int result
+                err = launch(handle, gx, gy, gz, threads, 1, 1, smem, _handle_int(stream),
+                             self.packed.address, None)
+            else:
+                (err,) = launch(handle, gx, gy, gz, threads, 1, 1, smem, stream, self.packed.address, 0)
         if err != self._ok:
+            if self._raw:
+                err = self.device.ctx.d.CUresult(err)
             raise cuda_error(f"launching `{name}`", _error_name(err))
         self.device.launches += 1
         return True

@@ -1,0 +1,216 @@
+"""Issue 16 on a GPU: the fast launch path, DLPack from PyTorch/CuPy/JAX,
+`torch.cuda.graph` capturing Tile launches, `tilelang.graph()`,
+`torch.compile(fullgraph=True)` with Tile operators, tuned launches, and the
+profiler's times against CUDA events. Skipped without a GPU (and each
+library's part without that library)."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.tuner import records
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+P = tilelang.partition
+SOURCE = """
+kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) + y.load_like(z));
+}
+#[autotune(BR = [16, 32, 1024], BC = [64, 1024], num_warps = [4, 8], key = [x])]
+kernel fn rowsum<const BR: i32, const BC: i32>(out: &mut Tensor<f32, [BR]>, x: &Tensor<f32, [?, ?]>) {
+    let px = x.partition([BR, BC]);
+    let mut acc = zeros::<f32>([BR]);
+    for j in 0..px.num_tiles(1) {
+        acc = acc + px.load([block_id(0), j]).sum(1);
+    }
+    out.store(acc);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def torch():  # type: ignore[no-untyped-def]
+    t = pytest.importorskip("torch")
+    if not t.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA here")
+    return t
+
+
+@pytest.fixture(scope="module")
+def mod():  # type: ignore[no-untyped-def]
+    return tilelang.compile(SOURCE, name="eco")
+
+
+def test_torch_tensors_take_the_fast_launcher(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = (torch.randn(5000, device="cuda") for _ in range(3))
+    mod.add(P(z, [1024]), x, y).sync()
+    op = mod.add(P(z, [1024]), x, y)
+    assert op._plan.launcher is not None  # the second call runs through FastLaunch
+    x2 = torch.randn(5000, device="cuda")
+    mod.add(P(z, [1024]), x2, y).sync()
+    torch.testing.assert_close(z, x2 + y)
+    op.sync()
+    torch.testing.assert_close(z, x + y)
+    # an address of another alignment takes the general path and is still right
+    big = torch.randn(5001, device="cuda")
+    mod.add(P(z, [1024]), big[1:], y).sync()
+    torch.testing.assert_close(z, big[1:] + y)
+
+
+def test_cupy_and_dlpack_capsules(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    cupy = pytest.importorskip("cupy")
+    x, y = cupy.random.rand(3000, dtype=cupy.float32), cupy.random.rand(3000, dtype=cupy.float32)
+    z = cupy.zeros(3000, cupy.float32)
+    mod.add(P(z, [1024]), x, y).sync()
+    cupy.testing.assert_allclose(z, x + y)
+
+    class OnlyDLPack:
+        def __init__(self, a):  # type: ignore[no-untyped-def]
+            self.a = a
+
+        def __dlpack__(self, **kw):  # type: ignore[no-untyped-def]
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):  # type: ignore[no-untyped-def]
+            return self.a.__dlpack_device__()
+
+    z2 = cupy.zeros(3000, cupy.float32)
+    mod.add(P(OnlyDLPack(z2), [1024]), OnlyDLPack(x), OnlyDLPack(y)).sync()
+    cupy.testing.assert_allclose(z2, x + y)
+    tz = torch.zeros(3000, device="cuda")
+    mod.add(
+        P(OnlyDLPack(tz), [1024]),
+        OnlyDLPack(torch.ones(3000, device="cuda")),
+        OnlyDLPack(torch.ones(3000, device="cuda")),
+    ).sync()
+    assert float(tz.sum()) == 6000.0
+
+
+def test_jax_arrays_through_dlpack(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX has no GPU here")
+    x = jnp.arange(3000, dtype=jnp.float32)
+    y = jnp.ones(3000, dtype=jnp.float32)
+    z = torch.zeros(3000, device="cuda")
+    mod.add(P(z, [1024]), x, y).sync()  # JAX inputs read in place, a torch output
+    np.testing.assert_allclose(z.cpu().numpy(), np.arange(3000) + 1)
+
+
+def test_torch_cuda_graph_captures_tile_launches(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.api.engines import _device
+
+    x, y = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    zs = [torch.zeros(4096, device="cuda") for _ in range(4)]
+    ops = [mod.add(P(z, [1024]), x, y) for z in zs]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for op in ops:  # warm-up: compile and load, as PyTorch asks before capturing
+            op.sync()
+    torch.cuda.current_stream().wait_stream(s)
+    for z in zs:
+        z.zero_()
+    torch.cuda.synchronize()
+    pool = _device("cuda:0").ctx.pool
+    allocs = pool.allocations
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):  # a sync or an allocation here would fail the capture
+        for op in ops:
+            op.sync()
+        w = mod.add(P(zs[0], [1024]), y, y)  # a fresh call during capture
+        w.launch().wait()
+    assert pool.allocations == allocs
+    assert float(zs[1].abs().sum()) == 0.0  # captured, not run
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(zs[1], x + y)
+    torch.testing.assert_close(zs[0], y + y)
+    assert tilelang.in_flight() == 0
+
+
+def test_tile_graph_replays_one_cuda_graph(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    x, y = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    h, z = torch.zeros(4096, device="cuda"), torch.zeros(4096, device="cuda")
+    with tilelang.graph() as g:
+        mod.add(P(h, [1024]), x, x).sync()
+        mod.add(P(z, [1024]), h, y).sync()
+    g.replay()
+    torch.testing.assert_close(z, 2 * x + y)
+    x.fill_(1.0)
+    g.replay()
+    torch.testing.assert_close(z, 2 + y)
+    assert g._captured is not None and g.replays == 2
+
+
+def test_torch_compile_fullgraph_on_the_gpu(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    add = tilelang.torch_op(mod.add, tiles={"z": [1024]}, outputs={"z": "x"}, name="eco_add_gpu")
+
+    def f(x, y):  # type: ignore[no-untyped-def]
+        return torch.relu(add(x * 2, y)) + 1
+
+    x, y = torch.randn(3000, device="cuda"), torch.randn(3000, device="cuda")
+    for backend in ("aot_eager", "inductor"):
+        compiled = torch.compile(f, fullgraph=True, backend=backend)
+        torch.testing.assert_close(compiled(x, y), torch.relu(2 * x + y) + 1)
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "tc_example", ROOT / "examples/python/torch_compile.py"
+    )
+    assert spec is not None and spec.loader is not None
+    ex = importlib.util.module_from_spec(spec)
+    sys.modules["tc_example"] = ex
+    spec.loader.exec_module(ex)
+    losses = ex.train(steps=5, device="cuda", backend="inductor")
+    assert losses[-1] < losses[0]
+
+
+def test_tuned_launch_on_the_gpu(torch, mod, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    x = torch.rand(512, 3000, device="cuda")
+    out = torch.zeros(512, device="cuda")
+    op = mod.rowsum(P(out, ...), x)
+    op.sync()
+    torch.testing.assert_close(out, x.sum(1), rtol=1e-4, atol=1e-3)
+    (rec,) = records.default_store().all()
+    assert "cuda:0" in rec.device and rec.timings
+    assert all(
+        c["BR"] != 1024 or c["BC"] != 1024 for c, _ in rec.timings
+    )  # a 4 MiB tile cannot run
+    print("skipped:", rec.skipped)
+    again = mod.rowsum(P(out, ...), x)
+    assert again.generics == op.generics
+    again.sync()
+
+
+def test_profiler_times_agree_with_cuda_events(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    n = 1 << 24
+    x, y, z = (torch.randn(n, device="cuda") for _ in range(3))
+    op = mod.add(P(z, [1024]), x, y)
+    op.sync()
+    events = []
+    with tilelang.profile(print_table=False) as prof:
+        for _ in range(8):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            op.launch().wait()
+            e1.record()
+            events.append((e0, e1))
+    torch.cuda.synchronize()
+    ours = statistics.median(r.seconds for r in prof.records)
+    theirs = statistics.median(a.elapsed_time(b) / 1e3 for a, b in events)
+    assert abs(ours - theirs) <= 0.2 * theirs + 5e-6
+    rec = prof.records[0]
+    assert rec.cost.bytes == 3 * n * 4 and rec.engine.startswith("cuda")
+    assert rec.peak is not None and rec.percent_of_peak() is not None
+    assert rec.gpu_start_s is not None

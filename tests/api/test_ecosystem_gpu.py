@@ -158,9 +158,8 @@ def test_torch_compile_fullgraph_on_the_gpu(torch, mod) -> None:  # type: ignore
         return torch.relu(add(x * 2, y)) + 1
 
     x, y = torch.randn(3000, device="cuda"), torch.randn(3000, device="cuda")
-    for backend in ("aot_eager", "inductor"):
-        compiled = torch.compile(f, fullgraph=True, backend=backend)
-        torch.testing.assert_close(compiled(x, y), torch.relu(2 * x + y) + 1)
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(x, y), torch.relu(2 * x + y) + 1)
     import importlib.util
     import sys
 
@@ -171,7 +170,7 @@ def test_torch_compile_fullgraph_on_the_gpu(torch, mod) -> None:  # type: ignore
     ex = importlib.util.module_from_spec(spec)
     sys.modules["tc_example"] = ex
     spec.loader.exec_module(ex)
-    losses = ex.train(steps=5, device="cuda", backend="inductor")
+    losses = ex.train(steps=5, device="cuda", backend="aot_eager")
     assert losses[-1] < losses[0]
 
 

@@ -47,6 +47,8 @@ class Operation:
 
     __slots__ = (
         "__weakref__",
+        "_args",
+        "_borrows",
         "_hosts",
         "_objs",
         "_plan",
@@ -75,6 +77,8 @@ class Operation:
         self._stream_hint = stream_hint
         self._region_list: list[tuple[Region, bool]] | None = None
         self._wrapped: list[Any] | None = None  # device buffers over the arrays, when made
+        self._borrows: tuple[tuple[Region, ...], tuple[Region, ...]] | None = None  # (writes, reads)
+        self._args: list[Any] | None = None  # what the device runs with, in its order
         self._runs = 0
 
     # -- what it is -------------------------------------------------------------------
@@ -144,16 +148,20 @@ class Operation:
         if plan.has_torch:
             self._check_memory()
         tracker = plan.tracker
-        regions = self._regions
+        borrows = self._borrows
+        if borrows is None:
+            regions = self._regions
+            borrows = self._borrows = (
+                tuple(r for r, m in regions if m),
+                tuple(r for r, m in regions if not m),
+            )
         with _LOCK:
             if tracker.inflight:
                 self._explain_conflict()
             try:
-                token = tracker.launch(
-                    plan.kernel.__name__,
-                    [r for r, m in regions if m],
-                    [r for r, m in regions if not m],
-                )
+                # the call's own arrays were checked against each other (E0303)
+                # when it was made; `start` checks the launches in flight
+                token = tracker.start(plan.kernel.__name__, *borrows)
             except TileError as e:
                 raise BorrowError.from_tile_error(e, plan.kernel.module._sources) from None
             _PENDING[(plan.space, token)] = self
@@ -236,22 +244,26 @@ class Operation:
         span = plan.kernel.decl.name.span
         prof = hook.ACTIVE
         try:
+            args = self._args
+            if args is None:
+                args = self._args = self._kernel_args(self._hosts if plan.engine == "cpu" else self._ptrs)
             if plan.engine == "cpu":
                 token = prof.begin(dev, None) if prof is not None else None
-                dev.run(plan.prepared, plan.bound.grid, self._kernel_args(self._hosts), None, span)
+                dev.run(plan.prepared, plan.bound.grid, args, None, span)
                 if prof is not None:
                     self._profiled(prof, token, dev, None)
                 plan.runtime.launches += 1
                 return None, []
-            # Another library (or a second GPU's device) may have switched the
-            # thread's current context since this device last ran.
-            dev.ctx.make_current()
             # The stream the caller's library has current when the operation
             # starts (not when it was built), as a Tile launch would.
             stream = dev.foreign_stream(self._current_stream()) if capture is None else capture
             launcher = plan.launcher
             token = prof.begin(dev, stream) if prof is not None else None
-            if launcher is None or not launcher(self._kernel_args(self._ptrs), stream):
+            # The fast launcher makes the context current only when the driver
+            # says it is not (another library may have switched it); the
+            # general path makes it current first.
+            if launcher is None or not launcher(args, stream):
+                dev.ctx.make_current()
                 self._run_wrapped(dev, stream)
             if prof is not None:
                 self._profiled(prof, token, dev, stream)
@@ -407,10 +419,11 @@ class Handle:
         try:
             if plan.engine != "cpu":
                 dev: Any = plan.runtime.device
-                dev.ctx.make_current()
                 if plan.space == "cpu":
+                    dev.ctx.make_current()
                     dev.sync(self._stream)
                 elif not _capturing(dev, self._stream):
+                    # a stream names its context: no need to make it current
                     dev.sync_foreign(self._stream)
             for host, t in self._writeback:
                 host[...] = t.numpy()

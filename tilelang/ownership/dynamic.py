@@ -113,6 +113,19 @@ class BorrowTracker:
             self.inflight[token] = _InFlight(token, kernel, writes, reads)
         return token
 
+    def start(self, kernel: str, writes: tuple[Region, ...], reads: tuple[Region, ...]) -> int:
+        """`launch` for a launch whose own arguments were checked against each
+        other when the call was made (the Python API's E0303 check): checks
+        it against the launches in flight only, and keeps it in flight."""
+        if self.inflight:
+            for r in writes:
+                self._check(r, True, f"the launch of `{kernel}`", launch=kernel)
+            for r in reads:
+                self._check(r, False, f"the launch of `{kernel}`", launch=kernel)
+        token = next(self._ids)
+        self.inflight[token] = _InFlight(token, kernel, writes, reads)
+        return token
+
     def wait(self, token: int) -> None:
         """The launch has finished; waiting twice is fine."""
         self.inflight.pop(token, None)

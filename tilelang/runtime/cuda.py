@@ -458,7 +458,7 @@ class FastLaunch:
     cache key (`tilelang/api/fastpath.py`).
     """
 
-    __slots__ = ("_call", "_lock", "_ok", "_ptrs", "_raw", "_scalars", "device", "packed")
+    __slots__ = ("_call", "_lock", "_ok", "_ptrs", "_raw", "_retrying", "_scalars", "device", "packed")
 
     def __init__(self, device: CudaDevice, packed: PackedArgs, ptrs: tuple[tuple[Any, int, bool], ...],
                  scalars: tuple[tuple[Any, int, str], ...], call: tuple[Any, ...], ok: Any) -> None:
@@ -469,6 +469,7 @@ class FastLaunch:
         self._call = call
         self._ok = ok
         self._raw = False  # the driver through ctypes rather than the binding
+        self._retrying = False
         self._lock = threading.Lock()
 
     @staticmethod
@@ -518,6 +519,13 @@ class FastLaunch:
         fl._raw = raw is not None
         return fl
 
+    def retry(self, args: list[Any], stream: Any) -> bool:
+        self._retrying = True
+        try:
+            return self(args, stream)
+        finally:
+            self._retrying = False
+
     def __call__(self, args: list[Any], stream: Any) -> bool:
         """Launch with `args` (tensor addresses as ints, scalars as values, in
         the kernel's parameter order) on `stream`; False: take the general path."""
@@ -536,8 +544,16 @@ class FastLaunch:
             else:
                 (err,) = launch(handle, gx, gy, gz, threads, 1, 1, smem, stream, self.packed.address, 0)
         if err != self._ok:
+            d = self.device.ctx.d
             if self._raw:
-                err = self.device.ctx.d.CUresult(err)
+                err = d.CUresult(err)
+            if err in (d.CUresult.CUDA_ERROR_INVALID_CONTEXT, d.CUresult.CUDA_ERROR_INVALID_HANDLE) \
+                    and not self._retrying:
+                # the caller does not make the context current before each launch
+                # (another library's thread usually has it current already); when
+                # it was not, the driver refuses the launch and nothing ran
+                self.device.ctx.make_current()
+                return self.retry(args, stream)
             raise cuda_error(f"launching `{name}`", _error_name(err))
         self.device.launches += 1
         return True
@@ -894,6 +910,7 @@ class CudaDevice(Device):
         """A CUDA event recorded on `stream` now (events are pooled: the
         profiler records two per launch)."""
         d = self.ctx.d
+        self.ctx.make_current()  # profiling only: events belong to the current context
         pool = self.__dict__.setdefault("_event_pool", [])
         ev = pool.pop() if pool else _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value),
                                             "cuEventCreate")

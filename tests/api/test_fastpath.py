@@ -94,8 +94,12 @@ def test_a_changed_tile_is_a_new_plan(mod) -> None:  # type: ignore[no-untyped-d
     assert a.generics == {"B": 256} and b.generics == {"B": 128} and b.grid == (8,)
     a.sync()
     b.sync()
-    with pytest.raises(tilelang.CallError, match="E0212"):
-        mod.add(P(z, [100]), x, y)
+    c = mod.add(P(z, [100]), x, y)  # any tile size runs: another plan
+    assert c.generics == {"B": 100} and c._plan is not a._plan
+    c.sync()
+    np.testing.assert_array_equal(z, x + y)
+    with pytest.raises(tilelang.CallError, match="E0213"):
+        mod.add(P(np.zeros(3_000_000, np.float32), [2_000_000]), x, y)  # too many elements
 
 
 def test_a_changed_dtype_is_refused_after_a_good_call(mod) -> None:  # type: ignore[no-untyped-def]

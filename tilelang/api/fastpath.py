@@ -143,16 +143,17 @@ def probe(v: Any) -> tuple[Any, int, Any] | None:
     if kind == "np":
         return (t, v.dtype, v.shape, v.strides, v.flags.writeable), _np_ptr(v), v
     if kind == "torch":
-        dev = v.device
+        index = v.get_device()  # -1: the CPU (other devices: the checked path refuses them)
         ptr = v.data_ptr()
-        key: tuple[Any, ...] = (t, v.dtype, v.shape, v.stride(), dev)
-        if dev.type == "cpu":
+        key: tuple[Any, ...] = (t, v.dtype, v.shape, v.stride(), index)
+        if index >= 0 and not v.is_cuda:  # another accelerator: the checked path says why not
+            return None
+        if index < 0:
+            if v.device.type != "cpu":
+                return None
             try:
                 return key, ptr, _torch_view(v, ptr)
-            except (
-                TypeError,
-                RuntimeError,
-            ):  # no NumPy view (bf16, ...): the checked path says why
+            except (TypeError, RuntimeError):  # no NumPy view (bf16, ...): the checked path says why
                 return None
         return key, ptr, None
     if kind == "cupy":

@@ -116,8 +116,7 @@ class Graph:
         if not ops:
             self.replays += 1
             return
-        for op in ops:
-            op._check_memory()
+        self._check_memory()
         self._check_borrows()
         plan = ops[0]._plan
         if plan.engine == "cpu" or any(op._plan.copies for op in ops):
@@ -126,6 +125,21 @@ class Graph:
         else:
             self._replay_gpu()
         self.replays += 1
+
+    def _check_memory(self) -> None:
+        """No PyTorch tensor of the recording got other memory (each tensor
+        once, however many operations use it)."""
+        seen: set[int] = set()
+        for op in self.operations:
+            plan = op._plan
+            if not plan.has_torch:
+                continue
+            for o, ptr, s in zip(op._objs, op._ptrs, plan.arrays, strict=True):
+                if s.library != "torch" or id(o) in seen:
+                    continue
+                seen.add(id(o))
+                if o.data_ptr() != ptr or o.shape != s.shape:
+                    op._check_memory()  # raises, naming the argument
 
     def _check_borrows(self) -> None:
         """Every operation against the launches in flight, before anything

@@ -129,15 +129,15 @@ class Graph:
     def _check_memory(self) -> None:
         """No PyTorch tensor of the recording got other memory (each tensor
         once, however many operations use it)."""
-        seen: set[int] = set()
+        seen: set[tuple[int, int]] = set()
         for op in self.operations:
             plan = op._plan
             if not plan.has_torch:
                 continue
             for o, ptr, s in zip(op._objs, op._ptrs, plan.arrays, strict=True):
-                if s.library != "torch" or id(o) in seen:
+                if s.library != "torch" or (id(o), ptr) in seen:
                     continue
-                seen.add(id(o))
+                seen.add((id(o), ptr))
                 if o.data_ptr() != ptr or o.shape != s.shape:
                     op._check_memory()  # raises, naming the argument
 

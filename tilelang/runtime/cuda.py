@@ -1,7 +1,9 @@
 """The CUDA runtime: devices, memory, modules, launches and graphs (cuda-python).
 
-This is the only module of tilec that imports `cuda.bindings`; it does so
-lazily, so importing it on a machine without CUDA costs nothing and
+With `cuda_driver.py` (checked driver calls, parameter packing, raw
+handles) and `cuda_fast.py` (the Python API's launcher), the only modules of
+tilec that touch `cuda.bindings`; `cuda_driver.py` imports it lazily, so
+importing these on a machine without CUDA costs nothing and
 `is_available()` answers False instead of raising.
 
 Invariants:
@@ -11,7 +13,8 @@ Invariants:
 - Device memory comes from a size-bucketed pool: a freed buffer goes back to
   its bucket and is reused, so thousands of launches allocate nothing new.
 - One primary context per process, retained once, made current on every
-  public entry point (cheap; needed when other libraries switch contexts).
+  public entry point (cheap; needed when other libraries switch contexts);
+  the fast launcher makes it current only when the driver refuses a launch.
 - A buffer holds the dtype's storage type (`DType.np_dtype`, as the `Device`
   contract says): bf16 tensors are f32 arrays of bf16-rounded values on the
   GPU too, bool is one byte. The kernels read and write exactly that.
@@ -19,7 +22,6 @@ Invariants:
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import sys
@@ -32,49 +34,21 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.runtime import cuda_driver
+from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
+    CTYPES,
+    PackedArgs,
+    _check,
+    _driver,
+    _error_name,
+    _handle_int,
+    _raw_launch,
+    _scalar_bits,
+    cuda_error,
+)
+from tilelang.runtime.cuda_fast import FastLaunch
 from tilelang.runtime.device import Device
 from tilelang.source import Span
-
-
-# ---------------------------------------------------------------- driver access
-@functools.cache
-def _driver():  # type: ignore[no-untyped-def]
-    from cuda.bindings import driver
-
-    return driver
-
-
-def _error_name(err: Any) -> str:
-    d = _driver()
-    try:
-        _, name = d.cuGetErrorName(err)
-        _, desc = d.cuGetErrorString(err)
-        return f"{name.decode() if name else err}: {desc.decode() if desc else ''}".rstrip(": ")
-    except Exception:  # the error path must not raise on its own
-        return str(err)
-
-
-def cuda_error(what: str, detail: str, span: Span | None = None, help: str | None = None) -> TileError:
-    diag = Diagnostic.error(CUDA_ERROR, f"CUDA error in {what}: {detail}")
-    if span is not None:
-        diag = diag.primary(span, "while running this operation on the GPU")
-    if help:
-        diag = diag.with_help(help)
-    return TileError(diag)
-
-
-def _check(result: Any, what: str, span: Span | None = None) -> Any:
-    """cuda.bindings calls return `(CUresult, *values)`; raise a TileError on failure."""
-    d = _driver()
-    err, *vals = result if isinstance(result, tuple) else (result,)
-    if isinstance(err, d.CUresult) and err != d.CUresult.CUDA_SUCCESS:
-        help = None
-        if err == d.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
-            help = "the GPU's memory is full: use smaller tensors, or run on the CPU with `--device cpu`"
-        raise cuda_error(what, _error_name(err), span, help)
-    if not vals:
-        return None
-    return vals[0] if len(vals) == 1 else tuple(vals)
 
 
 # ---------------------------------------------------------------- availability
@@ -315,43 +289,6 @@ class Module:
         return fn
 
 
-# ctypes for each scalar kind a kernel parameter can have
-CTYPES: dict[str, Any] = {
-    "ptr": ctypes.c_uint64, "i64": ctypes.c_int64, "u64": ctypes.c_uint64,
-    "i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i16": ctypes.c_int16, "u16": ctypes.c_uint16,
-    "i8": ctypes.c_int8, "u8": ctypes.c_uint8, "bool": ctypes.c_uint8,
-    "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16,
-}
-
-
-class PackedArgs:
-    """Kernel arguments packed once into C memory: `void* params[]` for cuLaunchKernel.
-
-    Keeping the ctypes objects alive here is what makes the pointer array valid;
-    the launch itself then costs one driver call and no Python packing.
-    """
-
-    __slots__ = ("address", "array", "values")
-
-    def __init__(self, kinds: list[str], values: list[Any]) -> None:
-        self.values = [CTYPES[k](_scalar_bits(k, v)) for k, v in zip(kinds, values, strict=True)]
-        self.array = (ctypes.c_void_p * max(1, len(self.values)))(
-            *[ctypes.addressof(v) for v in self.values]
-        )
-        self.address = ctypes.addressof(self.array)
-
-
-def _scalar_bits(kind: str, value: Any) -> Any:
-    """A Python value for the ctypes type of `kind` (f16 scalars travel as their bits)."""
-    if kind == "f16":
-        return int(np.array(value, dtype=np.float16).view(np.uint16))
-    if kind == "bool":
-        return 1 if value else 0
-    if kind in ("f32", "f64"):
-        return float(value)
-    return int(value)
-
-
 class Function:
     def __init__(self, ctx: Context, handle: Any, name: str) -> None:
         self.ctx = ctx
@@ -384,7 +321,7 @@ class Function:
             return None  # an empty grid is a no-op, as in the interpreter
         s = self.ctx.stream if stream is None else stream
         raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
-        if raw is not None and not _RAW_BROKEN:
+        if raw is not None and not cuda_driver._RAW_BROKEN:
             # The driver entry point through ctypes: ~1 us instead of ~5 us of binding overhead.
             try:
                 code = raw(_handle_int(self.handle), gx, gy, gz, block, 1, 1, smem, _handle_int(s), args.address, None)
@@ -398,165 +335,6 @@ class Function:
             if err == self.ctx.d.CUresult.CUDA_SUCCESS:
                 return None
         raise cuda_error(f"launching `{self.name}`", _error_name(err), span)
-
-
-_HANDLE_INTS: dict[int, int] = {}
-_RAW_BROKEN = False  # set if a handle cannot be turned into an int (then the binding is used)
-
-
-def _handle_int(h: Any) -> int:
-    """The raw pointer value of a cuda.bindings handle (CUfunction, CUstream), memoised."""
-    key = id(h)
-    v = _HANDLE_INTS.get(key)
-    if v is None:
-        try:
-            v = int(h)
-        except TypeError:
-            global _RAW_BROKEN
-            _RAW_BROKEN = True
-            raise
-        if len(_HANDLE_INTS) > 4096:
-            _HANDLE_INTS.clear()
-        _HANDLE_INTS[key] = v
-        _KEEP.append(h)  # the id stays valid only while the object lives
-        if len(_KEEP) > 4096:
-            del _KEEP[:2048]
-            _HANDLE_INTS.clear()
-    return v
-
-
-_KEEP: list[Any] = []
-
-
-@functools.cache
-def _raw_launch() -> Any:
-    """`cuLaunchKernel` from libcuda via ctypes, or None (then the binding is used)."""
-    if os.environ.get("TILEC_NO_CTYPES_LAUNCH"):
-        return None
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-        f = lib.cuLaunchKernel
-    except (OSError, AttributeError):
-        return None
-    u = ctypes.c_uint
-    f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    f.restype = ctypes.c_int
-    return f
-
-
-# ---------------------------------------------------------------- the fast launch
-class FastLaunch:
-    """One compiled kernel variant, grid and block fixed, its `void* params[]`
-    packed once: a launch writes this call's tensor addresses and scalar
-    values into the packed slots and calls the driver. `cuLaunchKernel`
-    copies the parameters when it is called, so the slots may be rewritten
-    by the next launch at once (a lock keeps two threads from interleaving).
-
-    A tensor address with another 16-byte alignment than the variant was
-    compiled for returns False (the caller takes the general path, which
-    picks the right variant); dims and tensor kinds are fixed by the caller's
-    cache key (`tilelang/api/fastpath.py`).
-    """
-
-    __slots__ = ("_call", "_lock", "_ok", "_ptrs", "_raw", "_retrying", "_scalars", "device", "packed")
-
-    def __init__(self, device: CudaDevice, packed: PackedArgs, ptrs: tuple[tuple[Any, int, bool], ...],
-                 scalars: tuple[tuple[Any, int, str], ...], call: tuple[Any, ...], ok: Any) -> None:
-        self.device = device
-        self.packed = packed
-        self._ptrs = ptrs  # (ctypes cell, argument index, 16-byte aligned)
-        self._scalars = scalars  # (ctypes cell, argument index, ctypes kind)
-        self._call = call
-        self._ok = ok
-        self._raw = False  # the driver through ctypes rather than the binding
-        self._retrying = False
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def make(dev: CudaDevice, fn: Function, abi: Any, grid: tuple[int, ...], args: list[Any],
-             index: dict[str, int]) -> FastLaunch | None:
-        values: list[Any] = []
-        ptrs: list[tuple[int, int, bool]] = []  # (slot, arg index, 16-byte aligned)
-        scalars: list[tuple[int, int, str]] = []  # (slot, arg index, ctypes kind)
-        for n, slot in enumerate(abi.slots):
-            if slot.what == "err":  # word 0: the shared word of kernels without asserts
-                values.append(dev._err.ptr)
-                continue
-            if slot.param not in index:
-                return None
-            i = index[slot.param]
-            a = args[i]
-            if slot.what == "ptr":
-                ptrs.append((n, i, a.ptr % 16 == 0))
-                values.append(a.ptr)
-            elif slot.what.startswith("dim") and slot.what[3:].isdigit():
-                values.append(a.shape[int(slot.what[3:])])
-            elif slot.what == "value":
-                scalars.append((n, i, slot.kind))
-                values.append(a.item() if hasattr(a, "item") else a)
-            else:
-                return None
-        g = tuple(grid) + (1,) * (3 - len(grid))
-        if g[0] * g[1] * g[2] == 0:
-            return None
-        packed = PackedArgs([s.kind for s in abi.slots], values)
-        cells = packed.values
-        d = dev.ctx.d
-        raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
-        if raw is not None:
-            try:
-                handle: Any = _handle_int(fn.handle)
-            except TypeError:
-                raw = None
-        fl = FastLaunch(
-            dev, packed,
-            tuple((cells[n], i, aligned) for n, i, aligned in ptrs),
-            tuple((cells[n], i, kind) for n, i, kind in scalars),
-            (raw or d.cuLaunchKernel, handle if raw is not None else fn.handle, g[0], g[1], g[2],
-             abi.num_threads, abi.smem_bytes, fn.name),
-            0 if raw is not None else d.CUresult.CUDA_SUCCESS,
-        )
-        fl._raw = raw is not None
-        return fl
-
-    def retry(self, args: list[Any], stream: Any) -> bool:
-        self._retrying = True
-        try:
-            return self(args, stream)
-        finally:
-            self._retrying = False
-
-    def __call__(self, args: list[Any], stream: Any) -> bool:
-        """Launch with `args` (tensor addresses as ints, scalars as values, in
-        the kernel's parameter order) on `stream`; False: take the general path."""
-        launch, handle, gx, gy, gz, threads, smem, name = self._call
-        with self._lock:
-            for cell, i, aligned in self._ptrs:
-                ptr = args[i]
-                if (ptr & 15 == 0) is not aligned:
-                    return False
-                cell.value = ptr
-            for cell, i, kind in self._scalars:
-                cell.value = _scalar_bits(kind, args[i])
-            if self._raw:  # libcuda through ctypes (`TILEC_LAUNCH=ctypes`): a plain int result
-                err = launch(handle, gx, gy, gz, threads, 1, 1, smem, _handle_int(stream),
-                             self.packed.address, None)
-            else:
-                (err,) = launch(handle, gx, gy, gz, threads, 1, 1, smem, stream, self.packed.address, 0)
-        if err != self._ok:
-            d = self.device.ctx.d
-            if self._raw:
-                err = d.CUresult(err)
-            if err in (d.CUresult.CUDA_ERROR_INVALID_CONTEXT, d.CUresult.CUDA_ERROR_INVALID_HANDLE) \
-                    and not self._retrying:
-                # the caller does not make the context current before each launch
-                # (another library's thread usually has it current already); when
-                # it was not, the driver refuses the launch and nothing ran
-                self.device.ctx.make_current()
-                return self.retry(args, stream)
-            raise cuda_error(f"launching `{name}`", _error_name(err))
-        self.device.launches += 1
-        return True
 
 
 # ---------------------------------------------------------------- events and graphs

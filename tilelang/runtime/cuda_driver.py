@@ -1,0 +1,195 @@
+"""The CUDA driver as the runtime calls it (cuda-python's `cuda.bindings`,
+imported lazily): checked calls that turn a failing `CUresult` into a
+located `TileError` (E0610), the C types of kernel parameters and their
+packing into `void* params[]`, raw handle values, and `cuLaunchKernel`
+through ctypes. `cuda.py` (devices, memory, modules, graphs) and
+`cuda_fast.py` (the Python API's launcher) build on it; it imports neither.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from typing import Any
+
+import numpy as np
+
+from tilelang.diagnostics.codes.codegen import CUDA_ERROR
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.source import Span
+
+
+# ---------------------------------------------------------------- driver access
+@functools.cache
+def _driver():  # type: ignore[no-untyped-def]
+    from cuda.bindings import driver
+
+    return driver
+
+
+def _error_name(err: Any) -> str:
+    d = _driver()
+    try:
+        _, name = d.cuGetErrorName(err)
+        _, desc = d.cuGetErrorString(err)
+        return f"{name.decode() if name else err}: {desc.decode() if desc else ''}".rstrip(": ")
+    except Exception:  # the error path must not raise on its own
+        return str(err)
+
+
+def cuda_error(
+    what: str, detail: str, span: Span | None = None, help: str | None = None
+) -> TileError:
+    diag = Diagnostic.error(CUDA_ERROR, f"CUDA error in {what}: {detail}")
+    if span is not None:
+        diag = diag.primary(span, "while running this operation on the GPU")
+    if help:
+        diag = diag.with_help(help)
+    return TileError(diag)
+
+
+def _check(result: Any, what: str, span: Span | None = None) -> Any:
+    """cuda.bindings calls return `(CUresult, *values)`; raise a TileError on failure."""
+    d = _driver()
+    err, *vals = result if isinstance(result, tuple) else (result,)
+    if isinstance(err, d.CUresult) and err != d.CUresult.CUDA_SUCCESS:
+        help = None
+        if err == d.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
+            help = "the GPU's memory is full: use smaller tensors, or run on the CPU with `--device cpu`"
+        raise cuda_error(what, _error_name(err), span, help)
+    if not vals:
+        return None
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+# ctypes for each scalar kind a kernel parameter can have
+CTYPES: dict[str, Any] = {
+    "ptr": ctypes.c_uint64,
+    "i64": ctypes.c_int64,
+    "u64": ctypes.c_uint64,
+    "i32": ctypes.c_int32,
+    "u32": ctypes.c_uint32,
+    "i16": ctypes.c_int16,
+    "u16": ctypes.c_uint16,
+    "i8": ctypes.c_int8,
+    "u8": ctypes.c_uint8,
+    "bool": ctypes.c_uint8,
+    "f32": ctypes.c_float,
+    "f64": ctypes.c_double,
+    "f16": ctypes.c_uint16,
+    "bf16": ctypes.c_uint16,
+}
+
+
+class PackedArgs:
+    """Kernel arguments packed once into C memory: `void* params[]` for cuLaunchKernel.
+
+    Keeping the ctypes objects alive here is what makes the pointer array valid;
+    the launch itself then costs one driver call and no Python packing.
+    """
+
+    __slots__ = ("address", "array", "values")
+
+    def __init__(self, kinds: list[str], values: list[Any]) -> None:
+        self.values = [CTYPES[k](_scalar_bits(k, v)) for k, v in zip(kinds, values, strict=True)]
+        self.array = (ctypes.c_void_p * max(1, len(self.values)))(
+            *[ctypes.addressof(v) for v in self.values]
+        )
+        self.address = ctypes.addressof(self.array)
+
+
+def _scalar_bits(kind: str, value: Any) -> Any:
+    """A Python value for the ctypes type of `kind` (f16 scalars travel as their bits)."""
+    if kind == "f16":
+        return int(np.array(value, dtype=np.float16).view(np.uint16))
+    if kind == "bool":
+        return 1 if value else 0
+    if kind in ("f32", "f64"):
+        return float(value)
+    return int(value)
+
+
+_HANDLE_INTS: dict[int, int] = {}
+_RAW_BROKEN = False  # set if a handle cannot be turned into an int (then the binding is used)
+
+
+def _handle_int(h: Any) -> int:
+    """The raw pointer value of a cuda.bindings handle (CUfunction, CUstream), memoised."""
+    key = id(h)
+    v = _HANDLE_INTS.get(key)
+    if v is None:
+        try:
+            v = int(h)
+        except TypeError:
+            global _RAW_BROKEN
+            _RAW_BROKEN = True
+            raise
+        if len(_HANDLE_INTS) > 4096:
+            _HANDLE_INTS.clear()
+        _HANDLE_INTS[key] = v
+        _KEEP.append(h)  # the id stays valid only while the object lives
+        if len(_KEEP) > 4096:
+            del _KEEP[:2048]
+            _HANDLE_INTS.clear()
+    return v
+
+
+_KEEP: list[Any] = []
+
+
+_STREAM_POINTERS: dict[int, tuple[Any, Any]] = {}  # id(stream) -> (stream, c_void_p)
+
+
+def _stream_pointer(stream: Any) -> Any:
+    """A stream handle as a ready `c_void_p` (memoised: converting per call costs)."""
+    hit = _STREAM_POINTERS.get(id(stream))
+    if hit is None or hit[0] is not stream:
+        if len(_STREAM_POINTERS) > 1024:
+            _STREAM_POINTERS.clear()
+        hit = (stream, ctypes.c_void_p(_handle_int(stream)))
+        _STREAM_POINTERS[id(stream)] = hit
+    return hit[1]
+
+
+@functools.cache
+def _raw_launch_preconverted() -> Any:
+    """`cuLaunchKernel` through ctypes with no `argtypes`: every argument is
+    passed already converted (c_void_p handles, small ints), so ctypes does
+    no per-argument conversion work; None if libcuda cannot be loaded."""
+    if os.environ.get("TILEC_NO_CTYPES_LAUNCH"):
+        return None
+    try:
+        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    except (OSError, AttributeError):
+        return None
+    f.restype = ctypes.c_int
+    return f
+
+
+@functools.cache
+def _raw_launch() -> Any:
+    """`cuLaunchKernel` from libcuda via ctypes, or None (then the binding is used)."""
+    if os.environ.get("TILEC_NO_CTYPES_LAUNCH"):
+        return None
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        f = lib.cuLaunchKernel
+    except (OSError, AttributeError):
+        return None
+    u = ctypes.c_uint
+    f.argtypes = [
+        ctypes.c_void_p,
+        u,
+        u,
+        u,
+        u,
+        u,
+        u,
+        u,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
+    f.restype = ctypes.c_int
+    return f

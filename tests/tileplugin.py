@@ -23,6 +23,10 @@ present; `pytest --bless` (or TILE_BLESS=1) rewrites it.
 Both kinds run in-process (fast): check modes through `tilelang.driver.check`,
 run modes through the host runtime that `tilec run --device cpu` uses
 (`tilelang.run`), with stdout captured; a crash is reported with its traceback.
+Every run test runs twice: as `run-pass` (or `run-fail`) and as
+`run-pass+sanitize` under the sanitizer (`tilec run --sanitize`), with the same
+expectations; the sanitizer's own diagnostics (E0730-E0734, e.g.
+`// warning[E0734]`) are expected only in the sanitized run.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
 COLLECT_DIRS = ("ui", "run")
 MODES = ("check-pass", "check-fail", "run-pass", "run-fail")
+# The sanitizer's codes (`tilelang.interp.sanitize`): reported only under it.
+SANITIZER_CODES = frozenset(("E0730", "E0731", "E0732", "E0733", "E0734"))
 RUN_TIMEOUT_S = 120
 
 _DIRECTIVE = re.compile(r"^\s*//@\s*(?P<name>[\w-]+)\s*(?::\s*(?P<arg>.*?))?\s*$")
@@ -252,10 +258,11 @@ def run_tilec(
     )
 
 
-def run_program(path: Path) -> tuple[int, str, list[Emitted], str | None, str]:
+def run_program(path: Path, sanitize: bool = False) -> tuple[int, str, list[Emitted], str | None, str]:
     """Run a checked program's `main` on the CPU, in-process, as `tilec run`
-    would: (exit status, stdout, run-time diagnostics, crash report or None,
-    the human rendering of the diagnostics). Status 3 is a run-time error."""
+    (`--sanitize`) would: (exit status, stdout, run-time diagnostics and
+    sanitizer warnings, crash report or None, the human rendering of the
+    diagnostics). Status 3 is a run-time error."""
     import io
     import traceback
 
@@ -271,9 +278,11 @@ def run_program(path: Path) -> tuple[int, str, list[Emitted], str | None, str]:
     sf = sources.add(str(path), path.read_text(encoding="utf-8"))
     cwd = os.getcwd()
     os.chdir(path.parent)  # relative `load_npy` paths resolve as under `tilec run`
+    warnings: list[Any] = []
     try:
-        run_mod._execute_source(sf, sources, "cpu", out)
-        return 0, out.getvalue(), [], None, ""
+        run_mod._execute_source(sf, sources, "cpu", out, sanitize=sanitize, warnings=warnings)
+        return (0, out.getvalue(), emitted_from_diagnostics(warnings, sources), None,
+                render_human(warnings, sources, color=False) if warnings else "")
     except run_mod.CheckFailed as e:
         diags = list(e.diagnostics)
         return (
@@ -284,7 +293,7 @@ def run_program(path: Path) -> tuple[int, str, list[Emitted], str | None, str]:
             render_human(diags, e.sources, color=False),
         )
     except TileError as e:
-        diags = list(e.diagnostics)
+        diags = [*warnings, *e.diagnostics]
         return (
             3,
             out.getvalue(),
@@ -387,6 +396,9 @@ class TileFile(pytest.File):
             yield TileItem.from_parent(self, name="malformed", spec=None, spec_error=str(e))
             return
         yield TileItem.from_parent(self, name=spec.mode, spec=spec, spec_error=None)
+        if spec.mode in ("run-pass", "run-fail"):
+            yield TileItem.from_parent(self, name=spec.mode + "+sanitize", spec=spec,
+                                       spec_error=None, sanitize=True)
 
 
 class TileFailure(Exception):
@@ -394,10 +406,12 @@ class TileFailure(Exception):
 
 
 class TileItem(pytest.Item):
-    def __init__(self, *, spec: Spec | None, spec_error: str | None, **kwargs: Any) -> None:
+    def __init__(self, *, spec: Spec | None, spec_error: str | None, sanitize: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.spec_error = spec_error
+        self.sanitize = sanitize
 
     # -- running -------------------------------------------------------------
     def runtest(self) -> None:
@@ -447,7 +461,8 @@ class TileItem(pytest.Item):
             pytest.skip("`tilec run` is not available yet (`tilelang.run` is missing)")
         result, emitted = self._check()
         self._skip_if_partial(result, spec)
-        static = [x for x in spec.expectations if x.kind == "warning"]
+        dynamic = [x for x in spec.expectations if x.code in SANITIZER_CODES]
+        static = [x for x in spec.expectations if x.kind == "warning" and x not in dynamic]
         problems = compare(static, emitted, str(self.path))
         if any(e.kind == "error" for e in emitted):
             from tilelang.diagnostics.render import render_human
@@ -458,8 +473,9 @@ class TileItem(pytest.Item):
                     render_human(result.diagnostics, result.sources, color=False),
                 )
             )
-        status, stdout, runtime, crash, rendered = run_program(self.path)
-        run_exps = [x for x in spec.expectations if x.kind == "error"]
+        status, stdout, runtime, crash, rendered = run_program(self.path, self.sanitize)
+        run_exps = [x for x in spec.expectations
+                    if (x.kind == "error" and x not in dynamic) or (self.sanitize and x in dynamic)]
         problems += compare(run_exps, runtime, str(self.path))
         if crash:
             problems.append(f"tilec crashed:\n{crash}")
@@ -471,7 +487,8 @@ class TileItem(pytest.Item):
         if spec.mode == "run-pass" and got != spec.stdout:
             problems.append("stdout differs from the `// expect:` lines:")
             problems.append(_side_by_side(spec.stdout, got))
-        problems += self._golden(".stderr", normalise_paths(rendered, self.path.parent))
+        if not self.sanitize:
+            problems += self._golden(".stderr", normalise_paths(rendered, self.path.parent))
         if problems:
             raise TileFailure(self._report(problems, rendered + (crash or "")))
 

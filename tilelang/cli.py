@@ -289,6 +289,15 @@ def run(
         Path | None,
         typer.Option("--trace", help="Write a Chrome/Perfetto trace of the launches to this file."),
     ] = None,
+    sanitize: Annotated[
+        bool,
+        typer.Option(
+            "--sanitize",
+            help="Run every launch block by block on the CPU and report data races, "
+            "races with launches in flight and unsafe writes outside a tensor "
+            "(also TILE_SANITIZE=1).",
+        ),
+    ] = False,
     error_format: LocalErrorFormat = None,
     color: LocalColor = None,
 ) -> None:
@@ -300,13 +309,14 @@ def run(
         if e.name in ("tilelang.run",):
             _fail("`tilec run` is not available yet (`tilelang.run` is missing)")
         raise
+    sanitize_flag = True if sanitize else None
     if profile or trace is not None:
         from tilelang.profiler import Profile
 
         with Profile(print_table=profile, trace=str(trace) if trace is not None else None):
-            status = run_file(file, device=device.value)
+            status = run_file(file, device=device.value, sanitize=sanitize_flag)
     else:
-        status = run_file(file, device=device.value)
+        status = run_file(file, device=device.value, sanitize=sanitize_flag)
     raise typer.Exit(int(status or 0))
 
 

@@ -17,6 +17,16 @@ the exit status:
 returns an `Execution` with the evaluator (`main_locals` holds the tensors
 `main` bound) or raises `TileError` / `CheckFailed`.
 
+Sanitizer: `run_file(..., sanitize=True)` (`tilec run --sanitize`) and
+`execute(..., sanitize=True)` run every launch under the dynamic race and
+bounds oracle (`tilelang.interp.sanitize`) on the CPU interpreter; the
+environment variable `TILE_SANITIZE=1` turns it on for both. Its errors
+(E0730-E0733) stop the run like any run-time error; its warnings (E0734) are
+printed after the run (`Execution.warnings`). `execute(..., ownership=False)`
+skips the ownership checker (the types are still checked): the property test
+uses it to run racy programs under the sanitizer, the oracle the checker is
+judged against.
+
 Engine choice: `cpu` is the NumPy interpreter (`runtime/cpu.py`); `gpu` is
 helper E's CUDA device (`runtime/cuda.py`, class `CudaDevice`); `auto` takes
 the GPU when `tilelang.runtime.cuda.is_available()` says there is one and its
@@ -29,7 +39,7 @@ import io
 import os
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -65,12 +75,13 @@ class CheckFailed(Exception):
 
 @dataclass(slots=True)
 class Execution:
-    """One finished run: the sources, the evaluator (its `main_locals`) and
-    the device it ran on."""
+    """One finished run: the sources, the evaluator (its `main_locals`), the
+    device it ran on and the sanitizer's warnings (empty without it)."""
 
     sources: SourceMap
     evaluator: Any
     device: Any
+    warnings: list[Diagnostic] = field(default_factory=list)
 
     @property
     def main_locals(self) -> dict[str, Any]:
@@ -115,24 +126,39 @@ def make_device(choice: str, out: IO[str]) -> Any:
 
 
 # ---------------------------------------------------------------- the pipeline
+def sanitize_requested(flag: bool | None = None) -> bool:
+    """`flag` when given, else the environment's `TILE_SANITIZE` (`1`, `true`, `yes`)."""
+    if flag is not None:
+        return flag
+    return os.environ.get("TILE_SANITIZE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def execute(source: str | os.PathLike[str], device: str = "cpu", *, out: IO[str] | None = None,
-            name: str = "<input>") -> Execution:
+            name: str = "<input>", sanitize: bool | None = None,
+            ownership: bool = True) -> Execution:
     """Check `source` (a path, or program text when a `str` with a newline or
     `name` is given) and run its `main`. Raises `CheckFailed` when the checker
-    reports errors, `TileError` for a run-time error."""
+    reports errors, `TileError` for a run-time error. `sanitize`: run under
+    the sanitizer (default: `TILE_SANITIZE`); `ownership=False` skips the
+    ownership checker (for the sanitizer as an oracle)."""
     out = out if out is not None else sys.stdout
     sources = SourceMap()
     if isinstance(source, str) and ("\n" in source or name != "<input>"):
         sf = sources.add(name, source)
     else:
         sf = sources.add(str(source), Path(source).read_text(encoding="utf-8"))
-    return _execute_source(sf, sources, device, out)
+    return _execute_source(sf, sources, device, out, sanitize=sanitize_requested(sanitize),
+                           ownership=ownership)
 
 
 def run_file(path: str | os.PathLike[str], device: str = "auto", *,
-             out: IO[str] | None = None, err: IO[str] | None = None) -> int:
-    """`tilec run PATH`: check, run `main`, print diagnostics; the exit status."""
+             out: IO[str] | None = None, err: IO[str] | None = None,
+             sanitize: bool | None = None) -> int:
+    """`tilec run PATH`: check, run `main`, print diagnostics; the exit status.
+    `sanitize` (default: `TILE_SANITIZE`): under the sanitizer, on the CPU."""
     from tilelang.diagnostics import render
+
+    sanitize = sanitize_requested(sanitize)
 
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -146,20 +172,29 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
             err.write(f"error: cannot read `{path}`: {e.strerror or e}\n")
             return EXIT_ERRORS
         sf = sources.add(str(path), text)
+        warnings: list[Diagnostic] = []
         try:
-            execution = _execute_source(sf, sources, device, out)
+            execution = _execute_source(sf, sources, device, out, sanitize=sanitize,
+                                        warnings=warnings)
         except CheckFailed as e:
             render.report(e.diagnostics, e.sources, file=err)
             return EXIT_ERRORS
         except TileError as e:
             out.flush()
-            render.report(list(e.diagnostics), sources, file=err)
+            render.report([*warnings, *e.diagnostics], sources, file=err)
+            return EXIT_RUNTIME
+        except SanitizerNeedsCpu as e:
+            err.write(f"error: {e}\n")
+            err.write("help: drop `--device gpu`: the sanitizer runs kernels on the CPU interpreter\n")
             return EXIT_RUNTIME
         except GpuUnavailable as e:
             err.write(f"error: {e}\n")
             err.write("help: run on the CPU interpreter with `--device cpu` "
                       "(`--device auto` falls back to it)\n")
             return EXIT_RUNTIME
+        if warnings:
+            out.flush()
+            render.report(warnings, sources, file=err)
         del execution
         return EXIT_OK
     except KeyboardInterrupt:
@@ -190,30 +225,87 @@ def _silence_stdout() -> None:
         pass
 
 
-def _execute_source(sf: Any, sources: SourceMap, device: str, out: IO[str]) -> Execution:
+class SanitizerNeedsCpu(Exception):
+    """`--sanitize` with `--device gpu`: the sanitizer is the CPU interpreter."""
+
+    def __init__(self) -> None:
+        super().__init__("the sanitizer cannot run on the GPU")
+
+
+def _check(sf: Any, sources: SourceMap, ownership: bool) -> tuple[Any, Any]:
+    """(the `Checked` output, the root AST) of `tilec check`, or of the type
+    checker alone when `ownership` is False."""
     from tilelang import driver
+
+    if ownership:
+        result = driver.compile(sf, until="checked", sources=sources, strict=True)
+        if not result.ok:
+            raise CheckFailed(list(result.diagnostics), result.sources)
+        return result.output, result.context.outputs["ast"]
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.sema import check_program
+
+    parsed = driver.compile(sf, until="ast", sources=sources, strict=True)
+    if not parsed.ok:
+        raise CheckFailed(list(parsed.diagnostics), parsed.sources)
+    sink = DiagnosticSink()
+    program = check_program(parsed.output, sources, sink)
+    if sink.has_errors:
+        raise CheckFailed(list(sink.diagnostics), sources)
+    return driver.Checked(program, None), parsed.output
+
+
+def _lower_unchecked(program: Any, kernel: str, inst: dict[str, Any], facts: dict[str, Any]) -> Any:
+    """The lowering for a program run without the ownership checker: its
+    defence-in-depth refusals off, so the sanitizer sees what the kernel does."""
+    from tilelang.ir.lower import lower_kernel
+
+    return lower_kernel(program, kernel, inst, facts, defend=False)
+
+
+def _execute_source(sf: Any, sources: SourceMap, device: str, out: IO[str], *,
+                    sanitize: bool = False, ownership: bool = True,
+                    warnings: list[Diagnostic] | None = None) -> Execution:
+    from tilelang.runtime import tensor as tensor_mod
     from tilelang.runtime.host import HostEvaluator
     from tilelang.runtime.launch import Runtime
 
-    result = driver.compile(sf, until="checked", sources=sources, strict=True)
-    if not result.ok:
-        raise CheckFailed(list(result.diagnostics), result.sources)
-    checked = result.output
-    root = result.context.outputs["ast"]
-    dev = make_device(device, out)
+    checked, root = _check(sf, sources, ownership)
+    san = None
+    if sanitize:
+        if device == "gpu":
+            raise SanitizerNeedsCpu()
+        from tilelang.interp.sanitize import Sanitizer
+        from tilelang.runtime.cpu import CpuDevice
+
+        san = Sanitizer()
+        if warnings is not None:
+            san.warnings = warnings
+        dev = CpuDevice(out=lambda text: out.write(text + "\n"), sanitizer=san)
+    else:
+        dev = make_device(device, out)
     runtime = Runtime(dev, checked.program)
-    ev = HostEvaluator(checked.program, root, result.sources, runtime, out=out,
+    if not ownership:
+        runtime.lower = _lower_unchecked
+    if san is not None:
+        runtime.inflight.strict = False  # the sanitizer decides element by element
+        runtime.inflight.sanitizer = san
+    ev = HostEvaluator(checked.program, root, sources, runtime, out=out,
                        ownership=checked.ownership)
     main = ev.find_main()
     if main is None:
         raise TileError(Diagnostic.error(rcodes.NO_MAIN, "this program has no `fn main()` to run")
                         .primary(root.span.at_end(), "`main` is missing")
                         .with_help("add `fn main() { ... }`: `tilec run` starts there"))
+    saved_hook = tensor_mod.HOST_ACCESS
+    if san is not None:
+        tensor_mod.HOST_ACCESS = san.host_access
     try:
         ev.run_main(main)
     finally:
+        tensor_mod.HOST_ACCESS = saved_hook
         out.flush()
-    return Execution(result.sources, ev, dev)
+    return Execution(sources, ev, dev, list(san.warnings) if san is not None else [])
 
 
 def run_source(text: str, device: str = "cpu", name: str = "<input>") -> tuple[int, str, str]:

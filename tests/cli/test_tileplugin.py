@@ -179,11 +179,14 @@ def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.Monkey
     result = pytester.runpytest_subprocess("-p", "tileplugin", "-q", "-rA", "tests")
     out = result.stdout.str()
     if importlib.util.find_spec("tilelang.run") is None:
-        result.assert_outcomes(passed=1, failed=3, skipped=3)
+        result.assert_outcomes(passed=1, failed=3, skipped=6)
     else:
-        result.assert_outcomes(passed=3, failed=4)
+        # each run test also runs under the sanitizer (`::run-pass+sanitize`)
+        result.assert_outcomes(passed=5, failed=5)
         assert "PASSED tests/run/prints.tile::run-pass" in out
+        assert "PASSED tests/run/prints.tile::run-pass+sanitize" in out
         assert "PASSED tests/run/fails.tile::run-fail" in out
+        assert "PASSED tests/run/fails.tile::run-fail+sanitize" in out
         assert "stdout differs from the `// expect:` lines" in out
     assert "unexpected (emitted but not annotated):" in out
     assert "missing (annotated but not emitted):" in out

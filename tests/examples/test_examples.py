@@ -134,6 +134,22 @@ def test_example_on_cpu_matches_numpy(name):
     assert elapsed < 10, f"{name} took {elapsed:.1f} s of CPU"
 
 
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("*.tile")))
+def test_example_under_the_sanitizer(name):
+    """`tilec run --sanitize`: every example runs clean under the race and
+    bounds oracle (no race, no unsafe write outside a tensor, no warning) and
+    computes the same values."""
+    start = time.process_time()
+    ex = execute(str(EXAMPLES / f"{name}.tile"), "cpu", out=io.StringIO(), sanitize=True)
+    elapsed = time.process_time() - start
+    assert not ex.warnings, [d.message for d in ex.warnings]
+    assert ex.device.sanitizer is not None
+    values = {k: t.numpy() for k, t in ex.main_locals.items() if hasattr(t, "numpy")}
+    if name in CHECKS:
+        CHECKS[name](values)
+    assert elapsed < 30, f"{name} took {elapsed:.1f} s of CPU under the sanitizer"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_example_on_gpu_matches_numpy_and_the_interpreter(name):

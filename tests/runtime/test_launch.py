@@ -71,13 +71,31 @@ fn main() {
     let mut a = zeros::<f32>([100]);
     let mut b = zeros::<f32>([100]);
     let ha = add(a.partition([64]), &x, &x).launch();
-    let hb = add(b.partition([64]), &x, &a).launch();
+    let hb = add(b.partition([64]), &x, &x).launch();
     ha.wait();
     hb.wait();
 }
 """)
     assert r.error is None
-    assert r.locals["b"].numpy().min() >= 1.0
+    assert r.locals["b"].numpy().min() == 2.0
+    assert not r.runtime.inflight.handles  # both waited for
+
+
+def test_runtime_refuses_a_launch_reading_what_one_in_flight_writes():
+    """Defence in depth (runtime/inflight.py): here without the checker."""
+    r = run("""
+fn main() {
+    let x = ones::<f32>([100]);
+    let mut a = zeros::<f32>([100]);
+    let mut b = zeros::<f32>([100]);
+    let ha = add(a.partition([64]), &x, &x).launch();
+    let hb = add(b.partition([64]), &x, &a).launch();
+    ha.wait();
+    hb.wait();
+}
+""")
+    assert r.codes == ["E0305"] and r.line_of() == 11  # the second launch (ADD is 4 lines)
+    assert r.locals == {} and r.device.launches == 1  # the second never ran
 
 
 def test_graph_records_without_running_and_replays_in_order():
@@ -85,19 +103,35 @@ def test_graph_records_without_running_and_replays_in_order():
 fn main() {
     let mut x = zeros::<f32>([100]);
     let mut acc = zeros::<f32>([100]);
+    let mut prev = zeros::<f32>([100]);
     let g = graph {
-        add(acc.partition([64]), &acc, &x);
+        add(acc.partition([64]), &prev, &x);
     };
     print(acc.sum());
     for i in 0..3 {
         x += 1.0;
+        prev += 10.0;
         g.replay();
     }
     print(acc.sum());
 }
 """)
     assert r.error is None
-    assert r.out.splitlines() == ["0.0", "600.0"]  # 1 + 2 + 3 per element
+    assert r.out.splitlines() == ["0.0", "3300.0"]  # the last replay: 30 + 3 per element
+
+
+def test_runtime_refuses_a_replay_that_aliases_a_written_tensor():
+    r = run("""
+fn main() {
+    let mut acc = zeros::<f32>([100]);
+    let x = ones::<f32>([100]);
+    let g = graph {
+        add(acc.partition([64]), &acc, &x);
+    };
+    g.replay();
+}
+""")
+    assert r.codes == ["E0303"] and r.line_of() == 10  # the recorded call
 
 
 GRIDS = """

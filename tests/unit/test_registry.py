@@ -141,6 +141,8 @@ def test_codes_in_the_package_are_registered() -> None:
 
 # ---------------------------------------------------------------- examples
 def _mode(code: str, flags: frozenset[str]) -> str:
+    if "sanitize" in flags:
+        return "sanitize"  # `tilec run --sanitize`: its errors and its warnings
     if "ptx" in flags:
         return "ptx"
     if "run" in flags:
@@ -163,18 +165,18 @@ def _emitted_codes(path: Path, mode: str) -> list[str]:
     if result.unavailable is not None:
         pytest.skip(str(result.unavailable))
     codes = _error_codes(result.diagnostics)
-    if codes or mode != "run":
+    if codes or mode not in ("run", "sanitize"):
         return codes
     run = pytest.importorskip("tilelang.run")
     from tilelang.diagnostics.model import TileError
 
     try:
-        run.execute(path, device="cpu", out=io.StringIO())
+        ex = run.execute(path, device="cpu", out=io.StringIO(), sanitize=mode == "sanitize")
     except TileError as e:
         return _error_codes(e.diagnostics)
     except run.CheckFailed as e:
         return _error_codes(e.diagnostics)
-    return []
+    return sorted({d.code for d in ex.warnings})
 
 
 EXPLAINED = explain.explained_codes()

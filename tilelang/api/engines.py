@@ -37,7 +37,7 @@ def _device(engine: str) -> Any:
             if engine == "cpu":
                 from tilelang.runtime.cpu import CpuDevice
 
-                dev = CpuDevice(out=_device_print)
+                dev = CpuDevice(out=_device_print, sanitizer=_sanitizer())
             else:
                 from tilelang.runtime import cuda
 
@@ -49,6 +49,26 @@ def _device(engine: str) -> Any:
                 dev = cuda.CudaDevice(int(engine.split(":", 1)[1]), out=_device_print)
             _DEVICES[engine] = dev
         return dev
+
+
+def _sanitizer() -> Any:
+    """With `TILE_SANITIZE=1`, the CPU engine runs every launch under the
+    sanitizer (`tilelang.interp.sanitize`): a race between blocks or an
+    `unsafe` write outside a tensor is an `ExecutionError`, a load wholly
+    outside a tensor a `RuntimeWarning`."""
+    from tilelang.run import sanitize_requested
+
+    if not sanitize_requested():
+        return None
+    from tilelang.interp.sanitize import Sanitizer
+
+    return Sanitizer(on_warning=_warn)
+
+
+def _warn(d: Any) -> None:
+    import warnings
+
+    warnings.warn(f"warning[{d.code}]: {d.message}", RuntimeWarning, stacklevel=2)
 
 
 def _device_print(text: str) -> None:

@@ -55,6 +55,7 @@ class HostFunction:
         converted: list[Any] = []
         writeback: list[tuple[np.ndarray, Tensor]] = []
         libraries: set[str] = set()
+        self._check_borrows(values)
         for p, v in zip(self.decl.params, values, strict=True):
             ty = p.ty
             mutable = isinstance(ty, ast.RefType) and ty.mutable
@@ -76,6 +77,60 @@ class HostFunction:
             host[...] = t.numpy()
         library = next(iter(libraries)) if len(libraries) == 1 else "numpy"
         return _from_value(result, library)
+
+    def _check_borrows(self, values: list[Any]) -> None:
+        """The function reads its array arguments now (and writes its `&mut`
+        ones): refused like a kernel call while a pending `.launch()` writes one
+        of them (E0309 for a `&mut` argument, E0305 for a read), or uses one
+        that this call writes (E0305); one array passed as `&mut` and again
+        (E0303) is refused as in Tile."""
+        from tilelang.api.engines import _LOCK, _PENDING
+        from tilelang.api.errors import BorrowError
+        from tilelang.diagnostics.codes import ownership as ocodes
+        from tilelang.ownership.dynamic import Region
+
+        m = self.module
+        used: list[tuple[str, Region, str, bool]] = []  # (param, memory, space, written)
+        for p, v in zip(self.decl.params, values, strict=True):
+            inner = p.ty.inner if isinstance(p.ty, ast.RefType) else p.ty
+            if not (isinstance(inner, ast.NamedType) and inner.name.name == "Tensor"):
+                continue
+            try:
+                ref = arrays.describe(v)
+            except (Unsupported, NotAnArray):
+                continue  # `_tensor` words the error
+            mutable = isinstance(p.ty, ast.RefType) and p.ty.mutable
+            used.append((p.name.name, Region(ref.ptr, ref.nbytes, p.name.name), ref.space, mutable))
+        where = m._where(self.decl.name.span, f"`{self.signature}`")
+        for j, (bn, b, bs, bw) in enumerate(used):
+            for an, a, as_, aw in used[:j]:
+                if as_ == bs and (aw or bw) and a.overlaps(b):
+                    raise BorrowError(
+                        f"arguments `{an}` and `{bn}` of function `{self.__name__}` share memory "
+                        f"and it writes `{an if aw else bn}`",
+                        code=ocodes.CONFLICTING_BORROWS_IN_LAUNCH,
+                        where=where,
+                        help="pass a copy for one of them",
+                    )
+        with _LOCK:
+            for (space, _), op in _PENDING.items():
+                for name, r, rs, write in used:
+                    if rs != space:
+                        continue
+                    for old, old_write in op._regions:
+                        if not (r.overlaps(old) and (write or old_write)):
+                            continue
+                        pending = f"a pending launch of `{op.kernel.__name__}`"
+                        code = ocodes.CONCURRENT_WRITES if write and old_write \
+                            else ocodes.USE_WHILE_IN_FLIGHT
+                        raise BorrowError(
+                            f"argument `{name}` of function `{self.__name__}` "
+                            f"{'writes' if write else 'reads'} memory that {pending} may still be "
+                            f"{'writing' if old_write else 'reading'} (as `{old.name}`)",
+                            code=code,
+                            where=where,
+                            help="call `.wait()` on the pending launch's handle first",
+                        )
 
     def _tensor(self, name: str, ty: ast.NamedType, value: Any, where: str, dev: Any) -> Tensor:
         what = f"argument `{name}` of function `{self.__name__}`"

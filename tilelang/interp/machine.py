@@ -31,7 +31,7 @@ Env = dict[int, np.ndarray]
 
 
 class _BlockCtx:
-    __slots__ = ("bid", "grid", "out", "tensors")
+    __slots__ = ("bid", "grid", "obs", "out", "tensors")
 
     def __init__(
         self,
@@ -39,11 +39,13 @@ class _BlockCtx:
         grid: tuple[int, ...],
         tensors: dict[str, np.ndarray],
         out: Callable[[str], None],
+        obs: Any = None,
     ) -> None:
         self.bid = bid
         self.grid = grid
         self.tensors = tensors
         self.out = out
+        self.obs = obs  # the sanitizer's recorder (interp/sanitize.py), or None
 
 
 def _default_out(text: str) -> None:
@@ -57,6 +59,7 @@ def run_kernel(
     *,
     out: Callable[[str], None] | None = None,
     mode: str = "auto",
+    observer: Any = None,
 ) -> None:
     """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract.
 
@@ -64,6 +67,8 @@ def run_kernel(
     at once (`vector.py`, same results, output and errors); "auto" picks
     "vector" unless the grid has a single block or the kernel asserts and
     writes more than `vector.SNAPSHOT_BYTES` (its chunks are snapshotted).
+    `observer` (the sanitizer's `Recorder`) sees every load, store and atomic
+    of every block, and forces the block mode.
     """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
@@ -73,6 +78,8 @@ def run_kernel(
             f"grid {grid_t} does not fit kernel `{kernel.name}` "
             f"with {kernel.grid_rank} grid axes"
         )
+    if observer is not None:
+        mode = "block"
     if mode == "auto":
         mode = os.environ.get("TILE_INTERP_MODE", "auto") or "auto"
     if mode not in ("auto", "block", "vector"):
@@ -88,7 +95,7 @@ def run_kernel(
     def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
         for bid in blocks:
             env: Env = dict(scalars)
-            _run_region(kernel.body, env, _BlockCtx(bid, grid_t, tensors, emit))
+            _run_region(kernel.body, env, _BlockCtx(bid, grid_t, tensors, emit, observer))
 
     def replay(flat: np.ndarray) -> None:
         coords = np.unravel_index(flat, grid_t)
@@ -207,7 +214,10 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
             pad = env[p.id] if p is not None else np.zeros((), dtype=arr.dtype)
             tile = np.empty(r.shape, dtype=arr.dtype)
             tile[...] = pad
-            win = _windows([int(env[o.id]) for o in offs], r.shape, arr.shape)
+            at = [int(env[o.id]) for o in offs]
+            win = _windows(at, r.shape, arr.shape)
+            if ctx.obs is not None:
+                ctx.obs.load(ctx.bid, op, arr, at, win, env[m.id] if m is not None else None)
             if win is not None:
                 tile[win[1]] = arr[win[0]]
             if m is not None:
@@ -216,7 +226,10 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
         case ir.Store(tensor=t, offsets=offs, value=v, mask=m):
             arr = ctx.tensors[t]
             val = env[v.id]
-            win = _windows([int(env[o.id]) for o in offs], v.shape, arr.shape)
+            at = [int(env[o.id]) for o in offs]
+            win = _windows(at, v.shape, arr.shape)
+            if ctx.obs is not None:
+                ctx.obs.store(ctx.bid, op, arr, at, v.shape, win, env[m.id] if m is not None else None)
             if win is not None:
                 src, dst = win
                 if m is None:
@@ -224,6 +237,9 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                 else:
                     arr[src] = np.where(env[m.id][dst], val[dst], arr[src])
         case ir.AtomicRMW(op=aop, tensor=t, indices=idx, value=v, mask=m):
+            if ctx.obs is not None:
+                ctx.obs.atomic(ctx.bid, op, ctx.tensors[t], [env[i.id] for i in idx], env[v.id],
+                               env[m.id] if m is not None else None)
             _atomic(
                 aop,
                 ctx.tensors[t],

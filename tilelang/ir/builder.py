@@ -242,8 +242,9 @@ class Builder:
         *,
         mask: ir.Value | None = None,
         span: Span | None = None,
+        unchecked: bool = False,
     ) -> None:
-        self.emit(ir.Store(tensor, tuple(offsets), value, mask, self._sp(span)))
+        self.emit(ir.Store(tensor, tuple(offsets), value, mask, self._sp(span), unchecked))
 
     def atomic(
         self,

@@ -374,7 +374,10 @@ class Store:
     are dropped. `mask` (optional) is a bool tile of `value.shape`.
 
     Own-tile stores, nested-tile stores and `store_unchecked` all lower to this
-    op: they differ only in what the ownership checker allowed.
+    op: they differ only in what the ownership checker allowed. `unchecked`
+    marks a `store_unchecked` (no effect on the semantics; the sanitizer
+    reports its elements outside the tensor, which other stores may drop at a
+    partial edge tile).
     """
 
     tensor: str
@@ -382,6 +385,7 @@ class Store:
     value: Value
     mask: Value | None = None
     span: Span = DUMMY_SPAN
+    unchecked: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)

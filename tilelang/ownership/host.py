@@ -48,11 +48,14 @@ from tilelang.ownership.env import (
 from tilelang.ownership.host_calls import HostCalls
 from tilelang.ownership.values import (
     EMPTY,
+    At,
     AVal,
+    Borrow,
     GraphVal,
     HandleVal,
     Loan,
     OpVal,
+    PartOf,
     Place,
     RefTo,
     State,
@@ -367,10 +370,35 @@ class HostChecker(HostCalls):
             for a in st.values.get(old, EMPTY).all_atoms():
                 if isinstance(a, GraphVal):
                     st.captures = frozenset(c for c in st.captures if c.token is not a.token)
+        self._retire_moved(old, s, st)
         st.forget_var(old)
         stored = val.without_at()
         if stored != EMPTY:
             st.values[old] = stored
+
+    def _retire_moved(self, var: Var, site: ast.Assign, st: State) -> None:
+        """`a = ..` re-initialises a variable whose old value may have been
+        moved (`let b = a;`): references, partitions and operations taken from
+        the old `a` point to storage that now lives elsewhere, so they must
+        not come to name the new `a`. They are moved to a ghost of the old
+        binding, which stays moved: any use of them is a use after move."""
+        moved = {p: spans for p, spans in st.moved.items() if p.var is var}
+        if not moved:
+            return
+        ghost = self._var(("ghost", site), var.name, var.span, var.mutable, var.ty)
+
+        def move(p: Place) -> Place:
+            return Place(ghost, p.path) if p.var is var else p
+
+        st.values = {v: _remap(val, move) for v, val in st.values.items()}
+        st.loans = frozenset(
+            Loan(ln.token, move(ln.place), ln.mutable, ln.arg, ln.kernel) for ln in st.loans
+        )
+        st.captures = frozenset(
+            type(c)(c.token, move(c.place), c.mutable, c.arg) for c in st.captures
+        )
+        for p, spans in moved.items():
+            st.moved[move(p)] = st.moved.get(move(p), frozenset()) | spans
 
     def loop(
         self,
@@ -405,6 +433,26 @@ class HostChecker(HostCalls):
                 break
             head = nxt
         return State.join([head, *lp.breaks])
+
+
+def _remap(v: AVal, move: Any) -> AVal:
+    """`v` with every place replaced by `move(place)`."""
+
+    def atom(a: Any) -> Any:
+        match a:
+            case At(place=p):
+                return At(move(p))
+            case RefTo(place=p, mutable=m, span=sp):
+                return RefTo(move(p), m, sp)
+            case PartOf(place=p, span=sp):
+                return PartOf(move(p), sp)
+            case OpVal(kernel=k, borrows=bs, span=sp):
+                return OpVal(k, tuple(Borrow(move(b.place), b.mutable, b.span, b.param) for b in bs), sp)
+        return a
+
+    atoms = frozenset(atom(a) for a in v.atoms)
+    elems = None if v.elems is None else tuple(_remap(e, move) for e in v.elems)
+    return AVal(atoms, elems)
 
 
 def check_host(view: ProgramView, sink: DiagnosticSink) -> dict[object, tuple[object, ...]]:

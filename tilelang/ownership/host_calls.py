@@ -217,7 +217,8 @@ class HostCalls(HostExprs):
                     u.overlaps(b.place) and b.span.start <= s.start and s.end <= b.span.end
                     for u, s in self._moved_uses
                 ):
-                    self.report_moved(b.place, "value", b.span, hit[0], hit[1])
+                    inside = b.span.file == span.file and span.start <= b.span.start <= span.end
+                    self.report_moved(b.place, "value", b.span if inside else span, hit[0], hit[1])
                 continue
             self.check_use(b.place, "borrow", b.span, st, kernel=op.kernel, mutable_borrow=b.mutable)
         if token is not None:

@@ -166,6 +166,7 @@ class SessionCore:
             )
             start = time.perf_counter()
             ran = False
+            in_flight = set(runtime.inflight.handles)  # launches of earlier entries
             try:
                 value = ev.run_statements(nodes, env)
                 ran = True
@@ -191,7 +192,7 @@ class SessionCore:
             finally:
                 elapsed = time.perf_counter() - start
                 if not ran:  # the entry is dropped: undo what it changed in the session
-                    wait_new_handles(env, self.env)
+                    wait_new_handles(runtime, in_flight)
                     self.rekey({v: k for k, v in redefined.items()})
             compiled = len(runtime.kernels) - compiled
         else:

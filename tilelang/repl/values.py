@@ -50,21 +50,22 @@ def show_value(value: Any, ty: str, color: bool) -> str:
     return buf.getvalue()
 
 
-def wait_new_handles(env: dict[str, Any], before: dict[str, Any]) -> None:
-    """After a failed entry: wait for the launches it started. Its bindings
-    are rolled back, so the checker no longer knows those launches are in
-    flight; they must be over before a later entry touches their tensors."""
+def wait_new_handles(runtime: Any, before: set[int]) -> None:
+    """After a failed entry: wait for every launch it started and did not
+    wait for, wherever its handle was (a variable, an inner block, a shadowed
+    name, a temporary): the runtime knows them all (`Runtime.inflight`).
+    The entry's bindings are rolled back, so the checker no longer knows those
+    launches are in flight; they must be over before a later entry touches
+    their tensors. `before`: the launches in flight before the entry ran."""
     import contextlib
 
     from tilelang.diagnostics.model import TileError
-    from tilelang.runtime.launch import Handle
 
-    kept = {id(v) for v in before.values()}
-    for v in env.values():
-        if isinstance(v, Handle) and not v.done and id(v) not in kept:
+    for handle in runtime.inflight.pending():
+        if id(handle) not in before:
             # The entry already failed; its first error is the one shown.
             with contextlib.suppress(TileError):
-                v.wait()
+                handle.wait()
 
 
 def move_tensors(values: Any, old: Any, new: Any) -> int:

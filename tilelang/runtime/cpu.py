@@ -22,9 +22,12 @@ class CpuDevice(Device):
     name = "cpu"
     kind = "cpu"
 
-    def __init__(self, out: Callable[[str], None] | None = None) -> None:
+    def __init__(self, out: Callable[[str], None] | None = None, sanitizer: Any = None) -> None:
         self.launches = 0  # how many kernel launches ran (tests read it)
         self.out = out  # where device `print` goes (None: stdout)
+        # interp/sanitize.py's Sanitizer: runs each launch block by block and
+        # reports races and bad accesses (`tilec run --sanitize`)
+        self.sanitizer = sanitizer
 
     # -- memory ---------------------------------------------------------------
     def upload(self, host: np.ndarray, dtype: DType | None = None) -> np.ndarray:
@@ -48,4 +51,7 @@ class CpuDevice(Device):
             from tilelang.interp.machine import run_kernel
 
         self.launches += 1
+        if self.sanitizer is not None:
+            self.sanitizer.run_kernel(prepared, grid, args, out=self.out, launch=span)
+            return
         run_kernel(prepared, grid, args, out=self.out)

@@ -245,6 +245,10 @@ class HostEvaluator:
         return value
 
     def exec_stmt(self, stmt: ast.Stmt, scope: _Scope) -> None:
+        san = getattr(getattr(self.runtime, "inflight", None), "sanitizer", None)
+        saved = None
+        if san is not None:  # where a host access the sanitizer reports happens
+            saved, san.host_span = san.host_span, stmt.span
         try:
             self._exec_stmt(stmt, scope)
         except (MemoryError, ValueError) as e:
@@ -260,6 +264,9 @@ class HostEvaluator:
                 .note(why or "the allocation failed")
                 .with_help("use smaller tensors (check the shapes: one of n elements of `f32` takes 4n bytes)")
                 ) from None
+        finally:
+            if san is not None:
+                san.host_span = saved
 
     def _exec_stmt(self, stmt: ast.Stmt, scope: _Scope) -> None:
         match stmt:

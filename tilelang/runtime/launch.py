@@ -38,6 +38,7 @@ from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.profiler import hook
 from tilelang.runtime.device import Device
+from tilelang.runtime.inflight import InFlight
 from tilelang.runtime.tensor import Partition, Tensor
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -369,13 +370,17 @@ class Operation:
         return self.kernel.name.name
 
     def sync(self) -> None:
+        self.runtime.inflight.check(self)
         self.runtime.execute(self, stream=None)
         self.runtime.device.sync(None)
 
     def launch(self) -> Handle:
+        self.runtime.inflight.check(self)
         stream = self.runtime.device.new_stream()
         self.runtime.execute(self, stream=stream)
-        return Handle(self, stream, self.runtime)
+        handle = Handle(self, stream, self.runtime)
+        self.runtime.inflight.add(handle)
+        return handle
 
     def tensors(self) -> list[Tensor]:
         out = []
@@ -398,6 +403,7 @@ class Handle:
         if not self.done:
             self.runtime.device.sync(self.stream)
             self.done = True
+            self.runtime.inflight.remove(self)
 
 
 @dataclass(eq=False, slots=True)
@@ -412,6 +418,8 @@ class Graph:
 
     def replay(self) -> None:
         dev = self.runtime.device
+        for op in self.ops:
+            self.runtime.inflight.check(op)
         if self._captured is None and dev.kind == "gpu" and self.ops:
             # Capture once on the device (a CUDA graph), replay it afterwards.
             # Lower and compile first: an error then leaves no capture open.
@@ -448,6 +456,8 @@ class Runtime:
     lower: LowerFn | None = None
     kernels: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     launches: int = 0
+    # The launches not waited for, checked at every launch (runtime/inflight.py).
+    inflight: InFlight = field(default_factory=InFlight)
 
     def execute(self, op: Operation, stream: Any) -> None:
         kir, prepared = self._prepared(op)

@@ -21,6 +21,7 @@ Invariants:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,6 +85,12 @@ def dtype_of_array(a: np.ndarray) -> DType | None:
 
 
 # ---------------------------------------------------------------- tensors
+#: Called as HOST_ACCESS(storage, write) before the host reads (`numpy()`) or
+#: writes (`write()`) a tensor: the sanitizer's check that no launch in flight
+#: races with the host (interp/sanitize.py). None, and free, otherwise.
+HOST_ACCESS: Callable[[object, bool], None] | None = None
+
+
 class Tensor:
     """An n-dimensional array in the memory of one device."""
 
@@ -105,11 +112,15 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """A host array of the values (the storage itself on the CPU: do not
         write through it unless you mean to)."""
+        if HOST_ACCESS is not None:
+            HOST_ACCESS(self.storage, False)
         return self.device.download(self.storage, self.dtype, self.shape)
 
     def write(self, array: np.ndarray) -> None:
         """Replace the values (same shape) with `array`, converted to the dtype."""
         host = np.ascontiguousarray(normalise(array, self.dtype)).reshape(self.shape)
+        if HOST_ACCESS is not None:
+            HOST_ACCESS(self.storage, True)
         self.device.write(self.storage, host)
 
     @property

@@ -35,3 +35,20 @@ HOST_STACK_OVERFLOW = define(
     "E0719", "host-recursion-too-deep", "host functions called each other too deeply (a stack overflow)")
 HOST_OUT_OF_MEMORY = define(
     "E0720", "host-out-of-memory", "a host statement needed more memory than the machine could give")
+
+# -- the sanitizer (`tilec run --sanitize`, `TILE_SANITIZE=1`: interp/sanitize.py) --
+BLOCKS_STORE_SAME = define(
+    "E0730", "blocks-store-same-element",
+    "two blocks of one launch store the same element (found by the sanitizer)")
+BLOCK_READS_STORED = define(
+    "E0731", "block-reads-stored-element",
+    "a block reads or updates an element that another block of the launch stores (sanitizer)")
+INFLIGHT_RACE = define(
+    "E0732", "in-flight-race",
+    "a launch or the host touches memory a launch not yet waited for writes (sanitizer)")
+UNSAFE_OUT_OF_BOUNDS = define(
+    "E0733", "unsafe-out-of-bounds",
+    "an atomic or `store_unchecked` writes outside its tensor (found by the sanitizer)")
+LOAD_OUTSIDE_TENSOR = define(
+    "E0734", "load-outside-tensor",
+    "a warning: a tile load of a `&` tensor lies wholly outside it (found by the sanitizer)")

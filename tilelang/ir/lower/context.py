@@ -115,6 +115,9 @@ class LowerCx:
         self.tensors: dict[str, TensorRef] = {}
         self.inline_depth = 0
         self.grid_rank = 1
+        # Defence in depth: refuse (ICE) what the ownership checker must have
+        # refused (`views.refuse`); off only for programs run unchecked on purpose.
+        self.defend = True
 
     def expr(self, e: ast.Expr) -> Any:
         """What `e` lowers to (`exprs.lower_expr`)."""

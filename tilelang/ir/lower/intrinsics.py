@@ -149,7 +149,7 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         if tile.type.rank != t.param.rank:
             tile = cx.b.reshape(tile, (1,) * (t.param.rank - tile.type.rank) + tile.shape, span=sp) \
                 if tile.type.rank < t.param.rank else tile
-        cx.b.store(t.param.name, offs, tile, span=sp)
+        cx.b.store(t.param.name, offs, tile, span=sp, unchecked=True)
         return UNIT
     raise Unsupported(sp, f"`{name}` inside a kernel")
 

@@ -29,12 +29,15 @@ from tilelang.syntax import ast
 
 
 def lower_kernel(program: Any, kernel_name: str, instantiation: Mapping[str, Any],
-                 arg_facts: Mapping[str, Any] | None = None) -> ir.Kernel:
-    """Lower one specialisation of kernel `kernel_name` (see `tilelang.ir.lower`)."""
+                 arg_facts: Mapping[str, Any] | None = None, *, defend: bool = True) -> ir.Kernel:
+    """Lower one specialisation of kernel `kernel_name` (see `tilelang.ir.lower`).
+    `defend=False` lowers a program whose ownership was not checked (the
+    sanitizer's oracle runs) without the defence-in-depth refusals."""
     decl = find_fn(program, kernel_name, kernel=True)
     if decl is None:
         raise ICE(f"lower_kernel: no kernel `{kernel_name}` in the program")
     cx = LowerCx(program, decl, lower_expr)
+    cx.defend = defend
     try:
         kernel = _lower_kernel_body(cx, dict(instantiation), dict(arg_facts or {}))
     except Unsupported as e:

@@ -12,12 +12,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tilelang.diagnostics.model import ICE
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const
 from tilelang.ir.lower.values import I32, UNIT, ArrayVal, CVal, TensorRef, Unsupported, ViewRef
 from tilelang.source import Span
 from tilelang.syntax import ast
+
+
+def refuse(cx: LowerCx, span: Span, what: str) -> None:
+    """Defence in depth: an access the ownership checker must have refused
+    reached the lowering. That is a bug in tilec (an internal error), never
+    code to emit: a store through a `&` parameter, a load of a `&mut`
+    parameter outside the block's own tile."""
+    if cx.defend:
+        raise ICE(f"lowering `{cx.decl.name.name}`: {what} (source offset {span.start}) passed "
+                  "the ownership checker, which must refuse it")
 
 
 def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.MethodCall) -> Any:
@@ -34,6 +45,7 @@ def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.
         return cx.b.load(p.name, t.own, p.tile_shape, span=sp, hint=f"{p.name}_tile")
     if name == "store" and len(vals) == 1:
         if t.own is None or p.tile_shape is None:
+            refuse(cx, sp, f"a store through `&` parameter `{p.name}`")
             raise Unsupported(sp, "`store` to a `&` tensor")
         tile = cx.to_shape(cx.mat(vals[0], p.dtype, sp), p.tile_shape, sp)
         cx.b.store(p.name, t.own, tile, span=sp)
@@ -44,6 +56,10 @@ def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.
             raise Unsupported(sp, "`load_like` of a tensor that is not a `&mut` parameter")
         if other.param.rank != p.rank:
             raise Unsupported(sp, "`load_like` between tensors of different ranks")
+        if t.own is not None and p.tile_shape != other.param.tile_shape:
+            refuse(cx, sp, f"a load of `&mut` parameter `{p.name}` outside its own tile "
+                           f"({list(other.param.tile_shape)} at `{other.param.name}`'s tile, "
+                           f"its own is {list(p.tile_shape or ())})")
         return cx.b.load(p.name, other.own, other.param.tile_shape, span=sp)
     if name == "shape":
         if t.own is not None and p.tile_shape is not None:
@@ -92,6 +108,8 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
             mask = _inside_own(cx, offs, v.tile, p.tile_shape, sp)
             offs = [cx.b.add(o, base, span=sp) for o, base in zip(offs, own, strict=True)]
         if name == "store":
+            if not v.nested:
+                refuse(cx, sp, f"a store through a view of `&` parameter `{p.name}`")
             tile = cx.to_shape(cx.mat(vals[0], p.dtype, sp), v.tile, sp)
             cx.b.store(p.name, offs, tile, mask=mask, span=sp)
             return UNIT

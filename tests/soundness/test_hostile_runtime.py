@@ -1,0 +1,189 @@
+"""The hostile corpus, continued: the paths a `.tile` file cannot show.
+
+- The REPL: launches whose handles the session loses (an inner block, a
+  shadowed name, a failed entry), and borrows held across entries.
+- The Python API: a Tile host function called on an array a pending launch
+  uses (refused like a kernel call: E0309/E0305, E0303 for aliases), and
+  `TILE_SANITIZE=1`.
+
+Each hostile input must be refused with a located error (a `<repl-N>` line,
+or the API's `where` naming the Tile declaration), or, where the session
+must recover, nothing may stay in flight unknown to the checker.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.repl import ReplSession
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNEL = """kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>) {
+    z.store(z.load() + 1.0);
+}"""
+SETUP = "let mut a = zeros::<f32>([1024]);"
+
+
+@pytest.fixture
+def repl() -> ReplSession:
+    s = ReplSession(device="cpu")
+    assert s.feed(KERNEL).ok
+    assert s.feed(SETUP).ok
+    return s
+
+
+def _in_flight(s: ReplSession) -> int:
+    assert s._runtime is not None
+    return len(s._runtime.inflight.handles)
+
+
+# ---------------------------------------------------------------- the REPL
+@pytest.mark.parametrize(
+    "entry",
+    [
+        # the handle lives in an inner block
+        '{ let h = inc(a.partition([256])).launch(); assert(1 == 2, "stop"); h.wait(); }',
+        # the handle is shadowed before the failure
+        'let h = inc(a.partition([256])).launch();\nlet h = 3;\nassert(h == 4, "stop");',
+        # the handle is in a branch
+        'if true { let h = inc(a.partition([256])).launch(); assert(false, "stop"); h.wait(); }',
+    ],
+    ids=["inner_block", "shadowed", "branch"],
+)
+def test_repl_failed_entry_leaves_nothing_in_flight(repl: ReplSession, entry: str) -> None:
+    r = repl.feed(entry)
+    assert not r.ok and "error[E0710]" in r.stderr and "<repl-" in r.stderr
+    assert _in_flight(repl) == 0  # waited for, wherever its handle was
+    after = repl.feed("inc(a.partition([256])).sync();\na.sum()")
+    assert after.ok, after.stderr
+    assert after.stdout == "f32 = 2048.0\n"
+
+
+def test_repl_launch_kept_across_entries_is_still_borrowed(repl: ReplSession) -> None:
+    assert repl.feed("let h = inc(a.partition([256])).launch();").ok
+    r = repl.feed("a.sum()")
+    assert not r.ok and "error[E0305]" in r.stderr and "<repl-" in r.stderr
+    assert repl.feed("h.wait();").ok
+    assert repl.feed("a.sum()").ok
+    # A handle shadowed by a later entry cannot be waited for any more: its
+    # launch stays borrowed (as in a file, where the old binding lives to the
+    # end of `main`), so the tensor is refused for good, never raced.
+    assert repl.feed("let g = inc(a.partition([256])).launch();").ok
+    assert repl.feed("let g = 1;").ok
+    r = repl.feed("a.sum()")
+    assert not r.ok and "error[E0305]" in r.stderr
+
+
+def test_repl_unbound_launch_refused(repl: ReplSession) -> None:
+    r = repl.feed("inc(a.partition([256])).launch();")
+    assert not r.ok and "error[E0308]" in r.stderr
+    assert _in_flight(repl) == 0  # nothing ran
+
+
+def test_repl_partition_through_a_tuple(repl: ReplSession) -> None:
+    assert repl.feed("let ps = (a.partition([256]), a.partition([512]));").ok
+    assert repl.feed("let h = inc(ps.0).launch();").ok
+    r = repl.feed("let h2 = inc(ps.1).launch();")
+    assert not r.ok and "error[E0309]" in r.stderr
+    assert repl.feed("h.wait();").ok
+
+
+# ---------------------------------------------------------------- the Python API
+SRC = """kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>) {
+    z.store(z.load() + 1.0);
+}
+
+fn total(t: &Tensor<f32, [?]>) -> f32 {
+    t.sum()
+}
+
+fn bump(t: &mut Tensor<f32, [?]>) {
+    inc(t.partition([256])).sync();
+}
+
+fn both(t: &mut Tensor<f32, [?]>, u: &Tensor<f32, [?]>) {
+    inc(t.partition([256])).sync();
+    print(u.sum());
+}
+"""
+
+
+@pytest.fixture
+def mod():  # type: ignore[no-untyped-def]
+    return tilelang.compile(SRC, device="cpu")
+
+
+def test_api_host_fn_reading_an_array_a_launch_writes(mod) -> None:  # type: ignore[no-untyped-def]
+    a = np.zeros(1024, np.float32)
+    h = mod.inc(tilelang.partition(a, [256])).launch()
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.total(a)
+    assert e.value.code == "E0305" and "total" in str(e.value)
+    h.wait()
+    assert mod.total(a) == 1024.0
+
+
+def test_api_host_fn_writing_an_array_a_launch_writes(mod) -> None:  # type: ignore[no-untyped-def]
+    a = np.zeros(1024, np.float32)
+    h = mod.inc(tilelang.partition(a, [256])).launch()
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.bump(a)
+    assert e.value.code == "E0309"
+    assert "fn bump" in str(e.value)  # located at the Tile declaration
+    h.wait()
+    mod.bump(a)
+    assert a.sum() == 2048.0
+
+
+def test_api_host_fn_on_an_overlapping_view(mod) -> None:  # type: ignore[no-untyped-def]
+    a = np.zeros(2048, np.float32)
+    h = mod.inc(tilelang.partition(a[:1024], [256])).launch()
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.total(a[512:])
+    assert e.value.code == "E0305"
+    h.wait()
+
+
+def test_api_host_fn_aliased_arguments(mod) -> None:  # type: ignore[no-untyped-def]
+    a = np.zeros(1024, np.float32)
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.both(a, a)
+    assert e.value.code == "E0303"
+    b = np.ones(1024, np.float32)
+    mod.both(a, b)  # disjoint arrays are fine
+
+
+SANITIZED = """import numpy as np, tilelang
+mod = tilelang.compile('''
+kernel fn spread<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [B]>) {
+    z.store(z.load());
+    unsafe { store_unchecked(&out, [0], z.load()); }
+}
+''', device="cpu")
+z = np.ones(1024, np.float32)
+out = np.zeros(256, np.float32)
+try:
+    mod.spread(tilelang.partition(z, [256]), out).sync()
+    print("ran")
+except tilelang.TileError as e:
+    print(type(e).__name__, e.code if hasattr(e, "code") else "", str(e).splitlines()[0])
+"""
+
+
+def test_api_tile_sanitize_environment() -> None:
+    def run(env: dict[str, str]) -> str:
+        return subprocess.run([sys.executable, "-c", SANITIZED], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(ROOT), **env}).stdout
+
+    assert run({"TILE_SANITIZE": ""}).strip() == "ran"
+    out = run({"TILE_SANITIZE": "1"})
+    assert out.startswith("ExecutionError") and "E0730" in out, out

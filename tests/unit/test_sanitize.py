@@ -1,0 +1,447 @@
+"""The sanitizer (`tilec run --sanitize`, `tilelang.interp.sanitize`) and the
+run-time defence of the Tile host runtime (`tilelang.runtime.inflight`).
+
+Racy programs are run two ways: as written, when `tilec check` accepts them
+(the races that `unsafe` code can make), and with the ownership checker
+skipped (`execute(..., ownership=False)`), which is how the sanitizer serves
+as the oracle the checker is judged against. Each finding must be a located
+`TileError` naming the kernel, the launch, the blocks and the element.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilelang.diagnostics.model import TileError
+from tilelang.run import execute
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PRE = """kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>) {
+    z.store(z.load() + 1.0);
+}
+
+kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) * 2.0);
+}
+
+"""
+
+
+def run(src: str, *, sanitize: bool = True, ownership: bool = True):  # type: ignore[no-untyped-def]
+    return execute(PRE + src, "cpu", out=io.StringIO(), name="t.tile", sanitize=sanitize,
+                   ownership=ownership)
+
+
+def fails(src: str, code: str, *, sanitize: bool = True, ownership: bool = True):  # type: ignore[no-untyped-def]
+    with pytest.raises(TileError) as e:
+        run(src, sanitize=sanitize, ownership=ownership)
+    (d,) = e.value.diagnostics
+    assert d.code == code, d.message
+    assert d.primary_span is not None, "the finding must be located"
+    assert d.help, "and say what to do"
+    return d
+
+
+def _line(d, src: str) -> int:  # type: ignore[no-untyped-def]
+    text = PRE + src
+    return text[: d.primary_span.start].count("\n") + 1 - PRE.count("\n")
+
+
+# ---------------------------------------------------------------- (a) two blocks store one element
+def test_two_blocks_store_one_element() -> None:
+    src = """
+kernel fn spread<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [B]>) {
+    z.store(z.load());
+    unsafe {
+        store_unchecked(&out, [0], z.load());
+    }
+}
+
+fn main() {
+    let mut z = ones::<f32>([1024]);
+    let out = zeros::<f32>([256]);
+    spread(z.partition([256]), &out).sync();
+}
+"""
+    d = fails(src, "E0730")
+    assert "`spread`" in d.message and "blocks (0) and (1)" in d.message
+    assert "element [0] of `out`" in d.message
+    assert any(lab.message == "in this launch" for lab in d.labels)
+
+
+# ---------------------------------------------------------------- (b) reads of what another block stores
+def test_load_like_of_another_tile_shape_is_a_race_the_oracle_sees() -> None:
+    """Class 3 of issue 11: the checker now refuses this (E0408); run
+    unchecked, the oracle finds the race it would cause."""
+    src = """
+kernel fn mix(a: &mut Tensor<f32, [128]>, b: &mut Tensor<f32, [256]>) {
+    a.store(b.load_like(a));
+    b.store(b.load() * 2.0);
+}
+
+fn main() {
+    let mut x = zeros::<f32>([1024]);
+    let mut y = ones::<f32>([2048]);
+    mix(x.partition([128]), y.partition([256])).sync();
+}
+"""
+    d = fails(src, "E0731", ownership=False)
+    assert "block (1) reads element [128] of `b`, which block (0) stored" in d.message
+
+
+def test_atomic_and_plain_load_of_one_element_race() -> None:
+    src = """
+kernel fn count<const B: i32>(z: &mut Tensor<f32, [B]>, total: &Tensor<f32, [4]>) {
+    let seen = total.partition([4]).load([0]);
+    z.store(z.load() + seen.sum(0));
+    unsafe {
+        atomic_add(&total, [0], 1.0);
+    }
+}
+
+fn main() {
+    let mut z = zeros::<f32>([1024]);
+    let total = zeros::<f32>([4]);
+    count(z.partition([256]), &total).sync();
+}
+"""
+    d = fails(src, "E0731")
+    assert "updates atomically" in d.message or "updated it atomically" in d.message
+
+
+def test_atomics_of_many_blocks_do_not_race() -> None:
+    src = """
+kernel fn count<const B: i32>(z: &mut Tensor<f32, [B]>, total: &Tensor<f32, [1]>) {
+    z.store(z.load());
+    unsafe {
+        atomic_add(&total, [0], 1.0);
+    }
+}
+
+fn main() {
+    let mut z = zeros::<f32>([1024]);
+    let total = zeros::<f32>([1]);
+    count(z.partition([256]), &total).sync();
+    print(total.sum()); // 4 blocks
+}
+"""
+    ex = run(src)
+    assert float(ex.main_locals["total"].numpy()[0]) == 4.0
+
+
+# ---------------------------------------------------------------- (c) launches in flight and the host
+def test_two_launches_in_flight_writing_one_tensor() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    let h = inc(a.partition([256])).launch();
+    let h2 = inc(a.partition([256])).launch();
+    h.wait();
+    h2.wait();
+}
+"""
+    d = fails(src, "E0732", ownership=False)
+    assert "this launch of `inc` touches element [0] of `z`" in d.message
+    assert _line(d, src) == 5
+    assert any("still running" in lab.message for lab in d.labels)
+
+
+def test_host_read_while_a_launch_writes() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    let h = inc(a.partition([256])).launch();
+    print(a.sum());
+    h.wait();
+}
+"""
+    d = fails(src, "E0732", ownership=False)
+    assert "the host reads" in d.message and "`z`" in d.message
+    assert _line(d, src) == 5
+
+
+def test_waited_launches_and_shared_reads_are_clean() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    let mut b = zeros::<f32>([1024]);
+    let x = ones::<f32>([1024]);
+    let h = scale(a.partition([256]), &x).launch();
+    let h2 = scale(b.partition([256]), &x).launch();
+    print(x.sum());
+    h.wait();
+    h2.wait();
+    print(a.sum() + b.sum());
+}
+"""
+    ex = run(src)
+    assert not ex.warnings
+    assert float(ex.main_locals["a"].numpy().sum()) == 2048.0
+
+
+def test_unsafe_write_to_a_shared_input_while_another_launch_reads_it() -> None:
+    """Accepted by the checker (both launches borrow `x` shared), a race only
+    `unsafe` can make: the sanitizer sees it."""
+    src = """
+kernel fn poke<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(z.load());
+    unsafe {
+        atomic_add(&x, [0], 1.0);
+    }
+}
+
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    let mut b = zeros::<f32>([1024]);
+    let x = ones::<f32>([1024]);
+    let h = scale(a.partition([256]), &x).launch();
+    poke(b.partition([256]), &x).sync();
+    h.wait();
+}
+"""
+    d = fails(src, "E0732")
+    assert "`poke`" in d.message and "`scale`" in d.message
+
+
+# ---------------------------------------------------------------- (d) unsafe writes outside a tensor
+def test_atomic_outside_the_tensor() -> None:
+    src = """
+kernel fn tally<const B: i32>(z: &mut Tensor<i32, [B]>, hist: &Tensor<i32, [8]>) {
+    let v = z.load();
+    z.store(v);
+    unsafe {
+        atomic_add(&hist, [v.max(0)], 1);
+    }
+}
+
+fn main() {
+    let mut z = arange::<i32>(64);
+    let hist = zeros::<i32>([8]);
+    tally(z.partition([16]), &hist).sync();
+}
+"""
+    d = fails(src, "E0733")
+    assert "element [15]" in d.message and "shape [8]" in d.message
+
+
+def test_store_unchecked_outside_the_tensor() -> None:
+    src = """
+kernel fn tail<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [?]>) {
+    z.store(z.load());
+    unsafe {
+        store_unchecked(&out, [block_id(0) * B + 8], z.load());
+    }
+}
+
+fn main() {
+    let mut z = ones::<f32>([64]);
+    let out = zeros::<f32>([64]);
+    tail(z.partition([16]), &out).sync();
+}
+"""
+    d = fails(src, "E0733")
+    assert "`store_unchecked` of element [64]" in d.message
+
+
+def test_partial_edge_tiles_are_not_outside() -> None:
+    """Own tiles past a tensor's edge drop their outside elements by design."""
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1000]);
+    let x = ones::<f32>([1000]);
+    scale(a.partition([256]), &x).sync();
+    let q = a.sum();
+    print(q);
+}
+"""
+    ex = run(src)
+    assert not ex.warnings
+    assert float(ex.main_locals["a"].numpy().sum()) == 2000.0
+
+
+# ---------------------------------------------------------------- the warning
+def test_load_wholly_outside_a_shared_tensor_warns_once() -> None:
+    src = """
+kernel fn gather<const D: i32>(out: &mut Tensor<f32, [1, D]>, table: &Tensor<f32, [?, D]>,
+                               ids: &Tensor<i32, [?]>) {
+    let id = ids.partition([1]).load([block_id(0)]).sum(0);
+    out.store(table.partition([1, D]).load([id, 0]));
+}
+
+fn main() {
+    let table = ones::<f32>([4, 8]);
+    let ids = arange::<i32>(6);
+    let mut out = zeros::<f32>([6, 8]);
+    gather(out.partition([1, 8]), &table, &ids).sync();
+}
+"""
+    ex = run(src)
+    (w,) = ex.warnings
+    assert w.code == "E0734" and w.severity.value == "warning"
+    assert "block (4, 0)" in w.labels[0].message
+    assert float(ex.main_locals["out"].numpy().sum()) == 32.0  # the result is unchanged
+
+
+# ---------------------------------------------------------------- defence in depth (no sanitizer)
+def test_runtime_refuses_two_writers_in_flight() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    let h = inc(a.partition([256])).launch();
+    let h2 = inc(a.partition([256])).launch();
+    h.wait();
+    h2.wait();
+}
+"""
+    d = fails(src, "E0309", sanitize=False, ownership=False)
+    assert _line(d, src) == 5
+    assert any("not waited for" in lab.message for lab in d.labels)
+
+
+def test_runtime_refuses_a_reader_launch_while_a_writer_runs() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    let mut b = zeros::<f32>([1024]);
+    let h = inc(a.partition([256])).launch();
+    scale(b.partition([256]), &a).sync();
+    h.wait();
+}
+"""
+    fails(src, "E0305", sanitize=False, ownership=False)
+
+
+def test_runtime_refuses_one_tensor_written_and_read_by_one_launch() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    scale(a.partition([256]), &a).sync();
+}
+"""
+    d = fails(src, "E0303", sanitize=False, ownership=False)
+    assert "`z`" in d.message and "`x`" in d.message
+
+
+def test_runtime_checks_graph_replays_against_launches_in_flight() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    let g = graph { inc(a.partition([256])); };
+    let h = inc(a.partition([256])).launch();
+    g.replay();
+    h.wait();
+}
+"""
+    fails(src, "E0309", sanitize=False, ownership=False)
+
+
+def test_runtime_forgets_waited_launches() -> None:
+    src = """
+fn main() {
+    let mut a = zeros::<f32>([1024]);
+    for i in 0..3 {
+        let h = inc(a.partition([256])).launch();
+        h.wait();
+    }
+    print(a.sum());
+}
+"""
+    ex = run(src, sanitize=False)
+    assert not ex.evaluator.runtime.inflight.handles
+    assert float(ex.main_locals["a"].numpy().sum()) == 3072.0
+
+
+# ---------------------------------------------------------------- the command line
+def _tilec(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tilelang", "--color", "never", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+RACY_UNSAFE = PRE + """
+kernel fn spread<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [B]>) {
+    z.store(z.load());
+    unsafe {
+        store_unchecked(&out, [0], z.load());
+    }
+}
+
+fn main() {
+    let mut z = ones::<f32>([1024]);
+    let out = zeros::<f32>([256]);
+    spread(z.partition([256]), &out).sync();
+    print(out.sum());
+}
+"""
+
+
+def test_tilec_run_sanitize_and_the_environment(tmp_path: Path) -> None:
+    path = tmp_path / "racy.tile"
+    path.write_text(RACY_UNSAFE, encoding="utf-8")
+    plain = _tilec("run", "--device", "cpu", str(path))
+    assert plain.returncode == 0, plain.stderr  # not a race the checker can see
+    san = _tilec("run", "--sanitize", str(path))
+    assert san.returncode == 3
+    assert "error[E0730]" in san.stderr and f"{path.name}:" in san.stderr
+    env = _tilec("run", "--device", "cpu", str(path), env={"TILE_SANITIZE": "1"})
+    assert env.returncode == 3 and "error[E0730]" in env.stderr
+    gpu = _tilec("run", "--sanitize", "--device", "gpu", str(path))
+    assert gpu.returncode == 3 and "CPU interpreter" in gpu.stderr
+
+
+def test_sanitized_results_equal_the_plain_run() -> None:
+    src = (ROOT / "examples" / "softmax.tile").read_text(encoding="utf-8")
+    a = execute(src, "cpu", out=io.StringIO(), name="softmax.tile", sanitize=True)
+    b = execute(src, "cpu", out=io.StringIO(), name="softmax.tile", sanitize=False)
+    for k, t in b.main_locals.items():
+        if hasattr(t, "numpy"):
+            np.testing.assert_array_equal(a.main_locals[k].numpy(), t.numpy())
+
+
+# ---------------------------------------------------------------- defence in depth in the lowering
+def _sema_only(src: str):  # type: ignore[no-untyped-def]
+    """A program that passed the type checker but not the ownership checker."""
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.sema import check_program
+    from tilelang.source import SourceMap
+    from tilelang.syntax.parser import parse
+
+    sources = SourceMap()
+    sink = DiagnosticSink()
+    program = check_program(parse(sources.add("t.tile", src), sink), sources, sink)
+    assert not sink.has_errors
+    return program
+
+
+@pytest.mark.parametrize(
+    ("src", "inst", "what"),
+    [
+        ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+         "    let y = x;\n    y.store(z.load());\n}\n", {"B": 4}, "a store through `&` parameter"),
+        ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+         "    x.partition([B]).store(z.load(), [0]);\n}\n", {"B": 4}, "a view of `&` parameter"),
+        ("kernel fn k(a: &mut Tensor<f32, [4]>, b: &mut Tensor<f32, [8]>) {\n"
+         "    a.store(b.load_like(a));\n}\n", {}, "outside its own tile"),
+    ],
+    ids=["store_through_alias", "store_through_view", "load_like_outside"],
+)
+def test_lowering_refuses_what_the_checker_must_refuse(src: str, inst, what: str) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.diagnostics.model import ICE
+    from tilelang.ir.lower import lower_kernel
+
+    program = _sema_only(src)
+    with pytest.raises(ICE) as e:
+        lower_kernel(program, "k", inst)
+    assert what in str(e.value)
+    try:  # unchecked on purpose: lowered as written (or refused as unsupported, E0701)
+        lower_kernel(program, "k", inst, defend=False)
+    except TileError as err:
+        assert err.diagnostics[0].code == "E0701"

@@ -1,0 +1,416 @@
+"""The dynamic race and bounds oracle: `tilec run --sanitize`, `TILE_SANITIZE=1`.
+
+Miri for GPU kernels. Under the sanitizer the CPU interpreter runs each
+launch block by block (`machine.run_kernel(..., observer=...)`) and records,
+for every element of every tensor it touches, which block stored it, which
+blocks read it and which updated it atomically (`Shadow`: a few int32 arrays
+of the tensor's shape, one launch at a time). It reports, as a located
+`TileError` that names the kernel, the launch, the blocks and the element:
+
+  (a) E0730: two blocks of one launch store the same element;
+  (b) E0731: a block reads (or atomically updates) an element another block
+      of the same launch stores, or stores one another block read;
+  (c) E0732: a launch reads or writes an element that an earlier launch not
+      yet waited for writes (or writes one it reads), or the host reads or
+      writes a tensor such a launch writes (reads, for a write);
+  (d) E0733: in `unsafe` code, an atomic or a `store_unchecked` that reaches
+      outside its tensor;
+
+and, as a warning (E0734), a tile load from a `&` tensor whose index lies
+wholly outside the tensor (every element reads the padding: an embedding
+gather with a bad id reads zeros without a word).
+
+Atomic updates by two blocks never conflict with each other; a plain load
+or store of the same element by another block does. What a launch touched
+(its `Footprint`) is kept while the launch is in flight (`launched`, until
+`waited`), and every later launch and every host access is checked against
+it (`host_access`, called through `runtime.tensor.HOST_ACCESS`).
+
+Entry points: `Sanitizer.run_kernel` (what a sanitizing `CpuDevice` runs),
+`Sanitizer.launched`/`waited`, `Sanitizer.host_access`, `Sanitizer.warnings`.
+Invariant: it changes no result: the blocks run in the sequential mode's
+order and the memory effects are exactly `machine.run_kernel`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilelang.diagnostics.codes import runtime as codes
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.ir import nodes as ir
+from tilelang.source import Span
+
+NONE = -1
+
+
+def _idx(t: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(x)) for x in t) + "]"
+
+
+@dataclass(slots=True)
+class Shadow:
+    """Who touched each element of one tensor in the current launch: block
+    ids (flat, in grid order; -1 none) and the op that did it (an index into
+    `Recorder.ops`)."""
+
+    writer: np.ndarray
+    writer_op: np.ndarray
+    reader: np.ndarray  # the first block that read the element
+    reader_op: np.ndarray
+    reader2: np.ndarray  # a second block, other than `reader`, that read it
+    atomic: np.ndarray  # the first block that updated it atomically
+    atomic2: np.ndarray  # a second one
+    atomic_op: np.ndarray
+
+    @staticmethod
+    def of(shape: tuple[int, ...]) -> Shadow:
+        def full() -> np.ndarray:
+            return np.full(shape, NONE, np.int32)
+
+        return Shadow(full(), full(), full(), full(), full(), full(), full(), full())
+
+
+@dataclass(slots=True)
+class Footprint:
+    """The elements a finished launch wrote, read and updated atomically, per
+    storage array (by identity)."""
+
+    kernel: str
+    span: Span | None
+    arrays: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=dict
+    )  # id(storage) -> (storage, written, read, atomic) boolean masks
+    names: dict[int, str] = field(default_factory=dict)  # id(storage) -> a parameter name
+
+
+class Recorder:
+    """The observer `machine.run_kernel` calls on every load, store and atomic
+    of one launch (block mode)."""
+
+    def __init__(self, kernel: ir.Kernel, grid: tuple[int, ...], tensors: Mapping[str, np.ndarray],
+                 launch: Span | None, warn: Callable[[Diagnostic], None]) -> None:
+        self.kernel = kernel
+        self.grid = grid
+        self.launch = launch
+        self.warn = warn
+        self.params = {p.name: p for p in kernel.tensor_params}
+        self.names: dict[int, str] = {}
+        for name, arr in tensors.items():
+            self.names.setdefault(id(arr), name)
+        self.shadows: dict[int, tuple[np.ndarray, Shadow]] = {}
+        self.ops: list[Any] = []
+        self._op_ids: dict[int, int] = {}
+        self._warned: set[int] = set()
+
+    # -- bookkeeping ----------------------------------------------------------------
+    def _shadow(self, arr: np.ndarray) -> Shadow:
+        hit = self.shadows.get(id(arr))
+        if hit is None:
+            hit = (arr, Shadow.of(arr.shape))
+            self.shadows[id(arr)] = hit
+        return hit[1]
+
+    def _op(self, op: Any) -> int:
+        i = self._op_ids.get(id(op))
+        if i is None:
+            i = self._op_ids[id(op)] = len(self.ops)
+            self.ops.append(op)
+        return i
+
+    def _block(self, flat: int) -> str:
+        coords = np.unravel_index(int(flat), self.grid) if self.grid else ()
+        return "(" + ", ".join(str(int(c)) for c in coords) + ")"
+
+    def _flat(self, bid: Sequence[int]) -> int:
+        return int(np.ravel_multi_index(tuple(int(b) for b in bid), self.grid)) if self.grid else 0
+
+    # -- the hooks ----------------------------------------------------------------------
+    def load(self, bid: Sequence[int], op: ir.Load, arr: np.ndarray, offsets: list[int],
+             win: tuple[tuple[slice, ...], tuple[slice, ...]] | None, mask: np.ndarray | None) -> None:
+        if win is None:
+            self._outside(bid, op, offsets, mask)
+            return
+        src, dst = win
+        sel = np.ones(tuple(s.stop - s.start for s in src), bool) if mask is None else \
+            np.asarray(mask, bool)[dst]
+        if not sel.any():
+            return
+        b = self._flat(bid)
+        sh = self._shadow(arr)
+        w = sh.writer[src]
+        bad = sel & (w != NONE) & (w != b)
+        if bad.any():
+            self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, w, sh.writer_op[src], "reads",
+                       "stores", "stored")
+        at = sh.atomic[src]
+        bad = sel & (((at != NONE) & (at != b)) | ((sh.atomic2[src] != NONE) & (sh.atomic2[src] != b)))
+        if bad.any():
+            self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, np.where(at != b, at, sh.atomic2[src]),
+                       sh.atomic_op[src], "reads", "updates atomically", "updated it atomically")
+        r = sh.reader[src]
+        r2 = sh.reader2[src]
+        k = self._op(op)
+        first = sel & (r == NONE)
+        r[first] = b
+        sh.reader_op[src][first] = k
+        second = sel & (r != b) & (r2 == NONE)
+        r2[second] = b
+
+    def store(self, bid: Sequence[int], op: ir.Store, arr: np.ndarray, offsets: list[int],
+              shape: tuple[int, ...], win: tuple[tuple[slice, ...], tuple[slice, ...]] | None,
+              mask: np.ndarray | None) -> None:
+        if getattr(op, "unchecked", False):
+            self._raw_bounds(bid, op, arr, offsets, shape, win, mask)
+        if win is None:
+            return
+        src, dst = win
+        sel = np.ones(tuple(s.stop - s.start for s in src), bool) if mask is None else \
+            np.asarray(mask, bool)[dst]
+        if not sel.any():
+            return
+        b = self._flat(bid)
+        sh = self._shadow(arr)
+        w = sh.writer[src]
+        bad = sel & (w != NONE) & (w != b)
+        if bad.any():
+            self._race(codes.BLOCKS_STORE_SAME, bid, op, arr, src, bad, w, sh.writer_op[src], "stores",
+                       "stores", "stored")
+        r, r2 = sh.reader[src], sh.reader2[src]
+        other = np.where((r != NONE) & (r != b), r, r2)
+        bad = sel & (other != NONE) & (other != b)
+        if bad.any():
+            self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, other, sh.reader_op[src], "stores",
+                       "reads", "read")
+        at, at2 = sh.atomic[src], sh.atomic2[src]
+        other = np.where((at != NONE) & (at != b), at, at2)
+        bad = sel & (other != NONE) & (other != b)
+        if bad.any():
+            self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, other, sh.atomic_op[src], "stores",
+                       "updates atomically", "updated it atomically")
+        w[sel] = b
+        sh.writer_op[src][sel] = self._op(op)
+
+    def atomic(self, bid: Sequence[int], op: ir.AtomicRMW, arr: np.ndarray, idx: list[np.ndarray],
+               value: np.ndarray, mask: np.ndarray | None) -> None:
+        shape = np.shape(value)
+        for i in idx:
+            shape = np.broadcast_shapes(shape, np.shape(i))
+        flat = [np.broadcast_to(i, shape).reshape(-1).astype(np.int64) for i in idx]
+        sel = np.ones(flat[0].shape if flat else (1,), bool)
+        if mask is not None:
+            sel &= np.broadcast_to(mask, shape).reshape(-1).astype(bool)
+        inb = np.ones_like(sel)
+        for i, dim in zip(flat, arr.shape, strict=False):
+            inb &= (i >= 0) & (i < dim)
+        out = sel & ~inb
+        if out.any():
+            j = int(np.flatnonzero(out)[0])
+            where = [int(i[j]) for i in flat]
+            self._bounds_error(bid, op, arr, where, f"`{op.op.value}` at element {_idx(where)}")
+        sel &= inb
+        if not sel.any():
+            return
+        b = self._flat(bid)
+        sh = self._shadow(arr)
+        pos = tuple(i[sel] for i in flat)
+        for plain, plain_op, verb in ((sh.writer, sh.writer_op, "stored"), (sh.reader, sh.reader_op, "read"),
+                                      (sh.reader2, sh.reader_op, "read")):
+            got = plain[pos]
+            bad = (got != NONE) & (got != b)
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                elem = tuple(int(p[j]) for p in pos)
+                self._report(codes.BLOCK_READS_STORED, bid, op, arr, elem, int(got[j]),
+                             self.ops[int(plain_op[elem])] if plain_op[elem] != NONE else None,
+                             "updates atomically", verb)
+        k = self._op(op)
+        at, at2 = sh.atomic[pos], sh.atomic2[pos]
+        sh.atomic[pos] = np.where(at == NONE, b, at)
+        sh.atomic2[pos] = np.where((at != NONE) & (at != b) & (at2 == NONE), b, at2)
+        sh.atomic_op[pos] = k
+
+    # -- findings -----------------------------------------------------------------------
+    def _outside(self, bid: Sequence[int], op: ir.Load, offsets: list[int], mask: np.ndarray | None) -> None:
+        p = self.params.get(op.tensor)
+        if p is None or p.mutable or id(op) in self._warned:
+            return
+        if mask is not None and not np.asarray(mask, bool).any():
+            return
+        self._warned.add(id(op))
+        d = (
+            Diagnostic.warning(
+                codes.LOAD_OUTSIDE_TENSOR,
+                f"a tile load in kernel `{self.kernel.name}` lies wholly outside `{op.tensor}`: "
+                "every element reads the padding",
+            )
+            .primary(op.span, f"block {self._block(self._flat(bid))} loads at element offset "
+                              f"{_idx(offsets)}, past the edge of `{op.tensor}`")
+        )
+        if self.launch is not None:
+            d = d.secondary(self.launch, "in this launch")
+        self.warn(d.note("a tile index computed from data (an embedding id, a position) may be "
+                         "out of range").with_help("check the index, or use `load_padded` to say "
+                                                   "which value is meant past the edge"))
+
+    def _raw_bounds(self, bid: Sequence[int], op: ir.Store, arr: np.ndarray, offsets: list[int],
+                    shape: tuple[int, ...], win: Any, mask: np.ndarray | None) -> None:
+        sel = np.ones(shape, bool) if mask is None else np.asarray(mask, bool).copy()
+        if win is not None:
+            sel[win[1]] = False
+        if sel.any():
+            at = np.argwhere(sel)[0]
+            where = [int(o) + int(a) for o, a in zip(offsets, at, strict=False)]
+            self._bounds_error(bid, op, arr, where, f"`store_unchecked` of element {_idx(where)}")
+
+    def _bounds_error(self, bid: Sequence[int], op: Any, arr: np.ndarray, where: list[int],
+                      what: str) -> None:
+        name = getattr(op, "tensor", self.names.get(id(arr), "tensor"))
+        d = (
+            Diagnostic.error(
+                codes.UNSAFE_OUT_OF_BOUNDS,
+                f"{what} is outside `{name}` (shape {_idx(arr.shape)}) in kernel `{self.kernel.name}`",
+            )
+            .primary(op.span, f"block {self._block(self._flat(bid))} writes outside the tensor here")
+        )
+        if self.launch is not None:
+            d = d.secondary(self.launch, "in this launch")
+        raise TileError(
+            d.note("the GPU drops such a write silently; it is a bug in this `unsafe` code")
+            .with_help("keep atomic and unchecked indices inside the tensor's shape")
+        )
+
+    def _race(self, code: str, bid: Sequence[int], op: Any, arr: np.ndarray, src: tuple[slice, ...],
+              bad: np.ndarray, other: np.ndarray, other_op: np.ndarray, verb: str, their: str,
+              their_past: str) -> None:
+        at = tuple(int(x) for x in np.argwhere(bad)[0])
+        elem = tuple(s.start + a for s, a in zip(src, at, strict=False))
+        k = int(other_op[at])
+        self._report(code, bid, op, arr, elem, int(other[at]), self.ops[k] if k != NONE else None, verb,
+                     their_past)
+
+    def _report(self, code: str, bid: Sequence[int], op: Any, arr: np.ndarray, elem: tuple[int, ...],
+                other: int, other_op: Any, verb: str, their_past: str) -> None:
+        name = getattr(op, "tensor", self.names.get(id(arr), "tensor"))
+        me, them = self._block(self._flat(bid)), self._block(other)
+        if code == codes.BLOCKS_STORE_SAME:
+            msg = f"data race in kernel `{self.kernel.name}`: blocks {them} and {me} both store " \
+                  f"element {_idx(elem)} of `{name}`"
+        else:
+            msg = f"data race in kernel `{self.kernel.name}`: block {me} {verb} element " \
+                  f"{_idx(elem)} of `{name}`, which block {them} {their_past}"
+        d = Diagnostic.error(code, msg).primary(op.span, f"block {me} {verb} element {_idx(elem)} here")
+        if other_op is not None and other_op is not op:
+            d = d.secondary(other_op.span, f"block {them} {their_past} it here")
+        if self.launch is not None:
+            d = d.secondary(self.launch, "in this launch")
+        raise TileError(
+            d.note("the blocks of a launch run in any order, at the same time on a GPU: "
+                   "the result depends on which one comes first")
+            .with_help("give each block its own tile (a `&mut` partition), or keep shared "
+                       "updates to atomics")
+        )
+
+    # -- the result -----------------------------------------------------------------------
+    def footprint(self) -> Footprint:
+        fp = Footprint(self.kernel.name, self.launch, names=dict(self.names))
+        for key, (arr, sh) in self.shadows.items():
+            fp.arrays[key] = (arr, sh.writer != NONE, (sh.reader != NONE), sh.atomic != NONE)
+        return fp
+
+
+# ---------------------------------------------------------------- launches and the host
+def _conflict(mine: tuple[np.ndarray, np.ndarray, np.ndarray], theirs: tuple[np.ndarray, np.ndarray, np.ndarray]
+              ) -> np.ndarray:
+    """Elements where two accesses race: a write (or atomic) against anything
+    of the other but two atomics, a read against a write or an atomic."""
+    w, r, a = mine
+    tw, tr, ta = theirs
+    return (w & (tw | tr | ta)) | (r & (tw | ta)) | (a & (tw | tr))
+
+
+class Sanitizer:
+    """One sanitized run: what each launch touched, the launches in flight,
+    the warnings so far (see the module docstring)."""
+
+    def __init__(self, on_warning: Callable[[Diagnostic], None] | None = None) -> None:
+        self.on_warning = on_warning  # told of each warning as it happens (the Python API)
+        self.warnings: list[Diagnostic] = []
+        self.inflight: dict[int, Footprint] = {}  # id(handle) -> what its launch touched
+        self.last: Footprint | None = None
+        self.host_span: Span | None = None  # the host statement running now
+
+    def warn(self, d: Diagnostic) -> None:
+        self.warnings.append(d)
+        if self.on_warning is not None:
+            self.on_warning(d)
+
+    def run_kernel(self, kernel: ir.Kernel, grid: Sequence[int], args: Sequence[Any], *,
+                   out: Callable[[str], None] | None = None, launch: Span | None = None) -> None:
+        """Run one launch block by block under the recorder; raise at the first
+        race or bad access, then check it against the launches in flight."""
+        from tilelang.interp.machine import run_kernel
+
+        grid_t = tuple(int(g) for g in grid)
+        grid_t = grid_t + (1,) * (kernel.grid_rank - len(grid_t))
+        tensors = {p.name: a for p, a in zip(kernel.params, args, strict=False)
+                   if isinstance(p, ir.TensorParam)}
+        rec = Recorder(kernel, grid_t, tensors, launch, self.warn)
+        self.last = None
+        run_kernel(kernel, grid_t, args, out=out, mode="block", observer=rec)
+        fp = rec.footprint()
+        for other in self.inflight.values():
+            for key, (arr, *mine) in fp.arrays.items():
+                if key not in other.arrays:
+                    continue
+                bad = _conflict(tuple(mine), tuple(other.arrays[key][1:]))  # type: ignore[arg-type]
+                if bad.any():
+                    elem = tuple(int(x) for x in np.argwhere(bad)[0])
+                    name = next((n for n, t in tensors.items() if t is arr), "tensor")
+                    self._inflight_error(
+                        f"this launch of `{kernel.name}` touches element {_idx(elem)} of `{name}`, "
+                        f"which a launch of `{other.kernel}` not yet waited for also uses",
+                        launch, "this launch", other)
+        self.last = fp
+
+    def launched(self, handle: Any) -> None:
+        if self.last is not None:
+            self.inflight[id(handle)] = self.last
+
+    def waited(self, handle: Any) -> None:
+        self.inflight.pop(id(handle), None)
+
+    def host_access(self, storage: Any, write: bool) -> None:
+        """The host reads (or writes) a whole tensor."""
+        for other in self.inflight.values():
+            hit = other.arrays.get(id(storage))
+            if hit is None:
+                continue
+            _, w, r, a = hit
+            bad = (w | r | a) if write else (w | a)
+            if bad.any():
+                elem = tuple(int(x) for x in np.argwhere(bad)[0])
+                what = "writes" if write else "reads"
+                them = "uses" if write else "writes"
+                name = other.names.get(id(storage), "tensor")
+                self._inflight_error(
+                    f"the host {what} the tensor that a launch of `{other.kernel}` not yet "
+                    f"waited for {them} as `{name}` (element {_idx(elem)})",
+                    self.host_span, f"the host {what} it here", other)
+
+    @staticmethod
+    def _inflight_error(msg: str, at: Span | None, label: str, other: Footprint) -> None:
+        d = Diagnostic.error(codes.INFLIGHT_RACE, msg)
+        if at is not None:
+            d = d.primary(at, label)
+        if other.span is not None:
+            d = d.secondary(other.span, f"`{other.kernel}` was launched here and is still running")
+        raise TileError(
+            d.note("`.launch()` returns before the kernel finishes; until `.wait()` its memory "
+                   "belongs to it")
+            .with_help("wait for the earlier launch first")
+        )

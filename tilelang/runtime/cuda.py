@@ -776,6 +776,7 @@ class CudaDevice(Device):
     def _check_asserts(self, pending: list[tuple[int, Any, Span | None]]) -> None:
         if not pending:
             return
+        self.ctx.make_current()  # the caller may not have (a wait on a foreign stream)
         words = np.zeros(self._err_words, dtype=np.int32)
         d = self.ctx.d
         _check(d.cuMemcpyDtoH(words.ctypes.data, self._err.ptr, words.nbytes), "cuMemcpyDtoH")

@@ -776,7 +776,6 @@ class CudaDevice(Device):
     def _check_asserts(self, pending: list[tuple[int, Any, Span | None]]) -> None:
         if not pending:
             return
-        self.ctx.make_current()  # the caller may not have (a wait on a foreign stream)
         words = np.zeros(self._err_words, dtype=np.int32)
         d = self.ctx.d
         _check(d.cuMemcpyDtoH(words.ctypes.data, self._err.ptr, words.nbytes), "cuMemcpyDtoH")
@@ -859,7 +858,10 @@ class CudaDevice(Device):
         """`sync` for a stream from `foreign_stream`: waits and reports failed
         device asserts, but never takes the stream into this device's pool."""
         _check(self.ctx.d.cuStreamSynchronize(stream), "cuStreamSynchronize")
-        self._check_asserts(self._pending_asserts.pop(id(stream), []))
+        pending = self._pending_asserts.pop(id(stream), [])
+        if pending:
+            self.ctx.make_current()  # reading the error words: the caller did not make it current
+            self._check_asserts(pending)
 
 
 def bf16_bits(host: np.ndarray) -> np.ndarray:

@@ -172,7 +172,7 @@ class HostCalls(HostExprs):
                 self.operand(a.value, st)
             out: list[PartOf] = []
             for x in recv.all_atoms():
-                if isinstance(x, At) or (isinstance(x, RefTo)):
+                if isinstance(x, (At, RefTo)):
                     writable = x.place.var.mutable if isinstance(x, At) else x.mutable
                     if not writable:
                         self.report_immutable(x.place.var, e.span, "partition")

@@ -278,9 +278,8 @@ class KernelChecker(KernelIndex):
                 for loc in self.resolve(recv):
                     if isinstance(loc, View):
                         self.view_index(loc, e.args[0].value)
-        elif m == "load_like" and e.args:
-            if _tname(rty) == "RefT" and getattr(rty, "mutable", False):
-                self._load_like_own(e, recv, e.args[0].value)
+        elif m == "load_like" and e.args and _tname(rty) == "RefT" and getattr(rty, "mutable", False):
+            self._load_like_own(e, recv, e.args[0].value)
 
     def _nested_access(self, e: ast.MethodCall, idx: ast.Expr | None, rname: str, write: bool) -> None:
         locs = self.resolve(e.receiver)

@@ -94,12 +94,12 @@ fn main() {{
 
 SCAN = """
 #[hints(num_warps = {W})]
-kernel fn k<const R: i32, const C: i32>(y: &mut Tensor<f32, [R, C]>, x: &Tensor<f32, [?, C]>) {{
-    y.store(cumsum(x.load_like(y), {AXIS}));
+kernel fn k<const R: i32, const C: i32>(y: &mut Tensor<{T}, [R, C]>, x: &Tensor<{T}, [?, C]>) {{
+    y.store({OP}(x.load_like(y), {AXIS}));
 }}
 fn main() {{
-    let x = zeros::<f32>([{M}, {C}]);
-    let mut y = zeros::<f32>([{M}, {C}]);
+    let x = zeros::<{T}>([{M}, {C}]);
+    let mut y = zeros::<{T}>([{M}, {C}]);
     k(y.partition([{R}, {C}]), &x).sync();
 }}
 """
@@ -207,9 +207,13 @@ def _reduce(op: str, axis: int, R: int, C: int, W: int, dt: DType = DType.F32, M
                    (-(-M // R),), {"x": dt, "y": DType.I32 if arg else dt}, rtol=tol, atol=tol)
 
 
-def _scan(axis: int, R: int, C: int, M: int, W: int) -> RowCase:
-    return RowCase(f"cumsum{axis}_{R}x{C}_w{W}", SCAN.format(AXIS=axis, R=R, C=C, M=M, W=W),
-                   {"x": (M, C)}, {"y": (M, C)}, (-(-M // R), 1), {}, rtol=1e-4, atol=1e-4)
+def _scan(axis: int, R: int, C: int, M: int, W: int, dt: DType = DType.F32, op: str = "cumsum",
+          sim: bool = True) -> RowCase:
+    tol = 1e-2 if dt is DType.F16 else 1e-4
+    return RowCase(f"{op}{axis}_{dt.value}_{R}x{C}_w{W}",
+                   SCAN.format(OP=op, AXIS=axis, R=R, C=C, M=M, W=W, T=dt.value),
+                   {"x": (M, C)}, {"y": (M, C)}, (-(-M // R), 1), {"x": dt, "y": dt}, rtol=tol, atol=tol,
+                   sim=sim)
 
 
 def _total(M: int, B: int, W: int) -> RowCase:
@@ -240,6 +244,11 @@ CASES: list[RowCase] = [
     _reduce("sum", 1, 2, 3000, 8, M=4),
     _scan(1, 3, 12, 7, 2),
     _scan(0, 10, 6, 10, 4),
+    _scan(1, 2, 300, 3, 4),  # the row spans 4 warps: warp totals through shared memory
+    _scan(1, 1, 1000, 2, 2),  # 4 repetitions along the row, carried
+    _scan(1, 4, 40, 4, 1, DType.I32),
+    _scan(0, 33, 8, 40, 4, DType.F16),
+    _scan(1, 2, 5000, 2, 8, sim=False),
     _total(100, 48, 4),
     _total(300, 3, 2),
 ]

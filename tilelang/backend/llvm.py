@@ -49,6 +49,7 @@ import numpy as np
 
 from tilelang.backend import f64math
 from tilelang.backend.codegen import reduce as reductions
+from tilelang.backend.codegen import scan as scans
 from tilelang.backend.codegen.views import (
     ChunkedView,
     View,
@@ -1548,6 +1549,8 @@ class _Emitter:
         return self.ielem(eop, [acc, v], dt, ty)
 
     def scan(self, op: ir.Scan) -> None:
+        if scans.scan_blocked(self, op):
+            return
         x, r, axis = op.x, op.result, op.axis
         dt = x.dtype
         ty = reg_ty(dt)

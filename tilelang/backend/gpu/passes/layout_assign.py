@@ -200,6 +200,9 @@ class _Assigner:
                 lx = self.need(x, threads)
                 if res.shape:
                     self.set(res, Slice(a, lx) if isinstance(lx, Blocked) else self.default(res, threads))
+            case ir.Scan(result=res, x=x):
+                lx = self.need(x, threads)
+                self.set(res, lx if isinstance(lx, Blocked) else self.default(res, threads))
             case ir.Reshape(result=res, x=x):
                 lx = self.get(x)
                 if lx is None and x.id not in self.layouts:

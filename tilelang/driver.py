@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tilelang.diagnostics.model import ICE, Diagnostic, DiagnosticSink
+from tilelang.limits import ensure_recursion_budget
 from tilelang.source import SourceFile, SourceMap
 
 
@@ -303,6 +304,7 @@ def compile(
     `tilec check` still reports what the earlier stages found). Any other
     exception from a stage is re-raised as `ICE`.
     """
+    ensure_recursion_budget()  # every stage recurses over trees up to MAX_NESTING deep
     sources = sources if sources is not None else SourceMap()
     root = load_source(source, sources, name)
     ctx = Context(options or Options(), sources, DiagnosticSink(), root)

@@ -45,6 +45,7 @@ from typing import IO, Any
 
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
+from tilelang.limits import RECURSION_LIMIT, ensure_recursion_budget
 from tilelang.source import SourceMap
 
 EXIT_OK = 0
@@ -53,7 +54,9 @@ EXIT_RUNTIME = 3
 EXIT_ICE = 101
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 EXIT_BROKEN_PIPE = 141  # stdout closed by its reader, as shells report SIGPIPE
-HOST_RECURSION_LIMIT = 20_000
+# Host functions run on Python's stack, several frames per Tile call; one
+# process-wide budget (`tilelang.limits`) serves them and every stage.
+HOST_RECURSION_LIMIT = RECURSION_LIMIT
 
 
 class GpuUnavailable(Exception):
@@ -163,8 +166,7 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     sources = SourceMap()
-    # Host functions run on Python's stack, several frames per Tile call.
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), HOST_RECURSION_LIMIT))
+    ensure_recursion_budget()
     try:
         try:
             text = Path(path).read_text(encoding="utf-8")

@@ -388,16 +388,37 @@ def _terminal_regex(lexer: Any, name: str) -> str:
 
 
 def from_lark(tree: Any, base: int) -> Any:
-    """Lark's tree (positions relative to `base`) as `Node`s and `Tok`s."""
+    """Lark's tree (positions relative to `base`) as `Node`s and `Tok`s.
+
+    Iterative: a tree as deep as the input nests (before the builder's
+    nesting limit applies) must not exhaust Python's stack.
+    """
     from lark import Token, Tree
 
-    if isinstance(tree, Token):
-        return Tok(tree.type, str(tree), base + (tree.start_pos or 0), base + (tree.end_pos or 0))
-    if isinstance(tree, Tree):
-        meta = tree.meta
+    def leaf(t: Any) -> Any:
+        if isinstance(t, Token):
+            return Tok(t.type, str(t), base + (t.start_pos or 0), base + (t.end_pos or 0))
+        return t  # a `None` placeholder
+
+    def node(t: Any) -> Node:
+        meta = t.meta
         if getattr(meta, "empty", True):
             start = end = None
         else:
             start, end = base + meta.start_pos, base + meta.end_pos
-        return Node(str(tree.data), [from_lark(c, base) for c in tree.children], start, end)
-    return tree  # a `None` placeholder
+        return Node(str(t.data), [], start, end)
+
+    if not isinstance(tree, Tree):
+        return leaf(tree)
+    root = node(tree)
+    stack: list[tuple[Any, Node]] = [(tree, root)]
+    while stack:
+        src, dst = stack.pop()
+        for c in src.children:
+            if isinstance(c, Tree):
+                child = node(c)
+                stack.append((c, child))
+                dst.children.append(child)
+            else:
+                dst.children.append(leaf(c))
+    return root

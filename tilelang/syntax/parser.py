@@ -39,7 +39,8 @@ from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.resources import grammar_text
 from tilelang.source import SourceFile, Span
 from tilelang.syntax import ast
-from tilelang.syntax.build import KEYWORDS, Builder
+from tilelang.limits import ensure_recursion_budget
+from tilelang.syntax.build import KEYWORDS, Builder, TooDeep, too_deep
 from tilelang.syntax.errors import ErrorReporter, Vocabulary
 from tilelang.syntax.lalr import Reject, Tables, from_lark
 from tilelang.syntax.lexical import LexProblem, Scan, check_delimiters, scan
@@ -125,7 +126,10 @@ def _item_starts(code: str) -> list[int]:
         at = m.start()
         if at == 0:
             continue
-        if code[:at].rstrip().endswith("]"):
+        before = at
+        while before > 0 and code[before - 1].isspace():
+            before -= 1
+        if before > 0 and code[before - 1] == "]":
             continue  # after an attribute `#[...]`: it belongs to this item
         starts.append(at)
     return starts
@@ -161,6 +165,7 @@ class _Session:
 def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
     """Parse a whole `.tile` file. Returns a (possibly partial) Module."""
     whole = Span(source.id, 0, len(source.text))
+    ensure_recursion_budget()
     try:
         s = _Session(source, sink)
         if not s.scan.problems:
@@ -271,6 +276,7 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
 
 def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
     """Parse REPL input: items and statements. None (and one diagnostic) on error."""
+    ensure_recursion_budget()
     try:
         s = _Session(source, sink)
         if _report_lexical(s):
@@ -281,11 +287,16 @@ def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
         local = DiagnosticSink()
         b = Builder(source.id, local, text=s.scan.code)
         *elems, tail = tree.children
-        items = [b.item(t) for t in elems if t.data in ("fn_decl", "const_decl", "use_decl",
-                                                         "use_file")]
-        stmt_trees = [t for t in elems if t.data not in ("fn_decl", "const_decl", "use_decl",
-                                                          "use_file")]
-        body = b.block_from_parts(stmt_trees, tail, Span(source.id, 0, len(source.text)))
+        try:
+            items = [b.item(t) for t in elems if t.data in ("fn_decl", "const_decl", "use_decl",
+                                                             "use_file")]
+            stmt_trees = [t for t in elems if t.data not in ("fn_decl", "const_decl", "use_decl",
+                                                              "use_file")]
+            body = b.block_from_parts(stmt_trees, tail, Span(source.id, 0, len(source.text)))
+        except TooDeep as e:
+            sink.extend(local.diagnostics)
+            sink.emit(too_deep(e.span))
+            return None
         sink.extend(local.diagnostics)
         return ReplInput(tuple(items), body, Span(source.id, 0, len(source.text)))
     except Exception as exc:
@@ -294,6 +305,7 @@ def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
 
 def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
     """Parse one expression. None (and one diagnostic) on error."""
+    ensure_recursion_budget()
     try:
         s = _Session(source, sink)
         if _report_lexical(s):
@@ -302,7 +314,12 @@ def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
         if tree is None:
             return None
         local = DiagnosticSink()
-        expr = Builder(source.id, local, text=s.scan.code).expr(tree.children[0])
+        try:
+            expr = Builder(source.id, local, text=s.scan.code).expr(tree.children[0])
+        except TooDeep as e:
+            sink.extend(local.diagnostics)
+            sink.emit(too_deep(e.span))
+            return None
         sink.extend(local.diagnostics)
         return expr
     except Exception as exc:

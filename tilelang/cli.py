@@ -192,7 +192,12 @@ def check(
     for path in files:
         try:
             if str(path) == "-":  # editors pipe an unsaved buffer
-                result = driver.check(sys.stdin.read(), name="<stdin>", sources=sources)
+                from tilelang.source import MAX_SOURCE_BYTES, decode_source
+
+                raw = getattr(sys.stdin, "buffer", None)
+                text = (decode_source(raw.read(MAX_SOURCE_BYTES + 1), "<stdin>") if raw is not None
+                        else sys.stdin.read())
+                result = driver.check(text, name="<stdin>", sources=sources)
             else:
                 result = driver.check(path, sources=sources)
         except OSError as e:

@@ -278,13 +278,16 @@ def load_source(
     name: str = "<input>",
 ) -> SourceFile:
     """Register `source` in `sources`: a path-like is read from disk (raising
-    OSError), a str is program text called `name`, a SourceFile is used as is."""
+    OSError: `SourceReadError` for a file that is not UTF-8 or too large), a
+    str is program text called `name`, a SourceFile is used as is."""
     if isinstance(source, SourceFile):
         return source
     if isinstance(source, str):
         return sources.add(name, source)
+    from tilelang.source import read_source
+
     path = Path(source)
-    return sources.add(str(path), path.read_text(encoding="utf-8"))
+    return sources.add(str(path), read_source(path))
 
 
 def compile(

@@ -46,7 +46,7 @@ from typing import IO, Any
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.limits import RECURSION_LIMIT, ensure_recursion_budget
-from tilelang.source import SourceMap
+from tilelang.source import SourceMap, read_source
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -149,7 +149,7 @@ def execute(source: str | os.PathLike[str], device: str = "cpu", *, out: IO[str]
     if isinstance(source, str) and ("\n" in source or name != "<input>"):
         sf = sources.add(name, source)
     else:
-        sf = sources.add(str(source), Path(source).read_text(encoding="utf-8"))
+        sf = sources.add(str(source), read_source(Path(source)))
     return _execute_source(sf, sources, device, out, sanitize=sanitize_requested(sanitize),
                            ownership=ownership)
 
@@ -169,7 +169,7 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
     ensure_recursion_budget()
     try:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_source(Path(path))
         except OSError as e:
             err.write(f"error: cannot read `{path}`: {e.strerror or e}\n")
             return EXIT_ERRORS

@@ -49,7 +49,12 @@ def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Modu
 def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
     """Check the `.tile` file at `path` (its `use` imports resolve next to it)
     and return its module; see `compile` for `device`."""
-    text = Path(path).read_text(encoding="utf-8")
+    from tilelang.source import SourceReadError, read_source
+
+    try:
+        text = read_source(Path(path))
+    except SourceReadError as e:
+        raise CompileError(f"error: couldn't read `{path}`: {e.strerror}", []) from None
     return _load(text, str(path), device)
 
 

@@ -124,9 +124,18 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         stem = use.file.value.rsplit("/", 1)[-1].removesuffix(".tile")
         target = load_module(tcx, stem, fpath, use.file.span)
         if target is None:
+            reason = tcx.loader.failure(fpath)
+            if reason is not None:
+                tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module file `{use.file.value}`",
+                                 use.file.span, reason)
+                         .note(f"the `use` names `{fpath}`"))
+                return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")
                      .note(f"looked for `{fpath}`, relative to the importing file"))
+            return
+        if target is mod:
+            _self_import(tcx, use)
             return
         for name, sym in target.own.items():
             if name != "main":  # a module may be a program of its own; its entry point stays there
@@ -167,8 +176,13 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         return
     target = load_module(tcx, "::".join(mod_segs), path, mod_span)
     if target is None:
+        reason = tcx.loader.failure(path)
         tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module `{'::'.join(mod_segs)}`",
-                         mod_span))
+                         mod_span, reason or "")
+                 .note(f"read `{path}`"))
+        return
+    if target is mod:
+        _self_import(tcx, use)
         return
     if use.glob:
         for name, sym in target.own.items():
@@ -194,6 +208,12 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             continue
         _import(tcx, mod, ident.name, isym, ident.span)
         tcx.program.symbols[ident] = isym
+
+
+def _self_import(tcx: CheckCx, use: ast.UseDecl) -> None:
+    tcx.emit(tcx.err(N.SELF_IMPORT, "this file imports itself", use.span,
+                     "this `use` names the file it is in")
+             .with_help("remove the `use`: a file's own items are always in scope"))
 
 
 def _import(tcx: CheckCx, mod: ModuleInfo, name: str, sym: Symbol, span: Span) -> None:

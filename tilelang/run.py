@@ -209,11 +209,13 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (ICE, Exception) as e:  # the last line of defence: a bug in tilec
-        out.flush()
-        err.write(f"error: internal compiler error: {e}\n")
-        err.write("note: this is a bug in tilec, not in your program; please report it "
-                  "with the program and the trace below\n\n")
-        err.write("".join(traceback.format_exception(e)))
+        from tilelang.diagnostics.ice import write_report
+
+        try:
+            out.flush()
+        except (OSError, ValueError):
+            _silence_stdout()
+        write_report(e, err, context=" with the program and the trace file")
         return EXIT_ICE
 
 

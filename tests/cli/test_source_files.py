@@ -11,12 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import invoke
 
-from tilelang import cli, driver
+from tilelang import driver
 from tilelang.source import MAX_SOURCE_BYTES, SourceReadError, decode_source, read_source
 
-runner = CliRunner()
 LATIN1 = "fn main() {\n    print(\"caf\xe9\");\n}\n".encode("latin-1")
 
 
@@ -43,14 +42,14 @@ def test_a_root_file_that_is_not_utf8_is_a_read_error(tmp_path: Path, command: s
     path = tmp_path / "latin.tile"
     path.write_bytes(LATIN1)
     args = [command, str(path)] + (["--device", "cpu"] if command == "run" else [])
-    result = runner.invoke(cli.app, args)
+    result = invoke(*args)
     assert result.exit_code in (1, 2), result.output
     assert "not valid UTF-8" in result.stderr and "line 2, column 15" in result.stderr
     assert "Traceback" not in result.stderr and "internal compiler error" not in result.stderr
 
 
 def test_stdin_that_is_not_utf8_is_a_read_error() -> None:
-    result = runner.invoke(cli.app, ["check", "-"], input=LATIN1)
+    result = invoke("check", "-", input=LATIN1)
     assert result.exit_code in (1, 2)
     assert "not valid UTF-8" in result.stderr and "internal compiler error" not in result.stderr
 

@@ -70,7 +70,8 @@ class HostFunction:
             else:
                 converted.append(v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
         try:
-            result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span)
+            with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
+                result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span)
         except TileError as e:
             raise ExecutionError.from_tile_error(e, m._sources) from None
         for host, t in writeback:

@@ -21,10 +21,8 @@ imported only when colour is on.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Literal
@@ -108,6 +106,8 @@ def report(
     The human format ends with the rustc footer (`error: aborting due to ...`)
     when `footer` is set and there were errors.
     """
+    if not diagnostics:
+        return  # nothing to write (and nothing to import for it)
     stream = file if file is not None else sys.stderr
     fmt = _settings.format
     if fmt == "json":
@@ -238,6 +238,8 @@ def diagnostic_to_dict(diag: Diagnostic, sources: SourceMap) -> dict[str, object
 
 
 def render_json(diagnostics: Sequence[Diagnostic], sources: SourceMap) -> str:
+    import json
+
     return "".join(
         json.dumps(diagnostic_to_dict(d, sources), ensure_ascii=False) + "\n" for d in diagnostics
     )
@@ -245,6 +247,8 @@ def render_json(diagnostics: Sequence[Diagnostic], sources: SourceMap) -> str:
 
 # ---------------------------------------------------------------- human
 def _char_width(ch: str) -> int:
+    import unicodedata
+
     if ch == "\t":
         return TAB_WIDTH
     if unicodedata.combining(ch):
@@ -255,6 +259,8 @@ def _char_width(ch: str) -> int:
 def _expand(text: str) -> str:
     """The displayed form of a source line: tabs become spaces, other control
     characters become `?`, so the columns of the underline stay aligned."""
+    import unicodedata
+
     out = []
     for ch in text:
         if ch == "\t":

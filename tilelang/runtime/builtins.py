@@ -12,12 +12,16 @@ Semantics the rest of the toolchain may rely on:
   seed gives the same values on every machine, and `f32`/`f64` tensors of one
   seed agree to rounding. For an integer `T`, `rand` draws uniform integers
   in [0, 100) (`.integers(0, 100)`); for `bool`, fair coin flips. `randn`
-  needs a float `T`.
+  needs a float `T`. The seed is any integer, taken modulo 2^64 (a negative
+  seed is its two's complement: `-1` is `u64::MAX`).
 - Host arithmetic reads its operands and never moves them. Scalars broadcast;
   two tensors combine element-wise (NumPy broadcasting where a dimension is 1).
   f16 results are rounded to f16 and bf16 results to bf16 after every
   operation; integer `/` truncates toward zero and `%` takes the dividend's
-  sign (a zero divisor is a run-time error on the host, E0715).
+  sign (a zero divisor is a run-time error on the host, E0715). Shifts follow
+  the kernels' (PTX) rule: the amount is read as unsigned, so a negative
+  amount is a huge one; an amount of at least the bit width gives 0 (`<<`,
+  unsigned `>>`) or the sign fill (signed `>>`).
 - `t.sum()` accumulates floats in f64 and integers in i64, then converts the
   total to `T` (integers wrap); `t.max()`/`t.min()` propagate NaN.
 - `assert_close(&a, &b, rtol = r, atol = t)` passes when every element has
@@ -25,7 +29,11 @@ Semantics the rest of the toolchain may rely on:
   (PyTorch's): f16 rtol 1e-3, atol 1e-5; bf16 rtol 1.6e-2, atol 1e-5; f32
   rtol 1.3e-6, atol 1e-5; f64 rtol 1e-7, atol 1e-7; integers and bool exact.
 - `load_npy(path)` / `t.save_npy(path)` resolve a relative path against the
-  current directory. A bf16 tensor is saved as float32.
+  current directory and use exactly that path (NumPy's `np.save` would add
+  `.npy` to a name without it). A bf16 tensor is saved as float32.
+- Floating-point specials (overflow to inf, NaN, division by zero) are the
+  defined results: NumPy's RuntimeWarnings are never shown (the evaluator's
+  entry points run under `np.errstate(all="ignore")`).
 - `print` prints its arguments separated by spaces; when the first is a
   string with `{}` placeholders, the other arguments fill them in order.
 """
@@ -177,10 +185,8 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             r = x | y
         case "^":
             r = x ^ y
-        case "<<":
-            r = int(x) << int(y)
-        case ">>":
-            r = int(x) >> int(y)
+        case "<<" | ">>":
+            return _shift(int(x), int(y), dt or DType.I64, op == "<<")
         case "==":
             return x == y
         case "!=":
@@ -199,6 +205,17 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
     if dt is not None:
         return to_scalar(r, dt)
     return r
+
+
+def _shift(x: int, amount: int, dt: DType, left: bool) -> Any:
+    """A scalar shift by the kernels' rule (`interp.numeric`'s `_shift`)."""
+    bits = dt.bits
+    amount &= (1 << bits) - 1  # read as unsigned: a negative amount is huge
+    if amount >= bits:
+        r = 0 if left or not dt.is_signed or x >= 0 else -1
+    else:
+        r = x << amount if left else x >> amount
+    return to_scalar(r, dt)
 
 
 def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
@@ -414,7 +431,7 @@ class Builtins:
         dt = self._dtype(call)
         shape = self._shape_arg(pos[0], self._arg_span(call, 0))
         seed = int(pos[1]) if len(pos) > 1 else int(kw.get("seed", 0))
-        rng = np.random.Generator(np.random.PCG64(seed))
+        rng = np.random.Generator(np.random.PCG64(seed % (1 << 64)))
         if name == "randn":
             if not dt.is_float:
                 raise _unsupported(Diagnostic.error("ICE", f"`randn` needs a float element type, not `{dt.value}`")
@@ -630,7 +647,9 @@ class Builtins:
                 case "save_npy":
                     path = str(pos[0])
                     try:
-                        np.save(path, recv.numpy())
+                        # exactly `path`: `np.save(name)` would write `name.npy`
+                        with open(path, "wb") as f:
+                            np.save(f, recv.numpy())
                     except OSError as e:
                         raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot write `{path}`: {_reason(e)}")
                                         .primary(mc.span, "saved here")) from None

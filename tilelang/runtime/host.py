@@ -126,7 +126,8 @@ class HostEvaluator:
         """Run `main`; afterwards `main_locals` holds the variables of its body
         (tests compare them with NumPy)."""
         self._main_body = main.body
-        return self.call_fn(FnRef(main, "main"), [], main.span)
+        with np.errstate(all="ignore"):  # IEEE specials are defined results, not warnings
+            return self.call_fn(FnRef(main, "main"), [], main.span)
 
     def run_statements(self, stmts: list[Any], env: dict[str, Any]) -> Any:
         """Run top-level statements against `env` (variable name -> value),
@@ -139,16 +140,17 @@ class HostEvaluator:
         copy."""
         scope = _Scope(env, None)
         value: Any = UNIT
-        try:
-            for s in stmts:
-                if isinstance(s, (ast.Let, ast.Assign, ast.ExprStmt, ast.For, ast.While,
-                                  ast.Return, ast.Break, ast.Continue)):
-                    self.exec_stmt(s, scope)
-                    value = UNIT
-                else:
-                    value = self.eval(s, scope)
-        except _Return as r:
-            value = r.value
+        with np.errstate(all="ignore"):  # IEEE specials are defined results, not warnings
+            try:
+                for s in stmts:
+                    if isinstance(s, (ast.Let, ast.Assign, ast.ExprStmt, ast.For, ast.While,
+                                      ast.Return, ast.Break, ast.Continue)):
+                        self.exec_stmt(s, scope)
+                        value = UNIT
+                    else:
+                        value = self.eval(s, scope)
+            except _Return as r:
+                value = r.value
         return value
 
     # -- program queries (tolerant of a partial Program) -------------------------

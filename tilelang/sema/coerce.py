@@ -123,7 +123,9 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
             adopt(tcx, sym, target)
     if isinstance(e, ast.IntLit) and isinstance(target.dtype, DType) and target.dtype.is_int:
         lo, hi = int_range(target.dtype)
-        if not lo <= e.value <= hi + (e in tcx.negated):
+        # the literal's value with its minus: `-1` is out of range for `u8`
+        # (as `300` is for `i8`), `-128` is in range for `i8`
+        if not lo <= (-e.value if e in tcx.negated else e.value) <= hi:
             tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
                              f"`{target}` holds {lo}..={hi}"))
     if isinstance(e, ast.Binary):

@@ -194,7 +194,10 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                      f"expected an integer, found `{t}`")
                              .note("`[..]` lists shapes and tile indices, which are integers"))
                 if isinstance(t, UntypedInt):
-                    tcx.program.types[x] = I32
+                    # an untyped dimension or index is an `i32`: its literals
+                    # are range-checked and its constant arithmetic
+                    # overflow-checked, as anywhere else (no silent wrap)
+                    settle(tcx, x, I32)
                 dims.append(tcx.program.dims.get(x))
             tcx.shape_values[e] = tuple(dims)
             return ShapeT(len(elems))

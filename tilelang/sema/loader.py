@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from importlib.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.source import SourceMap, SourceReadError, read_source
 from tilelang.syntax import ast
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importing it imports importlib.resources (slow)
 
 
 @dataclass(slots=True)

@@ -28,22 +28,40 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import os
 import re
+import sys
+import tempfile
 from dataclasses import dataclass
-from typing import Any
-
-from lark import Lark, Token
-from lark.exceptions import UnexpectedInput
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.limits import ensure_recursion_budget
 from tilelang.resources import grammar_text
 from tilelang.source import SourceFile, Span
 from tilelang.syntax import ast
-from tilelang.limits import ensure_recursion_budget
 from tilelang.syntax.build import KEYWORDS, Builder, TooDeep, too_deep
-from tilelang.syntax.errors import ErrorReporter, Vocabulary
 from tilelang.syntax.lalr import Reject, Tables, from_lark
 from tilelang.syntax.lexical import LexProblem, Scan, check_delimiters, scan
+
+if TYPE_CHECKING:
+    from lark import Lark, Token
+
+    from tilelang.syntax.errors import ErrorReporter, Vocabulary
+
+# Lark is imported only when a parse fails (to word the error) or when the
+# parse tables are not in their cache file yet: a program that parses does
+# not pay for importing it.
+
+
+def UnexpectedInput() -> Any:  # used as `except UnexpectedInput():`
+    """Lark's syntax-error exception class, imported on first need; an `except`
+    clause evaluates it only when an exception is already on its way."""
+    from lark.exceptions import UnexpectedInput as cls
+
+    return cls
 
 # A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
 # which the type checker cannot see, so it is `Any` here.
@@ -83,6 +101,8 @@ def _keyword(tok: Token) -> Token:
 @functools.cache
 def lark_parser() -> Lark:
     """The one Lark parser (built once; Lark caches the tables on disk)."""
+    from lark import Lark
+
     options: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True,
                "maybe_placeholders": True, "start": list(START_RULES),
                "lexer_callbacks": {"NAME": _keyword}}
@@ -94,7 +114,41 @@ def lark_parser() -> Lark:
 
 @functools.cache
 def _tables() -> Tables:
-    return Tables(lark_parser(), KEYWORDS)
+    """The fast parser's tables: from the cache file when there is one for
+    this grammar, this driver and this Lark, else built from Lark and saved."""
+    path = _table_cache_path()
+    if path is not None:
+        try:
+            return Tables.thaw(path.read_bytes())
+        except Exception:  # absent, stale or damaged: build afresh
+            pass
+    tables = Tables(lark_parser(), KEYWORDS)
+    if path is not None:
+        try:
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(tables.freeze())
+            os.replace(tmp, path)  # atomic: a concurrent reader sees all or nothing
+        except OSError:
+            pass  # a read-only temp dir: parse without the cache
+    return tables
+
+
+def _table_cache_path() -> Path | None:
+    """`<tmp>/tilec-parser-<key>.marshal`, next to Lark's own cache; the key
+    covers the grammar, the fast driver's code, the keywords, Lark's version
+    and Python's (marshal's format)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("lark")
+        lark_init = Path(spec.origin).read_bytes() if spec and spec.origin else b""
+        h = hashlib.sha256()
+        for part in (grammar_text().encode(), Path(__file__).with_name("lalr.py").read_bytes(),
+                     " ".join(sorted(KEYWORDS)).encode(), lark_init, sys.version.encode()):
+            h.update(hashlib.sha256(part).digest())
+        return Path(tempfile.gettempdir()) / f"tilec-parser-{h.hexdigest()[:24]}.marshal"
+    except (OSError, ValueError, ImportError):
+        return None
 
 
 def _parse_tree(code: str, rule: str, lo: int = 0, stop: int | None = None) -> PT:
@@ -113,6 +167,8 @@ def _parse_tree(code: str, rule: str, lo: int = 0, stop: int | None = None) -> P
 
 @functools.cache
 def _vocabulary() -> Vocabulary:
+    from tilelang.syntax.errors import Vocabulary
+
     return Vocabulary(lark_parser().terminals)
 
 
@@ -142,14 +198,23 @@ class _Session:
         self.source = source
         self.sink = sink
         self.scan: Scan = scan(source.text)
-        self.reporter = ErrorReporter(_vocabulary(), source.id, self.scan.code)
+        self._reporter: ErrorReporter | None = None
         self.whole_error: tuple[Diagnostic, int] | None = None
+
+    @property
+    def reporter(self) -> ErrorReporter:
+        """Made on the first error (it needs Lark's vocabulary)."""
+        if self._reporter is None:
+            from tilelang.syntax.errors import ErrorReporter
+
+            self._reporter = ErrorReporter(_vocabulary(), self.source.id, self.scan.code)
+        return self._reporter
 
     def run(self, start: int, stop: int, rule: str) -> PT | None:
         """Parse `code[start:stop]` from `rule`; report the first error."""
         try:
             return _parse_tree(self.scan.code, rule, start, stop)
-        except UnexpectedInput as e:
+        except UnexpectedInput() as e:
             self.sink.emit(self.reporter.parse_error(e, start, stop, rule))
             return None
 
@@ -171,7 +236,7 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
         if not s.scan.problems:
             try:
                 tree = _parse_tree(s.scan.code, "module")
-            except UnexpectedInput as e:
+            except UnexpectedInput() as e:
                 s.whole_error = (s.reporter.parse_error(e, 0, len(s.scan.code), "module"),
                                  _error_offset(e, len(s.scan.code)))
             else:
@@ -184,7 +249,7 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
         raise _ice(exc) from exc
 
 
-def _error_offset(e: UnexpectedInput, end: int) -> int:
+def _error_offset(e: Any, end: int) -> int:
     tok = getattr(e, "token", None)
     if tok is not None:
         return end if tok.type == "$END" else tok.start_pos
@@ -201,7 +266,7 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
         return False
     try:
         _parse_tree(code, "module", lo, stop)
-    except UnexpectedInput as e:
+    except UnexpectedInput() as e:
         return _error_offset(e, stop - lo) < problem.at
     return False
 
@@ -209,7 +274,7 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
 def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> PT | None:
     try:
         return _parse_tree(s.scan.code, rule, start, stop)
-    except UnexpectedInput:
+    except UnexpectedInput():
         return None
 
 
@@ -247,7 +312,7 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             tree = None
             try:
                 tree = _parse_tree(code, "module", lo, stop)
-            except UnexpectedInput as e:
+            except UnexpectedInput() as e:
                 reported = True
                 diag = s.reporter.parse_error(e, lo, stop, "module")
                 if s.whole_error is not None and lo <= s.whole_error[1] <= hi:
@@ -334,7 +399,7 @@ def is_incomplete(text: str) -> bool:
         return sc.problems[0].kind in ("unterminated-string", "unterminated-comment", "unclosed")
     try:
         _parse_tree(sc.code, "repl_input")
-    except UnexpectedInput as e:
+    except UnexpectedInput() as e:
         tok = getattr(e, "token", None)
         return tok is not None and tok.type == "$END"
     return False

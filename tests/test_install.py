@@ -164,6 +164,9 @@ def test_installed_tilec_explains_from_packaged_files(installed: Path, workdir: 
     proc = _run([str(installed / "tilec"), "explain", codes[0]], cwd=workdir)
     assert proc.returncode == 0, proc.stderr
     assert "```tile" in proc.stdout
+    ref = _run([str(installed / "tilec"), "doc", "load_like"], cwd=workdir)
+    assert ref.returncode == 0, ref.stderr
+    assert "x.load_like(z)" in ref.stdout and "```tile" in ref.stdout
 
 
 PROBE = """

@@ -268,6 +268,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_doc(args: argparse.Namespace) -> int:
+    """Print an entry of the language reference: a built-in or a section."""
+    from tilelang import doc
+
+    if args.name is None:
+        _out("Sections: " + ", ".join(s.slug for s in doc.sections()))
+        _out("Built-ins: " + ", ".join(doc.builtin_names()))
+        _out("`tilec doc NAME` prints one; docs/reference.md holds them all.")
+        return EXIT_OK
+    text = doc.entry(args.name)
+    if text is None:
+        import difflib
+
+        close = difflib.get_close_matches(args.name, doc.topics(), n=1, cutoff=0.6)
+        guess = close[0] if close else None
+        _fail(f"no entry named `{args.name}` in the reference"
+              + (f"; did you mean `{guess}`?" if guess else " (`tilec doc` lists them)"))
+    _markdown(text)
+    return EXIT_OK
+
+
 def _markdown(text: str) -> None:
     """Markdown on stdout: rendered by rich on a colour terminal, else the source."""
     from tilelang.diagnostics import render
@@ -388,6 +409,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("explain", cmd_explain, "the long explanation of an error code")
     p.add_argument("code", nargs="?", metavar="CODE",
                    help="an error code, e.g. E0302; none: list every code")
+
+    p = command("doc", cmd_doc, "an entry of the language reference (a built-in or a section)")
+    p.add_argument("name", nargs="?", metavar="NAME",
+                   help="e.g. `exp`, `load_like`, `types`, `numbers`; none: list them")
 
     p = command("repl", cmd_repl, "an interactive session")
     p.add_argument("--device", "-d", choices=DEVICES, default="cpu",

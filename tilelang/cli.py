@@ -128,9 +128,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                 raw = getattr(sys.stdin, "buffer", None)
                 text = (decode_source(raw.read(MAX_SOURCE_BYTES + 1), "<stdin>") if raw is not None
                         else sys.stdin.read())
-                result = driver.check(text, name="<stdin>", sources=sources)
+                result = driver.check(text, name="<stdin>", sources=sources, deny_warnings=args.deny)
             else:
-                result = driver.check(path, sources=sources)
+                result = driver.check(path, sources=sources, deny_warnings=args.deny)
         except OSError as e:
             _fail(_read_error(path, e))
         diagnostics.extend(result.diagnostics)
@@ -158,7 +158,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"sm_\d+a?", args.arch):
         _fail(f"invalid value for `--arch`: `{args.arch}` is not an architecture like `sm_80`",
               EXIT_USAGE)
-    options = driver.Options(arch=args.arch, kernel=args.kernel)
+    options = driver.Options(arch=args.arch, kernel=args.kernel, deny_warnings=args.deny)
     try:
         result = driver.compile(file, args.stage, options=options, strict=True)
     except OSError as e:
@@ -205,8 +205,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from tilelang.profiler import Profile
 
         with Profile(print_table=args.profile, trace=args.trace):
-            return int(run_file(Path(args.file), device=args.device, sanitize=sanitize) or 0)
-    return int(run_file(Path(args.file), device=args.device, sanitize=sanitize) or 0)
+            return int(run_file(Path(args.file), device=args.device, sanitize=sanitize,
+                        deny_warnings=args.deny) or 0)
+    return int(run_file(Path(args.file), device=args.device, sanitize=sanitize,
+                        deny_warnings=args.deny) or 0)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -350,6 +352,11 @@ class _Parser(argparse.ArgumentParser):
         raise Exit(EXIT_USAGE)
 
 
+def _deny_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--deny", "-D", choices=("warnings",), action="append", default=[],
+                   help="`--deny warnings`: treat every warning as an error (exit status 1)")
+
+
 def _diagnostic_options(p: argparse.ArgumentParser, where: str) -> None:
     # On the main parser they set the default; on a command (`tilec check FILE
     # --error-format json`, as users write it) they override it: SUPPRESS keeps
@@ -379,6 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("check", cmd_check, "diagnostics only (exit 1 on errors)")
     p.add_argument("files", nargs="+", metavar="FILE", help="the `.tile` files to check (`-`: stdin)")
+    _deny_option(p)
 
     p = command("emit", cmd_emit, "print the AST, Tile IR, GPU IR, LLVM IR or PTX of a program")
     p.add_argument("file", metavar="FILE", help="the `.tile` file to compile")
@@ -387,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", default="sm_80",
                    help="GPU architecture for gpu/llvm/ptx, e.g. sm_80, sm_90a (default: sm_80)")
     p.add_argument("--output", "-o", metavar="PATH", help="write to this file, not stdout")
+    _deny_option(p)
 
     p = command("run", cmd_run, "check a program, then run its `main`")
     p.add_argument("file", metavar="FILE", help="the `.tile` program whose `main` to run")
@@ -399,6 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sanitize", action="store_true",
                    help="run every launch block by block on the CPU and report data races, races "
                         "with launches in flight and unsafe writes outside a tensor (also TILE_SANITIZE=1)")
+
+    _deny_option(p)
 
     p = command("tune", cmd_tune, "tune `#[autotune]` kernels ahead of time")
     p.add_argument("file", metavar="FILE",
@@ -449,6 +460,8 @@ def run(argv: list[str]) -> int:
         from tilelang.diagnostics import render
 
         render.configure(format=args.error_format, color=args.color)
+        # `--deny` collects its values (`-D warnings` may be repeated)
+        args.deny = bool(getattr(args, "deny", None))
         return int(args.func(args))
     except Exit as e:
         return e.status

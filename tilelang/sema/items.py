@@ -49,7 +49,7 @@ from tilelang.syntax import ast
 KNOWN_HINTS = ("num_warps", "stages")
 
 
-KNOWN_ATTRIBUTES = ("hints", "autotune")
+KNOWN_ATTRIBUTES = ("hints", "autotune", "allow")
 
 
 # Type names from other languages, for "did you mean" on E0104.
@@ -307,7 +307,11 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                         attr.name.span, "not a tilec attribute")
             guess = suggest(attr.name.name, KNOWN_ATTRIBUTES)
             tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                     d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`"))
+                     d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`, "
+                            "`#[autotune(..)]` and `#[allow(lint, ..)]`"))
+            continue
+        if attr.name.name == "allow":
+            _check_allow(tcx, attr)
             continue
         if not decl.is_kernel:
             tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{attr.name.name}` only applies to a `kernel fn`",
@@ -390,6 +394,22 @@ def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None
                              "literals" + (" that are powers of two up to 32" if key == "num_warps" else ""),
                              arg.value.span, "invalid candidates")
                      .with_help(f"for example `{key} = [{'4, 8' if key == 'num_warps' else '64, 128'}]`"))
+
+
+def _check_allow(tcx: CheckCx, attr: ast.Attribute) -> None:
+    """`#[allow(unused_variables, ..)]`: every argument a lint name."""
+    from tilelang.sema.lints import ALL_LINTS, LINTS
+
+    known = [*LINTS, ALL_LINTS]
+    for arg in attr.args:
+        name = arg.value.ident.name if arg.name is None and isinstance(arg.value, ast.Name) else None
+        if name in known:
+            continue
+        d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"unknown lint `{name or tcx.snippet(arg)}`", arg.span,
+                    "not a lint name")
+        guess = suggest(name or "", known)
+        tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
+                 d.note("the lints: " + ", ".join(f"`{k}`" for k in known)))
 
 
 def eval_const(tcx: CheckCx, qual: str) -> Any:

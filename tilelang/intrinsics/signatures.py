@@ -141,11 +141,14 @@ UNARY_MATH = {
     "sigmoid": "1 / (1 + exp(-x)) of each element",
     "floor": "largest integer not above each element",
     "ceil": "smallest integer not below each element",
+    "erf": "the error function of each element",
 }
 for _name, _doc in UNARY_MATH.items():
     _fn(_name, B, ("x",), f"{_name}(x: Tile<T, S> | T) -> Tile<T, S> | T", _doc, "unary_math")
 _fn("fma", B, ("a", "b", "c"), "fma(a, b, c) -> a * b + c",
     "fused multiply-add, element-wise with broadcasting", "elementwise3")
+_fn("pow", B, ("x", "y"), "pow(x, y) -> x to the power y",
+    "element-wise power of floats (IEEE `pow`), with broadcasting", "elementwise2_float")
 _fn("maximum", B, ("a", "b"), "maximum(a, b) -> max of a and b",
     "element-wise maximum with broadcasting", "elementwise2")
 _fn("minimum", B, ("a", "b"), "minimum(a, b) -> min of a and b",
@@ -165,8 +168,8 @@ REDUCTIONS = {
 for _name, _doc in REDUCTIONS.items():
     _fn(_name, B, ("x", "axis"), f"{_name}(x: Tile<T, S>, axis: const i32) -> Tile<T, S without axis>",
         _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
-_fn("cumsum", K, ("x", "axis"), "cumsum(x: Tile<T, S>, axis: const i32) -> Tile<T, S>",
-    "inclusive prefix sum along an axis", "scan")
+_fn("cumsum", B, ("x", "axis"), "cumsum(x: Tile<T, S> | Tensor<T, S>, axis: i32) -> same type",
+    "inclusive prefix sum along an axis", "scan", optional=1)
 
 # ---------------------------------------------------------------- matrix
 _fn("mma", K, ("a", "b", "acc"),
@@ -213,18 +216,22 @@ _m("partition", B, ("tensor", "param"), ("tile_shape",),
 for _name, _doc in REDUCTIONS.items():
     _m(_name, B, ("tile", "tensor"), ("axis",), f"t.{_name}(axis) -> Tile | scalar",
        _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
-_m("cumsum", K, ("tile",), ("axis",), "t.cumsum(axis) -> Tile<T, S>",
-   "inclusive prefix sum along an axis", "scan")
+_m("cumsum", B, ("tile", "tensor"), ("axis",), "t.cumsum(axis) -> same type",
+   "inclusive prefix sum along an axis", "scan", optional=1)
 for _name, _doc in UNARY_MATH.items():
-    _m(_name, B, ("tile", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
+    _m(_name, B, ("tile", "tensor", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
+_m("pow", B, ("tile", "tensor", "scalar"), ("y",), "x.pow(y) -> x to the power y",
+   "element-wise power of floats (IEEE `pow`), with broadcasting", "elementwise2_float")
 _m("reshape", B, ("tile", "tensor"), ("shape",), "t.reshape([..]) -> same elements, new shape",
    "reshape (the element count must stay the same)", "reshape")
-_m("broadcast", K, ("tile",), ("shape",), "t.broadcast([..]) -> Tile<T, shape>",
+_m("broadcast", B, ("tile", "tensor"), ("shape",), "t.broadcast([..]) -> Tile<T, shape> | Tensor<T, shape>",
    "broadcast dims of size 1 (NumPy rules) to a larger shape", "broadcast")
-_m("transpose", K, ("tile",), (), "t.transpose() -> Tile<T, [N, M]>",
-   "swap the two axes of a 2-D tile", "transpose")
-_m("permute", K, ("tile",), ("axes",), "t.permute([..]) -> Tile",
-   "reorder the axes of a tile", "permute")
+_m("transpose", B, ("tile", "tensor"), (), "t.transpose() -> Tile<T, [N, M]> | Tensor<T, [N, M]>",
+   "swap the two axes of a 2-D tile or tensor", "transpose")
+_m("permute", B, ("tile", "tensor"), ("axes",), "t.permute([..]) -> Tile | Tensor",
+   "reorder the axes of a tile or tensor", "permute")
+_m("item", B, ("tile", "tensor"), (), "t.item() -> T",
+   "the one element of a tile or tensor of one element, as a scalar", "item")
 
 # ---------------------------------------------------------------- host methods
 _m("shape", B, ("tensor", "param"), (), "t.shape() -> Shape",

@@ -51,7 +51,7 @@ from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.interp import numeric as num
-from tilelang.ir.nodes import ElemOp
+from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.runtime.tensor import (
     Partition,
     Tensor,
@@ -71,13 +71,14 @@ UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor,
-    "ceil": np.ceil,
+    "ceil": np.ceil, "erf": lambda x: num.erf_f64(np.asarray(x, np.float64)).astype(np.asarray(x).dtype),
 }
 REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
 
 HOST_FUNCTIONS = frozenset({
     "zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print",
-    "assert", "assert_close", "maximum", "minimum", "where", *UNARY_MATH, *REDUCTIONS,
+    "assert", "assert_close", "maximum", "minimum", "where", "pow", "cumsum", *UNARY_MATH,
+    *REDUCTIONS,
 })
 
 RAND_INT_HIGH = 100
@@ -277,6 +278,32 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
     return Tensor.from_numpy(np.asarray(r), out_dt, t.device)
 
 
+def _out_of_bounds(message: str, node: Any, label: str) -> TileError:
+    return TileError(Diagnostic.error(rcodes.HOST_INDEX, message).primary(node.span, label))
+
+
+def index_tensor(t: Tensor, i: int, node: Any, device: Any) -> Any:
+    """`t[i]`: row `i` (a new tensor) or, of a 1-D tensor, element `i` (a scalar)."""
+    n = t.shape[0]
+    if not 0 <= i < n:
+        raise _out_of_bounds(f"index {i} is out of bounds for an axis of {n} elements", node,
+                             f"must be in 0..{n}")
+    row = t.numpy()[i]
+    if t.rank == 1:
+        return to_scalar(_num(np.asarray(row)[()]), t.dtype)
+    return Tensor.from_numpy(np.array(row, copy=True), t.dtype, device)
+
+
+def slice_tensor(t: Tensor, lo: int, hi: int, node: Any, device: Any) -> Tensor:
+    """`t[lo..hi]`: rows lo..hi-1 as a new tensor."""
+    n = t.shape[0]
+    if not 0 <= lo <= hi <= n:
+        raise _out_of_bounds(f"slice {lo}..{hi} is out of bounds for an axis of {n} elements"
+                             if lo <= hi else f"slice {lo}..{hi} starts after it ends", node,
+                             f"must lie within 0..{n}")
+    return Tensor.from_numpy(np.array(t.numpy()[lo:hi], copy=True), t.dtype, device)
+
+
 def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
     if isinstance(v, Tensor):
         x = v.numpy()
@@ -414,6 +441,10 @@ class Builtins:
                 return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "maximum" | "minimum" | "where":
                 return self._select(name, pos, call)
+            case "cumsum" if isinstance(pos[0], Tensor):
+                return self._cumsum(pos[0], pos[1] if len(pos) > 1 else None, call)
+            case "pow":
+                return self.pow(pos[0], pos[1], call)
         raise _unsupported(Diagnostic.error("ICE", f"`{name}` cannot be called in host code")
                         .primary(call.span, "here"))
 
@@ -559,6 +590,38 @@ class Builtins:
             return to_scalar(abs(int(_num(x))), sdt)
         return to_scalar(r, sdt) if sdt is not None and sdt.is_float else r
 
+    def pow(self, x: Any, y: Any, node: Any) -> Any:
+        """`pow(x, y)` / `x.pow(y)`: IEEE pow, element-wise with broadcasting,
+        computed as the interpreter computes it (f16/bf16 in f32, rounded once)."""
+        tensors = [v for v in (x, y) if isinstance(v, Tensor)]
+        if tensors:
+            dt = tensors[0].dtype
+            xs = [v.numpy() if isinstance(v, Tensor) else np.asarray(_num(v)) for v in (x, y)]
+            shape = np.broadcast_shapes(*(a.shape for a in xs))
+            xs = [np.broadcast_to(num.to_compute(np.asarray(a, dtype=num.compute_dtype(dt)), dt), shape)
+                  for a in xs]
+            with np.errstate(all="ignore"):
+                r = num.elementwise(ElemOp.POW, xs, dt)
+            return self._new(np.ascontiguousarray(r), dt)
+        dt = self.ev.scalar_dtype(node) or DType.F64
+        with np.errstate(all="ignore"):
+            r = num.elementwise(ElemOp.POW, [np.asarray(float(_num(x))), np.asarray(float(_num(y)))],
+                                dt if dt.is_float else DType.F64)
+        return to_scalar(_num(r[()]), dt)
+
+    def _cumsum(self, t: Tensor, axis: Any, node: Any) -> Tensor:
+        """Inclusive prefix sum along an axis, in the tensor's type: integers
+        wrap, floats accumulate in order (f16/bf16 in f32, rounded once), as
+        the interpreter's scan does."""
+        ax = 0 if axis is None else int(axis)
+        if not -t.rank <= ax < t.rank:
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
+                .primary(node.span, "this scan"))
+        with np.errstate(all="ignore"):
+            r = num.scan(ScanOp.CUMSUM, t.numpy(), t.dtype, ax % t.rank)
+        return self._new(np.ascontiguousarray(r), t.dtype)
+
     def _select(self, name: str, pos: list[Any], call: ast.Call) -> Any:
         if name == "where":
             c, a, b = pos
@@ -658,10 +721,43 @@ class Builtins:
                     return self.reduce(name, recv, pos[0] if pos else None, mc)
                 case _ if name in UNARY_MATH:
                     return self.math(name, recv)
+                case "pow":
+                    return self.pow(recv, pos[0], mc)
+                case "transpose" | "permute":
+                    if name == "transpose" and recv.rank != 2:
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE, f"`transpose` needs a 2-D tensor, found {recv.rank}-D")
+                            .primary(mc.span, f"this tensor is {_shape(recv.shape)}")
+                            .with_help("use `.permute([..])` for other ranks"))
+                    axes = (1, 0) if name == "transpose" else tuple(int(a) for a in pos[0])
+                    if sorted(axes) != list(range(recv.rank)):
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE, f"`permute` needs a permutation of 0..{recv.rank}, "
+                            f"found {_shape(axes)}").primary(mc.span, "not a permutation of the axes"))
+                    return self._new(np.ascontiguousarray(recv.numpy().transpose(axes)), recv.dtype)
+                case "broadcast":
+                    shape = self._shape_arg(pos[0], self._arg_span(mc, 0))
+                    try:
+                        out = np.broadcast_to(recv.numpy(), shape)
+                    except ValueError:
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE, f"cannot broadcast {_shape(recv.shape)} to {_shape(shape)}")
+                            .primary(mc.span, "incompatible shapes")) from None
+                    return self._new(np.array(out, copy=True), recv.dtype)
+                case "item":
+                    if recv.size != 1:
+                        raise _out_of_bounds(f"`item` needs a tensor of one element, found "
+                                             f"{_shape(recv.shape)} ({recv.size} elements)", mc,
+                                             "not one element")
+                    return to_scalar(_num(recv.numpy().reshape(())[()]), recv.dtype)
+                case "cumsum":
+                    return self._cumsum(recv, pos[0] if pos else None, mc)
         if isinstance(recv, (list, tuple)) and name == "len":
             return len(recv)
         if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):
             return self.math(name, recv)
+        if name == "pow" and isinstance(recv, (int, float, np.generic)):
+            return self.pow(recv, pos[0], mc)
         raise _unsupported(Diagnostic.error("ICE", f"no method `{name}` on this host value")
                         .primary(mc.method.span, "unknown method"))
 

@@ -396,6 +396,10 @@ class HostEvaluator:
             case ast.Name(ident=ident):
                 return self.lookup(ident.name, e, scope)
             case ast.Path(segments=segs):
+                sym = self.symbol_of(e)
+                if getattr(getattr(sym, "kind", None), "value", None) == "const" \
+                        and getattr(sym, "decl", None) is None:
+                    return self._builtin_const(sym, e)  # `f32::MAX`: never a local's value
                 return self.lookup(segs[-1].name, e, scope)
             case ast.Call():
                 return self.eval_call(e, scope)
@@ -409,6 +413,11 @@ class HostEvaluator:
                                 .primary(f.span, "unknown field"))
             case ast.Index(receiver=recv, index=idx):
                 v = self.eval(recv, scope)
+                if isinstance(v, bi.Tensor):
+                    if isinstance(idx, ast.RangeExpr):
+                        lo, hi = int(self.eval(idx.start, scope)), int(self.eval(idx.end, scope))
+                        return bi.slice_tensor(v, lo, hi + (1 if idx.inclusive else 0), idx, self.runtime.device)
+                    return bi.index_tensor(v, int(self.eval(idx, scope)), idx, self.runtime.device)
                 i = int(self.eval(idx, scope))
                 if isinstance(v, (list, tuple)):
                     if not -len(v) <= i < len(v) or i < 0:
@@ -474,10 +483,19 @@ class HostEvaluator:
             return bool(v.numpy().all())
         return bool(v)
 
+    def _builtin_const(self, sym: Any, node: ast.Expr) -> Any:
+        """A built-in constant's value in the type the checker settled."""
+        d = self.scalar_dtype(node) or getattr(sym.ty, "dtype", None)
+        return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
+
     def lookup(self, name: str, node: ast.Expr, scope: _Scope) -> Any:
         s = scope.lookup(name)
         if s is not None:
             return s.vars[name]
+        sym = self.symbol_of(node)
+        if getattr(getattr(sym, "kind", None), "value", None) == "const" \
+                and getattr(sym, "decl", None) is None:
+            return self._builtin_const(sym, node)  # `inf`, `nan`
         if name in self._const_values:
             return self._const_values[name]
         sym = self.symbol_of(node)

@@ -22,7 +22,7 @@ from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, resolve_path
 from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.typeops import int_range, is_intlike, is_poison
+from tilelang.sema.typeops import deref, int_range, is_intlike, is_poison
 from tilelang.sema.types import (
     BOOL,
     ERROR,
@@ -140,6 +140,9 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             if isinstance(rty, TupleT):
                 return tcx.emit(tcx.err(T.NO_FIELD, "tuples are indexed with `.0`, `.1`, ...", e.span,
                                         "cannot index a tuple with `[]`"))
+            host = deref(rty)
+            if isinstance(host, TensorT) and not fx.in_kernel:
+                return _index_tensor(tcx, e, host, ix, ity)
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot index a value of type `{rty}`", e.span,
                                     "not indexable")
                             .note("tiles are whole values: use `where`, reductions or `reshape`"))
@@ -293,3 +296,33 @@ def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False) -> 
         return
     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
              .with_help("compare it, e.g. `x != 0`"))
+
+
+def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Type) -> Type:
+    """Host tensors: `t[i]` removes the first axis (an element of a 1-D
+    tensor is a scalar), `t[a..b]` keeps the rows a..b; both copy. The bounds
+    are checked at run time (E0721); `t[i][j]` indexes further."""
+    if t.shape is None:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "cannot index a tensor whose rank is unknown", e.span,
+                                f"this is `{t}`")
+                        .with_help("give it a shape first, e.g. `.reshape([n])`"))
+    if not t.shape:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "cannot index a 0-D tensor", e.span,
+                                "it has no axis to index"))
+    if isinstance(ity, RangeT):
+        if not is_intlike(ity.elem) and not is_poison(ity.elem):
+            return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a slice is a range of integers", ix.span,
+                                    f"found `{ity}`"))
+        assert isinstance(ix, ast.RangeExpr)
+        lo, hi = tcx.program.dims.get(ix.start), tcx.program.dims.get(ix.end)
+        n: Dim | None = None
+        if lo is not None and hi is not None and lo.const_value is not None and hi.const_value is not None:
+            n = Dim.const(max(0, hi.const_value - lo.const_value + (1 if ix.inclusive else 0)))
+        return TensorT(t.dtype, (n, *t.shape[1:]))
+    if not is_intlike(ity):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
+                                f"expected an integer index or a range `a..b`, found `{ity}`"))
+    settle(tcx, ix, I32)
+    if len(t.shape) == 1:
+        return ScalarT(t.dtype)  # type: ignore[arg-type]
+    return TensorT(t.dtype, t.shape[1:])

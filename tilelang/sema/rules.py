@@ -280,6 +280,25 @@ def _rule_elementwise2(tcx: CheckCx, cx: CallCx) -> Type:
     return _elementwise(tcx, cx, cx.args, cx.arg_tys, False)
 
 
+def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
+    """`pow(x, y)` and `x.pow(y)`: float operands broadcast like an operator's.
+    An integer literal takes the float type of the other operand (`f32` when
+    neither has one); a typed integer operand is an error."""
+    exprs, tys = cx.operands, cx.operand_tys
+    nums = [num_of(t, cx.fx.in_kernel) for t in tys]
+    fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
+                    (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
+    for x, n in zip(exprs, nums, strict=True):
+        if n is not None and n.kind == "int":
+            settle(tcx, x, ScalarT(fl) if fl is not None else F32)
+    ty = _elementwise(tcx, cx, exprs, [tcx.program.types.get(x, t) for x, t in zip(exprs, tys, strict=True)],
+                      False)
+    el = elem_of_value(ty)
+    if isinstance(el, DType) and not el.is_float:
+        return _not_float(tcx, cx, exprs[0], ty)
+    return ty
+
+
 def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
     ty = _elementwise(tcx, cx, cx.args, cx.arg_tys, True)
     el = elem_of_value(ty)
@@ -371,6 +390,19 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
 
 def _rule_scan(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.operands[0], cx.operand_tys[0]
+    t = deref(ty)
+    if isinstance(t, TensorT) and not cx.fx.in_kernel:  # host: NumPy's cumsum along an axis
+        if t.dtype is DType.BOOL:
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tensor", x.span,
+                                    f"this is `{ty}`").with_help("cast it with `as i32` first"))
+        rank = len(t.shape) if t.shape is not None else None
+        if len(cx.operands) < 2:
+            if rank not in (None, 1):
+                return tcx.arity_error(f"`{cx.name}` of a {rank}-D tensor", "an axis", 0, cx.span, None)
+            return t
+        if rank is not None and _axis(tcx, cx, cx.operands[1], rank) is None:
+            return ERROR
+        return t
     if not isinstance(ty, TileT):
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile", x.span, f"found `{ty}`"))
     if ty.dtype is DType.BOOL:
@@ -755,8 +787,24 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
     return TensorT(t.dtype, shape)
 
 
+def _host_tensor(cx: CallCx) -> TensorT | None:
+    t = deref(cx.recv_ty) if cx.recv_ty is not None else None
+    return t if isinstance(t, TensorT) and not cx.fx.in_kernel else None
+
+
 def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.recv, cx.recv_ty
+    host = _host_tensor(cx)
+    if host is not None:
+        shape = _shape_arg(tcx, cx, cx.args[0], need_const=False)
+        if shape is None:
+            return ERROR
+        if host.shape is not None and all(d is not None for d in (*host.shape, *shape)):
+            out = broadcast_shapes(host.shape, shape)  # type: ignore[arg-type]
+            if out is None or tuple(out) != tuple(shape):
+                return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(host.shape)} to "
+                                        f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes"))
+        return TensorT(host.dtype, tuple(shape))
     assert isinstance(ty, TileT) and x is not None
     shape = _shape_arg(tcx, cx, cx.args[0], need_const=True)
     if shape is None:
@@ -774,6 +822,15 @@ def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
 
 def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.recv, cx.recv_ty
+    host = _host_tensor(cx)
+    if host is not None:
+        if host.shape is None:
+            return TensorT(host.dtype, None)  # the rank is checked at run time
+        if len(host.shape) != 2:
+            return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tensor, found "
+                                    f"{len(host.shape)}-D", cx.span, f"this is `{ty}`")
+                            .with_help("use `.permute([..])` for other ranks"))
+        return TensorT(host.dtype, (host.shape[1], host.shape[0]))
     assert isinstance(ty, TileT) and x is not None
     if len(ty.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tile, found {len(ty.shape)}-D",
@@ -783,6 +840,19 @@ def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
 
 def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.recv, cx.recv_ty
+    host = _host_tensor(cx)
+    if host is not None:
+        axes_h = _shape_arg(tcx, cx, cx.args[0], need_const=False)
+        if axes_h is None:
+            return ERROR
+        hv = [d.const_value if d is not None else None for d in axes_h]
+        if host.shape is None or any(v is None for v in hv):
+            return TensorT(host.dtype, None if host.shape is None else (None,) * len(host.shape))
+        if sorted(hv) != list(range(len(host.shape))):  # type: ignore[type-var]
+            return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of "
+                                    f"0..{len(host.shape)}", cx.args[0].span,
+                                    f"not a permutation of the {len(host.shape)} axes"))
+        return TensorT(host.dtype, tuple(host.shape[v] for v in hv))  # type: ignore[index]
     assert isinstance(ty, TileT) and x is not None
     axes = _shape_arg(tcx, cx, cx.args[0], need_const=True)
     if axes is None:
@@ -792,6 +862,26 @@ def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of 0..{len(ty.shape)}",
                                 cx.args[0].span, f"not a permutation of the {len(ty.shape)} axes"))
     return TileT(ty.dtype, tuple(ty.shape[v] for v in vals if v is not None))
+
+
+def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
+    """`t.item()`: the scalar of a one-element tile (checked now) or host tensor
+    (checked at run time, E0714)."""
+    x, ty = cx.recv, cx.recv_ty
+    assert x is not None and ty is not None
+    if isinstance(ty, TileT):
+        n = numel(ty.shape)
+        if n.is_const and n.const_value != 1 or ty.shape and not n.is_const:
+            return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"`item` needs a tile of one element, found "
+                                    f"{shape_str(ty.shape)}", x.span, f"this is `{ty}`")
+                            .with_help("reduce it to one element first, e.g. `t.max(0)` or "
+                                       "`t.sum(0)`"))
+        return ScalarT(ty.dtype)  # type: ignore[arg-type]
+    t = deref(ty)
+    if isinstance(t, TensorT) and t.dtype is not None:
+        return ScalarT(t.dtype)  # type: ignore[arg-type]
+    return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`item` expects a tile or a tensor, found `{ty}`",
+                            x.span, "not a tile or tensor"))
 
 
 def _rule_shape(tcx: CheckCx, cx: CallCx) -> Type:
@@ -845,6 +935,7 @@ RULES: dict[str, Rule] = {
     "unary_math": _rule_unary_math,
     "elementwise2": _rule_elementwise2,
     "elementwise3": _rule_elementwise3,
+    "elementwise2_float": _rule_elementwise2_float,
     "where": _rule_where,
     "reduce": _rule_reduce,
     "scan": _rule_scan,
@@ -865,6 +956,7 @@ RULES: dict[str, Rule] = {
     "broadcast": _rule_broadcast,
     "transpose": _rule_transpose,
     "permute": _rule_permute,
+    "item": _rule_item,
     "shape": _rule_shape,
     "clone": _rule_clone,
     "save_npy": _rule_save_npy,

@@ -376,6 +376,7 @@ class Report:
     long_runs: list[int] = field(default_factory=list)
     seconds: float = 0.0
     slowest_check: float = 0.0
+    slowest_index: int = -1
 
     @property
     def bugs(self) -> int:
@@ -404,6 +405,7 @@ def campaign(seed: int, count: int, start: int = 0, run_every: int = 1, repl_eve
             outcome = run_case(text, run=index % run_every == 0)
             if outcome.kind == "diagnostics" and outcome.seconds > report.slowest_check:
                 report.slowest_check = outcome.seconds
+                report.slowest_index = index
             if repl_every and index % repl_every == 0 and outcome.kind in ("ok", "diagnostics"):
                 repl = run_repl_case(text)
                 if repl.kind in ("ice", "hang"):
@@ -456,7 +458,8 @@ def main() -> int:
     report = campaign(args.seed, args.count, args.start, args.run_every, args.repl_every,
                       args.log, args.progress)
     print(f"seed {report.seed}: {report.count} programs in {report.seconds:.0f} s: "
-          f"{dict(report.kinds)}; slowest check {report.slowest_check:.2f} s; "
+          f"{dict(report.kinds)}; slowest check {report.slowest_check:.2f} s (case "
+          f"{report.slowest_index}); "
           f"long runs (first 20): {report.long_runs[:20]}")
     for index, kind, detail in report.findings[:20]:
         print(f"--- case {index}: {kind}\n{detail[-1500:]}")

@@ -680,7 +680,7 @@ class Builtins:
         else:
             r = np.argmax(x, axis=ax) if name == "argmax" else np.argmin(x, axis=ax)
             dt = DType.I32
-        if ax is None:
+        if ax is None or np.ndim(r) == 0:  # the only axis reduced: a scalar, as for tiles
             return to_scalar(_num(np.asarray(r)[()]), dt)
         return self._new(_wrap(np.asarray(r), dt), dt)
 

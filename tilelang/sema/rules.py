@@ -385,7 +385,9 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
             ax = _axis(tcx, cx, axis_e, len(tn.shape))
             if ax is None:
                 return ERROR
-            return TensorT(oe, tn.shape[:ax] + tn.shape[ax + 1:])
+            rest_t = tn.shape[:ax] + tn.shape[ax + 1:]
+            # as for tiles: reducing the only axis leaves a scalar
+            return TensorT(oe, rest_t) if rest_t else (ScalarT(oe) if oe is not None else F32)
 
 
 def _rule_scan(tcx: CheckCx, cx: CallCx) -> Type:

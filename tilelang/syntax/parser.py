@@ -308,6 +308,12 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             s.sink.emit(s.reporter.lex_problem(shifted))
             reported = True
             continue
+        elif s.whole_error is not None and len(bounds) == 1 and stop == len(code):
+            # one item, the whole file: its error is the whole file's (Lark
+            # already parsed it once; a second parse would cost as much again)
+            tree = None
+            reported = True
+            s.sink.emit(s.whole_error[0])
         else:
             tree = None
             try:

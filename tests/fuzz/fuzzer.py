@@ -40,7 +40,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import random
 import re
 import resource
@@ -297,7 +296,7 @@ def run_case(text: str, run: bool = True) -> Outcome:
             result = driver.compile(text, "checked", name="fuzz.tile")
     except _Timeout:
         return Outcome("hang", "check", time.perf_counter() - start)
-    except BaseException as e:  # noqa: BLE001 - anything escaping is the finding
+    except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
         return Outcome("ice", "check: " + "".join(traceback.format_exception(e))[-3000:],
@@ -331,7 +330,7 @@ def run_case(text: str, run: bool = True) -> Outcome:
                        time.perf_counter() - start)
     except MemoryError:
         return Outcome("ice", "MemoryError escaped (should be E0720)", time.perf_counter() - start)
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
         return Outcome("ice", "run: " + "".join(traceback.format_exception(e))[-3000:],
@@ -358,7 +357,7 @@ def run_repl_case(text: str) -> Outcome:
                     return Outcome("ice", "repl: " + out.stderr[-2000:], time.perf_counter() - start)
     except _Timeout:
         return Outcome("long-run", "repl", time.perf_counter() - start)
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
         return Outcome("ice", "repl raised: " + "".join(traceback.format_exception(e))[-3000:],

@@ -9,9 +9,9 @@ import pickle
 
 import pytest
 
+from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.sema.types import Dim, ScalarT, TileT
-from tilelang.dtypes import DType
 from tilelang.source import Span
 from tilelang.syntax import ast
 

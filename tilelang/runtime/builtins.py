@@ -736,12 +736,12 @@ class Builtins:
                             f"found {_shape(axes)}").primary(mc.span, "not a permutation of the axes"))
                     return self._new(np.ascontiguousarray(recv.numpy().transpose(axes)), recv.dtype)
                 case "broadcast":
-                    shape = self._shape_arg(pos[0], self._arg_span(mc, 0))
+                    to = self._shape_arg(pos[0], self._arg_span(mc, 0))
                     try:
-                        out = np.broadcast_to(recv.numpy(), shape)
+                        out = np.broadcast_to(recv.numpy(), to)
                     except ValueError:
                         raise TileError(Diagnostic.error(
-                            rcodes.HOST_SHAPE, f"cannot broadcast {_shape(recv.shape)} to {_shape(shape)}")
+                            rcodes.HOST_SHAPE, f"cannot broadcast {_shape(recv.shape)} to {_shape(to)}")
                             .primary(mc.span, "incompatible shapes")) from None
                     return self._new(np.array(out, copy=True), recv.dtype)
                 case "item":

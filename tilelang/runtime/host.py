@@ -413,7 +413,7 @@ class HostEvaluator:
                                 .primary(f.span, "unknown field"))
             case ast.Index(receiver=recv, index=idx):
                 v = self.eval(recv, scope)
-                if isinstance(v, bi.Tensor):
+                if isinstance(v, Tensor):
                     if isinstance(idx, ast.RangeExpr):
                         lo, hi = int(self.eval(idx.start, scope)), int(self.eval(idx.end, scope))
                         return bi.slice_tensor(v, lo, hi + (1 if idx.inclusive else 0), idx, self.runtime.device)

@@ -802,7 +802,7 @@ def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
         if shape is None:
             return ERROR
         if host.shape is not None and all(d is not None for d in (*host.shape, *shape)):
-            out = broadcast_shapes(host.shape, shape)  # type: ignore[arg-type]
+            out = broadcast_shapes(host.shape, shape)
             if out is None or tuple(out) != tuple(shape):
                 return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(host.shape)} to "
                                         f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes"))
@@ -873,15 +873,15 @@ def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
     assert x is not None and ty is not None
     if isinstance(ty, TileT):
         n = numel(ty.shape)
-        if n.is_const and n.const_value != 1 or ty.shape and not n.is_const:
+        if (n.is_const and n.const_value != 1) or (ty.shape and not n.is_const):
             return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"`item` needs a tile of one element, found "
                                     f"{shape_str(ty.shape)}", x.span, f"this is `{ty}`")
                             .with_help("reduce it to one element first, e.g. `t.max(0)` or "
                                        "`t.sum(0)`"))
-        return ScalarT(ty.dtype)  # type: ignore[arg-type]
+        return ScalarT(ty.dtype)
     t = deref(ty)
     if isinstance(t, TensorT) and t.dtype is not None:
-        return ScalarT(t.dtype)  # type: ignore[arg-type]
+        return ScalarT(t.dtype)
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`item` expects a tile or a tensor, found `{ty}`",
                             x.span, "not a tile or tensor"))
 

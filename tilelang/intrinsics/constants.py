@@ -68,3 +68,23 @@ def dtype_constant(dt: DType, name: str) -> tuple[DType, int | float] | None:
                   else (0, (1 << dt.bits) - 1))
         return dt, hi if name == "MAX" else lo
     return None
+
+
+# `assert_close`'s default (rtol, atol) by element type (PyTorch's); integers
+# and `bool` must be equal. The host runtime uses this table and the
+# signature table's display of `assert_close` is made from it.
+ASSERT_CLOSE_DEFAULTS: dict[DType, tuple[float, float]] = {
+    DType.F16: (1e-3, 1e-5),
+    DType.BF16: (1.6e-2, 1e-5),
+    DType.F32: (1.3e-6, 1e-5),
+    DType.F64: (1e-7, 1e-7),
+}
+
+
+def assert_close_defaults_text() -> str:
+    """The defaults in words, e.g. for hover and `tilec doc`."""
+    def num(x: float) -> str:
+        return repr(x).replace("e-0", "e-")
+
+    parts = [f"{dt.value} rtol {num(r)}, atol {num(a)}" for dt, (r, a) in ASSERT_CLOSE_DEFAULTS.items()]
+    return "; ".join(parts) + "; integers and bool exact"

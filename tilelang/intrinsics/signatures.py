@@ -12,7 +12,8 @@ The interpreter (`tilelang.interp`), the host runtime and the backend key their
 implementation tables by these same names; a test checks that none lacks an
 entry and that every `rule` exists in the checker.
 
-Invariant: this module imports only the standard library.
+Invariant: this module imports only the standard library (and
+`tilelang.intrinsics.constants`, which imports `tilelang.dtypes`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from tilelang.intrinsics.constants import assert_close_defaults_text
 
 
 class Context(Enum):
@@ -184,8 +187,9 @@ _fn("print", B, ("*values",), "print(values...)",
 _fn("assert", B, ("cond", "message"), "assert(cond: bool, message: str)",
     "fail with `message` when `cond` is false (every element, for a tile)", "assert", optional=1)
 _fn("assert_close", H, ("actual", "expected"),
-    "assert_close(&a: Tensor, &b: Tensor, rtol = 1e-5, atol = 1e-8)",
-    "fail, naming the worst elements, unless |a - b| <= atol + rtol * |b| everywhere",
+    "assert_close(&actual: Tensor, &expected: Tensor, rtol = <by element type>, atol = <by element type>)",
+    "fail, naming the worst elements, unless |a - b| <= atol + rtol * |b| everywhere; "
+    "the defaults: " + assert_close_defaults_text(),
     "assert_close", keywords=("rtol", "atol"))
 
 # ---------------------------------------------------------------- unsafe escape hatches
@@ -252,6 +256,21 @@ OPERATIONS: dict[str, Signature] = {
     **FUNCTIONS,
     **{s.qualname: s for s in METHODS.values()},
 }
+
+
+def methods_for(kind: str | None, in_kernel: bool | None = None) -> list[Signature]:
+    """The methods a receiver of `kind` (a key of `RECEIVERS`; None: not known)
+    has, in kernel or host code (None: either), sorted by name. The language
+    server's and the REPL's completion both list these."""
+    out = []
+    for name in sorted(METHODS):
+        sig = METHODS[name]
+        if kind is not None and sig.receivers and kind not in sig.receivers:
+            continue
+        if in_kernel is not None and not sig.context.allows(in_kernel):
+            continue
+        out.append(sig)
+    return out
 
 
 def lookup_function(name: str) -> Signature | None:

@@ -262,7 +262,7 @@ def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type) -> Type:
 def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool) -> Type:
     nums = [num_of(t, cx.fx.in_kernel) for t in tys]
     for n, t, x in zip(nums, tys, exprs, strict=False):
-        if n is None or (n.kind == "tensor" and float_only):
+        if n is None:
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
                                     f"found `{t}`"))
     acc_t, acc_e = tys[0], exprs[0]

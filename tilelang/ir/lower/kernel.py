@@ -47,8 +47,32 @@ def lower_kernel(program: Any, kernel_name: str, instantiation: Mapping[str, Any
         if e.help:
             d = d.with_help(e.help)
         raise TileError(d) from None
+    _check_tile_dims(kernel, decl, instantiation)
     verify_kernel(kernel)
     return kernel
+
+
+def _check_tile_dims(kernel: ir.Kernel, decl: ast.FnDecl, inst: Mapping[str, Any]) -> None:
+    """A tile dimension that is not positive (`arange::<i32>(N)` with `N = 0`
+    from a caller's generic) is the caller's error, E0212, at the operation:
+    the checker reports it for Tile callers, and a Python caller's generics
+    reach it here, before the IR verifier would call it ill-formed."""
+    from tilelang.diagnostics.codes.types import TILE_DIM_NOT_POW2
+
+    for node in ir.walk(kernel.body):
+        for v in ir.op_results(node):
+            bad = next((d for d in v.type.shape if d <= 0), None)
+            if bad is None:
+                continue
+            gen = ", ".join(f"{k} = {val}" for k, val in inst.items())
+            d = (Diagnostic.error(TILE_DIM_NOT_POW2, f"tile dimension {bad} is not positive")
+                 .secondary(decl.name.span, f"in kernel `{decl.name.name}`"
+                                           + (f" with {gen}" if gen else "")))
+            span = getattr(node, "span", None)
+            if span is not None:
+                d = d.primary(span, f"this makes a tile of shape {list(v.type.shape)}")
+            raise TileError(d.with_help("tile dimensions come from the kernel's generic arguments: "
+                                        "give them positive values (powers of two)"))
 
 
 def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any]) -> ir.Kernel:

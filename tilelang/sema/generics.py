@@ -17,7 +17,7 @@ from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.program import FnInfo
-from tilelang.sema.typeops import elem_of_value, is_intlike, is_numeric_scalar, is_poison
+from tilelang.sema.typeops import elem_of_value, is_intlike, is_numeric_scalar, is_poison, is_pow2
 from tilelang.sema.types import (
     I32,
     Dim,
@@ -72,12 +72,26 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
     if name in env:
         prev = env[name]
         if isinstance(prev, Dim) and prev != value:
-            tcx.emit(tcx.err(T.GENERIC_CONFLICT,
-                             f"conflicting values for const generic `{name}` of `{info.name}`: "
-                             f"{prev} and {value}", src.span, f"this gives `{name}` = {value}")
-                     .secondary(srcs[name].span, f"this gives `{name}` = {prev}")
-                     .with_help(f"use {prev} here, as the turbofish says" if any(srcs[name] is g for g in e.generics)
-                                else "make the tile shapes agree, or pass the generics explicitly with `::<..>`"))
+            d = (tcx.err(T.GENERIC_CONFLICT,
+                         f"conflicting values for const generic `{name}` of `{info.name}`: "
+                         f"{prev} and {value}", src.span, f"this gives `{name}` = {value}")
+                 .secondary(srcs[name].span, f"this gives `{name}` = {prev}"))
+            p, v = prev.const_value, value.const_value
+            if any(srcs[name] is g for g in e.generics):
+                d = d.with_help(f"use {prev} here, as the turbofish says")
+            elif p is not None and v is not None and p != v and (is_pow2(max(p, v)) and not is_pow2(min(p, v))):
+                # a power-of-two tile wider than a tensor's dimension (rows of 768 in
+                # tiles of 1024): the tensor's dimension must not be spelt `N`
+                d = (d.with_help(f"a tile may be wider than the tensor: keep `{name}` = {max(p, v)} for the "
+                                 f"tile, and declare this dimension of the tensor parameter `?` (so any "
+                                 f"width fits); in the kernel read it with "
+                                 f"`x.partition([..]).load_padded([..], value)`: elements past the edge "
+                                 f"read `value` (use `f32::NEG_INFINITY` for a maximum, 0 for a sum) and "
+                                 f"stores past it are dropped")
+                      .note("`tilec doc edges` shows a softmax over rows of 768 in tiles of 1024"))
+            else:
+                d = d.with_help("make the tile shapes agree, or pass the generics explicitly with `::<..>`")
+            tcx.emit(d)
             return False
         return True
     env[name] = value

@@ -91,10 +91,13 @@ class _Linter:
 
     # ---------------------------------------------------------------- W0001/W0002
     def _unused(self, decl: ast.FnDecl) -> None:
-        targets = {id(s.target) for s in _walk(decl.body) if isinstance(s, ast.Assign)}
+        nodes = list(_walk(decl.body))
+        targets = {id(s.target) for s in nodes if isinstance(s, ast.Assign)}
+        assigned = {id(self.program.symbol_of(s.target)) for s in nodes
+                    if isinstance(s, ast.Assign) and isinstance(s.target, ast.Name)}
         read: set[int] = set()
         bindings: list[tuple[Any, ast.Ident]] = []
-        for node in _walk(decl.body):
+        for node in nodes:
             if isinstance(node, ast.Name) and id(node) not in targets:
                 sym = self.program.symbol_of(node)
                 if sym is not None:
@@ -118,10 +121,7 @@ class _Linter:
                                f"`{ident.name}.launch()`"))
                 continue
             what = "parameter" if sym.kind is SymbolKind.PARAM else "variable"
-            assigned = any(isinstance(s, ast.Assign) and isinstance(s.target, ast.Name)
-                           and self.program.symbol_of(s.target) is sym
-                           for s in _walk(decl.body))
-            message = (f"{what} `{ident.name}` is assigned to, but never used" if assigned
+            message = (f"{what} `{ident.name}` is assigned to, but never used" if id(sym) in assigned
                        else f"unused {what}: `{ident.name}`")
             self.warn("unused_variables", Diagnostic.warning(W.UNUSED_VARIABLE, message)
                       .primary(ident.span, "never read")

@@ -17,7 +17,7 @@ from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.program import FnInfo
-from tilelang.sema.typeops import elem_of_value, is_intlike, is_numeric_scalar, is_poison, is_pow2
+from tilelang.sema.typeops import elem_of_value, is_intlike, is_numeric_scalar, is_poison
 from tilelang.sema.types import (
     I32,
     Dim,
@@ -79,16 +79,20 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
             p, v = prev.const_value, value.const_value
             if any(srcs[name] is g for g in e.generics):
                 d = d.with_help(f"use {prev} here, as the turbofish says")
-            elif p is not None and v is not None and p != v and (is_pow2(max(p, v)) and not is_pow2(min(p, v))):
-                # a power-of-two tile wider than a tensor's dimension (rows of 768 in
-                # tiles of 1024): the tensor's dimension must not be spelt `N`
-                d = (d.with_help(f"a tile may be wider than the tensor: keep `{name}` = {max(p, v)} for the "
-                                 f"tile, and declare this dimension of the tensor parameter `?` (so any "
-                                 f"width fits); in the kernel read it with "
-                                 f"`x.partition([..]).load_padded([..], value)`: elements past the edge "
-                                 f"read `value` (use `f32::NEG_INFINITY` for a maximum, 0 for a sum) and "
-                                 f"stores past it are dropped")
-                      .note("`tilec doc edges` shows a softmax over rows of 768 in tiles of 1024"))
+            elif p is not None and v is not None and p != v and (
+                    isinstance(src, (ast.Ref, ast.Name)) != isinstance(srcs[name], (ast.Ref, ast.Name))):
+                # a tile that does not match a tensor's static dimension (rows of
+                # 768 in tiles of 1024): either size the tile to the tensor, or
+                # let the tensor's dimension be any (`?`) and read it padded
+                small, big = min(p, v), max(p, v)
+                d = (d.with_help(f"tiles of any size work: a tile of {small} fits a dimension of "
+                                 f"{small} exactly")
+                      .with_help(f"or keep the tile of {big} and declare this dimension of the tensor "
+                                 f"parameter `?`: the tile's elements past the tensor's edge are read "
+                                 f"as `value` by `x.partition([..]).load_padded([..], value)` (use "
+                                 f"`f32::NEG_INFINITY` for a maximum, 0 for a sum) and stores past it "
+                                 f"are dropped")
+                      .note("`tilec doc edges` shows both spellings for rows of 768"))
             else:
                 d = d.with_help("make the tile shapes agree, or pass the generics explicitly with `::<..>`")
             tcx.emit(d)

@@ -57,7 +57,7 @@ def _check_tile_dims(kernel: ir.Kernel, decl: ast.FnDecl, inst: Mapping[str, Any
     from a caller's generic) is the caller's error, E0212, at the operation:
     the checker reports it for Tile callers, and a Python caller's generics
     reach it here, before the IR verifier would call it ill-formed."""
-    from tilelang.diagnostics.codes.types import TILE_DIM_NOT_POW2
+    from tilelang.diagnostics.codes.types import TILE_DIM_NOT_POSITIVE
 
     for node in ir.walk(kernel.body):
         for v in ir.op_results(node):
@@ -65,7 +65,7 @@ def _check_tile_dims(kernel: ir.Kernel, decl: ast.FnDecl, inst: Mapping[str, Any
             if bad is None:
                 continue
             gen = ", ".join(f"{k} = {val}" for k, val in inst.items())
-            d = (Diagnostic.error(TILE_DIM_NOT_POW2, f"tile dimension {bad} is not positive")
+            d = (Diagnostic.error(TILE_DIM_NOT_POSITIVE, f"tile dimension {bad} is not positive")
                  .secondary(decl.name.span, f"in kernel `{decl.name.name}`"
                                            + (f" with {gen}" if gen else "")))
             span = getattr(node, "span", None)

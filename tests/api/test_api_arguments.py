@@ -95,3 +95,40 @@ def test_a_big_endian_array_is_named_with_the_fix(mod: tilelang.Module) -> None:
     text = str(e.value)
     assert "big-endian float32 array" in text and "x.astype(numpy.float32)" in text
     mod.scale(tilelang.partition(_z(), [4]), x.astype(np.float32), 1.0).sync()  # the fix works
+
+
+def test_load_of_a_missing_file_is_a_compile_error_like_a_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for path in (tmp_path / "nope.tile", tmp_path):
+        with pytest.raises(tilelang.CompileError, match="couldn't read"):
+            tilelang.load(path)
+
+
+@pytest.mark.parametrize("value", [np.zeros(1, "V4")[0], np.str_("1.0"), np.datetime64(1, "s")])
+def test_a_numpy_scalar_that_is_not_a_number_is_refused(mod: tilelang.Module, value: object) -> None:
+    with pytest.raises(tilelang.CallError, match="is a number"):
+        mod.host_add(value, 1.0)
+    with pytest.raises(tilelang.CallError):
+        mod.scale(tilelang.partition(_z(), [4]), np.ones(8, np.float32), value).sync()
+
+
+def test_the_callers_numpy_error_state_does_not_reach_the_runtime(mod: tilelang.Module) -> None:
+    # 5e-324 rounds to 0 in f32 (an underflow): a defined result, not a
+    # FloatingPointError, even under np.seterr(all="raise").
+    z = _z()
+    with np.errstate(all="raise"):
+        mod.scale(tilelang.partition(z, [4]), np.ones(8, np.float32), 5e-324).sync()
+        mod.scale(tilelang.partition(z, [4]), np.full(8, 3e38, np.float32), 10.0).sync()
+    assert np.isinf(z).all()
+
+
+def test_a_generic_instance_without_the_operation_is_e0204_not_an_ice() -> None:
+    gen = tilelang.compile(
+        "kernel fn bits<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>) {\n"
+        "    z.store(x.load_like(z) ^ x.load_like(z));\n}\n")
+    z = np.ones(8, np.int32)
+    gen.bits(tilelang.partition(z, [4]), np.arange(8, dtype=np.int32)).sync()
+    assert not z.any()
+    with pytest.raises(tilelang.TileError) as e:
+        gen.bits(tilelang.partition(np.ones(8, np.float32), [4]), np.ones(8, np.float32)).sync()
+    text = str(e.value)
+    assert "E0204" in text and "`^` is not defined on `f32`" in text and "ill-formed" not in text

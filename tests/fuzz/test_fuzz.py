@@ -44,3 +44,21 @@ def test_a_fixed_seed_campaign_finds_no_internal_error_and_no_hang() -> None:
     assert report.kinds["ok"] + report.kinds["runtime-error"] > 0, report.kinds  # some run
     details = "\n".join(f"case {i} ({k}): {d[-800:]}" for i, k, d in report.findings[:5])
     assert report.bugs == 0, f"{dict(report.kinds)}\n{details}"
+
+
+def test_python_api_arguments_raise_tile_errors_only() -> None:
+    # tests/fuzz/api_fuzzer.py: awkward arguments to tilelang.compile/load/
+    # partition, kernels (explicit generics too) and host functions; each call
+    # succeeds or raises a TileError (TypeError for a wrong Python type).
+    from fuzz import api_fuzzer
+
+    mod = api_fuzzer.compile_module()
+    bugs = []
+    kinds: dict[str, int] = {}
+    for i in range(500):
+        out = api_fuzzer.classify(api_fuzzer.make_case(SEED, i, mod))
+        kinds[out.kind] = kinds.get(out.kind, 0) + 1
+        if out.kind == "bug":
+            bugs.append(f"case {i}: {out.detail[-800:]}")
+    assert kinds.get("ok", 0) > 20 and kinds.get("tile-error", 0) > 100, kinds
+    assert not bugs, "\n".join(bugs[:3])

@@ -68,6 +68,9 @@ def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
         text = read_source(Path(path))
     except SourceReadError as e:
         raise CompileError(f"error: couldn't read `{path}`: {e.strerror}", []) from None
+    except OSError as e:  # a missing file, no permission: the same error as tilec's
+        reason = e.strerror or str(e)
+        raise CompileError(f"error: couldn't read `{path}`: {reason}", []) from None
     return _load(text, str(path), device)
 
 

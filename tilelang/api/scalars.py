@@ -31,7 +31,7 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
         raise CallError(f"{what} is a real number{f' (`{dt.value}`)' if dt else ''}, but it is the "
                         f"complex number {value!r}", where=where,
                         help="pass its real part (`z.real`) if that is what you mean")
-    if not isinstance(value, (bool, int, float, np.generic)) or isinstance(value, (np.str_, np.bytes_)):
+    if not isinstance(value, (bool, int, float, np.number, np.bool_)):  # not np.void, np.str_, ..
         raise CallError(f"{what} is a number{f' (`{dt.value}`)' if dt else ''}, but it is a "
                         f"`{type(value).__name__}`", where=where, help="pass a Python number")
     if dt is None:
@@ -59,7 +59,7 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
         f = float(value)
     except OverflowError:  # an int beyond even f64
         f = math.inf
-    if math.isinf(f) and not (isinstance(value, (float, np.floating)) and math.isinf(value)) \
+    if (math.isinf(f) and not (isinstance(value, (float, np.floating)) and math.isinf(value))) \
             or (math.isfinite(f) and abs(f) > big):
         shown = value if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
         raise CallError(f"{what} is of type `{dt.value}`, and {shown} is beyond its largest finite value "

@@ -194,6 +194,10 @@ def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
     d = tcx.program.dims.get(e)
     if elem is None:
         return ERROR
+    if elem is DType.BOOL:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "`arange` makes numbers, not `bool` values", cx.span,
+                                "`arange::<bool>`")
+                        .with_help("compare a numeric range instead, e.g. `arange::<i32>(n) > 0`"))
     if cx.fx.in_kernel and d is None:
         tcx.emit(tcx.err(T.NOT_CONSTANT, "the length of `arange` must be a compile-time constant in a kernel",
                          e.span, "not constant"))
@@ -352,7 +356,7 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
     arg = cx.name in ("argmax", "argmin")
     match ty:
         case TileT(dtype=d, shape=s):
-            if d is DType.BOOL and cx.name in ("sum", "prod"):
+            if d is DType.BOOL:  # a kernel reduces numbers; the host's NumPy tensors may
                 return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tile", x.span,
                                         f"this is `{ty}`").with_help("cast it with `as i32` first"))
             out_e: ElemT = DType.I32 if arg else d

@@ -550,7 +550,8 @@ class Builder:
     def _field(self, node: PT) -> ast.Field:
         recv, name = node.children
         if name.type == "TUPLE_INDEX":
-            field = ast.Ident(str(int(name.value)), self.span(name))
+            field = ast.Ident(str(self._int(name.value, 10, None, self.span(name)).value),
+                              self.span(name))  # `t.01` is `t.1`; a huge index is E0019
         else:
             field = self.ident(name)
         return ast.Field(self.expr(recv), field, self.span(node))

@@ -118,6 +118,7 @@ class LowerCx:
         # Defence in depth: refuse (ICE) what the ownership checker must have
         # refused (`views.refuse`); off only for programs run unchecked on purpose.
         self.defend = True
+        self.type_args: dict[str, DType] = {}  # the kernel's type generics, once bound
 
     def expr(self, e: ast.Expr) -> Any:
         """What `e` lowers to (`exprs.lower_expr`)."""

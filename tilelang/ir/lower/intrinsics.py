@@ -105,8 +105,9 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
             if isinstance(fill, CVal):
                 return cx.b.const(convert_const(fill.value, dt), dt, shape, span=sp)
             return cx.to_shape(cx.mat(fill, dt, sp), shape, sp)
-        return cx.b.const(0 if name == "zeros" else 1, dt, shape, span=sp) if dt.is_int or \
-            dt is BOOL else cx.b.const(0.0 if name == "zeros" else 1.0, dt, shape, span=sp)
+        one = name == "ones"  # zeros::<bool> is all false, ones::<bool> all true, as on the host
+        value = one if dt is BOOL else int(one) if dt.is_int else float(one)
+        return cx.b.const(value, dt, shape, span=sp)
     if name == "arange":
         n = cx.const_int(vals[0], sp)
         return cx.b.arange(n, _turbofish_dtype(cx, e, I32), span=sp)

@@ -48,8 +48,38 @@ def lower_kernel(program: Any, kernel_name: str, instantiation: Mapping[str, Any
             d = d.with_help(e.help)
         raise TileError(d) from None
     _check_tile_dims(kernel, decl, instantiation)
+    _check_instance(kernel, decl, cx.type_args, instantiation)
     verify_kernel(kernel)
     return kernel
+
+
+def _check_instance(kernel: ir.Kernel, decl: ast.FnDecl, type_args: Mapping[str, DType],
+                    inst: Mapping[str, Any]) -> None:
+    """An operation whose element type does not have it (`a & b` on `f16`,
+    `exp` on `i32`, `sum` on `bool`) can only come from a type-generic kernel
+    or device function: the checker checks its body once, for any `T`, and
+    this instance's `T` is the first concrete type. It is the caller's error
+    (E0204, at the operation, naming the instance), not an ill-formed IR."""
+    from tilelang.diagnostics.codes.types import INVALID_OPERAND
+    from tilelang.ir.verify import domain_problem
+
+    for node in ir.walk(kernel.body):
+        problem = domain_problem(node)
+        if problem is None:
+            continue
+        what, dt, need = problem
+        args = {**{k: v.value for k, v in type_args.items()}, **{k: v for k, v in inst.items()
+                                                                  if not isinstance(v, DType)}}
+        shown = ", ".join(f"{k} = {v}" for k, v in args.items())
+        d = (Diagnostic.error(INVALID_OPERAND, f"{what} is not defined on `{dt.value}`")
+             .secondary(decl.name.span, f"in kernel `{decl.name.name}`" + (f" with {shown}" if shown else "")))
+        span = getattr(node, "span", None)
+        if span is not None and span.file >= 0:
+            d = d.primary(span, f"applied to `{dt.value}` in this instance")
+        raise TileError(d.note("a generic kernel or function is checked once, for any element type "
+                               "`T`; the operations in its body must exist for each `T` it is called with")
+                        .with_help(f"{what} needs {need}: call it with such a type, or convert "
+                                   "inside it (e.g. `x as f32`)"))
 
 
 def _check_tile_dims(kernel: ir.Kernel, decl: ast.FnDecl, inst: Mapping[str, Any]) -> None:
@@ -80,6 +110,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     generics = {k: int(v) for k, v in inst.items() if isinstance(v, (int, np.integer))}
     tparams = {k: v for k, v in inst.items() if isinstance(v, DType)}
     _infer_from_facts(cx, decl, generics, tparams, facts)
+    cx.type_args = tparams
     cx.f = FnFrame(generics, tparams)
     missing = [g.name.name for g in decl.generics
                if g.is_const and g.name.name not in generics]

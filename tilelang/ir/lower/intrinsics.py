@@ -103,6 +103,7 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         if name == "full":
             fill = vals[1]
             if isinstance(fill, CVal):
+                cx.check_literal(fill, dt, sp)
                 return cx.b.const(convert_const(fill.value, dt), dt, shape, span=sp)
             return cx.to_shape(cx.mat(fill, dt, sp), shape, sp)
         one = name == "ones"  # zeros::<bool> is all false, ones::<bool> all true, as on the host
@@ -163,9 +164,7 @@ def _float_operand(cx: LowerCx, v: Any, span: Span) -> ir.Value:
 
 
 def lower_reduce(cx: LowerCx, name: str, x: Any, axis: Any, span: Span) -> ir.Value:
-    v = cx.mat(x, None, span)
-    if v.dtype is BOOL:
-        v = cx.b.cast(v, I32, span=span)
+    v = cx.mat(x, None, span)  # a bool tile only in a generic instance: E0204 (lower/kernel.py)
     if axis is None:
         # no axis: over every element (a scalar result); argmax/argmin give
         # the row-major flat index

@@ -20,7 +20,8 @@ REPL session too. The outcome of each is one of:
 - `ice`: anything else escaping (an `ICE`, a Python exception, a diagnostic
   with code `ICE`, a diagnostic that leaks a traceback or a Lark name, a
   diagnostic that cannot be rendered);
-- `hang`: the CHECK (not the run) took longer than the time limit.
+- `hang`: the CHECK (not the run) took longer than the time limit (10 s of
+  CPU time, so that the load of the machine does not count).
 
 `ice` and `hang` are bugs. Every case is reproducible from (seed, index):
 `python tests/fuzz/fuzzer.py --seed S --replay I` prints and reruns case I.
@@ -56,8 +57,9 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-CHECK_LIMIT_S = 10.0  # a check that takes longer is a hang (a bug)
-RUN_LIMIT_S = 5.0     # a run still going is a long-running program (not a bug)
+CHECK_LIMIT_S = 10.0  # CPU seconds: a check that takes longer is a hang (a bug)
+RUN_LIMIT_S = 5.0     # CPU seconds: a run still going is a long-running program (not a bug)
+WALL_FACTOR = 12      # and the wall-clock backstop of each limit
 
 # ---------------------------------------------------------------- the corpus
 TOKEN_RE = re.compile(
@@ -245,16 +247,23 @@ class _Timeout(BaseException):
 
 @contextlib.contextmanager
 def _limit(seconds: float) -> Iterator[None]:
+    """Stop the block after `seconds` of CPU time (ITIMER_PROF: a campaign at
+    `nice -n 19` on a loaded machine measures the work, not the load), or
+    after WALL_FACTOR times that of wall time (a block that waits)."""
     def fire(signum: int, frame: object) -> None:
         raise _Timeout
 
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old_prof = signal.signal(signal.SIGPROF, fire)
+    old_alrm = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGPROF, old_prof)
+        signal.signal(signal.SIGALRM, old_alrm)
 
 
 LEAKS = re.compile(r"Traceback \(most recent|Token\(|Tree\(|tilelang/|__[A-Z]+_\d|\$END")
@@ -387,6 +396,22 @@ def limit_memory(gb: float) -> None:
         limit = int(gb * 1024 ** 3)
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def campaign_in_worker(seed: int, count: int, repl_every: int = 25, memory_gb: float = 4.0) -> Report:
+    """`campaign` in a child process whose address space is limited (a mutant
+    that allocates a huge tensor gets E0720 there, not the machine's memory):
+    how a test runs a campaign inside pytest."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        return pool.submit(_limited_campaign, seed, count, repl_every, memory_gb).result()
+
+
+def _limited_campaign(seed: int, count: int, repl_every: int, memory_gb: float) -> Report:
+    limit_memory(memory_gb)
+    return campaign(seed, count, repl_every=repl_every)
 
 
 def campaign(seed: int, count: int, start: int = 0, run_every: int = 1, repl_every: int = 25,

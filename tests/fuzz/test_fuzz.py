@@ -39,7 +39,7 @@ def test_the_outcomes_are_classified() -> None:
 
 
 def test_a_fixed_seed_campaign_finds_no_internal_error_and_no_hang() -> None:
-    report = fuzzer.campaign(SEED, COUNT, repl_every=30)
+    report = fuzzer.campaign_in_worker(SEED, COUNT, repl_every=30)
     assert report.count == COUNT
     assert report.kinds["ok"] + report.kinds["runtime-error"] > 0, report.kinds  # some run
     details = "\n".join(f"case {i} ({k}): {d[-800:]}" for i, k, d in report.findings[:5])

@@ -92,7 +92,15 @@ class Node:
 
 
 class Reject(Exception):
-    """The driver did not accept the input (or met a case it leaves to Lark)."""
+    """The driver did not accept the input (or met a case it leaves to Lark).
+    `at`: for a syntax error, the offset (into the whole text) where Lark's
+    error is too: the unexpected token's start, the end of the input for an
+    unexpected end, or the first character no terminal matches; None when
+    the driver leaves the input to Lark."""
+
+    def __init__(self, at: int | None = None) -> None:
+        super().__init__(at)
+        self.at = at
 
 
 # What a reduction does (the first field of a rule's entry).
@@ -317,7 +325,7 @@ class Tables:
                 if act is None:
                     if typ == "$END" and stack[-1] == end_state:
                         return values[-1]
-                    raise Reject
+                    raise Reject(tok.start)
                 if act >= 0:
                     stack.append(act)
                     values.append(tok)
@@ -369,7 +377,7 @@ class Tables:
             restart = -1
             for m in matches:
                 if m.start() != expect:
-                    raise Reject  # a character no terminal matches
+                    raise Reject(expect)  # a character no terminal matches
                 typ = m.lastgroup
                 assert typ is not None
                 s, e = m.span(typ)
@@ -398,7 +406,7 @@ class Tables:
                 break
             matches = finditer(text, restart, endpos)
         if expect != endpos:
-            raise Reject
+            raise Reject(expect)
         yield Tok("$END", "", expect, expect)
 
     def _relex(self, text: str, s: int, endpos: int, state: int,

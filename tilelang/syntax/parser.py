@@ -26,6 +26,7 @@ prints.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -113,6 +114,39 @@ def lark_parser() -> Lark:
 
 
 @functools.cache
+def _error_lark() -> Lark:
+    """A Lark parser for finding errors only: its reductions build nothing
+    (Lark's tree building is most of its time on a long item), except the
+    `number` trees the error reporter looks at and the `?rule`s that pass
+    them up; so its exception is the one `lark_parser()` raises, as far as the
+    reporter reads it, for about half the work."""
+    from lark import Lark, Tree
+
+    global _PLACEHOLDER
+    _PLACEHOLDER = Tree("_built_nothing", [])
+    p = lark_parser()
+    err = Lark.__new__(Lark)
+    err.__dict__.update(p.__dict__)
+    frontend = copy.copy(p.parser)
+    lalr = copy.copy(frontend.parser)
+    inner = copy.copy(lalr.parser)
+    inner.callbacks = {rule: (cb if rule.options.expand1 or (rule.alias or rule.origin.name) == "number"
+                              else _nothing)
+                       for rule, cb in inner.callbacks.items()}  # `?rule`s pass their child up
+    lalr.parser = inner
+    frontend.parser = lalr
+    err.parser = frontend
+    return err
+
+
+def _nothing(children: Any) -> Any:
+    return _PLACEHOLDER
+
+
+_PLACEHOLDER: Any = None  # a childless Tree, made with the first error parser
+
+
+@functools.cache
 def _tables() -> Tables:
     """The fast parser's tables: from the cache file when there is one for
     this grammar, this driver and this Lark, else built from Lark and saved."""
@@ -162,7 +196,8 @@ def _parse_tree(code: str, rule: str, lo: int = 0, stop: int | None = None) -> P
         return _tables().parse(code, rule, lo, stop)
     except Reject:
         pass
-    return from_lark(lark_parser().parse(code[lo:stop], start=rule), lo)
+    _error_lark().parse(code[lo:stop], start=rule)  # raises Lark's exception, cheaply
+    return from_lark(lark_parser().parse(code[lo:stop], start=rule), lo)  # accepted after all
 
 
 @functools.cache
@@ -263,6 +298,13 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
     missing `{`, which the parser sees first.
     """
     if problem.kind != "unexpected-closer":
+        return False
+    try:
+        _tables().parse(code, "module", lo, stop)
+    except Reject as r:
+        if r.at is not None:  # where Lark's error is: no need to run Lark
+            return r.at - lo < problem.at
+    else:
         return False
     try:
         _parse_tree(code, "module", lo, stop)

@@ -30,6 +30,7 @@ _API = frozenset(
         "TileError",
         "APIError",
         "CompileError",
+        "DeviceError",
         "CallError",
         "BorrowError",
         "ExecutionError",

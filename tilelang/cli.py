@@ -1,29 +1,31 @@
 """`tilec`, the command-line front end: argument plumbing over `tilelang.driver`.
 
-Commands: check, emit, run, explain, repl, lsp, cache. Global options:
+Commands: check, emit, run, explain, doc, repl, lsp, cache. Global options:
 `--error-format human|short|json` and `--color auto|always|never` (also
-`NO_COLOR`).
+`NO_COLOR`), before or after the command; `--version`, `-h/--help`.
 
 Exit statuses: 0 success; 1 the program has errors (diagnostics printed);
-2 bad command-line usage (click's default); 3 a run-time error in `tilec run`;
-101 an internal compiler error (a bug in tilec: the message asks for a report
-and shows the traceback).
+2 bad command-line usage; 3 a run-time error in `tilec run`; 101 an internal
+compiler error (a bug in tilec: a short report, the full trace in a file; see
+`diagnostics/ice.py`).
+
+The parser is the standard library's `argparse`: `tilec check` must start
+fast (`benchmarks/startup.py`), and a command-line framework was most of its
+start-up time.
 
 Invariants: no logic beyond plumbing lives here; heavy modules (NumPy,
-llvmlite, cuda-python, pygls, prompt_toolkit) are imported inside the command
-that needs them, so `tilec --help` and `tilec check` start fast; a user error
-never shows a Python traceback.
+llvmlite, cuda-python, pygls, prompt_toolkit, rich) are imported inside the
+command that needs them, so `tilec --help` and `tilec check` start fast; a
+user error never shows a Python traceback.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
-import traceback
-from enum import StrEnum
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
-
-import typer
+from typing import Any, NoReturn
 
 from tilelang import __version__
 
@@ -33,98 +35,33 @@ EXIT_USAGE = 2
 EXIT_RUNTIME = 3
 EXIT_ICE = 101
 
-ISSUES_NOTE = "note: this is a bug in tilec; please report it with the program that triggered it"
+ERROR_FORMATS = ("human", "short", "json")
+COLORS = ("auto", "always", "never")
+STAGES = ("ast", "ir", "gpu", "llvm", "ptx")
+DEVICES = ("cpu", "gpu", "auto")
 
 
-class ErrorFormat(StrEnum):
-    human = "human"
-    short = "short"
-    json = "json"
+class Exit(Exception):
+    """End the command with this status (the commands' `return` for errors)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
 
 
-class Color(StrEnum):
-    auto = "auto"
-    always = "always"
-    never = "never"
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
 
 
-class EmitStage(StrEnum):
-    ast = "ast"
-    ir = "ir"
-    gpu = "gpu"
-    llvm = "llvm"
-    ptx = "ptx"
-
-
-class DeviceChoice(StrEnum):
-    cpu = "cpu"
-    gpu = "gpu"
-    auto = "auto"
-
-
-app = typer.Typer(
-    name="tilec",
-    help="The Tile compiler: check, run and compile `.tile` programs.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-cache_app = typer.Typer(help="Inspect or clear the compiled-kernel cache.", no_args_is_help=True)
-app.add_typer(cache_app, name="cache")
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"tilec {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _global(
-    error_format: Annotated[
-        ErrorFormat, typer.Option("--error-format", help="How diagnostics are printed.")
-    ] = ErrorFormat.human,
-    color: Annotated[
-        Color, typer.Option("--color", help="Colour in diagnostics (auto: on a terminal).")
-    ] = Color.auto,
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
-    ] = False,
-) -> None:
-    from tilelang.diagnostics import render
-
-    render.configure(format=error_format.value, color=color.value)
-
-
-# Each command repeats the global diagnostic options, so that they work after
-# the subcommand too (`tilec check FILE --error-format json`), as users write
-# them; given there, they override the ones before the subcommand.
-LocalErrorFormat = Annotated[
-    ErrorFormat | None,
-    typer.Option("--error-format", help="How diagnostics are printed (also before the command)."),
-]
-LocalColor = Annotated[
-    Color | None,
-    typer.Option("--color", help="Colour in diagnostics (also before the command)."),
-]
-
-
-def _local_options(error_format: ErrorFormat | None, color: Color | None) -> None:
-    from tilelang.diagnostics import render
-
-    render.configure(
-        format=None if error_format is None else error_format.value,
-        color=None if color is None else color.value,
-    )
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
 
 
 # ---------------------------------------------------------------- helpers
 def _fail(message: str, status: int = EXIT_ERRORS) -> NoReturn:
     """A one-line `error: ...` (not tied to a source location) and exit."""
     _print_plain_error(message)
-    raise typer.Exit(status)
+    raise Exit(status)
 
 
 def _print_plain_error(message: str) -> None:
@@ -134,34 +71,20 @@ def _print_plain_error(message: str) -> None:
     if s.format == "json":
         import json
 
-        typer.echo(
-            json.dumps(
-                {
-                    "code": "",
-                    "message": message,
-                    "severity": "error",
-                    "labels": [],
-                    "notes": [],
-                    "help": [],
-                }
-            ),
-            err=True,
-        )
+        _err(json.dumps({"code": "", "message": message, "severity": "error", "labels": [],
+                         "notes": [], "help": []}))
         return
     if render.use_color(s.color, sys.stderr):
-        typer.echo(
-            typer.style("error", fg="red", bold=True) + typer.style(": " + message, bold=True),
-            err=True,
-        )
+        _err(f"\x1b[1;31merror\x1b[0m\x1b[1m: {message}\x1b[0m")
     else:
-        typer.echo(f"error: {message}", err=True)
+        _err(f"error: {message}")
 
 
 def _note(message: str) -> None:
     from tilelang.diagnostics import render
 
     if render.settings().format == "human":
-        typer.echo(f"note: {message}", err=True)
+        _err(f"note: {message}")
 
 
 def _read_error(path: Path, err: OSError) -> str:
@@ -169,299 +92,7 @@ def _read_error(path: Path, err: OSError) -> str:
     return f"couldn't read `{path}`: {reason}"
 
 
-# ---------------------------------------------------------------- commands
-@app.command()
-def check(
-    files: Annotated[
-        list[Path],
-        typer.Argument(help="The `.tile` files to check (`-`: stdin).", metavar="FILE..."),
-    ],
-    error_format: LocalErrorFormat = None,
-    color: LocalColor = None,
-) -> None:
-    """Parse and check programs (names, types, ownership); print diagnostics only."""
-    _local_options(error_format, color)
-    from tilelang import driver
-    from tilelang.diagnostics import render
-    from tilelang.source import SourceMap
-
-    sources = SourceMap()
-    diagnostics = []
-    missing: list[str] = []
-    unavailable = None
-    for path in files:
-        try:
-            if str(path) == "-":  # editors pipe an unsaved buffer
-                result = driver.check(sys.stdin.read(), name="<stdin>", sources=sources)
-            else:
-                result = driver.check(path, sources=sources)
-        except OSError as e:
-            _fail(_read_error(path, e))
-        diagnostics.extend(result.diagnostics)
-        if result.unavailable is not None and unavailable is None:
-            unavailable = result.unavailable
-        missing.extend(m for _, m in result.context.missing if m not in missing)
-    render.report(diagnostics, sources)
-    if unavailable is not None:
-        if unavailable.stage == "ast":
-            _fail(f"{unavailable}: nothing could be checked")
-        _note(f"{unavailable}: only the earlier stages were checked")
-    for module in missing:
-        _note(f"`{module}` is not available yet: that part of the check was skipped")
-    if any(d.severity.value == "error" for d in diagnostics):
-        raise typer.Exit(EXIT_ERRORS)
-
-
-@app.command()
-def emit(
-    file: Annotated[Path, typer.Argument(help="The `.tile` file to compile.")],
-    stage: Annotated[EmitStage, typer.Option("--stage", "-s", help="What to print.")],
-    kernel: Annotated[str | None, typer.Option("--kernel", "-k", help="Only this kernel.")] = None,
-    arch: Annotated[
-        str, typer.Option("--arch", help="GPU architecture for gpu/llvm/ptx, e.g. sm_80, sm_90a.")
-    ] = "sm_80",
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
-    ] = None,
-    error_format: LocalErrorFormat = None,
-    color: LocalColor = None,
-) -> None:
-    """Print an intermediate form of a program: its AST, Tile IR, GPU IR, LLVM IR or PTX."""
-    _local_options(error_format, color)
-    import re
-
-    from tilelang import driver
-    from tilelang.diagnostics import render
-
-    if not re.fullmatch(r"sm_\d+a?", arch):
-        raise typer.BadParameter(
-            f"`{arch}` is not an architecture like `sm_80`", param_hint="--arch"
-        )
-    options = driver.Options(arch=arch, kernel=kernel)
-    try:
-        result = driver.compile(file, stage.value, options=options, strict=True)
-    except OSError as e:
-        _fail(_read_error(file, e))
-    except driver.StageUnavailable as e:
-        _fail(str(e))
-    if result.diagnostics:
-        render.report(result.diagnostics, result.sources)
-    if not result.ok:
-        raise typer.Exit(EXIT_ERRORS)
-    try:
-        text = driver.format_output(stage.value, result)
-    except driver.StageUnavailable as e:
-        _fail(str(e))
-    if stage.value != "ast" and not text.strip():
-        checked = result.context.outputs.get("checked")
-        kernels = getattr(getattr(checked, "program", None), "kernels", {}) or {}
-        if kernel is not None and kernel not in kernels:
-            known = ", ".join(f"`{k}`" for k in kernels) or "none"
-            _fail(f"there is no kernel named `{kernel}` in `{file}` (kernels: {known})")
-        what = f"kernel `{kernel}`" if kernel is not None else "any kernel"
-        _fail(
-            f"no launch of {what} in `{file}` fixes its const generics at compile time, "
-            "so there is no instance to show"
-        )
-    if output is not None:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    else:
-        typer.echo(text.rstrip("\n"))
-
-
-@app.command()
-def run(
-    file: Annotated[Path, typer.Argument(help="The `.tile` program whose `main` to run.")],
-    device: Annotated[
-        DeviceChoice,
-        typer.Option(
-            "--device", "-d", help="cpu: the interpreter; gpu: CUDA; auto: gpu if present."
-        ),
-    ] = DeviceChoice.auto,
-    profile: Annotated[
-        bool,
-        typer.Option(
-            "--profile",
-            help="Print a table of every kernel launch (time, bytes, FLOPs, % of peak) to stderr.",
-        ),
-    ] = False,
-    trace: Annotated[
-        Path | None,
-        typer.Option("--trace", help="Write a Chrome/Perfetto trace of the launches to this file."),
-    ] = None,
-    sanitize: Annotated[
-        bool,
-        typer.Option(
-            "--sanitize",
-            help="Run every launch block by block on the CPU and report data races, "
-            "races with launches in flight and unsafe writes outside a tensor "
-            "(also TILE_SANITIZE=1).",
-        ),
-    ] = False,
-    error_format: LocalErrorFormat = None,
-    color: LocalColor = None,
-) -> None:
-    """Check a program, then run its `main`."""
-    _local_options(error_format, color)
-    try:
-        from tilelang.run import run_file
-    except ModuleNotFoundError as e:
-        if e.name in ("tilelang.run",):
-            _fail("`tilec run` is not available yet (`tilelang.run` is missing)")
-        raise
-    sanitize_flag = True if sanitize else None
-    if profile or trace is not None:
-        from tilelang.profiler import Profile
-
-        with Profile(print_table=profile, trace=str(trace) if trace is not None else None):
-            status = run_file(file, device=device.value, sanitize=sanitize_flag)
-    else:
-        status = run_file(file, device=device.value, sanitize=sanitize_flag)
-    raise typer.Exit(int(status or 0))
-
-
-@app.command()
-def explain(
-    code: Annotated[
-        str | None, typer.Argument(help="An error code, e.g. E0302; none: list every code.")
-    ] = None,
-    error_format: LocalErrorFormat = None,
-    color: LocalColor = None,
-) -> None:
-    """Print the long explanation of an error code, with examples."""
-    _local_options(error_format, color)
-    from tilelang.diagnostics import explain as ex
-    from tilelang.diagnostics import render
-
-    if code is None:
-        from tilelang.diagnostics.codes import REGISTRY
-
-        for entry in sorted(REGISTRY.values(), key=lambda e: e.code):
-            retired = " (no longer emitted)" if entry.retired else ""
-            typer.echo(f"{entry.code}  {entry.name:<32} {entry.summary}{retired}")
-        return
-    normal = ex.normalize_code(code)
-    if normal is None:
-        _fail(f"`{code}` is not an error code (codes look like `E0302`)")
-    text = ex.explain_text(normal)
-    if text is None:
-        if ex.is_registered(normal):
-            _fail(f"error code `{normal}` has no long explanation yet")
-        _fail(f"`{normal}` is not a known error code")
-    if not render.use_color(render.settings().color, sys.stdout):
-        # Piped or colourless: the Markdown source is the most readable form.
-        typer.echo(text.rstrip("\n"))
-        return
-    from rich.console import Console
-    from rich.markdown import Markdown
-
-    Console(force_terminal=True, highlight=False).print(Markdown(text, code_theme="ansi_dark"))
-
-
-@app.command()
-def repl(
-    device: Annotated[
-        DeviceChoice,
-        typer.Option("--device", "-d", help="Where launches run (as for `tilec run`)."),
-    ] = DeviceChoice.cpu,
-    error_format: LocalErrorFormat = None,
-    color: LocalColor = None,
-) -> None:
-    """An interactive session: define kernels and functions, evaluate host code."""
-    _local_options(error_format, color)
-    main_fn = _optional("tilelang.repl", "main", "`tilec repl`")
-    raise typer.Exit(int(main_fn(device=device.value) or 0))
-
-
-@app.command()
-def lsp(
-    stdio: Annotated[
-        bool,
-        # Language clients (vscode-languageclient) add `--stdio` when they
-        # talk over stdin/stdout; that is the only transport, so accept it.
-        typer.Option(
-            "--stdio", help="Talk LSP over stdin/stdout (the default and only transport)."
-        ),
-    ] = False,
-) -> None:
-    """Start the language server on stdin/stdout (for editors)."""
-    serve = _optional("tilelang.lsp.server", "serve", "`tilec lsp`")
-    serve()
-
-
-@cache_app.command("list")
-def cache_list() -> None:
-    """List the cached compiled kernels and the tuner's records."""
-    fn = _optional("tilelang.runtime.cache", "cache_list", "`tilec cache list`")
-    for line in fn():
-        typer.echo(line)
-    from tilelang.tuner.records import list_lines
-
-    for line in list_lines():
-        typer.echo(line)
-
-
-@cache_app.command("clear")
-def cache_clear() -> None:
-    """Delete every cached compiled kernel and tuning record."""
-    fn = _optional("tilelang.runtime.cache", "cache_clear", "`tilec cache clear`")
-    n = fn()
-    from tilelang.tuner.records import default_store
-
-    r = default_store().clear()
-    typer.echo(
-        f"removed {n} cache entr{'y' if n == 1 else 'ies'} and {r} tuning record{'s' if r != 1 else ''}"
-    )
-
-
-@app.command()
-def tune(
-    file: Annotated[
-        Path,
-        typer.Argument(help="A `.tile` program (its `main` runs) or a Python script that calls kernels."),
-    ],
-    device: Annotated[
-        DeviceChoice,
-        typer.Option("--device", "-d", help="cpu: the interpreter; gpu: CUDA; auto: gpu if present."),
-    ] = DeviceChoice.auto,
-    error_format: LocalErrorFormat = None,
-    color: LocalColor = None,
-) -> None:
-    """Tune `#[autotune]` kernels ahead of time: run FILE with every tuned launch
-    timing its candidates again, and list the records it made (kept beside
-    the compile cache, reused by later runs)."""
-    _local_options(error_format, color)
-    import runpy
-    import time
-
-    from tilelang.tuner import records, state
-
-    start = time.time()
-    state.FORCE = True
-    status = 0
-    try:
-        if file.suffix == ".py":
-            sys.argv = [str(file)]
-            try:
-                runpy.run_path(str(file), run_name="__main__")
-            except SystemExit as e:
-                status = int(e.code or 0) if not isinstance(e.code, str) else 1
-        else:
-            from tilelang.run import run_file
-
-            status = int(run_file(file, device=device.value) or 0)
-    finally:
-        state.FORCE = False
-    made = [r for r in records.default_store().all() if r.created >= start - 1]
-    typer.echo(f"{len(made)} tuning record{'s' if len(made) != 1 else ''} made:")
-    for r in made:
-        typer.echo(f"  {r.summary()}")
-        for cfg, why in r.skipped:
-            typer.echo(f"    skipped {', '.join(f'{k}={v}' for k, v in cfg.items())}: {why}")
-    raise typer.Exit(status)
-
-
-def _optional(module: str, name: str, what: str):  # type: ignore[no-untyped-def]
+def _optional(module: str, name: str, what: str) -> Any:
     """Import `module.name`, or exit with a clear message if it is not written yet."""
     import importlib
 
@@ -477,31 +108,397 @@ def _optional(module: str, name: str, what: str):  # type: ignore[no-untyped-def
     return fn
 
 
+# ---------------------------------------------------------------- commands
+def cmd_check(args: argparse.Namespace) -> int:
+    """Parse and check programs (names, types, ownership); print diagnostics only."""
+    from tilelang import driver
+    from tilelang.diagnostics import render
+    from tilelang.source import SourceMap
+
+    sources = SourceMap()
+    diagnostics = []
+    missing: list[str] = []
+    unavailable = None
+    for name in args.files:
+        path = Path(name)
+        try:
+            if name == "-":  # editors pipe an unsaved buffer
+                from tilelang.source import MAX_SOURCE_BYTES, decode_source
+
+                raw = getattr(sys.stdin, "buffer", None)
+                text = (decode_source(raw.read(MAX_SOURCE_BYTES + 1), "<stdin>") if raw is not None
+                        else sys.stdin.read())
+                result = driver.check(text, name="<stdin>", sources=sources, deny_warnings=args.deny)
+            else:
+                result = driver.check(path, sources=sources, deny_warnings=args.deny)
+        except OSError as e:
+            _fail(_read_error(path, e))
+        diagnostics.extend(result.diagnostics)
+        if result.unavailable is not None and unavailable is None:
+            unavailable = result.unavailable
+        missing.extend(m for _, m in result.context.missing if m not in missing)
+    render.report(diagnostics, sources)
+    if unavailable is not None:
+        if unavailable.stage == "ast":
+            _fail(f"{unavailable}: nothing could be checked")
+        _note(f"{unavailable}: only the earlier stages were checked")
+    for module in missing:
+        _note(f"`{module}` is not available yet: that part of the check was skipped")
+    return EXIT_ERRORS if any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    """Print an intermediate form of a program: its AST, Tile IR, GPU IR, LLVM IR or PTX."""
+    import re
+
+    from tilelang import driver
+    from tilelang.diagnostics import render
+
+    file = Path(args.file)
+    if not re.fullmatch(r"sm_\d+a?", args.arch):
+        _fail(f"invalid value for `--arch`: `{args.arch}` is not an architecture like `sm_80`",
+              EXIT_USAGE)
+    options = driver.Options(arch=args.arch, kernel=args.kernel, deny_warnings=args.deny)
+    try:
+        result = driver.compile(file, args.stage, options=options, strict=True)
+    except OSError as e:
+        _fail(_read_error(file, e))
+    except driver.StageUnavailable as e:
+        _fail(str(e))
+    if result.diagnostics:
+        render.report(result.diagnostics, result.sources)
+    if not result.ok:
+        return EXIT_ERRORS
+    try:
+        text = driver.format_output(args.stage, result)
+    except driver.StageUnavailable as e:
+        _fail(str(e))
+    if args.stage != "ast" and not text.strip():
+        kernel = args.kernel
+        checked = result.context.outputs.get("checked")
+        kernels = getattr(getattr(checked, "program", None), "kernels", {}) or {}
+        if kernel is not None and kernel not in kernels:
+            known = ", ".join(f"`{k}`" for k in kernels) or "none"
+            _fail(f"there is no kernel named `{kernel}` in `{file}` (kernels: {known})")
+        what = f"kernel `{kernel}`" if kernel is not None else "any kernel"
+        _fail(
+            f"no launch of {what} in `{file}` fixes its const generics at compile time, "
+            "so there is no instance to show"
+        )
+    if args.output is not None:
+        Path(args.output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    else:
+        _out(text.rstrip("\n"))
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Check a program, then run its `main`."""
+    try:
+        from tilelang.run import run_file
+    except ModuleNotFoundError as e:
+        if e.name in ("tilelang.run",):
+            _fail("`tilec run` is not available yet (`tilelang.run` is missing)")
+        raise
+    sanitize = True if args.sanitize else None
+    if args.profile or args.trace is not None:
+        from tilelang.profiler import Profile
+
+        with Profile(print_table=args.profile, trace=args.trace):
+            return int(run_file(Path(args.file), device=args.device, sanitize=sanitize,
+                        deny_warnings=args.deny) or 0)
+    return int(run_file(Path(args.file), device=args.device, sanitize=sanitize,
+                        deny_warnings=args.deny) or 0)
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Tune `#[autotune]` kernels ahead of time: run FILE with every tuned launch
+    timing its candidates again, and list the records it made (kept beside
+    the compile cache, reused by later runs)."""
+    import runpy
+    import time
+
+    from tilelang.tuner import records, state
+
+    file = Path(args.file)
+    start = time.time()
+    state.FORCE = True
+    status = 0
+    try:
+        if file.suffix == ".py":
+            sys.argv = [str(file)]
+            try:
+                runpy.run_path(str(file), run_name="__main__")
+            except SystemExit as e:
+                status = int(e.code or 0) if not isinstance(e.code, str) else 1
+        else:
+            from tilelang.run import run_file
+
+            status = int(run_file(file, device=args.device) or 0)
+    finally:
+        state.FORCE = False
+    made = [r for r in records.default_store().all() if r.created >= start - 1]
+    _out(f"{len(made)} tuning record{'s' if len(made) != 1 else ''} made:")
+    for r in made:
+        _out(f"  {r.summary()}")
+        for cfg, why in r.skipped:
+            _out(f"    skipped {', '.join(f'{k}={v}' for k, v in cfg.items())}: {why}")
+    return status
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Print the long explanation of an error code, with examples."""
+    from tilelang.diagnostics import explain as ex
+
+    code = args.code
+    if code is None:
+        from tilelang.diagnostics.codes import REGISTRY
+
+        for entry in sorted(REGISTRY.values(), key=lambda e: e.code):
+            retired = " (no longer emitted)" if entry.retired else ""
+            _out(f"{entry.code}  {entry.name:<32} {entry.summary}{retired}")
+        return EXIT_OK
+    normal = ex.normalize_code(code)
+    if normal is None:
+        _fail(f"`{code}` is not an error code (codes look like `E0302`)")
+    text = ex.explain_text(normal)
+    if text is None:
+        if ex.is_registered(normal):
+            _fail(f"error code `{normal}` has no long explanation yet")
+        _fail(f"`{normal}` is not a known error code")
+    _markdown(text)
+    return EXIT_OK
+
+
+def cmd_doc(args: argparse.Namespace) -> int:
+    """Print an entry of the language reference: a built-in or a section."""
+    from tilelang import doc
+
+    if args.name is None:
+        _out("Sections: " + ", ".join(s.slug for s in doc.sections()))
+        _out("Built-ins: " + ", ".join(doc.builtin_names()))
+        _out("`tilec doc NAME` prints one; docs/reference.md holds them all.")
+        return EXIT_OK
+    text = doc.entry(args.name)
+    if text is None:
+        import difflib
+
+        close = difflib.get_close_matches(args.name, doc.topics(), n=1, cutoff=0.6)
+        guess = close[0] if close else None
+        _fail(f"no entry named `{args.name}` in the reference"
+              + (f"; did you mean `{guess}`?" if guess else " (`tilec doc` lists them)"))
+    _markdown(text)
+    return EXIT_OK
+
+
+def _markdown(text: str) -> None:
+    """Markdown on stdout: rendered by rich on a colour terminal, else the source."""
+    from tilelang.diagnostics import render
+
+    if not render.use_color(render.settings().color, sys.stdout):
+        # Piped or colourless: the Markdown source is the most readable form.
+        _out(text.rstrip("\n"))
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    Console(force_terminal=True, highlight=False).print(Markdown(text, code_theme="ansi_dark"))
+
+
+def cmd_repl(args: argparse.Namespace) -> int:
+    """An interactive session: define kernels and functions, evaluate host code."""
+    main_fn = _optional("tilelang.repl", "main", "`tilec repl`")
+    return int(main_fn(device=args.device) or 0)
+
+
+def cmd_lsp(args: argparse.Namespace) -> int:
+    """Start the language server on stdin/stdout (for editors)."""
+    serve = _optional("tilelang.lsp.server", "serve", "`tilec lsp`")
+    serve()
+    return EXIT_OK
+
+
+def cmd_cache_list(args: argparse.Namespace) -> int:
+    """List the cached compiled kernels and the tuner's records."""
+    fn = _optional("tilelang.runtime.cache", "cache_list", "`tilec cache list`")
+    for line in fn():
+        _out(line)
+    from tilelang.tuner.records import list_lines
+
+    for line in list_lines():
+        _out(line)
+    return EXIT_OK
+
+
+def cmd_cache_clear(args: argparse.Namespace) -> int:
+    """Delete every cached compiled kernel and tuning record."""
+    fn = _optional("tilelang.runtime.cache", "cache_clear", "`tilec cache clear`")
+    n = fn()
+    from tilelang.tuner.records import default_store
+
+    r = default_store().clear()
+    _out(f"removed {n} cache entr{'y' if n == 1 else 'ies'} and {r} tuning record{'s' if r != 1 else ''}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- the parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with the usage error status (2) and without a traceback."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        _err(f"error: {message}")
+        _err(f"help: `{self.prog} --help` lists the options")
+        raise Exit(EXIT_USAGE)
+
+
+def _deny_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--deny", "-D", choices=("warnings",), action="append", default=[],
+                   help="`--deny warnings`: treat every warning as an error (exit status 1)")
+
+
+def _diagnostic_options(p: argparse.ArgumentParser, where: str) -> None:
+    # On the main parser they set the default; on a command (`tilec check FILE
+    # --error-format json`, as users write it) they override it: SUPPRESS keeps
+    # an option that was not given there from resetting the main one.
+    command = where == "command"
+    p.add_argument("--error-format", choices=ERROR_FORMATS,
+                   default=argparse.SUPPRESS if command else "human",
+                   help="how diagnostics are printed (default: human)")
+    p.add_argument("--color", choices=COLORS, default=argparse.SUPPRESS if command else "auto",
+                   help="colour in diagnostics (default: auto, on a terminal)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tilec",
+                     description="The Tile compiler: check, run and compile `.tile` programs.")
+    parser.add_argument("--version", action="version", version=f"tilec {__version__}",
+                        help="print the version and exit")
+    _diagnostic_options(parser, "main")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, fn: Callable[[argparse.Namespace], int],
+                help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=(fn.__doc__ or help).strip())
+        _diagnostic_options(p, "command")
+        p.set_defaults(func=fn)
+        return p
+
+    p = command("check", cmd_check, "diagnostics only (exit 1 on errors)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="the `.tile` files to check (`-`: stdin)")
+    _deny_option(p)
+
+    p = command("emit", cmd_emit, "print the AST, Tile IR, GPU IR, LLVM IR or PTX of a program")
+    p.add_argument("file", metavar="FILE", help="the `.tile` file to compile")
+    p.add_argument("--stage", "-s", choices=STAGES, required=True, help="what to print")
+    p.add_argument("--kernel", "-k", help="only this kernel")
+    p.add_argument("--arch", default="sm_80",
+                   help="GPU architecture for gpu/llvm/ptx, e.g. sm_80, sm_90a (default: sm_80)")
+    p.add_argument("--output", "-o", metavar="PATH", help="write to this file, not stdout")
+    _deny_option(p)
+
+    p = command("run", cmd_run, "check a program, then run its `main`")
+    p.add_argument("file", metavar="FILE", help="the `.tile` program whose `main` to run")
+    p.add_argument("--device", "-d", choices=DEVICES, default="auto",
+                   help="cpu: the interpreter; gpu: CUDA; auto: gpu if present (default)")
+    p.add_argument("--profile", action="store_true",
+                   help="print a table of every kernel launch (time, bytes, FLOPs, %% of peak) to stderr")
+    p.add_argument("--trace", metavar="PATH",
+                   help="write a Chrome/Perfetto trace of the launches to this file")
+    p.add_argument("--sanitize", action="store_true",
+                   help="run every launch block by block on the CPU and report data races, races "
+                        "with launches in flight and unsafe writes outside a tensor (also TILE_SANITIZE=1)")
+
+    _deny_option(p)
+
+    p = command("tune", cmd_tune, "tune `#[autotune]` kernels ahead of time")
+    p.add_argument("file", metavar="FILE",
+                   help="a `.tile` program (its `main` runs) or a Python script that calls kernels")
+    p.add_argument("--device", "-d", choices=DEVICES, default="auto",
+                   help="cpu: the interpreter; gpu: CUDA; auto: gpu if present (default)")
+
+    p = command("explain", cmd_explain, "the long explanation of an error code")
+    p.add_argument("code", nargs="?", metavar="CODE",
+                   help="an error code, e.g. E0302; none: list every code")
+
+    p = command("doc", cmd_doc, "an entry of the language reference (a built-in or a section)")
+    p.add_argument("name", nargs="?", metavar="NAME",
+                   help="e.g. `exp`, `load_like`, `types`, `numbers`; none: list them")
+
+    p = command("repl", cmd_repl, "an interactive session")
+    p.add_argument("--device", "-d", choices=DEVICES, default="cpu",
+                   help="where launches run (as for `tilec run`; default: cpu)")
+
+    p = command("lsp", cmd_lsp, "the language server on stdin/stdout (for editors)")
+    # Language clients add `--stdio`; that is the only transport, so accept it.
+    p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+
+    p = command("cache", lambda a: _no_subcommand(p), "inspect or clear the compiled-kernel cache")
+    cache = p.add_subparsers(dest="cache_command", metavar="ACTION", parser_class=_Parser)
+    for name, fn in (("list", cmd_cache_list), ("clear", cmd_cache_clear)):
+        cp = cache.add_parser(name, help=(fn.__doc__ or "").strip(), description=fn.__doc__)
+        cp.set_defaults(func=fn)
+    return parser
+
+
+def _no_subcommand(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def run(argv: list[str]) -> int:
+    """Parse `argv` and run the command; the exit status."""
+    parser = build_parser()
+    if not argv:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        args = parser.parse_args(argv)
+        if getattr(args, "func", None) is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        from tilelang.diagnostics import render
+
+        render.configure(format=args.error_format, color=args.color)
+        # `--deny` collects its values (`-D warnings` may be repeated)
+        args.deny = bool(getattr(args, "deny", None))
+        return int(args.func(args))
+    except Exit as e:
+        return e.status
+
+
 # ---------------------------------------------------------------- entry point
 def main(argv: list[str] | None = None) -> NoReturn:
     """The `tilec` console script. Turns any escaping exception into an
     internal-compiler-error report with status 101."""
     try:
-        app(args=argv, prog_name="tilec", standalone_mode=True)
-    except SystemExit:
-        raise
+        status = run(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:  # argparse's --help and --version
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
     except KeyboardInterrupt:
-        sys.exit(130)
+        status = 130
     except BrokenPipeError:
         # `tilec emit ... | head`: the reader went away; stop quietly.
         from tilelang.run import EXIT_BROKEN_PIPE, _silence_stdout
 
         _silence_stdout()
-        sys.exit(EXIT_BROKEN_PIPE)
+        status = EXIT_BROKEN_PIPE
     except BaseException as e:  # the last line of defence: any escape is a bug
         report_ice(e)
-        sys.exit(EXIT_ICE)
-    sys.exit(EXIT_OK)
+        status = EXIT_ICE
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        from tilelang.run import EXIT_BROKEN_PIPE, _silence_stdout
+
+        _silence_stdout()
+        status = status or EXIT_BROKEN_PIPE
+    sys.exit(status)
 
 
 def report_ice(e: BaseException) -> None:
-    sys.stderr.write(f"internal compiler error: {type(e).__name__}: {e}\n")
-    sys.stderr.write(f"{ISSUES_NOTE}\n")
-    sys.stderr.write(f"note: tilec {__version__}, Python {sys.version.split()[0]}\n\n")
-    sys.stderr.write("".join(traceback.format_exception(e)))
-    sys.stderr.flush()
+    """The short report (innermost frames, the full trace in a file); it
+    survives a closed stderr, so the status stays 101."""
+    from tilelang.diagnostics.ice import write_report
+
+    write_report(e, sys.stderr)

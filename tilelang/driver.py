@@ -32,6 +32,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tilelang.diagnostics.model import ICE, Diagnostic, DiagnosticSink
+from tilelang.limits import ensure_recursion_budget
 from tilelang.source import SourceFile, SourceMap
 
 
@@ -50,6 +52,7 @@ class Options:
     arch: str = "sm_80"
     kernel: str | None = None  # restrict `ir`/`llvm`/`ptx` to one kernel
     device: str = "auto"
+    deny_warnings: bool = False  # `--deny warnings`: every warning is an error
 
 
 @dataclass(slots=True)
@@ -134,7 +137,32 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
     except StageUnavailable as e:
         ctx.missing.append((e.stage, e.module))
         return Checked(program, None)
-    return Checked(program, check_ownership(program, ctx.sink))
+    facts = check_ownership(program, ctx.sink)
+    if not ctx.sink.has_errors:
+        _lint(program, ctx)
+    return Checked(program, facts)
+
+
+def _lint(program: Any, ctx: Context) -> None:
+    """Warnings (W0xxx) over the user's own files, not the standard library's."""
+    from tilelang.resources import stdlib_dir
+    from tilelang.sema.lints import check_lints
+
+    std = os.path.normpath(str(stdlib_dir()))
+    skip = frozenset(m.path for m in program.modules.values()
+                     if os.path.normpath(m.path).startswith(std))
+    check_lints(program, ctx.sink, skip)
+
+
+def deny_warnings(sink: DiagnosticSink) -> None:
+    """`--deny warnings`: turn every warning in `sink` into an error."""
+    from tilelang.diagnostics.model import Severity
+
+    sink.diagnostics[:] = [
+        dataclasses.replace(d, severity=Severity.ERROR).note(
+            "`--deny warnings` turns this warning into an error")
+        if d.severity is Severity.WARNING else d
+        for d in sink.diagnostics]
 
 
 def kernel_instances(program: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -277,13 +305,16 @@ def load_source(
     name: str = "<input>",
 ) -> SourceFile:
     """Register `source` in `sources`: a path-like is read from disk (raising
-    OSError), a str is program text called `name`, a SourceFile is used as is."""
+    OSError: `SourceReadError` for a file that is not UTF-8 or too large), a
+    str is program text called `name`, a SourceFile is used as is."""
     if isinstance(source, SourceFile):
         return source
     if isinstance(source, str):
         return sources.add(name, source)
+    from tilelang.source import read_source
+
     path = Path(source)
-    return sources.add(str(path), path.read_text(encoding="utf-8"))
+    return sources.add(str(path), read_source(path))
 
 
 def compile(
@@ -303,6 +334,7 @@ def compile(
     `tilec check` still reports what the earlier stages found). Any other
     exception from a stage is re-raised as `ICE`.
     """
+    ensure_recursion_budget()  # every stage recurses over trees up to MAX_NESTING deep
     sources = sources if sources is not None else SourceMap()
     root = load_source(source, sources, name)
     ctx = Context(options or Options(), sources, DiagnosticSink(), root)
@@ -325,6 +357,8 @@ def compile(
                 f"stage `{stage_name}` crashed on {root.name}: {type(e).__name__}: {e}"
             ) from e
         ctx.outputs[stage_name] = value
+        if ctx.options.deny_warnings:
+            deny_warnings(ctx.sink)
         if ctx.sink.has_errors:
             result.failed_stage = stage_name
             return result
@@ -336,9 +370,12 @@ def check(
     *,
     name: str = "<input>",
     sources: SourceMap | None = None,
+    deny_warnings: bool = False,
 ) -> CompileResult:
-    """Everything `tilec check` does: parse, resolve, type and ownership check."""
-    return compile(source, "checked", name=name, sources=sources)
+    """Everything `tilec check` does: parse, resolve, type and ownership check,
+    then the warnings (errors with `deny_warnings`)."""
+    return compile(source, "checked", name=name, sources=sources,
+                   options=Options(deny_warnings=deny_warnings))
 
 
 def format_output(stage: str, result: CompileResult) -> str:

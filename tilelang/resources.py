@@ -9,18 +9,29 @@ checkout or an editable install they are the top-level `grammar/` and
 from __future__ import annotations
 
 import functools
-from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
 
 _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def _data_dir(name: str) -> Traversable:
+    # On disk (a wheel's `_data`, or a checkout) without `importlib.resources`,
+    # which is slow to import; it is only needed for a zipped install.
+    here = Path(__file__).resolve().parent / "_data" / name
+    if here.is_dir():
+        return here
+    if (_CHECKOUT / name / ("tile.lark" if name == "grammar" else "std")).exists():
+        return _CHECKOUT / name
+    from importlib import resources
+
     packaged = resources.files("tilelang") / "_data" / name
     if packaged.is_dir():
         return packaged
-    return _CHECKOUT / name  # type: ignore[return-value]
+    return _CHECKOUT / name
 
 
 def grammar_dir() -> Traversable:

@@ -38,14 +38,15 @@ from __future__ import annotations
 import io
 import os
 import sys
-import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.source import SourceMap
+from tilelang.limits import RECURSION_LIMIT, ensure_recursion_budget
+from tilelang.source import SourceMap, read_source
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -53,7 +54,9 @@ EXIT_RUNTIME = 3
 EXIT_ICE = 101
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 EXIT_BROKEN_PIPE = 141  # stdout closed by its reader, as shells report SIGPIPE
-HOST_RECURSION_LIMIT = 20_000
+# Host functions run on Python's stack, several frames per Tile call; one
+# process-wide budget (`tilelang.limits`) serves them and every stage.
+HOST_RECURSION_LIMIT = RECURSION_LIMIT
 
 
 class GpuUnavailable(Exception):
@@ -135,7 +138,7 @@ def sanitize_requested(flag: bool | None = None) -> bool:
 
 def execute(source: str | os.PathLike[str], device: str = "cpu", *, out: IO[str] | None = None,
             name: str = "<input>", sanitize: bool | None = None,
-            ownership: bool = True) -> Execution:
+            ownership: bool = True, deny_warnings: bool = False) -> Execution:
     """Check `source` (a path, or program text when a `str` with a newline or
     `name` is given) and run its `main`. Raises `CheckFailed` when the checker
     reports errors, `TileError` for a run-time error. `sanitize`: run under
@@ -146,16 +149,17 @@ def execute(source: str | os.PathLike[str], device: str = "cpu", *, out: IO[str]
     if isinstance(source, str) and ("\n" in source or name != "<input>"):
         sf = sources.add(name, source)
     else:
-        sf = sources.add(str(source), Path(source).read_text(encoding="utf-8"))
+        sf = sources.add(str(source), read_source(Path(source)))
     return _execute_source(sf, sources, device, out, sanitize=sanitize_requested(sanitize),
-                           ownership=ownership)
+                           ownership=ownership, deny_warnings=deny_warnings)
 
 
 def run_file(path: str | os.PathLike[str], device: str = "auto", *,
              out: IO[str] | None = None, err: IO[str] | None = None,
-             sanitize: bool | None = None) -> int:
-    """`tilec run PATH`: check, run `main`, print diagnostics; the exit status.
-    `sanitize` (default: `TILE_SANITIZE`): under the sanitizer, on the CPU."""
+             sanitize: bool | None = None, deny_warnings: bool = False) -> int:
+    """`tilec run PATH`: check, run `main`, print diagnostics (warnings too,
+    before the run); the exit status. `sanitize` (default: `TILE_SANITIZE`):
+    under the sanitizer, on the CPU."""
     from tilelang.diagnostics import render
 
     sanitize = sanitize_requested(sanitize)
@@ -163,19 +167,23 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     sources = SourceMap()
-    # Host functions run on Python's stack, several frames per Tile call.
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), HOST_RECURSION_LIMIT))
+    ensure_recursion_budget()
     try:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_source(Path(path))
         except OSError as e:
             err.write(f"error: cannot read `{path}`: {e.strerror or e}\n")
             return EXIT_ERRORS
         sf = sources.add(str(path), text)
         warnings: list[Diagnostic] = []
+
+        def warn(diags: list[Diagnostic]) -> None:
+            render.report(diags, sources, file=err)
+
         try:
             execution = _execute_source(sf, sources, device, out, sanitize=sanitize,
-                                        warnings=warnings)
+                                        warnings=warnings, deny_warnings=deny_warnings,
+                                        on_warnings=warn)
         except CheckFailed as e:
             render.report(e.diagnostics, e.sources, file=err)
             return EXIT_ERRORS
@@ -207,11 +215,13 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (ICE, Exception) as e:  # the last line of defence: a bug in tilec
-        out.flush()
-        err.write(f"error: internal compiler error: {e}\n")
-        err.write("note: this is a bug in tilec, not in your program; please report it "
-                  "with the program and the trace below\n\n")
-        err.write("".join(traceback.format_exception(e)))
+        from tilelang.diagnostics.ice import write_report
+
+        try:
+            out.flush()
+        except (OSError, ValueError):
+            _silence_stdout()
+        write_report(e, err, context=" with the program and the trace file")
         return EXIT_ICE
 
 
@@ -232,16 +242,18 @@ class SanitizerNeedsCpu(Exception):
         super().__init__("the sanitizer cannot run on the GPU")
 
 
-def _check(sf: Any, sources: SourceMap, ownership: bool) -> tuple[Any, Any]:
-    """(the `Checked` output, the root AST) of `tilec check`, or of the type
-    checker alone when `ownership` is False."""
+def _check(sf: Any, sources: SourceMap, ownership: bool,
+           deny_warnings: bool = False) -> tuple[Any, Any, list[Diagnostic]]:
+    """(the `Checked` output, the root AST, the warnings) of `tilec check`, or
+    of the type checker alone (no warnings) when `ownership` is False."""
     from tilelang import driver
 
     if ownership:
-        result = driver.compile(sf, until="checked", sources=sources, strict=True)
+        options = driver.Options(deny_warnings=deny_warnings)
+        result = driver.compile(sf, until="checked", sources=sources, strict=True, options=options)
         if not result.ok:
             raise CheckFailed(list(result.diagnostics), result.sources)
-        return result.output, result.context.outputs["ast"]
+        return result.output, result.context.outputs["ast"], list(result.diagnostics)
     from tilelang.diagnostics.model import DiagnosticSink
     from tilelang.sema import check_program
 
@@ -252,7 +264,7 @@ def _check(sf: Any, sources: SourceMap, ownership: bool) -> tuple[Any, Any]:
     program = check_program(parsed.output, sources, sink)
     if sink.has_errors:
         raise CheckFailed(list(sink.diagnostics), sources)
-    return driver.Checked(program, None), parsed.output
+    return driver.Checked(program, None), parsed.output, []
 
 
 def _lower_unchecked(program: Any, kernel: str, inst: dict[str, Any], facts: dict[str, Any]) -> Any:
@@ -265,12 +277,15 @@ def _lower_unchecked(program: Any, kernel: str, inst: dict[str, Any], facts: dic
 
 def _execute_source(sf: Any, sources: SourceMap, device: str, out: IO[str], *,
                     sanitize: bool = False, ownership: bool = True,
-                    warnings: list[Diagnostic] | None = None) -> Execution:
+                    warnings: list[Diagnostic] | None = None, deny_warnings: bool = False,
+                    on_warnings: Callable[[list[Diagnostic]], None] | None = None) -> Execution:
     from tilelang.runtime import tensor as tensor_mod
     from tilelang.runtime.host import HostEvaluator
     from tilelang.runtime.launch import Runtime
 
-    checked, root = _check(sf, sources, ownership)
+    checked, root, lints = _check(sf, sources, ownership, deny_warnings)
+    if lints and on_warnings is not None:
+        on_warnings(lints)
     san = None
     if sanitize:
         if device == "gpu":

@@ -10,7 +10,53 @@ Invariant: this module imports nothing outside the standard library.
 from __future__ import annotations
 
 import bisect
+import os
 from dataclasses import dataclass, field
+from typing import Any
+
+# The largest source file read (bytes). Reads are bounded, so `use "/dev/zero"`
+# or a huge generated file is an error, not an exhausted memory.
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+
+
+class SourceReadError(OSError):
+    """A file that cannot be Tile source text, with the reason in words in
+    `strerror` (an `OSError`, so every "couldn't read" path reports it)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(reason)
+        self.strerror = reason
+        self.filename = path
+
+
+def decode_source(data: bytes, name: str) -> str:
+    """Source bytes as text: UTF-8 (a byte-order mark is kept; the lexer
+    ignores it). Anything else is a `SourceReadError` that says where."""
+    if len(data) > MAX_SOURCE_BYTES:
+        raise SourceReadError(name, f"the file is larger than {MAX_SOURCE_BYTES >> 20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        col = len(data[line_start:e.start].decode("utf-8", errors="replace")) + 1
+        raise SourceReadError(
+            name, f"the file is not valid UTF-8 (byte 0x{data[e.start]:02x} at line {line}, "
+            f"column {col}); save it as UTF-8") from None
+
+
+def read_source(path: str | os.PathLike[str] | Any) -> str:
+    """Read a source file (a path or an `importlib` `Traversable`) as text.
+
+    At most `MAX_SOURCE_BYTES + 1` bytes are read; a larger file, a
+    directory or text that is not UTF-8 raises `SourceReadError`, and any
+    other failure the `OSError` itself."""
+    name = str(path)
+    if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
+        raise SourceReadError(name, "it is a directory, not a file")
+    with path.open("rb") if hasattr(path, "open") and not isinstance(path, str) else open(path, "rb") as f:
+        data = f.read(MAX_SOURCE_BYTES + 1)
+    return decode_source(data, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +86,11 @@ class SourceFile:
 
     def __post_init__(self) -> None:
         starts = [0]
-        for i, ch in enumerate(self.text):
-            if ch == "\n":
-                starts.append(i + 1)
+        text = self.text
+        i = text.find("\n")
+        while i >= 0:
+            starts.append(i + 1)
+            i = text.find("\n", i + 1)
         self._line_starts = starts
 
     def line_col(self, offset: int) -> tuple[int, int]:

@@ -90,9 +90,16 @@ def jit(op: str) -> Callable[[np.ndarray], np.ndarray]:
     return run
 
 
+def _math_erf(x: np.ndarray) -> np.ndarray:
+    import math
+
+    return np.array([math.erf(v) if not math.isnan(v) else math.nan for v in x.tolist()])
+
+
 REF: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "erf": _math_erf,  # Python's libm erf: the true value to an ulp
 }
 
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 1.5, 3.0, 5e-324, 1e-310,
@@ -106,6 +113,8 @@ def inputs(op: str) -> np.ndarray:
         xs = [r.uniform(-745, 710, n), r.uniform(-30, 30, n), r.uniform(-1, 1, n), r.normal(0, 1e-5, n)]
     elif op == "exp2":
         xs = [r.uniform(-1075, 1024, n), r.uniform(-2, 2, n)]
+    elif op == "erf":
+        xs = [r.uniform(-7, 7, n), r.uniform(-2, 2, n), r.normal(0, 1e-3, n), r.uniform(1.4, 1.6, 9999)]
     elif op in ("log", "log2", "rsqrt"):
         xs = [np.exp(r.uniform(-745, 709, n)), r.uniform(0.5, 2, n), 1 + r.normal(0, 1e-8, n), -r.uniform(0, 9, 99)]
     else:
@@ -301,3 +310,106 @@ def test_interpreter_f64_fma_rounds_once() -> None:
     a, b, c = _fma_inputs()
     got = elementwise(ElemOp.FMA, [a, b, c], DType.F64)
     np.testing.assert_array_equal(got, _fma_exact(a, b, c))
+
+
+def jit_binary() -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """`pow` of two f64 arrays through the backend's f64math.pow, JIT-compiled."""
+    llvm = pytest.importorskip("llvmlite.binding")
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    em = HostEmitter()
+    res = f64math.pow(em, "%x", "%y")
+    text = "\n".join(sorted(em.decls)) + """
+define void @f(ptr %in, ptr %in2, ptr %out, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %pi = getelementptr double, ptr %in, i64 %i
+  %x = load double, ptr %pi
+  %pj = getelementptr double, ptr %in2, i64 %i
+  %y = load double, ptr %pj
+""" + "\n".join(em.lines) + f"""
+  %po = getelementptr double, ptr %out, i64 %i
+  store double {res}, ptr %po
+  %i1 = add i64 %i, 1
+  %c = icmp slt i64 %i1, %n
+  br i1 %c, label %loop, label %done
+done:
+  ret void
+}}
+"""
+    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
+    mod = llvm.parse_assembly(text)
+    mod.verify()
+    ee = llvm.create_mcjit_compiler(mod, tm)
+    ee.finalize_object()
+    _KEEP.append(ee)
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_int64)(ee.get_function_address("f"))
+
+    def run(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        out = np.empty_like(x)
+        fn(x.ctypes.data, y.ctypes.data, out.ctypes.data, x.size)
+        return out
+
+    return run
+
+
+def test_pow_matches_numpy_with_ieee_special_cases() -> None:
+    r = np.random.default_rng(9)
+    n = 50_000
+    specials = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, np.inf, -np.inf, np.nan, 1e-310]
+    sx, sy = np.meshgrid(specials, specials)
+    x = np.concatenate([r.uniform(0, 10, n), -r.integers(1, 20, n).astype(float), r.uniform(-5, 5, n),
+                        sx.ravel()])
+    y = np.concatenate([r.uniform(-20, 20, n), r.integers(-10, 10, n).astype(float), r.uniform(-3, 3, n),
+                        sy.ravel()])
+    with np.errstate(all="ignore"):
+        got, want = jit_binary()(x, y), np.power(x, y)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg="NaN placement")
+    inf = np.isinf(want)
+    np.testing.assert_array_equal(got[inf], want[inf], err_msg="infinities")
+    zero = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]), err_msg="signed zeros")
+    fin = np.isfinite(want) & (want != 0)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=F64_MATH["pow"].rtol, atol=F64_MATH["pow"].atol)
+
+
+def test_f32_erf_and_pow_are_the_f64_ones_rounded() -> None:
+    """The backend computes f32 erf and pow in f64 and rounds once: within
+    fastmath's f32 promise of the interpreter (which rounds the same f64 erf)."""
+    from tilelang.backend.fastmath import MATH
+    from tilelang.interp.numeric import elementwise
+    from tilelang.ir.nodes import ElemOp
+
+    x = np.linspace(-6, 6, 20001)
+    gpu_erf = jit("erf")(x).astype(np.float32)
+    interp = elementwise(ElemOp.ERF, [x.astype(np.float32)], DType.F32)
+    np.testing.assert_allclose(gpu_erf, interp, rtol=MATH["erf"].rtol, atol=1e-7)
+    xp, yp = np.abs(x).astype(np.float32) + 0.5, np.linspace(-4, 4, 20001).astype(np.float32)
+    with np.errstate(all="ignore"):
+        gpu_pow = jit_binary()(xp.astype(np.float64), yp.astype(np.float64)).astype(np.float32)
+        interp_pow = elementwise(ElemOp.POW, [xp, yp], DType.F32)
+    np.testing.assert_allclose(gpu_pow, interp_pow, rtol=MATH["pow"].rtol)
+
+
+def test_erf_and_pow_assemble_for_the_gpu_in_every_float_type() -> None:
+    from tilelang.backend import compile_kernel
+    from tilelang.backend.target import ptxas_available, run_ptxas
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.builder import Builder
+
+    for dt in (DType.F16, DType.BF16, DType.F32, DType.F64):
+        b = Builder(f"erf_pow_{dt.value}")
+        b.tensor_param("z", dt, 1, mutable=True, tile_shape=(128,))
+        off = b.mul(b.block_id(0), b.const(128, DType.I32))
+        x = b.load("z", (off,), (128,))
+        y = b.elementwise(ir.ElemOp.ERF, x)
+        b.store("z", (off,), b.elementwise(ir.ElemOp.POW, x, y))
+        ptx = compile_kernel(b.finish(), "sm_80").ptx
+        if ptxas_available():
+            r = run_ptxas(ptx, "sm_80")
+            assert r.returncode == 0, r.stderr

@@ -244,7 +244,8 @@ def test_snippets_expand_to_tile_that_parses(name: str) -> None:
     else:
         program = HOST_PRELUDE + "    let value = 1;\n    " + text.replace("\n", "\n    ") + "\n}\n"
     result = driver.check(program, name=f"{name}.tile")
-    codes = [d.code for d in result.diagnostics]
+    # a snippet is a scaffold: its unused names may warn (W0xxx), not fail
+    codes = [d.code for d in result.diagnostics if d.severity.value == "error"]
     assert not [c for c in codes if c.startswith("E00")], (program, result.diagnostics)
     if name in ("kernel", "gemm", "main", "launch", "launch-async") and result.unavailable is None:
         # These are complete programs or statements: they must check cleanly.

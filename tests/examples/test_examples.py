@@ -44,6 +44,14 @@ def check_softmax(v):
     np.testing.assert_allclose(v["y"], softmax(v["x"].astype(np.float64)), rtol=1e-5, atol=1e-7)
 
 
+def check_softmax_wide(v):
+    x = pcg(61).standard_normal((300, 768)).astype(np.float32) * 4.0
+    np.testing.assert_array_equal(v["x"], x)
+    np.testing.assert_allclose(v["y"], softmax(x.astype(np.float64)), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(v["p"], softmax(x.astype(np.float64)), rtol=1e-5, atol=1e-7)
+    assert v["y"].shape == (300, 768)
+
+
 def check_layernorm(v):
     x = v["x"].astype(np.float64)
     mean = x.mean(axis=1, keepdims=True)

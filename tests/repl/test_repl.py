@@ -559,3 +559,30 @@ def test_gpu_session() -> None:
     moved = s.feed(":device cpu")
     assert moved.ok and "moved there" in moved.stdout
     assert s.feed("z.sum()").stdout == "f32 = 16.0\n"
+
+
+def test_completion_of_methods_is_by_the_value_and_shared_with_the_lsp() -> None:
+    """A host tensor gets host methods only (`.load` is a kernel's), as the
+    language server lists them (`signatures.methods_for`)."""
+    from tilelang.intrinsics.signatures import methods_for
+
+    s = ReplSession(device="cpu")
+    s.feed("let x = zeros::<f32>([4]);")
+    s.feed("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(z.load()); }")
+    s.feed("let mut y = zeros::<f32>([4]);")
+    s.feed("let op = k(y.partition([4]));")
+    words = {w for w, _ in s.completions("x.")}
+    assert {"exp", "transpose", "item", "clone"} <= words and "load" not in words
+    assert words == {sig.name for sig in methods_for("tensor", in_kernel=False)}
+    assert {w for w, _ in s.completions("op.")} == {"launch", "sync"}
+
+
+def test_help_builtins_lists_what_works_on_host_tensors() -> None:
+    s = ReplSession(device="cpu")
+    s.feed("let x = arange::<f32>(6).reshape([2, 3]);")
+    listing = s.feed(":help builtins").stdout
+    for method in ("exp", "transpose", "permute", "item", "pow", "erf"):
+        assert f".{method}" in listing
+        out = s.feed(f"x.{method}({'2.0' if method == 'pow' else '[1, 0]' if method == 'permute' else ''})"
+                     if method != "item" else "x[0][0]")
+        assert out.ok, (method, out.stderr)

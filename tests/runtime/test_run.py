@@ -46,7 +46,8 @@ def test_internal_error_is_101_with_a_report_request(tmp_path, monkeypatch):
     monkeypatch.setattr(host.HostEvaluator, "run_main", boom)
     status, _, err = run_text(tmp_path, "fn main() {}\n")
     assert status == 101
-    assert "internal compiler error: simulated bug" in err and "please report" in err
+    assert "internal compiler error: RuntimeError: simulated bug" in err and "please report" in err
+    assert "the full trace is in" in err
 
 
 def test_missing_file_is_1(tmp_path):

@@ -545,3 +545,16 @@ def test_destructuring_assignment_unparses_as_written() -> None:
     assert not sink.diagnostics
     assert "(a, (b, c)) = g();" in text and "(a, b) = (b, a);" in text
     assert ")=" not in text
+
+
+
+def test_a_tuple_index_of_thousands_of_digits_is_e0019_not_an_ice() -> None:
+    # Found by the fuzzer: `t.999...9` (5,000 digits) went through int(), whose
+    # 4,300-digit limit escaped as an internal error.
+    sm = SourceMap()
+    sink = DiagnosticSink()
+    m = parse(sm.add("t.tile", "fn main() { let t = (1, 2); print(t.01, t." + "9" * 5000 + "); }"),
+              sink)
+    assert [d.code for d in sink.diagnostics] == ["E0019"]
+    call = m.items[0].body.stmts[1].expr
+    assert call.args[0].value.field.name == "1"

@@ -60,3 +60,36 @@ def test_fresh_tables_parse_every_example_like_cached_ones(tmp_path):
     assert proc.returncode == 0, proc.stderr
     fresh = proc.stdout.split("\0")[:-1]
     assert fresh == _local(paths)
+    # The first run saved the fast driver's tables; a second run thaws them
+    # (without Lark) and must build the same trees.
+    assert list(tmp_path.glob("tilec-parser-*.marshal"))
+    again = subprocess.run([sys.executable, "-c", SCRIPT, *paths], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.split("\0")[:-1] == fresh
+
+
+PROBE = """
+import sys
+from tilelang.cli import run
+status = run(["check", sys.argv[1]])
+print("STATUS", status, "LARK", any(m == "lark" or m.startswith("lark.") for m in sys.modules))
+"""
+
+
+def test_a_program_that_parses_does_not_import_lark(tmp_path):
+    good = tmp_path / "good.tile"
+    good.write_text("fn main() {\n    let x = 1;\n    print(x);\n}\n")
+    bad = tmp_path / "bad.tile"
+    bad.write_text("fn main() {\n    let x = 1\n    print(x);\n}\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+
+    def probe(path):
+        proc = subprocess.run([sys.executable, "-c", PROBE, str(path)], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()[-3:]
+
+    assert probe(good) == ["0", "LARK", "True"]    # a fresh machine: the tables are built
+    assert probe(good) == ["0", "LARK", "False"]   # then read from their cache file
+    assert probe(bad) == ["1", "LARK", "True"]     # an error is worded with Lark's help

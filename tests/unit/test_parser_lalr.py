@@ -136,3 +136,74 @@ def test_lark_s_tree_builds_the_same_ast_when_the_driver_declines(
 
     monkeypatch.setattr(lalr.Tables, "parse", decline)
     assert [run(t) for t in texts] == fast
+
+
+def test_a_rejection_names_the_offset_of_lark_s_error() -> None:
+    """`Reject.at` is where Lark's error is (so the recovery can compare
+    offsets without running Lark, whose parse of a long item takes seconds)."""
+    from tilelang.syntax.parser import _error_offset
+
+    rng = random.Random(7)
+    sources = [scan(p.read_text(encoding="utf-8")).code for p in PROGRAMS]
+    sources = [s for s in sources if len(s) < 3000]
+    compared = 0
+    for _ in range(800):
+        text = rng.choice(sources)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(text) + 1)
+            if rng.random() < 0.5:
+                text = text[:i] + " " + rng.choice(FRAGMENTS) + " " + text[i:]
+            else:
+                text = text[:i] + text[i + rng.randint(1, 6):]
+        lo = rng.randrange(len(text) // 2 + 1)
+        lo = text.rfind("\n", 0, lo) + 1
+        try:
+            _tables().parse(text, "module", lo, len(text))
+            continue
+        except Reject as r:
+            if r.at is None:
+                continue
+            at = r.at - lo
+        try:
+            lark_parser().parse(text[lo:], start="module")
+        except UnexpectedInput as e:
+            assert _error_offset(e, len(text) - lo) == at, text[lo:]
+            compared += 1
+    assert compared > 60
+
+
+def test_the_error_parser_reports_what_lark_s_tree_parser_does() -> None:
+    """`_error_lark` builds no trees, so its exceptions must give the same
+    diagnostics as `lark_parser()`'s (the reporter reads the value stack)."""
+    from tilelang.syntax.errors import ErrorReporter
+    from tilelang.syntax.parser import _error_lark, _vocabulary
+
+    rng = random.Random(11)
+    sources = [scan(p.read_text(encoding="utf-8")).code for p in PROGRAMS]
+    sources = [s for s in sources if len(s) < 3000]
+    extra = ["fn main() { let x = 1.; }", "fn main() { let y = 2.foo(; }", "kernel add() {}",
+             "fn main() { x. }", "fn f() { else { } }", "fn main() { let a = 1.e; }"]
+    compared = 0
+    for i in range(400):
+        if i < len(extra):
+            text = extra[i]
+        else:
+            text = rng.choice(sources)
+            for _ in range(rng.randint(1, 3)):
+                j = rng.randrange(len(text) + 1)
+                if rng.random() < 0.5:
+                    text = text[:j] + " " + rng.choice(FRAGMENTS) + " " + text[j:]
+                else:
+                    text = text[:j] + text[j + rng.randint(1, 6):]
+        got = []
+        for parser in (lark_parser(), _error_lark()):
+            try:
+                parser.parse(text, start="module")
+            except UnexpectedInput as e:
+                d = ErrorReporter(_vocabulary(), 0, text).parse_error(e, 0, len(text), "module")
+                got.append((d.code, d.message, d.labels, d.help))
+            else:
+                got.append(None)
+        assert got[0] == got[1], text
+        compared += got[0] is not None
+    assert compared > 60

@@ -38,6 +38,7 @@ RANGES = {
     "launch": "E05",
     "codegen": "E06",
     "runtime": "E07",
+    "warnings": "W00",
 }
 # Files whose codes are synthetic on purpose (renderer and plugin tests).
 SYNTHETIC = {
@@ -158,6 +159,10 @@ def _error_codes(diags) -> list[str]:  # type: ignore[no-untyped-def]
     return sorted({d.code for d in diags if d.severity.value == "error"})
 
 
+def _warning_codes(diags) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted({d.code for d in diags if d.severity.value == "warning"})
+
+
 def _emitted_codes(path: Path, mode: str) -> list[str]:
     """The error codes `tilec check` (or run, or emit --stage ptx) reports."""
     until = "ptx" if mode == "ptx" else "checked"
@@ -197,6 +202,11 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
             pytest.skip(f"{code}'s example needs a GPU")
     path = tmp_path / f"{code}.tile"
     path.write_text(body, encoding="utf-8")
+    if code.startswith("W"):  # a warning: the example checks, with exactly that warning
+        result = driver.check(path)
+        got = (_error_codes(result.diagnostics), _warning_codes(result.diagnostics))
+        assert got == ([], [code]), f"{code}.md's first example should warn {code}, got {got}"
+        return
     codes = _emitted_codes(path, _mode(code, flags))
     assert codes == [code], (
         f"{code}.md's first example should fail with exactly {code}, got {codes}"
@@ -216,6 +226,9 @@ def test_fixed_example_passes_the_checks(code: str, tmp_path: Path) -> None:
     assert _error_codes(result.diagnostics) == [], (
         f"{code}.md's second (fixed) example should pass `tilec check`"
     )
+    if code.startswith("W"):
+        assert code not in _warning_codes(result.diagnostics), (
+            f"{code}.md's second (fixed) example should not warn {code}")
 
 
 # ---------------------------------------------------------------- leaks

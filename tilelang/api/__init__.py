@@ -27,7 +27,14 @@ import os
 from pathlib import Path
 
 from tilelang.api.engines import gpu_available, in_flight
-from tilelang.api.errors import APIError, BorrowError, CallError, CompileError, ExecutionError
+from tilelang.api.errors import (
+    APIError,
+    BorrowError,
+    CallError,
+    CompileError,
+    DeviceError,
+    ExecutionError,
+)
 from tilelang.api.graphs import Graph, graph
 from tilelang.api.hostfn import HostFunction
 from tilelang.api.kernel import Kernel
@@ -43,13 +50,27 @@ def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Modu
     """Check Tile program text and return its module. `device` is where NumPy
     arrays and host functions run: "cpu" (the interpreter, in place), "gpu"
     (through copies) or "auto". CUDA tensors always run on the GPU."""
+    if not isinstance(source, str):
+        hint = (" (decode it first: `source.decode()`)" if isinstance(source, (bytes, bytearray))
+                else "; to load a file, use `tilelang.load(path)`" if isinstance(source, os.PathLike)
+                else "")
+        raise TypeError(f"tilelang.compile takes the program's text as a `str`, not a "
+                        f"`{type(source).__name__}`{hint}")
     return _load(source, name, device)
 
 
 def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
     """Check the `.tile` file at `path` (its `use` imports resolve next to it)
     and return its module; see `compile` for `device`."""
-    text = Path(path).read_text(encoding="utf-8")
+    from tilelang.source import SourceReadError, read_source
+
+    try:
+        text = read_source(Path(path))
+    except SourceReadError as e:
+        raise CompileError(f"error: couldn't read `{path}`: {e.strerror}", []) from None
+    except OSError as e:  # a missing file, no permission: the same error as tilec's
+        reason = e.strerror or str(e)
+        raise CompileError(f"error: couldn't read `{path}`: {reason}", []) from None
     return _load(text, str(path), device)
 
 
@@ -78,6 +99,7 @@ __all__ = [
     "BorrowError",
     "CallError",
     "CompileError",
+    "DeviceError",
     "ExecutionError",
     "Graph",
     "Handle",

@@ -131,6 +131,13 @@ def tile_dtype_name(dt: DType) -> str:
 
 # ---------------------------------------------------------------- NumPy and CPU objects
 def _numpy(a: np.ndarray, obj: Any, library: str) -> ArrayRef:
+    if a.dtype.byteorder not in ("=", "|") and a.dtype.byteorder != _NATIVE:
+        order = "big" if a.dtype.byteorder == ">" else "little"
+        raise Unsupported(
+            f"a {order}-endian {a.dtype.newbyteorder('=').name} array: Tile reads numbers in "
+            "this machine's byte order",
+            f"convert it first: `t.astype(numpy.{a.dtype.newbyteorder('=').name})`",
+        )
     itemsize = a.dtype.itemsize or 1
     strides = tuple(s // itemsize for s in a.strides)
     return ArrayRef(
@@ -148,6 +155,9 @@ def _numpy(a: np.ndarray, obj: Any, library: str) -> ArrayRef:
         host=a,
         stream=None,
     )
+
+
+_NATIVE = "<" if sys.byteorder == "little" else ">"
 
 
 # ---------------------------------------------------------------- PyTorch

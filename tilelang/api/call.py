@@ -17,6 +17,7 @@ from tilelang.api.errors import BorrowError, CallError, span_text
 from tilelang.api.fastpath import MAX_PLANS, ArraySlot, Plan, ScalarSlot, call_key
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
+from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _fix_contiguous, _fix_dtype, _inferable, _match_args
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import ownership as ocodes
@@ -524,43 +525,10 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
             f"{what} is a number (`{spec.elem}`), but it is {got}",
             help="pass a Python number",
         )
-    if dt is None:
-        return value
-    is_bool = isinstance(value, (bool, np.bool_))
-    if dt is DType.BOOL:
-        if not is_bool:
-            _fail(
-                kernel,
-                spec,
-                f"{what} is a `bool`, but it is {value!r}",
-                help="pass `True` or `False`",
-            )
-        return bool(value)
-    if is_bool:
-        _fail(
-            kernel,
-            spec,
-            f"{what} is a `{dt.value}`, not a `bool`",
-            help=f"pass {'1 or 0' if dt.is_int else '1.0 or 0.0'}",
-        )
-    if dt.is_int:
-        if isinstance(value, (float, np.floating)):
-            _fail(
-                kernel,
-                spec,
-                f"{what} is an integer (`{dt.value}`), but it is {value!r}",
-                help=f"pass an int (`int({spec.name})`)",
-            )
-        info = np.iinfo(dt.np_dtype)
-        if not info.min <= int(value) <= info.max:
-            _fail(
-                kernel,
-                spec,
-                f"{what} is a `{dt.value}`, and {int(value)} does not fit in it",
-                help=f"`{dt.value}` holds {info.min} to {info.max}",
-            )
-        return int(value)
-    return float(value)
+    # kind and range: the same rules as host functions' scalars (api/scalars.py)
+    m = kernel.module
+    where = m._where(spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here")
+    return scalar_value(what, value, dt, where=where)
 
 
 def _fail(kernel: KernelLike, spec: ParamSpec, message: str, help: str | None = None) -> NoReturn:

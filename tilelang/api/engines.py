@@ -95,7 +95,13 @@ def in_flight() -> int:
 
 def _resolve_device(device: str) -> str:
     if device not in ("cpu", "gpu", "auto"):
-        raise ValueError(f'device must be "cpu", "gpu" or "auto", not {device!r}')
+        from tilelang.api.errors import DeviceError
+
+        raise DeviceError(
+            f'device must be "cpu", "gpu" or "auto", not {device!r}',
+            help='"gpu" runs on an NVIDIA GPU through CUDA, "cpu" on the interpreter, "auto" picks '
+            "the GPU when there is one",
+        )
     if device == "auto":
         return "gpu" if gpu_available() else "cpu"
     return device

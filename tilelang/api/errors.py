@@ -87,6 +87,11 @@ class CallError(APIError, TypeError):
     contiguity, devices). Nothing ran."""
 
 
+class DeviceError(APIError, ValueError):
+    """An unknown device name (`device="tpu"`): tilec runs on "cpu" (the
+    interpreter) or "gpu" (CUDA)."""
+
+
 class BorrowError(APIError):
     """The call would break Tile's ownership rules (E0301, E0303, E0305,
     E0309): the same memory written twice, or written while a pending

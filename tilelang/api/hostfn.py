@@ -10,6 +10,7 @@ import numpy as np
 from tilelang.api import arrays
 from tilelang.api.arrays import NotAnArray, Unsupported
 from tilelang.api.errors import CallError, ExecutionError, span_text
+from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.model import TileError
@@ -68,9 +69,14 @@ class HostFunction:
                     writeback.append((arrays.describe(v).host, t))  # type: ignore[arg-type]
                 converted.append(t)
             else:
-                converted.append(v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
+                dt = DType.parse(inner.name.name) if isinstance(inner, ast.NamedType) else None
+                if dt is not None or not isinstance(v, (list, tuple, str)):
+                    v = scalar_value(f"argument `{p.name.name}` of function `{self.__name__}`", v, dt,
+                                     where=where)
+                converted.append(v)
         try:
-            result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span)
+            with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
+                result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span)
         except TileError as e:
             raise ExecutionError.from_tile_error(e, m._sources) from None
         for host, t in writeback:

@@ -46,7 +46,10 @@ def partition(array: Any, tile: Iterable[int] | int | EllipsisType) -> Partition
     if tile is Ellipsis:
         rank = len(getattr(array, "shape", ()) or ())
         return Partition(array, (Ellipsis,) * max(rank, 1))
-    dims: tuple[Any, ...] = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)
+    try:
+        dims: tuple[Any, ...] = (tile,) if isinstance(tile, (int, np.integer)) else tuple(tile)
+    except TypeError:  # `None`, a float: not a shape at all
+        dims = ()
     if not dims or not all(
         d is Ellipsis or (isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0)
         for d in dims

@@ -25,6 +25,14 @@ polynomials evaluated by Horner's rule with fused multiply-adds):
   else 1 - 2 / (exp(2|x|) + 1); the sign of x is copied onto the result.
 - sigmoid: 1 / (1 + exp(-x)), rsqrt: 1 / sqrt(x) (correctly rounded sqrt
   and division: the interpreter's own formulas).
+- erf: the interpreter's algorithm (`interp.numeric.erf_f64`): |x| < 1.5 the
+  Taylor series of erf in x^2 (35 terms, Horner), else 1 - erfc with erfc by
+  its continued fraction (80 terms, evaluated from the bottom) times
+  exp(-x^2); the sign of x is copied on. f32 runs it on the widened value.
+- pow: IEEE `pow` (C99 Annex F): exp(y log|x|), the sign from x when y is an
+  odd integer, NaN for a negative x and a non-integer y, and the special
+  cases (y = 0, x = 1, zeros and infinities) selected explicitly. Relative
+  error about |y log x| ulps (the product's rounding is amplified by exp).
 Tolerances (measured against NumPy by the test) are in `fastmath.F64_MATH`.
 """
 
@@ -236,5 +244,61 @@ def rsqrt(em: IREmitter, x: str) -> str:
     return em.emit(f"fdiv double 1.0, {em.fcall('sqrt', 'double', [x])}")
 
 
+ERF_CUT = 1.5
+ERF_TAYLOR = [(-1.0) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(35)]
+ERF_CF_TERMS = 80
+
+
+def erf(em: IREmitter, x: str) -> str:
+    a = em.fcall("fabs", "double", [x])
+    z = em.emit(f"fmul double {a}, {a}")
+    acc = c(ERF_TAYLOR[-1])
+    for coef in reversed(ERF_TAYLOR[:-1]):  # the interpreter's order: acc * z + coef
+        acc = em.emit(f"fadd double {em.emit(f'fmul double {acc}, {z}')}, {c(coef)}")
+    small = em.emit(f"fmul double {c(2.0 / math.sqrt(math.pi))}, {em.emit(f'fmul double {a}, {acc}')}")
+    f = a
+    for k in range(ERF_CF_TERMS, 0, -1):
+        f = em.emit(f"fadd double {a}, {em.emit(f'fdiv double {c(k * 0.5)}, {f}')}")
+    e = exp(em, em.emit(f"fneg double {z}"))
+    erfc = em.emit(f"fdiv double {em.emit(f'fmul double {e}, {c(1.0 / math.sqrt(math.pi))}')}, {f}")
+    large = em.emit(f"fsub double 1.0, {erfc}")
+    is_small = em.emit(f"fcmp olt double {a}, {c(ERF_CUT)}")
+    r = em.emit(f"select i1 {is_small}, double {small}, double {large}")
+    return em.fcall("copysign", "double", [r, x])
+
+
+def pow(em: IREmitter, x: str, y: str) -> str:
+    """IEEE pow of two doubles (see the module docstring)."""
+    INF, NAN = "0x7FF0000000000000", "0x7FF8000000000000"
+    ax = em.fcall("fabs", "double", [x])
+    mag = exp(em, em.emit(f"fmul double {y}, {log(em, ax)}"))  # |x|^y; log 0 = -inf, log inf = inf
+    # y an integer, and odd? (|y| >= 2^53 is always even)
+    yint = em.emit(f"fcmp oeq double {y}, {em.fcall('trunc', 'double', [y])}")
+    half = em.emit(f"fmul double {y}, 0.5")
+    odd0 = em.emit(f"fcmp one double {half}, {em.fcall('trunc', 'double', [half])}")
+    odd = em.emit(f"and i1 {yint}, {odd0}")
+    # x negative (-0 included): odd integer y -> -|x|^y; other integers -> |x|^y;
+    # a finite non-integer y -> NaN (an infinite y is an even integer here)
+    xbits = em.emit(f"bitcast double {x} to i64")
+    xneg = em.emit(f"icmp slt i64 {xbits}, 0")
+    neg_mag = em.emit(f"fneg double {mag}")
+    signed = em.emit(f"select i1 {em.emit(f'and i1 {xneg}, {odd}')}, double {neg_mag}, double {mag}")
+    yinf = em.emit(f"fcmp oeq double {em.fcall('fabs', 'double', [y])}, {INF}")
+    xfin = em.emit(f"fcmp one double {ax}, {INF}")
+    xzero = em.emit(f"fcmp oeq double {ax}, 0.0")
+    frac = em.emit(f"xor i1 {yint}, true")
+    nonint = em.emit(f"and i1 {xneg}, {em.emit(f'and i1 {xfin}, {frac}')}")
+    nonint = em.emit(f"and i1 {nonint}, {em.emit(f'xor i1 {xzero}, true')}")
+    r = em.emit(f"select i1 {nonint}, double {NAN}, double {signed}")
+    # |x| = 1 with an infinite y: 1 (exp(inf * 0) would be NaN)
+    one = em.emit(f"fcmp oeq double {ax}, 1.0")
+    r = em.emit(f"select i1 {em.emit(f'and i1 {one}, {yinf}')}, double 1.0, double {r}")
+    # y = 0 and x = 1 give 1 whatever the other operand, NaN included
+    y0 = em.emit(f"fcmp oeq double {y}, 0.0")
+    x1 = em.emit(f"fcmp oeq double {x}, 1.0")
+    return em.emit(f"select i1 {em.emit(f'or i1 {y0}, {x1}')}, double 1.0, double {r}")
+
+
 FUNCS = {"exp": exp, "exp2": exp2, "log": log, "log2": log2, "sin": sin, "cos": cos,
-         "tanh": tanh, "sigmoid": sigmoid, "rsqrt": rsqrt}
+         "tanh": tanh, "sigmoid": sigmoid, "rsqrt": rsqrt, "erf": erf}
+BINARY_FUNCS = {"pow": pow}

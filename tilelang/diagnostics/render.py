@@ -21,10 +21,8 @@ imported only when colour is on.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Literal
@@ -42,6 +40,11 @@ TAB_WIDTH = 4
 _MAX_GAP = 1
 # A multi-line span longer than this shows its first lines, `...`, its last.
 _MAX_SPAN_LINES = 6
+# Source lines wider than this (display columns) are shown in a window around
+# the primary label, with `...` where they are cut.
+MAX_LINE_WIDTH = 140
+# Columns kept free right of the last mark in a window, for a label's message.
+_MARK_ROOM = 60
 
 # A styled piece of text: (text, style or None). Styles are rich style strings.
 Seg = tuple[str, str | None]
@@ -103,6 +106,8 @@ def report(
     The human format ends with the rustc footer (`error: aborting due to ...`)
     when `footer` is set and there were errors.
     """
+    if not diagnostics:
+        return  # nothing to write (and nothing to import for it)
     stream = file if file is not None else sys.stderr
     fmt = _settings.format
     if fmt == "json":
@@ -233,6 +238,8 @@ def diagnostic_to_dict(diag: Diagnostic, sources: SourceMap) -> dict[str, object
 
 
 def render_json(diagnostics: Sequence[Diagnostic], sources: SourceMap) -> str:
+    import json
+
     return "".join(
         json.dumps(diagnostic_to_dict(d, sources), ensure_ascii=False) + "\n" for d in diagnostics
     )
@@ -240,6 +247,8 @@ def render_json(diagnostics: Sequence[Diagnostic], sources: SourceMap) -> str:
 
 # ---------------------------------------------------------------- human
 def _char_width(ch: str) -> int:
+    import unicodedata
+
     if ch == "\t":
         return TAB_WIDTH
     if unicodedata.combining(ch):
@@ -250,6 +259,8 @@ def _char_width(ch: str) -> int:
 def _expand(text: str) -> str:
     """The displayed form of a source line: tabs become spaces, other control
     characters become `?`, so the columns of the underline stay aligned."""
+    import unicodedata
+
     out = []
     for ch in text:
         if ch == "\t":
@@ -486,6 +497,7 @@ def _render_file(
             else:
                 shown.update((a.pos.line + 1, a.pos.end_line - 1))
     order = sorted(ln for ln in shown if 1 <= ln <= sf.line_count)
+    view = _window(sf, order, anns)
 
     pad = " " * width
     out: list[list[Seg]] = []
@@ -498,13 +510,57 @@ def _render_file(
         if prev is not None and ln - prev > 1:
             if ln - prev - 1 <= _MAX_GAP:
                 for mid in range(prev + 1, ln):
-                    out.append(_source_row(sf, mid, width, margin, bars))
+                    out.append(_source_row(sf, mid, width, margin, bars, view))
             else:
                 out.append([("...", _STYLES.gutter)])
         prev = ln
-        out.append(_source_row(sf, ln, width, margin, bars))
+        out.append(_source_row(sf, ln, width, margin, bars, view))
         out.extend(_annotation_rows(sf, ln, anns, multi, pad, margin, sev_style, bars))
     return out
+
+
+def _window(sf: SourceFile, order: list[int], anns: list[_Ann]) -> tuple[int, int] | None:
+    """The display columns `[left, right)` shown of long source lines, or None
+    when every shown line fits in `MAX_LINE_WIDTH`. The window follows the
+    primary label (rustc trims long lines the same way), and the labels are
+    moved into it (`anns` is updated), so a label's message stays in view
+    however long the line or the span."""
+    widest = max((_display_col(sf.line_text(ln), len(sf.line_text(ln))) for ln in order),
+                 default=0)
+    if widest <= MAX_LINE_WIDTH:
+        return None
+    focus = next((a for a in anns if a.label.primary), anns[0] if anns else None)
+    start = focus.start if focus is not None else 0
+    left = 0 if start < MAX_LINE_WIDTH // 2 else start - MAX_LINE_WIDTH // 4
+    right = left + MAX_LINE_WIDTH
+    # Room for the message after a mark: marks end well before the right edge.
+    last_mark = right - left - _MARK_ROOM
+    for a in anns:
+        a.start = min(max(a.start - left, 0), last_mark - 1)
+        a.end = min(max(a.end - left, 0), last_mark)
+        if not a.multiline:
+            a.end = max(a.end, a.start + 1)
+    return left, right
+
+
+def _cut(text: str, left: int, right: int) -> str:
+    """Display columns `[left, right)` of an expanded line, with `...` where
+    text is cut off (the marks keep their columns: `...` replaces text)."""
+    out: list[str] = []
+    col = 0
+    for ch in text:
+        w = _char_width(ch)
+        if col >= right:
+            break
+        if col >= left:
+            out.append(ch)
+        col += w
+    cut = "".join(out)
+    if left > 0:
+        cut = "..." + cut[3:]
+    if _display_col(text, len(text)) > right:
+        cut = cut[:-3] + "..."
+    return cut
 
 
 def _starts_at_margin(sf: SourceFile, a: _Ann) -> bool:
@@ -530,7 +586,8 @@ def _bars(
             row.put(2 * a.depth, ch, sev_style if a.label.primary else _STYLES.secondary)
 
 
-def _source_row(sf: SourceFile, ln: int, width: int, margin: int, bars: _BarsFn) -> list[Seg]:
+def _source_row(sf: SourceFile, ln: int, width: int, margin: int, bars: _BarsFn,
+                view: tuple[int, int] | None = None) -> list[Seg]:
     row = _Canvas()
     bars(row, ln, False)
     segs: list[Seg] = [(f"{ln:>{width}} | ", _STYLES.gutter)]
@@ -538,6 +595,8 @@ def _source_row(sf: SourceFile, ln: int, width: int, margin: int, bars: _BarsFn)
     used = sum(len(t) for t, _ in m)
     segs.extend(m)
     text = _expand(sf.line_text(ln))
+    if view is not None:
+        text = _cut(text, *view)
     if text or used:
         segs.append((" " * (margin - used) + text, None))
     else:

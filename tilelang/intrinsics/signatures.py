@@ -12,7 +12,8 @@ The interpreter (`tilelang.interp`), the host runtime and the backend key their
 implementation tables by these same names; a test checks that none lacks an
 entry and that every `rule` exists in the checker.
 
-Invariant: this module imports only the standard library.
+Invariant: this module imports only the standard library (and
+`tilelang.intrinsics.constants`, which imports `tilelang.dtypes`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from tilelang.intrinsics.constants import assert_close_defaults_text
 
 
 class Context(Enum):
@@ -141,11 +144,14 @@ UNARY_MATH = {
     "sigmoid": "1 / (1 + exp(-x)) of each element",
     "floor": "largest integer not above each element",
     "ceil": "smallest integer not below each element",
+    "erf": "the error function of each element",
 }
 for _name, _doc in UNARY_MATH.items():
     _fn(_name, B, ("x",), f"{_name}(x: Tile<T, S> | T) -> Tile<T, S> | T", _doc, "unary_math")
 _fn("fma", B, ("a", "b", "c"), "fma(a, b, c) -> a * b + c",
     "fused multiply-add, element-wise with broadcasting", "elementwise3")
+_fn("pow", B, ("x", "y"), "pow(x, y) -> x to the power y",
+    "element-wise power of floats (IEEE `pow`), with broadcasting", "elementwise2_float")
 _fn("maximum", B, ("a", "b"), "maximum(a, b) -> max of a and b",
     "element-wise maximum with broadcasting", "elementwise2")
 _fn("minimum", B, ("a", "b"), "minimum(a, b) -> min of a and b",
@@ -165,8 +171,8 @@ REDUCTIONS = {
 for _name, _doc in REDUCTIONS.items():
     _fn(_name, B, ("x", "axis"), f"{_name}(x: Tile<T, S>, axis: const i32) -> Tile<T, S without axis>",
         _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
-_fn("cumsum", K, ("x", "axis"), "cumsum(x: Tile<T, S>, axis: const i32) -> Tile<T, S>",
-    "inclusive prefix sum along an axis", "scan")
+_fn("cumsum", B, ("x", "axis"), "cumsum(x: Tile<T, S> | Tensor<T, S>, axis: i32) -> same type",
+    "inclusive prefix sum along an axis", "scan", optional=1)
 
 # ---------------------------------------------------------------- matrix
 _fn("mma", K, ("a", "b", "acc"),
@@ -181,8 +187,9 @@ _fn("print", B, ("*values",), "print(values...)",
 _fn("assert", B, ("cond", "message"), "assert(cond: bool, message: str)",
     "fail with `message` when `cond` is false (every element, for a tile)", "assert", optional=1)
 _fn("assert_close", H, ("actual", "expected"),
-    "assert_close(&a: Tensor, &b: Tensor, rtol = 1e-5, atol = 1e-8)",
-    "fail, naming the worst elements, unless |a - b| <= atol + rtol * |b| everywhere",
+    "assert_close(&actual: Tensor, &expected: Tensor, rtol = <by element type>, atol = <by element type>)",
+    "fail, naming the worst elements, unless |a - b| <= atol + rtol * |b| everywhere; "
+    "the defaults: " + assert_close_defaults_text(),
     "assert_close", keywords=("rtol", "atol"))
 
 # ---------------------------------------------------------------- unsafe escape hatches
@@ -213,18 +220,22 @@ _m("partition", B, ("tensor", "param"), ("tile_shape",),
 for _name, _doc in REDUCTIONS.items():
     _m(_name, B, ("tile", "tensor"), ("axis",), f"t.{_name}(axis) -> Tile | scalar",
        _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
-_m("cumsum", K, ("tile",), ("axis",), "t.cumsum(axis) -> Tile<T, S>",
-   "inclusive prefix sum along an axis", "scan")
+_m("cumsum", B, ("tile", "tensor"), ("axis",), "t.cumsum(axis) -> same type",
+   "inclusive prefix sum along an axis", "scan", optional=1)
 for _name, _doc in UNARY_MATH.items():
-    _m(_name, B, ("tile", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
+    _m(_name, B, ("tile", "tensor", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
+_m("pow", B, ("tile", "tensor", "scalar"), ("y",), "x.pow(y) -> x to the power y",
+   "element-wise power of floats (IEEE `pow`), with broadcasting", "elementwise2_float")
 _m("reshape", B, ("tile", "tensor"), ("shape",), "t.reshape([..]) -> same elements, new shape",
    "reshape (the element count must stay the same)", "reshape")
-_m("broadcast", K, ("tile",), ("shape",), "t.broadcast([..]) -> Tile<T, shape>",
+_m("broadcast", B, ("tile", "tensor"), ("shape",), "t.broadcast([..]) -> Tile<T, shape> | Tensor<T, shape>",
    "broadcast dims of size 1 (NumPy rules) to a larger shape", "broadcast")
-_m("transpose", K, ("tile",), (), "t.transpose() -> Tile<T, [N, M]>",
-   "swap the two axes of a 2-D tile", "transpose")
-_m("permute", K, ("tile",), ("axes",), "t.permute([..]) -> Tile",
-   "reorder the axes of a tile", "permute")
+_m("transpose", B, ("tile", "tensor"), (), "t.transpose() -> Tile<T, [N, M]> | Tensor<T, [N, M]>",
+   "swap the two axes of a 2-D tile or tensor", "transpose")
+_m("permute", B, ("tile", "tensor"), ("axes",), "t.permute([..]) -> Tile | Tensor",
+   "reorder the axes of a tile or tensor", "permute")
+_m("item", B, ("tile", "tensor"), (), "t.item() -> T",
+   "the one element of a tile or tensor of one element, as a scalar", "item")
 
 # ---------------------------------------------------------------- host methods
 _m("shape", B, ("tensor", "param"), (), "t.shape() -> Shape",
@@ -245,6 +256,21 @@ OPERATIONS: dict[str, Signature] = {
     **FUNCTIONS,
     **{s.qualname: s for s in METHODS.values()},
 }
+
+
+def methods_for(kind: str | None, in_kernel: bool | None = None) -> list[Signature]:
+    """The methods a receiver of `kind` (a key of `RECEIVERS`; None: not known)
+    has, in kernel or host code (None: either), sorted by name. The language
+    server's and the REPL's completion both list these."""
+    out = []
+    for name in sorted(METHODS):
+        sig = METHODS[name]
+        if kind is not None and sig.receivers and kind not in sig.receivers:
+            continue
+        if in_kernel is not None and not sig.context.allows(in_kernel):
+            continue
+        out.append(sig)
+    return out
 
 
 def lookup_function(name: str) -> Signature | None:

@@ -74,6 +74,12 @@ class Builder:
         self.params: list[ir.Param] = []
         self._next_id = 0
         self._frames: list[Frame] = [Frame(())]
+        # The CSE entries of every open frame in one table (a key is in at most
+        # one open frame), and where each cached value came from: a lookup or a
+        # rename is one probe, not one per enclosing region (quadratic when
+        # regions nest hundreds deep).
+        self._cse: dict[tuple[object, ...], ir.Value] = {}
+        self._cse_home: dict[int, tuple[Frame, tuple[object, ...]]] = {}  # value id -> entry
         self.cur_span = span  # the span given to ops built without an explicit one
 
     # ---------------------------------------------------------------- basics
@@ -95,13 +101,26 @@ class Builder:
             self.emit(op)
             return r
         key = key or _op_key(op)
-        for frame in reversed(self._frames):
-            hit = frame.pure.get(key)
-            if hit is not None:
-                return hit
+        hit = self._cse.get(key)
+        if hit is not None:
+            return hit
         self.emit(op)
-        self._frames[-1].pure[key] = r
+        frame = self._frames[-1]
+        frame.pure[key] = self._cse[key] = r
+        self._cse_home[r.id] = (frame, key)
         return r
+
+    def _push(self, frame: Frame) -> None:
+        self._frames.append(frame)
+        for key, v in frame.pure.items():  # a reopened frame brings its entries back
+            self._cse.setdefault(key, v)
+
+    def _pop(self) -> Frame:
+        frame = self._frames.pop()
+        for key, v in frame.pure.items():
+            if self._cse.get(key) is v:
+                del self._cse[key]
+        return frame
 
     def name_last(self, v: ir.Value, hint: str) -> ir.Value:
         """Give `v` a source name for printing (replacing a default hint such as
@@ -112,10 +131,13 @@ class Builder:
             return v
         named = ir.Value(v.id, v.type, hint)
         ops[-1] = dataclasses.replace(ops[-1], result=named)  # type: ignore[arg-type]
-        for frame in self._frames:  # the CSE table hands out the named value
-            for key, cached in frame.pure.items():
-                if cached.id == v.id:
-                    frame.pure[key] = named
+        home = self._cse_home.get(v.id)  # the CSE table hands out the named value
+        if home is not None:
+            frame, key = home
+            if frame.pure.get(key) is not None and frame.pure[key].id == v.id:
+                frame.pure[key] = named
+                if key in self._cse and self._cse[key].id == v.id:
+                    self._cse[key] = named
         return named
 
     @property
@@ -357,11 +379,11 @@ class Builder:
         carried = tuple(self.fresh(v.type, v.hint) for v in inits)
         results = tuple(self.fresh(v.type, v.hint) for v in inits)
         frame = Frame((iv, *carried))
-        self._frames.append(frame)
+        self._push(frame)
         try:
             yield LoopHandle((iv, *carried), results)
         finally:
-            self._frames.pop()
+            self._pop()
         self.emit(ir.For(results, lower, upper, step, tuple(inits), frame.region(), sp))
 
     @contextmanager
@@ -400,26 +422,26 @@ class Builder:
         frame can be `reopen`ed to append more ops (e.g. conversions before its
         `Yield` once the types of both branches of an `if` are known)."""
         frame = Frame(tuple(args))
-        self._frames.append(frame)
+        self._push(frame)
         return frame
 
     def reopen(self, frame: Frame) -> None:
-        self._frames.append(frame)
+        self._push(frame)
 
     def close_region(self, frame: Frame) -> ir.Region:
         if self._frames[-1] is not frame:
             raise ValueError("regions closed out of order")
-        self._frames.pop()
+        self._pop()
         return frame.region()
 
     @contextmanager
     def _region(self, args: tuple[ir.Value, ...]) -> Iterator[Frame]:
         frame = Frame(args)
-        self._frames.append(frame)
+        self._push(frame)
         try:
             yield frame
         finally:
-            self._frames.pop()
+            self._pop()
 
 
 class _IfBuilder:

@@ -172,11 +172,12 @@ class ElemOp(Enum):
     the backend. Operand/result typing (T = the result dtype unless noted):
 
     unary (x: T) -> T:  neg, not, abs, exp, exp2, log, log2, sqrt, rsqrt, sin,
-        cos, tanh, sigmoid, floor, ceil.  `not` is logical on bool and bitwise on
-        integers; `neg` on unsigned wraps; the math functions (exp..ceil) need a
-        float T; `abs` of a signed MIN wraps to MIN.
+        cos, tanh, sigmoid, floor, ceil, erf.  `not` is logical on bool and
+        bitwise on integers; `neg` on unsigned wraps; the math functions
+        (exp..erf) need a float T; `abs` of a signed MIN wraps to MIN.
     binary (a: T, b: T) -> T: add, sub, mul, div, rem, maximum, minimum,
-        and, or, xor (logical on bool, bitwise on ints), shl, shr (ints only).
+        and, or, xor (logical on bool, bitwise on ints), shl, shr (ints only),
+        pow (floats only: IEEE `pow`, `a` to the power `b`).
     comparison (a: T, b: T) -> bool: eq, ne, lt, le, gt, ge.
     ternary: fma(a: T, b: T, c: T) -> T computes a*b+c with ONE rounding for
         f32/f64 (f16/bf16: computed in f32 and rounded once);
@@ -199,6 +200,7 @@ class ElemOp(Enum):
     SIGMOID = "sigmoid"
     FLOOR = "floor"
     CEIL = "ceil"
+    ERF = "erf"
     # binary
     ADD = "add"
     SUB = "sub"
@@ -212,6 +214,7 @@ class ElemOp(Enum):
     XOR = "xor"
     SHL = "shl"
     SHR = "shr"
+    POW = "pow"
     # comparisons (result bool)
     EQ = "eq"
     NE = "ne"
@@ -257,6 +260,7 @@ _UNARY = (
     ElemOp.SIGMOID,
     ElemOp.FLOOR,
     ElemOp.CEIL,
+    ElemOp.ERF,
 )
 _COMPARISONS = frozenset((ElemOp.EQ, ElemOp.NE, ElemOp.LT, ElemOp.LE, ElemOp.GT, ElemOp.GE))
 _FLOAT_ONLY = frozenset(
@@ -273,6 +277,8 @@ _FLOAT_ONLY = frozenset(
         ElemOp.SIGMOID,
         ElemOp.FLOOR,
         ElemOp.CEIL,
+        ElemOp.ERF,
+        ElemOp.POW,
         ElemOp.FMA,
     )
 )

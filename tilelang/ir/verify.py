@@ -222,11 +222,11 @@ class _Verifier:
                         self.err(where, f"result {r.type}, expected {want}")
                 if x.dtype is DType.BOOL:
                     self.err(where, "cannot reduce a bool tile (cast it first)")
-            case ir.Scan(result=r, x=x, axis=a):
-                if not 0 <= a < x.type.rank:
-                    self.err(where, f"axis {a} outside rank {x.type.rank}")
-                if r.type != x.type:
-                    self.err(where, f"result {r.type} != input {x.type}")
+            case ir.Scan(x=x) if x.dtype is DType.BOOL:
+                self.err(where, "cannot scan a bool tile (cast it first)")
+                self._scan(op, where)
+            case ir.Scan():
+                self._scan(op, where)
             case ir.Broadcast(result=r, x=x):
                 if r.dtype is not x.dtype or not broadcast_ok(x.shape, r.shape):
                     self.err(where, f"cannot broadcast {x.type} to {r.type}")
@@ -309,6 +309,13 @@ class _Verifier:
         if ty.rank != p.rank:
             self.err(where, f"tile {ty} must have `{p.name}`'s rank {p.rank}")
 
+    def _scan(self, op: ir.Scan, where: str) -> None:
+        r, x, a = op.result, op.x, op.axis
+        if not 0 <= a < x.type.rank:
+            self.err(where, f"axis {a} outside rank {x.type.rank}")
+        if r.type != x.type:
+            self.err(where, f"result {r.type} != input {x.type}")
+
     def _elementwise(self, r: ir.Value, e: ir.ElemOp, xs: tuple[ir.Value, ...], where: str) -> None:
         where = f"{where} {e.value}"
         if len(xs) != e.arity:
@@ -333,13 +340,59 @@ class _Verifier:
         want = DType.BOOL if e.is_comparison else dt
         if r.dtype is not want:
             self.err(where, f"result dtype {r.dtype.value}, expected {want.value}")
-        if e.float_only and not dt.is_float:
-            self.err(where, f"needs a float operand, got {dt.value}")
-        if e.int_only and not dt.is_int:
-            self.err(where, f"needs an integer operand, got {dt.value}")
-        if e in _LOGICAL and dt.is_float:
-            self.err(where, f"needs a bool or integer operand, got {dt.value}")
-        if dt is DType.BOOL and not (
-            e in _LOGICAL or e in (ir.ElemOp.EQ, ir.ElemOp.NE, ir.ElemOp.WHERE)
-        ):
-            self.err(where, "not defined on bool")
+        need = _elem_domain(e, dt)
+        if need is not None:
+            self.err(where, f"needs {need}, got {dt.value}")
+
+
+def _elem_domain(e: ir.ElemOp, dt: DType) -> str | None:
+    """What element-wise `e` needs that `dt` is not (None: `dt` is fine)."""
+    if e.float_only and not dt.is_float:
+        return "a float operand"
+    if e.int_only and not dt.is_int:
+        return "an integer operand"
+    if e in _LOGICAL and dt.is_float:
+        return "a bool or integer operand"
+    if dt is DType.BOOL and not (e in _LOGICAL or e in (ir.ElemOp.EQ, ir.ElemOp.NE, ir.ElemOp.WHERE)):
+        return "a number (it is not defined on bool)"
+    return None
+
+
+_SPELLING = {
+    ir.ElemOp.NEG: "unary `-`", ir.ElemOp.NOT: "`!`", ir.ElemOp.ADD: "`+`", ir.ElemOp.SUB: "`-`",
+    ir.ElemOp.MUL: "`*`", ir.ElemOp.DIV: "`/`", ir.ElemOp.REM: "`%`", ir.ElemOp.AND: "`&`",
+    ir.ElemOp.OR: "`|`", ir.ElemOp.XOR: "`^`", ir.ElemOp.SHL: "`<<`", ir.ElemOp.SHR: "`>>`",
+    ir.ElemOp.EQ: "`==`", ir.ElemOp.NE: "`!=`", ir.ElemOp.LT: "`<`", ir.ElemOp.LE: "`<=`",
+    ir.ElemOp.GT: "`>`", ir.ElemOp.GE: "`>=`",
+}
+
+
+def domain_problem(op: ir.Op) -> tuple[str, DType, str] | None:
+    """The element-type rule `op` breaks, as `(operation, dtype, what it
+    needs)` in the source's words (`("`&`", DType.F16, "integer or `bool`
+    elements")`), or None. These are the only rules a well-typed program can
+    break after type checking: the checker checks a type-generic function once,
+    for every `T`, so an instance (`T = f16` for a body that uses `&`) is
+    checked here, when the lowering knows `T`."""
+    match op:
+        case ir.Elementwise(op=e, operands=xs) if len(xs) == e.arity:
+            dt = (xs[1] if e is ir.ElemOp.WHERE else xs[0]).dtype
+            if _elem_domain(e, dt) is None:
+                return None
+            what = _SPELLING.get(e, f"`{e.value}`")
+            if e.float_only:
+                return what, dt, "floating-point elements"
+            if e.int_only:
+                return what, dt, "integer elements"
+            if e in _LOGICAL:
+                return what, dt, "integer or `bool` elements"
+            return what, dt, "numbers"
+        case ir.Reduce(op=r, x=x) if x.dtype is DType.BOOL:
+            return f"`{r.value}`", x.dtype, "numbers (cast a `bool` tile with `as i32` first)"
+        case ir.Scan(op=sc, x=x) if x.dtype is DType.BOOL:
+            return f"`{sc.value}`", x.dtype, "numbers (cast a `bool` tile with `as i32` first)"
+        case ir.Arange(result=r) if r.dtype is DType.BOOL:
+            return "`arange`", r.dtype, "a numeric element type"
+        case ir.Mma(a=a, acc=c) if DType.BOOL in (a.dtype, c.dtype):
+            return "`dot`", DType.BOOL, "numbers"
+    return None

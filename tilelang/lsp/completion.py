@@ -175,13 +175,9 @@ def _method_completions(kind: str | None) -> list[Completion]:
         from tilelang.intrinsics import signatures
     except ImportError:
         return []
-    out = []
-    for name, sig in sorted(signatures.METHODS.items()):
-        if kind is not None and sig.receivers and kind not in sig.receivers:
-            continue
-        out.append(Completion(name, "method", sig.signature, sig.doc,
-                              _call_snippet(name, bool(sig.generics), bool(sig.params))))
-    return out
+    return [Completion(sig.name, "method", sig.signature, sig.doc,
+                       _call_snippet(sig.name, bool(sig.generics), bool(sig.params)))
+            for sig in signatures.methods_for(kind)]
 
 
 def _module_completions(segments: list[str]) -> list[Completion]:

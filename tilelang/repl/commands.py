@@ -16,7 +16,7 @@ from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.repl.core import ReplOutput, SessionCore
 from tilelang.repl.synth import Chunk, Synth, check_session, item_of
 from tilelang.repl.values import default_literals, describe, device_words, is_hidden
-from tilelang.source import SourceMap
+from tilelang.source import SourceMap, read_source
 
 HELP = """\
 Type Tile at the prompt: items (`fn`, `kernel fn`, `const`, `use`) and host
@@ -293,8 +293,7 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
         return ReplOutput(stderr="error: `:load` needs a file name\n", ok=False)
     path = os.path.expanduser(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_source(path)  # bounded, UTF-8 or a reason in words
     except OSError as e:
         return ReplOutput(stderr=f"error: couldn't read `{path}`: {e.strerror}\n", ok=False)
     sf = session.display.add(path, text)

@@ -49,8 +49,15 @@ def completions(session: SessionCore, text: str) -> list[tuple[str, str]]:
     before = line[: len(line) - len(word)]
     found: dict[str, str] = {}
     if before.endswith("."):
-        for name, sig in METHODS.items():
-            found[name] = f"method: {sig.signature}"
+        # the receiver's methods only, as the language server lists them
+        # (`signatures.methods_for`): a host tensor has no `.load()`
+        from tilelang.intrinsics.signatures import methods_for
+
+        recv = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\.$", before)
+        kind = value_kind(session.env[recv.group(1)]) if recv and recv.group(1) in session.env \
+            else None
+        for sig in methods_for(kind, in_kernel=False):
+            found[sig.name] = f"method: {sig.signature}"
     elif before.endswith("::"):
         return [(w, what) for w, what in _module_names(before) if w.startswith(word)]
     else:
@@ -66,6 +73,20 @@ def completions(session: SessionCore, text: str) -> list[tuple[str, str]]:
         for ty in DTYPES + BUILTIN_TYPES:
             found.setdefault(ty, "type")
     return sorted((w, what) for w, what in found.items() if w.startswith(word) and w != word)
+
+
+def value_kind(value: Any) -> str | None:
+    """The receiver kind (`signatures.RECEIVERS`) of a session variable's value."""
+    from tilelang.runtime.launch import Graph, Handle, Operation
+    from tilelang.runtime.tensor import Partition, Tensor
+
+    for cls, kind in ((Tensor, "tensor"), (Partition, "partition"), (Operation, "op"),
+                      (Handle, "handle"), (Graph, "graph")):
+        if isinstance(value, cls):
+            return kind
+    if isinstance(value, (bool, int, float)) or type(value).__module__ == "numpy":
+        return "scalar"
+    return None
 
 
 def _module_names(before: str) -> list[tuple[str, str]]:

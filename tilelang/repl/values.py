@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import re
-import traceback
 from typing import Any
 
 from tilelang.diagnostics.model import Diagnostic
@@ -154,12 +153,12 @@ def fmt_seconds(s: float) -> str:
 
 
 def ice_text(e: BaseException) -> str:
-    return (
-        f"error: internal compiler error: {e}\n"
-        "note: this is a bug in tilec, not in your input; please report it with the session "
-        "and the trace below (the session goes on, without this entry)\n\n"
-        + "".join(traceback.format_exception(e))
-    )
+    """The short internal-error report (`diagnostics/ice.py`: the innermost
+    frames here, the whole trace in a file)."""
+    from tilelang.diagnostics.ice import ice_report
+
+    return ice_report(e, context=" with the session and the trace file "
+                               "(the session goes on, without this entry)")
 
 
 def handle_names(errors: list[Diagnostic]) -> list[str]:

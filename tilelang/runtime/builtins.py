@@ -12,12 +12,16 @@ Semantics the rest of the toolchain may rely on:
   seed gives the same values on every machine, and `f32`/`f64` tensors of one
   seed agree to rounding. For an integer `T`, `rand` draws uniform integers
   in [0, 100) (`.integers(0, 100)`); for `bool`, fair coin flips. `randn`
-  needs a float `T`.
+  needs a float `T`. The seed is any integer, taken modulo 2^64 (a negative
+  seed is its two's complement: `-1` is `u64::MAX`).
 - Host arithmetic reads its operands and never moves them. Scalars broadcast;
   two tensors combine element-wise (NumPy broadcasting where a dimension is 1).
   f16 results are rounded to f16 and bf16 results to bf16 after every
   operation; integer `/` truncates toward zero and `%` takes the dividend's
-  sign (a zero divisor is a run-time error on the host, E0715).
+  sign (a zero divisor is a run-time error on the host, E0715). Shifts follow
+  the kernels' (PTX) rule: the amount is read as unsigned, so a negative
+  amount is a huge one; an amount of at least the bit width gives 0 (`<<`,
+  unsigned `>>`) or the sign fill (signed `>>`).
 - `t.sum()` accumulates floats in f64 and integers in i64, then converts the
   total to `T` (integers wrap); `t.max()`/`t.min()` propagate NaN.
 - `assert_close(&a, &b, rtol = r, atol = t)` passes when every element has
@@ -25,7 +29,11 @@ Semantics the rest of the toolchain may rely on:
   (PyTorch's): f16 rtol 1e-3, atol 1e-5; bf16 rtol 1.6e-2, atol 1e-5; f32
   rtol 1.3e-6, atol 1e-5; f64 rtol 1e-7, atol 1e-7; integers and bool exact.
 - `load_npy(path)` / `t.save_npy(path)` resolve a relative path against the
-  current directory. A bf16 tensor is saved as float32.
+  current directory and use exactly that path (NumPy's `np.save` would add
+  `.npy` to a name without it). A bf16 tensor is saved as float32.
+- Floating-point specials (overflow to inf, NaN, division by zero) are the
+  defined results: NumPy's RuntimeWarnings are never shown (the evaluator's
+  entry points run under `np.errstate(all="ignore")`).
 - `print` prints its arguments separated by spaces; when the first is a
   string with `{}` placeholders, the other arguments fill them in order.
 """
@@ -43,7 +51,8 @@ from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.interp import numeric as num
-from tilelang.ir.nodes import ElemOp
+from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
+from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.runtime.tensor import (
     Partition,
     Tensor,
@@ -63,23 +72,19 @@ UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor,
-    "ceil": np.ceil,
+    "ceil": np.ceil, "erf": lambda x: num.erf_f64(np.asarray(x, np.float64)).astype(np.asarray(x).dtype),
 }
 REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
 
 HOST_FUNCTIONS = frozenset({
     "zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print",
-    "assert", "assert_close", "maximum", "minimum", "where", *UNARY_MATH, *REDUCTIONS,
+    "assert", "assert_close", "maximum", "minimum", "where", "pow", "cumsum", "fma", *UNARY_MATH,
+    *REDUCTIONS,
 })
 
 RAND_INT_HIGH = 100
 
-_DEFAULT_TOL = {
-    DType.F16: (1e-3, 1e-5),
-    DType.BF16: (1.6e-2, 1e-5),
-    DType.F32: (1.3e-6, 1e-5),
-    DType.F64: (1e-7, 1e-7),
-}
+_DEFAULT_TOL = ASSERT_CLOSE_DEFAULTS  # one table: the signature's display reads it too
 
 
 # ---------------------------------------------------------------- scalars
@@ -177,10 +182,8 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             r = x | y
         case "^":
             r = x ^ y
-        case "<<":
-            r = int(x) << int(y)
-        case ">>":
-            r = int(x) >> int(y)
+        case "<<" | ">>":
+            return _shift(int(x), int(y), dt or DType.I64, op == "<<")
         case "==":
             return x == y
         case "!=":
@@ -199,6 +202,17 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
     if dt is not None:
         return to_scalar(r, dt)
     return r
+
+
+def _shift(x: int, amount: int, dt: DType, left: bool) -> Any:
+    """A scalar shift by the kernels' rule (`interp.numeric`'s `_shift`)."""
+    bits = dt.bits
+    amount &= (1 << bits) - 1  # read as unsigned: a negative amount is huge
+    if amount >= bits:
+        r = 0 if left or not dt.is_signed or x >= 0 else -1
+    else:
+        r = x << amount if left else x >> amount
+    return to_scalar(r, dt)
 
 
 def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
@@ -258,6 +272,32 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
                     .primary(op_span, "here")
                     .with_help("host tensors support `+ - * /`; do the rest in a kernel"))
     return Tensor.from_numpy(np.asarray(r), out_dt, t.device)
+
+
+def _out_of_bounds(message: str, node: Any, label: str) -> TileError:
+    return TileError(Diagnostic.error(rcodes.HOST_INDEX, message).primary(node.span, label))
+
+
+def index_tensor(t: Tensor, i: int, node: Any, device: Any) -> Any:
+    """`t[i]`: row `i` (a new tensor) or, of a 1-D tensor, element `i` (a scalar)."""
+    n = t.shape[0]
+    if not 0 <= i < n:
+        raise _out_of_bounds(f"index {i} is out of bounds for an axis of {n} elements", node,
+                             f"must be in 0..{n}")
+    row = t.numpy()[i]
+    if t.rank == 1:
+        return to_scalar(_num(np.asarray(row)[()]), t.dtype)
+    return Tensor.from_numpy(np.array(row, copy=True), t.dtype, device)
+
+
+def slice_tensor(t: Tensor, lo: int, hi: int, node: Any, device: Any) -> Tensor:
+    """`t[lo..hi]`: rows lo..hi-1 as a new tensor."""
+    n = t.shape[0]
+    if not 0 <= lo <= hi <= n:
+        raise _out_of_bounds(f"slice {lo}..{hi} is out of bounds for an axis of {n} elements"
+                             if lo <= hi else f"slice {lo}..{hi} starts after it ends", node,
+                             f"must lie within 0..{n}")
+    return Tensor.from_numpy(np.array(t.numpy()[lo:hi], copy=True), t.dtype, device)
 
 
 def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
@@ -397,6 +437,12 @@ class Builtins:
                 return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "maximum" | "minimum" | "where":
                 return self._select(name, pos, call)
+            case "cumsum" if isinstance(pos[0], Tensor):
+                return self._cumsum(pos[0], pos[1] if len(pos) > 1 else None, call)
+            case "pow":
+                return self.pow(pos[0], pos[1], call)
+            case "fma":
+                return self._fma(pos, call)
         raise _unsupported(Diagnostic.error("ICE", f"`{name}` cannot be called in host code")
                         .primary(call.span, "here"))
 
@@ -414,7 +460,7 @@ class Builtins:
         dt = self._dtype(call)
         shape = self._shape_arg(pos[0], self._arg_span(call, 0))
         seed = int(pos[1]) if len(pos) > 1 else int(kw.get("seed", 0))
-        rng = np.random.Generator(np.random.PCG64(seed))
+        rng = np.random.Generator(np.random.PCG64(seed % (1 << 64)))
         if name == "randn":
             if not dt.is_float:
                 raise _unsupported(Diagnostic.error("ICE", f"`randn` needs a float element type, not `{dt.value}`")
@@ -542,6 +588,53 @@ class Builtins:
             return to_scalar(abs(int(_num(x))), sdt)
         return to_scalar(r, sdt) if sdt is not None and sdt.is_float else r
 
+    def pow(self, x: Any, y: Any, node: Any) -> Any:
+        """`pow(x, y)` / `x.pow(y)`: IEEE pow, element-wise with broadcasting,
+        computed as the interpreter computes it (f16/bf16 in f32, rounded once)."""
+        tensors = [v for v in (x, y) if isinstance(v, Tensor)]
+        if tensors:
+            dt = tensors[0].dtype
+            xs = [v.numpy() if isinstance(v, Tensor) else np.asarray(_num(v)) for v in (x, y)]
+            shape = np.broadcast_shapes(*(a.shape for a in xs))
+            xs = [np.broadcast_to(num.to_compute(np.asarray(a, dtype=num.compute_dtype(dt)), dt), shape)
+                  for a in xs]
+            with np.errstate(all="ignore"):
+                r = num.elementwise(ElemOp.POW, xs, dt)
+            return self._new(np.ascontiguousarray(r), dt)
+        dt = self.ev.scalar_dtype(node) or DType.F64
+        with np.errstate(all="ignore"):
+            r = num.elementwise(ElemOp.POW, [np.asarray(float(_num(x))), np.asarray(float(_num(y)))],
+                                dt if dt.is_float else DType.F64)
+        return to_scalar(_num(r[()]), dt)
+
+    def _fma(self, pos: list[Any], node: Any) -> Any:
+        """`fma(a, b, c)`: a * b + c rounded once, element-wise with
+        broadcasting (the interpreter's exact fma)."""
+        tensors = [v for v in pos if isinstance(v, Tensor)]
+        dt = tensors[0].dtype if tensors else (self.ev.scalar_dtype(node) or DType.F64)
+        cd = num.compute_dtype(dt)
+        xs = [np.asarray(v.numpy() if isinstance(v, Tensor) else _num(v), dtype=cd) for v in pos]
+        shape = np.broadcast_shapes(*(a.shape for a in xs))
+        xs = [np.array(np.broadcast_to(a, shape)) for a in xs]  # (ascontiguousarray makes 0-D 1-D)
+        with np.errstate(all="ignore"):
+            r = num.elementwise(ElemOp.FMA, xs, dt)
+        if tensors:
+            return self._new(np.array(r), dt)
+        return to_scalar(_num(np.asarray(r)[()]), dt)
+
+    def _cumsum(self, t: Tensor, axis: Any, node: Any) -> Tensor:
+        """Inclusive prefix sum along an axis, in the tensor's type: integers
+        wrap, floats accumulate in order (f16/bf16 in f32, rounded once), as
+        the interpreter's scan does."""
+        ax = 0 if axis is None else int(axis)
+        if not -t.rank <= ax < t.rank:
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
+                .primary(node.span, "this scan"))
+        with np.errstate(all="ignore"):
+            r = num.scan(ScanOp.CUMSUM, t.numpy(), t.dtype, ax % t.rank)
+        return self._new(np.ascontiguousarray(r), t.dtype)
+
     def _select(self, name: str, pos: list[Any], call: ast.Call) -> Any:
         if name == "where":
             c, a, b = pos
@@ -600,7 +693,7 @@ class Builtins:
         else:
             r = np.argmax(x, axis=ax) if name == "argmax" else np.argmin(x, axis=ax)
             dt = DType.I32
-        if ax is None:
+        if ax is None or np.ndim(r) == 0:  # the only axis reduced: a scalar, as for tiles
             return to_scalar(_num(np.asarray(r)[()]), dt)
         return self._new(_wrap(np.asarray(r), dt), dt)
 
@@ -630,7 +723,9 @@ class Builtins:
                 case "save_npy":
                     path = str(pos[0])
                     try:
-                        np.save(path, recv.numpy())
+                        # exactly `path`: `np.save(name)` would write `name.npy`
+                        with open(path, "wb") as f:
+                            np.save(f, recv.numpy())
                     except OSError as e:
                         raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot write `{path}`: {_reason(e)}")
                                         .primary(mc.span, "saved here")) from None
@@ -639,10 +734,43 @@ class Builtins:
                     return self.reduce(name, recv, pos[0] if pos else None, mc)
                 case _ if name in UNARY_MATH:
                     return self.math(name, recv)
+                case "pow":
+                    return self.pow(recv, pos[0], mc)
+                case "transpose" | "permute":
+                    if name == "transpose" and recv.rank != 2:
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE, f"`transpose` needs a 2-D tensor, found {recv.rank}-D")
+                            .primary(mc.span, f"this tensor is {_shape(recv.shape)}")
+                            .with_help("use `.permute([..])` for other ranks"))
+                    axes = (1, 0) if name == "transpose" else tuple(int(a) for a in pos[0])
+                    if sorted(axes) != list(range(recv.rank)):
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE, f"`permute` needs a permutation of 0..{recv.rank}, "
+                            f"found {_shape(axes)}").primary(mc.span, "not a permutation of the axes"))
+                    return self._new(np.ascontiguousarray(recv.numpy().transpose(axes)), recv.dtype)
+                case "broadcast":
+                    to = self._shape_arg(pos[0], self._arg_span(mc, 0))
+                    try:
+                        out = np.broadcast_to(recv.numpy(), to)
+                    except ValueError:
+                        raise TileError(Diagnostic.error(
+                            rcodes.HOST_SHAPE, f"cannot broadcast {_shape(recv.shape)} to {_shape(to)}")
+                            .primary(mc.span, "incompatible shapes")) from None
+                    return self._new(np.array(out, copy=True), recv.dtype)
+                case "item":
+                    if recv.size != 1:
+                        raise _out_of_bounds(f"`item` needs a tensor of one element, found "
+                                             f"{_shape(recv.shape)} ({recv.size} elements)", mc,
+                                             "not one element")
+                    return to_scalar(_num(recv.numpy().reshape(())[()]), recv.dtype)
+                case "cumsum":
+                    return self._cumsum(recv, pos[0] if pos else None, mc)
         if isinstance(recv, (list, tuple)) and name == "len":
             return len(recv)
         if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):
             return self.math(name, recv)
+        if name == "pow" and isinstance(recv, (int, float, np.generic)):
+            return self.pow(recv, pos[0], mc)
         raise _unsupported(Diagnostic.error("ICE", f"no method `{name}` on this host value")
                         .primary(mc.method.span, "unknown method"))
 

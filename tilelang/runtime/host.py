@@ -126,7 +126,8 @@ class HostEvaluator:
         """Run `main`; afterwards `main_locals` holds the variables of its body
         (tests compare them with NumPy)."""
         self._main_body = main.body
-        return self.call_fn(FnRef(main, "main"), [], main.span)
+        with np.errstate(all="ignore"):  # IEEE specials are defined results, not warnings
+            return self.call_fn(FnRef(main, "main"), [], main.span)
 
     def run_statements(self, stmts: list[Any], env: dict[str, Any]) -> Any:
         """Run top-level statements against `env` (variable name -> value),
@@ -139,16 +140,17 @@ class HostEvaluator:
         copy."""
         scope = _Scope(env, None)
         value: Any = UNIT
-        try:
-            for s in stmts:
-                if isinstance(s, (ast.Let, ast.Assign, ast.ExprStmt, ast.For, ast.While,
-                                  ast.Return, ast.Break, ast.Continue)):
-                    self.exec_stmt(s, scope)
-                    value = UNIT
-                else:
-                    value = self.eval(s, scope)
-        except _Return as r:
-            value = r.value
+        with np.errstate(all="ignore"):  # IEEE specials are defined results, not warnings
+            try:
+                for s in stmts:
+                    if isinstance(s, (ast.Let, ast.Assign, ast.ExprStmt, ast.For, ast.While,
+                                      ast.Return, ast.Break, ast.Continue)):
+                        self.exec_stmt(s, scope)
+                        value = UNIT
+                    else:
+                        value = self.eval(s, scope)
+            except _Return as r:
+                value = r.value
         return value
 
     # -- program queries (tolerant of a partial Program) -------------------------
@@ -394,6 +396,10 @@ class HostEvaluator:
             case ast.Name(ident=ident):
                 return self.lookup(ident.name, e, scope)
             case ast.Path(segments=segs):
+                sym = self.symbol_of(e)
+                if getattr(getattr(sym, "kind", None), "value", None) == "const" \
+                        and getattr(sym, "decl", None) is None:
+                    return self._builtin_const(sym, e)  # `f32::MAX`: never a local's value
                 return self.lookup(segs[-1].name, e, scope)
             case ast.Call():
                 return self.eval_call(e, scope)
@@ -407,6 +413,11 @@ class HostEvaluator:
                                 .primary(f.span, "unknown field"))
             case ast.Index(receiver=recv, index=idx):
                 v = self.eval(recv, scope)
+                if isinstance(v, Tensor):
+                    if isinstance(idx, ast.RangeExpr):
+                        lo, hi = int(self.eval(idx.start, scope)), int(self.eval(idx.end, scope))
+                        return bi.slice_tensor(v, lo, hi + (1 if idx.inclusive else 0), idx, self.runtime.device)
+                    return bi.index_tensor(v, int(self.eval(idx, scope)), idx, self.runtime.device)
                 i = int(self.eval(idx, scope))
                 if isinstance(v, (list, tuple)):
                     if not -len(v) <= i < len(v) or i < 0:
@@ -472,10 +483,19 @@ class HostEvaluator:
             return bool(v.numpy().all())
         return bool(v)
 
+    def _builtin_const(self, sym: Any, node: ast.Expr) -> Any:
+        """A built-in constant's value in the type the checker settled."""
+        d = self.scalar_dtype(node) or getattr(sym.ty, "dtype", None)
+        return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
+
     def lookup(self, name: str, node: ast.Expr, scope: _Scope) -> Any:
         s = scope.lookup(name)
         if s is not None:
             return s.vars[name]
+        sym = self.symbol_of(node)
+        if getattr(getattr(sym, "kind", None), "value", None) == "const" \
+                and getattr(sym, "decl", None) is None:
+            return self._builtin_const(sym, node)  # `inf`, `nan`
         if name in self._const_values:
             return self._const_values[name]
         sym = self.symbol_of(node)

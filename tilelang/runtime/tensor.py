@@ -54,8 +54,14 @@ def round_bf16(a: np.ndarray) -> np.ndarray:
 
 
 def normalise(a: np.ndarray, dtype: DType) -> np.ndarray:
-    """`a` converted to `dtype`'s storage type, rounded as the dtype demands."""
-    arr = np.asarray(a)
+    """`a` converted to `dtype`'s storage type, rounded as the dtype demands
+    (underflow and overflow to infinity are defined results: no NumPy
+    warning, whatever the caller's `np.seterr`)."""
+    with np.errstate(all="ignore"):
+        return _normalise(np.asarray(a), dtype)
+
+
+def _normalise(arr: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype.is_float and arr.dtype.kind in "iu":
         arr = arr.astype(np.float64)  # ints convert through f64, as the interpreter's casts do
     if dtype is DType.BF16:

@@ -85,7 +85,10 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                         callee.ident.span, "not found in this scope")
             fns = [n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL)]
             guess = suggest(name, [*fns, *FUNCTIONS])
-            if guess:
+            habit = _HABITS.get(name)
+            if habit is not None:
+                d = d.with_help(habit(tcx, e))
+            elif guess:
                 d = d.with_help(f"a function with a similar name exists: `{guess}`")
             elif name in METHODS:
                 d = d.with_help(f"`{name}` is a method: `x.{name}(..)`")
@@ -105,6 +108,26 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
         _check_args_only(tcx, e, fx)
         return ERROR
     return _user_call(tcx, e, info, fx)
+
+
+def _range_help(tcx: CheckCx, e: ast.Call) -> str:
+    args = [tcx.snippet(a.value) for a in e.args]
+    if len(args) == 1 and args[0]:
+        return f"write a range: `0..{args[0]}`, as in `for i in 0..{args[0]} {{ .. }}`"
+    if len(args) == 2 and all(args):
+        return f"write a range: `{args[0]}..{args[1]}`, as in `for i in {args[0]}..{args[1]} {{ .. }}`"
+    return "write a range `a..b` (`a..=b` includes `b`), as in `for i in 0..n { .. }`"
+
+
+# Functions of other languages with a Tile spelling, and the help that says it.
+_HABITS = {
+    "range": _range_help,
+    "len": lambda tcx, e: "the size of a tensor's first axis is `t.shape()[0]`",
+    "float": lambda tcx, e: "convert with `as`: `x as f32`",
+    "int": lambda tcx, e: "convert with `as`: `x as i32`",
+    "powf": lambda tcx, e: "write `pow(x, y)` or `x.pow(y)`",
+    "pow2": lambda tcx, e: "write `exp2(x)`",
+}
 
 
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:

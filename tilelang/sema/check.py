@@ -61,9 +61,10 @@ def check_program(root: ast.Module, sources: SourceMap, sink: DiagnosticSink,
 
 
 def _run(tcx: CheckCx) -> None:
-    key = tcx.root.path
+    # The root is a module like any other: a `use` of it (through a cycle, or
+    # the file itself) finds it instead of reading it again.
+    key = tcx.loader.register(tcx.root.path, tcx.root.ast)
     tcx.module_by_key[key] = tcx.root
-    tcx.loader._cache.setdefault(key, None)  # never re-load the root through a cycle
     collect_module(tcx, tcx.root)
     for mod in list(tcx.program.modules.values()):
         resolve_signatures(tcx, mod)

@@ -107,6 +107,18 @@ def settle(tcx: CheckCx, e: Any, ty: Type) -> None:
     _settle_scalar(tcx, e, target)
 
 
+def _int_only(e: Any) -> bool:
+    """An expression whose outermost operation exists only on integers."""
+    match e:
+        case ast.Binary(op=op):
+            return op in ("<<", ">>", "&", "|", "^")
+        case ast.Unary(op="!"):
+            return True
+        case ast.Block(tail=tail) if tail is not None:
+            return _int_only(tail)
+    return False
+
+
 def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
     cur = tcx.program.types.get(e)
     if not isinstance(cur, (UntypedInt, UntypedFloat)):
@@ -116,6 +128,15 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
         return
     if target.dtype is DType.BOOL:
         return
+    if isinstance(cur, UntypedInt) and elem_is_float(target.dtype) and _int_only(e):
+        # `t * (1 << 3)` on a float tile: a shift (or `& | ^ !`) is integer
+        # arithmetic; it cannot become float arithmetic by context
+        text = tcx.snippet(e)
+        tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"this integer expression cannot be `{target}`", e.span,
+                         "`<<`, `>>`, `&`, `|`, `^` and `!` work on integers")
+                 .with_help(f"convert it: `({text}) as {target}`" if text and len(text) <= 40
+                            else f"convert it with `as {target}`"))
+        return
     tcx.program.types[e] = target
     if isinstance(e, ast.Name):
         sym = tcx.program.symbols.get(e)
@@ -123,7 +144,9 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
             adopt(tcx, sym, target)
     if isinstance(e, ast.IntLit) and isinstance(target.dtype, DType) and target.dtype.is_int:
         lo, hi = int_range(target.dtype)
-        if not lo <= e.value <= hi + (e in tcx.negated):
+        # the literal's value with its minus: `-1` is out of range for `u8`
+        # (as `300` is for `i8`), `-128` is in range for `i8`
+        if not lo <= (-e.value if e in tcx.negated else e.value) <= hi:
             tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
                              f"`{target}` holds {lo}..={hi}"))
     if isinstance(e, ast.Binary):

@@ -5,7 +5,8 @@ type of one expression, records it in `Program.types` (and its symbolic
 value in `Program.dims` where it has one) and hands operators, names and
 calls to their modules. Literals, fields, indexing of shapes, references,
 tuples, shape literals, ranges, blocks, `if`, `unsafe` and `graph` blocks
-are typed here. An expression nested too deeply is E0204, never a crash.
+are typed here. The parser bounds how deep an expression nests
+(`tilelang.limits.MAX_NESTING`, E0023), so the recursion here is bounded.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, resolve_path
 from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.typeops import int_range, is_intlike, is_poison
+from tilelang.sema.typeops import deref, int_range, is_intlike, is_poison
 from tilelang.sema.types import (
     BOOL,
     ERROR,
@@ -49,10 +50,7 @@ from tilelang.syntax import ast
 
 
 def check_expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:
-    try:
-        ty = _expr(tcx, e, fx, expected)
-    except RecursionError:
-        ty = tcx.emit(tcx.err(T.INVALID_OPERAND, "expression nested too deeply", e.span))
+    ty = _expr(tcx, e, fx, expected)
     tcx.program.types[e] = ty
     return ty
 
@@ -142,6 +140,9 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             if isinstance(rty, TupleT):
                 return tcx.emit(tcx.err(T.NO_FIELD, "tuples are indexed with `.0`, `.1`, ...", e.span,
                                         "cannot index a tuple with `[]`"))
+            host = deref(rty)
+            if isinstance(host, TensorT) and not fx.in_kernel:
+                return _index_tensor(tcx, e, host, ix, ity)
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot index a value of type `{rty}`", e.span,
                                     "not indexable")
                             .note("tiles are whole values: use `where`, reductions or `reshape`"))
@@ -196,7 +197,10 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                      f"expected an integer, found `{t}`")
                              .note("`[..]` lists shapes and tile indices, which are integers"))
                 if isinstance(t, UntypedInt):
-                    tcx.program.types[x] = I32
+                    # an untyped dimension or index is an `i32`: its literals
+                    # are range-checked and its constant arithmetic
+                    # overflow-checked, as anywhere else (no silent wrap)
+                    settle(tcx, x, I32)
                 dims.append(tcx.program.dims.get(x))
             tcx.shape_values[e] = tuple(dims)
             return ShapeT(len(elems))
@@ -292,3 +296,33 @@ def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False) -> 
         return
     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
              .with_help("compare it, e.g. `x != 0`"))
+
+
+def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Type) -> Type:
+    """Host tensors: `t[i]` removes the first axis (an element of a 1-D
+    tensor is a scalar), `t[a..b]` keeps the rows a..b; both copy. The bounds
+    are checked at run time (E0721); `t[i][j]` indexes further."""
+    if t.shape is None:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "cannot index a tensor whose rank is unknown", e.span,
+                                f"this is `{t}`")
+                        .with_help("give it a shape first, e.g. `.reshape([n])`"))
+    if not t.shape:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "cannot index a 0-D tensor", e.span,
+                                "it has no axis to index"))
+    if isinstance(ity, RangeT):
+        if not is_intlike(ity.elem) and not is_poison(ity.elem):
+            return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a slice is a range of integers", ix.span,
+                                    f"found `{ity}`"))
+        assert isinstance(ix, ast.RangeExpr)
+        lo, hi = tcx.program.dims.get(ix.start), tcx.program.dims.get(ix.end)
+        n: Dim | None = None
+        if lo is not None and hi is not None and lo.const_value is not None and hi.const_value is not None:
+            n = Dim.const(max(0, hi.const_value - lo.const_value + (1 if ix.inclusive else 0)))
+        return TensorT(t.dtype, (n, *t.shape[1:]))
+    if not is_intlike(ity):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
+                                f"expected an integer index or a range `a..b`, found `{ity}`"))
+    settle(tcx, ix, I32)
+    if len(t.shape) == 1:
+        return ScalarT(t.dtype)  # type: ignore[arg-type]
+    return TensorT(t.dtype, t.shape[1:])

@@ -72,12 +72,30 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
     if name in env:
         prev = env[name]
         if isinstance(prev, Dim) and prev != value:
-            tcx.emit(tcx.err(T.GENERIC_CONFLICT,
-                             f"conflicting values for const generic `{name}` of `{info.name}`: "
-                             f"{prev} and {value}", src.span, f"this gives `{name}` = {value}")
-                     .secondary(srcs[name].span, f"this gives `{name}` = {prev}")
-                     .with_help(f"use {prev} here, as the turbofish says" if any(srcs[name] is g for g in e.generics)
-                                else "make the tile shapes agree, or pass the generics explicitly with `::<..>`"))
+            d = (tcx.err(T.GENERIC_CONFLICT,
+                         f"conflicting values for const generic `{name}` of `{info.name}`: "
+                         f"{prev} and {value}", src.span, f"this gives `{name}` = {value}")
+                 .secondary(srcs[name].span, f"this gives `{name}` = {prev}"))
+            p, v = prev.const_value, value.const_value
+            if any(srcs[name] is g for g in e.generics):
+                d = d.with_help(f"use {prev} here, as the turbofish says")
+            elif p is not None and v is not None and p != v and (
+                    isinstance(src, (ast.Ref, ast.Name)) != isinstance(srcs[name], (ast.Ref, ast.Name))):
+                # a tile that does not match a tensor's static dimension (rows of
+                # 768 in tiles of 1024): either size the tile to the tensor, or
+                # let the tensor's dimension be any (`?`) and read it padded
+                small, big = min(p, v), max(p, v)
+                d = (d.with_help(f"tiles of any size work: a tile of {small} fits a dimension of "
+                                 f"{small} exactly")
+                      .with_help(f"or keep the tile of {big} and declare this dimension of the tensor "
+                                 f"parameter `?`: the tile's elements past the tensor's edge are read "
+                                 f"as `value` by `x.partition([..]).load_padded([..], value)` (use "
+                                 f"`f32::NEG_INFINITY` for a maximum, 0 for a sum) and stores past it "
+                                 f"are dropped")
+                      .note("`tilec doc edges` shows both spellings for rows of 768"))
+            else:
+                d = d.with_help("make the tile shapes agree, or pass the generics explicitly with `::<..>`")
+            tcx.emit(d)
             return False
         return True
     env[name] = value

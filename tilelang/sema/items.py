@@ -49,7 +49,7 @@ from tilelang.syntax import ast
 KNOWN_HINTS = ("num_warps", "stages")
 
 
-KNOWN_ATTRIBUTES = ("hints", "autotune")
+KNOWN_ATTRIBUTES = ("hints", "autotune", "allow")
 
 
 # Type names from other languages, for "did you mean" on E0104.
@@ -124,9 +124,18 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         stem = use.file.value.rsplit("/", 1)[-1].removesuffix(".tile")
         target = load_module(tcx, stem, fpath, use.file.span)
         if target is None:
+            reason = tcx.loader.failure(fpath)
+            if reason is not None:
+                tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module file `{use.file.value}`",
+                                 use.file.span, reason)
+                         .note(f"the `use` names `{fpath}`"))
+                return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")
                      .note(f"looked for `{fpath}`, relative to the importing file"))
+            return
+        if target is mod:
+            _self_import(tcx, use)
             return
         for name, sym in target.own.items():
             if name != "main":  # a module may be a program of its own; its entry point stays there
@@ -167,8 +176,13 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         return
     target = load_module(tcx, "::".join(mod_segs), path, mod_span)
     if target is None:
+        reason = tcx.loader.failure(path)
         tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module `{'::'.join(mod_segs)}`",
-                         mod_span))
+                         mod_span, reason or "")
+                 .note(f"read `{path}`"))
+        return
+    if target is mod:
+        _self_import(tcx, use)
         return
     if use.glob:
         for name, sym in target.own.items():
@@ -194,6 +208,12 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             continue
         _import(tcx, mod, ident.name, isym, ident.span)
         tcx.program.symbols[ident] = isym
+
+
+def _self_import(tcx: CheckCx, use: ast.UseDecl) -> None:
+    tcx.emit(tcx.err(N.SELF_IMPORT, "this file imports itself", use.span,
+                     "this `use` names the file it is in")
+             .with_help("remove the `use`: a file's own items are always in scope"))
 
 
 def _import(tcx: CheckCx, mod: ModuleInfo, name: str, sym: Symbol, span: Span) -> None:
@@ -287,7 +307,11 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                         attr.name.span, "not a tilec attribute")
             guess = suggest(attr.name.name, KNOWN_ATTRIBUTES)
             tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                     d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`"))
+                     d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`, "
+                            "`#[autotune(..)]` and `#[allow(lint, ..)]`"))
+            continue
+        if attr.name.name == "allow":
+            _check_allow(tcx, attr)
             continue
         if not decl.is_kernel:
             tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{attr.name.name}` only applies to a `kernel fn`",
@@ -370,6 +394,22 @@ def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None
                              "literals" + (" that are powers of two up to 32" if key == "num_warps" else ""),
                              arg.value.span, "invalid candidates")
                      .with_help(f"for example `{key} = [{'4, 8' if key == 'num_warps' else '64, 128'}]`"))
+
+
+def _check_allow(tcx: CheckCx, attr: ast.Attribute) -> None:
+    """`#[allow(unused_variables, ..)]`: every argument a lint name."""
+    from tilelang.sema.lints import ALL_LINTS, LINTS
+
+    known = [*LINTS, ALL_LINTS]
+    for arg in attr.args:
+        name = arg.value.ident.name if arg.name is None and isinstance(arg.value, ast.Name) else None
+        if name in known:
+            continue
+        d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"unknown lint `{name or tcx.snippet(arg)}`", arg.span,
+                    "not a lint name")
+        guess = suggest(name or "", known)
+        tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
+                 d.note("the lints: " + ", ".join(f"`{k}`" for k in known)))
 
 
 def eval_const(tcx: CheckCx, qual: str) -> Any:

@@ -3,7 +3,11 @@
 `use std::nn::softmax;` looks in the stdlib (`tilelang.resources.stdlib_dir()`,
 `std/nn.tile`); `use "other.tile";` and `use helpers::f;` look relative to the
 importing file. Each file is read and parsed once per loader (a cache keyed by
-resolved path), which is also what makes import cycles terminate.
+resolved path, the root included), which is also what makes import cycles
+terminate: a module's own items are defined before its `use`s are followed,
+so modules that import each other see each other's items. Files are read
+with `tilelang.source.read_source` (bounded, UTF-8); why one could not be
+read is kept for the diagnostic (`failure`).
 
 A REPL or the LSP can subclass `ModuleLoader` and override `read` to serve
 unsaved buffers.
@@ -13,12 +17,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from importlib.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tilelang.diagnostics.model import DiagnosticSink
-from tilelang.source import SourceMap
+from tilelang.source import SourceMap, SourceReadError, read_source
 from tilelang.syntax import ast
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importing it imports importlib.resources (slow)
 
 
 @dataclass(slots=True)
@@ -35,6 +42,7 @@ class ModuleLoader:
             std_root = stdlib_dir()
         self.std_root = std_root
         self._cache: dict[str, LoadedFile | None] = {}
+        self._failures: dict[str, str] = {}  # key -> why it could not be read
 
     # -- locating -------------------------------------------------------------
     def std_module_path(self, segments: list[str]) -> Traversable | None:
@@ -71,11 +79,29 @@ class ModuleLoader:
         return base.joinpath(*segments[:-1]) / f"{segments[-1]}.tile"
 
     # -- reading --------------------------------------------------------------
-    def read(self, path: Traversable | Path) -> str | None:
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+    def read(self, path: Traversable | Path) -> str:
+        """The text of a module file; raises `OSError` (`SourceReadError`
+        when it is not UTF-8, too large, a directory or a device). Reads are
+        bounded, and only regular files are modules (`use "/dev/stdin"`
+        would wait for input)."""
+        import stat
+
+        if isinstance(path, Path) and path.exists():
+            mode = path.stat().st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # read_source words a directory
+                raise SourceReadError(str(path), "it is not a regular file")
+        return read_source(path)
+
+    def failure(self, path: Traversable | Path) -> str | None:
+        """Why `load(path)` gave None, in words; None if the file does not exist."""
+        return self._failures.get(os.path.normpath(str(path)))
+
+    def register(self, name: str, module: ast.Module) -> str:
+        """Make an already parsed file (the root) what `load` returns for its
+        path, so an import cycle through it ends there; its key."""
+        key = os.path.normpath(name)
+        self._cache.setdefault(key, LoadedFile(key, module))
+        return key
 
     def load(self, path: Traversable | Path, sources: SourceMap,
              sink: DiagnosticSink, display: str | None = None) -> LoadedFile | None:
@@ -86,10 +112,18 @@ class ModuleLoader:
             return self._cache[key]
         shown = display or key
         existing = sources.by_name(shown)
-        text = existing.text if existing is not None else self.read(path)
-        if text is None:
-            self._cache[key] = None
-            return None
+        if existing is not None:
+            text = existing.text
+        else:
+            try:
+                text = self.read(path)
+            except FileNotFoundError:
+                self._cache[key] = None
+                return None
+            except OSError as e:
+                self._failures[key] = e.strerror or type(e).__name__
+                self._cache[key] = None
+                return None
         from tilelang.syntax.parser import parse
 
         sf = existing if existing is not None else sources.add(shown, text)

@@ -13,6 +13,7 @@ from typing import assert_never
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
+from tilelang.intrinsics.constants import BARE_CONSTANTS, dtype_constant, names_for
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.items import load_module, resolve_signatures
@@ -32,8 +33,32 @@ from tilelang.sema.types import (
 from tilelang.syntax import ast
 
 
+def builtin_const(tcx: CheckCx, qualname: str) -> Symbol | None:
+    """The symbol of a built-in constant (`f32::MAX`, `inf`), one per program."""
+    key = "const:" + qualname
+    sym = tcx.builtin_syms.get(key)
+    if sym is not None:
+        return sym
+    if qualname in BARE_CONSTANTS:
+        sym = Symbol(SymbolKind.CONST, qualname, qualname=qualname, value=BARE_CONSTANTS[qualname],
+                     ty=UNTYPED_FLOAT)
+    else:
+        head, _, name = qualname.partition("::")
+        dt = DType.parse(head)
+        found = dtype_constant(dt, name) if dt is not None else None
+        if found is None:
+            return None
+        cdt, value = found
+        sym = Symbol(SymbolKind.CONST, name, qualname=qualname, value=value, ty=ScalarT(cdt),
+                     dim=Dim.const(value) if isinstance(value, int) else None)
+    tcx.builtin_syms[key] = sym
+    return sym
+
+
 def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
     sym = fx.lookup(ident.name)
+    if sym is None and ident.name in BARE_CONSTANTS:
+        sym = builtin_const(tcx, ident.name)  # `inf`, `nan` (a local of that name wins)
     if sym is None:
         if ident.name in FUNCTIONS:
             sig = FUNCTIONS[ident.name]
@@ -89,6 +114,9 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
 def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | None:
     segs = [s.name for s in p.segments]
     head = fx.lookup(segs[0])
+    dt = DType.parse(segs[0])
+    if dt is not None and head is None and len(segs) == 2 and not want_fn:
+        return _type_constant(tcx, p, dt, segs[1])
     target: ModuleInfo | None = None
     if head is not None and head.kind is SymbolKind.MODULE:
         target = tcx.program.modules.get(head.value)
@@ -129,3 +157,22 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
         tcx.emit(d.with_help(f"an item with a similar name exists: `{guess}`") if guess else d)
         return None
     return sym
+
+
+def _type_constant(tcx: CheckCx, p: ast.Path, dt: DType, name: str) -> Symbol | None:
+    """`f32::INFINITY`, `i64::MAX`: an associated constant of a scalar type."""
+    sym = builtin_const(tcx, f"{dt.value}::{name}")
+    if sym is not None:
+        return sym
+    known = names_for(dt)
+    d = tcx.err(N.UNRESOLVED_IMPORT, f"no associated constant `{name}` on `{dt.value}`",
+                p.segments[-1].span, f"`{dt.value}` has no `{name}`")
+    guess = suggest(name, known)
+    if guess:
+        d = d.with_help(f"a constant with a similar name exists: `{dt.value}::{guess}`")
+    elif known:
+        d = d.note(f"`{dt.value}` has " + ", ".join(f"`{k}`" for k in known))
+    else:
+        d = d.note(f"`{dt.value}` has no associated constants")
+    tcx.emit(d)
+    return None

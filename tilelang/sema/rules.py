@@ -194,6 +194,10 @@ def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
     d = tcx.program.dims.get(e)
     if elem is None:
         return ERROR
+    if elem is DType.BOOL:
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "`arange` makes numbers, not `bool` values", cx.span,
+                                "`arange::<bool>`")
+                        .with_help("compare a numeric range instead, e.g. `arange::<i32>(n) > 0`"))
     if cx.fx.in_kernel and d is None:
         tcx.emit(tcx.err(T.NOT_CONSTANT, "the length of `arange` must be a compile-time constant in a kernel",
                          e.span, "not constant"))
@@ -262,7 +266,7 @@ def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type) -> Type:
 def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool) -> Type:
     nums = [num_of(t, cx.fx.in_kernel) for t in tys]
     for n, t, x in zip(nums, tys, exprs, strict=False):
-        if n is None or (n.kind == "tensor" and float_only):
+        if n is None:
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
                                     f"found `{t}`"))
     acc_t, acc_e = tys[0], exprs[0]
@@ -278,6 +282,25 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
 
 def _rule_elementwise2(tcx: CheckCx, cx: CallCx) -> Type:
     return _elementwise(tcx, cx, cx.args, cx.arg_tys, False)
+
+
+def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
+    """`pow(x, y)` and `x.pow(y)`: float operands broadcast like an operator's.
+    An integer literal takes the float type of the other operand (`f32` when
+    neither has one); a typed integer operand is an error."""
+    exprs, tys = cx.operands, cx.operand_tys
+    nums = [num_of(t, cx.fx.in_kernel) for t in tys]
+    fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
+                    (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
+    for x, n in zip(exprs, nums, strict=True):
+        if n is not None and n.kind == "int":
+            settle(tcx, x, ScalarT(fl) if fl is not None else F32)
+    ty = _elementwise(tcx, cx, exprs, [tcx.program.types.get(x, t) for x, t in zip(exprs, tys, strict=True)],
+                      False)
+    el = elem_of_value(ty)
+    if isinstance(el, DType) and not el.is_float:
+        return _not_float(tcx, cx, exprs[0], ty)
+    return ty
 
 
 def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
@@ -333,7 +356,7 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
     arg = cx.name in ("argmax", "argmin")
     match ty:
         case TileT(dtype=d, shape=s):
-            if d is DType.BOOL and cx.name in ("sum", "prod"):
+            if d is DType.BOOL:  # a kernel reduces numbers; the host's NumPy tensors may
                 return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tile", x.span,
                                         f"this is `{ty}`").with_help("cast it with `as i32` first"))
             out_e: ElemT = DType.I32 if arg else d
@@ -366,11 +389,26 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
             ax = _axis(tcx, cx, axis_e, len(tn.shape))
             if ax is None:
                 return ERROR
-            return TensorT(oe, tn.shape[:ax] + tn.shape[ax + 1:])
+            rest_t = tn.shape[:ax] + tn.shape[ax + 1:]
+            # as for tiles: reducing the only axis leaves a scalar
+            return TensorT(oe, rest_t) if rest_t else (ScalarT(oe) if oe is not None else F32)
 
 
 def _rule_scan(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.operands[0], cx.operand_tys[0]
+    t = deref(ty)
+    if isinstance(t, TensorT) and not cx.fx.in_kernel:  # host: NumPy's cumsum along an axis
+        if t.dtype is DType.BOOL:
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tensor", x.span,
+                                    f"this is `{ty}`").with_help("cast it with `as i32` first"))
+        rank = len(t.shape) if t.shape is not None else None
+        if len(cx.operands) < 2:
+            if rank not in (None, 1):
+                return tcx.arity_error(f"`{cx.name}` of a {rank}-D tensor", "an axis", 0, cx.span, None)
+            return t
+        if rank is not None and _axis(tcx, cx, cx.operands[1], rank) is None:
+            return ERROR
+        return t
     if not isinstance(ty, TileT):
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile", x.span, f"found `{ty}`"))
     if ty.dtype is DType.BOOL:
@@ -755,8 +793,24 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
     return TensorT(t.dtype, shape)
 
 
+def _host_tensor(cx: CallCx) -> TensorT | None:
+    t = deref(cx.recv_ty) if cx.recv_ty is not None else None
+    return t if isinstance(t, TensorT) and not cx.fx.in_kernel else None
+
+
 def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.recv, cx.recv_ty
+    host = _host_tensor(cx)
+    if host is not None:
+        shape = _shape_arg(tcx, cx, cx.args[0], need_const=False)
+        if shape is None:
+            return ERROR
+        if host.shape is not None and all(d is not None for d in (*host.shape, *shape)):
+            out = broadcast_shapes(host.shape, shape)
+            if out is None or tuple(out) != tuple(shape):
+                return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(host.shape)} to "
+                                        f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes"))
+        return TensorT(host.dtype, tuple(shape))
     assert isinstance(ty, TileT) and x is not None
     shape = _shape_arg(tcx, cx, cx.args[0], need_const=True)
     if shape is None:
@@ -774,6 +828,15 @@ def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
 
 def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.recv, cx.recv_ty
+    host = _host_tensor(cx)
+    if host is not None:
+        if host.shape is None:
+            return TensorT(host.dtype, None)  # the rank is checked at run time
+        if len(host.shape) != 2:
+            return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tensor, found "
+                                    f"{len(host.shape)}-D", cx.span, f"this is `{ty}`")
+                            .with_help("use `.permute([..])` for other ranks"))
+        return TensorT(host.dtype, (host.shape[1], host.shape[0]))
     assert isinstance(ty, TileT) and x is not None
     if len(ty.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tile, found {len(ty.shape)}-D",
@@ -783,6 +846,19 @@ def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
 
 def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.recv, cx.recv_ty
+    host = _host_tensor(cx)
+    if host is not None:
+        axes_h = _shape_arg(tcx, cx, cx.args[0], need_const=False)
+        if axes_h is None:
+            return ERROR
+        hv = [d.const_value if d is not None else None for d in axes_h]
+        if host.shape is None or any(v is None for v in hv):
+            return TensorT(host.dtype, None if host.shape is None else (None,) * len(host.shape))
+        if sorted(hv) != list(range(len(host.shape))):  # type: ignore[type-var]
+            return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of "
+                                    f"0..{len(host.shape)}", cx.args[0].span,
+                                    f"not a permutation of the {len(host.shape)} axes"))
+        return TensorT(host.dtype, tuple(host.shape[v] for v in hv))  # type: ignore[index]
     assert isinstance(ty, TileT) and x is not None
     axes = _shape_arg(tcx, cx, cx.args[0], need_const=True)
     if axes is None:
@@ -792,6 +868,26 @@ def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of 0..{len(ty.shape)}",
                                 cx.args[0].span, f"not a permutation of the {len(ty.shape)} axes"))
     return TileT(ty.dtype, tuple(ty.shape[v] for v in vals if v is not None))
+
+
+def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
+    """`t.item()`: the scalar of a one-element tile (checked now) or host tensor
+    (checked at run time, E0714)."""
+    x, ty = cx.recv, cx.recv_ty
+    assert x is not None and ty is not None
+    if isinstance(ty, TileT):
+        n = numel(ty.shape)
+        if (n.is_const and n.const_value != 1) or (ty.shape and not n.is_const):
+            return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"`item` needs a tile of one element, found "
+                                    f"{shape_str(ty.shape)}", x.span, f"this is `{ty}`")
+                            .with_help("reduce it to one element first, e.g. `t.max(0)` or "
+                                       "`t.sum(0)`"))
+        return ScalarT(ty.dtype)
+    t = deref(ty)
+    if isinstance(t, TensorT) and t.dtype is not None:
+        return ScalarT(t.dtype)
+    return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`item` expects a tile or a tensor, found `{ty}`",
+                            x.span, "not a tile or tensor"))
 
 
 def _rule_shape(tcx: CheckCx, cx: CallCx) -> Type:
@@ -845,6 +941,7 @@ RULES: dict[str, Rule] = {
     "unary_math": _rule_unary_math,
     "elementwise2": _rule_elementwise2,
     "elementwise3": _rule_elementwise3,
+    "elementwise2_float": _rule_elementwise2_float,
     "where": _rule_where,
     "reduce": _rule_reduce,
     "scan": _rule_scan,
@@ -865,6 +962,7 @@ RULES: dict[str, Rule] = {
     "broadcast": _rule_broadcast,
     "transpose": _rule_transpose,
     "permute": _rule_permute,
+    "item": _rule_item,
     "shape": _rule_shape,
     "clone": _rule_clone,
     "save_npy": _rule_save_npy,

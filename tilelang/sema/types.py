@@ -24,14 +24,14 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 
 # ---------------------------------------------------------------- dims
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class DivAtom:
     """An unfoldable `num / den` (op "/") or `num % den` (op "%")."""
 
@@ -64,7 +64,7 @@ def _trunc_rem(a: int, b: int) -> int:
     return a - b * _trunc_div(a, b)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Dim:
     """A normalised integer polynomial: a sum of coefficient * monomial."""
 
@@ -290,7 +290,7 @@ def shape_of(*dims: int | Dim) -> Shape:
 # ---------------------------------------------------------------- types
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TypeParam:
     """A generic type parameter `T` of a function, standing for a dtype."""
 
@@ -309,7 +309,7 @@ def _elem_str(d: ElemT | None) -> str:
     return d.value if isinstance(d, DType) else d.name
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ScalarT:
     dtype: ElemT
 
@@ -317,7 +317,7 @@ class ScalarT:
         return _elem_str(self.dtype)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class UntypedInt:
     """An integer literal whose type comes from context (defaults to i32)."""
 
@@ -325,7 +325,7 @@ class UntypedInt:
         return "{integer}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class UntypedFloat:
     """A float literal whose type comes from context (defaults to f32)."""
 
@@ -333,7 +333,7 @@ class UntypedFloat:
         return "{float}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TileT:
     dtype: ElemT
     shape: Shape
@@ -342,7 +342,7 @@ class TileT:
         return f"Tile<{_elem_str(self.dtype)}, {shape_str(self.shape)}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TensorT:
     """A tensor in memory. `dtype` None: not known statically (`load_npy`);
     `shape` None: rank unknown; a None dim: `?`."""
@@ -354,7 +354,7 @@ class TensorT:
         return f"Tensor<{_elem_str(self.dtype)}, {shape_str(self.shape)}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class RefT:
     mutable: bool
     inner: Type
@@ -363,7 +363,7 @@ class RefT:
         return ("&mut " if self.mutable else "&") + str(self.inner)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class PartitionT:
     """Host value of `t.partition([..])`: `tensor` split into `tile_shape` tiles."""
 
@@ -374,7 +374,7 @@ class PartitionT:
         return f"Partition<{_elem_str(self.tensor.dtype)}, {shape_str(self.tile_shape)}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TileViewT:
     """Kernel-side tiling of a tensor parameter by `x.partition([..])`.
 
@@ -392,7 +392,7 @@ class TileViewT:
         return f"{kind}<{_elem_str(self.tensor.dtype)}, {shape_str(self.tile_shape)}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class OpT:
     """A kernel call not yet run. `borrows[i]` is True for a `&mut` parameter,
     False for `&`, None for a scalar (by parameter order)."""
@@ -404,7 +404,7 @@ class OpT:
         return f"Op<{self.kernel}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class HandleT:
     """The result of `.launch()`: `.wait()` on it ends the launch's borrows."""
 
@@ -414,13 +414,13 @@ class HandleT:
         return f"Handle<{self.kernel}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class GraphT:
     def __str__(self) -> str:
         return "Graph"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TupleT:
     elems: tuple[Type, ...]
 
@@ -430,19 +430,19 @@ class TupleT:
         return "(" + ", ".join(str(e) for e in self.elems) + ")"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class UnitT:
     def __str__(self) -> str:
         return "()"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class StrT:
     def __str__(self) -> str:
         return "str"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class RangeT:
     elem: Type
 
@@ -450,7 +450,7 @@ class RangeT:
         return f"Range<{self.elem}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ShapeT:
     """A shape value: an array literal `[a, b]` or `t.shape()`; `rank` None
     when unknown. Elements are integers (`s[0]`)."""
@@ -461,7 +461,7 @@ class ShapeT:
         return "Shape" if self.rank is None else f"Shape<{self.rank}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class FnT:
     """The type of a function or kernel item used as a value (qualified name)."""
 
@@ -475,7 +475,7 @@ class FnT:
         return f"fn({ps}) -> {self.ret}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class NeverT:
     """The type of `return`, `break`, `continue`: coerces to anything."""
 
@@ -483,7 +483,7 @@ class NeverT:
         return "!"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ErrorT:
     """Poison: an error was already reported; suppresses cascading errors."""
 

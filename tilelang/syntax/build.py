@@ -22,6 +22,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import syntax as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.limits import MAX_NESTING
 from tilelang.source import Span
 from tilelang.syntax import ast
 from tilelang.syntax.lalr import Node, Tok
@@ -43,9 +44,12 @@ _NUMBER = re.compile(
     r"|[0-9][0-9_]*(?P<frac>\.[0-9][0-9_]*)?(?P<exp>[eE][+-]?[0-9_]*[0-9][0-9_]*)?)"
     r"(?P<suffix>[A-Za-z_][A-Za-z0-9_]*)?$"
 )
+_UNICODE_ESCAPE = re.compile(r"u\{([0-9A-Fa-f]{1,6})\}")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
 _MAX_INT = 2**64 - 1
+# Digits of the largest 64-bit value in each base: more is too large at once.
+_MAX_DIGITS = {2: 64, 8: 22, 10: 20, 16: 16}
 
 # Binary operator precedence, Rust's: higher binds tighter. Comparisons (4)
 # do not associate; every other level associates to the left.
@@ -54,14 +58,39 @@ _PREC = {"*": 10, "/": 10, "%": 10, "+": 9, "-": 9, "<<": 8, ">>": 8, "&": 7, "^
 _CMP = frozenset({"==", "!=", "<", ">", "<=", ">="})
 
 
+class TooDeep(Exception):
+    """The tree passed `MAX_NESTING` levels at `span`; caught per item."""
+
+    def __init__(self, span: Span) -> None:
+        super().__init__(span)
+        self.span = span
+
+
+def too_deep(span: Span) -> Diagnostic:
+    return (Diagnostic.error(codes.NESTED_TOO_DEEPLY, "expression or block nested too deeply")
+            .primary(span, f"this passes the limit of {MAX_NESTING} levels of nesting")
+            .note("each block, statement, operator, call, cast, index, field, `if` and "
+                  "`else if` is one level; a chain `a + b + c` is one level per operator")
+            .with_help("split the expression with `let` bindings, or move the inner part "
+                       "into a function"))
+
+
 class Builder:
-    """Builds AST nodes for one parsed piece of one file."""
+    """Builds AST nodes for one parsed piece of one file.
+
+    It counts the depth of the tree it builds (`_depth`) and raises `TooDeep`
+    past `MAX_NESTING`: `module` and the parser's entry points turn that into
+    one E0023 per item, so no later stage sees a tree deeper than the limit.
+    The parse tree is at most a few levels per AST level, so this recursion
+    is bounded too.
+    """
 
     def __init__(self, file_id: int, sink: DiagnosticSink, base: int = 0, text: str = "") -> None:
         self.file = file_id
         self.sink = sink
         self.base = base
         self.text = text  # the whole file, to quote operands in messages
+        self._depth = 0
         self._expr: dict[str, Callable[[PT], ast.Expr]] = {
             "number": self._number,
             "neg_number": self._neg_number,
@@ -108,8 +137,21 @@ class Builder:
         return ast.Ident(name, span)
 
     # ------------------------------------------------------------ module
+    def _enter(self, node: PT) -> None:
+        self._depth += 1
+        if self._depth > MAX_NESTING:
+            raise TooDeep(self.span(node))
+
     def module(self, tree: PT) -> ast.Module:
-        return ast.Module(tuple(self.item(c) for c in tree.children), self.span(tree))
+        """The items; one that nests too deeply is reported and left out."""
+        items: list[ast.Item] = []
+        for c in tree.children:
+            self._depth = 0
+            try:
+                items.append(self.item(c))
+            except TooDeep as e:
+                self.sink.emit(too_deep(e.span))
+        return ast.Module(tuple(items), self.span(tree))
 
     def item(self, tree: PT) -> ast.Item:
         match tree.data:
@@ -179,7 +221,11 @@ class Builder:
     # ------------------------------------------------------------ statements
     def block(self, tree: PT) -> ast.Block:
         *stmt_trees, tail_tree = tree.children
-        return self.block_from_parts(stmt_trees, tail_tree, self.span(tree))
+        self._enter(tree)
+        try:
+            return self.block_from_parts(stmt_trees, tail_tree, self.span(tree))
+        finally:
+            self._depth -= 1
 
     def block_from_parts(self, stmt_trees: list[PT], tail_tree: PT | None,
                          span: Span) -> ast.Block:
@@ -205,6 +251,13 @@ class Builder:
         return ast.Block(tuple(stmts), tail, span)
 
     def _tail_stmt(self, tree: PT) -> ast.Stmt:
+        self._enter(tree)
+        try:
+            return self._tail_stmt_inner(tree)
+        finally:
+            self._depth -= 1
+
+    def _tail_stmt_inner(self, tree: PT) -> ast.Stmt:
         match tree.data:
             case "return_tail":
                 value = tree.children[0]
@@ -242,6 +295,13 @@ class Builder:
         return ast.ExprStmt(ast.Block((let, *assigns), None, span), False, span)
 
     def stmt(self, tree: PT) -> ast.Stmt:
+        self._enter(tree)
+        try:
+            return self._stmt(tree)
+        finally:
+            self._depth -= 1
+
+    def _stmt(self, tree: PT) -> ast.Stmt:
         span = self.span(tree)
         c = tree.children
         match tree.data:
@@ -270,6 +330,13 @@ class Builder:
 
     # ------------------------------------------------------------ patterns
     def pattern(self, node: PT) -> ast.Pattern:
+        self._enter(node)
+        try:
+            return self._pattern(node)
+        finally:
+            self._depth -= 1
+
+    def _pattern(self, node: PT) -> ast.Pattern:
         span = self.span(node)
         match node.data:
             case "name_pat":
@@ -287,6 +354,13 @@ class Builder:
         return None if node is None else self.type(node)
 
     def type(self, node: PT) -> ast.TypeExpr:
+        self._enter(node)
+        try:
+            return self._type(node)
+        finally:
+            self._depth -= 1
+
+    def _type(self, node: PT) -> ast.TypeExpr:
         span = self.span(node)
         match node.data:
             case "named_type":
@@ -329,7 +403,11 @@ class Builder:
             build = self._expr[node.data]
         except KeyError:
             raise AssertionError(f"unknown expression {node.data}") from None
-        return build(node)
+        self._enter(node)
+        try:
+            return build(node)
+        finally:
+            self._depth -= 1
 
     def _exprs(self, children: list[Any]) -> tuple[ast.Expr, ...]:
         return tuple(self.expr(c) for c in children if c is not None)
@@ -338,10 +416,28 @@ class Builder:
         """Precedence climbing over the flat chain `a op b op c ...` (Rust's table).
 
         Comparisons do not associate: `a < b < c` is reported here (E0011) and
-        then built left-associated so the tree stays whole.
+        then built left-associated so the tree stays whole. The chain is one
+        node of the parse tree but a tree of `Binary`s in the AST: its shape
+        is worked out first, so each operand is built at its real depth.
         """
         children = node.children
-        operands: list[ast.Expr] = [self.expr(children[0])]
+        toks: list[PT] = [children[i].children[0] for i in range(1, len(children), 2)]
+        # The shape: each operand's and each operator's depth below the chain's root.
+        leaf_depth, op_depth = _chain_depths([_PREC[str(t)] for t in toks])
+        deepest = max(op_depth, default=-1)
+        if self._depth + deepest > MAX_NESTING:
+            passes = MAX_NESTING - self._depth + 1  # the first depth past the limit
+            raise TooDeep(self.span(toks[op_depth.index(passes)]))
+        depth = self._depth
+        leaves: list[ast.Expr] = []
+        for k in range(len(toks) + 1):
+            # `expr` counts one level; the operand is that much below its parent.
+            self._depth = depth + leaf_depth[k] - 1
+            try:
+                leaves.append(self.expr(children[2 * k]))
+            finally:
+                self._depth = depth
+        operands: list[ast.Expr] = [leaves[0]]
         ops: list[PT] = []
         chained: set[int] = set()  # ids of comparisons built from this chain
         reported = False
@@ -360,13 +456,12 @@ class Builder:
                 chained.add(id(b))
             operands.append(b)
 
-        for i in range(1, len(children), 2):
-            tok = children[i].children[0]
+        for k, tok in enumerate(toks):
             prec = _PREC[str(tok)]
             while ops and _PREC[str(ops[-1])] >= prec:
                 reduce()
             ops.append(tok)
-            operands.append(self.expr(children[i + 1]))
+            operands.append(leaves[k + 1])
         while ops:
             reduce()
         return operands[0]
@@ -455,7 +550,8 @@ class Builder:
     def _field(self, node: PT) -> ast.Field:
         recv, name = node.children
         if name.type == "TUPLE_INDEX":
-            field = ast.Ident(str(int(name.value)), self.span(name))
+            field = ast.Ident(str(self._int(name.value, 10, None, self.span(name)).value),
+                              self.span(name))  # `t.01` is `t.1`; a huge index is E0019
         else:
             field = self.ident(name)
         return ast.Field(self.expr(recv), field, self.span(node))
@@ -464,8 +560,14 @@ class Builder:
         cond, then, else_ = node.children
         else_node: ast.Block | ast.If | None = None
         if else_ is not None:
-            else_node = self._if(else_) if else_.data == "if_expr" else self.block(else_)
+            # `else if` nests one level (through `expr`, which counts it).
+            else_node = self._else_if(else_) if else_.data == "if_expr" else self.block(else_)
         return ast.If(self.expr(cond), self.block(then), else_node, self.span(node))
+
+    def _else_if(self, node: PT) -> ast.If:
+        e = self.expr(node)
+        assert isinstance(e, ast.If)
+        return e
 
     # ------------------------------------------------------------ literals
     def _neg_number(self, node: PT) -> ast.Expr:
@@ -509,17 +611,25 @@ class Builder:
                     .primary(span, "no digits after the base prefix")
                 )
                 return ast.IntLit(0, suffix, span)
-            return self._int(int(digits, radix), suffix, span)
+            return self._int(digits, radix, suffix, span)
         if is_float or (suffix in FLOAT_SUFFIXES):
             return ast.FloatLit(float(body.replace("_", "")), suffix, text, span)
-        return self._int(int(body.replace("_", "")), suffix, span)
+        return self._int(body.replace("_", ""), 10, suffix, span)
 
-    def _int(self, value: int, suffix: str | None, span: Span) -> ast.IntLit:
+    def _int(self, digits: str, radix: int, suffix: str | None, span: Span) -> ast.IntLit:
+        """The literal's value; one with more digits than any 64-bit value has
+        is reported without converting it (Python's `int()` refuses strings
+        of over 4,300 decimal digits, and the work would grow with them)."""
+        significant = digits.lstrip("0") or "0"
+        value = int(significant, radix) if len(significant) <= _MAX_DIGITS[radix] else _MAX_INT + 1
         if value > _MAX_INT:
             self.sink.emit(
                 Diagnostic.error(codes.INVALID_NUMBER, "integer literal is too large")
                 .primary(span, "does not fit in 64 bits")
+                .with_help(f"the largest integer literal is {_MAX_INT} (`u64::MAX`); "
+                           "write a float literal such as `1e30` for a larger number")
             )
+            value = _MAX_INT  # a placeholder: the item does not check anyway
         return ast.IntLit(value, suffix, span)
 
     def _string(self, node: PT) -> ast.StrLit:
@@ -540,10 +650,10 @@ class Builder:
                 i += 2
                 continue
             if nxt == "u":
-                m = re.match(r"u\{([0-9A-Fa-f]{1,6})\}", raw[i + 1 :])
+                m = _UNICODE_ESCAPE.match(raw, i + 1)
                 if m and int(m.group(1), 16) <= 0x10FFFF:
                     out.append(chr(int(m.group(1), 16)))
-                    i += 1 + m.end()
+                    i = m.end()
                     continue
             at = span.start + 1 + i
             self.sink.emit(
@@ -555,6 +665,42 @@ class Builder:
             out.append(nxt)
             i += 2
         return ast.StrLit("".join(out), span)
+
+
+def _chain_depths(precs: list[int]) -> tuple[list[int], list[int]]:
+    """Depths below the root (the root is 0) of the operands and operators of a
+    chain with these operator precedences, as `Builder._binary_chain` builds
+    it (left-associative precedence climbing); without recursion."""
+    n = len(precs)
+    # Build the tree over indices: a leaf is ("l", k), an operator ("o", k, lhs, rhs).
+    operands: list[Any] = [("l", 0)]
+    ops: list[int] = []
+
+    def reduce() -> None:
+        k = ops.pop()
+        rhs = operands.pop()
+        lhs = operands.pop()
+        operands.append(("o", k, lhs, rhs))
+
+    for k, prec in enumerate(precs):
+        while ops and precs[ops[-1]] >= prec:
+            reduce()
+        ops.append(k)
+        operands.append(("l", k + 1))
+    while ops:
+        reduce()
+    leaf_depth = [0] * (n + 1)
+    op_depth = [0] * n
+    stack: list[tuple[Any, int]] = [(operands[0], 0)]
+    while stack:
+        t, d = stack.pop()
+        if t[0] == "l":
+            leaf_depth[t[1]] = d
+        else:
+            op_depth[t[1]] = d
+            stack.append((t[2], d + 1))
+            stack.append((t[3], d + 1))
+    return leaf_depth, op_depth
 
 
 def _flatten_left(node: PT, data: str) -> list[PT]:

@@ -105,7 +105,7 @@ class ErrorReporter:
 
     def _prev_end(self, offset: int) -> int:
         """End offset of the token before `offset` (comments are blank)."""
-        return len(self.code[:offset].rstrip())
+        return _skip_space_back(self.code, offset)
 
     # ------------------------------------------------------------ lexical
     def lex_problem(self, p: LexProblem) -> Diagnostic:
@@ -133,7 +133,7 @@ class ErrorReporter:
                                      "this delimiter might not be properly closed...")
                          .secondary(self.span(c, c + 1),
                                     "...as it matches this but it has different indentation"))
-                end = p.other if p.other >= 0 else len(self.code.rstrip())
+                end = p.other if p.other >= 0 else _skip_space_back(self.code, len(self.code))
                 where = "the file ends here" if p.other < 0 else "the next item starts here"
                 return (d.secondary(self.span(end, end), where)
                         .with_help(f"add the matching `{closer}`"))
@@ -173,22 +173,27 @@ class ErrorReporter:
         """A `help` for habits from other languages (`x++`, `and`, `elif`, `if x = 1`)."""
         if d.help or tok.type == "$END":
             return d
+        # Every look back from the token is linear in what it reads (a regex
+        # anchored at `$` over the whole prefix was quadratic in a long word).
         start = base + tok.start_pos
-        before = self.code[:start]
-        prev_word = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", before)
+        code = self.code
+        prev_word = _word_before(code, _skip_space_back(code, start))
         text = str(tok)
         if tok.type in ("FN", "KERNEL", "CONST", "USE") and d.code == codes.EXPECTED_EXPRESSION:
             return d.with_help(f"`{text}` items are only allowed at the top level of a file; "
                                "move this one out of the function")
-        if text in ("+", "-") and before.endswith(text):
+        if text in ("+", "-") and code.startswith(text, start - len(text)) and start >= len(text):
             return d.with_help(f"Tile has no `{text * 2}` operator; write `x {text}= 1`")
-        for word in (text, prev_word.group(1) if prev_word else ""):
+        for word in (text, prev_word):
             if word in _PY_WORDS:
                 return d.with_help(f"use `{_PY_WORDS[word]}` instead of `{word}`")
-        if prev_word and prev_word.group(1) == "elif":
+        if prev_word == "elif":
             return d.with_help("write `else if` instead of `elif`")
-        if text == "=" and re.search(r"\b(if|while)\b[^{};]*$", before):
-            return d.with_help("use `==` to compare two values")
+        if text == "=":
+            # `if x = 1 {`: an `if`/`while` since the last `{`, `}` or `;`.
+            stmt_start = max(code.rfind(c, 0, start) for c in "{};") + 1
+            if _IF_WHILE.search(code, stmt_start, start):
+                return d.with_help("use `==` to compare two values")
         return d
 
     def _expected_set(self, e: UnexpectedToken) -> set[str]:
@@ -210,7 +215,7 @@ class ErrorReporter:
         stack: list[object] = list(getattr(e.state, "value_stack", []) or [])
         is_end = tok.type == "$END"
         if is_end:
-            start = end = len(self.code[:stop].rstrip())
+            start = end = _skip_space_back(self.code, stop)
         else:
             start, end = base + tok.start_pos, base + tok.end_pos
         here = self.span(start, end)
@@ -361,10 +366,28 @@ _CHAR_HINTS = {
 }
 
 
+_IF_WHILE = re.compile(r"\b(?:if|while)\b")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _skip_space_back(code: str, offset: int) -> int:
+    """The offset just after the last non-space character before `offset`."""
+    while offset > 0 and code[offset - 1].isspace():
+        offset -= 1
+    return offset
+
+
 def _word_before(code: str, end: int) -> str:
-    """The identifier that ends at offset `end` ('' if none)."""
-    m = re.search(r"[A-Za-z_][A-Za-z0-9_]*$", code[max(0, end - 64):end])
-    return m.group(0) if m else ""
+    """The identifier that ends at offset `end` ('' if none); at most 64
+    characters are read, so a huge word costs no more than a short one."""
+    i = end
+    while i > 0 and end - i < 64 and code[i - 1] in _WORD_CHARS:
+        i -= 1
+    if end - i >= 64 and i > 0 and code[i - 1] in _WORD_CHARS:
+        return ""  # longer than any keyword or habit we look for
+    while i < end and code[i].isdigit():
+        i += 1  # an identifier does not start with a digit
+    return code[i:end]
 
 
 _PRINT_MACROS = {"println", "print", "eprintln", "eprint", "dbg", "format"}

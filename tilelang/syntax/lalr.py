@@ -35,10 +35,17 @@ Invariant: for every input Lark accepts, `parse` returns `Reject` or the
 tree Lark would build (data, children, token types and positions);
 `tests/unit/test_parser_lalr.py` compares the two on every program in the
 repository and on mutated ones.
+
+Start-up: `Tables.freeze()` turns the tables into plain data (the rules'
+shaping functions as one compiled code object, every parser state's lexer
+as a regular expression) for `marshal`, and `Tables.thaw(blob)` rebuilds
+them without Lark; the parser keeps that blob in a cache file, so a program
+that parses does not import Lark at all (`tilec check` starts faster).
 """
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -85,7 +92,15 @@ class Node:
 
 
 class Reject(Exception):
-    """The driver did not accept the input (or met a case it leaves to Lark)."""
+    """The driver did not accept the input (or met a case it leaves to Lark).
+    `at`: for a syntax error, the offset (into the whole text) where Lark's
+    error is too: the unexpected token's start, the end of the input for an
+    unexpected end, or the first character no terminal matches; None when
+    the driver leaves the input to Lark."""
+
+    def __init__(self, at: int | None = None) -> None:
+        super().__init__(at)
+        self.at = at
 
 
 # What a reduction does (the first field of a rule's entry).
@@ -159,6 +174,7 @@ class Tables:
 
         rule_index: dict[Any, int] = {}
         self.rules: list[_Rule] = []
+        self._makes: list[str] = []  # the source of each rule's `make`, by rule index
         self.rows: dict[int, dict[str, int]] = {}
         for state, actions in table.states.items():
             row: dict[str, int] = {}
@@ -188,8 +204,10 @@ class Tables:
             if (isinstance(t.pattern, PatternStr) and value not in self.keywords
                     and name_re.fullmatch(value)):
                 self.folds[value] = t.name
-        self._state_lexers = lexer.lexers
+        self._state_lexers: Any = lexer.lexers  # None once thawed
         self._state_res: dict[int, re.Pattern[str]] = {}
+        self._patterns: list[tuple[str, int]] = []  # thawed: the states' lexer patterns
+        self._state_pattern: dict[int, int] = {}
 
     def _rule(self, rule: Any) -> _Rule:
         opts = rule.options
@@ -213,14 +231,77 @@ class Tables:
             kind = _GENERAL
         fn = eval(  # generated from the grammar's rules, never from input
             f"lambda raw, start, end: {make}", {"_extend": _extend, "Node": Node})
+        self._makes.append(make)
         return (kind, size, origin, fn)
+
+    # ------------------------------------------------------------ cache form
+    def freeze(self) -> bytes:
+        """The tables as a `marshal` blob (see the module docstring)."""
+        assert len(self._makes) == len(self.rules), "only tables built from Lark can be frozen"
+        lexers = getattr(self, "_state_lexers", None)
+        patterns: list[tuple[str, int]] = []
+        index: dict[int, int] = {}
+        seen: dict[tuple[str, int], int] = {}
+        for state in self.rows:
+            if state in self._state_res:
+                pat = (self._state_res[state].pattern, self._state_res[state].flags)
+            elif lexers is not None:
+                pat = (_one_regex(lexers[state]), _flags(lexers[state]))
+            else:
+                continue
+            index[state] = seen.setdefault(pat, len(patterns))
+            if index[state] == len(patterns):
+                patterns.append(pat)
+        source = "RULES = [\n" + "".join(
+            f"    lambda raw, start, end: {make},\n" for make in self._makes) + "]\n"
+        data = {
+            "start_states": self.start_states,
+            "end_states": self.end_states,
+            "rows": self.rows,
+            "rules": [(k, n, origin) for k, n, origin, _ in self.rules],
+            "makes": compile(source, "<tilec parser rules>", "exec"),
+            "ignore": frozenset(self.ignore),
+            "master": (self.master.pattern, self.master.flags),
+            "keywords": self.keywords,
+            "folds": self.folds,
+            "patterns": patterns,
+            "state_pattern": index,
+        }
+        return marshal.dumps(data)
+
+    @classmethod
+    def thaw(cls, blob: bytes) -> Tables:
+        """Tables from `freeze()`'s blob, without importing Lark."""
+        data = marshal.loads(blob)
+        self = cls.__new__(cls)
+        self.start_states = data["start_states"]
+        self.end_states = data["end_states"]
+        self.rows = data["rows"]
+        namespace: dict[str, Any] = {"_extend": _extend, "Node": Node}
+        exec(data["makes"], namespace)  # the code `freeze` compiled from the grammar's rules
+        makes = namespace["RULES"]
+        self.rules = [(k, n, origin, makes[i]) for i, (k, n, origin) in enumerate(data["rules"])]
+        self._makes = []  # a thawed table is not frozen again
+        self.ignore = data["ignore"]
+        self.master = re.compile(*data["master"])
+        self.keywords = data["keywords"]
+        self.folds = data["folds"]
+        self._state_res = {}
+        self._patterns = data["patterns"]
+        self._state_pattern = data["state_pattern"]
+        self._state_lexers = None
+        return self
 
     def _state_re(self, state: int) -> re.Pattern[str]:
         """The regular expression of Lark's contextual lexer for `state`."""
         pat = self._state_res.get(state)
         if pat is None:
-            lx = self._state_lexers[state]
-            pat = self._state_res[state] = re.compile(_one_regex(lx), _flags(lx))
+            if self._state_lexers is None:  # thawed: the patterns were saved
+                pat = re.compile(*self._patterns[self._state_pattern[state]])
+            else:
+                lx = self._state_lexers[state]
+                pat = re.compile(_one_regex(lx), _flags(lx))
+            self._state_res[state] = pat
         return pat
 
     # ------------------------------------------------------------ the loop
@@ -244,7 +325,7 @@ class Tables:
                 if act is None:
                     if typ == "$END" and stack[-1] == end_state:
                         return values[-1]
-                    raise Reject
+                    raise Reject(tok.start)
                 if act >= 0:
                     stack.append(act)
                     values.append(tok)
@@ -296,7 +377,7 @@ class Tables:
             restart = -1
             for m in matches:
                 if m.start() != expect:
-                    raise Reject  # a character no terminal matches
+                    raise Reject(expect)  # a character no terminal matches
                 typ = m.lastgroup
                 assert typ is not None
                 s, e = m.span(typ)
@@ -325,7 +406,7 @@ class Tables:
                 break
             matches = finditer(text, restart, endpos)
         if expect != endpos:
-            raise Reject
+            raise Reject(expect)
         yield Tok("$END", "", expect, expect)
 
     def _relex(self, text: str, s: int, endpos: int, state: int,
@@ -388,16 +469,37 @@ def _terminal_regex(lexer: Any, name: str) -> str:
 
 
 def from_lark(tree: Any, base: int) -> Any:
-    """Lark's tree (positions relative to `base`) as `Node`s and `Tok`s."""
+    """Lark's tree (positions relative to `base`) as `Node`s and `Tok`s.
+
+    Iterative: a tree as deep as the input nests (before the builder's
+    nesting limit applies) must not exhaust Python's stack.
+    """
     from lark import Token, Tree
 
-    if isinstance(tree, Token):
-        return Tok(tree.type, str(tree), base + (tree.start_pos or 0), base + (tree.end_pos or 0))
-    if isinstance(tree, Tree):
-        meta = tree.meta
+    def leaf(t: Any) -> Any:
+        if isinstance(t, Token):
+            return Tok(t.type, str(t), base + (t.start_pos or 0), base + (t.end_pos or 0))
+        return t  # a `None` placeholder
+
+    def node(t: Any) -> Node:
+        meta = t.meta
         if getattr(meta, "empty", True):
             start = end = None
         else:
             start, end = base + meta.start_pos, base + meta.end_pos
-        return Node(str(tree.data), [from_lark(c, base) for c in tree.children], start, end)
-    return tree  # a `None` placeholder
+        return Node(str(t.data), [], start, end)
+
+    if not isinstance(tree, Tree):
+        return leaf(tree)
+    root = node(tree)
+    stack: list[tuple[Any, Node]] = [(tree, root)]
+    while stack:
+        src, dst = stack.pop()
+        for c in src.children:
+            if isinstance(c, Tree):
+                child = node(c)
+                stack.append((c, child))
+                dst.children.append(child)
+            else:
+                dst.children.append(leaf(c))
+    return root

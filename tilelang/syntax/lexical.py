@@ -118,8 +118,7 @@ def scan(text: str) -> Scan:
     return result
 
 
-def _indent_of_line(text: str, offset: int) -> int:
-    line_start = text.rfind("\n", 0, offset) + 1
+def _indent_at(text: str, line_start: int) -> int:
     i = line_start
     while i < len(text) and text[i] in " \t":
         i += 1
@@ -132,17 +131,29 @@ def check_delimiters(skeleton: str) -> list[LexProblem]:
     Reports the first mismatch or stray closer, else the outermost unclosed
     opener (the inner ones follow from it), with a suspect pair if a `}`
     closed something at an indentation that disagrees with its opener's line.
+    Linear in the text: each line's indentation is measured once.
     """
     stack: list[tuple[int, int]] = []  # (offset, line)
     suspects: list[tuple[int, int]] = []
     line = 0
+    line_start = 0
+    indents: dict[int, int] = {}  # line -> its indentation, measured when needed
+
+    def indent(ln: int, start: int) -> int:
+        if ln not in indents:
+            indents[ln] = _indent_at(skeleton, start)
+        return indents[ln]
+
+    starts: dict[int, int] = {0: 0}  # line -> offset of its start, for lines with an opener
     for m in _DELIMS.finditer(skeleton):
         ch = m.group()
         i = m.start()
         if ch == "\n":
             line += 1
+            line_start = i + 1
         elif ch in _PAIRS:
             stack.append((i, line))
+            starts[line] = line_start
         else:
             if not stack:
                 return [LexProblem("unexpected-closer", i, ch)]
@@ -151,7 +162,7 @@ def check_delimiters(skeleton: str) -> list[LexProblem]:
                 return [LexProblem("mismatched", i, ch, opener, skeleton[opener])]
             # A `}` on its own line should sit at its opener line's indentation.
             if (ch == "}" and opener_line != line
-                    and _indent_of_line(skeleton, opener) != _indent_of_line(skeleton, i)):
+                    and indent(opener_line, starts[opener_line]) != indent(line, line_start)):
                 suspects.append((opener, i))
     if stack:
         inner = stack[-1][0]

@@ -26,23 +26,43 @@ prints.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
+import hashlib
+import os
 import re
+import sys
+import tempfile
 from dataclasses import dataclass
-from typing import Any
-
-from lark import Lark, Token
-from lark.exceptions import UnexpectedInput
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.limits import ensure_recursion_budget
 from tilelang.resources import grammar_text
 from tilelang.source import SourceFile, Span
 from tilelang.syntax import ast
-from tilelang.syntax.build import KEYWORDS, Builder
-from tilelang.syntax.errors import ErrorReporter, Vocabulary
+from tilelang.syntax.build import KEYWORDS, Builder, TooDeep, too_deep
 from tilelang.syntax.lalr import Reject, Tables, from_lark
 from tilelang.syntax.lexical import LexProblem, Scan, check_delimiters, scan
+
+if TYPE_CHECKING:
+    from lark import Lark, Token
+
+    from tilelang.syntax.errors import ErrorReporter, Vocabulary
+
+# Lark is imported only when a parse fails (to word the error) or when the
+# parse tables are not in their cache file yet: a program that parses does
+# not pay for importing it.
+
+
+def UnexpectedInput() -> Any:  # used as `except UnexpectedInput():`
+    """Lark's syntax-error exception class, imported on first need; an `except`
+    clause evaluates it only when an exception is already on its way."""
+    from lark.exceptions import UnexpectedInput as cls
+
+    return cls
 
 # A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
 # which the type checker cannot see, so it is `Any` here.
@@ -82,6 +102,8 @@ def _keyword(tok: Token) -> Token:
 @functools.cache
 def lark_parser() -> Lark:
     """The one Lark parser (built once; Lark caches the tables on disk)."""
+    from lark import Lark
+
     options: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True,
                "maybe_placeholders": True, "start": list(START_RULES),
                "lexer_callbacks": {"NAME": _keyword}}
@@ -92,8 +114,75 @@ def lark_parser() -> Lark:
 
 
 @functools.cache
+def _error_lark() -> Lark:
+    """A Lark parser for finding errors only: its reductions build nothing
+    (Lark's tree building is most of its time on a long item), except the
+    `number` trees the error reporter looks at and the `?rule`s that pass
+    them up; so its exception is the one `lark_parser()` raises, as far as the
+    reporter reads it, for about half the work."""
+    from lark import Lark, Tree
+
+    global _PLACEHOLDER
+    _PLACEHOLDER = Tree("_built_nothing", [])
+    p = lark_parser()
+    err = Lark.__new__(Lark)
+    err.__dict__.update(p.__dict__)
+    frontend = copy.copy(p.parser)
+    lalr = copy.copy(frontend.parser)
+    inner = copy.copy(lalr.parser)
+    inner.callbacks = {rule: (cb if rule.options.expand1 or (rule.alias or rule.origin.name) == "number"
+                              else _nothing)
+                       for rule, cb in inner.callbacks.items()}  # `?rule`s pass their child up
+    lalr.parser = inner
+    frontend.parser = lalr
+    err.parser = frontend
+    return err
+
+
+def _nothing(children: Any) -> Any:
+    return _PLACEHOLDER
+
+
+_PLACEHOLDER: Any = None  # a childless Tree, made with the first error parser
+
+
+@functools.cache
 def _tables() -> Tables:
-    return Tables(lark_parser(), KEYWORDS)
+    """The fast parser's tables: from the cache file when there is one for
+    this grammar, this driver and this Lark, else built from Lark and saved."""
+    path = _table_cache_path()
+    if path is not None:
+        try:
+            return Tables.thaw(path.read_bytes())
+        except Exception:  # absent, stale or damaged: build afresh
+            pass
+    tables = Tables(lark_parser(), KEYWORDS)
+    if path is not None:
+        try:
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(tables.freeze())
+            os.replace(tmp, path)  # atomic: a concurrent reader sees all or nothing
+        except OSError:
+            pass  # a read-only temp dir: parse without the cache
+    return tables
+
+
+def _table_cache_path() -> Path | None:
+    """`<tmp>/tilec-parser-<key>.marshal`, next to Lark's own cache; the key
+    covers the grammar, the fast driver's code, the keywords, Lark's version
+    and Python's (marshal's format)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("lark")
+        lark_init = Path(spec.origin).read_bytes() if spec and spec.origin else b""
+        h = hashlib.sha256()
+        for part in (grammar_text().encode(), Path(__file__).with_name("lalr.py").read_bytes(),
+                     " ".join(sorted(KEYWORDS)).encode(), lark_init, sys.version.encode()):
+            h.update(hashlib.sha256(part).digest())
+        return Path(tempfile.gettempdir()) / f"tilec-parser-{h.hexdigest()[:24]}.marshal"
+    except (OSError, ValueError, ImportError):
+        return None
 
 
 def _parse_tree(code: str, rule: str, lo: int = 0, stop: int | None = None) -> PT:
@@ -107,11 +196,14 @@ def _parse_tree(code: str, rule: str, lo: int = 0, stop: int | None = None) -> P
         return _tables().parse(code, rule, lo, stop)
     except Reject:
         pass
-    return from_lark(lark_parser().parse(code[lo:stop], start=rule), lo)
+    _error_lark().parse(code[lo:stop], start=rule)  # raises Lark's exception, cheaply
+    return from_lark(lark_parser().parse(code[lo:stop], start=rule), lo)  # accepted after all
 
 
 @functools.cache
 def _vocabulary() -> Vocabulary:
+    from tilelang.syntax.errors import Vocabulary
+
     return Vocabulary(lark_parser().terminals)
 
 
@@ -125,7 +217,10 @@ def _item_starts(code: str) -> list[int]:
         at = m.start()
         if at == 0:
             continue
-        if code[:at].rstrip().endswith("]"):
+        before = at
+        while before > 0 and code[before - 1].isspace():
+            before -= 1
+        if before > 0 and code[before - 1] == "]":
             continue  # after an attribute `#[...]`: it belongs to this item
         starts.append(at)
     return starts
@@ -138,14 +233,23 @@ class _Session:
         self.source = source
         self.sink = sink
         self.scan: Scan = scan(source.text)
-        self.reporter = ErrorReporter(_vocabulary(), source.id, self.scan.code)
+        self._reporter: ErrorReporter | None = None
         self.whole_error: tuple[Diagnostic, int] | None = None
+
+    @property
+    def reporter(self) -> ErrorReporter:
+        """Made on the first error (it needs Lark's vocabulary)."""
+        if self._reporter is None:
+            from tilelang.syntax.errors import ErrorReporter
+
+            self._reporter = ErrorReporter(_vocabulary(), self.source.id, self.scan.code)
+        return self._reporter
 
     def run(self, start: int, stop: int, rule: str) -> PT | None:
         """Parse `code[start:stop]` from `rule`; report the first error."""
         try:
             return _parse_tree(self.scan.code, rule, start, stop)
-        except UnexpectedInput as e:
+        except UnexpectedInput() as e:
             self.sink.emit(self.reporter.parse_error(e, start, stop, rule))
             return None
 
@@ -161,12 +265,13 @@ class _Session:
 def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
     """Parse a whole `.tile` file. Returns a (possibly partial) Module."""
     whole = Span(source.id, 0, len(source.text))
+    ensure_recursion_budget()
     try:
         s = _Session(source, sink)
         if not s.scan.problems:
             try:
                 tree = _parse_tree(s.scan.code, "module")
-            except UnexpectedInput as e:
+            except UnexpectedInput() as e:
                 s.whole_error = (s.reporter.parse_error(e, 0, len(s.scan.code), "module"),
                                  _error_offset(e, len(s.scan.code)))
             else:
@@ -179,7 +284,7 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
         raise _ice(exc) from exc
 
 
-def _error_offset(e: UnexpectedInput, end: int) -> int:
+def _error_offset(e: Any, end: int) -> int:
     tok = getattr(e, "token", None)
     if tok is not None:
         return end if tok.type == "$END" else tok.start_pos
@@ -195,8 +300,15 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
     if problem.kind != "unexpected-closer":
         return False
     try:
+        _tables().parse(code, "module", lo, stop)
+    except Reject as r:
+        if r.at is not None:  # where Lark's error is: no need to run Lark
+            return r.at - lo < problem.at
+    else:
+        return False
+    try:
         _parse_tree(code, "module", lo, stop)
-    except UnexpectedInput as e:
+    except UnexpectedInput() as e:
         return _error_offset(e, stop - lo) < problem.at
     return False
 
@@ -204,7 +316,7 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
 def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> PT | None:
     try:
         return _parse_tree(s.scan.code, rule, start, stop)
-    except UnexpectedInput:
+    except UnexpectedInput():
         return None
 
 
@@ -238,11 +350,17 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             s.sink.emit(s.reporter.lex_problem(shifted))
             reported = True
             continue
+        elif s.whole_error is not None and len(bounds) == 1 and stop == len(code):
+            # one item, the whole file: its error is the whole file's (Lark
+            # already parsed it once; a second parse would cost as much again)
+            tree = None
+            reported = True
+            s.sink.emit(s.whole_error[0])
         else:
             tree = None
             try:
                 tree = _parse_tree(code, "module", lo, stop)
-            except UnexpectedInput as e:
+            except UnexpectedInput() as e:
                 reported = True
                 diag = s.reporter.parse_error(e, lo, stop, "module")
                 if s.whole_error is not None and lo <= s.whole_error[1] <= hi:
@@ -271,6 +389,7 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
 
 def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
     """Parse REPL input: items and statements. None (and one diagnostic) on error."""
+    ensure_recursion_budget()
     try:
         s = _Session(source, sink)
         if _report_lexical(s):
@@ -281,11 +400,16 @@ def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
         local = DiagnosticSink()
         b = Builder(source.id, local, text=s.scan.code)
         *elems, tail = tree.children
-        items = [b.item(t) for t in elems if t.data in ("fn_decl", "const_decl", "use_decl",
-                                                         "use_file")]
-        stmt_trees = [t for t in elems if t.data not in ("fn_decl", "const_decl", "use_decl",
-                                                          "use_file")]
-        body = b.block_from_parts(stmt_trees, tail, Span(source.id, 0, len(source.text)))
+        try:
+            items = [b.item(t) for t in elems if t.data in ("fn_decl", "const_decl", "use_decl",
+                                                             "use_file")]
+            stmt_trees = [t for t in elems if t.data not in ("fn_decl", "const_decl", "use_decl",
+                                                              "use_file")]
+            body = b.block_from_parts(stmt_trees, tail, Span(source.id, 0, len(source.text)))
+        except TooDeep as e:
+            sink.extend(local.diagnostics)
+            sink.emit(too_deep(e.span))
+            return None
         sink.extend(local.diagnostics)
         return ReplInput(tuple(items), body, Span(source.id, 0, len(source.text)))
     except Exception as exc:
@@ -294,6 +418,7 @@ def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
 
 def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
     """Parse one expression. None (and one diagnostic) on error."""
+    ensure_recursion_budget()
     try:
         s = _Session(source, sink)
         if _report_lexical(s):
@@ -302,7 +427,12 @@ def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
         if tree is None:
             return None
         local = DiagnosticSink()
-        expr = Builder(source.id, local, text=s.scan.code).expr(tree.children[0])
+        try:
+            expr = Builder(source.id, local, text=s.scan.code).expr(tree.children[0])
+        except TooDeep as e:
+            sink.extend(local.diagnostics)
+            sink.emit(too_deep(e.span))
+            return None
         sink.extend(local.diagnostics)
         return expr
     except Exception as exc:
@@ -317,7 +447,7 @@ def is_incomplete(text: str) -> bool:
         return sc.problems[0].kind in ("unterminated-string", "unterminated-comment", "unclosed")
     try:
         _parse_tree(sc.code, "repl_input")
-    except UnexpectedInput as e:
+    except UnexpectedInput() as e:
         tok = getattr(e, "token", None)
         return tok is not None and tok.type == "$END"
     return False

@@ -10,6 +10,7 @@ Codes are grouped by range, one module per range, each owned by one stage:
     E05xx launch checks   (codes/launch.py)
     E06xx codegen limits  (codes/codegen.py)
     E07xx run-time errors (codes/runtime.py)
+    W00xx warnings        (codes/warnings.py)
 
 A code is never reused or deleted; a retired one stays with `retired=True`.
 Each code has a long explanation in `tilelang/diagnostics/explain/<CODE>.md`
@@ -51,6 +52,7 @@ def _load_all() -> None:
         runtime,
         syntax,
         types,
+        warnings,
     )
 
 

@@ -21,4 +21,5 @@ UNKNOWN_ATTRIBUTE = define("E0112", "unknown-attribute", "an attribute or hint t
 LOOP_CONTROL_OUTSIDE_LOOP = define("E0113", "break-outside-loop", "`break` or `continue` outside a loop")
 INVALID_ASSIGN_TARGET = define("E0114", "invalid-assign-target", "assignment to something that is not a variable")
 NOT_CALLABLE = define("E0115", "not-callable", "a call of something that is not a function")
+SELF_IMPORT = define("E0117", "self-import", "a file that `use`s itself")
 INVALID_MAIN = define("E0116", "invalid-main", "a `main` that takes parameters, returns a value or is a kernel")

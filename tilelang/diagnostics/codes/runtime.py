@@ -35,6 +35,8 @@ HOST_STACK_OVERFLOW = define(
     "E0719", "host-recursion-too-deep", "host functions called each other too deeply (a stack overflow)")
 HOST_OUT_OF_MEMORY = define(
     "E0720", "host-out-of-memory", "a host statement needed more memory than the machine could give")
+HOST_INDEX = define(
+    "E0721", "host-index-out-of-bounds", "a host tensor index, slice or `item` outside the tensor")
 
 # -- the sanitizer (`tilec run --sanitize`, `TILE_SANITIZE=1`: interp/sanitize.py) --
 BLOCKS_STORE_SAME = define(

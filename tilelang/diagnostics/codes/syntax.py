@@ -38,3 +38,6 @@ EXPECTED_ITEM = define(
     "E0021", "expected-item", "something other than `fn`, `kernel fn`, `const` or `use` at top level"
 )
 UNDERSCORE_EXPR = define("E0022", "underscore-in-expression", "`_` used as a value")
+NESTED_TOO_DEEPLY = define(
+    "E0023", "nested-too-deeply", "an item whose syntax tree is deeper than the nesting limit"
+)

@@ -25,7 +25,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Builder
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
-from tilelang.ir.lower.values import I32, ArrayVal, CVal, TensorRef, Unsupported
+from tilelang.ir.lower.values import I32, ArrayVal, CVal, InstanceMismatch, TensorRef, Unsupported
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -118,6 +118,7 @@ class LowerCx:
         # Defence in depth: refuse (ICE) what the ownership checker must have
         # refused (`views.refuse`); off only for programs run unchecked on purpose.
         self.defend = True
+        self.type_args: dict[str, DType] = {}  # the kernel's type generics, once bound
 
     def expr(self, e: ast.Expr) -> Any:
         """What `e` lowers to (`exprs.lower_expr`)."""
@@ -131,8 +132,16 @@ class LowerCx:
             return v
         if isinstance(v, CVal):
             dt = dtype or v.dtype or default_dtype(v.value)
+            self.check_literal(v, dtype, span)
             return self.b.const(convert_const(v.value, dt), dt, span=span)
         raise Unsupported(span or self.decl.span, "expected a scalar or tile value here")
+
+    def check_literal(self, v: CVal, dtype: DType | None, span: Span | None) -> None:
+        """An untyped literal meets a type that cannot hold it (`0.5` as an
+        `i32`, `1` as a `bool`) only in an instance of a generic function."""
+        if v.dtype is None and dtype is not None and not isinstance(v.value, bool) and (
+                (isinstance(v.value, float) and not dtype.is_float) or dtype is DType.BOOL):
+            raise InstanceMismatch(span, v.value, dtype)
 
     def to_shape(self, v: ir.Value, shape: tuple[int, ...], span: Span | None = None) -> ir.Value:
         if v.shape == shape:

@@ -76,6 +76,13 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
 
 
 def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
+    sym = symbol(cx.program, node)
+    if getattr(getattr(sym, "kind", None), "value", None) == "const" and sym.decl is None:
+        # a built-in constant (`f32::MAX`, `inf`): its value, in the type the
+        # checker settled (an untyped `inf` takes its context's)
+        settled = literal_dtype(cx.program, node)
+        declared = getattr(sym.ty, "dtype", None)
+        return CVal(sym.value, settled or (declared if isinstance(declared, DType) else None))
     scope = cx.f.lookup(name)
     if scope is not None:
         return scope[name]

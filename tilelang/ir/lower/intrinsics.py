@@ -27,7 +27,7 @@ from tilelang.syntax import ast
 _UNARY_MATH = {op.value: op for op in (
     ir.ElemOp.EXP, ir.ElemOp.EXP2, ir.ElemOp.LOG, ir.ElemOp.LOG2, ir.ElemOp.SQRT,
     ir.ElemOp.RSQRT, ir.ElemOp.ABS, ir.ElemOp.SIN, ir.ElemOp.COS, ir.ElemOp.TANH,
-    ir.ElemOp.SIGMOID, ir.ElemOp.FLOOR, ir.ElemOp.CEIL)}
+    ir.ElemOp.SIGMOID, ir.ElemOp.FLOOR, ir.ElemOp.CEIL, ir.ElemOp.ERF)}
 
 
 _REDUCE = {op.value: op for op in ir.ReduceOp}
@@ -40,6 +40,7 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 #: `tilelang.intrinsics.signatures` (methods with a leading dot).
 LOWERED_OPERATIONS = frozenset(
     {"block_id", "num_blocks", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
+     "pow", ".pow", ".item",
      "where", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max",
      "store_unchecked", ".load", ".load_padded", ".store", ".load_like", ".num_tiles",
      ".partition", ".shape", ".cumsum", ".reshape", ".broadcast", ".transpose", ".permute"}
@@ -102,16 +103,18 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         if name == "full":
             fill = vals[1]
             if isinstance(fill, CVal):
+                cx.check_literal(fill, dt, sp)
                 return cx.b.const(convert_const(fill.value, dt), dt, shape, span=sp)
             return cx.to_shape(cx.mat(fill, dt, sp), shape, sp)
-        return cx.b.const(0 if name == "zeros" else 1, dt, shape, span=sp) if dt.is_int or \
-            dt is BOOL else cx.b.const(0.0 if name == "zeros" else 1.0, dt, shape, span=sp)
+        one = name == "ones"  # zeros::<bool> is all false, ones::<bool> all true, as on the host
+        value = one if dt is BOOL else int(one) if dt.is_int else float(one)
+        return cx.b.const(value, dt, shape, span=sp)
     if name == "arange":
         n = cx.const_int(vals[0], sp)
         return cx.b.arange(n, _turbofish_dtype(cx, e, I32), span=sp)
     if name in _UNARY_MATH:
         return cx.b.elementwise(_UNARY_MATH[name], _float_operand(cx, vals[0], sp), span=sp)
-    if name in ("maximum", "minimum"):
+    if name in ("maximum", "minimum", "pow"):
         x, y = cx.unify(vals, sp)
         return cx.b.elementwise(ir.ElemOp(name), x, y, span=sp)
     if name == "fma":
@@ -161,9 +164,7 @@ def _float_operand(cx: LowerCx, v: Any, span: Span) -> ir.Value:
 
 
 def lower_reduce(cx: LowerCx, name: str, x: Any, axis: Any, span: Span) -> ir.Value:
-    v = cx.mat(x, None, span)
-    if v.dtype is BOOL:
-        v = cx.b.cast(v, I32, span=span)
+    v = cx.mat(x, None, span)  # a bool tile only in a generic instance: E0204 (lower/kernel.py)
     if axis is None:
         # no axis: over every element (a scalar result); argmax/argmin give
         # the row-major flat index
@@ -264,6 +265,12 @@ def lower_method(cx: LowerCx, e: ast.MethodCall) -> Any:
         return view_method(cx, recv, name, vals, e)
     if name in _UNARY_MATH:
         return cx.b.elementwise(_UNARY_MATH[name], _float_operand(cx, recv, sp), span=sp)
+    if name == "pow":
+        x, y = cx.unify([recv, vals[0]], sp)
+        return cx.b.elementwise(ir.ElemOp.POW, x, y, span=sp)
+    if name == "item":  # the checker made sure the tile holds one element
+        one = cx.b.reshape(cx.mat(recv, None, sp), (1,), span=sp)
+        return cx.b.reduce(ir.ReduceOp.MAX, one, 0, span=sp)
     if name in _REDUCE:
         return lower_reduce(cx, name, recv, vals[0] if vals else None, sp)
     if name in _SCAN:

@@ -8,6 +8,7 @@ flow lowering carries exactly these through loops and `if`s.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,32 +19,38 @@ from tilelang.syntax import ast
 def _walk_jumps(nodes: Any) -> Iterator[str]:
     """Names assigned (`x = ..`, `x += ..`) anywhere inside `nodes`, in order,
     plus the flags a jump sets: `break`/`continue` of THIS loop level (not of
-    loops nested inside), `return` at any depth."""
+    loops nested inside), `return` at any depth.
+
+    Each node's answer is computed once (`_summary`, memoised by node): the
+    lowering asks it of every `if` and loop for its whole body, and walking
+    the body afresh each time was quadratic in how deep they nest."""
     roots = ([*nodes.stmts, nodes.tail] if isinstance(nodes, ast.Block) else list(nodes))
-    stack: list[tuple[Any, bool]] = [(n, False) for n in reversed(roots)]
-    while stack:
-        n, nested = stack.pop()
-        if n is None:
-            continue
-        match n:
-            case ast.Assign(target=ast.Name(ident=ident)):
-                yield ident.name
-            case ast.Break() if not nested:
-                yield BRK
-            case ast.Continue() if not nested:
-                yield CONT
-            case ast.Return():
-                yield RET
-                yield RETV
-        inner = nested or isinstance(n, (ast.For, ast.While))
-        children: list[Any] = []
-        for slot in getattr(type(n), "__slots__", ()):
-            c = getattr(n, slot, None)
-            if isinstance(c, tuple):
-                children.extend(x for x in c if _is_node(x))
-            elif _is_node(c):
-                children.append(c)
-        stack.extend((c, inner) for c in reversed(children))
+    for n in roots:
+        if n is not None:
+            yield from _summary(n, False)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _summary(n: Any, nested: bool) -> tuple[str, ...]:
+    own: tuple[str, ...] = ()
+    match n:
+        case ast.Assign(target=ast.Name(ident=ident)):
+            own = (ident.name,)
+        case ast.Break() if not nested:
+            own = (BRK,)
+        case ast.Continue() if not nested:
+            own = (CONT,)
+        case ast.Return():
+            own = (RET, RETV)
+    inner = nested or isinstance(n, (ast.For, ast.While))
+    parts = [own]
+    for slot in getattr(type(n), "__slots__", ()):
+        c = getattr(n, slot, None)
+        if isinstance(c, tuple):
+            parts.extend(_summary(x, inner) for x in c if _is_node(x))
+        elif _is_node(c):
+            parts.append(_summary(c, inner))
+    return tuple(name for part in parts for name in part)
 
 
 def assigned_names(nodes: Any) -> Iterator[str]:

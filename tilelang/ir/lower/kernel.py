@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
+from tilelang.diagnostics.codes.types import INVALID_OPERAND, MISMATCHED_DTYPES
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -23,8 +24,9 @@ from tilelang.ir.lower.context import FnFrame, LowerCx, find_fn
 from tilelang.ir.lower.control import lower_block
 from tilelang.ir.lower.exprs import lower_expr
 from tilelang.ir.lower.jumps import jump_flags
-from tilelang.ir.lower.values import BOOL, I32, RET, CVal, TensorRef, Unsupported
+from tilelang.ir.lower.values import BOOL, I32, RET, CVal, InstanceMismatch, TensorRef, Unsupported
 from tilelang.ir.verify import verify_kernel
+from tilelang.source import Span
 from tilelang.syntax import ast
 
 
@@ -40,6 +42,14 @@ def lower_kernel(program: Any, kernel_name: str, instantiation: Mapping[str, Any
     cx.defend = defend
     try:
         kernel = _lower_kernel_body(cx, dict(instantiation), dict(arg_facts or {}))
+    except InstanceMismatch as e:
+        kind = "float" if isinstance(e.value, float) else "integer"
+        raise TileError(_instance_error(
+            cx, instantiation, MISMATCHED_DTYPES,
+            f"mismatched dtypes: the {kind} literal `{e.value}` cannot be `{e.dtype.value}`",
+            e.span, f"`{e.dtype.value}` in this instance",
+            f"write a literal of every type the kernel is called with, or cast: `({e.value} as f32) as T`"
+            if kind == "float" else "a `bool` takes `true` or `false`")) from None
     except Unsupported as e:
         d = (Diagnostic.error(KERNEL_UNSUPPORTED, e.what)
              .primary(e.span, "not supported in a kernel yet")
@@ -47,8 +57,69 @@ def lower_kernel(program: Any, kernel_name: str, instantiation: Mapping[str, Any
         if e.help:
             d = d.with_help(e.help)
         raise TileError(d) from None
+    _check_tile_dims(kernel, decl, instantiation)
+    _check_instance(cx, kernel, instantiation)
     verify_kernel(kernel)
     return kernel
+
+
+def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> None:
+    """An operation whose element type does not have it (`a & b` on `f16`,
+    `exp` on `i32`, `sum` on `bool`) can only come from a type-generic kernel
+    or device function: the checker checks its body once, for any `T`, and
+    this instance's `T` is the first concrete type. It is the caller's error
+    (E0204, at the operation, naming the instance), not an ill-formed IR."""
+    from tilelang.ir.verify import domain_problem
+
+    for node in ir.walk(kernel.body):
+        problem = domain_problem(node)
+        if problem is not None:
+            what, dt, need = problem
+            raise TileError(_instance_error(
+                cx, inst, INVALID_OPERAND, f"{what} is not defined on `{dt.value}`",
+                getattr(node, "span", None), f"applied to `{dt.value}` in this instance",
+                f"{what} needs {need}: call it with such a type, or convert inside it "
+                "(e.g. `x as f32`)"))
+
+
+def _instance_error(cx: LowerCx, inst: Mapping[str, Any], code: str, message: str,
+                    span: Span | None, label: str, help: str) -> Diagnostic:
+    """An error of one instance of a generic kernel, at `span`, naming the
+    instance's generics on the kernel's name."""
+    decl = cx.decl
+    args = {**{k: v.value for k, v in cx.type_args.items()},
+            **{k: v for k, v in inst.items() if not isinstance(v, DType)}}
+    shown = ", ".join(f"{k} = {v}" for k, v in args.items())
+    d = (Diagnostic.error(code, message)
+         .secondary(decl.name.span, f"in kernel `{decl.name.name}`" + (f" with {shown}" if shown else "")))
+    if span is not None and span.file >= 0:
+        d = d.primary(span, label)
+    return (d.note("a generic kernel or function is checked once, for any element type `T`; "
+                   "its body must also hold for each `T` it is called with")
+            .with_help(help))
+
+
+def _check_tile_dims(kernel: ir.Kernel, decl: ast.FnDecl, inst: Mapping[str, Any]) -> None:
+    """A tile dimension that is not positive (`arange::<i32>(N)` with `N = 0`
+    from a caller's generic) is the caller's error, E0212, at the operation:
+    the checker reports it for Tile callers, and a Python caller's generics
+    reach it here, before the IR verifier would call it ill-formed."""
+    from tilelang.diagnostics.codes.types import TILE_DIM_NOT_POSITIVE
+
+    for node in ir.walk(kernel.body):
+        for v in ir.op_results(node):
+            bad = next((d for d in v.type.shape if d <= 0), None)
+            if bad is None:
+                continue
+            gen = ", ".join(f"{k} = {val}" for k, val in inst.items())
+            d = (Diagnostic.error(TILE_DIM_NOT_POSITIVE, f"tile dimension {bad} is not positive")
+                 .secondary(decl.name.span, f"in kernel `{decl.name.name}`"
+                                           + (f" with {gen}" if gen else "")))
+            span = getattr(node, "span", None)
+            if span is not None:
+                d = d.primary(span, f"this makes a tile of shape {list(v.type.shape)}")
+            raise TileError(d.with_help("tile dimensions come from the kernel's generic arguments: "
+                                        "give them positive values (powers of two)"))
 
 
 def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any]) -> ir.Kernel:
@@ -56,6 +127,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     generics = {k: int(v) for k, v in inst.items() if isinstance(v, (int, np.integer))}
     tparams = {k: v for k, v in inst.items() if isinstance(v, DType)}
     _infer_from_facts(cx, decl, generics, tparams, facts)
+    cx.type_args = tparams
     cx.f = FnFrame(generics, tparams)
     missing = [g.name.name for g in decl.generics
                if g.is_const and g.name.name not in generics]

@@ -83,3 +83,15 @@ class Unsupported(Exception):
         self.span = span
         self.what = what
         self.help = help_
+
+
+class InstanceMismatch(Exception):
+    """A literal that the checker accepted for a type parameter `T` (any type)
+    but that this instance's `T` cannot hold (`a * 0.5` with `T = i32`): E0201
+    at the literal, reported by `lower_kernel` with the instance."""
+
+    def __init__(self, span: Span | None, value: Any, dtype: Any) -> None:
+        super().__init__(f"{value!r} as {dtype}")
+        self.span = span
+        self.value = value
+        self.dtype = dtype

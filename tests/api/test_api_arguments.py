@@ -1,0 +1,134 @@
+"""Python API arguments that used to escape as Python errors or internal
+errors (issue 12): each is a `tilelang.TileError` subclass (or a `TypeError`
+for an argument of the wrong Python type) whose message says what to do."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilelang
+
+SRC = """
+kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, s: f32) {
+    z.store(x.load_like(z) * s);
+}
+
+kernel fn ar<const N: i32>(z: &mut Tensor<i32, [4]>) {
+    let t = arange::<i32>(N);
+    z.store(zeros::<i32>([4]) + t.sum(0));
+}
+
+fn host_add(a: f32, b: f32) -> f32 { a + b }
+
+fn host_small(a: i8) -> i8 { a }
+"""
+
+
+@pytest.fixture(scope="module")
+def mod() -> tilelang.Module:
+    return tilelang.compile(SRC)
+
+
+def _z() -> np.ndarray:
+    return np.zeros(8, np.float32)
+
+
+def test_partition_of_none_is_a_call_error() -> None:
+    with pytest.raises(tilelang.CallError, match="a tile shape is a list of positive integers"):
+        tilelang.partition(_z(), None)  # type: ignore[arg-type]
+    with pytest.raises(tilelang.CallError):
+        tilelang.partition(_z(), 2.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [10**40, 10**400, -(10**39)])
+def test_a_huge_int_for_an_f32_scalar_is_refused(mod: tilelang.Module, value: int) -> None:
+    x = np.ones(8, np.float32)
+    with pytest.raises(tilelang.CallError, match="beyond its largest finite value") as e:
+        mod.scale(tilelang.partition(_z(), [4]), x, value).sync()
+    assert 'float("inf")' in str(e.value)
+    with pytest.raises(tilelang.CallError, match="beyond its largest finite value"):
+        mod.host_add(value, 1.0)
+
+
+def test_infinity_itself_is_fine(mod: tilelang.Module) -> None:
+    z = _z()
+    mod.scale(tilelang.partition(z, [4]), np.ones(8, np.float32), float("inf")).sync()
+    assert np.isinf(z).all()
+
+
+def test_a_complex_scalar_is_refused_not_truncated(mod: tilelang.Module) -> None:
+    with pytest.raises(tilelang.CallError, match="complex"):
+        mod.scale(tilelang.partition(_z(), [4]), np.ones(8, np.float32), 1 + 2j).sync()
+    with pytest.raises(tilelang.CallError, match=r"complex number \(1\+1j\)"):
+        mod.host_add(1 + 1j, 2.0)
+    with pytest.raises(tilelang.CallError, match="does not fit"):
+        mod.host_small(300)
+    assert mod.host_add(np.float32(1.5), 2) == 3.5
+
+
+@pytest.mark.parametrize("n", [0, -3])
+def test_explicit_generics_of_zero_or_below_are_e0212_not_an_ice(mod: tilelang.Module, n: int) -> None:
+    z = np.zeros(8, np.int32)
+    with pytest.raises(tilelang.CallError) as e:
+        mod.ar[n](tilelang.partition(z, [4])).sync()
+    text = str(e.value)
+    assert "error[E0212]" in text and f"tile dimension {n} is not positive" in text
+    assert "ill-formed IR" not in text and "positive values" in text
+
+
+def test_compile_of_bytes_says_decode() -> None:
+    with pytest.raises(TypeError, match=r"decode it first: `source.decode\(\)`"):
+        tilelang.compile(b"fn main() {}")  # type: ignore[arg-type]
+
+
+def test_an_unknown_device_is_a_device_error() -> None:
+    with pytest.raises(tilelang.DeviceError, match='"cpu", "gpu" or "auto", not \'tpu\'') as e:
+        tilelang.compile(SRC, device="tpu")
+    assert isinstance(e.value, tilelang.TileError) and isinstance(e.value, ValueError)
+
+
+def test_a_big_endian_array_is_named_with_the_fix(mod: tilelang.Module) -> None:
+    x = np.ones(8, np.float32).astype(">f4")
+    with pytest.raises(tilelang.CallError) as e:
+        mod.scale(tilelang.partition(_z(), [4]), x, 1.0).sync()
+    text = str(e.value)
+    assert "big-endian float32 array" in text and "x.astype(numpy.float32)" in text
+    mod.scale(tilelang.partition(_z(), [4]), x.astype(np.float32), 1.0).sync()  # the fix works
+
+
+def test_load_of_a_missing_file_is_a_compile_error_like_a_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for path in (tmp_path / "nope.tile", tmp_path):
+        with pytest.raises(tilelang.CompileError, match="couldn't read"):
+            tilelang.load(path)
+
+
+@pytest.mark.parametrize("value", [np.zeros(1, "V4")[0], np.str_("1.0"), np.datetime64(1, "s")])
+def test_a_numpy_scalar_that_is_not_a_number_is_refused(mod: tilelang.Module, value: object) -> None:
+    with pytest.raises(tilelang.CallError, match="is a number"):
+        mod.host_add(value, 1.0)
+    with pytest.raises(tilelang.CallError):
+        mod.scale(tilelang.partition(_z(), [4]), np.ones(8, np.float32), value).sync()
+
+
+def test_the_callers_numpy_error_state_does_not_reach_the_runtime(mod: tilelang.Module) -> None:
+    # 5e-324 rounds to 0 in f32 (an underflow): a defined result, not a
+    # FloatingPointError, even under np.seterr(all="raise").
+    z = _z()
+    with np.errstate(all="raise"):
+        mod.scale(tilelang.partition(z, [4]), np.ones(8, np.float32), 5e-324).sync()
+        mod.scale(tilelang.partition(z, [4]), np.full(8, 3e38, np.float32), 10.0).sync()
+    assert np.isinf(z).all()
+
+
+def test_a_generic_instance_without_the_operation_is_e0204_not_an_ice() -> None:
+    gen = tilelang.compile(
+        "kernel fn bits<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>) {\n"
+        "    z.store(x.load_like(z) ^ x.load_like(z));\n}\n")
+    z = np.ones(8, np.int32)
+    gen.bits(tilelang.partition(z, [4]), np.arange(8, dtype=np.int32)).sync()
+    assert not z.any()
+    with pytest.raises(tilelang.TileError) as e:
+        gen.bits(tilelang.partition(np.ones(8, np.float32), [4]), np.ones(8, np.float32)).sync()
+    text = str(e.value)
+    assert "E0204" in text and "`^` is not defined on `f32`" in text and "ill-formed" not in text

@@ -1,0 +1,64 @@
+"""The fuzzer in the default suite: a few hundred mutants with a fixed seed
+through check, run and the REPL, with no internal error and no hang.
+
+The long campaigns (100,000 programs and more) are run by hand and recorded
+in FUZZING.md; this keeps the fuzzer working and catches regressions on the
+cases it generates first. A failure prints the case index: reproduce it with
+`python tests/fuzz/fuzzer.py --seed 1 --replay INDEX`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fuzz import fuzzer
+
+SEED = 1
+COUNT = 300
+
+
+@pytest.fixture(scope="module")
+def corpus() -> fuzzer.Corpus:
+    return fuzzer.Corpus.load()
+
+
+def test_the_corpus_holds_the_repository_programs(corpus: fuzzer.Corpus) -> None:
+    assert len(corpus.programs) > 100
+    assert "kernel" in corpus.tokens and "partition" in corpus.tokens
+
+
+def test_cases_are_reproducible(corpus: fuzzer.Corpus) -> None:
+    assert fuzzer.make_case(SEED, 7, corpus) == fuzzer.make_case(SEED, 7, corpus)
+    assert fuzzer.make_case(SEED, 7, corpus) != fuzzer.make_case(SEED, 8, corpus)
+
+
+def test_the_outcomes_are_classified() -> None:
+    assert fuzzer.run_case("fn main() { print(1); }\n").kind == "ok"
+    assert fuzzer.run_case("fn main() { let x: i32 = true; }\n").kind == "diagnostics"
+    assert fuzzer.run_case("fn main() { assert(false); }\n").kind == "runtime-error"
+
+
+def test_a_fixed_seed_campaign_finds_no_internal_error_and_no_hang() -> None:
+    report = fuzzer.campaign_in_worker(SEED, COUNT, repl_every=30)
+    assert report.count == COUNT
+    assert report.kinds["ok"] + report.kinds["runtime-error"] > 0, report.kinds  # some run
+    details = "\n".join(f"case {i} ({k}): {d[-800:]}" for i, k, d in report.findings[:5])
+    assert report.bugs == 0, f"{dict(report.kinds)}\n{details}"
+
+
+def test_python_api_arguments_raise_tile_errors_only() -> None:
+    # tests/fuzz/api_fuzzer.py: awkward arguments to tilelang.compile/load/
+    # partition, kernels (explicit generics too) and host functions; each call
+    # succeeds or raises a TileError (TypeError for a wrong Python type).
+    from fuzz import api_fuzzer
+
+    mod = api_fuzzer.compile_module()
+    bugs = []
+    kinds: dict[str, int] = {}
+    for i in range(500):
+        out = api_fuzzer.classify(api_fuzzer.make_case(SEED, i, mod))
+        kinds[out.kind] = kinds.get(out.kind, 0) + 1
+        if out.kind == "bug":
+            bugs.append(f"case {i}: {out.detail[-800:]}")
+    assert kinds.get("ok", 0) > 20 and kinds.get("tile-error", 0) > 100, kinds
+    assert not bugs, "\n".join(bugs[:3])

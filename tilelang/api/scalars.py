@@ -1,0 +1,68 @@
+"""Python numbers passed for scalar parameters of kernels and host functions.
+
+`scalar_value(what, value, dt)` is the one check both use: it accepts a
+Python or NumPy number (a 0-D array too) that the parameter's type holds
+exactly in kind and range, and returns it as a Python `bool`, `int` or
+`float`; anything else raises `CallError` saying what was given and what to
+pass. Rejected: a complex number (its imaginary part would be dropped), a
+`bool` for a number or a number for a `bool`, a float for an integer, an
+integer out of the type's range, and a finite number beyond a float type's
+largest finite value (`10**40` for an `f32` would silently become infinity;
+pass `float("inf")` to mean infinity).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tilelang.api.errors import CallError
+from tilelang.dtypes import DType
+from tilelang.intrinsics.constants import dtype_constant
+
+
+def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None = None) -> Any:
+    """`value` checked against the scalar type `dt` (None: any number)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (complex, np.complexfloating)):
+        raise CallError(f"{what} is a real number{f' (`{dt.value}`)' if dt else ''}, but it is the "
+                        f"complex number {value!r}", where=where,
+                        help="pass its real part (`z.real`) if that is what you mean")
+    if not isinstance(value, (bool, int, float, np.number, np.bool_)):  # not np.void, np.str_, ..
+        raise CallError(f"{what} is a number{f' (`{dt.value}`)' if dt else ''}, but it is a "
+                        f"`{type(value).__name__}`", where=where, help="pass a Python number")
+    if dt is None:
+        return value.item() if isinstance(value, np.generic) else value
+    is_bool = isinstance(value, (bool, np.bool_))
+    if dt is DType.BOOL:
+        if not is_bool:
+            raise CallError(f"{what} is a `bool`, but it is {value!r}", where=where,
+                            help="pass `True` or `False`")
+        return bool(value)
+    if is_bool:
+        raise CallError(f"{what} is a `{dt.value}`, not a `bool`", where=where,
+                        help=f"pass {'1 or 0' if dt.is_int else '1.0 or 0.0'}")
+    if dt.is_int:
+        if isinstance(value, (float, np.floating)):
+            raise CallError(f"{what} is an integer (`{dt.value}`), but it is {value!r}", where=where,
+                            help="pass an int (`int(..)` rounds toward zero)")
+        lo, hi = dtype_constant(dt, "MIN")[1], dtype_constant(dt, "MAX")[1]  # type: ignore[index]
+        if not lo <= int(value) <= hi:
+            raise CallError(f"{what} is of type `{dt.value}`, and {int(value)} does not fit in it", where=where,
+                            help=f"`{dt.value}` holds {lo} to {hi}")
+        return int(value)
+    big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]
+    try:
+        f = float(value)
+    except OverflowError:  # an int beyond even f64
+        f = math.inf
+    if (math.isinf(f) and not (isinstance(value, (float, np.floating)) and math.isinf(value))) \
+            or (math.isfinite(f) and abs(f) > big):
+        shown = value if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
+        raise CallError(f"{what} is of type `{dt.value}`, and {shown} is beyond its largest finite value "
+                        f"({big:g})", where=where,
+                        help="pass a value in range, or `float(\"inf\")` to mean infinity")
+    return f

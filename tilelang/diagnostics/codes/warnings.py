@@ -1,0 +1,16 @@
+"""Warning codes, W0001-W0099 (see `codes/__init__.py`).
+
+Emitted only by `tilelang.sema.lints` (after the checks pass). A warning
+never stops a program; `tilec check --deny warnings` makes them errors, and
+`#[allow(lint)]` before a function silences one there (the lint names are
+`tilelang.sema.lints.LINTS`). Each has `explain/<CODE>.md`.
+"""
+
+from tilelang.diagnostics.codes import define
+
+UNUSED_VARIABLE = define("W0001", "unused-variables", "a variable or parameter that is never read")
+UNUSED_OPERATION = define(
+    "W0002", "unused-operations", "a kernel call bound to a variable that is never run")
+UNREACHABLE_CODE = define(
+    "W0003", "unreachable-code", "a statement after a `return`, `break` or `continue`")
+UNUSED_UNSAFE = define("W0004", "unused-unsafe", "an `unsafe` block that needs no `unsafe`")

@@ -1,0 +1,90 @@
+"""Built-in constants: `f32::INFINITY`, `i32::MAX`, ..., and the bare `inf`, `nan`.
+
+Associated constants of the scalar types, with Rust's names:
+
+- every float type (`f16 bf16 f32 f64`): `INFINITY`, `NEG_INFINITY`, `NAN`,
+  `MAX` (the largest finite value), `MIN` (= `-MAX`), `MIN_POSITIVE` (the
+  smallest positive normal value), `EPSILON` (the gap between 1.0 and the next
+  value);
+- every integer type: `MAX`, `MIN`, `BITS` (`u32`, as in Rust).
+
+`inf` and `nan` are untyped float constants (like a float literal, they take
+the type of their context: `full::<f16>([4], -inf)`).
+
+The checker resolves `T::NAME` here (`sema/names.py`); both engines read the
+value from the symbol. Invariant: this module imports only the standard
+library and `tilelang.dtypes`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tilelang.dtypes import DType
+
+FLOAT_CONSTANTS = ("INFINITY", "NEG_INFINITY", "NAN", "MAX", "MIN", "MIN_POSITIVE", "EPSILON")
+INT_CONSTANTS = ("MAX", "MIN", "BITS")
+BARE_CONSTANTS: dict[str, float] = {"inf": math.inf, "nan": math.nan}
+
+# (largest finite, smallest positive normal, epsilon), exactly representable
+_FLOAT_LIMITS: dict[DType, tuple[float, float, float]] = {
+    DType.F16: (65504.0, 2.0 ** -14, 2.0 ** -10),
+    DType.BF16: (float.fromhex("0x1.fep+127"), 2.0 ** -126, 2.0 ** -7),
+    DType.F32: (float.fromhex("0x1.fffffep+127"), 2.0 ** -126, 2.0 ** -23),
+    DType.F64: (float.fromhex("0x1.fffffffffffffp+1023"), 2.0 ** -1022, 2.0 ** -52),
+}
+
+DOCS = {
+    "INFINITY": "positive infinity",
+    "NEG_INFINITY": "negative infinity",
+    "NAN": "not a number (NaN)",
+    "MAX": "the largest finite value (floats) or the largest value (integers)",
+    "MIN": "the most negative finite value (floats: `-MAX`) or the smallest value (integers)",
+    "MIN_POSITIVE": "the smallest positive normal value",
+    "EPSILON": "the difference between 1.0 and the next larger value",
+    "BITS": "the number of bits (a `u32`)",
+}
+
+
+def names_for(dt: DType) -> tuple[str, ...]:
+    if dt.is_float:
+        return FLOAT_CONSTANTS
+    if dt.is_int:
+        return INT_CONSTANTS
+    return ()
+
+
+def dtype_constant(dt: DType, name: str) -> tuple[DType, int | float] | None:
+    """(its type, its value) of `dt::name`, or None when there is no such constant."""
+    if dt.is_float and name in FLOAT_CONSTANTS:
+        big, tiny, eps = _FLOAT_LIMITS[dt]
+        value = {"INFINITY": math.inf, "NEG_INFINITY": -math.inf, "NAN": math.nan, "MAX": big,
+                 "MIN": -big, "MIN_POSITIVE": tiny, "EPSILON": eps}[name]
+        return dt, value
+    if dt.is_int and name in INT_CONSTANTS:
+        if name == "BITS":
+            return DType.U32, dt.bits
+        lo, hi = ((-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed
+                  else (0, (1 << dt.bits) - 1))
+        return dt, hi if name == "MAX" else lo
+    return None
+
+
+# `assert_close`'s default (rtol, atol) by element type (PyTorch's); integers
+# and `bool` must be equal. The host runtime uses this table and the
+# signature table's display of `assert_close` is made from it.
+ASSERT_CLOSE_DEFAULTS: dict[DType, tuple[float, float]] = {
+    DType.F16: (1e-3, 1e-5),
+    DType.BF16: (1.6e-2, 1e-5),
+    DType.F32: (1.3e-6, 1e-5),
+    DType.F64: (1e-7, 1e-7),
+}
+
+
+def assert_close_defaults_text() -> str:
+    """The defaults in words, e.g. for hover and `tilec doc`."""
+    def num(x: float) -> str:
+        return repr(x).replace("e-0", "e-")
+
+    parts = [f"{dt.value} rtol {num(r)}, atol {num(a)}" for dt, (r, a) in ASSERT_CLOSE_DEFAULTS.items()]
+    return "; ".join(parts) + "; integers and bool exact"

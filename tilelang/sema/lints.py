@@ -1,0 +1,201 @@
+"""Warnings (W0xxx): code that checks but is probably not what was meant.
+
+`check_lints(program, sink, root_path)` runs after the type and ownership
+checks have passed, over the functions and kernels of the user's own files
+(not the standard library):
+
+- W0001 `unused_variables`: a `let` binding or a parameter that is never
+  read (assigning to it is not reading it). A name starting with `_` is
+  exempt, as in Rust.
+- W0002 `unused_operations`: a kernel call bound to a variable that is never
+  used, so the operation is never run (a kernel call used as a statement is
+  the error E0224).
+- W0003 `unreachable_code`: a statement after a `return`, `break` or
+  `continue` (or after an `if`/block every path of which leaves).
+- W0004 `unused_unsafe`: an `unsafe { }` block with no `atomic_*` or
+  `store_unchecked` call of its own.
+
+`#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
+`kernel fn` silences them there; `tilec check --deny warnings` makes them
+errors (the driver, `Options.deny_warnings`). `LINTS` maps each lint name to
+its code; the attribute checker (`sema/items.py`) validates names against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from tilelang.diagnostics.codes import warnings as W
+from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.sema.program import Program, SymbolKind
+from tilelang.sema.types import OpT
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+LINTS: dict[str, str] = {
+    "unused_variables": W.UNUSED_VARIABLE,
+    "unused_operations": W.UNUSED_OPERATION,
+    "unreachable_code": W.UNREACHABLE_CODE,
+    "unused_unsafe": W.UNUSED_UNSAFE,
+}
+ALL_LINTS = "warnings"  # `#[allow(warnings)]`
+
+# The operations only `unsafe { }` allows (the kernel checker's rule, E04xx).
+UNSAFE_OPERATIONS = frozenset(("atomic_add", "atomic_max", "atomic_min", "store_unchecked"))
+
+
+def allowed_lints(decl: ast.FnDecl) -> set[str]:
+    """The lint names an item's `#[allow(..)]` attributes name."""
+    out: set[str] = set()
+    for attr in decl.attrs:
+        if attr.name.name != "allow":
+            continue
+        for arg in attr.args:
+            if arg.name is None and isinstance(arg.value, ast.Name):
+                out.add(arg.value.ident.name)
+    return out
+
+
+def check_lints(program: Program, sink: DiagnosticSink, skip_paths: frozenset[str] = frozenset()) -> None:
+    """Warn about the functions of every module whose path is not in
+    `skip_paths` (the caller passes the standard library's files)."""
+    for mod in program.modules.values():
+        if mod.path in skip_paths:
+            continue
+        for item in mod.ast.items:
+            if isinstance(item, ast.FnDecl):
+                _Linter(program, sink, allowed_lints(item)).fn(item)
+
+
+class _Linter:
+    def __init__(self, program: Program, sink: DiagnosticSink, allowed: set[str]) -> None:
+        self.program = program
+        self.sink = sink
+        self.allowed = allowed
+
+    def warn(self, lint: str, diag: Diagnostic) -> None:
+        if lint in self.allowed or ALL_LINTS in self.allowed:
+            return
+        self.sink.emit(diag.note(f"the `{lint}` lint is on by default")
+                       .with_help(f"to allow it here, put `#[allow({lint})]` before the function"))
+
+    # ---------------------------------------------------------------- entry
+    def fn(self, decl: ast.FnDecl) -> None:
+        self._unused(decl)
+        for node in _walk(decl.body):
+            if isinstance(node, ast.Block):
+                self._unreachable(node)
+            elif isinstance(node, ast.UnsafeBlock):
+                self._unsafe(node)
+
+    # ---------------------------------------------------------------- W0001/W0002
+    def _unused(self, decl: ast.FnDecl) -> None:
+        nodes = list(_walk(decl.body))
+        targets = {id(s.target) for s in nodes if isinstance(s, ast.Assign)}
+        assigned = {id(self.program.symbol_of(s.target)) for s in nodes
+                    if isinstance(s, ast.Assign) and isinstance(s.target, ast.Name)}
+        read: set[int] = set()
+        bindings: list[tuple[Any, ast.Ident]] = []
+        for node in nodes:
+            if isinstance(node, ast.Name) and id(node) not in targets:
+                sym = self.program.symbol_of(node)
+                if sym is not None:
+                    read.add(id(sym))
+            elif isinstance(node, ast.NamePat):
+                sym = self.program.symbol_of(node)
+                if sym is not None:
+                    bindings.append((sym, node.name))
+        for p in decl.params:
+            sym = self.program.symbol_of(p)
+            if sym is not None:
+                bindings.append((sym, p.name))
+        for sym, ident in bindings:
+            if id(sym) in read or ident.name.startswith("_"):
+                continue
+            if isinstance(sym.ty, OpT):
+                self.warn("unused_operations", Diagnostic.warning(
+                    W.UNUSED_OPERATION, f"the operation `{ident.name}` is never run")
+                    .primary(ident.span, "this kernel call is never run")
+                    .with_help(f"run it with `{ident.name}.sync()`, or start it with "
+                               f"`{ident.name}.launch()`"))
+                continue
+            what = "parameter" if sym.kind is SymbolKind.PARAM else "variable"
+            message = (f"{what} `{ident.name}` is assigned to, but never used" if id(sym) in assigned
+                       else f"unused {what}: `{ident.name}`")
+            self.warn("unused_variables", Diagnostic.warning(W.UNUSED_VARIABLE, message)
+                      .primary(ident.span, "never read")
+                      .with_help(f"if this is intentional, prefix it with an underscore: "
+                                 f"`_{ident.name}`"))
+
+    # ---------------------------------------------------------------- W0003
+    def _unreachable(self, block: ast.Block) -> None:
+        items: list[Any] = [*block.stmts, *([block.tail] if block.tail is not None else [])]
+        for i, st in enumerate(items[:-1]):
+            if _diverges(st):
+                nxt = items[i + 1]
+                self.warn("unreachable_code", Diagnostic.warning(
+                    W.UNREACHABLE_CODE, "unreachable statement" if i + 1 < len(block.stmts)
+                    else "unreachable expression")
+                    .primary(nxt.span, "this is never run")
+                    .secondary(st.span, "any code following this is unreachable"))
+                return
+
+    # ---------------------------------------------------------------- W0004
+    def _unsafe(self, u: ast.UnsafeBlock) -> None:
+        for node in _walk(u.body, stop=ast.UnsafeBlock):
+            if isinstance(node, ast.Call) and isinstance(node.callee, ast.Name):
+                sym = self.program.symbol_of(node.callee)
+                if node.callee.ident.name in UNSAFE_OPERATIONS and (
+                        sym is None or sym.kind is SymbolKind.BUILTIN):
+                    return
+        nested = any(isinstance(n, ast.UnsafeBlock) for n in _walk(u.body, stop=ast.UnsafeBlock)
+                     if n is not u)
+        keyword = Span(u.span.file, u.span.start, u.span.start + len("unsafe"))
+        d = (Diagnostic.warning(W.UNUSED_UNSAFE, "unnecessary `unsafe` block")
+             .primary(keyword, "nothing in it needs `unsafe`"))
+        if nested:
+            d = d.note("the `unsafe` blocks inside it need their own")
+        self.warn("unused_unsafe", d.with_help(
+            "remove the `unsafe`: only `atomic_add`, `atomic_max`, `atomic_min` and "
+            "`store_unchecked` need it"))
+
+
+def _diverges(node: Any) -> bool:
+    """Whether every path through a statement or expression leaves the block."""
+    match node:
+        case ast.Return() | ast.Break() | ast.Continue():
+            return True
+        case ast.ExprStmt(expr=e):
+            return _diverges(e)
+        case ast.Let(value=v):
+            return v is not None and _diverges(v)
+        case ast.Block(stmts=stmts, tail=tail):
+            return any(_diverges(s) for s in stmts) or (tail is not None and _diverges(tail))
+        case ast.UnsafeBlock(body=b):
+            return _diverges(b)
+        case ast.If(then=then, else_=els):
+            return els is not None and _diverges(then) and _diverges(els)
+    return False
+
+
+def _walk(node: Any, stop: type | None = None) -> Iterator[Any]:
+    """AST nodes under `node` (itself included), pre-order; below a node of
+    type `stop` (other than `node` itself), nothing."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if not hasattr(n, "__match_args__") or isinstance(n, (str, int, float, bool)):
+            continue
+        if not hasattr(type(n), "__slots__") or n.__class__.__module__ != ast.__name__:
+            continue
+        yield n
+        if stop is not None and isinstance(n, stop) and n is not node:
+            continue
+        for slot in reversed(type(n).__match_args__):
+            child = getattr(n, slot, None)
+            if isinstance(child, tuple) or hasattr(child, "__match_args__"):
+                stack.append(child)

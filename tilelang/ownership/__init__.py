@@ -1,8 +1,9 @@
 """The ownership checker: no Tile program that passes it can race (BRIEF §6).
 
 Entry point: `check_ownership(program, sink) -> OwnershipFacts`, run after the
-type checker. `program` is the type checker's `Program` (a bare `ast.Module`
-is accepted too, for tests). Diagnostics go to `sink`; the returned facts
+type checker. `program` is the type checker's `Program` (names resolve
+through its symbols and what a value is comes from its types; a bare
+`ast.Module` is refused). Diagnostics go to `sink`; the returned facts
 carry the launch-time checks the host runtime must evaluate before any GPU
 work (see `tilelang.ownership.facts`).
 

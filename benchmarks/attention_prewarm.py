@@ -1,6 +1,7 @@
 """Fill the compile cache with the PTX of every std::attention launch that
-`tests/std/test_attention_gpu.py`, `benchmarks/attention.py --quick` and
-`benchmarks/attention_sanitize.py` make, without a GPU.
+`tests/std/test_attention_gpu.py`, `benchmarks/attention.py --quick`,
+`benchmarks/attention_sanitize.py` and the GPU test of
+`examples/python/torch_attention.py` make, without a GPU.
 
     TILEC_CACHE_DIR=.dev/cache python benchmarks/attention_prewarm.py [--arch sm_90 ...]
 
@@ -88,6 +89,8 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
             while batch * 8 * splits < 2 * SMS and splits * 64 * 2 <= ctx:
                 splits *= 2
             out += decode("bf16", batch * 8, 4, ctx, 128, 64, splits, splits)
+    # examples/python/torch_attention.py as tests/api/test_api_gpu.py runs it (B=2, 8/2 heads, S=300)
+    out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
     # benchmarks/attention_sanitize.py
     out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
     out.append(prefill("f16", 2, 2, 150, 90, 128, 64, 64, True))

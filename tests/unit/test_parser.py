@@ -532,3 +532,16 @@ def test_recovery_keeps_attributes_with_their_item() -> None:
     assert [d.code for d in sink.diagnostics] == ["E0012"]
     (k,) = m.items
     assert isinstance(k, ast.FnDecl) and k.is_kernel and k.attrs[0].name.name == "hints"
+
+
+def test_destructuring_assignment_unparses_as_written() -> None:
+    # The builder desugars `(a, b) = v;` into a block with temporaries whose
+    # names cannot be written; the printer gives back the assignment, also as
+    # the last statement of a block (where it is the block's tail).
+    src = "fn f() {\n    (a, (b, c)) = g();\n    for i in 0..2 {\n        (a, b) = (b, a);\n    }\n}\n"
+    sm = SourceMap()
+    sink = DiagnosticSink()
+    text = unparse(parse(sm.add("t.tile", src), sink))
+    assert not sink.diagnostics
+    assert "(a, (b, c)) = g();" in text and "(a, b) = (b, a);" in text
+    assert ")=" not in text

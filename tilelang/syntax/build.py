@@ -234,7 +234,7 @@ class Builder:
             if isinstance(t, ast.TupleExpr):
                 return ast.TuplePat(tuple(pat(x) for x in t.elems), t.span)
             assert isinstance(t, ast.Name)
-            tmp = ast.Ident(f"({t.ident.name})={len(assigns)}", t.span)
+            tmp = ast.Ident(f"({t.ident.name})={len(assigns)}", t.span)  # see destructuring()
             assigns.append(ast.Assign(t, "=", ast.Name(tmp, value.span), op_span, t.span))
             return ast.NamePat(tmp, False, t.span)
 
@@ -579,3 +579,35 @@ def _destructurable(t: ast.Expr) -> bool:
     """A tuple of variables (nested tuples allowed): `(a, (b, c))`."""
     return isinstance(t, ast.TupleExpr) and len(t.elems) > 0 and all(
         isinstance(x, ast.Name) or _destructurable(x) for x in t.elems)
+
+
+def destructuring(s: ast.Stmt) -> tuple[ast.Expr, ast.Expr] | None:
+    """The `(target, value)` of a destructuring assignment that
+    `Builder._assign` desugared into `{ let (t0, ..) = value; a = t0; .. }`,
+    or None when `s` is not one (the printer writes it back as written)."""
+    if not (isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.Block)
+            and s.expr.tail is None and s.expr.stmts):
+        return None
+    let = s.expr.stmts[0]
+    if not isinstance(let, ast.Let) or let.value is None or let.ty is not None:
+        return None
+    targets: dict[str, ast.Expr] = {}
+    for a in s.expr.stmts[1:]:
+        if not (isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)):
+            return None
+        targets[a.value.ident.name] = a.target
+
+    def target(p: ast.Pattern) -> ast.Expr | None:
+        if isinstance(p, ast.TuplePat):
+            elems = [target(e) for e in p.elems]
+            if any(e is None for e in elems):
+                return None
+            return ast.TupleExpr(tuple(e for e in elems if e is not None), p.span)
+        if isinstance(p, ast.NamePat) and p.name.name.startswith("("):
+            return targets.get(p.name.name)
+        return None
+
+    t = target(let.pattern)
+    if t is None or len(targets) != len(s.expr.stmts) - 1:
+        return None
+    return t, let.value

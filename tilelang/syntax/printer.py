@@ -18,6 +18,7 @@ from typing import Any
 
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
+from tilelang.syntax.build import destructuring
 
 # Scalar fields shown inline, in this order, when a node has them.
 _INLINE = ("name", "op", "value", "suffix", "mutable", "is_kernel", "is_const", "inclusive",
@@ -156,7 +157,10 @@ class _Unparser:
     def block(self, b: ast.Block, ind: int) -> str:
         pad = "    " * (ind + 1)
         parts = [pad + self.stmt(s, ind + 1) for s in b.stmts]
-        if b.tail is not None:
+        if isinstance(b.tail, ast.Block) and destructuring(
+                as_stmt := ast.ExprStmt(b.tail, False, b.tail.span)) is not None:
+            parts.append(pad + self.stmt(as_stmt, ind + 1))  # `(a, b) = v;` last in a block
+        elif b.tail is not None:
             parts.append(pad + self.expr(b.tail, ind + 1, stmt_start=True))
         if not parts:
             return "{ }"
@@ -171,6 +175,8 @@ class _Unparser:
             case ast.Assign():
                 return f"{self.expr(s.target, ind, stmt_start=True)} {s.op} {self.expr(s.value, ind)};"
             case ast.ExprStmt():
+                if (d := destructuring(s)) is not None:
+                    return f"{self.expr(d[0], ind, stmt_start=True)} = {self.expr(d[1], ind)};"
                 text = self.expr(s.expr, ind, stmt_start=True)
                 return text + (";" if s.semi else "")
             case ast.For():

@@ -547,7 +547,6 @@ def test_destructuring_assignment_unparses_as_written() -> None:
     assert ")=" not in text
 
 
-
 def test_a_tuple_index_of_thousands_of_digits_is_e0019_not_an_ice() -> None:
     # Found by the fuzzer: `t.999...9` (5,000 digits) went through int(), whose
     # 4,300-digit limit escaped as an internal error.

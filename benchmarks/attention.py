@@ -1,0 +1,274 @@
+"""Attention forward and decode: `std::attention` against PyTorch's
+`scaled_dot_product_attention` (and `flash_attn` when it is installed), in
+one run, on PyTorch tensors.
+
+    python benchmarks/attention.py                 # the issue's shapes (GPU)
+    python benchmarks/attention.py --quick         # S = 4096 only, fewer repeats
+    python benchmarks/attention.py --smoke         # tiny shapes, CPU or GPU: the script itself
+
+Prefill: f16 and bf16, D = 128 (16 heads) and D = 64 (32 heads), causal and
+not, S in {1024, 4096, 16384} with batch = 16384 / S (16k tokens per call,
+enough blocks to fill the card). TFLOP/s count 4 * B * H * S^2 * D (half of
+it when causal). Decode: 32 query heads over 8 KV heads, D = 128, bf16,
+context 8192 and 32768, batch 1 and 8; the KV cache read (2 * B * Hkv * ctx
+* D * 2 bytes) in TB/s and as a fraction of the card's copy bandwidth
+(a device-to-device copy of 2 GiB, measured in the same run).
+
+Every Tile result is checked against SDPA computed in f32 on the same
+inputs: `err` is max |tile - ref| / max |ref|, and must stay below 1e-2.
+Times are medians of CUDA-event timings of `--reps` runs after warm-ups,
+each enqueued behind a GPU sleep so that the events time the GPU work and
+not the host's launch path; Tile launches go through the Python API on
+PyTorch's stream. Tile's decode time is the sum of its two kernels, timed
+each on its own (the combine reads what the split wrote, so the API waits
+between them; in a CUDA graph they run back to back).
+Writes `attention.json` and `attention.md` to `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import tilelang  # noqa: E402
+
+ATTN = tilelang.compile("use std::attention::*;\n")
+ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
+DT = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+try:  # optional peer
+    from flash_attn import flash_attn_func, flash_attn_with_kvcache  # type: ignore[import-not-found]
+except Exception:  # noqa: BLE001
+    flash_attn_func = flash_attn_with_kvcache = None
+
+
+def blocks(d: int, dev: str) -> tuple[int, int]:
+    """(BM, BN) for head dim d."""
+    if dev == "cpu":
+        return 32, 32
+    return (128, 64) if d == 128 else (128, 64)
+
+
+def time_ms(fn, reps: int, dev: str, warmup: int = 2) -> float:  # type: ignore[no-untyped-def]
+    """Median milliseconds of `fn()`; `fn` may return a handle to wait on
+    after the end event (so consecutive launches are not host-serialised)."""
+    if dev == "cpu":
+        import time
+
+        fn_wait(fn())
+        ts = []
+        for _ in range(max(1, reps // 4)):
+            t = time.perf_counter()
+            fn_wait(fn())
+            ts.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(ts)
+    for _ in range(warmup):
+        fn_wait(fn())
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        # keep the GPU busy while the host enqueues, so the events time the
+        # kernel and not the launch path
+        torch.cuda._sleep(2_000_000)
+        a.record()
+        h = fn()
+        b.record()
+        fn_wait(h)
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    return statistics.median(ts)
+
+
+def fn_wait(h) -> None:  # type: ignore[no-untyped-def]
+    if isinstance(h, list):
+        for x in h:
+            fn_wait(x)
+    elif h is not None and hasattr(h, "wait"):
+        h.wait()
+
+
+def ref_f32(q, k, v, causal: bool):  # type: ignore[no-untyped-def]
+    """SDPA in f32 over [B, H, S, D] (GQA by repetition), bottom-right causal."""
+    g = q.shape[1] // k.shape[1]
+    q, k, v = q.float(), k.float().repeat_interleave(g, 1), v.float().repeat_interleave(g, 1)
+    mask = None
+    if causal and q.shape[2] != k.shape[2]:
+        sq, sk = q.shape[2], k.shape[2]
+        mask = torch.arange(sk, device=q.device)[None] <= torch.arange(sq, device=q.device)[:, None] + sk - sq
+    out = []
+    for i in range(q.shape[0]):  # one batch at a time: f32 scores of 16k x 16k stay in memory
+        out.append(F.scaled_dot_product_attention(q[i:i + 1], k[i:i + 1], v[i:i + 1], attn_mask=mask,
+                                                  is_causal=causal and mask is None))
+    return torch.cat(out)
+
+
+def rel_err(got, want) -> float:  # type: ignore[no-untyped-def]
+    return float((got.float() - want).abs().max() / want.abs().max())
+
+
+def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: int, dev: str) -> dict:
+    h = 2048 // d
+    b = max(1, tokens // s)
+    dt = DT[dtype]
+    g = torch.Generator(device=dev).manual_seed(s + d)
+    q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=dt, generator=g) for _ in range(3))
+    bm, bn = blocks(d, dev)
+    kern = ATTN.flash_attention[dtype, bm, bn, d]
+    scale = d**-0.5
+    q3, k3, v3 = (t.view(b * h, s, d) for t in (q, k, v))
+    o = torch.empty_like(q)
+
+    def tile():  # type: ignore[no-untyped-def]
+        return kern(tilelang.partition(o.view(b * h, s, d), [1, bm, d]), q3, k3, v3, scale, causal).launch()
+
+    fl = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
+    row = {"kind": "prefill", "dtype": dtype, "D": d, "causal": causal, "S": s, "B": b, "H": h}
+    t_tile = time_ms(tile, reps, dev)
+    t_sdpa = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps, dev)
+    row["tile_ms"], row["sdpa_ms"] = t_tile, t_sdpa
+    row["tile_tflops"] = fl / t_tile / 1e9
+    row["sdpa_tflops"] = fl / t_sdpa / 1e9
+    if flash_attn_func is not None and dev != "cpu":
+        qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+        t_fa = time_ms(lambda: flash_attn_func(qt, kt, vt, causal=causal), reps, dev)
+        row["fa_ms"], row["fa_tflops"] = t_fa, fl / t_fa / 1e9
+    fn_wait(tile())
+    row["err"] = rel_err(o, ref_f32(q, k, v, causal))
+    return row
+
+
+def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) -> dict:
+    hq, hkv, d = 32, 8, 128
+    dtype = "bf16" if dev != "cpu" else "f16"  # the CPU interpreter cannot view torch.bfloat16
+    grp = hq // hkv
+    dt = DT[dtype]
+    g = torch.Generator(device=dev).manual_seed(ctx + batch)
+    q = torch.randn(batch, hq, 1, d, device=dev, dtype=dt, generator=g)
+    k = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
+    v = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
+    bn = 64 if dev != "cpu" else 32
+    splits = 1
+    while batch * hkv * splits < 2 * sms and splits * bn * 2 <= ctx:
+        splits *= 2
+    o_part = torch.empty(batch * hkv, splits * grp, d, device=dev)
+    lse_part = torch.empty(batch * hkv, splits * grp, device=dev)
+    o = torch.empty(batch, hq, 1, d, device=dev, dtype=dt)
+    q3 = q.view(batch * hkv, grp, d)
+    k3, v3 = k.view(batch * hkv, ctx, d), v.view(batch * hkv, ctx, d)
+    split = ATTN.decode_split[dtype, grp, bn, d]
+    comb = ATTN.decode_combine[dtype, grp, splits, d]
+    scale = d**-0.5
+
+    def tile_split():  # type: ignore[no-untyped-def]
+        return split(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
+                     q3, k3, v3, ctx, scale).launch()
+
+    def tile_combine():  # type: ignore[no-untyped-def]
+        return comb(tilelang.partition(o.view(batch * hkv, grp, d), [1, grp, d]), o_part, lse_part).launch()
+
+    nbytes = 2 * batch * hkv * ctx * d * 2
+    row = {"kind": "decode", "dtype": dtype, "B": batch, "ctx": ctx, "splits": splits}
+    row["split_ms"] = time_ms(tile_split, reps, dev)
+    row["combine_ms"] = time_ms(tile_combine, reps, dev)
+    row["tile_ms"] = row["split_ms"] + row["combine_ms"]
+    row["sdpa_ms"] = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), reps, dev)
+    if flash_attn_with_kvcache is not None and dev != "cpu":
+        qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+        row["fa_ms"] = time_ms(lambda: flash_attn_with_kvcache(qt, kt, vt), reps, dev)
+    row["tile_tbs"] = nbytes / row["tile_ms"] / 1e9
+    row["sdpa_tbs"] = nbytes / row["sdpa_ms"] / 1e9
+    row["of_copy_bw"] = row["tile_tbs"] / bandwidth if bandwidth else None
+    fn_wait(tile_split())
+    fn_wait(tile_combine())
+    row["err"] = rel_err(o, ref_f32(q, k, v, False))
+    return row
+
+
+def copy_bandwidth(dev: str) -> float:
+    """TB/s of a device-to-device copy (read + write counted)."""
+    if dev == "cpu":
+        return 0.0
+    x = torch.empty(1 << 30, dtype=torch.int16, device=dev)
+    y = torch.empty_like(x)
+    ms = time_ms(lambda: y.copy_(x), 10, dev)
+    return 2 * x.numel() * 2 / ms / 1e9
+
+
+def table(rows: list[dict], bandwidth: float) -> str:
+    out = ["| shape | Tile | SDPA | flash-attn | Tile / SDPA | err |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if r["kind"] == "prefill":
+            shape = (f"{r['dtype']} D={r['D']} {'causal' if r['causal'] else 'full'} S={r['S']} "
+                     f"B={r['B']} H={r['H']}")
+            unit = "TFLOP/s"
+            tile, sdpa, fa = r["tile_tflops"], r["sdpa_tflops"], r.get("fa_tflops")
+        else:
+            shape = f"decode {r['dtype']} B={r['B']} ctx={r['ctx']} 32/8 heads D=128 ({r['splits']} splits)"
+            unit = "TB/s"
+            tile, sdpa = r["tile_tbs"], r["sdpa_tbs"]
+            fa = (r["tile_tbs"] * r["tile_ms"] / r["fa_ms"]) if "fa_ms" in r else None
+            if r.get("of_copy_bw"):
+                shape += f", Tile at {100 * r['of_copy_bw']:.0f}% of copy bw"
+        fa_s = f"{fa:.1f} {unit}" if fa else "-"
+        out.append(f"| {shape} | {tile:.1f} {unit} | {sdpa:.1f} {unit} | {fa_s} | "
+                   f"{r['sdpa_ms'] / r['tile_ms']:.2f}x | {r['err']:.1e} |")
+    if bandwidth:
+        out.append(f"\nCopy bandwidth (device-to-device, 2 GiB): {bandwidth:.2f} TB/s")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="S = 4096 and the decode shapes only")
+    ap.add_argument("--smoke", action="store_true", help="tiny shapes (CPU or GPU): checks the script")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=Path("."))
+    a = ap.parse_args(argv)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    rows: list[dict] = []
+    bw = copy_bandwidth(dev)
+    if a.smoke:
+        prefill = [(dt, d, c, 96, 96) for dt in ("f16",) for d in (64,) for c in (False, True)]
+        decode: list[tuple[int, int]] = [(1, 256)]
+    else:
+        seqs = (4096,) if a.quick else (1024, 4096, 16384)
+        prefill = [(dt, d, c, s, 16384) for dt in ("f16", "bf16") for d in (128, 64)
+                   for c in (False, True) for s in seqs]
+        decode = [(b, ctx) for b in (1, 8) for ctx in (8192, 32768)]
+    if dev == "cpu" and not a.smoke:
+        print("no GPU: use --smoke on the CPU", file=sys.stderr)
+        return 2
+    for dt, d, c, s, tok in prefill:
+        if dev == "cpu" and dt == "bf16":
+            continue
+        rows.append(bench_prefill(dt, d, c, s, tok, a.reps, dev))
+        print(table(rows[-1:], 0).splitlines()[-1], flush=True)
+    for b, ctx in decode:
+        rows.append(bench_decode(b, ctx, a.reps, dev, bw))
+        print(table(rows[-1:], 0).splitlines()[-1], flush=True)
+    text = table(rows, bw)
+    print()
+    print(text)
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "attention.json").write_text(json.dumps({"copy_tbs": bw, "rows": rows}, indent=1))
+    (a.out / "attention.md").write_text(text + "\n")
+    bad = [r for r in rows if not r["err"] < 1e-2]
+    if bad:
+        print(f"error above 1e-2 on {len(bad)} shapes", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""Fill the compile cache with the PTX of every std::attention launch that
+`tests/std/test_attention_gpu.py`, `benchmarks/attention.py --quick`,
+`benchmarks/attention_sanitize.py` and the GPU test of
+`examples/python/torch_attention.py` make, without a GPU.
+
+    TILEC_CACHE_DIR=.dev/cache python benchmarks/attention_prewarm.py [--arch sm_90 ...]
+
+The lent GPU is scarce and a big kernel takes seconds in LLVM: the device
+run then finds the PTX in the carried cache (the same IR, specialisation
+facts, target and llvmlite version make the same key) and only links cubins.
+Each launch is lowered exactly as the runtime lowers it (`lower_kernel` on
+the same program, instantiation and argument facts) and compiled with the
+facts `CudaDevice` derives from PyTorch tensors: 16-byte aligned bases,
+dims divisible by 16 or not, bf16 in its own 2-byte memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import tilelang  # noqa: E402
+from tilelang.backend import compile_kernel  # noqa: E402
+from tilelang.backend.facts import TensorFacts  # noqa: E402
+from tilelang.dtypes import DType  # noqa: E402
+from tilelang.ir.lower import lower_kernel  # noqa: E402
+from tilelang.runtime.launch import ArgFact  # noqa: E402
+
+SMS = 132  # the H200's SM count (benchmarks/attention.py sizes decode splits by it)
+Param = tuple[str, DType, tuple[int, ...], "tuple[int, ...] | None"]
+
+
+def prefill(dtype: str, bh: int, hkv: int, sq: int, sk: int, d: int, bm: int, bn: int,
+            lse: bool) -> tuple[str, dict[str, Any], list[Param]]:
+    t = DType.parse(dtype)
+    assert t is not None
+    ps: list[Param] = [("o", t, (bh, sq, d), (1, bm, d))]
+    if lse:
+        ps.append(("lse", DType.F32, (bh, sq), (1, bm)))
+    ps += [("q", t, (bh, sq, d), None), ("k", t, (hkv, sk, d), None), ("v", t, (hkv, sk, d), None)]
+    return ("flash_attention_lse" if lse else "flash_attention"), {"T": t, "BM": bm, "BN": bn, "D": d}, ps
+
+
+def decode(dtype: str, bhkv: int, grp: int, smax: int, d: int, bn: int, splits: int, ns: int,
+           varlen_b: int | None = None) -> list[tuple[str, dict[str, Any], list[Param]]]:
+    t = DType.parse(dtype)
+    assert t is not None
+    split: list[Param] = [("o_part", DType.F32, (bhkv, splits * grp, d), (1, grp, d)),
+                          ("lse_part", DType.F32, (bhkv, splits * grp), (1, grp)),
+                          ("q", t, (bhkv, grp, d), None), ("k", t, (bhkv, smax, d), None),
+                          ("v", t, (bhkv, smax, d), None)]
+    comb: list[Param] = [("o", t, (bhkv, grp, d), (1, grp, d)),
+                         ("o_part", DType.F32, (bhkv, splits * grp, d), None),
+                         ("lse_part", DType.F32, (bhkv, splits * grp), None)]
+    out = [("decode_split", {"T": t, "G": grp, "BN": bn, "D": d}, split),
+           ("decode_combine", {"T": t, "G": grp, "NS": ns, "D": d}, comb)]
+    if varlen_b is not None:
+        out.append(("decode_split_varlen", {"T": t, "G": grp, "BN": bn, "D": d},
+                    [*split, ("cache_lens", DType.I32, (varlen_b,), None)]))
+    return out
+
+
+def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
+    sys.path.insert(0, str(ROOT / "tests" / "std"))
+    import test_attention_gpu as gpu_tests  # noqa: PLC0415  (its case tables)
+
+    out = []
+    for dtype, bh, hkv, sq, sk, d, _causal in gpu_tests.PREFILL:
+        bm, bn = gpu_tests.BLOCKS[d]
+        out += [prefill(dtype, bh, hkv, sq, sk, d, bm, bn, lse) for lse in (True, False)]
+    for dtype, b, hkv, grp, smax, _clen, d, bn, splits in gpu_tests.DECODE:
+        ns = 1 << (splits - 1).bit_length()
+        out += decode(dtype, b * hkv, grp, smax, d, bn, splits, ns, varlen_b=b)
+    # benchmarks/attention.py --quick (S = 4096, 16k tokens) and its decode shapes
+    for dtype in ("f16", "bf16"):
+        for d in (128, 64):
+            h, s = 2048 // d, 4096
+            b = 16384 // s
+            out.append(prefill(dtype, b * h, b * h, s, s, d, 128, 64, False))
+    for batch in (1, 8):
+        for ctx in (8192, 32768):
+            splits = 1
+            while batch * 8 * splits < 2 * SMS and splits * 64 * 2 <= ctx:
+                splits *= 2
+            out += decode("bf16", batch * 8, 4, ctx, 128, 64, splits, splits)
+    # examples/python/torch_attention.py as tests/api/test_api_gpu.py runs it (B=2, 8/2 heads, S=300)
+    out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
+    # benchmarks/attention_sanitize.py
+    out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
+    out.append(prefill("f16", 2, 2, 150, 90, 128, 64, 64, True))
+    out += decode("f16", 4, 4, 384, 128, 64, 8, 8)
+    return out
+
+
+def _cache_cubin(ptx: str, arch: str, name: str) -> None:
+    import subprocess
+    import tempfile
+
+    from tilelang.runtime import cache as cache_mod
+
+    key = cache_mod.make_key("cubin", ptx, arch)
+    cache = cache_mod.default_cache()
+    if cache.get(key) is not None:
+        return
+    with tempfile.TemporaryDirectory() as d:
+        src, out = Path(d) / "k.ptx", Path(d) / "k.cubin"
+        src.write_text(ptx)
+        subprocess.run(["ptxas", f"-arch={arch}", "-O3", str(src), "-o", str(out)], check=True)
+        cache.put(key, out.read_bytes(), {"kind": "cubin", "arch": arch, "name": name})
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--arch", action="append", default=None, help="target(s), default sm_90")
+    ap.add_argument("--cubin", default=None, metavar="SM",
+                    help="also assemble each PTX with the local ptxas for this device arch (sm_90) and "
+                         "cache the cubin under the key the CUDA runtime looks up (no nvJitLink needed)")
+    a = ap.parse_args(argv)
+    archs = a.arch or ["sm_90"]
+    program = tilelang.compile("use std::attention::*;\n")._program
+    seen: set[tuple[str, ...]] = set()
+    t0 = time.perf_counter()
+    for kernel, inst, params in launches():
+        facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
+        arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
+        key = (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        kir = lower_kernel(program, f"std::attention::{kernel}", inst, arg_facts)
+        for arch in archs:
+            t = time.perf_counter()
+            ck = compile_kernel(kir, arch, facts)
+            if a.cubin:
+                _cache_cubin(ck.ptx, a.cubin, kernel)
+            print(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s", flush=True)
+    print(f"{len(seen)} launches prewarmed in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

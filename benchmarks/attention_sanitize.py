@@ -1,0 +1,76 @@
+"""Small runs of every std::attention kernel, for compute-sanitizer.
+
+    compute-sanitizer --tool memcheck python benchmarks/attention_sanitize.py
+    compute-sanitizer --tool racecheck python benchmarks/attention_sanitize.py
+
+Shapes with edges everywhere (S not a multiple of either block, causal with
+S_q > S_k, grouped-query, a cache length inside the last key block, more
+splits than needed); NumPy arrays run on the GPU through copies (no PyTorch
+to start under the sanitizer), and each result is checked against the NumPy
+reference, so a kernel the sanitizer slows down still has to be right.
+Exits 1 on a wrong result.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "std"))
+
+import numpy as np  # noqa: E402
+from attention_ref import attention  # noqa: E402
+
+import tilelang  # noqa: E402
+
+CASES = [
+    # BH, BHkv, S_q, S_k, D, BM, BN, causal (f16)
+    (4, 2, 200, 200, 64, 64, 64, True),
+    (2, 2, 150, 90, 128, 64, 64, True),
+]
+
+
+def rel_err(got: np.ndarray, want: np.ndarray) -> float:
+    return float(np.abs(got.astype(np.float64) - want).max() / np.abs(want).max())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    attn = tilelang.compile("use std::attention::*;\n", device=args[0] if args else "gpu")
+    rng = np.random.default_rng(0)
+    bad = 0
+    for bh, hkv, sq, sk, d, bm, bn, causal in CASES:
+        q = rng.standard_normal((bh, sq, d)).astype(np.float16)
+        k = rng.standard_normal((hkv, sk, d)).astype(np.float16)
+        v = rng.standard_normal((hkv, sk, d)).astype(np.float16)
+        o = np.zeros_like(q)
+        lse = np.zeros((bh, sq), np.float32)
+        attn.flash_attention_lse["f16", bm, bn, d](
+            tilelang.partition(o, [1, bm, d]), tilelang.partition(lse, [1, bm]), q, k, v, d**-0.5, causal
+        ).sync()
+        err = rel_err(o, attention(q, k, v, d**-0.5, causal))
+        print(f"flash_attention_lse f16 {bh}x{sq}x{d} kv {hkv}x{sk} causal={causal}: err {err:.1e}")
+        bad += not err < 1e-2
+    # decode: 2 sequences x 2 KV heads x 4 query heads, cache 300 of 384, 8 splits
+    b, hkv, grp, smax, clen, d, bn, splits = 2, 2, 4, 384, 300, 128, 64, 8
+    q = rng.standard_normal((b * hkv, grp, d)).astype(np.float16)
+    k = rng.standard_normal((b * hkv, smax, d)).astype(np.float16)
+    v = rng.standard_normal((b * hkv, smax, d)).astype(np.float16)
+    o_part = np.zeros((b * hkv, splits * grp, d), np.float32)
+    lse_part = np.zeros((b * hkv, splits * grp), np.float32)
+    o = np.zeros_like(q)
+    attn.decode_split["f16", grp, bn, d](
+        tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q, k, v, clen, d**-0.5
+    ).sync()
+    attn.decode_combine["f16", grp, splits, d](tilelang.partition(o, [1, grp, d]), o_part, lse_part).sync()
+    want = attention(q.reshape(-1, 1, d), k, v, d**-0.5, False, cache_len=clen).reshape(o.shape)
+    err = rel_err(o, want)
+    print(f"decode_split + decode_combine f16 B={b} ctx {clen}/{smax} {splits} splits: err {err:.1e}")
+    bad += not err < 1e-2
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

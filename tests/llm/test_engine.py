@@ -24,9 +24,7 @@ from model import (
     round_bf16,
     save_safetensors,
 )
-from reference import NumpyQwen3, sample_reference, uniform
-
-import tilelang
+from reference import NumpyQwen3, draw, nucleus_reference, sample_reference, uniform
 
 TINY = Qwen3Config.load("tiny")
 # Untied, so greedy decoding does not just repeat its input (with random tied
@@ -133,13 +131,15 @@ def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:
 
 # ---------------------------------------------------------------- sampling
 def _sample(k, logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int) -> int:
+    from engine import _Numpy, sampling_ops
+
     nb = -(-logits.size // 16)
     bmax = np.array([logits[i * 16 : (i + 1) * 16].max() for i in range(nb)], np.float32)
     tok, p, hist = np.zeros(1, np.int32), np.array([pos], np.int32), np.zeros(64, np.int32)
-    P = tilelang.partition
-    k.sample_step[64, 64, 24](
-        P(tok, [1]), P(p, [1]), P(hist, [64]), logits, bmax, temperature, top_p, seed
-    ).sync()
+    for op in sampling_ops(
+        k, _Numpy(), logits, bmax, tok, p, hist, temperature, top_p, seed, bc=32
+    ):
+        op.sync()
     assert p[0] == pos + 1 and hist[pos + 1] == tok[0]
     return int(tok[0])
 
@@ -165,16 +165,18 @@ def test_sampling_matches_its_numpy_mirror() -> None:
 
 def test_sampler_mirror_draws_from_the_nucleus_distribution() -> None:
     logits = np.log(np.array([1, 2, 3, 4, 0.01], np.float32))
-    draws = np.bincount(
-        [sample_reference(logits, 1.0, 1.0, 9, i)[0] for i in range(6000)], minlength=5
-    )
+    us = [uniform(9, i) for i in range(6000)]
+    e, keep = nucleus_reference(logits, 1.0, 1.0)
+    draws = np.bincount([draw(e, keep, u) for u in us], minlength=5)
     np.testing.assert_allclose(draws / draws.sum(), [0.1, 0.2, 0.3, 0.4, 0.001], atol=0.02)
     # top_p = 0.65 keeps {4, 3} (0.4 + 0.3 >= 0.65), renormalised.
-    draws = np.bincount(
-        [sample_reference(logits, 1.0, 0.65, 9, i)[0] for i in range(6000)], minlength=5
-    )
+    e, keep = nucleus_reference(logits, 1.0, 0.65)
+    assert keep.tolist() == [False, False, True, True, False]
+    draws = np.bincount([draw(e, keep, u) for u in us], minlength=5)
     np.testing.assert_allclose(draws / draws.sum(), [0, 0, 3 / 7, 4 / 7, 0], atol=0.02)
-    us = [uniform(1, i) for i in range(5000)]
+    # top_p = 0.75 needs the third token too; 0.4 exactly keeps one.
+    assert nucleus_reference(logits, 1.0, 0.75)[1].tolist() == [False, True, True, True, False]
+    assert nucleus_reference(logits, 1.0, 0.3)[1].sum() == 1
     assert min(us) >= 0 and max(us) < 1 and abs(np.mean(us) - 0.5) < 0.02
 
 

@@ -26,6 +26,8 @@ from model import (
 )
 from reference import NumpyQwen3, draw, nucleus_reference, sample_reference, uniform
 
+import tilelang
+
 TINY = Qwen3Config.load("tiny")
 # Untied, so greedy decoding does not just repeat its input (with random tied
 # weights the token's own embedding dominates its logits).
@@ -321,3 +323,14 @@ def test_batched_prefill_matches_the_reference(n: int) -> None:
     assert eng.position == n and int(eng.be.read(eng.tok)[0]) == int(np.argmax(want))
     # Decoding goes on from the prefilled cache.
     assert eng.decode(6) == ref.greedy([int(np.argmax(want))], 6)
+
+
+def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
+    if not hasattr(tilelang, "graph"):
+        pytest.skip("this tilelang has no tilelang.graph() yet")
+    w = random_weights(UNTIED, seed=3)
+    eng = TileQwen3(UNTIED, w, max_seq=32, graph=True)
+    got = eng.generate([5, 6, 7], 8)
+    assert eng.graph_mode and eng._graph is not None
+    assert len(eng._graph.operations) == len(eng.ops)
+    assert got == TileQwen3(UNTIED, w, max_seq=32, graph=False).generate([5, 6, 7], 8)

@@ -8,8 +8,9 @@ reference (eager, and captured as one CUDA graph) in the same run.
 For each model (random bf16 weights) and context length it reports
 tokens/s, the fraction of the memory roofline (weight bytes + KV bytes of
 that context per token, over the card's measured copy bandwidth), the
-speed-up over the reference's CUDA graph, and the host time per token (the
-Python call that replays the step's graph, against the step's GPU time).
+speed-up over the reference's CUDA graph, and the host time per token: the
+step's wall time less its GPU time (CUDA events around each replay), i.e. the
+time the GPU waits for the Python call that replays the step's graph.
 `--prefill N` times an N-token prompt: the engine's batched prefill (one
 CUDA graph per chunk) against the reference's `prefill` (causal SDPA). Writes `decode.json` and `decode.md` to `--out`.
 """
@@ -73,15 +74,26 @@ def bench_model(
     for ctx in contexts:
         eng.be.write(eng.pos, [ctx])
         tile_s = _time(eng._run_step, tokens, dev)
-        host_s = 0.0
+        host_s = gpu_s = 0.0
         if gpu:
-            # Host time of a replay: the Python call alone, the GPU kept busy.
+            # The step's GPU time (CUDA events around the replay, on the
+            # stream it runs on) against its wall time: the rest is the host's
+            # (the replay call, its checks, the wait), during which the GPU idles.
+            eng.be.write(eng.pos, [ctx])  # stay inside the cache
+            ev = [
+                (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                for _ in range(tokens)
+            ]
             _sync(dev)
             t = time.perf_counter()
-            for _ in range(tokens):
+            for a, b in ev:
+                a.record()
                 eng._run_step()
-            host_s = (time.perf_counter() - t) / tokens
+                b.record()
             _sync(dev)
+            wall = (time.perf_counter() - t) / tokens
+            gpu_s = sum(a.elapsed_time(b) for a, b in ev) / tokens / 1e3
+            host_s = max(0.0, wall - gpu_s)
         need = hbm_bytes_per_token(cfg, ctx)
         row = {
             "model": name,
@@ -89,6 +101,7 @@ def bench_model(
             "tile_tok_s": 1 / tile_s,
             "tile_ms": tile_s * 1e3,
             "bytes_per_token": need,
+            "gpu_ms": gpu_s * 1e3,
             "host_us": host_s * 1e6,
             "host_frac": host_s / tile_s,
             "startup_s": startup,
@@ -165,8 +178,11 @@ def _line(r: dict) -> str:  # type: ignore[type-arg]
     s += f"; PyTorch eager {r['torch_eager_tok_s']:.1f}"
     if "torch_graph_tok_s" in r:
         s += f", graph {r['torch_graph_tok_s']:.1f} -> {r['speedup_vs_graph']:.2f}x"
-    if r["host_us"]:
-        s += f"; host {r['host_us']:.1f} us/token ({r['host_frac']:.1%} of the step)"
+    if r.get("gpu_ms"):
+        s += (
+            f"; GPU {r['gpu_ms']:.2f} ms a step, host {r['host_us']:.1f} us/token "
+            f"({r['host_frac']:.1%} of the step)"
+        )
     return s
 
 

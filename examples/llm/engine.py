@@ -24,7 +24,7 @@ A step, per layer (7 launches; split-K adds one for short matrices):
   rms_gate_up     h = silu(W_g n) (W_u n), n = rmsnorm(x) g2
   gemv_add        x += W_down h
 then `rms_gemv_argmax` (final norm + LM head + per-block maxima) and
-`argmax_step` or `sample_step` (token choice, pos += 1, history).
+`argmax_step` or the sampling launches (`sampling_ops`: token choice, pos += 1, history).
 
 Prefill runs a prompt in chunks of rows through `embed_rows`, then per layer
 `rms_gemm` (QKV), `rope_kv_rows` (q/k norm, rotary, cache rows), causal
@@ -203,6 +203,67 @@ def load_kernels(name: str = "llm") -> Any:
     import tilelang
 
     return tilelang.load(ROOT / "stdlib" / "std" / f"{name}.tile")
+
+
+def sampling_ops(
+    k: Any,
+    be: Any,
+    logits: Any,
+    bmax: Any,
+    tok: Any,
+    pos: Any,
+    hist: Any,
+    temperature: float,
+    top_p: float,
+    seed: int,
+    bc: int = 1024,
+    nt: int = 16,
+    rounds: int = 6,
+) -> list[Any]:
+    """The launches of `std::llm`'s temperature/top-p sampler for `logits`
+    (`bmax`: the LM head's per-block maxima), with their buffers allocated
+    here, once: prep, `rounds` search rounds, kept sums, the pick."""
+    import tilelang
+
+    P = tilelang.partition
+    v = logits.shape[0]
+    nc = -(-v // bc)
+    nb = min(1024, _pow2_at_least(nc))
+    ex = be.zeros((v,), "f32")
+    zpart = be.zeros((nc,), "f32")
+    mass = [be.zeros((nc, nt), "f32") for _ in range(2)]
+    band = [be.zeros((nc, 2), "f32") for _ in range(2)]
+    kept = be.zeros((nc,), "f32")
+    kband = be.zeros((nc, 2), "f32")
+    t, p = float(temperature), float(top_p)
+    ops = [k.sample_prep[bc](P(ex, [bc]), P(zpart, [1]), logits, bmax, t)]
+    for r in range(rounds):
+        cur, prev = r % 2, (r + 1) % 2
+        ops.append(
+            k.nucleus_round[bc, nt, nb](
+                P(mass[cur], [1, nt]),
+                P(band[cur], [1, 2]),
+                ex,
+                zpart,
+                mass[prev],
+                band[prev],
+                p,
+                r == 0,
+            )
+        )
+    last = (rounds - 1) % 2
+    ops.append(
+        k.nucleus_kept[bc, nt, nb](
+            P(kept, [1]), P(kband, [1, 2]), ex, zpart, mass[last], band[last], p
+        )
+    )
+    seq = hist.shape[0]
+    ops.append(
+        k.sample_pick[bc, nb, seq](
+            P(tok, [1]), P(pos, [1]), P(hist, [seq]), ex, kept, kband, int(seed)
+        )
+    )
+    return ops
 
 
 class TileQwen3:
@@ -385,6 +446,7 @@ class TileQwen3:
                 eps,
             )
         )
+        n_before = len(ops)
         if self.sampling is None:
             ops.append(
                 k.argmax_step[pl.bc, self.seq](
@@ -397,18 +459,20 @@ class TileQwen3:
             )
         else:
             temperature, top_p, seed = self.sampling
-            ops.append(
-                k.sample_step[pl.bc, self.seq, 24](
-                    P(self.tok, [1]),
-                    P(self.pos, [1]),
-                    P(self.hist, [self.seq]),
-                    self.logits,
-                    self.bmax,
-                    float(temperature),
-                    float(top_p),
-                    int(seed),
-                )
+            ops += sampling_ops(
+                k,
+                self.be,
+                self.logits,
+                self.bmax,
+                self.tok,
+                self.pos,
+                self.hist,
+                temperature,
+                top_p,
+                seed,
+                bc=pl.bc,
             )
+        self.n_choice = len(ops) - n_before
         return ops
 
     def _prefill_step_ops(self, m: int) -> list[Any]:
@@ -469,7 +533,8 @@ class TileQwen3:
                 float(self.cfg.rms_norm_eps),
             )
         ]
-        return ops + self.ops[-1:]  # argmax_step / sample_step: tok, pos += 1, history
+        # the token choice (argmax_step, or the sampling kernels): tok, pos += 1, history
+        return ops + self.ops[-self.n_choice :]
 
     def prefill(self, tokens: list[int]) -> None:
         """Run a prompt from position 0 with the batched kernels (chunks of

@@ -244,26 +244,35 @@ def uniform(seed: int, counter: int) -> float:
     return (h >> 8) / 16777216.0
 
 
-def sample_reference(
-    logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int, iters: int = 24
-) -> tuple[int, np.ndarray]:
-    """What `std::llm::sample_step` picks, in float64: the token and the
-    nucleus (a boolean mask). The nucleus is {i : e_i >= tau}, e = exp((l -
-    max) / T), tau from `iters` bisections of [0, 1] keeping >= top_p of the
-    mass; the token is the inverse CDF of u = uniform(seed, pos) over it."""
+def nucleus_reference(
+    logits: np.ndarray, temperature: float, top_p: float, rounds: int = 6, nt: int = 16
+) -> tuple[np.ndarray, np.ndarray]:
+    """e = exp((l - max) / T) in float64 and the nucleus {i : e_i >= tau} that
+    `std::llm`'s search finds: tau is the lower end of the band left by
+    `rounds` splits of [0, 1] into nt + 1 parts, each keeping the part where
+    the mass above the threshold crosses top_p (every token when top_p >= 1)."""
     e = np.exp((logits.astype(np.float64) - logits.max()) / temperature)
     z = e.sum()
     lo, hi = 0.0, 1.0
-    if top_p < 1.0:
-        want = top_p * z
-        for _ in range(iters):
-            mid = 0.5 * (lo + hi)
-            if e[e >= mid].sum() >= want:
-                lo = mid
-            else:
-                hi = mid
-    keep = e >= lo
+    for _ in range(rounds):
+        step = (hi - lo) / (nt + 1)
+        th = lo + (np.arange(nt) + 1) * step
+        masses = np.array([e[e >= t].sum() for t in th])
+        count = int((masses >= min(top_p, 1.0) * z).sum())
+        lo, hi = lo + count * step, lo + (count + 1) * step
+    return e, e >= (0.0 if top_p >= 1.0 else lo)
+
+
+def draw(e: np.ndarray, keep: np.ndarray, u: float) -> int:
+    """The inverse CDF of u over the kept e, in vocabulary order."""
     q = np.where(keep, e, 0.0)
-    target = uniform(seed, pos) * q.sum()
-    idx = int(np.searchsorted(np.cumsum(q), target, side="right"))
-    return min(idx, int(np.flatnonzero(keep)[-1])), keep
+    idx = int(np.searchsorted(np.cumsum(q), u * q.sum(), side="right"))
+    return min(idx, int(np.flatnonzero(keep)[-1]))
+
+
+def sample_reference(
+    logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int
+) -> tuple[int, np.ndarray]:
+    """What `std::llm`'s sampling kernels pick (float64): the token and the nucleus."""
+    e, keep = nucleus_reference(logits, temperature, top_p)
+    return draw(e, keep, uniform(seed, pos)), keep

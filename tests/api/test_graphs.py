@@ -234,3 +234,23 @@ def test_a_torch_tensor_with_new_memory_is_not_replayed() -> None:
     z.resize_(50)
     with pytest.raises(tilelang.CallError, match="another shape"):
         op.sync()
+
+
+def test_a_replay_bumps_the_versions_of_written_torch_tensors_only() -> None:
+    """Autograd must see that a replay wrote `z` (as after one operation's
+    run), and not `x`/`y`, which the kernels only read; the tensors are
+    gathered once per graph, however many operations use them."""
+    torch = pytest.importorskip("torch")
+    mod = tilelang.compile(SOURCE)
+    x, y, z = torch.randn(100), torch.randn(100), torch.zeros(100)
+    with tilelang.graph() as g:
+        mod.add(P(z, [64]), x, y).sync()
+        mod.add(P(z, [64]), x, y).sync()
+    vx, vy, vz = x._version, y._version, z._version
+    g.replay()
+    assert (x._version, y._version) == (vx, vy)
+    assert z._version > vz
+    v1 = z._version
+    g.replay()
+    assert z._version > v1
+    torch.testing.assert_close(z, x + y, rtol=0, atol=0)

@@ -24,7 +24,7 @@ from model import (
     round_bf16,
     save_safetensors,
 )
-from reference import NumpyQwen3, sample_reference, uniform
+from reference import NumpyQwen3, draw, nucleus_reference, sample_reference, uniform
 
 import tilelang
 
@@ -133,13 +133,15 @@ def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:
 
 # ---------------------------------------------------------------- sampling
 def _sample(k, logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int) -> int:
+    from engine import _Numpy, sampling_ops
+
     nb = -(-logits.size // 16)
     bmax = np.array([logits[i * 16 : (i + 1) * 16].max() for i in range(nb)], np.float32)
     tok, p, hist = np.zeros(1, np.int32), np.array([pos], np.int32), np.zeros(64, np.int32)
-    P = tilelang.partition
-    k.sample_step[64, 64, 24](
-        P(tok, [1]), P(p, [1]), P(hist, [64]), logits, bmax, temperature, top_p, seed
-    ).sync()
+    for op in sampling_ops(
+        k, _Numpy(), logits, bmax, tok, p, hist, temperature, top_p, seed, bc=32
+    ):
+        op.sync()
     assert p[0] == pos + 1 and hist[pos + 1] == tok[0]
     return int(tok[0])
 
@@ -165,16 +167,18 @@ def test_sampling_matches_its_numpy_mirror() -> None:
 
 def test_sampler_mirror_draws_from_the_nucleus_distribution() -> None:
     logits = np.log(np.array([1, 2, 3, 4, 0.01], np.float32))
-    draws = np.bincount(
-        [sample_reference(logits, 1.0, 1.0, 9, i)[0] for i in range(6000)], minlength=5
-    )
+    us = [uniform(9, i) for i in range(6000)]
+    e, keep = nucleus_reference(logits, 1.0, 1.0)
+    draws = np.bincount([draw(e, keep, u) for u in us], minlength=5)
     np.testing.assert_allclose(draws / draws.sum(), [0.1, 0.2, 0.3, 0.4, 0.001], atol=0.02)
     # top_p = 0.65 keeps {4, 3} (0.4 + 0.3 >= 0.65), renormalised.
-    draws = np.bincount(
-        [sample_reference(logits, 1.0, 0.65, 9, i)[0] for i in range(6000)], minlength=5
-    )
+    e, keep = nucleus_reference(logits, 1.0, 0.65)
+    assert keep.tolist() == [False, False, True, True, False]
+    draws = np.bincount([draw(e, keep, u) for u in us], minlength=5)
     np.testing.assert_allclose(draws / draws.sum(), [0, 0, 3 / 7, 4 / 7, 0], atol=0.02)
-    us = [uniform(1, i) for i in range(5000)]
+    # top_p = 0.75 needs the third token too; 0.4 exactly keeps one.
+    assert nucleus_reference(logits, 1.0, 0.75)[1].tolist() == [False, True, True, True, False]
+    assert nucleus_reference(logits, 1.0, 0.3)[1].sum() == 1
     assert min(us) >= 0 and max(us) < 1 and abs(np.mean(us) - 0.5) < 0.02
 
 
@@ -319,3 +323,14 @@ def test_batched_prefill_matches_the_reference(n: int) -> None:
     assert eng.position == n and int(eng.be.read(eng.tok)[0]) == int(np.argmax(want))
     # Decoding goes on from the prefilled cache.
     assert eng.decode(6) == ref.greedy([int(np.argmax(want))], 6)
+
+
+def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
+    if not hasattr(tilelang, "graph"):
+        pytest.skip("this tilelang has no tilelang.graph() yet")
+    w = random_weights(UNTIED, seed=3)
+    eng = TileQwen3(UNTIED, w, max_seq=32, graph=True)
+    got = eng.generate([5, 6, 7], 8)
+    assert eng.graph_mode and eng._graph is not None
+    assert len(eng._graph.operations) == len(eng.ops)
+    assert got == TileQwen3(UNTIED, w, max_seq=32, graph=False).generate([5, 6, 7], 8)

@@ -35,6 +35,9 @@ stream), allocates nothing and does not wait (`operation.py`).
 
 from __future__ import annotations
 
+import contextlib
+import operator
+import sys
 import threading
 from typing import Any
 
@@ -43,6 +46,8 @@ from tilelang.api.engines import _LOCK
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
 from tilelang.api.operation import Operation, _capturing
 from tilelang.diagnostics.model import TileError
+
+_SHAPE = operator.attrgetter("shape")
 
 
 class Graph:
@@ -57,6 +62,7 @@ class Graph:
         self._captured: Any = None  # the device's graph, after the first GPU replay
         self._captured_ptrs: list[list[int]] | None = None
         self._device: Any = None
+        self._torch: _TorchArrays | None = None  # the recording's PyTorch tensors, once
 
     # -- recording -----------------------------------------------------------------
     def __enter__(self) -> Graph:
@@ -127,19 +133,12 @@ class Graph:
         self.replays += 1
 
     def _check_memory(self) -> None:
-        """No PyTorch tensor of the recording got other memory (each tensor
-        once, however many operations use it)."""
-        seen: set[tuple[int, int]] = set()
-        for op in self.operations:
-            plan = op._plan
-            if not plan.has_torch:
-                continue
-            for o, ptr, s in zip(op._objs, op._ptrs, plan.arrays, strict=True):
-                if s.library != "torch" or (id(o), ptr) in seen:
-                    continue
-                seen.add((id(o), ptr))
-                if o.data_ptr() != ptr or o.shape != s.shape:
-                    op._check_memory()  # raises, naming the argument
+        """No PyTorch tensor of the recording got other memory or another
+        shape (each tensor once, however many operations use it)."""
+        arrays = self._torch
+        if arrays is None:
+            arrays = self._torch = _TorchArrays(self.operations)
+        arrays.check()
 
     def _check_borrows(self) -> None:
         """Every operation against the launches in flight, before anything
@@ -178,9 +177,10 @@ class Graph:
                 dev.sync_foreign(stream)
         except TileError as e:
             raise ExecutionError.from_tile_error(e, sources) from None
-        for op in ops:
-            if op._plan.torch_mut:
-                op._bump_torch_versions()
+        arrays = self._torch
+        if arrays is None:
+            arrays = self._torch = _TorchArrays(ops)
+        arrays.bump_versions()
 
     def _capture(self, dev: Any) -> None:
         stream = dev.new_stream()
@@ -192,6 +192,61 @@ class Graph:
             graph = dev.end_capture(stream)
         self._captured = graph
         self._device = dev
+
+
+class _TorchArrays:
+    """The PyTorch tensors a recording uses, gathered once: a replay checks
+    them all with one pass of C calls (`data_ptr`, `shape`) and bumps the
+    autograd versions of the written ones with one call, instead of walking
+    every operation's arguments in Python (a decode step records hundreds).
+
+    The recording is fixed, so the set of tensors is too; what can change
+    between replays (memory given by `set_`/`resize_`) is what `check` reads."""
+
+    def __init__(self, ops: list[Operation]) -> None:
+        self.objs: list[Any] = []
+        self.ptrs: list[int] = []
+        self.shapes: list[tuple[int, ...]] = []
+        self.owners: list[Operation] = []
+        written: dict[int, Any] = {}
+        seen: set[tuple[int, int]] = set()
+        for op in ops:
+            plan = op._plan
+            if not plan.has_torch:
+                continue
+            for o, ptr, s in zip(op._objs, op._ptrs, plan.arrays, strict=True):
+                if s.library != "torch":
+                    continue
+                if s.mutable and plan.torch_mut:
+                    written.setdefault(id(o), o)
+                if (id(o), ptr) in seen:
+                    continue
+                seen.add((id(o), ptr))
+                self.objs.append(o)
+                self.ptrs.append(ptr)
+                self.shapes.append(tuple(s.shape))
+                self.owners.append(op)
+        self.written = tuple(written.values())
+        torch = sys.modules.get("torch") if self.objs else None
+        self._data_ptr = torch.Tensor.data_ptr if torch is not None else None
+        self._bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
+
+    def check(self) -> None:
+        if not self.objs:
+            return
+        # torch.Size is a tuple: the lists compare element by element in C.
+        if list(map(self._data_ptr, self.objs)) == self.ptrs and list(map(_SHAPE, self.objs)) == self.shapes:
+            return
+        for o, ptr, shape, op in zip(self.objs, self.ptrs, self.shapes, self.owners, strict=True):
+            if o.data_ptr() != ptr or tuple(o.shape) != shape:
+                op._check_memory()  # raises, naming the argument
+
+    def bump_versions(self) -> None:
+        """A replay writes these tensors behind autograd's back (as one
+        operation's run does: `Operation._bump_torch_versions`)."""
+        if self.written and self._bump is not None:
+            with contextlib.suppress(Exception):
+                self._bump(self.written)
 
 
 def graph() -> Graph:

@@ -73,7 +73,8 @@ def _run(cfg: GemmConfig, M: int, N: int, K: int, seed: int, copy: bool = False,
     (GemmConfig(64, 64, 64, dtype="bf16", out="f32"), (64, 64, 128)),
     (GemmConfig(64, 128, 16, out="f32"), (64, 128, 48)),  # B in two 64-column slabs (LBO), 32-byte swizzled A
     (GemmConfig(128, 64, 32, warps=8, out="f16"), (100, 64, 64)),  # two consumer warpgroups, f16 staging
-], ids=["f16_nn_64x64x32", "edges", "nt_k_small", "bf16", "two_slabs", "two_groups"])
+    (GemmConfig(64, 96, 32, trans_b=True, out="f32"), (64, 90, 64)),  # a tile dim that is not a power of two
+], ids=["f16_nn_64x64x32", "edges", "nt_k_small", "bf16", "two_slabs", "two_groups", "n96"])
 def test_hopper_gemm_in_the_simulator(cfg: GemmConfig, shape) -> None:  # type: ignore[no-untyped-def]
     M, N, K = shape
     _run(cfg, M, N, K, seed=int(np.random.default_rng().integers(1 << 30)))

@@ -265,6 +265,10 @@ class Program:
         if tok.startswith("@"):
             assert tok == "@smem", tok
             return lambda r: ("smem", 0)
+        m = re.match(r"getelementptr \(i8, ptr addrspace\(3\) @smem, i32 (\d+)\)$", tok)
+        if m:  # the scratch area after the buffers GPU IR allocated
+            off = int(m.group(1))
+            return lambda r, off=off: ("smem", off)
         c = _const(tok, ty)
         return lambda r, c=c: c
 
@@ -375,6 +379,9 @@ class Program:
         raise Unsupported(rhs)
 
     def _call(self, dst: str | None, rest: str, rhs: str) -> _Ins:
+        m = re.match(r'(.+?) asm sideeffect "(.*?)", "(.*?)"\((.*)\)$', rest)
+        if m:
+            return self._asm(dst, m.group(2), [self._typed(a)[1] for a in _split_args(m.group(4))], rhs)
         m = re.match(r"(.+?) @([\w.$]+)\((.*)\)$", rest)
         if not m:
             raise Unsupported(rhs)
@@ -392,6 +399,9 @@ class Program:
             return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs)
         if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.")):
             return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs)
+        hop = _hopper_call(name, vals, dst, rhs)
+        if hop is not None:
+            return hop
         base = re.sub(r"\.(f32|f64|i\d+|f)$", "", name)
         if base.startswith("llvm.fptosi.sat") or base.startswith("llvm.fptoui.sat"):
             base = ".".join(base.split(".")[:3])
@@ -399,6 +409,159 @@ class Program:
         if f is None:
             raise Unsupported(rhs)
         return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs)
+
+
+    def _asm(self, dst: str | None, text: str, vals: list[Callable[[dict[str, Any]], Any]], rhs: str) -> _Ins:
+        if text.startswith("wgmma.wait_group"):
+            # the accumulators pass through (the simulator runs every wgmma at once)
+            return _Ins(dst, lambda r: tuple(v(r) for v in vals), text=rhs)
+        if text.startswith("wgmma.mma_async"):
+            return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
+        raise Unsupported(rhs)
+
+
+# ---------------------------------------------------------------- Hopper: mbarriers, TMA, wgmma
+def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: str | None, rhs: str) -> _Ins | None:
+    """The sm_90 intrinsics the Hopper path emits (`backend/hopper.py`)."""
+    def nop(r: dict[str, Any]) -> None:
+        return None
+
+    if name in ("llvm.nvvm.fence.proxy.async.shared_cta", "llvm.nvvm.wgmma.fence.sync.aligned",
+                "llvm.nvvm.wgmma.commit_group.sync.aligned", "llvm.nvvm.bar.warp.sync") \
+            or name.startswith("llvm.nvvm.setmaxnreg."):
+        return _Ins(None, nop, text=rhs)
+    if name == "llvm.nvvm.barrier.cta.sync.aligned.count":
+        return _Ins(None, None, sync=lambda r: ("nbar", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.mbarrier.init.shared":
+        return _Ins(None, None, sync=lambda r: ("mbar_init", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta":
+        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.mbarrier.arrive.shared":
+        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), 0), text=rhs)
+    if name == "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta":
+        return _Ins(dst, None, sync=lambda r: ("mbar_try", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d":
+        return _Ins(None, None, sync=lambda r: ("tma", vals[0](r), vals[1](r), vals[2](r), vals[3](r), vals[4](r)),
+                    text=rhs)
+    return None
+
+
+@dataclass
+class TensorMap:
+    """What `cuTensorMapEncodeTiled` encodes, for the simulator: a row-major 2-D
+    tensor in buffer `key`, boxes of `box` elements, `swizzle`-byte swizzle."""
+
+    key: Any
+    rows: int
+    cols: int
+    box: tuple[int, int]
+    swizzle: int
+    itemsize: int = 2
+
+
+def _swz(addr: np.ndarray | int, width: int) -> Any:
+    """The hardware's shared-memory swizzle of `width` bytes (CUTLASS Swizzle<b,4,3>):
+    address bits [4, 4+b) ^= bits [7, 7+b)."""
+    b = {128: 3, 64: 2, 32: 1, 0: 0}[width]
+    mask = (1 << b) - 1
+    return addr ^ (((addr >> 7) & mask) << 4)
+
+
+class _Barrier:
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.pending = count
+        self.tx = 0
+        self.phases = 0  # completed phases
+
+    def check(self) -> None:
+        if self.pending == 0 and self.tx == 0:
+            self.phases += 1
+            self.pending = self.count
+
+
+def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tuple[Any, int], tm: TensorMap,
+         c0: int, c1: int) -> None:
+    """Copy one box (zero outside the tensor) into swizzled shared memory; complete its bytes."""
+    c0, c1 = _signed(int(c0), 32), _signed(int(c1), 32)
+    src = np.frombuffer(bytes(mem.bufs[tm.key]), np.uint16).reshape(tm.rows, tm.cols)
+    br, bc = tm.box
+    box = np.zeros((br, bc), np.uint16)
+    r0, r1 = max(0, c1), min(tm.rows, c1 + br)
+    q0, q1 = max(0, c0), min(tm.cols, c0 + bc)
+    if r0 < r1 and q0 < q1:
+        box[r0 - c1:r1 - c1, q0 - c0:q1 - c0] = src[r0:r1, q0:q1]
+    sm = mem.bufs[dst[0]]
+    i, j = np.meshgrid(np.arange(br), np.arange(bc), indexing="ij")
+    addr = _swz(dst[1] + i * tm.swizzle + j * 2, tm.swizzle)
+    view = np.frombuffer(sm, np.uint8)
+    raw = box.view(np.uint8).reshape(br, bc, 2)
+    for b in range(2):
+        view[(addr + b).ravel()] = raw[:, :, b].ravel()
+    bars[bar].tx -= br * bc * 2
+    bars[bar].check()
+
+
+def _operand(sm: bytes, desc: int, rows: int, trans: int, ty: str) -> np.ndarray:
+    """The [rows, 16] (K-major, trans 0) or [16, rows]^T (MN-major, trans 1) operand
+    a wgmma descriptor points at, as a [rows, 16] float array (row r = m or n)."""
+    start = (desc & 0x3FFF) << 4
+    lbo = ((desc >> 16) & 0x3FFF) << 4
+    sbo = ((desc >> 32) & 0x3FFF) << 4
+    width = {1: 128, 2: 64, 3: 32, 0: 16}[desc >> 62]
+    r, k = np.meshgrid(np.arange(rows), np.arange(16), indexing="ij")
+    if trans == 0:  # K-major: row r is contiguous in K
+        addr = start + (r // 8) * sbo + (r % 8) * width + k * 2
+    else:  # MN-major: slabs of width/2 elements of r, K rows 8 at a time
+        e = width // 2
+        addr = start + (r // e) * lbo + (k // 8) * sbo + (k % 8) * width + (r % e) * 2
+    addr = _swz(addr, width)
+    raw = np.frombuffer(sm, np.uint8)
+    u = raw[addr].astype(np.uint16) | (raw[addr + 1].astype(np.uint16) << 8)
+    if ty == "f16":
+        return u.view(np.float16).astype(np.float64)
+    return (u.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> list[tuple]:
+    """The asm statement's wgmmas, run at once on the warpgroup's 128 threads."""
+    lines = [ln for ln in text.replace("\\0A", "\n").split("\n") if ln.strip()]
+    acc = None
+    for ln in lines:
+        m = re.match(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.\w+ \{([^}]*)\}, "
+                     r"\$(\d+), \$(\d+), \$(\d+), 1, 1, (\d), (\d);", ln.strip())
+        if not m:
+            raise Unsupported(ln)
+        N, ty = int(m.group(1)), m.group(2)
+        n = N // 2
+        # `$k` counts the asm's outputs first (n of them): the call's arguments start at $n
+        da, db, pr = int(m.group(4)) - n, int(m.group(5)) - n, int(m.group(6)) - n
+        ta, tb = int(m.group(7)), int(m.group(8))
+        a0 = args[0]
+        if acc is None:  # registers -> the [64, N] accumulator
+            acc = np.zeros((64, N))
+            for t in range(128):
+                w, lane = divmod(t, 32)
+                for i in range(n):
+                    row = 16 * w + lane // 4 + (8 if i % 4 >= 2 else 0)
+                    col = 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
+                    acc[row, col] = float(args[t][i])
+        sm = bytes(mem.bufs["smem"])
+        A = _operand(sm, int(a0[da]), 64, ta, ty)
+        B = _operand(sm, int(a0[db]), N, tb, ty)
+        acc = (acc if int(a0[pr]) else 0.0) + A @ B.T
+        acc = acc.astype(np.float32).astype(np.float64)
+    assert acc is not None
+    out = []
+    for t in range(128):
+        w, lane = divmod(t, 32)
+        vals = []
+        for i in range(acc.shape[1] // 2):
+            row = 16 * w + lane // 4 + (8 if i % 4 >= 2 else 0)
+            col = 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
+            vals.append(np.float32(acc[row, col]))
+        out.append(tuple(vals))
+    return out
 
 
 # ---------------------------------------------------------------- semantics
@@ -585,6 +748,7 @@ _CASTS: dict[str, Callable[[Any, str, str], Any]] = {
     "trunc": _cast_trunc, "zext": _cast_zext, "sext": _cast_sext, "fptrunc": _cast_fptrunc,
     "fpext": _cast_fpext, "sitofp": _cast_sitofp, "uitofp": _cast_uitofp, "fptosi": _cast_fptosi,
     "fptoui": _cast_fptoui, "bitcast": _cast_bitcast, "ptrtoint": _cast_ptrtoint,
+    "addrspacecast": lambda v, s, d: v, "inttoptr": lambda v, s, d: ("smem", int(v)),
 }
 
 
@@ -748,6 +912,7 @@ def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
 def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:
     gens: dict[int, Iterator[tuple]] = {}
     waiting: dict[int, tuple] = {}
+    bars: dict[Any, _Barrier] = {}
     regs_of: dict[int, dict[str, Any]] = {}
     for t in range(T):
         regs = dict(base_regs)
@@ -786,6 +951,28 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                     mem.store(p, ty, new)
                 value = (old, ok)
                 continue
+            if kind == "mbar_init":
+                bars[req[1]] = _Barrier(int(req[2]))
+                value = None
+                continue
+            if kind == "mbar_arrive":
+                b = bars[req[1]]
+                b.tx += int(req[2])
+                b.pending -= 1
+                if b.pending < 0:
+                    raise Deadlock(f"more arrivals than the mbarrier at {req[1]} expects")
+                b.check()
+                value = 0
+                continue
+            if kind == "tma":
+                _tma(mem, bars, req[1], req[2], req[3], req[4], req[5])
+                value = None
+                continue
+            if kind == "mbar_try":
+                b = bars[req[1]]
+                if (b.phases & 1) != (int(req[2]) & 1):
+                    value = 1
+                    continue
             waiting[t] = req
             return
 
@@ -818,6 +1005,43 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                         raise Deadlock("lanes of one warp at shuffles with different offsets")
                     res = _shfl(mode, vals, reqs[0][3], reqs[0][4])
                 for t, v in zip(lanes, res, strict=True):
+                    advance(t, v)
+                progressed = True
+        if progressed:
+            continue
+        # spinning mbarrier waits whose phase completed meanwhile
+        for t in [t for t in gens if waiting.get(t, ("",))[0] == "mbar_try"]:
+            req = waiting[t]
+            if (bars[req[1]].phases & 1) != (int(req[2]) & 1):
+                waiting.pop(t)
+                advance(t, 1)
+                progressed = True
+        if progressed:
+            continue
+        # named barriers: `count` threads at the same id
+        named: dict[int, list[int]] = {}
+        for t in gens:
+            req = waiting.get(t, ("",))
+            if req[0] == "nbar":
+                named.setdefault(int(req[1]), []).append(t)
+        for bid, ts in named.items():
+            if len(ts) == int(waiting[ts[0]][2]):
+                for t in ts:
+                    waiting.pop(t)
+                    advance(t, None)
+                progressed = True
+        if progressed:
+            continue
+        # warpgroup MMAs: the 128 threads of one warpgroup at one wgmma
+        groups: dict[int, list[int]] = {}
+        for t in gens:
+            if waiting.get(t, ("",))[0] == "wg":
+                groups.setdefault(t // 128, []).append(t)
+        for gid, ts in groups.items():
+            if len(ts) == 128:
+                res = _wgmma(waiting[ts[0]][1], [waiting[t][2] for t in sorted(ts)], mem)
+                for t, v in zip(sorted(ts), res, strict=True):
+                    waiting.pop(t)
                     advance(t, v)
                 progressed = True
         if progressed:
@@ -946,6 +1170,12 @@ class SimDevice:
             if slot.what == "print":
                 raise Unsupported("device print")
             p, a = by_name[slot.param]
+            if slot.what.startswith("tmap:"):
+                _, box, sw = slot.what.split(":")
+                br, bc = (int(x) for x in box.split("x"))
+                rows, cols = np.asarray(a).shape
+                regs[reg] = TensorMap(p.name, rows, cols, (br, bc), int(sw))
+                continue
             if slot.what == "ptr":
                 mt = mem_ty(p.dtype, bool(gk.facts.get(p.name) and gk.facts[p.name].bf16_f32))
                 arr = np.asarray(a)

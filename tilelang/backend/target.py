@@ -71,8 +71,9 @@ def prewarm(target: Target | None = None) -> None:
         _target_machine(t.arch, t.ptx_version, t.opt)
 
 
-def llvm_to_ptx(ll_text: str, target: Target) -> str:
-    """Parse, verify, optimise (new PM, default<O3>) and print PTX."""
+def llvm_to_ptx(ll_text: str, target: Target, ir_opt: int | None = None) -> str:
+    """Parse, verify, optimise (new PM, default<O`ir_opt`>, the target's level
+    unless given) and print PTX (NVPTX codegen at the target's level)."""
     with _INIT_LOCK:
         llvm = _llvm()
         tm = _target_machine(target.arch, target.ptx_version, target.opt)
@@ -80,8 +81,9 @@ def llvm_to_ptx(ll_text: str, target: Target) -> str:
     mod.verify()
     mod.triple = TRIPLE
     mod.data_layout = str(tm.target_data)
-    if target.opt > 0:
-        pto = llvm.create_pipeline_tuning_options(speed_level=target.opt)
+    level = target.opt if ir_opt is None else ir_opt
+    if level > 0:
+        pto = llvm.create_pipeline_tuning_options(speed_level=level)
         pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(mod, pb)
     return str(tm.emit_assembly(mod))

@@ -180,6 +180,7 @@ class Builder:
         num_warps: int = 4,
         num_stages: int = 2,
         instantiation: Sequence[tuple[str, int]] = (),
+        hints: Sequence[str] = (),
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -198,6 +199,7 @@ class Builder:
             num_stages,
             tuple(sorted(instantiation)),
             self.span,
+            tuple(sorted(hints)),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

@@ -629,7 +629,8 @@ class Kernel:
     `name` is the kernel's source name; `instantiation` the const generics it
     was specialised with (sorted (name, value) pairs), for display and caching.
     `grid_rank` is the number of grid axes. `num_warps`/`num_stages` come from
-    `#[hints(...)]` (backend only; the interpreter ignores them).
+    `#[hints(...)]` (backend only; the interpreter ignores them); `hints` names
+    the hints the source gave (the others are defaults the backend may replace).
     """
 
     name: str
@@ -640,6 +641,7 @@ class Kernel:
     num_stages: int = 2
     instantiation: tuple[tuple[str, int], ...] = ()
     span: Span = DUMMY_SPAN
+    hints: tuple[str, ...] = ()
 
     def tensor(self, name: str) -> TensorParam:
         for p in self.params:

@@ -192,7 +192,7 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             else_lines: list[str] = []
             _region(e, n, else_lines, depth + 1)
             prefix = f"{_defs(rs, n)} = " if rs else ""
-            types = f" : ({', '.join(str(v.type) for v in rs)})" if rs else ""
+            types = f" : ({', '.join(str(v.type) + n.note(v) for v in rs)})" if rs else ""
             line(f"{prefix}if {n(c)}{types} {{")
             out.extend(then_lines)
             line("} else {")

@@ -289,6 +289,41 @@ class Module:
         return fn
 
 
+# ---------------------------------------------------------------- TMA descriptors
+_TMAPS: dict[tuple[Any, ...], bytes] = {}
+
+
+def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: tuple[int, int],
+               swizzle: int, span: Span | None = None) -> bytes:
+    """The 128-byte TMA descriptor (cuTensorMapEncodeTiled) of a row-major 2-D
+    f16/bf16 tensor at `ptr`, copying `box = (rows, cols)` tiles into
+    `swizzle`-byte swizzled shared memory, out-of-bounds elements read as zero.
+    Cached by (pointer, shape, dtype, box, swizzle): a launch with the same
+    buffer pays one dict lookup."""
+    key = (ptr, shape, dtype, box, swizzle)
+    hit = _TMAPS.get(key)
+    if hit is not None:
+        return hit
+    d = ctx.d
+    u64, u32 = d.cuuint64_t, d.cuuint32_t
+    rows, cols = (max(1, x) for x in shape)  # an empty tensor is never read (no tile covers it)
+    dts = {"f16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+           "bf16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16}
+    sws = {128: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B, 64: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
+           32: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B}
+    pitch = -(-cols * 2 // 16) * 16
+    tmap = _check(d.cuTensorMapEncodeTiled(
+        dts[dtype], 2, int(ptr), [u64(cols), u64(rows)], [u64(pitch)], [u32(box[1]), u32(box[0])],
+        [u32(1), u32(1)], d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sws[swizzle],
+        d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), "cuTensorMapEncodeTiled", span)
+    raw = bytes(ctypes.string_at(int(tmap.getPtr()), 128))
+    if len(_TMAPS) > 1024:
+        _TMAPS.clear()
+    _TMAPS[key] = raw
+    return raw
+
+
 class Function:
     def __init__(self, ctx: Context, handle: Any, name: str) -> None:
         self.ctx = ctx
@@ -480,7 +515,14 @@ class CudaDevice(Device):
 
     def _ptx_arch(self) -> str:
         # PTX built for sm_80 runs everywhere from Ampere on (the driver JITs it);
-        # on Hopper we target sm_90 directly.
+        # on Hopper we target sm_90 directly, and CC 9.0 exactly (H100/H200) gets
+        # sm_90a: wgmma and setmaxnreg exist only there.
+        # TILEC_ARCH picks another (older) target, e.g. to measure the sm_80 path.
+        forced = os.environ.get("TILEC_ARCH")
+        if forced:
+            return forced
+        if (self.ctx.info.major, self.ctx.info.minor) == (9, 0):
+            return "sm_90a"
         major = self.ctx.info.major
         return "sm_90" if major >= 9 else "sm_80"
 
@@ -605,6 +647,12 @@ class CudaDevice(Device):
                 values.append(by_name[slot.param].ptr)
             elif slot.what.startswith("dim"):
                 values.append(by_name[slot.param].shape[int(slot.what[3:])])
+            elif slot.what.startswith("tmap:"):
+                _, box, sw = slot.what.split(":")
+                br, bc = box.split("x")
+                buf = by_name[slot.param]
+                values.append(tensor_map(self.ctx, buf.ptr, tuple(buf.shape), kernel.tensor(slot.param).dtype.value,
+                                         (int(br), int(bc)), int(sw), span))
             else:
                 v = by_name[slot.param]
                 values.append(v.item() if hasattr(v, "item") else v)

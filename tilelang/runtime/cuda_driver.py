@@ -92,11 +92,17 @@ class PackedArgs:
     __slots__ = ("address", "array", "values")
 
     def __init__(self, kinds: list[str], values: list[Any]) -> None:
-        self.values = [CTYPES[k](_scalar_bits(k, v)) for k, v in zip(kinds, values, strict=True)]
+        self.values = [_c_value(k, v) for k, v in zip(kinds, values, strict=True)]
         self.array = (ctypes.c_void_p * max(1, len(self.values)))(
             *[ctypes.addressof(v) for v in self.values]
         )
         self.address = ctypes.addressof(self.array)
+
+
+def _c_value(kind: str, value: Any) -> Any:
+    if kind == "tmap":  # a 128-byte CUtensorMap (TMA descriptor) passed by value
+        return (ctypes.c_uint8 * 128).from_buffer_copy(value)
+    return CTYPES[kind](_scalar_bits(kind, value))
 
 
 def _scalar_bits(kind: str, value: Any) -> Any:

@@ -120,6 +120,29 @@ class TmaLoad:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class CopyToShared:
+    """The role's threads copy the tile of `dst`'s stage shape from 2-D tensor
+    `tensor` at element `offsets` (row, col) into `dst[stage]` in its shared
+    layout, through registers; out-of-bounds elements are zero (the
+    interpreter's edge rule), so any tensor works: no alignment needed."""
+
+    tensor: str
+    offsets: tuple[ir.Value, ir.Value]
+    dst: ir.Value
+    stage: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fence:
+    """`fence.proxy.async.shared::cta`: this thread's ordinary shared-memory
+    writes become visible to the async proxy (TMA, wgmma) after the next barrier."""
+
+    kind: str = "proxy.async"
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class BarrierExpect:
     """One thread arrives on `bar[stage]` announcing `nbytes` of async copies."""
 
@@ -155,7 +178,9 @@ class Wgmma:
     """`result = acc + a[stage] @ b[stage]` issued asynchronously by each consumer
     warpgroup on its rows (fence, K/16 `wgmma.mma_async`, commit). `a`/`b` are
     shared buffers; `a_kmajor`/`b_kmajor` say whether K is their contiguous
-    dim. The result may be read only after a `WgmmaWait` that covers it."""
+    dim. The result may be read only after a `WgmmaWait` that covers it.
+    `use_acc` (an i1 scalar, optional): when false, the first k-step ignores
+    `acc` (D = A @ B), so a zero accumulator need not be materialised."""
 
     result: ir.Value
     a: ir.Value
@@ -164,6 +189,16 @@ class Wgmma:
     acc: ir.Value
     a_kmajor: bool
     b_kmajor: bool
+    use_acc: ir.Value | None = None
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Undef:
+    """`result` holds unspecified values (a register tile no one reads before
+    writing, e.g. an accumulator whose first wgmma ignores it)."""
+
+    result: ir.Value
     span: Span = DUMMY_SPAN
 
 
@@ -187,6 +222,7 @@ class Role:
     warps: int
     regs: int
     body: ir.Region
+    single: bool = False  # one thread of the role runs `body` (the others are done)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -201,10 +237,13 @@ class WarpSpecialize:
 
 GpuOp = (
     DotOp
+    | Undef
     | ConvertLayout
     | SmemAlloc
     | BarrierAlloc
     | TmaLoad
+    | CopyToShared
+    | Fence
     | BarrierExpect
     | BarrierWait
     | BarrierArrive
@@ -212,7 +251,7 @@ GpuOp = (
     | WgmmaWait
     | WarpSpecialize
 )
-GPU_OPS = (DotOp, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, BarrierExpect, BarrierWait,
+GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaWait, WarpSpecialize)
 
 
@@ -267,9 +306,12 @@ def results(op: object) -> tuple[ir.Value, ...]:
     match op:
         case DotOp(result=r) | ConvertLayout(result=r) | SmemAlloc(result=r) | BarrierAlloc(result=r) | Wgmma(result=r):
             return (r,)
+        case Undef(result=r):
+            return (r,)
         case WgmmaWait(results=rs):
             return rs
-        case TmaLoad() | BarrierExpect() | BarrierWait() | BarrierArrive() | WarpSpecialize():
+        case (TmaLoad() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
+              | WarpSpecialize()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -280,8 +322,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (a, b, c)
         case ConvertLayout(x=x):
             return (x,)
-        case SmemAlloc() | BarrierAlloc() | WarpSpecialize():
+        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence():
             return ()
+        case CopyToShared(offsets=cs, dst=d, stage=s):
+            return (*cs, d, s)
         case TmaLoad(coords=cs, dst=d, stage=s, bar=b):
             return (*cs, d, s, b)
         case BarrierExpect(bar=b, stage=s):
@@ -290,8 +334,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (b, s, p)
         case BarrierArrive(bar=b, stage=s, pred=p):
             return (b, s, *((p,) if p is not None else ()))
-        case Wgmma(a=a, b=b, stage=s, acc=c):
-            return (a, b, s, c)
+        case Wgmma(a=a, b=b, stage=s, acc=c, use_acc=u):
+            return (a, b, s, c, *((u,) if u is not None else ()))
         case WgmmaWait(values=vs):
             return vs
     return ir.op_operands(op)  # type: ignore[arg-type]
@@ -329,7 +373,9 @@ __all__ = [
     "BarrierExpect",
     "BarrierWait",
     "ConvertLayout",
+    "CopyToShared",
     "DotOp",
+    "Fence",
     "GpuKernel",
     "GpuOp",
     "GpuParam",
@@ -337,6 +383,7 @@ __all__ = [
     "SmemAlloc",
     "TmaDesc",
     "TmaLoad",
+    "Undef",
     "WarpSpecialize",
     "Wgmma",
     "WgmmaWait",

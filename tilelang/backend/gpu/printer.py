@@ -58,22 +58,30 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = mbarrier.alloc count {c} : {r.type}{n.note(r)}{at(off)}")
         case g.TmaLoad(desc=d, coords=cs, dst=dst, stage=s, part=p, bar=b):
             line(f"tma.load @{d}[{n(cs[0])}, {n(cs[1])}] -> {n(dst)}[{n(s)}] +{p}, {n(b)}[{n(s)}]")
+        case g.CopyToShared(tensor=t, offsets=cs, dst=dst, stage=s):
+            line(f"copy_to_shared @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(dst)}[{n(s)}]")
+        case g.Fence(kind=kind):
+            line(f"fence.{kind}")
         case g.BarrierExpect(bar=b, stage=s, nbytes=nb):
             line(f"mbarrier.expect_tx {n(b)}[{n(s)}], {nb}")
         case g.BarrierWait(bar=b, stage=s, phase=p):
             line(f"mbarrier.wait {n(b)}[{n(s)}], parity {n(p)}")
         case g.BarrierArrive(bar=b, stage=s, pred=p):
             line(f"mbarrier.arrive {n(b)}[{n(s)}]" + (f" if {n(p)}" if p is not None else ""))
-        case g.Wgmma(result=r, a=a, b=b, stage=s, acc=c, a_kmajor=ak, b_kmajor=bk):
+        case g.Wgmma(result=r, a=a, b=b, stage=s, acc=c, a_kmajor=ak, b_kmajor=bk, use_acc=u):
             majors = f"a {'k' if ak else 'mn'}-major, b {'k' if bk else 'mn'}-major"
-            line(f"{n.define(r)} = wgmma {n(a)}[{n(s)}], {n(b)}[{n(s)}], {n(c)} ({majors}) : {r.type}{n.note(r)}")
+            use = f" use_acc {n(u)}" if u is not None else ""
+            line(f"{n.define(r)} = wgmma {n(a)}[{n(s)}], {n(b)}[{n(s)}], {n(c)}{use} ({majors}) : {r.type}{n.note(r)}")
+        case g.Undef(result=r):
+            line(f"{n.define(r)} = undef : {r.type}{n.note(r)}")
         case g.WgmmaWait(results=rs, values=vs, pending=p):
             defs = ", ".join(n.define(v) for v in rs)
             line(f"{defs} = wgmma.wait {', '.join(map(n, vs))} pending {p}")
         case g.WarpSpecialize(roles=roles):
             line("warp_specialize {")
             for role in roles:
-                line(f"role {role.name} warps {role.warps} regs {role.regs}:")
+                one = " (one thread)" if role.single else ""
+                line(f"role {role.name} warps {role.warps} regs {role.regs}{one}:")
                 for sub in role.body.ops:
                     _op(sub, n, out, depth + 1)  # type: ignore[arg-type]
             line("}")

@@ -20,23 +20,17 @@ from tilelang.backend.facts import TensorFacts
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from .block_order import block_order
+from . import block_order, convert, layout_assign, lift, mma_select, pipeline, smem_alloc
 from .context import PassContext
-from .convert import convert
-from .layout_assign import layout_assign
-from .lift import lift
-from .mma_select import mma_select
-from .pipeline import pipeline
-from .smem_alloc import smem_alloc
 
 PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
-    ("lift", lift),  # Tile IR -> GPU IR, no layouts yet
-    ("mma_select", mma_select),  # mma -> DotOp on wgmma / mma.sync / fma
-    ("block_order", block_order),  # grouped block order for L2 reuse
-    ("pipeline", pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
-    ("layout_assign", layout_assign),  # a layout for every tile value
-    ("convert", convert),  # explicit ConvertLayout where layouts disagree
-    ("smem_alloc", smem_alloc),  # offsets of shared buffers and barriers
+    ("lift", lift.lift),  # Tile IR -> GPU IR, no layouts yet
+    ("mma_select", mma_select.mma_select),  # mma -> DotOp on wgmma / mma.sync / fma
+    ("block_order", block_order.block_order),  # grouped block order for L2 reuse
+    ("pipeline", pipeline.pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
+    ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value
+    ("convert", convert.convert),  # explicit ConvertLayout where layouts disagree
+    ("smem_alloc", smem_alloc.smem_alloc),  # offsets of shared buffers and barriers
 )
 
 

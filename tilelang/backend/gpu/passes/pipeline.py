@@ -1,31 +1,500 @@
-"""Pass `pipeline`: software pipelining of tensor-core loops (Hopper path).
+"""Pass `pipeline`: software pipelining of tensor-core loops (the Hopper path).
 
-Placeholder while the pass is written: `hopper_plans` finds no loop, so no
-`mma` is selected for wgmma and the pass leaves kernels unchanged.
+The loop every Tile GEMM is,
+
+    acc = const c
+    for k in lo..hi step s { acc = mma(x.load(..), y.load(..), acc); }   // operands may be .transpose()d
+    <epilogue: element-wise ops, casts and stores of acc>
+
+becomes, on sm_90a (`hopper_plans` says when), a warp-specialised pipeline:
+
+- a ring of `stages` shared buffers per operand, in the layout TMA writes and
+  wgmma reads (128/64/32-byte swizzle; `layouts.Shared`), and two mbarrier
+  arrays: `full[s]` (TMA bytes landed) and `empty[s]` (consumers done);
+- role `producer` (one warpgroup with few registers, one thread working):
+  for each iteration, wait until stage s is empty, announce the bytes, and
+  issue the TMA copies of both operand tiles at the loads' offsets;
+- role `consumer` (`C` warpgroups, the accumulator split by rows): for each
+  iteration, wait until stage s is full, issue the wgmma group on it, wait
+  until at most one group is in flight and release the previous stage; after
+  the loop, wait for the last group and run the epilogue in the accumulator's
+  own layout (stores two columns per thread at a time, masked at the edges).
+
+The accumulator stays in registers for the whole loop. TMA's out-of-bounds
+zero fill is the interpreter's edge rule for loads without mask or padding,
+so edge tiles are exact with no extra masks. A transposed operand
+(`y.load(..).transpose()`) only changes which dim is contiguous in shared
+memory: the wgmma descriptor's major-ness, not a shared-memory transpose.
+
+Conditions (else the loop keeps the generic mma.sync path): the loop is in the
+kernel's top-level region, carries only the accumulator, and contains only
+scalar ops, the two loads (2-D f16/bf16 tensors, no mask or padding, base
+16-byte aligned and rows a multiple of 16 bytes), optional transposes and the
+mma (f32 accumulator; M % 64, N % 8 and at most 256, K % 16); the accumulator
+starts as a constant; what follows the loop is an epilogue as above.
+
+`stages` comes from the `stages` hint, else the most that fit in shared memory
+up to 4; consumer warpgroups from the `num_warps` hint (`num_warps / 4`),
+else 1, raised until the accumulator takes at most 128 registers per thread.
+The producer warpgroup comes on top of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from .context import PassContext
+from ..layouts import Barriers, Shared, WgmmaAcc
+from .context import Fresh, PassContext
+
+SMEM_LIMIT = 227 * 1024
+MAX_ACC_REGS = 128
+PRODUCER_REGS = 40
+COPY_PRODUCER_REGS = 72
+
+
+def role_registers(consumers: int, producer: int) -> int:
+    """The consumers' setmaxnreg target. Every warp starts with the kernel's
+    entry budget E (64K registers over the CTA's threads, a multiple of 8);
+    `setmaxnreg.inc` blocks until the registers are free, so the consumers may
+    only grow by what the producer gives back: C * (R - E) <= E - P. (Asking
+    for the CTA's whole 64K instead hangs when E * threads < 64K.)"""
+    threads = 128 * (consumers + 1)
+    entry = min(248, 65536 // threads // 8 * 8)
+    return min(240, (entry + (entry - producer) // consumers) // 8 * 8)
+
+
+def copy_producer_enabled() -> bool:
+    """The register-copy producer (operands TMA cannot describe) is not yet
+    validated on a GPU: off unless TILEC_COPY_PRODUCER=1; such loops keep the
+    mma.sync path meanwhile."""
+    import os
+
+    return os.environ.get("TILEC_COPY_PRODUCER") == "1"
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """One mma operand's TMA copy: the load, and how its tile sits in shared memory."""
+
+    load: ir.Load
+    permute: ir.Permute | None
+    kmajor: bool  # K is the contiguous (last) dim of the loaded tile
+    rows: int  # the loaded tile's shape
+    cols: int
+    swizzle: int  # bytes of one swizzled row (= one slab's row)
+    box_rows: int
+    tma: bool  # copied by TMA (else through the producer's registers)
+
+    @property
+    def elems(self) -> int:
+        """Elements of one slab row (the box's inner dim)."""
+        return self.swizzle // 2
+
+    @property
+    def slabs(self) -> int:
+        return self.cols // self.elems
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * 2
 
 
 @dataclass(frozen=True, slots=True)
 class HopperPlan:
     loop: ir.For
-    mma: object
+    mma: object  # the ir.Mma or g.DotOp
+    a: Operand
+    b: Operand
+    epilogue: tuple[object, ...]  # ops after the loop, moved into the consumer role
+    consumers: int  # consumer warpgroups
+    stages: int
+
+    @property
+    def M(self) -> int:
+        return self.a.rows if self.a.kmajor else self.a.cols
+
+    @property
+    def N(self) -> int:
+        return self.b.cols if not self.b.kmajor else self.b.rows
+
+    @property
+    def stage_bytes(self) -> int:
+        return self.a.nbytes + self.b.nbytes
+
+
+_SCALAR_OPS = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
+
+
+def _is_scalar_op(op: object) -> bool:
+    return isinstance(op, _SCALAR_OPS) and all(not v.shape for v in g.results(op))
+
+
+def _operand(v: ir.Value, body: dict[int, object], ctx: PassContext, k: g.GpuKernel,
+             want_k_first: bool) -> Operand | None:
+    """The TMA operand behind mma operand `v` (want_k_first: the mma wants [K, N])."""
+    op = body.get(v.id)
+    perm = None
+    if isinstance(op, ir.Permute):
+        if op.perm != (1, 0):
+            return None
+        perm = op
+        op = body.get(op.x.id)
+    if not isinstance(op, ir.Load) or op.mask is not None or op.padding is not None:
+        return None
+    t = k.tensor(op.tensor)
+    f = ctx.fact(op.tensor)
+    if t.rank != 2 or t.dtype not in (DType.F16, DType.BF16):
+        return None
+    # TMA needs a 16-byte aligned base and rows a multiple of 16 bytes, in
+    # 2-byte memory; any other tensor is copied through registers.
+    tma = not f.bf16_f32 and f.aligned16 and len(f.dims_div16) == 2 and f.dims_div16[1]
+    if not tma and not copy_producer_enabled():
+        return None
+    rows, cols = op.result.shape
+    # a: [M, K] (K contiguous unless transposed); b: [K, N] (N contiguous unless transposed)
+    kmajor = (perm is None) != want_k_first
+    cb = cols * 2
+    if cb >= 128:
+        if cols % 64:
+            return None
+        sw = 128
+    elif cb in (32, 64) and kmajor:
+        sw = cb
+    else:
+        return None
+    if not kmajor and sw != 128:
+        return None
+    box_rows = min(rows, 256)
+    if rows % box_rows or (rows * sw) % 1024:
+        return None
+    return Operand(op, perm, kmajor, rows, cols, sw, box_rows, tma)
+
+
+def _match(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -> HopperPlan | None:
+    body = loop.body
+    ys = body.ops[-1]
+    if not isinstance(ys, ir.Yield) or len(loop.inits) != 1:
+        return None
+    defs: dict[int, object] = {}
+    dots = []
+    for op in body.ops[:-1]:
+        for r in g.results(op):
+            defs[r.id] = op
+        if isinstance(op, ir.Mma | g.DotOp):
+            dots.append(op)
+        elif not (_is_scalar_op(op) or isinstance(op, ir.Load | ir.Permute)):
+            return None
+    if len(dots) != 1:
+        return None
+    mma = dots[0]
+    acc_arg = body.args[1]
+    a, b, acc = mma.a, mma.b, mma.acc  # type: ignore[attr-defined]
+    if acc.id != acc_arg.id or ys.values[0].id != mma.result.id:  # type: ignore[attr-defined]
+        return None
+    if a.dtype not in (DType.F16, DType.BF16) or acc.dtype is not DType.F32:
+        return None
+    M, K = a.shape
+    N = b.shape[1]
+    if M % 64 or N % 8 or N > 256 or K % 16:
+        return None
+    # every load / permute feeds the mma exactly once
+    from .rewrite import uses
+
+    count = uses(body)
+    for op in body.ops[:-1]:
+        if isinstance(op, ir.Load | ir.Permute) and count.get(op.result.id) != 1:
+            return None
+    if count.get(acc_arg.id) != 1:
+        return None
+    oa = _operand(a, defs, ctx, k, want_k_first=False)
+    ob = _operand(b, defs, ctx, k, want_k_first=True)
+    if oa is None or ob is None:
+        return None
+    init_def = _def_of(k.body, loop.inits[0])
+    if not isinstance(init_def, ir.Const):
+        return None
+    epilogue = _epilogue(loop, after, k)
+    if epilogue is None:
+        return None
+    # consumer warpgroups: the accumulator split by rows in m64 blocks
+    hinted = k.source.hints
+    C = max(1, min(k.num_warps // 4, M // 64)) if "num_warps" in hinted else 1
+    while (M // C) * N // 128 > MAX_ACC_REGS:
+        C *= 2
+        if M % (64 * C):
+            return None
+    if (M // C) % 64:
+        return None
+    stage_bytes = oa.nbytes + ob.nbytes
+    fit = (SMEM_LIMIT - 1024) // stage_bytes
+    S = k.num_stages if "stages" in hinted else min(4, fit)
+    if S < 2 or S > fit:
+        return None
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S)
+
+
+def _neg_zero(x: object) -> bool:
+    import math
+
+    return isinstance(x, float) and x == 0.0 and math.copysign(1.0, x) < 0
+
+
+def _def_of(region: ir.Region, v: ir.Value) -> object | None:
+    for op in region.ops:
+        if v in g.results(op) or any(r.id == v.id for r in g.results(op)):
+            return op
+    return None
+
+
+def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object] | None:
+    """The ops after the loop if they only finish the accumulator: scalar ops,
+    and element-wise ops / casts / constant or scalar-broadcast tiles / stores
+    whose tiles derive from the loop's result."""
+    tile_ok = {loop.results[0].id}
+    shape = loop.results[0].shape
+    stores = 0
+    for op in after:
+        if isinstance(op, ir.Yield):
+            continue
+        if _is_scalar_op(op):
+            continue
+        if isinstance(op, ir.Const) and op.result.shape == shape:
+            tile_ok.add(op.result.id)
+        elif isinstance(op, ir.Broadcast) and not op.x.shape and op.result.shape == shape:
+            tile_ok.add(op.result.id)
+        elif isinstance(op, ir.Elementwise | ir.Cast) and op.result.shape == shape:
+            tiles = [v for v in g.operands(op) if v.shape]
+            if not all(v.id in tile_ok for v in tiles):
+                return None
+            tile_ok.add(op.result.id)
+        elif isinstance(op, ir.Store) and op.mask is None and op.value.id in tile_ok:
+            if k.tensor(op.tensor).rank != 2:
+                return None
+            stores += 1
+        else:
+            return None
+    return after if stores else None
 
 
 def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:
-    return []
+    """The loops of `k` the Hopper pipeline takes (at most one: it splits the CTA)."""
+    if not ctx.has_wgmma:
+        return []
+    ops = list(k.body.ops)
+    loops = [i for i, op in enumerate(ops) if isinstance(op, ir.For)
+             and any(isinstance(o, ir.Mma | g.DotOp) for o in g.walk(op.body))]
+    if len(loops) != 1:
+        return []
+    i = loops[0]
+    plan = _match(ops[i], ops[i + 1:], k, ctx)  # type: ignore[arg-type]
+    return [plan] if plan is not None else []
+
+
+# ---------------------------------------------------------------- the rewrite
+class _Build:
+    def __init__(self, fresh: Fresh) -> None:
+        self.fresh = fresh
+        self.ops: list[object] = []
+
+    def i32(self, hint: str = "") -> ir.Value:
+        return self.fresh.value(DType.I32, (), hint)
+
+    def const(self, c: int, hint: str = "") -> ir.Value:
+        r = self.i32(hint)
+        self.ops.append(ir.Const(r, c))
+        return r
+
+    def elem(self, op: ir.ElemOp, *xs: ir.Value, hint: str = "", dtype: DType = DType.I32) -> ir.Value:
+        r = self.fresh.value(dtype, (), hint)
+        self.ops.append(ir.Elementwise(r, op, xs))
+        return r
+
+
+def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
+    """The body's scalar ops that `roots` depend on, in program order."""
+    need = {v.id for v in roots}
+    keep: list[object] = []
+    for op in reversed(body.ops):
+        rs = g.results(op)
+        if any(r.id in need for r in rs):
+            keep.append(op)
+            need |= {v.id for v in g.operands(op)}
+    return keep[::-1]
 
 
 def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    return k
+    plans = hopper_plans(k, ctx)
+    if not plans:
+        return k
+    p = plans[0]
+    E = ir.ElemOp
+    fresh = Fresh(k.next_id)
+    layouts = dict(k.layouts)
+    S, C = p.stages, p.consumers
+    M, N = p.M, p.N
+    loop = p.loop
+    in_dt = p.a.load.result.dtype
+
+    # shared buffers, barriers and TMA descriptors
+    pre: list[object] = []
+    bufs = []
+    descs = []
+    for name, o in (("a", p.a), ("b", p.b)):
+        buf = fresh.value(in_dt, (S, o.rows, o.cols), f"smem_{name}")
+        layouts[buf.id] = Shared(o.swizzle, "row")
+        pre.append(g.SmemAlloc(buf, span=loop.span))
+        bufs.append(buf)
+        descs.append(g.TmaDesc(f"{o.load.tensor}.tma{len(descs)}", o.load.tensor, (o.box_rows, o.elems),
+                               o.swizzle, o.load.span) if o.tma else None)
+    full = fresh.value(DType.I64, (S,), "full")
+    empty = fresh.value(DType.I64, (S,), "empty")
+    layouts[full.id] = layouts[empty.id] = Barriers()
+    any_tma = p.a.tma or p.b.tma
+    copies = not (p.a.tma and p.b.tma)
+    # full[s] completes with the TMA bytes (one arrival carrying them) and one
+    # arrival per producer warp after its register copies
+    arrivals = (1 if any_tma else 0) + (4 if copies else 0)
+    pre += [g.BarrierAlloc(full, arrivals, span=loop.span), g.BarrierAlloc(empty, 4 * C, span=loop.span)]
+
+    iv = loop.body.args[0]
+    acc_arg = loop.body.args[1]
+
+    def ring(b: _Build, it: ir.Value) -> tuple[ir.Value, ir.Value]:
+        s_c = b.const(S)
+        stage = b.elem(E.REM, it, s_c, hint="stage")
+        phase = b.elem(E.AND, b.elem(E.DIV, it, s_c), b.const(1), hint="phase")
+        return stage, phase
+
+    # -- producer: the loop with only what the TMA copies need
+    pb = _Build(fresh)
+    p_iv = fresh.value(iv.dtype, (), iv.hint)
+    p_it = pb.i32("it")
+    stage, phase = ring(pb, p_it)
+    pb.ops.append(g.BarrierWait(empty, stage, pb.elem(E.XOR, phase, pb.const(1)), loop.span))
+    tma_bytes = sum(o.nbytes for o in (p.a, p.b) if o.tma)
+    if tma_bytes:
+        pb.ops.append(g.BarrierExpect(full, stage, tma_bytes, loop.span))
+    from .rewrite import substitute
+
+    sl = _slice(loop.body, [v for o in (p.a, p.b) for v in o.load.offsets])
+    mapping = {iv.id: p_iv}
+    for op in sl:
+        new = substitute(op, mapping)
+        # fresh results, so the producer's clone defines its own values
+        rs = g.results(op)
+        nrs = [fresh.value(r.dtype, r.shape, r.hint) for r in rs]
+        for r, nr in zip(rs, nrs, strict=True):
+            mapping[r.id] = nr
+        new = dataclasses.replace(new, result=nrs[0])  # type: ignore[type-var]
+        pb.ops.append(new)
+    for o, buf, d in zip((p.a, p.b), bufs, descs, strict=True):  # type: ignore[assignment]
+        row0, col0 = (mapping.get(x.id, x) for x in o.load.offsets)
+        if not o.tma:
+            pb.ops.append(g.CopyToShared(o.load.tensor, (row0, col0), buf, stage, o.load.span))
+            continue
+        for slab in range(o.slabs):
+            for rb in range(o.rows // o.box_rows):
+                r = row0 if rb == 0 else pb.elem(E.ADD, row0, pb.const(rb * o.box_rows))
+                c = col0 if slab == 0 else pb.elem(E.ADD, col0, pb.const(slab * o.elems))
+                part = (slab * o.rows + rb * o.box_rows) * o.swizzle
+                pb.ops.append(g.TmaLoad(d.name, (r, c), buf, stage, part, full, o.load.span))
+    if copies:
+        pb.ops += [g.Fence("proxy.async", loop.span), g.BarrierArrive(full, stage, None, loop.span)]
+    nxt = pb.elem(E.ADD, p_it, pb.const(1))
+    pb.ops.append(ir.Yield((nxt,)))
+    zero = fresh.value(DType.I32, (), "it0")
+    p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step, (zero,),
+                    ir.Region((p_iv, p_it), tuple(pb.ops)), loop.span)  # type: ignore[arg-type]
+    producer_ops: list[object] = [ir.Const(zero, 0), p_loop, ir.Yield(())]
+
+    # -- consumers: wgmma on each full stage, the accumulator in registers
+    acc_lay = WgmmaAcc(C, M // C, N)
+    cb = _Build(fresh)
+    c_iv = fresh.value(iv.dtype, (), iv.hint)
+    c_acc = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+    c_it = cb.i32("it")
+    layouts[c_acc.id] = acc_lay
+    stage, phase = ring(cb, c_it)
+    cb.ops.append(g.BarrierWait(full, stage, phase, loop.span))
+    init_const = _def_of(k.body, loop.inits[0])
+    assert isinstance(init_const, ir.Const)
+    # A zero init is never materialised: the first wgmma ignores the (undefined)
+    # accumulator, and a loop that runs no iteration yields the constant after it.
+    zero_init = float(init_const.value) == 0.0 and not _neg_zero(init_const.value)
+    use_acc = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_init else None
+    d = fresh.value(DType.F32, (M, N), "acc")
+    layouts[d.id] = acc_lay
+    cb.ops.append(g.Wgmma(d, bufs[0], bufs[1], stage, c_acc, p.a.kmajor, p.b.kmajor, use_acc,
+                          p.mma.span))  # type: ignore[attr-defined]
+    w = fresh.value(DType.F32, (M, N), "acc")
+    layouts[w.id] = acc_lay
+    cb.ops.append(g.WgmmaWait((w,), (d,), 1, p.mma.span))  # type: ignore[attr-defined]
+    prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(S - 1)), cb.const(S))
+    started = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL)
+    cb.ops.append(g.BarrierArrive(empty, prev, started, loop.span))
+    cb.ops.append(ir.Yield((w, cb.elem(E.ADD, c_it, cb.const(1)))))
+    acc0 = fresh.value(DType.F32, (M, N), "acc")
+    layouts[acc0.id] = acc_lay
+    czero = fresh.value(DType.I32, (), "it0")
+    loop_acc = fresh.value(DType.F32, (M, N), "acc")
+    layouts[loop_acc.id] = acc_lay
+    trips = fresh.value(DType.I32, (), "trips")
+    c_loop = ir.For((loop_acc, trips), loop.lower, loop.upper, loop.step,
+                    (acc0, czero), ir.Region((c_iv, c_acc, c_it), tuple(cb.ops)), loop.span)  # type: ignore[arg-type]
+    fin = fresh.value(DType.F32, (M, N), "acc")
+    layouts[fin.id] = acc_lay
+    if zero_init:
+        # Only wgmma defines the accumulator before its last wait: the loop and
+        # that wait run when there is an iteration, the constant otherwise.
+        eb = _Build(fresh)
+        lt = eb.elem(E.LT, loop.lower, loop.upper, dtype=DType.BOOL)
+        pos = eb.elem(E.GT, loop.step, eb.const(0), dtype=DType.BOOL) if loop.step.dtype is DType.I32 else None
+        ran = eb.elem(E.AND, lt, pos, dtype=DType.BOOL, hint="ran") if pos is not None else lt
+        zeros = fresh.value(DType.F32, (M, N), "acc")
+        out = fresh.value(DType.F32, (M, N), "acc")
+        for v in (zeros, out):
+            layouts[v.id] = acc_lay
+        then = ir.Region((), (g.Undef(acc0), ir.Const(czero, 0), c_loop,  # type: ignore[arg-type]
+                              g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), ir.Yield((fin,))))
+        else_ = ir.Region((), (ir.Const(zeros, init_const.value), ir.Yield((zeros,))))  # type: ignore[arg-type]
+        consumer_ops: list[object] = [*eb.ops, ir.If((out,), ran, then, else_, loop.span)]
+        fin = out
+    else:
+        consumer_ops = [ir.Const(acc0, init_const.value), ir.Const(czero, 0), c_loop,
+                        g.WgmmaWait((fin,), (loop_acc,), 0, loop.span)]
+    emap = {loop.results[0].id: fin}
+    for op in p.epilogue:
+        if isinstance(op, ir.Yield):
+            continue
+        op = substitute(op, emap)
+        consumer_ops.append(op)
+        for r in g.results(op):
+            if r.shape:
+                layouts[r.id] = acc_lay
+    consumer_ops.append(ir.Yield(()))
+
+    # register copies keep many loads in flight: more registers for the producer
+    producer_regs = PRODUCER_REGS if not copies else COPY_PRODUCER_REGS
+    consumer_regs = role_registers(C, producer_regs)
+    ws = g.WarpSpecialize((
+        g.Role("producer", 4, producer_regs, ir.Region((), tuple(producer_ops)),  # type: ignore[arg-type]
+               single=not copies),
+        g.Role("consumer", 4 * C, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
+    ), loop.span)
+
+    # the kernel: what came before the loop, the buffers, the roles
+    ops = list(k.body.ops)
+    i = ops.index(loop)
+    before = [op for op in ops[:i] if op is not init_const]  # the init now lives in the consumers
+    body = ir.Region(k.body.args, tuple([*before, *pre, ws, ir.Yield(())]))  # type: ignore[arg-type]
+    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
+                               params=(*k.params, *(d for d in descs if d is not None)),
+                               num_warps=4 * (C + 1), num_stages=S)
 
 
-__all__ = ["HopperPlan", "hopper_plans", "pipeline"]
+__all__ = ["HopperPlan", "Operand", "hopper_plans", "pipeline"]

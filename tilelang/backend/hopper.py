@@ -1,0 +1,528 @@
+"""Code generation for GPU IR's Hopper ops (a mixin of `llvm._Emitter`).
+
+Covers what `passes/pipeline.py` produces: shared buffers and mbarriers, warp
+roles with `setmaxnreg`, TMA tile copies from `__grid_constant__` tensor maps,
+wgmma from shared-memory descriptors with the accumulator in registers, and
+stores from the wgmma accumulator layout. The recipes (intrinsic names, inline
+asm constraints, descriptor encoding) are the ones verified on an H200 in
+`notes/nvptx-backend.md` §5-6.
+
+Descriptors (PTX "matrix descriptor"): start address >> 4 in bits 0-13, the
+leading-dimension byte offset >> 4 in 16-29, the stride-dimension byte offset
+>> 4 in 32-45, the swizzle mode in 62-63 (1 = 128 B, 2 = 64 B, 3 = 32 B). A
+tile in shared memory is stored in slabs of one swizzle row's width (see
+`layouts.Shared`): for a K-major operand an instruction's k16 step stays in
+one slab (start + 32 B per step within a 128-byte row) and the stride offset
+is 8 rows of the slab; for an MN-major operand a k16 step is 16 rows of 128 B,
+the stride offset is 8 rows (1024 B) and the leading offset is the distance
+between 64-element slabs along M or N.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang.backend.gpu import nodes as g
+from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+_SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class SmemRef:
+    """A shared buffer or barrier array in the environment: its byte offset."""
+
+    offset: int
+    stage_bytes: int  # bytes of one ring stage (first dim)
+
+
+class HopperOps:
+    """Mixin: needs the emitter's `emit`, `stmt`, `declare`, `call`, labels, `env`,
+    `layouts`, `k`, `tensors`, and the memory helpers."""
+
+    role_tid: str  # the thread's index within its warp role ("%tid" outside roles)
+    role_single = True  # the current role runs on one thread
+    role_threads = 0
+
+    # -- dispatch --------------------------------------------------------------
+    def gpu_op(self, op: object) -> None:  # type: ignore[override]
+        match op:
+            case g.SmemAlloc(result=r, offset=off):
+                self.env[r.id] = SmemRef(off, _prod(r.shape[1:]) * r.dtype.itemsize)  # type: ignore[attr-defined]
+            case g.BarrierAlloc():
+                self.barrier_alloc(op)
+            case g.WarpSpecialize():
+                self.warp_specialize(op)
+            case g.BarrierWait():
+                self.barrier_wait(op)
+            case g.BarrierExpect(bar=b, stage=s, nbytes=nb):
+                done = self.lead_only()
+                p = self.smem_at(b, s)
+                self.declare("declare i64 @llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta(ptr addrspace(3), i32)")
+                self.call("i64", "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta",  # type: ignore[attr-defined]
+                          f"ptr addrspace(3) {p}, i32 {nb}")
+                self.lead_end(done)
+            case g.CopyToShared():
+                self.copy_to_shared(op)
+            case g.Fence():
+                self.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+                self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+            case g.BarrierArrive():
+                self.barrier_arrive(op)
+            case g.TmaLoad():
+                self.tma_load(op)
+            case g.Wgmma():
+                self.wgmma(op)
+            case g.Undef(result=r):
+                self.env[r.id] = ["undef"] * self.nregs(r)  # type: ignore[attr-defined]
+            case g.WgmmaWait():
+                self.wgmma_wait(op)
+            case _:
+                raise AssertionError(f"no code generation for {type(op).__name__}")
+
+    # -- shared memory ---------------------------------------------------------------
+    def smem_at(self, buf: ir.Value, stage: ir.Value | None, extra: int = 0) -> str:
+        """`ptr addrspace(3)` to stage `stage` of buffer `buf`, plus `extra` bytes."""
+        ref = self.env[buf.id]  # type: ignore[attr-defined]
+        assert isinstance(ref, SmemRef)
+        off = str(ref.offset + extra)
+        if stage is not None:
+            s = self.scalar(stage)  # type: ignore[attr-defined]
+            so = self.emit(f"mul i32 {s}, {ref.stage_bytes}")  # type: ignore[attr-defined]
+            off = self.emit(f"add i32 {so}, {ref.offset + extra}")  # type: ignore[attr-defined]
+        return self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off}")  # type: ignore[attr-defined]
+
+    def barrier_alloc(self, op: g.BarrierAlloc) -> None:
+        self.env[op.result.id] = SmemRef(op.offset, 8)  # type: ignore[attr-defined]
+        self.declare("declare void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3), i32)")  # type: ignore[attr-defined]
+        self.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+        lead = self.emit("icmp eq i32 %tid, 0")  # type: ignore[attr-defined]
+        init, done = self.new_label("binit"), self.new_label("bdone")  # type: ignore[attr-defined]
+        self.cbr(lead, init, done)  # type: ignore[attr-defined]
+        self.label(init)  # type: ignore[attr-defined]
+        for i in range(op.result.shape[0]):
+            p = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {op.offset + 8 * i}")  # type: ignore[attr-defined]
+            self.stmt(f"call void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3) {p}, i32 {op.count})")  # type: ignore[attr-defined]
+        # make the initialised barriers visible to the async proxy (TMA)
+        self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+        self.br(done)  # type: ignore[attr-defined]
+        self.label(done)  # type: ignore[attr-defined]
+        self.barrier()  # type: ignore[attr-defined]
+
+    def barrier_wait(self, op: g.BarrierWait) -> None:
+        p = self.smem_at(op.bar, op.stage)
+        ph = self.scalar(op.phase)  # type: ignore[attr-defined]
+        name = "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta"
+        self.declare(f"declare i1 @{name}(ptr addrspace(3), i32)")  # type: ignore[attr-defined]
+        loop, done = self.new_label("bwait"), self.new_label("bok")  # type: ignore[attr-defined]
+        self.br(loop)  # type: ignore[attr-defined]
+        self.label(loop)  # type: ignore[attr-defined]
+        ok = self.call("i1", name, f"ptr addrspace(3) {p}, i32 {ph}")  # type: ignore[attr-defined]
+        self.cbr(ok, done, loop)  # type: ignore[attr-defined]
+        self.label(done)  # type: ignore[attr-defined]
+
+    def barrier_arrive(self, op: g.BarrierArrive) -> None:
+        """One arrival per warp (lane 0, after the whole warp got there)."""
+        self.declare("declare void @llvm.nvvm.bar.warp.sync(i32)")  # type: ignore[attr-defined]
+        self.stmt("call void @llvm.nvvm.bar.warp.sync(i32 -1)")  # type: ignore[attr-defined]
+        lane = self.emit(f"and i32 {self.role_tid}, 31")  # type: ignore[attr-defined]
+        conds = [self.emit(f"icmp eq i32 {lane}, 0")]  # type: ignore[attr-defined]
+        if op.pred is not None:
+            conds.append(self.scalar(op.pred))  # type: ignore[attr-defined]
+        go = self.and_all(conds)  # type: ignore[attr-defined]
+        yes, done = self.new_label("arr"), self.new_label("arrd")  # type: ignore[attr-defined]
+        self.cbr(go, yes, done)  # type: ignore[attr-defined]
+        self.label(yes)  # type: ignore[attr-defined]
+        p = self.smem_at(op.bar, op.stage)
+        self.declare("declare i64 @llvm.nvvm.mbarrier.arrive.shared(ptr addrspace(3))")  # type: ignore[attr-defined]
+        self.call("i64", "llvm.nvvm.mbarrier.arrive.shared", f"ptr addrspace(3) {p}")  # type: ignore[attr-defined]
+        self.br(done)  # type: ignore[attr-defined]
+        self.label(done)  # type: ignore[attr-defined]
+
+    def lead_only(self) -> str | None:
+        """In a role whose every thread runs the body, open a block only its first
+        thread runs (returns the label to close it with `lead_end`)."""
+        if self.role_single:
+            return None
+        lead = self.emit(f"icmp eq i32 {self.role_tid}, 0")  # type: ignore[attr-defined]
+        go, done = self.new_label("lead"), self.new_label("leadd")  # type: ignore[attr-defined]
+        self.cbr(lead, go, done)  # type: ignore[attr-defined]
+        self.label(go)  # type: ignore[attr-defined]
+        return done
+
+    def lead_end(self, done: str | None) -> None:
+        if done is not None:
+            self.br(done)  # type: ignore[attr-defined]
+            self.label(done)  # type: ignore[attr-defined]
+
+    def tma_load(self, op: g.TmaLoad) -> None:
+        done = self.lead_only()
+        self._tma_load(op)
+        self.lead_end(done)
+
+    def _tma_load(self, op: g.TmaLoad) -> None:
+        name = "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d"
+        self.declare(f"declare void @{name}(ptr addrspace(7), ptr addrspace(3), ptr, i32, i32, i16, i64, "  # type: ignore[attr-defined]
+                     "i1 immarg, i1 immarg, i32 immarg)")
+        dst = self.smem_at(op.dst, op.stage, op.part)
+        dst7 = self.emit(f"addrspacecast ptr addrspace(3) {dst} to ptr addrspace(7)")  # type: ignore[attr-defined]
+        bar = self.smem_at(op.bar, op.stage)
+        row, col = (self.scalar(c) for c in op.coords)  # type: ignore[attr-defined]
+        self.stmt(f"call void @{name}(ptr addrspace(7) {dst7}, ptr addrspace(3) {bar}, ptr %{_ident(op.desc)}, "  # type: ignore[attr-defined]
+                  f"i32 {col}, i32 {row}, i16 0, i64 0, i1 false, i1 false, i32 0)")
+
+    def copy_to_shared(self, op: g.CopyToShared) -> None:
+        """The role's threads copy the [R, C] tile at `offsets` into the stage in
+        the slab + swizzle layout TMA would write: consecutive threads take
+        consecutive elements of a row (coalesced 2-byte loads, `UNROLL` in
+        flight per thread, branch-free: an out-of-bounds element reads the
+        tensor's first element and is replaced by zero)."""
+        info = self.tensors[op.tensor]  # type: ignore[attr-defined]
+        lay = self.layouts[op.dst.id]  # type: ignore[attr-defined]
+        assert isinstance(lay, Shared)
+        _, R, C = op.dst.shape
+        sw = lay.swizzle
+        E = sw // 2
+        T = self.role_threads
+        total = R * C
+        unroll = 16
+        per_iter = T * unroll
+        steps = -(-total // per_iter)
+        base = self.smem_at(op.dst, op.stage)
+        base_i = self.emit(f"ptrtoint ptr addrspace(3) {base} to i32")  # type: ignore[attr-defined]
+        r0, c0 = (self.scalar(o) for o in op.offsets)  # type: ignore[attr-defined]
+        mt = self.mty(info)  # type: ignore[attr-defined]
+        bits = "i32" if mt == "float" else "i16"
+        t = self.role_tid
+
+        def body(it: str, cur: list[str]) -> list[str]:
+            vals, dsts = [], []
+            for u in range(unroll):
+                base_it = self.emit(f"mul i32 {it}, {per_iter}")  # type: ignore[attr-defined]
+                idx = self.emit(f"add i32 {base_it}, {u * T}")  # type: ignore[attr-defined]
+                idx = self.emit(f"add i32 {idx}, {t}")  # type: ignore[attr-defined]
+                live = None if total % per_iter == 0 else self.emit(f"icmp ult i32 {idx}, {total}")  # type: ignore[attr-defined]
+                r = self.emit(f"udiv i32 {idx}, {C}")  # type: ignore[attr-defined]
+                c = self.emit(f"urem i32 {idx}, {C}")  # type: ignore[attr-defined]
+                gr = self.emit(f"add i32 {r0}, {r}")  # type: ignore[attr-defined]
+                gc = self.emit(f"add i32 {c0}, {c}")  # type: ignore[attr-defined]
+                ok = self.and_all([self.in_bounds(info, [gr, gc]), live])  # type: ignore[attr-defined]
+                sr = self.emit(f"select i1 {ok}, i32 {gr}, i32 0")  # type: ignore[attr-defined]
+                sc = self.emit(f"select i1 {ok}, i32 {gc}, i32 0")  # type: ignore[attr-defined]
+                addr = self.address(info, [sr, sc])  # type: ignore[attr-defined]
+                meta = ", !invariant.load !0" if info.readonly else ""
+                v = self.emit(f"load {mt}, ptr addrspace(1) {addr}, align {self.msize(info)}{meta}")  # type: ignore[attr-defined]
+                if mt == "float":  # a bf16 tensor held as f32 values: round to bf16 bits
+                    v = self.emit(f"bitcast bfloat {self.emit(f'fptrunc float {v} to bfloat')} to i16")  # type: ignore[attr-defined]
+                else:
+                    v = self.emit(f"bitcast {mt} {v} to i16")  # type: ignore[attr-defined]
+                v = self.emit(f"select i1 {ok}, i16 {v}, i16 0")  # type: ignore[attr-defined]
+                # the slab + swizzle position of (r, c)
+                slab = self.emit(f"udiv i32 {c}, {E}")  # type: ignore[attr-defined]
+                cc = self.emit(f"urem i32 {c}, {E}")  # type: ignore[attr-defined]
+                chunk = self.emit(f"lshr i32 {cc}, 3")  # type: ignore[attr-defined]
+                shift = {128: 0, 64: 1, 32: 2}[sw]
+                rs = r if shift == 0 else self.emit(f"lshr i32 {r}, {shift}")  # type: ignore[attr-defined]
+                ph = self.emit(f"and i32 {rs}, {7 >> shift}")  # type: ignore[attr-defined]
+                chunk = self.emit(f"xor i32 {chunk}, {ph}")  # type: ignore[attr-defined]
+                off = self.emit(f"mul i32 {slab}, {R * sw}")  # type: ignore[attr-defined]
+                rsw = self.emit(f"mul i32 {r}, {sw}")  # type: ignore[attr-defined]
+                off = self.emit(f"add i32 {off}, {rsw}")  # type: ignore[attr-defined]
+                c16 = self.emit(f"shl i32 {chunk}, 4")  # type: ignore[attr-defined]
+                off = self.emit(f"add i32 {off}, {c16}")  # type: ignore[attr-defined]
+                within = self.emit(f"and i32 {cc}, 7")  # type: ignore[attr-defined]
+                off = self.emit(f"add i32 {off}, {self.emit(f'shl i32 {within}, 1')}")  # type: ignore[attr-defined]
+                dsts.append((self.emit(f"add i32 {base_i}, {off}"), live))  # type: ignore[attr-defined]
+                vals.append(v)
+            for v, (d, live) in zip(vals, dsts, strict=True):
+                p = self.emit(f"inttoptr i32 {d} to ptr addrspace(3)")  # type: ignore[attr-defined]
+                if live is None:
+                    self.stmt(f"store i16 {v}, ptr addrspace(3) {p}, align 2")  # type: ignore[attr-defined]
+                else:
+                    go, nxt = self.new_label("cs"), self.new_label("csn")  # type: ignore[attr-defined]
+                    self.cbr(live, go, nxt)  # type: ignore[attr-defined]
+                    self.label(go)  # type: ignore[attr-defined]
+                    self.stmt(f"store i16 {v}, ptr addrspace(3) {p}, align 2")  # type: ignore[attr-defined]
+                    self.br(nxt)  # type: ignore[attr-defined]
+                    self.label(nxt)  # type: ignore[attr-defined]
+            return []
+
+        del bits
+        self.counted_loop(0, steps, [], body)  # type: ignore[attr-defined]
+
+    # -- warp roles ----------------------------------------------------------------
+    def warp_specialize(self, op: g.WarpSpecialize) -> None:
+        self.fn_attrs.append('"nvvm.minctasm"="1"')  # type: ignore[attr-defined]  # setmaxnreg needs a known budget
+        warp = self.emit("lshr i32 %tid, 5")  # type: ignore[attr-defined]
+        done = self.new_label("roles_done")  # type: ignore[attr-defined]
+        first = 0
+        for i, role in enumerate(op.roles):
+            body_l = self.new_label(f"role_{role.name}")  # type: ignore[attr-defined]
+            last = i == len(op.roles) - 1
+            nxt = done if last else self.new_label("role_next")  # type: ignore[attr-defined]
+            if last:
+                self.br(body_l)  # type: ignore[attr-defined]
+            else:
+                inside = self.emit(f"icmp ult i32 {warp}, {first + role.warps}")  # type: ignore[attr-defined]
+                self.cbr(inside, body_l, nxt)  # type: ignore[attr-defined]
+            self.label(body_l)  # type: ignore[attr-defined]
+            if role.regs:
+                kind = "dec" if role.name == "producer" else "inc"
+                fn = f"llvm.nvvm.setmaxnreg.{kind}.sync.aligned.u32"
+                self.declare(f"declare void @{fn}(i32 immarg)")  # type: ignore[attr-defined]
+                self.stmt(f"call void @{fn}(i32 {role.regs})")  # type: ignore[attr-defined]
+            saved = self.role_tid
+            self.role_tid = "%tid" if first == 0 else self.emit(f"sub i32 %tid, {first * 32}")  # type: ignore[attr-defined]
+            self.role_single = role.single
+            self.role_threads = role.warps * 32
+            if role.single:
+                # one thread issues every copy; the others of the role are done
+                lead = self.emit("icmp eq i32 %tid, 0")  # type: ignore[attr-defined]
+                work = self.new_label("producer_lead")  # type: ignore[attr-defined]
+                self.cbr(lead, work, done)  # type: ignore[attr-defined]
+                self.label(work)  # type: ignore[attr-defined]
+            self.region(role.body, ())  # type: ignore[attr-defined]
+            self.role_tid = saved
+            self.role_single = True
+            self.br(done)  # type: ignore[attr-defined]
+            if not last:
+                self.label(nxt)  # type: ignore[attr-defined]
+            first += role.warps
+        self.label(done)  # type: ignore[attr-defined]
+
+    # -- wgmma -------------------------------------------------------------------------
+    def _desc(self, buf: ir.Value, stage: ir.Value, lbo: int, sbo: int, swizzle: int) -> str:
+        """The i64 descriptor of stage `stage` of `buf` (start address included)."""
+        base = self.smem_at(buf, stage)
+        addr = self.emit(f"ptrtoint ptr addrspace(3) {base} to i64")  # type: ignore[attr-defined]
+        a4 = self.emit(f"and i64 {self.emit(f'lshr i64 {addr}, 4')}, 16383")  # type: ignore[attr-defined]
+        const = (_SWIZZLE_CODE[swizzle] << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16)
+        return self.emit(f"or i64 {a4}, {const}")  # type: ignore[attr-defined]
+
+    def wgmma(self, op: g.Wgmma) -> None:
+        lay = self.layouts[op.result.id]  # type: ignore[attr-defined]
+        assert isinstance(lay, WgmmaAcc)
+        M, N = op.result.shape
+        sa, sb = self.layouts[op.a.id], self.layouts[op.b.id]  # type: ignore[attr-defined]
+        assert isinstance(sa, Shared) and isinstance(sb, Shared)
+        _, ra, ca = op.a.shape
+        _, rb, cb = op.b.shape
+        K = ca if op.a_kmajor else ra
+        ea, eb = sa.swizzle // 2, sb.swizzle // 2
+        # descriptors of this warpgroup's operand tiles
+        if op.a_kmajor:
+            desc_a = self._desc(op.a, op.stage, 16, 8 * sa.swizzle, sa.swizzle)
+        else:
+            desc_a = self._desc(op.a, op.stage, ra * 128, 1024, sa.swizzle)
+        if op.b_kmajor:
+            desc_b = self._desc(op.b, op.stage, 16, 8 * sb.swizzle, sb.swizzle)
+        else:
+            desc_b = self._desc(op.b, op.stage, rb * 128, 1024, sb.swizzle)
+        group = self.emit(f"lshr i32 {self.role_tid}, 7")  # type: ignore[attr-defined]
+        row0 = self.emit(f"mul i32 {group}, {lay.m_per_group}")  # type: ignore[attr-defined]
+        # A's rows of this warpgroup: K-major rows are sw bytes apart; MN-major: 64-element slabs
+        if op.a_kmajor:
+            a_row_bytes = self.emit(f"mul i32 {row0}, {sa.swizzle}")  # type: ignore[attr-defined]
+        else:
+            a_row_bytes = self.emit(f"mul i32 {self.emit(f'lshr i32 {row0}, 6')}, {ra * 128}")  # type: ignore[attr-defined]
+        a_off = self.emit(f"zext i32 {self.emit(f'lshr i32 {a_row_bytes}, 4')} to i64")  # type: ignore[attr-defined]
+        desc_a = self.emit(f"add i64 {desc_a}, {a_off}")  # type: ignore[attr-defined]
+        acc = self.tile(op.acc)  # type: ignore[attr-defined]
+        n = N // 2  # f32 registers of one m64nN instruction
+        ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]
+        sty = "{ " + ", ".join(["float"] * n) + " }"
+        self.declare("declare void @llvm.nvvm.wgmma.fence.sync.aligned()")  # type: ignore[attr-defined]
+        self.declare("declare void @llvm.nvvm.wgmma.commit_group.sync.aligned()")  # type: ignore[attr-defined]
+        self.stmt("call void @llvm.nvvm.wgmma.fence.sync.aligned()")  # type: ignore[attr-defined]
+        regs = list(acc)
+        blocks = lay.m_per_group // 64
+        use = self.scalar(op.use_acc) if op.use_acc is not None else "true"  # type: ignore[attr-defined]
+        # One asm statement per m64 block: its K/16 wgmmas chain on the same
+        # registers (one struct in, one out: a third of the IR of one call each).
+        ks = K // 16
+        ta, tb = (0 if op.a_kmajor else 1), (0 if op.b_kmajor else 1)
+        outs = ",".join(f"${i}" for i in range(n))
+        lines = [f"wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{ty}.{ty} {{{outs}}}, ${2 * n + 2 * kk}, "
+                 f"${2 * n + 2 * kk + 1}, ${2 * n + 2 * ks + (0 if kk == 0 else 1)}, 1, 1, {ta}, {tb};"
+                 for kk in range(ks)]
+        asm = "\\0A".join(lines)
+        cons = ",".join(["=f"] * n + [str(i) for i in range(n)] + ["l"] * (2 * ks) + ["b", "b"])
+        b_descs = []
+        for kk in range(ks):
+            k0 = kk * 16
+            b_bytes = (k0 // eb) * rb * sb.swizzle + (k0 % eb) * 2 if op.b_kmajor else k0 * 128
+            b_descs.append(self.emit(f"add i64 {desc_b}, {b_bytes >> 4}"))  # type: ignore[attr-defined]
+        for mb in range(blocks):
+            descs = []
+            for kk in range(ks):
+                k0 = kk * 16
+                if op.a_kmajor:
+                    ab = (k0 // ea) * ra * sa.swizzle + (k0 % ea) * 2 + mb * 64 * sa.swizzle
+                else:
+                    ab = k0 * 128 + mb * ra * 128
+                descs += [self.emit(f"add i64 {desc_a}, {ab >> 4}"), b_descs[kk]]  # type: ignore[attr-defined]
+            cur = regs[mb * n:(mb + 1) * n]
+            args = ", ".join([f"float {x}" for x in cur] + [f"i64 {d}" for d in descs] + [f"i1 {use}", "i1 true"])
+            res = self.emit(f'call {sty} asm sideeffect "{asm}", "{cons}"({args})')  # type: ignore[attr-defined]
+            regs[mb * n:(mb + 1) * n] = [self.emit(f"extractvalue {sty} {res}, {i}") for i in range(n)]  # type: ignore[attr-defined]
+        self.stmt("call void @llvm.nvvm.wgmma.commit_group.sync.aligned()")  # type: ignore[attr-defined]
+        self.env[op.result.id] = regs  # type: ignore[attr-defined]
+        del cb
+
+    def wgmma_wait(self, op: g.WgmmaWait) -> None:
+        flat: list[str] = []
+        for v in op.values:
+            flat += self.tile(v)  # type: ignore[attr-defined]
+        n = len(flat)
+        sty = "{ " + ", ".join(["float"] * n) + " }"
+        cons = ",".join(["=f"] * n + [str(i) for i in range(n)])
+        args = ", ".join(f"float {x}" for x in flat)
+        res = self.emit(f'call {sty} asm sideeffect "wgmma.wait_group.sync.aligned {op.pending};", "{cons}"({args})')  # type: ignore[attr-defined]
+        out = [self.emit(f"extractvalue {sty} {res}, {i}") for i in range(n)]  # type: ignore[attr-defined]
+        pos = 0
+        for r, v in zip(op.results, op.values, strict=True):
+            m = len(self.tile(v))  # type: ignore[attr-defined]
+            self.env[r.id] = out[pos:pos + m]  # type: ignore[attr-defined]
+            pos += m
+
+    # -- stores from the accumulator layout ----------------------------------------------
+    def named_barrier(self, bid: int, threads: int) -> None:
+        self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")  # type: ignore[attr-defined]
+        self.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {bid}, i32 {threads})")  # type: ignore[attr-defined]
+
+    def store_wgmma(self, op: ir.Store, lay: WgmmaAcc) -> None:
+        """The epilogue's store, wide: each warpgroup writes its rows of the value
+        (already in the memory dtype) to shared memory in the accumulator layout,
+        then its 128 threads store the rows in 16-byte chunks, consecutive
+        threads on consecutive chunks of a row, masked per chunk at the edges
+        (element by element where a chunk straddles an edge or is misaligned).
+
+        The staging area reuses the operand ring (dead once every consumer has
+        waited for its last wgmma: a barrier of all consumers comes first), or
+        scratch space after the buffers when the ring is too small."""
+        info = self.tensors[op.tensor]  # type: ignore[attr-defined]
+        dt = info.param.dtype
+        mt, es = self.mty(info), self.msize(info)  # type: ignore[attr-defined]
+        M, N = op.value.shape
+        rows = lay.m_per_group
+        pitch = N * es + 16  # a 16-byte pad per row: the 8 rows a warp writes hit distinct banks
+        area = rows * pitch
+        total = lay.warpgroups * area
+        ring = self.ring_bytes()
+        if total <= ring:
+            base0 = 0
+        else:
+            self.need_smem(total, op.span)  # type: ignore[attr-defined]
+            base0 = self.k.smem_bytes  # type: ignore[attr-defined]
+        slots = self.tile(op.value)  # type: ignore[attr-defined]
+        off0, off1 = (self.scalar(o) for o in op.offsets)  # type: ignore[attr-defined]
+        t = self.role_tid
+        group = self.emit(f"lshr i32 {t}, 7")  # type: ignore[attr-defined]
+        gt = self.emit(f"and i32 {t}, 127")  # type: ignore[attr-defined]
+        warp = self.emit(f"lshr i32 {gt}, 5")  # type: ignore[attr-defined]
+        lane = self.emit(f"and i32 {t}, 31")  # type: ignore[attr-defined]
+        ga = self.emit(f"mul i32 {group}, {area}")  # type: ignore[attr-defined]
+        mine = self.emit(f"add i32 {ga}, {base0}")  # type: ignore[attr-defined]
+        # 1. every consumer is past its last wgmma; the generic proxy takes the ring back
+        self.named_barrier(1, 128 * lay.warpgroups)
+        self.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+        self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+        # 2. registers -> shared, two columns at a time
+        w16 = self.emit(f"shl i32 {warp}, 4")  # type: ignore[attr-defined]
+        l4 = self.emit(f"lshr i32 {lane}, 2")  # type: ignore[attr-defined]
+        r_in = self.emit(f"add i32 {w16}, {l4}")  # type: ignore[attr-defined]
+        c_in = self.emit(f"shl i32 {self.emit(f'and i32 {lane}, 3')}, 1")  # type: ignore[attr-defined]
+        rb = self.emit(f"mul i32 {r_in}, {pitch}")  # type: ignore[attr-defined]
+        cb = self.emit(f"mul i32 {c_in}, {es}")  # type: ignore[attr-defined]
+        at = self.emit(f"add i32 {mine}, {self.emit(f'add i32 {rb}, {cb}')}")  # type: ignore[attr-defined]
+        per_block = N // 8 * 4
+        vt = f"<2 x {mt}>"
+        for reg in range(0, len(slots), 2):
+            mb, rem = divmod(reg, per_block)
+            i, q = divmod(rem, 4)
+            byte = (mb * 64 + (8 if q >= 2 else 0)) * pitch + 8 * i * es
+            vals = [self.reg_to_mem(slots[reg + j], dt, mt) for j in range(2)]  # type: ignore[attr-defined]
+            vec = self.emit(f"insertelement {vt} undef, {mt} {vals[0]}, i32 0")  # type: ignore[attr-defined]
+            vec = self.emit(f"insertelement {vt} {vec}, {mt} {vals[1]}, i32 1")  # type: ignore[attr-defined]
+            p = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {self.emit(f'add i32 {at}, {byte}')}")  # type: ignore[attr-defined]
+            self.stmt(f"store {vt} {vec}, ptr addrspace(3) {p}, align {2 * es}")  # type: ignore[attr-defined]
+        self.named_barrier(1, 128 * lay.warpgroups)
+        # 3. shared -> global, 16 bytes per thread per step
+        epc = 16 // es  # elements per chunk
+        cpr = N // epc  # chunks per row
+        chunks = rows * cpr
+        steps = -(-chunks // 128)
+        gr = self.emit(f"mul i32 {group}, {rows}")  # type: ignore[attr-defined]
+        g_row0 = self.emit(f"add i32 {off0}, {gr}")  # type: ignore[attr-defined]
+        f = info.facts
+        m1 = self.multiple_of(op.offsets[1])  # type: ignore[attr-defined]
+        aligned = (f.aligned16 and len(f.dims_div16) == 2 and f.dims_div16[1] and (m1 == 0 or m1 % epc == 0))
+        ct = f"<{epc} x {mt}>"
+
+        def body(it: str, cur: list[str]) -> list[str]:
+            i128 = self.emit(f"mul i32 {it}, 128")  # type: ignore[attr-defined]
+            q = self.emit(f"add i32 {i128}, {gt}")  # type: ignore[attr-defined]
+            if chunks % 128:
+                live = self.emit(f"icmp ult i32 {q}, {chunks}")  # type: ignore[attr-defined]
+                go, skip = self.new_label("eg"), self.new_label("ex")  # type: ignore[attr-defined]
+                self.cbr(live, go, skip)  # type: ignore[attr-defined]
+                self.label(go)  # type: ignore[attr-defined]
+            r = self.emit(f"udiv i32 {q}, {cpr}")  # type: ignore[attr-defined]
+            c = self.emit(f"urem i32 {q}, {cpr}")  # type: ignore[attr-defined]
+            rp = self.emit(f"mul i32 {r}, {pitch}")  # type: ignore[attr-defined]
+            cp = self.emit(f"shl i32 {c}, 4")  # type: ignore[attr-defined]
+            sp = self.emit(f"add i32 {mine}, {self.emit(f'add i32 {rp}, {cp}')}")  # type: ignore[attr-defined]
+            ptr = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {sp}")  # type: ignore[attr-defined]
+            chunk = self.emit(f"load {ct}, ptr addrspace(3) {ptr}, align 16")  # type: ignore[attr-defined]
+            row = self.emit(f"add i32 {g_row0}, {r}")  # type: ignore[attr-defined]
+            ce = self.emit(f"mul i32 {c}, {epc}")  # type: ignore[attr-defined]
+            col = self.emit(f"add i32 {off1}, {ce}")  # type: ignore[attr-defined]
+            whole = self.in_bounds(info, [row, col], epc)  # type: ignore[attr-defined]
+            addr = self.address(info, [row, col])  # type: ignore[attr-defined]
+            fast = whole if aligned else self._vector_ok(whole, addr, 16, [])  # type: ignore[attr-defined]
+            vec_l, slow_l, join = self.new_label("ev"), self.new_label("es"), self.new_label("ej")  # type: ignore[attr-defined]
+            self.cbr(fast or "true", vec_l, slow_l)  # type: ignore[attr-defined]
+            self.label(vec_l)  # type: ignore[attr-defined]
+            self.stmt(f"store {ct} {chunk}, ptr addrspace(1) {addr}, align 16")  # type: ignore[attr-defined]
+            self.br(join)  # type: ignore[attr-defined]
+            self.label(slow_l)  # type: ignore[attr-defined]
+            for j in range(epc):
+                cj = col if j == 0 else self.emit(f"add i32 {col}, {j}")  # type: ignore[attr-defined]
+                ok = self.in_bounds(info, [row, cj])  # type: ignore[attr-defined]
+                pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")  # type: ignore[attr-defined]
+                v = self.emit(f"extractelement {ct} {chunk}, i32 {j}")  # type: ignore[attr-defined]
+                st, jn = self.new_label("ee"), self.new_label("em")  # type: ignore[attr-defined]
+                self.cbr(ok or "true", st, jn)  # type: ignore[attr-defined]
+                self.label(st)  # type: ignore[attr-defined]
+                self.stmt(f"store {mt} {v}, ptr addrspace(1) {pj}, align {es}")  # type: ignore[attr-defined]
+                self.br(jn)  # type: ignore[attr-defined]
+                self.label(jn)  # type: ignore[attr-defined]
+            self.br(join)  # type: ignore[attr-defined]
+            self.label(join)  # type: ignore[attr-defined]
+            if chunks % 128:
+                self.br(skip)  # type: ignore[attr-defined]
+                self.label(skip)  # type: ignore[attr-defined]
+            return []
+
+        self.counted_loop(0, steps, [], body)  # type: ignore[attr-defined]
+
+    def ring_bytes(self) -> int:
+        """Bytes of shared memory the operand ring takes (from offset 0)."""
+        offs = [op.offset for op in g.walk(self.k.body) if isinstance(op, g.BarrierAlloc)]  # type: ignore[attr-defined]
+        return min(offs) if offs else 0
+
+
+def _prod(xs: tuple[int, ...]) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+__all__ = ["HopperOps", "SmemRef"]

@@ -119,6 +119,37 @@ fn main() {{
 """
 
 
+# Control flow around layouts: two reductions per iteration of a loop (the
+# scratch buffers taken in turn must not race across iterations), an `if`
+# whose branches yield a reduction's slice and a fresh tile, a `while` that
+# carries a row result.
+CONTROL = """
+#[hints(num_warps = {W})]
+kernel fn k<const BM: i32, const BN: i32>(y: &mut Tensor<f32, [BM]>, x: &Tensor<f32, [?, ?]>) {{
+    let p = x.partition([BM, BN]);
+    let i = block_id(0);
+    let mut acc = zeros::<f32>([BM]);
+    for j in 0..p.num_tiles(1) {{
+        let t = p.load([i, j]);
+        acc = acc + t.max(1) - t.min(1);
+    }}
+    let pick = if i % 2 == 0 {{ acc }} else {{ p.load([i, 0]).sum(1) }};
+    let mut n = 0;
+    let mut w = pick;
+    while n < 3 {{
+        w = w * 0.5 + p.load([i, n]).max(1);
+        n += 1;
+    }}
+    y.store(w);
+}}
+fn main() {{
+    let x = zeros::<f32>([{M}, {N}]);
+    let mut y = zeros::<f32>([{M}]);
+    k::<{BM}, {BN}>(y.partition([{BM}]), &x).sync();
+}}
+"""
+
+
 @dataclass
 class RowCase:
     name: str
@@ -221,6 +252,11 @@ def _total(M: int, B: int, W: int) -> RowCase:
                    (-(-M // B),), {}, rtol=1e-5, atol=1e-5)
 
 
+def _control(M: int, N: int, BM: int, BN: int, W: int) -> RowCase:
+    return RowCase(f"control_{M}x{N}_bm{BM}_bn{BN}_w{W}", CONTROL.format(M=M, N=N, BM=BM, BN=BN, W=W),
+                   {"x": (M, N)}, {"y": (M,)}, (-(-M // BM),), {}, rtol=1e-5, atol=1e-5)
+
+
 CASES: list[RowCase] = [
     _softmax(3, 100, 1, 4),
     _softmax(5, 768, 2, 4),
@@ -249,6 +285,9 @@ CASES: list[RowCase] = [
     _scan(1, 4, 40, 4, 1, DType.I32),
     _scan(0, 33, 8, 40, 4, DType.F16),
     _scan(1, 2, 5000, 2, 8, sim=False),
+    _control(6, 300, 3, 100, 4),
+    _control(4, 96, 1, 48, 2),
+    _control(3, 768, 1, 256, 4),  # reductions across warps inside the loop and the while
     _total(100, 48, 4),
     _total(300, 3, 2),
 ]

@@ -25,11 +25,13 @@ class Result:
 
 def invoke(*args: str, input: str | bytes | None = None) -> Result:
     from tilelang import cli
+    from tilelang.diagnostics import render
 
     data = input.encode() if isinstance(input, str) else (input or b"")
     stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
     saved = sys.stdin, sys.stdout, sys.stderr
+    rendering = render.settings()  # `--error-format`/`--color` last for a process, not a test
     sys.stdin, sys.stdout, sys.stderr = stdin, out, err
     try:
         cli.main(list(args))
@@ -38,4 +40,5 @@ def invoke(*args: str, input: str | bytes | None = None) -> Result:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
+        render.configure(format=rendering.format, color=rendering.color)
     return Result(code, out.getvalue(), err.getvalue())

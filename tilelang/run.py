@@ -264,7 +264,21 @@ def _check(sf: Any, sources: SourceMap, ownership: bool,
     program = check_program(parsed.output, sources, sink)
     if sink.has_errors:
         raise CheckFailed(list(sink.diagnostics), sources)
-    return driver.Checked(program, None), parsed.output, []
+    return driver.Checked(program, _unsafe_facts(program)), parsed.output, []
+
+
+def _unsafe_facts(program: Any) -> Any:
+    """For a run without the ownership checker: only which `&` parameters
+    each kernel's `unsafe` code writes, so that the run-time defence
+    (`runtime/inflight.py`) still counts those arguments as written."""
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.ownership.env import ProgramView
+    from tilelang.ownership.facts import OwnershipFacts
+    from tilelang.ownership.kernel import check_kernels
+
+    facts = OwnershipFacts()
+    facts.unsafe_writes.update(check_kernels(ProgramView(program), DiagnosticSink(), []))
+    return facts
 
 
 def _lower_unchecked(program: Any, kernel: str, inst: dict[str, Any], facts: dict[str, Any]) -> Any:

@@ -113,6 +113,16 @@ fn both(t: &mut Tensor<f32, [?]>, u: &Tensor<f32, [?]>) {
     inc(t.partition([256])).sync();
     print(u.sum());
 }
+
+fn pair(p: (&Tensor<f32, [?]>, &mut Tensor<f32, [?]>)) -> f32 {
+    inc(p.1.partition([256])).sync();
+    p.0.sum()
+}
+
+kernel fn tally(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>) {
+    z.store(z.load());
+    unsafe { atomic_add(&acc, [0], 1.0); }
+}
 """
 
 
@@ -159,6 +169,41 @@ def test_api_host_fn_aliased_arguments(mod) -> None:  # type: ignore[no-untyped-
     assert e.value.code == "E0303"
     b = np.ones(1024, np.float32)
     mod.both(a, b)  # disjoint arrays are fine
+
+
+def test_api_host_fn_tuple_arguments(mod) -> None:  # type: ignore[no-untyped-def]
+    """Arrays inside a tuple argument are checked like direct ones (and converted)."""
+    a = np.zeros(1024, np.float32)
+    b = np.ones(1024, np.float32)
+    h = mod.inc(tilelang.partition(a, [256])).launch()
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.pair((a, b))  # reads `a` in flight
+    assert e.value.code == "E0305" and "`p.0`" in str(e.value)
+    h.wait()
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.pair((b, b))  # one array as `&` and as `&mut`
+    assert e.value.code == "E0303"
+    assert mod.pair((a, b)) == 1024.0 and b.sum() == 2048.0  # written back
+
+
+def test_api_unsafe_written_shared_argument_is_written(mod) -> None:  # type: ignore[no-untyped-def]
+    """`tally` writes its `&` parameter `acc` with an atomic: a pending launch
+    of it writes `acc`, so a host function may not read it meanwhile."""
+    z = np.zeros(1024, np.float32)
+    acc = np.zeros(4, np.float32)
+    h = mod.tally(tilelang.partition(z, [256]), acc).launch()
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.total(acc)
+    assert e.value.code == "E0305"
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.tally(tilelang.partition(np.zeros(1024, np.float32), [256]), acc).launch()
+    assert e.value.code == "E0309"
+    h.wait()
+    assert mod.total(acc) == 4.0
+    ro = np.zeros(4, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(tilelang.CallError):  # the kernel writes it
+        mod.tally(tilelang.partition(z, [256]), ro).sync()
 
 
 SANITIZED = """import numpy as np, tilelang

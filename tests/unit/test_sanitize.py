@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from tilelang.diagnostics.model import TileError
-from tilelang.run import execute
+from tilelang.run import CheckFailed, execute
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -188,8 +188,10 @@ fn main() {
 
 
 def test_unsafe_write_to_a_shared_input_while_another_launch_reads_it() -> None:
-    """Accepted by the checker (both launches borrow `x` shared), a race only
-    `unsafe` can make: the sanitizer sees it."""
+    """A race only `unsafe` can make: `poke` writes its `&` parameter with an
+    atomic while `scale` reads it. The checker refuses it (a `&` parameter
+    written in `unsafe` code is borrowed as written, E0305); unchecked, the
+    sanitizer sees it, and the run-time defence refuses it too."""
     src = """
 kernel fn poke<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
     z.store(z.load());
@@ -207,8 +209,14 @@ fn main() {
     h.wait();
 }
 """
-    d = fails(src, "E0732")
+    d = fails(src, "E0732", ownership=False)
     assert "`poke`" in d.message and "`scale`" in d.message
+    with pytest.raises(CheckFailed) as e:
+        run(src, sanitize=False)
+    assert [d.code for d in e.value.diagnostics] == ["E0305"]
+    assert "in `unsafe` code" in "".join(e.value.diagnostics[0].notes)
+    d = fails(src, "E0305", sanitize=False, ownership=False)  # the run-time defence
+    assert "`x`" in d.message and "`poke`" in d.message
 
 
 # ---------------------------------------------------------------- (d) unsafe writes outside a tensor

@@ -229,7 +229,11 @@ class _Call:
                         "(`&`): pass the array itself, not a partition",
                         help=f"pass `{spec.name}`",
                     )
-                tensors.append((spec, self.array(spec, value, False), None))
+                # a `&` parameter the kernel's `unsafe` code writes (atomics,
+                # `store_unchecked`) is written memory for the borrow checks
+                writes = getattr(self.m._ownership, "writes_for", None)
+                written = writes is not None and spec.name in writes(self.k.key)
+                tensors.append((spec, self.array(spec, value, written), None))
             elif spec.kind == "scalar":
                 dt = DType.parse(spec.elem or "") if spec.elem not in type_names else None
                 tensors.append((spec, self.scalar(spec, value, dt), None))

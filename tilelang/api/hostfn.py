@@ -58,22 +58,8 @@ class HostFunction:
         libraries: set[str] = set()
         self._check_borrows(values)
         for p, v in zip(self.decl.params, values, strict=True):
-            ty = p.ty
-            mutable = isinstance(ty, ast.RefType) and ty.mutable
-            inner = ty.inner if isinstance(ty, ast.RefType) else ty
             where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
-            if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor":
-                t = self._tensor(p.name.name, inner, v, where, dev)
-                libraries.add(arrays.describe(v).library)
-                if mutable:
-                    writeback.append((arrays.describe(v).host, t))  # type: ignore[arg-type]
-                converted.append(t)
-            else:
-                dt = DType.parse(inner.name.name) if isinstance(inner, ast.NamedType) else None
-                if dt is not None or not isinstance(v, (list, tuple, str)):
-                    v = scalar_value(f"argument `{p.name.name}` of function `{self.__name__}`", v, dt,
-                                     where=where)
-                converted.append(v)
+            converted.append(self._arg(p.name.name, p.ty, v, where, dev, writeback, libraries))
         try:
             with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
                 result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span)
@@ -83,6 +69,43 @@ class HostFunction:
             host[...] = t.numpy()
         library = next(iter(libraries)) if len(libraries) == 1 else "numpy"
         return _from_value(result, library)
+
+    def _arg(
+        self,
+        name: str,
+        ty: ast.TypeExpr,
+        v: Any,
+        where: str,
+        dev: Any,
+        writeback: list[tuple[np.ndarray, Tensor]],
+        libraries: set[str],
+    ) -> Any:
+        """One argument as the host evaluator takes it: arrays copied into
+        tensors (a `&mut` one copied back afterwards), tuples element by element."""
+        mutable = isinstance(ty, ast.RefType) and ty.mutable
+        inner = ty.inner if isinstance(ty, ast.RefType) else ty
+        if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor":
+            t = self._tensor(name, inner, v, where, dev)
+            libraries.add(arrays.describe(v).library)
+            if mutable:
+                writeback.append((arrays.describe(v).host, t))  # type: ignore[arg-type]
+            return t
+        if isinstance(inner, ast.TupleType):
+            if not isinstance(v, tuple) or len(v) != len(inner.elems):
+                raise CallError(
+                    f"argument `{name}` of function `{self.__name__}` must be a tuple of "
+                    f"{len(inner.elems)}, not {_describe(v)}",
+                    where=where,
+                    help=f"pass a Python tuple of {len(inner.elems)} values",
+                )
+            return tuple(
+                self._arg(f"{name}.{i}", t, x, where, dev, writeback, libraries)
+                for i, (t, x) in enumerate(zip(inner.elems, v, strict=True))
+            )
+        dt = DType.parse(inner.name.name) if isinstance(inner, ast.NamedType) else None
+        if dt is not None or not isinstance(v, (list, tuple, str)):
+            v = scalar_value(f"argument `{name}` of function `{self.__name__}`", v, dt, where=where)
+        return v
 
     def _check_borrows(self, values: list[Any]) -> None:
         """The function reads its array arguments now (and writes its `&mut`
@@ -97,16 +120,15 @@ class HostFunction:
 
         m = self.module
         used: list[tuple[str, Region, str, bool]] = []  # (param, memory, space, written)
-        for p, v in zip(self.decl.params, values, strict=True):
-            inner = p.ty.inner if isinstance(p.ty, ast.RefType) else p.ty
-            if not (isinstance(inner, ast.NamedType) and inner.name.name == "Tensor"):
-                continue
+        for name, ty, v in _tensor_args(
+            [(p.name.name, p.ty, v) for p, v in zip(self.decl.params, values, strict=True)]
+        ):
             try:
                 ref = arrays.describe(v)
             except (Unsupported, NotAnArray):
                 continue  # `_tensor` words the error
-            mutable = isinstance(p.ty, ast.RefType) and p.ty.mutable
-            used.append((p.name.name, Region(ref.ptr, ref.nbytes, p.name.name), ref.space, mutable))
+            mutable = isinstance(ty, ast.RefType) and ty.mutable
+            used.append((name, Region(ref.ptr, ref.nbytes, name), ref.space, mutable))
         where = m._where(self.decl.name.span, f"`{self.signature}`")
         for j, (bn, b, bs, bw) in enumerate(used):
             for an, a, as_, aw in used[:j]:
@@ -188,6 +210,25 @@ class HostFunction:
                 f"{what} is {ref.describe()}, an element type Tile does not have", where=where
             )
         return Tensor.from_numpy(np.array(ref.host, copy=True), dt, dev)
+
+
+def _tensor_args(args: list[tuple[str, ast.TypeExpr, Any]]) -> list[tuple[str, ast.TypeExpr, Any]]:
+    """The tensor arguments among `(name, type, value)`, inside tuples too
+    (named `p.0`, `p.1.0`, ...), with the type each is passed as."""
+    out: list[tuple[str, ast.TypeExpr, Any]] = []
+    for name, ty, v in args:
+        inner = ty.inner if isinstance(ty, ast.RefType) else ty
+        if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor":
+            out.append((name, ty, v))
+        elif isinstance(inner, ast.TupleType) and isinstance(v, tuple):
+            out += _tensor_args(
+                [(f"{name}.{i}", t, x) for i, (t, x) in enumerate(zip(inner.elems, v, strict=False))]
+            )
+    return out
+
+
+def _describe(v: Any) -> str:
+    return f"a tuple of {len(v)}" if isinstance(v, tuple) else f"a `{type(v).__name__}`"
 
 
 def _from_value(v: Any, library: str = "numpy") -> Any:

@@ -36,8 +36,8 @@ __all__ = ["LaunchCheck", "OwnershipFacts", "check_ownership"]
 def check_ownership(program: Any, sink: DiagnosticSink) -> OwnershipFacts:
     view = ProgramView(program)
     facts = OwnershipFacts()
-    check_kernels(view, sink, facts.launch_checks)
-    facts.waits.update(check_host(view, sink))
+    facts.unsafe_writes.update(check_kernels(view, sink, facts.launch_checks))
+    facts.waits.update(check_host(view, sink, facts.unsafe_writes))
     if facts.launch_checks:
         _decide_static_checks(view, facts, sink)
     return facts

@@ -85,9 +85,15 @@ def _closing(span: Span) -> Span:
 
 
 class HostChecker(HostCalls):
-    def __init__(self, view: ProgramView, sink: DiagnosticSink) -> None:
+    def __init__(
+        self,
+        view: ProgramView,
+        sink: DiagnosticSink,
+        unsafe_writes: dict[str, frozenset[str]] | None = None,
+    ) -> None:
         self.view = view
         self.sink = sink
+        self.unsafe_writes = unsafe_writes or {}
         self._seen: set[tuple[object, ...]] = set()
         # binding node id (or (param id, path) for a reference parameter's
         # target) -> Var, stable across loop rounds
@@ -392,7 +398,8 @@ class HostChecker(HostCalls):
 
         st.values = {v: _remap(val, move) for v, val in st.values.items()}
         st.loans = frozenset(
-            Loan(ln.token, move(ln.place), ln.mutable, ln.arg, ln.kernel) for ln in st.loans
+            Loan(ln.token, move(ln.place), ln.mutable, ln.arg, ln.kernel, ln.unsafe)
+            for ln in st.loans
         )
         st.captures = frozenset(
             type(c)(c.token, move(c.place), c.mutable, c.arg) for c in st.captures
@@ -455,11 +462,17 @@ def _remap(v: AVal, move: Any) -> AVal:
     return AVal(atoms, elems)
 
 
-def check_host(view: ProgramView, sink: DiagnosticSink) -> dict[object, tuple[object, ...]]:
-    """Check every host function of every module; returns the `waits` table."""
+def check_host(
+    view: ProgramView,
+    sink: DiagnosticSink,
+    unsafe_writes: dict[str, frozenset[str]] | None = None,
+) -> dict[object, tuple[object, ...]]:
+    """Check every host function of every module; returns the `waits` table.
+    `unsafe_writes`: the kernel checker's `&` parameters written in `unsafe`
+    code (`OwnershipFacts.unsafe_writes`), borrowed as writes by a launch."""
     waits: dict[object, tuple[object, ...]] = {}
     for info in view.host_fns():
-        checker = HostChecker(view, sink)
+        checker = HostChecker(view, sink, unsafe_writes)
         checker.check_fn(info)
         waits.update(checker.waits)
     return waits

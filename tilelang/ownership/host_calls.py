@@ -69,6 +69,7 @@ def _flat(v: AVal, pos: tuple[int, ...]) -> list[tuple[tuple[int, ...], Any]]:
 
 
 class HostCalls(HostExprs):
+    unsafe_writes: dict[str, frozenset[str]]
     graphs: list[ast.GraphBlock]
     waits: dict[object, tuple[object, ...]]
     _moved_uses: set[Any]
@@ -82,7 +83,7 @@ class HostCalls(HostExprs):
     def call(self, e: ast.Call, st: State) -> AVal:
         info = self.view.callee_info(e)
         if info is not None and info.is_kernel:
-            return self.kernel_call(e, info.decl, st)
+            return self.kernel_call(e, info.decl, st, self.unsafe_writes.get(info.qualname, frozenset()))
         if info is not None:
             return self.host_call(e, info, st)
         for a in e.args:
@@ -122,7 +123,11 @@ class HostCalls(HostExprs):
             st.captures |= frozenset(Capture(g, b.place, b.mutable, b.span) for _, b in borrows)
         return EMPTY
 
-    def kernel_call(self, e: ast.Call, decl: ast.FnDecl, st: State) -> AVal:
+    def kernel_call(
+        self, e: ast.Call, decl: ast.FnDecl, st: State, writes: frozenset[str] = frozenset()
+    ) -> AVal:
+        """`writes`: the `&` parameters the kernel's `unsafe` code writes
+        (atomics, `store_unchecked`): borrowed mutably, like a partition."""
         borrows: list[tuple[tuple[int, ...], Borrow]] = []
         for i, a in enumerate(e.args):
             p = decl.params[i] if i < len(decl.params) else None
@@ -147,7 +152,8 @@ class HostCalls(HostExprs):
             else:
                 for x in atoms:
                     if isinstance(x, (RefTo, At)):
-                        borrows.append((pos, Borrow(x.place, False, a.value.span, pname)))
+                        w = pname in writes
+                        borrows.append((pos, Borrow(x.place, w, a.value.span, pname, w)))
                     elif isinstance(x, PartOf):
                         borrows.append((pos, Borrow(x.place, True, a.value.span, pname)))
         self.check_aliasing(borrows, "launch")
@@ -220,10 +226,19 @@ class HostCalls(HostExprs):
                     inside = b.span.file == span.file and span.start <= b.span.start <= span.end
                     self.report_moved(b.place, "value", b.span if inside else span, hit[0], hit[1])
                 continue
-            self.check_use(b.place, "borrow", b.span, st, kernel=op.kernel, mutable_borrow=b.mutable)
+            self.check_use(
+                b.place,
+                "borrow",
+                b.span,
+                st,
+                kernel=op.kernel,
+                mutable_borrow=b.mutable,
+                unsafe=b.param if b.unsafe else None,
+            )
         if token is not None:
             st.loans |= frozenset(
-                Loan(token, b.place, b.mutable, b.span, op.kernel) for b in op.borrows
+                Loan(token, b.place, b.mutable, b.span, op.kernel, b.param if b.unsafe else None)
+                for b in op.borrows
             )
         if self.graphs:
             g = self.graphs[-1]

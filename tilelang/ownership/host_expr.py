@@ -110,11 +110,13 @@ class HostExprs(HostReports):
         *,
         kernel: str | None = None,
         mutable_borrow: bool = False,
+        unsafe: str | None = None,
     ) -> None:
         """Check one use of a place.
 
         mode: "read", "write", "move", "assign" (drops the old value), "drop",
-        "borrow" (by a launch or sync of `kernel`, `mutable_borrow` saying how).
+        "borrow" (by a launch or sync of `kernel`, `mutable_borrow` saying how;
+        `unsafe`: the `&` parameter it writes in `unsafe` code, if that is why).
         """
         if mode == "drop":
             if place in st.moved:
@@ -133,7 +135,7 @@ class HostExprs(HostReports):
                 continue
             if mode in ("drop", "assign") and st.moved_over(ln.place) is not None:
                 continue  # that part was moved out (and reported then)
-            self.report_conflict(place, mode, span, ln, st, kernel, mutable_borrow)
+            self.report_conflict(place, mode, span, ln, st, kernel, mutable_borrow, unsafe)
             break
         if mode in ("move", "assign", "drop"):
             for cap in st.captures:

@@ -95,6 +95,7 @@ class HostReports:
         st: State,
         kernel: str | None,
         mutable_borrow: bool,
+        unsafe: str | None = None,
     ) -> None:
         name = f"`{place.name}`"
         running = f"a launched kernel may still be {_verb(ln.mutable)} it"
@@ -145,6 +146,10 @@ class HostReports:
                 "the launch is from the previous iteration of the loop and was "
                 "not waited for in that iteration"
             )
+        if unsafe is not None and kernel is not None:
+            d = d.note(_unsafe_note(kernel, unsafe))
+        if ln.unsafe is not None:
+            d = d.note(_unsafe_note(ln.kernel, ln.unsafe))
         d = d.note("`.launch()` borrows its tensors until `.wait()` is called on its handle")
         d = d.with_help(help_)
         self.report(d, ln.arg)
@@ -276,6 +281,9 @@ class HostReports:
             else "the function could read and write the same memory through two "
             "parameters, e.g. in two launches of its own"
         )
+        for x in (a, b):
+            if x.unsafe:
+                d = d.note(_unsafe_note("the kernel", x.param))
         d = d.with_help(f"pass a copy instead: `&{name}.clone()`, or use separate tensors")
         self.report(d)
 
@@ -315,3 +323,11 @@ class HostReports:
             )
         )
         self.report(d)
+
+
+def _unsafe_note(kernel: str, param: str) -> str:
+    kernel = kernel if kernel == "the kernel" else f"`{kernel}`"
+    return (
+        f"{kernel} writes its `&` parameter `{param}` in `unsafe` code (an atomic or "
+        "`store_unchecked`), so a launch of it writes that tensor"
+    )

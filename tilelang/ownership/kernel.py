@@ -74,6 +74,11 @@ class KernelChecker(KernelIndex):
         self._parts: dict[int, Local] = {}  # `.partition(..)` call id -> its Nested/View
         self._keep: list[object] = []
         self._seen: set[tuple[object, ...]] = set()
+        # `&` parameters (by index) written by atomics or unchecked stores in
+        # `unsafe`, and the calls that pass them on: (callee, its param index,
+        # the indices of ours the argument may denote). See `unsafe_writes`.
+        self.writes: set[int] = set()
+        self.passes: list[tuple[str, int, frozenset[int]]] = []
 
     def report(self, d: Diagnostic) -> None:
         key = (d.code, d.primary_span, d.message)
@@ -241,6 +246,13 @@ class KernelChecker(KernelIndex):
                 .with_help("wrap the call in `unsafe { ... }` if the access pattern is intended")
             )
         decl = info.decl if info is not None else None
+        if info is None and name in UNSAFE_OPS and e.args:
+            self.writes |= self._param_indices(e.args[0].value)
+        elif info is not None and not info.is_kernel:
+            for i, a in enumerate(e.args):
+                idx = self._param_indices(a.value)
+                if idx:
+                    self.passes.append((info.qualname, i, idx))
         for i, a in enumerate(e.args):
             owns = self._owns(a.value)
             dp = decl.params[i] if decl is not None and i < len(decl.params) else None
@@ -253,6 +265,16 @@ class KernelChecker(KernelIndex):
                 self.expr(a.value)  # a builtin (`atomic_add(&z, ..)`): its own rules
             else:
                 self.expr(a.value, "passed to a function" if owns else None)
+
+    def _param_indices(self, e: ast.Expr) -> frozenset[int]:
+        """The indices of this function's tensor parameters `e` may denote
+        (directly or through a partition view of one)."""
+        out: set[int] = set()
+        for loc in self.resolve(e):
+            p = loc.param if isinstance(loc, (View, Nested)) else loc
+            if isinstance(p, Param):
+                out |= {i for i, q in enumerate(self.fn.params) if q is p.node}
+        return frozenset(out)
 
     def method(self, e: ast.MethodCall) -> None:
         m = e.method.name
@@ -458,10 +480,48 @@ def _children(e: object) -> list[ast.Expr]:
     return out
 
 
-def check_kernels(view: ProgramView, sink: DiagnosticSink, checks: list[LaunchCheck]) -> None:
-    """Check every kernel and every device function of every module."""
+def check_kernels(
+    view: ProgramView, sink: DiagnosticSink, checks: list[LaunchCheck]
+) -> dict[str, frozenset[str]]:
+    """Check every kernel and every device function of every module; returns
+    `unsafe_writes` (see there)."""
+    checkers = []
     for info in [*view.kernels(), *view.device_fns()]:
-        KernelChecker(view, sink, info, checks).run()
+        c = KernelChecker(view, sink, info, checks)
+        c.run()
+        checkers.append((info, c))
+    return unsafe_writes(checkers)
+
+
+def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, frozenset[str]]:
+    """For each kernel, the names of its `&` parameters that its `unsafe` code
+    writes (an atomic or `store_unchecked` on the parameter, in the kernel or
+    in a device function it passes the parameter to, at any depth).
+
+    Such a launch writes that tensor although the parameter is `&`: the host
+    checker and the run-time checks treat the argument as written, so no
+    host access or other launch can touch it while the launch is in flight.
+    (Inside the launch, `unsafe` is the author's promise; outside it, the
+    tensor is not shared.)"""
+    writes: dict[str, set[int]] = {info.qualname: set(c.writes) for info, c in checkers}
+    changed = True
+    while changed:
+        changed = False
+        for info, c in checkers:
+            mine = writes[info.qualname]
+            for callee, j, idx in c.passes:
+                if j in writes.get(callee, ()) and not idx <= mine:
+                    mine |= idx
+                    changed = True
+    out: dict[str, frozenset[str]] = {}
+    for info, c in checkers:
+        if info.is_kernel and writes[info.qualname]:
+            out[info.qualname] = frozenset(
+                c.fn.params[i].name.name
+                for i in writes[info.qualname]
+                if not (isinstance(c.fn.params[i].ty, ast.RefType) and c.fn.params[i].ty.mutable)
+            )
+    return {k: v for k, v in out.items() if v}
 
 
 __all__ = ["UNSAFE_OPS", "Const", "check_kernels"]

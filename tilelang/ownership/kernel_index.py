@@ -187,8 +187,9 @@ class KernelIndex:
                 if x is None or y is None:
                     return None
                 return simplify(BinOp(op, x, y))
-            case ast.Cast(expr=x):
-                return self.sym(x)
+            case ast.Cast(expr=x, ty=t):
+                v = self.sym(x)
+                return v if _cast_keeps(t, (v, v) if v is not None else None) else None
         return None
 
     def bounds(self, e: ast.Expr) -> tuple[SymExpr, SymExpr] | None:
@@ -228,8 +229,9 @@ class KernelIndex:
             ):
                 lo, hi = self._half(e)
                 return (lo, hi) if lo is not None and hi is not None else None
-            case ast.Cast(expr=x):
-                return self.bounds(x)
+            case ast.Cast(expr=x, ty=t):
+                b = self.bounds(x)
+                return b if _cast_keeps(t, b) else None
             case ast.Unary(op="-", operand=x):
                 b = self.bounds(x)
                 return (
@@ -539,3 +541,21 @@ class KernelIndex:
                     .secondary(v.param.node.span, f"`{v.param.name}` is declared here")
                     .with_help(f"use an index between 0 and `num_tiles({k})` - 1")
                 )
+
+
+_NARROW = {"i8": (-(1 << 7), (1 << 7) - 1), "u8": (0, (1 << 8) - 1),
+           "i16": (-(1 << 15), (1 << 15) - 1), "u16": (0, (1 << 16) - 1)}
+
+
+def _cast_keeps(ty: ast.TypeExpr, b: tuple[SymExpr, SymExpr] | None) -> bool:
+    """Whether `x as ty` has the value of `x` for every `x` in the bounds `b`:
+    a cast to an 8- or 16-bit integer wraps, so it keeps only constant bounds
+    inside the type's range (`(j as i8) as i32` is negative for `j` >= 128).
+    Wider casts keep an index's value (tile indices are i32)."""
+    if b is None:
+        return False
+    name = ty.name.name if isinstance(ty, ast.NamedType) else ""
+    if name not in _NARROW:
+        return True
+    lo, hi = _NARROW[name]
+    return isinstance(b[0], Const) and isinstance(b[1], Const) and lo <= b[0].value and b[1].value <= hi

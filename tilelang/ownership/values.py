@@ -94,6 +94,7 @@ class Borrow:
     mutable: bool
     span: Span  # the argument
     param: str
+    unsafe: bool = False  # a `&` parameter the kernel's `unsafe` code writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +200,7 @@ class Loan:
     mutable: bool
     arg: Span
     kernel: str
+    unsafe: str | None = None  # the `&` parameter, when `unsafe` code writes it
 
 
 @dataclass(frozen=True, slots=True)

@@ -579,7 +579,9 @@ class HostEvaluator:
                     if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
         bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
         self.check_deferred(call.span, fn, bound)
-        return Operation(decl, fn.key, bound, call.span, self.runtime)
+        writes_for = getattr(self.ownership, "writes_for", None)
+        writes = writes_for(fn.key) if writes_for is not None else frozenset()
+        return Operation(decl, fn.key, bound, call.span, self.runtime, writes)
 
     def _snippet(self, span: Span) -> str | None:
         try:

@@ -48,12 +48,15 @@ class Use:
 
 
 def uses(op: Any) -> list[Use]:
+    """`op`'s tensor arguments; a `&` parameter its `unsafe` code writes
+    (`op.writes`: atomics, `store_unchecked`) is written, not read."""
     out: list[Use] = []
+    writes = getattr(op, "writes", frozenset())
     for p, a in zip(op.kernel.params, op.bound.args, strict=False):
         if isinstance(a, Partition):
             out.append(Use(a.tensor.storage, True, p.name.name))
         elif isinstance(a, Tensor):
-            out.append(Use(a.storage, False, p.name.name))
+            out.append(Use(a.storage, p.name.name in writes, p.name.name))
     return out
 
 

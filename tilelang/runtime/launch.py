@@ -364,6 +364,8 @@ class Operation:
     bound: BoundLaunch
     span: Span
     runtime: Runtime
+    # `&` parameters the kernel's `unsafe` code writes (OwnershipFacts.unsafe_writes)
+    writes: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:

@@ -114,7 +114,8 @@ fn main() {
 }
 """
     d = fails(src, "E0731")
-    assert "updates atomically" in d.message or "updated it atomically" in d.message
+    assert "updated atomically" in d.message, d.message
+    assert any("updated it atomically here" in lb.message for lb in d.labels)
 
 
 def test_atomics_of_many_blocks_do_not_race() -> None:

@@ -151,7 +151,7 @@ class Recorder:
         bad = sel & (((at != NONE) & (at != b)) | ((sh.atomic2[src] != NONE) & (sh.atomic2[src] != b)))
         if bad.any():
             self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, np.where(at != b, at, sh.atomic2[src]),
-                       sh.atomic_op[src], "reads", "updates atomically", "updated it atomically")
+                       sh.atomic_op[src], "reads", "updates atomically", "updated atomically")
         r = sh.reader[src]
         r2 = sh.reader2[src]
         k = self._op(op)
@@ -191,7 +191,7 @@ class Recorder:
         bad = sel & (other != NONE) & (other != b)
         if bad.any():
             self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, other, sh.atomic_op[src], "stores",
-                       "updates atomically", "updated it atomically")
+                       "updates atomically", "updated atomically")
         w[sel] = b
         sh.writer_op[src][sel] = self._op(op)
 
@@ -305,7 +305,9 @@ class Recorder:
                   f"{_idx(elem)} of `{name}`, which block {them} {their_past}"
         d = Diagnostic.error(code, msg).primary(op.span, f"block {me} {verb} element {_idx(elem)} here")
         if other_op is not None and other_op is not op:
-            d = d.secondary(other_op.span, f"block {them} {their_past} it here")
+            done = their_past.replace(" atomically", " it atomically") if " " in their_past \
+                else f"{their_past} it"
+            d = d.secondary(other_op.span, f"block {them} {done} here")
         if self.launch is not None:
             d = d.secondary(self.launch, "in this launch")
         raise TileError(

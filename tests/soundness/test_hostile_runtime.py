@@ -96,6 +96,19 @@ def test_repl_partition_through_a_tuple(repl: ReplSession) -> None:
     assert repl.feed("h.wait();").ok
 
 
+def test_repl_device_switch_waits_for_shadowed_launches(repl: ReplSession) -> None:
+    """`:device` copies every tensor to the other device: not while a launch
+    whose handle was shadowed still writes one. `:reset` waits for it."""
+    assert repl.feed("let h = inc(a.partition([256])).launch();").ok
+    assert repl.feed("let h = 1;").ok
+    r = repl.feed(":device cpu")
+    assert not r.ok and "a launch of `inc` still in flight" in r.stderr
+    assert _in_flight(repl) == 1
+    assert repl.feed(":reset").ok
+    assert _in_flight(repl) == 0  # waited for, not forgotten
+    assert repl.feed(":device cpu").ok
+
+
 # ---------------------------------------------------------------- the Python API
 SRC = """kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>) {
     z.store(z.load() + 1.0);

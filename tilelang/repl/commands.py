@@ -15,7 +15,13 @@ from typing import Any
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.repl.core import ReplOutput, SessionCore
 from tilelang.repl.synth import Chunk, Synth, check_session, item_of
-from tilelang.repl.values import default_literals, describe, device_words, is_hidden
+from tilelang.repl.values import (
+    default_literals,
+    describe,
+    device_words,
+    is_hidden,
+    wait_new_handles,
+)
 from tilelang.source import SourceMap, read_source
 
 HELP = """\
@@ -86,6 +92,9 @@ def run_command(session: SessionCore, line: str) -> ReplOutput:
         case "h" | "help" | "?":
             return ReplOutput(stdout=HELP + "\n") if not arg else _help_on(session, arg)
         case "reset":
+            if session._runtime is not None:
+                # The checker forgets the session's launches: they must be over.
+                wait_new_handles(session._runtime, set())
             session.items, session.stmts, session.env, session.types = [], [], {}, {}
             if session._runtime is not None:
                 session._runtime.kernels.clear()

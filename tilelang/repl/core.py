@@ -250,12 +250,23 @@ class SessionCore:
             return ReplOutput(
                 stderr=f"error: unknown device `{choice}` (cpu, gpu or auto)\n", ok=False
             )
-        pending = [n for n, v in self.env.items() if isinstance(v, Handle) and not v.done]
-        if pending:
-            names = ", ".join(f"`{n}`" for n in pending)
+        # Every launch in flight, not only those whose handle has a name: one
+        # whose handle was shadowed still writes its tensors, which must not
+        # be copied to another device meanwhile.
+        flight = self._runtime.inflight.pending() if self._runtime is not None else []
+        if flight:
+            named = {id(v): n for n, v in self.env.items() if isinstance(v, Handle)}
+            names = ", ".join(
+                f"`{named[id(h)]}`" if id(h) in named else f"a launch of `{h.op.name}`"
+                for h in flight
+            )
+            help_ = (
+                "call `.wait()` on it first"
+                if all(id(h) in named for h in flight)
+                else "wait for the launches first (`:reset` waits for every one)"
+            )
             return ReplOutput(
-                stderr=f"error: {names} still in flight\nhelp: call `.wait()` on it first\n",
-                ok=False,
+                stderr=f"error: {names} still in flight\nhelp: {help_}\n", ok=False
             )
         try:
             dev = run_mod.make_device(choice, _Forward(self))  # type: ignore[arg-type]

@@ -142,6 +142,10 @@ def test_codes_in_the_package_are_registered() -> None:
 
 # ---------------------------------------------------------------- examples
 def _mode(code: str, flags: frozenset[str]) -> str:
+    if "sanitize" in flags and "unchecked" in flags:
+        # the sanitizer as the oracle: a program the ownership checker refuses,
+        # run with the checker skipped (`execute(..., ownership=False)`)
+        return "sanitize-unchecked"
     if "sanitize" in flags:
         return "sanitize"  # `tilec run --sanitize`: its errors and its warnings
     if "ptx" in flags:
@@ -170,6 +174,18 @@ def _emitted_codes(path: Path, mode: str) -> list[str]:
     if result.unavailable is not None:
         pytest.skip(str(result.unavailable))
     codes = _error_codes(result.diagnostics)
+    if mode == "sanitize-unchecked":
+        assert codes and all(c.startswith("E03") for c in codes), (
+            f"an `unchecked` example must be one the ownership checker refuses, got {codes}"
+        )
+        run = pytest.importorskip("tilelang.run")
+        from tilelang.diagnostics.model import TileError
+
+        try:
+            run.execute(path, device="cpu", out=io.StringIO(), sanitize=True, ownership=False)
+        except TileError as e:
+            return _error_codes(e.diagnostics)
+        return []
     if codes or mode not in ("run", "sanitize"):
         return codes
     run = pytest.importorskip("tilelang.run")

@@ -58,12 +58,20 @@ def _pow2_at_most(n: int) -> int:
     return 1 << max(0, math.floor(math.log2(max(1, n))))
 
 
+def _divisor_tile(n: int, b: int) -> int:
+    """The largest power of two <= b dividing n: a stacked matrix's layers
+    must start on a row tile."""
+    while b > 1 and n % b:
+        b //= 2
+    return b
+
+
 @dataclass(frozen=True)
 class Plan:
     """Block shapes of one step, chosen for a device (`plan_for`)."""
 
-    bk: int  # K tile of every GEMV
-    bn: dict[str, int]  # rows per block, per matrix: qkv, o, gate_up, down, lm
+    bk: dict[str, int]  # K tile (columns per step), per matrix: qkv, o, gate_up, down, lm
+    bn: dict[str, int]  # rows per block, per matrix
     splitk: dict[str, int]  # split-K factor (1: none) for o and down
     ns: int  # attention splits per KV head
     bt: int  # attention key tile
@@ -88,23 +96,37 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
         "down": h,
         "lm": cfg.vocab_size,
     }
-    bk = min(512, _pow2_at_least(min(h, i)))
+    cols = {"qkv": h, "o": cfg.num_attention_heads * d, "gate_up": h, "down": i, "lm": h}
+    bk: dict[str, int] = {}
     bn: dict[str, int] = {}
     splitk: dict[str, int] = {"o": 1, "down": 1}
     if sm_count is None:
         for k, n in rows.items():
-            bn[k] = min(16, _pow2_at_most(n))
+            bn[k] = _divisor_tile(n, 16)
+            bk[k] = min(512, _pow2_at_least(min(h, i)))
         ns, bt = 2, 8
         mm, bq, chp = (16, 16, 32), 8, 8
     else:
-        want = 2 * sm_count  # at least two waves of blocks for every GEMV
+        # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
+        # (resident blocks) x (one [BN, BK] bf16 tile each), so every block
+        # should be resident at once (one wave: the block counts below fit
+        # the registers ptxas gives these shapes, 4, 4, 3, 4 and 4 blocks of
+        # 8 warps an SM) with the widest K step the registers allow. BN >= 8
+        # keeps each row inside one warp (the per-step row sums need no
+        # shared memory); matrices too short to fill the card split K.
+        shapes = {"qkv": (16, 512), "o": (8, 1024), "gate_up": (32, 256), "down": (8, 1024),
+                  "lm": (16, 512)}
+        want = 2 * sm_count
         for k, n in rows.items():
-            b = 16
-            while b > 4 and n // b < want:
+            b, kk = shapes[k]
+            while b > 8 and -(-n // b) < want:
                 b //= 2
-            bn[k] = b
-            if k in splitk and -(-n // b) < want:
-                splitk[k] = _pow2_at_least(-(-want // -(-n // b)))
+            bn[k] = b if k == "lm" else _divisor_tile(n, b)
+            bk[k] = min(kk, _pow2_at_least(cols[k]))
+            blocks = -(-n // bn[k])
+            if k in splitk and blocks < sm_count:
+                tiles = -(-cols[k] // bk[k])  # no more splits than K steps
+                splitk[k] = _pow2_at_most(min(tiles, _pow2_at_least(-(-want // blocks))))
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
         mm, bq, chp = (64, 64, 64), 64, 16
@@ -140,6 +162,9 @@ class _Numpy:
 
     def concat(self, parts: list[Any]) -> np.ndarray:
         return np.ascontiguousarray(np.concatenate([to_numpy(p) for p in parts], axis=0))
+
+    def stack(self, parts: list[Any]) -> np.ndarray:
+        return np.ascontiguousarray(np.stack([to_numpy(p) for p in parts], axis=0))
 
     def table(self, a: np.ndarray) -> np.ndarray:
         return a
@@ -181,6 +206,9 @@ class _Torch:
 
     def concat(self, parts: list[Any]) -> Any:
         return self.torch.cat([self.weight(p) for p in parts], dim=0).contiguous()
+
+    def stack(self, parts: list[Any]) -> Any:
+        return self.torch.stack([self.weight(p) for p in parts], dim=0).contiguous()
 
     def table(self, a: np.ndarray) -> Any:
         return self.torch.from_numpy(a).to(self.device)
@@ -295,7 +323,6 @@ class TileQwen3:
         self.plan = plan or plan_for(cfg, self.seq, sm_count)
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
-        self.att = load_kernels("attention")  # std::attention: decode_combine
         self._weights(weights)
         self._buffers()
         self.ops = self._step_ops()
@@ -305,32 +332,37 @@ class TileQwen3:
 
     # -- start-up ----------------------------------------------------------
     def _weights(self, w: dict[str, Any]) -> None:
+        """The decode step's weights stacked over the layers (`self.w`: one
+        tensor per kind, `[L * N, K]` matrices and `[L, K]` norm weights, the
+        kernels take the layer), so a step's launches share a handful of
+        tensors; `self.layers` holds each layer's views of them (prefill)."""
         be, c = self.be, self.cfg
         self.emb = be.weight(w["model.embed_tokens.weight"])
         self.lm = self.emb if c.tie_word_embeddings else be.weight(w["lm_head.weight"])
-        self.norm = be.weight(w["model.norm.weight"])
+        self.norm = be.weight(w["model.norm.weight"]).reshape(1, -1)
+        n = c.num_hidden_layers
+        names = {
+            "ln1": ["input_layernorm"],
+            "qkv": ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"],
+            "qn": ["self_attn.q_norm"],
+            "kn": ["self_attn.k_norm"],
+            "o": ["self_attn.o_proj"],
+            "ln2": ["post_attention_layernorm"],
+            "gate": ["mlp.gate_proj"],
+            "up": ["mlp.up_proj"],
+            "down": ["mlp.down_proj"],
+        }
+        self.w: dict[str, Any] = {}
+        for kind, parts in names.items():
+            ts = [w[f"model.layers.{i}.{p}.weight"] for i in range(n) for p in parts]
+            self.w[kind] = be.stack(ts) if len(np.shape(ts[0])) == 1 else be.concat(ts)
         self.layers = []
-        for i in range(c.num_hidden_layers):
-            p = f"model.layers.{i}."
-            self.layers.append(
-                {
-                    "ln1": be.weight(w[p + "input_layernorm.weight"]),
-                    "qkv": be.concat(
-                        [
-                            w[p + "self_attn.q_proj.weight"],
-                            w[p + "self_attn.k_proj.weight"],
-                            w[p + "self_attn.v_proj.weight"],
-                        ]
-                    ),
-                    "qn": be.weight(w[p + "self_attn.q_norm.weight"]),
-                    "kn": be.weight(w[p + "self_attn.k_norm.weight"]),
-                    "o": be.weight(w[p + "self_attn.o_proj.weight"]),
-                    "ln2": be.weight(w[p + "post_attention_layernorm.weight"]),
-                    "gate": be.weight(w[p + "mlp.gate_proj.weight"]),
-                    "up": be.weight(w[p + "mlp.up_proj.weight"]),
-                    "down": be.weight(w[p + "mlp.down_proj.weight"]),
-                }
-            )
+        for i in range(n):
+            layer = {}
+            for kind, t in self.w.items():
+                rows = t.shape[0] // n
+                layer[kind] = t[i] if kind in ("ln1", "ln2", "qn", "kn") else t[i * rows : (i + 1) * rows]
+            self.layers.append(layer)
 
     def _buffers(self) -> None:
         be, c, pl = self.be, self.cfg, self.plan
@@ -340,7 +372,8 @@ class TileQwen3:
         self.hist = be.zeros((self.seq,), "i32")
         self.x = be.zeros((c.hidden_size,), "f32")
         self.qkv = be.zeros((hq + 2 * hkv, 2, d // 2), "f32")
-        cache = (c.num_hidden_layers, hkv, self.seq, d)
+        # every layer's cache in one tensor: layer l's heads are rows l * hkv ..
+        cache = (c.num_hidden_layers * hkv, self.seq, d)
         self.kc = be.zeros(cache, "bf16")
         self.vc = be.zeros(cache, "bf16")
         cos, sin = rope_tables(c, self.seq)
@@ -381,30 +414,37 @@ class TileQwen3:
         bk = pl.bk
         ops = [k.embed[pl.bh](P(self.x, [pl.bh]), self.emb, self.tok)]
 
-        def residual(name: str, w: Any, v: Any) -> list[Any]:
-            bn, s = pl.bn[name], pl.splitk[name]
+        def residual(name: str, v: Any, li: int) -> list[Any]:
+            bn, s, bk = pl.bn[name], pl.splitk[name], pl.bk[name]
+            w = W[name]
             if s == 1:
-                return [k.gemv_add[bn, bk](P(self.x, [bn]), w, v)]
+                return [k.gemv_add[bn, bk](P(self.x, [bn]), w, v, li)]
             part = self.part[name]
             return [
-                k.gemv_splitk[bn, bk](P(part, [1, bn]), w, v),
+                k.gemv_splitk[bn, bk](P(part, [1, bn]), w, v, li),
                 k.add_rows[bn, s](P(self.x, [bn]), part),
             ]
 
+        W = self.w
         qkv_flat = self.qkv.reshape(-1)
-        for li, L in enumerate(self.layers):
-            kc, vc = self.kc[li], self.vc[li]
+        # the splits as `combine_splits` reads them (the same memory)
+        o_part3 = self.o_part.reshape(hkv, pl.ns, g * d)
+        lse_part3 = self.lse_part.reshape(hkv, pl.ns, g)
+        for li in range(c.num_hidden_layers):
             bn = pl.bn["qkv"]
-            ops.append(k.rms_gemv[bn, bk](P(qkv_flat, [bn]), L["qkv"], self.x, L["ln1"], eps))
+            ops.append(
+                k.rms_gemv[bn, bk["qkv"]](P(qkv_flat, [bn]), W["qkv"], self.x, W["ln1"], li, eps)
+            )
             ops.append(
                 k.kv_append[hkv, pl.ch, d](
-                    P(kc, [hkv, pl.ch, d]),
-                    P(vc, [hkv, pl.ch, d]),
+                    P(self.kc, [hkv, pl.ch, d]),
+                    P(self.vc, [hkv, pl.ch, d]),
                     self.qkv,
-                    L["kn"],
+                    W["kn"],
                     self.cos,
                     self.sin,
                     self.pos,
+                    li,
                     c.num_attention_heads,
                     eps,
                 )
@@ -414,29 +454,28 @@ class TileQwen3:
                     P(self.o_part, [1, g, d]),
                     P(self.lse_part, [1, g]),
                     self.qkv,
-                    L["qn"],
+                    W["qn"],
                     self.cos,
                     self.sin,
-                    kc,
-                    vc,
+                    self.kc,
+                    self.vc,
                     self.pos,
+                    li,
                     eps,
                 )
             )
-            ops.append(
-                self.att.decode_combine["f32", g, pl.ns, d](
-                    P(self.attn, [1, g, d]), self.o_part, self.lse_part
-                )
-            )
-            ops += residual("o", L["o"], self.attn.reshape(-1))
+            ops.append(k.combine_splits[pl.ns, d](P(self.attn, [1, 1, d]), o_part3, lse_part3))
+            ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(
-                k.rms_gate_up[bn, bk](P(self.h, [bn]), L["gate"], L["up"], self.x, L["ln2"], eps)
+                k.rms_gate_up[bn, bk["gate_up"]](
+                    P(self.h, [bn]), W["gate"], W["up"], self.x, W["ln2"], li, eps
+                )
             )
-            ops += residual("down", L["down"], self.h)
+            ops += residual("down", self.h, li)
         bn = pl.bn["lm"]
         ops.append(
-            k.rms_gemv_argmax[bn, bk](
+            k.rms_gemv_argmax[bn, bk["lm"]](
                 P(self.logits, [bn]),
                 P(self.bmax, [1]),
                 P(self.barg, [1]),
@@ -490,7 +529,8 @@ class TileQwen3:
         h = self.ph[:m]
         ops = [k.embed_rows[pl.bh](P(x, [1, pl.bh]), self.emb, self.ptoks[:m])]
         for li, L in enumerate(self.layers):
-            kc, vc = self.kc[li], self.vc[li]
+            kc = self.kc[li * hkv : (li + 1) * hkv]
+            vc = self.vc[li * hkv : (li + 1) * hkv]
             ops.append(k.rms_gemm[bm, bn, bk](P(qkv2, [bm, bn]), x, L["qkv"], L["ln1"], eps))
             ops.append(
                 k.rope_kv_rows[hkv, pl.chp, d, g](
@@ -523,7 +563,7 @@ class TileQwen3:
         P = tl.partition
         bn = pl.bn["lm"]
         ops = [
-            k.rms_gemv_argmax[bn, pl.bk](
+            k.rms_gemv_argmax[bn, pl.bk["lm"]](
                 P(self.logits, [bn]),
                 P(self.bmax, [1]),
                 P(self.barg, [1]),

@@ -1,0 +1,102 @@
+"""std::llm's decode kernels as the GPU runs them: the code generator's
+output for each kernel (the block shapes the engine plans for a big card:
+8 warps, rows per warp, a K step of several 16-byte loads, row sums every
+step, stacked layers), run on the CPU by the simulator of the NVPTX IR
+(`tests/backend/llsim.py`), against the interpreter on the same inputs.
+Small matrices (a few blocks) keep the simulator fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "backend"))
+sys.path.insert(0, str(ROOT / "examples" / "llm"))
+
+from engine import load_kernels  # noqa: E402
+from llsim import SimDevice  # noqa: E402
+from model import round_bf16  # noqa: E402
+
+import tilelang  # noqa: E402
+
+P = tilelang.partition
+
+
+@pytest.fixture(scope="module")
+def k():  # type: ignore[no-untyped-def]
+    return load_kernels()
+
+
+def _rand(rng: np.random.Generator, *shape: int, bf16: bool = False) -> np.ndarray:
+    a = rng.standard_normal(shape).astype(np.float32)
+    return round_bf16(a) if bf16 else a
+
+
+def _simulate(op, grid: tuple[int, ...]) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    """Run `op`'s kernel in the simulator on copies of its arrays; the copies."""
+    copies = [np.array(h) for h in op._hosts]
+    args = op._kernel_args(copies)
+    SimDevice("sm_90a").run(op._plan.kir, grid, args)
+    return copies
+
+
+def _check(op, grid: tuple[int, ...], outs: list[int], tol: float = 1e-4) -> None:  # type: ignore[no-untyped-def]
+    got = _simulate(op, grid)
+    op.sync()  # the interpreter, in place on the original arrays
+    for i in outs:
+        want = op._hosts[i]
+        np.testing.assert_allclose(got[i], want, rtol=tol, atol=tol * float(np.abs(want).max()))
+
+
+def test_gemv_add_of_a_stacked_layer(k) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+    n, kk, layers = 16, 600, 2  # K not a multiple of the K step: the last step is partial
+    w = _rand(rng, layers * n, kk, bf16=True)
+    x, y = _rand(rng, kk), _rand(rng, n)
+    op = k.gemv_add[8, 256](P(y, [8]), w, x, 1)
+    _check(op, (2,), [0])
+    want = y0 = None  # the interpreter's result is y + W[layer 1] x
+    del want, y0
+
+
+def test_rms_gemv_and_gate_up(k) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(1)
+    n, kk, layers = 16, 512, 2
+    w = _rand(rng, layers * n, kk, bf16=True)
+    x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
+    y = np.zeros(n, np.float32)
+    _check(k.rms_gemv[8, 256](P(y, [8]), w, x, g, 1, 1e-6), (2,), [0])
+    wu = _rand(rng, layers * n, kk, bf16=True)
+    h = np.zeros(n, np.float32)
+    _check(k.rms_gate_up[16, 128](P(h, [16]), w, wu, x, g, 0, 1e-6), (1,), [0])
+
+
+def test_lm_head_with_block_maxima(k) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(2)
+    v, kk = 40, 256  # a partial last block of rows
+    w = _rand(rng, v, kk, bf16=True)
+    x, g = _rand(rng, kk), _rand(rng, 1, kk, bf16=True)
+    y, bmax, barg = np.zeros(48, np.float32), np.zeros(3, np.float32), np.zeros(3, np.int32)
+    op = k.rms_gemv_argmax[16, 128](P(y[:v], [16]), P(bmax, [1]), P(barg, [1]), w, x, g, 1e-6)
+    got = _simulate(op, (3,))
+    op.sync()
+    np.testing.assert_allclose(got[0], op._hosts[0], rtol=1e-4, atol=1e-4 * float(np.abs(op._hosts[0]).max()))
+    np.testing.assert_array_equal(got[2], op._hosts[2])
+
+
+def test_combine_splits(k) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(3)
+    hkv, ns, g, d = 2, 8, 4, 32
+    o_part = _rand(rng, hkv, ns * g, d)
+    lse = _rand(rng, hkv, ns * g) * 4
+    lse[:, -g:] = -1e30  # an empty split (no keys): weight 0
+    attn = np.zeros((hkv, g, d), np.float32)
+    op = k.combine_splits[ns, d](P(attn, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g))
+    _check(op, (hkv, g), [0])
+    w = np.exp2(lse.reshape(hkv, ns, g) - lse.reshape(hkv, ns, g).max(1, keepdims=True))
+    want = (w[..., None] * o_part.reshape(hkv, ns, g, d)).sum(1) / w.sum(1)[..., None]
+    np.testing.assert_allclose(attn, want, rtol=1e-5, atol=1e-5)

@@ -309,6 +309,7 @@ class TileQwen3:
         sampling: tuple[float, float, int] | None = None,
         graph: bool | None = None,
         plan: Plan | None = None,
+        burst: int = 8,
     ) -> None:
         import tilelang
 
@@ -328,6 +329,12 @@ class TileQwen3:
         self.ops = self._step_ops()
         self.graph_mode = (backend != "numpy") if graph is None else graph
         self._graph: Any = None
+        # `decode` replays a graph of `burst` steps: the step's inputs (token,
+        # position) live on the device, so steps need nothing from the host in
+        # between, and one replay's host work (its checks, the launch, the
+        # wait) is paid once per `burst` tokens instead of once a token.
+        self.burst = max(1, burst)
+        self._burst_graph: Any = None
         self.startup_memory = None
 
     # -- start-up ----------------------------------------------------------
@@ -618,6 +625,17 @@ class TileQwen3:
         for op in self.ops:
             op.sync()
 
+    def _run_burst(self) -> None:
+        """`burst` steps in one replay (the step's launches recorded `burst`
+        times in one graph); step by step without graphs."""
+        if self.graph_mode and self._burst_graph is None:
+            self._burst_graph = self._capture(self.ops * self.burst)
+        if self._burst_graph is not None:
+            self._burst_graph.replay()
+            return
+        for _ in range(self.burst):
+            self._run_step()
+
     def _capture(self, ops: list[Any]) -> Any:
         """One graph for `ops` (`tilelang.graph()`: recorded once, a CUDA
         graph on the GPU); None, with a warning, where the API has none, and
@@ -660,14 +678,21 @@ class TileQwen3:
 
     def decode(self, n: int, progress: Any = None) -> list[int]:
         """Generate `n` tokens after what was fed: each step feeds back the
-        token the previous one chose (on the device), so the host only replays."""
+        token the previous one chose (on the device), so the host only replays,
+        `burst` steps a replay while at least `burst` remain, then one a replay."""
         start = self.position
         if start + n > self.seq:
             raise ValueError(f"{start + n} positions needed; max_seq is {self.seq}")
-        for i in range(n):
-            self._run_step()
+        i = 0
+        while i < n:
+            if self.burst > 1 and n - i >= self.burst:
+                self._run_burst()
+                i += self.burst
+            else:
+                self._run_step()
+                i += 1
             if progress is not None:
-                progress(i + 1)
+                progress(i)
         self.be.sync()
         # The step at position p wrote its choice to hist[p + 1].
         hist = self.be.read(self.hist)

@@ -330,8 +330,13 @@ def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
     if not hasattr(tilelang, "graph"):
         pytest.skip("this tilelang has no tilelang.graph() yet")
     w = random_weights(UNTIED, seed=3)
-    eng = TileQwen3(UNTIED, w, max_seq=32, graph=True)
-    got = eng.generate([5, 6, 7], 8)
-    assert eng.graph_mode and eng._graph is not None
+    eng = TileQwen3(UNTIED, w, max_seq=32, graph=True, burst=3)
+    seen: list[int] = []
+    got = eng.generate([5, 6, 7], 8, progress=seen.append)
+    # decode(7): two replays of the 3-step graph, then one of the 1-step graph
+    assert seen == [3, 6, 7]
+    assert eng.graph_mode and eng._graph is not None and eng._burst_graph is not None
     assert len(eng._graph.operations) == len(eng.ops)
+    assert len(eng._burst_graph.operations) == 3 * len(eng.ops)
+    assert eng._burst_graph.replays == 2 and eng._graph.replays == 1
     assert got == TileQwen3(UNTIED, w, max_seq=32, graph=False).generate([5, 6, 7], 8)

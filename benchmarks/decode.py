@@ -74,6 +74,28 @@ def _graph_gpu_seconds(eng, reps: int) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(dev.event_seconds(a, b) for a, b in spans)
 
 
+def _torch_graph_decode(eng, ctx: int, n: int, want: list[int], dev: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    """The same decode with the graphs captured by `torch.cuda.graph`
+    (`graph_api="torch"`: no per-replay checks, no wait): tokens/s and
+    whether it chose the same tokens; {} with a message if it fails."""
+    saved = (eng._graph, eng._burst_graph)
+    try:
+        eng.graph_api = "torch"
+        eng._graph = eng._burst_graph = None
+        eng.be.write(eng.pos, [ctx])
+        eng.decode(eng.burst)  # captures
+        eng.be.write(eng.pos, [ctx])
+        got: list[list[int]] = []
+        t = timed(lambda: got.append(eng.decode(n)), lambda: _sync(dev)) / n
+        return {"torch_graph_api_tok_s": 1 / t, "torch_graph_api_same_tokens": got[0] == want}
+    except Exception as e:  # the rest of the run still counts
+        print(f"decode with graph_api='torch' failed: {e!r}", flush=True)
+        return {}
+    finally:
+        eng.graph_api = "tile"
+        eng._graph, eng._burst_graph = saved
+
+
 def bench_model(
     name: str,
     contexts: list[int],
@@ -104,7 +126,8 @@ def bench_model(
         eng.decode(eng.burst)  # captures the burst graph
         eng.be.write(eng.pos, [ctx])
         n = max(eng.burst, tokens - tokens % eng.burst)
-        tile_s = timed(lambda: eng.decode(n), lambda: _sync(dev)) / n
+        got: list[list[int]] = []
+        tile_s = timed(lambda g=got, m=n: g.append(eng.decode(m)), lambda: _sync(dev)) / n
         host_s = gpu_s = 0.0
         if gpu and eng._burst_graph is not None:
             # The GPU time of the burst graph (events on its stream around the
@@ -116,6 +139,7 @@ def bench_model(
             except Exception as e:  # the rest of the run still counts
                 print(f"GPU time of the burst graph not measured: {e!r}", flush=True)
             host_s = max(0.0, tile_s - gpu_s) if gpu_s else 0.0
+        alt = _torch_graph_decode(eng, ctx, n, got[0], dev) if gpu else {}
         need = hbm_bytes_per_token(cfg, ctx)
         row = {
             "model": name,
@@ -130,6 +154,7 @@ def bench_model(
             "host_frac": host_s / tile_s,
             "startup_s": startup,
             "kernels": len(eng.ops),
+            **alt,
         }
         if bandwidth:
             row["roofline_tok_s"] = bandwidth / need
@@ -199,6 +224,11 @@ def _line(r: dict) -> str:  # type: ignore[type-arg]
     )
     if "roofline_frac" in r:
         s += f", {r['roofline_frac']:.1%} of roofline ({r['roofline_tok_s']:.0f})"
+    if "torch_graph_api_tok_s" in r:
+        s += (
+            f" [graphs captured by torch.cuda.graph: {r['torch_graph_api_tok_s']:.1f} tok/s, "
+            f"same tokens: {r['torch_graph_api_same_tokens']}]"
+        )
     if "step_ms" in r:
         s += f" [{r['burst']} steps a replay; one step a replay: {r['step_ms']:.2f} ms]"
     s += f"; PyTorch eager {r['torch_eager_tok_s']:.1f}"

@@ -94,7 +94,6 @@ def _min_bytes(name: str, op: Any, cfg: Any, context: int) -> int:
     """The bytes a launch must move: its weight rows (or the KV cache it
     attends to), its vector input and its output."""
     hosts = op._hosts
-    gen = op.generics
     if name in ("gemv", "gemv_add", "gemv_splitk", "rms_gemv", "rms_gate_up", "rms_gemv_argmax"):
         out = hosts[0]  # the output comes first
         w = hosts[3] if name == "rms_gemv_argmax" else hosts[1]

@@ -310,6 +310,7 @@ class TileQwen3:
         graph: bool | None = None,
         plan: Plan | None = None,
         burst: int = 8,
+        graph_api: str = "tile",
     ) -> None:
         import tilelang
 
@@ -335,6 +336,13 @@ class TileQwen3:
         # wait) is paid once per `burst` tokens instead of once a token.
         self.burst = max(1, burst)
         self._burst_graph: Any = None
+        # "tile": `tilelang.graph()` (every replay checks the borrows and the
+        # tensors' memory, then waits); "torch": the decode graphs captured by
+        # `torch.cuda.graph` (a replay is PyTorch's: no checks, no wait), to
+        # compare the two on the GPU (`benchmarks/decode.py`).
+        if graph_api not in ("tile", "torch"):
+            raise ValueError(f"graph_api is 'tile' or 'torch', not {graph_api!r}")
+        self.graph_api = graph_api
         self.startup_memory = None
 
     # -- start-up ----------------------------------------------------------
@@ -618,7 +626,7 @@ class TileQwen3:
     # -- running -------------------------------------------------------------
     def _run_step(self) -> None:
         if self.graph_mode and self._graph is None:
-            self._graph = self._capture(self.ops)
+            self._graph = self._capture_step(self.ops)
         if self._graph is not None:
             self._graph.replay()
             return
@@ -629,12 +637,18 @@ class TileQwen3:
         """`burst` steps in one replay (the step's launches recorded `burst`
         times in one graph); step by step without graphs."""
         if self.graph_mode and self._burst_graph is None:
-            self._burst_graph = self._capture(self.ops * self.burst)
+            self._burst_graph = self._capture_step(self.ops * self.burst)
         if self._burst_graph is not None:
             self._burst_graph.replay()
             return
         for _ in range(self.burst):
             self._run_step()
+
+    def _capture_step(self, ops: list[Any]) -> Any:
+        """A graph of decode steps: `_capture`'s, or PyTorch's (`graph_api`)."""
+        if self.graph_api == "torch" and self.graph_mode:
+            return _TorchGraph(self, ops)
+        return self._capture(ops)
 
     def _capture(self, ops: list[Any]) -> Any:
         """One graph for `ops` (`tilelang.graph()`: recorded once, a CUDA
@@ -716,6 +730,38 @@ class TileQwen3:
             return [first][:n]
         rest = self.decode(n - 1, progress)
         return [first, *rest]
+
+
+class _TorchGraph:
+    """Decode steps captured by PyTorch (`torch.cuda.graph`): a Tile launch
+    made while PyTorch captures goes to the capturing stream and waits for
+    nothing. `replay()` launches the graph on PyTorch's current stream and
+    returns (what reads results, `be.read`, waits on that stream)."""
+
+    def __init__(self, eng: TileQwen3, ops: list[Any]) -> None:
+        import torch
+
+        self.operations = list(ops)
+        self.replays = 0
+        # Every kernel compiled and loaded before the capture (a module load
+        # cannot be captured): one step run as usual, then the token and the
+        # position it advanced put back (what else it wrote, the step writes
+        # again identically).
+        tok, pos = eng.be.read(eng.tok).copy(), eng.be.read(eng.pos).copy()
+        for op in eng.ops:
+            op.sync()
+        eng.be.write(eng.tok, tok)
+        eng.be.write(eng.pos, pos)
+        torch.cuda.synchronize()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            for op in self.operations:
+                op.sync()  # captured: no wait, no allocation
+        torch.cuda.synchronize()
+
+    def replay(self) -> None:
+        self.graph.replay()
+        self.replays += 1
 
 
 def hbm_bytes_per_token(cfg: Qwen3Config, context: int) -> int:

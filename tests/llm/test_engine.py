@@ -340,3 +340,5 @@ def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
     assert len(eng._burst_graph.operations) == 3 * len(eng.ops)
     assert eng._burst_graph.replays == 2 and eng._graph.replays == 1
     assert got == TileQwen3(UNTIED, w, max_seq=32, graph=False).generate([5, 6, 7], 8)
+    with pytest.raises(ValueError, match="graph_api"):
+        TileQwen3(UNTIED, w, max_seq=32, graph_api="cuda")

@@ -50,6 +50,17 @@ def test_greedy_tokens_match_the_references() -> None:
     assert got == NumpyQwen3(TINY_UNTIED, w, max_seq=64).greedy([5, 6, 7], 24)
 
 
+def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:
+    # decode(23) with burst 8: two replays of the 8-step graph, seven of the
+    # one-step graph, both captured by torch.cuda.graph (graph_api="torch")
+    w = random_weights(TINY_UNTIED, seed=3, backend="torch")
+    eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch", graph_api="torch")
+    got = eng.generate([5, 6, 7], 24, batched=False)
+    assert eng._burst_graph.replays == 2 and eng._graph.replays == 3 + 7
+    assert got == NumpyQwen3(TINY_UNTIED, w, max_seq=64).greedy([5, 6, 7], 24)
+    assert eng.position == 3 + 23
+
+
 def test_batched_prefill_matches_the_reference() -> None:
     w = random_weights(SMALL, seed=2, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=256, backend="torch")

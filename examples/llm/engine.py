@@ -314,6 +314,8 @@ class TileQwen3:
     ) -> None:
         import tilelang
 
+        if graph_api not in ("tile", "torch"):
+            raise ValueError(f"graph_api is 'tile' or 'torch', not {graph_api!r}")
         self.tl = tilelang
         self.cfg = cfg
         self.be: Any = _Numpy() if backend == "numpy" else _Torch(device)
@@ -340,8 +342,6 @@ class TileQwen3:
         # tensors' memory, then waits); "torch": the decode graphs captured by
         # `torch.cuda.graph` (a replay is PyTorch's: no checks, no wait), to
         # compare the two on the GPU (`benchmarks/decode.py`).
-        if graph_api not in ("tile", "torch"):
-            raise ValueError(f"graph_api is 'tile' or 'torch', not {graph_api!r}")
         self.graph_api = graph_api
         self.startup_memory = None
 

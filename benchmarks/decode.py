@@ -96,6 +96,78 @@ def _torch_graph_decode(eng, ctx: int, n: int, want: list[int], dev: str) -> dic
         eng._graph, eng._burst_graph = saved
 
 
+def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
+    """The HBM bytes each launch of the step must read (its layer's weight
+    rows, or the KV cache it attends to); 0 for the small ones."""
+    c = eng.cfg
+    h, i, d, hkv = c.hidden_size, c.intermediate_size, c.head_dim, c.num_key_value_heads
+    qkv = (c.num_attention_heads + 2 * hkv) * d
+    out, residual = [], 0
+    for op in eng.ops:
+        name = op.kernel.__name__
+        if name in ("gemv_add", "gemv_splitk"):
+            residual += 1
+            out.append(2 * h * (c.num_attention_heads * d if residual % 2 else i))
+        else:
+            out.append(
+                {
+                    "rms_gemv": 2 * qkv * h,
+                    "rms_gate_up": 4 * i * h,
+                    "rms_gemv_argmax": 2 * c.vocab_size * h,
+                    "attn_decode": 4 * hkv * ctx * d,
+                }.get(name, 0)
+            )
+    return out
+
+
+def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignore[type-arg]
+    """One step launch by launch under `tilelang.profile()`: each kernel's GPU
+    time (events around it, no gaps), summed per kind of launch over the step."""
+    import tilelang
+
+    eng.be.write(eng.pos, [ctx])
+    with tilelang.profile(print_table=False) as prof:
+        for op in eng.ops:
+            op.sync()
+    need = _op_bytes(eng, ctx)
+    kinds: dict[tuple[str, str, int], dict] = {}  # type: ignore[type-arg]
+    for op, rec, b in zip(eng.ops, prof.records, need, strict=True):
+        gen = ",".join(str(v) for v in op.generics.values())
+        k = kinds.setdefault(
+            (op.kernel.__name__, gen, b),
+            {
+                "kernel": op.kernel.__name__,
+                "generics": gen,
+                "grid": list(rec.grid),
+                "n": 0,
+                "us": 0.0,
+                "bytes": 0,
+            },
+        )
+        k["n"] += 1
+        k["us"] += rec.seconds * 1e6
+        k["bytes"] += b
+    rows = sorted(kinds.values(), key=lambda r: -r["us"])
+    lines = [
+        "| kernel | generics | grid | launches | total us | us each | TB/s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        bw = r["bytes"] / (r["us"] * 1e-6) / 1e12 if r["bytes"] else 0.0
+        lines.append(
+            f"| {r['kernel']} | {r['generics']} | {'x'.join(map(str, r['grid']))} | {r['n']} | "
+            f"{r['us']:.1f} | {r['us'] / r['n']:.2f} | {bw:.2f} |"
+        )
+    total = sum(r["us"] for r in rows)
+    lines.append(f"\nsum of kernel times {total:.1f} us a step ({len(eng.ops)} launches)")
+    text = "\n".join(lines)
+    print(text, flush=True)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"step_profile_{eng.cfg.hidden_size}_{ctx}.md").write_text(text + "\n")
+    return rows
+
+
 def bench_model(
     name: str,
     contexts: list[int],
@@ -104,6 +176,7 @@ def bench_model(
     dev: str,
     bandwidth: float,
     eager_tokens: int,
+    profile_out: Path | None = None,
 ) -> list[dict]:  # type: ignore[type-arg]
     import torch
 
@@ -140,6 +213,11 @@ def bench_model(
                 print(f"GPU time of the burst graph not measured: {e!r}", flush=True)
             host_s = max(0.0, tile_s - gpu_s) if gpu_s else 0.0
         alt = _torch_graph_decode(eng, ctx, n, got[0], dev) if gpu else {}
+        if profile_out is not None:
+            try:
+                alt["step_profile"] = _profile_step(eng, ctx, profile_out if gpu else None)
+            except Exception as e:  # the rest of the run still counts
+                print(f"step profile failed: {e!r}", flush=True)
         need = hbm_bytes_per_token(cfg, ctx)
         row = {
             "model": name,
@@ -251,6 +329,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prefill", type=int, default=0, help="prompt length to time (0: none)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ap.add_argument("--out", default="")
+    ap.add_argument(
+        "--profile-step",
+        action="store_true",
+        help="also run one step launch by launch under tilelang.profile(): GPU time per kernel",
+    )
     a = ap.parse_args(argv)
     bandwidth = 0.0
     if a.device == "cuda":
@@ -273,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
             a.device,
             bandwidth,
             a.eager_tokens,
+            Path(a.out or ".") if a.profile_step else None,
         )
     if a.out:
         out = Path(a.out)

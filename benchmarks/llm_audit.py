@@ -65,8 +65,9 @@ def _ptxas(ptx: str, arch: str) -> tuple[int, int]:
         return 0, 0
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
         f.write(ptx)
-    r = subprocess.run(["ptxas", f"-arch={arch}", "-v", f.name, "-o", "/dev/null"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["ptxas", f"-arch={arch}", "-v", f.name, "-o", "/dev/null"], capture_output=True, text=True
+    )
     Path(f.name).unlink()
     regs = re.search(r"Used (\d+) registers", r.stderr)
     smem = re.search(r"(\d+) bytes smem", r.stderr)
@@ -114,8 +115,14 @@ def _min_bytes(name: str, op: Any, cfg: Any, context: int) -> int:
 def _tile_bytes(name: str, gen: dict[str, Any], cfg: Any) -> int:
     """HBM bytes one block requests per step of its loop (what it has in
     flight): its weight tile, or its key (value) tile; 0 without a loop."""
-    mats = {"gemv": 1, "gemv_add": 1, "gemv_splitk": 1, "rms_gemv": 1, "rms_gemv_argmax": 1,
-            "rms_gate_up": 2}
+    mats = {
+        "gemv": 1,
+        "gemv_add": 1,
+        "gemv_splitk": 1,
+        "rms_gemv": 1,
+        "rms_gemv_argmax": 1,
+        "rms_gate_up": 2,
+    }
     if name in mats:
         return mats[name] * gen["BN"] * gen["BK"] * 2
     if name == "attn_decode":
@@ -137,7 +144,7 @@ def audit(cfg: Any, context: int, sms: int, arch: str = "sm_90a") -> tuple[list[
     eng = TileQwen3(one, weights, max_seq=context + 64, plan=plan)
     rows: list[Row] = []
     seen: dict[tuple[str, str], Row] = {}
-    per_layer = {op.kernel.__name__ for op in eng.ops[1:-1 - eng.n_choice]}
+    per_layer = {op.kernel.__name__ for op in eng.ops[1 : -1 - eng.n_choice]}
     for op in eng.ops:
         op._runs = 1  # built to be read, not run
         name = op.kernel.__name__
@@ -158,8 +165,18 @@ def audit(cfg: Any, context: int, sms: int, arch: str = "sm_90a") -> tuple[list[
         regs, smem = _ptxas(ptx, arch)
         threads = int(re.search(r"\.reqntid (\d+)", ptx).group(1))  # type: ignore[union-attr]
         smem += _dyn_smem(kir, arch, facts)
-        row = Row(name, gen, tuple(op.grid), layers if name in per_layer else 1, regs, threads,
-                  smem, _loads(ptx), need, _tile_bytes(name, op.generics, cfg))
+        row = Row(
+            name,
+            gen,
+            tuple(op.grid),
+            layers if name in per_layer else 1,
+            regs,
+            threads,
+            smem,
+            _loads(ptx),
+            need,
+            _tile_bytes(name, op.generics, cfg),
+        )
         row.resident = _resident(regs, threads, smem)
         seen[key] = row
         rows.append(row)

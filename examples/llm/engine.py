@@ -114,8 +114,13 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
         # 8 warps an SM) with the widest K step the registers allow. BN >= 8
         # keeps each row inside one warp (the per-step row sums need no
         # shared memory); matrices too short to fill the card split K.
-        shapes = {"qkv": (16, 512), "o": (8, 1024), "gate_up": (32, 256), "down": (8, 1024),
-                  "lm": (16, 512)}
+        shapes = {
+            "qkv": (16, 512),
+            "o": (8, 1024),
+            "gate_up": (32, 256),
+            "down": (8, 1024),
+            "lm": (16, 512),
+        }
         want = 2 * sm_count
         for k, n in rows.items():
             b, kk = shapes[k]
@@ -376,7 +381,9 @@ class TileQwen3:
             layer = {}
             for kind, t in self.w.items():
                 rows = t.shape[0] // n
-                layer[kind] = t[i] if kind in ("ln1", "ln2", "qn", "kn") else t[i * rows : (i + 1) * rows]
+                layer[kind] = (
+                    t[i] if kind in ("ln1", "ln2", "qn", "kn") else t[i * rows : (i + 1) * rows]
+                )
             self.layers.append(layer)
 
     def _buffers(self) -> None:

@@ -12,14 +12,16 @@ history) and builds the step's operations once, with fixed arguments: the
 token and its position live in device tensors (`tok`, `pos`) that the last
 kernel of the step updates, so the step is the same launches every token.
 On the GPU the step is recorded once with `tilelang.graph()` (a CUDA graph)
-and replayed per token; nothing is allocated after start-up.
+and replayed per token, `decode` replaying a graph of `burst` steps at a
+time; nothing is allocated after start-up. The weights are stacked over the
+layers and the kernels take the layer (`_weights`).
 
 A step, per layer (7 launches; split-K adds one for short matrices):
   rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
   kv_append       k, v of this token -> cache[pos]      (k: q/k-norm + rotary)
   attn_decode     flash-decoding splits                 (q: norm + rotary in its prologue;
                                                          std::attention's `attend` loop)
-  decode_combine  merge the splits                      (std::attention's kernel)
+  combine_splits  merge the splits
   gemv_add        x += W_o attn                          (residual add in the epilogue)
   rms_gate_up     h = silu(W_g n) (W_u n), n = rmsnorm(x) g2
   gemv_add        x += W_down h

@@ -16,16 +16,17 @@ and replayed per token, `decode` replaying a graph of `burst` steps at a
 time; nothing is allocated after start-up. The weights are stacked over the
 layers and the kernels take the layer (`_weights`).
 
-A step, per layer (7 launches; split-K adds one for short matrices):
+A step, per layer (6 launches; split-K adds one for short matrices):
   rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
-  kv_append       k, v of this token -> cache[pos]      (k: q/k-norm + rotary)
-  attn_decode     flash-decoding splits                 (q: norm + rotary in its prologue;
-                                                         std::attention's `attend` loop)
+  attn_decode     flash-decoding splits over the cache  (q: norm + rotary in its prologue;
+                  and the current token                  std::attention's `attend` loop; the
+                                                         token's k, v from qkv: k-norm + rotary)
   combine_splits  merge the splits
   gemv_add        x += W_o attn                          (residual add in the epilogue)
   rms_gate_up     h = silu(W_g n) (W_u n), n = rmsnorm(x) g2
   gemv_add        x += W_down h
-then `rms_gemv_argmax` (final norm + LM head + per-block maxima) and
+then `kv_append` (every layer's k, v of this token -> cache[pos], one launch),
+`rms_gemv_argmax` (final norm + LM head + per-block maxima) and
 `argmax_step` or the sampling launches (`sampling_ops`: token choice, pos += 1, history).
 
 Prefill runs a prompt in chunks of rows through `embed_rows`, then per layer
@@ -395,7 +396,9 @@ class TileQwen3:
         self.pos = be.zeros((1,), "i32")
         self.hist = be.zeros((self.seq,), "i32")
         self.x = be.zeros((c.hidden_size,), "f32")
-        self.qkv = be.zeros((hq + 2 * hkv, 2, d // 2), "f32")
+        # every layer's QKV output (layer l's heads are rows l * (hq + 2 hkv) ..):
+        # the step's one `kv_append` reads each layer's key and value from it
+        self.qkv = be.zeros((c.num_hidden_layers * (hq + 2 * hkv), 2, d // 2), "f32")
         # every layer's cache in one tensor: layer l's heads are rows l * hkv ..
         cache = (c.num_hidden_layers * hkv, self.seq, d)
         self.kc = be.zeros(cache, "bf16")
@@ -450,35 +453,25 @@ class TileQwen3:
             ]
 
         W = self.w
-        qkv_flat = self.qkv.reshape(-1)
+        heads = c.num_attention_heads + 2 * hkv
         # the splits as `combine_splits` reads them (the same memory)
         o_part3 = self.o_part.reshape(hkv, pl.ns, g * d)
         lse_part3 = self.lse_part.reshape(hkv, pl.ns, g)
         for li in range(c.num_hidden_layers):
+            qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
             ops.append(
-                k.rms_gemv[bn, bk["qkv"]](P(qkv_flat, [bn]), W["qkv"], self.x, W["ln1"], li, eps)
-            )
-            ops.append(
-                k.kv_append[hkv, pl.ch, d](
-                    P(self.kc, [hkv, pl.ch, d]),
-                    P(self.vc, [hkv, pl.ch, d]),
-                    self.qkv,
-                    W["kn"],
-                    self.cos,
-                    self.sin,
-                    self.pos,
-                    li,
-                    c.num_attention_heads,
-                    eps,
+                k.rms_gemv[bn, bk["qkv"]](
+                    P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
             ops.append(
                 k.attn_decode[g, d // 2, pl.bt](
                     P(self.o_part, [1, g, d]),
                     P(self.lse_part, [1, g]),
-                    self.qkv,
+                    qkv,
                     W["qn"],
+                    W["kn"],
                     self.cos,
                     self.sin,
                     self.kc,
@@ -497,6 +490,20 @@ class TileQwen3:
                 )
             )
             ops += residual("down", self.h, li)
+        # every layer's key and value of this token into the caches, at once
+        ops.append(
+            k.kv_append[hkv, pl.ch, d](
+                P(self.kc, [hkv, pl.ch, d]),
+                P(self.vc, [hkv, pl.ch, d]),
+                self.qkv,
+                W["kn"],
+                self.cos,
+                self.sin,
+                self.pos,
+                c.num_attention_heads,
+                eps,
+            )
+        )
         bn = pl.bn["lm"]
         ops.append(
             k.rms_gemv_argmax[bn, bk["lm"]](

@@ -110,8 +110,10 @@ def test_the_step_is_built_once_and_allocates_nothing(tiny) -> None:
         and [id(b) for b in (eng.x, eng.qkv, eng.kc, eng.vc, eng.logits, eng.tok, eng.pos)]
         == buffers
     )
-    # per layer: rms_gemv, kv_append, attn_decode, combine_splits, 2 gemv_add, rms_gate_up
-    assert len(ops) == 1 + 7 * TINY.num_hidden_layers + 2
+    # per layer: rms_gemv, attn_decode, combine_splits, 2 gemv_add, rms_gate_up;
+    # then one kv_append for every layer, the LM head, the token choice
+    assert len(ops) == 1 + 6 * TINY.num_hidden_layers + 3
+    assert [op.kernel.__name__ for op in ops].count("kv_append") == 1
 
 
 def test_plan_fills_a_big_card() -> None:

@@ -104,3 +104,79 @@ def test_combine_splits(k) -> None:  # type: ignore[no-untyped-def]
     w = np.exp2(lse.reshape(hkv, ns, g) - lse.reshape(hkv, ns, g).max(1, keepdims=True))
     want = (w[..., None] * o_part.reshape(hkv, ns, g, d)).sum(1) / w.sum(1)[..., None]
     np.testing.assert_allclose(attn, want, rtol=1e-5, atol=1e-5)
+
+
+def _rms_rope(t: np.ndarray, w: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Per-head RMSNorm (weight w) then the rotary embedding of halves."""
+    n = t / np.sqrt((t * t).mean(-1, keepdims=True) + 1e-6) * w
+    h = t.shape[-1] // 2
+    n1, n2 = n[..., :h], n[..., h:]
+    return np.concatenate([n1 * c - n2 * s, n2 * c + n1 * s], axis=-1)
+
+
+def test_attn_decode_folds_the_current_token_into_the_last_split(k) -> None:  # type: ignore[no-untyped-def]
+    # layer 1 of 2, 2 KV heads of groups of 4, D = 32; 13 cached positions in
+    # 2 splits of one 8-key tile; the current token (position 13) is read from
+    # qkv, not from the cache, and joins the last split
+    rng = np.random.default_rng(4)
+    layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 8, 2, 32, 13
+    qkv = _rand(rng, (g + 2) * hkv, 2, d // 2)
+    qn, kn = _rand(rng, layers, d, bf16=True), _rand(rng, layers, d, bf16=True)
+    ang = rng.uniform(0, 6.28, (s, d // 2)).astype(np.float32)
+    cos, sin = np.cos(ang), np.sin(ang)
+    kc, vc = _rand(rng, layers * hkv, s, d, bf16=True), _rand(rng, layers * hkv, s, d, bf16=True)
+    o_part = np.zeros((hkv, ns * g, d), np.float32)
+    lse_part = np.zeros((hkv, ns * g), np.float32)
+    pos_t = np.array([pos], np.int32)
+    op = k.attn_decode[g, d // 2, bt](
+        P(o_part, [1, g, d]), P(lse_part, [1, g]), qkv, qn, kn, cos, sin, kc, vc, pos_t, 1, 1e-6
+    )
+    _check(op, (hkv, ns), [0, 1], tol=2e-3)
+    # NumPy: softmax over the cached 0 .. pos - 1 and the current token, per
+    # query head, from the merged splits
+    heads = qkv.reshape((g + 2) * hkv, d)
+    q = round_bf16(_rms_rope(heads[: g * hkv], qn[1], cos[pos], sin[pos])).reshape(hkv, g, d)
+    knew = round_bf16(_rms_rope(heads[g * hkv : g * hkv + hkv], kn[1], cos[pos], sin[pos]))
+    vnew = round_bf16(heads[g * hkv + hkv :])
+    o, lse = op._hosts[0].reshape(hkv, ns, g, d), op._hosts[1].reshape(hkv, ns, g)
+    w = np.exp2(lse - lse.max(1, keepdims=True))
+    got = (w[..., None] * o).sum(1) / w.sum(1)[..., None]
+    for h in range(hkv):
+        keys = np.concatenate([kc[hkv + h, :pos], knew[h : h + 1]])
+        vals = np.concatenate([vc[hkv + h, :pos], vnew[h : h + 1]])
+        sc = q[h] @ keys.T / np.sqrt(d)
+        p = np.exp(sc - sc.max(1, keepdims=True))
+        want = (p / p.sum(1, keepdims=True)) @ vals
+        np.testing.assert_allclose(got[h], want, rtol=2e-2, atol=2e-2)
+
+
+def test_kv_append_writes_every_layer_once_a_step(k) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(5)
+    layers, hkv, g, d, ch, s, pos = 2, 2, 4, 32, 16, 32, 13
+    qkv = _rand(rng, layers * (g + 2) * hkv, 2, d // 2)
+    kn = _rand(rng, layers, d, bf16=True)
+    ang = rng.uniform(0, 6.28, (s, d // 2)).astype(np.float32)
+    cos, sin = np.cos(ang), np.sin(ang)
+    kc, vc = np.zeros((layers * hkv, s, d), np.float32), np.zeros((layers * hkv, s, d), np.float32)
+    op = k.kv_append[hkv, ch, d](
+        P(kc, [hkv, ch, d]),
+        P(vc, [hkv, ch, d]),
+        qkv,
+        kn,
+        cos,
+        sin,
+        np.array([pos], np.int32),
+        g * hkv,
+        1e-6,
+    )
+    _check(op, (layers, s // ch), [0, 1])
+    heads = qkv.reshape(layers, (g + 2) * hkv, d)
+    for li in range(layers):
+        want_k = _rms_rope(heads[li, g * hkv : (g + 1) * hkv], kn[li], cos[pos], sin[pos])
+        np.testing.assert_allclose(
+            kc[li * hkv : (li + 1) * hkv, pos], round_bf16(want_k), rtol=1e-2, atol=1e-2
+        )
+        np.testing.assert_array_equal(
+            vc[li * hkv : (li + 1) * hkv, pos], round_bf16(heads[li, (g + 1) * hkv :])
+        )
+    assert not kc[:, :pos].any() and not kc[:, pos + 1 :].any()  # only row pos is written

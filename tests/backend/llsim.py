@@ -397,6 +397,13 @@ class Program:
         if name.startswith("llvm.nvvm.shfl.sync."):
             mode = name.split(".")[4]
             return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs)
+        if name.startswith("llvm.nvvm.cp.async.cg.shared.global."):
+            # an asynchronous copy modelled as done at once (waits only ever come later)
+            return _Ins(None, None, sync=lambda r: ("copy", vals[0](r), vals[1](r),
+                                                    int(name.split(".")[-2 if name.endswith(".s") else -1]),
+                                                    vals[2](r) if len(vals) > 2 else None), text=rhs)
+        if name in ("llvm.nvvm.cp.async.commit.group", "llvm.nvvm.cp.async.wait.group", "llvm.nvvm.cp.async.wait.all"):
+            return _Ins(None, lambda r: None, text=rhs)
         if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.")):
             return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs)
         hop = _hopper_call(name, vals, dst, rhs)
@@ -937,6 +944,15 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 mem.store(req[1], req[2], req[3])
                 value = None
                 continue
+            if kind == "copy":
+                _, dst, src, n, size = req
+                size = n if size is None else int(size)
+                data = bytes(mem.bufs[src[0]][src[1]:src[1] + size]) if size else b""
+                if size and len(data) != size:
+                    raise IndexError(f"cp.async of {size} bytes at {src[1]} outside buffer {src[0]!r}")
+                mem.bufs[dst[0]][dst[1]:dst[1] + n] = data + b"\0" * (n - size)
+                value = None
+                continue
             if kind == "atomic":
                 _, op, p, ty, v = req
                 old = mem.load(p, ty)
@@ -1155,6 +1171,11 @@ class SimDevice:
         from tilelang.dtypes import DType
         from tilelang.ir import nodes as ir
 
+        if facts is None:  # what the CUDA runtime computes for a launch (buffers here are aligned)
+            from tilelang.backend.facts import TensorFacts
+
+            facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
+                     for p, a in zip(kernel.params, args, strict=True) if isinstance(p, ir.TensorParam)}
         prog, abi, gk = self.compile(kernel, facts)
         mem = Memory()
         regs: dict[str, Any] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilelang.backend.codegen import sm80
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
 from tilelang.dtypes import DType
@@ -80,7 +81,8 @@ class HopperOps:
             case g.WgmmaWait():
                 self.wgmma_wait(op)
             case _:
-                raise AssertionError(f"no code generation for {type(op).__name__}")
+                if not sm80.emit_op(self, op):
+                    raise AssertionError(f"no code generation for {type(op).__name__}")
 
     # -- shared memory ---------------------------------------------------------------
     def smem_at(self, buf: ir.Value, stage: ir.Value | None, extra: int = 0) -> str:

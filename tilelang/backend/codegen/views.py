@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.backend.gpu.layouts import Blocked, Chunked, Slice, next_pow2
+from tilelang.backend.gpu.layouts import Blocked, Chunked, MmaTile, Slice, next_pow2
 
 
 def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -425,8 +425,91 @@ def _blocked_view(lay: Blocked, full: tuple[int, ...], drop: int | None, T: int,
     return view
 
 
-def view_of(layout: object, shape: tuple[int, ...], T: int, itemsize: int = 4) -> ChunkedView | BlockedView:
+# ------------------------------------------------------------------ mma.sync tiles
+@dataclass(frozen=True, slots=True)
+class MmaTileView:
+    """`MmaTile`: warp (wm, wn) holds its block's 16x8 tiles; slot (mi, ni, h, j)
+    of lane l is at (wm*WM + 16 mi + l/4 + 8h, wn*WN + 8 ni + 2(l%4) + j). Every
+    slot is live (the block divides into whole tiles); two columns per chunk."""
+
+    layout: MmaTile
+    shape: tuple[int, ...]
+    T: int
+    slots: tuple[tuple[int, int], ...]  # constant part (row, col) of each slot
+
+    V = 2
+
+    @property
+    def WM(self) -> int:
+        return self.shape[0] // self.layout.warps_m
+
+    @property
+    def WN(self) -> int:
+        return self.shape[1] // self.layout.warps_n
+
+    @property
+    def E(self) -> int:
+        return len(self.slots)
+
+    @property
+    def K(self) -> int:
+        return len(self.slots) // 2
+
+    @property
+    def numel(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    @property
+    def full(self) -> bool:
+        return True
+
+    def owner(self, em: Any) -> str | None:
+        return None
+
+    def chunk_valid(self, em: Any, k: int) -> str | None:
+        return None
+
+    def base(self, em: Any) -> tuple[str, str]:
+        """(row, col) of this thread's slot (0, 0, 0, 0), in the entry block."""
+        key = ("mmatile", self.layout, self.shape)
+        got = em._coord_cache.get(key)
+        if got is None:
+            lt = em.entry_emit("and i32 %tid, 31")
+            w = em.entry_emit("lshr i32 %tid, 5")
+            wn = self.layout.warps_n
+            wm_i = em.entry_emit(f"udiv i32 {w}, {wn}")
+            wn_i = em.entry_emit(f"urem i32 {w}, {wn}")
+            g = em.entry_emit(f"lshr i32 {lt}, 2")
+            q2 = em.entry_emit(f"shl i32 {em.entry_emit(f'and i32 {lt}, 3')}, 1")
+            row = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {wm_i}, {self.WM}')}, {g}")
+            col = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {wn_i}, {self.WN}')}, {q2}")
+            got = (row, col)
+            em._coord_cache[key] = got
+        return got  # type: ignore[no-any-return]
+
+    def slot_coords(self, em: Any, k: int, j: int, valid: str | None = None) -> list[str]:
+        r0, c0 = self.base(em)
+        cr, cc = self.slots[k * 2 + j]
+        return [r0 if cr == 0 else em.emit(f"add i32 {r0}, {cr}"), c0 if cc == 0 else em.emit(f"add i32 {c0}, {cc}")]
+
+    def flat(self, em: Any, k: int, j: int) -> str:
+        r, c = self.slot_coords(em, k, j)
+        return em.emit(f"add i32 {em.emit(f'mul i32 {r}, {self.shape[1]}')}, {c}")
+
+
+def mma_tile_view(lay: MmaTile, shape: tuple[int, ...], T: int) -> MmaTileView:
+    M, N = shape
+    WM, WN = M // lay.warps_m, N // lay.warps_n
+    assert WM % 16 == 0 and WN % 8 == 0 and lay.warps_m * lay.warps_n * 32 == T, (lay, shape, T)
+    slots = tuple((16 * mi + 8 * h, 8 * ni + j) for mi in range(WM // 16) for ni in range(WN // 8)
+                  for h in range(2) for j in range(2))
+    return MmaTileView(lay, tuple(shape), T, slots)
+
+
+def view_of(layout: object, shape: tuple[int, ...], T: int, itemsize: int = 4) -> ChunkedView | BlockedView | MmaTileView:
     """The view of a value of `shape` in `layout` (None: the generic chunked layout)."""
+    if isinstance(layout, MmaTile):
+        return mma_tile_view(layout, shape, T)
     if isinstance(layout, Blocked | Slice):
         return blocked_view(layout, shape, T, itemsize)
     if isinstance(layout, Chunked):
@@ -434,7 +517,7 @@ def view_of(layout: object, shape: tuple[int, ...], T: int, itemsize: int = 4) -
     return chunked_view(shape, T)
 
 
-View = ChunkedView | BlockedView
+View = ChunkedView | BlockedView | MmaTileView
 
 
 def register_map(src: View, dst: View, align: list[int | None]) -> list[int] | None:
@@ -447,6 +530,8 @@ def register_map(src: View, dst: View, align: list[int | None]) -> list[int] | N
     way (same `DimMap`), so a broadcast of a reduction's result, a reshape that
     adds or drops size-1 dims and a conversion between equal placements move
     nothing."""
+    if isinstance(src, MmaTileView) or isinstance(dst, MmaTileView):
+        return list(range(dst.E)) if src == dst else None
     if isinstance(src, ChunkedView) or isinstance(dst, ChunkedView):
         same = (isinstance(src, ChunkedView) and isinstance(dst, ChunkedView) and src.V == dst.V
                 and src.K == dst.K and src.T == dst.T and src.numel == dst.numel
@@ -477,6 +562,7 @@ def register_map(src: View, dst: View, align: list[int | None]) -> list[int] | N
         out.append(got)
     return out
 
-__all__ = ["BlockedView", "ChunkedView", "DimMap", "View", "blocked_view", "chunked_view", "register_map",
+__all__ = ["BlockedView", "ChunkedView", "DimMap", "MmaTileView", "View", "blocked_view", "chunked_view",
+           "mma_tile_view", "register_map",
            "strides_of",
            "view_of"]

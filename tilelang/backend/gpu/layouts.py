@@ -172,6 +172,40 @@ class MmaAcc:
 
 
 @dataclass(frozen=True, slots=True)
+class MmaTile:
+    """The accumulator of `mma.sync.m16n8k16` over a grid of warps (the sm_80
+    pipeline, `passes/pipeline_sm80.py`): warp w = (wm, wn) (w = wm * warps_n
+    + wn) owns the block of rows [wm * BM / warps_m, ...) and columns
+    [wn * BN / warps_n, ...); in it, lane l holds, for each 16x8 tile (mi, ni),
+    (16 mi + l/4 + 8h, 8 ni + 2(l%4) + j) for h, j in {0, 1}: the mma's C
+    fragment, registers in the order (mi, ni, h, j)."""
+
+    warps_m: int
+    warps_n: int
+
+    def __str__(self) -> str:
+        return f"#mma_tile<m16n8, warps={self.warps_m}x{self.warps_n}>"
+
+
+@dataclass(frozen=True, slots=True)
+class SmemTile:
+    """A [stages, rows, cols] ring of 16-bit tiles in shared memory, row-major,
+    16-byte chunks XOR-swizzled so that 8 consecutive rows read at one logical
+    chunk (ldmatrix) hit 8 different bank groups: chunk c of row r is stored at
+    chunk `c ^ xor(r)`, xor(r) = r % 8 for rows of 8 or more chunks, else
+    (r / (8 / chunks)) % chunks."""
+
+    def __str__(self) -> str:
+        return "#smem_tile<row-major, xor>"
+
+    @staticmethod
+    def chunk_xor(r: int, chunks: int) -> int:
+        if chunks >= 8:
+            return r % 8
+        return (r // (8 // chunks)) % chunks if chunks > 1 else 0
+
+
+@dataclass(frozen=True, slots=True)
 class WgmmaAcc:
     warpgroups: int
     m_per_group: int  # rows each warpgroup owns (a multiple of 64)
@@ -227,8 +261,8 @@ class Barriers:
         return "#mbarrier"
 
 
-Distributed = Chunked | Blocked | Slice | MmaAcc | WgmmaAcc
-Layout = Distributed | Shared | Barriers
+Distributed = Chunked | Blocked | Slice | MmaAcc | MmaTile | WgmmaAcc
+Layout = Distributed | Shared | SmemTile | Barriers
 
 __all__ = [
     "Barriers",
@@ -237,8 +271,10 @@ __all__ = [
     "Distributed",
     "Layout",
     "MmaAcc",
+    "MmaTile",
     "Shared",
     "Slice",
+    "SmemTile",
     "WgmmaAcc",
     "blocked_for",
     "chunked_for",

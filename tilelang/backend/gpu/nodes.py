@@ -214,6 +214,54 @@ class WgmmaWait:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class CpAsyncTile:
+    """Every thread issues its 16-byte `cp.async.cg` copies of the [rows, cols]
+    tile of 2-D tensor `tensor` at element offsets `coords` (row, col; i32
+    scalars) into stage `stage` of shared ring `dst` (in its `SmemTile`
+    layout). Chunks past the tensor's edge are zero-filled (the interpreter's
+    edge rule for loads without padding). The copies join the thread's next
+    `CpAsyncCommit` group."""
+
+    tensor: str
+    coords: tuple[ir.Value, ir.Value]
+    dst: ir.Value
+    stage: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CpAsyncCommit:
+    """Close this thread's current group of `cp.async` copies."""
+
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CpAsyncWait:
+    """Wait until at most `pending` of this thread's newest groups are in
+    flight, then a CTA barrier: every thread's copies of the older groups are
+    in shared memory and visible to the whole block."""
+
+    pending: int
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SmemDot:
+    """`result = acc + a[stage] @ b[stage]` with `mma.sync.m16n8k16`, operands read
+    from shared rings by `ldmatrix` (`a`: [S, M, K]; `b`: [S, K, N], or [S, N, K]
+    when `b_nk`), the accumulator in the `MmaTile` layout."""
+
+    result: ir.Value
+    a: ir.Value
+    b: ir.Value
+    stage: ir.Value
+    acc: ir.Value
+    b_nk: bool = False
+    span: Span = DUMMY_SPAN
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Role:
     """One warp role of a `WarpSpecialize`: `warps` consecutive warps running
     `body` with their register budget set to `regs` (setmaxnreg; 0 = leave)."""
@@ -250,9 +298,13 @@ GpuOp = (
     | Wgmma
     | WgmmaWait
     | WarpSpecialize
+    | CpAsyncTile
+    | CpAsyncCommit
+    | CpAsyncWait
+    | SmemDot
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
-           BarrierArrive, Wgmma, WgmmaWait, WarpSpecialize)
+           BarrierArrive, Wgmma, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot)
 
 
 # ------------------------------------------------------------------ kernel
@@ -310,8 +362,10 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaWait(results=rs):
             return rs
+        case SmemDot(result=r):
+            return (r,)
         case (TmaLoad() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
-              | WarpSpecialize()):
+              | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -338,6 +392,12 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (a, b, s, c, *((u,) if u is not None else ()))
         case WgmmaWait(values=vs):
             return vs
+        case CpAsyncTile(coords=cs, dst=d, stage=st):
+            return (*cs, d, st)
+        case CpAsyncCommit() | CpAsyncWait():
+            return ()
+        case SmemDot(a=a, b=b, stage=st, acc=c):
+            return (a, b, st, c)
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
@@ -374,6 +434,9 @@ __all__ = [
     "BarrierWait",
     "ConvertLayout",
     "CopyToShared",
+    "CpAsyncCommit",
+    "CpAsyncTile",
+    "CpAsyncWait",
     "DotOp",
     "Fence",
     "GpuKernel",
@@ -381,6 +444,7 @@ __all__ = [
     "GpuParam",
     "Role",
     "SmemAlloc",
+    "SmemDot",
     "TmaDesc",
     "TmaLoad",
     "Undef",

@@ -77,6 +77,15 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
         case g.WgmmaWait(results=rs, values=vs, pending=p):
             defs = ", ".join(n.define(v) for v in rs)
             line(f"{defs} = wgmma.wait {', '.join(map(n, vs))} pending {p}")
+        case g.CpAsyncTile(tensor=t, coords=cs, dst=d, stage=st):
+            line(f"cp.async @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
+        case g.CpAsyncCommit():
+            line("cp.async.commit")
+        case g.CpAsyncWait(pending=p):
+            line(f"cp.async.wait {p}, barrier")
+        case g.SmemDot(result=r, a=a, b=b, stage=st, acc=c, b_nk=nk):
+            line(f"{n.define(r)} = dot.mma.sync.smem {n(a)}[{n(st)}], {n(b)}[{n(st)}]{' (b n-k)' if nk else ''}, "
+                 f"{n(c)} : {r.type}{n.note(r)}")
         case g.WarpSpecialize(roles=roles):
             line("warp_specialize {")
             for role in roles:

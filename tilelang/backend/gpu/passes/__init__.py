@@ -20,7 +20,7 @@ from tilelang.backend.facts import TensorFacts
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from . import block_order, convert, layout_assign, lift, mma_select, pipeline, smem_alloc
+from . import block_order, convert, layout_assign, lift, mma_select, pipeline, pipeline_sm80, smem_alloc
 from .context import PassContext
 
 PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
@@ -28,6 +28,7 @@ PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
     ("mma_select", mma_select.mma_select),  # mma -> DotOp on wgmma / mma.sync / fma
     ("block_order", block_order.block_order),  # grouped block order for L2 reuse
     ("pipeline", pipeline.pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
+    ("pipeline_sm80", pipeline_sm80.pipeline_sm80),  # cp.async ring + ldmatrix + mma.sync loops on sm_8x
     ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value
     ("convert", convert.convert),  # explicit ConvertLayout where layouts disagree
     ("smem_alloc", smem_alloc.smem_alloc),  # offsets of shared buffers and barriers

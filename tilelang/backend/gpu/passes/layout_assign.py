@@ -42,7 +42,7 @@ import dataclasses
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Blocked, Layout, MmaAcc, Slice, WgmmaAcc, blocked_for
+from ..layouts import Blocked, Layout, MmaAcc, MmaTile, Slice, WgmmaAcc, blocked_for
 from .context import PassContext
 from .rewrite import uses
 
@@ -130,7 +130,7 @@ def broadcast_backward(xs: tuple[int, ...], rs: tuple[int, ...], lr: Layout) -> 
 
 
 def _distributed(lay: Layout | None) -> bool:
-    return isinstance(lay, Blocked | Slice)
+    return isinstance(lay, Blocked | Slice | MmaTile)
 
 
 # ------------------------------------------------------------------ the pass

@@ -15,7 +15,7 @@ import dataclasses
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Shared
+from ..layouts import Shared, SmemTile
 from .context import PassContext
 from .rewrite import map_ops
 
@@ -35,7 +35,8 @@ def smem_alloc(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         nonlocal end
         if isinstance(op, g.SmemAlloc | g.BarrierAlloc):
             lay = k.layouts.get(op.result.id)
-            align = 1024 if isinstance(lay, Shared) and lay.swizzle else 16 if isinstance(op, g.SmemAlloc) else 8
+            align = (1024 if isinstance(lay, Shared) and lay.swizzle else 128 if isinstance(lay, SmemTile)
+                     else 16 if isinstance(op, g.SmemAlloc) else 8)
             off = -(-end // align) * align
             end = off + _nbytes(op.result)
             return [dataclasses.replace(op, offset=off)]

@@ -1,0 +1,241 @@
+"""Pass `pipeline_sm80`: a cp.async pipeline for tensor-core loops on sm_8x.
+
+The sibling of `pipeline` (the Hopper plan) for targets without wgmma and TMA
+(`sm_80`, `sm_86`, `sm_89`). The loop every Tile GEMM is,
+
+    for k in lo..hi step s { acc = mma(x.load(..), y.load(..), acc); }   // y may be .transpose()d
+
+becomes a software pipeline over a ring of `stages` shared buffers per
+operand (`SmemTile`: row-major, 16-byte chunks XOR-swizzled for ldmatrix):
+
+    prologue: issue the copies of iterations 0 .. stages-2 (one commit group each)
+    loop, iteration i:  wait until iteration i's group landed, CTA barrier
+                        acc = mma.sync over stage i % stages (ldmatrix from shared memory)
+                        issue the copies of iteration i + stages - 1 into the stage
+                        iteration i - 1 read (every warp is past the barrier), commit
+    after the loop: wait for every group
+
+Copies are `cp.async.cg` of 16 bytes, zero-filled past the tensor's edge (the
+interpreter's rule for loads without padding), so edge tiles need no masks
+and the copies issued for the iterations past the end are harmless zeros. The
+accumulator stays in registers in the `MmaTile` layout (the C fragments of a
+grid of warps, each owning a block of the tile) for the whole loop; what
+follows the loop reads it in that layout (stores need no conversion).
+
+Conditions (else the loop keeps the generic mma.sync path): the loop is in
+the kernel's top-level region and carries only the accumulator; its body is
+scalar ops, the two loads (2-D f16/bf16 tensors, no mask or padding, base
+16-byte aligned, both dims multiples of 16: whole 16-byte chunks), an optional
+transpose of the second, and the mma (an mma.sync `DotOp`: f32 accumulator,
+M % 16, N % 8, K % 16), each tile used once; the warps split the tile into a
+grid whose blocks are multiples of 16x16. `stages` is the kernel's `stages`
+hint (at least 2), fewer if the ring would not fit in shared memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from ..layouts import MmaTile, SmemTile
+from .context import Fresh, PassContext
+from .rewrite import uses
+
+SMEM_LIMIT = 227 * 1024
+_SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
+
+
+def warp_grid(M: int, N: int, warps: int) -> tuple[int, int] | None:
+    """(warps_m, warps_n) splitting an [M, N] tile into the squarest blocks that
+    are multiples of 16x16, or None."""
+    best = None
+    for wm in range(1, warps + 1):
+        if warps % wm:
+            continue
+        wn = warps // wm
+        if M % (16 * wm) or N % (16 * wn):
+            continue
+        bm, bn = M // wm, N // wn
+        score = (max(bm, bn) / min(bm, bn), -bm)
+        if best is None or score < best[0]:
+            best = (score, (wm, wn))
+    return best[1] if best else None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    loop: ir.For
+    dot: g.DotOp
+    a: ir.Load
+    b: ir.Load
+    b_nk: bool
+    grid: tuple[int, int]
+    stages: int
+
+
+def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
+    body = op.body
+    if len(op.inits) != 1 or not isinstance(body.ops[-1], ir.Yield):
+        return None
+    acc = body.args[1]
+    defs: dict[int, object] = {}
+    dots = []
+    for o in body.ops[:-1]:
+        for v in g.results(o):
+            defs[v.id] = o
+        if isinstance(o, g.DotOp):
+            dots.append(o)
+        elif not (isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o))
+                  or isinstance(o, ir.Load | ir.Permute)):
+            return None
+    if len(dots) != 1:
+        return None
+    dot = dots[0]
+    y = body.ops[-1]
+    if dot.engine != "mma.sync" or dot.acc.id != acc.id or y.values[0].id != dot.result.id:  # type: ignore[union-attr]
+        return None
+    count = uses(body)
+    if count.get(acc.id) != 1 or count.get(dot.result.id) != 1:
+        return None
+    a = defs.get(dot.a.id)
+    b = defs.get(dot.b.id)
+    b_nk = False
+    if isinstance(b, ir.Permute):
+        if b.perm != (1, 0) or count.get(b.x.id) != 1:
+            return None
+        b_nk = True
+        b = defs.get(b.x.id)
+    if not isinstance(a, ir.Load) or not isinstance(b, ir.Load):
+        return None
+    for ld in (a, b):
+        t = k.tensor(ld.tensor)
+        f = ctx.fact(ld.tensor)
+        if (ld.mask is not None or ld.padding is not None or t.rank != 2 or t.dtype not in (DType.F16, DType.BF16)
+                or f.bf16_f32 or not f.aligned16 or len(f.dims_div16) != 2 or not all(f.dims_div16)
+                or count.get(ld.result.id) != 1):
+            return None
+    if a.result.dtype is not b.result.dtype or dot.acc.dtype is not DType.F32:
+        return None
+    M, K = a.result.shape
+    N = dot.b.shape[1]
+    if M % 16 or N % 16 or K % 16:
+        return None
+    grid = warp_grid(M, N, k.num_warps)
+    if grid is None:
+        return None
+    stage_bytes = (M * K + K * N) * 2
+    stages = max(2, k.num_stages)
+    while stages > 2 and stages * stage_bytes > SMEM_LIMIT:
+        stages -= 1
+    if stages * stage_bytes > SMEM_LIMIT:
+        return None
+    return _Plan(op, dot, a, b, b_nk, grid, stages)
+
+
+def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
+    """The body's scalar ops the values `roots` depend on, in program order."""
+    defs = {v.id: o for o in body.ops for v in g.results(o)}
+    need: set[int] = set()
+    todo = [v for v in roots]
+    while todo:
+        v = todo.pop()
+        o = defs.get(v.id)
+        if o is None or id(o) in need:
+            continue
+        need.add(id(o))
+        todo.extend(g.operands(o))
+    return [o for o in body.ops if id(o) in need]
+
+
+def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    if not ctx.arch.startswith("sm_8"):
+        return k
+    plans = [p for o in k.body.ops if isinstance(o, ir.For) and (p := _plan(k, ctx, o)) is not None]
+    if not plans:
+        return k
+    fresh = Fresh(k.next_id)
+    layouts = dict(k.layouts)
+    out: list[object] = []
+    by_loop = {id(p.loop): p for p in plans}
+    i32 = DType.I32
+
+    def const(ops: list[object], c: int) -> ir.Value:
+        v = fresh.value(i32)
+        ops.append(ir.Const(v, c))
+        return v
+
+    def elem(ops: list[object], eop: ir.ElemOp, x: ir.Value, y: ir.Value, hint: str = "") -> ir.Value:
+        v = fresh.value(i32, (), hint)
+        ops.append(ir.Elementwise(v, eop, (x, y)))
+        return v
+
+    def clone(ops: list[object], slice_ops: list[object], iv: ir.Value, new_iv: ir.Value) -> dict[int, ir.Value]:
+        """Copies of `slice_ops` with the loop variable replaced; returns the value map."""
+        from .rewrite import substitute
+
+        m: dict[int, ir.Value] = {iv.id: new_iv}
+        for o in slice_ops:
+            rs = g.results(o)
+            nv = {r.id: fresh.value(r.dtype, r.shape, r.hint) for r in rs}
+            o2 = substitute(o, m)
+            o2 = dataclasses.replace(o2, result=nv[rs[0].id])  # type: ignore[type-var]
+            ops.append(o2)
+            m.update(nv)
+        return m
+
+    for op in k.body.ops:
+        p = by_loop.get(id(op))
+        if p is None:
+            out.append(op)
+            continue
+        loop, S = p.loop, p.stages
+        iv, acc = loop.body.args
+        M, K = p.a.result.shape
+        N = p.dot.b.shape[1]
+        dt = p.a.result.dtype
+        sa = fresh.value(dt, (S, M, K), "sA")
+        sb = fresh.value(dt, (S, N, K) if p.b_nk else (S, K, N), "sB")
+        layouts[sa.id] = SmemTile()
+        layouts[sb.id] = SmemTile()
+        out += [g.SmemAlloc(sa), g.SmemAlloc(sb)]
+        roots = [*p.a.offsets, *p.b.offsets]
+        sl = _slice(loop.body, roots)
+
+        def issue(ops: list[object], new_iv: ir.Value, stage: ir.Value) -> None:
+            m = clone(ops, sl, iv, new_iv)
+            for ld, buf in ((p.a, sa), (p.b, sb)):
+                cs = tuple(m.get(v.id, v) for v in ld.offsets)
+                ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, ld.span))  # type: ignore[arg-type]
+            ops.append(g.CpAsyncCommit(loop.span))
+
+        # prologue: iterations 0 .. S-2
+        for s in range(S - 1):
+            ivs = loop.lower if s == 0 else elem(out, ir.ElemOp.ADD, loop.lower,
+                                                  elem(out, ir.ElemOp.MUL, loop.step, const(out, s)))
+            issue(out, ivs, const(out, s))
+        # the body
+        body: list[object] = []
+        it = elem(body, ir.ElemOp.DIV, elem(body, ir.ElemOp.SUB, iv, loop.lower), loop.step, "i")
+        s_const = const(body, S)
+        stage = elem(body, ir.ElemOp.REM, it, s_const, "stage")
+        body.append(g.CpAsyncWait(S - 2, loop.span))
+        res = fresh.value(DType.F32, p.dot.result.shape, "acc")
+        body.append(g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span))
+        ahead = elem(body, ir.ElemOp.ADD, iv, elem(body, ir.ElemOp.MUL, loop.step, const(body, S - 1)))
+        nstage = elem(body, ir.ElemOp.REM, elem(body, ir.ElemOp.ADD, it, const(body, S - 1)), s_const, "next")
+        issue(body, ahead, nstage)
+        body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
+        tile = MmaTile(*p.grid)
+        for v in (acc, res, loop.results[0]):
+            layouts[v.id] = tile
+        new_loop = dataclasses.replace(loop, body=ir.Region(loop.body.args, tuple(body)))  # type: ignore[arg-type]
+        out.append(new_loop)
+        out.append(g.CpAsyncWait(0, loop.span))
+    return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
+                               layouts=layouts, next_id=fresh.next)
+
+
+__all__ = ["pipeline_sm80", "warp_grid"]

@@ -39,6 +39,10 @@ class Deadlock(Exception):
     pass
 
 
+class Race(Exception):
+    """Shared memory read or written while an asynchronous copy into it is in flight."""
+
+
 # ---------------------------------------------------------------- values and types
 _INT = re.compile(r"i(\d+)$")
 _FLOATS = {"float": np.float32, "double": np.float64, "half": np.float16}
@@ -104,11 +108,19 @@ def _const(tok: str, ty: str) -> Any:
 @dataclass
 class Memory:
     bufs: dict[Any, bytearray] = field(default_factory=dict)
+    # 16-byte chunks of shared memory an issued cp.async has not written yet
+    # (it lands at the wait_group that retires its group): chunk -> copies
+    inflight: dict[int, int] = field(default_factory=dict)
+
+    def guard(self, key: Any, off: int, n: int, what: str) -> None:
+        if key == "smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):
+            raise Race(f"{what} of {n} bytes at smem+{off} while a cp.async into it is in flight")
 
     def load(self, ptr: tuple[Any, int], ty: str) -> Any:
         key, off = ptr
         buf = self.bufs[key]
         n = _size(ty)
+        self.guard(key, off, n, "load")
         if off < 0 or off + n > len(buf):
             raise IndexError(f"load of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
         raw = bytes(buf[off:off + n])
@@ -122,6 +134,7 @@ class Memory:
         key, off = ptr
         buf = self.bufs[key]
         n = _size(ty)
+        self.guard(key, off, n, "store")
         if off < 0 or off + n > len(buf):
             raise IndexError(f"store of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
         if ty.startswith("<"):
@@ -398,12 +411,16 @@ class Program:
             mode = name.split(".")[4]
             return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs)
         if name.startswith("llvm.nvvm.cp.async.cg.shared.global."):
-            # an asynchronous copy modelled as done at once (waits only ever come later)
+            # an asynchronous copy: it reads now and lands at the wait_group that retires its group
             return _Ins(None, None, sync=lambda r: ("copy", vals[0](r), vals[1](r),
                                                     int(name.split(".")[-2 if name.endswith(".s") else -1]),
                                                     vals[2](r) if len(vals) > 2 else None), text=rhs)
-        if name in ("llvm.nvvm.cp.async.commit.group", "llvm.nvvm.cp.async.wait.group", "llvm.nvvm.cp.async.wait.all"):
-            return _Ins(None, lambda r: None, text=rhs)
+        if name == "llvm.nvvm.cp.async.commit.group":
+            return _Ins(None, None, sync=lambda r: ("cp_commit",), text=rhs)
+        if name == "llvm.nvvm.cp.async.wait.group":
+            return _Ins(None, None, sync=lambda r: ("cp_wait", int(vals[0](r))), text=rhs)
+        if name == "llvm.nvvm.cp.async.wait.all":
+            return _Ins(None, None, sync=lambda r: ("cp_wait", 0), text=rhs)
         if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.")):
             return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs)
         hop = _hopper_call(name, vals, dst, rhs)
@@ -919,6 +936,8 @@ def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
 def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:
     gens: dict[int, Iterator[tuple]] = {}
     waiting: dict[int, tuple] = {}
+    open_copies: dict[int, list[tuple[int, bytes]]] = {t: [] for t in range(T)}  # cp.async not yet committed
+    cp_groups: dict[int, list[list[tuple[int, bytes]]]] = {t: [] for t in range(T)}  # committed, not yet waited for
     bars: dict[Any, _Barrier] = {}
     regs_of: dict[int, dict[str, Any]] = {}
     for t in range(T):
@@ -935,6 +954,8 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
             except StopIteration:
                 del gens[t]
                 waiting.pop(t, None)
+                if open_copies[t] or cp_groups[t]:
+                    raise Race(f"thread {t} exited with cp.async copies it never waited for")
                 return
             kind = req[0]
             if kind == "load":
@@ -950,7 +971,26 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 data = bytes(mem.bufs[src[0]][src[1]:src[1] + size]) if size else b""
                 if size and len(data) != size:
                     raise IndexError(f"cp.async of {size} bytes at {src[1]} outside buffer {src[0]!r}")
-                mem.bufs[dst[0]][dst[1]:dst[1] + n] = data + b"\0" * (n - size)
+                if dst[0] != "smem" or dst[1] % 16 or n != 16 or (src[1] % 16 and size):
+                    raise IndexError(f"cp.async of {n} bytes to {dst} from {src}: not 16-byte aligned")
+                mem.guard("smem", dst[1], n, "cp.async")
+                mem.inflight[dst[1] // 16] = 1
+                open_copies[t].append((dst[1], data + b"\0" * (n - size)))
+                value = None
+                continue
+            if kind == "cp_commit":
+                cp_groups[t].append(open_copies[t])
+                open_copies[t] = []
+                value = None
+                continue
+            if kind == "cp_wait":
+                keep = int(req[1])
+                done = cp_groups[t][:len(cp_groups[t]) - keep] if keep else cp_groups[t]
+                cp_groups[t] = cp_groups[t][len(done):]
+                for grp in done:
+                    for off, raw in grp:
+                        del mem.inflight[off // 16]
+                        mem.bufs["smem"][off:off + len(raw)] = raw
                 value = None
                 continue
             if kind == "atomic":

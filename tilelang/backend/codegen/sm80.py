@@ -81,13 +81,16 @@ def _stage_base(em: Any, buf: str, stage: str, nbytes: int) -> str:
 
 
 def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
+    """Each thread copies chunks tid, tid + T, ... of the tile (row-major, 8
+    elements each) into their swizzled place in the stage."""
     _, rows, cols = op.dst.shape
     cpr = cols // 8
     total = rows * cpr
     info = em.tensors[op.tensor]
     r0, c0 = (em.scalar(v) for v in op.coords)
     base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * cols * 2)
-    em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
+    if op.vector:
+        em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
     for c in range(-(-total // em.T)):
         chunk = em.emit(f"add i32 %tid, {c * em.T}")
         after = None
@@ -99,18 +102,41 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
         cc = em.emit(f"urem i32 {chunk}, {cpr}")
         row = em.emit(f"add i32 {r0}, {r}")
         col = em.emit(f"add i32 {c0}, {em.emit(f'shl i32 {cc}, 3')}")
-        ok = em.and_all([em.emit(f"icmp ult i32 {row}, {info.dims[0]}"),
-                         em.emit(f"icmp ult i32 {col}, {info.dims[1]}")])
-        srow = em.emit(f"select i1 {ok}, i32 {row}, i32 0")
-        scol = em.emit(f"select i1 {ok}, i32 {col}, i32 0")
-        src = em.address(info, [srow, scol])
-        size = em.emit(f"select i1 {ok}, i32 16, i32 0")
         dst = _chunk_addr(em, base, r, cc, cols)
-        em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
-                f"ptr addrspace(1) {src}, i32 {size})")
+        if op.vector:
+            ok = em.in_bounds(info, [row, col])
+            srow = em.emit(f"select i1 {ok}, i32 {row}, i32 0")
+            scol = em.emit(f"select i1 {ok}, i32 {col}, i32 0")
+            src = em.address(info, [srow, scol])
+            size = em.emit(f"select i1 {ok}, i32 16, i32 0")
+            em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
+                    f"ptr addrspace(1) {src}, i32 {size})")
+        else:
+            em.stmt(f"store <8 x i16> {_elements(em, info, row, col)}, ptr addrspace(3) {dst}, align 16")
         if after is not None:
             em.br(after)
             em.label(after)
+
+
+def _elements(em: Any, info: Any, row: str, col: str) -> str:
+    """<8 x i16>: the 16-bit values at (row, col .. col + 7), zero outside the
+    tensor (each load masked: an outside element reads element (0, 0))."""
+    mt = em.mty(info)
+    meta = ", !invariant.load !0" if info.readonly else ""
+    vec = "zeroinitializer"
+    for j in range(8):
+        cj = col if j == 0 else em.emit(f"add i32 {col}, {j}")
+        ok = em.in_bounds(info, [row, cj])
+        sr = em.emit(f"select i1 {ok}, i32 {row}, i32 0")
+        sc = em.emit(f"select i1 {ok}, i32 {cj}, i32 0")
+        v = em.emit(f"load {mt}, ptr addrspace(1) {em.address(info, [sr, sc])}, align {em.msize(info)}{meta}")
+        if mt == "float":  # a bf16 tensor held as f32 values: round to bf16 bits
+            v = em.emit(f"bitcast bfloat {em.emit(f'fptrunc float {v} to bfloat')} to i16")
+        else:
+            v = em.emit(f"bitcast {mt} {v} to i16")
+        v = em.emit(f"select i1 {ok}, i16 {v}, i16 0")
+        vec = em.emit(f"insertelement <8 x i16> {vec}, i16 {v}, i32 {j}")
+    return vec
 
 
 def smem_dot(em: Any, op: g.SmemDot) -> None:

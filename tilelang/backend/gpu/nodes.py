@@ -220,12 +220,15 @@ class CpAsyncTile:
     scalars) into stage `stage` of shared ring `dst` (in its `SmemTile`
     layout). Chunks past the tensor's edge are zero-filled (the interpreter's
     edge rule for loads without padding). The copies join the thread's next
-    `CpAsyncCommit` group."""
+    `CpAsyncCommit` group. `vector` False: the tile's rows are not whole
+    aligned chunks of the tensor; each chunk is loaded element by element
+    (masked) and stored to shared memory synchronously instead."""
 
     tensor: str
     coords: tuple[ir.Value, ir.Value]
     dst: ir.Value
     stage: ir.Value
+    vector: bool = True
     span: Span = DUMMY_SPAN
 
 

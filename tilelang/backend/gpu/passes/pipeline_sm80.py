@@ -22,19 +22,28 @@ accumulator stays in registers in the `MmaTile` layout (the C fragments of a
 grid of warps, each owning a block of the tile) for the whole loop; what
 follows the loop reads it in that layout (stores need no conversion).
 
-Conditions (else the loop keeps the generic mma.sync path): the loop is in
-the kernel's top-level region and carries only the accumulator; its body is
-scalar ops, the two loads (2-D f16/bf16 tensors, no mask or padding, base
-16-byte aligned, both dims multiples of 16: whole 16-byte chunks), an optional
-transpose of the second, and the mma (an mma.sync `DotOp`: f32 accumulator,
-M % 16, N % 8, K % 16), each tile used once; the warps split the tile into a
-grid whose blocks are multiples of 16x16. `stages` is the kernel's `stages`
-hint (at least 2), fewer if the ring would not fit in shared memory.
+An operand whose rows are not whole 16-byte chunks (the tensor's base not
+16-byte aligned, its contiguous dim not a multiple of 16, or the tile's
+column offset not provably a multiple of 8) is copied element by element
+through registers instead (loads masked at the edges, zero beyond, one
+16-byte shared store per chunk): synchronous, into the same ring and layout,
+so the schedule is unchanged and every edge stays exact.
+
+Conditions (else the loop keeps the generic mma.sync path): the target has
+no wgmma (sm_80 .. sm_90; TILEC_ARCH=sm_80 forces it on an H100/H200); the
+loop is in the kernel's top-level region and carries only the accumulator;
+its body is scalar ops, the two loads (2-D f16/bf16 tensors, no mask or
+padding), an optional transpose of the second, and the mma (an mma.sync
+`DotOp`: f32 accumulator, M % 16, N % 16, K % 16), each tile used once; the
+warps split the tile into a grid whose blocks are multiples of 16x16.
+`stages` is the kernel's `stages` hint, else the most that fit up to 4 (a
+hint that does not fit is lowered to what fits; at least 2).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -74,6 +83,7 @@ class _Plan:
     b_nk: bool
     grid: tuple[int, int]
     stages: int
+    vector: tuple[bool, bool]  # A, B copied by 16-byte cp.async (else element by element)
 
 
 def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
@@ -112,9 +122,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
         return None
     for ld in (a, b):
         t = k.tensor(ld.tensor)
-        f = ctx.fact(ld.tensor)
         if (ld.mask is not None or ld.padding is not None or t.rank != 2 or t.dtype not in (DType.F16, DType.BF16)
-                or f.bf16_f32 or not f.aligned16 or len(f.dims_div16) != 2 or not all(f.dims_div16)
                 or count.get(ld.result.id) != 1):
             return None
     if a.result.dtype is not b.result.dtype or dot.acc.dtype is not DType.F32:
@@ -126,13 +134,39 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
     grid = warp_grid(M, N, k.num_warps)
     if grid is None:
         return None
+    every = {v.id: o for o in (*k.body.ops, *body.ops) for v in g.results(o)}
+    vector = tuple(_chunked(ctx, ld, every) for ld in (a, b))
     stage_bytes = (M * K + K * N) * 2
-    stages = max(2, k.num_stages)
-    while stages > 2 and stages * stage_bytes > SMEM_LIMIT:
-        stages -= 1
-    if stages * stage_bytes > SMEM_LIMIT:
+    fit = SMEM_LIMIT // stage_bytes
+    stages = k.num_stages if "stages" in k.source.hints else 4
+    stages = max(2, min(stages, fit))
+    if stages > fit:
         return None
-    return _Plan(op, dot, a, b, b_nk, grid, stages)
+    return _Plan(op, dot, a, b, b_nk, grid, stages, vector)  # type: ignore[arg-type]
+
+
+def _multiple(v: ir.Value, defs: dict[int, object], depth: int = 0) -> int:
+    """A known divisor of scalar `v` (0: v is 0), from constants, products and sums."""
+    o = defs.get(v.id)
+    if depth > 32:
+        return 1
+    match o:
+        case ir.Const(value=c) if isinstance(c, int) and not isinstance(c, bool):
+            return abs(c)
+        case ir.Elementwise(op=ir.ElemOp.MUL, operands=(x, y)):
+            mx, my = _multiple(x, defs, depth + 1), _multiple(y, defs, depth + 1)
+            return 0 if mx == 0 or my == 0 else mx * my
+        case ir.Elementwise(op=ir.ElemOp.ADD | ir.ElemOp.SUB, operands=(x, y)):
+            return math.gcd(_multiple(x, defs, depth + 1), _multiple(y, defs, depth + 1))
+    return 1
+
+
+def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object]) -> bool:
+    """Every 16-byte chunk of the tile's rows is one aligned chunk of the tensor,
+    wholly inside or wholly outside it: cp.async can copy it (zero-filled outside)."""
+    f = ctx.fact(ld.tensor)
+    return (f.aligned16 and not f.bf16_f32 and len(f.dims_div16) == 2 and f.dims_div16[1]
+            and _multiple(ld.offsets[1], defs) % 8 == 0)
 
 
 def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
@@ -151,7 +185,7 @@ def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
 
 
 def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    if not ctx.arch.startswith("sm_8"):
+    if ctx.has_wgmma:
         return k
     plans = [p for o in k.body.ops if isinstance(o, ir.For) and (p := _plan(k, ctx, o)) is not None]
     if not plans:
@@ -160,6 +194,7 @@ def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     layouts = dict(k.layouts)
     out: list[object] = []
     by_loop = {id(p.loop): p for p in plans}
+    consts = {o.result.id: o for o in k.body.ops if isinstance(o, ir.Const) and o.result.shape}
     i32 = DType.I32
 
     def const(ops: list[object], c: int) -> ir.Value:
@@ -206,9 +241,9 @@ def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
         def issue(ops: list[object], new_iv: ir.Value, stage: ir.Value) -> None:
             m = clone(ops, sl, iv, new_iv)
-            for ld, buf in ((p.a, sa), (p.b, sb)):
+            for ld, buf, vec in ((p.a, sa, p.vector[0]), (p.b, sb, p.vector[1])):
                 cs = tuple(m.get(v.id, v) for v in ld.offsets)
-                ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, ld.span))  # type: ignore[arg-type]
+                ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span))  # type: ignore[arg-type]
             ops.append(g.CpAsyncCommit(loop.span))
 
         # prologue: iterations 0 .. S-2
@@ -231,7 +266,14 @@ def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         tile = MmaTile(*p.grid)
         for v in (acc, res, loop.results[0]):
             layouts[v.id] = tile
-        new_loop = dataclasses.replace(loop, body=ir.Region(loop.body.args, tuple(body)))  # type: ignore[arg-type]
+        init = loop.inits[0]
+        c = consts.get(init.id)
+        if c is not None:  # a constant accumulator starts in registers, in the mma layout (no conversion)
+            init = fresh.value(DType.F32, init.shape, "acc")
+            out.append(ir.Const(init, c.value, c.span))
+            layouts[init.id] = tile
+        new_loop = dataclasses.replace(loop, inits=(init,),
+                                       body=ir.Region(loop.body.args, tuple(body)))  # type: ignore[arg-type]
         out.append(new_loop)
         out.append(g.CpAsyncWait(0, loop.span))
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]

@@ -28,6 +28,8 @@ CASES = [
     ("block_order", "gemm", "gemm", "sm_80"),
     ("pipeline", "gemm", "gemm", "sm_90a"),
     ("pipeline", "gemm_nt", "linear", "sm_90a"),
+    ("pipeline_sm80", "gemm", "gemm", "sm_80"),  # cp.async ring, ldmatrix + mma.sync from shared memory
+    ("pipeline_sm80", "gemm_nt", "linear", "sm_80"),  # B stored [N, K]: ldmatrix without .trans
     ("layout_assign", "gemm", "gemm", "sm_80"),
     ("layout_assign", "softmax", "softmax_rows", "sm_80"),
     ("layout_assign", "rows", "softmax_np2", "sm_80"),  # [1, 2560]: 5 repetitions, no conversion

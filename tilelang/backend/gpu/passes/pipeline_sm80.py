@@ -277,7 +277,7 @@ def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         out.append(new_loop)
         out.append(g.CpAsyncWait(0, loop.span))
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
-                               layouts=layouts, next_id=fresh.next)
+                               layouts=layouts, next_id=fresh.next, num_stages=max(p.stages for p in plans))
 
 
 __all__ = ["pipeline_sm80", "warp_grid"]

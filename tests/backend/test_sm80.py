@@ -1,0 +1,209 @@
+"""The sm_80 GEMM path (`passes/pipeline_sm80.py`, `codegen/sm80.py`): a
+cp.async ring of shared buffers, ldmatrix (.trans for the MN-major B) and
+mma.sync.m16n8k16 with the accumulator in registers.
+
+Without a GPU: the emitted kernels run in `llsim` against NumPy (edges in
+every dimension, K smaller than a tile, one row, one column, B transposed,
+bf16, three stages); the simulator lands a cp.async only at the wait_group
+that retires its group and raises `Race` on any access to shared memory a
+copy is still writing, so a missing wait or a reused stage shows up. The
+PTX assembles with ptxas for sm_80 without spills. On the GPU (marked
+`gpu`): the path forced with TILEC_ARCH=sm_80 against the interpreter.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+from gemm_cases import GemmConfig
+from llsim import Race, SimDevice
+
+from tilelang import driver
+from tilelang.backend import lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+
+def _source(cfg: GemmConfig) -> str:
+    return cfg.source() + (
+        f"\nfn main() {{ let a = zeros::<{cfg.dtype}>([8, 8]); let b = zeros::<{cfg.dtype}>([8, 8]);"
+        f" let mut o = zeros::<{cfg.out}>([8, 8]);"
+        f" gemm::<{cfg.bm}, {cfg.bn}, {cfg.bk}>(o.partition([{cfg.bm}, {cfg.bn}]), &a, &b).sync(); }}\n")
+
+
+def _kernel(cfg: GemmConfig):  # type: ignore[no-untyped-def]
+    return driver.compile(_source(cfg), "ir").output[0]
+
+
+def _facts(*arrays: np.ndarray) -> dict[str, TensorFacts]:
+    return {n: TensorFacts(True, tuple(d % 16 == 0 for d in x.shape)) for n, x in zip("cab", arrays, strict=True)}
+
+
+def _inputs(cfg: GemmConfig, M: int, N: int, K: int, seed: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    np_in = np.float16 if cfg.dtype == "f16" else np.float32
+    a = rng.standard_normal((M, K)).astype(np_in)
+    b = rng.standard_normal((N, K) if cfg.trans_b else (K, N)).astype(np_in)
+    if cfg.dtype == "bf16":  # exact bf16 values
+        a = (a.view(np.uint32) & 0xFFFF0000).view(np.float32)
+        b = (b.view(np.uint32) & 0xFFFF0000).view(np.float32)
+    c = np.full((M, N), np.nan, np.float32 if cfg.out == "f32" else np.float16)
+    return a, b, c
+
+
+def _run(cfg: GemmConfig, M: int, N: int, K: int, seed: int, arch: str = "sm_80") -> str:
+    a, b, c = _inputs(cfg, M, N, K, seed)
+    k = _kernel(cfg)
+    facts = _facts(c, a, b)
+    text = print_gpu_kernel(lower_gpu(k, arch, facts))
+    assert "dot.mma.sync.smem" in text and "cp.async.commit" in text, text
+    SimDevice(arch).run(k, (-(-M // cfg.bm), -(-N // cfg.bn)), [c, a, b], facts)
+    ref = a.astype(np.float64) @ (b.astype(np.float64).T if cfg.trans_b else b.astype(np.float64))
+    assert not np.isnan(c).any(), "unwritten elements"
+    tol = 1e-3 if cfg.out == "f32" else 2e-2
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol * np.sqrt(max(K, 1)))
+    return text
+
+
+SIM_CASES = [
+    # (config, (M, N, K), copies: what the GPU IR must show)
+    (GemmConfig(32, 32, 32, warps=4, out="f32"), (32, 32, 96), "cp.async @a"),  # 3 k-tiles through 4 stages
+    (GemmConfig(32, 32, 32, warps=4, out="f16", stages=3), (40, 48, 64), "cp.async @b"),  # edges in M and N
+    (GemmConfig(32, 32, 32, warps=4, out="f16", trans_b=True), (40, 33, 16), "cp.async @b"),  # B [N, K], K < BK
+    (GemmConfig(32, 32, 16, warps=2, dtype="bf16", out="f32"), (1, 32, 40), "copy.elements @a"),  # one row, K % 16
+    (GemmConfig(32, 32, 32, warps=4, out="f32"), (20, 1, 70), "copy.elements @b"),  # one column, nothing aligned
+]
+
+
+@pytest.mark.parametrize(("cfg", "shape", "copies"), SIM_CASES,
+                         ids=["nn_4stages", "edges_3stages", "nt_k_small", "bf16_one_row", "one_column"])
+def test_sm80_gemm_in_the_simulator(cfg: GemmConfig, shape, copies: str) -> None:  # type: ignore[no-untyped-def]
+    text = _run(cfg, *shape, seed=int(np.random.default_rng().integers(1 << 30)))
+    assert copies in text
+
+
+def test_the_simulator_sees_a_missing_wait(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Waiting for one group fewer reads a stage whose copies are in flight."""
+    import dataclasses
+
+    import tilelang.backend
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.backend.gpu.passes.rewrite import map_ops
+
+    real = tilelang.backend.lower_gpu
+
+    def late(*args, **kw):  # type: ignore[no-untyped-def]
+        def fn(op: object) -> list[object]:
+            return [dataclasses.replace(op, pending=op.pending + 1) if isinstance(op, g.CpAsyncWait) else op]
+
+        k = real(*args, **kw)
+        return dataclasses.replace(k, body=map_ops(k.body, fn))
+
+    monkeypatch.setattr(tilelang.backend, "lower_gpu", late)
+    with pytest.raises(Race, match="in flight"):
+        _run(GemmConfig(32, 32, 32, warps=4, out="f32", stages=3), 32, 32, 96, seed=1)
+
+
+def test_pipeline_sm80_ir() -> None:
+    """The plan: a constant accumulator starts in the mma layout, prologue of
+    stages-1 groups, wait(stages-2) + barrier at the top of the body, the
+    copies of iteration i+stages-1 after the mma, a final wait(0)."""
+    k = _kernel(GemmConfig(128, 128, 32, warps=8, stages=3))
+    text = print_gpu_kernel(lower_gpu(k, "sm_80", {n: TensorFacts.assumed(2) for n in "abc"}))
+    assert "#mma_tile<m16n8, warps=2x4>" in text and "convert_layout" not in text
+    body = text[text.index(" for "):]
+    assert text[:text.index(" for ")].count("cp.async.commit") == 2
+    assert body.index("cp.async.wait 1, barrier") < body.index("dot.mma.sync.smem") < body.index("cp.async @a")
+    assert "cp.async.wait 0, barrier" in body[body.index("yield"):]
+    assert "f16[3, 128, 32] #smem_tile" in text and "f16[3, 32, 128] #smem_tile" in text
+
+
+def test_pipeline_sm80_targets() -> None:
+    """Every target without wgmma takes the sm_80 path; sm_90a keeps the Hopper one."""
+    k = _kernel(GemmConfig(128, 128, 32, warps=8))
+    facts = {n: TensorFacts.assumed(2) for n in "abc"}
+    for arch in ("sm_80", "sm_86", "sm_89", "sm_90"):
+        assert "dot.mma.sync.smem" in print_gpu_kernel(lower_gpu(k, arch, facts)), arch
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "dot.mma.sync.smem" not in text and "wgmma" in text
+    # stages: unhinted 4; a hint is honoured; a ring that does not fit is cut to what fits
+    assert "f16[4, 128, 32]" in print_gpu_kernel(lower_gpu(k, "sm_80", facts))
+    big = _kernel(GemmConfig(128, 256, 128, warps=8, stages=4))
+    assert "f16[2, 128, 128]" in print_gpu_kernel(lower_gpu(big, "sm_80", facts))
+
+
+def test_sm80_fallbacks() -> None:
+    """What the path does not take keeps the generic mma.sync code: a tile
+    the warps cannot split into 16x16 blocks, f32 operands."""
+    facts = {n: TensorFacts.assumed(2) for n in "abc"}
+    odd = print_gpu_kernel(lower_gpu(_kernel(GemmConfig(16, 16, 16, warps=4)), "sm_80", facts))
+    assert "dot.mma.sync.smem" not in odd and "dot.mma.sync" in odd
+
+
+SM80_CONFIGS = [
+    GemmConfig(128, 128, 32, warps=8),
+    GemmConfig(128, 256, 32, warps=8, stages=3, trans_b=True),
+    GemmConfig(64, 64, 32, dtype="bf16", out="f32"),  # unhinted: 4 warps, 4 stages
+]
+
+
+@pytest.mark.parametrize("cfg", SM80_CONFIGS, ids=lambda c: c.name)
+def test_sm80_ptx(cfg: GemmConfig) -> None:
+    from tilelang.backend.target import ptxas_available
+
+    ptx = driver.compile(_source(cfg), "ptx", options=driver.Options(arch="sm_80")).output[0].text
+    # CHECK: 16-byte cp.async with a source size (zero fill), groups, ldmatrix, mma.sync
+    assert re.search(r"cp\.async\.cg\.shared\.global(\.L2::\w+)?\s*\[%rd?\d+(\+\d+)?\], \[%rd\d+\], 16, %r\d+;", ptx)
+    assert "cp.async.commit_group" in ptx and re.search(r"cp\.async\.wait_group\s+[12];", ptx)
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    assert ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx) != cfg.trans_b
+    assert f"mma.sync.aligned.m16n8k16.row.col.f32.{cfg.dtype}.{cfg.dtype}.f32" in ptx
+    if not ptxas_available():
+        pytest.skip("ptxas is not on PATH")
+    r = subprocess.run(["ptxas", "-v", "-arch=sm_80", "-o", "/dev/null", "-"], input=ptx,
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "0 bytes spill stores" in r.stderr, r.stderr
+
+
+GPU_SHAPES = [
+    (256, 512, 256),  # multiples of every tile
+    (200, 336, 208),  # edges in M and N, K not a multiple of BK
+    (129, 16, 24),  # K smaller than one tile, N smaller than BN
+    (1, 272, 64),  # one row
+    (77, 1, 35),  # one column, nothing aligned: element copies
+    (70, 130, 9),  # odd everything
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cfg", SM80_CONFIGS, ids=lambda c: c.name)
+def test_sm80_gemm_gpu_matches_interpreter(cfg: GemmConfig, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The sm_80 path forced on whatever GPU runs the tests (TILEC_ARCH=sm_80)."""
+    torch = pytest.importorskip("torch")
+    import tilelang
+
+    from tilelang.api.engines import _device
+
+    monkeypatch.setenv("TILEC_ARCH", "sm_80")  # devices made from now on
+    monkeypatch.setattr(_device("cuda:0"), "arch", "sm_80")  # the process's device, if made already
+    mod = tilelang.compile(cfg.source())
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+    np_out = {"f16": np.float16, "bf16": np.float32, "f32": np.float32}[cfg.out]
+    rng = np.random.default_rng()
+    for M, N, K in GPU_SHAPES:
+        a, b, _ = _inputs(cfg, M, N, K, int(rng.integers(1 << 30)))
+        c_cpu = np.full((M, N), np.nan, dtype=np_out)
+        mod.gemm[cfg.bm, cfg.bn, cfg.bk](tilelang.partition(c_cpu, [cfg.bm, cfg.bn]), a, b).sync()
+        ta = torch.tensor(a.astype(np.float32), device="cuda").to(tdt[cfg.dtype])
+        tb = torch.tensor(b.astype(np.float32), device="cuda").to(tdt[cfg.dtype])
+        tc = torch.full((M, N), float("nan"), device="cuda", dtype=tdt[cfg.out])
+        mod.gemm[cfg.bm, cfg.bn, cfg.bk](tilelang.partition(tc, [cfg.bm, cfg.bn]), ta, tb).sync()
+        got = tc.float().cpu().numpy().astype(np.float64)
+        assert not np.isnan(got).any(), f"{cfg.name} {M}x{N}x{K}: unwritten elements"
+        tol = {"f32": 1e-3, "f16": 2e-2, "bf16": 5e-2}[cfg.out]
+        np.testing.assert_allclose(got, c_cpu.astype(np.float64), rtol=tol, atol=tol * max(1.0, np.sqrt(K) / 4),
+                                   err_msg=f"{cfg.name} at {M}x{N}x{K}")

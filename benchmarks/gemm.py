@@ -9,7 +9,8 @@ Sections:
   nt       the same with B stored [N, K] (used transposed, as linear layers do)
   edge     8191^3 (edges in every dim): exactness vs torch in f32, and speed
   linear   M = 4096, N in {4096, 9728, 12288}, K in {2560, 4096}, weights [N, K]
-  sm80     the sm_80 path (TILEC_ARCH=sm_80, in a subprocess) at 8192^3
+  sm80     the sm_80 path (TILEC_ARCH=sm_80, in a subprocess) at 8192^3: f16 vs cuBLAS
+  square80 the same in this process (run it with TILEC_ARCH=sm_80 set)
   first    first launch of a 128x256x64 wgmma GEMM in a fresh process, empty cache
   unsafe   the same GEMM storing with `store_unchecked` inside `unsafe`
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -144,7 +146,7 @@ def triton_matmul():  # type: ignore[no-untyped-def]
 
 # ---------------------------------------------------------------- sections
 def measure(label: str, M: int, N: int, K: int, dtype: str, trans_b: bool, configs=None,  # type: ignore[no-untyped-def]
-            check: bool = True) -> None:
+            check: bool = True, triton: bool = True) -> None:
     import torch
 
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -175,6 +177,8 @@ def measure(label: str, M: int, N: int, K: int, dtype: str, trans_b: bool, confi
             best = (ms, cfg.name)
     ms_triton = None
     try:
+        if not triton:
+            raise RuntimeError("not measured in this section")
         tri = triton_matmul()
         ct = torch.empty(M, N, device="cuda", dtype=tdt)
         tri(a, b, ct, trans_b)
@@ -218,11 +222,27 @@ def section_sm80() -> None:
             f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import gemm; gemm.main()")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     log(r.stdout[-3000:] + r.stderr[-2000:])
+    for line in r.stdout.splitlines():  # the child's row joins this run's table
+        m = re.match(r"\[(.+)\] tile ([\d.]+) \((.*)\) cublas ([\d.]+) triton ([\d.]+) ratio ([\d.]+)$", line)
+        if m:
+            ROWS.append((m[1], float(m[2]), float(m[4]), float(m[5]) or None))
+            RESULTS[m[1]] = {"tile_tflops": float(m[2]), "cublas_tflops": float(m[4]), "tile_config": m[3],
+                             "ratio_cublas": float(m[6])}
+
+
+SM80_CONFIGS = [  # the sm_80 path: cp.async ring + ldmatrix + mma.sync, warp tiles of 64x64 or 64x32
+    dict(bm=128, bn=256, bk=32, warps=8, stages=4),
+    dict(bm=128, bn=128, bk=32, warps=4, stages=4),
+    dict(bm=256, bn=128, bk=32, warps=8, stages=4),
+    dict(bm=128, bn=128, bk=64, warps=8, stages=3),
+]
 
 
 def section_square80() -> None:
-    measure("f16 NN 8192^3 sm_80 path", 8192, 8192, 8192, "f16", False,
-            configs=[dict(bm=128, bn=128, bk=32, warps=8)])
+    from tilelang.api.engines import _device
+
+    log(f"  (sm80: kernels built for {_device('cuda:0').arch}; TILEC_ARCH={os.environ.get('TILEC_ARCH')})")
+    measure("f16 NN 8192^3 sm_80 path", 8192, 8192, 8192, "f16", False, configs=SM80_CONFIGS, triton=False)
 
 
 def section_first() -> None:

@@ -82,7 +82,8 @@ def _stage_base(em: Any, buf: str, stage: str, nbytes: int) -> str:
 
 def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     """Each thread copies chunks tid, tid + T, ... of the tile (row-major, 8
-    elements each) into their swizzled place in the stage."""
+    elements each) into their swizzled place in the stage: unrolled for
+    cp.async, in a loop for element copies (eight loads a chunk)."""
     _, rows, cols = op.dst.shape
     cpr = cols // 8
     total = rows * cpr
@@ -91,10 +92,10 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * cols * 2)
     if op.vector:
         em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
-    for c in range(-(-total // em.T)):
-        chunk = em.emit(f"add i32 %tid, {c * em.T}")
+
+    def copy(chunk: str, tail: bool) -> None:
         after = None
-        if (c + 1) * em.T > total:
+        if tail:
             go, after = em.new_label("ca"), em.new_label("cb")
             em.cbr(em.emit(f"icmp ult i32 {chunk}, {total}"), go, after)
             em.label(go)
@@ -116,6 +117,18 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
         if after is not None:
             em.br(after)
             em.label(after)
+
+    steps = -(-total // em.T)
+    if op.vector or steps == 1:
+        for c in range(steps):
+            copy(em.emit(f"add i32 %tid, {c * em.T}"), (c + 1) * em.T > total)
+        return
+
+    def body(it: str, cur: list[str]) -> list[str]:
+        copy(em.emit(f"add i32 {em.emit(f'mul i32 {it}, {em.T}')}, %tid"), total % em.T != 0)
+        return []
+
+    em.counted_loop(0, steps, [], body)
 
 
 def _elements(em: Any, info: Any, row: str, col: str) -> str:

@@ -53,7 +53,9 @@ from ..layouts import MmaTile, SmemTile
 from .context import Fresh, PassContext
 from .rewrite import uses
 
-SMEM_LIMIT = 227 * 1024
+# shared memory a block may opt in to: A100 (sm_80) 163 KB, sm_86/sm_89 99 KB, Hopper 227 KB
+SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024}
+HOPPER_SMEM = 227 * 1024
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
 
 
@@ -137,12 +139,41 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
     every = {v.id: o for o in (*k.body.ops, *body.ops) for v in g.results(o)}
     vector = tuple(_chunked(ctx, ld, every) for ld in (a, b))
     stage_bytes = (M * K + K * N) * 2
-    fit = SMEM_LIMIT // stage_bytes
+    fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes
     stages = k.num_stages if "stages" in k.source.hints else 4
     stages = max(2, min(stages, fit))
     if stages > fit:
         return None
     return _Plan(op, dot, a, b, b_nk, grid, stages, vector)  # type: ignore[arg-type]
+
+
+def _ring_bytes(p: _Plan) -> int:
+    """Bytes of one stage of both operands' rings."""
+    M, K = p.a.result.shape
+    return (M * K + K * p.dot.b.shape[1]) * 2
+
+
+def _scratch(k: g.GpuKernel, loop: ir.For) -> int:
+    """Shared bytes to leave to the code generator's scratch area: none when
+    the accumulator starts as a constant and its result is only cast and
+    stored (both in its own layout), else a conversion's worth (M x N f32)."""
+    full = loop.results[0].shape[0] * loop.results[0].shape[1] * 4
+    init = next((o for o in k.body.ops if any(r.id == loop.inits[0].id for r in g.results(o))), None)
+    if not isinstance(init, ir.Const):
+        return full
+    users: dict[int, list[object]] = {}
+    for o in g.walk(k.body):
+        for v in g.operands(o):
+            users.setdefault(v.id, []).append(o)
+    todo = [loop.results[0]]
+    while todo:
+        v = todo.pop()
+        for o in users.get(v.id, []):
+            if isinstance(o, ir.Cast):
+                todo.append(o.result)
+            elif not isinstance(o, ir.Store):
+                return full
+    return 0
 
 
 def _multiple(v: ir.Value, defs: dict[int, object], depth: int = 0) -> int:
@@ -187,7 +218,14 @@ def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
 def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if ctx.has_wgmma:
         return k
-    plans = [p for o in k.body.ops if isinstance(o, ir.For) and (p := _plan(k, ctx, o)) is not None]
+    plans: list[_Plan] = []
+    ring = 0  # every plan's ring is live for the whole kernel (smem_alloc does not overlap them)
+    for o in k.body.ops:
+        if isinstance(o, ir.For) and (p := _plan(k, ctx, o)) is not None:
+            nbytes = p.stages * _ring_bytes(p)
+            if ring + nbytes + _scratch(k, o) <= SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM):
+                ring += nbytes
+                plans.append(p)
     if not plans:
         return k
     fresh = Fresh(k.next_id)

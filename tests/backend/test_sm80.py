@@ -187,7 +187,6 @@ def test_sm80_gemm_gpu_matches_interpreter(cfg: GemmConfig, monkeypatch) -> None
     """The sm_80 path forced on whatever GPU runs the tests (TILEC_ARCH=sm_80)."""
     torch = pytest.importorskip("torch")
     import tilelang
-
     from tilelang.api.engines import _device
 
     monkeypatch.setenv("TILEC_ARCH", "sm_80")  # devices made from now on

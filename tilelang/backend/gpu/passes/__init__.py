@@ -20,7 +20,16 @@ from tilelang.backend.facts import TensorFacts
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from . import block_order, convert, layout_assign, lift, mma_select, pipeline, pipeline_sm80, smem_alloc
+from . import (
+    block_order,
+    convert,
+    layout_assign,
+    lift,
+    mma_select,
+    pipeline,
+    pipeline_sm80,
+    smem_alloc,
+)
 from .context import PassContext
 
 PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (

@@ -51,7 +51,7 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import MmaTile, SmemTile
 from .context import Fresh, PassContext
-from .rewrite import uses
+from .rewrite import substitute, uses
 
 # shared memory a block may opt in to: A100 (sm_80) 163 KB, sm_86/sm_89 99 KB, Hopper 227 KB
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024}
@@ -100,7 +100,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
             defs[v.id] = o
         if isinstance(o, g.DotOp):
             dots.append(o)
-        elif not (isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o))
+        elif not ((isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o)))
                   or isinstance(o, ir.Load | ir.Permute)):
             return None
     if len(dots) != 1:
@@ -204,7 +204,7 @@ def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
     """The body's scalar ops the values `roots` depend on, in program order."""
     defs = {v.id: o for o in body.ops for v in g.results(o)}
     need: set[int] = set()
-    todo = [v for v in roots]
+    todo = list(roots)
     while todo:
         v = todo.pop()
         o = defs.get(v.id)
@@ -215,107 +215,114 @@ def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
     return [o for o in body.ops if id(o) in need]
 
 
+class _Rewriter:
+    """Builds the pipelined form of planned loops with fresh values."""
+
+    def __init__(self, k: g.GpuKernel) -> None:
+        self.fresh = Fresh(k.next_id)
+        self.layouts = dict(k.layouts)
+        self.consts = {o.result.id: o for o in k.body.ops if isinstance(o, ir.Const) and o.result.shape}
+
+    def const(self, ops: list[object], c: int) -> ir.Value:
+        v = self.fresh.value(DType.I32)
+        ops.append(ir.Const(v, c))
+        return v
+
+    def elem(self, ops: list[object], eop: ir.ElemOp, x: ir.Value, y: ir.Value, hint: str = "") -> ir.Value:
+        v = self.fresh.value(DType.I32, (), hint)
+        ops.append(ir.Elementwise(v, eop, (x, y)))
+        return v
+
+    def clone(self, ops: list[object], slice_ops: list[object], iv: ir.Value, new_iv: ir.Value) -> dict[int, ir.Value]:
+        """Copies of `slice_ops` with the loop variable replaced; returns the value map."""
+        m: dict[int, ir.Value] = {iv.id: new_iv}
+        for o in slice_ops:
+            rs = g.results(o)
+            nv = {r.id: self.fresh.value(r.dtype, r.shape, r.hint) for r in rs}
+            o2 = dataclasses.replace(substitute(o, m), result=nv[rs[0].id])  # type: ignore[type-var]
+            ops.append(o2)
+            m.update(nv)
+        return m
+
+    def issue(self, p: _Plan, ops: list[object], bufs: tuple[ir.Value, ir.Value], new_iv: ir.Value,
+              stage: ir.Value) -> None:
+        """The copies of iteration `new_iv` into `stage`, one commit group."""
+        iv = p.loop.body.args[0]
+        m = self.clone(ops, _slice(p.loop.body, [*p.a.offsets, *p.b.offsets]), iv, new_iv)
+        for ld, buf, vec in zip((p.a, p.b), bufs, p.vector, strict=True):
+            cs = tuple(m.get(v.id, v) for v in ld.offsets)
+            ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span))  # type: ignore[arg-type]
+        ops.append(g.CpAsyncCommit(p.loop.span))
+
+    def rewrite(self, p: _Plan) -> list[object]:
+        """The ops replacing loop `p.loop`: rings, prologue, loop, final wait."""
+        out: list[object] = []
+        loop, S = p.loop, p.stages
+        iv, acc = loop.body.args
+        M, K = p.a.result.shape
+        N = p.dot.b.shape[1]
+        dt = p.a.result.dtype
+        sa = self.fresh.value(dt, (S, M, K), "sA")
+        sb = self.fresh.value(dt, (S, N, K) if p.b_nk else (S, K, N), "sB")
+        self.layouts[sa.id] = SmemTile()
+        self.layouts[sb.id] = SmemTile()
+        out += [g.SmemAlloc(sa), g.SmemAlloc(sb)]
+        # prologue: iterations 0 .. S-2
+        for s in range(S - 1):
+            ivs = loop.lower if s == 0 else self.elem(out, ir.ElemOp.ADD, loop.lower,
+                                                      self.elem(out, ir.ElemOp.MUL, loop.step, self.const(out, s)))
+            self.issue(p, out, (sa, sb), ivs, self.const(out, s))
+        # the body
+        body: list[object] = []
+        it = self.elem(body, ir.ElemOp.DIV, self.elem(body, ir.ElemOp.SUB, iv, loop.lower), loop.step, "i")
+        s_const = self.const(body, S)
+        stage = self.elem(body, ir.ElemOp.REM, it, s_const, "stage")
+        body.append(g.CpAsyncWait(S - 2, loop.span))
+        res = self.fresh.value(DType.F32, p.dot.result.shape, "acc")
+        body.append(g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span))
+        ahead = self.elem(body, ir.ElemOp.ADD, iv, self.elem(body, ir.ElemOp.MUL, loop.step, self.const(body, S - 1)))
+        nxt = self.elem(body, ir.ElemOp.ADD, it, self.const(body, S - 1))
+        self.issue(p, body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))
+        body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
+        tile = MmaTile(*p.grid)
+        for v in (acc, res, loop.results[0]):
+            self.layouts[v.id] = tile
+        init = loop.inits[0]
+        c = self.consts.get(init.id)
+        if c is not None:  # a constant accumulator starts in registers, in the mma layout (no conversion)
+            init = self.fresh.value(DType.F32, init.shape, "acc")
+            out.append(ir.Const(init, c.value, c.span))
+            self.layouts[init.id] = tile
+        out.append(dataclasses.replace(loop, inits=(init,),
+                                       body=ir.Region(loop.body.args, tuple(body))))  # type: ignore[arg-type]
+        out.append(g.CpAsyncWait(0, loop.span))
+        return out
+
+
 def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if ctx.has_wgmma:
         return k
-    plans: list[_Plan] = []
+    plans: dict[int, _Plan] = {}
     ring = 0  # every plan's ring is live for the whole kernel (smem_alloc does not overlap them)
     for o in k.body.ops:
         if isinstance(o, ir.For) and (p := _plan(k, ctx, o)) is not None:
             nbytes = p.stages * _ring_bytes(p)
             if ring + nbytes + _scratch(k, o) <= SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM):
                 ring += nbytes
-                plans.append(p)
+                plans[id(o)] = p
     if not plans:
         return k
-    fresh = Fresh(k.next_id)
-    layouts = dict(k.layouts)
+    rw = _Rewriter(k)
     out: list[object] = []
-    by_loop = {id(p.loop): p for p in plans}
-    consts = {o.result.id: o for o in k.body.ops if isinstance(o, ir.Const) and o.result.shape}
-    i32 = DType.I32
-
-    def const(ops: list[object], c: int) -> ir.Value:
-        v = fresh.value(i32)
-        ops.append(ir.Const(v, c))
-        return v
-
-    def elem(ops: list[object], eop: ir.ElemOp, x: ir.Value, y: ir.Value, hint: str = "") -> ir.Value:
-        v = fresh.value(i32, (), hint)
-        ops.append(ir.Elementwise(v, eop, (x, y)))
-        return v
-
-    def clone(ops: list[object], slice_ops: list[object], iv: ir.Value, new_iv: ir.Value) -> dict[int, ir.Value]:
-        """Copies of `slice_ops` with the loop variable replaced; returns the value map."""
-        from .rewrite import substitute
-
-        m: dict[int, ir.Value] = {iv.id: new_iv}
-        for o in slice_ops:
-            rs = g.results(o)
-            nv = {r.id: fresh.value(r.dtype, r.shape, r.hint) for r in rs}
-            o2 = substitute(o, m)
-            o2 = dataclasses.replace(o2, result=nv[rs[0].id])  # type: ignore[type-var]
-            ops.append(o2)
-            m.update(nv)
-        return m
-
     for op in k.body.ops:
-        p = by_loop.get(id(op))
+        p = plans.get(id(op))
         if p is None:
             out.append(op)
-            continue
-        loop, S = p.loop, p.stages
-        iv, acc = loop.body.args
-        M, K = p.a.result.shape
-        N = p.dot.b.shape[1]
-        dt = p.a.result.dtype
-        sa = fresh.value(dt, (S, M, K), "sA")
-        sb = fresh.value(dt, (S, N, K) if p.b_nk else (S, K, N), "sB")
-        layouts[sa.id] = SmemTile()
-        layouts[sb.id] = SmemTile()
-        out += [g.SmemAlloc(sa), g.SmemAlloc(sb)]
-        roots = [*p.a.offsets, *p.b.offsets]
-        sl = _slice(loop.body, roots)
-
-        def issue(ops: list[object], new_iv: ir.Value, stage: ir.Value) -> None:
-            m = clone(ops, sl, iv, new_iv)
-            for ld, buf, vec in ((p.a, sa, p.vector[0]), (p.b, sb, p.vector[1])):
-                cs = tuple(m.get(v.id, v) for v in ld.offsets)
-                ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span))  # type: ignore[arg-type]
-            ops.append(g.CpAsyncCommit(loop.span))
-
-        # prologue: iterations 0 .. S-2
-        for s in range(S - 1):
-            ivs = loop.lower if s == 0 else elem(out, ir.ElemOp.ADD, loop.lower,
-                                                  elem(out, ir.ElemOp.MUL, loop.step, const(out, s)))
-            issue(out, ivs, const(out, s))
-        # the body
-        body: list[object] = []
-        it = elem(body, ir.ElemOp.DIV, elem(body, ir.ElemOp.SUB, iv, loop.lower), loop.step, "i")
-        s_const = const(body, S)
-        stage = elem(body, ir.ElemOp.REM, it, s_const, "stage")
-        body.append(g.CpAsyncWait(S - 2, loop.span))
-        res = fresh.value(DType.F32, p.dot.result.shape, "acc")
-        body.append(g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span))
-        ahead = elem(body, ir.ElemOp.ADD, iv, elem(body, ir.ElemOp.MUL, loop.step, const(body, S - 1)))
-        nstage = elem(body, ir.ElemOp.REM, elem(body, ir.ElemOp.ADD, it, const(body, S - 1)), s_const, "next")
-        issue(body, ahead, nstage)
-        body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
-        tile = MmaTile(*p.grid)
-        for v in (acc, res, loop.results[0]):
-            layouts[v.id] = tile
-        init = loop.inits[0]
-        c = consts.get(init.id)
-        if c is not None:  # a constant accumulator starts in registers, in the mma layout (no conversion)
-            init = fresh.value(DType.F32, init.shape, "acc")
-            out.append(ir.Const(init, c.value, c.span))
-            layouts[init.id] = tile
-        new_loop = dataclasses.replace(loop, inits=(init,),
-                                       body=ir.Region(loop.body.args, tuple(body)))  # type: ignore[arg-type]
-        out.append(new_loop)
-        out.append(g.CpAsyncWait(0, loop.span))
+        else:
+            out += rw.rewrite(p)
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
-                               layouts=layouts, next_id=fresh.next, num_stages=max(p.stages for p in plans))
+                               layouts=rw.layouts, next_id=rw.fresh.next,
+                               num_stages=max(p.stages for p in plans.values()))
 
 
 __all__ = ["pipeline_sm80", "warp_grid"]

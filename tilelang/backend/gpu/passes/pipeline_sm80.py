@@ -1,7 +1,7 @@
 """Pass `pipeline_sm80`: a cp.async pipeline for tensor-core loops on sm_8x.
 
-The sibling of `pipeline` (the Hopper plan) for targets without wgmma and TMA
-(`sm_80`, `sm_86`, `sm_89`). The loop every Tile GEMM is,
+The sibling of `pipeline` (the Hopper plan) for targets without wgmma
+(`sm_80`, `sm_86`, `sm_89`, `sm_90`). The loop every Tile GEMM is,
 
     for k in lo..hi step s { acc = mma(x.load(..), y.load(..), acc); }   // y may be .transpose()d
 
@@ -36,8 +36,11 @@ its body is scalar ops, the two loads (2-D f16/bf16 tensors, no mask or
 padding), an optional transpose of the second, and the mma (an mma.sync
 `DotOp`: f32 accumulator, M % 16, N % 16, K % 16), each tile used once; the
 warps split the tile into a grid whose blocks are multiples of 16x16.
-`stages` is the kernel's `stages` hint, else the most that fit up to 4 (a
-hint that does not fit is lowered to what fits; at least 2).
+`stages` is the kernel's `stages` hint, else 4, lowered to what fits in the
+target's shared memory (A100 163 KB, sm_86/sm_89 99 KB, Hopper 227 KB) beside
+the other planned loops' rings and, unless the accumulator starts constant and
+is only cast and stored, an M x N f32 scratch area for the code generator's
+conversions; fewer than 2 stages: no plan.
 """
 
 from __future__ import annotations

@@ -367,6 +367,17 @@ def main(argv: list[str] | None = None) -> int:
         (out / "decode.md").write_text(
             "\n".join(_line(r) if "context" in r else json.dumps(r) for r in rows) + "\n"
         )
+        import _roofline
+
+        # a decode step reads every weight once: about 2 FLOPs per 2-byte weight,
+        # so FLOPs ~ bytes (the KV cache's few FLOPs per byte are left out)
+        pts = [
+            (f"{r['model']} ctx {r['context']}", r["bytes_per_token"], r["bytes_per_token"],
+             r["tile_ms"] / 1e3)
+            for r in rows
+            if "bytes_per_token" in r
+        ]  # fmt: skip
+        print(_roofline.write(pts, out / "roofline_decode.png", "decode step (Tile)"))
     return 0
 
 

@@ -2,7 +2,9 @@
 
     python benchmarks/gpu_bench.py [--out DIR] [--only NAME,...] [--n-log2 28]
 
-Sections (each prints one line and adds to results.json):
+Sections (each prints one line and adds to gpu_bench.json; a table of them
+ends the output, and the kernels' roofline is drawn in roofline_gpu_bench.png
+when matplotlib is installed):
   vecadd       f32 z = x + y at 2^28 elements: Tile vs PyTorch vs Triton, same run,
                CUDA-event timed, median of 20 after 3 warm-ups (target >= 4.2 TB/s)
   first        first launch of the add kernel in a fresh process, cold and warm
@@ -30,6 +32,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "backend"))
 
 RESULTS: dict[str, object] = {}
+# (label, FLOPs, bytes, seconds) of each kernel measured, for the roofline chart
+POINTS: list[tuple[str, float, float, float]] = []
 
 
 def log(name: str, text: str, **data: object) -> None:
@@ -77,6 +81,7 @@ def bench_vecadd(n_log2: int) -> None:
     got = dev.download(dz, None, (n,))
     assert np.array_equal(got, x + y), "vector add is wrong"
     best = max(results, key=results.get)  # type: ignore[arg-type]
+    POINTS.append((f"Tile add 2^{n_log2}", n, nbytes, nbytes / (results[best] * 1e9)))
     try:
         import torch
 
@@ -93,6 +98,7 @@ def bench_vecadd(n_log2: int) -> None:
             if i >= 3:
                 ts.append(ev0.elapsed_time(ev1))
         results["torch"] = nbytes / statistics.median(ts) / 1e6
+        POINTS.append((f"torch add 2^{n_log2}", n, nbytes, statistics.median(ts) / 1e3))
         try:
             import triton
             import triton.language as tl
@@ -288,6 +294,9 @@ def bench_gemm() -> None:
         grid = (M // bm, N // bn)
         ms = _median_ms(lambda: dev.run(p, grid, [dc, da, db]), iters=5, warm=1)
         out[f"tile_{bm}x{bn}x{bk}_w{w}"] = 2 * M * N * K / ms / 1e9
+    gemm_bytes = 2 * M * K + 2 * K * N + 4 * M * N
+    best = max((v, k) for k, v in out.items() if isinstance(v, float))
+    POINTS.append((f"Tile gemm {M}^3", 2 * M * N * K, gemm_bytes, 2 * M * N * K / (best[0] * 1e12)))
     c = dev.download(dc, None, (M, N))
     ref = a[:256].astype(np.float32) @ b.astype(np.float32)
     err = float(np.abs(c[:256] - ref).max())
@@ -304,6 +313,7 @@ def bench_gemm() -> None:
             ev1.synchronize()
             ts.append(ev0.elapsed_time(ev1))
         out["torch_f16"] = 2 * M * N * K / statistics.median(ts[1:]) / 1e9
+        POINTS.append((f"torch gemm {M}^3", 2 * M * N * K, gemm_bytes, statistics.median(ts[1:]) / 1e3))
     except Exception as e:
         out["torch_error"] = repr(e)[:200]  # type: ignore[assignment]
     text = ", ".join(f"{k} {v:.1f} TFLOP/s" if isinstance(v, float) else f"{k} {v}" for k, v in out.items())
@@ -327,6 +337,9 @@ def bench_softmax() -> None:
         p = dev.prepare(replace(samples.row_softmax(rows, N), num_warps=w))
         ms = _median_ms(lambda: dev.run(p, (M // rows, 1), [dz, dx]), iters=10, warm=2)
         out[f"tile_{rows}x{N}_w{w}"] = nbytes / ms / 1e6
+    # FLOPs counted per element: max, subtract, exp, sum, scale
+    best_gbs = max(v for v in out.values() if isinstance(v, float))
+    POINTS.append((f"Tile softmax {M}x{N}", 5 * M * N, nbytes, nbytes / (best_gbs * 1e9)))
     z = dev.download(dz, None, (M, N))
     e = np.exp(x[:64] - x[:64].max(1, keepdims=True))
     err = float(np.abs(z[:64] - e / e.sum(1, keepdims=True)).max())
@@ -343,6 +356,7 @@ def bench_softmax() -> None:
             ev1.synchronize()
             ts.append(ev0.elapsed_time(ev1))
         out["torch"] = nbytes / statistics.median(ts[2:]) / 1e6
+        POINTS.append((f"torch softmax {M}x{N}", 5 * M * N, nbytes, statistics.median(ts[2:]) / 1e3))
     except Exception as e2:
         out["torch_error"] = repr(e2)[:200]  # type: ignore[assignment]
     text = ", ".join(f"{k} {v:.0f} GB/s" if isinstance(v, float) else f"{k} {v}" for k, v in out.items())
@@ -392,7 +406,20 @@ def main() -> int:
             log(name, f"FAILED: {e!r}\n{traceback.format_exc()[-1500:]}")
     Path(a.out).mkdir(parents=True, exist_ok=True)
     (Path(a.out) / "gpu_bench.json").write_text(json.dumps(RESULTS, indent=2, default=str))
+    print_table()
+    import _roofline
+
+    print(_roofline.write(POINTS, Path(a.out) / "roofline_gpu_bench.png", "gpu_bench.py", info.name))
     return 0
+
+
+def print_table() -> None:
+    """One table of every section's line (the numbers are in gpu_bench.json)."""
+    rows = [(k, str(v.get("text", "")) if isinstance(v, dict) else str(v)) for k, v in RESULTS.items()]
+    w = max((len(k) for k, _ in rows), default=8)
+    print(f"\n| {'section':<{w}} | result |\n| {'-' * w} | --- |")
+    for k, text in rows:
+        print(f"| {k:<{w}} | {text.splitlines()[0] if text else ''} |")
 
 
 if __name__ == "__main__":

@@ -1,25 +1,33 @@
 """Host cost of a Tile launch from Python, against PyTorch and Triton in one run
 (issue 16's targets), and of building an operation on NumPy arrays.
 
-    python benchmarks/launch.py [--out DIR] [--only cpu,gpu,graph,profile] [--n 4096]
+    python benchmarks/launch.py [--out DIR] [--only cpu,fake,gpu,graph,profile] [--n 4096]
 
-Sections:
+Sections (a table of everything measured ends the output):
   cpu      building `mod.add(tilelang.partition(z, [1024]), x, y)` on NumPy arrays,
            no run (target <= 15 us); runs anywhere
+  fake     the whole Python path of a GPU call (fresh call, prebuilt operation,
+           `.sync()`) on a fake CUDA device whose driver does nothing, PyTorch CPU
+           tensors standing for CUDA ones (and `__cuda_array_interface__` arrays):
+           CPU time of this thread, least mean over batches; runs anywhere
   gpu      a 4,096-element f32 vector add on PyTorch CUDA tensors, host time per call
            (median of per-call `perf_counter` samples, the GPU never the bottleneck):
            Tile `.launch()` (a fresh call each time, and a prebuilt operation), Tile
            `.sync()`, `torch.add(out=)` and `+ torch.cuda.synchronize()`, the Triton
            kernel's launch and launch + sync (targets: `.launch()` <= 8 us, `.sync()`
-           <= 20 us), for both of Tile's driver-call paths (the cuda.bindings binding,
-           `TILEC_LAUNCH=ctypes`)
+           <= 20 us), for each of Tile's driver-call paths (the native launcher of
+           `runtime/cuda_native.py`, the default once built; the cuda.bindings
+           binding, `TILEC_LAUNCH=binding`; ctypes, `TILEC_LAUNCH=ctypes`)
   graph    a Tile graph of 100 launches (`tilelang.graph()`) replayed: GPU time per
            kernel (target <= 1.5 us); and 100 Tile launches captured by
            `torch.cuda.graph`, replayed by PyTorch
   profile  `tilelang.profile()` GPU times of a large vector add against CUDA events
            taken around the same launches by PyTorch; writes a roofline PNG
 
-Every section prints its lines and adds to `launch.json` in `--out`.
+Every section prints its lines and adds to `launch.json` in `--out`; the
+output ends with issue 16's table (Tile vs `torch.add` + sync vs Triton
+launch + sync) and a table of everything measured with the targets; the
+profile section draws `roofline_launch.png` (matplotlib, optional).
 """
 
 from __future__ import annotations
@@ -105,6 +113,167 @@ def bench_cpu(n: int) -> None:
     )
 
 
+# ---------------------------------------------------------------- fake
+class _FakeCuda:
+    """The Python side of a GPU launch without a GPU: `CudaDevice`'s interface
+    for external memory, streams and the fast launcher, with the driver
+    replaced by a no-op (`FastLaunch.make` packs the arguments as on the GPU,
+    and every launch writes them; nothing runs). PyTorch CPU tensors stand
+    for CUDA tensors: the checked path describes them as `cuda:0` memory, so
+    the fast path reads them with the same accessors as CUDA tensors."""
+
+    name = "fake-cuda"
+    kind = "gpu"
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        self.launches = 0
+        self._err = SimpleNamespace(ptr=0)
+        driver = SimpleNamespace(
+            cuLaunchKernel=lambda *a: (0,), CUresult=SimpleNamespace(CUDA_SUCCESS=0)
+        )
+        self.ctx = SimpleNamespace(make_current=lambda: None, d=driver)
+        self._streams: dict[int, object] = {}
+
+    def prepare(self, kir: Any) -> Any:
+        return kir
+
+    def wrap_external(self, ptr: int, shape: Any, np_dtype: Any, nbytes: int, bf16: bool = False) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(ptr=ptr, shape=tuple(shape))
+
+    def foreign_stream(self, handle: int) -> object:
+        return self._streams.setdefault(int(handle), object())
+
+    def run(self, prepared: Any, grid: Any, args: Any, stream: Any = None, span: Any = None) -> None:
+        self.launches += 1
+
+    def fast_launcher(self, prepared: Any, grid: Any, args: Any, span: Any = None) -> Any:
+        from types import SimpleNamespace
+
+        from tilelang.ir import nodes as ir
+        from tilelang.runtime.cuda import FastLaunch
+
+        slots = [
+            SimpleNamespace(what="ptr", param=p.name, kind="ptr")
+            if isinstance(p, ir.TensorParam)
+            else SimpleNamespace(what="value", param=p.name, kind=p.value.type.dtype.value)
+            for p in prepared.params
+        ]
+        abi = SimpleNamespace(slots=slots, num_threads=128, smem_bytes=0)
+        fn = SimpleNamespace(handle="fn", name=prepared.name)
+        index = {p.name: i for i, p in enumerate(prepared.params)}
+        return FastLaunch.make(self, fn, abi, grid, args, index)
+
+    def is_capturing(self, stream: Any) -> bool:
+        return False
+
+    def sync_foreign(self, stream: Any) -> None:
+        pass
+
+    def sync(self, stream: Any = None) -> None:
+        pass
+
+
+class _CaiArray:
+    """A CUDA array of another library (`__cuda_array_interface__`), over host memory."""
+
+    def __init__(self, host: np.ndarray) -> None:
+        self.host = host  # the interface is made once: a library's own cost is not Tile's
+        self._iface = {
+            "shape": host.shape, "typestr": host.dtype.str, "version": 3, "stream": 7,
+            "data": (host.__array_interface__["data"][0], False), "strides": None,
+        }  # fmt: skip
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return self._iface
+
+
+def cpu_us(fn, n: int = 200, rounds: int = 30) -> float:  # type: ignore[no-untyped-def]
+    """The least mean CPU time (this thread's, so a busy machine's other work
+    is not counted) of `fn` over `rounds` batches of `n` calls, in us."""
+    best = float("inf")
+    clock = time.thread_time
+    for _ in range(rounds):
+        t0 = clock()
+        for _ in range(n):
+            fn()
+        best = min(best, (clock() - t0) / n)
+    return best * 1e6
+
+
+def bench_fake(n: int) -> None:
+    """The whole Python path of a launch on a fake CUDA device (no GPU needed)."""
+    import dataclasses
+
+    from tilelang.api import arrays, engines
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    dev = _FakeCuda()
+    saved_dev = engines._DEVICES.get("cuda:0")
+    saved_torch = arrays._torch
+    engines._DEVICES["cuda:0"] = dev
+    raw = None
+    if torch is not None:
+        arrays._torch = lambda t: dataclasses.replace(  # type: ignore[assignment]
+            saved_torch(t), space="cuda:0", host=None, stream=0
+        )
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        torch._C._cuda_getCurrentRawStream = lambda index: 0
+    warnings.simplefilter("ignore", RuntimeWarning)  # built operations not run
+    P = tilelang.partition
+    try:
+        flavours = []
+        if torch is not None:
+            flavours.append(("torch", torch.randn(n), torch.randn(n), torch.zeros(n)))
+        h = [np.zeros(n, np.float32) for _ in range(3)]
+        flavours.append(("cuda-array", *(_CaiArray(a) for a in h)))
+        for name, x, y, z in flavours:
+            mod = tilelang.load(ADD)
+            op = mod.add(P(z, [1024]), x, y)
+            op.sync()
+            op.sync()
+            assert op._plan.engine == "cuda:0" and op._plan.launcher is not None
+
+            def build(mod=mod, x=x, y=y, z=z) -> None:  # type: ignore[no-untyped-def]
+                mod.add(P(z, [1024]), x, y)._runs = 1
+
+            row = {
+                "fresh_launch_wait_us": cpu_us(lambda m=mod, x=x, y=y, z=z: m.add(P(z, [1024]), x, y).launch().wait()),
+                "build_us": cpu_us(build),
+                "prebuilt_launch_wait_us": cpu_us(lambda op=op: op.launch().wait()),
+                "fresh_sync_us": cpu_us(lambda m=mod, x=x, y=y, z=z: m.add(P(z, [1024]), x, y).sync()),
+                "prebuilt_sync_us": cpu_us(op.sync),
+            }
+            log(
+                "fake",
+                f"fake CUDA device, {name} arrays (CPU time of the Python path, no driver): "
+                f"fresh call + launch + wait {row['fresh_launch_wait_us']:.2f} us, build "
+                f"{row['build_us']:.2f} us, prebuilt launch + wait {row['prebuilt_launch_wait_us']:.2f} us, "
+                f"fresh .sync() {row['fresh_sync_us']:.2f} us, prebuilt .sync() {row['prebuilt_sync_us']:.2f} us",
+                arrays=name,
+                **row,
+            )
+    finally:
+        arrays._torch = saved_torch  # type: ignore[assignment]
+        if saved_dev is None:
+            engines._DEVICES.pop("cuda:0", None)
+        else:
+            engines._DEVICES["cuda:0"] = saved_dev
+        if torch is not None:
+            if raw is None:
+                del torch._C._cuda_getCurrentRawStream
+            else:
+                torch._C._cuda_getCurrentRawStream = raw
+    log("fake", f"yardstick: an empty call {cpu_us(lambda: None) * 1e3:.0f} ns", yardstick_call_ns=cpu_us(lambda: None) * 1e3)
+
+
 # ---------------------------------------------------------------- gpu
 def _triton_add() -> Any:
     try:
@@ -135,11 +304,16 @@ def bench_gpu(n: int) -> None:
     z = torch.zeros(n, device="cuda")
     sync = torch.cuda.synchronize
     P = tilelang.partition
-    for mode in ("binding", "ctypes"):
-        if mode == "ctypes":
-            os.environ["TILEC_LAUNCH"] = "ctypes"
-        else:
+    from tilelang.runtime import cuda_native
+
+    for mode in ("native", "binding", "ctypes"):
+        if mode == "native":
             os.environ.pop("TILEC_LAUNCH", None)
+            if cuda_native.native(wait=True) is None:
+                log("gpu", f"native launcher not available: {cuda_native.native_error()}")
+                continue
+        else:
+            os.environ["TILEC_LAUNCH"] = mode
         mod = tilelang.load(ADD)  # new kernels: new plans and launchers for this mode
         mod.add(P(z, [1024]), x, y).sync()
         torch.testing.assert_close(z, x + y)
@@ -149,16 +323,19 @@ def bench_gpu(n: int) -> None:
         op = mod.add(P(z, [1024]), x, y)
         pre, _ = per_call_us(op.launch, between=lambda h: h.wait())
         full, full10 = per_call_us(lambda m=mod: m.add(P(z, [1024]), x, y).sync())
+        pre_sync, _ = per_call_us(op.sync)
         log(
             "gpu",
             f"Tile ({mode}) `.launch()`: {fresh:.2f} us (call + launch; p10 {fresh10:.2f}), "
-            f"{pre:.2f} us (prebuilt operation); `.sync()` {full:.2f} us (p10 {full10:.2f})",
+            f"{pre:.2f} us (prebuilt operation); `.sync()` {full:.2f} us (call + sync; p10 "
+            f"{full10:.2f}), {pre_sync:.2f} us (prebuilt)",
             mode=mode,
             launch_us=fresh,
             launch_p10_us=fresh10,
             prebuilt_launch_us=pre,
             sync_us=full,
             sync_p10_us=full10,
+            prebuilt_sync_us=pre_sync,
         )
     os.environ.pop("TILEC_LAUNCH", None)
     t_add, _ = per_call_us(lambda: torch.add(x, y, out=z), between=lambda _: sync())
@@ -343,10 +520,109 @@ def bench_profile(out: Path, n: int = 1 << 26) -> None:
     )
 
 
+def _get(section: str, field: str, **match: Any) -> float | None:
+    for row in RESULTS.get(section, []):
+        if field in row and all(row.get(k) == v for k, v in match.items()):
+            return float(row[field])
+    return None
+
+
+def issue_table() -> None:
+    """Issue 16's table: host time per call of a 4,096-element vector add, Tile
+    (the default launch path: native when built, else the binding) against
+    PyTorch's `torch.add` + sync and Triton's launch + sync, in one run."""
+    mode = next(
+        (m for m in ("native", "binding") if _get("gpu", "sync_us", mode=m) is not None), None
+    )
+    if mode is None:
+        return
+
+    def us(v: float | None) -> str:
+        return "" if v is None else f"{v:.1f} us"
+
+    lines = [
+        f"| call (Tile: {mode} launch path) | Tile | PyTorch `torch.add` + sync | Triton launch + sync |",
+        "| --- | --- | --- | --- |",
+        f"| `mod.add(partition(z, [1024]), x, y).sync()` | {us(_get('gpu', 'sync_us', mode=mode))} "
+        f"| {us(_get('gpu', 'torch_sync_us'))} | {us(_get('gpu', 'triton_sync_us'))} |",
+        f"| `mod.add(partition(z, [1024]), x, y).launch()` | {us(_get('gpu', 'launch_us', mode=mode))} "
+        f"| {us(_get('gpu', 'torch_launch_us'))} (launch) | {us(_get('gpu', 'triton_launch_us'))} (launch) |",
+        f"| the same `Operation` re-launched | {us(_get('gpu', 'prebuilt_launch_us', mode=mode))} | | |",
+        f"| the same `Operation` re-synced | {us(_get('gpu', 'prebuilt_sync_us', mode=mode))} | | |",
+    ]
+    g = _get("graph", "torch_graph_us_per_kernel")
+    if g is not None:
+        lines.append(f"| a Tile launch replayed in `torch.cuda.graph`, per kernel | {us(g)} | | |")
+    tg = _get("graph", "tile_graph_us_per_kernel")
+    if tg is not None:
+        lines.append(f"| a `tilelang.graph()` replay, per kernel (GPU) | {us(tg)} | | |")
+    print()
+    print("\n".join(lines))
+
+
+def print_table() -> None:
+    """One table of everything measured, with issue 16's targets."""
+
+    def us(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f} us"
+
+    def verdict(v: float | None, target: float) -> str:
+        return "" if v is None else ("met" if v <= target else "missed")
+
+    issue_table()
+    rows: list[tuple[str, str, str, str]] = []
+    for mode in ("native", "binding", "ctypes"):
+        fresh = _get("gpu", "launch_us", mode=mode)
+        if fresh is None:
+            continue
+        pre = _get("gpu", "prebuilt_launch_us", mode=mode)
+        sync_ = _get("gpu", "sync_us", mode=mode)
+        rows += [
+            (f"Tile fresh call `.launch()` ({mode})", us(fresh), "<= 8 us", verdict(fresh, 8)),
+            (f"Tile prebuilt `.launch()` ({mode})", us(pre), "", ""),
+            (f"Tile fresh call `.sync()` ({mode})", us(sync_), "<= 20 us", verdict(sync_, 20)),
+            (f"Tile prebuilt `.sync()` ({mode})", us(_get("gpu", "prebuilt_sync_us", mode=mode)), "", ""),
+        ]
+    g = _get("graph", "tile_graph_us_per_kernel")
+    if g is not None:
+        rows.append(("Tile `tilelang.graph()` replay, per kernel (GPU)", us(g), "<= 1.5 us", verdict(g, 1.5)))
+        tg = _get("graph", "torch_graph_us_per_kernel")
+        rows.append(("Tile launches in `torch.cuda.graph`, per kernel", us(tg), "<= 1.5 us", verdict(tg, 1.5)))
+    for label, field in (
+        ("PyTorch `torch.add(out=)` launch", "torch_launch_us"),
+        ("PyTorch `torch.add(out=)` + synchronize", "torch_sync_us"),
+        ("Triton launch", "triton_launch_us"),
+        ("Triton launch + synchronize", "triton_sync_us"),
+    ):
+        v = _get("gpu", field)
+        if v is not None:
+            rows.append((label, us(v), "", ""))
+    b = _get("cpu", "build_us")
+    if b is not None:
+        rows.append(("build an operation on NumPy arrays (CPU)", us(b), "<= 15 us", verdict(b, 15)))
+    for flavour in ("torch", "cuda-array"):
+        for label, field in (
+            ("fresh call + launch + wait", "fresh_launch_wait_us"),
+            ("prebuilt launch + wait", "prebuilt_launch_wait_us"),
+            ("fresh call + `.sync()`", "fresh_sync_us"),
+        ):
+            v = _get("fake", field, arrays=flavour)
+            if v is not None:
+                rows.append((f"fake CUDA device, {flavour} arrays: {label} (Python only)", us(v), "", ""))
+    if not rows:
+        return
+    w = max(len(r[0]) for r in rows)
+    print()
+    print(f"{'measurement':<{w}}  {'host time':>11}  {'target':>9}  verdict")
+    print(f"{'-' * w}  {'-' * 11}  {'-' * 9}  -------")
+    for name, value, target, v in rows:
+        print(f"{name:<{w}}  {value:>11}  {target:>9}  {v}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="benchmarks/results")
-    ap.add_argument("--only", default="cpu,gpu,graph,profile")
+    ap.add_argument("--only", default="cpu,fake,gpu,graph,profile")
     ap.add_argument("--n", type=int, default=4096)
     a = ap.parse_args()
     out = Path(a.out)
@@ -357,8 +633,11 @@ def main() -> None:
         "numpy": np.__version__,
     }
     only = a.only.split(",")
+    t0 = time.perf_counter()
     if "cpu" in only:
         bench_cpu(a.n)
+    if "fake" in only:
+        bench_fake(a.n)
     gpu = tilelang.gpu_available()
     if not gpu:
         print("[gpu] no GPU: the gpu, graph and profile sections are skipped")
@@ -373,6 +652,8 @@ def main() -> None:
         if "profile" in only:
             bench_profile(out)
     (out / "launch.json").write_text(json.dumps(RESULTS, indent=2, default=str))
+    print_table()
+    print(f"\n{time.perf_counter() - t0:.1f} s; results in {out / 'launch.json'}")
 
 
 if __name__ == "__main__":

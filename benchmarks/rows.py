@@ -327,7 +327,35 @@ def main() -> int:
     Path(a.out).mkdir(parents=True, exist_ok=True)
     (Path(a.out) / "rows.json").write_text(json.dumps(res, indent=1, default=str))
     (Path(a.out) / "rows.md").write_text(text + "\n")
+    print(roofline(res, Path(a.out) / "roofline_rows.png"))
     return 0
+
+
+# FLOPs counted per element for the roofline: softmax max, subtract, exp, sum,
+# scale; layernorm sum, subtract, square, sum, rsqrt-scale, weight, bias.
+FLOPS_PER_ELEMENT = {"softmax": 5, "layernorm": 7}
+
+
+def roofline(res: dict[str, Any], path: Path) -> str:
+    """The best Tile, Triton and PyTorch point of each row shape (and the
+    vector add) on the card's roofline (`_roofline.py`)."""
+    import _roofline
+
+    points = []
+    for r in res.get("rows", []):
+        m, n = (int(v) for v in str(r["shape"]).lower().split("x"))
+        nbytes = 2 * m * n * 4
+        flops = FLOPS_PER_ELEMENT.get(r["op"], 1) * m * n
+        for who, gbs in (("Tile", r["tile_best"][1]), ("Triton", r["triton_best"][1]),
+                         ("PyTorch", r["torch_gbs"])):  # fmt: skip
+            if gbs:
+                points.append((f"{who} {r['op']} {m}x{n}", flops, nbytes, nbytes / (gbs * 1e9)))
+    va = res.get("vector_add")
+    if va:
+        nv = 1 << 28
+        for who, tbs in (("Tile", va["tile_tbs"]), ("PyTorch", va["torch_tbs"])):
+            points.append((f"{who} add 2^28", nv, 12 * nv, 12 * nv / (tbs * 1e12)))
+    return _roofline.write(points, path, "rows.py", str(res.get("device", "")) or None)
 
 
 if __name__ == "__main__":

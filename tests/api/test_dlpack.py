@@ -148,10 +148,11 @@ def test_the_export_lives_while_a_launch_may_use_it(fake, mod) -> None:  # type:
     x, y, z = _vecs()
     h = mod.add(P(OnlyDLPack(z, 2), [1024]), OnlyDLPack(x, 2), OnlyDLPack(y, 2)).launch()
     gc.collect()
-    kept = [o for o in h._keep if isinstance(o, arrays.DLPackExport)]
+    # the handle keeps its operation, and the operation the exports (and so the memory)
+    kept = [o for o in h.operation._objs if isinstance(o, arrays.DLPackExport)]
     assert len(kept) == 3 and all(type(k.capsule).__name__ == "PyCapsule" for k in kept)
     h.wait()
-    assert h._keep == []
+    np.testing.assert_array_equal(z, x + y)
 
 
 def test_unsupported_dlpack_devices_are_refused(mod) -> None:  # type: ignore[no-untyped-def]

@@ -64,6 +64,72 @@ def test_torch_tensors_take_the_fast_launcher(torch, mod) -> None:  # type: igno
     torch.testing.assert_close(z, big[1:] + y)
 
 
+def test_the_native_launcher_runs_launches_and_waits(torch) -> None:  # type: ignore[no-untyped-def]
+    """`runtime/cuda_native.py` built on this machine (skipped, with the
+    reason, where it cannot be): launches through it compute the right
+    values on PyTorch's current stream, another alignment takes the general
+    path, a wait waits, and launches captured by `torch.cuda.graph` replay."""
+    from tilelang.runtime import cuda_native
+
+    nat = cuda_native.native(wait=True)
+    if nat is None:
+        pytest.skip(f"no native launcher here: {cuda_native.native_error()}")
+    mod = tilelang.compile(SOURCE, name="eco_native")  # new kernels: launchers made now
+    x, y, z = (torch.randn(70000, device="cuda") for _ in range(3))
+    mod.add(P(z, [1024]), x, y).sync()
+    op = mod.add(P(z, [1024]), x, y)
+    fl = op._plan.launcher
+    assert fl is not None and fl._native is not None and op._plan.native_wait
+    calls = []
+    real = nat.launch
+
+    class Spy:
+        sync = staticmethod(nat.sync)
+        capturing = staticmethod(nat.capturing)
+
+        def launch(self, *a):  # type: ignore[no-untyped-def]
+            calls.append(a)
+            return real(*a)
+
+    fl._go = None
+    saved = cuda_native._STATE["module"]
+    cuda_native._STATE["module"] = Spy()
+    try:
+        for k in range(3):
+            x2 = torch.full((70000,), float(k), device="cuda")
+            mod.add(P(z, [1024]), x2, y).sync()
+            torch.testing.assert_close(z, x2 + y)
+    finally:
+        cuda_native._STATE["module"] = saved
+        fl._go = None
+    assert len(calls) == 3 and calls[0][9] == torch.cuda.current_stream().cuda_stream
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):  # PyTorch's current stream: the launch goes there
+        mod.add(P(z, [1024]), y, y).launch().wait()
+        torch.testing.assert_close(z, y + y)
+    big = torch.randn(70001, device="cuda")
+    mod.add(P(z, [1024]), big[1:], y).sync()  # another alignment: the general path
+    torch.testing.assert_close(z, big[1:] + y)
+    zs = [torch.zeros(70000, device="cuda") for _ in range(3)]
+    ops = [mod.add(P(w, [1024]), x, y) for w in zs]
+    g = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for o in ops:
+            o.sync()
+    torch.cuda.current_stream().wait_stream(side)
+    for w in zs:
+        w.zero_()
+    with torch.cuda.graph(g):
+        for o in ops:
+            o.sync()  # captured, not waited for
+    g.replay()
+    torch.cuda.synchronize()
+    for w in zs:
+        torch.testing.assert_close(w, x + y)
+
+
 def test_cupy_and_dlpack_capsules(torch, mod) -> None:  # type: ignore[no-untyped-def]
     cupy = pytest.importorskip("cupy")
     x, y = cupy.random.rand(3000, dtype=cupy.float32), cupy.random.rand(3000, dtype=cupy.float32)

@@ -295,3 +295,91 @@ def test_the_fast_launcher_packs_what_changes_and_nothing_else() -> None:
     assert by_what[("z", "dim0")] == 1000 and by_what[("", "err")] == 0x9990 and dev.launches == 1
     assert fl([0x40004, 3.5, 0x50000, 0x60000], "s1") is False  # not 16-byte aligned: general path
     assert len(calls) == 1
+
+
+SCALARS = """
+kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, a: f32, on: bool) {
+    if on { z.store(x.load_like(z) * a); } else { z.store(x.load_like(z)); }
+}
+"""
+
+
+def test_the_quick_number_checks_agree_with_the_full_ones() -> None:
+    """A plan checks the common kind of number (an in-range `float` for an
+    `f32`, a `bool` for a `bool`) without the full check; everything else
+    takes the full check, and both give the kernel the same value."""
+    mod = tilelang.compile(SCALARS)
+    x = np.linspace(-2, 2, 300).astype(np.float32)
+    z = np.zeros_like(x)
+    mod.scale(P(z, [128]), x, 1.5, True).sync()  # the plan
+    first = mod.scale(P(z, [128]), x, 0.1, True)
+    first.sync()
+    plan = first._plan
+    quick = dict(plan.quick)
+    assert quick[2][0] is float and quick[3][0] is bool
+    for a in (0.1, 3, np.float32(0.1), np.float64(2.5), float("inf"), float("nan"), -0.0, 3e38):
+        op = mod.scale(P(z, [128]), x, a, True)
+        assert type(op._scalars[0]) is np.float32
+        assert (op._plan is plan) == (type(a) is float)  # the key holds the number's type
+        op.sync()
+        np.testing.assert_array_equal(z, x * np.float32(a))
+    for bad, what in ((True, "not a `bool`"), (1 + 2j, "complex"), ("1", "a number")):
+        with pytest.raises(tilelang.CallError, match=what):
+            mod.scale(P(z, [128]), x, bad, True)
+    with pytest.raises(tilelang.CallError, match="is a `bool`, but it is 1"):
+        mod.scale(P(z, [128]), x, 1.0, 1)
+    mod.scale(P(z, [128]), x, 2.0, np.bool_(False)).sync()
+    np.testing.assert_array_equal(z, x)
+
+
+def test_the_call_key_is_read_by_code_made_per_parameter_kinds() -> None:
+    from tilelang.api.partition import Partition
+
+    keyer = fastpath.keyer_for(("mut", "ref", "scalar"))
+    assert fastpath.keyer_for(("mut", "ref", "scalar")) is keyer  # one per list of kinds
+    z = np.zeros(8, np.float32)
+    x = np.ones(8, np.float32)
+    key, ptrs, objs = keyer((Partition(z, (4,)), x, 3))
+    assert key == ((4,), fastpath.probe(z)[0], fastpath.probe(x)[0], int)  # type: ignore[index]
+    assert ptrs == [z.__array_interface__["data"][0], x.__array_interface__["data"][0]]
+    assert objs[0] is z and objs[1] is x
+    assert keyer((z, x, 3)) is None  # a bare array for `&mut`: the checked path words it
+    assert keyer((Partition(z, (4,)), x)) is None  # too few
+    assert keyer((Partition(z, (4,)), [1.0] * 8, 3)) is None  # not an array the fast path reads
+    assert keyer((Partition(z, (4,)), x, 3.0))[0][-1] is float  # type: ignore[index]
+    assert fastpath.keyer_for(("other",))((1,)) is None
+    assert fastpath.keyer_for(())(()) == ((), [], [])
+
+
+def test_torch_device_and_contiguity_are_in_the_key() -> None:
+    torch = pytest.importorskip("torch")
+    mod = tilelang.compile(SOURCE)
+    x, y, z = torch.randn(1000), torch.randn(1000), torch.zeros(1000)
+    mod.add(P(z, [256]), x, y).sync()
+    with pytest.raises(tilelang.CallError, match="not contiguous"):
+        mod.add(P(z, [256]), torch.randn(2000)[::2], y)  # same shape and dtype
+    with pytest.raises(tilelang.CallError, match="meta"):
+        mod.add(P(z, [256]), torch.empty(1000, device="meta"), y)  # same shape, another device
+    mod.add(P(z, [256]), x, y).sync()
+    torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+
+
+def test_a_launch_in_flight_is_checked_against_each_new_one_by_address(mod) -> None:  # type: ignore[no-untyped-def]
+    """The launches in flight are kept by the API (`engines._PENDING`); a new
+    launch is tested against each by address ranges, in its own address space."""
+    from tilelang.api import engines
+
+    buf = np.zeros(3000, np.float32)
+    x, y = np.ones(1000, np.float32), np.ones(1000, np.float32)
+    h1 = mod.add(P(buf[:1000], [256]), x, y).launch()
+    h2 = mod.add(P(buf[1000:2000], [256]), x, y).launch()  # adjacent memory: no conflict
+    assert in_flight() == 2 and set(engines._PENDING.values()) == {h1.operation, h2.operation}
+    with pytest.raises(tilelang.BorrowError, match=r"E0309.*\(as `z`\)"):
+        mod.add(P(buf[1999:2500], [256]), x, y).launch()  # one element of h2's output
+    with pytest.raises(tilelang.BorrowError, match=r"E0305.*reads memory .* writing"):
+        mod.add(P(buf[2000:3000], [256]), buf[500:1500], y).launch()
+    h3 = mod.add(P(buf[2000:], [256]), x, y).launch()  # reading what h1 and h2 read is fine
+    for h in (h1, h2, h3):
+        h.wait()
+    assert in_flight() == 0 and not engines._PENDING
+    np.testing.assert_array_equal(buf, np.full(3000, 2, np.float32))

@@ -12,9 +12,16 @@ import numpy as np
 
 from tilelang.api import arrays
 from tilelang.api.arrays import ArrayRef, NotAnArray, Unsupported, tile_dtype_name
-from tilelang.api.engines import _device, _tracker
+from tilelang.api.engines import _device
 from tilelang.api.errors import BorrowError, CallError, span_text
-from tilelang.api.fastpath import MAX_PLANS, ArraySlot, Plan, ScalarSlot, call_key
+from tilelang.api.fastpath import (
+    MAX_PLANS,
+    ArraySlot,
+    Plan,
+    ScalarSlot,
+    memo_for,
+    tensor_guard,
+)
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.scalars import scalar_value
@@ -301,21 +308,19 @@ class _Call:
                 err.where = self.where(param)
             raise err from None
 
-        self.check_instance(runtime, bound)
-
         kir, prepared = self.check_instance(runtime, bound)
         plan = self.plan(bound, runtime, engine, space, launch_args, kir, prepared)
         ptrs = [r.ptr for _, r, _ in self.refs]
         check_overlaps(plan, ptrs)
+        if plan.arrays and all(s.library == "torch" for s in plan.arrays):
+            plan.guard = tensor_guard([r.obj for _, r, _ in self.refs])
         scalars = [bound.args[sc.param] for sc in plan.scalars]
-        first = self.refs[0][1] if self.refs else None
         op = Operation(
             plan,
             ptrs,
-            [r.host for _, r, _ in self.refs],
             [r.obj for _, r, _ in self.refs],
             scalars,
-            first.stream if first is not None else None,
+            [r.host for _, r, _ in self.refs],
         )
         if engine != "cpu" and space != "cpu":  # the buffers made for the checks
             op._wrapped = [
@@ -339,6 +344,7 @@ class _Call:
         k = self.k
         type_names = {g.name.name for g in k.decl.generics if not g.is_const}
         slots: list[ArraySlot] = []
+        host_views: list[str | None] = []  # how the fast path gets a slot's NumPy view
         scalars: list[ScalarSlot] = []
         by_name: dict[str, tuple[bool, int]] = {}
         refs = iter(self.refs)
@@ -349,6 +355,15 @@ class _Call:
                 t = v.tensor if isinstance(v, _RtPartition) else v
                 bf16_memory = ref.is_cuda and ref.dtype is DType.BF16
                 by_name[spec.name] = (True, len(slots))
+                host_views.append(
+                    None
+                    if ref.host is None
+                    else "array"
+                    if ref.host is ref.obj
+                    else "torch"
+                    if ref.library == "torch"
+                    else None  # not on the fast path (`fastpath.probe` refuses it)
+                )
                 slots.append(
                     ArraySlot(
                         param=i,
@@ -389,7 +404,6 @@ class _Call:
             runtime=runtime,
             engine=engine,
             space=space,
-            tracker=_tracker(space),
             arrays=tuple(slots),
             scalars=tuple(scalars),
             pairs=pairs,
@@ -397,10 +411,11 @@ class _Call:
             kir=kir,
             prepared=prepared,
             copies=copies,
-            torch_mut=any(s.mutable and s.library == "torch" for s in slots),
-            has_torch=any(s.library == "torch" for s in slots),
             library=first.library if first is not None else "numpy",
             device_index=first.device_index if first is not None else -1,
+            # a `__cuda_array_interface__`'s stream is part of the key, so a constant here
+            stream_hint=first.stream if first is not None else None,
+            host_views=tuple(host_views),
         )
 
     def check_instance(self, runtime: Runtime, bound: BoundLaunch) -> tuple[Any, Any]:
@@ -567,34 +582,59 @@ def check_overlaps(plan: Plan, ptrs: list[int]) -> None:
 
 def call(kernel: KernelLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
     """`kernel(*args, **kwargs)`: from the plan of an earlier call with the
-    same argument kinds when there is one (`fastpath.py`), else through every
-    check (and the plan is kept for the next call)."""
-    got = None if kwargs else call_key(kernel, args)
-    if got is not None:
-        key, ptrs, hosts, objs = got
-        plan = kernel._plans.get(key)
-        if plan is not None:
-            check_overlaps(plan, ptrs)
-            scalars = (
-                [_bound_scalar(kernel, sc, args[sc.param]) for sc in plan.scalars]
-                if plan.scalars
-                else []
-            )
-            plan.stats["hits"] += 1
-            hint = None
-            if plan.library == "cuda-array":  # the stream its interface names
-                first = plan.arrays[0]
-                sig = key[first.param]
-                hint = (sig[1] if first.tile is not None else sig)[-1]
-            return Operation(plan, ptrs, hosts, objs, scalars, hint)
+    same key when there is one (`fastpath.py`; for PyTorch tensors the last
+    plan's memo reads the key first), after the checks the key does not
+    settle (the overlap of the call's own arrays, E0303; the numbers); else
+    through every check (and the plan is kept for the next call)."""
+    if kwargs:
+        got = None
+    else:
+        memo = kernel._memo
+        if memo is not None:
+            hit = memo(args)
+            if hit is not None:
+                return _from_plan(kernel, hit[0], args, hit[1], hit[2])
+        got = kernel._keyer(args)
+        if got is not None:
+            key, ptrs, objs = got
+            plan = kernel._plans.get(key)
+            if plan is not None:
+                if plan.memo is not None:
+                    kernel._memo = plan.memo
+                return _from_plan(kernel, plan, args, ptrs, objs)
     values = _match_args(kernel.__name__, "kernel", kernel.decl, args, kwargs, kernel.module)
     op = _Call(kernel, values).build()
     if got is not None:
         plans = kernel._plans
         if len(plans) >= MAX_PLANS:
             plans.clear()
-        plans[got[0]] = op._plan
+        plan = plans[got[0]] = op._plan
+        plan.memo = memo_for(kernel._kinds, got[0], plan)
+        if plan.memo is not None:
+            kernel._memo = plan.memo
     return op
+
+
+def _from_plan(
+    kernel: KernelLike, plan: Plan, args: tuple[Any, ...], ptrs: list[int], objs: list[Any]
+) -> Operation:
+    """The operation of a call whose key has `plan`: the checks the key
+    does not settle, then the operation."""
+    for a, b, na, nb in plan.overlaps:
+        pa = ptrs[a]
+        pb = ptrs[b]
+        if pa < pb + nb and pb < pa + na:
+            check_overlaps(plan, ptrs)  # words the error
+    scalars: list[Any] = []
+    if plan.quick:
+        for (param, quick), sc in zip(plan.quick, plan.scalars, strict=True):
+            v = args[param]
+            if quick is not None and type(v) is quick[0] and quick[1] <= v <= quick[2]:
+                scalars.append(quick[3](v))
+            else:
+                scalars.append(_bound_scalar(kernel, sc, v))
+    plan.stats["hits"] += 1
+    return Operation(plan, ptrs, objs, scalars)
 
 
 def _bound_scalar(kernel: KernelLike, sc: ScalarSlot, value: Any) -> Any:

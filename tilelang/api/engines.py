@@ -1,15 +1,16 @@
 """The process-wide state the Python API shares between modules: one device per
-engine ("cpu", "cuda:<index>"), one `BorrowTracker` per address space, and the
-operations started and not yet waited for (to word conflicts for Python)."""
+engine ("cpu", "cuda:<index>") and the operations started and not yet waited
+for (the launches in flight, which every new launch and host-function call
+is checked against: BRIEF §6's run-time rules, E0305/E0309)."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from typing import Any
 
 from tilelang.api.errors import ExecutionError
-from tilelang.ownership.dynamic import BorrowTracker
 
 
 class _Stdout:
@@ -25,8 +26,10 @@ class _Stdout:
 
 _LOCK = threading.RLock()
 _DEVICES: dict[str, Any] = {}
-_TRACKERS: dict[str, BorrowTracker] = {}
-_PENDING: dict[tuple[str, int], Any] = {}  # (space, tracker token) -> started, not waited
+# token -> an `Operation` started and not waited for; read and changed under
+# `_LOCK` (a launch's check against them and its registration are one step)
+_PENDING: dict[int, Any] = {}
+_TOKENS = itertools.count(1)
 
 
 def _device(engine: str) -> Any:
@@ -75,11 +78,6 @@ def _device_print(text: str) -> None:
     _Stdout().write(text + "\n")
 
 
-def _tracker(space: str) -> BorrowTracker:
-    with _LOCK:
-        return _TRACKERS.setdefault(space, BorrowTracker())
-
-
 def gpu_available() -> bool:
     """True when a CUDA device can run kernels (never raises)."""
     from tilelang.run import gpu_available as available
@@ -90,7 +88,7 @@ def gpu_available() -> bool:
 def in_flight() -> int:
     """How many `.launch()`ed operations have not been waited for (all modules)."""
     with _LOCK:
-        return sum(len(t.inflight) for t in _TRACKERS.values())
+        return len(_PENDING)
 
 
 def _resolve_device(device: str) -> str:

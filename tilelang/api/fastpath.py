@@ -29,8 +29,10 @@ or a number's value.
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +43,6 @@ from tilelang.api.partition import Partition
 if TYPE_CHECKING:
     from tilelang.api.protocols import KernelLike
     from tilelang.dtypes import DType
-    from tilelang.ownership.dynamic import BorrowTracker
     from tilelang.runtime.launch import BoundLaunch, ParamSpec, Runtime
 
 # An ndarray's address is `PyArrayObject_fields.data`, the first field after
@@ -89,7 +90,7 @@ _np_ptr = _ptr_by_struct if _struct_read_works() else _ptr_by_interface
 _TORCH_VIEWS: dict[int, tuple[Any, int, Any, np.ndarray]] = {}
 
 
-def _torch_view(t: Any, ptr: int) -> np.ndarray:
+def torch_view(t: Any, ptr: int) -> np.ndarray:
     hit = _TORCH_VIEWS.get(id(t))
     shape = t.shape
     if hit is not None and hit[1] == ptr and hit[2] == shape and hit[0]() is t:
@@ -104,8 +105,11 @@ def _torch_view(t: Any, ptr: int) -> np.ndarray:
 # ---------------------------------------------------------------- probes
 # How to read a key and an address off an array of a given Python type;
 # decided once per type. "np": numpy.ndarray; "torch": torch.Tensor (and
-# nn.Parameter); "cupy": cupy.ndarray; None: not on the fast path.
+# nn.Parameter); "cupy": cupy.ndarray; "cai": another `__cuda_array_interface__`
+# type; None: not on the fast path. NumPy and PyTorch are read inline in
+# `call_key` (types in `_NP_TYPES`/`_TORCH_TYPES`), the others by `probe`.
 _KINDS: dict[type, str | None] = {np.ndarray: "np"}
+_TORCH_TYPES: set[type] = set()
 
 
 def _kind_of(t: type) -> str | None:
@@ -124,6 +128,7 @@ def _kind_of(t: type) -> str | None:
         )
     ):
         kind = "torch"
+        _TORCH_TYPES.add(t)
     elif module.startswith("cupy") and t.__name__ == "ndarray":
         kind = "cupy"
     elif "__cuda_array_interface__" in dir(t) and not module.startswith(("torch", "jax")):
@@ -134,30 +139,27 @@ def _kind_of(t: type) -> str | None:
     return kind
 
 
-def probe(v: Any) -> tuple[Any, int, Any] | None:
-    """(key, address, host view or None) of an array, or None: not fast."""
+def torch_sig(v: Any) -> tuple[Any, ...]:
+    """What the checked path reads off a PyTorch tensor (`arrays._torch`):
+    element type, shape, C-contiguity (its only use of the strides; a
+    non-contiguous tensor is refused) and device (CPU, `cuda:<i>`, another
+    accelerator the checked path refuses), read with the tensor's cheapest
+    accessors (`__cuda_array_interface__` would cost microseconds)."""
+    return (type(v), v.dtype, v.shape, v.is_contiguous(), v.device)
+
+
+def probe(v: Any) -> tuple[tuple[Any, ...], int] | None:
+    """(key part, address) of an array, or None: not on the fast path."""
     t = type(v)
     kind = _KINDS.get(t, "?")
     if kind == "?":
         kind = _kind_of(t)
     if kind == "np":
-        return (t, v.dtype, v.shape, v.strides, v.flags.writeable), _np_ptr(v), v
+        return (t, v.dtype, v.shape, v.strides, v.flags.writeable), _np_ptr(v)
     if kind == "torch":
-        index = v.get_device()  # -1: the CPU (other devices: the checked path refuses them)
-        ptr = v.data_ptr()
-        key: tuple[Any, ...] = (t, v.dtype, v.shape, v.stride(), index)
-        if index >= 0 and not v.is_cuda:  # another accelerator: the checked path says why not
-            return None
-        if index < 0:
-            if v.device.type != "cpu":
-                return None
-            try:
-                return key, ptr, _torch_view(v, ptr)
-            except (TypeError, RuntimeError):  # no NumPy view (bf16, ...): the checked path says why
-                return None
-        return key, ptr, None
+        return torch_sig(v), v.data_ptr()
     if kind == "cupy":
-        return (t, v.dtype, v.shape, v.strides, v.device.id), int(v.data.ptr), None
+        return (t, v.dtype, v.shape, v.strides, v.device.id), int(v.data.ptr)
     if kind == "cai":
         iface = v.__cuda_array_interface__
         ptr, readonly = iface["data"]
@@ -172,7 +174,7 @@ def probe(v: Any) -> tuple[Any, int, Any] | None:
             getattr(dev, "id", None),
             iface.get("stream"),
         )
-        return key, int(ptr or 0), None
+        return key, int(ptr or 0)
     return None
 
 
@@ -201,6 +203,34 @@ class ScalarSlot:
     bound: DType | None  # the type it is converted to for the kernel
 
 
+# The NumPy scalar type a number of a kernel's scalar type becomes, for the
+# types whose conversion from a plain Python number of the matching kind is
+# just that constructor (f16 and bf16 round through `_to_scalar`).
+_SCALAR_TYPES = {
+    "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f32": np.float32, "f64": np.float64,
+}  # fmt: skip
+
+
+def _quick_scalar(sc: ScalarSlot) -> tuple[type, Any, Any, Any] | None:
+    """(Python type, lowest, highest, converter) a number of the common kind
+    passes the checks with, without them: an `int` in range for an integer
+    parameter, a finite `float` in range for a float one, a `bool` for a
+    `bool`. Anything else goes through `call.check_scalar`. None: no quick form."""
+    dt, bound = sc.check, sc.bound
+    if dt is None or bound is not dt or dt.value not in _SCALAR_TYPES:
+        return None
+    conv = _SCALAR_TYPES[dt.value]
+    if dt.value == "bool":
+        return bool, False, True, conv
+    if dt.is_int:
+        info = np.iinfo(dt.np_dtype)
+        return int, int(info.min), int(info.max), conv
+    big = float(np.finfo(dt.np_dtype).max)
+    return float, -big, big, conv
+
+
 @dataclass(eq=False, slots=True)
 class Plan:
     """Everything a call with one key needs, found by the checked path."""
@@ -210,7 +240,6 @@ class Plan:
     runtime: Runtime
     engine: str  # "cpu" or "cuda:<index>": the device that runs it
     space: str  # "cpu" or "cuda:<index>": the arrays' address space
-    tracker: BorrowTracker
     arrays: tuple[ArraySlot, ...]
     scalars: tuple[ScalarSlot, ...]
     pairs: tuple[tuple[int, int], ...]  # array slots that must not overlap (one of them written)
@@ -218,13 +247,77 @@ class Plan:
     kir: Any
     prepared: Any
     copies: bool  # host arrays on the GPU, or bf16 on the CPU: uploaded per run
-    torch_mut: bool  # some written array is a torch tensor (autograd versions to bump)
-    has_torch: bool  # some array is a torch tensor (its memory can change under it)
     library: str  # the library of the first array (its current stream is used)
     device_index: int
+    stream_hint: int | None = None  # a `__cuda_array_interface__` array's stream (in the key)
+    host_views: tuple[str | None, ...] = ()  # per slot: "array" (NumPy), "torch" (a view), None
     launcher: Any = None  # the device's fast launcher, made at the first GPU run
     launcher_tried: bool = False
+    stream_handle: Any = None  # the raw stream handle of the last launch, and
+    stream: Any = None  # the device's object for it (`foreign_stream`, memoised)
     stats: dict[str, int] = field(default_factory=lambda: {"hits": 0})
+    wait_foreign: Any = None  # the device's `wait_foreign`, set with the launcher
+    native_wait: bool = False  # the launcher may use the native launcher: so may the wait
+    # Every array a PyTorch tensor: `guard(*tensors)` is PyTorch's own C check
+    # that tensors have the first call's type, dtype, device, shape and
+    # strides (`tensor_guard`), and `memo` reads a call of this plan's key
+    # with it (`memo_for`); None otherwise.
+    guard: Any = None
+    memo: Any = None
+    # derived from the above in `__post_init__` (and again by `dataclasses.replace`):
+    overlaps: tuple[tuple[int, int, int, int], ...] = field(init=False)  # (a, b, nbytes a, b)
+    quick: tuple[tuple[int, Any], ...] = field(init=False)  # (param, quick form or None)
+    torch_slots: tuple[tuple[int, tuple[int, ...]], ...] = field(init=False)  # (slot, shape)
+    torch_idx: tuple[int, ...] = field(init=False)  # the slots of `torch_slots`
+    torch_written: tuple[int, ...] = field(init=False)  # slots of `&mut` PyTorch tensors
+    torch_mut: bool = field(init=False)  # some written array is a torch tensor
+    has_torch: bool = field(init=False)  # some array is a torch tensor (memory can change)
+    direct_args: bool = field(init=False)  # the kernel's arguments are the arrays, in order
+    bump: Any = field(init=False)  # torch._C._increment_version when `torch_mut`, else None
+    stream_of: Any = field(init=False)  # () -> the raw stream its library has current now
+
+    def __post_init__(self) -> None:
+        arrays = self.arrays
+        self.overlaps = tuple(
+            (a, b, arrays[a].nbytes, arrays[b].nbytes)
+            for a, b in self.pairs
+            if arrays[a].nbytes and arrays[b].nbytes
+        )
+        self.quick = tuple((sc.param, _quick_scalar(sc)) for sc in self.scalars)
+        self.torch_slots = tuple((i, s.shape) for i, s in enumerate(arrays) if s.library == "torch")
+        self.torch_idx = tuple(i for i, _ in self.torch_slots)
+        self.torch_written = tuple(
+            i for i, s in enumerate(arrays) if s.library == "torch" and s.mutable
+        )
+        self.torch_mut = bool(self.torch_written)
+        self.has_torch = bool(self.torch_slots)
+        self.direct_args = not self.scalars and self.order == tuple(
+            (True, i) for i in range(len(arrays))
+        )
+        torch = sys.modules.get("torch") if self.has_torch else None
+        self.bump = (
+            getattr(getattr(torch, "_C", None), "_increment_version", None)
+            if self.torch_mut
+            else None
+        )
+        self.stream_of = _stream_getter(self.library, self.device_index, self.stream_hint)
+
+
+def _stream_getter(library: str, index: int, hint: int | None) -> Any:
+    """A function of no arguments: the raw handle of the CUDA stream the
+    arrays' library has current (read when an operation starts, not when it
+    was built, as a Tile launch does); 0, the legacy default stream, for a
+    library with no notion of one."""
+    if library == "torch":
+        torch = sys.modules.get("torch")
+        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return functools.partial(raw, index)  # one C call
+        return lambda: int(sys.modules["torch"].cuda.current_stream(index).cuda_stream)
+    if library == "cupy":
+        return lambda: int(sys.modules["cupy"].cuda.get_current_stream().ptr)
+    handle = int(hint or 0)
+    return lambda: handle
 
 
 MAX_PLANS = 256  # per kernel; a kernel called with more keys starts over
@@ -232,41 +325,206 @@ MAX_PLANS = 256  # per kernel; a kernel called with more keys starts over
 
 def call_key(
     kernel: KernelLike, args: tuple[Any, ...]
-) -> tuple[tuple[Any, ...], list[int], list[Any], list[Any]] | None:
-    """The key of a call with positional `args` and its per-call values
-    (addresses, host views, the caller's objects); None: not on the fast path."""
-    kinds = kernel._kinds
-    if len(args) != len(kinds):
-        return None
-    key: list[Any] = []
-    ptrs: list[int] = []
-    hosts: list[Any] = []
-    objs: list[Any] = []
-    for kind, v in zip(kinds, args, strict=True):
+) -> tuple[tuple[Any, ...], list[int], list[Any]] | None:
+    """The key of a call with positional `args`, with its per-call values (the
+    arrays' addresses, the caller's array objects); None: not on the fast path.
+
+    The key has one part per parameter: a number's Python type; a
+    partition's tile and its array's part; an array's part, which starts
+    with the array's type (that type fixes what follows: `probe`)."""
+    return kernel._keyer(args)  # type: ignore[no-any-return]
+
+
+# A key is read by a function made for the kernel's parameter kinds (one per
+# list of kinds, shared by every kernel with it): straight-line code, one
+# local per argument, NumPy and PyTorch arrays read inline with the same
+# accessors as `probe` (which reads every other kind). Made by `keyer_for`
+# from the template below; the names in it are all fixed, nothing of a
+# program or a caller's value reaches the generated source.
+_KEYERS: dict[tuple[str, ...], Any] = {}
+
+_ARRAY_TEMPLATE = """\
+    c = type(a{i})
+    if c in TORCH:
+        k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.is_contiguous(), a{i}.device)
+        p{i} = a{i}.data_ptr()
+    elif c is NDARRAY:
+        k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.strides, a{i}.flags.writeable)
+        p{i} = np_ptr(a{i})
+    else:
+        got = probe(a{i})
+        if got is None:
+            return None
+        k{i}, p{i} = got
+"""
+
+
+def keyer_for(kinds: tuple[str, ...]) -> Any:
+    """`call_key` for kernels whose parameters are of `kinds` ("mut",
+    "ref", "scalar"): a function of the positional arguments."""
+    keyer = _KEYERS.get(kinds)
+    if keyer is not None:
+        return keyer
+    if any(k not in ("mut", "ref", "scalar") for k in kinds):
+        _KEYERS[kinds] = keyer = lambda args: None
+        return keyer
+    n = len(kinds)
+    lines = ["def keyer(args):", f"    if len(args) != {n}:", "        return None"]
+    if n:
+        lines.append(f"    {''.join(f'a{i}, ' for i in range(n))}= args")
+    parts: list[str] = []
+    ptrs: list[str] = []
+    for i, kind in enumerate(kinds):
         if kind == "scalar":
-            key.append(type(v))
+            parts.append(f"type(a{i})")
             continue
         if kind == "mut":
-            if type(v) is not Partition:
-                return None
-            tile = v.tile
-            v = v.array
-        elif kind == "ref":
-            tile = None
+            lines += [
+                f"    if type(a{i}) is not Partition:",
+                "        return None",
+                f"    t{i} = a{i}.tile",
+                f"    a{i} = a{i}.array",
+            ]
+            parts.append(f"t{i}")
+        lines.append(_ARRAY_TEMPLATE.format(i=i).rstrip("\n"))
+        parts.append(f"k{i}")
+        ptrs.append(f"p{i}")
+    objs = [f"a{i}" for i, k in enumerate(kinds) if k != "scalar"]
+    lines.append(
+        f"    return ({''.join(p + ', ' for p in parts)}), [{', '.join(ptrs)}], [{', '.join(objs)}]"
+    )
+    namespace: dict[str, Any] = {
+        "Partition": Partition,
+        "TORCH": _TORCH_TYPES,
+        "NDARRAY": _NDARRAY,
+        "np_ptr": _np_ptr,
+        "probe": probe,
+    }
+    exec(compile("\n".join(lines), f"<tile call key {kinds}>", "exec"), namespace)
+    keyer = namespace["keyer"]
+    _KEYERS[kinds] = keyer
+    return keyer
+
+
+# ---------------------------------------------------------------- memos
+# A call on PyTorch tensors reads four accessors per tensor for its key (each
+# a C call that makes a Python object) and hashes the result. The memo of a
+# plan whose arrays are all tensors reads the same facts with one C call:
+# PyTorch's `TensorGuards`, the check `torch.compile` guards compiled code
+# with (each tensor's Python type, dispatch keys (the device type), dtype,
+# device index, shape, strides, and `requires_grad`, which the key does not
+# hold: a stricter test). A call the memo refuses takes the key as before.
+# The class is private to PyTorch, so it is used only after a self-test on
+# CPU tensors shows it refuses each change the key would tell apart.
+_GUARD_CLASS: dict[int, Any] = {}  # id(the torch module) -> TensorGuards or None
+
+
+def _make_guard(cls: Any, objs: Sequence[Any]) -> Any:
+    try:
+        return cls(*objs, dynamic_dims_sizes=None, dynamic_dims_strides=None).check
+    except TypeError:
+        return cls(*objs, dynamic_shapes=False).check
+
+
+def _guard_class() -> Any:
+    """TensorGuards once it passed the self-test under the PyTorch imported
+    now (decided once per module object: a test may stand a fake in for it)."""
+    torch = sys.modules.get("torch")
+    if id(torch) in _GUARD_CLASS:
+        return _GUARD_CLASS[id(torch)]
+    cls = None
+    try:
+        cand = torch._C._dynamo.guards.TensorGuards  # type: ignore[union-attr]
+        zeros = torch.zeros  # type: ignore[union-attr]
+        a, b = zeros(4, 3), zeros(6)
+        check = _make_guard(cand, (a, b))
+        refused = (
+            (zeros(4, 4), b),  # shape
+            (zeros(4, 3, dtype=torch.float64), b),  # type: ignore[union-attr]  # dtype
+            (zeros(3, 4).t(), b),  # strides: the same shape, not contiguous
+            (torch.nn.Parameter(zeros(4, 3), requires_grad=False), b),  # type: ignore[union-attr]
+            (zeros(4, 3, device="meta"), b),  # another device
+            (a, 1.0),  # not a tensor
+        )
+        if check(zeros(4, 3), zeros(6)) and not any(check(*r) for r in refused):
+            cls = cand
+    except Exception:  # another PyTorch, or none: keys only
+        cls = None
+    if len(_GUARD_CLASS) > 8:
+        _GUARD_CLASS.clear()
+    _GUARD_CLASS[id(torch)] = cls
+    return cls
+
+
+def tensor_guard(objs: Sequence[Any]) -> Any:
+    """`check(*tensors) -> bool`: the tensors have the Python type, dispatch
+    keys, dtype, device, shape, strides and `requires_grad` of `objs` (all
+    PyTorch tensors); None where PyTorch's check is not available."""
+    cls = _guard_class()
+    if cls is None:
+        return None
+    try:
+        check = _make_guard(cls, objs)
+        return check if check(*objs) else None
+    except Exception:
+        return None
+
+
+_MEMO_MAKERS: dict[tuple[str, ...], Any] = {}
+
+
+def memo_for(kinds: tuple[str, ...], key: tuple[Any, ...], plan: Plan) -> Any:
+    """A function of a call's positional arguments: `(plan, ptrs, objs)` when
+    they have `key` (read through `plan.guard` for the tensors, directly for
+    partition tiles and numbers' types), else None; None when `plan` has no
+    guard. Made, like `keyer_for`, from code per list of parameter kinds; the
+    key's values are closed over, never written into the source."""
+    if plan.guard is None or any(k not in ("mut", "ref", "scalar") for k in kinds):
+        return None
+    make = _MEMO_MAKERS.get(kinds)
+    if make is None:
+        make = _MEMO_MAKERS[kinds] = _memo_maker(kinds)
+    consts: list[Any] = []
+    j = 0
+    for kind in kinds:  # the key's layout: see `keyer_for`
+        if kind == "scalar":
+            consts.append(key[j])
+            j += 1
+        elif kind == "mut":
+            consts.append(key[j])
+            j += 2
         else:
-            return None
-        t = type(v)
-        if t is _NDARRAY:  # NumPy inline: the most common case, and the CPU target
-            sig: Any = (t, v.dtype, v.shape, v.strides, v.flags.writeable)
-            ptr = _np_ptr(v)
-            host = v
-        else:
-            got = probe(v)
-            if got is None:
-                return None
-            sig, ptr, host = got
-        key.append(sig if tile is None else (tile, sig))
-        ptrs.append(ptr)
-        hosts.append(host)
-        objs.append(v)
-    return tuple(key), ptrs, hosts, objs
+            j += 1
+    return make(plan, plan.guard, Partition, *consts)
+
+
+def _memo_maker(kinds: tuple[str, ...]) -> Any:
+    n = len(kinds)
+    names = [f"c{i}" for i, k in enumerate(kinds) if k != "ref"]
+    arrays = [f"a{i}" for i, k in enumerate(kinds) if k != "scalar"]
+    lines = [
+        f"def make(PLAN, check, Partition{''.join(', ' + c for c in names)}):",
+        "    def memo(args):",
+        f"        if len(args) != {n}:",
+        "            return None",
+    ]
+    if n:
+        lines.append(f"        {''.join(f'a{i}, ' for i in range(n))}= args")
+    for i, kind in enumerate(kinds):
+        if kind == "scalar":
+            lines += [f"        if type(a{i}) is not c{i}:", "            return None"]
+        elif kind == "mut":
+            lines += [
+                f"        if type(a{i}) is not Partition or a{i}.tile != c{i}:",
+                "            return None",
+                f"        a{i} = a{i}.array",
+            ]
+    lines += [
+        f"        if not check({', '.join(arrays)}):",
+        "            return None",
+        f"        return PLAN, [{', '.join(a + '.data_ptr()' for a in arrays)}], [{', '.join(arrays)}]",
+        "    return memo",
+    ]
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), f"<tile call memo {kinds}>", "exec"), namespace)
+    return namespace["make"]

@@ -42,8 +42,8 @@ import threading
 from typing import Any
 
 from tilelang.api import engines
-from tilelang.api.engines import _LOCK
-from tilelang.api.errors import BorrowError, CallError, ExecutionError
+from tilelang.api.engines import _LOCK, _PENDING
+from tilelang.api.errors import CallError, ExecutionError
 from tilelang.api.operation import Operation, _capturing
 from tilelang.diagnostics.model import TileError
 
@@ -144,21 +144,9 @@ class Graph:
         """Every operation against the launches in flight, before anything
         runs (the graph's own operations are ordered, so not against each other)."""
         with _LOCK:
-            for op in self.operations:
-                tracker = op._plan.tracker
-                if not tracker.inflight:
-                    continue
-                op._explain_conflict()
-                regions = op._regions
-                try:
-                    tracker.launch(
-                        op.kernel.__name__,
-                        [r for r, m in regions if m],
-                        [r for r, m in regions if not m],
-                        sync=True,
-                    )
-                except TileError as e:
-                    raise BorrowError.from_tile_error(e, op.kernel.module._sources) from None
+            if _PENDING:
+                for op in self.operations:
+                    op._check_in_flight()
 
     def _replay_gpu(self) -> None:
         ops = self.operations

@@ -141,7 +141,8 @@ class HostFunction:
                         help="pass a copy for one of them",
                     )
         with _LOCK:
-            for (space, _), op in _PENDING.items():
+            for op in _PENDING.values():
+                space = op._plan.space
                 for name, r, rs, write in used:
                     if rs != space:
                         continue

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tilelang.api.arrays import tile_dtype_name
+from tilelang.api.call import call
 from tilelang.api.errors import CallError
+from tilelang.api.fastpath import keyer_for
 from tilelang.api.signature import (
     _doc_comments,
     _header,
@@ -37,8 +39,10 @@ class Kernel:
         self.key = key
         self.explicit = explicit
         self.specs: tuple[ParamSpec, ...] = param_specs(decl)
-        self._kinds = tuple(s.kind for s in self.specs)  # what `fastpath.call_key` reads
+        self._kinds = tuple(s.kind for s in self.specs)
+        self._keyer = keyer_for(self._kinds)  # reads a call's key (`fastpath.call_key`)
         self._plans: dict[tuple[Any, ...], Any] = {}  # call key -> `fastpath.Plan`
+        self._memo: Any = None  # the memo of the last plan that has one (`fastpath.memo_for`)
         self._specialised: dict[Any, Kernel] = {}  # `kernel[..]` by its generics
         self._tune = tune_spec(decl)  # `#[autotune(..)]`, or None
         self.__name__ = decl.name.name
@@ -138,6 +142,4 @@ class Kernel:
             from tilelang.tuner.tuner import tuned_call
 
             return tuned_call(self, self._tune, args, kwargs)
-        from tilelang.api.call import call
-
         return call(self, args, kwargs)

@@ -19,8 +19,8 @@ with `device="gpu"` runs NumPy arrays on the GPU through copies (uploaded
 when the operation starts, results copied back into the caller's `&mut`
 arrays when it finishes).
 
-Ownership at run time (BRIEF §6, through `ownership.dynamic.BorrowTracker`,
-one tracker per address space for the whole process):
+Ownership at run time (BRIEF §6; the launches in flight are kept per
+process in `engines._PENDING`, with the same codes as the static checker):
 - a `&mut` parameter takes `tilelang.partition(array, tile)`, never a bare
   array (E0301);
 - one call may not pass overlapping memory twice when one of them is
@@ -44,11 +44,9 @@ from tilelang.api.engines import (  # noqa: F401  (re-exported: tests patch `_DE
     _DEVICES,
     _LOCK,
     _PENDING,
-    _TRACKERS,
     _device,
     _resolve_device,
     _Stdout,
-    _tracker,
     gpu_available,
     in_flight,
 )
@@ -98,10 +96,12 @@ class Module:
         # kernels the root module imports (`use std::attention::flash_attention;`)
         # are callable under their imported name, like its own
         root_info = getattr(program, "root", None)
-        for local, sym in (getattr(root_info, "scope", None) or {}).items():
-            info = program.kernels.get(sym.qualname) if sym.qualname else None
-            if info is not None and local not in self.kernels and local not in root_info.own:
-                self.kernels[local] = Kernel(self, info.decl, sym.qualname)
+        if root_info is not None:
+            own = root_info.own
+            for local, sym in (getattr(root_info, "scope", None) or {}).items():
+                info = program.kernels.get(sym.qualname) if sym.qualname else None
+                if info is not None and local not in self.kernels and local not in own:
+                    self.kernels[local] = Kernel(self, info.decl, sym.qualname)
         # Plain attributes too, so `mod.add` is an ordinary lookup (calls of a
         # kernel in a loop pay for it); names the class already uses are left
         # to `__getattr__`'s order (and `mod.kernels["on"]`).

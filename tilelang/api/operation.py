@@ -1,6 +1,6 @@
 """`Operation` (a checked kernel call that has not run) and `Handle` (a started
-one): starting takes the arrays' borrows in the process's `BorrowTracker`,
-waiting ends them.
+one): starting registers the operation among the launches in flight (after
+checking its arrays against theirs), waiting ends that.
 
 An operation is a `Plan` (`fastpath.py`: what every call with the same
 argument kinds shares) plus what belongs to this call only: the arrays'
@@ -11,7 +11,8 @@ the plan with this call's addresses written in), the library's current
 stream, and no allocation or synchronisation, so a launch made while
 PyTorch captures a CUDA graph is captured into it.
 
-Invariant: nothing runs unless the borrows were taken; a borrow taken is
+Invariant: nothing runs unless its borrows were checked against every launch
+in flight and it was registered (`engines._PENDING`); the registration is
 ended by `Handle.wait()` (also when the start fails).
 """
 
@@ -25,16 +26,32 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilelang.api import engines
-from tilelang.api.engines import _LOCK, _PENDING
+from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
+from tilelang.api.fastpath import torch_view
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
-from tilelang.ownership.dynamic import BorrowTracker, Region
+from tilelang.ownership.dynamic import Region
 from tilelang.profiler import hook
 from tilelang.runtime.launch import BoundLaunch, at_launch
 from tilelang.runtime.launch import Operation as _RtOperation
 from tilelang.runtime.tensor import Partition as _RtPartition
 from tilelang.runtime.tensor import Tensor
+
+# `Tensor.data_ptr` of PyTorch, for `map` over a plan's tensors (set once
+# PyTorch is imported: only plans with a guard use it, and those need PyTorch)
+_DATA_PTR: Any = None
+
+
+def _data_ptr(t: Any) -> int:
+    global _DATA_PTR
+    c = sys.modules["torch"]._C
+    _DATA_PTR = getattr(c, "TensorBase", None) or c._TensorBase
+    _DATA_PTR = _DATA_PTR.data_ptr
+    return int(_DATA_PTR(t))
+
+
+_DATA_PTR = _data_ptr
 
 if TYPE_CHECKING:
     from tilelang.api.fastpath import Plan
@@ -48,15 +65,13 @@ class Operation:
     __slots__ = (
         "__weakref__",
         "_args",
-        "_borrows",
-        "_hosts",
+        "_host_list",
         "_objs",
         "_plan",
         "_ptrs",
         "_region_list",
         "_runs",
         "_scalars",
-        "_stream_hint",
         "_wrapped",
     )
 
@@ -64,20 +79,17 @@ class Operation:
         self,
         plan: Plan,
         ptrs: list[int],
-        hosts: list[Any],
         objs: list[Any],
         scalars: list[Any],
-        stream_hint: int | None = None,
+        hosts: list[Any] | None = None,
     ) -> None:
         self._plan = plan
-        self._ptrs = ptrs
-        self._hosts = hosts
-        self._objs = objs
-        self._scalars = scalars
-        self._stream_hint = stream_hint
+        self._ptrs = ptrs  # per array slot: its address now
+        self._objs = objs  # per array slot: the caller's object (kept alive while in use)
+        self._scalars = scalars  # per scalar slot: the checked, converted number
+        self._host_list = hosts  # per array slot: a NumPy view (CPU) or None; made when needed
         self._region_list: list[tuple[Region, bool]] | None = None
         self._wrapped: list[Any] | None = None  # device buffers over the arrays, when made
-        self._borrows: tuple[tuple[Region, ...], tuple[Region, ...]] | None = None  # (writes, reads)
         self._args: list[Any] | None = None  # what the device runs with, in its order
         self._runs = 0
 
@@ -101,6 +113,21 @@ class Operation:
     @property
     def _space(self) -> str:
         return self._plan.space
+
+    @property
+    def _stream_hint(self) -> int | None:
+        return self._plan.stream_hint
+
+    @property
+    def _hosts(self) -> list[Any]:
+        """Per array slot, a NumPy view of its memory (CPU arrays) or None."""
+        hosts = self._host_list
+        if hosts is None:
+            hosts = self._host_list = [
+                o if how == "array" else torch_view(o, p) if how == "torch" else None
+                for o, p, how in zip(self._objs, self._ptrs, self._plan.host_views, strict=True)
+            ]
+        return hosts
 
     @property
     def _regions(self) -> list[tuple[Region, bool]]:
@@ -134,85 +161,184 @@ class Operation:
         While the stream is being captured into a CUDA graph (PyTorch's
         `torch.cuda.graph`), the launch is captured and nothing waits; inside
         `with tilelang.graph()` it is recorded and nothing runs."""
-        self.launch().wait()
+        self._runs += 1  # tried, at least: no "never run" warning
+        if engines.RECORDING is not None and engines.RECORDING.record(self):
+            return  # recorded into a `tilelang.graph()`: nothing runs now
+        token, stream, writeback, raw = self._begin()
+        # `launch().wait()` without the handle object in between
+        self._finish(token, stream, writeback, raw)
 
     def launch(self) -> Handle:
         """Start the kernel; its arrays stay borrowed until `Handle.wait()`."""
         self._runs += 1  # tried, at least: no "never run" warning
         if engines.RECORDING is not None and engines.RECORDING.record(self):
-            handle = Handle(self, 0, self._plan.tracker, None, [])
+            handle = Handle(self, 0, None, [])
             handle.done = True  # recorded into a `tilelang.graph()`: nothing to wait for
-            handle._keep = []
             return handle
+        return Handle(self, *self._begin())
+
+    def _begin(self) -> tuple[int, Any, list[tuple[np.ndarray, Tensor]], int | None]:
+        """Check, register and start: (token among the launches in flight, the
+        stream, host arrays to copy results into, the stream handle's value)."""
         plan = self._plan
-        if plan.has_torch:
-            self._check_memory()
-        tracker = plan.tracker
-        borrows = self._borrows
-        if borrows is None:
-            regions = self._regions
-            borrows = self._borrows = (
-                tuple(r for r, m in regions if m),
-                tuple(r for r, m in regions if not m),
-            )
+        if plan.has_torch:  # `_check_memory`, inline
+            guard = plan.guard  # when set, every array is a tensor
+            objs = self._objs
+            if (
+                guard is None
+                or not guard(*objs)  # each tensor's type, dtype, device, shape, strides
+                or list(map(_DATA_PTR, objs)) != self._ptrs
+            ):
+                self._check_memory()  # raises if one has moved or changed shape
         with _LOCK:
-            if tracker.inflight:
-                self._explain_conflict()
-            try:
-                # the call's own arrays were checked against each other (E0303)
-                # when it was made; `start` checks the launches in flight
-                token = tracker.start(plan.kernel.__name__, *borrows)
-            except TileError as e:
-                raise BorrowError.from_tile_error(e, plan.kernel.module._sources) from None
-            _PENDING[(plan.space, token)] = self
+            # the call's own arrays were checked against each other (E0303)
+            # when it was made; here, against the launches in flight
+            if _PENDING:
+                self._check_in_flight()
+            token = next(_TOKENS)
+            _PENDING[token] = self
         try:
-            stream, writeback = self._start()
+            launcher = plan.launcher
+            if launcher is not None and hook.ACTIVE is None:
+                # the GPU's fast path of `_start`, inline: the stream the caller's
+                # library has current now, the fast launcher, nothing else
+                raw = plan.stream_of()
+                if raw == plan.stream_handle:
+                    stream = plan.stream
+                else:
+                    gpu: Any = plan.runtime.device  # a CudaDevice: it has a launcher
+                    stream = plan.stream = gpu.foreign_stream(raw)
+                    plan.stream_handle = raw
+                args = self._args
+                if args is None:
+                    args = self._args = self._kernel_args(self._ptrs)
+                try:
+                    launched = launcher(args, stream, raw)
+                except TileError as e:
+                    raise ExecutionError.from_tile_error(
+                        at_launch(e, plan.kernel.decl.name.span), plan.kernel.module._sources
+                    ) from None
+                if launched:
+                    plan.runtime.launches += 1
+                    writeback: list[tuple[np.ndarray, Tensor]] = []
+                    if not plan.native_wait:
+                        raw = None  # the wait goes through the binding, like the launch
+                else:
+                    stream, writeback, raw = self._start()
+            else:
+                stream, writeback, raw = self._start()
         except BaseException:
             with _LOCK:
-                tracker.wait(token)
-                _PENDING.pop((plan.space, token), None)
+                _PENDING.pop(token, None)
             raise
-        if plan.torch_mut:
-            self._bump_torch_versions()
-        return Handle(self, token, tracker, stream, writeback)
+        if plan.bump is not None:  # `_bump_torch_versions`, inline
+            objs = self._objs
+            written = plan.torch_written
+            try:  # noqa: SIM105 - a try costs less than `contextlib.suppress` per launch
+                plan.bump(
+                    (objs[written[0]],)
+                    if len(written) == 1
+                    else tuple([objs[i] for i in written])
+                )
+            except Exception:  # autograd bookkeeping must never fail a launch
+                pass
+        return token, stream, writeback, raw
 
-    def _explain_conflict(self) -> None:
-        """The tracker's verdict, worded for Python: which argument, which
-        pending launch, and as which of its parameters."""
-        name = self.kernel.__name__
-        for (space, _), other in _PENDING.items():
-            if space != self._space:
+    def _finish(
+        self,
+        token: int,
+        stream: Any,
+        writeback: list[tuple[np.ndarray, Tensor]],
+        raw: int | None,
+    ) -> None:
+        """Wait for a start of this operation (`_begin`), copy results back
+        where the engine needed copies, and end its registration."""
+        plan = self._plan
+        try:
+            if plan.engine != "cpu":
+                dev: Any = plan.runtime.device
+                if plan.space == "cpu":
+                    dev.ctx.make_current()
+                    dev.sync(stream)
+                elif plan.wait_foreign is not None:
+                    plan.wait_foreign(stream, raw)
+                elif not _capturing(dev, stream):
+                    # a stream names its context: no need to make it current
+                    dev.sync_foreign(stream)
+            for host, t in writeback:
+                host[...] = t.numpy()
+        except TileError as e:
+            raise ExecutionError.from_tile_error(e, plan.kernel.module._sources) from None
+        finally:
+            # (one dict operation, atomic under the GIL; `_check_in_flight`
+            # iterates over a copy, so it may run meanwhile)
+            _PENDING.pop(token, None)
+
+    def _check_in_flight(self) -> None:
+        """E0305/E0309: no array of this operation overlaps memory that a
+        launch in flight in its address space writes, nor memory it reads
+        where this one writes (interval tests on the addresses); the error
+        names the argument, the pending launch and its parameter. The caller
+        holds `_LOCK`."""
+        plan = self._plan
+        space = plan.space
+        mine = [
+            (p, p + s.nbytes, s.mutable)
+            for p, s in zip(self._ptrs, plan.arrays, strict=True)
+            if s.nbytes
+        ]
+        for other in list(_PENDING.values()):
+            oplan = other._plan
+            if oplan.space != space:
                 continue
-            for new, new_mut in self._regions:
-                for old, old_mut in other._regions:
-                    if not ((new_mut or old_mut) and new.overlaps(old)):
-                        continue
-                    pending = f"a pending launch of `{other.kernel.__name__}`"
-                    if new_mut and old_mut:
-                        code = ocodes.CONCURRENT_WRITES
-                        msg = (
-                            f"argument `{new.name}` of kernel `{name}` writes memory that {pending} "
-                            f"also writes (as `{old.name}`): two launches in flight would race"
-                        )
-                    else:
-                        code = ocodes.USE_WHILE_IN_FLIGHT
-                        msg = (
-                            f"argument `{new.name}` of kernel `{name}` "
-                            f"{'writes' if new_mut else 'reads'} memory that {pending} may still "
-                            f"be {'writing' if old_mut else 'reading'} (as `{old.name}`)"
-                        )
-                    raise BorrowError(
-                        msg,
-                        code=code,
-                        where=self.kernel.module._where(
-                            self.kernel.decl.name.span, f"`{self.kernel.signature}`"
-                        ),
-                        help="call `.wait()` on the pending launch's handle first",
+            for op_, s in zip(other._ptrs, oplan.arrays, strict=True):
+                end = op_ + s.nbytes
+                for start, stop, mut in mine:
+                    if (mut or s.mutable) and start < end and op_ < stop and s.nbytes:
+                        self._explain_conflict(other)
+
+    def _explain_conflict(self, other: Operation) -> None:
+        """The verdict against pending operation `other`, worded for Python:
+        which argument, which pending launch, and as which of its parameters."""
+        name = self.kernel.__name__
+        for new, new_mut in self._regions:
+            for old, old_mut in other._regions:
+                if not ((new_mut or old_mut) and new.overlaps(old)):
+                    continue
+                pending = f"a pending launch of `{other.kernel.__name__}`"
+                if new_mut and old_mut:
+                    code = ocodes.CONCURRENT_WRITES
+                    msg = (
+                        f"argument `{new.name}` of kernel `{name}` writes memory that {pending} "
+                        f"also writes (as `{old.name}`): two launches in flight would race"
                     )
+                else:
+                    code = ocodes.USE_WHILE_IN_FLIGHT
+                    msg = (
+                        f"argument `{new.name}` of kernel `{name}` "
+                        f"{'writes' if new_mut else 'reads'} memory that {pending} may still "
+                        f"be {'writing' if old_mut else 'reading'} (as `{old.name}`)"
+                    )
+                raise BorrowError(
+                    msg,
+                    code=code,
+                    where=self.kernel.module._where(
+                        self.kernel.decl.name.span, f"`{self.kernel.signature}`"
+                    ),
+                    help="call `.wait()` on the pending launch's handle first",
+                )
+        raise BorrowError(  # the interval tests above found an overlap: never reached
+            f"kernel `{name}` uses memory that a pending launch of "
+            f"`{other.kernel.__name__}` writes, or writes memory it reads",
+            code=ocodes.USE_WHILE_IN_FLIGHT,
+            help="call `.wait()` on the pending launch's handle first",
+        )
 
     def _kernel_args(self, arrays: list[Any]) -> list[Any]:
         """`arrays` (one per array slot) and the numbers, in the order of the
         lowered kernel's parameters (the order `Device.run` takes)."""
+        if self._plan.direct_args:
+            return arrays
         scalars = self._scalars
         return [arrays[i] if is_array else scalars[i] for is_array, i in self._plan.order]
 
@@ -220,10 +346,12 @@ class Operation:
         """PyTorch can give a tensor object other memory (`set_`, `resize_`);
         an operation built before that must not run on the old memory."""
         plan = self._plan
-        if not plan.has_torch:
-            return
-        for o, ptr, s in zip(self._objs, self._ptrs, plan.arrays, strict=True):
-            if s.library == "torch" and (o.data_ptr() != ptr or o.shape != s.shape):
+        objs = self._objs
+        ptrs = self._ptrs
+        for i, shape in plan.torch_slots:
+            o = objs[i]
+            if o.data_ptr() != ptrs[i] or o.shape != shape:
+                s = plan.arrays[i]
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory "
                     "or another shape than when the operation was built (`set_`, `resize_`)",
@@ -233,45 +361,58 @@ class Operation:
                     help="call the kernel again to build an operation on the tensor as it is now",
                 )
 
-    def _start(self, capture: Any = None) -> tuple[Any, list[tuple[np.ndarray, Tensor]]]:
-        """Enqueue the kernel; (the stream to wait for, host arrays to copy results into).
+    def _start(
+        self, capture: Any = None
+    ) -> tuple[Any, list[tuple[np.ndarray, Tensor]], int | None]:
+        """Enqueue the kernel; (the stream to wait for, host arrays to copy
+        results into, the stream handle's value when known).
         `capture`: a stream of the device being captured into a graph, to use
         instead of the library's current stream."""
         plan = self._plan
         if plan.copies:
-            return self._start_with_copies()
+            return (*self._start_with_copies(), None)
         dev: Any = plan.runtime.device
-        span = plan.kernel.decl.name.span
         prof = hook.ACTIVE
         try:
             args = self._args
-            if args is None:
-                args = self._args = self._kernel_args(self._hosts if plan.engine == "cpu" else self._ptrs)
             if plan.engine == "cpu":
+                if args is None:
+                    args = self._args = self._kernel_args(self._hosts)
                 token = prof.begin(dev, None) if prof is not None else None
-                dev.run(plan.prepared, plan.bound.grid, args, None, span)
+                dev.run(plan.prepared, plan.bound.grid, args, None, plan.kernel.decl.name.span)
                 if prof is not None:
                     self._profiled(prof, token, dev, None)
                 plan.runtime.launches += 1
-                return None, []
+                return None, [], None
+            if args is None:
+                args = self._args = self._kernel_args(self._ptrs)
             # The stream the caller's library has current when the operation
             # starts (not when it was built), as a Tile launch would.
-            stream = dev.foreign_stream(self._current_stream()) if capture is None else capture
+            raw: int | None = None
+            if capture is None:
+                raw = plan.stream_of()
+                if raw == plan.stream_handle:
+                    stream = plan.stream
+                else:
+                    stream = plan.stream = dev.foreign_stream(raw)
+                    plan.stream_handle = raw
+            else:
+                stream = capture
             launcher = plan.launcher
             token = prof.begin(dev, stream) if prof is not None else None
             # The fast launcher makes the context current only when the driver
             # says it is not (another library may have switched it); the
             # general path makes it current first.
-            if launcher is None or not launcher(args, stream):
+            if launcher is None or not launcher(args, stream, raw):
                 dev.ctx.make_current()
                 self._run_wrapped(dev, stream)
             if prof is not None:
                 self._profiled(prof, token, dev, stream)
             plan.runtime.launches += 1
-            return stream, []
+            return stream, [], raw
         except TileError as e:
             raise ExecutionError.from_tile_error(
-                at_launch(e, span), plan.kernel.module._sources
+                at_launch(e, plan.kernel.decl.name.span), plan.kernel.module._sources
             ) from None
 
     def _profiled(self, prof: Any, token: Any, dev: Any, stream: Any) -> None:
@@ -309,14 +450,12 @@ class Operation:
             make = getattr(dev, "fast_launcher", None)
             if make is not None:
                 plan.launcher = make(plan.prepared, plan.bound.grid, args, span)
+            plan.wait_foreign = getattr(dev, "wait_foreign", None)
+            plan.native_wait = getattr(plan.launcher, "_native", None) is not None
 
     def _current_stream(self) -> int:
-        plan = self._plan
-        if plan.library == "torch":
-            return torch_current_stream(plan.device_index)
-        if plan.library == "cupy":
-            return int(sys.modules["cupy"].cuda.get_current_stream().ptr)
-        return int(self._stream_hint or 0)
+        """The raw handle of the stream the arrays' library has current now."""
+        return int(self._plan.stream_of())
 
     def _start_with_copies(self) -> tuple[Any, list[tuple[np.ndarray, Tensor]]]:
         """Host arrays on a GPU module (uploaded now, `&mut` ones copied back
@@ -361,80 +500,44 @@ class Operation:
         """A kernel writes `&mut` PyTorch tensors behind autograd's back; bumping
         their version counters lets autograd refuse a backward pass that would
         read values the kernel overwrote, as it does for PyTorch's own in-place ops."""
-        torch = sys.modules.get("torch")
-        bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
-        written = tuple(
-            o
-            for o, s in zip(self._objs, self._plan.arrays, strict=True)
-            if s.mutable and s.library == "torch"
-        )
-        if bump is None or not written:
+        plan = self._plan
+        if plan.bump is None:
             return
-        with contextlib.suppress(Exception):
-            bump(written)
-
-
-_TORCH_STREAM: list[Any] = [None, None]  # [torch module, its raw current-stream function]
-
-
-def torch_current_stream(index: int) -> int:
-    """The raw handle of PyTorch's current CUDA stream on device `index`."""
-    torch = sys.modules["torch"]
-    if _TORCH_STREAM[0] is not torch:
-        _TORCH_STREAM[0] = torch
-        _TORCH_STREAM[1] = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
-    raw = _TORCH_STREAM[1]
-    if raw is not None:
-        return int(raw(index))
-    return int(torch.cuda.current_stream(index).cuda_stream)
+        objs = self._objs
+        try:
+            plan.bump(tuple([objs[i] for i in plan.torch_written]))  # a tuple: a lone tensor is iterated
+        except Exception:  # autograd bookkeeping must never fail a launch
+            pass
 
 
 class Handle:
     """A started operation. `.wait()` waits for it, copies results back where
-    the engine needed copies, and ends its borrows; waiting twice is fine."""
+    the engine needed copies, and ends its registration among the launches in
+    flight; waiting twice is fine. The operation (and with it the caller's
+    arrays) stays referenced while the handle lives."""
 
-    __slots__ = ("_keep", "_stream", "_token", "_tracker", "_writeback", "done", "operation")
+    __slots__ = ("_raw", "_stream", "_token", "_writeback", "done", "operation")
 
     def __init__(
         self,
         op: Operation,
         token: int,
-        tracker: BorrowTracker,
         stream: Any,
         writeback: list[tuple[np.ndarray, Tensor]],
+        raw: int | None = None,
     ) -> None:
         self.operation = op
         self._token = token
-        self._tracker = tracker
         self._stream = stream
         self._writeback = writeback
-        self._keep = op._objs  # the caller's arrays live while we may use them
+        self._raw = raw
         self.done = False
 
     def wait(self) -> None:
         if self.done:
             return
-        op = self.operation
-        plan = op._plan
-        try:
-            if plan.engine != "cpu":
-                dev: Any = plan.runtime.device
-                if plan.space == "cpu":
-                    dev.ctx.make_current()
-                    dev.sync(self._stream)
-                elif not _capturing(dev, self._stream):
-                    # a stream names its context: no need to make it current
-                    dev.sync_foreign(self._stream)
-            for host, t in self._writeback:
-                host[...] = t.numpy()
-        except TileError as e:
-            raise ExecutionError.from_tile_error(e, plan.kernel.module._sources) from None
-        finally:
-            self.done = True
-            with _LOCK:
-                self._tracker.wait(self._token)
-                _PENDING.pop((plan.space, self._token), None)
-            self._keep = []
+        self.done = True
+        self.operation._finish(self._token, self._stream, self._writeback, self._raw)
 
     def _end_borrows(self) -> None:
         """Done as far as the host is concerned without waiting: for a launch
@@ -444,9 +547,7 @@ class Handle:
             return
         self.done = True
         with _LOCK:
-            self._tracker.wait(self._token)
-            _PENDING.pop((self.operation._plan.space, self._token), None)
-        self._keep = []
+            _PENDING.pop(self._token, None)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "running"

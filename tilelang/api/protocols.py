@@ -34,7 +34,9 @@ class KernelLike(Protocol):
     specs: tuple[ParamSpec, ...]
     signature: str
     _kinds: tuple[str, ...]
+    _keyer: Any  # `fastpath.keyer_for(_kinds)`
     _plans: dict[tuple[Any, ...], Any]
+    _memo: Any  # `fastpath.memo_for` of the last plan used, or None
 
     @property
     def __name__(self) -> str: ...

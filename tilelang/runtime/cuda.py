@@ -47,6 +47,7 @@ from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests 
     cuda_error,
 )
 from tilelang.runtime.cuda_fast import FastLaunch
+from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
 from tilelang.source import Span
 
@@ -901,6 +902,25 @@ class CudaDevice(Device):
             s = self.ctx.d.CUstream(int(handle))
             streams[int(handle)] = s
         return s
+
+    def wait_foreign(self, stream: Any, raw: int | None = None) -> None:
+        """`sync_foreign` unless `stream` is being captured into a graph (then
+        the launches on it were recorded, not run: nothing to wait for); `raw`,
+        the handle's value, lets the native launcher make both driver calls."""
+        nat = _NATIVE["module"]
+        if nat is not None and raw is not None:
+            status = nat.capturing(raw)
+            if status > 0:
+                return
+            if status == 0 and nat.sync(raw) == 0:
+                pending = self._pending_asserts.pop(id(stream), None)
+                if pending:
+                    self.ctx.make_current()
+                    self._check_asserts(pending)
+                return
+            # a driver error: the binding's calls below report it by name
+        if not self.is_capturing(stream):
+            self.sync_foreign(stream)
 
     def sync_foreign(self, stream: Any) -> None:
         """`sync` for a stream from `foreign_stream`: waits and reports failed

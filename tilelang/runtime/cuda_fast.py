@@ -1,10 +1,12 @@
 """The Python API's launcher for one compiled kernel variant (`FastLaunch`,
 made by `CudaDevice.fast_launcher`): everything but the tensor addresses and
-scalar values packed once, a launch one driver call."""
+scalar values packed once, a launch one driver call (through the native
+launcher of `cuda_native.py` when it is built, else cuda.bindings)."""
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import threading
 from typing import Any
@@ -18,6 +20,9 @@ from tilelang.runtime.cuda_driver import (
     _stream_pointer,
     cuda_error,
 )
+from tilelang.runtime.cuda_native import _STATE as _NATIVE
+from tilelang.runtime.cuda_native import _wanted as native_wanted
+from tilelang.runtime.cuda_native import native
 
 
 class FastLaunch:
@@ -34,11 +39,16 @@ class FastLaunch:
     """
 
     __slots__ = (
+        "_aligned",
+        "_block",
         "_call",
+        "_direct",
+        "_go",
         "_lock",
+        "_native",
         "_ok",
         "_params",
-        "_ptrs",
+        "_ptr_args",
         "_raw",
         "_retrying",
         "_scalars",
@@ -50,14 +60,25 @@ class FastLaunch:
         self,
         device: Any,
         packed: PackedArgs,
-        ptrs: tuple[tuple[Any, int, bool], ...],
+        ptrs: tuple[tuple[int, int, bool], ...],
         scalars: tuple[tuple[Any, int, str], ...],
         call: tuple[Any, ...],
         ok: Any,
+        nargs: int = -1,
     ) -> None:
         self.device = device
         self.packed = packed
-        self._ptrs = ptrs  # (ctypes cell, argument index, 16-byte aligned)
+        # The tensor addresses live side by side in one block (the parameter
+        # array points each pointer slot at its element), so a launch writes
+        # them all with one slice assignment.
+        self._block = (ctypes.c_uint64 * len(ptrs))(*[packed.values[n].value for n, _, _ in ptrs])
+        base = ctypes.addressof(self._block)
+        for k, (n, _, _) in enumerate(ptrs):
+            packed.array[n] = base + 8 * k
+        self._ptr_args = tuple(i for _, i, _ in ptrs)  # argument index of each block element
+        self._aligned = tuple(aligned for _, _, aligned in ptrs)  # as compiled: 16-byte aligned
+        # the arguments are exactly the addresses, in block order (no numbers)
+        self._direct = nargs == len(ptrs) and self._ptr_args == tuple(range(len(ptrs)))
         self._scalars = scalars  # (ctypes cell, argument index, ctypes kind)
         self._call = call
         self._ok = ok
@@ -65,6 +86,24 @@ class FastLaunch:
         self._params = ctypes.c_void_p(packed.address)
         self._retrying = False
         self._lock = threading.Lock()
+        # the native launcher's fixed arguments (the function, grid, block size,
+        # shared memory, parameter array, address block, alignment mask), or
+        # None where it cannot take this variant
+        self._native: tuple[int, ...] | None = None
+        self._go: Any = None  # the native launch with `_native` bound, once it is loaded
+        if (
+            len(ptrs) <= 64
+            and native_wanted()
+            and not os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM")
+        ):
+            try:
+                f: int | None = int(call[1])  # a CUfunction's raw value
+            except (TypeError, ValueError):
+                f = None
+            if isinstance(f, int):
+                gx, gy, gz, threads, smem = call[2:7]
+                mask = sum(1 << k for k, a in enumerate(self._aligned) if a)
+                self._native = (f, gx, gy, gz, threads, smem, packed.address, base, mask)
 
     @staticmethod
     def make(
@@ -106,7 +145,7 @@ class FastLaunch:
         fl = FastLaunch(
             dev,
             packed,
-            tuple((cells[n], i, aligned) for n, i, aligned in ptrs),
+            tuple(ptrs),
             tuple((cells[n], i, kind) for n, i, kind in scalars),
             (
                 raw or d.cuLaunchKernel,
@@ -119,27 +158,46 @@ class FastLaunch:
                 fn.name,
             ),
             0 if raw is not None else d.CUresult.CUDA_SUCCESS,
+            len(args),
         )
         fl._raw = raw is not None
+        native()  # start building (or load) the native launcher; launches use it once ready
         return fl
 
-    def retry(self, args: list[Any], stream: Any) -> bool:
+    def retry(self, args: list[Any], stream: Any, raw: int | None = None) -> bool:
         self._retrying = True
         try:
-            return self(args, stream)
+            return self(args, stream, raw)
         finally:
             self._retrying = False
 
-    def __call__(self, args: list[Any], stream: Any) -> bool:
+    def __call__(self, args: list[Any], stream: Any, raw: int | None = None) -> bool:
         """Launch with `args` (tensor addresses as ints, scalars as values, in
-        the kernel's parameter order) on `stream`; False: take the general path."""
-        launch, handle, gx, gy, gz, threads, smem, name = self._call
+        the kernel's parameter order) on `stream` (`raw`: its handle's value,
+        for the native launcher); False: take the general path."""
+        go = self._go
+        if go is None and self._native is not None and _NATIVE["module"] is not None:
+            go = self._go = functools.partial(_NATIVE["module"].launch, *self._native)
+        if go is not None and raw is not None:
+            ptrs = args if self._direct else [args[i] for i in self._ptr_args]
+            with self._lock:  # the binding's path (another thread's capture) writes the block too
+                for cell, i, kind in self._scalars:
+                    cell.value = _scalar_bits(kind, args[i])
+                err = go(raw, *ptrs)
+            if err == 0:
+                self.device.launches += 1
+                return True
+            if err == -1:  # an address aligned otherwise than the variant was compiled for
+                return False
+            return self._failed(self.device.ctx.d.CUresult(err), args, stream, raw)
+        launch, handle, gx, gy, gz, threads, smem, _name = self._call
+        ptrs = args if self._direct else [args[i] for i in self._ptr_args]
+        for ptr, aligned in zip(ptrs, self._aligned, strict=True):
+            if (ptr & 15 == 0) is not aligned:
+                return False
         with self._lock:
-            for cell, i, aligned in self._ptrs:
-                ptr = args[i]
-                if (ptr & 15 == 0) is not aligned:
-                    return False
-                cell.value = ptr
+            if ptrs:
+                self._block[:] = ptrs
             for cell, i, kind in self._scalars:
                 cell.value = _scalar_bits(kind, args[i])
             if self._raw:  # libcuda through ctypes (`TILEC_LAUNCH=ctypes`): a plain int result
@@ -161,18 +219,23 @@ class FastLaunch:
                     handle, gx, gy, gz, threads, 1, 1, smem, stream, self.packed.address, 0
                 )
         if err != self._ok:
-            d = self.device.ctx.d
             if self._raw:
-                err = d.CUresult(err)
-            if (
-                err in (d.CUresult.CUDA_ERROR_INVALID_CONTEXT, d.CUresult.CUDA_ERROR_INVALID_HANDLE)
-                and not self._retrying
-            ):
-                # the caller does not make the context current before each launch
-                # (another library's thread usually has it current already); when
-                # it was not, the driver refuses the launch and nothing ran
-                self.device.ctx.make_current()
-                return self.retry(args, stream)
-            raise cuda_error(f"launching `{name}`", _error_name(err))
+                err = self.device.ctx.d.CUresult(err)
+            return self._failed(err, args, stream, raw)
         self.device.launches += 1
         return True
+
+    def _failed(self, err: Any, args: list[Any], stream: Any, raw: int | None) -> bool:
+        """A launch the driver refused (`err`, a CUresult): retried once after
+        making the context current when that was the reason, else raised."""
+        d = self.device.ctx.d
+        if (
+            err in (d.CUresult.CUDA_ERROR_INVALID_CONTEXT, d.CUresult.CUDA_ERROR_INVALID_HANDLE)
+            and not self._retrying
+        ):
+            # the caller does not make the context current before each launch
+            # (another library's thread usually has it current already); when
+            # it was not, the driver refuses the launch and nothing ran
+            self.device.ctx.make_current()
+            return self.retry(args, stream, raw)
+        raise cuda_error(f"launching `{self._call[7]}`", _error_name(err))

@@ -308,13 +308,13 @@ def _with_hints(op: Operation, hints: dict[str, int]) -> Operation:
         kir = dataclasses.replace(plan.kir, num_warps=warps, num_stages=stages)
         prepared = plan.runtime.device.prepare(kir)
         new = dataclasses.replace(
-            plan, kir=kir, prepared=prepared, launcher=None, launcher_tried=False
+            plan, kir=kir, prepared=prepared, launcher=None, launcher_tried=False, memo=None
         )
         hinted = (plan, new)
         if len(_HINTED) > 1024:
             _HINTED.clear()
         _HINTED[memo] = hinted
-    out = Operation(hinted[1], op._ptrs, op._hosts, op._objs, op._scalars, op._stream_hint)
+    out = Operation(hinted[1], op._ptrs, op._objs, op._scalars, op._hosts)
     op._runs = 1  # replaced, not forgotten
     return out
 

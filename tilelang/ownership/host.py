@@ -421,8 +421,12 @@ class HostChecker(HostCalls):
             lp.breaks.clear()
             lp.continues.clear()
             cur = head.copy()
+            leave = head  # the state when the loop ends at its head
             if cond is not None:
                 self.operand(cond, cur)
+                # a `while` ends after its condition ran (and came out false):
+                # what the condition did (a move, an assignment) holds after it
+                leave = cur.copy()
             scope = _Scope(loop=lp)
             self.scopes.append(scope)
             try:
@@ -439,7 +443,7 @@ class HostChecker(HostCalls):
             if nxt.same(head):
                 break
             head = nxt
-        return State.join([head, *lp.breaks])
+        return State.join([leave, *lp.breaks])
 
 
 def _remap(v: AVal, move: Any) -> AVal:

@@ -7,7 +7,9 @@ handles kept in variables, made in blocks and waited in branches; host reads
 and writes direct or through references kept in variables; moves of tensors
 and re-assignments of moved variables; calls of host functions with
 reference and tuple parameters, half of them defined in an imported module
-(`use "lib.tile";`); `if`/`for` nesting. Each program runs under the
+(`use "lib.tile";`); `if`/`for`/`while` nesting, with statements in a
+`while` condition and bodies that break or return; a kernel whose `unsafe`
+code (in a device function) adds into its `&` argument. Each program runs under the
 sanitizer with the ownership checker skipped (`execute(..., ownership=False,
 sanitize=True)`): a launch or host access that touches memory a launch in
 flight writes is a race it reports (E0732). The property:
@@ -57,6 +59,15 @@ kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>) {
 
 kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
     z.store(x.load_like(z) * 2.0);
+}
+
+fn add_into(t: &Tensor<f32, [?]>, v: f32) {
+    unsafe { atomic_add(&t, [0], v); }
+}
+
+kernel fn tally<const B: i32>(z: &mut Tensor<f32, [B]>, acc: &Tensor<f32, [?]>) {
+    z.store(z.load());
+    add_into(acc, 1.0);
 }
 
 fn host_read(x: &Tensor<f32, [?]>) -> f32 {
@@ -129,10 +140,12 @@ def programs(draw: st.DrawFn) -> str:
 
     def op(pre: list[str]) -> str:
         w = tensor()
-        if draw(st.booleans()):
+        k = draw(st.sampled_from(["inc", "scale", "scale", "tally"]))
+        if k == "inc":
             return f"inc({partition(draw, w, pre, fresh)})"
         r = tensor()
-        return f"scale({partition(draw, w, pre, fresh)}, {reference(draw, r, pre, fresh)})"
+        # `tally` writes its `&` argument with an atomic (in a device function)
+        return f"{k}({partition(draw, w, pre, fresh)}, {reference(draw, r, pre, fresh)})"
 
     refs: list[str] = []  # references kept in variables (`let rK = &t;`), used later
     names: list[str] = list(TENSORS)  # tensor variables in scope (moves add some)
@@ -140,19 +153,21 @@ def programs(draw: st.DrawFn) -> str:
     def tensor() -> str:
         return draw(st.sampled_from(names))
 
-    def block(depth: int, handles: list[str], pad: str) -> list[str]:
+    def block(depth: int, handles: list[str], pad: str, looped: bool = False) -> list[str]:
         handles = list(handles)
         mine: list[str] = []
         out: list[str] = []
         kept, known = len(refs), len(names)
         for _ in range(draw(st.integers(1, 5 if depth == 0 else 3))):
-            kinds = ["launch", "launch", "sync", "read", "write", "call", "keep", "move", "reset"]
+            kinds = ["launch", "launch", "sync", "read", "write", "call", "keep", "reset"]
+            if not looped or draw(st.integers(0, 3)) == 0:
+                kinds.append("move")  # in a loop, mostly a use after move on the next round
             if handles:
                 kinds += ["wait", "wait", "wait"]
             if refs:
                 kinds += ["use_ref", "use_ref"]
             if depth < 2:
-                kinds += ["if", "for"]
+                kinds += ["if", "for", "while"]
             kind = draw(st.sampled_from(kinds))
             pre: list[str] = []
             t = tensor()
@@ -210,16 +225,35 @@ def programs(draw: st.DrawFn) -> str:
                 else:
                     line = f"host_pair((&{tensor()}, &mut {t}));"
             elif kind == "if":
-                then = block(depth + 1, handles, pad + "    ")
-                els = block(depth + 1, handles, pad + "    ")
+                then = block(depth + 1, handles, pad + "    ", looped)
+                els = block(depth + 1, handles, pad + "    ", looped)
                 out.append(f"{pad}if n > {draw(st.sampled_from([0, 5]))} {{")
                 out += then
                 out.append(f"{pad}}} else {{")
                 out += els
                 out.append(f"{pad}}}")
                 continue
+            elif kind == "while":
+                # statements in the condition's block; a body that ends
+                # normally, breaks or returns (the loop then ends only after
+                # its condition ran)
+                w = fresh("w")
+                cond = block(depth + 1, handles, pad + "    ", True)
+                body = block(depth + 1, handles, pad + "    ", True)
+                end = draw(st.sampled_from(["", "break;", "return;"]))
+                out.append(f"{pad}let mut {w} = 0;")
+                out.append(f"{pad}while {{")
+                out += cond
+                out.append(f"{pad}    {w} < {draw(st.integers(1, 2))}")
+                out.append(f"{pad}}} {{")
+                out += body
+                out.append(f"{pad}    {w} += 1;")
+                if end:
+                    out.append(f"{pad}    {end}")
+                out.append(f"{pad}}}")
+                continue
             else:
-                body = block(depth + 1, handles, pad + "    ")
+                body = block(depth + 1, handles, pad + "    ", True)
                 out.append(f"{pad}for i in 0..{draw(st.integers(1, 2))} {{")
                 out += body
                 out.append(f"{pad}}}")

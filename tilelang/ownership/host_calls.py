@@ -153,6 +153,8 @@ class HostCalls(HostExprs):
                 for x in atoms:
                     if isinstance(x, (RefTo, At)):
                         w = pname in writes
+                        if w and x.place.var.target and not x.place.var.mutable:
+                            self.report_unsafe_shared(x.place, a.value.span, decl.name.name, pname)
                         borrows.append((pos, Borrow(x.place, w, a.value.span, pname, w)))
                     elif isinstance(x, PartOf):
                         borrows.append((pos, Borrow(x.place, True, a.value.span, pname)))

@@ -257,6 +257,27 @@ class HostReports:
         d = d.with_help(f"split it into tiles, e.g. `{place.name}.partition([1024])`")
         self.report(d)
 
+    def report_unsafe_shared(self, place: Place, span: Span, kernel: str, param: str) -> None:
+        """A `&` reference parameter of a host function written by a launch
+        (the kernel's `unsafe` code writes that argument): the caller may have
+        passed the same tensor in another `&` argument, read here meanwhile."""
+        root = place.var.name
+        d = (
+            Diagnostic.error(
+                codes.UNSAFE_WRITE_THROUGH_SHARED,
+                f"`{kernel}` writes `{place.name}` in `unsafe` code, but `{place.name}` is "
+                "a `&` reference parameter",
+            )
+            .primary(span, f"`{kernel}` writes it through its parameter `{param}`")
+            .secondary(place.var.span, f"`{root}` is a shared reference")
+            .note(
+                "a caller may pass one tensor in two `&` arguments; the function would read "
+                "it through the other while the launch writes it"
+            )
+            .with_help(f"take `{root}` as `&mut`, so that no other argument can alias it")
+        )
+        self.report(d)
+
     def report_aliasing(self, a: Borrow, b: Borrow, what: str) -> None:
         how = "mutably" if b.mutable else "as shared"
         same = a.place == b.place

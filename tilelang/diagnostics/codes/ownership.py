@@ -39,3 +39,6 @@ HANDLE_ESCAPES = define(
 REF_RETURNED = define(
     "E0311", "reference-returned",
     "a host function returns a reference to a tensor, which the checker cannot follow")
+UNSAFE_WRITE_THROUGH_SHARED = define(
+    "E0312", "unsafe-write-through-shared-param",
+    "a host function launches a kernel whose `unsafe` code writes a `&` reference parameter")

@@ -244,7 +244,7 @@ def programs(draw: st.DrawFn) -> str:
                 out.append(f"{pad}let mut {w} = 0;")
                 out.append(f"{pad}while {{")
                 out += cond
-                out.append(f"{pad}    {w} < {draw(st.integers(1, 2))}")
+                out.append(f"{pad}    {w} < {draw(st.integers(0, 2))}")  # 0: ends at once
                 out.append(f"{pad}}} {{")
                 out += body
                 out.append(f"{pad}    {w} += 1;")

@@ -53,6 +53,10 @@ def _tname(ty: object) -> str:
     return type(ty).__name__
 
 
+def _is_tensor_ref(ty: object) -> bool:
+    return _tname(ty) in ("RefT", "TileViewT")
+
+
 def _shared_ref(ty: object) -> bool:
     """A read-only tensor: `&Tensor` or a view of one."""
     if _tname(ty) == "RefT":
@@ -247,10 +251,16 @@ class KernelChecker(KernelIndex):
             )
         decl = info.decl if info is not None else None
         if info is None and name in UNSAFE_OPS and e.args:
-            self.writes |= self._param_indices(e.args[0].value)
+            # a target the pass cannot trace (`let y = if c { x } else { w };`,
+            # `let mut y = x;`) may be any tensor parameter
+            self.writes |= self._param_indices(e.args[0].value) or frozenset(
+                range(len(self.fn.params))
+            )
         elif info is not None and not info.is_kernel:
             for i, a in enumerate(e.args):
                 idx = self._param_indices(a.value)
+                if not idx and _is_tensor_ref(self.view.type_of(a.value)):
+                    idx = frozenset(range(len(self.fn.params)))  # untraced: any of them
                 if idx:
                     self.passes.append((info.qualname, i, idx))
         for i, a in enumerate(e.args):

@@ -35,6 +35,10 @@ kernel fn both<T, const B: i32>(s: &mut Tensor<T, [B]>, d: &mut Tensor<T, [B]>,
     s.store(a + b);
     d.store(a - b);
 }
+kernel fn tally<const B: i32>(z: &mut Tensor<f32, [B]>, total: &Tensor<f32, [1]>) {
+    z.store(z.load());
+    unsafe { atomic_add(&total, [0], z.load().sum(0)); }
+}
 """
 
 _N = [0]
@@ -57,6 +61,18 @@ def test_a_mutating_operator(mod) -> None:  # type: ignore[no-untyped-def]
     assert op(z, x, y) is None
     torch.testing.assert_close(z, x + y, rtol=0, atol=0)
     torch.library.opcheck(op, (torch.zeros(300), x, y))
+
+
+def test_an_unsafe_written_shared_parameter_is_mutated(mod) -> None:  # type: ignore[no-untyped-def]
+    """`tally` adds into its `&` parameter `total` with an atomic: PyTorch must
+    know the operator mutates it (or a compiled graph could reorder or drop
+    the update)."""
+    op = tilelang.torch_op(mod.tally, tiles={"z": [64]}, name=_name("tally"))
+    assert "Tensor(a!) z, Tensor(b!) total) -> ()" in str(op._opoverload._schema)
+    z, total = torch.ones(256), torch.zeros(1)
+    op(z, total)
+    assert float(total) == 256.0
+    torch.library.opcheck(op, (torch.ones(256), torch.zeros(1)))
 
 
 def test_a_functional_operator_with_a_number(mod) -> None:  # type: ignore[no-untyped-def]

@@ -67,6 +67,10 @@ def torch_op(
     by_name = {s.name: s for s in specs}
     where = k.module._where(k.decl.name.span, f"`{k.signature}`")
     muts = [s.name for s in specs if s.kind == "mut"]
+    # `&` parameters the kernel's `unsafe` code writes (atomics,
+    # `store_unchecked`): mutated arguments for PyTorch too
+    writes_for = getattr(k.module._ownership, "writes_for", None)
+    written = writes_for(k.key) if writes_for is not None else frozenset()
     for n in [*tiles, *outputs]:
         if n not in by_name:
             raise CallError(f"kernel `{k.__name__}` has no parameter `{n}`", where=where)
@@ -107,6 +111,8 @@ def torch_op(
     alias = iter("abcdefghijklmnopqrstuvwxyz")
     for s in inputs:
         if s.kind == "mut":
+            args_schema.append(f"Tensor({next(alias)}!) {s.name}")
+        elif s.kind == "ref" and s.name in written:
             args_schema.append(f"Tensor({next(alias)}!) {s.name}")
         elif s.kind == "ref":
             args_schema.append(f"Tensor {s.name}")
@@ -163,7 +169,10 @@ def torch_op(
         return _result(values, outputs)
 
     op = torch.library.custom_op(
-        qualified, impl, mutates_args=tuple(n for n in muts if n not in outputs), schema=schema
+        qualified,
+        impl,
+        mutates_args=tuple(n for n in [*muts, *sorted(written)] if n not in outputs),
+        schema=schema,
     )
     op.register_fake(fake)
     _REGISTERED[qualified] = op

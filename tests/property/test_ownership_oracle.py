@@ -3,13 +3,15 @@
 Hypothesis generates host programs (issue 3's model test, extended with the
 forms of issue 11): launches and syncs whose partitions and references flow
 through variables, tuples and their fields, blocks and `if` expressions;
-handles kept in variables, made in blocks and waited in branches; host reads
-and writes direct or through references kept in variables; moves of tensors
-and re-assignments of moved variables; calls of host functions with
-reference and tuple parameters, half of them defined in an imported module
-(`use "lib.tile";`); `if`/`for`/`while` nesting, with statements in a
-`while` condition and bodies that break or return; a kernel whose `unsafe`
-code (in a device function) adds into its `&` argument. Each program runs under the
+handles kept in variables, made in blocks and waited in branches, and one
+long-lived `let mut` handle re-pointed by later launches; host reads and
+writes direct or through references kept in variables; moves of tensors
+(into new and into existing variables) and re-assignments of moved
+variables; calls of host functions with reference and tuple parameters,
+half of them defined in an imported module (`use "lib.tile";`);
+`if`/`for`/`while` nesting, with statements in a `while` condition and
+bodies that break or return; a kernel whose `unsafe` code (in a device
+function) adds into its `&` argument. Each program runs under the
 sanitizer with the ownership checker skipped (`execute(..., ownership=False,
 sanitize=True)`): a launch or host access that touches memory a launch in
 flight writes is a race it reports (E0732). The property:
@@ -87,6 +89,8 @@ fn main() {
     let mut t0 = zeros::<f32>([1024]);
     let mut t1 = zeros::<f32>([1024]);
     let mut t2 = zeros::<f32>([1024]);
+    let mut hm = inc(t2.partition([256])).launch();
+    hm.wait();
 """
 
 
@@ -166,6 +170,7 @@ def programs(draw: st.DrawFn) -> str:
                 kinds += ["wait", "wait", "wait"]
             if refs:
                 kinds += ["use_ref", "use_ref"]
+            kinds += ["relaunch", "assign"]
             if depth < 2:
                 kinds += ["if", "for", "while"]
             kind = draw(st.sampled_from(kinds))
@@ -215,6 +220,13 @@ def programs(draw: st.DrawFn) -> str:
                 names.append(m)
             elif kind == "reset":
                 line = f"{t} = zeros::<f32>([1024]);"
+            elif kind == "relaunch":
+                # the long-lived handle `hm` (a `let mut` of main) re-pointed
+                pre.append("hm.wait();")
+                line = f"hm = {op(pre)}.launch();"
+            elif kind == "assign":
+                # a tensor moved into another (outer) variable
+                line = f"{tensor()} = {t};"
             elif kind == "call":
                 lib = draw(st.booleans())
                 f = draw(st.sampled_from(["read", "write", "pair"]))
@@ -268,7 +280,7 @@ def programs(draw: st.DrawFn) -> str:
         del names[known:]
         return out
 
-    return PRELUDE + "\n".join(block(0, [], "    ")) + "\n}\n"
+    return PRELUDE + "\n".join(block(0, [], "    ")) + "\n    hm.wait();\n}\n"
 
 
 # ---------------------------------------------------------------- the two judges

@@ -16,6 +16,7 @@ class ModuleLike(Protocol):
     device: str
     _sources: SourceMap
     _checked: set[int]
+    _ownership: Any  # the ownership checker's `OwnershipFacts` (`unsafe_writes`)
 
     def _where(self, span: Span, what: str = "") -> str: ...
 

@@ -110,9 +110,7 @@ def torch_op(
     args_schema = []
     alias = iter("abcdefghijklmnopqrstuvwxyz")
     for s in inputs:
-        if s.kind == "mut":
-            args_schema.append(f"Tensor({next(alias)}!) {s.name}")
-        elif s.kind == "ref" and s.name in written:
+        if s.kind == "mut" or (s.kind == "ref" and s.name in written):
             args_schema.append(f"Tensor({next(alias)}!) {s.name}")
         elif s.kind == "ref":
             args_schema.append(f"Tensor {s.name}")

@@ -53,6 +53,10 @@ def _tname(ty: object) -> str:
     return type(ty).__name__
 
 
+def _mut_ref(p: ast.Param) -> bool:
+    return isinstance(p.ty, ast.RefType) and p.ty.mutable
+
+
 def _is_tensor_ref(ty: object) -> bool:
     return _tname(ty) in ("RefT", "TileViewT")
 
@@ -527,9 +531,7 @@ def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, frozen
     for info, c in checkers:
         if info.is_kernel and writes[info.qualname]:
             out[info.qualname] = frozenset(
-                c.fn.params[i].name.name
-                for i in writes[info.qualname]
-                if not (isinstance(c.fn.params[i].ty, ast.RefType) and c.fn.params[i].ty.mutable)
+                c.fn.params[i].name.name for i in writes[info.qualname] if not _mut_ref(c.fn.params[i])
             )
     return {k: v for k, v in out.items() if v}
 

@@ -188,8 +188,8 @@ class KernelIndex:
                     return None
                 return simplify(BinOp(op, x, y))
             case ast.Cast(expr=x, ty=t):
-                v = self.sym(x)
-                return v if _cast_keeps(t, (v, v) if v is not None else None) else None
+                inner = self.sym(x)
+                return inner if _cast_keeps(t, (inner, inner) if inner is not None else None) else None
         return None
 
     def bounds(self, e: ast.Expr) -> tuple[SymExpr, SymExpr] | None:

@@ -175,14 +175,17 @@ class HostChecker(HostCalls):
 
     def _drop(self, v: Var, st: State, at: Span, how: str = "dropped") -> None:
         whole = Place(v)
-        if whole in st.moved:
-            return
+        # A variable's value holds a handle or graph only on the paths where
+        # it was not moved out (`HostExprs.value`), so a maybe-moved one is
+        # checked too.
         atoms = [a for a in st.values.get(v, EMPTY).all_atoms() if isinstance(a, (HandleVal, GraphVal))]
         for a in sorted(atoms, key=lambda a: a.token.span.start):
             if isinstance(a, HandleVal):
                 self.drop_handle(a.token, st, at, v.name, how)
-            elif isinstance(a, GraphVal):
+            elif isinstance(a, GraphVal) and not st.holders(a.token, v):
                 st.captures = frozenset(c for c in st.captures if c.token is not a.token)
+        if whole in st.moved:
+            return
         if holds(v.ty, ("TensorT",)) and not v.target:
             self.check_use(whole, "drop" if how == "dropped" else "assign", at, st)
 
@@ -348,7 +351,8 @@ class HostChecker(HostCalls):
         # Loans of the handle being overwritten, taken before the right-hand side
         # runs: in a loop, a new launch at the same site has the same token.
         pre: list[Loan] = []
-        if old is not None and Place(old) not in st.moved:
+        if old is not None:
+            # (its value holds a handle only where it was not moved out)
             toks = {a.token for a in st.values.get(old, EMPTY).all_atoms() if isinstance(a, HandleVal)}
             pre = [ln for ln in st.loans if ln.token in toks]
         if s.op != "=":
@@ -372,10 +376,9 @@ class HostChecker(HostCalls):
             new = {a.token for a in val.all_atoms() if isinstance(a, HandleVal)}
             gone = {ln.token for ln in pre} - new
             st.loans = frozenset(ln for ln in st.loans if ln.token not in gone)
-        if Place(old) not in st.moved:
-            for a in st.values.get(old, EMPTY).all_atoms():
-                if isinstance(a, GraphVal):
-                    st.captures = frozenset(c for c in st.captures if c.token is not a.token)
+        for a in st.values.get(old, EMPTY).all_atoms():
+            if isinstance(a, GraphVal) and not st.holders(a.token, old):
+                st.captures = frozenset(c for c in st.captures if c.token is not a.token)
         self._retire_moved(old, s, st)
         st.forget_var(old)
         stored = val.without_at()

@@ -202,7 +202,23 @@ class HostCalls(HostExprs):
             htokens = {x.token for x in atoms if isinstance(x, HandleVal)}
             if htokens:
                 self.waits[e] = tuple(htokens)
-                st.loans = frozenset(ln for ln in st.loans if ln.token not in htokens)
+                place = self.place_of(e.receiver)
+                me = place.var if place is not None else None
+                # `h` is one of these launches (an `if` may give either); a
+                # launch whose handle another variable may still hold stays
+                # borrowed: that variable waits for it, or drops it (E0308)
+                done = {t for t in htokens if not st.holders(t, me)}
+                st.loans = frozenset(ln for ln in st.loans if ln.token not in done)
+                if place is not None and not place.path:
+                    # waited: `h` holds no launch in flight any more
+                    left = st.values.get(place.var, EMPTY)
+                    left = AVal(
+                        frozenset(a for a in left.atoms if not isinstance(a, HandleVal)), left.elems
+                    )
+                    if left != EMPTY:
+                        st.values[place.var] = left
+                    else:
+                        st.values.pop(place.var, None)
             return EMPTY
         if m == "replay":
             gtokens = {x.token for x in atoms if isinstance(x, GraphVal)}

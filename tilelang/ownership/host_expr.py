@@ -49,6 +49,11 @@ def place_type(place: Place) -> object:
     return ty
 
 
+def _arity(ty: object) -> int:
+    elems = tuple_elems(ty)
+    return len(elems) if elems is not None else 0
+
+
 def _what(ty: object) -> str:
     """How a message names a moved value of type `ty`."""
     name = type(ty).__name__
@@ -174,8 +179,16 @@ class HostExprs(HostReports):
             if is_affine(ty):
                 if not self.check_moved(place, e.span, st):
                     self.check_use(place, "move", e.span, st)
-                stored = st.values.get(place.var, EMPTY).at_path(place.path)
+                whole = st.values.get(place.var, EMPTY)
+                stored = whole.at_path(place.path)
                 st.moved[place] = frozenset((e.span,))
+                # the handles and graphs it held go with it: on this path the
+                # old variable no longer owns them
+                left = whole.replace(place.path, stored.without_owned(), _arity(place_type(Place(place.var))))
+                if left != EMPTY:
+                    st.values[place.var] = left
+                else:
+                    st.values.pop(place.var, None)
                 return stored
             return self.operand(e, st)
         match e:

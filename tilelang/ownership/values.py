@@ -24,6 +24,12 @@ unknown value may be any atom of it (sound, never precise by accident).
 
 `State` is what may hold at one program point: moved places, live loans,
 graph captures and the value held by each variable. States join by union.
+A handle or graph is owned by the variables whose value holds it: moving it
+out takes it out of the old variable's value (on that path), so after a
+join a variable holds it only where it was not moved. A wait (or a graph's
+end) ends the loans (captures) of a token only when no other variable may
+still hold that token: `let h = if c { h1 } else { h2 }; h.wait();` leaves
+the other launch borrowed, held by `h1` or `h2`.
 
 Invariant: everything here is immutable except `State`'s dicts, which the
 checker copies before a branch.
@@ -182,6 +188,12 @@ class AVal:
             )
         return AVal(self.all_atoms() | other.all_atoms())
 
+    def without_owned(self) -> AVal:
+        """The value with its handles and graphs taken out (they moved away)."""
+        atoms = frozenset(a for a in self.atoms if not isinstance(a, (HandleVal, GraphVal)))
+        elems = None if self.elems is None else tuple(e.without_owned() for e in self.elems)
+        return AVal(atoms, elems)
+
     def without_at(self) -> AVal:
         """The value as stored in a variable: `At` atoms (in-place operands) dropped."""
         atoms = frozenset(a for a in self.atoms if not isinstance(a, At))
@@ -243,6 +255,18 @@ class State:
             if p.overlaps(place):
                 return p, spans
         return None
+
+    def holders(self, token: object, but: Var | None = None) -> list[Var]:
+        """The variables (other than `but`) whose value may hold the handle or
+        graph made at `token`."""
+        return [
+            v
+            for v, val in self.values.items()
+            if v is not but
+            and any(
+                isinstance(a, (HandleVal, GraphVal)) and a.token is token for a in val.all_atoms()
+            )
+        ]
 
     def forget_var(self, var: Var) -> None:
         self.values.pop(var, None)

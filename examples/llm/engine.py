@@ -30,10 +30,14 @@ then `kv_append` (every layer's k, v of this token -> cache[pos], one launch),
 `argmax_step` or the sampling launches (`sampling_ops`: token choice, pos += 1, history).
 
 Prefill runs a prompt in chunks of rows through `embed_rows`, then per layer
-`rms_gemm` (QKV), `rope_kv_rows` (q/k norm, rotary, cache rows), causal
-`attn_prefill`, `gemm_add` (O), `rms_gate_up_rows`, `gemm_add` (down), and
-the decode step's last two kernels on the last row; each chunk length's
-launches are built once (and captured once on the GPU).
+`add_rms_rows` (residual add, RMSNorm -> bf16 rows), `gemm` (QKV),
+`rope_kv_rows` (q/k norm, rotary, cache rows), causal `attn_prefill` (bf16
+out), `gemm` (O), `add_rms_rows`, `gemm` (gate and up stacked),
+`swiglu_rows`, `gemm` (down); a last `add_rms_rows` adds the last output,
+then the decode step's last two kernels run on the last row. `gemm` is the
+plain tensor-core loop on bf16 operands read straight from memory, which
+sm_90a runs as the TMA + wgmma pipeline (128 x 256 tiles); each chunk
+length's launches are built once (and captured once on the GPU).
 """
 
 from __future__ import annotations
@@ -87,9 +91,11 @@ class Plan:
     prefill: int = 2048  # prefill chunk (a multiple of bq)
 
 
-def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
+def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
     """sm_count None: the CPU interpreter (few big blocks: it runs a chunk of
-    blocks as one NumPy operation, so fewer is faster)."""
+    blocks as one NumPy operation, so fewer is faster). `hopper`: the card
+    has wgmma (sm_90a), whose GEMM pipeline takes the prefill's 128 x 256
+    tiles (two consumer warpgroups, an accumulator of 128 registers each)."""
     h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
     hkv = cfg.num_key_value_heads
     rows = {
@@ -137,7 +143,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None) -> Plan:
                 splitk[k] = _pow2_at_most(min(tiles, _pow2_at_least(-(-want // blocks))))
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
-        mm, bq, chp = (64, 64, 64), 64, 16
+        mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
     prefill = max(bq, min(2048, _pow2_at_most(max_seq) // 2))
@@ -327,12 +333,15 @@ class TileQwen3:
         self.tl = tilelang
         self.cfg = cfg
         self.be: Any = _Numpy() if backend == "numpy" else _Torch(device)
-        if backend != "numpy" and sm_count is None:
+        hopper = False
+        if backend != "numpy":
             import torch
 
-            sm_count = torch.cuda.get_device_properties(device).multi_processor_count
+            if sm_count is None:
+                sm_count = torch.cuda.get_device_properties(device).multi_processor_count
+            hopper = torch.cuda.get_device_capability(device)[0] == 9
         self.seq = _pow2_at_least(max_seq)
-        self.plan = plan or plan_for(cfg, self.seq, sm_count)
+        self.plan = plan or plan_for(cfg, self.seq, sm_count, hopper)
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
         self._weights(weights)
@@ -371,8 +380,7 @@ class TileQwen3:
             "kn": ["self_attn.k_norm"],
             "o": ["self_attn.o_proj"],
             "ln2": ["post_attention_layernorm"],
-            "gate": ["mlp.gate_proj"],
-            "up": ["mlp.up_proj"],
+            "gate_up": ["mlp.gate_proj", "mlp.up_proj"],
             "down": ["mlp.down_proj"],
         }
         self.w: dict[str, Any] = {}
@@ -420,8 +428,12 @@ class TileQwen3:
         self.px = be.zeros((p, c.hidden_size), "f32")
         self.pqkv = be.zeros((p * (hq + 2 * hkv), 2, d // 2), "f32")
         self.pq = be.zeros((hq, self.seq, d), "bf16")
-        self.po = be.zeros((p, hq, d), "f32")
-        self.ph = be.zeros((p, c.intermediate_size), "f32")
+        # the matrix products' bf16 inputs and f32 outputs (plain GEMMs)
+        self.pxn = be.zeros((p, c.hidden_size), "bf16")
+        self.pd = be.zeros((p, c.hidden_size), "f32")  # a sublayer's output
+        self.po = be.zeros((p, hq, d), "bf16")
+        self.pgu = be.zeros((p, 2 * c.intermediate_size), "f32")
+        self.ph = be.zeros((p, c.intermediate_size), "bf16")
         self._prefill_ops: dict[int, tuple[list[Any], Any]] = {}
         self.part = {
             k: be.zeros((s, n), "f32")
@@ -486,7 +498,7 @@ class TileQwen3:
             bn = pl.bn["gate_up"]
             ops.append(
                 k.rms_gate_up[bn, bk["gate_up"]](
-                    P(self.h, [bn]), W["gate"], W["up"], self.x, W["ln2"], li, eps
+                    P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, eps
                 )
             )
             ops += residual("down", self.h, li)
@@ -553,16 +565,24 @@ class TileQwen3:
         eps = float(c.rms_norm_eps)
         d, g, hq, hkv = c.head_dim, c.group, c.num_attention_heads, c.num_key_value_heads
         bm, bn, bk = pl.mm
-        x = self.px[:m]
+        x, xn, dd = self.px[:m], self.pxn[:m], self.pd[:m]
         qkv = self.pqkv[: m * (hq + 2 * hkv)]
         qkv2 = qkv.reshape(m, (hq + 2 * hkv) * d)
         o = self.po[:m]
-        h = self.ph[:m]
+        gu, h = self.pgu[:m], self.ph[:m]
+        bh = _pow2_at_least(c.hidden_size)  # a whole row a block
+        bs = _divisor_tile(c.intermediate_size, 1024)
+
+        def norm(g: Any, add: bool) -> Any:
+            """x += the last sublayer's output (`add`); xn = rmsnorm(x) g in bf16."""
+            return k.add_rms_rows[bh](P(x, [1, bh]), P(xn, [1, bh]), dd, g, add, eps)
+
         ops = [k.embed_rows[pl.bh](P(x, [1, pl.bh]), self.emb, self.ptoks[:m])]
         for li, L in enumerate(self.layers):
             kc = self.kc[li * hkv : (li + 1) * hkv]
             vc = self.vc[li * hkv : (li + 1) * hkv]
-            ops.append(k.rms_gemm[bm, bn, bk](P(qkv2, [bm, bn]), x, L["qkv"], L["ln1"], eps))
+            ops.append(norm(L["ln1"], li > 0))
+            ops.append(k.gemm[bm, bn, bk](P(qkv2, [bm, bn]), xn, L["qkv"]))
             ops.append(
                 k.rope_kv_rows[hkv, pl.chp, d, g](
                     P(kc, [hkv, pl.chp, d]),
@@ -581,11 +601,12 @@ class TileQwen3:
             ops.append(
                 k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), self.pq, kc, vc, self.p0, m)
             )
-            ops.append(k.gemm_add[bm, bn, bk](P(x, [bm, bn]), o.reshape(m, hq * d), L["o"]))
-            ops.append(
-                k.rms_gate_up_rows[bm, bn, bk](P(h, [bm, bn]), x, L["gate"], L["up"], L["ln2"], eps)
-            )
-            ops.append(k.gemm_add[bm, bn, bk](P(x, [bm, bn]), h, L["down"]))
+            ops.append(k.gemm[bm, bn, bk](P(dd, [bm, bn]), o.reshape(m, hq * d), L["o"]))
+            ops.append(norm(L["ln2"], True))
+            ops.append(k.gemm[bm, bn, bk](P(gu, [bm, bn]), xn, L["gate_up"]))
+            ops.append(k.swiglu_rows[bs](P(h, [1, bs]), gu))
+            ops.append(k.gemm[bm, bn, bk](P(dd, [bm, bn]), h, L["down"]))
+        ops.append(norm(self.norm.reshape(-1), True))  # the last residual add
         return ops
 
     def _last_row_ops(self, m: int) -> list[Any]:

@@ -70,9 +70,15 @@ def test_rms_gemv_and_gate_up(k) -> None:  # type: ignore[no-untyped-def]
     x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
     y = np.zeros(n, np.float32)
     _check(k.rms_gemv[8, 256](P(y, [8]), w, x, g, 1, 1e-6), (2,), [0])
-    wu = _rand(rng, layers * n, kk, bf16=True)
+    # gate_up: per layer, the gate's n rows then the up's n rows
+    wgu = _rand(rng, layers * 2 * n, kk, bf16=True)
     h = np.zeros(n, np.float32)
-    _check(k.rms_gate_up[16, 128](P(h, [16]), w, wu, x, g, 0, 1e-6), (1,), [0])
+    op = k.rms_gate_up[16, 128](P(h, [16]), wgu, x, g, 1, 1e-6)
+    _check(op, (1,), [0])
+    xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
+    gate, up = wgu[2 * n : 3 * n] @ xn, wgu[3 * n :] @ xn
+    want = gate / (1 + np.exp(-gate)) * up
+    np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
 def test_lm_head_with_block_maxima(k) -> None:  # type: ignore[no-untyped-def]
@@ -180,3 +186,29 @@ def test_kv_append_writes_every_layer_once_a_step(k) -> None:  # type: ignore[no
             vc[li * hkv : (li + 1) * hkv, pos], round_bf16(heads[li, (g + 1) * hkv :])
         )
     assert not kc[:, :pos].any() and not kc[:, pos + 1 :].any()  # only row pos is written
+
+
+def test_prefill_gemm_runs_the_hopper_pipeline(k) -> None:  # type: ignore[no-untyped-def]
+    # The prefill's linear layers on sm_90a: TMA + wgmma (the plain GEMM loop
+    # of `gemm`, bf16 operands straight from memory), with edge tiles (M and
+    # N not multiples of the tile) and a weight matrix that is one layer's
+    # view of a stack.
+    from tilelang.backend import TensorFacts, emit_ptx
+    from tilelang.ir import nodes as ir
+
+    rng = np.random.default_rng(6)
+    m, kk, n = 150, 192, 320
+    a = _rand(rng, m, kk, bf16=True)
+    w = _rand(rng, 2 * n, kk, bf16=True)[n:]
+    y = np.zeros((m, n), np.float32)
+    op = k.gemm[128, 256, 64](P(y, [128, 256]), a, w)
+    kir = op._plan.kir
+    facts = {
+        p.name: TensorFacts(True, tuple(d % 16 == 0 for d in arr.shape), False)
+        for p, arr in zip(kir.params, op._kernel_args(op._hosts), strict=False)
+        if isinstance(p, ir.TensorParam)
+    }
+    ptx = emit_ptx(kir, "sm_90a", facts)
+    assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor" in ptx
+    op.sync()
+    np.testing.assert_allclose(y, a @ w.T, rtol=1e-5, atol=1e-3)

@@ -2,10 +2,10 @@
 # The sm_80 GEMM path (issue 14 item 4: cp.async ring + ldmatrix + mma.sync)
 # forced on the H200 (TILEC_ARCH=sm_80: sm_80 PTX, which the driver JITs), in
 # one device call, <= 90 s with every step under `timeout`:
-#   1. its GPU tests vs the interpreter (tests/backend/test_sm80.py -m gpu:
-#      3 configs x 5 shapes incl. edges, K < tile, one row/column), cap 40 s
-#   2. f16 8192^3 against cuBLAS, best of benchmarks/gemm.py's SM80_CONFIGS
-#      (each checked against torch first), cap 45 s
+#   1. f16 8192^3 against cuBLAS, best of benchmarks/gemm.py's SM80_CONFIGS
+#      (each checked against torch first), cap 40 s
+#   2. its GPU tests vs the interpreter (tests/backend/test_sm80.py -m gpu:
+#      3 configs x 5 shapes incl. edges, K < tile, one row/column), cap 45 s
 # Writes sm80_tests.log, sm80_bench.log, sm80/gemm.json, sm80_summary.txt to $OUT.
 # usage, from the repository root on the device: bash benchmarks/sm80_device.sh
 set -uo pipefail
@@ -17,11 +17,11 @@ if ls .whl/*.whl >/dev/null 2>&1 && ! python3 -c "import lark" 2>/dev/null; then
 fi
 T0=$SECONDS
 SUMMARY=()
-timeout 40 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_sm80.py > "$OUT/sm80_tests.log" 2>&1
+TILEC_ARCH=sm_80 timeout 40 python3 benchmarks/gemm.py --only square80 --out "$OUT/sm80" > "$OUT/sm80_bench.log" 2>&1
 rc=$?
-SUMMARY+=("sm_80 GPU tests (rc $rc, 124 = timeout): $(tail -1 "$OUT/sm80_tests.log")")
-TILEC_ARCH=sm_80 timeout 45 python3 benchmarks/gemm.py --only square80 --out "$OUT/sm80" > "$OUT/sm80_bench.log" 2>&1
+SUMMARY+=("sm_80 8192^3 bench (rc $rc, 124 = timeout, $((SECONDS - T0)) s): $(grep -E '^\[|^  \[|kernels built' "$OUT/sm80_bench.log" | tr '\n' ';')")
+timeout 45 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_sm80.py > "$OUT/sm80_tests.log" 2>&1
 rc=$?
-SUMMARY+=("sm_80 8192^3 bench (rc $rc): $(grep -E '^\[|^  \[|kernels built' "$OUT/sm80_bench.log" | tr '\n' ';')")
+SUMMARY+=("sm_80 GPU tests (rc $rc, 124 = timeout, $((SECONDS - T0)) s): $(tail -1 "$OUT/sm80_tests.log")")
 echo "== summary ($((SECONDS - T0)) s)"
 printf '%s\n' "${SUMMARY[@]}" | tee "$OUT/sm80_summary.txt"

@@ -6,6 +6,9 @@
 #      (each checked against torch first), cap 40 s
 #   2. its GPU tests vs the interpreter (tests/backend/test_sm80.py -m gpu:
 #      3 configs x 5 shapes incl. edges, K < tile, one row/column), cap 45 s
+#   3. only with time left of the 90 s: compute-sanitizer racecheck, then
+#      memcheck, over benchmarks/gemm_sanitize.py with TILEC_ARCH=sm_80 (its
+#      four GEMMs, odd shapes and bf16 included, all on the sm_80 path)
 # Writes sm80_tests.log, sm80_bench.log, sm80/gemm.json, sm80_summary.txt to $OUT.
 # usage, from the repository root on the device: bash benchmarks/sm80_device.sh
 set -uo pipefail
@@ -23,5 +26,12 @@ SUMMARY+=("sm_80 8192^3 bench (rc $rc, 124 = timeout, $((SECONDS - T0)) s): $(gr
 timeout 45 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_sm80.py > "$OUT/sm80_tests.log" 2>&1
 rc=$?
 SUMMARY+=("sm_80 GPU tests (rc $rc, 124 = timeout, $((SECONDS - T0)) s): $(tail -1 "$OUT/sm80_tests.log")")
+for tool in racecheck memcheck; do
+  left=$(( 88 - (SECONDS - T0) ))
+  if (( left < 15 )); then SUMMARY+=("sanitizer $tool: skipped ($left s left of 90)"); continue; fi
+  r=$(TILEC_ARCH=sm_80 timeout $left compute-sanitizer --tool $tool --print-limit 20 python3 benchmarks/gemm_sanitize.py 2>&1 \
+      | tee "$OUT/sm80_sanitizer_$tool.log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
+  SUMMARY+=("sanitizer $tool on the sm_80 path: ${r:-no summary (timeout?), see sm80_sanitizer_$tool.log}")
+done
 echo "== summary ($((SECONDS - T0)) s)"
 printf '%s\n' "${SUMMARY[@]}" | tee "$OUT/sm80_summary.txt"

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tilelang.diagnostics.model import ICE, Diagnostic, DiagnosticSink
+from tilelang.frozen import frozen
 from tilelang.limits import ensure_recursion_budget
 from tilelang.source import SourceFile, SourceMap
 
@@ -67,7 +68,7 @@ class Context:
     missing: list[tuple[str, str]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Checked:
     """The output of the "checked" stage: the type checker's `Program` and the
     ownership checker's facts (None while the ownership checker is absent)."""
@@ -76,7 +77,7 @@ class Checked:
     ownership: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Artifact:
     """One emitted text (LLVM IR or PTX) for one kernel instance."""
 
@@ -239,7 +240,7 @@ def _emit_each(kernels: list[Any], ctx: Context, emit: Callable[..., Any]) -> li
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Stage:
     name: str
     run: Callable[[Any, Context], Any]

@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilelang.frozen import frozen
+
 # The largest source file read (bytes). Reads are bounded, so `use "/dev/zero"`
 # or a huge generated file is an error, not an exhausted memory.
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
@@ -59,7 +61,7 @@ def read_source(path: str | os.PathLike[str] | Any) -> str:
     return decode_source(data, name)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Span:
     file: int
     start: int

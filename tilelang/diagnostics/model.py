@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
 
+from tilelang.frozen import frozen
 from tilelang.source import Span
 
 
@@ -24,14 +25,14 @@ class Severity(Enum):
     NOTE = "note"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Label:
     span: Span
     message: str = ""
     primary: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Diagnostic:
     code: str  # a key of `tilelang.diagnostics.codes.REGISTRY`, e.g. "E0302"
     message: str

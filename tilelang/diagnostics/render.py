@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import IO, Literal
 
 from tilelang.diagnostics.model import Diagnostic, Label, Severity
+from tilelang.frozen import frozen
 from tilelang.source import SourceFile, SourceMap
 
 ErrorFormat = Literal["human", "short", "json"]
@@ -138,7 +139,7 @@ def render(
 
 
 # ---------------------------------------------------------------- positions
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class _Pos:
     """A label's resolved position: 1-based lines, 0-based char columns
     (start inclusive, end exclusive on `end_line`)."""

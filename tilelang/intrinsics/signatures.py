@@ -18,10 +18,10 @@ Invariant: this module imports only the standard library (and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from tilelang.frozen import frozen
 from tilelang.intrinsics.constants import assert_close_defaults_text
 
 
@@ -43,7 +43,7 @@ class Context(Enum):
         }[self]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Signature:
     name: str
     context: Context

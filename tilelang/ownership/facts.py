@@ -26,11 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tilelang.diagnostics.model import Diagnostic
+from tilelang.frozen import frozen
 from tilelang.source import Span
 
 
 # ---------------------------------------------------------------- symbolic ints
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Const:
     value: int
 
@@ -38,7 +39,7 @@ class Const:
         return str(self.value)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Sym:
     """A value known at launch: a const generic, a module const, `num_blocks(k)`."""
 
@@ -48,7 +49,7 @@ class Sym:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class BinOp:
     op: str  # "+", "-", "*", "/" (truncating), "%", "min", "max"
     lhs: SymExpr
@@ -127,7 +128,7 @@ def simplify(e: SymExpr) -> SymExpr:
 
 
 # ---------------------------------------------------------------- launch checks
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class LaunchCheck:
     """A kernel fact to verify at launch, before any GPU work: `lhs rel rhs`.
 

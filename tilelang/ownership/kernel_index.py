@@ -26,11 +26,11 @@ Entry points: `KernelIndex.sym`, `KernelIndex.bounds`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic
+from tilelang.frozen import frozen
 from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, simplify
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -82,7 +82,7 @@ def const_diff(a: SymExpr, b: SymExpr) -> int | None:
 
 
 # ---------------------------------------------------------------- local facts
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Param:
     name: str
     own: bool  # `&mut Tensor`: this block's own tile
@@ -94,7 +94,7 @@ class Param:
         return not self.own
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Nested:
     """`z.partition([..])` of an own tile (compared by identity)."""
 
@@ -103,7 +103,7 @@ class Nested:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class View:
     """`x.partition([..])` of a `&` parameter."""
 
@@ -111,7 +111,7 @@ class View:
     tile: tuple[SymExpr | None, ...] | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Int:
     lo: SymExpr
     hi: SymExpr  # inclusive

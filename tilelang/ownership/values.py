@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tilelang.frozen import frozen
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -56,7 +57,7 @@ class Var:
     target: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Place:
     var: Var
     path: tuple[int, ...] = ()
@@ -76,25 +77,25 @@ class Place:
 
 
 # ---------------------------------------------------------------- atoms
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class At:
     place: Place
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class RefTo:
     place: Place
     mutable: bool
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class PartOf:
     place: Place
     span: Span  # the `.partition(..)` call
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Borrow:
     place: Place
     mutable: bool
@@ -103,19 +104,19 @@ class Borrow:
     unsafe: bool = False  # a `&` parameter the kernel's `unsafe` code writes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class OpVal:
     kernel: str
     borrows: tuple[Borrow, ...]
     span: Span  # the kernel call
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class HandleVal:
     token: ast.MethodCall  # the `.launch()` call that made it
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class GraphVal:
     token: ast.GraphBlock
 
@@ -123,7 +124,7 @@ class GraphVal:
 Atom = At | RefTo | PartOf | OpVal | HandleVal | GraphVal
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class AVal:
     """The abstract result of an expression (see the module docstring)."""
 
@@ -205,7 +206,7 @@ EMPTY = AVal()
 
 
 # ---------------------------------------------------------------- loans
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Loan:
     token: ast.MethodCall  # the `.launch()` call
     place: Place
@@ -215,7 +216,7 @@ class Loan:
     unsafe: str | None = None  # the `&` parameter, when `unsafe` code writes it
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Capture:
     token: ast.GraphBlock
     place: Place

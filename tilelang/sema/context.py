@@ -21,7 +21,6 @@ here decides a typing rule.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.frozen import frozen
 from tilelang.intrinsics.signatures import Signature
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import FnInfo, ModuleInfo, Program, Symbol
@@ -38,6 +38,8 @@ from tilelang.syntax import ast
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    import difflib  # only when a name is not found: not at every start
+
     found = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -122,7 +124,7 @@ def _wrapped_in_parens(text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Entries:
     """The passes that the others recurse into, bound by `check.py`."""
 

@@ -9,9 +9,8 @@ literal, a tile or a host tensor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.sema.types import (
     Dim,
     ElemT,
@@ -83,7 +82,7 @@ def numel(shape: Shape) -> Dim:
 
 
 # Operands of element-wise operations, classified.
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Num:
     kind: str  # "scalar", "int" (untyped int literal), "float" (untyped float), "tile", "tensor"
     elem: ElemT | None  # None for untyped literals, or a tensor of unknown dtype

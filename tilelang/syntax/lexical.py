@@ -22,12 +22,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tilelang.frozen import frozen
+
 _INTERESTING = re.compile(r'"|//|/\*')
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {v: k for k, v in _PAIRS.items()}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class LexProblem:
     """A lexical problem; `kind` picks the diagnostic code in `errors.py`.
 

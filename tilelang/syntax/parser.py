@@ -34,11 +34,11 @@ import os
 import re
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.frozen import frozen
 from tilelang.limits import ensure_recursion_budget
 from tilelang.resources import grammar_text
 from tilelang.source import SourceFile, Span
@@ -73,7 +73,7 @@ __all__ = ["ReplInput", "is_incomplete", "lark_parser", "parse", "parse_expr", "
 START_RULES = ("module", "repl_input", "expr_input")
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class ReplInput:
     """One REPL entry: its items (defined first) and its statements.
 

@@ -19,10 +19,10 @@ whose first ```tile block is an example that fails with exactly that code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tilelang.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ErrorCode:
     code: str
     name: str

@@ -10,6 +10,7 @@ or device code) and records the device call graph.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
@@ -83,8 +84,8 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 return _builtin_call(tcx, e, sig, fx, None, None, expected)
             d = tcx.err(N.UNKNOWN_FUNCTION, f"cannot find function `{name}` in this scope",
                         callee.ident.span, "not found in this scope")
-            fns = [n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL)]
-            guess = suggest(name, [*fns, *FUNCTIONS])
+            fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))
+            guess = suggest(name, itertools.chain(fns, FUNCTIONS))
             habit = _HABITS.get(name)
             if habit is not None:
                 d = d.with_help(habit(tcx, e))

@@ -39,7 +39,7 @@ from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
 from tilelang.sema.coerce import adopt
 from tilelang.sema.consts import check_overflow
-from tilelang.sema.context import CheckCx, Entries
+from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
 from tilelang.sema.items import collect_module, eval_const, resolve_signatures
 from tilelang.sema.kernel import check_device_recursion
@@ -55,6 +55,7 @@ from tilelang.syntax import ast
 def check_program(root: ast.Module, sources: SourceMap, sink: DiagnosticSink,
                   loader: ModuleLoader | None = None) -> Program:
     """Check `root` and every module it uses; see `Program` for the result."""
+    reset_suggestions()
     tcx = CheckCx(root, sources, sink, loader, Entries(check_expr, check_block, eval_const))
     _run(tcx)
     return tcx.program

@@ -21,7 +21,7 @@ here decides a typing rule.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +36,34 @@ from tilelang.sema.types import ERROR, Dim, Shape, Type
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
+# A suggestion ("did you mean") compares the unknown name with every
+# candidate: a file of thousands of items with thousands of unknown names made
+# that quadratic (minutes for 4,000 of each). One explicit budget per check
+# keeps every diagnostic path linear in the file: `check_program` resets it,
+# each suggestion spends one unit per candidate (and at least one), and once
+# it is spent the errors come without a suggestion. A program with a few
+# errors never comes near it.
+SUGGESTION_BUDGET = 50_000
+_budget = [SUGGESTION_BUDGET]
+
+
+def reset_suggestions(budget: int = SUGGESTION_BUDGET) -> None:
+    """Give a new check its whole suggestion budget."""
+    _budget[0] = budget
+
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to `name` (difflib, ratio >= 0.6), or None; None
+    also once this check's suggestion budget is spent."""
+    if _budget[0] <= 0:
+        return None
+    pool = sorted(set(candidates))
+    _budget[0] -= max(1, len(pool))
+    if _budget[0] < 0:
+        return None
     import difflib  # only when a name is not found: not at every start
 
-    found = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    found = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
     return found[0] if found else None
 
 
@@ -69,13 +92,13 @@ class Fx:
             return self.generics[name]
         return self.module.scope.get(name)
 
-    def visible_names(self) -> list[str]:
-        out: list[str] = []
+    def visible_names(self) -> Iterator[str]:
+        """Every name in scope (lazily: `suggest` reads it only while its
+        budget lasts)."""
         for scope in self.scopes:
-            out.extend(scope)
-        out.extend(self.generics)
-        out.extend(self.module.scope)
-        return out
+            yield from scope
+        yield from self.generics
+        yield from self.module.scope
 
 
 @dataclass

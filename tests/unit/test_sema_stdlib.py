@@ -59,3 +59,21 @@ def test_stdlib_function_matches_numpy(expr: str, tmp_path: Path) -> None:
     src = PROGRAM.format(expr=expr, inp=inp.as_posix(), out=out.as_posix())
     run.execute(src, device="cpu", out=io.StringIO(), name=str(tmp_path / "t.tile"))
     np.testing.assert_allclose(np.load(out), CASES[expr](x.astype(np.float64)), rtol=2e-5, atol=2e-5)
+
+
+def test_the_math_constants_named_in_help_are_std_math_s() -> None:
+    """`MATH_CONSTANTS` (named by the help of `f32::PI` and
+    `std::f32::consts::PI`) are exactly the constants `std::math` defines,
+    and each is the value its name says."""
+    import math
+    import re
+
+    from tilelang.intrinsics.constants import MATH_CONSTANTS
+
+    text = (Path(__file__).resolve().parents[2] / "stdlib" / "std" / "math.tile").read_text()
+    assert tuple(re.findall(r"^const (\w+)", text, re.M)) == MATH_CONSTANTS
+    out = io.StringIO()
+    run.execute("use std::math::*;\nfn main() { print(" + ", ".join(MATH_CONSTANTS) + "); }\n",
+                device="cpu", out=out)
+    want = [math.pi, math.e, math.sqrt(2), math.log(2), 1 / math.log(2)]
+    assert [float(v) for v in out.getvalue().split()] == pytest.approx(want, rel=1e-7)  # printed as f32

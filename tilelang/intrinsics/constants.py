@@ -25,6 +25,15 @@ from tilelang.dtypes import DType
 FLOAT_CONSTANTS = ("INFINITY", "NEG_INFINITY", "NAN", "MAX", "MIN", "MIN_POSITIVE", "EPSILON")
 INT_CONSTANTS = ("MAX", "MIN", "BITS")
 BARE_CONSTANTS: dict[str, float] = {"inf": math.inf, "nan": math.nan}
+# Names that mean one of ours: `f32::INF` is `f32::INFINITY` (a suggestion by
+# spelling would offer `MIN`).
+CONSTANT_ALIASES = {"INF": "INFINITY", "INFINITE": "INFINITY", "NEG_INF": "NEG_INFINITY",
+                    "NEG_INFINITE": "NEG_INFINITY", "NaN": "NAN", "MINIMUM": "MIN",
+                    "MAXIMUM": "MAX", "EPS": "EPSILON"}
+# The mathematical constants of `std::math` (stdlib/std/math.tile; a test
+# checks the two agree), where Rust has `f32::consts::PI`: the help of
+# `f32::PI` or `std::f32::consts::PI` names them.
+MATH_CONSTANTS = ("PI", "E", "SQRT_2", "LN_2", "LOG2_E")
 
 # (largest finite, smallest positive normal, epsilon), exactly representable
 _FLOAT_LIMITS: dict[DType, tuple[float, float, float]] = {

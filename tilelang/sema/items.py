@@ -16,7 +16,9 @@ from typing import Any, TypeGuard, assert_never
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType
+from tilelang.intrinsics.constants import MATH_CONSTANTS
 from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.consts import const_value, static_dim
 from tilelang.sema.context import CheckCx, Fx, suggest
@@ -165,14 +167,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         shown = "::".join(mod_segs or segs)
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{shown}`", mod_span,
                     "no such module")
-        if segs[0] == "std":
-            guess = suggest(shown, tcx.loader.std_modules())
-            if guess:
-                d = d.with_help(f"a module with a similar name exists: `{guess}`")
-            else:
-                d = d.note("the standard library has: " + ", ".join(
-                    f"`{m}`" for m in tcx.loader.std_modules()))
-        tcx.emit(d)
+        tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs))
         return
     target = load_module(tcx, "::".join(mod_segs), path, mod_span)
     if target is None:
@@ -208,6 +203,32 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             continue
         _import(tcx, mod, ident.name, isym, ident.span)
         tcx.program.symbols[ident] = isym
+
+
+def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
+                           path: list[str]) -> Diagnostic:
+    """The help of E0109 for a module `mod_segs` that does not exist (in a
+    `use` or a path `path`): what exists instead, never "import it first"
+    (a `use` of a missing module fails the same way)."""
+    floats = [i for i, s in enumerate(mod_segs) if (dt := DType.parse(s)) is not None and dt.is_float]
+    if floats and mod_segs[floats[0] + 1:floats[0] + 2] == ["consts"]:
+        # Rust's `std::f32::consts::PI`
+        item = path[len(mod_segs)] if len(path) > len(mod_segs) else None
+        if item in MATH_CONSTANTS:
+            return d.with_help(f"Tile's `{item}` is `std::math::{item}` (untyped: it takes the "
+                               f"float type it meets), or `use std::math::{item};`")
+        return d.with_help("Tile's mathematical constants are in `std::math`: "
+                           + ", ".join(f"`{c}`" for c in MATH_CONSTANTS))
+    if mod_segs[0] == "std":
+        shown = "::".join(mod_segs)
+        guess = suggest(shown, tcx.loader.std_modules())
+        if guess:
+            return d.with_help(f"a module with a similar name exists: `{guess}`")
+        return d.note("the standard library has: " + ", ".join(
+            f"`{m}`" for m in tcx.loader.std_modules()))
+    file = "/".join(mod_segs) + ".tile"
+    return (d.note(f"a module is a `.tile` file: there is no `{file}` next to this file")
+            .with_help("bring a file's items into scope with `use \"path/to/file.tile\";`"))
 
 
 def _self_import(tcx: CheckCx, use: ast.UseDecl) -> None:

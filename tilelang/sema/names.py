@@ -13,10 +13,16 @@ from typing import assert_never
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
-from tilelang.intrinsics.constants import BARE_CONSTANTS, dtype_constant, names_for
+from tilelang.intrinsics.constants import (
+    BARE_CONSTANTS,
+    CONSTANT_ALIASES,
+    MATH_CONSTANTS,
+    dtype_constant,
+    names_for,
+)
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.sema.context import CheckCx, Fx, suggest
-from tilelang.sema.items import load_module, resolve_signatures
+from tilelang.sema.items import load_module, resolve_signatures, unresolved_module_help
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import ModuleInfo, Symbol, SymbolKind
 from tilelang.sema.types import (
@@ -140,9 +146,9 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
         rest = segs[-1:]
     span_mod = p.segments[0].span.to(p.segments[mod_len - 1].span)
     if target is None:
-        tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{'::'.join(segs[:mod_len])}`", span_mod,
-                         "no such module")
-                 .with_help(f"import it first: `use {'::'.join(segs[:mod_len])};`"))
+        d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{'::'.join(segs[:mod_len])}`", span_mod,
+                    "no such module")
+        tcx.emit(unresolved_module_help(tcx, d, segs[:mod_len], segs))
         return None
     if len(rest) != 1:
         tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"unresolved path `{'::'.join(segs)}`", p.span))
@@ -167,8 +173,12 @@ def _type_constant(tcx: CheckCx, p: ast.Path, dt: DType, name: str) -> Symbol | 
     known = names_for(dt)
     d = tcx.err(N.UNRESOLVED_IMPORT, f"no associated constant `{name}` on `{dt.value}`",
                 p.segments[-1].span, f"`{dt.value}` has no `{name}`")
-    guess = suggest(name, known)
-    if guess:
+    alias = CONSTANT_ALIASES.get(name)
+    guess = alias if alias in known else suggest(name, known)
+    if name in MATH_CONSTANTS and dt.is_float:
+        d = d.with_help(f"Tile's `{name}` is `std::math::{name}` (untyped: it takes the float type "
+                        f"it meets), or `use std::math::{name};`")
+    elif guess:
         d = d.with_help(f"a constant with a similar name exists: `{dt.value}::{guess}`")
     elif known:
         d = d.note(f"`{dt.value}` has " + ", ".join(f"`{k}`" for k in known))

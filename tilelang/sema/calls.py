@@ -131,6 +131,33 @@ _HABITS = {
 }
 
 
+# Methods of NumPy and PyTorch arrays with a Tile spelling (on tiles and
+# tensors), and the help that says it (`{x}`: the receiver as written).
+_AS = "convert with `as`: `{{x}} as {}`"
+_METHOD_HABITS = {
+    "len": "the size of the first axis is `{x}.shape()[0]`",
+    "size": "`{x}.shape()` lists the sizes of the axes",
+    "numel": "`{x}.shape()` lists the sizes of the axes (the number of elements is their product)",
+    "dim": "`{x}.shape()` lists the sizes of the axes", "ndim": "`{x}.shape()` lists the sizes of the axes",
+    "mean": "divide the sum: `{x}.sum() / n` (along axis k: `{x}.sum(k) / n`)",
+    "to": _AS.format("f16"), "astype": _AS.format("f16"), "type": _AS.format("f16"),
+    "cast": _AS.format("f16"), "float": _AS.format("f32"), "half": _AS.format("f16"),
+    "double": _AS.format("f64"), "int": _AS.format("i32"), "bfloat16": _AS.format("bf16"),
+    "view": "`{x}.reshape([..])` gives the same elements in another shape",
+    "flatten": "`{x}.reshape([n])` gives the same elements in one axis",
+    "unsqueeze": "`{x}.reshape([..])` with the new axis of size 1 written out",
+    "squeeze": "`{x}.reshape([..])` without the axes of size 1",
+    "expand": "`{x}.broadcast([..])` repeats axes of size 1",
+    "expand_as": "`{x}.broadcast([..])` repeats axes of size 1",
+    "broadcast_to": "`{x}.broadcast([..])` repeats axes of size 1",
+    "amax": "`{x}.max(k)` is the maximum along axis k (`{x}.max()` of all)",
+    "amin": "`{x}.min(k)` is the minimum along axis k (`{x}.min()` of all)",
+    "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
+    "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
+    "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
+}
+
+
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
     for a in e.args:
         tcx.check_expr(a.value, fx, None)
@@ -230,8 +257,12 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
-        guess = suggest(name, cands)
-        if guess:
+        habit = _METHOD_HABITS.get(name) if kind in ("tile", "tensor", "param") else None
+        guess = None if habit else suggest(name, cands)
+        if habit:
+            x = tcx.snippet(e.receiver) or "t"
+            d = d.with_help(habit.format(x=x if len(x) < 30 else "t"))
+        elif guess:
             d = d.with_help(f"there is a method with a similar name: `{guess}`")
         elif sig is not None:
             d = d.note(f"`{name}` is a method of " + " or ".join(

@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
+from tilelang.intrinsics.signatures import METHODS
 from tilelang.sema.calls import check_call, check_method_call
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero
@@ -109,8 +111,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                     return rty.elems[i]
                 return tcx.emit(tcx.err(T.NO_FIELD, f"no field `{i}` on type `{rty}`", f.span,
                                         f"the tuple has {plural(len(rty.elems), 'element')}"))
-            return tcx.emit(tcx.err(T.NO_FIELD, f"no field `{f.name}` on type `{rty}`", f.span,
-                                    "unknown field"))
+            d = tcx.err(T.NO_FIELD, f"no field `{f.name}` on type `{rty}`", f.span, "unknown field")
+            return tcx.emit(_field_help(tcx, d, r, f.name, rty))
         case ast.Index(receiver=r, index=ix):
             rty = tcx.check_expr(r, fx, None)
             ity = tcx.check_expr(ix, fx, None)
@@ -326,3 +328,18 @@ def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Typ
     if len(t.shape) == 1:
         return ScalarT(t.dtype)  # type: ignore[arg-type]
     return TensorT(t.dtype, t.shape[1:])
+
+
+def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) -> Diagnostic:
+    """What `x.T`, `x.shape` or `x.dtype` is spelt in Tile (NumPy/PyTorch habits)."""
+    if not isinstance(deref(rty), (TensorT, TileT)):
+        return d
+    x = tcx.snippet(r) or "x"
+    x = x if len(x) < 30 else "x"
+    if name in ("T", "mT"):
+        return d.with_help(f"`{x}.transpose()` swaps the two axes")
+    if name in METHODS:
+        return d.with_help(f"`{name}` is a method: `{x}.{name}()`")
+    if name in ("dtype", "ndim", "size"):
+        return d.with_help(f"the type `{rty}` says it; `{x}.shape()` lists the sizes of the axes")
+    return d

@@ -318,8 +318,13 @@ class ErrorReporter:
             return d
 
         what = self._describe(expected)
-        return (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected {what}, found {found}")
-                .primary(here, "unexpected token"))
+        d = (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected {what}, found {found}")
+             .primary(here, "unexpected token"))
+        if (tok.type == "COMMA" and "RSQB" in expected and len(stack) >= 3
+                and isinstance(stack[-2], Token) and stack[-2].type == "LSQB"):
+            # NumPy's `x[i, j]`: an index takes one axis at a time
+            return d.with_help("index one axis at a time: `x[i][j]`")
+        return d
 
     def _describe(self, expected: set[str]) -> str:
         if not expected:

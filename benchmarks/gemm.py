@@ -76,7 +76,7 @@ def tile_launcher(cfg: GemmConfig, a, b, c):  # type: ignore[no-untyped-def]
     import tilelang
     mod = tilelang.compile(cfg.source())
     op = mod.gemm[cfg.bm, cfg.bn, cfg.bk](tilelang.partition(c, [cfg.bm, cfg.bn]), a, b)
-    dev = op._runtime.device  # the API's own device object
+    dev = op._plan.runtime.device  # the API's own device object
     seen: dict[str, tuple] = {}
     real = dev.run
 

@@ -22,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import sys

@@ -39,9 +39,17 @@ def _nothing_left_in_flight():  # type: ignore[no-untyped-def]
     assert in_flight() == 0, "a test left a launch in flight"
 
 
-def _served_by_memo(kernel, args) -> bool:  # type: ignore[no-untyped-def]
+def _memo_op(kernel, args):  # type: ignore[no-untyped-def]
+    """The operation the kernel's memo makes of `args` (not run), or None."""
     memo = kernel._memo
-    return memo is not None and memo(args) is not None
+    op = memo(args) if memo is not None else None
+    if op is not None:
+        op._runs = 1  # looked at, not forgotten
+    return op
+
+
+def _served_by_memo(kernel, args) -> bool:  # type: ignore[no-untyped-def]
+    return _memo_op(kernel, args) is not None
 
 
 def test_a_repeated_call_is_read_by_the_memo_and_runs_on_the_new_tensors(mod) -> None:  # type: ignore[no-untyped-def]
@@ -77,7 +85,7 @@ def test_a_repeated_call_is_read_by_the_memo_and_runs_on_the_new_tensors(mod) ->
 def test_what_the_key_tells_apart_is_never_served_by_the_memo(mod, change) -> None:  # type: ignore[no-untyped-def]
     x, y, z = torch.randn(1000), torch.randn(1000), torch.zeros(1000)
     mod.add(P(z, [256]), x, y).sync()
-    plan = mod.add._memo((P(z, [256]), x, y))[0]
+    plan = _memo_op(mod.add, (P(z, [256]), x, y))._plan
     tile = [256]
     if change == "shape":
         x, y, z = torch.randn(999), torch.randn(999), torch.zeros(999)
@@ -113,7 +121,8 @@ def test_what_the_key_tells_apart_is_never_served_by_the_memo(mod, change) -> No
 def test_a_numbers_type_is_checked_by_the_memo(mod) -> None:  # type: ignore[no-untyped-def]
     x, z = torch.randn(100), torch.zeros(100)
     mod.scale(P(z, [64]), x, 2.0).sync()
-    assert _served_by_memo(mod.scale, (P(z, [64]), x, 3.0))
+    op = _memo_op(mod.scale, (P(z, [64]), x, 3.0))
+    assert op is not None and op._scalars == [3.0] and type(op._scalars[0]) is np.float32
     assert not _served_by_memo(mod.scale, (P(z, [64]), x, 3))  # an int: another key
     mod.scale(P(z, [64]), x, 3).sync()
     torch.testing.assert_close(z, x * 3, rtol=0, atol=0)
@@ -126,7 +135,7 @@ def test_a_memo_hit_still_checks_overlap_and_launches_in_flight(mod) -> None:  #
     x, y = torch.ones(1000), torch.ones(1000)
     mod.add(P(buf[:1000], [256]), x, y).sync()
     args = (P(buf[1000:2000], [256]), buf[500:1500], y)  # reads what it writes
-    assert _served_by_memo(mod.add, args)
+    assert not _served_by_memo(mod.add, args)  # the key path words the error
     with pytest.raises(tilelang.BorrowError, match="E0303"):
         mod.add(*args)
     h = mod.add(P(buf[:1000], [256]), x, y).launch()

@@ -6,6 +6,7 @@ is an `Operation`; nothing runs here."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -591,9 +592,9 @@ def call(kernel: KernelLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> O
     else:
         memo = kernel._memo
         if memo is not None:
-            hit = memo(args)
-            if hit is not None:
-                return _from_plan(kernel, hit[0], args, hit[1], hit[2])
+            op = memo(args)
+            if op is not None:
+                return op  # type: ignore[no-any-return]
         got = kernel._keyer(args)
         if got is not None:
             key, ptrs, objs = got
@@ -609,7 +610,9 @@ def call(kernel: KernelLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> O
         if len(plans) >= MAX_PLANS:
             plans.clear()
         plan = plans[got[0]] = op._plan
-        plan.memo = memo_for(kernel._kinds, got[0], plan)
+        plan.memo = memo_for(
+            kernel._kinds, got[0], plan, Operation, functools.partial(_from_plan, kernel, plan)
+        )
         if plan.memo is not None:
             kernel._memo = plan.memo
     return op

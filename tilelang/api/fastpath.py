@@ -470,20 +470,28 @@ def tensor_guard(objs: Sequence[Any]) -> Any:
         return None
 
 
-_MEMO_MAKERS: dict[tuple[str, ...], Any] = {}
+_MEMO_MAKERS: dict[tuple[Any, ...], Any] = {}
 
 
-def memo_for(kinds: tuple[str, ...], key: tuple[Any, ...], plan: Plan) -> Any:
-    """A function of a call's positional arguments: `(plan, ptrs, objs)` when
-    they have `key` (read through `plan.guard` for the tensors, directly for
-    partition tiles and numbers' types), else None; None when `plan` has no
-    guard. Made, like `keyer_for`, from code per list of parameter kinds; the
-    key's values are closed over, never written into the source."""
+def memo_for(
+    kinds: tuple[str, ...], key: tuple[Any, ...], plan: Plan, operation: Any, finish: Any
+) -> Any:
+    """A function of a call's positional arguments: the call's `Operation`
+    when they have `key` (read through `plan.guard` for the tensors, directly
+    for partition tiles and numbers' types) and their arrays do not overlap
+    where one is written, else None (then the key path runs, and words any
+    error); None when `plan` has no guard. `operation(plan, ptrs, objs, [])`
+    makes the operation of a plan without numbers, `finish(args, ptrs, objs)`
+    that of one with numbers (their checks). Made, like `keyer_for`, from code
+    per list of parameter kinds and overlap pairs; the key's values and the
+    arrays' sizes are closed over, never written into the source."""
     if plan.guard is None or any(k not in ("mut", "ref", "scalar") for k in kinds):
         return None
-    make = _MEMO_MAKERS.get(kinds)
+    pairs = tuple((a, b) for a, b, _, _ in plan.overlaps)
+    shape = (kinds, pairs, bool(plan.scalars))
+    make = _MEMO_MAKERS.get(shape)
     if make is None:
-        make = _MEMO_MAKERS[kinds] = _memo_maker(kinds)
+        make = _MEMO_MAKERS[shape] = _memo_maker(*shape)
     consts: list[Any] = []
     j = 0
     for kind in kinds:  # the key's layout: see `keyer_for`
@@ -495,15 +503,18 @@ def memo_for(kinds: tuple[str, ...], key: tuple[Any, ...], plan: Plan) -> Any:
             j += 2
         else:
             j += 1
-    return make(plan, plan.guard, Partition, *consts)
+    sizes = [s.nbytes for s in plan.arrays]
+    return make(plan, plan.guard, Partition, operation, finish, plan.stats, *consts, *sizes)
 
 
-def _memo_maker(kinds: tuple[str, ...]) -> Any:
+def _memo_maker(kinds: tuple[str, ...], pairs: tuple[tuple[int, int], ...], numbers: bool) -> Any:
     n = len(kinds)
     names = [f"c{i}" for i, k in enumerate(kinds) if k != "ref"]
     arrays = [f"a{i}" for i, k in enumerate(kinds) if k != "scalar"]
+    sizes = [f"n{k}" for k in range(len(arrays))]
     lines = [
-        f"def make(PLAN, check, Partition{''.join(', ' + c for c in names)}):",
+        "def make(PLAN, check, Partition, Operation, finish, STATS"
+        f"{''.join(', ' + c for c in names + sizes)}):",
         "    def memo(args):",
         f"        if len(args) != {n}:",
         "            return None",
@@ -519,12 +530,18 @@ def _memo_maker(kinds: tuple[str, ...]) -> Any:
                 "            return None",
                 f"        a{i} = a{i}.array",
             ]
-    lines += [
-        f"        if not check({', '.join(arrays)}):",
-        "            return None",
-        f"        return PLAN, [{', '.join(a + '.data_ptr()' for a in arrays)}], [{', '.join(arrays)}]",
-        "    return memo",
-    ]
+    lines += [f"        if not check({', '.join(arrays)}):", "            return None"]
+    for k, var in enumerate(arrays):
+        lines.append(f"        p{k} = {var}.data_ptr()")
+    for a, b in pairs:  # two arrays, one written, that share memory: the key path words it
+        lines += [f"        if p{a} < p{b} + n{b} and p{b} < p{a} + n{a}:", "            return None"]
+    ptrs = f"[{', '.join(f'p{k}' for k in range(len(arrays)))}]"
+    objs = f"[{', '.join(arrays)}]"
+    if numbers:
+        lines.append(f"        return finish(args, {ptrs}, {objs})")
+    else:
+        lines += ['        STATS["hits"] += 1', f"        return Operation(PLAN, {ptrs}, {objs}, [])"]
+    lines.append("    return memo")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), f"<tile call memo {kinds}>", "exec"), namespace)
     return namespace["make"]

@@ -142,4 +142,9 @@ class Kernel:
             from tilelang.tuner.tuner import tuned_call
 
             return tuned_call(self, self._tune, args, kwargs)
+        memo = self._memo  # `call`'s first step, inline: a repeated call on PyTorch tensors
+        if memo is not None and not kwargs:
+            op = memo(args)
+            if op is not None:
+                return op  # type: ignore[no-any-return]
         return call(self, args, kwargs)

@@ -50,8 +50,8 @@ def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Modu
     """Check Tile program text and return its module. `device` is where NumPy
     arrays and host functions run: "cpu" (the interpreter, in place), "gpu"
     (through copies) or "auto". CUDA tensors always run on the GPU."""
-    if not isinstance(source, str):
-        hint = (" (decode it first: `source.decode()`)" if isinstance(source, (bytes, bytearray))
+    if not isinstance(source, str):  # a caller without types
+        hint = (" (decode it first: `source.decode()`)" if isinstance(source, (bytes, bytearray))  # type: ignore[unreachable]
                 else "; to load a file, use `tilelang.load(path)`" if isinstance(source, os.PathLike)
                 else "")
         raise TypeError(f"tilelang.compile takes the program's text as a `str`, not a "

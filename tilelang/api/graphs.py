@@ -216,7 +216,7 @@ class _TorchArrays:
                 self.owners.append(op)
         self.written = tuple(written.values())
         torch = sys.modules.get("torch") if self.objs else None
-        self._data_ptr = torch.Tensor.data_ptr if torch is not None else None
+        self._data_ptr: Any = torch.Tensor.data_ptr if torch is not None else None
         self._bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
 
     def check(self) -> None:

@@ -209,17 +209,25 @@ class OwnershipFacts:
     waits: for each `h.wait()` call node, the launch call nodes whose borrows
         it may end (informational; the REPL and LSP can show it).
     unsafe_writes: for each kernel (qualified name), its `&` parameters that
-        its `unsafe` code writes (atomics, `store_unchecked`): a launch writes
-        those arguments, for the host checker and the run-time checks alike.
+        its `unsafe` code writes, each with how: `"atomic"` (atomics only) or
+        `"store"` (`store_unchecked`). A launch writes those arguments, for
+        the host checker and the run-time checks alike; two launches that only
+        update a tensor atomically may be in flight together.
     """
 
     launch_checks: list[LaunchCheck] = field(default_factory=list)
     waits: dict[object, tuple[object, ...]] = field(default_factory=dict)
-    unsafe_writes: dict[str, frozenset[str]] = field(default_factory=dict)
+    unsafe_writes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def writes_for(self, kernel: str) -> frozenset[str]:
         """The `&` parameters of `kernel` that a launch writes (`unsafe_writes`)."""
-        return self.unsafe_writes.get(kernel, frozenset())
+        return frozenset(self.unsafe_writes.get(kernel, ()))
+
+    def atomics_for(self, kernel: str) -> frozenset[str]:
+        """Those of them that the launch only updates atomically."""
+        return frozenset(
+            p for p, how in self.unsafe_writes.get(kernel, {}).items() if how == "atomic"
+        )
 
     def checks_for(self, kernel: str) -> list[LaunchCheck]:
         return [c for c in self.launch_checks if c.kernel == kernel]

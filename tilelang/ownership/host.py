@@ -34,7 +34,7 @@ raises on a well-typed program.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
 from tilelang.diagnostics.model import DiagnosticSink
@@ -89,7 +89,7 @@ class HostChecker(HostCalls):
         self,
         view: ProgramView,
         sink: DiagnosticSink,
-        unsafe_writes: dict[str, frozenset[str]] | None = None,
+        unsafe_writes: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.view = view
         self.sink = sink
@@ -401,7 +401,7 @@ class HostChecker(HostCalls):
 
         st.values = {v: _remap(val, move) for v, val in st.values.items()}
         st.loans = frozenset(
-            Loan(ln.token, move(ln.place), ln.mutable, ln.arg, ln.kernel, ln.unsafe)
+            Loan(ln.token, move(ln.place), ln.mutable, ln.arg, ln.kernel, ln.unsafe, ln.atomic)
             for ln in st.loans
         )
         st.captures = frozenset(
@@ -461,7 +461,7 @@ def _remap(v: AVal, move: Any) -> AVal:
             case PartOf(place=p, span=sp):
                 return PartOf(move(p), sp)
             case OpVal(kernel=k, borrows=bs, span=sp):
-                return OpVal(k, tuple(Borrow(move(b.place), b.mutable, b.span, b.param) for b in bs), sp)
+                return OpVal(k, tuple(replace(b, place=move(b.place)) for b in bs), sp)
         return a
 
     atoms = frozenset(atom(a) for a in v.atoms)
@@ -472,7 +472,7 @@ def _remap(v: AVal, move: Any) -> AVal:
 def check_host(
     view: ProgramView,
     sink: DiagnosticSink,
-    unsafe_writes: dict[str, frozenset[str]] | None = None,
+    unsafe_writes: dict[str, dict[str, str]] | None = None,
 ) -> dict[object, tuple[object, ...]]:
     """Check every host function of every module; returns the `waits` table.
     `unsafe_writes`: the kernel checker's `&` parameters written in `unsafe`

@@ -69,7 +69,7 @@ def _flat(v: AVal, pos: tuple[int, ...]) -> list[tuple[tuple[int, ...], Any]]:
 
 
 class HostCalls(HostExprs):
-    unsafe_writes: dict[str, frozenset[str]]
+    unsafe_writes: dict[str, dict[str, str]]
     graphs: list[ast.GraphBlock]
     waits: dict[object, tuple[object, ...]]
     _moved_uses: set[Any]
@@ -83,7 +83,7 @@ class HostCalls(HostExprs):
     def call(self, e: ast.Call, st: State) -> AVal:
         info = self.view.callee_info(e)
         if info is not None and info.is_kernel:
-            return self.kernel_call(e, info.decl, st, self.unsafe_writes.get(info.qualname, frozenset()))
+            return self.kernel_call(e, info.decl, st, self.unsafe_writes.get(info.qualname, {}))
         if info is not None:
             return self.host_call(e, info, st)
         for a in e.args:
@@ -124,10 +124,12 @@ class HostCalls(HostExprs):
         return EMPTY
 
     def kernel_call(
-        self, e: ast.Call, decl: ast.FnDecl, st: State, writes: frozenset[str] = frozenset()
+        self, e: ast.Call, decl: ast.FnDecl, st: State, writes: dict[str, str] | None = None
     ) -> AVal:
         """`writes`: the `&` parameters the kernel's `unsafe` code writes
-        (atomics, `store_unchecked`): borrowed mutably, like a partition."""
+        (atomics, `store_unchecked`): borrowed mutably, like a partition;
+        one updated with atomics only does not conflict with another such."""
+        writes = writes or {}
         borrows: list[tuple[tuple[int, ...], Borrow]] = []
         for i, a in enumerate(e.args):
             p = decl.params[i] if i < len(decl.params) else None
@@ -155,7 +157,8 @@ class HostCalls(HostExprs):
                         w = pname in writes
                         if w and x.place.var.target and not x.place.var.mutable:
                             self.report_unsafe_shared(x.place, a.value.span, decl.name.name, pname)
-                        borrows.append((pos, Borrow(x.place, w, a.value.span, pname, w)))
+                        at = writes.get(pname) == "atomic"
+                        borrows.append((pos, Borrow(x.place, w, a.value.span, pname, w, at)))
                     elif isinstance(x, PartOf):
                         borrows.append((pos, Borrow(x.place, True, a.value.span, pname)))
         self.check_aliasing(borrows, "launch")
@@ -167,7 +170,12 @@ class HostCalls(HostExprs):
         an `if` may give), never taken together."""
         for j, (pb, b) in enumerate(borrows):
             for pa, a in borrows[:j]:
-                if pa != pb and a.place.overlaps(b.place) and (a.mutable or b.mutable):
+                if (
+                    pa != pb
+                    and a.place.overlaps(b.place)
+                    and (a.mutable or b.mutable)
+                    and not (a.atomic and b.atomic)
+                ):
                     self.report_aliasing(a, b, what)
                     break
 
@@ -252,10 +260,11 @@ class HostCalls(HostExprs):
                 kernel=op.kernel,
                 mutable_borrow=b.mutable,
                 unsafe=b.param if b.unsafe else None,
+                atomic=b.atomic,
             )
         if token is not None:
             st.loans |= frozenset(
-                Loan(token, b.place, b.mutable, b.span, op.kernel, b.param if b.unsafe else None)
+                Loan(token, b.place, b.mutable, b.span, op.kernel, b.param if b.unsafe else None, b.atomic)
                 for b in op.borrows
             )
         if self.graphs:

@@ -86,6 +86,7 @@ class KernelChecker(KernelIndex):
         # `unsafe`, and the calls that pass them on: (callee, its param index,
         # the indices of ours the argument may denote). See `unsafe_writes`.
         self.writes: set[int] = set()
+        self.raw: set[int] = set()  # of those, written by `store_unchecked`, not atomics only
         self.passes: list[tuple[str, int, frozenset[int]]] = []
 
     def report(self, d: Diagnostic) -> None:
@@ -257,9 +258,10 @@ class KernelChecker(KernelIndex):
         if info is None and name in UNSAFE_OPS and e.args:
             # a target the pass cannot trace (`let y = if c { x } else { w };`,
             # `let mut y = x;`) may be any tensor parameter
-            self.writes |= self._param_indices(e.args[0].value) or frozenset(
-                range(len(self.fn.params))
-            )
+            hit = self._param_indices(e.args[0].value) or frozenset(range(len(self.fn.params)))
+            self.writes |= hit
+            if not name.startswith("atomic_"):
+                self.raw |= hit
         elif info is not None and not info.is_kernel:
             for i, a in enumerate(e.args):
                 idx = self._param_indices(a.value)
@@ -496,7 +498,7 @@ def _children(e: object) -> list[ast.Expr]:
 
 def check_kernels(
     view: ProgramView, sink: DiagnosticSink, checks: list[LaunchCheck]
-) -> dict[str, frozenset[str]]:
+) -> dict[str, dict[str, str]]:
     """Check every kernel and every device function of every module; returns
     `unsafe_writes` (see there)."""
     checkers = []
@@ -507,10 +509,11 @@ def check_kernels(
     return unsafe_writes(checkers)
 
 
-def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, frozenset[str]]:
-    """For each kernel, the names of its `&` parameters that its `unsafe` code
-    writes (an atomic or `store_unchecked` on the parameter, in the kernel or
-    in a device function it passes the parameter to, at any depth).
+def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[str, str]]:
+    """For each kernel, its `&` parameters that its `unsafe` code writes (an
+    atomic or `store_unchecked` on the parameter, in the kernel or in a device
+    function it passes the parameter to, at any depth), each with how:
+    `"atomic"` (only atomics) or `"store"` (some `store_unchecked`).
 
     Such a launch writes that tensor although the parameter is `&`: the host
     checker and the run-time checks treat the argument as written, so no
@@ -518,22 +521,28 @@ def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, frozen
     (Inside the launch, `unsafe` is the author's promise; outside it, the
     tensor is not shared.)"""
     writes: dict[str, set[int]] = {info.qualname: set(c.writes) for info, c in checkers}
+    raw: dict[str, set[int]] = {info.qualname: set(c.raw) for info, c in checkers}
     changed = True
     while changed:
         changed = False
         for info, c in checkers:
-            mine = writes[info.qualname]
-            for callee, j, idx in c.passes:
-                if j in writes.get(callee, ()) and not idx <= mine:
-                    mine |= idx
-                    changed = True
-    out: dict[str, frozenset[str]] = {}
+            for table in (writes, raw):
+                mine = table[info.qualname]
+                for callee, j, idx in c.passes:
+                    if j in table.get(callee, ()) and not idx <= mine:
+                        mine |= idx
+                        changed = True
+    out: dict[str, dict[str, str]] = {}
     for info, c in checkers:
         if info.is_kernel and writes[info.qualname]:
-            out[info.qualname] = frozenset(
-                c.fn.params[i].name.name for i in writes[info.qualname] if not _mut_ref(c.fn.params[i])
-            )
-    return {k: v for k, v in out.items() if v}
+            got = {
+                c.fn.params[i].name.name: "store" if i in raw[info.qualname] else "atomic"
+                for i in writes[info.qualname]
+                if not _mut_ref(c.fn.params[i])
+            }
+            if got:
+                out[info.qualname] = got
+    return out
 
 
 __all__ = ["UNSAFE_OPS", "Const", "check_kernels"]

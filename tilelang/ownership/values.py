@@ -102,6 +102,7 @@ class Borrow:
     span: Span  # the argument
     param: str
     unsafe: bool = False  # a `&` parameter the kernel's `unsafe` code writes
+    atomic: bool = False  # ... with atomics only
 
 
 @frozen(eq=True)
@@ -214,6 +215,7 @@ class Loan:
     arg: Span
     kernel: str
     unsafe: str | None = None  # the `&` parameter, when `unsafe` code writes it
+    atomic: bool = False  # ... with atomics only: another atomic-only launch may run too
 
 
 @frozen(eq=True)

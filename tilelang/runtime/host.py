@@ -581,7 +581,8 @@ class HostEvaluator:
         self.check_deferred(call.span, fn, bound)
         writes_for = getattr(self.ownership, "writes_for", None)
         writes = writes_for(fn.key) if writes_for is not None else frozenset()
-        return Operation(decl, fn.key, bound, call.span, self.runtime, writes)
+        atomics = self.ownership.atomics_for(fn.key) if writes else frozenset()
+        return Operation(decl, fn.key, bound, call.span, self.runtime, writes, atomics)
 
     def _snippet(self, span: Span) -> str | None:
         try:

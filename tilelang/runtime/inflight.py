@@ -45,6 +45,7 @@ class Use:
     storage: object
     write: bool
     param: str
+    atomic: bool = False  # written with atomics only (another such use does not race)
 
 
 def uses(op: Any) -> list[Use]:
@@ -52,12 +53,19 @@ def uses(op: Any) -> list[Use]:
     (`op.writes`: atomics, `store_unchecked`) is written, not read."""
     out: list[Use] = []
     writes = getattr(op, "writes", frozenset())
+    atomics = getattr(op, "atomics", frozenset())
     for p, a in zip(op.kernel.params, op.bound.args, strict=False):
+        name = p.name.name
         if isinstance(a, Partition):
-            out.append(Use(a.tensor.storage, True, p.name.name))
+            out.append(Use(a.tensor.storage, True, name))
         elif isinstance(a, Tensor):
-            out.append(Use(a.storage, p.name.name in writes, p.name.name))
+            out.append(Use(a.storage, name in writes, name, name in atomics))
     return out
+
+
+def _clash(a: Use, b: Use) -> bool:
+    """Two uses of one storage race: one writes it, unless both only update it atomically."""
+    return a.storage is b.storage and (a.write or b.write) and not (a.atomic and b.atomic)
 
 
 @dataclass(slots=True)
@@ -74,7 +82,7 @@ class InFlight:
         kname = op.kernel.name.name
         for j, b in enumerate(mine):
             for a in mine[:j]:
-                if a.storage is b.storage and (a.write or b.write) and self.strict:
+                if _clash(a, b) and self.strict:
                     first, second = (a, b) if a.write else (b, a)
                     raise TileError(
                         Diagnostic.error(
@@ -91,7 +99,7 @@ class InFlight:
         for handle, theirs in self.handles.values():
             for u in mine:
                 for t in theirs:
-                    if u.storage is t.storage and (u.write or t.write):
+                    if _clash(u, t):
                         self._conflict(op, kname, u, handle.op, t)
 
     @staticmethod

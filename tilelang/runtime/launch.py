@@ -366,6 +366,7 @@ class Operation:
     runtime: Runtime
     # `&` parameters the kernel's `unsafe` code writes (OwnershipFacts.unsafe_writes)
     writes: frozenset[str] = frozenset()
+    atomics: frozenset[str] = frozenset()  # those of them updated with atomics only
 
     @property
     def name(self) -> str:

@@ -50,7 +50,6 @@ from tilelang.ownership.values import (
     EMPTY,
     At,
     AVal,
-    Borrow,
     GraphVal,
     HandleVal,
     Loan,

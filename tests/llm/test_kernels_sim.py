@@ -216,3 +216,24 @@ def test_prefill_gemm_runs_the_hopper_pipeline(k) -> None:  # type: ignore[no-un
     np.testing.assert_allclose(args[0], a @ w.T, rtol=1e-5, atol=1e-3)
     op.sync()  # the interpreter
     np.testing.assert_allclose(y, a @ w.T, rtol=1e-5, atol=1e-3)
+
+
+def test_prefill_row_kernels(k) -> None:  # type: ignore[no-untyped-def]
+    # add_rms_rows: one block a row, the tile wider than the row (2560 of 4096)
+    rng = np.random.default_rng(7)
+    m, kk, i = 3, 2560, 1024
+    x, dd = _rand(rng, m, kk), _rand(rng, m, kk)
+    xn = np.zeros((m, kk), np.float32)
+    g = _rand(rng, kk, bf16=True)
+    x0 = x.copy()
+    op = k.add_rms_rows[4096](P(x, [1, 4096]), P(xn, [1, 4096]), dd, g, True, 1e-6)
+    _check(op, (m, 1), [0, 1])
+    s = x0 + dd
+    want = round_bf16(s / np.sqrt((s * s).mean(1, keepdims=True) + 1e-6) * g)
+    np.testing.assert_allclose(x, s, rtol=1e-6)
+    np.testing.assert_allclose(xn, want, rtol=1e-2, atol=1e-2)
+    # swiglu_rows: [G | U] -> silu(G) * U
+    gu, h = _rand(rng, m, 2 * i), np.zeros((m, i), np.float32)
+    _check(k.swiglu_rows[512](P(h, [1, 512]), gu), (m, i // 512), [0], tol=1e-2)
+    gate, up = gu[:, :i], gu[:, i:]
+    np.testing.assert_allclose(h, round_bf16(gate / (1 + np.exp(-gate)) * up), rtol=1e-2, atol=1e-2)

@@ -25,7 +25,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from tilelang import __version__
 
@@ -80,32 +80,9 @@ def _print_plain_error(message: str) -> None:
         _err(f"error: {message}")
 
 
-def _note(message: str) -> None:
-    from tilelang.diagnostics import render
-
-    if render.settings().format == "human":
-        _err(f"note: {message}")
-
-
 def _read_error(path: Path, err: OSError) -> str:
     reason = err.strerror or type(err).__name__
     return f"couldn't read `{path}`: {reason}"
-
-
-def _optional(module: str, name: str, what: str) -> Any:
-    """Import `module.name`, or exit with a clear message if it is not written yet."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if e.name is not None and module.startswith(e.name):
-            _fail(f"{what} is not available yet (`{module}` is missing)")
-        raise
-    fn = getattr(mod, name, None)
-    if fn is None:
-        _fail(f"{what} is not available yet (`{module}.{name}` is missing)")
-    return fn
 
 
 # ---------------------------------------------------------------- commands
@@ -117,8 +94,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     sources = SourceMap()
     diagnostics = []
-    missing: list[str] = []
-    unavailable = None
     for name in args.files:
         path = Path(name)
         try:
@@ -134,16 +109,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         except OSError as e:
             _fail(_read_error(path, e))
         diagnostics.extend(result.diagnostics)
-        if result.unavailable is not None and unavailable is None:
-            unavailable = result.unavailable
-        missing.extend(m for _, m in result.context.missing if m not in missing)
     render.report(diagnostics, sources)
-    if unavailable is not None:
-        if unavailable.stage == "ast":
-            _fail(f"{unavailable}: nothing could be checked")
-        _note(f"{unavailable}: only the earlier stages were checked")
-    for module in missing:
-        _note(f"`{module}` is not available yet: that part of the check was skipped")
     return EXIT_ERRORS if any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
 
 
@@ -160,23 +126,18 @@ def cmd_emit(args: argparse.Namespace) -> int:
               EXIT_USAGE)
     options = driver.Options(arch=args.arch, kernel=args.kernel, deny_warnings=args.deny)
     try:
-        result = driver.compile(file, args.stage, options=options, strict=True)
+        result = driver.compile(file, args.stage, options=options)
     except OSError as e:
         _fail(_read_error(file, e))
-    except driver.StageUnavailable as e:
-        _fail(str(e))
     if result.diagnostics:
         render.report(result.diagnostics, result.sources)
     if not result.ok:
         return EXIT_ERRORS
-    try:
-        text = driver.format_output(args.stage, result)
-    except driver.StageUnavailable as e:
-        _fail(str(e))
+    text = driver.format_output(args.stage, result)
     if args.stage != "ast" and not text.strip():
         kernel = args.kernel
         checked = result.context.outputs.get("checked")
-        kernels = getattr(getattr(checked, "program", None), "kernels", {}) or {}
+        kernels = checked.program.kernels if checked is not None else {}
         if kernel is not None and kernel not in kernels:
             known = ", ".join(f"`{k}`" for k in kernels) or "none"
             _fail(f"there is no kernel named `{kernel}` in `{file}` (kernels: {known})")
@@ -194,12 +155,8 @@ def cmd_emit(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Check a program, then run its `main`."""
-    try:
-        from tilelang.run import run_file
-    except ModuleNotFoundError as e:
-        if e.name in ("tilelang.run",):
-            _fail("`tilec run` is not available yet (`tilelang.run` is missing)")
-        raise
+    from tilelang.run import run_file
+
     sanitize = True if args.sanitize else None
     if args.profile or args.trace is not None:
         from tilelang.profiler import Profile
@@ -307,21 +264,24 @@ def _markdown(text: str) -> None:
 
 def cmd_repl(args: argparse.Namespace) -> int:
     """An interactive session: define kernels and functions, evaluate host code."""
-    main_fn = _optional("tilelang.repl", "main", "`tilec repl`")
-    return int(main_fn(device=args.device) or 0)
+    from tilelang.repl import main as repl_main
+
+    return int(repl_main(device=args.device) or 0)
 
 
 def cmd_lsp(args: argparse.Namespace) -> int:
     """Start the language server on stdin/stdout (for editors)."""
-    serve = _optional("tilelang.lsp.server", "serve", "`tilec lsp`")
+    from tilelang.lsp.server import serve
+
     serve()
     return EXIT_OK
 
 
 def cmd_cache_list(args: argparse.Namespace) -> int:
     """List the cached compiled kernels and the tuner's records."""
-    fn = _optional("tilelang.runtime.cache", "cache_list", "`tilec cache list`")
-    for line in fn():
+    from tilelang.runtime.cache import cache_list
+
+    for line in cache_list():
         _out(line)
     from tilelang.tuner.records import list_lines
 
@@ -332,8 +292,9 @@ def cmd_cache_list(args: argparse.Namespace) -> int:
 
 def cmd_cache_clear(args: argparse.Namespace) -> int:
     """Delete every cached compiled kernel and tuning record."""
-    fn = _optional("tilelang.runtime.cache", "cache_clear", "`tilec cache clear`")
-    n = fn()
+    from tilelang.runtime.cache import cache_clear
+
+    n = cache_clear()
     from tilelang.tuner.records import default_store
 
     r = default_store().clear()

@@ -24,8 +24,7 @@ language server all go through here, so they cannot disagree.
 Invariants:
 - Stage implementations are imported lazily, inside the stage function, so
   `tilec check` never imports NumPy, llvmlite or cuda-python unless a stage
-  it runs needs them, and a stage whose module is not written yet raises
-  `StageUnavailable` (a clear message, not an ImportError traceback).
+  it runs needs them.
 - Stages never print. A user error is a `Diagnostic` in the sink; any other
   exception escaping a stage is a bug and is re-raised as `ICE`.
 """
@@ -33,7 +32,6 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,15 +61,12 @@ class Context:
     sink: DiagnosticSink
     source: SourceFile  # the root file being compiled
     outputs: dict[str, Any] = field(default_factory=dict)  # stage name -> output
-    # Parts of a stage that could not run because their module is not there
-    # yet: (stage, module) pairs, reported by `tilec check` as a note.
-    missing: list[tuple[str, str]] = field(default_factory=list)
 
 
 @frozen(eq=True)
 class Checked:
     """The output of the "checked" stage: the type checker's `Program` and the
-    ownership checker's facts (None while the ownership checker is absent)."""
+    ownership checker's facts (None when the types did not check)."""
 
     program: Any
     ownership: Any = None
@@ -85,58 +80,20 @@ class Artifact:
     text: str
 
 
-class StageUnavailable(Exception):
-    """A stage (or the module it needs) is not written yet."""
-
-    def __init__(self, stage: str, module: str) -> None:
-        super().__init__(f"stage `{stage}` is not available yet (`{module}` is missing)")
-        self.stage = stage
-        self.module = module
-
-
-def _need(stage: str, module: str, *names: str) -> Any:
-    """Import `module` (and return its attribute(s) `names`), or raise
-    `StageUnavailable` if the module, a submodule it loads lazily, or a name
-    is not there yet."""
-
-    def missing(e: ModuleNotFoundError) -> bool:
-        # Only the target module (or one of its own submodules) missing means
-        # "not written yet"; any other missing import is a real bug.
-        n = e.name or ""
-        return bool(n) and (n == module or module.startswith(n + ".") or n.startswith(module + "."))
-
-    try:
-        mod = importlib.import_module(module)
-        values = []
-        for name in names:
-            if not hasattr(mod, name):
-                raise StageUnavailable(stage, f"{module}.{name}")
-            values.append(getattr(mod, name))
-    except ModuleNotFoundError as e:
-        if missing(e):
-            raise StageUnavailable(stage, e.name or module) from None
-        raise
-    if not names:
-        return mod
-    return values[0] if len(values) == 1 else tuple(values)
-
-
 # ---------------------------------------------------------------- the stages
 def _stage_ast(source: SourceFile, ctx: Context) -> Any:
-    parse = _need("ast", "tilelang.syntax.parser", "parse")
+    from tilelang.syntax.parser import parse
+
     return parse(source, ctx.sink)
 
 
 def _stage_checked(module: Any, ctx: Context) -> Checked:
-    check_program = _need("checked", "tilelang.sema", "check_program")
+    from tilelang.ownership import check_ownership
+    from tilelang.sema import check_program
+
     program = check_program(module, ctx.sources, ctx.sink)
     if ctx.sink.has_errors:
         # Ownership facts are meaningless over an ill-typed program.
-        return Checked(program, None)
-    try:
-        check_ownership = _need("checked", "tilelang.ownership", "check_ownership")
-    except StageUnavailable as e:
-        ctx.missing.append((e.stage, e.module))
         return Checked(program, None)
     facts = check_ownership(program, ctx.sink)
     if not ctx.sink.has_errors:
@@ -197,7 +154,8 @@ def kernel_instances(program: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _stage_ir(checked: Checked, ctx: Context) -> list[Any]:
-    lower_kernel = _need("ir", "tilelang.ir.lower", "lower_kernel")
+    from tilelang.ir.lower import lower_kernel
+
     kernels = []
     for name, inst in kernel_instances(checked.program):
         if ctx.options.kernel is not None and name != ctx.options.kernel:
@@ -207,7 +165,7 @@ def _stage_ir(checked: Checked, ctx: Context) -> list[Any]:
 
 
 def _stage_gpu(kernels: list[Any], ctx: Context) -> list[Any]:
-    lower = _need("gpu", "tilelang.backend", "lower_gpu_diagnostics")
+    from tilelang.backend import lower_gpu_diagnostics as lower
     from tilelang.backend.facts import TensorFacts
 
     out = []
@@ -220,13 +178,15 @@ def _stage_gpu(kernels: list[Any], ctx: Context) -> list[Any]:
 
 
 def _stage_llvm(kernels: list[Any], ctx: Context) -> list[Artifact]:
-    emit = _need("llvm", "tilelang.backend", "emit_llvm_diagnostics")
-    return _emit_each(kernels, ctx, emit)
+    from tilelang.backend import emit_llvm_diagnostics
+
+    return _emit_each(kernels, ctx, emit_llvm_diagnostics)
 
 
 def _stage_ptx(kernels: list[Any], ctx: Context) -> list[Artifact]:
-    emit = _need("ptx", "tilelang.backend", "emit_ptx_diagnostics")
-    return _emit_each(kernels, ctx, emit)
+    from tilelang.backend import emit_ptx_diagnostics
+
+    return _emit_each(kernels, ctx, emit_ptx_diagnostics)
 
 
 def _emit_each(kernels: list[Any], ctx: Context, emit: Callable[..., Any]) -> list[Artifact]:
@@ -280,7 +240,6 @@ class CompileResult:
     context: Context
     until: str
     failed_stage: str | None = None  # the stage that reported errors, if any
-    unavailable: StageUnavailable | None = None  # the stage that could not run
 
     @property
     def sources(self) -> SourceMap:
@@ -292,7 +251,7 @@ class CompileResult:
 
     @property
     def ok(self) -> bool:
-        return not self.context.sink.has_errors and self.unavailable is None
+        return not self.context.sink.has_errors
 
     @property
     def output(self) -> Any:
@@ -325,15 +284,11 @@ def compile(
     name: str = "<input>",
     options: Options | None = None,
     sources: SourceMap | None = None,
-    strict: bool = False,
 ) -> CompileResult:
     """Run the pipeline up to and including stage `until`.
 
-    Stops after the first stage that reports an error. A stage whose module is
-    not written yet stops the walk too: with `strict` it raises
-    `StageUnavailable`, otherwise the result records it in `unavailable` (so
-    `tilec check` still reports what the earlier stages found). Any other
-    exception from a stage is re-raised as `ICE`.
+    Stops after the first stage that reports an error. Any exception from a
+    stage is a bug and is re-raised as `ICE`.
     """
     ensure_recursion_budget()  # every stage recurses over trees up to MAX_NESTING deep
     sources = sources if sources is not None else SourceMap()
@@ -346,11 +301,6 @@ def compile(
         value = root if stage.input is None else ctx.outputs[stage.input]
         try:
             value = stage.run(value, ctx)
-        except StageUnavailable as e:
-            if strict:
-                raise
-            result.unavailable = e
-            return result
         except ICE:
             raise
         except Exception as e:
@@ -384,15 +334,18 @@ def format_output(stage: str, result: CompileResult) -> str:
     value = result.context.outputs[stage]
     match stage:
         case "ast":
-            format_ast = _need("ast", "tilelang.syntax.printer", "format_ast")
+            from tilelang.syntax.printer import format_ast
+
             return str(format_ast(value, result.sources))
         case "checked":
             return repr(value)
         case "ir":
-            print_kernel = _need("ir", "tilelang.ir.printer", "print_kernel")
+            from tilelang.ir.printer import print_kernel
+
             return "\n".join(str(print_kernel(k)) for k in value)
         case "gpu":
-            print_gpu = _need("gpu", "tilelang.backend.gpu.printer", "print_gpu_kernel")
+            from tilelang.backend.gpu.printer import print_gpu_kernel as print_gpu
+
             return "\n".join(str(print_gpu(k)) for k in value)
         case "llvm" | "ptx":
             if len(value) == 1:

@@ -1,4 +1,12 @@
-"""Scalar element types (BRIEF §3), shared by every stage.
+"""Scalar element types (BRIEF §3) and Tile's integer division, shared by every stage.
+
+`ARITH` and `COMPARE` are the binary operators whose meaning on Python
+numbers is already Tile's (no division, shift or rounding rule to decide);
+every stage that folds constants looks them up there. `trunc_div` and
+`trunc_rem` are the one definition of integer `/` and `%`:
+they round toward zero (Rust, C, the IR), on Python ints. What a zero
+divisor means depends on the stage (an error on the host and in constants,
+`x / 0 == 0` and `x % 0 == x` in the IR), so callers decide it first.
 
 Invariant: NumPy is the only import, and it is imported on first use of
 `np_dtype` (so `tilec check`, which never needs it, starts without it).
@@ -9,8 +17,10 @@ after every operation).
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # NumPy is imported on first use, so `tilec check` starts without it
     import numpy as np
@@ -92,3 +102,24 @@ _NP = {
 }
 
 DTYPE_NAMES = tuple(d.value for d in DType)
+
+
+def trunc_div(a: int, b: int) -> int:
+    """`a / b` rounded toward zero; `b` must not be 0."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def trunc_rem(a: int, b: int) -> int:
+    """`a % b` with the sign of `a` (`a == b * trunc_div(a, b) + trunc_rem(a, b)`); `b` must not be 0."""
+    return a - b * trunc_div(a, b)
+
+
+ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul,
+    "&": operator.and_, "|": operator.or_, "^": operator.xor,
+}
+COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
+    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}

@@ -250,14 +250,14 @@ def _check(sf: Any, sources: SourceMap, ownership: bool,
 
     if ownership:
         options = driver.Options(deny_warnings=deny_warnings)
-        result = driver.compile(sf, until="checked", sources=sources, strict=True, options=options)
+        result = driver.compile(sf, until="checked", sources=sources, options=options)
         if not result.ok:
             raise CheckFailed(list(result.diagnostics), result.sources)
         return result.output, result.context.outputs["ast"], list(result.diagnostics)
     from tilelang.diagnostics.model import DiagnosticSink
     from tilelang.sema import check_program
 
-    parsed = driver.compile(sf, until="ast", sources=sources, strict=True)
+    parsed = driver.compile(sf, until="ast", sources=sources)
     if not parsed.ok:
         raise CheckFailed(list(parsed.diagnostics), parsed.sources)
     sink = DiagnosticSink()

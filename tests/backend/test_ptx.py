@@ -153,7 +153,7 @@ def test_example_ptx_assembles(path, arch: str) -> None:  # type: ignore[no-unty
     stages, assembles with ptxas for sm_80 and sm_90a."""
     from tilelang import driver
 
-    result = driver.compile(path, "ptx", options=driver.Options(arch=arch), strict=True)
+    result = driver.compile(path, "ptx", options=driver.Options(arch=arch))
     assert result.ok, [d.message for d in result.diagnostics]
     assert result.output, "no kernel instance"
     if not ptxas_available():

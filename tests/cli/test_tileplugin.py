@@ -4,7 +4,6 @@ plugin's module state is not shared with this session)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import textwrap
 from pathlib import Path
@@ -178,16 +177,13 @@ def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.Monkey
 
     result = pytester.runpytest_subprocess("-p", "tileplugin", "-q", "-rA", "tests")
     out = result.stdout.str()
-    if importlib.util.find_spec("tilelang.run") is None:
-        result.assert_outcomes(passed=1, failed=3, skipped=6)
-    else:
-        # each run test also runs under the sanitizer (`::run-pass+sanitize`)
-        result.assert_outcomes(passed=5, failed=5)
-        assert "PASSED tests/run/prints.tile::run-pass" in out
-        assert "PASSED tests/run/prints.tile::run-pass+sanitize" in out
-        assert "PASSED tests/run/fails.tile::run-fail" in out
-        assert "PASSED tests/run/fails.tile::run-fail+sanitize" in out
-        assert "stdout differs from the `// expect:` lines" in out
+    # each run test also runs under the sanitizer (`::run-pass+sanitize`)
+    result.assert_outcomes(passed=5, failed=5)
+    assert "PASSED tests/run/prints.tile::run-pass" in out
+    assert "PASSED tests/run/prints.tile::run-pass+sanitize" in out
+    assert "PASSED tests/run/fails.tile::run-fail" in out
+    assert "PASSED tests/run/fails.tile::run-fail+sanitize" in out
+    assert "stdout differs from the `// expect:` lines" in out
     assert "unexpected (emitted but not annotated):" in out
     assert "missing (annotated but not emitted):" in out
     assert "malformed test file" in out and "unknown directive" in out

@@ -114,7 +114,8 @@ def test_pygments_finds_the_lexer_by_name_once_installed() -> None:
 
 
 def test_pygments_builtins_cover_the_signature_table() -> None:
-    signatures = pytest.importorskip("tilelang.intrinsics.signatures")
+    from tilelang.intrinsics import signatures
+
     assert set(signatures.FUNCTIONS) <= set(highlight.BUILTIN_FUNCTIONS)
 
 
@@ -234,7 +235,8 @@ fn main() {
 @pytest.mark.parametrize("name", ["kernel", "gemm", "main", "launch", "launch-async", "for",
                                   "let-mut", "unsafe", "hints", "fn"])
 def test_snippets_expand_to_tile_that_parses(name: str) -> None:
-    driver = pytest.importorskip("tilelang.driver")
+    from tilelang import driver
+
     snippets = json.loads((VSCODE / "snippets" / "tile.code-snippets").read_text(encoding="utf-8"))
     text = _expand(snippets[name]["body"])
     if name in ("kernel", "gemm", "main", "fn"):
@@ -247,6 +249,6 @@ def test_snippets_expand_to_tile_that_parses(name: str) -> None:
     # a snippet is a scaffold: its unused names may warn (W0xxx), not fail
     codes = [d.code for d in result.diagnostics if d.severity.value == "error"]
     assert not [c for c in codes if c.startswith("E00")], (program, result.diagnostics)
-    if name in ("kernel", "gemm", "main", "launch", "launch-async") and result.unavailable is None:
+    if name in ("kernel", "gemm", "main", "launch", "launch-async"):
         # These are complete programs or statements: they must check cleanly.
         assert codes == [], (program, result.diagnostics)

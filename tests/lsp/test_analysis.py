@@ -4,7 +4,6 @@ and diagnostics."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,6 @@ from tilelang.lsp import analysis as A
 from tilelang.source import Span
 
 REPO = Path(__file__).resolve().parents[2]
-HAVE_SEMA = importlib.util.find_spec("tilelang.sema.check") is not None
-needs_sema = pytest.mark.skipif(not HAVE_SEMA, reason="the type checker is not in the tree yet")
 
 SOFTMAX = """\
 use std::nn::softmax;
@@ -57,7 +54,6 @@ def test_analysis_of_a_good_program_has_no_errors(an: A.Analysis) -> None:
     assert [d for d in an.diagnostics if d.severity.value == "error"] == []
 
 
-@needs_sema
 def test_hover_shows_types_from_the_checker(an: A.Analysis) -> None:
     h = A.hover(an, at(SOFTMAX, "t = x.load"))
     assert h is not None and "let t: Tile<f32, [BM, N]>" in h.markdown
@@ -68,7 +64,6 @@ def test_hover_shows_types_from_the_checker(an: A.Analysis) -> None:
     assert h is not None and "Tensor<f32, [300, 128]>" in h.markdown
 
 
-@needs_sema
 def test_hover_on_declarations_and_builtins(an: A.Analysis) -> None:
     h = A.hover(an, at(SOFTMAX, "softmax(t)"))
     assert h is not None
@@ -111,7 +106,6 @@ def test_definition_of_locals_items_and_stdlib(an: A.Analysis) -> None:
     assert A.definition(an, at(SOFTMAX, "randn")) is None
 
 
-@needs_sema
 def test_use_paths_hover_and_jump_to_modules_and_items(an: A.Analysis) -> None:
     h = A.hover(an, at(SOFTMAX, "nn::softmax;"))
     assert h is not None and "mod std::nn" in h.markdown
@@ -178,7 +172,6 @@ def test_completed_calls_bring_their_parentheses_unless_present() -> None:
     assert all(c.snippet is None for c in A.completions(an, at(text, "zer", 3)))
 
 
-@needs_sema
 def test_method_completion_is_filtered_by_the_receiver_type(an: A.Analysis) -> None:
     text = SOFTMAX.replace("    print(e.sum());", "    e.")
     half = A.analyze(text, "t.tile")
@@ -281,7 +274,6 @@ def test_rename(an: A.Analysis) -> None:
     assert isinstance(A.rename_spans(an, at(SOFTMAX, "softmax(t)"), "sm"), str)
 
 
-@needs_sema
 def test_inlay_hints_show_inferred_types_and_const_generics(an: A.Analysis) -> None:
     hints = {(SOFTMAX[: h.offset].rsplit(None, 1)[-1], h.label) for h in A.inlay_hints(an)}
     assert ("t", ": Tile<f32, [BM, N]>") in hints
@@ -314,8 +306,7 @@ def test_semantic_tokens_classify_names(an: A.Analysis) -> None:
     assert tok("f32, [BM")[0] == "type"
     assert tok("mut y", 4) == ("variable", ("declaration", "mutable"))
     assert tok("randn") == ("function", ("defaultLibrary",))
-    if HAVE_SEMA:
-        assert tok("BM, N]>,") == ("typeParameter", ("readonly",))
+    assert tok("BM, N]>,") == ("typeParameter", ("readonly",))
     starts = [t.span.start for t in A.semantic_tokens(an)]
     assert starts == sorted(starts)
 
@@ -349,7 +340,6 @@ def test_quick_fixes_repair_the_program(text: str, code: str, title: str) -> Non
     assert [d for d in fixed.diagnostics if d.severity.value == "error"] == []
 
 
-@needs_sema
 def test_workspace_items_cover_the_document_and_loaded_modules(an: A.Analysis) -> None:
     items = {(name, kind) for name, kind, _ in A.workspace_items(an, "")}
     assert {("softmax_rows", "kernel"), ("main", "fn"), ("COLS", "const"),
@@ -366,9 +356,9 @@ def test_document_links_resolve_use_files(tmp_path: Path) -> None:
     assert [(an.span_text(span), path.name) for span, path in links] == [('"helper.tile"', "helper.tile")]
 
 
-# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion# ---------------------------------------------------------------- LSP conversion
+# ---------------------------------------------------------------- LSP conversion
 
-server = pytest.importorskip("tilelang.lsp.server")
+from tilelang.lsp import server  # noqa: E402  (after the pure-analysis tests)
 
 
 def test_positions_are_utf16_code_units() -> None:

@@ -4,7 +4,6 @@ by pygls's client, as an editor would."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,11 +96,6 @@ def test_syntax_error_is_published_and_cleared_by_an_edit(server: Any) -> None:
     run(server, scenario)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("tilelang.ownership") is None
-    or importlib.util.find_spec("tilelang.sema.check") is None,
-    reason="the type and ownership checkers are not in the tree yet",
-)
 def test_ownership_error_has_code_range_and_related_move(server: Any) -> None:
     URI = "untitled:ownership"
     text = ADD.replace("    let mut z = zeros::<f32>([n]);\n",
@@ -139,8 +133,7 @@ def test_hover_definition_symbols_completion_signature_help(server: Any) -> None
         h = await s.hover(URI, line, col)
         assert h is not None and isinstance(h.contents, lsp.MarkupContent)
         assert "tx" in h.contents.value
-        if importlib.util.find_spec("tilelang.sema.check") is not None:
-            assert "Tile<f32, [B]>" in h.contents.value
+        assert "Tile<f32, [B]>" in h.contents.value
         assert h.range is not None and h.range.start == lsp.Position(line=line, character=col)
 
         # hover: a builtin's signature and doc
@@ -218,14 +211,13 @@ def test_hover_definition_symbols_completion_signature_help(server: Any) -> None
         assert len(edit.changes[URI]) == 2
 
         # inlay hints: the inferred tile type of `tx`, the inferred `B` of the launch
-        if importlib.util.find_spec("tilelang.sema.check") is not None:
-            hints = await s.inlay_hints(URI, ADD.count("\n"))
-            assert isinstance(hints, (list, tuple))
-            shown = {(h.position.line, h.position.character, h.label) for h in hints}
-            line, col = position_of(ADD, "tx = x", delta=2)
-            assert (line, col, ": Tile<f32, [B]>") in shown
-            line, col = position_of(ADD, "add(z.partition", delta=3)
-            assert (line, col, "<B = 1024>") in shown
+        hints = await s.inlay_hints(URI, ADD.count("\n"))
+        assert isinstance(hints, (list, tuple))
+        shown = {(h.position.line, h.position.character, h.label) for h in hints}
+        line, col = position_of(ADD, "tx = x", delta=2)
+        assert (line, col, ": Tile<f32, [B]>") in shown
+        line, col = position_of(ADD, "add(z.partition", delta=3)
+        assert (line, col, "<B = 1024>") in shown
 
         # semantic tokens: the first is the kernel's name, a function declaration
         tokens = await s.semantic_tokens(URI)

@@ -258,7 +258,6 @@ def accepted(src: str) -> tuple[bool, list[str]]:
     result = driver.check(src, name="<generated>")
     diags = result.context.sink.diagnostics
     errors = [f"{d.code} {d.message}" for d in diags if d.severity.value == "error"]
-    assert result.unavailable is None, f"a stage is missing: {result.unavailable}"
     return not errors, errors
 
 
@@ -357,10 +356,8 @@ def test_checker_never_raises_on_mutilated_programs(text: str, data: st.DataObje
     module = parse(sf, sink)
     if sink.has_errors:
         return
-    try:
-        from tilelang.sema import check_program
-    except ImportError:
-        return
+    from tilelang.sema import check_program
+
     ssink = DiagnosticSink()
     program = check_program(module, sources, ssink)
     if ssink.has_errors:

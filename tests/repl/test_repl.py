@@ -11,8 +11,6 @@ from tileplugin import REPO_ROOT, run_tilec, tilec_env
 
 from tilelang.repl import HELP, ReplSession
 
-pytest.importorskip("tilelang.run")
-
 KERNEL = """kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
     z.store(x.load_like(z) + 1.0);
 }"""

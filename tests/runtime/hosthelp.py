@@ -16,12 +16,9 @@ from tilelang.diagnostics.model import DiagnosticSink, TileError
 from tilelang.runtime.cpu import CpuDevice
 from tilelang.runtime.host import HostEvaluator
 from tilelang.runtime.launch import Runtime
+from tilelang.sema.program import Program
 from tilelang.source import SourceMap
 from tilelang.syntax.parser import parse
-
-
-class NoProgram:
-    """A `Program` with no side tables: the evaluator falls back on values."""
 
 
 @dataclass
@@ -57,8 +54,9 @@ def run_host(text: str, lowerings: dict[str, Callable[[dict], Any]] | None = Non
         return lowerings[name](inst)
 
     device = CpuDevice(out=lambda s: out.write(s + "\n"))
-    runtime = Runtime(device, NoProgram(), lower=lower)
-    ev = HostEvaluator(NoProgram(), module, sources, runtime, out=out)
+    program = Program.unchecked(module, "test.tile")  # no side tables: the evaluator uses values
+    runtime = Runtime(device, program, lower=lower)
+    ev = HostEvaluator(program, module, sources, runtime, out=out)
     error = None
     try:
         ev.run_main(ev.find_main())

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tilelang.dtypes import DType
+from tilelang.interp import numeric as num
 from tilelang.runtime.cpu import CpuDevice
 from tilelang.runtime.tensor import (
     Partition,
@@ -13,6 +14,7 @@ from tilelang.runtime.tensor import (
     float_to_int,
     format_scalar,
     format_tensor,
+    normalise,
     round_bf16,
 )
 
@@ -33,6 +35,20 @@ def test_round_bf16_ties_to_even_and_specials():
     assert np.isnan(r[2])
     assert r[3] == np.inf and r[4] == -np.inf
     assert r[5] == np.inf  # past the largest bf16: overflows to inf
+
+
+def test_bf16_host_tensors_round_as_the_interpreter_does():
+    """The host's bf16 rounding is the interpreter's (one definition): a NaN
+    keeps its sign and a payload in the low 16 bits cannot turn it into inf."""
+    pats = [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0xFFFFFFFF, 0x3F808000,
+            0x3F818000, 0x7F7FFFFF, 0x80000000, 0x00000001]
+    x = np.array(pats, np.uint32).view(np.float32)
+    host = normalise(x, DType.BF16)
+    assert host.view(np.uint32).tolist() == num.round_bf16(x).view(np.uint32).tolist()
+    assert [int(b) >> 31 for b in host.view(np.uint32)[:5]] == [0, 1, 0, 1, 1]
+    assert np.isnan(host[:5]).all()
+    stored = t(x, DType.BF16).numpy()
+    assert np.signbit(stored[1]) and np.isnan(stored[1])
 
 
 def test_float_to_int_saturates_and_truncates():

@@ -24,10 +24,10 @@ def expected_errors(text: str) -> set[tuple[str, int]]:
 
 
 def check_file(path: Path) -> tuple[SourceFile, list[Diagnostic], list[Diagnostic], object]:
-    """Parse, type check (if `tilelang.sema.check_program` exists) and ownership
-    check one file. Returns (file, type-checker diagnostics, ownership
+    """Parse, type check and ownership check one file. Returns (file, type-checker diagnostics, ownership
     diagnostics, facts)."""
     from tilelang.ownership import check_ownership
+    from tilelang.sema import check_program
     from tilelang.syntax.parser import parse
 
     sources = SourceMap()
@@ -35,16 +35,9 @@ def check_file(path: Path) -> tuple[SourceFile, list[Diagnostic], list[Diagnosti
     sink = DiagnosticSink()
     module = parse(sf, sink)
     assert not sink.has_errors, [d.message for d in sink.diagnostics]
-    program: object = module
-    sema: list[Diagnostic] = []
-    try:
-        from tilelang.sema import check_program
-    except ImportError:
-        check_program = None
-    if check_program is not None:
-        ssink = DiagnosticSink()
-        program = check_program(module, sources, ssink)
-        sema = [d for d in ssink.diagnostics if d.severity.value == "error"]
+    ssink = DiagnosticSink()
+    program = check_program(module, sources, ssink)
+    sema = [d for d in ssink.diagnostics if d.severity.value == "error"]
     osink = DiagnosticSink()
     facts = check_ownership(program, osink)
     return sf, sema, osink.diagnostics, facts

@@ -33,7 +33,6 @@ def test_hostile_corpus_size() -> None:
 @pytest.mark.parametrize("path", ROOTS, ids=lambda p: p.stem)
 def test_hostile_program_rejected(path: Path) -> None:
     result = driver.check(path)
-    assert result.unavailable is None
     diags = [d for d in result.diagnostics if d.severity.value == "error"]
     want: set[tuple[str, str, int]] = set()
     for sf in result.sources:

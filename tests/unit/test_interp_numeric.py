@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
+from tilelang.ir.lower.fold import fold_binary
+from tilelang.ir.lower.values import CVal
 from tilelang.ir.nodes import ElemOp, ReduceOp, ScanOp
 
 I32 = DType.I32
@@ -74,6 +76,24 @@ def test_int_div_rem_truncate_toward_zero() -> None:
     assert q.tolist() == [3, -3, -3, 3, 0, -2**31, 0]
     assert r.tolist() == [1, -1, 1, -1, 5, 0, -2**31]
     assert (q * np.where(b == 0, 0, b) + r == a).all()
+
+
+def test_constant_division_is_the_interpreters() -> None:
+    """`dtypes.trunc_div`/`trunc_rem`, which every stage folds constants with
+    (types, constants, the lowering, the host, ownership facts), agree with
+    the interpreter's integer `/` and `%` wherever the divisor is not 0."""
+    vals = [-2**31 + 1, -1000, -7, -2, -1, 0, 1, 2, 7, 1000, 2**31 - 1]
+    a = ints(*[x for x in vals for y in vals if y != 0])
+    b = ints(*[y for x in vals for y in vals if y != 0])
+    q = num.elementwise(ElemOp.DIV, [a, b], I32)
+    r = num.elementwise(ElemOp.REM, [a, b], I32)
+    assert [trunc_div(int(x), int(y)) for x, y in zip(a, b, strict=True)] == q.tolist()
+    assert [trunc_rem(int(x), int(y)) for x, y in zip(a, b, strict=True)] == r.tolist()
+    # the lowering folds `x / 0` and `x % 0` as the IR defines them
+    zero = CVal(0, DType.I32)
+    assert fold_binary("/", CVal(7, DType.I32), zero) == CVal(0, DType.I32)
+    assert fold_binary("%", CVal(-7, DType.I32), zero) == CVal(-7, DType.I32)
+    assert fold_binary("/", CVal(-7, DType.I32), CVal(2, DType.I32)) == CVal(-3, DType.I32)
 
 
 def test_unsigned_div_and_wrapping() -> None:

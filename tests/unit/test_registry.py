@@ -171,8 +171,6 @@ def _emitted_codes(path: Path, mode: str) -> list[str]:
     """The error codes `tilec check` (or run, or emit --stage ptx) reports."""
     until = "ptx" if mode == "ptx" else "checked"
     result = driver.compile(path, until)
-    if result.unavailable is not None:
-        pytest.skip(str(result.unavailable))
     codes = _error_codes(result.diagnostics)
     if mode == "sanitize-unchecked":
         assert codes and all(c.startswith("E03") for c in codes), (
@@ -188,7 +186,7 @@ def _emitted_codes(path: Path, mode: str) -> list[str]:
         return []
     if codes or mode not in ("run", "sanitize"):
         return codes
-    run = pytest.importorskip("tilelang.run")
+    from tilelang import run
     from tilelang.diagnostics.model import TileError
 
     try:
@@ -237,8 +235,6 @@ def test_fixed_example_passes_the_checks(code: str, tmp_path: Path) -> None:
     path = tmp_path / f"{code}_fixed.tile"
     path.write_text(blocks[1][1], encoding="utf-8")
     result = driver.check(path)
-    if result.unavailable is not None:
-        pytest.skip(str(result.unavailable))
     assert _error_codes(result.diagnostics) == [], (
         f"{code}.md's second (fixed) example should pass `tilec check`"
     )

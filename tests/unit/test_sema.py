@@ -320,6 +320,39 @@ def test_import_cycles_terminate(tmp_path: Path) -> None:
     assert {"a", "b"} <= set(prog.modules)
 
 
+def test_program_finds_items_by_name_across_modules() -> None:
+    """The queries later stages use instead of probing a Program's fields:
+    qualified names, the root's items first, then any module's."""
+    prog = ok(
+        "use std::math;\n"
+        "const N: i32 = 4;\n"
+        "kernel fn k(z: &mut Tensor<f32, [4]>) { z.store(z.load()); }\n"
+        "fn main() { let x = math::cdiv(7, N); print(x); }\n"
+    )
+    assert [m.name for m in prog.all_modules()] == ["", "std::math"]
+    assert prog.find_fn("k", kernel=True) is prog.kernels["k"].decl
+    assert prog.find_fn("k", kernel=False) is None
+    assert prog.find_fn("std::math::cdiv", kernel=False) is prog.functions["std::math::cdiv"].decl
+    assert prog.find_fn("cdiv", kernel=False) is prog.functions["std::math::cdiv"].decl
+    assert prog.find_const("N") == 4
+    assert prog.find_const("std::math::PI") == prog.find_const("PI") == pytest.approx(3.14159265)
+    assert prog.find_const("NOPE") is None
+    call = next(c for c in prog.instantiations if isinstance(c, ast.Call))
+    assert prog.deferred_of(call) == {}
+
+
+def test_unchecked_program_answers_unknown() -> None:
+    """`Program.unchecked(module)`: the program of a module no checker has
+    seen, for stages that run without types (in their own tests)."""
+    sf = SourceMap().add("u.tile", "const C: i32 = 3;\nfn f() -> i32 { C }\n")
+    module = parse(sf, DiagnosticSink())
+    prog = Program.unchecked(module, "u.tile")
+    assert [m.ast for m in prog.all_modules()] == [module]
+    assert prog.find_fn("f", kernel=False) is module.items[1]
+    assert isinstance(prog.find_const("C"), ast.ConstDecl)  # not evaluated: its declaration
+    assert prog.type_of(module.items[1].body) is None and prog.symbol_of(module.items[1]) is None
+
+
 # ---------------------------------------------------------------- the signature table
 
 
@@ -332,7 +365,7 @@ def test_every_operation_has_a_typing_rule() -> None:
 
 
 def test_signature_table_covers_the_brief() -> None:
-    kernel_fns = ["block_id", "num_blocks", "zeros", "full", "arange", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "fma", "maximum", "minimum", "where", "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "store_unchecked"]
+    kernel_fns = ["block_id", "num_blocks", "zeros", "full", "arange", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "fma", "maximum", "minimum", "where", "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min", "store_unchecked"]
     host_fns = ["zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print", "assert", "assert_close"]
     methods = ["load", "store", "load_like", "partition", "num_tiles", "load_padded", "sum", "max", "min", "reshape", "broadcast", "transpose", "permute", "save_npy", "shape", "clone", "sync", "launch", "wait", "replay"]
     assert set(kernel_fns) <= set(FUNCTIONS) and set(host_fns) <= set(FUNCTIONS)

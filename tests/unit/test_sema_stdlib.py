@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-run = pytest.importorskip("tilelang.run")
+from tilelang import run
 
 PROGRAM = """
 use std::nn::*;

@@ -83,7 +83,7 @@ def _load(text: str, name: str, device: str) -> Module:
     dev = _resolve_device(device)
     sources = SourceMap()
     sf = sources.add(name, text)
-    result = driver.compile(sf, until="checked", sources=sources, strict=True)
+    result = driver.compile(sf, until="checked", sources=sources)
     if not result.ok:
         diags = list(result.diagnostics)
         report = render.render(diags, result.sources, "human", color=False).rstrip()

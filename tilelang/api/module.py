@@ -95,13 +95,11 @@ class Module:
                 self.functions[item.name.name] = HostFunction(self, item, item.name.name)
         # kernels the root module imports (`use std::attention::flash_attention;`)
         # are callable under their imported name, like its own
-        root_info = getattr(program, "root", None)
-        if root_info is not None:
-            own = root_info.own
-            for local, sym in (getattr(root_info, "scope", None) or {}).items():
-                info = program.kernels.get(sym.qualname) if sym.qualname else None
-                if info is not None and local not in self.kernels and local not in own:
-                    self.kernels[local] = Kernel(self, info.decl, sym.qualname)
+        root_info = program.root
+        for local, sym in root_info.scope.items():
+            info = program.kernels.get(sym.qualname) if sym.qualname else None
+            if info is not None and local not in self.kernels and local not in root_info.own:
+                self.kernels[local] = Kernel(self, info.decl, sym.qualname)
         # Plain attributes too, so `mod.add` is an ordinary lookup (calls of a
         # kernel in a loop pay for it); names the class already uses are left
         # to `__getattr__`'s order (and `mod.kernels["on"]`).

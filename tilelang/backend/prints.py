@@ -108,9 +108,9 @@ class Decoded:
 def decode(formats: tuple[PrintFormat, ...], raw: bytes) -> Decoded:
     """The printed lines of one launch, in the interpreter's order, from the
     buffer's header followed by (at least) its complete records."""
-    from tilelang.interp.machine import (  # the interpreter's formatter: one look
-        _fmt_scalar,
-        _fmt_tile,
+    from tilelang.interp.printing import (  # the interpreter's formatter: one look
+        fmt_scalar,
+        fmt_tile,
     )
 
     _cursor, cap, dropped, end = struct.unpack_from("<QIIQ", raw, 0)
@@ -139,6 +139,6 @@ def decode(formats: tuple[PrintFormat, ...], raw: bytes) -> Decoded:
             if part.dtype is DType.BOOL:
                 arr = arr != 0
             arr = arr.reshape(part.shape)
-            text.append(_fmt_tile(arr, part.dtype) if part.shape else _fmt_scalar(arr, part.dtype))
+            text.append(fmt_tile(arr, part.dtype) if part.shape else fmt_scalar(arr, part.dtype))
         lines.append("".join(text))
     return Decoded(lines, int(dropped))

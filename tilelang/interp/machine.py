@@ -24,6 +24,7 @@ from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.interp import numeric as num
 from tilelang.interp import vector
+from tilelang.interp.printing import fmt_scalar, fmt_tile
 from tilelang.interp.vector import has_assert, run_vectorised, written_tensors
 from tilelang.ir import nodes as ir
 
@@ -179,20 +180,6 @@ def _windows(
     return tuple(src), tuple(dst)
 
 
-def _fmt_scalar(x: np.ndarray, dt: DType) -> str:
-    """A scalar as the host's `print` writes it (Rust style: `1.0`, `-3`, `true`)."""
-    from tilelang.runtime.tensor import format_scalar  # the host's formatter: one look
-
-    return format_scalar(x.reshape(()).item() if dt is DType.BF16 else x.reshape(())[()], dt)
-
-
-def _fmt_tile(x: np.ndarray, dt: DType) -> str:
-    return np.array2string(
-        np.asarray(x), separator=", ", threshold=64,
-        formatter={"all": lambda v: _fmt_scalar(np.asarray(v), dt)},
-    )
-
-
 def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
     match op:
         case ir.Const(result=r, value=v):
@@ -249,8 +236,7 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                 v.dtype,
             )
         case ir.Elementwise(result=r, op=e, operands=xs):
-            dt = xs[1].dtype if e is ir.ElemOp.WHERE else xs[0].dtype
-            env[r.id] = num.elementwise(e, [env[x.id] for x in xs], dt)
+            env[r.id] = num.elementwise(e, [env[x.id] for x in xs], op.operand_dtype)
         case ir.Cast(result=r, x=x):
             env[r.id] = num.cast(env[x.id], x.dtype, r.dtype)
         case ir.Reduce(result=r, op=rop, x=x, axis=a):
@@ -303,9 +289,9 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                 if isinstance(part, str):
                     text.append(part)
                 elif part.type.is_scalar:
-                    text.append(_fmt_scalar(env[part.id], part.dtype))
+                    text.append(fmt_scalar(env[part.id], part.dtype))
                 else:
-                    text.append(_fmt_tile(env[part.id], part.dtype))
+                    text.append(fmt_tile(env[part.id], part.dtype))
             ctx.out("".join(text))
         case ir.Assert(cond=c, message=msg):
             cond = env[c.id]

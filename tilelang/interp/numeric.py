@@ -331,29 +331,30 @@ def elementwise(op: ElemOp, xs: list[np.ndarray], dt: DType) -> np.ndarray:
     return np.asarray(_int_op(op, xs, dt)).astype(dt.np_dtype, copy=False)
 
 
+# The ops that NumPy computes the same way for floats and integers (wrapping
+# integer arithmetic; NaN-propagating maximum/minimum).
+_SAME_FOR_ALL: dict[ElemOp, Callable[[list[np.ndarray]], np.ndarray]] = {
+    ElemOp.NEG: lambda a: np.negative(a[0]),
+    ElemOp.ABS: lambda a: np.abs(a[0]),
+    ElemOp.ADD: lambda a: a[0] + a[1],
+    ElemOp.SUB: lambda a: a[0] - a[1],
+    ElemOp.MUL: lambda a: a[0] * a[1],
+    ElemOp.MAXIMUM: lambda a: np.maximum(a[0], a[1]),
+    ElemOp.MINIMUM: lambda a: np.minimum(a[0], a[1]),
+}
+
+
 def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
     f = _FLOAT_UNARY.get(op)
     if f is not None:
         return f(a[0])
+    if op in _SAME_FOR_ALL:
+        return _SAME_FOR_ALL[op](a)
     match op:
-        case ElemOp.NEG:
-            return np.negative(a[0])
-        case ElemOp.ABS:
-            return np.abs(a[0])
-        case ElemOp.ADD:
-            return a[0] + a[1]
-        case ElemOp.SUB:
-            return a[0] - a[1]
-        case ElemOp.MUL:
-            return a[0] * a[1]
         case ElemOp.DIV:
             return a[0] / a[1]
         case ElemOp.REM:
             return np.fmod(a[0], a[1])
-        case ElemOp.MAXIMUM:
-            return np.maximum(a[0], a[1])
-        case ElemOp.MINIMUM:
-            return np.minimum(a[0], a[1])
         case ElemOp.POW:
             return np.power(a[0], a[1])  # IEEE pow (C99 Annex F specials)
         case ElemOp.FMA:
@@ -370,27 +371,15 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
 
 
 def _int_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
+    if op in _SAME_FOR_ALL:
+        return _SAME_FOR_ALL[op](a)
     match op:
-        case ElemOp.NEG:
-            return np.negative(a[0])
         case ElemOp.NOT:
             return np.logical_not(a[0]) if dt is DType.BOOL else np.invert(a[0])
-        case ElemOp.ABS:
-            return np.abs(a[0])
-        case ElemOp.ADD:
-            return a[0] + a[1]
-        case ElemOp.SUB:
-            return a[0] - a[1]
-        case ElemOp.MUL:
-            return a[0] * a[1]
         case ElemOp.DIV:
             return _int_div(a[0], a[1])
         case ElemOp.REM:
             return _int_rem(a[0], a[1])
-        case ElemOp.MAXIMUM:
-            return np.maximum(a[0], a[1])
-        case ElemOp.MINIMUM:
-            return np.minimum(a[0], a[1])
         case ElemOp.AND:
             return np.bitwise_and(a[0], a[1])
         case ElemOp.OR:
@@ -428,31 +417,29 @@ def atomic_update(
 
 
 # ------------------------------------------------------------------ reductions, scans
+# Reductions and scans in the compute type (sums and products accumulate in
+# it: f32 for f16/bf16; NaN-propagating max/min), rounded back by `finish`.
+_REDUCE: dict[ReduceOp, Callable[[np.ndarray, int], np.ndarray]] = {
+    ReduceOp.SUM: lambda c, axis: np.sum(c, axis=axis, dtype=c.dtype),
+    ReduceOp.PROD: lambda c, axis: np.prod(c, axis=axis, dtype=c.dtype),
+    ReduceOp.MAX: lambda c, axis: np.max(c, axis=axis),
+    ReduceOp.MIN: lambda c, axis: np.min(c, axis=axis),
+}
+_SCAN: dict[ScanOp, Callable[[np.ndarray, int], np.ndarray]] = {
+    ScanOp.CUMSUM: lambda c, axis: np.cumsum(c, axis=axis, dtype=c.dtype),
+    ScanOp.CUMPROD: lambda c, axis: np.cumprod(c, axis=axis, dtype=c.dtype),
+}
+
+
 def reduce(op: ReduceOp, x: np.ndarray, dt: DType, axis: int) -> np.ndarray:
     if op in (ReduceOp.ARGMAX, ReduceOp.ARGMIN):
         f = np.argmax if op is ReduceOp.ARGMAX else np.argmin
         return np.asarray(f(x, axis=axis)).astype(np.int32)
-    c = to_compute(x, dt)
-    match op:
-        case ReduceOp.SUM:
-            r = np.sum(c, axis=axis, dtype=c.dtype)
-        case ReduceOp.PROD:
-            r = np.prod(c, axis=axis, dtype=c.dtype)
-        case ReduceOp.MAX:
-            r = np.max(c, axis=axis)
-        case ReduceOp.MIN:
-            r = np.min(c, axis=axis)
-    return finish(np.asarray(r), dt)
+    return finish(np.asarray(_REDUCE[op](to_compute(x, dt), axis)), dt)
 
 
 def scan(op: ScanOp, x: np.ndarray, dt: DType, axis: int) -> np.ndarray:
-    c = to_compute(x, dt)
-    match op:
-        case ScanOp.CUMSUM:
-            r = np.cumsum(c, axis=axis, dtype=c.dtype)
-        case ScanOp.CUMPROD:
-            r = np.cumprod(c, axis=axis, dtype=c.dtype)
-    return finish(r, dt)
+    return finish(_SCAN[op](to_compute(x, dt), axis), dt)
 
 
 def mma(a: np.ndarray, b: np.ndarray, acc: np.ndarray, in_dt: DType, acc_dt: DType) -> np.ndarray:

@@ -36,6 +36,7 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.interp import numeric as num
+from tilelang.interp.printing import fmt_scalar, fmt_tile
 from tilelang.ir import nodes as ir
 
 Env = dict[int, np.ndarray]
@@ -264,8 +265,7 @@ def _op(op: ir.Op, env: Env, ctx: _Ctx) -> None:
             _atomic(aop, ctx, ctx.tensors[t], [env[i.id] for i in idx], env[v.id],
                     env[m.id] if m is not None else None, v)
         case ir.Elementwise(result=r, op=e, operands=xs):
-            dt = xs[1].dtype if e is ir.ElemOp.WHERE else xs[0].dtype
-            env[r.id] = num.elementwise(e, [env[x.id] for x in xs], dt)
+            env[r.id] = num.elementwise(e, [env[x.id] for x in xs], op.operand_dtype)
         case ir.Cast(result=r, x=x):
             env[r.id] = num.cast(env[x.id], x.dtype, r.dtype)
         case ir.Reduce(result=r, op=rop, x=x, axis=a):
@@ -291,8 +291,6 @@ def _op(op: ir.Op, env: Env, ctx: _Ctx) -> None:
         case ir.Yield():
             raise AssertionError("a yield is handled by its region")
         case ir.Print(parts=parts):
-            from tilelang.interp.machine import _fmt_scalar, _fmt_tile
-
             live = range(g) if ctx.active is None else np.flatnonzero(ctx.active).tolist()
             for blk in live:
                 text = []
@@ -300,9 +298,9 @@ def _op(op: ir.Op, env: Env, ctx: _Ctx) -> None:
                     if isinstance(part, str):
                         text.append(part)
                     elif part.type.is_scalar:
-                        text.append(_fmt_scalar(np.asarray(env[part.id][blk]), part.dtype))
+                        text.append(fmt_scalar(np.asarray(env[part.id][blk]), part.dtype))
                     else:
-                        text.append(_fmt_tile(env[part.id][blk], part.dtype))
+                        text.append(fmt_tile(env[part.id][blk], part.dtype))
                 ctx.lines[blk].append("".join(text))
         case ir.Assert(cond=c):
             cond = env[c.id].astype(bool)

@@ -197,6 +197,8 @@ _fn("atomic_add", K, ("tensor", "index", "value"), "atomic_add(&t, [i, ..], valu
     "atomically add `value` (scalar or tile) at element index (only inside `unsafe`)", "atomic")
 _fn("atomic_max", K, ("tensor", "index", "value"), "atomic_max(&t, [i, ..], value)",
     "atomically take the maximum at element index (only inside `unsafe`)", "atomic")
+_fn("atomic_min", K, ("tensor", "index", "value"), "atomic_min(&t, [i, ..], value)",
+    "atomically take the minimum at element index (only inside `unsafe`)", "atomic")
 _fn("store_unchecked", K, ("tensor", "index", "tile"), "store_unchecked(&t, [i, ..], tile)",
     "store a tile at element offset `index` of any tensor (only inside `unsafe`)",
     "store_unchecked")

@@ -422,6 +422,11 @@ class Elementwise:
     operands: tuple[Value, ...]
     span: Span = DUMMY_SPAN
 
+    @property
+    def operand_dtype(self) -> DType:
+        """The dtype the op computes in: its operands' (`where`'s values, not its mask)."""
+        return self.operands[-1].dtype if self.op is ElemOp.WHERE else self.operands[0].dtype
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Cast:

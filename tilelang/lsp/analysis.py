@@ -8,14 +8,14 @@ query functions (`hover`, `definition`, `document_symbols`, `completions`,
 return plain dataclasses that `server.py` converts to LSP.
 
 Invariants:
-- Nothing here raises on any input: a document that does not parse, a stage
-  that is not written yet, or a crash inside the compiler still gives an
+- Nothing here raises on any input: a document that does not parse or a
+  crash inside the compiler still gives an
   `Analysis` (with `internal_error` set for the crash); the queries return
   `None` / `[]` where they have nothing to say.
 - Offsets and spans are character offsets (the compiler's `Span` contract);
   conversion to LSP's UTF-16 positions happens only in `server.py`.
 - Semantic answers come from `Program` (types, symbols) when the type checker
-  ran; where it did not (a syntax error, sema not available), the answers
+  ran; where it did not (a syntax error), the answers
   fall back to a purely syntactic scope walk over the AST, so names,
   definitions and completion keep working while the user types.
 - Walking the AST is generic (over dataclass fields) rather than a `match`

@@ -52,10 +52,8 @@ _IDENT_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _known_hints() -> tuple[str, ...]:
-    try:
-        from tilelang.sema.items import KNOWN_HINTS
-    except ImportError:
-        return ("num_warps", "stages")
+    from tilelang.sema.items import KNOWN_HINTS
+
     return tuple(KNOWN_HINTS)
 
 
@@ -148,17 +146,14 @@ def _completions(an: Analysis, offset: int, previous: Analysis | None) -> list[C
                 case _:
                     add(Completion(b.name, "variable", str(ty) if ty is not None else b.kind))
 
-    try:
-        from tilelang.intrinsics import signatures
-    except ImportError:
-        signatures = None  # type: ignore[assignment]
-    if signatures is not None:
-        for name, sig in sorted(signatures.FUNCTIONS.items()):
-            ctx = sig.context.value
-            if (in_kernel is True and ctx == "host") or (in_kernel is False and ctx == "kernel"):
-                continue
-            add(Completion(name, "function", sig.signature, sig.doc,
-                           _call_snippet(name, bool(sig.generics), bool(sig.params))))
+    from tilelang.intrinsics import signatures
+
+    for name, sig in sorted(signatures.FUNCTIONS.items()):
+        ctx = sig.context.value
+        if (in_kernel is True and ctx == "host") or (in_kernel is False and ctx == "kernel"):
+            continue
+        add(Completion(name, "function", sig.signature, sig.doc,
+                       _call_snippet(name, bool(sig.generics), bool(sig.params))))
 
     from tilelang import highlight
 
@@ -171,10 +166,8 @@ def _completions(an: Analysis, offset: int, previous: Analysis | None) -> list[C
 
 
 def _method_completions(kind: str | None) -> list[Completion]:
-    try:
-        from tilelang.intrinsics import signatures
-    except ImportError:
-        return []
+    from tilelang.intrinsics import signatures
+
     return [Completion(sig.name, "method", sig.signature, sig.doc,
                        _call_snippet(sig.name, bool(sig.generics), bool(sig.params)))
             for sig in signatures.methods_for(kind)]

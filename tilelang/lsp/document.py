@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from tilelang.diagnostics.model import Diagnostic
+from tilelang.sema.program import Program, Symbol
+from tilelang.sema.types import Type
 from tilelang.source import SourceFile, SourceMap, Span
 from tilelang.syntax import ast
 
@@ -32,10 +34,9 @@ class Analysis:
     sources: SourceMap
     file: SourceFile  # the root document in `sources`
     module: ast.Module | None = None  # the root AST (possibly partial)
-    program: Any = None  # tilelang.sema.Program, when the type checker ran
+    program: Program | None = None  # when the type checker ran
     diagnostics: list[Diagnostic] = field(default_factory=list)
     internal_error: str | None = None  # the compiler crashed (a tilec bug)
-    unavailable: str | None = None  # a stage not written yet
 
     @property
     def parsed_cleanly(self) -> bool:
@@ -49,21 +50,11 @@ class Analysis:
         except IndexError:
             return ""
 
-    def symbol_of(self, node: Any) -> Any:
-        if self.program is None or node is None:
-            return None
-        try:
-            return self.program.symbol_of(node)
-        except Exception:  # a half-built Program must not break the editor
-            return None
+    def symbol_of(self, node: Any) -> Symbol | None:
+        return None if self.program is None or node is None else self.program.symbol_of(node)
 
-    def type_of(self, node: Any) -> Any:
-        if self.program is None or node is None:
-            return None
-        try:
-            return self.program.type_of(node)
-        except Exception:
-            return None
+    def type_of(self, node: Any) -> Type | None:
+        return None if self.program is None or node is None else self.program.type_of(node)
 
 
 def analyze(text: str, name: str = "<input>") -> Analysis:
@@ -97,11 +88,9 @@ def _from_result(text: str, name: str, result: Any) -> Analysis:
         ctx.sources,
         ctx.source,
         module=module if isinstance(module, ast.Module) else None,
-        program=getattr(checked, "program", None),
+        program=checked.program if checked is not None else None,
         diagnostics=list(result.diagnostics),
     )
-    if result.unavailable is not None:
-        an.unavailable = str(result.unavailable)
     return an
 
 
@@ -247,11 +236,10 @@ def use_target(an: Analysis, decl: ast.UseDecl, ident: ast.Ident) -> tuple[str, 
     else:
         return "module", None
     program = an.program
-    items = getattr(program, "items", None) or {}
-    if qual in items:
-        return "item", items[qual]
-    modules = getattr(program, "modules", None) or {}
-    return "module", modules.get(qual) or qual
+    if program is not None and qual in program.items:
+        return "item", program.items[qual]
+    module = program.modules.get(qual) if program is not None else None
+    return "module", module or qual
 
 
 def module_span(an: Analysis, module: Any) -> Span | None:
@@ -295,10 +283,8 @@ def fn_header(an: Analysis, decl: ast.FnDecl) -> str:
 
 
 def lookup_builtin(name: str, method: bool) -> Any:
-    try:
-        from tilelang.intrinsics import signatures
-    except ImportError:
-        return None
+    from tilelang.intrinsics import signatures
+
     table = signatures.METHODS if method else signatures.FUNCTIONS
     return table.get(name)
 
@@ -351,37 +337,22 @@ def shown_type(ty: Any) -> str | None:
 
 @functools.cache
 def builtin_names() -> frozenset[str]:
-    try:
-        from tilelang.intrinsics import signatures
-    except ImportError:
-        return frozenset()
+    from tilelang.intrinsics import signatures
+
     return frozenset(signatures.FUNCTIONS)
 
 
 def receiver_kind(ty: Any) -> str | None:
+    """The receiver kind of `intrinsics.signatures` a value of type `ty` is
+    (a `&Tensor` is a tensor parameter), for method completion."""
     from tilelang.sema import types as t
 
-    match ty:
-        case t.RefT():
-            return "param" if isinstance(ty.inner, t.TensorT) else receiver_kind(ty.inner)
-        case t.TileT():
-            return "tile"
-        case t.TileViewT():
-            return "view"
-        case t.TensorT():
-            return "tensor"
-        case t.PartitionT():
-            return "partition"
-        case t.OpT():
-            return "op"
-        case t.HandleT():
-            return "handle"
-        case t.GraphT():
-            return "graph"
-        case t.ScalarT() | t.UntypedFloat() | t.UntypedInt():
-            return "scalar"
-        case _:
-            return None
+    if isinstance(ty, t.RefT):
+        return "param" if isinstance(ty.inner, t.TensorT) else receiver_kind(ty.inner)
+    kinds = {t.TileT: "tile", t.TileViewT: "view", t.TensorT: "tensor", t.PartitionT: "partition",
+             t.OpT: "op", t.HandleT: "handle", t.GraphT: "graph", t.ScalarT: "scalar",
+             t.UntypedFloat: "scalar", t.UntypedInt: "scalar"}
+    return kinds.get(type(ty))
 
 
 def binding_type(an: Analysis | None, b: Binding) -> Any:

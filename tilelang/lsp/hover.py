@@ -97,11 +97,10 @@ def _binding_markdown(an: Analysis, b: Binding) -> str:
 
 def _instantiation_markdown(an: Analysis, call: ast.Call) -> str:
     """`B = 1024` for a call whose const generics the checker inferred."""
-    try:
-        inst = dict(an.program.instantiation_of(call) or {})
-    except Exception:
+    if an.program is None:
         return ""
-    deferred = (getattr(an.program, "deferred", None) or {}).get(call, {})
+    inst = dict(an.program.instantiation_of(call))
+    deferred = an.program.deferred_of(call)
     parts = [f"`{k} = {v}`" for k, v in inst.items()]
     parts += [f"`{k}` known at launch" for k in deferred if k not in inst]
     return "\n\ninstantiated with " + ", ".join(parts) if parts else ""

@@ -121,10 +121,9 @@ def workspace_items(an: Analysis, query: str) -> list[tuple[str, str, Span]]:
     module it loaded (the stdlib, `use`d files) whose name matches `query`
     (its letters in order, case-insensitively, as editors filter)."""
     modules: list[ast.Module] = [an.module] if an.module is not None else []
-    for info in (getattr(an.program, "modules", None) or {}).values():
-        module = getattr(info, "ast", None)
-        if isinstance(module, ast.Module) and module is not an.module:
-            modules.append(module)
+    for info in an.program.modules.values() if an.program is not None else ():
+        if info.ast is not an.module:
+            modules.append(info.ast)
     out = []
     for module in modules:
         for b in item_bindings(module):

@@ -49,17 +49,13 @@ def inlay_hints(an: Analysis, start: int = 0, end: int | None = None) -> list[In
                     if ty is not None and start <= b.span.end <= end:
                         hints.append(InlayHint(b.span.end, f": {ty}", "type"))
             case ast.Call(generics=()):
-                inst = None
-                try:
-                    inst = an.program.instantiation_of(node)
-                except Exception:
-                    inst = None
-                fn = an.program.callee_of(node) if hasattr(an.program, "callee_of") else None
-                generics: tuple[str, ...] = tuple(getattr(fn, "const_generics", None) or ())
+                inst = an.program.instantiation_of(node)
+                fn = an.program.callee_of(node)
+                generics: tuple[str, ...] = fn.const_generics if fn is not None else ()
                 if not inst and not generics:
                     continue
                 names = list(generics or inst or ())
-                deferred = getattr(an.program, "deferred", {}).get(node, {})
+                deferred = an.program.deferred_of(node)
                 parts = []
                 for name in names:
                     if inst and name in inst:
@@ -167,11 +163,10 @@ def semantic_tokens(an: Analysis) -> list[SemanticToken]:
                     add(seg.span, "namespace")
                 prefix = "::".join(seg.name for seg in modules)
                 for item in items:
-                    sym = None
-                    if an.program is not None:
-                        sym = getattr(an.program, "items", {}).get(f"{prefix}::{item.name}")
-                    kind = getattr(getattr(sym, "kind", None), "value", None)
-                    add(item.span, *(_token_for_decl(getattr(sym, "decl", None), kind) or ("function", ())))
+                    sym = an.program.items.get(f"{prefix}::{item.name}") if an.program is not None else None
+                    kind = sym.kind.value if sym is not None else None
+                    add(item.span, *(_token_for_decl(sym.decl if sym is not None else None, kind)
+                                     or ("function", ())))
             case ast.Name():
                 use(node, node.ident)
             case ast.Path():

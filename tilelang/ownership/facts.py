@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tilelang.diagnostics.model import Diagnostic
+from tilelang.dtypes import trunc_div, trunc_rem
 from tilelang.frozen import frozen
 from tilelang.source import Span
 
@@ -86,8 +87,7 @@ def evaluate(e: SymExpr, env: Mapping[str, int]) -> int:
             if y == 0:
                 # A zero tile dimension is rejected elsewhere; make the check fail.
                 return -1
-            q = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
-            return q if op == "/" else x - q * y
+            return trunc_div(x, y) if op == "/" else trunc_rem(x, y)
     raise AssertionError(f"not a symbolic expression: {e!r}")
 
 

@@ -41,6 +41,7 @@ from tilelang.repl.values import (
     handle_names,
     ice_text,
     move_tensors,
+    reachable,
     show_value,
     wait_new_handles,
 )
@@ -367,25 +368,11 @@ class SessionCore:
         graphs made before keep naming the kernel they were made with, and
         compiled kernels are dropped (a kernel inlines the functions it calls,
         which may be the ones redefined)."""
-        from tilelang.runtime.launch import Graph, Handle, Operation
+        from tilelang.runtime.launch import Operation
 
-        def visit(v: Any) -> None:
-            match v:
-                case Operation() if v.kernel_key in names:
-                    v.kernel_key = names[v.kernel_key]
-                case Handle():
-                    visit(v.op)
-                case Graph():
-                    for op in v.ops:
-                        visit(op)
-                case list() | tuple():
-                    for x in v:
-                        visit(x)
-                case _:
-                    pass
-
-        for v in self.env.values():
-            visit(v)
+        for v in reachable(self.env.values()):
+            if isinstance(v, Operation) and v.kernel_key in names:
+                v.kernel_key = names[v.kernel_key]
         if self._runtime is not None:
             self._runtime.kernels.clear()
 

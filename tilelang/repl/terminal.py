@@ -22,10 +22,8 @@ from tilelang.repl.values import device_words
 def _is_incomplete(text: str) -> bool:
     if text.strip().startswith(":"):
         return False
-    try:
-        from tilelang.syntax.parser import is_incomplete
-    except ImportError:
-        return False
+    from tilelang.syntax.parser import is_incomplete
+
     return bool(is_incomplete(text))
 
 
@@ -149,13 +147,9 @@ def main(device: str = "cpu") -> int:
         history: Any = FileHistory(history_path)
     except OSError:
         history = InMemoryHistory()
-    lexer = None
-    try:
-        from tilelang.highlight import TileLexer
+    from tilelang.highlight import TileLexer
 
-        lexer = PygmentsLexer(TileLexer)
-    except ImportError:
-        pass
+    lexer = PygmentsLexer(TileLexer)
     prompt: PromptSession[str] = PromptSession(
         history=history,
         auto_suggest=AutoSuggestFromHistory(),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tilelang.diagnostics.model import Diagnostic
@@ -67,48 +68,52 @@ def wait_new_handles(runtime: Any, before: set[int]) -> None:
                 handle.wait()
 
 
+def reachable(values: Iterable[Any]) -> Iterator[Any]:
+    """Every value reachable from `values`, once each: through partitions (to
+    their tensor), operations (to their bound arguments), handles, graphs,
+    lists and tuples."""
+    from tilelang.runtime.launch import Graph, Handle, Operation
+    from tilelang.runtime.tensor import Partition
+
+    seen: set[int] = set()
+    todo = list(values)[::-1]
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        yield v
+        match v:
+            case Partition():
+                todo.append(v.tensor)
+            case Operation():
+                todo.extend(reversed(v.bound.args))
+            case Handle():
+                todo.append(v.op)
+            case Graph():
+                todo.extend(reversed(v.ops))
+            case list() | tuple():
+                todo.extend(reversed(v))
+            case _:
+                pass
+
+
 def move_tensors(values: Any, old: Any, new: Any) -> int:
     """Move every tensor reachable from `values` from device `old` to `new`,
     in place (so partitions, operations and graphs that hold it follow)."""
     import numpy as np
 
-    from tilelang.runtime.launch import Graph, Handle, Operation
-    from tilelang.runtime.tensor import Partition, Tensor
+    from tilelang.runtime.launch import Graph
+    from tilelang.runtime.tensor import Tensor
 
-    seen: set[int] = set()
     moved = 0
-
-    def visit(v: Any) -> None:
-        nonlocal moved
-        if id(v) in seen:
-            return
-        seen.add(id(v))
-        match v:
-            case Tensor():
-                if v.device is old:
-                    host = np.array(v.numpy(), copy=True)
-                    v.storage = new.upload(host)
-                    v.device = new
-                    moved += 1
-            case Partition():
-                visit(v.tensor)
-            case Operation():
-                for a in v.bound.args:
-                    visit(a)
-            case Handle():
-                visit(v.op)
-            case Graph():
-                v._captured = None  # a captured CUDA graph belongs to the old device
-                for op in v.ops:
-                    visit(op)
-            case list() | tuple():
-                for x in v:
-                    visit(x)
-            case _:
-                pass
-
-    for v in values:
-        visit(v)
+    for v in reachable(values):
+        if isinstance(v, Tensor) and v.device is old:
+            v.storage = new.upload(np.array(v.numpy(), copy=True))
+            v.device = new
+            moved += 1
+        elif isinstance(v, Graph):
+            v._captured = None  # a captured CUDA graph belongs to the old device
     return moved
 
 

@@ -42,15 +42,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import DType
+from tilelang.dtypes import ARITH, COMPARE, DType, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
+from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
 from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.runtime.tensor import (
@@ -58,15 +59,33 @@ from tilelang.runtime.tensor import (
     Tensor,
     dtype_of_array,
     float_to_int,
-    format_scalar,
     format_tensor,
     normalise,
 )
-from tilelang.source import Span
+from tilelang.sema.program import Program
+from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
-if TYPE_CHECKING:
-    from tilelang.runtime.host import HostEvaluator, _Scope
+
+class Evaluator(Protocol):
+    """What the builtins need of the host evaluator (`host.HostEvaluator`).
+    A scope is the evaluator's own (`host._Scope`): builtins only pass it back."""
+
+    @property
+    def runtime(self) -> Any: ...
+
+    @property
+    def out(self) -> IO[str]: ...
+
+    @property
+    def sources(self) -> SourceMap: ...
+
+    @property
+    def program(self) -> Program: ...
+
+    def eval(self, e: ast.Expr, scope: Any) -> Any: ...
+
+    def truth(self, v: Any) -> bool: ...
 
 UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
@@ -122,11 +141,6 @@ def _num(v: Any) -> Any:
     return v
 
 
-def _trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
 _COMPARE = {"==", "!=", "<", ">", "<=", ">="}
 
 
@@ -154,13 +168,11 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             dt = None
     x, y = _num(a), _num(b)
     is_float = isinstance(x, float) or isinstance(y, float) or (dt is not None and dt.is_float)
+    if op in COMPARE:
+        return COMPARE[op](x, y)
     match op:
-        case "+":
-            r = x + y
-        case "-":
-            r = x - y
-        case "*":
-            r = x * y
+        case "+" | "-" | "*" | "&" | "|" | "^":
+            r = ARITH[op](x, y)
         case "/":
             if is_float:
                 with np.errstate(all="ignore"):
@@ -168,34 +180,16 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             else:
                 if y == 0:
                     raise _div_zero(op_span.to(span), op)
-                r = _trunc_div(int(x), int(y))
+                r = trunc_div(int(x), int(y))
         case "%":
             if is_float:
                 r = math.fmod(x, y) if y != 0 else float("nan")
             else:
                 if y == 0:
                     raise _div_zero(op_span.to(span), op)
-                r = int(x) - int(y) * _trunc_div(int(x), int(y))
-        case "&":
-            r = x & y
-        case "|":
-            r = x | y
-        case "^":
-            r = x ^ y
+                r = trunc_rem(int(x), int(y))
         case "<<" | ">>":
             return _shift(int(x), int(y), dt or DType.I64, op == "<<")
-        case "==":
-            return x == y
-        case "!=":
-            return x != y
-        case "<":
-            return x < y
-        case ">":
-            return x > y
-        case "<=":
-            return x <= y
-        case ">=":
-            return x >= y
         case _:
             raise _unsupported(Diagnostic.error("ICE", f"operator `{op}` is not supported here")
                             .primary(op_span, "here"))
@@ -241,12 +235,8 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
     out_dt = dt
     with np.errstate(all="ignore"):
         match op:
-            case "+":
-                r = np.add(x, y)
-            case "-":
-                r = np.subtract(x, y)
-            case "*":
-                r = np.multiply(x, y)
+            case "+" | "-" | "*" | "&" | "|" | "^":
+                r = ARITH[op](x, y)  # NumPy's operators: wrapping, element-wise
             case "/" | "%" if dt.is_int:
                 if np.any(y == 0):
                     raise _div_zero(op_span.to(span), op)
@@ -256,16 +246,8 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
                 r = np.divide(x, y)
             case "%":
                 r = np.fmod(x, y)
-            case "&":
-                r = np.bitwise_and(x, y)
-            case "|":
-                r = np.bitwise_or(x, y)
-            case "^":
-                r = np.bitwise_xor(x, y)
             case "==" | "!=" | "<" | ">" | "<=" | ">=":
-                fn = {"==": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
-                      "<=": np.less_equal, ">=": np.greater_equal}[op]
-                r = fn(x, y)
+                r = COMPARE[op](x, y)
                 out_dt = DType.BOOL
             case _:
                 raise _unsupported(Diagnostic.error("ICE", f"operator `{op}` is not supported on host tensors")
@@ -356,7 +338,7 @@ def format_value(v: Any) -> str:
 
 # ---------------------------------------------------------------- builtins
 class Builtins:
-    def __init__(self, ev: HostEvaluator) -> None:
+    def __init__(self, ev: Evaluator) -> None:
         self.ev = ev
 
     @property
@@ -364,7 +346,7 @@ class Builtins:
         return self.ev.runtime.device
 
     # -- argument helpers ---------------------------------------------------------
-    def _args(self, call: ast.Call | ast.MethodCall, scope: _Scope) -> tuple[list[Any], dict[str, Any]]:
+    def _args(self, call: ast.Call | ast.MethodCall, scope: Any) -> tuple[list[Any], dict[str, Any]]:
         pos: list[Any] = []
         kw: dict[str, Any] = {}
         for a in call.args:
@@ -380,7 +362,7 @@ class Builtins:
             dt = DType.parse(call.generics[0].name.name)
             if dt is not None:
                 return dt
-        ty = self.ev.type_of(call)
+        ty = self.ev.program.type_of(call)
         d = getattr(ty, "dtype", None)
         return d if isinstance(d, DType) else default
 
@@ -403,7 +385,7 @@ class Builtins:
         return Tensor.from_numpy(array, dt, self.device)
 
     # -- free functions -------------------------------------------------------------
-    def call(self, name: str, call: ast.Call, scope: _Scope) -> Any:
+    def call(self, name: str, call: ast.Call, scope: Any) -> Any:
         if name == "assert":
             return self._assert(call, scope)
         pos, kw = self._args(call, scope)
@@ -500,7 +482,7 @@ class Builtins:
                 .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
         return self._new(np.ascontiguousarray(arr.astype(native)), dt)
 
-    def _assert(self, call: ast.Call, scope: _Scope) -> Any:
+    def _assert(self, call: ast.Call, scope: Any) -> Any:
         if not call.args:
             return ()
         cond = self.ev.eval(call.args[0].value, scope)
@@ -698,7 +680,7 @@ class Builtins:
         return self._new(_wrap(np.asarray(r), dt), dt)
 
     # -- methods --------------------------------------------------------------------
-    def method(self, name: str, recv: Any, mc: ast.MethodCall, scope: _Scope) -> Any:
+    def method(self, name: str, recv: Any, mc: ast.MethodCall, scope: Any) -> Any:
         pos, _ = self._args(mc, scope)
         if isinstance(recv, Tensor):
             match name:

@@ -41,12 +41,9 @@ _SUFFIX = ".bin"
 def tilec_version() -> str:
     # `tilelang.__version__`, not importlib.metadata: a metadata scan of
     # site-packages costs 50-200 ms, paid by every cold first launch.
-    try:
-        from tilelang import __version__
+    from tilelang import __version__
 
-        return str(__version__)
-    except ImportError:
-        return "0+local"
+    return str(__version__)
 
 
 @functools.cache

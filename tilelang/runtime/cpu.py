@@ -45,10 +45,7 @@ class CpuDevice(Device):
 
     def run(self, prepared: Any, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None:
-        try:
-            from tilelang.interp import run_kernel
-        except ImportError:  # the package may not re-export it yet
-            from tilelang.interp.machine import run_kernel
+        from tilelang.interp import run_kernel
 
         self.launches += 1
         if self.sanitizer is not None:

@@ -936,7 +936,7 @@ class CudaDevice(Device):
 def bf16_bits(host: np.ndarray) -> np.ndarray:
     """f32 values -> bfloat16 bits (uint16), rounded to nearest even (the
     runtime's bf16 values are already rounded, so this is exact for them)."""
-    from tilelang.runtime.tensor import round_bf16
+    from tilelang.interp.numeric import round_bf16
 
     f = np.ascontiguousarray(round_bf16(np.asarray(host, dtype=np.float32)), dtype=np.float32)
     return (f.view(np.uint32) >> 16).astype(np.uint16)

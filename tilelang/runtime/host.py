@@ -32,9 +32,12 @@ import numpy as np
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
+from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import Tensor
+from tilelang.sema.program import Program, SymbolKind
+from tilelang.sema.types import ScalarT
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
@@ -80,8 +83,8 @@ class FnRef:
 
 # ---------------------------------------------------------------- the evaluator
 class HostEvaluator:
-    def __init__(self, program: Any, root: ast.Module, sources: SourceMap, runtime: Runtime,
-                 out: IO[str] | None = None, ownership: Any = None) -> None:
+    def __init__(self, program: Program, root: ast.Module, sources: SourceMap, runtime: Runtime,
+                 out: IO[str] | None = None, ownership: OwnershipFacts | None = None) -> None:
         self.program = program
         self.root = root
         self.sources = sources
@@ -108,14 +111,7 @@ class HostEvaluator:
         return items
 
     def _modules(self) -> list[ast.Module]:
-        mods = getattr(self.program, "modules", None)
-        out: list[ast.Module] = []
-        values = mods.values() if isinstance(mods, dict) else (mods or ())
-        for m in values:
-            node = m if isinstance(m, ast.Module) else getattr(m, "ast", None) or getattr(m, "module", None)
-            if isinstance(node, ast.Module):
-                out.append(node)
-        return out
+        return [m.ast for m in self.program.all_modules()]
 
     def find_main(self) -> ast.FnDecl | None:
         item = next((i for i in self.root.items
@@ -153,31 +149,11 @@ class HostEvaluator:
                 value = r.value
         return value
 
-    # -- program queries (tolerant of a partial Program) -------------------------
-    def type_of(self, node: Any) -> Any:
-        f = getattr(self.program, "type_of", None)
-        if f is None:
-            return None
-        try:
-            return f(node)
-        except (KeyError, LookupError, AttributeError, TypeError):
-            return None
-
-    def symbol_of(self, node: Any) -> Any:
-        f = getattr(self.program, "symbol_of", None)
-        if f is None:
-            return None
-        try:
-            return f(node)
-        except (KeyError, LookupError, AttributeError, TypeError):
-            return None
-
+    # -- program queries ---------------------------------------------------------
     def scalar_dtype(self, node: Any) -> DType | None:
-        ty = self.type_of(node)
-        if ty is not None and type(ty).__name__ == "ScalarT":
-            d = getattr(ty, "dtype", None)
-            if isinstance(d, DType):
-                return d
+        ty = self.program.type_of(node)
+        if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType):
+            return ty.dtype
         return None
 
     @staticmethod
@@ -185,19 +161,9 @@ class HostEvaluator:
         return FnRef(decl, key)
 
     def _resolve_callee(self, callee: ast.Name | ast.Path, call: ast.Call) -> FnRef | None:
-        sym = self.symbol_of(callee) or self.symbol_of(call)
-        decl = None
-        key = None
-        for attr in ("decl", "node", "item"):
-            d = getattr(sym, attr, None)
-            if isinstance(d, ast.FnDecl):
-                decl = d
-                break
-        for attr in ("qualname", "key", "name"):
-            k = getattr(sym, attr, None)
-            if isinstance(k, str):
-                key = k
-                break
+        sym = self.program.symbol_of(callee) or self.program.symbol_of(call)
+        decl = sym.decl if sym is not None and isinstance(sym.decl, ast.FnDecl) else None
+        key = None if sym is None else sym.qualname if sym.qualname is not None else sym.name
         name = callee.ident.name if isinstance(callee, ast.Name) else callee.segments[-1].name
         if decl is None:
             item = self._items.get(name)
@@ -498,14 +464,11 @@ class HostEvaluator:
             return self._builtin_const(sym, node)  # `inf`, `nan`
         if name in self._const_values:
             return self._const_values[name]
-        sym = self.symbol_of(node)
-        kind = getattr(getattr(sym, "kind", None), "value", None)
-        if kind == "const" and getattr(sym, "value", None) is not None:
-            v = sym.value
-            ty = getattr(sym, "ty", None)
-            d = getattr(ty, "dtype", None)
-            return bi.to_scalar(v, d) if isinstance(d, DType) else v
-        if kind in ("fn", "kernel") and isinstance(getattr(sym, "decl", None), ast.FnDecl):
+        sym = self.program.symbol_of(node)
+        if sym is not None and sym.kind is SymbolKind.CONST and sym.value is not None:
+            d = sym.ty.dtype if isinstance(sym.ty, ScalarT) else None
+            return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
+        if sym is not None and sym.kind in (SymbolKind.FN, SymbolKind.KERNEL) and isinstance(sym.decl, ast.FnDecl):
             return FnRef(sym.decl, sym.qualname or name)
         item = self._items.get(name)
         if isinstance(item, ast.ConstDecl):
@@ -518,14 +481,8 @@ class HostEvaluator:
                         .primary(node.span, "not defined at run time"))
 
     def _const_value(self, item: ast.ConstDecl) -> Any:
-        consts = getattr(self.program, "consts", None) or {}
-        for key in (item.name.name, item):
-            try:
-                if key in consts:
-                    v = consts[key]
-                    return getattr(v, "value", v)
-            except TypeError:
-                continue
+        if item.name.name in self.program.consts:
+            return self.program.consts[item.name.name]
         v = self.eval(item.value, _Scope({}, None))
         if isinstance(item.ty, ast.NamedType):
             dt = DType.parse(item.ty.name.name)
@@ -537,8 +494,8 @@ class HostEvaluator:
     def eval_call(self, call: ast.Call, scope: _Scope) -> Any:
         callee = call.callee
         name = callee.ident.name if isinstance(callee, ast.Name) else callee.segments[-1].name
-        sym = self.symbol_of(call) or self.symbol_of(callee)
-        kind = getattr(getattr(sym, "kind", None), "value", None)
+        sym = self.program.symbol_of(call) or self.program.symbol_of(callee)
+        kind = sym.kind.value if sym is not None else None
         if kind == "builtin" or (kind is None and name in bi.HOST_FUNCTIONS
                                  and not isinstance(self._items.get(name), ast.FnDecl)):
             return self.builtins.call(name, call, scope)
@@ -574,7 +531,7 @@ class HostEvaluator:
                 dt = DType.parse(arg.name.name)
                 if dt is not None:
                     generics[g.name.name] = (dt, arg.span)
-        static = (getattr(self.program, "instantiations", None) or {}).get(call) or {}
+        static = self.program.instantiation_of(call)
         inferred: dict[str, Any] = {str(k): int(v) for k, v in static.items()
                     if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
         bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
@@ -601,14 +558,14 @@ class HostEvaluator:
     def check_deferred(self, launch: Span, fn: FnRef, bound: Any) -> None:
         """Evaluate the facts the ownership checker deferred to launch time
         (`OwnershipFacts.launch_checks`, e.g. nested tile indices in range)."""
-        checks_for = getattr(self.ownership, "checks_for", None)
-        if checks_for is None:
+        if self.ownership is None:
             return
+        checks_for = self.ownership.checks_for
         checks = checks_for(fn.key) or (checks_for(fn.decl.name.name) if fn.key != fn.decl.name.name else [])
         if not checks:
             return
         env: dict[str, int] = {}
-        for k, v in (getattr(self.program, "consts", None) or {}).items():
+        for k, v in self.program.consts.items():
             if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
                 env[str(k).split("::")[-1]] = int(v)
         for k, v in bound.instantiation.items():

@@ -29,28 +29,18 @@ import numpy as np
 
 from tilelang.dtypes import DType
 from tilelang.interp import numeric as num
+from tilelang.interp.numeric import round_bf16  # the interpreter's rounding defines bf16
+from tilelang.interp.printing import format_scalar  # one formatter for host and device prints
+
+__all__ = [
+    "Partition", "Tensor", "dtype_of_array", "float_to_int", "format_scalar", "format_tensor", "normalise",
+    "round_bf16",
+]
 
 if TYPE_CHECKING:
     from tilelang.runtime.device import Device
 
 
-# ---------------------------------------------------------------- bf16 rounding
-def round_bf16(a: np.ndarray) -> np.ndarray:
-    """Round float32 values to the nearest bf16 (ties to even), kept in float32.
-
-    NaN stays NaN (quiet), infinities stay infinite, values that round past the
-    largest bf16 become infinite, as a hardware conversion does.
-    """
-    a32 = np.asarray(a, dtype=np.float32)
-    bits = a32.view(np.uint32).astype(np.uint64)
-    # Round to nearest even on the 16 bits that are dropped.
-    lsb = (bits >> 16) & 1
-    rounded = ((bits + 0x7FFF + lsb) >> 16) << 16
-    out = rounded.astype(np.uint32).view(np.float32)
-    nan = np.isnan(a32)
-    if nan.any():
-        out = np.where(nan, np.float32(np.nan), out)
-    return out.reshape(a32.shape)
 
 
 def normalise(a: np.ndarray, dtype: DType) -> np.ndarray:
@@ -167,46 +157,6 @@ class Partition:
 
 
 # ---------------------------------------------------------------- printing
-def format_scalar(value: object, dtype: DType | None = None) -> str:
-    """One scalar as a Rust program would print it: `1.0`, `-3`, `true`, `NaN`."""
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return _format_float(value, dtype)
-    return str(value)
-
-
-def _format_float(value: float | np.floating, dtype: DType | None) -> str:
-    if dtype is DType.BF16:
-        # Shortest digits that round back to the same bf16 value.
-        v32 = np.float32(value)
-        for digits in range(1, 10):
-            text = f"{float(v32):.{digits}g}"
-            if round_bf16(np.array([float(text)], dtype=np.float32))[0] == v32:
-                return _rustify(float(text), text)
-        return _format_float(v32, DType.F32)
-    if not isinstance(value, np.floating):
-        value = np.float64(value)
-    if np.isnan(value):
-        return "NaN"
-    if np.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    mag = abs(float(value))
-    if mag != 0.0 and (mag >= 1e16 or mag < 1e-5):
-        text = np.format_float_scientific(value, unique=True, trim="-")
-        mant, _, exp = text.partition("e")
-        return f"{mant}e{int(exp)}"  # Rust style: `1e-7`, `1.5e20`
-    return np.format_float_positional(value, unique=True, trim="0")
-
-
-def _rustify(value: float, text: str) -> str:
-    if "e" in text or "n" in text:
-        return _format_float(np.float64(value), None)
-    return text if "." in text else text + ".0"
-
-
 # Tensors larger than this many elements are summarised with `...`.
 SUMMARY_THRESHOLD = 1000
 EDGE_ITEMS = 3

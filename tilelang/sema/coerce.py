@@ -18,7 +18,7 @@ from tilelang.dtypes import DType
 from tilelang.sema.consts import check_overflow
 from tilelang.sema.context import CheckCx
 from tilelang.sema.program import Symbol
-from tilelang.sema.typeops import elem_is_float, elem_of_value, int_range, is_poison
+from tilelang.sema.typeops import elem_is_float, int_range, is_poison
 from tilelang.sema.types import (
     RefT,
     ScalarT,
@@ -30,6 +30,7 @@ from tilelang.sema.types import (
     TypeParam,
     UntypedFloat,
     UntypedInt,
+    elem_of,
 )
 from tilelang.syntax import ast
 
@@ -72,7 +73,7 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any) -> None
                 f"expected `{want}`, found `{found}`")
     if why is not None:
         d = d.secondary(why.span, "expected because of this")
-    fe, we = elem_of_value(found), elem_of_value(want)
+    fe, we = elem_of(found), elem_of(want)
     if isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
             isinstance(found, (ScalarT, TileT, TensorT)):
         d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
@@ -100,7 +101,7 @@ def settle(tcx: CheckCx, e: Any, ty: Type) -> None:
     elif isinstance(ty, TileT):
         target = ScalarT(ty.dtype)
     elif isinstance(ty, (TensorT, RefT)):
-        el = elem_of_value(ty)
+        el = elem_of(ty)
         target = ScalarT(el) if el is not None else None
     if target is None:
         return

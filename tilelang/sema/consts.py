@@ -17,7 +17,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import DType
+from tilelang.dtypes import ARITH, COMPARE, DType, trunc_div, trunc_rem
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
@@ -150,13 +150,9 @@ def div_by_zero(tcx: CheckCx, op: str, rhs: ast.Expr) -> None:
 
 
 def dim_op(op: str, a: Dim, b: Dim) -> Dim | None:
+    if op in ("+", "-", "*"):
+        return ARITH[op](a, b)  # type: ignore[no-any-return]
     match op:
-        case "+":
-            return a + b
-        case "-":
-            return a - b
-        case "*":
-            return a * b
         case "/":
             return a.floordiv(b)
         case "%":
@@ -174,44 +170,23 @@ def dim_op(op: str, a: Dim, b: Dim) -> Dim | None:
 
 def _fold(op: str, a: Any, b: Any) -> Any:
     both_int = isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool)
+    if op in ARITH:
+        return ARITH[op](a, b)
+    if op in COMPARE:
+        return COMPARE[op](a, b)
     match op:
-        case "+":
-            return a + b
-        case "-":
-            return a - b
-        case "*":
-            return a * b
         case "/":
             if both_int:
-                q = abs(a) // abs(b)
-                return q if (a >= 0) == (b >= 0) else -q
+                return trunc_div(a, b)
             return a / b
         case "%":
             if both_int:
-                return a - b * _fold("/", a, b)
+                return trunc_rem(a, b)
             return a % b
         case "<<" | ">>":
             if not 0 <= b < 128:  # never build a huge integer for `1 << 10**9`
                 raise OverflowError("shift amount out of range")
             return a << b if op == "<<" else a >> b
-        case "&":
-            return a & b
-        case "|":
-            return a | b
-        case "^":
-            return a ^ b
-        case "==":
-            return a == b
-        case "!=":
-            return a != b
-        case "<":
-            return a < b
-        case ">":
-            return a > b
-        case "<=":
-            return a <= b
-        case ">=":
-            return a >= b
         case "&&":
             return a and b
         case "||":

@@ -17,7 +17,7 @@ from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.program import FnInfo
-from tilelang.sema.typeops import elem_of_value, is_intlike, is_numeric_scalar, is_poison
+from tilelang.sema.typeops import is_intlike, is_numeric_scalar, is_poison
 from tilelang.sema.types import (
     I32,
     Dim,
@@ -28,6 +28,7 @@ from tilelang.sema.types import (
     TupleT,
     Type,
     TypeParam,
+    elem_of,
     shape_str,
     subst_dim,
 )
@@ -135,7 +136,7 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         d = d.with_help(f"partition it: `{tcx.snippet(a.expr if isinstance(a, ast.Ref) else a)}"
                         ".partition([..])`")
     else:
-        fe, we = elem_of_value(aty), elem_of_value(pty)
+        fe, we = elem_of(aty), elem_of(pty)
         if isinstance(fe, DType) and isinstance(we, DType) and fe != we:
             d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
@@ -207,10 +208,7 @@ def _unify_shape(tcx: CheckCx, ps: tuple[Dim | None, ...], as_: tuple[Dim | None
         if ad is not None:
             later.append((pd, ad))
     known = {k: v for k, v in env.items() if isinstance(v, (Dim, int))}
-    for pd, ad in later:
-        if pd.symbols() <= env.keys() and subst_dim(pd, known) != ad:
-            return False
-    return True
+    return all(not pd.symbols() <= env.keys() or subst_dim(pd, known) == ad for pd, ad in later)
 
 
 def _unify_tensor(tcx: CheckCx, p: TensorT, a: TensorT, env: dict[str, Any], srcs: dict[str, Any], node: Any,

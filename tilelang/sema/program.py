@@ -57,7 +57,15 @@ whose elements (`s[0]`) are `i32`; const generics are `i32`, untyped in
 kernels (they take the type of what they meet).
 
 Query API: `type_of(expr)`, `symbol_of(node)`, `dim_of(expr)`,
-`instantiation_of(call)`, `kernel(name)`, `function(name)`.
+`instantiation_of(call)`, `deferred_of(call)`, `kernel(name)`,
+`function(name)`, `fn_info(symbol)`, `callee_of(call)`; by name across
+modules (a qualified name, else the root's item, else any module's):
+`find_fn(name, kernel=)`, `find_const(name)`; `all_modules()`.
+
+`Program.unchecked(module)` is the program of a module the type checker has
+not seen: every table empty, so every query answers "unknown". Stages that can
+run without types (the host evaluator and the ownership checker, in their own
+tests) take it instead of probing for the fields a `Program` has.
 """
 
 from __future__ import annotations
@@ -157,7 +165,50 @@ class Program:
     device_fns: set[str] = field(default_factory=set)
     host_fns: set[str] = field(default_factory=set)
 
+    @classmethod
+    def unchecked(cls, module: ast.Module, path: str = "<input>") -> Program:
+        """The program of `module` before (or without) the type checker."""
+        root = ModuleInfo("", path, module)
+        return cls(root, modules={"": root})
+
     # -- queries ------------------------------------------------------------
+    def all_modules(self) -> list[ModuleInfo]:
+        """The root module first, then every module it loaded."""
+        return [self.root, *(m for m in self.modules.values() if m is not self.root)]
+
+    def find_fn(self, name: str, *, kernel: bool) -> ast.FnDecl | None:
+        """The `kernel fn` (or `fn`) called `name`: its qualified name, else the
+        first module (root first) that declares it, else a qualified name whose
+        last segment is `name`."""
+        table = self.kernels if kernel else self.functions
+        info = table.get(name)
+        if info is not None:
+            return info.decl
+        short = name.rsplit("::", 1)[-1]
+        for mod in self.all_modules():
+            for item in mod.ast.items:
+                if isinstance(item, ast.FnDecl) and item.name.name == short and item.is_kernel == kernel:
+                    return item
+        if not kernel:
+            for qual, info in table.items():
+                if qual.rsplit("::", 1)[-1] == short:
+                    return info.decl
+        return None
+
+    def find_const(self, name: str) -> Any:
+        """The value of the constant called `name` (qualified or not), or its
+        `ConstDecl` when the checker did not evaluate it; None if none exists."""
+        if name in self.consts:
+            return self.consts[name]
+        for qual, v in self.consts.items():
+            if qual.rsplit("::", 1)[-1] == name:
+                return v
+        for mod in self.all_modules():
+            for item in mod.ast.items:
+                if isinstance(item, ast.ConstDecl) and item.name.name == name:
+                    return item
+        return None
+
     def type_of(self, expr: Any) -> Type | None:
         return self.types.get(expr)
 
@@ -169,6 +220,9 @@ class Program:
 
     def instantiation_of(self, call: Any) -> Instantiation:
         return self.instantiations.get(call, {})
+
+    def deferred_of(self, call: Any) -> dict[str, ast.Expr]:
+        return self.deferred.get(call, {})
 
     def kernel(self, name: str) -> FnInfo | None:
         return self.kernels.get(name)

@@ -27,7 +27,6 @@ from tilelang.sema.operators import binary_types
 from tilelang.sema.typeops import (
     deref,
     elem_is_float,
-    elem_of_value,
     is_intlike,
     is_poison,
     num_of,
@@ -61,6 +60,7 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
     broadcast_shapes,
+    elem_of,
     shape_str,
 )
 from tilelang.source import Span
@@ -97,12 +97,19 @@ def _axis(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
     return v
 
 
-def _shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool) -> tuple[Dim | None, ...] | None:
+def _shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
+    """The `ShapeT` of argument `e`; else None, having said what it is instead."""
     ty = tcx.program.types.get(e)
-    if not isinstance(ty, ShapeT):
-        if ty is not None and not is_poison(ty):
-            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
-                             f"expected a shape `[d0, d1, ..]`, found `{ty}`"))
+    if isinstance(ty, ShapeT):
+        return ty
+    if ty is not None and not is_poison(ty):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {expected}, found `{ty}`"))
+    return None
+
+
+def _shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool) -> tuple[Dim | None, ...] | None:
+    ty = _shape_typed(tcx, e, "a shape `[d0, d1, ..]`")
+    if ty is None:
         return None
     dims = tcx.shape_values.get(e)
     if dims is None:
@@ -297,7 +304,7 @@ def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
             settle(tcx, x, ScalarT(fl) if fl is not None else F32)
     ty = _elementwise(tcx, cx, exprs, [tcx.program.types.get(x, t) for x, t in zip(exprs, tys, strict=True)],
                       False)
-    el = elem_of_value(ty)
+    el = elem_of(ty)
     if isinstance(el, DType) and not el.is_float:
         return _not_float(tcx, cx, exprs[0], ty)
     return ty
@@ -305,7 +312,7 @@ def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
 
 def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
     ty = _elementwise(tcx, cx, cx.args, cx.arg_tys, True)
-    el = elem_of_value(ty)
+    el = elem_of(ty)
     if isinstance(el, DType) and not el.is_float:
         return _not_float(tcx, cx, cx.args[0], ty)
     return ty
@@ -325,13 +332,13 @@ def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
     assert vn is not None
     if cn.kind == "tensor" or vn.kind == "tensor":  # host `where` on tensors
         if cn.shape is None or vn.shape is None:
-            return TensorT(elem_of_value(vt), None)
+            return TensorT(elem_of(vt), None)
         tshape = broadcast_shapes(cn.shape, vn.shape)
         if tshape is None:
             return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"shapes {shape_str(cn.shape)} and "
                                     f"{shape_str(vn.shape)} cannot be broadcast together", cx.span,
                                     "incompatible shapes"))
-        return TensorT(elem_of_value(vt), tshape)
+        return TensorT(elem_of(vt), tshape)
     assert cn.shape is not None and vn.shape is not None
     shape = broadcast_shapes(cn.shape, vn.shape)
     if shape is None:
@@ -342,7 +349,7 @@ def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
                         .note("tiles broadcast only where a dimension is 1 (NumPy rules)"))
     if not shape:
         return vt
-    el = elem_of_value(vt)
+    el = elem_of(vt)
     if el is None:  # untyped literals in both branches
         el = DType.F32 if isinstance(vt, UntypedFloat) else DType.I32
         for x in cx.args[1:]:
@@ -522,11 +529,8 @@ def _param_tensor(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type, what: str) -> 
 
 
 def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: str) -> bool:
-    t = tcx.program.types.get(e)
-    if not isinstance(t, ShapeT):
-        if t is not None and not is_poison(t):
-            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
-                             f"expected an index `[i, ..]`, found `{t}`"))
+    t = _shape_typed(tcx, e, "an index `[i, ..]`")
+    if t is None:
         return False
     if rank is not None and t.rank is not None and t.rank != rank:
         tcx.emit(tcx.err(T.RANK_MISMATCH, f"{what} has {plural(rank, 'dimension')} but the index has "
@@ -535,25 +539,25 @@ def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: 
     return True
 
 
-def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None] | None:
-    """The `&x` tensor parameter and its rank for `op(&x, [i, ..], value)`
-    (the raw-access builtins), after checking the index; None on an error."""
+def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None, ast.Expr, Type] | None:
+    """The `&x` tensor parameter, its rank, and the value and its type for
+    `op(&x, [i, ..], value)` (the raw-access builtins), after checking the
+    index; None on an error."""
     t = _param_tensor(tcx, cx, cx.args[0], cx.arg_tys[0], "a tensor parameter `&x`")
     if t is None:
         return None
     rank = len(t.shape) if t.shape is not None else None
     if not _check_index(tcx, cx, cx.args[1], rank, f"`{tcx.snippet(cx.args[0])}`"):
         return None
-    return t, rank
+    return t, rank, cx.args[2], cx.arg_tys[2]
 
 
 def _rule_atomic(tcx: CheckCx, cx: CallCx) -> Type:
     target = _indexed_tensor(tcx, cx)
     if target is None:
         return ERROR
-    t, rank = target
-    v, vt = cx.args[2], cx.arg_tys[2]
-    el = elem_of_value(vt)
+    t, rank, v, vt = target
+    el = elem_of(vt)
     if el is None and isinstance(vt, (UntypedInt, UntypedFloat)):
         settle(tcx, v, ScalarT(t.dtype) if t.dtype is not None else F32)
         if isinstance(vt, UntypedFloat) and not elem_is_float(t.dtype):
@@ -576,8 +580,7 @@ def _rule_store_unchecked(tcx: CheckCx, cx: CallCx) -> Type:
     target = _indexed_tensor(tcx, cx)
     if target is None:
         return ERROR
-    t, rank = target
-    v, vt = cx.args[2], cx.arg_tys[2]
+    t, rank, v, vt = target
     if not isinstance(vt, TileT):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
     if t.dtype is not None and vt.dtype != t.dtype:
@@ -794,12 +797,21 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
 
 
 def _host_tensor(cx: CallCx) -> TensorT | None:
+    """The receiver's tensor type when a host tensor method is called (host
+    tensors and tiles share `broadcast`, `transpose`, `permute`)."""
     t = deref(cx.recv_ty) if cx.recv_ty is not None else None
     return t if isinstance(t, TensorT) and not cx.fx.in_kernel else None
 
 
-def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
+def _tile_receiver(cx: CallCx) -> tuple[ast.Expr, TileT]:
+    """The receiver of a tile method and its type (`calls` chose the method by
+    the receiver's kind; a host tensor receiver was handled before)."""
     x, ty = cx.recv, cx.recv_ty
+    assert isinstance(ty, TileT) and x is not None
+    return x, ty
+
+
+def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
     host = _host_tensor(cx)
     if host is not None:
         shape = _shape_arg(tcx, cx, cx.args[0], need_const=False)
@@ -811,7 +823,7 @@ def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
                 return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(host.shape)} to "
                                         f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes"))
         return TensorT(host.dtype, tuple(shape))
-    assert isinstance(ty, TileT) and x is not None
+    x, ty = _tile_receiver(cx)
     shape = _shape_arg(tcx, cx, cx.args[0], need_const=True)
     if shape is None:
         return ERROR
@@ -827,17 +839,16 @@ def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
 
 
 def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
-    x, ty = cx.recv, cx.recv_ty
     host = _host_tensor(cx)
     if host is not None:
         if host.shape is None:
             return TensorT(host.dtype, None)  # the rank is checked at run time
         if len(host.shape) != 2:
             return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tensor, found "
-                                    f"{len(host.shape)}-D", cx.span, f"this is `{ty}`")
+                                    f"{len(host.shape)}-D", cx.span, f"this is `{cx.recv_ty}`")
                             .with_help("use `.permute([..])` for other ranks"))
         return TensorT(host.dtype, (host.shape[1], host.shape[0]))
-    assert isinstance(ty, TileT) and x is not None
+    x, ty = _tile_receiver(cx)
     if len(ty.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tile, found {len(ty.shape)}-D",
                                 x.span, f"this is `{ty}`").with_help("use `.permute([..])` for other ranks"))
@@ -845,7 +856,6 @@ def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
 
 
 def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
-    x, ty = cx.recv, cx.recv_ty
     host = _host_tensor(cx)
     if host is not None:
         axes_h = _shape_arg(tcx, cx, cx.args[0], need_const=False)
@@ -859,7 +869,7 @@ def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
                                     f"0..{len(host.shape)}", cx.args[0].span,
                                     f"not a permutation of the {len(host.shape)} axes"))
         return TensorT(host.dtype, tuple(host.shape[v] for v in hv))  # type: ignore[index]
-    assert isinstance(ty, TileT) and x is not None
+    _, ty = _tile_receiver(cx)
     axes = _shape_arg(tcx, cx, cx.args[0], need_const=True)
     if axes is None:
         return ERROR

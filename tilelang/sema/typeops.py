@@ -20,10 +20,10 @@ from tilelang.sema.types import (
     Shape,
     TensorT,
     TileT,
-    TupleT,
     Type,
     UntypedFloat,
     UntypedInt,
+    any_part,
     contains_error,
 )
 
@@ -63,15 +63,7 @@ def deref(ty: Type) -> Type:
 
 
 def mentions_tile(ty: Type) -> bool:
-    match ty:
-        case TileT():
-            return True
-        case RefT(inner=i):
-            return mentions_tile(i)
-        case TupleT(elems=es):
-            return any(mentions_tile(e) for e in es)
-        case _:
-            return False
+    return any_part(ty, TileT)
 
 
 def numel(shape: Shape) -> Dim:
@@ -103,17 +95,5 @@ def num_of(ty: Type, in_kernel: bool) -> Num | None:
             return Num("tensor", d, s)
         case RefT(inner=TensorT(dtype=d, shape=s)) if not in_kernel:
             return Num("tensor", d, s)
-        case _:
-            return None
-
-
-def elem_of_value(ty: Type) -> ElemT | None:
-    match ty:
-        case ScalarT(dtype=d) | TileT(dtype=d):
-            return d
-        case TensorT(dtype=d):
-            return d
-        case RefT(inner=i):
-            return elem_of_value(i)
         case _:
             return None

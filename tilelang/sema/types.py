@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, trunc_div, trunc_rem
 from tilelang.frozen import frozen
 
 # ---------------------------------------------------------------- dims
@@ -52,16 +52,6 @@ Monomial = tuple[Atom, ...]  # sorted atoms, with repetition for powers
 
 def _atom_key(a: Atom) -> str:
     return a if isinstance(a, str) else "~" + str(a)
-
-
-def _trunc_div(a: int, b: int) -> int:
-    """Integer division rounding toward zero (Rust/C), as the languages does."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _trunc_rem(a: int, b: int) -> int:
-    return a - b * _trunc_div(a, b)
 
 
 @frozen(eq=True)
@@ -151,7 +141,7 @@ class Dim:
         if b == 0:
             raise ZeroDivisionError("division of a dimension by zero")
         if a is not None and b is not None:
-            return Dim.const(_trunc_div(a, b))
+            return Dim.const(trunc_div(a, b))
         if b is not None and all(c % b == 0 for _, c in self.terms):
             return Dim._from({m: c // b for m, c in self.terms})
         if self == other:
@@ -164,7 +154,7 @@ class Dim:
         if b == 0:
             raise ZeroDivisionError("remainder of a dimension by zero")
         if a is not None and b is not None:
-            return Dim.const(_trunc_rem(a, b))
+            return Dim.const(trunc_rem(a, b))
         if b is not None and all(c % b == 0 for _, c in self.terms):
             return Dim.const(0)
         if self == other:
@@ -217,7 +207,7 @@ def eval_dim(dim: Dim | int | None, env: Mapping[str, int]) -> int:
                 value *= env[atom]
             else:
                 n, d = eval_dim(atom.num, env), eval_dim(atom.den, env)
-                value *= _trunc_div(n, d) if atom.op == "/" else _trunc_rem(n, d)
+                value *= trunc_div(n, d) if atom.op == "/" else trunc_rem(n, d)
         total += value
     return total
 
@@ -522,16 +512,19 @@ def elem_of(ty: Type) -> ElemT | None:
             return None
 
 
-def contains_error(ty: Type) -> bool:
+def any_part(ty: Type, kind: type | tuple[type, ...]) -> bool:
+    """Whether `ty`, or a type inside it (behind a reference, in a tuple), is a `kind`."""
     match ty:
-        case ErrorT():
-            return True
         case RefT(inner=inner):
-            return contains_error(inner)
+            return isinstance(ty, kind) or any_part(inner, kind)
         case TupleT(elems=elems):
-            return any(contains_error(e) for e in elems)
+            return isinstance(ty, kind) or any(any_part(e, kind) for e in elems)
         case _:
-            return False
+            return isinstance(ty, kind)
+
+
+def contains_error(ty: Type) -> bool:
+    return any_part(ty, ErrorT)
 
 
 # ---------------------------------------------------------------- substitution

@@ -18,7 +18,7 @@ MUT_PARAM_ESCAPES = define(
     "a `&mut` tensor parameter escapes: returned, aliased, or stored in a variable")
 UNSAFE_OP_OUTSIDE_UNSAFE = define(
     "E0405", "unsafe-op-outside-unsafe",
-    "`atomic_add`, `atomic_max` or `store_unchecked` outside an `unsafe` block")
+    "`atomic_add`, `atomic_max`, `atomic_min` or `store_unchecked` outside an `unsafe` block")
 MUT_PARAM_AS_SHARED = define(
     "E0406", "mut-param-as-shared",
     "a `&mut` tensor parameter passed where a `&` tensor is expected")

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="no-any-return"
-# (the Program is read duck-typed (it may be partially checked), so its fields are Any.)
 """The shared state of one kernel's lowering, and the helpers every part uses.
 
 `LowerCx` holds the checked program, the kernel's declaration, the IR
@@ -12,8 +10,8 @@ written element types (`dtype`). Lowering an expression recurses through
 `LowerCx.expr`, which `kernel.py` binds to `exprs.lower_expr`, so no part
 imports one that imports it back.
 
-The program lookups (`find_fn`, `find_const`, `symbol`, `program_type`) read
-the checker's `Program`.
+Everything it knows of the program it reads from the checker's `Program`
+(`find_fn`, `find_const`, `symbol_of`, `type_of`, `instantiation_of`).
 """
 
 from __future__ import annotations
@@ -26,47 +24,9 @@ from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Builder
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.values import I32, ArrayVal, CVal, InstanceMismatch, TensorRef, Unsupported
+from tilelang.sema.program import Program
 from tilelang.source import Span
 from tilelang.syntax import ast
-
-
-def _modules(program: Any) -> list[Any]:
-    mods = list(getattr(program, "modules", {}).values())
-    root = getattr(program, "root", None)
-    if root is not None and all(m is not root for m in mods):
-        mods.insert(0, root)
-    return mods
-
-
-def find_fn(program: Any, name: str, *, kernel: bool) -> ast.FnDecl | None:
-    table = getattr(program, "kernels" if kernel else "functions", {}) or {}
-    info = table.get(name)
-    if info is not None:
-        return info.decl
-    short = name.rsplit("::", 1)[-1]
-    for mod in _modules(program):
-        for item in mod.ast.items:
-            if isinstance(item, ast.FnDecl) and item.name.name == short and item.is_kernel == kernel:
-                return item
-    if not kernel:
-        for qual, info in table.items():
-            if qual.rsplit("::", 1)[-1] == short:
-                return info.decl
-    return None
-
-
-def find_const(program: Any, name: str) -> Any:
-    consts = getattr(program, "consts", {}) or {}
-    if name in consts:
-        return consts[name]
-    for qual, v in consts.items():
-        if qual.rsplit("::", 1)[-1] == name:
-            return v
-    for mod in _modules(program):
-        for item in mod.ast.items:
-            if isinstance(item, ast.ConstDecl) and item.name.name == name:
-                return item
-    return None
 
 
 class FnFrame:
@@ -79,26 +39,14 @@ class FnFrame:
         self.type_params = type_params
 
     def lookup(self, name: str) -> dict[str, Any] | None:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope
-        return None
+        """The innermost scope that binds `name`."""
+        return next((scope for scope in reversed(self.scopes) if name in scope), None)
 
 
-def symbol(program: Any, node: Any) -> Any:
-    fn = getattr(program, "symbol_of", None)
-    return fn(node) if fn is not None else None
-
-
-def program_type(program: Any, node: Any) -> Any:
-    fn = getattr(program, "type_of", None)
-    return fn(node) if fn is not None else None
-
-
-def literal_dtype(program: Any, lit: ast.Expr) -> DType | None:
+def literal_dtype(program: Program, lit: ast.Expr) -> DType | None:
     """The dtype the checker settled an untyped literal to, only when it is a
     definite scalar type (so that context-free literals stay flexible)."""
-    ty = program_type(program, lit)
+    ty = program.type_of(lit)
     dt = getattr(ty, "dtype", None)
     return dt if isinstance(dt, DType) else None
 
@@ -106,7 +54,7 @@ def literal_dtype(program: Any, lit: ast.Expr) -> DType | None:
 class LowerCx:
     """The state of one kernel's lowering (see the module docstring)."""
 
-    def __init__(self, program: Any, decl: ast.FnDecl, expr: Callable[[LowerCx, ast.Expr], Any]) -> None:
+    def __init__(self, program: Program, decl: ast.FnDecl, expr: Callable[[LowerCx, ast.Expr], Any]) -> None:
         self._lower_expr = expr
         self.program = program
         self.decl = decl

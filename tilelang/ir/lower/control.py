@@ -19,7 +19,7 @@ from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Frame
-from tilelang.ir.lower.context import LowerCx, symbol
+from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.jumps import assigned_names, jump_flags
 from tilelang.ir.lower.operators import lower_binary
@@ -172,7 +172,7 @@ def _zero_of(cx: LowerCx, ty: ast.TypeExpr | None, span: Span) -> Any:
 
 
 def _binding_dtype(cx: LowerCx, pat: ast.Pattern, v: CVal) -> DType:
-    sym = symbol(cx.program, pat)
+    sym = cx.program.symbol_of(pat)
     ty = getattr(sym, "ty", None)
     dt = getattr(ty, "dtype", None)
     if isinstance(dt, DType):

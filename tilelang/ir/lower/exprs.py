@@ -12,7 +12,7 @@ from typing import Any
 
 from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType
-from tilelang.ir.lower.context import LowerCx, find_const, literal_dtype, symbol
+from tilelang.ir.lower.context import LowerCx, literal_dtype
 from tilelang.ir.lower.control import lower_block, lower_if_expr
 from tilelang.ir.lower.fold import convert_const
 from tilelang.ir.lower.intrinsics import lower_call, lower_method
@@ -90,7 +90,7 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         return CVal(cx.f.generics[name], I32)
     if name in cx.tensors:
         return cx.tensors[name]
-    const = find_const(cx.program, name)
+    const = cx.program.find_const(name)
     if const is not None:
         if isinstance(const, ast.ConstDecl):
             v = cx.expr(const.value)
@@ -98,7 +98,7 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
                 dt = cx.dtype(const.ty)
                 v = CVal(convert_const(v.value, dt), dt)
             return v
-        sym = symbol(cx.program, node)
+        sym = cx.program.symbol_of(node)
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
         return CVal(const, sdt if isinstance(sdt, DType) else None)
     raise ICE(f"lowering: unknown name `{name}`")

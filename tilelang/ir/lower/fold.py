@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tilelang.dtypes import DType
+from tilelang.dtypes import ARITH, COMPARE, DType, trunc_div, trunc_rem
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.values import BOOL, I32, CVal, Unsupported
 from tilelang.source import Span
@@ -49,13 +49,6 @@ def convert_const(v: bool | int | float, dt: DType | None) -> bool | int | float
     return float(v)
 
 
-def _trunc_div(a: int, b: int) -> int:
-    if b == 0:
-        return 0
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
 def fold_binary(op: str, a: CVal, b: CVal) -> CVal | None:
     """Fold integer and boolean constant arithmetic; floats are left to the IR
     except for exact-looking cases that need no rounding decision."""
@@ -74,27 +67,16 @@ def fold_binary(op: str, a: CVal, b: CVal) -> CVal | None:
         return None
     if isinstance(x, bool) or isinstance(y, bool):
         return None
-    cmp = {"==": x == y, "!=": x != y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}
-    if op in cmp:
-        return CVal(bool(cmp[op]), BOOL)
+    if op in COMPARE:
+        return CVal(bool(COMPARE[op](x, y)), BOOL)
     if isinstance(x, int) and isinstance(y, int) and (dt is None or dt.is_int):
         match op:
-            case "+":
-                r = x + y
-            case "-":
-                r = x - y
-            case "*":
-                r = x * y
+            case "+" | "-" | "*" | "&" | "|" | "^":
+                r = ARITH[op](x, y)
             case "/":
-                r = _trunc_div(x, y)
+                r = 0 if y == 0 else trunc_div(x, y)  # the IR's `x / 0 == 0`
             case "%":
-                r = x if y == 0 else x - y * _trunc_div(x, y)
-            case "&":
-                r = x & y
-            case "|":
-                r = x | y
-            case "^":
-                r = x ^ y
+                r = x if y == 0 else trunc_rem(x, y)  # the IR's `x % 0 == x`
             case "<<":
                 r = x << y if 0 <= y < 64 else 0
             case ">>":

@@ -101,7 +101,7 @@ def _callee_generics(cx: LowerCx, decl: ast.FnDecl, call: ast.Call, args: list[A
     for p, a in zip(decl.params, args, strict=True):
         _unify_param(p.ty, a, consts, set(names) - consts, generics, tparams)
     # from the checker's table (symbolic in the caller's generics)
-    inst = getattr(cx.program, "instantiations", {}).get(call, {}) or {}
+    inst = cx.program.instantiation_of(call)
     for k, v in inst.items():
         if k in generics or k in tparams:
             continue

@@ -16,7 +16,7 @@ from typing import Any
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
-from tilelang.ir.lower.context import LowerCx, find_fn, program_type, symbol
+from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const
 from tilelang.ir.lower.inline import inline_call
 from tilelang.ir.lower.values import BOOL, I32, UNIT, CVal, StrVal, TensorRef, Unsupported, ViewRef
@@ -41,7 +41,7 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 LOWERED_OPERATIONS = frozenset(
     {"block_id", "num_blocks", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
      "pow", ".pow", ".item",
-     "where", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max",
+     "where", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
      "store_unchecked", ".load", ".load_padded", ".store", ".load_like", ".num_tiles",
      ".partition", ".shape", ".cumsum", ".reshape", ".broadcast", ".transpose", ".permute"}
     | set(_UNARY_MATH) | {"." + n for n in _UNARY_MATH}
@@ -55,7 +55,7 @@ _BUILTIN_NAMES = LOWERED_OPERATIONS
 def _turbofish_dtype(cx: LowerCx, call: ast.Call | ast.MethodCall, default: DType | None) -> DType:
     if call.generics:
         return cx.dtype(call.generics[0])
-    ty = program_type(cx.program, call)
+    ty = cx.program.type_of(call)
     dt = getattr(ty, "dtype", None)
     if isinstance(dt, DType):
         return dt
@@ -68,16 +68,16 @@ def _turbofish_dtype(cx: LowerCx, call: ast.Call | ast.MethodCall, default: DTyp
 def lower_call(cx: LowerCx, e: ast.Call) -> Any:
     callee = e.callee
     name = callee.ident.name if isinstance(callee, ast.Name) else callee.segments[-1].name
-    sym = symbol(cx.program, e)
+    sym = cx.program.symbol_of(e)
     kind = getattr(getattr(sym, "kind", None), "value", None)
     local = isinstance(callee, ast.Name) and cx.f.lookup(name) is not None
     if not local and kind in ("fn", "kernel"):
         qual = getattr(sym, "qualname", None) or name
-        decl = find_fn(cx.program, qual, kernel=False)
+        decl = cx.program.find_fn(qual, kernel=False)
         if decl is not None:
             return inline_call(cx, decl, e)
     if not local and kind is None:
-        decl = find_fn(cx.program, name, kernel=False)
+        decl = cx.program.find_fn(name, kernel=False)
         if decl is not None and name not in _BUILTIN_NAMES:
             return inline_call(cx, decl, e)
     return lower_builtin(cx, name, e)

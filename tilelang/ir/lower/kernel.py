@@ -20,22 +20,23 @@ from tilelang.diagnostics.codes.types import INVALID_OPERAND, MISMATCHED_DTYPES
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
-from tilelang.ir.lower.context import FnFrame, LowerCx, find_fn
+from tilelang.ir.lower.context import FnFrame, LowerCx
 from tilelang.ir.lower.control import lower_block
 from tilelang.ir.lower.exprs import lower_expr
 from tilelang.ir.lower.jumps import jump_flags
 from tilelang.ir.lower.values import BOOL, I32, RET, CVal, InstanceMismatch, TensorRef, Unsupported
 from tilelang.ir.verify import verify_kernel
+from tilelang.sema.program import Program
 from tilelang.source import Span
 from tilelang.syntax import ast
 
 
-def lower_kernel(program: Any, kernel_name: str, instantiation: Mapping[str, Any],
+def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str, Any],
                  arg_facts: Mapping[str, Any] | None = None, *, defend: bool = True) -> ir.Kernel:
     """Lower one specialisation of kernel `kernel_name` (see `tilelang.ir.lower`).
     `defend=False` lowers a program whose ownership was not checked (the
     sanitizer's oracle runs) without the defence-in-depth refusals."""
-    decl = find_fn(program, kernel_name, kernel=True)
+    decl = program.find_fn(kernel_name, kernel=True)
     if decl is None:
         raise ICE(f"lower_kernel: no kernel `{kernel_name}` in the program")
     cx = LowerCx(program, decl, lower_expr)

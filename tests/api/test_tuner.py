@@ -16,7 +16,8 @@ import pytest
 
 import tilelang
 from tilelang.api import call as call_mod
-from tilelang.tuner import records, tuner
+from tilelang.api import tuning as tuner
+from tilelang.tuner import records
 from tilelang.tuner.space import tune_spec
 
 ROOT = Path(__file__).resolve().parents[2]

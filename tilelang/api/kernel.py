@@ -139,7 +139,7 @@ class Kernel:
     # -- the call --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Operation:
         if self._tune is not None:
-            from tilelang.tuner.tuner import tuned_call
+            from tilelang.api.tuning import tuned_call
 
             return tuned_call(self, self._tune, args, kwargs)
         memo = self._memo  # `call`'s first step, inline: a repeated call on PyTorch tensors

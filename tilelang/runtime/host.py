@@ -36,7 +36,7 @@ from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import Tensor
-from tilelang.sema.program import Program, SymbolKind
+from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.types import ScalarT
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
@@ -362,9 +362,8 @@ class HostEvaluator:
             case ast.Name(ident=ident):
                 return self.lookup(ident.name, e, scope)
             case ast.Path(segments=segs):
-                sym = self.symbol_of(e)
-                if getattr(getattr(sym, "kind", None), "value", None) == "const" \
-                        and getattr(sym, "decl", None) is None:
+                sym = self._builtin_symbol(e)
+                if sym is not None:
                     return self._builtin_const(sym, e)  # `f32::MAX`: never a local's value
                 return self.lookup(segs[-1].name, e, scope)
             case ast.Call():
@@ -449,19 +448,24 @@ class HostEvaluator:
             return bool(v.numpy().all())
         return bool(v)
 
-    def _builtin_const(self, sym: Any, node: ast.Expr) -> Any:
+    def _builtin_symbol(self, node: ast.Expr) -> Symbol | None:
+        """The symbol of the built-in constant (`inf`, `f32::MAX`) that `node`
+        names, if it names one."""
+        sym = self.program.symbol_of(node)
+        return sym if sym is not None and sym.kind is SymbolKind.CONST and sym.decl is None else None
+
+    def _builtin_const(self, sym: Symbol, node: ast.Expr) -> Any:
         """A built-in constant's value in the type the checker settled."""
-        d = self.scalar_dtype(node) or getattr(sym.ty, "dtype", None)
+        d = self.scalar_dtype(node) or (sym.ty.dtype if isinstance(sym.ty, ScalarT) else None)
         return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
 
     def lookup(self, name: str, node: ast.Expr, scope: _Scope) -> Any:
         s = scope.lookup(name)
         if s is not None:
             return s.vars[name]
-        sym = self.symbol_of(node)
-        if getattr(getattr(sym, "kind", None), "value", None) == "const" \
-                and getattr(sym, "decl", None) is None:
-            return self._builtin_const(sym, node)  # `inf`, `nan`
+        builtin = self._builtin_symbol(node)
+        if builtin is not None:
+            return self._builtin_const(builtin, node)  # `inf`, `nan`
         if name in self._const_values:
             return self._const_values[name]
         sym = self.program.symbol_of(node)

@@ -30,14 +30,13 @@ from typing import Any
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from .llvm_types import const_operand, reg_ty, smem_size
 from .views import BlockedView
 
 R = ir.ReduceOp
 
 
 def _identity(em: Any, rop: R, dt: DType) -> str:
-    from tilelang.backend.llvm import const_operand
-
     if dt is DType.BOOL:
         return "true" if rop in (R.PROD, R.MIN, R.ARGMIN) else "false"
     if rop is R.SUM:
@@ -54,8 +53,6 @@ def _identity(em: Any, rop: R, dt: DType) -> str:
 
 def _pick(em: Any, rop: R, a: tuple[str, str], b: tuple[str, str], dt: DType) -> tuple[str, str]:
     """The winner of two (value, index) pairs for argmax/argmin."""
-    from tilelang.backend.llvm import reg_ty
-
     ty = reg_ty(dt)
     (v, iv), (best, ib) = b, a
     better = em.better(rop is R.ARGMAX, v, best, dt)
@@ -75,8 +72,6 @@ def _pick(em: Any, rop: R, a: tuple[str, str], b: tuple[str, str], dt: DType) ->
 def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
     """Emit `op` when its input is in a blocked layout and its result in the
     matching slice (or a scalar); False when it does not apply."""
-    from tilelang.backend.llvm import reg_ty, smem_size
-
     x, r, axis = op.x, op.result, op.axis
     xv = em.lay(x)
     if not isinstance(xv, BlockedView):

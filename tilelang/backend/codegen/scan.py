@@ -28,14 +28,13 @@ from typing import Any
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from .llvm_types import const_operand, reg_ty, smem_size
 from .views import BlockedView
 
 S = ir.ScanOp
 
 
 def _identity(rop: S, dt: DType) -> str:
-    from tilelang.backend.llvm import const_operand
-
     if dt is DType.BOOL:
         return "true" if rop is S.CUMPROD else "false"
     return const_operand(dt, 1 if rop is S.CUMPROD else 0)
@@ -44,8 +43,6 @@ def _identity(rop: S, dt: DType) -> str:
 def shfl(em: Any, mode: str, v: str, dt: DType, arg: str | int) -> str:
     """`v` of another lane: mode "up" (lane - arg, own value below 0) or "idx"
     (lane `arg`), for every type (64-bit values in two halves)."""
-    from tilelang.backend.llvm import reg_ty
-
     name = f"llvm.nvvm.shfl.sync.{mode}.i32"
     clamp = 0 if mode == "up" else 31
     em.declare(f"declare i32 @{name}(i32, i32, i32, i32)")
@@ -73,8 +70,6 @@ def shfl(em: Any, mode: str, v: str, dt: DType, arg: str | int) -> str:
 def scan_blocked(em: Any, op: ir.Scan) -> bool:
     """Emit `op` when its input and result share one blocked layout (no slice);
     False when it does not apply."""
-    from tilelang.backend.llvm import reg_ty, smem_size
-
     x, r, axis = op.x, op.result, op.axis
     xv = em.lay(x)
     rv = em.lay(r)

@@ -18,6 +18,7 @@ from tilelang.ir.lower.fold import convert_const
 from tilelang.ir.lower.intrinsics import lower_call, lower_method
 from tilelang.ir.lower.operators import lower_binary, lower_cast, lower_unary
 from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, StrVal, TupleVal, Unsupported
+from tilelang.sema.program import SymbolKind
 from tilelang.syntax import ast
 
 
@@ -76,8 +77,8 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
 
 
 def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
-    sym = symbol(cx.program, node)
-    if getattr(getattr(sym, "kind", None), "value", None) == "const" and sym.decl is None:
+    sym = cx.program.symbol_of(node)
+    if sym is not None and sym.kind is SymbolKind.CONST and sym.decl is None:
         # a built-in constant (`f32::MAX`, `inf`): its value, in the type the
         # checker settled (an untyped `inf` takes its context's)
         settled = literal_dtype(cx.program, node)

@@ -1,7 +1,9 @@
-"""The autotuner: the first call of an `#[autotune]` kernel for a new key
-times the candidates on the call's own arguments, keeps the fastest in a
-record on disk (`records.py`), and every later call with that key, in this
-process or another, builds its operation with the recorded choice.
+"""The autotuner's Python side: the first call of an `#[autotune]` kernel for
+a new key times the candidates on the call's own arguments, keeps the fastest
+in a record on disk (`tuner/records.py`), and every later call with that key,
+in this process or another, builds its operation with the recorded choice.
+(It lives in api/ because it is a kind of call: it calls `api/call.py` for
+every candidate; `tuner/` holds what the API and the host side share.)
 
 What the tuner may choose (the spelling, also in the README and BRIEF's
 reference section):

@@ -21,7 +21,9 @@ A user-facing GPU limit (device `print`, a tile too big for shared memory,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, emit_llvm_text
@@ -73,28 +75,24 @@ def emit_ptx(kernel_ir, target: Target | str | None = None,  # type: ignore[no-u
     return compile_kernel(kernel_ir, target, facts).ptx
 
 
-def lower_gpu_diagnostics(kernel_ir, sink: DiagnosticSink, target=None, facts=None):  # type: ignore[no-untyped-def]
-    try:
-        return lower_gpu(kernel_ir, target, facts)
-    except CodegenError as e:
-        sink.emit(e.diag)
-        return None
+def _reporting(stage: Callable[..., Any]) -> Callable[..., Any]:
+    """`stage` with its `CodegenError` pushed into a sink (then None) instead of raised."""
+
+    def run(kernel_ir: Any, sink: DiagnosticSink, target: Target | str | None = None,
+            facts: dict[str, TensorFacts] | None = None) -> Any:
+        try:
+            return stage(kernel_ir, target, facts)
+        except CodegenError as e:
+            sink.emit(e.diag)
+            return None
+
+    run.__name__ = f"{stage.__name__}_diagnostics"
+    return run
 
 
-def emit_llvm_diagnostics(kernel_ir, sink: DiagnosticSink, target=None, facts=None):  # type: ignore[no-untyped-def]
-    try:
-        return emit_llvm(kernel_ir, target, facts)
-    except CodegenError as e:
-        sink.emit(e.diag)
-        return None
-
-
-def emit_ptx_diagnostics(kernel_ir, sink: DiagnosticSink, target=None, facts=None):  # type: ignore[no-untyped-def]
-    try:
-        return emit_ptx(kernel_ir, target, facts)
-    except CodegenError as e:
-        sink.emit(e.diag)
-        return None
+lower_gpu_diagnostics = _reporting(lower_gpu)
+emit_llvm_diagnostics = _reporting(emit_llvm)
+emit_ptx_diagnostics = _reporting(emit_ptx)
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,12 +157,7 @@ def _bind_args(
 
 
 def _run_region(region: ir.Region, env: Env, ctx: _BlockCtx) -> tuple[np.ndarray, ...]:
-    """Run the ops of `region` (args already bound); return what it yields."""
-    for op in region.ops:
-        if isinstance(op, ir.Yield):
-            return tuple(env[v.id] for v in op.values)
-        _run_op(op, env, ctx)
-    return ()
+    return vector.run_region(region, env, ctx, _run_op)
 
 
 def _windows(
@@ -327,9 +322,5 @@ def _atomic(
         shape = np.broadcast_shapes(shape, i.shape)
     flat_idx = [np.broadcast_to(i, shape).reshape(-1).astype(np.int64) for i in idx]
     flat_val = np.broadcast_to(val, shape).reshape(-1)
-    ok = np.ones(flat_val.shape, dtype=bool)
-    for i, dim in zip(flat_idx, arr.shape, strict=False):
-        ok &= (i >= 0) & (i < dim)
-    if mask is not None:
-        ok &= np.broadcast_to(mask, shape).reshape(-1)
-    num.atomic_update(op, arr, tuple(i[ok] for i in flat_idx), flat_val[ok], dt)
+    keep = None if mask is None else np.broadcast_to(mask, shape).reshape(-1)
+    num.atomic_in_bounds(op, arr, flat_idx, flat_val, keep, dt)

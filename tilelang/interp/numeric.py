@@ -394,6 +394,18 @@ def _int_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ atomics
+def atomic_in_bounds(op: AtomicOp, arr: np.ndarray, idx: list[np.ndarray], vals: np.ndarray,
+                     keep: np.ndarray | None, dt: DType) -> None:
+    """`atomic_update` at the flat positions `idx` (one index array per
+    dimension) with `vals`, except the lanes `keep` drops and those outside
+    `arr` (an atomic outside its tensor does nothing). Both interpreter modes
+    call this."""
+    ok = np.ones(vals.shape, dtype=bool) if keep is None else keep.astype(bool)
+    for i, dim in zip(idx, arr.shape, strict=False):
+        ok &= (i >= 0) & (i < dim)
+    atomic_update(op, arr, tuple(i[ok] for i in idx), vals[ok], dt)
+
+
 def atomic_update(
     op: AtomicOp, arr: np.ndarray, where: tuple[np.ndarray, ...], vals: np.ndarray, dt: DType
 ) -> None:

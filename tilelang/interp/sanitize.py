@@ -135,18 +135,10 @@ class Recorder:
         if win is None:
             self._outside(bid, op, offsets, mask)
             return
-        src, dst = win
-        sel = np.ones(tuple(s.stop - s.start for s in src), bool) if mask is None else \
-            np.asarray(mask, bool)[dst]
-        if not sel.any():
+        got = self._access(codes.BLOCK_READS_STORED, "reads", bid, op, arr, win, mask)
+        if got is None:
             return
-        b = self._flat(bid)
-        sh = self._shadow(arr)
-        w = sh.writer[src]
-        bad = sel & (w != NONE) & (w != b)
-        if bad.any():
-            self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, w, sh.writer_op[src], "reads",
-                       "stores", "stored")
+        src, sel, b, sh = got
         at = sh.atomic[src]
         bad = sel & (((at != NONE) & (at != b)) | ((sh.atomic2[src] != NONE) & (sh.atomic2[src] != b)))
         if bad.any():
@@ -166,34 +158,43 @@ class Recorder:
               mask: np.ndarray | None) -> None:
         if getattr(op, "unchecked", False):
             self._raw_bounds(bid, op, arr, offsets, shape, win, mask)
-        if win is None:
+        got = self._access(codes.BLOCKS_STORE_SAME, "stores", bid, op, arr, win, mask)
+        if got is None:
             return
+        src, sel, b, sh = got
+        # another block read (or updated atomically) what this store overwrites
+        for first, second, ops, what, done in (
+                (sh.reader, sh.reader2, sh.reader_op, "reads", "read"),
+                (sh.atomic, sh.atomic2, sh.atomic_op, "updates atomically", "updated atomically")):
+            one, two = first[src], second[src]
+            other = np.where((one != NONE) & (one != b), one, two)
+            bad = sel & (other != NONE) & (other != b)
+            if bad.any():
+                self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, other, ops[src], "stores", what,
+                           done)
+        sh.writer[src][sel] = b
+        sh.writer_op[src][sel] = self._op(op)
+
+    def _access(self, code: str, verb: str, bid: Sequence[int], op: Any, arr: np.ndarray,
+                win: tuple[tuple[slice, ...], tuple[slice, ...]] | None, mask: np.ndarray | None,
+                ) -> tuple[tuple[slice, ...], np.ndarray, int, Shadow] | None:
+        """A tile access of block `bid`: the tensor window it touches, which of
+        its elements the mask selects, the block's number and the tensor's
+        shadow, after reporting (as `code`) the selected elements that another
+        block of the launch stored. None when it touches nothing."""
+        if win is None:
+            return None
         src, dst = win
         sel = np.ones(tuple(s.stop - s.start for s in src), bool) if mask is None else \
             np.asarray(mask, bool)[dst]
         if not sel.any():
-            return
-        b = self._flat(bid)
-        sh = self._shadow(arr)
+            return None
+        b, sh = self._flat(bid), self._shadow(arr)
         w = sh.writer[src]
         bad = sel & (w != NONE) & (w != b)
         if bad.any():
-            self._race(codes.BLOCKS_STORE_SAME, bid, op, arr, src, bad, w, sh.writer_op[src], "stores",
-                       "stores", "stored")
-        r, r2 = sh.reader[src], sh.reader2[src]
-        other = np.where((r != NONE) & (r != b), r, r2)
-        bad = sel & (other != NONE) & (other != b)
-        if bad.any():
-            self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, other, sh.reader_op[src], "stores",
-                       "reads", "read")
-        at, at2 = sh.atomic[src], sh.atomic2[src]
-        other = np.where((at != NONE) & (at != b), at, at2)
-        bad = sel & (other != NONE) & (other != b)
-        if bad.any():
-            self._race(codes.BLOCK_READS_STORED, bid, op, arr, src, bad, other, sh.atomic_op[src], "stores",
-                       "updates atomically", "updated atomically")
-        w[sel] = b
-        sh.writer_op[src][sel] = self._op(op)
+            self._race(code, bid, op, arr, src, bad, w, sh.writer_op[src], verb, "stores", "stored")
+        return src, sel, b, sh
 
     def atomic(self, bid: Sequence[int], op: ir.AtomicRMW, arr: np.ndarray, idx: list[np.ndarray],
                value: np.ndarray, mask: np.ndarray | None) -> None:

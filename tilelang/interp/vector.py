@@ -31,7 +31,7 @@ memory left behind are exactly the sequential mode's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import assert_never
+from typing import TypeVar, assert_never
 
 import numpy as np
 
@@ -131,12 +131,22 @@ def _uniform(x: np.ndarray) -> bool:
     return x.shape[0] == 0 or bool((x == x[0]).all())
 
 
-def _region(region: ir.Region, env: Env, ctx: _Ctx) -> tuple[np.ndarray, ...]:
+_C = TypeVar("_C")
+
+
+def run_region(region: ir.Region, env: Env, ctx: _C,
+               run_op: Callable[[ir.Op, Env, _C], None]) -> tuple[np.ndarray, ...]:
+    """Run the ops of `region` (its arguments already bound in `env`) with
+    `run_op`; return what it yields. Both interpreters walk regions this way."""
     for op in region.ops:
         if isinstance(op, ir.Yield):
             return tuple(env[v.id] for v in op.values)
-        _op(op, env, ctx)
+        run_op(op, env, ctx)
     return ()
+
+
+def _region(region: ir.Region, env: Env, ctx: _Ctx) -> tuple[np.ndarray, ...]:
+    return run_region(region, env, ctx, _op)
 
 
 def _positions(offs: Sequence[np.ndarray], shape: tuple[int, ...], dims: tuple[int, ...]
@@ -407,11 +417,8 @@ def _atomic(aop: ir.AtomicOp, ctx: _Ctx, arr: np.ndarray, idx: list[np.ndarray],
         i = i if i.ndim == rank + 1 else _bshape(i, rank)
         flat_idx.append(np.broadcast_to(i, shape).reshape(-1).astype(np.int64))
     flat_val = np.broadcast_to(val, shape).reshape(-1)
-    ok = np.ones(flat_val.shape, dtype=bool)
-    for i, dim in zip(flat_idx, arr.shape, strict=True):
-        ok &= (i >= 0) & (i < dim)
-    if mask is not None:
-        ok &= np.broadcast_to(mask, shape).reshape(-1)
+    keep = None if mask is None else np.broadcast_to(mask, shape).reshape(-1).astype(bool)
     if ctx.active is not None:
-        ok &= np.broadcast_to(_bshape(ctx.active, rank), shape).reshape(-1)
-    num.atomic_update(aop, arr, tuple(i[ok] for i in flat_idx), flat_val[ok], v.dtype)
+        active = np.broadcast_to(_bshape(ctx.active, rank), shape).reshape(-1)
+        keep = active if keep is None else keep & active
+    num.atomic_in_bounds(aop, arr, flat_idx, flat_val, keep, v.dtype)

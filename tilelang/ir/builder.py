@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -474,19 +474,19 @@ class _WhileBuilder:
         self.cond_region: ir.Region | None = None
         self.body_region: ir.Region | None = None
 
-    @contextmanager
-    def cond(self) -> Iterator[tuple[ir.Value, ...]]:
-        args = tuple(self._b.fresh(v.type, v.hint) for v in self._inits)
-        with self._b._region(args) as frame:
-            yield args
-        self.cond_region = frame.region()
+    def cond(self) -> AbstractContextManager[tuple[ir.Value, ...]]:
+        return self._carried("cond_region")
+
+    def body(self) -> AbstractContextManager[tuple[ir.Value, ...]]:
+        return self._carried("body_region")
 
     @contextmanager
-    def body(self) -> Iterator[tuple[ir.Value, ...]]:
+    def _carried(self, region: str) -> Iterator[tuple[ir.Value, ...]]:
+        """A region whose arguments are the loop-carried values, kept in `region`."""
         args = tuple(self._b.fresh(v.type, v.hint) for v in self._inits)
         with self._b._region(args) as frame:
             yield args
-        self.body_region = frame.region()
+        setattr(self, region, frame.region())
 
 
 def _op_key(op: ir.Op) -> tuple[object, ...]:

@@ -114,6 +114,13 @@ def _region(region: ir.Region, n: _Namer, out: list[str], depth: int) -> None:
         _op(op, n, out, depth)
 
 
+def _nested(region: ir.Region, n: _Namer, depth: int) -> list[str]:
+    """The lines of a region nested one level below `depth`."""
+    lines: list[str] = []
+    _region(region, n, lines, depth + 1)
+    return lines
+
+
 def _defs(vs: tuple[ir.Value, ...], n: _Namer) -> str:
     return ", ".join(n.define(v) for v in vs)
 
@@ -180,17 +187,14 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
                 head += f" iter({pairs}) : ({', '.join(str(v.type) + n.note(a) for v, a in zip(inits, body.args[1:], strict=False))})"
             # Results are named after the body so that inner values number first
             # in program order; they are only usable after the loop anyway.
-            sub: list[str] = []
-            _region(body, n, sub, depth + 1)
+            sub = _nested(body, n, depth)
             prefix = f"{_defs(rs, n)} = " if rs else ""
             line(f"{prefix}{head} {{")
             out.extend(sub)
             line("}")
         case ir.If(results=rs, cond=c, then=t, else_=e):
-            then_lines: list[str] = []
-            _region(t, n, then_lines, depth + 1)
-            else_lines: list[str] = []
-            _region(e, n, else_lines, depth + 1)
+            then_lines = _nested(t, n, depth)
+            else_lines = _nested(e, n, depth)
             prefix = f"{_defs(rs, n)} = " if rs else ""
             types = f" : ({', '.join(str(v.type) + n.note(v) for v in rs)})" if rs else ""
             line(f"{prefix}if {n(c)}{types} {{")
@@ -202,11 +206,9 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             cargs = ", ".join(
                 f"{n.define(a)} = {n(i)}" for a, i in zip(c.args, inits, strict=False)
             )
-            cond_lines: list[str] = []
-            _region(c, n, cond_lines, depth + 1)
-            bargs = _defs(b.args, n)
-            body_lines: list[str] = []
-            _region(b, n, body_lines, depth + 1)
+            cond_lines = _nested(c, n, depth)
+            bargs = _defs(b.args, n)  # named after the condition's values, before the body's
+            body_lines = _nested(b, n, depth)
             prefix = f"{_defs(rs, n)} = " if rs else ""
             types = f" : ({', '.join(str(v.type) for v in inits)})" if inits else ""
             line(f"{prefix}while ({cargs}){types} {{")

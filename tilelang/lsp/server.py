@@ -285,15 +285,20 @@ DEBOUNCE_S = 0.1
 @_guarded(None)
 def did_change(ls: TileLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
-    pending = ls.pending.pop(uri, None)
-    if pending is not None:
-        pending.cancel()
+    _cancel_pending(ls, uri)
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # no loop (called directly): check now
         publish(ls, uri)
         return
     ls.pending[uri] = loop.call_later(DEBOUNCE_S, _publish_pending, ls, uri)
+
+
+def _cancel_pending(ls: TileLanguageServer, uri: str) -> None:
+    """Drop the debounced check of `uri` that has not run yet, if any."""
+    pending = ls.pending.pop(uri, None)
+    if pending is not None:
+        pending.cancel()
 
 
 def _publish_pending(ls: TileLanguageServer, uri: str) -> None:
@@ -319,9 +324,7 @@ def did_save(ls: TileLanguageServer, params: lsp.DidSaveTextDocumentParams) -> N
 @_guarded(None)
 def did_close(ls: TileLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    pending = ls.pending.pop(uri, None)
-    if pending is not None:
-        pending.cancel()
+    _cancel_pending(ls, uri)
     ls.forget(uri)
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
@@ -349,9 +352,7 @@ def hover(ls: TileLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
 def definition(ls: TileLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
     an, offset = _at(ls, params.text_document, params.position)
     span = analysis.definition(an, offset)
-    if span is None:
-        return None
-    return _location(an, span, params.text_document.uri)
+    return _location(an, span, params.text_document.uri) if span is not None else None
 
 
 def _location(an: Analysis, span: Span, uri: str) -> lsp.Location:

@@ -141,12 +141,9 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
         v = arg.value
         if spec.kind == "mut":
             if not isinstance(v, Partition):
-                fail(Diagnostic.error(
-                    codes.TILE_SHAPE_MISMATCH,
-                    f"`&mut` parameter `{spec.name}` of kernel `{kname}` needs a partition")
-                    .primary(arg.span, f"this is {_kind(v)}")
-                    .secondary(spec.span, "declared here")
-                    .with_help("pass `t.partition([..])` so that each block gets its own tile"))
+                fail(_misfit(codes.TILE_SHAPE_MISMATCH, spec, arg.span,
+                             f"`&mut` parameter `{spec.name}` of kernel `{kname}` needs a partition",
+                             f"this is {_kind(v)}", "pass `t.partition([..])` so that each block gets its own tile"))
             t = v.tensor
             _check_rank_dtype(kname, spec, t, arg.span, bind, type_names, fail)
             for dim, size in zip(spec.dims or (), v.tile, strict=False):
@@ -154,12 +151,9 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     bind(dim.ident.name, size, f"the tile shape of `{spec.name}`", arg.span)
         elif spec.kind == "ref":
             if not isinstance(v, Tensor):
-                fail(Diagnostic.error(
-                    codes.TILE_SHAPE_MISMATCH,
-                    f"parameter `{spec.name}` of kernel `{kname}` takes a shared tensor, not {_kind(v)}")
-                    .primary(arg.span, f"this is {_kind(v)}")
-                    .secondary(spec.span, "declared here")
-                    .with_help("pass `&t`"))
+                fail(_misfit(codes.TILE_SHAPE_MISMATCH, spec, arg.span,
+                             f"parameter `{spec.name}` of kernel `{kname}` takes a shared tensor, not {_kind(v)}",
+                             f"this is {_kind(v)}", "pass `&t`"))
             _check_rank_dtype(kname, spec, v, arg.span, bind, type_names, fail, arg.text)
             for d, (dim, size) in enumerate(zip(spec.dims or (), v.shape, strict=False)):
                 if isinstance(dim, ast.Name) and dim.ident.name in const_names:
@@ -294,25 +288,18 @@ def _check_rank_dtype(kname: str, spec: ParamSpec, t: Tensor, span: Span,
                       type_names: set[str], fail: Callable[[Diagnostic], None],
                       text: str | None = None) -> None:
     if spec.dims is not None and len(spec.dims) != t.rank:
-        fail(Diagnostic.error(
-            codes.RANK_MISMATCH,
-            f"`{spec.name}` of kernel `{kname}` has {_dims(len(spec.dims))} "
-            f"but the tensor passed has {t.rank}")
-            .primary(span, f"a tensor of shape {_shape(t.shape)}")
-            .secondary(spec.span, "declared here")
-            .with_help("reshape the tensor to the parameter's rank"))
+        fail(_misfit(codes.RANK_MISMATCH, spec, span,
+                     f"`{spec.name}` of kernel `{kname}` has {_dims(len(spec.dims))} but the tensor passed "
+                     f"has {t.rank}", f"a tensor of shape {_shape(t.shape)}",
+                     "reshape the tensor to the parameter's rank"))
     if spec.elem in type_names:
         bind(spec.elem, t.dtype, f"the element type of `{spec.name}`", span)
         return
     want = DType.parse(spec.elem or "")
     if want is not None and want is not t.dtype:
-        fail(Diagnostic.error(
-            codes.DTYPE_MISMATCH,
-            f"`{spec.name}` of kernel `{kname}` holds `{want.value}` but the tensor "
-            f"passed holds `{t.dtype.value}`")
-            .primary(span, f"a `{t.type_name()}`")
-            .secondary(spec.span, "declared here")
-            .with_help(_convert_help(text, want)))
+        fail(_misfit(codes.DTYPE_MISMATCH, spec, span,
+                     f"`{spec.name}` of kernel `{kname}` holds `{want.value}` but the tensor passed holds "
+                     f"`{t.dtype.value}`", f"a `{t.type_name()}`", _convert_help(text, want)))
 
 
 def _convert_help(text: str | None, want: DType) -> str:
@@ -344,6 +331,13 @@ def _show(v: GenericValue) -> str:
 
 def _shape(dims: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, dims)) + "]"
+
+
+def _misfit(code: str, spec: ParamSpec, span: Span, message: str, label: str, help: str) -> Diagnostic:
+    """An argument (at `span`, what `label` says it is) that does not fit its
+    tensor parameter's declaration."""
+    return (Diagnostic.error(code, message).primary(span, label)
+            .secondary(spec.span, "declared here").with_help(help))
 
 
 def _kind(v: Any) -> str:

@@ -23,7 +23,6 @@ its code; the attribute checker (`sema/items.py`) validates names against it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from tilelang.diagnostics.codes import warnings as W
@@ -83,7 +82,7 @@ class _Linter:
     # ---------------------------------------------------------------- entry
     def fn(self, decl: ast.FnDecl) -> None:
         self._unused(decl)
-        for node in _walk(decl.body):
+        for node in ast.walk(decl.body):
             if isinstance(node, ast.Block):
                 self._unreachable(node)
             elif isinstance(node, ast.UnsafeBlock):
@@ -91,7 +90,7 @@ class _Linter:
 
     # ---------------------------------------------------------------- W0001/W0002
     def _unused(self, decl: ast.FnDecl) -> None:
-        nodes = list(_walk(decl.body))
+        nodes = list(ast.walk(decl.body))
         targets = {id(s.target) for s in nodes if isinstance(s, ast.Assign)}
         assigned = {id(self.program.symbol_of(s.target)) for s in nodes
                     if isinstance(s, ast.Assign) and isinstance(s.target, ast.Name)}
@@ -143,13 +142,13 @@ class _Linter:
 
     # ---------------------------------------------------------------- W0004
     def _unsafe(self, u: ast.UnsafeBlock) -> None:
-        for node in _walk(u.body, stop=ast.UnsafeBlock):
+        for node in ast.walk(u.body, stop=ast.UnsafeBlock):
             if isinstance(node, ast.Call) and isinstance(node.callee, ast.Name):
                 sym = self.program.symbol_of(node.callee)
                 if node.callee.ident.name in UNSAFE_OPERATIONS and (
                         sym is None or sym.kind is SymbolKind.BUILTIN):
                     return
-        nested = any(isinstance(n, ast.UnsafeBlock) for n in _walk(u.body, stop=ast.UnsafeBlock)
+        nested = any(isinstance(n, ast.UnsafeBlock) for n in ast.walk(u.body, stop=ast.UnsafeBlock)
                      if n is not u)
         keyword = Span(u.span.file, u.span.start, u.span.start + len("unsafe"))
         d = (Diagnostic.warning(W.UNUSED_UNSAFE, "unnecessary `unsafe` block")
@@ -177,25 +176,3 @@ def _diverges(node: Any) -> bool:
         case ast.If(then=then, else_=els):
             return els is not None and _diverges(then) and _diverges(els)
     return False
-
-
-def _walk(node: Any, stop: type | None = None) -> Iterator[Any]:
-    """AST nodes under `node` (itself included), pre-order; below a node of
-    type `stop` (other than `node` itself), nothing."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, tuple):
-            stack.extend(reversed(n))
-            continue
-        if not hasattr(n, "__match_args__") or isinstance(n, (str, int, float, bool)):
-            continue
-        if not hasattr(type(n), "__slots__") or n.__class__.__module__ != ast.__name__:
-            continue
-        yield n
-        if stop is not None and isinstance(n, stop) and n is not node:
-            continue
-        for slot in reversed(type(n).__match_args__):
-            child = getattr(n, slot, None)
-            if isinstance(child, tuple) or hasattr(child, "__match_args__"):
-                stack.append(child)

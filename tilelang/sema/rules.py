@@ -4,11 +4,11 @@
 function `(tcx, cx) -> Type` that decides the result type of one builtin
 call from its operands (`CallCx`), or reports why the call is wrong: tile
 creation (`fill`, `arange`, `random`), element-wise math, `where`,
-reductions and scans, `mma`/`dot`, loads and stores through a kernel's
-tensor parameters and views, atomics, shape operations (`reshape`,
-`broadcast`, `permute`, `partition`) and the host's launch, graph and I/O
-operations. The arity, keywords and host/kernel context of the call were
-checked by `calls` before a rule runs.
+reductions and scans, `mma`/`dot`, shape operations (`reshape`,
+`broadcast`, `permute`) and the host's launch, graph and I/O operations;
+the rules of loads, stores, partitions and atomics are in `access.py`, the
+argument readers they share in `ruleargs.py`. The arity, keywords and
+host/kernel context of the call were checked by `calls` before a rule runs.
 """
 
 from __future__ import annotations
@@ -16,22 +16,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
+from tilelang.sema.access import (
+    rule_atomic,
+    rule_load,
+    rule_load_like,
+    rule_load_padded,
+    rule_num_tiles,
+    rule_partition,
+    rule_store,
+    rule_store_unchecked,
+)
 from tilelang.sema.coerce import coerce, mismatch, settle
-from tilelang.sema.context import CallCx, CheckCx, plural
+from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.kernel import check_tile_limits
 from tilelang.sema.operators import binary_types
-from tilelang.sema.typeops import (
-    deref,
-    elem_is_float,
-    is_intlike,
-    is_poison,
-    num_of,
-    numel,
-)
+from tilelang.sema.ruleargs import axis_arg, const_arg, shape_arg
+from tilelang.sema.typeops import deref, elem_is_float, is_intlike, is_poison, num_of, numel
 from tilelang.sema.types import (
     BOOL,
     ERROR,
@@ -47,14 +50,11 @@ from tilelang.sema.types import (
     HandleT,
     OpT,
     PartitionT,
-    RefT,
     ScalarT,
-    Shape,
     ShapeT,
     StrT,
     TensorT,
     TileT,
-    TileViewT,
     Type,
     TypeParam,
     UntypedFloat,
@@ -67,66 +67,6 @@ from tilelang.source import Span
 from tilelang.syntax import ast
 
 Rule = Callable[[CheckCx, CallCx], Type]
-
-
-def _const_int(tcx: CheckCx, cx: CallCx, e: ast.Expr, what: str) -> int | None:
-    d = tcx.program.dims.get(e)
-    v = d.const_value if d is not None else None
-    if v is None:
-        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE if what == "axis" else T.NOT_CONSTANT,
-                         f"the {what} of `{cx.name}` must be a constant", e.span, "not a constant")
-                 .with_help(f"write the {what} as a literal, e.g. `{cx.name}(.., 0)`"))
-    return v
-
-
-def _axis(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
-    ty = tcx.program.types.get(e)
-    if ty is not None and not is_intlike(ty):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`"))
-        return None
-    settle(tcx, e, I32)
-    v = _const_int(tcx, cx, e, "axis")
-    if v is None:
-        return None
-    if not 0 <= v < rank:
-        noun = "a tensor" if isinstance(deref(cx.operand_tys[0]), TensorT) else "a tile"
-        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"axis {v} is out of range for {noun} of rank {rank}", e.span,
-                         f"valid axes are 0..{rank}" if rank else "a scalar has no axes")
-                 .note("axes count from 0"))
-        return None
-    return v
-
-
-def _shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
-    """The `ShapeT` of argument `e`; else None, having said what it is instead."""
-    ty = tcx.program.types.get(e)
-    if isinstance(ty, ShapeT):
-        return ty
-    if ty is not None and not is_poison(ty):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {expected}, found `{ty}`"))
-    return None
-
-
-def _shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool) -> tuple[Dim | None, ...] | None:
-    ty = _shape_typed(tcx, e, "a shape `[d0, d1, ..]`")
-    if ty is None:
-        return None
-    dims = tcx.shape_values.get(e)
-    if dims is None:
-        return None if need_const else (tuple([None] * ty.rank) if ty.rank is not None else None)
-    if need_const:
-        elems = e.elems if isinstance(e, ast.ArrayExpr) else [e] * len(dims)
-        for d, x in zip(dims, elems, strict=False):
-            if d is None and is_poison(tcx.program.types.get(x)):
-                return None  # already reported
-            if d is None:
-                tcx.emit(tcx.err(T.NOT_CONSTANT, "tile dimension is not a compile-time constant", x.span,
-                                 "not constant")
-                         .note("every tile dimension is a compile-time constant: a literal, a `const`, "
-                               "a const generic, or arithmetic on them")
-                         .with_help("make it a const generic of the kernel"))
-                return None
-    return dims
 
 
 def _elem_generic(tcx: CheckCx, cx: CallCx, default: ElemT | None) -> ElemT | None:
@@ -160,7 +100,7 @@ def _rule_grid_index(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
                                 f"expected an axis (`i32`), found `{cx.arg_tys[0]}`"))
     settle(tcx, e, I32)
-    v = _const_int(tcx, cx, e, "axis")
+    v = const_arg(tcx, cx, e, "axis")
     if v is not None and not 0 <= v < 3:
         tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {v} is out of range", e.span, "the grid has axes 0, 1, 2"))
     return I32
@@ -173,7 +113,7 @@ def _rule_fill(tcx: CheckCx, cx: CallCx) -> Type:
         default = vty.dtype if isinstance(vty, ScalarT) else DType.F32 if isinstance(vty, UntypedFloat) \
             else DType.I32 if isinstance(vty, UntypedInt) else None
     elem = _elem_generic(tcx, cx, default)
-    shape = _shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
+    shape = shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
     if elem is None:
         return ERROR
     if cx.name == "full":
@@ -214,7 +154,7 @@ def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
 
 def _rule_random(tcx: CheckCx, cx: CallCx) -> Type:
     elem = _elem_generic(tcx, cx, DType.F32)
-    shape = _shape_arg(tcx, cx, cx.args[0], need_const=False)
+    shape = shape_arg(tcx, cx, cx.args[0], need_const=False)
     seed, sty = cx.args[1], cx.arg_tys[1]
     if not is_intlike(sty):
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", seed.span, f"expected an integer seed, found `{sty}`"))
@@ -372,7 +312,7 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
                     return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{cx.name}` of a {len(s)}-D tile needs "
                                             "an axis", cx.span, "missing axis"))
                 return ScalarT(out_e)
-            ax = _axis(tcx, cx, axis_e, len(s))
+            ax = axis_arg(tcx, cx, axis_e, len(s))
             if ax is None:
                 return ERROR
             rest = s[:ax] + s[ax + 1:]
@@ -393,7 +333,7 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
                 return ScalarT(oe) if oe is not None else F32
             if tn.shape is None:
                 return TensorT(oe, None)
-            ax = _axis(tcx, cx, axis_e, len(tn.shape))
+            ax = axis_arg(tcx, cx, axis_e, len(tn.shape))
             if ax is None:
                 return ERROR
             rest_t = tn.shape[:ax] + tn.shape[ax + 1:]
@@ -413,7 +353,7 @@ def _rule_scan(tcx: CheckCx, cx: CallCx) -> Type:
             if rank not in (None, 1):
                 return tcx.arity_error(f"`{cx.name}` of a {rank}-D tensor", "an axis", 0, cx.span, None)
             return t
-        if rank is not None and _axis(tcx, cx, cx.operands[1], rank) is None:
+        if rank is not None and axis_arg(tcx, cx, cx.operands[1], rank) is None:
             return ERROR
         return t
     if not isinstance(ty, TileT):
@@ -425,7 +365,7 @@ def _rule_scan(tcx: CheckCx, cx: CallCx) -> Type:
         if len(ty.shape) == 1:
             return ty
         return tcx.arity_error(f"`{cx.name}` of a {len(ty.shape)}-D tile", "an axis", 0, cx.span, None)
-    return ty if _axis(tcx, cx, cx.operands[1], len(ty.shape)) is not None else ERROR
+    return ty if axis_arg(tcx, cx, cx.operands[1], len(ty.shape)) is not None else ERROR
 
 
 def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
@@ -520,250 +460,10 @@ def _rule_assert_close(tcx: CheckCx, cx: CallCx) -> Type:
     return UNIT
 
 
-def _param_tensor(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type, what: str) -> TensorT | None:
-    inner = deref(t)
-    if isinstance(inner, TensorT):
-        return inner
-    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {what}, found `{t}`"))
-    return None
-
-
-def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: str) -> bool:
-    t = _shape_typed(tcx, e, "an index `[i, ..]`")
-    if t is None:
-        return False
-    if rank is not None and t.rank is not None and t.rank != rank:
-        tcx.emit(tcx.err(T.RANK_MISMATCH, f"{what} has {plural(rank, 'dimension')} but the index has "
-                         f"{t.rank}", e.span, f"expected {plural(rank, 'index')}"))
-        return False
-    return True
-
-
-def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None, ast.Expr, Type] | None:
-    """The `&x` tensor parameter, its rank, and the value and its type for
-    `op(&x, [i, ..], value)` (the raw-access builtins), after checking the
-    index; None on an error."""
-    t = _param_tensor(tcx, cx, cx.args[0], cx.arg_tys[0], "a tensor parameter `&x`")
-    if t is None:
-        return None
-    rank = len(t.shape) if t.shape is not None else None
-    if not _check_index(tcx, cx, cx.args[1], rank, f"`{tcx.snippet(cx.args[0])}`"):
-        return None
-    return t, rank, cx.args[2], cx.arg_tys[2]
-
-
-def _rule_atomic(tcx: CheckCx, cx: CallCx) -> Type:
-    target = _indexed_tensor(tcx, cx)
-    if target is None:
-        return ERROR
-    t, rank, v, vt = target
-    el = elem_of(vt)
-    if el is None and isinstance(vt, (UntypedInt, UntypedFloat)):
-        settle(tcx, v, ScalarT(t.dtype) if t.dtype is not None else F32)
-        if isinstance(vt, UntypedFloat) and not elem_is_float(t.dtype):
-            return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and a float literal",
-                                    v.span, f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`"))
-    elif not isinstance(vt, (ScalarT, TileT)):
-        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span,
-                                f"expected a scalar or a tile, found `{vt}`"))
-    elif t.dtype is not None and el != t.dtype:
-        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{el}`", v.span,
-                                f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
-                        .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
-    if isinstance(vt, TileT) and rank is not None and len(vt.shape) != rank:
-        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
-                                f"this is `{vt}`"))
-    return UNIT
-
-
-def _rule_store_unchecked(tcx: CheckCx, cx: CallCx) -> Type:
-    target = _indexed_tensor(tcx, cx)
-    if target is None:
-        return ERROR
-    t, rank, v, vt = target
-    if not isinstance(vt, TileT):
-        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
-    if t.dtype is not None and vt.dtype != t.dtype:
-        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{vt.dtype}`", v.span,
-                                f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
-                        .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
-    if rank is not None and len(vt.shape) != rank:
-        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
-                                f"this is `{vt}`"))
-    return UNIT
-
-
-def _own_tile(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type) -> TensorT | None:
-    """The tensor type of a `&mut` parameter (its shape is the own tile's shape)."""
-    if isinstance(t, RefT) and isinstance(t.inner, TensorT) and t.mutable:
-        return t.inner
-    return None
-
-
-def _rule_load(tcx: CheckCx, cx: CallCx) -> Type:
-    r, rt = cx.recv, cx.recv_ty
-    assert r is not None and rt is not None
-    if isinstance(rt, TileViewT):
-        if not cx.args:
-            return tcx.arity_error("`load` on a partition view", "an index `[i, ..]`", 0, cx.span, None)
-        if not _check_index(tcx, cx, cx.args[0], len(rt.tile_shape), "the view"):
-            return ERROR
-        assert rt.tensor.dtype is not None
-        return TileT(rt.tensor.dtype, rt.tile_shape)
-    t = deref(rt)
-    assert isinstance(t, TensorT)
-    if cx.args:
-        return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`load` of a tensor parameter takes no index", cx.args[0].span,
-                                "unexpected index")
-                        .note("a `&mut` parameter is this block's own tile: `z.load()`")
-                        .with_help(f"for indexed tiles, partition it: `{tcx.snippet(r)}.partition([..]).load([i, ..])`"))
-    shape = t.shape
-    if shape is None or any(d is None for d in shape):
-        return tcx.emit(tcx.err(T.LOAD_UNKNOWN_SHAPE, f"cannot `load()` the whole of `{tcx.snippet(r)}`",
-                                cx.span, f"`{rt}` has a `?` dimension")
-                        .note("only a `&mut` parameter has an own tile; a `&` parameter is loaded whole only "
-                              "when its shape is static")
-                        .with_help(f"use `{tcx.snippet(r)}.load_like(z)` for the tile aligned with `z`, or "
-                                   f"`{tcx.snippet(r)}.partition([..]).load([i, ..])`"))
-    assert t.dtype is not None
-    tshape = tuple(d for d in shape if d is not None)
-    if not (isinstance(rt, RefT) and rt.mutable):
-        check_tile_limits(tcx, tshape, cx.span, cx.fx.kernel_name)
-    return TileT(t.dtype, tshape)
-
-
-def _rule_load_padded(tcx: CheckCx, cx: CallCx) -> Type:
-    rt = cx.recv_ty
-    assert isinstance(rt, TileViewT)
-    if not _check_index(tcx, cx, cx.args[0], len(rt.tile_shape), "the view"):
-        return ERROR
-    assert rt.tensor.dtype is not None
-    want = ScalarT(rt.tensor.dtype)
-    v, vt = cx.args[1], cx.arg_tys[1]
-    if not coerce(tcx, vt, want, v):
-        mismatch(tcx, want, vt, v, None)
-    else:
-        settle(tcx, v, want)
-    return TileT(rt.tensor.dtype, rt.tile_shape)
-
-
-def _rule_store(tcx: CheckCx, cx: CallCx) -> Type:
-    r, rt = cx.recv, cx.recv_ty
-    assert r is not None and rt is not None
-    v, vt = cx.args[0], cx.arg_tys[0]
-    if isinstance(rt, TileViewT):
-        if len(cx.args) < 2:
-            return tcx.arity_error("`store` on a partition view", "a tile and an index `[i, ..]`", 1, cx.span, None)
-        if not _check_index(tcx, cx, cx.args[1], len(rt.tile_shape), "the view"):
-            return ERROR
-        dst_shape: tuple[Dim | None, ...] = rt.tile_shape
-        dtype = rt.tensor.dtype
-    else:
-        t = deref(rt)
-        assert isinstance(t, TensorT)
-        if len(cx.args) > 1:
-            return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`store` of a tensor parameter takes no index",
-                                    cx.args[1].span, "unexpected index")
-                            .note("a store takes no index: `z` is this block's own tile")
-                            .with_help(f"for nested tiles, partition it: `{tcx.snippet(r)}.partition([..])"
-                                       ".store(tile, [i, ..])`"))
-        if t.shape is None or any(d is None for d in t.shape):
-            # a `&` param (the ownership checker rejects the store itself)
-            return UNIT
-        dst_shape, dtype = t.shape, t.dtype
-    if isinstance(vt, (UntypedInt, UntypedFloat, ScalarT)):
-        return tcx.emit(tcx.err(T.STORE_SHAPE, "`store` expects a tile, found a scalar", v.span,
-                                f"this is `{vt}`")
-                        .with_help(f"make a tile: `full::<{dtype}>({shape_str(dst_shape)}, {tcx.snippet(v)})`"))
-    if not isinstance(vt, TileT):
-        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
-    if dtype is not None and vt.dtype != dtype:
-        inner = v.expr if isinstance(v, ast.Cast) else v  # `acc as f16` -> suggest `acc as f32`
-        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: storing `{vt.dtype}` into `{dtype}`",
-                                v.span, f"this is `{vt}`")
-                        .secondary(r.span, f"`{tcx.snippet(r)}` holds `{dtype}`")
-                        .with_help(f"cast with `as`: `{tcx.cast_snippet(inner)} as {dtype}`"))
-    if tuple(vt.shape) != tuple(dst_shape):
-        return tcx.emit(tcx.err(T.STORE_SHAPE,
-                                f"stored tile has shape {shape_str(vt.shape)} but the destination tile is "
-                                f"{shape_str(dst_shape)}", v.span, f"this is {shape_str(vt.shape)}")
-                        .secondary(r.span, f"`{tcx.snippet(r)}` has tile shape {shape_str(dst_shape)}")
-                        .with_help(_store_hint(tcx, v, vt.shape, dst_shape)))
-    return UNIT
-
-
-def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, ...]) -> str:
-    if all(d is not None for d in want):
-        dst = tuple(d for d in want if d is not None)
-        if numel(have) == numel(dst):
-            return f"reshape it: `{tcx.snippet(v)}.reshape({shape_str(dst)})`"
-        if broadcast_shapes(have, dst) == dst:
-            return f"broadcast it: `{tcx.snippet(v)}.broadcast({shape_str(dst)})`"
-    return "reshape or broadcast the tile to the destination's shape"
-
-
-def _rule_load_like(tcx: CheckCx, cx: CallCx) -> Type:
-    r, rt = cx.recv, cx.recv_ty
-    assert r is not None and rt is not None
-    z, zt = cx.args[0], cx.arg_tys[0]
-    own = _own_tile(tcx, cx, z, zt)
-    if own is None:
-        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`load_like` needs a `&mut` tensor parameter", z.span,
-                                f"this is `{zt}`")
-                        .note("`x.load_like(z)` loads `x`'s tile at the position and shape of `z`'s own tile"))
-    t = deref(rt)
-    assert isinstance(t, TensorT) and own.shape is not None
-    if t.shape is not None and len(t.shape) != len(own.shape):
-        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`{tcx.snippet(r)}` has {plural(len(t.shape), 'dimension')} "
-                                f"but `{tcx.snippet(z)}` has {len(own.shape)}", cx.span, "ranks differ")
-                        .secondary(r.span, f"this is `{rt}`").secondary(z.span, f"this is `{zt}`"))
-    assert t.dtype is not None
-    return TileT(t.dtype, tuple(d for d in own.shape if d is not None))
-
-
-def _rule_num_tiles(tcx: CheckCx, cx: CallCx) -> Type:
-    rt = cx.recv_ty
-    assert isinstance(rt, TileViewT)
-    _axis(tcx, cx, cx.args[0], len(rt.tile_shape))
-    return I32
-
-
-def _rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
-    r, rt = cx.recv, cx.recv_ty
-    assert r is not None and rt is not None
-    t = deref(rt)
-    assert isinstance(t, TensorT)
-    shape = _shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
-    if t.shape is not None and isinstance(cx.arg_tys[0], ShapeT) and cx.arg_tys[0].rank is not None \
-            and cx.arg_tys[0].rank != len(t.shape):
-        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(t.shape)}-D tensor cannot be split into "
-                                f"{cx.arg_tys[0].rank}-D tiles", cx.args[0].span,
-                                f"expected {plural(len(t.shape), 'dimension')}")
-                        .secondary(r.span, f"this is `{rt}`"))
-    if cx.fx.in_kernel:
-        if shape is None:
-            return ERROR
-        tshape = tuple(d for d in shape if d is not None)
-        check_tile_limits(tcx, tshape, cx.args[0].span, cx.fx.kernel_name)
-        if t.dtype is None:
-            return ERROR
-        return TileViewT(t, tshape, mutable=isinstance(rt, RefT) and rt.mutable)
-    # host: partition dims may be known only at run time; record the expressions
-    rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
-    dims = shape if shape is not None else (None,) * (rank or 0)
-    if isinstance(cx.args[0], ast.ArrayExpr):
-        deferred = {i: (i, x) for i, (x, d) in enumerate(zip(cx.args[0].elems, dims, strict=False)) if d is None}
-        if deferred:
-            tcx.partition_deferred[cx.node] = deferred
-    # an unknown dim stays symbolic-free: use a placeholder that binds nothing
-    tile = tuple(d if d is not None else Dim.var(f"?{i}") for i, d in enumerate(dims))
-    return PartitionT(t, tile)
-
-
 def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.recv, cx.recv_ty
     assert x is not None and ty is not None
-    shape = _shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
+    shape = shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
     if isinstance(ty, TileT):
         if shape is None:
             return ERROR
@@ -811,20 +511,21 @@ def _tile_receiver(cx: CallCx) -> tuple[ast.Expr, TileT]:
     return x, ty
 
 
-def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
-    host = _host_tensor(cx)
-    if host is not None:
-        shape = _shape_arg(tcx, cx, cx.args[0], need_const=False)
-        if shape is None:
-            return ERROR
-        if host.shape is not None and all(d is not None for d in (*host.shape, *shape)):
-            out = broadcast_shapes(host.shape, shape)
-            if out is None or tuple(out) != tuple(shape):
-                return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(host.shape)} to "
-                                        f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes"))
-        return TensorT(host.dtype, tuple(shape))
+def _host_broadcast(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
+    shape = shape_arg(tcx, cx, cx.args[0], need_const=False)
+    if shape is None:
+        return ERROR
+    if host.shape is not None and all(d is not None for d in (*host.shape, *shape)):
+        out = broadcast_shapes(host.shape, shape)
+        if out is None or tuple(out) != tuple(shape):
+            return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(host.shape)} to "
+                                    f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes"))
+    return TensorT(host.dtype, tuple(shape))
+
+
+def _tile_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = _tile_receiver(cx)
-    shape = _shape_arg(tcx, cx, cx.args[0], need_const=True)
+    shape = shape_arg(tcx, cx, cx.args[0], need_const=True)
     if shape is None:
         return ERROR
     new = tuple(d for d in shape if d is not None)
@@ -838,16 +539,17 @@ def _rule_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
     return TileT(ty.dtype, new)
 
 
-def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
-    host = _host_tensor(cx)
-    if host is not None:
-        if host.shape is None:
-            return TensorT(host.dtype, None)  # the rank is checked at run time
-        if len(host.shape) != 2:
-            return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tensor, found "
-                                    f"{len(host.shape)}-D", cx.span, f"this is `{cx.recv_ty}`")
-                            .with_help("use `.permute([..])` for other ranks"))
-        return TensorT(host.dtype, (host.shape[1], host.shape[0]))
+def _host_transpose(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
+    if host.shape is None:
+        return TensorT(host.dtype, None)  # the rank is checked at run time
+    if len(host.shape) != 2:
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tensor, found "
+                                f"{len(host.shape)}-D", cx.span, f"this is `{cx.recv_ty}`")
+                        .with_help("use `.permute([..])` for other ranks"))
+    return TensorT(host.dtype, (host.shape[1], host.shape[0]))
+
+
+def _tile_transpose(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = _tile_receiver(cx)
     if len(ty.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tile, found {len(ty.shape)}-D",
@@ -855,22 +557,23 @@ def _rule_transpose(tcx: CheckCx, cx: CallCx) -> Type:
     return TileT(ty.dtype, (ty.shape[1], ty.shape[0]))
 
 
-def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
-    host = _host_tensor(cx)
-    if host is not None:
-        axes_h = _shape_arg(tcx, cx, cx.args[0], need_const=False)
-        if axes_h is None:
-            return ERROR
-        hv = [d.const_value if d is not None else None for d in axes_h]
-        if host.shape is None or any(v is None for v in hv):
-            return TensorT(host.dtype, None if host.shape is None else (None,) * len(host.shape))
-        if sorted(hv) != list(range(len(host.shape))):  # type: ignore[type-var]
-            return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of "
-                                    f"0..{len(host.shape)}", cx.args[0].span,
-                                    f"not a permutation of the {len(host.shape)} axes"))
-        return TensorT(host.dtype, tuple(host.shape[v] for v in hv))  # type: ignore[index]
+def _host_permute(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
+    axes = shape_arg(tcx, cx, cx.args[0], need_const=False)
+    if axes is None:
+        return ERROR
+    hv = [d.const_value if d is not None else None for d in axes]
+    if host.shape is None or any(v is None for v in hv):
+        return TensorT(host.dtype, None if host.shape is None else (None,) * len(host.shape))
+    if sorted(hv) != list(range(len(host.shape))):  # type: ignore[type-var]
+        return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of "
+                                f"0..{len(host.shape)}", cx.args[0].span,
+                                f"not a permutation of the {len(host.shape)} axes"))
+    return TensorT(host.dtype, tuple(host.shape[v] for v in hv))  # type: ignore[index]
+
+
+def _tile_permute(tcx: CheckCx, cx: CallCx) -> Type:
     _, ty = _tile_receiver(cx)
-    axes = _shape_arg(tcx, cx, cx.args[0], need_const=True)
+    axes = shape_arg(tcx, cx, cx.args[0], need_const=True)
     if axes is None:
         return ERROR
     vals = [d.const_value if d is not None else None for d in axes]
@@ -878,6 +581,21 @@ def _rule_permute(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of 0..{len(ty.shape)}",
                                 cx.args[0].span, f"not a permutation of the {len(ty.shape)} axes"))
     return TileT(ty.dtype, tuple(ty.shape[v] for v in vals if v is not None))
+
+
+def _by_receiver(tile_rule: Rule, host_rule: Callable[[CheckCx, CallCx, TensorT], Type]) -> Rule:
+    """The rule of a method that tiles (in kernels) and host tensors share."""
+
+    def rule(tcx: CheckCx, cx: CallCx) -> Type:
+        host = _host_tensor(cx)
+        return host_rule(tcx, cx, host) if host is not None else tile_rule(tcx, cx)
+
+    return rule
+
+
+_rule_broadcast = _by_receiver(_tile_broadcast, _host_broadcast)
+_rule_transpose = _by_receiver(_tile_transpose, _host_transpose)
+_rule_permute = _by_receiver(_tile_permute, _host_permute)
 
 
 def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
@@ -960,14 +678,14 @@ RULES: dict[str, Rule] = {
     "print": _rule_print,
     "assert": _rule_assert,
     "assert_close": _rule_assert_close,
-    "atomic": _rule_atomic,
-    "store_unchecked": _rule_store_unchecked,
-    "load": _rule_load,
-    "load_padded": _rule_load_padded,
-    "store": _rule_store,
-    "load_like": _rule_load_like,
-    "num_tiles": _rule_num_tiles,
-    "partition": _rule_partition,
+    "atomic": rule_atomic,
+    "store_unchecked": rule_store_unchecked,
+    "load": rule_load,
+    "load_padded": rule_load_padded,
+    "store": rule_store,
+    "load_like": rule_load_like,
+    "num_tiles": rule_num_tiles,
+    "partition": rule_partition,
     "reshape": _rule_reshape,
     "broadcast": _rule_broadcast,
     "transpose": _rule_transpose,

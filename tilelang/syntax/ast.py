@@ -422,9 +422,10 @@ class Module:
 
 
 # ---------------------------------------------------------------- traversal
-def walk(node: Any) -> Iterator[Any]:
+def walk(node: Any, stop: type | None = None) -> Iterator[Any]:
     """`node` and every AST node below it, pre-order, children in field order
-    (which is source order). `node` may also be a tuple of nodes.
+    (which is source order). `node` may also be a tuple of nodes. Below a node
+    of type `stop` (other than `node` itself), nothing.
 
     Nodes are found through the slots of the frozen dataclasses (faster than
     `dataclasses.fields`, and this runs over whole programs in `tilec check`);
@@ -438,6 +439,8 @@ def walk(node: Any) -> Iterator[Any]:
         if not hasattr(n, "__slots__") or isinstance(n, Span):
             continue
         yield n
+        if stop is not None and isinstance(n, stop) and n is not node:
+            continue
         for slot in reversed(type(n).__slots__):
             child = getattr(n, slot, None)
             if isinstance(child, tuple) or hasattr(child, "__slots__"):

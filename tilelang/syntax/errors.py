@@ -103,6 +103,17 @@ class ErrorReporter:
     def _tok(self, tok: Any, base: int) -> Span:
         return self.span(base + tok.start_pos, base + tok.end_pos)
 
+    def _expected(self, code: str, what: str, found: str, here: Span, last: tuple[Any, int],
+                  after: tuple[str, ...], why: str, help: str) -> Diagnostic:
+        """`expected <what>, found ..`; when the token before (`last`, with the
+        offset its positions count from) is one of `after`, a label on it
+        saying `why`."""
+        tok, base = last
+        d = Diagnostic.error(code, f"expected {what}, found {found}").primary(here, f"expected {what}")
+        if isinstance(tok, Token) and tok.type in after:
+            d = d.secondary(self._tok(tok, base), why)
+        return d.with_help(help)
+
     def _prev_end(self, offset: int) -> int:
         """End offset of the token before `offset` (comments are blank)."""
         return _skip_space_back(self.code, offset)
@@ -266,12 +277,9 @@ class ErrorReporter:
                                f"e.g. `{tok}_`"))
 
         if expected & {"UNDERSCORE", "MUT"} and expected <= _PATTERN_START | {"AMPERSAND"}:
-            d = (Diagnostic.error(codes.EXPECTED_PATTERN, f"expected pattern, found {found}")
-                 .primary(here, "expected pattern"))
-            if isinstance(last, Token) and last.type in ("LET", "FOR"):
-                d = d.secondary(self._tok(last, base),
-                                f"`{last}` needs a name to bind")
-            return d.with_help("write a name (`let x = ...`), `_`, or a tuple `(a, b)`")
+            return self._expected(codes.EXPECTED_PATTERN, "pattern", found, here, (last, base),
+                                  ("LET", "FOR"), f"`{last}` needs a name to bind",
+                                  "write a name (`let x = ...`), `_`, or a tuple `(a, b)`")
 
         if {"NAME", "NUMBER", "MINUS", "BANG"} <= expected:
             return (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found {found}")
@@ -296,12 +304,9 @@ class ErrorReporter:
                         .with_help(f"write `{num}.0`"))
 
         if expected >= _TYPE_START and "NUMBER" not in expected:
-            d = (Diagnostic.error(codes.EXPECTED_TYPE, f"expected type, found {found}")
-                 .primary(here, "expected type"))
-            if isinstance(last, Token) and last.type in ("COLON", "__ANON_0"):
-                d = d.secondary(self._tok(last, base),
-                                f"a type must follow this `{last}`")
-            return d.with_help("write a type such as `i32`, `f32` or `&Tensor<f32, [?]>`")
+            return self._expected(codes.EXPECTED_TYPE, "type", found, here, (last, base),
+                                  ("COLON", "__ANON_0"), f"a type must follow this `{last}`",
+                                  "write a type such as `i32`, `f32` or `&Tensor<f32, [?]>`")
 
         if expected == {"NAME"}:
             return (Diagnostic.error(codes.EXPECTED_IDENTIFIER, f"expected identifier, found {found}")

@@ -34,8 +34,9 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.frozen import frozen
@@ -387,56 +388,53 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
     return ast.Module(tuple(items), whole)
 
 
-def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
-    """Parse REPL input: items and statements. None (and one diagnostic) on error."""
+_T = TypeVar("_T")
+
+
+def _parse_whole(source: SourceFile, sink: DiagnosticSink, rule: str,
+                 build: Callable[[Builder, Any], _T]) -> _T | None:
+    """Parse all of `source` as the grammar's `rule` and `build` the AST from
+    its tree. None (and one diagnostic) on error."""
     ensure_recursion_budget()
     try:
         s = _Session(source, sink)
         if _report_lexical(s):
             return None
-        tree = s.run(0, len(s.scan.code), "repl_input")
+        tree = s.run(0, len(s.scan.code), rule)
         if tree is None:
             return None
         local = DiagnosticSink()
-        b = Builder(source.id, local, text=s.scan.code)
-        *elems, tail = tree.children
         try:
-            items = [b.item(t) for t in elems if t.data in ("fn_decl", "const_decl", "use_decl",
-                                                             "use_file")]
-            stmt_trees = [t for t in elems if t.data not in ("fn_decl", "const_decl", "use_decl",
-                                                              "use_file")]
-            body = b.block_from_parts(stmt_trees, tail, Span(source.id, 0, len(source.text)))
+            out = build(Builder(source.id, local, text=s.scan.code), tree)
         except TooDeep as e:
             sink.extend(local.diagnostics)
             sink.emit(too_deep(e.span))
             return None
         sink.extend(local.diagnostics)
-        return ReplInput(tuple(items), body, Span(source.id, 0, len(source.text)))
+        return out
     except Exception as exc:
         raise _ice(exc) from exc
+
+
+_REPL_ITEMS = ("fn_decl", "const_decl", "use_decl", "use_file")
+
+
+def parse_repl(source: SourceFile, sink: DiagnosticSink) -> ReplInput | None:
+    """Parse REPL input: items and statements. None (and one diagnostic) on error."""
+
+    def build(b: Builder, tree: Any) -> ReplInput:
+        *elems, tail = tree.children
+        items = [b.item(t) for t in elems if t.data in _REPL_ITEMS]
+        stmt_trees = [t for t in elems if t.data not in _REPL_ITEMS]
+        whole = Span(source.id, 0, len(source.text))
+        return ReplInput(tuple(items), b.block_from_parts(stmt_trees, tail, whole), whole)
+
+    return _parse_whole(source, sink, "repl_input", build)
 
 
 def parse_expr(source: SourceFile, sink: DiagnosticSink) -> ast.Expr | None:
     """Parse one expression. None (and one diagnostic) on error."""
-    ensure_recursion_budget()
-    try:
-        s = _Session(source, sink)
-        if _report_lexical(s):
-            return None
-        tree = s.run(0, len(s.scan.code), "expr_input")
-        if tree is None:
-            return None
-        local = DiagnosticSink()
-        try:
-            expr = Builder(source.id, local, text=s.scan.code).expr(tree.children[0])
-        except TooDeep as e:
-            sink.extend(local.diagnostics)
-            sink.emit(too_deep(e.span))
-            return None
-        sink.extend(local.diagnostics)
-        return expr
-    except Exception as exc:
-        raise _ice(exc) from exc
+    return _parse_whole(source, sink, "expr_input", lambda b, tree: b.expr(tree.children[0]))
 
 
 def is_incomplete(text: str) -> bool:

@@ -1,0 +1,277 @@
+"""The typing rules of the builtins that reach tensor memory: loads and
+stores through a kernel's tensor parameters and views (`load`,
+`load_padded`, `store`, `load_like`, `num_tiles`, `partition`) and the raw
+accesses allowed in `unsafe` (`atomic_*`, `store_unchecked`). `rules.RULES`
+lists them with the other builtins' rules."""
+
+from __future__ import annotations
+
+from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import types as T
+from tilelang.sema.coerce import coerce, mismatch, settle
+from tilelang.sema.context import CallCx, CheckCx, plural
+from tilelang.sema.kernel import check_tile_limits
+from tilelang.sema.ruleargs import axis_arg, shape_arg, shape_typed
+from tilelang.sema.typeops import deref, elem_is_float, numel
+from tilelang.sema.types import (
+    ERROR,
+    F32,
+    I32,
+    UNIT,
+    Dim,
+    PartitionT,
+    RefT,
+    ScalarT,
+    Shape,
+    ShapeT,
+    TensorT,
+    TileT,
+    TileViewT,
+    Type,
+    UntypedFloat,
+    UntypedInt,
+    broadcast_shapes,
+    elem_of,
+    shape_str,
+)
+from tilelang.syntax import ast
+
+
+def _param_tensor(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type, what: str) -> TensorT | None:
+    inner = deref(t)
+    if isinstance(inner, TensorT):
+        return inner
+    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {what}, found `{t}`"))
+    return None
+
+
+def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: str) -> bool:
+    t = shape_typed(tcx, e, "an index `[i, ..]`")
+    if t is None:
+        return False
+    if rank is not None and t.rank is not None and t.rank != rank:
+        tcx.emit(tcx.err(T.RANK_MISMATCH, f"{what} has {plural(rank, 'dimension')} but the index has "
+                         f"{t.rank}", e.span, f"expected {plural(rank, 'index')}"))
+        return False
+    return True
+
+
+def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None, ast.Expr, Type] | None:
+    """The `&x` tensor parameter, its rank, and the value and its type for
+    `op(&x, [i, ..], value)` (the raw-access builtins), after checking the
+    index; None on an error."""
+    t = _param_tensor(tcx, cx, cx.args[0], cx.arg_tys[0], "a tensor parameter `&x`")
+    if t is None:
+        return None
+    rank = len(t.shape) if t.shape is not None else None
+    if not _check_index(tcx, cx, cx.args[1], rank, f"`{tcx.snippet(cx.args[0])}`"):
+        return None
+    return t, rank, cx.args[2], cx.arg_tys[2]
+
+
+def rule_atomic(tcx: CheckCx, cx: CallCx) -> Type:
+    target = _indexed_tensor(tcx, cx)
+    if target is None:
+        return ERROR
+    t, rank, v, vt = target
+    el = elem_of(vt)
+    if el is None and isinstance(vt, (UntypedInt, UntypedFloat)):
+        settle(tcx, v, ScalarT(t.dtype) if t.dtype is not None else F32)
+        if isinstance(vt, UntypedFloat) and not elem_is_float(t.dtype):
+            return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and a float literal",
+                                    v.span, f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`"))
+    elif not isinstance(vt, (ScalarT, TileT)):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span,
+                                f"expected a scalar or a tile, found `{vt}`"))
+    elif t.dtype is not None and el != t.dtype:
+        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{el}`", v.span,
+                                f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
+                        .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
+    if isinstance(vt, TileT) and rank is not None and len(vt.shape) != rank:
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
+                                f"this is `{vt}`"))
+    return UNIT
+
+
+def rule_store_unchecked(tcx: CheckCx, cx: CallCx) -> Type:
+    target = _indexed_tensor(tcx, cx)
+    if target is None:
+        return ERROR
+    t, rank, v, vt = target
+    if not isinstance(vt, TileT):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
+    if t.dtype is not None and vt.dtype != t.dtype:
+        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{vt.dtype}`", v.span,
+                                f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
+                        .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
+    if rank is not None and len(vt.shape) != rank:
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
+                                f"this is `{vt}`"))
+    return UNIT
+
+
+def _own_tile(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type) -> TensorT | None:
+    """The tensor type of a `&mut` parameter (its shape is the own tile's shape)."""
+    if isinstance(t, RefT) and isinstance(t.inner, TensorT) and t.mutable:
+        return t.inner
+    return None
+
+
+def rule_load(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    if isinstance(rt, TileViewT):
+        if not cx.args:
+            return tcx.arity_error("`load` on a partition view", "an index `[i, ..]`", 0, cx.span, None)
+        if not _check_index(tcx, cx, cx.args[0], len(rt.tile_shape), "the view"):
+            return ERROR
+        assert rt.tensor.dtype is not None
+        return TileT(rt.tensor.dtype, rt.tile_shape)
+    t = deref(rt)
+    assert isinstance(t, TensorT)
+    if cx.args:
+        return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`load` of a tensor parameter takes no index", cx.args[0].span,
+                                "unexpected index")
+                        .note("a `&mut` parameter is this block's own tile: `z.load()`")
+                        .with_help(f"for indexed tiles, partition it: `{tcx.snippet(r)}.partition([..]).load([i, ..])`"))
+    shape = t.shape
+    if shape is None or any(d is None for d in shape):
+        return tcx.emit(tcx.err(T.LOAD_UNKNOWN_SHAPE, f"cannot `load()` the whole of `{tcx.snippet(r)}`",
+                                cx.span, f"`{rt}` has a `?` dimension")
+                        .note("only a `&mut` parameter has an own tile; a `&` parameter is loaded whole only "
+                              "when its shape is static")
+                        .with_help(f"use `{tcx.snippet(r)}.load_like(z)` for the tile aligned with `z`, or "
+                                   f"`{tcx.snippet(r)}.partition([..]).load([i, ..])`"))
+    assert t.dtype is not None
+    tshape = tuple(d for d in shape if d is not None)
+    if not (isinstance(rt, RefT) and rt.mutable):
+        check_tile_limits(tcx, tshape, cx.span, cx.fx.kernel_name)
+    return TileT(t.dtype, tshape)
+
+
+def rule_load_padded(tcx: CheckCx, cx: CallCx) -> Type:
+    rt = cx.recv_ty
+    assert isinstance(rt, TileViewT)
+    if not _check_index(tcx, cx, cx.args[0], len(rt.tile_shape), "the view"):
+        return ERROR
+    assert rt.tensor.dtype is not None
+    want = ScalarT(rt.tensor.dtype)
+    v, vt = cx.args[1], cx.arg_tys[1]
+    if not coerce(tcx, vt, want, v):
+        mismatch(tcx, want, vt, v, None)
+    else:
+        settle(tcx, v, want)
+    return TileT(rt.tensor.dtype, rt.tile_shape)
+
+
+def rule_store(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    v, vt = cx.args[0], cx.arg_tys[0]
+    if isinstance(rt, TileViewT):
+        if len(cx.args) < 2:
+            return tcx.arity_error("`store` on a partition view", "a tile and an index `[i, ..]`", 1, cx.span, None)
+        if not _check_index(tcx, cx, cx.args[1], len(rt.tile_shape), "the view"):
+            return ERROR
+        dst_shape: tuple[Dim | None, ...] = rt.tile_shape
+        dtype = rt.tensor.dtype
+    else:
+        t = deref(rt)
+        assert isinstance(t, TensorT)
+        if len(cx.args) > 1:
+            return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`store` of a tensor parameter takes no index",
+                                    cx.args[1].span, "unexpected index")
+                            .note("a store takes no index: `z` is this block's own tile")
+                            .with_help(f"for nested tiles, partition it: `{tcx.snippet(r)}.partition([..])"
+                                       ".store(tile, [i, ..])`"))
+        if t.shape is None or any(d is None for d in t.shape):
+            # a `&` param (the ownership checker rejects the store itself)
+            return UNIT
+        dst_shape, dtype = t.shape, t.dtype
+    if isinstance(vt, (UntypedInt, UntypedFloat, ScalarT)):
+        return tcx.emit(tcx.err(T.STORE_SHAPE, "`store` expects a tile, found a scalar", v.span,
+                                f"this is `{vt}`")
+                        .with_help(f"make a tile: `full::<{dtype}>({shape_str(dst_shape)}, {tcx.snippet(v)})`"))
+    if not isinstance(vt, TileT):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
+    if dtype is not None and vt.dtype != dtype:
+        inner = v.expr if isinstance(v, ast.Cast) else v  # `acc as f16` -> suggest `acc as f32`
+        return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: storing `{vt.dtype}` into `{dtype}`",
+                                v.span, f"this is `{vt}`")
+                        .secondary(r.span, f"`{tcx.snippet(r)}` holds `{dtype}`")
+                        .with_help(f"cast with `as`: `{tcx.cast_snippet(inner)} as {dtype}`"))
+    if tuple(vt.shape) != tuple(dst_shape):
+        return tcx.emit(tcx.err(T.STORE_SHAPE,
+                                f"stored tile has shape {shape_str(vt.shape)} but the destination tile is "
+                                f"{shape_str(dst_shape)}", v.span, f"this is {shape_str(vt.shape)}")
+                        .secondary(r.span, f"`{tcx.snippet(r)}` has tile shape {shape_str(dst_shape)}")
+                        .with_help(_store_hint(tcx, v, vt.shape, dst_shape)))
+    return UNIT
+
+
+def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, ...]) -> str:
+    if all(d is not None for d in want):
+        dst = tuple(d for d in want if d is not None)
+        if numel(have) == numel(dst):
+            return f"reshape it: `{tcx.snippet(v)}.reshape({shape_str(dst)})`"
+        if broadcast_shapes(have, dst) == dst:
+            return f"broadcast it: `{tcx.snippet(v)}.broadcast({shape_str(dst)})`"
+    return "reshape or broadcast the tile to the destination's shape"
+
+
+def rule_load_like(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    z, zt = cx.args[0], cx.arg_tys[0]
+    own = _own_tile(tcx, cx, z, zt)
+    if own is None:
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`load_like` needs a `&mut` tensor parameter", z.span,
+                                f"this is `{zt}`")
+                        .note("`x.load_like(z)` loads `x`'s tile at the position and shape of `z`'s own tile"))
+    t = deref(rt)
+    assert isinstance(t, TensorT) and own.shape is not None
+    if t.shape is not None and len(t.shape) != len(own.shape):
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`{tcx.snippet(r)}` has {plural(len(t.shape), 'dimension')} "
+                                f"but `{tcx.snippet(z)}` has {len(own.shape)}", cx.span, "ranks differ")
+                        .secondary(r.span, f"this is `{rt}`").secondary(z.span, f"this is `{zt}`"))
+    assert t.dtype is not None
+    return TileT(t.dtype, tuple(d for d in own.shape if d is not None))
+
+
+def rule_num_tiles(tcx: CheckCx, cx: CallCx) -> Type:
+    rt = cx.recv_ty
+    assert isinstance(rt, TileViewT)
+    axis_arg(tcx, cx, cx.args[0], len(rt.tile_shape))
+    return I32
+
+
+def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    t = deref(rt)
+    assert isinstance(t, TensorT)
+    shape = shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
+    if t.shape is not None and isinstance(cx.arg_tys[0], ShapeT) and cx.arg_tys[0].rank is not None \
+            and cx.arg_tys[0].rank != len(t.shape):
+        return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(t.shape)}-D tensor cannot be split into "
+                                f"{cx.arg_tys[0].rank}-D tiles", cx.args[0].span,
+                                f"expected {plural(len(t.shape), 'dimension')}")
+                        .secondary(r.span, f"this is `{rt}`"))
+    if cx.fx.in_kernel:
+        if shape is None:
+            return ERROR
+        tshape = tuple(d for d in shape if d is not None)
+        check_tile_limits(tcx, tshape, cx.args[0].span, cx.fx.kernel_name)
+        if t.dtype is None:
+            return ERROR
+        return TileViewT(t, tshape, mutable=isinstance(rt, RefT) and rt.mutable)
+    # host: partition dims may be known only at run time; record the expressions
+    rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
+    dims = shape if shape is not None else (None,) * (rank or 0)
+    if isinstance(cx.args[0], ast.ArrayExpr):
+        deferred = {i: (i, x) for i, (x, d) in enumerate(zip(cx.args[0].elems, dims, strict=False)) if d is None}
+        if deferred:
+            tcx.partition_deferred[cx.node] = deferred
+    # an unknown dim stays symbolic-free: use a placeholder that binds nothing
+    tile = tuple(d if d is not None else Dim.var(f"?{i}") for i, d in enumerate(dims))
+    return PartitionT(t, tile)

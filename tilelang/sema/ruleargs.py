@@ -1,0 +1,72 @@
+"""Reading the arguments of a builtin call, for the typing rules (`rules.py`,
+`access.py`): constant integers, axes, and shapes `[d0, d1, ..]`, each
+reported where it is not what the builtin needs."""
+
+from __future__ import annotations
+
+from tilelang.diagnostics.codes import types as T
+from tilelang.sema.coerce import settle
+from tilelang.sema.context import CallCx, CheckCx
+from tilelang.sema.typeops import deref, is_intlike, is_poison
+from tilelang.sema.types import I32, Dim, ShapeT, TensorT
+from tilelang.syntax import ast
+
+
+def const_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, what: str) -> int | None:
+    d = tcx.program.dims.get(e)
+    v = d.const_value if d is not None else None
+    if v is None:
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE if what == "axis" else T.NOT_CONSTANT,
+                         f"the {what} of `{cx.name}` must be a constant", e.span, "not a constant")
+                 .with_help(f"write the {what} as a literal, e.g. `{cx.name}(.., 0)`"))
+    return v
+
+
+def axis_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
+    ty = tcx.program.types.get(e)
+    if ty is not None and not is_intlike(ty):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`"))
+        return None
+    settle(tcx, e, I32)
+    v = const_arg(tcx, cx, e, "axis")
+    if v is None:
+        return None
+    if not 0 <= v < rank:
+        noun = "a tensor" if isinstance(deref(cx.operand_tys[0]), TensorT) else "a tile"
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"axis {v} is out of range for {noun} of rank {rank}", e.span,
+                         f"valid axes are 0..{rank}" if rank else "a scalar has no axes")
+                 .note("axes count from 0"))
+        return None
+    return v
+
+
+def shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
+    """The `ShapeT` of argument `e`; else None, having said what it is instead."""
+    ty = tcx.program.types.get(e)
+    if isinstance(ty, ShapeT):
+        return ty
+    if ty is not None and not is_poison(ty):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {expected}, found `{ty}`"))
+    return None
+
+
+def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool) -> tuple[Dim | None, ...] | None:
+    ty = shape_typed(tcx, e, "a shape `[d0, d1, ..]`")
+    if ty is None:
+        return None
+    dims = tcx.shape_values.get(e)
+    if dims is None:
+        return None if need_const else (tuple([None] * ty.rank) if ty.rank is not None else None)
+    if need_const:
+        elems = e.elems if isinstance(e, ast.ArrayExpr) else [e] * len(dims)
+        for d, x in zip(dims, elems, strict=False):
+            if d is None and is_poison(tcx.program.types.get(x)):
+                return None  # already reported
+            if d is None:
+                tcx.emit(tcx.err(T.NOT_CONSTANT, "tile dimension is not a compile-time constant", x.span,
+                                 "not constant")
+                         .note("every tile dimension is a compile-time constant: a literal, a `const`, "
+                               "a const generic, or arithmetic on them")
+                         .with_help("make it a const generic of the kernel"))
+                return None
+    return dims

@@ -1,4 +1,4 @@
-"""What the two tuners (`tuner.py` for Python calls, `host.py` for Tile
+"""What the two tuners (`api/tuning.py` for Python calls, `host.py` for Tile
 launches) share without importing each other."""
 
 from __future__ import annotations

@@ -41,22 +41,24 @@ class HostEmitter:
         return self.emit(f"call {ty} @llvm.{name}.{sfx}({', '.join(f'{ty} {a}' for a in args)})")
 
 
-def host_module(op: str) -> str:
-    """`void @f(ptr in, ptr out, i64 n)`: out[i] = op(in[i])."""
-    em = HostEmitter()
-    res = f64math.FUNCS[op](em, "%x")
+def loop_module(em: HostEmitter, res: str, *, arity: int = 1, in_ty: str = "double",
+                out_ty: str = "double") -> str:
+    """`void @f(ptr in[, ptr in2], ptr out, i64 n)`: out[i] = the code `em`
+    emitted (reading in[i] as `%x` and in2[i] as `%y`), whose value is `res`."""
+    ins = ["in", "in2"][:arity]
+    loads = "".join(f"  %p{v} = getelementptr {in_ty}, ptr %{name}, i64 %i\n  %{v} = load {in_ty}, ptr %p{v}\n"
+                    for name, v in zip(ins, "xy"[:arity], strict=True))
+    params = ", ".join([*(f"ptr %{name}" for name in ins), "ptr %out", "i64 %n"])
     body = "\n".join(em.lines)
     return "\n".join(sorted(em.decls)) + f"""
-define void @f(ptr %in, ptr %out, i64 %n) {{
+define void @f({params}) {{
 entry:
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %pi = getelementptr double, ptr %in, i64 %i
-  %x = load double, ptr %pi
-{body}
-  %po = getelementptr double, ptr %out, i64 %i
-  store double {res}, ptr %po
+{loads}{body}
+  %po = getelementptr {out_ty}, ptr %out, i64 %i
+  store {out_ty} {res}, ptr %po
   %i1 = add i64 %i, 1
   %c = icmp slt i64 %i1, %n
   br i1 %c, label %loop, label %done
@@ -69,17 +71,25 @@ done:
 _KEEP: list[object] = []
 
 
-def jit(op: str) -> Callable[[np.ndarray], np.ndarray]:
+def compile_loop(text: str, arity: int = 1) -> Callable[..., None]:
+    """JIT-compile a `loop_module` for this CPU (no fast-math rewrites): a
+    function of the arrays' addresses and their length."""
     llvm = pytest.importorskip("llvmlite.binding")
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)  # no fast-math rewrites
-    mod = llvm.parse_assembly(host_module(op))
+    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
+    mod = llvm.parse_assembly(text)
     mod.verify()
     ee = llvm.create_mcjit_compiler(mod, tm)
     ee.finalize_object()
     _KEEP.append(ee)
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(ee.get_function_address("f"))
+    ptrs = [ctypes.c_void_p] * (arity + 1)
+    return ctypes.CFUNCTYPE(None, *ptrs, ctypes.c_int64)(ee.get_function_address("f"))
+
+
+def jit(op: str) -> Callable[[np.ndarray], np.ndarray]:
+    em = HostEmitter()
+    fn = compile_loop(loop_module(em, f64math.FUNCS[op](em, "%x")))
 
     def run(x: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -186,38 +196,13 @@ def test_f64_to_f32_round_to_odd_matches_the_interpreter() -> None:
     """The first half of the backend's f64 -> bf16 cast (then f32 -> bf16 to
     nearest is one hardware conversion): JIT-compiled for the host and
     compared bit for bit with `interp.numeric.f64_to_f32_odd`."""
-    llvm = pytest.importorskip("llvmlite.binding")
+    pytest.importorskip("llvmlite.binding")
     from tilelang.backend.llvm import _Emitter
     from tilelang.interp.numeric import f64_to_f32_odd
 
     em = HostEmitter()
     res = _Emitter.f64_to_f32_odd(em, "%x")  # type: ignore[arg-type]
-    text = "\n".join(sorted(em.decls)) + """
-define void @f(ptr %in, ptr %out, i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %pi = getelementptr double, ptr %in, i64 %i
-  %x = load double, ptr %pi
-""" + "\n".join(em.lines) + f"""
-  %po = getelementptr float, ptr %out, i64 %i
-  store float {res}, ptr %po
-  %i1 = add i64 %i, 1
-  %c = icmp slt i64 %i1, %n
-  br i1 %c, label %loop, label %done
-done:
-  ret void
-}}
-"""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
-    mod = llvm.parse_assembly(text)
-    ee = llvm.create_mcjit_compiler(mod, tm)
-    ee.finalize_object()
-    _KEEP.append(ee)
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(ee.get_function_address("f"))
+    fn = compile_loop(loop_module(em, res, out_ty="float"))
     r = np.random.default_rng(2)
     x = np.concatenate([r.standard_normal(100_000) * 10.0 ** r.integers(-40, 40, 100_000),
                         np.array([0.0, -0.0, np.inf, -np.inf, 1e300, -1e300, 1e-300, 3.4028235677973366e38,
@@ -239,39 +224,12 @@ done:
 def test_f32_fmod_is_exact_like_numpy() -> None:
     """`rem` on f32 (`_Emitter.fmod_f32`), JIT-compiled for the host, equals
     np.fmod bit for bit wherever |x/y| < 2^29 and on the special values."""
-    llvm = pytest.importorskip("llvmlite.binding")
+    pytest.importorskip("llvmlite.binding")
     from tilelang.backend.llvm import _Emitter
 
     em = HostEmitter()
     res = _Emitter.fmod_f32(em, "%x", "%y")  # type: ignore[arg-type]
-    text = "\n".join(sorted(em.decls)) + """
-define void @f(ptr %in, ptr %in2, ptr %out, i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %pi = getelementptr float, ptr %in, i64 %i
-  %x = load float, ptr %pi
-  %pj = getelementptr float, ptr %in2, i64 %i
-  %y = load float, ptr %pj
-""" + "\n".join(em.lines) + f"""
-  %po = getelementptr float, ptr %out, i64 %i
-  store float {res}, ptr %po
-  %i1 = add i64 %i, 1
-  %c = icmp slt i64 %i1, %n
-  br i1 %c, label %loop, label %done
-done:
-  ret void
-}}
-"""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
-    ee = llvm.create_mcjit_compiler(llvm.parse_assembly(text), tm)
-    ee.finalize_object()
-    _KEEP.append(ee)
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                          ctypes.c_int64)(ee.get_function_address("f"))
+    fn = compile_loop(loop_module(em, res, arity=2, in_ty="float", out_ty="float"), arity=2)
     r = np.random.default_rng(4)
     n = 200_000
     x = (r.standard_normal(n) * 10.0 ** r.integers(-5, 6, n)).astype(np.float32)
@@ -314,39 +272,8 @@ def test_interpreter_f64_fma_rounds_once() -> None:
 
 def jit_binary() -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """`pow` of two f64 arrays through the backend's f64math.pow, JIT-compiled."""
-    llvm = pytest.importorskip("llvmlite.binding")
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
     em = HostEmitter()
-    res = f64math.pow(em, "%x", "%y")
-    text = "\n".join(sorted(em.decls)) + """
-define void @f(ptr %in, ptr %in2, ptr %out, i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %pi = getelementptr double, ptr %in, i64 %i
-  %x = load double, ptr %pi
-  %pj = getelementptr double, ptr %in2, i64 %i
-  %y = load double, ptr %pj
-""" + "\n".join(em.lines) + f"""
-  %po = getelementptr double, ptr %out, i64 %i
-  store double {res}, ptr %po
-  %i1 = add i64 %i, 1
-  %c = icmp slt i64 %i1, %n
-  br i1 %c, label %loop, label %done
-done:
-  ret void
-}}
-"""
-    tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
-    mod = llvm.parse_assembly(text)
-    mod.verify()
-    ee = llvm.create_mcjit_compiler(mod, tm)
-    ee.finalize_object()
-    _KEEP.append(ee)
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                          ctypes.c_int64)(ee.get_function_address("f"))
+    fn = compile_loop(loop_module(em, f64math.pow(em, "%x", "%y"), arity=2), arity=2)
 
     def run(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=np.float64)

@@ -1,7 +1,8 @@
 """GEMM on the GPU against the interpreter, on fresh random inputs.
 
 Every tile configuration and dtype the backend has a path for (the Hopper
-TMA + wgmma pipeline where the tensors allow it, mma.sync where they do not),
+TMA + wgmma pipeline where the tensors allow it, the same pipeline with the
+register-copy producer where they do not),
 at shapes that are multiples of the tile, that are not (in each dimension),
 with K smaller than one tile, and with one row or one column. The output is
 poisoned with NaN first, so an element no block writes fails. Kernels are
@@ -37,8 +38,9 @@ SHAPES = [
     (200, 336, 208),  # edges in M and N, K not a multiple of BK (TMA path: dims % 16 == 0)
     (129, 16, 48),  # K smaller than one tile, N smaller than BN
     (1, 272, 64),  # one row
-    (77, 1, 35),  # one column, nothing aligned (the mma.sync path)
-    (70, 130, 9),  # odd everything (the mma.sync path)
+    (77, 1, 35),  # one column, nothing aligned (the register-copy producer)
+    (70, 130, 9),  # odd everything (the register-copy producer)
+    (301, 263, 197),  # odd everything, several k-tiles and blocks (an 8191^3-like launch)
 ]
 
 
@@ -127,7 +129,7 @@ def test_role_registers_never_exceed_what_the_producer_frees() -> None:
     from tilelang.backend.gpu.passes.pipeline import role_registers
 
     for C in (1, 2, 3, 4):
-        for P in (40, 72):
+        for P in (40, 72, 96):
             threads = 128 * (C + 1)
             entry = min(248, 65536 // threads // 8 * 8)
             R = role_registers(C, P)
@@ -136,8 +138,7 @@ def test_role_registers_never_exceed_what_the_producer_frees() -> None:
     assert role_registers(2, 40) == 232  # the configuration measured on the H200
 
 
-def test_unaligned_tensors_copy_through_registers(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("TILEC_COPY_PRODUCER", "1")
+def test_unaligned_tensors_copy_through_registers() -> None:
     """A launch whose tensors TMA cannot describe (rows not a multiple of 16
     bytes) compiles a variant whose producer copies through registers into the
     same swizzled ring; the consumers are unchanged (wgmma)."""
@@ -154,7 +155,7 @@ def test_unaligned_tensors_copy_through_registers(monkeypatch) -> None:  # type:
     facts = {p.name: TensorFacts(True, (True, False)) for p in k.tensor_params}
     ptx = compile_kernel(k, "sm_90a", facts).ptx
     assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor" not in ptx
-    assert "fence.proxy.async.shared::cta" in ptx and "st.shared.b16" in ptx
+    assert "fence.proxy.async.shared::cta" in ptx and "st.shared.b32" in ptx  # column pairs
     # one operand aligned, the other not: TMA for one, registers for the other
     facts["a"] = TensorFacts(True, (True, True))
     gpu = driver.format_output("gpu", driver.compile(src, "gpu", options=driver.Options(arch="sm_90a")))
@@ -167,7 +168,9 @@ def test_unaligned_tensors_copy_through_registers(monkeypatch) -> None:  # type:
     assert "mbarrier.alloc count 5" in text  # the TMA arrival + one per producer warp
 
 
-def test_unaligned_tensors_keep_the_mma_sync_path_by_default() -> None:
+def test_unaligned_tensors_keep_the_mma_sync_path_when_asked(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """TILEC_COPY_PRODUCER=0 opts out of the register-copy producer."""
+    monkeypatch.setenv("TILEC_COPY_PRODUCER", "0")
     from tilelang import driver
     from tilelang.backend import compile_kernel
     from tilelang.backend.facts import TensorFacts

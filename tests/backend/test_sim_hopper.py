@@ -1,8 +1,8 @@
 """The Hopper GEMM path (TMA, mbarrier ring, warp roles, wgmma, the staging
 epilogue) run on the CPU by `llsim`, against NumPy: the TMA path, transposed
 B, bf16, edges in every dimension, K smaller than a tile, and the
-register-copy producer (which is off by default until a GPU run validates
-it). The simulator's wgmma reads shared memory through the descriptor
+register-copy producer (tensors TMA cannot describe; more odd shapes,
+checked exactly against the interpreter, in `test_odd_gemm.py`). The simulator's wgmma reads shared memory through the descriptor
 encoding the H200 validated for the TMA path (`llsim._operand`), so these
 tests check everything around it: the ring's barrier protocol (a deadlock
 raises), the producers' shared layouts, the accumulator layout and the
@@ -80,16 +80,14 @@ def test_hopper_gemm_in_the_simulator(cfg: GemmConfig, shape) -> None:  # type: 
     _run(cfg, M, N, K, seed=int(np.random.default_rng().integers(1 << 30)))
 
 
-def test_copy_producer_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_copy_producer_in_the_simulator() -> None:
     """A copied through registers (its rows not a multiple of 16 bytes in the
     facts), B by TMA: both land in the layout wgmma reads, and the full
     barrier counts the TMA arrival and one per producer warp."""
-    monkeypatch.setenv("TILEC_COPY_PRODUCER", "1")
     _run(GemmConfig(64, 64, 32, out="f32"), 40, 64, 70, seed=3, copy=True)
 
 
-def test_copy_producer_alone_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_copy_producer_alone_in_the_simulator() -> None:
     """Both operands copied through registers (an 8191^3-like launch), B
     transposed, two consumer warpgroups: only the producer warps arrive."""
-    monkeypatch.setenv("TILEC_COPY_PRODUCER", "1")
     _run(GemmConfig(128, 64, 64, trans_b=True, warps=8, out="f16"), 130, 70, 33, seed=4, copy="both")

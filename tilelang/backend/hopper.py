@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilelang.backend.codegen import sm80
+from tilelang.backend.codegen import sm80, smem_copy
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
 from tilelang.dtypes import DType
@@ -176,83 +176,7 @@ class HopperOps:
                   f"i32 {col}, i32 {row}, i16 0, i64 0, i1 false, i1 false, i32 0)")
 
     def copy_to_shared(self, op: g.CopyToShared) -> None:
-        """The role's threads copy the [R, C] tile at `offsets` into the stage in
-        the slab + swizzle layout TMA would write: consecutive threads take
-        consecutive elements of a row (coalesced 2-byte loads, `UNROLL` in
-        flight per thread, branch-free: an out-of-bounds element reads the
-        tensor's first element and is replaced by zero)."""
-        info = self.tensors[op.tensor]  # type: ignore[attr-defined]
-        lay = self.layouts[op.dst.id]  # type: ignore[attr-defined]
-        assert isinstance(lay, Shared)
-        _, R, C = op.dst.shape
-        sw = lay.swizzle
-        E = sw // 2
-        T = self.role_threads
-        total = R * C
-        unroll = 16
-        per_iter = T * unroll
-        steps = -(-total // per_iter)
-        base = self.smem_at(op.dst, op.stage)
-        base_i = self.emit(f"ptrtoint ptr addrspace(3) {base} to i32")  # type: ignore[attr-defined]
-        r0, c0 = (self.scalar(o) for o in op.offsets)  # type: ignore[attr-defined]
-        mt = self.mty(info)  # type: ignore[attr-defined]
-        bits = "i32" if mt == "float" else "i16"
-        t = self.role_tid
-
-        def body(it: str, cur: list[str]) -> list[str]:
-            vals, dsts = [], []
-            for u in range(unroll):
-                base_it = self.emit(f"mul i32 {it}, {per_iter}")  # type: ignore[attr-defined]
-                idx = self.emit(f"add i32 {base_it}, {u * T}")  # type: ignore[attr-defined]
-                idx = self.emit(f"add i32 {idx}, {t}")  # type: ignore[attr-defined]
-                live = None if total % per_iter == 0 else self.emit(f"icmp ult i32 {idx}, {total}")  # type: ignore[attr-defined]
-                r = self.emit(f"udiv i32 {idx}, {C}")  # type: ignore[attr-defined]
-                c = self.emit(f"urem i32 {idx}, {C}")  # type: ignore[attr-defined]
-                gr = self.emit(f"add i32 {r0}, {r}")  # type: ignore[attr-defined]
-                gc = self.emit(f"add i32 {c0}, {c}")  # type: ignore[attr-defined]
-                ok = self.and_all([self.in_bounds(info, [gr, gc]), live])  # type: ignore[attr-defined]
-                sr = self.emit(f"select i1 {ok}, i32 {gr}, i32 0")  # type: ignore[attr-defined]
-                sc = self.emit(f"select i1 {ok}, i32 {gc}, i32 0")  # type: ignore[attr-defined]
-                addr = self.address(info, [sr, sc])  # type: ignore[attr-defined]
-                meta = ", !invariant.load !0" if info.readonly else ""
-                v = self.emit(f"load {mt}, ptr addrspace(1) {addr}, align {self.msize(info)}{meta}")  # type: ignore[attr-defined]
-                if mt == "float":  # a bf16 tensor held as f32 values: round to bf16 bits
-                    v = self.emit(f"bitcast bfloat {self.emit(f'fptrunc float {v} to bfloat')} to i16")  # type: ignore[attr-defined]
-                else:
-                    v = self.emit(f"bitcast {mt} {v} to i16")  # type: ignore[attr-defined]
-                v = self.emit(f"select i1 {ok}, i16 {v}, i16 0")  # type: ignore[attr-defined]
-                # the slab + swizzle position of (r, c)
-                slab = self.emit(f"udiv i32 {c}, {E}")  # type: ignore[attr-defined]
-                cc = self.emit(f"urem i32 {c}, {E}")  # type: ignore[attr-defined]
-                chunk = self.emit(f"lshr i32 {cc}, 3")  # type: ignore[attr-defined]
-                shift = {128: 0, 64: 1, 32: 2}[sw]
-                rs = r if shift == 0 else self.emit(f"lshr i32 {r}, {shift}")  # type: ignore[attr-defined]
-                ph = self.emit(f"and i32 {rs}, {7 >> shift}")  # type: ignore[attr-defined]
-                chunk = self.emit(f"xor i32 {chunk}, {ph}")  # type: ignore[attr-defined]
-                off = self.emit(f"mul i32 {slab}, {R * sw}")  # type: ignore[attr-defined]
-                rsw = self.emit(f"mul i32 {r}, {sw}")  # type: ignore[attr-defined]
-                off = self.emit(f"add i32 {off}, {rsw}")  # type: ignore[attr-defined]
-                c16 = self.emit(f"shl i32 {chunk}, 4")  # type: ignore[attr-defined]
-                off = self.emit(f"add i32 {off}, {c16}")  # type: ignore[attr-defined]
-                within = self.emit(f"and i32 {cc}, 7")  # type: ignore[attr-defined]
-                off = self.emit(f"add i32 {off}, {self.emit(f'shl i32 {within}, 1')}")  # type: ignore[attr-defined]
-                dsts.append((self.emit(f"add i32 {base_i}, {off}"), live))  # type: ignore[attr-defined]
-                vals.append(v)
-            for v, (d, live) in zip(vals, dsts, strict=True):
-                p = self.emit(f"inttoptr i32 {d} to ptr addrspace(3)")  # type: ignore[attr-defined]
-                if live is None:
-                    self.stmt(f"store i16 {v}, ptr addrspace(3) {p}, align 2")  # type: ignore[attr-defined]
-                else:
-                    go, nxt = self.new_label("cs"), self.new_label("csn")  # type: ignore[attr-defined]
-                    self.cbr(live, go, nxt)  # type: ignore[attr-defined]
-                    self.label(go)  # type: ignore[attr-defined]
-                    self.stmt(f"store i16 {v}, ptr addrspace(3) {p}, align 2")  # type: ignore[attr-defined]
-                    self.br(nxt)  # type: ignore[attr-defined]
-                    self.label(nxt)  # type: ignore[attr-defined]
-            return []
-
-        del bits
-        self.counted_loop(0, steps, [], body)  # type: ignore[attr-defined]
+        smem_copy.copy_to_shared(self, op)
 
     # -- warp roles ----------------------------------------------------------------
     def warp_specialize(self, op: g.WarpSpecialize) -> None:

@@ -54,7 +54,7 @@ from .context import Fresh, PassContext
 SMEM_LIMIT = 227 * 1024
 MAX_ACC_REGS = 128
 PRODUCER_REGS = 40
-COPY_PRODUCER_REGS = 72
+COPY_PRODUCER_REGS = 96
 
 
 def role_registers(consumers: int, producer: int) -> int:
@@ -69,12 +69,12 @@ def role_registers(consumers: int, producer: int) -> int:
 
 
 def copy_producer_enabled() -> bool:
-    """The register-copy producer (operands TMA cannot describe) is not yet
-    validated on a GPU: off unless TILEC_COPY_PRODUCER=1; such loops keep the
-    mma.sync path meanwhile."""
+    """Operands TMA cannot describe are copied through the producer's
+    registers (`CopyToShared`) for the same wgmma consumers; TILEC_COPY_PRODUCER=0
+    opts out (such loops then keep the generic mma.sync path)."""
     import os
 
-    return os.environ.get("TILEC_COPY_PRODUCER") == "1"
+    return os.environ.get("TILEC_COPY_PRODUCER", "1") != "0"
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,9 @@ import torch.nn.functional as F  # noqa: E402
 
 import tilelang  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "examples" / "python"))
+from torch_attention import decode_plan  # noqa: E402  (the example's split policy is what users get)
+
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
 DT = {"f16": torch.float16, "bf16": torch.bfloat16}
@@ -147,7 +150,11 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
     return row
 
 
-def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) -> dict:
+def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
+                 plan: tuple[int, int, int] | None = None) -> dict:
+    """One decoding step of 32 query heads over 8 KV heads, D = 128 (bf16 on
+    the GPU): Tile's flash decoding (split + combine, `plan` = (BN, splits,
+    DC), by default the example's `decode_plan`) against SDPA with GQA."""
     hq, hkv, d = 32, 8, 128
     dtype = "bf16" if dev != "cpu" else "f16"  # the CPU interpreter cannot view torch.bfloat16
     grp = hq // hkv
@@ -157,17 +164,14 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) ->
     k = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
     v = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
     sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
-    bn = 64 if dev != "cpu" else 32
-    splits = 1
-    while batch * hkv * splits < 2 * sms and splits * bn * 2 <= ctx:
-        splits *= 2
+    bn, splits, dc = plan or decode_plan(batch * hkv, grp, ctx, d, sms, bn=32 if dev != "cpu" else 16)
     o_part = torch.empty(batch * hkv, splits * grp, d, device=dev)
     lse_part = torch.empty(batch * hkv, splits * grp, device=dev)
     o = torch.empty(batch, hq, 1, d, device=dev, dtype=dt)
     q3 = q.view(batch * hkv, grp, d)
     k3, v3 = k.view(batch * hkv, ctx, d), v.view(batch * hkv, ctx, d)
     split = ATTN.decode_split[dtype, grp, bn, d]
-    comb = ATTN.decode_combine[dtype, grp, splits, d]
+    comb = ATTN.decode_combine[dtype, grp, splits, dc]
     scale = d**-0.5
 
     def tile_split():  # type: ignore[no-untyped-def]
@@ -175,10 +179,10 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) ->
                      q3, k3, v3, ctx, scale).launch()
 
     def tile_combine():  # type: ignore[no-untyped-def]
-        return comb(tilelang.partition(o.view(batch * hkv, grp, d), [1, grp, d]), o_part, lse_part).launch()
+        return comb(tilelang.partition(o.view(batch * hkv, grp, d), [1, grp, dc]), o_part, lse_part).launch()
 
     nbytes = 2 * batch * hkv * ctx * d * 2
-    row = {"kind": "decode", "dtype": dtype, "B": batch, "ctx": ctx, "splits": splits}
+    row = {"kind": "decode", "dtype": dtype, "B": batch, "ctx": ctx, "BN": bn, "splits": splits, "DC": dc}
     row["split_ms"] = time_ms(tile_split, reps, dev)
     row["combine_ms"] = time_ms(tile_combine, reps, dev)
     row["tile_ms"] = row["split_ms"] + row["combine_ms"]
@@ -187,12 +191,33 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) ->
         qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
         row["fa_ms"] = time_ms(lambda: flash_attn_with_kvcache(qt, kt, vt), reps, dev)
     row["tile_tbs"] = nbytes / row["tile_ms"] / 1e9
+    row["split_tbs"] = nbytes / row["split_ms"] / 1e9
     row["sdpa_tbs"] = nbytes / row["sdpa_ms"] / 1e9
     row["of_copy_bw"] = row["tile_tbs"] / bandwidth if bandwidth else None
     fn_wait(tile_split())
     fn_wait(tile_combine())
     row["err"] = rel_err(o, ref_f32(q, k, v, False))
     return row
+
+
+def decode_sweep(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) -> list[dict]:
+    """The decode shape under several plans: key block BN x blocks per SM
+    (which sets the split count); one line each, for choosing the default."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
+    plans = []
+    for bn in (32, 64):
+        for per_sm in (2, 4, 8):
+            p = decode_plan(batch * 8, 4, ctx, 128, sms, bn=bn, blocks_per_sm=per_sm)
+            if p not in plans:
+                plans.append(p)
+    rows = []
+    for p in plans:
+        r = bench_decode(batch, ctx, max(3, reps // 2), dev, bandwidth, plan=p)
+        print(f"  sweep B={batch} ctx={ctx} BN={p[0]} splits={p[1]} DC={p[2]}: split {r['split_ms'] * 1e3:.1f} us "
+              f"({r['split_tbs']:.2f} TB/s) + combine {r['combine_ms'] * 1e3:.1f} us = {r['tile_tbs']:.2f} TB/s, "
+              f"SDPA {r['sdpa_tbs']:.2f} TB/s, err {r['err']:.1e}", flush=True)
+        rows.append(r)
+    return rows
 
 
 def copy_bandwidth(dev: str) -> float:
@@ -214,7 +239,8 @@ def table(rows: list[dict], bandwidth: float) -> str:
             unit = "TFLOP/s"
             tile, sdpa, fa = r["tile_tflops"], r["sdpa_tflops"], r.get("fa_tflops")
         else:
-            shape = f"decode {r['dtype']} B={r['B']} ctx={r['ctx']} 32/8 heads D=128 ({r['splits']} splits)"
+            shape = (f"decode {r['dtype']} B={r['B']} ctx={r['ctx']} 32/8 heads D=128 "
+                     f"(BN={r['BN']}, {r['splits']} splits)")
             unit = "TB/s"
             tile, sdpa = r["tile_tbs"], r["sdpa_tbs"]
             fa = (r["tile_tbs"] * r["tile_ms"] / r["fa_ms"]) if "fa_ms" in r else None
@@ -233,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="S = 4096 and the decode shapes only")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes (CPU or GPU): checks the script")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--decode-only", action="store_true", help="the decode rows only")
+    ap.add_argument("--sweep", action="store_true", help="also time each decode shape under several plans")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -246,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         prefill = [(dt, d, c, s, 16384) for dt in ("f16", "bf16") for d in (128, 64)
                    for c in (False, True) for s in seqs]
         decode = [(b, ctx) for b in (1, 8) for ctx in (8192, 32768)]
+    if a.decode_only:
+        prefill = []
     if dev == "cpu" and not a.smoke:
         print("no GPU: use --smoke on the CPU", file=sys.stderr)
         return 2
@@ -254,14 +284,17 @@ def main(argv: list[str] | None = None) -> int:
             continue
         rows.append(bench_prefill(dt, d, c, s, tok, a.reps, dev))
         print(table(rows[-1:], 0).splitlines()[-1], flush=True)
+    sweeps: list[dict] = []
     for b, ctx in decode:
         rows.append(bench_decode(b, ctx, a.reps, dev, bw))
         print(table(rows[-1:], 0).splitlines()[-1], flush=True)
+        if a.sweep:
+            sweeps += decode_sweep(b, ctx, a.reps, dev, bw)
     text = table(rows, bw)
     print()
     print(text)
     a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / "attention.json").write_text(json.dumps({"copy_tbs": bw, "rows": rows}, indent=1))
+    (a.out / "attention.json").write_text(json.dumps({"copy_tbs": bw, "rows": rows, "sweep": sweeps}, indent=1))
     (a.out / "attention.md").write_text(text + "\n")
     bad = [r for r in rows if not r["err"] < 1e-2]
     if bad:

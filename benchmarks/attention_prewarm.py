@@ -48,18 +48,19 @@ def prefill(dtype: str, bh: int, hkv: int, sq: int, sk: int, d: int, bm: int, bn
 
 
 def decode(dtype: str, bhkv: int, grp: int, smax: int, d: int, bn: int, splits: int, ns: int,
-           varlen_b: int | None = None) -> list[tuple[str, dict[str, Any], list[Param]]]:
+           varlen_b: int | None = None, dc: int | None = None) -> list[tuple[str, dict[str, Any], list[Param]]]:
     t = DType.parse(dtype)
     assert t is not None
     split: list[Param] = [("o_part", DType.F32, (bhkv, splits * grp, d), (1, grp, d)),
                           ("lse_part", DType.F32, (bhkv, splits * grp), (1, grp)),
                           ("q", t, (bhkv, grp, d), None), ("k", t, (bhkv, smax, d), None),
                           ("v", t, (bhkv, smax, d), None)]
-    comb: list[Param] = [("o", t, (bhkv, grp, d), (1, grp, d)),
+    dc = dc or d
+    comb: list[Param] = [("o", t, (bhkv, grp, d), (1, grp, dc)),
                          ("o_part", DType.F32, (bhkv, splits * grp, d), None),
                          ("lse_part", DType.F32, (bhkv, splits * grp), None)]
     out = [("decode_split", {"T": t, "G": grp, "BN": bn, "D": d}, split),
-           ("decode_combine", {"T": t, "G": grp, "NS": ns, "D": d}, comb)]
+           ("decode_combine", {"T": t, "G": grp, "NS": ns, "DC": dc}, comb)]
     if varlen_b is not None:
         out.append(("decode_split_varlen", {"T": t, "G": grp, "BN": bn, "D": d},
                     [*split, ("cache_lens", DType.I32, (varlen_b,), None)]))
@@ -74,27 +75,35 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     for dtype, bh, hkv, sq, sk, d, _causal in gpu_tests.PREFILL:
         bm, bn = gpu_tests.BLOCKS[d]
         out += [prefill(dtype, bh, hkv, sq, sk, d, bm, bn, lse) for lse in (True, False)]
-    for dtype, b, hkv, grp, smax, _clen, d, bn, splits in gpu_tests.DECODE:
+    for dtype, b, hkv, grp, smax, _clen, d, bn, splits, dc in gpu_tests.DECODE:
         ns = 1 << (splits - 1).bit_length()
-        out += decode(dtype, b * hkv, grp, smax, d, bn, splits, ns, varlen_b=b)
+        out += decode(dtype, b * hkv, grp, smax, d, bn, splits, ns, varlen_b=b, dc=dc)
+    for dtype in ("f16", "bf16"):  # test_four_d_tensors_in_place_with_a_scale
+        out.append(prefill(dtype, 16, 4, 333, 333, 64, 128, 64, False))
     # benchmarks/attention.py --quick (S = 4096, 16k tokens) and its decode shapes
     for dtype in ("f16", "bf16"):
         for d in (128, 64):
             h, s = 2048 // d, 4096
             b = 16384 // s
             out.append(prefill(dtype, b * h, b * h, s, s, d, 128, 64, False))
+    # the decode rows: the example's plan (BN = 32) and the --sweep plans
+    sys.path.insert(0, str(ROOT / "examples" / "python"))
+    from torch_attention import decode_plan  # noqa: PLC0415
+
     for batch in (1, 8):
         for ctx in (8192, 32768):
-            splits = 1
-            while batch * 8 * splits < 2 * SMS and splits * 64 * 2 <= ctx:
-                splits *= 2
-            out += decode("bf16", batch * 8, 4, ctx, 128, 64, splits, splits)
-    # examples/python/torch_attention.py as tests/api/test_api_gpu.py runs it (B=2, 8/2 heads, S=300)
+            for bn, per_sm in ((32, 4), (32, 2), (32, 8), (64, 2), (64, 4), (64, 8)):
+                bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS, bn=bn, blocks_per_sm=per_sm)
+                out += decode("bf16", batch * 8, 4, ctx, 128, bn, splits, splits, dc=dc)
+    # examples/python/torch_attention.py as tests/api/test_api_gpu.py runs it (B=2, 8/2 heads,
+    # D=64, a prompt of S=300, then decoding steps over a cache of 303)
     out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
+    bn, splits, dc = decode_plan(4, 4, 300, 64, SMS, bn=32)
+    out += decode("bf16", 4, 4, 303, 64, bn, splits, splits, dc=dc)
     # benchmarks/attention_sanitize.py
     out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
     out.append(prefill("f16", 2, 2, 150, 90, 128, 64, 64, True))
-    out += decode("f16", 4, 4, 384, 128, 64, 8, 8)
+    out += decode("f16", 4, 4, 384, 128, 64, 8, 8, dc=32)
     return out
 
 
@@ -115,31 +124,53 @@ def _cache_cubin(ptx: str, arch: str, name: str) -> None:
         cache.put(key, out.read_bytes(), {"kind": "cubin", "arch": arch, "name": name})
 
 
+_PROGRAM: Any = None
+
+
+def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | None]) -> str:
+    kernel, inst, params, archs, cubin = job
+    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
+    arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
+    kir = lower_kernel(_PROGRAM, f"std::attention::{kernel}", inst, arg_facts)
+    lines = []
+    for arch in archs:
+        t = time.perf_counter()
+        ck = compile_kernel(kir, arch, facts)
+        if cubin:
+            _cache_cubin(ck.ptx, cubin, kernel)
+        lines.append(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
+    global _PROGRAM
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arch", action="append", default=None, help="target(s), default sm_90")
     ap.add_argument("--cubin", default=None, metavar="SM",
                     help="also assemble each PTX with the local ptxas for this device arch (sm_90) and "
                          "cache the cubin under the key the CUDA runtime looks up (no nvJitLink needed)")
+    ap.add_argument("--jobs", type=int, default=1, help="compile in this many processes (on the device: its cores)")
     a = ap.parse_args(argv)
     archs = a.arch or ["sm_90"]
-    program = tilelang.compile("use std::attention::*;\n")._program
+    _PROGRAM = tilelang.compile("use std::attention::*;\n")._program
     seen: set[tuple[str, ...]] = set()
+    jobs = []
     t0 = time.perf_counter()
     for kernel, inst, params in launches():
         facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-        arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
         key = (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())))
-        if key in seen:
-            continue
-        seen.add(key)
-        kir = lower_kernel(program, f"std::attention::{kernel}", inst, arg_facts)
-        for arch in archs:
-            t = time.perf_counter()
-            ck = compile_kernel(kir, arch, facts)
-            if a.cubin:
-                _cache_cubin(ck.ptx, a.cubin, kernel)
-            print(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s", flush=True)
+        if key not in seen:
+            seen.add(key)
+            jobs.append((kernel, inst, params, archs, a.cubin))
+    if a.jobs > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(a.jobs) as pool:
+            for line in pool.imap_unordered(_compile_one, jobs):
+                print(line, flush=True)
+    else:
+        for job in jobs:
+            print(_compile_one(job), flush=True)
     print(f"{len(seen)} launches prewarmed in {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     attn.decode_split["f16", grp, bn, d](
         tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q, k, v, clen, d**-0.5
     ).sync()
-    attn.decode_combine["f16", grp, splits, d](tilelang.partition(o, [1, grp, d]), o_part, lse_part).sync()
+    dc = 32  # column chunks: 4 blocks per KV head
+    attn.decode_combine["f16", grp, splits, dc](tilelang.partition(o, [1, grp, dc]), o_part, lse_part).sync()
     want = attention(q.reshape(-1, 1, d), k, v, d**-0.5, False, cache_len=clen).reshape(o.shape)
     err = rel_err(o, want)
     print(f"decode_split + decode_combine f16 B={b} ctx {clen}/{smax} {splits} splits: err {err:.1e}")

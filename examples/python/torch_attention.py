@@ -8,10 +8,15 @@ value and output tensors are viewed as `[B * H, S, D]` without a copy, the
 kernel writes the output tensor PyTorch allocated in place, and it runs on
 PyTorch's current CUDA stream (or, for CPU tensors, on Tile's interpreter).
 
+The same layer generates: `forward(x, cache)` with one new token per
+sequence appends its key and value to a preallocated KV cache (PyTorch) and
+attends with flash decoding (`decode_split` + `decode_combine`,
+`decode_attention` below), the cache length a run-time value.
+
     python examples/python/torch_attention.py          # GPU if there is one
 
-The layer's output is checked against the same layer with PyTorch's
-`scaled_dot_product_attention`.
+The layer's outputs (a prompt, then decoding steps) are checked against the
+same layer with PyTorch's `scaled_dot_product_attention`.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import torch.nn.functional as F
 import tilelang
 
 # The stdlib kernel, imported by a one-line module.
-TILE = tilelang.compile("use std::attention::flash_attention;\n")
+TILE = tilelang.compile("use std::attention::{flash_attention, decode_split, decode_combine};\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
 
@@ -47,6 +52,57 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return o
 
 
+def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int,
+                bn: int = 32, blocks_per_sm: int = 4) -> tuple[int, int, int]:
+    """(BN, splits, DC) for flash decoding `kv_rows` = batch * KV heads rows.
+
+    A decode step is a read of the cache: it needs enough blocks in flight
+    to cover the card (`blocks_per_sm` per SM), so a small batch splits each
+    head's cache into more shares; a share keeps at least two key blocks of
+    `bn` keys, and there are at most 64 (the merge reads every share). DC,
+    the merge's column chunk, keeps its tile at 4096 elements or fewer."""
+    key_blocks = max(1, -(-cache_len // bn))
+    splits = 1
+    while kv_rows * splits < blocks_per_sm * sms and splits * 2 <= min(64, max(1, key_blocks // 2)):
+        splits *= 2
+    dc = d
+    while splits * group * dc > 4096 and dc > 8:
+        dc //= 2
+    return bn, splits, dc
+
+
+def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, cache_len: int,
+                     plan: tuple[int, int, int] | None = None) -> torch.Tensor:
+    """One decoding step: softmax(q k^T / sqrt(D)) v over the first
+    `cache_len` positions of the cache, in Tile (flash decoding).
+
+    q: [B, H, 1, D]; k_cache, v_cache: [B, Hkv, S_max, D] with H a multiple
+    of Hkv (the query heads of one KV head are one tile: the cache is read
+    once for all of them). Returns [B, H, 1, D]."""
+    b, h, _, d = q.shape
+    hkv = k_cache.shape[1]
+    group = h // hkv
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 4
+    bn, splits, dc = plan or decode_plan(b * hkv, group, cache_len, d, sms, bn=32 if q.is_cuda else 16)
+    elem = ELEM[q.dtype]
+    o_part = torch.empty(b * hkv, splits * group, d, device=q.device, dtype=torch.float32)
+    lse_part = torch.empty(b * hkv, splits * group, device=q.device, dtype=torch.float32)
+    o = torch.empty_like(q)
+    TILE.decode_split[elem, group, bn, d](
+        tilelang.partition(o_part, [1, group, d]),   # block (kvh, s): split s of KV head kvh
+        tilelang.partition(lse_part, [1, group]),
+        q.contiguous().view(b * hkv, group, d),      # the G query heads of a KV head are adjacent
+        k_cache.view(b * hkv, -1, d),
+        v_cache.view(b * hkv, -1, d),
+        cache_len,
+        d**-0.5,
+    ).sync()
+    TILE.decode_combine[elem, group, splits, dc](
+        tilelang.partition(o.view(b * hkv, group, d), [1, group, dc]), o_part, lse_part
+    ).sync()
+    return o
+
+
 class SelfAttention(torch.nn.Module):
     def __init__(self, dim: int, heads: int, kv_heads: int, use_tile: bool = True) -> None:
         super().__init__()
@@ -56,36 +112,74 @@ class SelfAttention(torch.nn.Module):
         self.wo = torch.nn.Linear(dim, dim, bias=False)
         self.use_tile = use_tile
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: "KVCache | None" = None) -> torch.Tensor:
+        """x: [B, S, dim]. With a cache, the S new positions are appended to it
+        and attend to everything cached (S = 1: a decoding step)."""
         b, s, dim = x.shape
         q = self.wq(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
         k, v = self.wkv(x).view(b, s, 2, self.kv_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        if self.use_tile:
+        group = self.heads // self.kv_heads
+        if cache is not None:
+            k, v = cache.append(k, v)
+        if self.use_tile and cache is not None and s == 1:
+            a = decode_attention(q, cache.k, cache.v, cache.length)
+        elif self.use_tile:
             a = flash_attention(q, k, v, causal=True)
         else:
-            group = self.heads // self.kv_heads
             a = F.scaled_dot_product_attention(
-                q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), is_causal=True
-            )
+                q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), is_causal=s > 1
+            ) if k.shape[2] == s or s == 1 else _causal_lower_right(q, k, v, group)
         return self.wo(a.transpose(1, 2).reshape(b, s, dim))
 
 
-def run(device: str | None = None, batch: int = 2, seq: int = 200) -> float:
-    """The layer on random input with Tile's attention and with PyTorch's;
-    the largest difference of their outputs relative to PyTorch's largest."""
+def _causal_lower_right(q, k, v, group):  # type: ignore[no-untyped-def]
+    sq, sk = q.shape[2], k.shape[2]
+    mask = torch.arange(sk, device=q.device)[None] <= torch.arange(sq, device=q.device)[:, None] + sk - sq
+    return F.scaled_dot_product_attention(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1),
+                                          attn_mask=mask)
+
+
+class KVCache:
+    """A preallocated cache [B, Hkv, S_max, D]; `length` positions are valid."""
+
+    def __init__(self, batch: int, kv_heads: int, max_len: int, head_dim: int, device: str,
+                 dtype: torch.dtype) -> None:
+        self.k = torch.zeros(batch, kv_heads, max_len, head_dim, device=device, dtype=dtype)
+        self.v = torch.zeros_like(self.k)
+        self.length = 0
+
+    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Writes the new positions; returns the valid prefix (views)."""
+        n = self.length + k.shape[2]
+        self.k[:, :, self.length:n] = k
+        self.v[:, :, self.length:n] = v
+        self.length = n
+        return self.k[:, :, :n], self.v[:, :, :n]
+
+
+def run(device: str | None = None, batch: int = 2, seq: int = 200, steps: int = 3) -> float:
+    """The layer on random input with Tile's attention and with PyTorch's: a
+    prompt of `seq` tokens into a KV cache, then `steps` decoding steps; the
+    largest difference of their outputs relative to PyTorch's largest."""
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = torch.bfloat16 if device == "cuda" else torch.float16
     torch.manual_seed(0)
     tile_layer = SelfAttention(512, heads=8, kv_heads=2).to(device, dtype)
     torch_layer = SelfAttention(512, heads=8, kv_heads=2, use_tile=False).to(device, dtype)
     torch_layer.load_state_dict(tile_layer.state_dict())
+    caches = [KVCache(batch, 2, seq + steps, 64, device, dtype) for _ in range(2)]
     x = torch.randn(batch, seq, 512, device=device, dtype=dtype)  # seq: not a multiple of the blocks
+    err = 0.0
     with torch.no_grad():
-        got, want = tile_layer(x).float(), torch_layer(x).float()
-    return float((got - want).abs().max() / want.abs().max())
+        for i in range(steps + 1):
+            got = tile_layer(x, caches[0]).float()
+            want = torch_layer(x, caches[1]).float()
+            err = max(err, float((got - want).abs().max() / want.abs().max()))
+            x = torch.randn(batch, 1, 512, device=device, dtype=dtype)  # the next token's input
+    return err
 
 
 if __name__ == "__main__":
     err = run()
-    print(f"Tile attention vs PyTorch SDPA in the layer: max relative difference {err:.2e}")
+    print(f"Tile attention vs PyTorch SDPA in the layer (prompt + decoding steps): max relative difference {err:.2e}")
     assert err < 2e-2, err

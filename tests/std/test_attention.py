@@ -111,6 +111,40 @@ def test_causal_is_the_lower_triangle_when_lengths_agree():
     assert np.abs(o.astype(np.float64) - full).max() > 0.1  # the mask mattered
 
 
+@pytest.mark.parametrize("scale", [1.0, 0.02, 0.5])
+def test_softmax_scale(scale):
+    # the scale multiplies the scores before the softmax (not a fixed 1 / sqrt(D))
+    rng = np.random.default_rng(11)
+    q, k, v = _inputs(rng, "f16", (2, 40, 64), (2, 40, 64), (2, 40, 64))
+    o = np.zeros_like(q)
+    ATTN.flash_attention["f16", 16, 16, 64](tilelang.partition(o, [1, 16, 64]), q, k, v, scale, False).sync()
+    np.testing.assert_allclose(o.astype(np.float64), attention(q, k, v, scale, False), **TOL["f16"])
+    other = attention(q, k, v, scale * 2, False)
+    assert np.abs(o.astype(np.float64) - other).max() > 1e-2
+
+
+def test_four_d_and_two_d_forms_in_place():
+    # [B, H, S, D] and [B * H * S, D] arrays are the kernel's [B * H, S, D] as
+    # views: the kernel writes the caller's own array
+    rng = np.random.default_rng(12)
+    b, h, hkv, s, d = 2, 4, 2, 45, 64
+    q4, k4, v4 = _inputs(rng, "f16", (b, h, s, d), (b, hkv, s, d), (b, hkv, s, d))
+    o4 = np.zeros_like(q4)
+    ATTN.flash_attention["f16", 32, 16, d](
+        tilelang.partition(o4.reshape(b * h, s, d), [1, 32, d]),
+        q4.reshape(b * h, s, d), k4.reshape(b * hkv, s, d), v4.reshape(b * hkv, s, d), 0.125, True,
+    ).sync()
+    want = attention(q4.reshape(b * h, s, d), k4.reshape(b * hkv, s, d), v4.reshape(b * hkv, s, d), 0.125, True)
+    np.testing.assert_allclose(o4.reshape(b * h, s, d).astype(np.float64), want, **TOL["f16"])
+    q2, k2, v2 = (x.reshape(-1, d) for x in (q4, k4, v4))
+    o2 = np.zeros_like(q2)
+    ATTN.flash_attention["f16", 32, 16, d](
+        tilelang.partition(o2.reshape(b * h, s, d), [1, 32, d]),
+        q2.reshape(b * h, s, d), k2.reshape(b * hkv, s, d), v2.reshape(b * hkv, s, d), 0.125, True,
+    ).sync()
+    np.testing.assert_array_equal(o2, o4.reshape(-1, d))
+
+
 def test_query_heads_must_be_a_multiple_of_kv_heads():
     rng = np.random.default_rng(1)
     q, k, v = _inputs(rng, "f16", (3, 16, 64), (2, 16, 64), (2, 16, 64))
@@ -121,7 +155,7 @@ def test_query_heads_must_be_a_multiple_of_kv_heads():
 
 # ---------------------------------------------------------------- decode
 
-def _decode(dtype, b, hkv, g, smax, cache_len, d, bn, splits, ns, seed):
+def _decode(dtype, b, hkv, g, smax, cache_len, d, bn, splits, ns, seed, dc=None):
     rng = np.random.default_rng(seed)
     q, k, v = _inputs(rng, dtype, (b * hkv, g, d), (b * hkv, smax, d), (b * hkv, smax, d))
     o_part = np.full((b * hkv, splits * g, d), np.nan, np.float32)
@@ -132,7 +166,8 @@ def _decode(dtype, b, hkv, g, smax, cache_len, d, bn, splits, ns, seed):
         tilelang.partition(o_part, [1, g, d]), tilelang.partition(lse_part, [1, g]),
         q, k, v, cache_len, scale,
     ).sync()
-    ATTN.decode_combine[dtype, g, ns, d](tilelang.partition(o, [1, g, d]), o_part, lse_part).sync()
+    dc = dc or d
+    ATTN.decode_combine[dtype, g, ns, dc](tilelang.partition(o, [1, g, dc]), o_part, lse_part).sync()
     # the reference: b * H query rows of one token each, over the valid cache
     ref = attention(q.reshape(b * hkv * g, 1, d), k, v, scale, False, cache_len=cache_len)
     return o, ref.reshape(o.shape), o_part
@@ -145,6 +180,9 @@ DECODE = [
     ("f16", 2, 1, 8, 200, 131, 64, 16, 8, 8),
     ("f16", 1, 2, 2, 100, 20, 64, 16, 4, 8),  # more splits than key blocks: empty splits
     ("f16", 1, 1, 4, 64, 1, 64, 16, 2, 2),  # one cached token
+    ("f16", 1, 2, 1, 80, 77, 64, 16, 2, 2),  # multi-head (G = 1: 16 copies of the row)
+    ("f16", 1, 1, 3, 80, 50, 64, 16, 2, 2),  # G = 3: 5 copies, 15 rows
+    ("f16", 1, 1, 32, 48, 48, 64, 16, 2, 2),  # G = 32: no copies
 ]
 
 
@@ -152,6 +190,15 @@ DECODE = [
 def test_flash_decoding_matches_numpy(case):
     o, ref, _ = _decode(*case, seed=sum(case[1:8]))
     np.testing.assert_allclose(o.astype(np.float64), ref, **TOL[case[0]])
+
+
+@pytest.mark.parametrize("dc", [64, 16, 8])
+def test_combine_by_column_chunks_is_the_same(dc):
+    # o tiled [1, G, DC]: D / DC blocks per KV head, each merging its columns
+    whole, ref, _ = _decode("f16", 2, 2, 4, 130, 129, 64, 16, 4, 4, seed=8)
+    o, _, _ = _decode("f16", 2, 2, 4, 130, 129, 64, 16, 4, 4, seed=8, dc=dc)
+    np.testing.assert_array_equal(o, whole)
+    np.testing.assert_allclose(o.astype(np.float64), ref, **TOL["f16"])
 
 
 def test_decoding_split_count_does_not_change_the_result():

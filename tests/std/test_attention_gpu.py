@@ -93,16 +93,19 @@ def test_flash_attention_matches_sdpa(case):
 
 
 DECODE = [
-    # dtype, B, Hkv, G, S_max, cache_len, D, BN, splits
-    ("bf16", 1, 8, 4, 8192, 8192, 128, 64, 16),
-    ("bf16", 8, 8, 4, 4096, 3001, 128, 64, 8),
-    ("f16", 2, 2, 8, 1000, 999, 64, 32, 5),
+    # dtype, B, Hkv, G, S_max, cache_len, D, BN, splits, DC
+    ("bf16", 1, 8, 4, 8192, 8192, 128, 64, 16, 128),
+    ("bf16", 1, 8, 4, 8192, 8000, 128, 32, 64, 16),  # the benchmark's plan for batch 1
+    ("bf16", 8, 8, 4, 4096, 3001, 128, 64, 8, 64),
+    ("f16", 2, 2, 8, 1000, 999, 64, 32, 5, 64),
+    ("f16", 1, 4, 1, 500, 333, 128, 32, 4, 32),  # multi-head: G = 1, 16 copies of the row
+    ("bf16", 1, 1, 32, 700, 650, 64, 32, 4, 64),  # multi-query: G = 32
 ]
 
 
 @pytest.mark.parametrize("case", DECODE, ids=lambda c: "-".join(map(str, c)))
 def test_flash_decoding_matches_sdpa(case):
-    dtype, b, hkv, grp, smax, clen, d, bn, splits = case
+    dtype, b, hkv, grp, smax, clen, d, bn, splits, dc = case
     dt = DTYPES[dtype]
     g = torch.Generator(device="cuda").manual_seed(clen)
     q = torch.randn(b * hkv, grp, d, device="cuda", dtype=dt, generator=g)
@@ -118,7 +121,7 @@ def test_flash_decoding_matches_sdpa(case):
     ATTN.decode_split[dtype, grp, bn, d](
         tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q, k, v, clen, scale
     ).sync()
-    ATTN.decode_combine[dtype, grp, ns, d](tilelang.partition(o, [1, grp, d]), o_part, lse_part).sync()
+    ATTN.decode_combine[dtype, grp, ns, dc](tilelang.partition(o, [1, grp, dc]), o_part, lse_part).sync()
     want, _ = reference(q.reshape(b * hkv * grp, 1, d), k, v, scale, False, cache_len=clen)
     assert rel_err(o.reshape(-1, 1, d), want) < 1e-2
     # the same with the lengths on the device, one per sequence
@@ -127,5 +130,26 @@ def test_flash_decoding_matches_sdpa(case):
     ATTN.decode_split_varlen[dtype, grp, bn, d](
         tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q, k, v, lens, scale
     ).sync()
-    ATTN.decode_combine[dtype, grp, ns, d](tilelang.partition(o_v, [1, grp, d]), o_part, lse_part).sync()
+    ATTN.decode_combine[dtype, grp, ns, dc](tilelang.partition(o_v, [1, grp, dc]), o_part, lse_part).sync()
     assert torch.equal(o, o_v)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_four_d_tensors_in_place_with_a_scale(dtype):
+    # PyTorch's [B, H, S, D] layout viewed as [B * H, S, D]: the kernel writes
+    # the caller's 4-D output tensor; a softmax scale that is not 1 / sqrt(D)
+    dt = DTYPES[dtype]
+    b, h, hkv, s, d, scale = 2, 8, 2, 333, 64, 0.3
+    g = torch.Generator(device="cuda").manual_seed(7)
+    q = torch.randn(b, h, s, d, device="cuda", dtype=dt, generator=g)
+    k = torch.randn(b, hkv, s, d, device="cuda", dtype=dt, generator=g)
+    v = torch.randn(b, hkv, s, d, device="cuda", dtype=dt, generator=g)
+    o = torch.zeros_like(q)
+    bm, bn = BLOCKS[d]
+    ATTN.flash_attention[dtype, bm, bn, d](
+        tilelang.partition(o.view(b * h, s, d), [1, bm, d]),
+        q.view(b * h, s, d), k.view(b * hkv, s, d), v.view(b * hkv, s, d), scale, True,
+    ).sync()
+    want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True, scale=scale,
+                                          enable_gqa=True)
+    assert rel_err(o, want) < 1e-2

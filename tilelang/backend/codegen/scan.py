@@ -100,10 +100,10 @@ def scan_blocked(em: Any, op: ir.Scan) -> bool:
 
     lane_d = xv.lane_digit(em, fa)
     L = m.lanes
-    lane_pos = lane_d if L == m.tpw else em.emit(f"and i32 {lane_d}, {L - 1}")
+    lane_pos = lane_d if m.tpw == L else em.emit(f"and i32 {lane_d}, {L - 1}")
     W = m.warps
     warp_d = xv.warp_digit(em, fa)
-    warp_pos = warp_d if W == m.wpc else em.emit(f"and i32 {warp_d}, {W - 1}")
+    warp_pos = warp_d if m.wpc == W else em.emit(f"and i32 {warp_d}, {W - 1}")
     lane = em.emit("and i32 %tid, 31")
     # the lane holding the last position of this thread's group along `fa`
     last_src = em.emit(f"or i32 {em.emit(f'and i32 {lane}, {31 ^ ((m.tpw - 1) << m.lshift)}')}, "
@@ -130,7 +130,7 @@ def scan_blocked(em: Any, op: ir.Scan) -> bool:
             row_of[key] = lin
     out = list(slots)
     max_reps = max(len(reps) for reps in lines.values())
-    carry = {key: None for key in lines}
+    carry = dict.fromkeys(lines)
     for rep in range(max_reps):
         totals: dict[tuple[int, ...], str] = {}
         local: dict[tuple[int, ...], list[str]] = {}
@@ -149,7 +149,7 @@ def scan_blocked(em: Any, op: ir.Scan) -> bool:
             local[key] = run
             totals[key] = acc if acc is not None else ident
         # lanes: inclusive scan of the totals, then the exclusive part by one shuffle up
-        excl: dict[tuple[int, ...], str] = {key: ident for key in lines}
+        excl: dict[tuple[int, ...], str] = dict.fromkeys(lines, ident)
         incl = dict(totals)
         bit = 0
         while (1 << bit) < L:
@@ -172,8 +172,8 @@ def scan_blocked(em: Any, op: ir.Scan) -> bool:
             em.need_smem(n_span * W * esz, op.span)
             em.barrier()
             writer = em.and_all([em.emit(f"icmp eq i32 {lane_pos}, {L - 1}") if L > 1 else None,
-                                 em.emit(f"icmp eq i32 {lane_d}, {lane_pos}") if L != m.tpw else None,
-                                 em.emit(f"icmp eq i32 {warp_d}, {warp_pos}") if W != m.wpc else None,
+                                 em.emit(f"icmp eq i32 {lane_d}, {lane_pos}") if m.tpw != L else None,
+                                 em.emit(f"icmp eq i32 {warp_d}, {warp_pos}") if m.wpc != W else None,
                                  xv.owner(em, skip=fa)])
             for key in lines:
                 go, jn = em.new_label("sw"), em.new_label("sx")

@@ -1,0 +1,316 @@
+"""Element-wise arithmetic, math and casts (the emitter's `ArithOps`).
+
+Float math through `fastmath.py`'s approximations and `f64math.py`'s f64
+routines, integer ops guarded to the interpreter's defined results (division
+by zero, shifts, overflow), casts with saturation and round-to-odd, f16/bf16
+rounded after every op.
+
+A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
+inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+debug), each calling only what the parts below it define.
+"""
+
+from __future__ import annotations
+
+from tilelang.backend import f64math
+from tilelang.backend.codegen.llvm_types import (
+    const_operand,
+    reg_ty,
+)
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.source import Span
+
+from .core import (
+    EmitterCore,
+)
+
+
+class ArithOps(EmitterCore):
+    """Element-wise arithmetic, math and casts."""
+
+    # -- narrow floats ---------------------------------------------------------------
+    def round_to(self, x: str, dt: DType) -> str:
+        if dt is DType.F16:
+            h = self.emit(f"fptrunc float {x} to half")
+            return self.emit(f"fpext half {h} to float")
+        if dt is DType.BF16:
+            h = self.emit(f"fptrunc float {x} to bfloat")
+            return self.emit(f"fpext bfloat {h} to float")
+        return x
+
+    # -- element-wise --------------------------------------------------------------------
+    def elementwise(self, r: ir.Value, eop: ir.ElemOp, xs: tuple[ir.Value, ...], span: Span) -> None:
+        in_dt = xs[-1].dtype if eop is ir.ElemOp.WHERE else xs[0].dtype
+        ops = [self.get(x) for x in xs]
+        if r.shape:
+            n = self.nregs(r)
+            cols = [o if isinstance(o, list) else [o] * n for o in ops]
+            self.env[r.id] = [self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
+        else:
+            self.env[r.id] = self.elem(eop, [o for o in ops if isinstance(o, str)], in_dt, r.dtype)
+            self.note_arith(r, eop, xs)
+
+    def elem(self, eop: ir.ElemOp, a: list[str], dt: DType, out: DType) -> str:
+        E = ir.ElemOp
+        ty = reg_ty(dt)
+        if eop is E.WHERE:
+            return self.emit(f"select i1 {a[0]}, {reg_ty(out)} {a[1]}, {reg_ty(out)} {a[2]}")
+        if dt.is_float:
+            res = self.felem(eop, a, dt, ty)
+            return res if eop.is_comparison else self.round_to(res, dt)
+        return self.ielem(eop, a, dt, ty)
+
+    def fcall(self, name: str, ty: str, args: list[str]) -> str:
+        sfx = "f32" if ty == "float" else "f64"
+        self.declare(f"declare {ty} @llvm.{name}.{sfx}({', '.join([ty] * len(args))})")
+        return self.call(ty, f"llvm.{name}.{sfx}", ", ".join(f"{ty} {x}" for x in args))
+
+    def nv(self, name: str, x: str) -> str:
+        self.declare(f"declare float @{name}(float)")
+        return self.call("float", name, f"float {x}")
+
+    def fexp(self, x: str) -> str:
+        # exp(x) = 2^(x*log2e); feed the product's rounding error back: 2^t * (1 + e*ln2)
+        t = self.emit(f"fmul float {x}, {const_operand(DType.F32, 1.4426950408889634)}")
+        nt = self.emit(f"fneg float {t}")
+        e = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.4426950408889634), nt])
+        e2 = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.925963033500891e-08), e])
+        p = self.nv("llvm.nvvm.ex2.approx.f32", t)
+        corr = self.emit(f"fmul float {e2}, {const_operand(DType.F32, 0.6931471805599453)}")
+        # x = +-inf makes the error term inf - inf = NaN; the exact answer needs no correction.
+        fin = self.emit(f"fcmp ord float {corr}, 0.0")
+        corr = self.emit(f"select i1 {fin}, float {corr}, float 0.0")
+        return self.fcall("fma", "float", [p, corr, p])
+
+    def freduce_2pi(self, x: str) -> str:
+        q = self.emit(f"fmul float {x}, {const_operand(DType.F32, 0.15915494309189535)}")
+        kq = self.fcall("rint", "float", [q])
+        nk = self.emit(f"fneg float {kq}")
+        r1 = self.fcall("fma", "float", [nk, const_operand(DType.F32, 6.28125), x])
+        return self.fcall("fma", "float", [nk, const_operand(DType.F32, 0.0019353071795864769), r1])
+
+    def felem(self, eop: ir.ElemOp, a: list[str], dt: DType, ty: str) -> str:
+        E = ir.ElemOp
+        simple = {E.ADD: "fadd", E.SUB: "fsub", E.MUL: "fmul", E.DIV: "fdiv", E.REM: "frem"}
+        cmp = {E.EQ: "oeq", E.NE: "une", E.LT: "olt", E.LE: "ole", E.GT: "ogt", E.GE: "oge"}
+        if eop is E.REM and ty == "float":
+            return self.fmod_f32(a[0], a[1])
+        if eop in simple:
+            return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
+        if eop in cmp:
+            return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
+        if ty == "double" and eop.value in f64math.FUNCS:
+            return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
+        if eop in (E.ERF, E.POW):
+            # computed in f64 (the interpreter's algorithms), f32 rounded once
+            if ty == "double":
+                return f64math.BINARY_FUNCS["pow"](self, a[0], a[1]) if eop is E.POW else \
+                    f64math.erf(self, a[0])
+            wide = [self.emit(f"fpext float {v} to double") for v in a]
+            r = f64math.pow(self, wide[0], wide[1]) if eop is E.POW else f64math.erf(self, wide[0])
+            return self.emit(f"fptrunc double {r} to float")
+        match eop:
+            case E.NEG:
+                return self.emit(f"fneg {ty} {a[0]}")
+            case E.ABS:
+                return self.fcall("fabs", ty, a)
+            case E.FLOOR:
+                return self.fcall("floor", ty, a)
+            case E.CEIL:
+                return self.fcall("ceil", ty, a)
+            case E.SQRT:
+                return self.fcall("sqrt", ty, a)
+            case E.FMA:
+                return self.fcall("fma", ty, a)
+            case E.MAXIMUM | E.MINIMUM if ty == "float" and self.k.sm >= 80:
+                # max.NaN.f32 / min.NaN.f32: NaN-propagating in one instruction (sm_80+)
+                return self.fcall("maximum" if eop is E.MAXIMUM else "minimum", ty, a)
+            case E.MAXIMUM | E.MINIMUM:
+                m = self.fcall("maxnum" if eop is E.MAXIMUM else "minnum", ty, a)
+                uno = self.emit(f"fcmp uno {ty} {a[0]}, {a[1]}")
+                nan = self.emit(f"fadd {ty} {a[0]}, {a[1]}")
+                return self.emit(f"select i1 {uno}, {ty} {nan}, {ty} {m}")
+            case E.EXP:
+                return self.fexp(a[0])
+            case E.EXP2:
+                return self.nv("llvm.nvvm.ex2.approx.f32", a[0])
+            case E.LOG2:
+                return self.nv("llvm.nvvm.lg2.approx.f", a[0])
+            case E.LOG:
+                l2 = self.nv("llvm.nvvm.lg2.approx.f", a[0])
+                return self.emit(f"fmul float {l2}, {const_operand(DType.F32, 0.6931471805599453)}")
+            case E.RSQRT:
+                return self.nv("llvm.nvvm.rsqrt.approx.f", a[0])
+            case E.SIN:
+                return self.nv("llvm.nvvm.sin.approx.f", self.freduce_2pi(a[0]))
+            case E.COS:
+                return self.nv("llvm.nvvm.cos.approx.f", self.freduce_2pi(a[0]))
+            case E.TANH:
+                ax = self.fcall("fabs", "float", [a[0]])
+                two = self.emit(f"fmul float {ax}, 2.0")
+                ex = self.fexp(two)
+                den = self.emit(f"fadd float {ex}, 1.0")
+                q = self.emit(f"fdiv float 2.0, {den}")
+                t = self.emit(f"fsub float 1.0, {q}")
+                return self.fcall("copysign", "float", [t, a[0]])
+            case E.SIGMOID:
+                nx = self.emit(f"fneg float {a[0]}")
+                ex = self.fexp(nx)
+                den = self.emit(f"fadd float {ex}, 1.0")
+                return self.emit(f"fdiv float 1.0, {den}")
+            case _:
+                raise AssertionError(f"float op {eop} has no lowering")
+
+    def fmod_f32(self, x: str, y: str) -> str:
+        """fmod of f32 values, exact like the interpreter's np.fmod while |x/y| < 2^29:
+        in f64, q = trunc(x/y) and r = x - q*y (one fma, exact: q*y fits 53
+        bits and the true remainder is an f32); a quotient rounded up to the
+        next integer leaves r with the wrong sign, fixed by one more exact step.
+        Beyond 2^29 it is LLVM's frem (x - trunc(x/y)*y in f32)."""
+        xd = self.emit(f"fpext float {x} to double")
+        yd = self.emit(f"fpext float {y} to double")
+        q = self.fcall("trunc", "double", [self.emit(f"fdiv double {xd}, {yd}")])
+        nq = self.emit(f"fneg double {q}")
+        r = self.fcall("fma", "double", [nq, yd, xd])
+        # wrong sign: r != 0 and sign(r) != sign(x)
+        rx = self.emit(f"fmul double {r}, {xd}")
+        wrong = self.emit(f"fcmp olt double {rx}, 0.0")
+        ay = self.fcall("fabs", "double", [yd])
+        step = self.fcall("copysign", "double", [ay, r])
+        r2 = self.emit(f"fsub double {r}, {step}")
+        rf = self.emit(f"select i1 {wrong}, double {r2}, double {r}")
+        # fmod keeps the sign of x, also for a zero remainder (-4 % 2 = -0)
+        rs = self.fcall("copysign", "double", [rf, xd])
+        exact = self.emit(f"fptrunc double {rs} to float")
+        aq = self.fcall("fabs", "double", [q])
+        small = self.emit(f"fcmp olt double {aq}, {const_operand(DType.F64, 2.0**29)}")
+        fb = self.emit(f"frem float {x}, {y}")
+        out = self.emit(f"select i1 {small}, float {exact}, float {fb}")
+        # y = +-inf: x itself for a finite x (0 * inf would be NaN above); x = inf,
+        # y = 0 and NaNs give NaN through q (not `small`) and frem
+        yinf = self.emit(f"fcmp oeq double {ay}, 0x7FF0000000000000")
+        xfin = self.emit(f"fcmp one double {self.fcall('fabs', 'double', [xd])}, 0x7FF0000000000000")
+        keep = self.emit(f"and i1 {yinf}, {xfin}")
+        return self.emit(f"select i1 {keep}, float {x}, float {out}")
+
+    def ielem(self, eop: ir.ElemOp, a: list[str], dt: DType, ty: str) -> str:
+        E = ir.ElemOp
+        signed = dt.is_signed
+        bits = 1 if dt is DType.BOOL else dt.bits
+        simple = {E.ADD: "add", E.SUB: "sub", E.MUL: "mul", E.AND: "and", E.OR: "or", E.XOR: "xor"}
+        if eop in simple:
+            return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
+        cmp = {E.EQ: "eq", E.NE: "ne", E.LT: "slt" if signed else "ult", E.LE: "sle" if signed else "ule",
+               E.GT: "sgt" if signed else "ugt", E.GE: "sge" if signed else "uge"}
+        if eop in cmp:
+            return self.emit(f"icmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
+        match eop:
+            case E.NEG:
+                return self.emit(f"sub {ty} 0, {a[0]}")
+            case E.NOT:
+                return self.emit(f"xor {ty} {a[0]}, {'true' if bits == 1 else -1}")
+            case E.ABS:
+                if not signed:
+                    return a[0]
+                self.declare(f"declare {ty} @llvm.abs.{ty}({ty}, i1)")
+                return self.call(ty, f"llvm.abs.{ty}", f"{ty} {a[0]}, i1 false")
+            case E.MAXIMUM | E.MINIMUM:
+                nm = ("s" if signed else "u") + ("max" if eop is E.MAXIMUM else "min")
+                self.declare(f"declare {ty} @llvm.{nm}.{ty}({ty}, {ty})")
+                return self.call(ty, f"llvm.{nm}.{ty}", f"{ty} {a[0]}, {ty} {a[1]}")
+            case E.DIV | E.REM:
+                zero = self.emit(f"icmp eq {ty} {a[1]}, 0")
+                bad = zero
+                if signed:
+                    mn = -(1 << (bits - 1))
+                    is_min = self.emit(f"icmp eq {ty} {a[0]}, {mn}")
+                    is_m1 = self.emit(f"icmp eq {ty} {a[1]}, -1")
+                    ovf = self.emit(f"and i1 {is_min}, {is_m1}")
+                    bad = self.emit(f"or i1 {zero}, {ovf}")
+                d = self.emit(f"select i1 {bad}, {ty} 1, {ty} {a[1]}")
+                if eop is E.DIV:
+                    q = self.emit(f"{'sdiv' if signed else 'udiv'} {ty} {a[0]}, {d}")
+                    return self.emit(f"select i1 {zero}, {ty} 0, {ty} {q}")
+                rm = self.emit(f"{'srem' if signed else 'urem'} {ty} {a[0]}, {d}")
+                return self.emit(f"select i1 {zero}, {ty} {a[0]}, {ty} {rm}")
+            case E.SHL | E.SHR:
+                big = self.emit(f"icmp uge {ty} {a[1]}, {bits}")
+                amt = self.emit(f"select i1 {big}, {ty} 0, {ty} {a[1]}")
+                if eop is E.SHL:
+                    s = self.emit(f"shl {ty} {a[0]}, {amt}")
+                    return self.emit(f"select i1 {big}, {ty} 0, {ty} {s}")
+                if signed:
+                    amt2 = self.emit(f"select i1 {big}, {ty} {bits - 1}, {ty} {a[1]}")
+                    return self.emit(f"ashr {ty} {a[0]}, {amt2}")
+                s = self.emit(f"lshr {ty} {a[0]}, {amt}")
+                return self.emit(f"select i1 {big}, {ty} 0, {ty} {s}")
+            case _:
+                raise AssertionError(f"integer op {eop} has no lowering")
+
+    # -- casts ---------------------------------------------------------------------------
+    def cast(self, x: str, src: DType, dst: DType) -> str:
+        if src is dst:
+            return x
+        st, dt_ = reg_ty(src), reg_ty(dst)
+        if dst is DType.BOOL:
+            if src.is_float:
+                return self.emit(f"fcmp une {st} {x}, 0.0")
+            return self.emit(f"icmp ne {st} {x}, 0")
+        if src is DType.BOOL:
+            if dst.is_float:
+                return self.emit(f"uitofp i1 {x} to {dt_}")
+            return self.emit(f"zext i1 {x} to {dt_}")
+        if src.is_float and dst.is_float:
+            if src is DType.F64 and dst is DType.BF16:
+                return self.f64_to_bf16(x)
+            if st == "double" and dt_ == "float":
+                narrow = {DType.F16: "half", DType.BF16: "bfloat", DType.F32: "float"}[dst]
+                h = self.emit(f"fptrunc double {x} to {narrow}")
+                return h if narrow == "float" else self.emit(f"fpext {narrow} {h} to float")
+            if st == "float" and dt_ == "double":
+                return self.emit(f"fpext float {x} to double")
+            return self.round_to(x, dst)  # between f16/bf16/f32 (all in f32 registers)
+        if src.is_int and dst.is_float and ((src.bits == 64 and dst is not DType.F64) or dst is DType.BF16):
+            # The interpreter converts through f64 (exact below 2^53) and rounds
+            # that to `dst`; a direct conversion can differ (one rounding
+            # instead of two for huge i64, or two via f32 for bf16 on sm_80).
+            wide = self.emit(f"{'sitofp' if src.is_signed else 'uitofp'} {st} {x} to double")
+            return self.cast(wide, DType.F64, dst)
+        if src.is_int and dst.is_float:
+            narrow = {DType.F16: "half", DType.BF16: "bfloat"}.get(dst, dt_)
+            h = self.emit(f"{'sitofp' if src.is_signed else 'uitofp'} {st} {x} to {narrow}")
+            return h if narrow == dt_ else self.emit(f"fpext {narrow} {h} to float")
+        if src.is_float and dst.is_int:
+            nm = f"llvm.fpto{'si' if dst.is_signed else 'ui'}.sat.{dt_}.{'f32' if st == 'float' else 'f64'}"
+            self.declare(f"declare {dt_} @{nm}({st})")
+            return self.call(dt_, nm, f"{st} {x}")
+        # int -> int
+        if src.bits == dst.bits:
+            return x
+        if src.bits > dst.bits:
+            return self.emit(f"trunc {st} {x} to {dt_}")
+        return self.emit(f"{'sext' if src.is_signed else 'zext'} {st} {x} to {dt_}")
+
+    def f64_to_bf16(self, x: str) -> str:
+        """f64 -> bf16 correctly rounded (the interpreter's rule): f64 -> f32 with
+        round-to-odd (exact, or truncated with the last bit set), then -> bf16
+        to nearest. A plain fptrunc is that on sm_90 but rounds twice (via f32
+        to nearest) on sm_80."""
+        return self.round_to(self.f64_to_f32_odd(x), DType.BF16)
+
+    def f64_to_f32_odd(self, x: str) -> str:
+        """f64 -> f32 rounded to odd (uses only `emit` and `fcall`: the host test
+        JIT-compiles it against the interpreter's `numeric.f64_to_f32_odd`)."""
+        f = self.emit(f"fptrunc double {x} to float")
+        back = self.emit(f"fpext float {f} to double")
+        inexact = self.emit(f"fcmp one double {back}, {x}")  # false for NaN: it stays as it is
+        ab = self.fcall("fabs", "double", [back])
+        ax = self.fcall("fabs", "double", [x])
+        away = self.emit(f"fcmp ogt double {ab}, {ax}")
+        bits = self.emit(f"bitcast float {f} to i32")
+        dec = self.emit(f"sub i32 {bits}, 1")  # one step toward zero (sign-magnitude)
+        rz = self.emit(f"select i1 {away}, i32 {dec}, i32 {bits}")
+        odd = self.emit(f"or i32 {rz}, 1")
+        fin = self.emit(f"select i1 {inexact}, i32 {odd}, i32 {bits}")
+        return self.emit(f"bitcast i32 {fin} to float")

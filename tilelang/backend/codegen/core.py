@@ -1,0 +1,409 @@
+"""The emitter's core: its state, instruction and label emission, a tile value's
+slots and coordinates, shared-memory scratch, counted loops.
+
+The state of one kernel's emission and the primitives every other part
+uses: instructions, labels, declarations, the environment of emitted values,
+slots and coordinates of a tile value in its layout, shared-memory scratch
+and barriers, counted (not unrolled) loops, divisibility facts.
+
+A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
+inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+debug), each calling only what the parts below it define.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from tilelang.backend.codegen.llvm_types import (
+    smem_size,
+    smem_ty,
+)
+from tilelang.backend.codegen.views import (
+    ChunkedView,
+    View,
+    chunked_view,
+    strides_of,
+    view_of,
+)
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.layouts import WgmmaAcc
+from tilelang.backend.gpu.nodes import GpuKernel
+from tilelang.backend.gpu.nodes import walk as gpu_walk
+from tilelang.backend.prints import PrintFormat
+from tilelang.diagnostics.codes.codegen import (
+    GPU_TILE_TOO_LARGE,
+)
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+from tilelang.source import Span
+
+MAX_SMEM_BYTES = 227 * 1024  # the H100/H200 opt-in limit per block
+MAX_REGS_PER_THREAD = 1024  # slots of live tile data per thread we are willing to unroll
+
+
+class CodegenError(Exception):
+    """A user-facing limit of the GPU backend (turned into a diagnostic by the caller)."""
+
+    def __init__(self, diag: Diagnostic) -> None:
+        super().__init__(diag.message)
+        self.diag = diag
+
+
+# ------------------------------------------------------------------ layout
+Layout = View  # a value's distributed layout as the code generator sees it (`codegen/views.py`)
+
+
+def layout_of(shape: tuple[int, ...], T: int) -> ChunkedView:
+    """The generic chunked layout of `shape` over `T` threads."""
+    return chunked_view(shape, T)
+
+
+Slots = list[str]  # per-thread operands of a tile value
+
+
+@dataclass(frozen=True, slots=True)
+class Frag:
+    """An f32 [M, N] accumulator held in the mma.m16n8k16 C-fragment layout: 4
+    values per 16x8 tile this warp owns (see `_Emitter._tc_open`). Only a `for`
+    loop's carried accumulator of tensor-core `mma`s takes this form."""
+
+    vals: tuple[str, ...]
+    shape: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _TileCtx:
+    row0: str
+    col0: str
+    c_idx: list[str]
+    guarded: bool
+    pre: str
+    done: str
+
+
+Operand = str | Slots | Frag
+
+
+@dataclass
+class _TensorInfo:
+    param: ir.TensorParam
+    base: str
+    dims: list[str]
+    strides: list[str] = field(default_factory=list)  # i64, computed lazily
+    readonly: bool = True
+    facts: TensorFacts = field(default_factory=TensorFacts)
+
+
+class EmitterCore:
+    """The state of one kernel's emission and the primitives the other parts use."""
+
+    def __init__(self, kernel: GpuKernel, facts: dict[str, TensorFacts]) -> None:
+        self.k = kernel
+        self.layouts = kernel.layouts
+        self.role_tid = "%tid"
+        # Scratch shared memory (conversions, reductions) starts after the buffers
+        # the GPU IR allocated (`smem_alloc`).
+        self.scratch = ("@smem" if not kernel.smem_bytes else
+                        f"getelementptr (i8, ptr addrspace(3) @smem, i32 {kernel.smem_bytes})")
+        self.fn_attrs: list[str] = []
+        self.T = kernel.num_warps * 32
+        self.lines: list[str] = []
+        self.decls: set[str] = set()
+        self.n = 0
+        self.cur = "start"  # the body begins at label %start (after the entry block)
+        self.env: dict[int, Operand] = {}
+        self.smem_bytes = kernel.smem_bytes
+        self.asserts: list[tuple[Span, str]] = []
+        self.tensors: dict[str, _TensorInfo] = {}
+        self.facts = facts
+        self._flat_cache: dict[tuple[int, int, int], str] = {}
+        self._coord_cache: dict[tuple[int, ...], str] = {}
+        self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
+        written = {op.tensor for op in gpu_walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
+        self.written = written
+        self.prints: list[PrintFormat] = []
+        self._uniform: set[int] = set()  # tiles every thread holds the same value in each slot of
+        self._bars = 0  # barriers emitted so far
+        # (barriers at the end, start, end) of the last reduction's scratch buffer while
+        # it is the latest shared-memory user in straight-line code (`codegen/reduce.py`)
+        self._red_mark: tuple[int, int, int] | None = None
+
+    # -- basic emission -------------------------------------------------------
+    def tmp(self) -> str:
+        self.n += 1
+        return f"%t{self.n}"
+
+    def new_label(self, hint: str) -> str:
+        self.n += 1
+        return f"{hint}{self.n}"
+
+    def emit(self, instr: str) -> str:
+        name = self.tmp()
+        self.lines.append(f"  {name} = {instr}")
+        return name
+
+    def entry_emit(self, instr: str) -> str:
+        name = self.tmp()
+        self._entry_lines.append(f"  {name} = {instr}")
+        return name
+
+    def stmt(self, instr: str) -> None:
+        self.lines.append(f"  {instr}")
+
+    def label(self, name: str) -> None:
+        self.lines.append(f"{name}:")
+        self.cur = name
+
+    def br(self, target: str) -> None:
+        self.stmt(f"br label %{target}")
+
+    def cbr(self, cond: str, a: str, b: str) -> None:
+        self.stmt(f"br i1 {cond}, label %{a}, label %{b}")
+
+    def declare(self, decl: str) -> None:
+        self.decls.add(decl)
+
+    def call(self, ret: str, name: str, args: str) -> str:
+        return self.emit(f"call {ret} @{name}({args})")
+
+    def error(self, code: str, span: Span, msg: str, label: str, help: str | None = None) -> CodegenError:
+        d = Diagnostic.error(code, msg).primary(span, label)
+        if help:
+            d = d.with_help(help)
+        return CodegenError(d)
+
+    # -- values -----------------------------------------------------------------
+    def get(self, v: ir.Value) -> str | Slots:
+        op = self.env[v.id]
+        assert not isinstance(op, Frag), "an mma fragment escaped its loop"
+        return op
+
+    def scalar(self, v: ir.Value) -> str:
+        op = self.env[v.id]
+        assert isinstance(op, str), f"value %{v.id} is a tile, a scalar was expected"
+        return op
+
+    def tile(self, v: ir.Value) -> Slots:
+        op = self.env[v.id]
+        assert isinstance(op, list), f"value %{v.id} is a scalar, a tile was expected"
+        return op
+
+    def nregs(self, v: ir.Value) -> int:
+        """Registers of tile `v` per thread in its layout."""
+        lay = self.layouts.get(v.id)
+        if isinstance(lay, WgmmaAcc):
+            return lay.regs(v.shape[1])
+        return self.lay(v).E
+
+    def lay(self, v: ir.Value | tuple[int, ...]) -> Layout:
+        """The view of value `v` in its layout (a bare shape: the chunked layout)."""
+        if isinstance(v, tuple):
+            return chunked_view(v, self.T)
+        return view_of(self.layouts.get(v.id), v.shape, self.T, v.dtype.itemsize)
+
+    # -- thread geometry ----------------------------------------------------------
+    def flat(self, lay: Layout, k: int, j: int) -> str:
+        """i32 row-major index of slot (k, j) of this thread (see `codegen/views.py`)."""
+        return lay.flat(self, k, j)
+
+    def chunk_valid(self, lay: Layout, k: int) -> str | None:
+        """i1: chunk k of this thread holds live elements (None when always)."""
+        return lay.chunk_valid(self, k)
+
+    def coords(self, f: str, shape: tuple[int, ...]) -> list[str]:
+        """i32 coordinates of flat index `f` in `shape` (row-major)."""
+        out = []
+        st = strides_of(shape)
+        for d, (n, s) in enumerate(zip(shape, st, strict=False)):
+            if n == 1:
+                out.append("0")
+                continue
+            q = f if s == 1 else self.emit(f"udiv i32 {f}, {s}")
+            out.append(q if d == 0 else self.emit(f"urem i32 {q}, {n}"))
+        return out
+
+    def slot_coords(self, lay: Layout, k: int, j: int, shape: tuple[int, ...] | None = None,
+                    valid: str | None = None) -> list[str]:
+        """i32 coordinates of this thread's slot (k, j), all 0 on dead lanes when
+        `valid` is given (so they can index shared memory safely)."""
+        return lay.slot_coords(self, k, j, valid)
+
+    def out_coords(self, r: ir.Value):  # type: ignore[no-untyped-def]
+        """(safe flat index, safe coordinates) of each slot of result `r` in its layout."""
+        lay = self.lay(r)
+        for k in range(lay.K):
+            valid = self.chunk_valid(lay, k)
+            for j in range(lay.V):
+                yield self.safe_index(valid, self.flat(lay, k, j)), self.slot_coords(lay, k, j, None, valid)
+
+    def linear(self, coords: list[str], shape: tuple[int, ...]) -> str:
+        """i32 row-major flat index of `coords` in a static `shape`."""
+        acc = "0"
+        for c, s, n in zip(coords, strides_of(shape), shape, strict=False):
+            if n == 1 or c == "0":
+                continue
+            term = c if s == 1 else self.emit(f"mul i32 {c}, {s}")
+            acc = term if acc == "0" else self.emit(f"add i32 {acc}, {term}")
+        return acc
+
+    def and_all(self, conds: list[str | None]) -> str | None:
+        acc: str | None = None
+        for c in conds:
+            if c is None or c == "true":
+                continue
+            acc = c if acc is None else self.emit(f"and i1 {acc}, {c}")
+        return acc
+
+    # -- shared memory -----------------------------------------------------------------
+    def barrier(self) -> None:
+        self._bars += 1
+        self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)")
+        self.stmt("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)")
+
+    def need_smem(self, nbytes: int, span: Span) -> None:
+        nbytes += self.k.smem_bytes  # scratch space starts after the allocated buffers
+        self.smem_bytes = max(self.smem_bytes, nbytes)
+        if self.smem_bytes > MAX_SMEM_BYTES:
+            raise self.error(
+                GPU_TILE_TOO_LARGE, span,
+                f"this operation needs {nbytes} bytes of shared memory, more than the GPU's {MAX_SMEM_BYTES}",
+                "needs too much shared memory",
+                "use smaller tiles (smaller const generics or partition shapes)",
+            )
+
+    def smem_ptr(self, byte_off: int, dt: DType, index: str) -> str:
+        base = self.scratch if byte_off == 0 else self.emit(f"getelementptr i8, ptr addrspace(3) {self.scratch}, i32 {byte_off}")
+        return self.emit(f"getelementptr {smem_ty(dt)}, ptr addrspace(3) {base}, i32 {index}")
+
+    def smem_store(self, byte_off: int, dt: DType, index: str, val: str) -> None:
+        if dt is DType.BOOL:
+            val = self.emit(f"zext i1 {val} to i8")
+        p = self.smem_ptr(byte_off, dt, index)
+        self.stmt(f"store {smem_ty(dt)} {val}, ptr addrspace(3) {p}, align {smem_size(dt)}")
+
+    def smem_load(self, byte_off: int, dt: DType, index: str) -> str:
+        p = self.smem_ptr(byte_off, dt, index)
+        v = self.emit(f"load {smem_ty(dt)}, ptr addrspace(3) {p}, align {smem_size(dt)}")
+        if dt is DType.BOOL:
+            v = self.emit(f"icmp ne i8 {v}, 0")
+        return v
+
+    def write_tile(self, x: ir.Value, byte_off: int = 0, as16: str | None = None) -> None:
+        """Every thread stores its live elements of `x` at their flat index
+        (`as16` = "half"/"bfloat": as 16-bit floats, for `ldmatrix`)."""
+        lay = self.lay(x)
+        slots = self.tile(x) if x.shape else None
+        owner = lay.owner(self)  # replicated data: one copy writes (no write-write race)
+        for k in range(lay.K):
+            valid = self.and_all([owner, self.chunk_valid(lay, k)])
+            after = None
+            if valid is not None:
+                body, after = self.new_label("sw"), self.new_label("swj")
+                self.cbr(valid, body, after)
+                self.label(body)
+            for j in range(lay.V):
+                val = slots[k * lay.V + j] if slots is not None else self.scalar(x)
+                if as16 is not None:
+                    h = self.emit(f"fptrunc float {val} to {as16}")
+                    base = self.emit(f"getelementptr i8, ptr addrspace(3) {self.scratch}, i32 {byte_off}")
+                    ptr = self.emit(f"getelementptr {as16}, ptr addrspace(3) {base}, i32 {self.flat(lay, k, j)}")
+                    self.stmt(f"store {as16} {h}, ptr addrspace(3) {ptr}, align 2")
+                    continue
+                self.smem_store(byte_off, x.dtype, self.flat(lay, k, j), val)
+            if after is not None:
+                self.br(after)
+                self.label(after)
+
+    def safe_index(self, valid: str | None, f: str) -> str:
+        """A flat index that is `f` on live lanes and 0 on dead ones (keeps reads in bounds)."""
+        if valid is None:
+            return f
+        return self.emit(f"select i1 {valid}, i32 {f}, i32 0")
+
+    def to_smem(self, xs: list[ir.Value], span: Span) -> list[int]:
+        """Barrier; write each tile row-major (16-byte aligned regions); barrier. Returns offsets."""
+        offs = []
+        total = 0
+        for x in xs:
+            offs.append(total)
+            total += -(-(self.lay(x).numel * smem_size(x.dtype)) // 16) * 16
+        self.need_smem(total, span)
+        self.barrier()
+        for x, off in zip(xs, offs, strict=False):
+            self.write_tile(x, off)
+        self.barrier()
+        return offs
+
+    # -- loops (not unrolled) --------------------------------------------------------------
+    def counted_loop(self, lo: int, hi: int, carried: list[tuple[str, str]], body) -> list[str]:  # type: ignore[no-untyped-def]
+        """`for r in lo..hi` (i32, static bounds, hi > lo) with carried (type, init) values.
+
+        `body(r, current) -> next` emits the loop body (a do-while: hi > lo is
+        required). Returns the values after the last iteration.
+        """
+        pre = self.cur
+        head, exit_ = self.new_label("loop"), self.new_label("done")
+        self.br(head)
+        self.label(head)
+        r = self.tmp()
+        phis = [self.tmp() for _ in carried]
+        phi_at = len(self.lines)
+        self.lines.append("")  # placeholder for the phis, patched below
+        nexts = body(r, phis)
+        rn = self.emit(f"add i32 {r}, 1")
+        c = self.emit(f"icmp slt i32 {rn}, {hi}")
+        latch = self.cur
+        self.cbr(c, head, exit_)
+        phi_lines = [f"  {r} = phi i32 [ {lo}, %{pre} ], [ {rn}, %{latch} ]"]
+        for p, (ty, init), nx in zip(phis, carried, nexts, strict=False):
+            phi_lines.append(f"  {p} = phi {ty} [ {init}, %{pre} ], [ {nx}, %{latch} ]")
+        self.lines[phi_at] = "\n".join(phi_lines)
+        self.label(exit_)
+        # The exit is reached from the latch only, so the values after the last
+        # iteration are the latch's `nexts` (the header phis miss that iteration).
+        return list(nexts)
+
+    # -- divisibility facts (specialisation) --------------------------------------------
+    def multiple_of(self, v: ir.Value) -> int:
+        return self._mult.get(v.id, 1)
+
+    def note_arith(self, r: ir.Value, eop: ir.ElemOp, xs: tuple[ir.Value, ...]) -> None:
+        if r.shape or not r.dtype.is_int:
+            return
+        ms = [self._mult.get(x.id, 1) for x in xs]
+        if eop is ir.ElemOp.MUL:
+            a, b = ms
+            self._mult[r.id] = (a or 1 << 30) * (b or 1 << 30) if a and b else 0
+        elif eop in (ir.ElemOp.ADD, ir.ElemOp.SUB):
+            self._mult[r.id] = math.gcd(*ms)
+
+    # -- cross-thread ops ---------------------------------------------------------------------
+    def out_slots(self, r: ir.Value):  # type: ignore[no-untyped-def]
+        """(slot index, valid, safe flat index) for each slot of result `r` (scalar: one)."""
+        if not r.shape:
+            yield 0, None, "0"
+            return
+        lay = self.lay(r)
+        for k in range(lay.K):
+            valid = self.chunk_valid(lay, k)
+            for j in range(lay.V):
+                yield k * lay.V + j, valid, self.safe_index(valid, self.flat(lay, k, j))
+
+    def finish(self, shape: tuple[int, ...], vals: list[str], r: ir.Value) -> None:
+        self.env[r.id] = vals if shape else vals[0]
+
+    def uniform(self, x: ir.Value) -> str | None:
+        """The one operand every slot of tile `x` holds (a constant or a broadcast
+        scalar), or None."""
+        if x.id not in self._uniform:
+            return None
+        slots = self.tile(x)
+        return slots[0] if slots and all(v == slots[0] for v in slots) else None
+
+    def region(self, region: ir.Region, args: tuple[Operand, ...]) -> list[Operand]:
+        """Emit `region`'s ops with `args` bound to its arguments (the dispatch
+        lives in `llvm._Emitter`, above every part)."""
+        raise NotImplementedError

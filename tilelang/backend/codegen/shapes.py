@@ -1,0 +1,113 @@
+"""Shape ops and layout conversions (the emitter's `ShapeOps`).
+
+Broadcasts, reshapes, permutes and `ConvertLayout`: in registers when every
+thread already holds what it needs, else through shared memory.
+
+A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
+inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+debug), each calling only what the parts below it define.
+"""
+
+from __future__ import annotations
+
+from tilelang.backend.codegen.views import (
+    ChunkedView,
+    register_map,
+)
+from tilelang.backend.gpu.layouts import MmaAcc
+from tilelang.ir import nodes as ir
+from tilelang.source import Span
+
+from .core import (
+    Frag,
+)
+from .mma import MmaOps
+
+
+class ShapeOps(MmaOps):
+    """Shape ops and layout conversions."""
+
+    def local(self, r: ir.Value, x: ir.Value, align: list[int | None]) -> bool:
+        """`r` from `x` without moving data between threads, when their layouts
+        allow it (`codegen/views.register_map`); True when done."""
+        u = self.uniform(x)
+        if u is not None:
+            self.env[r.id] = [u] * self.nregs(r)
+            return True
+        m = register_map(self.lay(x), self.lay(r), align)
+        if m is None:
+            return False
+        src = self.tile(x)
+        self.env[r.id] = [src[i] for i in m]
+        return True
+
+    def broadcast(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        if not x.shape:
+            self.env[r.id] = [self.scalar(x)] * self.nregs(r)
+            self._uniform.add(r.id)
+            return
+        lead = len(r.shape) - len(x.shape)
+        xr = (1,) * lead + tuple(x.shape)
+        align = [None if i < lead or x.shape[i - lead] == 1 else i - lead for i in range(len(r.shape))]
+        if self.local(r, x, align):
+            return
+        (off,) = self.to_smem([x], span)
+        vals = []
+        for _, oc in self.out_coords(r):
+            src = [c if n != 1 else "0" for c, n in zip(oc, xr, strict=False)]
+            vals.append(self.smem_load(off, x.dtype, self.linear(src, xr)))
+        self.env[r.id] = vals
+
+    def reshape(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        if not x.shape:
+            self.env[r.id] = [self.scalar(x)] * self.nregs(r)
+            return
+        if not r.shape:
+            (off,) = self.to_smem([x], span)
+            self.env[r.id] = self.smem_load(off, x.dtype, "0")
+            return
+        xd = [i for i, n in enumerate(x.shape) if n != 1]
+        rd = [i for i, n in enumerate(r.shape) if n != 1]
+        if [x.shape[i] for i in xd] == [r.shape[i] for i in rd]:
+            # only size-1 dims added or dropped: the non-1 dims pair up in order
+            align: list[int | None] = [None] * len(r.shape)
+            for i, j in zip(rd, xd, strict=True):
+                align[i] = j
+            if self.local(r, x, align):
+                return
+        lx, lr = self.lay(x), self.lay(r)
+        if isinstance(lx, ChunkedView) and isinstance(lr, ChunkedView) and lx.V == lr.V and lx.K == lr.K:
+            self.env[r.id] = self.tile(x)  # same flat layout: a reshape moves nothing
+            return
+        (off,) = self.to_smem([x], span)
+        self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
+
+    def permute(self, r: ir.Value, x: ir.Value, perm: tuple[int, ...], span: Span) -> None:
+        if list(perm) == list(range(len(perm))):
+            self.env[r.id] = self.tile(x)
+            return
+        (off,) = self.to_smem([x], span)
+        vals = []
+        for _, oc in self.out_coords(r):
+            src = ["0"] * len(perm)
+            for i, p in enumerate(perm):
+                src[p] = oc[i]
+            vals.append(self.smem_load(off, x.dtype, self.linear(src, x.shape)))
+        self.env[r.id] = vals
+
+    def convert_layout(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        """`r` = `x` in another layout: in registers when every thread already
+        holds what it needs (`local`), else through shared memory (every
+        thread writes its elements row-major, then reads its new ones)."""
+        src, dst = self.layouts.get(x.id), self.layouts.get(r.id)
+        if isinstance(dst, MmaAcc) and not isinstance(src, MmaAcc):
+            self.env[r.id] = self.to_frag(x, span)
+        elif isinstance(src, MmaAcc) and not isinstance(dst, MmaAcc):
+            op = self.env[x.id]
+            assert isinstance(op, Frag)
+            self.from_frag(op, r, span)
+        elif src == dst or not x.shape:
+            self.env[r.id] = self.env[x.id]
+        elif not self.local(r, x, list(range(len(x.shape)))):
+            (off,) = self.to_smem([x], span)
+            self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]

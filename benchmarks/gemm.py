@@ -270,7 +270,23 @@ def timed(mod, name):
             stamps[name] = stamps.get(name, 0.0) + time.perf_counter() - t
     setattr(mod, name, w)
 timed(T, "llvm_to_ptx")
+timed(T, "lower_gpu")
+timed(T, "emit_llvm_text")
 timed(C, "_nvjitlink_cubin")
+load = C.Module.from_ptx
+def from_ptx(*a, **k):
+    t = time.perf_counter()
+    try:
+        return load(*a, **k)
+    finally:
+        stamps["from_ptx"] = stamps.get("from_ptx", 0.0) + time.perf_counter() - t
+C.Module.from_ptx = staticmethod(from_ptx)
+link = C._nvjitlink_cubin
+def linked(ptx, arch):
+    out = link(ptx, arch)
+    stamps["nvjitlink_arch=" + arch + (" ok" if out else " FAILED (driver JIT)")] = 0.0
+    return out
+C._nvjitlink_cubin = linked
 t0 = time.perf_counter()
 mod = tilelang.compile(cfg.source())
 t1 = time.perf_counter()
@@ -289,6 +305,10 @@ if prof:
     pstats.Stats(pr, stream=out).sort_stats("cumulative").print_stats(30)
     print(chr(10).join(l[:150] for l in out.getvalue().splitlines()[:60]))
 """
+    # An installed tilec has its bytecode compiled (pip does it); a fresh checkout
+    # with PYTHONDONTWRITEBYTECODE would otherwise compile every module each run.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tilelang"),
+                    str(ROOT / "tests" / "backend" / "gemm_cases.py")], capture_output=True, timeout=120)
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, TILEC_CACHE_DIR=tmp, CUDA_CACHE_DISABLE="1", H14_PROFILE="1")
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)

@@ -1,5 +1,6 @@
 """One run of each GEMM path on small shapes, for compute-sanitizer:
-the TMA path (NN and NT), the register-copy path (odd shapes), bf16.
+the TMA path (NN and NT), the register-copy producer (odd shapes, odd row
+strides), bf16; with TILEC_ARCH=sm_80 every case takes the sm_80 path.
 
     compute-sanitizer --tool memcheck python benchmarks/gemm_sanitize.py
 """
@@ -26,6 +27,9 @@ def main() -> None:
         (GemmConfig(128, 256, 64, trans_b=True, warps=8, stages=4), (200, 336, 208)),
         (GemmConfig(128, 128, 64, dtype="bf16", out="bf16"), (130, 150, 77)),
         (GemmConfig(64, 64, 32, out="f32"), (70, 130, 9)),
+        # odd strides: both operands through the register-copy producer, edge tiles masked
+        (GemmConfig(128, 256, 64, warps=8, stages=4), (257, 263, 131)),
+        (GemmConfig(128, 128, 64, dtype="bf16", out="bf16", trans_b=True, warps=8), (129, 131, 67)),
     ]
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
     for cfg, (M, N, K) in cases:

@@ -55,3 +55,20 @@ def test_bf16_bits_round_trip_and_round_to_nearest_even() -> None:
     assert np.isnan(bf16_values(bf16_bits(np.array([np.nan], np.float32)))).all()
     # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even (1.0)
     assert bf16_values(bf16_bits(np.array([1 + 2.0**-8], np.float32)))[0] == 1.0
+
+
+def test_nvjitlink_links_arch_specific_ptx_for_its_own_target() -> None:
+    """A wgmma kernel's PTX is `.target sm_90a`: linked as sm_90 (the device's
+    plain arch) nvJitLink refuses it and the driver JIT-compiles the PTX on
+    every cold start, so the link takes the PTX's arch-specific target when it
+    is the device's; generic PTX links for the device (forward compatible)."""
+    from tilelang.backend import compile_kernel
+    from tilelang.ir.samples import vector_add
+
+    hopper = "//\n.version 8.0\n.target sm_90a\n.address_size 64\n"
+    assert cuda.link_arch(hopper, "sm_90") == "sm_90a"
+    assert cuda.link_arch(hopper.replace("sm_90a", "sm_80"), "sm_90") == "sm_90"
+    assert cuda.link_arch(hopper.replace("sm_90a", "sm_90"), "sm_90") == "sm_90"
+    assert cuda.link_arch(hopper, "sm_100") == "sm_100"  # another device's variant: not ours to pick
+    ptx = compile_kernel(vector_add(), "sm_90a").ptx
+    assert cuda.link_arch(ptx, "sm_90") == "sm_90a"

@@ -27,12 +27,12 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.runtime.tensor import dtype_of_array
 
 
@@ -50,7 +50,7 @@ class Unsupported(Exception):
         self.help = help
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class ArrayRef:
     obj: Any  # the caller's object: handles keep it alive while a launch may use it
     library: str  # "numpy", "torch", "cupy" or "cuda-array" (another CUDA library)

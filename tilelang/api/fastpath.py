@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilelang.api.partition import Partition
+from tilelang.frozen import frozen
 
 if TYPE_CHECKING:
     from tilelang.api.protocols import KernelLike
@@ -179,7 +180,7 @@ def probe(v: Any) -> tuple[tuple[Any, ...], int] | None:
 
 
 # ---------------------------------------------------------------- plans
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ArraySlot:
     """One array argument of a plan: what the checks fixed about it."""
 
@@ -195,7 +196,7 @@ class ArraySlot:
     tile: tuple[int, ...] | None  # the partition's tile (`&mut` only)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ScalarSlot:
     param: int
     spec: ParamSpec

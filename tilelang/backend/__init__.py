@@ -22,13 +22,13 @@ A user-facing GPU limit (device `print`, a tile too big for shared memory,
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, emit_llvm_text
 from tilelang.backend.target import DEFAULT_ARCH, Target, llvm_to_ptx
 from tilelang.diagnostics.model import DiagnosticSink
+from tilelang.frozen import frozen
 
 __all__ = [
     "DEFAULT_ARCH",
@@ -95,7 +95,7 @@ emit_llvm_diagnostics = _reporting(emit_llvm)
 emit_ptx_diagnostics = _reporting(emit_ptx)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class CompiledKernel:
     ptx: str
     abi: KernelABI

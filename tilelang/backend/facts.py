@@ -8,10 +8,10 @@ known: 16-byte aligned tensors whose dims are multiples of 16.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tilelang.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TensorFacts:
     aligned16: bool = False  # base pointer is 16-byte aligned
     dims_div16: tuple[bool, ...] = ()  # dim d is a multiple of 16

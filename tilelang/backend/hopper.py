@@ -20,18 +20,17 @@ between 64-element slabs along M or N.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tilelang.backend.codegen import sm80, smem_copy
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 
 _SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class SmemRef:
     """A shared buffer or barrier array in the environment: its byte offset."""
 

@@ -40,7 +40,6 @@ Invariant: this module imports neither llvmlite nor CUDA; it builds text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import assert_never
 
 from tilelang.backend.codegen.core import (
@@ -63,12 +62,13 @@ from tilelang.diagnostics.codes.codegen import (
 )
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
 
 # ------------------------------------------------------------------ the ABI
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ParamSlot:
     """One kernel parameter of the PTX entry: `kind` is a `runtime.cuda.CTYPES` key."""
 
@@ -77,7 +77,7 @@ class ParamSlot:
     what: str  # "ptr", "dim0".., "value", "err"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class KernelABI:
     name: str  # the PTX entry name
     slots: tuple[ParamSlot, ...]

@@ -36,24 +36,24 @@ Invariant: this module imports no CUDA library (the decoder is tested on the CPU
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 
 import numpy as np
 
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 
 HEADER = 32
 RECORD_HEADER = 16
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class PrintValue:
     dtype: DType
     shape: tuple[int, ...]
     offset: int  # byte offset of the first element inside the record
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class PrintFormat:
     parts: tuple[str | PrintValue, ...]
     size: int  # bytes of one record (header included), a multiple of 16
@@ -99,7 +99,7 @@ def layout_format(parts: tuple[tuple[str, None] | tuple[None, tuple[DType, tuple
     return PrintFormat(tuple(out), -(-pos // 16) * 16)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Decoded:
     lines: list[str]
     dropped: int  # prints lost because the buffer was full

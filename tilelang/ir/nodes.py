@@ -72,15 +72,15 @@ Numeric semantics (what the interpreter implements, the backend matches)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.source import DUMMY_SPAN, Span
 
 
 # ------------------------------------------------------------------ types, values
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Type:
     """The type of an SSA value: element dtype and a static shape (`()` = scalar)."""
 
@@ -114,7 +114,7 @@ class Type:
         return f"{self.dtype.value}[{', '.join(str(d) for d in self.shape)}]"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Value:
     """An SSA value. `id` is unique within one kernel; `hint` is a source name
     (for readable printing only, never semantic)."""
@@ -133,7 +133,7 @@ class Value:
 
 
 # ------------------------------------------------------------------ parameters
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class TensorParam:
     """A tensor argument, contiguous and row-major.
 
@@ -153,7 +153,7 @@ class TensorParam:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class ScalarParam:
     """A scalar argument; `value` is the SSA value that names it in the body."""
 
@@ -312,7 +312,7 @@ class AtomicOp(Enum):
 
 
 # ------------------------------------------------------------------ ops
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Const:
     """`result` = the constant `value` (a Python bool/int/float), splatted to
     `result.type.shape`. The value is converted to the result dtype exactly as
@@ -323,7 +323,7 @@ class Const:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class BlockId:
     """`result: i32` = this block's index on grid axis `axis`."""
 
@@ -332,7 +332,7 @@ class BlockId:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class NumBlocks:
     """`result: i32` = the number of blocks on grid axis `axis`."""
 
@@ -341,7 +341,7 @@ class NumBlocks:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class TensorDim:
     """`result: i32` = the run-time size of dim `axis` of tensor `tensor`."""
 
@@ -351,7 +351,7 @@ class TensorDim:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Load:
     """Masked load of a tile of `tensor` (rank r) at element `offsets`.
 
@@ -372,7 +372,7 @@ class Load:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Store:
     """Masked store of tile `value` (rank r, the tensor's dtype) into `tensor`
     at element `offsets` (r i32 scalars): for each index i of `value`,
@@ -394,7 +394,7 @@ class Store:
     unchecked: bool = False
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class AtomicRMW:
     """Element-wise atomic read-modify-write, a scatter: `indices` has one entry
     per tensor dim, each an i32 scalar or an i32 tile of `value.shape`; `value`
@@ -412,7 +412,7 @@ class AtomicRMW:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Elementwise:
     """`result = op(*operands)` element by element; see `ElemOp` for typing.
     All operands and the result have the same shape."""
@@ -428,7 +428,7 @@ class Elementwise:
         return self.operands[-1].dtype if self.op is ElemOp.WHERE else self.operands[0].dtype
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Cast:
     """`result = x as result.dtype` (same shape); rules in the module docstring."""
 
@@ -437,7 +437,7 @@ class Cast:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Reduce:
     """Reduce `x` along `axis`; `result.shape` is `x.shape` without `axis` (a
     rank-1 input gives a scalar). dtype: x's, or i32 for argmax/argmin."""
@@ -449,7 +449,7 @@ class Reduce:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Scan:
     """Inclusive scan of `x` along `axis`; same type as `x`."""
 
@@ -460,7 +460,7 @@ class Scan:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Broadcast:
     """NumPy broadcasting of `x` (scalar or tile) to `result.shape`: ranks are
     aligned on the right, missing leading dims are added, and only dims of size
@@ -471,7 +471,7 @@ class Broadcast:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Reshape:
     """Row-major reshape; `result.numel == x.numel`, same dtype."""
 
@@ -480,7 +480,7 @@ class Reshape:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Permute:
     """`result = x.transpose(perm)` (NumPy): `result.shape[i] == x.shape[perm[i]]`.
     `t.transpose()` is `perm=(1, 0)`."""
@@ -491,7 +491,7 @@ class Permute:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Arange:
     """`result` = `[0, 1, ..., n-1]` of the result dtype, `result.shape == (n,)`."""
 
@@ -499,7 +499,7 @@ class Arange:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Mma:
     """`result = acc + a @ b`: a [M, K], b [K, N], acc and result [M, N].
 
@@ -516,7 +516,7 @@ class Mma:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Region:
     """A straight-line list of ops; `args` are its block arguments; the last op
     is a `Yield`."""
@@ -525,7 +525,7 @@ class Region:
     ops: tuple[Op, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class For:
     """`for iv in lower..upper step step` with loop-carried values.
 
@@ -545,7 +545,7 @@ class For:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class If:
     """`if cond { then } else { else_ }` with results. `cond` is a bool scalar;
     both regions have no args and yield values typed like `results`."""
@@ -557,7 +557,7 @@ class If:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class While:
     """`while` with loop-carried values. `cond.args` and `body.args` are typed
     like `inits`; `cond` yields exactly one bool scalar (continue?), `body`
@@ -571,7 +571,7 @@ class While:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Yield:
     """Terminates a region, passing `values` to its parent op."""
 
@@ -579,7 +579,7 @@ class Yield:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Print:
     """Device print: `parts` are literal strings and values, concatenated and
     written as one line per executing block. A scalar prints like Rust's
@@ -589,7 +589,7 @@ class Print:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Assert:
     """Device assert: fails if any element of `cond` (bool scalar or tile) is
     false; a failure stops the launch with a located error at `span` carrying
@@ -627,7 +627,7 @@ Op = (
 
 
 # ------------------------------------------------------------------ kernel
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Kernel:
     """One specialised kernel.
 

@@ -31,9 +31,10 @@ from typing import Any
 
 from tilelang.diagnostics.codes import ownership as codes
 from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Region:
     start: int
     nbytes: int
@@ -60,7 +61,7 @@ class Region:
         return self.start < other.start + other.nbytes and other.start < self.start + self.nbytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class _InFlight:
     token: int
     kernel: str

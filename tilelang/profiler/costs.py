@@ -23,9 +23,9 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 
 _FREE = frozenset(
@@ -37,7 +37,7 @@ _FREE = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Cost:
     flops: float
     bytes: int

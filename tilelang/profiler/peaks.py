@@ -10,10 +10,10 @@ Ampere/Hopper data-center parts). The CPU interpreter has no peak.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tilelang.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Peak:
     name: str
     bandwidth: float  # bytes/s

@@ -27,9 +27,10 @@ import os
 import struct
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tilelang.frozen import frozen
 
 MAGIC = b"TILEC\x01"
 FORMAT_VERSION = "1"
@@ -66,7 +67,7 @@ def make_key(*parts: Any) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Entry:
     key: str
     size: int

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import sys
 import threading
 from collections import defaultdict
@@ -222,6 +223,18 @@ class DeviceBuffer:
 
 
 # ---------------------------------------------------------------- modules and kernels
+def link_arch(ptx: str, device_arch: str) -> str:
+    """nvJitLink's `-arch` for `ptx` on a device of `device_arch` (`sm_90`): the
+    PTX's own target when it is this device's arch-specific variant (wgmma
+    kernels are `.target sm_90a`, which links only as sm_90a; as sm_90 the link
+    fails and the driver would JIT the PTX on every cold start), else the
+    device's (older PTX links forward)."""
+    m = re.search(r"^\s*\.target\s+(sm_\d+)([a-z]?)\b", ptx, re.M)
+    if m is not None and m[2] and m[1] == device_arch:
+        return m[1] + m[2]
+    return device_arch
+
+
 def _nvjitlink_cubin(ptx: str, arch: str) -> bytes | None:
     """PTX -> cubin in process (so the cubin can be cached on disk); None if unavailable."""
     try:
@@ -261,7 +274,7 @@ class Module:
         """Load PTX: a cubin from the disk cache when there is one, else compile and cache it."""
         from tilelang.runtime import cache as cache_mod
 
-        arch = ctx.info.arch
+        arch = link_arch(ptx, ctx.info.arch)
         cubin_key = cache_mod.make_key("cubin", ptx, arch)
         cache = cache_mod.default_cache()
         cubin = cache.get(cubin_key)
@@ -963,6 +976,12 @@ def _prewarm(arch: str) -> None:
 
         prewarm(Target(arch))
     except Exception:  # an optimisation only: the first compile will report real problems
+        pass
+    try:  # and nvJitLink: its module and shared library load on first use
+        from cuda.bindings import nvjitlink
+
+        nvjitlink.version()
+    except Exception:
         pass
 
 

@@ -34,10 +34,11 @@ from typing import Any
 
 from tilelang.diagnostics.codes import ownership as codes
 from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.frozen import frozen
 from tilelang.runtime.tensor import Partition, Tensor
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Use:
     """One tensor argument of a launch: its storage, whether the launch writes
     it (a partition for a `&mut` parameter) and the parameter's name."""

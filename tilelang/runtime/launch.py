@@ -36,6 +36,7 @@ import numpy as np
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.profiler import hook
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
@@ -47,7 +48,7 @@ GenericValue = int | DType
 
 
 # ---------------------------------------------------------------- parameters
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ParamSpec:
     """A kernel parameter as the launch sees it, read off the AST type.
 
@@ -530,7 +531,7 @@ def at_launch(err: TileError, span: Span) -> TileError:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ArgFact:
     """What the lowering may rely on about one tensor argument of a launch."""
 

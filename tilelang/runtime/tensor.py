@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.interp import numeric as num
 from tilelang.interp.numeric import round_bf16  # the interpreter's rounding defines bf16
 from tilelang.interp.printing import format_scalar  # one formatter for host and device prints
@@ -137,7 +137,7 @@ class Tensor:
         return f"<{self.type_name()} on {self.device.name}>"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Partition:
     """`t.partition([..])`: a tensor split into tiles of `tile` elements.
 

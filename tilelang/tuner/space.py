@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from tilelang.frozen import frozen
 from tilelang.syntax import ast
 
 HINTS = ("num_warps", "stages")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TuneSpec:
     candidates: tuple[tuple[str, tuple[int, ...]], ...]  # (name, values) in attribute order
     key: tuple[str, ...] | None  # parameter names; None: every tensor parameter

@@ -37,6 +37,7 @@ from tilelang.diagnostics.codes.codegen import (
 )
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -64,7 +65,7 @@ def layout_of(shape: tuple[int, ...], T: int) -> ChunkedView:
 Slots = list[str]  # per-thread operands of a tile value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Frag:
     """An f32 [M, N] accumulator held in the mma.m16n8k16 C-fragment layout: 4
     values per 16x8 tile this warp owns (see `_Emitter._tc_open`). Only a `for`
@@ -74,7 +75,7 @@ class Frag:
     shape: tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class _TileCtx:
     row0: str
     col0: str

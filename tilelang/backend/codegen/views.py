@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from tilelang.backend.gpu.layouts import Blocked, Chunked, MmaTile, Slice, next_pow2
+from tilelang.frozen import frozen
 
 
 def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -45,7 +45,7 @@ def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 # ------------------------------------------------------------------ chunked
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ChunkedView:
     shape: tuple[int, ...]
     T: int
@@ -137,7 +137,7 @@ def chunked_view(shape: tuple[int, ...], T: int, vec: int | None = None) -> Chun
 
 
 # ------------------------------------------------------------------ blocked
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class DimMap:
     """How one dim of a blocked layout maps to the threads."""
 
@@ -198,7 +198,7 @@ def _dim_maps(lay: Blocked, full: tuple[int, ...]) -> tuple[DimMap, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class BlockedView:
     layout: Blocked
     full: tuple[int, ...]  # the shape in the layout's rank (a Slice's dim has size 1)
@@ -426,7 +426,7 @@ def _blocked_view(lay: Blocked, full: tuple[int, ...], drop: int | None, T: int,
 
 
 # ------------------------------------------------------------------ mma.sync tiles
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class MmaTileView:
     """`MmaTile`: warp (wm, wn) holds its block's 16x8 tiles; slot (mi, ni, h, j)
     of lane l is at (wm*WM + 16 mi + l/4 + 8h, wn*WN + 8 ni + 2(l%4) + j). Every

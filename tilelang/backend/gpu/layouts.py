@@ -56,8 +56,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tilelang.frozen import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen(eq=True)
 class Chunked:
     vec: int
     threads: int
@@ -150,7 +152,7 @@ def blocked_for(shape: tuple[int, ...], threads: int, itemsize: int = 4,
     return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(range(r - 1, -1, -1)))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Slice:
     dim: int
     parent: Blocked
@@ -159,7 +161,7 @@ class Slice:
         return f"#slice<dim={self.dim}, {self.parent}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class MmaAcc:
     warps: int
 
@@ -171,7 +173,7 @@ class MmaAcc:
         return -(-((M // 16) * (N // 8)) // self.warps)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class MmaTile:
     """The accumulator of `mma.sync.m16n8k16` over a grid of warps (the sm_80
     pipeline, `passes/pipeline_sm80.py`): warp w = (wm, wn) (w = wm * warps_n
@@ -187,7 +189,7 @@ class MmaTile:
         return f"#mma_tile<m16n8, warps={self.warps_m}x{self.warps_n}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class SmemTile:
     """A [stages, rows, cols] ring of 16-bit tiles in shared memory, row-major,
     16-byte chunks XOR-swizzled so that 8 consecutive rows read at one logical
@@ -205,7 +207,7 @@ class SmemTile:
         return (r // (8 // chunks)) % chunks if chunks > 1 else 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class WgmmaAcc:
     warpgroups: int
     m_per_group: int  # rows each warpgroup owns (a multiple of 64)
@@ -231,7 +233,7 @@ class WgmmaAcc:
         return row, col
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Shared:
     swizzle: int  # 0, 32, 64 or 128 (bytes)
     major: str  # "row": the last dim is contiguous; "col": the first dim is
@@ -255,7 +257,7 @@ class Shared:
         return slab * rows * self.swizzle + r * self.swizzle + chunk * 16 + within
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Barriers:
     def __str__(self) -> str:
         return "#mbarrier"

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tilelang.backend.facts import TensorFacts
+from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 from tilelang.source import DUMMY_SPAN, Span
 
@@ -39,7 +40,7 @@ from .layouts import Layout
 
 
 # ------------------------------------------------------------------ parameters
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class TmaDesc:
     """A kernel parameter: a TMA tensor map (`CUtensorMap`, 128 bytes, passed
     by value as a `__grid_constant__`) over 2-D tensor `tensor`, copying boxes
@@ -58,7 +59,7 @@ GpuParam = ir.TensorParam | ir.ScalarParam | TmaDesc
 
 
 # ------------------------------------------------------------------ ops
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class DotOp:
     """`result = acc + a @ b` (Tile IR's `Mma`) on a chosen engine:
     "wgmma" (Hopper warpgroup MMA, operands in shared memory), "mma.sync"
@@ -72,7 +73,7 @@ class DotOp:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class ConvertLayout:
     """`result` = `x` in another layout (same type)."""
 
@@ -81,7 +82,7 @@ class ConvertLayout:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class SmemAlloc:
     """A shared-memory buffer of `result.type` (first dim: the ring's stages)
     at byte `offset` of the CTA's dynamic shared memory (-1 until the
@@ -92,7 +93,7 @@ class SmemAlloc:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class BarrierAlloc:
     """`result.shape[0]` mbarriers, each initialised (by thread 0, fenced for the
     async proxy, then a CTA barrier) to expect `count` arrivals per phase."""
@@ -103,7 +104,7 @@ class BarrierAlloc:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class TmaLoad:
     """One thread copies the box of descriptor `desc` at element coordinates
     `coords` (row, col; i32 scalars) into buffer `dst`, stage `stage`, at
@@ -119,7 +120,7 @@ class TmaLoad:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class CopyToShared:
     """The role's threads copy the tile of `dst`'s stage shape from 2-D tensor
     `tensor` at element `offsets` (row, col) into `dst[stage]` in its shared
@@ -133,7 +134,7 @@ class CopyToShared:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Fence:
     """`fence.proxy.async.shared::cta`: this thread's ordinary shared-memory
     writes become visible to the async proxy (TMA, wgmma) after the next barrier."""
@@ -142,7 +143,7 @@ class Fence:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class BarrierExpect:
     """One thread arrives on `bar[stage]` announcing `nbytes` of async copies."""
 
@@ -152,7 +153,7 @@ class BarrierExpect:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class BarrierWait:
     """Every thread of the role waits until `bar[stage]` completes the phase
     with parity `phase` (an i32 scalar, 0 or 1)."""
@@ -163,7 +164,7 @@ class BarrierWait:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class BarrierArrive:
     """One arrival per warpgroup on `bar[stage]` (when `pred`, an i1 scalar, holds)."""
 
@@ -173,7 +174,7 @@ class BarrierArrive:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Wgmma:
     """`result = acc + a[stage] @ b[stage]` issued asynchronously by each consumer
     warpgroup on its rows (fence, K/16 `wgmma.mma_async`, commit). `a`/`b` are
@@ -193,7 +194,7 @@ class Wgmma:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Undef:
     """`result` holds unspecified values (a register tile no one reads before
     writing, e.g. an accumulator whose first wgmma ignores it)."""
@@ -202,7 +203,7 @@ class Undef:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class WgmmaWait:
     """Wait until at most `pending` wgmma groups are in flight; `results` are
     `values` (accumulators), now safe to read."""
@@ -213,7 +214,7 @@ class WgmmaWait:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class CpAsyncTile:
     """Every thread issues its 16-byte `cp.async.cg` copies of the [rows, cols]
     tile of 2-D tensor `tensor` at element offsets `coords` (row, col; i32
@@ -232,14 +233,14 @@ class CpAsyncTile:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class CpAsyncCommit:
     """Close this thread's current group of `cp.async` copies."""
 
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class CpAsyncWait:
     """Wait until at most `pending` of this thread's newest groups are in
     flight, then a CTA barrier: every thread's copies of the older groups are
@@ -249,7 +250,7 @@ class CpAsyncWait:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class SmemDot:
     """`result = acc + a[stage] @ b[stage]` with `mma.sync.m16n8k16`, operands read
     from shared rings by `ldmatrix` (`a`: [S, M, K]; `b`: [S, K, N], or [S, N, K]
@@ -264,7 +265,7 @@ class SmemDot:
     span: Span = DUMMY_SPAN
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class Role:
     """One warp role of a `WarpSpecialize`: `warps` consecutive warps running
     `body` with their register budget set to `regs` (setmaxnreg; 0 = leave)."""
@@ -276,7 +277,7 @@ class Role:
     single: bool = False  # one thread of the role runs `body` (the others are done)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@frozen
 class WarpSpecialize:
     """The CTA's warps split into roles, each running its own region, in warp
     order (role 0 first). The regions yield nothing; after the op every warp

@@ -11,10 +11,10 @@ the lowering does not support yet (E0701 at the construct); the flags `BRK`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -22,7 +22,7 @@ I32 = DType.I32
 BOOL = DType.BOOL
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class CVal:
     """A compile-time scalar: `dtype` None is an untyped literal (its dtype
     comes from the other operand, else i32 / f32)."""
@@ -31,7 +31,7 @@ class CVal:
     dtype: DType | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TensorRef:
     """A tensor parameter; `own` are the element offsets of a `&mut` param's
     own tile (None for `&` params)."""
@@ -40,7 +40,7 @@ class TensorRef:
     own: tuple[ir.Value, ...] | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ViewRef:
     """`x.partition([..])` inside a kernel: `tile` is the view's tile shape.
     `nested` views (of a `&mut` param) index tiles local to the own tile."""
@@ -50,19 +50,19 @@ class ViewRef:
     nested: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class TupleVal:
     elems: tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class ArrayVal:
     """`[a, b, c]`: a shape or a tile index."""
 
     elems: tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class StrVal:
     value: str
 

@@ -42,9 +42,9 @@ The producer warpgroup comes on top of them.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
@@ -77,7 +77,7 @@ def copy_producer_enabled() -> bool:
     return os.environ.get("TILEC_COPY_PRODUCER", "1") != "0"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class Operand:
     """One mma operand's TMA copy: the load, and how its tile sits in shared memory."""
 
@@ -104,7 +104,7 @@ class Operand:
         return self.rows * self.cols * 2
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(eq=True)
 class HopperPlan:
     loop: ir.For
     mma: object  # the ir.Mma or g.DotOp

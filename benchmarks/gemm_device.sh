@@ -14,13 +14,14 @@
 #   5. compute-sanitizer memcheck, racecheck, synccheck over
 #      benchmarks/gemm_sanitize.py (TMA, register-copy, bf16, sm_80-sized
 #      tiles; odd shapes)                                        cap 20 s each
-# Writes to $OUT (7 files): gemm_tests.log, gemm_bench.log, gemm_first.log,
-# gemm_sm80.log, sanitizer_gemm.log (all three tools), gemm.json,
-# gemm_device_summary.txt.
+# Writes 2 files to $OUT: gemm_device_summary.txt and gemm_device_logs.tgz
+# (gemm_tests.log, gemm_bench.log, gemm_first.log, gemm_sm80.log,
+# sanitizer_gemm.log with all three tools, gemm.json).
 # usage, from the repository root on the device: bash benchmarks/gemm_device.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} TILEC_CACHE_DIR=/tmp/tilec-gemm
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL"
+OUT=/tmp/gemm_device; rm -rf "$OUT"; mkdir -p "$OUT"  # the logs, tarred into $FINAL at the end
 TOTAL=${TOTAL:-200}
 T0=$SECONDS
 left() { echo $(( TOTAL - (SECONDS - T0) )); }
@@ -76,4 +77,5 @@ for tool in memcheck racecheck synccheck; do
   SUMMARY+=("compute-sanitizer $tool (cap $t s): ${r:-no summary (timeout?), see sanitizer_gemm.log}")
 done
 echo "== summary ($((SECONDS - T0)) s of $TOTAL)"
-printf '%s\n' "${SUMMARY[@]}" | tee "$OUT/gemm_device_summary.txt"
+printf '%s\n' "${SUMMARY[@]}" | tee "$FINAL/gemm_device_summary.txt"
+tar czf "$FINAL/gemm_device_logs.tgz" -C "$OUT" .

@@ -151,10 +151,12 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
 
 
 def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
-                 plan: tuple[int, int, int] | None = None) -> dict:
+                 plan: tuple[int, int, int] | None = None, variant: str = "std") -> dict:
     """One decoding step of 32 query heads over 8 KV heads, D = 128 (bf16 on
     the GPU): Tile's flash decoding (split + combine, `plan` = (BN, splits,
-    DC), by default the example's `decode_plan`) against SDPA with GQA."""
+    DC), by default the example's `decode_plan`) against SDPA with GQA.
+    `variant`: "std" is `std::attention::decode_split`, another name a
+    kernel `decode_split_<name>` of `attention_variants.tile`."""
     hq, hkv, d = 32, 8, 128
     dtype = "bf16" if dev != "cpu" else "f16"  # the CPU interpreter cannot view torch.bfloat16
     grp = hq // hkv
@@ -170,7 +172,8 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     o = torch.empty(batch, hq, 1, d, device=dev, dtype=dt)
     q3 = q.view(batch * hkv, grp, d)
     k3, v3 = k.view(batch * hkv, ctx, d), v.view(batch * hkv, ctx, d)
-    split = ATTN.decode_split[dtype, grp, bn, d]
+    split = (ATTN.decode_split if variant == "std" else getattr(variants(), f"decode_split_{variant}"))[
+        dtype, grp, bn, d]
     comb = ATTN.decode_combine[dtype, grp, splits, dc]
     scale = d**-0.5
 
@@ -182,7 +185,8 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
         return comb(tilelang.partition(o.view(batch * hkv, grp, d), [1, grp, dc]), o_part, lse_part).launch()
 
     nbytes = 2 * batch * hkv * ctx * d * 2
-    row = {"kind": "decode", "dtype": dtype, "B": batch, "ctx": ctx, "BN": bn, "splits": splits, "DC": dc}
+    row = {"kind": "decode", "dtype": dtype, "B": batch, "ctx": ctx, "BN": bn, "splits": splits, "DC": dc,
+           "variant": variant}
     row["split_ms"] = time_ms(tile_split, reps, dev)
     row["combine_ms"] = time_ms(tile_combine, reps, dev)
     row["tile_ms"] = row["split_ms"] + row["combine_ms"]
@@ -200,20 +204,33 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     return row
 
 
+# (variant, key blocks, blocks per SM) that --sweep times
+SWEEP = [("std", (32, 64), (2, 4, 8)), ("w8", (32, 64), (1, 2)), ("t", (32, 64), (4,))]
+_VARIANTS: list = []
+
+
+def variants():  # type: ignore[no-untyped-def]
+    if not _VARIANTS:
+        _VARIANTS.append(tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile")))
+    return _VARIANTS[0]
+
+
 def decode_sweep(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) -> list[dict]:
     """The decode shape under several plans: key block BN x blocks per SM
     (which sets the split count); one line each, for choosing the default."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
     plans = []
-    for bn in (32, 64):
-        for per_sm in (2, 4, 8):
-            p = decode_plan(batch * 8, 4, ctx, 128, sms, bn=bn, blocks_per_sm=per_sm)
-            if p not in plans:
-                plans.append(p)
+    for variant, bns, per_sms in SWEEP:
+        for bn in bns:
+            for per_sm in per_sms:
+                p = (variant, decode_plan(batch * 8, 4, ctx, 128, sms, bn=bn, blocks_per_sm=per_sm))
+                if p not in plans:
+                    plans.append(p)
     rows = []
-    for p in plans:
-        r = bench_decode(batch, ctx, max(3, reps // 2), dev, bandwidth, plan=p)
-        print(f"  sweep B={batch} ctx={ctx} BN={p[0]} splits={p[1]} DC={p[2]}: split {r['split_ms'] * 1e3:.1f} us "
+    for variant, p in plans:
+        r = bench_decode(batch, ctx, max(3, reps // 2), dev, bandwidth, plan=p, variant=variant)
+        print(f"  sweep {variant} B={batch} ctx={ctx} BN={p[0]} splits={p[1]} DC={p[2]}: "
+              f"split {r['split_ms'] * 1e3:.1f} us "
               f"({r['split_tbs']:.2f} TB/s) + combine {r['combine_ms'] * 1e3:.1f} us = {r['tile_tbs']:.2f} TB/s, "
               f"SDPA {r['sdpa_tbs']:.2f} TB/s, err {r['err']:.1e}", flush=True)
         rows.append(r)

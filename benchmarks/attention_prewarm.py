@@ -88,13 +88,22 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
             out.append(prefill(dtype, b * h, b * h, s, s, d, 128, 64, False))
     # the decode rows: the example's plan (BN = 32) and the --sweep plans
     sys.path.insert(0, str(ROOT / "examples" / "python"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import attention as bench  # noqa: PLC0415  (its sweep table)
     from torch_attention import decode_plan  # noqa: PLC0415
 
     for batch in (1, 8):
         for ctx in (8192, 32768):
-            for bn, per_sm in ((32, 4), (32, 2), (32, 8), (64, 2), (64, 4), (64, 8)):
-                bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS, bn=bn, blocks_per_sm=per_sm)
-                out += decode("bf16", batch * 8, 4, ctx, 128, bn, splits, splits, dc=dc)
+            bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS)
+            out += decode("bf16", batch * 8, 4, ctx, 128, bn, splits, splits, dc=dc)
+            for variant, bns, per_sms in bench.SWEEP:
+                for bn in bns:
+                    for per_sm in per_sms:
+                        bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS, bn=bn, blocks_per_sm=per_sm)
+                        for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, splits, dc=dc):
+                            if name == "decode_split" and variant != "std":
+                                name = f"decode_split_{variant}"
+                            out.append((name, inst, ps))
     # examples/python/torch_attention.py as tests/api/test_api_gpu.py runs it (B=2, 8/2 heads,
     # D=64, a prompt of S=300, then decoding steps over a cache of 303)
     out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
@@ -125,13 +134,17 @@ def _cache_cubin(ptx: str, arch: str, name: str) -> None:
 
 
 _PROGRAM: Any = None
+_VARIANTS: Any = None  # benchmarks/attention_variants.tile: kernels decode_split_<variant>
 
 
 def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | None]) -> str:
     kernel, inst, params, archs, cubin = job
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
-    kir = lower_kernel(_PROGRAM, f"std::attention::{kernel}", inst, arg_facts)
+    if kernel.startswith("decode_split_") and kernel != "decode_split_varlen":
+        kir = lower_kernel(_VARIANTS, kernel, inst, arg_facts)
+    else:
+        kir = lower_kernel(_PROGRAM, f"std::attention::{kernel}", inst, arg_facts)
     lines = []
     for arch in archs:
         t = time.perf_counter()
@@ -143,7 +156,7 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _PROGRAM
+    global _PROGRAM, _VARIANTS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arch", action="append", default=None, help="target(s), default sm_90")
     ap.add_argument("--cubin", default=None, metavar="SM",
@@ -153,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     archs = a.arch or ["sm_90"]
     _PROGRAM = tilelang.compile("use std::attention::*;\n")._program
+    _VARIANTS = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))._program
     seen: set[tuple[str, ...]] = set()
     jobs = []
     t0 = time.perf_counter()

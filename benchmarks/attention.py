@@ -248,7 +248,8 @@ def copy_bandwidth(dev: str) -> float:
 
 
 def table(rows: list[dict], bandwidth: float) -> str:
-    out = ["| shape | Tile | SDPA | flash-attn | Tile / SDPA | err |", "| --- | --- | --- | --- | --- | --- |"]
+    out = ["| shape | Tile | SDPA | flash-attn | Tile / SDPA | Tile / flash-attn | err |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if r["kind"] == "prefill":
             shape = (f"{r['dtype']} D={r['D']} {'causal' if r['causal'] else 'full'} S={r['S']} "
@@ -264,8 +265,9 @@ def table(rows: list[dict], bandwidth: float) -> str:
             if r.get("of_copy_bw"):
                 shape += f", Tile at {100 * r['of_copy_bw']:.0f}% of copy bw"
         fa_s = f"{fa:.1f} {unit}" if fa else "-"
-        out.append(f"| {shape} | {tile:.1f} {unit} | {sdpa:.1f} {unit} | {fa_s} | "
-                   f"{r['sdpa_ms'] / r['tile_ms']:.2f}x | {r['err']:.1e} |")
+        fa_r = f"{r['fa_ms'] / r['tile_ms']:.2f}x" if "fa_ms" in r else "-"
+        out.append(f"| {shape} | {tile:.2f} {unit} | {sdpa:.2f} {unit} | {fa_s} | "
+                   f"{r['sdpa_ms'] / r['tile_ms']:.2f}x | {fa_r} | {r['err']:.1e} |")
     if bandwidth:
         out.append(f"\nCopy bandwidth (device-to-device, 2 GiB): {bandwidth:.2f} TB/s")
     return "\n".join(out)

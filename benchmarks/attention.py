@@ -205,7 +205,7 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
 
 
 # (variant, key blocks, blocks per SM) that --sweep times
-SWEEP = [("std", (32, 64), (2, 4, 8)), ("w8", (32, 64), (1, 2)), ("t", (32, 64), (4,))]
+SWEEP = [("std", (32, 64), (2, 4, 8)), ("w8", (32, 64), (1, 2)), ("t", (32, 64), (4,)), ("pf", (32, 64), (2, 4))]
 _VARIANTS: list = []
 
 
@@ -298,17 +298,18 @@ def main(argv: list[str] | None = None) -> int:
     if dev == "cpu" and not a.smoke:
         print("no GPU: use --smoke on the CPU", file=sys.stderr)
         return 2
-    for dt, d, c, s, tok in prefill:
-        if dev == "cpu" and dt == "bf16":
-            continue
-        rows.append(bench_prefill(dt, d, c, s, tok, a.reps, dev))
-        print(table(rows[-1:], 0).splitlines()[-1], flush=True)
+    # decode first: its rows are quick, and a run cut short keeps them
     sweeps: list[dict] = []
     for b, ctx in decode:
         rows.append(bench_decode(b, ctx, a.reps, dev, bw))
         print(table(rows[-1:], 0).splitlines()[-1], flush=True)
         if a.sweep:
             sweeps += decode_sweep(b, ctx, a.reps, dev, bw)
+    for dt, d, c, s, tok in prefill:
+        if dev == "cpu" and dt == "bf16":
+            continue
+        rows.append(bench_prefill(dt, d, c, s, tok, a.reps, dev))
+        print(table(rows[-1:], 0).splitlines()[-1], flush=True)
     text = table(rows, bw)
     print()
     print(text)

@@ -38,14 +38,14 @@ def test_every_prewarmed_launch_lowers() -> None:
     launches = pw.launches()
     assert {k for k, _, _ in launches} == {"flash_attention", "flash_attention_lse", "decode_split",
                                            "decode_split_varlen", "decode_combine", "decode_split_w8",
-                                           "decode_split_t"}
+                                           "decode_split_t", "decode_split_pf"}
     seen = set()
     for kernel, inst, params in launches:
         key = (kernel, str(sorted(inst.items(), key=str)))
         if key in seen:
             continue
         seen.add(key)
-        if kernel in ("decode_split_w8", "decode_split_t"):
+        if kernel in ("decode_split_w8", "decode_split_t", "decode_split_pf"):
             kir = lower_kernel(variants, kernel, inst, {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
         else:
             kir = lower_kernel(program, f"std::attention::{kernel}", inst,

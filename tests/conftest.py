@@ -6,13 +6,23 @@
 - Tests marked `gpu` (or using the `cuda_device` fixture) are skipped cleanly
   when cuda-python finds no CUDA device; the probe runs only if such a test is
   collected, so a CPU-only run never imports cuda-python.
+- Every `gpu` test that runs has a time limit (`TILE_GPU_TEST_TIMEOUT` seconds,
+  default 120; `@pytest.mark.gpu(timeout=S)` for one test): a SIGALRM fails
+  that test with the time it took, so a hang costs one test, not the device
+  run. (A hang inside one C call that never returns to Python is left to the
+  `timeout` around the whole run.)
+- JAX is told not to preallocate 75% of the GPU's memory
+  (`XLA_PYTHON_CLIENT_PREALLOCATE=false`) before any test imports it, so the
+  tests after a JAX test still find memory.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,6 +34,8 @@ if str(_TESTS.parent) not in sys.path:
     sys.path.insert(0, str(_TESTS.parent))  # the checkout, when tilec is not installed
 
 pytest_plugins = ["tileplugin"]
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 try:
     from hypothesis import HealthCheck, settings
@@ -70,6 +82,45 @@ def cuda_device_count() -> int:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("gpu") is not None and cuda_device_count() == 0:
         pytest.skip("needs an NVIDIA GPU (cuda-python found no CUDA device)")
+
+
+def gpu_test_timeout(item: pytest.Item) -> float | None:
+    """Seconds a `gpu` test may take (setup, call and teardown together), or None."""
+    marker = item.get_closest_marker("gpu")
+    if marker is None:
+        return None
+    limit = marker.kwargs.get("timeout") or os.environ.get("TILE_GPU_TEST_TIMEOUT") or 120
+    return float(limit) if float(limit) > 0 else None
+
+
+class GpuTestTimeout(Exception):
+    """A `gpu` test ran past its limit (raised from the SIGALRM handler)."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    limit = gpu_test_timeout(item)
+    if (
+        limit is None
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise GpuTestTimeout(
+            f"{item.nodeid} ran longer than {limit:g} s (TILE_GPU_TEST_TIMEOUT); "
+            "stopped so the other GPU tests still run"
+        )
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tilelang.backend.codegen.budget import check_registers
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, emit_llvm_text
 from tilelang.backend.target import DEFAULT_ARCH, Target, llvm_to_ptx
@@ -67,6 +68,7 @@ def lower_gpu(kernel_ir, target: Target | str | None = None,  # type: ignore[no-
 def emit_llvm(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
               facts: dict[str, TensorFacts] | None = None) -> str:
     gk = lower_gpu(kernel_ir, target, facts)
+    check_registers(gk)
     return emit_llvm_text(gk, gk.facts)[0]
 
 
@@ -124,6 +126,7 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     # Emitting the LLVM text is cheap (pure Python) and yields the ABI, whose
     # assert spans must come from this session's source map, so only the
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.
+    check_registers(gk)  # before the emitter unrolls an oversized tile for minutes
     ll, abi = emit_llvm_text(gk, gk.facts)
     key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), ll)
     cache = cache_mod.default_cache()

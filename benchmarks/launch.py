@@ -102,14 +102,26 @@ def bench_cpu(n: int) -> None:
     med, p10 = per_call_us(build, n=5000)
     op = build()
     run, _ = per_call_us(op.sync, n=50, warm=5)
+    # Machines compared by ratios, not absolute numbers: a pure-Python loop and
+    # PyTorch's own `torch.add(out=)` on 4,096 CPU floats, timed here too
+    torch_add = None
+    try:
+        import torch
+
+        tx, ty, tz = torch.randn(n), torch.randn(n), torch.zeros(n)
+        torch_add, _ = per_call_us(lambda: torch.add(tx, ty, out=tz), n=5000)
+    except ImportError:
+        pass
     log(
         "cpu",
         f"build an operation on NumPy arrays: {med:.2f} us median ({p10:.2f} p10), target <= 15 us; "
-        f"running it on the interpreter {run:.0f} us; yardstick {yardstick_us() * 1e3:.1f} ns per loop step",
+        f"running it on the interpreter {run:.0f} us; yardstick {yardstick_us() * 1e3:.1f} ns per loop step"
+        + (f"; torch.add(out=) on {n} CPU floats {torch_add:.2f} us" if torch_add is not None else ""),
         build_us=med,
         build_p10_us=p10,
         interp_run_us=run,
         yardstick_ns=yardstick_us() * 1e3,
+        torch_cpu_add_us=torch_add,
     )
 
 
@@ -163,18 +175,58 @@ class _FakeCuda:
             for p in prepared.params
         ]
         abi = SimpleNamespace(slots=slots, num_threads=128, smem_bytes=0)
-        fn = SimpleNamespace(handle="fn", name=prepared.name)
+        fn = SimpleNamespace(handle=0x5151, name=prepared.name)  # an int: the native launcher takes it
         index = {p.name: i for i, p in enumerate(prepared.params)}
         return FastLaunch.make(self, fn, abi, grid, args, index)
 
     def is_capturing(self, stream: Any) -> bool:
         return False
 
+    def wait_foreign(self, stream: Any, raw: int | None = None) -> None:
+        """`CudaDevice.wait_foreign`'s native path (two calls of the extension)."""
+        from tilelang.runtime.cuda_native import _STATE
+
+        nat = _STATE["module"]
+        if nat is not None and raw is not None and nat.capturing(raw) == 0:
+            nat.sync(raw)
+
     def sync_foreign(self, stream: Any) -> None:
         pass
 
     def sync(self, stream: Any = None) -> None:
         pass
+
+
+_STUB_LIBCUDA = """
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned smem, void *stream, void **params, void **extra) { return 0; }
+int cuStreamSynchronize(void *s) { return 0; }
+int cuStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }
+"""
+
+
+def _stub_native() -> Any:
+    """The native launcher's extension built here against a libcuda whose three
+    entry points return at once, so the fake device runs the same Python and C
+    path as the GPU (None without a C compiler or `Python.h`)."""
+    import ctypes
+    import subprocess
+    import tempfile
+
+    from tilelang.runtime import cuda_native
+
+    try:
+        d = Path(tempfile.mkdtemp(prefix="tile-stub-"))
+        (d / "stub.c").write_text(_STUB_LIBCUDA)
+        cc = cuda_native._compiler() or "cc"
+        subprocess.run(
+            [cc, "-O2", "-shared", "-fPIC", str(d / "stub.c"), "-o", str(d / "libstub.so")],
+            check=True,
+            capture_output=True,
+        )
+        return cuda_native.load(cuda_native.build(d), ctypes.CDLL(str(d / "libstub.so")))
+    except Exception:
+        return None
 
 
 class _CaiArray:
@@ -228,13 +280,20 @@ def bench_fake(n: int) -> None:
         torch._C._cuda_getCurrentRawStream = lambda index: 0
     warnings.simplefilter("ignore", RuntimeWarning)  # built operations not run
     P = tilelang.partition
+    from tilelang.runtime import cuda_native
+
+    saved_native = cuda_native._STATE["module"]
+    stub = _stub_native() if torch is not None else None
     try:
         flavours = []
         if torch is not None:
             flavours.append(("torch", torch.randn(n), torch.randn(n), torch.zeros(n)))
+            if stub is not None:  # the GPU's path: the native launcher, here over a stub
+                flavours.append(("torch+native", torch.randn(n), torch.randn(n), torch.zeros(n)))
         h = [np.zeros(n, np.float32) for _ in range(3)]
         flavours.append(("cuda-array", *(_CaiArray(a) for a in h)))
         for name, x, y, z in flavours:
+            cuda_native._STATE["module"] = stub if name == "torch+native" else None
             mod = tilelang.load(ADD)
             op = mod.add(P(z, [1024]), x, y)
             op.sync()
@@ -251,9 +310,11 @@ def bench_fake(n: int) -> None:
                 "fresh_sync_us": cpu_us(lambda m=mod, x=x, y=y, z=z: m.add(P(z, [1024]), x, y).sync()),
                 "prebuilt_sync_us": cpu_us(op.sync),
             }
+            row["one_function"] = op._plan.fast_launch is not None
             log(
                 "fake",
-                f"fake CUDA device, {name} arrays (CPU time of the Python path, no driver): "
+                f"fake CUDA device, {name} arrays (CPU time of the Python path, no driver"
+                f"{'; one-function launch' if row['one_function'] else ''}): "
                 f"fresh call + launch + wait {row['fresh_launch_wait_us']:.2f} us, build "
                 f"{row['build_us']:.2f} us, prebuilt launch + wait {row['prebuilt_launch_wait_us']:.2f} us, "
                 f"fresh .sync() {row['fresh_sync_us']:.2f} us, prebuilt .sync() {row['prebuilt_sync_us']:.2f} us",
@@ -261,6 +322,7 @@ def bench_fake(n: int) -> None:
                 **row,
             )
     finally:
+        cuda_native._STATE["module"] = saved_native
         arrays._torch = saved_torch  # type: ignore[assignment]
         if saved_dev is None:
             engines._DEVICES.pop("cuda:0", None)
@@ -324,6 +386,8 @@ def bench_gpu(n: int) -> None:
         pre, _ = per_call_us(op.launch, between=lambda h: h.wait())
         full, full10 = per_call_us(lambda m=mod: m.add(P(z, [1024]), x, y).sync())
         pre_sync, _ = per_call_us(op.sync)
+        if mode == "native":
+            _breakdown(mod, op, x, y, z)
         log(
             "gpu",
             f"Tile ({mode}) `.launch()`: {fresh:.2f} us (call + launch; p10 {fresh10:.2f}), "
@@ -374,6 +438,61 @@ def bench_gpu(n: int) -> None:
         f"Triton {triton.__version__}: {t_tl:.2f} us launch, {t_tls:.2f} us with synchronize",
         triton_launch_us=t_tl,
         triton_sync_us=t_tls,
+    )
+
+
+def _breakdown(mod: Any, op: Any, x: Any, y: Any, z: Any) -> None:
+    """Where a native `.launch()` spends its host time, piece by piece on the
+    same tensors (median us of per-call samples): the driver call alone (the
+    extension's launch of the prebuilt operation's kernel, waited for between
+    calls like the rest), PyTorch's tensor checks, the API's objects; and
+    whether the memo (`TensorGuards`) and the one-function launch are in use.
+    Read against `torch.add`'s launch: what Tile adds over the driver."""
+    import torch
+
+    from tilelang.api import operation as O
+    from tilelang.runtime.cuda_native import _STATE
+
+    plan = op._plan
+    nat = _STATE["module"]
+    fl = plan.launcher
+    raw = int(plan.stream_of())
+    P = tilelang.partition
+    parts: dict[str, float] = {}
+    if nat is not None and getattr(fl, "_native_own", None) is not None:
+        import functools
+
+        go = functools.partial(nat.launch, *fl._native_own)
+        parts["driver_call"] = per_call_us(lambda: go(raw, *op._ptrs), between=lambda _: nat.sync(raw))[0]
+        parts["stream_sync_idle"] = per_call_us(lambda: nat.sync(raw))[0]
+    objs = op._objs
+    if plan.guard is not None:
+        parts["tensor_guards"] = per_call_us(lambda: plan.guard(*objs))[0]
+    parts["data_ptrs"] = per_call_us(lambda: list(map(O._DATA_PTR, objs)))[0]
+    parts["stream_of"] = per_call_us(plan.stream_of)[0]
+    if plan.bump is not None:
+        parts["version_bump"] = per_call_us(lambda: plan.bump((z,)))[0]
+    parts["partition"] = per_call_us(lambda: P(z, [1024]))[0]
+
+    def build() -> None:
+        mod.add(P(z, [1024]), x, y)._runs = 1
+
+    parts["build"] = per_call_us(build)[0]
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):  # a non-default stream: the legacy stream's cost, if any
+        op.sync()
+        parts["launch_on_a_side_stream"] = per_call_us(op.launch, between=lambda h: h.wait())[0]
+    parts["torch_empty_like"] = per_call_us(lambda: torch.empty_like(z))[0]
+    parts["yardstick_ns_per_loop_step"] = yardstick_us() * 1e3
+    text = ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
+    log(
+        "gpu",
+        f"native `.launch()` breakdown (us): {text}; memo {'on' if mod.add._memo is not None else 'OFF'}, "
+        f"one-function launch {'on' if plan.fast_launch is not None else 'OFF'}, "
+        f"guard {'on' if plan.guard is not None else 'OFF'}",
+        breakdown=parts,
+        memo=mod.add._memo is not None,
+        one_function=plan.fast_launch is not None,
     )
 
 
@@ -600,7 +719,7 @@ def print_table() -> None:
     b = _get("cpu", "build_us")
     if b is not None:
         rows.append(("build an operation on NumPy arrays (CPU)", us(b), "<= 15 us", verdict(b, 15)))
-    for flavour in ("torch", "cuda-array"):
+    for flavour in ("torch", "torch+native", "cuda-array"):
         for label, field in (
             ("fresh call + launch + wait", "fresh_launch_wait_us"),
             ("prebuilt launch + wait", "prebuilt_launch_wait_us"),

@@ -48,7 +48,9 @@ def test_an_oversized_tile_is_refused_before_emission() -> None:
     assert time.perf_counter() - t0 < 5  # was minutes of emission and LLVM
     d = e.value.diag
     assert d.code == "E0603"
-    assert "1024x1024" in d.message and "8192 elements in each of the block's 128 threads" in d.message
+    assert (
+        "1024x1024" in d.message and "8192 elements in each of the block's 128 threads" in d.message
+    )
     span = d.primary_span
     assert span is not None and span.file is not None  # located at the op in the source
     assert any("num_warps" in h for h in d.help)

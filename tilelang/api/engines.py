@@ -26,8 +26,11 @@ class _Stdout:
 
 _LOCK = threading.RLock()
 _DEVICES: dict[str, Any] = {}
-# token -> an `Operation` started and not waited for; read and changed under
-# `_LOCK` (a launch's check against them and its registration are one step)
+# token -> an `Operation` started and not waited for. A launch registers
+# first and then checks the others (so of two launches made at once by two
+# threads, at least one sees the other): the general path under `_LOCK`, the
+# one-function launch of `operation._make_fast` without it, going on only
+# when it is then the one entry. Readers iterate over a copy.
 _PENDING: dict[int, Any] = {}
 _TOKENS = itertools.count(1)
 

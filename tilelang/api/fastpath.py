@@ -276,6 +276,13 @@ class Plan:
     direct_args: bool = field(init=False)  # the kernel's arguments are the arrays, in order
     bump: Any = field(init=False)  # torch._C._increment_version when `torch_mut`, else None
     stream_of: Any = field(init=False)  # () -> the raw stream its library has current now
+    # `.launch()`/`.sync()` of an operation of this plan in one function each,
+    # made once the native launcher runs it (`operation._make_fast`); None
+    # until then and for plans it cannot take. Reset by `dataclasses.replace`
+    # (a plan with other hints has another launcher).
+    fast_launch: Any = field(init=False)
+    fast_sync: Any = field(init=False)
+    fast_tried: bool = field(init=False)
 
     def __post_init__(self) -> None:
         arrays = self.arrays
@@ -302,6 +309,8 @@ class Plan:
             else None
         )
         self.stream_of = _stream_getter(self.library, self.device_index, self.stream_hint)
+        self.fast_launch = self.fast_sync = None
+        self.fast_tried = False
 
 
 def _stream_getter(library: str, index: int, hint: int | None) -> Any:

@@ -141,7 +141,7 @@ class HostFunction:
                         help="pass a copy for one of them",
                     )
         with _LOCK:
-            for op in _PENDING.values():
+            for op in list(_PENDING.values()):  # the fast launch registers without the lock
                 space = op._plan.space
                 for name, r, rs, write in used:
                     if rs != space:

@@ -164,6 +164,9 @@ class Operation:
         self._runs += 1  # tried, at least: no "never run" warning
         if engines.RECORDING is not None and engines.RECORDING.record(self):
             return  # recorded into a `tilelang.graph()`: nothing runs now
+        fast = self._plan.fast_sync
+        if fast is not None and fast(self):
+            return
         token, stream, writeback, raw = self._begin()
         # `launch().wait()` without the handle object in between
         self._finish(token, stream, writeback, raw)
@@ -175,6 +178,11 @@ class Operation:
             handle = Handle(self, 0, None, [])
             handle.done = True  # recorded into a `tilelang.graph()`: nothing to wait for
             return handle
+        fast = self._plan.fast_launch
+        if fast is not None:
+            handle = fast(self)
+            if handle is not None:
+                return handle  # type: ignore[no-any-return]
         return Handle(self, *self._begin())
 
     def _begin(self) -> tuple[int, Any, list[tuple[np.ndarray, Tensor]], int | None]:
@@ -192,11 +200,18 @@ class Operation:
                 self._check_memory()  # raises if one has moved or changed shape
         with _LOCK:
             # the call's own arrays were checked against each other (E0303)
-            # when it was made; here, against the launches in flight
-            if _PENDING:
-                self._check_in_flight()
+            # when it was made; here, against the launches in flight.
+            # Registered first, then checked (as the fast paths do, which
+            # take no lock): of two launches made at once by two threads,
+            # at least one sees the other.
             token = next(_TOKENS)
             _PENDING[token] = self
+            if len(_PENDING) > 1:
+                try:
+                    self._check_in_flight(token)
+                except BaseException:
+                    _PENDING.pop(token, None)
+                    raise
         try:
             launcher = plan.launcher
             if launcher is not None and hook.ACTIVE is None:
@@ -223,13 +238,14 @@ class Operation:
                     writeback: list[tuple[np.ndarray, Tensor]] = []
                     if not plan.native_wait:
                         raw = None  # the wait goes through the binding, like the launch
+                    elif plan.fast_launch is None:
+                        _make_fast(plan)  # once the native launcher is loaded
                 else:
                     stream, writeback, raw = self._start()
             else:
                 stream, writeback, raw = self._start()
         except BaseException:
-            with _LOCK:
-                _PENDING.pop(token, None)
+            _PENDING.pop(token, None)
             raise
         if plan.bump is not None:  # `_bump_torch_versions`, inline
             objs = self._objs
@@ -274,11 +290,12 @@ class Operation:
             # iterates over a copy, so it may run meanwhile)
             _PENDING.pop(token, None)
 
-    def _check_in_flight(self) -> None:
+    def _check_in_flight(self, token: int = 0) -> None:
         """E0305/E0309: no array of this operation overlaps memory that a
         launch in flight in its address space writes, nor memory it reads
         where this one writes (interval tests on the addresses); the error
-        names the argument, the pending launch and its parameter. The caller
+        names the argument, the pending launch and its parameter. `token`:
+        this launch's own registration, not checked against. The caller
         holds `_LOCK`."""
         plan = self._plan
         space = plan.space
@@ -287,7 +304,9 @@ class Operation:
             for p, s in zip(self._ptrs, plan.arrays, strict=True)
             if s.nbytes
         ]
-        for other in list(_PENDING.values()):
+        for key, other in list(_PENDING.items()):
+            if key == token:
+                continue
             oplan = other._plan
             if oplan.space != space:
                 continue
@@ -516,28 +535,34 @@ class Handle:
     flight; waiting twice is fine. The operation (and with it the caller's
     arrays) stays referenced while the handle lives."""
 
-    __slots__ = ("_raw", "_stream", "_token", "_writeback", "done", "operation")
+    __slots__ = ("_end", "_raw", "_stream", "_token", "_writeback", "done", "operation")
 
     def __init__(
         self,
         op: Operation,
         token: int,
         stream: Any,
-        writeback: list[tuple[np.ndarray, Tensor]],
+        writeback: Any,
         raw: int | None = None,
+        end: Any = None,
     ) -> None:
         self.operation = op
         self._token = token
         self._stream = stream
-        self._writeback = writeback
+        self._writeback = writeback  # (host array, device tensor) pairs to copy back
         self._raw = raw
+        self._end = end  # the one-function launch's wait (`_make_fast`), or None
         self.done = False
 
     def wait(self) -> None:
         if self.done:
             return
         self.done = True
-        self.operation._finish(self._token, self._stream, self._writeback, self._raw)
+        end = self._end
+        if end is not None:
+            end(self._token, self._stream, self._raw)
+        else:
+            self.operation._finish(self._token, self._stream, self._writeback, self._raw)
 
     def _end_borrows(self) -> None:
         """Done as far as the host is concerned without waiting: for a launch
@@ -566,6 +591,172 @@ class Handle:
             self.wait()
         except Exception:  # nothing may be raised from a finaliser
             pass
+
+
+def _make_fast(plan: Plan) -> None:
+    """Give `plan` its one-function `.launch()` and `.sync()` (`plan.fast_launch`,
+    `plan.fast_sync`), once its launcher runs through the native launcher.
+
+    They make the same checks as `Operation._begin` in the same order, with
+    everything that is fixed per plan bound once: the tensors' memory (PyTorch's
+    `TensorGuards` and the addresses), the caller's current stream, the
+    registration among the launches in flight, then the native launch. Where
+    anything is unusual they return None/False before anything ran, and the
+    general path runs (and words any error): a profiler is active, a tensor
+    changed, another launch is in flight (the in-flight check by address
+    ranges is the general path's), the driver refused the launch.
+
+    Registration without the lock: the launch registers first and proceeds
+    only if it is then the one launch in flight (`len(_PENDING) == 1`); the
+    general path also registers before it checks, so of two launches made at
+    once by two threads at least one sees the other."""
+    if plan.fast_tried:
+        return
+    native = sys.modules.get("tilelang.runtime.cuda_native")
+    nat = native._STATE["module"] if native is not None else None
+    if nat is None:
+        return  # not loaded yet: tried again at a later launch
+    plan.fast_tried = True
+    launcher = plan.launcher
+    fixed = getattr(launcher, "_native_own", None)
+    if (
+        fixed is None
+        or not plan.native_wait
+        or plan.copies
+        or plan.wait_foreign is None
+        or plan.engine == "cpu"
+        or (plan.has_torch and plan.guard is None)
+    ):
+        return
+    import functools
+
+    direct = launcher._direct and plan.direct_args  # arguments = addresses, in order
+    written = plan.torch_written
+    bump = "none" if plan.bump is None else "one" if len(written) == 1 else "many"
+    guarded = plan.has_torch
+    make = _FAST_MAKERS.get((direct, bump, guarded))
+    if make is None:
+        make = _FAST_MAKERS[(direct, bump, guarded)] = _fast_maker(direct, bump, guarded)
+    dev = launcher.device
+    wait = plan.wait_foreign
+    sources = plan.kernel.module._sources
+    pending = _PENDING
+
+    def end(token: int, stream: Any, raw: int | None) -> None:
+        """`Handle.wait()` of a launch of the one function."""
+        try:
+            wait(stream, raw)
+        except TileError as e:
+            raise ExecutionError.from_tile_error(e, sources) from None
+        finally:
+            pending.pop(token, None)
+
+    common = {
+        "hook": hook,
+        "guard": plan.guard,
+        "dptr": _data_ptr_method() if guarded else None,
+        "stream_of": plan.stream_of,
+        "foreign_stream": dev.foreign_stream,
+        "last": [(None, None)],  # (raw handle, its stream object): one read, never torn
+        "pending": pending,
+        "tokens": _TOKENS,
+        "go": functools.partial(nat.launch, *fixed),  # its own parameter block (`FastLaunch`)
+        "launcher": launcher,
+        "dev": dev,
+        "rt": plan.runtime,
+        "bump": plan.bump,
+        "w0": written[0] if written else 0,
+        "written": written,
+        "wait": wait,
+        "end": end,
+        "sources": sources,
+        "Handle": Handle,
+        "TileError": TileError,
+        "ExecutionError": ExecutionError,
+    }
+    plan.fast_launch, plan.fast_sync = make(**common)
+
+
+def _data_ptr_method() -> Any:
+    c = sys.modules["torch"]._C
+    return (getattr(c, "TensorBase", None) or c._TensorBase).data_ptr
+
+
+# The one-function launch, written out once per (direct addresses, kind of
+# version bump, PyTorch memory check) so that each is straight-line code over
+# locals; nothing of a program or a caller's value reaches the source.
+_FAST_MAKERS: dict[tuple[bool, str, bool], Any] = {}
+
+_FAST_TEMPLATE = """def make(hook, guard, dptr, stream_of, foreign_stream, last, pending, tokens, go, launcher,
+         dev, rt, bump, w0, written, wait, end, sources, Handle, TileError, ExecutionError):
+    def fast_launch(op):
+{BODY}
+        return Handle(op, token, pair[1], (), raw, end)
+
+    def fast_sync(op):
+{BODY}
+        try:
+            wait(pair[1], raw)
+        except TileError as e:
+            raise ExecutionError.from_tile_error(e, sources) from None
+        finally:
+            pending.pop(token, None)
+        return True
+
+    return fast_launch, fast_sync
+"""
+
+
+def _fast_maker(direct: bool, bump: str, guarded: bool) -> Any:
+    body = [
+        "if hook.ACTIVE is not None:",
+        "    return FAIL",
+        "objs = op._objs",
+        "ptrs = op._ptrs",
+    ]
+    if guarded:  # moved or reshaped: the general path's `_check_memory` words it
+        body += ["if not guard(*objs) or list(map(dptr, objs)) != ptrs:", "    return FAIL"]
+    body += [
+        "raw = stream_of()",
+        "pair = last[0]",
+        "if pair[0] != raw:",
+        "    pair = last[0] = (raw, foreign_stream(raw))",
+        "token = next(tokens)",
+        "pending[token] = op",
+        "if len(pending) != 1:  # others in flight: the general path checks against them",
+        "    pending.pop(token, None)",
+        "    return FAIL",
+        "try:",
+    ]
+    if direct:
+        body += ["    ok = go(raw, *ptrs) == 0", "    if ok:", "        dev.launches += 1"]
+    else:
+        body += [
+            "    args = op._args",
+            "    if args is None:",
+            "        args = op._args = op._kernel_args(ptrs)",
+            "    ok = launcher(args, pair[1], raw)",
+        ]
+    body += [
+        "except BaseException:",
+        "    pending.pop(token, None)",
+        "    raise",
+        "if not ok:  # nothing was launched: the general path retries and reports",
+        "    pending.pop(token, None)",
+        "    return FAIL",
+        "rt.launches += 1",
+    ]
+    if bump != "none":  # autograd bookkeeping must never fail a launch
+        arg = "(objs[w0],)" if bump == "one" else "tuple([objs[i] for i in written])"
+        body += ["try:", f"    bump({arg})", "except Exception:", "    pass"]
+    text = _FAST_TEMPLATE
+    for name, fail in (("fast_launch", "None"), ("fast_sync", "False")):
+        block = "\n".join("        " + line.replace("FAIL", fail) for line in body)
+        text = text.replace("{BODY}", block, 1)
+        del name
+    namespace: dict[str, Any] = {}
+    exec(compile(text, f"<tile fast launch {direct} {bump} {guarded}>", "exec"), namespace)
+    return namespace["make"]
 
 
 def _capturing(dev: Any, stream: Any) -> bool:

@@ -46,7 +46,9 @@ class FastLaunch:
         "_go",
         "_lock",
         "_native",
+        "_native_own",
         "_ok",
+        "_own",
         "_params",
         "_ptr_args",
         "_raw",
@@ -90,6 +92,8 @@ class FastLaunch:
         # shared memory, parameter array, address block, alignment mask), or
         # None where it cannot take this variant
         self._native: tuple[int, ...] | None = None
+        self._native_own: tuple[int, ...] | None = None  # the same over `_own` (no scalars only)
+        self._own: Any = None
         self._go: Any = None  # the native launch with `_native` bound, once it is loaded
         if (
             len(ptrs) <= 64
@@ -104,6 +108,21 @@ class FastLaunch:
                 gx, gy, gz, threads, smem = call[2:7]
                 mask = sum(1 << k for k, a in enumerate(self._aligned) if a)
                 self._native = (f, gx, gy, gz, threads, smem, packed.address, base, mask)
+                if not scalars:
+                    # A parameter array and address block of its own for the API's
+                    # one-function launch (`api/operation.py`, `_make_fast`): the
+                    # native launch writes and launches holding the GIL, so it
+                    # needs no lock as long as nothing else writes this block
+                    # (the binding's path, on another thread, writes `_block`).
+                    own = (ctypes.c_uint64 * len(ptrs))(*self._block)
+                    array = (ctypes.c_void_p * len(packed.array))(*packed.array)
+                    own_base = ctypes.addressof(own)
+                    for k, (n, _, _) in enumerate(ptrs):
+                        array[n] = own_base + 8 * k
+                    self._own = (own, array)  # kept alive with the launcher
+                    self._native_own = (
+                        f, gx, gy, gz, threads, smem, ctypes.addressof(array), own_base, mask
+                    )  # fmt: skip
 
     @staticmethod
     def make(

@@ -11,12 +11,15 @@
 # usage on the device machine, from the checkout's root (after the lark
 # wheel install the lead's calls do, or with WHL=dir holding the wheel):
 #   bash benchmarks/attention_device.sh
-# Writes 7 files to $OUT: attention_prewarm.log, attention_gpu_tests.log,
-# attention_bench.log, attention.json, attention.md,
-# attention_sanitizer_memcheck.log, attention_sanitizer_racecheck.log.
+# Writes ONE file to $OUT (a device call returns at most 8): attention_device.tgz
+# holding attention_prewarm.log, attention_gpu_tests.log, attention_bench.log,
+# attention.json, attention.md, attention_sanitizer_{memcheck,racecheck}.log;
+# stdout is a summary of each step.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL"
+OUT=$(mktemp -d)
+trap 'tar czf "$FINAL/attention_device.tgz" -C "$OUT" . && rm -rf "$OUT"' EXIT
 WHL=${WHL:-.whl}
 if ! python3 -c "import lark" 2>/dev/null && ls "$WHL"/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHL"/*.whl \
@@ -36,7 +39,18 @@ timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu test
 echo "gpu tests (rc $?, $(( $(date +%s) - t0 )) s):"; tail -4 "$OUT/attention_gpu_tests.log"
 timeout ${BENCH_TIMEOUT:-55} python3 benchmarks/attention.py --quick --sweep --reps ${REPS:-5} --out "$OUT" \
   > "$OUT/attention_bench.log" 2>&1
-echo "bench (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16|decode)|sweep|Copy" "$OUT/attention_bench.log" | tail -40
+echo "bench (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16|decode)|Copy|error" "$OUT/attention_bench.log" \
+  | awk '!seen[$0]++' | cut -c1-170 | tail -16
+python3 - "$OUT/attention_bench.log" <<'EOF' || true
+import re, sys  # the sweep: each decode shape's best three plans
+best = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s+sweep (\S+) (B=\d+ ctx=\d+) (.*?): split .*= ([\d.]+) TB/s", line)
+    if m:
+        best.setdefault(m.group(2), []).append((float(m.group(4)), m.group(1) + " " + m.group(3)))
+for shape, rs in best.items():
+    print("sweep", shape, "|", " | ".join(f"{t:.2f} TB/s {p}" for t, p in sorted(rs, reverse=True)[:3]))
+EOF
 for tool in memcheck racecheck; do
   timeout ${SAN_TIMEOUT:-20} compute-sanitizer --tool $tool --print-limit 20 python3 benchmarks/attention_sanitize.py \
     > "$OUT/attention_sanitizer_$tool.log" 2>&1

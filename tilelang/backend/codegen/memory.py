@@ -134,6 +134,18 @@ class MemoryOps(ArithOps):
         out: Slots = []
         V = lay.V
         vt = f"<{V} x {mt}>"
+        # Specialised chunks (all in or all out) keep their raw vectors until
+        # every chunk's load has been issued, and convert them to registers
+        # after: a conversion next to its load makes the warp wait for that
+        # load before it issues the next one (ptxas keeps the order), so a
+        # [BN, BK] bf16 tile would take several memory round trips, not one.
+        raw: list[str] = []
+        pad_vec = ""
+        if spec:
+            pad_vec = "undef"
+            pad_m = self.reg_to_mem(pad, dt, mt)
+            for j in range(V):
+                pad_vec = self.emit(f"insertelement {vt} {pad_vec}, {mt} {pad_m}, i32 {j}")
         for k in range(lay.K):
             coords = self._chunk_coords(lay, k, offsets)
             valid = self.chunk_valid(lay, k)
@@ -150,13 +162,16 @@ class MemoryOps(ArithOps):
                 self.cbr(fast or "true", vec_l, slow_l)
                 self.label(vec_l)
                 vec = self.emit(f"load {vt}, ptr addrspace(1) {addr}, align {V * es}{meta}")
+                if spec:
+                    vec_end = self.cur
+                    self.br(join)
+                    self.label(join)
+                    raw.append(self.emit(f"phi {vt} [ {vec}, %{vec_end} ], [ {pad_vec}, %{pre} ]"))
+                    continue
                 vals = [self.mem_to_reg(self.emit(f"extractelement {vt} {vec}, i32 {j}"), dt, mt) for j in range(V)]
                 incoming.append((vals, self.cur))
                 self.br(join)
-                if spec:
-                    incoming.append(([pad] * V, pre))
-                else:
-                    self.label(slow_l)
+                self.label(slow_l)
             if V == 1 or not spec:
                 vals = []
                 for j in range(V):
@@ -184,6 +199,8 @@ class MemoryOps(ArithOps):
                 else:
                     arms = ", ".join(f"[ {vals[j]}, %{blk} ]" for vals, blk in incoming)
                     out.append(self.emit(f"phi {reg_ty(dt)} {arms}"))
+        for vec in raw:
+            out += [self.mem_to_reg(self.emit(f"extractelement {vt} {vec}, i32 {j}"), dt, mt) for j in range(V)]
         self.env[r.id] = out
 
     def store(self, op: ir.Store) -> None:

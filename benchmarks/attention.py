@@ -28,6 +28,7 @@ Writes `attention.json` and `attention.md` to `--out`.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import statistics
 import sys
@@ -58,7 +59,11 @@ def blocks(d: int, dev: str) -> tuple[int, int]:
     """(BM, BN) for head dim d."""
     if dev == "cpu":
         return 32, 32
-    return (128, 64) if d == 128 else (128, 64)
+    env = os.environ.get("ATTN_BLOCKS")  # e.g. 128x128: try other blocks
+    if env:
+        bm, bn = (int(x) for x in env.split("x"))
+        return bm, bn
+    return (128, 128)
 
 
 def time_ms(fn, reps: int, dev: str, warmup: int = 2) -> float:  # type: ignore[no-untyped-def]
@@ -280,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--decode-only", action="store_true", help="the decode rows only")
     ap.add_argument("--sweep", action="store_true", help="also time each decode shape under several plans")
+    ap.add_argument("--prefill-only", action="store_true", help="no decode shapes")
+    ap.add_argument("--only", default=None, help="prefill rows of this dtype-D only, e.g. f16-128")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -295,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
         decode = [(b, ctx) for b in (1, 8) for ctx in (8192, 32768)]
     if a.decode_only:
         prefill = []
+    if a.prefill_only:
+        decode = []
+    if a.only:
+        prefill = [r for r in prefill if f"{r[0]}-{r[1]}" == a.only]
     if dev == "cpu" and not a.smoke:
         print("no GPU: use --smoke on the CPU", file=sys.stderr)
         return 2

@@ -439,7 +439,7 @@ class Program:
         if text.startswith("wgmma.wait_group"):
             # the accumulators pass through (the simulator runs every wgmma at once)
             return _Ins(dst, lambda r: tuple(v(r) for v in vals), text=rhs)
-        if text.startswith("wgmma.mma_async"):
+        if text.startswith("wgmma.mma_async") or text.startswith("wgmma.fence.sync.aligned;"):
             return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
         raise Unsupported(rhs)
 
@@ -456,6 +456,8 @@ def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: st
         return _Ins(None, nop, text=rhs)
     if name == "llvm.nvvm.barrier.cta.sync.aligned.count":
         return _Ins(None, None, sync=lambda r: ("nbar", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.barrier.cta.arrive.aligned.count":
+        return _Ins(None, None, sync=lambda r: ("nbar_arrive", vals[0](r), vals[1](r)), text=rhs)
     if name == "llvm.nvvm.mbarrier.init.shared":
         return _Ins(None, None, sync=lambda r: ("mbar_init", vals[0](r), vals[1](r)), text=rhs)
     if name == "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta":
@@ -467,6 +469,10 @@ def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: st
     if name == "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d":
         return _Ins(None, None, sync=lambda r: ("tma", vals[0](r), vals[1](r), vals[2](r), vals[3](r), vals[4](r)),
                     text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.3d":
+        # the outermost coordinate (the 3-D map's first dim) is folded into the row
+        return _Ins(None, None, sync=lambda r: ("tma", vals[0](r), vals[1](r), vals[2](r), vals[3](r), vals[4](r),
+                                                vals[5](r)), text=rhs)
     return None
 
 
@@ -481,6 +487,7 @@ class TensorMap:
     box: tuple[int, int]
     swizzle: int
     itemsize: int = 2
+    planes: int = 1  # a 3-D tensor [planes, rows, cols] (boxes of one plane)
 
 
 def _swz(addr: np.ndarray | int, width: int) -> Any:
@@ -505,10 +512,11 @@ class _Barrier:
 
 
 def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tuple[Any, int], tm: TensorMap,
-         c0: int, c1: int) -> None:
+         c0: int, c1: int, c2: int = 0) -> None:
     """Copy one box (zero outside the tensor) into swizzled shared memory; complete its bytes."""
-    c0, c1 = _signed(int(c0), 32), _signed(int(c1), 32)
-    src = np.frombuffer(bytes(mem.bufs[tm.key]), np.uint16).reshape(tm.rows, tm.cols)
+    c0, c1, c2 = _signed(int(c0), 32), _signed(int(c1), 32), _signed(int(c2), 32)
+    whole = np.frombuffer(bytes(mem.bufs[tm.key]), np.uint16).reshape(tm.planes, tm.rows, tm.cols)
+    src = whole[c2] if 0 <= c2 < tm.planes else np.zeros((tm.rows, tm.cols), np.uint16)
     br, bc = tm.box
     box = np.zeros((br, bc), np.uint16)
     r0, r1 = max(0, c1), min(tm.rows, c1 + br)
@@ -548,44 +556,81 @@ def _operand(sm: bytes, desc: int, rows: int, trans: int, ty: str) -> np.ndarray
 
 
 def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> list[tuple]:
-    """The asm statement's wgmmas, run at once on the warpgroup's 128 threads."""
-    lines = [ln for ln in text.replace("\\0A", "\n").split("\n") if ln.strip()]
-    acc = None
+    """The asm statement's wgmmas, run at once on the warpgroup's 128 threads.
+    `$k` counts the asm's outputs first: output i is tied to the call's
+    argument i, and `$k` past the outputs is argument k - outputs. Each
+    commit group (or the whole statement) accumulates into its own outputs."""
+    lines = [ln.strip() for ln in text.replace("\\0A", "\n").split("\n")
+             if ln.strip() and not ln.strip().startswith("wgmma.fence")]
+    firsts = [re.search(r"\{([^}]*)\}", ln) for ln in lines if ln.startswith("wgmma.mma_async")]
+    nout = 1 + max(int(x.strip()[1:]) for f in firsts if f for x in f.group(1).split(","))
+    out = [[args[t][i] for i in range(nout)] for t in range(128)]
+    sm = bytes(mem.bufs["smem"])
+    acc: np.ndarray | None = None
+    outs: list[int] = []
+
+    def arg(k: str) -> int:
+        return int(args[0][int(k) - nout])
+
+    def flush() -> None:
+        nonlocal acc
+        if acc is None:
+            return
+        for t in range(128):
+            w, lane = divmod(t, 32)
+            for i, o in enumerate(outs):
+                row = 16 * w + lane // 4 + (8 if i % 4 >= 2 else 0)
+                col = 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
+                out[t][o] = np.float32(acc[row, col])
+        acc = None
+
     for ln in lines:
-        m = re.match(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.\w+ \{([^}]*)\}, "
-                     r"\$(\d+), \$(\d+), \$(\d+), 1, 1, (\d), (\d);", ln.strip())
-        if not m:
+        if ln.startswith("wgmma.commit_group"):
+            flush()
+            continue
+        head = re.match(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.\w+ \{([^}]*)\}, (.*);$", ln)
+        if not head:
             raise Unsupported(ln)
-        N, ty = int(m.group(1)), m.group(2)
-        n = N // 2
-        # `$k` counts the asm's outputs first (n of them): the call's arguments start at $n
-        da, db, pr = int(m.group(4)) - n, int(m.group(5)) - n, int(m.group(6)) - n
-        ta, tb = int(m.group(7)), int(m.group(8))
-        a0 = args[0]
-        if acc is None:  # registers -> the [64, N] accumulator
+        N, ty = int(head.group(1)), head.group(2)
+        regs = [int(x.strip()[1:]) for x in head.group(3).split(",")]
+        if acc is None:
+            outs = regs
             acc = np.zeros((64, N))
             for t in range(128):
                 w, lane = divmod(t, 32)
-                for i in range(n):
+                for i, o in enumerate(outs):
+                    v = args[t][o]
                     row = 16 * w + lane // 4 + (8 if i % 4 >= 2 else 0)
                     col = 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
-                    acc[row, col] = float(args[t][i])
-        sm = bytes(mem.bufs["smem"])
-        A = _operand(sm, int(a0[da]), 64, ta, ty)
-        B = _operand(sm, int(a0[db]), N, tb, ty)
-        acc = (acc if int(a0[pr]) else 0.0) + A @ B.T
+                    acc[row, col] = 0.0 if v is None or isinstance(v, str) else float(v)
+        rest = head.group(4)
+        rs = re.match(r"\{\$(\d+),\$(\d+),\$(\d+),\$(\d+)\}, \$(\d+), \$(\d+), 1, 1, (\d)$", rest)
+        if rs:  # A from registers
+            ra = [int(rs.group(1 + i)) - nout for i in range(4)]
+            db, pr, tb = rs.group(5), rs.group(6), int(rs.group(7))
+            A = np.zeros((64, 16))
+            for t in range(128):
+                w, lane = divmod(t, 32)
+                for i, reg in enumerate(ra):
+                    bits = int(args[t][reg]) & 0xFFFFFFFF
+                    for half in range(2):
+                        u = (bits >> (16 * half)) & 0xFFFF
+                        val = (float(np.array(u, np.uint16).view(np.float16)) if ty == "f16"
+                               else float(np.array(u << 16, np.uint32).view(np.float32)))
+                        row = 16 * w + lane // 4 + (8 if i % 2 else 0)
+                        col = 2 * (lane % 4) + half + (8 if i >= 2 else 0)
+                        A[row, col] = val
+        else:
+            m = re.match(r"\$(\d+), \$(\d+), \$(\d+), 1, 1, (\d), (\d)$", rest)
+            if not m:
+                raise Unsupported(ln)
+            A = _operand(sm, arg(m.group(1)), 64, int(m.group(4)), ty)
+            db, pr, tb = m.group(2), m.group(3), int(m.group(5))
+        B = _operand(sm, arg(db), N, tb, ty)
+        acc = (acc if arg(pr) else 0.0) + A @ B.T
         acc = acc.astype(np.float32).astype(np.float64)
-    assert acc is not None
-    out = []
-    for t in range(128):
-        w, lane = divmod(t, 32)
-        vals = []
-        for i in range(acc.shape[1] // 2):
-            row = 16 * w + lane // 4 + (8 if i % 4 >= 2 else 0)
-            col = 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
-            vals.append(np.float32(acc[row, col]))
-        out.append(tuple(vals))
-    return out
+    flush()
+    return [tuple(o) for o in out]
 
 
 # ---------------------------------------------------------------- semantics
@@ -711,6 +756,9 @@ def _cast_sext(v: Any, s: str, d: str) -> Any:
 
 
 def _cast_fptrunc(v: Any, s: str, d: str) -> Any:
+    if d.startswith("<"):  # element-wise over a vector
+        _, el = _vec(d)
+        return tuple(_cast_fptrunc(x, "", el) for x in v)
     with np.errstate(all="ignore"):
         return _bf16(np.float32(v)) if d == "bfloat" else _FLOATS[d](v)
 
@@ -936,6 +984,7 @@ def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
 def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:
     gens: dict[int, Iterator[tuple]] = {}
     waiting: dict[int, tuple] = {}
+    arrived: dict[int, int] = {}  # bar.arrive counts per named barrier id, not yet consumed by a sync
     open_copies: dict[int, list[tuple[int, bytes]]] = {t: [] for t in range(T)}  # cp.async not yet committed
     cp_groups: dict[int, list[list[tuple[int, bytes]]]] = {t: [] for t in range(T)}  # committed, not yet waited for
     bars: dict[Any, _Barrier] = {}
@@ -1020,8 +1069,12 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 b.check()
                 value = 0
                 continue
+            if kind == "nbar_arrive":  # counts toward the named barrier without waiting
+                arrived[int(req[1])] = arrived.get(int(req[1]), 0) + 1
+                value = None
+                continue
             if kind == "tma":
-                _tma(mem, bars, req[1], req[2], req[3], req[4], req[5])
+                _tma(mem, bars, req[1], req[2], req[3], *req[4:])
                 value = None
                 continue
             if kind == "mbar_try":
@@ -1081,7 +1134,9 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
             if req[0] == "nbar":
                 named.setdefault(int(req[1]), []).append(t)
         for bid, ts in named.items():
-            if len(ts) == int(waiting[ts[0]][2]):
+            count = int(waiting[ts[0]][2])
+            if len(ts) + arrived.get(bid, 0) >= count:
+                arrived[bid] = arrived.get(bid, 0) - (count - len(ts))
                 for t in ts:
                     waiting.pop(t)
                     advance(t, None)
@@ -1233,9 +1288,11 @@ class SimDevice:
             p, a = by_name[slot.param]
             if slot.what.startswith("tmap:"):
                 _, box, sw = slot.what.split(":")
-                br, bc = (int(x) for x in box.split("x"))
-                rows, cols = np.asarray(a).shape
-                regs[reg] = TensorMap(p.name, rows, cols, (br, bc), int(sw))
+                dims = [int(x) for x in box.split("x")]
+                br, bc = dims[-2:]
+                shape = np.asarray(a).shape
+                planes = shape[0] if len(shape) == 3 else 1
+                regs[reg] = TensorMap(p.name, shape[-2], shape[-1], (br, bc), int(sw), planes=planes)
                 continue
             if slot.what == "ptr":
                 mt = mem_ty(p.dtype, bool(gk.facts.get(p.name) and gk.facts[p.name].bf16_f32))

@@ -26,6 +26,7 @@ CASES = [
     ("mma_select", "gemm", "gemm", "sm_80"),
     ("mma_select", "gemm", "gemm_reference", "sm_80"),
     ("block_order", "gemm", "gemm", "sm_80"),
+    ("attention", "attention", "attn", "sm_90a"),  # the softmax loop on wgmma, in the accumulator layout
     ("pipeline", "gemm", "gemm", "sm_90a"),
     ("pipeline", "gemm_nt", "linear", "sm_90a"),
     ("pipeline_sm80", "gemm", "gemm", "sm_80"),  # cp.async ring, ldmatrix + mma.sync from shared memory

@@ -20,7 +20,7 @@ between 64-element slabs along M or N.
 
 from __future__ import annotations
 
-from tilelang.backend.codegen import sm80, smem_copy
+from tilelang.backend.codegen import sm80, smem_copy, wgmma_rs
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
 from tilelang.dtypes import DType
@@ -80,7 +80,7 @@ class HopperOps:
             case g.WgmmaWait():
                 self.wgmma_wait(op)
             case _:
-                if not sm80.emit_op(self, op):
+                if not sm80.emit_op(self, op) and not wgmma_rs.emit_op(self, op):
                     raise AssertionError(f"no code generation for {type(op).__name__}")
 
     # -- shared memory ---------------------------------------------------------------
@@ -164,15 +164,16 @@ class HopperOps:
         self.lead_end(done)
 
     def _tma_load(self, op: g.TmaLoad) -> None:
-        name = "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d"
-        self.declare(f"declare void @{name}(ptr addrspace(7), ptr addrspace(3), ptr, i32, i32, i16, i64, "  # type: ignore[attr-defined]
+        rank = len(op.coords)
+        name = f"llvm.nvvm.cp.async.bulk.tensor.g2s.tile.{rank}d"
+        self.declare(f"declare void @{name}(ptr addrspace(7), ptr addrspace(3), ptr, {'i32, ' * rank}i16, i64, "  # type: ignore[attr-defined]
                      "i1 immarg, i1 immarg, i32 immarg)")
         dst = self.smem_at(op.dst, op.stage, op.part)
         dst7 = self.emit(f"addrspacecast ptr addrspace(3) {dst} to ptr addrspace(7)")  # type: ignore[attr-defined]
         bar = self.smem_at(op.bar, op.stage)
-        row, col = (self.scalar(c) for c in op.coords)  # type: ignore[attr-defined]
+        coords = ", ".join(f"i32 {self.scalar(c)}" for c in reversed(op.coords))  # type: ignore[attr-defined]  # innermost first
         self.stmt(f"call void @{name}(ptr addrspace(7) {dst7}, ptr addrspace(3) {bar}, ptr %{_ident(op.desc)}, "  # type: ignore[attr-defined]
-                  f"i32 {col}, i32 {row}, i16 0, i64 0, i1 false, i1 false, i32 0)")
+                  f"{coords}, i16 0, i64 0, i1 false, i1 false, i32 0)")
 
     def copy_to_shared(self, op: g.CopyToShared) -> None:
         smem_copy.copy_to_shared(self, op)
@@ -204,7 +205,7 @@ class HopperOps:
             self.role_threads = role.warps * 32
             if role.single:
                 # one thread issues every copy; the others of the role are done
-                lead = self.emit("icmp eq i32 %tid, 0")  # type: ignore[attr-defined]
+                lead = self.emit(f"icmp eq i32 {self.role_tid}, 0")  # type: ignore[attr-defined]
                 work = self.new_label("producer_lead")  # type: ignore[attr-defined]
                 self.cbr(lead, work, done)  # type: ignore[attr-defined]
                 self.label(work)  # type: ignore[attr-defined]
@@ -237,10 +238,11 @@ class HopperOps:
         K = ca if op.a_kmajor else ra
         ea, eb = sa.swizzle // 2, sb.swizzle // 2
         # descriptors of this warpgroup's operand tiles
+        a_stage = op.a_stage if op.a_stage is not None else op.stage
         if op.a_kmajor:
-            desc_a = self._desc(op.a, op.stage, 16, 8 * sa.swizzle, sa.swizzle)
+            desc_a = self._desc(op.a, a_stage, 16, 8 * sa.swizzle, sa.swizzle)
         else:
-            desc_a = self._desc(op.a, op.stage, ra * 128, 1024, sa.swizzle)
+            desc_a = self._desc(op.a, a_stage, ra * 128, 1024, sa.swizzle)
         if op.b_kmajor:
             desc_b = self._desc(op.b, op.stage, 16, 8 * sb.swizzle, sb.swizzle)
         else:

@@ -131,7 +131,7 @@ class _Emitter(HopperOps, DebugOps):
                     # a CUtensorMap passed by value; grid_constant keeps it in param space
                     params.append(f'ptr byval([128 x i8]) align 64 "nvvm.grid_constant" %{_ident(p.name)}')
                     self.slots.append(ParamSlot("tmap", p.tensor,
-                                                f"tmap:{p.box[0]}x{p.box[1]}:{p.swizzle}"))
+                                                f"tmap:{'x'.join(map(str, p.box))}:{p.swizzle}"))
                 case _:
                     assert_never(p)
         params.append("ptr addrspace(1) %err")

@@ -308,11 +308,12 @@ class Module:
 _TMAPS: dict[tuple[Any, ...], bytes] = {}
 
 
-def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: tuple[int, int],
+def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: tuple[int, ...],
                swizzle: int, span: Span | None = None) -> bytes:
     """The 128-byte TMA descriptor (cuTensorMapEncodeTiled) of a row-major 2-D
-    f16/bf16 tensor at `ptr`, copying `box = (rows, cols)` tiles into
-    `swizzle`-byte swizzled shared memory, out-of-bounds elements read as zero.
+    (or 3-D) f16/bf16 tensor at `ptr`, copying `box = (rows, cols)` (or
+    `(1, rows, cols)`) tiles into `swizzle`-byte swizzled shared memory,
+    out-of-bounds elements read as zero.
     Cached by (pointer, shape, dtype, box, swizzle): a launch with the same
     buffer pays one dict lookup."""
     key = (ptr, shape, dtype, box, swizzle)
@@ -321,15 +322,21 @@ def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: 
         return hit
     d = ctx.d
     u64, u32 = d.cuuint64_t, d.cuuint32_t
-    rows, cols = (max(1, x) for x in shape)  # an empty tensor is never read (no tile covers it)
+    dims = [max(1, x) for x in shape]  # an empty tensor is never read (no tile covers it)
+    cols = dims[-1]
     dts = {"f16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
            "bf16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16}
     sws = {128: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B, 64: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
            32: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B}
     pitch = -(-cols * 2 // 16) * 16
+    strides = [pitch]  # bytes between consecutive indices of each dim but the innermost
+    for n in reversed(dims[1:-1]):
+        strides.append(strides[-1] * n)
+    rank = len(dims)
     tmap = _check(d.cuTensorMapEncodeTiled(
-        dts[dtype], 2, int(ptr), [u64(cols), u64(rows)], [u64(pitch)], [u32(box[1]), u32(box[0])],
-        [u32(1), u32(1)], d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sws[swizzle],
+        dts[dtype], rank, int(ptr), [u64(x) for x in reversed(dims)], [u64(x) for x in strides],
+        [u32(x) for x in reversed(box)],
+        [u32(1)] * rank, d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sws[swizzle],
         d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), "cuTensorMapEncodeTiled", span)
     raw = bytes(ctypes.string_at(int(tmap.getPtr()), 128))
@@ -664,10 +671,9 @@ class CudaDevice(Device):
                 values.append(by_name[slot.param].shape[int(slot.what[3:])])
             elif slot.what.startswith("tmap:"):
                 _, box, sw = slot.what.split(":")
-                br, bc = box.split("x")
                 buf = by_name[slot.param]
                 values.append(tensor_map(self.ctx, buf.ptr, tuple(buf.shape), kernel.tensor(slot.param).dtype.value,
-                                         (int(br), int(bc)), int(sw), span))
+                                         tuple(int(x) for x in box.split("x")), int(sw), span))
             else:
                 v = by_name[slot.param]
                 values.append(v.item() if hasattr(v, "item") else v)

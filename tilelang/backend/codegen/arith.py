@@ -76,7 +76,7 @@ class ArithOps(EmitterCore):
         nt = self.emit(f"fneg float {t}")
         e = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.4426950408889634), nt])
         e2 = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.925963033500891e-08), e])
-        p = self.nv("llvm.nvvm.ex2.approx.f32", t)
+        p = self.nv("llvm.nvvm.ex2.approx.ftz.f32", t)
         corr = self.emit(f"fmul float {e2}, {const_operand(DType.F32, 0.6931471805599453)}")
         # x = +-inf makes the error term inf - inf = NaN; the exact answer needs no correction.
         fin = self.emit(f"fcmp ord float {corr}, 0.0")
@@ -134,7 +134,7 @@ class ArithOps(EmitterCore):
             case E.EXP:
                 return self.fexp(a[0])
             case E.EXP2:
-                return self.nv("llvm.nvvm.ex2.approx.f32", a[0])
+                return self.nv("llvm.nvvm.ex2.approx.ftz.f32", a[0])
             case E.LOG2:
                 return self.nv("llvm.nvvm.lg2.approx.f", a[0])
             case E.LOG:

@@ -30,6 +30,7 @@ from typing import Any
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from .accview import reduce_rows
 from .llvm_types import const_operand, reg_ty, smem_size
 from .views import BlockedView
 
@@ -72,6 +73,8 @@ def _pick(em: Any, rop: R, a: tuple[str, str], b: tuple[str, str], dt: DType) ->
 def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
     """Emit `op` when its input is in a blocked layout and its result in the
     matching slice (or a scalar); False when it does not apply."""
+    if reduce_rows(em, op):
+        return True
     x, r, axis = op.x, op.result, op.axis
     xv = em.lay(x)
     if not isinstance(xv, BlockedView):

@@ -31,8 +31,10 @@ import itertools
 import math
 from typing import Any
 
-from tilelang.backend.gpu.layouts import Blocked, Chunked, MmaTile, Slice, next_pow2
+from tilelang.backend.gpu.layouts import AccTile, Blocked, Chunked, MmaTile, Slice, next_pow2
 from tilelang.frozen import frozen
+
+from .accview import AccView, acc_register_map, acc_view
 
 
 def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -506,8 +508,10 @@ def mma_tile_view(lay: MmaTile, shape: tuple[int, ...], T: int) -> MmaTileView:
     return MmaTileView(lay, tuple(shape), T, slots)
 
 
-def view_of(layout: object, shape: tuple[int, ...], T: int, itemsize: int = 4) -> ChunkedView | BlockedView | MmaTileView:
+def view_of(layout: object, shape: tuple[int, ...], T: int, itemsize: int = 4) -> Any:
     """The view of a value of `shape` in `layout` (None: the generic chunked layout)."""
+    if isinstance(layout, AccTile) or (isinstance(layout, Slice) and isinstance(layout.parent, AccTile)):
+        return acc_view(layout, shape)
     if isinstance(layout, MmaTile):
         return mma_tile_view(layout, shape, T)
     if isinstance(layout, Blocked | Slice):
@@ -517,7 +521,7 @@ def view_of(layout: object, shape: tuple[int, ...], T: int, itemsize: int = 4) -
     return chunked_view(shape, T)
 
 
-View = ChunkedView | BlockedView | MmaTileView
+View = ChunkedView | BlockedView | MmaTileView | AccView
 
 
 def register_map(src: View, dst: View, align: list[int | None]) -> list[int] | None:
@@ -530,6 +534,10 @@ def register_map(src: View, dst: View, align: list[int | None]) -> list[int] | N
     way (same `DimMap`), so a broadcast of a reduction's result, a reshape that
     adds or drops size-1 dims and a conversion between equal placements move
     nothing."""
+    if isinstance(src, AccView) or isinstance(dst, AccView):
+        if isinstance(src, AccView) and isinstance(dst, AccView):
+            return acc_register_map(src, dst, align)
+        return None
     if isinstance(src, MmaTileView) or isinstance(dst, MmaTileView):
         return list(range(dst.E)) if src == dst else None
     if isinstance(src, ChunkedView) or isinstance(dst, ChunkedView):

@@ -234,6 +234,27 @@ class WgmmaAcc:
 
 
 @frozen(eq=True)
+class AccTile:
+    """The warpgroup-MMA accumulator as a layout for whole computations in
+    registers (the attention pipeline, `passes/attention.py`): `warps` warps,
+    one above the other, the first warps of the CTA (a role that starts at
+    warp 0). For a [M, N] tile (leading size-1 dims allowed) warp w owns rows
+    [w * M / warps, (w + 1) * M / warps) in 16-row blocks mi; lane l holds
+    (16 mi + l/4 + 8h, 8 ni + 2(l%4) + j), registers in the order (mi, ni, h, j):
+    for M / warps = 16 exactly `wgmma`'s m64 accumulator fragment of each
+    warpgroup (and, rounded to 16 bits, its A-operand fragment). A size-1
+    row or column dim is held by every thread (replicas). A tile with one dim
+    larger than 1 is a row vector (`kind` "row": that dim is held like the
+    rows) or a column vector ("col"), whatever its rank."""
+
+    warps: int
+    kind: str = ""  # "row" / "col" for tiles with one live dim
+
+    def __str__(self) -> str:
+        return f"#acc_tile<warps={self.warps}{', ' + self.kind if self.kind else ''}>"
+
+
+@frozen(eq=True)
 class Shared:
     swizzle: int  # 0, 32, 64 or 128 (bytes)
     major: str  # "row": the last dim is contiguous; "col": the first dim is
@@ -263,10 +284,11 @@ class Barriers:
         return "#mbarrier"
 
 
-Distributed = Chunked | Blocked | Slice | MmaAcc | MmaTile | WgmmaAcc
+Distributed = Chunked | Blocked | Slice | MmaAcc | MmaTile | WgmmaAcc | AccTile
 Layout = Distributed | Shared | SmemTile | Barriers
 
 __all__ = [
+    "AccTile",
     "Barriers",
     "Blocked",
     "Chunked",

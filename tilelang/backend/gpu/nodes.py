@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tilelang.backend.facts import TensorFacts
+from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 from tilelang.source import DUMMY_SPAN, Span
@@ -50,7 +51,7 @@ class TmaDesc:
 
     name: str
     tensor: str
-    box: tuple[int, int]
+    box: tuple[int, ...]  # (rows, cols), or (1, rows, cols) over a 3-D tensor
     swizzle: int
     span: Span = DUMMY_SPAN
 
@@ -112,7 +113,7 @@ class TmaLoad:
     (complete_tx)."""
 
     desc: str
-    coords: tuple[ir.Value, ir.Value]
+    coords: tuple[ir.Value, ...]  # one per dim of the descriptor's tensor, outermost first
     dst: ir.Value
     stage: ir.Value
     part: int
@@ -191,6 +192,43 @@ class Wgmma:
     a_kmajor: bool
     b_kmajor: bool
     use_acc: ir.Value | None = None
+    span: Span = DUMMY_SPAN
+    a_stage: ir.Value | None = None  # A's stage when it differs from B's (a buffer loaded once)
+
+
+@frozen
+class WgmmaRegA:
+    """`result = acc + a @ b[stage]` issued asynchronously by each consumer
+    warpgroup, A from registers: `a` is an f16/bf16 [M, K] tile in the
+    `AccTile` layout (each warpgroup's m64 rows; its registers, two per 32
+    bits, are wgmma's A fragment), `b` a shared buffer ([S, K, N], K-major
+    when `b_kmajor`, i.e. stored [S, N, K]). Read the result after a
+    `WgmmaWait` that covers it."""
+
+    result: ir.Value
+    a: ir.Value
+    b: ir.Value
+    stage: ir.Value
+    acc: ir.Value
+    b_kmajor: bool
+    use_acc: ir.Value | None = None
+    span: Span = DUMMY_SPAN
+    dtype: DType | None = None  # A's type when `a` is f32 (rounded to it as it is packed)
+    # a `Wgmma` issued just before, in the same statement (its own commit
+    # group): nothing the compiler schedules can land between the two
+    first: Wgmma | None = None
+
+
+@frozen
+class WarpgroupTurn:
+    """Ping-pong scheduling of two consumer warpgroups with named barriers
+    `base` and `base + 1` (256 threads each): "wait" blocks warpgroup g until
+    the other passed it the turn (`bar.sync base + g`); "pass" hands the turn
+    over (`bar.arrive base + (g ^ 1)`); "start" gives warpgroup 0 the first
+    turn (warpgroup 1 arrives on `base`)."""
+
+    kind: str
+    base: int
     span: Span = DUMMY_SPAN
 
 
@@ -300,6 +338,8 @@ GpuOp = (
     | BarrierWait
     | BarrierArrive
     | Wgmma
+    | WgmmaRegA
+    | WarpgroupTurn
     | WgmmaWait
     | WarpSpecialize
     | CpAsyncTile
@@ -308,7 +348,7 @@ GpuOp = (
     | SmemDot
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
-           BarrierArrive, Wgmma, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot)
+           BarrierArrive, Wgmma, WgmmaRegA, WarpgroupTurn, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot)
 
 
 # ------------------------------------------------------------------ kernel
@@ -362,6 +402,8 @@ def results(op: object) -> tuple[ir.Value, ...]:
     match op:
         case DotOp(result=r) | ConvertLayout(result=r) | SmemAlloc(result=r) | BarrierAlloc(result=r) | Wgmma(result=r):
             return (r,)
+        case WgmmaRegA(result=r, first=f):
+            return (r,) if f is None else (f.result, r)
         case Undef(result=r):
             return (r,)
         case WgmmaWait(results=rs):
@@ -369,7 +411,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
         case SmemDot(result=r):
             return (r,)
         case (TmaLoad() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
-              | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait()):
+              | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -380,7 +422,7 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (a, b, c)
         case ConvertLayout(x=x):
             return (x,)
-        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence():
+        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn():
             return ()
         case CopyToShared(offsets=cs, dst=d, stage=s):
             return (*cs, d, s)
@@ -392,8 +434,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (b, s, p)
         case BarrierArrive(bar=b, stage=s, pred=p):
             return (b, s, *((p,) if p is not None else ()))
-        case Wgmma(a=a, b=b, stage=s, acc=c, use_acc=u):
-            return (a, b, s, c, *((u,) if u is not None else ()))
+        case Wgmma(a=a, b=b, stage=s, acc=c, use_acc=u, a_stage=sa):
+            return (a, b, s, c, *((u,) if u is not None else ()), *((sa,) if sa is not None else ()))
+        case WgmmaRegA(a=a, b=b, stage=s, acc=c, use_acc=u, first=f):
+            return (*(operands(f) if f is not None else ()), a, b, s, c, *((u,) if u is not None else ()))
         case WgmmaWait(values=vs):
             return vs
         case CpAsyncTile(coords=cs, dst=d, stage=st):
@@ -454,6 +498,8 @@ __all__ = [
     "Undef",
     "WarpSpecialize",
     "Wgmma",
+    "WarpgroupTurn",
+    "WgmmaRegA",
     "WgmmaWait",
     "defined_values",
     "operands",

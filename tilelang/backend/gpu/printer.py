@@ -57,7 +57,7 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
         case g.BarrierAlloc(result=r, count=c, offset=off):
             line(f"{n.define(r)} = mbarrier.alloc count {c} : {r.type}{n.note(r)}{at(off)}")
         case g.TmaLoad(desc=d, coords=cs, dst=dst, stage=s, part=p, bar=b):
-            line(f"tma.load @{d}[{n(cs[0])}, {n(cs[1])}] -> {n(dst)}[{n(s)}] +{p}, {n(b)}[{n(s)}]")
+            line(f"tma.load @{d}[{', '.join(n(c) for c in cs)}] -> {n(dst)}[{n(s)}] +{p}, {n(b)}[{n(s)}]")
         case g.CopyToShared(tensor=t, offsets=cs, dst=dst, stage=s):
             line(f"copy_to_shared @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(dst)}[{n(s)}]")
         case g.Fence(kind=kind):
@@ -68,10 +68,20 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"mbarrier.wait {n(b)}[{n(s)}], parity {n(p)}")
         case g.BarrierArrive(bar=b, stage=s, pred=p):
             line(f"mbarrier.arrive {n(b)}[{n(s)}]" + (f" if {n(p)}" if p is not None else ""))
-        case g.Wgmma(result=r, a=a, b=b, stage=s, acc=c, a_kmajor=ak, b_kmajor=bk, use_acc=u):
+        case g.Wgmma(result=r, a=a, b=b, stage=s, acc=c, a_kmajor=ak, b_kmajor=bk, use_acc=u, a_stage=sa):
             majors = f"a {'k' if ak else 'mn'}-major, b {'k' if bk else 'mn'}-major"
             use = f" use_acc {n(u)}" if u is not None else ""
-            line(f"{n.define(r)} = wgmma {n(a)}[{n(s)}], {n(b)}[{n(s)}], {n(c)}{use} ({majors}) : {r.type}{n.note(r)}")
+            line(f"{n.define(r)} = wgmma {n(a)}[{n(sa if sa is not None else s)}], {n(b)}[{n(s)}], {n(c)}{use} "
+                 f"({majors}) : {r.type}{n.note(r)}")
+        case g.WgmmaRegA(result=r, a=a, b=b, stage=s, acc=c, b_kmajor=bk, use_acc=u, first=f):
+            if f is not None:
+                _gpu_op(f, n, out, depth)
+                out[-1] += "  // issued with the next"
+            use = f" use_acc {n(u)}" if u is not None else ""
+            line(f"{n.define(r)} = wgmma.rs {n(a)}, {n(b)}[{n(s)}], {n(c)}{use} (b {'k' if bk else 'mn'}-major)"
+                 f" : {r.type}{n.note(r)}")
+        case g.WarpgroupTurn(kind=kind, base=b):
+            line(f"warpgroup_turn.{kind} {b}")
         case g.Undef(result=r):
             line(f"{n.define(r)} = undef : {r.type}{n.note(r)}")
         case g.WgmmaWait(results=rs, values=vs, pending=p):

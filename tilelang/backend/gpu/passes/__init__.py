@@ -21,6 +21,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import (
+    attention,
     block_order,
     convert,
     layout_assign,
@@ -36,6 +37,7 @@ PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
     ("lift", lift.lift),  # Tile IR -> GPU IR, no layouts yet
     ("mma_select", mma_select.mma_select),  # mma -> DotOp on wgmma / mma.sync / fma
     ("block_order", block_order.block_order),  # grouped block order for L2 reuse
+    ("attention", attention.attention),  # the flash-attention loop: TMA ring, wgmma, softmax in registers
     ("pipeline", pipeline.pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
     ("pipeline_sm80", pipeline_sm80.pipeline_sm80),  # cp.async ring + ldmatrix + mma.sync loops on sm_8x
     ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value

@@ -73,7 +73,7 @@ def _wants(op: object, layouts: dict[int, Layout]) -> list[tuple[int, ir.Value, 
 
 def _exempt(op: object, layouts: dict[int, Layout]) -> bool:
     """Ops on the Hopper path, which read accumulator layouts themselves."""
-    if isinstance(op, ir.Yield | g.DotOp | g.Wgmma | g.WgmmaWait | g.ConvertLayout):
+    if isinstance(op, ir.Yield | g.DotOp | g.Wgmma | g.WgmmaRegA | g.WgmmaWait | g.ConvertLayout):
         return True
     if isinstance(op, ir.Elementwise | ir.Cast | ir.Store):
         tiles = [v for v in (*g.operands(op), *g.results(op)) if v.shape]

@@ -1,0 +1,148 @@
+"""The Hopper attention pipeline (`backend/gpu/passes/attention.py`): which
+loops it takes, the PTX it emits (ptxas for sm_90a), and the kernels run on
+the CPU by `llsim` against NumPy: `std::attention` (3-D tensors, grouped
+query heads, causal with S_q != S_k, the log-sum-exp output, sequences that
+are not multiples of the blocks) and a user's own attention loop written
+differently (2-D tensors, natural-log softmax). Kept small: the simulator
+runs one Python generator per thread."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from llsim import SimDevice
+
+from tilelang import driver
+from tilelang.backend import emit_ptx, lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+USER = (Path(__file__).parent / "programs" / "user_attention.tile").read_text()
+
+
+def _std(kernel: str, dt: str, bm: int, bn: int, d: int):  # type: ignore[no-untyped-def]
+    lse = f"lse.partition([1, {bm}]), " if kernel.endswith("lse") else ""
+    src = (f"use std::attention::{kernel};\nfn main() {{ let q = zeros::<{dt}>([2, 64, {d}]);"
+           f" let mut o = zeros::<{dt}>([2, 64, {d}]); let mut lse = zeros::<f32>([2, 64]);"
+           f" {kernel}::<{dt}, {bm}, {bn}, {d}>(o.partition([1, {bm}, {d}]), {lse}&q, &q, &q, 0.1, true).sync(); }}\n")
+    return driver.compile(src, "ir").output[0]
+
+
+def _user(bm: int, bn: int, d: int):  # type: ignore[no-untyped-def]
+    src = USER.replace("attn::<64, 64, 64>(o.partition([64, 64])", f"attn::<{bm}, {bn}, {d}>(o.partition([{bm}, {d}])")
+    return driver.compile(src, "ir").output[0]
+
+
+def _facts(names: str, rank: int) -> dict[str, TensorFacts]:
+    return {n: TensorFacts(True, (False,) * (rank - 1) + (True,)) for n in names}
+
+
+def _reference(q, k, v, scale, causal):  # type: ignore[no-untyped-def]
+    s = q.astype(np.float64) @ k.astype(np.float64).T * scale
+    sq, sk = s.shape
+    if causal:
+        s = np.where(np.arange(sk)[None] <= np.arange(sq)[:, None] + sk - sq, s, -np.inf)
+    mx = s.max(1, keepdims=True)
+    p = np.exp(s - mx)
+    return (p / p.sum(1, keepdims=True)) @ v.astype(np.float64), mx[:, 0] + np.log(p.sum(1))
+
+
+def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
+    for k, facts in ((_std("flash_attention", "f16", 128, 64, 128), _facts("oqkv", 3)),
+                     (_std("flash_attention_lse", "bf16", 128, 128, 64), {**_facts("oqkv", 3), **_facts(["lse"], 2)}),
+                     (_user(128, 64, 64), _facts("oqkv", 2))):
+        text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+        assert "role consumer warps 8" in text and "role producer warps 4" in text
+        assert text.count("tma.load") >= 3 and "wgmma.rs" in text and "(a k-major, b k-major)" in text
+        # the softmax runs in the accumulator layout: no conversion, no shared-memory trip
+        assert "convert_layout" not in text and "#blocked" not in text.split("warp_specialize")[1]
+    # not on sm_80, nor for an unaligned tensor (TMA cannot read it)
+    k = _user(128, 64, 64)
+    assert "wgmma" not in print_gpu_kernel(lower_gpu(k, "sm_80", _facts("oqkv", 2)))
+    odd = {**_facts("oqkv", 2), "k": TensorFacts(False, (False, True))}
+    assert "wgmma.rs" not in print_gpu_kernel(lower_gpu(k, "sm_90a", odd))
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+@pytest.mark.parametrize(("dt", "bm", "bn", "d", "schedule"), [("f16", 128, 128, 128, "serial"),
+                                                               ("bf16", 128, 64, 64, "overlap"),
+                                                               ("f16", 128, 128, 128, "pingpong")])
+def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule,  # type: ignore[no-untyped-def]
+                                                            monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    ptx = emit_ptx(_std("flash_attention", dt, bm, bn, d), "sm_90a", _facts("oqkv", 3))
+    f = tmp_path / "a.ptx"
+    f.write_text(ptx)
+    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "a.o"), str(f)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "0 bytes spill stores" in r.stderr, r.stderr
+    # ptxas serialises every wgmma when it sees a register of one in flight written (C7515)
+    assert "C7515" not in r.stderr and "serialized" not in r.stderr, r.stderr
+
+
+SCHEDULES = ["serial", "overlap", "pingpong"]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(("causal", "sq", "sk"), [(False, 100, 120), (True, 100, 120), (True, 150, 40)],
+                         ids=["full", "causal", "causal_rows_see_nothing"])
+def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    bh, hkv, d, bm, bn = 2, 1, 64, 64, 64
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    rng = np.random.default_rng(int(causal))
+    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
+    kk, v = (rng.standard_normal((hkv, sk, d)).astype(np.float16) for _ in range(2))
+    o = np.full((bh, sq, d), np.nan, np.float16)
+    lse = np.full((bh, sq), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, (bh, -(-sq // bm)), [o, lse, q, kk, v, np.float32(0.125), causal], facts)
+    for b in range(bh):
+        ref, lref = _reference(q[b], kk[b * hkv // bh], v[b * hkv // bh], 0.125, causal)
+        seen = np.isfinite(lref)  # rows that see no key: zeros, lse MASKED * ln 2
+        np.testing.assert_allclose(o[b][seen].astype(np.float64), ref[seen], atol=3e-3, rtol=1e-2)
+        np.testing.assert_allclose(lse[b][seen], lref[seen], atol=1e-3, rtol=1e-4)
+        assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
+
+
+@pytest.mark.parametrize(("schedule", "bm", "s"), [("serial", 64, 100), ("pingpong", 128, 120)])
+def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    d = 64
+    k = _user(bm, 64, d)
+    if schedule == "pingpong":  # two consumer warpgroups taking turns
+        assert "warpgroup_turn.wait" in print_gpu_kernel(lower_gpu(k, "sm_90a", _facts("oqkv", 2)))
+    rng = np.random.default_rng(7)
+    q, kk, v = (rng.standard_normal((s, d)).astype(np.float16) for _ in range(3))
+    o = np.full((s, d), np.nan, np.float16)
+    SimDevice("sm_90a").run(k, (-(-s // bm), 1), [o, q, kk, v, np.float32(0.125)], _facts("oqkv", 2))
+    ref, _ = _reference(q, kk, v, 0.125, False)
+    np.testing.assert_allclose(o.astype(np.float64), ref, atol=3e-3, rtol=1e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("bm", "bn", "d", "s"), [(128, 64, 64, 1000), (128, 128, 128, 777), (64, 64, 128, 300)])
+def test_a_user_attention_loop_on_the_gpu(bm: int, bn: int, d: int, s: int) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    import tilelang
+
+    mod = tilelang.compile(USER)
+    g = torch.Generator(device="cuda").manual_seed(s)
+    q, k, v = (torch.randn(s, d, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    mod.attn[bm, bn, d](tilelang.partition(o, [bm, d]), q, k, v, d**-0.5).sync()
+    want = torch.nn.functional.scaled_dot_product_attention(q.float()[None], k.float()[None], v.float()[None])[0]
+    err = float((o.float() - want).abs().max() / want.abs().max())
+    assert err < 1e-2, err
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))

@@ -1,0 +1,233 @@
+"""The `AccTile` layout as the code generator sees it (`AccView`), and what
+moves values between its shapes in registers: broadcasts and reshapes
+(`acc_register_map`) and row reductions (`reduce_rows`, quad shuffles).
+
+A value in `AccTile(W)` has at most two live dims, the row dim (size M) and
+the column dim (size N); every other dim has size 1. Thread t = 32 w + l
+holds rows `w * WM + l/4 + c_r` (WM = M / W, c_r = 16 mi + 8 h) and columns
+`2 (l % 4) + c_c` (c_c = 8 ni + j). A size-1 row or column dim is coordinate
+0 in every thread (replicas: `owner` picks the first copy). So two values
+agree on a dim when both have it live with the same size, or both have it
+size 1: broadcasts from [M, 1] or [1, N] to [M, N], and reshapes that add or
+drop size-1 dims, move nothing. The row reduction of an [M, N] value folds a
+thread's slots of each row, then the four lanes of a quad (`shfl.bfly` 1, 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.backend.gpu.layouts import AccTile, Slice
+from tilelang.frozen import frozen
+from tilelang.ir import nodes as ir
+
+
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out, s = [], 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return tuple(reversed(out))
+
+
+@frozen(eq=True)
+class AccView:
+    layout: AccTile
+    shape: tuple[int, ...]
+    rdim: int | None  # the dim of `shape` holding rows (None: rows are size 1 / absent)
+    cdim: int | None  # the dim holding columns
+    M: int  # rows (1 when absent)
+    N: int  # columns
+    slots: tuple[tuple[int, int], ...]  # (row const, col const) of each slot
+
+    @property
+    def V(self) -> int:
+        return 2 if self.N > 1 else 1
+
+    @property
+    def E(self) -> int:
+        return len(self.slots)
+
+    @property
+    def K(self) -> int:
+        return len(self.slots) // self.V
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for x in self.shape:
+            n *= x
+        return n
+
+    @property
+    def full(self) -> bool:
+        return True
+
+    @property
+    def WM(self) -> int:
+        return self.M // self.layout.warps
+
+    def chunk_valid(self, em: Any, k: int) -> str | None:
+        return None
+
+    def _base(self, em: Any) -> tuple[str, str]:
+        key = ("acctile", self.layout.warps, self.M, self.N)  # type: ignore[assignment]
+        got = em._coord_cache.get(key)
+        if got is None:
+            lane = em.entry_emit("and i32 %tid, 31")
+            if self.M > 1:
+                w = em.entry_emit("lshr i32 %tid, 5")
+                row = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {w}, {self.WM}')}, "
+                                    f"{em.entry_emit(f'lshr i32 {lane}, 2')}")
+            else:
+                row = "0"
+            col = em.entry_emit(f"shl i32 {em.entry_emit(f'and i32 {lane}, 3')}, 1") if self.N > 1 else "0"
+            got = (row, col)
+            em._coord_cache[key] = got
+        return got  # type: ignore[no-any-return]
+
+    def owner(self, em: Any) -> str | None:
+        """i1: this thread holds the first copy of its values (None: no replicas)."""
+        conds = []
+        if self.N == 1:
+            conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit('and i32 %tid, 3')}, 0"))
+        if self.M == 1:
+            conds.append(em.entry_emit("icmp ult i32 %tid, 4"))
+        return em.and_all(conds)
+
+    def _rc(self, em: Any, k: int, j: int) -> tuple[str, str]:
+        r0, c0 = self._base(em)
+        cr, cc = self.slots[k * self.V + j]
+        row = r0 if cr == 0 else (str(cr) if r0 == "0" else em.emit(f"add i32 {r0}, {cr}"))
+        col = c0 if cc == 0 else (str(cc) if c0 == "0" else em.emit(f"add i32 {c0}, {cc}"))
+        return row, col
+
+    def slot_coords(self, em: Any, k: int, j: int, valid: str | None = None) -> list[str]:
+        row, col = self._rc(em, k, j)
+        out = ["0"] * len(self.shape)
+        if self.rdim is not None:
+            out[self.rdim] = row
+        if self.cdim is not None:
+            out[self.cdim] = col
+        return out
+
+    def flat(self, em: Any, k: int, j: int) -> str:
+        cs = self.slot_coords(em, k, j)
+        st = _strides(self.shape)
+        acc = "0"
+        for c, s in zip(cs, st, strict=True):
+            if c == "0":
+                continue
+            term = c if s == 1 else em.emit(f"mul i32 {c}, {s}")
+            acc = term if acc == "0" else em.emit(f"add i32 {acc}, {term}")
+        return acc
+
+    def dim_kind(self, d: int) -> tuple[str, int]:
+        if d == self.rdim:
+            return ("row", self.M)
+        if d == self.cdim:
+            return ("col", self.N)
+        return ("one", 1)
+
+
+def acc_view(layout: AccTile | Slice, shape: tuple[int, ...]) -> AccView:
+    """The view of a value of `shape` in `layout` (`AccTile`, or a `Slice` of one for 1-D values)."""
+    if isinstance(layout, Slice):
+        lay = layout.parent
+        assert isinstance(lay, AccTile) and len(shape) == 1, (layout, shape)
+        n = shape[0]
+        if layout.dim == 1:  # a row vector: the reduction of [M, N] along its columns
+            rdim, cdim, M, N = (0 if n > 1 else None), None, n, 1
+        else:
+            rdim, cdim, M, N = None, (0 if n > 1 else None), 1, n
+    else:
+        lay = layout
+        live = [d for d, x in enumerate(shape) if x > 1]
+        assert len(live) <= 2, (layout, shape)
+        if len(live) == 2:
+            rdim, cdim = live
+        elif len(live) == 1:
+            d = live[0]
+            kind = lay.kind or ("col" if d == len(shape) - 1 and len(shape) >= 2 else "row")
+            rdim, cdim = (None, d) if kind == "col" else (d, None)
+        else:
+            rdim = cdim = None
+        M = shape[rdim] if rdim is not None else 1
+        N = shape[cdim] if cdim is not None else 1
+    W = lay.warps
+    assert M == 1 or M % (16 * W) == 0, (layout, shape)
+    assert N == 1 or N % 8 == 0, (layout, shape)
+    rows = [16 * mi + 8 * h for mi in range(max(1, M // (16 * W))) for h in range(2)] if M > 1 else [0]
+    if M > 1 and N > 1:
+        slots = tuple((16 * mi + 8 * h, 8 * ni + j) for mi in range(M // (16 * W)) for ni in range(N // 8)
+                      for h in range(2) for j in range(2))
+    elif M > 1:
+        slots = tuple((r, 0) for r in rows)
+    elif N > 1:
+        slots = tuple((0, 8 * ni + j) for ni in range(N // 8) for j in range(2))
+    else:
+        slots = ((0, 0),)
+    return AccView(lay, tuple(shape), rdim, cdim, M, N, slots)
+
+
+def acc_register_map(src: AccView, dst: AccView, align: list[int | None]) -> list[int] | None:
+    """For each slot of `dst`, the slot of `src` holding the same element in the same
+    thread (see `views.register_map`), or None."""
+    if src.layout.warps != dst.layout.warps:
+        return None
+    used = {j for j in align if j is not None}
+    for d in range(len(src.shape)):
+        if d not in used and src.dim_kind(d)[0] != "one":
+            return None
+    for i, j in enumerate(align):
+        if j is None:
+            continue
+        if src.dim_kind(j) != dst.dim_kind(i) and src.dim_kind(j)[0] != "one":
+            return None
+    index = {c: n for n, c in enumerate(src.slots)}
+    out = []
+    for k in range(dst.K):
+        for jj in range(dst.V):
+            cr, cc = dst.slots[k * dst.V + jj]
+            want_r = cr if src.M > 1 else 0
+            want_c = cc if src.N > 1 else 0
+            # a dst row/col that src holds at size 1 reads coordinate 0 (broadcast)
+            got = index.get((want_r, want_c))
+            if got is None:
+                return None
+            out.append(got)
+    return out
+
+
+def reduce_rows(em: Any, op: ir.Reduce) -> bool:
+    """A reduction along the columns of an `AccTile` value: registers, then the
+    quad's lanes. False when `op` is not one (the caller goes on)."""
+    lx = em.layouts.get(op.x.id)
+    if not isinstance(lx, AccTile):
+        return False
+    xv = acc_view(lx, op.x.shape)
+    if op.axis != xv.cdim or xv.M == 1 or op.op not in (ir.ReduceOp.SUM, ir.ReduceOp.MAX, ir.ReduceOp.MIN):
+        return False
+    rv = em.lay(op.result) if op.result.shape else None
+    if rv is not None and not isinstance(rv, AccView):
+        return False
+    dt = op.x.dtype
+    slots = em.tile(op.x)
+    rows: dict[int, list[str]] = {}
+    for n, (cr, _) in enumerate(xv.slots):
+        rows.setdefault(cr, []).append(slots[n])
+    totals: dict[int, str] = {}
+    for cr, vals in rows.items():
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = em.combine(op.op, acc, v, dt)
+        for m in (1, 2):
+            acc = em.combine(op.op, acc, em.shfl_xor(acc, dt, m), dt)
+        totals[cr] = acc
+    if rv is None:
+        raise AssertionError("a row reduction to a scalar")
+    em.env[op.result.id] = [totals[cr] for cr, _ in rv.slots]
+    return True
+
+
+__all__ = ["AccView", "acc_register_map", "acc_view", "reduce_rows"]

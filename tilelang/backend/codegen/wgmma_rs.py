@@ -1,0 +1,204 @@
+"""Code generation of `WgmmaRegA`: warpgroup MMA with the A operand in
+registers (`wgmma.mma_async ... {a0, a1, a2, a3}, descB`), the second
+product of the attention pipeline (`passes/attention.py`): P = softmax
+weights, computed in the accumulator layout, feeds the P V product without a
+trip through shared memory.
+
+The A fragment of one m64k16 step is, per thread, four 32-bit registers of
+two 16-bit values: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8)
+with row = 16 w + l/4 and k = 2 (l % 4) + {0, 1} (PTX ISA, "register
+fragments" of wgmma): exactly the accumulator fragment of an m64n16 block,
+so the `AccTile` registers of P (slots (ni, h, j)) pack two at a time into
+A registers: step kk takes slots 8 kk .. 8 kk + 7 in order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tilelang.dtypes import DType
+
+from ..gpu import nodes as g
+from ..gpu.layouts import AccTile, Shared
+
+
+def emit_op(em: Any, op: object) -> bool:
+    if isinstance(op, g.WgmmaRegA):
+        wgmma_rs(em, op)
+        return True
+    if isinstance(op, g.WarpgroupTurn):
+        warpgroup_turn(em, op)
+        return True
+    return False
+
+
+def warpgroup_turn(em: Any, op: g.WarpgroupTurn) -> None:
+    wg = em.emit(f"lshr i32 {em.role_tid}, 7")
+    if op.kind == "wait":
+        em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
+        em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {em.emit(f'add i32 {wg}, {op.base}')}, i32 256)")
+        return
+    em.declare("declare void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32, i32)")
+    if op.kind == "pass":
+        other = em.emit(f"add i32 {em.emit(f'xor i32 {wg}, 1')}, {op.base}")
+        em.stmt(f"call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 {other}, i32 256)")
+        return
+    assert op.kind == "start", op.kind
+    go, done = em.new_label("turn"), em.new_label("turnd")
+    em.cbr(em.emit(f"icmp eq i32 {wg}, 1"), go, done)
+    em.label(go)
+    em.stmt(f"call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 {op.base}, i32 256)")
+    em.br(done)
+    em.label(done)
+
+
+def _pack(em: Any, lo: str, hi: str, ty: str) -> str:
+    """Two f32 values rounded to 16 bits, `lo` in the low half: one
+    `cvt.rn.f16x2.f32` (or bf16x2) for the vector conversion."""
+    v = em.emit(f"insertelement <2 x float> undef, float {lo}, i32 0")
+    v = em.emit(f"insertelement <2 x float> {v}, float {hi}, i32 1")
+    h = em.emit(f"fptrunc <2 x float> {v} to <2 x {ty}>")
+    return em.emit(f"bitcast <2 x {ty}> {h} to i32")  # type: ignore[no-any-return]
+
+
+@dataclass
+class _Part:
+    """One wgmma group of an asm statement: its accumulator registers (tied
+    in/out), its other operands (typed LLVM arguments with constraints) and
+    its lines, written with `{o}` (first output) and `{e}` (first extra
+    operand) left to fill in."""
+
+    acc: list[str]
+    extras: list[tuple[str, str]]  # (constraint, "type value")
+    lines: list[str]
+
+
+def _smem_part(em: Any, op: g.Wgmma) -> _Part:
+    """S = A @ B with both operands in shared memory (m64 rows per warpgroup)."""
+    lay = em.layouts[op.result.id]
+    M, N = op.result.shape
+    assert lay.m_per_group == 64, lay
+    sa, sb = em.layouts[op.a.id], em.layouts[op.b.id]
+    assert isinstance(sa, Shared) and isinstance(sb, Shared)
+    _, ra, ca = op.a.shape
+    _, rb, _ = op.b.shape
+    K = ca if op.a_kmajor else ra
+    ea, eb = sa.swizzle // 2, sb.swizzle // 2
+    a_stage = op.a_stage if op.a_stage is not None else op.stage
+    if op.a_kmajor:
+        desc_a = em._desc(op.a, a_stage, 16, 8 * sa.swizzle, sa.swizzle)
+    else:
+        desc_a = em._desc(op.a, a_stage, ra * 128, 1024, sa.swizzle)
+    if op.b_kmajor:
+        desc_b = em._desc(op.b, op.stage, 16, 8 * sb.swizzle, sb.swizzle)
+    else:
+        desc_b = em._desc(op.b, op.stage, rb * 128, 1024, sb.swizzle)
+    group = em.emit(f"lshr i32 {em.role_tid}, 7")
+    row0 = em.emit(f"mul i32 {group}, 64")
+    if op.a_kmajor:
+        a_row_bytes = em.emit(f"mul i32 {row0}, {sa.swizzle}")
+    else:
+        a_row_bytes = em.emit(f"mul i32 {em.emit(f'lshr i32 {row0}, 6')}, {ra * 128}")
+    a_off = em.emit(f"lshr i32 {a_row_bytes}, 4")
+    desc_a = em.emit(f"add i64 {desc_a}, {em.emit(f'zext i32 {a_off} to i64')}")
+    ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]
+    ks = K // 16
+    n = N // 2
+    extras: list[tuple[str, str]] = []
+    for kk in range(ks):
+        k0 = kk * 16
+        ab = (k0 // ea) * ra * sa.swizzle + (k0 % ea) * 2 if op.a_kmajor else k0 * 128
+        bb = (k0 // eb) * rb * sb.swizzle + (k0 % eb) * 2 if op.b_kmajor else k0 * 128
+        extras.append(("l", f"i64 {em.emit(f'add i64 {desc_a}, {ab >> 4}')}"))
+        extras.append(("l", f"i64 {em.emit(f'add i64 {desc_b}, {bb >> 4}')}"))
+    use = em.scalar(op.use_acc) if op.use_acc is not None else "true"
+    extras += [("b", f"i1 {use}"), ("b", "i1 true")]
+    ta, tb = (0 if op.a_kmajor else 1), (0 if op.b_kmajor else 1)
+    outs = ",".join(f"${{o{i}}}" for i in range(n))
+    lines = [f"wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{ty}.{ty} {{{outs}}}, ${{e{2 * kk}}}, ${{e{2 * kk + 1}}}, "
+             f"${{e{2 * ks + (0 if kk == 0 else 1)}}}, 1, 1, {ta}, {tb};" for kk in range(ks)]
+    return _Part(list(em.tile(op.acc)), extras, lines)
+
+
+def _rs_part(em: Any, op: g.WgmmaRegA) -> _Part:
+    """O = acc + A @ B with A in registers (the `AccTile` fragment), B in shared memory."""
+    la = em.layouts[op.a.id]
+    assert isinstance(la, AccTile), la
+    adt = op.dtype or op.a.dtype
+    M, K = op.a.shape
+    N = op.result.shape[1]
+    assert M // la.warps == 16 and K % 16 == 0 and N % 8 == 0 and N <= 256, (op.a.shape, op.result.shape)
+    sb = em.layouts[op.b.id]
+    assert isinstance(sb, Shared)
+    _, rb, _ = op.b.shape
+    eb = sb.swizzle // 2
+    if op.b_kmajor:
+        desc_b = em._desc(op.b, op.stage, 16, 8 * sb.swizzle, sb.swizzle)
+    else:
+        desc_b = em._desc(op.b, op.stage, rb * 128, 1024, sb.swizzle)
+    a = em.tile(op.a)
+    acc = list(em.tile(op.acc))
+    n = N // 2
+    assert len(acc) == n and len(a) == K // 2, (len(acc), n, len(a), K)
+    ty = {DType.F16: "half", DType.BF16: "bfloat"}[adt]
+    pty = {DType.F16: "f16", DType.BF16: "bf16"}[adt]
+    ks = K // 16
+    extras: list[tuple[str, str]] = []
+    for kk in range(ks):
+        s = a[8 * kk:8 * kk + 8]
+        extras += [("r", f"i32 {_pack(em, s[2 * i], s[2 * i + 1], ty)}") for i in range(4)]
+    for kk in range(ks):
+        k0 = kk * 16
+        b_bytes = (k0 // eb) * rb * sb.swizzle + (k0 % eb) * 2 if op.b_kmajor else k0 * 128
+        extras.append(("l", f"i64 {em.emit(f'add i64 {desc_b}, {b_bytes >> 4}')}"))
+    use = em.scalar(op.use_acc) if op.use_acc is not None else "true"
+    extras += [("b", f"i1 {use}"), ("b", "i1 true")]
+    tb = 0 if op.b_kmajor else 1
+    outs = ",".join(f"${{o{i}}}" for i in range(n))
+    lines = []
+    for kk in range(ks):
+        ar = ",".join(f"${{e{4 * kk + i}}}" for i in range(4))
+        lines.append(f"wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{pty}.{pty} {{{outs}}}, {{{ar}}}, "
+                     f"${{e{4 * ks + kk}}}, ${{e{5 * ks + (0 if kk == 0 else 1)}}}, 1, 1, {tb};")
+    return _Part(acc, extras, lines)
+
+
+def _issue(em: Any, parts: list[_Part]) -> list[list[str]]:
+    """One asm statement: a fence (every register the groups read is written
+    before it), then each part's wgmmas and a commit: each part is a group."""
+    nout = sum(len(p.acc) for p in parts)
+    lines = ["wgmma.fence.sync.aligned;"]
+    o = 0
+    e = 2 * nout
+    for p in parts:
+        names = {f"o{i}": f"${o + i}" for i in range(len(p.acc))}
+        names |= {f"e{i}": f"${e + i}" for i in range(len(p.extras))}
+        lines += [re.sub(r"\$\{([oe]\d+)\}", lambda m: names[m.group(1)], ln) for ln in p.lines]
+        lines.append("wgmma.commit_group.sync.aligned;")
+        o += len(p.acc)
+        e += len(p.extras)
+    asm = "\\0A".join(lines)
+    cons = ",".join(["=f"] * nout + [str(i) for i in range(nout)]
+                    + [c for p in parts for c, _ in p.extras])
+    args = ", ".join([f"float {x}" for p in parts for x in p.acc] + [v for p in parts for _, v in p.extras])
+    sty = "{ " + ", ".join(["float"] * nout) + " }"
+    res = em.emit(f'call {sty} asm sideeffect "{asm}", "{cons}"({args})')
+    outs = [em.emit(f"extractvalue {sty} {res}, {i}") for i in range(nout)]
+    out, pos = [], 0
+    for p in parts:
+        out.append(outs[pos:pos + len(p.acc)])
+        pos += len(p.acc)
+    return out
+
+
+def wgmma_rs(em: Any, op: g.WgmmaRegA) -> None:
+    parts = ([_smem_part(em, op.first)] if op.first is not None else []) + [_rs_part(em, op)]
+    outs = _issue(em, parts)
+    if op.first is not None:
+        em.env[op.first.result.id] = outs[0]
+    em.env[op.result.id] = outs[-1]
+
+
+__all__ = ["emit_op", "wgmma_rs"]

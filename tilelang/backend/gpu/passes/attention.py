@@ -1,0 +1,724 @@
+"""Pass `attention`: the flash-attention loop on Hopper (sm_90a) tensor cores.
+
+The loop a user writes for attention (and `std::attention` is),
+
+    q = x.load(..)                                    // [BM, D], before the loop
+    for j in lo..hi {                                 // carries (m, l, acc, ...)
+        s = mma(q, k.load(..).transpose(), zeros) ...  // [BM, BN] scores
+        <element-wise ops, masks (where, arange, if), row reductions>
+        acc = mma(p as f16, v.load(..), <acc, rescaled>)
+    }
+    <epilogue: element-wise ops, stores>
+
+becomes a warp-specialised pipeline, with no hard-coded kernel: every op of
+the body runs as written, in registers, on the warpgroup-MMA accumulator
+layout (`layouts.AccTile`):
+
+- role `consumer` (C = BM / 64 warpgroups, warps 0 .. 4C - 1, each owning
+  64 query rows): waits for Q (copied once by TMA), then per iteration waits
+  for its ring stage, computes S = Q K^T with `wgmma` from shared memory (K
+  K-major through the descriptor: no transpose), runs the body's ops on S's
+  registers (a row reduction folds a thread's registers, then its quad:
+  two shuffles; broadcasts of row and column vectors move nothing), feeds P
+  to the second `wgmma` from registers (`WgmmaRegA`: the accumulator
+  fragment is the A fragment), releases the stage, and after the loop runs
+  the epilogue in the same layout;
+- role `producer` (one warp's thread): copies Q, then for each iteration K
+  and V tiles by TMA into a ring of `stages` buffers with full/empty
+  mbarriers. TMA's zero fill outside the tensor (3-D descriptors for
+  [heads, seq, D] tensors) is the interpreter's rule for loads past the
+  edge, so edge blocks compute what the interpreter does; the user's own
+  masks (if any) run as written.
+
+Conditions (else the generic path): sm_90a; the kernel's only loop with an
+`mma` is a top-level `for` whose body has exactly two; the first multiplies a
+loop-invariant load (Q, [BM, D] with leading size-1 dims, BM 64 or 128, D a
+multiple of 64 up to 256) by a loaded, optionally transposed tile (K) with a
+zero accumulator; the second multiplies a cast to f16/bf16 of a body value
+by another loaded tile (V); the loads are f16/bf16 2-D or 3-D tensors TMA can
+read (16-byte aligned, last dim a multiple of 16), each feeding its `mma`
+only; every tile in the body and after the loop has at most two dims larger
+than one, rows BM and columns a multiple of 8; reductions run along the
+columns; nothing else reads or writes memory in the loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
+from .context import Fresh, PassContext
+from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
+from .rewrite import substitute, uses
+
+_SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
+_TILE = (ir.Const, ir.Elementwise, ir.Cast, ir.Broadcast, ir.Reshape, ir.Arange, ir.Reduce)
+
+
+@dataclass(frozen=True, slots=True)
+class Tma:
+    """A TMA-copied operand: the load, the [rows, cols] tile it gives, its tensor's rank."""
+
+    load: ir.Load
+    rows: int
+    cols: int
+    rank: int
+    chain: tuple[object, ...]  # the load and the reshapes/permute up to the mma operand
+
+    @property
+    def slabs(self) -> int:
+        return self.cols // 64
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * 2
+
+
+@dataclass(frozen=True, slots=True)
+class AttnPlan:
+    loop: ir.For
+    s_dot: g.DotOp
+    o_dot: g.DotOp
+    q: Tma
+    k: Tma
+    v: Tma
+    k_kmajor: bool
+    v_kmajor: bool
+    BM: int
+    BN: int
+    stages: int
+
+
+def _is_scalar(op: object) -> bool:
+    return isinstance(op, _SCALAR) and all(not v.shape for v in g.results(op))
+
+
+def _chain(v: ir.Value, defs: dict[int, object]) -> tuple[ir.Load, list[object], bool] | None:
+    """The load behind operand `v` through reshapes (dropping leading 1s) and at
+    most one 2-D transpose: (load, ops, transposed)."""
+    ops: list[object] = []
+    transposed = False
+    cur = v
+    while True:
+        op = defs.get(cur.id)
+        if isinstance(op, ir.Permute) and op.perm == (1, 0) and not transposed:
+            transposed = True
+        elif isinstance(op, ir.Reshape):
+            pass
+        elif isinstance(op, ir.Load):
+            ops.append(op)
+            if op.mask is not None or op.padding is not None:
+                return None
+            return op, ops[::-1], transposed
+        else:
+            return None
+        ops.append(op)
+        cur = op.x  # type: ignore[attr-defined]
+
+
+def _tma(load: ir.Load, ops: list[object], k: g.GpuKernel, ctx: PassContext) -> Tma | None:
+    t = k.tensor(load.tensor)
+    f = ctx.fact(load.tensor)
+    if t.rank not in (2, 3) or t.dtype not in (DType.F16, DType.BF16):
+        return None
+    if f.bf16_f32 or not f.aligned16 or len(f.dims_div16) != t.rank or not f.dims_div16[-1]:
+        return None
+    shape = load.result.shape
+    if any(x != 1 for x in shape[:-2]):
+        return None
+    rows, cols = shape[-2], shape[-1]
+    if cols % 64 or rows > 256 or rows % 8:
+        return None
+    return Tma(load, rows, cols, t.rank, tuple(ops))
+
+
+def _placeable(v: ir.Value, BM: int) -> bool:
+    live = [x for x in v.shape if x > 1]
+    if len(live) > 2:
+        return False
+    if len(live) == 2:
+        return live[0] == BM and live[1] % 8 == 0
+    if len(live) == 1:
+        return live[0] == BM or live[0] % 8 == 0
+    return True
+
+
+def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
+    ops = list(k.body.ops)
+    loops = [op for op in ops if isinstance(op, ir.For)
+             and any(isinstance(o, g.DotOp | ir.Mma) for o in g.walk(op.body))]
+    if len(loops) != 1:
+        return None
+    if any(isinstance(o, g.DotOp | ir.Mma) for op in ops if op is not loops[0] for o in g.walk(ir.Region((), (op,)))):
+        return None
+    loop = loops[0]
+    body = loop.body
+    dots = [op for op in body.ops if isinstance(op, g.DotOp)]
+    if len(dots) != 2 or sum(isinstance(o, g.DotOp | ir.Mma) for o in g.walk(body)) != 2:
+        return None
+    s_dot, o_dot = dots
+    defs: dict[int, object] = {}
+    for op in g.walk(k.body):
+        for r in g.results(op):
+            defs[r.id] = op
+    count = uses(k.body)
+    # the first product: Q (before the loop) times K (loaded in the loop), zero accumulator
+    qc, kc = _chain(s_dot.a, defs), _chain(s_dot.b, defs)
+    if qc is None or kc is None or qc[2]:
+        return None
+    acc0 = defs.get(s_dot.acc.id)
+    if not (isinstance(acc0, ir.Const) and float(acc0.value) == 0.0):
+        return None
+    if s_dot.a.dtype not in (DType.F16, DType.BF16) or s_dot.result.dtype is not DType.F32:
+        return None
+    BM, D = s_dot.a.shape
+    BN = s_dot.b.shape[1]
+    if BM not in (64, 128) or D % 64 or D > 256 or BN % 16 or BN > 256:
+        return None
+    # the second product: a cast of a body value times V (loaded in the loop)
+    cast = defs.get(o_dot.a.id)
+    vc = _chain(o_dot.b, defs)
+    if not (isinstance(cast, ir.Cast) and cast in body.ops and cast.x.dtype is DType.F32) or vc is None:
+        return None
+    if o_dot.a.dtype is not s_dot.a.dtype or o_dot.b.dtype is not s_dot.a.dtype:
+        return None
+    if o_dot.a.shape != (BM, BN) or o_dot.result.dtype is not DType.F32 or o_dot.result.shape[1] % 8:
+        return None
+    Dv = o_dot.result.shape[1]
+    if Dv > 256:
+        return None
+    q = _tma(qc[0], qc[1], k, ctx)
+    kt = _tma(kc[0], kc[1], k, ctx)
+    vt = _tma(vc[0], vc[1], k, ctx)
+    if q is None or kt is None or vt is None:
+        return None
+    if q.load not in ops or kt.load not in body.ops or vt.load not in body.ops:
+        return None
+    for t in (q, kt, vt):
+        for op in t.chain:
+            if op not in (ops if t is q else body.ops):
+                return None
+            for r in g.results(op):
+                if count.get(r.id) != 1:
+                    return None
+    # K must give [D, BN] for the product: stored [BN, D] and transposed (K-major)
+    # or stored [D, BN] (N-major); V gives [BN, Dv]: stored so (N-major) or transposed
+    k_kmajor = kc[2]
+    v_kmajor = vc[2]
+    if (q.rows, q.cols) != (BM, D):
+        return None
+    if k_kmajor != ((kt.rows, kt.cols) == (BN, D)) or (not k_kmajor and (kt.rows, kt.cols) != (D, BN)):
+        return None
+    if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
+        return None
+    chained = {id(op) for t in (q, kt, vt) for op in t.chain}
+    # the body: computation in registers only
+    if not _body_ok(body, BM, chained, s_dot, o_dot):
+        return None
+    for a in (*body.args[1:], *loop.results):
+        if a.shape and not _placeable(a, BM):
+            return None
+    i = ops.index(loop)
+    for op in ops[:i]:
+        if id(op) in chained or _is_scalar(op) or (isinstance(op, ir.If | ir.Assert) and not any(
+                v.shape for v in g.results(op))):
+            continue
+        if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) \
+                and not any(v.shape for v in g.operands(op) if defs.get(v.id) not in ops[:i]):
+            continue
+        return None
+    for op in ops[i + 1:]:
+        if isinstance(op, ir.Yield) or _is_scalar(op):
+            continue
+        if isinstance(op, ir.Store) and op.mask is None and _placeable(op.value, BM):
+            continue
+        if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
+            continue
+        return None
+    stage_bytes = kt.nbytes + vt.nbytes
+    fit = (SMEM_LIMIT - 2048 - q.nbytes) // stage_bytes
+    S = k.num_stages if "stages" in k.source.hints else min(4, fit)
+    if not 2 <= S <= fit:
+        return None
+    return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S)
+
+
+def _reduce_ok(op: object, BM: int) -> bool:
+    if not isinstance(op, ir.Reduce):
+        return True
+    live = [d for d, x in enumerate(op.x.shape) if x > 1]
+    return (len(live) == 2 and op.axis == live[1] and op.x.shape[live[0]] == BM
+            and op.op in (ir.ReduceOp.SUM, ir.ReduceOp.MAX, ir.ReduceOp.MIN))
+
+
+def _body_ok(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: object) -> bool:
+    for op in r.ops:
+        if op is s_dot or op is o_dot or id(op) in chained or isinstance(op, ir.Yield) or _is_scalar(op):
+            continue
+        if isinstance(op, ir.If):
+            if not all(_placeable(v, BM) for v in op.results if v.shape):
+                return False
+            if not (_body_ok(op.then, BM, chained, s_dot, o_dot) and _body_ok(op.else_, BM, chained, s_dot, o_dot)):
+                return False
+            continue
+        if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
+            if isinstance(op, ir.Broadcast | ir.Reshape) and op.x.shape and not _placeable(op.x, BM):
+                return False
+            continue
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- layouts
+class _Classes:
+    """Row or column: which way each tile with one live dim is held, by union-find
+    over the ops that must agree (element-wise ops, reshapes, yields)."""
+
+    def __init__(self, BM: int) -> None:
+        self.parent: dict[int, int] = {}
+        self.kind: dict[int, str] = {}
+        self.size: dict[int, int] = {}
+        self.BM = BM
+
+    def find(self, x: int) -> int:
+        while self.parent.get(x, x) != x:
+            x = self.parent[x]
+        return x
+
+    def union(self, a: ir.Value, b: ir.Value) -> None:
+        if not (_one_live(a) and _one_live(b)):
+            return
+        ra, rb = self.find(a.id), self.find(b.id)
+        if ra != rb:
+            self.parent[ra] = rb
+            if ra in self.kind:
+                self.kind.setdefault(rb, self.kind[ra])
+
+    def force(self, v: ir.Value, kind: str) -> None:
+        if _one_live(v):
+            self.kind.setdefault(self.find(v.id), kind)
+
+    def of(self, v: ir.Value) -> str:
+        r = self.find(v.id)
+        if r in self.kind:
+            return self.kind[r]
+        live = next(x for x in v.shape if x > 1)
+        return "row" if live == self.BM else "col"
+
+
+def _one_live(v: ir.Value) -> bool:
+    return len([x for x in v.shape if x > 1]) == 1
+
+
+def _classify(ops: list[object], cl: _Classes, loop_links: list[tuple[ir.Value, ...]]) -> None:
+    for op in ops:
+        match op:
+            case ir.Reduce(result=r):
+                cl.force(r, "row")
+            case ir.Broadcast(result=r, x=x) if x.shape and _one_live(x) and not _one_live(r):
+                lead = len(r.shape) - len(x.shape)
+                d = next(i for i, n in enumerate(x.shape) if n > 1) + lead
+                live = [i for i, n in enumerate(r.shape) if n > 1]
+                cl.force(x, "row" if d == live[0] else "col")
+            case ir.Broadcast(result=r, x=x) | ir.Reshape(result=r, x=x) if x.shape:
+                cl.union(x, r)
+            case ir.Elementwise(result=r) | ir.Cast(result=r):
+                for v in g.operands(op):
+                    if v.shape:
+                        cl.union(v, r)
+            case ir.If(results=rs, then=t, else_=e):
+                _classify(list(t.ops), cl, loop_links)
+                _classify(list(e.ops), cl, loop_links)
+                for i, v in enumerate(rs):
+                    if v.shape:
+                        cl.union(t.ops[-1].values[i], v)  # type: ignore[union-attr]
+                        cl.union(e.ops[-1].values[i], v)  # type: ignore[union-attr]
+    for vs in loop_links:
+        for a, b in itertools.pairwise(vs):
+            if a.shape:
+                cl.union(a, b)
+
+
+def _assign(ops: list[object], cl: _Classes, warps: int, layouts: dict[int, Layout]) -> None:
+    def put(v: ir.Value) -> None:
+        if v.shape and v.id not in layouts:
+            layouts[v.id] = AccTile(warps, cl.of(v) if _one_live(v) else "")
+
+    for op in ops:
+        for v in g.results(op):
+            put(v)
+        for sub in g.regions(op):
+            for a in sub.args:
+                put(a)
+            _assign(list(sub.ops), cl, warps, layouts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Bufs:
+    q: ir.Value
+    k: ir.Value
+    v: ir.Value
+    full: ir.Value
+    empty: ir.Value
+    zero: ir.Value  # the i32 constant 0 (defined before the loop)
+    C: int
+    BN: int
+    S: int
+
+
+def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
+    """How the consumers order their products: "serial" (wait for S, softmax,
+    wait for P V), "overlap" (S of the next block and P V of this one issued
+    together; the next softmax runs while P V does: FlashAttention-3's
+    intra-warpgroup pipelining), "pingpong" (overlap, and the two warpgroups
+    take turns to issue, so one's softmax runs under the other's products).
+    Default "pingpong" (H200, S=4096: 0.78x SDPA against 0.70-0.74x for
+    "serial"); `TILEC_ATTN_SCHEDULE` overrides; overlap and pingpong need
+    the loop to yield the second product as is, pingpong two consumer
+    warpgroups (BM = 128), else the next best applies."""
+    import os
+
+    want = os.environ.get("TILEC_ATTN_SCHEDULE", "pingpong")
+    ys = loop.body.ops[-1]
+    if want != "serial" and not any(v is p.o_dot.result for v in ys.values):  # type: ignore[union-attr]
+        return "serial"
+    if want == "pingpong" and C != 2:
+        return "overlap"
+    return want if want in ("serial", "overlap", "pingpong") else "serial"
+
+
+def _ring(b: _Build, it: ir.Value, S: int) -> tuple[ir.Value, ir.Value]:
+    E = ir.ElemOp
+    s_c = b.const(S)
+    stage = b.elem(E.REM, it, s_c, hint="stage")
+    phase = b.elem(E.AND, b.elem(E.DIV, it, s_c), b.const(1), hint="phase")
+    return stage, phase
+
+
+def _s_product(b: _Build, p: AttnPlan, bufs: _Bufs, stage: ir.Value, fresh: Fresh,
+               layouts: dict[int, Layout], issue: bool = True) -> tuple[ir.Value, g.Wgmma]:
+    """S = Q K[stage]^T (not waited for): its raw result and the op, issued
+    here unless `issue` is False (the caller issues it with another)."""
+    shape = p.s_dot.result.shape
+    raw, undef = fresh.value(DType.F32, shape, "s"), fresh.value(DType.F32, shape, "s0")
+    no = fresh.value(DType.BOOL, (), "no_acc")
+    layouts[raw.id] = layouts[undef.id] = WgmmaAcc(bufs.C, 64, bufs.BN)
+    op = g.Wgmma(raw, bufs.q, bufs.k, stage, undef, True, p.k_kmajor, no, p.s_dot.span, bufs.zero)
+    b.ops += [g.Undef(undef, p.s_dot.span), ir.Const(no, False)]
+    if issue:
+        b.ops.append(op)
+    return raw, op
+
+
+def _serial(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _Bufs, fresh: Fresh,
+            layouts: dict[int, Layout]) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value]]]:
+    """Each iteration: wait for its stage, S, wait, the body, P V, wait, release."""
+    E = ir.ElemOp
+    span = loop.span
+    c_it = fresh.value(DType.I32, (), "it")
+    cb = _Build(fresh)
+    stage, phase = _ring(cb, c_it, bufs.S)
+    cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
+    for op in loop.body.ops:
+        if id(op) in chained:
+            continue
+        if op is p.s_dot:
+            raw, _ = _s_product(cb, p, bufs, stage, fresh, layouts)
+            cb.ops.append(g.WgmmaWait((op.result,), (raw,), 0, op.span))
+            continue
+        if op is p.o_dot:
+            o_raw = fresh.value(DType.F32, op.result.shape, "o")
+            cb.ops += [g.WgmmaRegA(o_raw, cast.x, bufs.v, stage, op.acc, p.v_kmajor, None, op.span, cast.result.dtype),
+                       g.WgmmaWait((op.result,), (o_raw,), 0, op.span),
+                       g.BarrierArrive(bufs.empty, stage, None, span)]
+            continue
+        if isinstance(op, ir.Yield):
+            cb.ops.append(ir.Yield((*op.values, cb.elem(E.ADD, c_it, cb.const(1)))))
+            continue
+        cb.ops.append(op)
+    c_loop = ir.For((*loop.results, fresh.value(DType.I32, (), "trips")), loop.lower, loop.upper, loop.step,
+                    (*loop.inits, bufs.zero), ir.Region((*loop.body.args, c_it), tuple(_unshare(cb.ops, fresh))),
+                    span)  # type: ignore[arg-type]
+    return c_loop, [], ([], {})
+
+
+def _reads(op: object, v: ir.Value) -> bool:
+    return any(x is v for o in g.walk(ir.Region((), (op,))) for x in g.operands(o))  # type: ignore[arg-type]
+
+
+def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _Bufs, fresh: Fresh,
+                layouts: dict[int, Layout], pingpong: bool, before: list[object]
+                ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value]]]:
+    """The loop software-pipelined (FlashAttention-3): S of block j arrives
+    with the iteration (the prologue computes the first); the body runs on
+    it while the previous P V is still in flight, waiting for that product
+    just before the accumulator is first read (and then releasing its stage);
+    where the body multiplies P V, the consumers issue S of block j + 1 (of
+    block j again on the last iteration, whose stage is still held: no
+    branch around the tensor cores) and P V of block j, then wait for S only.
+    With `pingpong` the two warpgroups take turns at that issue.
+
+    An accumulator that starts at zero is never materialised: the first P V
+    ignores it (`use_acc`), so no instruction writes those registers while
+    a product may be in flight (ptxas would serialise every wgmma); the loop
+    result is that zero when the loop runs no iteration. The first rescale
+    (`acc * alpha` of zeros) is then skipped, a difference only for a
+    non-finite alpha."""
+    E = ir.ElemOp
+    span = loop.span
+    ys = loop.body.ops[-1]
+    assert isinstance(ys, ir.Yield)
+    pos = next(i for i, v in enumerate(ys.values) if v is p.o_dot.result)
+    acc_arg = loop.body.args[1 + pos]
+    s_shape = p.s_dot.result.shape
+    # prologue: S of the first block when the loop runs at all
+    pre: list[object] = []
+    ran = fresh.value(DType.BOOL, (), "ran")
+    pre.append(ir.Elementwise(ran, E.LT, (loop.lower, loop.upper)))
+    tb = _Build(fresh)
+    tb.ops.append(g.BarrierWait(bufs.full, bufs.zero, bufs.zero, span))
+    raw0, _ = _s_product(tb, p, bufs, bufs.zero, fresh, layouts)
+    s0w = fresh.value(DType.F32, s_shape, "s")
+    tb.ops += [g.WgmmaWait((s0w,), (raw0,), 0, span), ir.Yield((s0w,))]
+    s0u = fresh.value(DType.F32, s_shape, "s")
+    s_init = fresh.value(DType.F32, s_shape, "s")
+    pre.append(ir.If((s_init,), ran, ir.Region((), tuple(tb.ops)),  # type: ignore[arg-type]
+                     ir.Region((), (g.Undef(s0u, span), ir.Yield((s0u,)))), span))  # type: ignore[arg-type]
+    if pingpong:
+        pre.append(g.WarpgroupTurn("start", 2, span))
+    init = loop.inits[pos]
+    zdef = next((op for op in before if isinstance(op, ir.Const) and op.result is init), None)
+    zero_acc = zdef is not None and float(zdef.value) == 0.0 and str(float(zdef.value)) == "0.0"  # type: ignore[attr-defined]
+    inits = list(loop.inits)
+    if zero_acc:
+        inits[pos] = fresh.value(init.dtype, init.shape, init.hint)
+        pre.append(g.Undef(inits[pos], span))
+    # the loop
+    c_it = fresh.value(DType.I32, (), "it")
+    s_cur = fresh.value(DType.F32, s_shape, "s")
+    cb = _Build(fresh)
+    stage, phase = _ring(cb, c_it, bufs.S)
+    mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_cur}
+    waited = False
+    s_next: ir.Value | None = None
+
+    def wait_acc() -> None:
+        nonlocal waited
+        accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+        cb.ops.append(g.WgmmaWait((accw,), (acc_arg,), 0, span))
+        # the previous block's stage is free: its S and P V are done
+        prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
+        started = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL)
+        cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
+        mapping[acc_arg.id] = accw
+        waited = True
+
+    for op in loop.body.ops:
+        if id(op) in chained or op is p.s_dot:
+            continue
+        if not waited and (op is p.o_dot or _reads(op, acc_arg)):
+            wait_acc()
+        if op is p.o_dot:
+            if pingpong:
+                cb.ops.append(g.WarpgroupTurn("wait", 2, span))
+            # the next block's stage (this one's again on the last iteration)
+            nit = cb.elem(E.ADD, c_it, cb.const(1))
+            after = cb.elem(E.ADD, loop.body.args[0], loop.step)
+            more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
+            nst, nph = _ring(cb, nit, bufs.S)
+            sel_st, sel_ph = fresh.value(DType.I32, (), "nstage"), fresh.value(DType.I32, (), "nphase")
+            cb.ops += [ir.Elementwise(sel_st, E.WHERE, (more, nst, stage)),
+                       ir.Elementwise(sel_ph, E.WHERE, (more, nph, phase)),
+                       g.BarrierWait(bufs.full, sel_st, sel_ph, span)]
+            raw, s_op = _s_product(cb, p, bufs, sel_st, fresh, layouts, issue=False)
+            o_raw = fresh.value(DType.F32, op.result.shape, "o")
+            a = mapping.get(cast.x.id, cast.x)
+            acc = mapping.get(op.acc.id, op.acc)
+            # one statement issues both groups: S first (waited for below), P V second
+            use = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_acc else None
+            cb.ops.append(g.WgmmaRegA(o_raw, a, bufs.v, stage, acc, p.v_kmajor, use, op.span, cast.result.dtype,
+                                      s_op))
+            if pingpong:
+                cb.ops.append(g.WarpgroupTurn("pass", 2, span))
+            s_next = fresh.value(DType.F32, s_shape, "s")
+            cb.ops.append(g.WgmmaWait((s_next,), (raw,), 1, span))
+            mapping[op.result.id] = o_raw
+            continue
+        if isinstance(op, ir.Yield):
+            assert s_next is not None
+            vals = tuple(mapping.get(v.id, v) for v in op.values)
+            cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), s_next)))
+            continue
+        cb.ops.append(substitute(op, mapping))
+    acc_out = loop.results[pos]
+    c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) if i == pos else v for i, v in enumerate(loop.results))
+    c_loop = ir.For((*c_results, fresh.value(DType.I32, (), "trips"), fresh.value(DType.F32, s_shape, "s")),
+                    loop.lower, loop.upper, loop.step, (*inits, bufs.zero, s_init),
+                    ir.Region((*loop.body.args, c_it, s_cur), tuple(_unshare(cb.ops, fresh))), span)  # type: ignore[arg-type]
+    # after the loop: the last P V (the zero it started from when it never ran)
+    if not zero_acc:
+        return c_loop, pre, ([g.WgmmaWait((acc_out,), (c_results[pos],), 0, span)], {})
+    w, z = fresh.value(init.dtype, init.shape, "acc"), fresh.value(init.dtype, init.shape, "acc")
+    then = ir.Region((), (g.WgmmaWait((w,), (c_results[pos],), 0, span), ir.Yield((w,))))  # type: ignore[arg-type]
+    else_ = ir.Region((), (ir.Const(z, zdef.value), ir.Yield((z,))))  # type: ignore[union-attr, arg-type]
+    return c_loop, pre, ([ir.If((acc_out,), ran, then, else_, span)], {})
+
+
+def _unshare(ops: list[object], fresh: Fresh) -> list[object]:
+    """`ops` with each `arange` or tile constant that several ops read cloned
+    before each reader (common-subexpression elimination shares `arange(64)`
+    between a row index and a column index; each must live its own way)."""
+    count: dict[int, int] = {}
+    for op in g.walk(ir.Region((), tuple(ops))):  # type: ignore[arg-type]
+        for v in g.operands(op):
+            count[v.id] = count.get(v.id, 0) + 1
+    shared: dict[int, object] = {}
+
+    def region(xs: list[object]) -> list[object]:
+        out: list[object] = []
+        for op in xs:
+            rs = g.results(op)
+            if isinstance(op, ir.Arange | ir.Const) and rs[0].shape and count.get(rs[0].id, 0) > 1:
+                shared[rs[0].id] = op
+            mapping: dict[int, ir.Value] = {}
+            for v in g.operands(op):
+                src = shared.get(v.id)
+                if src is not None and v.id not in mapping:
+                    nv = fresh.value(v.dtype, v.shape, v.hint)
+                    out.append(dataclasses.replace(src, result=nv))  # type: ignore[type-var]
+                    mapping[v.id] = nv
+            op = substitute(op, mapping)
+            subs = g.regions(op)
+            if subs:
+                from .rewrite import with_regions
+
+                op = with_regions(op, lambda r: ir.Region(r.args, tuple(region(list(r.ops)))))  # type: ignore[arg-type]
+            out.append(op)
+        return out
+
+    return region(ops)
+
+
+# ---------------------------------------------------------------- the rewrite
+def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    if not ctx.has_wgmma:
+        return k
+    p = _match(k, ctx)
+    if p is None:
+        return k
+    E = ir.ElemOp
+    fresh = Fresh(k.next_id)
+    layouts = dict(k.layouts)
+    S, BM, BN = p.stages, p.BM, p.BN
+    C = BM // 64
+    W = 4 * C
+    loop = p.loop
+    span = loop.span
+    dt = p.s_dot.a.dtype
+    ops = list(k.body.ops)
+    i = ops.index(loop)
+
+    def buf(t: Tma, stages: int, name: str) -> tuple[ir.Value, g.TmaDesc]:
+        b = fresh.value(dt, (stages, t.rows, t.cols), name)
+        layouts[b.id] = Shared(128, "row")
+        box = (1, min(t.rows, 256), 64) if t.rank == 3 else (min(t.rows, 256), 64)
+        return b, g.TmaDesc(f"{t.load.tensor}.tma_{name}", t.load.tensor, box, 128, t.load.span)
+
+    qbuf, qdesc = buf(p.q, 1, "q")
+    kbuf, kdesc = buf(p.k, S, "k")
+    vbuf, vdesc = buf(p.v, S, "v")
+    full = fresh.value(DType.I64, (S,), "full")
+    empty = fresh.value(DType.I64, (S,), "empty")
+    qbar = fresh.value(DType.I64, (1,), "qbar")
+    for b in (full, empty, qbar):
+        layouts[b.id] = Barriers()
+    pre: list[object] = [g.SmemAlloc(qbuf, span=span), g.SmemAlloc(kbuf, span=span), g.SmemAlloc(vbuf, span=span),
+                         g.BarrierAlloc(full, 1, span=span), g.BarrierAlloc(empty, W, span=span),
+                         g.BarrierAlloc(qbar, 1, span=span)]
+
+    def copies(b: _Build, t: Tma, desc: g.TmaDesc, dst: ir.Value, stage: ir.Value, bar: ir.Value,
+               mapping: dict[int, ir.Value]) -> None:
+        offs = [mapping.get(x.id, x) for x in t.load.offsets]
+        lead, row0, col0 = offs[:-2], offs[-2], offs[-1]
+        for slab in range(t.slabs):
+            c = col0 if slab == 0 else b.elem(E.ADD, col0, b.const(slab * 64))
+            b.ops.append(g.TmaLoad(desc.name, (*lead, row0, c), dst, stage, slab * t.rows * 128, bar, t.load.span))
+
+    def ring(b: _Build, it: ir.Value) -> tuple[ir.Value, ir.Value]:
+        s_c = b.const(S)
+        stage = b.elem(E.REM, it, s_c, hint="stage")
+        phase = b.elem(E.AND, b.elem(E.DIV, it, s_c), b.const(1), hint="phase")
+        return stage, phase
+
+    # -- producer: Q once, then K and V of each iteration
+    pb = _Build(fresh)
+    zero_p = pb.const(0)
+    pb.ops.append(g.BarrierExpect(qbar, zero_p, p.q.nbytes, span))
+    copies(pb, p.q, qdesc, qbuf, zero_p, qbar, {})
+    iv = loop.body.args[0]
+    lb = _Build(fresh)
+    p_iv = fresh.value(iv.dtype, (), iv.hint)
+    p_it = lb.i32("it")
+    stage, phase = ring(lb, p_it)
+    lb.ops.append(g.BarrierWait(empty, stage, lb.elem(E.XOR, phase, lb.const(1)), span))
+    lb.ops.append(g.BarrierExpect(full, stage, p.k.nbytes + p.v.nbytes, span))
+    mapping: dict[int, ir.Value] = {iv.id: p_iv}
+    for op in _slice(loop.body, [*p.k.load.offsets, *p.v.load.offsets]):
+        new = substitute(op, mapping)
+        rs = g.results(op)
+        nrs = [fresh.value(r.dtype, r.shape, r.hint) for r in rs]
+        for r, nr in zip(rs, nrs, strict=True):
+            mapping[r.id] = nr
+        lb.ops.append(dataclasses.replace(new, result=nrs[0]))  # type: ignore[type-var]
+    copies(lb, p.k, kdesc, kbuf, stage, full, mapping)
+    copies(lb, p.v, vdesc, vbuf, stage, full, mapping)
+    lb.ops.append(ir.Yield((lb.elem(E.ADD, p_it, lb.const(1)),)))
+    pzero = fresh.value(DType.I32, (), "it0")
+    p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step, (pzero,),
+                    ir.Region((p_iv, p_it), tuple(lb.ops)), span)  # type: ignore[arg-type]
+    producer_ops: list[object] = [*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(())]
+
+    # -- consumers: the body as written, the products on the tensor cores
+    chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain}
+    before = [op for op in ops[:i] if id(op) not in chained]
+    outside = [op for op in before if not any(v.shape for v in g.results(op))]
+    moved = [op for op in before if any(v.shape for v in g.results(op))]
+    zero_c = fresh.value(DType.I32, (), "q_stage")
+    cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
+    bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S)
+    schedule = _schedule(loop, p, C)
+    if schedule == "serial":
+        c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
+    else:
+        c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, schedule == "pingpong",
+                                            moved)
+    moved = _unshare(moved, fresh)
+    epilogue = _unshare([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh)
+    epilogue = [substitute(op, c_post[1]) for op in epilogue]
+    consumer_ops: list[object] = [*moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span), *c_pre,
+                                  c_loop, *c_post[0], *epilogue, ir.Yield(())]
+
+    # every tile of the consumers in the accumulator layout
+    cl = _Classes(BM)
+    links = [(a, b, y, r) for a, b, y, r in zip(loop.inits, loop.body.args[1:], loop.body.ops[-1].values,  # type: ignore[union-attr]
+                                                 loop.results, strict=True)]
+    _classify([*moved, *c_loop.body.ops, *epilogue], cl, links)
+    _assign(consumer_ops, cl, W, layouts)
+
+    consumer_regs = role_registers(C, PRODUCER_REGS)
+    ws = g.WarpSpecialize((
+        g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
+        g.Role("producer", 4, PRODUCER_REGS, ir.Region((), tuple(producer_ops)), single=True),  # type: ignore[arg-type]
+    ), span)
+    body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
+    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
+                               params=(*k.params, qdesc, kdesc, vdesc), num_warps=W + 4, num_stages=S)
+
+
+__all__ = ["AttnPlan", "attention"]

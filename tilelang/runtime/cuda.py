@@ -323,20 +323,17 @@ def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: 
     d = ctx.d
     u64, u32 = d.cuuint64_t, d.cuuint32_t
     dims = [max(1, x) for x in shape]  # an empty tensor is never read (no tile covers it)
-    cols = dims[-1]
     dts = {"f16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
            "bf16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16}
     sws = {128: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B, 64: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
            32: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B}
-    pitch = -(-cols * 2 // 16) * 16
-    strides = [pitch]  # bytes between consecutive indices of each dim but the innermost
+    strides = [-(-dims[-1] * 2 // 16) * 16]  # bytes between indices of each dim but the innermost
     for n in reversed(dims[1:-1]):
         strides.append(strides[-1] * n)
-    rank = len(dims)
     tmap = _check(d.cuTensorMapEncodeTiled(
-        dts[dtype], rank, int(ptr), [u64(x) for x in reversed(dims)], [u64(x) for x in strides],
-        [u32(x) for x in reversed(box)],
-        [u32(1)] * rank, d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sws[swizzle],
+        dts[dtype], len(dims), int(ptr), [u64(x) for x in reversed(dims)], [u64(x) for x in strides],
+        [u32(x) for x in reversed(box)], [u32(1)] * len(dims),
+        d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sws[swizzle],
         d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), "cuTensorMapEncodeTiled", span)
     raw = bytes(ctypes.string_at(int(tmap.getPtr()), 128))

@@ -78,7 +78,7 @@ class _Part:
 def _smem_part(em: Any, op: g.Wgmma) -> _Part:
     """S = A @ B with both operands in shared memory (m64 rows per warpgroup)."""
     lay = em.layouts[op.result.id]
-    M, N = op.result.shape
+    N = op.result.shape[1]
     assert lay.m_per_group == 64, lay
     sa, sb = em.layouts[op.a.id], em.layouts[op.b.id]
     assert isinstance(sa, Shared) and isinstance(sb, Shared)
@@ -175,7 +175,7 @@ def _issue(em: Any, parts: list[_Part]) -> list[list[str]]:
     for p in parts:
         names = {f"o{i}": f"${o + i}" for i in range(len(p.acc))}
         names |= {f"e{i}": f"${e + i}" for i in range(len(p.extras))}
-        lines += [re.sub(r"\$\{([oe]\d+)\}", lambda m: names[m.group(1)], ln) for ln in p.lines]
+        lines += [re.sub(r"\$\{([oe]\d+)\}", lambda m, names=names: names[m.group(1)], ln) for ln in p.lines]
         lines.append("wgmma.commit_group.sync.aligned;")
         o += len(p.acc)
         e += len(p.extras)

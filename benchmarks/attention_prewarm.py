@@ -3,7 +3,7 @@
 `benchmarks/attention_sanitize.py` and the GPU test of
 `examples/python/torch_attention.py` make, without a GPU.
 
-    TILEC_CACHE_DIR=.dev/cache python benchmarks/attention_prewarm.py [--arch sm_90 ...]
+    TILEC_CACHE_DIR=.dev/cache python benchmarks/attention_prewarm.py [--arch sm_90a ...] [--cubin sm_90]
 
 The lent GPU is scarce and a big kernel takes seconds in LLVM: the device
 run then finds the PTX in the carried cache (the same IR, specialisation
@@ -32,6 +32,7 @@ from tilelang.dtypes import DType  # noqa: E402
 from tilelang.ir.lower import lower_kernel  # noqa: E402
 from tilelang.runtime.launch import ArgFact  # noqa: E402
 
+BENCH_BLOCKS = (128, 128)  # (BM, BN) of benchmarks/attention.py's `blocks()` on a GPU
 SMS = 132  # the H200's SM count (benchmarks/attention.py sizes decode splits by it)
 Param = tuple[str, DType, tuple[int, ...], "tuple[int, ...] | None"]
 
@@ -80,12 +81,12 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
         out += decode(dtype, b * hkv, grp, smax, d, bn, splits, ns, varlen_b=b, dc=dc)
     for dtype in ("f16", "bf16"):  # test_four_d_tensors_in_place_with_a_scale
         out.append(prefill(dtype, 16, 4, 333, 333, 64, 128, 64, False))
-    # benchmarks/attention.py --quick (S = 4096, 16k tokens) and its decode shapes
+    # benchmarks/attention.py's prefill rows (S = 1024, 4096, 16384; 16k tokens; its blocks)
     for dtype in ("f16", "bf16"):
         for d in (128, 64):
-            h, s = 2048 // d, 4096
-            b = 16384 // s
-            out.append(prefill(dtype, b * h, b * h, s, s, d, 128, 64, False))
+            for s in (1024, 4096, 16384):
+                h, b = 2048 // d, 16384 // s
+                out.append(prefill(dtype, b * h, b * h, s, s, d, *BENCH_BLOCKS, False))
     # the decode rows: the example's plan (BN = 32) and the --sweep plans
     sys.path.insert(0, str(ROOT / "examples" / "python"))
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -129,7 +130,9 @@ def _cache_cubin(ptx: str, arch: str, name: str) -> None:
     with tempfile.TemporaryDirectory() as d:
         src, out = Path(d) / "k.ptx", Path(d) / "k.cubin"
         src.write_text(ptx)
-        subprocess.run(["ptxas", f"-arch={arch}", "-O3", str(src), "-o", str(out)], check=True)
+        # the PTX's own target (sm_90a for wgmma kernels), cached under the device's arch
+        target = next((ln.split()[1] for ln in ptx.splitlines() if ln.startswith(".target")), arch)
+        subprocess.run(["ptxas", f"-arch={target}", "-O3", str(src), "-o", str(out)], check=True)
         cache.put(key, out.read_bytes(), {"kind": "cubin", "arch": arch, "name": name})
 
 
@@ -158,13 +161,14 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
 def main(argv: list[str] | None = None) -> int:
     global _PROGRAM, _VARIANTS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--arch", action="append", default=None, help="target(s), default sm_90")
+    ap.add_argument("--arch", action="append", default=None,
+                    help="target(s), default sm_90a (what the runtime compiles for on an H100/H200)")
     ap.add_argument("--cubin", default=None, metavar="SM",
                     help="also assemble each PTX with the local ptxas for this device arch (sm_90) and "
                          "cache the cubin under the key the CUDA runtime looks up (no nvJitLink needed)")
     ap.add_argument("--jobs", type=int, default=1, help="compile in this many processes (on the device: its cores)")
     a = ap.parse_args(argv)
-    archs = a.arch or ["sm_90"]
+    archs = a.arch or ["sm_90a"]
     _PROGRAM = tilelang.compile("use std::attention::*;\n")._program
     _VARIANTS = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))._program
     seen: set[tuple[str, ...]] = set()

@@ -118,22 +118,25 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
 
 
 def _cache_cubin(ptx: str, arch: str, name: str) -> None:
+    """Assemble `ptx` with the local ptxas for the arch the runtime links it as
+    on a device of `arch` (`runtime.cuda.link_arch`: sm_90a for wgmma kernels)
+    and cache it under the key the runtime looks up."""
     import subprocess
     import tempfile
 
     from tilelang.runtime import cache as cache_mod
+    from tilelang.runtime.cuda import link_arch
 
-    key = cache_mod.make_key("cubin", ptx, arch)
+    target = link_arch(ptx, arch)
+    key = cache_mod.make_key("cubin", ptx, target)
     cache = cache_mod.default_cache()
     if cache.get(key) is not None:
         return
     with tempfile.TemporaryDirectory() as d:
         src, out = Path(d) / "k.ptx", Path(d) / "k.cubin"
         src.write_text(ptx)
-        # the PTX's own target (sm_90a for wgmma kernels), cached under the device's arch
-        target = next((ln.split()[1] for ln in ptx.splitlines() if ln.startswith(".target")), arch)
         subprocess.run(["ptxas", f"-arch={target}", "-O3", str(src), "-o", str(out)], check=True)
-        cache.put(key, out.read_bytes(), {"kind": "cubin", "arch": arch, "name": name})
+        cache.put(key, out.read_bytes(), {"kind": "cubin", "arch": target, "name": name})
 
 
 _PROGRAM: Any = None

@@ -126,6 +126,46 @@ def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, 
     np.testing.assert_allclose(o.astype(np.float64), ref, atol=3e-3, rtol=1e-2)
 
 
+CHAIN = """
+kernel fn chain<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<f32, [BM, D]>,
+        x: &Tensor<f16, [?, D]>, w: &Tensor<f16, [?, D]>, u: &Tensor<f16, [?, D]>) {
+    let xt = x.load_like(o);
+    let pw = w.partition([BN, D]);
+    let pu = u.partition([BN, D]);
+    let mut acc = zeros::<f32>([BM, D]);
+    for j in 0..(w.shape()[0] + BN - 1) / BN {
+        let h = mma(xt, pw.load([j, 0]).transpose(), zeros::<f32>([BM, BN]));
+        acc = mma(maximum(h, 0.0) as f16, pu.load([j, 0]), acc + 1.0);
+    }
+    o.store(acc);
+}
+fn main() { let x = zeros::<f16>([64, 64]); let mut o = zeros::<f32>([64, 64]);
+    chain::<64, 64, 64>(o.partition([64, 64]), &x, &x, &x).sync(); }
+"""
+
+
+def test_a_chain_of_two_products_that_is_not_attention() -> None:
+    """The pipeline is about the loop's shape, not softmax: relu(x w^T) u with
+    `acc + 1.0` as the second accumulator (not a multiple of the carried
+    value, so the first product must read it: no `use_acc` shortcut)."""
+    k = driver.compile(CHAIN, "ir").output[0]
+    facts = _facts("oxwu", 2)
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "wgmma.rs" in text and "use_acc" not in text.split("wgmma.rs")[1].split("\n")[0]
+    rng = np.random.default_rng(3)
+    m, n, d = 64, 100, 64
+    x, w, u = ((rng.standard_normal(shape) * 0.1).astype(np.float16) for shape in ((m, d), (n, d), (n, d)))
+    o = np.full((m, d), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, (1, 1), [o, x, w, u], facts)
+    ref = np.zeros((m, d))
+    for j in range(2):  # key blocks of 64, the last one zero-padded
+        wj, uj = np.zeros((64, d)), np.zeros((64, d))
+        wj[:min(64, n - 64 * j)], uj[:min(64, n - 64 * j)] = w[64 * j:64 * j + 64], u[64 * j:64 * j + 64]
+        h = np.maximum(x.astype(np.float64) @ wj.T, 0).astype(np.float16).astype(np.float64)
+        ref = h @ uj + (ref + 1.0)
+    np.testing.assert_allclose(o, ref, atol=1e-4, rtol=1e-4)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize(("bm", "bn", "d", "s"), [(128, 64, 64, 1000), (128, 128, 128, 777), (64, 64, 128, 300)])
 def test_a_user_attention_loop_on_the_gpu(bm: int, bn: int, d: int, s: int) -> None:

@@ -495,6 +495,11 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     init = loop.inits[pos]
     zdef = next((op for op in before if isinstance(op, ir.Const) and op.result is init), None)
     zero_acc = zdef is not None and float(zdef.value) == 0.0 and str(float(zdef.value)) == "0.0"  # type: ignore[attr-defined]
+    # ... and the product's accumulator operand is then zero too: the carried
+    # value itself or a multiple of it (the rescale), nothing added to it
+    rescale = next((op for op in loop.body.ops if p.o_dot.acc in g.results(op)), None)
+    zero_acc = zero_acc and (p.o_dot.acc is acc_arg or (
+        isinstance(rescale, ir.Elementwise) and rescale.op is E.MUL and acc_arg in rescale.operands))
     inits = list(loop.inits)
     if zero_acc:
         inits[pos] = fresh.value(init.dtype, init.shape, init.hint)

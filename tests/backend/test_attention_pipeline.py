@@ -61,6 +61,10 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
         assert text.count("tma.load") >= 3 and "wgmma.rs" in text and "(a k-major, b k-major)" in text
         # the softmax runs in the accumulator layout: no conversion, no shared-memory trip
         assert "convert_layout" not in text and "#blocked" not in text.split("warp_specialize")[1]
+    # std::attention's grid is (heads, query blocks): the query blocks of a head start together
+    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 64, 128), "sm_90a", _facts("oqkv", 3)))
+    head = text.split("warp_specialize")[0]
+    assert "%launch_x" in head and "num_blocks 1" in head  # block ids from the launch position, y fastest
     # not on sm_80, nor for an unaligned tensor (TMA cannot read it)
     k = _user(128, 64, 64)
     assert "wgmma" not in print_gpu_kernel(lower_gpu(k, "sm_80", _facts("oqkv", 2)))

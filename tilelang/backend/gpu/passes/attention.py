@@ -610,6 +610,73 @@ def _unshare(ops: list[object], fresh: Fresh) -> list[object]:
     return region(ops)
 
 
+def _kv_axes(k: g.GpuKernel, p: AttnPlan) -> set[int] | None:
+    """The grid axes the K and V tiles' positions depend on (None: unknown)."""
+    defs: dict[int, object] = {}
+    for op in g.walk(k.body):
+        for r in g.results(op):
+            defs[r.id] = op
+    axes: set[int] = set()
+    seen: set[int] = set()
+    todo = [*p.k.load.offsets, *p.v.load.offsets]
+    while todo:
+        v = todo.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        op = defs.get(v.id)
+        if op is None:
+            continue  # a loop index or a parameter
+        if isinstance(op, ir.BlockId):
+            axes.add(op.axis)
+        elif isinstance(op, ir.If | ir.For | ir.While):
+            return None
+        elif isinstance(op, ir.NumBlocks | ir.Print):
+            continue
+        todo += list(g.operands(op))
+    return axes
+
+
+def _kv_blocks_together(k: g.GpuKernel, p: AttnPlan, body: ir.Region, fresh: Fresh) -> ir.Region:
+    """Blocks that read the same K and V (the query blocks of one head) start
+    together: CUDA starts blocks x fastest, and `o.partition([1, BM, D])` puts
+    the head on x, so each of the ~132 blocks in flight would stream another
+    head's K and V from memory. The grid axes the K/V positions do not depend
+    on become the fastest (FlashAttention's grid order); every `block_id`
+    read is the new position computed from the launch position (a bijection:
+    each logical block still runs once)."""
+    if k.grid_rank < 2 or any(isinstance(op, ir.Print) for op in g.walk(k.body)):
+        return body
+    kv = _kv_axes(k, p)
+    if kv is None:
+        return body
+    order = [a for a in range(k.grid_rank) if a not in kv] + [a for a in range(k.grid_rank) if a in kv]
+    if order == list(range(k.grid_rank)):
+        return body
+    E = ir.ElemOp
+    b = _Build(fresh)
+    launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(k.grid_rank)]
+    sizes = [b.i32() for _ in range(k.grid_rank)]
+    b.ops += [ir.BlockId(launch[a], a) for a in range(k.grid_rank)]
+    b.ops += [ir.NumBlocks(sizes[a], a) for a in range(k.grid_rank)]
+    lin = launch[-1]
+    for a in range(k.grid_rank - 2, -1, -1):  # launch position, x fastest
+        lin = b.elem(E.ADD, b.elem(E.MUL, lin, sizes[a]), launch[a])
+    new: dict[int, ir.Value] = {}
+    for i, a in enumerate(order):
+        if i == len(order) - 1:
+            new[a] = lin
+        else:
+            new[a] = b.elem(E.REM, lin, sizes[a], hint="pid")
+            lin = b.elem(E.DIV, lin, sizes[a])
+    mapping = {op.result.id: new[op.axis] for op in g.walk(body) if isinstance(op, ir.BlockId)
+               and op.axis < k.grid_rank}
+    from .rewrite import map_ops, substitute_region
+
+    kept = map_ops(body, lambda op: [] if isinstance(op, ir.BlockId) and op.result.id in mapping else [op])
+    return substitute_region(ir.Region(body.args, (*b.ops, *kept.ops)), mapping)  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------- the rewrite
 def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if not ctx.has_wgmma:
@@ -722,6 +789,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         g.Role("producer", 4, PRODUCER_REGS, ir.Region((), tuple(producer_ops)), single=True),  # type: ignore[arg-type]
     ), span)
     body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
+    body = _kv_blocks_together(k, p, body, fresh)
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, qdesc, kdesc, vdesc), num_warps=W + 4, num_stages=S)
 

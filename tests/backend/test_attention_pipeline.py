@@ -130,6 +130,18 @@ def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, 
     np.testing.assert_allclose(o.astype(np.float64), ref, atol=3e-3, rtol=1e-2)
 
 
+def test_a_loop_that_moves_data_between_threads_keeps_the_generic_path() -> None:
+    """Row maxima added along the columns (a transpose of a row vector) cannot
+    stay in the accumulator layout: a shared-memory trip would need a barrier
+    of the whole CTA, which the producer never reaches. The pass declines."""
+    src = USER.replace("let s = where(keys < n, s, -1.0e30);",
+                       "let s = where(keys < n, s, -1.0e30) + max(s, 1).reshape([1, BN]);")
+    assert src != USER
+    k = driver.compile(src, "ir").output[0]
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", _facts("oqkv", 2)))
+    assert "wgmma.rs" not in text and "warp_specialize" not in text
+
+
 CHAIN = """
 kernel fn chain<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<f32, [BM, D]>,
         x: &Tensor<f16, [?, D]>, w: &Tensor<f16, [?, D]>, u: &Tensor<f16, [?, D]>) {

@@ -610,6 +610,59 @@ def _unshare(ops: list[object], fresh: Fresh) -> list[object]:
     return region(ops)
 
 
+def _registers_only(ops: list[object], layouts: dict[int, Layout]) -> bool:
+    """Every op of the consumers computes in registers with the layouts given:
+    a conversion or a shared-memory staging would need a barrier of the whole
+    CTA, which the producer warp never reaches (a hang)."""
+    from tilelang.backend.codegen.accview import acc_register_map, acc_view
+
+    def view(v: ir.Value):  # type: ignore[no-untyped-def]
+        lay = layouts.get(v.id)
+        return acc_view(lay, v.shape) if isinstance(lay, AccTile) else None
+
+    def same(a: ir.Value, b: ir.Value) -> bool:
+        return not a.shape or layouts.get(a.id) == layouts.get(b.id)
+
+    for op in g.walk(ir.Region((), tuple(ops))):  # type: ignore[arg-type]
+        match op:
+            case ir.Elementwise(result=r) | ir.Cast(result=r):
+                if r.shape and not all(same(x, r) for x in g.operands(op)):
+                    return False
+            case ir.Broadcast(result=r, x=x) if x.shape:
+                lead = len(r.shape) - len(x.shape)
+                align = [None if i < lead or x.shape[i - lead] == 1 else i - lead for i in range(len(r.shape))]
+                vx, vr = view(x), view(r)
+                if vx is None or vr is None or acc_register_map(vx, vr, align) is None:
+                    return False
+            case ir.Reshape(result=r, x=x) if x.shape and r.shape:
+                xd = [i for i, n in enumerate(x.shape) if n != 1]
+                rd = [i for i, n in enumerate(r.shape) if n != 1]
+                if [x.shape[i] for i in xd] != [r.shape[i] for i in rd]:
+                    return False
+                align: list[int | None] = [None] * len(r.shape)
+                for i, j in zip(rd, xd, strict=True):
+                    align[i] = j
+                vx, vr = view(x), view(r)
+                if vx is None or vr is None or acc_register_map(vx, vr, align) is None:
+                    return False
+            case ir.Reduce(result=r, x=x, axis=a):
+                vx = view(x)
+                if vx is None or a != vx.cdim or vx.M == 1 or (r.shape and view(r) is None):
+                    return False
+            case ir.If(results=rs, then=t, else_=e):
+                for i, v in enumerate(rs):
+                    if not (same(t.ops[-1].values[i], v) and same(e.ops[-1].values[i], v)):  # type: ignore[union-attr]
+                        return False
+            case ir.For(results=rs, inits=inits, body=b):
+                ys = b.ops[-1].values  # type: ignore[union-attr]
+                for r, i0, a, y in zip(rs, inits, b.args[1:], ys, strict=True):
+                    if not (same(i0, a) and same(y, a) and same(r, a)):
+                        return False
+            case ir.Load() | ir.Permute() | g.ConvertLayout() | ir.Scan():
+                return False
+    return True
+
+
 def _kv_axes(k: g.GpuKernel, p: AttnPlan) -> set[int] | None:
     """The grid axes the K and V tiles' positions depend on (None: unknown)."""
     defs: dict[int, object] = {}
@@ -788,6 +841,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
         g.Role("producer", 4, PRODUCER_REGS, ir.Region((), tuple(producer_ops)), single=True),  # type: ignore[arg-type]
     ), span)
+    if not _registers_only(consumer_ops, layouts):
+        return k  # some value would move between threads: the generic path
     body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
     body = _kv_blocks_together(k, p, body, fresh)
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,

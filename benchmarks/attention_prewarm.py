@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cubin", default=None, metavar="SM",
                     help="also assemble each PTX with the local ptxas for this device arch (sm_90) and "
                          "cache the cubin under the key the CUDA runtime looks up (no nvJitLink needed)")
+    ap.add_argument("--only", choices=("prefill", "decode"), default=None,
+                    help="only the flash_attention launches (prefill) or only the others (decode)")
     ap.add_argument("--jobs", type=int, default=1, help="compile in this many processes (on the device: its cores)")
     a = ap.parse_args(argv)
     archs = a.arch or ["sm_90a"]
@@ -178,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = []
     t0 = time.perf_counter()
     for kernel, inst, params in launches():
+        if a.only is not None and kernel.startswith("flash_attention") != (a.only == "prefill"):
+            continue
         facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
         key = (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())))
         if key not in seen:

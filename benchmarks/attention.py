@@ -210,7 +210,7 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
 
 
 # (variant, key blocks, blocks per SM) that --sweep times
-SWEEP = [("std", (32, 64), (2, 4, 8)), ("w8", (32, 64), (1, 2)), ("t", (32, 64), (4,)), ("pf", (32, 64), (2, 4))]
+SWEEP = [("std", (32, 64), (2, 4, 8)), ("w8", (64,), (1,)), ("t", (32,), (4,)), ("pf", (32,), (4,))]
 _VARIANTS: list = []
 
 

@@ -8,6 +8,10 @@
 #   4. compute-sanitizer memcheck, then racecheck, over
 #      benchmarks/attention_sanitize.py                              2 x 20 s
 # Each step runs under `timeout`, so a hang costs its own cap only.
+# DECODE_ONLY=1: the decode half only, <= 60 s (prefill is
+# benchmarks/attention_prefill_device.sh's): the decode launches prewarmed
+# (15 s), the decode GPU tests + the PyTorch example (20 s), the decode rows
+# and the sweep (15 s), both sanitizers on the decode kernels (2 x 5 s).
 # usage on the device machine, from the checkout's root (after the lark
 # wheel install the lead's calls do, or with WHL=dir holding the wheel):
 #   bash benchmarks/attention_device.sh
@@ -31,13 +35,19 @@ nvidia-smi -L; git log -1 --format='commit %h %cd' 2>/dev/null || true
 date -u
 t0=$(date +%s)
 cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
-timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --jobs "$(nproc)" "${cubin[@]}" \
+only=(); tests=(tests/std/test_attention_gpu.py); bench=(--quick --sweep); san=()
+if [[ ${DECODE_ONLY:-0} == 1 ]]; then
+  python3 benchmarks/attention_prewarm.py --help 2>/dev/null | grep -q -- --only && only=(--only decode)
+  tests=(tests/std/test_attention_gpu.py -k "decoding or torch_attention_example"); bench=(--decode-only --sweep); san=(decode)
+  : "${PREWARM_TIMEOUT:=15}" "${TEST_TIMEOUT:=20}" "${BENCH_TIMEOUT:=15}" "${SAN_TIMEOUT:=5}"
+fi
+timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --jobs "$(nproc)" "${cubin[@]}" "${only[@]}" \
   > "$OUT/attention_prewarm.log" 2>&1
 echo "prewarm (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$OUT/attention_prewarm.log")"
-timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu tests/std/test_attention_gpu.py \
+timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu "${tests[@]}" \
   "tests/api/test_api_gpu.py::test_torch_attention_example_on_the_gpu" > "$OUT/attention_gpu_tests.log" 2>&1
-echo "gpu tests (rc $?, $(( $(date +%s) - t0 )) s):"; tail -4 "$OUT/attention_gpu_tests.log"
-timeout ${BENCH_TIMEOUT:-55} python3 benchmarks/attention.py --quick --sweep --reps ${REPS:-5} --out "$OUT" \
+echo "gpu tests (rc $?, $(( $(date +%s) - t0 )) s):"; tail -4 "$OUT/attention_gpu_tests.log" | cut -c1-200
+timeout ${BENCH_TIMEOUT:-55} python3 benchmarks/attention.py "${bench[@]}" --reps ${REPS:-5} --out "$OUT" \
   > "$OUT/attention_bench.log" 2>&1
 echo "bench (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16|decode)|Copy|error" "$OUT/attention_bench.log" \
   | awk '!seen[$0]++' | cut -c1-170 | tail -16
@@ -53,7 +63,7 @@ for shape, rs in best.items():
 EOF
 for tool in memcheck racecheck; do
   timeout ${SAN_TIMEOUT:-20} compute-sanitizer --tool $tool --print-limit 20 python3 benchmarks/attention_sanitize.py \
-    > "$OUT/attention_sanitizer_$tool.log" 2>&1
+    gpu "${san[@]}" > "$OUT/attention_sanitizer_$tool.log" 2>&1
   echo "$tool (rc $?, $(( $(date +%s) - t0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/attention_sanitizer_$tool.log" | tail -1)"
   grep -E "err " "$OUT/attention_sanitizer_$tool.log" | head -5
 done

@@ -114,6 +114,7 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
     out.append(prefill("f16", 2, 2, 150, 90, 128, 64, 64, True))
     out += decode("f16", 4, 4, 384, 128, 64, 8, 8, dc=32)
+    out += decode("f16", 4, 4, 384, 128, 32, 4, 4, varlen_b=2)
     return out
 
 

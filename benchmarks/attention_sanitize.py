@@ -37,11 +37,12 @@ def rel_err(got: np.ndarray, want: np.ndarray) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """argv: [device] [decode]: "decode" runs the decode kernels only."""
     args = sys.argv[1:] if argv is None else argv
     attn = tilelang.compile("use std::attention::*;\n", device=args[0] if args else "gpu")
     rng = np.random.default_rng(0)
     bad = 0
-    for bh, hkv, sq, sk, d, bm, bn, causal in CASES:
+    for bh, hkv, sq, sk, d, bm, bn, causal in ([] if "decode" in args[1:] else CASES):
         q = rng.standard_normal((bh, sq, d)).astype(np.float16)
         k = rng.standard_normal((hkv, sk, d)).astype(np.float16)
         v = rng.standard_normal((hkv, sk, d)).astype(np.float16)
@@ -53,23 +54,30 @@ def main(argv: list[str] | None = None) -> int:
         err = rel_err(o, attention(q, k, v, d**-0.5, causal))
         print(f"flash_attention_lse f16 {bh}x{sq}x{d} kv {hkv}x{sk} causal={causal}: err {err:.1e}")
         bad += not err < 1e-2
-    # decode: 2 sequences x 2 KV heads x 4 query heads, cache 300 of 384, 8 splits
-    b, hkv, grp, smax, clen, d, bn, splits = 2, 2, 4, 384, 300, 128, 64, 8
+    # decode: 2 sequences x 2 KV heads x 4 query heads, cache 300 of 384 (the
+    # last key block partly valid), garbage (NaN) past it; the merge by column
+    # chunks; the per-sequence lengths on the device
+    b, hkv, grp, smax, clen, d = 2, 2, 4, 384, 300, 128
     q = rng.standard_normal((b * hkv, grp, d)).astype(np.float16)
     k = rng.standard_normal((b * hkv, smax, d)).astype(np.float16)
     v = rng.standard_normal((b * hkv, smax, d)).astype(np.float16)
-    o_part = np.zeros((b * hkv, splits * grp, d), np.float32)
-    lse_part = np.zeros((b * hkv, splits * grp), np.float32)
-    o = np.zeros_like(q)
-    attn.decode_split["f16", grp, bn, d](
-        tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q, k, v, clen, d**-0.5
-    ).sync()
-    dc = 32  # column chunks: 4 blocks per KV head
-    attn.decode_combine["f16", grp, splits, dc](tilelang.partition(o, [1, grp, dc]), o_part, lse_part).sync()
-    want = attention(q.reshape(-1, 1, d), k, v, d**-0.5, False, cache_len=clen).reshape(o.shape)
-    err = rel_err(o, want)
-    print(f"decode_split + decode_combine f16 B={b} ctx {clen}/{smax} {splits} splits: err {err:.1e}")
-    bad += not err < 1e-2
+    k[:, clen:] = np.nan
+    v[:, clen:] = np.nan
+    want = attention(q.reshape(-1, 1, d), k, v, d**-0.5, False, cache_len=clen).reshape(q.shape)
+    for bn, splits, dc, varlen in ((64, 8, 32, False), (32, 4, 128, True)):
+        o_part = np.zeros((b * hkv, splits * grp, d), np.float32)
+        lse_part = np.zeros((b * hkv, splits * grp), np.float32)
+        o = np.zeros_like(q)
+        parts = (tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q, k, v)
+        if varlen:
+            attn.decode_split_varlen["f16", grp, bn, d](*parts, np.full(b, clen, np.int32), d**-0.5).sync()
+        else:
+            attn.decode_split["f16", grp, bn, d](*parts, clen, d**-0.5).sync()
+        attn.decode_combine["f16", grp, splits, dc](tilelang.partition(o, [1, grp, dc]), o_part, lse_part).sync()
+        err = rel_err(o, want)
+        print(f"decode_split{'_varlen' if varlen else ''} + decode_combine f16 B={b} ctx {clen}/{smax} "
+              f"BN={bn} {splits} splits DC={dc}: err {err:.1e}")
+        bad += not err < 1e-2
     return 1 if bad else 0
 
 

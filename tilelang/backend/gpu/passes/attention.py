@@ -695,7 +695,8 @@ def _kv_blocks_together(k: g.GpuKernel, p: AttnPlan, body: ir.Region, fresh: Fre
     together: CUDA starts blocks x fastest, and `o.partition([1, BM, D])` puts
     the head on x, so each of the ~132 blocks in flight would stream another
     head's K and V from memory. The grid axes the K/V positions do not depend
-    on become the fastest (FlashAttention's grid order); every `block_id`
+    on become the fastest (FlashAttention's grid order), the fastest walked
+    from its end (the longest causal blocks first); every `block_id`
     read is the new position computed from the launch position (a bijection:
     each logical block still runs once)."""
     if k.grid_rank < 2 or any(isinstance(op, ir.Print) for op in g.walk(k.body)):
@@ -722,6 +723,11 @@ def _kv_blocks_together(k: g.GpuKernel, p: AttnPlan, body: ir.Region, fresh: Fre
         else:
             new[a] = b.elem(E.REM, lin, sizes[a], hint="pid")
             lin = b.elem(E.DIV, lin, sizes[a])
+    # the fastest axis walked from its end: a causal kernel's last query blocks
+    # see the most keys, and the longest blocks first leave the shortest for
+    # the last wave (no effect on the others)
+    fast = order[0]
+    new[fast] = b.elem(E.SUB, b.elem(E.SUB, sizes[fast], b.const(1)), new[fast], hint="pid")
     mapping = {op.result.id: new[op.axis] for op in g.walk(body) if isinstance(op, ir.BlockId)
                and op.axis < k.grid_rank}
     from .rewrite import map_ops, substitute_region

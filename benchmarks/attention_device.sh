@@ -3,8 +3,9 @@
 #   1. fill the compile cache in parallel on the device's cores (every launch
 #      of steps 2-4, benchmarks/attention_prewarm.py)                 <= 45 s
 #   2. the GPU tests against SDPA + the PyTorch example on the GPU     <= 60 s
-#   3. benchmarks/attention.py --quick --sweep (prefill S=4096 rows, the
-#      decode rows and each decode shape under several plans)          <= 55 s
+#   3. benchmarks/attention.py --sweep (the whole table: decode rows
+#      first, each decode shape under several plans, then every prefill
+#      row; each printed as measured, so a cut run keeps what it had)   <= 55 s
 #   4. compute-sanitizer memcheck, then racecheck, over
 #      benchmarks/attention_sanitize.py                              2 x 20 s
 # Each step runs under `timeout`, so a hang costs its own cap only.
@@ -35,7 +36,7 @@ nvidia-smi -L; git log -1 --format='commit %h %cd' 2>/dev/null || true
 date -u
 t0=$(date +%s)
 cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
-only=(); tests=(tests/std/test_attention_gpu.py); bench=(--quick --sweep); san=()
+only=(); tests=(tests/std/test_attention_gpu.py); bench=(--sweep); san=()
 if [[ ${DECODE_ONLY:-0} == 1 ]]; then
   python3 benchmarks/attention_prewarm.py --help 2>/dev/null | grep -q -- --only && only=(--only decode)
   tests=(tests/std/test_attention_gpu.py -k "decoding or torch_attention_example"); bench=(--decode-only --sweep); san=(decode)

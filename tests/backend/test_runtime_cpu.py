@@ -72,3 +72,33 @@ def test_nvjitlink_links_arch_specific_ptx_for_its_own_target() -> None:
     assert cuda.link_arch(hopper, "sm_100") == "sm_100"  # another device's variant: not ours to pick
     ptx = compile_kernel(vector_add(), "sm_90a").ptx
     assert cuda.link_arch(ptx, "sm_90") == "sm_90a"
+
+
+def test_compile_prewarms_the_gpu_toolchain_when_the_process_uses_cuda(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`tilelang.compile` in a process whose PyTorch has initialised CUDA starts
+    loading llvmlite and nvJitLink in the background (a cold first launch waits
+    for them otherwise); without that hint it starts nothing."""
+    from types import SimpleNamespace
+
+    import tilelang
+
+    calls: list[object] = []
+    monkeypatch.setattr(cuda, "prewarm_toolchain", lambda arch=None: calls.append(arch))
+    fake = SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: False))
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    src = "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(zeros::<f32>([B])); }\n"
+    tilelang.compile(src)
+    assert calls == []
+    fake.cuda.is_initialized = lambda: True
+    tilelang.compile(src)
+    assert calls == [None]
+
+
+def test_prewarm_toolchain_loads_llvmlite_once_in_the_background() -> None:
+    code = ("import sys, threading; from tilelang.runtime import cuda; "
+            "cuda.prewarm_toolchain(); cuda.prewarm_toolchain(); "
+            "threads = [t for t in threading.enumerate() if t is not threading.main_thread()]; "
+            "[t.join() for t in threads]; "
+            "print(len(threads), 'llvmlite.binding' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "True"]

@@ -24,6 +24,7 @@ and `errors.py` for the exceptions (all `tilelang.TileError` subclasses).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from tilelang.api.engines import gpu_available, in_flight
@@ -74,7 +75,23 @@ def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
     return _load(text, str(path), device)
 
 
+def _prewarm_if_cuda() -> None:
+    """A process that already uses CUDA through PyTorch will most likely call
+    a kernel on the GPU next: start loading the GPU toolchain (llvmlite,
+    nvJitLink) on a background thread while the program is checked."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is None or not torch.cuda.is_initialized():
+            return
+    except Exception:  # a partial or odd torch: no hint
+        return
+    from tilelang.runtime.cuda import prewarm_toolchain
+
+    prewarm_toolchain()
+
+
 def _load(text: str, name: str, device: str) -> Module:
+    _prewarm_if_cuda()
     from tilelang import driver
     from tilelang.api.engines import _resolve_device
     from tilelang.diagnostics import render

@@ -517,7 +517,7 @@ class CudaDevice(Device):
         self.arch = self._ptx_arch()
         # Import llvmlite and build the target machine while the host program
         # gets going: a cold first launch then pays only for its own kernel.
-        threading.Thread(target=_prewarm, args=(self.arch,), daemon=True).start()
+        prewarm_toolchain(self.arch)
         self.launches = 0
         self._streams: list[Any] = []
         # (error word, kernel ABI, launch span) by id(stream)
@@ -973,11 +973,27 @@ def print_buffer_bytes() -> int:
     return max(4096, min(int(mb * (1 << 20)), (1 << 32) - 4096)) // 16 * 16
 
 
-def _prewarm(arch: str) -> None:
+_PREWARM_STARTED = False
+
+
+def prewarm_toolchain(arch: str | None = None) -> None:
+    """Start, once per process, a background thread that imports llvmlite,
+    initialises its targets (the machine for `arch`, else the default one) and
+    loads nvJitLink: most of a cold first launch is waiting for these. Called
+    by `CudaDevice` and, earlier, by `tilelang.compile` when the process
+    already uses CUDA (`api._prewarm_if_cuda`)."""
+    global _PREWARM_STARTED
+    if _PREWARM_STARTED:
+        return
+    _PREWARM_STARTED = True
+    threading.Thread(target=_prewarm, args=(arch,), daemon=True).start()
+
+
+def _prewarm(arch: str | None) -> None:
     try:
         from tilelang.backend.target import Target, prewarm
 
-        prewarm(Target(arch))
+        prewarm(Target(arch) if arch else None)
     except Exception:  # an optimisation only: the first compile will report real problems
         pass
     try:  # and nvJitLink: its module and shared library load on first use

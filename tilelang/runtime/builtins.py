@@ -55,6 +55,7 @@ from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
 from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.runtime.tensor import (
+    TUNER_PICKS,
     Partition,
     Tensor,
     dtype_of_array,
@@ -757,14 +758,17 @@ class Builtins:
                         .primary(mc.method.span, "unknown method"))
 
     def _partition(self, t: Tensor, shape: Any, mc: ast.MethodCall) -> Partition:
-        tile = tuple(int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape]))
+        if shape is TUNER_PICKS:  # `z.partition(_)`: every dimension left to the tuner
+            return Partition(t, (TUNER_PICKS,) * t.rank)
+        tile = tuple(d if d is TUNER_PICKS else int(d)
+                     for d in (shape if isinstance(shape, (list, tuple)) else [shape]))
         if len(tile) != t.rank:
             raise TileError(Diagnostic.error(
                 lcodes.BAD_PARTITION,
                 f"a tile shape of {len(tile)} dimensions cannot partition a tensor of {t.rank}")
                 .primary(mc.span, f"{_shape(tile)} for a tensor of shape {_shape(t.shape)}")
                 .with_help(f"give one tile dimension per tensor dimension ({t.rank})"))
-        if any(d <= 0 for d in tile):
+        if any(d is not TUNER_PICKS and d <= 0 for d in tile):
             raise TileError(Diagnostic.error(
                 lcodes.BAD_PARTITION, f"tile shape {_shape(tile)} has a dimension that is not positive")
                 .primary(mc.span, "every tile dimension must be at least 1"))

@@ -35,7 +35,7 @@ from tilelang.dtypes import DType
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
-from tilelang.runtime.tensor import Tensor
+from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
 from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.types import ScalarT
 from tilelang.source import SourceMap, Span
@@ -360,6 +360,8 @@ class HostEvaluator:
             case ast.StrLit(value=v):
                 return v
             case ast.Name(ident=ident):
+                if ident.name == "_":  # a tile dimension the autotuner picks (sema: nowhere else)
+                    return TUNER_PICKS
                 return self.lookup(ident.name, e, scope)
             case ast.Path(segments=segs):
                 sym = self._builtin_symbol(e)
@@ -538,12 +540,22 @@ class HostEvaluator:
         static = self.program.instantiation_of(call)
         inferred: dict[str, Any] = {str(k): int(v) for k, v in static.items()
                     if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
-        bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
-        self.check_deferred(call.span, fn, bound)
         writes_for = getattr(self.ownership, "writes_for", None)
         writes = writes_for(fn.key) if writes_for is not None else frozenset()
         atomics = self.ownership.atomics_for(fn.key) if writes else frozenset()
-        return Operation(decl, fn.key, bound, call.span, self.runtime, writes, atomics)
+
+        def make(args: list[LaunchArg], generics: dict[str, tuple[Any, Span]]) -> Operation:
+            bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)
+            self.check_deferred(call.span, fn, bound)
+            return Operation(decl, fn.key, bound, call.span, self.runtime, writes, atomics)
+
+        if any(isinstance(a.value, Partition) and TUNER_PICKS in a.value.tile for a in args):
+            from tilelang.tuner.launch import tuned_operation
+
+            # every candidate is built by `make`: the same checks as any launch
+            tuned: Operation = tuned_operation(self, decl, call, args, generics, make)
+            return tuned
+        return make(args, generics)
 
     def _snippet(self, span: Span) -> str | None:
         try:

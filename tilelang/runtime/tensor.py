@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -135,6 +135,11 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"<{self.type_name()} on {self.device.name}>"
+
+
+# A tile dimension written `_` in a launch (`k(z.partition([_]), ..)`): the
+# autotuner picks it (`tuner/launch.py`); no partition with it ever reaches a device.
+TUNER_PICKS: Any = Ellipsis
 
 
 @frozen

@@ -245,11 +245,42 @@ def rule_num_tiles(tcx: CheckCx, cx: CallCx) -> Type:
     return I32
 
 
+def tuner_partition(tcx: CheckCx, cx: CallCx, t: TensorT, arg: ast.Expr, holes: list[ast.Expr]) -> Type | None:
+    """`z.partition([_, 64])` / `z.partition(_)`: tile dimensions the autotuner
+    picks at the launch that takes this partition (`sema/launch.py` checks
+    the kernel lists them; one left untaken is E0229 at the end). None: an
+    array with some `_`, typed by the general rule (the `_` dims are
+    deferred to the launch like run-time dims)."""
+    if cx.fx.in_kernel:
+        return tcx.emit(tcx.err(T.TUNED_TILE_MISUSE, "the autotuner cannot pick a tile shape inside a kernel",
+                                holes[0].span, "left to the tuner here")
+                        .note("inside a kernel every tile dimension is a compile-time constant; the tuner "
+                              "picks the tile shapes of partitions passed to a launch")
+                        .with_help("make it a const generic of the kernel, listed in its `#[autotune(..)]`"))
+    if isinstance(arg, ast.ArrayExpr):
+        tcx.tuned_partitions[cx.node] = tuple(i for i, x in enumerate(arg.elems) if x in tcx.tuner_dims)
+        return None
+    if t.shape is None:
+        return tcx.emit(tcx.err(T.TUNED_TILE_MISUSE, "the tuner cannot pick every dimension of a tensor whose "
+                                "rank is known only at run time", arg.span, "how many dimensions?")
+                        .with_help("write one `_` per dimension: `.partition([_, _])`"))
+    rank = len(t.shape)
+    tcx.partition_deferred[cx.node] = {i: (i, arg) for i in range(rank)}
+    tcx.tuned_partitions[cx.node] = tuple(range(rank))
+    return PartitionT(t, tuple(Dim.var(f"?{i}") for i in range(rank)))
+
+
 def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
     r, rt = cx.recv, cx.recv_ty
     assert r is not None and rt is not None
     t = deref(rt)
     assert isinstance(t, TensorT)
+    arg = cx.args[0]
+    holes = [x for x in (arg.elems if isinstance(arg, ast.ArrayExpr) else (arg,)) if x in tcx.tuner_dims]
+    if holes:
+        tuned = tuner_partition(tcx, cx, t, arg, holes)
+        if tuned is not None:
+            return tuned
     shape = shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
     if t.shape is not None and isinstance(cx.arg_tys[0], ShapeT) and cx.arg_tys[0].rank is not None \
             and cx.arg_tys[0].rank != len(t.shape):

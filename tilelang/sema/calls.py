@@ -272,7 +272,21 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         return tcx.emit(d)
     msym = tcx.method_syms.setdefault(name, Symbol(SymbolKind.METHOD, name, signature=sig, qualname="." + name))
     tcx.program.symbols[e] = msym
+    if name == "partition":
+        note_tuner_dims(tcx, e)
     return _builtin_call(tcx, e, sig, fx, e.receiver, rty, expected)
+
+
+def note_tuner_dims(tcx: CheckCx, e: ast.MethodCall) -> None:
+    """`z.partition(_)` / `z.partition([_, 64])`: each `_` that is a whole tile
+    dimension is one the autotuner may pick (E0229 decides where it does);
+    any other `_` stays a name, which `check_name` refuses (E0022)."""
+    for a in e.args:
+        v = a.value
+        elems = v.elems if isinstance(v, ast.ArrayExpr) else (v,)
+        for x in elems:
+            if isinstance(x, ast.Name) and x.ident.name == "_":
+                tcx.tuner_dims[x] = e
 
 
 def _receiver_kind(ty: Type, fx: Fx) -> str:

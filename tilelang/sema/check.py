@@ -43,6 +43,7 @@ from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
 from tilelang.sema.items import collect_module, eval_const, resolve_signatures
 from tilelang.sema.kernel import check_device_recursion
+from tilelang.sema.launch import untaken_tuner_partitions
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.stmts import check_block, check_fn
@@ -86,6 +87,7 @@ def _run(tcx: CheckCx) -> None:
             tcx.enqueue(info, in_kernel)
             _drain(tcx)
     check_device_recursion(tcx)
+    untaken_tuner_partitions(tcx)
     _default_untyped(tcx)
 
 

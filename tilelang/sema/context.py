@@ -193,6 +193,11 @@ class CheckCx:
         self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
         # host `t.partition([n])` with a run-time `n`: dim index -> expression
         self.partition_deferred: dict[Any, dict[int, tuple[int, ast.Expr]]] = {}
+        # `z.partition([_, 64])`: each `_` written as a whole dimension -> its
+        # partition, and each such partition -> its `_` dims until a kernel
+        # launch takes it (what is left is E0229: no tuner picks it)
+        self.tuner_dims: dict[Any, ast.MethodCall] = {}
+        self.tuned_partitions: dict[Any, tuple[int, ...]] = {}
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:

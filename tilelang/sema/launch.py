@@ -46,6 +46,9 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     borrows: list[bool | None] = []
     bad = False
     whole = False
+    # partitions with tile dimensions left to the tuner (`_`): taken by this launch
+    tuned_dims = {a: tcx.tuned_partitions.pop(a) for a in args if a in tcx.tuned_partitions}
+    tuned: set[str] = set()  # const generics the autotuner picks in this launch
     for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
         if is_poison(pty, aty):
             borrows.append(None)
@@ -72,6 +75,12 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                         for ix, ex in tcx.partition_deferred[a].values():
                             ps = pshape[ix]
                             sname = ps.as_symbol() if ps is not None else None
+                            if ix in tuned_dims.get(a, ()):
+                                if tuner_dim(tcx, info, p, ex, sname):
+                                    tuned.add(sname)  # type: ignore[arg-type]
+                                else:
+                                    bad = True
+                                continue
                             if sname in info.const_generics and sname not in env:
                                 deferred.setdefault(sname, ex)
                                 srcs.setdefault(sname, a)
@@ -138,7 +147,13 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                     d = d.secondary(srcs[sname].span, f"`{sname}` = {env[sname]} comes from here")
             tcx.emit(d.with_help(f"use {'tiles' if is_part else 'a tensor'} of size {want} here"))
             bad = True
-    missing = [g for g in info.const_generics if g not in env and g not in deferred]
+    if tuned:  # a tuned launch: the tuner also picks what the attribute lists and nothing fixed
+        from tilelang.tuner.space import tune_spec
+
+        spec = tune_spec(info.decl)
+        tuned |= {g for g in (spec.names if spec else ())
+                  if g in info.const_generics and g not in env and g not in deferred}
+    missing = [g for g in info.const_generics if g not in env and g not in deferred and g not in tuned]
     if missing and not bad and not whole:
         g = missing[0]
         gdecl = next(x for x in info.decl.generics if x.name.name == g)
@@ -160,6 +175,54 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     if deferred:
         tcx.program.deferred[e] = deferred
     tcx.program.shape_sources[e] = dict(srcs)
+    if tuned:
+        tcx.program.tuned[e] = frozenset(tuned)
     if not bad:
         check_instantiation(tcx, e, info, inst, srcs)
     return OpT(info.qualname, tuple(borrows))
+
+
+def tuner_dim(tcx: CheckCx, info: FnInfo, p: ast.Param, ex: ast.Expr, sname: str | None) -> bool:
+    """A tile dimension `_` of a partition passed for `&mut` parameter `p`: the
+    tuner picks it when the parameter's dimension there is a const generic
+    that the kernel's `#[autotune]` lists (then every candidate is an
+    ordinary launch, checked as any other); otherwise E0229."""
+    from tilelang.tuner.space import tune_spec
+
+    if sname is None or sname not in info.const_generics:
+        tcx.emit(tcx.err(T.TUNED_TILE_MISUSE, f"the autotuner cannot pick this tile dimension of `{p.name.name}`",
+                         ex.span, "left to the tuner here")
+                 .secondary(p.ty.span, f"`{p.name.name}` is `{tcx.snippet(p.ty)}`: this dimension is not a "
+                            "const generic")
+                 .note("the tuner picks a tile dimension by picking the const generic the parameter's "
+                       "tile shape names there")
+                 .with_help("give the tile dimension"))
+        return False
+    spec = tune_spec(info.decl)
+    if spec is None or sname not in spec.names:
+        attr = next((a for a in info.decl.attrs if a.name.name == "autotune"), None)
+        d = tcx.err(T.TUNED_TILE_MISUSE,
+                    f"`_` leaves `{sname}` of kernel `{info.name}` to the autotuner, but "
+                    + ("its `#[autotune]` does not list it" if attr is not None else "it has no `#[autotune]`"),
+                    ex.span, f"the tuner would pick `{sname}` here")
+        d = d.secondary(attr.span, "the candidates the tuner may pick from") if attr is not None else \
+            d.secondary(info.decl.name.span, f"`{info.name}` declared here")
+        tcx.emit(d.with_help(f"list its candidates: `#[autotune({sname} = [64, 128])]` before "
+                             f"`kernel fn {info.name}`, or give the tile dimension"))
+        return False
+    return True
+
+
+def untaken_tuner_partitions(tcx: CheckCx) -> None:
+    """E0229 for each partition with a `_` dimension that no kernel launch took:
+    the tuner picks a tile shape by timing the launch it is written in."""
+    for node in list(tcx.tuned_partitions):
+        arg = node.args[0].value
+        hole = next((x for x in (arg.elems if isinstance(arg, ast.ArrayExpr) else (arg,))
+                     if x in tcx.tuner_dims), arg)
+        tcx.emit(tcx.err(T.TUNED_TILE_MISUSE, "a tile dimension left to the autotuner outside a kernel launch",
+                         hole.span, "no launch here for the tuner to time")
+                 .secondary(node.span, "this partition is not an argument of a kernel launch")
+                 .note("the tuner picks `_` by timing the launch the partition is written in")
+                 .with_help("write the partition in the launch: `k(z.partition([_]), ..)`"))
+    tcx.tuned_partitions.clear()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from tilelang.diagnostics.codes import names as N
+from tilelang.diagnostics.codes import syntax as S
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.constants import (
@@ -62,6 +63,13 @@ def builtin_const(tcx: CheckCx, qualname: str) -> Symbol | None:
 
 
 def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
+    if ident.name == "_":
+        if e in tcx.tuner_dims:
+            return I32  # a tile dimension the autotuner picks (its value: `sema/launch.py`)
+        return tcx.emit(tcx.err(S.UNDERSCORE_EXPR, "`_` can only be used in a pattern", ident.span,
+                                "`_` is not a value")
+                        .with_help("a tile dimension the autotuner picks is a whole `_`: "
+                                   "`k(z.partition([_, 64]), ..)`"))
     sym = fx.lookup(ident.name)
     if sym is None and ident.name in BARE_CONSTANTS:
         sym = builtin_const(tcx, ident.name)  # `inf`, `nan` (a local of that name wins)

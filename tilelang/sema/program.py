@@ -161,6 +161,9 @@ class Program:
     dims: dict[Any, Dim] = field(default_factory=dict)
     instantiations: dict[Any, Instantiation] = field(default_factory=dict)
     deferred: dict[Any, dict[str, ast.Expr]] = field(default_factory=dict)
+    # launches whose partitions leave tile dimensions to the autotuner (`_`):
+    # the const generics it picks (`tuner/launch.py` times the candidates)
+    tuned: dict[Any, frozenset[str]] = field(default_factory=dict)
     shape_sources: dict[Any, dict[str, Any]] = field(default_factory=dict)
     device_fns: set[str] = field(default_factory=set)
     host_fns: set[str] = field(default_factory=set)

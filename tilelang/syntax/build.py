@@ -91,6 +91,9 @@ class Builder:
         self.base = base
         self.text = text  # the whole file, to quote operands in messages
         self._depth = 0
+        # > 0 while building the arguments of `.partition(..)`: there `_` may
+        # be a tile dimension the autotuner picks, which sema checks (E0229)
+        self._tuner_dims = 0
         self._expr: dict[str, Callable[[PT], ast.Expr]] = {
             "number": self._number,
             "neg_number": self._neg_number,
@@ -512,7 +515,7 @@ class Builder:
         toks = _flatten_left(node, "path_expr")
         if len(toks) == 1:
             ident = self.ident(toks[0])
-            if ident.name == "_":
+            if ident.name == "_" and not self._tuner_dims:
                 self.sink.emit(
                     Diagnostic.error(codes.UNDERSCORE_EXPR, "`_` can only be used in a pattern")
                     .primary(ident.span, "`_` is not a value")
@@ -544,8 +547,15 @@ class Builder:
     def _method_call(self, node: PT) -> ast.MethodCall:
         recv, name, turbofish, args = node.children
         generics = self.generic_args(turbofish.children[0]) if turbofish is not None else ()
-        return ast.MethodCall(self.expr(recv), self.ident(name), generics, self._args(args),
-                              self.span(node))
+        receiver = self.expr(recv)
+        method = self.ident(name)
+        tuner = method.name == "partition"  # `z.partition([_, 64])`: the tuner picks `_`
+        self._tuner_dims += tuner
+        try:
+            built = self._args(args)
+        finally:
+            self._tuner_dims -= tuner
+        return ast.MethodCall(receiver, method, generics, built, self.span(node))
 
     def _field(self, node: PT) -> ast.Field:
         recv, name = node.children

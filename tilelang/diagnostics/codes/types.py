@@ -35,3 +35,4 @@ RECURSIVE_DEVICE_FN = define("E0225", "recursive-device-function", "device code 
 DIVISION_BY_ZERO = define("E0226", "division-by-zero", "integer division or remainder by a constant zero")
 CONSTANT_OVERFLOW = define("E0227", "constant-overflow", "integer arithmetic on constants whose result does not fit its type")
 HOST_EFFECT_IN_GRAPH = define("E0228", "host-effect-in-graph", "a host statement in a `graph` block, which runs once while recording and is not replayed")
+TUNED_TILE_MISUSE = define("E0229", "tuned-tile-misuse", "a tile dimension left to the autotuner (`_`) where no tuner picks it")

@@ -41,8 +41,8 @@ def kernels(path: Path) -> list[ir.Kernel]:
         info = prog.callee_of(call)
         if info is None or not info.is_kernel:
             continue
-        if call in prog.deferred:
-            continue  # a generic known only at run time: the launch binds it
+        if call in prog.deferred or call in prog.tuned:
+            continue  # a generic known only at run time (or the tuner's pick): the launch binds it
         try:
             # type-checked only: the ownership checker may reject the program,
             # so the lowering's defence in depth (an internal error) is off

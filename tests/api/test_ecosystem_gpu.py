@@ -269,9 +269,15 @@ def test_profiler_times_agree_with_cuda_events(torch, mod) -> None:  # type: ign
     with tilelang.profile(print_table=False) as prof:
         for _ in range(8):
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            # Keep the stream busy while the host enqueues the events and the
+            # launch (~0.5 ms of spinning first): on an idle GPU an event fires
+            # as soon as it is recorded, and the events would time the host's
+            # launch work too (it once read 89 us for a 57 us kernel).
+            torch.cuda._sleep(1_000_000)
             e0.record()
-            op.launch().wait()
+            h = op.launch()
             e1.record()
+            h.wait()
             events.append((e0, e1))
     torch.cuda.synchronize()
     ours = statistics.median(r.seconds for r in prof.records)

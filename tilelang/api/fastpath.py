@@ -542,7 +542,7 @@ def _memo_maker(kinds: tuple[str, ...], pairs: tuple[tuple[int, int], ...], numb
             ]
     lines += [f"        if not check({', '.join(arrays)}):", "            return None"]
     for k, var in enumerate(arrays):
-        lines.append(f"        p{k} = {var}.data_ptr()")
+        lines.append(f"        p{k} = DPTR({var})")  # PyTorch's `Tensor.data_ptr`, unbound
     for a, b in pairs:  # two arrays, one written, that share memory: the key path words it
         lines += [f"        if p{a} < p{b} + n{b} and p{b} < p{a} + n{a}:", "            return None"]
     ptrs = f"[{', '.join(f'p{k}' for k in range(len(arrays)))}]"
@@ -552,6 +552,7 @@ def _memo_maker(kinds: tuple[str, ...], pairs: tuple[tuple[int, int], ...], numb
     else:
         lines += ['        STATS["hits"] += 1', f"        return Operation(PLAN, {ptrs}, {objs}, [])"]
     lines.append("    return memo")
-    namespace: dict[str, Any] = {}
+    c = sys.modules["torch"]._C  # a plan with a guard: every array is a PyTorch tensor
+    namespace: dict[str, Any] = {"DPTR": (getattr(c, "TensorBase", None) or c._TensorBase).data_ptr}
     exec(compile("\n".join(lines), f"<tile call memo {kinds}>", "exec"), namespace)
     return namespace["make"]

@@ -634,9 +634,10 @@ def _make_fast(plan: Plan) -> None:
     written = plan.torch_written
     bump = "none" if plan.bump is None else "one" if len(written) == 1 else "many"
     guarded = plan.has_torch
-    make = _FAST_MAKERS.get((direct, bump, guarded))
+    shape = (direct, bump, guarded, len(plan.arrays))
+    make = _FAST_MAKERS.get(shape)
     if make is None:
-        make = _FAST_MAKERS[(direct, bump, guarded)] = _fast_maker(direct, bump, guarded)
+        make = _FAST_MAKERS[shape] = _fast_maker(*shape)
     dev = launcher.device
     wait = plan.wait_foreign
     sources = plan.kernel.module._sources
@@ -685,7 +686,7 @@ def _data_ptr_method() -> Any:
 # The one-function launch, written out once per (direct addresses, kind of
 # version bump, PyTorch memory check) so that each is straight-line code over
 # locals; nothing of a program or a caller's value reaches the source.
-_FAST_MAKERS: dict[tuple[bool, str, bool], Any] = {}
+_FAST_MAKERS: dict[tuple[bool, str, bool, int], Any] = {}
 
 _FAST_TEMPLATE = """def make(hook, guard, dptr, stream_of, foreign_stream, last, pending, tokens, go, launcher,
          dev, rt, bump, w0, written, wait, end, sources, Handle, TileError, ExecutionError):
@@ -707,7 +708,7 @@ _FAST_TEMPLATE = """def make(hook, guard, dptr, stream_of, foreign_stream, last,
 """
 
 
-def _fast_maker(direct: bool, bump: str, guarded: bool) -> Any:
+def _fast_maker(direct: bool, bump: str, guarded: bool, n: int) -> Any:
     body = [
         "if hook.ACTIVE is not None:",
         "    return FAIL",
@@ -715,7 +716,13 @@ def _fast_maker(direct: bool, bump: str, guarded: bool) -> Any:
         "ptrs = op._ptrs",
     ]
     if guarded:  # moved or reshaped: the general path's `_check_memory` words it
-        body += ["if not guard(*objs) or list(map(dptr, objs)) != ptrs:", "    return FAIL"]
+        names = [f"a{i}" for i in range(n)]
+        moved = " or ".join(f"dptr(a{i}) != ptrs[{i}]" for i in range(n))
+        body += [
+            f"{', '.join(names)}, = objs",
+            f"if not guard({', '.join(names)}) or {moved}:",
+            "    return FAIL",
+        ]
     body += [
         "raw = stream_of()",
         "pair = last[0]",
@@ -755,7 +762,7 @@ def _fast_maker(direct: bool, bump: str, guarded: bool) -> Any:
         text = text.replace("{BODY}", block, 1)
         del name
     namespace: dict[str, Any] = {}
-    exec(compile(text, f"<tile fast launch {direct} {bump} {guarded}>", "exec"), namespace)
+    exec(compile(text, f"<tile fast launch {direct} {bump} {guarded} {n}>", "exec"), namespace)
     return namespace["make"]
 
 

@@ -28,6 +28,9 @@ class Partition:
         return f"tilelang.partition(<{type(self.array).__name__}>, {list(self.tile)})"
 
 
+_new = object.__new__
+
+
 def partition(array: Any, tile: Iterable[int] | int | EllipsisType) -> Partition:
     """`array` split into tiles of shape `tile` (one int for a 1-D tile); pass
     it for a `&mut` parameter. Block `i` of the grid writes tile `i` only;
@@ -35,6 +38,13 @@ def partition(array: Any, tile: Iterable[int] | int | EllipsisType) -> Partition
     far edges may be partial. For a kernel with `#[autotune]`, `...` (or
     `...` for some dimensions, `[..., 64]`) leaves the tile shape to the tuner."""
     t = type(tile)
+    if t is list and len(tile) == 1:  # the common call, `partition(z, [1024])`, without a copy
+        d = tile[0]
+        if type(d) is int and d > 0:
+            p = _new(Partition)
+            p.array = array
+            p.tile = (d,)
+            return p
     if t is list or t is tuple:
         first: tuple[Any, ...] = tuple(tile)  # type: ignore[arg-type]
         for d in first:  # the common case: plain positive ints

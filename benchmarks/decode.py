@@ -20,6 +20,7 @@ CUDA graph per chunk) against the reference's `prefill` (causal SDPA). Writes `d
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -28,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples" / "llm"))
 
-from engine import TileQwen3, hbm_bytes_per_token, timed  # noqa: E402
+from engine import TileQwen3, hbm_bytes_per_token, plan_for, timed  # noqa: E402
 from model import Qwen3Config, random_weights  # noqa: E402
 from reference import TorchQwen3  # noqa: E402
 
@@ -74,7 +75,7 @@ def _graph_gpu_seconds(eng, reps: int) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(dev.event_seconds(a, b) for a, b in spans)
 
 
-def _torch_graph_decode(eng, ctx: int, n: int, want: list[int], dev: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+def _torch_graph_decode(eng, ctx: int, tok0, n: int, want: list[int], dev: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
     """The same decode with the graphs captured by `torch.cuda.graph`
     (`graph_api="torch"`: no per-replay checks, no wait): tokens/s and
     whether it chose the same tokens; {} with a message if it fails."""
@@ -85,6 +86,7 @@ def _torch_graph_decode(eng, ctx: int, n: int, want: list[int], dev: str) -> dic
         eng.be.write(eng.pos, [ctx])
         eng.decode(eng.burst)  # captures
         eng.be.write(eng.pos, [ctx])
+        eng.be.write(eng.tok, tok0)
         got: list[list[int]] = []
         t = timed(lambda: got.append(eng.decode(n)), lambda: _sync(dev)) / n
         return {"torch_graph_api_tok_s": 1 / t, "torch_graph_api_same_tokens": got[0] == want}
@@ -120,35 +122,61 @@ def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
     return out
 
 
-def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignore[type-arg]
-    """One step launch by launch under `tilelang.profile()`: each kernel's GPU
-    time (events around it, no gaps), summed per kind of launch over the step."""
-    import tilelang
+def graph_seconds(ops: list, reps: int = 5) -> float:  # type: ignore[type-arg]
+    """GPU seconds of one run of `ops` in order, captured as one CUDA graph
+    (`torch.cuda.graph`, as `graph_api="torch"` does) and replayed `reps`
+    times back to back between two events: the kernels' own times and the
+    gaps between dependent launches, none of the host's launch work (events
+    around single launches count that: the GPU waits for the host between
+    them)."""
+    import torch
 
-    eng.be.write(eng.pos, [ctx])
-    with tilelang.profile(print_table=False) as prof:
-        for op in eng.ops:
-            op.sync()
-    need = _op_bytes(eng, ctx)
+    for op in ops:  # compiled and loaded before the capture
+        op.sync()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for op in ops:
+            op.sync()  # captured: no wait
+    g.replay()
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(reps):
+        g.replay()
+    e1.record()
+    e1.synchronize()
+    s = e0.elapsed_time(e1) / 1e3 / reps
+    del g
+    return s
+
+
+def _profile_ops(ops: list, need: list[int], restore) -> list[dict]:  # type: ignore[no-untyped-def,type-arg]
+    """`ops` grouped by kind (kernel, block shapes, bytes), each group
+    captured alone as a graph and timed (`graph_seconds`): the GPU time the
+    sequence spends in each kind, the gaps between its launches included;
+    `restore()` runs before each group (the state a group may advance)."""
     kinds: dict[tuple[str, str, int], dict] = {}  # type: ignore[type-arg]
-    for op, rec, b in zip(eng.ops, prof.records, need, strict=True):
+    for op, b in zip(ops, need, strict=True):
         gen = ",".join(str(v) for v in op.generics.values())
         k = kinds.setdefault(
             (op.kernel.__name__, gen, b),
-            {
-                "kernel": op.kernel.__name__,
-                "generics": gen,
-                "grid": list(rec.grid),
-                "n": 0,
-                "us": 0.0,
-                "bytes": 0,
-            },
-        )
+            {"kernel": op.kernel.__name__, "generics": gen, "grid": list(op.grid), "n": 0,
+             "us": 0.0, "bytes": 0, "ops": []},
+        )  # fmt: skip
         k["n"] += 1
-        k["us"] += rec.seconds * 1e6
         k["bytes"] += b
-    rows = sorted(kinds.values(), key=lambda r: -r["us"])
+        k["ops"].append(op)
+    for k in kinds.values():
+        restore()
+        k["us"] = graph_seconds(k.pop("ops"), 3) * 1e6
+    restore()
+    return sorted(kinds.values(), key=lambda r: -r["us"])
+
+
+def _profile_text(rows: list[dict], what: str) -> str:  # type: ignore[type-arg]
     lines = [
+        f"{what}:",
         "| kernel | generics | grid | launches | total us | us each | TB/s |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -159,12 +187,37 @@ def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignor
             f"{r['us']:.1f} | {r['us'] / r['n']:.2f} | {bw:.2f} |"
         )
     total = sum(r["us"] for r in rows)
-    lines.append(f"\nsum of kernel times {total:.1f} us a step ({len(eng.ops)} launches)")
-    text = "\n".join(lines)
+    lines.append(f"\nsum over the kinds {total:.1f} us ({sum(r['n'] for r in rows)} launches)")
+    return "\n".join(lines)
+
+
+def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignore[type-arg]
+    """The decode step's time per kind of launch (`_profile_ops`), the token
+    and position put back before each kind."""
+    tok = eng.be.read(eng.tok).copy()
+
+    def restore() -> None:
+        eng.be.write(eng.pos, [ctx])
+        eng.be.write(eng.tok, tok)
+
+    rows = _profile_ops(eng.ops, _op_bytes(eng, ctx), restore)
+    text = _profile_text(rows, f"decode step at context {ctx}")
     print(text, flush=True)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"step_profile_{eng.cfg.hidden_size}_{ctx}.md").write_text(text + "\n")
+    return rows
+
+
+def _profile_prefill(eng, out: Path | None) -> list[dict]:  # type: ignore[type-arg]
+    """The last prefill chunk's launches (as `prefill` built them) per kind."""
+    ops = max(eng._prefill_ops.items())[1][0]
+    rows = _profile_ops(ops, [0] * len(ops), lambda: None)
+    text = _profile_text(rows, "prefill chunk")
+    print(text, flush=True)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"prefill_profile_{eng.cfg.hidden_size}.md").write_text(text + "\n")
     return rows
 
 
@@ -177,6 +230,8 @@ def bench_model(
     bandwidth: float,
     eager_tokens: int,
     profile_out: Path | None = None,
+    plan: dict | None = None,  # type: ignore[type-arg]
+    reference: bool = True,
 ) -> list[dict]:  # type: ignore[type-arg]
     import torch
 
@@ -185,7 +240,18 @@ def bench_model(
     w = random_weights(cfg, 0, backend="torch" if gpu else "numpy")
     cap = max(max(contexts) + tokens + 8, prefill + 8)
     t0 = time.perf_counter()
-    eng = TileQwen3(cfg, w, max_seq=cap, backend="torch" if gpu else "numpy")
+    eng_plan = None
+    if plan:
+        # the plan the engine would pick, with some of its block shapes replaced
+        base = plan_for(cfg, 1 << max(0, (cap - 1).bit_length()),
+                        torch.cuda.get_device_properties(0).multi_processor_count if gpu else None,
+                        gpu and torch.cuda.get_device_capability(0)[0] == 9)  # fmt: skip
+        fields = {
+            k: ({**getattr(base, k), **v} if isinstance(v, dict) else v) for k, v in plan.items()
+        }
+        eng_plan = dataclasses.replace(base, **fields)
+        print(f"plan: {eng_plan}", flush=True)
+    eng = TileQwen3(cfg, w, max_seq=cap, backend="torch" if gpu else "numpy", plan=eng_plan)
     eng.reset()
     eng.prompt([1])  # compiles, captures the graph
     eng.be.sync()
@@ -197,6 +263,9 @@ def bench_model(
         # Decoding as `generate` does: `burst` steps a replay.
         eng.be.write(eng.pos, [ctx])
         eng.decode(eng.burst)  # captures the burst graph
+        # every timed decode starts from this token at position ctx (the
+        # torch-graph variant below must choose the same tokens)
+        tok0 = eng.be.read(eng.tok).copy()
         eng.be.write(eng.pos, [ctx])
         n = max(eng.burst, tokens - tokens % eng.burst)
         got: list[list[int]] = []
@@ -212,7 +281,7 @@ def bench_model(
             except Exception as e:  # the rest of the run still counts
                 print(f"GPU time of the burst graph not measured: {e!r}", flush=True)
             host_s = max(0.0, tile_s - gpu_s) if gpu_s else 0.0
-        alt = _torch_graph_decode(eng, ctx, n, got[0], dev) if gpu else {}
+        alt = _torch_graph_decode(eng, ctx, tok0, n, got[0], dev) if gpu else {}
         if profile_out is not None:
             try:
                 alt["step_profile"] = _profile_step(eng, ctx, profile_out if gpu else None)
@@ -237,6 +306,10 @@ def bench_model(
         if bandwidth:
             row["roofline_tok_s"] = bandwidth / need
             row["roofline_frac"] = (1 / tile_s) / row["roofline_tok_s"]
+        if not reference:
+            rows.append(row)
+            print(_line(row), flush=True)
+            continue
         # The reference, bf16 as usual inference, its cache sized to this context.
         dt = torch.bfloat16 if gpu else torch.float32
         ref = TorchQwen3(cfg, w, max_seq=ctx + tokens + 8, device=dev, dtype=dt)
@@ -273,11 +346,19 @@ def bench_model(
                 eng.prefill(toks)
 
             tp = _time(tile_prefill, 3, dev)
-            dt = torch.bfloat16 if gpu else torch.float32
-            ref = TorchQwen3(cfg, w, max_seq=prefill + 8, device=dev, dtype=dt)
-            tt = torch.tensor(toks, device=dev)
-            with torch.no_grad():
-                rp = _time(lambda: ref.prefill(tt), 3, dev)
+            prof = None
+            if profile_out is not None and gpu:
+                try:
+                    prof = _profile_prefill(eng, profile_out)
+                except Exception as e:  # the rest of the run still counts
+                    print(f"prefill profile failed: {e!r}", flush=True)
+            rp = float("nan")
+            if reference:
+                dt = torch.bfloat16 if gpu else torch.float32
+                ref = TorchQwen3(cfg, w, max_seq=prefill + 8, device=dev, dtype=dt)
+                tt = torch.tensor(toks, device=dev)
+                with torch.no_grad():
+                    rp = _time(lambda: ref.prefill(tt), 3, dev)
             row = {
                 "model": name,
                 "prefill": prefill,
@@ -285,6 +366,7 @@ def bench_model(
                 "torch_s": rp,
                 "ratio": rp / tp,
                 "tile_path": "batched",
+                "profile": prof,
             }
             rows.append(row)
             print(
@@ -309,7 +391,8 @@ def _line(r: dict) -> str:  # type: ignore[type-arg]
         )
     if "step_ms" in r:
         s += f" [{r['burst']} steps a replay; one step a replay: {r['step_ms']:.2f} ms]"
-    s += f"; PyTorch eager {r['torch_eager_tok_s']:.1f}"
+    if "torch_eager_tok_s" in r:
+        s += f"; PyTorch eager {r['torch_eager_tok_s']:.1f}"
     if "torch_graph_tok_s" in r:
         s += f", graph {r['torch_graph_tok_s']:.1f} -> {r['speedup_vs_graph']:.2f}x"
     if r.get("gpu_ms"):
@@ -334,6 +417,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run one step launch by launch under tilelang.profile(): GPU time per kernel",
     )
+    ap.add_argument(
+        "--plan",
+        default="",
+        help='JSON: block shapes replacing the engine\'s plan, e.g. \'{"bn": {"o": 8}, "ns": 16}\'',
+    )
+    ap.add_argument("--no-reference", action="store_true", help="skip the PyTorch reference")
     a = ap.parse_args(argv)
     bandwidth = 0.0
     if a.device == "cuda":
@@ -357,6 +446,8 @@ def main(argv: list[str] | None = None) -> int:
             bandwidth,
             a.eager_tokens,
             Path(a.out or ".") if a.profile_step else None,
+            json.loads(a.plan) if a.plan else None,
+            not a.no_reference,
         )
     if a.out:
         out = Path(a.out)
@@ -365,7 +456,13 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps({"bandwidth": bandwidth, "rows": rows}, indent=1)
         )
         (out / "decode.md").write_text(
-            "\n".join(_line(r) if "context" in r else json.dumps(r) for r in rows) + "\n"
+            "\n".join(
+                _line(r)
+                if "context" in r
+                else json.dumps({k: v for k, v in r.items() if k != "profile"})
+                for r in rows
+            )
+            + "\n"
         )
         import _roofline
 

@@ -73,12 +73,30 @@ def _divisor_tile(n: int, b: int) -> int:
     return b
 
 
+# (BN, BK, ST, blocks an SM) of each decode GEMV on a GPU: rows per block, K
+# tile, K steps in flight (`std::llm`), and how many of its 256-thread blocks
+# an SM holds (ptxas's registers: 80 -> 3, 59 -> 4). Measured on the H200 at
+# Qwen3-4B's shapes (`benchmarks/gemv_sweep.py`, RESULTS.md): 128 bytes of
+# weights a thread a K step, every block resident at once; the LM head (many
+# waves) pipelined. `plan_for` halves BN where a matrix has too few rows to
+# fill the card, and BK (fewer registers, more blocks an SM) where it has
+# more blocks than the card holds at once.
+GEMV_SHAPES = {
+    "qkv": (16, 1024, 1, 3),
+    "o": (8, 2048, 1, 3),
+    "gate_up": (32, 256, 1, 4),
+    "down": (8, 2048, 1, 3),
+    "lm": (16, 512, 2, 0),  # many waves anyway
+}
+
+
 @dataclass(frozen=True)
 class Plan:
     """Block shapes of one step, chosen for a device (`plan_for`)."""
 
     bk: dict[str, int]  # K tile (columns per step), per matrix: qkv, o, gate_up, down, lm
     bn: dict[str, int]  # rows per block, per matrix
+    st: dict[str, int]  # K steps in flight per matrix (2: the next tile loads during this one)
     splitk: dict[str, int]  # split-K factor (1: none) for o and down
     ns: int  # attention splits per KV head
     bt: int  # attention key tile
@@ -108,6 +126,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     cols = {"qkv": h, "o": cfg.num_attention_heads * d, "gate_up": h, "down": i, "lm": h}
     bk: dict[str, int] = {}
     bn: dict[str, int] = {}
+    st: dict[str, int] = dict.fromkeys(rows, 1)
     splitk: dict[str, int] = {"o": 1, "down": 1}
     if sm_count is None:
         for k, n in rows.items():
@@ -118,26 +137,20 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     else:
         # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
         # (resident blocks) x (one [BN, BK] bf16 tile each), so every block
-        # should be resident at once (one wave: the block counts below fit
-        # the registers ptxas gives these shapes, 4, 4, 3, 4 and 4 blocks of
-        # 8 warps an SM) with the widest K step the registers allow. BN >= 8
-        # keeps each row inside one warp (the per-step row sums need no
-        # shared memory); matrices too short to fill the card split K.
-        shapes = {
-            "qkv": (16, 512),
-            "o": (8, 1024),
-            "gate_up": (32, 256),
-            "down": (8, 1024),
-            "lm": (16, 512),
-        }
+        # should be resident at once (one wave) with the widest K step the
+        # registers allow (GEMV_SHAPES). BN >= 8 keeps each row inside one
+        # warp (the per-step row sums need no shared memory); matrices too
+        # short to fill the card split K.
         want = 2 * sm_count
         for k, n in rows.items():
-            b, kk = shapes[k]
+            b, kk, st[k], per_sm = GEMV_SHAPES[k]
             while b > 8 and -(-n // b) < want:
                 b //= 2
             bn[k] = b if k == "lm" else _divisor_tile(n, b)
-            bk[k] = min(kk, _pow2_at_least(cols[k]))
             blocks = -(-n // bn[k])
+            if per_sm and blocks > per_sm * sm_count and kk > 1024:
+                kk //= 2  # half the registers: more blocks an SM, one wave again
+            bk[k] = min(kk, _pow2_at_least(cols[k]))
             if k in splitk and blocks < sm_count:
                 tiles = -(-cols[k] // bk[k])  # no more splits than K steps
                 splitk[k] = _pow2_at_most(min(tiles, _pow2_at_least(-(-want // blocks))))
@@ -150,6 +163,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     return Plan(
         bk=bk,
         bn=bn,
+        st=st,
         splitk=splitk,
         ns=ns,
         bt=bt,
@@ -434,7 +448,7 @@ class TileQwen3:
         self.po = be.zeros((p, hq, d), "bf16")
         self.pgu = be.zeros((p, 2 * c.intermediate_size), "f32")
         self.ph = be.zeros((p, c.intermediate_size), "bf16")
-        self._prefill_ops: dict[int, tuple[list[Any], Any]] = {}
+        self._prefill_ops: dict[tuple[int, int, bool], tuple[list[Any], Any]] = {}
         self.part = {
             k: be.zeros((s, n), "f32")
             for k, s, n in (
@@ -454,13 +468,13 @@ class TileQwen3:
         ops = [k.embed[pl.bh](P(self.x, [pl.bh]), self.emb, self.tok)]
 
         def residual(name: str, v: Any, li: int) -> list[Any]:
-            bn, s, bk = pl.bn[name], pl.splitk[name], pl.bk[name]
+            bn, s, bk, st = pl.bn[name], pl.splitk[name], pl.bk[name], pl.st[name]
             w = W[name]
             if s == 1:
-                return [k.gemv_add[bn, bk](P(self.x, [bn]), w, v, li)]
+                return [k.gemv_add[bn, bk, st](P(self.x, [bn]), w, v, li)]
             part = self.part[name]
             return [
-                k.gemv_splitk[bn, bk](P(part, [1, bn]), w, v, li),
+                k.gemv_splitk[bn, bk, st](P(part, [1, bn]), w, v, li),
                 k.add_rows[bn, s](P(self.x, [bn]), part),
             ]
 
@@ -473,7 +487,7 @@ class TileQwen3:
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
             ops.append(
-                k.rms_gemv[bn, bk["qkv"]](
+                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"]](
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
@@ -497,7 +511,7 @@ class TileQwen3:
             ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(
-                k.rms_gate_up[bn, bk["gate_up"]](
+                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"]](
                     P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, eps
                 )
             )
@@ -518,7 +532,7 @@ class TileQwen3:
         )
         bn = pl.bn["lm"]
         ops.append(
-            k.rms_gemv_argmax[bn, bk["lm"]](
+            k.rms_gemv_argmax[bn, bk["lm"], pl.st["lm"]](
                 P(self.logits, [bn]),
                 P(self.bmax, [1]),
                 P(self.barg, [1]),
@@ -557,9 +571,11 @@ class TileQwen3:
         self.n_choice = len(ops) - n_before
         return ops
 
-    def _prefill_step_ops(self, m: int) -> list[Any]:
-        """The launches of one prefill chunk of `m` rows (views of the
-        start-up buffers; built once per chunk length)."""
+    def _prefill_step_ops(self, p0: int, m: int) -> list[Any]:
+        """The launches of one prefill chunk of `m` rows at positions p0 ..
+        (views of the start-up buffers; built once per chunk, captured once:
+        the attention takes p0 as an argument, the other kernels read it
+        from `self.p0`)."""
         k, tl, c, pl = self.k, self.tl, self.cfg, self.plan
         P = tl.partition
         eps = float(c.rms_norm_eps)
@@ -599,7 +615,7 @@ class TileQwen3:
                 )
             )
             ops.append(
-                k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), self.pq, kc, vc, self.p0, m)
+                k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), self.pq, kc, vc, p0, m)
             )
             ops.append(k.gemm[bm, bn, bk](P(dd, [bm, bn]), o.reshape(m, hq * d), L["o"]))
             ops.append(norm(L["ln2"], True))
@@ -615,7 +631,7 @@ class TileQwen3:
         P = tl.partition
         bn = pl.bn["lm"]
         ops = [
-            k.rms_gemv_argmax[bn, pl.bk["lm"]](
+            k.rms_gemv_argmax[bn, pl.bk["lm"], pl.st["lm"]](
                 P(self.logits, [bn]),
                 P(self.bmax, [1]),
                 P(self.barg, [1]),
@@ -644,9 +660,9 @@ class TileQwen3:
             self.be.write(self.ptoks[:m], np.asarray(part, np.int32))
             self.be.write(self.p0, np.array([p0], np.int32))
             last = p0 + m == n
-            key = m * 2 + int(last)
+            key = (p0, m, last)
             if key not in self._prefill_ops:
-                ops = self._prefill_step_ops(m) + (self._last_row_ops(m) if last else [])
+                ops = self._prefill_step_ops(p0, m) + (self._last_row_ops(m) if last else [])
                 self._prefill_ops[key] = (ops, None)
             ops, graph = self._prefill_ops[key]
             if last:

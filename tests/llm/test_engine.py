@@ -91,6 +91,7 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         bh=16,
         bc=8,
         bk=dict.fromkeys(base.bk, 32),
+        st=dict.fromkeys(base.st, 2),  # the next K step's tile in flight
     )
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     assert any(op.kernel.decl.name.name == "gemv_splitk" for op in eng.ops)

@@ -52,28 +52,30 @@ def _check(op, grid: tuple[int, ...], outs: list[int], tol: float = 1e-4) -> Non
         np.testing.assert_allclose(got[i], want, rtol=tol, atol=tol * float(np.abs(want).max()))
 
 
-def test_gemv_add_of_a_stacked_layer(k) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("st", [1, 2])
+def test_gemv_add_of_a_stacked_layer(k, st: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(0)
     n, kk, layers = 16, 600, 2  # K not a multiple of the K step: the last step is partial
     w = _rand(rng, layers * n, kk, bf16=True)
     x, y = _rand(rng, kk), _rand(rng, n)
     want = y + w[n : 2 * n] @ x  # y += W x with layer 1's rows
-    op = k.gemv_add[8, 256](P(y, [8]), w, x, 1)
+    op = k.gemv_add[8, 256, st](P(y, [8]), w, x, 1)
     _check(op, (2,), [0])
     np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-def test_rms_gemv_and_gate_up(k) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("st", [1, 2])
+def test_rms_gemv_and_gate_up(k, st: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(1)
     n, kk, layers = 16, 512, 2
     w = _rand(rng, layers * n, kk, bf16=True)
     x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
     y = np.zeros(n, np.float32)
-    _check(k.rms_gemv[8, 256](P(y, [8]), w, x, g, 1, 1e-6), (2,), [0])
+    _check(k.rms_gemv[8, 256, st](P(y, [8]), w, x, g, 1, 1e-6), (2,), [0])
     # gate_up: per layer, the gate's n rows then the up's n rows
     wgu = _rand(rng, layers * 2 * n, kk, bf16=True)
     h = np.zeros(n, np.float32)
-    op = k.rms_gate_up[16, 128](P(h, [16]), wgu, x, g, 1, 1e-6)
+    op = k.rms_gate_up[16, 128, st](P(h, [16]), wgu, x, g, 1, 1e-6)
     _check(op, (1,), [0])
     xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
     gate, up = wgu[2 * n : 3 * n] @ xn, wgu[3 * n :] @ xn
@@ -87,7 +89,7 @@ def test_lm_head_with_block_maxima(k) -> None:  # type: ignore[no-untyped-def]
     w = _rand(rng, v, kk, bf16=True)
     x, g = _rand(rng, kk), _rand(rng, 1, kk, bf16=True)
     y, bmax, barg = np.zeros(48, np.float32), np.zeros(3, np.float32), np.zeros(3, np.int32)
-    op = k.rms_gemv_argmax[16, 128](P(y[:v], [16]), P(bmax, [1]), P(barg, [1]), w, x, g, 1e-6)
+    op = k.rms_gemv_argmax[16, 128, 2](P(y[:v], [16]), P(bmax, [1]), P(barg, [1]), w, x, g, 1e-6)
     got = _simulate(op, (3,))
     op.sync()
     np.testing.assert_allclose(
@@ -216,6 +218,41 @@ def test_prefill_gemm_runs_the_hopper_pipeline(k) -> None:  # type: ignore[no-un
     np.testing.assert_allclose(args[0], a @ w.T, rtol=1e-5, atol=1e-3)
     op.sync()  # the interpreter
     np.testing.assert_allclose(y, a @ w.T, rtol=1e-5, atol=1e-3)
+
+
+def test_attn_prefill_runs_the_hopper_attention_pipeline(k) -> None:  # type: ignore[no-untyped-def]
+    # Causal prefill attention of a chunk at p0 = 64 (its keys: the 64 cached
+    # rows before it and its own 40), GQA with G = 2, BQ = BT = 64, D = 64:
+    # on sm_90a the loop becomes the TMA + wgmma attention pipeline; the
+    # simulator, the interpreter and NumPy agree.
+    from tilelang.backend import TensorFacts, emit_ptx
+    from tilelang.ir import nodes as ir
+
+    rng = np.random.default_rng(9)
+    hkv, g, d, s, p0, m = 1, 2, 64, 192, 64, 40
+    q = _rand(rng, hkv * g, s, d, bf16=True)
+    kc, vc = _rand(rng, hkv, s, d, bf16=True), _rand(rng, hkv, s, d, bf16=True)
+    out = np.zeros((m, hkv * g, d), np.float32)
+    op = k.attn_prefill[64, d, 64, g](P(out, [64, 1, d]), q, kc, vc, p0, m)
+    kir = op._plan.kir
+    args = op._kernel_args([np.array(h) for h in op._hosts])
+    facts = {
+        p.name: TensorFacts(True, tuple(x % 16 == 0 for x in arr.shape))
+        for p, arr in zip(kir.params, args, strict=True)
+        if isinstance(p, ir.TensorParam)
+    }
+    ptx = emit_ptx(kir, "sm_90a", facts)
+    assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor" in ptx
+    SimDevice("sm_90a").run(kir, (1, hkv * g), args, facts)
+    op.sync()  # the interpreter
+    np.testing.assert_allclose(args[0], op._hosts[0], rtol=2e-2, atol=2e-2)
+    for h in range(hkv * g):
+        qi = q[h, p0 : p0 + m]
+        sc = qi @ kc[h // g, : p0 + m].T / np.sqrt(d)
+        sc = np.where(np.arange(p0 + m)[None, :] <= p0 + np.arange(m)[:, None], sc, -np.inf)
+        pr = np.exp(sc - sc.max(1, keepdims=True))
+        want = (pr / pr.sum(1, keepdims=True)) @ vc[h // g, : p0 + m]
+        np.testing.assert_allclose(op._hosts[0][:, h], want, rtol=3e-2, atol=3e-2)
 
 
 def test_prefill_row_kernels(k) -> None:  # type: ignore[no-untyped-def]

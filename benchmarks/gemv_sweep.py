@@ -1,0 +1,193 @@
+"""Time the decode step's GEMV kernels (`std::llm`) over block shapes, one
+matrix kind at a time, on Qwen3-shaped matrices: random bf16 weights stacked
+over 8 layers, launched layer after layer so that no launch finds its weights
+in L2, captured as one CUDA graph and replayed (`decode.graph_seconds`: the
+gaps between launches count, the host's launch work does not).
+
+    python benchmarks/gemv_sweep.py --config qwen3-4b [--out DIR]
+    python benchmarks/gemv_sweep.py --config tiny --device cpu --reps 1   # smoke test
+
+A candidate is (ST, BN, BK): K steps in flight (1: load then use; 2: the
+next step's tile loads while this one is used), rows per block, K tile.
+Prints the time of a launch and the bandwidth of its weight bytes per
+candidate, the best per matrix, and in `--out` `gemv_sweep.json` and
+`plan.json` (the best shapes as `decode.py --plan` takes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples" / "llm"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+LAYERS = 8
+
+# matrix -> candidates (ST, BN, BK); the engine's shapes of before first
+CANDIDATES: dict[str, list[tuple[int, int, int]]] = {
+    "qkv": [(1, 16, 512), (1, 8, 512), (1, 8, 1024), (2, 16, 256), (2, 8, 512), (2, 16, 128),
+            (2, 8, 256), (2, 32, 256)],
+    "o": [(1, 8, 1024), (1, 8, 2048), (1, 4, 2048), (2, 8, 1024), (2, 8, 512), (2, 4, 1024)],
+    "gate_up": [(1, 32, 256), (1, 16, 512), (1, 8, 512), (2, 16, 256), (2, 16, 128), (2, 8, 256),
+                (2, 8, 512)],
+    "down": [(1, 8, 1024), (1, 8, 2048), (2, 8, 1024), (2, 8, 512), (2, 4, 2048), (2, 4, 1024)],
+    "lm": [(1, 16, 512), (2, 16, 512), (2, 16, 256), (2, 32, 256), (2, 8, 512)],
+}  # fmt: skip
+
+
+def _shapes(cfg: Any) -> dict[str, tuple[int, int]]:
+    """matrix -> (N rows of one layer, K)."""
+    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
+    hq, hkv = cfg.num_attention_heads, cfg.num_key_value_heads
+    return {
+        "qkv": ((hq + 2 * hkv) * d, h),
+        "o": (h, hq * d),
+        "gate_up": (i, h),
+        "down": (h, i),
+        "lm": (cfg.vocab_size, h),
+    }
+
+
+def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, bufs: dict) -> list[Any]:  # type: ignore[type-arg]
+    """One launch per layer of `mat` with std::llm's kernel for it."""
+    import tilelang
+
+    P = tilelang.partition
+    w, x, g, y = bufs["w"], bufs["x"], bufs["g"], bufs["y"]
+    eps = 1e-6
+    if mat == "lm":
+        bmax, barg = P(bufs["bmax"][bn], [1]), P(bufs["barg"][bn], [1])
+        return [llm.rms_gemv_argmax[bn, bk, st](P(y, [bn]), bmax, barg, w, x, g, eps)]
+    ops = []
+    for li in range(LAYERS):
+        if mat == "qkv":
+            ops.append(llm.rms_gemv[bn, bk, st](P(y, [bn]), w, x, g, li, eps))
+        elif mat == "gate_up":
+            ops.append(llm.rms_gate_up[bn, bk, st](P(y, [bn]), w, x, g, li, eps))
+        else:
+            ops.append(llm.gemv_add[bn, bk, st](P(y, [bn]), w, x, li))
+    return ops
+
+
+def _buffers(mat: str, n: int, k: int, gpu: bool) -> dict:  # type: ignore[type-arg]
+    """Weights of `LAYERS` layers (one for the LM head), x, the norm weights,
+    the output and the LM head's per-block maxima for every BN."""
+    layers = 1 if mat == "lm" else LAYERS
+    rows = n * layers * (2 if mat == "gate_up" else 1)
+    if gpu:
+        import torch
+
+        gen = torch.Generator(device="cuda").manual_seed(0)
+
+        def new(shape: tuple[int, ...], kind: str, scale: float = 0.0) -> Any:
+            dt = {"f32": torch.float32, "bf16": torch.bfloat16, "i32": torch.int32}[kind]
+            if scale:
+                return (torch.randn(shape, device="cuda", generator=gen) * scale).to(dt)
+            return torch.ones(shape, device="cuda", dtype=dt)
+    else:
+        rng = np.random.default_rng(0)
+
+        def new(shape: tuple[int, ...], kind: str, scale: float = 0.0) -> Any:
+            dt = np.int32 if kind == "i32" else np.float32
+            return (rng.standard_normal(shape) * scale).astype(dt) if scale else np.ones(shape, dt)
+
+    out = {
+        "w": new((rows, k), "bf16", 0.02),
+        "x": new((k,), "f32", 1.0),
+        "g": new((layers, k), "bf16"),
+        "y": new((n,), "f32", 1.0),
+        "bmax": {},
+        "barg": {},
+    }
+    for bn in (4, 8, 16, 32):
+        out["bmax"][bn] = new((-(-n // bn),), "f32", 1.0)
+        out["barg"][bn] = new((-(-n // bn),), "i32")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from decode import graph_seconds
+    from model import Qwen3Config
+
+    import tilelang
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default="qwen3-4b")
+    ap.add_argument("--mats", default="qkv,o,gate_up,down,lm")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--only", default="", help="candidates 'ST:BN:BK,...' instead of the table")
+    ap.add_argument(
+        "--baseline", action="store_true", help="only the first candidate of each matrix"
+    )
+    ap.add_argument("--out", default="")
+    ap.add_argument("--budget", type=float, default=80.0, help="stop after this many seconds")
+    a = ap.parse_args(argv)
+    cfg = Qwen3Config.load(a.config)
+    shapes = _shapes(cfg)
+    llm = tilelang.load(ROOT / "stdlib" / "std" / "llm.tile")
+    t0 = time.perf_counter()
+    rows = []
+    mats = a.mats.split(",")
+    for mi, mat in enumerate(mats):
+        deadline = t0 + a.budget * (mi + 1) / len(mats)  # a share of the budget each
+        n, k = shapes[mat]
+        bufs = _buffers(mat, n, k, a.device == "cuda")
+        wbytes = n * k * 2 * (2 if mat == "gate_up" else 1)
+        cands = CANDIDATES[mat][:1] if a.baseline else CANDIDATES[mat]
+        if a.only:
+            cands = [
+                (int(v), int(b), int(c)) for v, b, c in (x.split(":") for x in a.only.split(","))
+            ]
+        for st, bn, bk in cands:
+            if time.perf_counter() > deadline:
+                break
+            if mat != "lm" and n % bn:
+                continue
+            try:
+                ops = _ops(llm, mat, st, bn, bk, bufs)
+                if a.device == "cuda":
+                    s = graph_seconds(ops, a.reps * (LAYERS if mat == "lm" else 1)) / len(ops)
+                else:  # a smoke test of the candidates: wall time
+                    t = time.perf_counter()
+                    for op in ops:
+                        op.sync()
+                    s = (time.perf_counter() - t) / len(ops)
+            except Exception as e:  # a candidate that fails is reported, the rest run
+                print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d}: failed {e!r}", flush=True)
+                continue
+            row = {"mat": mat, "st": st, "bn": bn, "bk": bk, "us": s * 1e6,
+                   "tbs": wbytes / s / 1e12}  # fmt: skip
+            rows.append(row)
+            print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d}: {s * 1e6:8.2f} us "
+                  f"{row['tbs']:.2f} TB/s", flush=True)  # fmt: skip
+        del bufs
+    # the best shapes per matrix, as decode.py's --plan takes them
+    plan: dict[str, dict[str, int]] = {"bn": {}, "bk": {}, "st": {}}
+    print("best per matrix:")
+    for mat in mats:
+        mine = [r for r in rows if r["mat"] == mat]
+        if mine:
+            b = min(mine, key=lambda r: r["us"])
+            plan["bn"][mat], plan["bk"][mat], plan["st"][mat] = b["bn"], b["bk"], b["st"]
+            print(
+                f"  {mat:8s} ST={b['st']} [{b['bn']}, {b['bk']}] {b['us']:.2f} us {b['tbs']:.2f} TB/s"
+            )
+    print(f"plan: {json.dumps(plan)}")
+    if a.out:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+        (Path(a.out) / "gemv_sweep.json").write_text(json.dumps(rows, indent=1))
+        (Path(a.out) / "plan.json").write_text(json.dumps(plan))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

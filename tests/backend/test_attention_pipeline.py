@@ -90,7 +90,7 @@ def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn,
     assert "C7515" not in r.stderr and "serialized" not in r.stderr, r.stderr
 
 
-# BM = 64: one consumer warpgroup, so the default (pingpong) is the overlapped
+# BM = 64: one consumer warpgroup, so pingpong would fall back to the overlapped
 # schedule; pingpong itself runs in the user-loop test below (BM = 128)
 CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120), ("overlap", True, 100, 120),
          ("overlap", True, 150, 40)]

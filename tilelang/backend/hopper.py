@@ -21,6 +21,7 @@ between 64-element slabs along M or N.
 from __future__ import annotations
 
 from tilelang.backend.codegen import sm80, smem_copy, wgmma_rs
+from tilelang.backend.codegen.wgmma_rs import k_bytes
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
 from tilelang.dtypes import DType
@@ -227,6 +228,25 @@ class HopperOps:
         const = (_SWIZZLE_CODE[swizzle] << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16)
         return self.emit(f"or i64 {a4}, {const}")  # type: ignore[attr-defined]
 
+    def operand_desc(self, buf: ir.Value, stage: ir.Value, kmajor: bool, sw: int) -> str:
+        """The descriptor of a wgmma operand tile [stages, rows, cols] in
+        shared memory: K-major rows are `sw` bytes apart; MN-major tiles are
+        64-element slabs of `rows` rows."""
+        if kmajor:
+            return self._desc(buf, stage, 16, 8 * sw, sw)
+        return self._desc(buf, stage, buf.shape[1] * 128, 1024, sw)
+
+    def warpgroup_rows(self, desc: str, kmajor: bool, rows: int, sw: int, m: int) -> str:
+        """`desc` moved to this warpgroup's first row of A (`m` rows per warpgroup)."""
+        group = self.emit(f"lshr i32 {self.role_tid}, 7")  # type: ignore[attr-defined]
+        row0 = self.emit(f"mul i32 {group}, {m}")  # type: ignore[attr-defined]
+        if kmajor:
+            row_bytes = self.emit(f"mul i32 {row0}, {sw}")  # type: ignore[attr-defined]
+        else:
+            row_bytes = self.emit(f"mul i32 {self.emit(f'lshr i32 {row0}, 6')}, {rows * 128}")  # type: ignore[attr-defined]
+        off = self.emit(f"zext i32 {self.emit(f'lshr i32 {row_bytes}, 4')} to i64")  # type: ignore[attr-defined]
+        return self.emit(f"add i64 {desc}, {off}")  # type: ignore[attr-defined]
+
     def wgmma(self, op: g.Wgmma) -> None:
         lay = self.layouts[op.result.id]  # type: ignore[attr-defined]
         assert isinstance(lay, WgmmaAcc)
@@ -236,26 +256,10 @@ class HopperOps:
         _, ra, ca = op.a.shape
         _, rb, cb = op.b.shape
         K = ca if op.a_kmajor else ra
-        ea, eb = sa.swizzle // 2, sb.swizzle // 2
-        # descriptors of this warpgroup's operand tiles
         a_stage = op.a_stage if op.a_stage is not None else op.stage
-        if op.a_kmajor:
-            desc_a = self._desc(op.a, a_stage, 16, 8 * sa.swizzle, sa.swizzle)
-        else:
-            desc_a = self._desc(op.a, a_stage, ra * 128, 1024, sa.swizzle)
-        if op.b_kmajor:
-            desc_b = self._desc(op.b, op.stage, 16, 8 * sb.swizzle, sb.swizzle)
-        else:
-            desc_b = self._desc(op.b, op.stage, rb * 128, 1024, sb.swizzle)
-        group = self.emit(f"lshr i32 {self.role_tid}, 7")  # type: ignore[attr-defined]
-        row0 = self.emit(f"mul i32 {group}, {lay.m_per_group}")  # type: ignore[attr-defined]
-        # A's rows of this warpgroup: K-major rows are sw bytes apart; MN-major: 64-element slabs
-        if op.a_kmajor:
-            a_row_bytes = self.emit(f"mul i32 {row0}, {sa.swizzle}")  # type: ignore[attr-defined]
-        else:
-            a_row_bytes = self.emit(f"mul i32 {self.emit(f'lshr i32 {row0}, 6')}, {ra * 128}")  # type: ignore[attr-defined]
-        a_off = self.emit(f"zext i32 {self.emit(f'lshr i32 {a_row_bytes}, 4')} to i64")  # type: ignore[attr-defined]
-        desc_a = self.emit(f"add i64 {desc_a}, {a_off}")  # type: ignore[attr-defined]
+        desc_a = self.operand_desc(op.a, a_stage, op.a_kmajor, sa.swizzle)
+        desc_b = self.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
+        desc_a = self.warpgroup_rows(desc_a, op.a_kmajor, ra, sa.swizzle, lay.m_per_group)
         acc = self.tile(op.acc)  # type: ignore[attr-defined]
         n = N // 2  # f32 registers of one m64nN instruction
         ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]
@@ -279,16 +283,13 @@ class HopperOps:
         b_descs = []
         for kk in range(ks):
             k0 = kk * 16
-            b_bytes = (k0 // eb) * rb * sb.swizzle + (k0 % eb) * 2 if op.b_kmajor else k0 * 128
+            b_bytes = k_bytes(k0, op.b_kmajor, rb, sb.swizzle)
             b_descs.append(self.emit(f"add i64 {desc_b}, {b_bytes >> 4}"))  # type: ignore[attr-defined]
         for mb in range(blocks):
             descs = []
             for kk in range(ks):
                 k0 = kk * 16
-                if op.a_kmajor:
-                    ab = (k0 // ea) * ra * sa.swizzle + (k0 % ea) * 2 + mb * 64 * sa.swizzle
-                else:
-                    ab = k0 * 128 + mb * ra * 128
+                ab = k_bytes(k0, op.a_kmajor, ra, sa.swizzle) + mb * (64 * sa.swizzle if op.a_kmajor else ra * 128)
                 descs += [self.emit(f"add i64 {desc_a}, {ab >> 4}"), b_descs[kk]]  # type: ignore[attr-defined]
             cur = regs[mb * n:(mb + 1) * n]
             args = ", ".join([f"float {x}" for x in cur] + [f"i64 {d}" for d in descs] + [f"i1 {use}", "i1 true"])

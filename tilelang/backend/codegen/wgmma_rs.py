@@ -63,6 +63,13 @@ def _pack(em: Any, lo: str, hi: str, ty: str) -> str:
     return em.emit(f"bitcast <2 x {ty}> {h} to i32")  # type: ignore[no-any-return]
 
 
+def k_bytes(k0: int, kmajor: bool, rows: int, sw: int) -> int:
+    """Byte offset of column k0 (a multiple of 16) in a wgmma operand tile of
+    `rows` rows: K-major, whole swizzle rows of sw/2 elements, then 2 bytes
+    each; MN-major, 64-element slabs of 128 bytes a row."""
+    return (k0 // (sw // 2)) * rows * sw + (k0 % (sw // 2)) * 2 if kmajor else k0 * 128
+
+
 @dataclass
 class _Part:
     """One wgmma group of an asm statement: its accumulator registers (tied
@@ -85,32 +92,18 @@ def _smem_part(em: Any, op: g.Wgmma) -> _Part:
     _, ra, ca = op.a.shape
     _, rb, _ = op.b.shape
     K = ca if op.a_kmajor else ra
-    ea, eb = sa.swizzle // 2, sb.swizzle // 2
     a_stage = op.a_stage if op.a_stage is not None else op.stage
-    if op.a_kmajor:
-        desc_a = em._desc(op.a, a_stage, 16, 8 * sa.swizzle, sa.swizzle)
-    else:
-        desc_a = em._desc(op.a, a_stage, ra * 128, 1024, sa.swizzle)
-    if op.b_kmajor:
-        desc_b = em._desc(op.b, op.stage, 16, 8 * sb.swizzle, sb.swizzle)
-    else:
-        desc_b = em._desc(op.b, op.stage, rb * 128, 1024, sb.swizzle)
-    group = em.emit(f"lshr i32 {em.role_tid}, 7")
-    row0 = em.emit(f"mul i32 {group}, 64")
-    if op.a_kmajor:
-        a_row_bytes = em.emit(f"mul i32 {row0}, {sa.swizzle}")
-    else:
-        a_row_bytes = em.emit(f"mul i32 {em.emit(f'lshr i32 {row0}, 6')}, {ra * 128}")
-    a_off = em.emit(f"lshr i32 {a_row_bytes}, 4")
-    desc_a = em.emit(f"add i64 {desc_a}, {em.emit(f'zext i32 {a_off} to i64')}")
+    desc_a = em.operand_desc(op.a, a_stage, op.a_kmajor, sa.swizzle)
+    desc_b = em.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
+    desc_a = em.warpgroup_rows(desc_a, op.a_kmajor, ra, sa.swizzle, 64)
     ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]
     ks = K // 16
     n = N // 2
     extras: list[tuple[str, str]] = []
     for kk in range(ks):
         k0 = kk * 16
-        ab = (k0 // ea) * ra * sa.swizzle + (k0 % ea) * 2 if op.a_kmajor else k0 * 128
-        bb = (k0 // eb) * rb * sb.swizzle + (k0 % eb) * 2 if op.b_kmajor else k0 * 128
+        ab = k_bytes(k0, op.a_kmajor, ra, sa.swizzle)
+        bb = k_bytes(k0, op.b_kmajor, rb, sb.swizzle)
         extras.append(("l", f"i64 {em.emit(f'add i64 {desc_a}, {ab >> 4}')}"))
         extras.append(("l", f"i64 {em.emit(f'add i64 {desc_b}, {bb >> 4}')}"))
     use = em.scalar(op.use_acc) if op.use_acc is not None else "true"
@@ -133,11 +126,7 @@ def _rs_part(em: Any, op: g.WgmmaRegA) -> _Part:
     sb = em.layouts[op.b.id]
     assert isinstance(sb, Shared)
     _, rb, _ = op.b.shape
-    eb = sb.swizzle // 2
-    if op.b_kmajor:
-        desc_b = em._desc(op.b, op.stage, 16, 8 * sb.swizzle, sb.swizzle)
-    else:
-        desc_b = em._desc(op.b, op.stage, rb * 128, 1024, sb.swizzle)
+    desc_b = em.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
     a = em.tile(op.a)
     acc = list(em.tile(op.acc))
     n = N // 2
@@ -151,7 +140,7 @@ def _rs_part(em: Any, op: g.WgmmaRegA) -> _Part:
         extras += [("r", f"i32 {_pack(em, s[2 * i], s[2 * i + 1], ty)}") for i in range(4)]
     for kk in range(ks):
         k0 = kk * 16
-        b_bytes = (k0 // eb) * rb * sb.swizzle + (k0 % eb) * 2 if op.b_kmajor else k0 * 128
+        b_bytes = k_bytes(k0, op.b_kmajor, rb, sb.swizzle)
         extras.append(("l", f"i64 {em.emit(f'add i64 {desc_b}, {b_bytes >> 4}')}"))
     use = em.scalar(op.use_acc) if op.use_acc is not None else "true"
     extras += [("b", f"i1 {use}"), ("b", "i1 true")]

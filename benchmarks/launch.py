@@ -126,105 +126,17 @@ def bench_cpu(n: int) -> None:
 
 
 # ---------------------------------------------------------------- fake
-class _FakeCuda:
-    """The Python side of a GPU launch without a GPU: `CudaDevice`'s interface
-    for external memory, streams and the fast launcher, with the driver
-    replaced by a no-op (`FastLaunch.make` packs the arguments as on the GPU,
-    and every launch writes them; nothing runs). PyTorch CPU tensors stand
-    for CUDA tensors: the checked path describes them as `cuda:0` memory, so
-    the fast path reads them with the same accessors as CUDA tensors."""
-
-    name = "fake-cuda"
-    kind = "gpu"
-
-    def __init__(self) -> None:
-        from types import SimpleNamespace
-
-        self.launches = 0
-        self._err = SimpleNamespace(ptr=0)
-        driver = SimpleNamespace(
-            cuLaunchKernel=lambda *a: (0,), CUresult=SimpleNamespace(CUDA_SUCCESS=0)
-        )
-        self.ctx = SimpleNamespace(make_current=lambda: None, d=driver)
-        self._streams: dict[int, object] = {}
-
-    def prepare(self, kir: Any) -> Any:
-        return kir
-
-    def wrap_external(self, ptr: int, shape: Any, np_dtype: Any, nbytes: int, bf16: bool = False) -> Any:
-        from types import SimpleNamespace
-
-        return SimpleNamespace(ptr=ptr, shape=tuple(shape))
-
-    def foreign_stream(self, handle: int) -> object:
-        return self._streams.setdefault(int(handle), object())
-
-    def run(self, prepared: Any, grid: Any, args: Any, stream: Any = None, span: Any = None) -> None:
-        self.launches += 1
-
-    def fast_launcher(self, prepared: Any, grid: Any, args: Any, span: Any = None) -> Any:
-        from types import SimpleNamespace
-
-        from tilelang.ir import nodes as ir
-        from tilelang.runtime.cuda import FastLaunch
-
-        slots = [
-            SimpleNamespace(what="ptr", param=p.name, kind="ptr")
-            if isinstance(p, ir.TensorParam)
-            else SimpleNamespace(what="value", param=p.name, kind=p.value.type.dtype.value)
-            for p in prepared.params
-        ]
-        abi = SimpleNamespace(slots=slots, num_threads=128, smem_bytes=0)
-        fn = SimpleNamespace(handle=0x5151, name=prepared.name)  # an int: the native launcher takes it
-        index = {p.name: i for i, p in enumerate(prepared.params)}
-        return FastLaunch.make(self, fn, abi, grid, args, index)
-
-    def is_capturing(self, stream: Any) -> bool:
-        return False
-
-    def wait_foreign(self, stream: Any, raw: int | None = None) -> None:
-        """`CudaDevice.wait_foreign`'s native path (two calls of the extension)."""
-        from tilelang.runtime.cuda_native import _STATE
-
-        nat = _STATE["module"]
-        if nat is not None and raw is not None and nat.capturing(raw) == 0:
-            nat.sync(raw)
-
-    def sync_foreign(self, stream: Any) -> None:
-        pass
-
-    def sync(self, stream: Any = None) -> None:
-        pass
-
-
-_STUB_LIBCUDA = """
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                   unsigned bz, unsigned smem, void *stream, void **params, void **extra) { return 0; }
-int cuStreamSynchronize(void *s) { return 0; }
-int cuStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }
-"""
-
-
 def _stub_native() -> Any:
-    """The native launcher's extension built here against a libcuda whose three
-    entry points return at once, so the fake device runs the same Python and C
-    path as the GPU (None without a C compiler or `Python.h`)."""
-    import ctypes
-    import subprocess
+    """The native launcher's extension built here against a stub libcuda
+    (`tilelang.runtime.cuda_fake`) whose entry points return at once, so the
+    fake device runs the same Python and C path as the GPU (None without a
+    C compiler or `Python.h`)."""
     import tempfile
 
-    from tilelang.runtime import cuda_native
+    from tilelang.runtime import cuda_fake
 
     try:
-        d = Path(tempfile.mkdtemp(prefix="tile-stub-"))
-        (d / "stub.c").write_text(_STUB_LIBCUDA)
-        cc = cuda_native._compiler() or "cc"
-        subprocess.run(
-            [cc, "-O2", "-shared", "-fPIC", str(d / "stub.c"), "-o", str(d / "libstub.so")],
-            check=True,
-            capture_output=True,
-        )
-        return cuda_native.load(cuda_native.build(d), ctypes.CDLL(str(d / "libstub.so")))
+        return cuda_fake.stub_native(Path(tempfile.mkdtemp(prefix="tile-stub-")))[0]
     except Exception:
         return None
 
@@ -244,6 +156,33 @@ class _CaiArray:
         return self._iface
 
 
+def count_bytecodes(fn) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """(Python bytecodes executed, Python functions entered) by one call of
+    `fn` after a warm-up call, `fn`'s own frame not counted: how much of
+    the path is still Python (finalisers included)."""
+    fn()
+    counts = [0, 0]
+    own = fn.__code__
+
+    def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+        if event == "call":
+            if frame.f_code is own:
+                return None
+            counts[1] += 1
+            frame.f_trace_opcodes = True
+            return tracer
+        if event == "opcode":
+            counts[0] += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return counts[0], counts[1]
+
+
 def cpu_us(fn, n: int = 200, rounds: int = 30) -> float:  # type: ignore[no-untyped-def]
     """The least mean CPU time (this thread's, so a busy machine's other work
     is not counted) of `fn` over `rounds` batches of `n` calls, in us."""
@@ -259,41 +198,32 @@ def cpu_us(fn, n: int = 200, rounds: int = 30) -> float:  # type: ignore[no-unty
 
 def bench_fake(n: int) -> None:
     """The whole Python path of a launch on a fake CUDA device (no GPU needed)."""
-    import dataclasses
-
-    from tilelang.api import arrays, engines
+    from tilelang.runtime import cuda_fake
 
     try:
         import torch
     except ImportError:
         torch = None
-    dev = _FakeCuda()
-    saved_dev = engines._DEVICES.get("cuda:0")
-    saved_torch = arrays._torch
-    engines._DEVICES["cuda:0"] = dev
-    raw = None
-    if torch is not None:
-        arrays._torch = lambda t: dataclasses.replace(  # type: ignore[assignment]
-            saved_torch(t), space="cuda:0", host=None, stream=0
-        )
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        torch._C._cuda_getCurrentRawStream = lambda index: 0
     warnings.simplefilter("ignore", RuntimeWarning)  # built operations not run
     P = tilelang.partition
-    from tilelang.runtime import cuda_native
-
-    saved_native = cuda_native._STATE["module"]
     stub = _stub_native() if torch is not None else None
-    try:
-        flavours = []
-        if torch is not None:
-            flavours.append(("torch", torch.randn(n), torch.randn(n), torch.zeros(n)))
-            if stub is not None:  # the GPU's path: the native launcher, here over a stub
-                flavours.append(("torch+native", torch.randn(n), torch.randn(n), torch.zeros(n)))
-        h = [np.zeros(n, np.float32) for _ in range(3)]
-        flavours.append(("cuda-array", *(_CaiArray(a) for a in h)))
-        for name, x, y, z in flavours:
-            cuda_native._STATE["module"] = stub if name == "torch+native" else None
+    flavours = []
+    if torch is not None:
+        flavours.append(("torch", torch.randn(n), torch.randn(n), torch.zeros(n)))
+        if stub is not None:  # the GPU's path: the native launcher, here over a stub
+            flavours.append(("torch+native", torch.randn(n), torch.randn(n), torch.zeros(n)))
+            # the same without the C plan (`FastPlan`): the generated Python memo and launch
+            flavours.append(("torch+native-py", torch.randn(n), torch.randn(n), torch.zeros(n)))
+    h = [np.zeros(n, np.float32) for _ in range(3)]
+    flavours.append(("cuda-array", *(_CaiArray(a) for a in h)))
+    from tilelang.api import operation
+
+    native_memo = operation._native_memo
+    for name, x, y, z in flavours:
+        operation._native_memo = (  # type: ignore[assignment]
+            (lambda plan, nat: None) if name == "torch+native-py" else native_memo
+        )
+        with cuda_fake.installed(stub if name.startswith("torch+native") else None):
             mod = tilelang.load(ADD)
             op = mod.add(P(z, [1024]), x, y)
             op.sync()
@@ -303,36 +233,31 @@ def bench_fake(n: int) -> None:
             def build(mod=mod, x=x, y=y, z=z) -> None:  # type: ignore[no-untyped-def]
                 mod.add(P(z, [1024]), x, y)._runs = 1
 
+            def fresh(m=mod, x=x, y=y, z=z) -> None:  # type: ignore[no-untyped-def]
+                m.add(P(z, [1024]), x, y).launch().wait()
+
             row = {
-                "fresh_launch_wait_us": cpu_us(lambda m=mod, x=x, y=y, z=z: m.add(P(z, [1024]), x, y).launch().wait()),
+                "fresh_launch_wait_us": cpu_us(fresh),
                 "build_us": cpu_us(build),
                 "prebuilt_launch_wait_us": cpu_us(lambda op=op: op.launch().wait()),
                 "fresh_sync_us": cpu_us(lambda m=mod, x=x, y=y, z=z: m.add(P(z, [1024]), x, y).sync()),
                 "prebuilt_sync_us": cpu_us(op.sync),
             }
             row["one_function"] = op._plan.fast_launch is not None
+            row["native_plan"] = type(op._plan.fast_launch).__name__ == "builtin_function_or_method"
+            row["fresh_launch_wait_bytecodes"], row["fresh_launch_wait_calls"] = count_bytecodes(fresh)
             log(
                 "fake",
                 f"fake CUDA device, {name} arrays (CPU time of the Python path, no driver"
-                f"{'; one-function launch' if row['one_function'] else ''}): "
-                f"fresh call + launch + wait {row['fresh_launch_wait_us']:.2f} us, build "
+                f"{'; launch in C' if row['native_plan'] else '; one-function launch' if row['one_function'] else ''}): "
+                f"fresh call + launch + wait {row['fresh_launch_wait_us']:.2f} us "
+                f"({row['fresh_launch_wait_bytecodes']} bytecodes in {row['fresh_launch_wait_calls']} Python calls), build "
                 f"{row['build_us']:.2f} us, prebuilt launch + wait {row['prebuilt_launch_wait_us']:.2f} us, "
                 f"fresh .sync() {row['fresh_sync_us']:.2f} us, prebuilt .sync() {row['prebuilt_sync_us']:.2f} us",
                 arrays=name,
                 **row,
             )
-    finally:
-        cuda_native._STATE["module"] = saved_native
-        arrays._torch = saved_torch  # type: ignore[assignment]
-        if saved_dev is None:
-            engines._DEVICES.pop("cuda:0", None)
-        else:
-            engines._DEVICES["cuda:0"] = saved_dev
-        if torch is not None:
-            if raw is None:
-                del torch._C._cuda_getCurrentRawStream
-            else:
-                torch._C._cuda_getCurrentRawStream = raw
+    operation._native_memo = native_memo  # type: ignore[assignment]
     log("fake", f"yardstick: an empty call {cpu_us(lambda: None) * 1e3:.0f} ns", yardstick_call_ns=cpu_us(lambda: None) * 1e3)
 
 

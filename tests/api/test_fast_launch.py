@@ -11,37 +11,18 @@ Skipped where there is no C compiler, no `Python.h` or no PyTorch."""
 from __future__ import annotations
 
 import ctypes
-import dataclasses
-import subprocess
-import sysconfig
 import warnings
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import tilelang
-from tilelang.api import arrays, engines, in_flight
-from tilelang.runtime import cuda_native
+from tilelang.api import in_flight
+from tilelang.runtime import cuda_fake
 
 torch = pytest.importorskip("torch")
 P = tilelang.partition
-
-STUB = r"""
-#include <stdint.h>
-uint64_t last[12];
-int n_launch, n_sync, fail_with;
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                   unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
-    last[0] = (uint64_t)f; last[1] = gx; last[8] = (uint64_t)stream; last[9] = (uint64_t)params;
-    if (fail_with) return fail_with;
-    n_launch++;
-    return 0;
-}
-int cuStreamSynchronize(void *s) { n_sync++; last[11] = (uint64_t)s; return 0; }
-int cuStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }
-"""
 
 SOURCE = """
 kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
@@ -49,122 +30,24 @@ kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &
 }
 """
 
+_count, _last = cuda_fake.count, cuda_fake.last
+
 
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):  # type: ignore[no-untyped-def]
-    cc = cuda_native._compiler()
-    include = sysconfig.get_paths().get("include")
-    if cc is None or not include or not Path(include, "Python.h").exists():
+    if not cuda_fake.can_build():
         pytest.skip("no C compiler or no Python.h")
-    d = tmp_path_factory.mktemp("fastnative")
-    (d / "stub.c").write_text(STUB)
-    subprocess.run(
-        [cc, "-O2", "-shared", "-fPIC", str(d / "stub.c"), "-o", str(d / "libstub.so")], check=True
-    )
-    lib = ctypes.CDLL(str(d / "libstub.so"))
-    return cuda_native.load(cuda_native.build(d), lib), lib
-
-
-def _count(lib: Any, name: str) -> int:
-    return int(ctypes.c_int.in_dll(lib, name).value)
-
-
-def _last(lib: Any) -> list[int]:
-    return list((ctypes.c_uint64 * 12).in_dll(lib, "last"))
-
-
-class FakeCuda:
-    """`CudaDevice`'s interface for external memory, streams, the fast launcher
-    and the native wait; the general path's `run` only counts."""
-
-    name = "fake-cuda"
-    kind = "gpu"
-
-    def __init__(self, nat: Any) -> None:
-        self.nat = nat
-        self.launches = 0
-        self.runs = 0
-        self.made_current = 0
-        self._err = SimpleNamespace(ptr=0)
-        codes = SimpleNamespace(CUDA_SUCCESS=0, CUDA_ERROR_INVALID_CONTEXT=201,
-                                CUDA_ERROR_INVALID_HANDLE=400)  # fmt: skip
-
-        def result(e: int) -> Any:
-            return e
-
-        result.CUDA_SUCCESS = 0  # type: ignore[attr-defined]
-        result.CUDA_ERROR_INVALID_CONTEXT = 201  # type: ignore[attr-defined]
-        result.CUDA_ERROR_INVALID_HANDLE = 400  # type: ignore[attr-defined]
-        del codes
-        driver = SimpleNamespace(cuLaunchKernel=lambda *a: (0,), CUresult=result)
-        self.ctx = SimpleNamespace(make_current=self._current, d=driver)
-        self._streams: dict[int, object] = {}
-
-    def _current(self) -> None:
-        self.made_current += 1
-
-    def prepare(self, kir: Any) -> Any:
-        return kir
-
-    def wrap_external(
-        self, ptr: int, shape: Any, np_dtype: Any, nbytes: int, bf16: bool = False
-    ) -> Any:
-        return SimpleNamespace(ptr=ptr, shape=tuple(shape))
-
-    def foreign_stream(self, handle: int) -> object:
-        return self._streams.setdefault(int(handle), object())
-
-    def run(
-        self, prepared: Any, grid: Any, args: Any, stream: Any = None, span: Any = None
-    ) -> None:
-        self.runs += 1
-
-    def fast_launcher(self, prepared: Any, grid: Any, args: Any, span: Any = None) -> Any:
-        from tilelang.ir import nodes as ir
-        from tilelang.runtime.cuda import FastLaunch
-
-        slots = [
-            SimpleNamespace(what="ptr", param=p.name, kind="ptr")
-            if isinstance(p, ir.TensorParam)
-            else SimpleNamespace(what="value", param=p.name, kind=p.value.type.dtype.value)
-            for p in prepared.params
-        ]
-        abi = SimpleNamespace(slots=slots, num_threads=128, smem_bytes=0)
-        fn = SimpleNamespace(handle=0x5151, name=prepared.name)
-        index = {p.name: i for i, p in enumerate(prepared.params)}
-        return FastLaunch.make(self, fn, abi, grid, args, index)
-
-    def wait_foreign(self, stream: Any, raw: int | None = None) -> None:
-        if raw is not None:
-            assert self.nat.capturing(raw) == 0 and self.nat.sync(raw) == 0
-
-    def is_capturing(self, stream: Any) -> bool:
-        return False
-
-    def sync_foreign(self, stream: Any) -> None:
-        pass
+    return cuda_fake.stub_native(tmp_path_factory.mktemp("fastnative"))
 
 
 @pytest.fixture
 def fake(native, monkeypatch):  # type: ignore[no-untyped-def]
     nat, lib = native
     monkeypatch.delenv("TILEC_LAUNCH", raising=False)
-    monkeypatch.setitem(cuda_native._STATE, "module", nat)
-    dev = FakeCuda(nat)
-    monkeypatch.setitem(engines._DEVICES, "cuda:0", dev)
-    real = arrays._torch
-    monkeypatch.setattr(
-        arrays,
-        "_torch",
-        lambda t: dataclasses.replace(real(t), space="cuda:0", host=None, stream=0),
-    )
-    current = {"raw": 0}
-    monkeypatch.setattr(
-        torch._C, "_cuda_getCurrentRawStream", lambda index: current["raw"], raising=False
-    )
     warnings.simplefilter("ignore", RuntimeWarning)
-    yield SimpleNamespace(dev=dev, lib=lib, current=current)
-    assert in_flight() == 0, "a test left a launch in flight"
+    with cuda_fake.installed(nat) as state:
+        yield SimpleNamespace(dev=state.dev, lib=lib, current=state.current, nat=nat)
+        assert in_flight() == 0, "a test left a launch in flight"
 
 
 def _aligned(n: int) -> Any:
@@ -243,3 +126,186 @@ def test_a_refusal_of_the_driver_or_the_alignment_takes_the_general_path(fake) -
     odd = buf[k : k + 1000]
     mod.add(P(odd, [256]), x, y).sync()  # compiled for aligned memory: the general path
     assert fake.dev.runs == runs + 1 and _count(fake.lib, "n_launch") == n
+
+
+# ---------------------------------------------------------------- the plan in C
+def _c_plan(plan: Any) -> bool:
+    """Whether `plan`'s memo and launch are the native launcher's `FastPlan`."""
+    return all(
+        type(f).__name__ == "builtin_function_or_method" and type(f.__self__).__name__ == "FastPlan"
+        for f in (plan.memo, plan.fast_launch, plan.fast_sync)
+    )
+
+
+def test_a_repeated_call_and_its_launch_are_one_c_call_each(fake) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.api import engines
+    from tilelang.api.operation import Handle, Operation
+
+    mod = tilelang.compile(SOURCE)
+    op, x, y, z = _ready(mod)
+    plan = op._plan
+    assert _c_plan(plan) and mod.add._memo == plan.memo
+    hits = plan.stats["hits"]
+    fresh = mod.add(P(z, [256]), x, y)  # the C memo: the same operation the Python path makes
+    assert type(fresh) is Operation and fresh._plan is plan and plan.stats["hits"] == hits + 1
+    assert fresh._ptrs == [z.data_ptr(), x.data_ptr(), y.data_ptr()]
+    assert all(a is b for a, b in zip(fresh._objs, (z, x, y), strict=True))
+    assert fresh._scalars == [] and fresh._runs == 0 and fresh._args is None
+    assert fresh._host_list is None and fresh._region_list is None and fresh._wrapped is None
+    n, syncs, version = _count(fake.lib, "n_launch"), _count(fake.lib, "n_sync"), z._version
+    fake.current["raw"] = 0x99
+    h = fresh.launch()
+    assert type(h) is Handle and h.operation is fresh and not h.done and h._raw == 0x99
+    assert h._writeback == () and engines._PENDING[h._token] is fresh and in_flight() == 1
+    assert _count(fake.lib, "n_launch") == n + 1 and _last(fake.lib)[8] == 0x99
+    assert list(plan.launcher._own[0]) == fresh._ptrs and z._version > version
+    h.wait()
+    h.wait()  # waiting twice is fine
+    assert in_flight() == 0 and h.done and _count(fake.lib, "n_sync") == syncs + 1
+    assert _last(fake.lib)[11] == 0x99  # waited on the stream it ran on
+    fake.current["raw"] = 0
+    assert fresh.sync() is None and _count(fake.lib, "n_launch") == n + 2 and in_flight() == 0
+
+
+def test_the_c_memo_serves_no_call_the_key_tells_apart(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    op, x, y, z = _ready(mod)
+    plan = op._plan
+    assert _c_plan(plan)
+    short = [_aligned(500) for _ in range(3)]
+    other = mod.add(P(short[0], [256]), short[1], short[2])  # another shape: another plan
+    assert other._plan is not plan and other._plan.bound.grid == (2,)
+    other._runs = 1
+    tiled = mod.add(P(z, [128]), x, y)  # another tile: another plan, another B
+    assert tiled._plan is not plan and tiled.generics == {"B": 128}
+    tiled._runs = 1
+    with pytest.raises(tilelang.CallError, match=r"E0502|f32|float32"):
+        mod.add(P(z, [256]), x.double(), y)  # another dtype: refused by the checked path
+    with pytest.raises(tilelang.CallError, match="contiguous"):
+        mod.add(P(z, [256]), torch.zeros(2000)[::2], y)  # other strides
+    with pytest.raises(tilelang.BorrowError, match="E0303"):
+        mod.add(P(z, [256]), z, y)  # the call's own arrays overlap, one written
+    with pytest.raises(tilelang.BorrowError, match="E0301"):
+        mod.add(z, x, y)  # a tensor where a partition is due
+    grad = _aligned(1000).requires_grad_(True)
+    g = mod.add(P(z, [256]), grad.detach(), y)  # the memo's guard, the key agree: same plan
+    assert g._plan is plan
+    g._runs = 1
+    # a tensor reshaped after its operation was made: the launch refuses it
+    own = torch.zeros(1000)
+    mod.add(P(own, [256]), x, y).sync()
+    made = mod.add(P(own, [256]), x, y)
+    own.resize_(2000)
+    with pytest.raises(tilelang.CallError, match="another shape"):
+        made.sync()
+    assert in_flight() == 0
+
+
+def test_an_in_flight_borrow_is_checked_by_the_c_launch(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    op, x, y, z = _ready(mod)
+    assert _c_plan(op._plan)
+    h = mod.add(P(z, [256]), x, y).launch()
+    n = _count(fake.lib, "n_launch")
+    with pytest.raises(tilelang.BorrowError, match="E0305"):
+        mod.add(P(x, [256]), z, y).launch()  # reads `z`, which the launch in flight writes
+    with pytest.raises(tilelang.BorrowError, match="E0309"):
+        mod.add(P(z, [256]), y, x).sync()  # writes `z` again
+    w = _aligned(1000)
+    h2 = mod.add(P(w, [256]), x, y).launch()  # both read `x`, `y`: allowed (the general path)
+    assert in_flight() == 2 and _count(fake.lib, "n_launch") == n + 1
+    h.wait()
+    h2.wait()
+    assert in_flight() == 0
+
+
+UNUSED = """
+kernel fn pick<const B: i32>(z: &mut Tensor<f32, [B]>, w: &Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z));
+}
+kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, a: f32, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) * a);
+}
+"""
+
+
+def test_the_c_launch_writes_each_address_into_its_kernel_parameter(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(UNUSED)
+    z, w, x = _aligned(1000), _aligned(1000), _aligned(1000)
+    for _ in range(2):
+        op = mod.pick(P(z, [256]), w, x)
+        op.sync()
+    plan = op._plan
+    assert _c_plan(plan)
+    mod.pick(P(z, [256]), w, x).sync()
+    # the launched block holds, per pointer parameter of the lowered kernel, its array's address
+    names = [p.name for p in plan.prepared.params]
+    want = {"z": z.data_ptr(), "w": w.data_ptr(), "x": x.data_ptr()}
+    got = list(plan.launcher._own[0])
+    assert got == [want[names[j]] for j in plan.launcher._ptr_args]
+    w2 = _aligned(1000)
+    mod.pick(P(z, [256]), w2, x).sync()  # a new address for the unread one: written too
+    assert list(plan.launcher._own[0]) == [
+        {**want, "w": w2.data_ptr()}[names[j]] for j in plan.launcher._ptr_args
+    ]
+
+
+def test_numbers_keep_their_checks_behind_the_c_memo(fake) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    mod = tilelang.compile(UNUSED)
+    z, x = _aligned(1000), _aligned(1000)
+    for _ in range(2):
+        mod.scale(P(z, [256]), 2.0, x).sync()
+    op = mod.scale(P(z, [256]), 2.5, x)
+    plan = op._plan
+    memo = plan.memo
+    assert type(memo.__self__).__name__ == "FastPlan"  # the memo in C; its numbers in Python
+    assert op._scalars == [np.float32(2.5)] and type(op._scalars[0]) is np.float32
+    op._runs = 1
+    with pytest.raises(tilelang.CallError, match="f32"):
+        mod.scale(P(z, [256]), 1e300, x)  # out of f32's range: the number's check still runs
+    with pytest.raises(tilelang.CallError):
+        mod.scale(P(z, [256]), "2", x)  # another type: the key path refuses it
+    assert in_flight() == 0
+
+
+def test_the_c_path_keeps_no_reference_it_should_not(fake) -> None:  # type: ignore[no-untyped-def]
+    import gc
+    import sys
+
+    mod = tilelang.compile(SOURCE)
+    op, x, y, z = _ready(mod)
+    plan = op._plan
+    assert _c_plan(plan)
+    for _ in range(3):  # warm: the stream object, the token counter
+        mod.add(P(z, [256]), x, y).launch().wait()
+    gc.collect()
+    before = [sys.getrefcount(o) for o in (x, y, z, plan, plan.stats, fake.dev)]
+    for _ in range(200):
+        mod.add(P(z, [256]), x, y).launch().wait()
+        mod.add(P(z, [256]), x, y).sync()
+        op.launch().wait()
+    gc.collect()
+    assert [sys.getrefcount(o) for o in (x, y, z, plan, plan.stats, fake.dev)] == before
+    assert in_flight() == 0
+
+
+def test_without_the_c_plan_the_generated_python_launch_makes_the_same_checks(
+    fake, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.api import operation
+
+    monkeypatch.setattr(operation, "_native_memo", lambda plan, nat: None)
+    mod = tilelang.compile(SOURCE)
+    op, x, y, z = _ready(mod)
+    plan = op._plan
+    assert not _c_plan(plan) and plan.fast_launch is not None
+    assert type(plan.fast_launch).__name__ == "function"
+    n = _count(fake.lib, "n_launch")
+    h = mod.add(P(z, [256]), x, y).launch()
+    assert in_flight() == 1 and _count(fake.lib, "n_launch") == n + 1
+    with pytest.raises(tilelang.BorrowError, match="E0309"):
+        op.launch()
+    h.wait()
+    assert in_flight() == 0

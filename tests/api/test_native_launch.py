@@ -9,51 +9,22 @@ Skipped where there is no C compiler or no `Python.h`."""
 from __future__ import annotations
 
 import ctypes
-import subprocess
-import sysconfig
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from tilelang.runtime import cuda_native
-
-STUB = r"""
-#include <stdint.h>
-uint64_t last[12];
-int n_launch, n_sync, capture_status, fail_with;
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                   unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
-    last[0] = (uint64_t)f; last[1] = gx; last[2] = gy; last[3] = gz; last[4] = bx;
-    last[5] = by; last[6] = bz; last[7] = smem; last[8] = (uint64_t)stream;
-    last[9] = (uint64_t)params; last[10] = (uint64_t)extra;
-    n_launch++;
-    return fail_with;
-}
-int cuStreamSynchronize(void *s) { n_sync++; last[11] = (uint64_t)s; return 0; }
-int cuStreamIsCapturing(void *s, int *status) { *status = capture_status; last[11] = (uint64_t)s; return 0; }
-"""
+from tilelang.runtime import cuda_fake, cuda_native
 
 
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):  # type: ignore[no-untyped-def]
-    cc = cuda_native._compiler()
-    include = sysconfig.get_paths().get("include")
-    if cc is None or not include or not Path(include, "Python.h").exists():
+    if not cuda_fake.can_build():
         pytest.skip("no C compiler or no Python.h")
-    d = tmp_path_factory.mktemp("native")
-    (d / "stub.c").write_text(STUB)
-    subprocess.run(
-        [cc, "-O2", "-shared", "-fPIC", str(d / "stub.c"), "-o", str(d / "libstub.so")], check=True
-    )
-    lib = ctypes.CDLL(str(d / "libstub.so"))
-    mod = cuda_native.load(cuda_native.build(d), lib)
-    return mod, lib
+    return cuda_fake.stub_native(tmp_path_factory.mktemp("native"))
 
 
-def _last(lib):  # type: ignore[no-untyped-def]
-    return list((ctypes.c_uint64 * 12).in_dll(lib, "last"))
+_last = cuda_fake.last
 
 
 def test_each_argument_reaches_the_driver(native) -> None:  # type: ignore[no-untyped-def]

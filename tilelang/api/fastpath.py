@@ -265,6 +265,10 @@ class Plan:
     # with it (`memo_for`); None otherwise.
     guard: Any = None
     memo: Any = None
+    # what the memo closes over, for the native launcher's C memo (`FastPlan`):
+    # (kinds "m"/"r"/"s" per argument, per argument its tile/number type/None,
+    # per array its bytes, overlap pairs, `finish` or None); set by `memo_for`
+    memo_spec: Any = None
     # derived from the above in `__post_init__` (and again by `dataclasses.replace`):
     overlaps: tuple[tuple[int, int, int, int], ...] = field(init=False)  # (a, b, nbytes a, b)
     quick: tuple[tuple[int, Any], ...] = field(init=False)  # (param, quick form or None)
@@ -514,6 +518,18 @@ def memo_for(
         else:
             j += 1
     sizes = [s.nbytes for s in plan.arrays]
+    letters = {"mut": "m", "ref": "r", "scalar": "s"}
+    per_arg: list[Any] = []
+    it = iter(consts)
+    for kind in kinds:
+        per_arg.append(None if kind == "ref" else next(it))
+    plan.memo_spec = (
+        "".join(letters[k] for k in kinds),
+        tuple(per_arg),
+        tuple(sizes),
+        pairs,
+        finish if plan.scalars else None,
+    )
     return make(plan, plan.guard, Partition, operation, finish, plan.stats, *consts, *sizes)
 
 

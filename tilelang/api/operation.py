@@ -617,6 +617,7 @@ def _make_fast(plan: Plan) -> None:
     if nat is None:
         return  # not loaded yet: tried again at a later launch
     plan.fast_tried = True
+    fp = _native_memo(plan, nat)
     launcher = plan.launcher
     fixed = getattr(launcher, "_native_own", None)
     if (
@@ -634,10 +635,6 @@ def _make_fast(plan: Plan) -> None:
     written = plan.torch_written
     bump = "none" if plan.bump is None else "one" if len(written) == 1 else "many"
     guarded = plan.has_torch
-    shape = (direct, bump, guarded, len(plan.arrays))
-    make = _FAST_MAKERS.get(shape)
-    if make is None:
-        make = _FAST_MAKERS[shape] = _fast_maker(*shape)
     dev = launcher.device
     wait = plan.wait_foreign
     sources = plan.kernel.module._sources
@@ -652,6 +649,24 @@ def _make_fast(plan: Plan) -> None:
         finally:
             pending.pop(token, None)
 
+    if fp is not None and guarded:
+        # block element k holds argument `_ptr_args[k]` of the kernel's order
+        order = plan.order if not plan.direct_args else tuple((True, i) for i in range(len(plan.arrays)))
+        try:
+            bmap = tuple(order[j][1] for j in launcher._ptr_args)
+            fp.set_launch(
+                vars(hook), plan.stream_of, dev.foreign_stream, pending, _TOKENS, dev,
+                plan.runtime, plan.bump, written, end, fixed, bmap, True,
+            )  # fmt: skip
+        except (ValueError, TypeError, IndexError):
+            pass  # the generated Python below
+        else:
+            plan.fast_launch, plan.fast_sync = fp.launch, fp.sync
+            return
+    shape = (direct, bump, guarded, len(plan.arrays))
+    make = _FAST_MAKERS.get(shape)
+    if make is None:
+        make = _FAST_MAKERS[shape] = _fast_maker(*shape)
     common = {
         "hook": hook,
         "guard": plan.guard,
@@ -676,6 +691,30 @@ def _make_fast(plan: Plan) -> None:
         "ExecutionError": ExecutionError,
     }
     plan.fast_launch, plan.fast_sync = make(**common)
+
+
+def _native_memo(plan: Plan, nat: Any) -> Any:
+    """The native launcher's `FastPlan` of `plan` with its memo set, which
+    then replaces the generated Python memo (`fastpath.memo_for`) of the plan
+    and of its kernel; None where the extension cannot take the plan (no
+    guard: not every array is a PyTorch tensor; an extension without it)."""
+    spec = plan.memo_spec
+    cls = getattr(nat, "FastPlan", None)
+    if spec is None or plan.guard is None or plan.memo is None or cls is None:
+        return None
+    from tilelang.api.partition import Partition
+
+    kinds, consts, sizes, pairs, finish = spec
+    try:
+        fp = cls(Operation, Handle, Partition, plan, plan.guard, _data_ptr_method())
+        fp.set_memo(kinds, consts, sizes, pairs, plan.stats, finish)
+    except (ValueError, TypeError, AttributeError):
+        return None
+    kernel = plan.kernel
+    if kernel._memo is plan.memo:
+        kernel._memo = fp.memo
+    plan.memo = fp.memo
+    return fp
 
 
 def _data_ptr_method() -> Any:

@@ -20,10 +20,14 @@ launcher uses cuda.bindings as before. The build never runs on the
 launching thread: it starts in a daemon thread and the launches before it
 is done go through the binding (`native(wait=True)` waits, for benchmarks).
 
+The extension also holds `FastPlan` (its C text in `cuda_native_plan.py`):
+the repeated call of one plan on PyTorch tensors, its memo and its launch,
+as one C call each, making exactly the Python path's checks.
+
 Invariant: the extension only calls the three entry points with the
-arguments it is given; every check stays in Python (`FastLaunch`,
-`api/operation.py`), and an error code comes back to Python, which words it
-through the binding's names.
+arguments it is given; it makes no check of its own (the Python path's
+checks, made in C by `FastPlan`, are the same), and an error code comes
+back to Python, which words it through the binding's names.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+from tilelang.runtime.cuda_native_plan import SOURCE as _PLAN_SOURCE
 
 SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
@@ -132,10 +138,19 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+PLAN_SOURCE
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "MODNAME", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit_MODNAME(void) { return PyModule_Create(&module); }
-"""
+PyMODINIT_FUNC PyInit_MODNAME(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && add_plan_type(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+""".replace("PLAN_SOURCE", _PLAN_SOURCE)
 
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {"module": None, "thread": None, "error": None}

@@ -46,7 +46,7 @@ import math
 import sys
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,12 @@ class Plan:
     bq: int = 64  # prefill attention: query rows and key tile
     chp: int = 16  # prefill KV write: positions per block
     prefill: int = 2048  # prefill chunk (a multiple of bq)
+    tc: int = 1  # decode attention: 1 tensor-core products (rows repeated to 16), 0 FMA loops
+    # L2 prefetch while a layer's attention runs (a parallel branch of the
+    # step's graph, GPU only): the share of each matrix's columns pulled into
+    # L2 before its GEMV ("o": the O projection, "gate_up"); {} none
+    prefetch: dict[str, float] = field(default_factory=dict)
+    pf: tuple[int, int] = (16, 512)  # the prefetch's block shape (rows, K tile)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -449,6 +455,10 @@ class TileQwen3:
         self.pgu = be.zeros((p, 2 * c.intermediate_size), "f32")
         self.ph = be.zeros((p, c.intermediate_size), "bf16")
         self._prefill_ops: dict[tuple[int, int, bool], tuple[list[Any], Any]] = {}
+        # `l2_prefetch`'s sums (one a block), which nothing reads
+        rows = [self.w[n].shape[0] // c.num_hidden_layers for n in pl.prefetch]
+        pf = [r // _divisor_tile(r, pl.pf[0]) for r in rows]
+        self.sink = be.zeros((max([1, *pf]) + 16,), "f32")
         self.part = {
             k: be.zeros((s, n), "f32")
             for k, s, n in (
@@ -483,6 +493,7 @@ class TileQwen3:
         # the splits as `combine_splits` reads them (the same memory)
         o_part3 = self.o_part.reshape(hkv, pl.ns, g * d)
         lse_part3 = self.lse_part.reshape(hkv, pl.ns, g)
+        self.branches: list[tuple[int, int, list[Any]]] = []
         for li in range(c.num_hidden_layers):
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
@@ -491,8 +502,9 @@ class TileQwen3:
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
+            fork = len(ops)  # the attention's index: the prefetch branch starts with it
             ops.append(
-                k.attn_decode[g, d // 2, pl.bt](
+                k.attn_decode[g, d // 2, pl.bt, pl.tc](
                     P(self.o_part, [1, g, d]),
                     P(self.lse_part, [1, g]),
                     qkv,
@@ -508,7 +520,10 @@ class TileQwen3:
                 )
             )
             ops.append(k.combine_splits[pl.ns, d](P(self.attn, [1, 1, d]), o_part3, lse_part3))
+            joins = {"o": len(ops)}
             ops += residual("o", self.attn.reshape(-1), li)
+            joins["gate_up"] = len(ops)
+            self.branches += self._prefetch_ops(li, fork, joins)
             bn = pl.bn["gate_up"]
             ops.append(
                 k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"]](
@@ -570,6 +585,38 @@ class TileQwen3:
             )
         self.n_choice = len(ops) - n_before
         return ops
+
+    def _prefetch_ops(
+        self, li: int, fork: int, joins: dict[str, int]
+    ) -> list[tuple[int, int, list[Any]]]:
+        """Layer `li`'s L2 prefetch branches (`plan.prefetch`): for each
+        matrix named there, `l2_prefetch` over the first share of the columns
+        of its rows of this layer, launched beside the attention (after op
+        `fork - 1`), which the matrix's GEMV (op `joins[name]`) waits for."""
+        pl, c = self.plan, self.cfg
+        out = []
+        for name, share in pl.prefetch.items():
+            if share <= 0:
+                continue
+            w = self.w[name]
+            rows = w.shape[0] // c.num_hidden_layers
+            br = _divisor_tile(rows, pl.pf[0])
+            kt = -(-w.shape[1] // pl.pf[1])
+            ktiles = max(1, min(kt, round(share * kt)))
+            nb = rows // br
+            op = self.k.l2_prefetch[br, pl.pf[1]](
+                self.tl.partition(self.sink[:nb], [1]), w, li * nb, ktiles
+            )
+            out.append((fork, joins[name], [op]))
+        return out
+
+    def replan(self, plan: Plan) -> None:
+        """Another plan (block shapes, splits, prefetch) over the same
+        weights: new buffers (the KV cache too) and step operations."""
+        self.plan = plan
+        self._graph = self._burst_graph = None
+        self._buffers()
+        self.ops = self._step_ops()
 
     def _prefill_step_ops(self, p0: int, m: int) -> list[Any]:
         """The launches of one prefill chunk of `m` rows at positions p0 ..
@@ -679,29 +726,37 @@ class TileQwen3:
     # -- running -------------------------------------------------------------
     def _run_step(self) -> None:
         if self.graph_mode and self._graph is None:
-            self._graph = self._capture_step(self.ops)
+            self._graph = self._capture_step(1)
         if self._graph is not None:
             self._graph.replay()
             return
-        for op in self.ops:
+        side: dict[int, list[Any]] = {}
+        for fork, _, ops in self.branches:  # run in order, where they fork
+            side.setdefault(fork, []).extend(ops)
+        for i, op in enumerate(self.ops):
+            for s in side.get(i, ()):
+                s.sync()
             op.sync()
 
     def _run_burst(self) -> None:
         """`burst` steps in one replay (the step's launches recorded `burst`
         times in one graph); step by step without graphs."""
         if self.graph_mode and self._burst_graph is None:
-            self._burst_graph = self._capture_step(self.ops * self.burst)
+            self._burst_graph = self._capture_step(self.burst)
         if self._burst_graph is not None:
             self._burst_graph.replay()
             return
         for _ in range(self.burst):
             self._run_step()
 
-    def _capture_step(self, ops: list[Any]) -> Any:
-        """A graph of decode steps: `_capture`'s, or PyTorch's (`graph_api`)."""
-        if self.graph_api == "torch" and self.graph_mode:
-            return _TorchGraph(self, ops)
-        return self._capture(ops)
+    def _capture_step(self, steps: int) -> Any:
+        """A graph of `steps` decode steps: `_capture`'s, or PyTorch's
+        (`graph_api`, and always with prefetch branches: a `tilelang.graph()`
+        records one stream). Without a graph the branches are left out: they
+        only warm the cache."""
+        if self.graph_mode and (self.graph_api == "torch" or self.branches):
+            return _TorchGraph(self, self.ops, steps, self.branches)
+        return self._capture(self.ops * steps)
 
     def _capture(self, ops: list[Any]) -> Any:
         """One graph for `ops` (`tilelang.graph()`: recorded once, a CUDA
@@ -791,25 +846,51 @@ class _TorchGraph:
     nothing. `replay()` launches the graph on PyTorch's current stream and
     returns (what reads results, `be.read`, waits on that stream)."""
 
-    def __init__(self, eng: TileQwen3, ops: list[Any]) -> None:
+    def __init__(
+        self,
+        eng: TileQwen3,
+        ops: list[Any],
+        steps: int = 1,
+        branches: list[tuple[int, int, list[Any]]] | None = None,
+    ) -> None:
         import torch
 
-        self.operations = list(ops)
+        self.operations = list(ops) * steps
         self.replays = 0
+        branches = branches or []
         # Every kernel compiled and loaded before the capture (a module load
         # cannot be captured): one step run as usual, then the token and the
         # position it advanced put back (what else it wrote, the step writes
         # again identically).
         tok, pos = eng.be.read(eng.tok).copy(), eng.be.read(eng.pos).copy()
-        for op in eng.ops:
+        for op in eng.ops + [b for _, _, side in branches for b in side]:
             op.sync()
         eng.be.write(eng.tok, tok)
         eng.be.write(eng.pos, pos)
         torch.cuda.synchronize()
         self.graph = torch.cuda.CUDAGraph()
+        forks: dict[int, list[tuple[int, list[Any]]]] = {}
+        for a, b, side in branches:
+            forks.setdefault(a, []).append((b, side))
         with torch.cuda.graph(self.graph):
-            for op in self.operations:
-                op.sync()  # captured: no wait, no allocation
+            main = torch.cuda.current_stream()
+            aside = torch.cuda.Stream()
+            for _ in range(steps):
+                joins: dict[int, list[Any]] = {}
+                for i, op in enumerate(ops):
+                    for b, side in forks.get(i, ()):
+                        # a parallel branch: after op i - 1, before op b
+                        aside.wait_stream(main)
+                        with torch.cuda.stream(aside):
+                            for s in side:
+                                s.sync()
+                        ev = torch.cuda.Event()
+                        ev.record(aside)
+                        joins.setdefault(b, []).append(ev)
+                    for ev in joins.pop(i, ()):
+                        main.wait_event(ev)
+                    op.sync()  # captured: no wait, no allocation
+                main.wait_stream(aside)
         torch.cuda.synchronize()
 
     def replay(self) -> None:

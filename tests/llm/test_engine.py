@@ -100,6 +100,41 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+def test_fma_attention_and_prefetch_branches_agree(tiny) -> None:
+    # tc = 0: the decode attention's products as FMA loops (G rows alone);
+    # the prefetch branches hang beside each layer's attention and warm the
+    # cache only: the CPU runs the main chain, whose logits must not change
+    w, _ = tiny
+    plan = dataclasses.replace(
+        plan_for(TINY, 64, None), tc=0, prefetch={"o": 1.0, "gate_up": 0.5}, pf=(8, 16)
+    )
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    layers = TINY.num_hidden_layers
+    assert len(eng.branches) == 2 * layers
+    names = [op.kernel.__name__ for op in eng.ops]
+    for fork, join, side in eng.branches:
+        assert names[fork] == "attn_decode" and fork < join
+        assert names[join] in ("gemv_add", "gemv_splitk", "rms_gate_up")
+        assert [op.kernel.__name__ for op in side] == ["l2_prefetch"]
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(12, TINY.vocab_size, seed=4):
+        _close(eng.feed(t), ref.step(t))
+
+
+def test_l2_prefetch_reads_the_rows_and_columns_it_is_given() -> None:
+    k = load_kernels()
+    rng = np.random.default_rng(7)
+    w = round_bf16(rng.standard_normal((64, 300)).astype(np.float32))
+    sink = np.zeros(3, np.float32)
+    # row tiles 1..3 of 16 rows, the first 2 K tiles of 128 (columns 0..256)
+    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 1, 2).sync()
+    want = w[16:, :256].reshape(3, 16, 256).sum((1, 2))
+    np.testing.assert_allclose(sink, want, rtol=1e-5, atol=1e-3)
+    # more K tiles than the matrix has: all 300 columns (the last tile partial)
+    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 0, 9).sync()
+    np.testing.assert_allclose(sink, w[:48].reshape(3, 16, 300).sum((1, 2)), rtol=1e-5, atol=1e-3)
+
+
 def test_the_step_is_built_once_and_allocates_nothing(tiny) -> None:
     _, eng = tiny
     ops = list(eng.ops)

@@ -43,6 +43,32 @@ def test_teacher_forced_logits_match_torch_at_every_step_of_64() -> None:
         _close(got, want.cpu().numpy())
 
 
+def test_fma_attention_and_l2_prefetch_branches_match_torch() -> None:
+    # the decode attention's FMA form (tc = 0) and the prefetch branches beside
+    # each layer's attention (a graph captured with parallel branches)
+    w = random_weights(SMALL, seed=1, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    plan = dataclasses.replace(eng.plan, tc=0, prefetch={"o": 1.0, "gate_up": 0.25})
+    eng.replan(plan)
+    assert eng.branches
+    ref = TorchQwen3(SMALL, w, max_seq=128, device="cuda")
+    toks = [int(t) for t in np.random.default_rng(1).integers(0, SMALL.vocab_size, 24)]
+    for i, t in enumerate(toks):
+        got = eng.feed(t)  # one-step graph, with the branches
+        want = ref.step(torch.tensor([t], device="cuda"), torch.tensor([i], device="cuda"))
+        _close(got, want.cpu().numpy())
+    assert eng._graph is not None and eng._graph.replays == len(toks)
+    # decode: the burst graph (8 steps, each with its branches) picks what
+    # the one-step graph picks
+    eng.be.write(eng.pos, [len(toks)])
+    tok0 = eng.be.read(eng.tok).copy()
+    a = eng.decode(16)
+    eng.be.write(eng.pos, [len(toks)])
+    eng.be.write(eng.tok, tok0)
+    eng.burst = 1
+    assert eng.decode(16) == a
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

@@ -3,7 +3,7 @@
 # 17): benchmarks/decode_ab.py at the given contexts with nvJitLink's cubins,
 # then the first variants again with the driver's JIT (the same PTX), then a
 # smaller model, and the GPU tests of the variants (FMA attention, prefetch
-# branches). Each step under `timeout`; about 170 s in all. From the
+# branches). Each step under `timeout`; about 60 s in all (call 2). From the
 # checkout's root: OUT=dir bash benchmarks/llm_ab_device.sh; one file back,
 # $OUT/ab.tgz; the tables on stdout.
 set -uo pipefail
@@ -17,19 +17,17 @@ fi
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
 pack() { tar -C "$(dirname "$D")" -czf "$OUT/ab.tgz" ab; }
 nvidia-smi -L
-P1='"prefetch": {"o": 1.0, "gate_up": 0.2}, "pf": [8, 512]'
-V=${VARIANTS:-'[{}, {"tc": 0}, {"tc": 0, "ns": 16}, {"tc": 0, "ns": 8}, {"ns": 16}, {"tc": 0, "ns": 16, "bt": 64}, {"tc": 0, "prefetch": {"o": 1.0}, "pf": [8, 1024]}, {"tc": 0, '"$P1"'}, {"tc": 0, "prefetch": {"o": 1.0, "gate_up": 0.4}, "pf": [8, 512]}, {'"$P1"'}, {}]'}
-VL=${VARIANTS_LONG:-'[{}, {"tc": 0}, {"ns": 16}, {'"$P1"'}, {"tc": 0, '"$P1"'}]'}
-V2=${VARIANTS2:-'[{}, {"tc": 0, '"$P1"'}]'}
+# call 2 (h17, 2026-12-02): the FMA form below 4,096 positions (the default)
+# against tensor cores throughout, and prefetch branches on small grids
+PO='"prefetch": {"o": 1.0}, "pf": [16, 1024], "pf_blocks": 32'
+PT='"prefetch": {"o": 0.25}, "pf": [16, 1024], "pf_blocks": 8'
+V=${VARIANTS:-'[{}, {"fma_until": 0}, {'"$PO"'}, {'"$PT"'}, {}, {"fma_until": 0}]'}
 ab() {  # name timeout args...
   local n=$1 t=$2; shift 2
   timeout $t python3 benchmarks/decode_ab.py "$@" --out "$D" > "$D/$n.log" 2>&1
   grep -v Warn "$D/$n.log" | grep -v "^ " | grep -v "^$"; pack
 }
-ab ab_4b_1024 ${T1:-45} --model 4b --contexts 1024 --variants "$V" --profile
-ab ab_4b_long ${T2:-40} --model 4b --contexts 8192,32768 --variants "$VL" --profile
-ab ab_4b_driver ${T3:-25} --model 4b --contexts 1024 --variants "$V2" --profile --driver-jit
-ab ab_06b ${T4:-12} --model 0.6b --contexts 1024 --variants "$V2"
-ab ab_8b ${T5:-18} --model 8b --contexts 1024 --variants "$V2"
-timeout ${TEST_TIMEOUT:-25} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
-  -k "fma or teacher" > "$D/tests.log" 2>&1; tail -3 "$D/tests.log"; pack
+ab ab_4b_1024 ${T1:-40} --model 4b --contexts ${CONTEXTS:-1024} --variants "$V" --profile
+if [[ -n ${DRIVER:-} ]]; then ab ab_4b_driver ${T3:-25} --model 4b --contexts 1024 --variants '[{}]' --profile --driver-jit; fi
+timeout ${TEST_TIMEOUT:-20} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
+  -k "${TESTS_K:-fma}" > "$D/tests.log" 2>&1; tail -3 "$D/tests.log"; pack

@@ -108,11 +108,16 @@ class Plan:
     chp: int = 16  # prefill KV write: positions per block
     prefill: int = 2048  # prefill chunk (a multiple of bq)
     tc: int = 1  # decode attention: 1 tensor-core products (rows repeated to 16), 0 FMA loops
+    # positions below which the step takes the FMA attention instead (a second
+    # step graph, chosen per replay by the position: FMA is faster over a
+    # short cache, tensor cores over a long one); 0: one form only
+    fma_until: int = 0
     # L2 prefetch while a layer's attention runs (a parallel branch of the
     # step's graph, GPU only): the share of each matrix's columns pulled into
     # L2 before its GEMV ("o": the O projection, "gate_up"); {} none
     prefetch: dict[str, float] = field(default_factory=dict)
     pf: tuple[int, int] = (16, 512)  # the prefetch's block shape (rows, K tile)
+    pf_blocks: int = 0  # the prefetch's grid (0: a block a row tile)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -140,6 +145,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             bk[k] = min(512, _pow2_at_least(min(h, i)))
         ns, bt = 2, 8
         mm, bq, chp = (16, 16, 32), 8, 8
+        fma_until = 0
     else:
         # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
         # (resident blocks) x (one [BN, BK] bf16 tile each), so every block
@@ -162,6 +168,10 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
                 splitk[k] = _pow2_at_most(min(tiles, _pow2_at_least(-(-want // blocks))))
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
+        # H200, Qwen3-4B (RESULTS.md): attention + merge 13.1 us a layer in the
+        # FMA form against 16.3 with tensor cores at 1,024 positions; 55.6
+        # against 53.1 at 8,192: the two cross near 4,096
+        fma_until = 4096
         mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
@@ -180,6 +190,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         bq=bq,
         chp=chp,
         prefill=prefill,
+        fma_until=fma_until,
     )
 
 
@@ -365,16 +376,16 @@ class TileQwen3:
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
         self._weights(weights)
-        self._buffers()
-        self.ops = self._step_ops()
-        self.graph_mode = (backend != "numpy") if graph is None else graph
         self._graph: Any = None
+        self._burst_graph: Any = None
+        self._buffers()
+        self._forms()
+        self.graph_mode = (backend != "numpy") if graph is None else graph
         # `decode` replays a graph of `burst` steps: the step's inputs (token,
         # position) live on the device, so steps need nothing from the host in
         # between, and one replay's host work (its checks, the launch, the
         # wait) is paid once per `burst` tokens instead of once a token.
         self.burst = max(1, burst)
-        self._burst_graph: Any = None
         # "tile": `tilelang.graph()` (every replay checks the borrows and the
         # tensors' memory, then waits); "torch": the decode graphs captured by
         # `torch.cuda.graph` (a replay is PyTorch's: no checks, no wait), to
@@ -468,8 +479,31 @@ class TileQwen3:
             if s > 1
         }
 
-    def _step_ops(self) -> list[Any]:
-        """The operations of one decode step, built once (checked once)."""
+    def _forms(self) -> None:
+        """The step's operations in each attention form (`plan.tc`, and the
+        FMA form below `plan.fma_until`): `self.ops` is the form in use."""
+        pl = self.plan
+        self._form_ops = {"long": self._step_ops(pl.tc)}
+        if pl.fma_until > 0 and pl.tc != 0:
+            self._form_ops["short"] = self._step_ops(0)
+        self._form = "long"
+        self._stash: dict[str, tuple[Any, Any]] = {}
+        self.ops = self._form_ops["long"]
+
+    def _use_form(self, position: int, steps: int) -> None:
+        """The form for `steps` steps from `position` (short while all of
+        them are below `plan.fma_until`), with its graphs."""
+        short = "short" in self._form_ops and position + steps <= self.plan.fma_until
+        form = "short" if short else "long"
+        if form != self._form:
+            self._stash[self._form] = (self._graph, self._burst_graph)
+            self._graph, self._burst_graph = self._stash.pop(form, (None, None))
+            self._form = form
+            self.ops = self._form_ops[form]
+
+    def _step_ops(self, tc: int) -> list[Any]:
+        """The operations of one decode step, built once (checked once), with
+        the attention's form `tc`."""
         k, tl, c, pl = self.k, self.tl, self.cfg, self.plan
         P = tl.partition
         eps = float(c.rms_norm_eps)
@@ -504,7 +538,7 @@ class TileQwen3:
             )
             fork = len(ops)  # the attention's index: the prefetch branch starts with it
             ops.append(
-                k.attn_decode[g, d // 2, pl.bt, pl.tc](
+                k.attn_decode[g, d // 2, pl.bt, tc](
                     P(self.o_part, [1, g, d]),
                     P(self.lse_part, [1, g]),
                     qkv,
@@ -603,9 +637,10 @@ class TileQwen3:
             br = _divisor_tile(rows, pl.pf[0])
             kt = -(-w.shape[1] // pl.pf[1])
             ktiles = max(1, min(kt, round(share * kt)))
-            nb = rows // br
+            tiles = rows // br
+            nb = min(tiles, pl.pf_blocks) if pl.pf_blocks > 0 else tiles
             op = self.k.l2_prefetch[br, pl.pf[1]](
-                self.tl.partition(self.sink[:nb], [1]), w, li * nb, ktiles
+                self.tl.partition(self.sink[:nb], [1]), w, li * tiles, tiles, ktiles
             )
             out.append((fork, joins[name], [op]))
         return out
@@ -616,7 +651,7 @@ class TileQwen3:
         self.plan = plan
         self._graph = self._burst_graph = None
         self._buffers()
-        self.ops = self._step_ops()
+        self._forms()
 
     def _prefill_step_ops(self, p0: int, m: int) -> list[Any]:
         """The launches of one prefill chunk of `m` rows at positions p0 ..
@@ -724,7 +759,11 @@ class TileQwen3:
                     op.sync()
 
     # -- running -------------------------------------------------------------
-    def _run_step(self) -> None:
+    def _run_step(self, position: int | None = None) -> None:
+        """One step at `position` (None: read from the device when the plan
+        has two forms)."""
+        if len(self._form_ops) > 1:
+            self._use_form(self.position if position is None else position, 1)
         if self.graph_mode and self._graph is None:
             self._graph = self._capture_step(1)
         if self._graph is not None:
@@ -738,16 +777,17 @@ class TileQwen3:
                 s.sync()
             op.sync()
 
-    def _run_burst(self) -> None:
-        """`burst` steps in one replay (the step's launches recorded `burst`
-        times in one graph); step by step without graphs."""
+    def _run_burst(self, position: int) -> None:
+        """`burst` steps from `position` in one replay (the step's launches
+        recorded `burst` times in one graph); step by step without graphs."""
+        self._use_form(position, self.burst)
         if self.graph_mode and self._burst_graph is None:
             self._burst_graph = self._capture_step(self.burst)
         if self._burst_graph is not None:
             self._burst_graph.replay()
             return
-        for _ in range(self.burst):
-            self._run_step()
+        for i in range(self.burst):
+            self._run_step(position + i)
 
     def _capture_step(self, steps: int) -> Any:
         """A graph of `steps` decode steps: `_capture`'s, or PyTorch's
@@ -808,10 +848,10 @@ class TileQwen3:
         i = 0
         while i < n:
             if self.burst > 1 and n - i >= self.burst:
-                self._run_burst()
+                self._run_burst(start + i)
                 i += self.burst
             else:
-                self._run_step()
+                self._run_step(start + i)
                 i += 1
             if progress is not None:
                 progress(i)
@@ -872,9 +912,13 @@ class _TorchGraph:
         forks: dict[int, list[tuple[int, list[Any]]]] = {}
         for a, b, side in branches:
             forks.setdefault(a, []).append((b, side))
-        with torch.cuda.graph(self.graph):
+        # with branches, the main chain is captured on a high-priority stream
+        # (kernel nodes keep their stream's priority): the block scheduler
+        # then serves the critical path before the prefetch beside it
+        hi = torch.cuda.Stream(priority=-1) if branches else None
+        with torch.cuda.graph(self.graph, stream=hi):
             main = torch.cuda.current_stream()
-            aside = torch.cuda.Stream()
+            aside = torch.cuda.Stream() if branches else None
             for _ in range(steps):
                 joins: dict[int, list[Any]] = {}
                 for i, op in enumerate(ops):
@@ -890,7 +934,8 @@ class _TorchGraph:
                     for ev in joins.pop(i, ()):
                         main.wait_event(ev)
                     op.sync()  # captured: no wait, no allocation
-                main.wait_stream(aside)
+                if aside is not None:
+                    main.wait_stream(aside)
         torch.cuda.synchronize()
 
     def replay(self) -> None:

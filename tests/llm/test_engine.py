@@ -106,7 +106,11 @@ def test_fma_attention_and_prefetch_branches_agree(tiny) -> None:
     # cache only: the CPU runs the main chain, whose logits must not change
     w, _ = tiny
     plan = dataclasses.replace(
-        plan_for(TINY, 64, None), tc=0, prefetch={"o": 1.0, "gate_up": 0.5}, pf=(8, 16)
+        plan_for(TINY, 64, None),
+        tc=0,
+        prefetch={"o": 1.0, "gate_up": 0.5},
+        pf=(8, 16),
+        pf_blocks=2,
     )
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     layers = TINY.num_hidden_layers
@@ -121,18 +125,47 @@ def test_fma_attention_and_prefetch_branches_agree(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+def test_attention_form_follows_the_position(tiny) -> None:
+    # FMA attention below position 6, tensor cores from there: two step
+    # graphs, each replay taking the one for its positions
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=1, fma_until=6)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan, graph=True, burst=4)
+
+    def tc() -> int:
+        return next(op.generics["TC"] for op in eng.ops if op.kernel.__name__ == "attn_decode")
+
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    forms = []
+    for t in _tokens(8, TINY.vocab_size, seed=6):
+        _close(eng.feed(t), ref.step(t))
+        forms.append(tc())
+    assert forms == [0] * 6 + [1] * 2
+    # decode: a burst of 4 from position 8 (past the bound) and from 0 (below it)
+    eng.reset()
+    prompt = _tokens(2, TINY.vocab_size, seed=8)
+    want = NumpyQwen3(TINY, w, max_seq=64).greedy(prompt, 10)
+    assert eng.generate(prompt, 10, batched=False) == want
+    assert tc() == 1 and eng._stash["short"][1] is not None  # both burst graphs kept
+
+
 def test_l2_prefetch_reads_the_rows_and_columns_it_is_given() -> None:
     k = load_kernels()
     rng = np.random.default_rng(7)
     w = round_bf16(rng.standard_normal((64, 300)).astype(np.float32))
     sink = np.zeros(3, np.float32)
     # row tiles 1..3 of 16 rows, the first 2 K tiles of 128 (columns 0..256)
-    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 1, 2).sync()
+    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 1, 3, 2).sync()
     want = w[16:, :256].reshape(3, 16, 256).sum((1, 2))
     np.testing.assert_allclose(sink, want, rtol=1e-5, atol=1e-3)
     # more K tiles than the matrix has: all 300 columns (the last tile partial)
-    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 0, 9).sync()
+    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 0, 3, 9).sync()
     np.testing.assert_allclose(sink, w[:48].reshape(3, 16, 300).sum((1, 2)), rtol=1e-5, atol=1e-3)
+    # a grid smaller than the tiles: block b takes row tiles b, b + 2, ... of 8 rows
+    two = np.zeros(2, np.float32)
+    k.l2_prefetch[8, 128](tilelang.partition(two, [1]), w, 1, 5, 1).sync()
+    t = w[8:48, :128].reshape(5, 8, 128).sum((1, 2))
+    np.testing.assert_allclose(two, [t[0] + t[2] + t[4], t[1] + t[3]], rtol=1e-5, atol=1e-3)
 
 
 def test_the_step_is_built_once_and_allocates_nothing(tiny) -> None:

@@ -494,12 +494,38 @@ class TileQwen3:
         """The form for `steps` steps from `position` (short while all of
         them are below `plan.fma_until`), with its graphs."""
         short = "short" in self._form_ops and position + steps <= self.plan.fma_until
-        form = "short" if short else "long"
+        self._switch("short" if short else "long")
+
+    def _switch(self, form: str) -> None:
         if form != self._form:
             self._stash[self._form] = (self._graph, self._burst_graph)
             self._graph, self._burst_graph = self._stash.pop(form, (None, None))
             self._form = form
             self.ops = self._form_ops[form]
+
+    def _capture_forms(self, steps: int) -> None:
+        """The graph of `steps` steps (1, or `burst`) of every form at once,
+        each run once (the kernels loaded, the CUDA graph instantiated): a
+        form first needed in the middle of a decode then allocates nothing
+        (device memory stays constant after start-up). A warm-up run writes
+        what the real steps write again (cache rows past the position, the
+        history); the token and the position are put back."""
+        form = self._form
+        tok, pos = self.be.read(self.tok).copy(), self.be.read(self.pos).copy()
+        for f in self._form_ops:
+            self._switch(f)
+            if (self._graph if steps == 1 else self._burst_graph) is not None:
+                continue
+            g = self._capture_step(steps)
+            if steps == 1:
+                self._graph = g
+            else:
+                self._burst_graph = g
+            if f != form and g is not None and not isinstance(g, _TorchGraph):
+                g.replay()  # (a _TorchGraph ran its steps before capturing them)
+                self.be.write(self.tok, tok)
+                self.be.write(self.pos, pos)
+        self._switch(form)
 
     def _step_ops(self, tc: int) -> list[Any]:
         """The operations of one decode step, built once (checked once), with
@@ -765,7 +791,7 @@ class TileQwen3:
         if len(self._form_ops) > 1:
             self._use_form(self.position if position is None else position, 1)
         if self.graph_mode and self._graph is None:
-            self._graph = self._capture_step(1)
+            self._capture_forms(1)
         if self._graph is not None:
             self._graph.replay()
             return
@@ -782,7 +808,7 @@ class TileQwen3:
         recorded `burst` times in one graph); step by step without graphs."""
         self._use_form(position, self.burst)
         if self.graph_mode and self._burst_graph is None:
-            self._burst_graph = self._capture_step(self.burst)
+            self._capture_forms(self.burst)
         if self._burst_graph is not None:
             self._burst_graph.replay()
             return

@@ -147,6 +147,12 @@ def test_attention_form_follows_the_position(tiny) -> None:
     want = NumpyQwen3(TINY, w, max_seq=64).greedy(prompt, 10)
     assert eng.generate(prompt, 10, batched=False) == want
     assert tc() == 1 and eng._stash["short"][1] is not None  # both burst graphs kept
+    # each form's graphs were made (and run once) when the first was needed
+    eng2 = TileQwen3(TINY, w, max_seq=64, plan=plan, graph=True, burst=4)
+    eng2.reset()
+    eng2.decode(4)  # positions 0..3: the short form only
+    assert eng2._stash["long"][1] is not None and eng2.position == 4
+    assert eng2.generate(prompt, 10, batched=False) == want
 
 
 def test_l2_prefetch_reads_the_rows_and_columns_it_is_given() -> None:

@@ -1,6 +1,7 @@
 """Flash decoding as the GPU runs it, without a GPU: the code generator's
-output for `decode_split` (query rows repeated to the tensor-core M of 16,
-`mma.sync`, the last key block masked, NaN garbage past the cache length)
+output for `decode_split` (a stream: one slab of keys per warp loaded into
+registers, per-warp softmax states merged after the loop, the last key
+block masked, NaN garbage past the cache length)
 and `decode_combine` (column chunks), run on the CPU by the NVPTX IR
 simulator (`tests/backend/llsim.py`) against the interpreter on the same
 inputs. Small shapes: the simulator runs one Python generator per thread."""
@@ -43,8 +44,13 @@ def test_decode_split_and_combine_in_the_simulator() -> None:
     o_part = np.zeros((hkv, splits * g, d), np.float32)
     lse_part = np.zeros((hkv, splits * g), np.float32)
     split = ATTN.decode_split["f16", g, bn, d](P(o_part, [1, g, d]), P(lse_part, [1, g]), q, k, v, clen, 0.125)
-    # G = 4 query rows repeated to 16: both products on the tensor cores
-    assert print_gpu_kernel(lower_gpu(split._plan.kir, "sm_90")).count("dot.mma.sync") == 2
+    # the key loop is a stream: K and V land in registers in the layout the
+    # warps compute in (no conversion, no shared memory, no barrier in the loop)
+    text = print_gpu_kernel(lower_gpu(split._plan.kir, "sm_90"))
+    loop = text.split(" = for ")[1].split("\n  }")[0]
+    assert "dot." not in text and "convert_layout" not in loop.split(" = if ")[0]
+    # the [16, 64] key tile split [W, BW, D] = [4, 4, 64] in place: warp w owns keys 4w .. 4w + 3
+    assert "-> f16[4, 4, 64] #blocked<spt=[1, 1, 8], tpw=[1, 4, 8], wpc=[4, 1, 1]" in loop
     (sim_o, o_part), (sim_lse, lse_part) = _simulate_then_interpret(split, (hkv, splits, 1))[:2]
     assert np.isfinite(sim_o).all() and np.isfinite(sim_lse).all()
     np.testing.assert_allclose(sim_o, o_part, rtol=1e-4, atol=1e-4)
@@ -56,3 +62,24 @@ def test_decode_split_and_combine_in_the_simulator() -> None:
     (sim, want), *_ = _simulate_then_interpret(comb, (hkv, 1, d // dc))
     np.testing.assert_allclose(sim.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
     assert np.abs(want).max() > 0.1
+
+
+def test_decode_split_with_several_keys_per_thread_in_the_simulator() -> None:
+    # D = 128, 32 keys a block: the [4, 8, 128] tile has two lanes across a warp's
+    # 8 keys, so each thread holds 4 consecutive keys (the repetitions folded into
+    # its run, `layout_assign.fold_reps`) and the split [32] -> [4, 8] moves nothing
+    rng = np.random.default_rng(1)
+    hkv, g, smax, clen, d, bn, splits = 1, 4, 96, 75, 128, 32, 2
+    q, k, v = (rng.standard_normal(s).astype(np.float16) for s in ((hkv, g, d), (hkv, smax, d), (hkv, smax, d)))
+    k[:, clen:] = np.nan
+    v[:, clen:] = np.nan
+    o_part = np.zeros((hkv, splits * g, d), np.float32)
+    lse_part = np.zeros((hkv, splits * g), np.float32)
+    split = ATTN.decode_split["f16", g, bn, d](P(o_part, [1, g, d]), P(lse_part, [1, g]), q, k, v, clen, 0.09)
+    loop = print_gpu_kernel(lower_gpu(split._plan.kir, "sm_90")).split(" = for ")[1].split("\n  }")[0]
+    assert "f16[1, 32, 128] #blocked<spt=[1, 4, 8], tpw=[1, 2, 16], wpc=[1, 4, 1]" in loop
+    assert "convert_layout" not in loop.split(" = if ")[0]
+    (sim_o, o_part), (sim_lse, lse_part) = _simulate_then_interpret(split, (hkv, splits, 1))[:2]
+    assert np.isfinite(sim_o).all() and np.abs(o_part).max() > 0.05
+    np.testing.assert_allclose(sim_o, o_part, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(sim_lse, lse_part, rtol=1e-5, atol=1e-5)

@@ -96,6 +96,12 @@ class ArithOps(EmitterCore):
         cmp = {E.EQ: "oeq", E.NE: "une", E.LT: "olt", E.LE: "ole", E.GT: "ogt", E.GE: "oge"}
         if eop is E.REM and ty == "float":
             return self.fmod_f32(a[0], a[1])
+        if eop is E.MUL:
+            # `contract`: a product that a reduction or scan sums right away
+            # (their adds carry the flag too) becomes one fma: `(a * b).sum(k)`
+            # is a dot product. Element-wise adds have no flag: `a * b + c`
+            # stays two roundings, as the interpreter computes it.
+            return self.emit(f"fmul contract {ty} {a[0]}, {a[1]}")
         if eop in simple:
             return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
         if eop in cmp:

@@ -322,7 +322,7 @@ class ReductionOps(MemoryOps):
         if rop in (R.SUM, S.CUMSUM):
             if dt is DType.BOOL:
                 return self.emit(f"or i1 {acc}, {v}")
-            return self.emit(f"{'fadd' if dt.is_float else 'add'} {ty} {acc}, {v}")
+            return self.emit(f"{'fadd contract' if dt.is_float else 'add'} {ty} {acc}, {v}")
         if rop in (R.PROD, S.CUMPROD):
             if dt is DType.BOOL:
                 return self.emit(f"and i1 {acc}, {v}")

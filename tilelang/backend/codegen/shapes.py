@@ -13,6 +13,7 @@ from __future__ import annotations
 from tilelang.backend.codegen.views import (
     ChunkedView,
     register_map,
+    reshape_register_map,
 )
 from tilelang.backend.gpu.layouts import MmaAcc
 from tilelang.ir import nodes as ir
@@ -78,6 +79,11 @@ class ShapeOps(MmaOps):
         lx, lr = self.lay(x), self.lay(r)
         if isinstance(lx, ChunkedView) and isinstance(lr, ChunkedView) and lx.V == lr.V and lx.K == lr.K:
             self.env[r.id] = self.tile(x)  # same flat layout: a reshape moves nothing
+            return
+        m = reshape_register_map(lx, lr)  # dims split or merged in place (layout_assign.reshape_blocked)
+        if m is not None:
+            src = self.tile(x)
+            self.env[r.id] = [src[i] for i in m]
             return
         (off,) = self.to_smem([x], span)
         self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]

@@ -570,7 +570,63 @@ def register_map(src: View, dst: View, align: list[int | None]) -> list[int] | N
         out.append(got)
     return out
 
+def _thread_pos(v: BlockedView, t: int) -> list[int]:
+    """Thread t's position along each dim of `v` (full rank): the `tp` that
+    `BlockedView._digit` computes on the device, here in Python."""
+    lane, warp = t & 31, t >> 5
+    out = []
+    for m in v.dims:
+        pos = ((lane >> m.lshift) & (m.tpw - 1)) | (((warp >> m.wshift) & (m.wpc - 1)) << (m.tpw.bit_length() - 1))
+        raw = pos * m.s
+        out.append(0 if m.extent == 1 else raw & (m.extent - 1) if m.repl else raw)
+    return out
+
+
+_RESHAPE_CACHE: dict[tuple[Any, ...], list[int] | None] = {}
+
+
+def reshape_register_map(src: View, dst: View) -> list[int] | None:
+    """For a reshape (row-major, any split or merge of dims) from `src` to
+    `dst`: for each slot of `dst`, the slot of `src` that holds the same
+    element in the same thread, for every thread; None when some element
+    would move between threads or the slot differs between threads (the
+    code is the same for all). Checked thread by thread (a few thousand
+    slots a tile), once per pair of views."""
+    if not isinstance(src, BlockedView) or not isinstance(dst, BlockedView) or src.T != dst.T:
+        return None
+    key = (src.layout, src.full, src.drop, dst.layout, dst.full, dst.drop, src.T)
+    if key in _RESHAPE_CACHE:
+        return _RESHAPE_CACHE[key]
+    out: list[int] | None = [-1] * dst.E
+    sshape, dshape = src.shape, dst.shape
+    sst, dst_st = strides_of(sshape), strides_of(dshape)
+    sfull = [d for d in range(len(src.dims)) if d != src.drop]
+    dfull = [d for d in range(len(dst.dims)) if d != dst.drop]
+    index = src._index()
+    for t in range(src.T):
+        tps, tpd = _thread_pos(src, t), _thread_pos(dst, t)
+        for i, c in enumerate(dst.slots):
+            coords = [tpd[d] + c[d] for d in dfull]
+            if any(x >= n for x, n in zip(coords, dshape, strict=True)):
+                continue  # a masked lane of this thread: nothing to hold
+            flat = sum(x * st for x, st in zip(coords, dst_st, strict=True))
+            want = [0] * len(src.dims)
+            for d, n, st in zip(sfull, sshape, sst, strict=True):
+                want[d] = (flat // st) % n - tps[d]
+            j = index.get(tuple(want))
+            if j is None or out[i] not in (-1, j):  # type: ignore[index]
+                out = None
+                break
+            out[i] = j  # type: ignore[index]
+        if out is None:
+            break
+    if out is not None and -1 in out:
+        out = None  # a slot no thread holds live: leave it to the general path
+    _RESHAPE_CACHE[key] = out
+    return out
+
+
 __all__ = ["BlockedView", "ChunkedView", "DimMap", "MmaTileView", "View", "blocked_view", "chunked_view",
-           "mma_tile_view", "register_map",
+           "mma_tile_view", "register_map", "reshape_register_map",
            "strides_of",
            "view_of"]

@@ -95,11 +95,32 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         for v in g.results(op):
             defs[v.id] = op
 
+    # the regions being rebuilt, outermost first: (the ops emitted so far, the
+    # conversions cache, the ids the region defines, whether it is a loop's)
+    frames: list[tuple[list[object], dict, set[int], bool]] = []  # type: ignore[type-arg]
+
+    def hoist(v: ir.Value, out: list[object], cache: dict) -> tuple[list[object], list[dict]]:  # type: ignore[type-arg]
+        """Where to convert `v`: before the outermost loop around this use that
+        `v` is invariant in (a conversion through shared memory costs barriers:
+        once, not every iteration), else here; and every cache to record it in."""
+        caches = [cache]
+        if not frames or frames[-1][0] is not out:
+            return out, caches
+        i = len(frames) - 1
+        while i > 0 and frames[i][3] and v.id not in frames[i][2]:
+            i -= 1
+            caches.append(frames[i][1])
+        return frames[i][0], caches
+
     def conv(v: ir.Value, lay: Layout, out: list[object], cache: dict[tuple[int, Layout], ir.Value]) -> ir.Value:
         if layouts.get(v.id) == lay or not v.shape:
             return v
         got = cache.get((v.id, lay))
         if got is None:
+            out, caches = hoist(v, out, cache)
+            got = next((c[(v.id, lay)] for c in caches if (v.id, lay) in c), None)
+            if got is not None:
+                return got
             got = fresh.value(v.dtype, v.shape, v.hint)
             layouts[got.id] = lay
             d = defs.get(v.id)
@@ -110,7 +131,8 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 out.append(ir.Broadcast(got, conv(d.x, lx, out, cache), d.span))
             else:
                 out.append(g.ConvertLayout(got, v))
-            cache[(v.id, lay)] = got
+            for c in caches:
+                c[(v.id, lay)] = got
         return got
 
     def yields(r: ir.Region, targets: tuple[ir.Value, ...], cache: dict) -> ir.Region:  # type: ignore[type-arg]
@@ -125,9 +147,17 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         ops.append(dataclasses.replace(y, values=tuple(vals)))
         return ir.Region(r.args, tuple(ops))  # type: ignore[arg-type]
 
-    def region(r: ir.Region, threads: int, cache: dict) -> ir.Region:  # type: ignore[type-arg]
+    def region(r: ir.Region, threads: int, cache: dict, loop: bool = False) -> ir.Region:  # type: ignore[type-arg]
         out: list[object] = []
         cache = dict(cache)
+        defined = {a.id for a in r.args} | {v.id for o in r.ops for v in g.results(o)}
+        frames.append((out, cache, defined, loop))
+        try:
+            return _region(r, threads, out, cache)
+        finally:
+            frames.pop()
+
+    def _region(r: ir.Region, threads: int, out: list[object], cache: dict) -> ir.Region:  # type: ignore[type-arg]
         for op in r.ops:
             if isinstance(op, g.WarpSpecialize):
                 op = dataclasses.replace(op, roles=tuple(
@@ -140,7 +170,8 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 inits = tuple(conv(v, layouts[a.id], out, cache) if a.id in layouts and _register(layouts[a.id])
                               else v for v, a in zip(op.inits, args, strict=True))
                 op = dataclasses.replace(op, inits=inits)
-            op = with_regions(op, lambda sub: region(sub, threads, cache))
+            loop = isinstance(op, ir.For | ir.While)
+            op = with_regions(op, lambda sub: region(sub, threads, cache, loop))  # noqa: B023
             if isinstance(op, ir.For):
                 op = dataclasses.replace(op, body=yields(op.body, op.body.args[1:], cache))
             elif isinstance(op, ir.While):

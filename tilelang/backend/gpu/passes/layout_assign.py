@@ -38,6 +38,7 @@ The `convert` pass then makes every remaining disagreement an explicit
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from tilelang.ir import nodes as ir
 
@@ -94,6 +95,8 @@ def reshape_forward(xs: tuple[int, ...], rs: tuple[int, ...], lx: Layout | None)
     if isinstance(lx, Blocked) and changes:
         kind, d = changes[-1]
         return insert_dim(lx, d) if kind == "insert" else Slice(d, lx)
+    if isinstance(lx, Blocked):
+        return reshape_blocked(xs, rs, lx)
     return None
 
 
@@ -107,7 +110,74 @@ def reshape_backward(xs: tuple[int, ...], rs: tuple[int, ...], lr: Layout) -> La
     if isinstance(lr, Blocked) and changes:
         kind, d = changes[-1]
         return Slice(d, lr) if kind == "insert" else insert_dim(lr, d)
+    if isinstance(lr, Blocked):
+        return reshape_blocked(rs, xs, lr)
     return None
+
+
+def _log2(n: int) -> int | None:
+    return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
+
+
+def reshape_blocked(xs: tuple[int, ...], rs: tuple[int, ...], lx: Blocked) -> Blocked | None:
+    """The blocked layout of shape `rs` that holds every element in the thread
+    and lane that `lx` holds it in for shape `xs`, when a reshape that splits
+    or merges dims (row-major) has one; None otherwise.
+
+    With power-of-two dims that `lx` covers without replicas, each bit of an
+    element's row-major index is, from the lowest: per dim (last dim first)
+    its `spt` bits (registers), `tpw` bits (lanes), `wpc` bits (warps), then
+    repetition bits (registers). A reshape keeps the index, so it keeps that
+    string of bits; cut at the new dims, each piece must again read
+    registers, lanes, warps, registers, in that order, and lanes and warps
+    must stay in the same order in the lane and warp ids (dims fastest first,
+    as `blocked_for` orders them). Splitting [W * R, D] rows into [W, R, D]
+    is expressible when a thread's rows of a warp are its own `spt` run:
+    `fold_reps` makes such a layout."""
+    r = len(xs)
+    if (math.prod(xs) != math.prod(rs) or len(lx.size_per_thread) != r
+            or any(_log2(n) is None for n in (*xs, *rs))):
+        return None
+    spread = [d for d in range(r) if lx.threads_per_warp[d] * lx.warps_per_cta[d] > 1]
+    if [d for d in lx.order if d in spread] != sorted(spread, reverse=True):
+        return None
+    bits: list[str] = []
+    for d in range(r - 1, -1, -1):
+        spt, tpw, wpc = lx.size_per_thread[d], lx.threads_per_warp[d], lx.warps_per_cta[d]
+        cov = spt * tpw * wpc
+        if cov > xs[d]:
+            return None  # replicas or padding: not a plain bit string
+        bits += ["s"] * _log2(spt) + ["l"] * _log2(tpw) + ["w"] * _log2(wpc)  # type: ignore[operator]
+        bits += ["r"] * _log2(xs[d] // cov)  # type: ignore[operator]
+    spt_r, tpw_r, wpc_r = [1] * len(rs), [1] * len(rs), [1] * len(rs)
+    pos = 0
+    for d in range(len(rs) - 1, -1, -1):
+        piece = "".join(bits[pos:pos + _log2(rs[d])])  # type: ignore[operator]
+        pos += len(piece)
+        s = len(piece) - len(piece.lstrip("s"))
+        rest = piece[s:]
+        lanes = len(rest) - len(rest.lstrip("l"))
+        rest = rest[lanes:]
+        warps = len(rest) - len(rest.lstrip("w"))
+        rest = rest[warps:]
+        if rest.strip("r"):
+            return None
+        spt_r[d], tpw_r[d], wpc_r[d] = 1 << s, 1 << lanes, 1 << warps
+    if math.prod(tpw_r) != 32:
+        return None
+    return Blocked(tuple(spt_r), tuple(tpw_r), tuple(wpc_r), tuple(range(len(rs) - 1, -1, -1)))
+
+
+def fold_reps(lay: Blocked, shape: tuple[int, ...]) -> Blocked:
+    """`lay` with the repetitions of every dim but the last folded into its
+    `spt`: a thread holds its elements of such a dim as one run (the same
+    elements per thread, other ones), which a reshape can split per warp."""
+    spt = list(lay.size_per_thread)
+    for d in range(len(shape) - 1):
+        cov = spt[d] * lay.threads_per_warp[d] * lay.warps_per_cta[d]
+        if shape[d] > cov and shape[d] % cov == 0:
+            spt[d] *= shape[d] // cov
+    return dataclasses.replace(lay, size_per_thread=tuple(spt))
 
 
 def broadcast_forward(xs: tuple[int, ...], rs: tuple[int, ...], lx: Layout | None) -> Layout | None:
@@ -209,6 +279,11 @@ class _Assigner:
                     if not x.shape or self._free(x):
                         return  # stays free
                     lx = self.need(x, threads)
+                if x.shape and res.shape and not _one_dim_changes(x.shape, res.shape):
+                    lr = self.relay_reshape(x, res, threads)
+                    if lr is not None:
+                        self.set(res, lr)
+                        return
                 self.set(res, reshape_forward(x.shape, res.shape, lx) or self.default(res, threads))
             case ir.Broadcast(result=res, x=x):
                 lx = self.get(x)
@@ -243,6 +318,20 @@ class _Assigner:
                 for v in g.results(op):
                     if v.shape:
                         self.set(v, self.default(v, threads))
+
+    def relay_reshape(self, x: ir.Value, res: ir.Value, threads: int) -> Layout | None:
+        """A reshape that splits or merges dims: the result takes its own
+        default layout (or that with its repetitions folded, `fold_reps`), and
+        the input's single-use producers (a load, say) are re-laid so that the
+        reshape moves nothing; None when no such plan exists."""
+        dflt = self.default(res, threads)
+        for cand in (dflt, fold_reps(dflt, res.shape)):
+            lx = reshape_blocked(res.shape, x.shape, cand)
+            plan: dict[int, Layout] = {}
+            if lx is not None and self.retarget(x, lx, plan):
+                self.layouts.update(plan)
+                return cand
+        return None
 
     def _free(self, v: ir.Value) -> bool:
         d = self.defs.get(v.id)
@@ -408,5 +497,5 @@ def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     return dataclasses.replace(k, layouts=a.layouts)
 
 
-__all__ = ["broadcast_backward", "broadcast_forward", "fused_accumulators", "insert_dim", "layout_assign",
-           "reshape_backward", "reshape_forward"]
+__all__ = ["broadcast_backward", "broadcast_forward", "fold_reps", "fused_accumulators", "insert_dim",
+           "layout_assign", "reshape_backward", "reshape_blocked", "reshape_forward"]

@@ -210,7 +210,7 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
 
 
 # (variant, key blocks, blocks per SM) that --sweep times
-SWEEP = [("std", (32, 64), (2, 4, 8)), ("w8", (64,), (1,)), ("t", (32,), (4,)), ("pf", (32,), (4,))]
+SWEEP = [("std", (16, 32, 64), (2, 4, 8)), ("mma", (32,), (4,)), ("t", (32,), (4,))]
 _VARIANTS: list = []
 
 

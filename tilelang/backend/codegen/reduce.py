@@ -116,6 +116,16 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
                 c = xv.slots[i][fa]
                 idx = str(c) if tp_a == "0" else (tp_a if c == 0 else em.emit(f"add i32 {tp_a}, {c}"))
             items.append((v, idx))
+        if rop is R.SUM and dt.is_float and len(items) > 2:
+            # chains of 8 (a product summed into a chain is one FMA:
+            # `fmul contract` + `fadd contract`), then a tree over the chains
+            chains = []
+            for c in range(0, len(items), 8):
+                acc_v = items[c][0]
+                for v, _ in items[c + 1:c + 8]:
+                    acc_v = em.combine(rop, acc_v, v, dt)
+                chains.append((acc_v, "0"))
+            items = chains
         # a balanced tree: independent combines in flight instead of one long chain
         while len(items) > 1:
             nxt = []

@@ -53,14 +53,17 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int,
-                bn: int = 32, blocks_per_sm: int = 4) -> tuple[int, int, int]:
+                bn: int = 32, blocks_per_sm: int = 2) -> tuple[int, int, int]:
     """(BN, splits, DC) for flash decoding `kv_rows` = batch * KV heads rows.
 
     A decode step is a read of the cache: it needs enough blocks in flight
-    to cover the card (`blocks_per_sm` per SM), so a small batch splits each
-    head's cache into more shares; a share keeps at least two key blocks of
-    `bn` keys, and there are at most 64 (the merge reads every share). DC,
-    the merge's column chunk, keeps its tile at 4096 elements or fewer."""
+    to cover the card (`blocks_per_sm` per SM: `decode_split` at BN = 32
+    holds two a SM, by its registers), so a small batch splits each head's
+    cache into more shares; a share keeps at least two key blocks of `bn`
+    keys, and there are at most 64 (the merge reads every share). DC, the
+    merge's column chunk, keeps its tile at 4096 elements or fewer. Measured
+    on the H200 (benchmarks/RESULTS.md, 2026-12-02 h15d): BN = 32 with two
+    blocks a SM was the best plan of the sweep at every decode shape."""
     key_blocks = max(1, -(-cache_len // bn))
     splits = 1
     while kv_rows * splits < blocks_per_sm * sms and splits * 2 <= min(64, max(1, key_blocks // 2)):

@@ -287,3 +287,33 @@ def test_profiler_times_agree_with_cuda_events(torch, mod) -> None:  # type: ign
     assert rec.cost.bytes == 3 * n * 4 and rec.engine.startswith("cuda")
     assert rec.peak is not None and rec.percent_of_peak() is not None
     assert rec.gpu_start_s is not None
+
+
+def test_the_profiler_times_a_short_kernel_not_the_hosts_launch_work(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    """On an idle stream an event fires as soon as it is recorded: the
+    profiler holds the stream from its start event until the launch is
+    enqueued (`runtime/cuda_gate.py`), so a kernel of a few microseconds
+    reads what CUDA events read around it on a busy stream, not the host's
+    launch work (it read about 10 us more before the hold)."""
+    n = 4096
+    x, y, z = (torch.randn(n, device="cuda") for _ in range(3))
+    op = mod.add(P(z, [1024]), x, y)
+    op.sync()
+    events = []
+    for _ in range(9):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1_000_000)
+        e0.record()
+        h = op.launch()
+        e1.record()
+        h.wait()
+        events.append((e0, e1))
+    torch.cuda.synchronize()
+    theirs = statistics.median(a.elapsed_time(b) / 1e3 for a, b in events)
+    with tilelang.profile(print_table=False) as prof:
+        for _ in range(9):
+            torch.cuda.synchronize()  # idle: nothing keeps the start event from firing early
+            op.sync()
+    ours = statistics.median(r.seconds for r in prof.records)
+    assert abs(ours - theirs) <= 0.5 * theirs + 3e-6, (ours, theirs)
+    torch.testing.assert_close(z, x + y)

@@ -45,7 +45,7 @@ def fake(native, monkeypatch):  # type: ignore[no-untyped-def]
     nat, lib = native
     monkeypatch.delenv("TILEC_LAUNCH", raising=False)
     warnings.simplefilter("ignore", RuntimeWarning)
-    with cuda_fake.installed(nat) as state:
+    with cuda_fake.installed(nat, lib) as state:
         yield SimpleNamespace(dev=state.dev, lib=lib, current=state.current, nat=nat)
         assert in_flight() == 0, "a test left a launch in flight"
 
@@ -308,4 +308,36 @@ def test_without_the_c_plan_the_generated_python_launch_makes_the_same_checks(
     with pytest.raises(tilelang.BorrowError, match="E0309"):
         op.launch()
     h.wait()
+    assert in_flight() == 0
+
+
+def test_the_profiler_holds_the_stream_from_its_start_event_to_its_end_event(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    op, x, y, z = _ready(mod)
+    n = _count(fake.lib, "n_launch")
+    with tilelang.profile(print_table=False) as prof:
+        op.sync()  # the first also records the timeline's reference event
+        n += 1
+        fake.dev.log.clear()
+        op.sync()
+        # held before the start event; the launch; the end event; then opened
+        assert fake.dev.log == [("hold", n), ("event", n), ("event", n + 1), ("open", n + 1)]
+        fake.dev.log.clear()
+        fake.dev.capturing = True  # captured into a graph: never held (a replay would hang)
+        try:
+            h = op.launch()
+        finally:
+            fake.dev.capturing = False
+        h.wait()
+        assert [w for w, _ in fake.dev.log] == ["event", "event"]
+        fake.dev.log.clear()
+        ctypes.c_int.in_dll(fake.lib, "fail_with").value = 999  # refused: the general path
+        try:
+            with pytest.raises(tilelang.ExecutionError):
+                op.sync()
+        finally:
+            ctypes.c_int.in_dll(fake.lib, "fail_with").value = 0
+        # opened before the general path ran, which may wait for the stream
+        assert [w for w, _ in fake.dev.log][:3] == ["hold", "event", "open"]
+    assert len(prof.records) == 3 and all(r.seconds > 0 for r in prof.records)
     assert in_flight() == 0

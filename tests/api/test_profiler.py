@@ -155,3 +155,42 @@ def test_roofline_png(tmp_path) -> None:  # type: ignore[no-untyped-def]
         assert not wrote and not path.exists()
         return
     assert wrote and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_stream_gate_waits_for_a_value_the_host_writes_later() -> None:
+    """`runtime/cuda_gate.py` against a stand-in driver: each hold waits
+    (GEQ) on one mapped word for a new value, opening writes it (values only
+    grow: opening a later hold opens the earlier ones), twice is fine."""
+    import ctypes
+    from types import SimpleNamespace
+
+    from tilelang.runtime.cuda_gate import StreamGate
+
+    word = (ctypes.c_uint32 * 16)()
+    waits: list[tuple[object, int, int, int]] = []
+    d = SimpleNamespace(
+        CU_MEMHOSTALLOC_DEVICEMAP=2,
+        CU_MEMHOSTALLOC_PORTABLE=1,
+        CUstreamWaitValue_flags=SimpleNamespace(CU_STREAM_WAIT_VALUE_GEQ=SimpleNamespace(value=0)),
+        cuMemHostAlloc=lambda size, flags: (0, ctypes.addressof(word)) if flags == 3 else (1,),
+        cuMemHostGetDevicePointer=lambda host, flags: (0, 0xD000 + host - ctypes.addressof(word)),
+        cuStreamWaitValue32=lambda s, addr, v, flags: waits.append((s, addr, v, flags)) or (0,),
+    )
+
+    def check(result, what):  # type: ignore[no-untyped-def]
+        assert result[0] == 0, what
+        return result[1] if len(result) > 1 else None
+
+    gate = StreamGate(d, check)
+    a = gate.hold("s1")
+    b = gate.hold("s2")
+    assert waits == [("s1", 0xD000, 1, 0), ("s2", 0xD000, 2, 0)] and (a, b) == (1, 2)
+    assert word[0] == 0  # held until opened
+    gate.open(a)
+    assert word[0] == 1
+    gate.open(b)
+    gate.open(a)  # an earlier one again: nothing goes back
+    assert word[0] == 2
+    c = gate.hold("s1")
+    gate.open_all()
+    assert word[0] == c == 3

@@ -418,15 +418,25 @@ class Operation:
             else:
                 stream = capture
             launcher = plan.launcher
-            token = prof.begin(dev, stream) if prof is not None else None
-            # The fast launcher makes the context current only when the driver
-            # says it is not (another library may have switched it); the
-            # general path makes it current first.
-            if launcher is None or not launcher(args, stream, raw):
-                dev.ctx.make_current()
-                self._run_wrapped(dev, stream)
-            if prof is not None:
-                self._profiled(prof, token, dev, stream)
+            if prof is None:
+                # The fast launcher makes the context current only when the driver
+                # says it is not (another library may have switched it); the
+                # general path makes it current first.
+                if launcher is None or not launcher(args, stream, raw):
+                    dev.ctx.make_current()
+                    self._run_wrapped(dev, stream)
+            else:
+                # the stream held from the start event to the end event when the
+                # fast launcher comes next (it never waits for the stream)
+                token = prof.begin(dev, stream, hold=launcher is not None and capture is None)
+                try:
+                    if launcher is None or not launcher(args, stream, raw):
+                        prof.open(token, dev)  # the general path may wait for the stream
+                        dev.ctx.make_current()
+                        self._run_wrapped(dev, stream)
+                    self._profiled(prof, token, dev, stream)
+                finally:
+                    prof.open(token, dev)
             plan.runtime.launches += 1
             return stream, [], raw
         except TileError as e:

@@ -103,18 +103,30 @@ class Profile:
             self.write_trace(self.trace)
 
     # -- called by the launch paths --------------------------------------------------
-    def begin(self, dev: Any, stream: Any) -> tuple[float, Any]:
-        start = None
+    def begin(self, dev: Any, stream: Any, hold: bool = False) -> tuple[float, Any, Any]:
+        """The start of a launch's record: its host time and, on a GPU, its
+        start event. `hold`: the caller launches next with no wait on the
+        stream in between, so the stream may be held until `end` (or `open`)
+        and the start event fires when the kernel can start rather than when
+        the host began its launch work (`runtime/cuda_gate.py`)."""
+        start = gate = None
         if getattr(dev, "kind", "cpu") == "gpu" and hasattr(dev, "record_event"):
             if self._reference is None:
                 self._reference = (dev, dev.record_event(stream))
                 self._reference_host = time.perf_counter() - self._t0
+            if hold and hasattr(dev, "hold_stream"):
+                gate = dev.hold_stream(stream)
             start = dev.record_event(stream)
-        return time.perf_counter(), start
+        return time.perf_counter(), start, gate
+
+    def open(self, token: tuple[float, Any, Any], dev: Any) -> None:
+        """Let a stream held by `begin` run (before anything may wait for it)."""
+        if token[2] is not None:
+            dev.open_stream(token[2])
 
     def end(
         self,
-        token: tuple[float, Any],
+        token: tuple[float, Any, Any],
         dev: Any,
         stream: Any,
         kernel: Any,
@@ -124,7 +136,7 @@ class Profile:
         scalars: dict[str, Any],
         engine: str,
     ) -> None:
-        t_start, start_event = token
+        t_start, start_event, _ = token
         t_end = time.perf_counter()
         try:
             cost = kernel_cost(kernel, grid, shapes, nbytes, scalars)
@@ -140,7 +152,10 @@ class Profile:
             peak=self._peak(dev),
         )
         if start_event is not None:
-            rec._events = (dev, start_event, dev.record_event(stream))
+            try:
+                rec._events = (dev, start_event, dev.record_event(stream))
+            finally:
+                self.open(token, dev)  # after the end event: it times the kernel alone
         else:
             rec.seconds = t_end - t_start
         self.records.append(rec)

@@ -727,6 +727,32 @@ class CudaDevice(Device):
         _check(d.cuEventRecord(ev, self.ctx.stream if stream is None else stream), "cuEventRecord")
         return ev
 
+    def hold_stream(self, stream: Any) -> int | None:
+        """Hold `stream` from here until `open_stream(token)`, so that an event
+        recorded next fires when the launch after it can start (`cuda_gate.py`);
+        the token, or None where it cannot: the stream is being captured into
+        a graph, or the driver refuses (then never again in this process)."""
+        gate = self.__dict__.get("_gate")
+        if gate is False:
+            return None
+        try:
+            if self.is_capturing(stream):
+                return None
+            self.ctx.make_current()
+            if gate is None:
+                from tilelang.runtime.cuda_gate import StreamGate
+
+                gate = self._gate = StreamGate(self.ctx.d, _check)
+            return int(gate.hold(self.ctx.stream if stream is None else stream))
+        except TileError:
+            self._gate = False
+            return None
+
+    def open_stream(self, token: int | None) -> None:
+        """Open a hold of `hold_stream` (opening twice is fine)."""
+        if token is not None:
+            self._gate.open(token)
+
     def event_seconds(self, start: Any, end: Any) -> float:
         """Seconds between two recorded events (waits for `end`)."""
         d = self.ctx.d

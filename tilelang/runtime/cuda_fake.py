@@ -114,8 +114,13 @@ class FakeCuda:
     name = "fake-cuda"
     kind = "gpu"
 
-    def __init__(self, nat: Any = None) -> None:
+    def __init__(self, nat: Any = None, lib: Any = None) -> None:
         self.nat = nat
+        self.lib = lib
+        # the profiler's calls, in order, each with the stub's launch count then
+        self.log: list[tuple[str, int]] = []
+        self.capturing = False
+        self._holds = self._opened = 0
         self.launches = 0
         self.runs = 0
         self.made_current = 0
@@ -142,6 +147,30 @@ class FakeCuda:
         self, prepared: Any, grid: Any, args: Any, stream: Any = None, span: Any = None
     ) -> None:
         self.runs += 1
+        self._note("run")
+
+    def _note(self, what: str) -> None:
+        self.log.append((what, count(self.lib, "n_launch") if self.lib is not None else -1))
+
+    # -- the profiler's interface (`CudaDevice.record_event`, `hold_stream`, ...)
+    def record_event(self, stream: Any = None) -> int:
+        self._note("event")
+        return len(self.log)
+
+    def event_seconds(self, start: Any, end: Any) -> float:
+        return 1e-6 * (end - start)
+
+    def hold_stream(self, stream: Any) -> int | None:
+        if self.capturing:
+            return None
+        self._holds += 1
+        self._note("hold")
+        return self._holds
+
+    def open_stream(self, token: int | None) -> None:
+        if token is not None and token > self._opened:  # opening twice is fine, as on a GPU
+            self._opened = token
+            self._note("open")
 
     def fast_launcher(self, prepared: Any, grid: Any, args: Any, span: Any = None) -> Any:
         from tilelang.ir import nodes as ir
@@ -167,7 +196,7 @@ class FakeCuda:
             raise RuntimeError("the stub's cuStreamSynchronize failed")
 
     def is_capturing(self, stream: Any) -> bool:
-        return False
+        return self.capturing
 
     def sync_foreign(self, stream: Any) -> None:
         pass
@@ -177,15 +206,16 @@ class FakeCuda:
 
 
 @contextlib.contextmanager
-def installed(nat: Any) -> Iterator[SimpleNamespace]:
+def installed(nat: Any, lib: Any = None) -> Iterator[SimpleNamespace]:
     """A `FakeCuda` over native launcher `nat` (None: the binding's path) as
     the API's `cuda:0`, PyTorch CPU tensors described as `cuda:0` memory
     (when PyTorch is imported), PyTorch's current raw stream read from
-    `state.current["raw"]`. Yields `state` (`dev`, `current`)."""
+    `state.current["raw"]`; `lib`, the stub library, lets the device note
+the stub's launch count in its log. Yields `state` (`dev`, `current`)."""
     from tilelang.api import arrays, engines
     from tilelang.runtime import cuda_native
 
-    dev = FakeCuda(nat)
+    dev = FakeCuda(nat, lib)
     current = {"raw": 0}
     torch = sys.modules.get("torch")
     saved_dev = engines._DEVICES.get("cuda:0")

@@ -313,7 +313,7 @@ def test_without_the_c_plan_the_generated_python_launch_makes_the_same_checks(
 
 def test_the_profiler_holds_the_stream_from_its_start_event_to_its_end_event(fake) -> None:  # type: ignore[no-untyped-def]
     mod = tilelang.compile(SOURCE)
-    op, x, y, z = _ready(mod)
+    op, *_ = _ready(mod)
     n = _count(fake.lib, "n_launch")
     with tilelang.profile(print_table=False) as prof:
         op.sync()  # the first also records the timeline's reference event
@@ -340,4 +340,40 @@ def test_the_profiler_holds_the_stream_from_its_start_event_to_its_end_event(fak
         # opened before the general path ran, which may wait for the stream
         assert [w for w, _ in fake.dev.log][:3] == ["hold", "event", "open"]
     assert len(prof.records) == 3 and all(r.seconds > 0 for r in prof.records)
+    assert in_flight() == 0
+
+
+def test_kernel_call_and_launch_become_c_methods_that_fall_back_to_python(fake) -> None:  # type: ignore[no-untyped-def]
+    import inspect
+
+    from tilelang.api import operation
+    from tilelang.api.kernel import Kernel
+    from tilelang.api.operation import Handle, Operation
+
+    mod = tilelang.compile(SOURCE)
+    signature = inspect.signature(mod.add)
+    op, x, y, z = _ready(mod)
+    assert type(Kernel.__dict__["__call__"]).__name__ == "method_descriptor"
+    assert type(Operation.__dict__["launch"]).__name__ == "method_descriptor"
+    assert operation._PY_METHODS["call"].__name__ == "__call__"  # the Python ones, kept
+    assert inspect.signature(mod.add) == signature
+    fresh = mod.add(P(z, [256]), x, y)  # the C `__call__` and the C memo
+    assert type(fresh) is Operation and fresh._plan is op._plan and fresh._runs == 0
+    h = fresh.launch()  # the C `launch`
+    assert type(h) is Handle and fresh._runs == 1 and in_flight() == 1
+    with pytest.raises(tilelang.BorrowError, match="E0309"):
+        fresh.launch()  # refused by the C path before anything ran; the Python one words it
+    assert fresh._runs == 2 and in_flight() == 1
+    h.wait()
+    by_name = mod.add(z=P(z, [256]), x=x, y=y)  # keywords: the Python method's checked path
+    assert by_name.generics == {"B": 256} and by_name._objs[0] is z
+    by_name._runs = 1
+    with tilelang.graph() as g:  # recording: the Python method records, nothing runs
+        n = _count(fake.lib, "n_launch")
+        rec = mod.add(P(z, [256]), x, y)
+        rh = rec.launch()
+        assert rh.done and _count(fake.lib, "n_launch") == n and rec._runs == 1
+    del g
+    with pytest.raises(TypeError):
+        mod.add(P(z, [256]), x)  # a missing argument: the Python method reports it
     assert in_flight() == 0

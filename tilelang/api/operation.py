@@ -724,7 +724,36 @@ def _native_memo(plan: Plan, nat: Any) -> Any:
     if kernel._memo is plan.memo:
         kernel._memo = fp.memo
     plan.memo = fp.memo
+    _install_methods(nat, type(kernel))
     return fp
+
+
+# The Python `Kernel.__call__` and `Operation.launch`, kept when the native
+# launcher's C methods take their place (`_install_methods`).
+_PY_METHODS: dict[str, Any] = {}
+
+
+def _install_methods(nat: Any, kernel_type: type) -> None:
+    """Make `Kernel.__call__` and `Operation.launch` the native launcher's C
+    methods (once per loaded extension): a call whose kernel's memo is a
+    `FastPlan`'s, and a launch whose plan's is, are then one C call with no
+    Python frame; everything else calls the Python method they replace
+    (kept in `_PY_METHODS`), which does all of its work."""
+    install = getattr(nat, "install_methods", None)
+    if install is None or _PY_METHODS.get("nat") is nat:
+        return
+    if not _PY_METHODS:
+        _PY_METHODS["call"] = kernel_type.__dict__["__call__"]
+        _PY_METHODS["launch"] = Operation.__dict__["launch"]
+    try:
+        call, launch = install(
+            kernel_type, _PY_METHODS["call"], Operation, _PY_METHODS["launch"], vars(engines)
+        )
+    except (TypeError, ValueError):
+        return
+    kernel_type.__call__ = call  # type: ignore[method-assign]
+    Operation.launch = launch  # type: ignore[method-assign]
+    _PY_METHODS["nat"] = nat
 
 
 def _data_ptr_method() -> Any:

@@ -732,7 +732,7 @@ class CudaDevice(Device):
         recorded next fires when the launch after it can start (`cuda_gate.py`);
         the token, or None where it cannot: the stream is being captured into
         a graph, or the driver refuses (then never again in this process)."""
-        gate = self.__dict__.get("_gate")
+        gate: Any = self.__dict__.get("_gate")
         if gate is False:
             return None
         try:
@@ -745,7 +745,7 @@ class CudaDevice(Device):
                 gate = self._gate = StreamGate(self.ctx.d, _check)
             return int(gate.hold(self.ctx.stream if stream is None else stream))
         except TileError:
-            self._gate = False
+            self.__dict__["_gate"] = False
             return None
 
     def open_stream(self, token: int | None) -> None:

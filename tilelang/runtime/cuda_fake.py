@@ -211,7 +211,7 @@ def installed(nat: Any, lib: Any = None) -> Iterator[SimpleNamespace]:
     the API's `cuda:0`, PyTorch CPU tensors described as `cuda:0` memory
     (when PyTorch is imported), PyTorch's current raw stream read from
     `state.current["raw"]`; `lib`, the stub library, lets the device note
-the stub's launch count in its log. Yields `state` (`dev`, `current`)."""
+    the stub's launch count in its log. Yields `state` (`dev`, `current`)."""
     from tilelang.api import arrays, engines
     from tilelang.runtime import cuda_native
 

@@ -73,6 +73,7 @@ typedef struct {
 } FastPlan;
 
 static PyObject *s_ACTIVE, *s_hits, *s_launches, *s_one;
+static PyTypeObject FastPlanType;
 
 static int slot_offset(PyObject *type, const char *name, Py_ssize_t *out) {
     PyObject *d = PyObject_GetAttrString(type, name);
@@ -307,14 +308,15 @@ static PyObject *new_op(FastPlan *s, PyObject *ptrs, PyObject *objs) { /* steals
     return op;
 }
 
-static PyObject *fp_memo(FastPlan *s, PyObject *args) {
+/* The memo over the call's positional arguments `argv` (`args`: the same as a tuple,
+   or NULL: made when `finish` needs it) */
+static PyObject *memo_impl(FastPlan *s, PyObject *const *argv, Py_ssize_t n, PyObject *args) {
     PyObject *arr[FP_MAX], *got[FP_MAX];
     unsigned long long pv[FP_MAX];
     Py_ssize_t na = 0;
-    if (!s->memo_ready || !PyTuple_CheckExact(args) || PyTuple_GET_SIZE(args) != s->nargs)
-        Py_RETURN_NONE;
+    if (!s->memo_ready || n != s->nargs) Py_RETURN_NONE;
     for (Py_ssize_t i = 0; i < s->nargs; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i);
+        PyObject *a = argv[i];
         if (s->kind[i] == 's') {
             if ((PyObject *)Py_TYPE(a) != s->cst[i]) Py_RETURN_NONE;
         } else if (s->kind[i] == 'm') {
@@ -353,8 +355,16 @@ static PyObject *fp_memo(FastPlan *s, PyObject *args) {
         PyList_SET_ITEM(objs, k, arr[k]);
     }
     if (s->finish != NULL) {
-        PyObject *r = PyObject_CallFunctionObjArgs(s->finish, args, ptrs, objs, NULL);
-        Py_DECREF(ptrs); Py_DECREF(objs);
+        PyObject *t = args;
+        if (t == NULL) {
+            t = PyTuple_New(n);
+            if (t == NULL) { Py_DECREF(ptrs); Py_DECREF(objs); return NULL; }
+            for (Py_ssize_t i = 0; i < n; i++) { Py_INCREF(argv[i]); PyTuple_SET_ITEM(t, i, argv[i]); }
+        } else {
+            Py_INCREF(t);
+        }
+        PyObject *r = PyObject_CallFunctionObjArgs(s->finish, t, ptrs, objs, NULL);
+        Py_DECREF(t); Py_DECREF(ptrs); Py_DECREF(objs);
         return r;
     }
     PyObject *hits = PyDict_GetItemWithError(s->stats, s_hits);
@@ -370,6 +380,11 @@ static PyObject *fp_memo(FastPlan *s, PyObject *args) {
         return NULL;
     }
     return new_op(s, ptrs, objs);
+}
+
+static PyObject *fp_memo(FastPlan *s, PyObject *args) {
+    if (!PyTuple_CheckExact(args)) Py_RETURN_NONE;
+    return memo_impl(s, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args), args);
 }
 
 static int bump_attr(PyObject *o) {
@@ -508,6 +523,119 @@ static PyObject *fp_sync(FastPlan *s, PyObject *op) {
     Py_RETURN_TRUE;
 }
 
+
+/* ---- `Kernel.__call__` and `Operation.launch` as C methods (`install_methods`) ----
+   Each takes its C path when the kernel's memo / the plan's launch is a FastPlan's and
+   nothing unusual is going on; everything else calls the Python method it replaces,
+   which then does all of its work (so a refusal costs a second look, never a check). */
+static PyObject *g_kernel_call_py, *g_launch_py, *g_engines_dict;
+static Py_ssize_t g_runs_off = -1, g_plan_off = -1;
+static PyObject *s_tune, *s_memo, *s_fast_launch, *s_RECORDING;
+
+
+static FastPlan *fastplan_of(PyObject *bound, PyCFunction which) {
+    if (!PyCFunction_Check(bound) || PyCFunction_GET_FUNCTION(bound) != which) return NULL;
+    PyObject *self = PyCFunction_GET_SELF(bound);
+    return self != NULL && Py_IS_TYPE(self, &FastPlanType) ? (FastPlan *)self : NULL;
+}
+
+static PyObject *kernel_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+    if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
+        PyObject *tune = PyObject_GetAttr(self, s_tune);
+        if (tune == NULL) return NULL;
+        int plain = tune == Py_None;
+        Py_DECREF(tune);
+        PyObject *memo = plain ? PyObject_GetAttr(self, s_memo) : NULL;
+        if (plain && memo == NULL) return NULL;
+        if (memo != NULL && memo != Py_None) {
+            FastPlan *fp = fastplan_of(memo, (PyCFunction)fp_memo);
+            PyObject *op;
+            if (fp != NULL) {
+                op = memo_impl(fp, args, nargs, NULL);
+            } else {
+                PyObject *t = PyTuple_New(nargs);
+                if (t == NULL) { Py_DECREF(memo); return NULL; }
+                for (Py_ssize_t i = 0; i < nargs; i++) { Py_INCREF(args[i]); PyTuple_SET_ITEM(t, i, args[i]); }
+                op = PyObject_CallOneArg(memo, t);
+                Py_DECREF(t);
+            }
+            Py_DECREF(memo);
+            if (op == NULL || op != Py_None) return op;
+            Py_DECREF(op);
+        } else {
+            Py_XDECREF(memo);
+        }
+    }
+    /* the Python method: `__call__(self, *args, **kwargs)` */
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames), total = 1 + nargs + nkw;
+    PyObject *small[16], **stack = total <= 16 ? small : PyMem_Malloc(total * sizeof(PyObject *));
+    if (stack == NULL) return PyErr_NoMemory();
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) stack[1 + i] = args[i];
+    PyObject *r = PyObject_Vectorcall(g_kernel_call_py, stack, 1 + nargs, kwnames);
+    if (stack != small) PyMem_Free(stack);
+    return r;
+}
+
+static PyObject *op_launch(PyObject *self, PyObject *unused) {
+    PyObject *rec = PyDict_GetItemWithError(g_engines_dict, s_RECORDING);
+    if (rec == NULL && PyErr_Occurred()) return NULL;
+    PyObject *plan = SLOT(self, g_plan_off), *runs = SLOT(self, g_runs_off);
+    if (rec == Py_None && plan != NULL && runs != NULL) {
+        PyObject *fast = PyObject_GetAttr(plan, s_fast_launch);
+        if (fast == NULL) return NULL;
+        FastPlan *fp = fastplan_of(fast, (PyCFunction)fp_launch);
+        if (fp != NULL) {
+            Py_INCREF(fp);
+            Py_DECREF(fast);
+            PyObject *more = PyNumber_Add(runs, s_one); /* tried, at least: no "never run" warning */
+            if (more == NULL) { Py_DECREF(fp); return NULL; }
+            PyObject *h = fp_launch(fp, self);
+            Py_DECREF(fp);
+            if (h == NULL || h != Py_None) {
+                put(self, g_runs_off, more);
+                return h;
+            }
+            Py_DECREF(more);
+            Py_DECREF(h); /* refused before anything ran: the Python method does it all */
+        } else {
+            Py_DECREF(fast);
+        }
+    }
+    return PyObject_CallOneArg(g_launch_py, self);
+}
+
+static PyMethodDef kernel_call_def = {"__call__", (PyCFunction)(void (*)(void))kernel_call,
+                                      METH_FASTCALL | METH_KEYWORDS, NULL};
+static PyMethodDef op_launch_def = {"launch", (PyCFunction)op_launch, METH_NOARGS, NULL};
+
+/* install_methods(Kernel, Kernel.__call__, Operation, Operation.launch, engines.__dict__)
+   -> (the C `__call__`, the C `launch`): method descriptors for the caller to set */
+static PyObject *install_methods(PyObject *module, PyObject *args) {
+    PyObject *kernel_type, *call_py, *op_type, *launch_py, *engines_dict;
+    if (!PyArg_ParseTuple(args, "O!OO!OO!", &PyType_Type, &kernel_type, &call_py, &PyType_Type,
+                          &op_type, &launch_py, &PyDict_Type, &engines_dict))
+        return NULL;
+    if (slot_offset(op_type, "_runs", &g_runs_off) < 0 || slot_offset(op_type, "_plan", &g_plan_off) < 0)
+        return NULL;
+    kernel_call_def.ml_doc = NULL;
+    PyObject *call = PyDescr_NewMethod((PyTypeObject *)kernel_type, &kernel_call_def);
+    PyObject *launch = call ? PyDescr_NewMethod((PyTypeObject *)op_type, &op_launch_def) : NULL;
+    if (launch == NULL) { Py_XDECREF(call); return NULL; }
+    Py_INCREF(call_py); Py_XSETREF(g_kernel_call_py, call_py);
+    Py_INCREF(launch_py); Py_XSETREF(g_launch_py, launch_py);
+    Py_INCREF(engines_dict); Py_XSETREF(g_engines_dict, engines_dict);
+    PyObject *r = PyTuple_Pack(2, call, launch);
+    Py_DECREF(call); Py_DECREF(launch);
+    return r;
+}
+
+static PyMethodDef plan_module_methods[] = {
+    {"install_methods", install_methods, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMethodDef fp_methods[] = {
     {"set_memo", (PyCFunction)fp_set_memo, METH_VARARGS, NULL},
     {"set_launch", (PyCFunction)fp_set_launch, METH_VARARGS, NULL},
@@ -535,6 +663,12 @@ static int add_plan_type(PyObject *m) {
     s_hits = PyUnicode_InternFromString("hits");
     s_launches = PyUnicode_InternFromString("launches");
     s_one = PyLong_FromLong(1);
+    s_tune = PyUnicode_InternFromString("_tune");
+    s_memo = PyUnicode_InternFromString("_memo");
+    s_fast_launch = PyUnicode_InternFromString("fast_launch");
+    s_RECORDING = PyUnicode_InternFromString("RECORDING");
+    if (!s_tune || !s_memo || !s_fast_launch || !s_RECORDING || PyModule_AddFunctions(m, plan_module_methods) < 0)
+        return -1;
     if (!s_one || !s_ACTIVE || !s_hits || !s_launches || PyType_Ready(&FastPlanType) < 0) return -1;
     Py_INCREF(&FastPlanType);
     if (PyModule_AddObject(m, "FastPlan", (PyObject *)&FastPlanType) < 0) {

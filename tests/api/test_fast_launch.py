@@ -377,3 +377,27 @@ def test_kernel_call_and_launch_become_c_methods_that_fall_back_to_python(fake) 
     with pytest.raises(TypeError):
         mod.add(P(z, [256]), x)  # a missing argument: the Python method reports it
     assert in_flight() == 0
+
+
+def test_the_c_finalisers_keep_the_warnings_and_the_wait_of_a_dropped_handle(fake) -> None:  # type: ignore[no-untyped-def]
+    import gc
+
+    from tilelang.api.operation import Handle, Operation
+
+    mod = tilelang.compile(SOURCE)
+    _, x, y, z = _ready(mod)
+    assert type(Operation.__dict__["__del__"]).__name__ == "method_descriptor"
+    assert type(Handle.__dict__["__del__"]).__name__ == "method_descriptor"
+    with pytest.warns(RuntimeWarning, match="never run"):
+        mod.add(P(z, [256]), x, y)  # built, dropped: a forgotten `.sync()`
+        gc.collect()
+    syncs = _count(fake.lib, "n_sync")
+    with pytest.warns(ResourceWarning, match="dropped without"):
+        mod.add(P(z, [256]), x, y).launch()  # dropped while in flight: waited for now
+        gc.collect()
+    assert in_flight() == 0 and _count(fake.lib, "n_sync") == syncs + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mod.add(P(z, [256]), x, y).launch().wait()  # ran and waited: nothing to say
+        mod.add(P(z, [256]), x, y).sync()
+        gc.collect()

@@ -728,31 +728,39 @@ def _native_memo(plan: Plan, nat: Any) -> Any:
     return fp
 
 
-# The Python `Kernel.__call__` and `Operation.launch`, kept when the native
-# launcher's C methods take their place (`_install_methods`).
+# The Python `Kernel.__call__`, `Operation.launch` and the two finalisers,
+# kept when the native launcher's C methods take their place (`_install_methods`).
 _PY_METHODS: dict[str, Any] = {}
 
 
 def _install_methods(nat: Any, kernel_type: type) -> None:
-    """Make `Kernel.__call__` and `Operation.launch` the native launcher's C
-    methods (once per loaded extension): a call whose kernel's memo is a
-    `FastPlan`'s, and a launch whose plan's is, are then one C call with no
-    Python frame; everything else calls the Python method they replace
-    (kept in `_PY_METHODS`), which does all of its work."""
+    """Make `Kernel.__call__`, `Operation.launch` and the finalisers of
+    `Operation` and `Handle` the native launcher's C methods (once per loaded
+    extension): a call whose kernel's memo is a `FastPlan`'s, and a launch
+    whose plan's is, are then one C call with no Python frame, and an
+    operation that ran or a handle that was waited for goes away without
+    one; everything else calls the Python method they replace (kept in
+    `_PY_METHODS`), which does all of its work."""
     install = getattr(nat, "install_methods", None)
     if install is None or _PY_METHODS.get("nat") is nat:
         return
     if not _PY_METHODS:
         _PY_METHODS["call"] = kernel_type.__dict__["__call__"]
         _PY_METHODS["launch"] = Operation.__dict__["launch"]
+        _PY_METHODS["op_del"] = Operation.__dict__["__del__"]
+        _PY_METHODS["handle_del"] = Handle.__dict__["__del__"]
+    py = _PY_METHODS
     try:
-        call, launch = install(
-            kernel_type, _PY_METHODS["call"], Operation, _PY_METHODS["launch"], vars(engines)
-        )
+        call, launch, op_del, handle_del = install(
+            kernel_type, py["call"], Operation, py["launch"], vars(engines),
+            py["op_del"], Handle, py["handle_del"],
+        )  # fmt: skip
     except (TypeError, ValueError):
         return
     kernel_type.__call__ = call  # type: ignore[method-assign]
     Operation.launch = launch  # type: ignore[method-assign]
+    Operation.__del__ = op_del  # type: ignore[method-assign]
+    Handle.__del__ = handle_del  # type: ignore[method-assign]
     _PY_METHODS["nat"] = nat
 
 

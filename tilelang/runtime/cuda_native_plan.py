@@ -606,28 +606,62 @@ static PyObject *op_launch(PyObject *self, PyObject *unused) {
     return PyObject_CallOneArg(g_launch_py, self);
 }
 
+/* `Operation.__del__` / `Handle.__del__`: nothing to say for an operation that ran and a
+   handle that was waited for (every one on the fast path); otherwise the Python method
+   (its warning, and the wait of a dropped handle) */
+static PyObject *g_op_del_py, *g_handle_del_py;
+static Py_ssize_t g_done_off = -1;
+
+static PyObject *op_del(PyObject *self, PyObject *unused) {
+    PyObject *runs = SLOT(self, g_runs_off);
+    if (runs == NULL || (PyLong_CheckExact(runs) && PyObject_IsTrue(runs) == 1)) Py_RETURN_NONE;
+    return PyObject_CallOneArg(g_op_del_py, self);
+}
+
+static PyObject *handle_del(PyObject *self, PyObject *unused) {
+    PyObject *done = SLOT(self, g_done_off);
+    if (done == NULL || done == Py_True) Py_RETURN_NONE;
+    return PyObject_CallOneArg(g_handle_del_py, self);
+}
+
+static PyMethodDef op_del_def = {"__del__", (PyCFunction)op_del, METH_NOARGS, NULL};
+static PyMethodDef handle_del_def = {"__del__", (PyCFunction)handle_del, METH_NOARGS, NULL};
+
 static PyMethodDef kernel_call_def = {"__call__", (PyCFunction)(void (*)(void))kernel_call,
                                       METH_FASTCALL | METH_KEYWORDS, NULL};
 static PyMethodDef op_launch_def = {"launch", (PyCFunction)op_launch, METH_NOARGS, NULL};
 
-/* install_methods(Kernel, Kernel.__call__, Operation, Operation.launch, engines.__dict__)
-   -> (the C `__call__`, the C `launch`): method descriptors for the caller to set */
+/* install_methods(Kernel, Kernel.__call__, Operation, Operation.launch, engines.__dict__,
+                   Operation.__del__, Handle, Handle.__del__)
+   -> method descriptors (`__call__`, `launch`, `Operation.__del__`, `Handle.__del__`)
+   for the caller to set */
 static PyObject *install_methods(PyObject *module, PyObject *args) {
-    PyObject *kernel_type, *call_py, *op_type, *launch_py, *engines_dict;
-    if (!PyArg_ParseTuple(args, "O!OO!OO!", &PyType_Type, &kernel_type, &call_py, &PyType_Type,
-                          &op_type, &launch_py, &PyDict_Type, &engines_dict))
+    PyObject *kernel_type, *call_py, *op_type, *launch_py, *engines_dict, *op_del_py, *handle_type,
+        *handle_del_py;
+    if (!PyArg_ParseTuple(args, "O!OO!OO!OO!O", &PyType_Type, &kernel_type, &call_py, &PyType_Type,
+                          &op_type, &launch_py, &PyDict_Type, &engines_dict, &op_del_py,
+                          &PyType_Type, &handle_type, &handle_del_py))
         return NULL;
-    if (slot_offset(op_type, "_runs", &g_runs_off) < 0 || slot_offset(op_type, "_plan", &g_plan_off) < 0)
+    if (slot_offset(op_type, "_runs", &g_runs_off) < 0 || slot_offset(op_type, "_plan", &g_plan_off) < 0 ||
+        slot_offset(handle_type, "done", &g_done_off) < 0)
         return NULL;
-    kernel_call_def.ml_doc = NULL;
-    PyObject *call = PyDescr_NewMethod((PyTypeObject *)kernel_type, &kernel_call_def);
-    PyObject *launch = call ? PyDescr_NewMethod((PyTypeObject *)op_type, &op_launch_def) : NULL;
-    if (launch == NULL) { Py_XDECREF(call); return NULL; }
+    PyObject *d[4] = {
+        PyDescr_NewMethod((PyTypeObject *)kernel_type, &kernel_call_def),
+        PyDescr_NewMethod((PyTypeObject *)op_type, &op_launch_def),
+        PyDescr_NewMethod((PyTypeObject *)op_type, &op_del_def),
+        PyDescr_NewMethod((PyTypeObject *)handle_type, &handle_del_def),
+    };
+    if (!d[0] || !d[1] || !d[2] || !d[3]) {
+        for (int i = 0; i < 4; i++) Py_XDECREF(d[i]);
+        return NULL;
+    }
     Py_INCREF(call_py); Py_XSETREF(g_kernel_call_py, call_py);
     Py_INCREF(launch_py); Py_XSETREF(g_launch_py, launch_py);
     Py_INCREF(engines_dict); Py_XSETREF(g_engines_dict, engines_dict);
-    PyObject *r = PyTuple_Pack(2, call, launch);
-    Py_DECREF(call); Py_DECREF(launch);
+    Py_INCREF(op_del_py); Py_XSETREF(g_op_del_py, op_del_py);
+    Py_INCREF(handle_del_py); Py_XSETREF(g_handle_del_py, handle_del_py);
+    PyObject *r = PyTuple_Pack(4, d[0], d[1], d[2], d[3]);
+    for (int i = 0; i < 4; i++) Py_DECREF(d[i]);
     return r;
 }
 

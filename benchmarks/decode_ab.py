@@ -1,14 +1,13 @@
 """Decode-step variants of the Qwen3 engine compared in one process, on one
 card, in one run: each variant is a plan (block shapes, attention splits,
-the attention's tensor-core or FMA form, L2 prefetch branches) over the same
-weights (`TileQwen3.replan`), its step graph (8 steps a replay, captured by
-`torch.cuda.graph` so that prefetch branches run in parallel) replayed
+the decode attention's forms) over the same weights (`TileQwen3.replan`),
+its step graph (8 steps a replay, captured by `torch.cuda.graph`) replayed
 between two CUDA events, three rounds each. A variant also reports its
 attention launches alone (graph-timed), and whether it decoded the tokens of
 the first variant.
 
     python benchmarks/decode_ab.py --model 4b --contexts 1024,8192 \\
-        --variants '[{}, {"tc": 0}, {"tc": 0, "ns": 16}, {"prefetch": {"o": 1.0}}]'
+        --variants '[{}, {"tc": 0, "fma_until": 0}, {"tc": 1}, {"ns": 16}]'
 
 `--driver-jit`: every kernel's cubin from the driver's JIT instead of
 nvJitLink (both from the same PTX; a comparison of the two PTX compilers).
@@ -46,10 +45,7 @@ def _driver_jit() -> None:
 
 
 def _variant_plan(base, v: dict):  # type: ignore[no-untyped-def]
-    fields = {k: ({**getattr(base, k), **x} if isinstance(x, dict) and k != "prefetch" else x)
-              for k, x in v.items()}  # fmt: skip
-    if "pf" in fields:
-        fields["pf"] = tuple(fields["pf"])
+    fields = {k: ({**getattr(base, k), **x} if isinstance(x, dict) else x) for k, x in v.items()}
     return dataclasses.replace(base, **fields)
 
 
@@ -145,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
         tag = "driver" if a.driver_jit else "nvjitlink"
-        (out / f"ab_{a.model}_{tag}.json").write_text(
+        ctxs = a.contexts.replace(",", "_")
+        (out / f"ab_{a.model}_{ctxs}_{tag}.json").write_text(
             json.dumps({"bandwidth": bw, "rows": rows}, indent=1)
         )
     return 0

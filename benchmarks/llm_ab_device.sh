@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # One device call comparing decode-step variants of the Qwen3 engine (issue
-# 17): benchmarks/decode_ab.py at the given contexts with nvJitLink's cubins,
-# then the first variants again with the driver's JIT (the same PTX), then a
-# smaller model, and the GPU tests of the variants (FMA attention, prefetch
-# branches). Each step under `timeout`; about 60 s in all (call 2). From the
+# 17): benchmarks/decode_ab.py (plan variants of the step in one process) at
+# 1,024 positions, then at 8,192 and 32,768, then the GPU tests of the
+# attention forms. Each step under `timeout`; about 40 s in all. From the
 # checkout's root: OUT=dir bash benchmarks/llm_ab_device.sh; one file back,
-# $OUT/ab.tgz; the tables on stdout.
+# $OUT/ab.tgz; the tables on stdout (PROFILE=1: the first variant per kind).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/ab.XXXX)/ab; mkdir -p "$D"
@@ -17,17 +16,16 @@ fi
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
 pack() { tar -C "$(dirname "$D")" -czf "$OUT/ab.tgz" ab; }
 nvidia-smi -L
-# call 2 (h17, 2026-12-02): the FMA form below 4,096 positions (the default)
-# against tensor cores throughout, and prefetch branches on small grids
-PO='"prefetch": {"o": 1.0}, "pf": [16, 1024], "pf_blocks": 32'
-PT='"prefetch": {"o": 0.25}, "pf": [16, 1024], "pf_blocks": 8'
-V=${VARIANTS:-'[{}, {"fma_until": 0}, {'"$PO"'}, {'"$PT"'}, {}, {"fma_until": 0}]'}
+# the forms of the decode attention (plan defaults: the stream from 1,536
+# positions, the FMA loop below) against each other, and the splits
+V=${VARIANTS:-'[{}, {"fma_until": 0}, {"tc": 1, "fma_until": 0}, {"tc": 0, "fma_until": 0}]'}
+VL=${VARIANTS_LONG:-'[{}, {"tc": 1}, {"ns": 16}]'}
 ab() {  # name timeout args...
   local n=$1 t=$2; shift 2
   timeout $t python3 benchmarks/decode_ab.py "$@" --out "$D" > "$D/$n.log" 2>&1
-  grep -v Warn "$D/$n.log" | grep -v "^ " | grep -v "^$"; pack
+  grep -v Warn "$D/$n.log" | grep -v "^ " | grep -v "^$" | grep -v "^|"; pack
 }
-ab ab_4b_1024 ${T1:-40} --model 4b --contexts ${CONTEXTS:-1024} --variants "$V" --profile
-if [[ -n ${DRIVER:-} ]]; then ab ab_4b_driver ${T3:-25} --model 4b --contexts 1024 --variants '[{}]' --profile --driver-jit; fi
-timeout ${TEST_TIMEOUT:-20} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
-  -k "${TESTS_K:-fma}" > "$D/tests.log" 2>&1; tail -3 "$D/tests.log"; pack
+ab ab_4b_1024 ${T1:-25} --model 4b --contexts 1024 --variants "$V" ${PROFILE:+--profile}
+ab ab_4b_long ${T2:-20} --model 4b --contexts 8192,32768 --variants "$VL"
+timeout ${TEST_TIMEOUT:-15} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
+  -k "${TESTS_K:-other_attention_forms}" > "$D/tests.log" 2>&1; tail -1 "$D/tests.log"; pack

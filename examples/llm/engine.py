@@ -46,7 +46,7 @@ import math
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,17 +107,13 @@ class Plan:
     bq: int = 64  # prefill attention: query rows and key tile
     chp: int = 16  # prefill KV write: positions per block
     prefill: int = 2048  # prefill chunk (a multiple of bq)
-    tc: int = 1  # decode attention: 1 tensor-core products (rows repeated to 16), 0 FMA loops
-    # positions below which the step takes the FMA attention instead (a second
+    # decode attention (`attn_decode`'s TC): 2 std::attention's register
+    # stream, 1 tensor-core products (rows repeated to 16), 0 FMA loops
+    tc: int = 1
+    # positions below which the step takes the FMA form instead (a second
     # step graph, chosen per replay by the position: FMA is faster over a
-    # short cache, tensor cores over a long one); 0: one form only
+    # short cache); 0: one form only
     fma_until: int = 0
-    # L2 prefetch while a layer's attention runs (a parallel branch of the
-    # step's graph, GPU only): the share of each matrix's columns pulled into
-    # L2 before its GEMV ("o": the O projection, "gate_up"); {} none
-    prefetch: dict[str, float] = field(default_factory=dict)
-    pf: tuple[int, int] = (16, 512)  # the prefetch's block shape (rows, K tile)
-    pf_blocks: int = 0  # the prefetch's grid (0: a block a row tile)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -145,7 +141,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             bk[k] = min(512, _pow2_at_least(min(h, i)))
         ns, bt = 2, 8
         mm, bq, chp = (16, 16, 32), 8, 8
-        fma_until = 0
+        tc, fma_until = 1, 0
     else:
         # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
         # (resident blocks) x (one [BN, BK] bf16 tile each), so every block
@@ -168,10 +164,12 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
                 splitk[k] = _pow2_at_most(min(tiles, _pow2_at_least(-(-want // blocks))))
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
-        # H200, Qwen3-4B (RESULTS.md): attention + merge 13.1 us a layer in the
-        # FMA form against 16.3 with tensor cores at 1,024 positions; 55.6
-        # against 53.1 at 8,192: the two cross near 4,096
-        fma_until = 4096
+        # H200, Qwen3-4B (RESULTS.md, 2026-12-02): attention + merge a layer
+        # 12.6 us in the FMA form, 15.9 in the register stream at 1,024
+        # positions; the stream 26.0 at 8,192 (tensor cores 47.2, FMA ~55) and
+        # 58.2 at 32,768 (tensor cores 167.9): the stream, and FMA below
+        # about 1,500 positions where the two lines cross
+        tc, fma_until = 2, 1536
         mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
@@ -190,6 +188,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         bq=bq,
         chp=chp,
         prefill=prefill,
+        tc=tc,
         fma_until=fma_until,
     )
 
@@ -466,10 +465,6 @@ class TileQwen3:
         self.pgu = be.zeros((p, 2 * c.intermediate_size), "f32")
         self.ph = be.zeros((p, c.intermediate_size), "bf16")
         self._prefill_ops: dict[tuple[int, int, bool], tuple[list[Any], Any]] = {}
-        # `l2_prefetch`'s sums (one a block), which nothing reads
-        rows = [self.w[n].shape[0] // c.num_hidden_layers for n in pl.prefetch]
-        pf = [r // _divisor_tile(r, pl.pf[0]) for r in rows]
-        self.sink = be.zeros((max([1, *pf]) + 16,), "f32")
         self.part = {
             k: be.zeros((s, n), "f32")
             for k, s, n in (
@@ -553,7 +548,6 @@ class TileQwen3:
         # the splits as `combine_splits` reads them (the same memory)
         o_part3 = self.o_part.reshape(hkv, pl.ns, g * d)
         lse_part3 = self.lse_part.reshape(hkv, pl.ns, g)
-        self.branches: list[tuple[int, int, list[Any]]] = []
         for li in range(c.num_hidden_layers):
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
@@ -562,7 +556,6 @@ class TileQwen3:
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
-            fork = len(ops)  # the attention's index: the prefetch branch starts with it
             ops.append(
                 k.attn_decode[g, d // 2, pl.bt, tc](
                     P(self.o_part, [1, g, d]),
@@ -580,10 +573,7 @@ class TileQwen3:
                 )
             )
             ops.append(k.combine_splits[pl.ns, d](P(self.attn, [1, 1, d]), o_part3, lse_part3))
-            joins = {"o": len(ops)}
             ops += residual("o", self.attn.reshape(-1), li)
-            joins["gate_up"] = len(ops)
-            self.branches += self._prefetch_ops(li, fork, joins)
             bn = pl.bn["gate_up"]
             ops.append(
                 k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"]](
@@ -646,33 +636,8 @@ class TileQwen3:
         self.n_choice = len(ops) - n_before
         return ops
 
-    def _prefetch_ops(
-        self, li: int, fork: int, joins: dict[str, int]
-    ) -> list[tuple[int, int, list[Any]]]:
-        """Layer `li`'s L2 prefetch branches (`plan.prefetch`): for each
-        matrix named there, `l2_prefetch` over the first share of the columns
-        of its rows of this layer, launched beside the attention (after op
-        `fork - 1`), which the matrix's GEMV (op `joins[name]`) waits for."""
-        pl, c = self.plan, self.cfg
-        out = []
-        for name, share in pl.prefetch.items():
-            if share <= 0:
-                continue
-            w = self.w[name]
-            rows = w.shape[0] // c.num_hidden_layers
-            br = _divisor_tile(rows, pl.pf[0])
-            kt = -(-w.shape[1] // pl.pf[1])
-            ktiles = max(1, min(kt, round(share * kt)))
-            tiles = rows // br
-            nb = min(tiles, pl.pf_blocks) if pl.pf_blocks > 0 else tiles
-            op = self.k.l2_prefetch[br, pl.pf[1]](
-                self.tl.partition(self.sink[:nb], [1]), w, li * tiles, tiles, ktiles
-            )
-            out.append((fork, joins[name], [op]))
-        return out
-
     def replan(self, plan: Plan) -> None:
-        """Another plan (block shapes, splits, prefetch) over the same
+        """Another plan (block shapes, splits, attention forms) over the same
         weights: new buffers (the KV cache too) and step operations."""
         self.plan = plan
         self._graph = self._burst_graph = None
@@ -795,12 +760,7 @@ class TileQwen3:
         if self._graph is not None:
             self._graph.replay()
             return
-        side: dict[int, list[Any]] = {}
-        for fork, _, ops in self.branches:  # run in order, where they fork
-            side.setdefault(fork, []).extend(ops)
-        for i, op in enumerate(self.ops):
-            for s in side.get(i, ()):
-                s.sync()
+        for op in self.ops:
             op.sync()
 
     def _run_burst(self, position: int) -> None:
@@ -816,12 +776,9 @@ class TileQwen3:
             self._run_step(position + i)
 
     def _capture_step(self, steps: int) -> Any:
-        """A graph of `steps` decode steps: `_capture`'s, or PyTorch's
-        (`graph_api`, and always with prefetch branches: a `tilelang.graph()`
-        records one stream). Without a graph the branches are left out: they
-        only warm the cache."""
-        if self.graph_mode and (self.graph_api == "torch" or self.branches):
-            return _TorchGraph(self, self.ops, steps, self.branches)
+        """A graph of `steps` decode steps: `_capture`'s, or PyTorch's (`graph_api`)."""
+        if self.graph_mode and self.graph_api == "torch":
+            return _TorchGraph(self, self.ops, steps)
         return self._capture(self.ops * steps)
 
     def _capture(self, ops: list[Any]) -> Any:
@@ -912,56 +869,25 @@ class _TorchGraph:
     nothing. `replay()` launches the graph on PyTorch's current stream and
     returns (what reads results, `be.read`, waits on that stream)."""
 
-    def __init__(
-        self,
-        eng: TileQwen3,
-        ops: list[Any],
-        steps: int = 1,
-        branches: list[tuple[int, int, list[Any]]] | None = None,
-    ) -> None:
+    def __init__(self, eng: TileQwen3, ops: list[Any], steps: int = 1) -> None:
         import torch
 
         self.operations = list(ops) * steps
         self.replays = 0
-        branches = branches or []
         # Every kernel compiled and loaded before the capture (a module load
         # cannot be captured): one step run as usual, then the token and the
         # position it advanced put back (what else it wrote, the step writes
         # again identically).
         tok, pos = eng.be.read(eng.tok).copy(), eng.be.read(eng.pos).copy()
-        for op in eng.ops + [b for _, _, side in branches for b in side]:
+        for op in ops:
             op.sync()
         eng.be.write(eng.tok, tok)
         eng.be.write(eng.pos, pos)
         torch.cuda.synchronize()
         self.graph = torch.cuda.CUDAGraph()
-        forks: dict[int, list[tuple[int, list[Any]]]] = {}
-        for a, b, side in branches:
-            forks.setdefault(a, []).append((b, side))
-        # with branches, the main chain is captured on a high-priority stream
-        # (kernel nodes keep their stream's priority): the block scheduler
-        # then serves the critical path before the prefetch beside it
-        hi = torch.cuda.Stream(priority=-1) if branches else None
-        with torch.cuda.graph(self.graph, stream=hi):
-            main = torch.cuda.current_stream()
-            aside = torch.cuda.Stream() if branches else None
-            for _ in range(steps):
-                joins: dict[int, list[Any]] = {}
-                for i, op in enumerate(ops):
-                    for b, side in forks.get(i, ()):
-                        # a parallel branch: after op i - 1, before op b
-                        aside.wait_stream(main)
-                        with torch.cuda.stream(aside):
-                            for s in side:
-                                s.sync()
-                        ev = torch.cuda.Event()
-                        ev.record(aside)
-                        joins.setdefault(b, []).append(ev)
-                    for ev in joins.pop(i, ()):
-                        main.wait_event(ev)
-                    op.sync()  # captured: no wait, no allocation
-                if aside is not None:
-                    main.wait_stream(aside)
+        with torch.cuda.graph(self.graph):
+            for op in self.operations:
+                op.sync()  # captured: no wait, no allocation
         torch.cuda.synchronize()
 
     def replay(self) -> None:

@@ -100,26 +100,14 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-def test_fma_attention_and_prefetch_branches_agree(tiny) -> None:
-    # tc = 0: the decode attention's products as FMA loops (G rows alone);
-    # the prefetch branches hang beside each layer's attention and warm the
-    # cache only: the CPU runs the main chain, whose logits must not change
+@pytest.mark.parametrize("tc", [0, 2])
+def test_other_attention_forms_agree(tiny, tc: int) -> None:
+    # tc = 0: the decode attention's products as FMA loops (G rows alone),
+    # 2: std::attention's register stream (the default plan's is 1 on the CPU)
     w, _ = tiny
-    plan = dataclasses.replace(
-        plan_for(TINY, 64, None),
-        tc=0,
-        prefetch={"o": 1.0, "gate_up": 0.5},
-        pf=(8, 16),
-        pf_blocks=2,
-    )
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=tc)
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
-    layers = TINY.num_hidden_layers
-    assert len(eng.branches) == 2 * layers
-    names = [op.kernel.__name__ for op in eng.ops]
-    for fork, join, side in eng.branches:
-        assert names[fork] == "attn_decode" and fork < join
-        assert names[join] in ("gemv_add", "gemv_splitk", "rms_gate_up")
-        assert [op.kernel.__name__ for op in side] == ["l2_prefetch"]
+    assert {op.generics["TC"] for op in eng.ops if op.kernel.__name__ == "attn_decode"} == {tc}
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(12, TINY.vocab_size, seed=4):
         _close(eng.feed(t), ref.step(t))
@@ -153,25 +141,6 @@ def test_attention_form_follows_the_position(tiny) -> None:
     eng2.decode(4)  # positions 0..3: the short form only
     assert eng2._stash["long"][1] is not None and eng2.position == 4
     assert eng2.generate(prompt, 10, batched=False) == want
-
-
-def test_l2_prefetch_reads_the_rows_and_columns_it_is_given() -> None:
-    k = load_kernels()
-    rng = np.random.default_rng(7)
-    w = round_bf16(rng.standard_normal((64, 300)).astype(np.float32))
-    sink = np.zeros(3, np.float32)
-    # row tiles 1..3 of 16 rows, the first 2 K tiles of 128 (columns 0..256)
-    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 1, 3, 2).sync()
-    want = w[16:, :256].reshape(3, 16, 256).sum((1, 2))
-    np.testing.assert_allclose(sink, want, rtol=1e-5, atol=1e-3)
-    # more K tiles than the matrix has: all 300 columns (the last tile partial)
-    k.l2_prefetch[16, 128](tilelang.partition(sink, [1]), w, 0, 3, 9).sync()
-    np.testing.assert_allclose(sink, w[:48].reshape(3, 16, 300).sum((1, 2)), rtol=1e-5, atol=1e-3)
-    # a grid smaller than the tiles: block b takes row tiles b, b + 2, ... of 8 rows
-    two = np.zeros(2, np.float32)
-    k.l2_prefetch[8, 128](tilelang.partition(two, [1]), w, 1, 5, 1).sync()
-    t = w[8:48, :128].reshape(5, 8, 128).sum((1, 2))
-    np.testing.assert_allclose(two, [t[0] + t[2] + t[4], t[1] + t[3]], rtol=1e-5, atol=1e-3)
 
 
 def test_the_step_is_built_once_and_allocates_nothing(tiny) -> None:

@@ -43,30 +43,27 @@ def test_teacher_forced_logits_match_torch_at_every_step_of_64() -> None:
         _close(got, want.cpu().numpy())
 
 
-def test_fma_attention_and_l2_prefetch_branches_match_torch() -> None:
-    # the decode attention's FMA form (tc = 0) and the prefetch branches beside
-    # each layer's attention (a graph captured with parallel branches)
+@pytest.mark.parametrize("tc", [0, 2])
+def test_other_attention_forms_match_torch(tc: int) -> None:
+    # the decode attention's FMA form (tc = 0) and register stream (2) in
+    # every step, then a plan that switches forms at position 12 (each form's
+    # graphs made together): the one-step and burst graphs agree
     w = random_weights(SMALL, seed=1, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
-    plan = dataclasses.replace(eng.plan, tc=0, prefetch={"o": 1.0, "gate_up": 0.25})
-    eng.replan(plan)
-    assert eng.branches
+    eng.replan(dataclasses.replace(eng.plan, tc=tc, fma_until=0))
     ref = TorchQwen3(SMALL, w, max_seq=128, device="cuda")
     toks = [int(t) for t in np.random.default_rng(1).integers(0, SMALL.vocab_size, 24)]
     for i, t in enumerate(toks):
-        got = eng.feed(t)  # one-step graph, with the branches
+        got = eng.feed(t)
         want = ref.step(torch.tensor([t], device="cuda"), torch.tensor([i], device="cuda"))
         _close(got, want.cpu().numpy())
     assert eng._graph is not None and eng._graph.replays == len(toks)
-    # decode: the burst graph (8 steps, each with its branches) picks what
-    # the one-step graph picks
-    eng.be.write(eng.pos, [len(toks)])
-    tok0 = eng.be.read(eng.tok).copy()
-    a = eng.decode(16)
-    eng.be.write(eng.pos, [len(toks)])
-    eng.be.write(eng.tok, tok0)
+    eng.replan(dataclasses.replace(eng.plan, tc=2, fma_until=12))
+    eng.reset()
+    a = eng.generate([5, 6, 7], 24, batched=False)
+    eng.reset()
     eng.burst = 1
-    assert eng.decode(16) == a
+    assert eng.generate([5, 6, 7], 24, batched=False) == a
 
 
 def test_greedy_tokens_match_the_references() -> None:

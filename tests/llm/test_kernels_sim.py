@@ -122,7 +122,7 @@ def _rms_rope(t: np.ndarray, w: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.
     return np.concatenate([n1 * c - n2 * s, n2 * c + n1 * s], axis=-1)
 
 
-@pytest.mark.parametrize("tc", [0, 1])  # FMA loops, tensor cores
+@pytest.mark.parametrize("tc", [0, 1, 2])  # FMA loops, tensor cores, the register stream
 def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> None:  # type: ignore[no-untyped-def]
     # layer 1 of 2, 2 KV heads of groups of 4, D = 32; 13 cached positions in
     # 2 splits of one 8-key tile; the current token (position 13) is read from

@@ -212,7 +212,7 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
 
 
 # (variant, key blocks, blocks per SM) that --sweep times
-SWEEP = [("std", (16, 32), (2, 4, 8)), ("mma", (32,), (4,))]
+SWEEP = [("std", (16, 32), (2,)), ("std", (32,), (4,)), ("mma", (32,), (4,)), ("p3", (16, 32), (2,))]
 _VARIANTS: list = []
 
 

@@ -11,8 +11,8 @@
 # Each step runs under `timeout`, so a hang costs its own cap only.
 # DECODE_ONLY=1: the decode half only, <= 60 s (prefill is
 # benchmarks/attention_prefill_device.sh's): the decode launches prewarmed
-# (15 s), the decode GPU tests + the PyTorch example (20 s), the decode rows
-# and the sweep (15 s), both sanitizers on the decode kernels (2 x 5 s).
+# (15 s), the decode GPU tests + the PyTorch example (15 s), the decode rows
+# and the sweep (20 s), both sanitizers on the decode kernels (2 x 5 s).
 # usage on the device machine, from the checkout's root (after the lark
 # wheel install the lead's calls do, or with WHL=dir holding the wheel):
 #   bash benchmarks/attention_device.sh
@@ -40,8 +40,8 @@ only=(); tests=(tests/std/test_attention_gpu.py); bench=(--sweep); san=()
 if [[ ${DECODE_ONLY:-0} == 1 ]]; then
   python3 benchmarks/attention_prewarm.py --help 2>/dev/null | grep -q -- --only && only=(--only decode)
   # the 4-D/scale prefill test last: its kernels are prewarmed by the prefill half only
-  tests=(tests/std/test_attention_gpu.py -k "decoding or torch_attention_example or four_d"); bench=(--decode-only --sweep); san=(decode)
-  : "${PREWARM_TIMEOUT:=15}" "${TEST_TIMEOUT:=20}" "${BENCH_TIMEOUT:=15}" "${SAN_TIMEOUT:=5}"
+  tests=(tests/std/test_attention_gpu.py -k "decoding or torch_attention_example"); bench=(--decode-only --sweep); san=(decode)
+  : "${PREWARM_TIMEOUT:=15}" "${TEST_TIMEOUT:=15}" "${BENCH_TIMEOUT:=20}" "${SAN_TIMEOUT:=5}"
 fi
 timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --jobs "$(nproc)" "${cubin[@]}" "${only[@]}" \
   > "$OUT/attention_prewarm.log" 2>&1

@@ -258,9 +258,9 @@ static PyObject *fp_set_launch(FastPlan *s, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* guard(*arrays), then each address: compared with `ptrs` when it is given (1 the same,
-   0 not), else read into `out` (new references) and `vals`; -1 an exception */
-static int check_arrays(FastPlan *s, PyObject *const *arr, Py_ssize_t n, PyObject *ptrs,
+/* guard(*arrays), then each address: compared with `ptrs[k]` when `ptrs` is given (1 the
+   same, 0 not), else read into `out` (new references) and `vals`; -1 an exception */
+static int check_arrays(FastPlan *s, PyObject *const *arr, Py_ssize_t n, PyObject *const *ptrs,
                         PyObject **out, unsigned long long *vals) {
     PyObject *r = PyObject_Vectorcall(s->guard, arr, n, NULL);
     if (r == NULL) return -1;
@@ -272,7 +272,7 @@ static int check_arrays(FastPlan *s, PyObject *const *arr, Py_ssize_t n, PyObjec
         PyObject *p = PyObject_Vectorcall(s->dptr, &arr[k], 1, NULL);
         if (p == NULL) break;
         if (ptrs != NULL) {
-            int same = PyObject_RichCompareBool(p, PyList_GET_ITEM(ptrs, k), Py_EQ);
+            int same = PyObject_RichCompareBool(p, ptrs[k], Py_EQ);
             Py_DECREF(p);
             if (same <= 0) return same;
             continue;
@@ -398,22 +398,14 @@ static int bump_attr(PyObject *o) {
     return r;
 }
 
-/* The launch of `op` as `Operation._begin` makes it: 1 launched (token, raw and stream set,
-   new references), 0 nothing ran (the Python path takes over), -1 an exception. */
-static int start(FastPlan *s, PyObject *op, PyObject **token_out, PyObject **raw_out,
-                 PyObject **stream_out) {
-    if (!s->launch_ready || (PyObject *)Py_TYPE(op) != s->op_type) return 0;
-    PyObject *active = PyDict_GetItemWithError(s->hook_dict, s_ACTIVE);
-    if (active == NULL) return PyErr_Occurred() ? -1 : 0;
-    if (active != Py_None) return 0; /* a profiler times it: the Python path */
-    PyObject *objs = SLOT(op, s->op_off[2]), *ptrs = SLOT(op, s->op_off[1]);
-    if (objs == NULL || ptrs == NULL || !PyList_CheckExact(objs) || !PyList_CheckExact(ptrs) ||
-        PyList_GET_SIZE(objs) != s->narr || PyList_GET_SIZE(ptrs) != s->narr)
-        return 0;
+/* The launch of `op` as `Operation._begin` makes it, over `arr`/`pp` (its arrays and their
+   addresses, held for the call: the Python calls below cannot change what was checked):
+   1 launched (token, raw and stream set, new references), 0 nothing ran (the Python path
+   takes over), -1 an exception. */
+static int start_held(FastPlan *s, PyObject *op, PyObject *const *arr, PyObject *const *pp,
+                      PyObject **token_out, PyObject **raw_out, PyObject **stream_out) {
     if (s->guarded) { /* moved or reshaped: the Python path's `_check_memory` words it */
-        PyObject *arr[FP_MAX];
-        for (Py_ssize_t k = 0; k < s->narr; k++) arr[k] = PyList_GET_ITEM(objs, k);
-        int ok = check_arrays(s, arr, s->narr, ptrs, NULL, NULL);
+        int ok = check_arrays(s, arr, s->narr, pp, NULL, NULL);
         if (ok <= 0) return ok;
     }
     PyObject *raw = PyObject_Vectorcall(s->stream_of, NULL, 0, NULL);
@@ -423,8 +415,10 @@ static int start(FastPlan *s, PyObject *op, PyObject **token_out, PyObject **raw
     if (s->last_stream == NULL || rv != s->last_raw) {
         PyObject *st = PyObject_Vectorcall(s->foreign_stream, &raw, 1, NULL);
         if (st == NULL) { Py_DECREF(raw); return -1; }
-        Py_XSETREF(s->last_stream, st);
+        PyObject *old = s->last_stream; /* both fields set before anything may run */
+        s->last_stream = st;
         s->last_raw = rv;
+        Py_XDECREF(old);
     }
     PyObject *stream = s->last_stream;
     Py_INCREF(stream);
@@ -437,7 +431,7 @@ static int start(FastPlan *s, PyObject *op, PyObject **token_out, PyObject **raw
     if (PyDict_GET_SIZE(s->pending) != 1) goto refused; /* others in flight: the Python path */
     uint64_t vals[FP_MAX];
     for (int k = 0; k < s->nblock; k++) {
-        unsigned long long v = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(ptrs, s->bmap[k]));
+        unsigned long long v = PyLong_AsUnsignedLongLong(pp[s->bmap[k]]);
         if (PyErr_Occurred()) goto unregister;
         if ((unsigned long long)((v & 15) == 0) != ((s->mask >> k) & 1)) goto refused;
         vals[k] = v;
@@ -449,9 +443,9 @@ static int start(FastPlan *s, PyObject *op, PyObject **token_out, PyObject **raw
     if (bump_attr(s->dev) < 0 || bump_attr(s->rt) < 0) goto unregister;
     if (s->bump != NULL) { /* autograd bookkeeping must never fail a launch */
         PyObject *t = PyTuple_New(s->nwritten);
-        if (t == NULL) return -1; /* launched and registered, as the Python path leaves it */
+        if (t == NULL) goto launched_error; /* launched and registered, as Python leaves it */
         for (int i = 0; i < s->nwritten; i++) {
-            PyObject *o = PyList_GET_ITEM(objs, s->written[i]);
+            PyObject *o = arr[s->written[i]];
             Py_INCREF(o);
             PyTuple_SET_ITEM(t, i, o);
         }
@@ -483,6 +477,32 @@ unregister: {
 fail:
     Py_XDECREF(token); Py_DECREF(raw); Py_DECREF(stream);
     return -1;
+}
+
+static int start(FastPlan *s, PyObject *op, PyObject **token_out, PyObject **raw_out,
+                 PyObject **stream_out) {
+    if (!s->launch_ready || (PyObject *)Py_TYPE(op) != s->op_type) return 0;
+    PyObject *active = PyDict_GetItemWithError(s->hook_dict, s_ACTIVE);
+    if (active == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (active != Py_None) return 0; /* a profiler times it: the Python path */
+    PyObject *objs = SLOT(op, s->op_off[2]), *ptrs = SLOT(op, s->op_off[1]);
+    if (objs == NULL || ptrs == NULL || !PyList_CheckExact(objs) || !PyList_CheckExact(ptrs) ||
+        PyList_GET_SIZE(objs) != s->narr || PyList_GET_SIZE(ptrs) != s->narr)
+        return 0;
+    PyObject *arr[FP_MAX], *pp[FP_MAX];
+    Py_ssize_t n = s->narr;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        arr[k] = PyList_GET_ITEM(objs, k);
+        pp[k] = PyList_GET_ITEM(ptrs, k);
+        Py_INCREF(arr[k]);
+        Py_INCREF(pp[k]);
+    }
+    int r = start_held(s, op, arr, pp, token_out, raw_out, stream_out);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_DECREF(arr[k]);
+        Py_DECREF(pp[k]);
+    }
+    return r;
 }
 
 static PyObject *fp_launch(FastPlan *s, PyObject *op) {

@@ -130,6 +130,38 @@ def test_the_native_launcher_runs_launches_and_waits(torch) -> None:  # type: ig
         torch.testing.assert_close(w, x + y)
 
 
+def test_the_native_launch_of_a_kernel_with_numbers(torch) -> None:  # type: ignore[no-untyped-def]
+    """A kernel with numbers (f32, i32, bool, f64) on PyTorch tensors: its
+    repeated calls launch in C (the native launcher's `FastPlan`) with each
+    call's numbers written into the plan's own parameter cells, and compute
+    what PyTorch computes."""
+    from tilelang.runtime import cuda_native
+
+    if cuda_native.native(wait=True) is None:
+        pytest.skip(f"no native launcher here: {cuda_native.native_error()}")
+    mod = tilelang.compile(
+        """
+kernel fn mix<const B: i32>(z: &mut Tensor<f32, [B]>, a: f32, k: i32, on: bool, x: &Tensor<f32, [?]>, w: f64) {
+    let t = x.load_like(z) * a + (k as f32) + (w as f32);
+    z.store(where(on, t, t * 0.0));
+}
+""",
+        name="eco_numbers",
+    )
+    x = torch.randn(70000, device="cuda")
+    z = torch.empty_like(x)
+    for _ in range(2):
+        mod.mix(P(z, [1024]), 1.0, 0, True, x, 0.0).sync()
+    plan = mod.mix(P(z, [1024]), 1.0, 0, True, x, 0.0)._plan
+    plan_launch = plan.fast_launch
+    assert plan_launch is not None and type(plan_launch.__self__).__name__ == "FastPlan"
+    for a, k, on, w in [(2.5, 3, True, 0.25), (-1.0, -7, True, 1e-3), (0.5, 1, False, 2.0)]:
+        h = mod.mix(P(z, [1024]), a, k, on, x, w).launch()
+        h.wait()
+        want = (x * a + k + w) if on else torch.zeros_like(x)
+        torch.testing.assert_close(z, want, rtol=1e-5, atol=1e-5)
+
+
 def test_cupy_and_dlpack_capsules(torch, mod) -> None:  # type: ignore[no-untyped-def]
     cupy = pytest.importorskip("cupy")
     x, y = cupy.random.rand(3000, dtype=cupy.float32), cupy.random.rand(3000, dtype=cupy.float32)

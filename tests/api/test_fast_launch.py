@@ -401,3 +401,44 @@ def test_the_c_finalisers_keep_the_warnings_and_the_wait_of_a_dropped_handle(fak
         mod.add(P(z, [256]), x, y).launch().wait()  # ran and waited: nothing to say
         mod.add(P(z, [256]), x, y).sync()
         gc.collect()
+
+
+NUMBERS = """
+kernel fn mix<const B: i32>(z: &mut Tensor<f32, [B]>, a: f32, k: i32, on: bool, x: &Tensor<f32, [?]>, w: f64) {
+    let t = x.load_like(z) * a + (k as f32) + (w as f32);
+    z.store(where(on, t, t * 0.0));
+}
+"""
+
+
+def test_a_kernel_with_numbers_launches_in_c_with_each_number_in_its_cell(fake) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from tilelang.runtime.cuda_driver import CTYPES
+
+    mod = tilelang.compile(NUMBERS)
+    z, x = _aligned(1000), _aligned(1000)
+    for _ in range(3):
+        mod.mix(P(z, [256]), 1.5, 7, True, x, 0.25).sync()
+    op = mod.mix(P(z, [256]), 2.5, -3, False, x, 1e300)
+    plan = op._plan
+    assert _c_plan(plan)  # numbers too: the launch is the C path's
+    n = _count(fake.lib, "n_launch")
+    op.sync()
+    assert _count(fake.lib, "n_launch") == n + 1 and fake.dev.runs == 1  # only the first ran generally
+    params = plan.prepared.params
+    slots = (ctypes.c_void_p * len(params)).from_address(_last(fake.lib)[9])
+    got = {}
+    for p, address in zip(params, slots, strict=True):
+        kind = "ptr" if p.name in ("z", "x") else p.value.type.dtype.value
+        got[p.name] = CTYPES[kind].from_address(address).value
+    assert got == {"z": z.data_ptr(), "a": 2.5, "k": -3, "on": 0, "x": x.data_ptr(), "w": 1e300}
+    assert np.float32(got["a"]) == np.float32(2.5)
+    # the Python path's cells hold the same values for the same numbers (its own launch)
+    fl = plan.launcher
+    assert fl([z.data_ptr(), *op._scalars[:3], x.data_ptr(), op._scalars[3]], "s", None)
+    python_cells = {
+        p.name: fl.packed.values[i].value for i, p in enumerate(params) if p.name not in ("z", "x")
+    }
+    assert python_cells == {k: v for k, v in got.items() if k not in ("z", "x")}
+    assert in_flight() == 0

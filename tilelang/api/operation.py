@@ -663,10 +663,19 @@ def _make_fast(plan: Plan) -> None:
         # block element k holds argument `_ptr_args[k]` of the kernel's order
         order = plan.order if not plan.direct_args else tuple((True, i) for i in range(len(plan.arrays)))
         try:
-            bmap = tuple(order[j][1] for j in launcher._ptr_args)
+            bmap = tuple(order[j][1] for j in launcher._ptr_args if order[j][0])
+            numbers = tuple(
+                (cell, code, order[j][1])
+                for cell, code, j in launcher._native_own_scalars
+                if not order[j][0]
+            )
+            if len(bmap) != len(launcher._ptr_args) or len(numbers) != len(
+                launcher._native_own_scalars
+            ):
+                raise ValueError("the kernel's arguments are not the plan's arrays and numbers")
             fp.set_launch(
                 vars(hook), plan.stream_of, dev.foreign_stream, pending, _TOKENS, dev,
-                plan.runtime, plan.bump, written, end, fixed, bmap, True,
+                plan.runtime, plan.bump, written, end, fixed, bmap, True, numbers,
             )  # fmt: skip
         except (ValueError, TypeError, IndexError):
             pass  # the generated Python below

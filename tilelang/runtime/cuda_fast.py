@@ -24,6 +24,15 @@ from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.cuda_native import _wanted as native_wanted
 from tilelang.runtime.cuda_native import native
 
+# The kinds of numbers the native launcher writes itself (`cuda_native_plan.py`'s
+# `write_number` takes these codes), as `_scalar_bits` and ctypes would: integers
+# wrapped to their width, floats rounded from a double, booleans 0/1. Kernels
+# with a number of another kind (f16, bf16) launch through the Python path.
+NATIVE_SCALARS = {
+    "i8": 1, "i16": 2, "i32": 3, "i64": 4, "u8": 5, "u16": 6, "u32": 7, "u64": 8,
+    "bool": 9, "f32": 10, "f64": 11,
+}  # fmt: skip
+
 
 class FastLaunch:
     """One compiled kernel variant, grid and block fixed, its `void* params[]`
@@ -47,6 +56,7 @@ class FastLaunch:
         "_lock",
         "_native",
         "_native_own",
+        "_native_own_scalars",
         "_ok",
         "_own",
         "_params",
@@ -92,7 +102,9 @@ class FastLaunch:
         # shared memory, parameter array, address block, alignment mask), or
         # None where it cannot take this variant
         self._native: tuple[int, ...] | None = None
-        self._native_own: tuple[int, ...] | None = None  # the same over `_own` (no scalars only)
+        self._native_own: tuple[int, ...] | None = None  # the same over `_own`
+        # per number of the kernel: (its cell in `_own`, `NATIVE_SCALARS` code, argument index)
+        self._native_own_scalars: tuple[tuple[int, int, int], ...] = ()
         self._own: Any = None
         self._go: Any = None  # the native launch with `_native` bound, once it is loaded
         if (
@@ -108,18 +120,28 @@ class FastLaunch:
                 gx, gy, gz, threads, smem = call[2:7]
                 mask = sum(1 << k for k, a in enumerate(self._aligned) if a)
                 self._native = (f, gx, gy, gz, threads, smem, packed.address, base, mask)
-                if not scalars:
-                    # A parameter array and address block of its own for the API's
-                    # one-function launch (`api/operation.py`, `_make_fast`): the
-                    # native launch writes and launches holding the GIL, so it
-                    # needs no lock as long as nothing else writes this block
-                    # (the binding's path, on another thread, writes `_block`).
+                if all(kind in NATIVE_SCALARS for _, _, kind in scalars):
+                    # A parameter array, address block and number cells of its own
+                    # for the API's one-function launch (`api/operation.py`,
+                    # `_make_fast`): the native launch writes and launches holding
+                    # the GIL, so it needs no lock as long as nothing else writes
+                    # them (the binding's path, on another thread, writes `_block`
+                    # and the packed cells).
                     own = (ctypes.c_uint64 * len(ptrs))(*self._block)
                     array = (ctypes.c_void_p * len(packed.array))(*packed.array)
                     own_base = ctypes.addressof(own)
                     for k, (n, _, _) in enumerate(ptrs):
                         array[n] = own_base + 8 * k
-                    self._own = (own, array)  # kept alive with the launcher
+                    cells = []
+                    numbers = []
+                    for cell, i, kind in scalars:
+                        n = next(n for n, v in enumerate(packed.values) if v is cell)
+                        mine = type(cell)(cell.value)
+                        array[n] = ctypes.addressof(mine)
+                        cells.append(mine)
+                        numbers.append((ctypes.addressof(mine), NATIVE_SCALARS[kind], i))
+                    self._own = (own, array, cells)  # kept alive with the launcher
+                    self._native_own_scalars = tuple(numbers)
                     self._native_own = (
                         f, gx, gy, gz, threads, smem, ctypes.addressof(array), own_base, mask
                     )  # fmt: skip

@@ -65,6 +65,10 @@ typedef struct {
     unsigned char written[FP_MAX];
     int nblock;
     unsigned char bmap[FP_MAX];     /* block element k <- the operation's address bmap[k] */
+    int nnum;                       /* the kernel's numbers: */
+    void *num_cell[FP_MAX];         /*   the cell in the plan's own parameters, */
+    unsigned char num_code[FP_MAX]; /*   its kind (`cuda_fast.NATIVE_SCALARS`), */
+    unsigned char num_slot[FP_MAX]; /*   the operation's number it takes */
     void *f;
     unsigned gx, gy, gz, threads, smem;
     void **params;
@@ -205,18 +209,23 @@ static PyObject *fp_set_memo(FastPlan *s, PyObject *args) {
 
 /* set_launch(hook_dict, stream_of, foreign_stream, pending, tokens, dev, rt, bump or None,
               written: tuple, end, fixed: (f, gx, gy, gz, threads, smem, params, block, mask),
-              bmap: tuple, guarded: bool) */
+              bmap: tuple, guarded: bool, numbers: tuple of (cell address, kind code, slot)) */
 static PyObject *fp_set_launch(FastPlan *s, PyObject *args) {
     PyObject *hook_dict, *stream_of, *foreign_stream, *pending, *tokens, *dev, *rt, *bump, *written,
-        *end, *bmap;
+        *end, *bmap, *numbers;
     unsigned long long f, params, block, mask;
     unsigned gx, gy, gz, threads, smem;
     int guarded;
-    if (!PyArg_ParseTuple(args, "O!OOO!OOOOO!O(KIIIIIKKK)O!p", &PyDict_Type, &hook_dict,
+    if (!PyArg_ParseTuple(args, "O!OOO!OOOOO!O(KIIIIIKKK)O!pO!", &PyDict_Type, &hook_dict,
                           &stream_of, &foreign_stream, &PyDict_Type, &pending, &tokens, &dev, &rt,
                           &bump, &PyTuple_Type, &written, &end, &f, &gx, &gy, &gz, &threads,
-                          &smem, &params, &block, &mask, &PyTuple_Type, &bmap, &guarded))
+                          &smem, &params, &block, &mask, &PyTuple_Type, &bmap, &guarded,
+                          &PyTuple_Type, &numbers))
         return NULL;
+    if (PyTuple_GET_SIZE(numbers) > FP_MAX) {
+        PyErr_SetString(PyExc_ValueError, "set_launch: too many numbers");
+        return NULL;
+    }
     if (!s->memo_ready || PyTuple_GET_SIZE(written) > s->narr || PyTuple_GET_SIZE(bmap) > FP_MAX ||
         Py_TYPE(tokens)->tp_iternext == NULL || p_launch == NULL) {
         PyErr_SetString(PyExc_ValueError, "set_launch: no memo, bad sizes or no driver");
@@ -241,6 +250,20 @@ static PyObject *fp_set_launch(FastPlan *s, PyObject *args) {
         }
         s->bmap[k] = (unsigned char)m;
     }
+    s->nnum = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(numbers); i++) {
+        unsigned long long cell;
+        int code, slot;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(numbers, i), "Kii", &cell, &code, &slot)) return NULL;
+        if (cell == 0 || code < 1 || code > 11 || slot < 0 || slot >= FP_MAX) {
+            PyErr_SetString(PyExc_ValueError, "set_launch: a number's cell, kind or slot");
+            return NULL;
+        }
+        s->num_cell[i] = (void *)(uintptr_t)cell;
+        s->num_code[i] = (unsigned char)code;
+        s->num_slot[i] = (unsigned char)slot;
+    }
+    s->nnum = (int)PyTuple_GET_SIZE(numbers);
     if (bump == Py_None) bump = NULL;
 #define KEEP(field, v) do { Py_XINCREF(v); Py_XSETREF(s->field, v); } while (0)
     KEEP(hook_dict, hook_dict); KEEP(stream_of, stream_of); KEEP(foreign_stream, foreign_stream);
@@ -398,15 +421,58 @@ static int bump_attr(PyObject *o) {
     return r;
 }
 
+/* A number of the operation as the kernel's parameter takes it, as `_scalar_bits` and the
+   ctypes cells of the Python path make it: integers wrapped to their width (`int(value)`),
+   floats rounded from a double (`float(value)`), booleans 0/1 (truth). 0 or -1 (an
+   exception: the caller clears it and leaves the launch to the Python path). */
+typedef union { uint64_t u; double d; } number;
+
+static int read_number(PyObject *v, int code, number *out) {
+    if (code == 9) {
+        int t = PyObject_IsTrue(v);
+        if (t < 0) return -1;
+        out->u = (uint64_t)t;
+        return 0;
+    }
+    if (code >= 10) {
+        out->d = PyFloat_AsDouble(v);
+        return out->d == -1.0 && PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *n = PyNumber_Long(v);
+    if (n == NULL) return -1;
+    out->u = PyLong_AsUnsignedLongLongMask(n);
+    Py_DECREF(n);
+    return out->u == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static void write_number(void *cell, int code, number v) {
+    switch (code) {
+    case 1: case 5: case 9: *(uint8_t *)cell = (uint8_t)v.u; break;
+    case 2: case 6: *(uint16_t *)cell = (uint16_t)v.u; break;
+    case 3: case 7: *(uint32_t *)cell = (uint32_t)v.u; break;
+    case 4: case 8: *(uint64_t *)cell = v.u; break;
+    case 10: *(float *)cell = (float)v.d; break;
+    case 11: *(double *)cell = v.d; break;
+    }
+}
+
 /* The launch of `op` as `Operation._begin` makes it, over `arr`/`pp` (its arrays and their
    addresses, held for the call: the Python calls below cannot change what was checked):
    1 launched (token, raw and stream set, new references), 0 nothing ran (the Python path
    takes over), -1 an exception. */
 static int start_held(FastPlan *s, PyObject *op, PyObject *const *arr, PyObject *const *pp,
-                      PyObject **token_out, PyObject **raw_out, PyObject **stream_out) {
+                      PyObject *const *nums, PyObject **token_out, PyObject **raw_out,
+                      PyObject **stream_out) {
     if (s->guarded) { /* moved or reshaped: the Python path's `_check_memory` words it */
         int ok = check_arrays(s, arr, s->narr, pp, NULL, NULL);
         if (ok <= 0) return ok;
+    }
+    number nv[FP_MAX];
+    for (int i = 0; i < s->nnum; i++) {
+        if (read_number(nums[s->num_slot[i]], s->num_code[i], &nv[i]) < 0) {
+            PyErr_Clear(); /* the Python path converts it, or says why not */
+            return 0;
+        }
     }
     PyObject *raw = PyObject_Vectorcall(s->stream_of, NULL, 0, NULL);
     if (raw == NULL) return -1;
@@ -437,6 +503,7 @@ static int start_held(FastPlan *s, PyObject *op, PyObject *const *arr, PyObject 
         vals[k] = v;
     }
     for (int k = 0; k < s->nblock; k++) s->block[k] = vals[k];
+    for (int i = 0; i < s->nnum; i++) write_number(s->num_cell[i], s->num_code[i], nv[i]);
     if (p_launch(s->f, s->gx, s->gy, s->gz, s->threads, 1, 1, s->smem, (void *)(uintptr_t)rv,
                  s->params, NULL) != 0)
         goto refused; /* nothing launched: the Python path retries and reports */
@@ -489,6 +556,15 @@ static int start(FastPlan *s, PyObject *op, PyObject **token_out, PyObject **raw
     if (objs == NULL || ptrs == NULL || !PyList_CheckExact(objs) || !PyList_CheckExact(ptrs) ||
         PyList_GET_SIZE(objs) != s->narr || PyList_GET_SIZE(ptrs) != s->narr)
         return 0;
+    PyObject *scal = SLOT(op, s->op_off[3]), *nums[FP_MAX];
+    Py_ssize_t nn = 0;
+    if (s->nnum > 0) {
+        if (scal == NULL || !PyList_CheckExact(scal)) return 0;
+        nn = PyList_GET_SIZE(scal);
+        for (int i = 0; i < s->nnum; i++)
+            if (s->num_slot[i] >= nn) return 0;
+        if (nn > FP_MAX) return 0;
+    }
     PyObject *arr[FP_MAX], *pp[FP_MAX];
     Py_ssize_t n = s->narr;
     for (Py_ssize_t k = 0; k < n; k++) {
@@ -497,11 +573,16 @@ static int start(FastPlan *s, PyObject *op, PyObject **token_out, PyObject **raw
         Py_INCREF(arr[k]);
         Py_INCREF(pp[k]);
     }
-    int r = start_held(s, op, arr, pp, token_out, raw_out, stream_out);
+    for (Py_ssize_t k = 0; k < nn; k++) {
+        nums[k] = PyList_GET_ITEM(scal, k);
+        Py_INCREF(nums[k]);
+    }
+    int r = start_held(s, op, arr, pp, nums, token_out, raw_out, stream_out);
     for (Py_ssize_t k = 0; k < n; k++) {
         Py_DECREF(arr[k]);
         Py_DECREF(pp[k]);
     }
+    for (Py_ssize_t k = 0; k < nn; k++) Py_DECREF(nums[k]);
     return r;
 }
 

@@ -26,8 +26,9 @@ from tilelang.runtime.cuda_native import native
 
 # The kinds of numbers the native launcher writes itself (`cuda_native_plan.py`'s
 # `write_number` takes these codes), as `_scalar_bits` and ctypes would: integers
-# wrapped to their width, floats rounded from a double, booleans 0/1. Kernels
-# with a number of another kind (f16, bf16) launch through the Python path.
+# wrapped to their width, floats rounded from a double, booleans 0/1 (the GPU's
+# parameters have these kinds: a bool travels as i32, f16/bf16 as f32). A kernel
+# with a parameter of another kind launches through the Python path.
 NATIVE_SCALARS = {
     "i8": 1, "i16": 2, "i32": 3, "i64": 4, "u8": 5, "u16": 6, "u32": 7, "u64": 8,
     "bool": 9, "f32": 10, "f64": 11,

@@ -29,6 +29,9 @@ CASES = [
     # BH, BHkv, S_q, S_k, D, BM, BN, causal (f16)
     (4, 2, 200, 200, 64, 64, 64, True),
     (2, 2, 150, 90, 128, 64, 64, True),
+    # two consumer warpgroups (BM = 128): the benchmark's kernels
+    (2, 1, 300, 300, 128, 128, 128, False),
+    (2, 2, 200, 333, 64, 128, 64, True),
 ]
 
 

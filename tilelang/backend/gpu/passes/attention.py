@@ -475,6 +475,8 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     result is that zero when the loop runs no iteration. The first rescale
     (`acc * alpha` of zeros) is then skipped, a difference only for a
     non-finite alpha."""
+    import os
+
     E = ir.ElemOp
     span = loop.span
     ys = loop.body.ops[-1]
@@ -554,10 +556,13 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
             use = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_acc else None
             cb.ops.append(g.WgmmaRegA(o_raw, a, bufs.v, stage, acc, p.v_kmajor, use, op.span, cast.result.dtype,
                                       s_op))
-            if pingpong:
+            late = os.environ.get("TILEC_ATTN_TURN") == "late"
+            if pingpong and not late:
                 cb.ops.append(g.WarpgroupTurn("pass", 2, span))
             s_next = fresh.value(DType.F32, s_shape, "s")
             cb.ops.append(g.WgmmaWait((s_next,), (raw,), 1, span))
+            if pingpong and late:
+                cb.ops.append(g.WarpgroupTurn("pass", 2, span))
             mapping[op.result.id] = o_raw
             continue
         if isinstance(op, ir.Yield):

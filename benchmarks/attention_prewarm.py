@@ -73,14 +73,15 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     import test_attention_gpu as gpu_tests  # noqa: PLC0415  (its case tables)
 
     out = []
-    for dtype, bh, hkv, sq, sk, d, _causal in gpu_tests.PREFILL:
-        bm, bn = gpu_tests.BLOCKS[d]
+    for case in gpu_tests.PREFILL:
+        dtype, bh, hkv, sq, sk, d, _causal = case
+        bm, bn = gpu_tests.blocks(case)
         out += [prefill(dtype, bh, hkv, sq, sk, d, bm, bn, lse) for lse in (True, False)]
     for dtype, b, hkv, grp, smax, _clen, d, bn, splits, dc in gpu_tests.DECODE:
         ns = 1 << (splits - 1).bit_length()
         out += decode(dtype, b * hkv, grp, smax, d, bn, splits, ns, varlen_b=b, dc=dc)
-    for dtype in ("f16", "bf16"):  # test_four_d_tensors_in_place_with_a_scale
-        out.append(prefill(dtype, 16, 4, 333, 333, 64, 128, 64, False))
+    for dtype, (bm, bn) in zip(("f16", "bf16"), gpu_tests.BLOCKS, strict=True):  # test_four_d_tensors_in_place_with_a_scale
+        out.append(prefill(dtype, 16, 4, 333, 333, 64, bm, bn, False))
     # benchmarks/attention.py's prefill rows (S = 1024, 4096, 16384; 16k tokens; its blocks)
     for dtype in ("f16", "bf16"):
         for d in (128, 64):

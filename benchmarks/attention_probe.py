@@ -4,7 +4,7 @@ against SDPA in f32, for a few shapes, under the schedule of
 `TILEC_ATTN_SCHEDULE` (run once per schedule: the schedule is read when a
 kernel is lowered).
 
-    TILEC_ATTN_SCHEDULE=pingpong python benchmarks/attention_probe.py
+    TILEC_ATTN_SCHEDULE=pingpong-unsafe python benchmarks/attention_probe.py
 
 One line per shape: the error, then how many (head, query block, half)
 pieces are wrong and which: by half (0 = warpgroup 0's rows), by query

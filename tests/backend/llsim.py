@@ -111,10 +111,22 @@ class Memory:
     # 16-byte chunks of shared memory an issued cp.async has not written yet
     # (it lands at the wait_group that retires its group): chunk -> copies
     inflight: dict[int, int] = field(default_factory=dict)
+    # wgmma groups issued and not yet retired by every thread of their
+    # warpgroup (the shared memory each reads: writes to it are races)
+    wgmma_live: list[Any] = field(default_factory=list)
 
     def guard(self, key: Any, off: int, n: int, what: str) -> None:
         if key == "smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):
             raise Race(f"{what} of {n} bytes at smem+{off} while a cp.async into it is in flight")
+
+    def guard_wgmma(self, addrs: Any, what: str) -> None:
+        """Raise `Race` when shared memory at `addrs` (byte offsets) is written
+        while a wgmma that reads it is in flight (issued, its group not yet
+        waited for by every thread of the warpgroup)."""
+        for rec in self.wgmma_live:
+            if rec.reads[addrs].any():
+                raise Race(f"{what} writes shared memory that an in-flight wgmma group reads "
+                           f"(issued by warpgroup {rec.group}, not yet retired by wgmma.wait_group)")
 
     def load(self, ptr: tuple[Any, int], ty: str) -> Any:
         key, off = ptr
@@ -142,6 +154,8 @@ class Memory:
             raw = b"".join(_encode(x, el) for x in v)
         else:
             raw = _encode(v, ty)
+        if key == "smem" and self.wgmma_live:
+            self.guard_wgmma(slice(off, off + n), "a store")
         buf[off:off + n] = raw
 
 
@@ -437,8 +451,9 @@ class Program:
 
     def _asm(self, dst: str | None, text: str, vals: list[Callable[[dict[str, Any]], Any]], rhs: str) -> _Ins:
         if text.startswith("wgmma.wait_group"):
-            # the accumulators pass through (the simulator runs every wgmma at once)
-            return _Ins(dst, lambda r: tuple(v(r) for v in vals), text=rhs)
+            # the registers pass through, once the groups they come from are retired
+            n = int(re.search(r"wait_group\.sync\.aligned (\d+)", text).group(1))  # type: ignore[union-attr]
+            return _Ins(dst, None, sync=lambda r: ("wg_wait", n, tuple(v(r) for v in vals)), text=rhs)
         if text.startswith("wgmma.mma_async") or text.startswith("wgmma.fence.sync.aligned;"):
             return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
         raise Unsupported(rhs)
@@ -450,8 +465,12 @@ def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: st
     def nop(r: dict[str, Any]) -> None:
         return None
 
-    if name in ("llvm.nvvm.fence.proxy.async.shared_cta", "llvm.nvvm.wgmma.fence.sync.aligned",
-                "llvm.nvvm.wgmma.commit_group.sync.aligned", "llvm.nvvm.bar.warp.sync") \
+    if name == "llvm.nvvm.wgmma.commit_group.sync.aligned":
+        return _Ins(None, None, sync=lambda r: ("wg_commit",), text=rhs)
+    if name == "llvm.nvvm.bar.warp.sync":
+        # __syncwarp: every lane of the warp gets there before any goes on
+        return _Ins(None, None, sync=lambda r: ("warp", name, []), text=rhs)
+    if name in ("llvm.nvvm.fence.proxy.async.shared_cta", "llvm.nvvm.wgmma.fence.sync.aligned") \
             or name.startswith("llvm.nvvm.setmaxnreg."):
         return _Ins(None, nop, text=rhs)
     if name == "llvm.nvvm.barrier.cta.sync.aligned.count":
@@ -526,6 +545,8 @@ def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tupl
     sm = mem.bufs[dst[0]]
     i, j = np.meshgrid(np.arange(br), np.arange(bc), indexing="ij")
     addr = _swz(dst[1] + i * tm.swizzle + j * 2, tm.swizzle)
+    if mem.wgmma_live:
+        mem.guard_wgmma(addr.ravel(), "a TMA copy")
     view = np.frombuffer(sm, np.uint8)
     raw = box.view(np.uint8).reshape(br, bc, 2)
     for b in range(2):
@@ -534,9 +555,10 @@ def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tupl
     bars[bar].check()
 
 
-def _operand(sm: bytes, desc: int, rows: int, trans: int, ty: str) -> np.ndarray:
+def _operand(sm: bytes, desc: int, rows: int, trans: int, ty: str, reads: list[Any] | None = None) -> np.ndarray:
     """The [rows, 16] (K-major, trans 0) or [16, rows]^T (MN-major, trans 1) operand
-    a wgmma descriptor points at, as a [rows, 16] float array (row r = m or n)."""
+    a wgmma descriptor points at, as a [rows, 16] float array (row r = m or n);
+    the byte offsets it reads are appended to `reads`."""
     start = (desc & 0x3FFF) << 4
     lbo = ((desc >> 16) & 0x3FFF) << 4
     sbo = ((desc >> 32) & 0x3FFF) << 4
@@ -548,6 +570,8 @@ def _operand(sm: bytes, desc: int, rows: int, trans: int, ty: str) -> np.ndarray
         e = width // 2
         addr = start + (r // e) * lbo + (k // 8) * sbo + (k % 8) * width + (r % e) * 2
     addr = _swz(addr, width)
+    if reads is not None:
+        reads += [addr.ravel(), addr.ravel() + 1]
     raw = np.frombuffer(sm, np.uint8)
     u = raw[addr].astype(np.uint16) | (raw[addr + 1].astype(np.uint16) << 8)
     if ty == "f16":
@@ -555,19 +579,75 @@ def _operand(sm: bytes, desc: int, rows: int, trans: int, ty: str) -> np.ndarray
     return (u.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> list[tuple]:
+class _Group:
+    """One wgmma commit group of a warpgroup: the shared memory it reads and
+    the threads that have not yet retired it (`wgmma.wait_group`)."""
+
+    def __init__(self, group: int, size: int, threads: list[int]) -> None:
+        self.group = group
+        self.reads = np.zeros(size, bool)
+        self.pending = set(threads)
+
+
+class _Pending:
+    """A register a wgmma writes, as its thread sees it before the
+    `wgmma.wait_group` that retires the wgmma's group: reading it is a race
+    (the hardware writes it asynchronously); another wgmma may take it as
+    its accumulator, and a wait passes it through."""
+
+    __slots__ = ("value", "rec", "t")
+
+    def __init__(self, value: Any, rec: _Group, t: int) -> None:
+        self.value, self.rec, self.t = value, rec, t
+
+    def get(self) -> Any:
+        if self.t in self.rec.pending:
+            raise Race(f"thread {self.t} reads a register of an in-flight wgmma (no wgmma.wait_group retired it)")
+        return self.value
+
+    def __float__(self) -> float:
+        return float(self.get())
+
+    def __int__(self) -> int:
+        return int(self.get())
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kw: Any) -> Any:
+        return getattr(ufunc, method)(*(x.get() if isinstance(x, _Pending) else x for x in inputs), **kw)
+
+
+def _forward(name: str) -> Callable[..., Any]:
+    def f(self: _Pending, *a: Any) -> Any:
+        return getattr(self.get(), name)(*a)
+    return f
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+              "__rtruediv__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__pow__", "__rpow__"):
+    setattr(_Pending, _name, _forward(_name))
+
+
+def _plain(v: Any) -> Any:
+    return v.value if isinstance(v, _Pending) else v
+
+
+def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any]], list[tuple[list[Any], list[int], bool]]]:
     """The asm statement's wgmmas, run at once on the warpgroup's 128 threads.
     `$k` counts the asm's outputs first: output i is tied to the call's
     argument i, and `$k` past the outputs is argument k - outputs. Each
-    commit group (or the whole statement) accumulates into its own outputs."""
+    commit group (or the whole statement) accumulates into its own outputs.
+    Also returns the statement's groups: (shared memory read, outputs,
+    committed in the statement)."""
     lines = [ln.strip() for ln in text.replace("\\0A", "\n").split("\n")
              if ln.strip() and not ln.strip().startswith("wgmma.fence")]
     firsts = [re.search(r"\{([^}]*)\}", ln) for ln in lines if ln.startswith("wgmma.mma_async")]
     nout = 1 + max(int(x.strip()[1:]) for f in firsts if f for x in f.group(1).split(","))
+    args = [[_plain(x) for x in a] for a in args]
     out = [[args[t][i] for i in range(nout)] for t in range(128)]
     sm = bytes(mem.bufs["smem"])
     acc: np.ndarray | None = None
     outs: list[int] = []
+    groups: list[tuple[list[Any], list[int], bool]] = []
+    reads: list[Any] = []
 
     def arg(k: str) -> int:
         return int(args[0][int(k) - nout])
@@ -586,6 +666,9 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> list[tuple]:
 
     for ln in lines:
         if ln.startswith("wgmma.commit_group"):
+            if acc is not None:
+                groups.append((reads, list(outs), True))
+            reads = []
             flush()
             continue
         head = re.match(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.\w+ \{([^}]*)\}, (.*);$", ln)
@@ -624,13 +707,15 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> list[tuple]:
             m = re.match(r"\$(\d+), \$(\d+), \$(\d+), 1, 1, (\d), (\d)$", rest)
             if not m:
                 raise Unsupported(ln)
-            A = _operand(sm, arg(m.group(1)), 64, int(m.group(4)), ty)
+            A = _operand(sm, arg(m.group(1)), 64, int(m.group(4)), ty, reads)
             db, pr, tb = m.group(2), m.group(3), int(m.group(5))
-        B = _operand(sm, arg(db), N, tb, ty)
+        B = _operand(sm, arg(db), N, tb, ty, reads)
         acc = (acc if arg(pr) else 0.0) + A @ B.T
         acc = acc.astype(np.float32).astype(np.float64)
+    if acc is not None:
+        groups.append((reads, list(outs), False))
     flush()
-    return [tuple(o) for o in out]
+    return out, groups
 
 
 # ---------------------------------------------------------------- semantics
@@ -989,11 +1074,24 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
     cp_groups: dict[int, list[list[tuple[int, bytes]]]] = {t: [] for t in range(T)}  # committed, not yet waited for
     bars: dict[Any, _Barrier] = {}
     regs_of: dict[int, dict[str, Any]] = {}
+    wg_open: dict[int, _Group | None] = {t: None for t in range(T)}  # wgmmas issued, not yet committed
+    wg_done: dict[int, list[_Group]] = {t: [] for t in range(T)}  # committed, not yet retired
     for t in range(T):
         regs = dict(base_regs)
         regs["$tid.x"] = t
         regs_of[t] = regs
         gens[t] = _thread(prog, regs)
+
+    def wake(key: Any) -> None:
+        """Run the threads spinning on mbarrier `key` as soon as its phase
+        completes, before the thread that completed it goes on: a release
+        that comes too early (a stage freed while a wgmma or a load still
+        reads it) lets the producer overwrite it at once, where the checks
+        above see it."""
+        for t2 in [x for x in gens if waiting.get(x, ("",))[0] == "mbar_try" and waiting[x][1] == key]:
+            if t2 in waiting and (bars[key].phases & 1) != (int(waiting[t2][2]) & 1):
+                waiting.pop(t2)
+                advance(t2, 1)
 
     def advance(t: int, value: Any) -> None:
         g = gens[t]
@@ -1066,7 +1164,10 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 b.pending -= 1
                 if b.pending < 0:
                     raise Deadlock(f"more arrivals than the mbarrier at {req[1]} expects")
+                before = b.phases
                 b.check()
+                if b.phases != before:
+                    wake(req[1])
                 value = 0
                 continue
             if kind == "nbar_arrive":  # counts toward the named barrier without waiting
@@ -1074,8 +1175,28 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 value = None
                 continue
             if kind == "tma":
+                before = bars[req[2]].phases
                 _tma(mem, bars, req[1], req[2], req[3], *req[4:])
+                if bars[req[2]].phases != before:
+                    wake(req[2])
                 value = None
+                continue
+            if kind == "wg_commit":
+                if wg_open[t] is not None:
+                    wg_done[t].append(wg_open[t])  # type: ignore[arg-type]
+                    wg_open[t] = None
+                value = None
+                continue
+            if kind == "wg_wait":
+                keep = int(req[1])
+                done = wg_done[t][:len(wg_done[t]) - keep] if keep else wg_done[t]
+                wg_done[t] = wg_done[t][len(done):]
+                for rec in done:
+                    rec.pending.discard(t)
+                    if not rec.pending:
+                        mem.wgmma_live.remove(rec)
+                # registers of groups still in flight pass through as they are
+                value = tuple(v.value if isinstance(v, _Pending) and t not in v.rec.pending else v for v in req[2])
                 continue
             if kind == "mbar_try":
                 b = bars[req[1]]
@@ -1150,10 +1271,26 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 groups.setdefault(t // 128, []).append(t)
         for gid, ts in groups.items():
             if len(ts) == 128:
-                res = _wgmma(waiting[ts[0]][1], [waiting[t][2] for t in sorted(ts)], mem)
-                for t, v in zip(sorted(ts), res, strict=True):
+                ts = sorted(ts)
+                res, parts = _wgmma(waiting[ts[0]][1], [waiting[t][2] for t in ts], mem)
+                for reads, outs, committed in parts:
+                    rec = wg_open[ts[0]]
+                    if rec is None:
+                        rec = _Group(gid, len(mem.bufs["smem"]), ts)
+                        mem.wgmma_live.append(rec)
+                    for r in reads:
+                        rec.reads[r] = True
+                    for i, t in enumerate(ts):
+                        for o in outs:
+                            res[i][o] = _Pending(res[i][o], rec, t)
+                        if committed:
+                            wg_done[t].append(rec)
+                            wg_open[t] = None
+                        else:
+                            wg_open[t] = rec
+                for t, v in zip(ts, res, strict=True):
                     waiting.pop(t)
-                    advance(t, v)
+                    advance(t, tuple(v))
                 progressed = True
         if progressed:
             continue
@@ -1176,7 +1313,10 @@ def _halves(word: int, ty: str) -> tuple[float, float]:
 
 
 def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
-    """ldmatrix and mma.sync.m16n8k16 over the 32 lanes' operands."""
+    """ldmatrix and mma.sync.m16n8k16 over the 32 lanes' operands (and
+    `bar.warp.sync`, which only gathers them)."""
+    if name == "llvm.nvvm.bar.warp.sync":
+        return [None] * len(args)
     if name.startswith("llvm.nvvm.ldmatrix.sync.aligned.m8n8."):
         n = int(re.search(r"\.x(\d)", name).group(1))  # type: ignore[union-attr]
         trans = ".trans" in name

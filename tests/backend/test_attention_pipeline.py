@@ -8,6 +8,7 @@ runs one Python generator per thread."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -75,7 +76,7 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
 @pytest.mark.parametrize(("dt", "bm", "bn", "d", "schedule"), [("f16", 128, 128, 128, "serial"),
                                                                ("bf16", 128, 64, 64, "overlap"),
-                                                               ("f16", 128, 128, 128, "pingpong")])
+                                                               ("f16", 128, 128, 128, "pingpong-unsafe")])
 def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
@@ -90,8 +91,8 @@ def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn,
     assert "C7515" not in r.stderr and "serialized" not in r.stderr, r.stderr
 
 
-# BM = 64: one consumer warpgroup, so pingpong would fall back to the overlapped
-# schedule; pingpong itself runs in the user-loop test below (BM = 128)
+# BM = 64: one consumer warpgroup, so pingpong-unsafe would fall back to the
+# overlapped schedule; it runs in the user-loop test below (BM = 128)
 CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120), ("overlap", True, 100, 120),
          ("overlap", True, 150, 40)]
 
@@ -117,12 +118,12 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
         assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
 
 
-@pytest.mark.parametrize(("schedule", "bm", "s"), [("serial", 64, 100), ("pingpong", 128, 120)])
+@pytest.mark.parametrize(("schedule", "bm", "s"), [("serial", 64, 100), ("pingpong-unsafe", 128, 120)])
 def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
     d = 64
     k = _user(bm, 64, d)
-    if schedule == "pingpong":  # two consumer warpgroups taking turns
+    if schedule == "pingpong-unsafe":  # two consumer warpgroups taking turns
         assert "warpgroup_turn.wait" in print_gpu_kernel(lower_gpu(k, "sm_90a", _facts("oqkv", 2)))
     rng = np.random.default_rng(7)
     q, kk, v = (rng.standard_normal((s, d)).astype(np.float16) for _ in range(3))
@@ -130,6 +131,91 @@ def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, 
     SimDevice("sm_90a").run(k, (-(-s // bm), 1), [o, q, kk, v, np.float32(0.125)], _facts("oqkv", 2))
     ref, _ = _reference(q, kk, v, 0.125, False)
     np.testing.assert_allclose(o.astype(np.float64), ref, atol=3e-3, rtol=1e-2)
+
+
+@pytest.mark.parametrize("schedule", ["pingpong", "fastest"])
+def test_a_refused_schedule_is_a_located_error(schedule: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`pingpong` computed wrong results on the H200 (benchmarks/RESULTS.md,
+    2026-12-02) and an unknown name means nothing: both are E0604 at the
+    loop, not a silent choice of another schedule."""
+    from tilelang.backend import CodegenError
+
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    with pytest.raises(CodegenError) as e:
+        lower_gpu(_user(128, 64, 64), "sm_90a", _facts("oqkv", 2))
+    assert e.value.diag.code == "E0604" and f"`{schedule}`" in e.value.diag.message
+    assert e.value.diag.primary_span is not None
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "overlap")
+    assert "wgmma.rs" in print_gpu_kernel(lower_gpu(_user(128, 64, 64), "sm_90a", _facts("oqkv", 2)))
+
+
+def _run_user_in_sim(bm: int, bn: int, s: int) -> None:
+    d = 64
+    k = _user(bm, bn, d)
+    rng = np.random.default_rng(11)
+    q, kk, v = (rng.standard_normal((s, d)).astype(np.float16) for _ in range(3))
+    o = np.full((s, d), np.nan, np.float16)
+    SimDevice("sm_90a").run(k, (-(-s // bm), 1), [o, q, kk, v, np.float32(0.125)], _facts("oqkv", 2))
+    ref, _ = _reference(q, kk, v, 0.125, False)
+    np.testing.assert_allclose(o.astype(np.float64), ref, atol=3e-3, rtol=1e-2)
+
+
+def test_the_simulator_refuses_an_accumulator_read_before_its_wait(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """llsim keeps a wgmma's registers in flight until a `wgmma.wait_group`
+    retires its group (the tensor cores write them asynchronously): the
+    serial schedule with the wait after P V left out (the next iteration
+    rescales an accumulator still being written) is a Race there, not a
+    right answer."""
+    from llsim import Race
+
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.backend.gpu.passes import attention as attention_pass
+    from tilelang.backend.gpu.passes.rewrite import substitute_region
+    from tilelang.ir import nodes as ir
+
+    real = attention_pass._serial
+
+    def without_the_pv_wait(*a, **kw):  # type: ignore[no-untyped-def]
+        loop, pre, post = real(*a, **kw)
+        ops = list(loop.body.ops)
+        i = next(i for i, op in enumerate(ops) if isinstance(op, g.WgmmaRegA))
+        w = ops[i + 1]
+        assert isinstance(w, g.WgmmaWait)
+        body = substitute_region(ir.Region(loop.body.args, (*ops[:i + 1], *ops[i + 2:])), {w.results[0].id: w.values[0]})
+        return dataclasses.replace(loop, body=body), pre, post
+
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "serial")  # as emitted, right: test_a_user_attention_loop_in_the_simulator
+    monkeypatch.setattr(attention_pass, "_serial", without_the_pv_wait)
+    with pytest.raises(Race, match="in-flight wgmma"):
+        _run_user_in_sim(64, 64, 100)
+
+
+def test_the_simulator_refuses_a_stage_released_before_its_wait(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A K/V stage released (empty barrier) before the wait that retires the
+    products reading it: llsim runs the producer as soon as the release
+    completes the barrier's phase, and its TMA copy into the stage while the
+    P V product still reads it is a Race."""
+    from llsim import Race
+
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.backend.gpu.passes import attention as attention_pass
+    from tilelang.ir import nodes as ir
+
+    real = attention_pass._overlapped
+
+    def release_first(*a, **kw):  # type: ignore[no-untyped-def]
+        loop, pre, post = real(*a, **kw)
+        ops = list(loop.body.ops)
+        w = next(i for i, op in enumerate(ops) if isinstance(op, g.WgmmaWait) and op.pending == 0)
+        r = next(i for i, op in enumerate(ops) if i > w and isinstance(op, g.BarrierArrive))
+        ops.insert(r, ops.pop(w))  # the wait after the release
+        return dataclasses.replace(loop, body=ir.Region(loop.body.args, tuple(ops))), pre, post
+
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "overlap")
+    _run_user_in_sim(64, 64, 300)  # as emitted: right (5 key blocks through a ring of 4 stages)
+    monkeypatch.setattr(attention_pass, "_overlapped", release_first)
+    with pytest.raises(Race, match="in-flight wgmma"):
+        _run_user_in_sim(64, 64, 300)
 
 
 def test_a_loop_that_moves_data_between_threads_keeps_the_generic_path() -> None:

@@ -23,7 +23,7 @@ def _script(name: str):  # type: ignore[no-untyped-def]
 
 def test_sanitizer_workload_is_right_on_the_interpreter(capsys) -> None:  # type: ignore[no-untyped-def]
     assert _script("attention_sanitize").main(["cpu"]) == 0
-    assert capsys.readouterr().out.count("err ") == 4
+    assert capsys.readouterr().out.count("err ") == 6
     assert _script("attention_sanitize").main(["cpu", "decode"]) == 0
     assert capsys.readouterr().out.count("err ") == 2
 

@@ -69,6 +69,10 @@ PREFILL = [
 BLOCKS = [(128, 64), (128, 128)]
 
 
+def blocks(case):
+    return BLOCKS[PREFILL.index(case) % 2]
+
+
 @pytest.mark.parametrize("case", PREFILL, ids=lambda c: "-".join(map(str, c)))
 def test_flash_attention_matches_sdpa(case):
     dtype, bh, hkv, sq, sk, d, causal = case
@@ -79,7 +83,7 @@ def test_flash_attention_matches_sdpa(case):
     v = torch.randn(hkv, sk, d, device="cuda", dtype=dt, generator=g)
     o = torch.full_like(q, float("nan"))
     lse = torch.full((bh, sq), float("nan"), device="cuda")
-    bm, bn = BLOCKS[PREFILL.index(case) % 2]
+    bm, bn = blocks(case)
     scale = d**-0.5
     ATTN.flash_attention_lse[dtype, bm, bn, d](
         tilelang.partition(o, [1, bm, d]), tilelang.partition(lse, [1, bm]), q, k, v, scale, causal
@@ -147,7 +151,7 @@ def test_four_d_tensors_in_place_with_a_scale(dtype):
     k = torch.randn(b, hkv, s, d, device="cuda", dtype=dt, generator=g)
     v = torch.randn(b, hkv, s, d, device="cuda", dtype=dt, generator=g)
     o = torch.zeros_like(q)
-    bm, bn = BLOCKS[PREFILL.index(case) % 2]
+    bm, bn = BLOCKS[0] if dtype == "f16" else BLOCKS[1]
     ATTN.flash_attention[dtype, bm, bn, d](
         tilelang.partition(o.view(b * h, s, d), [1, bm, d]),
         q.view(b * h, s, d), k.view(b * hkv, s, d), v.view(b * hkv, s, d), scale, True,

@@ -167,10 +167,10 @@ def _warning_codes(diags) -> list[str]:  # type: ignore[no-untyped-def]
     return sorted({d.code for d in diags if d.severity.value == "warning"})
 
 
-def _emitted_codes(path: Path, mode: str) -> list[str]:
-    """The error codes `tilec check` (or run, or emit --stage ptx) reports."""
+def _emitted_codes(path: Path, mode: str, arch: str | None = None) -> list[str]:
+    """The error codes `tilec check` (or run, or emit --stage ptx [--arch]) reports."""
     until = "ptx" if mode == "ptx" else "checked"
-    result = driver.compile(path, until)
+    result = driver.compile(path, until, options=driver.Options(arch=arch) if arch else None)
     codes = _error_codes(result.diagnostics)
     if mode == "sanitize-unchecked":
         assert codes and all(c.startswith("E03") for c in codes), (
@@ -202,7 +202,7 @@ EXPLAINED = explain.explained_codes()
 
 
 @pytest.mark.parametrize("code", EXPLAINED)
-def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, request) -> None:  # type: ignore[no-untyped-def]
+def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, request, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     blocks = explain.tile_blocks(explain.explain_text(code) or "")
     if not blocks:
         pytest.fail(f"{code}.md has no ```tile example")
@@ -214,6 +214,15 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
 
         if cuda_device_count() == 0:
             pytest.skip(f"{code}'s example needs a GPU")
+    # `env=NAME=VALUE`: the example runs with that environment variable set;
+    # `arch=sm_XX`: a `ptx` example compiles for that target
+    arch = None
+    for f in flags:
+        if f.startswith("env="):
+            name, _, value = f[4:].partition("=")
+            monkeypatch.setenv(name, value)
+        elif f.startswith("arch="):
+            arch = f[5:]
     path = tmp_path / f"{code}.tile"
     path.write_text(body, encoding="utf-8")
     if code.startswith("W"):  # a warning: the example checks, with exactly that warning
@@ -221,7 +230,7 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
         got = (_error_codes(result.diagnostics), _warning_codes(result.diagnostics))
         assert got == ([], [code]), f"{code}.md's first example should warn {code}, got {got}"
         return
-    codes = _emitted_codes(path, _mode(code, flags))
+    codes = _emitted_codes(path, _mode(code, flags), arch)
     assert codes == [code], (
         f"{code}.md's first example should fail with exactly {code}, got {codes}"
     )

@@ -36,21 +36,6 @@ def emit_op(em: Any, op: object) -> bool:
 
 def warpgroup_turn(em: Any, op: g.WarpgroupTurn) -> None:
     wg = em.emit(f"lshr i32 {em.role_tid}, 7")
-    import os
-
-    if op.kind != "start" and os.environ.get("TILEC_ATTN_TURN_IDS") == "const":
-        # each warpgroup's barrier id an immediate (a branch per warpgroup)
-        name = "sync" if op.kind == "wait" else "arrive"
-        em.declare(f"declare void @llvm.nvvm.barrier.cta.{name}.aligned.count(i32, i32)")
-        first, second, done = em.new_label("turn0"), em.new_label("turn1"), em.new_label("turnd")
-        em.cbr(em.emit(f"icmp eq i32 {wg}, 0"), first, second)
-        for label, bid in ((first, op.base if op.kind == "wait" else op.base + 1),
-                           (second, op.base + 1 if op.kind == "wait" else op.base)):
-            em.label(label)
-            em.stmt(f"call void @llvm.nvvm.barrier.cta.{name}.aligned.count(i32 {bid}, i32 256)")
-            em.br(done)
-        em.label(done)
-        return
     if op.kind == "wait":
         em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
         em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {em.emit(f'add i32 {wg}, {op.base}')}, i32 256)")

@@ -22,6 +22,10 @@ GPU_UNSUPPORTED_DTYPE = define(
 GPU_TILE_TOO_LARGE = define(
     "E0603", "gpu-tile-too-large", "a tile too large for one GPU thread block's registers or shared memory"
 )
+GPU_SCHEDULE_REFUSED = define(
+    "E0604", "gpu-schedule-refused",
+    "a kernel schedule asked for by a `TILEC_*` variable that the GPU backend refuses (unknown, or known to compute wrong results)",
+)
 CUDA_ERROR = define(
     "E0610", "cuda-error", "the CUDA driver reported an error while running a program on the GPU"
 )

@@ -372,30 +372,49 @@ class _Bufs:
     S: int
 
 
+SCHEDULES = ("overlap", "serial", "pingpong-unsafe")
+
+
 def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
     """How the consumers order their products: "serial" (wait for S, softmax,
-    wait for P V), "overlap" (S of the next block and P V of this one issued
-    together; the next softmax runs while P V does: FlashAttention-3's
-    intra-warpgroup pipelining), "pingpong" (overlap, and the two warpgroups
-    take turns to issue, so one's softmax runs under the other's products).
-    Default "overlap". "pingpong" is experimental and only taken when
-    `TILEC_ATTN_SCHEDULE=pingpong` asks for it: it measured fastest on the
-    H200 (S=4096: 0.78-0.89x SDPA) but gave WRONG results there in the final
-    call of 2026-12-02 (D=128 with BN=64, and a user loop at D=BN=128 with
-    S=777; rel. error 0.2-7), which the simulator does not reproduce, while
-    "serial" and "overlap" passed the same GPU tests (benchmarks/RESULTS.md).
-    `TILEC_ATTN_SCHEDULE` overrides; overlap and pingpong need the loop to
-    yield the second product as is, pingpong two consumer warpgroups
-    (BM = 128), else the next best applies."""
+    wait for P V), "overlap" (the default: S of the next block and P V of
+    this one issued together; the next softmax runs while P V does:
+    FlashAttention-3's intra-warpgroup pipelining). `TILEC_ATTN_SCHEDULE`
+    picks one; overlap needs the loop to yield the second product as is,
+    else serial applies.
+
+    "pingpong" (overlap, and the two consumer warpgroups take turns to
+    issue through named barriers, so one's softmax runs under the other's
+    products) computes WRONG results on the H200 at D = 128 with 64-key
+    blocks even in one block of two iterations, and for some 128-key loops
+    (benchmarks/RESULTS.md, 2026-12-02), while the simulator, which runs
+    the same LLVM IR with asynchronous wgmma groups, finds it right: it is
+    refused (E0604). "pingpong-unsafe" still builds it, for whoever
+    investigates; it was no faster than overlap at D = 128 (580 vs 583
+    TFLOP/s at S = 4096) and 7 % faster at D = 64."""
     import os
 
     want = os.environ.get("TILEC_ATTN_SCHEDULE", "overlap")
+    if want not in SCHEDULES:
+        from tilelang.backend.codegen.core import CodegenError
+        from tilelang.diagnostics.codes.codegen import GPU_SCHEDULE_REFUSED
+        from tilelang.diagnostics.model import Diagnostic
+
+        why = ("it computes wrong results on the H200 (two consumer warpgroups taking turns through "
+               "named barriers; benchmarks/RESULTS.md, 2026-12-02)" if want == "pingpong"
+               else "it is not one the attention pipeline knows")
+        raise CodegenError(
+            Diagnostic.error(GPU_SCHEDULE_REFUSED, f"attention schedule `{want}` refused: {why}")
+            .primary(loop.span, f"`TILEC_ATTN_SCHEDULE={want}` asked for it for this loop")
+            .with_help("unset `TILEC_ATTN_SCHEDULE` (the default, `overlap`, is the fastest correct schedule) "
+                       "or set it to `serial`")
+        )
     ys = loop.body.ops[-1]
     if want != "serial" and not any(v is p.o_dot.result for v in ys.values):  # type: ignore[union-attr]
         return "serial"
-    if want == "pingpong" and C != 2:
+    if want == "pingpong-unsafe" and C != 2:
         return "overlap"
-    return want if want in ("serial", "overlap", "pingpong") else "serial"
+    return want
 
 
 def _ring(b: _Build, it: ir.Value, S: int) -> tuple[ir.Value, ir.Value]:
@@ -475,8 +494,6 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     result is that zero when the loop runs no iteration. The first rescale
     (`acc * alpha` of zeros) is then skipped, a difference only for a
     non-finite alpha."""
-    import os
-
     E = ir.ElemOp
     span = loop.span
     ys = loop.body.ops[-1]
@@ -556,13 +573,10 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
             use = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_acc else None
             cb.ops.append(g.WgmmaRegA(o_raw, a, bufs.v, stage, acc, p.v_kmajor, use, op.span, cast.result.dtype,
                                       s_op))
-            late = os.environ.get("TILEC_ATTN_TURN") == "late"
-            if pingpong and not late:
+            if pingpong:
                 cb.ops.append(g.WarpgroupTurn("pass", 2, span))
             s_next = fresh.value(DType.F32, s_shape, "s")
             cb.ops.append(g.WgmmaWait((s_next,), (raw,), 1, span))
-            if pingpong and late:
-                cb.ops.append(g.WarpgroupTurn("pass", 2, span))
             mapping[op.result.id] = o_raw
             continue
         if isinstance(op, ir.Yield):
@@ -839,7 +853,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
     else:
-        c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, schedule == "pingpong",
+        c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, schedule == "pingpong-unsafe",
                                             moved)
     moved = _unshare(moved, fresh)
     epilogue = _unshare([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh)

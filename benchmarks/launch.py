@@ -6,10 +6,15 @@
 Sections (a table of everything measured ends the output):
   cpu      building `mod.add(tilelang.partition(z, [1024]), x, y)` on NumPy arrays,
            no run (target <= 15 us); runs anywhere
-  fake     the whole Python path of a GPU call (fresh call, prebuilt operation,
-           `.sync()`) on a fake CUDA device whose driver does nothing, PyTorch CPU
-           tensors standing for CUDA ones (and `__cuda_array_interface__` arrays):
-           CPU time of this thread, least mean over batches; runs anywhere
+  fake     the whole host path of a GPU call (fresh call, prebuilt operation,
+           `.sync()`) on the fake CUDA device of `tilelang/runtime/cuda_fake.py`
+           (the real native launcher over a stub libcuda that does nothing),
+           PyTorch CPU tensors standing for CUDA ones (and
+           `__cuda_array_interface__` arrays): CPU time of this thread, least mean
+           over batches, and the Python bytecodes and functions a fresh
+           launch + wait still runs (`sys.settrace`, deterministic); the
+           `torch+native-py` row is the same without the C plan; runs anywhere
+           with a C compiler
   gpu      a 4,096-element f32 vector add on PyTorch CUDA tensors, host time per call
            (median of per-call `perf_counter` samples, the GPU never the bottleneck):
            Tile `.launch()` (a fresh call each time, and a prebuilt operation), Tile

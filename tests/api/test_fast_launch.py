@@ -185,6 +185,8 @@ def test_the_c_memo_serves_no_call_the_key_tells_apart(fake) -> None:  # type: i
         mod.add(P(z, [256]), torch.zeros(2000)[::2], y)  # other strides
     with pytest.raises(tilelang.BorrowError, match="E0303"):
         mod.add(P(z, [256]), z, y)  # the call's own arrays overlap, one written
+    with pytest.raises(tilelang.CallError, match="meta"):
+        mod.add(P(z, [256]), torch.zeros(1000, device="meta"), y)  # another device
     with pytest.raises(tilelang.BorrowError, match="E0301"):
         mod.add(z, x, y)  # a tensor where a partition is due
     grad = _aligned(1000).requires_grad_(True)

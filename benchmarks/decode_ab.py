@@ -9,6 +9,9 @@ the first variant.
     python benchmarks/decode_ab.py --model 4b --contexts 1024,8192 \\
         --variants '[{}, {"tc": 0, "fma_until": 0}, {"tc": 1}, {"ns": 16}]'
 
+`{"pdl": true}`: programmatic dependent launch (`Plan.pdl`, sm_90+: each
+launch overlaps the previous kernel's tail); every row counts the launches
+made with the attribute ("PDL launches": 0 where it is off).
 `--driver-jit`: every kernel's cubin from the driver's JIT instead of
 nvJitLink (both from the same PTX; a comparison of the two PTX compilers).
 `--profile`: the first variant's step per kind of launch (`decode.py`'s
@@ -98,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     from generate import copy_bandwidth
     from model import Qwen3Config, random_weights
 
+    from tilelang.runtime import cuda_pdl
+
     bw = copy_bandwidth()
     cfg = Qwen3Config.load(a.model if a.model in ("tiny", "small") else f"qwen3-{a.model}")
     contexts = [int(c) for c in a.contexts.split(",")]
@@ -115,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         roof = bw / hbm_bytes_per_token(cfg, ctx)
         for i, v in enumerate(variants):
             t1 = time.perf_counter()
+            n_pdl = cuda_pdl.LAUNCHES
             try:
                 eng.replan(_variant_plan(base, v))
                 ms, toks = _step_ms(eng, ctx, a.rounds, a.reps)
@@ -125,12 +131,14 @@ def main(argv: list[str] | None = None) -> int:
             first = toks if first is None else first
             med = statistics.median(ms)
             row = {"ctx": ctx, "variant": v, "ms": ms, "tok_s": 1e3 / med, "roofline": roof,
-                   "attn_us": att, "same_tokens": toks == first, "jit": jit}  # fmt: skip
+                   "attn_us": att, "same_tokens": toks == first, "jit": jit,
+                   "pdl_launches": cuda_pdl.LAUNCHES - n_pdl}  # fmt: skip
             rows.append(row)
             print(f"ctx {ctx:6d} {json.dumps(v):58s} {1e3 / med:7.1f} tok/s "
                   f"({med:.3f} ms; rounds {' '.join(f'{x:.3f}' for x in ms)}) "
                   f"{1e3 / med / roof:6.1%} of {roof:.0f}; attn+merge {att:5.1f} us/layer; "
-                  f"same tokens {toks == first}; {time.perf_counter() - t1:.1f} s", flush=True)  # fmt: skip
+                  f"same tokens {toks == first}; PDL launches {cuda_pdl.LAUNCHES - n_pdl}; "
+                  f"{time.perf_counter() - t1:.1f} s", flush=True)  # fmt: skip
             if a.profile and i == 0:
                 from decode import _profile_step
 

@@ -114,6 +114,11 @@ class Plan:
     # step graph, chosen per replay by the position: FMA is faster over a
     # short cache); 0: one form only
     fma_until: int = 0
+    # programmatic dependent launch (sm_90+, `tilelang/runtime/cuda_pdl.py`):
+    # each kernel's launch overlaps the previous kernel's tail. Process-wide:
+    # a plan that changes it reloads the kernels (their launch plans are made
+    # under the new setting); the CPU interpreter ignores it
+    pdl: bool = False
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -374,6 +379,9 @@ class TileQwen3:
         self.plan = plan or plan_for(cfg, self.seq, sm_count, hopper)
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
+        from tilelang.runtime import cuda_pdl
+
+        self._pdl = cuda_pdl.ON  # the setting `self.k`'s plans were made under
         self._weights(weights)
         self._graph: Any = None
         self._burst_graph: Any = None
@@ -478,6 +486,11 @@ class TileQwen3:
         """The step's operations in each attention form (`plan.tc`, and the
         FMA form below `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
+        if pl.pdl != self._pdl:
+            from tilelang.runtime import cuda_pdl
+
+            cuda_pdl.set_pdl(pl.pdl)
+            self.k, self._pdl = load_kernels(), pl.pdl
         self._form_ops = {"long": self._step_ops(pl.tc)}
         if pl.fma_until > 0 and pl.tc != 0:
             self._form_ops["short"] = self._step_ops(0)

@@ -78,6 +78,31 @@ def test_greedy_tokens_agree() -> None:
     assert eng.generate(prompt, 12) == want
 
 
+def test_plan_pdl_reaches_the_runtime_and_changes_no_token() -> None:
+    # Plan.pdl turns the runtime's programmatic dependent launch on (fresh
+    # kernels: their launch plans are made under it) and off again; the CPU
+    # interpreter runs the same steps, so the tokens cannot change
+    from tilelang.runtime import cuda_pdl
+
+    old = cuda_pdl.set_pdl(False)
+    try:
+        w = random_weights(UNTIED, seed=3)
+        eng = TileQwen3(UNTIED, w, max_seq=32)
+        prompt = _tokens(4, UNTIED.vocab_size, seed=5)
+        want = eng.generate(prompt, 6)
+        k0 = eng.k
+        eng.replan(dataclasses.replace(eng.plan, pdl=True))
+        assert cuda_pdl.ON and eng.plan.pdl and eng.k is not k0
+        assert eng.generate(prompt, 6) == want
+        k1 = eng.k
+        eng.replan(dataclasses.replace(eng.plan, bt=eng.plan.bt))  # same setting: same kernels
+        assert cuda_pdl.ON and eng.k is k1
+        eng.replan(dataclasses.replace(eng.plan, pdl=False))
+        assert not cuda_pdl.ON and eng.k is not k1
+    finally:
+        cuda_pdl.set_pdl(old)
+
+
 def test_split_k_and_other_block_shapes_agree(tiny) -> None:
     w, _ = tiny
     base = plan_for(TINY, 64, None)

@@ -73,6 +73,33 @@ def test_greedy_tokens_match_the_references() -> None:
     assert got == NumpyQwen3(TINY_UNTIED, w, max_seq=64).greedy([5, 6, 7], 24)
 
 
+def test_pdl_decodes_the_same_tokens() -> None:
+    # programmatic dependent launch (Plan.pdl, sm_90+): every kernel waits
+    # for the previous grid at entry, so the tokens are those without it,
+    # in the tile graphs and in PyTorch's; the launches carry the attribute
+    from tilelang.runtime import cuda_pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("programmatic dependent launch needs sm_90")
+    w = random_weights(TINY_UNTIED, seed=3, backend="torch")
+    eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")
+    old = cuda_pdl.ON
+    try:
+        eng.replan(dataclasses.replace(eng.plan, pdl=False))
+        want = eng.generate([5, 6, 7], 24, batched=False)
+        got = []
+        for api in ("tile", "torch"):
+            eng.graph_api = api
+            eng.replan(dataclasses.replace(eng.plan, pdl=True))
+            eng.reset()
+            n = cuda_pdl.LAUNCHES
+            got.append(eng.generate([5, 6, 7], 24, batched=False))
+            assert cuda_pdl.LAUNCHES > n
+    finally:
+        cuda_pdl.set_pdl(old)
+    assert got == [want, want]
+
+
 def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:
     # decode(23) with burst 8: two replays of the 8-step graph, seven of the
     # one-step graph, both captured by torch.cuda.graph (graph_api="torch")

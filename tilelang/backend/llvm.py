@@ -87,12 +87,17 @@ class KernelABI:
     # print number i -> its record format (`backend/prints.py`); non-empty means
     # the entry takes one more parameter, the print buffer (`ParamSlot.what == "print"`)
     prints: tuple[PrintFormat, ...] = ()
+    # built with `griddepcontrol` at entry (`Target.pdl`): the runtime launches
+    # it with programmatic stream serialization
+    pdl: bool = False
 
 
 # ------------------------------------------------------------------ the emitter
 class _Emitter(HopperOps, DebugOps):
     """One kernel's emission: the parts of `codegen/` (see their modules) under
     the entry (`run`) and the dispatch of every op (`region`, `op`)."""
+
+    pdl = False  # `emit_llvm_text`'s
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -154,7 +159,11 @@ class _Emitter(HopperOps, DebugOps):
                 self.env[p.value.id] = nm
         self.region(k.body, ())
         body = "\n".join(self.lines)
-        entry = "\n".join(["entry:", "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", *self._entry_lines,
+        # PDL: wait for the previous grid (its writes visible) before anything
+        # reads memory, and let the next grid's blocks be scheduled now
+        pdl = ['  call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()',
+               '  call void asm sideeffect "griddepcontrol.launch_dependents;", "~{memory}"()'] if self.pdl else []
+        entry = "\n".join(["entry:", *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", *self._entry_lines,
                            "  br label %start", "start:"])
         name = _ident(k.name)
         self.entry_name = name
@@ -269,8 +278,10 @@ def _ident(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
 
-def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None) -> tuple[str, KernelABI]:
-    """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises `CodegenError`."""
+def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None,
+                   pdl: bool = False) -> tuple[str, KernelABI]:
+    """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
+    `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl`)."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")
@@ -278,6 +289,7 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
             .with_help("use a power of two from 1 to 32")
         )
     em = _Emitter(kernel, kernel.facts if facts is None else facts)
+    em.pdl = pdl
     text = em.run()
-    abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints))
+    abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints), pdl)
     return text, abi

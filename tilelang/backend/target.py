@@ -31,10 +31,18 @@ class Target:
     arch: str = DEFAULT_ARCH
     ptx_version: str = "+ptx80"
     opt: int = 3
+    # programmatic dependent launch: every kernel waits for the previous grid
+    # at entry (`griddepcontrol.wait`) and releases the next one at once
+    # (`griddepcontrol.launch_dependents`), so the runtime may launch it with
+    # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (sm_90+ only)
+    pdl: bool = False
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
             raise ValueError(f"unsupported GPU arch `{self.arch}` (supported: {', '.join(SUPPORTED_ARCHS)})")
+        if self.pdl and self.sm < 90:
+            raise ValueError(f"programmatic dependent launch (griddepcontrol) needs sm_90 or newer; "
+                             f"the target is `{self.arch}`")
 
     @property
     def sm(self) -> int:
@@ -42,7 +50,7 @@ class Target:
         return int(self.arch[3:5])
 
     def key(self) -> str:
-        return f"{self.arch}{self.ptx_version}-O{self.opt}"
+        return f"{self.arch}{self.ptx_version}-O{self.opt}" + ("-pdl" if self.pdl else "")
 
 
 @functools.cache

@@ -35,7 +35,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
-from tilelang.runtime import cuda_driver
+from tilelang.runtime import cuda_driver, cuda_pdl
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
     CTYPES,
     PackedArgs,
@@ -334,12 +334,18 @@ class Function:
                           "cuFuncGetAttribute"))
 
     def launch(self, grid: tuple[int, int, int], block: int, smem: int, args: PackedArgs,
-               span: Span | None = None, stream: Any = None) -> None:
-        """Enqueue one launch on the context's stream; errors become located TileErrors."""
+               span: Span | None = None, stream: Any = None, pdl: bool = False) -> None:
+        """Enqueue one launch on the context's stream; errors become located TileErrors.
+        `pdl`: with programmatic stream serialization (`cuda_pdl.py`)."""
         gx, gy, gz = grid
         if gx * gy * gz == 0:
             return None  # an empty grid is a no-op, as in the interpreter
         s = self.ctx.stream if stream is None else stream
+        if pdl:
+            code = cuda_pdl.launch(_handle_int(self.handle), grid, block, smem, _handle_int(s), args.address)
+            if code == 0:
+                return None
+            raise cuda_error(f"launching `{self.name}` (cuLaunchKernelEx, PDL)", _error_name(self.ctx.d.CUresult(code)), span)
         raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
         if raw is not None and not cuda_driver._RAW_BROKEN:
             # The driver entry point through ctypes: ~1 us instead of ~5 us of binding overhead.
@@ -555,20 +561,23 @@ class CudaDevice(Device):
 
     def _variant(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any],
                  span: Span | None) -> tuple[Any, Function]:
-        got = pk.variants.get(facts_key)
+        pdl = cuda_pdl.ON
+        got = pk.variants.get((*facts_key, pdl))
         if got is None:
-            from tilelang.backend import CodegenError, compile_kernel
+            from tilelang.backend import CodegenError, Target, compile_kernel
 
             try:
-                ck = compile_kernel(pk.ir, pk.arch, facts)
+                ck = compile_kernel(pk.ir, Target(pk.arch, pdl=True) if pdl else pk.arch, facts)
             except CodegenError as e:
                 raise TileError(e.diag) from None
+            except ValueError as e:  # PDL before sm_90
+                raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
             mod = self.ctx.load_ptx(ck.ptx, key=ck.key)
             fn = mod.function(ck.abi.name)
             if ck.abi.smem_bytes:
                 fn.ensure_smem(ck.abi.smem_bytes, span)
             got = (ck.abi, fn)
-            pk.variants[facts_key] = got
+            pk.variants[(*facts_key, pdl)] = got
         return got
 
     def run(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
@@ -578,7 +587,7 @@ class CudaDevice(Device):
         # weak references make sure a recycled `id` is never taken for the old
         # buffer. (CUstream handles are keyed by id: they may not be hashable,
         # and pooled streams live as long as the device.)
-        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream))
+        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.ON)
         hit = prepared.fast.get(key)
         if hit is not None:
             refs, launch, call, ok = hit
@@ -650,7 +659,7 @@ class CudaDevice(Device):
         g3 = (g[0], g[1], g[2])
         if len(prepared.fast) > 256:
             prepared.fast.clear()
-        if not abi.asserts and not abi.prints and g3[0] * g3[1] * g3[2] > 0:
+        if not abi.asserts and not abi.prints and not abi.pdl and g3[0] * g3[1] * g3[2] > 0:
             refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
             raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
             call: tuple[Any, ...]
@@ -666,7 +675,7 @@ class CudaDevice(Device):
                     prepared.fast[fkey] = (refs, d.cuLaunchKernel, call, d.CUresult.CUDA_SUCCESS)
             except TypeError:
                 pass
-        fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s)
+        fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s, abi.pdl)
         self.launches += 1
         if abi.asserts:
             self._pending_asserts[id(s)].append((err_word, abi, span))
@@ -702,7 +711,7 @@ class CudaDevice(Device):
                 facts[p.name] = f
                 fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
         abi, fn = self._variant(prepared, tuple(fact_list), facts, span)
-        if abi.asserts or abi.prints:
+        if abi.asserts or abi.prints or abi.pdl:  # PDL: cuLaunchKernelEx, in `Function.launch`
             return None
         index = {p.name: i for i, p in enumerate(kernel.params)}
         return FastLaunch.make(self, fn, abi, grid, args, index)

@@ -1,0 +1,149 @@
+"""Programmatic dependent launch in the backend (`Target.pdl`): the PTX has
+`griddepcontrol.wait` + `launch_dependents` at entry only when asked, before
+any memory access; it assembles for sm_90a; sm_80 refuses it; the compile
+cache keeps the two kernels apart. No GPU needed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tilelang.backend import compile_kernel
+from tilelang.backend.target import Target, ptxas_available, run_ptxas
+from tilelang.ir.samples import vector_add
+
+PDL = ("griddepcontrol.wait;", "griddepcontrol.launch_dependents;")
+
+
+def test_pdl_instructions_only_when_asked() -> None:
+    off = compile_kernel(vector_add(1024), Target("sm_90a"))
+    on = compile_kernel(vector_add(1024), Target("sm_90a", pdl=True))
+    assert not any(i in off.ptx for i in PDL) and not off.abi.pdl
+    assert all(on.ptx.count(i) == 1 for i in PDL) and on.abi.pdl
+    assert on.key != off.key  # the flag is part of the compile-cache key
+    body = on.ptx[on.ptx.index(".entry"):]
+    first_mem = re.search(r"\b(ld|st)\.global", body)
+    assert first_mem is not None and body.index("griddepcontrol.wait;") < first_mem.start()
+
+
+def test_pdl_ptx_assembles_for_sm90a() -> None:
+    ck = compile_kernel(vector_add(1024), Target("sm_90a", pdl=True))
+    if not ptxas_available():
+        pytest.skip("ptxas is not on PATH")
+    r = run_ptxas(ck.ptx, "sm_90a")
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89"])
+def test_pdl_refused_before_sm90(arch: str) -> None:
+    with pytest.raises(ValueError, match=r"griddepcontrol.*sm_90"):
+        Target(arch, pdl=True)
+    assert Target(arch).key() != Target("sm_90", pdl=True).key()
+
+
+# ------------------------------------------------------------ the runtime side
+def test_launch_config_matches_cuda_h() -> None:
+    import ctypes
+
+    from tilelang.runtime.cuda_pdl import LaunchAttribute, LaunchConfig
+
+    # sizes and offsets of cuda.h's CUlaunchAttribute / CUlaunchConfig (x86-64)
+    assert (ctypes.sizeof(LaunchAttribute), LaunchAttribute.value.offset) == (72, 8)
+    assert (ctypes.sizeof(LaunchConfig), LaunchConfig.hStream.offset, LaunchConfig.attrs.offset,
+            LaunchConfig.numAttrs.offset) == (56, 32, 40, 48)
+
+
+def _recording_driver(monkeypatch, code: int = 0) -> list[tuple]:  # type: ignore[no-untyped-def]
+    """cuLaunchKernelEx replaced by a C-callable stand-in that reads the
+    config through its pointer, as the driver does."""
+    from tilelang.runtime import cuda_pdl
+
+    seen: list[tuple] = []
+
+    def fake(cfg, f, params, extra):  # type: ignore[no-untyped-def]
+        c = cfg.contents
+        attrs = [(c.attrs[i].id, c.attrs[i].value) for i in range(c.numAttrs)]
+        seen.append(((c.gridDimX, c.gridDimY, c.gridDimZ), (c.blockDimX, c.blockDimY, c.blockDimZ),
+                     c.sharedMemBytes, c.hStream, attrs, f, params, extra))
+        return code
+
+    cb = cuda_pdl.LAUNCH_EX(fake)
+    monkeypatch.setattr(cuda_pdl, "_launch_ex", lambda: cb)
+    return seen
+
+
+def test_function_launch_with_pdl_builds_the_attribute(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from tilelang.runtime import cuda_pdl
+    from tilelang.runtime.cuda import Function
+
+    seen = _recording_driver(monkeypatch)
+    ctx = SimpleNamespace(stream=0x5000, d=SimpleNamespace(CUresult=lambda c: c))
+    fn = Function(ctx, 0x1230, "k")  # type: ignore[arg-type]
+    before = cuda_pdl.LAUNCHES
+    fn.launch((3, 2, 1), 128, 4096, SimpleNamespace(address=0x7000), None, None, pdl=True)  # type: ignore[arg-type]
+    assert seen == [((3, 2, 1), (128, 1, 1), 4096, 0x5000, [(cuda_pdl.PROGRAMMATIC_STREAM_SERIALIZATION, 1)],
+                     0x1230, 0x7000, None)]
+    assert cuda_pdl.PROGRAMMATIC_STREAM_SERIALIZATION == 6
+    assert before + 1 == cuda_pdl.LAUNCHES
+    fn.launch((0, 1, 1), 128, 0, SimpleNamespace(address=0x7000), None, None, pdl=True)  # type: ignore[arg-type]
+    assert len(seen) == 1  # an empty grid launches nothing
+
+
+def test_failed_pdl_launch_is_a_located_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from tilelang.diagnostics.model import TileError
+    from tilelang.runtime.cuda import Function
+
+    _recording_driver(monkeypatch, code=1)
+    ctx = SimpleNamespace(stream=0x5000, d=SimpleNamespace(CUresult=lambda c: c))
+    with pytest.raises(TileError, match="cuLaunchKernelEx"):
+        Function(ctx, 0x1230, "k").launch((1, 1, 1), 32, 0, SimpleNamespace(address=1), None, None,  # type: ignore[arg-type]
+                                          pdl=True)
+
+
+def _device_variant(arch: str):  # type: ignore[no-untyped-def]
+    """`CudaDevice._variant` over a stand-in context that loads nothing."""
+    from types import SimpleNamespace
+
+    from tilelang.runtime.cuda import CudaDevice, PreparedKernel
+
+    loaded: list[str] = []
+    fn = SimpleNamespace(ensure_smem=lambda n, s: None)
+    mod = SimpleNamespace(function=lambda name: fn)
+    dev = SimpleNamespace(ctx=SimpleNamespace(load_ptx=lambda ptx, key: loaded.append(ptx) or mod))
+    pk = PreparedKernel(vector_add(1024), arch)
+    return (lambda: CudaDevice._variant(dev, pk, (), {}, None)), loaded, pk  # type: ignore[arg-type]
+
+
+def test_device_compiles_a_pdl_variant_only_when_on() -> None:
+    from tilelang.runtime import cuda_pdl
+
+    variant, loaded, _ = _device_variant("sm_90a")
+    old = cuda_pdl.set_pdl(False)
+    try:
+        abi_off, _ = variant()
+        cuda_pdl.set_pdl(True)
+        abi_on, _ = variant()
+        assert variant()[0] is abi_on and len(loaded) == 2  # one variant per setting, kept
+    finally:
+        cuda_pdl.set_pdl(old)
+    assert not abi_off.pdl and abi_on.pdl
+    assert "griddepcontrol" not in loaded[0] and "griddepcontrol.wait;" in loaded[1]
+
+
+def test_device_refuses_pdl_on_sm80_with_a_diagnostic() -> None:
+    from tilelang.diagnostics.model import TileError
+    from tilelang.runtime import cuda_pdl
+
+    variant, loaded, _ = _device_variant("sm_80")
+    old = cuda_pdl.set_pdl(True)
+    try:
+        with pytest.raises(TileError, match="needs sm_90"):
+            variant()
+    finally:
+        cuda_pdl.set_pdl(old)
+    assert loaded == []

@@ -1,0 +1,98 @@
+"""Programmatic dependent launch (PDL, sm_90+) in the runtime: a kernel
+compiled with `Target.pdl` (it begins with `griddepcontrol.wait` and
+`griddepcontrol.launch_dependents`) is launched with `cuLaunchKernelEx` and
+one attribute, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1, so
+its blocks may be scheduled while the previous kernel in the stream drains
+and wait there for its memory (the launch's start-up overlaps the previous
+kernel's tail; stream capture keeps it as a programmatic graph edge).
+
+Opt-in, process-wide: `TILEC_PDL=1` in the environment or `set_pdl(True)`.
+`CudaDevice` reads `ON` when it compiles a kernel (the flag is part of the
+variant and of the compile-cache key) and when it launches; a kernel built
+with PDL never takes the fast launchers (cuLaunchKernel): it goes through
+`Function.launch`, whose PDL branch is `launch` here. Plans that the API
+made before the flag changed keep their launcher (a kernel without PDL
+launched the old way is still correct): load the module again to use the
+new setting everywhere (the LLM engine does, `Plan.pdl`). Targets before
+sm_90 refuse the flag when a kernel is compiled (`Target`).
+
+The structs are cuda.h's (CUDA 12+): CUlaunchAttribute is a 4-byte id, 4
+bytes of padding and a 64-byte value union (72 bytes); CUlaunchConfig is
+seven unsigned ints, the stream, the attribute pointer and their count.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from typing import Any
+
+PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
+
+ON = os.environ.get("TILEC_PDL", "0") not in ("", "0")
+LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
+
+
+def set_pdl(on: bool) -> bool:
+    """Turn PDL on or off for the kernels compiled and launched from now on; the previous setting."""
+    global ON
+    old, ON = ON, bool(on)
+    return old
+
+
+class LaunchAttribute(ctypes.Structure):
+    _fields_ = [
+        ("id", ctypes.c_uint),
+        ("pad", ctypes.c_ubyte * 4),
+        ("value", ctypes.c_int),  # programmaticStreamSerializationAllowed (offset 0 of the union)
+        ("value_rest", ctypes.c_ubyte * 60),
+    ]
+
+
+class LaunchConfig(ctypes.Structure):
+    _fields_ = [
+        ("gridDimX", ctypes.c_uint),
+        ("gridDimY", ctypes.c_uint),
+        ("gridDimZ", ctypes.c_uint),
+        ("blockDimX", ctypes.c_uint),
+        ("blockDimY", ctypes.c_uint),
+        ("blockDimZ", ctypes.c_uint),
+        ("sharedMemBytes", ctypes.c_uint),
+        ("hStream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(LaunchAttribute)),
+        ("numAttrs", ctypes.c_uint),
+    ]
+
+
+LAUNCH_EX = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(LaunchConfig), ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p)
+
+
+def config(grid: tuple[int, int, int], block: int, smem: int, stream: int) -> tuple[LaunchConfig, LaunchAttribute]:
+    """The launch's CUlaunchConfig with its one attribute (keep both alive for the call)."""
+    attr = LaunchAttribute(id=PROGRAMMATIC_STREAM_SERIALIZATION, value=1)
+    cfg = LaunchConfig(grid[0], grid[1], grid[2], block, 1, 1, smem, stream or None, ctypes.pointer(attr), 1)
+    return cfg, attr
+
+
+@functools.cache
+def _launch_ex() -> Any:
+    """libcuda's `cuLaunchKernelEx`, or None (an old driver, no libcuda)."""
+    try:
+        return LAUNCH_EX(("cuLaunchKernelEx", ctypes.CDLL("libcuda.so.1")))
+    except (OSError, AttributeError):
+        return None
+
+
+def launch(function: int, grid: tuple[int, int, int], block: int, smem: int, stream: int, params: int) -> int:
+    """`cuLaunchKernelEx` with programmatic stream serialization; the CUresult
+    code (999, CUDA_ERROR_UNKNOWN, where the driver has no cuLaunchKernelEx)."""
+    global LAUNCHES
+    f = _launch_ex()
+    if f is None:
+        return 999
+    cfg, _attr = config(grid, block, smem, stream)
+    code = int(f(ctypes.byref(cfg), function, params, None))
+    LAUNCHES += code == 0
+    return code

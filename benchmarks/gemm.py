@@ -231,19 +231,34 @@ def section_sm80() -> None:
                              "ratio_cublas": float(m[6])}
 
 
-SM80_CONFIGS = [  # the sm_80 path: cp.async ring + ldmatrix + mma.sync, warp tiles of 64x64 or 64x32
-    dict(bm=128, bn=256, bk=32, warps=8, stages=4),
-    dict(bm=256, bn=128, bk=32, warps=8, stages=4),
-    dict(bm=128, bn=128, bk=32, warps=4, stages=4),
-    dict(bm=128, bn=128, bk=64, warps=8, stages=3),
+SM80_CONFIGS = [  # the sm_80 path: cp.async ring + ldmatrix + mma.sync; unhinted: a warp per 64x64 block
+    dict(bm=128, bn=256, bk=64),  # 8 warps, 3 stages (A100's 163 KB)
+    dict(bm=256, bn=128, bk=32),  # 8 warps, 4 stages
+    dict(bm=128, bn=128, bk=32),  # 4 warps, 4 stages
 ]
+
+
+def _sm80_configs(spec: str) -> list[dict[str, int]]:
+    """`128x128x32w4s4,256x128x32`: tile, then optional warps and stages hints of each config."""
+    out = []
+    for item in filter(None, spec.split(",")):
+        m = re.fullmatch(r"(\d+)x(\d+)x(\d+)(?:w(\d+))?(?:s(\d+))?", item.strip())
+        if m is None:
+            raise SystemExit(f"bad sm_80 config `{item}` (want e.g. 128x128x32w4s4 or 128x256x64)")
+        bm, bn, bk = map(int, m.groups()[:3])
+        cfg = dict(bm=bm, bn=bn, bk=bk)
+        cfg.update({k: int(v) for k, v in zip(("warps", "stages"), m.groups()[3:], strict=True) if v})
+        out.append(cfg)
+    return out
 
 
 def section_square80() -> None:
     from tilelang.api.engines import _device
 
     log(f"  (sm80: kernels built for {_device('cuda:0').arch}; TILEC_ARCH={os.environ.get('TILEC_ARCH')})")
-    measure("f16 NN 8192^3 sm_80 path", 8192, 8192, 8192, "f16", False, configs=SM80_CONFIGS, triton=False)
+    configs = _sm80_configs(os.environ["SM80_CONFIGS"]) if os.environ.get("SM80_CONFIGS") else SM80_CONFIGS
+    for dtype in DTYPES:
+        measure(f"{dtype} NN 8192^3 sm_80 path", 8192, 8192, 8192, dtype, False, configs=configs, triton=False)
 
 
 def section_first() -> None:

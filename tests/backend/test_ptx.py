@@ -161,3 +161,35 @@ def test_example_ptx_assembles(path, arch: str) -> None:  # type: ignore[no-unty
     for art in result.output:
         r = run_ptxas(art.text, arch)
         assert r.returncode == 0, f"{art.kernel}: {r.stderr}"
+
+
+def test_ir_level_by_kernel() -> None:
+    """LLVM IR passes: none for a warp-role kernel whose loops hold no tile
+    arithmetic (the wgmma GEMM), -O1 for one whose loops do (attention's
+    softmax), the target's level otherwise (the sm_80 GEMM); the PTX of the
+    unoptimised GEMM still assembles."""
+    from pathlib import Path
+
+    from gemm_cases import GemmConfig
+
+    from tilelang import driver
+    from tilelang.backend import ir_level, lower_gpu
+    from tilelang.backend.facts import TensorFacts
+    from tilelang.backend.target import Target
+
+    cfg = GemmConfig(128, 256, 64, warps=8, stages=4)
+    src = cfg.source() + ("fn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
+                          " let mut o = zeros::<f16>([8, 8]);"
+                          " gemm::<128, 256, 64>(o.partition([128, 256]), &a, &b).sync(); }\n")
+    gemm = driver.compile(src, "ir").output[0]
+    facts = {n: TensorFacts.assumed(2) for n in "abc"}
+    assert ir_level(lower_gpu(gemm, "sm_90a", facts), Target("sm_90a")) == 0
+    assert ir_level(lower_gpu(gemm, "sm_80", facts), Target("sm_80")) == 3
+    attn = driver.compile((Path(__file__).parent / "gpu_goldens" / "attention.tile").read_text(), "ir").output[0]
+    gk = lower_gpu(attn, "sm_90a", {n: TensorFacts.assumed(2) for n in "oqkv"})
+    assert ir_level(gk, Target("sm_90a")) == 1
+    ptx = compile_kernel(gemm, "sm_90a", facts).ptx
+    assert "wgmma.mma_async" in ptx
+    if ptxas_available():
+        r = run_ptxas(ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr

@@ -85,8 +85,11 @@ def test_sm80_gemm_in_the_simulator(cfg: GemmConfig, shape, copies: str) -> None
     assert all(c in text for c in copies.split("|"))
 
 
-def test_the_simulator_sees_a_missing_wait(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Waiting for one group fewer reads a stage whose copies are in flight."""
+@pytest.mark.parametrize("where", ["before the loop", "inside the mma"])
+def test_the_simulator_sees_a_missing_wait(monkeypatch, where: str) -> None:  # type: ignore[no-untyped-def]
+    """Waiting for one group fewer, before the loop (stage 0's first
+    fragments) or before the mma's last k-step (the next stage's first
+    fragments), reads a stage whose copies are in flight."""
     import dataclasses
 
     import tilelang.backend
@@ -97,7 +100,12 @@ def test_the_simulator_sees_a_missing_wait(monkeypatch) -> None:  # type: ignore
 
     def late(*args, **kw):  # type: ignore[no-untyped-def]
         def fn(op: object) -> list[object]:
-            return [dataclasses.replace(op, pending=op.pending + 1) if isinstance(op, g.CpAsyncWait) else op]
+            if isinstance(op, g.CpAsyncWait) and where == "before the loop" and op.pending:
+                return [dataclasses.replace(op, pending=op.pending + 1)]
+            if isinstance(op, g.SmemDot) and where == "inside the mma":
+                assert op.prefetch >= 0
+                return [dataclasses.replace(op, prefetch=op.prefetch + 1)]
+            return [op]
 
         k = real(*args, **kw)
         return dataclasses.replace(k, body=map_ops(k.body, fn))
@@ -109,14 +117,17 @@ def test_the_simulator_sees_a_missing_wait(monkeypatch) -> None:  # type: ignore
 
 def test_pipeline_sm80_ir() -> None:
     """The plan: a constant accumulator starts in the mma layout, prologue of
-    stages-1 groups, wait(stages-2) + barrier at the top of the body, the
-    copies of iteration i+stages-1 after the mma, a final wait(0)."""
+    stages-1 groups and wait(stages-2) + barrier before the loop, the copies
+    of iteration i+stages-1 at the top of the body, then the mma, which waits
+    (stages-2) + barrier before its last k-step and prefetches the next
+    stage's first fragments; a final wait(0)."""
     k = _kernel(GemmConfig(128, 128, 32, warps=8, stages=3))
     text = print_gpu_kernel(lower_gpu(k, "sm_80", {n: TensorFacts.assumed(2) for n in "abc"}))
     assert "#mma_tile<m16n8, warps=2x4>" in text and "convert_layout" not in text
-    body = text[text.index(" for "):]
-    assert text[:text.index(" for ")].count("cp.async.commit") == 2
-    assert body.index("cp.async.wait 1, barrier") < body.index("dot.mma.sync.smem") < body.index("cp.async @a")
+    head, body = text[:text.index(" for ")], text[text.index(" for "):]
+    assert head.count("cp.async.commit") == 2 and head.rindex("cp.async.commit") < head.index("cp.async.wait 1, barrier")
+    assert body.index("cp.async @a") < body.index("dot.mma.sync.smem")
+    assert "(prefetch: cp.async.wait 1, barrier)" in body and "cp.async.wait 1" not in body.replace("(prefetch: cp", "")
     assert "cp.async.wait 0, barrier" in body[body.index("yield"):]
     assert "f16[3, 128, 32] #smem_tile" in text and "f16[3, 32, 128] #smem_tile" in text
 
@@ -136,6 +147,17 @@ def test_pipeline_sm80_targets() -> None:
     big = _kernel(GemmConfig(128, 128, 128, warps=8, stages=4))  # 64 KB a stage
     assert "f16[2, 128, 128]" in print_gpu_kernel(lower_gpu(big, "sm_80", facts))
     assert "f16[3, 128, 128]" in print_gpu_kernel(lower_gpu(big, "sm_90", facts))
+
+
+def test_sm80_default_warps() -> None:
+    """Unhinted, a warp holds a 64x64 block of the accumulator (4 to 8 warps);
+    a `num_warps` hint is honoured."""
+    facts = {n: TensorFacts.assumed(2) for n in "abc"}
+    for cfg, warps, grid in [(GemmConfig(128, 256, 64), 8, "2x4"), (GemmConfig(256, 128, 32), 8, "4x2"),
+                             (GemmConfig(128, 128, 32), 4, "2x2"), (GemmConfig(64, 64, 32), 4, "2x2"),
+                             (GemmConfig(128, 256, 64, warps=4), 4, "1x4")]:
+        gk = lower_gpu(_kernel(cfg), "sm_80", facts)
+        assert gk.num_warps == warps and f"warps={grid}>" in print_gpu_kernel(gk), cfg.name
 
 
 def test_sm80_fallbacks() -> None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 from tilelang.backend.codegen.llvm_types import (
     reg_ty,
 )
+from tilelang.backend.gpu import nodes as g
 from tilelang.ir import nodes as ir
 
+from . import sm80
 from .core import (
     Frag,
     Operand,
@@ -24,6 +26,17 @@ from .shapes import ShapeOps
 
 class ControlOps(ShapeOps):
     """Structured control flow."""
+
+    # registers a loop body's op carries to its next iteration, by id(op): the
+    # phis it reads (set by `for_`) and the values it hands on (set by the op)
+    _carry_in: dict[int, list[str]]
+    _carry_out: dict[int, list[str]]
+
+    def loop_carried_in(self, op: object) -> list[str]:
+        return self._carry_in[id(op)]
+
+    def loop_carried_out(self, op: object, regs: list[str]) -> None:
+        self._carry_out[id(op)] = regs
 
     # -- control flow -----------------------------------------------------------------------
     def _types_of(self, vals: tuple[ir.Value, ...]) -> list[tuple[ir.Value, int]]:
@@ -67,6 +80,10 @@ class ControlOps(ShapeOps):
         types = []
         for o, v in zip(init_ops, op.results, strict=True):
             types += ["float"] * len(o.vals) if isinstance(o, Frag) else self._flat_types((v,))
+        # registers an op of the body hands to its next iteration (an sm_80 mma's
+        # prefetched fragments), the first iteration's loaded here
+        state = [(o, *sm80.prefetch_init(self, o)) for o in op.body.ops
+                 if isinstance(o, g.SmemDot) and o.prefetch >= 0]
         pre = self.cur
         head, body_l, exit_ = self.new_label("for"), self.new_label("body"), self.new_label("endfor")
         self.br(head)
@@ -90,6 +107,10 @@ class ControlOps(ShapeOps):
                 n = self.nregs(v) if v.shape else 1
                 carried += self._unflatten((v,), phis[pos:pos + n])
                 pos += n
+        state_phis = []
+        for o, _, regs in state:
+            state_phis.append([self.tmp() for _ in regs])
+            self._carry_in[id(o)] = state_phis[-1]
         ys = self.region(op.body, (iv, *carried))
         nexts = self._flatten(ys)
         ivn = self.emit(f"add {ity} {iv}, {st}")
@@ -98,6 +119,11 @@ class ControlOps(ShapeOps):
         lines = [f"  {iv} = phi {ity} [ {lo}, %{pre} ], [ {ivn}, %{latch} ]"]
         for p, t, i0, nx in zip(phis, types, inits, nexts, strict=True):
             lines.append(f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]")
+        for (o, tys, regs), sp in zip(state, state_phis, strict=True):
+            del self._carry_in[id(o)]
+            outs = self._carry_out.pop(id(o))
+            for p, t, i0, nx in zip(sp, tys, regs, outs, strict=True):
+                lines.append(f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]")
         self.lines[phi_at] = "\n".join(lines)
         self.label(exit_)
         for v, o in zip(op.results, carried, strict=True):

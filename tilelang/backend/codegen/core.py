@@ -113,6 +113,8 @@ class EmitterCore:
         self.T = kernel.num_warps * 32
         self.lines: list[str] = []
         self.decls: set[str] = set()
+        self._carry_in: dict[int, list[str]] = {}  # see ControlOps.loop_carried_in
+        self._carry_out: dict[int, list[str]] = {}
         self.n = 0
         self.cur = "start"  # the body begins at label %start (after the entry block)
         self.env: dict[int, Operand] = {}

@@ -93,22 +93,39 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     if op.vector:
         em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
 
-    def copy(chunk: str, tail: bool) -> None:
+    tile_ptr = ""
+    if op.vector:
+        # The tile's first element, then each chunk at a fixed offset from it
+        # (a function of the thread only: hoisted out of the k loop), so a
+        # chunk's address is one 64-bit add; a chunk outside the tensor copies
+        # 0 bytes from the tensor's base.
+        st = em.tensor_strides(info)
+        r64, c64 = (em.emit(f"sext i32 {x} to i64") for x in (r0, c0))
+        first = em.emit(f"add i64 {em.emit(f'mul i64 {r64}, {st[0]}')}, {c64}")
+        tile_ptr = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {info.base}, i64 {first}")
+
+    def copy(chunk: str, tail: bool, c: int | None = None) -> None:
         after = None
         if tail:
             go, after = em.new_label("ca"), em.new_label("cb")
             em.cbr(em.emit(f"icmp ult i32 {chunk}, {total}"), go, after)
             em.label(go)
-        r = em.emit(f"udiv i32 {chunk}, {cpr}")
-        cc = em.emit(f"urem i32 {chunk}, {cpr}")
+        if c is not None and em.T % cpr == 0:  # chunk tid + c T: the thread's column, c T / cpr rows down
+            cc = em.emit(f"urem i32 %tid, {cpr}")
+            r = em.emit(f"add i32 {em.emit(f'udiv i32 %tid, {cpr}')}, {c * em.T // cpr}")
+        else:
+            r = em.emit(f"udiv i32 {chunk}, {cpr}")
+            cc = em.emit(f"urem i32 {chunk}, {cpr}")
         row = em.emit(f"add i32 {r0}, {r}")
         col = em.emit(f"add i32 {c0}, {em.emit(f'shl i32 {cc}, 3')}")
         dst = _chunk_addr(em, base, r, cc, cols)
         if op.vector:
             ok = em.in_bounds(info, [row, col])
-            srow = em.emit(f"select i1 {ok}, i32 {row}, i32 0")
-            scol = em.emit(f"select i1 {ok}, i32 {col}, i32 0")
-            src = em.address(info, [srow, scol])
+            r_off = em.emit(f"mul i64 {em.emit(f'zext i32 {r} to i64')}, {st[0]}")
+            c_off = em.emit(f"zext i32 {em.emit(f'shl i32 {cc}, 3')} to i64")
+            local = em.emit(f"add i64 {r_off}, {c_off}")
+            at = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {tile_ptr}, i64 {local}")
+            src = em.emit(f"select i1 {ok}, ptr addrspace(1) {at}, ptr addrspace(1) {info.base}")
             size = em.emit(f"select i1 {ok}, i32 16, i32 0")
             em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
                     f"ptr addrspace(1) {src}, i32 {size})")
@@ -121,7 +138,7 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     steps = -(-total // em.T)
     if op.vector or steps == 1:
         for c in range(steps):
-            copy(em.emit(f"add i32 %tid, {c * em.T}"), (c + 1) * em.T > total)
+            copy(em.emit(f"add i32 %tid, {c * em.T}"), (c + 1) * em.T > total, c)
         return
 
     def body(it: str, cur: list[str]) -> list[str]:
@@ -152,80 +169,130 @@ def _elements(em: Any, info: Any, row: str, col: str) -> str:
     return vec
 
 
-def smem_dot(em: Any, op: g.SmemDot) -> None:
-    a, b, r = op.a, op.b, op.result
-    _, M, K = a.shape
-    N = r.shape[1]
-    lay = em.layouts.get(r.id)
-    assert isinstance(lay, MmaTile), lay
-    wm, wn = lay.warps_m, lay.warps_n
-    WM, WN = M // wm, N // wn
-    MT, NT = WM // 16, WN // 8
-    stage = em.scalar(op.stage)
-    a_base = _stage_base(em, _off(em, a), stage, M * K * 2)
-    b_base = _stage_base(em, _off(em, b), stage, K * N * 2)
-    lane = em.emit("and i32 %tid, 31")
-    warp = em.emit("lshr i32 %tid, 5")
-    wm_i = em.emit(f"udiv i32 {warp}, {wn}")
-    wn_i = em.emit(f"urem i32 {warp}, {wn}")
-    l8 = em.emit(f"and i32 {lane}, 7")
-    m4 = em.emit(f"lshr i32 {lane}, 3")  # which of the four 8x8 matrices this lane addresses
-    m_lo = em.emit(f"and i32 {m4}, 1")
-    m_hi = em.emit(f"lshr i32 {m4}, 1")
-    # A rows of this lane (per mi) and its chunk offset within a k16 step
-    lo8 = em.emit(f"shl i32 {m_lo}, 3")
-    hi8 = em.emit(f"shl i32 {m_hi}, 3")
-    a_in = em.emit(f"add i32 {l8}, {lo8}")  # this lane's row within a 16-row tile
-    a_row0 = em.emit(f"add i32 {em.emit(f'mul i32 {wm_i}, {WM}')}, {a_in}")
-    n0 = em.emit(f"mul i32 {wn_i}, {WN}")
-    dt = a.dtype
-    if dt is DType.F16:
-        mma_name, fty = "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", "<2 x half>"
-    else:
-        mma_name, fty = "llvm.nvvm.mma.m16n8k16.row.col.bf16", "i32"
-    em.declare(f"declare {{ float, float, float, float }} @{mma_name}({', '.join([fty] * 6)}, "
-               "float, float, float, float)")
-    x4 = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16"
-    x4t = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16"
-    for name in (x4, x4t):
-        em.declare(f"declare {{ i32, i32, i32, i32 }} @{name}(ptr addrspace(3))")
+class _Fragments:
+    """ldmatrix + mma.sync of one `SmemDot`: this lane's fragment addresses
+    (computed once), the fragments of one k16 step of a stage, the mmas."""
 
-    def ld(name: str, ptr: str) -> list[str]:
+    def __init__(self, em: Any, op: g.SmemDot) -> None:
+        self.em, self.op = em, op
+        a, r = op.a, op.result
+        self.S, self.M, self.K = a.shape
+        self.N = r.shape[1]
+        lay = em.layouts.get(r.id)
+        assert isinstance(lay, MmaTile), lay
+        wm, wn = lay.warps_m, lay.warps_n
+        WM, WN = self.M // wm, self.N // wn
+        self.MT, self.NT = WM // 16, WN // 8
+        self.a_off, self.b_off = _off(em, a), _off(em, op.b)
+        lane = em.emit("and i32 %tid, 31")
+        warp = em.emit("lshr i32 %tid, 5")
+        wm_i = em.emit(f"udiv i32 {warp}, {wn}")
+        wn_i = em.emit(f"urem i32 {warp}, {wn}")
+        self.l8 = em.emit(f"and i32 {lane}, 7")
+        m4 = em.emit(f"lshr i32 {lane}, 3")  # which of the four 8x8 matrices this lane addresses
+        self.m_lo = em.emit(f"and i32 {m4}, 1")
+        self.m_hi = em.emit(f"lshr i32 {m4}, 1")
+        self.hi8 = em.emit(f"shl i32 {self.m_hi}, 3")
+        self.a_in = em.emit(f"add i32 {self.l8}, {em.emit(f'shl i32 {self.m_lo}, 3')}")  # row within a 16-row tile
+        self.a_row0 = em.emit(f"add i32 {em.emit(f'mul i32 {wm_i}, {WM}')}, {self.a_in}")
+        self.n0 = em.emit(f"mul i32 {wn_i}, {WN}")
+        if a.dtype is DType.F16:
+            self.mma_name, self.fty = "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", "<2 x half>"
+        else:
+            self.mma_name, self.fty = "llvm.nvvm.mma.m16n8k16.row.col.bf16", "i32"
+        em.declare(f"declare {{ float, float, float, float }} @{self.mma_name}({', '.join([self.fty] * 6)}, "
+                   "float, float, float, float)")
+        for name in (_X4, _X4T):
+            em.declare(f"declare {{ i32, i32, i32, i32 }} @{name}(ptr addrspace(3))")
+
+    def _ld(self, name: str, ptr: str) -> list[str]:
+        em = self.em
         v = em.call("{ i32, i32, i32, i32 }", name, f"ptr addrspace(3) {ptr}")
         regs = [em.emit(f"extractvalue {{ i32, i32, i32, i32 }} {v}, {i}") for i in range(4)]
-        return regs if fty == "i32" else [em.emit(f"bitcast i32 {x} to {fty}") for x in regs]
+        return regs if self.fty == "i32" else [em.emit(f"bitcast i32 {x} to {self.fty}") for x in regs]
 
-    acc = list(em.tile(op.acc))
-    assert len(acc) == MT * NT * 4, (len(acc), MT, NT)
-    for kk in range(K // 16):
-        a_frags = []
-        for mi in range(MT):
-            row = a_row0 if mi == 0 else em.emit(f"add i32 {a_row0}, {16 * mi}")
-            chunk = em.emit(f"add i32 {m_hi}, {2 * kk}")
-            a_frags.append(ld(x4, _chunk_addr(em, a_base, row, chunk, K)))
-        b_frags: list[list[str]] = []
-        for npair in range(NT // 2):
+    def count(self) -> int:
+        """Registers of one k16 step's fragments (A's MT x4, then B's NT / 2 x4)."""
+        return 4 * self.MT + 2 * self.NT
+
+    def load(self, kk: int, stage: str) -> list[str]:
+        """The fragments of k16 step `kk` of stage `stage` (an i32 register)."""
+        em, op = self.em, self.op
+        a_base = _stage_base(em, self.a_off, stage, self.M * self.K * 2)
+        b_base = _stage_base(em, self.b_off, stage, self.K * self.N * 2)
+        regs: list[str] = []
+        for mi in range(self.MT):
+            row = self.a_row0 if mi == 0 else em.emit(f"add i32 {self.a_row0}, {16 * mi}")
+            chunk = em.emit(f"add i32 {self.m_hi}, {2 * kk}")
+            regs += self._ld(_X4, _chunk_addr(em, a_base, row, chunk, self.K))
+        for npair in range(self.NT // 2):
             if op.b_nk:  # [N, K]: rows are n, chunks along k
-                row = em.emit(f"add i32 {n0}, {em.emit(f'add i32 {l8}, {hi8}')}")
+                row = em.emit(f"add i32 {self.n0}, {em.emit(f'add i32 {self.l8}, {self.hi8}')}")
                 if npair:
                     row = em.emit(f"add i32 {row}, {16 * npair}")
-                chunk = em.emit(f"add i32 {m_lo}, {2 * kk}")
-                regs = ld(x4, _chunk_addr(em, b_base, row, chunk, K))
+                chunk = em.emit(f"add i32 {self.m_lo}, {2 * kk}")
+                regs += self._ld(_X4, _chunk_addr(em, b_base, row, chunk, self.K))
             else:  # [K, N]: rows are k, chunks along n
-                row = a_in
-                if kk:
-                    row = em.emit(f"add i32 {row}, {16 * kk}")
-                nchunk = em.emit(f"add i32 {em.emit(f'lshr i32 {n0}, 3')}, {em.emit(f'add i32 {m_hi}, {2 * npair}')}")
-                regs = ld(x4t, _chunk_addr(em, b_base, row, nchunk, N))
-            b_frags += [regs[0:2], regs[2:4]]
-        for mi in range(MT):
-            for ni in range(NT):
-                s = (mi * NT + ni) * 4
-                args = ", ".join([f"{fty} {x}" for x in (*a_frags[mi], *b_frags[ni])]
+                row = self.a_in if not kk else em.emit(f"add i32 {self.a_in}, {16 * kk}")
+                nchunk = em.emit(f"add i32 {em.emit(f'lshr i32 {self.n0}, 3')}, "
+                                 f"{em.emit(f'add i32 {self.m_hi}, {2 * npair}')}")
+                regs += self._ld(_X4T, _chunk_addr(em, b_base, row, nchunk, self.N))
+        return regs
+
+    def mma(self, frags: list[str], acc: list[str]) -> None:
+        """acc += the k16 step whose fragments are `frags` (in place)."""
+        em = self.em
+        a_frags = [frags[4 * mi:4 * mi + 4] for mi in range(self.MT)]
+        b = frags[4 * self.MT:]
+        b_frags = [b[2 * ni:2 * ni + 2] for ni in range(self.NT)]
+        for mi in range(self.MT):
+            for ni in range(self.NT):
+                s = (mi * self.NT + ni) * 4
+                args = ", ".join([f"{self.fty} {x}" for x in (*a_frags[mi], *b_frags[ni])]
                                  + [f"float {x}" for x in acc[s:s + 4]])
-                d = em.call("{ float, float, float, float }", mma_name, args)
+                d = em.call("{ float, float, float, float }", self.mma_name, args)
                 acc[s:s + 4] = [em.emit(f"extractvalue {{ float, float, float, float }} {d}, {i}") for i in range(4)]
-    em.env[r.id] = acc
 
 
-__all__ = ["cp_async_tile", "emit_op", "smem_dot"]
+_X4 = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16"
+_X4T = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16"
+
+
+def prefetch_init(em: Any, op: g.SmemDot) -> tuple[list[str], list[str]]:
+    """In a loop's preheader: (types, registers) of the fragments of stage 0's
+    first k16 step, the first iteration's carried fragments of a prefetching
+    `SmemDot` in the loop's body."""
+    f = _Fragments(em, op)
+    regs = f.load(0, "0")
+    return [f.fty] * len(regs), regs
+
+
+def smem_dot(em: Any, op: g.SmemDot) -> None:
+    f = _Fragments(em, op)
+    acc = list(em.tile(op.acc))
+    assert len(acc) == f.MT * f.NT * 4, (len(acc), f.MT, f.NT)
+    stage = em.scalar(op.stage)
+    KK = f.K // 16
+    if op.prefetch < 0:
+        for kk in range(KK):
+            f.mma(f.load(kk, stage), acc)
+        em.env[op.result.id] = acc
+        return
+    cur = em.loop_carried_in(op)  # this iteration's first k16 step, loaded by the previous one
+    for kk in range(KK):
+        if kk + 1 < KK:
+            nxt = f.load(kk + 1, stage)
+        else:  # the next stage: wait for its copies, and every warp is done with the stage it replaces
+            em.declare("declare void @llvm.nvvm.cp.async.wait.group(i32)")
+            em.stmt(f"call void @llvm.nvvm.cp.async.wait.group(i32 {op.prefetch})")
+            em.barrier()
+            up = em.emit(f"add i32 {stage}, 1")
+            nstage = em.emit(f"select i1 {em.emit(f'icmp eq i32 {up}, {f.S}')}, i32 0, i32 {up}")
+            nxt = f.load(0, nstage)
+            em.loop_carried_out(op, nxt)
+        f.mma(cur, acc)
+        cur = nxt
+    em.env[op.result.id] = acc
+
+
+__all__ = ["cp_async_tile", "emit_op", "prefetch_init", "smem_dot"]

@@ -292,7 +292,15 @@ class CpAsyncWait:
 class SmemDot:
     """`result = acc + a[stage] @ b[stage]` with `mma.sync.m16n8k16`, operands read
     from shared rings by `ldmatrix` (`a`: [S, M, K]; `b`: [S, K, N], or [S, N, K]
-    when `b_nk`), the accumulator in the `MmaTile` layout."""
+    when `b_nk`), the accumulator in the `MmaTile` layout.
+
+    `prefetch` >= 0 (the op is the body of a loop over the ring's stages,
+    stage = iteration % S): the fragments of the first k16 step come from the
+    previous iteration (the loop's preheader loads those of stage 0), and
+    before the last k16 step the op waits until at most `prefetch` cp.async
+    groups are pending, passes a CTA barrier and loads the first fragments of
+    stage + 1 for the next iteration, so no warp waits for shared memory at
+    the top of an iteration. -1: every fragment is loaded in place."""
 
     result: ir.Value
     a: ir.Value
@@ -301,6 +309,7 @@ class SmemDot:
     acc: ir.Value
     b_nk: bool = False
     span: Span = DUMMY_SPAN
+    prefetch: int = -1
 
 
 @frozen

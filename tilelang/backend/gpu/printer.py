@@ -93,9 +93,10 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line("cp.async.commit")
         case g.CpAsyncWait(pending=p):
             line(f"cp.async.wait {p}, barrier")
-        case g.SmemDot(result=r, a=a, b=b, stage=st, acc=c, b_nk=nk):
+        case g.SmemDot(result=r, a=a, b=b, stage=st, acc=c, b_nk=nk, prefetch=pf):
+            pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
             line(f"{n.define(r)} = dot.mma.sync.smem {n(a)}[{n(st)}], {n(b)}[{n(st)}]{' (b n-k)' if nk else ''}, "
-                 f"{n(c)} : {r.type}{n.note(r)}")
+                 f"{n(c)}{pre} : {r.type}{n.note(r)}")
         case g.WarpSpecialize(roles=roles):
             line("warp_specialize {")
             for role in roles:

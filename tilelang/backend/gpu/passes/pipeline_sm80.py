@@ -8,12 +8,22 @@ The sibling of `pipeline` (the Hopper plan) for targets without wgmma
 becomes a software pipeline over a ring of `stages` shared buffers per
 operand (`SmemTile`: row-major, 16-byte chunks XOR-swizzled for ldmatrix):
 
-    prologue: issue the copies of iterations 0 .. stages-2 (one commit group each)
-    loop, iteration i:  wait until iteration i's group landed, CTA barrier
-                        acc = mma.sync over stage i % stages (ldmatrix from shared memory)
-                        issue the copies of iteration i + stages - 1 into the stage
-                        iteration i - 1 read (every warp is past the barrier), commit
+    prologue: issue the copies of iterations 0 .. stages-2 (one commit group each),
+              wait until iteration 0's group landed, CTA barrier, load the
+              fragments of stage 0's first k16 step (in the loop's preheader)
+    loop, iteration i:  issue the copies of iteration i + stages - 1 into the stage
+                        iteration i - 1 read (every warp passed the barrier below
+                        after its last read of it), commit
+                        acc = mma.sync over stage i % stages, each k16 step's
+                        fragments loaded (ldmatrix) while the previous step's
+                        mmas issue; before the last step: wait until iteration
+                        i + 1's group landed, CTA barrier, load the next stage's
+                        first fragments (carried to iteration i + 1)
     after the loop: wait for every group
+
+A warp thus never waits for shared memory at the top of an iteration: the
+barrier and the first ldmatrix of a stage overlap the previous stage's last
+mmas (on the H200, 128x128x32 with 4 warps: 390 -> 426 TFLOP/s).
 
 Copies are `cp.async.cg` of 16 bytes, zero-filled past the tensor's edge (the
 interpreter's rule for loads without padding), so edge tiles need no masks
@@ -36,7 +46,10 @@ its body is scalar ops, the two loads (2-D f16/bf16 tensors, no mask or
 padding), an optional transpose of the second, and the mma (an mma.sync
 `DotOp`: f32 accumulator, M % 16, N % 16, K % 16), each tile used once; the
 warps split the tile into a grid whose blocks are multiples of 16x16.
-`stages` is the kernel's `stages` hint, else 4, lowered to what fits in the
+Warps: the kernel's `num_warps` hint, else one per 64x64 block of the
+accumulator, 4 to 8 (`default_warps`): 64x64 warp blocks reuse each
+fragment 4-8 times, and two k-steps of their fragments plus the
+accumulator fit in 255 registers. `stages` is the kernel's `stages` hint, else 4, lowered to what fits in the
 target's shared memory (A100 163 KB, sm_86/sm_89 99 KB, Hopper 227 KB) beside
 the other planned loops' rings and, unless the accumulator starts constant and
 is only cast and stored, an M x N f32 scratch area for the code generator's
@@ -79,6 +92,18 @@ def warp_grid(M: int, N: int, warps: int) -> tuple[int, int] | None:
     return best[1] if best else None
 
 
+# Accumulator elements a warp holds when the kernel does not hint its warps:
+# a 64x64 block, 128 f32 registers a thread, the most that leaves room for
+# two k-steps of fragments (the prefetch) under 255 registers.
+WARP_BLOCK = 64 * 64
+
+
+def default_warps(M: int, N: int) -> int:
+    """Warps for an unhinted [M, N] accumulator: one a 64x64 block, 4 to 8 (fewer
+    than 4 warps leave the copies and the barrier latency exposed)."""
+    return max(4, min(8, M * N // WARP_BLOCK))
+
+
 @dataclasses.dataclass(frozen=True)
 class _Plan:
     loop: ir.For
@@ -89,9 +114,10 @@ class _Plan:
     grid: tuple[int, int]
     stages: int
     vector: tuple[bool, bool]  # A, B copied by 16-byte cp.async (else element by element)
+    warps: int
 
 
-def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
+def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None) -> _Plan | None:
     body = op.body
     if len(op.inits) != 1 or not isinstance(body.ops[-1], ir.Yield):
         return None
@@ -136,7 +162,9 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
     N = dot.b.shape[1]
     if M % 16 or N % 16 or K % 16:
         return None
-    grid = warp_grid(M, N, k.num_warps)
+    if warps is None:
+        warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N)
+    grid = warp_grid(M, N, warps)
     if grid is None:
         return None
     every = {v.id: o for o in (*k.body.ops, *body.ops) for v in g.results(o)}
@@ -147,7 +175,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For) -> _Plan | None:
     stages = max(2, min(stages, fit))
     if stages > fit:
         return None
-    return _Plan(op, dot, a, b, b_nk, grid, stages, vector)  # type: ignore[arg-type]
+    return _Plan(op, dot, a, b, b_nk, grid, stages, vector, warps)  # type: ignore[arg-type]
 
 
 def _ring_bytes(p: _Plan) -> int:
@@ -280,12 +308,20 @@ class _Rewriter:
         it = self.elem(body, ir.ElemOp.DIV, self.elem(body, ir.ElemOp.SUB, iv, loop.lower), loop.step, "i")
         s_const = self.const(body, S)
         stage = self.elem(body, ir.ElemOp.REM, it, s_const, "stage")
-        body.append(g.CpAsyncWait(S - 2, loop.span))
-        res = self.fresh.value(DType.F32, p.dot.result.shape, "acc")
-        body.append(g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span))
+        # Iteration 0's group must have landed before the loop: its first
+        # fragments are loaded in the preheader. Each later wait is inside the
+        # mma, before its last k16 step, which then loads the next stage's
+        # first fragments for the next iteration (SmemDot.prefetch).
+        out.append(g.CpAsyncWait(S - 2, loop.span))
+        # The copies of iteration i + S - 1 go into the stage iteration i - 1
+        # read: every warp passed the barrier inside that iteration's mma after
+        # its last read of the stage, so they can be issued before this
+        # iteration's mma and have its whole duration to land.
         ahead = self.elem(body, ir.ElemOp.ADD, iv, self.elem(body, ir.ElemOp.MUL, loop.step, self.const(body, S - 1)))
         nxt = self.elem(body, ir.ElemOp.ADD, it, self.const(body, S - 1))
         self.issue(p, body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))
+        res = self.fresh.value(DType.F32, p.dot.result.shape, "acc")
+        body.append(g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span, S - 2))
         body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
         tile = MmaTile(*p.grid)
         for v in (acc, res, loop.results[0]):
@@ -305,10 +341,16 @@ class _Rewriter:
 def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if ctx.has_wgmma:
         return k
+    # one warp count for the kernel: the hint, else the most any planned loop wants
+    loops = [o for o in k.body.ops if isinstance(o, ir.For)]
+    wanted = [p.warps for o in loops if (p := _plan(k, ctx, o)) is not None]
+    if not wanted:
+        return k
+    warps = max(wanted)
     plans: dict[int, _Plan] = {}
     ring = 0  # every plan's ring is live for the whole kernel (smem_alloc does not overlap them)
-    for o in k.body.ops:
-        if isinstance(o, ir.For) and (p := _plan(k, ctx, o)) is not None:
+    for o in loops:
+        if (p := _plan(k, ctx, o, warps)) is not None:
             nbytes = p.stages * _ring_bytes(p)
             if ring + nbytes + _scratch(k, o) <= SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM):
                 ring += nbytes
@@ -324,8 +366,8 @@ def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         else:
             out += rw.rewrite(p)
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
-                               layouts=rw.layouts, next_id=rw.fresh.next,
+                               layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
                                num_stages=max(p.stages for p in plans.values()))
 
 
-__all__ = ["pipeline_sm80", "warp_grid"]
+__all__ = ["default_warps", "pipeline_sm80", "warp_grid"]

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Issue 14's two open targets in one device call (helper h14, 2026-12-02):
+#   sweep   the sm_80 path (TILEC_ARCH=sm_80) at 8192^3 ($DT: f16,bf16) over $SWEEP configs
+#   variants the same under other settings: VARIANTS="ENV=1 ENV2=1:cfg,cfg;ENV=1:cfg"
+#   first   benchmarks/gemm.py --only first (fresh process, empty cache)
+#   probe   benchmarks/first_launch_probe.py (the first launch piece by piece)
+#   tests   tests/backend/test_sm80.py -m gpu (the sm_80 path against the interpreter)
+#   hopper  the wgmma GEMM at 8192^3 f16 (128x256x64 w8 s4) against cuBLAS
+#   ncu     warp stall reasons of the sm_80 GEMM at $NCU_CFG (skipped if ncu is missing)
+# Each step under `timeout`; logs in $OUT/h14/, tarred to $OUT/h14.tgz.
+# usage, from a checkout root: OUT=... STEPS=first,sweep,tests,hopper bash benchmarks/issue14_open_device.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; O=$OUT/h14; mkdir -p "$O"
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+WHL=${WHL:-../../.whl}
+if ! python3 -c "import lark" 2>/dev/null; then
+  timeout 20 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$WHL"/*.whl \
+    && export PYTHONPATH=$PYTHONPATH:/tmp/site
+fi
+timeout 20 python3 -m compileall -q tilelang tests/backend/gemm_cases.py > /dev/null 2>&1
+STEPS=${STEPS:-sweep,first,probe}
+SWEEP=${SWEEP:-128x256x64,256x128x32,128x128x32}
+VARIANTS=${VARIANTS:-}
+NCU_CFG=${NCU_CFG:-128 128 32 4 4}
+T0=$SECONDS
+has() { [[ ",$STEPS," == *",$1,"* ]]; }
+if has sweep; then
+  SM80_CONFIGS=$SWEEP TILEC_ARCH=sm_80 TILEC_CACHE_DIR=/tmp/tc-h14a timeout ${SWEEP_T:-30} \
+    python3 benchmarks/gemm.py --only square80 --dtypes ${DT:-f16,bf16} > "$O/sweep.log" 2>&1
+  echo "== sweep rc $? ($((SECONDS - T0)) s)"; grep -E "^\s+\[|^\[" "$O/sweep.log"
+fi
+if has variants && [[ -n "$VARIANTS" ]]; then  # VARIANTS="ENV=1 ENV2=1:cfg,cfg;ENV=1:cfg": the same sweep under other settings
+  IFS=';' read -ra VS <<< "$VARIANTS"
+  i=0
+  for v in "${VS[@]}"; do
+    i=$((i + 1))
+    env ${v%%:*} SM80_CONFIGS=${v#*:} TILEC_ARCH=sm_80 TILEC_CACHE_DIR=/tmp/tc-h14v$i timeout ${VAR_T:-14} \
+      python3 benchmarks/gemm.py --only square80 --dtypes f16 > "$O/variant$i.log" 2>&1
+    echo "== variant $i (${v%%:*}) rc $? ($((SECONDS - T0)) s)"; grep -E "^\s+\[|^\[" "$O/variant$i.log"
+  done
+fi
+if has first; then
+  timeout 22 python3 benchmarks/gemm.py --only first > "$O/first.log" 2>&1
+  echo "== first rc $? ($((SECONDS - T0)) s)"; grep -E "^\[first\] first|FIRST" "$O/first.log"
+fi
+if has probe; then
+  CUDA_CACHE_DISABLE=1 TILEC_CACHE_DIR=/tmp/tc-h14c timeout 14 python3 benchmarks/first_launch_probe.py > "$O/probe.log" 2>&1
+  echo "== probe rc $? ($((SECONDS - T0)) s)"; grep PROBE "$O/probe.log"
+fi
+if has tests; then  # the sm_80 path on the GPU against the interpreter (edges, K < tile, one row/column)
+  timeout ${TESTS_T:-25} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_sm80.py > "$O/sm80_tests.log" 2>&1
+  echo "== sm_80 GPU tests rc $? ($((SECONDS - T0)) s): $(tail -1 "$O/sm80_tests.log")"
+fi
+if has hopper; then  # the wgmma GEMM at 8192^3 f16, 128x256x64 w8 s4, with this tree's LLVM IR level
+  timeout ${HOPPER_T:-15} python3 -c "import sys; sys.argv = ['gemm.py']; sys.path.insert(0, 'benchmarks'); import gemm; \
+gemm.measure('f16 NN 8192^3 wgmma', 8192, 8192, 8192, 'f16', False, configs=gemm.TILE_CONFIGS[:1], triton=False)" \
+    > "$O/hopper.log" 2>&1
+  echo "== hopper rc $? ($((SECONDS - T0)) s)"; grep -E "^\s+\[|^\[" "$O/hopper.log"
+fi
+if has ncu && command -v ncu > /dev/null; then
+  CFG=$NCU_CFG TILEC_ARCH=sm_80 TILEC_CACHE_DIR=/tmp/tc-h14a timeout ${NCU_T:-25} ncu --clock-control none -k regex:gemm -s 1 -c 1 \
+    --section WarpStateStats \
+    --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_pipe_tensor_op_hmma.sum,smsp__inst_executed.sum,lts__t_bytes.sum,dram__bytes_read.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
+    python3 benchmarks/ncu_sm80_probe.py > "$O/ncu.log" 2>&1
+  echo "== ncu rc $? ($((SECONDS - T0)) s)"; grep -E "Stall|stall|Warp Cycles|Issued|bank|hmma|inst_executed|duration|per_second|lts__t|dram__|Active Warps|Eligible|No Eligible" "$O/ncu.log" | head -60
+fi
+echo "== total $((SECONDS - T0)) s"
+tar czf "$OUT/h14.tgz" -C "$OUT" h14

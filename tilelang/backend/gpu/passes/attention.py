@@ -417,14 +417,6 @@ def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
     return want
 
 
-def _ring(b: _Build, it: ir.Value, S: int) -> tuple[ir.Value, ir.Value]:
-    E = ir.ElemOp
-    s_c = b.const(S)
-    stage = b.elem(E.REM, it, s_c, hint="stage")
-    phase = b.elem(E.AND, b.elem(E.DIV, it, s_c), b.const(1), hint="phase")
-    return stage, phase
-
-
 def _s_product(b: _Build, p: AttnPlan, bufs: _Bufs, stage: ir.Value, fresh: Fresh,
                layouts: dict[int, Layout], issue: bool = True) -> tuple[ir.Value, g.Wgmma]:
     """S = Q K[stage]^T (not waited for): its raw result and the op, issued
@@ -447,7 +439,7 @@ def _serial(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
     span = loop.span
     c_it = fresh.value(DType.I32, (), "it")
     cb = _Build(fresh)
-    stage, phase = _ring(cb, c_it, bufs.S)
+    stage, phase = cb.ring(c_it, bufs.S)
     cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
     for op in loop.body.ops:
         if id(op) in chained:
@@ -532,7 +524,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     c_it = fresh.value(DType.I32, (), "it")
     s_cur = fresh.value(DType.F32, s_shape, "s")
     cb = _Build(fresh)
-    stage, phase = _ring(cb, c_it, bufs.S)
+    stage, phase = cb.ring(c_it, bufs.S)
     mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_cur}
     waited = False
     s_next: ir.Value | None = None
@@ -560,7 +552,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
             nit = cb.elem(E.ADD, c_it, cb.const(1))
             after = cb.elem(E.ADD, loop.body.args[0], loop.step)
             more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
-            nst, nph = _ring(cb, nit, bufs.S)
+            nst, nph = cb.ring(nit, bufs.S)
             sel_st, sel_ph = fresh.value(DType.I32, (), "nstage"), fresh.value(DType.I32, (), "nphase")
             cb.ops += [ir.Elementwise(sel_st, E.WHERE, (more, nst, stage)),
                        ir.Elementwise(sel_ph, E.WHERE, (more, nph, phase)),
@@ -807,12 +799,6 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             c = col0 if slab == 0 else b.elem(E.ADD, col0, b.const(slab * 64))
             b.ops.append(g.TmaLoad(desc.name, (*lead, row0, c), dst, stage, slab * t.rows * 128, bar, t.load.span))
 
-    def ring(b: _Build, it: ir.Value) -> tuple[ir.Value, ir.Value]:
-        s_c = b.const(S)
-        stage = b.elem(E.REM, it, s_c, hint="stage")
-        phase = b.elem(E.AND, b.elem(E.DIV, it, s_c), b.const(1), hint="phase")
-        return stage, phase
-
     # -- producer: Q once, then K and V of each iteration
     pb = _Build(fresh)
     zero_p = pb.const(0)
@@ -822,7 +808,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     lb = _Build(fresh)
     p_iv = fresh.value(iv.dtype, (), iv.hint)
     p_it = lb.i32("it")
-    stage, phase = ring(lb, p_it)
+    stage, phase = lb.ring(p_it, S)
     lb.ops.append(g.BarrierWait(empty, stage, lb.elem(E.XOR, phase, lb.const(1)), span))
     lb.ops.append(g.BarrierExpect(full, stage, p.k.nbytes + p.v.nbytes, span))
     mapping: dict[int, ir.Value] = {iv.id: p_iv}

@@ -314,6 +314,14 @@ class _Build:
         self.ops.append(ir.Elementwise(r, op, xs))
         return r
 
+    def ring(self, it: ir.Value, stages: int) -> tuple[ir.Value, ir.Value]:
+        """Iteration `it`'s slot in a ring of `stages` buffers: its stage and
+        the parity of its pass over the ring (the mbarrier phase to wait on)."""
+        s_c = self.const(stages)
+        stage = self.elem(ir.ElemOp.REM, it, s_c, hint="stage")
+        phase = self.elem(ir.ElemOp.AND, self.elem(ir.ElemOp.DIV, it, s_c), self.const(1), hint="phase")
+        return stage, phase
+
 
 def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
     """The body's scalar ops that `roots` depend on, in program order."""
@@ -364,17 +372,11 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     iv = loop.body.args[0]
     acc_arg = loop.body.args[1]
 
-    def ring(b: _Build, it: ir.Value) -> tuple[ir.Value, ir.Value]:
-        s_c = b.const(S)
-        stage = b.elem(E.REM, it, s_c, hint="stage")
-        phase = b.elem(E.AND, b.elem(E.DIV, it, s_c), b.const(1), hint="phase")
-        return stage, phase
-
     # -- producer: the loop with only what the TMA copies need
     pb = _Build(fresh)
     p_iv = fresh.value(iv.dtype, (), iv.hint)
     p_it = pb.i32("it")
-    stage, phase = ring(pb, p_it)
+    stage, phase = pb.ring(p_it, S)
     pb.ops.append(g.BarrierWait(empty, stage, pb.elem(E.XOR, phase, pb.const(1)), loop.span))
     tma_bytes = sum(o.nbytes for o in (p.a, p.b) if o.tma)
     if tma_bytes:
@@ -419,7 +421,7 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     c_acc = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
     c_it = cb.i32("it")
     layouts[c_acc.id] = acc_lay
-    stage, phase = ring(cb, c_it)
+    stage, phase = cb.ring(c_it, S)
     cb.ops.append(g.BarrierWait(full, stage, phase, loop.span))
     init_const = _def_of(k.body, loop.inits[0])
     assert isinstance(init_const, ir.Const)

@@ -78,7 +78,7 @@ def _step_ms(eng, ctx: int, rounds: int, reps: int) -> tuple[list[float], list[i
 def _attention_us(eng, ctx: int) -> float:  # type: ignore[no-untyped-def]
     from decode import graph_seconds
 
-    ops = [op for op in eng.ops if op.kernel.__name__ in ("attn_decode", "combine_splits")]
+    ops = [op for op in eng.ops if op.kernel.__name__ in ("attn_decode", "attn_decode_short", "combine_splits")]
     eng.be.write(eng.pos, [ctx])
     return graph_seconds(ops, 3) * 1e6 / max(1, len(ops) // 2)
 

@@ -108,17 +108,22 @@ class Plan:
     chp: int = 16  # prefill KV write: positions per block
     prefill: int = 2048  # prefill chunk (a multiple of bq)
     # decode attention (`attn_decode`'s TC): 2 std::attention's register
-    # stream, 1 tensor-core products (rows repeated to 16), 0 FMA loops
+    # stream, 1 tensor-core products (rows repeated to 16), 0 FMA loops;
+    # 3 `attn_decode_short` (FMA loops, every load that waits only on the
+    # position issued before the query is formed)
     tc: int = 1
-    # positions below which the step takes the FMA form instead (a second
-    # step graph, chosen per replay by the position: FMA is faster over a
-    # short cache); 0: one form only
+    # positions below which the step takes the form `short_tc` instead (a
+    # second step graph, chosen per replay by the position: a short cache
+    # is a chain of round trips, not a stream); 0: one form only
     fma_until: int = 0
+    short_tc: int = 0
     # programmatic dependent launch (sm_90+, `tilelang/runtime/cuda_pdl.py`):
-    # each kernel's launch overlaps the previous kernel's tail. Process-wide:
-    # a plan that changes it reloads the kernels (their launch plans are made
-    # under the new setting); the CPU interpreter ignores it
-    pdl: bool = False
+    # each kernel's launch overlaps the previous kernel's tail; True, or
+    # where a kernel lets the next be scheduled (`Target.pdl_trigger`:
+    # "entry", "late", "exit"; True is "late"). Process-wide: a plan that
+    # changes it reloads the kernels (their launch plans are made under the
+    # new setting); the CPU interpreter ignores it
+    pdl: bool | str = False
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -381,7 +386,8 @@ class TileQwen3:
         self.k = load_kernels()
         from tilelang.runtime import cuda_pdl
 
-        self._pdl = cuda_pdl.ON  # the setting `self.k`'s plans were made under
+        # the setting `self.k`'s plans were made under
+        self._pdl: tuple[bool, str] = (cuda_pdl.ON, cuda_pdl.TRIGGER)
         self._weights(weights)
         self._graph: Any = None
         self._burst_graph: Any = None
@@ -483,17 +489,18 @@ class TileQwen3:
         }
 
     def _forms(self) -> None:
-        """The step's operations in each attention form (`plan.tc`, and the
-        FMA form below `plan.fma_until`): `self.ops` is the form in use."""
+        """The step's operations in each attention form (`plan.tc`, and
+        `plan.short_tc` below `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
-        if pl.pdl != self._pdl:
+        want = (bool(pl.pdl), pl.pdl if isinstance(pl.pdl, str) else "late")
+        if want != self._pdl and (want[0] or self._pdl[0]):
             from tilelang.runtime import cuda_pdl
 
-            cuda_pdl.set_pdl(pl.pdl)
-            self.k, self._pdl = load_kernels(), pl.pdl
+            cuda_pdl.set_pdl(*want)
+            self.k, self._pdl = load_kernels(), want
         self._form_ops = {"long": self._step_ops(pl.tc)}
-        if pl.fma_until > 0 and pl.tc != 0:
-            self._form_ops["short"] = self._step_ops(0)
+        if pl.fma_until > 0 and pl.tc != pl.short_tc:
+            self._form_ops["short"] = self._step_ops(pl.short_tc)
         self._form = "long"
         self._stash: dict[str, tuple[Any, Any]] = {}
         self.ops = self._form_ops["long"]
@@ -569,8 +576,13 @@ class TileQwen3:
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
+            attn = (
+                k.attn_decode_short[g, d // 2, pl.bt]
+                if tc == 3
+                else k.attn_decode[g, d // 2, pl.bt, tc]
+            )
             ops.append(
-                k.attn_decode[g, d // 2, pl.bt, tc](
+                attn(
                     P(self.o_part, [1, g, d]),
                     P(self.lse_part, [1, g]),
                     qkv,

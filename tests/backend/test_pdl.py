@@ -27,6 +27,41 @@ def test_pdl_instructions_only_when_asked() -> None:
     assert first_mem is not None and body.index("griddepcontrol.wait;") < first_mem.start()
 
 
+def _body(ck) -> str:  # type: ignore[no-untyped-def]
+    return ck.ptx[ck.ptx.index(".entry"):]
+
+
+@pytest.mark.parametrize("trigger", ["entry", "late", "exit"])
+def test_pdl_trigger_where_asked(trigger: str) -> None:
+    # a GEMM with a K loop, its store after the loop: "entry" triggers right
+    # after the wait, "late" after the loop (its loads issued) and before the
+    # store, "exit" never (the blocks' exit triggers)
+    from tilelang.ir.samples import gemm
+
+    ck = compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True, pdl_trigger=trigger))
+    body = _body(ck)
+    wait, trig = body.find("griddepcontrol.wait;"), body.find("griddepcontrol.launch_dependents;")
+    first_ld = re.search(r"\bld\.global", body).start()  # type: ignore[union-attr]
+    last_ld = [m.start() for m in re.finditer(r"\bld\.global", body)][-1]
+    first_st = re.search(r"\bst\.global", body).start()  # type: ignore[union-attr]
+    assert body.count("griddepcontrol.wait;") == 1 and 0 <= wait < first_ld
+    if trigger == "exit":
+        assert trig < 0
+    else:
+        assert body.count("griddepcontrol.launch_dependents;") == 1
+        assert (wait < trig < first_ld) if trigger == "entry" else (last_ld < trig < first_st)
+    assert ck.key != compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True, pdl_trigger="entry" if
+                                                             trigger != "entry" else "late")).key
+    if ptxas_available():
+        r = run_ptxas(ck.ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr
+
+
+def test_pdl_unknown_trigger_refused() -> None:
+    with pytest.raises(ValueError, match="unknown PDL trigger `soon`"):
+        Target("sm_90a", pdl=True, pdl_trigger="soon")
+
+
 def test_pdl_ptx_assembles_for_sm90a() -> None:
     ck = compile_kernel(vector_add(1024), Target("sm_90a", pdl=True))
     if not ptxas_available():
@@ -133,6 +168,16 @@ def test_device_compiles_a_pdl_variant_only_when_on() -> None:
         cuda_pdl.set_pdl(old)
     assert not abi_off.pdl and abi_on.pdl
     assert "griddepcontrol" not in loaded[0] and "griddepcontrol.wait;" in loaded[1]
+    # another trigger is another variant
+    variant2, loaded2, _ = _device_variant("sm_90a")
+    old = cuda_pdl.set_pdl(True, "entry")
+    try:
+        variant2()
+        cuda_pdl.set_pdl(True, "exit")
+        variant2()
+    finally:
+        cuda_pdl.set_pdl(old, "late")
+    assert "griddepcontrol.launch_dependents;" in loaded2[0] and "launch_dependents" not in loaded2[1]
 
 
 def test_device_refuses_pdl_on_sm80_with_a_diagnostic() -> None:

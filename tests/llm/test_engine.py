@@ -97,10 +97,14 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token() -> None:
         k1 = eng.k
         eng.replan(dataclasses.replace(eng.plan, bt=eng.plan.bt))  # same setting: same kernels
         assert cuda_pdl.ON and eng.k is k1
+        eng.replan(dataclasses.replace(eng.plan, pdl="exit"))  # another trigger: kernels again
+        assert cuda_pdl.ON and cuda_pdl.TRIGGER == "exit" and eng.k is not k1
+        assert eng.generate(prompt, 6) == want
+        k2 = eng.k
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
-        assert not cuda_pdl.ON and eng.k is not k1
+        assert not cuda_pdl.ON and eng.k is not k2
     finally:
-        cuda_pdl.set_pdl(old)
+        cuda_pdl.set_pdl(old, "late")
 
 
 def test_split_k_and_other_block_shapes_agree(tiny) -> None:
@@ -136,6 +140,36 @@ def test_other_attention_forms_agree(tiny, tc: int) -> None:
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(12, TINY.vocab_size, seed=4):
         _close(eng.feed(t), ref.step(t))
+
+
+def test_short_attention_form_agrees(tiny) -> None:
+    # tc = 3: `attn_decode_short` (the first key block and the token's key
+    # and value loaded before the query is formed, the next block in flight
+    # in the loop). Key tile 4 and 2 splits: over 21 positions a split walks
+    # up to 3 blocks, the last one partial, and the prefetch index stays on
+    # the split's last block
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=3, bt=4, ns=2)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    names = {op.kernel.__name__ for op in eng.ops}
+    assert "attn_decode_short" in names and "attn_decode" not in names
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(21, TINY.vocab_size, seed=5):
+        _close(eng.feed(t), ref.step(t))
+
+
+def test_short_form_below_the_bound(tiny) -> None:
+    # the short form's TC is the plan's `short_tc` (here 3, the long form
+    # the register stream): one step graph per form, chosen by the position
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=2, short_tc=3, fma_until=5)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    kinds = []
+    for t in _tokens(7, TINY.vocab_size, seed=7):
+        _close(eng.feed(t), ref.step(t))
+        kinds.append(next(op.kernel.__name__ for op in eng.ops if op.kernel.__name__.startswith("attn")))
+    assert kinds == ["attn_decode_short"] * 5 + ["attn_decode"] * 2
 
 
 def test_attention_form_follows_the_position(tiny) -> None:

@@ -43,11 +43,12 @@ def test_teacher_forced_logits_match_torch_at_every_step_of_64() -> None:
         _close(got, want.cpu().numpy())
 
 
-@pytest.mark.parametrize("tc", [0, 2])
+@pytest.mark.parametrize("tc", [0, 2, 3])
 def test_other_attention_forms_match_torch(tc: int) -> None:
-    # the decode attention's FMA form (tc = 0) and register stream (2) in
-    # every step, then a plan that switches forms at position 12 (each form's
-    # graphs made together): the one-step and burst graphs agree
+    # the decode attention's FMA form (tc = 0), register stream (2) and
+    # short-context kernel (3, `attn_decode_short`) in every step, then a
+    # plan that switches forms at position 12 (each form's graphs made
+    # together): the one-step and burst graphs agree
     w = random_weights(SMALL, seed=1, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
     eng.replan(dataclasses.replace(eng.plan, tc=tc, fma_until=0))
@@ -58,7 +59,7 @@ def test_other_attention_forms_match_torch(tc: int) -> None:
         want = ref.step(torch.tensor([t], device="cuda"), torch.tensor([i], device="cuda"))
         _close(got, want.cpu().numpy())
     assert eng._graph is not None and eng._graph.replays == len(toks)
-    eng.replan(dataclasses.replace(eng.plan, tc=2, fma_until=12))
+    eng.replan(dataclasses.replace(eng.plan, tc=2, fma_until=12, short_tc=0 if tc == 2 else tc))
     eng.reset()
     a = eng.generate([5, 6, 7], 24, batched=False)
     eng.reset()
@@ -75,7 +76,7 @@ def test_greedy_tokens_match_the_references() -> None:
 
 def test_pdl_decodes_the_same_tokens() -> None:
     # programmatic dependent launch (Plan.pdl, sm_90+): every kernel waits
-    # for the previous grid at entry, so the tokens are those without it,
+    # for the previous grid before touching memory, so the tokens are those without it,
     # in the tile graphs and in PyTorch's; the launches carry the attribute
     from tilelang.runtime import cuda_pdl
 
@@ -88,16 +89,17 @@ def test_pdl_decodes_the_same_tokens() -> None:
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         want = eng.generate([5, 6, 7], 24, batched=False)
         got = []
-        for api in ("tile", "torch"):
+        # the trigger's three places (Target.pdl_trigger), in both graph APIs
+        for api, trigger in (("tile", "late"), ("torch", "late"), ("torch", "entry"), ("torch", "exit")):
             eng.graph_api = api
-            eng.replan(dataclasses.replace(eng.plan, pdl=True))
+            eng.replan(dataclasses.replace(eng.plan, pdl=trigger))
             eng.reset()
             n = cuda_pdl.LAUNCHES
             got.append(eng.generate([5, 6, 7], 24, batched=False))
             assert cuda_pdl.LAUNCHES > n
     finally:
-        cuda_pdl.set_pdl(old)
-    assert got == [want, want]
+        cuda_pdl.set_pdl(old, "late")
+    assert got == [want] * 4
 
 
 def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:

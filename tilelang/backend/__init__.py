@@ -154,7 +154,7 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     # assert spans must come from this session's source map, so only the
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.
     check_registers(gk)  # before the emitter unrolls an oversized tile for minutes
-    ll, abi = emit_llvm_text(gk, gk.facts, tgt.pdl)
+    ll, abi = emit_llvm_text(gk, gk.facts, tgt.pdl_mode)
     key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), ll)
     cache = cache_mod.default_cache()
     hit = cache.get(key)

@@ -54,6 +54,7 @@ from tilelang.backend.codegen.llvm_types import (
 )
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, TmaDesc
+from tilelang.backend.gpu.nodes import regions as gpu_regions
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
 from tilelang.backend.prints import PrintFormat
@@ -87,8 +88,8 @@ class KernelABI:
     # print number i -> its record format (`backend/prints.py`); non-empty means
     # the entry takes one more parameter, the print buffer (`ParamSlot.what == "print"`)
     prints: tuple[PrintFormat, ...] = ()
-    # built with `griddepcontrol` at entry (`Target.pdl`): the runtime launches
-    # it with programmatic stream serialization
+    # built with `griddepcontrol` (`Target.pdl`): the runtime launches it with
+    # programmatic stream serialization
     pdl: bool = False
 
 
@@ -97,7 +98,8 @@ class _Emitter(HopperOps, DebugOps):
     """One kernel's emission: the parts of `codegen/` (see their modules) under
     the entry (`run`) and the dispatch of every op (`region`, `op`)."""
 
-    pdl = False  # `emit_llvm_text`'s
+    pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "exit")
+    _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -157,12 +159,20 @@ class _Emitter(HopperOps, DebugOps):
                 self.env[p.value.id] = self.round_to(nm, dt)
             else:
                 self.env[p.value.id] = nm
-        self.region(k.body, ())
-        body = "\n".join(self.lines)
         # PDL: wait for the previous grid (its writes visible) before anything
-        # reads memory, and let the next grid's blocks be scheduled now
-        pdl = ['  call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()',
-               '  call void asm sideeffect "griddepcontrol.launch_dependents;", "~{memory}"()'] if self.pdl else []
+        # touches memory; let the next grid's blocks be scheduled at once
+        # ("entry"), once this block has done everything but its writes
+        # ("late": their loads in flight, the next grid's blocks can start
+        # while it finishes), or when it exits ("exit")
+        pdl = [_PDL_WAIT] if self.pdl else []
+        if self.pdl == "entry":
+            pdl.append(_PDL_TRIGGER)
+        elif self.pdl == "late":
+            self._trigger_at = next((op for op in k.body.ops if _writes(op)), None)
+        self.region(k.body, ())
+        if self.pdl == "late" and self._trigger_at is None:
+            self.lines.append(_PDL_TRIGGER)
+        body = "\n".join(self.lines)
         entry = "\n".join(["entry:", *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", *self._entry_lines,
                            "  br label %start", "start:"])
         name = _ident(k.name)
@@ -192,6 +202,8 @@ class _Emitter(HopperOps, DebugOps):
             if isinstance(op, ir.Yield):
                 self._red_mark = None
                 return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
+            if op is self._trigger_at:
+                self.lines.append(_PDL_TRIGGER)
             self.op(op)
         self._red_mark = None
         return []
@@ -274,14 +286,26 @@ class _Emitter(HopperOps, DebugOps):
                 self.gpu_op(op)
 
 
+_PDL_WAIT = '  call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()'
+_PDL_TRIGGER = '  call void asm sideeffect "griddepcontrol.launch_dependents;", "~{memory}"()'
+
+
+def _writes(op: ir.Op) -> bool:
+    """Whether `op` (or an op in its regions) writes memory or prints."""
+    if isinstance(op, (ir.Store, ir.AtomicRMW, ir.Print)):
+        return True
+    return any(isinstance(o, (ir.Store, ir.AtomicRMW, ir.Print)) for r in gpu_regions(op) for o in gpu_walk(r))
+
+
 def _ident(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
 
 def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None,
-                   pdl: bool = False) -> tuple[str, KernelABI]:
+                   pdl: bool | str = "") -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
-    `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl`)."""
+    `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
+    the trigger's place, "entry", "late" or "exit"; True is "late")."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")
@@ -289,7 +313,8 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
             .with_help("use a power of two from 1 to 32")
         )
     em = _Emitter(kernel, kernel.facts if facts is None else facts)
-    em.pdl = pdl
+    em.pdl = "late" if pdl is True else (pdl or "")
     text = em.run()
-    abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints), pdl)
+    abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
+                    bool(em.pdl))
     return text, abi

@@ -24,6 +24,10 @@ SUPPORTED_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 DEFAULT_ARCH = "sm_80"  # forward compatible: sm_80 PTX JIT-compiles on Hopper
 
 
+# where a PDL kernel triggers its dependents (`Target.pdl_trigger`)
+PDL_TRIGGERS = ("entry", "late", "exit")
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """What the PTX is built for; part of the compile-cache key."""
@@ -32,14 +36,21 @@ class Target:
     ptx_version: str = "+ptx80"
     opt: int = 3
     # programmatic dependent launch: every kernel waits for the previous grid
-    # at entry (`griddepcontrol.wait`) and releases the next one at once
-    # (`griddepcontrol.launch_dependents`), so the runtime may launch it with
-    # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (sm_90+ only)
+    # before its first memory access (`griddepcontrol.wait`), so the runtime
+    # may launch it with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    # (sm_90+ only); `pdl_trigger` says where it lets the next grid be
+    # scheduled (`griddepcontrol.launch_dependents`): "entry" (at once),
+    # "late" (before the first top-level statement that writes memory, i.e.
+    # after the main loop of a kernel that stores at its end), "exit" (no
+    # trigger: when its blocks exit)
     pdl: bool = False
+    pdl_trigger: str = "late"
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
             raise ValueError(f"unsupported GPU arch `{self.arch}` (supported: {', '.join(SUPPORTED_ARCHS)})")
+        if self.pdl_trigger not in PDL_TRIGGERS:
+            raise ValueError(f"unknown PDL trigger `{self.pdl_trigger}` (one of: {', '.join(PDL_TRIGGERS)})")
         if self.pdl and self.sm < 90:
             raise ValueError(f"programmatic dependent launch (griddepcontrol) needs sm_90 or newer; "
                              f"the target is `{self.arch}`")
@@ -50,7 +61,12 @@ class Target:
         return int(self.arch[3:5])
 
     def key(self) -> str:
-        return f"{self.arch}{self.ptx_version}-O{self.opt}" + ("-pdl" if self.pdl else "")
+        return f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_trigger}" if self.pdl else "")
+
+    @property
+    def pdl_mode(self) -> str:
+        """The emitter's PDL mode: "" (off) or the trigger."""
+        return self.pdl_trigger if self.pdl else ""
 
 
 @functools.cache

@@ -1,12 +1,14 @@
 """Programmatic dependent launch (PDL, sm_90+) in the runtime: a kernel
-compiled with `Target.pdl` (it begins with `griddepcontrol.wait` and
-`griddepcontrol.launch_dependents`) is launched with `cuLaunchKernelEx` and
+compiled with `Target.pdl` (it waits with `griddepcontrol.wait` before its
+first memory access and triggers `griddepcontrol.launch_dependents` where
+`Target.pdl_trigger` says) is launched with `cuLaunchKernelEx` and
 one attribute, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1, so
 its blocks may be scheduled while the previous kernel in the stream drains
 and wait there for its memory (the launch's start-up overlaps the previous
 kernel's tail; stream capture keeps it as a programmatic graph edge).
 
-Opt-in, process-wide: `TILEC_PDL=1` in the environment or `set_pdl(True)`.
+Opt-in, process-wide: `TILEC_PDL=1` (or the trigger's place: `entry`,
+`late`, `exit`, `Target.pdl_trigger`) in the environment or `set_pdl(True)`.
 `CudaDevice` reads `ON` when it compiles a kernel (the flag is part of the
 variant and of the compile-cache key) and when it launches; a kernel built
 with PDL never takes the fast launchers (cuLaunchKernel): it goes through
@@ -30,14 +32,22 @@ from typing import Any
 
 PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
 
-ON = os.environ.get("TILEC_PDL", "0") not in ("", "0")
+_ENV = os.environ.get("TILEC_PDL", "0")
+ON = _ENV not in ("", "0")
+# where a kernel lets the next one be scheduled (`Target.pdl_trigger`):
+# TILEC_PDL=entry|late|exit, or 1 for "late"
+TRIGGER = _ENV if _ENV in ("entry", "late", "exit") else "late"
 LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
 
 
-def set_pdl(on: bool) -> bool:
-    """Turn PDL on or off for the kernels compiled and launched from now on; the previous setting."""
-    global ON
+def set_pdl(on: bool, trigger: str | None = None) -> bool:
+    """Turn PDL on or off for the kernels compiled and launched from now on
+    (and set the trigger's place, `Target.pdl_trigger`, when given); the
+    previous on/off setting."""
+    global ON, TRIGGER
     old, ON = ON, bool(on)
+    if trigger is not None:
+        TRIGGER = trigger
     return old
 
 

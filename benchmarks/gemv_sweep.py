@@ -7,11 +7,15 @@ gaps between launches count, the host's launch work does not).
     python benchmarks/gemv_sweep.py --config qwen3-4b [--out DIR]
     python benchmarks/gemv_sweep.py --config tiny --device cpu --reps 1   # smoke test
 
-A candidate is (ST, BN, BK): K steps in flight (1: load then use; 2: the
-next step's tile loads while this one is used), rows per block, K tile.
-Prints the time of a launch and the bandwidth of its weight bytes per
-candidate, the best per matrix, and in `--out` `gemv_sweep.json` and
-`plan.json` (the best shapes as `decode.py --plan` takes them).
+A candidate is (ST, BN, BK, MB): K steps in flight (1: load then use; 2: the
+next step's tile loads while this one is used), rows per block, K tile, and
+the blocks an SM must hold at once (ptxas's register budget: 0 none, "auto"
+the grid's blocks per SM as `engine.plan_for` passes it). Each matrix's rows
+end with cuBLAS's GEMV of the same bf16 matrices (`torch.mv`, a bf16 vector),
+timed the same way in the same run. Prints the time of a launch and the
+bandwidth of its weight bytes per candidate, the best per matrix, and in
+`--out` `gemv_sweep.json` and `plan.json` (the best shapes as `decode.py
+--plan` and `decode_ab.py --variants` take them).
 """
 
 from __future__ import annotations
@@ -31,15 +35,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 LAYERS = 8
 
-# matrix -> candidates (ST, BN, BK); the engine's shapes of before first
+# matrix -> candidates (ST, BN, BK); each runs with MB 0 and "auto" (the
+# engine's shapes first)
 CANDIDATES: dict[str, list[tuple[int, int, int]]] = {
-    "qkv": [(1, 16, 512), (1, 8, 512), (1, 8, 1024), (2, 16, 256), (2, 8, 512), (2, 16, 128),
-            (2, 8, 256), (2, 32, 256)],
-    "o": [(1, 8, 1024), (1, 8, 2048), (1, 4, 2048), (2, 8, 1024), (2, 8, 512), (2, 4, 1024)],
-    "gate_up": [(1, 32, 256), (1, 16, 512), (1, 8, 512), (2, 16, 256), (2, 16, 128), (2, 8, 256),
-                (2, 8, 512)],
-    "down": [(1, 8, 1024), (1, 8, 2048), (2, 8, 1024), (2, 8, 512), (2, 4, 2048), (2, 4, 1024)],
-    "lm": [(1, 16, 512), (2, 16, 512), (2, 16, 256), (2, 32, 256), (2, 8, 512)],
+    "qkv": [(1, 16, 1024), (1, 16, 512), (2, 16, 512), (2, 16, 256), (2, 8, 512), (1, 8, 1024)],
+    "o": [(1, 8, 2048), (1, 8, 1024), (2, 8, 1024), (2, 8, 512), (1, 4, 2048), (2, 4, 1024)],
+    "gate_up": [(1, 32, 256), (1, 16, 512), (2, 16, 256), (1, 16, 256), (2, 8, 512), (2, 32, 128)],
+    "down": [(1, 8, 2048), (1, 8, 1024), (2, 8, 1024), (2, 8, 512), (1, 4, 2048), (2, 4, 1024)],
+    "lm": [(2, 16, 512), (1, 16, 512), (2, 32, 256), (2, 8, 512), (2, 16, 1024)],
 }  # fmt: skip
 
 
@@ -56,7 +59,35 @@ def _shapes(cfg: Any) -> dict[str, tuple[int, int]]:
     }
 
 
-def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, bufs: dict) -> list[Any]:  # type: ignore[type-arg]
+def auto_mb(blocks: int, sms: int) -> int:
+    """The blocks an SM holds of a one-wave grid (`engine.plan_for`'s MB);
+    3 for grids of many waves."""
+    return -(-blocks // sms) if blocks <= 8 * sms else 3
+
+
+class _Torch:
+    """A PyTorch call as `graph_seconds` runs an operation."""
+
+    def __init__(self, fn: Any) -> None:
+        self.sync = fn
+
+
+def _cublas_ops(mat: str, n: int, bufs: dict) -> list[Any]:  # type: ignore[type-arg]
+    """cuBLAS's bf16 GEMV (`torch.mv`) of each layer's matrix (gate and up
+    as one), bf16 vector in and out."""
+    import torch
+
+    w, layers = bufs["w"], 1 if mat == "lm" else LAYERS
+    rows = w.shape[0] // layers
+    x = bufs["x"].to(torch.bfloat16)
+    y = torch.empty(rows, device="cuda", dtype=torch.bfloat16)
+    return [
+        _Torch(lambda li=li: torch.mv(w[li * rows : (li + 1) * rows], x, out=y))
+        for li in range(layers)
+    ]
+
+
+def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, mb: int, bufs: dict) -> list[Any]:  # type: ignore[type-arg]
     """One launch per layer of `mat` with std::llm's kernel for it."""
     import tilelang
 
@@ -65,15 +96,15 @@ def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, bufs: dict) -> list[Any]
     eps = 1e-6
     if mat == "lm":
         bmax, barg = P(bufs["bmax"][bn], [1]), P(bufs["barg"][bn], [1])
-        return [llm.rms_gemv_argmax[bn, bk, st](P(y, [bn]), bmax, barg, w, x, g, eps)]
+        return [llm.rms_gemv_argmax[bn, bk, st, mb](P(y, [bn]), bmax, barg, w, x, g, eps)]
     ops = []
     for li in range(LAYERS):
         if mat == "qkv":
-            ops.append(llm.rms_gemv[bn, bk, st](P(y, [bn]), w, x, g, li, eps))
+            ops.append(llm.rms_gemv[bn, bk, st, mb](P(y, [bn]), w, x, g, li, eps))
         elif mat == "gate_up":
-            ops.append(llm.rms_gate_up[bn, bk, st](P(y, [bn]), w, x, g, li, eps))
+            ops.append(llm.rms_gate_up[bn, bk, st, mb](P(y, [bn]), w, x, g, li, eps))
         else:
-            ops.append(llm.gemv_add[bn, bk, st](P(y, [bn]), w, x, li))
+            ops.append(llm.gemv_add[bn, bk, st, mb](P(y, [bn]), w, x, li))
     return ops
 
 
@@ -113,8 +144,20 @@ def _buffers(mat: str, n: int, k: int, gpu: bool) -> dict:  # type: ignore[type-
     return out
 
 
+def _seconds(ops: list[Any], device: str, reps: int) -> float:
+    """GPU seconds a launch (a CUDA graph of `ops`), or on the CPU the wall
+    time a launch (a smoke test of the candidates)."""
+    if device == "cuda":
+        from decode import graph_seconds
+
+        return graph_seconds(ops, reps) / len(ops)
+    t = time.perf_counter()
+    for op in ops:
+        op.sync()
+    return (time.perf_counter() - t) / len(ops)
+
+
 def main(argv: list[str] | None = None) -> int:
-    from decode import graph_seconds
     from model import Qwen3Config
 
     import tilelang
@@ -124,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mats", default="qkv,o,gate_up,down,lm")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    ap.add_argument("--only", default="", help="candidates 'ST:BN:BK,...' instead of the table")
+    ap.add_argument(
+        "--only", default="", help="candidates 'ST:BN:BK[:MB],...' instead of the table"
+    )
+    ap.add_argument("--mbs", default="0,auto", help="the MB values of each candidate")
     ap.add_argument(
         "--baseline", action="store_true", help="only the first candidate of each matrix"
     )
@@ -134,6 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     cfg = Qwen3Config.load(a.config)
     shapes = _shapes(cfg)
     llm = tilelang.load(ROOT / "stdlib" / "std" / "llm.tile")
+    sms = 132
+    if a.device == "cuda":
+        import torch
+
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
     t0 = time.perf_counter()
     rows = []
     mats = a.mats.split(",")
@@ -142,45 +193,48 @@ def main(argv: list[str] | None = None) -> int:
         n, k = shapes[mat]
         bufs = _buffers(mat, n, k, a.device == "cuda")
         wbytes = n * k * 2 * (2 if mat == "gate_up" else 1)
-        cands = CANDIDATES[mat][:1] if a.baseline else CANDIDATES[mat]
+        cands = [(st, bn, bk, m) for st, bn, bk in CANDIDATES[mat] for m in a.mbs.split(",")]
+        if a.baseline:
+            cands = cands[:1]
         if a.only:
-            cands = [
-                (int(v), int(b), int(c)) for v, b, c in (x.split(":") for x in a.only.split(","))
-            ]
-        for st, bn, bk in cands:
+            cands = [(int(f[0]), int(f[1]), int(f[2]), f[3] if len(f) > 3 else "auto")
+                     for f in (x.split(":") for x in a.only.split(","))]  # fmt: skip
+        for st, bn, bk, m in cands:
             if time.perf_counter() > deadline:
                 break
             if mat != "lm" and n % bn:
                 continue
+            mb = auto_mb(-(-n // bn), sms) if m == "auto" else int(m)
             try:
-                ops = _ops(llm, mat, st, bn, bk, bufs)
-                if a.device == "cuda":
-                    s = graph_seconds(ops, a.reps * (LAYERS if mat == "lm" else 1)) / len(ops)
-                else:  # a smoke test of the candidates: wall time
-                    t = time.perf_counter()
-                    for op in ops:
-                        op.sync()
-                    s = (time.perf_counter() - t) / len(ops)
+                ops = _ops(llm, mat, st, bn, bk, mb, bufs)
+                s = _seconds(ops, a.device, a.reps * (LAYERS if mat == "lm" else 1))
             except Exception as e:  # a candidate that fails is reported, the rest run
-                print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d}: failed {e!r}", flush=True)
+                print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d} MB={mb}: failed {e!r}", flush=True)
                 continue
-            row = {"mat": mat, "st": st, "bn": bn, "bk": bk, "us": s * 1e6,
+            row = {"mat": mat, "st": st, "bn": bn, "bk": bk, "mb": mb, "us": s * 1e6,
                    "tbs": wbytes / s / 1e12}  # fmt: skip
             rows.append(row)
-            print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d}: {s * 1e6:8.2f} us "
+            print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d} MB={mb}: {s * 1e6:8.2f} us "
                   f"{row['tbs']:.2f} TB/s", flush=True)  # fmt: skip
+        if a.device == "cuda":  # cuBLAS, the same matrices, the same timing
+            s = _seconds(
+                _cublas_ops(mat, n, bufs), a.device, a.reps * (LAYERS if mat == "lm" else 1)
+            )
+            rows.append({"mat": mat, "cublas": True, "us": s * 1e6, "tbs": wbytes / s / 1e12})
+            print(f"{mat:8s} cuBLAS torch.mv bf16:      {s * 1e6:8.2f} us "
+                  f"{wbytes / s / 1e12:.2f} TB/s", flush=True)  # fmt: skip
         del bufs
     # the best shapes per matrix, as decode.py's --plan takes them
-    plan: dict[str, dict[str, int]] = {"bn": {}, "bk": {}, "st": {}}
+    plan: dict[str, dict[str, int]] = {"bn": {}, "bk": {}, "st": {}, "mb": {}}
     print("best per matrix:")
     for mat in mats:
-        mine = [r for r in rows if r["mat"] == mat]
+        mine = [r for r in rows if r["mat"] == mat and not r.get("cublas")]
         if mine:
             b = min(mine, key=lambda r: r["us"])
-            plan["bn"][mat], plan["bk"][mat], plan["st"][mat] = b["bn"], b["bk"], b["st"]
-            print(
-                f"  {mat:8s} ST={b['st']} [{b['bn']}, {b['bk']}] {b['us']:.2f} us {b['tbs']:.2f} TB/s"
-            )
+            for f in ("bn", "bk", "st", "mb"):
+                plan[f][mat] = b[f]
+            print(f"  {mat:8s} ST={b['st']} [{b['bn']}, {b['bk']}] MB={b['mb']} "
+                  f"{b['us']:.2f} us {b['tbs']:.2f} TB/s")  # fmt: skip
     print(f"plan: {json.dumps(plan)}")
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,7 @@ import math
 import sys
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,8 @@ def _divisor_tile(n: int, b: int) -> int:
 
 # (BN, BK, ST, blocks an SM) of each decode GEMV on a GPU: rows per block, K
 # tile, K steps in flight (`std::llm`), and how many of its 256-thread blocks
-# an SM holds (ptxas's registers: 80 -> 3, 59 -> 4). Measured on the H200 at
+# an SM holds (ptxas's registers: 80 -> 3, 59 -> 4; the kernels' MB for a
+# grid of many waves, the grid's blocks an SM for one wave). Measured on the H200 at
 # Qwen3-4B's shapes (`benchmarks/gemv_sweep.py`, RESULTS.md): 128 bytes of
 # weights a thread a K step, every block resident at once; the LM head (many
 # waves) pipelined. `plan_for` halves BN where a matrix has too few rows to
@@ -86,7 +87,7 @@ GEMV_SHAPES = {
     "o": (8, 2048, 1, 3),
     "gate_up": (32, 256, 1, 4),
     "down": (8, 2048, 1, 3),
-    "lm": (16, 512, 2, 0),  # many waves anyway
+    "lm": (16, 512, 2, 3),  # many waves: MB 3, ST 2's own registers
 }
 
 
@@ -124,6 +125,9 @@ class Plan:
     # changes it reloads the kernels (their launch plans are made under the
     # new setting); the CPU interpreter ignores it
     pdl: bool | str = False
+    # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
+    # register budget; 0 none): the blocks of a one-wave grid per SM
+    mb: dict[str, int] = field(default_factory=dict)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -145,6 +149,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     bn: dict[str, int] = {}
     st: dict[str, int] = dict.fromkeys(rows, 1)
     splitk: dict[str, int] = {"o": 1, "down": 1}
+    mb: dict[str, int] = dict.fromkeys(rows, 0)
     if sm_count is None:
         for k, n in rows.items():
             bn[k] = _divisor_tile(n, 16)
@@ -172,6 +177,10 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             if k in splitk and blocks < sm_count:
                 tiles = -(-cols[k] // bk[k])  # no more splits than K steps
                 splitk[k] = _pow2_at_most(min(tiles, _pow2_at_least(-(-want // blocks))))
+            # one wave: ptxas gets the registers of the grid's blocks an SM and
+            # issues each K step's loads ahead of its products within them
+            grid = blocks * splitk.get(k, 1)
+            mb[k] = -(-grid // sm_count) if grid <= 8 * sm_count else per_sm
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
         # H200, Qwen3-4B (RESULTS.md, 2026-12-02): attention + merge a layer
@@ -200,6 +209,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         prefill=prefill,
         tc=tc,
         fma_until=fma_until,
+        mb=mb,
     )
 
 
@@ -554,12 +564,12 @@ class TileQwen3:
 
         def residual(name: str, v: Any, li: int) -> list[Any]:
             bn, s, bk, st = pl.bn[name], pl.splitk[name], pl.bk[name], pl.st[name]
-            w = W[name]
+            w, mb = W[name], pl.mb.get(name, 0)
             if s == 1:
-                return [k.gemv_add[bn, bk, st](P(self.x, [bn]), w, v, li)]
+                return [k.gemv_add[bn, bk, st, mb](P(self.x, [bn]), w, v, li)]
             part = self.part[name]
             return [
-                k.gemv_splitk[bn, bk, st](P(part, [1, bn]), w, v, li),
+                k.gemv_splitk[bn, bk, st, mb](P(part, [1, bn]), w, v, li),
                 k.add_rows[bn, s](P(self.x, [bn]), part),
             ]
 
@@ -572,7 +582,7 @@ class TileQwen3:
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
             ops.append(
-                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"]](
+                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0)](
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
@@ -601,7 +611,7 @@ class TileQwen3:
             ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(
-                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"]](
+                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0)](
                     P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, eps
                 )
             )
@@ -622,7 +632,7 @@ class TileQwen3:
         )
         bn = pl.bn["lm"]
         ops.append(
-            k.rms_gemv_argmax[bn, bk["lm"], pl.st["lm"]](
+            k.rms_gemv_argmax[bn, bk["lm"], pl.st["lm"], pl.mb.get("lm", 0)](
                 P(self.logits, [bn]),
                 P(self.bmax, [1]),
                 P(self.barg, [1]),
@@ -729,7 +739,7 @@ class TileQwen3:
         P = tl.partition
         bn = pl.bn["lm"]
         ops = [
-            k.rms_gemv_argmax[bn, pl.bk["lm"], pl.st["lm"]](
+            k.rms_gemv_argmax[bn, pl.bk["lm"], pl.st["lm"], pl.mb.get("lm", 0)](
                 P(self.logits, [bn]),
                 P(self.bmax, [1]),
                 P(self.barg, [1]),

@@ -52,30 +52,30 @@ def _check(op, grid: tuple[int, ...], outs: list[int], tol: float = 1e-4) -> Non
         np.testing.assert_allclose(got[i], want, rtol=tol, atol=tol * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize("st", [1, 2])
-def test_gemv_add_of_a_stacked_layer(k, st: int) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("st", "mb"), [(1, 0), (2, 3)])
+def test_gemv_add_of_a_stacked_layer(k, st: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(0)
     n, kk, layers = 16, 600, 2  # K not a multiple of the K step: the last step is partial
     w = _rand(rng, layers * n, kk, bf16=True)
     x, y = _rand(rng, kk), _rand(rng, n)
     want = y + w[n : 2 * n] @ x  # y += W x with layer 1's rows
-    op = k.gemv_add[8, 256, st](P(y, [8]), w, x, 1)
+    op = k.gemv_add[8, 256, st, mb](P(y, [8]), w, x, 1)
     _check(op, (2,), [0])
     np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize("st", [1, 2])
-def test_rms_gemv_and_gate_up(k, st: int) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("st", "mb"), [(1, 3), (2, 0)])
+def test_rms_gemv_and_gate_up(k, st: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(1)
     n, kk, layers = 16, 512, 2
     w = _rand(rng, layers * n, kk, bf16=True)
     x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
     y = np.zeros(n, np.float32)
-    _check(k.rms_gemv[8, 256, st](P(y, [8]), w, x, g, 1, 1e-6), (2,), [0])
+    _check(k.rms_gemv[8, 256, st, mb](P(y, [8]), w, x, g, 1, 1e-6), (2,), [0])
     # gate_up: per layer, the gate's n rows then the up's n rows
     wgu = _rand(rng, layers * 2 * n, kk, bf16=True)
     h = np.zeros(n, np.float32)
-    op = k.rms_gate_up[16, 128, st](P(h, [16]), wgu, x, g, 1, 1e-6)
+    op = k.rms_gate_up[16, 128, st, mb](P(h, [16]), wgu, x, g, 1, 1e-6)
     _check(op, (1,), [0])
     xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
     gate, up = wgu[2 * n : 3 * n] @ xn, wgu[3 * n :] @ xn
@@ -89,7 +89,7 @@ def test_lm_head_with_block_maxima(k) -> None:  # type: ignore[no-untyped-def]
     w = _rand(rng, v, kk, bf16=True)
     x, g = _rand(rng, kk), _rand(rng, 1, kk, bf16=True)
     y, bmax, barg = np.zeros(48, np.float32), np.zeros(3, np.float32), np.zeros(3, np.int32)
-    op = k.rms_gemv_argmax[16, 128, 2](P(y[:v], [16]), P(bmax, [1]), P(barg, [1]), w, x, g, 1e-6)
+    op = k.rms_gemv_argmax[16, 128, 2, 4](P(y[:v], [16]), P(bmax, [1]), P(barg, [1]), w, x, g, 1e-6)
     got = _simulate(op, (3,))
     op.sync()
     np.testing.assert_allclose(

@@ -173,6 +173,11 @@ class _Emitter(HopperOps, DebugOps):
         if self.pdl == "late" and self._trigger_at is None:
             self.lines.append(_PDL_TRIGGER)
         body = "\n".join(self.lines)
+        mb = min(k.source.min_blocks, 2048 // self.T)  # a bound the SM's threads can meet
+        if mb and not any("nvvm.minctasm" in a for a in self.fn_attrs):
+            # `.minnctapersm`: ptxas budgets registers for `mb` blocks an SM and,
+            # within that budget, issues a loop's loads ahead of their uses
+            self.fn_attrs.append(f'"nvvm.minctasm"="{mb}"')
         entry = "\n".join(["entry:", *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", *self._entry_lines,
                            "  br label %start", "start:"])
         name = _ident(k.name)

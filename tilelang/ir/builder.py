@@ -181,6 +181,7 @@ class Builder:
         num_stages: int = 2,
         instantiation: Sequence[tuple[str, int]] = (),
         hints: Sequence[str] = (),
+        min_blocks: int = 0,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -200,6 +201,7 @@ class Builder:
             tuple(sorted(instantiation)),
             self.span,
             tuple(sorted(hints)),
+            max(0, min_blocks),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

@@ -636,6 +636,9 @@ class Kernel:
     `grid_rank` is the number of grid axes. `num_warps`/`num_stages` come from
     `#[hints(...)]` (backend only; the interpreter ignores them); `hints` names
     the hints the source gave (the others are defaults the backend may replace).
+    `min_blocks` (hint `min_blocks`, 0 = none): blocks an SM must be able to
+    hold at once, so the backend's register budget is the SM's share of that
+    many (CUDA's `__launch_bounds__` minimum blocks).
     """
 
     name: str
@@ -647,6 +650,7 @@ class Kernel:
     instantiation: tuple[tuple[str, int], ...] = ()
     span: Span = DUMMY_SPAN
     hints: tuple[str, ...] = ()
+    min_blocks: int = 0
 
     def tensor(self, name: str) -> TensorParam:
         for p in self.params:

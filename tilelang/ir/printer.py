@@ -78,7 +78,10 @@ class _Namer:
 def print_kernel(kernel: ir.Kernel) -> str:
     """The canonical text of `kernel`, ending with a newline."""
     n = _Namer()
-    return print_params_header(kernel, n, f"warps {kernel.num_warps} stages {kernel.num_stages}", kernel.body)
+    tail = f"warps {kernel.num_warps} stages {kernel.num_stages}"
+    if kernel.min_blocks:
+        tail += f" min_blocks {kernel.min_blocks}"
+    return print_params_header(kernel, n, tail, kernel.body)
 
 
 def print_params_header(kernel, n: _Namer, tail: str, body: ir.Region,  # type: ignore[no-untyped-def]

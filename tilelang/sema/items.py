@@ -48,7 +48,9 @@ from tilelang.sema.types import (
 from tilelang.source import Span
 from tilelang.syntax import ast
 
-KNOWN_HINTS = ("num_warps", "stages")
+KNOWN_HINTS = ("num_warps", "stages", "min_blocks")
+# hints `#[autotune]` may list candidates for
+TUNABLE_HINTS = ("num_warps", "stages")
 
 
 KNOWN_ATTRIBUTES = ("hints", "autotune", "allow")
@@ -349,7 +351,17 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                             "not a known hint")
                 guess = suggest(key or "", KNOWN_HINTS)
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                         d.note("known hints: `num_warps`, `stages`"))
+                         d.note("known hints: `num_warps`, `stages`, `min_blocks`"))
+                continue
+            if key == "min_blocks" and isinstance(arg.value, ast.Name):
+                # a const generic: the launch picks the value (0: no bound)
+                if arg.value.ident.name not in {g.name.name for g in decl.generics if g.is_const}:
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES,
+                                     f"hint `min_blocks` needs a positive integer literal or a const "
+                                     f"generic of kernel `{decl.name.name}`",
+                                     arg.value.span, "not a const generic of this kernel"))
+                    continue
+                hints[key] = arg.value.ident.name
                 continue
             value = arg.value.value if isinstance(arg.value, ast.IntLit) else None
             if value is None or value <= 0 or (key == "num_warps" and not (is_pow2(value) and value <= 32)):
@@ -399,10 +411,10 @@ def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None
                     guess = suggest(n, sorted(params))
                     tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else d)
             continue
-        if key not in generics and key not in KNOWN_HINTS:
+        if key not in generics and key not in TUNABLE_HINTS:
             d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{key}` is neither a const generic of kernel "
                         f"`{decl.name.name}` nor a hint", arg.name.span, "cannot be tuned")
-            guess = suggest(key, sorted(generics | set(KNOWN_HINTS)))
+            guess = suggest(key, sorted(generics | set(TUNABLE_HINTS)))
             tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
                      d.note("`autotune` tunes const generics, `num_warps` and `stages`"))
             continue

@@ -176,7 +176,8 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     return cx.b.finish(grid_rank=cx.grid_rank, num_warps=hints.get("num_warps", 4),
                        num_stages=hints.get("stages", hints.get("num_stages", 2)),
                        instantiation=list(generics.items()),
-                       hints=["stages" if h == "num_stages" else h for h in hints])
+                       hints=["stages" if h == "num_stages" else h for h in hints],
+                       min_blocks=hints.get("min_blocks", 0))
 
 
 def _infer_from_facts(cx: LowerCx, decl: ast.FnDecl, generics: dict[str, int],

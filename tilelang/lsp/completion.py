@@ -60,6 +60,7 @@ def _known_hints() -> tuple[str, ...]:
 _HINT_DOCS = {
     "num_warps": "warps per tile block (a power of two up to 32)",
     "stages": "software pipelining depth of loads in loops",
+    "min_blocks": "tile blocks an SM must hold at once (the register budget): a literal or a const generic",
 }
 
 

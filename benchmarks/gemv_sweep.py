@@ -60,9 +60,9 @@ def _shapes(cfg: Any) -> dict[str, tuple[int, int]]:
 
 
 def auto_mb(blocks: int, sms: int) -> int:
-    """The blocks an SM holds of a one-wave grid (`engine.plan_for`'s MB);
-    3 for grids of many waves."""
-    return -(-blocks // sms) if blocks <= 8 * sms else 3
+    """The blocks an SM holds of a one-wave grid, at most 4 (64 registers a
+    thread; `engine.plan_for`'s MB); 3 for grids of many waves."""
+    return min(4, -(-blocks // sms)) if blocks <= 8 * sms else 3
 
 
 class _Torch:

@@ -227,6 +227,14 @@ def test_plan_fills_a_big_card() -> None:
     for name in ("o", "down"):  # 2560 rows: split-K or small blocks
         assert -(-2560 // p.bn[name]) * p.splitk[name] >= 264
     assert p.ns * cfg.num_key_value_heads >= 128
+    # the GEMVs' MB: the blocks an SM of their one-wave grid (3 of 304-396
+    # blocks on 132 SMs), at most 4 (64 registers a thread)
+    assert {k: p.mb[k] for k in ("qkv", "o", "gate_up", "down")} == dict.fromkeys(
+        ("qkv", "o", "gate_up", "down"), 3
+    )
+    small = plan_for(Qwen3Config.load("qwen3-0.6b"), 2048, sm_count=132)
+    assert all(1 <= small.mb[k] <= 4 for k in small.mb)
+    assert set(plan_for(TINY, 64, None).mb.values()) == {0}  # the interpreter: no bound
 
 
 def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:

@@ -56,3 +56,23 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_API})
+
+
+def _prewarm_if_torch_cuda() -> None:
+    """A process that imported a CUDA build of PyTorch before Tile will most
+    likely launch a kernel on the GPU: load the GPU toolchain (the modules of
+    a first launch, llvmlite, the driver binding, nvJitLink) on a background
+    thread from now on, while the program sets PyTorch up. Reading modules is
+    mostly waiting for files, which another thread's Python does not block.
+    `TILEC_PREWARM=0` turns it off; `tilec` (no PyTorch) never starts it."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not getattr(getattr(torch, "version", None), "cuda", None):
+        return
+    from tilelang.runtime.cuda_link import prewarm_toolchain
+
+    prewarm_toolchain()
+
+
+_prewarm_if_torch_cuda()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from tilelang.runtime import cuda
 
@@ -76,22 +77,74 @@ def test_nvjitlink_links_arch_specific_ptx_for_its_own_target() -> None:
 
 def test_compile_prewarms_the_gpu_toolchain_when_the_process_uses_cuda(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`tilelang.compile` in a process whose PyTorch has initialised CUDA starts
-    loading llvmlite and nvJitLink in the background (a cold first launch waits
-    for them otherwise); without that hint it starts nothing."""
+    loading llvmlite and nvJitLink in the background, for the arch of PyTorch's
+    current device (a cold first launch waits for them otherwise); without
+    that hint it starts nothing."""
     from types import SimpleNamespace
 
     import tilelang
+    from tilelang.runtime import cuda_link
 
     calls: list[object] = []
-    monkeypatch.setattr(cuda, "prewarm_toolchain", lambda arch=None: calls.append(arch))
-    fake = SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: False))
+    monkeypatch.setattr(cuda_link, "prewarm_toolchain", lambda arch=None: calls.append(arch))
+    monkeypatch.delenv("TILEC_ARCH", raising=False)
+    fake = SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: False, get_device_capability=lambda: (9, 0)))
     monkeypatch.setitem(sys.modules, "torch", fake)
     src = "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(zeros::<f32>([B])); }\n"
     tilelang.compile(src)
     assert calls == []
     fake.cuda.is_initialized = lambda: True
     tilelang.compile(src)
-    assert calls == [None]
+    assert calls == ["sm_90a"]
+    monkeypatch.setenv("TILEC_ARCH", "sm_80")
+    tilelang.compile(src)
+    assert calls == ["sm_90a", "sm_80"]
+
+
+def test_ptx_arch_of_a_device(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The one mapping from compute capability to PTX target (the device and
+    the prewarm share it): sm_90a only for CC 9.0, TILEC_ARCH overrides."""
+    from tilelang.runtime.cuda_link import ptx_arch
+
+    monkeypatch.delenv("TILEC_ARCH", raising=False)
+    assert [ptx_arch(*cc) for cc in ((9, 0), (8, 0), (8, 6), (8, 9), (10, 0), (12, 0))] == [
+        "sm_90a", "sm_80", "sm_80", "sm_80", "sm_90", "sm_90"]
+    monkeypatch.setenv("TILEC_ARCH", "sm_80")
+    assert ptx_arch(9, 0) == "sm_80"
+
+
+_FAKE_TORCH = ("import sys, types; t = types.ModuleType('torch'); t.version = types.SimpleNamespace(cuda={cuda!r}); "
+               "sys.modules['torch'] = t; ")
+_REPORT = ("import sys, threading, tilelang; "
+           "threads = [t for t in threading.enumerate() if t is not threading.main_thread()]; "
+           "[t.join() for t in threads]; "
+           "print(len(threads), 'tilelang.backend.gpu.passes' in sys.modules, 'llvmlite.binding' in sys.modules)")
+
+
+@pytest.mark.parametrize("cuda_version, env, expect", [
+    ("13.0", {}, ["1", "True", "True"]),  # a CUDA build of PyTorch: the first launch's modules load in the background
+    (None, {}, ["0", "False", "False"]),  # a CPU build: nothing starts
+    ("13.0", {"TILEC_PREWARM": "0"}, ["0", "False", "False"]),  # turned off
+])
+def test_import_after_a_cuda_pytorch_prewarms_the_first_launch(cuda_version, env, expect) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    code = _FAKE_TORCH.format(cuda=cuda_version) + _REPORT
+    env = {**{k: v for k, v in os.environ.items() if k != "TILEC_PREWARM"}, **env}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == expect, out.stderr
+
+
+def test_prewarm_with_a_new_arch_builds_its_target_machine() -> None:
+    """The prewarm started without an arch (at import) builds no device's
+    target machine; a later call naming the arch builds it on a thread."""
+    code = ("import threading; from tilelang.runtime import cuda_link; from tilelang.backend import target; "
+            "join = lambda: [t.join() for t in threading.enumerate() if t is not threading.main_thread()]; "
+            "cuda_link.prewarm_toolchain(); join(); a = target._target_machine.cache_info().currsize; "
+            "cuda_link.prewarm_toolchain('sm_90a'); cuda_link.prewarm_toolchain('sm_90a'); join(); "
+            "print(a, target._target_machine.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "2"], out.stderr
 
 
 def test_prewarm_toolchain_loads_llvmlite_once_in_the_background() -> None:

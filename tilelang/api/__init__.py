@@ -77,17 +77,19 @@ def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
 
 def _prewarm_if_cuda() -> None:
     """A process that already uses CUDA through PyTorch will most likely call
-    a kernel on the GPU next: start loading the GPU toolchain (llvmlite,
+    a kernel on the GPU next: start loading the GPU toolchain (llvmlite and
+    the target machine of the current device's arch, the driver binding,
     nvJitLink) on a background thread while the program is checked."""
     torch = sys.modules.get("torch")
     try:
         if torch is None or not torch.cuda.is_initialized():
             return
+        major, minor = torch.cuda.get_device_capability()
     except Exception:  # a partial or odd torch: no hint
         return
-    from tilelang.runtime.cuda import prewarm_toolchain
+    from tilelang.runtime.cuda_link import prewarm_toolchain, ptx_arch
 
-    prewarm_toolchain()
+    prewarm_toolchain(ptx_arch(major, minor))
 
 
 def _load(text: str, name: str, device: str) -> Module:

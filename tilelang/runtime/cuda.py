@@ -52,6 +52,7 @@ from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the nam
     _nvjitlink_cubin,
     link_arch,
     prewarm_toolchain,
+    ptx_arch,
 )
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
@@ -505,17 +506,7 @@ class CudaDevice(Device):
         self._graph_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = {}  # by id(graph)
 
     def _ptx_arch(self) -> str:
-        # PTX built for sm_80 runs everywhere from Ampere on (the driver JITs it);
-        # on Hopper we target sm_90 directly, and CC 9.0 exactly (H100/H200) gets
-        # sm_90a: wgmma and setmaxnreg exist only there.
-        # TILEC_ARCH picks another (older) target, e.g. to measure the sm_80 path.
-        forced = os.environ.get("TILEC_ARCH")
-        if forced:
-            return forced
-        if (self.ctx.info.major, self.ctx.info.minor) == (9, 0):
-            return "sm_90a"
-        major = self.ctx.info.major
-        return "sm_90" if major >= 9 else "sm_80"
+        return ptx_arch(self.ctx.info.major, self.ctx.info.minor)
 
     # -- memory ---------------------------------------------------------------
     def upload(self, host: np.ndarray, dtype: Any = None) -> CudaBuffer:

@@ -26,11 +26,13 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tilelang.profiler import hook
-from tilelang.profiler.costs import Cost, kernel_cost
-from tilelang.profiler.peaks import Peak, peak_for
+
+if TYPE_CHECKING:  # imported where a profile records a launch: a launch path without one never loads them
+    from tilelang.profiler.costs import Cost
+    from tilelang.profiler.peaks import Peak
 
 
 @dataclass(slots=True)
@@ -139,8 +141,12 @@ class Profile:
         t_start, start_event, _ = token
         t_end = time.perf_counter()
         try:
+            from tilelang.profiler.costs import kernel_cost
+
             cost = kernel_cost(kernel, grid, shapes, nbytes, scalars)
         except Exception:  # a cost model gap must never break a run
+            from tilelang.profiler.costs import Cost
+
             cost = Cost(0.0, sum(nbytes.values()), False, False)
         rec = LaunchRecord(
             kernel=getattr(kernel, "name", "?"),
@@ -163,6 +169,8 @@ class Profile:
     def _peak(self, dev: Any) -> Peak | None:
         key = id(dev)
         if key not in self._peaks:
+            from tilelang.profiler.peaks import peak_for
+
             attrs = getattr(dev, "peak_attributes", None)
             name = getattr(getattr(getattr(dev, "ctx", None), "info", None), "name", None)
             self._peaks[key] = (

@@ -21,7 +21,6 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import (
-    attention,
     block_order,
     convert,
     layout_assign,
@@ -33,11 +32,25 @@ from . import (
 )
 from .context import PassContext
 
+
+def _attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    """`attention.attention`, its module imported only for a kernel it may
+    rewrite (a wgmma target and a loop with two products): the largest pass,
+    which a first launch of any other kernel need not load."""
+    if not ctx.has_wgmma or not any(
+        isinstance(op, ir.For) and sum(isinstance(o, g.DotOp) for o in op.body.ops) == 2 for op in k.body.ops
+    ):
+        return k
+    from . import attention
+
+    return attention.attention(k, ctx)
+
+
 PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
     ("lift", lift.lift),  # Tile IR -> GPU IR, no layouts yet
     ("mma_select", mma_select.mma_select),  # mma -> DotOp on wgmma / mma.sync / fma
     ("block_order", block_order.block_order),  # grouped block order for L2 reuse
-    ("attention", attention.attention),  # the flash-attention loop: TMA ring, wgmma, softmax in registers
+    ("attention", _attention),  # the flash-attention loop: TMA ring, wgmma, softmax in registers
     ("pipeline", pipeline.pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
     ("pipeline_sm80", pipeline_sm80.pipeline_sm80),  # cp.async ring + ldmatrix + mma.sync loops on sm_8x
     ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value

@@ -4,6 +4,7 @@
 #   variants the same under other settings: VARIANTS="ENV=1 ENV2=1:cfg,cfg;ENV=1:cfg"
 #   first   benchmarks/gemm.py --only first (fresh process, empty cache)
 #   probe   benchmarks/first_launch_probe.py (the first launch piece by piece)
+#   ab      benchmarks/first_launch_ab.py $AB (variants of the first launch, fresh processes in turn)
 #   tests   tests/backend/test_sm80.py -m gpu (the sm_80 path against the interpreter)
 #   hopper  the wgmma GEMM at 8192^3 f16 (128x256x64 w8 s4) against cuBLAS
 #   ncu     warp stall reasons of the sm_80 GEMM at $NCU_CFG (skipped if ncu is missing)
@@ -35,7 +36,7 @@ if has variants && [[ -n "$VARIANTS" ]]; then  # VARIANTS="ENV=1 ENV2=1:cfg,cfg;
   for v in "${VS[@]}"; do
     i=$((i + 1))
     env ${v%%:*} SM80_CONFIGS=${v#*:} TILEC_ARCH=sm_80 TILEC_CACHE_DIR=/tmp/tc-h14v$i timeout ${VAR_T:-14} \
-      python3 benchmarks/gemm.py --only square80 --dtypes f16 > "$O/variant$i.log" 2>&1
+      python3 benchmarks/gemm.py --only square80 --dtypes ${VAR_DT:-f16} > "$O/variant$i.log" 2>&1
     echo "== variant $i (${v%%:*}) rc $? ($((SECONDS - T0)) s)"; grep -E "^\s+\[|^\[" "$O/variant$i.log"
   done
 fi
@@ -50,6 +51,10 @@ fi
 if has tests; then  # the sm_80 path on the GPU against the interpreter (edges, K < tile, one row/column)
   timeout ${TESTS_T:-25} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_sm80.py > "$O/sm80_tests.log" 2>&1
   echo "== sm_80 GPU tests rc $? ($((SECONDS - T0)) s): $(tail -1 "$O/sm80_tests.log")"
+fi
+if has ab; then  # AB="REPS label=ROOT[:ENV=V] ...", DIAG=label: a profile and an importtime log of that one
+  PROFILE=${DIAG:+1} IMPORTTIME=${DIAG:+$O/imp} timeout ${AB_T:-60} python3 benchmarks/first_launch_ab.py ${AB:-3} > "$O/ab.log" 2>&1
+  echo "== ab rc $? ($((SECONDS - T0)) s)"; grep -E "^\[ab\] [^ ]+: median|FAILED" "$O/ab.log"
 fi
 if has hopper; then  # the wgmma GEMM at 8192^3 f16, 128x256x64 w8 s4, with this tree's LLVM IR level
   timeout ${HOPPER_T:-15} python3 -c "import sys; sys.argv = ['gemm.py']; sys.path.insert(0, 'benchmarks'); import gemm; \

@@ -212,7 +212,8 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
 
 
 # (variant, key blocks, blocks per SM) that --sweep times
-SWEEP = [("std", (16, 32), (2,)), ("std", (32,), (4,)), ("mma", (32,), (4,)), ("p3", (16, 32), (2,))]
+SWEEP = [("std", (32,), (1, 2, 3)), ("std", (64,), (2,)), ("reg", (32,), (2,)), ("s2", (32,), (3,)),
+         ("s3", (32,), (3,)), ("s8", (32,), (1, 2))]
 _VARIANTS: list = []
 
 

@@ -39,15 +39,15 @@ def test_every_prewarmed_launch_lowers() -> None:
     variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))._program
     launches = pw.launches()
     assert {k for k, _, _ in launches} == {"flash_attention", "flash_attention_lse", "decode_split",
-                                           "decode_split_varlen", "decode_combine", "decode_split_mma",
-                                           "decode_split_p3"}
+                                           "decode_split_varlen", "decode_combine", "decode_split_reg",
+                                           "decode_split_s2", "decode_split_s3", "decode_split_s8"}
     seen = set()
     for kernel, inst, params in launches:
         key = (kernel, str(sorted(inst.items(), key=str)))
         if key in seen:
             continue
         seen.add(key)
-        if kernel in ("decode_split_mma", "decode_split_p3"):
+        if kernel.startswith("decode_split_") and kernel != "decode_split_varlen":
             kir = lower_kernel(variants, kernel, inst, {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
         else:
             kir = lower_kernel(program, f"std::attention::{kernel}", inst,

@@ -37,10 +37,11 @@ def emit_op(em: Any, op: object) -> bool:
             em.declare("declare void @llvm.nvvm.cp.async.commit.group()")
             em.stmt("call void @llvm.nvvm.cp.async.commit.group()")
             return True
-        case g.CpAsyncWait(pending=n):
+        case g.CpAsyncWait(pending=n, barrier=bar):
             em.declare("declare void @llvm.nvvm.cp.async.wait.group(i32)")
             em.stmt(f"call void @llvm.nvvm.cp.async.wait.group(i32 {n})")
-            em.barrier()
+            if bar:
+                em.barrier()
             return True
         case g.SmemDot():
             smem_dot(em, op)

@@ -282,9 +282,46 @@ class CpAsyncCommit:
 class CpAsyncWait:
     """Wait until at most `pending` of this thread's newest groups are in
     flight, then a CTA barrier: every thread's copies of the older groups are
-    in shared memory and visible to the whole block."""
+    in shared memory and visible to the whole block. `barrier` False: no
+    barrier, the copies are visible to the thread that issued them only
+    (enough for `RingCopy`, whose slots only their own thread reads)."""
 
     pending: int
+    barrier: bool = True
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class RingCopy:
+    """If `pred`: every thread issues 16-byte `cp.async.cg` copies of the chunks
+    it would hold of the tile `tensor[offsets...]` of type `type` in register
+    layout `layout` (what a `Load` of that tile would put in its registers)
+    into its own slots of stage `stage` of ring `dst`: chunk k of thread t at
+    byte (k * threads + t) * 16 of the stage. Chunks past the tensor's edge are
+    zero-filled (the interpreter's rule for loads without mask or padding).
+    The copies join the thread's next `CpAsyncCommit` group. Only the thread
+    that copied a slot reads it (`RingRead`), so no barrier is ever needed."""
+
+    tensor: str
+    offsets: tuple[ir.Value, ...]
+    type: ir.Type
+    layout: Layout
+    dst: ir.Value
+    stage: ir.Value
+    pred: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class RingRead:
+    """`result` = the tile this thread's `RingCopy` placed in stage `stage` of
+    ring `src`, in `result`'s layout (the copy's), as a `Load` of `tensor`
+    would have given it: each 16-byte slot one shared-memory vector load."""
+
+    result: ir.Value
+    tensor: str
+    src: ir.Value
+    stage: ir.Value
     span: Span = DUMMY_SPAN
 
 
@@ -355,9 +392,12 @@ GpuOp = (
     | CpAsyncCommit
     | CpAsyncWait
     | SmemDot
+    | RingCopy
+    | RingRead
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
-           BarrierArrive, Wgmma, WgmmaRegA, WarpgroupTurn, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot)
+           BarrierArrive, Wgmma, WgmmaRegA, WarpgroupTurn, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot,
+           RingCopy, RingRead)
 
 
 # ------------------------------------------------------------------ kernel
@@ -417,9 +457,9 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaWait(results=rs):
             return rs
-        case SmemDot(result=r):
+        case SmemDot(result=r) | RingRead(result=r):
             return (r,)
-        case (TmaLoad() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
+        case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
@@ -455,6 +495,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return ()
         case SmemDot(a=a, b=b, stage=st, acc=c):
             return (a, b, st, c)
+        case RingCopy(offsets=os, dst=d, stage=st, pred=p):
+            return (*os, d, st, p)
+        case RingRead(src=s, stage=st):
+            return (s, st)
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
@@ -499,6 +543,8 @@ __all__ = [
     "GpuKernel",
     "GpuOp",
     "GpuParam",
+    "RingCopy",
+    "RingRead",
     "Role",
     "SmemAlloc",
     "SmemDot",

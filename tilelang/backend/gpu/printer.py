@@ -91,8 +91,12 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{'cp.async' if vec else 'copy.elements'} @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
         case g.CpAsyncCommit():
             line("cp.async.commit")
-        case g.CpAsyncWait(pending=p):
-            line(f"cp.async.wait {p}, barrier")
+        case g.CpAsyncWait(pending=p, barrier=bar):
+            line(f"cp.async.wait {p}{', barrier' if bar else ''}")
+        case g.RingCopy(tensor=t, offsets=os, type=ty, layout=lay, dst=d, stage=st, pred=p):
+            line(f"cp.async.own @{t}[{', '.join(map(n, os))}] -> {n(d)}[{n(st)}] if {n(p)} : {ty} {lay}")
+        case g.RingRead(result=r, src=src, stage=st):
+            line(f"{n.define(r)} = ring.read {n(src)}[{n(st)}] : {r.type}{n.note(r)}")
         case g.SmemDot(result=r, a=a, b=b, stage=st, acc=c, b_nk=nk, prefetch=pf):
             pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
             line(f"{n.define(r)} = dot.mma.sync.smem {n(a)}[{n(st)}], {n(b)}[{n(st)}]{' (b n-k)' if nk else ''}, "

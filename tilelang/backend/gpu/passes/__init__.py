@@ -29,6 +29,7 @@ from . import (
     pipeline,
     pipeline_sm80,
     smem_alloc,
+    stream_loads,
 )
 from .context import PassContext
 
@@ -55,6 +56,7 @@ PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
     ("pipeline_sm80", pipeline_sm80.pipeline_sm80),  # cp.async ring + ldmatrix + mma.sync loops on sm_8x
     ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value
     ("convert", convert.convert),  # explicit ConvertLayout where layouts disagree
+    ("stream_loads", stream_loads.stream_loads),  # `stages`-hinted loops: loads through per-thread cp.async rings
     ("smem_alloc", smem_alloc.smem_alloc),  # offsets of shared buffers and barriers
 )
 

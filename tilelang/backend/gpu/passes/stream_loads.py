@@ -1,0 +1,284 @@
+"""Pass `stream_loads`: a loop's loads streamed through a shared-memory ring.
+
+A loop that reads a tile a iteration and reduces it into a few carried
+values (a decode step's keys and values, a GEMV's weights) is a copy of
+memory: it runs at the bandwidth its bytes in flight allow. Loads into
+registers hold their bytes in registers, which cap the threads an SM runs;
+`cp.async` into shared memory holds them there instead. In a kernel hinted
+`stages = S` (S >= 2), every loop the tensor-core pipeliners did not take,
+
+    for i in lo..hi step s { x = load(t, off(i)); ...x... }
+
+becomes, for each eligible load (same for several: one ring each),
+
+    for n in 0 .. S-1:  RingCopy(t, off(lo + n s), ring[n], pred lo + n s < hi); commit
+    for i in lo..hi step s {
+        cp.async.wait S-2 (no barrier)          // this iteration's group landed
+        x = RingRead(ring[n % S])               // n = (i - lo) / s
+        RingCopy(t, off(i + (S-1) s), ring[(n + S-1) % S], pred i + (S-1) s < hi); commit
+        ...x...
+    }
+    cp.async.wait 0
+
+so S - 1 iterations' tiles are in flight while one is computed. Each thread
+copies exactly the 16-byte chunks it would have loaded (the load's register
+layout, which `layout_assign` chose for the consumers) into slots only it
+reads back: no barrier anywhere, and no thread ever reads another's slot.
+The stage a copy overwrites was read by the same thread one iteration
+earlier, and that read's values were consumed there (the loaded tile is not
+carried out of its iteration), so the write never overtakes the read.
+
+A load is eligible when: its tensor is never written by the kernel (no
+store or atomic names it: a copy may run several iterations early); it has
+no mask and no padding (zero-fill past the edge is the load's own rule);
+its offsets are computed from the loop variable and loop-invariant values by
+scalar ops; its layout puts 16 contiguous bytes in each register chunk and
+its tensor's facts make every chunk wholly in or out of bounds (base aligned
+to 16 bytes, contiguous dim a multiple of 16, last offset a constant
+multiple of the chunk); and its result is used inside the iteration only.
+The loop's variable must be i32. `S` is lowered until the rings fit the
+target's shared memory beside the kernel's other buffers and a reserve for
+the code generator's scratch; below 2 the loop is left alone. Without the
+hint nothing changes (the register prefetch some kernels write in the source
+keeps working as written).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from ..layouts import Shared
+from .context import Fresh, PassContext
+from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT
+from .rewrite import with_regions
+
+# shared memory left to the code generator's scratch (layout conversions,
+# reductions across warps), which is placed after the passes' buffers
+SCRATCH_RESERVE = 16 * 1024
+_SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
+_PIPELINED = (g.CpAsyncTile, g.SmemDot, g.Wgmma, g.WgmmaRegA, g.TmaLoad, g.WarpSpecialize, g.RingCopy)
+
+
+def _written(k: g.GpuKernel) -> set[str]:
+    """Tensors some op of the kernel writes (stores and atomics)."""
+    return {op.tensor for op in g.walk(k.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
+
+
+def _chunks(k: g.GpuKernel, v: ir.Value) -> int | None:
+    """16-byte chunks a thread holds of `v` in its layout (None: not in 16-byte chunks)."""
+    from tilelang.backend.codegen.views import view_of  # the geometry of a layout
+
+    lay = k.layouts.get(v.id)
+    if lay is None or isinstance(lay, Shared):
+        return None
+    try:
+        view = view_of(lay, v.shape, k.num_warps * 32, v.dtype.itemsize)
+    except Exception:  # a layout the views do not describe: leave the load alone
+        return None
+    if view.V * v.dtype.itemsize != 16:
+        return None
+    return int(view.K)
+
+
+class _Loop:
+    """The analysis of one loop: its eligible loads and how their offsets are computed."""
+
+    def __init__(self, k: g.GpuKernel, ctx: PassContext, op: ir.For, written: set[str],
+                 defs: dict[int, object]) -> None:
+        self.op = op
+        body = op.body
+        self.iv = body.args[0]
+        inside = {v.id for v in g.defined_values(body)}
+        self.defs: dict[int, object] = {}
+        for x in body.ops:
+            for r in g.results(x):
+                self.defs[r.id] = x
+        carried = set()
+        yields = [x for x in body.ops if isinstance(x, ir.Yield)]
+        for y in yields:
+            carried |= {v.id for v in y.values}
+        # values read in nested regions or by ops other than those listed are fine;
+        # a loaded tile must not leave its iteration
+        self.loads: list[ir.Load] = []
+        for x in body.ops:
+            if not isinstance(x, ir.Load) or x.mask is not None or x.padding is not None:
+                continue
+            if x.tensor in written or x.result.id in carried:
+                continue
+            f = ctx.fact(x.tensor)
+            if not f.aligned16 or not f.dims_div16 or not f.dims_div16[-1]:
+                continue
+            n = _chunks(k, x.result)
+            if n is None or not _multiple(defs, x.offsets[-1], 16 // x.result.dtype.itemsize):
+                continue
+            if all(self._computable(o, inside) for o in x.offsets):
+                self.loads.append(x)
+
+    def _computable(self, v: ir.Value, inside: set[int]) -> bool:
+        if v.id not in inside or v.id == self.iv.id:
+            return True
+        d = self.defs.get(v.id)
+        if not isinstance(d, _SCALAR) or v.shape:
+            return False
+        return all(self._computable(o, inside) for o in ir.op_operands(d))  # type: ignore[arg-type]
+
+
+def _multiple(defs: dict[int, object], v: ir.Value, m: int) -> bool:
+    """Scalar `v` is provably a multiple of `m` (constants, products with one,
+    sums and differences of them)."""
+    d = defs.get(v.id)
+    match d:
+        case ir.Const(value=c):
+            return isinstance(c, int) and not isinstance(c, bool) and c % m == 0
+        case ir.Elementwise(op=ir.ElemOp.MUL, operands=(a, b)):
+            return _multiple(defs, a, m) or _multiple(defs, b, m)
+        case ir.Elementwise(op=ir.ElemOp.ADD | ir.ElemOp.SUB, operands=(a, b)):
+            return _multiple(defs, a, m) and _multiple(defs, b, m)
+    return False
+
+
+class _Build:
+    def __init__(self, k: g.GpuKernel) -> None:
+        self.fresh = Fresh(k.next_id)
+        self.layouts = dict(k.layouts)
+
+    def const(self, out: list[object], value: int, dt: DType = DType.I32) -> ir.Value:
+        v = self.fresh.value(dt)
+        out.append(ir.Const(v, value))
+        return v
+
+    def elem(self, out: list[object], eop: ir.ElemOp, *xs: ir.Value, dt: DType | None = None) -> ir.Value:
+        v = self.fresh.value(dt or xs[0].dtype)
+        out.append(ir.Elementwise(v, eop, tuple(xs)))
+        return v
+
+    def clone_offsets(self, out: list[object], loop: _Loop, load: ir.Load, it: ir.Value) -> tuple[ir.Value, ...]:
+        """`load`'s offsets at iteration value `it`: the scalar ops that compute
+        them from the loop variable, cloned into `out`."""
+        memo: dict[int, ir.Value] = {loop.iv.id: it}
+
+        def go(v: ir.Value) -> ir.Value:
+            if v.id in memo:
+                return memo[v.id]
+            d = loop.defs.get(v.id)
+            if d is None:  # loop-invariant
+                return v
+            ops = tuple(go(o) for o in ir.op_operands(d))  # type: ignore[arg-type]
+            nv = self.fresh.value(v.dtype, v.shape, v.hint)
+            new = dataclasses.replace(d, result=nv)  # type: ignore[type-var]
+            if isinstance(d, ir.Elementwise):
+                new = dataclasses.replace(d, result=nv, operands=ops)
+            elif isinstance(d, ir.Cast):
+                new = dataclasses.replace(d, result=nv, x=ops[0])
+            out.append(new)
+            memo[v.id] = nv
+            return nv
+
+        return tuple(go(o) for o in load.offsets)
+
+
+def _ring_bytes(k: g.GpuKernel, load: ir.Load) -> int:
+    return k.num_warps * 32 * (_chunks(k, load.result) or 0) * 16
+
+
+def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
+    limit = HOPPER_SMEM if ctx.sm >= 90 else SMEM_LIMIT.get(ctx.arch[:5], 99 * 1024)
+    used = sum(_nbytes(op.result) for op in g.walk(k.body) if isinstance(op, g.SmemAlloc))
+    return limit - used - SCRATCH_RESERVE
+
+
+def _nbytes(v: ir.Value) -> int:
+    n = v.dtype.itemsize
+    for d in v.shape:
+        n *= d
+    return n
+
+
+def _rewrite(k: g.GpuKernel, b: _Build, loop: _Loop, S: int) -> list[object]:
+    """The ops that replace `loop.op`: the rings, the prologue, the new loop, the final wait."""
+    op = loop.op
+    pre: list[object] = []
+    rings: list[ir.Value] = []
+    for ld in loop.loads:
+        per = _ring_bytes(k, ld) // ld.result.dtype.itemsize
+        ring = b.fresh.value(ld.result.dtype, (S, per), "ring")
+        b.layouts[ring.id] = Shared(0, "row")
+        pre.append(g.SmemAlloc(ring, span=ld.span))
+        rings.append(ring)
+    # prologue: iterations 0 .. S-2
+    for n in range(S - 1):
+        it = op.lower if n == 0 else b.elem(pre, ir.ElemOp.ADD, op.lower,
+                                             b.elem(pre, ir.ElemOp.MUL, op.step, b.const(pre, n)))
+        pred = b.elem(pre, ir.ElemOp.LT, it, op.upper, dt=DType.BOOL)
+        stage = b.const(pre, n)
+        for ld, ring in zip(loop.loads, rings, strict=True):
+            offs = b.clone_offsets(pre, loop, ld, it)
+            pre.append(g.RingCopy(ld.tensor, offs, ld.result.type, k.layouts[ld.result.id], ring, stage, pred,
+                                  span=ld.span))
+        pre.append(g.CpAsyncCommit())
+    ahead = b.elem(pre, ir.ElemOp.MUL, op.step, b.const(pre, S - 1))
+    # the body: wait, read this iteration's tiles, issue iteration + S - 1's, then the rest
+    body: list[object] = [g.CpAsyncWait(S - 2, barrier=False)]
+    n = b.elem(body, ir.ElemOp.DIV, b.elem(body, ir.ElemOp.SUB, loop.iv, op.lower), op.step)
+    stage_r = b.elem(body, ir.ElemOp.REM, n, b.const(body, S))
+    for ld, ring in zip(loop.loads, rings, strict=True):
+        body.append(g.RingRead(ld.result, ld.tensor, ring, stage_r, span=ld.span))
+    it = b.elem(body, ir.ElemOp.ADD, loop.iv, ahead)
+    pred = b.elem(body, ir.ElemOp.LT, it, op.upper, dt=DType.BOOL)
+    stage_w = b.elem(body, ir.ElemOp.REM, b.elem(body, ir.ElemOp.ADD, n, b.const(body, S - 1)), b.const(body, S))
+    for ld, ring in zip(loop.loads, rings, strict=True):
+        offs = b.clone_offsets(body, loop, ld, it)
+        body.append(g.RingCopy(ld.tensor, offs, ld.result.type, k.layouts[ld.result.id], ring, stage_w, pred,
+                               span=ld.span))
+    body.append(g.CpAsyncCommit())
+    taken = {id(ld) for ld in loop.loads}
+    body += [x for x in op.body.ops if id(x) not in taken]
+    new_loop = dataclasses.replace(op, body=ir.Region(op.body.args, tuple(body)))  # type: ignore[arg-type]
+    return [*pre, new_loop, g.CpAsyncWait(0, barrier=False)]
+
+
+def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    if "stages" not in k.source.hints or k.num_stages < 2 or ctx.sm < 80:
+        return k
+    defs = {r.id: op for op in g.walk(k.body) if isinstance(op, ir.Const | ir.Elementwise) for r in g.results(op)}
+    written = _written(k)
+    b = _Build(k)
+    budget = _budget(k, ctx)
+    changed = False
+
+    def region(r: ir.Region) -> ir.Region:
+        nonlocal budget, changed
+        out: list[object] = []
+        for op in r.ops:
+            if isinstance(op, g.WarpSpecialize):
+                out.append(op)
+                continue
+            op = with_regions(op, region)
+            if not isinstance(op, ir.For) or op.body.args[0].dtype is not DType.I32:
+                out.append(op)
+                continue
+            if any(isinstance(x, _PIPELINED) for x in g.walk(op.body)):
+                out.append(op)
+                continue
+            loop = _Loop(k, ctx, op, written, defs)
+            per_stage = sum(_ring_bytes(k, ld) for ld in loop.loads)
+            S = min(k.num_stages, budget // per_stage) if per_stage else 0
+            if S < 2:
+                out.append(op)
+                continue
+            budget -= S * per_stage
+            changed = True
+            out += _rewrite(k, b, loop, S)
+        return ir.Region(r.args, tuple(out))  # type: ignore[arg-type]
+
+    body = region(k.body)
+    if not changed:
+        return k
+    return dataclasses.replace(k, body=body, layouts=b.layouts, next_id=b.fresh.next)
+
+
+__all__ = ["SCRATCH_RESERVE", "stream_loads"]

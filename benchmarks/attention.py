@@ -43,7 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 import tilelang  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples" / "python"))
-from torch_attention import decode_plan  # noqa: E402  (the example's split policy is what users get)
+from torch_attention import combine_ns, decode_plan  # noqa: E402  (the example's split policy is what users get)
 
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -179,7 +179,7 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     k3, v3 = k.view(batch * hkv, ctx, d), v.view(batch * hkv, ctx, d)
     split = (ATTN.decode_split if variant == "std" else getattr(variants(), f"decode_split_{variant}"))[
         dtype, grp, bn, d]
-    comb = ATTN.decode_combine[dtype, grp, splits, dc]
+    comb = ATTN.decode_combine[dtype, grp, combine_ns(splits), dc]
     scale = d**-0.5
 
     def tile_split():  # type: ignore[no-untyped-def]
@@ -212,8 +212,8 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
 
 
 # (variant, key blocks, blocks per SM) that --sweep times
-SWEEP = [("std", (32,), (1, 2, 3)), ("std", (64,), (2,)), ("reg", (32,), (2,)), ("s2", (32,), (3,)),
-         ("s3", (32,), (3,)), ("s8", (32,), (1, 2))]
+SWEEP = [("std", (32,), (1, 2, 3, 4)), ("std", (64,), (2,)), ("reg", (32,), (2,)), ("s3", (32,), (3,)),
+         ("s8", (32,), (1,))]
 _VARIANTS: list = []
 
 

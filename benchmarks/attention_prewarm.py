@@ -92,17 +92,18 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     sys.path.insert(0, str(ROOT / "examples" / "python"))
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import attention as bench  # noqa: PLC0415  (its sweep table)
-    from torch_attention import decode_plan  # noqa: PLC0415
+    from torch_attention import combine_ns, decode_plan  # noqa: PLC0415
 
     for batch in (1, 8):
         for ctx in (8192, 32768):
             bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS)
-            out += decode("bf16", batch * 8, 4, ctx, 128, bn, splits, splits, dc=dc)
+            out += decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits), dc=dc)
             for variant, bns, per_sms in bench.SWEEP:
                 for bn in bns:
                     for per_sm in per_sms:
                         bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS, bn=bn, blocks_per_sm=per_sm)
-                        for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, splits, dc=dc):
+                        for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits),
+                                                     dc=dc):
                             if name == "decode_split" and variant != "std":
                                 name = f"decode_split_{variant}"
                             out.append((name, inst, ps))
@@ -110,7 +111,7 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     # D=64, a prompt of S=300, then decoding steps over a cache of 303)
     out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
     bn, splits, dc = decode_plan(4, 4, 300, 64, SMS, bn=32)
-    out += decode("bf16", 4, 4, 303, 64, bn, splits, splits, dc=dc)
+    out += decode("bf16", 4, 4, 303, 64, bn, splits, combine_ns(splits), dc=dc)
     # benchmarks/attention_sanitize.py
     out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
     out.append(prefill("f16", 2, 2, 150, 90, 128, 64, 64, True))

@@ -53,25 +53,31 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int,
-                bn: int = 32, blocks_per_sm: int = 2) -> tuple[int, int, int]:
+                bn: int = 32, blocks_per_sm: int = 3) -> tuple[int, int, int]:
     """(BN, splits, DC) for flash decoding `kv_rows` = batch * KV heads rows.
 
-    A decode step is a read of the cache: it needs enough blocks in flight
-    to cover the card (`blocks_per_sm` per SM: `decode_split` at BN = 32
-    holds two a SM, by its registers), so a small batch splits each head's
-    cache into more shares; a share keeps at least two key blocks of `bn`
-    keys, and there are at most 64 (the merge reads every share). DC, the
-    merge's column chunk, keeps its tile at 4096 elements or fewer. Measured
-    on the H200 (benchmarks/RESULTS.md, 2026-12-02 h15d): BN = 32 with two
-    blocks a SM was the best plan of the sweep at every decode shape."""
+    A decode step is a read of the cache: every SM should be busy from the
+    first moment to the last. `decode_split` holds `blocks_per_sm` blocks an
+    SM (at BN = 32: 167 registers and a 64 KB ring of key blocks, so 3), so
+    the rows are split into as many shares as fill those slots once (one
+    wave: a second, partial wave would leave most SMs idle at the end); a
+    share keeps at least two key blocks of `bn` keys and there are at most
+    64 (the merge reads every share). The count need not be a power of two:
+    the merge's NS is the next one (`combine_ns`). DC, the merge's column
+    chunk, keeps its tile at 4096 elements or fewer. Measured on the H200
+    (benchmarks/RESULTS.md, 2026-12-02 h15d third session)."""
     key_blocks = max(1, -(-cache_len // bn))
-    splits = 1
-    while kv_rows * splits < blocks_per_sm * sms and splits * 2 <= min(64, max(1, key_blocks // 2)):
-        splits *= 2
+    splits = max(1, min(64, (blocks_per_sm * sms) // kv_rows, key_blocks // 2))
+    splits = -(-key_blocks // -(-key_blocks // splits))  # no empty share
     dc = d
-    while splits * group * dc > 4096 and dc > 8:
+    while combine_ns(splits) * group * dc > 4096 and dc > 8:
         dc //= 2
     return bn, splits, dc
+
+
+def combine_ns(splits: int) -> int:
+    """`decode_combine`'s NS for `splits` shares: the next power of two."""
+    return 1 << max(0, splits - 1).bit_length()
 
 
 def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, cache_len: int,
@@ -100,7 +106,7 @@ def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
         cache_len,
         d**-0.5,
     ).sync()
-    TILE.decode_combine[elem, group, splits, dc](
+    TILE.decode_combine[elem, group, combine_ns(splits), dc](
         tilelang.partition(o.view(b * hkv, group, d), [1, group, dc]), o_part, lse_part
     ).sync()
     return o

@@ -38,6 +38,7 @@ CASES = [
     ("layout_assign", "rows", "running_sum", "sm_80"),  # the loop carries the reduction's slice
     ("convert", "gemm", "gemm", "sm_80"),
     ("convert", "rows", "rows_plus_cols", "sm_80"),  # a column result added to a row result
+    ("stream_loads", "rows", "running_sum_streamed", "sm_90a"),  # per-thread cp.async ring, no barrier
     ("smem_alloc", "gemm_nt", "linear", "sm_90a"),
 ]
 

@@ -137,15 +137,15 @@ def test_a_late_wait_is_a_race(monkeypatch) -> None:  # type: ignore[no-untyped-
         from tilelang.backend.gpu import nodes as g
         from tilelang.ir import nodes as ir
 
-        out = real(k, b, loop, S)
+        pre, rest = real(k, b, loop, S)
         fixed = []
-        for op in out:
+        for op in rest:
             if isinstance(op, ir.For):
                 ops = tuple(dataclasses.replace(x, pending=x.pending + 1) if isinstance(x, g.CpAsyncWait) else x
                             for x in op.body.ops)
                 op = dataclasses.replace(op, body=ir.Region(op.body.args, ops))
             fixed.append(op)
-        return fixed
+        return pre, fixed
 
     monkeypatch.setattr(stream_loads, "_rewrite", late)
     op, _ = _rowsum(3, 64, 256)

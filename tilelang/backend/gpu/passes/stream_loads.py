@@ -198,8 +198,9 @@ def _nbytes(v: ir.Value) -> int:
     return n
 
 
-def _rewrite(k: g.GpuKernel, b: _Build, loop: _Loop, S: int) -> list[object]:
-    """The ops that replace `loop.op`: the rings, the prologue, the new loop, the final wait."""
+def _rewrite(k: g.GpuKernel, b: _Build, loop: _Loop, S: int) -> tuple[list[object], list[object]]:
+    """The ops that replace `loop.op`: (the rings and the prologue's copies, the
+    new loop and the final wait)."""
     op = loop.op
     pre: list[object] = []
     rings: list[ir.Value] = []
@@ -238,7 +239,26 @@ def _rewrite(k: g.GpuKernel, b: _Build, loop: _Loop, S: int) -> list[object]:
     taken = {id(ld) for ld in loop.loads}
     body += [x for x in op.body.ops if id(x) not in taken]
     new_loop = dataclasses.replace(op, body=ir.Region(op.body.args, tuple(body)))  # type: ignore[arg-type]
-    return [*pre, new_loop, g.CpAsyncWait(0, barrier=False)]
+    return pre, [new_loop, g.CpAsyncWait(0, barrier=False)]
+
+
+def _earliest(out: list[object], pre: list[object]) -> int:
+    """Where in `out` the prologue `pre` can start: right after the last op
+    that defines a value it reads (a block's copies then start before the
+    work that precedes the loop, such as loading and converting a query),
+    and never above an op that issues cp.async copies of its own."""
+    own = {v.id for op in pre for v in g.results(op)}
+    needed = {v.id for op in pre for v in g.operands(op)} - own
+    at = 0
+    for i, op in enumerate(out):
+        defined = {v.id for v in g.results(op)}
+        for sub in g.regions(op):
+            defined |= {v.id for v in g.defined_values(sub)}
+        copies = isinstance(op, g.RingCopy | g.CpAsyncTile) or any(
+            isinstance(x, g.RingCopy | g.CpAsyncTile) for sub in g.regions(op) for x in g.walk(sub))
+        if defined & needed or copies:
+            at = i + 1
+    return at
 
 
 def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
@@ -272,7 +292,10 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 continue
             budget -= S * per_stage
             changed = True
-            out += _rewrite(k, b, loop, S)
+            pre, rest = _rewrite(k, b, loop, S)
+            at = _earliest(out, pre)
+            out[at:at] = pre
+            out += rest
         return ir.Region(r.args, tuple(out))  # type: ignore[arg-type]
 
     body = region(k.body)

@@ -53,19 +53,21 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int,
-                bn: int = 32, blocks_per_sm: int = 3) -> tuple[int, int, int]:
+                bn: int = 32, blocks_per_sm: int = 2) -> tuple[int, int, int]:
     """(BN, splits, DC) for flash decoding `kv_rows` = batch * KV heads rows.
 
     A decode step is a read of the cache: every SM should be busy from the
-    first moment to the last. `decode_split` holds `blocks_per_sm` blocks an
-    SM (at BN = 32: 167 registers and a 64 KB ring of key blocks, so 3), so
-    the rows are split into as many shares as fill those slots once (one
-    wave: a second, partial wave would leave most SMs idle at the end); a
-    share keeps at least two key blocks of `bn` keys and there are at most
-    64 (the merge reads every share). The count need not be a power of two:
-    the merge's NS is the next one (`combine_ns`). DC, the merge's column
-    chunk, keeps its tile at 4096 elements or fewer. Measured on the H200
-    (benchmarks/RESULTS.md, 2026-12-02 h15d third session)."""
+    first moment to the last, so the rows are split into as many shares as
+    fill `blocks_per_sm` blocks an SM once (one wave: a second, partial wave
+    leaves most SMs idle at its end). `decode_split` at BN = 32 (167
+    registers, a 64 KB ring of key blocks) could hold 3 an SM, but 2 measured
+    faster on the H200: longer shares, with 96 KB of copies in flight an SM,
+    already keep the memory busy, and the merge reads fewer partials
+    (benchmarks/RESULTS.md, 2026-12-02 h15d third session). A share keeps at
+    least two key blocks of `bn` keys and there are at most 64 (the merge
+    reads every share). The count need not be a power of two: the merge's NS
+    is the next one (`combine_ns`). DC, the merge's column chunk, keeps its
+    tile at 4096 elements or fewer."""
     key_blocks = max(1, -(-cache_len // bn))
     splits = max(1, min(64, (blocks_per_sm * sms) // kv_rows, key_blocks // 2))
     splits = -(-key_blocks // -(-key_blocks // splits))  # no empty share

@@ -67,11 +67,6 @@ def _module(stages: int | None):  # type: ignore[no-untyped-def]
     return tilelang.compile(src)
 
 
-def _facts(op) -> dict[str, TensorFacts]:  # type: ignore[no-untyped-def]
-    return {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in a.shape))
-            for p, a in zip(op._plan.kir.tensor_params, [h for h in op._hosts], strict=False)}
-
-
 def _rowsum(stages: int | None, rows: int, cols: int, seed: int = 0):  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((rows, cols)).astype(np.float16)

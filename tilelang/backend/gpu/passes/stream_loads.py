@@ -124,7 +124,7 @@ class _Loop:
         d = self.defs.get(v.id)
         if not isinstance(d, _SCALAR) or v.shape:
             return False
-        return all(self._computable(o, inside) for o in ir.op_operands(d))  # type: ignore[arg-type]
+        return all(self._computable(o, inside) for o in ir.op_operands(d))
 
 
 def _multiple(defs: dict[int, object], v: ir.Value, m: int) -> bool:
@@ -224,13 +224,13 @@ def _rewrite(k: g.GpuKernel, b: _Build, loop: _Loop, S: int) -> tuple[list[objec
     ahead = b.elem(pre, ir.ElemOp.MUL, op.step, b.const(pre, S - 1))
     # the body: wait, read this iteration's tiles, issue iteration + S - 1's, then the rest
     body: list[object] = [g.CpAsyncWait(S - 2, barrier=False)]
-    n = b.elem(body, ir.ElemOp.DIV, b.elem(body, ir.ElemOp.SUB, loop.iv, op.lower), op.step)
-    stage_r = b.elem(body, ir.ElemOp.REM, n, b.const(body, S))
+    count = b.elem(body, ir.ElemOp.DIV, b.elem(body, ir.ElemOp.SUB, loop.iv, op.lower), op.step)
+    stage_r = b.elem(body, ir.ElemOp.REM, count, b.const(body, S))
     for ld, ring in zip(loop.loads, rings, strict=True):
         body.append(g.RingRead(ld.result, ld.tensor, ring, stage_r, span=ld.span))
     it = b.elem(body, ir.ElemOp.ADD, loop.iv, ahead)
     pred = b.elem(body, ir.ElemOp.LT, it, op.upper, dt=DType.BOOL)
-    stage_w = b.elem(body, ir.ElemOp.REM, b.elem(body, ir.ElemOp.ADD, n, b.const(body, S - 1)), b.const(body, S))
+    stage_w = b.elem(body, ir.ElemOp.REM, b.elem(body, ir.ElemOp.ADD, count, b.const(body, S - 1)), b.const(body, S))
     for ld, ring in zip(loop.loads, rings, strict=True):
         offs = b.clone_offsets(body, loop, ld, it)
         body.append(g.RingCopy(ld.tensor, offs, ld.result.type, k.layouts[ld.result.id], ring, stage_w, pred,
@@ -264,7 +264,8 @@ def _earliest(out: list[object], pre: list[object]) -> int:
 def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if "stages" not in k.source.hints or k.num_stages < 2 or ctx.sm < 80:
         return k
-    defs = {r.id: op for op in g.walk(k.body) if isinstance(op, ir.Const | ir.Elementwise) for r in g.results(op)}
+    defs: dict[int, object] = {r.id: op for op in g.walk(k.body) if isinstance(op, ir.Const | ir.Elementwise)
+                               for r in g.results(op)}
     written = _written(k)
     b = _Build(k)
     budget = _budget(k, ctx)
@@ -273,11 +274,11 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     def region(r: ir.Region) -> ir.Region:
         nonlocal budget, changed
         out: list[object] = []
-        for op in r.ops:
-            if isinstance(op, g.WarpSpecialize):
-                out.append(op)
+        for old in r.ops:
+            if isinstance(old, g.WarpSpecialize):
+                out.append(old)
                 continue
-            op = with_regions(op, region)
+            op = with_regions(old, region)
             if not isinstance(op, ir.For) or op.body.args[0].dtype is not DType.I32:
                 out.append(op)
                 continue

@@ -118,6 +118,54 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
         assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
 
 
+@pytest.mark.parametrize(("schedule", "ctas", "budget", "bh"), [("overlap", 2, 1, 3), ("serial", 1, None, 1)],
+                         ids=["two_ctas_one_head_a_section", "one_cta"])
+def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas: int, budget: int | None, bh: int,
+                                                             monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Fewer CTAs than tiles: each CTA walks several (the K/V ring's counter,
+    the Q buffer's release and its barrier's phase run on from tile to tile;
+    odd rounds go backwards), through L2 sections of one head (`budget` 1
+    byte) or of all; causal, so the tiles run 0 to 4 key blocks."""
+    from tilelang.backend.gpu.passes import attention_tiles
+
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    if budget is not None:
+        monkeypatch.setattr(attention_tiles, "L2_BUDGET", budget)
+    d, bm, bn, sq, sk = 64, 64, 64, 150, 200
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    assert lower_gpu(k, "sm_90a", facts).persistent == 1
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
+    kk, v = (rng.standard_normal((bh, sk, d)).astype(np.float16) for _ in range(2))
+    o = np.full((bh, sq, d), np.nan, np.float16)
+    lse = np.full((bh, sq), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, (ctas, 1), [o, lse, q, kk, v, np.float32(0.125), True], facts)
+    for b in range(bh):
+        ref, lref = _reference(q[b], kk[b], v[b], 0.125, True)
+        np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)
+        np.testing.assert_allclose(lse[b], lref, atol=1e-3, rtol=1e-4)
+
+
+def test_the_runtime_launches_a_persistent_kernel_on_at_most_one_cta_an_sm() -> None:
+    from types import SimpleNamespace
+
+    from tilelang.runtime.cuda import launch_grid
+
+    walks, plain = SimpleNamespace(persistent=1), SimpleNamespace(persistent=0)
+    assert launch_grid(walks, (32, 33), 132) == (132, 1, 1)
+    assert launch_grid(walks, (4, 3, 2), 132) == (24, 1, 1)
+    assert launch_grid(plain, (32, 33), 132) == (32, 33, 1)
+    k = lower_gpu(_user(128, 64, 64), "sm_90a", _facts("oqkv", 2))
+    assert k.persistent == 1 and emit_ptx  # the user's own loop walks its grid too
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("TILEC_ATTN_PERSISTENT", "0")
+    try:
+        assert lower_gpu(_user(128, 64, 64), "sm_90a", _facts("oqkv", 2)).persistent == 0
+    finally:
+        monkey.undo()
+
+
 @pytest.mark.parametrize(("schedule", "bm", "s"), [("serial", 64, 100), ("pingpong-unsafe", 128, 120)])
 def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)

@@ -91,6 +91,9 @@ class KernelABI:
     # built with `griddepcontrol` (`Target.pdl`): the runtime launches it with
     # programmatic stream serialization
     pdl: bool = False
+    # > 0: the kernel walks its grid itself (`GpuKernel.persistent`): the runtime
+    # launches min(grid's blocks, this many an SM) CTAs on a 1-D grid
+    persistent: int = 0
 
 
 # ------------------------------------------------------------------ the emitter
@@ -321,5 +324,5 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     em.pdl = "late" if pdl is True else (pdl or "")
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
-                    bool(em.pdl))
+                    bool(em.pdl), kernel.persistent)
     return text, abi

@@ -460,6 +460,17 @@ class CudaBuffer:
         return f"CudaBuffer(0x{self.ptr:x}, shape={self.shape}, dtype={self.np_dtype})"
 
 
+def launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, int]:
+    """The CUDA grid that runs the logical `grid` of a kernel with ABI `abi`: the
+    grid itself, or for a kernel that walks its grid (`KernelABI.persistent`
+    CTAs an SM) at most that many CTAs on each of `sms` multiprocessors."""
+    g = tuple(grid) + (1,) * (3 - len(grid))
+    per = getattr(abi, "persistent", 0)
+    if per > 0:
+        return (min(g[0] * g[1] * g[2], per * sms), 1, 1)
+    return (g[0], g[1], g[2])
+
+
 class PreparedKernel:
     """One lowered kernel, compiled lazily per set of specialisation facts."""
 
@@ -617,7 +628,7 @@ class CudaDevice(Device):
         if abi.asserts:
             err_word = self._err_next
             self._err_next = self._err_next + 1 if self._err_next + 1 < self._err_words else 1
-        g = tuple(grid) + (1,) * (3 - len(grid))
+        g = launch_grid(abi, grid, self.ctx.info.sm_count)
         s = self.ctx.stream if stream is None else stream
         pbuf = self._print_buffer(s) if abi.prints else None
         values: list[Any] = []
@@ -705,7 +716,7 @@ class CudaDevice(Device):
         if abi.asserts or abi.prints or abi.pdl:  # PDL: cuLaunchKernelEx, in `Function.launch`
             return None
         index = {p.name: i for i, p in enumerate(kernel.params)}
-        return FastLaunch.make(self, fn, abi, grid, args, index)
+        return FastLaunch.make(self, fn, abi, launch_grid(abi, grid, self.ctx.info.sm_count), args, index)
 
     def is_capturing(self, stream: Any) -> bool:
         """Whether `stream` is being captured into a CUDA graph (by this device

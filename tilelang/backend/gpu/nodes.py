@@ -420,6 +420,9 @@ class GpuKernel:
     layouts: dict[int, Layout] = field(default_factory=dict)
     facts: dict[str, TensorFacts] = field(default_factory=dict)  # what the passes specialised for
     smem_bytes: int = 0
+    # > 0: the kernel walks its logical grid itself (`passes/attention_tiles.py`), so the
+    # runtime launches at most this many CTAs an SM (`KernelABI.persistent`)
+    persistent: int = 0
     next_id: int = 0  # the smallest value id not used yet (for passes that add values)
     span: Span = DUMMY_SPAN
 

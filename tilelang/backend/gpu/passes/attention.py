@@ -55,6 +55,7 @@ from .. import nodes as g
 from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
+from . import attention_tiles as tiles
 from .rewrite import substitute, uses
 
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
@@ -370,6 +371,7 @@ class _Bufs:
     C: int
     BN: int
     S: int
+    base: ir.Value  # the ring's counter at the loop's start (`zero`, or carried from tile to tile)
 
 
 SCHEDULES = ("overlap", "serial", "pingpong-unsafe")
@@ -459,7 +461,7 @@ def _serial(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
             continue
         cb.ops.append(op)
     c_loop = ir.For((*loop.results, fresh.value(DType.I32, (), "trips")), loop.lower, loop.upper, loop.step,
-                    (*loop.inits, bufs.zero), ir.Region((*loop.body.args, c_it), tuple(_unshare(cb.ops, fresh))),
+                    (*loop.inits, bufs.base), ir.Region((*loop.body.args, c_it), tuple(_unshare(cb.ops, fresh))),
                     span)  # type: ignore[arg-type]
     return c_loop, [], ([], {})
 
@@ -497,9 +499,12 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     pre: list[object] = []
     ran = fresh.value(DType.BOOL, (), "ran")
     pre.append(ir.Elementwise(ran, E.LT, (loop.lower, loop.upper)))
+    rb = _Build(fresh)
+    st0, ph0 = (bufs.zero, bufs.zero) if bufs.base is bufs.zero else rb.ring(bufs.base, bufs.S)
+    pre += rb.ops
     tb = _Build(fresh)
-    tb.ops.append(g.BarrierWait(bufs.full, bufs.zero, bufs.zero, span))
-    raw0, _ = _s_product(tb, p, bufs, bufs.zero, fresh, layouts)
+    tb.ops.append(g.BarrierWait(bufs.full, st0, ph0, span))
+    raw0, _ = _s_product(tb, p, bufs, st0, fresh, layouts)
     s0w = fresh.value(DType.F32, s_shape, "s")
     tb.ops += [g.WgmmaWait((s0w,), (raw0,), 0, span), ir.Yield((s0w,))]
     s0u = fresh.value(DType.F32, s_shape, "s")
@@ -535,7 +540,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
         cb.ops.append(g.WgmmaWait((accw,), (acc_arg,), 0, span))
         # the previous block's stage is free: its S and P V are done
         prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
-        started = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL)
+        started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL)
         cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
         mapping[acc_arg.id] = accw
         waited = True
@@ -562,7 +567,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
             a = mapping.get(cast.x.id, cast.x)
             acc = mapping.get(op.acc.id, op.acc)
             # one statement issues both groups: S first (waited for below), P V second
-            use = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_acc else None
+            use = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="use_acc") if zero_acc else None
             cb.ops.append(g.WgmmaRegA(o_raw, a, bufs.v, stage, acc, p.v_kmajor, use, op.span, cast.result.dtype,
                                       s_op))
             if pingpong:
@@ -580,7 +585,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     acc_out = loop.results[pos]
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) if i == pos else v for i, v in enumerate(loop.results))
     c_loop = ir.For((*c_results, fresh.value(DType.I32, (), "trips"), fresh.value(DType.F32, s_shape, "s")),
-                    loop.lower, loop.upper, loop.step, (*inits, bufs.zero, s_init),
+                    loop.lower, loop.upper, loop.step, (*inits, bufs.base, s_init),
                     ir.Region((*loop.body.args, c_it, s_cur), tuple(_unshare(cb.ops, fresh))), span)  # type: ignore[arg-type]
     # after the loop: the last P V (the zero it started from when it never ran)
     if not zero_acc:
@@ -785,11 +790,19 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     full = fresh.value(DType.I64, (S,), "full")
     empty = fresh.value(DType.I64, (S,), "empty")
     qbar = fresh.value(DType.I64, (1,), "qbar")
-    for b in (full, empty, qbar):
+    qempty = fresh.value(DType.I64, (1,), "qempty")  # persistent: the consumers are done with Q
+    for b in (full, empty, qbar, qempty):
         layouts[b.id] = Barriers()
     pre: list[object] = [g.SmemAlloc(qbuf, span=span), g.SmemAlloc(kbuf, span=span), g.SmemAlloc(vbuf, span=span),
                          g.BarrierAlloc(full, 1, span=span), g.BarrierAlloc(empty, W, span=span),
                          g.BarrierAlloc(qbar, 1, span=span)]
+    schedule = _schedule(loop, p, C)
+    kv = _kv_axes(k, p)
+    persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
+    if persist:
+        pre.append(g.BarrierAlloc(qempty, W, span=span))
+    # persistent: the ring's counter and the tile's number in this CTA, per role
+    p_base, p_tn, c_base, c_tn = (fresh.value(DType.I32, (), h) for h in ("ring", "tile", "ring", "tile"))
 
     def copies(b: _Build, t: Tma, desc: g.TmaDesc, dst: ir.Value, stage: ir.Value, bar: ir.Value,
                mapping: dict[int, ir.Value]) -> None:
@@ -802,6 +815,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # -- producer: Q once, then K and V of each iteration
     pb = _Build(fresh)
     zero_p = pb.const(0)
+    if persist:  # the Q buffer is free once the consumers' last S of the previous tile is done
+        one = pb.const(1)
+        pb.ops.append(g.BarrierWait(qempty, zero_p, pb.elem(E.XOR, pb.elem(E.AND, p_tn, one), one), span))
     pb.ops.append(g.BarrierExpect(qbar, zero_p, p.q.nbytes, span))
     copies(pb, p.q, qdesc, qbuf, zero_p, qbar, {})
     iv = loop.body.args[0]
@@ -823,8 +839,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     copies(lb, p.v, vdesc, vbuf, stage, full, mapping)
     lb.ops.append(ir.Yield((lb.elem(E.ADD, p_it, lb.const(1)),)))
     pzero = fresh.value(DType.I32, (), "it0")
-    p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step, (pzero,),
-                    ir.Region((p_iv, p_it), tuple(lb.ops)), span)  # type: ignore[arg-type]
+    p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step,
+                    (p_base if persist else pzero,), ir.Region((p_iv, p_it), tuple(lb.ops)), span)  # type: ignore[arg-type]
     producer_ops: list[object] = [*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(())]
 
     # -- consumers: the body as written, the products on the tensor cores
@@ -834,8 +850,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     moved = [op for op in before if any(v.shape for v in g.results(op))]
     zero_c = fresh.value(DType.I32, (), "q_stage")
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
-    bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S)
-    schedule = _schedule(loop, p, C)
+    bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
     else:
@@ -846,6 +861,16 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     epilogue = [substitute(op, c_post[1]) for op in epilogue]
     consumer_ops: list[object] = [*moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span), *c_pre,
                                   c_loop, *c_post[0], *epilogue, ir.Yield(())]
+    if persist:
+        tb = _Build(fresh)
+        q_phase = tb.elem(E.AND, c_tn, tb.const(1))
+        trips = next(v for v in c_loop.results if v.hint == "trips")
+        rel = _Build(fresh)  # the last block's stage, once its P V is done (the loop frees the others)
+        if schedule != "serial":
+            last = rel.elem(E.REM, rel.elem(E.ADD, trips, rel.const(S - 1)), rel.const(S))
+            rel.ops.append(g.BarrierArrive(empty, last, rel.elem(E.GT, trips, c_base, dtype=DType.BOOL), span))
+        consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, c_loop,
+                        g.BarrierArrive(qempty, zero_c, None, span), *c_post[0], *rel.ops, *epilogue]
 
     # every tile of the consumers in the accumulator layout
     cl = _Classes(BM)
@@ -861,9 +886,21 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ), span)
     if not _registers_only(consumer_ops, layouts):
         return k  # some value would move between threads: the generic path
-    body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
-    body = _kv_blocks_together(k, p, body, fresh)
-    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
+    if persist:
+        assert kv is not None
+        wb = _Build(fresh)
+        walk = tiles.walk_setup(wb, k, kv, (p.k.load.tensor, p.v.load.tensor))
+        c_ops = [ir.Const(zero_c, 0), *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span),
+                 ir.Yield(())]
+        p_ops = [*tiles.tile_loop(walk, fresh, outside, [*pb.ops, p_loop], p_base, p_loop.results[0], p_tn, span),
+                 ir.Yield(())]
+        ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]
+                               dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]
+        body = ir.Region(k.body.args, (*wb.ops, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
+    else:
+        body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
+        body = _kv_blocks_together(k, p, body, fresh)
+    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist),
                                params=(*k.params, qdesc, kdesc, vdesc), num_warps=W + 4, num_stages=S)
 
 

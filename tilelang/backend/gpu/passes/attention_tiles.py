@@ -1,0 +1,240 @@
+"""A persistent grid for the Hopper attention pipeline (`passes/attention.py`).
+
+Without it each (head, query block) tile is a CTA, and with one CTA an SM
+(the warp-specialised kernel takes the whole register file) every tile pays
+the CTA's fixed costs alone: launch, barrier set-up, the Q copy and the first
+K/V copies before any product, the epilogue's stores after the last one. As
+a persistent kernel the runtime launches at most one CTA per SM
+(`GpuKernel.persistent`, `KernelABI.persistent`) and each CTA walks a list
+of tiles: its producer copies the next tile's Q (once the consumers have
+released the Q buffer, right after their last S = Q K^T) and its first K/V
+blocks while the consumers still run this tile's epilogue. The K/V ring's
+counter and the Q barrier's phase run on from tile to tile.
+
+The tile order is computed in the kernel from the logical grid (each axis
+`cdiv(dim, tile)` of the largest `&mut` partition, exactly the grid the
+launch would have had), so any launch size is correct: the logical grid
+(one tile a CTA, as the simulator runs it), the capped one, or one CTA.
+
+- Tiles that read the same K and V (the grid axes the K/V offsets depend
+  on: "kv" positions, the heads) are kept in sections of `G` kv positions
+  whose K and V fit in half of the L2 (`L2_BUDGET`; `G` from the K and V
+  tensors' sizes at run time), so the CTAs in flight share them.
+- Inside a section the other axes (the query blocks) go slowest, walked from
+  their end (a causal kernel's last query blocks see the most keys), and the
+  kv positions fastest: the tiles come heaviest first.
+- Round r of the walk gives CTA c tile r*P + c when r is even and
+  r*P + P-1-c when it is odd (P CTAs, a "snake"): a CTA that took one of the
+  round's heavier tiles takes one of the next round's lighter ones, so
+  causal work stays balanced without an atomic tile counter.
+
+Every `block_id(a)` / `num_blocks(a)` of the kernel reads the tile's logical
+position / the logical grid; the scalar ops before the loop (the block's
+offsets, bounds, asserts) run once per tile in each role.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from .context import Fresh
+from .pipeline import _Build
+from .rewrite import map_ops, substitute, substitute_region, with_regions
+
+L2_BUDGET = 24 * 1024 * 1024  # bytes of K and V per section: half of an H100/H200 L2
+
+
+def enabled(k: g.GpuKernel) -> bool:
+    """Whether the attention kernel `k` becomes persistent
+    (`TILEC_ATTN_PERSISTENT=0` opts out; kernels that print keep one tile a
+    block, so that their output keeps its launch order)."""
+    if os.environ.get("TILEC_ATTN_PERSISTENT", "1") == "0":
+        return False
+    return not any(isinstance(op, ir.Print) for op in g.walk(k.body)) and bool(
+        [p for p in k.tensor_params if p.mutable and p.tile_shape])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Walk:
+    """The values (defined before the roles) that a role's tile loop reads:
+    this CTA's number of tiles and, per round, what `tile` computes."""
+
+    rounds: ir.Value  # tiles this CTA runs
+    c: ir.Value  # this CTA's launch position
+    P: ir.Value  # CTAs launched
+    sizes: tuple[ir.Value, ...]  # the logical grid
+    kv: tuple[int, ...]  # grid axes of the K/V positions
+    fast: tuple[int, ...]  # the others
+    nf: ir.Value
+    nk: ir.Value
+    G: ir.Value
+
+
+def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], kv_tensors: tuple[str, ...]) -> Walk:
+    """The walk's values, computed once (before the roles split)."""
+    E = ir.ElemOp
+    R = k.grid_rank
+    launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(R)]
+    nb = [b.i32() for _ in range(R)]
+    b.ops += [ir.BlockId(launch[a], a) for a in range(R)]
+    b.ops += [ir.NumBlocks(nb[a], a) for a in range(R)]
+    c, P = launch[-1], nb[-1]
+    for a in range(R - 2, -1, -1):
+        c = b.elem(E.ADD, b.elem(E.MUL, c, nb[a]), launch[a])
+        P = b.elem(E.MUL, P, nb[a])
+    # the logical grid: the largest `&mut` partition's, as the launch computes it
+    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank)
+    assert mut.tile_shape is not None
+    sizes: list[ir.Value] = []
+    for a in range(R):
+        if a >= mut.rank:
+            sizes.append(b.const(1))
+            continue
+        d = b.i32("dim")
+        b.ops.append(ir.TensorDim(d, mut.name, a))
+        t = mut.tile_shape[a]
+        sizes.append(b.elem(E.DIV, b.elem(E.ADD, d, b.const(t - 1)), b.const(t), hint="grid"))
+    fast = tuple(a for a in range(R) if a not in kv)
+    kvs = tuple(a for a in range(R) if a in kv)
+
+    def prod(axes: tuple[int, ...]) -> ir.Value:
+        v = b.const(1)
+        for a in axes:
+            v = b.elem(E.MUL, v, sizes[a])
+        return v
+
+    nf, nk = prod(fast), prod(kvs)
+    N = b.elem(E.MUL, nf, nk, hint="tiles")
+    # kv positions a section holds: the K and V bytes of one position, in f32
+    # (no overflow for tensors of any size), against the budget
+    f32 = DType.F32
+
+    def fl(v: ir.Value) -> ir.Value:
+        r = b.fresh.value(f32, (), "")
+        b.ops.append(ir.Cast(r, v))
+        return r
+
+    total: ir.Value | None = None
+    for name in kv_tensors:
+        t = k.tensor(name)
+        n = b.fresh.value(f32, (), "")
+        b.ops.append(ir.Const(n, 2.0))  # f16/bf16 elements
+        for a in range(t.rank):
+            d = b.i32("dim")
+            b.ops.append(ir.TensorDim(d, name, a))
+            n = b.elem(E.MUL, n, fl(d), dtype=f32)
+        total = n if total is None else b.elem(E.ADD, total, n, dtype=f32)
+    assert total is not None
+    per = b.elem(E.DIV, total, fl(nk), dtype=f32)
+    budget = b.fresh.value(f32, (), "")
+    one = b.fresh.value(f32, (), "")
+    b.ops += [ir.Const(budget, float(L2_BUDGET)), ir.Const(one, 1.0)]
+    gf = b.elem(E.MAXIMUM, b.elem(E.DIV, budget, b.elem(E.MAXIMUM, per, one, dtype=f32), dtype=f32), one, dtype=f32)
+    gi = b.i32("G")
+    b.ops.append(ir.Cast(gi, b.elem(E.MINIMUM, gf, fl(nk), dtype=f32)))
+    G = b.elem(E.MAXIMUM, b.elem(E.MINIMUM, gi, nk), b.const(1), hint="G")
+    # this CTA's rounds: every round but the last is full; in the last, its
+    # place (c, or P-1-c in an odd round) must be below the tiles left
+    one_i = b.const(1)
+    R_ = b.elem(E.DIV, b.elem(E.ADD, N, b.elem(E.SUB, P, one_i)), P)
+    last = b.elem(E.SUB, R_, one_i)
+    odd = b.elem(E.EQ, b.elem(E.AND, last, one_i), one_i, dtype=DType.BOOL)
+    place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, P, one_i), c), c)
+    left = b.elem(E.SUB, N, b.elem(E.MUL, last, P))
+    more = b.elem(E.LT, place, left, dtype=DType.BOOL)
+    rounds = b.elem(E.ADD, last, b.elem(E.WHERE, more, one_i, b.const(0)), hint="rounds")
+    rounds = b.elem(E.MAXIMUM, rounds, b.const(0), hint="rounds")
+    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, nk, G)
+
+
+def _tile(b: _Build, w: Walk, r: ir.Value) -> list[ir.Value]:
+    """The logical position (one value per grid axis) of round `r`'s tile."""
+    E = ir.ElemOp
+    one = b.const(1)
+    odd = b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL)
+    place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), w.c), w.c)
+    idx = b.elem(E.ADD, b.elem(E.MUL, r, w.P), place, hint="tile")
+    sec = b.elem(E.MUL, w.G, w.nf)
+    s = b.elem(E.DIV, idx, sec)
+    local = b.elem(E.SUB, idx, b.elem(E.MUL, s, sec))
+    first = b.elem(E.MUL, s, w.G)
+    width = b.elem(E.MINIMUM, w.G, b.elem(E.SUB, w.nk, first))
+    qrev = b.elem(E.DIV, local, width)
+    kvpos = b.elem(E.ADD, first, b.elem(E.SUB, local, b.elem(E.MUL, qrev, width)))
+    fpos = b.elem(E.SUB, b.elem(E.SUB, w.nf, one), qrev)
+    pos: dict[int, ir.Value] = {}
+    for axes, lin in ((w.fast, fpos), (w.kv, kvpos)):
+        for i, a in enumerate(axes):
+            if i == len(axes) - 1:
+                pos[a] = lin
+            else:
+                pos[a] = b.elem(E.REM, lin, w.sizes[a], hint="pid")
+                lin = b.elem(E.DIV, lin, w.sizes[a])
+    return [pos[a] for a in range(len(w.sizes))]
+
+
+def clone(ops: list[object], fresh: Fresh, mapping: dict[int, ir.Value]) -> list[object]:
+    """`ops` with every value they define renamed (nested regions too) and
+    every read of a renamed value redirected; `mapping` collects old -> new."""
+    out: list[object] = []
+    for op in ops:
+        op = substitute(op, mapping)
+
+        def region(r: ir.Region) -> ir.Region:
+            args = tuple(fresh.value(a.dtype, a.shape, a.hint) for a in r.args)
+            for a, na in zip(r.args, args, strict=True):
+                mapping[a.id] = na
+            return ir.Region(args, tuple(clone(list(r.ops), fresh, mapping)))  # type: ignore[arg-type]
+
+        op = with_regions(op, region)
+        changes: dict[str, object] = {}
+        for f in ("result", "results"):
+            old = getattr(op, f, None)
+            if isinstance(old, ir.Value):
+                changes[f] = mapping[old.id] = fresh.value(old.dtype, old.shape, old.hint)
+            elif isinstance(old, tuple) and old and all(isinstance(v, ir.Value) for v in old):
+                new = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in old)
+                for v, nv in zip(old, new, strict=True):
+                    mapping[v.id] = nv
+                changes[f] = new
+        out.append(dataclasses.replace(op, **changes) if changes else op)  # type: ignore[type-var]
+    return out
+
+
+def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], ring: ir.Value,
+              ring_out: ir.Value, tn: ir.Value, span: object) -> list[object]:
+    """One role's walk: for each of this CTA's tiles, `outside` (the kernel's
+    scalar ops before its loop, re-run for the tile) then the role's `ops`,
+    which read `ring` (the K/V ring's counter at the tile's start) and `tn`
+    (the tile's number in this CTA) and define `ring_out` (the counter after
+    it); every `block_id` / `num_blocks` reads the tile's logical values."""
+    E = ir.ElemOp
+    r = fresh.value(DType.I32, (), "round")
+    b = _Build(fresh)
+    pos = _tile(b, w, r)
+    mapping: dict[int, ir.Value] = {}
+    body = [*b.ops, *clone(outside, fresh, mapping)]
+    body += [substitute(op, mapping) for op in ops]
+
+    blocks = {op.result.id: (pos if isinstance(op, ir.BlockId) else w.sizes)[op.axis]
+              for op in g.walk(ir.Region((), tuple(body))) if isinstance(op, ir.BlockId | ir.NumBlocks)}  # type: ignore[arg-type]
+    kept = map_ops(ir.Region((), tuple(body)), lambda op: [] if isinstance(op, ir.BlockId | ir.NumBlocks)  # type: ignore[arg-type]
+                   and op.result.id in blocks else [op])
+    region = substitute_region(kept, blocks)
+    nb = _Build(fresh)
+    nxt = nb.elem(E.ADD, tn, nb.const(1))
+    lo, st = fresh.value(DType.I32, (), ""), fresh.value(DType.I32, (), "")
+    init_ring, init_tn = fresh.value(DType.I32, (), "ring0"), fresh.value(DType.I32, (), "tile0")
+    loop = ir.For((fresh.value(DType.I32, (), "ring"), fresh.value(DType.I32, (), "tiles")), lo, w.rounds, st,
+                  (init_ring, init_tn),
+                  ir.Region((r, ring, tn), (*region.ops, *nb.ops, ir.Yield((ring_out, nxt)))),  # type: ignore[arg-type]
+                  span)  # type: ignore[arg-type]
+    return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0), loop]
+
+
+__all__ = ["L2_BUDGET", "Walk", "clone", "enabled", "tile_loop", "walk_setup"]

@@ -156,6 +156,12 @@ def test_the_runtime_launches_a_persistent_kernel_on_at_most_one_cta_an_sm() -> 
     assert launch_grid(walks, (32, 33), 132) == (132, 1, 1)
     assert launch_grid(walks, (4, 3, 2), 132) == (24, 1, 1)
     assert launch_grid(plain, (32, 33), 132) == (32, 33, 1)
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("TILEC_PERSISTENT_SMS", "3")
+    try:
+        assert launch_grid(walks, (32, 33), 132) == (3, 1, 1) and launch_grid(plain, (2, 2), 132) == (2, 2, 1)
+    finally:
+        monkey.undo()
     k = lower_gpu(_user(128, 64, 64), "sm_90a", _facts("oqkv", 2))
     assert k.persistent == 1 and emit_ptx  # the user's own loop walks its grid too
     monkey = pytest.MonkeyPatch()

@@ -463,11 +463,14 @@ class CudaBuffer:
 def launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, int]:
     """The CUDA grid that runs the logical `grid` of a kernel with ABI `abi`: the
     grid itself, or for a kernel that walks its grid (`KernelABI.persistent`
-    CTAs an SM) at most that many CTAs on each of `sms` multiprocessors."""
+    CTAs an SM) at most that many CTAs on each of `sms` multiprocessors
+    (`TILEC_PERSISTENT_SMS` overrides `sms`: tests and sanitizer runs give
+    small grids several tiles a CTA that way)."""
     g = tuple(grid) + (1,) * (3 - len(grid))
     per = getattr(abi, "persistent", 0)
     if per > 0:
-        return (min(g[0] * g[1] * g[2], per * sms), 1, 1)
+        sms = int(os.environ.get("TILEC_PERSISTENT_SMS", sms))
+        return (max(1, min(g[0] * g[1] * g[2], per * sms)), 1, 1)
     return (g[0], g[1], g[2])
 
 

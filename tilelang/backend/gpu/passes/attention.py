@@ -180,7 +180,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
         return None
     BM, D = s_dot.a.shape
     BN = s_dot.b.shape[1]
-    if BM not in (64, 128) or D % 64 or D > 256 or BN % 16 or BN > 256:
+    if BM not in (64, 128, 192) or D % 64 or D > 256 or BN % 16 or BN > 256:
         return None
     # the second product: a cast of a body value times V (loaded in the loop)
     cast = defs.get(o_dot.a.id)

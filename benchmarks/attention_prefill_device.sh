@@ -3,11 +3,12 @@
 #   1. fill the compile cache on the device's cores (attention_prewarm.py --only prefill) <= 12 s
 #   2. the prefill GPU tests against SDPA (std::attention's 8 variants, blocks 128x64 and
 #      128x128 in turn: GQA, S not a multiple of the blocks, causal with S_q != S_k, lse;
-#      the 4-D in-place test) and the user-written loop of test_attention_pipeline.py  <= 20 s
+#      the 4-D in-place test) and the user-written loop of test_attention_pipeline.py, with
+#      TILEC_PERSISTENT_SMS=3 (the persistent kernels walk several tiles a CTA)    <= 20 s
 #   3. benchmarks/attention.py --prefill-only: f16/bf16, D 128/64, causal or not,
 #      S = 1024, 4096, 16384 (24 rows, each checked against SDPA in f32)              <= 22 s
 #   4. compute-sanitizer memcheck and racecheck over attention_sanitize.py (prefill
-#      cases incl. two consumer warpgroups, and decode)                            <= 8 s each
+#      cases incl. two consumer warpgroups, and decode; TILEC_PERSISTENT_SMS=2)    <= 8 s each
 # usage on the device machine, from the checkout's root (lark installed, as the
 # lead's calls do):  bash benchmarks/attention_prefill_device.sh
 # Writes ONE file: $OUT/h15p.tgz (prewarm.log, tests.log, bench.log, attention.json/.md,
@@ -20,13 +21,13 @@ t0=$(date +%s)
 cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
 timeout ${PREWARM_TIMEOUT:-12} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$(nproc)" "${cubin[@]}" > "$D/prewarm.log" 2>&1
 echo "h15p prewarm (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm.log")"
-timeout ${TEST_TIMEOUT:-20} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
+TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-20} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
   tests/std/test_attention_gpu.py -k "user_attention_loop_on_the_gpu or flash_attention_matches_sdpa or four_d" > "$D/tests.log" 2>&1
 echo "h15p gpu tests (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED" "$D/tests.log" | head -5
 timeout ${BENCH_TIMEOUT:-22} python3 benchmarks/attention.py --prefill-only --reps ${REPS:-5} --out "$D" > "$D/bench.log" 2>&1
 echo "h15p bench (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16)" "$D/bench.log" | awk '!s[$0]++'
 for tool in memcheck racecheck; do
-  timeout ${SAN_TIMEOUT:-8} compute-sanitizer --tool $tool --print-limit 10 python3 benchmarks/attention_sanitize.py gpu \
+  TILEC_PERSISTENT_SMS=2 timeout ${SAN_TIMEOUT:-8} compute-sanitizer --tool $tool --print-limit 10 python3 benchmarks/attention_sanitize.py gpu \
     > "$D/sanitizer_$tool.log" 2>&1
   echo "h15p $tool (rc $?, $(( $(date +%s) - t0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$D/sanitizer_$tool.log" | tail -1)"
 done

@@ -118,14 +118,16 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
         assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
 
 
-@pytest.mark.parametrize(("schedule", "ctas", "budget", "bh"), [("overlap", 2, 1, 3), ("serial", 1, None, 1)],
-                         ids=["two_ctas_one_head_a_section", "one_cta"])
+@pytest.mark.parametrize(("schedule", "ctas", "budget", "bh", "causal"),
+                         [("overlap", 2, 1, 3, False), ("serial", 1, None, 1, True)],
+                         ids=["two_ctas_one_head_a_section", "one_cta_causal"])
 def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas: int, budget: int | None, bh: int,
-                                                             monkeypatch) -> None:  # type: ignore[no-untyped-def]
+                                                             causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Fewer CTAs than tiles: each CTA walks several (the K/V ring's counter,
     the Q buffer's release and its barrier's phase run on from tile to tile;
     odd rounds go backwards), through L2 sections of one head (`budget` 1
-    byte) or of all; causal, so the tiles run 0 to 4 key blocks."""
+    byte, every tile alike) or, causal (tiles of 1 to 4 key blocks), one
+    heaviest-first order."""
     from tilelang.backend.gpu.passes import attention_tiles
 
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
@@ -140,9 +142,9 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
     kk, v = (rng.standard_normal((bh, sk, d)).astype(np.float16) for _ in range(2))
     o = np.full((bh, sq, d), np.nan, np.float16)
     lse = np.full((bh, sq), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (ctas, 1), [o, lse, q, kk, v, np.float32(0.125), True], facts)
+    SimDevice("sm_90a").run(k, (ctas, 1), [o, lse, q, kk, v, np.float32(0.125), causal], facts)
     for b in range(bh):
-        ref, lref = _reference(q[b], kk[b], v[b], 0.125, True)
+        ref, lref = _reference(q[b], kk[b], v[b], 0.125, causal)
         np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)
         np.testing.assert_allclose(lse[b], lref, atol=1e-3, rtol=1e-4)
 

@@ -5,6 +5,7 @@ in L2, captured as one CUDA graph and replayed (`decode.graph_seconds`: the
 gaps between launches count, the host's launch work does not).
 
     python benchmarks/gemv_sweep.py --config qwen3-4b [--out DIR]
+    python benchmarks/gemv_sweep.py --config qwen3-4b --engine   # the engine's shapes only
     python benchmarks/gemv_sweep.py --config tiny --device cpu --reps 1   # smoke test
 
 A candidate is (ST, BN, BK, MB): K steps in flight (1: load then use; 2: the
@@ -174,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--baseline", action="store_true", help="only the first candidate of each matrix"
     )
+    ap.add_argument(
+        "--engine", action="store_true", help="only the shapes the engine plans (engine.plan_for)"
+    )
     ap.add_argument("--out", default="")
     ap.add_argument("--budget", type=float, default=80.0, help="stop after this many seconds")
     a = ap.parse_args(argv)
@@ -196,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         cands = [(st, bn, bk, m) for st, bn, bk in CANDIDATES[mat] for m in a.mbs.split(",")]
         if a.baseline:
             cands = cands[:1]
+        if a.engine:
+            from engine import plan_for
+
+            p = plan_for(cfg, 2048, sms if a.device == "cuda" else None)
+            cands = [(p.st[mat], p.bn[mat], p.bk[mat], str(p.mb[mat]))]
         if a.only:
             cands = [(int(f[0]), int(f[1]), int(f[2]), f[3] if len(f) > 3 else "auto")
                      for f in (x.split(":") for x in a.only.split(","))]  # fmt: skip

@@ -76,15 +76,18 @@ def _divisor_tile(n: int, b: int) -> int:
 # (BN, BK, ST, blocks an SM) of each decode GEMV on a GPU: rows per block, K
 # tile, K steps in flight (`std::llm`), and how many of its 256-thread blocks
 # an SM holds (ptxas's registers: 80 -> 3, 59 -> 4; the kernels' MB for a
-# grid of many waves, the grid's blocks an SM for one wave). Measured on the H200 at
-# Qwen3-4B's shapes (`benchmarks/gemv_sweep.py`, RESULTS.md): 128 bytes of
-# weights a thread a K step, every block resident at once; the LM head (many
-# waves) pipelined. `plan_for` halves BN where a matrix has too few rows to
-# fill the card, and BK (fewer registers, more blocks an SM) where it has
-# more blocks than the card holds at once.
+# grid of many waves; a one-wave grid's MB is its blocks an SM). Measured on
+# the H200 at Qwen3-4B's shapes with MB (`benchmarks/gemv_sweep.py` and the
+# engine's per-kind profile, RESULTS.md 2026-12-02 third session): every
+# block resident at once, 64-128 bytes of weights a thread a K step (QKV
+# [16, 512] 10.1 us against 11.0 at [16, 1024]; gate/up [32, 512] was 5 %
+# faster than [32, 256] in the sweep but spills 68 bytes at MB 3); the LM
+# head (many waves) pipelined. `plan_for` halves BN where a matrix has too few rows to fill
+# the card, and BK (fewer registers, more blocks an SM) where it has more
+# blocks than the card holds at once.
 MAX_MB = 4  # 256-thread GEMV blocks an SM: 64 registers each
 GEMV_SHAPES = {
-    "qkv": (16, 1024, 1, 3),
+    "qkv": (16, 512, 1, 3),
     "o": (8, 2048, 1, 3),
     "gate_up": (32, 256, 1, 4),
     "down": (8, 2048, 1, 3),

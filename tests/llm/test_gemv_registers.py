@@ -1,0 +1,87 @@
+"""The decode GEMVs as the engine plans them for a big card (132 SMs, sm_90a;
+Qwen3-0.6B, 4B and 8B shapes): each kernel's MB (`min_blocks`, the blocks an
+SM must hold) gives ptxas the registers it schedules the K step's loads in,
+and none of them may spill to local memory (MB 5-6 did, at a third of the
+bandwidth: RESULTS.md). Needs `ptxas`; no GPU."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "llm"))
+
+from engine import load_kernels, plan_for  # noqa: E402
+from model import Qwen3Config  # noqa: E402
+
+import tilelang  # noqa: E402
+from tilelang.backend import TensorFacts, emit_ptx  # noqa: E402
+from tilelang.backend.target import ptxas_available  # noqa: E402
+from tilelang.ir import nodes as ir  # noqa: E402
+
+P = tilelang.partition
+pytestmark = pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
+
+
+def _op(k, mat: str, cfg: Qwen3Config, plan):  # type: ignore[no-untyped-def]
+    """The plan's launch for `mat`, on small stand-in arrays (the compiled
+    code depends on the generics and the arrays' alignment, not their rows)."""
+    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
+    n, kk = {
+        "qkv": ((cfg.num_attention_heads + 2 * cfg.num_key_value_heads) * d, h),
+        "o": (h, cfg.num_attention_heads * d),
+        "gate_up": (i, h),
+        "down": (h, i),
+        "lm": (cfg.vocab_size, h),
+    }[mat]
+    gen = (plan.bn[mat], plan.bk[mat], plan.st[mat], plan.mb[mat])
+    w, x, g = np.zeros((64, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
+    y = P(np.zeros(n, np.float32), [gen[0]])
+    if mat == "lm":
+        nb = -(-n // gen[0])
+        bm, ba = P(np.zeros(nb, np.float32), [1]), P(np.zeros(nb, np.int32), [1])
+        return k.rms_gemv_argmax[gen](y, bm, ba, w, x, g[:1], 1e-6)
+    if mat == "qkv":
+        return k.rms_gemv[gen](y, w, x, g, 1, 1e-6)
+    if mat == "gate_up":
+        return k.rms_gate_up[gen](y, w, x, g, 1, 1e-6)
+    return k.gemv_add[gen](y, w, x, 1)
+
+
+@pytest.mark.parametrize("model", ["qwen3-0.6b", "qwen3-4b", "qwen3-8b"])
+def test_planned_gemvs_fit_their_register_budget(model: str) -> None:
+    cfg = Qwen3Config.load(model)
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    k = load_kernels()
+    for mat in ("qkv", "o", "gate_up", "down", "lm"):
+        mb = plan.mb[mat]
+        assert 1 <= mb <= 4, (mat, mb)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # built, never run
+            op = _op(k, mat, cfg, plan)
+            op._runs = 1
+        kir = op._plan.kir
+        facts = {
+            p.name: TensorFacts(True, tuple(dim % 16 == 0 for dim in a.shape), False)
+            for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
+            if isinstance(p, ir.TensorParam)
+        }
+        ptx = emit_ptx(kir, "sm_90a", facts)
+        assert f".minnctapersm {mb}" in ptx
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "k.ptx"
+            src.write_text(ptx)
+            r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(src) + ".o"],
+                               capture_output=True, text=True, check=False)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        regs = int(re.search(r"Used (\d+) registers", r.stderr).group(1))  # type: ignore[union-attr]
+        assert regs * 256 * mb <= 65536, (mat, regs, mb)
+        assert "0 bytes spill stores" in r.stderr, (model, mat, r.stderr)

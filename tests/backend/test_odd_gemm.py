@@ -149,11 +149,14 @@ def test_sm80_odd_shapes_are_exact(cfg: GemmConfig, shape) -> None:  # type: ign
     ],
     ids=lambda c: c.name,
 )
-def test_copy_producer_ptx_assembles_without_spills(cfg: GemmConfig) -> None:
+def test_copy_producer_ptx_assembles_without_spills(cfg: GemmConfig, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Both operands copied through registers: the producer's register budget
     (`pipeline.COPY_PRODUCER_REGS`, set by setmaxnreg) holds its loads in
-    flight without spilling, and the consumers' wgmma loop fits theirs."""
+    flight without spilling, and the consumers' wgmma loop fits theirs.
+    Compiled afresh (an empty compile cache), so an older PTX cannot stand in."""
     import subprocess
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
 
     from tilelang.backend import compile_kernel
     from tilelang.backend.target import ptxas_available

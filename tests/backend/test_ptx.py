@@ -163,11 +163,13 @@ def test_example_ptx_assembles(path, arch: str) -> None:  # type: ignore[no-unty
         assert r.returncode == 0, f"{art.kernel}: {r.stderr}"
 
 
-def test_ir_level_by_kernel() -> None:
+def test_ir_level_by_kernel(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """LLVM IR passes: none for a warp-role kernel whose loops hold no tile
     arithmetic (the wgmma GEMM), -O1 for one whose loops do (attention's
-    softmax), the target's level otherwise (the sm_80 GEMM); the PTX of the
-    unoptimised GEMM still assembles."""
+    softmax) or copy through registers (the register-copy producer), the
+    target's level otherwise (the sm_80 GEMM); the PTX of the unoptimised
+    GEMM still assembles. The level is part of the compile-cache key: the
+    same LLVM text at another level is another PTX."""
     from pathlib import Path
 
     from gemm_cases import GemmConfig
@@ -185,11 +187,21 @@ def test_ir_level_by_kernel() -> None:
     facts = {n: TensorFacts.assumed(2) for n in "abc"}
     assert ir_level(lower_gpu(gemm, "sm_90a", facts), Target("sm_90a")) == 0
     assert ir_level(lower_gpu(gemm, "sm_80", facts), Target("sm_80")) == 3
+    # odd strides: operands copied through registers by the producer warps; without
+    # IR passes ptxas spills there, so such a loop keeps -O1
+    odd = {n: TensorFacts(True, (False, False)) for n in "abc"}
+    assert ir_level(lower_gpu(gemm, "sm_90a", odd), Target("sm_90a")) == 1
     attn = driver.compile((Path(__file__).parent / "gpu_goldens" / "attention.tile").read_text(), "ir").output[0]
     gk = lower_gpu(attn, "sm_90a", {n: TensorFacts.assumed(2) for n in "oqkv"})
     assert ir_level(gk, Target("sm_90a")) == 1
-    ptx = compile_kernel(gemm, "sm_90a", facts).ptx
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    ck = compile_kernel(gemm, "sm_90a", facts)
+    ptx = ck.ptx
     assert "wgmma.mma_async" in ptx
+    import tilelang.backend as backend
+
+    monkeypatch.setattr(backend, "ir_level", lambda gk, tgt: 1)
+    assert compile_kernel(gemm, "sm_90a", facts).key != ck.key
     if ptxas_available():
         r = run_ptxas(ptx, "sm_90a")
         assert r.returncode == 0, r.stderr

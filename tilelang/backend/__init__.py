@@ -122,12 +122,14 @@ def ir_level(gk: Any, tgt: Target) -> int:
     is spelled out by the pipeline pass; ptxas schedules): -O1 gives the same
     PTX as -O3 for them in a third less time, and their first launch is
     compile-bound. When, besides, no loop computes on tiles (a GEMM: its
-    loops are copies, barriers and wgmma; its tile arithmetic is the
+    loops are TMA copies, barriers and wgmma; its tile arithmetic is the
     epilogue's), no IR pass at all: the same registers and, for 128x256x64,
     616 SASS instructions instead of 624, in LLVM -> PTX 0.058 s instead of
     0.088 on the H200's host. Tile arithmetic in a loop (attention's softmax)
-    keeps -O1: without it the SASS grows by 11 %."""
-    from tilelang.backend.gpu.nodes import WarpSpecialize, regions, results, walk
+    keeps -O1: without it the SASS grows by 11 %; so does a loop that copies
+    through registers (`CopyToShared`, the producer of operands TMA cannot
+    load): without IR passes ptxas spills 4-168 bytes there."""
+    from tilelang.backend.gpu.nodes import CopyToShared, WarpSpecialize, regions, results, walk
 
     ops = list(walk(gk.body))
     if not any(isinstance(op, WarpSpecialize) for op in ops):
@@ -136,7 +138,8 @@ def ir_level(gk: Any, tgt: Target) -> int:
         if isinstance(loop, ir.For | ir.While):
             for r in regions(loop):
                 for o in walk(r):
-                    if type(o).__module__ == ir.__name__ and any(v.shape for v in results(o)):
+                    if isinstance(o, CopyToShared) or (
+                            type(o).__module__ == ir.__name__ and any(v.shape for v in results(o))):
                         return min(1, tgt.opt)
     return 0
 
@@ -155,12 +158,13 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.
     check_registers(gk)  # before the emitter unrolls an oversized tile for minutes
     ll, abi = emit_llvm_text(gk, gk.facts, tgt.pdl_mode)
-    key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), ll)
+    level = ir_level(gk, tgt)  # part of the key: the same LLVM text gives other PTX at another level
+    key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), f"ir-O{level}", ll)
     cache = cache_mod.default_cache()
     hit = cache.get(key)
     if hit is not None:
         return CompiledKernel(hit.decode(), abi, key, tgt)
-    ptx = llvm_to_ptx(ll, tgt, ir_opt=ir_level(gk, tgt))
+    ptx = llvm_to_ptx(ll, tgt, ir_opt=level)
     cache.put(key, ptx.encode(), {"kind": "ptx", "kernel": abi.name, "arch": tgt.arch})
     return CompiledKernel(ptx, abi, key, tgt)
 

@@ -208,7 +208,7 @@ def _take_type(s: str) -> tuple[str, str]:
                 if depth == 0:
                     assert ch == close
                     return s[:i + 1], s[i + 1:].strip()
-    m = re.match(r"(ptr addrspace\(\d+\)|ptr|[a-z0-9]+)\s*(.*)$", s, re.S)
+    m = re.match(r"(ptr addrspace\(\d+\)|ptr|%[\w.]+|[a-z0-9]+)\s*(.*)$", s, re.S)
     assert m, s
     return m.group(1), m.group(2)
 

@@ -263,7 +263,7 @@ class HopperOps:
         acc = self.tile(op.acc)  # type: ignore[attr-defined]
         n = N // 2  # f32 registers of one m64nN instruction
         ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]
-        sty = "{ " + ", ".join(["float"] * n) + " }"
+        sty = self.float_struct(n)  # type: ignore[attr-defined]
         self.declare("declare void @llvm.nvvm.wgmma.fence.sync.aligned()")  # type: ignore[attr-defined]
         self.declare("declare void @llvm.nvvm.wgmma.commit_group.sync.aligned()")  # type: ignore[attr-defined]
         self.stmt("call void @llvm.nvvm.wgmma.fence.sync.aligned()")  # type: ignore[attr-defined]
@@ -304,7 +304,7 @@ class HopperOps:
         for v in op.values:
             flat += self.tile(v)  # type: ignore[attr-defined]
         n = len(flat)
-        sty = "{ " + ", ".join(["float"] * n) + " }"
+        sty = self.float_struct(n)  # type: ignore[attr-defined]
         cons = ",".join(["=f"] * n + [str(i) for i in range(n)])
         args = ", ".join(f"float {x}" for x in flat)
         res = self.emit(f'call {sty} asm sideeffect "wgmma.wait_group.sync.aligned {op.pending};", "{cons}"({args})')  # type: ignore[attr-defined]

@@ -169,6 +169,15 @@ class EmitterCore:
     def declare(self, decl: str) -> None:
         self.decls.add(decl)
 
+    def float_struct(self, n: int) -> str:
+        """The named LLVM type of `n` floats (what a multi-output asm, wgmma's
+        accumulators, returns): spelled once in the module, not in every
+        `extractvalue`, so a 128x256 GEMM's IR is a quarter of the text and
+        LLVM parses it faster on a first launch."""
+        name = f"%f32x{n}"
+        self.declare(f"{name} = type {{ {', '.join(['float'] * n)} }}")
+        return name
+
     def call(self, ret: str, name: str, args: str) -> str:
         return self.emit(f"call {ret} @{name}({args})")
 

@@ -172,7 +172,7 @@ def _issue(em: Any, parts: list[_Part]) -> list[list[str]]:
     cons = ",".join(["=f"] * nout + [str(i) for i in range(nout)]
                     + [c for p in parts for c, _ in p.extras])
     args = ", ".join([f"float {x}" for p in parts for x in p.acc] + [v for p in parts for _, v in p.extras])
-    sty = "{ " + ", ".join(["float"] * nout) + " }"
+    sty = em.float_struct(nout)
     res = em.emit(f'call {sty} asm sideeffect "{asm}", "{cons}"({args})')
     outs = [em.emit(f"extractvalue {sty} {res}, {i}") for i in range(nout)]
     out, pos = [], 0

@@ -7,6 +7,7 @@
 #   ab      benchmarks/first_launch_ab.py $AB (variants of the first launch, fresh processes in turn)
 #   tests   tests/backend/test_sm80.py -m gpu (the sm_80 path against the interpreter)
 #   hopper  the wgmma GEMM at 8192^3 f16 (128x256x64 w8 s4) against cuBLAS
+#   edge    the register-copy producer GEMM at 8191^3 f16 (128x256x64 w8 s4) against cuBLAS, checked
 #   ncu     warp stall reasons of the sm_80 GEMM at $NCU_CFG (skipped if ncu is missing)
 # Each step under `timeout`; logs in $OUT/h14/, tarred to $OUT/h14.tgz.
 # usage, from a checkout root: OUT=... STEPS=first,sweep,tests,hopper bash benchmarks/issue14_open_device.sh
@@ -52,9 +53,15 @@ if has tests; then  # the sm_80 path on the GPU against the interpreter (edges, 
   timeout ${TESTS_T:-25} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_sm80.py > "$O/sm80_tests.log" 2>&1
   echo "== sm_80 GPU tests rc $? ($((SECONDS - T0)) s): $(tail -1 "$O/sm80_tests.log")"
 fi
+if has edge; then  # odd strides: the register-copy producer (LLVM -O1 again since the third session)
+  timeout ${EDGE_T:-15} python3 -c "import sys; sys.argv = ['gemm.py']; sys.path.insert(0, 'benchmarks'); import gemm; \
+gemm.measure('f16 NN 8191^3 copy producer', 8191, 8191, 8191, 'f16', False, configs=gemm.TILE_CONFIGS[:1], triton=False)" \
+    > "$O/edge.log" 2>&1
+  echo "== edge rc $? ($((SECONDS - T0)) s)"; grep -E "^\s+\[|^\[" "$O/edge.log"
+fi
 if has ab; then  # AB="REPS label=ROOT[:ENV=V] ...", DIAG=label: a profile and an importtime log of that one
   PROFILE=${DIAG:+1} IMPORTTIME=${DIAG:+$O/imp} timeout ${AB_T:-60} python3 benchmarks/first_launch_ab.py ${AB:-3} > "$O/ab.log" 2>&1
-  echo "== ab rc $? ($((SECONDS - T0)) s)"; grep -E "^\[ab\] [^ ]+: median|FAILED" "$O/ab.log"
+  echo "== ab rc $? ($((SECONDS - T0)) s)"; grep -E "^\[ab\] [^ ]+ run|^\[ab\] [^ ]+: median|FAILED" "$O/ab.log" | cut -c1-220
 fi
 if has hopper; then  # the wgmma GEMM at 8192^3 f16, 128x256x64 w8 s4, with this tree's LLVM IR level
   timeout ${HOPPER_T:-15} python3 -c "import sys; sys.argv = ['gemm.py']; sys.path.insert(0, 'benchmarks'); import gemm; \

@@ -36,9 +36,12 @@ scalar ops; its layout puts 16 contiguous bytes in each register chunk and
 its tensor's facts make every chunk wholly in or out of bounds (base aligned
 to 16 bytes, contiguous dim a multiple of 16, last offset a constant
 multiple of the chunk); and its result is used inside the iteration only.
-The loop's variable must be i32. `S` is lowered until the rings fit the
-target's shared memory beside the kernel's other buffers and a reserve for
-the code generator's scratch; below 2 the loop is left alone. Without the
+The loop's variable must be i32 and its body holds no matrix product (those
+loops are the tensor-core pipeliners', and the products' own operand staging
+needs the shared memory). `S` is lowered until the rings fit the target's
+shared memory beside the kernel's other buffers and the code generator's
+scratch (the largest tile a conversion or reduction stages, at least 16 KB);
+below 2 the loop is left alone. Without the
 hint nothing changes (the register prefetch some kernels write in the source
 keeps working as written).
 """
@@ -186,9 +189,23 @@ def _ring_bytes(k: g.GpuKernel, load: ir.Load) -> int:
 
 
 def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
+    """Shared memory the rings may take: the target's, less the kernel's other
+    buffers and the code generator's scratch, which stages at most one
+    converted or reduced tile at a time (registers are 4 bytes an element,
+    8 for 64-bit types)."""
     limit = HOPPER_SMEM if ctx.sm >= 90 else SMEM_LIMIT.get(ctx.arch[:5], 99 * 1024)
     used = sum(_nbytes(op.result) for op in g.walk(k.body) if isinstance(op, g.SmemAlloc))
-    return limit - used - SCRATCH_RESERVE
+    staged = [x for op in g.walk(k.body) for x in (
+        (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Reduce | ir.Scan) else ())]
+    scratch = max([SCRATCH_RESERVE] + [_elements(v) * (8 if v.dtype.bits == 64 else 4) for v in staged])
+    return limit - used - scratch
+
+
+def _elements(v: ir.Value) -> int:
+    n = 1
+    for d in v.shape:
+        n *= d
+    return n
 
 
 def _nbytes(v: ir.Value) -> int:
@@ -282,7 +299,7 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if not isinstance(op, ir.For) or op.body.args[0].dtype is not DType.I32:
                 out.append(op)
                 continue
-            if any(isinstance(x, _PIPELINED) for x in g.walk(op.body)):
+            if any(isinstance(x, (*_PIPELINED, g.DotOp, ir.Mma)) for x in g.walk(op.body)):
                 out.append(op)
                 continue
             loop = _Loop(k, ctx, op, written, defs)

@@ -20,6 +20,7 @@ from llsim import SimDevice  # noqa: E402
 
 import tilelang  # noqa: E402
 from tilelang.backend import lower_gpu  # noqa: E402
+from tilelang.backend.facts import TensorFacts  # noqa: E402
 from tilelang.backend.gpu.printer import print_gpu_kernel  # noqa: E402
 
 ATTN = tilelang.compile("use std::attention::*;\n")
@@ -79,6 +80,16 @@ def test_decode_split_with_several_keys_per_thread_in_the_simulator() -> None:
     loop = print_gpu_kernel(lower_gpu(split._plan.kir, "sm_90")).split(" = for ")[1].split("\n  }")[0]
     assert "f16[1, 32, 128] #blocked<spt=[1, 4, 8], tpw=[1, 2, 16], wpc=[1, 4, 1]" in loop
     assert "convert_layout" not in loop.split(" = if ")[0]
+    # with the launch's facts (aligned, D a multiple of 16) the kernel's `stages = 4`
+    # streams K and V through shared-memory rings: read at the top of the loop,
+    # the block 3 ahead copied in it, a wait without a barrier, no global load left
+    facts = {p.name: TensorFacts(True, tuple(n % 16 == 0 for n in a.shape))
+             for p, a in zip(split._plan.kir.tensor_params, split._hosts, strict=True)}
+    text = print_gpu_kernel(lower_gpu(split._plan.kir, "sm_90", facts))
+    ring_loop = text.split(" = for ")[1].split("\n  }")[0]
+    assert text.split(" = for ")[0].count("cp.async.own") == 6  # K and V of 3 blocks before the loop
+    assert ring_loop.count("ring.read") == 2 and ring_loop.count("cp.async.own") == 2
+    assert "cp.async.wait 2\n" in ring_loop and "barrier" not in ring_loop and "= load @" not in ring_loop
     (sim_o, o_part), (sim_lse, lse_part) = _simulate_then_interpret(split, (hkv, splits, 1))[:2]
     assert np.isfinite(sim_o).all() and np.abs(o_part).max() > 0.05
     np.testing.assert_allclose(sim_o, o_part, rtol=1e-4, atol=1e-4)

@@ -211,8 +211,9 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     return row
 
 
-# (variant, key blocks, blocks per SM) that --sweep times
-SWEEP = [("std", (32,), (1, 2, 3)), ("std", (64,), (2,)), ("reg", (32,), (2,)), ("s3", (32,), (2,))]
+# (variant, key blocks, blocks per SM[, the merge's tile cap]) that --sweep times
+SWEEP = [("std", (32,), (1, 2, 3)), ("std", (32,), (2,), 1024), ("std", (64,), (2,)), ("reg", (32,), (2,)),
+         ("s3", (32,), (2,))]
 _VARIANTS: list = []
 
 
@@ -227,10 +228,11 @@ def decode_sweep(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) ->
     (which sets the split count); one line each, for choosing the default."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
     plans = []
-    for variant, bns, per_sms in SWEEP:
+    for variant, bns, per_sms, *cap in SWEEP:
         for bn in bns:
             for per_sm in per_sms:
-                p = (variant, decode_plan(batch * 8, 4, ctx, 128, sms, bn=bn, blocks_per_sm=per_sm))
+                p = (variant, decode_plan(batch * 8, 4, ctx, 128, sms, bn=bn, blocks_per_sm=per_sm,
+                                          combine_tile=cap[0] if cap else 4096))
                 if p not in plans:
                     plans.append(p)
     rows = []

@@ -98,10 +98,11 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
         for ctx in (8192, 32768):
             bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS)
             out += decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits), dc=dc)
-            for variant, bns, per_sms in bench.SWEEP:
+            for variant, bns, per_sms, *cap in bench.SWEEP:
                 for bn in bns:
                     for per_sm in per_sms:
-                        bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS, bn=bn, blocks_per_sm=per_sm)
+                        bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS, bn=bn, blocks_per_sm=per_sm,
+                                                     combine_tile=cap[0] if cap else 4096)
                         for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits),
                                                      dc=dc):
                             if name == "decode_split" and variant != "std":

@@ -53,7 +53,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int,
-                bn: int = 32, blocks_per_sm: int = 2) -> tuple[int, int, int]:
+                bn: int = 32, blocks_per_sm: int = 2, combine_tile: int = 4096) -> tuple[int, int, int]:
     """(BN, splits, DC) for flash decoding `kv_rows` = batch * KV heads rows.
 
     A decode step is a read of the cache: every SM should be busy from the
@@ -67,12 +67,13 @@ def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int,
     least two key blocks of `bn` keys and there are at most 64 (the merge
     reads every share). The count need not be a power of two: the merge's NS
     is the next one (`combine_ns`). DC, the merge's column chunk, keeps its
-    tile at 4096 elements or fewer."""
+    tile at `combine_tile` elements or fewer (smaller: more merge blocks,
+    each reading less)."""
     key_blocks = max(1, -(-cache_len // bn))
     splits = max(1, min(64, (blocks_per_sm * sms) // kv_rows, key_blocks // 2))
     splits = -(-key_blocks // -(-key_blocks // splits))  # no empty share
     dc = d
-    while combine_ns(splits) * group * dc > 4096 and dc > 8:
+    while combine_ns(splits) * group * dc > combine_tile and dc > 8:
         dc //= 2
     return bn, splits, dc
 

@@ -125,7 +125,9 @@ class Plan:
     # programmatic dependent launch (sm_90+, `tilelang/runtime/cuda_pdl.py`):
     # each kernel's launch overlaps the previous kernel's tail; True, or
     # where a kernel lets the next be scheduled (`Target.pdl_trigger`:
-    # "entry", "late", "exit"; True is "late"). Process-wide: a plan that
+    # "entry", "late", "exit"; True is "late"), with "+prefetch" for the
+    # pre-wait L2 prefetch of its first tiles (`Target.pdl_prefetch`,
+    # e.g. "late+prefetch"). Process-wide: a plan that
     # changes it reloads the kernels (their launch plans are made under the
     # new setting); the CPU interpreter ignores it
     pdl: bool | str = False
@@ -402,7 +404,7 @@ class TileQwen3:
         from tilelang.runtime import cuda_pdl
 
         # the setting `self.k`'s plans were made under
-        self._pdl: tuple[bool, str] = (cuda_pdl.ON, cuda_pdl.TRIGGER)
+        self._pdl: tuple[bool, str, bool] = (cuda_pdl.ON, cuda_pdl.TRIGGER, cuda_pdl.PREFETCH)
         self._weights(weights)
         self._graph: Any = None
         self._burst_graph: Any = None
@@ -507,7 +509,8 @@ class TileQwen3:
         """The step's operations in each attention form (`plan.tc`, and
         `plan.short_tc` below `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
-        want = (bool(pl.pdl), pl.pdl if isinstance(pl.pdl, str) else "late")
+        trigger, _, extra = (pl.pdl if isinstance(pl.pdl, str) else "late").partition("+")
+        want = (bool(pl.pdl), trigger, extra == "prefetch")
         if want != self._pdl and (want[0] or self._pdl[0]):
             from tilelang.runtime import cuda_pdl
 

@@ -57,6 +57,65 @@ def test_pdl_trigger_where_asked(trigger: str) -> None:
         assert r.returncode == 0, r.stderr
 
 
+def test_pdl_prefetch_comes_before_the_wait() -> None:
+    # Target.pdl_prefetch: L2 prefetches of the first K step's A and B tiles
+    # (offsets from block ids and the loop's start: nothing loaded), all
+    # before the wait; none without the flag; another compile-cache key
+    from tilelang.ir.samples import gemm
+
+    plain = compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True))
+    ck = compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True, pdl_prefetch=True))
+    assert "prefetch.global.L2" not in plain.ptx and ck.key != plain.key
+    body = _body(ck)
+    wait = body.index("griddepcontrol.wait;")
+    sites = [m.start() for m in re.finditer(r"prefetch\.global\.L2", body)]
+    assert sites and max(sites) < wait < re.search(r"\bld\.global", body).start()  # type: ignore[union-attr]
+    assert body.count("griddepcontrol.wait;") == 1
+    if ptxas_available():
+        r = run_ptxas(ck.ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr
+
+
+GATHER = """
+kernel fn gather<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, w: &Tensor<f32, [?]>,
+                               i: &Tensor<i32, [1]>, n: i32) {
+    let j = i.partition([1]).load([0]).sum(0);
+    let px = x.partition([B]);
+    let pw = w.partition([B]);
+    let mut acc = zeros::<f32>([B]);
+    for k in 0..n {
+        acc = acc + px.load([j + k]) * pw.load([block_id(0) + k]);
+    }
+    z.store(acc);
+}
+"""
+
+
+def test_pdl_prefetch_takes_only_addresses_that_need_no_load() -> None:
+    # the index `i` (offset 0) and w's first tile (block id + the loop's
+    # start) are prefetched; x's tile, at an offset read from memory, is not
+    from tilelang.backend import lower_gpu
+    from tilelang.backend.codegen import pdl as pdl_code
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.ir.lower import lower_kernel
+    from tilelang.sema import check_program
+    from tilelang.source import SourceMap
+    from tilelang.syntax.parser import parse
+
+    sm, sink = SourceMap(), DiagnosticSink()
+    prog = check_program(parse(sm.add("g.tile", GATHER), sink), sm, sink)
+    assert not sink.has_errors, [d.message for d in sink.diagnostics]
+    k = lower_kernel(prog, "gather", {"B": 64})
+    gk = lower_gpu(k, Target("sm_90a", pdl=True, pdl_prefetch=True))
+    steps = pdl_code.prologue(gk, {"x", "w", "i"})
+    assert sorted(s[1].tensor for s in steps if s[0] == "load") == ["i", "w"]
+    assert pdl_code.prologue(gk, {"x"}) == []  # nothing to prefetch: no prologue
+    ck = compile_kernel(k, Target("sm_90a", pdl=True, pdl_prefetch=True))
+    if ptxas_available():
+        r = run_ptxas(ck.ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr
+
+
 def test_pdl_unknown_trigger_refused() -> None:
     with pytest.raises(ValueError, match="unknown PDL trigger `soon`"):
         Target("sm_90a", pdl=True, pdl_trigger="soon")
@@ -176,7 +235,7 @@ def test_device_compiles_a_pdl_variant_only_when_on() -> None:
         cuda_pdl.set_pdl(True, "exit")
         variant2()
     finally:
-        cuda_pdl.set_pdl(old, "late")
+        cuda_pdl.set_pdl(old, "late", False)
     assert "griddepcontrol.launch_dependents;" in loaded2[0] and "launch_dependents" not in loaded2[1]
 
 

@@ -100,11 +100,14 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token() -> None:
         eng.replan(dataclasses.replace(eng.plan, pdl="exit"))  # another trigger: kernels again
         assert cuda_pdl.ON and cuda_pdl.TRIGGER == "exit" and eng.k is not k1
         assert eng.generate(prompt, 6) == want
+        eng.replan(dataclasses.replace(eng.plan, pdl="late+prefetch"))
+        assert cuda_pdl.PREFETCH and cuda_pdl.mode() == "late+prefetch" and eng.k is not k1
+        assert eng.generate(prompt, 6) == want
         k2 = eng.k
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert not cuda_pdl.ON and eng.k is not k2
     finally:
-        cuda_pdl.set_pdl(old, "late")
+        cuda_pdl.set_pdl(old, "late", False)
 
 
 def test_split_k_and_other_block_shapes_agree(tiny) -> None:

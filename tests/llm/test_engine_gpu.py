@@ -89,8 +89,10 @@ def test_pdl_decodes_the_same_tokens() -> None:
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         want = eng.generate([5, 6, 7], 24, batched=False)
         got = []
-        # the trigger's three places (Target.pdl_trigger), in both graph APIs
-        for api, trigger in (("tile", "late"), ("torch", "late"), ("torch", "entry"), ("torch", "exit")):
+        # the trigger's three places (Target.pdl_trigger) and the pre-wait
+        # prefetch, in both graph APIs
+        for api, trigger in (("tile", "late"), ("torch", "late"), ("torch", "entry"), ("torch", "exit"),
+                             ("torch", "late+prefetch")):
             eng.graph_api = api
             eng.replan(dataclasses.replace(eng.plan, pdl=trigger))
             eng.reset()
@@ -98,8 +100,8 @@ def test_pdl_decodes_the_same_tokens() -> None:
             got.append(eng.generate([5, 6, 7], 24, batched=False))
             assert cuda_pdl.LAUNCHES > n
     finally:
-        cuda_pdl.set_pdl(old, "late")
-    assert got == [want] * 4
+        cuda_pdl.set_pdl(old, "late", False)
+    assert got == [want] * 5
 
 
 def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:

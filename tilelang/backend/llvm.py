@@ -47,6 +47,7 @@ from tilelang.backend.codegen.core import (
     Operand,
     _TensorInfo,
 )
+from tilelang.backend.codegen import pdl as pdl_code
 from tilelang.backend.codegen.debug import DebugOps
 from tilelang.backend.codegen.llvm_types import const_operand, reg_ty
 from tilelang.backend.codegen.llvm_types import (
@@ -54,7 +55,6 @@ from tilelang.backend.codegen.llvm_types import (
 )
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, TmaDesc
-from tilelang.backend.gpu.nodes import regions as gpu_regions
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
 from tilelang.backend.prints import PrintFormat
@@ -101,7 +101,7 @@ class _Emitter(HopperOps, DebugOps):
     """One kernel's emission: the parts of `codegen/` (see their modules) under
     the entry (`run`) and the dispatch of every op (`region`, `op`)."""
 
-    pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "exit")
+    pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "exit") [+ "+prefetch"]
     _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
 
     # ======================================================================= ops
@@ -166,15 +166,23 @@ class _Emitter(HopperOps, DebugOps):
         # touches memory; let the next grid's blocks be scheduled at once
         # ("entry"), once this block has done everything but its writes
         # ("late": their loads in flight, the next grid's blocks can start
-        # while it finishes), or when it exits ("exit")
-        pdl = [_PDL_WAIT] if self.pdl else []
-        if self.pdl == "entry":
-            pdl.append(_PDL_TRIGGER)
-        elif self.pdl == "late":
-            self._trigger_at = next((op for op in k.body.ops if _writes(op)), None)
+        # while it finishes), or when it exits ("exit"); with "+prefetch", L2 prefetches of the first tiles it
+        # will read come before the wait (`codegen/pdl.py`)
+        trigger, _, extra = self.pdl.partition("+")
+        pdl = [pdl_code.WAIT] if trigger else []
+        if extra == "prefetch":
+            steps = pdl_code.prologue(k, {t for t, i in self.tensors.items() if i.readonly})
+            if steps:
+                pdl_code.emit_prologue(self, steps)
+                self.lines.append(pdl_code.WAIT)
+                pdl = []
+        if trigger == "entry":
+            pdl.append(pdl_code.TRIGGER)
+        elif trigger == "late":
+            self._trigger_at = next((op for op in k.body.ops if pdl_code.writes(op)), None)
         self.region(k.body, ())
-        if self.pdl == "late" and self._trigger_at is None:
-            self.lines.append(_PDL_TRIGGER)
+        if trigger == "late" and self._trigger_at is None:
+            self.lines.append(pdl_code.TRIGGER)
         body = "\n".join(self.lines)
         mb = min(k.source.min_blocks, 2048 // self.T)  # a bound the SM's threads can meet
         if mb and not any("nvvm.minctasm" in a for a in self.fn_attrs):
@@ -211,7 +219,7 @@ class _Emitter(HopperOps, DebugOps):
                 self._red_mark = None
                 return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
             if op is self._trigger_at:
-                self.lines.append(_PDL_TRIGGER)
+                self.lines.append(pdl_code.TRIGGER)
             self.op(op)
         self._red_mark = None
         return []
@@ -294,17 +302,6 @@ class _Emitter(HopperOps, DebugOps):
                 self.gpu_op(op)
 
 
-_PDL_WAIT = '  call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()'
-_PDL_TRIGGER = '  call void asm sideeffect "griddepcontrol.launch_dependents;", "~{memory}"()'
-
-
-def _writes(op: ir.Op) -> bool:
-    """Whether `op` (or an op in its regions) writes memory or prints."""
-    if isinstance(op, (ir.Store, ir.AtomicRMW, ir.Print)):
-        return True
-    return any(isinstance(o, (ir.Store, ir.AtomicRMW, ir.Print)) for r in gpu_regions(op) for o in gpu_walk(r))
-
-
 def _ident(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
@@ -313,7 +310,8 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
                    pdl: bool | str = "") -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
     `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
-    the trigger's place, "entry", "late" or "exit"; True is "late")."""
+    the trigger's place, "entry", "late" or "exit", and "+prefetch" for the
+    pre-wait L2 prefetches; True is "late")."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")

@@ -43,8 +43,11 @@ class Target:
     # "late" (before the first top-level statement that writes memory, i.e.
     # after the main loop of a kernel that stores at its end), "exit" (no
     # trigger: when its blocks exit)
+    # `pdl_prefetch`: before its wait, a kernel prefetches into L2 the first
+    # tiles it will read of tensors it never writes (`codegen/pdl.py`)
     pdl: bool = False
     pdl_trigger: str = "late"
+    pdl_prefetch: bool = False
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
@@ -61,12 +64,12 @@ class Target:
         return int(self.arch[3:5])
 
     def key(self) -> str:
-        return f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_trigger}" if self.pdl else "")
+        return f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
 
     @property
     def pdl_mode(self) -> str:
-        """The emitter's PDL mode: "" (off) or the trigger."""
-        return self.pdl_trigger if self.pdl else ""
+        """The emitter's PDL mode: "" (off), or the trigger [+ "+prefetch"]."""
+        return (self.pdl_trigger + ("+prefetch" if self.pdl_prefetch else "")) if self.pdl else ""
 
 
 @functools.cache

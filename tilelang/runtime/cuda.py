@@ -566,13 +566,15 @@ class CudaDevice(Device):
 
     def _variant(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any],
                  span: Span | None) -> tuple[Any, Function]:
-        pdl = cuda_pdl.TRIGGER if cuda_pdl.ON else ""
+        pdl = cuda_pdl.mode()
         got = pk.variants.get((*facts_key, pdl))
         if got is None:
             from tilelang.backend import CodegenError, Target, compile_kernel
 
             try:
-                ck = compile_kernel(pk.ir, Target(pk.arch, pdl=True, pdl_trigger=pdl) if pdl else pk.arch, facts)
+                tgt = (Target(pk.arch, pdl=True, pdl_trigger=cuda_pdl.TRIGGER, pdl_prefetch=cuda_pdl.PREFETCH)
+                       if pdl else pk.arch)
+                ck = compile_kernel(pk.ir, tgt, facts)
             except CodegenError as e:
                 raise TileError(e.diag) from None
             except ValueError as e:  # PDL before sm_90
@@ -592,7 +594,7 @@ class CudaDevice(Device):
         # weak references make sure a recycled `id` is never taken for the old
         # buffer. (CUstream handles are keyed by id: they may not be hashable,
         # and pooled streams live as long as the device.)
-        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.ON, cuda_pdl.TRIGGER)
+        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode())
         hit = prepared.fast.get(key)
         if hit is not None:
             refs, launch, call, ok = hit

@@ -8,7 +8,8 @@ and wait there for its memory (the launch's start-up overlaps the previous
 kernel's tail; stream capture keeps it as a programmatic graph edge).
 
 Opt-in, process-wide: `TILEC_PDL=1` (or the trigger's place: `entry`,
-`late`, `exit`, `Target.pdl_trigger`) in the environment or `set_pdl(True)`.
+`late`, `exit`, `Target.pdl_trigger`, and `+prefetch` for the pre-wait L2
+prefetches, `Target.pdl_prefetch`) in the environment or `set_pdl(True)`.
 `CudaDevice` reads `ON` when it compiles a kernel (the flag is part of the
 variant and of the compile-cache key) and when it launches; a kernel built
 with PDL never takes the fast launchers (cuLaunchKernel): it goes through
@@ -34,21 +35,31 @@ PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
 
 _ENV = os.environ.get("TILEC_PDL", "0")
 ON = _ENV not in ("", "0")
-# where a kernel lets the next one be scheduled (`Target.pdl_trigger`):
-# TILEC_PDL=entry|late|exit, or 1 for "late"
-TRIGGER = _ENV if _ENV in ("entry", "late", "exit") else "late"
+# where a kernel lets the next one be scheduled (`Target.pdl_trigger`) and
+# whether it prefetches into L2 before its wait (`Target.pdl_prefetch`):
+# TILEC_PDL=entry|late|exit[+prefetch], or 1 for "late"
+_TRIG, _, _EXTRA = _ENV.partition("+")
+TRIGGER = _TRIG if _TRIG in ("entry", "late", "exit") else "late"
+PREFETCH = _EXTRA == "prefetch"
 LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
 
 
-def set_pdl(on: bool, trigger: str | None = None) -> bool:
+def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | None = None) -> bool:
     """Turn PDL on or off for the kernels compiled and launched from now on
-    (and set the trigger's place, `Target.pdl_trigger`, when given); the
-    previous on/off setting."""
-    global ON, TRIGGER
+    (and set the trigger's place, `Target.pdl_trigger`, and the pre-wait
+    prefetch, `Target.pdl_prefetch`, when given); the previous on/off setting."""
+    global ON, TRIGGER, PREFETCH
     old, ON = ON, bool(on)
     if trigger is not None:
         TRIGGER = trigger
+    if prefetch is not None:
+        PREFETCH = bool(prefetch)
     return old
+
+
+def mode() -> str:
+    """The setting as `Target.pdl_mode` spells it: "" (off), or the trigger [+ "+prefetch"]."""
+    return (TRIGGER + ("+prefetch" if PREFETCH else "")) if ON else ""
 
 
 class LaunchAttribute(ctypes.Structure):

@@ -42,6 +42,7 @@ length's launches are built once (and captured once on the GPU).
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -127,9 +128,11 @@ class Plan:
     # where a kernel lets the next be scheduled (`Target.pdl_trigger`:
     # "entry", "late", "exit"; True is "late"), with "+prefetch" for the
     # pre-wait L2 prefetch of its first tiles (`Target.pdl_prefetch`,
-    # e.g. "late+prefetch"). Process-wide: a plan that
-    # changes it reloads the kernels (their launch plans are made under the
-    # new setting); the CPU interpreter ignores it
+    # e.g. "late+prefetch"). The decode steps only (`_with_pdl`); a
+    # plan that changes it reloads the kernels (their launch plans are made
+    # under the new setting); the CPU interpreter ignores it. H200, Qwen3-4B
+    # (RESULTS.md): "late" 2 % faster at 1,024 positions, "entry" 11 %
+    # slower, "late+prefetch" 29 % slower
     pdl: bool | str = False
     # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
     # register budget; 0 none): the blocks of a one-wave grid per SM
@@ -163,6 +166,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         ns, bt = 2, 8
         mm, bq, chp = (16, 16, 32), 8, 8
         tc, fma_until = 1, 0
+        pdl: bool | str = False
     else:
         # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
         # (resident blocks) x (one [BN, BK] bf16 tile each), so every block
@@ -197,6 +201,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         # about 1,500 positions where the two lines cross
         tc, fma_until = 2, 1536
         mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
+        pdl = "late" if hopper else False
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
     prefill = max(bq, min(2048, _pow2_at_most(max_seq) // 2))
@@ -217,6 +222,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         tc=tc,
         fma_until=fma_until,
         mb=mb,
+        pdl=pdl,
     )
 
 
@@ -365,6 +371,21 @@ def sampling_ops(
     return ops
 
 
+def _with_pdl(fn: Any) -> Any:
+    """A method that runs decode steps: under the engine's PDL setting
+    (`Plan.pdl`), the process's own after (other code's launches keep
+    theirs). Prefill is not under it (not measured with PDL)."""
+
+    @functools.wraps(fn)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        from tilelang.runtime import cuda_pdl
+
+        with cuda_pdl.scoped(*self._pdl):
+            return fn(self, *args, **kwargs)
+
+    return run
+
+
 class TileQwen3:
     """Batch-1 decode of a Qwen3 model with Tile kernels (see the module doc)."""
 
@@ -401,10 +422,9 @@ class TileQwen3:
         self.plan = plan or plan_for(cfg, self.seq, sm_count, hopper)
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
-        from tilelang.runtime import cuda_pdl
-
-        # the setting `self.k`'s plans were made under
-        self._pdl: tuple[bool, str, bool] = (cuda_pdl.ON, cuda_pdl.TRIGGER, cuda_pdl.PREFETCH)
+        # the PDL setting of this engine's launches (`Plan.pdl`), the one
+        # `self.k`'s plans were made under; None until `_forms`
+        self._pdl: tuple[bool, str, bool] | None = None
         self._weights(weights)
         self._graph: Any = None
         self._burst_graph: Any = None
@@ -511,11 +531,9 @@ class TileQwen3:
         pl = self.plan
         trigger, _, extra = (pl.pdl if isinstance(pl.pdl, str) else "late").partition("+")
         want = (bool(pl.pdl), trigger, extra == "prefetch")
-        if want != self._pdl and (want[0] or self._pdl[0]):
-            from tilelang.runtime import cuda_pdl
-
-            cuda_pdl.set_pdl(*want)
-            self.k, self._pdl = load_kernels(), want
+        if self._pdl is not None and want != self._pdl:
+            self.k = load_kernels()  # plans made under the new setting
+        self._pdl = want
         self._form_ops = {"long": self._step_ops(pl.tc)}
         if pl.fma_until > 0 and pl.tc != pl.short_tc:
             self._form_ops["short"] = self._step_ops(pl.short_tc)
@@ -793,6 +811,7 @@ class TileQwen3:
                     op.sync()
 
     # -- running -------------------------------------------------------------
+    @_with_pdl
     def _run_step(self, position: int | None = None) -> None:
         """One step at `position` (None: read from the device when the plan
         has two forms)."""
@@ -806,6 +825,7 @@ class TileQwen3:
         for op in self.ops:
             op.sync()
 
+    @_with_pdl
     def _run_burst(self, position: int) -> None:
         """`burst` steps from `position` in one replay (the step's launches
         recorded `burst` times in one graph); step by step without graphs."""

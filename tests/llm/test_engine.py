@@ -78,34 +78,49 @@ def test_greedy_tokens_agree() -> None:
     assert eng.generate(prompt, 12) == want
 
 
-def test_plan_pdl_reaches_the_runtime_and_changes_no_token() -> None:
-    # Plan.pdl turns the runtime's programmatic dependent launch on (fresh
-    # kernels: their launch plans are made under it) and off again; the CPU
-    # interpreter runs the same steps, so the tokens cannot change
+def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Plan.pdl is the runtime's programmatic dependent launch setting while
+    # the engine launches (fresh kernels when it changes: their launch plans
+    # are made under it), the process's own around it; the CPU interpreter
+    # runs the same steps, so the tokens cannot change
+    import engine as engine_mod
+
     from tilelang.runtime import cuda_pdl
 
+    seen: list[str] = []
+    real = engine_mod.TileQwen3._run_step.__wrapped__
+
+    def probe(self, position=None):  # type: ignore[no-untyped-def]
+        seen.append(cuda_pdl.mode())
+        return real(self, position)
+
+    monkeypatch.setattr(engine_mod.TileQwen3, "_run_step", engine_mod._with_pdl(probe))
     old = cuda_pdl.set_pdl(False)
     try:
         w = random_weights(UNTIED, seed=3)
         eng = TileQwen3(UNTIED, w, max_seq=32)
+        assert eng.plan.pdl is False  # the CPU plan; sm_90's is "late"
         prompt = _tokens(4, UNTIED.vocab_size, seed=5)
-        want = eng.generate(prompt, 6)
+        want = eng.generate(prompt, 6, batched=False)
+        assert set(seen) == {""}
         k0 = eng.k
         eng.replan(dataclasses.replace(eng.plan, pdl=True))
-        assert cuda_pdl.ON and eng.plan.pdl and eng.k is not k0
-        assert eng.generate(prompt, 6) == want
+        assert eng.k is not k0
+        seen.clear()
+        assert eng.generate(prompt, 6, batched=False) == want
+        assert set(seen) == {"late"} and not cuda_pdl.ON  # on inside the engine only
         k1 = eng.k
         eng.replan(dataclasses.replace(eng.plan, bt=eng.plan.bt))  # same setting: same kernels
-        assert cuda_pdl.ON and eng.k is k1
-        eng.replan(dataclasses.replace(eng.plan, pdl="exit"))  # another trigger: kernels again
-        assert cuda_pdl.ON and cuda_pdl.TRIGGER == "exit" and eng.k is not k1
-        assert eng.generate(prompt, 6) == want
-        eng.replan(dataclasses.replace(eng.plan, pdl="late+prefetch"))
-        assert cuda_pdl.PREFETCH and cuda_pdl.mode() == "late+prefetch" and eng.k is not k1
-        assert eng.generate(prompt, 6) == want
-        k2 = eng.k
+        assert eng.k is k1
+        for mode in ("exit", "late+prefetch"):  # another setting: kernels again
+            eng.replan(dataclasses.replace(eng.plan, pdl=mode))
+            assert eng.k is not k1
+            k1 = eng.k
+            seen.clear()
+            assert eng.generate(prompt, 6, batched=False) == want
+            assert set(seen) == {mode} and cuda_pdl.mode() == ""
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
-        assert not cuda_pdl.ON and eng.k is not k2
+        assert eng.k is not k1
     finally:
         cuda_pdl.set_pdl(old, "late", False)
 
@@ -238,6 +253,8 @@ def test_plan_fills_a_big_card() -> None:
     small = plan_for(Qwen3Config.load("qwen3-0.6b"), 2048, sm_count=132)
     assert all(1 <= small.mb[k] <= 4 for k in small.mb)
     assert set(plan_for(TINY, 64, None).mb.values()) == {0}  # the interpreter: no bound
+    # programmatic dependent launch only where the card has it (sm_90)
+    assert p.pdl is False and plan_for(cfg, 2048, sm_count=132, hopper=True).pdl == "late"
 
 
 def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:

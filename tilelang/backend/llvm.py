@@ -42,12 +42,12 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from tilelang.backend.codegen import pdl as pdl_code
 from tilelang.backend.codegen.core import (
     CodegenError,
     Operand,
     _TensorInfo,
 )
-from tilelang.backend.codegen import pdl as pdl_code
 from tilelang.backend.codegen.debug import DebugOps
 from tilelang.backend.codegen.llvm_types import const_operand, reg_ty
 from tilelang.backend.codegen.llvm_types import (

@@ -26,9 +26,11 @@ seven unsigned ints, the stream, the attribute pointer and their count.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
+from collections.abc import Iterator
 from typing import Any
 
 PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
@@ -55,6 +57,18 @@ def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | None = None) 
     if prefetch is not None:
         PREFETCH = bool(prefetch)
     return old
+
+
+@contextlib.contextmanager
+def scoped(on: bool, trigger: str = "late", prefetch: bool = False) -> Iterator[None]:
+    """The setting for the launches inside the `with` (a program's own
+    kernels, e.g. the LLM engine's), the previous one after."""
+    old = (ON, TRIGGER, PREFETCH)
+    set_pdl(on, trigger, prefetch)
+    try:
+        yield
+    finally:
+        set_pdl(*old)
 
 
 def mode() -> str:

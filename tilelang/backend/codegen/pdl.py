@@ -45,12 +45,12 @@ def _operands(op: object) -> tuple[ir.Value, ...]:
     return ()
 
 
-def _pure_scalar(op: object, pure: set[int]) -> bool:
+def _pure_scalar(op: Any, pure: set[int]) -> bool:
     return (isinstance(op, _PURE) and not op.result.shape
             and all(v.id in pure for v in _operands(op)))
 
 
-def _prefetchable(op: object, pure: set[int], readonly: set[str]) -> bool:
+def _prefetchable(op: Any, pure: set[int], readonly: set[str]) -> bool:
     return (isinstance(op, ir.Load) and op.tensor in readonly and op.mask is None
             and all(v.id in pure for v in op.offsets))
 
@@ -73,6 +73,7 @@ def prologue(kernel: Any, readonly: set[str]) -> list[tuple[Any, ...]]:
             iv = op.body.args[0]
             inner = pure | {iv.id}
             sub: list[tuple[Any, ...]] = [("iv", iv, op.lower)]
+            o: Any
             for o in op.body.ops:
                 if _pure_scalar(o, inner):
                     sub.append(("op", o))

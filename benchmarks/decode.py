@@ -194,14 +194,18 @@ def _profile_text(rows: list[dict], what: str) -> str:  # type: ignore[type-arg]
 
 def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignore[type-arg]
     """The decode step's time per kind of launch (`_profile_ops`), the token
-    and position put back before each kind."""
+    and position put back before each kind, launched as the step launches
+    them (the engine's PDL setting)."""
     tok = eng.be.read(eng.tok).copy()
 
     def restore() -> None:
         eng.be.write(eng.pos, [ctx])
         eng.be.write(eng.tok, tok)
 
-    rows = _profile_ops(eng.ops, _op_bytes(eng, ctx), restore)
+    from tilelang.runtime import cuda_pdl
+
+    with cuda_pdl.scoped(*eng._pdl):  # the step's launch setting (Plan.pdl)
+        rows = _profile_ops(eng.ops, _op_bytes(eng, ctx), restore)
     text = _profile_text(rows, f"decode step at context {ctx}")
     print(text, flush=True)
     if out is not None:

@@ -9,9 +9,12 @@ the first variant.
     python benchmarks/decode_ab.py --model 4b --contexts 1024,8192 \\
         --variants '[{}, {"tc": 0, "fma_until": 0}, {"tc": 1}, {"ns": 16}]'
 
-`{"pdl": true}`: programmatic dependent launch (`Plan.pdl`, sm_90+: each
-launch overlaps the previous kernel's tail); every row counts the launches
-made with the attribute ("PDL launches": 0 where it is off).
+`{"pdl": false}`, `{"pdl": "entry"}`, `{"pdl": "late+prefetch"}`...:
+programmatic dependent launch (`Plan.pdl`, sm_90+, "late" by default
+there: each launch overlaps the previous kernel's tail; the trigger's
+place and the pre-wait prefetch, `Target.pdl_trigger`/`pdl_prefetch`);
+every row counts the launches made with the attribute ("PDL launches": 0
+where it is off).
 `--driver-jit`: every kernel's cubin from the driver's JIT instead of
 nvJitLink (both from the same PTX; a comparison of the two PTX compilers).
 `--profile`: the first variant's step per kind of launch (`decode.py`'s
@@ -78,9 +81,12 @@ def _step_ms(eng, ctx: int, rounds: int, reps: int) -> tuple[list[float], list[i
 def _attention_us(eng, ctx: int) -> float:  # type: ignore[no-untyped-def]
     from decode import graph_seconds
 
+    from tilelang.runtime import cuda_pdl
+
     ops = [op for op in eng.ops if op.kernel.__name__ in ("attn_decode", "attn_decode_short", "combine_splits")]
     eng.be.write(eng.pos, [ctx])
-    return graph_seconds(ops, 3) * 1e6 / max(1, len(ops) // 2)
+    with cuda_pdl.scoped(*eng._pdl):  # launched as the step launches them
+        return graph_seconds(ops, 3) * 1e6 / max(1, len(ops) // 2)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -118,21 +118,18 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
         assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
 
 
-@pytest.mark.parametrize(("schedule", "ctas", "budget", "bh", "causal"),
-                         [("overlap", 2, 1, 3, False), ("serial", 1, None, 1, True)],
-                         ids=["two_ctas_one_head_a_section", "one_cta_causal"])
-def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas: int, budget: int | None, bh: int,
+@pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "causal"),
+                         [("overlap", 2, "pairs", 3, False), ("serial", 1, "auto", 1, True)],
+                         ids=["two_ctas_pairs", "one_cta_causal"])
+def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int,
                                                              causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Fewer CTAs than tiles: each CTA walks several (the K/V ring's counter,
     the Q buffer's release and its barrier's phase run on from tile to tile;
-    odd rounds go backwards), through L2 sections of one head (`budget` 1
-    byte, every tile alike) or, causal (tiles of 1 to 4 key blocks), one
-    heaviest-first order."""
-    from tilelang.backend.gpu.passes import attention_tiles
-
+    odd rounds go backwards), single tiles or pairs of a head's heaviest and
+    lightest (3 query blocks: the middle one runs twice), causal (tiles of 1
+    to 4 key blocks: pairs, chosen at run time) or not."""
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
-    if budget is not None:
-        monkeypatch.setattr(attention_tiles, "L2_BUDGET", budget)
+    monkeypatch.setenv("TILEC_ATTN_WALK", walk)
     d, bm, bn, sq, sk = 64, 64, 64, 150, 200
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}

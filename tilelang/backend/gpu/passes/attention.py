@@ -911,7 +911,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if persist:
         assert kv is not None
         wb = _Build(fresh)
-        walk = tiles.walk_setup(wb, k, kv, (p.k.load.tensor, p.v.load.tensor), outside, (loop.lower, loop.upper))
+        walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
         c_ops = [ir.Const(zero_c, 0), *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span),
                  ir.Yield(())]
         p_ops = [*tiles.tile_loop(walk, fresh, outside, [*pb.ops, p_loop], p_base, p_loop.results[0], p_tn, span),

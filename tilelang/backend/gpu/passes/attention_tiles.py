@@ -16,17 +16,17 @@ The tile order is computed in the kernel from the logical grid (each axis
 launch would have had), so any launch size is correct: the logical grid
 (one tile a CTA, as the simulator runs it), the capped one, or one CTA.
 
-- Tiles that read the same K and V (the grid axes the K/V offsets depend
-  on: "kv" positions, the heads) are kept in sections of `G` kv positions
-  whose K and V fit in half of the L2 (`L2_BUDGET`; `G` from the K and V
-  tensors' sizes at run time), so the CTAs in flight share them.
-- Inside a section the other axes (the query blocks) go slowest, walked from
-  their end (a causal kernel's last query blocks see the most keys), and the
-  kv positions fastest: the tiles come heaviest first.
-- Round r of the walk gives CTA c tile r*P + c when r is even and
-  r*P + P-1-c when it is odd (P CTAs, a "snake"): a CTA that took one of the
-  round's heavier tiles takes one of the next round's lighter ones, so
-  causal work stays balanced without an atomic tile counter.
+- The tiles that read the same K and V (the grid axes the K/V offsets
+  depend on: the heads) stay together, their query blocks walked from the
+  last (FlashAttention's grid order: measured on the H200, it beat sections
+  of several heads sized to the L2, 2026-12-02).
+- Round r of the walk gives CTA c item r*P + c when r is even and
+  r*P + P-1-c when it is odd (P CTAs, a "snake").
+- When the work is uneven (a causal kernel: the first and the last query
+  block run different trip counts, checked at run time) an item is a pair
+  of tiles, a head's i-th heaviest with its i-th lightest, whose sums are
+  equal: a static walk of single tiles left 30 % of the time idle at
+  S = 16384, where each head's blocks fill about one round.
 
 Every `block_id(a)` / `num_blocks(a)` of the kernel reads the tile's logical
 position / the logical grid; the scalar ops before the loop (the block's
@@ -46,9 +46,6 @@ from .context import Fresh
 from .pipeline import _Build
 from .rewrite import map_ops, substitute, substitute_region, with_regions
 
-L2_BUDGET = 24 * 1024 * 1024  # bytes of K and V per section: half of an H100/H200 L2
-
-
 def enabled(k: g.GpuKernel) -> bool:
     """Whether the attention kernel `k` becomes persistent
     (`TILEC_ATTN_PERSISTENT=0` opts out; kernels that print keep one tile a
@@ -62,7 +59,7 @@ def enabled(k: g.GpuKernel) -> bool:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Walk:
     """The values (defined before the roles) that a role's tile loop reads:
-    this CTA's number of tiles and, per round, what `tile` computes."""
+    this CTA's number of tiles and, per round, what `_tile` computes."""
 
     rounds: ir.Value  # tiles this CTA runs
     c: ir.Value  # this CTA's launch position
@@ -70,12 +67,12 @@ class Walk:
     sizes: tuple[ir.Value, ...]  # the logical grid
     kv: tuple[int, ...]  # grid axes of the K/V positions
     fast: tuple[int, ...]  # the others
-    nf: ir.Value
-    nk: ir.Value
-    G: ir.Value
+    nf: ir.Value  # tiles a kv position has (query blocks of a head)
+    pairs: ir.Value  # bool: the walk hands out pairs of tiles
+    nh: ir.Value  # items a kv position has: nf, or cdiv(nf, 2) pairs
 
 
-def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], kv_tensors: tuple[str, ...], outside: list[object],
+def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
                bounds: tuple[ir.Value, ...]) -> Walk:
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
@@ -112,77 +109,53 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], kv_tensors: tuple[str, .
         return v
 
     nf, nk = prod(fast), prod(kvs)
-    N = b.elem(E.MUL, nf, nk, hint="tiles")
-    # kv positions a section holds: the K and V bytes of one position, in f32
-    # (no overflow for tensors of any size), against the budget
-    f32 = DType.F32
-
-    def fl(v: ir.Value) -> ir.Value:
-        r = b.fresh.value(f32, (), "")
-        b.ops.append(ir.Cast(r, v))
-        return r
-
-    total: ir.Value | None = None
-    for name in kv_tensors:
-        t = k.tensor(name)
-        n = b.fresh.value(f32, (), "")
-        b.ops.append(ir.Const(n, 2.0))  # f16/bf16 elements
-        for a in range(t.rank):
-            d = b.i32("dim")
-            b.ops.append(ir.TensorDim(d, name, a))
-            n = b.elem(E.MUL, n, fl(d), dtype=f32)
-        total = n if total is None else b.elem(E.ADD, total, n, dtype=f32)
-    assert total is not None
-    per = b.elem(E.DIV, total, fl(nk), dtype=f32)
-    budget = b.fresh.value(f32, (), "")
-    one = b.fresh.value(f32, (), "")
-    b.ops += [ir.Const(budget, float(L2_BUDGET)), ir.Const(one, 1.0)]
-    gf = b.elem(E.MAXIMUM, b.elem(E.DIV, budget, b.elem(E.MAXIMUM, per, one, dtype=f32), dtype=f32), one, dtype=f32)
-    gi = b.i32("G")
-    b.ops.append(ir.Cast(gi, b.elem(E.MINIMUM, gf, fl(nk), dtype=f32)))
-    G = b.elem(E.MAXIMUM, b.elem(E.MINIMUM, gi, nk), b.const(1), hint="G")
-    # Sections only when every tile runs as many iterations (the first and the
-    # last query block of the first kv position agree): with uneven work (a
-    # causal kernel) a section's end (light tiles) would meet the next one's
-    # start (heavy) in one round, so the walk is one heaviest-first order
-    # (measured on the H200: sections cost causal S = 16384 14 %).
-    if os.environ.get("TILEC_ATTN_WALK", "auto") != "sections":
-        zero, one_f = b.const(0), b.const(1)
+    zero, one = b.const(0), b.const(1)
+    # Uneven work (the first and the last query block of the first kv
+    # position run different trip counts: a causal kernel) is handed out in
+    # pairs, the i-th heaviest tile of a head with its i-th lightest, whose
+    # sum is the same for every pair; one CTA runs both (an odd middle tile
+    # twice: the same values stored again).
+    want = os.environ.get("TILEC_ATTN_WALK", "auto")
+    if want == "auto":
         ends = [_bounds(b, outside, bounds, _position(b, sizes, fast, kvs, f, zero), sizes)
-                for f in (zero, b.elem(E.SUB, nf, one_f))]
+                for f in (zero, b.elem(E.SUB, nf, one))]
         same = b.elem(E.AND, b.elem(E.EQ, ends[0][0], ends[1][0], dtype=DType.BOOL),
                       b.elem(E.EQ, ends[0][1], ends[1][1], dtype=DType.BOOL), dtype=DType.BOOL)
-        if os.environ.get("TILEC_ATTN_WALK") == "global":
-            same = b.elem(E.NE, one_f, one_f, dtype=DType.BOOL)
-        G = b.elem(E.WHERE, same, G, nk, hint="G")
-    # this CTA's rounds: every round but the last is full; in the last, its
-    # place (c, or P-1-c in an odd round) must be below the tiles left
-    one_i = b.const(1)
-    R_ = b.elem(E.DIV, b.elem(E.ADD, N, b.elem(E.SUB, P, one_i)), P)
-    last = b.elem(E.SUB, R_, one_i)
-    odd = b.elem(E.EQ, b.elem(E.AND, last, one_i), one_i, dtype=DType.BOOL)
-    place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, P, one_i), c), c)
+        pairs = b.elem(E.NOT, same, dtype=DType.BOOL, hint="pairs")
+    else:
+        pairs = b.elem(E.EQ, zero, zero if want == "pairs" else one, dtype=DType.BOOL, hint="pairs")
+    half = b.elem(E.DIV, b.elem(E.ADD, nf, one), b.const(2))
+    nh = b.elem(E.WHERE, pairs, half, nf, hint="items")
+    N = b.elem(E.MUL, nh, nk, hint="items")
+    # this CTA's items: every round but the last is full; in the last, its
+    # place (c, or P-1-c in an odd round) must be below the items left
+    R_ = b.elem(E.DIV, b.elem(E.ADD, N, b.elem(E.SUB, P, one)), P)
+    last = b.elem(E.SUB, R_, one)
+    odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
+    place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, P, one), c), c)
     left = b.elem(E.SUB, N, b.elem(E.MUL, last, P))
     more = b.elem(E.LT, place, left, dtype=DType.BOOL)
-    rounds = b.elem(E.ADD, last, b.elem(E.WHERE, more, one_i, b.const(0)), hint="rounds")
-    rounds = b.elem(E.MAXIMUM, rounds, b.const(0), hint="rounds")
-    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, nk, G)
+    items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, b.elem(E.WHERE, more, one, zero)), zero)
+    rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
+    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh)
 
 
 def _tile(b: _Build, w: Walk, r: ir.Value) -> list[ir.Value]:
-    """The logical position (one value per grid axis) of round `r`'s tile."""
+    """The logical position (one value per grid axis) of round `r`'s tile:
+    item round `ir` (r, or r / 2 for pairs) gives CTA c item ir*P + c, or
+    ir*P + P-1-c in an odd item round (a snake); item i is tile i % nh of
+    kv position i / nh (the query blocks of one head together, heaviest
+    first), or the pair (j, nf-1-j) with j = i % nh."""
     E = ir.ElemOp
     one = b.const(1)
-    odd = b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL)
+    ir_ = b.elem(E.WHERE, w.pairs, b.elem(E.SHR, r, one), r)
+    odd = b.elem(E.EQ, b.elem(E.AND, ir_, one), one, dtype=DType.BOOL)
     place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), w.c), w.c)
-    idx = b.elem(E.ADD, b.elem(E.MUL, r, w.P), place, hint="tile")
-    sec = b.elem(E.MUL, w.G, w.nf)
-    s = b.elem(E.DIV, idx, sec)
-    local = b.elem(E.SUB, idx, b.elem(E.MUL, s, sec))
-    first = b.elem(E.MUL, s, w.G)
-    width = b.elem(E.MINIMUM, w.G, b.elem(E.SUB, w.nk, first))
-    qrev = b.elem(E.DIV, local, width)
-    kvpos = b.elem(E.ADD, first, b.elem(E.SUB, local, b.elem(E.MUL, qrev, width)))
+    idx = b.elem(E.ADD, b.elem(E.MUL, ir_, w.P), place, hint="item")
+    kvpos = b.elem(E.DIV, idx, w.nh)
+    j = b.elem(E.SUB, idx, b.elem(E.MUL, kvpos, w.nh))
+    second = b.elem(E.AND, w.pairs, b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL), dtype=DType.BOOL)
+    qrev = b.elem(E.WHERE, second, b.elem(E.SUB, b.elem(E.SUB, w.nf, one), j), j)
     fpos = b.elem(E.SUB, b.elem(E.SUB, w.nf, one), qrev)
     return _position(b, w.sizes, w.fast, w.kv, fpos, kvpos)
 
@@ -283,4 +256,4 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0), loop]
 
 
-__all__ = ["L2_BUDGET", "Walk", "clone", "enabled", "tile_loop", "walk_setup"]
+__all__ = ["Walk", "clone", "enabled", "tile_loop", "walk_setup"]

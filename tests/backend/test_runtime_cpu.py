@@ -155,3 +155,25 @@ def test_prewarm_toolchain_loads_llvmlite_once_in_the_background() -> None:
             "print(len(threads), 'llvmlite.binding' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "True"]
+
+
+def test_warp_specialised_ptx_is_compiled_whole() -> None:
+    """nvJitLink compiles its input as a separate unit, where ptxas ignores
+    `setmaxnreg` (C7504): PTX that sets registers per warpgroup goes to the
+    driver JIT instead; other PTX keeps the cached nvJitLink cubin."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from gemm_cases import GemmConfig
+
+    from tilelang import driver
+    from tilelang.backend import compile_kernel
+    from tilelang.backend.facts import TensorFacts
+    from tilelang.ir.samples import vector_add
+    from tilelang.runtime.cuda_link import nvjitlink_keeps
+
+    src = GemmConfig(128, 256, 64, warps=8, stages=4).source() + (
+        "fn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
+        " let mut o = zeros::<f16>([8, 8]); gemm::<128, 256, 64>(o.partition([128, 256]), &a, &b).sync(); }\n")
+    gemm = driver.compile(src, "ir").output[0]
+    hopper = compile_kernel(gemm, "sm_90a", {n: TensorFacts.assumed(2) for n in "abc"}).ptx
+    assert "setmaxnreg" in hopper and not nvjitlink_keeps(hopper)
+    assert nvjitlink_keeps(compile_kernel(vector_add(), "sm_90a").ptx)

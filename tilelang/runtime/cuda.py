@@ -51,6 +51,7 @@ from tilelang.runtime.cuda_fast import FastLaunch
 from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the name tools use here)
     _nvjitlink_cubin,
     link_arch,
+    nvjitlink_keeps,
     prewarm_toolchain,
     ptx_arch,
 )
@@ -245,7 +246,7 @@ class Module:
         cubin_key = cache_mod.make_key("cubin", ptx, arch)
         cache = cache_mod.default_cache()
         cubin = cache.get(cubin_key)
-        if cubin is None:
+        if cubin is None and nvjitlink_keeps(ptx):
             cubin = _nvjitlink_cubin(ptx, arch)
             if cubin is not None:
                 cache.put(cubin_key, cubin, {"kind": "cubin", "arch": arch, "name": key or ""})

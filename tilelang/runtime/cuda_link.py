@@ -38,6 +38,16 @@ def ptx_arch(major: int, minor: int) -> str:
     return "sm_90" if major >= 9 else "sm_80"
 
 
+def nvjitlink_keeps(ptx: str) -> bool:
+    """Whether nvJitLink compiles `ptx` as well as a whole-program compile does.
+    nvJitLink runs ptxas on each input as a separate compilation unit (like
+    `ptxas -c`), where `setmaxnreg` is ignored (C7504): a warp-specialised
+    kernel then keeps one register budget for every warp, and the attention
+    kernel spills (208 bytes of stack) and serialises its wgmma (C7509).
+    Such PTX goes to the driver JIT, which compiles it whole."""
+    return "setmaxnreg" not in ptx
+
+
 def _nvjitlink_cubin(ptx: str, arch: str) -> bytes | None:
     """PTX -> cubin in process (so the cubin can be cached on disk); None if unavailable."""
     try:

@@ -117,6 +117,8 @@ class Plan:
     # stream, 1 tensor-core products (rows repeated to 16), 0 FMA loops;
     # 3 `attn_decode_short` (FMA loops, every load that waits only on the
     # position issued before the query is formed)
+    # 4 `attn_decode_ring` (the register stream's slabs, K and V copied
+    # into a shared-memory ring 3 key blocks ahead: `stages = 4`)
     tc: int = 1
     # positions below which the step takes the form `short_tc` instead (a
     # second step graph, chosen per replay by the position: a short cache
@@ -612,11 +614,12 @@ class TileQwen3:
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
-            attn = (
-                k.attn_decode_short[g, d // 2, pl.bt]
-                if tc == 3
-                else k.attn_decode[g, d // 2, pl.bt, tc]
-            )
+            if tc == 3:
+                attn = k.attn_decode_short[g, d // 2, pl.bt]
+            elif tc == 4:
+                attn = k.attn_decode_ring[g, d // 2, pl.bt]
+            else:
+                attn = k.attn_decode[g, d // 2, pl.bt, tc]
             ops.append(
                 attn(
                     P(self.o_part, [1, g, d]),

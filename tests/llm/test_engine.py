@@ -160,6 +160,21 @@ def test_other_attention_forms_agree(tiny, tc: int) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+def test_ring_attention_form_agrees(tiny) -> None:
+    # tc = 4: `attn_decode_ring` (the register stream's slabs through a
+    # shared-memory ring, `stages = 4`), here in the interpreter: the plan's
+    # field selects it in every step, and it decodes as NumPy does. Key tile
+    # 8 (2 keys a warp) and 2 splits: over 21 positions the last block is partial
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=2, fma_until=0)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    names = [op.kernel.__name__ for op in eng.ops if op.kernel.__name__.startswith("attn")]
+    assert names == ["attn_decode_ring"] * TINY.num_hidden_layers
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(21, TINY.vocab_size, seed=6):
+        _close(eng.feed(t), ref.step(t))
+
+
 def test_short_attention_form_agrees(tiny) -> None:
     # tc = 3: `attn_decode_short` (the first key block and the token's key
     # and value loaded before the query is formed, the next block in flight

@@ -43,10 +43,11 @@ def test_teacher_forced_logits_match_torch_at_every_step_of_64() -> None:
         _close(got, want.cpu().numpy())
 
 
-@pytest.mark.parametrize("tc", [0, 2, 3])
+@pytest.mark.parametrize("tc", [0, 2, 3, 4])
 def test_other_attention_forms_match_torch(tc: int) -> None:
-    # the decode attention's FMA form (tc = 0), register stream (2) and
-    # short-context kernel (3, `attn_decode_short`) in every step, then a
+    # the decode attention's FMA form (tc = 0), register stream (2),
+    # short-context kernel (3, `attn_decode_short`) and shared-memory ring
+    # (4, `attn_decode_ring`) in every step, then a
     # plan that switches forms at position 12 (each form's graphs made
     # together): the one-step and burst graphs agree
     w = random_weights(SMALL, seed=1, backend="torch")
@@ -65,6 +66,21 @@ def test_other_attention_forms_match_torch(tc: int) -> None:
     eng.reset()
     eng.burst = 1
     assert eng.generate([5, 6, 7], 24, batched=False) == a
+
+
+def test_ring_attention_decodes_the_streams_tokens() -> None:
+    # the ring form (tc = 4, `attn_decode_ring`, not the default) against
+    # the default's long form, the register stream (tc = 2: the same slabs
+    # and arithmetic, its loads from registers instead of the ring): the
+    # same greedy tokens over 40 steps
+    w = random_weights(SMALL, seed=2, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    eng.replan(dataclasses.replace(eng.plan, tc=2, fma_until=0))
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, tc=4, fma_until=0))
+    assert any(op.kernel.__name__ == "attn_decode_ring" for op in eng.ops)
+    eng.reset()
+    assert eng.generate([5, 6, 7], 40, batched=False) == want
 
 
 def test_greedy_tokens_match_the_references() -> None:

@@ -2,7 +2,8 @@
 Qwen3-0.6B, 4B and 8B shapes): each kernel's MB (`min_blocks`, the blocks an
 SM must hold) gives ptxas the registers it schedules the K step's loads in,
 and none of them may spill to local memory (MB 5-6 did, at a third of the
-bandwidth: RESULTS.md). Needs `ptxas`; no GPU."""
+bandwidth: RESULTS.md); the ring decode attention (Plan.tc = 4) streams its
+keys through shared memory without spilling. Needs `ptxas`; no GPU."""
 
 from __future__ import annotations
 
@@ -85,3 +86,53 @@ def test_planned_gemvs_fit_their_register_budget(model: str) -> None:
         regs = int(re.search(r"Used (\d+) registers", r.stderr).group(1))  # type: ignore[union-attr]
         assert regs * 256 * mb <= 65536, (mat, regs, mb)
         assert "0 bytes spill stores" in r.stderr, (model, mat, r.stderr)
+
+
+def test_ring_decode_attention_streams_without_spills() -> None:
+    # `attn_decode_ring` (Plan.tc = 4) at Qwen3-4B's decode shapes (G 4,
+    # D 128, key tile 32): K and V are cp.async'd into the shared-memory
+    # ring inside the key loop (LDGSTS there), no barrier between the ring's
+    # wait and the next block's copies, and ptxas spills nothing at 4 warps
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
+    z = np.zeros
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # built, never run
+        op = load_kernels().attn_decode_ring[g, d // 2, plan.bt](
+            P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
+            P(z((hkv, plan.ns * g), np.float32), [1, g]),
+            z(((g + 2) * hkv, 2, d // 2), np.float32),
+            z((layers, d), np.float32),
+            z((layers, d), np.float32),
+            z((s, d // 2), np.float32),
+            z((s, d // 2), np.float32),
+            z((layers * hkv, s, d), np.float32),
+            z((layers * hkv, s, d), np.float32),
+            np.array([s - 1], np.int32),
+            1,
+            1e-6,
+        )
+        op._runs = 1
+    kir = op._plan.kir
+    facts = {
+        p.name: TensorFacts(True, tuple(dim % 16 == 0 for dim in a.shape), False)
+        for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
+        if isinstance(p, ir.TensorParam)
+    }
+    ptx = emit_ptx(kir, "sm_90a", facts)
+    pro, loop = re.split(r"cp\.async\.wait_group\s+2;", ptx, maxsplit=1)
+    # 3 key blocks issued before the loop (K and V: 4 chunks of 16 bytes a
+    # thread each), then in the loop: the ring's slots read after the wait,
+    # the next block copied, no barrier in between
+    assert pro.count("cp.async.cg.shared.global") == 3 * 8
+    head = loop.split("cp.async.cg.shared.global")[0]
+    assert "ld.shared.v4" in head and "bar.sync" not in head and "ld.global" not in head
+    assert loop.split("cp.async.commit_group")[0].count("cp.async.cg.shared.global") == 8
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(src) + ".o"],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "0 bytes spill stores" in r.stderr, r.stderr

@@ -122,7 +122,10 @@ def _rms_rope(t: np.ndarray, w: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.
     return np.concatenate([n1 * c - n2 * s, n2 * c + n1 * s], axis=-1)
 
 
-@pytest.mark.parametrize("tc", [0, 1, 2])  # FMA loops, tensor cores, the register stream
+# FMA loops, tensor cores, the register stream, the shared-memory ring
+# (`attn_decode_ring`: K and V cp.async'd 3 blocks ahead, the simulator
+# checking each slot is read only after its copy landed)
+@pytest.mark.parametrize("tc", [0, 1, 2, 4])
 def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> None:  # type: ignore[no-untyped-def]
     # layer 1 of 2, 2 KV heads of groups of 4, D = 32; 13 cached positions in
     # 2 splits of one 8-key tile; the current token (position 13) is read from
@@ -137,7 +140,8 @@ def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> 
     o_part = np.zeros((hkv, ns * g, d), np.float32)
     lse_part = np.zeros((hkv, ns * g), np.float32)
     pos_t = np.array([pos], np.int32)
-    op = k.attn_decode[g, d // 2, bt, tc](
+    kern = k.attn_decode_ring[g, d // 2, bt] if tc == 4 else k.attn_decode[g, d // 2, bt, tc]
+    op = kern(
         P(o_part, [1, g, d]), P(lse_part, [1, g]), qkv, qn, kn, cos, sin, kc, vc, pos_t, 1, 1e-6
     )
     _check(op, (hkv, ns), [0, 1], tol=2e-3)

@@ -200,8 +200,12 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         # 12.6 us in the FMA form, 15.9 in the register stream at 1,024
         # positions; the stream 26.0 at 8,192 (tensor cores 47.2, FMA ~55) and
         # 58.2 at 32,768 (tensor cores 167.9): the stream, and FMA below
-        # about 1,500 positions where the two lines cross
-        tc, fma_until = 2, 1536
+        # about 1,500 positions where the two lines cross. The ring form (the
+        # stream's slabs copied into shared memory 3 key blocks ahead) beat
+        # the register stream in one process on the H200 (2026-12-02 final
+        # call): 22.7 vs 25.4 us a layer at 8,192 (+3.1 % tok/s), 51.1 vs
+        # 60.0 at 32,768 (+7.3 %), the same tokens
+        tc, fma_until = 4, 1536
         mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
         pdl = "late" if hopper else False
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))

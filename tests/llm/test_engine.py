@@ -270,6 +270,9 @@ def test_plan_fills_a_big_card() -> None:
     assert set(plan_for(TINY, 64, None).mb.values()) == {0}  # the interpreter: no bound
     # programmatic dependent launch only where the card has it (sm_90)
     assert p.pdl is False and plan_for(cfg, 2048, sm_count=132, hopper=True).pdl == "late"
+    # long contexts take the shared-memory ring (tc 4), short ones the FMA form
+    hp = plan_for(cfg, 2048, sm_count=132, hopper=True)
+    assert (hp.tc, hp.fma_until, hp.short_tc) == (4, 1536, 0)
 
 
 def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:

@@ -69,8 +69,8 @@ def test_other_attention_forms_match_torch(tc: int) -> None:
 
 
 def test_ring_attention_decodes_the_streams_tokens() -> None:
-    # the ring form (tc = 4, `attn_decode_ring`, not the default) against
-    # the default's long form, the register stream (tc = 2: the same slabs
+    # the ring form (tc = 4, `attn_decode_ring`, the default's long form)
+    # against the register stream (tc = 2: the same slabs
     # and arithmetic, its loads from registers instead of the ring): the
     # same greedy tokens over 40 steps
     w = random_weights(SMALL, seed=2, backend="torch")

@@ -377,6 +377,15 @@ def sampling_ops(
     return ops
 
 
+def _held(ops: list[Any]) -> list[Any]:
+    """Operations the engine holds on purpose (a step form or prefill chunk
+    that a run may never need, or a plan replaced before it ran): no "never
+    run" warning when they are collected (`Operation.discard`)."""
+    for op in ops:
+        op.discard()
+    return ops
+
+
 def _with_pdl(fn: Any) -> Any:
     """A method that runs decode steps: under the engine's PDL setting
     (`Plan.pdl`), the process's own after (other code's launches keep
@@ -543,6 +552,8 @@ class TileQwen3:
         self._form_ops = {"long": self._step_ops(pl.tc)}
         if pl.fma_until > 0 and pl.tc != pl.short_tc:
             self._form_ops["short"] = self._step_ops(pl.short_tc)
+        for ops in self._form_ops.values():
+            _held(ops)
         self._form = "long"
         self._stash: dict[str, tuple[Any, Any]] = {}
         self.ops = self._form_ops["long"]
@@ -804,7 +815,7 @@ class TileQwen3:
             key = (p0, m, last)
             if key not in self._prefill_ops:
                 ops = self._prefill_step_ops(p0, m) + (self._last_row_ops(m) if last else [])
-                self._prefill_ops[key] = (ops, None)
+                self._prefill_ops[key] = (_held(ops), None)
             ops, graph = self._prefill_ops[key]
             if last:
                 self.be.write(self.pos, np.array([n - 1], np.int32))

@@ -367,6 +367,17 @@ def test_an_operation_never_run_warns(add) -> None:  # type: ignore[no-untyped-d
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         del op  # it ran: no warning
+    held = add.add(P(z, [64]), x, y)
+    held.discard()  # held on purpose (a plan replaced before it ran): no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        del held
+        gc.collect()
+    again = add.add(P(z, [64]), x, y)
+    again.discard()
+    z[:] = 0
+    again.sync()  # a discarded operation still runs
+    np.testing.assert_array_equal(z, x + y)
 
 
 def test_the_readme_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]

@@ -155,6 +155,11 @@ class Operation:
         gen = ", ".join(f"{k}={v}" for k, v in self.generics.items())
         return f"<operation {self.kernel.__name__}[{gen}] grid={list(self.grid)} on {self._engine}>"
 
+    def discard(self) -> None:
+        """Drop this operation on purpose (a plan replaced before it ran): no
+        "never run" warning when it is collected. It can still be run."""
+        self._runs = max(self._runs, 1)
+
     # -- running ----------------------------------------------------------------------
     def sync(self) -> None:
         """Run the kernel and wait for it (on the GPU: for the stream it ran on).

@@ -382,7 +382,9 @@ def _held(ops: list[Any]) -> list[Any]:
     that a run may never need, or a plan replaced before it ran): no "never
     run" warning when they are collected (`Operation.discard`)."""
     for op in ops:
-        op.discard()
+        discard = getattr(op, "discard", None)  # Tile operations (all of a step's today)
+        if discard is not None:
+            discard()
     return ops
 
 

@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +56,29 @@ def _op(k, mat: str, cfg: Qwen3Config, plan):  # type: ignore[no-untyped-def]
     return k.gemv_add[gen](y, w, x, 1)
 
 
+def _ptx(op) -> str:  # type: ignore[no-untyped-def]
+    """An operation's kernel as PTX for sm_90a, with the facts its arrays give
+    (alignment and 16-divisible dims, as `CudaDevice` derives them)."""
+    kir = op._plan.kir
+    facts = {
+        p.name: TensorFacts(True, tuple(dim % 16 == 0 for dim in a.shape), False)
+        for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
+        if isinstance(p, ir.TensorParam)
+    }
+    return emit_ptx(kir, "sm_90a", facts)
+
+
+def _ptxas(ptx: str) -> str:
+    """`ptxas -v`'s report for `ptx` (it must assemble)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(src) + ".o"],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return r.stderr
+
+
 @pytest.mark.parametrize("model", ["qwen3-0.6b", "qwen3-4b", "qwen3-8b"])
 def test_planned_gemvs_fit_their_register_budget(model: str) -> None:
     cfg = Qwen3Config.load(model)
@@ -65,27 +87,14 @@ def test_planned_gemvs_fit_their_register_budget(model: str) -> None:
     for mat in ("qkv", "o", "gate_up", "down", "lm"):
         mb = plan.mb[mat]
         assert 1 <= mb <= 4, (mat, mb)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # built, never run
-            op = _op(k, mat, cfg, plan)
-            op._runs = 1
-        kir = op._plan.kir
-        facts = {
-            p.name: TensorFacts(True, tuple(dim % 16 == 0 for dim in a.shape), False)
-            for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
-            if isinstance(p, ir.TensorParam)
-        }
-        ptx = emit_ptx(kir, "sm_90a", facts)
+        op = _op(k, mat, cfg, plan)
+        op.discard()  # built to be compiled, never run
+        ptx = _ptx(op)
         assert f".minnctapersm {mb}" in ptx
-        with tempfile.TemporaryDirectory() as tmp:
-            src = Path(tmp) / "k.ptx"
-            src.write_text(ptx)
-            r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(src) + ".o"],
-                               capture_output=True, text=True, check=False)  # fmt: skip
-        assert r.returncode == 0, r.stderr
-        regs = int(re.search(r"Used (\d+) registers", r.stderr).group(1))  # type: ignore[union-attr]
+        report = _ptxas(ptx)
+        regs = int(re.search(r"Used (\d+) registers", report).group(1))  # type: ignore[union-attr]
         assert regs * 256 * mb <= 65536, (mat, regs, mb)
-        assert "0 bytes spill stores" in r.stderr, (model, mat, r.stderr)
+        assert "0 bytes spill stores" in report, (model, mat, report)
 
 
 def test_ring_decode_attention_streams_without_spills() -> None:
@@ -97,30 +106,22 @@ def test_ring_decode_attention_streams_without_spills() -> None:
     plan = plan_for(cfg, 2048, 132, hopper=True)
     g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
     z = np.zeros
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # built, never run
-        op = load_kernels().attn_decode_ring[g, d // 2, plan.bt](
-            P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
-            P(z((hkv, plan.ns * g), np.float32), [1, g]),
-            z(((g + 2) * hkv, 2, d // 2), np.float32),
-            z((layers, d), np.float32),
-            z((layers, d), np.float32),
-            z((s, d // 2), np.float32),
-            z((s, d // 2), np.float32),
-            z((layers * hkv, s, d), np.float32),
-            z((layers * hkv, s, d), np.float32),
-            np.array([s - 1], np.int32),
-            1,
-            1e-6,
-        )
-        op._runs = 1
-    kir = op._plan.kir
-    facts = {
-        p.name: TensorFacts(True, tuple(dim % 16 == 0 for dim in a.shape), False)
-        for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
-        if isinstance(p, ir.TensorParam)
-    }
-    ptx = emit_ptx(kir, "sm_90a", facts)
+    op = load_kernels().attn_decode_ring[g, d // 2, plan.bt](
+        P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
+        P(z((hkv, plan.ns * g), np.float32), [1, g]),
+        z(((g + 2) * hkv, 2, d // 2), np.float32),
+        z((layers, d), np.float32),
+        z((layers, d), np.float32),
+        z((s, d // 2), np.float32),
+        z((s, d // 2), np.float32),
+        z((layers * hkv, s, d), np.float32),
+        z((layers * hkv, s, d), np.float32),
+        np.array([s - 1], np.int32),
+        1,
+        1e-6,
+    )
+    op.discard()  # built to be compiled, never run
+    ptx = _ptx(op)
     pro, loop = re.split(r"cp\.async\.wait_group\s+2;", ptx, maxsplit=1)
     # 3 key blocks issued before the loop (K and V: 4 chunks of 16 bytes a
     # thread each), then in the loop: the ring's slots read after the wait,
@@ -129,10 +130,5 @@ def test_ring_decode_attention_streams_without_spills() -> None:
     head = loop.split("cp.async.cg.shared.global")[0]
     assert "ld.shared.v4" in head and "bar.sync" not in head and "ld.global" not in head
     assert loop.split("cp.async.commit_group")[0].count("cp.async.cg.shared.global") == 8
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "k.ptx"
-        src.write_text(ptx)
-        r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(src) + ".o"],
-                           capture_output=True, text=True, check=False)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    assert "0 bytes spill stores" in r.stderr, r.stderr
+    report = _ptxas(ptx)
+    assert "0 bytes spill stores" in report, report

@@ -53,9 +53,9 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
+from . import attention_tiles as tiles
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
-from . import attention_tiles as tiles
 from .rewrite import substitute, uses
 
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
@@ -759,13 +759,7 @@ def _kv_blocks_together(k: g.GpuKernel, p: AttnPlan, body: ir.Region, fresh: Fre
     lin = launch[-1]
     for a in range(k.grid_rank - 2, -1, -1):  # launch position, x fastest
         lin = b.elem(E.ADD, b.elem(E.MUL, lin, sizes[a]), launch[a])
-    new: dict[int, ir.Value] = {}
-    for i, a in enumerate(order):
-        if i == len(order) - 1:
-            new[a] = lin
-        else:
-            new[a] = b.elem(E.REM, lin, sizes[a], hint="pid")
-            lin = b.elem(E.DIV, lin, sizes[a])
+    new = tiles.unravel(b, lin, order, sizes)
     # the fastest axis walked from its end: a causal kernel's last query blocks
     # see the most keys, and the longest blocks first leave the shortest for
     # the last wave (no effect on the others)

@@ -46,6 +46,7 @@ from .context import Fresh
 from .pipeline import _Build
 from .rewrite import map_ops, substitute, substitute_region, with_regions
 
+
 def enabled(k: g.GpuKernel) -> bool:
     """Whether the attention kernel `k` becomes persistent
     (`TILEC_ATTN_PERSISTENT=0` opts out; kernels that print keep one tile a
@@ -164,16 +165,24 @@ def _position(b: _Build, sizes: tuple[ir.Value, ...] | list[ir.Value], fast: tup
               fpos: ir.Value, kvpos: ir.Value) -> list[ir.Value]:
     """The grid position of linear positions `fpos` (over the `fast` axes,
     the first fastest) and `kvpos` (over the `kv` axes)."""
+    pos = {**unravel(b, fpos, fast, sizes), **unravel(b, kvpos, kv, sizes)}
+    return [pos[a] if a in pos else b.const(0) for a in range(len(sizes))]
+
+
+def unravel(b: _Build, lin: ir.Value, axes: tuple[int, ...] | list[int],
+            sizes: tuple[ir.Value, ...] | list[ir.Value]) -> dict[int, ir.Value]:
+    """The position on each of `axes` (the first fastest; grid sizes `sizes`)
+    of the linear position `lin`: remainders and quotients, the last axis
+    taking what is left."""
     E = ir.ElemOp
     pos: dict[int, ir.Value] = {}
-    for axes, lin in ((fast, fpos), (kv, kvpos)):
-        for i, a in enumerate(axes):
-            if i == len(axes) - 1:
-                pos[a] = lin
-            else:
-                pos[a] = b.elem(E.REM, lin, sizes[a], hint="pid")
-                lin = b.elem(E.DIV, lin, sizes[a])
-    return [pos[a] if a in pos else b.const(0) for a in range(len(sizes))]
+    for i, a in enumerate(axes):
+        if i == len(axes) - 1:
+            pos[a] = lin
+        else:
+            pos[a] = b.elem(E.REM, lin, sizes[a], hint="pid")
+            lin = b.elem(E.DIV, lin, sizes[a])
+    return pos
 
 
 def _bounds(b: _Build, outside: list[object], bounds: tuple[ir.Value, ...], pos: list[ir.Value],

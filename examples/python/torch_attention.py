@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from decode_plan import combine_ns, decode_plan  # the launch rule (no PyTorch in it)
 
 import tilelang
 
@@ -52,37 +53,6 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return o
 
 
-def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int,
-                bn: int = 32, blocks_per_sm: int = 2, combine_tile: int = 4096) -> tuple[int, int, int]:
-    """(BN, splits, DC) for flash decoding `kv_rows` = batch * KV heads rows.
-
-    A decode step is a read of the cache: every SM should be busy from the
-    first moment to the last, so the rows are split into as many shares as
-    fill `blocks_per_sm` blocks an SM once (one wave: a second, partial wave
-    leaves most SMs idle at its end). `decode_split` at BN = 32 (167
-    registers, a 64 KB ring of key blocks) could hold 3 an SM, but 2 measured
-    faster on the H200: longer shares, with 96 KB of copies in flight an SM,
-    already keep the memory busy, and the merge reads fewer partials
-    (benchmarks/RESULTS.md, 2026-12-02 h15d third session). A share keeps at
-    least two key blocks of `bn` keys and there are at most 64 (the merge
-    reads every share). The count need not be a power of two: the merge's NS
-    is the next one (`combine_ns`). DC, the merge's column chunk, keeps its
-    tile at `combine_tile` elements or fewer (smaller: more merge blocks,
-    each reading less)."""
-    key_blocks = max(1, -(-cache_len // bn))
-    splits = max(1, min(64, (blocks_per_sm * sms) // kv_rows, key_blocks // 2))
-    splits = -(-key_blocks // -(-key_blocks // splits))  # no empty share
-    dc = d
-    while combine_ns(splits) * group * dc > combine_tile and dc > 8:
-        dc //= 2
-    return bn, splits, dc
-
-
-def combine_ns(splits: int) -> int:
-    """`decode_combine`'s NS for `splits` shares: the next power of two."""
-    return 1 << max(0, splits - 1).bit_length()
-
-
 def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, cache_len: int,
                      plan: tuple[int, int, int] | None = None) -> torch.Tensor:
     """One decoding step: softmax(q k^T / sqrt(D)) v over the first
@@ -95,7 +65,7 @@ def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     hkv = k_cache.shape[1]
     group = h // hkv
     sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 4
-    bn, splits, dc = plan or decode_plan(b * hkv, group, cache_len, d, sms, bn=32 if q.is_cuda else 16)
+    bn, splits, dc = plan or decode_plan(b * hkv, group, cache_len, d, sms, bn=None if q.is_cuda else 16)
     elem = ELEM[q.dtype]
     o_part = torch.empty(b * hkv, splits * group, d, device=q.device, dtype=torch.float32)
     lse_part = torch.empty(b * hkv, splits * group, device=q.device, dtype=torch.float32)
@@ -124,7 +94,7 @@ class SelfAttention(torch.nn.Module):
         self.wo = torch.nn.Linear(dim, dim, bias=False)
         self.use_tile = use_tile
 
-    def forward(self, x: torch.Tensor, cache: "KVCache | None" = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """x: [B, S, dim]. With a cache, the S new positions are appended to it
         and attend to everything cached (S = 1: a decoding step)."""
         b, s, dim = x.shape

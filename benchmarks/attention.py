@@ -28,8 +28,8 @@ Writes `attention.json` and `attention.md` to `--out`.
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -43,7 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 import tilelang  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples" / "python"))
-from torch_attention import combine_ns, decode_plan  # noqa: E402  (the example's split policy is what users get)
+from decode_plan import combine_ns, decode_plan  # noqa: E402  (the example's launch rule is what users get)
 
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -51,7 +51,7 @@ DT = {"f16": torch.float16, "bf16": torch.bfloat16}
 
 try:  # optional peer
     from flash_attn import flash_attn_func, flash_attn_with_kvcache  # type: ignore[import-not-found]
-except Exception:  # noqa: BLE001
+except Exception:
     flash_attn_func = flash_attn_with_kvcache = None
 
 
@@ -156,12 +156,20 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
 
 
 def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
-                 plan: tuple[int, int, int] | None = None, variant: str = "std") -> dict:
+                 plan: tuple[int, int, int] | None = None, variant: str = "std", sdpa: bool = True,
+                 fixed: bool = False) -> dict:
     """One decoding step of 32 query heads over 8 KV heads, D = 128 (bf16 on
     the GPU): Tile's flash decoding (split + combine, `plan` = (BN, splits,
     DC), by default the example's `decode_plan`) against SDPA with GQA.
     `variant`: "std" is `std::attention::decode_split`, another name a
-    kernel `decode_split_<name>` of `attention_variants.tile`."""
+    kernel `decode_split_<name>` of `attention_variants.tile`.
+
+    Times: each kernel on its own (`split_ms`, `combine_ms`; `tile_ms` is
+    their sum, the eager path: the API waits for the split before the
+    combine reads its output), and on the GPU the pair as one CUDA graph
+    (`pair_ms`: PyTorch's `torch.cuda.graph` around the two calls, how a
+    decode loop runs them; SDPA in a graph too, `sdpa_graph_ms`). `fixed`
+    adds the fixed-cost probes (`decode_fixed`)."""
     hq, hkv, d = 32, 8, 128
     dtype = "bf16" if dev != "cpu" else "f16"  # the CPU interpreter cannot view torch.bfloat16
     grp = hq // hkv
@@ -171,20 +179,24 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     k = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
     v = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
     sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
-    bn, splits, dc = plan or decode_plan(batch * hkv, grp, ctx, d, sms, bn=32 if dev != "cpu" else 16)
+    bn, splits, dc = plan or decode_plan(batch * hkv, grp, ctx, d, sms, bn=None if dev != "cpu" else 16)
     o_part = torch.empty(batch * hkv, splits * grp, d, device=dev)
     lse_part = torch.empty(batch * hkv, splits * grp, device=dev)
     o = torch.empty(batch, hq, 1, d, device=dev, dtype=dt)
     q3 = q.view(batch * hkv, grp, d)
     k3, v3 = k.view(batch * hkv, ctx, d), v.view(batch * hkv, ctx, d)
-    split = (ATTN.decode_split if variant == "std" else getattr(variants(), f"decode_split_{variant}"))[
-        dtype, grp, bn, d]
-    comb = ATTN.decode_combine[dtype, grp, combine_ns(splits), dc]
     scale = d**-0.5
 
-    def tile_split():  # type: ignore[no-untyped-def]
+    def kernels(mod):  # type: ignore[no-untyped-def]
+        split = (mod.decode_split if variant == "std" else getattr(variants(), f"decode_split_{variant}"))[
+            dtype, grp, bn, d]
+        return split, mod.decode_combine[dtype, grp, combine_ns(splits), dc]
+
+    split, comb = kernels(ATTN)
+
+    def tile_split(length: int = ctx):  # type: ignore[no-untyped-def]
         return split(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
-                     q3, k3, v3, ctx, scale).launch()
+                     q3, k3, v3, length, scale).launch()
 
     def tile_combine():  # type: ignore[no-untyped-def]
         return comb(tilelang.partition(o.view(batch * hkv, grp, d), [1, grp, dc]), o_part, lse_part).launch()
@@ -197,23 +209,94 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     row["split_ms"] = time_ms(tile_split, reps, dev, warmup=5)
     row["combine_ms"] = time_ms(tile_combine, reps, dev, warmup=5)
     row["tile_ms"] = row["split_ms"] + row["combine_ms"]
-    row["sdpa_ms"] = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), reps, dev)
-    if flash_attn_with_kvcache is not None and dev != "cpu":
+    if dev != "cpu":
+        row["pair_ms"] = time_ms(graph_of(tile_split, tile_combine), reps, dev)
+        row["pair_tbs"] = nbytes / row["pair_ms"] / 1e9
+    if sdpa:
+        row["sdpa_ms"] = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), reps, dev)
+        row["sdpa_tbs"] = nbytes / row["sdpa_ms"] / 1e9
+        if dev != "cpu":
+            row["sdpa_graph_ms"] = time_ms(
+                graph_of(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)), reps, dev)
+    if flash_attn_with_kvcache is not None and dev != "cpu" and sdpa:
         qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
         row["fa_ms"] = time_ms(lambda: flash_attn_with_kvcache(qt, kt, vt), reps, dev)
     row["tile_tbs"] = nbytes / row["tile_ms"] / 1e9
     row["split_tbs"] = nbytes / row["split_ms"] / 1e9
-    row["sdpa_tbs"] = nbytes / row["sdpa_ms"] / 1e9
     row["of_copy_bw"] = row["tile_tbs"] / bandwidth if bandwidth else None
     fn_wait(tile_split())
     fn_wait(tile_combine())
     row["err"] = rel_err(o, ref_f32(q, k, v, False))
+    if fixed and dev != "cpu":
+        row.update(decode_fixed(tile_split, reps, dev, kernels, o_part, lse_part, o, q3, k3, v3, grp, d, dc,
+                                ctx, scale))
+        if "_pdl_o" in row:  # the PDL graph's output: the same numbers?
+            row["pdl_same"] = bool(torch.equal(o, row.pop("_pdl_o")))
     return row
 
 
-# (variant, key blocks, blocks per SM[, the merge's tile cap]) that --sweep times
-SWEEP = [("std", (32,), (1, 2, 3)), ("std", (32,), (2,), 1024), ("std", (64,), (2,)), ("reg", (32,), (2,)),
-         ("s3", (32,), (2,))]
+def graph_of(*fns):  # type: ignore[no-untyped-def]
+    """`fns` (each run once more eagerly first, outside the capture) recorded
+    into one CUDA graph by PyTorch; returns its replay."""
+    for f in fns:
+        fn_wait(f())
+    torch.cuda.synchronize()
+    gr = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(gr):
+        for f in fns:
+            fn_wait(f())  # (no wait while capturing: the handle is done)
+    return gr.replay
+
+
+def decode_fixed(tile_split, reps: int, dev: str, kernels, o_part, lse_part, o, q3, k3, v3,  # type: ignore[no-untyped-def]
+                 grp: int, d: int, dc: int, ctx: int, scale: float) -> dict:
+    """Where a short decode step's fixed cost goes: the split kernel over a
+    one-position cache (its launch, prologue, warp merge and stores, no
+    key loop to speak of), an empty kernel alone and two in a graph (the
+    launches' floor), and the pair in a graph with programmatic dependent
+    launch (the merge scheduled while the split drains, `cuda_pdl`, trigger
+    "late"; kernels compiled for it in a module of their own)."""
+    out = {"split_len1_ms": time_ms(lambda: tile_split(1), reps, dev, warmup=3)}
+    nop = _nop()
+    z = torch.zeros(1, device=dev)
+    out["nop_ms"] = time_ms(lambda: nop(tilelang.partition(z, [1])).launch(), reps, dev, warmup=3)
+    out["nop2_graph_ms"] = time_ms(graph_of(lambda: nop(tilelang.partition(z, [1])).launch(),
+                                            lambda: nop(tilelang.partition(z, [1])).launch()), reps, dev)
+    from tilelang.runtime import cuda_pdl
+
+    with cuda_pdl.scoped(True, "late"):
+        split, comb = kernels(tilelang.compile("use std::attention::*;\n"))
+        o2 = torch.empty_like(o)
+
+        def s():  # type: ignore[no-untyped-def]
+            return split(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
+                         q3, k3, v3, ctx, scale).launch()
+
+        def c():  # type: ignore[no-untyped-def]
+            return comb(tilelang.partition(o2.view(-1, grp, d), [1, grp, dc]), o_part, lse_part).launch()
+
+        replay = graph_of(s, c)
+        before = cuda_pdl.LAUNCHES
+    out["pair_pdl_ms"] = time_ms(replay, reps, dev)
+    out["pdl_launches"] = before
+    out["_pdl_o"] = o2
+    return out
+
+
+_NOP: list = []
+
+
+def _nop():  # type: ignore[no-untyped-def]
+    if not _NOP:
+        _NOP.append(tilelang.compile(
+            "kernel fn nop(z: &mut Tensor<f32, [1]>) { z.store(zeros::<f32>([1])); }\n").nop)
+    return _NOP[0]
+
+
+# (variant, key block, blocks per SM, the merge's tile cap) that --sweep
+# times besides the default plan; None = the rule's key block
+SWEEP = [("std", 32, 2, 4096), ("std", 32, 2, 1024), ("std", 32, 1, 1024), ("std", 64, 2, 1024),
+         ("std", 64, 1, 1024), ("std", 64, 2, 512), ("std", 64, 2, 2048), ("s3", 32, 2, 1024)]
 _VARIANTS: list = []
 
 
@@ -223,25 +306,29 @@ def variants():  # type: ignore[no-untyped-def]
     return _VARIANTS[0]
 
 
+def sweep_plans(batch: int, ctx: int, sms: int) -> list[tuple[str, tuple[int, int, int]]]:
+    """The --sweep's plans for a decode shape (the default's first), no repeats."""
+    plans = [("std", decode_plan(batch * 8, 4, ctx, 128, sms))]
+    for variant, bn, per_sm, cap in SWEEP:
+        p = (variant, decode_plan(batch * 8, 4, ctx, 128, sms, bn=bn, blocks_per_sm=per_sm, combine_tile=cap))
+        if p not in plans:
+            plans.append(p)
+    return plans
+
+
 def decode_sweep(batch: int, ctx: int, reps: int, dev: str, bandwidth: float) -> list[dict]:
-    """The decode shape under several plans: key block BN x blocks per SM
-    (which sets the split count); one line each, for choosing the default."""
+    """The decode shape under several plans (key block, split count, merge
+    chunk, kernel variant); one line each, for choosing the default. SDPA is
+    the default row's (not timed again here)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
-    plans = []
-    for variant, bns, per_sms, *cap in SWEEP:
-        for bn in bns:
-            for per_sm in per_sms:
-                p = (variant, decode_plan(batch * 8, 4, ctx, 128, sms, bn=bn, blocks_per_sm=per_sm,
-                                          combine_tile=cap[0] if cap else 4096))
-                if p not in plans:
-                    plans.append(p)
     rows = []
-    for variant, p in plans:
-        r = bench_decode(batch, ctx, max(3, reps // 2), dev, bandwidth, plan=p, variant=variant)
+    for variant, p in sweep_plans(batch, ctx, sms)[1:]:
+        r = bench_decode(batch, ctx, max(3, reps // 2), dev, bandwidth, plan=p, variant=variant, sdpa=False)
+        pair = f", graph {r['pair_ms'] * 1e3:.1f} us = {r['pair_tbs']:.2f} TB/s" if "pair_ms" in r else ""
         print(f"  sweep {variant} B={batch} ctx={ctx} BN={p[0]} splits={p[1]} DC={p[2]}: "
               f"split {r['split_ms'] * 1e3:.1f} us "
-              f"({r['split_tbs']:.2f} TB/s) + combine {r['combine_ms'] * 1e3:.1f} us = {r['tile_tbs']:.2f} TB/s, "
-              f"SDPA {r['sdpa_tbs']:.2f} TB/s, err {r['err']:.1e}", flush=True)
+              f"({r['split_tbs']:.2f} TB/s) + combine {r['combine_ms'] * 1e3:.1f} us = {r['tile_tbs']:.2f} TB/s"
+              f"{pair}, err {r['err']:.1e}", flush=True)
         rows.append(r)
     return rows
 
@@ -254,6 +341,24 @@ def copy_bandwidth(dev: str) -> float:
     y = torch.empty_like(x)
     ms = time_ms(lambda: y.copy_(x), 10, dev)
     return 2 * x.numel() * 2 / ms / 1e9
+
+
+def decode_detail(r: dict) -> str:
+    """One line of a decode row's parts (microseconds) and its graph timings."""
+    us = {k: r[k] * 1e3 for k in r if k.endswith("_ms")}
+    out = (f"  detail B={r['B']} ctx={r['ctx']} BN={r['BN']} splits={r['splits']} DC={r['DC']}: "
+           f"split {us['split_ms']:.1f} + combine {us['combine_ms']:.1f} us = {r['tile_tbs']:.2f} TB/s")
+    if "pair_ms" in us:
+        out += f", graph {us['pair_ms']:.1f} us = {r['pair_tbs']:.2f} TB/s"
+    if "sdpa_graph_ms" in us:
+        out += f"; SDPA {us['sdpa_ms']:.1f} us, in a graph {us['sdpa_graph_ms']:.1f} us"
+    if "pair_pdl_ms" in us:
+        nbytes = r["pair_tbs"] * r["pair_ms"]
+        out += (f"; graph pair with PDL {us['pair_pdl_ms']:.1f} us = {nbytes / r['pair_pdl_ms']:.2f} TB/s "
+                f"(same output {r.get('pdl_same')}, PDL launches {r.get('pdl_launches')})"
+                f"; split over 1 position {us['split_len1_ms']:.1f} us; empty kernel {us['nop_ms']:.1f} us, "
+                f"two in a graph {us['nop2_graph_ms']:.1f} us")
+    return out
 
 
 def table(rows: list[dict], bandwidth: float) -> str:
@@ -273,6 +378,9 @@ def table(rows: list[dict], bandwidth: float) -> str:
             fa = (r["tile_tbs"] * r["tile_ms"] / r["fa_ms"]) if "fa_ms" in r else None
             if r.get("of_copy_bw"):
                 shape += f", Tile at {100 * r['of_copy_bw']:.0f}% of copy bw"
+                if "pair_tbs" in r:  # the pair as one CUDA graph (a decode loop's way)
+                    shape += (f"; as a graph {r['pair_tbs']:.2f} TB/s = "
+                              f"{100 * r['of_copy_bw'] * r['pair_tbs'] / r['tile_tbs']:.0f}%")
         fa_s = f"{fa:.1f} {unit}" if fa else "-"
         fa_r = f"{r['fa_ms'] / r['tile_ms']:.2f}x" if "fa_ms" in r else "-"
         out.append(f"| {shape} | {tile:.2f} {unit} | {sdpa:.2f} {unit} | {fa_s} | "
@@ -289,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--decode-only", action="store_true", help="the decode rows only")
     ap.add_argument("--sweep", action="store_true", help="also time each decode shape under several plans")
+    ap.add_argument("--fixed", action="store_true",
+                    help="decode: also time the fixed costs (a one-position split, empty kernels, PDL)")
     ap.add_argument("--prefill-only", action="store_true", help="no decode shapes")
     ap.add_argument("--only", default=None, help="prefill rows of this dtype-D only, e.g. f16-128")
     ap.add_argument("--causal-only", action="store_true", help="only the causal prefill rows")
@@ -323,8 +433,9 @@ def main(argv: list[str] | None = None) -> int:
         # the same plan timed again minutes later (2026-12-02, h15d call 2)
         bench_decode(*decode[0], 2, dev, bw)
     for b, ctx in decode:
-        rows.append(bench_decode(b, ctx, a.reps, dev, bw))
+        rows.append(bench_decode(b, ctx, a.reps, dev, bw, fixed=a.fixed))
         print(table(rows[-1:], 0).splitlines()[-1], flush=True)
+        print(decode_detail(rows[-1]), flush=True)
         if a.sweep:
             sweeps += decode_sweep(b, ctx, a.reps, dev, bw)
     for dt, d, c, s, tok in prefill:

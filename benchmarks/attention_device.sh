@@ -40,7 +40,7 @@ only=(); tests=(tests/std/test_attention_gpu.py); bench=(--sweep); san=()
 if [[ ${DECODE_ONLY:-0} == 1 ]]; then
   python3 benchmarks/attention_prewarm.py --help 2>/dev/null | grep -q -- --only && only=(--only decode)
   # the 4-D/scale prefill test last: its kernels are prewarmed by the prefill half only
-  tests=(tests/std/test_attention_gpu.py -k "decoding or torch_attention_example"); bench=(--decode-only --sweep); san=(decode)
+  tests=(tests/std/test_attention_gpu.py -k "decoding or torch_attention_example"); bench=(--decode-only --sweep --fixed); san=(decode)
   : "${PREWARM_TIMEOUT:=15}" "${TEST_TIMEOUT:=15}" "${BENCH_TIMEOUT:=20}" "${SAN_TIMEOUT:=5}"
 fi
 timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --jobs "$(nproc)" "${cubin[@]}" "${only[@]}" \
@@ -51,17 +51,17 @@ timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu \
 echo "gpu tests (rc $?, $(( $(date +%s) - t0 )) s):"; tail -4 "$OUT/attention_gpu_tests.log" | cut -c1-200
 timeout ${BENCH_TIMEOUT:-55} python3 benchmarks/attention.py "${bench[@]}" --reps ${REPS:-5} --out "$OUT" \
   > "$OUT/attention_bench.log" 2>&1
-echo "bench (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16|decode)|Copy|error" "$OUT/attention_bench.log" \
-  | awk '!seen[$0]++' | cut -c1-170 | tail -16
+echo "bench (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16|decode)|Copy|error|^  detail" "$OUT/attention_bench.log" \
+  | awk '!seen[$0]++' | cut -c1-400 | tail -20
 python3 - "$OUT/attention_bench.log" <<'EOF' || true
-import re, sys  # the sweep: each decode shape's best three plans
+import re, sys  # the sweep: each decode shape's best four plans as a graph (and eager: the two kernels' sum)
 best = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"\s+sweep (\S+) (B=\d+ ctx=\d+) (.*?): split .*= ([\d.]+) TB/s", line)
+    m = re.match(r"\s+(?:sweep|detail) ?(\S*) (B=\d+ ctx=\d+) (.*?): split .*? us = ([\d.]+) TB/s(?:, graph [\d.]+ us = ([\d.]+) TB/s)?", line)
     if m:
-        best.setdefault(m.group(2), []).append((float(m.group(4)), m.group(1) + " " + m.group(3)))
+        best.setdefault(m.group(2), []).append((float(m.group(5) or 0), float(m.group(4)), (m.group(1) or "DEFAULT") + " " + m.group(3)))
 for shape, rs in best.items():
-    print("sweep", shape, "|", " | ".join(f"{t:.2f} TB/s {p}" for t, p in sorted(rs, reverse=True)[:3]))
+    print("sweep", shape, "| graph/eager", " | ".join(f"{g:.2f}/{t:.2f} {p}" for g, t, p in sorted(rs, reverse=True)[:4]))
 EOF
 for tool in memcheck racecheck; do
   timeout ${SAN_TIMEOUT:-20} compute-sanitizer --tool $tool --print-limit 20 python3 benchmarks/attention_sanitize.py \

@@ -28,12 +28,14 @@ sys.path.insert(0, str(ROOT))
 import tilelang  # noqa: E402
 from tilelang.backend import compile_kernel  # noqa: E402
 from tilelang.backend.facts import TensorFacts  # noqa: E402
+from tilelang.backend.target import Target  # noqa: E402
 from tilelang.dtypes import DType  # noqa: E402
 from tilelang.ir.lower import lower_kernel  # noqa: E402
 from tilelang.runtime.launch import ArgFact  # noqa: E402
 
 BENCH_BLOCKS = (128, 128)  # (BM, BN) of benchmarks/attention.py's `blocks()` on a GPU
 SMS = 132  # the H200's SM count (benchmarks/attention.py sizes decode splits by it)
+PDL = "+pdl"  # a launch's kernel name with this suffix: compiled for programmatic dependent launch
 Param = tuple[str, DType, tuple[int, ...], "tuple[int, ...] | None"]
 
 
@@ -70,7 +72,7 @@ def decode(dtype: str, bhkv: int, grp: int, smax: int, d: int, bn: int, splits: 
 
 def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     sys.path.insert(0, str(ROOT / "tests" / "std"))
-    import test_attention_gpu as gpu_tests  # noqa: PLC0415  (its case tables)
+    import test_attention_gpu as gpu_tests
 
     out = []
     for case in gpu_tests.PREFILL:
@@ -88,30 +90,26 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
             for s in (1024, 4096, 16384):
                 h, b = 2048 // d, 16384 // s
                 out.append(prefill(dtype, b * h, b * h, s, s, d, *BENCH_BLOCKS, False))
-    # the decode rows: the example's plan (BN = 32) and the --sweep plans
+    # the decode rows: the example's plan and the --sweep plans (the default's
+    # kernels also as `--fixed` compiles them, for programmatic dependent launch)
     sys.path.insert(0, str(ROOT / "examples" / "python"))
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import attention as bench  # noqa: PLC0415  (its sweep table)
-    from torch_attention import combine_ns, decode_plan  # noqa: PLC0415
+    import attention as bench
+    from decode_plan import combine_ns, decode_plan
 
     for batch in (1, 8):
         for ctx in (8192, 32768):
-            bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS)
-            out += decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits), dc=dc)
-            for variant, bns, per_sms, *cap in bench.SWEEP:
-                for bn in bns:
-                    for per_sm in per_sms:
-                        bn, splits, dc = decode_plan(batch * 8, 4, ctx, 128, SMS, bn=bn, blocks_per_sm=per_sm,
-                                                     combine_tile=cap[0] if cap else 4096)
-                        for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits),
-                                                     dc=dc):
-                            if name == "decode_split" and variant != "std":
-                                name = f"decode_split_{variant}"
-                            out.append((name, inst, ps))
+            for i, (variant, (bn, splits, dc)) in enumerate(bench.sweep_plans(batch, ctx, SMS)):
+                for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits), dc=dc):
+                    if name == "decode_split" and variant != "std":
+                        name = f"decode_split_{variant}"
+                    out.append((name, inst, ps))
+                    if i == 0:
+                        out.append((name + PDL, inst, ps))
     # examples/python/torch_attention.py as tests/api/test_api_gpu.py runs it (B=2, 8/2 heads,
     # D=64, a prompt of S=300, then decoding steps over a cache of 303)
     out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
-    bn, splits, dc = decode_plan(4, 4, 300, 64, SMS, bn=32)
+    bn, splits, dc = decode_plan(4, 4, 300, 64, SMS)
     out += decode("bf16", 4, 4, 303, 64, bn, splits, combine_ns(splits), dc=dc)
     # benchmarks/attention_sanitize.py
     out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
@@ -149,6 +147,8 @@ _VARIANTS: Any = None  # benchmarks/attention_variants.tile: kernels decode_spli
 
 def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | None]) -> str:
     kernel, inst, params, archs, cubin = job
+    pdl = kernel.endswith(PDL)
+    kernel = kernel.removesuffix(PDL)
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
     if kernel.startswith("decode_split_") and kernel != "decode_split_varlen":
@@ -158,7 +158,7 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     lines = []
     for arch in archs:
         t = time.perf_counter()
-        ck = compile_kernel(kir, arch, facts)
+        ck = compile_kernel(kir, Target(arch, pdl=True, pdl_trigger="late") if pdl else arch, facts)
         if cubin:
             _cache_cubin(ck.ptx, cubin, kernel)
         lines.append(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s")

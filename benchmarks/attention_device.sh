@@ -12,7 +12,9 @@
 # DECODE_ONLY=1: the decode half only, <= 60 s (prefill is
 # benchmarks/attention_prefill_device.sh's): the decode launches prewarmed
 # (15 s), the decode GPU tests + the PyTorch example (15 s), the decode rows
-# and the sweep (20 s), both sanitizers on the decode kernels (2 x 5 s).
+# with their fixed-cost probes (`--fixed`: the pair as a CUDA graph, with
+# PDL, a one-position split, empty kernels) and the sweep (20 s; 11 s on
+# the H200 at 4ae5a61), both sanitizers on the decode kernels (2 x 5 s).
 # usage on the device machine, from the checkout's root (after the lark
 # wheel install the lead's calls do, or with WHL=dir holding the wheel):
 #   bash benchmarks/attention_device.sh

@@ -15,8 +15,20 @@ What the rule follows (measured on the H200, benchmarks/RESULTS.md, issue
   the first moment to the last: the rows (batch x KV heads) are split into
   as many shares as fill `blocks_per_sm` blocks an SM once (one wave; a
   second, partial wave leaves most SMs idle at its end), at most 64 (the
-  merge reads every share), each share at least two key blocks (the ring of
-  key blocks in flight needs a loop to fill).
+  merge reads every share).
+- But a block has a fixed cost (its prologue, the first key blocks' trip
+  to memory before the ring is full, the merge of its warps' states, its
+  stores: a split over a one-position cache took 12.8 us on the H200, the
+  whole 8,192-position one 20.8), and a second block on an SM doubles
+  what the SM pays for them. So the shares fill every SM once, and the
+  rows take more shares, up to `blocks_per_sm` an SM, only while each
+  still reads `min_share` bytes of K and V or more (256 KB: 512 keys at
+  D = 128 in bf16). Measured: at batch 1 and 8,192 positions, 16 shares
+  of 512 keys (one block an SM) ran 7 % faster than 32 of 256 (two);
+  at 32,768 positions 32 shares of 1,024 keys ran 6 % faster than 16 of
+  2,048, and at batch 8 two blocks an SM won too (4 shares of 2,048 keys
+  or more). A share is also at least two key blocks (the ring of key
+  blocks in flight needs a loop to fill).
 - The key block is the largest of 64 and 32 keys whose K and V tiles stay
   within 16 KB each (64 keys at D = 128 in bf16: the ring of
   `decode_split`'s stages holds a few of them) and that still leaves every
@@ -35,17 +47,28 @@ from __future__ import annotations
 KEY_BLOCKS = (64, 32)  # the key blocks the rule chooses from, largest first
 TILE_BYTES = 16 * 1024  # the most a K (or V) key block may take
 MAX_SPLITS = 64
+MIN_SHARE = 256 * 1024  # the fewest bytes of K and V a share reads (a block's fixed cost)
 
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def decode_block(kv_rows: int, cache_len: int, d: int, slots: int, elem_bytes: int = 2) -> int:
+def shares(kv_rows: int, cache_len: int, d: int, sms: int, blocks_per_sm: int = 2, elem_bytes: int = 2,
+           min_share: int = MIN_SHARE) -> int:
+    """How many shares a row wants: one block on every SM, and more, up to
+    `blocks_per_sm` an SM and `MAX_SPLITS` a row, while each share still
+    reads `min_share` bytes of K and V."""
+    rows = max(1, kv_rows)
+    once = max(1, sms // rows)
+    long_enough = cache_len * 2 * d * elem_bytes // max(1, min_share)
+    return max(1, min(MAX_SPLITS, max(1, blocks_per_sm * sms // rows), max(once, long_enough)))
+
+
+def decode_block(cache_len: int, d: int, want: int, elem_bytes: int = 2) -> int:
     """The key block BN: the largest of `KEY_BLOCKS` whose [BN, D] tile is at
-    most `TILE_BYTES` and for which the shares that fill `slots` blocks
-    still get two key blocks each; the smallest when none does."""
-    want = max(1, min(MAX_SPLITS, slots // max(1, kv_rows)))  # shares a row wants
+    most `TILE_BYTES` and that leaves `want` shares two key blocks each;
+    the smallest when none does."""
     for bn in KEY_BLOCKS:
         if bn * d * elem_bytes <= TILE_BYTES and cache_len >= 2 * bn * want:
             return bn
@@ -53,16 +76,17 @@ def decode_block(kv_rows: int, cache_len: int, d: int, slots: int, elem_bytes: i
 
 
 def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int, bn: int | None = None,
-                blocks_per_sm: int = 2, combine_tile: int = 1024, elem_bytes: int = 2) -> tuple[int, int, int]:
+                blocks_per_sm: int = 2, combine_tile: int = 1024, elem_bytes: int = 2,
+                min_share: int = MIN_SHARE) -> tuple[int, int, int]:
     """(BN, splits, DC) for flash decoding `kv_rows` = batch * KV heads rows
     of `group` query heads each over `cache_len` cached positions of head
     dim `d` on a card of `sms` SMs (`bn`: a key block of the caller's
     choosing instead of the rule's). The split count need not be a power of
     two: the merge's NS is the next one (`combine_ns`)."""
-    slots = blocks_per_sm * sms
-    bn = bn or decode_block(kv_rows, cache_len, d, slots, elem_bytes)
+    want = shares(kv_rows, cache_len, d, sms, blocks_per_sm, elem_bytes, min_share)
+    bn = bn or decode_block(cache_len, d, want, elem_bytes)
     key_blocks = max(1, cdiv(cache_len, bn))
-    splits = max(1, min(MAX_SPLITS, slots // max(1, kv_rows), key_blocks // 2))
+    splits = max(1, min(want, key_blocks // 2))
     splits = cdiv(key_blocks, cdiv(key_blocks, splits))  # no empty share
     dc = d
     while combine_ns(splits) * group * dc > combine_tile and dc % 16 == 0:

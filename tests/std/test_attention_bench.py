@@ -39,8 +39,8 @@ def test_every_prewarmed_launch_lowers() -> None:
     variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))._program
     launches = pw.launches()
     assert {k for k, _, _ in launches} == {"flash_attention", "flash_attention_lse", "decode_split",
-                                           "decode_split_varlen", "decode_combine", "decode_split_s3",
-                                           "decode_split+pdl", "decode_combine+pdl"}
+                                           "decode_split_varlen", "decode_combine", "decode_split+pdl",
+                                           "decode_combine+pdl"}
     seen = set()
     for kernel, inst, params in launches:
         kernel = kernel.removesuffix(pw.PDL)  # the same kernel, compiled for PDL

@@ -4,6 +4,7 @@
 #   variants the same under other settings: VARIANTS="ENV=1 ENV2=1:cfg,cfg;ENV=1:cfg"
 #   first   benchmarks/gemm.py --only first (fresh process, empty cache)
 #   probe   benchmarks/first_launch_probe.py (the first launch piece by piece)
+#   trace   benchmarks/first_launch_trace.py $TRACE (a timeline of the first launch, by thread)
 #   ab      benchmarks/first_launch_ab.py $AB (variants of the first launch, fresh processes in turn)
 #   tests   tests/backend/test_sm80.py -m gpu (the sm_80 path against the interpreter)
 #   hopper  the wgmma GEMM at 8192^3 f16 (128x256x64 w8 s4) against cuBLAS
@@ -40,6 +41,11 @@ if has variants && [[ -n "$VARIANTS" ]]; then  # VARIANTS="ENV=1 ENV2=1:cfg,cfg;
       python3 benchmarks/gemm.py --only square80 --dtypes ${VAR_DT:-f16} > "$O/variant$i.log" 2>&1
     echo "== variant $i (${v%%:*}) rc $? ($((SECONDS - T0)) s)"; grep -E "^\s+\[|^\[" "$O/variant$i.log"
   done
+fi
+if has trace; then  # TRACE="label=ROOT[:ENV=V,ENV=V] ...": stages, CUDA steps and sampled stacks, by thread
+  timeout ${TRACE_T:-40} python3 benchmarks/first_launch_trace.py ${TRACE:-this=.} > "$O/trace.log" 2>&1
+  echo "== trace rc $? ($((SECONDS - T0)) s)"
+  grep -E "^=== |^TRACE|^JIT|^EV .*(from_ptx|_warm_driver_jit|llvm_to_ptx|CudaDevice|compile_kernel|first sync)" "$O/trace.log"
 fi
 if has first; then
   timeout 22 python3 benchmarks/gemm.py --only first > "$O/first.log" 2>&1

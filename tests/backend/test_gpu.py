@@ -301,3 +301,15 @@ def test_f64_fma_rounds_once(dev) -> None:  # type: ignore[no-untyped-def]
     dev.run(dev.prepare(k), (-(-len(a) // 128),), bufs)
     dev.sync()
     np.testing.assert_array_equal(dev.download(bufs[3], DType.F64, a.shape), _fma_exact(a, bb, c))
+
+
+def test_route_warmup_runs_the_driver_jit_in_the_device_context(dev) -> None:  # type: ignore[no-untyped-def]
+    """The warm-up that `CudaDevice` starts (`cuda_link.prewarm_routes`) puts
+    its kernel through the real driver JIT in the device's context; a
+    thread started earlier in this process ended the same way."""
+    from tilelang.runtime import cuda_link
+
+    assert cuda_link._warm_driver_jit(dev.ctx.ctx, dev.arch) == "ok"
+    for t in cuda_link._JIT_THREADS:
+        t.join(timeout=60)
+    assert set(cuda_link.JIT_WARMUP) <= {"ok"}

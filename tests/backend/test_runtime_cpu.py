@@ -177,3 +177,130 @@ def test_warp_specialised_ptx_is_compiled_whole() -> None:
     hopper = compile_kernel(gemm, "sm_90a", {n: TensorFacts.assumed(2) for n in "abc"}).ptx
     assert "setmaxnreg" in hopper and not nvjitlink_keeps(hopper)
     assert nvjitlink_keeps(compile_kernel(vector_add(), "sm_90a").ptx)
+
+
+class _FakeDriver:
+    """The driver calls of the route warm-up, recorded; `fail` names one that fails."""
+
+    def __init__(self, fail: str = "") -> None:
+        from types import SimpleNamespace
+
+        self.calls: list[str] = []
+        self.ptx = b""
+        self.fail = fail
+        self.CUresult = SimpleNamespace(CUDA_SUCCESS=0)
+        self.CUjitInputType = SimpleNamespace(CU_JIT_INPUT_PTX=1)
+
+    def _call(self, name: str, *values: object) -> tuple[object, ...]:
+        self.calls.append(name)
+        return (999 if self.fail == name else 0, *values)
+
+    def cuCtxSetCurrent(self, ctx: object) -> tuple[object, ...]:
+        return self._call("cuCtxSetCurrent")
+
+    def cuLinkCreate(self, *a: object) -> tuple[object, ...]:
+        return self._call("cuLinkCreate", "state")
+
+    def cuLinkAddData(self, state: object, kind: object, data: bytes, *a: object) -> tuple[object, ...]:
+        self.ptx = data
+        return self._call("cuLinkAddData")
+
+    def cuLinkComplete(self, state: object) -> tuple[object, ...]:
+        return self._call("cuLinkComplete", 0, 0)
+
+    def cuLinkDestroy(self, state: object) -> tuple[object, ...]:
+        return self._call("cuLinkDestroy")
+
+
+def _warm_with(monkeypatch, drv: _FakeDriver) -> list[str]:  # type: ignore[no-untyped-def]
+    from tilelang.runtime import cuda_driver, cuda_link
+
+    monkeypatch.delenv("TILEC_PREWARM", raising=False)
+    monkeypatch.setattr(cuda_driver, "_driver", lambda: drv)
+    monkeypatch.setattr(cuda_link, "_JIT_THREADS", [])
+    monkeypatch.setattr(cuda_link, "JIT_WARMUP", [])
+    monkeypatch.setattr(cuda_link, "_load_nvjitlink", lambda: drv.calls.append("nvJitLink"))
+    cuda_link.prewarm_routes("ctx", "sm_90a")
+    cuda_link.prewarm_routes("ctx", "sm_90a")  # once per process
+    assert len(cuda_link._JIT_THREADS) == 1
+    cuda_link._JIT_THREADS[0].join()
+    return cuda_link.JIT_WARMUP
+
+
+def test_route_warmup_compiles_a_kernel_for_the_device_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Opening a device starts one thread that puts a kernel for the device's
+    arch through the driver's JIT linker in the device's context (nothing is
+    loaded into it), then loads nvJitLink; the kernel is valid PTX."""
+    from tilelang.backend.target import ptxas_available, run_ptxas
+
+    drv = _FakeDriver()
+    assert _warm_with(monkeypatch, drv) == ["ok"]
+    assert drv.calls == ["cuCtxSetCurrent", "cuLinkCreate", "cuLinkAddData", "cuLinkComplete", "cuLinkDestroy",
+                         "nvJitLink"]
+    ptx = drv.ptx.rstrip(b"\0").decode()
+    assert ".target sm_90a" in ptx and drv.ptx.endswith(b"\0")
+    if ptxas_available():
+        r = run_ptxas(ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("fail, note, destroyed", [
+    ("cuCtxSetCurrent", "no context", False),
+    ("cuLinkCreate", "cuLinkCreate: 999", False),
+    ("cuLinkAddData", "JIT: 999", True),
+    ("cuLinkComplete", "JIT: 999", True),
+])
+def test_route_warmup_failures_change_nothing(monkeypatch, fail, note, destroyed) -> None:  # type: ignore[no-untyped-def]
+    """A driver that refuses a step: the warm-up says why, releases what it
+    created, never raises, and still loads nvJitLink."""
+    drv = _FakeDriver(fail)
+    assert _warm_with(monkeypatch, drv) == [note]
+    assert ("cuLinkDestroy" in drv.calls) == destroyed
+    assert drv.calls[-1] == "nvJitLink"
+
+
+def test_route_warmup_survives_a_missing_driver(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.runtime import cuda_driver, cuda_link
+
+    def missing() -> None:
+        raise OSError("libcuda.so: cannot open shared object file")
+
+    monkeypatch.delenv("TILEC_PREWARM", raising=False)
+    monkeypatch.setattr(cuda_driver, "_driver", missing)
+    monkeypatch.setattr(cuda_link, "_JIT_THREADS", [])
+    monkeypatch.setattr(cuda_link, "JIT_WARMUP", [])
+    monkeypatch.setattr(cuda_link, "_load_nvjitlink", lambda: None)
+    cuda_link.prewarm_routes("ctx", "sm_80")
+    cuda_link._JIT_THREADS[0].join()
+    assert cuda_link.JIT_WARMUP == ["OSError: libcuda.so: cannot open shared object file"]
+
+
+def test_route_warmup_is_off_with_the_prewarm(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.runtime import cuda_link
+
+    monkeypatch.setenv("TILEC_PREWARM", "0")
+    monkeypatch.setattr(cuda_link, "_JIT_THREADS", [])
+    cuda_link.prewarm_routes("ctx", "sm_90a")
+    assert cuda_link._JIT_THREADS == []
+
+
+@pytest.mark.parametrize("compiling, loaded", [(False, True), (True, False)])
+def test_toolchain_prewarm_leaves_nvjitlink_to_the_device_once_compiling(compiling, loaded) -> None:  # type: ignore[no-untyped-def]
+    """nvJitLink's import is ~0.05 s of Python: the toolchain prewarm does it
+    only while the program has not begun compiling (afterwards it would hold
+    the interpreter while the main thread lowers its first kernel; the
+    device's route warm-up loads it, during LLVM, instead)."""
+    pytest.importorskip("cuda.bindings")
+    code = ("import sys; from tilelang.runtime import cuda_link as L; "
+            + ("L.compile_started(); " if compiling else "")
+            + "L._prewarm(None); print('cuda.bindings.nvjitlink' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(loaded)], out.stderr
+
+
+def test_compile_notes_that_compiling_began() -> None:
+    code = ("from tilelang.runtime import cuda_link as L; import tilelang; a = L._COMPILING.is_set(); "
+            "tilelang.compile('kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(zeros::<f32>([B])); }'); "
+            "print(a, L._COMPILING.is_set())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"], out.stderr

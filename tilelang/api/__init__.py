@@ -93,6 +93,9 @@ def _prewarm_if_cuda() -> None:
 
 
 def _load(text: str, name: str, device: str) -> Module:
+    from tilelang.runtime.cuda_link import compile_started
+
+    compile_started()  # background imports now leave the interpreter to this thread
     _prewarm_if_cuda()
     from tilelang import driver
     from tilelang.api.engines import _resolve_device

@@ -52,6 +52,7 @@ from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the nam
     _nvjitlink_cubin,
     link_arch,
     nvjitlink_keeps,
+    prewarm_routes,
     prewarm_toolchain,
     ptx_arch,
 )
@@ -506,6 +507,8 @@ class CudaDevice(Device):
         # Import llvmlite and build the target machine while the host program
         # gets going: a cold first launch then pays only for its own kernel.
         prewarm_toolchain(self.arch)
+        # And ready the PTX -> cubin routes (the driver's JIT, nvJitLink).
+        prewarm_routes(self.ctx.ctx, self.arch)
         self.launches = 0
         self._streams: list[Any] = []
         # (error word, kernel ABI, launch span) by id(stream)

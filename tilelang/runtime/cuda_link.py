@@ -1,6 +1,8 @@
 """The CUDA toolchain around the runtime: PTX -> cubin with nvJitLink, the
-arch it links for, and the background prewarm that imports llvmlite and
-loads nvJitLink before a first launch needs them. Like `runtime/cuda.py`,
+arch it links for, and the background work that readies a first launch:
+the toolchain prewarm (the first launch's modules, llvmlite, the driver
+binding) and, once a CUDA context exists, the warm-up of the PTX -> cubin
+routes (the driver's JIT, nvJitLink). Like `runtime/cuda.py`,
 it imports cuda-python only inside functions (importing it on a machine
 without CUDA costs nothing); `runtime/cuda.py` re-exports its names.
 """
@@ -80,32 +82,47 @@ def _nvjitlink_cubin(ptx: str, arch: str) -> bytes | None:
 FIRST_LAUNCH_MODULES = (
     "tilelang.api",
     "tilelang.driver",
+    "tilelang.diagnostics.render",
     "tilelang.syntax.parser",
     "tilelang.sema.check",
+    "tilelang.sema.lints",
     "tilelang.ownership",
+    "tilelang.runtime.host",
+    "tilelang.runtime.cpu",
+    "tilelang.run",
     "tilelang.ir.lower",
     "tilelang.ir.printer",
     "tilelang.backend.gpu.passes",
     "tilelang.backend.llvm",
     "tilelang.runtime.cuda",
+    "tilelang.runtime.cache",
     "tilelang.api.fastpath",
 )
 
 _PREWARM_LOCK = threading.Lock()
 _PREWARM_STARTED = False
 _PREWARM_ARCHS: set[str] = set()
+# Set by the first `tilelang.compile`/`load` (`compile_started`): from then on
+# the main thread runs Python of its own, and a background import would
+# compete with it for the interpreter (imports run under the GIL).
+_COMPILING = threading.Event()
+
+
+def compile_started() -> None:
+    """Note that the program has begun compiling Tile code (see `_COMPILING`)."""
+    _COMPILING.set()
 
 
 def prewarm_toolchain(arch: str | None = None) -> None:
     """Start, once per process, a background thread that imports the modules
     of a first launch (`FIRST_LAUNCH_MODULES`), imports llvmlite and
     initialises its targets (the target machine of `arch` too, when known),
-    and loads the driver binding and nvJitLink: most of a cold first launch
-    is waiting for these. Started by `import tilelang` after a CUDA build of
-    PyTorch, by `tilelang.compile` when PyTorch has initialised CUDA
-    (`api._prewarm_if_cuda`, with the device's arch) and by `CudaDevice`; a
-    later call with an arch not yet warmed builds that target machine on a
-    thread of its own. `TILEC_PREWARM=0`: never."""
+    loads the driver binding and, while no compilation has started yet,
+    nvJitLink: most of a cold first launch is waiting for these. Started by
+    `import tilelang` after a CUDA build of PyTorch, by `tilelang.compile` when
+    PyTorch has initialised CUDA (`api._prewarm_if_cuda`, with the device's
+    arch) and by `CudaDevice`; a later call with an arch not yet warmed builds
+    that target machine on a thread of its own. `TILEC_PREWARM=0`: never."""
     global _PREWARM_STARTED
     if os.environ.get("TILEC_PREWARM") == "0":
         return
@@ -116,9 +133,9 @@ def prewarm_toolchain(arch: str | None = None) -> None:
         if arch is not None:
             _PREWARM_ARCHS.add(arch)
     if first:
-        threading.Thread(target=_prewarm, args=(arch,), daemon=True).start()
+        threading.Thread(target=_prewarm, args=(arch,), daemon=True, name="tilec-prewarm").start()
     elif new_arch:
-        threading.Thread(target=_prewarm_target, args=(arch,), daemon=True).start()
+        threading.Thread(target=_prewarm_target, args=(arch,), daemon=True, name="tilec-prewarm-target").start()
 
 
 def _prewarm_target(arch: str | None) -> None:
@@ -139,15 +156,86 @@ def _prewarm(arch: str | None) -> None:
         except Exception:  # the launch that needs it reports the problem
             break
     _prewarm_target(arch)
-    try:  # the driver binding (and cuda.pathfinder under it), which the device imports first
+    try:  # the driver binding, which the device imports first
         from tilelang.runtime.cuda_driver import _driver
 
         _driver()
     except Exception:
         pass
-    try:  # and nvJitLink: its module and shared library load on first use
+    if not _COMPILING.is_set():
+        # nvJitLink's module imports cuda.pathfinder (~0.05 s of Python on the
+        # H200's host): once the program compiles, the device's warm-up thread
+        # loads it instead, while the main thread waits for LLVM (no GIL).
+        _load_nvjitlink()
+
+
+def _load_nvjitlink() -> None:
+    try:  # nvJitLink: its module and shared library load on first use
         from cuda.bindings import nvjitlink
 
         nvjitlink.version()
     except Exception:
         pass
+
+
+# The smallest kernel the driver's PTX JIT compiles: enough to load and start
+# the JIT compiler (libnvidia-ptxjitcompiler) that a first warp-specialised
+# kernel needs (`nvjitlink_keeps`).
+_WARM_PTX = ".version 8.0\n.target {arch}\n.address_size 64\n.visible .entry tile_jit_warmup()\n{{\n\tret;\n}}\n"
+_JIT_WARM_LOCK = threading.Lock()
+_JIT_THREADS: list[threading.Thread] = []  # the warm-up thread, once started (tests join it)
+JIT_WARMUP: list[str] = []  # what the warm-up did ("ok", or why not)
+
+
+def prewarm_routes(ctx: object, arch: str) -> None:
+    """Start, once per process, a background thread that readies both
+    PTX -> cubin routes of the runtime in CUDA context `ctx` (a `CUcontext`),
+    while the first kernel is lowered and put through LLVM:
+    - the driver's JIT, which compiles warp-specialised kernels
+      (`nvjitlink_keeps`): a trivial kernel for `arch` through its linker
+      (cuLink*: nothing is loaded into the context, the driver's compute cache
+      is left alone) loads and starts the JIT compiler, which on the H200's
+      host made a first JIT ~0.06 s slower than later ones (0.175 against
+      0.113 s for the 128x256x64 GEMM);
+    - then nvJitLink (for every other kernel), unless the toolchain prewarm
+      loaded it already.
+    Called by `CudaDevice` when it opens its context. `TILEC_PREWARM=0`:
+    never. An optimisation only: it never raises, and a failure leaves the
+    first launch as it was."""
+    if os.environ.get("TILEC_PREWARM") == "0":
+        return
+    with _JIT_WARM_LOCK:
+        if _JIT_THREADS:
+            return
+        t = threading.Thread(target=_warm_routes, args=(ctx, arch), daemon=True, name="tilec-jit-warmup")
+        _JIT_THREADS.append(t)
+    t.start()
+
+
+def _warm_routes(ctx: object, arch: str) -> None:
+    JIT_WARMUP.append(_warm_driver_jit(ctx, arch))
+    _load_nvjitlink()
+
+
+def _warm_driver_jit(ctx: object, arch: str) -> str:
+    try:
+        from tilelang.runtime.cuda_driver import _driver
+
+        d = _driver()
+        ok = d.CUresult.CUDA_SUCCESS
+        if d.cuCtxSetCurrent(ctx)[0] != ok:  # this thread's current context only
+            return "no context"
+        err, state = d.cuLinkCreate(0, [], [])
+        if err != ok:
+            return f"cuLinkCreate: {err}"
+        try:
+            data = _WARM_PTX.format(arch=arch).encode() + b"\0"
+            err = d.cuLinkAddData(state, d.CUjitInputType.CU_JIT_INPUT_PTX, data, len(data), b"warm.ptx",
+                                  0, [], [])[0]
+            if err == ok:
+                err = d.cuLinkComplete(state)[0]
+            return "ok" if err == ok else f"JIT: {err}"
+        finally:
+            d.cuLinkDestroy(state)
+    except Exception as e:  # the first launch reports real problems
+        return f"{type(e).__name__}: {e}"

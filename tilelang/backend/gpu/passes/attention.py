@@ -533,9 +533,34 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_cur}
     waited = False
     s_next: ir.Value | None = None
+    next_stage: tuple[ir.Value, ir.Value] | None = None
+
+    def wait_next() -> tuple[ir.Value, ir.Value]:
+        """The next block's stage (this one's again on the last iteration),
+        waited for once its K and V have landed."""
+        nonlocal next_stage
+        if next_stage is None:
+            nit = cb.elem(E.ADD, c_it, cb.const(1))
+            after = cb.elem(E.ADD, loop.body.args[0], loop.step)
+            more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
+            nst, nph = cb.ring(nit, bufs.S)
+            sel_st, sel_ph = fresh.value(DType.I32, (), "nstage"), fresh.value(DType.I32, (), "nphase")
+            cb.ops += [ir.Elementwise(sel_st, E.WHERE, (more, nst, stage)),
+                       ir.Elementwise(sel_ph, E.WHERE, (more, nph, phase)),
+                       g.BarrierWait(bufs.full, sel_st, sel_ph, span)]
+            next_stage = (sel_st, sel_ph)
+        return next_stage
 
     def wait_acc() -> None:
         nonlocal waited
+        # The wait for the previous P V comes after a spin on an mbarrier
+        # (a loop, so a basic block of its own): ptxas's scheduler hoists a
+        # `wgmma.wait_group` to the top of its basic block, and placed among
+        # the body's element-wise ops it would wait before the softmax that
+        # is meant to run under that product (measured in the SASS: the wait
+        # landed before the row max, all 64 exp2 after it).
+        if not pingpong:
+            wait_next()
         accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
         cb.ops.append(g.WgmmaWait((accw,), (acc_arg,), 0, span))
         # the previous block's stage is free: its S and P V are done
@@ -553,15 +578,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
         if op is p.o_dot:
             if pingpong:
                 cb.ops.append(g.WarpgroupTurn("wait", 2, span))
-            # the next block's stage (this one's again on the last iteration)
-            nit = cb.elem(E.ADD, c_it, cb.const(1))
-            after = cb.elem(E.ADD, loop.body.args[0], loop.step)
-            more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
-            nst, nph = cb.ring(nit, bufs.S)
-            sel_st, sel_ph = fresh.value(DType.I32, (), "nstage"), fresh.value(DType.I32, (), "nphase")
-            cb.ops += [ir.Elementwise(sel_st, E.WHERE, (more, nst, stage)),
-                       ir.Elementwise(sel_ph, E.WHERE, (more, nph, phase)),
-                       g.BarrierWait(bufs.full, sel_st, sel_ph, span)]
+            sel_st, _ = wait_next()
             raw, s_op = _s_product(cb, p, bufs, sel_st, fresh, layouts, issue=False)
             o_raw = fresh.value(DType.F32, op.result.shape, "o")
             a = mapping.get(cast.x.id, cast.x)

@@ -188,9 +188,13 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     scale = d**-0.5
 
     def kernels(mod):  # type: ignore[no-untyped-def]
-        split = (mod.decode_split if variant == "std" else getattr(variants(), f"decode_split_{variant}"))[
-            dtype, grp, bn, d]
-        return split, mod.decode_combine[dtype, grp, combine_ns(splits), dc]
+        # "std": std::attention's two kernels; "NAME": decode_split_NAME of
+        # attention_variants.tile and std's merge; "c:NAME": std's split and
+        # decode_combine_NAME
+        split_v, _, comb_v = variant.partition("c:")
+        split = (mod.decode_split if split_v in ("std", "") else getattr(variants(), f"decode_split_{split_v}"))
+        comb = getattr(variants(), f"decode_combine_{comb_v}") if comb_v else mod.decode_combine
+        return split[dtype, grp, bn, d], comb[dtype, grp, combine_ns(splits), dc]
 
     split, comb = kernels(ATTN)
 
@@ -300,7 +304,8 @@ SWEEP = [
     ("std", {"blocks_per_sm": 1}),  # one block an SM
     ("std", {"bn": 32}),
     ("std", {"combine_tile": 512}),
-    ("std", {"combine_tile": 2048}),
+    ("c:w1", {}),  # the merge with one warp a block
+    ("c:w2", {}),  # two
 ]
 _VARIANTS: list = []
 

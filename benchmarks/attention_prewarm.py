@@ -101,8 +101,11 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
         for ctx in (8192, 32768):
             for i, (variant, (bn, splits, dc)) in enumerate(bench.sweep_plans(batch, ctx, SMS)):
                 for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits), dc=dc):
-                    if name == "decode_split" and variant != "std":
-                        name = f"decode_split_{variant}"
+                    split_v, _, comb_v = variant.partition("c:")
+                    if name == "decode_split" and split_v not in ("std", ""):
+                        name = f"decode_split_{split_v}"
+                    if name == "decode_combine" and comb_v:
+                        name = f"decode_combine_{comb_v}"
                     out.append((name, inst, ps))
                     if i == 0:
                         out.append((name + PDL, inst, ps))
@@ -151,7 +154,7 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     kernel = kernel.removesuffix(PDL)
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
-    if kernel.startswith("decode_split_") and kernel != "decode_split_varlen":
+    if kernel.startswith(("decode_split_", "decode_combine_")) and kernel != "decode_split_varlen":
         kir = lower_kernel(_VARIANTS, kernel, inst, arg_facts)
     else:
         kir = lower_kernel(_PROGRAM, f"std::attention::{kernel}", inst, arg_facts)

@@ -40,7 +40,7 @@ def test_every_prewarmed_launch_lowers() -> None:
     launches = pw.launches()
     assert {k for k, _, _ in launches} == {"flash_attention", "flash_attention_lse", "decode_split",
                                            "decode_split_varlen", "decode_combine", "decode_split+pdl",
-                                           "decode_combine+pdl"}
+                                           "decode_combine+pdl", "decode_combine_w1", "decode_combine_w2"}
     seen = set()
     for kernel, inst, params in launches:
         kernel = kernel.removesuffix(pw.PDL)  # the same kernel, compiled for PDL
@@ -48,7 +48,7 @@ def test_every_prewarmed_launch_lowers() -> None:
         if key in seen:
             continue
         seen.add(key)
-        if kernel.startswith("decode_split_") and kernel != "decode_split_varlen":
+        if kernel.startswith(("decode_split_", "decode_combine_")) and kernel != "decode_split_varlen":
             kir = lower_kernel(variants, kernel, inst, {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
         else:
             kir = lower_kernel(program, f"std::attention::{kernel}", inst,
@@ -68,3 +68,28 @@ def test_attention_benchmark_smoke(tmp_path: Path) -> None:
     assert {r["kind"] for r in rows} == {"prefill", "decode"}
     assert all(r["err"] < 1e-2 and r["tile_ms"] > 0 for r in rows)
     assert "| shape | Tile | SDPA |" in (tmp_path / "attention.md").read_text()
+
+
+@pytest.mark.parametrize("name", ["w1", "w2"])
+def test_merge_variants_agree_with_the_library(name: str) -> None:
+    # the sweep's merges with fewer warps compute std's decode_combine
+    import numpy as np
+
+    import tilelang
+
+    std = tilelang.compile("use std::attention::decode_combine;\n")
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
+    rng = np.random.default_rng(5)
+    g, ns, d, dc, splits = 4, 8, 64, 16, 6
+    o_part = rng.standard_normal((3, splits * g, d)).astype(np.float32)
+    lse_part = (4 * rng.standard_normal((3, splits * g))).astype(np.float32)
+    lse_part[1, :g] = -1.0e30  # a split that saw no key: weight 0
+    outs = []
+    for kern in (std.decode_combine, getattr(variants, f"decode_combine_{name}")):
+        o = np.zeros((3, g, d), np.float16)
+        kern["f16", g, ns, dc](tilelang.partition(o, [1, g, dc]), o_part, lse_part).sync()
+        outs.append(o)
+    w = np.exp2(lse_part.reshape(3, splits, g, 1) - lse_part.reshape(3, splits, g, 1).max(1, keepdims=True))
+    want = (w * o_part.reshape(3, splits, g, d)).sum(1) / w.sum(1)
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_allclose(outs[1].astype(np.float64), want, rtol=2e-3, atol=2e-3)

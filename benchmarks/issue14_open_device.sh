@@ -7,7 +7,7 @@
 #   trace   benchmarks/first_launch_trace.py $TRACE (a timeline of the first launch, by thread)
 #   ab      benchmarks/first_launch_ab.py $AB (variants of the first launch, fresh processes in turn)
 #   tests   tests/backend/test_sm80.py -m gpu (the sm_80 path against the interpreter)
-#   hopper  the wgmma GEMM at 8192^3 f16 (128x256x64 w8 s4) against cuBLAS
+#   hopper  the wgmma GEMM at 8192^3 $HDT (f16,bf16; 128x256x64 w8 s4) against cuBLAS
 #   edge    the register-copy producer GEMM at 8191^3 f16 (128x256x64 w8 s4) against cuBLAS, checked
 #   ncu     warp stall reasons of the sm_80 GEMM at $NCU_CFG (skipped if ncu is missing)
 # Each step under `timeout`; logs in $OUT/h14/, tarred to $OUT/h14.tgz.
@@ -69,10 +69,10 @@ if has ab; then  # AB="REPS label=ROOT[:ENV=V] ...", DIAG=label: a profile and a
   PROFILE=${DIAG:+1} IMPORTTIME=${DIAG:+$O/imp} timeout ${AB_T:-60} python3 benchmarks/first_launch_ab.py ${AB:-3} > "$O/ab.log" 2>&1
   echo "== ab rc $? ($((SECONDS - T0)) s)"; grep -E "^\[ab\] [^ ]+ run|^\[ab\] [^ ]+: median|FAILED" "$O/ab.log" | cut -c1-220
 fi
-if has hopper; then  # the wgmma GEMM at 8192^3 f16, 128x256x64 w8 s4, with this tree's LLVM IR level
+if has hopper; then  # the wgmma GEMM at 8192^3 ($HDT: f16[,bf16]), 128x256x64 w8 s4, against cuBLAS
   timeout ${HOPPER_T:-15} python3 -c "import sys; sys.argv = ['gemm.py']; sys.path.insert(0, 'benchmarks'); import gemm; \
-gemm.measure('f16 NN 8192^3 wgmma', 8192, 8192, 8192, 'f16', False, configs=gemm.TILE_CONFIGS[:1], triton=False)" \
-    > "$O/hopper.log" 2>&1
+[gemm.measure(f'{d} NN 8192^3 wgmma', 8192, 8192, 8192, d, False, configs=gemm.TILE_CONFIGS[:1], triton=False) \
+ for d in '${HDT:-f16}'.split(',')]" > "$O/hopper.log" 2>&1
   echo "== hopper rc $? ($((SECONDS - T0)) s)"; grep -E "^\s+\[|^\[" "$O/hopper.log"
 fi
 if has ncu && command -v ncu > /dev/null; then

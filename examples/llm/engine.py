@@ -130,7 +130,8 @@ class Plan:
     # where a kernel lets the next be scheduled (`Target.pdl_trigger`:
     # "entry", "late", "exit"; True is "late"), with "+prefetch" for the
     # pre-wait L2 prefetch of its first tiles (`Target.pdl_prefetch`,
-    # e.g. "late+prefetch"). The decode steps only (`_with_pdl`); a
+    # e.g. "late+prefetch"; "+bulk": the same tiles, one bulk prefetch a
+    # row from one thread each). The decode steps only (`_with_pdl`); a
     # plan that changes it reloads the kernels (their launch plans are made
     # under the new setting); the CPU interpreter ignores it. H200, Qwen3-4B
     # (RESULTS.md): "late" 2 % faster at 1,024 positions, "entry" 11 %
@@ -441,7 +442,7 @@ class TileQwen3:
         self.k = load_kernels()
         # the PDL setting of this engine's launches (`Plan.pdl`), the one
         # `self.k`'s plans were made under; None until `_forms`
-        self._pdl: tuple[bool, str, bool] | None = None
+        self._pdl: tuple[bool, str, str] | None = None
         self._weights(weights)
         self._graph: Any = None
         self._burst_graph: Any = None
@@ -547,7 +548,7 @@ class TileQwen3:
         `plan.short_tc` below `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
         trigger, _, extra = (pl.pdl if isinstance(pl.pdl, str) else "late").partition("+")
-        want = (bool(pl.pdl), trigger, extra == "prefetch")
+        want = (bool(pl.pdl), trigger, extra if extra in ("prefetch", "bulk") else "")
         if self._pdl is not None and want != self._pdl:
             self.k = load_kernels()  # plans made under the new setting
         self._pdl = want

@@ -76,6 +76,67 @@ def test_pdl_prefetch_comes_before_the_wait() -> None:
         assert r.returncode == 0, r.stderr
 
 
+def test_pdl_bulk_prefetch_one_request_a_tile_row() -> None:
+    # Target.pdl_prefetch = "bulk": the same tiles as "prefetch" (the first K
+    # step's A [32, 16] and B [16, 32] of a GEMM block), each row one
+    # `cp.async.bulk.prefetch.L2` from one thread (predicated on the thread
+    # being that row's, the row inside the tensor and 16-byte aligned), all
+    # before the wait; no per-line prefetch; a compile-cache key of its own
+    from tilelang.ir.samples import gemm
+
+    lines = compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True, pdl_prefetch=True))
+    ck = compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True, pdl_prefetch="bulk"))
+    assert ck.key != lines.key and ck.target.key().endswith("late+bulk")
+    body = _body(ck)
+    wait = body.index("griddepcontrol.wait;")
+    sites = [m.start() for m in re.finditer(r"cp\.async\.bulk\.prefetch\.L2\.global", body)]
+    # two loads, one instruction each: every thread runs it for its own row
+    assert len(sites) == 2 and max(sites) < wait < re.search(r"\bld\.global", body).start()  # type: ignore[union-attr]
+    assert "prefetch.global.L2" not in body
+    with pytest.raises(ValueError, match="unknown PDL prefetch `soon`"):
+        Target("sm_90a", pdl=True, pdl_prefetch="soon")
+    if ptxas_available():
+        r = run_ptxas(ck.ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr
+
+
+def test_pdl_bulk_prefetch_rows_past_the_threads() -> None:
+    # a tile of more rows than the block has threads ([512, 16] by 128
+    # threads): each thread prefetches rows tid, tid + 128, ..: four
+    # instructions, the row index past the tile's rows refused by the predicate
+    from tilelang.ir.samples import vector_add
+
+    ck = compile_kernel(vector_add(1024), Target("sm_90a", pdl=True, pdl_prefetch="bulk"))
+    body = _body(ck)
+    # a 1-D tile is one row: thread 0's request only
+    assert body.count("cp.async.bulk.prefetch.L2.global") == 2  # x and y
+    tall = compile_kernel(_tall(), Target("sm_90a", pdl=True, pdl_prefetch="bulk"))
+    assert _body(tall).count("cp.async.bulk.prefetch.L2.global") == 512 // 128
+    if ptxas_available():
+        r = run_ptxas(tall.ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr
+
+
+def _tall():  # type: ignore[no-untyped-def]
+    """`z = x`'s [512, 16] tiles, 4 warps: more rows than threads."""
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.ir.lower import lower_kernel
+    from tilelang.sema import check_program
+    from tilelang.source import SourceMap
+    from tilelang.syntax.parser import parse
+
+    src = """
+#[hints(num_warps = 4)]
+kernel fn tall<const B: i32>(z: &mut Tensor<f32, [B, 16]>, x: &Tensor<f32, [?, ?]>) {
+    z.store(x.load_like(z) * 2.0);
+}
+"""
+    sm, sink = SourceMap(), DiagnosticSink()
+    prog = check_program(parse(sm.add("t.tile", src), sink), sm, sink)
+    assert not sink.has_errors, [d.message for d in sink.diagnostics]
+    return lower_kernel(prog, "tall", {"B": 512})
+
+
 GATHER = """
 kernel fn gather<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, w: &Tensor<f32, [?]>,
                                i: &Tensor<i32, [1]>, n: i32) {

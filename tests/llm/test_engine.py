@@ -112,7 +112,7 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         k1 = eng.k
         eng.replan(dataclasses.replace(eng.plan, bt=eng.plan.bt))  # same setting: same kernels
         assert eng.k is k1
-        for mode in ("exit", "late+prefetch"):  # another setting: kernels again
+        for mode in ("exit", "late+prefetch", "late+bulk"):  # another setting: kernels again
             eng.replan(dataclasses.replace(eng.plan, pdl=mode))
             assert eng.k is not k1
             k1 = eng.k
@@ -122,7 +122,7 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1
     finally:
-        cuda_pdl.set_pdl(old, "late", False)
+        cuda_pdl.set_pdl(old, "late", "")
 
 
 def test_split_k_and_other_block_shapes_agree(tiny) -> None:

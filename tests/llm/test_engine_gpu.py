@@ -108,7 +108,7 @@ def test_pdl_decodes_the_same_tokens() -> None:
         # the trigger's three places (Target.pdl_trigger) and the pre-wait
         # prefetch, in both graph APIs
         for api, trigger in (("tile", "late"), ("torch", "late"), ("torch", "entry"), ("torch", "exit"),
-                             ("torch", "late+prefetch")):
+                             ("torch", "late+prefetch"), ("torch", "late+bulk")):
             eng.graph_api = api
             eng.replan(dataclasses.replace(eng.plan, pdl=trigger))
             eng.reset()
@@ -116,8 +116,8 @@ def test_pdl_decodes_the_same_tokens() -> None:
             got.append(eng.generate([5, 6, 7], 24, batched=False))
             assert cuda_pdl.LAUNCHES > n
     finally:
-        cuda_pdl.set_pdl(old, "late", False)
-    assert got == [want] * 5
+        cuda_pdl.set_pdl(old, "late", "")
+    assert got == [want] * 6
 
 
 def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:

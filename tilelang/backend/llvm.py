@@ -101,7 +101,7 @@ class _Emitter(HopperOps, DebugOps):
     """One kernel's emission: the parts of `codegen/` (see their modules) under
     the entry (`run`) and the dispatch of every op (`region`, `op`)."""
 
-    pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "exit") [+ "+prefetch"]
+    pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "exit") [+ "+prefetch" | "+bulk"]
     _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
 
     # ======================================================================= ops
@@ -166,14 +166,14 @@ class _Emitter(HopperOps, DebugOps):
         # touches memory; let the next grid's blocks be scheduled at once
         # ("entry"), once this block has done everything but its writes
         # ("late": their loads in flight, the next grid's blocks can start
-        # while it finishes), or when it exits ("exit"); with "+prefetch", L2 prefetches of the first tiles it
-        # will read come before the wait (`codegen/pdl.py`)
+        # while it finishes), or when it exits ("exit"); with "+prefetch" (or "+bulk"), L2 prefetches of the
+        # first tiles it will read come before the wait (`codegen/pdl.py`)
         trigger, _, extra = self.pdl.partition("+")
         pdl = [pdl_code.WAIT] if trigger else []
-        if extra == "prefetch":
+        if extra in ("prefetch", "bulk"):
             steps = pdl_code.prologue(k, {t for t, i in self.tensors.items() if i.readonly})
             if steps:
-                pdl_code.emit_prologue(self, steps)
+                pdl_code.emit_prologue(self, steps, bulk=extra == "bulk")
                 self.lines.append(pdl_code.WAIT)
                 pdl = []
         if trigger == "entry":

@@ -26,6 +26,10 @@ DEFAULT_ARCH = "sm_80"  # forward compatible: sm_80 PTX JIT-compiles on Hopper
 
 # where a PDL kernel triggers its dependents (`Target.pdl_trigger`)
 PDL_TRIGGERS = ("entry", "late", "exit")
+# what a PDL kernel prefetches into L2 before its wait (`Target.pdl_prefetch`):
+# "prefetch", a `prefetch.global.L2` per line from every thread; "bulk", one
+# `cp.async.bulk.prefetch.L2` per row of each tile (a thread a row)
+PDL_PREFETCHES = ("prefetch", "bulk")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +48,20 @@ class Target:
     # after the main loop of a kernel that stores at its end), "exit" (no
     # trigger: when its blocks exit)
     # `pdl_prefetch`: before its wait, a kernel prefetches into L2 the first
-    # tiles it will read of tensors it never writes (`codegen/pdl.py`)
+    # tiles it will read of tensors it never writes (`codegen/pdl.py`): True
+    # or "prefetch" (every thread, a line at a time), "bulk" (a bulk copy
+    # engine's prefetch of each tile row), False or "" none
     pdl: bool = False
     pdl_trigger: str = "late"
-    pdl_prefetch: bool = False
+    pdl_prefetch: bool | str = False
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
             raise ValueError(f"unsupported GPU arch `{self.arch}` (supported: {', '.join(SUPPORTED_ARCHS)})")
         if self.pdl_trigger not in PDL_TRIGGERS:
             raise ValueError(f"unknown PDL trigger `{self.pdl_trigger}` (one of: {', '.join(PDL_TRIGGERS)})")
+        if self.prefetch_kind not in ("", *PDL_PREFETCHES):
+            raise ValueError(f"unknown PDL prefetch `{self.pdl_prefetch}` (one of: {', '.join(PDL_PREFETCHES)})")
         if self.pdl and self.sm < 90:
             raise ValueError(f"programmatic dependent launch (griddepcontrol) needs sm_90 or newer; "
                              f"the target is `{self.arch}`")
@@ -67,9 +75,16 @@ class Target:
         return f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
 
     @property
+    def prefetch_kind(self) -> str:
+        """`pdl_prefetch` as a word: "", "prefetch" or "bulk"."""
+        p = self.pdl_prefetch
+        return ("prefetch" if p else "") if isinstance(p, bool) else p
+
+    @property
     def pdl_mode(self) -> str:
-        """The emitter's PDL mode: "" (off), or the trigger [+ "+prefetch"]."""
-        return (self.pdl_trigger + ("+prefetch" if self.pdl_prefetch else "")) if self.pdl else ""
+        """The emitter's PDL mode: "" (off), or the trigger [+ "+prefetch" | "+bulk"]."""
+        kind = self.prefetch_kind
+        return (self.pdl_trigger + (f"+{kind}" if kind else "")) if self.pdl else ""
 
 
 @functools.cache

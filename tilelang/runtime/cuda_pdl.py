@@ -8,8 +8,9 @@ and wait there for its memory (the launch's start-up overlaps the previous
 kernel's tail; stream capture keeps it as a programmatic graph edge).
 
 Opt-in, process-wide: `TILEC_PDL=1` (or the trigger's place: `entry`,
-`late`, `exit`, `Target.pdl_trigger`, and `+prefetch` for the pre-wait L2
-prefetches, `Target.pdl_prefetch`) in the environment or `set_pdl(True)`.
+`late`, `exit`, `Target.pdl_trigger`, and `+prefetch` or `+bulk` for the
+pre-wait L2 prefetches, `Target.pdl_prefetch`) in the environment or
+`set_pdl(True)`.
 `CudaDevice` reads `ON` when it compiles a kernel (the flag is part of the
 variant and of the compile-cache key) and when it launches; a kernel built
 with PDL never takes the fast launchers (cuLaunchKernel): it goes through
@@ -38,15 +39,16 @@ PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
 _ENV = os.environ.get("TILEC_PDL", "0")
 ON = _ENV not in ("", "0")
 # where a kernel lets the next one be scheduled (`Target.pdl_trigger`) and
-# whether it prefetches into L2 before its wait (`Target.pdl_prefetch`):
-# TILEC_PDL=entry|late|exit[+prefetch], or 1 for "late"
+# what it prefetches into L2 before its wait (`Target.pdl_prefetch`: "",
+# "prefetch" or "bulk"): TILEC_PDL=entry|late|exit[+prefetch|+bulk], or 1
+# for "late"
 _TRIG, _, _EXTRA = _ENV.partition("+")
 TRIGGER = _TRIG if _TRIG in ("entry", "late", "exit") else "late"
-PREFETCH = _EXTRA == "prefetch"
+PREFETCH = _EXTRA if _EXTRA in ("prefetch", "bulk") else ""
 LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
 
 
-def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | None = None) -> bool:
+def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | str | None = None) -> bool:
     """Turn PDL on or off for the kernels compiled and launched from now on
     (and set the trigger's place, `Target.pdl_trigger`, and the pre-wait
     prefetch, `Target.pdl_prefetch`, when given); the previous on/off setting."""
@@ -55,12 +57,12 @@ def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | None = None) 
     if trigger is not None:
         TRIGGER = trigger
     if prefetch is not None:
-        PREFETCH = bool(prefetch)
+        PREFETCH = ("prefetch" if prefetch else "") if isinstance(prefetch, bool) else prefetch
     return old
 
 
 @contextlib.contextmanager
-def scoped(on: bool, trigger: str = "late", prefetch: bool = False) -> Iterator[None]:
+def scoped(on: bool, trigger: str = "late", prefetch: bool | str = "") -> Iterator[None]:
     """The setting for the launches inside the `with` (a program's own
     kernels, e.g. the LLM engine's), the previous one after."""
     old = (ON, TRIGGER, PREFETCH)
@@ -72,8 +74,8 @@ def scoped(on: bool, trigger: str = "late", prefetch: bool = False) -> Iterator[
 
 
 def mode() -> str:
-    """The setting as `Target.pdl_mode` spells it: "" (off), or the trigger [+ "+prefetch"]."""
-    return (TRIGGER + ("+prefetch" if PREFETCH else "")) if ON else ""
+    """The setting as `Target.pdl_mode` spells it: "" (off), or the trigger [+ "+prefetch" | "+bulk"]."""
+    return (TRIGGER + (f"+{PREFETCH}" if PREFETCH else "")) if ON else ""
 
 
 class LaunchAttribute(ctypes.Structure):

@@ -18,7 +18,7 @@ where it is off).
 `--driver-jit`: every kernel's cubin from the driver's JIT instead of
 nvJitLink (both from the same PTX; a comparison of the two PTX compilers).
 `--profile`: the first variant's step per kind of launch (`decode.py`'s
-graph-timed profile). Prints one table; `--out DIR` also writes ab.json.
+graph-timed profile); `--profile-first N`: the first N variants'. Prints one table; `--out DIR` also writes ab.json.
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=4, help="burst replays a round")
     ap.add_argument("--driver-jit", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--profile-first", type=int, default=0)
     ap.add_argument("--out", default="")
     a = ap.parse_args(argv)
     if a.driver_jit:
@@ -146,12 +147,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"{1e3 / med / roof:6.1%} of {roof:.0f}; attn+merge {att:5.1f} us/layer; "
                   f"same tokens {toks == first}; PDL launches {cuda_pdl.LAUNCHES - n_pdl}; "
                   f"{time.perf_counter() - t1:.1f} s", flush=True)  # fmt: skip
-            if a.profile and i == 0:
+            if (a.profile and i == 0) or i < a.profile_first:
                 from decode import _profile_step
 
+                print(f"profile of variant {i} {json.dumps(v)}:", flush=True)
                 eng.replan(_variant_plan(base, v))
                 eng.be.write(eng.pos, [ctx])
-                _profile_step(eng, ctx, Path(a.out) if a.out else None)
+                _profile_step(eng, ctx, Path(a.out) / f"v{i}" if a.out else None)
     if a.out:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -140,6 +140,11 @@ class Plan:
     # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
     # register budget; 0 none): the blocks of a one-wave grid per SM
     mb: dict[str, int] = field(default_factory=dict)
+    # under PDL, the attention and the merge let the next kernel be scheduled
+    # as they start (`#[hints(pdl_early)]`, their E): the O projection's
+    # blocks then become resident during the attention, and with "+bulk"
+    # prefetch their first weight tiles while DRAM is otherwise idle
+    early: bool = False
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -632,12 +637,13 @@ class TileQwen3:
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
+            e = int(pl.early)
             if tc == 3:
-                attn = k.attn_decode_short[g, d // 2, pl.bt]
+                attn = k.attn_decode_short[g, d // 2, pl.bt, e]
             elif tc == 4:
-                attn = k.attn_decode_ring[g, d // 2, pl.bt]
+                attn = k.attn_decode_ring[g, d // 2, pl.bt, e]
             else:
-                attn = k.attn_decode[g, d // 2, pl.bt, tc]
+                attn = k.attn_decode[g, d // 2, pl.bt, tc, e]
             ops.append(
                 attn(
                     P(self.o_part, [1, g, d]),
@@ -654,7 +660,7 @@ class TileQwen3:
                     eps,
                 )
             )
-            ops.append(k.combine_splits[pl.ns, d](P(self.attn, [1, 1, d]), o_part3, lse_part3))
+            ops.append(k.combine_splits[pl.ns, d, e](P(self.attn, [1, 1, d]), o_part3, lse_part3))
             ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(

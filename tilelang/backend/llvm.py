@@ -169,7 +169,12 @@ class _Emitter(HopperOps, DebugOps):
         # while it finishes), or when it exits ("exit"); with "+prefetch" (or "+bulk"), L2 prefetches of the
         # first tiles it will read come before the wait (`codegen/pdl.py`)
         trigger, _, extra = self.pdl.partition("+")
+        # `#[hints(pdl_early)]`: the next grid may be scheduled before this
+        # one's wait (it still waits for this grid to complete)
+        early = [pdl_code.TRIGGER] if trigger and k.source.pdl_early else []
         pdl = [pdl_code.WAIT] if trigger else []
+        if early:
+            trigger = "early"
         if extra in ("prefetch", "bulk"):
             steps = pdl_code.prologue(k, {t for t, i in self.tensors.items() if i.readonly})
             if steps:
@@ -189,7 +194,7 @@ class _Emitter(HopperOps, DebugOps):
             # `.minnctapersm`: ptxas budgets registers for `mb` blocks an SM and,
             # within that budget, issues a loop's loads ahead of their uses
             self.fn_attrs.append(f'"nvvm.minctasm"="{mb}"')
-        entry = "\n".join(["entry:", *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", *self._entry_lines,
+        entry = "\n".join(["entry:", *early, *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()", *self._entry_lines,
                            "  br label %start", "start:"])
         name = _ident(k.name)
         self.entry_name = name

@@ -182,6 +182,7 @@ class Builder:
         instantiation: Sequence[tuple[str, int]] = (),
         hints: Sequence[str] = (),
         min_blocks: int = 0,
+        pdl_early: bool = False,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -202,6 +203,7 @@ class Builder:
             self.span,
             tuple(sorted(hints)),
             max(0, min_blocks),
+            bool(pdl_early),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

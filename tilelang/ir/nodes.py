@@ -638,7 +638,10 @@ class Kernel:
     the hints the source gave (the others are defaults the backend may replace).
     `min_blocks` (hint `min_blocks`, 0 = none): blocks an SM must be able to
     hold at once, so the backend's register budget is the SM's share of that
-    many (CUDA's `__launch_bounds__` minimum blocks).
+    many (CUDA's `__launch_bounds__` minimum blocks). `pdl_early` (hint
+    `pdl_early`, non-zero): under programmatic dependent launch the kernel
+    lets the next grid be scheduled at its start, before its own wait (the
+    backend's trigger; the next grid still waits for this one to complete).
     """
 
     name: str
@@ -651,6 +654,7 @@ class Kernel:
     span: Span = DUMMY_SPAN
     hints: tuple[str, ...] = ()
     min_blocks: int = 0
+    pdl_early: bool = False
 
     def tensor(self, name: str) -> TensorParam:
         for p in self.params:

@@ -48,7 +48,7 @@ from tilelang.sema.types import (
 from tilelang.source import Span
 from tilelang.syntax import ast
 
-KNOWN_HINTS = ("num_warps", "stages", "min_blocks")
+KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "pdl_early")
 # hints `#[autotune]` may list candidates for
 TUNABLE_HINTS = ("num_warps", "stages")
 
@@ -351,13 +351,13 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                             "not a known hint")
                 guess = suggest(key or "", KNOWN_HINTS)
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                         d.note("known hints: `num_warps`, `stages`, `min_blocks`"))
+                         d.note("known hints: `num_warps`, `stages`, `min_blocks`, `pdl_early`"))
                 continue
-            if key == "min_blocks" and isinstance(arg.value, ast.Name):
-                # a const generic: the launch picks the value (0: no bound)
+            if key in ("min_blocks", "pdl_early") and isinstance(arg.value, ast.Name):
+                # a const generic: the launch picks the value (0: no bound, not early)
                 if arg.value.ident.name not in {g.name.name for g in decl.generics if g.is_const}:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES,
-                                     f"hint `min_blocks` needs a positive integer literal or a const "
+                                     f"hint `{key}` needs a positive integer literal or a const "
                                      f"generic of kernel `{decl.name.name}`",
                                      arg.value.span, "not a const generic of this kernel"))
                     continue

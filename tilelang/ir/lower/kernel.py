@@ -177,7 +177,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                        num_stages=hints.get("stages", hints.get("num_stages", 2)),
                        instantiation=list(generics.items()),
                        hints=["stages" if h == "num_stages" else h for h in hints],
-                       min_blocks=hints.get("min_blocks", 0))
+                       min_blocks=hints.get("min_blocks", 0), pdl_early=hints.get("pdl_early", 0) > 0)
 
 
 def _infer_from_facts(cx: LowerCx, decl: ast.FnDecl, generics: dict[str, int],

@@ -1,0 +1,66 @@
+"""`#[hints(pdl_early = ..)]`: under programmatic dependent launch the kernel
+triggers its dependents (`griddepcontrol.launch_dependents`) before its own
+`griddepcontrol.wait`, once, and nowhere else; without the hint (or with a
+const generic of 0) the target's trigger place holds; without PDL there is
+no `griddepcontrol` at all. The flag is in the kernel's IR text (the
+compile-cache key). No GPU needed."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.backend import compile_kernel
+from tilelang.backend.target import Target, ptxas_available, run_ptxas
+from tilelang.ir.printer import print_kernel
+
+SRC = """
+#[hints(num_warps = 4, pdl_early = E)]
+kernel fn merge<const B: i32, const E: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>,
+                                            w: &Tensor<f32, [?, ?]>) {
+    let pw = w.partition([B, B]);
+    let mut acc = zeros::<f32>([B]);
+    for k in 0..pw.num_tiles(1) {
+        acc = acc + (pw.load([block_id(0), k]) * x.partition([B]).load([k]).reshape([1, B])).sum(1);
+    }
+    z.store(acc);
+}
+"""
+WAIT, TRIGGER = "griddepcontrol.wait;", "griddepcontrol.launch_dependents;"
+
+
+def _kir(e: int):  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SRC, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # built, never run
+        op = mod.merge[32, e](tilelang.partition(np.zeros(64, np.float32), [32]), np.zeros(64, np.float32),
+                              np.zeros((64, 64), np.float32))  # fmt: skip
+        op.discard()
+    return op._plan.kir
+
+
+def _body(ptx: str) -> str:
+    return ptx[ptx.index(".entry"):]
+
+
+@pytest.mark.parametrize("prefetch", [False, "bulk"])
+def test_early_triggers_before_the_wait(prefetch) -> None:  # type: ignore[no-untyped-def]
+    k1, k0 = _kir(1), _kir(0)
+    assert k1.pdl_early and not k0.pdl_early
+    assert "pdl_early" in print_kernel(k1) and "pdl_early" not in print_kernel(k0)
+    tgt = Target("sm_90a", pdl=True, pdl_prefetch=prefetch)
+    early, late = _body(compile_kernel(k1, tgt).ptx), _body(compile_kernel(k0, tgt).ptx)
+    assert early.count(TRIGGER) == 1 and early.count(WAIT) == 1
+    assert early.index(TRIGGER) < early.index(WAIT) < early.index("ld.global")
+    # the default ("late"): after the loop's loads, before the store
+    assert late.count(TRIGGER) == 1 and late.index(WAIT) < late.index("ld.global") < late.index(TRIGGER)
+    if prefetch:  # the early trigger comes first, then the prefetches, then the wait
+        assert early.index(TRIGGER) < early.index("cp.async.bulk.prefetch.L2") < early.index(WAIT)
+    plain = compile_kernel(k1, Target("sm_90a")).ptx
+    assert "griddepcontrol" not in plain
+    if ptxas_available():
+        r = run_ptxas(compile_kernel(k1, tgt).ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr

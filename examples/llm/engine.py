@@ -145,6 +145,9 @@ class Plan:
     # blocks then become resident during the attention, and with "+bulk"
     # prefetch their first weight tiles while DRAM is otherwise idle
     early: bool = False
+    # the merge's chunk of a head's row (`combine_splits`' D; 0: the whole
+    # head): a smaller one makes more, smaller merge blocks
+    dc: int = 0
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -660,7 +663,8 @@ class TileQwen3:
                     eps,
                 )
             )
-            ops.append(k.combine_splits[pl.ns, d, e](P(self.attn, [1, 1, d]), o_part3, lse_part3))
+            dc = pl.dc or d
+            ops.append(k.combine_splits[pl.ns, dc, e](P(self.attn, [1, 1, dc]), o_part3, lse_part3))
             ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(

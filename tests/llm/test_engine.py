@@ -139,9 +139,12 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         bc=8,
         bk=dict.fromkeys(base.bk, 32),
         st=dict.fromkeys(base.st, 2),  # the next K step's tile in flight
+        dc=TINY.head_dim // 4,  # the merge in 4 chunks a head
+        early=True,  # the attention's and merge's hint (no effect on the CPU)
     )
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     assert any(op.kernel.decl.name.name == "gemv_splitk" for op in eng.ops)
+    assert {op.generics["E"] for op in eng.ops if op.kernel.__name__ == "combine_splits"} == {1}
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(20, TINY.vocab_size, seed=2):
         _close(eng.feed(t), ref.step(t))

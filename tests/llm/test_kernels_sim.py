@@ -98,17 +98,19 @@ def test_lm_head_with_block_maxima(k) -> None:  # type: ignore[no-untyped-def]
     np.testing.assert_array_equal(got[2], op._hosts[2])
 
 
-def test_combine_splits(k) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("dc", [32, 8])
+def test_combine_splits(k, dc: int) -> None:  # type: ignore[no-untyped-def]
+    # dc: the chunk of a head's row a block merges (the whole head, or 4 chunks)
     rng = np.random.default_rng(3)
     hkv, ns, g, d = 2, 8, 4, 32
     o_part = _rand(rng, hkv, ns * g, d)
     lse = _rand(rng, hkv, ns * g) * 4
     lse[:, -g:] = -1e30  # an empty split (no keys): weight 0
     attn = np.zeros((hkv, g, d), np.float32)
-    op = k.combine_splits[ns, d, 0](
-        P(attn, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g)
+    op = k.combine_splits[ns, dc, 0](
+        P(attn, [1, 1, dc]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g)
     )
-    _check(op, (hkv, g), [0])
+    _check(op, (hkv, g, d // dc), [0])
     w = np.exp2(lse.reshape(hkv, ns, g) - lse.reshape(hkv, ns, g).max(1, keepdims=True))
     want = (w[..., None] * o_part.reshape(hkv, ns, g, d)).sum(1) / w.sum(1)[..., None]
     np.testing.assert_allclose(attn, want, rtol=1e-5, atol=1e-5)

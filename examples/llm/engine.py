@@ -18,9 +18,8 @@ layers and the kernels take the layer (`_weights`).
 
 A step, per layer (6 launches; split-K adds one for short matrices):
   rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
-  attn_decode     flash-decoding splits over the cache  (q: norm + rotary in its prologue;
-                  and the current token                  std::attention's `attend` loop; the
-                                                         token's k, v from qkv: k-norm + rotary)
+  attn_decode_*   flash-decoding splits over the cache  (q: norm + rotary in its prologue, a
+                  and the current token                  std::attention loop, the token's k, v)
   combine_splits  merge the splits
   gemv_add        x += W_o attn                          (residual add in the epilogue)
   rms_gate_up     h = silu(W_g n) (W_u n), n = rmsnorm(x) g2
@@ -76,16 +75,15 @@ def _divisor_tile(n: int, b: int) -> int:
 
 # (BN, BK, ST, blocks an SM) of each decode GEMV on a GPU: rows per block, K
 # tile, K steps in flight (`std::llm`), and how many of its 256-thread blocks
-# an SM holds (ptxas's registers: 80 -> 3, 59 -> 4; the kernels' MB for a
-# grid of many waves; a one-wave grid's MB is its blocks an SM). Measured on
-# the H200 at Qwen3-4B's shapes with MB (`benchmarks/gemv_sweep.py` and the
-# engine's per-kind profile, RESULTS.md 2026-12-02 third session): every
-# block resident at once, 64-128 bytes of weights a thread a K step (QKV
-# [16, 512] 10.1 us against 11.0 at [16, 1024]; gate/up [32, 512] was 5 %
-# faster than [32, 256] in the sweep but spills 68 bytes at MB 3); the LM
-# head (many waves) pipelined. `plan_for` halves BN where a matrix has too few rows to fill
-# the card, and BK (fewer registers, more blocks an SM) where it has more
-# blocks than the card holds at once.
+# an SM holds (the MB of a grid of many waves; a one-wave grid's MB is its
+# blocks an SM). Measured on the H200 at Qwen3-4B's shapes with MB
+# (`benchmarks/gemv_sweep.py` and the engine's per-kind profile, RESULTS.md
+# 2026-12-02 third session): every block resident at once, 64-128 bytes of
+# weights a thread a K step (QKV [16, 512] 10.1 us against 11.0 at [16,
+# 1024]; gate/up [32, 512] 5 % faster than [32, 256] in the sweep but spills
+# 68 bytes at MB 3); the LM head (many waves) pipelined. `plan_for` halves BN
+# where a matrix has too few rows to fill the card, and BK (fewer registers,
+# more blocks an SM) where it has more blocks than the card holds at once.
 MAX_MB = 4  # 256-thread GEMV blocks an SM: 64 registers each
 GEMV_SHAPES = {
     "qkv": (16, 512, 1, 3),
@@ -120,33 +118,25 @@ class Plan:
     # 4 `attn_decode_ring` (the register stream's slabs, K and V copied
     # into a shared-memory ring 3 key blocks ahead: `stages = 4`)
     tc: int = 1
-    # positions below which the step takes the form `short_tc` instead (a
-    # second step graph, chosen per replay by the position: a short cache
-    # is a chain of round trips, not a stream); 0: one form only
+    # positions below which the step takes the form `short_tc` with
+    # `short_ns` splits instead (a second step graph, chosen per replay by
+    # the position: a short cache wants fewer, fuller blocks); 0: one form
     fma_until: int = 0
     short_tc: int = 0
-    # programmatic dependent launch (sm_90+, `tilelang/runtime/cuda_pdl.py`):
-    # each kernel's launch overlaps the previous kernel's tail; True, or
-    # where a kernel lets the next be scheduled (`Target.pdl_trigger`:
-    # "entry", "late", "exit"; True is "late"), with "+prefetch" for the
-    # pre-wait L2 prefetch of its first tiles (`Target.pdl_prefetch`,
-    # e.g. "late+prefetch"; "+bulk": the same tiles, one bulk prefetch a
-    # row from one thread each). The decode steps only (`_with_pdl`); a
-    # plan that changes it reloads the kernels (their launch plans are made
-    # under the new setting); the CPU interpreter ignores it. H200, Qwen3-4B
-    # (RESULTS.md): "late" 2 % faster at 1,024 positions, "entry" 11 %
-    # slower, "late+prefetch" 29 % slower
+    short_ns: int = 0  # the short form's splits per KV head (0: `ns`)
+    # programmatic dependent launch (sm_90+, `runtime/cuda_pdl.py`): True,
+    # or the trigger's place (`Target.pdl_trigger`: "entry", "late", "exit";
+    # True is "late") [+ the pre-wait L2 prefetch of the first tiles,
+    # `Target.pdl_prefetch`: "+prefetch" per line, "+bulk" per row]. The
+    # decode steps only (`_with_pdl`); a change reloads the kernels; the CPU
+    # ignores it. H200, Qwen3-4B at 1,024 (RESULTS.md): "late" +2 %, "entry"
+    # -11 %, "late+prefetch" -29 %, "late+bulk" -6 %
     pdl: bool | str = False
     # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
     # register budget; 0 none): the blocks of a one-wave grid per SM
     mb: dict[str, int] = field(default_factory=dict)
-    # under PDL, the attention and the merge let the next kernel be scheduled
-    # as they start (`#[hints(pdl_early)]`, their E): the O projection's
-    # blocks then become resident during the attention, and with "+bulk"
-    # prefetch their first weight tiles while DRAM is otherwise idle
-    early: bool = False
     # the merge's chunk of a head's row (`combine_splits`' D; 0: the whole
-    # head): a smaller one makes more, smaller merge blocks
+    # head): more, smaller merge blocks (no faster on the H200 at 4B)
     dc: int = 0
 
 
@@ -176,7 +166,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             bk[k] = min(512, _pow2_at_least(min(h, i)))
         ns, bt = 2, 8
         mm, bq, chp = (16, 16, 32), 8, 8
-        tc, fma_until = 1, 0
+        tc, fma_until, short_tc, short_ns = 1, 0, 0, 0
         pdl: bool | str = False
     else:
         # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
@@ -205,16 +195,14 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             mb[k] = min(MAX_MB, -(-blocks * splitk.get(k, 1) // sm_count)) if k != "lm" else per_sm
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
-        # H200, Qwen3-4B (RESULTS.md, 2026-12-02): attention + merge a layer
-        # 12.6 us in the FMA form, 15.9 in the register stream at 1,024
-        # positions; the stream 26.0 at 8,192 (tensor cores 47.2, FMA ~55) and
-        # 58.2 at 32,768 (tensor cores 167.9): the stream, and FMA below
-        # about 1,500 positions where the two lines cross. The ring form (the
+        # H200, Qwen3-4B (RESULTS.md, 2026-12-02): the ring (the register
         # stream's slabs copied into shared memory 3 key blocks ahead) beat
-        # the register stream in one process on the H200 (2026-12-02 final
-        # call): 22.7 vs 25.4 us a layer at 8,192 (+3.1 % tok/s), 51.1 vs
-        # 60.0 at 32,768 (+7.3 %), the same tokens
-        tc, fma_until = 4, 1536
+        # the stream (+3.1 % tok/s at 8,192, +7.3 % at 32,768), which beat
+        # tensor cores and FMA loops from ~1,500 positions; with half the
+        # splits below 12,288 positions (one process): +5.3 % at 1,024 over
+        # the FMA form (all splits: +0.7 %), +1.9 % at 8,192, -1.0 % at
+        # 16,384, -4.8 % at 32,768; 0.6B +20 % at 1,024
+        tc, fma_until, short_tc, short_ns = 4, 12288, 4, max(1, ns // 2)
         mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
         pdl = "late" if hopper else False
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
@@ -236,6 +224,8 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         prefill=prefill,
         tc=tc,
         fma_until=fma_until,
+        short_tc=short_tc,
+        short_ns=short_ns,
         mb=mb,
         pdl=pdl,
     )
@@ -457,10 +447,8 @@ class TileQwen3:
         self._buffers()
         self._forms()
         self.graph_mode = (backend != "numpy") if graph is None else graph
-        # `decode` replays a graph of `burst` steps: the step's inputs (token,
-        # position) live on the device, so steps need nothing from the host in
-        # between, and one replay's host work (its checks, the launch, the
-        # wait) is paid once per `burst` tokens instead of once a token.
+        # `decode` replays a graph of `burst` steps (the token and position
+        # live on the device): one replay's host work per `burst` tokens.
         self.burst = max(1, burst)
         # "tile": `tilelang.graph()` (every replay checks the borrows and the
         # tensors' memory, then waits); "torch": the decode graphs captured by
@@ -521,8 +509,12 @@ class TileQwen3:
         cos, sin = rope_tables(c, self.seq)
         self.cos, self.sin = be.table(cos), be.table(sin)
         # flash-decoding partials: per KV head, NS splits of G query heads
-        self.o_part = be.zeros((hkv, pl.ns * c.group, d), "f32")
-        self.lse_part = be.zeros((hkv, pl.ns * c.group), "f32")
+        # (one pair per split count the step's forms use)
+        self.parts = {
+            n: (be.zeros((hkv, n * c.group, d), "f32"), be.zeros((hkv, n * c.group), "f32"))
+            for n in sorted({pl.ns, pl.short_ns or pl.ns})
+        }
+        self.o_part, self.lse_part = self.parts[pl.ns]
         self.attn = be.zeros((hkv, c.group, d), "f32")  # = [HQ, D]
         self.h = be.zeros((c.intermediate_size,), "f32")
         self.logits = be.zeros((c.vocab_size,), "f32")
@@ -552,17 +544,19 @@ class TileQwen3:
         }
 
     def _forms(self) -> None:
-        """The step's operations in each attention form (`plan.tc`, and
-        `plan.short_tc` below `plan.fma_until`): `self.ops` is the form in use."""
+        """The step's operations in each attention form (`plan.tc` with
+        `plan.ns` splits, and `plan.short_tc` with `plan.short_ns` below
+        `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
         trigger, _, extra = (pl.pdl if isinstance(pl.pdl, str) else "late").partition("+")
         want = (bool(pl.pdl), trigger, extra if extra in ("prefetch", "bulk") else "")
         if self._pdl is not None and want != self._pdl:
             self.k = load_kernels()  # plans made under the new setting
         self._pdl = want
-        self._form_ops = {"long": self._step_ops(pl.tc)}
-        if pl.fma_until > 0 and pl.tc != pl.short_tc:
-            self._form_ops["short"] = self._step_ops(pl.short_tc)
+        self._form_ops = {"long": self._step_ops(pl.tc, pl.ns)}
+        short = (pl.short_tc, pl.short_ns or pl.ns)
+        if pl.fma_until > 0 and (pl.tc, pl.ns) != short:
+            self._form_ops["short"] = self._step_ops(*short)
         for ops in self._form_ops.values():
             _held(ops)
         self._form = "long"
@@ -606,9 +600,9 @@ class TileQwen3:
                 self.be.write(self.pos, pos)
         self._switch(form)
 
-    def _step_ops(self, tc: int) -> list[Any]:
+    def _step_ops(self, tc: int, ns: int) -> list[Any]:
         """The operations of one decode step, built once (checked once), with
-        the attention's form `tc`."""
+        the attention's form `tc` in `ns` splits a KV head."""
         k, tl, c, pl = self.k, self.tl, self.cfg, self.plan
         P = tl.partition
         eps = float(c.rms_norm_eps)
@@ -630,8 +624,9 @@ class TileQwen3:
         W = self.w
         heads = c.num_attention_heads + 2 * hkv
         # the splits as `combine_splits` reads them (the same memory)
-        o_part3 = self.o_part.reshape(hkv, pl.ns, g * d)
-        lse_part3 = self.lse_part.reshape(hkv, pl.ns, g)
+        o_part, lse_part = self.parts[ns]
+        o_part3 = o_part.reshape(hkv, ns, g * d)
+        lse_part3 = lse_part.reshape(hkv, ns, g)
         for li in range(c.num_hidden_layers):
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
@@ -640,17 +635,16 @@ class TileQwen3:
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps
                 )
             )
-            e = int(pl.early)
             if tc == 3:
-                attn = k.attn_decode_short[g, d // 2, pl.bt, e]
+                attn = k.attn_decode_short[g, d // 2, pl.bt]
             elif tc == 4:
-                attn = k.attn_decode_ring[g, d // 2, pl.bt, e]
+                attn = k.attn_decode_ring[g, d // 2, pl.bt]
             else:
-                attn = k.attn_decode[g, d // 2, pl.bt, tc, e]
+                attn = k.attn_decode[g, d // 2, pl.bt, tc]
             ops.append(
                 attn(
-                    P(self.o_part, [1, g, d]),
-                    P(self.lse_part, [1, g]),
+                    P(o_part, [1, g, d]),
+                    P(lse_part, [1, g]),
                     qkv,
                     W["qn"],
                     W["kn"],
@@ -664,7 +658,7 @@ class TileQwen3:
                 )
             )
             dc = pl.dc or d
-            ops.append(k.combine_splits[pl.ns, dc, e](P(self.attn, [1, 1, dc]), o_part3, lse_part3))
+            ops.append(k.combine_splits[ns, dc](P(self.attn, [1, 1, dc]), o_part3, lse_part3))
             ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(

@@ -140,11 +140,10 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         bk=dict.fromkeys(base.bk, 32),
         st=dict.fromkeys(base.st, 2),  # the next K step's tile in flight
         dc=TINY.head_dim // 4,  # the merge in 4 chunks a head
-        early=True,  # the attention's and merge's hint (no effect on the CPU)
     )
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     assert any(op.kernel.decl.name.name == "gemv_splitk" for op in eng.ops)
-    assert {op.generics["E"] for op in eng.ops if op.kernel.__name__ == "combine_splits"} == {1}
+    assert {op.generics["D"] for op in eng.ops if op.kernel.__name__ == "combine_splits"} == {TINY.head_dim // 4}
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(20, TINY.vocab_size, seed=2):
         _close(eng.feed(t), ref.step(t))
@@ -206,6 +205,22 @@ def test_short_form_below_the_bound(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
         kinds.append(next(op.kernel.__name__ for op in eng.ops if op.kernel.__name__.startswith("attn")))
     assert kinds == ["attn_decode_short"] * 5 + ["attn_decode"] * 2
+
+
+def test_short_form_with_fewer_splits(tiny) -> None:
+    # the same attention kernel (the ring) in both forms, the short one with
+    # half the splits (`short_ns`, its own partials): the merge's NS follows
+    # the position, and every step agrees with the reference
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, short_tc=4, bt=8, ns=4, short_ns=2, fma_until=5)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    assert sorted(eng.parts) == [2, 4]
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    splits = []
+    for t in _tokens(7, TINY.vocab_size, seed=8):
+        _close(eng.feed(t), ref.step(t))
+        splits.append(next(op.generics["NS"] for op in eng.ops if op.kernel.__name__ == "combine_splits"))
+    assert splits == [2] * 5 + [4] * 2
 
 
 def test_attention_form_follows_the_position(tiny) -> None:
@@ -274,8 +289,9 @@ def test_plan_fills_a_big_card() -> None:
     # programmatic dependent launch only where the card has it (sm_90)
     assert p.pdl is False and plan_for(cfg, 2048, sm_count=132, hopper=True).pdl == "late"
     # long contexts take the shared-memory ring (tc 4), short ones the FMA form
+    # (with half the splits below 12,288 positions)
     hp = plan_for(cfg, 2048, sm_count=132, hopper=True)
-    assert (hp.tc, hp.fma_until, hp.short_tc) == (4, 1536, 0)
+    assert (hp.tc, hp.fma_until, hp.short_tc, hp.ns, hp.short_ns) == (4, 12288, 4, 32, 16)
 
 
 def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:

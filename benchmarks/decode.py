@@ -196,7 +196,9 @@ def _profile_text(rows: list[dict], what: str) -> str:  # type: ignore[type-arg]
 def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignore[type-arg]
     """The decode step's time per kind of launch (`_profile_ops`), the token
     and position put back before each kind, launched as the step launches
-    them (the engine's PDL setting)."""
+    them (the engine's PDL setting), in the step's form at `ctx` (the short
+    form below `Plan.fma_until`)."""
+    eng._use_form(ctx, 1)
     tok = eng.be.read(eng.tok).copy()
 
     def restore() -> None:

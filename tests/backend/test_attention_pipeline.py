@@ -76,6 +76,8 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
 @pytest.mark.parametrize(("dt", "bm", "bn", "d", "schedule"), [("f16", 128, 128, 128, "serial"),
                                                                ("bf16", 128, 64, 64, "overlap"),
+                                                               ("bf16", 128, 128, 64, "overlap"),
+                                                               ("f16", 128, 64, 128, "overlap"),
                                                                ("f16", 128, 128, 128, "pingpong-unsafe")])
 def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
@@ -89,6 +91,24 @@ def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn,
     assert "0 bytes spill stores" in r.stderr, r.stderr
     # ptxas serialises every wgmma when it sees a register of one in flight written (C7515)
     assert "C7515" not in r.stderr and "serialized" not in r.stderr, r.stderr
+
+
+def test_the_last_iteration_is_peeled_where_the_registers_allow() -> None:
+    """The overlapped loop runs every key block but the last, which follows it
+    with its P V alone (no S of a next block), where S, O and P fit the
+    consumers' registers twice over; 128 x 128 blocks at D = 128 keep one
+    copy of the body and a repeated S on the last iteration."""
+    def products(dt: str, bm: int, bn: int, d: int) -> tuple[int, int, str]:
+        text = print_gpu_kernel(lower_gpu(_std("flash_attention", dt, bm, bn, d), "sm_90a", _facts("oqkv", 3)))
+        body = text.split("warp_specialize")[1]
+        return body.count("wgmma.rs"), body.count("= wgmma %"), body
+
+    for dt, bm, bn, d in (("bf16", 128, 128, 64), ("f16", 128, 64, 128), ("f16", 64, 64, 64)):
+        rs, s, body = products(dt, bm, bn, d)
+        assert (rs, s) == (2, 2), (dt, bm, bn, d, rs, s)  # P V in the loop and after it; S before and in it
+        assert "%upper" in body  # the loop stops one block early
+    rs, s, body = products("f16", 128, 128, 128)
+    assert (rs, s) == (1, 2) and "%upper" not in body and "where %more" in body
 
 
 # BM = 64: one consumer warpgroup, so pingpong-unsafe would fall back to the

@@ -435,7 +435,7 @@ def _s_product(b: _Build, p: AttnPlan, bufs: _Bufs, stage: ir.Value, fresh: Fres
 
 
 def _serial(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _Bufs, fresh: Fresh,
-            layouts: dict[int, Layout]) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value]]]:
+            layouts: dict[int, Layout]) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]]:
     """Each iteration: wait for its stage, S, wait, the body, P V, wait, release."""
     E = ir.ElemOp
     span = loop.span
@@ -463,7 +463,7 @@ def _serial(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
     c_loop = ir.For((*loop.results, fresh.value(DType.I32, (), "trips")), loop.lower, loop.upper, loop.step,
                     (*loop.inits, bufs.base), ir.Region((*loop.body.args, c_it), tuple(_unshare(cb.ops, fresh))),
                     span)  # type: ignore[arg-type]
-    return c_loop, [], ([], {})
+    return c_loop, [], ([], {}, c_loop.results[-1])
 
 
 def _reads(op: object, v: ir.Value) -> bool:
@@ -472,15 +472,19 @@ def _reads(op: object, v: ir.Value) -> bool:
 
 def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _Bufs, fresh: Fresh,
                 layouts: dict[int, Layout], pingpong: bool, before: list[object]
-                ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value]]]:
+                ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]]:
     """The loop software-pipelined (FlashAttention-3): S of block j arrives
     with the iteration (the prologue computes the first); the body runs on
     it while the previous P V is still in flight, waiting for that product
     just before the accumulator is first read (and then releasing its stage);
-    where the body multiplies P V, the consumers issue S of block j + 1 (of
-    block j again on the last iteration, whose stage is still held: no
-    branch around the tensor cores) and P V of block j, then wait for S only.
-    With `pingpong` the two warpgroups take turns at that issue.
+    where the body multiplies P V, the consumers issue S of block j + 1 and
+    P V of block j, then wait for S only. The last block's iteration is
+    peeled off after the loop (P V alone) where the registers allow a second
+    copy of the body (`_peel_fits`): no product is wasted and Q is free (the
+    persistent walk's next Q copy starts) one block before the tile ends;
+    otherwise the last iteration issues S of its own block again (its stage
+    is still held: no branch around the tensor cores). With `pingpong` the
+    two warpgroups take turns at that issue (never peeled).
 
     An accumulator that starts at zero is never materialised: the first P V
     ignores it (`use_acc`), so no instruction writes those registers while
@@ -525,92 +529,170 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     if zero_acc:
         inits[pos] = fresh.value(init.dtype, init.shape, init.hint)
         pre.append(g.Undef(inits[pos], span))
-    # the loop
+    # the loop; without pingpong its last iteration is peeled off after it
+    # (P V only: no S of a next block), so the loop needs no dummy product
+    # and the consumers are done with Q one iteration before the tile ends
+    peel = not pingpong and _peel_fits(p, bufs.C)
     c_it = fresh.value(DType.I32, (), "it")
     s_cur = fresh.value(DType.F32, s_shape, "s")
-    cb = _Build(fresh)
-    stage, phase = cb.ring(c_it, bufs.S)
-    mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_cur}
-    waited = False
-    s_next: ir.Value | None = None
-    next_stage: tuple[ir.Value, ir.Value] | None = None
 
-    def wait_next() -> tuple[ir.Value, ir.Value]:
-        """The next block's stage (this one's again on the last iteration),
-        waited for once its K and V have landed."""
-        nonlocal next_stage
-        if next_stage is None:
-            nit = cb.elem(E.ADD, c_it, cb.const(1))
-            after = cb.elem(E.ADD, loop.body.args[0], loop.step)
-            more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
-            nst, nph = cb.ring(nit, bufs.S)
-            sel_st, sel_ph = fresh.value(DType.I32, (), "nstage"), fresh.value(DType.I32, (), "nphase")
-            cb.ops += [ir.Elementwise(sel_st, E.WHERE, (more, nst, stage)),
-                       ir.Elementwise(sel_ph, E.WHERE, (more, nph, phase)),
-                       g.BarrierWait(bufs.full, sel_st, sel_ph, span)]
-            next_stage = (sel_st, sel_ph)
-        return next_stage
+    def build(last: bool) -> tuple[list[object], ir.Value | None]:
+        """One iteration: S of this block is `s_cur`; `last`: the peeled one."""
+        cb = _Build(fresh)
+        stage, phase = cb.ring(c_it, bufs.S)
+        mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_cur}
+        waited = False
+        s_next: ir.Value | None = None
+        next_stage: tuple[ir.Value, ir.Value] | None = None
 
-    def wait_acc() -> None:
-        nonlocal waited
-        # The wait for the previous P V comes after a spin on an mbarrier
-        # (a loop, so a basic block of its own): ptxas's scheduler hoists a
-        # `wgmma.wait_group` to the top of its basic block, and placed among
-        # the body's element-wise ops it would wait before the softmax that
-        # is meant to run under that product (measured in the SASS: the wait
-        # landed before the row max, all 64 exp2 after it).
-        if not pingpong:
-            wait_next()
-        accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
-        cb.ops.append(g.WgmmaWait((accw,), (acc_arg,), 0, span))
-        # the previous block's stage is free: its S and P V are done
-        prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
-        started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL)
-        cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
-        mapping[acc_arg.id] = accw
-        waited = True
+        def wait_next() -> tuple[ir.Value, ir.Value]:
+            """The next block's stage (this one's again on the last iteration),
+            waited for once its K and V have landed."""
+            nonlocal next_stage
+            if next_stage is None:
+                if last:  # held already: the spin passes at once
+                    sel_st, sel_ph = stage, phase
+                else:
+                    nit = cb.elem(E.ADD, c_it, cb.const(1))
+                    sel_st, sel_ph = cb.ring(nit, bufs.S)
+                    if not peel:
+                        after = cb.elem(E.ADD, loop.body.args[0], loop.step)
+                        more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
+                        nst, nph = sel_st, sel_ph
+                        sel_st, sel_ph = fresh.value(DType.I32, (), "nstage"), fresh.value(DType.I32, (), "nphase")
+                        cb.ops += [ir.Elementwise(sel_st, E.WHERE, (more, nst, stage)),
+                                   ir.Elementwise(sel_ph, E.WHERE, (more, nph, phase))]
+                cb.ops.append(g.BarrierWait(bufs.full, sel_st, sel_ph, span))
+                next_stage = (sel_st, sel_ph)
+            return next_stage
 
-    for op in loop.body.ops:
-        if id(op) in chained or op is p.s_dot:
-            continue
-        if not waited and (op is p.o_dot or _reads(op, acc_arg)):
-            wait_acc()
-        if op is p.o_dot:
-            if pingpong:
-                cb.ops.append(g.WarpgroupTurn("wait", 2, span))
-            sel_st, _ = wait_next()
-            raw, s_op = _s_product(cb, p, bufs, sel_st, fresh, layouts, issue=False)
-            o_raw = fresh.value(DType.F32, op.result.shape, "o")
-            a = mapping.get(cast.x.id, cast.x)
-            acc = mapping.get(op.acc.id, op.acc)
-            # one statement issues both groups: S first (waited for below), P V second
-            use = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="use_acc") if zero_acc else None
-            cb.ops.append(g.WgmmaRegA(o_raw, a, bufs.v, stage, acc, p.v_kmajor, use, op.span, cast.result.dtype,
-                                      s_op))
-            if pingpong:
-                cb.ops.append(g.WarpgroupTurn("pass", 2, span))
-            s_next = fresh.value(DType.F32, s_shape, "s")
-            cb.ops.append(g.WgmmaWait((s_next,), (raw,), 1, span))
-            mapping[op.result.id] = o_raw
-            continue
-        if isinstance(op, ir.Yield):
-            assert s_next is not None
-            vals = tuple(mapping.get(v.id, v) for v in op.values)
-            cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), s_next)))
-            continue
-        cb.ops.append(substitute(op, mapping))
-    acc_out = loop.results[pos]
-    c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) if i == pos else v for i, v in enumerate(loop.results))
-    c_loop = ir.For((*c_results, fresh.value(DType.I32, (), "trips"), fresh.value(DType.F32, s_shape, "s")),
-                    loop.lower, loop.upper, loop.step, (*inits, bufs.base, s_init),
-                    ir.Region((*loop.body.args, c_it, s_cur), tuple(_unshare(cb.ops, fresh))), span)  # type: ignore[arg-type]
-    # after the loop: the last P V (the zero it started from when it never ran)
-    if not zero_acc:
-        return c_loop, pre, ([g.WgmmaWait((acc_out,), (c_results[pos],), 0, span)], {})
-    w, z = fresh.value(init.dtype, init.shape, "acc"), fresh.value(init.dtype, init.shape, "acc")
-    then = ir.Region((), (g.WgmmaWait((w,), (c_results[pos],), 0, span), ir.Yield((w,))))  # type: ignore[arg-type]
-    else_ = ir.Region((), (ir.Const(z, zdef.value), ir.Yield((z,))))  # type: ignore[union-attr, arg-type]
-    return c_loop, pre, ([ir.If((acc_out,), ran, then, else_, span)], {})
+        def wait_acc() -> None:
+            nonlocal waited
+            # The wait for the previous P V comes after a spin on an mbarrier
+            # (a loop, so a basic block of its own): ptxas's scheduler hoists a
+            # `wgmma.wait_group` to the top of its basic block, and placed among
+            # the body's element-wise ops it would wait before the softmax that
+            # is meant to run under that product (measured in the SASS: the wait
+            # landed before the row max, all 64 exp2 after it).
+            if not pingpong:
+                wait_next()
+            accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+            cb.ops.append(g.WgmmaWait((accw,), (acc_arg,), 0, span))
+            # the previous block's stage is free: its S and P V are done
+            prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
+            started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL)
+            cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
+            mapping[acc_arg.id] = accw
+            waited = True
+
+        for op in loop.body.ops:
+            if id(op) in chained or op is p.s_dot:
+                continue
+            if not waited and (op is p.o_dot or _reads(op, acc_arg)):
+                wait_acc()
+            if op is p.o_dot:
+                if pingpong:
+                    cb.ops.append(g.WarpgroupTurn("wait", 2, span))
+                sel_st, _ = wait_next()
+                s_op = None
+                if not last:
+                    raw, s_op = _s_product(cb, p, bufs, sel_st, fresh, layouts, issue=False)
+                o_raw = fresh.value(DType.F32, op.result.shape, "o")
+                a = mapping.get(cast.x.id, cast.x)
+                acc = mapping.get(op.acc.id, op.acc)
+                # one statement issues both groups: S first (waited for below), P V second
+                use = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="use_acc") if zero_acc else None
+                cb.ops.append(g.WgmmaRegA(o_raw, a, bufs.v, stage, acc, p.v_kmajor, use, op.span, cast.result.dtype,
+                                          s_op))
+                if pingpong:
+                    cb.ops.append(g.WarpgroupTurn("pass", 2, span))
+                if not last:
+                    s_next = fresh.value(DType.F32, s_shape, "s")
+                    cb.ops.append(g.WgmmaWait((s_next,), (raw,), 1, span))
+                mapping[op.result.id] = o_raw
+                continue
+            if isinstance(op, ir.Yield):
+                vals = tuple(mapping.get(v.id, v) for v in op.values)
+                nxt = cb.elem(E.ADD, c_it, cb.const(1))
+                cb.ops.append(ir.Yield((*vals, nxt) if last else (*vals, nxt, s_next)))  # type: ignore[arg-type]
+                continue
+            cb.ops.append(substitute(op, mapping))
+        return cb.ops, s_next
+
+    loop_ops, _ = build(False)
+    upper = loop.upper
+    if peel:  # the loop runs all blocks but the last
+        upper = fresh.value(DType.I32, (), "upper")
+        pre.append(ir.Elementwise(upper, E.SUB, (loop.upper, loop.step)))
+    c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
+    trips = fresh.value(DType.I32, (), "trips")
+    s_last = fresh.value(DType.F32, s_shape, "s")
+    c_loop = ir.For((*c_results, trips, s_last), loop.lower, upper, loop.step, (*inits, bufs.base, s_init),
+                    ir.Region((*loop.body.args, c_it, s_cur), tuple(_unshare(loop_ops, fresh))), span)  # type: ignore[arg-type]
+    zero: list[object] = []  # the accumulator's value when the loop never ran
+    if zero_acc:
+        z = fresh.value(init.dtype, init.shape, "acc")
+        zero.append(ir.Const(z, zdef.value))  # type: ignore[union-attr]
+    else:
+        z = inits[pos]
+    if not peel:
+        # after the loop: the last P V (the zero it started from when it never ran)
+        w = fresh.value(init.dtype, init.shape, "acc")
+        then = ir.Region((), (g.WgmmaWait((w,), (c_results[pos],), 0, span), ir.Yield((w,))))  # type: ignore[arg-type]
+        else_ = ir.Region((), (*zero, ir.Yield((z,))))  # type: ignore[arg-type]
+        acc_out = fresh.value(init.dtype, init.shape, "acc")
+        back = {r.id: c for r, c in zip(loop.results, c_results, strict=True)}
+        back[loop.results[pos].id] = acc_out
+        return c_loop, pre, ([ir.If((acc_out,), ran, then, else_, span)], back, trips)
+    # the peeled last block, when there is one: its iteration's values are
+    # the loop's results (S included: the loop's last S, or the prologue's)
+    from .attention_tiles import clone
+
+    peel_ops, _ = build(True)
+    pb = _Build(fresh)
+    n = pb.elem(E.SUB, trips, bufs.base)
+    j_last = pb.elem(E.ADD, loop.lower, pb.elem(E.MUL, n, loop.step), hint="j")
+    remap: dict[int, ir.Value] = {loop.body.args[0].id: j_last, c_it.id: trips, s_cur.id: s_last}
+    for a, r in zip(loop.body.args[1:], c_results, strict=True):
+        remap[a.id] = r
+    body = clone(peel_ops, fresh, remap)
+    ys_peel = body[-1]
+    assert isinstance(ys_peel, ir.Yield)
+    then = ir.Region((), (*pb.ops, *_unshare(body[:-1], fresh), ys_peel))  # type: ignore[arg-type]
+    # when the loop never ran: its inits, the zero accumulator selected after
+    # the join (zeros as a branch's value beside registers a wgmma wrote make
+    # ptxas serialise every wgmma of the kernel: C7512, measured in ptxas 13.0)
+    else_ = ir.Region((), (ir.Yield((*inits[:len(loop.results)], bufs.base)),))  # type: ignore[arg-type]
+    finals = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
+    ring = fresh.value(DType.I32, (), "trips")
+    # the last P V is waited for after the join (a wait inside the branch,
+    # beside the zeros, also cost the C7512 above)
+    w = fresh.value(init.dtype, init.shape, "acc")
+    post: list[object] = [ir.If((*finals, ring), ran, then, else_, span), g.WgmmaWait((w,), (finals[pos],), 0, span)]
+    back = {r.id: f for r, f in zip(loop.results, finals, strict=True)}
+    back[loop.results[pos].id] = w
+    if zero_acc:
+        ran_t, acc_f = fresh.value(DType.BOOL, init.shape), fresh.value(init.dtype, init.shape, "acc")
+        post += [*zero, ir.Broadcast(ran_t, ran), ir.Elementwise(acc_f, E.WHERE, (ran_t, w, z))]
+        back[loop.results[pos].id] = acc_f
+    return c_loop, pre, (post, back, ring)
+
+
+# Registers a consumer thread keeps for everything but the body's S, O and P
+# fragments (addresses, row statistics, the walk's state, temporaries) when the
+# last iteration is peeled off: with ptxas 13.0, past this the peeled kernel
+# serialises every wgmma (C7512) and spills, e.g. 128 x 128 blocks at D = 128
+# (S 64 + O 64 + P 32 = 160 registers of 232); 128 x 128 at D = 64 (128) and
+# 128 x 64 at D = 128 (112) compile with no spill.
+PEEL_HEADROOM = 104
+
+
+def _peel_fits(p: AttnPlan, C: int) -> bool:
+    """Whether the loop's last iteration can be peeled off (a second copy of
+    the body after the loop) within the consumers' registers: per thread, S
+    ([64, BN] f32 over a warpgroup's 128 threads), O ([64, Dv] f32) and P
+    (f16/bf16 pairs)."""
+    return p.BN // 2 + p.o_dot.result.shape[1] // 2 + p.BN // 4 <= role_registers(C, PRODUCER_REGS) - PEEL_HEADROOM
 
 
 def _unshare(ops: list[object], fresh: Fresh) -> list[object]:
@@ -723,73 +805,6 @@ def _registers_only(ops: list[object], layouts: dict[int, Layout]) -> bool:
     return True
 
 
-def _kv_axes(k: g.GpuKernel, p: AttnPlan) -> set[int] | None:
-    """The grid axes the K and V tiles' positions depend on (None: unknown)."""
-    defs: dict[int, object] = {}
-    for op in g.walk(k.body):
-        for r in g.results(op):
-            defs[r.id] = op
-    axes: set[int] = set()
-    seen: set[int] = set()
-    todo = [*p.k.load.offsets, *p.v.load.offsets]
-    while todo:
-        v = todo.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        op = defs.get(v.id)
-        if op is None:
-            continue  # a loop index or a parameter
-        if isinstance(op, ir.BlockId):
-            axes.add(op.axis)
-        elif isinstance(op, ir.If | ir.For | ir.While):
-            return None
-        elif isinstance(op, ir.NumBlocks | ir.Print):
-            continue
-        todo += list(g.operands(op))
-    return axes
-
-
-def _kv_blocks_together(k: g.GpuKernel, p: AttnPlan, body: ir.Region, fresh: Fresh) -> ir.Region:
-    """Blocks that read the same K and V (the query blocks of one head) start
-    together: CUDA starts blocks x fastest, and `o.partition([1, BM, D])` puts
-    the head on x, so each of the ~132 blocks in flight would stream another
-    head's K and V from memory. The grid axes the K/V positions do not depend
-    on become the fastest (FlashAttention's grid order), the fastest walked
-    from its end (the longest causal blocks first); every `block_id`
-    read is the new position computed from the launch position (a bijection:
-    each logical block still runs once)."""
-    if k.grid_rank < 2 or any(isinstance(op, ir.Print) for op in g.walk(k.body)):
-        return body
-    kv = _kv_axes(k, p)
-    if kv is None:
-        return body
-    order = [a for a in range(k.grid_rank) if a not in kv] + [a for a in range(k.grid_rank) if a in kv]
-    if order == list(range(k.grid_rank)):
-        return body
-    E = ir.ElemOp
-    b = _Build(fresh)
-    launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(k.grid_rank)]
-    sizes = [b.i32() for _ in range(k.grid_rank)]
-    b.ops += [ir.BlockId(launch[a], a) for a in range(k.grid_rank)]
-    b.ops += [ir.NumBlocks(sizes[a], a) for a in range(k.grid_rank)]
-    lin = launch[-1]
-    for a in range(k.grid_rank - 2, -1, -1):  # launch position, x fastest
-        lin = b.elem(E.ADD, b.elem(E.MUL, lin, sizes[a]), launch[a])
-    new = tiles.unravel(b, lin, order, sizes)
-    # the fastest axis walked from its end: a causal kernel's last query blocks
-    # see the most keys, and the longest blocks first leave the shortest for
-    # the last wave (no effect on the others)
-    fast = order[0]
-    new[fast] = b.elem(E.SUB, b.elem(E.SUB, sizes[fast], b.const(1)), new[fast], hint="pid")
-    mapping = {op.result.id: new[op.axis] for op in g.walk(body) if isinstance(op, ir.BlockId)
-               and op.axis < k.grid_rank}
-    from .rewrite import map_ops, substitute_region
-
-    kept = map_ops(body, lambda op: [] if isinstance(op, ir.BlockId) and op.result.id in mapping else [op])
-    return substitute_region(ir.Region(body.args, (*b.ops, *kept.ops)), mapping)  # type: ignore[arg-type]
-
-
 # ---------------------------------------------------------------- the rewrite
 def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     import os
@@ -830,7 +845,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                          g.BarrierAlloc(full, 1, span=span), g.BarrierAlloc(empty, W, span=span),
                          g.BarrierAlloc(qbar, 1, span=span)]
     schedule = _schedule(loop, p, C)
-    kv = _kv_axes(k, p)
+    kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
     persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
     if persist:
         pre.append(g.BarrierAlloc(qempty, W, span=span))
@@ -897,7 +912,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if persist:
         tb = _Build(fresh)
         q_phase = tb.elem(E.AND, c_tn, tb.const(1))
-        trips = next(v for v in c_loop.results if v.hint == "trips")
+        trips = c_post[2]
         rel = _Build(fresh)  # the last block's stage, once its P V is done (the loop frees the others)
         if schedule != "serial":
             last = rel.elem(E.REM, rel.elem(E.ADD, trips, rel.const(S - 1)), rel.const(S))
@@ -909,7 +924,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     cl = _Classes(BM)
     links = [(a, b, y, r) for a, b, y, r in zip(loop.inits, loop.body.args[1:], loop.body.ops[-1].values,  # type: ignore[union-attr]
                                                  loop.results, strict=True)]
-    _classify([*moved, *c_loop.body.ops, *epilogue], cl, links)
+    _classify([*moved, *c_loop.body.ops, *c_post[0], *epilogue], cl, links)
     _assign(consumer_ops, cl, W, layouts)
 
     consumer_regs = role_registers(C, PRODUCER_REGS)
@@ -932,7 +947,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         body = ir.Region(k.body.args, (*wb.ops, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
     else:
         body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
-        body = _kv_blocks_together(k, p, body, fresh)
+        body = tiles.kv_blocks_together(k, kv, body, fresh)
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist),
                                params=(*k.params, qdesc, kdesc, vdesc), num_warps=W + 4, num_stages=S)
 

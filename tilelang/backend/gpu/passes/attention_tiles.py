@@ -265,4 +265,68 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0), loop]
 
 
-__all__ = ["Walk", "clone", "enabled", "tile_loop", "walk_setup"]
+def kv_axes(k: g.GpuKernel, offsets: list[ir.Value]) -> set[int] | None:
+    """The grid axes the K and V tiles' positions (`offsets`) depend on (None: unknown)."""
+    defs: dict[int, object] = {}
+    for op in g.walk(k.body):
+        for r in g.results(op):
+            defs[r.id] = op
+    axes: set[int] = set()
+    seen: set[int] = set()
+    todo = list(offsets)
+    while todo:
+        v = todo.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        op = defs.get(v.id)
+        if op is None:
+            continue  # a loop index or a parameter
+        if isinstance(op, ir.BlockId):
+            axes.add(op.axis)
+        elif isinstance(op, ir.If | ir.For | ir.While):
+            return None
+        elif isinstance(op, ir.NumBlocks | ir.Print):
+            continue
+        todo += list(g.operands(op))
+    return axes
+
+
+def kv_blocks_together(k: g.GpuKernel, kv: set[int] | None, body: ir.Region, fresh: Fresh) -> ir.Region:
+    """Blocks that read the same K and V (the query blocks of one head) start
+    together: CUDA starts blocks x fastest, and `o.partition([1, BM, D])` puts
+    the head on x, so each of the ~132 blocks in flight would stream another
+    head's K and V from memory. The grid axes the K/V positions do not depend
+    on become the fastest (FlashAttention's grid order), the fastest walked
+    from its end (the longest causal blocks first); every `block_id`
+    read is the new position computed from the launch position (a bijection:
+    each logical block still runs once). `kv`: `kv_axes`'s answer."""
+    if k.grid_rank < 2 or any(isinstance(op, ir.Print) for op in g.walk(k.body)):
+        return body
+    if kv is None:
+        return body
+    order = [a for a in range(k.grid_rank) if a not in kv] + [a for a in range(k.grid_rank) if a in kv]
+    if order == list(range(k.grid_rank)):
+        return body
+    E = ir.ElemOp
+    b = _Build(fresh)
+    launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(k.grid_rank)]
+    sizes = [b.i32() for _ in range(k.grid_rank)]
+    b.ops += [ir.BlockId(launch[a], a) for a in range(k.grid_rank)]
+    b.ops += [ir.NumBlocks(sizes[a], a) for a in range(k.grid_rank)]
+    lin = launch[-1]
+    for a in range(k.grid_rank - 2, -1, -1):  # launch position, x fastest
+        lin = b.elem(E.ADD, b.elem(E.MUL, lin, sizes[a]), launch[a])
+    new = unravel(b, lin, order, sizes)
+    # the fastest axis walked from its end: a causal kernel's last query blocks
+    # see the most keys, and the longest blocks first leave the shortest for
+    # the last wave (no effect on the others)
+    fast = order[0]
+    new[fast] = b.elem(E.SUB, b.elem(E.SUB, sizes[fast], b.const(1)), new[fast], hint="pid")
+    mapping = {op.result.id: new[op.axis] for op in g.walk(body) if isinstance(op, ir.BlockId)
+               and op.axis < k.grid_rank}
+    kept = map_ops(body, lambda op: [] if isinstance(op, ir.BlockId) and op.result.id in mapping else [op])
+    return substitute_region(ir.Region(body.args, (*b.ops, *kept.ops)), mapping)  # type: ignore[arg-type]
+
+
+__all__ = ["Walk", "clone", "enabled", "kv_axes", "kv_blocks_together", "tile_loop", "walk_setup"]

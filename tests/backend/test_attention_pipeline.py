@@ -111,6 +111,12 @@ def test_the_last_iteration_is_peeled_where_the_registers_allow() -> None:
     assert (rs, s) == (1, 2) and "%upper" not in body and "where %more" in body
 
 
+def test_the_peel_can_be_switched_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_PEEL", "0")
+    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "bf16", 128, 128, 64), "sm_90a", _facts("oqkv", 3)))
+    assert text.split("warp_specialize")[1].count("wgmma.rs") == 1
+
+
 # BM = 64: one consumer warpgroup, so pingpong-unsafe would fall back to the
 # overlapped schedule; it runs in the user-loop test below (BM = 128)
 CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120), ("overlap", True, 100, 120),

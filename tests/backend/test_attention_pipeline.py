@@ -76,12 +76,12 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
 @pytest.mark.parametrize(("dt", "bm", "bn", "d", "schedule"), [("f16", 128, 128, 128, "serial"),
                                                                ("bf16", 128, 64, 64, "overlap"),
-                                                               ("bf16", 128, 128, 64, "overlap"),
-                                                               ("f16", 128, 64, 128, "overlap"),
+                                                               ("bf16", 128, 128, 64, "overlap+peel"),
+                                                               ("f16", 128, 64, 128, "overlap+peel"),
                                                                ("f16", 128, 128, 128, "pingpong-unsafe")])
 def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
-    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    _schedule(monkeypatch, schedule)
     ptx = emit_ptx(_std("flash_attention", dt, bm, bn, d), "sm_90a", _facts("oqkv", 3))
     f = tmp_path / "a.ptx"
     f.write_text(ptx)
@@ -93,11 +93,13 @@ def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn,
     assert "C7515" not in r.stderr and "serialized" not in r.stderr, r.stderr
 
 
-def test_the_last_iteration_is_peeled_where_the_registers_allow() -> None:
+def test_the_last_iteration_is_peeled_where_the_registers_allow(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The overlapped loop runs every key block but the last, which follows it
     with its P V alone (no S of a next block), where S, O and P fit the
     consumers' registers twice over; 128 x 128 blocks at D = 128 keep one
-    copy of the body and a repeated S on the last iteration."""
+    copy of the body and a repeated S on the last iteration. Opt-in
+    (`TILEC_ATTN_PEEL=1`) until timed on the GPU."""
+    monkeypatch.setenv("TILEC_ATTN_PEEL", "1")
     def products(dt: str, bm: int, bn: int, d: int) -> tuple[int, int, str]:
         text = print_gpu_kernel(lower_gpu(_std("flash_attention", dt, bm, bn, d), "sm_90a", _facts("oqkv", 3)))
         body = text.split("warp_specialize")[1]
@@ -111,22 +113,31 @@ def test_the_last_iteration_is_peeled_where_the_registers_allow() -> None:
     assert (rs, s) == (1, 2) and "%upper" not in body and "where %more" in body
 
 
-def test_the_peel_can_be_switched_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("TILEC_ATTN_PEEL", "0")
+def test_the_peel_is_off_by_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("TILEC_ATTN_PEEL", raising=False)
     text = print_gpu_kernel(lower_gpu(_std("flash_attention", "bf16", 128, 128, 64), "sm_90a", _facts("oqkv", 3)))
     assert text.split("warp_specialize")[1].count("wgmma.rs") == 1
+
+
+def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_SCHEDULE`; "overlap+peel" also peels the last key block off
+    the loop (`TILEC_ATTN_PEEL=1`)."""
+    if schedule.endswith("+peel"):
+        monkeypatch.setenv("TILEC_ATTN_PEEL", "1")
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule.removesuffix("+peel"))
 
 
 # BM = 64: one consumer warpgroup, so pingpong-unsafe would fall back to the
 # overlapped schedule; it runs in the user-loop test below (BM = 128)
 CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120), ("overlap", True, 100, 120),
-         ("overlap", True, 150, 40)]
+         ("overlap", True, 150, 40), ("overlap+peel", True, 100, 120), ("overlap+peel", True, 150, 40)]
 
 
 @pytest.mark.parametrize(("schedule", "causal", "sq", "sk"), CASES,
-                         ids=["serial-full", "full", "causal", "causal_rows_see_nothing"])
+                         ids=["serial-full", "full", "causal", "causal_rows_see_nothing", "peel-causal",
+                              "peel-causal_rows_see_nothing"])
 def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    _schedule(monkeypatch, schedule)
     bh, hkv, d, bm, bn = 2, 1, 64, 64, 64
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
@@ -145,16 +156,18 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
 
 
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "causal"),
-                         [("overlap", 2, "pairs", 3, False), ("serial", 1, "auto", 1, True)],
-                         ids=["two_ctas_pairs", "one_cta_causal"])
+                         [("overlap", 2, "pairs", 3, False), ("serial", 1, "auto", 1, True),
+                          ("overlap+peel", 2, "auto", 2, True)],
+                         ids=["two_ctas_pairs", "one_cta_causal", "peel_two_ctas_causal"])
 def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int,
                                                              causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Fewer CTAs than tiles: each CTA walks several (the K/V ring's counter,
     the Q buffer's release and its barrier's phase run on from tile to tile;
     odd rounds go backwards), single tiles or pairs of a head's heaviest and
     lightest (3 query blocks: the middle one runs twice), causal (tiles of 1
-    to 4 key blocks: pairs, chosen at run time) or not."""
-    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    to 4 key blocks: pairs, chosen at run time) or not; with the last key
+    block peeled off, Q is released before it."""
+    _schedule(monkeypatch, schedule)
     monkeypatch.setenv("TILEC_ATTN_WALK", walk)
     d, bm, bn, sq, sk = 64, 64, 64, 150, 200
     k = _std("flash_attention_lse", "f16", bm, bn, d)

@@ -480,7 +480,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     where the body multiplies P V, the consumers issue S of block j + 1 and
     P V of block j, then wait for S only. The last block's iteration is
     peeled off after the loop (P V alone) where the registers allow a second
-    copy of the body (`_peel_fits`): no product is wasted and Q is free (the
+    copy of the body (`_peel_fits`; opt-in, `TILEC_ATTN_PEEL=1`): no product is wasted and Q is free (the
     persistent walk's next Q copy starts) one block before the tile ends;
     otherwise the last iteration issues S of its own block again (its stage
     is still held: no branch around the tensor cores). With `pingpong` the
@@ -532,7 +532,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     # the loop; without pingpong its last iteration is peeled off after it
     # (P V only: no S of a next block), so the loop needs no dummy product
     # and the consumers are done with Q one iteration before the tile ends
-    peel = not pingpong and _peel_fits(p, bufs.C)  # TILEC_ATTN_PEEL=0: never (A/B)
+    peel = not pingpong and _peel_fits(p, bufs.C)  # opt-in: TILEC_ATTN_PEEL=1
     c_it = fresh.value(DType.I32, (), "it")
     s_cur = fresh.value(DType.F32, s_shape, "s")
 
@@ -691,10 +691,11 @@ def _peel_fits(p: AttnPlan, C: int) -> bool:
     """Whether the loop's last iteration can be peeled off (a second copy of
     the body after the loop) within the consumers' registers: per thread, S
     ([64, BN] f32 over a warpgroup's 128 threads), O ([64, Dv] f32) and P
-    (f16/bf16 pairs). `TILEC_ATTN_PEEL=0` never peels (for A/B runs)."""
+    (f16/bf16 pairs). Opt-in (`TILEC_ATTN_PEEL=1`) until measured on the
+    GPU: correct in the simulator and ptxas-clean, not yet timed."""
     import os
 
-    if os.environ.get("TILEC_ATTN_PEEL", "auto") == "0":
+    if os.environ.get("TILEC_ATTN_PEEL", "0") != "1":
         return False
     return p.BN // 2 + p.o_dot.result.shape[1] // 2 + p.BN // 4 <= role_registers(C, PRODUCER_REGS) - PEEL_HEADROOM
 

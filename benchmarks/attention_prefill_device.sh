@@ -2,17 +2,21 @@
 # Issue 15 prefill on the Hopper attention path (helper h15p), one device step, <= 70 s
 # by its step timeouts (about 45 s on a warm H200 with 16 cores):
 #   1. fill the compile cache on the device's cores (attention_prewarm.py --only prefill);
-#      with NP=1 also the one-tile-a-block kernels (TILEC_ATTN_PERSISTENT=0, for step 4)  <= 16 s
+#      with NP=1 also the one-tile-a-block kernels (TILEC_ATTN_PERSISTENT=0, for step 4), with
+#      PEEL=1 also the peeled ones (TILEC_ATTN_PEEL=1, alongside on half the cores)      <= 16 s
 #   2. the prefill GPU tests against SDPA (std::attention's 8 variants, blocks 128x64 and
 #      128x128 in turn: GQA, S not a multiple of the blocks, causal with S_q != S_k, lse;
 #      the 4-D in-place test) and the user-written loop of test_attention_pipeline.py, with
-#      TILEC_PERSISTENT_SMS=3 (the persistent kernels walk several tiles a CTA)        <= 14 s
+#      TILEC_PERSISTENT_SMS=3 (the persistent kernels walk several tiles a CTA); with PEEL=1,
+#      with TILEC_ATTN_PEEL=1 (the 128x64 and the D = 64 shapes take the peel)        <= 13 s
 #   3. benchmarks/attention.py --prefill-only: f16/bf16, D 128/64, causal or not,
-#      S = 1024, 4096, 16384 (24 rows, each checked against SDPA in f32), default       <= 22 s
+#      S = 1024, 4096, 16384 (24 rows, each checked against SDPA in f32), default       <= 19 s
+#   3b. (PEEL=1) the f16 D = 64 rows again with TILEC_ATTN_PEEL=1 (the rows it changes) <= 7 s
 #   4. (NP=1) the causal rows again with TILEC_ATTN_PERSISTENT=0 (the hardware's dynamic
 #      order against the persistent walk's causal pairs)                              <= 10 s
 #   5. compute-sanitizer memcheck and racecheck over attention_sanitize.py (prefill
-#      cases incl. two consumer warpgroups, and decode; TILEC_PERSISTENT_SMS=2)      <= 8 + 6 s
+#      cases incl. two consumer warpgroups, and decode; TILEC_PERSISTENT_SMS=2; with PEEL=1
+#      TILEC_ATTN_PEEL=1: three of its four prefill cases take the peel)             <= 8 + 6 s
 # (On a cold machine (2026-12-02, 09:48) a 9 s prewarm timed out before its imports were
 # done, and the benchmark then compiled while it timed.)
 # usage on the device machine, from the checkout's root (lark installed, as the
@@ -21,22 +25,34 @@
 # attention.json/.md, sanitizer_{memcheck,racecheck}.log).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; D="$OUT/h15p"; mkdir -p "$D/np"
+OUT=${OUT:-/tmp/out}; D="$OUT/h15p"; mkdir -p "$D/np" "$D/peel"
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"
 t0=$(date +%s)
 cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
-timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$(nproc)" "${cubin[@]}" > "$D/prewarm.log" 2>&1
+PEEL=${PEEL:-0}; jobs=$(nproc); [ "$PEEL" = 1 ] && jobs=$(( jobs / 2 > 0 ? jobs / 2 : 1 ))
+if [ "$PEEL" = 1 ]; then
+  TILEC_ATTN_PEEL=1 timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" \
+    "${cubin[@]}" > "$D/prewarm_peel.log" 2>&1 &
+fi
+timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" "${cubin[@]}" > "$D/prewarm.log" 2>&1
 echo "h15p prewarm (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm.log")"
+if [ "$PEEL" = 1 ]; then wait; echo "h15p prewarm, peeled (TILEC_ATTN_PEEL=1) ($(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_peel.log")"; fi
 if [ "${NP:-0}" = 1 ]; then
   TILEC_ATTN_PERSISTENT=0 timeout ${PREWARM_NP_TIMEOUT:-7} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$(nproc)" \
     "${cubin[@]}" > "$D/prewarm_np.log" 2>&1
   echo "h15p prewarm, one tile a block (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_np.log")"
 fi
-TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-14} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
+TILEC_ATTN_PEEL=$PEEL TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-13} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
   tests/std/test_attention_gpu.py -k "user_attention_loop_on_the_gpu or flash_attention_matches_sdpa or four_d" > "$D/tests.log" 2>&1
-echo "h15p gpu tests (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED" "$D/tests.log" | head -5
-timeout ${BENCH_TIMEOUT:-22} python3 benchmarks/attention.py --prefill-only --reps ${REPS:-5} --out "$D" > "$D/bench.log" 2>&1
+echo "h15p gpu tests (TILEC_ATTN_PEEL=$PEEL) (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED" "$D/tests.log" | head -5
+timeout ${BENCH_TIMEOUT:-19} python3 benchmarks/attention.py --prefill-only --reps ${REPS:-5} --out "$D" > "$D/bench.log" 2>&1
 echo "h15p bench, persistent (default) (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16)" "$D/bench.log" | awk '!s[$0]++'
+if [ "$PEEL" = 1 ]; then
+  TILEC_ATTN_PEEL=1 timeout ${BENCH_PEEL_TIMEOUT:-7} python3 benchmarks/attention.py --prefill-only --only f16-64 --reps ${REPS:-5} \
+    --out "$D/peel" > "$D/bench_peel.log" 2>&1
+  echo "h15p bench, f16 D=64, last key block peeled (TILEC_ATTN_PEEL=1) (rc $?, $(( $(date +%s) - t0 )) s):"
+  grep -E "^\| (f16|bf16)" "$D/bench_peel.log" | awk '!s[$0]++'
+fi
 if [ "${NP:-0}" = 1 ]; then
   TILEC_ATTN_PERSISTENT=0 timeout ${BENCH_NP_TIMEOUT:-10} python3 benchmarks/attention.py --prefill-only --causal-only --reps ${REPS:-5} \
     --out "$D/np" > "$D/bench_np.log" 2>&1
@@ -46,8 +62,8 @@ fi
 san=(${MEMCHECK_TIMEOUT:-8} ${RACECHECK_TIMEOUT:-6})
 for i in 0 1; do
   tool=$([ $i = 0 ] && echo memcheck || echo racecheck)
-  TILEC_PERSISTENT_SMS=2 timeout ${san[$i]} compute-sanitizer --tool $tool --print-limit 10 python3 benchmarks/attention_sanitize.py gpu \
+  TILEC_ATTN_PEEL=$PEEL TILEC_PERSISTENT_SMS=2 timeout ${san[$i]} compute-sanitizer --tool $tool --print-limit 10 python3 benchmarks/attention_sanitize.py gpu \
     > "$D/sanitizer_$tool.log" 2>&1
-  echo "h15p $tool (rc $?, $(( $(date +%s) - t0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$D/sanitizer_$tool.log" | tail -1)"
+  echo "h15p $tool (TILEC_ATTN_PEEL=$PEEL) (rc $?, $(( $(date +%s) - t0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$D/sanitizer_$tool.log" | tail -1)"
 done
 tar czf "$OUT/h15p.tgz" -C "$OUT" h15p && rm -rf "$D"

@@ -78,12 +78,14 @@ def _nvjitlink_cubin(ptx: str, arch: str) -> bytes | None:
 
 # What a first kernel launch from Python imports after `import tilelang`, in
 # the order it needs them: checking the program, lowering the kernel, GPU IR
-# and LLVM text, then the launch path.
+# and LLVM text, then the launch path. "module:function" also calls a
+# one-time initialiser of that module (cached there), e.g. the parser's
+# tables or the launch guards' self-test of the imported PyTorch.
 FIRST_LAUNCH_MODULES = (
     "tilelang.api",
     "tilelang.driver",
     "tilelang.diagnostics.render",
-    "tilelang.syntax.parser",
+    "tilelang.syntax.parser:_tables",
     "tilelang.sema.check",
     "tilelang.sema.lints",
     "tilelang.ownership",
@@ -96,7 +98,7 @@ FIRST_LAUNCH_MODULES = (
     "tilelang.backend.llvm",
     "tilelang.runtime.cuda",
     "tilelang.runtime.cache",
-    "tilelang.api.fastpath",
+    "tilelang.api.fastpath:_guard_class",
 )
 
 _PREWARM_LOCK = threading.Lock()
@@ -150,11 +152,14 @@ def _prewarm_target(arch: str | None) -> None:
 def _prewarm(arch: str | None) -> None:
     import importlib
 
-    for name in FIRST_LAUNCH_MODULES:
+    for entry in FIRST_LAUNCH_MODULES:
+        name, _, init = entry.partition(":")
         try:
-            importlib.import_module(name)
+            module = importlib.import_module(name)
+            if init:
+                getattr(module, init)()
         except Exception:  # the launch that needs it reports the problem
-            break
+            continue
     _prewarm_target(arch)
     try:  # the driver binding, which the device imports first
         from tilelang.runtime.cuda_driver import _driver

@@ -113,17 +113,23 @@ def test_the_last_iteration_is_peeled_where_the_registers_allow(monkeypatch) -> 
     assert (rs, s) == (1, 2) and "%upper" not in body and "where %more" in body
 
 
-def test_the_peel_is_off_by_default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.delenv("TILEC_ATTN_PEEL", raising=False)
+@pytest.mark.parametrize("setting", [None, "0", "1"])
+def test_the_peel_follows_its_switch(setting: str | None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.backend.gpu.passes.attention import PEEL_DEFAULT
+
+    if setting is None:
+        monkeypatch.delenv("TILEC_ATTN_PEEL", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_PEEL", setting)
     text = print_gpu_kernel(lower_gpu(_std("flash_attention", "bf16", 128, 128, 64), "sm_90a", _facts("oqkv", 3)))
-    assert text.split("warp_specialize")[1].count("wgmma.rs") == 1
+    on = (setting or PEEL_DEFAULT) == "1"
+    assert text.split("warp_specialize")[1].count("wgmma.rs") == (2 if on else 1)
 
 
 def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-def]
     """`TILEC_ATTN_SCHEDULE`; "overlap+peel" also peels the last key block off
-    the loop (`TILEC_ATTN_PEEL=1`)."""
-    if schedule.endswith("+peel"):
-        monkeypatch.setenv("TILEC_ATTN_PEEL", "1")
+    the loop (`TILEC_ATTN_PEEL=1`), the others do not (whatever the default)."""
+    monkeypatch.setenv("TILEC_ATTN_PEEL", "1" if schedule.endswith("+peel") else "0")
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule.removesuffix("+peel"))
 
 

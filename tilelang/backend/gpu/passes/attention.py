@@ -685,17 +685,22 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
 # (S 64 + O 64 + P 32 = 160 registers of 232); 128 x 128 at D = 64 (128) and
 # 128 x 64 at D = 128 (112) compile with no spill.
 PEEL_HEADROOM = 104
+# Whether the peel is taken where it fits when `TILEC_ATTN_PEEL` is unset:
+# "0" until the H200 has timed it (benchmarks/attention_prefill_device.sh
+# with PEEL=1), then "1".
+PEEL_DEFAULT = "0"
 
 
 def _peel_fits(p: AttnPlan, C: int) -> bool:
     """Whether the loop's last iteration can be peeled off (a second copy of
     the body after the loop) within the consumers' registers: per thread, S
     ([64, BN] f32 over a warpgroup's 128 threads), O ([64, Dv] f32) and P
-    (f16/bf16 pairs). Opt-in (`TILEC_ATTN_PEEL=1`) until measured on the
-    GPU: correct in the simulator and ptxas-clean, not yet timed."""
+    (f16/bf16 pairs). `TILEC_ATTN_PEEL=1`/`0` forces it on/off where it
+    fits; unset, `PEEL_DEFAULT` (off until timed on the GPU: correct in the
+    simulator and ptxas-clean)."""
     import os
 
-    if os.environ.get("TILEC_ATTN_PEEL", "0") != "1":
+    if os.environ.get("TILEC_ATTN_PEEL", PEEL_DEFAULT) != "1":
         return False
     return p.BN // 2 + p.o_dot.result.shape[1] // 2 + p.BN // 4 <= role_registers(C, PRODUCER_REGS) - PEEL_HEADROOM
 

@@ -21,7 +21,7 @@ from tilelang.runtime import cuda  # noqa: E402
 
 # one of each kind: masked lanes, cross-warp partials, replicas, loops, scans
 FEW = ("softmax_5x768_bm2_w4", "softmax_3x2560_bm1_w8", "layernorm_5x1000_bm1_w4", "looped_softmax_3x300_bm1_bn100_w2",
-       "argmax1_f32_6x12_w2", "sum1_f32_2x3000_w8", "cumsum0_10x6_w4", "total_300_b3_w2", "min1_f32_3x5_w4")
+       "argmax1_f32_6x12_w2", "sum1_f32_2x3000_w8", "cumsum0_f32_10x6_w4", "total_300_b3_w2", "min1_f32_3x5_w4")
 
 
 def main() -> int:

@@ -28,9 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CODE = """
-import sys, time
-T_START = time.perf_counter()
+# The child's start, as gemm.py's first-launch mode has it (imports, the
+# inputs, the GEMM's config); shared with `first_launch_trace.py`. A
+# `str.format` template: {root} is the checkout.
+PROLOGUE = """T_START = time.perf_counter()
 import torch
 sys.path.insert(0, {root!r}); sys.path.insert(0, {root!r} + "/tests/backend")
 import tilelang
@@ -41,7 +42,9 @@ b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
 c = torch.empty(4096, 4096, device="cuda", dtype=torch.float16)
 torch.cuda.synchronize()
 cfg = GemmConfig(128, 256, 64, warps=8, stages=4)
-import os
+"""
+
+CODE = "\nimport sys, time\n" + PROLOGUE + """import os
 import tilelang.backend as T  # imported before t0 as gemm.py's first mode does
 import tilelang.runtime.cuda as C
 stamps = {{}}

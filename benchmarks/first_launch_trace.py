@@ -26,22 +26,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from first_launch_ab import PROLOGUE  # the child's start, shared
+
 ROOT = Path(__file__).resolve().parents[1]
 
-CODE = r"""
-import sys, time, threading
-T_START = time.perf_counter()
-import torch
-sys.path.insert(0, {root!r}); sys.path.insert(0, {root!r} + "/tests/backend")
-import tilelang
-from gemm_cases import GemmConfig
-T_IMPORTED = time.perf_counter()
-a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
-b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
-c = torch.empty(4096, 4096, device="cuda", dtype=torch.float16)
-torch.cuda.synchronize()
-cfg = GemmConfig(128, 256, 64, warps=8, stages=4)
-import importlib
+CODE = "\nimport sys, time, threading\n" + PROLOGUE + r"""import importlib
 EV = []  # (t, thread, "+"/"-", name)
 def wrap(modname, attr, label=None):
     try:

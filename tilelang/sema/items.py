@@ -351,7 +351,7 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                             "not a known hint")
                 guess = suggest(key or "", KNOWN_HINTS)
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                         d.note("known hints: `num_warps`, `stages`, `min_blocks`, `pdl_early`"))
+                         d.note("known hints: " + ", ".join(f"`{h}`" for h in KNOWN_HINTS)))
                 continue
             if key in ("min_blocks", "pdl_early") and isinstance(arg.value, ast.Name):
                 # a const generic: the launch picks the value (0: no bound, not early)

@@ -27,6 +27,7 @@ requests of 4 KB instead of 256 threads' 256 line prefetches.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tilelang.backend.gpu.nodes import regions, walk
@@ -141,9 +142,7 @@ def _bulk_prefetch(em: Any, op: ir.Load) -> None:
     info = em.tensors[op.tensor]
     shape = tuple(op.result.shape)
     lead, cols = shape[:-1], shape[-1]
-    rows = 1
-    for n in lead:
-        rows *= n
+    rows = math.prod(lead)
     offsets = [em.scalar(o) for o in op.offsets]
     last = len(shape) - 1
     rem = em.emit(f"sub i32 {info.dims[last]}, {offsets[last]}")

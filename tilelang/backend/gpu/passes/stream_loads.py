@@ -197,22 +197,12 @@ def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
     used = sum(_nbytes(op.result) for op in g.walk(k.body) if isinstance(op, g.SmemAlloc))
     staged = [x for op in g.walk(k.body) for x in (
         (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Reduce | ir.Scan) else ())]
-    scratch = max([SCRATCH_RESERVE] + [_elements(v) * (8 if v.dtype.bits == 64 else 4) for v in staged])
+    scratch = max([SCRATCH_RESERVE] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged])
     return limit - used - scratch
 
 
-def _elements(v: ir.Value) -> int:
-    n = 1
-    for d in v.shape:
-        n *= d
-    return n
-
-
 def _nbytes(v: ir.Value) -> int:
-    n = v.dtype.itemsize
-    for d in v.shape:
-        n *= d
-    return n
+    return v.dtype.itemsize * v.type.numel
 
 
 def _rewrite(k: g.GpuKernel, b: _Build, loop: _Loop, S: int) -> tuple[list[object], list[object]]:

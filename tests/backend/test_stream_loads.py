@@ -173,3 +173,44 @@ def test_ring_on_the_gpu(stages: int, cols: int) -> None:
     x = rng.standard_normal((96, cols)).astype(np.float16)
     o = np.zeros((96, 1), np.float32)
     tt.compare(_module(stages).rowsum[32, 64], P(o, [32, 1]), x, devices=("cpu", "gpu"), rtol=1e-4, atol=1e-3)
+
+
+GEMV = """
+// a GEMV's loop: the weight tile streams, the vector is loaded whole by
+// every warp (replicated): only the weight may take a ring
+#[hints(num_warps = 8, stages = ST, min_blocks = MB)]
+kernel fn gemv<const BN: i32, const BK: i32, const ST: i32, const MB: i32>(
+        y: &mut Tensor<f32, [BN]>, w: &Tensor<bf16, [?, ?]>, x: &Tensor<f32, [?]>) {
+    let pw = w.partition([BN, BK]);
+    let px = x.partition([BK]);
+    let mut acc = zeros::<f32>([BN]);
+    for k in 0..pw.num_tiles(1) {
+        acc = acc + ((pw.load([block_id(0), k]) as f32) * px.load([k]).reshape([1, BK])).sum(1);
+    }
+    y.store(acc);
+}
+"""
+
+
+def _gemv_ir(st: int, mb: int, bk: int = 512) -> str:
+    y = np.zeros(16, np.float32)
+    op = tilelang.compile(GEMV).gemv[8, bk, st, mb](P(y, [8]), np.zeros((16, 4096), np.float32),
+                                                   np.zeros(4096, np.float32))
+    op.discard()  # compiled, never run
+    return _gpu_ir(op)
+
+
+def test_a_gemv_streams_its_weights_not_its_vector() -> None:
+    # `stages` from a const generic: 4 stages of the [8, 512] bf16 weight
+    # tile (256 threads x 2 chunks of 16 bytes = 8 KB); the vector `x` stays
+    # a register load (a ring would hold one copy of it a warp)
+    text = _gemv_ir(4, 0)
+    assert "smem.alloc : bf16[4, 4096]" in text and "cp.async.own @w[" in text
+    assert "cp.async.own @x[" not in text and "load @x" in text
+    # 0 from the generic: as if unhinted
+    assert "ring" not in _gemv_ir(0, 0)
+    # `min_blocks` blocks share the SM's shared memory: with 4 of them a
+    # block keeps 228 KB / 4 - 1 KB, less 16 KB of scratch: 5 stages of
+    # 8 KB, not the 20 asked (one block alone: 25)
+    assert "smem.alloc : bf16[5, 4096]" in _gemv_ir(20, 4)
+    assert "smem.alloc : bf16[20, 4096]" in _gemv_ir(20, 1)

@@ -83,6 +83,27 @@ def test_ring_attention_decodes_the_streams_tokens() -> None:
     assert eng.generate([5, 6, 7], 40, batched=False) == want
 
 
+def test_ring_gemvs_match_torch() -> None:
+    # every GEMV of the step with ST = 4: its weights streamed through a
+    # shared-memory ring 3 K steps ahead (`stream_loads`), K tiles of 128 so
+    # that each matrix has several steps: teacher-forced logits against
+    # `TorchQwen3` at every step, and the same greedy tokens as the plan
+    w = random_weights(SMALL, seed=4, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 24, batched=False)
+    mats = ("qkv", "o", "gate_up", "down", "lm")
+    eng.replan(dataclasses.replace(eng.plan, st=dict.fromkeys(mats, 4), bk=dict.fromkeys(mats, 128)))
+    assert {op.generics["ST"] for op in eng.ops if "ST" in op.generics} == {4}
+    ref = TorchQwen3(SMALL, w, max_seq=128, device="cuda")
+    toks = [int(t) for t in np.random.default_rng(4).integers(0, SMALL.vocab_size, 24)]
+    for i, t in enumerate(toks):
+        got = eng.feed(t)
+        want_logits = ref.step(torch.tensor([t], device="cuda"), torch.tensor([i], device="cuda"))
+        _close(got, want_logits.cpu().numpy())
+    eng.reset()
+    assert eng.generate([5, 6, 7], 24, batched=False) == want
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

@@ -22,6 +22,10 @@ from llsim import SimDevice  # noqa: E402
 from model import round_bf16  # noqa: E402
 
 import tilelang  # noqa: E402
+from tilelang.backend import lower_gpu  # noqa: E402
+from tilelang.backend.facts import TensorFacts  # noqa: E402
+from tilelang.backend.llvm import emit_llvm_text  # noqa: E402
+from tilelang.ir import nodes as ir  # noqa: E402
 
 P = tilelang.partition
 
@@ -44,6 +48,18 @@ def _simulate(op, grid: tuple[int, ...]) -> list[np.ndarray]:  # type: ignore[no
     return copies
 
 
+def _ring_copies(op) -> int:  # type: ignore[no-untyped-def]
+    """cp.async copies in the LLVM text the simulator runs for `op` (ST >= 3:
+    the weight stream through a shared-memory ring)."""
+    copies = [np.array(h) for h in op._hosts]
+    kir = op._plan.kir
+    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
+             for p, a in zip(kir.params, op._kernel_args(copies), strict=True)
+             if isinstance(p, ir.TensorParam)}
+    gk = lower_gpu(kir, "sm_90a", facts)
+    return emit_llvm_text(gk, gk.facts)[0].count("call void @llvm.nvvm.cp.async.cg.shared.global")
+
+
 def _check(op, grid: tuple[int, ...], outs: list[int], tol: float = 1e-4) -> None:  # type: ignore[no-untyped-def]
     got = _simulate(op, grid)
     op.sync()  # the interpreter, in place on the original arrays
@@ -52,30 +68,41 @@ def _check(op, grid: tuple[int, ...], outs: list[int], tol: float = 1e-4) -> Non
         np.testing.assert_allclose(got[i], want, rtol=tol, atol=tol * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize(("st", "mb"), [(1, 0), (2, 3)])
-def test_gemv_add_of_a_stacked_layer(k, st: int, mb: int) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("st", "mb", "kk"), [(1, 0, 600), (2, 3, 600), (4, 3, 1040), (3, 0, 1040)])
+def test_gemv_add_of_a_stacked_layer(k, st: int, mb: int, kk: int) -> None:  # type: ignore[no-untyped-def]
+    # K not a multiple of the K step: the last step is partial; ST >= 3: the
+    # weights through a ring of ST stages (K a multiple of 16 elements: every
+    # 16-byte chunk wholly in or out), the vector x in registers
     rng = np.random.default_rng(0)
-    n, kk, layers = 16, 600, 2  # K not a multiple of the K step: the last step is partial
+    n, layers = 16, 2
     w = _rand(rng, layers * n, kk, bf16=True)
     x, y = _rand(rng, kk), _rand(rng, n)
     want = y + w[n : 2 * n] @ x  # y += W x with layer 1's rows
     op = k.gemv_add[8, 256, st, mb](P(y, [8]), w, x, 1)
+    # 8 rows x 256 bf16 a step: one 16-byte chunk a thread, copied ST - 1
+    # steps ahead before the loop and once inside it
+    assert _ring_copies(op) == (st if st >= 3 else 0)
     _check(op, (2,), [0])
     np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize(("st", "mb"), [(1, 3), (2, 0)])
+@pytest.mark.parametrize(("st", "mb"), [(1, 3), (2, 0), (4, 3)])
 def test_rms_gemv_and_gate_up(k, st: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(1)
     n, kk, layers = 16, 512, 2
     w = _rand(rng, layers * n, kk, bf16=True)
     x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
     y = np.zeros(n, np.float32)
-    _check(k.rms_gemv[8, 256, st, mb](P(y, [8]), w, x, g, 1, 1e-6), (2,), [0])
+    op = k.rms_gemv[8, 256, st, mb](P(y, [8]), w, x, g, 1, 1e-6)
+    # ST 4: the weights through the ring (2 K steps: both copied before the
+    # loop, a predicated-off copy inside it); x and g stay register loads
+    assert _ring_copies(op) == (4 if st == 4 else 0)
+    _check(op, (2,), [0])
     # gate_up: per layer, the gate's n rows then the up's n rows
     wgu = _rand(rng, layers * 2 * n, kk, bf16=True)
     h = np.zeros(n, np.float32)
     op = k.rms_gate_up[16, 128, st, mb](P(h, [16]), wgu, x, g, 1, 1e-6)
+    assert _ring_copies(op) == (8 if st == 4 else 0)  # gate and up: a ring each
     _check(op, (1,), [0])
     xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
     gate, up = wgu[2 * n : 3 * n] @ xn, wgu[3 * n :] @ xn

@@ -353,8 +353,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
                          d.note("known hints: " + ", ".join(f"`{h}`" for h in KNOWN_HINTS)))
                 continue
-            if key in ("min_blocks", "pdl_early") and isinstance(arg.value, ast.Name):
-                # a const generic: the launch picks the value (0: no bound, not early)
+            if key in ("min_blocks", "pdl_early", "stages") and isinstance(arg.value, ast.Name):
+                # a const generic: the launch picks the value (0: no bound, not early, no hint)
                 if arg.value.ident.name not in {g.name.name for g in decl.generics if g.is_const}:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES,
                                      f"hint `{key}` needs a positive integer literal or a const "

@@ -213,5 +213,7 @@ def _hints(cx: LowerCx, decl: ast.FnDecl) -> dict[str, int]:
             if a.name is not None:
                 v = cx.expr(a.value)
                 if isinstance(v, CVal) and isinstance(v.value, int):
+                    if a.name.name == "stages" and int(v.value) <= 0:
+                        continue  # 0 from a const generic: as if unhinted
                     out[a.name.name] = int(v.value)
     return out

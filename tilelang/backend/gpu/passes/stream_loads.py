@@ -29,7 +29,9 @@ earlier, and that read's values were consumed there (the loaded tile is not
 carried out of its iteration), so the write never overtakes the read.
 
 A load is eligible when: its tensor is never written by the kernel (no
-store or atomic names it: a copy may run several iterations early); it has
+store or atomic names it: a copy may run several iterations early); no
+element of its tile is held by two threads (a GEMV's vector, which every
+warp loads whole, stays in registers: its ring would hold a copy a warp); it has
 no mask and no padding (zero-fill past the edge is the load's own rule);
 its offsets are computed from the loop variable and loop-invariant values by
 scalar ops; its layout puts 16 contiguous bytes in each register chunk and
@@ -39,9 +41,10 @@ multiple of the chunk); and its result is used inside the iteration only.
 The loop's variable must be i32 and its body holds no matrix product (those
 loops are the tensor-core pipeliners', and the products' own operand staging
 needs the shared memory). `S` is lowered until the rings fit the target's
-shared memory beside the kernel's other buffers and the code generator's
-scratch (the largest tile a conversion or reduction stages, at least 16 KB);
-below 2 the loop is left alone. Without the
+shared memory (with `min_blocks`, one block's share of the SM's) beside the
+kernel's other buffers and the code generator's scratch (the largest tile a
+conversion or reduction stages, at least 16 KB); below 2 the loop is left
+alone. Without the
 hint nothing changes (the register prefetch some kernels write in the source
 keeps working as written).
 """
@@ -62,6 +65,8 @@ from .rewrite import with_regions
 # shared memory left to the code generator's scratch (layout conversions,
 # reductions across warps), which is placed after the passes' buffers
 SCRATCH_RESERVE = 16 * 1024
+# shared memory the driver keeps for each resident block (sm_80+)
+BLOCK_RESERVE = 1024
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
 _PIPELINED = (g.CpAsyncTile, g.SmemDot, g.Wgmma, g.WgmmaRegA, g.TmaLoad, g.WarpSpecialize, g.RingCopy)
 
@@ -118,6 +123,8 @@ class _Loop:
             n = _chunks(k, x.result)
             if n is None or not _multiple(defs, x.offsets[-1], 16 // x.result.dtype.itemsize):
                 continue
+            if n * k.num_warps * 32 * 16 > _nbytes(x.result):
+                continue  # replicated across threads (a GEMV's vector): a ring would hold every copy
             if all(self._computable(o, inside) for o in x.offsets):
                 self.loads.append(x)
 
@@ -194,6 +201,8 @@ def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
     converted or reduced tile at a time (registers are 4 bytes an element,
     8 for 64-bit types)."""
     limit = HOPPER_SMEM if ctx.sm >= 90 else SMEM_LIMIT.get(ctx.arch[:5], 99 * 1024)
+    if k.source.min_blocks > 1:  # each of the blocks an SM must hold gets its share
+        limit = min(limit, (limit + BLOCK_RESERVE) // k.source.min_blocks - BLOCK_RESERVE)
     used = sum(_nbytes(op.result) for op in g.walk(k.body) if isinstance(op, g.SmemAlloc))
     staged = [x for op in g.walk(k.body) for x in (
         (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Reduce | ir.Scan) else ())]

@@ -81,16 +81,17 @@ def _divisor_tile(n: int, b: int) -> int:
 # 2026-12-02 third session): every block resident at once, 64-128 bytes of
 # weights a thread a K step (QKV [16, 512] 10.1 us against 11.0 at [16,
 # 1024]; gate/up [32, 512] 5 % faster than [32, 256] in the sweep but spills
-# 68 bytes at MB 3); the LM head (many waves) pipelined. `plan_for` halves BN
-# where a matrix has too few rows to fill the card, and BK (fewer registers,
-# more blocks an SM) where it has more blocks than the card holds at once.
+# 68 bytes at MB 3); the LM head (many waves) through a shared-memory ring
+# (ST 4: 186 us against 195 for ST 2 at [16, 512], sixth session; the ring lost
+# 4-16 % on the one-wave matrices). `plan_for` halves BN where a matrix has
+# too few rows to fill the card, BK where it has more blocks than it holds.
 MAX_MB = 4  # 256-thread GEMV blocks an SM: 64 registers each
 GEMV_SHAPES = {
     "qkv": (16, 512, 1, 3),
     "o": (8, 2048, 1, 3),
     "gate_up": (32, 256, 1, 4),
     "down": (8, 2048, 1, 3),
-    "lm": (16, 512, 2, 3),  # many waves: MB 3, ST 2's own registers
+    "lm": (16, 256, 4, 3),  # many waves: MB 3, a ring of 4 stages (8 KB each)
 }
 
 
@@ -172,12 +173,11 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
         # (resident blocks) x (one [BN, BK] bf16 tile each), so every block
         # should be resident at once (one wave) with the widest K step the
-        # registers allow (GEMV_SHAPES). BN >= 8 keeps each row inside one
-        # warp (the per-step row sums need no shared memory); matrices too
-        # short to fill the card split K.
+        # registers allow (GEMV_SHAPES; the LM head's ring measured on sm_90
+        # only). BN >= 8 keeps a row in one warp; short matrices split K.
         want = 2 * sm_count
         for k, n in rows.items():
-            b, kk, st[k], per_sm = GEMV_SHAPES[k]
+            b, kk, st[k], per_sm = GEMV_SHAPES[k] if hopper or k != "lm" else (16, 512, 2, 3)
             while b > 8 and -(-n // b) < want:
                 b //= 2
             bn[k] = b if k == "lm" else _divisor_tile(n, b)

@@ -1,8 +1,9 @@
 """The decode GEMVs as the engine plans them for a big card (132 SMs, sm_90a;
 Qwen3-0.6B, 4B and 8B shapes): each kernel's MB (`min_blocks`, the blocks an
-SM must hold) gives ptxas the registers it schedules the K step's loads in,
-and none of them may spill to local memory (MB 5-6 did, at a third of the
-bandwidth: RESULTS.md); the ring decode attention (Plan.tc = 4) streams its
+SM must hold) gives ptxas the registers it schedules the K step's loads in
+(the LM head's weights go through a cp.async ring), and none of them may
+spill to local memory (MB 5-6 did, at a third of the bandwidth:
+RESULTS.md); the ring decode attention (Plan.tc = 4) streams its
 keys through shared memory without spilling. Needs `ptxas`; no GPU."""
 
 from __future__ import annotations
@@ -95,6 +96,10 @@ def test_planned_gemvs_fit_their_register_budget(model: str) -> None:
         regs = int(re.search(r"Used (\d+) registers", report).group(1))  # type: ignore[union-attr]
         assert regs * 256 * mb <= 65536, (mat, regs, mb)
         assert "0 bytes spill stores" in report, (model, mat, report)
+        # the LM head streams its weights through the shared-memory ring (ST
+        # 4: copies 3 K steps ahead); the one-wave matrices load into registers
+        copies = ptx.count("cp.async.cg.shared.global")
+        assert (copies > 0) == (mat == "lm"), (model, mat, copies)
 
 
 def test_ring_decode_attention_streams_without_spills() -> None:

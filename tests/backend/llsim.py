@@ -114,6 +114,13 @@ class Memory:
     # wgmma groups issued and not yet retired by every thread of their
     # warpgroup (the shared memory each reads: writes to it are races)
     wgmma_live: list[Any] = field(default_factory=list)
+    # the threads' own shared-memory accesses since the last synchronisation
+    # (racecheck; set per block by `SimDevice.run`, None: not checked)
+    hazards: Any = None
+
+    def track(self, t: int, ptr: tuple[Any, int], ty: str, write: bool) -> None:
+        if self.hazards is not None and ptr[0] == "smem":
+            self.hazards.access(t, ptr[1], _size(ty), write)
 
     def guard(self, key: Any, off: int, n: int, what: str) -> None:
         if key == "smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):
@@ -515,6 +522,47 @@ def _swz(addr: np.ndarray | int, width: int) -> Any:
     b = {128: 3, 64: 2, 32: 1, 0: 0}[width]
     mask = (1 << b) - 1
     return addr ^ (((addr >> 7) & mask) << 4)
+
+
+class _Hazards:
+    """Racecheck for ordinary shared-memory loads and stores: two threads of a
+    block touching one byte with no synchronisation between them, one of them
+    writing, is a race. Every synchronisation the simulator performs (the block
+    barrier, a named barrier's release, an mbarrier phase, `bar.warp.sync`)
+    starts a new epoch for all threads: coarser than the hardware's
+    happens-before for partial barriers, so it can miss a race there but never
+    reports one where an ordering exists. Asynchronous copies, TMA, ldmatrix
+    and wgmma have their own checks (`Memory.guard`, `guard_wgmma`)."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.epoch = 0
+        self.w_ep = np.full(nbytes, -1, np.int64)  # epoch of each byte's last write
+        self.w_t = np.zeros(nbytes, np.int64)  # and its thread
+        self.r_ep = np.full(nbytes, -1, np.int64)  # epoch of its last reads
+        self.r_t = np.zeros(nbytes, np.int64)  # the reading thread, -2 for several
+
+    def sync(self) -> None:
+        self.epoch += 1
+
+    def access(self, t: int, off: int, n: int, write: bool) -> None:
+        s, e = slice(off, off + n), self.epoch
+        wt = self.w_t[s]
+        hit = (self.w_ep[s] == e) & (wt != t)
+        if hit.any():
+            i = int(np.argmax(hit))
+            raise Race(f"thread {t} {'writes' if write else 'reads'} smem+{off + i} that thread {int(wt[i])} "
+                       f"wrote with no barrier between them")
+        re_, rt = self.r_ep[s], self.r_t[s]
+        other = (re_ == e) & (rt != t)
+        if write:
+            if other.any():
+                i = int(np.argmax(other))
+                who = "several threads" if rt[i] == -2 else f"thread {int(rt[i])}"
+                raise Race(f"thread {t} writes smem+{off + i} that {who} read with no barrier between them")
+            self.w_ep[s], self.w_t[s] = e, t
+        else:
+            self.r_t[s] = np.where(other, -2, t)
+            self.r_ep[s] = e
 
 
 class _Barrier:
@@ -1082,12 +1130,17 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
         regs_of[t] = regs
         gens[t] = _thread(prog, regs)
 
+    def sync() -> None:
+        if mem.hazards is not None:
+            mem.hazards.sync()
+
     def wake(key: Any) -> None:
         """Run the threads spinning on mbarrier `key` as soon as its phase
         completes, before the thread that completed it goes on: a release
         that comes too early (a stage freed while a wgmma or a load still
         reads it) lets the producer overwrite it at once, where the checks
         above see it."""
+        sync()
         for t2 in [x for x in gens if waiting.get(x, ("",))[0] == "mbar_try" and waiting[x][1] == key]:
             if t2 in waiting and (bars[key].phases & 1) != (int(waiting[t2][2]) & 1):
                 waiting.pop(t2)
@@ -1106,9 +1159,11 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 return
             kind = req[0]
             if kind == "load":
+                mem.track(t, req[1], req[2], False)
                 value = mem.load(req[1], req[2])
                 continue
             if kind == "store":
+                mem.track(t, req[1], req[2], True)
                 mem.store(req[1], req[2], req[3])
                 value = None
                 continue
@@ -1221,6 +1276,8 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                     raise Deadlock("lanes of one warp at different shuffles")
                 mode = reqs[0][1]
                 if reqs[0][0] == "warp":
+                    if mode == "llvm.nvvm.bar.warp.sync":
+                        sync()
                     res = _warp_op(mode, [r[2] for r in reqs], mem)
                     for t, v in zip(lanes, res, strict=True):
                         advance(t, v)
@@ -1257,6 +1314,7 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
         for bid, ts in named.items():
             count = int(waiting[ts[0]][2])
             if len(ts) + arrived.get(bid, 0) >= count:
+                sync()
                 arrived[bid] = arrived.get(bid, 0) - (count - len(ts))
                 for t in ts:
                     waiting.pop(t)
@@ -1297,6 +1355,7 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
         if gens and all(waiting.get(t, ("",))[0] == "bar" for t in gens):
             if len(gens) != T:
                 raise Deadlock(f"barrier reached by {len(gens)} of {T} threads (others exited)")
+            sync()
             for t in list(gens):
                 waiting.pop(t)
                 advance(t, None)
@@ -1465,6 +1524,7 @@ class SimDevice:
             for y in range(gy):
                 for x in range(gx):
                     mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, 16))
+                    mem.hazards = _Hazards(len(mem.bufs["smem"]))
                     base = dict(regs)
                     base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
                                  "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz})

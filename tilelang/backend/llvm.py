@@ -219,15 +219,19 @@ class _Emitter(HopperOps, DebugOps):
         for a, v in zip(region.args, args, strict=True):
             self.env[a.id] = v
         self._red_mark = None  # a region may run again (loops) or not at all: no reuse across it
-        for op in region.ops:
-            if isinstance(op, ir.Yield):
-                self._red_mark = None
-                return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
-            if op is self._trigger_at:
-                self.lines.append(pdl_code.TRIGGER)
-            self.op(op)
-        self._red_mark = None
-        return []
+        self._depth += 1
+        try:
+            for op in region.ops:
+                if isinstance(op, ir.Yield):
+                    self._red_mark = None
+                    return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
+                if op is self._trigger_at:
+                    self.lines.append(pdl_code.TRIGGER)
+                self.op(op)
+            self._red_mark = None
+            return []
+        finally:
+            self._depth -= 1
 
     def op(self, op: ir.Op) -> None:
         match op:

@@ -107,8 +107,12 @@ class EmitterCore:
         self.role_tid = "%tid"
         # Scratch shared memory (conversions, reductions) starts after the buffers
         # the GPU IR allocated (`smem_alloc`).
-        self.scratch = ("@smem" if not kernel.smem_bytes else
-                        f"getelementptr (i8, ptr addrspace(3) @smem, i32 {kernel.smem_bytes})")
+        self._scratch = ("@smem" if not kernel.smem_bytes else
+                         f"getelementptr (i8, ptr addrspace(3) @smem, i32 {kernel.smem_bytes})")
+        # Until something touches shared memory, a first scratch writer at the
+        # kernel body's top level has no earlier reader to wait for (`scratch_fresh`).
+        self._scratch_used = bool(kernel.smem_bytes)
+        self._depth = 0  # regions being emitted: 1 = the kernel body's own ops
         self.fn_attrs: list[str] = []
         self.T = kernel.num_warps * 32
         self.lines: list[str] = []
@@ -270,12 +274,32 @@ class EmitterCore:
         return acc
 
     # -- shared memory -----------------------------------------------------------------
+    @property
+    def scratch(self) -> str:
+        """The scratch area's base pointer (after the allocated buffers)."""
+        self._scratch_used = True
+        return self._scratch
+
+    def scratch_fresh(self) -> bool:
+        """Whether a scratch writer emitted now needs no barrier before its
+        writes: no code before it touched shared memory (no scratch user, no
+        allocated buffer, no barrier, no internal loop), and it runs once per
+        thread (an op of the kernel body's top level, not inside a loop or a
+        branch). Ask before `need_smem`, which counts as a use."""
+        return not self._scratch_used and self._bars == 0 and self._depth == 1
+
+    def scratch_barrier(self, fresh: bool) -> None:
+        """The barrier before a scratch writer, unless it is the first use (`scratch_fresh`)."""
+        if not fresh:
+            self.barrier()
+
     def barrier(self) -> None:
         self._bars += 1
         self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)")
         self.stmt("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)")
 
     def need_smem(self, nbytes: int, span: Span) -> None:
+        self._scratch_used = True
         nbytes += self.k.smem_bytes  # scratch space starts after the allocated buffers
         self.smem_bytes = max(self.smem_bytes, nbytes)
         if self.smem_bytes > MAX_SMEM_BYTES:
@@ -342,8 +366,9 @@ class EmitterCore:
         for x in xs:
             offs.append(total)
             total += -(-(self.lay(x).numel * smem_size(x.dtype)) // 16) * 16
+        fresh = self.scratch_fresh()
         self.need_smem(total, span)
-        self.barrier()
+        self.scratch_barrier(fresh)
         for x, off in zip(xs, offs, strict=False):
             self.write_tile(x, off)
         self.barrier()
@@ -356,6 +381,7 @@ class EmitterCore:
         `body(r, current) -> next` emits the loop body (a do-while: hi > lo is
         required). Returns the values after the last iteration.
         """
+        self._scratch_used = True  # its body runs again: no scratch writer in it is a first use
         pre = self.cur
         head, exit_ = self.new_label("loop"), self.new_label("done")
         self.br(head)

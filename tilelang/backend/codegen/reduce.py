@@ -173,6 +173,7 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
             if start + nbytes > mark[1] and start < mark[2]:  # cannot fit beside it
                 start = None
         fresh = start is None
+        first = fresh and em.scratch_fresh()
         start = 0 if start is None else start
         off_v, off_i = start, start + size_v
         em.need_smem(start + nbytes, op.span)
@@ -182,7 +183,7 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
                  xv.owner(em, skip=fa)]
         writer = em.and_all(conds)
         if fresh:
-            em.barrier()
+            em.scratch_barrier(first)
         flats = []
         for n, key in enumerate(out_keys):
             if rv is not None:

@@ -155,8 +155,11 @@ def test_ring_ptx_assembles() -> None:
     kir = op._plan.kir
     facts = {p.name: TensorFacts(True, (True, True)) for p in kir.tensor_params}
     ptx = emit_ptx(kir, "sm_90", facts)
-    # 2 chunks a thread, copied in the 3 iterations before the loop and once in it
-    assert ptx.count("cp.async.cg.shared.global") == 8
+    # 2 chunks a thread, copied in the 3 iterations before the loop and once in it;
+    # each copy twice: the whole tile inside the tensor (16 bytes a chunk, no
+    # per-chunk bounds test) and the edge tile (zero-fill past the edge)
+    assert ptx.count("cp.async.cg.shared.global") == 16
+    assert len(re.findall(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], 16, 16;", ptx)) == 8
     assert "bar.sync" not in re.split(r"cp\.async\.wait_group\s+2;", ptx)[1]
     out = subprocess.run(["ptxas", "-v", "-arch=sm_90", "-o", "/dev/null", "-"], input=ptx, capture_output=True,
                          text=True)

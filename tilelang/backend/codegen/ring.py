@@ -47,6 +47,24 @@ def ring_copy(em: Any, op: g.RingCopy) -> None:
     go, done = em.new_label("rc"), em.new_label("rd")
     em.cbr(em.scalar(op.pred), go, done)
     em.label(go)
+    deltas = _chunk_deltas(em, info, lay)
+    if deltas is not None:
+        # The whole tile in the tensor (every copy but an edge tile's): one
+        # bounds test for the tile, and chunk k's address is chunk 0's plus a
+        # loop-invariant distance, instead of a bounds test, a 64-bit address
+        # and a select per chunk.
+        fast, slow = em.new_label("rf"), em.new_label("rs")
+        em.cbr(_tile_inside(em, info, offsets, op.type.shape), fast, slow)
+        em.label(fast)
+        mty = em.mty(info)
+        addr = em.address(info, em._chunk_coords(lay, 0, offsets))
+        for k, dk in enumerate(deltas):
+            if dk != "0":
+                addr = em.emit(f"getelementptr {mty}, ptr addrspace(1) {addr}, i64 {dk}")
+            em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) "
+                    f"{_slot(em, op.dst, stage, stage_bytes, k)}, ptr addrspace(1) {addr}, i32 16)")
+        em.br(done)
+        em.label(slow)
     for k in range(lay.K):
         coords = em._chunk_coords(lay, k, offsets)
         whole = em.and_all([em.chunk_valid(lay, k), em.in_bounds(info, coords, lay.V)])
@@ -62,6 +80,49 @@ def ring_copy(em: Any, op: g.RingCopy) -> None:
     em.label(done)
 
 
+def _chunk_deltas(em: Any, info: Any, lay: Any) -> list[str] | None:
+    """Element distance (i64) in the tensor from this thread's chunk 0 to each
+    of its chunks, when every chunk is live for every thread and the chunks
+    sit at constant coordinate offsets from each other (a blocked layout:
+    coordinate = thread part + a constant of the slot); None otherwise."""
+    slots = getattr(lay, "slots", None)
+    if slots is None or getattr(lay, "drop", 1) is not None:
+        return None
+    if any(lay.chunk_valid(em, k) is not None for k in range(lay.K)):
+        return None
+    strides = em.tensor_strides(info)
+    out = []
+    for k in range(lay.K):
+        terms = []
+        const = 0
+        for d, st in enumerate(strides):
+            dd = slots[k * lay.V][d] - slots[max(k - 1, 0) * lay.V][d]
+            if dd == 0:
+                continue
+            if st.lstrip("-").isdigit():
+                const += dd * int(st)
+            else:
+                terms.append(em.entry_emit(f"mul i64 {st}, {dd}"))
+        if const:
+            terms.append(str(const))
+        acc = terms[0] if terms else "0"
+        for t in terms[1:]:
+            acc = em.entry_emit(f"add i64 {acc}, {t}")
+        out.append(acc)
+    return out
+
+
+def _tile_inside(em: Any, info: Any, offsets: list[str], shape: tuple[int, ...]) -> str:
+    """i1: the tile of `shape` at element `offsets` lies wholly inside the tensor."""
+    conds = []
+    for d, (o, n) in enumerate(zip(offsets, shape, strict=True)):
+        dim = info.dims[d]
+        conds.append(em.emit(f"icmp ult i32 {o}, {dim}"))
+        if n > 1:
+            conds.append(em.emit(f"icmp uge i32 {em.emit(f'sub i32 {dim}, {o}')}, {n}"))
+    return em.and_all(conds) or "true"
+
+
 def ring_read(em: Any, op: g.RingRead) -> None:
     r = op.result
     info = em.tensors[op.tensor]
@@ -75,5 +136,22 @@ def ring_read(em: Any, op: g.RingRead) -> None:
            for k in range(lay.K)]
     out = []
     for vec in raw:
-        out += [em.mem_to_reg(em.emit(f"extractelement {vt} {vec}, i32 {j}"), dt, mt) for j in range(lay.V)]
+        out += _unpack(em, vec, lay.V, dt, mt)
     em.env[r.id] = out
+
+
+def _unpack(em: Any, vec: str, V: int, dt: Any, mt: str) -> list[str]:
+    """The V elements of a slot's vector `<V x mt>` as registers. bf16 pairs
+    are split with integer ops: a bf16 is the top half of the f32 of the same
+    value, so the low element is the word shifted left by 16 and the high one
+    the word with its low half cleared, one instruction each (`fpext` of the
+    high half costs a byte permute and a shift)."""
+    if mt != "bfloat" or V % 2:
+        return [em.mem_to_reg(em.emit(f"extractelement <{V} x {mt}> {vec}, i32 {j}"), dt, mt) for j in range(V)]
+    words = em.emit(f"bitcast <{V} x bfloat> {vec} to <{V // 2} x i32>")
+    out = []
+    for i in range(V // 2):
+        w = em.emit(f"extractelement <{V // 2} x i32> {words}, i32 {i}")
+        out.append(em.emit(f"bitcast i32 {em.emit(f'shl i32 {w}, 16')} to float"))
+        out.append(em.emit(f"bitcast i32 {em.emit(f'and i32 {w}, -65536')} to float"))
+    return out

@@ -304,8 +304,8 @@ SWEEP = [
     ("std", {"blocks_per_sm": 1}),  # one block an SM
     ("std", {"bn": 32}),
     ("std", {"combine_tile": 512}),
-    ("c:w1", {}),  # the merge with one warp a block
-    ("c:w2", {}),  # two
+    ("r8", {"blocks_per_sm": 1}),  # 8 warps a block (decode_split_r8), one block an SM
+    ("r8", {"blocks_per_sm": 1, "bn": 32}),
 ]
 _VARIANTS: list = []
 

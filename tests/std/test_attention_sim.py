@@ -8,6 +8,7 @@ inputs. Small shapes: the simulator runs one Python generator per thread."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -19,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests" / "backend"))
 from llsim import SimDevice  # noqa: E402
 
 import tilelang  # noqa: E402
-from tilelang.backend import lower_gpu  # noqa: E402
+from tilelang.backend import emit_llvm, lower_gpu  # noqa: E402
 from tilelang.backend.facts import TensorFacts  # noqa: E402
 from tilelang.backend.gpu.printer import print_gpu_kernel  # noqa: E402
 
@@ -93,4 +94,49 @@ def test_decode_split_with_several_keys_per_thread_in_the_simulator() -> None:
     (sim_o, o_part), (sim_lse, lse_part) = _simulate_then_interpret(split, (hkv, splits, 1))[:2]
     assert np.isfinite(sim_o).all() and np.abs(o_part).max() > 0.05
     np.testing.assert_allclose(sim_o, o_part, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(sim_lse, lse_part, rtol=1e-5, atol=1e-5)
+
+
+BF16_SPLIT = tilelang.compile("""
+use std::attention::decode_share;
+#[hints(num_warps = 4, stages = 4)]
+kernel fn split_bf16(o_part: &mut Tensor<f32, [1, 4, 128]>, lse_part: &mut Tensor<f32, [1, 4]>,
+        q: &Tensor<bf16, [?, 4, 128]>, k: &Tensor<bf16, [?, ?, 128]>, v: &Tensor<bf16, [?, ?, 128]>,
+        cache_len: i32, scale: f32) {
+    let (o, lse) = decode_share::<bf16, 4, 32, 128>(q, k, v, cache_len, scale);
+    o_part.store(o.reshape([1, 4, 128]));
+    lse_part.store(lse.reshape([1, 4]));
+}
+""")
+
+
+def test_bf16_decode_split_through_the_ring_in_the_simulator() -> None:
+    # bf16 K and V through the shared-memory ring: slots read back as 32-bit
+    # words split into two f32 with shl / and (no fpext), key blocks wholly
+    # inside the cache copied without per-chunk bounds tests, the last one
+    # (keys 64..95 of a 90-position tensor) zero-filled past the edge
+    rng = np.random.default_rng(2)
+    hkv, g, smax, clen, d, splits = 2, 4, 90, 75, 128, 2
+
+    def bf16(x: np.ndarray) -> np.ndarray:  # exact bf16 values in f32 arrays
+        return (x.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)
+
+    q, k, v = (bf16(rng.standard_normal(s)) for s in ((hkv, g, d), (hkv, smax, d), (hkv, smax, d)))
+    k[:, clen:] = np.nan
+    v[:, clen:] = np.nan
+    o_part = np.zeros((hkv, splits * g, d), np.float32)
+    lse_part = np.zeros((hkv, splits * g), np.float32)
+    split = BF16_SPLIT.split_bf16(P(o_part, [1, g, d]), P(lse_part, [1, g]), q, k, v, clen, 0.09)
+    facts = {p.name: TensorFacts(True, tuple(n % 16 == 0 for n in a.shape))
+             for p, a in zip(split._plan.kir.tensor_params, split._hosts, strict=True)}
+    ll = emit_llvm(split._plan.kir, "sm_90", facts)
+    copies = re.findall(r"call void @llvm\.nvvm\.cp\.async\.cg\.shared\.global\.16\.s\(.*, i32 (\S+)\)", ll)
+    # K and V, 3 key blocks before the loop and 1 in it, each a fast and an edge
+    # copy of the thread's 4 chunks ([32, 128] bf16 over 128 threads): half the
+    # copies of 16 literal bytes
+    assert len(copies) == 2 * 4 * 2 * 4 and copies.count("16") == len(copies) // 2
+    assert len(re.findall(r"= and i32 %\S+, -65536", ll)) == 2 * 4 * 4  # K and V: 4 chunks of 4 words
+    (sim_o, o_part), (sim_lse, lse_part) = _simulate_then_interpret(split, (hkv, splits, 1))[:2]
+    assert np.isfinite(sim_o).all() and np.abs(o_part).max() > 0.05
+    np.testing.assert_allclose(sim_o, o_part, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(sim_lse, lse_part, rtol=1e-5, atol=1e-5)

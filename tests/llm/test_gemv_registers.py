@@ -129,11 +129,12 @@ def test_ring_decode_attention_streams_without_spills() -> None:
     ptx = _ptx(op)
     pro, loop = re.split(r"cp\.async\.wait_group\s+2;", ptx, maxsplit=1)
     # 3 key blocks issued before the loop (K and V: 4 chunks of 16 bytes a
-    # thread each), then in the loop: the ring's slots read after the wait,
+    # thread each; each copy twice, the whole tile inside the cache and the
+    # edge tile), then in the loop: the ring's slots read after the wait,
     # the next block copied, no barrier in between
-    assert pro.count("cp.async.cg.shared.global") == 3 * 8
+    assert pro.count("cp.async.cg.shared.global") == 2 * 3 * 8
     head = loop.split("cp.async.cg.shared.global")[0]
     assert "ld.shared.v4" in head and "bar.sync" not in head and "ld.global" not in head
-    assert loop.split("cp.async.commit_group")[0].count("cp.async.cg.shared.global") == 8
+    assert loop.split("cp.async.commit_group")[0].count("cp.async.cg.shared.global") == 2 * 8
     report = _ptxas(ptx)
     assert "0 bytes spill stores" in report, report

@@ -304,6 +304,7 @@ SWEEP = [
     ("std", {"blocks_per_sm": 1}),  # one block an SM
     ("std", {"bn": 32}),
     ("std", {"combine_tile": 512}),
+    ("std", {"bn": 32, "blocks_per_sm": 3}),  # 160 registers: three blocks an SM
     ("r8", {"blocks_per_sm": 1}),  # 8 warps a block (decode_split_r8), one block an SM
     ("r8", {"blocks_per_sm": 1, "bn": 32}),
 ]

@@ -9,7 +9,7 @@ the first variant.
     python benchmarks/decode_ab.py --model 4b --contexts 1024,8192 \\
         --variants '[{}, {"tc": 0, "fma_until": 0}, {"tc": 1}, {"ns": 16}]'
 
-`{"pdl": false}`, `{"pdl": "entry"}`, `{"pdl": "late+prefetch"}`...:
+`{"pdl": false}`, `{"pdl": "entry"}`, `{"pdl": "late+prefetch"}`, `{"pdl": "late+loads"}`...:
 programmatic dependent launch (`Plan.pdl`, sm_90+, "late" by default
 there: each launch overlaps the previous kernel's tail; the trigger's
 place and the pre-wait prefetch, `Target.pdl_trigger`/`pdl_prefetch`);
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         roof = bw / hbm_bytes_per_token(cfg, ctx)
         for i, v in enumerate(variants):
             t1 = time.perf_counter()
-            n_pdl = cuda_pdl.LAUNCHES
+            n_pdl, n_early = cuda_pdl.LAUNCHES, cuda_pdl.EARLY
             try:
                 eng.replan(_variant_plan(base, v))
                 ms, toks = _step_ms(eng, ctx, a.rounds, a.reps)
@@ -140,12 +140,13 @@ def main(argv: list[str] | None = None) -> int:
             med = statistics.median(ms)
             row = {"ctx": ctx, "variant": v, "ms": ms, "tok_s": 1e3 / med, "roofline": roof,
                    "attn_us": att, "same_tokens": toks == first, "jit": jit,
-                   "pdl_launches": cuda_pdl.LAUNCHES - n_pdl}  # fmt: skip
+                   "pdl_launches": cuda_pdl.LAUNCHES - n_pdl, "early_launches": cuda_pdl.EARLY - n_early}  # fmt: skip
             rows.append(row)
             print(f"ctx {ctx:6d} {json.dumps(v):58s} {1e3 / med:7.1f} tok/s "
                   f"({med:.3f} ms; rounds {' '.join(f'{x:.3f}' for x in ms)}) "
                   f"{1e3 / med / roof:6.1%} of {roof:.0f}; attn+merge {att:5.1f} us/layer; "
-                  f"same tokens {toks == first}; PDL launches {cuda_pdl.LAUNCHES - n_pdl}; "
+                  f"same tokens {toks == first}; PDL launches {cuda_pdl.LAUNCHES - n_pdl} "
+                  f"({cuda_pdl.EARLY - n_early} with early loads); "
                   f"{time.perf_counter() - t1:.1f} s", flush=True)  # fmt: skip
             if (a.profile and i == 0) or i < a.profile_first:
                 from decode import _profile_step

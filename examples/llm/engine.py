@@ -127,11 +127,11 @@ class Plan:
     short_ns: int = 0  # the short form's splits per KV head (0: `ns`)
     # programmatic dependent launch (sm_90+, `runtime/cuda_pdl.py`): True,
     # or the trigger's place (`Target.pdl_trigger`: "entry", "late", "exit";
-    # True is "late") [+ the pre-wait L2 prefetch of the first tiles,
-    # `Target.pdl_prefetch`: "+prefetch" per line, "+bulk" per row]. The
-    # decode steps only (`_with_pdl`); a change reloads the kernels; the CPU
-    # ignores it. H200, Qwen3-4B at 1,024 (RESULTS.md): "late" +2 %, "entry"
-    # -11 %, "late+prefetch" -29 %, "late+bulk" -6 %
+    # True is "late") [+ what comes before the wait, `Target.pdl_prefetch`:
+    # "+prefetch" per line, "+bulk" per row; "+loads", the weight loads that
+    # lead a kernel before its wait, `TensorFacts.early`]. The decode steps
+    # only (`_with_pdl`); a change reloads the kernels; the CPU ignores it.
+    # H200, 4B at 1,024: "late" +2 %, "entry" -11 %, "+prefetch" -29 %, "+bulk" -6 %
     pdl: bool | str = False
     # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
     # register budget; 0 none): the blocks of a one-wave grid per SM
@@ -549,7 +549,7 @@ class TileQwen3:
         `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
         trigger, _, extra = (pl.pdl if isinstance(pl.pdl, str) else "late").partition("+")
-        want = (bool(pl.pdl), trigger, extra if extra in ("prefetch", "bulk") else "")
+        want = (bool(pl.pdl), trigger, extra if extra in ("prefetch", "bulk", "loads") else "")
         if self._pdl is not None and want != self._pdl:
             self.k = load_kernels()  # plans made under the new setting
         self._pdl = want

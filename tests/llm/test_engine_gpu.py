@@ -127,18 +127,22 @@ def test_pdl_decodes_the_same_tokens() -> None:
         want = eng.generate([5, 6, 7], 24, batched=False)
         got = []
         # the trigger's three places (Target.pdl_trigger), the pre-wait
-        # prefetch ("+prefetch", "+bulk"), in both graph APIs
+        # prefetch ("+prefetch", "+bulk") and loads ("+loads": the GEMVs with
+        # ST 2 lead with their first weight tile), in both graph APIs
+        st2 = dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)
         for api, trigger in (("tile", "late"), ("torch", "late"), ("torch", "entry"), ("torch", "exit"),
-                             ("torch", "late+prefetch"), ("torch", "late+bulk")):
+                             ("torch", "late+prefetch"), ("torch", "late+bulk"), ("tile", "late+loads"),
+                             ("torch", "late+loads")):
             eng.graph_api = api
-            eng.replan(dataclasses.replace(eng.plan, pdl=trigger))
+            loads = trigger.endswith("+loads")
+            eng.replan(dataclasses.replace(eng.plan, pdl=trigger, st=st2 if loads else eng.plan.st))
             eng.reset()
-            n = cuda_pdl.LAUNCHES
+            n, e = cuda_pdl.LAUNCHES, cuda_pdl.EARLY
             got.append(eng.generate([5, 6, 7], 24, batched=False))
-            assert cuda_pdl.LAUNCHES > n
+            assert cuda_pdl.LAUNCHES > n and (cuda_pdl.EARLY > e) == loads
     finally:
         cuda_pdl.set_pdl(old, "late", "")
-    assert got == [want] * 6
+    assert got == [want] * 8
 
 
 def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:

@@ -152,7 +152,7 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
 
     tgt = _target(target)
     gk = lower_gpu(kernel_ir, tgt, facts)
-    fact_key = sorted((k, v.aligned16, v.dims_div16, v.bf16_f32) for k, v in gk.facts.items())
+    fact_key = sorted((k, *v.key()) for k, v in gk.facts.items())
     # Emitting the LLVM text is cheap (pure Python) and yields the ABI, whose
     # assert spans must come from this session's source map, so only the
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.

@@ -103,6 +103,7 @@ class _Emitter(HopperOps, DebugOps):
 
     pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "exit") [+ "+prefetch" | "+bulk"]
     _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
+    _wait_at: object | None = None  # "+loads": the top-level op the wait precedes (after early loads)
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -181,6 +182,15 @@ class _Emitter(HopperOps, DebugOps):
                 pdl_code.emit_prologue(self, steps, bulk=extra == "bulk")
                 self.lines.append(pdl_code.WAIT)
                 pdl = []
+        elif extra == "loads" and trigger in ("late", "exit"):
+            early_set = {t for t, i in self.tensors.items() if i.readonly and i.facts.early}
+            self._wait_at = pdl_code.early_wait(k, early_set)
+            if self._wait_at is not None:
+                pdl = []  # `region` waits before `_wait_at`
+                for t, info in self.tensors.items():
+                    # the previous grid may write these: no `!invariant.load`,
+                    # which would let LLVM hoist their loads above the wait
+                    info.readonly = info.readonly and t in early_set
         if trigger == "entry":
             pdl.append(pdl_code.TRIGGER)
         elif trigger == "late":
@@ -225,6 +235,8 @@ class _Emitter(HopperOps, DebugOps):
                 if isinstance(op, ir.Yield):
                     self._red_mark = None
                     return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
+                if op is self._wait_at:
+                    self.lines.append(pdl_code.WAIT)
                 if op is self._trigger_at:
                     self.lines.append(pdl_code.TRIGGER)
                 self.op(op)

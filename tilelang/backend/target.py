@@ -28,8 +28,10 @@ DEFAULT_ARCH = "sm_80"  # forward compatible: sm_80 PTX JIT-compiles on Hopper
 PDL_TRIGGERS = ("entry", "late", "exit")
 # what a PDL kernel prefetches into L2 before its wait (`Target.pdl_prefetch`):
 # "prefetch", a `prefetch.global.L2` per line from every thread; "bulk", one
-# `cp.async.bulk.prefetch.L2` per row of each tile (a thread a row)
-PDL_PREFETCHES = ("prefetch", "bulk")
+# `cp.async.bulk.prefetch.L2` per row of each tile (a thread a row); "loads",
+# no prefetch: the kernel's leading loads of tensors the runtime found the
+# previous launch does not write (`TensorFacts.early`) come before the wait
+PDL_PREFETCHES = ("prefetch", "bulk", "loads")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ class Target:
 
     @property
     def prefetch_kind(self) -> str:
-        """`pdl_prefetch` as a word: "", "prefetch" or "bulk"."""
+        """`pdl_prefetch` as a word: "", "prefetch", "bulk" or "loads"."""
         p = self.pdl_prefetch
         return ("prefetch" if p else "") if isinstance(p, bool) else p
 

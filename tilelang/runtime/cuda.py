@@ -622,14 +622,17 @@ class CudaDevice(Device):
         kernel = prepared.ir
         facts: dict[str, Any] = {}
         fact_list = []
+        s = self.ctx.stream if stream is None else stream
+        for p, a in zip(kernel.params, args, strict=True):
+            if isinstance(p, ir.TensorParam) and not isinstance(a, CudaBuffer):
+                raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
+        early = cuda_pdl.early_names(_handle_int(s), kernel, args, grid)  # PDL "+loads" only
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam):
-                if not isinstance(a, CudaBuffer):
-                    raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
                 f = TensorFacts(a.ptr % 16 == 0, tuple(d % 16 == 0 for d in a.shape),
-                                p.dtype.value == "bf16" and not a.bf16)
+                                p.dtype.value == "bf16" and not a.bf16, p.name in early)
                 facts[p.name] = f
-                fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
+                fact_list.append(f.key())
         facts_key = tuple(fact_list)
         abi, fn = self._variant(prepared, facts_key, facts, span)
 
@@ -638,7 +641,6 @@ class CudaDevice(Device):
             err_word = self._err_next
             self._err_next = self._err_next + 1 if self._err_next + 1 < self._err_words else 1
         g = launch_grid(abi, grid, self.ctx.info.sm_count)
-        s = self.ctx.stream if stream is None else stream
         pbuf = self._print_buffer(s) if abi.prints else None
         values: list[Any] = []
         by_name = {p.name: a for p, a in zip(kernel.params, args, strict=False)}

@@ -40,12 +40,18 @@ _ENV = os.environ.get("TILEC_PDL", "0")
 ON = _ENV not in ("", "0")
 # where a kernel lets the next one be scheduled (`Target.pdl_trigger`) and
 # what it prefetches into L2 before its wait (`Target.pdl_prefetch`: "",
-# "prefetch" or "bulk"): TILEC_PDL=entry|late|exit[+prefetch|+bulk], or 1
-# for "late"
+# "prefetch" or "bulk"; "loads": its leading loads of tensors the previous
+# launch does not write, `early_names`): TILEC_PDL=entry|late|exit[+prefetch|
+# +bulk|+loads], or 1 for "late"
 _TRIG, _, _EXTRA = _ENV.partition("+")
 TRIGGER = _TRIG if _TRIG in ("entry", "late", "exit") else "late"
-PREFETCH = _EXTRA if _EXTRA in ("prefetch", "bulk") else ""
+PREFETCH = _EXTRA if _EXTRA in ("prefetch", "bulk", "loads") else ""
 LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
+# "+loads": per stream, what the last launch on it may still be writing when
+# the next one starts (the byte ranges of its `&mut` tensors) and whether it
+# lets the next one start before its own wait (then nothing is known)
+_LAST: dict[int, tuple[tuple[tuple[int, int], ...], bool]] = {}
+EARLY = 0  # "+loads": launches given at least one tensor to read before their wait
 
 
 def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | str | None = None) -> bool:
@@ -53,6 +59,7 @@ def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | str | None = 
     (and set the trigger's place, `Target.pdl_trigger`, and the pre-wait
     prefetch, `Target.pdl_prefetch`, when given); the previous on/off setting."""
     global ON, TRIGGER, PREFETCH
+    _LAST.clear()  # launches made under another setting were not recorded
     old, ON = ON, bool(on)
     if trigger is not None:
         TRIGGER = trigger
@@ -133,3 +140,40 @@ def launch(function: int, grid: tuple[int, int, int], block: int, smem: int, str
     code = int(f(ctypes.byref(cfg), function, params, None))
     LAUNCHES += code == 0
     return code
+
+
+def _span(a: Any) -> tuple[int, int]:
+    n = a.np_dtype.itemsize
+    for d in a.shape:
+        n *= d
+    return (a.ptr, a.ptr + n)
+
+
+def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]) -> frozenset[str]:
+    """Under "+loads" with a "late" or "exit" trigger: the read-only tensor
+    parameters of `kernel` (Tile IR; `args` its CudaBuffers and scalars) that
+    it may read before its `griddepcontrol.wait` on `stream`, because the
+    launch before it there writes none of their bytes. A launch this one may
+    overlap has passed its own wait (its trigger comes after it), so every
+    earlier launch is complete; a launch that triggers before its wait
+    (`pdl_early`, "entry") gives nothing. Records this launch as the next
+    one's predecessor (not an empty grid, which launches nothing). Every other
+    setting: nothing early, nothing recorded."""
+    if not (ON and PREFETCH == "loads" and TRIGGER in ("late", "exit")):
+        return frozenset()
+    n = 1
+    for d in grid:
+        n *= d
+    if n == 0:
+        return frozenset()
+    from tilelang.ir import nodes as ir
+
+    tensors = [(p, a) for p, a in zip(kernel.params, args, strict=True) if isinstance(p, ir.TensorParam)]
+    writes, early_trigger = _LAST.get(stream, ((), True))
+    out = frozenset() if early_trigger else frozenset(
+        p.name for p, a in tensors
+        if not p.mutable and not any(lo < w_hi and w_lo < hi for lo, hi in [_span(a)] for w_lo, w_hi in writes))
+    _LAST[stream] = (tuple(_span(a) for p, a in tensors if p.mutable), bool(kernel.pdl_early))
+    global EARLY
+    EARLY += bool(out)
+    return out

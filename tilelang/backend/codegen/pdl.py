@@ -16,7 +16,14 @@ recomputed before the wait by the same ops the body runs later (pure
 scalar arithmetic); the emitter's value tables are put back afterwards, so
 the body is emitted as without the prologue.
 
-Two forms (`Target.pdl_prefetch`): "prefetch", every thread one
+A third form, "loads", prefetches nothing: the kernel's leading loads (a
+GEMV's first weight tiles, or the copies a weight ring issues before its
+loop) are themselves placed before the wait when the runtime found that the
+launch before this one does not write their tensors (`early_wait`;
+`TensorFacts.early`, `runtime/cuda_pdl.early_names`), so they run while the
+previous grid drains, with no second request for the same lines.
+
+Two prefetching forms (`Target.pdl_prefetch`): "prefetch", every thread one
 `prefetch.global.L2` per 128-byte line its chunks start (many small
 requests, measured 29 % slower on the H200's decode step); "bulk", one
 `cp.async.bulk.prefetch.L2` (sm_90: the bulk copy engine fetches a whole
@@ -30,6 +37,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.nodes import regions, walk
 from tilelang.ir import nodes as ir
 
@@ -92,6 +100,26 @@ def prologue(kernel: Any, readonly: set[str]) -> list[tuple[Any, ...]]:
             if any(s[0] == "load" for s in sub):
                 steps += sub
     return steps if any(s[0] == "load" for s in steps) else []
+
+
+def early_wait(kernel: Any, early: set[str]) -> object | None:
+    """"loads" (`Target.pdl_prefetch`): the top-level op before which the
+    kernel waits, when its body starts with loads of `early` tensors (ones the
+    runtime found the previous launch does not write: `TensorFacts.early`)
+    among ops that touch no global memory (scalar and tile arithmetic, a
+    ring's shared buffers, its `cp.async` copies of an early tensor); None
+    when no such load leads (the wait stays at the entry). The leading loads
+    then overlap the previous grid's drain, and their values are the same:
+    nothing writes those tensors while either kernel runs."""
+    leading = False
+    for op in kernel.body.ops:
+        if isinstance(op, (*_PURE, g.SmemAlloc, g.CpAsyncCommit)):
+            continue
+        if isinstance(op, ir.Load | g.RingCopy) and op.tensor in early:
+            leading = True
+            continue
+        return op if leading else None
+    return None
 
 
 def emit_prologue(em: Any, steps: list[tuple[Any, ...]], bulk: bool = False) -> int:

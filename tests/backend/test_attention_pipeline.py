@@ -78,7 +78,8 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
                                                                ("bf16", 128, 64, 64, "overlap"),
                                                                ("bf16", 128, 128, 64, "overlap+peel"),
                                                                ("f16", 128, 64, 128, "overlap+peel"),
-                                                               ("f16", 128, 128, 128, "pingpong-unsafe")])
+                                                               ("f16", 128, 128, 128, "pingpong-unsafe"),
+                                                               ("f16", 128, 128, 128, "overlap")])
 def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
     _schedule(monkeypatch, schedule)

@@ -636,14 +636,21 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     else:
         z = inits[pos]
     if not peel:
-        # after the loop: the last P V (the zero it started from when it never ran)
+        # after the loop: the last P V (the zero it started from when it
+        # never ran), waited for unconditionally (nothing is in flight when
+        # the loop never ran), the zeros selected after the wait: as a
+        # branch's value beside registers a wgmma wrote, ptxas 13.0 spilled
+        # 26 of the accumulator's registers at 128 x 128, D = 128 (208 B,
+        # reloaded in the epilogue) and injected a wait (C7517)
         w = fresh.value(init.dtype, init.shape, "acc")
-        then = ir.Region((), (g.WgmmaWait((w,), (c_results[pos],), 0, span), ir.Yield((w,))))  # type: ignore[arg-type]
-        else_ = ir.Region((), (*zero, ir.Yield((z,))))  # type: ignore[arg-type]
-        acc_out = fresh.value(init.dtype, init.shape, "acc")
         back = {r.id: c for r, c in zip(loop.results, c_results, strict=True)}
-        back[loop.results[pos].id] = acc_out
-        return c_loop, pre, ([ir.If((acc_out,), ran, then, else_, span)], back, trips)
+        back[loop.results[pos].id] = w
+        post: list[object] = [g.WgmmaWait((w,), (c_results[pos],), 0, span)]
+        if zero_acc:
+            ran_t, acc_f = fresh.value(DType.BOOL, init.shape), fresh.value(init.dtype, init.shape, "acc")
+            post += [*zero, ir.Broadcast(ran_t, ran), ir.Elementwise(acc_f, E.WHERE, (ran_t, w, z))]
+            back[loop.results[pos].id] = acc_f
+        return c_loop, pre, (post, back, trips)
     # the peeled last block, when there is one: its iteration's values are
     # the loop's results (S included: the loop's last S, or the prologue's)
     from .attention_tiles import clone

@@ -129,20 +129,24 @@ def test_the_peel_follows_its_switch(setting: str | None, monkeypatch) -> None: 
 
 def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-def]
     """`TILEC_ATTN_SCHEDULE`; "overlap+peel" also peels the last key block off
-    the loop (`TILEC_ATTN_PEEL=1`), the others do not (whatever the default)."""
+    the loop (`TILEC_ATTN_PEEL=1`), "overlap+rotate" rotates it (S of block j
+    with P V of block j - 1: `TILEC_ATTN_ROTATE=1`), the others do neither
+    (whatever the defaults)."""
     monkeypatch.setenv("TILEC_ATTN_PEEL", "1" if schedule.endswith("+peel") else "0")
-    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule.removesuffix("+peel"))
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", "1" if schedule.endswith("+rotate") else "0")
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule.removesuffix("+peel").removesuffix("+rotate"))
 
 
 # BM = 64: one consumer warpgroup, so pingpong-unsafe would fall back to the
 # overlapped schedule; it runs in the user-loop test below (BM = 128)
 CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120), ("overlap", True, 100, 120),
-         ("overlap", True, 150, 40), ("overlap+peel", True, 100, 120), ("overlap+peel", True, 150, 40)]
+         ("overlap", True, 150, 40), ("overlap+peel", True, 100, 120), ("overlap+peel", True, 150, 40),
+         ("overlap+rotate", False, 100, 120), ("overlap+rotate", True, 150, 40)]
 
 
 @pytest.mark.parametrize(("schedule", "causal", "sq", "sk"), CASES,
                          ids=["serial-full", "full", "causal", "causal_rows_see_nothing", "peel-causal",
-                              "peel-causal_rows_see_nothing"])
+                              "peel-causal_rows_see_nothing", "rotate-full", "rotate-causal_rows_see_nothing"])
 def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     _schedule(monkeypatch, schedule)
     bh, hkv, d, bm, bn = 2, 1, 64, 64, 64
@@ -164,8 +168,8 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
 
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "causal"),
                          [("overlap", 2, "pairs", 3, False), ("serial", 1, "auto", 1, True),
-                          ("overlap+peel", 2, "auto", 2, True)],
-                         ids=["two_ctas_pairs", "one_cta_causal", "peel_two_ctas_causal"])
+                          ("overlap+peel", 2, "auto", 2, True), ("overlap+rotate", 2, "auto", 2, True)],
+                         ids=["two_ctas_pairs", "one_cta_causal", "peel_two_ctas_causal", "rotate_two_ctas_causal"])
 def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int,
                                                              causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Fewer CTAs than tiles: each CTA walks several (the K/V ring's counter,

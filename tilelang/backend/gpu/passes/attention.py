@@ -916,8 +916,14 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     zero_c = fresh.value(DType.I32, (), "q_stage")
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
+    from . import attention_rotated as rot
+
+    turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved) \
+        if schedule == "overlap" and rot.enabled() else None
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
+    elif turned is not None:  # TILEC_ATTN_ROTATE=1: passes/attention_rotated.py
+        c_loop, c_pre, c_post = turned
     else:
         c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, schedule == "pingpong-unsafe",
                                             moved)

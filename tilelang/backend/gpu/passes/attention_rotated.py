@@ -1,0 +1,162 @@
+"""The attention loop's overlapped schedule, rotated (`TILEC_ATTN_ROTATE=1`).
+
+`attention._overlapped` computes S of the first key block before its loop,
+and iteration j issues S of block j + 1 with P V of block j: the last
+iteration issues an S nobody reads (its own block's again: no branch around
+the tensor cores), and Q, which that S reads, is released only after it.
+Rotated, iteration j issues S of block j with P V of block j - 1 (one asm
+statement, two commit groups), waits for S only, and runs the body on it
+while that P V is in flight; the last block's P V follows the loop. The
+product nobody reads moves to the first iteration: a P V of zeros (no
+previous block) on its own stage, issued with S of the first block, while
+the tensor cores would otherwise idle under the first softmax. So per tile:
+
+- no product is issued after the last softmax but that block's P V, so the
+  epilogue starts half a block earlier;
+- Q's last reader is the last block's S, waited for inside the loop: Q is
+  released (`qempty`, persistent walk) a block earlier, and the producer's
+  copies of the next tile's Q and first K/V blocks start that much sooner.
+
+The carried values are the body's own, the accumulator taken before its
+product (rescaled), and P of the block whose product is pending (f32, as the
+product packs it). It applies where the accumulator starts at zero
+(`use_acc` drops the first two products' accumulators: the zero P V's and
+what the first rescale made of it) and the loop yields the product as is,
+read by nothing else; else `attention._overlapped` runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from ..layouts import Layout
+from .attention import AttnPlan, _Bufs, _reads, _s_product, _unshare
+from .context import Fresh
+from .pipeline import _Build
+from .rewrite import substitute
+
+# "1": the rotated schedule where it applies; "0" (the default until the H200
+# has timed it) keeps `attention._overlapped`
+ROTATE_DEFAULT = "0"
+
+
+def enabled() -> bool:
+    return os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT) == "1"
+
+
+def rotated(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _Bufs, fresh: Fresh,
+            layouts: dict[int, Layout], before: list[object]
+            ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]] | None:
+    """The rotated loop, its prologue and (epilogue ops, loop result -> value,
+    the ring's counter after it), as `attention._overlapped` returns them; None
+    where it does not apply."""
+    E = ir.ElemOp
+    span = loop.span
+    ys = loop.body.ops[-1]
+    assert isinstance(ys, ir.Yield)
+    pos = next((i for i, v in enumerate(ys.values) if v is p.o_dot.result), None)
+    if pos is None or sum(v is p.o_dot.result for v in ys.values) != 1:
+        return None
+    if any(_reads(op, p.o_dot.result) for op in loop.body.ops if op is not ys):
+        return None
+    acc_arg = loop.body.args[1 + pos]
+    init = loop.inits[pos]
+    zdef = next((op for op in before if isinstance(op, ir.Const) and op.result is init), None)
+    if zdef is None or str(float(zdef.value)) != "0.0":  # type: ignore[attr-defined]
+        return None
+    rescale = next((op for op in loop.body.ops if p.o_dot.acc in g.results(op)), None)
+    if not (p.o_dot.acc is acc_arg or (isinstance(rescale, ir.Elementwise) and rescale.op is E.MUL
+                                       and acc_arg in rescale.operands)):
+        return None
+    pre: list[object] = []
+    ran = fresh.value(DType.BOOL, (), "ran")
+    pre.append(ir.Elementwise(ran, E.LT, (loop.lower, loop.upper)))
+    inits = list(loop.inits)
+    inits[pos] = fresh.value(init.dtype, init.shape, init.hint)  # never read: the first products ignore it
+    pre.append(g.Undef(inits[pos], span))
+    # P of "the block before the first": zeros (the product's value is dropped)
+    pz, p0 = fresh.value(DType.F32, ()), fresh.value(DType.F32, cast.x.shape, "p")
+    pre += [ir.Const(pz, 0.0), ir.Broadcast(p0, pz)]
+
+    c_it = fresh.value(DType.I32, (), "it")
+    p_prev = fresh.value(DType.F32, cast.x.shape, "p")
+    cb = _Build(fresh)
+    stage, phase = cb.ring(c_it, bufs.S)
+    started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
+    prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
+    # the zero product reads this block's stage (held), not a stage the
+    # producer may be refilling
+    pv_stage = cb.elem(E.WHERE, started, prev, stage, hint="pv_stage")
+    use = cb.elem(E.GT, c_it, cb.elem(E.ADD, bufs.base, cb.const(1)), dtype=DType.BOOL, hint="use_acc")
+    cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
+    raw, s_op = _s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
+    o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
+    # the carried accumulator is the previous block's, rescaled, its product pending
+    cb.ops.append(g.WgmmaRegA(o_raw, p_prev, bufs.v, pv_stage, acc_arg, p.v_kmajor, use, p.o_dot.span,
+                              cast.result.dtype, s_op))
+    s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
+    cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
+    mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_now}
+    waited = False
+    p_next: ir.Value | None = None
+    for op in loop.body.ops:
+        if id(op) in chained or op is p.s_dot:
+            continue
+        if not waited and (op is p.o_dot or _reads(op, acc_arg)):
+            # a spin on the next block's stage (this one's on the last
+            # iteration) first: a basic block of its own, so that ptxas
+            # does not hoist the wait for the pending P V above the softmax
+            # that runs under it (attention._overlapped, same reason)
+            after = cb.elem(E.ADD, loop.body.args[0], loop.step)
+            more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
+            nst, nph = cb.ring(cb.elem(E.ADD, c_it, cb.const(1)), bufs.S)
+            cb.ops.append(g.BarrierWait(bufs.full, cb.elem(E.WHERE, more, nst, stage, hint="nstage"),
+                                        cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span))
+            accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+            cb.ops.append(g.WgmmaWait((accw,), (o_raw,), 0, span))
+            # the previous block's stage is free: its S and P V are done
+            cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
+            mapping[acc_arg.id] = accw
+            waited = True
+        if op is p.o_dot:  # issued by the next iteration, or after the loop
+            p_next = mapping.get(cast.x.id, cast.x)
+            continue
+        if isinstance(op, ir.Yield):
+            vals = [mapping.get(v.id, v) for v in op.values]
+            vals[pos] = mapping.get(p.o_dot.acc.id, p.o_dot.acc)
+            assert p_next is not None
+            cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next)))
+            continue
+        cb.ops.append(substitute(op, mapping))
+    c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
+    trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(DType.F32, cast.x.shape, "p")
+    body_ops = cb.ops
+    c_loop = ir.For((*c_results, trips, p_last), loop.lower, loop.upper, loop.step, (*inits, bufs.base, p0),
+                    ir.Region((*loop.body.args, c_it, p_prev), tuple(_unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
+    # after the loop: the last block's P V (when the loop ran), waited for
+    # after the join, the zero accumulator selected after the wait (as in
+    # attention._overlapped: zeros beside wgmma registers in a branch cost
+    # ptxas 13.0 spills and injected waits)
+    tb = _Build(fresh)
+    last = tb.elem(E.REM, tb.elem(E.ADD, trips, tb.const(bufs.S - 1)), tb.const(bufs.S))
+    use_last = tb.elem(E.GT, trips, tb.elem(E.ADD, bufs.base, tb.const(1)), dtype=DType.BOOL, hint="use_acc")
+    o_last = fresh.value(DType.F32, p.o_dot.result.shape, "o")
+    tb.ops += [g.WgmmaRegA(o_last, p_last, bufs.v, last, c_results[pos], p.v_kmajor, use_last, p.o_dot.span,
+                           cast.result.dtype), ir.Yield((o_last,))]
+    o_fin, w = fresh.value(DType.F32, p.o_dot.result.shape, "o"), fresh.value(init.dtype, init.shape, "acc")
+    z = fresh.value(init.dtype, init.shape, "acc")
+    ran_t, acc_f = fresh.value(DType.BOOL, init.shape), fresh.value(init.dtype, init.shape, "acc")
+    post: list[object] = [ir.If((o_fin,), ran, ir.Region((), tuple(tb.ops)),  # type: ignore[arg-type]
+                                ir.Region((), (ir.Yield((inits[pos],)),)), span),  # type: ignore[arg-type]
+                          g.WgmmaWait((w,), (o_fin,), 0, span), ir.Const(z, zdef.value),  # type: ignore[attr-defined]
+                          ir.Broadcast(ran_t, ran), ir.Elementwise(acc_f, E.WHERE, (ran_t, w, z))]
+    back = {r.id: c for r, c in zip(loop.results, c_results, strict=True)}
+    back[loop.results[pos].id] = acc_f
+    return c_loop, pre, (post, back, trips)
+
+
+__all__ = ["ROTATE_DEFAULT", "enabled", "rotated"]

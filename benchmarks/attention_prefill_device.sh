@@ -14,6 +14,9 @@
 #   3b. (PEEL=1) the f16 D = 64 rows again with TILEC_ATTN_PEEL=1 (the rows it changes) <= 7 s
 #   4. (NP=1) the causal rows again with TILEC_ATTN_PERSISTENT=0 (the hardware's dynamic
 #      order against the persistent walk's causal pairs)                              <= 10 s
+#   3c. (ROT=1) the f16 rows again with TILEC_ATTN_ROTATE=1 (the rotated overlap schedule:
+#      S of block j with P V of block j-1; prewarmed alongside the default, tested in step 2
+#      with it too)                                                                    <= 12 s
 #   5. compute-sanitizer memcheck and racecheck over attention_sanitize.py (prefill
 #      cases incl. two consumer warpgroups, and decode; TILEC_PERSISTENT_SMS=2; with PEEL=1
 #      TILEC_ATTN_PEEL=1: three of its four prefill cases take the peel)             <= 8 + 6 s
@@ -29,7 +32,12 @@ OUT=${OUT:-/tmp/out}; D="$OUT/h15p"; mkdir -p "$D/np" "$D/peel"
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"
 t0=$(date +%s)
 cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
-PEEL=${PEEL:-0}; jobs=$(nproc); [ "$PEEL" = 1 ] && jobs=$(( jobs / 2 > 0 ? jobs / 2 : 1 ))
+PEEL=${PEEL:-0}; ROT=${ROT:-0}; jobs=$(nproc); [ "$PEEL$ROT" != 00 ] && jobs=$(( jobs / 2 > 0 ? jobs / 2 : 1 ))
+mkdir -p "$D/rot"
+if [ "$ROT" = 1 ]; then
+  TILEC_ATTN_ROTATE=1 timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" \
+    "${cubin[@]}" > "$D/prewarm_rot.log" 2>&1 &
+fi
 if [ "$PEEL" = 1 ]; then
   TILEC_ATTN_PEEL=1 timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" \
     "${cubin[@]}" > "$D/prewarm_peel.log" 2>&1 &
@@ -37,6 +45,7 @@ fi
 timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" "${cubin[@]}" > "$D/prewarm.log" 2>&1
 echo "h15p prewarm (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm.log")"
 if [ "$PEEL" = 1 ]; then wait; echo "h15p prewarm, peeled (TILEC_ATTN_PEEL=1) ($(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_peel.log")"; fi
+if [ "$ROT" = 1 ]; then wait; echo "h15p prewarm, rotated (TILEC_ATTN_ROTATE=1) ($(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_rot.log")"; fi
 if [ "${NP:-0}" = 1 ]; then
   TILEC_ATTN_PERSISTENT=0 timeout ${PREWARM_NP_TIMEOUT:-7} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$(nproc)" \
     "${cubin[@]}" > "$D/prewarm_np.log" 2>&1
@@ -45,6 +54,11 @@ fi
 TILEC_ATTN_PEEL=$PEEL TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-13} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
   tests/std/test_attention_gpu.py -k "user_attention_loop_on_the_gpu or flash_attention_matches_sdpa or four_d" > "$D/tests.log" 2>&1
 echo "h15p gpu tests (TILEC_ATTN_PEEL=$PEEL) (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED" "$D/tests.log" | head -5
+if [ "$ROT" = 1 ]; then
+  TILEC_ATTN_ROTATE=1 TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-13} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
+    tests/std/test_attention_gpu.py -k "user_attention_loop_on_the_gpu or flash_attention_matches_sdpa or four_d" > "$D/tests_rot.log" 2>&1
+  echo "h15p gpu tests (TILEC_ATTN_ROTATE=1) (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests_rot.log")"; grep -E "^FAILED" "$D/tests_rot.log" | head -5
+fi
 timeout ${BENCH_TIMEOUT:-19} python3 benchmarks/attention.py --prefill-only --reps ${REPS:-5} --out "$D" > "$D/bench.log" 2>&1
 echo "h15p bench, persistent (default) (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16)" "$D/bench.log" | awk '!s[$0]++'
 if [ "$PEEL" = 1 ]; then
@@ -52,6 +66,14 @@ if [ "$PEEL" = 1 ]; then
     --out "$D/peel" > "$D/bench_peel.log" 2>&1
   echo "h15p bench, f16 D=64, last key block peeled (TILEC_ATTN_PEEL=1) (rc $?, $(( $(date +%s) - t0 )) s):"
   grep -E "^\| (f16|bf16)" "$D/bench_peel.log" | awk '!s[$0]++'
+fi
+if [ "$ROT" = 1 ]; then
+  for only in f16-128 f16-64; do
+    TILEC_ATTN_ROTATE=1 timeout ${BENCH_ROT_TIMEOUT:-7} python3 benchmarks/attention.py --prefill-only --only $only --reps ${REPS:-5} \
+      --out "$D/rot" > "$D/bench_rot_$only.log" 2>&1
+    echo "h15p bench, $only, rotated (TILEC_ATTN_ROTATE=1) (rc $?, $(( $(date +%s) - t0 )) s):"
+    grep -E "^\| (f16|bf16)" "$D/bench_rot_$only.log" | awk '!s[$0]++'
+  done
 fi
 if [ "${NP:-0}" = 1 ]; then
   TILEC_ATTN_PERSISTENT=0 timeout ${BENCH_NP_TIMEOUT:-10} python3 benchmarks/attention.py --prefill-only --causal-only --reps ${REPS:-5} \
@@ -62,8 +84,8 @@ fi
 san=(${MEMCHECK_TIMEOUT:-8} ${RACECHECK_TIMEOUT:-6})
 for i in 0 1; do
   tool=$([ $i = 0 ] && echo memcheck || echo racecheck)
-  TILEC_ATTN_PEEL=$PEEL TILEC_PERSISTENT_SMS=2 timeout ${san[$i]} compute-sanitizer --tool $tool --print-limit 10 python3 benchmarks/attention_sanitize.py gpu \
+  TILEC_ATTN_PEEL=$PEEL TILEC_ATTN_ROTATE=$ROT TILEC_PERSISTENT_SMS=2 timeout ${san[$i]} compute-sanitizer --tool $tool --print-limit 10 python3 benchmarks/attention_sanitize.py gpu \
     > "$D/sanitizer_$tool.log" 2>&1
-  echo "h15p $tool (TILEC_ATTN_PEEL=$PEEL) (rc $?, $(( $(date +%s) - t0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$D/sanitizer_$tool.log" | tail -1)"
+  echo "h15p $tool (TILEC_ATTN_PEEL=$PEEL TILEC_ATTN_ROTATE=$ROT) (rc $?, $(( $(date +%s) - t0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$D/sanitizer_$tool.log" | tail -1)"
 done
 tar czf "$OUT/h15p.tgz" -C "$OUT" h15p && rm -rf "$D"

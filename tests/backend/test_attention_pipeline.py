@@ -127,6 +127,19 @@ def test_the_peel_follows_its_switch(setting: str | None, monkeypatch) -> None: 
     assert text.split("warp_specialize")[1].count("wgmma.rs") == (2 if on else 1)
 
 
+@pytest.mark.parametrize("rotate", ["0", "1"])
+def test_the_rotated_loop_issues_s_with_the_previous_blocks_p_v(rotate: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_ROTATE=1`: no S before the loop (the first iteration issues
+    it with a P V of zeros), the last block's P V after the loop; otherwise
+    S before the loop and in it, one P V (in the loop)."""
+    monkeypatch.setenv("TILEC_ATTN_PEEL", "0")
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", rotate)
+    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3)))
+    body = text.split("role consumer")[1].split("role producer")[0]
+    s_products, pv_products = body.count("= wgmma %"), body.count("wgmma.rs")
+    assert (s_products, pv_products) == ((1, 2) if rotate == "1" else (2, 1)), (s_products, pv_products)
+
+
 def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-def]
     """`TILEC_ATTN_SCHEDULE`; "overlap+peel" also peels the last key block off
     the loop (`TILEC_ATTN_PEEL=1`), "overlap+rotate" rotates it (S of block j

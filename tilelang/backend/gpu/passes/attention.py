@@ -918,7 +918,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
     from . import attention_rotated as rot
 
-    turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved) \
+    turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare) \
         if schedule == "overlap" and rot.enabled() else None
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)

@@ -28,13 +28,14 @@ read by nothing else; else `attention._overlapped` runs.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Layout
-from .attention import AttnPlan, _Bufs, _reads, _s_product, _unshare
 from .context import Fresh
 from .pipeline import _Build
 from .rewrite import substitute
@@ -48,12 +49,19 @@ def enabled() -> bool:
     return os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT) == "1"
 
 
-def rotated(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _Bufs, fresh: Fresh,
-            layouts: dict[int, Layout], before: list[object]
+def _reads(op: object, v: ir.Value) -> bool:
+    return any(x is v for o in g.walk(ir.Region((), (op,))) for x in g.operands(o))  # type: ignore[arg-type]
+
+
+def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, fresh: Fresh,
+            layouts: dict[int, Layout], before: list[object], s_product: Callable[..., tuple[ir.Value, g.Wgmma]],
+            unshare: Callable[[list[object], Fresh], list[object]]
             ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]] | None:
     """The rotated loop, its prologue and (epilogue ops, loop result -> value,
     the ring's counter after it), as `attention._overlapped` returns them; None
-    where it does not apply."""
+    where it does not apply. `p`, `bufs`: `attention.AttnPlan`, `attention._Bufs`;
+    `s_product`, `unshare`: `attention._s_product`, `attention._unshare` (passed
+    in: this module does not import `attention`, which imports it)."""
     E = ir.ElemOp
     span = loop.span
     ys = loop.body.ops[-1]
@@ -66,7 +74,7 @@ def rotated(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
     acc_arg = loop.body.args[1 + pos]
     init = loop.inits[pos]
     zdef = next((op for op in before if isinstance(op, ir.Const) and op.result is init), None)
-    if zdef is None or str(float(zdef.value)) != "0.0":  # type: ignore[attr-defined]
+    if zdef is None or str(float(zdef.value)) != "0.0":
         return None
     rescale = next((op for op in loop.body.ops if p.o_dot.acc in g.results(op)), None)
     if not (p.o_dot.acc is acc_arg or (isinstance(rescale, ir.Elementwise) and rescale.op is E.MUL
@@ -93,7 +101,7 @@ def rotated(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
     pv_stage = cb.elem(E.WHERE, started, prev, stage, hint="pv_stage")
     use = cb.elem(E.GT, c_it, cb.elem(E.ADD, bufs.base, cb.const(1)), dtype=DType.BOOL, hint="use_acc")
     cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
-    raw, s_op = _s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
+    raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
     o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
     # the carried accumulator is the previous block's, rescaled, its product pending
     cb.ops.append(g.WgmmaRegA(o_raw, p_prev, bufs.v, pv_stage, acc_arg, p.v_kmajor, use, p.o_dot.span,
@@ -136,7 +144,7 @@ def rotated(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
     trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(DType.F32, cast.x.shape, "p")
     body_ops = cb.ops
     c_loop = ir.For((*c_results, trips, p_last), loop.lower, loop.upper, loop.step, (*inits, bufs.base, p0),
-                    ir.Region((*loop.body.args, c_it, p_prev), tuple(_unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
+                    ir.Region((*loop.body.args, c_it, p_prev), tuple(unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
     # after the loop: the last block's P V (when the loop ran), waited for
     # after the join, the zero accumulator selected after the wait (as in
     # attention._overlapped: zeros beside wgmma registers in a branch cost
@@ -151,8 +159,8 @@ def rotated(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
     z = fresh.value(init.dtype, init.shape, "acc")
     ran_t, acc_f = fresh.value(DType.BOOL, init.shape), fresh.value(init.dtype, init.shape, "acc")
     post: list[object] = [ir.If((o_fin,), ran, ir.Region((), tuple(tb.ops)),  # type: ignore[arg-type]
-                                ir.Region((), (ir.Yield((inits[pos],)),)), span),  # type: ignore[arg-type]
-                          g.WgmmaWait((w,), (o_fin,), 0, span), ir.Const(z, zdef.value),  # type: ignore[attr-defined]
+                                ir.Region((), (ir.Yield((inits[pos],)),)), span),
+                          g.WgmmaWait((w,), (o_fin,), 0, span), ir.Const(z, zdef.value),
                           ir.Broadcast(ran_t, ran), ir.Elementwise(acc_f, E.WHERE, (ran_t, w, z))]
     back = {r.id: c for r, c in zip(loop.results, c_results, strict=True)}
     back[loop.results[pos].id] = acc_f

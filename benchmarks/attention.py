@@ -451,6 +451,18 @@ def main(argv: list[str] | None = None) -> int:
         print(decode_detail(rows[-1]), flush=True)
         if a.sweep:
             sweeps += decode_sweep(b, ctx, a.reps, dev, bw)
+    if prefill and dev != "cpu":
+        # once untimed, after the toolchain's background warm-up threads are
+        # done: a process's first timed prefill row read 100-225 TFLOP/s
+        # instead of ~470-500 in half the processes of h15p's 2026-12-02 sixth-
+        # session calls (main and branch alike), the same row right after it
+        # at full speed
+        import threading
+
+        for t in threading.enumerate():
+            if t.name.startswith("tilec-") and t is not threading.current_thread():
+                t.join(timeout=10)
+        bench_prefill(*prefill[0], 2, dev)
     for dt, d, c, s, tok in prefill:
         if dev == "cpu" and dt == "bf16":
             continue

@@ -101,7 +101,7 @@ class Plan:
 
     bk: dict[str, int]  # K tile (columns per step), per matrix: qkv, o, gate_up, down, lm
     bn: dict[str, int]  # rows per block, per matrix
-    st: dict[str, int]  # K steps in flight per matrix (2: the next tile loads during this one)
+    st: dict[str, int]  # std::llm's ST per matrix: 1, 2 (next tile in registers), -1 (first step peeled), >= 3 (ring)
     splitk: dict[str, int]  # split-K factor (1: none) for o and down
     ns: int  # attention splits per KV head
     bt: int  # attention key tile

@@ -128,18 +128,19 @@ def test_pdl_decodes_the_same_tokens() -> None:
         got = []
         # the trigger's three places (Target.pdl_trigger), the pre-wait
         # prefetch ("+prefetch", "+bulk") and loads ("+loads": the GEMVs with
-        # ST 2 lead with their first weight tile), in both graph APIs
-        st2 = dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)
+        # ST 2, then with ST -1, lead with their first weight tile), in both graph APIs
+        lead = {"tile": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2),
+                "torch": {**eng.plan.st, **dict.fromkeys(("qkv", "o", "gate_up", "down"), -1)}}
         for api, trigger in (("tile", "late"), ("torch", "late"), ("torch", "entry"), ("torch", "exit"),
                              ("torch", "late+prefetch"), ("torch", "late+bulk"), ("tile", "late+loads"),
                              ("torch", "late+loads")):
             eng.graph_api = api
             loads = trigger.endswith("+loads")
-            eng.replan(dataclasses.replace(eng.plan, pdl=trigger, st=st2 if loads else eng.plan.st))
+            eng.replan(dataclasses.replace(eng.plan, pdl=trigger, st=lead[api] if loads else eng.plan.st))
             eng.reset()
             n, e = cuda_pdl.LAUNCHES, cuda_pdl.EARLY
             got.append(eng.generate([5, 6, 7], 24, batched=False))
-            assert cuda_pdl.LAUNCHES > n and (cuda_pdl.EARLY > e) == loads
+            assert n < cuda_pdl.LAUNCHES and (e < cuda_pdl.EARLY) == loads
     finally:
         cuda_pdl.set_pdl(old, "late", "")
     assert got == [want] * 8

@@ -8,6 +8,7 @@ keys through shared memory without spilling. Needs `ptxas`; no GPU."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -100,6 +101,36 @@ def test_planned_gemvs_fit_their_register_budget(model: str) -> None:
         # 4: copies 3 K steps ahead); the one-wave matrices load into registers
         copies = ptx.count("cp.async.cg.shared.global")
         assert (copies > 0) == (mat == "lm"), (model, mat, copies)
+
+
+def test_peeled_gemvs_lead_with_their_weights() -> None:
+    # ST -1 at the plan's shapes (Qwen3-4B): no spill at the plan's MB, and
+    # under PDL "+loads" with the weight and norm marked early (what the
+    # runtime decides when the previous launch does not write them) the
+    # first K step's weight loads come before `griddepcontrol.wait`, every
+    # other load after it; without the marks the wait comes first
+    from tilelang.backend import Target, compile_kernel
+
+    cfg = Qwen3Config.load("qwen3-4b")
+    base = plan_for(cfg, 2048, 132, hopper=True)
+    plan = dataclasses.replace(base, st={**base.st, **dict.fromkeys(("qkv", "o", "gate_up", "down"), -1)})
+    k = load_kernels()
+    tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads")
+    for mat in ("qkv", "o", "gate_up", "down"):
+        op = _op(k, mat, cfg, plan)
+        op.discard()  # built to be compiled, never run
+        assert "0 bytes spill stores" in _ptxas(_ptx(op)), mat
+        kir = op._plan.kir
+        args = op._kernel_args(op._hosts)
+        for early in (set(), {"w", "g"}):
+            facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in a.shape), False, p.name in early)
+                     for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
+            ptx = compile_kernel(kir, tgt, facts).ptx
+            pre, post = ptx[ptx.index(".entry"):].split("griddepcontrol.wait;")
+            # the weight tile: BN x BK bf16 over 256 threads in 16-byte chunks (gate and up: two)
+            chunks = plan.bn[mat] * plan.bk[mat] * 2 // (256 * 16) * (2 if mat == "gate_up" else 1)
+            assert pre.count("ld.global") == (chunks if early else 0), (mat, early)
+            assert post.count("ld.global") > 0
 
 
 def test_ring_decode_attention_streams_without_spills() -> None:

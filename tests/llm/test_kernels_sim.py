@@ -73,9 +73,10 @@ def _check(op, grid: tuple[int, ...], outs: list[int], tol: float = 1e-4) -> Non
         np.testing.assert_allclose(got[i], want, rtol=tol, atol=tol * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize(("st", "mb", "kk"), [(1, 0, 600), (2, 3, 600), (4, 3, 1040), (3, 0, 1040)])
+@pytest.mark.parametrize(("st", "mb", "kk"), [(1, 0, 600), (2, 3, 600), (4, 3, 1040), (3, 0, 1040), (-1, 3, 600)])
 def test_gemv_add_of_a_stacked_layer(k, st: int, mb: int, kk: int) -> None:  # type: ignore[no-untyped-def]
-    # K not a multiple of the K step: the last step is partial; ST >= 3: the
+    # K not a multiple of the K step: the last step is partial; ST -1: the
+    # first step peeled off the loop; ST >= 3: the
     # weights through a ring of ST stages (K a multiple of 16 elements: every
     # 16-byte chunk wholly in or out), the vector x in registers
     rng = np.random.default_rng(0)
@@ -91,7 +92,7 @@ def test_gemv_add_of_a_stacked_layer(k, st: int, mb: int, kk: int) -> None:  # t
     np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize(("st", "mb"), [(1, 3), (2, 0), (4, 3)])
+@pytest.mark.parametrize(("st", "mb"), [(1, 3), (2, 0), (4, 3), (-1, 3)])
 def test_rms_gemv_and_gate_up(k, st: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(1)
     n, kk, layers = 16, 512, 2

@@ -125,3 +125,25 @@ def test_runtime_reads_early_only_what_the_previous_launch_does_not_write(loads_
     assert cuda_pdl.early_names(s, reader, [o, w, x], (4,)) == frozenset()
     cuda_pdl.set_pdl(True, "late", "bulk")
     assert cuda_pdl.early_names(s, reader, [o, w, x], (4,)) == frozenset()
+
+
+def test_runtime_counts_unsafe_writes_of_shared_params(loads_mode) -> None:  # type: ignore[no-untyped-def]
+    # a kernel that writes its `&` parameter `t` inside `unsafe` (an atomic):
+    # `t` is never early for the kernel itself, and the next launch does not
+    # read it early either
+    src = """
+    kernel fn bump<const B: i32>(z: &mut Tensor<f32, [B]>, t: &Tensor<f32, [?]>) {
+        unsafe { atomic_add(&t, [0], 1.0); }
+        z.store(z.load());
+    }
+    """
+    z, t = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    op = tilelang.compile(src).bump[16](P(z, [16]), t)
+    op.discard()  # compiled, never run
+    kir = op._plan.kir
+    zb, tb, w = _buf(0x1000, 16), _buf(0x2000, 16), _buf(0x8000, 64)
+    s = 11
+    cuda_pdl.early_names(s, _kernel(("o", True)), [_buf(0x9000, 4)], (1,))
+    assert cuda_pdl.early_names(s, kir, [zb, tb], (1,)) == frozenset()  # `t` written here
+    reader = _kernel(("o", True), ("w", False), ("v", False))
+    assert cuda_pdl.early_names(s, reader, [_buf(0x9000, 4), w, tb], (4,)) == frozenset({"w"})

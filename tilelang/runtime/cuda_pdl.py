@@ -142,6 +142,26 @@ def launch(function: int, grid: tuple[int, int, int], block: int, smem: int, str
     return code
 
 
+_WRITTEN: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
+def _written(kernel: Any) -> frozenset[str]:
+    """The tensor parameters `kernel` may write: its `&mut` ones and any an
+    `unsafe` store or atomic names (cached per kernel)."""
+    hit = _WRITTEN.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    from tilelang.ir import nodes as ir
+
+    names = {p.name for p in kernel.params if isinstance(p, ir.TensorParam) and p.mutable}
+    body = getattr(kernel, "body", None)
+    if body is not None:
+        names |= {op.tensor for op in ir.walk(body) if isinstance(op, ir.Store | ir.AtomicRMW)}
+    out = frozenset(names)
+    _WRITTEN[id(kernel)] = (kernel, out)
+    return out
+
+
 def _span(a: Any) -> tuple[int, int]:
     n = a.np_dtype.itemsize
     for d in a.shape:
@@ -169,11 +189,12 @@ def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]
     from tilelang.ir import nodes as ir
 
     tensors = [(p, a) for p, a in zip(kernel.params, args, strict=True) if isinstance(p, ir.TensorParam)]
+    written = _written(kernel)
     writes, early_trigger = _LAST.get(stream, ((), True))
     out = frozenset() if early_trigger else frozenset(
         p.name for p, a in tensors
-        if not p.mutable and not any(lo < w_hi and w_lo < hi for lo, hi in [_span(a)] for w_lo, w_hi in writes))
-    _LAST[stream] = (tuple(_span(a) for p, a in tensors if p.mutable), bool(kernel.pdl_early))
+        if p.name not in written and not any(lo < w_hi and w_lo < hi for lo, hi in [_span(a)] for w_lo, w_hi in writes))
+    _LAST[stream] = (tuple(_span(a) for p, a in tensors if p.name in written), bool(kernel.pdl_early))
     global EARLY
     EARLY += bool(out)
     return out

@@ -37,7 +37,8 @@ def _gpu() -> bool:
 def copy_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
     """Bytes per second a device-to-device copy moves (read + write): the
     best of five rounds of 10 copies timed by events, after ~0.3 s of
-    copies. (One round timed from the host, first thing in
+    copies, each round queued behind a sleeping kernel. (One round timed
+    from the host, first thing in
     `benchmarks/decode_ab.py`, read 0.7-3.8 TB/s on an H200 that copies 4.2;
     likeliest cause: the host thread, sharing the interpreter with `import
     tilelang`'s prewarm thread, left the GPU idle between copies.)"""
@@ -52,6 +53,11 @@ def copy_bandwidth(device: str = "cuda", nbytes: int = 1 << 30) -> float:
     best = 0.0
     for _ in range(5):
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        # The GPU sleeps (~20 ms) while the host queues the timed copies, so a
+        # host slowed by other threads (the toolchain's prewarm holds the GIL in
+        # bursts) cannot leave the GPU idle between them: the final call of
+        # 2026-12-02 read 2.22 TB/s here on an H200 that copies 4.28.
+        torch.cuda._sleep(40_000_000)
         e0.record()
         for _ in range(10):
             b.copy_(a)

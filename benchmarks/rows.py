@@ -67,26 +67,34 @@ def tile_source(kind: str, op: str, warps: int) -> str:
 
 
 # ---------------------------------------------------------------- ptxas report (no GPU)
-def ptxas_report(arch: str = "sm_90a") -> list[dict[str, Any]]:
-    """Registers, spill stores and barriers of every configuration, from ptxas -v."""
+def tile_ptx(kind: str, op: str, bm: int, n: int, bn: int, w: int, arch: str = "sm_90a") -> str:
+    """The PTX of one configuration of `rows.tile`'s kernels (`bn` 0: one tile a
+    row), through a `main` that instantiates it."""
     from tilelang import driver
 
+    src = tile_source(kind, op, w)
+    gen = f"::<{bm}, {n}, {bn}>" if bn else f"::<{bm}, {n}>"
+    extra = ", &w, &b, 1e-5" if op == "layernorm" else ""
+    src += (f"\nfn main() {{\n    let x = zeros::<f32>([4, {n}]);\n    let w = zeros::<f32>([{n}]);\n"
+            f"    let b = zeros::<f32>([{n}]);\n    let mut y = zeros::<f32>([4, {n}]);\n"
+            f"    {op}_{kind}{gen}(y.partition([{bm}, {n}]), &x{extra}).sync();\n}}\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".tile", delete=False) as f:
+        f.write(src)
+    try:
+        r = driver.compile(Path(f.name), "ptx", options=driver.Options(kernel=f"{op}_{kind}", arch=arch))
+    finally:
+        os.unlink(f.name)
+    assert r.ok, r.diagnostics
+    return driver.format_output("ptx", r)
+
+
+def ptxas_report(arch: str = "sm_90a") -> list[dict[str, Any]]:
+    """Registers, spill stores and barriers of every configuration, from ptxas -v."""
     rows = []
     for op in OPS:
-        for m, n in SHAPES:
+        for _, n in SHAPES:
             for kind, bm, bn, w in tile_configs(n, op):
-                src = tile_source(kind, op, w)
-                gen = f"::<{bm}, {n}, {bn}>" if bn else f"::<{bm}, {n}>"
-                extra = ", &w, &b, 1e-5" if op == "layernorm" else ""
-                src += (f"\nfn main() {{\n    let x = zeros::<f32>([4, {n}]);\n    let w = zeros::<f32>([{n}]);\n"
-                        f"    let b = zeros::<f32>([{n}]);\n    let mut y = zeros::<f32>([4, {n}]);\n"
-                        f"    {op}_{kind}{gen}(y.partition([{bm}, {n}]), &x{extra}).sync();\n}}\n")
-                with tempfile.NamedTemporaryFile("w", suffix=".tile", delete=False) as f:
-                    f.write(src)
-                r = driver.compile(Path(f.name), "ptx", options=driver.Options(kernel=f"{op}_{kind}", arch=arch))
-                os.unlink(f.name)
-                assert r.ok, r.diagnostics
-                ptx = driver.format_output("ptx", r)
+                ptx = tile_ptx(kind, op, bm, n, bn, w, arch)
                 with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
                     f.write(ptx)
                 p = subprocess.run(["ptxas", f"-arch={arch}", "-v", "-o", os.devnull, f.name],

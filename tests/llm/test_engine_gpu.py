@@ -31,16 +31,23 @@ def _close(a: np.ndarray, b: np.ndarray) -> None:
     np.testing.assert_allclose(a, b, rtol=0, atol=float(np.abs(b).max()) * 2**-7)
 
 
-def test_teacher_forced_logits_match_torch_at_every_step_of_64() -> None:
-    w = random_weights(SMALL, seed=0, backend="torch")
-    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
-    assert eng.graph_mode
-    ref = TorchQwen3(SMALL, w, max_seq=128, device="cuda")  # f32 activations
-    toks = [int(t) for t in np.random.default_rng(0).integers(0, SMALL.vocab_size, 64)]
+def _teacher_forced(eng: TileQwen3, w: object, seed: int, n: int) -> list[int]:
+    """Feed `n` random tokens (`seed`) to `eng` and to `TorchQwen3` on the same
+    weights (f32 activations); the logits agree at every step. Returns the tokens."""
+    ref = TorchQwen3(SMALL, w, max_seq=128, device="cuda")
+    toks = [int(t) for t in np.random.default_rng(seed).integers(0, SMALL.vocab_size, n)]
     for i, t in enumerate(toks):
         got = eng.feed(t)
         want = ref.step(torch.tensor([t], device="cuda"), torch.tensor([i], device="cuda"))
         _close(got, want.cpu().numpy())
+    return toks
+
+
+def test_teacher_forced_logits_match_torch_at_every_step_of_64() -> None:
+    w = random_weights(SMALL, seed=0, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    assert eng.graph_mode
+    _teacher_forced(eng, w, seed=0, n=64)
 
 
 @pytest.mark.parametrize("tc", [0, 2, 3, 4])
@@ -53,12 +60,7 @@ def test_other_attention_forms_match_torch(tc: int) -> None:
     w = random_weights(SMALL, seed=1, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
     eng.replan(dataclasses.replace(eng.plan, tc=tc, fma_until=0))
-    ref = TorchQwen3(SMALL, w, max_seq=128, device="cuda")
-    toks = [int(t) for t in np.random.default_rng(1).integers(0, SMALL.vocab_size, 24)]
-    for i, t in enumerate(toks):
-        got = eng.feed(t)
-        want = ref.step(torch.tensor([t], device="cuda"), torch.tensor([i], device="cuda"))
-        _close(got, want.cpu().numpy())
+    toks = _teacher_forced(eng, w, seed=1, n=24)
     assert eng._graph is not None and eng._graph.replays == len(toks)
     eng.replan(dataclasses.replace(eng.plan, tc=2, fma_until=12, short_tc=0 if tc == 2 else tc))
     eng.reset()
@@ -94,12 +96,7 @@ def test_ring_gemvs_match_torch() -> None:
     mats = ("qkv", "o", "gate_up", "down", "lm")
     eng.replan(dataclasses.replace(eng.plan, st=dict.fromkeys(mats, 4), bk=dict.fromkeys(mats, 128)))
     assert {op.generics["ST"] for op in eng.ops if "ST" in op.generics} == {4}
-    ref = TorchQwen3(SMALL, w, max_seq=128, device="cuda")
-    toks = [int(t) for t in np.random.default_rng(4).integers(0, SMALL.vocab_size, 24)]
-    for i, t in enumerate(toks):
-        got = eng.feed(t)
-        want_logits = ref.step(torch.tensor([t], device="cuda"), torch.tensor([i], device="cuda"))
-        _close(got, want_logits.cpu().numpy())
+    _teacher_forced(eng, w, seed=4, n=24)
     eng.reset()
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 

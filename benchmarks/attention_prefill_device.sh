@@ -14,9 +14,10 @@
 #   3b. (PEEL=1) the f16 D = 64 rows again with TILEC_ATTN_PEEL=1 (the rows it changes) <= 7 s
 #   4. (NP=1) the causal rows again with TILEC_ATTN_PERSISTENT=0 (the hardware's dynamic
 #      order against the persistent walk's causal pairs)                              <= 10 s
-#   3c. (ROT=1) the f16 rows again with TILEC_ATTN_ROTATE=1 (the rotated overlap schedule:
-#      S of block j with P V of block j-1; prewarmed alongside the default, tested in step 2
-#      with it too)                                                                    <= 12 s
+#   3c. (ROT=1) the 24 rows again with TILEC_ATTN_ROTATE=1 (the rotated overlap schedule:
+#      S of block j with P V of block j-1, P carried packed; prewarmed alongside the default,
+#      tested in step 2 with it too; DEFAULT_TESTS=0 tests it alone); ROT_AB=n then n rounds
+#      of the f16 D = 128 rows, default and rotated in turn                      <= 19 + 16 n s
 #   5. compute-sanitizer memcheck and racecheck over attention_sanitize.py (prefill
 #      cases incl. two consumer warpgroups, and decode; TILEC_PERSISTENT_SMS=2; with PEEL=1
 #      TILEC_ATTN_PEEL=1: three of its four prefill cases take the peel)             <= 8 + 6 s
@@ -51,9 +52,11 @@ if [ "${NP:-0}" = 1 ]; then
     "${cubin[@]}" > "$D/prewarm_np.log" 2>&1
   echo "h15p prewarm, one tile a block (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_np.log")"
 fi
+if [ "${DEFAULT_TESTS:-1}" = 1 ]; then
 TILEC_ATTN_PEEL=$PEEL TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-13} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
   tests/std/test_attention_gpu.py -k "user_attention_loop_on_the_gpu or flash_attention_matches_sdpa or four_d" > "$D/tests.log" 2>&1
 echo "h15p gpu tests (TILEC_ATTN_PEEL=$PEEL) (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED" "$D/tests.log" | head -5
+fi
 if [ "$ROT" = 1 ]; then
   TILEC_ATTN_ROTATE=1 TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-13} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_pipeline.py \
     tests/std/test_attention_gpu.py -k "user_attention_loop_on_the_gpu or flash_attention_matches_sdpa or four_d" > "$D/tests_rot.log" 2>&1
@@ -68,11 +71,18 @@ if [ "$PEEL" = 1 ]; then
   grep -E "^\| (f16|bf16)" "$D/bench_peel.log" | awk '!s[$0]++'
 fi
 if [ "$ROT" = 1 ]; then
-  for only in f16-128 f16-64; do
-    TILEC_ATTN_ROTATE=1 timeout ${BENCH_ROT_TIMEOUT:-7} python3 benchmarks/attention.py --prefill-only --only $only --reps ${REPS:-5} \
-      --out "$D/rot" > "$D/bench_rot_$only.log" 2>&1
-    echo "h15p bench, $only, rotated (TILEC_ATTN_ROTATE=1) (rc $?, $(( $(date +%s) - t0 )) s):"
-    grep -E "^\| (f16|bf16)" "$D/bench_rot_$only.log" | awk '!s[$0]++'
+  TILEC_ATTN_ROTATE=1 timeout ${BENCH_ROT_TIMEOUT:-19} python3 benchmarks/attention.py --prefill-only --reps ${REPS:-5} \
+    --out "$D/rot" > "$D/bench_rot.log" 2>&1
+  echo "h15p bench, all rows, rotated (TILEC_ATTN_ROTATE=1) (rc $?, $(( $(date +%s) - t0 )) s):"
+  grep -E "^\| (f16|bf16)" "$D/bench_rot.log" | awk '!s[$0]++'
+  # ROT_AB=n: n more alternating rounds of the f16 D = 128 rows, default then rotated
+  for r in $(seq 1 "${ROT_AB:-0}"); do
+    for rot in 0 1; do
+      TILEC_ATTN_ROTATE=$rot timeout ${BENCH_AB_TIMEOUT:-8} python3 benchmarks/attention.py --prefill-only --only f16-128 \
+        --reps ${REPS:-5} --out "$D/ab$r$rot" > "$D/bench_ab$r$rot.log" 2>&1
+      echo "h15p bench, f16-128, round $r, TILEC_ATTN_ROTATE=$rot (rc $?, $(( $(date +%s) - t0 )) s):"
+      grep -E "^\| (f16|bf16)" "$D/bench_ab$r$rot.log" | awk '!s[$0]++'
+    done
   done
 fi
 if [ "${NP:-0}" = 1 ]; then

@@ -31,6 +31,13 @@ def emit_op(em: Any, op: object) -> bool:
     if isinstance(op, g.WarpgroupTurn):
         warpgroup_turn(em, op)
         return True
+    if isinstance(op, g.PackPairs):
+        assert isinstance(em.layouts[op.x.id], AccTile), em.layouts[op.x.id]
+        x = em.tile(op.x)
+        ty = {DType.F16: "half", DType.BF16: "bfloat"}[op.dtype]
+        em.env[op.result.id] = [_pack(em, x[2 * i], x[2 * i + 1], ty) for i in range(len(x) // 2)]
+        assert len(em.env[op.result.id]) == em.nregs(op.result), (len(x), em.nregs(op.result))
+        return True
     return False
 
 
@@ -119,8 +126,10 @@ def _rs_part(em: Any, op: g.WgmmaRegA) -> _Part:
     """O = acc + A @ B with A in registers (the `AccTile` fragment), B in shared memory."""
     la = em.layouts[op.a.id]
     assert isinstance(la, AccTile), la
+    packed = op.a.dtype is DType.I32  # a `PackPairs` result: the A registers as they are
     adt = op.dtype or op.a.dtype
     M, K = op.a.shape
+    K *= 2 if packed else 1
     N = op.result.shape[1]
     assert M // la.warps == 16 and K % 16 == 0 and N % 8 == 0 and N <= 256, (op.a.shape, op.result.shape)
     sb = em.layouts[op.b.id]
@@ -130,12 +139,15 @@ def _rs_part(em: Any, op: g.WgmmaRegA) -> _Part:
     a = em.tile(op.a)
     acc = list(em.tile(op.acc))
     n = N // 2
-    assert len(acc) == n and len(a) == K // 2, (len(acc), n, len(a), K)
+    assert len(acc) == n and len(a) == (K // 4 if packed else K // 2), (len(acc), n, len(a), K)
     ty = {DType.F16: "half", DType.BF16: "bfloat"}[adt]
     pty = {DType.F16: "f16", DType.BF16: "bf16"}[adt]
     ks = K // 16
     extras: list[tuple[str, str]] = []
     for kk in range(ks):
+        if packed:
+            extras += [("r", f"i32 {r}") for r in a[4 * kk:4 * kk + 4]]
+            continue
         s = a[8 * kk:8 * kk + 8]
         extras += [("r", f"i32 {_pack(em, s[2 * i], s[2 * i + 1], ty)}") for i in range(4)]
     for kk in range(ks):

@@ -201,7 +201,9 @@ class WgmmaRegA:
     """`result = acc + a @ b[stage]` issued asynchronously by each consumer
     warpgroup, A from registers: `a` is an f16/bf16 [M, K] tile in the
     `AccTile` layout (each warpgroup's m64 rows; its registers, two per 32
-    bits, are wgmma's A fragment), `b` a shared buffer ([S, K, N], K-major
+    bits, are wgmma's A fragment), or f32 rounded as it is packed (`dtype`),
+    or that fragment already packed (an i32 `PackPairs` result, `dtype` the
+    16-bit type), `b` a shared buffer ([S, K, N], K-major
     when `b_kmajor`, i.e. stored [S, N, K]). Read the result after a
     `WgmmaWait` that covers it."""
 
@@ -217,6 +219,22 @@ class WgmmaRegA:
     # a `Wgmma` issued just before, in the same statement (its own commit
     # group): nothing the compiler schedules can land between the two
     first: Wgmma | None = None
+
+
+@frozen
+class PackPairs:
+    """`x` (an f32 [M, K] tile in the `AccTile` layout) rounded to `dtype`
+    (f16/bf16) and packed two registers to 32 bits, in register order: the
+    A fragment that `WgmmaRegA` would pack from `x` (`codegen/wgmma_rs.py`),
+    made early. `result` is an i32 [M, K / 2] tile (`AccTile`: half the
+    registers of `x`) whose registers, not its elements, are those pairs:
+    `WgmmaRegA` is its only reader. The rotated attention loop carries P
+    so, across its back edge (`passes/attention_rotated.py`)."""
+
+    result: ir.Value
+    x: ir.Value
+    dtype: DType
+    span: Span = DUMMY_SPAN
 
 
 @frozen
@@ -385,6 +403,7 @@ GpuOp = (
     | BarrierArrive
     | Wgmma
     | WgmmaRegA
+    | PackPairs
     | WarpgroupTurn
     | WgmmaWait
     | WarpSpecialize
@@ -396,7 +415,7 @@ GpuOp = (
     | RingRead
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
-           BarrierArrive, Wgmma, WgmmaRegA, WarpgroupTurn, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot,
+           BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpgroupTurn, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot,
            RingCopy, RingRead)
 
 
@@ -456,7 +475,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaRegA(result=r, first=f):
             return (r,) if f is None else (f.result, r)
-        case Undef(result=r):
+        case Undef(result=r) | PackPairs(result=r):
             return (r,)
         case WgmmaWait(results=rs):
             return rs
@@ -472,7 +491,7 @@ def operands(op: object) -> tuple[ir.Value, ...]:
     match op:
         case DotOp(a=a, b=b, acc=c):
             return (a, b, c)
-        case ConvertLayout(x=x):
+        case ConvertLayout(x=x) | PackPairs(x=x):
             return (x,)
         case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn():
             return ()
@@ -557,6 +576,7 @@ __all__ = [
     "WarpSpecialize",
     "WarpgroupTurn",
     "Wgmma",
+    "PackPairs",
     "WgmmaRegA",
     "WgmmaWait",
     "defined_values",

@@ -80,6 +80,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             use = f" use_acc {n(u)}" if u is not None else ""
             line(f"{n.define(r)} = wgmma.rs {n(a)}, {n(b)}[{n(s)}], {n(c)}{use} (b {'k' if bk else 'mn'}-major)"
                  f" : {r.type}{n.note(r)}")
+        case g.PackPairs(result=r, x=x, dtype=dt):
+            line(f"{n.define(r)} = pack_pairs {n(x)} as {dt} : {r.type}{n.note(r)}")
         case g.WarpgroupTurn(kind=kind, base=b):
             line(f"warpgroup_turn.{kind} {b}")
         case g.Undef(result=r):

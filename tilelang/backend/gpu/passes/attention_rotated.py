@@ -18,8 +18,10 @@ the tensor cores would otherwise idle under the first softmax. So per tile:
   copies of the next tile's Q and first K/V blocks start that much sooner.
 
 The carried values are the body's own, the accumulator taken before its
-product (rescaled), and P of the block whose product is pending (f32, as the
-product packs it). It applies where the accumulator starts at zero
+product (rescaled), and P of the block whose product is pending, packed as
+wgmma's A fragment at the end of the body (`g.PackPairs`: 16-bit pairs, half
+the registers of f32 P, whose 64 registers a thread made ptxas spill at
+128 x 128, D = 128; `TILEC_ATTN_ROTATE_PACK=0` carries f32). It applies where the accumulator starts at zero
 (`use_acc` drops the first two products' accumulators: the zero P V's and
 what the first rescale made of it) and the loop yields the product as is,
 read by nothing else; else `attention._overlapped` runs.
@@ -47,6 +49,20 @@ ROTATE_DEFAULT = "0"
 
 def enabled() -> bool:
     return os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT) == "1"
+
+
+def packed() -> bool:
+    """P crosses the back edge as 16-bit pairs (`g.PackPairs`: half the
+    registers of f32 P); `TILEC_ATTN_ROTATE_PACK=0` carries it as f32."""
+    return os.environ.get("TILEC_ATTN_ROTATE_PACK", "1") == "1"
+
+
+def _carried(cast: ir.Cast) -> tuple[tuple[int, ...], DType]:
+    """Shape and type of the P that the loop carries: packed pairs, or f32."""
+    if packed():
+        *lead, n = cast.x.shape
+        return (*lead, n // 2), DType.I32
+    return cast.x.shape, DType.F32
 
 
 def _reads(op: object, v: ir.Value) -> bool:
@@ -87,11 +103,12 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     inits[pos] = fresh.value(init.dtype, init.shape, init.hint)  # never read: the first products ignore it
     pre.append(g.Undef(inits[pos], span))
     # P of "the block before the first": zeros (the product's value is dropped)
-    pz, p0 = fresh.value(DType.F32, ()), fresh.value(DType.F32, cast.x.shape, "p")
-    pre += [ir.Const(pz, 0.0), ir.Broadcast(p0, pz)]
+    pshape, pdt = _carried(cast)
+    pz, p0 = fresh.value(pdt, ()), fresh.value(pdt, pshape, "p")
+    pre += [ir.Const(pz, 0 if pdt is DType.I32 else 0.0), ir.Broadcast(p0, pz)]
 
     c_it = fresh.value(DType.I32, (), "it")
-    p_prev = fresh.value(DType.F32, cast.x.shape, "p")
+    p_prev = fresh.value(pdt, pshape, "p")
     cb = _Build(fresh)
     stage, phase = cb.ring(c_it, bufs.S)
     started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
@@ -132,6 +149,10 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             waited = True
         if op is p.o_dot:  # issued by the next iteration, or after the loop
             p_next = mapping.get(cast.x.id, cast.x)
+            if pdt is DType.I32:  # carried as wgmma's A fragment: 16-bit pairs
+                packed = fresh.value(DType.I32, pshape, "p")
+                cb.ops.append(g.PackPairs(packed, p_next, cast.result.dtype, cast.span))
+                p_next = packed
             continue
         if isinstance(op, ir.Yield):
             vals = [mapping.get(v.id, v) for v in op.values]
@@ -141,7 +162,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             continue
         cb.ops.append(substitute(op, mapping))
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
-    trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(DType.F32, cast.x.shape, "p")
+    trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(pdt, pshape, "p")
     body_ops = cb.ops
     c_loop = ir.For((*c_results, trips, p_last), loop.lower, loop.upper, loop.step, (*inits, bufs.base, p0),
                     ir.Region((*loop.body.args, c_it, p_prev), tuple(unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
@@ -167,4 +188,4 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     return c_loop, pre, (post, back, trips)
 
 
-__all__ = ["ROTATE_DEFAULT", "enabled", "rotated"]
+__all__ = ["ROTATE_DEFAULT", "enabled", "packed", "rotated"]

@@ -79,7 +79,10 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
                                                                ("bf16", 128, 128, 64, "overlap+peel"),
                                                                ("f16", 128, 64, 128, "overlap+peel"),
                                                                ("f16", 128, 128, 128, "pingpong-unsafe"),
-                                                               ("f16", 128, 128, 128, "overlap")])
+                                                               ("f16", 128, 128, 128, "overlap"),
+                                                               # P carried packed (f32 P: 84 B of spills)
+                                                               ("f16", 128, 128, 128, "overlap+rotate"),
+                                                               ("bf16", 128, 128, 64, "overlap+rotate")])
 def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
     _schedule(monkeypatch, schedule)
@@ -138,6 +141,35 @@ def test_the_rotated_loop_issues_s_with_the_previous_blocks_p_v(rotate: str, mon
     body = text.split("role consumer")[1].split("role producer")[0]
     s_products, pv_products = body.count("= wgmma %"), body.count("wgmma.rs")
     assert (s_products, pv_products) == ((1, 2) if rotate == "1" else (2, 1)), (s_products, pv_products)
+
+
+@pytest.mark.parametrize("pack", ["0", "1"])
+def test_the_rotated_loop_carries_p_packed(pack: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The rotated loop carries P across its back edge as wgmma's A fragment,
+    16-bit pairs in i32 registers ([128, 64] i32: half the registers of the
+    f32 [128, 128]), packed at the end of the body; both P V products read it
+    as it is. `TILEC_ATTN_ROTATE_PACK=0` carries f32 P, packed at each P V."""
+    monkeypatch.setenv("TILEC_ATTN_PEEL", "0")
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", "1")
+    monkeypatch.setenv("TILEC_ATTN_ROTATE_PACK", pack)
+    k = lower_gpu(_std("flash_attention", "bf16", 128, 128, 128), "sm_90a", _facts("oqkv", 3))
+    text = print_gpu_kernel(k)
+    body = text.split("role consumer")[1].split("role producer")[0]
+    assert body.count("pack_pairs") == (1 if pack == "1" else 0)
+    from tilelang.backend.gpu import nodes as g
+
+    rs = [op for op in g.walk(k.body) if isinstance(op, g.WgmmaRegA)]
+    assert len(rs) == 2
+    want = ((128, 64), "i32") if pack == "1" else ((128, 128), "f32")
+    assert all((op.a.shape, str(op.a.dtype)) == want and str(op.dtype) == "bf16" for op in rs), \
+        [(op.a.shape, op.a.dtype) for op in rs]
+    if pack == "1":
+        (pk,) = [op for op in g.walk(k.body) if isinstance(op, g.PackPairs)]
+        assert pk.x.shape == (128, 128) and str(pk.x.dtype) == "f32" and str(pk.dtype) == "bf16"
+        # the PTX: one cvt.rn.bf16x2.f32 a pair, in the body only (f32 P is
+        # packed at each of the two P V products: 64)
+        ptx = emit_ptx(_std("flash_attention", "bf16", 128, 128, 128), "sm_90a", _facts("oqkv", 3))
+        assert ptx.count("cvt.rn.bf16x2.f32") == 32, ptx.count("cvt.rn.bf16x2.f32")
 
 
 def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-def]

@@ -299,6 +299,8 @@ def _nop():  # type: ignore[no-untyped-def]
 
 # (variant, decode_plan's arguments) that --sweep times besides the default plan
 SWEEP = [
+    ("warp", {}),  # the default plan on the library's kernel before 2026-12-02's eighth session (one state a warp)
+    ("r8", {}),  # 8 warps a block, BN / 8 keys each: 196 registers with lane groups (255 + spills before)
     ("std", {"bn": 32, "combine_tile": 4096, "min_share": 0}),  # the default of 2026-12-02 (3f14ec5)
     ("std", {"min_share": 0}),  # two blocks an SM however short the shares
     ("std", {"blocks_per_sm": 1}),  # one block an SM
@@ -306,7 +308,7 @@ SWEEP = [
     ("std", {"combine_tile": 512}),
     # measured slower on the H200 (RESULTS, sixth session), not swept again: the
     # 1- and 2-warp merges ("c:w1", "c:w2"), BN 32 at three blocks an SM
-    # ({"bn": 32, "blocks_per_sm": 3}: 160 registers), 8 warps a block ("r8")
+    # ({"bn": 32, "blocks_per_sm": 3}: 160 registers)
 ]
 _VARIANTS: list = []
 

@@ -42,6 +42,29 @@ def test_splitting_rows_keeps_each_element_in_its_thread() -> None:
     assert reshape_blocked((1, 2, 8), (2, 8), Blocked((1, 1, 8), (1, 2, 16), (1, 4, 1), (2, 1, 0))) is None
 
 
+def test_a_split_into_lane_groups_keeps_the_unsplit_layout() -> None:
+    # [1, 64, 128] rows split [W, L, R, D] = [4, 2, 8, 128] (decode's lane groups):
+    # neither the result's default nor its folded form is a layout of the input
+    # (their lanes sit on the inner dim R, below registers), so the pass takes the
+    # input's folded default read in the result's shape: each thread's 8 rows a
+    # run (R in registers), the lane bit on L, warps on W
+    xs, rs = (1, 64, 128), (4, 2, 8, 128)
+    for cand in (blocked_for(rs, 128, 2, warps_first=0), fold_reps(blocked_for(rs, 128, 2, warps_first=0), rs)):
+        assert reshape_blocked(rs, xs, cand) is None
+    lx = fold_reps(blocked_for(xs, 128, 2, warps_first=0), xs)
+    assert lx == Blocked((1, 8, 8), (1, 2, 16), (1, 4, 1), (2, 1, 0))
+    assert reshape_blocked(xs, rs, lx) == Blocked((1, 1, 8, 8), (1, 2, 1, 16), (4, 1, 1, 1), (3, 2, 1, 0))
+    result = driver.compile("""
+kernel fn groups(o: &mut Tensor<f32, [8, 128]>, x: &Tensor<bf16, [?, 128]>) {
+    let t = x.partition([64, 128]).load([0, 0]).reshape([4, 2, 8, 128]) as f32;
+    o.store((t.sum(2).reshape([4, 2, 1, 128]) + t.sum(3).sum(2).reshape([4, 2, 1, 1])).reshape([8, 128]));
+}
+""", "ir", options=driver.Options(kernel="groups"))
+    assert result.ok, result.diagnostics
+    text = print_gpu_kernel(lower_gpu(result.output[0], "sm_90a"))
+    assert "-> bf16[4, 2, 8, 128] #blocked<spt=[1, 1, 8, 8], tpw=[1, 2, 1, 16], wpc=[4, 1, 1, 1]" in text
+
+
 SHAPES = [((64, 128), (4, 16, 128)), ((1, 32, 64), (4, 8, 64)), ((8, 4, 32), (32, 32)),
           ((32, 16), (512,)), ((2, 64, 16), (2, 8, 8, 16)), ((128, 8), (4, 32, 8))]
 

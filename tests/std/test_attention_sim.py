@@ -51,8 +51,9 @@ def test_decode_split_and_combine_in_the_simulator() -> None:
     text = print_gpu_kernel(lower_gpu(split._plan.kir, "sm_90"))
     loop = text.split(" = for ")[1].split("\n  }")[0]
     assert "dot." not in text and "convert_layout" not in loop.split(" = if ")[0]
-    # the [16, 64] key tile split [W, BW, D] = [4, 4, 64] in place: warp w owns keys 4w .. 4w + 3
-    assert "-> f16[4, 4, 64] #blocked<spt=[1, 1, 8], tpw=[1, 4, 8], wpc=[4, 1, 1]" in loop
+    # the [16, 64] key tile split [W, L, BL, D] = [4, 4, 1, 64] in place: warp w owns
+    # keys 4w .. 4w + 3, one a lane group (the 4 lanes along the keys)
+    assert "-> f16[4, 4, 1, 64] #blocked<spt=[1, 1, 1, 8], tpw=[1, 4, 1, 8], wpc=[4, 1, 1, 1]" in loop
     (sim_o, o_part), (sim_lse, lse_part) = _simulate_then_interpret(split, (hkv, splits, 1))[:2]
     assert np.isfinite(sim_o).all() and np.isfinite(sim_lse).all()
     np.testing.assert_allclose(sim_o, o_part, rtol=1e-4, atol=1e-4)
@@ -81,6 +82,13 @@ def test_decode_split_with_several_keys_per_thread_in_the_simulator() -> None:
     loop = print_gpu_kernel(lower_gpu(split._plan.kir, "sm_90")).split(" = for ")[1].split("\n  }")[0]
     assert "f16[1, 32, 128] #blocked<spt=[1, 4, 8], tpw=[1, 2, 16], wpc=[1, 4, 1]" in loop
     assert "convert_layout" not in loop.split(" = if ")[0]
+    # one online-softmax state a lane group (`attend_lanes`: [W, L, BL] = [4, 2, 4] keys):
+    # a key block's max, sum and P V reduce over a thread's own 4 keys (axis 3 is
+    # one thread's run), only the score's sum over D crosses lanes
+    group = [ln for ln in loop.splitlines() if "= reduce." in ln and ", axis 3 :" in ln]
+    assert len(group) == 3 and all("spt=[1, 1, 1, 4, 8], tpw=[1, 1, 2, 1, 16]" in ln for ln in group)
+    assert [ln.split(", axis")[0].split()[-2] for ln in loop.splitlines() if "= reduce." in ln] == \
+        ["reduce.sum", "reduce.max", "reduce.sum", "reduce.sum"]
     # with the launch's facts (aligned, D a multiple of 16) the kernel's `stages = 4`
     # streams K and V through shared-memory rings: read at the top of the loop,
     # the block 3 ahead copied in it, a wait without a barrier, no global load left

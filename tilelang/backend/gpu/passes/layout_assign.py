@@ -323,7 +323,11 @@ class _Assigner:
         """A reshape that splits or merges dims: the result takes its own
         default layout (or that with its repetitions folded, `fold_reps`), and
         the input's single-use producers (a load, say) are re-laid so that the
-        reshape moves nothing; None when no such plan exists."""
+        reshape moves nothing. Failing both, the input's own default with its
+        repetitions folded, read in the result's shape: a split of one dim
+        into several keeps the layout the unsplit dim takes (a [W * R, D]
+        slab split [W, L, R / L, D] keeps each thread's rows a run and the
+        lanes on L). None when no such plan exists."""
         dflt = self.default(res, threads)
         for cand in (dflt, fold_reps(dflt, res.shape)):
             lx = reshape_blocked(res.shape, x.shape, cand)
@@ -331,6 +335,12 @@ class _Assigner:
             if lx is not None and self.retarget(x, lx, plan):
                 self.layouts.update(plan)
                 return cand
+        lx = fold_reps(self.default(x, threads), x.shape)
+        cand2 = reshape_blocked(x.shape, res.shape, lx)
+        plan = {}
+        if cand2 is not None and self.retarget(x, lx, plan):
+            self.layouts.update(plan)
+            return cand2
         return None
 
     def _free(self, v: ir.Value) -> bool:

@@ -183,6 +183,8 @@ DECODE = [
     ("f16", 1, 2, 1, 80, 77, 64, 16, 2, 2),  # multi-head (G = 1: 16 copies of the row)
     ("f16", 1, 1, 3, 80, 50, 64, 16, 2, 2),  # G = 3: 5 copies, 15 rows
     ("f16", 1, 1, 32, 48, 48, 64, 16, 2, 2),  # G = 32: no copies
+    ("f16", 1, 1, 4, 200, 199, 64, 40, 2, 2),  # BN 40: 10 keys a warp, not in 4 lane groups (one group)
+    ("f16", 1, 1, 4, 200, 190, 96, 48, 2, 2),  # D 96 (3 lanes along the keys), 12 keys a warp: 3 groups of 4
 ]
 
 

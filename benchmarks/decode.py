@@ -107,7 +107,7 @@ def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
     out, residual = [], 0
     for op in eng.ops:
         name = op.kernel.__name__
-        if name in ("gemv_add", "gemv_splitk"):
+        if name in ("gemv_add", "gemv_splitk", "merge_gemv_add"):  # O (merged or not), then down
             residual += 1
             out.append(2 * h * (c.num_attention_heads * d if residual % 2 else i))
         else:

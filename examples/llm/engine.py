@@ -22,6 +22,8 @@ A step, per layer (6 launches; split-K adds one for short matrices):
                   and the current token                  std::attention loop, the token's k, v)
   combine_splits  merge the splits
   gemv_add        x += W_o attn                          (residual add in the epilogue)
+                  (`Plan.om`: both in one launch, `merge_gemv_add`: a block a head and
+                  rows, the head's merge in its prologue, atomic adds into x)
   rms_gate_up     h = silu(W_g n) (W_u n), n = rmsnorm(x) g2
   gemv_add        x += W_down h
 then `kv_append` (every layer's k, v of this token -> cache[pos], one launch),
@@ -36,199 +38,25 @@ out), `gemm` (O), `add_rms_rows`, `gemm` (gate and up stacked),
 then the decode step's last two kernels run on the last row. `gemm` is the
 plain tensor-core loop on bf16 operands read straight from memory, which
 sm_90a runs as the TMA + wgmma pipeline (128 x 256 tiles); each chunk
-length's launches are built once (and captured once on the GPU).
+length's launches are built once (and captured once on the GPU). The block
+shapes, splits and forms of every launch are a `Plan` (`plan.py`).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from model import Qwen3Config, to_numpy
+from plan import Plan, _divisor_tile, _pow2_at_least, plan_for
 from reference import rope_tables
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(0, math.ceil(math.log2(max(1, n))))
-
-
-def _pow2_at_most(n: int) -> int:
-    return 1 << max(0, math.floor(math.log2(max(1, n))))
-
-
-def _divisor_tile(n: int, b: int) -> int:
-    """The largest power of two <= b dividing n: a stacked matrix's layers
-    must start on a row tile."""
-    while b > 1 and n % b:
-        b //= 2
-    return b
-
-
-# (BN, BK, ST, blocks an SM) of each decode GEMV on a GPU: rows per block, K
-# tile, K steps in flight (`std::llm`), and how many of its 256-thread blocks
-# an SM holds (the MB of a grid of many waves; a one-wave grid's MB is its
-# blocks an SM). Measured on the H200 at Qwen3-4B's shapes with MB
-# (`benchmarks/gemv_sweep.py` and the engine's per-kind profile, RESULTS.md
-# 2026-12-02 third session): every block resident at once, 64-128 bytes of
-# weights a thread a K step (QKV [16, 512] 10.1 us against 11.0 at [16,
-# 1024]; gate/up [32, 512] 5 % faster than [32, 256] in the sweep but spills
-# 68 bytes at MB 3); the LM head (many waves) through a shared-memory ring
-# (ST 4: 186 us against 195 for ST 2 at [16, 512], sixth session; the ring lost
-# 4-16 % on the one-wave matrices). `plan_for` halves BN where a matrix has
-# too few rows to fill the card, BK where it has more blocks than it holds.
-MAX_MB = 4  # 256-thread GEMV blocks an SM: 64 registers each
-GEMV_SHAPES = {
-    "qkv": (16, 512, 1, 3),
-    "o": (8, 2048, 1, 3),
-    "gate_up": (32, 256, 1, 4),
-    "down": (8, 2048, 1, 3),
-    "lm": (16, 256, 4, 3),  # many waves: MB 3, a ring of 4 stages (8 KB each)
-}
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Block shapes of one step, chosen for a device (`plan_for`)."""
-
-    bk: dict[str, int]  # K tile (columns per step), per matrix: qkv, o, gate_up, down, lm
-    bn: dict[str, int]  # rows per block, per matrix
-    st: dict[str, int]  # std::llm's ST per matrix: 1, 2 (next tile in registers), -1 (first step peeled), >= 3 (ring)
-    splitk: dict[str, int]  # split-K factor (1: none) for o and down
-    ns: int  # attention splits per KV head
-    bt: int  # attention key tile
-    ch: int  # KV-append chunk of positions
-    bh: int  # embedding tile
-    bc: int  # token-choice tile
-    mm: tuple[int, int, int] = (64, 64, 64)  # prefill GEMM tile BM, BN, BK
-    bq: int = 64  # prefill attention: query rows and key tile
-    chp: int = 16  # prefill KV write: positions per block
-    prefill: int = 2048  # prefill chunk (a multiple of bq)
-    # decode attention (`attn_decode`'s TC): 2 std::attention's register
-    # stream, 1 tensor-core products (rows repeated to 16), 0 FMA loops;
-    # 3 `attn_decode_short` (FMA loops, every load that waits only on the
-    # position issued before the query is formed)
-    # 4 `attn_decode_ring` (the register stream's slabs, K and V copied
-    # into a shared-memory ring 3 key blocks ahead: `stages = 4`)
-    tc: int = 1
-    # positions below which the step takes the form `short_tc` with
-    # `short_ns` splits instead (a second step graph, chosen per replay by
-    # the position: a short cache wants fewer, fuller blocks); 0: one form
-    fma_until: int = 0
-    short_tc: int = 0
-    short_ns: int = 0  # the short form's splits per KV head (0: `ns`)
-    # programmatic dependent launch (sm_90+, `runtime/cuda_pdl.py`): True,
-    # or the trigger's place (`Target.pdl_trigger`: "entry", "late", "exit";
-    # True is "late") [+ what comes before the wait, `Target.pdl_prefetch`:
-    # "+prefetch" per line, "+bulk" per row; "+loads", the weight loads that
-    # lead a kernel before its wait, `TensorFacts.early`]. The decode steps
-    # only (`_with_pdl`); a change reloads the kernels; the CPU ignores it.
-    # H200, 4B at 1,024: "late" +2 %, "entry" -11 %, "+prefetch" -29 %, "+bulk" -6 %
-    pdl: bool | str = False
-    # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
-    # register budget; 0 none): the blocks of a one-wave grid per SM
-    mb: dict[str, int] = field(default_factory=dict)
-    # the merge's chunk of a head's row (`combine_splits`' D; 0: the whole
-    # head): more, smaller merge blocks (no faster on the H200 at 4B)
-    dc: int = 0
-
-
-def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
-    """sm_count None: the CPU interpreter (few big blocks: it runs a chunk of
-    blocks as one NumPy operation, so fewer is faster). `hopper`: the card
-    has wgmma (sm_90a), whose GEMM pipeline takes the prefill's 128 x 256
-    tiles (two consumer warpgroups, an accumulator of 128 registers each)."""
-    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
-    hkv = cfg.num_key_value_heads
-    rows = {
-        "qkv": (cfg.num_attention_heads + 2 * hkv) * d,
-        "o": h,
-        "gate_up": i,
-        "down": h,
-        "lm": cfg.vocab_size,
-    }
-    cols = {"qkv": h, "o": cfg.num_attention_heads * d, "gate_up": h, "down": i, "lm": h}
-    bk: dict[str, int] = {}
-    bn: dict[str, int] = {}
-    st: dict[str, int] = dict.fromkeys(rows, 1)
-    splitk: dict[str, int] = {"o": 1, "down": 1}
-    mb: dict[str, int] = dict.fromkeys(rows, 0)
-    if sm_count is None:
-        for k, n in rows.items():
-            bn[k] = _divisor_tile(n, 16)
-            bk[k] = min(512, _pow2_at_least(min(h, i)))
-        ns, bt = 2, 8
-        mm, bq, chp = (16, 16, 32), 8, 8
-        tc, fma_until, short_tc, short_ns = 1, 0, 0, 0
-        pdl: bool | str = False
-    else:
-        # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
-        # (resident blocks) x (one [BN, BK] bf16 tile each), so every block
-        # should be resident at once (one wave) with the widest K step the
-        # registers allow (GEMV_SHAPES; the LM head's ring measured on sm_90
-        # only). BN >= 8 keeps a row in one warp; short matrices split K.
-        want = 2 * sm_count
-        for k, n in rows.items():
-            b, kk, st[k], per_sm = GEMV_SHAPES[k] if hopper or k != "lm" else (16, 512, 2, 3)
-            while b > 8 and -(-n // b) < want:
-                b //= 2
-            bn[k] = b if k == "lm" else _divisor_tile(n, b)
-            blocks = -(-n // bn[k])
-            if per_sm and blocks > per_sm * sm_count and kk > 1024:
-                kk //= 2  # half the registers: more blocks an SM, one wave again
-            bk[k] = min(kk, _pow2_at_least(cols[k]))
-            if k in splitk and blocks < sm_count:
-                tiles = -(-cols[k] // bk[k])  # no more splits than K steps
-                splitk[k] = _pow2_at_most(min(tiles, _pow2_at_least(-(-want // blocks))))
-            # one wave: ptxas gets the registers of the grid's blocks an SM and
-            # issues each K step's loads ahead of its products within them
-            # (H200, 4B: 3.0 -> 3.4 ms a token at 1,024, RESULTS.md); never
-            # fewer than 64 registers (MB <= 4: below, some spilled)
-            mb[k] = min(MAX_MB, -(-blocks * splitk.get(k, 1) // sm_count)) if k != "lm" else per_sm
-        ns = _pow2_at_most(max(1, min(32, want // hkv)))
-        bt = 32
-        # H200, Qwen3-4B (RESULTS.md, 2026-12-02): the ring (the register
-        # stream's slabs copied into shared memory 3 key blocks ahead) beat
-        # the stream (+3.1 % tok/s at 8,192, +7.3 % at 32,768), which beat
-        # tensor cores and FMA loops from ~1,500 positions; with half the
-        # splits below 12,288 positions (one process): +5.3 % at 1,024 over
-        # the FMA form (all splits: +0.7 %), +1.9 % at 8,192, -1.0 % at
-        # 16,384, -4.8 % at 32,768; 0.6B +20 % at 1,024
-        tc, fma_until, short_tc, short_ns = 4, 12288, 4, max(1, ns // 2)
-        mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
-        pdl = "late" if hopper else False
-    ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
-    bh = min(512, _pow2_at_least(h))
-    prefill = max(bq, min(2048, _pow2_at_most(max_seq) // 2))
-    return Plan(
-        bk=bk,
-        bn=bn,
-        st=st,
-        splitk=splitk,
-        ns=ns,
-        bt=bt,
-        ch=ch,
-        bh=bh,
-        bc=1024,
-        mm=mm,
-        bq=bq,
-        chp=chp,
-        prefill=prefill,
-        tc=tc,
-        fma_until=fma_until,
-        short_tc=short_tc,
-        short_ns=short_ns,
-        mb=mb,
-        pdl=pdl,
-    )
 
 
 class _Numpy:
@@ -539,6 +367,7 @@ class TileQwen3:
             for k, s, n in (
                 ("o", pl.splitk["o"], c.hidden_size),
                 ("down", pl.splitk["down"], c.hidden_size),
+                ("om", hq if pl.om[0] else 1, c.hidden_size),  # merge_gemv_add's partials
             )
             if s > 1
         }
@@ -657,9 +486,14 @@ class TileQwen3:
                     eps,
                 )
             )
-            dc = pl.dc or d
-            ops.append(k.combine_splits[ns, dc](P(self.attn, [1, 1, dc]), o_part3, lse_part3))
-            ops += residual("o", self.attn.reshape(-1), li)
+            if pl.om[0]:
+                merge_o = k.merge_gemv_add[pl.om[0], d, ns, pl.om[1]]
+                part = P(self.part["om"], [1, pl.om[0]])
+                ops.append(merge_o(part, self.x, W["o"], o_part3, lse_part3, li))
+            else:
+                dc = pl.dc or d
+                ops.append(k.combine_splits[ns, dc](P(self.attn, [1, 1, dc]), o_part3, lse_part3))
+                ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(
                 k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0)](

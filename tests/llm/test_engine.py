@@ -149,6 +149,23 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+@pytest.mark.parametrize("short", [False, True])
+def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
+    # Plan.om: `merge_gemv_add` (the split merge, the O GEMV and the residual
+    # add by atomics, one launch a layer) instead of `combine_splits` and
+    # `gemv_add`, in both step forms (4 splits, or 2 below position 6)
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), ns=4, bt=4, om=(4, 0),
+                               **({"tc": 2, "short_tc": 0, "short_ns": 2, "fma_until": 6} if short else {}))
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    names = [op.kernel.__name__ for ops in eng._form_ops.values() for op in ops]
+    assert "combine_splits" not in names
+    assert names.count("merge_gemv_add") == TINY.num_hidden_layers * (2 if short else 1)
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(12, TINY.vocab_size, seed=7):
+        _close(eng.feed(t), ref.step(t))
+
+
 @pytest.mark.parametrize("tc", [0, 2])
 def test_other_attention_forms_agree(tiny, tc: int) -> None:
     # tc = 0: the decode attention's products as FMA loops (G rows alone),

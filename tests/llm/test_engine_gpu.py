@@ -101,6 +101,22 @@ def test_ring_gemvs_match_torch() -> None:
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 
 
+@pytest.mark.parametrize("om", [(64, 0), (32, 4)])
+def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
+    # Plan.om: the split merge, the O GEMV and the residual add in one
+    # launch (`merge_gemv_add`, atomics into the residual stream) in both
+    # step forms: teacher-forced logits against `TorchQwen3` at every step,
+    # and (atomics add in any order) the plan's greedy tokens
+    w = random_weights(SMALL, seed=5, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 24, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, om=om))
+    assert sum(op.kernel.__name__ == "merge_gemv_add" for op in eng.ops) == SMALL.num_hidden_layers
+    _teacher_forced(eng, w, seed=5, n=24)
+    eng.reset()
+    assert eng.generate([5, 6, 7], 24, batched=False) == want
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

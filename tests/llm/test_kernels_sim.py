@@ -149,6 +149,34 @@ def test_combine_splits(k, dc: int) -> None:  # type: ignore[no-untyped-def]
     np.testing.assert_allclose(attn, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(("bn", "mb"), [(8, 0), (16, 4)])
+def test_merge_gemv_add_folds_the_split_merge_into_the_o_projection(k, bn: int, mb: int) -> None:  # type: ignore[no-untyped-def]
+    # block (head, rows): the head's splits merged (one empty: weight 0; the
+    # first split empty too, so the merge starts from a masked one), times
+    # layer 1's weights of a stack, added to y by atomics
+    rng = np.random.default_rng(4)
+    hkv, ns, g, d, n, layers = 2, 8, 4, 32, 32, 2
+    o_part = _rand(rng, hkv, ns * g, d)
+    lse = _rand(rng, hkv, ns * g) * 4
+    lse[:, -g:] = -1e30
+    lse[0, :g] = -1e30
+    o_part[0, :g] = 0.0
+    w = _rand(rng, layers * n, hkv * g * d, bf16=True)
+    y0 = _rand(rng, n)
+    y = y0.copy()
+    part = np.zeros((hkv * g, n), np.float32)
+    op = k.merge_gemv_add[bn, d, ns, mb](
+        P(part, [1, bn]), y, w, o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g), 1
+    )
+    _check(op, (hkv * g, n // bn), [0, 1])
+    wt = np.exp2(lse.reshape(hkv, ns, g) - lse.reshape(hkv, ns, g).max(1, keepdims=True))
+    attn = ((wt[..., None] * o_part.reshape(hkv, ns, g, d)).sum(1) / wt.sum(1)[..., None]).reshape(-1)
+    want = y0 + w[n : 2 * n] @ attn
+    tol = 1e-4 * float(np.abs(want).max())
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=tol)
+    np.testing.assert_allclose(part.sum(0), want - y0, rtol=1e-4, atol=tol)
+
+
 def _rms_rope(t: np.ndarray, w: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Per-head RMSNorm (weight w) then the rotary embedding of halves."""
     n = t / np.sqrt((t * t).mean(-1, keepdims=True) + 1e-6) * w

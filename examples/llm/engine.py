@@ -467,7 +467,7 @@ class TileQwen3:
             if tc == 3:
                 attn = k.attn_decode_short[g, d // 2, pl.bt]
             elif tc == 4:
-                attn = k.attn_decode_ring[g, d // 2, pl.bt]
+                attn = k.attn_decode_ring[g, d // 2, pl.bt, pl.pe]
             else:
                 attn = k.attn_decode[g, d // 2, pl.bt, tc]
             ops.append(
@@ -492,7 +492,8 @@ class TileQwen3:
                 ops.append(merge_o(part, self.x, W["o"], o_part3, lse_part3, li))
             else:
                 dc = pl.dc or d
-                ops.append(k.combine_splits[ns, dc](P(self.attn, [1, 1, dc]), o_part3, lse_part3))
+                merge = k.combine_splits[ns, dc, pl.pe if tc == 4 else 0]
+                ops.append(merge(P(self.attn, [1, 1, dc]), o_part3, lse_part3))
                 ops += residual("o", self.attn.reshape(-1), li)
             bn = pl.bn["gate_up"]
             ops.append(

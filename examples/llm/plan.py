@@ -97,6 +97,10 @@ class Plan:
     # residual add in one launch, a block a (query head, BN rows); BN 0: the
     # merge's own launch (`combine_splits`) before the O GEMV
     om: tuple[int, int] = (0, 0)
+    # 1: the ring attention and the merge after it trigger at their entry
+    # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
+    # the attention (and under "+loads" read their first weight tile there)
+    pe: int = 0
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:

@@ -116,9 +116,23 @@ def test_runtime_reads_early_only_what_the_previous_launch_does_not_write(loads_
     assert cuda_pdl.early_names(s + 1, reader, [o, w, x], (4,)) == frozenset()
     before = cuda_pdl._LAST[s]
     assert cuda_pdl.early_names(s, gemv, [x, w, y], (0,)) == frozenset() and cuda_pdl._LAST[s] == before
-    # a predecessor that triggers before its own wait gives nothing
-    cuda_pdl.early_names(s, _kernel(("o", True), early_trigger=True), [o], (1,))
-    assert cuda_pdl.early_names(s, reader, [y, w, x], (4,)) == frozenset()
+    # a predecessor that triggers before its own wait: neither what it writes
+    # nor what the launch before it wrote (the last `reader`: 0x5000) is
+    # early; a chain of them adds up; after a stream's first launch, nothing
+    early = _kernel(("o", True), early_trigger=True)
+    cuda_pdl.early_names(s, early, [_buf(0x7000, 4)], (1,))
+    assert cuda_pdl.early_names(s, reader, [o, w, _buf(0x5000, 4)], (4,)) == frozenset({"w"})
+    cuda_pdl.early_names(s, early, [_buf(0x7000, 4)], (1,))
+    assert cuda_pdl.early_names(s, reader, [o, w, _buf(0x7000, 4)], (4,)) == frozenset({"w"})
+    cuda_pdl.early_names(s, early, [_buf(0x6000, 4)], (1,))
+    cuda_pdl.early_names(s, early, [_buf(0x7000, 4)], (1,))
+    for v in (_buf(0x6000, 4), _buf(0x7000, 4), _buf(0x4000, 4)):  # the chain, and the late launch before it
+        assert cuda_pdl.early_names(s, reader, [_buf(0x4000, 4), w, v], (4,)) == frozenset({"w"})
+        cuda_pdl.early_names(s, early, [_buf(0x6000, 4)], (1,))
+        cuda_pdl.early_names(s, early, [_buf(0x7000, 4)], (1,))
+    assert cuda_pdl.early_names(s, reader, [_buf(0x4000, 4), w, x], (4,)) == frozenset({"w", "v"})
+    assert cuda_pdl.early_names(s + 2, early, [_buf(0x7000, 4)], (1,)) == frozenset()
+    assert cuda_pdl.early_names(s + 2, reader, [o, w, x], (4,)) == frozenset()
     # a change of setting forgets every predecessor; other settings: nothing early
     cuda_pdl.early_names(s, gemv, [y, w, x], (8,))
     cuda_pdl.set_pdl(True, "late", "loads")

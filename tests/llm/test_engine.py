@@ -119,6 +119,11 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
             seen.clear()
             assert eng.generate(prompt, 6, batched=False) == want
             assert set(seen) == {mode} and cuda_pdl.mode() == ""
+        # Plan.pe: the ring attention and its merge with `pdl_early` (ignored
+        # by the interpreter): the same tokens
+        eng.replan(dataclasses.replace(eng.plan, tc=4, bt=8, fma_until=0, pe=1))
+        assert {op.generics["PE"] for op in eng.ops if "PE" in op.generics} == {1}
+        assert eng.generate(prompt, 6, batched=False) == want
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1
     finally:

@@ -144,19 +144,22 @@ def test_pdl_decodes_the_same_tokens() -> None:
         # ST 2, then with ST -1, lead with their first weight tile), in both graph APIs
         lead = {"tile": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2),
                 "torch": {**eng.plan.st, **dict.fromkeys(("qkv", "o", "gate_up", "down"), -1)}}
-        for api, trigger in (("tile", "late"), ("torch", "late"), ("torch", "entry"), ("torch", "exit"),
-                             ("torch", "late+prefetch"), ("torch", "late+bulk"), ("tile", "late+loads"),
-                             ("torch", "late+loads")):
+        # (and Plan.pe: the ring attention and the merge trigger at their
+        # entry, the O GEMV's first weight tile read during the attention)
+        for api, trigger, pe in (("tile", "late", 0), ("torch", "late", 0), ("torch", "entry", 0),
+                                 ("torch", "exit", 0), ("torch", "late+prefetch", 0), ("torch", "late+bulk", 0),
+                                 ("tile", "late+loads", 0), ("torch", "late+loads", 0), ("tile", "late", 1),
+                                 ("torch", "late+loads", 1)):
             eng.graph_api = api
             loads = trigger.endswith("+loads")
-            eng.replan(dataclasses.replace(eng.plan, pdl=trigger, st=lead[api] if loads else eng.plan.st))
+            eng.replan(dataclasses.replace(eng.plan, pdl=trigger, pe=pe, st=lead[api] if loads else eng.plan.st))
             eng.reset()
             n, e = cuda_pdl.LAUNCHES, cuda_pdl.EARLY
             got.append(eng.generate([5, 6, 7], 24, batched=False))
             assert n < cuda_pdl.LAUNCHES and (e < cuda_pdl.EARLY) == loads
     finally:
         cuda_pdl.set_pdl(old, "late", "")
-    assert got == [want] * 8
+    assert got == [want] * 10
 
 
 def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:

@@ -142,7 +142,7 @@ def test_ring_decode_attention_streams_without_spills() -> None:
     plan = plan_for(cfg, 2048, 132, hopper=True)
     g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
     z = np.zeros
-    op = load_kernels().attn_decode_ring[g, d // 2, plan.bt](
+    op = load_kernels().attn_decode_ring[g, d // 2, plan.bt, 0](
         P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
         P(z((hkv, plan.ns * g), np.float32), [1, g]),
         z(((g + 2) * hkv, 2, d // 2), np.float32),

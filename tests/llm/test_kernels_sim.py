@@ -140,7 +140,7 @@ def test_combine_splits(k, dc: int) -> None:  # type: ignore[no-untyped-def]
     lse = _rand(rng, hkv, ns * g) * 4
     lse[:, -g:] = -1e30  # an empty split (no keys): weight 0
     attn = np.zeros((hkv, g, d), np.float32)
-    op = k.combine_splits[ns, dc](
+    op = k.combine_splits[ns, dc, 0](
         P(attn, [1, 1, dc]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g)
     )
     _check(op, (hkv, g, d // dc), [0])
@@ -203,7 +203,7 @@ def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> 
     o_part = np.zeros((hkv, ns * g, d), np.float32)
     lse_part = np.zeros((hkv, ns * g), np.float32)
     pos_t = np.array([pos], np.int32)
-    kern = k.attn_decode_ring[g, d // 2, bt] if tc == 4 else k.attn_decode[g, d // 2, bt, tc]
+    kern = k.attn_decode_ring[g, d // 2, bt, 0] if tc == 4 else k.attn_decode[g, d // 2, bt, tc]
     op = kern(
         P(o_part, [1, g, d]), P(lse_part, [1, g]), qkv, qn, kn, cos, sin, kc, vc, pos_t, 1, 1e-6
     )

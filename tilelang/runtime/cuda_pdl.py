@@ -47,9 +47,10 @@ _TRIG, _, _EXTRA = _ENV.partition("+")
 TRIGGER = _TRIG if _TRIG in ("entry", "late", "exit") else "late"
 PREFETCH = _EXTRA if _EXTRA in ("prefetch", "bulk", "loads") else ""
 LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
-# "+loads": per stream, what the last launch on it may still be writing when
-# the next one starts (the byte ranges of its `&mut` tensors) and whether it
-# lets the next one start before its own wait (then nothing is known)
+# "+loads": per stream, what the launches the next one may overlap may still
+# be writing when it starts (the byte ranges of their written tensors: the
+# last launch's, and the ones before it while they trigger before their
+# wait) and whether that is known (not after the stream's first launch)
 _LAST: dict[int, tuple[tuple[tuple[int, int], ...], bool]] = {}
 EARLY = 0  # "+loads": launches given at least one tensor to read before their wait
 
@@ -173,12 +174,15 @@ def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]
     """Under "+loads" with a "late" or "exit" trigger: the read-only tensor
     parameters of `kernel` (Tile IR; `args` its CudaBuffers and scalars) that
     it may read before its `griddepcontrol.wait` on `stream`, because the
-    launch before it there writes none of their bytes. A launch this one may
-    overlap has passed its own wait (its trigger comes after it), so every
-    earlier launch is complete; a launch that triggers before its wait
-    (`pdl_early`, "entry") gives nothing. Records this launch as the next
-    one's predecessor (not an empty grid, which launches nothing). Every other
-    setting: nothing early, nothing recorded."""
+    launches it may overlap there write none of their bytes: the launch
+    before it, which has passed its own wait when it triggers after it, so
+    that every earlier launch is complete; and where that one triggers before
+    its wait (`pdl_early`), the launches that one may overlap too, back to
+    the first that triggers after its wait (their writes are recorded
+    together). Nothing is early after a stream's first launch or a change of
+    setting. Records this launch as the next one's predecessor (not an empty
+    grid, which launches nothing). Every other setting: nothing early,
+    nothing recorded."""
     if not (ON and PREFETCH == "loads" and TRIGGER in ("late", "exit")):
         return frozenset()
     n = 1
@@ -190,11 +194,13 @@ def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]
 
     tensors = [(p, a) for p, a in zip(kernel.params, args, strict=True) if isinstance(p, ir.TensorParam)]
     written = _written(kernel)
-    writes, early_trigger = _LAST.get(stream, ((), True))
-    out = frozenset() if early_trigger else frozenset(
+    writes, known = _LAST.get(stream, ((), False))
+    out = frozenset() if not known else frozenset(
         p.name for p, a in tensors
         if p.name not in written and not any(lo < w_hi and w_lo < hi for lo, hi in [_span(a)] for w_lo, w_hi in writes))
-    _LAST[stream] = (tuple(_span(a) for p, a in tensors if p.name in written), bool(kernel.pdl_early))
+    mine = tuple(_span(a) for p, a in tensors if p.name in written)
+    # a launch that triggers before its wait lets the next one overlap what it overlaps
+    _LAST[stream] = (mine + writes, known) if kernel.pdl_early else (mine, True)
     global EARLY
     EARLY += bool(out)
     return out

@@ -9,6 +9,7 @@
 # during the attention) with PDL "+loads" (their first weight tile read
 # there), at 4B 1,024 (the plan repeated last: the card's drift), 8,192 and
 # 32,768, 0.6B, then the GPU test of PDL's tokens. benchmarks/decode_ab.py.
+# SKIP06=1: no 0.6B; V4B_OVERRIDE, T1/T2/T3, TEST_TIMEOUT: the variants and step timeouts.
 # From the checkout's root: OUT=dir bash benchmarks/merge_o_device.sh; one
 # file back, $OUT/om.tgz.
 set -uo pipefail
@@ -33,6 +34,6 @@ ab() {  # name timeout args...
 }
 ab ab_4b ${T1:-45} --model 4b --contexts 1024 --variants "${V4B_OVERRIDE:-$V4B}" --profile-first $PROF
 [[ -n $VL ]] && TAIL=6 ab ab_4b_long ${T3:-20} --model 4b --contexts 8192,32768 --variants "$VL"
-TAIL=5 ab ab_06b ${T2:-15} --model 0.6b --contexts 1024 --variants "$V06"
+[[ ${SKIP06:-0} == 1 ]] || TAIL=5 ab ab_06b ${T2:-15} --model 0.6b --contexts 1024 --variants "$V06"
 timeout ${TEST_TIMEOUT:-30} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
   -k "$K" > "$D/tests.log" 2>&1; tail -3 "$D/tests.log"; pack

@@ -301,6 +301,8 @@ def _nop():  # type: ignore[no-untyped-def]
 SWEEP = [
     ("warp", {}),  # the default plan on the library's kernel before 2026-12-02's eighth session (one state a warp)
     ("r8", {}),  # 8 warps a block, BN / 8 keys each: 196 registers with lane groups (255 + spills before)
+    ("r8", {"blocks_per_sm": 1}),  # the same, one wave of one block an SM
+    ("e2", {}),  # the lane-group loop with its merge's max and sum replicated (no conversion before the rescale)
     ("std", {"bn": 32, "combine_tile": 4096, "min_share": 0}),  # the default of 2026-12-02 (3f14ec5)
     ("std", {"min_share": 0}),  # two blocks an SM however short the shares
     ("std", {"blocks_per_sm": 1}),  # one block an SM

@@ -60,10 +60,23 @@ def tile_configs(n: int, op: str = "softmax", quick: bool = False) -> list[tuple
     return out[:2] if quick else out
 
 
-def tile_source(kind: str, op: str, warps: int) -> str:
+def tile_source(kind: str, op: str, warps: int, max_blocks: int = 0) -> str:
     name = f"kernel fn {op}_{kind}<"
     assert name in SRC, name
-    return SRC.replace(name, f"#[hints(num_warps = {warps})]\n{name}")
+    cap = f", max_blocks = {max_blocks}" if max_blocks else ""
+    return SRC.replace(name, f"#[hints(num_warps = {warps}{cap})]\n{name}")
+
+
+def capped(configs: list[tuple[str, int, int, int]], warps_an_sm: tuple[int, ...]) -> list[tuple[str, int, int, int, int]]:
+    """Each configuration as is (max_blocks 0) and bounded to about each of
+    `warps_an_sm` resident warps an SM (`#[hints(max_blocks = ..)]`), where
+    that is below the 64 the threads allow."""
+    out = []
+    for kind, bm, bn, w in configs:
+        out.append((kind, bm, bn, w, 0))
+        for mb in sorted({max(1, cap // w) for cap in warps_an_sm if cap // w < 64 // w}):
+            out.append((kind, bm, bn, w, mb))
+    return out
 
 
 # ---------------------------------------------------------------- ptxas report (no GPU)
@@ -201,12 +214,12 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": []}
     tk = triton_kernels()
     t = timer(torch, args.reps)
-    mods: dict[tuple[str, str, int], Any] = {}
+    mods: dict[tuple[str, str, int, int], Any] = {}
 
-    def module(kind: str, op: str, w: int) -> Any:
-        key = (kind, op, w)
+    def module(kind: str, op: str, w: int, mb: int) -> Any:
+        key = (kind, op, w, mb)
         if key not in mods:
-            mods[key] = tilelang.compile(tile_source(kind, op, w), name=f"rows_{kind}_{op}_w{w}.tile")
+            mods[key] = tilelang.compile(tile_source(kind, op, w, mb), name=f"rows_{kind}_{op}_w{w}_mb{mb}.tile")
         return mods[key]
 
     shapes = [s for s in SHAPES if not args.shapes or f"{s[0]}x{s[1]}" in args.shapes.split(",")]
@@ -234,10 +247,10 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
 
             row: dict[str, Any] = {"op": op, "shape": f"{m}x{n}", "tile": {}, "triton": {}}
             row["torch_gbs"] = nbytes / t(torch_fn, lambda h: None) / 1e6
-            for kind, bm, bn, wp in tile_configs(n, op, args.quick):
-                name = f"{kind} BM={bm}{f' BN={bn}' if bn else ''} W={wp}"
+            for kind, bm, bn, wp, mb in capped(tile_configs(n, op, args.quick), args.cap_warps):
+                name = f"{kind} BM={bm}{f' BN={bn}' if bn else ''} W={wp}{f' MB={mb}' if mb else ''}"
                 try:
-                    mod = module(kind, op, wp)
+                    mod = module(kind, op, wp, mb)
                     k = getattr(mod, f"{op}_{kind}")
                     if bn:
                         k = k[bm, n, bn]
@@ -325,6 +338,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--quick", action="store_true", help="fewer Tile configurations")
     ap.add_argument("--shapes", default="", help="comma-separated MxN subset")
+    ap.add_argument("--cap-warps", type=lambda v: tuple(int(x) for x in v.split(",") if x), default=(),
+                    help="also each configuration with max_blocks bounding it to about these resident warps an SM")
     ap.add_argument("--ptxas", action="store_true", help="only report ptxas registers/spills (no GPU)")
     a = ap.parse_args()
     if a.ptxas:

@@ -149,7 +149,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         path = tmp / f"{base}_{len(list(tmp.iterdir()))}.ptx"
         path.write_text(ptx)
         fn = cp.RawModule(path=str(path)).get_function("softmax_kernel" if base == "triton" else "softmax_rows")
-        h = cu.CUfunction(fn.ptr)
+        h = cu.CUfunction(int(getattr(fn, "kernel", fn).ptr))
         if carve is not None:
             assert cu.cuFuncSetAttribute(h, carve_attr, carve)[0] == cu.CUresult.CUDA_SUCCESS
         if smem > 48 * 1024:

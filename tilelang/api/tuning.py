@@ -55,11 +55,9 @@ from tilelang.diagnostics.model import TileError
 from tilelang.syntax import ast
 from tilelang.tuner import state
 from tilelang.tuner.records import Record, RecordStore, default_store, record_key
-from tilelang.tuner.space import HINTS, TuneSpec, format_config
+from tilelang.tuner.space import HINTS, TuneSpec, format_config, hinted_fields
 
-_HINTED: dict[
-    tuple[int, int, int], Any
-] = {}  # (id(plan), num_warps, stages) -> plan with those hints
+_HINTED: dict[tuple[object, ...], Any] = {}  # (id(plan), (field, value)..) -> plan with those hints
 
 
 def tuned_call(
@@ -298,16 +296,15 @@ def _device_name(kernel: KernelLike, engine: str) -> str:
 
 
 def _with_hints(op: Operation, hints: dict[str, int]) -> Operation:
-    """`op` compiled with `num_warps`/`stages` overridden."""
+    """`op` compiled with the hints (`num_warps`, `stages`, `max_blocks`) overridden."""
     plan = op._plan
-    warps = hints.get("num_warps", plan.kir.num_warps)
-    stages = hints.get("stages", plan.kir.num_stages)
-    if (warps, stages) == (plan.kir.num_warps, plan.kir.num_stages):
+    fields = hinted_fields(plan.kir, hints)
+    if not fields:
         return op
-    memo = (id(plan), warps, stages)
+    memo = (id(plan), *sorted(fields.items()))
     hinted = _HINTED.get(memo)
     if hinted is None or hinted[0] is not plan:
-        kir = dataclasses.replace(plan.kir, num_warps=warps, num_stages=stages)
+        kir = dataclasses.replace(plan.kir, **fields)
         prepared = plan.runtime.device.prepare(kir)
         new = dataclasses.replace(
             plan, kir=kir, prepared=prepared, launcher=None, launcher_tried=False, memo=None

@@ -94,6 +94,9 @@ class KernelABI:
     # > 0: the kernel walks its grid itself (`GpuKernel.persistent`): the runtime
     # launches min(grid's blocks, this many an SM) CTAs on a 1-D grid
     persistent: int = 0
+    # > 0: `#[hints(max_blocks = N)]`: the runtime pads the launch's shared
+    # memory so that at most N blocks run on an SM (`runtime/occupancy.py`)
+    max_blocks: int = 0
 
 
 # ------------------------------------------------------------------ the emitter
@@ -343,5 +346,5 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     em.pdl = "late" if pdl is True else (pdl or "")
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
-                    bool(em.pdl), kernel.persistent)
+                    bool(em.pdl), kernel.persistent, kernel.source.max_blocks)
     return text, abi

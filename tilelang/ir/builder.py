@@ -183,6 +183,7 @@ class Builder:
         hints: Sequence[str] = (),
         min_blocks: int = 0,
         pdl_early: bool = False,
+        max_blocks: int = 0,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -204,6 +205,7 @@ class Builder:
             tuple(sorted(hints)),
             max(0, min_blocks),
             bool(pdl_early),
+            max(0, max_blocks),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

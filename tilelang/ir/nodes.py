@@ -642,6 +642,10 @@ class Kernel:
     `pdl_early`, non-zero): under programmatic dependent launch the kernel
     lets the next grid be scheduled at its start, before its own wait (the
     backend's trigger; the next grid still waits for this one to complete).
+    `max_blocks` (hint `max_blocks`, 0 = none): at most that many blocks of
+    the kernel run on an SM at once (the runtime pads the launch's shared
+    memory, `runtime/occupancy.py`), for memory streams that run faster with
+    fewer requests in flight.
     """
 
     name: str
@@ -655,6 +659,7 @@ class Kernel:
     hints: tuple[str, ...] = ()
     min_blocks: int = 0
     pdl_early: bool = False
+    max_blocks: int = 0
 
     def tensor(self, name: str) -> TensorParam:
         for p in self.params:

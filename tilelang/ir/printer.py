@@ -81,6 +81,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
     tail = f"warps {kernel.num_warps} stages {kernel.num_stages}"
     if kernel.min_blocks:
         tail += f" min_blocks {kernel.min_blocks}"
+    if kernel.max_blocks:
+        tail += f" max_blocks {kernel.max_blocks}"
     if kernel.pdl_early:
         tail += " pdl_early"
     return print_params_header(kernel, n, tail, kernel.body)

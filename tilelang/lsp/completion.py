@@ -61,6 +61,8 @@ _HINT_DOCS = {
     "num_warps": "warps per tile block (a power of two up to 32)",
     "stages": "software pipelining depth of loads in loops",
     "min_blocks": "tile blocks an SM must hold at once (the register budget): a literal or a const generic",
+    "max_blocks": "at most this many tile blocks on an SM at once (fewer memory requests in flight): "
+                  "a literal or a const generic",
     "pdl_early": "under programmatic dependent launch, let the next kernel start before this one waits "
                  "(a one-wave kernel): a literal or a const generic",
 }

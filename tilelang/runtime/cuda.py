@@ -585,11 +585,28 @@ class CudaDevice(Device):
                 raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
             mod = self.ctx.load_ptx(ck.ptx, key=ck.key)
             fn = mod.function(ck.abi.name)
-            if ck.abi.smem_bytes:
-                fn.ensure_smem(ck.abi.smem_bytes, span)
-            got = (ck.abi, fn)
+            abi = ck.abi
+            if abi.max_blocks:
+                abi = self._cap_blocks(abi, fn, span)
+            if abi.smem_bytes:
+                fn.ensure_smem(abi.smem_bytes, span)
+            got = (abi, fn)
             pk.variants[(*facts_key, pdl)] = got
         return got
+
+    def _cap_blocks(self, abi: Any, fn: Function, span: Span | None) -> Any:
+        """`#[hints(max_blocks = N)]`: the ABI whose launches run at most N
+        blocks an SM (`occupancy.py` pads the shared memory they ask for)."""
+        import dataclasses
+
+        from tilelang.runtime import occupancy
+
+        got = occupancy.apply(self.ctx, fn.handle, abi.max_blocks, abi.num_threads, abi.smem_bytes)
+        if isinstance(got, str):
+            raise cuda_error(f"bounding `{fn.name}` to {abi.max_blocks} blocks an SM", got, span,
+                             help="remove the `max_blocks` hint, or raise it")
+        fn._smem_limit = max(fn._smem_limit, got[0])
+        return dataclasses.replace(abi, smem_bytes=got[0])
 
     def run(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None:

@@ -48,9 +48,9 @@ from tilelang.sema.types import (
 from tilelang.source import Span
 from tilelang.syntax import ast
 
-KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "pdl_early")
+KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early")
 # hints `#[autotune]` may list candidates for
-TUNABLE_HINTS = ("num_warps", "stages")
+TUNABLE_HINTS = ("num_warps", "stages", "max_blocks")
 
 
 KNOWN_ATTRIBUTES = ("hints", "autotune", "allow")
@@ -353,7 +353,7 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
                          d.note("known hints: " + ", ".join(f"`{h}`" for h in KNOWN_HINTS)))
                 continue
-            if key in ("min_blocks", "pdl_early", "stages") and isinstance(arg.value, ast.Name):
+            if key in ("min_blocks", "max_blocks", "pdl_early", "stages") and isinstance(arg.value, ast.Name):
                 # a const generic: the launch picks the value (0: no bound, not early, no hint)
                 if arg.value.ident.name not in {g.name.name for g in decl.generics if g.is_const}:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES,
@@ -371,6 +371,13 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                                  arg.value.span, "invalid value"))
                 continue
             hints[key] = value
+    lo, hi = hints.get("min_blocks"), hints.get("max_blocks")
+    if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
+        arg = next(a for at in decl.attrs for a in at.args if a.name and a.name.name == "max_blocks")
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"hint `max_blocks = {hi}` is below `min_blocks = {lo}`",
+                         arg.value.span, "fewer blocks than `min_blocks` asks an SM to hold")
+                 .with_help(f"raise `max_blocks` to at least {lo}, or lower `min_blocks`"))
+        del hints["max_blocks"]
     return hints
 
 

@@ -22,7 +22,7 @@ from tilelang.diagnostics.model import TileError
 from tilelang.runtime.tensor import Partition, Tensor
 from tilelang.tuner import state
 from tilelang.tuner.records import Record, default_store, record_key
-from tilelang.tuner.space import HINTS, TuneSpec, tune_spec
+from tilelang.tuner.space import HINTS, TuneSpec, hinted_fields, tune_spec
 
 _SPECS: dict[int, tuple[Any, TuneSpec | None]] = {}  # id(decl) -> (decl, its hint-only spec)
 
@@ -69,12 +69,11 @@ def tuned_prepared(runtime: Any, op: Any, kir: Any, prepared: Any, stream: Any) 
 
 
 def _hinted(runtime: Any, kir: Any, hints: dict[str, int]) -> Any:
-    warps = hints.get("num_warps", kir.num_warps)
-    stages = hints.get("stages", kir.num_stages)
-    memo = ("hinted", id(kir), warps, stages)
+    fields = hinted_fields(kir, hints)
+    memo = ("hinted", id(kir), *sorted(fields.items()))
     hit = runtime.kernels.get(memo)
     if hit is None or hit[0] is not kir:
-        new = dataclasses.replace(kir, num_warps=warps, num_stages=stages)
+        new = dataclasses.replace(kir, **fields)
         hit = (kir, runtime.device.prepare(new))
         runtime.kernels[memo] = hit
     return hit[1]
@@ -112,7 +111,7 @@ def _tune(
         finally:
             for t, host in zip(written, saved, strict=True):
                 t.write(host)
-    default = {"num_warps": kir.num_warps, "stages": kir.num_stages}
+    default = {"num_warps": kir.num_warps, "stages": kir.num_stages, "max_blocks": kir.max_blocks}
     best = min(timings, key=lambda c: c[1]) if timings else (default, float("nan"))
     return Record(
         key=key,

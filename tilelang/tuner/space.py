@@ -19,7 +19,19 @@ from collections.abc import Mapping
 from tilelang.frozen import frozen
 from tilelang.syntax import ast
 
-HINTS = ("num_warps", "stages")
+HINTS = ("num_warps", "stages", "max_blocks")
+# the `ir.Kernel` field each hint sets
+HINT_FIELDS = {"num_warps": "num_warps", "stages": "num_stages", "max_blocks": "max_blocks"}
+
+
+def hinted_fields(kir: object, hints: Mapping[str, int]) -> dict[str, int]:
+    """The kernel fields `hints` change on `kir` (empty: nothing changes)."""
+    out = {}
+    for name, value in hints.items():
+        f = HINT_FIELDS.get(name)
+        if f is not None and getattr(kir, f) != value:
+            out[f] = value
+    return out
 
 
 @frozen(eq=True)

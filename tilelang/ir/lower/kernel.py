@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
-from tilelang.diagnostics.codes.types import INVALID_OPERAND, MISMATCHED_DTYPES
+from tilelang.diagnostics.codes.types import INVALID_OPERAND, MISMATCHED_DTYPES, MISMATCHED_TYPES
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -60,6 +60,17 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
         raise TileError(d) from None
     _check_tile_dims(kernel, decl, instantiation)
     _check_instance(cx, kernel, instantiation)
+    if kernel.max_blocks and kernel.min_blocks > kernel.max_blocks:  # generics: sema checks literals
+        shown = ", ".join(f"{k} = {v}" for k, v in instantiation.items() if not isinstance(v, DType))
+        d = (Diagnostic.error(MISMATCHED_TYPES,
+                              f"hint `max_blocks = {kernel.max_blocks}` is below `min_blocks = {kernel.min_blocks}`")
+             .secondary(decl.name.span, f"in kernel `{decl.name.name}` with {shown}"))
+        hint = next((a.value.span for at in decl.attrs for a in at.args if a.name and a.name.name == "max_blocks"),
+                    None)
+        if hint is not None:
+            d = d.primary(hint, "fewer blocks than `min_blocks` asks an SM to hold")
+        raise TileError(d.with_help(f"call it with `max_blocks` at least {kernel.min_blocks} (or 0: no bound), "
+                                    "or lower `min_blocks`"))
     verify_kernel(kernel)
     return kernel
 
@@ -177,7 +188,8 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                        num_stages=hints.get("stages", hints.get("num_stages", 2)),
                        instantiation=list(generics.items()),
                        hints=["stages" if h == "num_stages" else h for h in hints],
-                       min_blocks=hints.get("min_blocks", 0), pdl_early=hints.get("pdl_early", 0) > 0)
+                       min_blocks=hints.get("min_blocks", 0), max_blocks=hints.get("max_blocks", 0),
+                       pdl_early=hints.get("pdl_early", 0) > 0)
 
 
 def _infer_from_facts(cx: LowerCx, decl: ast.FnDecl, generics: dict[str, int],

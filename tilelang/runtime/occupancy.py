@@ -1,0 +1,123 @@
+"""`#[hints(max_blocks = N)]` at launch: at most N blocks of a kernel on an SM at once.
+
+CUDA has no direct bound on the blocks an SM holds; shared memory gives one.
+The launch asks for enough dynamic shared memory that N blocks fit the SM's
+shared-memory carveout and N + 1 do not, and the function's preferred
+carveout is set to the smallest configuration that holds the N, so that the
+L1 cache keeps the rest of the SM's unified memory (a smaller L1 costs a
+streaming kernel 2-3 %; benchmarks/RESULTS.md). A kernel's own shared memory
+is at the start of the padded request, unchanged.
+
+`plan` is the arithmetic (pure, tested on the CPU); `apply` sets the
+attribute on a loaded function, asks the driver's occupancy calculator, and
+pads further if the driver still fits more than N (an unknown card's
+configurations), so the bound the hint promises holds or the launch is refused
+with an error. Why fewer blocks can be faster: a row softmax of 2,560 f32 a
+row reads 1 % faster with 5 blocks of 8 warps an SM than with the 8 the
+threads allow (RESULTS, issue 14).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.frozen import frozen
+
+# The SM's shared-memory configurations in KB, by compute capability (the
+# CUDA programming guide's "shared memory capacity" per architecture); a
+# preferred carveout is rounded up to one of these.
+CARVEOUTS_KB: dict[tuple[int, int], tuple[int, ...]] = {
+    (8, 0): (0, 8, 16, 32, 64, 100, 132, 164),
+    (8, 6): (0, 8, 16, 32, 64, 100),
+    (8, 7): (0, 8, 16, 32, 64, 100, 132, 164),
+    (8, 9): (0, 8, 16, 32, 64, 100),
+    (9, 0): (0, 8, 16, 32, 64, 100, 132, 164, 196, 228),
+}
+GRANULE = 128  # bytes: the unit shared memory is allocated to blocks in
+
+
+@frozen(eq=True)
+class CapPlan:
+    smem: int  # dynamic shared memory each launch asks for (bytes)
+    carveout: int  # percent of the SM's shared memory, for the preferred carveout
+
+
+@frozen(eq=True)
+class SmLimits:
+    smem: int  # shared memory an SM has (bytes)
+    reserved: int  # shared memory the system reserves per block (bytes)
+    threads: int  # threads an SM holds
+    blocks: int  # blocks an SM holds
+    cc: tuple[int, int]  # compute capability
+
+
+def plan(n: int, threads: int, smem: int, sm: SmLimits) -> CapPlan | None:
+    """How a kernel of `threads` threads a block, using `smem` bytes of shared
+    memory, runs at most `n` blocks an SM; None when the SM's threads, block
+    slots or shared memory already allow no more than `n`."""
+    need = smem + sm.reserved
+    if n <= 0 or min(sm.threads // threads, sm.blocks, sm.smem // (-(-need // GRANULE) * GRANULE)) <= n:
+        return None
+    configs = [kb * 1024 for kb in CARVEOUTS_KB.get(sm.cc, ()) if 0 < kb * 1024 <= sm.smem] or [sm.smem]
+    for c in configs:
+        per = c // n // GRANULE * GRANULE  # each block's share: n fit in c ...
+        if per >= need and (n + 1) * per > c:  # ... and n + 1 do not
+            # c * 100 // smem percent is within 1 % of c, above the configuration
+            # below it (8 KB or more apart): the driver rounds it up to c
+            return CapPlan(per - sm.reserved, max(1, c * 100 // sm.smem))
+    return CapPlan(sm.smem // n // GRANULE * GRANULE - sm.reserved, 100)
+
+
+def limits(ctx: Any) -> SmLimits:
+    d = ctx.d
+    a = d.CUdevice_attribute
+
+    def get(x: Any) -> int:
+        err, v = d.cuDeviceGetAttribute(x, ctx.dev)
+        if int(err) != 0:
+            raise ValueError(f"the driver did not say the device's {x} (error {int(err)})")
+        return int(v)
+
+    return SmLimits(
+        smem=get(a.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+        reserved=get(a.CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK),
+        threads=get(a.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR),
+        blocks=get(a.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR),
+        cc=(ctx.info.major, ctx.info.minor),
+    )
+
+
+def resident(d: Any, handle: Any, threads: int, smem: int) -> int:
+    """The blocks an SM holds at once by the driver's occupancy calculator."""
+    err, v = d.cuOccupancyMaxActiveBlocksPerMultiprocessor(handle, threads, smem)
+    return int(v) if int(err) == 0 else -1
+
+
+def apply(ctx: Any, handle: Any, n: int, threads: int, smem: int) -> tuple[int, int] | str:
+    """Cap the loaded function `handle` at `n` blocks an SM: sets its preferred
+    carveout and returns (the dynamic shared memory its launches ask for, the
+    blocks the driver then allows), or a sentence saying why it cannot."""
+    try:
+        sm = limits(ctx)
+    except ValueError as e:
+        return str(e)
+    p = plan(n, threads, smem, sm)
+    if p is None:
+        return smem, resident(ctx.d, handle, threads, smem)
+    d = ctx.d
+    fa = d.CUfunction_attribute
+    per_block = p.smem
+    for carve in (p.carveout, 100):
+        (err,) = d.cuFuncSetAttribute(handle, fa.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carve)
+        if int(err) != 0:
+            return f"the driver refused a shared-memory carveout of {carve} % (error {int(err)})"
+        if carve == 100:  # an unknown configuration table: each block a share of all of it
+            per_block = max(per_block, sm.smem // n // GRANULE * GRANULE - sm.reserved)
+        if per_block > 48 * 1024:
+            (err,) = d.cuFuncSetAttribute(handle, fa.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, per_block)
+            if int(err) != 0:
+                return f"the driver refused {per_block} bytes of dynamic shared memory a block (error {int(err)})"
+        got = resident(d, handle, threads, per_block)
+        if 0 <= got <= n:
+            return per_block, got
+    return f"the driver still fits {got} blocks an SM with {per_block} bytes of shared memory each"

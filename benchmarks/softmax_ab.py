@@ -174,6 +174,16 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         for blocks in args.occupancy:
             f, _, occ = raw(base, ptx, dummy_smem(blocks), CARVEOUT_PCT)
             cands[f"occ {base} <= {blocks} (driver: {occ} blocks an SM)"] = (f, None)
+    for blocks in args.grid_blocks:  # Tile's PTX at `blocks` an SM under each carveout
+        for kb in args.grid_carve:
+            share = kb * 1024 // blocks // 128 * 128  # as runtime/occupancy.plan pads
+            pct = max(1, kb * 1024 * 100 // SMEM_PER_SM)
+            f, _, occ = raw("tile", bases["tile"], share - 1024 - 64, pct)
+            cands[f"grid tile {blocks} blocks, carveout {kb} KB (driver: {occ})"] = (f, None)
+    for mb in args.api_caps:
+        kc = tilelang.compile(rows.tile_source("rows", "softmax", 8, mb), name=f"softmax_ab_w8_mb{mb}.tile").softmax_rows
+        cands[f"tile api max_blocks {mb}"] = (lambda kc=kc: kc(tilelang.partition(y, [1, n]), x).launch(),
+                                              lambda h: h.wait())
     cands["copy"] = (lambda: y.copy_(x), None)
 
     errors = {}
@@ -220,6 +230,11 @@ def main() -> None:
     ap.add_argument("--shape", default="32768x2560")
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--occupancy", type=lambda s: [int(v) for v in s.split(",") if v], default=[4, 5, 6, 7, 8])
+    ap.add_argument("--grid-blocks", type=lambda s: [int(v) for v in s.split(",") if v], default=[])
+    ap.add_argument("--grid-carve", type=lambda s: [int(v) for v in s.split(",") if v], default=[8, 32, 64, 100, 132, 164],
+                    help="carveouts (KB) of the --grid-blocks rows")
+    ap.add_argument("--api-caps", type=lambda s: [int(v) for v in s.split(",") if v], default=[],
+                    help="also Tile's kernel through the API with these max_blocks hints")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     res = bench(args)

@@ -210,5 +210,5 @@ def test_on_the_gpu_the_driver_holds_at_most_n_and_the_result_is_the_interpreter
             assert abi.max_blocks == mb and 1 <= got <= mb, (mb, got, abi.smem_bytes)
             assert abi.smem_bytes > 64
         else:
-            assert got == 8 and abi.smem_bytes < 1024  # unbounded: the threads' 8 blocks
+            assert got > 3 and abi.smem_bytes < 1024  # unbounded: the threads' or registers' bound
     assert math.isfinite(float(ref.sum()))

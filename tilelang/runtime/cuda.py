@@ -35,7 +35,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
-from tilelang.runtime import cuda_driver, cuda_pdl
+from tilelang.runtime import cuda_driver, cuda_pdl, occupancy
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
     CTYPES,
     PackedArgs,
@@ -585,28 +585,12 @@ class CudaDevice(Device):
                 raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
             mod = self.ctx.load_ptx(ck.ptx, key=ck.key)
             fn = mod.function(ck.abi.name)
-            abi = ck.abi
-            if abi.max_blocks:
-                abi = self._cap_blocks(abi, fn, span)
+            abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
             if abi.smem_bytes:
                 fn.ensure_smem(abi.smem_bytes, span)
             got = (abi, fn)
             pk.variants[(*facts_key, pdl)] = got
         return got
-
-    def _cap_blocks(self, abi: Any, fn: Function, span: Span | None) -> Any:
-        """`#[hints(max_blocks = N)]`: the ABI whose launches run at most N
-        blocks an SM (`occupancy.py` pads the shared memory they ask for)."""
-        import dataclasses
-
-        from tilelang.runtime import occupancy
-
-        got = occupancy.apply(self.ctx, fn.handle, abi.max_blocks, abi.num_threads, abi.smem_bytes)
-        if isinstance(got, str):
-            raise cuda_error(f"bounding `{fn.name}` to {abi.max_blocks} blocks an SM", got, span,
-                             help="remove the `max_blocks` hint, or raise it")
-        fn._smem_limit = max(fn._smem_limit, got[0])
-        return dataclasses.replace(abi, smem_bytes=got[0])
 
     def run(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None:

@@ -19,9 +19,11 @@ threads allow (RESULTS, issue 14).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tilelang.frozen import frozen
+from tilelang.source import Span
 
 # The SM's shared-memory configurations in KB, by compute capability (the
 # CUDA programming guide's "shared memory capacity" per architecture); a
@@ -121,3 +123,16 @@ def apply(ctx: Any, handle: Any, n: int, threads: int, smem: int) -> tuple[int, 
         if 0 <= got <= n:
             return per_block, got
     return f"the driver still fits {got} blocks an SM with {per_block} bytes of shared memory each"
+
+
+def cap_abi(ctx: Any, fn: Any, abi: Any, span: Span | None) -> Any:
+    """The ABI of the loaded function `fn` (a `cuda.Function`) whose launches
+    run at most `abi.max_blocks` blocks an SM: its shared memory padded."""
+    from tilelang.runtime.cuda_driver import cuda_error
+
+    got = apply(ctx, fn.handle, abi.max_blocks, abi.num_threads, abi.smem_bytes)
+    if isinstance(got, str):
+        raise cuda_error(f"bounding `{fn.name}` to {abi.max_blocks} blocks an SM", got, span,
+                         help="remove the `max_blocks` hint, or raise it")
+    fn._smem_limit = max(fn._smem_limit, got[0])  # `apply` raised the function's limit itself
+    return dataclasses.replace(abi, smem_bytes=got[0])

@@ -7,7 +7,8 @@ Triton and PyTorch, in one run (issue 14's targets), plus the vector add.
 
 Tile's kernels are `benchmarks/rows.tile`, called through the Python API on
 PyTorch CUDA tensors (in place, on PyTorch's stream), with
-`#[hints(num_warps = W)]` added per configuration: for each shape the table
+`#[hints(num_warps = W)]` added per configuration (and each also bounded to
+about `--cap-warps` resident warps an SM by `max_blocks`): for each shape the table
 shows the best Tile configuration (one-tile rows, or rows walked in column
 tiles) and the best Triton one (one row per program, the whole row in one
 block, `num_warps` in {4, 8, 16, 32}; layernorm as Triton's tutorial, walking
@@ -338,8 +339,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--quick", action="store_true", help="fewer Tile configurations")
     ap.add_argument("--shapes", default="", help="comma-separated MxN subset")
-    ap.add_argument("--cap-warps", type=lambda v: tuple(int(x) for x in v.split(",") if x), default=(),
-                    help="also each configuration with max_blocks bounding it to about these resident warps an SM")
+    ap.add_argument("--cap-warps", type=lambda v: tuple(int(x) for x in v.split(",") if x), default=(40,),
+                    help="also each configuration with max_blocks bounding it to about these resident warps an SM ('': none)")
     ap.add_argument("--ptxas", action="store_true", help="only report ptxas registers/spills (no GPU)")
     a = ap.parse_args()
     if a.ptxas:

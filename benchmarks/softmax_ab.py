@@ -177,6 +177,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     for blocks in args.grid_blocks:  # Tile's PTX at `blocks` an SM under each carveout
         for kb in args.grid_carve:
             share = kb * 1024 // blocks // 128 * 128  # as runtime/occupancy.plan pads
+            if share < 1024 + 64 or (blocks + 1) * share <= kb * 1024:
+                continue  # too small for the kernel, or does not bound it
             pct = max(1, kb * 1024 * 100 // SMEM_PER_SM)
             f, _, occ = raw("tile", bases["tile"], share - 1024 - 64, pct)
             cands[f"grid tile {blocks} blocks, carveout {kb} KB (driver: {occ})"] = (f, None)

@@ -55,9 +55,11 @@ def test_the_plan_holds_exactly_n_blocks(sm: SmLimits, threads: int, smem: int) 
         got = _blocks(sm, carve, threads, p.smem)
         if got != n:  # only where the kernel's own memory leaves no room for n
             assert n * (smem + sm.reserved) > sm.smem and got < n, (n, threads, smem, p, carve, got)
-        # no smaller configuration holds n blocks and not n + 1: the L1 keeps the rest
+        # no smaller configuration (of at least MIN_CARVEOUT) holds n blocks and
+        # not n + 1: the L1 keeps the rest
+        assert carve >= occupancy.MIN_CARVEOUT
         need = smem + sm.reserved
-        for c in (c * 1024 for c in CARVEOUTS_KB[sm.cc] if c * 1024 < carve):
+        for c in (c * 1024 for c in CARVEOUTS_KB[sm.cc] if occupancy.MIN_CARVEOUT <= c * 1024 < carve):
             assert not any(c // s == n for s in range(-(-need // GRANULE) * GRANULE, c + 1, GRANULE)), (n, c)
 
 

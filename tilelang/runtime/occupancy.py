@@ -3,9 +3,9 @@
 CUDA has no direct bound on the blocks an SM holds; shared memory gives one.
 The launch asks for enough dynamic shared memory that N blocks fit the SM's
 shared-memory carveout and N + 1 do not, and the function's preferred
-carveout is set to the smallest configuration that holds the N, so that the
-L1 cache keeps the rest of the SM's unified memory (a smaller L1 costs a
-streaming kernel 2-3 %; benchmarks/RESULTS.md). A kernel's own shared memory
+carveout is set to the smallest configuration of at least `MIN_CARVEOUT`
+that does that, so that the L1 cache keeps the rest of the SM's unified
+memory (a smaller L1 costs a streaming kernel 2-3 %; benchmarks/RESULTS.md). A kernel's own shared memory
 is at the start of the padded request, unchanged.
 
 `plan` is the arithmetic (pure, tested on the CPU); `apply` sets the
@@ -36,6 +36,10 @@ CARVEOUTS_KB: dict[tuple[int, int], tuple[int, ...]] = {
     (9, 0): (0, 8, 16, 32, 64, 100, 132, 164, 196, 228),
 }
 GRANULE = 128  # bytes: the unit shared memory is allocated to blocks in
+# The smallest carveout a bound takes: on the H200 a row softmax bounded to 5
+# blocks an SM read 4,205-4,222 GB/s under carveouts of 32 to 164 KB and 4,147
+# under 8 KB, no faster than unbounded (benchmarks/RESULTS.md, issue 14).
+MIN_CARVEOUT = 32 * 1024
 
 
 @frozen(eq=True)
@@ -60,7 +64,7 @@ def plan(n: int, threads: int, smem: int, sm: SmLimits) -> CapPlan | None:
     need = smem + sm.reserved
     if n <= 0 or min(sm.threads // threads, sm.blocks, sm.smem // (-(-need // GRANULE) * GRANULE)) <= n:
         return None
-    configs = [kb * 1024 for kb in CARVEOUTS_KB.get(sm.cc, ()) if 0 < kb * 1024 <= sm.smem] or [sm.smem]
+    configs = [kb * 1024 for kb in CARVEOUTS_KB.get(sm.cc, ()) if MIN_CARVEOUT <= kb * 1024 <= sm.smem] or [sm.smem]
     for c in configs:
         per = c // n // GRANULE * GRANULE  # each block's share: n fit in c ...
         if per >= need and (n + 1) * per > c:  # ... and n + 1 do not

@@ -339,7 +339,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--quick", action="store_true", help="fewer Tile configurations")
     ap.add_argument("--shapes", default="", help="comma-separated MxN subset")
-    ap.add_argument("--cap-warps", type=lambda v: tuple(int(x) for x in v.split(",") if x), default=(40,),
+    ap.add_argument("--cap-warps", type=lambda v: tuple(int(x) for x in v.split(",") if x), default=(24, 40),
                     help="also each configuration with max_blocks bounding it to about these resident warps an SM ('': none)")
     ap.add_argument("--ptxas", action="store_true", help="only report ptxas registers/spills (no GPU)")
     a = ap.parse_args()

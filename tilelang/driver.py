@@ -154,13 +154,18 @@ def kernel_instances(program: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _stage_ir(checked: Checked, ctx: Context) -> list[Any]:
+    from tilelang.diagnostics.model import TileError
     from tilelang.ir.lower import lower_kernel
 
     kernels = []
     for name, inst in kernel_instances(checked.program):
         if ctx.options.kernel is not None and name != ctx.options.kernel:
             continue
-        kernels.append(lower_kernel(checked.program, name, inst, None))
+        try:
+            kernels.append(lower_kernel(checked.program, name, inst, None))
+        except TileError as e:  # a kernel this instance cannot be (the user's, with its code)
+            for d in e.diagnostics:
+                ctx.sink.emit(d)
     return kernels
 
 

@@ -167,9 +167,11 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
             dtype = cx.dtype(ty)
             v = cx.b.scalar_param(p.name.name, dtype, span=p.span)
             cx.f.scopes[0][p.name.name] = v
-    if any(r > 3 for r in mut_ranks):
-        raise Unsupported(decl.span, "a `&mut` tensor parameter of rank above 3",
-                          "the grid has at most 3 axes; reshape the tensor on the host")
+    deep = next((tp for tp in pending_own if tp.rank > 3), None)
+    if deep is not None:
+        raise Unsupported(deep.span, f"a `&mut` tensor parameter of rank {deep.rank} (above 3)",
+                          "a kernel's grid has at most 3 axes, one per dimension of its `&mut` tiles: "
+                          "declare it with at most 3 dimensions and reshape the tensor on the host")
     cx.grid_rank = max([1, *mut_ranks])
     # Own-tile offsets are computed once at entry so every region can use them.
     for tp in pending_own:

@@ -221,12 +221,20 @@ class HopperOps:
 
     # -- wgmma -------------------------------------------------------------------------
     def _desc(self, buf: ir.Value, stage: ir.Value, lbo: int, sbo: int, swizzle: int) -> str:
-        """The i64 descriptor of stage `stage` of `buf` (start address included)."""
-        base = self.smem_at(buf, stage)
-        addr = self.emit(f"ptrtoint ptr addrspace(3) {base} to i64")  # type: ignore[attr-defined]
-        a4 = self.emit(f"and i64 {self.emit(f'lshr i64 {addr}, 4')}, 16383")  # type: ignore[attr-defined]
+        """The i64 descriptor of stage `stage` of `buf` (start address included).
+        The stage moves the start address field of stage 0's descriptor (a
+        loop invariant) in 32 bits: shared addresses are below 256 KB, so the
+        14-bit field of address / 16 never carries, and a loop's products
+        wait for one multiply-add, not 64-bit address arithmetic."""
+        ref = self.env[buf.id]  # type: ignore[attr-defined]
+        assert isinstance(ref, SmemRef) and ref.stage_bytes % 16 == 0, ref
+        addr = self.emit(f"ptrtoint ptr addrspace(3) {self.smem_at(buf, None)} to i32")  # type: ignore[attr-defined]
+        a4 = self.emit(f"and i32 {self.emit(f'lshr i32 {addr}, 4')}, 16383")  # type: ignore[attr-defined]
+        if stage is not None:
+            step = self.emit(f"mul i32 {self.scalar(stage)}, {ref.stage_bytes >> 4}")  # type: ignore[attr-defined]
+            a4 = self.emit(f"add i32 {a4}, {step}")  # type: ignore[attr-defined]
         const = (_SWIZZLE_CODE[swizzle] << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16)
-        return self.emit(f"or i64 {a4}, {const}")  # type: ignore[attr-defined]
+        return self.emit(f"or i64 {self.emit(f'zext i32 {a4} to i64')}, {const}")  # type: ignore[attr-defined]
 
     def operand_desc(self, buf: ir.Value, stage: ir.Value, kmajor: bool, sw: int) -> str:
         """The descriptor of a wgmma operand tile [stages, rows, cols] in

@@ -57,6 +57,14 @@ def packed() -> bool:
     return os.environ.get("TILEC_ATTN_ROTATE_PACK", "1") == "1"
 
 
+def top_wait() -> bool:
+    """Each iteration waits for its own stage again before its products
+    (`TILEC_ATTN_ROTATE_TOPWAIT=1`; the previous iteration's spin on the
+    next stage has seen it full already): the wait sits between the body's
+    end and the issue, where the tensor cores idle."""
+    return os.environ.get("TILEC_ATTN_ROTATE_TOPWAIT", "0") == "1"
+
+
 def _carried(cast: ir.Cast) -> tuple[tuple[int, ...], DType]:
     """Shape and type of the P that the loop carries: packed pairs, or f32."""
     if packed():
@@ -110,14 +118,28 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     c_it = fresh.value(DType.I32, (), "it")
     p_prev = fresh.value(pdt, pshape, "p")
     cb = _Build(fresh)
-    stage, phase = cb.ring(c_it, bufs.S)
+    carried = not top_wait()
     started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
-    prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
-    # the zero product reads this block's stage (held), not a stage the
-    # producer may be refilling
-    pv_stage = cb.elem(E.WHERE, started, prev, stage, hint="pv_stage")
+    if carried:
+        # this block's stage and the previous one's (the zero product's: this
+        # block's, held, not one the producer may be refilling) come with the
+        # iteration, so that nothing but the descriptors stands between the
+        # body's end and the next issue; the stage was waited for by the
+        # previous iteration's spin on "the next stage" (below), the first
+        # block's before the loop
+        pb = _Build(fresh)
+        st0, ph0 = pb.ring(bufs.base, bufs.S)
+        pre += [*pb.ops, ir.If((), ran, ir.Region((), (g.BarrierWait(bufs.full, st0, ph0, span), ir.Yield(()))),  # type: ignore[arg-type]
+                               ir.Region((), (ir.Yield(()),)), span)]
+        stage, pv_stage = fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "pv_stage")
+        phase = cb.elem(E.AND, cb.elem(E.DIV, c_it, cb.const(bufs.S)), cb.const(1), hint="phase")
+        prev = pv_stage
+    else:
+        stage, phase = cb.ring(c_it, bufs.S)
+        prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
+        pv_stage = cb.elem(E.WHERE, started, prev, stage, hint="pv_stage")
+        cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
     use = cb.elem(E.GT, c_it, cb.elem(E.ADD, bufs.base, cb.const(1)), dtype=DType.BOOL, hint="use_acc")
-    cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
     raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
     o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
     # the carried accumulator is the previous block's, rescaled, its product pending
@@ -128,6 +150,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_now}
     waited = False
     p_next: ir.Value | None = None
+    next_stage: ir.Value | None = None
     for op in loop.body.ops:
         if id(op) in chained or op is p.s_dot:
             continue
@@ -139,6 +162,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             after = cb.elem(E.ADD, loop.body.args[0], loop.step)
             more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
             nst, nph = cb.ring(cb.elem(E.ADD, c_it, cb.const(1)), bufs.S)
+            next_stage = nst
             cb.ops.append(g.BarrierWait(bufs.full, cb.elem(E.WHERE, more, nst, stage, hint="nstage"),
                                         cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span))
             accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
@@ -158,14 +182,20 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             vals = [mapping.get(v.id, v) for v in op.values]
             vals[pos] = mapping.get(p.o_dot.acc.id, p.o_dot.acc)
             assert p_next is not None
-            cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next)))
+            nxt = (next_stage, stage) if carried else ()
+            cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt)))
             continue
         cb.ops.append(substitute(op, mapping))
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
     trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(pdt, pshape, "p")
     body_ops = cb.ops
-    c_loop = ir.For((*c_results, trips, p_last), loop.lower, loop.upper, loop.step, (*inits, bufs.base, p0),
-                    ir.Region((*loop.body.args, c_it, p_prev), tuple(unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
+    stages: tuple[ir.Value, ...] = ()
+    if carried:
+        stages = (fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "stage"))
+    c_loop = ir.For((*c_results, trips, p_last, *stages), loop.lower, loop.upper, loop.step,
+                    (*inits, bufs.base, p0, *((st0, st0) if carried else ())),
+                    ir.Region((*loop.body.args, c_it, p_prev, *((stage, pv_stage) if carried else ())),
+                              tuple(unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
     # after the loop: the last block's P V (when the loop ran), waited for
     # after the join, the zero accumulator selected after the wait (as in
     # attention._overlapped: zeros beside wgmma registers in a branch cost

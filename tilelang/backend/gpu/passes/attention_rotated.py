@@ -1,4 +1,5 @@
-"""The attention loop's overlapped schedule, rotated (`TILEC_ATTN_ROTATE=1`).
+"""The attention loop's overlapped schedule, rotated (the default where the
+value rows are 128 wide or more: `ROTATE_DEFAULT`; `TILEC_ATTN_ROTATE`).
 
 `attention._overlapped` computes S of the first key block before its loop,
 and iteration j issues S of block j + 1 with P V of block j: the last
@@ -21,7 +22,15 @@ The carried values are the body's own, the accumulator taken before its
 product (rescaled), and P of the block whose product is pending, packed as
 wgmma's A fragment at the end of the body (`g.PackPairs`: 16-bit pairs, half
 the registers of f32 P, whose 64 registers a thread made ptxas spill at
-128 x 128, D = 128; `TILEC_ATTN_ROTATE_PACK=0` carries f32). It applies where the accumulator starts at zero
+128 x 128, D = 128; `TILEC_ATTN_ROTATE_PACK=0` carries f32), and the
+stages of this block and the previous one, so that nothing but the operand
+descriptors stands between the body's end and the next issue (the stage was
+seen full by the previous iteration's spin on "the next stage"; the first
+block's is waited for before the loop). A wait at the top of each iteration
+(`TILEC_ATTN_ROTATE_TOPWAIT=1`) and the descriptors' 64-bit arithmetic
+there left the tensor cores idle for their latency: with both the rotated
+loop ran 2.6-4.6 % behind the overlapped one on the H200; with neither it
+runs up to 3 % ahead at D = 128. It applies where the accumulator starts at zero
 (`use_acc` drops the first two products' accumulators: the zero P V's and
 what the first rescale made of it) and the loop yields the product as is,
 read by nothing else; else `attention._overlapped` runs.
@@ -42,13 +51,23 @@ from .context import Fresh
 from .pipeline import _Build
 from .rewrite import substitute
 
-# "1": the rotated schedule where it applies; "0" (the default until the H200
-# has timed it) keeps `attention._overlapped`
-ROTATE_DEFAULT = "0"
+# "1": the rotated schedule where it applies; "0": `attention._overlapped`;
+# "auto" (the default): rotated where the value rows are 128 wide or more. On
+# the H200 (benchmarks/RESULTS.md, eighth session) the rotated loop matched or
+# beat the overlapped one on every D = 128 row (+0.1..+3 %, most at S = 1024)
+# but lost 0.5-1.7 % at D = 64 for S >= 4096, where ptxas makes its loop 7 %
+# longer (a uniform predicate copied before each of the masked block's 64
+# selects)
+ROTATE_DEFAULT = "auto"
 
 
-def enabled() -> bool:
-    return os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT) == "1"
+def enabled(p: Any) -> bool:
+    """Whether the loop of plan `p` (`attention.AttnPlan`) is rotated:
+    `TILEC_ATTN_ROTATE` "1" / "0" / "auto" (unset: `ROTATE_DEFAULT`)."""
+    want = os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT)
+    if want == "auto":
+        return int(p.o_dot.result.shape[1]) >= 128
+    return want == "1"
 
 
 def packed() -> bool:

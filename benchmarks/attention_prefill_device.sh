@@ -14,7 +14,7 @@
 #   3b. (PEEL=1) the f16 D = 64 rows again with TILEC_ATTN_PEEL=1 (the rows it changes) <= 7 s
 #   4. (NP=1) the causal rows again with TILEC_ATTN_PERSISTENT=0 (the hardware's dynamic
 #      order against the persistent walk's causal pairs)                              <= 10 s
-# (The default rotates the loop at D >= 128 only: TILEC_ATTN_ROTATE=auto.)
+# (The default rotates the loop at D = 128 only: TILEC_ATTN_ROTATE=auto.)
 #   3c. (ROT=1) the 24 rows again with TILEC_ATTN_ROTATE=1 (the rotated overlap schedule:
 #      S of block j with P V of block j-1, P carried packed; prewarmed alongside the default,
 #      tested in step 2 with it too; DEFAULT_TESTS=0 tests it alone); ROT_AB=n then n rounds

@@ -196,12 +196,14 @@ def test_the_rotated_loop_carries_its_stages(top: str, monkeypatch) -> None:  # 
         assert "%stage" in loop.split("\n")[0] and loop.split("\n")[0].count("%stage") >= 2  # carried
 
 
-@pytest.mark.parametrize(("d", "setting"), [(128, None), (64, None), (128, "0"), (64, "1")])
-def test_the_loop_is_rotated_by_default_where_rows_are_128_wide(d: int, setting: str | None,  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("bn", "d", "setting"), [(128, 128, None), (128, 64, None), (64, 256, None),
+                                                  (128, 128, "0"), (128, 64, "1"), (64, 256, "1")])
+def test_the_loop_is_rotated_by_default_where_rows_are_128_wide(bn: int, d: int, setting: str | None,  # type: ignore[no-untyped-def]
                                                                 monkeypatch) -> None:
     """`TILEC_ATTN_ROTATE` unset ("auto"): the rotated loop at D = 128 (no S
     before the loop, the last P V after it), the overlapped one at D = 64
-    (where it was faster on the H200 for S >= 4096); "0" / "1" force it."""
+    (where it was faster on the H200 for S >= 4096) and D = 256 (not timed);
+    "0" / "1" force it."""
     from tilelang.backend.gpu.passes.attention_rotated import ROTATE_DEFAULT
 
     assert ROTATE_DEFAULT == "auto"
@@ -210,7 +212,7 @@ def test_the_loop_is_rotated_by_default_where_rows_are_128_wide(d: int, setting:
         monkeypatch.delenv("TILEC_ATTN_ROTATE", raising=False)
     else:
         monkeypatch.setenv("TILEC_ATTN_ROTATE", setting)
-    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "bf16", 128, 128, d), "sm_90a", _facts("oqkv", 3)))
+    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "bf16", 128, bn, d), "sm_90a", _facts("oqkv", 3)))
     body = text.split("role consumer")[1].split("role producer")[0]
     rotated = (body.count("= wgmma %"), body.count("wgmma.rs")) == (1, 2)
     assert rotated == (setting == "1" or (setting is None and d == 128)), (d, setting, body.count("wgmma.rs"))

@@ -922,7 +922,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         if schedule == "overlap" and rot.enabled(p) else None
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
-    elif turned is not None:  # D >= 128 or TILEC_ATTN_ROTATE=1: passes/attention_rotated.py
+    elif turned is not None:  # D = 128 or TILEC_ATTN_ROTATE=1: passes/attention_rotated.py
         c_loop, c_pre, c_post = turned
     else:
         c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, schedule == "pingpong-unsafe",

@@ -1,5 +1,5 @@
 """The attention loop's overlapped schedule, rotated (the default where the
-value rows are 128 wide or more: `ROTATE_DEFAULT`; `TILEC_ATTN_ROTATE`).
+value rows are 128 wide: `ROTATE_DEFAULT`; `TILEC_ATTN_ROTATE`).
 
 `attention._overlapped` computes S of the first key block before its loop,
 and iteration j issues S of block j + 1 with P V of block j: the last
@@ -52,12 +52,12 @@ from .pipeline import _Build
 from .rewrite import substitute
 
 # "1": the rotated schedule where it applies; "0": `attention._overlapped`;
-# "auto" (the default): rotated where the value rows are 128 wide or more. On
+# "auto" (the default): rotated where the value rows are 128 wide. On
 # the H200 (benchmarks/RESULTS.md, eighth session) the rotated loop matched or
 # beat the overlapped one on every D = 128 row (+0.1..+3 %, most at S = 1024)
-# but lost 0.5-1.7 % at D = 64 for S >= 4096, where ptxas makes its loop 7 %
-# longer (a uniform predicate copied before each of the masked block's 64
-# selects)
+# but lost 0.5-1.7 % at D = 64 for S >= 4096 (its loop is 7 % longer, all of
+# it in the masked block, which full rows never run: not explained). D = 256
+# was not timed (at 128 x 64 both schedules spill, the rotated 4 B more).
 ROTATE_DEFAULT = "auto"
 
 
@@ -66,7 +66,7 @@ def enabled(p: Any) -> bool:
     `TILEC_ATTN_ROTATE` "1" / "0" / "auto" (unset: `ROTATE_DEFAULT`)."""
     want = os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT)
     if want == "auto":
-        return int(p.o_dot.result.shape[1]) >= 128
+        return int(p.o_dot.result.shape[1]) == 128
     return want == "1"
 
 

@@ -166,8 +166,8 @@ def test_example_ptx_assembles(path, arch: str) -> None:  # type: ignore[no-unty
 def test_ir_level_by_kernel(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """LLVM IR passes: none for a warp-role kernel whose loops hold no tile
     arithmetic (the wgmma GEMM), -O1 for one whose loops do (attention's
-    softmax) or copy through registers (the register-copy producer), the
-    target's level otherwise (the sm_80 GEMM); the PTX of the unoptimised
+    softmax), the target's level for one whose loops copy through registers
+    (the register-copy producer) and otherwise (the sm_80 GEMM); the PTX of the unoptimised
     GEMM still assembles. The level is part of the compile-cache key: the
     same LLVM text at another level is another PTX."""
     from pathlib import Path
@@ -188,9 +188,10 @@ def test_ir_level_by_kernel(tmp_path, monkeypatch) -> None:  # type: ignore[no-u
     assert ir_level(lower_gpu(gemm, "sm_90a", facts), Target("sm_90a")) == 0
     assert ir_level(lower_gpu(gemm, "sm_80", facts), Target("sm_80")) == 3
     # odd strides: operands copied through registers by the producer warps; without
-    # IR passes ptxas spills there, so such a loop keeps -O1
+    # IR passes ptxas spills there, and -O3 is 11 % faster than -O1 (H200)
     odd = {n: TensorFacts(True, (False, False)) for n in "abc"}
-    assert ir_level(lower_gpu(gemm, "sm_90a", odd), Target("sm_90a")) == 1
+    assert ir_level(lower_gpu(gemm, "sm_90a", odd), Target("sm_90a")) == 3
+    assert ir_level(lower_gpu(gemm, "sm_90a", odd), Target("sm_90a", opt=2)) == 2
     attn = driver.compile((Path(__file__).parent / "gpu_goldens" / "attention.tile").read_text(), "ir").output[0]
     gk = lower_gpu(attn, "sm_90a", {n: TensorFacts.assumed(2) for n in "oqkv"})
     assert ir_level(gk, Target("sm_90a")) == 1

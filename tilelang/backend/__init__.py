@@ -126,9 +126,11 @@ def ir_level(gk: Any, tgt: Target) -> int:
     epilogue's), no IR pass at all: the same registers and, for 128x256x64,
     616 SASS instructions instead of 624, in LLVM -> PTX 0.058 s instead of
     0.088 on the H200's host. Tile arithmetic in a loop (attention's softmax)
-    keeps -O1: without it the SASS grows by 11 %; so does a loop that copies
-    through registers (`CopyToShared`, the producer of operands TMA cannot
-    load): without IR passes ptxas spills 4-168 bytes there."""
+    keeps -O1: without it the SASS grows by 11 %. A loop that copies through
+    registers (`CopyToShared`, the producer of operands TMA cannot load) gets
+    the target's level: without IR passes ptxas spills 4-168 bytes there, and
+    at -O3 the 8191^3 GEMM runs 139 TFLOP/s against 125 at -O1 (98 at -O2;
+    H200, benchmarks/RESULTS.md)."""
     from tilelang.backend.gpu.nodes import CopyToShared, WarpSpecialize, regions, results, walk
 
     ops = list(walk(gk.body))
@@ -138,8 +140,9 @@ def ir_level(gk: Any, tgt: Target) -> int:
         if isinstance(loop, ir.For | ir.While):
             for r in regions(loop):
                 for o in walk(r):
-                    if isinstance(o, CopyToShared) or (
-                            type(o).__module__ == ir.__name__ and any(v.shape for v in results(o))):
+                    if isinstance(o, CopyToShared):
+                        return tgt.opt
+                    if type(o).__module__ == ir.__name__ and any(v.shape for v in results(o)):
                         return min(1, tgt.opt)
     return 0
 

@@ -56,6 +56,8 @@ from model import Qwen3Config, to_numpy
 from plan import Plan, _divisor_tile, _pow2_at_least, plan_for
 from reference import rope_tables
 
+from tilelang.backend.target import parse_pdl
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -377,8 +379,7 @@ class TileQwen3:
         `plan.ns` splits, and `plan.short_tc` with `plan.short_ns` below
         `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
-        trigger, _, extra = (pl.pdl if isinstance(pl.pdl, str) else "late").partition("+")
-        want = (bool(pl.pdl), trigger, extra if extra in ("prefetch", "bulk", "loads") else "")
+        want = parse_pdl(pl.pdl)  # a ValueError names the choices
         if self._pdl is not None and want != self._pdl:
             self.k = load_kernels()  # plans made under the new setting
         self._pdl = want

@@ -312,3 +312,31 @@ def test_device_refuses_pdl_on_sm80_with_a_diagnostic() -> None:
     finally:
         cuda_pdl.set_pdl(old)
     assert loaded == []
+
+
+# ---------------------------------------------------------------- the setting, parsed once
+def test_the_setting_is_parsed_in_one_place() -> None:
+    from tilelang.backend.target import parse_pdl
+
+    assert parse_pdl("0") == parse_pdl("") == parse_pdl(False) == (False, "late", "")
+    assert parse_pdl("1") == parse_pdl(True) == (True, "late", "")
+    assert parse_pdl("entry") == (True, "entry", "")
+    assert parse_pdl("late+loads") == (True, "late", "loads")
+    assert parse_pdl("exit+bulk") == (True, "exit", "bulk")
+    for bad, word in (("early", "trigger `early`"), ("late+load", "prefetch `load`"), ("2", "trigger `2`")):
+        with pytest.raises(ValueError, match=word):
+            parse_pdl(bad)
+
+
+def test_a_mistyped_env_setting_is_said_and_leaves_pdl_off() -> None:
+    import subprocess
+    import sys
+
+    from tileplugin import tilec_env
+
+    probe = "from tilelang.runtime import cuda_pdl as p; print(p.ON, p.TRIGGER, p.PREFETCH)"
+    for env, out, warned in (("late+loads", "True late loads", False), ("lat", "False late ", True)):
+        r = subprocess.run([sys.executable, "-W", "always", "-c", probe], capture_output=True, text=True,
+                           env=dict(tilec_env(), TILEC_PDL=env), timeout=60)
+        assert r.stdout.strip() == out.strip(), (env, r.stdout, r.stderr)
+        assert ("TILEC_PDL='lat' ignored, PDL stays off: unknown PDL trigger `lat`" in r.stderr) == warned, r.stderr

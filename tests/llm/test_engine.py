@@ -126,6 +126,8 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         assert eng.generate(prompt, 6, batched=False) == want
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1
+        with pytest.raises(ValueError, match="unknown PDL prefetch `load`"):  # never silently "late"
+            eng.replan(dataclasses.replace(eng.plan, pdl="late+load"))
     finally:
         cuda_pdl.set_pdl(old, "late", "")
 

@@ -34,6 +34,27 @@ PDL_TRIGGERS = ("entry", "late", "exit")
 PDL_PREFETCHES = ("prefetch", "bulk", "loads")
 
 
+def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:
+    """A PDL setting as `TILEC_PDL` and the LLM engine's `Plan.pdl` spell it:
+    off (False, "", "0"), on with the trigger late (True, "1"), or
+    `trigger[+prefetch]` with a trigger of `PDL_TRIGGERS` and a prefetch of
+    `PDL_PREFETCHES` -> (on, trigger, prefetch). Anything else is a
+    ValueError that names the choices (never a setting silently replaced)."""
+    if isinstance(setting, bool):
+        return setting, "late", ""
+    if setting in ("", "0"):
+        return False, "late", ""
+    if setting == "1":
+        return True, "late", ""
+    trigger, plus, extra = setting.partition("+")
+    if trigger not in PDL_TRIGGERS:
+        raise ValueError(f"unknown PDL trigger `{trigger}` in `{setting}` (one of: {', '.join(PDL_TRIGGERS)}; "
+                         "or 1 for late, 0 for off)")
+    if plus and extra not in PDL_PREFETCHES:
+        raise ValueError(f"unknown PDL prefetch `{extra}` in `{setting}` (one of: {', '.join(PDL_PREFETCHES)})")
+    return True, trigger, extra
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """What the PTX is built for; part of the compile-cache key."""

@@ -34,18 +34,23 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from tilelang.backend.target import parse_pdl
+
 PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID
 
 _ENV = os.environ.get("TILEC_PDL", "0")
-ON = _ENV not in ("", "0")
 # where a kernel lets the next one be scheduled (`Target.pdl_trigger`) and
 # what it prefetches into L2 before its wait (`Target.pdl_prefetch`: "",
 # "prefetch" or "bulk"; "loads": its leading loads of tensors the previous
 # launch does not write, `early_names`): TILEC_PDL=entry|late|exit[+prefetch|
 # +bulk|+loads], or 1 for "late"
-_TRIG, _, _EXTRA = _ENV.partition("+")
-TRIGGER = _TRIG if _TRIG in ("entry", "late", "exit") else "late"
-PREFETCH = _EXTRA if _EXTRA in ("prefetch", "bulk", "loads") else ""
+try:
+    ON, TRIGGER, PREFETCH = parse_pdl(_ENV)
+except ValueError as _e:  # a mistyped setting is said, and PDL stays off
+    import warnings
+
+    warnings.warn(f"TILEC_PDL={_ENV!r} ignored, PDL stays off: {_e}", RuntimeWarning, stacklevel=1)
+    ON, TRIGGER, PREFETCH = False, "late", ""
 LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
 # "+loads": per stream, what the launches the next one may overlap may still
 # be writing when it starts (the byte ranges of their written tensors: the

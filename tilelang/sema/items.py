@@ -47,10 +47,11 @@ from tilelang.sema.types import (
 )
 from tilelang.source import Span
 from tilelang.syntax import ast
+from tilelang.tuner.space import HINTS
 
 KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early")
-# hints `#[autotune]` may list candidates for
-TUNABLE_HINTS = ("num_warps", "stages", "max_blocks")
+# hints `#[autotune]` may list candidates for: the tuner's (`tuner/space.py`)
+TUNABLE_HINTS = HINTS
 
 
 KNOWN_ATTRIBUTES = ("hints", "autotune", "allow")

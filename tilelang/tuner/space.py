@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from tilelang.frozen import frozen
 from tilelang.syntax import ast
 
-HINTS = ("num_warps", "stages", "max_blocks")
-# the `ir.Kernel` field each hint sets
+# the hints `#[autotune]` may list, and the `ir.Kernel` field each sets
 HINT_FIELDS = {"num_warps": "num_warps", "stages": "num_stages", "max_blocks": "max_blocks"}
+HINTS = tuple(HINT_FIELDS)
 
 
 def hinted_fields(kir: object, hints: Mapping[str, int]) -> dict[str, int]:

@@ -146,7 +146,6 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     if missing:
         raise ICE(f"lower_kernel: no value for const generic(s) {', '.join(missing)} "
                   f"of `{decl.name.name}`")
-    mut_ranks: list[int] = []
     pending_own: list[ir.TensorParam] = []
     for p in decl.params:
         ty = p.ty
@@ -156,7 +155,6 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                 tile = tuple(cx.need_int(d, p.span) for d in dims)
                 tp = cx.b.tensor_param(p.name.name, dtype, len(dims), mutable=True,
                                        tile_shape=tile, span=p.span)
-                mut_ranks.append(len(dims))
                 pending_own.append(tp)
             else:
                 sdims = tuple(None if d is None else cx.need_int(d, p.span) for d in dims)
@@ -172,7 +170,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
         raise Unsupported(deep.span, f"a `&mut` tensor parameter of rank {deep.rank} (above 3)",
                           "a kernel's grid has at most 3 axes, one per dimension of its `&mut` tiles: "
                           "declare it with at most 3 dimensions and reshape the tensor on the host")
-    cx.grid_rank = max([1, *mut_ranks])
+    cx.grid_rank = max([1, *(tp.rank for tp in pending_own)])
     # Own-tile offsets are computed once at entry so every region can use them.
     for tp in pending_own:
         assert tp.tile_shape is not None

@@ -115,9 +115,16 @@ def _ctx(drv: _Driver) -> Any:
     return SimpleNamespace(d=drv, dev=0, info=SimpleNamespace(major=drv.sm.cc[0], minor=drv.sm.cc[1]))
 
 
+def _fn(drv: _Driver) -> Any:
+    """A loaded function of the runtime (`cuda.Function`) over the stand-in driver."""
+    from tilelang.runtime.cuda import Function
+
+    return Function(_ctx(drv), "fn", "k")
+
+
 def test_apply_sets_the_carveout_and_checks_the_driver() -> None:
     drv = _Driver(H200)
-    smem, got = occupancy.apply(_ctx(drv), "fn", 5, 256, 64)  # type: ignore[misc]
+    smem, got = occupancy.apply(_ctx(drv), _fn(drv), 5, 256, 64)  # type: ignore[misc]
     assert got == 5 and smem >= 64
     assert _config(H200, drv.carveout) < H200.smem  # not all of it: L1 keeps the rest
 
@@ -128,18 +135,19 @@ def test_apply_pads_further_when_the_card_has_other_configurations() -> None:
     # of the SM's memory as the carveout, each block a quarter of it (over the
     # 48 KB a launch may ask for without raising the function's limit)
     drv = _Driver(H200, table=(0, 100, 228))
-    smem, got = occupancy.apply(_ctx(drv), "fn", 4, 256, 64)  # type: ignore[misc]
+    smem, got = occupancy.apply(_ctx(drv), _fn(drv), 4, 256, 64)  # type: ignore[misc]
     assert got == 4 and drv.carveout == 100 and smem > 48 * 1024 and drv.max_dynamic == smem
 
 
 def test_apply_says_why_when_the_driver_refuses() -> None:
-    out = occupancy.apply(_ctx(_Driver(H200, refuse=True)), "fn", 5, 256, 64)
+    drv = _Driver(H200, refuse=True)
+    out = occupancy.apply(_ctx(drv), _fn(drv), 5, 256, 64)
     assert isinstance(out, str) and "carveout" in out
 
 
 def test_apply_leaves_a_kernel_the_threads_already_bound() -> None:
     drv = _Driver(H200)
-    assert occupancy.apply(_ctx(drv), "fn", 8, 256, 64) == (64, 8)  # type: ignore[arg-type]
+    assert occupancy.apply(_ctx(drv), _fn(drv), 8, 256, 64) == (64, 8)  # type: ignore[arg-type]
     assert drv.carveout == -1
 
 

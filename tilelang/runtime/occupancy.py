@@ -57,6 +57,11 @@ class SmLimits:
     cc: tuple[int, int]  # compute capability
 
 
+def _share_of_all(n: int, sm: SmLimits) -> int:
+    """A block's dynamic shared memory when n blocks split all of the SM's."""
+    return sm.smem // n // GRANULE * GRANULE - sm.reserved
+
+
 def plan(n: int, threads: int, smem: int, sm: SmLimits) -> CapPlan | None:
     """How a kernel of `threads` threads a block, using `smem` bytes of shared
     memory, runs at most `n` blocks an SM; None when the SM's threads, block
@@ -71,7 +76,7 @@ def plan(n: int, threads: int, smem: int, sm: SmLimits) -> CapPlan | None:
             # c * 100 // smem percent is within 1 % of c, above the configuration
             # below it (8 KB or more apart): the driver rounds it up to c
             return CapPlan(per - sm.reserved, max(1, c * 100 // sm.smem))
-    return CapPlan(sm.smem // n // GRANULE * GRANULE - sm.reserved, 100)
+    return CapPlan(_share_of_all(n, sm), 100)
 
 
 def limits(ctx: Any) -> SmLimits:
@@ -99,31 +104,31 @@ def resident(d: Any, handle: Any, threads: int, smem: int) -> int:
     return int(v) if int(err) == 0 else -1
 
 
-def apply(ctx: Any, handle: Any, n: int, threads: int, smem: int) -> tuple[int, int] | str:
-    """Cap the loaded function `handle` at `n` blocks an SM: sets its preferred
-    carveout and returns (the dynamic shared memory its launches ask for, the
-    blocks the driver then allows), or a sentence saying why it cannot."""
+def apply(ctx: Any, fn: Any, n: int, threads: int, smem: int,
+          span: Span | None = None) -> tuple[int, int] | str:
+    """Cap the loaded function `fn` (a `cuda.Function`) at `n` blocks an SM:
+    sets its preferred carveout (and raises its dynamic shared-memory limit,
+    `Function.ensure_smem`) and returns (the dynamic shared memory its
+    launches ask for, the blocks the driver then allows), or a sentence
+    saying why it cannot."""
     try:
         sm = limits(ctx)
     except ValueError as e:
         return str(e)
     p = plan(n, threads, smem, sm)
     if p is None:
-        return smem, resident(ctx.d, handle, threads, smem)
+        return smem, resident(ctx.d, fn.handle, threads, smem)
     d = ctx.d
     fa = d.CUfunction_attribute
     per_block = p.smem
     for carve in (p.carveout, 100):
-        (err,) = d.cuFuncSetAttribute(handle, fa.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carve)
+        (err,) = d.cuFuncSetAttribute(fn.handle, fa.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carve)
         if int(err) != 0:
             return f"the driver refused a shared-memory carveout of {carve} % (error {int(err)})"
         if carve == 100:  # an unknown configuration table: each block a share of all of it
-            per_block = max(per_block, sm.smem // n // GRANULE * GRANULE - sm.reserved)
-        if per_block > 48 * 1024:
-            (err,) = d.cuFuncSetAttribute(handle, fa.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, per_block)
-            if int(err) != 0:
-                return f"the driver refused {per_block} bytes of dynamic shared memory a block (error {int(err)})"
-        got = resident(d, handle, threads, per_block)
+            per_block = max(per_block, _share_of_all(n, sm))
+        fn.ensure_smem(per_block, span)  # the occupancy calculator counts only what a launch may ask for
+        got = resident(d, fn.handle, threads, per_block)
         if 0 <= got <= n:
             return per_block, got
     return f"the driver still fits {got} blocks an SM with {per_block} bytes of shared memory each"
@@ -134,9 +139,8 @@ def cap_abi(ctx: Any, fn: Any, abi: Any, span: Span | None) -> Any:
     run at most `abi.max_blocks` blocks an SM: its shared memory padded."""
     from tilelang.runtime.cuda_driver import cuda_error
 
-    got = apply(ctx, fn.handle, abi.max_blocks, abi.num_threads, abi.smem_bytes)
+    got = apply(ctx, fn, abi.max_blocks, abi.num_threads, abi.smem_bytes, span)
     if isinstance(got, str):
         raise cuda_error(f"bounding `{fn.name}` to {abi.max_blocks} blocks an SM", got, span,
                          help="remove the `max_blocks` hint, or raise it")
-    fn._smem_limit = max(fn._smem_limit, got[0])  # `apply` raised the function's limit itself
     return dataclasses.replace(abi, smem_bytes=got[0])

@@ -192,6 +192,19 @@ def test_a_generic_bound_below_min_blocks_is_an_error() -> None:
     assert "max_blocks = 2" in text and "min_blocks = 4" in text
 
 
+@pytest.mark.parametrize("hint", ["max_blocks", "min_blocks", "stages", "pdl_early"])
+def test_a_negative_hint_from_a_generic_is_an_error(hint: str) -> None:
+    # sema takes positive literals only; a const generic's value is known at a
+    # launch, where a negative one was read as "no hint"
+    src = SRC.replace("max_blocks = MB", f"{hint} = MB")
+    mod = tilelang.compile(src, device="cpu")
+    y = np.zeros((4, 256), np.float32)
+    with pytest.raises(TileError) as e:
+        mod.softmax_rows[256, -3](tilelang.partition(y, [1, 256]), np.zeros((4, 256), np.float32)).sync()
+    assert f"hint `{hint}` is -3 in this instance" in str(e.value)
+    mod.softmax_rows[256, 0](tilelang.partition(y, [1, 256]), np.zeros((4, 256), np.float32)).sync()  # 0: none
+
+
 def test_the_tuner_sets_it_as_a_hint() -> None:
     k = _kir(0)
     assert hinted_fields(k, {"max_blocks": 5, "num_warps": 8}) == {"max_blocks": 5}

@@ -61,16 +61,12 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
     _check_tile_dims(kernel, decl, instantiation)
     _check_instance(cx, kernel, instantiation)
     if kernel.max_blocks and kernel.min_blocks > kernel.max_blocks:  # generics: sema checks literals
-        shown = ", ".join(f"{k} = {v}" for k, v in instantiation.items() if not isinstance(v, DType))
-        d = (Diagnostic.error(MISMATCHED_TYPES,
-                              f"hint `max_blocks = {kernel.max_blocks}` is below `min_blocks = {kernel.min_blocks}`")
-             .secondary(decl.name.span, f"in kernel `{decl.name.name}` with {shown}"))
         hint = next((a.value.span for at in decl.attrs for a in at.args if a.name and a.name.name == "max_blocks"),
                     None)
-        if hint is not None:
-            d = d.primary(hint, "fewer blocks than `min_blocks` asks an SM to hold")
-        raise TileError(d.with_help(f"call it with `max_blocks` at least {kernel.min_blocks} (or 0: no bound), "
-                                    "or lower `min_blocks`"))
+        raise TileError(_hint_error(
+            decl, instantiation, f"hint `max_blocks = {kernel.max_blocks}` is below `min_blocks = {kernel.min_blocks}`",
+            hint, "fewer blocks than `min_blocks` asks an SM to hold",
+            f"call it with `max_blocks` at least {kernel.min_blocks} (or 0: no bound), or lower `min_blocks`"))
     verify_kernel(kernel)
     return kernel
 
@@ -92,6 +88,16 @@ def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> 
                 getattr(node, "span", None), f"applied to `{dt.value}` in this instance",
                 f"{what} needs {need}: call it with such a type, or convert inside it "
                 "(e.g. `x as f32`)"))
+
+
+def _hint_error(decl: ast.FnDecl, inst: Mapping[str, Any], message: str, span: Span | None, label: str,
+                help: str) -> Diagnostic:
+    """A hint this instance's const generics make invalid (E0203), at the hint,
+    naming the instance on the kernel's name."""
+    shown = ", ".join(f"{k} = {v}" for k, v in inst.items() if not isinstance(v, DType))
+    d = Diagnostic.error(MISMATCHED_TYPES, message).secondary(
+        decl.name.span, f"in kernel `{decl.name.name}`" + (f" with {shown}" if shown else ""))
+    return (d.primary(span, label) if span is not None else d).with_help(help)
 
 
 def _instance_error(cx: LowerCx, inst: Mapping[str, Any], code: str, message: str,
@@ -183,7 +189,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     if RET in jump_flags([decl.body]):
         cx.f.scopes[0][RET] = CVal(False, BOOL)
     lower_block(cx, decl.body)
-    hints = _hints(cx, decl)
+    hints = _hints(cx, decl, inst)
     return cx.b.finish(grid_rank=cx.grid_rank, num_warps=hints.get("num_warps", 4),
                        num_stages=hints.get("stages", hints.get("num_stages", 2)),
                        instantiation=list(generics.items()),
@@ -216,7 +222,7 @@ def _infer_from_facts(cx: LowerCx, decl: ast.FnDecl, generics: dict[str, int],
                 generics[d.ident.name] = int(e)
 
 
-def _hints(cx: LowerCx, decl: ast.FnDecl) -> dict[str, int]:
+def _hints(cx: LowerCx, decl: ast.FnDecl, inst: Mapping[str, Any]) -> dict[str, int]:
     out: dict[str, int] = {}
     for attr in decl.attrs:
         if attr.name.name != "hints":
@@ -225,7 +231,11 @@ def _hints(cx: LowerCx, decl: ast.FnDecl) -> dict[str, int]:
             if a.name is not None:
                 v = cx.expr(a.value)
                 if isinstance(v, CVal) and isinstance(v.value, int):
-                    if a.name.name == "stages" and int(v.value) <= 0:
+                    if int(v.value) < 0:  # from a const generic (sema takes positive literals only)
+                        raise TileError(_hint_error(decl, inst, f"hint `{a.name.name}` is {v.value} in this instance",
+                                                    a.value.span, "a negative value",
+                                                    "call it with a positive value, or 0 for no hint"))
+                    if a.name.name == "stages" and int(v.value) == 0:
                         continue  # 0 from a const generic: as if unhinted
                     out[a.name.name] = int(v.value)
     return out

@@ -231,11 +231,11 @@ def _hints(cx: LowerCx, decl: ast.FnDecl, inst: Mapping[str, Any]) -> dict[str, 
             if a.name is not None:
                 v = cx.expr(a.value)
                 if isinstance(v, CVal) and isinstance(v.value, int):
-                    if int(v.value) < 0:  # from a const generic (sema takes positive literals only)
+                    if int(v.value) < 0 and a.name.name != "stages":  # a const generic's value (sema: literals)
                         raise TileError(_hint_error(decl, inst, f"hint `{a.name.name}` is {v.value} in this instance",
                                                     a.value.span, "a negative value",
                                                     "call it with a positive value, or 0 for no hint"))
-                    if a.name.name == "stages" and int(v.value) == 0:
-                        continue  # 0 from a const generic: as if unhinted
+                    if a.name.name == "stages" and int(v.value) <= 0:
+                        continue  # 0 or below from a const generic (std::llm's ST -1: a peel): as if unhinted
                     out[a.name.name] = int(v.value)
     return out

@@ -12,7 +12,9 @@ speed-up over the reference's CUDA graph, and the host time per token: a
 token's wall time less its GPU time (CUDA events around the driver's launch of
 the graph), i.e. the time the GPU waits for the Python call that replays the
 graph. Tokens/s is `TileQwen3.decode`'s, as `generate.py` runs it (a graph of
-`burst` steps a replay); the time of one step replayed alone is reported too.
+`burst` steps replayed `n / burst` times with one host wait,
+`Graph.replay(times=...)`); the time of one step replayed alone is reported
+too, and the same decode with a host wait after every burst (as before).
 `--prefill N` times an N-token prompt: the engine's batched prefill (one
 CUDA graph per chunk) against the reference's `prefill` (causal SDPA). Writes `decode.json` and `decode.md` to `--out`.
 """
@@ -290,6 +292,19 @@ def bench_model(
                 print(f"GPU time of the burst graph not measured: {e!r}", flush=True)
             host_s = max(0.0, tile_s - gpu_s) if gpu_s else 0.0
         alt = _torch_graph_decode(eng, ctx, tok0, n, got[0], dev) if gpu else {}
+        if n > eng.burst:
+            # as before `Graph.replay(times=...)`: a host wait after every burst
+            eng.be.write(eng.pos, [ctx])
+            eng.be.write(eng.tok, tok0)
+            eng.bursts_per_wait = 1
+            each: list[list[int]] = []
+            try:
+                t1 = timed(lambda g=each, m=n: g.append(eng.decode(m)), lambda: _sync(dev)) / n
+            finally:
+                eng.bursts_per_wait = 0
+            alt["wait_each_burst_tok_s"] = 1 / t1
+            alt["wait_each_burst_host_us"] = max(0.0, t1 - gpu_s) * 1e6 if gpu_s else 0.0
+            alt["wait_each_burst_same_tokens"] = each[0] == got[0]
         if profile_out is not None:
             try:
                 alt["step_profile"] = _profile_step(eng, ctx, profile_out if gpu else None)
@@ -407,6 +422,12 @@ def _line(r: dict) -> str:  # type: ignore[type-arg]
         s += (
             f"; GPU {r['gpu_ms']:.2f} ms a token, host {r['host_us']:.1f} us/token "
             f"({r['host_frac']:.1%} of a token)"
+        )
+    if "wait_each_burst_tok_s" in r:
+        s += (
+            f" [a wait per burst: {r['wait_each_burst_tok_s']:.1f} tok/s, host "
+            f"{r['wait_each_burst_host_us']:.1f} us/token, same tokens: "
+            f"{r['wait_each_burst_same_tokens']}]"
         )
     return s
 

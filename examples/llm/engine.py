@@ -280,6 +280,11 @@ class TileQwen3:
         # `decode` replays a graph of `burst` steps (the token and position
         # live on the device): one replay's host work per `burst` tokens.
         self.burst = max(1, burst)
+        # bursts a host wait covers in `decode` (0: all of a call's, one
+        # `replay(times=...)`; 1: a wait after every burst, as before)
+        self.bursts_per_wait = 0
+        # with a progress callback, `decode` waits and reports this often (tokens)
+        self.progress_every = 64
         # "tile": `tilelang.graph()` (every replay checks the borrows and the
         # tensors' memory, then waits); "torch": the decode graphs captured by
         # `torch.cuda.graph` (a replay is PyTorch's: no checks, no wait), to
@@ -396,8 +401,7 @@ class TileQwen3:
     def _use_form(self, position: int, steps: int) -> None:
         """The form for `steps` steps from `position` (short while all of
         them are below `plan.fma_until`), with its graphs."""
-        short = "short" in self._form_ops and position + steps <= self.plan.fma_until
-        self._switch("short" if short else "long")
+        self._switch(self._form_of(position, steps))
 
     def _switch(self, form: str) -> None:
         if form != self._form:
@@ -687,17 +691,48 @@ class TileQwen3:
             op.sync()
 
     @_with_pdl
-    def _run_burst(self, position: int) -> None:
-        """`burst` steps from `position` in one replay (the step's launches
-        recorded `burst` times in one graph); step by step without graphs."""
+    def _run_bursts(self, position: int, count: int = 1) -> None:
+        """`count` bursts of `burst` steps from `position` (the step's
+        launches recorded `burst` times in one graph, replayed `count` times
+        with one wait: `Graph.replay(times=...)`), all in the form of the
+        first (the caller keeps them on one side of `plan.fma_until`); step
+        by step without graphs."""
         self._use_form(position, self.burst)
         if self.graph_mode and self._burst_graph is None:
             self._capture_forms(self.burst)
         if self._burst_graph is not None:
-            self._burst_graph.replay()
+            self._burst_graph.replay(times=count)
             return
-        for i in range(self.burst):
+        for i in range(self.burst * count):
             self._run_step(position + i)
+
+    @_with_pdl
+    def _run_steps(self, position: int, count: int) -> None:
+        """`count` single steps from `position`, all in the form of the
+        first (the caller keeps them on one side of `plan.fma_until`): the
+        one-step graph replayed `count` times with one wait."""
+        if len(self._form_ops) > 1:
+            self._use_form(position, 1)
+        if self.graph_mode and self._graph is None:
+            self._capture_forms(1)
+        if self._graph is not None:
+            self._graph.replay(times=count)
+            return
+        for _ in range(count):
+            for op in self.ops:
+                op.sync()
+
+    def _form_of(self, position: int, steps: int) -> str:
+        short = "short" in self._form_ops and position + steps <= self.plan.fma_until
+        return "short" if short else "long"
+
+    def _same_form(self, position: int, steps: int, count: int) -> int:
+        """How many of `count` runs of `steps` steps from `position` take the
+        form of the first (the short one only while all of a run's
+        positions are below `plan.fma_until`)."""
+        if self._form_of(position, steps) == "long":
+            return count
+        return max(1, min(count, (self.plan.fma_until - position) // steps))
 
     def _capture_step(self, steps: int) -> Any:
         """A graph of `steps` decode steps: `_capture`'s, or PyTorch's (`graph_api`)."""
@@ -747,25 +782,34 @@ class TileQwen3:
 
     def decode(self, n: int, progress: Any = None) -> list[int]:
         """Generate `n` tokens after what was fed: each step feeds back the
-        token the previous one chose (on the device), so the host only replays,
-        `burst` steps a replay while at least `burst` remain, then one a replay."""
+        token the previous one chose (on the device), so the host only
+        replays: `burst` steps a replay while at least `burst` remain, then
+        one a replay, and every run of replays of one graph and form with
+        one wait (`Graph.replay(times=...)`), so that the GPU does not idle
+        while the host returns and replays again. With `progress`, the host
+        waits (and reports) at least every `progress_every` tokens."""
         start = self.position
         if start + n > self.seq:
             raise ValueError(f"{start + n} positions needed; max_seq is {self.seq}")
+        every = max(1, self.progress_every) if progress is not None else n
         i = 0
         while i < n:
+            p = start + i
             if self.burst > 1 and n - i >= self.burst:
-                self._run_burst(start + i)
-                i += self.burst
+                k = (n - i) // self.burst
+                k = self._same_form(p, self.burst, min(k, max(1, every // self.burst)))
+                k = min(k, self.bursts_per_wait) if self.bursts_per_wait else k
+                self._run_bursts(p, k)
+                i += k * self.burst
             else:
-                self._run_step(start + i)
-                i += 1
+                k = self._same_form(p, 1, min(n - i, every))
+                self._run_steps(p, k)
+                i += k
             if progress is not None:
                 progress(i)
         self.be.sync()
         # The step at position p wrote its choice to hist[p + 1].
-        hist = self.be.read(self.hist)
-        return [int(t) for t in hist[start + 1 : start + 1 + n]]
+        return [int(t) for t in self.be.read(self.hist[start + 1 : start + 1 + n])]
 
     def generate(
         self, prompt: list[int], n: int, progress: Any = None, batched: bool = True
@@ -814,9 +858,10 @@ class _TorchGraph:
                 op.sync()  # captured: no wait, no allocation
         torch.cuda.synchronize()
 
-    def replay(self) -> None:
-        self.graph.replay()
-        self.replays += 1
+    def replay(self, times: int = 1) -> None:
+        for _ in range(times):
+            self.graph.replay()
+        self.replays += times
 
 
 def hbm_bytes_per_token(cfg: Qwen3Config, context: int) -> int:

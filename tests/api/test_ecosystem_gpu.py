@@ -249,6 +249,19 @@ def test_tile_graph_replays_one_cuda_graph(torch, mod) -> None:  # type: ignore[
     assert g._captured is not None and g.replays == 2
 
 
+def test_tile_graph_replay_times_runs_back_to_back_in_order(torch, mod) -> None:  # type: ignore[no-untyped-def]
+    # h = 2 z, then z = h + y: each run reads what the last wrote, so z after
+    # k runs from 0 is (2^k - 1) y only if the k launches of the CUDA graph ran in order
+    y = torch.randn(4096, device="cuda")
+    h, z = torch.zeros(4096, device="cuda"), torch.zeros(4096, device="cuda")
+    with tilelang.graph() as g:
+        mod.add(P(h, [1024]), z, z).sync()
+        mod.add(P(z, [1024]), h, y).sync()
+    g.replay(times=5)
+    torch.testing.assert_close(z, 31 * y)
+    assert g.replays == 5
+
+
 def test_torch_compile_fullgraph_on_the_gpu(torch, mod) -> None:  # type: ignore[no-untyped-def]
     add = tilelang.torch_op(mod.add, tiles={"z": [1024]}, outputs={"z": "x"}, name="eco_add_gpu")
 

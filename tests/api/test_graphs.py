@@ -68,6 +68,48 @@ def test_recording_runs_nothing_and_replay_runs_in_order(mod) -> None:  # type: 
     assert g.replays == 2
 
 
+def _ping_pong(mod, x, y, h, z):  # type: ignore[no-untyped-def]
+    """A recording whose runs depend on the last: h = 2 z, then z = h + y
+    (z after k runs from 0: (2^k - 1) y)."""
+    with tilelang.graph() as g:
+        mod.scale(P(h, [512]), z, 2.0).sync()
+        mod.add(P(z, [512]), h, y).sync()
+    return g
+
+
+def test_replay_times_runs_the_recording_that_many_times_in_order(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, _, h, z = _vecs()
+    g = _ping_pong(mod, x, y, h, z)
+    g.replay(times=3)
+    np.testing.assert_allclose(z, 7 * y, rtol=1e-6)  # three runs, each after the last
+    assert g.replays == 3
+    g.replay(times=1)
+    g.replay()
+    np.testing.assert_allclose(z, 31 * y, rtol=1e-6)
+    assert g.replays == 5
+
+
+@pytest.mark.parametrize("bad", [0, -2, True, 2.0, "3", None])
+def test_replay_times_must_be_a_positive_count(mod, bad) -> None:  # type: ignore[no-untyped-def]
+    x, y, _, h, z = _vecs()
+    g = _ping_pong(mod, x, y, h, z)
+    with pytest.raises(tilelang.CallError, match="positive int"):
+        g.replay(times=bad)
+    assert not z.any() and g.replays == 0  # refused before anything ran
+
+
+def test_replay_times_checks_borrows_once_before_any_run(mod) -> None:  # type: ignore[no-untyped-def]
+    x, y, _, h, z = _vecs()
+    g = _ping_pong(mod, x, y, h, z)
+    pending = mod.scale(P(y, [512]), x, 3.0).launch()  # writes y, which the graph reads
+    with pytest.raises(tilelang.BorrowError, match="E0305"):
+        g.replay(times=4)
+    assert not z.any() and not h.any()
+    pending.wait()
+    g.replay(times=2)
+    np.testing.assert_allclose(z, 3 * (3 * x), rtol=1e-6)
+
+
 def test_operations_built_outside_the_block_are_recorded_when_run(mod) -> None:  # type: ignore[no-untyped-def]
     x, y, _, _, z = _vecs()
     op = mod.add(P(z, [512]), x, y)
@@ -213,6 +255,9 @@ def test_a_capturing_device_captures_once_and_replays_the_capture(monkeypatch, m
     assert (
         dev.captures == 1 and dev.replayed == 2 and dev.runs == 0
     )  # nothing ran outside the graph
+    np.testing.assert_array_equal(z, 2 * x + y)
+    g.replay(times=3)  # the capture launched three times, no new capture
+    assert dev.captures == 1 and dev.replayed == 5 and dev.runs == 0 and g.replays == 5
     np.testing.assert_array_equal(z, 2 * x + y)
     with pytest.raises(tilelang.CallError, match="one device"), tilelang.graph():
         mod.add(P(cz, [512]), cx, cy).sync()

@@ -525,6 +525,7 @@ def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
         pytest.skip("this tilelang has no tilelang.graph() yet")
     w = random_weights(UNTIED, seed=3)
     eng = TileQwen3(UNTIED, w, max_seq=32, graph=True, burst=3)
+    eng.progress_every = 3  # a wait (and a report) after every burst
     seen: list[int] = []
     got = eng.generate([5, 6, 7], 8, progress=seen.append)
     # decode(7): two replays of the 3-step graph, then one of the 1-step graph
@@ -536,3 +537,47 @@ def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
     assert got == TileQwen3(UNTIED, w, max_seq=32, graph=False).generate([5, 6, 7], 8)
     with pytest.raises(ValueError, match="graph_api"):
         TileQwen3(UNTIED, w, max_seq=32, graph_api="cuda")
+
+
+def _replay_calls(graph) -> list[int]:  # type: ignore[no-untyped-def]
+    """The `times` of every `replay` call on `graph` from now on."""
+    calls: list[int] = []
+    real = graph.replay
+
+    def replay(times: int = 1) -> None:
+        calls.append(times)
+        real(times=times)
+
+    graph.replay = replay
+    return calls
+
+
+def test_decode_waits_once_per_run_of_one_graph_and_form() -> None:
+    """Without a progress callback, `decode` replays each graph once per run
+    of the same form, `times` set to the number of bursts or steps (one host
+    wait each, not one per burst), and chooses the tokens of a wait per burst.
+    Across `plan.fma_until` the run is cut: the short form's bursts, then the
+    long form's."""
+    w = random_weights(UNTIED, seed=3)
+    eng = TileQwen3(UNTIED, w, max_seq=32, graph=True, burst=3)
+    want = TileQwen3(UNTIED, w, max_seq=32, graph=True, burst=3)
+    want.bursts_per_wait = 1
+    for e in (eng, want):
+        e.prompt([5, 6, 7])
+        e.decode(3)  # captures both graphs
+    bursts, steps = _replay_calls(eng._burst_graph), _replay_calls(eng._graph)
+    assert eng.decode(11) == want.decode(11)  # 3 bursts and 2 steps
+    assert bursts == [3] and steps == [2] and eng.position == 3 + 3 + 11
+    # two forms: the short one below position 8, bursts of 2 from position 2
+    plan = dataclasses.replace(plan_for(UNTIED, 32, None), tc=1, fma_until=8, short_tc=0)
+    eng = TileQwen3(UNTIED, w, max_seq=32, plan=plan, graph=True, burst=2)
+    eng.prompt([5, 6])
+    eng.decode(2)  # positions 2, 3: captures the burst graphs of both forms
+    short = _replay_calls(eng._burst_graph)
+    eng._switch("long")
+    long = _replay_calls(eng._burst_graph)
+    eng._switch("short")
+    got = eng.decode(10)  # positions 4..13: bursts at 4, 6 short; 8, 10, 12 long
+    assert short == [2] and long == [3]
+    ref = NumpyQwen3(UNTIED, w, max_seq=32)
+    assert got == ref.greedy([5, 6], 13)[-10:]

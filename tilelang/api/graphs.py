@@ -27,6 +27,9 @@ captured graph would read the old memory); the operations of one graph run
 in order on one stream, so one may write what another reads. A replay is
 synchronous (it returns when the work is done), except while the stream is
 being captured by PyTorch (`torch.cuda.graph`), where it is captured too.
+`g.replay(times=n)` is n replays with one check and one wait: the n runs
+are launched back to back on the stream (a decode loop of n steps pays the
+host's return and the next launch once, not n times).
 
 PyTorch's own `torch.cuda.graph(g)` needs nothing from here: a Tile launch
 made while PyTorch captures goes to the capturing stream (PyTorch's current
@@ -111,26 +114,36 @@ class Graph:
         )
 
     # -- replaying -----------------------------------------------------------------
-    def replay(self) -> None:
-        """Run the recorded operations in order and wait for them."""
+    def replay(self, times: int = 1) -> None:
+        """Run the recorded operations in order and wait for them; `times`
+        runs them that many times over, one run after the other (as that
+        many `replay()` calls would), checked once and waited for once: on
+        the GPU the CUDA graph is launched `times` times back to back, so
+        the device does not idle while the host returns and replays again."""
         if self._open:
             raise CallError(
                 "a graph cannot be replayed while it is being recorded",
                 help="call `g.replay()` after the `with tilelang.graph() as g:` block",
             )
+        if type(times) is not int or times < 1:  # bool is not a count either
+            raise CallError(
+                f"`times` of `replay` is how many runs, a positive int, not {times!r}",
+                help="call `g.replay()` for one run, `g.replay(times=n)` for n",
+            )
         ops = self.operations
         if not ops:
-            self.replays += 1
+            self.replays += times
             return
         self._check_memory()
         self._check_borrows()
         plan = ops[0]._plan
         if plan.engine == "cpu" or any(op._plan.copies for op in ops):
-            for op in ops:
-                op.sync()
+            for _ in range(times):
+                for op in ops:
+                    op.sync()
         else:
-            self._replay_gpu()
-        self.replays += 1
+            self._replay_gpu(times)
+        self.replays += times
 
     def _check_memory(self) -> None:
         """No PyTorch tensor of the recording got other memory or another
@@ -148,7 +161,7 @@ class Graph:
                 for op in self.operations:
                     op._check_in_flight()
 
-    def _replay_gpu(self) -> None:
+    def _replay_gpu(self, times: int) -> None:
         ops = self.operations
         first = ops[0]
         dev: Any = first._plan.runtime.device
@@ -160,7 +173,8 @@ class Graph:
                 self._capture(dev)
                 self._captured_ptrs = ptrs
             stream = dev.foreign_stream(first._current_stream())
-            dev.replay(self._captured, stream)
+            for _ in range(times):  # one stream: each run after the last
+                dev.replay(self._captured, stream)
             if not _capturing(dev, stream):
                 dev.sync_foreign(stream)
         except TileError as e:

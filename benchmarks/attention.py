@@ -232,10 +232,12 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     fn_wait(tile_combine())
     row["err"] = rel_err(o, ref_f32(q, k, v, False))
     if fixed and dev != "cpu":
-        row.update(decode_fixed(tile_split, reps, dev, kernels, o_part, lse_part, o, q3, k3, v3, grp, d, dc,
+        row.update(decode_fixed(tile_split, tile_combine, reps, dev, kernels, o_part, lse_part, o, q3, k3, v3, grp, d, dc,
                                 ctx, scale))
-        if "_pdl_o" in row:  # the PDL graph's output: the same numbers?
+        if "_pdl_o" in row:  # the PDL graphs' outputs: the same numbers?
             row["pdl_same"] = bool(torch.equal(o, row.pop("_pdl_o")))
+        if "_pdle_o" in row:
+            row["pdle_same"] = bool(torch.equal(o, row.pop("_pdle_o")))
     return row
 
 
@@ -252,38 +254,51 @@ def graph_of(*fns):  # type: ignore[no-untyped-def]
     return gr.replay
 
 
-def decode_fixed(tile_split, reps: int, dev: str, kernels, o_part, lse_part, o, q3, k3, v3,  # type: ignore[no-untyped-def]
+def decode_fixed(tile_split, tile_combine, reps: int, dev: str, kernels, o_part, lse_part, o, q3, k3, v3,  # type: ignore[no-untyped-def]
                  grp: int, d: int, dc: int, ctx: int, scale: float) -> dict:
     """Where a short decode step's fixed cost goes: the split kernel over a
     one-position cache (its launch, prologue, warp merge and stores, no
     key loop to speak of), an empty kernel alone and two in a graph (the
     launches' floor), and the pair in a graph with programmatic dependent
     launch (the merge scheduled while the split drains, `cuda_pdl`, trigger
-    "late"; kernels compiled for it in a module of their own)."""
+    "late", and "entry": the merge's blocks resident from the split's start,
+    waiting for its memory; kernels compiled for each in a module of their
+    own), and the split alone in a graph (what the merge adds to the pair:
+    the most a merge folded into the split could save)."""
     out = {"split_len1_ms": time_ms(lambda: tile_split(1), reps, dev, warmup=3)}
     nop = _nop()
     z = torch.zeros(1, device=dev)
     out["nop_ms"] = time_ms(lambda: nop(tilelang.partition(z, [1])).launch(), reps, dev, warmup=3)
     out["nop2_graph_ms"] = time_ms(graph_of(lambda: nop(tilelang.partition(z, [1])).launch(),
                                             lambda: nop(tilelang.partition(z, [1])).launch()), reps, dev)
+    out["split_graph_ms"] = time_ms(graph_of(tile_split), reps, dev)
+    # the same two over a one-position cache: the pair's floor in a graph
+    out["split1_graph_ms"] = time_ms(graph_of(lambda: tile_split(1)), reps, dev)
+    out["pair1_graph_ms"] = time_ms(graph_of(lambda: tile_split(1), tile_combine), reps, dev)
     from tilelang.runtime import cuda_pdl
 
-    with cuda_pdl.scoped(True, "late"):
-        split, comb = kernels(tilelang.compile("use std::attention::*;\n"))
-        o2 = torch.empty_like(o)
+    def pdl_pair(trigger: str):  # type: ignore[no-untyped-def]
+        with cuda_pdl.scoped(True, trigger):
+            split, comb = kernels(tilelang.compile("use std::attention::*;\n"))
+            o2 = torch.empty_like(o)
 
-        def s():  # type: ignore[no-untyped-def]
-            return split(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
-                         q3, k3, v3, ctx, scale).launch()
+            def s():  # type: ignore[no-untyped-def]
+                return split(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
+                             q3, k3, v3, ctx, scale).launch()
 
-        def c():  # type: ignore[no-untyped-def]
-            return comb(tilelang.partition(o2.view(-1, grp, d), [1, grp, dc]), o_part, lse_part).launch()
+            def c():  # type: ignore[no-untyped-def]
+                return comb(tilelang.partition(o2.view(-1, grp, d), [1, grp, dc]), o_part, lse_part).launch()
 
-        replay = graph_of(s, c)
-        before = cuda_pdl.LAUNCHES
-    out["pair_pdl_ms"] = time_ms(replay, reps, dev)
-    out["pdl_launches"] = before
-    out["_pdl_o"] = o2
+            return graph_of(s, c), o2, cuda_pdl.LAUNCHES
+
+    for trigger, key in (("late", "pair_pdl_ms"), ("entry", "pair_pdle_ms")):
+        replay, o2, before = pdl_pair(trigger)
+        out[key] = time_ms(replay, reps, dev)
+        if trigger == "late":
+            out["pdl_launches"] = before
+            out["_pdl_o"] = o2
+        else:
+            out["_pdle_o"] = o2
     return out
 
 
@@ -308,6 +323,8 @@ SWEEP = [
     ("std", {"blocks_per_sm": 1}),  # one block an SM
     ("std", {"bn": 32}),
     ("std", {"combine_tile": 512}),
+    ("c:nw", {}),  # the merge with its weights normalised on the log-sum-exp tile (no [G, DC] division)
+    ("c:nw1", {}),  # the same in one warp (no barrier; 504 SASS instructions against std's 600 and 9 barriers)
     # measured slower on the H200 (RESULTS, sixth session), not swept again: the
     # 1- and 2-warp merges ("c:w1", "c:w2"), BN 32 at three blocks an SM
     # ({"bn": 32, "blocks_per_sm": 3}: 160 registers)
@@ -372,8 +389,14 @@ def decode_detail(r: dict) -> str:
     if "pair_pdl_ms" in us:
         nbytes = r["pair_tbs"] * r["pair_ms"]
         out += (f"; graph pair with PDL {us['pair_pdl_ms']:.1f} us = {nbytes / r['pair_pdl_ms']:.2f} TB/s "
-                f"(same output {r.get('pdl_same')}, PDL launches {r.get('pdl_launches')})"
-                f"; split over 1 position {us['split_len1_ms']:.1f} us; empty kernel {us['nop_ms']:.1f} us, "
+                f"(same output {r.get('pdl_same')}, PDL launches {r.get('pdl_launches')})")
+    if "pair_pdle_ms" in us:
+        nbytes = r["pair_tbs"] * r["pair_ms"]
+        out += (f"; PDL at entry {us['pair_pdle_ms']:.1f} us = {nbytes / r['pair_pdle_ms']:.2f} TB/s "
+                f"(same output {r.get('pdle_same')}); split alone in a graph {us['split_graph_ms']:.1f} us; "
+                f"over 1 position in a graph: split {us['split1_graph_ms']:.1f} us, pair {us['pair1_graph_ms']:.1f} us")
+    if "split_len1_ms" in us:
+        out += (f"; split over 1 position {us['split_len1_ms']:.1f} us; empty kernel {us['nop_ms']:.1f} us, "
                 f"two in a graph {us['nop2_graph_ms']:.1f} us")
     return out
 

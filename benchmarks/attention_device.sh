@@ -54,7 +54,7 @@ echo "gpu tests (rc $?, $(( $(date +%s) - t0 )) s):"; tail -4 "$OUT/attention_gp
 timeout ${BENCH_TIMEOUT:-55} python3 benchmarks/attention.py "${bench[@]}" --reps ${REPS:-5} --out "$OUT" \
   > "$OUT/attention_bench.log" 2>&1
 echo "bench (rc $?, $(( $(date +%s) - t0 )) s):"; grep -E "^\| (f16|bf16|decode)|Copy|error|^  detail" "$OUT/attention_bench.log" \
-  | awk '!seen[$0]++' | cut -c1-400 | tail -20
+  | awk '!seen[$0]++' | cut -c1-700 | tail -20
 python3 - "$OUT/attention_bench.log" <<'EOF' || true
 import re, sys  # the sweep: each decode shape's best four plans as a graph (and eager: the two kernels' sum)
 best = {}

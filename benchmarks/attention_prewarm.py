@@ -36,6 +36,7 @@ from tilelang.runtime.launch import ArgFact  # noqa: E402
 BENCH_BLOCKS = (128, 128)  # (BM, BN) of benchmarks/attention.py's `blocks()` on a GPU
 SMS = 132  # the H200's SM count (benchmarks/attention.py sizes decode splits by it)
 PDL = "+pdl"  # a launch's kernel name with this suffix: compiled for programmatic dependent launch
+PDL_ENTRY = "+pdl@entry"  # the same with the trigger at the kernel's entry (`--fixed` times both)
 Param = tuple[str, DType, tuple[int, ...], "tuple[int, ...] | None"]
 
 
@@ -108,7 +109,7 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
                         name = f"decode_combine_{comb_v}"
                     out.append((name, inst, ps))
                     if i == 0:
-                        out.append((name + PDL, inst, ps))
+                        out += [(name + PDL, inst, ps), (name + PDL_ENTRY, inst, ps)]
     # examples/python/torch_attention.py as tests/api/test_api_gpu.py runs it (B=2, 8/2 heads,
     # D=64, a prompt of S=300, then decoding steps over a cache of 303)
     out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
@@ -150,8 +151,9 @@ _VARIANTS: Any = None  # benchmarks/attention_variants.tile: kernels decode_spli
 
 def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | None]) -> str:
     kernel, inst, params, archs, cubin = job
-    pdl = kernel.endswith(PDL)
-    kernel = kernel.removesuffix(PDL)
+    trigger = "entry" if kernel.endswith(PDL_ENTRY) else "late"
+    pdl = kernel.endswith((PDL, PDL_ENTRY))
+    kernel = kernel.removesuffix(PDL_ENTRY).removesuffix(PDL)
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
     if kernel.startswith(("decode_split_", "decode_combine_")) and kernel != "decode_split_varlen":
@@ -161,7 +163,7 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     lines = []
     for arch in archs:
         t = time.perf_counter()
-        ck = compile_kernel(kir, Target(arch, pdl=True, pdl_trigger="late") if pdl else arch, facts)
+        ck = compile_kernel(kir, Target(arch, pdl=True, pdl_trigger=trigger) if pdl else arch, facts)
         if cubin:
             _cache_cubin(ck.ptx, cubin, kernel)
         lines.append(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s")

@@ -82,7 +82,7 @@ def test_replay_times_runs_the_recording_that_many_times_in_order(mod) -> None: 
     g = _ping_pong(mod, x, y, h, z)
     g.replay(times=3)
     np.testing.assert_allclose(z, 7 * y, rtol=1e-6)  # three runs, each after the last
-    assert g.replays == 3
+    assert g.replays == 3 and g._on_host is True  # the interpreter: operation by operation
     g.replay(times=1)
     g.replay()
     np.testing.assert_allclose(z, 31 * y, rtol=1e-6)
@@ -258,6 +258,7 @@ def test_a_capturing_device_captures_once_and_replays_the_capture(monkeypatch, m
     np.testing.assert_array_equal(z, 2 * x + y)
     g.replay(times=3)  # the capture launched three times, no new capture
     assert dev.captures == 1 and dev.replayed == 5 and dev.runs == 0 and g.replays == 5
+    assert g._on_host is False  # decided at the first replay, not by walking the operations each time
     np.testing.assert_array_equal(z, 2 * x + y)
     with pytest.raises(tilelang.CallError, match="one device"), tilelang.graph():
         mod.add(P(cz, [512]), cx, cy).sync()

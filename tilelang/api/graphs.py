@@ -63,7 +63,7 @@ class Graph:
         self._thread: int | None = None
         self._open = False
         self._captured: Any = None  # the device's graph, after the first GPU replay
-        self._captured_ptrs: list[list[int]] | None = None
+        self._on_host: bool | None = None  # replayed operation by operation (after the first replay)
         self._device: Any = None
         self._torch: _TorchArrays | None = None  # the recording's PyTorch tensors, once
 
@@ -136,8 +136,11 @@ class Graph:
             return
         self._check_memory()
         self._check_borrows()
-        plan = ops[0]._plan
-        if plan.engine == "cpu" or any(op._plan.copies for op in ops):
+        on_host = self._on_host
+        if on_host is None:  # the recording is fixed: decided once, not per replay
+            plan = ops[0]._plan
+            on_host = self._on_host = plan.engine == "cpu" or any(op._plan.copies for op in ops)
+        if on_host:
             for _ in range(times):
                 for op in ops:
                     op.sync()
@@ -158,7 +161,7 @@ class Graph:
         runs (the graph's own operations are ordered, so not against each other)."""
         with _LOCK:
             if _PENDING:
-                for op in self.operations:
+                for op in dict.fromkeys(self.operations):  # each operation once
                     op._check_in_flight()
 
     def _replay_gpu(self, times: int) -> None:
@@ -166,12 +169,13 @@ class Graph:
         first = ops[0]
         dev: Any = first._plan.runtime.device
         sources = first.kernel.module._sources
-        ptrs = [op._ptrs for op in ops]
         try:
             dev.ctx.make_current()
-            if self._captured is None or ptrs != self._captured_ptrs:
+            # Captured once: an operation's addresses are fixed when it is
+            # made (`Operation._ptrs`), and a PyTorch tensor given other
+            # memory since is refused above (`_check_memory`).
+            if self._captured is None:
                 self._capture(dev)
-                self._captured_ptrs = ptrs
             stream = dev.foreign_stream(first._current_stream())
             for _ in range(times):  # one stream: each run after the last
                 dev.replay(self._captured, stream)

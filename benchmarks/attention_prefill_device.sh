@@ -19,6 +19,9 @@
 #      S of block j with P V of block j-1, P carried packed; prewarmed alongside the default,
 #      tested in step 2 with it too; DEFAULT_TESTS=0 tests it alone); ROT_AB=n then n rounds
 #      of the f16 D = 128 rows, default and rotated in turn                      <= 19 + 16 n s
+#   3d. (AB_VAR=NAME AB=n AB_ROWS="f16-128 f16-64") n rounds of those rows with NAME=0 then
+#      NAME=1 (a codegen switch against its default; prewarmed with NAME=0 alongside, e.g.
+#      TILEC_ATTN_ROWSTORE: the epilogue's row stores)                       <= 8 per row set s
 #   5. compute-sanitizer memcheck and racecheck over attention_sanitize.py (prefill
 #      cases incl. two consumer warpgroups, and decode; TILEC_PERSISTENT_SMS=2; with PEEL=1
 #      TILEC_ATTN_PEEL=1: three of its four prefill cases take the peel)             <= 8 + 6 s
@@ -34,7 +37,12 @@ OUT=${OUT:-/tmp/out}; D="$OUT/h15p"; mkdir -p "$D/np" "$D/peel"
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"
 t0=$(date +%s)
 cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
-PEEL=${PEEL:-0}; ROT=${ROT:-0}; jobs=$(nproc); [ "$PEEL$ROT" != 00 ] && jobs=$(( jobs / 2 > 0 ? jobs / 2 : 1 ))
+PEEL=${PEEL:-0}; ROT=${ROT:-0}; AB_VAR=${AB_VAR:-}; jobs=$(nproc)
+[ "$PEEL$ROT" != 00 ] || [ -n "$AB_VAR" ] && jobs=$(( jobs / 2 > 0 ? jobs / 2 : 1 ))
+if [ -n "$AB_VAR" ]; then
+  env "$AB_VAR=0" timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" \
+    "${cubin[@]}" > "$D/prewarm_ab.log" 2>&1 &
+fi
 mkdir -p "$D/rot"
 if [ "$ROT" = 1 ]; then
   TILEC_ATTN_ROTATE=1 timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" \
@@ -47,6 +55,7 @@ fi
 timeout ${PREWARM_TIMEOUT:-16} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$jobs" "${cubin[@]}" > "$D/prewarm.log" 2>&1
 echo "h15p prewarm (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm.log")"
 if [ "$PEEL" = 1 ]; then wait; echo "h15p prewarm, peeled (TILEC_ATTN_PEEL=1) ($(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_peel.log")"; fi
+if [ -n "$AB_VAR" ]; then wait; echo "h15p prewarm, $AB_VAR=0 ($(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_ab.log")"; fi
 if [ "$ROT" = 1 ]; then wait; echo "h15p prewarm, rotated (TILEC_ATTN_ROTATE=1) ($(( $(date +%s) - t0 )) s): $(tail -1 "$D/prewarm_rot.log")"; fi
 if [ "${NP:-0}" = 1 ]; then
   TILEC_ATTN_PERSISTENT=0 timeout ${PREWARM_NP_TIMEOUT:-7} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$(nproc)" \
@@ -86,6 +95,16 @@ if [ "$ROT" = 1 ]; then
     done
   done
 fi
+for r in $(seq 1 "${AB:-0}"); do
+  for rows in ${AB_ROWS:-f16-128}; do
+    for val in 0 1; do
+      env "$AB_VAR=$val" timeout ${BENCH_AB_TIMEOUT:-8} python3 benchmarks/attention.py --prefill-only --only "$rows" \
+        --reps ${REPS:-5} --out "$D/ab$r$rows$val" > "$D/bench_ab$r$rows$val.log" 2>&1
+      echo "h15p bench, $rows, round $r, $AB_VAR=$val (rc $?, $(( $(date +%s) - t0 )) s):"
+      grep -E "^\| (f16|bf16)" "$D/bench_ab$r$rows$val.log" | awk '!s[$0]++'
+    done
+  done
+done
 if [ "${NP:-0}" = 1 ]; then
   TILEC_ATTN_PERSISTENT=0 timeout ${BENCH_NP_TIMEOUT:-10} python3 benchmarks/attention.py --prefill-only --causal-only --reps ${REPS:-5} \
     --out "$D/np" > "$D/bench_np.log" 2>&1

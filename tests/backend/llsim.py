@@ -1033,7 +1033,16 @@ def _copysign(a: Any, b: Any, tys: list[str], name: str) -> Any:
     return (np.float64 if tys[0] == "double" else np.float32)(np.copysign(a, b))
 
 
+def _ff2x2(el: str) -> Callable[..., Any]:
+    """cvt.rn.{f16,bf16}x2.f32: two f32 rounded into one pair, the first operand the high half."""
+    def f(hi: Any, lo: Any, tys: list[str], name: str) -> Any:
+        return (_cast_fptrunc(lo, "float", el), _cast_fptrunc(hi, "float", el))
+    return f
+
+
 _INTRINSICS: dict[str, Callable[..., Any]] = {
+    "llvm.nvvm.ff2f16x2.rn": _ff2x2("half"),
+    "llvm.nvvm.ff2bf16x2.rn": _ff2x2("bfloat"),
     "llvm.fma": _fma,
     "llvm.nvvm.ex2.approx": _unary(np.exp2),
     "llvm.nvvm.ex2.approx.ftz": _unary(np.exp2),
@@ -1163,6 +1172,9 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 value = mem.load(req[1], req[2])
                 continue
             if kind == "store":
+                if req[1][0] != "smem" and req[1][1] % _size(req[2]):
+                    # the GPU faults on a misaligned access ("misaligned address")
+                    raise IndexError(f"store of {req[2]} at {req[1][1]} in {req[1][0]!r}: not {_size(req[2])}-byte aligned")
                 mem.track(t, req[1], req[2], True)
                 mem.store(req[1], req[2], req[3])
                 value = None

@@ -199,6 +199,116 @@ def acc_register_map(src: AccView, dst: AccView, align: list[int | None]) -> lis
     return out
 
 
+# Whether `store_rows` is taken when `TILEC_ATTN_ROWSTORE` is unset ("0": the
+# generic store, a bounds test and a branch a pair of columns).
+ROWSTORE_DEFAULT = "1"
+
+
+# Pairs of columns a branch of `store_rows` stores.
+ROW_GROUP = int(__import__("os").environ.get("TILEC_ATTN_ROWGROUP", "2"))
+
+
+def rowstore_enabled() -> bool:
+    import os
+
+    return os.environ.get("TILEC_ATTN_ROWSTORE", ROWSTORE_DEFAULT) != "0"
+
+
+def store_rows(em: Any, op: ir.Store) -> bool:
+    """A store of an [M, N] `AccTile` value (the attention epilogue's), one
+    bounds test a row: each row a thread holds is N / 4 pairs of columns, 16
+    bytes apart, so where the tile's column range (and its leading dims) lie
+    inside the tensor and the row does, every pair of the row is stored with
+    no further test, at constant offsets from one address (one branch a row,
+    not one a pair: the generic store tested each pair's row and column
+    bounds in its own branch, ~14 SASS instructions a 4-byte store). A row at
+    the tensor's edge takes the element-by-element path. False when `op` is
+    not such a store (the caller goes on)."""
+    lx = em.layouts.get(op.value.id)
+    if not isinstance(lx, AccTile) or op.mask is not None or not rowstore_enabled():
+        return False
+    view = em.lay(op.value)
+    if not isinstance(view, AccView) or view.M == 1 or view.N == 1:
+        return False
+    assert view.rdim is not None and view.cdim is not None
+    info = em.tensors[op.tensor]
+    dt = info.param.dtype
+    mt, es = em.mty(info), em.msize(info)
+    offs = [em.scalar(o) for o in op.offsets]
+    conds: list[str | None] = []
+    for d, o in enumerate(offs):
+        if d == view.cdim:
+            conds += [em.emit(f"icmp sge i32 {o}, 0"),
+                      em.emit(f"icmp sle i32 {em.emit(f'add i32 {o}, {view.N}')}, {info.dims[d]}")]
+        elif d != view.rdim:
+            conds.append(em.emit(f"icmp ult i32 {o}, {info.dims[d]}"))
+    tile_ok = em.and_all(conds)
+    spec = em._specialised(info, op.offsets, view, False)
+    regs = em.tile(op.value)
+    mvals = [em.reg_to_mem(x, dt, mt) for x in regs]
+    rows: dict[int, list[int]] = {}
+    for k in range(view.K):
+        rows.setdefault(view.slots[2 * k][0], []).append(k)
+    vt = f"<2 x {mt}>"
+    for ks in rows.values():
+        first = em._chunk_coords(view, ks[0], offs)
+        row = first[view.rdim]
+        ok = em.and_all([tile_ok, em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")])
+        base = em.address(info, first)
+        # a pair's address is the row's first plus a multiple of 8 elements:
+        # aligned for the pair exactly when the first is
+        fast = em._vector_ok(ok, base, 2 * es, []) if not spec else ok
+        c_first = view.slots[2 * ks[0]][1]
+        for g0 in range(0, len(ks), ROW_GROUP):
+            group = ks[g0:g0 + ROW_GROUP]
+            # the group's pairs are packed here, after the previous group's
+            # stores: ptxas then computes each group's values just before
+            # its stores (packed before the row's branch, every value of the
+            # epilogue was live at once: spills where the schedule holds S)
+            vecs = [_pair(em, regs[2 * k:2 * k + 2], mvals[2 * k:2 * k + 2], mt) for k in group]
+            fast_l, slow_l, join = em.new_label("rf"), em.new_label("rs"), em.new_label("rj")
+            em.cbr(fast or "true", fast_l, slow_l)
+            em.label(fast_l)
+            for k, vec in zip(group, vecs, strict=True):
+                dc = view.slots[2 * k][1] - c_first
+                ptr = base if dc == 0 else em.emit(f"getelementptr {mt}, ptr addrspace(1) {base}, i64 {dc}")
+                em.stmt(f"store {vt} {vec}, ptr addrspace(1) {ptr}, align {2 * es}")
+            em.br(join)
+            em.label(slow_l)
+            for k, vec in zip(group, vecs, strict=True):
+                coords = em._chunk_coords(view, k, offs)
+                for j in range(2):
+                    cj = list(coords)
+                    if j:
+                        cj[view.cdim] = em.emit(f"add i32 {coords[view.cdim]}, 1")
+                    st, nx = em.new_label("re"), em.new_label("rn")
+                    em.cbr(em.in_bounds(info, cj) or "true", st, nx)
+                    em.label(st)
+                    x = em.emit(f"extractelement {vt} {vec}, i32 {j}")
+                    em.stmt(f"store {mt} {x}, ptr addrspace(1) {em.address(info, cj)}, align {es}")
+                    em.br(nx)
+                    em.label(nx)
+            em.br(join)
+            em.label(join)
+    return True
+
+
+def _pair(em: Any, regs: list[str], mvals: list[str], mt: str) -> str:
+    """<2 x mt>: two registers of a store's value in memory form."""
+    vt = f"<2 x {mt}>"
+    lo, hi = (em.rounded.get(r) for r in regs)
+    if mt in ("half", "bfloat") and lo is not None and hi is not None:
+        # both rounded from f32 (a cast): one cvt.rn.{f16,bf16}x2.f32 of the
+        # f32 values (the same rounding). As two fptruncs, LLVM moves them
+        # above the user's selects, and ptxas then splits the packed pair to
+        # select each half (PRMT, SEL, SEL, PRMT a pair).
+        cvt = "llvm.nvvm.ff2f16x2.rn" if mt == "half" else "llvm.nvvm.ff2bf16x2.rn"
+        em.declare(f"declare {vt} @{cvt}(float, float)")
+        return em.emit(f"call {vt} @{cvt}(float {hi}, float {lo})")  # type: ignore[no-any-return]  # high half first
+    vec = em.emit(f"insertelement {vt} undef, {mt} {mvals[0]}, i32 0")
+    return em.emit(f"insertelement {vt} {vec}, {mt} {mvals[1]}, i32 1")  # type: ignore[no-any-return]
+
+
 def reduce_rows(em: Any, op: ir.Reduce) -> bool:
     """A reduction along the columns of an `AccTile` value: registers, then the
     quad's lanes. False when `op` is not one (the caller goes on)."""
@@ -230,4 +340,4 @@ def reduce_rows(em: Any, op: ir.Reduce) -> bool:
     return True
 
 
-__all__ = ["AccView", "acc_register_map", "acc_view", "reduce_rows"]
+__all__ = ["AccView", "acc_register_map", "acc_view", "reduce_rows", "store_rows"]

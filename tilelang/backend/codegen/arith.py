@@ -31,12 +31,12 @@ class ArithOps(EmitterCore):
 
     # -- narrow floats ---------------------------------------------------------------
     def round_to(self, x: str, dt: DType) -> str:
-        if dt is DType.F16:
-            h = self.emit(f"fptrunc float {x} to half")
-            return self.emit(f"fpext half {h} to float")
-        if dt is DType.BF16:
-            h = self.emit(f"fptrunc float {x} to bfloat")
-            return self.emit(f"fpext bfloat {h} to float")
+        if dt in (DType.F16, DType.BF16):
+            ty = "half" if dt is DType.F16 else "bfloat"
+            h = self.emit(f"fptrunc float {x} to {ty}")
+            out = self.emit(f"fpext {ty} {h} to float")
+            self.rounded[out] = x  # a store may round x itself (`accview.store_rows`)
+            return out
         return x
 
     # -- element-wise --------------------------------------------------------------------

@@ -129,6 +129,7 @@ class EmitterCore:
         self._flat_cache: dict[tuple[int, int, int], str] = {}
         self._coord_cache: dict[tuple[int, ...], str] = {}
         self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
+        self.rounded: dict[str, str] = {}  # a register rounded to f16/bf16 -> the f32 it was rounded from
         written = {op.tensor for op in gpu_walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
         self.written = written
         self.prints: list[PrintFormat] = []

@@ -22,6 +22,7 @@ from tilelang.backend.gpu.layouts import WgmmaAcc
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from .accview import store_rows
 from .arith import ArithOps
 from .core import (
     Layout,
@@ -207,6 +208,8 @@ class MemoryOps(ArithOps):
         wg = self.layouts.get(op.value.id)
         if isinstance(wg, WgmmaAcc):
             self.store_wgmma(op, wg)
+            return
+        if store_rows(self, op):  # the attention epilogue's: one bounds test a row
             return
         info = self.tensors[op.tensor]
         dt = info.param.dtype

@@ -204,8 +204,11 @@ def acc_register_map(src: AccView, dst: AccView, align: list[int | None]) -> lis
 ROWSTORE_DEFAULT = "1"
 
 
-# Pairs of columns a branch of `store_rows` stores.
-ROW_GROUP = int(__import__("os").environ.get("TILEC_ATTN_ROWGROUP", "2"))
+# Pairs of columns a branch of `store_rows` stores (ptxas 13.0, 128 x 128 at
+# D = 128: the epilogue's SASS 375 / 349 / 339 / 330 instructions for 2 / 4 /
+# 8 / 16, but 4 spills 44 B in the peeled schedule at 128 x 64 and 8 spills
+# 96 B in the overlap schedule: their S or P registers are still held there).
+ROW_GROUP = 2
 
 
 def rowstore_enabled() -> bool:

@@ -211,8 +211,14 @@ def test_sm80_gemm_gpu_matches_interpreter(cfg: GemmConfig, monkeypatch) -> None
     import tilelang
     from tilelang.api.engines import _device
 
+    # The process's device is made (if it was not yet) BEFORE TILEC_ARCH is set,
+    # so that the arch monkeypatch restores is its own (sm_90a on a Hopper card):
+    # made under the variable, it kept sm_80 after this test and every later
+    # test of the process ran on the sm_80 path (PDL launches failed).
+    dev = _device("cuda:0")
+    native = dev.arch
     monkeypatch.setenv("TILEC_ARCH", "sm_80")  # devices made from now on
-    monkeypatch.setattr(_device("cuda:0"), "arch", "sm_80")  # the process's device, if made already
+    monkeypatch.setattr(dev, "arch", "sm_80")
     mod = tilelang.compile(cfg.source())
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
     np_out = {"f16": np.float16, "bf16": np.float32, "f32": np.float32}[cfg.out]
@@ -230,6 +236,8 @@ def test_sm80_gemm_gpu_matches_interpreter(cfg: GemmConfig, monkeypatch) -> None
         tol = {"f32": 1e-3, "f16": 2e-2, "bf16": 5e-2}[cfg.out]
         np.testing.assert_allclose(got, c_cpu.astype(np.float64), rtol=tol, atol=tol * max(1.0, np.sqrt(K) / 4),
                                    err_msg=f"{cfg.name} at {M}x{N}x{K}")
+    monkeypatch.undo()
+    assert _device("cuda:0").arch == native  # the device is the process's own again
 
 
 EPILOGUES = """

@@ -429,12 +429,7 @@ class HopperOps:
                 ok = self.in_bounds(info, [row, cj])  # type: ignore[attr-defined]
                 pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")  # type: ignore[attr-defined]
                 v = self.emit(f"extractelement {ct} {chunk}, i32 {j}")  # type: ignore[attr-defined]
-                st, jn = self.new_label("ee"), self.new_label("em")  # type: ignore[attr-defined]
-                self.cbr(ok or "true", st, jn)  # type: ignore[attr-defined]
-                self.label(st)  # type: ignore[attr-defined]
-                self.stmt(f"store {mt} {v}, ptr addrspace(1) {pj}, align {es}")  # type: ignore[attr-defined]
-                self.br(jn)  # type: ignore[attr-defined]
-                self.label(jn)  # type: ignore[attr-defined]
+                self.store_if(ok, mt, v, pj, es, ("ee", "em"))  # type: ignore[attr-defined]
             self.br(join)  # type: ignore[attr-defined]
             self.label(join)  # type: ignore[attr-defined]
             if chunks % 128:

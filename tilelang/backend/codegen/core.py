@@ -171,6 +171,16 @@ class EmitterCore:
     def cbr(self, cond: str, a: str, b: str) -> None:
         self.stmt(f"br i1 {cond}, label %{a}, label %{b}")
 
+    def store_if(self, ok: str | None, ty: str, val: str, ptr: str, align: int, labels: tuple[str, str]) -> None:
+        """`store ty val` to global `ptr`, in a branch taken where `ok` holds
+        (None: always); `labels` name the branch's two blocks."""
+        st, nx = self.new_label(labels[0]), self.new_label(labels[1])
+        self.cbr(ok or "true", st, nx)
+        self.label(st)
+        self.stmt(f"store {ty} {val}, ptr addrspace(1) {ptr}, align {align}")
+        self.br(nx)
+        self.label(nx)
+
     def declare(self, decl: str) -> None:
         self.decls.add(decl)
 

@@ -251,12 +251,7 @@ class MemoryOps(ArithOps):
                         cj[-1] = self.emit(f"add i32 {coords[-1]}, {j}")
                     ok = self.and_all([valid, self.in_bounds(info, cj), mask[k * V + j] if mask else None])
                     pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")
-                    st, jn = self.new_label("se"), self.new_label("sm")
-                    self.cbr(ok or "true", st, jn)
-                    self.label(st)
-                    self.stmt(f"store {mt} {mvals[j]}, ptr addrspace(1) {pj}, align {es}")
-                    self.br(jn)
-                    self.label(jn)
+                    self.store_if(ok, mt, mvals[j], pj, es, ("se", "sm"))
                 self.br(join)
             self.label(join)
 

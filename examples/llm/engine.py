@@ -649,10 +649,7 @@ class TileQwen3:
         token in `tok` and the position after the prompt in `pos`, as
         `prompt` does token by token."""
         n, chunk = len(tokens), self.plan.prefill
-        if not tokens:
-            raise ValueError("the prompt needs at least one token")
-        if n + 1 > self.seq:
-            raise ValueError(f"the prompt needs {n + 1} positions; max_seq is {self.seq}")
+        self._check_prompt(tokens)
         for p0 in range(0, n, chunk):
             part = tokens[p0 : p0 + chunk]
             m = len(part)
@@ -772,10 +769,22 @@ class TileQwen3:
         self._run_step()
         return self.be.read(self.logits)
 
-    def prompt(self, tokens: list[int]) -> None:
-        """Feed a prompt (teacher-forced, one step per token)."""
+    def _check_prompt(self, tokens: list[int]) -> None:
+        """A prompt fits the cache and names tokens of the vocabulary (the
+        embedding's gather would read a row of zeros past its end: a wrong
+        answer, not an error, so it is refused here)."""
+        if not tokens:
+            raise ValueError("the prompt needs at least one token")
         if len(tokens) + 1 > self.seq:
             raise ValueError(f"the prompt needs {len(tokens) + 1} positions; max_seq is {self.seq}")
+        vocab = self.cfg.vocab_size
+        bad = [t for t in tokens if not 0 <= int(t) < vocab]
+        if bad:
+            raise ValueError(f"token id {bad[0]} is outside the vocabulary (0..{vocab - 1})")
+
+    def prompt(self, tokens: list[int]) -> None:
+        """Feed a prompt (teacher-forced, one step per token)."""
+        self._check_prompt(tokens)
         for t in tokens:
             self.be.write(self.tok, np.array([t], np.int32))
             self._run_step()

@@ -93,7 +93,7 @@ class Progress:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="generate.py", description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--config",
         help="a preset (qwen3-0.6b, qwen3-4b, qwen3-8b, tiny, small), "
@@ -137,12 +137,24 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give --config or --model")
     if not a.model and not a.random_weights:
         ap.error("without --model, pass --random-weights")
+    for flag, value, low in (("--tokens", a.tokens, 1), ("--context", a.context, 0), ("--max-seq", a.max_seq, 0)):
+        if value < low:
+            ap.error(f"{flag} must be at least {low} (got {value})")
+    if not a.temperature >= 0.0:
+        ap.error(f"--temperature must be 0 (greedy) or positive (got {a.temperature})")
+    if not 0.0 < a.top_p <= 1.0:
+        ap.error(f"--top-p must be in (0, 1] (got {a.top_p})")
+    if a.bandwidth < 0.0:
+        ap.error(f"--bandwidth must be positive bytes/s (got {a.bandwidth})")
     gpu = a.device == "gpu" or (a.device == "auto" and _gpu())
     if a.device == "gpu" and not _gpu():
         print("error: --device gpu needs PyTorch with a CUDA device", file=sys.stderr)
         return 3
     backend = "torch" if gpu else "numpy"
-    cfg = Qwen3Config.load(a.config or a.model)
+    try:
+        cfg = Qwen3Config.load(a.config or a.model)
+    except (OSError, ValueError, TypeError) as e:  # no such file, bad JSON, missing or odd fields
+        ap.error(f"cannot read the model's config: {e}")
 
     tokenizer = None
     if a.model and (Path(a.model) / "tokenizer.json").exists():
@@ -161,16 +173,31 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("--prompt needs a --model directory with tokenizer.json; use --prompt-ids")
         prompt = tokenizer.encode(a.prompt).ids
     elif a.prompt_ids:
-        prompt = [int(t) for t in a.prompt_ids.split(",")]
+        try:
+            prompt = [int(t) for t in a.prompt_ids.split(",")]
+        except ValueError:
+            ap.error(f"--prompt-ids takes comma-separated integers, e.g. 1,2,3 (got {a.prompt_ids!r})")
     else:
         prompt = [int(rng.integers(0, cfg.vocab_size))]
+    if not prompt:
+        ap.error("the prompt is empty: give --prompt-ids or a --prompt that has tokens")
+    bad = [t for t in prompt if not 0 <= t < cfg.vocab_size]
+    if bad:
+        ap.error(f"token id {bad[0]} is outside the vocabulary (0..{cfg.vocab_size - 1})")
     if a.context > len(prompt):
         prompt = prompt + [int(t) for t in rng.integers(0, cfg.vocab_size, a.context - len(prompt))]
-    max_seq = a.max_seq or len(prompt) + a.tokens + 1
+    need = len(prompt) + a.tokens + 1
+    if a.max_seq and a.max_seq < need:
+        ap.error(f"--max-seq {a.max_seq} cannot hold the prompt ({len(prompt)} tokens) and {a.tokens} new "
+                 f"tokens: give at least {need}, or leave it out")
+    max_seq = a.max_seq or need
 
     t0 = time.perf_counter()
     if a.model and not a.random_weights:
-        weights = load_safetensors(a.model, cfg, backend=backend)
+        try:
+            weights = load_safetensors(a.model, cfg, backend=backend)
+        except (OSError, KeyError, ValueError) as e:  # no checkpoint, a missing tensor, a wrong shape
+            ap.error(f"cannot load the weights from {a.model}: {e}")
     else:
         weights = random_weights(cfg, a.seed, backend=backend)
     sampling = None if a.temperature <= 0 else (a.temperature, a.top_p, a.sample_seed)

@@ -101,6 +101,12 @@ class Plan:
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
     # the attention (and under "+loads" read their first weight tile there)
     pe: int = 0
+    # L2 prefetch of a matrix's first columns by the GEMV before it (std::llm's
+    # `prefetch_next`): matrix ("o", "gate_up", "down", "qkv" (the next
+    # layer's)) -> (PR, PC), the [PR, PC] tiles of every row of the layer's
+    # matrix, issued by the previous GEMV's blocks once their own loads are
+    # back (the QKV GEMV for "o": during the attention). Empty: none.
+    pf: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:

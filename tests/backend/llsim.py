@@ -463,6 +463,9 @@ class Program:
             return _Ins(dst, None, sync=lambda r: ("wg_wait", n, tuple(v(r) for v in vals)), text=rhs)
         if text.startswith("wgmma.mma_async") or text.startswith("wgmma.fence.sync.aligned;"):
             return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
+        if re.search(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ", text):
+            # an L2 prefetch (`p.prefetch`, PDL's pre-wait forms): a hint, no effect here
+            return _Ins(None, lambda r: None, text=rhs)
         raise Unsupported(rhs)
 
 

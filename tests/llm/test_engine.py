@@ -156,6 +156,34 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+def test_next_weights_prefetch_changes_no_value(tiny) -> None:
+    # Plan.pf: each GEMV prefetches the next matrix's first columns into L2
+    # (`prefetch_next`, a hint: nothing on the CPU). The launches carry the
+    # tiles: QKV -> the O matrix, O -> gate/up, gate/up -> down, down -> the
+    # next layer's QKV (none after the last layer); the logits are unchanged
+    w, _ = tiny
+    c = TINY
+    pf = {"o": (4, 32), "gate_up": (8, 16), "down": (4, 32), "qkv": (8, 16)}
+    eng = TileQwen3(c, w, max_seq=64, plan=dataclasses.replace(plan_for(c, 64, None), pf=pf))
+    gemvs = [op for op in eng.ops if op.kernel.__name__ in ("rms_gemv", "gemv_add", "rms_gate_up")]
+    assert len(gemvs) == 4 * c.num_hidden_layers
+    rows = {"o": c.hidden_size, "gate_up": 2 * c.intermediate_size, "down": c.hidden_size,
+            "qkv": (c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim}
+    order = ["o", "gate_up", "down", "qkv"]
+    for i, op in enumerate(gemvs):
+        li, then = i // 4 + (i % 4 == 3), order[i % 4]
+        pr, pc = pf[then]
+        assert (op.generics["PR"], op.generics["PC"]) == ((pr, pc) if li < c.num_hidden_layers else (0, 0))
+        nt, nn = op._scalars[-2:]
+        if li < c.num_hidden_layers:
+            assert (nt, nn) == (li * rows[then] // pr, rows[then] // pr), (i, then)
+        else:
+            assert nn == 0
+    ref = NumpyQwen3(c, w, max_seq=64)
+    for t in _tokens(12, c.vocab_size, seed=8):
+        _close(eng.feed(t), ref.step(t))
+
+
 @pytest.mark.parametrize("short", [False, True])
 def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
     # Plan.om: `merge_gemv_add` (the split merge, the O GEMV and the residual

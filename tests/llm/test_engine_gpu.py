@@ -101,6 +101,22 @@ def test_ring_gemvs_match_torch() -> None:
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 
 
+def test_next_weights_prefetch_matches_torch() -> None:
+    # Plan.pf: every GEMV issues bulk L2 prefetches of the next matrix's first
+    # columns once its loads are back (QKV -> all of W_o, O -> gate/up,
+    # gate/up -> down, down -> the next layer's QKV): a hint, so the
+    # teacher-forced logits match `TorchQwen3` and the greedy tokens are the plan's
+    w = random_weights(SMALL, seed=6, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 24, batched=False)
+    pf = {"o": (8, 512), "gate_up": (16, 256), "down": (8, 1024), "qkv": (16, 256)}
+    eng.replan(dataclasses.replace(eng.plan, pf=pf))
+    assert {op.generics["PR"] for op in eng.ops if "PR" in op.generics} == {0, 8, 16}
+    _teacher_forced(eng, w, seed=6, n=24)
+    eng.reset()
+    assert eng.generate([5, 6, 7], 24, batched=False) == want
+
+
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])
 def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
     # Plan.om: the split merge, the O GEMV and the residual add in one

@@ -33,7 +33,7 @@ P = tilelang.partition
 pytestmark = pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
 
 
-def _op(k, mat: str, cfg: Qwen3Config, plan):  # type: ignore[no-untyped-def]
+def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # type: ignore[no-untyped-def]
     """The plan's launch for `mat`, on small stand-in arrays (the compiled
     code depends on the generics and the arrays' alignment, not their rows)."""
     h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
@@ -51,11 +51,12 @@ def _op(k, mat: str, cfg: Qwen3Config, plan):  # type: ignore[no-untyped-def]
         nb = -(-n // gen[0])
         bm, ba = P(np.zeros(nb, np.float32), [1]), P(np.zeros(nb, np.int32), [1])
         return k.rms_gemv_argmax[gen](y, bm, ba, w, x, g[:1], 1e-6)
+    full = (*gen, *pf)  # pf: the next weights' prefetch tile (`Plan.pf`), 5 tiles of `w`
     if mat == "qkv":
-        return k.rms_gemv[gen](y, w, x, g, 1, 1e-6)
+        return k.rms_gemv[full](y, w, x, g, 1, 1e-6, w, 0, 5)
     if mat == "gate_up":
-        return k.rms_gate_up[gen](y, w, x, g, 1, 1e-6)
-    return k.gemv_add[gen](y, w, x, 1)
+        return k.rms_gate_up[full](y, w, x, g, 1, 1e-6, w, 0, 5)
+    return k.gemv_add[full](y, w, x, 1, w, 0, 5)
 
 
 def _ptx(op) -> str:  # type: ignore[no-untyped-def]
@@ -81,15 +82,17 @@ def _ptxas(ptx: str) -> str:
     return r.stderr
 
 
-@pytest.mark.parametrize("model", ["qwen3-0.6b", "qwen3-4b", "qwen3-8b"])
-def test_planned_gemvs_fit_their_register_budget(model: str) -> None:
+@pytest.mark.parametrize(("model", "pf"), [("qwen3-0.6b", (0, 0)), ("qwen3-4b", (0, 0)), ("qwen3-8b", (0, 0)),
+                                         ("qwen3-4b", (8, 4096))])
+def test_planned_gemvs_fit_their_register_budget(model: str, pf: tuple[int, int]) -> None:
+    # pf: with the next weights' L2 prefetch after the loop (`Plan.pf`)
     cfg = Qwen3Config.load(model)
     plan = plan_for(cfg, 2048, 132, hopper=True)
     k = load_kernels()
     for mat in ("qkv", "o", "gate_up", "down", "lm"):
         mb = plan.mb[mat]
         assert 1 <= mb <= 4, (mat, mb)
-        op = _op(k, mat, cfg, plan)
+        op = _op(k, mat, cfg, plan, pf)
         op.discard()  # built to be compiled, never run
         ptx = _ptx(op)
         assert f".minnctapersm {mb}" in ptx

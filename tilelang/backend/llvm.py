@@ -276,6 +276,8 @@ class _Emitter(HopperOps, DebugOps):
                 self.load(op)
             case ir.Store():
                 self.store(op)
+            case ir.Prefetch():
+                pdl_code.emit_prefetch(self, op)
             case ir.AtomicRMW():
                 self.atomic(op)
             case ir.Elementwise(result=r, op=eop, operands=xs):

@@ -278,6 +278,8 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                 env[res.id] = val
         case ir.Yield():
             raise AssertionError("a yield is handled by its region")
+        case ir.Prefetch():
+            pass  # a cache hint: nothing to do on the CPU
         case ir.Print(parts=parts):
             text = []
             for part in parts:

@@ -300,6 +300,8 @@ def _op(op: ir.Op, env: Env, ctx: _Ctx) -> None:
             _while(op, env, ctx)
         case ir.Yield():
             raise AssertionError("a yield is handled by its region")
+        case ir.Prefetch():
+            pass  # a cache hint: nothing to do on the CPU
         case ir.Print(parts=parts):
             live = range(g) if ctx.active is None else np.flatnonzero(ctx.active).tolist()
             for blk in live:

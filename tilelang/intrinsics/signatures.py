@@ -212,6 +212,9 @@ _m("store", K, ("param", "view"), ("tile", "index"), "z.store(tile) | q.store(ti
    "write the own tile of a `&mut` param, or a nested tile of it", "store", optional=1)
 _m("load_like", K, ("param",), ("other",), "x.load_like(z) -> Tile<T, z's tile shape>",
    "the tile of `x` at the same position and shape as `z`'s own tile", "load_like")
+_m("prefetch", K, ("view",), ("index",), "p.prefetch([i, ..])",
+   "a hint: start reading tile `[i, ..]` of a view into the GPU's L2 cache for a later load "
+   "(the next kernel's included); no value, nothing on the CPU", "prefetch")
 _m("num_tiles", K, ("view",), ("axis",), "p.num_tiles(axis: i32) -> i32",
    "how many tiles a view has along an axis (ceil-divide)", "num_tiles")
 _m("partition", B, ("tensor", "param"), ("tile_shape",),

@@ -264,6 +264,10 @@ class Builder:
         self.emit(ir.Load(r, tensor, tuple(offsets), mask, padding, self._sp(span)))
         return r
 
+    def prefetch(self, tensor: str, offsets: Sequence[ir.Value], shape: Sequence[int], *,
+                 span: Span | None = None) -> None:
+        self.emit(ir.Prefetch(tensor, tuple(offsets), tuple(shape), self._sp(span)))
+
     def store(
         self,
         tensor: str,

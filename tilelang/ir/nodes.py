@@ -395,6 +395,21 @@ class Store:
 
 
 @frozen
+class Prefetch:
+    """A hint: start reading the tile of `tensor` (rank r) of `shape` at
+    element `offsets` (r i32 scalars) into the GPU's L2 cache, for a later
+    load (of this kernel or of the next one on the stream). No value, no
+    effect on memory or on any result: the interpreter skips it, the GPU
+    issues one bulk L2 prefetch a row of the tile's part inside the tensor
+    (nothing outside the tensor is requested)."""
+
+    tensor: str
+    offsets: tuple[Value, ...]
+    shape: tuple[int, ...]
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class AtomicRMW:
     """Element-wise atomic read-modify-write, a scatter: `indices` has one entry
     per tensor dim, each an i32 scalar or an i32 tile of `value.shape`; `value`
@@ -607,6 +622,7 @@ Op = (
     | TensorDim
     | Load
     | Store
+    | Prefetch
     | AtomicRMW
     | Elementwise
     | Cast
@@ -682,7 +698,7 @@ def op_results(op: Op) -> tuple[Value, ...]:
     match op:
         case For(results=rs) | If(results=rs) | While(results=rs):
             return rs
-        case Store() | AtomicRMW() | Yield() | Print() | Assert():
+        case Store() | Prefetch() | AtomicRMW() | Yield() | Print() | Assert():
             return ()
         case _:
             return (op.result,)
@@ -697,6 +713,8 @@ def op_operands(op: Op) -> tuple[Value, ...]:
             return (*offs, *((m,) if m else ()), *((p,) if p else ()))
         case Store(offsets=offs, value=v, mask=m):
             return (*offs, v, *((m,) if m else ()))
+        case Prefetch(offsets=offs):
+            return offs
         case AtomicRMW(indices=idx, value=v, mask=m):
             return (*idx, v, *((m,) if m else ()))
         case Elementwise(operands=xs):

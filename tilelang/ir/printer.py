@@ -167,6 +167,8 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             res(r, f"load @{t}[{', '.join(map(n, offs))}]{mask_pad(m, p)}")
         case ir.Store(tensor=t, offsets=offs, value=v, mask=m):
             line(f"store @{t}[{', '.join(map(n, offs))}], {n(v)}{mask_pad(m)}")
+        case ir.Prefetch(tensor=t, offsets=offs, shape=shape):
+            line(f"prefetch @{t}[{', '.join(map(n, offs))}] {list(shape)}")
         case ir.AtomicRMW(op=aop, tensor=t, indices=idx, value=v, mask=m):
             line(f"{aop.value} @{t}[{', '.join(map(n, idx))}], {n(v)}{mask_pad(m)}")
         case ir.Elementwise(result=r, op=eop, operands=xs):

@@ -190,6 +190,12 @@ class _Verifier:
                 if p is not None:
                     self._access(p, offs, v.type, where)
                 self.mask(m, v.shape, where)
+            case ir.Prefetch(tensor=t, offsets=offs, shape=shape):
+                p = self.tensor(t, where)
+                if p is not None:
+                    self._access(p, offs, ir.Type(p.dtype, shape), where)
+                if any(d <= 0 for d in shape):
+                    self.err(where, f"prefetch of an empty tile {list(shape)}")
             case ir.AtomicRMW(tensor=t, indices=idx, value=v, mask=m):
                 p = self.tensor(t, where)
                 if p is not None:

@@ -1,6 +1,6 @@
 """The typing rules of the builtins that reach tensor memory: loads and
 stores through a kernel's tensor parameters and views (`load`,
-`load_padded`, `store`, `load_like`, `num_tiles`, `partition`) and the raw
+`load_padded`, `store`, `load_like`, `prefetch`, `num_tiles`, `partition`) and the raw
 accesses allowed in `unsafe` (`atomic_*`, `store_unchecked`). `rules.RULES`
 lists them with the other builtins' rules."""
 
@@ -162,6 +162,15 @@ def rule_load_padded(tcx: CheckCx, cx: CallCx) -> Type:
     else:
         settle(tcx, v, want)
     return TileT(rt.tensor.dtype, rt.tile_shape)
+
+
+def rule_prefetch(tcx: CheckCx, cx: CallCx) -> Type:
+    """`p.prefetch([i, ..])`: an index like `load`'s, no value."""
+    rt = cx.recv_ty
+    assert isinstance(rt, TileViewT)
+    if not _check_index(tcx, cx, cx.args[0], len(rt.tile_shape), "the view"):
+        return ERROR
+    return UNIT
 
 
 def rule_store(tcx: CheckCx, cx: CallCx) -> Type:

@@ -25,6 +25,7 @@ from tilelang.sema.access import (
     rule_load_padded,
     rule_num_tiles,
     rule_partition,
+    rule_prefetch,
     rule_store,
     rule_store_unchecked,
 )
@@ -682,6 +683,7 @@ RULES: dict[str, Rule] = {
     "store_unchecked": rule_store_unchecked,
     "load": rule_load,
     "load_padded": rule_load_padded,
+    "prefetch": rule_prefetch,
     "store": rule_store,
     "load_like": rule_load_like,
     "num_tiles": rule_num_tiles,

@@ -162,35 +162,108 @@ def _prefetch(em: Any, op: ir.Load) -> None:
 
 
 def _bulk_prefetch(em: Any, op: ir.Load) -> None:
-    """`cp.async.bulk.prefetch.L2` of each row (the last dimension) of the
-    load's tile, row r from thread r (r + T, .. when the tile has more rows
-    than the block threads): the row's part inside the tensor, from a
-    16-byte-aligned start, rounded down to 16 bytes (the instruction's unit);
-    rows outside the tensor or unaligned are skipped (a prefetch is a hint)."""
-    info = em.tensors[op.tensor]
-    shape = tuple(op.result.shape)
-    lead, cols = shape[:-1], shape[-1]
-    rows = math.prod(lead)
+    """The pre-wait "bulk" prefetch of a load's tile (`bulk_prefetch_tile`)."""
+    bulk_prefetch_tile(em, op.tensor, [em.scalar(o) for o in op.offsets], tuple(op.result.shape))
+
+
+def emit_prefetch(em: Any, op: ir.Prefetch) -> None:
+    """`p.prefetch([i, ..])` (`ir.Prefetch`): the tile's rows into L2, one
+    bulk prefetch a row on sm_90+ (`bulk_prefetch_tile`, rows spread over the
+    warps, each request in a branch of its own), else one `prefetch.global.L2`
+    a 128-byte line, the lines spread over the threads."""
     offsets = [em.scalar(o) for o in op.offsets]
-    last = len(shape) - 1
+    if em.k.sm >= 90:
+        bulk_prefetch_tile(em, op.tensor, offsets, tuple(op.shape), spread=True)
+    else:
+        line_prefetch_tile(em, op.tensor, offsets, tuple(op.shape))
+
+
+def _row_extent(em: Any, info: Any, offsets: list[str], cols: int) -> tuple[str, list[str]]:
+    """The bytes of a tile row inside the tensor (its last dimension from
+    the offset, at most `cols` elements, rounded down to 16) and the
+    conditions that it is not empty."""
+    last = len(offsets) - 1
     rem = em.emit(f"sub i32 {info.dims[last]}, {offsets[last]}")
     short = em.emit(f"icmp slt i32 {rem}, {cols}")
     inside_cols = em.emit(f"select i1 {short}, i32 {rem}, i32 {cols}")
     nbytes = em.emit(f"and i32 {em.emit(f'mul i32 {inside_cols}, {em.msize(info)}')}, -16")
-    col_ok = [em.emit(f"icmp sge i32 {offsets[last]}, 0"), em.emit(f"icmp sgt i32 {nbytes}, 0")]
+    return nbytes, [em.emit(f"icmp sge i32 {offsets[last]}, 0"), em.emit(f"icmp sgt i32 {nbytes}, 0")]
+
+
+def _row_start(em: Any, info: Any, offsets: list[str], lead: tuple[int, ...], r: str,
+               conds: list[str]) -> str:
+    """The address (i64) of row `r` (a flat index over the `lead` dims) of the
+    tile at `offsets`; appends the conditions that the row is inside."""
+    idx = em.coords(r, lead) if lead else []
+    coords = []
+    for d, i in enumerate(idx):
+        c = offsets[d] if i == "0" else em.emit(f"add i32 {offsets[d]}, {i}")
+        conds.append(em.emit(f"icmp ult i32 {c}, {info.dims[d]}"))
+        coords.append(c)
+    coords.append(offsets[-1])
+    return em.emit(f"ptrtoint ptr addrspace(1) {em.address(info, coords)} to i64")
+
+
+def bulk_prefetch_tile(em: Any, tensor: str, offsets: list[str], shape: tuple[int, ...],
+                       spread: bool = False) -> None:
+    """`cp.async.bulk.prefetch.L2` of each row (the last dimension) of the
+    tile at `offsets` (LLVM i32 values): the row's part inside the tensor,
+    from a 16-byte-aligned start, rounded down to 16 bytes (the instruction's
+    unit); rows outside the tensor or unaligned are skipped (a prefetch is a
+    hint). Row r comes from thread r (r + T, .. when the tile has more rows
+    than the block threads), the instruction predicated; `spread`: from lane
+    r / W of warp r mod W (W warps), in a branch taken by that lane only. The
+    instruction takes its operands in uniform registers, so ptxas issues it
+    once per distinct address among a warp's active threads, one after the
+    other: spread, a warp issues rows / W of them, not up to 32."""
+    info = em.tensors[tensor]
+    lead, cols = shape[:-1], shape[-1]
+    rows = math.prod(lead)
+    nbytes, col_ok = _row_extent(em, info, offsets, cols)
+    w = em.T // 32
+    if spread and w > 1:
+        warp = em.emit("udiv i32 %tid, 32")
+        lane = em.emit("urem i32 %tid, 32")
+        first = em.emit(f"add i32 {em.emit(f'mul i32 {lane}, {w}')}, {warp}")
+    else:
+        first = "%tid"
     for t in range(-(-rows // em.T)):
-        r = em.emit(f"add i32 %tid, {t * em.T}") if t else "%tid"
+        r = em.emit(f"add i32 {first}, {t * em.T}") if t else first
         conds = [em.emit(f"icmp ult i32 {r}, {rows}"), *col_ok]
-        idx = em.coords(r, lead) if lead else []
-        coords = []
-        for d, i in enumerate(idx):
-            c = offsets[d] if i == "0" else em.emit(f"add i32 {offsets[d]}, {i}")
-            conds.append(em.emit(f"icmp ult i32 {c}, {info.dims[d]}"))
-            coords.append(c)
-        coords.append(offsets[last])
-        pi = em.emit(f"ptrtoint ptr addrspace(1) {em.address(info, coords)} to i64")
+        pi = _row_start(em, info, offsets, lead, r, conds)
         conds.append(em.emit(f"icmp eq i64 {em.emit(f'and i64 {pi}, 15')}, 0"))
-        flag = em.emit(f"zext i1 {em.and_all(conds)} to i32")
+        ok = em.and_all(conds) or "true"
+        if spread:
+            go, done = em.new_label("pf_row"), em.new_label("pf_next")
+            em.cbr(ok, go, done)
+            em.label(go)
+            em.stmt('call void asm sideeffect "cp.async.bulk.prefetch.L2.global [$0], $1;", "l,r"'
+                    f"(i64 {pi}, i32 {nbytes})")
+            em.br(done)
+            em.label(done)
+            continue
+        flag = em.emit(f"zext i1 {ok} to i32")
         em.stmt('call void asm sideeffect "{ .reg .pred pf; setp.ne.b32 pf, $2, 0; '
                 '@pf cp.async.bulk.prefetch.L2.global [$0], $1; }", "l,r,r"'
                 f"(i64 {pi}, i32 {nbytes}, i32 {flag})")
+
+
+def line_prefetch_tile(em: Any, tensor: str, offsets: list[str], shape: tuple[int, ...]) -> None:
+    """`prefetch.global.L2` of every 128-byte line of the tile's rows (their
+    part inside the tensor), line j of row r from thread (r * lines + j) mod
+    T: before sm_90, which has no bulk prefetch."""
+    info = em.tensors[tensor]
+    lead, cols = shape[:-1], shape[-1]
+    rows = math.prod(lead)
+    lines = -(-cols * em.msize(info) // LINE)
+    nbytes, col_ok = _row_extent(em, info, offsets, cols)
+    for t in range(-(-rows * lines // em.T)):
+        f = em.emit(f"add i32 %tid, {t * em.T}") if t else "%tid"
+        r = em.emit(f"udiv i32 {f}, {lines}") if lines > 1 else f
+        j = em.emit(f"urem i32 {f}, {lines}") if lines > 1 else "0"
+        at = em.emit(f"mul i32 {j}, {LINE}")
+        conds = [em.emit(f"icmp ult i32 {f}, {rows * lines}"), *col_ok, em.emit(f"icmp slt i32 {at}, {nbytes}")]
+        pi = em.emit(f"add i64 {_row_start(em, info, offsets, lead, r, conds)}, {em.emit(f'zext i32 {at} to i64')}")
+        flag = em.emit(f"zext i1 {em.and_all(conds)} to i32")
+        em.stmt('call void asm sideeffect "{ .reg .pred pf; setp.ne.b32 pf, $1, 0; '
+                f'@pf prefetch.global.L2 [$0]; }}", "l,r"(i64 {pi}, i32 {flag})')

@@ -91,7 +91,7 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
         t = cx.b.const(v.tile[axis], I32, span=sp)
         return cx.b.div(cx.b.add(dim, cx.b.const(v.tile[axis] - 1, I32, span=sp), span=sp),
                         t, span=sp)
-    if name in ("load", "load_padded", "store"):
+    if name in ("load", "load_padded", "store", "prefetch"):
         idx_arg = vals[1] if name == "store" else vals[0]
         raw = list(idx_arg.elems) if isinstance(idx_arg, ArrayVal) else [idx_arg]
         if len(raw) != p.rank:
@@ -102,7 +102,11 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
                 else cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp)
                 for i, t in zip(raw, v.tile, strict=True)]
         mask = None
-        if v.nested:
+        if v.nested and name == "prefetch":
+            # a hint: the tile at the own tile's offset (the GPU clips it to the tensor)
+            assert v.tensor.own is not None
+            offs = [cx.b.add(o, base, span=sp) for o, base in zip(offs, v.tensor.own, strict=True)]
+        elif v.nested:
             own = v.tensor.own
             assert own is not None and p.tile_shape is not None
             mask = _inside_own(cx, offs, v.tile, p.tile_shape, sp)
@@ -112,6 +116,9 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
                 refuse(cx, sp, f"a store through a view of `&` parameter `{p.name}`")
             tile = cx.to_shape(cx.mat(vals[0], p.dtype, sp), v.tile, sp)
             cx.b.store(p.name, offs, tile, mask=mask, span=sp)
+            return UNIT
+        if name == "prefetch":
+            cx.b.prefetch(p.name, offs, v.tile, span=sp)
             return UNIT
         pad = None
         if name == "load_padded":

@@ -19,14 +19,14 @@ O='"o": [8, 4096]'                                  # all of W_o, by the QKV GEM
 G='"gate_up": [64, 256], "down": [16, 2048], "qkv": [32, 512]'  # the next GEMV's first K step
 V1=${V1:-"[{}, {\"pf\": {$O}}, {\"pf\": {\"o\": [8, 2048]}}, {\"pf\": {$G}}, {\"pf\": {$O, $G}},
   {\"pf\": {$O, \"gate_up\": [64, 512], \"down\": [8, 4096], \"qkv\": [32, 1024]}}, {}]"}
-VL=${VL:-"[{}, {\"pf\": {$O}}, {\"pf\": {$O, $G}}]"}
+VL=${VL:-"[{}, {\"pf\": {$O, $G}}]"}
 ab() {  # name timeout args...
   local n=$1 t=$2; shift 2
   timeout $t python3 benchmarks/decode_ab.py "$@" --out "$D/$n" > "$D/$n.log" 2>&1
   grep -v Warn "$D/$n.log" | grep -v "^$" | tail -${TAIL:-45}; pack
 }
-ab ab_4b ${T1:-100} --model 4b --contexts 1024 --variants "$V1" --profile-first 1
-TAIL=8 ab ab_4b_long ${T2:-55} --model 4b --contexts 8192,32768 --variants "$VL"
-timeout ${TT:-45} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
+ab ab_4b ${T1:-90} --model 4b --contexts 1024 --variants "$V1" --profile-first 1
+TAIL=8 ab ab_4b_long ${T2:-40} --model 4b --contexts 8192,32768 --variants "$VL"
+timeout ${TT:-40} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
   -k "prefetch or ring_gemvs" > "$D/tests.log" 2>&1; tail -3 "$D/tests.log"; pack
 date -u

@@ -7,6 +7,9 @@
 # first, and repeated last: the card's drift), then 8,192 and 32,768 with the
 # two prefetch forms expected to pay, then the GPU tests of the plan form.
 # benchmarks/decode_ab.py. T1/T2/TT: the steps' timeouts; V1/VL: the variants.
+# CALL=2 (the second call): benchmarks/l2_probe.py (an issuer's cost, a
+# reader's gain from L2), then the same forms by lines (`prefetch_lines`,
+# PL 1) at 4B 1,024, then the GPU tests.
 # From the checkout's root: OUT=dir bash benchmarks/prefetch_device.sh; one
 # file back, $OUT/pf.tgz.
 set -uo pipefail
@@ -25,8 +28,15 @@ ab() {  # name timeout args...
   timeout $t python3 benchmarks/decode_ab.py "$@" --out "$D/$n" > "$D/$n.log" 2>&1
   grep -v Warn "$D/$n.log" | grep -v "^$" | tail -${TAIL:-45}; pack
 }
-ab ab_4b ${T1:-90} --model 4b --contexts 1024 --variants "$V1" --profile-first 1
-TAIL=8 ab ab_4b_long ${T2:-40} --model 4b --contexts 8192,32768 --variants "$VL"
+if [[ ${CALL:-1} == 2 ]]; then
+  timeout ${TP:-40} python3 benchmarks/l2_probe.py > "$D/probe.log" 2>&1; tail -12 "$D/probe.log"; pack
+  OL='"o": [8, 4096, 1]'; GL='"gate_up": [64, 256, 1], "down": [16, 2048, 1], "qkv": [32, 512, 1]'
+  V2="[{}, {\"pf\": {$OL}}, {\"pf\": {\"o\": [8, 2048, 1]}}, {\"pf\": {$GL}}, {\"pf\": {$OL, $GL}}, {}]"
+  ab ab_4b_lines ${T1:-60} --model 4b --contexts 1024 --variants "$V2"
+else
+  ab ab_4b ${T1:-90} --model 4b --contexts 1024 --variants "$V1" --profile-first 1
+  TAIL=8 ab ab_4b_long ${T2:-40} --model 4b --contexts 8192,32768 --variants "$VL"
+fi
 timeout ${TT:-40} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py \
   -k "prefetch or ring_gemvs" > "$D/tests.log" 2>&1; tail -3 "$D/tests.log"; pack
 date -u

@@ -444,21 +444,22 @@ class TileQwen3:
         bk = pl.bk
         ops = [k.embed[pl.bh](P(self.x, [pl.bh]), self.emb, self.tok)]
 
-        def nxt(name: str, li: int) -> tuple[tuple[int, int], tuple[Any, int, int]]:
-            """(PR, PC) and (tensor, first tile, tiles) of the L2 prefetch a GEMV
-            issues for matrix `name` of layer `li` (`Plan.pf`; none past the last layer)."""
-            pr, pc = pl.pf.get(name, (0, 0))
+        def nxt(name: str, li: int) -> tuple[tuple[int, int, int], tuple[Any, int, int]]:
+            """(PR, PC, PL) and (tensor, first tile, tiles) of the L2 prefetch a
+            GEMV issues for matrix `name` of layer `li` (`Plan.pf`; none past the
+            last layer)."""
+            pr, pc, *lines = pl.pf.get(name, (0, 0))
             if not pr or li >= c.num_hidden_layers:
-                return (0, 0), (W["o"], 0, 0)
+                return (0, 0, 0), (W["o"], 0, 0)
             n = W[name].shape[0] // c.num_hidden_layers  # the layer's rows
-            return (pr, pc), (W[name], li * n // pr, -(-n // pr))
+            return (pr, pc, int(bool(lines and lines[0]))), (W[name], li * n // pr, -(-n // pr))
 
         def residual(name: str, v: Any, li: int, then: str, tli: int) -> list[Any]:
             bn, s, bk, st = pl.bn[name], pl.splitk[name], pl.bk[name], pl.st[name]
             w, mb = W[name], pl.mb.get(name, 0)
             if s == 1:
-                (pr, pc), pf = nxt(then, tli)
-                return [k.gemv_add[bn, bk, st, mb, pr, pc](P(self.x, [bn]), w, v, li, *pf)]
+                gen, pf = nxt(then, tli)
+                return [k.gemv_add[bn, bk, st, mb, *gen](P(self.x, [bn]), w, v, li, *pf)]
             part = self.part[name]
             return [
                 k.gemv_splitk[bn, bk, st, mb](P(part, [1, bn]), w, v, li),
@@ -474,9 +475,9 @@ class TileQwen3:
         for li in range(c.num_hidden_layers):
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
-            (pr, pc), pf = nxt("o", li)
+            gen, pf = nxt("o", li)
             ops.append(
-                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), pr, pc](
+                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen](
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps, *pf
                 )
             )
@@ -512,9 +513,9 @@ class TileQwen3:
                 ops.append(merge(P(self.attn, [1, 1, dc]), o_part3, lse_part3))
                 ops += residual("o", self.attn.reshape(-1), li, "gate_up", li)
             bn = pl.bn["gate_up"]
-            (pr, pc), pf = nxt("down", li)
+            gen, pf = nxt("down", li)
             ops.append(
-                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), pr, pc](
+                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen](
                     P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, eps, *pf
                 )
             )

@@ -103,10 +103,12 @@ class Plan:
     pe: int = 0
     # L2 prefetch of a matrix's first columns by the GEMV before it (std::llm's
     # `prefetch_next`): matrix ("o", "gate_up", "down", "qkv" (the next
-    # layer's)) -> (PR, PC), the [PR, PC] tiles of every row of the layer's
-    # matrix, issued by the previous GEMV's blocks once their own loads are
-    # back (the QKV GEMV for "o": during the attention). Empty: none.
-    pf: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # layer's)) -> (PR, PC[, PL]), the [PR, PC] tiles of every row of the
+    # layer's matrix, issued by the previous GEMV's blocks once their own
+    # loads are back (the QKV GEMV for "o": before the attention); PL 1: a
+    # prefetch a line from the threads, not sm_90's bulk prefetch a row.
+    # Empty: none (H200, 4B: every bulk form measured slower, RESULTS.md 2026-12-03)
+    pf: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:

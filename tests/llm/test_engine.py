@@ -163,7 +163,7 @@ def test_next_weights_prefetch_changes_no_value(tiny) -> None:
     # next layer's QKV (none after the last layer); the logits are unchanged
     w, _ = tiny
     c = TINY
-    pf = {"o": (4, 32), "gate_up": (8, 16), "down": (4, 32), "qkv": (8, 16)}
+    pf = {"o": (4, 32), "gate_up": (8, 16, 1), "down": (4, 32), "qkv": (8, 16)}
     eng = TileQwen3(c, w, max_seq=64, plan=dataclasses.replace(plan_for(c, 64, None), pf=pf))
     gemvs = [op for op in eng.ops if op.kernel.__name__ in ("rms_gemv", "gemv_add", "rms_gate_up")]
     assert len(gemvs) == 4 * c.num_hidden_layers
@@ -172,8 +172,9 @@ def test_next_weights_prefetch_changes_no_value(tiny) -> None:
     order = ["o", "gate_up", "down", "qkv"]
     for i, op in enumerate(gemvs):
         li, then = i // 4 + (i % 4 == 3), order[i % 4]
-        pr, pc = pf[then]
-        assert (op.generics["PR"], op.generics["PC"]) == ((pr, pc) if li < c.num_hidden_layers else (0, 0))
+        pr, pc, *pl = pf[then]
+        assert (op.generics["PR"], op.generics["PC"], op.generics["PL"]) == (
+            (pr, pc, pl[0] if pl else 0) if li < c.num_hidden_layers else (0, 0, 0))
         nt, nn = op._scalars[-2:]
         if li < c.num_hidden_layers:
             assert (nt, nn) == (li * rows[then] // pr, rows[then] // pr), (i, then)

@@ -109,7 +109,7 @@ def test_next_weights_prefetch_matches_torch() -> None:
     w = random_weights(SMALL, seed=6, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
     want = eng.generate([5, 6, 7], 24, batched=False)
-    pf = {"o": (8, 512), "gate_up": (16, 256), "down": (8, 1024), "qkv": (16, 256)}
+    pf = {"o": (8, 512), "gate_up": (16, 256, 1), "down": (8, 1024), "qkv": (16, 256, 1)}  # 1: by lines
     eng.replan(dataclasses.replace(eng.plan, pf=pf))
     assert {op.generics["PR"] for op in eng.ops if "PR" in op.generics} == {0, 8, 16}
     _teacher_forced(eng, w, seed=6, n=24)

@@ -51,7 +51,7 @@ def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # t
         nb = -(-n // gen[0])
         bm, ba = P(np.zeros(nb, np.float32), [1]), P(np.zeros(nb, np.int32), [1])
         return k.rms_gemv_argmax[gen](y, bm, ba, w, x, g[:1], 1e-6)
-    full = (*gen, *pf)  # pf: the next weights' prefetch tile (`Plan.pf`), 5 tiles of `w`
+    full = (*gen, *pf, 0)  # pf: the next weights' prefetch tile (`Plan.pf`), 5 tiles of `w`
     if mat == "qkv":
         return k.rms_gemv[full](y, w, x, g, 1, 1e-6, w, 0, 5)
     if mat == "gate_up":

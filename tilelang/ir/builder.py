@@ -184,6 +184,7 @@ class Builder:
         min_blocks: int = 0,
         pdl_early: bool = False,
         max_blocks: int = 0,
+        prefetch_lines: bool = False,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -206,6 +207,7 @@ class Builder:
             max(0, min_blocks),
             bool(pdl_early),
             max(0, max_blocks),
+            bool(prefetch_lines),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

@@ -661,7 +661,9 @@ class Kernel:
     `max_blocks` (hint `max_blocks`, 0 = none): at most that many blocks of
     the kernel run on an SM at once (the runtime pads the launch's shared
     memory, `runtime/occupancy.py`), for memory streams that run faster with
-    fewer requests in flight.
+    fewer requests in flight. `prefetch_lines` (hint `prefetch_lines`,
+    non-zero): its `Prefetch` ops are one `prefetch.global.L2` a line from
+    the threads also where the GPU has bulk prefetches (sm_90).
     """
 
     name: str
@@ -676,6 +678,7 @@ class Kernel:
     min_blocks: int = 0
     pdl_early: bool = False
     max_blocks: int = 0
+    prefetch_lines: bool = False
 
     def tensor(self, name: str) -> TensorParam:
         for p in self.params:

@@ -65,6 +65,8 @@ _HINT_DOCS = {
                   "a literal or a const generic",
     "pdl_early": "under programmatic dependent launch, let the next kernel start before this one waits "
                  "(a one-wave kernel): a literal or a const generic",
+    "prefetch_lines": "`p.prefetch` as one L2 prefetch a line from the threads, also on sm_90 (bulk "
+                      "prefetches there otherwise): a literal or a const generic",
 }
 
 

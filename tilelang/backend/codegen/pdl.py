@@ -172,7 +172,7 @@ def emit_prefetch(em: Any, op: ir.Prefetch) -> None:
     warps, each request in a branch of its own), else one `prefetch.global.L2`
     a 128-byte line, the lines spread over the threads."""
     offsets = [em.scalar(o) for o in op.offsets]
-    if em.k.sm >= 90:
+    if em.k.sm >= 90 and not em.k.source.prefetch_lines:
         bulk_prefetch_tile(em, op.tensor, offsets, tuple(op.shape), spread=True)
     else:
         line_prefetch_tile(em, op.tensor, offsets, tuple(op.shape))

@@ -131,7 +131,9 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
     g = torch.Generator(device=dev).manual_seed(s + d)
     q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=dt, generator=g) for _ in range(3))
     bm, bn = blocks(d, dev)
-    kern = ATTN.flash_attention[dtype, bm, bn, d]
+    # ATTN_PREFILL=NAME: `flash_attention_NAME` of attention_variants.tile instead of std's
+    variant = os.environ.get("ATTN_PREFILL")
+    kern = (getattr(variants(), f"flash_attention_{variant}") if variant else ATTN.flash_attention)[dtype, bm, bn, d]
     scale = d**-0.5
     q3, k3, v3 = (t.view(b * h, s, d) for t in (q, k, v))
     o = torch.empty_like(q)

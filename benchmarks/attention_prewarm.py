@@ -71,6 +71,20 @@ def decode(dtype: str, bhkv: int, grp: int, smax: int, d: int, bn: int, splits: 
     return out
 
 
+def bench_rows(rows: list[str], blocks: tuple[int, int], kernel: str) -> list[tuple[str, dict[str, Any], list[Param]]]:
+    """benchmarks/attention.py's prefill rows of `rows` (e.g. ["f16-64"]) only,
+    with blocks `blocks` and kernel `kernel` (`flash_attention` or a variant:
+    its ATTN_BLOCKS and ATTN_PREFILL settings)."""
+    out = []
+    for row in rows:
+        dtype, d = row.split("-")
+        for s in (1024, 4096, 16384):
+            h, b = 2048 // int(d), 16384 // s
+            _, inst, ps = prefill(dtype, b * h, b * h, s, s, int(d), *blocks, False)
+            out.append((kernel, inst, ps))
+    return out
+
+
 def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     sys.path.insert(0, str(ROOT / "tests" / "std"))
     import test_attention_gpu as gpu_tests
@@ -156,7 +170,8 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     kernel = kernel.removesuffix(PDL_ENTRY).removesuffix(PDL)
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
-    if kernel.startswith(("decode_split_", "decode_combine_")) and kernel != "decode_split_varlen":
+    if (kernel.startswith(("decode_split_", "decode_combine_", "flash_attention_"))
+            and kernel not in ("decode_split_varlen", "flash_attention_lse")):
         kir = lower_kernel(_VARIANTS, kernel, inst, arg_facts)
     else:
         kir = lower_kernel(_PROGRAM, f"std::attention::{kernel}", inst, arg_facts)
@@ -181,6 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=("prefill", "decode"), default=None,
                     help="only the flash_attention launches (prefill) or only the others (decode)")
     ap.add_argument("--jobs", type=int, default=1, help="compile in this many processes (on the device: its cores)")
+    ap.add_argument("--bench-rows", default=None, metavar="ROWS",
+                    help="only benchmarks/attention.py's prefill rows of these dtype-D, comma-separated "
+                         "(e.g. f16-128,f16-64), with --bench-blocks and --bench-variant")
+    ap.add_argument("--bench-blocks", default="128x128", help="with --bench-rows: BMxBN (ATTN_BLOCKS)")
+    ap.add_argument("--bench-variant", default=None,
+                    help="with --bench-rows: flash_attention_NAME of attention_variants.tile (ATTN_PREFILL)")
     a = ap.parse_args(argv)
     archs = a.arch or ["sm_90a"]
     _PROGRAM = tilelang.compile("use std::attention::*;\n")._program
@@ -188,7 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     seen: set[tuple[str, ...]] = set()
     jobs = []
     t0 = time.perf_counter()
-    for kernel, inst, params in launches():
+    if a.bench_rows:
+        bm, bn = (int(x) for x in a.bench_blocks.split("x"))
+        kname = f"flash_attention_{a.bench_variant}" if a.bench_variant else "flash_attention"
+        todo = bench_rows(a.bench_rows.split(","), (bm, bn), kname)
+    else:
+        todo = launches()
+    for kernel, inst, params in todo:
         if a.only is not None and kernel.startswith("flash_attention") != (a.only == "prefill"):
             continue
         facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}

@@ -84,13 +84,20 @@ def _signed(v: int, bits: int) -> int:
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
 
 
+# What an `undef` / `poison` float reads as: 0.0, or "nan" (a test that must
+# show no undefined value reaches a result sets it: NaN propagates where 0
+# would pass unseen). `zeroinitializer` is always 0.
+UNDEF_FLOAT = "0.0"
+
+
 def _const(tok: str, ty: str) -> Any:
     if tok in ("undef", "poison", "zeroinitializer"):
+        fz = UNDEF_FLOAT if tok != "zeroinitializer" else "0.0"
         if ty.startswith("<"):
             n, el = _vec(ty)
-            return tuple(_const("0", el) if el not in _FLOATS and el != "bfloat" else _const("0.0", el)
+            return tuple(_const("0", el) if el not in _FLOATS and el != "bfloat" else _const(fz, el)
                          for _ in range(n))
-        return _const("0.0", ty) if ty in _FLOATS or ty == "bfloat" else 0
+        return _const(fz, ty) if ty in _FLOATS or ty == "bfloat" else 0
     if tok == "true":
         return 1
     if tok == "false":

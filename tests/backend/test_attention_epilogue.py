@@ -16,8 +16,11 @@ import pytest
 from llsim import SimDevice
 
 from tilelang import driver
-from tilelang.backend import emit_llvm
+from tilelang.backend import emit_llvm, lower_gpu
 from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu import nodes as g
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
 
 USER = (Path(__file__).parent / "programs" / "user_attention.tile").read_text()
 
@@ -95,3 +98,32 @@ def test_the_row_store_at_the_edges_in_the_simulator(s: int, width: int, div16: 
     # column block 1: q is zeros there, so every key weighs the same
     mean = v.astype(np.float64).mean(0)[: width - d]
     np.testing.assert_allclose(o[:, d:].astype(np.float64), np.broadcast_to(mean, (s, width - d)), atol=3e-3)
+
+
+def _zero_selects(k, facts) -> int:  # type: ignore[no-untyped-def]
+    """`where(ran, acc, 0)` over a register tile: selects whose condition is a
+    broadcast run-time scalar, in the consumers of the lowered kernel."""
+    gk = lower_gpu(k, "sm_90a", facts)
+    ops = list(g.walk(gk.body))
+    scalar_bcast = {op.result.id for op in ops if isinstance(op, ir.Broadcast) and not op.x.shape
+                    and op.x.dtype is DType.BOOL}
+    return sum(1 for op in ops if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.WHERE
+               and op.operands[0].id in scalar_bcast and len([x for x in op.result.shape if x > 1]) == 2)
+
+
+@pytest.mark.parametrize(("bm", "bn", "d"), [(128, 128, 128), (128, 128, 64), (64, 64, 64)])
+def test_the_never_ran_zeros_are_dropped_where_the_epilogue_discards_them(bm: int, bn: int, d: int,  # type: ignore[no-untyped-def]
+                                                                         monkeypatch) -> None:
+    """std's epilogue, `where(m > MASKED, acc / l, 0)`, discards the
+    accumulator of a row block whose key loop never ran (m is still MASKED
+    there), so the select of the zero accumulator, one a register, is gone
+    (`TILEC_ATTN_DROP_ZEROS=0` keeps it); a user loop that stores `acc / l`
+    as it is keeps it. (The simulator tests of both schedules read undefined
+    floats as NaN: test_attention_pipeline.py.)"""
+    k = _std("f16", bm, bn, d)
+    assert _zero_selects(k, _facts("oqkv", 3)) == 0
+    monkeypatch.setenv("TILEC_ATTN_DROP_ZEROS", "0")
+    assert _zero_selects(k, _facts("oqkv", 3)) == 1
+    monkeypatch.delenv("TILEC_ATTN_DROP_ZEROS")
+    if d == 64:  # the user's program is 64 wide
+        assert _zero_selects(_user_wide(bm, d, 200, d), _facts("oqkv", 2)) == 1

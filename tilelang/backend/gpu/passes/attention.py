@@ -930,6 +930,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     moved = _unshare(moved, fresh)
     epilogue = _unshare(_reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     epilogue = [substitute(op, c_post[1]) for op in epilogue]
+    from .attention_zeros import drop_unread_zeros
+
+    post, epilogue = drop_unread_zeros(c_post[0], epilogue, loop, c_post[1], before)
+    c_post = (post, c_post[1], c_post[2])
     consumer_ops: list[object] = [*moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span), *c_pre,
                                   c_loop, *c_post[0], *epilogue, ir.Yield(())]
     if persist:

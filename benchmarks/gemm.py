@@ -19,8 +19,9 @@ measurement was. Timing: CUDA events around each launch, median of 20 after
 warm-up; the launch is the runtime's cached launch of the operation the API
 built (the API's `.sync()` would add a host synchronisation per call). Each
 row's ratio comes from the best Tile config, cuBLAS and Triton timed in turn
-over GEMM_ROUNDS (5) rounds, the median of the rounds' medians: the card's
-clock under a long GEMM is the same for all three then.
+over GEMM_ROUNDS (3) rounds, each after GEMM_SETTLE_S (0.25 s) of its own
+launches back to back, the median of the rounds' medians: each is timed at
+the clock its own load holds (benchmarks/gemm_clocks.py shows why).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ sys.path.insert(0, str(ROOT / "tests" / "backend"))
 from gemm_cases import GemmConfig  # noqa: E402
 
 RESULTS: dict[str, object] = {}
-ROUNDS = int(os.environ.get("GEMM_ROUNDS", "5"))  # interleaved rounds behind each ratio
+ROUNDS = int(os.environ.get("GEMM_ROUNDS", "3"))  # interleaved rounds behind each ratio
+SETTLE_S = float(os.environ.get("GEMM_SETTLE_S", "0.25"))  # each contender's own clock before it is timed
 ROWS: list[tuple[str, float, float, float | None]] = []
 
 TILE_CONFIGS = [
@@ -58,12 +60,20 @@ def log(text: str) -> None:
     print(text, flush=True)
 
 
-def bench_ms(fn, reps: int = 20, warm: int = 3) -> float:  # type: ignore[no-untyped-def]
+def bench_ms(fn, reps: int = 20, warm: int = 3, settle_s: float = 0.0) -> float:  # type: ignore[no-untyped-def]
+    """Median of `reps` launches timed by events, after `warm` launches and,
+    with `settle_s`, after launching back to back for that long first (the
+    card's clock then is this kernel's own, not the previous kernel's)."""
     import torch
 
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < settle_s:
+        for _ in range(4):
+            fn()
+        torch.cuda.synchronize()
     times = []
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -191,10 +201,13 @@ def measure(label: str, M: int, N: int, K: int, dtype: str, trans_b: bool, confi
     except Exception as e:
         log(f"  [{label}] triton failed: {type(e).__name__}: {str(e)[:200]}")
     # The ratio: the best Tile config, cuBLAS and Triton timed in turn, round by
-    # round, so that each meets the card in the same clock and power state (timed
-    # one after the other, the first on a cool card runs at a higher clock than
-    # the next ones: up to ~4 % at 8192^3 on the H200, which holds ~1.75 GHz under
-    # a long GEMM and boosts to 1.98 GHz).
+    # round, each after launching back to back for SETTLE_S so that it is timed
+    # at the clock its own load settles to. (Timed right after another
+    # kernel, a kernel inherits that kernel's clock: on the H200 the clock
+    # falls within milliseconds under a heavy load but climbs back over
+    # ~0.1 s, so the sm_80 path's mma.sync kernel timed straight after cuBLAS
+    # read 390-420 TFLOP/s against 470-480 alone, while cuBLAS after it read
+    # as alone; and cuBLAS timed first, after an idle gap, got the boost clock.)
     contenders = {"cublas": lambda: torch.matmul(a, bt)}
     if best:
         contenders["tile"] = best[2]
@@ -203,7 +216,7 @@ def measure(label: str, M: int, N: int, K: int, dtype: str, trans_b: bool, confi
     rounds: dict[str, list[float]] = {k: [] for k in contenders}
     for _ in range(ROUNDS):
         for name, fn in contenders.items():
-            rounds[name].append(bench_ms(fn))
+            rounds[name].append(bench_ms(fn, settle_s=SETTLE_S))
     ms_cublas = statistics.median(rounds["cublas"])
     best = (statistics.median(rounds["tile"]), best[1]) if best else None
     ms_triton = statistics.median(rounds["triton"]) if tri_fn else None

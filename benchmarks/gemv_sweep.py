@@ -7,6 +7,12 @@ gaps between launches count, the host's launch work does not).
     python benchmarks/gemv_sweep.py --config qwen3-4b [--out DIR]
     python benchmarks/gemv_sweep.py --config qwen3-4b --engine   # the engine's shapes only
     python benchmarks/gemv_sweep.py --config tiny --device cpu --reps 1   # smoke test
+    python benchmarks/gemv_sweep.py --mats o --rows 2112,2560,3168 --only 1:8:2048:3  # waves
+
+`--rows` replaces a matrix's rows (of one layer) by each value in turn: with
+[8, *] blocks at MB 3 on 132 SMs, 2,112 rows are 264 blocks (2 an SM), 2,560
+are 320 (2 or 3 an SM), 3,168 are 396 (3 an SM): a launch's time against
+its bytes says whether the busiest SM's share or the memory sets the pace.
 
 A candidate is (ST, BN, BK, MB): K steps in flight (1: load then use; 2: the
 next step's tile loads while this one is used), rows per block, K tile, and
@@ -178,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--engine", action="store_true", help="only the shapes the engine plans (engine.plan_for)"
     )
+    ap.add_argument("--rows", default="", help="rows of one layer instead of the config's, 'N,..'")
     ap.add_argument("--out", default="")
     ap.add_argument("--budget", type=float, default=80.0, help="stop after this many seconds")
     a = ap.parse_args(argv)
@@ -192,9 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rows = []
     mats = a.mats.split(",")
-    for mi, mat in enumerate(mats):
-        deadline = t0 + a.budget * (mi + 1) / len(mats)  # a share of the budget each
-        n, k = shapes[mat]
+    runs = [(mat, int(r) if r else shapes[mat][0]) for mat in mats for r in (a.rows.split(",") if a.rows else [""])]
+    for mi, (mat, n) in enumerate(runs):
+        deadline = t0 + a.budget * (mi + 1) / len(runs)  # a share of the budget each
+        k = shapes[mat][1]
         bufs = _buffers(mat, n, k, a.device == "cuda")
         wbytes = n * k * 2 * (2 if mat == "gate_up" else 1)
         cands = [(st, bn, bk, m) for st, bn, bk in CANDIDATES[mat] for m in a.mbs.split(",")]
@@ -220,11 +228,11 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as e:  # a candidate that fails is reported, the rest run
                 print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d} MB={mb}: failed {e!r}", flush=True)
                 continue
-            row = {"mat": mat, "st": st, "bn": bn, "bk": bk, "mb": mb, "us": s * 1e6,
+            row = {"mat": mat, "rows": n, "st": st, "bn": bn, "bk": bk, "mb": mb, "us": s * 1e6,
                    "tbs": wbytes / s / 1e12}  # fmt: skip
             rows.append(row)
-            print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d} MB={mb}: {s * 1e6:8.2f} us "
-                  f"{row['tbs']:.2f} TB/s", flush=True)  # fmt: skip
+            print(f"{mat:8s} N={n:6d} ST={st} BN={bn:3d} BK={bk:5d} MB={mb} ({-(-n // bn)} blocks): "
+                  f"{s * 1e6:8.2f} us {row['tbs']:.2f} TB/s", flush=True)  # fmt: skip
         if a.device == "cuda":  # cuBLAS, the same matrices, the same timing
             s = _seconds(
                 _cublas_ops(mat, n, bufs), a.device, a.reps * (LAYERS if mat == "lm" else 1)

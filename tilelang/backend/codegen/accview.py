@@ -315,10 +315,12 @@ def _pair(em: Any, regs: list[str], mvals: list[str], mt: str) -> str:
 # Independent partial results a thread keeps while it folds its registers of
 # one row (`reduce_rows`): a single chain makes each combine wait for the one
 # before (31 dependent FMNMX a row at 128 x 128 before the softmax's exp2 can
-# start, ~4 cycles each); four chains and a pairwise finish cut that to 7 + 2
-# with the same number of instructions. `TILEC_ACC_REDUCE_CHAINS` overrides it
-# (1: the single chain).
-REDUCE_CHAINS = 4
+# start); four chains and a pairwise finish cut that to 7 + 2 with the same
+# number of instructions, but on the H200 (benchmarks/RESULTS.md, h15p
+# 2026-12-03) four were not faster: -0.6..-1.1 % on std attention's full
+# rows at D = 128, within +-1 % at D = 64 (the other warpgroup's work fills
+# the chain's latency). So one chain; `TILEC_ACC_REDUCE_CHAINS=n` sets n.
+REDUCE_CHAINS = 1
 
 
 def reduce_chains() -> int:

@@ -18,7 +18,8 @@ where it is off).
 `--driver-jit`: every kernel's cubin from the driver's JIT instead of
 nvJitLink (both from the same PTX; a comparison of the two PTX compilers).
 `--profile`: the first variant's step per kind of launch (`decode.py`'s
-graph-timed profile); `--profile-first N`: the first N variants'. Prints one table; `--out DIR` also writes ab.json.
+graph-timed profile); `--profile-first N`: the first N variants'. Prints one table; `--out DIR` also writes ab.json
+(each row with the tokens it decoded, so that two trees' runs compare).
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             first = toks if first is None else first
             med = statistics.median(ms)
             row = {"ctx": ctx, "variant": v, "ms": ms, "tok_s": 1e3 / med, "roofline": roof,
-                   "attn_us": att, "same_tokens": toks == first, "jit": jit,
+                   "attn_us": att, "same_tokens": toks == first, "tokens": toks, "jit": jit,
                    "pdl_launches": cuda_pdl.LAUNCHES - n_pdl, "early_launches": cuda_pdl.EARLY - n_early}  # fmt: skip
             rows.append(row)
             print(f"ctx {ctx:6d} {json.dumps(v):58s} {1e3 / med:7.1f} tok/s "

@@ -28,7 +28,8 @@ class MathImpl:
 MATH: dict[str, MathImpl] = {
     # `.ftz`: one MUFU.EX2 (the denormal-preserving form costs three more
     # instructions); subnormal results flush to 0, inside the atol of 1e-30
-    "exp": MathImpl("ex2.approx.ftz.f32 of x*log2(e), with the rounding error of the product fed back by fma",
+    "exp": MathImpl("ex2.approx.ftz.f32 of x*log2(e), with the rounding error of the product fed back by fma "
+                    "(an overflow gives +inf, -inf gives 0, NaN gives NaN, as the interpreter)",
                     2e-6, 1e-30, "|x| < 88"),
     "exp2": MathImpl("ex2.approx.ftz.f32", 2e-6, 1e-30),
     "log": MathImpl("lg2.approx.f32 times ln(2)", 1e-6, 1e-6, "x > 0"),

@@ -78,10 +78,12 @@ class ArithOps(EmitterCore):
         e2 = self.fcall("fma", "float", [x, const_operand(DType.F32, 1.925963033500891e-08), e])
         p = self.nv("llvm.nvvm.ex2.approx.ftz.f32", t)
         corr = self.emit(f"fmul float {e2}, {const_operand(DType.F32, 0.6931471805599453)}")
-        # x = +-inf makes the error term inf - inf = NaN; the exact answer needs no correction.
-        fin = self.emit(f"fcmp ord float {corr}, 0.0")
-        corr = self.emit(f"select i1 {fin}, float {corr}, float 0.0")
-        return self.fcall("fma", "float", [p, corr, p])
+        y = self.fcall("fma", "float", [p, corr, p])
+        # NaN out of a number: x = +-inf makes the error term inf - inf = NaN, and
+        # an overflow (x > ~88.72) makes p = inf, and inf * corr + inf is NaN for
+        # corr <= 0. There p (inf or 0) is the answer; a NaN x gives p = NaN.
+        nan = self.emit(f"fcmp uno float {y}, 0.0")
+        return self.emit(f"select i1 {nan}, float {p}, float {y}")
 
     def freduce_2pi(self, x: str) -> str:
         q = self.emit(f"fmul float {x}, {const_operand(DType.F32, 0.15915494309189535)}")

@@ -1,8 +1,8 @@
 """Every element-wise op and every cast of the GPU suites (`backend_cases`),
 on the values a test with random normal inputs never meets: +-0, +-inf, NaN,
 subnormals, f32's extremes, f16's edge (65504, 70000), overflowing exponents.
-The generated code runs on the CPU (`llsim`) and must give what the
-interpreter gives: the same infinity, NaN where it has NaN, and within the
+The generated code runs on the CPU (`llsim`), and on the GPU where there is
+one (the `gpu` cases), and must give what the interpreter gives: the same infinity, NaN where it has NaN, and within the
 op's tolerance otherwise (`sin`/`cos` only inside their documented domain,
 |x| <= 1e4: `backend/fastmath.py`). This is how GPU `exp` of an overflowing
 input was found to give NaN (2026-12-03)."""
@@ -34,7 +34,28 @@ def _pairs() -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def _run(suite: Suite, dt: DType) -> list[str]:
+def _sim(k, grid, args) -> None:  # type: ignore[no-untyped-def]
+    SimDevice().run(k, grid, args)
+
+
+def _gpu(k, grid, args) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.runtime import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA device")
+    dev = cuda.device()
+    on = [dev.upload(a, p.dtype) if isinstance(a, np.ndarray) else a for p, a in zip(k.params, args, strict=True)]
+    dev.run(dev.prepare(k), grid, on)
+    dev.sync()
+    for p, a, g in zip(k.params, args, on, strict=True):
+        if isinstance(a, np.ndarray):
+            a[...] = dev.download(g, p.dtype, a.shape)
+
+
+RUNNERS = [pytest.param(_sim, id="llsim"), pytest.param(_gpu, id="gpu", marks=pytest.mark.gpu)]
+
+
+def _run(suite: Suite, dt: DType, runner) -> list[str]:  # type: ignore[no-untyped-def]
     k = suite.kernel()
     args = suite.args(np.random.default_rng(0))
     x, y = _pairs()
@@ -48,7 +69,7 @@ def _run(suite: Suite, dt: DType) -> list[str]:
         want = [a.copy() for a in args]
         run_kernel(k, suite.grid, want)
         got = [a.copy() for a in args]
-        SimDevice().run(k, suite.grid, got)
+        runner(k, suite.grid, got)
     xs = np.asarray(args[0], np.float64).ravel()
     bad = []
     for p, w, g in zip(k.tensor_params, want, got, strict=True):
@@ -67,11 +88,13 @@ def _run(suite: Suite, dt: DType) -> list[str]:
     return bad
 
 
+@pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("dt", [DType.F32, DType.F16, DType.BF16], ids=lambda d: d.value)
-def test_element_wise_ops_on_special_values(dt: DType) -> None:
-    assert not (bad := _run(elementwise_suite(dt), dt)), "\n".join(bad)
+def test_element_wise_ops_on_special_values(dt: DType, runner) -> None:  # type: ignore[no-untyped-def]
+    assert not (bad := _run(elementwise_suite(dt), dt, runner)), "\n".join(bad)
 
 
+@pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("src", [DType.F32, DType.F16, DType.BF16, DType.F64], ids=lambda d: d.value)
-def test_casts_of_special_values(src: DType) -> None:
-    assert not (bad := _run(cast_suite(src), src)), "\n".join(bad)
+def test_casts_of_special_values(src: DType, runner) -> None:  # type: ignore[no-untyped-def]
+    assert not (bad := _run(cast_suite(src), src, runner)), "\n".join(bad)

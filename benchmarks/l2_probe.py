@@ -6,9 +6,9 @@ events, every sequence after an L2 flush (a 256 MB fill), the median of
 The reader is the engine's O projection at Qwen3-4B's shape (`std::llm`'s
 `gemv_add` [8, 2048], MB 3: 21 MB of bf16 weights, 320 blocks). The issuers
 are 320-block kernels that do nothing but `p.prefetch` the reader's whole
-matrix ([8, 4096] tiles, one a block) and store one number: `pf_bulk`
-(sm_90's `cp.async.bulk.prefetch.L2`, a row a request) and `pf_lines`
-(`prefetch.global.L2` a 128-byte line, hint `prefetch_lines`). Rows:
+matrix ([8, 4096] tiles, one a block) and store one number: `pf` with
+PL = 0 (sm_90's `cp.async.bulk.prefetch.L2`, a row a request) or PL = 1
+(`prefetch.global.L2` a 128-byte line: hint `prefetch_lines = PL`). Rows:
 
 - issuer alone, nothing / bulk / lines: if a block's exit waits for its
   prefetches, the issuer takes about the bytes' time at copy bandwidth;
@@ -32,19 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples" / "llm"))
 
 SRC = """
-#[hints(num_warps = 8)]
-kernel fn pf_bulk<const PR: i32, const PC: i32>(z: &mut Tensor<f32, [1]>, w: &Tensor<bf16, [?, ?]>, nn: i32) {
-    let p = w.partition([PR, PC]);
-    let mut t = block_id(0);
-    while t < nn {
-        p.prefetch([t, 0]);
-        t = t + num_blocks(0);
-    }
-    z.store(zeros::<f32>([1]));
-}
-
-#[hints(num_warps = 8, prefetch_lines = 1)]
-kernel fn pf_lines<const PR: i32, const PC: i32>(z: &mut Tensor<f32, [1]>, w: &Tensor<bf16, [?, ?]>, nn: i32) {
+#[hints(num_warps = 8, prefetch_lines = PL)]
+kernel fn pf<const PR: i32, const PC: i32, const PL: i32>(z: &mut Tensor<f32, [1]>, w: &Tensor<bf16, [?, ?]>, nn: i32) {
     let p = w.partition([PR, PC]);
     let mut t = block_id(0);
     while t < nn {
@@ -79,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     y2 = torch.zeros(n, device="cuda")  # a first reader of its own output: both may be in flight
     warmer = llm.gemv_add[8, 2048, 1, 3, 0, 0, 0](P(y2, [8]), w, x, 0, w, 0, 0)
     issuers = {
-        "none": probe.pf_bulk[8, 4096](P(z, [1]), w, 0),
-        "bulk": probe.pf_bulk[8, 4096](P(z, [1]), w, 320),
-        "lines": probe.pf_lines[8, 4096](P(z, [1]), w, 320),
+        "none": probe.pf[8, 4096, 0](P(z, [1]), w, 0),
+        "bulk": probe.pf[8, 4096, 0](P(z, [1]), w, 320),
+        "lines": probe.pf[8, 4096, 1](P(z, [1]), w, 320),
     }
     for op in [reader, warmer, *issuers.values()]:
         op.sync()  # compiled and loaded

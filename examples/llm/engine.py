@@ -232,6 +232,12 @@ def _with_pdl(fn: Any) -> Any:
     return run
 
 
+def outside_vocabulary(tokens: list[int], vocab: int) -> str | None:
+    """The message for the first token id outside 0..vocab-1, or None."""
+    bad = next((t for t in tokens if not 0 <= int(t) < vocab), None)
+    return None if bad is None else f"token id {bad} is outside the vocabulary (0..{vocab - 1})"
+
+
 class TileQwen3:
     """Batch-1 decode of a Qwen3 model with Tile kernels (see the module doc)."""
 
@@ -790,10 +796,9 @@ class TileQwen3:
             raise ValueError("the prompt needs at least one token")
         if len(tokens) + 1 > self.seq:
             raise ValueError(f"the prompt needs {len(tokens) + 1} positions; max_seq is {self.seq}")
-        vocab = self.cfg.vocab_size
-        bad = [t for t in tokens if not 0 <= int(t) < vocab]
+        bad = outside_vocabulary(tokens, self.cfg.vocab_size)
         if bad:
-            raise ValueError(f"token id {bad[0]} is outside the vocabulary (0..{vocab - 1})")
+            raise ValueError(bad)
 
     def prompt(self, tokens: list[int]) -> None:
         """Feed a prompt (teacher-forced, one step per token)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from engine import TileQwen3, hbm_bytes_per_token
+from engine import TileQwen3, hbm_bytes_per_token, outside_vocabulary
 from model import Qwen3Config, load_safetensors, random_weights
 
 
@@ -181,9 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         prompt = [int(rng.integers(0, cfg.vocab_size))]
     if not prompt:
         ap.error("the prompt is empty: give --prompt-ids or a --prompt that has tokens")
-    bad = [t for t in prompt if not 0 <= t < cfg.vocab_size]
+    bad = outside_vocabulary(prompt, cfg.vocab_size)  # before the weights load, not after
     if bad:
-        ap.error(f"token id {bad[0]} is outside the vocabulary (0..{cfg.vocab_size - 1})")
+        ap.error(bad)
     if a.context > len(prompt):
         prompt = prompt + [int(t) for t in rng.integers(0, cfg.vocab_size, a.context - len(prompt))]
     need = len(prompt) + a.tokens + 1

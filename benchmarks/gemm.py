@@ -188,7 +188,7 @@ def measure(label: str, M: int, N: int, K: int, dtype: str, trans_b: bool, confi
         ms = bench_ms(fn)
         log(f"  [{label}] {cfg.name}: {flops / ms / 1e9:.1f} TFLOP/s")
         if best is None or ms < best[0]:
-            best = (ms, cfg.name, fn, c)
+            best = (ms, cfg.name, fn, c)  # c: the launcher's output stays alive
     tri_fn = None
     try:
         if not triton:
@@ -217,18 +217,17 @@ def measure(label: str, M: int, N: int, K: int, dtype: str, trans_b: bool, confi
     for _ in range(ROUNDS):
         for name, fn in contenders.items():
             rounds[name].append(bench_ms(fn, settle_s=SETTLE_S))
-    ms_cublas = statistics.median(rounds["cublas"])
-    best = (statistics.median(rounds["tile"]), best[1]) if best else None
-    ms_triton = statistics.median(rounds["triton"]) if tri_fn else None
+    med = {k: statistics.median(v) for k, v in rounds.items()}
     log(f"  [{label}] interleaved, {ROUNDS} rounds (TFLOP/s a round): "
-        + "; ".join(f"{k} " + " ".join(f"{flops / ms / 1e9:.0f}" for ms in v) for k, v in rounds.items()))
-    tile_tf = flops / best[0] / 1e9 if best else 0.0
-    cub_tf = flops / ms_cublas / 1e9
-    tri_tf = flops / ms_triton / 1e9 if ms_triton else None
+        + "; ".join(f"{k} " + " ".join(f"{flops / t / 1e9:.0f}" for t in v) for k, v in rounds.items()))
+    tile_tf = flops / med["tile"] / 1e9 if "tile" in med else 0.0
+    cub_tf = flops / med["cublas"] / 1e9
+    tri_tf = flops / med["triton"] / 1e9 if "triton" in med else None
+    config = best[1] if best else None
     ROWS.append((label, tile_tf, cub_tf, tri_tf))
     RESULTS[label] = {"tile_tflops": tile_tf, "cublas_tflops": cub_tf, "triton_tflops": tri_tf,
-                      "tile_config": best[1] if best else None, "ratio_cublas": tile_tf / cub_tf}
-    log(f"[{label}] tile {tile_tf:.1f} ({best[1] if best else '-'}) cublas {cub_tf:.1f} "
+                      "tile_config": config, "ratio_cublas": tile_tf / cub_tf}
+    log(f"[{label}] tile {tile_tf:.1f} ({config or '-'}) cublas {cub_tf:.1f} "
         f"triton {tri_tf or 0:.1f} ratio {tile_tf / cub_tf:.3f}")
 
 

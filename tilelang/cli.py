@@ -25,7 +25,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from tilelang import __version__
 
@@ -147,10 +147,31 @@ def cmd_emit(args: argparse.Namespace) -> int:
             "so there is no instance to show"
         )
     if args.output is not None:
-        Path(args.output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        modules = result.context.outputs[args.stage] if args.stage in ("llvm", "ptx") else ()
+        if len(modules) > 1:
+            _write_modules(Path(args.output), modules)
+        else:
+            Path(args.output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     else:
         _out(text.rstrip("\n"))
     return EXIT_OK
+
+
+def _write_modules(output: Path, modules: Any) -> None:
+    """Several kernel instances at the `llvm`/`ptx` stage: one file each, so
+    every file is one module that `llc`/`ptxas` take (modules written one
+    after another in one file are not). `out.ptx` becomes `out.gemm.ptx`,
+    `out.gemm_reference.ptx`, ..; a kernel with several instances numbers
+    the second and later ones (`out.gemm.2.ptx`)."""
+    seen: dict[str, int] = {}
+    written = []
+    for a in modules:
+        seen[a.kernel] = seen.get(a.kernel, 0) + 1
+        tag = a.kernel if seen[a.kernel] == 1 else f"{a.kernel}.{seen[a.kernel]}"
+        path = output.with_name(f"{output.stem}.{tag}{output.suffix}")
+        path.write_text(a.text if a.text.endswith("\n") else a.text + "\n", encoding="utf-8")
+        written.append(str(path))
+    _err(f"wrote {len(written)} modules, one for each kernel instance: " + ", ".join(written))
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -227,6 +227,22 @@ def test_emit_ir_llvm_and_output_file(tmp_path: Path) -> None:
     assert "define" in out.read_text() and "nvptx" in out.read_text()
 
 
+def test_emit_output_writes_one_module_a_file_for_several_instances(tmp_path: Path) -> None:
+    # attention.tile has six kernel instances, `flash_attention` twice: a PTX
+    # file holds one module, so `-o` writes one file an instance.
+    src = REPO / "examples" / "attention.tile"
+    out = tmp_path / "att.ptx"
+    result = invoke("emit", str(src), "--stage", "ptx", "--arch", "sm_90a", "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert not out.exists()
+    assert "att.flash_attention.ptx" in written and "att.flash_attention.2.ptx" in written
+    assert len(written) == 6 and "wrote 6 modules" in result.stderr
+    for name in written:
+        text = (tmp_path / name).read_text()
+        assert text.count(".version") == 1 and ".entry" in text
+
+
 def test_emit_explains_when_there_is_nothing_to_show(tmp_path: Path) -> None:
     unknown = invoke("emit", str(ADD), "--stage", "ir", "--kernel", "nope")
     assert unknown.exit_code == 1

@@ -80,12 +80,15 @@ class Plan:
     short_tc: int = 0
     short_ns: int = 0  # the short form's splits per KV head (0: `ns`)
     # programmatic dependent launch (sm_90+, `runtime/cuda_pdl.py`): True,
-    # or the trigger's place (`Target.pdl_trigger`: "entry", "late", "exit";
-    # True is "late") [+ what comes before the wait, `Target.pdl_prefetch`:
-    # "+prefetch" per line, "+bulk" per row; "+loads", the weight loads that
-    # lead a kernel before its wait, `TensorFacts.early`]. The decode steps
-    # only (`_with_pdl`); a change reloads the kernels; the CPU ignores it.
-    # H200, 4B at 1,024: "late" +2 %, "entry" -11 %, "+prefetch" -29 %, "+bulk" -6 %
+    # or the trigger's place (`Target.pdl_trigger`: "entry", "late", "last"
+    # (the main loop's last iteration), "exit"; True is "late") [+ what comes
+    # before the wait, `Target.pdl_prefetch`: "+prefetch" per line, "+bulk"
+    # per row; "+loads", the weight loads that lead a kernel before its wait
+    # (the GEMVs' at ST -1), `TensorFacts.early`]. The decode steps only
+    # (`_with_pdl`); a change reloads the kernels; the CPU ignores it.
+    # H200, 4B at 1,024: "late" +2 %, "entry" -11 %, "+prefetch" -29 %, "+bulk" -6 %;
+    # "+loads" measured even before 2026-12-03 second session, when ptxas still
+    # sank the early loads below the wait (`ld.global.nc`): not a measure of it
     pdl: bool | str = False
     # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
     # register budget; 0 none): the blocks of a one-wave grid per SM

@@ -57,6 +57,34 @@ def test_pdl_trigger_where_asked(trigger: str) -> None:
         assert r.returncode == 0, r.stderr
 
 
+def test_pdl_last_trigger_in_the_loops_last_iteration() -> None:
+    # "last": the trigger sits in the K loop's body behind a test that this is
+    # the last iteration (iv + step >= upper), after the wait and before the
+    # store; a kernel with no loop triggers as "late" (before its store)
+    from tilelang.ir.samples import gemm
+
+    ck = compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True, pdl_trigger="last"))
+    body = _body(ck)
+    wait, trig = body.find("griddepcontrol.wait;"), body.find("griddepcontrol.launch_dependents;")
+    lds = [m.start() for m in re.finditer(r"\bld\.global", body)]
+    first_st = re.search(r"\bst\.global", body).start()  # type: ignore[union-attr]
+    assert body.count("griddepcontrol.launch_dependents;") == 1
+    assert wait < lds[0] and wait < trig < first_st
+    # inside the loop: a branch on the last iteration jumps around it, and a
+    # loop back edge follows it (loads of the body come after the trigger)
+    assert any(ld > trig for ld in lds) and re.search(r"@%p\d+ bra", body[:trig])
+    late = compile_kernel(gemm(32, 32, 16), Target("sm_90a", pdl=True, pdl_trigger="late"))
+    assert ck.key != late.key
+    flat = compile_kernel(vector_add(1024), Target("sm_90a", pdl=True, pdl_trigger="last"))
+    fb = _body(flat)
+    assert fb.count("griddepcontrol.launch_dependents;") == 1
+    assert fb.index("griddepcontrol.launch_dependents;") < re.search(r"\bst\.global", fb).start()  # type: ignore[union-attr]
+    if ptxas_available():
+        for c in (ck, flat):
+            r = run_ptxas(c.ptx, "sm_90a")
+            assert r.returncode == 0, r.stderr
+
+
 def test_pdl_prefetch_comes_before_the_wait() -> None:
     # Target.pdl_prefetch: L2 prefetches of the first K step's A and B tiles
     # (offsets from block ids and the loop's start: nothing loaded), all

@@ -8,6 +8,10 @@ the runtime's decision on stand-in buffers."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -77,6 +81,41 @@ def test_early_loads_come_before_the_wait() -> None:
     if ptxas_available():
         r = run_ptxas(ck.ptx, "sm_90a")
         assert r.returncode == 0, r.stderr
+
+
+def _nvdisasm() -> str | None:
+    """nvdisasm on PATH or in the `nvidia` pip packages, or None."""
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    try:
+        import nvidia  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    hits = [h for d in nvidia.__path__ for h in Path(d).glob("*/bin/nvdisasm")]
+    return str(hits[0]) if hits else None
+
+
+@pytest.mark.parametrize("trigger", ["late", "last"])
+def test_early_loads_stay_before_the_wait_in_the_sass(trigger: str) -> None:
+    # ptxas moves an `ld.global.nc` (a load LLVM knows invariant) below
+    # `griddepcontrol.wait` (SASS `ACQBULK`), which made "+loads" a no-op: the
+    # loads before the wait are plain `ld.global`, the loop's are still `.nc`
+    ck = _compiled(trigger, "loads", {"w"})
+    body = _body(ck)
+    wait = body.index("griddepcontrol.wait;")
+    assert re.findall(r"\bld\.global\.(?:nc\.)?\S+", body[:wait]) == ["ld.global.v4.b32"] * 2
+    assert re.search(r"\bld\.global\.nc\.", body[wait:])
+    nvd = _nvdisasm()
+    if not ptxas_available() or nvd is None:
+        pytest.skip("needs ptxas and nvdisasm")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
+        src.write_text(ck.ptx)
+        subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(cubin)], check=True)
+        sass = subprocess.run([nvd, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+    before = sass[:sass.index("ACQBULK")]
+    assert len(re.findall(r"\bLDG\.E\.128\b", before)) == 2, before
 
 
 def _buf(ptr: int, n: int) -> SimpleNamespace:

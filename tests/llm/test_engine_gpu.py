@@ -117,6 +117,34 @@ def test_next_weights_prefetch_matches_torch() -> None:
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 
 
+def test_last_trigger_and_early_loads_match_torch() -> None:
+    # PDL "last+loads" (sm_90+): each kernel triggers the next at its main
+    # loop's last iteration and the peeled GEMVs (ST -1) read their first
+    # weight tile before their wait (plain loads, which ptxas keeps there):
+    # the next grid's blocks overlap this one's drain, yet wait for it
+    # before touching what it writes: teacher-forced logits against
+    # `TorchQwen3`, and the greedy tokens of the plan without PDL
+    from tilelang.runtime import cuda_pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("programmatic dependent launch needs sm_90")
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    old = cuda_pdl.ON
+    try:
+        eng.replan(dataclasses.replace(eng.plan, pdl=False))
+        want = eng.generate([5, 6, 7], 24, batched=False)
+        peel = {**eng.plan.st, **dict.fromkeys(("qkv", "o", "gate_up", "down"), -1)}
+        eng.replan(dataclasses.replace(eng.plan, pdl="last+loads", st=peel))
+        e = cuda_pdl.EARLY
+        _teacher_forced(eng, w, seed=7, n=24)
+        eng.reset()
+        assert eng.generate([5, 6, 7], 24, batched=False) == want
+        assert e < cuda_pdl.EARLY
+    finally:
+        cuda_pdl.set_pdl(old, "late", "")
+
+
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])
 def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
     # Plan.om: the split merge, the O GEMV and the residual add in one
@@ -155,7 +183,7 @@ def test_pdl_decodes_the_same_tokens() -> None:
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         want = eng.generate([5, 6, 7], 24, batched=False)
         got = []
-        # the trigger's three places (Target.pdl_trigger), the pre-wait
+        # the trigger's four places (Target.pdl_trigger), the pre-wait
         # prefetch ("+prefetch", "+bulk") and loads ("+loads": the GEMVs with
         # ST 2, then with ST -1, lead with their first weight tile), in both graph APIs
         lead = {"tile": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2),
@@ -165,7 +193,8 @@ def test_pdl_decodes_the_same_tokens() -> None:
         for api, trigger, pe in (("tile", "late", 0), ("torch", "late", 0), ("torch", "entry", 0),
                                  ("torch", "exit", 0), ("torch", "late+prefetch", 0), ("torch", "late+bulk", 0),
                                  ("tile", "late+loads", 0), ("torch", "late+loads", 0), ("tile", "late", 1),
-                                 ("torch", "late+loads", 1)):
+                                 ("torch", "late+loads", 1), ("torch", "last", 0), ("tile", "last+loads", 0),
+                                 ("torch", "last+loads", 0)):
             eng.graph_api = api
             loads = trigger.endswith("+loads")
             eng.replan(dataclasses.replace(eng.plan, pdl=trigger, pe=pe, st=lead[api] if loads else eng.plan.st))
@@ -175,7 +204,7 @@ def test_pdl_decodes_the_same_tokens() -> None:
             assert n < cuda_pdl.LAUNCHES and (e < cuda_pdl.EARLY) == loads
     finally:
         cuda_pdl.set_pdl(old, "late", "")
-    assert got == [want] * 10
+    assert got == [want] * 13
 
 
 def test_graphs_captured_by_torch_decode_the_same_tokens() -> None:

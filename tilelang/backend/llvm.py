@@ -104,7 +104,7 @@ class _Emitter(HopperOps, DebugOps):
     """One kernel's emission: the parts of `codegen/` (see their modules) under
     the entry (`run`) and the dispatch of every op (`region`, `op`)."""
 
-    pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "exit") [+ "+prefetch" | "+bulk"]
+    pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "last", "exit") [+ "+prefetch" | "+bulk"]
     _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
     _wait_at: object | None = None  # "+loads": the top-level op the wait precedes (after early loads)
 
@@ -170,7 +170,10 @@ class _Emitter(HopperOps, DebugOps):
         # touches memory; let the next grid's blocks be scheduled at once
         # ("entry"), once this block has done everything but its writes
         # ("late": their loads in flight, the next grid's blocks can start
-        # while it finishes), or when it exits ("exit"); with "+prefetch" (or "+bulk"), L2 prefetches of the
+        # while it finishes), at the start of its main loop's last iteration
+        # ("last": the next grid's blocks, where they fit beside this one's,
+        # issue their early loads while this one's last loads are served),
+        # or when it exits ("exit"); with "+prefetch" (or "+bulk"), L2 prefetches of the
         # first tiles it will read come before the wait (`codegen/pdl.py`)
         trigger, _, extra = self.pdl.partition("+")
         # `#[hints(pdl_early)]`: the next grid may be scheduled before this
@@ -185,21 +188,29 @@ class _Emitter(HopperOps, DebugOps):
                 pdl_code.emit_prologue(self, steps, bulk=extra == "bulk")
                 self.lines.append(pdl_code.WAIT)
                 pdl = []
-        elif extra == "loads" and trigger in ("late", "exit"):
+        elif extra == "loads" and trigger in ("late", "last", "exit"):
             early_set = {t for t, i in self.tensors.items() if i.readonly and i.facts.early}
             self._wait_at = pdl_code.early_wait(k, early_set)
             if self._wait_at is not None:
                 pdl = []  # `region` waits before `_wait_at`
+                self._pre_wait = frozenset(early_set)
                 for t, info in self.tensors.items():
                     # the previous grid may write these: no `!invariant.load`,
                     # which would let LLVM hoist their loads above the wait
                     info.readonly = info.readonly and t in early_set
         if trigger == "entry":
             pdl.append(pdl_code.TRIGGER)
-        elif trigger == "late":
+        elif trigger in ("late", "last"):
             self._trigger_at = next((op for op in k.body.ops if pdl_code.writes(op)), None)
+            if trigger == "last":
+                # the main loop's last iteration triggers (its loads, the
+                # kernel's last, then in flight); a kernel with no loop
+                # before its first write triggers as "late"
+                self._trigger_loop = pdl_code.last_loop(k, self._trigger_at)
+                if self._trigger_loop is not None:
+                    self._trigger_at = None
         self.region(k.body, ())
-        if trigger == "late" and self._trigger_at is None:
+        if trigger in ("late", "last") and self._trigger_at is None and self._trigger_loop is None:
             self.lines.append(pdl_code.TRIGGER)
         body = "\n".join(self.lines)
         mb = min(k.source.min_blocks, 2048 // self.T)  # a bound the SM's threads can meet
@@ -240,6 +251,7 @@ class _Emitter(HopperOps, DebugOps):
                     return [self.env[v.id] for v in op.values]  # may be a `Frag` (see `for_`)
                 if op is self._wait_at:
                     self.lines.append(pdl_code.WAIT)
+                    self._pre_wait = frozenset()
                 if op is self._trigger_at:
                     self.lines.append(pdl_code.TRIGGER)
                 self.op(op)
@@ -336,7 +348,7 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
                    pdl: bool | str = "") -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
     `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
-    the trigger's place, "entry", "late" or "exit", and "+prefetch" for the
+    the trigger's place, "entry", "late", "last" or "exit", and "+prefetch" for the
     pre-wait L2 prefetches; True is "late")."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(

@@ -25,7 +25,7 @@ DEFAULT_ARCH = "sm_80"  # forward compatible: sm_80 PTX JIT-compiles on Hopper
 
 
 # where a PDL kernel triggers its dependents (`Target.pdl_trigger`)
-PDL_TRIGGERS = ("entry", "late", "exit")
+PDL_TRIGGERS = ("entry", "late", "last", "exit")
 # what a PDL kernel prefetches into L2 before its wait (`Target.pdl_prefetch`):
 # "prefetch", a `prefetch.global.L2` per line from every thread; "bulk", one
 # `cp.async.bulk.prefetch.L2` per row of each tile (a thread a row); "loads",
@@ -68,7 +68,9 @@ class Target:
     # (sm_90+ only); `pdl_trigger` says where it lets the next grid be
     # scheduled (`griddepcontrol.launch_dependents`): "entry" (at once),
     # "late" (before the first top-level statement that writes memory, i.e.
-    # after the main loop of a kernel that stores at its end), "exit" (no
+    # after the main loop of a kernel that stores at its end), "last" (at
+    # the start of that main loop's last iteration, once its last loads are
+    # about to be issued; "late" where there is no loop), "exit" (no
     # trigger: when its blocks exit)
     # `pdl_prefetch`: before its wait, a kernel prefetches into L2 the first
     # tiles it will read of tensors it never writes (`codegen/pdl.py`): True

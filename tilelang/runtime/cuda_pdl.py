@@ -8,7 +8,7 @@ and wait there for its memory (the launch's start-up overlaps the previous
 kernel's tail; stream capture keeps it as a programmatic graph edge).
 
 Opt-in, process-wide: `TILEC_PDL=1` (or the trigger's place: `entry`,
-`late`, `exit`, `Target.pdl_trigger`, and `+prefetch` or `+bulk` for the
+`late`, `last`, `exit`, `Target.pdl_trigger`, and `+prefetch` or `+bulk` for the
 pre-wait L2 prefetches, `Target.pdl_prefetch`) in the environment or
 `set_pdl(True)`.
 `CudaDevice` reads `ON` when it compiles a kernel (the flag is part of the
@@ -42,7 +42,7 @@ _ENV = os.environ.get("TILEC_PDL", "0")
 # where a kernel lets the next one be scheduled (`Target.pdl_trigger`) and
 # what it prefetches into L2 before its wait (`Target.pdl_prefetch`: "",
 # "prefetch" or "bulk"; "loads": its leading loads of tensors the previous
-# launch does not write, `early_names`): TILEC_PDL=entry|late|exit[+prefetch|
+# launch does not write, `early_names`): TILEC_PDL=entry|late|last|exit[+prefetch|
 # +bulk|+loads], or 1 for "late"
 try:
     ON, TRIGGER, PREFETCH = parse_pdl(_ENV)
@@ -176,7 +176,7 @@ def _span(a: Any) -> tuple[int, int]:
 
 
 def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]) -> frozenset[str]:
-    """Under "+loads" with a "late" or "exit" trigger: the read-only tensor
+    """Under "+loads" with a "late", "last" or "exit" trigger: the read-only tensor
     parameters of `kernel` (Tile IR; `args` its CudaBuffers and scalars) that
     it may read before its `griddepcontrol.wait` on `stream`, because the
     launches it may overlap there write none of their bytes: the launch
@@ -188,7 +188,7 @@ def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]
     setting. Records this launch as the next one's predecessor (not an empty
     grid, which launches nothing). Every other setting: nothing early,
     nothing recorded."""
-    if not (ON and PREFETCH == "loads" and TRIGGER in ("late", "exit")):
+    if not (ON and PREFETCH == "loads" and TRIGGER in ("late", "last", "exit")):
         return frozenset()
     n = 1
     for d in grid:

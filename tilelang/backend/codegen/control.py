@@ -16,6 +16,7 @@ from tilelang.backend.codegen.llvm_types import (
 from tilelang.backend.gpu import nodes as g
 from tilelang.ir import nodes as ir
 
+from . import pdl as pdl_code
 from . import sm80
 from .core import (
     Frag,
@@ -97,6 +98,8 @@ class ControlOps(ShapeOps):
         c = self.emit(f"and i1 {c1}, {c2}")
         self.cbr(c, body_l, exit_)
         self.label(body_l)
+        if op is self._trigger_loop:  # PDL "last": the last iteration triggers the next grid
+            pdl_code.emit_last_trigger(self, iv, hi, st, ity, signed)
         carried: list[Operand] = []
         pos = 0
         for o, v in zip(init_ops, op.results, strict=True):

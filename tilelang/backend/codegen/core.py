@@ -125,6 +125,11 @@ class EmitterCore:
         self.smem_bytes = kernel.smem_bytes
         self.asserts: list[tuple[Span, str]] = []
         self.tensors: dict[str, _TensorInfo] = {}
+        # PDL (`llvm.py`): "last", the top-level `for` whose last iteration
+        # triggers the next grid; "+loads", the early tensors while the loads
+        # before the wait are emitted (plain `ld.global`: `codegen/pdl.py`)
+        self._trigger_loop: object | None = None
+        self._pre_wait: frozenset[str] = frozenset()
         self.facts = facts
         self._flat_cache: dict[tuple[int, int, int], str] = {}
         self._coord_cache: dict[tuple[int, ...], str] = {}

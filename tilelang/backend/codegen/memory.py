@@ -130,7 +130,9 @@ class MemoryOps(ArithOps):
         offsets = [self.scalar(o) for o in op.offsets]
         pad = self.scalar(op.padding) if op.padding is not None else const_operand(dt, 0)
         mask = self.tile(op.mask) if op.mask is not None else None
-        meta = ", !invariant.load !0" if info.readonly else ""
+        # a load before the PDL wait is a plain `ld.global`: ptxas sinks an
+        # `ld.global.nc` (`!invariant.load`) below `griddepcontrol.wait`
+        meta = ", !invariant.load !0" if info.readonly and op.tensor not in self._pre_wait else ""
         spec = self._specialised(info, op.offsets, lay, mask is not None)
         out: Slots = []
         V = lay.V

@@ -48,6 +48,31 @@ LINE = 128  # bytes of an L2 line: one prefetch per line a thread's chunks start
 _PURE = (ir.Const, ir.BlockId, ir.NumBlocks, ir.TensorDim, ir.Elementwise, ir.Cast)
 
 
+def last_loop(kernel: Any, first_write: object | None) -> object | None:
+    """The "last" trigger's loop: the last top-level `for` before the first
+    top-level op that writes (`first_write`; None: any), whose last iteration
+    triggers the next grid (`emit_last_trigger`): the kernel's last loads are
+    then issued, so the next grid's blocks that fit beside this grid's issue
+    their early loads while those are served. None: no such loop."""
+    ops = list(kernel.body.ops)
+    end = ops.index(first_write) if first_write is not None else len(ops)
+    return next((op for op in reversed(ops[:end]) if isinstance(op, ir.For)), None)
+
+
+def emit_last_trigger(em: Any, iv: str, hi: str, step: str, ity: str, signed: bool) -> None:
+    """At the top of the "last" loop's body: trigger when `iv + step` reaches
+    `hi` (this is the last iteration; a loop that runs no iteration leaves
+    the trigger to the block's exit)."""
+    nxt = em.emit(f"add {ity} {iv}, {step}")
+    last = em.emit(f"icmp {'sge' if signed else 'uge'} {ity} {nxt}, {hi}")
+    trig, cont = em.new_label("trigger"), em.new_label("go")
+    em.cbr(last, trig, cont)
+    em.label(trig)
+    em.lines.append(TRIGGER)
+    em.br(cont)
+    em.label(cont)
+
+
 def writes(op: object) -> bool:
     """Whether `op` (or an op in its regions) writes memory or prints."""
     kinds = (ir.Store, ir.AtomicRMW, ir.Print)

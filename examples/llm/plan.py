@@ -87,8 +87,9 @@ class Plan:
     # (the GEMVs' at ST -1), `TensorFacts.early`]. The decode steps only
     # (`_with_pdl`); a change reloads the kernels; the CPU ignores it.
     # H200, 4B at 1,024: "late" +2 %, "entry" -11 %, "+prefetch" -29 %, "+bulk" -6 %;
-    # "+loads" measured even before 2026-12-03 second session, when ptxas still
-    # sank the early loads below the wait (`ld.global.nc`): not a measure of it
+    # "+loads" read nothing early before 2026-12-03 (ptxas sank the early
+    # `ld.global.nc` below the wait); really early, with the GEMVs at ST -1:
+    # -3.0 %; "last" -4.4 %, "last+loads" -3.1 %, with `pe` 1 -1.5 % (RESULTS.md)
     pdl: bool | str = False
     # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
     # register budget; 0 none): the blocks of a one-wave grid per SM

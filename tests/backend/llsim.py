@@ -1384,6 +1384,11 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
             continue
         kinds = sorted({waiting.get(t, ("running",))[0] for t in gens})
         raise Deadlock(f"threads wait at {kinds}")
+    # an arrival no sync consumed would complete a later phase early (the
+    # hardware's barrier counts arrivals, whoever waits)
+    left = {b: n for b, n in arrived.items() if n}
+    if left:
+        raise Deadlock(f"named barrier arrivals left when the block ended: {left}")
 
 
 def _halves(word: int, ty: str) -> tuple[float, float]:

@@ -88,7 +88,9 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
                                                                         # P carried packed (f32 P: 84 B of spills)
                                                                         ("f16", 128, 128, 128, "overlap+rotate", 0),
                                                                         ("bf16", 128, 128, 64, "overlap+rotate", 0),
-                                                                        ("f16", 128, 128, 64, "overlap", 0)])
+                                                                        ("f16", 128, 128, 64, "overlap", 0),
+                                                                        ("f16", 128, 128, 128, "overlap+rotate+turns", 0),
+                                                                        ("bf16", 128, 128, 64, "overlap+turns", 0)])
 def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule, spill,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
     _schedule(monkeypatch, schedule)
@@ -244,7 +246,11 @@ def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-de
     """`TILEC_ATTN_SCHEDULE`; "overlap+peel" also peels the last key block off
     the loop (`TILEC_ATTN_PEEL=1`), "overlap+rotate" rotates it (S of block j
     with P V of block j - 1: `TILEC_ATTN_ROTATE=1`), the others do neither
-    (whatever the defaults)."""
+    (whatever the defaults); a further "+turns" makes the two warpgroups take
+    turns at each issue (`TILEC_ATTN_PINGPONG=1`)."""
+    turns = schedule.endswith("+turns")
+    schedule = schedule.removesuffix("+turns")
+    monkeypatch.setenv("TILEC_ATTN_PINGPONG", "1" if turns else "0")
     monkeypatch.setenv("TILEC_ATTN_PEEL", "1" if schedule.endswith("+peel") else "0")
     monkeypatch.setenv("TILEC_ATTN_ROTATE", "1" if schedule.endswith("+rotate") else "0")
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule.removesuffix("+peel").removesuffix("+rotate"))
@@ -314,6 +320,38 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
         ref, lref = _reference(q[b], kk[b], v[b], 0.125, causal)
         np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)
         np.testing.assert_allclose(lse[b], lref, atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.parametrize(("rotate", "ctas"), [("1", 2), ("0", 1)], ids=["rotated_two_ctas", "overlapped_one_cta"])
+def test_the_warpgroups_take_turns_across_a_persistent_walk_in_the_simulator(rotate: str, ctas: int,
+                                                                            monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_PINGPONG=1`: the two consumer warpgroups take turns at
+    each issue (named barriers 2 and 3), warpgroup 0 first once a CTA, the
+    turns running on from tile to tile (tiles of 1 to 4 key blocks, a
+    partial last one, causal): a turn passed one time too few hangs the
+    simulator, one too many is left on its barrier at the end (both
+    `llsim.Deadlock`); a product issued out of its turn computes the same,
+    so the rest is the walk's results and the turns in the IR."""
+    _schedule(monkeypatch, "overlap+rotate+turns" if rotate == "1" else "overlap+turns")
+    d, bm, bn, sq, sk, bh = 64, 128, 64, 300, 200, 2
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert gk.persistent == 1 and text.count("warpgroup_turn.start") == 1
+    assert text.count("warpgroup_turn.wait") == text.count("warpgroup_turn.pass") == text.count("turn.end") == 1
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
+    kk, v = (rng.standard_normal((bh, sk, d)).astype(np.float16) for _ in range(2))
+    o = np.full((bh, sq, d), np.nan, np.float16)
+    lse = np.full((bh, sq), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, (ctas, 1), [o, lse, q, kk, v, np.float32(0.125), True], facts)
+    for b in range(bh):
+        ref, lref = _reference(q[b], kk[b], v[b], 0.125, True)
+        seen = np.isfinite(lref)
+        np.testing.assert_allclose(o[b][seen].astype(np.float64), ref[seen], atol=3e-3, rtol=1e-2)
+        np.testing.assert_allclose(lse[b][seen], lref[seen], atol=1e-3, rtol=1e-4)
+        assert (o[b][~seen] == 0).all()
 
 
 def test_the_runtime_launches_a_persistent_kernel_on_at_most_one_cta_an_sm() -> None:

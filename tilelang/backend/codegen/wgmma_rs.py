@@ -43,6 +43,15 @@ def emit_op(em: Any, op: object) -> bool:
 
 def warpgroup_turn(em: Any, op: g.WarpgroupTurn) -> None:
     wg = em.emit(f"lshr i32 {em.role_tid}, 7")
+    if op.kind == "end":  # warpgroup 0 takes warpgroup 1's last pass
+        em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
+        go, done = em.new_label("turn"), em.new_label("turnd")
+        em.cbr(em.emit(f"icmp eq i32 {wg}, 0"), go, done)
+        em.label(go)
+        em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {op.base}, i32 256)")
+        em.br(done)
+        em.label(done)
+        return
     if op.kind == "wait":
         em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
         em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {em.emit(f'add i32 {wg}, {op.base}')}, i32 256)")

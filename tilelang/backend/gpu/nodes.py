@@ -243,7 +243,8 @@ class WarpgroupTurn:
     `base` and `base + 1` (256 threads each): "wait" blocks warpgroup g until
     the other passed it the turn (`bar.sync base + g`); "pass" hands the turn
     over (`bar.arrive base + (g ^ 1)`); "start" gives warpgroup 0 the first
-    turn (warpgroup 1 arrives on `base`)."""
+    turn (warpgroup 1 arrives on `base`); "end" takes warpgroup 1's last
+    pass (warpgroup 0 syncs on `base`), so no arrival outlives the turns."""
 
     kind: str
     base: int

@@ -375,6 +375,20 @@ class _Bufs:
 
 
 SCHEDULES = ("overlap", "serial", "pingpong-unsafe")
+# Named barriers of the warpgroups' turns: this one (warpgroup 0's) and the next
+TURN_BARRIER = 2
+# `TILEC_ATTN_PINGPONG` unset: "0" until the H200 has timed the turns and run
+# the GPU tests with them (benchmarks/attention_prefill_device.sh)
+PINGPONG_DEFAULT = "0"
+
+
+def pingpong() -> bool:
+    """Whether two consumer warpgroups take turns to issue their products
+    (FlashAttention-3's ping-pong: one's softmax under the other's products)
+    on the overlapped or rotated loop: `TILEC_ATTN_PINGPONG` "1" / "0"."""
+    import os
+
+    return os.environ.get("TILEC_ATTN_PINGPONG", PINGPONG_DEFAULT) == "1"
 
 
 def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
@@ -385,15 +399,13 @@ def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
     picks one; overlap needs the loop to yield the second product as is,
     else serial applies.
 
-    "pingpong" (overlap, and the two consumer warpgroups take turns to
-    issue through named barriers, so one's softmax runs under the other's
-    products) computes WRONG results on the H200 at D = 128 with 64-key
-    blocks even in one block of two iterations, and for some 128-key loops
-    (benchmarks/RESULTS.md, 2026-12-02), while the simulator, which runs
-    the same LLVM IR with asynchronous wgmma groups, finds it right: it is
-    refused (E0604). "pingpong-unsafe" still builds it, for whoever
-    investigates; it was no faster than overlap at D = 128 (580 vs 583
-    TFLOP/s at S = 4096) and 7 % faster at D = 64."""
+    "pingpong" (overlap, the two consumer warpgroups taking turns to issue
+    through named barriers) computed WRONG results on the H200 at D = 128,
+    BN = 64 (2026-12-02, one tile a block, the epilogue then staged through
+    shared memory; right in the simulator): refused (E0604);
+    "pingpong-unsafe" still builds that kernel (one tile a block). The
+    turns on the default schedules (rotated or overlapped, persistent):
+    `pingpong()`."""
     import os
 
     want = os.environ.get("TILEC_ATTN_SCHEDULE", "overlap")
@@ -515,8 +527,6 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
     s_init = fresh.value(DType.F32, s_shape, "s")
     pre.append(ir.If((s_init,), ran, ir.Region((), tuple(tb.ops)),  # type: ignore[arg-type]
                      ir.Region((), (g.Undef(s0u, span), ir.Yield((s0u,)))), span))  # type: ignore[arg-type]
-    if pingpong:
-        pre.append(g.WarpgroupTurn("start", 2, span))
     init = loop.inits[pos]
     zdef = next((op for op in before if isinstance(op, ir.Const) and op.result is init), None)
     zero_acc = zdef is not None and float(zdef.value) == 0.0 and str(float(zdef.value)) == "0.0"  # type: ignore[attr-defined]
@@ -574,8 +584,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
             # the body's element-wise ops it would wait before the softmax that
             # is meant to run under that product (measured in the SASS: the wait
             # landed before the row max, all 64 exp2 after it).
-            if not pingpong:
-                wait_next()
+            wait_next()
             accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
             cb.ops.append(g.WgmmaWait((accw,), (acc_arg,), 0, span))
             # the previous block's stage is free: its S and P V are done
@@ -591,9 +600,9 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
             if not waited and (op is p.o_dot or _reads(op, acc_arg)):
                 wait_acc()
             if op is p.o_dot:
-                if pingpong:
-                    cb.ops.append(g.WarpgroupTurn("wait", 2, span))
                 sel_st, _ = wait_next()
+                if pingpong:  # this warpgroup's turn to issue, after the spin on its stage
+                    cb.ops.append(g.WarpgroupTurn("wait", TURN_BARRIER, span))
                 s_op = None
                 if not last:
                     raw, s_op = _s_product(cb, p, bufs, sel_st, fresh, layouts, issue=False)
@@ -605,7 +614,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
                 cb.ops.append(g.WgmmaRegA(o_raw, a, bufs.v, stage, acc, p.v_kmajor, use, op.span, cast.result.dtype,
                                           s_op))
                 if pingpong:
-                    cb.ops.append(g.WarpgroupTurn("pass", 2, span))
+                    cb.ops.append(g.WarpgroupTurn("pass", TURN_BARRIER, span))
                 if not last:
                     s_next = fresh.value(DType.F32, s_shape, "s")
                     cb.ops.append(g.WgmmaWait((s_next,), (raw,), 1, span))
@@ -864,6 +873,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     schedule = _schedule(loop, p, C)
     kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
     persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
+    turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and pingpong())
     if persist:
         pre.append(g.BarrierAlloc(qempty, W, span=span))
     # persistent: the ring's counter and the tile's number in this CTA, per role
@@ -918,15 +928,14 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
     from . import attention_rotated as rot
 
-    turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare) \
+    turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns) \
         if schedule == "overlap" and rot.enabled(p) else None
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
     elif turned is not None:  # D = 128 or TILEC_ATTN_ROTATE=1: passes/attention_rotated.py
         c_loop, c_pre, c_post = turned
     else:
-        c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, schedule == "pingpong-unsafe",
-                                            moved)
+        c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, turns, moved)
     moved = _unshare(moved, fresh)
     epilogue = _unshare(_reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     epilogue = [substitute(op, c_post[1]) for op in epilogue]
@@ -934,8 +943,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
     post, epilogue = drop_unread_zeros(c_post[0], epilogue, loop, c_post[1], before)
     c_post = (post, c_post[1], c_post[2])
-    consumer_ops: list[object] = [*moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span), *c_pre,
-                                  c_loop, *c_post[0], *epilogue, ir.Yield(())]
+    # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
+    # the turns run on from tile to tile; no arrival is left on a barrier)
+    start, end = ([g.WarpgroupTurn(x, TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))
+    consumer_ops: list[object] = [*start, *moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span),
+                                  *c_pre, c_loop, *c_post[0], *epilogue, *end, ir.Yield(())]
     if persist:
         tb = _Build(fresh)
         q_phase = tb.elem(E.AND, c_tn, tb.const(1))
@@ -965,8 +977,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assert kv is not None
         wb = _Build(fresh)
         walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
-        c_ops = [ir.Const(zero_c, 0), *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span),
-                 ir.Yield(())]
+        c_ops = [*start, ir.Const(zero_c, 0),
+                 *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span), *end, ir.Yield(())]
         p_ops = [*tiles.tile_loop(walk, fresh, outside, [*pb.ops, p_loop], p_base, p_loop.results[0], p_tn, span),
                  ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]

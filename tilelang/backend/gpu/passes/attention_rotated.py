@@ -98,13 +98,14 @@ def _reads(op: object, v: ir.Value) -> bool:
 
 def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, fresh: Fresh,
             layouts: dict[int, Layout], before: list[object], s_product: Callable[..., tuple[ir.Value, g.Wgmma]],
-            unshare: Callable[[list[object], Fresh], list[object]]
+            unshare: Callable[[list[object], Fresh], list[object]], turns: bool = False
             ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]] | None:
     """The rotated loop, its prologue and (epilogue ops, loop result -> value,
     the ring's counter after it), as `attention._overlapped` returns them; None
     where it does not apply. `p`, `bufs`: `attention.AttnPlan`, `attention._Bufs`;
     `s_product`, `unshare`: `attention._s_product`, `attention._unshare` (passed
-    in: this module does not import `attention`, which imports it)."""
+    in: this module does not import `attention`, which imports it); `turns`:
+    the two warpgroups take turns at each issue (`attention.pingpong`)."""
     E = ir.ElemOp
     span = loop.span
     ys = loop.body.ops[-1]
@@ -161,9 +162,13 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     use = cb.elem(E.GT, c_it, cb.elem(E.ADD, bufs.base, cb.const(1)), dtype=DType.BOOL, hint="use_acc")
     raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
     o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
+    if turns:  # named barrier 2 + the warpgroup's number (attention.TURN_BARRIER)
+        cb.ops.append(g.WarpgroupTurn("wait", 2, span))
     # the carried accumulator is the previous block's, rescaled, its product pending
     cb.ops.append(g.WgmmaRegA(o_raw, p_prev, bufs.v, pv_stage, acc_arg, p.v_kmajor, use, p.o_dot.span,
                               cast.result.dtype, s_op))
+    if turns:
+        cb.ops.append(g.WarpgroupTurn("pass", 2, span))
     s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
     cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
     mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_now}

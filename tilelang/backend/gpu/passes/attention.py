@@ -377,18 +377,21 @@ class _Bufs:
 SCHEDULES = ("overlap", "serial", "pingpong-unsafe")
 # Named barriers of the warpgroups' turns: this one (warpgroup 0's) and the next
 TURN_BARRIER = 2
-# `TILEC_ATTN_PINGPONG` unset: "0" until the H200 has timed the turns and run
-# the GPU tests with them (benchmarks/attention_prefill_device.sh)
+# `TILEC_ATTN_PINGPONG` unset: "0" (the H200, 2026-12-03: within -2..+1.3 % of the
+# default at D = 64, not faster; benchmarks/RESULTS.md)
 PINGPONG_DEFAULT = "0"
 
 
-def pingpong() -> bool:
+def pingpong() -> str:
     """Whether two consumer warpgroups take turns to issue their products
-    (FlashAttention-3's ping-pong: one's softmax under the other's products)
-    on the overlapped or rotated loop: `TILEC_ATTN_PINGPONG` "1" / "0"."""
+    (FlashAttention-3's ping-pong: one's softmax under the other's products):
+    `TILEC_ATTN_PINGPONG` "1" (on the overlapped loop, which then replaces the
+    rotated one at D = 128), "rotated-unsafe" (on the rotated loop: WRONG
+    results and illegal addresses on the H200, 2026-12-03, right in llsim;
+    kept for whoever investigates), "0"."""
     import os
 
-    return os.environ.get("TILEC_ATTN_PINGPONG", PINGPONG_DEFAULT) == "1"
+    return os.environ.get("TILEC_ATTN_PINGPONG", PINGPONG_DEFAULT)
 
 
 def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
@@ -400,12 +403,11 @@ def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
     else serial applies.
 
     "pingpong" (overlap, the two consumer warpgroups taking turns to issue
-    through named barriers) computed WRONG results on the H200 at D = 128,
-    BN = 64 (2026-12-02, one tile a block, the epilogue then staged through
-    shared memory; right in the simulator): refused (E0604);
-    "pingpong-unsafe" still builds that kernel (one tile a block). The
-    turns on the default schedules (rotated or overlapped, persistent):
-    `pingpong()`."""
+    through named barriers, one tile a block) computed WRONG results on the
+    H200 at D = 128, BN = 64 (2026-12-02; right in the simulator): refused
+    (E0604). "pingpong-unsafe" builds it, now with the P V wait after the
+    spin and every turn consumed (right on the H200's probe shapes,
+    2026-12-03). Turns on the persistent loops: `pingpong()`."""
     import os
 
     want = os.environ.get("TILEC_ATTN_SCHEDULE", "overlap")
@@ -873,7 +875,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     schedule = _schedule(loop, p, C)
     kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
     persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
-    turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and pingpong())
+    turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and pingpong() != "0")
     if persist:
         pre.append(g.BarrierAlloc(qempty, W, span=span))
     # persistent: the ring's counter and the tile's number in this CTA, per role
@@ -929,7 +931,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     from . import attention_rotated as rot
 
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns) \
-        if schedule == "overlap" and rot.enabled(p) else None
+        if schedule == "overlap" and rot.enabled(p) and (not turns or pingpong() == "rotated-unsafe") else None
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
     elif turned is not None:  # D = 128 or TILEC_ATTN_ROTATE=1: passes/attention_rotated.py

@@ -32,7 +32,7 @@ Env = dict[int, np.ndarray]
 
 
 class _BlockCtx:
-    __slots__ = ("bid", "grid", "obs", "out", "tensors")
+    __slots__ = ("arrivals", "bid", "grid", "obs", "out", "tensors")
 
     def __init__(
         self,
@@ -47,6 +47,7 @@ class _BlockCtx:
         self.tensors = tensors
         self.out = out
         self.obs = obs  # the sanitizer's recorder (interp/sanitize.py), or None
+        self.arrivals: dict[int, int] = {}  # `LastBlock`: blocks arrived, by group (shared by the launch)
 
 
 def _default_out(text: str) -> None:
@@ -61,6 +62,7 @@ def run_kernel(
     out: Callable[[str], None] | None = None,
     mode: str = "auto",
     observer: Any = None,
+    order: str = "row-major",
 ) -> None:
     """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract.
 
@@ -69,7 +71,11 @@ def run_kernel(
     "vector" unless the grid has a single block or the kernel asserts and
     writes more than `vector.SNAPSHOT_BYTES` (its chunks are snapshotted).
     `observer` (the sanitizer's `Recorder`) sees every load, store and atomic
-    of every block, and forces the block mode.
+    of every block, and forces the block mode. A kernel with `LastBlock`
+    (`if last_block(axis)`) runs in the block mode: a block runs to its end
+    before the next starts, so the last of a group to arrive runs its region
+    after the others have finished. `order` ("row-major", or "reverse" for
+    tests: another block is then the last of each group) is the block mode's.
     """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
@@ -79,7 +85,7 @@ def run_kernel(
             f"grid {grid_t} does not fit kernel `{kernel.name}` "
             f"with {kernel.grid_rank} grid axes"
         )
-    if observer is not None:
+    if observer is not None or has_last_block(kernel):
         mode = "block"
     if mode == "auto":
         mode = os.environ.get("TILE_INTERP_MODE", "auto") or "auto"
@@ -93,10 +99,14 @@ def run_kernel(
     if mode == "auto":
         mode = "vector" if total > 1 and _snapshot_ok(kernel, tensors) else "block"
 
+    arrivals: dict[int, int] = {}
+
     def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
         for bid in blocks:
             env: Env = dict(scalars)
-            _run_region(kernel.body, env, _BlockCtx(bid, grid_t, tensors, emit, observer))
+            ctx = _BlockCtx(bid, grid_t, tensors, emit, observer)
+            ctx.arrivals = arrivals
+            _run_region(kernel.body, env, ctx)
 
     def replay(flat: np.ndarray) -> None:
         coords = np.unravel_index(flat, grid_t)
@@ -106,7 +116,12 @@ def run_kernel(
         if mode == "vector":
             run_vectorised(kernel, grid_t, tensors, scalars, emit, replay)
         else:
-            run_blocks(itertools.product(*(range(g) for g in grid_t)))
+            blocks = itertools.product(*(range(g) for g in grid_t))
+            run_blocks(reversed(list(blocks)) if order == "reverse" else blocks)
+
+
+def has_last_block(kernel: ir.Kernel) -> bool:
+    return any(isinstance(op, ir.LastBlock) for op in ir.walk(kernel.body))
 
 
 def _snapshot_ok(kernel: ir.Kernel, tensors: dict[str, np.ndarray]) -> bool:
@@ -183,6 +198,13 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
             env[r.id] = np.asarray(ctx.bid[a], dtype=np.int32)
         case ir.NumBlocks(result=r, axis=a):
             env[r.id] = np.asarray(ctx.grid[a], dtype=np.int32)
+        case ir.LastBlock(result=r, group=g, size=n):
+            key = int(env[g.id])
+            got = ctx.arrivals.get(key, 0) + 1
+            ctx.arrivals[key] = got
+            env[r.id] = np.asarray(got == int(env[n.id]), dtype=np.bool_)
+            if ctx.obs is not None and got == int(env[n.id]):
+                ctx.obs.last_block(ctx.bid, op.axis)
         case ir.TensorDim(result=r, tensor=t, axis=a):
             env[r.id] = np.asarray(ctx.tensors[t].shape[a], dtype=np.int32)
         case ir.Arange(result=r):

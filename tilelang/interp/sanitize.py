@@ -106,6 +106,9 @@ class Recorder:
         self.ops: list[Any] = []
         self._op_ids: dict[int, int] = {}
         self._warned: set[int] = set()
+        # `if last_block(axis)`: the block that arrived last of its group, and
+        # the group's blocks, whose stores are ordered before its region
+        self.after: dict[int, np.ndarray] = {}
 
     # -- bookkeeping ----------------------------------------------------------------
     def _shadow(self, arr: np.ndarray) -> Shadow:
@@ -130,6 +133,14 @@ class Recorder:
         return int(np.ravel_multi_index(tuple(int(b) for b in bid), self.grid)) if self.grid else 0
 
     # -- the hooks ----------------------------------------------------------------------
+    def last_block(self, bid: Sequence[int], axis: int) -> None:
+        peers = []
+        for i in range(self.grid[axis] if axis < len(self.grid) else 1):
+            other = list(bid)
+            other[axis] = i
+            peers.append(self._flat(other))
+        self.after[self._flat(bid)] = np.asarray(peers, np.int32)
+
     def load(self, bid: Sequence[int], op: ir.Load, arr: np.ndarray, offsets: list[int],
              win: tuple[tuple[slice, ...], tuple[slice, ...]] | None, mask: np.ndarray | None) -> None:
         if win is None:
@@ -192,6 +203,8 @@ class Recorder:
         b, sh = self._flat(bid), self._shadow(arr)
         w = sh.writer[src]
         bad = sel & (w != NONE) & (w != b)
+        if b in self.after:  # the last block of a group reads its peers' finished stores
+            bad &= ~np.isin(w, self.after[b])
         if bad.any():
             self._race(code, bid, op, arr, src, bad, w, sh.writer_op[src], verb, "stores", "stored")
         return src, sel, b, sh

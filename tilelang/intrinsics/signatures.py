@@ -109,6 +109,10 @@ _fn("block_id", K, ("axis",), "block_id(axis: i32) -> i32",
     "this tile block's index along grid axis `axis` (0, 1 or 2)", "grid_index")
 _fn("num_blocks", K, ("axis",), "num_blocks(axis: i32) -> i32",
     "the number of tile blocks along grid axis `axis`", "grid_index")
+_fn("last_block", K, ("axis",), "if last_block(axis: i32) { .. }",
+    "true in the one block of each group (the blocks that differ only along grid axis `axis`) "
+    "that arrives last, after every other block of its group has finished; only as the whole "
+    "condition of an `if` that ends a kernel", "last_block")
 
 # ---------------------------------------------------------------- creation
 _fn("zeros", B, ("shape",), "zeros::<T>(shape: [..]) -> Tile<T, shape> | Tensor<T, shape>",
@@ -215,6 +219,9 @@ _m("load_like", K, ("param",), ("other",), "x.load_like(z) -> Tile<T, z's tile s
 _m("prefetch", K, ("view",), ("index",), "p.prefetch([i, ..])",
    "a hint: start reading tile `[i, ..]` of a view into the GPU's L2 cache for a later load "
    "(the next kernel's included); no value, nothing on the CPU", "prefetch")
+_m("group", K, ("param",), (), "z.group() -> &Tensor<T, [..]>",
+   "inside `if last_block(axis) { .. }`: the tiles of `&mut` parameter `z` of every block of "
+   "this group, read only (the own tile's shape, `?` along `axis`)", "group")
 _m("num_tiles", K, ("view",), ("axis",), "p.num_tiles(axis: i32) -> i32",
    "how many tiles a view has along an axis (ceil-divide)", "num_tiles")
 _m("partition", B, ("tensor", "param"), ("tile_shape",),

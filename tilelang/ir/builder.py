@@ -241,6 +241,11 @@ class Builder:
         r = self.fresh(ir.Type(DType.I32), "nblocks")
         return self._pure(ir.NumBlocks(r, axis, self._sp(span)))
 
+    def last_block(self, group: ir.Value, size: ir.Value, axis: int, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(DType.BOOL), "last")
+        self.emit(ir.LastBlock(r, group, size, axis, self._sp(span)))
+        return r
+
     def tensor_dim(self, tensor: str, axis: int, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(ir.Type(DType.I32), f"{tensor}_dim{axis}")
         return self._pure(ir.TensorDim(r, tensor, axis, self._sp(span)))

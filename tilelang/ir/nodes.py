@@ -342,6 +342,28 @@ class NumBlocks:
 
 
 @frozen
+class LastBlock:
+    """`result: bool`: this block arrives at the group counter `group` (an i32
+    scalar: the group's index in this launch, every block of a group gives
+    the same one) of a group of `size` blocks (i32 scalar), and `result` is
+    true in exactly one block of the group: the last to arrive. Every store
+    a block of the group made before its arrival is visible to the loads
+    that the last block makes after it (on the GPU: the stores, a barrier,
+    one thread's release/acquire atomic on the launch's counter, a barrier).
+    `axis` is the grid axis the group spans (the source's `last_block(axis)`),
+    for printing and the runtime's counter buffer. The lowering puts it only
+    as the condition of the `If` that ends a kernel's body; the interpreter
+    runs blocks to completion one at a time, so the last to arrive runs its
+    region after every other block of its group has finished."""
+
+    result: Value
+    group: Value
+    size: Value
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class TensorDim:
     """`result: i32` = the run-time size of dim `axis` of tensor `tensor`."""
 
@@ -620,6 +642,7 @@ Op = (
     | BlockId
     | NumBlocks
     | TensorDim
+    | LastBlock
     | Load
     | Store
     | Prefetch
@@ -718,6 +741,8 @@ def op_operands(op: Op) -> tuple[Value, ...]:
             return (*offs, v, *((m,) if m else ()))
         case Prefetch(offsets=offs):
             return offs
+        case LastBlock(group=g, size=n):
+            return (g, n)
         case AtomicRMW(indices=idx, value=v, mask=m):
             return (*idx, v, *((m,) if m else ()))
         case Elementwise(operands=xs):
@@ -775,6 +800,7 @@ __all__ = [
     "For",
     "If",
     "Kernel",
+    "LastBlock",
     "Load",
     "Mma",
     "NumBlocks",

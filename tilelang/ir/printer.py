@@ -161,6 +161,8 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             res(r, f"block_id {a}")
         case ir.NumBlocks(result=r, axis=a):
             res(r, f"num_blocks {a}")
+        case ir.LastBlock(result=r, group=g, size=sz, axis=a):
+            res(r, f"last_block {a} group {n(g)} of {n(sz)}")
         case ir.TensorDim(result=r, tensor=t, axis=a):
             res(r, f"dim @{t}, {a}")
         case ir.Arange(result=r):

@@ -169,6 +169,11 @@ class _Verifier:
                     self.err(where, f"result must be i32, got {r.type}")
                 if not 0 <= a < self.k.grid_rank:
                     self.err(where, f"axis {a} outside the grid's {self.k.grid_rank} axes")
+            case ir.LastBlock(result=r, group=g, size=sz, axis=a):
+                if r.type != ir.Type(DType.BOOL) or g.type != ir.Type(DType.I32) or sz.type != ir.Type(DType.I32):
+                    self.err(where, "last_block takes i32 scalars and gives a bool")
+                if not 0 <= a < 3:
+                    self.err(where, f"axis {a} outside the grid's axes")
             case ir.TensorDim(result=r, tensor=t, axis=a):
                 p = self.tensor(t, where)
                 if p is not None and not 0 <= a < p.rank:

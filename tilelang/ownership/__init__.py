@@ -14,7 +14,8 @@ defines it, with diagnostics located in that file. Two halves:
     (variables and tuple fields) taken by launches, moves, graphs (codes
     E03xx, `codes/ownership.py`);
   - `kernel.py` (with `kernel_index.py`): what a kernel or device function
-    may do with its own tile and its inputs (codes E04xx, `codes/kernel.py`).
+    may do with its own tile and its inputs (codes E04xx, `codes/kernel.py`);
+    `combine.py`: the rules of `if last_block(axis) { .. }` (E0409-E0411).
 
 Invariant: the checker never raises for a user error and never prints.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.model import DiagnosticSink
+from tilelang.ownership.combine import check_combines
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import LaunchCheck, OwnershipFacts
 from tilelang.ownership.host import check_host
@@ -37,6 +39,7 @@ def check_ownership(program: Any, sink: DiagnosticSink) -> OwnershipFacts:
     view = ProgramView(program)
     facts = OwnershipFacts()
     facts.unsafe_writes.update(check_kernels(view, sink, facts.launch_checks))
+    check_combines(view, sink)
     facts.waits.update(check_host(view, sink, facts.unsafe_writes))
     if facts.launch_checks:
         _decide_static_checks(view, facts, sink)

@@ -37,6 +37,7 @@ from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
+from tilelang.lastblock import group_params
 from tilelang.profiler import hook
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
@@ -215,11 +216,13 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
             if dt is not None:
                 bound[i] = _to_scalar(arg.value, dt)
 
-    # Grid: the `&mut` partitions must agree.
+    # Grid: the `&mut` partitions must agree (the group's own tensors of
+    # `if last_block(axis)` after, with one tile along the axis).
     grid: tuple[int, ...] | None = None
     grid_from: tuple[str, Span] | None = None
+    groups = group_params(kernel)
     for spec, arg in zip(specs, args, strict=False):
-        if spec.kind != "mut":
+        if spec.kind != "mut" or spec.name in groups:
             continue
         p: Partition = arg.value
         if len(p.grid) > 3:
@@ -250,9 +253,32 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
              .primary(call_span, "the grid of this launch is unknown")
              .secondary(kernel.name.span, "declared here")
              .with_help("give the kernel a `&mut` parameter and pass it a partition"))
-    assert grid is not None
+    assert grid is not None and grid_from is not None
+    for spec, arg in zip(specs, args, strict=False):
+        if spec.kind == "mut" and spec.name in groups:
+            _check_group_grid(spec, arg, groups[spec.name], grid, grid_from, call_span, fail)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
+
+
+def _check_group_grid(spec: ParamSpec, arg: LaunchArg, axis: int, grid: tuple[int, ...],
+                      grid_from: tuple[str, Span], call_span: Span, fail: Callable[[Diagnostic], None]) -> None:
+    """A tensor the group of `if last_block(axis)` owns has one tile a group:
+    its grid is the launch grid with 1 along `axis`."""
+    p: Partition = arg.value
+    want = list(grid) + [1] * (axis + 1 - len(grid))
+    want[axis] = 1
+    if _trim_grid(p.grid) != _trim_grid(tuple(want)):
+        fail(Diagnostic.error(
+            codes.GRID_MISMATCH,
+            f"`{spec.name}` is written once a group of `last_block({axis})`: its partition must give "
+            f"{_shape(tuple(want))} blocks, not {_shape(p.grid)}")
+            .primary(arg.span, f"{_shape(p.grid)} blocks")
+            .secondary(grid_from[1], f"the launch grid, {_shape(grid)} blocks")
+            .secondary(call_span, "in this launch")
+            .note(f"the blocks that differ only along grid axis {axis} are one group; the last of them to "
+                  f"arrive writes the group's tile of `{spec.name}`")
+            .with_help(f"partition `{spec.name}` into one tile along axis {axis} per group"))
 
 
 def _trim_grid(grid: tuple[int, ...]) -> tuple[int, ...]:

@@ -83,6 +83,7 @@ class Fx:
     unsafe: int = 0
     graph: int = 0
     kernel_name: str | None = None  # the kernel whose body this is (tile shape checks)
+    last_block: int | None = None  # inside `if last_block(axis) { .. }`: the axis (`z.group()`)
 
     def lookup(self, name: str) -> Symbol | None:
         for scope in reversed(self.scopes):

@@ -19,6 +19,7 @@ from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
 from tilelang.sema.calls import check_call, check_method_call
 from tilelang.sema.coerce import coerce, settle
+from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero
 from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, resolve_path
@@ -229,7 +230,13 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             return tcx.check_block(e, fx, expected)
         case ast.If(cond=c, then=then, else_=els):
             expect_bool(tcx, c, fx, allow_tile=False)
-            tt = tcx.check_block(then, fx, expected)
+            outer, axis = fx.last_block, last_block_axis(c)
+            if axis is not None:
+                fx.last_block = axis
+            try:
+                tt = tcx.check_block(then, fx, expected)
+            finally:
+                fx.last_block = outer
             if els is None:
                 if not is_poison(tt) and not isinstance(tt, UnitT) and expected is not None \
                         and not isinstance(expected, UnitT):

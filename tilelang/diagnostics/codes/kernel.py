@@ -28,3 +28,14 @@ UNBOUNDED_TILE_INDEX = define(
 MUT_PARAM_OUTSIDE_OWN = define(
     "E0408", "mut-param-outside-own-tile",
     "a `&mut` parameter is read outside the block's own tile (`b.load_like(a)`, another tile shape)")
+LAST_BLOCK_PLACEMENT = define(
+    "E0409", "last-block-placement",
+    "`last_block(axis)` or `z.group()` where the checker cannot order it: not the whole condition "
+    "of an `if` that ends the kernel's body, or a group read outside that `if`")
+LAST_BLOCK_VARYING = define(
+    "E0410", "last-block-varying",
+    "inside `if last_block(axis) { .. }`, a value that may differ between the blocks of the group")
+GROUP_TILE_MISUSE = define(
+    "E0411", "group-tile-misuse",
+    "a `&mut` parameter used both as a block's own tile and as the group's tile of "
+    "`if last_block(axis) { .. }`")

@@ -25,6 +25,7 @@ from tilelang.ir.lower.control import lower_block
 from tilelang.ir.lower.exprs import lower_expr
 from tilelang.ir.lower.jumps import jump_flags
 from tilelang.ir.lower.values import BOOL, I32, RET, CVal, InstanceMismatch, TensorRef, Unsupported
+from tilelang.lastblock import group_params
 from tilelang.ir.verify import verify_kernel
 from tilelang.sema.program import Program
 from tilelang.source import Span
@@ -178,8 +179,19 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                           "declare it with at most 3 dimensions and reshape the tensor on the host")
     cx.grid_rank = max([1, *(tp.rank for tp in pending_own)])
     # Own-tile offsets are computed once at entry so every region can use them.
+    groups = group_params(decl)
     for tp in pending_own:
         assert tp.tile_shape is not None
+        if tp.name in groups:  # the group's tile of `if last_block(axis)`: 0 along the axis
+            axis = groups[tp.name]
+            cx.grid_rank = max(cx.grid_rank, axis + 1)
+            offs = tuple(cx.b.const(0, I32) if d == axis else cx.b.block_id(d) if t == 1 else
+                         cx.b.mul(cx.b.block_id(d), cx.b.const(t, I32), hint=f"{tp.name}_off{d}")
+                         for d, t in enumerate(tp.tile_shape))
+            ref = TensorRef(tp, offs)
+            cx.tensors[tp.name] = ref
+            cx.f.scopes[0][tp.name] = ref
+            continue
         offs = tuple(cx.b.block_id(d) if t == 1 else
                      cx.b.mul(cx.b.block_id(d), cx.b.const(t, I32), hint=f"{tp.name}_off{d}")
                      for d, t in enumerate(tp.tile_shape))

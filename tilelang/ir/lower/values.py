@@ -34,10 +34,13 @@ class CVal:
 @frozen(eq=True)
 class TensorRef:
     """A tensor parameter; `own` are the element offsets of a `&mut` param's
-    own tile (None for `&` params)."""
+    own tile (None for `&` params). `group` (an axis): `z.group()` inside
+    `if last_block(axis)`, the tiles of every block of the group, read only;
+    `own` is then the group's first tile (the own offsets, 0 along the axis)."""
 
     param: ir.TensorParam
     own: tuple[ir.Value, ...] | None
+    group: int | None = None
 
 
 @frozen(eq=True)

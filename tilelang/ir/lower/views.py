@@ -17,6 +17,7 @@ from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const
 from tilelang.ir.lower.values import I32, UNIT, ArrayVal, CVal, TensorRef, Unsupported, ViewRef
+from tilelang.lastblock import region
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -34,6 +35,8 @@ def refuse(cx: LowerCx, span: Span, what: str) -> None:
 def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.MethodCall) -> Any:
     sp = e.span
     p = t.param
+    if t.group is not None or name == "group":
+        return _group_method(cx, t, name, vals, sp)
     if name == "load" and not vals:
         if t.own is None or p.tile_shape is None:
             # a `&` tensor with a static shape (`g: &Tensor<f32, [N]>`): the
@@ -77,9 +80,40 @@ def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.
     raise Unsupported(sp, f"method `{name}` on a tensor parameter")
 
 
+def _group_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], sp: Span) -> Any:
+    """`z.group()` and what a group's tensor offers: `shape()`, `partition`."""
+    p = t.param
+    if name == "group":
+        found = region(cx.decl)
+        if t.own is None or p.tile_shape is None or found is None or t.group is not None:
+            refuse(cx, sp, f"`{p.name}.group()` outside `if last_block(..)` or of a `&` tensor")
+            raise Unsupported(sp, "`group()` here")
+        axis = found[1]
+        base = tuple(cx.b.const(0, I32, span=sp) if d == axis else o for d, o in enumerate(t.own))
+        return TensorRef(p, base, axis)
+    assert p.tile_shape is not None
+    if name == "shape":
+        return ArrayVal(tuple(cx.b.tensor_dim(p.name, d, span=sp) if d == t.group else CVal(n, I32)
+                              for d, n in enumerate(p.tile_shape)))
+    if name == "partition":
+        tshape = cx.ints(vals[0], sp)
+        if len(tshape) != p.rank:
+            raise Unsupported(sp, f"a rank-{len(tshape)} partition of a rank-{p.rank} tensor")
+        return ViewRef(t, tshape, nested=False)
+    raise Unsupported(sp, f"method `{name}` on a group's tensor (`.group()`)")
+
+
 def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.MethodCall) -> Any:
     sp = e.span
     p = v.tensor.param
+    group = v.tensor.group
+    if group is not None and name == "num_tiles":
+        axis = cx.const_int(vals[0], sp)
+        assert p.tile_shape is not None
+        if axis != group:
+            return CVal(-(-p.tile_shape[axis] // v.tile[axis]), I32)
+    elif group is not None and name in ("load", "load_padded"):
+        return _group_load(cx, v, name, vals, sp)
     if name == "num_tiles":
         axis = cx.const_int(vals[0], sp)
         if v.nested:
@@ -127,12 +161,42 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
     raise Unsupported(sp, f"method `{name}` on a tensor partition")
 
 
+def _group_load(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], sp: Span) -> ir.Value:
+    """A tile of a group's tensor: at the group's first tile plus the index,
+    masked to the own tile's extent on every axis but the grouped one (there
+    the group spans the whole tensor: its blocks cover it)."""
+    p, base, axis = v.tensor.param, v.tensor.own, v.tensor.group
+    assert base is not None and axis is not None and p.tile_shape is not None
+    raw = list(vals[0].elems) if isinstance(vals[0], ArrayVal) else [vals[0]]
+    if len(raw) != p.rank:
+        raise Unsupported(sp, f"{len(raw)} tile indices for a rank-{p.rank} tensor")
+    local: list[ir.Value] = []
+    checks: list[int] = []
+    for d, (i, t) in enumerate(zip(raw, v.tile, strict=True)):
+        if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool):
+            off = i.value * t
+            local.append(cx.b.const(convert_const(off, I32), I32, span=sp))
+            if d != axis and not (0 <= off and off + t <= p.tile_shape[d]):
+                checks.append(d)
+        else:
+            local.append(cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp))
+            if d != axis:
+                checks.append(d)
+    mask = _inside_own(cx, local, v.tile, p.tile_shape, sp, only=checks) if checks else None
+    offs = [cx.b.add(o, b, span=sp) for o, b in zip(local, base, strict=True)]
+    pad = cx.mat(vals[1], p.dtype, sp) if name == "load_padded" else None
+    return cx.b.load(p.name, offs, v.tile, mask=mask, padding=pad, span=sp)
+
+
 def _inside_own(cx: LowerCx, local: Sequence[ir.Value], tile: tuple[int, ...],
-                own: tuple[int, ...], span: Span) -> ir.Value:
+                own: tuple[int, ...], span: Span, only: Sequence[int] | None = None) -> ir.Value:
     """Mask of the elements of a nested tile at `local` offsets that fall
-    inside the own tile (a nested store never leaves the block's tile)."""
+    inside the own tile (a nested store never leaves the block's tile);
+    `only`: test these axes only."""
     mask: ir.Value | None = None
     for d, (o, n) in enumerate(zip(local, own, strict=True)):
+        if only is not None and d not in only:
+            continue
         pos = cx.b.add(cx.to_shape(o, tile, span), cx.iota(tile, d, span), span=span)
         lo = cx.b.elementwise(ir.ElemOp.GE, pos, cx.b.const(0, I32, tile, span=span),
                               span=span)

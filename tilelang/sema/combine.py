@@ -1,0 +1,54 @@
+"""Typing rules of the cross-block combine: `if last_block(axis) { .. }` and
+`z.group()` (the ownership rules are `ownership/combine.py`).
+
+`last_block(axis)` is a `bool`; its axis is an integer literal 0, 1 or 2 (the
+host reads it off the syntax to size the grid of the group's own tensors).
+`z.group()` of a `&mut` parameter `z` with tile shape `[t0, .., tn]` is a
+read-only tensor of the own tile's shape with `?` along the grouped axis: the
+tiles of every block of the group, side by side. It is typed only inside the
+`if` whose condition is `last_block(axis)` (`Fx.last_block` holds the axis).
+"""
+
+from __future__ import annotations
+
+from tilelang.diagnostics.codes import kernel as K
+from tilelang.diagnostics.codes import types as T
+from tilelang.sema.coerce import settle
+from tilelang.sema.context import CallCx, CheckCx
+from tilelang.sema.types import BOOL, ERROR, I32, RefT, TensorT, Type
+from tilelang.syntax import ast
+
+
+def rule_last_block(tcx: CheckCx, cx: CallCx) -> Type:
+    e = cx.args[0]
+    settle(tcx, e, I32)
+    if not isinstance(e, ast.IntLit):
+        tcx.emit(tcx.err(K.LAST_BLOCK_PLACEMENT, "the axis of `last_block` must be an integer literal",
+                         e.span, "not a literal")
+                 .with_help("write the grid axis as `0`, `1` or `2`"))
+    elif not 0 <= e.value < 3:
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {e.value} is out of range", e.span,
+                         "the grid has axes 0, 1, 2"))
+    return BOOL
+
+
+def rule_group(tcx: CheckCx, cx: CallCx) -> Type:
+    r, rt = cx.recv, cx.recv_ty
+    assert r is not None and rt is not None
+    if not (isinstance(rt, RefT) and rt.mutable and isinstance(rt.inner, TensorT)):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`group` needs a `&mut` tensor parameter", r.span,
+                                f"this is `{rt}`")
+                        .note("`z.group()` reads the tiles that the blocks of a group stored into `z`"))
+    axis = cx.fx.last_block
+    if axis is None:
+        return tcx.emit(tcx.err(K.LAST_BLOCK_PLACEMENT, "`group` is only allowed inside `if last_block(axis) { .. }`",
+                                cx.span, "outside the last block's region")
+                        .note("the other blocks' tiles are complete only once the last block of the group "
+                              "has arrived")
+                        .with_help(f"move the read into `if last_block(axis) {{ .. }}` at the end of the kernel"))
+    t = rt.inner
+    if t.shape is None or axis >= len(t.shape):
+        return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{tcx.snippet(r)}` has no axis {axis} to group along",
+                                cx.span, f"`last_block({axis})`"))
+    shape = tuple(None if d == axis else s for d, s in enumerate(t.shape))
+    return RefT(False, TensorT(t.dtype, shape)) if t.dtype is not None else ERROR

@@ -470,6 +470,10 @@ class Program:
             return _Ins(dst, None, sync=lambda r: ("wg_wait", n, tuple(v(r) for v in vals)), text=rhs)
         if text.startswith("wgmma.mma_async") or text.startswith("wgmma.fence.sync.aligned;"):
             return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
+        if text.startswith("atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;"):  # `last_block`'s arrival
+            return _Ins(dst, None, sync=lambda r: ("atomic", "add", vals[0](r), "i32", 1), text=rhs)
+        if text == "st.relaxed.gpu.global.u32 [$0], 0;":  # its counter's reset
+            return _Ins(None, None, sync=lambda r: ("atomic", "xchg", vals[0](r), "i32", 0), text=rhs)
         if re.search(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ", text):
             # an L2 prefetch (`p.prefetch`, PDL's pre-wait forms): a hint, no effect here
             return _Ins(None, lambda r: None, text=rhs)
@@ -1511,6 +1515,11 @@ class SimDevice:
                 continue
             if slot.what == "print":
                 raise Unsupported("device print")
+            if slot.what.startswith("arrive:"):  # `last_block`'s group counters, zeroed
+                axis = int(slot.what.split(":")[1])
+                mem.bufs["arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
+                regs[reg] = ("arrive", 0)
+                continue
             p, a = by_name[slot.param]
             if slot.what.startswith("tmap:"):
                 _, box, sw = slot.what.split(":")
@@ -1556,6 +1565,8 @@ class SimDevice:
                     base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
                                  "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz})
                     run_block(prog, mem, base, abi.num_threads)
+        if any(mem.bufs.get("arrive", b"")):
+            raise AssertionError("a group counter of `last_block` was not reset to 0")
         err = int.from_bytes(mem.bufs["err"], "little")
         if err:
             raise AssertionError(f"device assert {err} failed: {abi.asserts[err - 1][1]}")

@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from tilelang.backend.codegen import pdl as pdl_code
+from tilelang.backend.codegen.arrive import ARRIVE, emit_last_block
 from tilelang.backend.codegen.core import (
     CodegenError,
     Operand,
@@ -153,6 +154,10 @@ class _Emitter(HopperOps, DebugOps):
         if any(isinstance(op, ir.Print) for op in gpu_walk(k.body)):
             params.append("ptr addrspace(1) align 16 %pbuf")
             self.slots.append(ParamSlot("ptr", "", "print"))
+        arrive = next((op for op in gpu_walk(k.body) if isinstance(op, ir.LastBlock)), None)
+        if arrive is not None:  # `if last_block(axis)`: the launch's group counters
+            params.append(f"ptr addrspace(1) align 4 {ARRIVE}")
+            self.slots.append(ParamSlot("ptr", "", f"arrive:{arrive.axis}"))
 
         self._entry_lines: list[str] = []
         self._tidv: set[int] = set()
@@ -278,6 +283,8 @@ class _Emitter(HopperOps, DebugOps):
                 ax = "xyz"[a]
                 self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.{ax}()")
                 self.env[r.id] = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
+            case ir.LastBlock():
+                emit_last_block(self, op)
             case ir.TensorDim(result=r, tensor=t, axis=a):
                 info = self.tensors[t]
                 self.env[r.id] = info.dims[a]

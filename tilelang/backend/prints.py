@@ -35,6 +35,7 @@ Invariant: this module imports no CUDA library (the decoder is tested on the CPU
 
 from __future__ import annotations
 
+import os
 import struct
 
 import numpy as np
@@ -142,3 +143,13 @@ def decode(formats: tuple[PrintFormat, ...], raw: bytes) -> Decoded:
             text.append(fmt_tile(arr, part.dtype) if part.shape else fmt_scalar(arr, part.dtype))
         lines.append("".join(text))
     return Decoded(lines, int(dropped))
+
+
+def print_buffer_bytes() -> int:
+    """Capacity of a launch's device-print record area: `TILEC_PRINT_BUFFER_MB`
+    (default 16 MiB; records that do not fit are counted and reported)."""
+    try:
+        mb = float(os.environ.get("TILEC_PRINT_BUFFER_MB", "16"))
+    except ValueError:
+        mb = 16.0
+    return max(4096, min(int(mb * (1 << 20)), (1 << 32) - 4096)) // 16 * 16

@@ -37,7 +37,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
-from tilelang.lastblock import axis_of, group_reads, mut_params, region
+from tilelang.lastblock import group_reads, mut_params, region
 from tilelang.ownership.env import ProgramView
 from tilelang.source import Span
 from tilelang.syntax import ast

@@ -36,6 +36,7 @@ import numpy as np
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.runtime import cuda_driver, cuda_pdl, occupancy
+from tilelang.runtime.cuda_arrive import Counters, groups
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
     CTYPES,
     PackedArgs,
@@ -522,6 +523,7 @@ class CudaDevice(Device):
         self._capturing: set[int] = set()  # id() of the streams being captured into a graph
         self._capture_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = defaultdict(list)  # by id(stream)
         self._graph_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = {}  # by id(graph)
+        self._arrive = Counters(self.ctx, _check)  # `if last_block`'s group counters (cuda_arrive.py)
 
     def _ptx_arch(self) -> str:
         return ptx_arch(self.ctx.info.major, self.ctx.info.minor)
@@ -601,8 +603,8 @@ class CudaDevice(Device):
         # and pooled streams live as long as the device.)
         key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode())
         hit = prepared.fast.get(key)
-        if hit is not None:
-            refs, launch, call, ok = hit
+        if hit is not None and (len(hit) == 4 or not self.is_capturing(stream)):  # 5: counters
+            refs, launch, call, ok = hit[:4]
             for r, a in zip(refs, args, strict=False):
                 if r is not None and r() is not a:
                     break
@@ -651,6 +653,8 @@ class CudaDevice(Device):
             elif slot.what == "print":
                 assert pbuf is not None
                 values.append(pbuf.ptr)
+            elif slot.what.startswith("arrive:"):
+                values.append(self._arrive.pointer(s, groups(slot.what, grid), self.is_capturing(s)))
             elif slot.what == "ptr":
                 values.append(by_name[slot.param].ptr)
             elif slot.what.startswith("dim"):
@@ -681,12 +685,14 @@ class CudaDevice(Device):
                 if raw is not None:
                     call = (_handle_int(fn.handle), *g3, abi.num_threads, 1, 1, abi.smem_bytes,
                             _handle_int(s), packed.address, None)
-                    prepared.fast[fkey] = (refs, raw, call, 0)
+                    prepared.fast[fkey] = (refs, raw, call, 0,
+                                           *[True for sl in abi.slots if sl.what.startswith("arrive:")][:1])
                 else:
                     # The binding measured faster than ctypes on the H200 host (5 us vs 8 us).
                     d = self.ctx.d
                     call = (fn.handle, *g3, abi.num_threads, 1, 1, abi.smem_bytes, s, packed.address, 0)
-                    prepared.fast[fkey] = (refs, d.cuLaunchKernel, call, d.CUresult.CUDA_SUCCESS)
+                    prepared.fast[fkey] = (refs, d.cuLaunchKernel, call, d.CUresult.CUDA_SUCCESS,
+                                           *[True for sl in abi.slots if sl.what.startswith("arrive:")][:1])
             except TypeError:
                 pass
         fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s, abi.pdl)
@@ -805,7 +811,7 @@ class CudaDevice(Device):
     def _print_buffer(self, stream: Any) -> DeviceBuffer:
         """A print buffer (layout: `backend/prints.py`) whose header is reset on
         `stream` before the launch (captured too, so a graph replay resets it)."""
-        from tilelang.backend.prints import HEADER
+        from tilelang.backend.prints import HEADER, print_buffer_bytes
 
         cap = print_buffer_bytes()
         buf = self.ctx.pool.alloc(HEADER + cap)
@@ -816,7 +822,7 @@ class CudaDevice(Device):
 
     def _flush_prints(self, buf: DeviceBuffer, abi: Any) -> None:
         """Read a finished launch's print records and write its lines."""
-        from tilelang.backend.prints import HEADER, decode
+        from tilelang.backend.prints import HEADER, decode, print_buffer_bytes
 
         d = self.ctx.d
         head = np.zeros(HEADER, dtype=np.uint8)
@@ -896,6 +902,7 @@ class CudaDevice(Device):
         g.exec = _check(self.ctx.d.cuGraphInstantiate(g.graph, 0), "cuGraphInstantiate")
         self._graph_asserts[id(g)] = self._pending_asserts.pop(id(s), [])
         self._capturing.discard(id(s))
+        g.counters = self._arrive.take(s)  # type: ignore[attr-defined]
         prints = self._capture_prints.pop(id(s), [])
         if prints:
             self._graph_prints[id(g)] = prints  # buffers owned by the graph from now on
@@ -976,16 +983,6 @@ def bf16_bits(host: np.ndarray) -> np.ndarray:
 def bf16_values(bits: np.ndarray) -> np.ndarray:
     """bfloat16 bits (uint16) -> their f32 values (exact)."""
     return (bits.astype(np.uint32) << 16).view(np.float32)
-
-
-def print_buffer_bytes() -> int:
-    """Capacity of a launch's device-print record area: `TILEC_PRINT_BUFFER_MB`
-    (default 16 MiB; records that do not fit are counted and reported)."""
-    try:
-        mb = float(os.environ.get("TILEC_PRINT_BUFFER_MB", "16"))
-    except ValueError:
-        mb = 16.0
-    return max(4096, min(int(mb * (1 << 20)), (1 << 32) - 4096)) // 16 * 16
 
 
 _DEVICE: CudaDevice | None = None

@@ -45,7 +45,7 @@ def rule_group(tcx: CheckCx, cx: CallCx) -> Type:
                                 cx.span, "outside the last block's region")
                         .note("the other blocks' tiles are complete only once the last block of the group "
                               "has arrived")
-                        .with_help(f"move the read into `if last_block(axis) {{ .. }}` at the end of the kernel"))
+                        .with_help("move the read into `if last_block(axis) { .. }` at the end of the kernel"))
     t = rt.inner
     if t.shape is None or axis >= len(t.shape):
         return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{tcx.snippet(r)}` has no axis {axis} to group along",

@@ -17,9 +17,9 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
+from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.sema.calls import check_call, check_method_call
 from tilelang.sema.coerce import coerce, settle
-from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero
 from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, resolve_path

@@ -25,8 +25,8 @@ from tilelang.ir.lower.control import lower_block
 from tilelang.ir.lower.exprs import lower_expr
 from tilelang.ir.lower.jumps import jump_flags
 from tilelang.ir.lower.values import BOOL, I32, RET, CVal, InstanceMismatch, TensorRef, Unsupported
-from tilelang.lastblock import group_params
 from tilelang.ir.verify import verify_kernel
+from tilelang.lastblock import group_params
 from tilelang.sema.program import Program
 from tilelang.source import Span
 from tilelang.syntax import ast

@@ -176,7 +176,7 @@ def _group_load(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], sp: Span) -
         if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool):
             off = i.value * t
             local.append(cx.b.const(convert_const(off, I32), I32, span=sp))
-            if d != axis and not (0 <= off and off + t <= p.tile_shape[d]):
+            if d != axis and not (off >= 0 and off + t <= p.tile_shape[d]):
                 checks.append(d)
         else:
             local.append(cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp))

@@ -1,0 +1,67 @@
+"""`LastBlock` (`if last_block(axis)`): a block's arrival at its group's counter.
+
+The emitted sequence, per block:
+
+    bar.sync 0                          every thread's stores are done
+    thread 0: old = atom.acq_rel.gpu.global.add.u32 [counter + 4 * group], 1
+                                        release: the block's stores, at GPU scope
+                                        (cumulative: the barrier ordered the other
+                                        threads' before it); acquire: the group's
+                                        other blocks' stores
+              last = old == size - 1
+              last: st.relaxed.gpu.global.u32 [counter + 4 * group], 0
+                                        (every other block has arrived: the
+                                        counter is 0 again for the next launch
+                                        and for a graph's next replay)
+              flag (shared) = last
+    bar.sync 0
+    last = flag                         the same in every thread: the `if`
+                                        that follows is uniform over the block
+
+ptxas (13.0, sm_90a) makes the atomic MEMBAR.ALL.GPU, ATOMG.E.ADD.STRONG.GPU
+and CCTL.IVALL: the SM's L1 is invalidated after the acquire, so no load of
+the region can hit a line cached before it (a separate `fence.acq_rel.gpu`
+before the atomic only added a second MEMBAR and CCTL). The acquire half of
+the atomic (thread 0), then the barrier, order every
+load of the region after the group's other blocks' stores, at GPU scope; the
+loads of the region are plain loads of a tensor the kernel writes (no
+`!invariant.load`), which LLVM cannot move above the barrier. The counter
+buffer is the kernel's `%arrive` parameter (`ParamSlot` "arrive:AXIS"),
+zeroed once by the runtime (`runtime/cuda_arrive.py`) and left zero by every
+launch that finishes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.ir import nodes as ir
+
+ARRIVE = "%arrive"
+
+
+def emit_last_block(em: Any, op: ir.LastBlock) -> None:
+    em.need_smem(4, op.span)
+    em.barrier()
+    one, rst, rjoin, every = (em.new_label(h) for h in ("lb_one", "lb_reset", "lb_kept", "lb_all"))
+    is0 = em.emit("icmp eq i32 %tid, 0")
+    em.cbr(is0, one, every)
+    em.label(one)
+    g64 = em.emit(f"sext i32 {em.scalar(op.group)} to i64")
+    ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {ARRIVE}, i64 {g64}")
+    old = em.emit('call i32 asm sideeffect "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", '
+                  f'"=r,l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    nm1 = em.emit(f"sub i32 {em.scalar(op.size)}, 1")
+    last = em.emit(f"icmp eq i32 {old}, {nm1}")
+    em.cbr(last, rst, rjoin)
+    em.label(rst)
+    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    em.br(rjoin)
+    em.label(rjoin)
+    flag = em.emit(f"zext i1 {last} to i8")
+    em.stmt(f"store i8 {flag}, ptr addrspace(3) {em.scratch}, align 4")
+    em.br(every)
+    em.label(every)
+    em.barrier()
+    got = em.emit(f"load i8, ptr addrspace(3) {em.scratch}, align 4")
+    em.env[op.result.id] = em.emit(f"icmp ne i8 {got}, 0")

@@ -1,0 +1,84 @@
+"""The group counters of `if last_block(axis)` launches (`ParamSlot` "arrive:AXIS").
+
+A kernel with `last_block` takes one more pointer: an array of u32 counters,
+one per group of the launch (`groups`: the grid's blocks over its size along
+the axis). Every block adds one to its group's counter; the last resets it
+to zero (`backend/codegen/arrive.py`). So a zeroed buffer stays zero after
+every launch that finishes, and needs zeroing only once, when it is made.
+
+Which buffer a launch gets:
+- outside a graph capture, the stream's buffer (launches on one stream run
+  one after another; under programmatic dependent launch the next grid
+  waits for this one before it touches memory), grown when a launch has more
+  groups; an outgrown buffer is kept (a launch in flight may still count on
+  it), so a stream holds at most log2 of its largest launch's buffers;
+- inside a capture, a buffer of its own (a graph may be replayed on any
+  stream, next to eager launches): a zeroed spare made outside the capture
+  when one fits, else a new one zeroed by a memset the graph records (it
+  then runs before each replay, which is harmless). The device's own graphs
+  (`end_capture`) own their buffers; one captured by another library keeps
+  its buffers as long as the device lives (one per captured launch, not per
+  replay).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+MIN_BYTES = 1024  # 256 counters: a stream's first buffer
+SPARES = 4  # zeroed buffers kept ready for launches captured into graphs
+
+
+def groups(slot: str, grid: tuple[int, ...]) -> int:
+    """The launch's number of groups for the slot "arrive:AXIS"."""
+    axis = int(slot.split(":")[1])
+    n = 1
+    for d, g in enumerate(grid):
+        if d != axis:
+            n *= g
+    return max(n, 1)
+
+
+class Counters:
+    def __init__(self, ctx: Any, check: Any) -> None:
+        self.ctx = ctx
+        self._check = check
+        self.by_stream: dict[int, Any] = {}
+        self.outgrown: list[Any] = []
+        self.spares: list[Any] = []
+        self.captured: dict[int, list[Any]] = defaultdict(list)  # by id(stream), until the graph takes them
+        self.orphans: list[Any] = []
+
+    def _zeroed(self, nbytes: int) -> Any:
+        buf = self.ctx.pool.alloc(nbytes)
+        self._check(self.ctx.d.cuMemsetD8(buf.ptr, 0, buf.nbytes), "cuMemsetD8")
+        return buf
+
+    def pointer(self, stream: Any, n: int, capturing: bool) -> int:
+        need = 4 * n
+        if capturing:
+            fit = next((b for b in self.spares if b.nbytes >= need), None)
+            if fit is not None:
+                self.spares.remove(fit)
+            else:
+                fit = self.ctx.pool.alloc(need)
+                self._check(self.ctx.d.cuMemsetD8Async(fit.ptr, 0, fit.nbytes, stream), "cuMemsetD8Async")
+            self.captured[id(stream)].append(fit)
+            return int(fit.ptr)
+        buf = self.by_stream.get(id(stream))
+        if buf is None or buf.nbytes < need:
+            if buf is not None:
+                self.outgrown.append(buf)
+            buf = self.by_stream[id(stream)] = self._zeroed(max(need, MIN_BYTES, 2 * (buf.nbytes if buf else 0)))
+        while len(self.spares) < SPARES:
+            self.spares.append(self._zeroed(buf.nbytes))
+        return int(buf.ptr)
+
+    def take(self, stream: Any) -> list[Any]:
+        """The buffers of launches captured on `stream` (the graph keeps them)."""
+        return self.captured.pop(id(stream), [])
+
+    def disown(self, stream: Any) -> None:
+        """A capture on `stream` ended elsewhere (another library's graph)."""
+        self.orphans += self.captured.pop(id(stream), [])

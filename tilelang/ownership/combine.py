@@ -122,17 +122,17 @@ class _Combine:
     def _misplaced(self, n: ast.Call, node: ast.If | None) -> None:
         if n.args and not isinstance(n.args[0].value, ast.IntLit):
             return  # the type checker said so
-        why = "not the whole condition of an `if` that ends the kernel"
+        why = "as a value, not the whole condition of an `if`"
         for m in ast.walk(self.decl.body):
             if isinstance(m, ast.If) and m.cond is n:
-                why = "this `if` has an `else`" if m.else_ is not None else \
-                    "an `if` inside the region" if node is not None and _inside(m, node) else \
-                    "this `if` is not the last statement of the kernel's body"
+                why = "in an `if` with an `else`" if m.else_ is not None else \
+                    "in an `if` inside the region" if node is not None and _inside(m, node) else \
+                    "in an `if` that is not the last statement of the kernel"
             elif isinstance(m, (ast.For, ast.While)) and _inside(n, m):
                 why = "inside a loop"
                 break
-        d = (Diagnostic.error(codes.LAST_BLOCK_PLACEMENT, "`last_block` where the group's arrival cannot be ordered")
-             .primary(n.span, why)
+        d = (Diagnostic.error(codes.LAST_BLOCK_PLACEMENT, f"`last_block` {why}")
+             .primary(n.span, "the group's arrival cannot be ordered here")
              .note("every block of the group must arrive exactly once, after all its stores, so the region is "
                    "the `if last_block(axis) { .. }` (no `else`) that ends the kernel, once"))
         if node is not None:
@@ -350,9 +350,8 @@ class _Combine:
             w = self._leaf_why(n)
             if w is not None:
                 span, what, src = w
-                d = (Diagnostic.error(codes.LAST_BLOCK_VARYING,
-                                      "a value that may differ between the group's blocks in `if last_block(..)`")
-                     .primary(span, what))
+                d = (Diagnostic.error(codes.LAST_BLOCK_VARYING, what)
+                     .primary(span, f"used in `if last_block({self.axis}) {{ .. }}`"))
                 if src is not None:
                     d = d.secondary(src, "computed here from a value that differs between the group's blocks")
                 self.emit(d.note("any block of the group may arrive last, so the region must compute the same "

@@ -172,6 +172,7 @@ def _group_load(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], sp: Span) -
         raise Unsupported(sp, f"{len(raw)} tile indices for a rank-{p.rank} tensor")
     local: list[ir.Value] = []
     checks: list[int] = []
+    whole: list[int] = []  # axes whose view tiles are wholly inside the own tile or wholly outside
     for d, (i, t) in enumerate(zip(raw, v.tile, strict=True)):
         if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool):
             off = i.value * t
@@ -181,9 +182,16 @@ def _group_load(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], sp: Span) -
         else:
             local.append(cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp))
             if d != axis:
-                checks.append(d)
+                (whole if p.tile_shape[d] % t == 0 else checks).append(d)
     mask = _inside_own(cx, local, v.tile, p.tile_shape, sp, only=checks) if checks else None
     offs = [cx.b.add(o, b, span=sp) for o, b in zip(local, base, strict=True)]
+    for d in whole:
+        # a tile outside the own tile's extent reads only padding: its offset
+        # moves to the tensor's end (a scalar test, no mask of the tile)
+        lo = cx.b.elementwise(ir.ElemOp.GE, local[d], cx.b.const(0, I32, span=sp), span=sp)
+        hi = cx.b.lt(local[d], cx.b.const(p.tile_shape[d], I32, span=sp), span=sp)
+        ok = cx.b.elementwise(ir.ElemOp.AND, lo, hi, span=sp)
+        offs[d] = cx.b.elementwise(ir.ElemOp.WHERE, ok, offs[d], cx.b.tensor_dim(p.name, d, span=sp), span=sp)
     pad = cx.mat(vals[1], p.dtype, sp) if name == "load_padded" else None
     return cx.b.load(p.name, offs, v.tile, mask=mask, padding=pad, span=sp)
 

@@ -43,7 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 import tilelang  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples" / "python"))
-from decode_plan import combine_ns, decode_plan  # noqa: E402  (the example's launch rule is what users get)
+from decode_plan import combine_ns, decode_plan, fused_dc  # noqa: E402  (the example's launch rule is what users get)
 
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -159,7 +159,7 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
 
 def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
                  plan: tuple[int, int, int] | None = None, variant: str = "std", sdpa: bool = True,
-                 fixed: bool = False) -> dict:
+                 fixed: bool = False, fused: bool = False) -> dict:
     """One decoding step of 32 query heads over 8 KV heads, D = 128 (bf16 on
     the GPU): Tile's flash decoding (split + combine, `plan` = (BN, splits,
     DC), by default the example's `decode_plan`) against SDPA with GQA.
@@ -171,7 +171,8 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     combine reads its output), and on the GPU the pair as one CUDA graph
     (`pair_ms`: PyTorch's `torch.cuda.graph` around the two calls, how a
     decode loop runs them; SDPA in a graph too, `sdpa_graph_ms`). `fixed`
-    adds the fixed-cost probes (`decode_fixed`)."""
+    adds the fixed-cost probes (`decode_fixed`); `fused`, the one-launch
+    `decode_fused` on the same plan (`bench_fused`)."""
     hq, hkv, d = 32, 8, 128
     dtype = "bf16" if dev != "cpu" else "f16"  # the CPU interpreter cannot view torch.bfloat16
     grp = hq // hkv
@@ -232,7 +233,11 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     row["of_copy_bw"] = row["tile_tbs"] / bandwidth if bandwidth else None
     fn_wait(tile_split())
     fn_wait(tile_combine())
-    row["err"] = rel_err(o, ref_f32(q, k, v, False))
+    ref = ref_f32(q, k, v, False)
+    row["err"] = rel_err(o, ref)
+    if fused:
+        row.update(bench_fused(o, ref, reps, dev, nbytes, grp, bn, d, splits, dtype, o_part, lse_part, q3, k3, v3,
+                               ctx, scale))
     if fixed and dev != "cpu":
         row.update(decode_fixed(tile_split, tile_combine, reps, dev, kernels, o_part, lse_part, o, q3, k3, v3, grp, d, dc,
                                 ctx, scale))
@@ -241,6 +246,36 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
         if "_pdle_o" in row:
             row["pdle_same"] = bool(torch.equal(o, row.pop("_pdle_o")))
     return row
+
+
+def bench_fused(o, ref, reps: int, dev: str, nbytes: int, grp: int, bn: int, d: int, splits: int, dtype: str,  # type: ignore[no-untyped-def]
+                o_part, lse_part, q3, k3, v3, ctx: int, scale: float) -> dict:
+    """`std::attention::decode_fused` (one launch: the merge by each KV head's
+    last block, `if last_block(1)`) on the same plan, at its column chunk DC
+    (`fused_dc`: [NS, G, DC] tiles of at most 4,096 partials) and at 4x that
+    (fewer round trips to L2, more registers): eager and as a CUDA graph,
+    its output against the pair's (`o`) and SDPA's in f32."""
+    out: dict = {}
+    of = torch.empty_like(o)
+    dcs = sorted({fused_dc(splits, grp, d), fused_dc(splits, grp, d, tile=16384)})
+    for i, dc in enumerate(dcs):
+        fused = ATTN.decode_fused[dtype, grp, bn, d, combine_ns(splits), dc]
+
+        def step():  # type: ignore[no-untyped-def]
+            return fused(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
+                         tilelang.partition(of.view(-1, grp, d), [1, grp, d]), q3, k3, v3, ctx, scale).launch()
+
+        key = "fused" if i == 0 else f"fused_dc{dc}"
+        out[f"{key}_dc"] = dc
+        out[f"{key}_ms"] = time_ms(step, reps, dev, warmup=5)
+        if dev != "cpu":
+            out[f"{key}_graph_ms"] = time_ms(graph_of(step), reps, dev)
+            out[f"{key}_tbs"] = nbytes / out[f"{key}_graph_ms"] / 1e9
+        of.fill_(float("nan"))
+        fn_wait(step())
+        out[f"{key}_err"] = rel_err(of, ref)
+        out[f"{key}_vs_pair"] = float((of.float() - o.float()).abs().max())
+    return out
 
 
 def graph_of(*fns):  # type: ignore[no-untyped-def]
@@ -401,6 +436,12 @@ def decode_detail(r: dict) -> str:
     if "split_len1_ms" in us:
         out += (f"; split over 1 position {us['split_len1_ms']:.1f} us; empty kernel {us['nop_ms']:.1f} us, "
                 f"two in a graph {us['nop2_graph_ms']:.1f} us")
+    for key in [k[:-3] for k in r if k.startswith("fused") and k.endswith("_dc")]:
+        out += (f"; {key} (DC={r[key + '_dc']}) {us[key + '_ms']:.1f} us"
+                + (f", graph {us[key + '_graph_ms']:.1f} us = {r[key + '_tbs']:.2f} TB/s"
+                   + (f" = {100 * r[key + '_tbs'] / bw:.1f}% of copy" if (bw := r.get('copy_bw')) else "")
+                   if key + "_graph_ms" in us else "")
+                + f", err {r[key + '_err']:.1e}, |fused - pair| {r[key + '_vs_pair']:.1e}")
     return out
 
 
@@ -476,7 +517,8 @@ def main(argv: list[str] | None = None) -> int:
         # the same plan timed again minutes later (2026-12-02, h15d call 2)
         bench_decode(*decode[0], 2, dev, bw)
     for b, ctx in decode:
-        rows.append(bench_decode(b, ctx, a.reps, dev, bw, fixed=a.fixed))
+        rows.append(bench_decode(b, ctx, a.reps, dev, bw, fixed=a.fixed, fused=True))
+        rows[-1]["copy_bw"] = bw
         print(table(rows[-1:], 0).splitlines()[-1], flush=True)
         print(decode_detail(rows[-1]), flush=True)
         if a.sweep:

@@ -1,8 +1,10 @@
 """How to launch `std::attention`'s flash decoding for a shape: the key
 block, the number of splits of the cache, the merge's column chunk.
 
-    from decode_plan import decode_plan, combine_ns
+    from decode_plan import decode_plan, combine_ns, fused_dc
     bn, splits, dc = decode_plan(batch * kv_heads, group, cache_len, head_dim, sms)
+    # one launch (`decode_fused`, the merge by each head's last block):
+    dcf = fused_dc(splits, group, head_dim)
 
 No PyTorch here (the rule is arithmetic on the shape and the card's SM
 count), so it is tested without a GPU (`tests/std/test_decode_plan.py`) and
@@ -92,6 +94,17 @@ def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int, bn: 
     while combine_ns(splits) * group * dc > combine_tile and dc % 16 == 0:
         dc //= 2
     return bn, splits, dc
+
+
+def fused_dc(splits: int, group: int, d: int, tile: int = 4096) -> int:
+    """`decode_fused`'s column chunk: its last block merges a KV head's
+    shares DC columns at a time, each a [NS, G, DC] tile of partials read
+    from L2 (one round trip a chunk: the fewer chunks, the shorter the
+    tail), at most `tile` elements (32 f32 registers a thread of 4 warps)."""
+    dc = d
+    while combine_ns(splits) * group * dc > tile and dc % 16 == 0:
+        dc //= 2
+    return dc
 
 
 def combine_ns(splits: int) -> int:

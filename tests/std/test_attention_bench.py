@@ -23,9 +23,9 @@ def _script(name: str):  # type: ignore[no-untyped-def]
 
 def test_sanitizer_workload_is_right_on_the_interpreter(capsys) -> None:  # type: ignore[no-untyped-def]
     assert _script("attention_sanitize").main(["cpu"]) == 0
-    assert capsys.readouterr().out.count("err ") == 6
+    assert capsys.readouterr().out.count("err ") == 8
     assert _script("attention_sanitize").main(["cpu", "decode"]) == 0
-    assert capsys.readouterr().out.count("err ") == 2
+    assert capsys.readouterr().out.count("err ") == 4
 
 
 def test_every_prewarmed_launch_lowers() -> None:
@@ -41,7 +41,7 @@ def test_every_prewarmed_launch_lowers() -> None:
     assert {k for k, _, _ in launches} == {"flash_attention", "flash_attention_lse", "decode_split",
                                            "decode_split_varlen", "decode_combine", "decode_split+pdl",
                                            "decode_combine+pdl", "decode_split+pdl@entry",
-                                           "decode_combine+pdl@entry", "decode_combine_w1n"}
+                                           "decode_combine+pdl@entry", "decode_combine_w1n", "decode_fused"}
     seen = set()
     for kernel, inst, params in launches:
         kernel = kernel.removesuffix(pw.PDL_ENTRY).removesuffix(pw.PDL)  # the same kernel, compiled for PDL

@@ -141,6 +141,56 @@ def test_flash_decoding_matches_sdpa(case):
     assert torch.equal(o, o_v)
 
 
+@pytest.mark.parametrize("case", DECODE, ids=[f"{c[0]}-b{c[1]}-s{c[5]}-sp{c[8]}" for c in DECODE])
+def test_fused_decoding_matches_sdpa_and_the_pair(case):
+    # `decode_fused`: the merge done by the last block of each KV head
+    # (`if last_block(1)`), in one launch; the same numbers as the pair, eager
+    # again and again (the group counters reset themselves) and replayed in a
+    # CUDA graph
+    dtype, b, hkv, grp, smax, clen, d, bn, splits, dc = case
+    dt = DTYPES[dtype]
+    g = torch.Generator(device="cuda").manual_seed(clen + 1)
+    q = torch.randn(b * hkv, grp, d, device="cuda", dtype=dt, generator=g)
+    k = torch.randn(b * hkv, smax, d, device="cuda", dtype=dt, generator=g)
+    v = torch.randn(b * hkv, smax, d, device="cuda", dtype=dt, generator=g)
+    k[:, clen:] = float("nan")
+    v[:, clen:] = float("nan")
+    o_part = torch.empty(b * hkv, splits * grp, d, device="cuda")
+    lse_part = torch.empty(b * hkv, splits * grp, device="cuda")
+    scale = d**-0.5
+    ns = 1 << (splits - 1).bit_length()
+    pair = torch.empty_like(q)
+    ATTN.decode_split[dtype, grp, bn, d](
+        tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q, k, v, clen, scale
+    ).sync()
+    ATTN.decode_combine[dtype, grp, ns, dc](tilelang.partition(pair, [1, grp, dc]), o_part, lse_part).sync()
+    fused = ATTN.decode_fused[dtype, grp, bn, d, ns, dc]
+    o = torch.full_like(q, float("nan"))
+
+    def step():
+        return fused(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
+                     tilelang.partition(o, [1, grp, d]), q, k, v, clen, scale)
+
+    step().sync()
+    first = o.clone()
+    assert rel_err(first.reshape(-1, 1, d), pair.reshape(-1, 1, d).float()) < 4e-3
+    for _ in range(3):  # the same numbers whichever block of a head arrives last
+        o.fill_(float("nan"))
+        step().sync()
+        assert torch.equal(o, first)
+    want, _ = reference(q.reshape(b * hkv * grp, 1, d), k, v, scale, False, cache_len=clen)
+    assert rel_err(o.reshape(-1, 1, d), want) < 1e-2
+    torch.cuda.synchronize()
+    gr = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(gr):
+        step().launch()
+    for _ in range(20):
+        o.fill_(float("nan"))
+        gr.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(o, first)
+
+
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_four_d_tensors_in_place_with_a_scale(dtype):
     # PyTorch's [B, H, S, D] layout viewed as [B * H, S, D]: the kernel writes

@@ -486,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prefill-only", action="store_true", help="no decode shapes")
     ap.add_argument("--only", default=None, help="prefill rows of this dtype-D only, e.g. f16-128")
     ap.add_argument("--causal-only", action="store_true", help="only the causal prefill rows")
+    ap.add_argument("--full-only", action="store_true", help="only the non-causal prefill rows")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -505,8 +506,8 @@ def main(argv: list[str] | None = None) -> int:
         decode = []
     if a.only:
         prefill = [r for r in prefill if f"{r[0]}-{r[1]}" == a.only]
-    if a.causal_only:
-        prefill = [r for r in prefill if r[2]]
+    if a.causal_only or a.full_only:
+        prefill = [r for r in prefill if r[2] == a.causal_only]
     if dev == "cpu" and not a.smoke:
         print("no GPU: use --smoke on the CPU", file=sys.stderr)
         return 2

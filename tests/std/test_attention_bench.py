@@ -94,3 +94,26 @@ def test_merge_variants_agree_with_the_library(name: str) -> None:
     want = (w * o_part.reshape(3, splits, g, d)).sum(1) / w.sum(1)
     np.testing.assert_array_equal(outs[1], outs[0])
     np.testing.assert_allclose(outs[1].astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
+def test_the_ablations_baseline_is_attention_and_each_ablation_is_not() -> None:
+    # benchmarks/attention_variants.tile's prefill ablations: ab0 (the key loop
+    # without masks) computes std's attention on full rows of whole blocks, and
+    # each of ab1..ab4 leaves out a part whose absence shows in the result
+    import numpy as np
+
+    import tilelang
+
+    std = tilelang.compile("use std::attention::flash_attention;\n")
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
+    rng = np.random.default_rng(3)
+    q, k, v = ((2 * rng.standard_normal((2, 128, 64))).astype(np.float16) for _ in range(3))
+    outs = {}
+    for name, kern in [("std", std.flash_attention)] + [(f"ab{i}", getattr(variants, f"flash_attention_ab{i}"))
+                                                       for i in range(5)]:
+        o = np.zeros_like(q)
+        kern["f16", 64, 64, 64](tilelang.partition(o, [1, 64, 64]), q, k, v, 0.125, False).sync()
+        outs[name] = o.astype(np.float64)
+    np.testing.assert_allclose(outs["ab0"], outs["std"], rtol=2e-3, atol=2e-3)
+    for i in range(1, 5):
+        assert not np.allclose(outs[f"ab{i}"], outs["std"], rtol=5e-2, atol=5e-2), i  # (ab3 overflows here: NaN)

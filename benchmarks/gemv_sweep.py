@@ -43,12 +43,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 LAYERS = 8
 
 # matrix -> candidates (ST, BN, BK); each runs with MB 0 and "auto" (the
-# engine's shapes first)
+# engine's shapes first); ST 4 with small row tiles is the LM head's form
+# (many blocks, several waves, the weights through the cp.async ring)
 CANDIDATES: dict[str, list[tuple[int, int, int]]] = {
     "qkv": [(1, 16, 1024), (1, 16, 512), (2, 16, 512), (2, 16, 256), (2, 8, 512), (1, 8, 1024)],
     "o": [(1, 8, 2048), (1, 8, 1024), (2, 8, 1024), (2, 8, 512), (1, 4, 2048), (2, 4, 1024)],
-    "gate_up": [(1, 32, 256), (1, 16, 512), (2, 16, 256), (1, 16, 256), (2, 8, 512), (2, 32, 128)],
-    "down": [(1, 8, 2048), (1, 8, 1024), (2, 8, 1024), (2, 8, 512), (1, 4, 2048), (2, 4, 1024)],
+    "gate_up": [(1, 32, 256), (1, 16, 512), (2, 16, 256), (1, 16, 256), (2, 8, 512), (2, 32, 128),
+                (4, 8, 256), (4, 16, 256)],
+    "down": [(1, 8, 2048), (1, 8, 1024), (2, 8, 1024), (2, 8, 512), (1, 4, 2048), (2, 4, 1024),
+             (4, 4, 1024), (4, 4, 512)],
     "lm": [(2, 16, 512), (1, 16, 512), (2, 32, 256), (2, 8, 512), (2, 16, 1024)],
 }  # fmt: skip
 

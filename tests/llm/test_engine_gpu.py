@@ -101,6 +101,31 @@ def test_ring_gemvs_match_torch() -> None:
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 
 
+@pytest.mark.parametrize(("bn_gu", "bn_down"), [(8, 4), (16, 8)])
+def test_many_wave_ring_gemvs_match_torch(bn_gu: int, bn_down: int) -> None:
+    # gate/up and down as the LM head streams: small row tiles (many blocks,
+    # several waves at MB 3) with the weights through the cp.async ring (ST
+    # 4), down at 4 rows a block: teacher-forced
+    # logits against `TorchQwen3`, the plan's greedy tokens
+    w = random_weights(SMALL, seed=6, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 24, batched=False)
+    p = eng.plan
+    eng.replan(dataclasses.replace(
+        p,
+        bn={**p.bn, "gate_up": bn_gu, "down": bn_down},
+        bk={**p.bk, "gate_up": 128, "down": 512},
+        st={**p.st, "gate_up": 4, "down": 4},
+        mb={**p.mb, "gate_up": 3, "down": 3},
+        splitk={**p.splitk, "down": 1},  # SMALL's 256 rows would split K
+    ))  # fmt: skip
+    assert {(op.generics["BN"], op.generics["ST"]) for op in eng.ops if op.kernel.__name__ == "rms_gate_up"} == {(bn_gu, 4)}
+    assert (bn_down, 4) in {(op.generics["BN"], op.generics["ST"]) for op in eng.ops if op.kernel.__name__ == "gemv_add"}
+    _teacher_forced(eng, w, seed=6, n=24)
+    eng.reset()
+    assert eng.generate([5, 6, 7], 24, batched=False) == want
+
+
 def test_next_weights_prefetch_matches_torch() -> None:
     # Plan.pf: every GEMV issues bulk L2 prefetches of the next matrix's first
     # columns once its loads are back (QKV -> all of W_o, O -> gate/up,

@@ -136,6 +136,27 @@ def test_peeled_gemvs_lead_with_their_weights() -> None:
             assert post.count("ld.global") > 0
 
 
+@pytest.mark.parametrize(("mat", "shape"), [("gate_up", (8, 256, 4, 3)), ("gate_up", (16, 256, 4, 3)),
+                                           ("down", (4, 1024, 4, 3)), ("down", (4, 512, 4, 3))])
+def test_many_wave_ring_gemvs_stream_without_spills(mat: str, shape: tuple[int, int, int, int]) -> None:
+    # gate/up and down in the LM head's form (small row tiles: 608-1,216
+    # blocks of gate/up, 640 of down at Qwen3-4B, several waves at MB 3; ST 4
+    # through the cp.async ring): the weights are ringed (copies in the PTX),
+    # nothing spills, the registers fit MB blocks an SM
+    cfg = Qwen3Config.load("qwen3-4b")
+    base = plan_for(cfg, 2048, 132, hopper=True)
+    bn, bk, st, mb = shape
+    plan = dataclasses.replace(base, bn={**base.bn, mat: bn}, bk={**base.bk, mat: bk},
+                               st={**base.st, mat: st}, mb={**base.mb, mat: mb})  # fmt: skip
+    op = _op(load_kernels(), mat, cfg, plan)
+    op.discard()  # built to be compiled, never run
+    ptx = _ptx(op)
+    assert ptx.count("cp.async.cg.shared.global") > 0, (mat, shape)
+    report = _ptxas(ptx)
+    regs = int(re.search(r"Used (\d+) registers", report).group(1))  # type: ignore[union-attr]
+    assert regs * 256 * mb <= 65536 and "0 bytes spill stores" in report, (mat, shape, report)
+
+
 def test_ring_decode_attention_streams_without_spills() -> None:
     # `attn_decode_ring` (Plan.tc = 4) at Qwen3-4B's decode shapes (G 4,
     # D 128, key tile 32): K and V are cp.async'd into the shared-memory

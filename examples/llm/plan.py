@@ -165,10 +165,8 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             # one wave: ptxas gets the registers of the grid's blocks an SM and
             # issues each K step's loads ahead of its products within them
             # (H200, 4B: 3.0 -> 3.4 ms a token at 1,024, RESULTS.md); never
-            # fewer than 64 registers (MB <= 4: below, some spilled); a ring form (ST >= 3:
-            # the LM head's, many waves) holds the MB of its GEMV_SHAPES row
-            one_wave = k != "lm" and st[k] < 3
-            mb[k] = min(MAX_MB, -(-blocks * splitk.get(k, 1) // sm_count)) if one_wave else per_sm
+            # fewer than 64 registers (MB <= 4: below, some spilled)
+            mb[k] = min(MAX_MB, -(-blocks * splitk.get(k, 1) // sm_count)) if k != "lm" else per_sm
         ns = _pow2_at_most(max(1, min(32, want // hkv)))
         bt = 32
         # H200, Qwen3-4B (RESULTS.md, 2026-12-02): the ring (the register

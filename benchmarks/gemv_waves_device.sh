@@ -14,7 +14,8 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/gw.XXXX)/gw; mkdir -p "$D"
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
 pack() { tar -C "$(dirname "$D")" -czf "$OUT/gw.tgz" gw; }
-nvidia-smi -L; date -u; git log -1 --format='tree %h %s' 2>/dev/null || cat .devcommit COMMIT 2>/dev/null
+# TREE: the commit synced to the device (inside .dev/NAME/tree `git log` shows the device checkout's)
+nvidia-smi -L; date -u; echo "tree ${TREE:-unknown: pass TREE=<commit>}"
 g() {  # gate/up: BN BK ST MB
   echo "\"bn\": {\"gate_up\": $1}, \"bk\": {\"gate_up\": $2}, \"st\": {\"gate_up\": $3}, \"mb\": {\"gate_up\": $4}"; }
 d() {  # down: BN BK ST MB

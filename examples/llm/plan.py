@@ -36,8 +36,10 @@ def _divisor_tile(n: int, b: int) -> int:
 # 1024]; gate/up [32, 512] 5 % faster than [32, 256] in the sweep but spills
 # 68 bytes at MB 3); the LM head (many waves) through a shared-memory ring
 # (ST 4: 186 us against 195 for ST 2 at [16, 512], sixth session; the ring lost
-# 4-16 % on the one-wave matrices). `plan_for` halves BN where a matrix has
-# too few rows to fill the card, BK where it has more blocks than it holds.
+# 4-16 % on the one-wave matrices; in the head's own form, small row tiles in
+# several waves, 5-30 % on gate/up and down, 2026-12-03). `plan_for` halves
+# BN where a matrix has too few rows to fill the card, BK where it has more
+# blocks than it holds.
 MAX_MB = 4  # 256-thread GEMV blocks an SM: 64 registers each
 GEMV_SHAPES = {
     "qkv": (16, 512, 1, 3),

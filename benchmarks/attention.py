@@ -43,7 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 import tilelang  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples" / "python"))
-from decode_plan import combine_ns, decode_plan, fused_dc  # noqa: E402  (the example's launch rule is what users get)
+from decode_plan import combine_ns, decode_plan, fused_nc  # noqa: E402  (the example's launch rule is what users get)
 
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -251,30 +251,27 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
 def bench_fused(o, ref, reps: int, dev: str, nbytes: int, grp: int, bn: int, d: int, splits: int, dtype: str,  # type: ignore[no-untyped-def]
                 o_part, lse_part, q3, k3, v3, ctx: int, scale: float) -> dict:
     """`std::attention::decode_fused` (one launch: the merge by each KV head's
-    last block, `if last_block(1)`) on the same plan, at its column chunk DC
-    (`fused_dc`: [NS, G, DC] tiles of at most 4,096 partials) and at 4x that
-    (fewer round trips to L2, more registers): eager and as a CUDA graph,
-    its output against the pair's (`o`) and SDPA's in f32."""
+    last block, `if last_block(1)`) on the same plan, NC = `fused_nc` shares a
+    step of the merge: eager and as a CUDA graph, its output against the
+    pair's (`o`) and SDPA's in f32."""
     out: dict = {}
     of = torch.empty_like(o)
-    dcs = sorted({fused_dc(splits, grp, d), fused_dc(splits, grp, d, tile=16384)})
-    for i, dc in enumerate(dcs):
-        fused = ATTN.decode_fused[dtype, grp, bn, d, combine_ns(splits), dc]
+    nc = fused_nc(splits)
+    fused = ATTN.decode_fused[dtype, grp, bn, d, combine_ns(splits), nc]
 
-        def step():  # type: ignore[no-untyped-def]
-            return fused(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
-                         tilelang.partition(of.view(-1, grp, d), [1, grp, d]), q3, k3, v3, ctx, scale).launch()
+    def step():  # type: ignore[no-untyped-def]
+        return fused(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
+                     tilelang.partition(of.view(-1, grp, d), [1, grp, d]), q3, k3, v3, ctx, scale).launch()
 
-        key = "fused" if i == 0 else f"fused_dc{dc}"
-        out[f"{key}_dc"] = dc
-        out[f"{key}_ms"] = time_ms(step, reps, dev, warmup=5)
-        if dev != "cpu":
-            out[f"{key}_graph_ms"] = time_ms(graph_of(step), reps, dev)
-            out[f"{key}_tbs"] = nbytes / out[f"{key}_graph_ms"] / 1e9
-        of.fill_(float("nan"))
-        fn_wait(step())
-        out[f"{key}_err"] = rel_err(of, ref)
-        out[f"{key}_vs_pair"] = float((of.float() - o.float()).abs().max())
+    out["fused_nc"] = nc
+    out["fused_ms"] = time_ms(step, reps, dev, warmup=5)
+    if dev != "cpu":
+        out["fused_graph_ms"] = time_ms(graph_of(step), reps, dev)
+        out["fused_tbs"] = nbytes / out["fused_graph_ms"] / 1e9
+    of.fill_(float("nan"))
+    fn_wait(step())
+    out["fused_err"] = rel_err(of, ref)
+    out["fused_vs_pair"] = float((of.float() - o.float()).abs().max())
     return out
 
 
@@ -436,12 +433,12 @@ def decode_detail(r: dict) -> str:
     if "split_len1_ms" in us:
         out += (f"; split over 1 position {us['split_len1_ms']:.1f} us; empty kernel {us['nop_ms']:.1f} us, "
                 f"two in a graph {us['nop2_graph_ms']:.1f} us")
-    for key in [k[:-3] for k in r if k.startswith("fused") and k.endswith("_dc")]:
-        out += (f"; {key} (DC={r[key + '_dc']}) {us[key + '_ms']:.1f} us"
-                + (f", graph {us[key + '_graph_ms']:.1f} us = {r[key + '_tbs']:.2f} TB/s"
-                   + (f" = {100 * r[key + '_tbs'] / bw:.1f}% of copy" if (bw := r.get('copy_bw')) else "")
-                   if key + "_graph_ms" in us else "")
-                + f", err {r[key + '_err']:.1e}, |fused - pair| {r[key + '_vs_pair']:.1e}")
+    if "fused_ms" in us:
+        out += (f"; fused (NC={r['fused_nc']}) {us['fused_ms']:.1f} us"
+                + (f", graph {us['fused_graph_ms']:.1f} us = {r['fused_tbs']:.2f} TB/s"
+                   + (f" = {100 * r['fused_tbs'] / bw:.1f}% of copy" if (bw := r.get('copy_bw')) else "")
+                   if "fused_graph_ms" in us else "")
+                + f", err {r['fused_err']:.1e}, |fused - pair| {r['fused_vs_pair']:.1e}")
     return out
 
 

@@ -69,8 +69,8 @@ def decode(dtype: str, bhkv: int, grp: int, smax: int, d: int, bn: int, splits: 
     if varlen_b is not None:
         out.append(("decode_split_varlen", {"T": t, "G": grp, "BN": bn, "D": d},
                     [*split, ("cache_lens", DType.I32, (varlen_b,), None)]))
-    for dcf in fused:  # `decode_fused` with merge chunk dcf (the split's params and the group's output)
-        out.append(("decode_fused", {"T": t, "G": grp, "BN": bn, "D": d, "NS": ns, "DC": dcf},
+    for nc in fused:  # `decode_fused` merging nc shares a step (the split's params and the group's output)
+        out.append(("decode_fused", {"T": t, "G": grp, "BN": bn, "D": d, "NS": ns, "NC": nc},
                     [*split[:2], ("o", t, (bhkv, grp, d), (1, grp, d)), *split[2:]]))
     return out
 
@@ -100,7 +100,7 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
         out += [prefill(dtype, bh, hkv, sq, sk, d, bm, bn, lse) for lse in (True, False)]
     for dtype, b, hkv, grp, smax, _clen, d, bn, splits, dc in gpu_tests.DECODE:
         ns = 1 << (splits - 1).bit_length()
-        out += decode(dtype, b * hkv, grp, smax, d, bn, splits, ns, varlen_b=b, dc=dc, fused=(dc,))
+        out += decode(dtype, b * hkv, grp, smax, d, bn, splits, ns, varlen_b=b, dc=dc, fused=(min(8, ns),))
     for dtype, (bm, bn) in zip(("f16", "bf16"), gpu_tests.BLOCKS, strict=True):  # test_four_d_tensors_in_place_with_a_scale
         out.append(prefill(dtype, 16, 4, 333, 333, 64, bm, bn, False))
     # benchmarks/attention.py's prefill rows (S = 1024, 4096, 16384; 16k tokens; its blocks)
@@ -114,12 +114,12 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     sys.path.insert(0, str(ROOT / "examples" / "python"))
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import attention as bench
-    from decode_plan import combine_ns, decode_plan, fused_dc
+    from decode_plan import combine_ns, decode_plan, fused_nc
 
     for batch in (1, 8):
         for ctx in (8192, 32768):
             for i, (variant, (bn, splits, dc)) in enumerate(bench.sweep_plans(batch, ctx, SMS)):
-                fused = tuple(sorted({fused_dc(splits, 4, 128), fused_dc(splits, 4, 128, tile=16384)})) if i == 0 else ()
+                fused = (fused_nc(splits),) if i == 0 else ()
                 for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits), dc=dc,
                                              fused=fused):
                     split_v, _, comb_v = variant.partition("c:")
@@ -138,8 +138,8 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     # benchmarks/attention_sanitize.py
     out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
     out.append(prefill("f16", 2, 2, 150, 90, 128, 64, 64, True))
-    out += decode("f16", 4, 4, 384, 128, 64, 8, 8, dc=32, fused=(32,))
-    out += decode("f16", 4, 4, 384, 128, 32, 4, 4, varlen_b=2, fused=(128,))
+    out += decode("f16", 4, 4, 384, 128, 64, 8, 8, dc=32, fused=(4,))
+    out += decode("f16", 4, 4, 384, 128, 32, 4, 4, varlen_b=2, fused=(4,))
     return out
 
 

@@ -83,10 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         bad += not err < 1e-2
         # the same in one launch: the merge by each KV head's last block (`if last_block(1)`)
         of = np.zeros_like(q)
-        attn.decode_fused["f16", grp, bn, d, splits, dc](*parts[:2], tilelang.partition(of, [1, grp, d]),
-                                                         *parts[2:], clen, d**-0.5).sync()
+        attn.decode_fused["f16", grp, bn, d, splits, 4](*parts[:2], tilelang.partition(of, [1, grp, d]),
+                                                        *parts[2:], clen, d**-0.5).sync()
         err = rel_err(of, want)
-        print(f"decode_fused f16 B={b} ctx {clen}/{smax} BN={bn} {splits} splits DC={dc}: err {err:.1e}")
+        print(f"decode_fused f16 B={b} ctx {clen}/{smax} BN={bn} {splits} splits NC=4: err {err:.1e}")
         bad += not err < 1e-2
     return 1 if bad else 0
 

@@ -1,10 +1,10 @@
 """How to launch `std::attention`'s flash decoding for a shape: the key
 block, the number of splits of the cache, the merge's column chunk.
 
-    from decode_plan import decode_plan, combine_ns, fused_dc
+    from decode_plan import decode_plan, combine_ns, fused_nc
     bn, splits, dc = decode_plan(batch * kv_heads, group, cache_len, head_dim, sms)
     # one launch (`decode_fused`, the merge by each head's last block):
-    dcf = fused_dc(splits, group, head_dim)
+    nc = fused_nc(splits)
 
 No PyTorch here (the rule is arithmetic on the shape and the card's SM
 count), so it is tested without a GPU (`tests/std/test_decode_plan.py`) and
@@ -96,15 +96,13 @@ def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int, bn: 
     return bn, splits, dc
 
 
-def fused_dc(splits: int, group: int, d: int, tile: int = 4096) -> int:
-    """`decode_fused`'s column chunk: its last block merges a KV head's
-    shares DC columns at a time, each a [NS, G, DC] tile of partials read
-    from L2 (one round trip a chunk: the fewer chunks, the shorter the
-    tail), at most `tile` elements (32 f32 registers a thread of 4 warps)."""
-    dc = d
-    while combine_ns(splits) * group * dc > tile and dc % 16 == 0:
-        dc //= 2
-    return dc
+def fused_nc(splits: int, most: int = 8) -> int:
+    """`decode_fused`'s step: its last block merges a KV head's shares NC
+    at a time (one round trip to L2 a step: the fewer steps, the shorter the
+    tail), at most `most` (8: a [G, 8, D] step keeps lanes along D and the
+    sums in each thread; 16 made the backend lay lanes along the shares,
+    through shared memory that cost the split its second block an SM)."""
+    return min(most, combine_ns(splits))
 
 
 def combine_ns(splits: int) -> int:

@@ -43,24 +43,24 @@ def _reference(q, k, v, clen, scale):  # type: ignore[no-untyped-def]
     return np.einsum("bgk,bkd->bgd", p / p.sum(-1, keepdims=True), v[:, :clen].astype(np.float64))
 
 
-def _fused(q, k, v, clen, bn, splits, ns, dc, scale=0.125):  # type: ignore[no-untyped-def]
+def _fused(q, k, v, clen, bn, splits, ns, nc, scale=0.125):  # type: ignore[no-untyped-def]
     bh, g, d = q.shape
     o_part = np.zeros((bh, splits * g, d), np.float32)
     lse_part = np.zeros((bh, splits * g), np.float32)
     o = np.zeros_like(q)
-    op = ATTN.decode_fused["f16", g, bn, d, ns, dc](P(o_part, [1, g, d]), P(lse_part, [1, g]), P(o, [1, g, d]),
+    op = ATTN.decode_fused["f16", g, bn, d, ns, nc](P(o_part, [1, g, d]), P(lse_part, [1, g]), P(o, [1, g, d]),
                                                     q, k, v, clen, scale)
     return op, o, o_part, lse_part
 
 
-@pytest.mark.parametrize(("bh", "g", "smax", "clen", "d", "bn", "splits", "ns", "dc"), [
-    (2, 4, 130, 129, 64, 16, 4, 4, 64),
-    (3, 4, 256, 200, 32, 16, 5, 8, 16),   # splits < NS, two column chunks of the merge
-    (1, 8, 64, 1, 64, 16, 3, 4, 32),     # one position: shares without a key
+@pytest.mark.parametrize(("bh", "g", "smax", "clen", "d", "bn", "splits", "ns", "nc", "dc"), [
+    (2, 4, 130, 129, 64, 16, 4, 4, 4, 64),
+    (3, 4, 256, 200, 32, 16, 5, 8, 2, 16),   # splits < NS, four steps of the merge
+    (1, 8, 64, 1, 64, 16, 3, 4, 1, 32),     # one position: shares without a key
 ])
-def test_fused_decoding_matches_numpy_and_the_pair(bh, g, smax, clen, d, bn, splits, ns, dc) -> None:  # type: ignore[no-untyped-def]
+def test_fused_decoding_matches_numpy_and_the_pair(bh, g, smax, clen, d, bn, splits, ns, nc, dc) -> None:  # type: ignore[no-untyped-def]
     q, k, v = _inputs(bh, g, smax, clen, d, seed=bh + clen)
-    op, o, _, _ = _fused(q, k, v, clen, bn, splits, ns, dc)
+    op, o, _, _ = _fused(q, k, v, clen, bn, splits, ns, nc)
     op.sync()
     np.testing.assert_allclose(o.astype(np.float64), _reference(q, k, v, clen, 0.125), rtol=2e-3, atol=2e-3)
     o_part = np.zeros((bh, splits * g, d), np.float32)
@@ -68,12 +68,13 @@ def test_fused_decoding_matches_numpy_and_the_pair(bh, g, smax, clen, d, bn, spl
     pair = np.zeros_like(q)
     ATTN.decode_split["f16", g, bn, d](P(o_part, [1, g, d]), P(lse_part, [1, g]), q, k, v, clen, 0.125).sync()
     ATTN.decode_combine["f16", g, ns, dc](P(pair, [1, g, dc]), o_part, lse_part).sync()
-    np.testing.assert_array_equal(o, pair)  # the same arithmetic, in the same order
+    # the same weights, summed in another order (an online softmax over the merge's steps)
+    np.testing.assert_allclose(o.astype(np.float32), pair.astype(np.float32), rtol=2e-3, atol=2e-3)
 
 
 def test_whichever_block_arrives_last_the_result_is_the_same() -> None:
     q, k, v = _inputs(3, 4, 256, 200, 32, seed=5)
-    op, o, o_part, lse_part = _fused(q, k, v, 200, 16, 5, 8, 16)
+    op, o, o_part, lse_part = _fused(q, k, v, 200, 16, 5, 8, 2)
     kir, grid = op._plan.kir, (3, 5, 1)
     outs = []
     for order in ("row-major", "reverse"):
@@ -88,7 +89,7 @@ def test_whichever_block_arrives_last_the_result_is_the_same() -> None:
 
 def test_fused_decoding_in_the_simulator() -> None:
     q, k, v = _inputs(2, 4, 80, 70, 64, seed=3)
-    op, o, o_part, lse_part = _fused(q, k, v, 70, 16, 2, 2, 32)
+    op, o, o_part, lse_part = _fused(q, k, v, 70, 16, 2, 2, 1)
     copies = [np.array(h) for h in op._hosts]
     SimDevice("sm_90").run(op._plan.kir, (2, 2, 1), op._kernel_args(copies))  # raises unless every counter is 0 again
     op.sync()
@@ -104,7 +105,7 @@ def _kir_f16():  # type: ignore[no-untyped-def]
     o = np.zeros((bh, g, d), np.float16)
     q = np.zeros((bh, g, d), np.float16)
     kv = np.zeros((bh, 64, d), np.float16)
-    op = ATTN.decode_fused["f16", g, 64, d, 32, 32](P(o_part, [1, g, d]), P(lse_part, [1, g]), P(o, [1, g, d]),
+    op = ATTN.decode_fused["f16", g, 64, d, 32, 8](P(o_part, [1, g, d]), P(lse_part, [1, g]), P(o, [1, g, d]),
                                                      q, kv, kv, 64, 0.1)
     facts = {p.name: TensorFacts(True, tuple(n % 16 == 0 for n in np.asarray(a).shape))
              for p, a in zip(op._plan.kir.tensor_params, op._hosts, strict=True)}

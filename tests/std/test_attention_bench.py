@@ -117,3 +117,27 @@ def test_the_ablations_baseline_is_attention_and_each_ablation_is_not() -> None:
     np.testing.assert_allclose(outs["ab0"], outs["std"], rtol=2e-3, atol=2e-3)
     for i in range(1, 5):
         assert not np.allclose(outs[f"ab{i}"], outs["std"], rtol=5e-2, atol=5e-2), i  # (ab3 overflows here: NaN)
+
+
+@pytest.mark.parametrize(("sq", "sk", "scale", "causal"), [(100, 150, 0.125, True), (150, 90, -0.3, True),
+                                                          (70, 70, 0.0, False), (128, 128, 0.125, False)])
+def test_the_unified_softmax_variant_computes_std_attention(sq: int, sk: int, scale: float, causal: bool) -> None:
+    # attention_variants.tile's flash_attention_u (one softmax after the branches that
+    # rewrite the raw scores) against std::attention::flash_attention: masks at the
+    # edges, causal with S_q != S_k (rows that see no key), scales <= 0
+    import numpy as np
+
+    import tilelang
+
+    std = tilelang.compile("use std::attention::flash_attention;\n")
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
+    rng = np.random.default_rng(sq + sk)
+    q = rng.standard_normal((2, sq, 64)).astype(np.float16)
+    k, v = (rng.standard_normal((2, sk, 64)).astype(np.float16) for _ in range(2))
+    outs = []
+    for kern in (std.flash_attention, variants.flash_attention_u):
+        o = np.full_like(q, np.nan)
+        kern["f16", 64, 64, 64](tilelang.partition(o, [1, 64, 64]), q, k, v, scale, causal).sync()
+        outs.append(o.astype(np.float64))
+    assert np.isfinite(outs[1]).all()
+    np.testing.assert_allclose(outs[1], outs[0], rtol=2e-3, atol=2e-3)

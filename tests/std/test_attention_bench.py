@@ -121,10 +121,11 @@ def test_the_ablations_baseline_is_attention_and_each_ablation_is_not() -> None:
 
 @pytest.mark.parametrize(("sq", "sk", "scale", "causal"), [(100, 150, 0.125, True), (150, 90, -0.3, True),
                                                           (70, 70, 0.0, False), (128, 128, 0.125, False)])
-def test_the_unified_softmax_variant_computes_std_attention(sq: int, sk: int, scale: float, causal: bool) -> None:
-    # attention_variants.tile's flash_attention_u (one softmax after the branches that
-    # rewrite the raw scores) against std::attention::flash_attention: masks at the
-    # edges, causal with S_q != S_k (rows that see no key), scales <= 0
+def test_std_prefill_computes_what_its_previous_form_did(sq: int, sk: int, scale: float, causal: bool) -> None:
+    # std::attention::flash_attention (`attend_prefill`: one softmax after the branches
+    # that rewrite the raw scores) against its previous form, attention_variants.tile's
+    # flash_attention_b (`attend`): masks at the edges, causal with S_q != S_k (rows
+    # that see no key), scales <= 0
     import numpy as np
 
     import tilelang
@@ -135,7 +136,7 @@ def test_the_unified_softmax_variant_computes_std_attention(sq: int, sk: int, sc
     q = rng.standard_normal((2, sq, 64)).astype(np.float16)
     k, v = (rng.standard_normal((2, sk, 64)).astype(np.float16) for _ in range(2))
     outs = []
-    for kern in (std.flash_attention, variants.flash_attention_u):
+    for kern in (variants.flash_attention_b, std.flash_attention):
         o = np.full_like(q, np.nan)
         kern["f16", 64, 64, 64](tilelang.partition(o, [1, 64, 64]), q, k, v, scale, causal).sync()
         outs.append(o.astype(np.float64))

@@ -45,12 +45,7 @@ def warpgroup_turn(em: Any, op: g.WarpgroupTurn) -> None:
     wg = em.emit(f"lshr i32 {em.role_tid}, 7")
     if op.kind == "end":  # warpgroup 0 takes warpgroup 1's last pass
         em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
-        go, done = em.new_label("turn"), em.new_label("turnd")
-        em.cbr(em.emit(f"icmp eq i32 {wg}, 0"), go, done)
-        em.label(go)
-        em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {op.base}, i32 256)")
-        em.br(done)
-        em.label(done)
+        _in_warpgroup(em, wg, 0, f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {op.base}, i32 256)")
         return
     if op.kind == "wait":
         em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
@@ -62,10 +57,15 @@ def warpgroup_turn(em: Any, op: g.WarpgroupTurn) -> None:
         em.stmt(f"call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 {other}, i32 256)")
         return
     assert op.kind == "start", op.kind
+    _in_warpgroup(em, wg, 1, f"call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 {op.base}, i32 256)")
+
+
+def _in_warpgroup(em: Any, wg: str, which: int, stmt: str) -> None:
+    """`stmt` in warpgroup `which` only (a branch around it for the other)."""
     go, done = em.new_label("turn"), em.new_label("turnd")
-    em.cbr(em.emit(f"icmp eq i32 {wg}, 1"), go, done)
+    em.cbr(em.emit(f"icmp eq i32 {wg}, {which}"), go, done)
     em.label(go)
-    em.stmt(f"call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 {op.base}, i32 256)")
+    em.stmt(stmt)
     em.br(done)
     em.label(done)
 

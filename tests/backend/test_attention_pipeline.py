@@ -53,6 +53,25 @@ def _reference(q, k, v, scale, causal):  # type: ignore[no-untyped-def]
     return (p / p.sum(1, keepdims=True)) @ v.astype(np.float64), mx[:, 0] + np.log(p.sum(1))
 
 
+def _run_lse_and_check(k, facts, grid, bh: int, hkv: int, sq: int, sk: int, d: int,  # type: ignore[no-untyped-def]
+                       causal: bool, seed: int) -> None:
+    """`flash_attention_lse` kernel `k` in the simulator on fresh inputs (bh
+    query heads over hkv key/value heads, outputs preset to NaN) against
+    `_reference`: rows that see no key give zeros and lse MASKED * ln 2."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
+    kk, v = (rng.standard_normal((hkv, sk, d)).astype(np.float16) for _ in range(2))
+    o = np.full((bh, sq, d), np.nan, np.float16)
+    lse = np.full((bh, sq), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, grid, [o, lse, q, kk, v, np.float32(0.125), causal], facts)
+    for b in range(bh):
+        ref, lref = _reference(q[b], kk[b * hkv // bh], v[b * hkv // bh], 0.125, causal)
+        seen = np.isfinite(lref)
+        np.testing.assert_allclose(o[b][seen].astype(np.float64), ref[seen], atol=3e-3, rtol=1e-2)
+        np.testing.assert_allclose(lse[b][seen], lref[seen], atol=1e-3, rtol=1e-4)
+        assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
+
+
 def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
     for k, facts in ((_std("flash_attention", "f16", 128, 64, 128), _facts("oqkv", 3)),
                      (_std("flash_attention_lse", "bf16", 128, 128, 64), {**_facts("oqkv", 3), **_facts(["lse"], 2)}),
@@ -278,18 +297,7 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
     bh, hkv, d, bm, bn = 2, 1, 64, 64, 64
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
-    rng = np.random.default_rng(int(causal))
-    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
-    kk, v = (rng.standard_normal((hkv, sk, d)).astype(np.float16) for _ in range(2))
-    o = np.full((bh, sq, d), np.nan, np.float16)
-    lse = np.full((bh, sq), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (bh, -(-sq // bm)), [o, lse, q, kk, v, np.float32(0.125), causal], facts)
-    for b in range(bh):
-        ref, lref = _reference(q[b], kk[b * hkv // bh], v[b * hkv // bh], 0.125, causal)
-        seen = np.isfinite(lref)  # rows that see no key: zeros, lse MASKED * ln 2
-        np.testing.assert_allclose(o[b][seen].astype(np.float64), ref[seen], atol=3e-3, rtol=1e-2)
-        np.testing.assert_allclose(lse[b][seen], lref[seen], atol=1e-3, rtol=1e-4)
-        assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
+    _run_lse_and_check(k, facts, (bh, -(-sq // bm)), bh, hkv, sq, sk, d, causal, int(causal))
 
 
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "causal"),
@@ -310,16 +318,8 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
     assert lower_gpu(k, "sm_90a", facts).persistent == 1
-    rng = np.random.default_rng(5)
-    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
-    kk, v = (rng.standard_normal((bh, sk, d)).astype(np.float16) for _ in range(2))
-    o = np.full((bh, sq, d), np.nan, np.float16)
-    lse = np.full((bh, sq), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (ctas, 1), [o, lse, q, kk, v, np.float32(0.125), causal], facts)
-    for b in range(bh):
-        ref, lref = _reference(q[b], kk[b], v[b], 0.125, causal)
-        np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)
-        np.testing.assert_allclose(lse[b], lref, atol=1e-3, rtol=1e-4)
+    assert sk >= sq  # every row sees a key: the check below compares all of them
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, causal, 5)
 
 
 @pytest.mark.parametrize("ctas", [2, 1], ids=["two_ctas", "one_cta"])
@@ -339,18 +339,7 @@ def test_the_warpgroups_take_turns_across_a_persistent_walk_in_the_simulator(cta
     text = print_gpu_kernel(gk)
     assert gk.persistent == 1 and text.count("warpgroup_turn.start") == 1 and "pack_pairs" not in text
     assert text.count("warpgroup_turn.wait") == text.count("warpgroup_turn.pass") == text.count("turn.end") == 1
-    rng = np.random.default_rng(11)
-    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
-    kk, v = (rng.standard_normal((bh, sk, d)).astype(np.float16) for _ in range(2))
-    o = np.full((bh, sq, d), np.nan, np.float16)
-    lse = np.full((bh, sq), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (ctas, 1), [o, lse, q, kk, v, np.float32(0.125), True], facts)
-    for b in range(bh):
-        ref, lref = _reference(q[b], kk[b], v[b], 0.125, True)
-        seen = np.isfinite(lref)
-        np.testing.assert_allclose(o[b][seen].astype(np.float64), ref[seen], atol=3e-3, rtol=1e-2)
-        np.testing.assert_allclose(lse[b][seen], lref[seen], atol=1e-3, rtol=1e-4)
-        assert (o[b][~seen] == 0).all()
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, True, 11)
 
 
 def test_the_runtime_launches_a_persistent_kernel_on_at_most_one_cta_an_sm() -> None:

@@ -103,7 +103,7 @@ def _min_bytes(name: str, op: Any, cfg: Any, context: int) -> int:
         n = out.size if name != "gemv_splitk" else out.shape[1]
         mats = 2 if name == "rms_gate_up" else 1
         return mats * n * k * 2 + k * 4 + n * 4 * (2 if name == "gemv_add" else 1)
-    if name in ("attn_decode", "attn_decode_short", "attn_decode_ring"):
+    if name in ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_merge"):
         hkv, d = cfg.num_key_value_heads, cfg.head_dim
         return 2 * hkv * context * d * 2
     if name == "kv_append":  # a key and a value row per KV head, q/k/v in
@@ -126,7 +126,7 @@ def _tile_bytes(name: str, gen: dict[str, Any], cfg: Any) -> int:
     }
     if name in mats:
         return mats[name] * gen["BN"] * gen["BK"] * 2
-    if name in ("attn_decode", "attn_decode_short", "attn_decode_ring"):
+    if name in ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_merge"):
         return gen["BT"] * cfg.head_dim * 2
     return 0
 

@@ -20,7 +20,8 @@ A step, per layer (6 launches; split-K adds one for short matrices):
   rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
   attn_decode_*   flash-decoding splits over the cache  (q: norm + rotary in its prologue, a
                   and the current token                  std::attention loop, the token's k, v)
-  combine_splits  merge the splits
+  combine_splits  merge the splits                      (`Plan.fm`: inside the ring attention,
+                                                         `attn_decode_ring_merge`, by its last block)
   gemv_add        x += W_o attn                          (residual add in the epilogue)
                   (`Plan.om`: both in one launch, `merge_gemv_add`: a block a head and
                   rows, the head's merge in its prologue, atomic adds into x)
@@ -391,6 +392,13 @@ class TileQwen3:
         `plan.fma_until`): `self.ops` is the form in use."""
         pl = self.plan
         want = parse_pdl(pl.pdl)  # a ValueError names the choices
+        if pl.fm:
+            if pl.fm & (pl.fm - 1) or pl.fm < 0:
+                raise ValueError(f"Plan.fm must be 0 or a power of two (shares a merge step), not {pl.fm}")
+            if 4 not in (pl.tc, pl.short_tc if pl.fma_until > 0 else pl.tc):
+                raise ValueError("Plan.fm merges the ring attention's splits: no step form has tc = 4")
+            if pl.om[0]:
+                raise ValueError("Plan.fm and Plan.om both replace `combine_splits`: choose one")
         if self._pdl is not None and want != self._pdl:
             self.k = load_kernels()  # plans made under the new setting
         self._pdl = want
@@ -487,8 +495,11 @@ class TileQwen3:
                     P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps, *pf
                 )
             )
+            merged = tc == 4 and pl.fm > 0  # the split merge inside the attention
             if tc == 3:
                 attn = k.attn_decode_short[g, d // 2, pl.bt]
+            elif merged:
+                attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pl.pe, ns, min(pl.fm, ns)]
             elif tc == 4:
                 attn = k.attn_decode_ring[g, d // 2, pl.bt, pl.pe]
             else:
@@ -497,6 +508,7 @@ class TileQwen3:
                 attn(
                     P(o_part, [1, g, d]),
                     P(lse_part, [1, g]),
+                    *([P(self.attn, [1, g, d])] if merged else []),
                     qkv,
                     W["qn"],
                     W["kn"],
@@ -509,7 +521,9 @@ class TileQwen3:
                     eps,
                 )
             )
-            if pl.om[0]:
+            if merged:
+                ops += residual("o", self.attn.reshape(-1), li, "gate_up", li)
+            elif pl.om[0]:
                 merge_o = k.merge_gemv_add[pl.om[0], d, ns, pl.om[1]]
                 part = P(self.part["om"], [1, pl.om[0]])
                 ops.append(merge_o(part, self.x, W["o"], o_part3, lse_part3, li))

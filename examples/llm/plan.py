@@ -103,6 +103,11 @@ class Plan:
     # residual add in one launch, a block a (query head, BN rows); BN 0: the
     # merge's own launch (`combine_splits`) before the O GEMV
     om: tuple[int, int] = (0, 0)
+    # NC > 0: the ring attention (tc 4) merges its own splits
+    # (`attn_decode_ring_merge`: the block of a KV head that arrives last,
+    # `if last_block(1)`, NC shares a step), no `combine_splits` launch;
+    # 0: the merge's own launch
+    fm: int = 0
     # 1: the ring attention and the merge after it trigger at their entry
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
     # the attention (and under "+loads" read their first weight tile there)

@@ -230,6 +230,40 @@ def test_ring_attention_form_agrees(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+@pytest.mark.parametrize(("nc", "short"), [(2, False), (4, False), (2, True)])
+def test_merge_inside_the_ring_attention_agrees(tiny, nc: int, short: bool) -> None:
+    # Plan.fm: `attn_decode_ring_merge` (the ring attention whose block of a
+    # KV head arriving last merges the head's splits, NC a step) and no
+    # `combine_splits`, in the long form (4 splits: two merge steps, or one)
+    # and with a short form of 2 splits below position 8 (NC clamped to 2);
+    # over 21 positions the last key block is partial and early splits are empty
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, fm=nc,
+                               **({"short_tc": 4, "short_ns": 2, "fma_until": 8} if short else {"fma_until": 0}))
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    ops = [op for f in eng._form_ops.values() for op in f]
+    names = [op.kernel.__name__ for op in ops]
+    assert "combine_splits" not in names
+    merges = [op.generics for op in ops if op.kernel.__name__ == "attn_decode_ring_merge"]
+    assert len(merges) == TINY.num_hidden_layers * (2 if short else 1)
+    assert {(m["NS"], m["NC"]) for m in merges} == ({(4, 2), (2, 2)} if short else {(4, nc)})
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(21, TINY.vocab_size, seed=9):
+        _close(eng.feed(t), ref.step(t))
+
+
+@pytest.mark.parametrize(("fields", "words"), [
+    ({"fm": 3}, "power of two"),
+    ({"fm": 2, "tc": 1}, "no step form has tc = 4"),
+    ({"fm": 2, "om": (4, 0)}, "choose one"),
+])
+def test_merge_inside_the_attention_refuses_plans_it_cannot_run(tiny, fields: dict, words: str) -> None:
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), **{"tc": 4, "bt": 8, "ns": 4, "fma_until": 0, **fields})
+    with pytest.raises(ValueError, match=words):
+        TileQwen3(TINY, w, max_seq=64, plan=plan)
+
+
 def test_short_attention_form_agrees(tiny) -> None:
     # tc = 3: `attn_decode_short` (the first key block and the token's key
     # and value loaded before the query is formed, the next block in flight

@@ -186,6 +186,30 @@ def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 
 
+@pytest.mark.parametrize(("fm", "api"), [(8, "tile"), (4, "torch")])
+def test_merge_inside_the_ring_attention_matches_torch(fm: int, api: str) -> None:
+    # Plan.fm: the ring attention's last block of each KV head merges the
+    # head's splits (`attn_decode_ring_merge`, `if last_block(1)`), no
+    # `combine_splits`; both step forms (ns and short_ns splits, the switch at
+    # position 12), the one-step and burst graphs of both graph APIs (the
+    # group counters of a whole graph in one buffer, reset by each launch):
+    # teacher-forced logits against `TorchQwen3`, the plan's greedy tokens
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
+    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12))
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, fm=fm))
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert names.count("attn_decode_ring_merge") == 2 * SMALL.num_hidden_layers and "combine_splits" not in names
+    eng.reset()
+    _teacher_forced(eng, w, seed=7, n=24)
+    eng.reset()
+    assert eng.generate([5, 6, 7], 40, batched=False) == want
+    eng.reset()
+    eng.burst = 1
+    assert eng.generate([5, 6, 7], 40, batched=False) == want
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

@@ -157,18 +157,25 @@ def test_many_wave_ring_gemvs_stream_without_spills(mat: str, shape: tuple[int, 
     assert regs * 256 * mb <= 65536 and "0 bytes spill stores" in report, (mat, shape, report)
 
 
-def test_ring_decode_attention_streams_without_spills() -> None:
+@pytest.mark.parametrize("fm", [0, 8])
+def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     # `attn_decode_ring` (Plan.tc = 4) at Qwen3-4B's decode shapes (G 4,
     # D 128, key tile 32): K and V are cp.async'd into the shared-memory
     # ring inside the key loop (LDGSTS there), no barrier between the ring's
-    # wait and the next block's copies, and ptxas spills nothing at 4 warps
+    # wait and the next block's copies, and ptxas spills nothing at 4 warps;
+    # the same with the split merge in its last block (Plan.fm 8,
+    # `attn_decode_ring_merge`: the arrival's one atomic a block)
     cfg = Qwen3Config.load("qwen3-4b")
     plan = plan_for(cfg, 2048, 132, hopper=True)
     g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
     z = np.zeros
-    op = load_kernels().attn_decode_ring[g, d // 2, plan.bt, 0](
+    k = load_kernels()
+    kern = k.attn_decode_ring_merge[g, d // 2, plan.bt, 0, plan.ns, fm] if fm else k.attn_decode_ring[g, d // 2, plan.bt, 0]
+    merged = [P(z((hkv, g, d), np.float32), [1, g, d])] if fm else []
+    op = kern(
         P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
         P(z((hkv, plan.ns * g), np.float32), [1, g]),
+        *merged,
         z(((g + 2) * hkv, 2, d // 2), np.float32),
         z((layers, d), np.float32),
         z((layers, d), np.float32),
@@ -191,5 +198,6 @@ def test_ring_decode_attention_streams_without_spills() -> None:
     head = loop.split("cp.async.cg.shared.global")[0]
     assert "ld.shared.v4" in head and "bar.sync" not in head and "ld.global" not in head
     assert loop.split("cp.async.commit_group")[0].count("cp.async.cg.shared.global") == 2 * 8
+    assert ptx.count("atom.acq_rel.gpu.global.add.u32") == (1 if fm else 0)
     report = _ptxas(ptx)
     assert "0 bytes spill stores" in report, report

@@ -262,6 +262,39 @@ def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> 
         np.testing.assert_allclose(got[h], want, rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("nc", [2, 4])
+def test_attn_decode_ring_merge_merges_its_splits_in_its_last_block(k, nc: int) -> None:  # type: ignore[no-untyped-def]
+    # `attn_decode_ring_merge` (Plan.fm): the ring attention's shares as
+    # `attn_decode_ring` stores them, and the block of each KV head that
+    # arrives last merges the head's 4 splits, NC a step (2 steps, or 1),
+    # into `attn`; 13 positions in 8-key tiles over 4 splits leave the last
+    # two empty but for the current token in the last (the simulator also
+    # checks that every group counter is back at 0)
+    rng = np.random.default_rng(7)
+    layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 8, 4, 32, 13
+    qkv = _rand(rng, (g + 2) * hkv, 2, d // 2)
+    qn, kn = _rand(rng, layers, d, bf16=True), _rand(rng, layers, d, bf16=True)
+    ang = rng.uniform(0, 6.28, (s, d // 2)).astype(np.float32)
+    cos, sin = np.cos(ang), np.sin(ang)
+    kc, vc = _rand(rng, layers * hkv, s, d, bf16=True), _rand(rng, layers * hkv, s, d, bf16=True)
+    parts = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
+    args = (qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)
+    attn = np.zeros((hkv, g, d), np.float32)
+    op = k.attn_decode_ring_merge[g, d // 2, bt, 0, ns, nc](
+        P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]), *args
+    )
+    _check(op, (hkv, ns), [0, 1, 2], tol=2e-3)
+    # against the pair it replaces: the same shares, then `combine_splits`
+    o_part, lse_part = np.zeros_like(parts[0]), np.zeros_like(parts[1])
+    k.attn_decode_ring[g, d // 2, bt, 0](P(o_part, [1, g, d]), P(lse_part, [1, g]), *args).sync()
+    np.testing.assert_array_equal(op._hosts[0], o_part)
+    pair = np.zeros_like(attn)
+    k.combine_splits[ns, d, 0](P(pair, [1, 1, d]), o_part.reshape(hkv, ns, g * d),
+                               lse_part.reshape(hkv, ns, g)).sync()  # fmt: skip
+    np.testing.assert_allclose(attn, pair, rtol=1e-5, atol=1e-5)
+    assert np.abs(attn).max() > 0.05
+
+
 def test_kv_append_writes_every_layer_once_a_step(k) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(5)
     layers, hkv, g, d, ch, s, pos = 2, 2, 4, 32, 16, 32, 13

@@ -12,10 +12,14 @@ Which buffer a launch gets:
   waits for this one before it touches memory), grown when a launch has more
   groups; an outgrown buffer is kept (a launch in flight may still count on
   it), so a stream holds at most log2 of its largest launch's buffers;
-- inside a capture, a buffer of its own (a graph may be replayed on any
-  stream, next to eager launches): a zeroed spare made outside the capture
-  when one fits, else a new one zeroed by a memset the graph records (it
-  then runs before each replay, which is harmless). The device's own graphs
+- inside a capture, the capture's own buffer (a graph may be replayed on
+  any stream, next to eager launches), shared by the launches captured on
+  that stream (they run one after another, as eager ones do) and grown as
+  the stream's is: a zeroed spare made outside the capture when one fits,
+  else a new one zeroed by a memset the graph records (it then runs before
+  each replay, which is harmless, but it is a node between two launches:
+  a graph of many such launches, as a decode step's, would record a memset
+  before each of them had they a buffer apiece). The device's own graphs
   (`end_capture`) own their buffers; one captured by another library keeps
   its buffers as long as the device lives (one per captured launch, not per
   replay).
@@ -58,6 +62,9 @@ class Counters:
     def pointer(self, stream: Any, n: int, capturing: bool) -> int:
         need = 4 * n
         if capturing:
+            mine = self.captured[id(stream)]
+            if mine and mine[-1].nbytes >= need:
+                return int(mine[-1].ptr)
             fit = next((b for b in self.spares if b.nbytes >= need), None)
             if fit is not None:
                 self.spares.remove(fit)

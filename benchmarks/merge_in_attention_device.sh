@@ -17,15 +17,16 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/fm.XXXX)/fm; mkdir -p 
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
 pack() { tar -C "$(dirname "$D")" -czf "$OUT/fm.tgz" fm; }
 nvidia-smi -L; date -u; echo "tree $(cat COMMIT 2>/dev/null || git log -1 --format=%h)"
-V1=${V1:-'[{}, {"fm": 8}, {"fm": 4}, {"fm": 16}, {"fm": 8, "short_ns": 8}, {"fm": 8, "pe": 1}, {"fm": 8}, {}]'}
+V1=${V1:-'[{}, {"fm": 8}, {"fm": 4}, {"fm": 16}, {"fm": 8, "short_ns": 8}, {"fm": 8, "pe": 1},
+  {"fm": 8, "pdl": "late+loads", "st": {"o": -1}}, {"fm": 8}, {}]'}
 V8=${V8:-'[{}, {"fm": 8}, {}]'}
 ab() {  # name timeout args...
   local n=$1 t=$2; shift 2
   timeout $t python3 benchmarks/decode_ab.py "$@" --out "$D/$n" > "$D/$n.log" 2>&1
   grep -v Warn "$D/$n.log" | grep -v "^$" | tail -${TAIL:-60}; pack
 }
-ab ab_4b ${T1:-95} --model 4b --contexts 1024 --variants "$V1" --profile-first 2
-TAIL=5 ab ab_4b_8k ${T8:-30} --model 4b --contexts 8192 --variants "$V8" --rounds 2
+ab ab_4b ${T1:-90} --model 4b --contexts 1024 --variants "$V1" --profile-first 2
+TAIL=5 ab ab_4b_8k ${T8:-25} --model 4b --contexts 8192 --variants "$V8" --rounds 2
 timeout ${TT:-45} python3 -m pytest -q -p no:cacheprovider tests/llm/test_engine_gpu.py tests/std/test_attention_gpu.py \
   -k "merge_inside_the_ring or fused_decoding_matches_sdpa" > "$D/tests.log" 2>&1; tail -4 "$D/tests.log"; pack
 date -u

@@ -143,6 +143,48 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     return out
 
 
+def floor_launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
+    """benchmarks/decode_floor.py's launches: at each decode shape the
+    library's pair (the example's plan), `decode_split_wg` at its two split
+    counts with std's merge, `decode_read`; and its `--check` step."""
+    sys.path.insert(0, str(ROOT / "examples" / "python"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import math
+
+    from decode_plan import combine_ns, decode_plan
+
+    t, f32, d, grp, m = DType.parse("bf16"), DType.F32, 128, 4, 64
+    assert t is not None
+    out: list[tuple[str, dict[str, Any], list[Param]]] = []
+
+    def wg(rows: int, smax: int, ns: int, dc: int) -> None:
+        out.append(("decode_split_wg", {"T": t, "G": grp, "M": m, "BN": 64, "D": d},
+                    [("o_part", f32, (rows * ns, grp, d), (1, m, d)), ("lse_part", f32, (rows * ns, grp), (1, m)),
+                     ("q", t, (rows, grp, d), None), ("k", t, (rows, smax, d), None), ("v", t, (rows, smax, d), None)]))
+        out.append(("decode_combine", {"T": t, "G": grp, "NS": combine_ns(ns), "DC": dc},
+                    [("o", t, (rows, grp, d), (1, grp, dc)), ("o_part", f32, (rows, ns * grp, d), None),
+                     ("lse_part", f32, (rows, ns * grp), None)]))
+
+    for batch in (1, 8):
+        for ctx in (8192, 32768):
+            rows = batch * 8
+            bn, splits, dc = decode_plan(rows, grp, ctx, d, SMS)
+            out += decode("bf16", rows, grp, ctx, d, bn, splits, combine_ns(splits), dc=dc)
+            out.append(("decode_read", {"T": t, "BN": bn, "D": d},
+                        [("out", f32, (rows, splits), (1, 1)), ("k", t, (rows, ctx, d), None),
+                         ("v", t, (rows, ctx, d), None)]))
+            for ns in (max(1, SMS // rows), min(64, SMS // math.gcd(rows, SMS))):
+                dcw = d
+                while combine_ns(ns) * grp * dcw > 1024 and dcw % 16 == 0:
+                    dcw //= 2
+                wg(rows, ctx, ns, dcw)
+    for ns in (3, 8):  # decode_floor.py --check
+        wg(16, 1024, ns, 32)
+    out.append(("decode_read", {"T": t, "BN": 64, "D": d},
+                [("out", f32, (16, 4), (1, 1)), ("k", t, (16, 1024, d), None), ("v", t, (16, 1024, d), None)]))
+    return out
+
+
 def _cache_cubin(ptx: str, arch: str, name: str) -> None:
     """Assemble `ptx` with the local ptxas for the arch the runtime links it as
     on a device of `arch` (`runtime.cuda.link_arch`: sm_90a for wgmma kernels)
@@ -176,7 +218,7 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     kernel = kernel.removesuffix(PDL_ENTRY).removesuffix(PDL)
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
-    if (kernel.startswith(("decode_split_", "decode_combine_", "flash_attention_"))
+    if (kernel.startswith(("decode_split_", "decode_combine_", "flash_attention_", "decode_read"))
             and kernel not in ("decode_split_varlen", "flash_attention_lse")):
         kir = lower_kernel(_VARIANTS, kernel, inst, arg_facts)
     else:
@@ -199,8 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cubin", default=None, metavar="SM",
                     help="also assemble each PTX with the local ptxas for this device arch (sm_90) and "
                          "cache the cubin under the key the CUDA runtime looks up (no nvJitLink needed)")
-    ap.add_argument("--only", choices=("prefill", "decode"), default=None,
-                    help="only the flash_attention launches (prefill) or only the others (decode)")
+    ap.add_argument("--only", choices=("prefill", "decode", "floor"), default=None,
+                    help="only the flash_attention launches (prefill) or only the others (decode), or "
+                         "only benchmarks/decode_floor.py's (floor)")
     ap.add_argument("--jobs", type=int, default=1, help="compile in this many processes (on the device: its cores)")
     ap.add_argument("--bench-rows", default=None, metavar="ROWS",
                     help="only benchmarks/attention.py's prefill rows of these dtype-D, comma-separated "
@@ -219,10 +262,12 @@ def main(argv: list[str] | None = None) -> int:
         bm, bn = (int(x) for x in a.bench_blocks.split("x"))
         kname = f"flash_attention_{a.bench_variant}" if a.bench_variant else "flash_attention"
         todo = bench_rows(a.bench_rows.split(","), (bm, bn), kname)
+    elif a.only == "floor":
+        todo = floor_launches()
     else:
         todo = launches()
     for kernel, inst, params in todo:
-        if a.only is not None and kernel.startswith("flash_attention") != (a.only == "prefill"):
+        if a.only in ("prefill", "decode") and kernel.startswith("flash_attention") != (a.only == "prefill"):
             continue
         facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
         key = (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())))

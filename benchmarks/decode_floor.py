@@ -137,6 +137,7 @@ def shape_row(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
     r["std_plan"] = [bn, splits, dc]
     r["std_pair_us"] = t([s_std, c_std])
     r["std_split_us"] = t([s_std])
+    r["std_split_eager_us"] = bench.time_ms(s_std, reps, dev, warmup=5) * 1e3  # (batch 8: graph vs eager)
     r["std_pair1_us"] = t([lambda: s_std(1), c_std])
     bench.fn_wait(s_std())
     bench.fn_wait(c_std())

@@ -147,9 +147,15 @@ def shape_row(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
     for tag, ns in (("wg", max(1, sms // rows)), ("wgf", min(64, sms // math.gcd(rows, sms)))):
         try:
             r.update(wg_rows(tag, ns, q3, k3, v3, o, ref, ctx, scale, reps, t))
-        except Exception as e:  # recorded; the floors below still run
+        except Exception as e:  # recorded; then once more with q padded to M rows in memory
             r[f"{tag}_error"] = repr(e)[:300]
             print(f"{tag} B={batch} ctx={ctx}: {e!r}"[:400], flush=True)
+            try:
+                qp = torch.zeros(rows, M, D, device=dev, dtype=dt)
+                qp[:, :GRP] = q3
+                r.update({f"{x}_qpad": y for x, y in wg_rows(tag, ns, qp, k3, v3, o, ref, ctx, scale, reps, t).items()})
+            except Exception as e2:  # the floors below still run
+                r[f"{tag}_error_qpad"] = repr(e2)[:300]
     # the ideal read of the same bytes
     out = torch.empty(rows, splits, device=dev)
     rd = bench.variants().decode_read["bf16", bn, D]

@@ -218,11 +218,33 @@ def check() -> int:
     return int(bad > 0 or not ok)
 
 
+def profile(batch: int, ctx: int) -> int:
+    """Each split kernel of the shape launched twice, eagerly, nothing else (for ncu)."""
+    dev, dt, rows, scale = "cuda", torch.bfloat16, batch * HKV, D**-0.5
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    q = torch.randn(rows, GRP, D, device=dev, dtype=dt)
+    k = torch.randn(rows, ctx, D, device=dev, dtype=dt)
+    v = torch.randn(rows, ctx, D, device=dev, dtype=dt)
+    bn, splits, _ = decode_plan(rows, GRP, ctx, D, sms)
+    o_part = torch.empty(rows, splits * GRP, D, device=dev)
+    lse_part = torch.empty(rows, splits * GRP, device=dev)
+    ns = max(1, sms // rows)
+    opw = torch.empty(rows * ns, GRP, D, device=dev)
+    lpw = torch.empty(rows * ns, GRP, device=dev)
+    for _ in range(2):
+        bench.ATTN.decode_split["bf16", GRP, bn, D](tilelang.partition(o_part, [1, GRP, D]),
+                                                    tilelang.partition(lse_part, [1, GRP]), q, k, v, ctx, scale).sync()
+        bench.variants().decode_split_wg["bf16", GRP, M, 64, D](
+            tilelang.partition(opw, [1, M, D]), tilelang.partition(lpw, [1, M]), q, k, v, ctx, scale, ns).sync()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--shapes", default="1x8192,1x32768,8x8192,8x32768")
     ap.add_argument("--check", action="store_true", help="one small checked step of each kernel")
+    ap.add_argument("--profile", action="store_true", help="the first shape's two splits, twice each (for ncu)")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     if not torch.cuda.is_available():
@@ -230,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if a.check:
         return check()
+    if a.profile:
+        b, ctx = (int(x) for x in a.shapes.split(",")[0].split("x"))
+        return profile(b, ctx)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bw = bench.copy_bandwidth("cuda")
     print(f"copy bandwidth {bw:.2f} TB/s, {sms} SMs, {torch.cuda.get_device_name()}", flush=True)

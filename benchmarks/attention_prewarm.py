@@ -157,8 +157,8 @@ def floor_launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     assert t is not None
     out: list[tuple[str, dict[str, Any], list[Param]]] = []
 
-    def wg(rows: int, smax: int, ns: int, dc: int) -> None:
-        out.append(("decode_split_wg", {"T": t, "G": grp, "M": m, "BN": 64, "D": d},
+    def wg(rows: int, smax: int, ns: int, dc: int, kernel: str = "decode_split_wg", bn: int = 64) -> None:
+        out.append((kernel, {"T": t, "G": grp, "M": m, "BN": bn, "D": d},
                     [("o_part", f32, (rows * ns, grp, d), (1, m, d)), ("lse_part", f32, (rows * ns, grp), (1, m)),
                      ("q", t, (rows, grp, d), None), ("k", t, (rows, smax, d), None), ("v", t, (rows, smax, d), None)]))
         out.append(("decode_combine", {"T": t, "G": grp, "NS": combine_ns(ns), "DC": dc},
@@ -178,8 +178,16 @@ def floor_launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
                 while combine_ns(ns) * grp * dcw > 1024 and dcw % 16 == 0:
                     dcw //= 2
                 wg(rows, ctx, ns, dcw)
+            ns = max(1, SMS // rows)  # --round2: BN 128 at one share an SM, std at BN 32 filling 3 blocks an SM
+            dcw = d
+            while combine_ns(ns) * grp * dcw > 1024 and dcw % 16 == 0:
+                dcw //= 2
+            wg(rows, ctx, ns, dcw, "decode_split_wgl", 128)
+            bn3, splits3, dc3 = decode_plan(rows, grp, ctx, d, SMS, bn=32, blocks_per_sm=3)
+            out += decode("bf16", rows, grp, ctx, d, bn3, splits3, combine_ns(splits3), dc=dc3)
     for ns in (3, 8):  # decode_floor.py --check
         wg(16, 1024, ns, 32)
+    wg(16, 1024, 3, 32, "decode_split_wgl", 128)
     out.append(("decode_read", {"T": t, "BN": 64, "D": d},
                 [("out", f32, (16, 4), (1, 1)), ("k", t, (16, 1024, d), None), ("v", t, (16, 1024, d), None)]))
     return out

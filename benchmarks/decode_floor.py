@@ -78,26 +78,27 @@ def _triton_read():  # type: ignore[no-untyped-def]
     return read2
 
 
-def wg_rows(tag: str, ns: int, q3, k3, v3, o, ref, ctx: int, scale: float, reps: int, t) -> dict:  # type: ignore[no-untyped-def]
+def wg_rows(tag: str, ns: int, q3, k3, v3, o, ref, ctx: int, scale: float, reps: int, t,  # type: ignore[no-untyped-def]
+            kernel: str = "decode_split_wg", bn: int = 64) -> dict:
     """`decode_split_wg` over `ns` shares a KV head with std's merge: eager and
     graph times of the split, the pair, the pair over one position; the error."""
     dev = "cuda"
     rows = q3.shape[0]
     r: dict = {}
-    wg = bench.variants().decode_split_wg
-    ns = max(1, min(ns, ctx // 64))
+    wg = getattr(bench.variants(), kernel)
+    ns = max(1, min(ns, ctx // bn))
     dcw = merge_chunk(ns)
     ow = torch.empty_like(o)
     opw = torch.empty(rows * ns, GRP, D, device=dev)
     lpw = torch.empty(rows * ns, GRP, device=dev)
-    kw = wg["bf16", GRP, M, 64, D]
+    kw = wg["bf16", GRP, M, bn, D]
     cw = bench.ATTN.decode_combine["bf16", GRP, combine_ns(ns), dcw]
     s_wg = lambda n=ctx, kw=kw, opw=opw, lpw=lpw, ns=ns: kw(  # noqa: E731
         tilelang.partition(opw, [1, M, D]), tilelang.partition(lpw, [1, M]), q3, k3, v3, n, scale, ns).launch()
     c_wg = lambda cw=cw, ow=ow, opw=opw, lpw=lpw, ns=ns, dcw=dcw: cw(  # noqa: E731
         tilelang.partition(ow.view(rows, GRP, D), [1, GRP, dcw]), opw.view(rows, ns * GRP, D),
         lpw.view(rows, ns * GRP)).launch()
-    r[f"{tag}_plan"] = [64, ns, dcw]
+    r[f"{tag}_plan"] = [bn, ns, dcw]
     r[f"{tag}_split_eager_us"] = bench.time_ms(s_wg, reps, dev, warmup=5) * 1e3
     r[f"{tag}_split_us"] = t([s_wg])
     r[f"{tag}_pair_us"] = t([s_wg, c_wg])
@@ -185,6 +186,78 @@ def shape_row(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
     return r
 
 
+def round2(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
+    """The second call's rows: std's pair (and with programmatic dependent
+    launch, trigger "late"), std at BN 32 filling 3 blocks an SM,
+    `decode_split_wg` (BN 64, 4 stages) and `decode_split_wgl` (BN 128, 3
+    stages) at one share an SM with std's merge, an empty kernel's graph;
+    at batch 8 the read floor eager and as a graph (the graph anomaly)."""
+    from tilelang.runtime import cuda_pdl
+
+    dev, dt = "cuda", torch.bfloat16
+    g = torch.Generator(device=dev).manual_seed(ctx + batch)
+    q = torch.randn(batch, HQ, 1, D, device=dev, dtype=dt, generator=g)
+    k = torch.randn(batch, HKV, ctx, D, device=dev, dtype=dt, generator=g)
+    v = torch.randn(batch, HKV, ctx, D, device=dev, dtype=dt, generator=g)
+    rows = batch * HKV
+    q3, k3, v3 = q.view(rows, GRP, D), k.view(rows, ctx, D), v.view(rows, ctx, D)
+    scale = D**-0.5
+    nbytes = 2 * rows * ctx * D * 2
+    ref = bench.ref_f32(q, k, v, False)
+    r: dict = {"B": batch, "ctx": ctx, "MB": nbytes / 1e6, "copy_tbs": bw}
+    t = lambda fns: bench.time_ms(bench.graph_of(*fns), reps, dev) * 1e3  # noqa: E731
+    o = torch.empty(batch, HQ, 1, D, device=dev, dtype=dt)
+
+    def std(tag: str, mod, **kw) -> None:  # type: ignore[no-untyped-def]
+        bn, splits, dc = decode_plan(rows, GRP, ctx, D, sms, **kw)
+        o2 = torch.full_like(o, float("nan"))
+        o_part = torch.empty(rows, splits * GRP, D, device=dev)
+        lse_part = torch.empty(rows, splits * GRP, device=dev)
+        split = mod.decode_split["bf16", GRP, bn, D]
+        comb = mod.decode_combine["bf16", GRP, combine_ns(splits), dc]
+        s_ = lambda: split(tilelang.partition(o_part, [1, GRP, D]), tilelang.partition(lse_part, [1, GRP]),  # noqa: E731
+                           q3, k3, v3, ctx, scale).launch()
+        c_ = lambda: comb(tilelang.partition(o2.view(rows, GRP, D), [1, GRP, dc]), o_part, lse_part).launch()  # noqa: E731
+        r[f"{tag}_plan"] = [bn, splits, dc]
+        r[f"{tag}_pair_us"] = t([s_, c_])
+        if tag == "std":
+            r[f"{tag}_split_us"] = t([s_])
+            r[f"{tag}_split_eager_us"] = bench.time_ms(s_, reps, dev, warmup=5) * 1e3
+        bench.fn_wait(s_())
+        bench.fn_wait(c_())
+        r[f"{tag}_err"] = bench.rel_err(o2, ref)
+
+    std("std", bench.ATTN)
+    try:
+        with cuda_pdl.scoped(True, "late"):
+            std("pdl", tilelang.compile("use std::attention::*;\n"))
+    except Exception as e:
+        r["pdl_error"] = repr(e)[:300]
+    try:
+        std("bn32x3", bench.ATTN, bn=32, blocks_per_sm=3)
+    except Exception as e:
+        r["bn32x3_error"] = repr(e)[:300]
+    ns = max(1, sms // rows)
+    for tag, kernel, bn in (("wg", "decode_split_wg", 64), ("wgl", "decode_split_wgl", 128)):
+        try:
+            r.update(wg_rows(tag, ns, q3, k3, v3, o, ref, ctx, scale, reps, t, kernel, bn))
+        except Exception as e:
+            r[f"{tag}_error"] = repr(e)[:300]
+    nop = bench._nop()
+    z = torch.zeros(1, device=dev)
+    r["nop_us"] = t([lambda: nop(tilelang.partition(z, [1])).launch()])
+    if batch > 1:
+        bn, splits, _ = decode_plan(rows, GRP, ctx, D, sms)
+        out = torch.empty(rows, splits, device=dev)
+        rd = bench.variants().decode_read["bf16", bn, D]
+        fn = lambda: rd(tilelang.partition(out, [1, 1]), k3, v3, ctx).launch()  # noqa: E731
+        r["tile_read_us"] = t([fn])
+        r["tile_read_eager_us"] = bench.time_ms(fn, reps, dev, warmup=5) * 1e3
+    for key in [x for x in r if x.endswith("_us")]:
+        r[key.removesuffix("_us") + "_tbs"] = nbytes / (r[key] * 1e-6) / 1e12
+    return r
+
+
 def check() -> int:
     """One small step of each new kernel (for compute-sanitizer): a cache
     longer than cache_len, a last key block cut short, several shares."""
@@ -195,18 +268,18 @@ def check() -> int:
     v = torch.randn(batch, HKV, smax, D, device=dev, dtype=dt)
     ref = bench.ref_f32(q, k[:, :, :clen], v[:, :, :clen], False)
     bad = 0
-    for ns in (3, 8):
+    for ns, kernel, bn in ((3, "decode_split_wg", 64), (8, "decode_split_wg", 64), (3, "decode_split_wgl", 128)):
         o = torch.full((batch, HQ, 1, D), float("nan"), device=dev, dtype=dt)
         opw = torch.empty(rows * ns, GRP, D, device=dev)
         lpw = torch.empty(rows * ns, GRP, device=dev)
-        bench.variants().decode_split_wg["bf16", GRP, M, 64, D](
+        getattr(bench.variants(), kernel)["bf16", GRP, M, bn, D](
             tilelang.partition(opw, [1, M, D]), tilelang.partition(lpw, [1, M]), q.view(rows, GRP, D),
             k.view(rows, smax, D), v.view(rows, smax, D), clen, D**-0.5, ns).sync()
         bench.ATTN.decode_combine["bf16", GRP, combine_ns(ns), 32](
             tilelang.partition(o.view(rows, GRP, D), [1, GRP, 32]), opw.view(rows, ns * GRP, D),
             lpw.view(rows, ns * GRP)).sync()
         err = bench.rel_err(o, ref)
-        print(f"decode_split_wg splits {ns}: err {err:.1e}")
+        print(f"{kernel} splits {ns}: err {err:.1e}")
         bad += not err < 1e-2
     out = torch.empty(rows, 4, device=dev)
     bench.variants().decode_read["bf16", 64, D](tilelang.partition(out, [1, 1]), k.view(rows, smax, D),
@@ -245,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", default="1x8192,1x32768,8x8192,8x32768")
     ap.add_argument("--check", action="store_true", help="one small checked step of each kernel")
     ap.add_argument("--profile", action="store_true", help="the first shape's two splits, twice each (for ncu)")
+    ap.add_argument("--round2", action="store_true", help="the second call's rows (`round2`)")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     if not torch.cuda.is_available():
@@ -259,11 +333,23 @@ def main(argv: list[str] | None = None) -> int:
     bw = bench.copy_bandwidth("cuda")
     print(f"copy bandwidth {bw:.2f} TB/s, {sms} SMs, {torch.cuda.get_device_name()}", flush=True)
     shapes = [tuple(int(x) for x in s.split("x")) for s in a.shapes.split(",")]
-    shape_row(*shapes[0], 2, bw, sms)  # once untimed (a process's first rows read slow)
+    fn = round2 if a.round2 else shape_row
+    fn(*shapes[0], 2, bw, sms)  # once untimed (a process's first rows read slow)
     rows = []
     for b, ctx in shapes:
-        rows.append(shape_row(b, ctx, a.reps, bw, sms))
+        rows.append(fn(b, ctx, a.reps, bw, sms))
         print(json.dumps(rows[-1]), flush=True)
+    if a.round2:
+        cols2 = ["std_pair", "pdl_pair", "bn32x3_pair", "std_split", "std_split_eager", "wg_split", "wg_pair",
+                 "wgl_split", "wgl_split_eager", "wgl_pair", "wgl_pair1", "nop", "tile_read", "tile_read_eager"]
+        print("\n| shape | " + " | ".join(cols2) + " |")
+        for r in rows:
+            print(f"| B={r['B']} ctx {r['ctx']} | " + " | ".join(
+                f"{r[c + '_us']:.1f} us ({r[c + '_tbs'] / r['copy_tbs'] * 100:.0f} %)" if c + "_us" in r else "-"
+                for c in cols2) + " |")
+        (a.out / "decode_round2.json").parent.mkdir(parents=True, exist_ok=True)
+        (a.out / "decode_round2.json").write_text(json.dumps(rows, indent=1))
+        return 0
     cols = ["std_pair", "std_split", "std_pair1", "wg_split", "wg_pair", "wg_pair1", "wgf_split", "wgf_pair",
             "wgf_pair1", "tile_read", "triton_read", "torch_read", "sdpa"]
     print("\n| shape | " + " | ".join(cols) + " |")

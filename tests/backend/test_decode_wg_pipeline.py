@@ -68,15 +68,17 @@ def _check(o, lse, want_o, want_lse) -> None:  # type: ignore[no-untyped-def]
 # by the tensor's end (zeros past it); a cache_len short of the tensor with
 # finite values past it; a share with no key (more shares than key blocks)
 CASES = [(2, 200, 200, 2, 64), (2, 256, 150, 2, 64), (1, 128, 128, 3, 64)]
+# decode_split_wgl: key blocks of 128, a ring of 3 stages (a cut last block, a short cache_len)
+LONG = [(2, 300, 300, 2, 128), (1, 512, 333, 3, 128)]
 
 
-@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), CASES)
+@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), CASES + LONG)
 def test_decode_split_wg_on_the_interpreter(bhkv: int, smax: int, clen: int, splits: int, bn: int) -> None:
     d = 64
     q, k, v = _inputs(bhkv, smax, d, 3)
     o = np.full((bhkv * splits, G, d), np.nan, np.float32)
     lse = np.full((bhkv * splits, G), np.nan, np.float32)
-    kern = _variants().decode_split_wg["f16", G, M, bn, d]
+    kern = getattr(_variants(), "decode_split_wgl" if bn == 128 else "decode_split_wg")["f16", G, M, bn, d]
     kern(tilelang.partition(o, [1, M, d]), tilelang.partition(lse, [1, M]), q, k, v, clen, 0.125, splits).sync()
     _check(o, lse, *_reference(q, k, v, clen, splits, bn, 0.125))
 
@@ -86,20 +88,22 @@ def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int):  # type: ign
     params = [("o_part", f32, (bhkv * splits, G, d), (1, M, d)), ("lse_part", f32, (bhkv * splits, G), (1, M)),
               ("q", f16, (bhkv, G, d), None), ("k", f16, (bhkv, smax, d), None), ("v", f16, (bhkv, smax, d), None)]
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-    kir = lower_kernel(_variants()._program, "decode_split_wg", {"T": f16, "G": G, "M": M, "BN": bn, "D": d},
+    name = "decode_split_wgl" if bn == 128 else "decode_split_wg"
+    kir = lower_kernel(_variants()._program, name, {"T": f16, "G": G, "M": M, "BN": bn, "D": d},
                        {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
     return kir, facts
 
 
-def test_the_pipeline_takes_decode_split_wg() -> None:
-    kir, facts = _kernel_ir(8, 32768, 16, 64, 128)
+@pytest.mark.parametrize("bn", [64, 128])
+def test_the_pipeline_takes_decode_split_wg(bn: int) -> None:
+    kir, facts = _kernel_ir(8, 32768, 16, bn, 128)
     gk = lower_gpu(kir, "sm_90a", facts)
     text = print_gpu_kernel(gk)
     assert gk.persistent == 1 and "role consumer warps 4" in text and "wgmma.rs" in text
     assert text.count("tma.load") >= 3
 
 
-@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), CASES)
+@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), CASES + LONG)
 def test_decode_split_wg_in_the_simulator(bhkv: int, smax: int, clen: int, splits: int, bn: int,
                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import llsim
@@ -117,8 +121,10 @@ def test_decode_split_wg_in_the_simulator(bhkv: int, smax: int, clen: int, split
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("batch", "smax", "clen", "splits"), [(1, 8192, 8192, 16), (2, 1024, 1000, 3), (8, 512, 300, 33)])
-def test_decode_split_wg_with_std_merge_matches_sdpa(batch: int, smax: int, clen: int, splits: int) -> None:
+@pytest.mark.parametrize(("batch", "smax", "clen", "splits", "bn"), [(1, 8192, 8192, 16, 64), (2, 1024, 1000, 3, 64),
+                                                                (8, 512, 300, 33, 64), (1, 8192, 8192, 16, 128),
+                                                                (2, 1024, 1000, 3, 128)])
+def test_decode_split_wg_with_std_merge_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int) -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
@@ -136,7 +142,7 @@ def test_decode_split_wg_with_std_merge_matches_sdpa(batch: int, smax: int, clen
     o = torch.full_like(q, float("nan"))
     opw = torch.empty(rows * splits, G, d, device="cuda")
     lpw = torch.empty(rows * splits, G, device="cuda")
-    _variants().decode_split_wg["bf16", G, M, 64, d](
+    getattr(_variants(), "decode_split_wgl" if bn == 128 else "decode_split_wg")["bf16", G, M, bn, d](
         tilelang.partition(opw, [1, M, d]), tilelang.partition(lpw, [1, M]), q.view(rows, G, d),
         k.view(rows, smax, d), v.view(rows, smax, d), clen, d**-0.5, splits).sync()
     std.decode_combine["bf16", G, ns, 32](tilelang.partition(o.view(rows, G, d), [1, G, 32]),

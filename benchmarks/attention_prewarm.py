@@ -169,7 +169,8 @@ def floor_launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
         for ctx in (8192, 32768):
             rows = batch * 8
             bn, splits, dc = decode_plan(rows, grp, ctx, d, SMS)
-            out += decode("bf16", rows, grp, ctx, d, bn, splits, combine_ns(splits), dc=dc)
+            out += decode("bf16", rows, grp, ctx, d, bn, splits, combine_ns(splits), dc=dc,
+                          fused=(min(8, combine_ns(splits)),))
             out.append(("decode_read", {"T": t, "BN": bn, "D": d},
                         [("out", f32, (rows, splits), (1, 1)), ("k", t, (rows, ctx, d), None),
                          ("v", t, (rows, ctx, d), None)]))

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 import attention as bench  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from decode_plan import combine_ns, decode_plan  # noqa: E402
+from decode_plan import combine_ns, decode_plan, fused_nc  # noqa: E402
 
 import tilelang  # noqa: E402
 
@@ -228,6 +228,19 @@ def round2(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
         r[f"{tag}_err"] = bench.rel_err(o2, ref)
 
     std("std", bench.ATTN)
+    try:  # std::attention::decode_fused (the merge by each KV head's last block), on std's plan
+        bn, splits, _ = decode_plan(rows, GRP, ctx, D, sms)
+        of = torch.full_like(o, float("nan"))
+        op_f = torch.empty(rows, splits * GRP, D, device=dev)
+        lp_f = torch.empty(rows, splits * GRP, device=dev)
+        fused = bench.ATTN.decode_fused["bf16", GRP, bn, D, combine_ns(splits), fused_nc(splits)]
+        f_ = lambda: fused(tilelang.partition(op_f, [1, GRP, D]), tilelang.partition(lp_f, [1, GRP]),  # noqa: E731
+                           tilelang.partition(of.view(rows, GRP, D), [1, GRP, D]), q3, k3, v3, ctx, scale).launch()
+        r["fused_us"] = t([f_])
+        bench.fn_wait(f_())
+        r["fused_err"] = bench.rel_err(of, ref)
+    except Exception as e:
+        r["fused_error"] = repr(e)[:300]
     try:
         with cuda_pdl.scoped(True, "late"):
             std("pdl", tilelang.compile("use std::attention::*;\n"))
@@ -340,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(fn(b, ctx, a.reps, bw, sms))
         print(json.dumps(rows[-1]), flush=True)
     if a.round2:
-        cols2 = ["std_pair", "pdl_pair", "bn32x3_pair", "std_split", "std_split_eager", "wg_split", "wg_pair",
+        cols2 = ["std_pair", "pdl_pair", "fused", "bn32x3_pair", "std_split", "std_split_eager", "wg_split", "wg_pair",
                  "wgl_split", "wgl_split_eager", "wgl_pair", "wgl_pair1", "nop", "tile_read", "tile_read_eager"]
         print("\n| shape | " + " | ".join(cols2) + " |")
         for r in rows:

@@ -322,6 +322,32 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
     _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, causal, 5)
 
 
+@pytest.mark.parametrize(("schedule", "ctas", "bh", "sq", "sk"),
+                         [("overlap+rotate", 2, 2, 150, 200), ("overlap+rotate", 1, 2, 150, 40),
+                          ("overlap", 2, 1, 150, 200)],
+                         ids=["rotate_two_ctas", "rotate_rows_see_nothing", "overlap_two_ctas"])
+def test_the_tile_boundary_switches_in_the_simulator(schedule: str, ctas: int, bh: int, sq: int, sk: int,  # type: ignore[no-untyped-def]
+                                                     monkeypatch) -> None:
+    """`TILEC_ATTN_QEARLY=1` (the rotated loop's last iteration releases Q
+    once its S is done; a tile whose loop never runs releases it after) and
+    `TILEC_ATTN_KVFIRST=1` (the producer copies a tile's first K/V block
+    before its Q; a tile without key blocks copies Q alone): a persistent
+    walk, causal, tiles of 0 to 4 key blocks, one release of Q too many or
+    too few hangs the simulator or leaves an arrival behind."""
+    _schedule(monkeypatch, schedule)
+    monkeypatch.setenv("TILEC_ATTN_QEARLY", "1")
+    monkeypatch.setenv("TILEC_ATTN_KVFIRST", "1")
+    d, bm, bn = 64, 64, 64
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    consumer, producer = text.split("role producer")
+    # the rotated loop arrives on qempty in its body and after it (when it did not run); the producer's loop copies Q
+    assert consumer.count("mbarrier.arrive %qempty") == (2 if schedule.endswith("rotate") else 1)
+    assert producer.index("tma.load @k") < producer.index("tma.load @q") and producer.count("tma.load @q") == 2  # one slab (D = 64), twice
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, True, 7)
+
+
 @pytest.mark.parametrize("ctas", [2, 1], ids=["two_ctas", "one_cta"])
 def test_the_warpgroups_take_turns_across_a_persistent_walk_in_the_simulator(ctas: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`TILEC_ATTN_PINGPONG=1`: the two consumer warpgroups take turns at

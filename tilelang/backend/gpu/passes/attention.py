@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 from dataclasses import dataclass
 
 from tilelang.dtypes import DType
@@ -389,8 +390,6 @@ def pingpong() -> str:
     rotated one at D = 128), "rotated-unsafe" (on the rotated loop: WRONG
     results and illegal addresses on the H200, 2026-12-03, right in llsim;
     kept for whoever investigates), "0"."""
-    import os
-
     return os.environ.get("TILEC_ATTN_PINGPONG", PINGPONG_DEFAULT)
 
 
@@ -408,8 +407,6 @@ def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
     (E0604). "pingpong-unsafe" builds it, now with the P V wait after the
     spin and every turn consumed (right on the H200's probe shapes,
     2026-12-03). Turns on the persistent loops: `pingpong()`."""
-    import os
-
     want = os.environ.get("TILEC_ATTN_SCHEDULE", "overlap")
     if want not in SCHEDULES:
         from tilelang.backend.codegen.core import CodegenError
@@ -716,8 +713,6 @@ def _peel_fits(p: AttnPlan, C: int) -> bool:
     (f16/bf16 pairs). `TILEC_ATTN_PEEL=1`/`0` forces it on/off where it
     fits; unset, `PEEL_DEFAULT` (off until timed on the GPU: correct in the
     simulator and ptxas-clean)."""
-    import os
-
     if os.environ.get("TILEC_ATTN_PEEL", PEEL_DEFAULT) != "1":
         return False
     return p.BN // 2 + p.o_dot.result.shape[1] // 2 + p.BN // 4 <= role_registers(C, PRODUCER_REGS) - PEEL_HEADROOM
@@ -835,8 +830,6 @@ def _registers_only(ops: list[object], layouts: dict[int, Layout]) -> bool:
 
 # ---------------------------------------------------------------- the rewrite
 def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    import os
-
     if not ctx.has_wgmma or os.environ.get("TILEC_ATTN_SCHEDULE") == "generic":
         return k  # "generic": leave attention loops to the generic path
     p = _match(k, ctx)
@@ -898,8 +891,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     pb.ops.append(g.BarrierExpect(qbar, zero_p, p.q.nbytes, span))
     copies(pb, p.q, qdesc, qbuf, zero_p, qbar, {})
     iv = loop.body.args[0]
-    lb = _Build(fresh)
     p_iv = fresh.value(iv.dtype, (), iv.hint)
+    kv_first = tiles.q_after_first_kv(pb.ops, p_iv, loop.lower, loop.upper, fresh, span) \
+        if persist and tiles.kv_first() else None  # ([] and the Q copy at the first block, after the loop)
+    lb = _Build(fresh)
     p_it = lb.i32("it")
     stage, phase = lb.ring(p_it, S)
     lb.ops.append(g.BarrierWait(empty, stage, lb.elem(E.XOR, phase, lb.const(1)), span))
@@ -914,11 +909,12 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         lb.ops.append(dataclasses.replace(new, result=nrs[0]))  # type: ignore[type-var]
     copies(lb, p.k, kdesc, kbuf, stage, full, mapping)
     copies(lb, p.v, vdesc, vbuf, stage, full, mapping)
+    lb.ops += kv_first[0] if kv_first else []
     lb.ops.append(ir.Yield((lb.elem(E.ADD, p_it, lb.const(1)),)))
     pzero = fresh.value(DType.I32, (), "it0")
     p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step,
                     (p_base if persist else pzero,), ir.Region((p_iv, p_it), tuple(lb.ops)), span)  # type: ignore[arg-type]
-    producer_ops: list[object] = [*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(())]
+    p_tile = [ir.Const(pzero, 0), p_loop, *kv_first[1]] if kv_first else [*pb.ops, ir.Const(pzero, 0), p_loop]
 
     # -- consumers: the body as written, the products on the tensor cores
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain}
@@ -930,7 +926,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
     from . import attention_rotated as rot
 
-    turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns) \
+    q_early = persist and not turns and tiles.q_early()  # Q released in the rotated loop's last iteration
+    turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns,
+                         qempty if q_early else None) \
         if schedule == "overlap" and rot.enabled(p) and (not turns or pingpong() == "rotated-unsafe") else None
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
@@ -958,8 +956,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         if schedule != "serial":
             last = rel.elem(E.REM, rel.elem(E.ADD, trips, rel.const(S - 1)), rel.const(S))
             rel.ops.append(g.BarrierArrive(empty, last, rel.elem(E.GT, trips, c_base, dtype=DType.BOOL), span))
+        idle = tb.elem(E.GE, loop.lower, loop.upper, dtype=DType.BOOL) if q_early and turned else None
         consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, c_loop,
-                        g.BarrierArrive(qempty, zero_c, None, span), *c_post[0], *rel.ops, *epilogue]
+                        g.BarrierArrive(qempty, zero_c, idle, span), *c_post[0], *rel.ops, *epilogue]
 
     # every tile of the consumers in the accumulator layout
     cl = _Classes(BM)
@@ -971,7 +970,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     consumer_regs = role_registers(C, PRODUCER_REGS)
     ws = g.WarpSpecialize((
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
-        g.Role("producer", 4, PRODUCER_REGS, ir.Region((), tuple(producer_ops)), single=True),  # type: ignore[arg-type]
+        g.Role("producer", 4, PRODUCER_REGS, ir.Region((), (*p_tile, ir.Yield(()))), single=True),  # type: ignore[arg-type]
     ), span)
     if not _registers_only(consumer_ops, layouts):
         return k  # some value would move between threads: the generic path
@@ -981,7 +980,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
         c_ops = [*start, ir.Const(zero_c, 0),
                  *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span), *end, ir.Yield(())]
-        p_ops = [*tiles.tile_loop(walk, fresh, outside, [*pb.ops, p_loop], p_base, p_loop.results[0], p_tn, span),
+        p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span),
                  ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]

@@ -98,14 +98,18 @@ def _reads(op: object, v: ir.Value) -> bool:
 
 def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, fresh: Fresh,
             layouts: dict[int, Layout], before: list[object], s_product: Callable[..., tuple[ir.Value, g.Wgmma]],
-            unshare: Callable[[list[object], Fresh], list[object]], turns: bool = False
+            unshare: Callable[[list[object], Fresh], list[object]], turns: bool = False,
+            qempty: ir.Value | None = None
             ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]] | None:
     """The rotated loop, its prologue and (epilogue ops, loop result -> value,
     the ring's counter after it), as `attention._overlapped` returns them; None
     where it does not apply. `p`, `bufs`: `attention.AttnPlan`, `attention._Bufs`;
     `s_product`, `unshare`: `attention._s_product`, `attention._unshare` (passed
     in: this module does not import `attention`, which imports it); `turns`:
-    the two warpgroups take turns at each issue (`attention.pingpong`)."""
+    the two warpgroups take turns at each issue (`attention.pingpong`); `qempty`:
+    the Q buffer's barrier, arrived on in the last iteration once its S is done
+    (`attention_tiles.q_early`; the caller arrives after the loop when it ran
+    no iteration)."""
     E = ir.ElemOp
     span = loop.span
     ys = loop.body.ops[-1]
@@ -171,6 +175,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         cb.ops.append(g.WarpgroupTurn("pass", 2, span))
     s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
     cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
+    if qempty is not None:  # this S was Q's last reader in the tile
+        last = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL, hint="last")
+        cb.ops.append(g.BarrierArrive(qempty, bufs.zero, last, span))
     mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_now}
     waited = False
     p_next: ir.Value | None = None

@@ -329,4 +329,48 @@ def kv_blocks_together(k: g.GpuKernel, kv: set[int] | None, body: ir.Region, fre
     return substitute_region(ir.Region(body.args, (*b.ops, *kept.ops)), mapping)  # type: ignore[arg-type]
 
 
-__all__ = ["Walk", "clone", "enabled", "kv_axes", "kv_blocks_together", "tile_loop", "walk_setup"]
+# The tile boundary of the walk (issue 15: at S = 1024 a tile is 8 key blocks,
+# and the step from one tile to the next cost ~2.6 blocks' time on the H200,
+# against ~1.35 for SDPA, from the S = 1024 and 16384 rows of 2026-12-03):
+# "1" releases Q inside the rotated loop's last iteration, once its S (Q's last
+# reader) is done, instead of after the loop (a softmax earlier: the next
+# tile's Q copy starts under the last softmax); off until timed.
+QEARLY_DEFAULT = "0"
+# "1": the producer copies the next tile's first K/V block before it waits for
+# the Q buffer (the copy waits only for its ring stage; before, it queued
+# behind the consumers' release of Q at the end of their loop); off until timed.
+KVFIRST_DEFAULT = "0"
+
+
+def q_early() -> bool:
+    """The consumers release Q in the rotated loop's last iteration
+    (`TILEC_ATTN_QEARLY`, unset: `QEARLY_DEFAULT`)."""
+    return os.environ.get("TILEC_ATTN_QEARLY", QEARLY_DEFAULT) == "1"
+
+
+def kv_first() -> bool:
+    """The producer copies a tile's first K/V block before its Q
+    (`TILEC_ATTN_KVFIRST`, unset: `KVFIRST_DEFAULT`)."""
+    return os.environ.get("TILEC_ATTN_KVFIRST", KVFIRST_DEFAULT) == "1"
+
+
+def q_after_first_kv(q_ops: list[object], iv: ir.Value, lower: ir.Value, upper: ir.Value, fresh: Fresh,
+                     span: object) -> tuple[list[object], list[object]]:
+    """The producer's tile with its Q copy (`q_ops`: the wait for the Q
+    buffer, the copies) after the first K/V block's: the ops that end the
+    K/V loop's body (the copy on its first iteration, `iv` == `lower`) and
+    the ops after the loop (the copy when it did not run)."""
+    E = ir.ElemOp
+    nothing = ir.Region((), (ir.Yield(()),))
+    b = _Build(fresh)
+    first = b.elem(E.EQ, iv, lower, dtype=DType.BOOL, hint="first")
+    inner = [*b.ops, ir.If((), first, ir.Region((), (*clone(q_ops, fresh, {}), ir.Yield(()))),  # type: ignore[arg-type]
+                           nothing, span)]  # type: ignore[arg-type]
+    a = _Build(fresh)
+    idle = a.elem(E.GE, lower, upper, dtype=DType.BOOL, hint="idle")
+    after = [*a.ops, ir.If((), idle, ir.Region((), (*q_ops, ir.Yield(()))), nothing, span)]  # type: ignore[arg-type]
+    return inner, after
+
+
+__all__ = ["KVFIRST_DEFAULT", "QEARLY_DEFAULT", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
+           "kv_first", "q_after_first_kv", "q_early", "tile_loop", "walk_setup"]

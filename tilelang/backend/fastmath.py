@@ -53,6 +53,30 @@ MATH: dict[str, MathImpl] = {
                     0.0, 0.0, "|x / y| < 2^29"),
 }
 
+# exp2 on the FMA pipe, for a share of a tile's elements (`TILEC_EXP2_POLY=N`:
+# one register in N of each thread's exp2s; unset or "0": none): where a
+# kernel's exp2s keep the MUFU as busy as its tensor cores (flash attention
+# at D = 64: 64 MUFU.EX2 a thread a key block), FlashAttention-4's split
+# moves some of them to the FMA pipe. x clamped to [-126, 128] (NaN kept),
+# n = round(x) by the 1.5 * 2^23 shifter, 2^(x - n) by the degree-5
+# polynomial below in f = x - n in [-0.5, 0.5] (relative minimax, times 2),
+# times 2^(n - 1) built from n's bits: 13 instructions for one MUFU.EX2.
+# Within `MATH["exp2"]`'s promise: relative error 2.2e-7 on [-125.5, 128]
+# (f32 evaluation emulated over 5M points, tests/backend/test_exp2_poly.py),
+# 0 below (under the atol of 1e-30), inf from 128, NaN for NaN.
+EXP2_POLY = (2.0000001433108636, 1.386293934124081, 0.48044239440148384, 0.1110142655219293,
+             0.01935108308022134, 0.002655294347257227)
+
+
+def exp2_poly_share() -> int:
+    """N of `TILEC_EXP2_POLY` (one register in N of a tile's f32 exp2s by
+    the polynomial); 0: every exp2 is `ex2.approx.ftz.f32`."""
+    import os
+
+    n = os.environ.get("TILEC_EXP2_POLY", "0")
+    return int(n) if n.isdigit() else 0
+
+
 # op name -> implementation for f64. PTX has no f64 approximations, so the
 # transcendental ops are computed in plain LLVM IR (`backend/f64math.py`,
 # range reduction + Taylor polynomials); the rest are exact instructions.

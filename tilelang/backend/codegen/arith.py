@@ -12,7 +12,7 @@ debug), each calling only what the parts below it define.
 
 from __future__ import annotations
 
-from tilelang.backend import f64math
+from tilelang.backend import f64math, fastmath
 from tilelang.backend.codegen.llvm_types import (
     const_operand,
     reg_ty,
@@ -46,7 +46,11 @@ class ArithOps(EmitterCore):
         if r.shape:
             n = self.nregs(r)
             cols = [o if isinstance(o, list) else [o] * n for o in ops]
-            self.env[r.id] = [self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
+            # one register in `share` of a thread's exp2s on the FMA pipe (fastmath.exp2_poly_share)
+            share = fastmath.exp2_poly_share() if eop is ir.ElemOp.EXP2 and reg_ty(in_dt) == "float" \
+                and self.k.sm >= 80 else 0
+            self.env[r.id] = [self.round_to(self.fexp2_poly(cols[0][i]), r.dtype) if share and i % share == share - 1
+                              else self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
         else:
             self.env[r.id] = self.elem(eop, [o for o in ops if isinstance(o, str)], in_dt, r.dtype)
             self.note_arith(r, eop, xs)
@@ -84,6 +88,24 @@ class ArithOps(EmitterCore):
         # corr <= 0. There p (inf or 0) is the answer; a NaN x gives p = NaN.
         nan = self.emit(f"fcmp uno float {y}, 0.0")
         return self.emit(f"select i1 {nan}, float {p}, float {y}")
+
+    def fexp2_poly(self, x: str) -> str:
+        # 2^x without the MUFU (fastmath.EXP2_POLY): x clamped to [-126, 128]
+        # (NaN kept: max.NaN), n = round(x) by the 1.5 * 2^23 shifter, whose
+        # low bits are n, f = x - n in [-0.5, 0.5], 2 * 2^f by a degree-5
+        # polynomial, times 2^(n - 1) made from n's bits (n - 1 >= -127: 2^-127
+        # is bits 0, i.e. 0 as ex2.approx.ftz flushes it; n = 128 gives inf)
+        c = self.fcall("minimum", "float", [self.fcall("maximum", "float", [x, const_operand(DType.F32, -126.0)]),
+                                            const_operand(DType.F32, 128.0)])
+        t = self.emit(f"fadd float {c}, {const_operand(DType.F32, 12582912.0)}")
+        n = self.emit(f"fsub float {t}, {const_operand(DType.F32, 12582912.0)}")
+        f = self.emit(f"fsub float {c}, {n}")
+        p = const_operand(DType.F32, fastmath.EXP2_POLY[-1])
+        for coef in fastmath.EXP2_POLY[-2::-1]:
+            p = self.fcall("fma", "float", [p, f, const_operand(DType.F32, coef)])
+        shifted = self.emit(f"shl i32 {self.emit(f'bitcast float {t} to i32')}, 23")
+        half = self.emit(f"add i32 {shifted}, 1056964608")  # + the bits of 0.5: 2^(n - 1)
+        return self.emit(f"fmul float {p}, {self.emit(f'bitcast i32 {half} to float')}")
 
     def freduce_2pi(self, x: str) -> str:
         q = self.emit(f"fmul float {x}, {const_operand(DType.F32, 0.15915494309189535)}")

@@ -484,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="prefill rows of this dtype-D only, e.g. f16-128")
     ap.add_argument("--causal-only", action="store_true", help="only the causal prefill rows")
     ap.add_argument("--full-only", action="store_true", help="only the non-causal prefill rows")
+    ap.add_argument("--seqs", default=None, help="prefill rows of these S only, comma-separated (e.g. 1024)")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -503,6 +504,8 @@ def main(argv: list[str] | None = None) -> int:
         decode = []
     if a.only:
         prefill = [r for r in prefill if f"{r[0]}-{r[1]}" == a.only]
+    if a.seqs:
+        prefill = [r for r in prefill if str(r[3]) in a.seqs.split(",")]
     if a.causal_only or a.full_only:
         prefill = [r for r in prefill if r[2] == a.causal_only]
     if dev == "cpu" and not a.smoke:

@@ -322,22 +322,23 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
     _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, causal, 5)
 
 
-@pytest.mark.parametrize(("schedule", "ctas", "bh", "sq", "sk"),
-                         [("overlap+rotate", 2, 2, 150, 200), ("overlap+rotate", 1, 2, 150, 40),
-                          ("overlap", 2, 1, 150, 200)],
-                         ids=["rotate_two_ctas", "rotate_rows_see_nothing", "overlap_two_ctas"])
-def test_the_tile_boundary_switches_in_the_simulator(schedule: str, ctas: int, bh: int, sq: int, sk: int,  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("schedule", "ctas", "bh", "sq", "sk", "bm"),
+                         [("overlap+rotate", 2, 2, 150, 200, 64), ("overlap+rotate", 1, 2, 150, 40, 64),
+                          ("overlap", 2, 1, 150, 200, 64), ("overlap+rotate", 2, 1, 300, 200, 128)],
+                         ids=["rotate_two_ctas", "rotate_rows_see_nothing", "overlap_two_ctas", "rotate_two_warpgroups"])
+def test_the_tile_boundary_switches_in_the_simulator(schedule: str, ctas: int, bh: int, sq: int, sk: int, bm: int,  # type: ignore[no-untyped-def]
                                                      monkeypatch) -> None:
     """`TILEC_ATTN_QEARLY=1` (the rotated loop's last iteration releases Q
     once its S is done; a tile whose loop never runs releases it after) and
     `TILEC_ATTN_KVFIRST=1` (the producer copies a tile's first K/V block
     before its Q; a tile without key blocks copies Q alone): a persistent
     walk, causal, tiles of 0 to 4 key blocks, one release of Q too many or
-    too few hangs the simulator or leaves an arrival behind."""
+    too few hangs the simulator or leaves an arrival behind; BM = 128: two
+    consumer warpgroups, each releasing Q after its own last S."""
     _schedule(monkeypatch, schedule)
     monkeypatch.setenv("TILEC_ATTN_QEARLY", "1")
     monkeypatch.setenv("TILEC_ATTN_KVFIRST", "1")
-    d, bm, bn = 64, 64, 64
+    d, bn = 64, 64
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))

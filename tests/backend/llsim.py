@@ -449,7 +449,7 @@ class Program:
             return _Ins(None, None, sync=lambda r: ("cp_wait", int(vals[0](r))), text=rhs)
         if name == "llvm.nvvm.cp.async.wait.all":
             return _Ins(None, None, sync=lambda r: ("cp_wait", 0), text=rhs)
-        if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.")):
+        if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.", "llvm.nvvm.vote.")):
             return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs)
         hop = _hopper_call(name, vals, dst, rhs)
         if hop is not None:
@@ -1407,6 +1407,11 @@ def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
     `bar.warp.sync`, which only gathers them)."""
     if name == "llvm.nvvm.bar.warp.sync":
         return [None] * len(args)
+    if name in ("llvm.nvvm.vote.all.sync", "llvm.nvvm.vote.any.sync"):  # full mask only
+        if any(a[0] & 0xFFFFFFFF != 0xFFFFFFFF for a in args):
+            raise Unsupported(f"{name} with a partial mask")
+        got = [bool(a[1]) for a in args]
+        return [int(all(got) if name.endswith("all.sync") else any(got))] * len(args)
     if name.startswith("llvm.nvvm.ldmatrix.sync.aligned.m8n8."):
         n = int(re.search(r"\.x(\d)", name).group(1))  # type: ignore[union-attr]
         trans = ".trans" in name

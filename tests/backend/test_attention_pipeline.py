@@ -19,7 +19,7 @@ import pytest
 from llsim import SimDevice
 
 from tilelang import driver
-from tilelang.backend import emit_ptx, lower_gpu
+from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.printer import print_gpu_kernel
 
@@ -347,6 +347,23 @@ def test_the_tile_boundary_switches_in_the_simulator(schedule: str, ctas: int, b
     assert consumer.count("mbarrier.arrive %qempty") == (2 if schedule.endswith("rotate") else 1)
     assert producer.index("tma.load @k") < producer.index("tma.load @q") and producer.count("tma.load @q") == 2  # one slab (D = 64), twice
     _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, True, 7)
+
+
+@pytest.mark.parametrize(("schedule", "bm", "sq"), [("overlap+rotate", 64, 150), ("overlap", 128, 300)],
+                         ids=["rotate", "overlap_two_warpgroups"])
+def test_the_o_rescale_skipped_where_a_warps_factors_are_one_in_the_simulator(schedule: str, bm: int, sq: int,  # type: ignore[no-untyped-def]
+                                                                              monkeypatch) -> None:
+    """`TILEC_SKIP_UNIT_SCALE=1`: the O rescale `acc * alpha` (alpha a row
+    vector over the accumulator) is one vote and a branch around the
+    multiplies, taken where every alpha of the warp is exactly 1 (no row's
+    max moved): both ways occur in a causal walk of random scores."""
+    _schedule(monkeypatch, schedule)
+    monkeypatch.setenv("TILEC_SKIP_UNIT_SCALE", "1")
+    d, bn, sk = 64, 64, 200
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    assert "llvm.nvvm.vote.all.sync" in emit_llvm_text(lower_gpu(k, "sm_90a", facts), facts)[0]
+    _run_lse_and_check(k, facts, (2, 1), 2, 2, sq, sk, d, True, 13)
 
 
 @pytest.mark.parametrize("ctas", [2, 1], ids=["two_ctas", "one_cta"])

@@ -49,6 +49,11 @@ class ArithOps(EmitterCore):
             # one register in `share` of a thread's exp2s on the FMA pipe (fastmath.exp2_poly_share)
             share = fastmath.exp2_poly_share() if eop is ir.ElemOp.EXP2 and reg_ty(in_dt) == "float" \
                 and self.k.sm >= 80 else 0
+            if eop is ir.ElemOp.MUL and in_dt is DType.F32 and n >= 16 and fastmath.skip_unit_scale():
+                few = [i for i, o in enumerate(ops) if isinstance(o, list) and len(set(o)) <= 4]
+                if len(few) == 1 and isinstance(ops[1 - few[0]], list):
+                    self.env[r.id] = self.scale_unless_unit(ops[1 - few[0]], ops[few[0]])  # type: ignore[arg-type]
+                    return
             self.env[r.id] = [self.round_to(self.fexp2_poly(cols[0][i]), r.dtype) if share and i % share == share - 1
                               else self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
         else:
@@ -88,6 +93,26 @@ class ArithOps(EmitterCore):
         # corr <= 0. There p (inf or 0) is the answer; a NaN x gives p = NaN.
         nan = self.emit(f"fcmp uno float {y}, 0.0")
         return self.emit(f"select i1 {nan}, float {p}, float {y}")
+
+    def scale_unless_unit(self, xs: list[str], fs: list[str]) -> list[str]:
+        # xs * fs, where fs holds at most 4 distinct registers a thread (a row
+        # vector broadcast over an accumulator: 2), skipped (the products are
+        # xs exactly: x * 1.0 == x, NaN included) when every factor of the warp
+        # is 1.0 (one vote): FlashAttention-4's conditional O rescale
+        # (fastmath.skip_unit_scale)
+        one = None
+        for f in dict.fromkeys(fs):
+            c = self.emit(f"fcmp oeq float {f}, 1.0")
+            one = c if one is None else self.emit(f"and i1 {one}, {c}")
+        self.declare("declare i1 @llvm.nvvm.vote.all.sync(i32, i1)")
+        unit = self.call("i1", "llvm.nvvm.vote.all.sync", f"i32 -1, i1 {one}")
+        pre, mul_l, join = self.cur, self.new_label("scale"), self.new_label("scaled")
+        self.cbr(unit, join, mul_l)
+        self.label(mul_l)
+        prods = [self.emit(f"fmul float {x}, {f}") for x, f in zip(xs, fs, strict=True)]
+        self.br(join)
+        self.label(join)
+        return [self.emit(f"phi float [ {x}, %{pre} ], [ {y}, %{mul_l} ]") for x, y in zip(xs, prods, strict=True)]
 
     def fexp2_poly(self, x: str) -> str:
         # 2^x without the MUFU (fastmath.EXP2_POLY): x clamped to [-126, 128]

@@ -914,7 +914,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     pzero = fresh.value(DType.I32, (), "it0")
     p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step,
                     (p_base if persist else pzero,), ir.Region((p_iv, p_it), tuple(lb.ops)), span)  # type: ignore[arg-type]
-    p_tile = [ir.Const(pzero, 0), p_loop, *kv_first[1]] if kv_first else [*pb.ops, ir.Const(pzero, 0), p_loop]
+    p_tile = [p_loop, *kv_first[1]] if kv_first else [*pb.ops, p_loop]  # persistent: one tile's
 
     # -- consumers: the body as written, the products on the tensor cores
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain}
@@ -970,7 +970,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     consumer_regs = role_registers(C, PRODUCER_REGS)
     ws = g.WarpSpecialize((
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
-        g.Role("producer", 4, PRODUCER_REGS, ir.Region((), (*p_tile, ir.Yield(()))), single=True),  # type: ignore[arg-type]
+        g.Role("producer", 4, PRODUCER_REGS, ir.Region((), (*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(()))), single=True),  # type: ignore[arg-type]
     ), span)
     if not _registers_only(consumer_ops, layouts):
         return k  # some value would move between threads: the generic path

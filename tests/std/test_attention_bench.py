@@ -146,11 +146,12 @@ def test_std_prefill_computes_what_its_previous_form_did(sq: int, sk: int, scale
 
 @pytest.mark.parametrize(("sq", "sk", "scale", "causal"), [(100, 150, 0.125, True), (150, 90, -0.3, True),
                                                           (200, 300, 1.5, False)])
-def test_the_stale_max_variant_computes_std_prefill(sq: int, sk: int, scale: float, causal: bool) -> None:
-    # attention_variants.tile's flash_attention_t (a row's max moves only when a
-    # block's passes it by 2^8) against std's kernel: the same softmax; rows that
-    # see no key, scales <= 0, and a scale of 1.5 on N(0, 1) keys (a max that grows
-    # by more than 8 from one block to the next: the rescale path)
+def test_std_prefills_stale_max_computes_the_exact_max_form(sq: int, sk: int, scale: float, causal: bool) -> None:
+    # std's prefill (a row's max moves only when a block's passes it by 2^8)
+    # against attention_variants.tile's flash_attention_p (the exact running max,
+    # std's form before): the same softmax; rows that see no key, scales <= 0, and
+    # a scale of 1.5 with later keys scaled by 3 (a max that grows past the
+    # threshold: the rescale path)
     import numpy as np
 
     import tilelang
@@ -160,9 +161,9 @@ def test_the_stale_max_variant_computes_std_prefill(sq: int, sk: int, scale: flo
     rng = np.random.default_rng(sq + 2 * sk)
     q = rng.standard_normal((2, sq, 64)).astype(np.float16)
     k, v = (rng.standard_normal((2, sk, 64)).astype(np.float16) for _ in range(2))
-    k[:, 64:] *= 3  # later key blocks score higher: the max grows past the threshold
+    k[:, 64:] *= 3
     outs = []
-    for kern in (std.flash_attention, variants.flash_attention_t):
+    for kern in (variants.flash_attention_p, std.flash_attention):
         o = np.full_like(q, np.nan)
         kern["f16", 64, 64, 64](tilelang.partition(o, [1, 64, 64]), q, k, v, scale, causal).sync()
         outs.append(o.astype(np.float64))

@@ -77,16 +77,18 @@ def exp2_poly_share() -> int:
     return int(n) if n.isdigit() else 0
 
 
-def skip_unit_scale() -> bool:
-    """`TILEC_SKIP_UNIT_SCALE=1`: an f32 tile times a tile of at most 4 distinct
-    registers a thread (a row vector broadcast over an accumulator) skips its
-    multiplies where every factor of the warp is exactly 1.0 (one vote.all;
-    x * 1.0 is x exactly): flash attention's O rescale by alpha = 1 when no
-    row's max moved (benchmarks/attention_variants.tile's stale max). Off by
-    default until timed."""
+def skip_unit_scale(accumulator: bool) -> bool:
+    """An f32 tile times a tile of at most 4 distinct registers a thread (a
+    row vector broadcast over an accumulator) skips its multiplies where
+    every factor of the warp is exactly 1.0 (one vote.all; x * 1.0 is x
+    exactly): flash attention's O rescale by alpha = 1 when no row's max
+    moved (std::attention's stale max). `TILEC_SKIP_UNIT_SCALE` "auto" (the
+    default: on for tiles in the wgmma accumulator layout, `accumulator`),
+    "1" (every such multiply), "0" (none)."""
     import os
 
-    return os.environ.get("TILEC_SKIP_UNIT_SCALE", "0") == "1"
+    want = os.environ.get("TILEC_SKIP_UNIT_SCALE", "auto")
+    return want == "1" or (want == "auto" and accumulator)
 
 
 # op name -> implementation for f64. PTX has no f64 approximations, so the

@@ -17,6 +17,7 @@ from tilelang.backend.codegen.llvm_types import (
     const_operand,
     reg_ty,
 )
+from tilelang.backend.gpu.layouts import AccTile
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
@@ -49,7 +50,8 @@ class ArithOps(EmitterCore):
             # one register in `share` of a thread's exp2s on the FMA pipe (fastmath.exp2_poly_share)
             share = fastmath.exp2_poly_share() if eop is ir.ElemOp.EXP2 and reg_ty(in_dt) == "float" \
                 and self.k.sm >= 80 else 0
-            if eop is ir.ElemOp.MUL and in_dt is DType.F32 and n >= 16 and fastmath.skip_unit_scale():
+            if eop is ir.ElemOp.MUL and in_dt is DType.F32 and n >= 16 and \
+                    fastmath.skip_unit_scale(isinstance(self.layouts.get(r.id), AccTile)):
                 few = [i for i, o in enumerate(ops) if isinstance(o, list) and len(set(o)) <= 4]
                 if len(few) == 1 and isinstance(ops[1 - few[0]], list):
                     self.env[r.id] = self.scale_unless_unit(ops[1 - few[0]], ops[few[0]])  # type: ignore[arg-type]

@@ -54,6 +54,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
+from . import attention_rotated as rot
 from . import attention_tiles as tiles
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
@@ -893,7 +894,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     iv = loop.body.args[0]
     p_iv = fresh.value(iv.dtype, (), iv.hint)
     kv_first = tiles.q_after_first_kv(pb.ops, p_iv, loop.lower, loop.upper, fresh, span) \
-        if persist and tiles.kv_first() else None  # ([] and the Q copy at the first block, after the loop)
+        if persist and tiles.kv_first(schedule == "overlap" and rot.enabled(p) and not turns) else None
     lb = _Build(fresh)
     p_it = lb.i32("it")
     stage, phase = lb.ring(p_it, S)
@@ -924,8 +925,6 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     zero_c = fresh.value(DType.I32, (), "q_stage")
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
-    from . import attention_rotated as rot
-
     q_early = persist and not turns and tiles.q_early()  # Q released in the rotated loop's last iteration
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns,
                          qempty if q_early else None) \

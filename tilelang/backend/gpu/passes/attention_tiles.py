@@ -338,8 +338,11 @@ def kv_blocks_together(k: g.GpuKernel, kv: set[int] | None, body: ir.Region, fre
 QEARLY_DEFAULT = "0"
 # "1": the producer copies the next tile's first K/V block before it waits for
 # the Q buffer (the copy waits only for its ring stage; before, it queued
-# behind the consumers' release of Q at the end of their loop); off until timed.
-KVFIRST_DEFAULT = "0"
+# behind the consumers' release of Q at the end of their loop); "auto": where
+# the loop is not rotated (D = 64: +0.9..+2.8 % on the S = 1024 and 4096 rows,
+# both rounds, H200 2026-12-03 third session; with the rotated loop at D = 128
+# only timed together with QEARLY: -0.6..+0.4 %); "0": off.
+KVFIRST_DEFAULT = "auto"
 
 
 def q_early() -> bool:
@@ -348,10 +351,12 @@ def q_early() -> bool:
     return os.environ.get("TILEC_ATTN_QEARLY", QEARLY_DEFAULT) == "1"
 
 
-def kv_first() -> bool:
+def kv_first(rotated: bool) -> bool:
     """The producer copies a tile's first K/V block before its Q
-    (`TILEC_ATTN_KVFIRST`, unset: `KVFIRST_DEFAULT`)."""
-    return os.environ.get("TILEC_ATTN_KVFIRST", KVFIRST_DEFAULT) == "1"
+    (`TILEC_ATTN_KVFIRST`, unset: `KVFIRST_DEFAULT`; `rotated`: the consumers'
+    loop is `attention_rotated`'s)."""
+    want = os.environ.get("TILEC_ATTN_KVFIRST", KVFIRST_DEFAULT)
+    return want == "1" or (want == "auto" and not rotated)
 
 
 def q_after_first_kv(q_ops: list[object], iv: ir.Value, lower: ir.Value, upper: ir.Value, fresh: Fresh,

@@ -110,20 +110,34 @@ def wg_rows(tag: str, ns: int, q3, k3, v3, o, ref, ctx: int, scale: float, reps:
     return r
 
 
-def shape_row(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
-    dev = "cuda"
-    dt = torch.bfloat16
+def _shape(batch: int, ctx: int, reps: int, bw: float):  # type: ignore[no-untyped-def]
+    """A decode shape's inputs (seeded by the shape), as [batch, heads, len, D]
+    and as the kernels' [rows, ., D] views, the bytes of K and V, SDPA's f32
+    reference, the row's first fields and `t`: a list of launches timed as
+    one CUDA graph, in us."""
+    dev, dt = "cuda", torch.bfloat16
     g = torch.Generator(device=dev).manual_seed(ctx + batch)
     q = torch.randn(batch, HQ, 1, D, device=dev, dtype=dt, generator=g)
     k = torch.randn(batch, HKV, ctx, D, device=dev, dtype=dt, generator=g)
     v = torch.randn(batch, HKV, ctx, D, device=dev, dtype=dt, generator=g)
     rows = batch * HKV
-    q3, k3, v3 = q.view(rows, GRP, D), k.view(rows, ctx, D), v.view(rows, ctx, D)
-    scale = D**-0.5
     nbytes = 2 * rows * ctx * D * 2
-    ref = bench.ref_f32(q, k, v, False)
     r: dict = {"B": batch, "ctx": ctx, "MB": nbytes / 1e6, "copy_tbs": bw}
     t = lambda fns: bench.time_ms(bench.graph_of(*fns), reps, dev) * 1e3  # noqa: E731  (us, a graph)
+    views = q.view(rows, GRP, D), k.view(rows, ctx, D), v.view(rows, ctx, D)
+    return (q, k, v), views, rows, nbytes, bench.ref_f32(q, k, v, False), r, t
+
+
+def _with_rates(r: dict, nbytes: int) -> dict:
+    """`r` with the read rate (TB/s) of every time (us) in it."""
+    for key in [x for x in r if x.endswith("_us")]:
+        r[key.removesuffix("_us") + "_tbs"] = nbytes / (r[key] * 1e-6) / 1e12
+    return r
+
+
+def shape_row(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
+    dev, dt, scale = "cuda", torch.bfloat16, D**-0.5
+    (q, k, v), (q3, k3, v3), rows, nbytes, ref, r, t = _shape(batch, ctx, reps, bw)
 
     # the library's pair
     bn, splits, dc = decode_plan(rows, GRP, ctx, D, sms)
@@ -181,9 +195,7 @@ def shape_row(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
     except Exception as e:  # Triton missing or failing: recorded, the rest stands
         r["triton_error"] = repr(e)[:200]
     r["sdpa_us"] = t([lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)])
-    for key in [x for x in r if x.endswith("_us")]:
-        r[key.removesuffix("_us") + "_tbs"] = nbytes / (r[key] * 1e-6) / 1e12
-    return r
+    return _with_rates(r, nbytes)
 
 
 def round2(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
@@ -194,18 +206,8 @@ def round2(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
     at batch 8 the read floor eager and as a graph (the graph anomaly)."""
     from tilelang.runtime import cuda_pdl
 
-    dev, dt = "cuda", torch.bfloat16
-    g = torch.Generator(device=dev).manual_seed(ctx + batch)
-    q = torch.randn(batch, HQ, 1, D, device=dev, dtype=dt, generator=g)
-    k = torch.randn(batch, HKV, ctx, D, device=dev, dtype=dt, generator=g)
-    v = torch.randn(batch, HKV, ctx, D, device=dev, dtype=dt, generator=g)
-    rows = batch * HKV
-    q3, k3, v3 = q.view(rows, GRP, D), k.view(rows, ctx, D), v.view(rows, ctx, D)
-    scale = D**-0.5
-    nbytes = 2 * rows * ctx * D * 2
-    ref = bench.ref_f32(q, k, v, False)
-    r: dict = {"B": batch, "ctx": ctx, "MB": nbytes / 1e6, "copy_tbs": bw}
-    t = lambda fns: bench.time_ms(bench.graph_of(*fns), reps, dev) * 1e3  # noqa: E731
+    dev, dt, scale = "cuda", torch.bfloat16, D**-0.5
+    _, (q3, k3, v3), rows, nbytes, ref, r, t = _shape(batch, ctx, reps, bw)
     o = torch.empty(batch, HQ, 1, D, device=dev, dtype=dt)
 
     def std(tag: str, mod, **kw) -> None:  # type: ignore[no-untyped-def]
@@ -266,9 +268,7 @@ def round2(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
         fn = lambda: rd(tilelang.partition(out, [1, 1]), k3, v3, ctx).launch()  # noqa: E731
         r["tile_read_us"] = t([fn])
         r["tile_read_eager_us"] = bench.time_ms(fn, reps, dev, warmup=5) * 1e3
-    for key in [x for x in r if x.endswith("_us")]:
-        r[key.removesuffix("_us") + "_tbs"] = nbytes / (r[key] * 1e-6) / 1e12
-    return r
+    return _with_rates(r, nbytes)
 
 
 def check() -> int:

@@ -221,6 +221,18 @@ def _rms_rope(t: np.ndarray, w: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.
     return np.concatenate([n1 * c - n2 * s, n2 * c + n1 * s], axis=-1)
 
 
+def _decode_inputs(rng, layers: int, hkv: int, g: int, d: int, s: int):  # type: ignore[no-untyped-def]
+    """A decode attention's inputs: this token's q, k, v rows (`qkv`: G
+    query heads then one k and one v a KV head, halves for the rotary), the
+    q/k norm weights of every layer, the rotary tables of `s` positions and
+    the stacked layers' K and V caches (bf16 values)."""
+    qkv = _rand(rng, (g + 2) * hkv, 2, d // 2)
+    qn, kn = _rand(rng, layers, d, bf16=True), _rand(rng, layers, d, bf16=True)
+    ang = rng.uniform(0, 6.28, (s, d // 2)).astype(np.float32)
+    kc, vc = _rand(rng, layers * hkv, s, d, bf16=True), _rand(rng, layers * hkv, s, d, bf16=True)
+    return qkv, qn, kn, np.cos(ang), np.sin(ang), kc, vc
+
+
 # FMA loops, tensor cores, the register stream, the shared-memory ring
 # (`attn_decode_ring`: K and V cp.async'd 3 blocks ahead, the simulator
 # checking each slot is read only after its copy landed)
@@ -231,11 +243,7 @@ def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> 
     # qkv, not from the cache, and joins the last split
     rng = np.random.default_rng(4)
     layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 8, 2, 32, 13
-    qkv = _rand(rng, (g + 2) * hkv, 2, d // 2)
-    qn, kn = _rand(rng, layers, d, bf16=True), _rand(rng, layers, d, bf16=True)
-    ang = rng.uniform(0, 6.28, (s, d // 2)).astype(np.float32)
-    cos, sin = np.cos(ang), np.sin(ang)
-    kc, vc = _rand(rng, layers * hkv, s, d, bf16=True), _rand(rng, layers * hkv, s, d, bf16=True)
+    qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
     o_part = np.zeros((hkv, ns * g, d), np.float32)
     lse_part = np.zeros((hkv, ns * g), np.float32)
     pos_t = np.array([pos], np.int32)
@@ -272,11 +280,7 @@ def test_attn_decode_ring_merge_merges_its_splits_in_its_last_block(k, nc: int) 
     # checks that every group counter is back at 0)
     rng = np.random.default_rng(7)
     layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 8, 4, 32, 13
-    qkv = _rand(rng, (g + 2) * hkv, 2, d // 2)
-    qn, kn = _rand(rng, layers, d, bf16=True), _rand(rng, layers, d, bf16=True)
-    ang = rng.uniform(0, 6.28, (s, d // 2)).astype(np.float32)
-    cos, sin = np.cos(ang), np.sin(ang)
-    kc, vc = _rand(rng, layers * hkv, s, d, bf16=True), _rand(rng, layers * hkv, s, d, bf16=True)
+    qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
     parts = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
     args = (qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)
     attn = np.zeros((hkv, g, d), np.float32)

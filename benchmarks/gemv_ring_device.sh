@@ -8,10 +8,7 @@
 # test of the ring GEMVs against TorchQwen3. From the checkout's root:
 # OUT=dir bash benchmarks/gemv_ring_device.sh; one file back, $OUT/ring.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/ring.XXXX)/ring; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
-pack() { tar -C "$(dirname "$D")" -czf "$OUT/ring.tgz" ring; }
+. benchmarks/device_env.sh ring
 nvidia-smi -L
 ALL='"bk": {"qkv": 256, "o": 512, "gate_up": 128, "down": 512, "lm": 256}, "st": {"qkv": 4, "o": 4, "gate_up": 4, "down": 4, "lm": 4}'
 V4B="[{}, {$ALL}, {\"bk\": {\"o\": 512, \"down\": 512}, \"st\": {\"o\": 4, \"down\": 4}},

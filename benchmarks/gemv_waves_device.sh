@@ -10,10 +10,7 @@
 # From the checkout's root: OUT=dir bash benchmarks/gemv_waves_device.sh; one
 # file back, $OUT/gw.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/gw.XXXX)/gw; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
-pack() { tar -C "$(dirname "$D")" -czf "$OUT/gw.tgz" gw; }
+. benchmarks/device_env.sh gw
 # TREE: the commit synced to the device (inside .dev/NAME/tree `git log` shows the device checkout's)
 nvidia-smi -L; date -u; echo "tree ${TREE:-unknown: pass TREE=<commit>}"
 g() {  # gate/up: BN BK ST MB

@@ -6,15 +6,12 @@
 # checkout's root: OUT=dir bash benchmarks/llm_ab_device.sh; one file back,
 # $OUT/ab.tgz; the tables on stdout (PROFILE=1: the first variant per kind).
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/ab.XXXX)/ab; mkdir -p "$D"
+. benchmarks/device_env.sh ab
 WHL=${WHL:-.whl}
 if ls "$WHL"/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$WHL"/*.whl \
     && export PYTHONPATH=$PYTHONPATH:/tmp/site
 fi
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
-pack() { tar -C "$(dirname "$D")" -czf "$OUT/ab.tgz" ab; }
 nvidia-smi -L
 # the forms of the decode attention (plan defaults: the stream from 1,536
 # positions, the FMA loop below) against each other, and the splits

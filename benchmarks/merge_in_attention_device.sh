@@ -12,10 +12,7 @@
 # From the checkout's root: OUT=dir bash benchmarks/merge_in_attention_device.sh;
 # one file back, $OUT/fm.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/fm.XXXX)/fm; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
-pack() { tar -C "$(dirname "$D")" -czf "$OUT/fm.tgz" fm; }
+. benchmarks/device_env.sh fm
 nvidia-smi -L; date -u; echo "tree $(cat COMMIT 2>/dev/null || git log -1 --format=%h)"
 V1=${V1:-'[{}, {"fm": 8}, {"fm": 4}, {"fm": 16}, {"fm": 8, "short_ns": 8}, {"fm": 8, "pe": 1},
   {"fm": 8, "pdl": "late+loads", "st": {"o": -1}}, {"fm": 8}, {}]'}

@@ -13,10 +13,7 @@
 # From the checkout's root: OUT=dir bash benchmarks/merge_o_device.sh; one
 # file back, $OUT/om.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/om.XXXX)/om; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
-pack() { tar -C "$(dirname "$D")" -czf "$OUT/om.tgz" om; }
+. benchmarks/device_env.sh om
 nvidia-smi -L
 if [[ ${MODE:-pe} == om ]]; then
   V4B='[{}, {"om": [128, 4]}, {"om": [64, 0]}, {"om": [128, 5]}, {"om": [64, 6]}, {}]'

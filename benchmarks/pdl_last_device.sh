@@ -12,10 +12,7 @@
 # From the checkout's root: OUT=dir bash benchmarks/pdl_last_device.sh; one
 # file back, $OUT/pl.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/pl.XXXX)/pl; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
-pack() { tar -C "$(dirname "$D")" -czf "$OUT/pl.tgz" pl; }
+. benchmarks/device_env.sh pl
 nvidia-smi -L; date -u; git log -1 --format='tree %h %s' 2>/dev/null || cat COMMIT 2>/dev/null
 PEEL='"st": {"qkv": -1, "o": -1, "gate_up": -1, "down": -1}'
 MB4='"mb": {"qkv": 4, "o": 4, "gate_up": 4, "down": 4}, "bk": {"o": 1024, "down": 1024}'

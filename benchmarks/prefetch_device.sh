@@ -13,10 +13,7 @@
 # From the checkout's root: OUT=dir bash benchmarks/prefetch_device.sh; one
 # file back, $OUT/pf.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; D=$(mktemp -d /tmp/pf.XXXX)/pf; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}
-pack() { tar -C "$(dirname "$D")" -czf "$OUT/pf.tgz" pf; }
+. benchmarks/device_env.sh pf
 nvidia-smi -L; date -u
 O='"o": [8, 4096]'                                  # all of W_o, by the QKV GEMV (21 MB at 4B)
 G='"gate_up": [64, 256], "down": [16, 2048], "qkv": [32, 512]'  # the next GEMV's first K step

@@ -119,6 +119,24 @@ def test_the_ablations_baseline_is_attention_and_each_ablation_is_not() -> None:
         assert not np.allclose(outs[f"ab{i}"], outs["std"], rtol=5e-2, atol=5e-2), i  # (ab3 overflows here: NaN)
 
 
+def _variant_and_std(variant: str, q, k, v, scale: float, causal: bool):  # type: ignore[no-untyped-def]
+    """The f16 outputs (as f64) of attention_variants.tile's `variant` and of
+    std::attention::flash_attention on the interpreter, 64 x 64 blocks at
+    D = 64, each into an output preset to NaN."""
+    import numpy as np
+
+    import tilelang
+
+    std = tilelang.compile("use std::attention::flash_attention;\n")
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
+    outs = []
+    for kern in (getattr(variants, variant), std.flash_attention):
+        o = np.full_like(q, np.nan)
+        kern["f16", 64, 64, 64](tilelang.partition(o, [1, 64, 64]), q, k, v, scale, causal).sync()
+        outs.append(o.astype(np.float64))
+    return outs
+
+
 @pytest.mark.parametrize(("sq", "sk", "scale", "causal"), [(100, 150, 0.125, True), (150, 90, -0.3, True),
                                                           (70, 70, 0.0, False), (128, 128, 0.125, False)])
 def test_std_prefill_computes_what_its_previous_form_did(sq: int, sk: int, scale: float, causal: bool) -> None:
@@ -128,18 +146,10 @@ def test_std_prefill_computes_what_its_previous_form_did(sq: int, sk: int, scale
     # that see no key), scales <= 0
     import numpy as np
 
-    import tilelang
-
-    std = tilelang.compile("use std::attention::flash_attention;\n")
-    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
     rng = np.random.default_rng(sq + sk)
     q = rng.standard_normal((2, sq, 64)).astype(np.float16)
     k, v = (rng.standard_normal((2, sk, 64)).astype(np.float16) for _ in range(2))
-    outs = []
-    for kern in (variants.flash_attention_b, std.flash_attention):
-        o = np.full_like(q, np.nan)
-        kern["f16", 64, 64, 64](tilelang.partition(o, [1, 64, 64]), q, k, v, scale, causal).sync()
-        outs.append(o.astype(np.float64))
+    outs = _variant_and_std("flash_attention_b", q, k, v, scale, causal)
     assert np.isfinite(outs[1]).all()
     np.testing.assert_allclose(outs[1], outs[0], rtol=2e-3, atol=2e-3)
 
@@ -154,18 +164,10 @@ def test_std_prefills_stale_max_computes_the_exact_max_form(sq: int, sk: int, sc
     # threshold: the rescale path)
     import numpy as np
 
-    import tilelang
-
-    std = tilelang.compile("use std::attention::flash_attention;\n")
-    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
     rng = np.random.default_rng(sq + 2 * sk)
     q = rng.standard_normal((2, sq, 64)).astype(np.float16)
     k, v = (rng.standard_normal((2, sk, 64)).astype(np.float16) for _ in range(2))
     k[:, 64:] *= 3
-    outs = []
-    for kern in (variants.flash_attention_p, std.flash_attention):
-        o = np.full_like(q, np.nan)
-        kern["f16", 64, 64, 64](tilelang.partition(o, [1, 64, 64]), q, k, v, scale, causal).sync()
-        outs.append(o.astype(np.float64))
+    outs = _variant_and_std("flash_attention_p", q, k, v, scale, causal)
     assert np.isfinite(outs[1]).all()
     np.testing.assert_allclose(outs[1], outs[0], rtol=3e-3, atol=3e-3)

@@ -121,6 +121,7 @@ def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
                     "attn_decode": 4 * hkv * ctx * d,
                     "attn_decode_short": 4 * hkv * ctx * d,
                     "attn_decode_ring": 4 * hkv * ctx * d,
+                    "attn_decode_ring_early": 4 * hkv * ctx * d,
                     "attn_decode_ring_merge": 4 * hkv * ctx * d,
                 }.get(name, 0)
             )

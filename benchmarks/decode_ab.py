@@ -84,7 +84,8 @@ def _attention_us(eng, ctx: int) -> float:  # type: ignore[no-untyped-def]
 
     from tilelang.runtime import cuda_pdl
 
-    names = ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_merge", "combine_splits")
+    names = ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_early", "attn_decode_ring_merge",
+             "combine_splits")
     ops = [op for op in eng.ops if op.kernel.__name__ in names]  # no merge under Plan.om: its O GEMV's
     eng.be.write(eng.pos, [ctx])
     with cuda_pdl.scoped(*eng._pdl):  # launched as the step launches them

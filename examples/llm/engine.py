@@ -399,6 +399,10 @@ class TileQwen3:
                 raise ValueError("Plan.fm merges the ring attention's splits: no step form has tc = 4")
             if pl.om[0]:
                 raise ValueError("Plan.fm and Plan.om both replace `combine_splits`: choose one")
+        if pl.ea not in (0, 1, 3):
+            raise ValueError(f"Plan.ea must be 0, 1 or 3 (`attn_decode_ring_early`'s bits), not {pl.ea}")
+        if pl.ea and pl.fm:
+            raise ValueError("Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one")
         if self._pdl is not None and want != self._pdl:
             self.k = load_kernels()  # plans made under the new setting
         self._pdl = want
@@ -500,6 +504,8 @@ class TileQwen3:
                 attn = k.attn_decode_short[g, d // 2, pl.bt]
             elif merged:
                 attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pl.pe, ns, min(pl.fm, ns)]
+            elif tc == 4 and pl.ea:
+                attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pl.pe, pl.ea]
             elif tc == 4:
                 attn = k.attn_decode_ring[g, d // 2, pl.bt, pl.pe]
             else:

@@ -108,6 +108,13 @@ class Plan:
     # `if last_block(1)`, NC shares a step), no `combine_splits` launch;
     # 0: the merge's own launch
     fm: int = 0
+    # the ring attention (tc 4) with its `pos`-only loads first
+    # (`attn_decode_ring_early`, EA = ea): 1 the ring's first K/V copies
+    # right after `pos` and the query's loads, before the query's norm and
+    # rotary (`attn_decode_ring`: after them); 3 also the current token's
+    # key and value rows before the key loop (used by the last split after
+    # it); 0 `attn_decode_ring`
+    ea: int = 0
     # 1: the ring attention and the merge after it trigger at their entry
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
     # the attention (and under "+loads" read their first weight tile there)

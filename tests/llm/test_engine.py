@@ -252,10 +252,29 @@ def test_merge_inside_the_ring_attention_agrees(tiny, nc: int, short: bool) -> N
         _close(eng.feed(t), ref.step(t))
 
 
+@pytest.mark.parametrize("ea", [1, 3])
+def test_early_ring_attention_agrees(tiny, ea: int) -> None:
+    # Plan.ea: `attn_decode_ring_early` (the ring's first copies before the
+    # query's norm and rotary; EA 3 the token's rows before the key loop) in
+    # both step forms (4 splits, 2 below position 8), decoding as NumPy does
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, ea=ea, short_tc=4, short_ns=2,
+                               fma_until=8)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert names.count("attn_decode_ring_early") == 2 * TINY.num_hidden_layers
+    assert "attn_decode_ring" not in names
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(21, TINY.vocab_size, seed=12):
+        _close(eng.feed(t), ref.step(t))
+
+
 @pytest.mark.parametrize(("fields", "words"), [
     ({"fm": 3}, "power of two"),
     ({"fm": 2, "tc": 1}, "no step form has tc = 4"),
     ({"fm": 2, "om": (4, 0)}, "choose one"),
+    ({"ea": 2}, "must be 0, 1 or 3"),
+    ({"ea": 1, "fm": 2}, "choose one"),
 ])
 def test_merge_inside_the_attention_refuses_plans_it_cannot_run(tiny, fields: dict, words: str) -> None:
     w, _ = tiny

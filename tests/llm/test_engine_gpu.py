@@ -210,6 +210,29 @@ def test_merge_inside_the_ring_attention_matches_torch(fm: int, api: str) -> Non
     assert eng.generate([5, 6, 7], 40, batched=False) == want
 
 
+@pytest.mark.parametrize(("ea", "api"), [(1, "tile"), (3, "torch")])
+def test_early_ring_attention_matches_torch(ea: int, api: str) -> None:
+    # Plan.ea: `attn_decode_ring_early` (the ring's first copies before the
+    # query's norm and rotary; EA 3 the token's rows before the key loop) in
+    # both step forms (the switch at position 12), under the card's PDL
+    # setting: teacher-forced logits against `TorchQwen3`, the plan's greedy
+    # tokens from the one-step and burst graphs
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
+    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12))
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, ea=ea))
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert names.count("attn_decode_ring_early") == 2 * SMALL.num_hidden_layers
+    eng.reset()
+    _teacher_forced(eng, w, seed=7, n=24)
+    eng.reset()
+    assert eng.generate([5, 6, 7], 40, batched=False) == want
+    eng.reset()
+    eng.burst = 1
+    assert eng.generate([5, 6, 7], 40, batched=False) == want
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

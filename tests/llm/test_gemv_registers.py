@@ -157,6 +157,43 @@ def test_many_wave_ring_gemvs_stream_without_spills(mat: str, shape: tuple[int, 
     assert regs * 256 * mb <= 65536 and "0 bytes spill stores" in report, (mat, shape, report)
 
 
+@pytest.mark.parametrize("ea", [0, 1, 3])
+def test_early_ring_attention_copies_before_forming_the_query(ea: int) -> None:
+    # `attn_decode_ring_early` (Plan.ea) at Qwen3-4B's decode shapes: the
+    # ring's first copies (3 key blocks of K and V) come after the query's
+    # loads and before the first barrier (the query's norm); in
+    # `attn_decode_ring` (ea 0 here) they wait for the query's formation
+    # (barriers before them). No spill either way
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
+    z = np.zeros
+    k = load_kernels()
+    kern = k.attn_decode_ring_early[g, d // 2, plan.bt, 0, ea] if ea else k.attn_decode_ring[g, d // 2, plan.bt, 0]
+    op = kern(
+        P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
+        P(z((hkv, plan.ns * g), np.float32), [1, g]),
+        z(((g + 2) * hkv, 2, d // 2), np.float32),
+        z((layers, d), np.float32),
+        z((layers, d), np.float32),
+        z((s, d // 2), np.float32),
+        z((s, d // 2), np.float32),
+        z((layers * hkv, s, d), np.float32),
+        z((layers * hkv, s, d), np.float32),
+        np.array([s - 1], np.int32),
+        1,
+        1e-6,
+    )
+    op.discard()  # built to be compiled, never run
+    ptx = _ptx(op)
+    head = ptx.split("cp.async.cg.shared.global")[0]
+    assert ("bar.sync" in head) == (ea == 0)
+    # the query's rows, its norm weights, the rotary rows (and the token's rows)
+    assert head.count("ld.global.nc") >= (6 if ea == 0 else 7 + (4 if ea == 3 else 0))
+    report = _ptxas(ptx)
+    assert "0 bytes spill stores" in report, report
+
+
 @pytest.mark.parametrize("fm", [0, 8])
 def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     # `attn_decode_ring` (Plan.tc = 4) at Qwen3-4B's decode shapes (G 4,

@@ -299,6 +299,27 @@ def test_attn_decode_ring_merge_merges_its_splits_in_its_last_block(k, nc: int) 
     assert np.abs(attn).max() > 0.05
 
 
+@pytest.mark.parametrize("ea", [1, 3])
+def test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea: int) -> None:  # type: ignore[no-untyped-def]
+    # `attn_decode_ring_early` (Plan.ea): the same shares as `attn_decode_ring`
+    # with the query's loads (and under EA 3 the token's rows) before the
+    # split's range, so that the ring's first copies come before the query's
+    # norm and rotary; 13 positions in 8-key tiles over 4 splits (the last
+    # two empty but for the current token in the last)
+    rng = np.random.default_rng(11)
+    layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 8, 4, 32, 13
+    qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
+    args = (qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)
+    got = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
+    op = k.attn_decode_ring_early[g, d // 2, bt, 0, ea](P(got[0], [1, g, d]), P(got[1], [1, g]), *args)
+    _check(op, (hkv, ns), [0, 1], tol=2e-3)
+    want = (np.zeros_like(got[0]), np.zeros_like(got[1]))
+    k.attn_decode_ring[g, d // 2, bt, 0](P(want[0], [1, g, d]), P(want[1], [1, g]), *args).sync()
+    np.testing.assert_array_equal(op._hosts[0], want[0])
+    np.testing.assert_array_equal(op._hosts[1], want[1])
+    assert np.abs(want[0]).max() > 0.05
+
+
 def test_kv_append_writes_every_layer_once_a_step(k) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(5)
     layers, hkv, g, d, ch, s, pos = 2, 2, 4, 32, 16, 32, 13

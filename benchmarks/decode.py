@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -218,6 +219,64 @@ def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignor
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"step_profile_{eng.cfg.hidden_size}_{ctx}.md").write_text(text + "\n")
+    return rows
+
+
+def _marginal_step(eng, ctx: int, out: Path | None, reps: int = 5) -> list[dict]:  # type: ignore[type-arg]
+    """What each kind of launch costs the step where it sits in it: the
+    step's launches captured as one graph (`graph_seconds`), then again
+    without one kind's launches (leave one out: the other launches' results
+    are then wrong, their times are what counts), and without the attention
+    and its merge together; launched as the step launches them (the engine's
+    PDL setting), the token and position put back before each graph. A
+    kind's cost = the whole step's time - the time without it: its own time
+    and its boundaries in the chain, where `_profile_step` times a kind's
+    launches back to back, with none of the others around them."""
+    from tilelang.runtime import cuda_pdl
+
+    eng._use_form(ctx, 1)
+    tok = eng.be.read(eng.tok).copy()
+    ops, need = list(eng.ops), _op_bytes(eng, ctx)
+    keys = []
+    for op, b in zip(ops, need, strict=True):
+        gen = ",".join(str(v) for v in op.generics.values())
+        keys.append((op.kernel.__name__, gen, b))
+    attn = {"attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_early",
+            "attn_decode_ring_merge", "combine_splits"}  # fmt: skip
+    groups: dict[str, list[bool]] = {}
+    for key in dict.fromkeys(keys):
+        groups[f"{key[0]} [{key[1]}]"] = [k == key for k in keys]
+    groups["attention + merge"] = [k[0] in attn for k in keys]
+
+    def timed(keep: list[bool]) -> float:
+        eng.be.write(eng.pos, [ctx])
+        eng.be.write(eng.tok, tok)
+        return graph_seconds([op for op, k in zip(ops, keep, strict=True) if k], reps) * 1e6
+
+    rows = []
+    with cuda_pdl.scoped(*eng._pdl):
+        full = [timed([True] * len(ops))]
+        for name, drop in groups.items():
+            without = timed([not d for d in drop])
+            full.append(timed([True] * len(ops)))
+            rows.append({"kind": name, "launches": sum(drop), "without_us": without})
+    whole = statistics.median(full)
+    for r in rows:
+        r["cost_us"] = whole - r["without_us"]
+    eng.be.write(eng.pos, [ctx])
+    eng.be.write(eng.tok, tok)
+    lines = [f"the step's launches, one left out at a time (context {ctx}): the whole step "
+             f"{whole:.1f} us (runs {' '.join(f'{x:.1f}' for x in full)})",
+             "| kind | launches | step without it, us | its cost in the step, us | us a launch |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for r in sorted(rows, key=lambda r: -r["cost_us"]):
+        lines.append(f"| {r['kind']} | {r['launches']} | {r['without_us']:.1f} | {r['cost_us']:.1f} | "
+                     f"{r['cost_us'] / r['launches']:.2f} |")  # fmt: skip
+    text = "\n".join(lines)
+    print(text, flush=True)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"step_marginal_{eng.cfg.hidden_size}_{ctx}.md").write_text(text + "\n")
     return rows
 
 

@@ -18,7 +18,9 @@ where it is off).
 `--driver-jit`: every kernel's cubin from the driver's JIT instead of
 nvJitLink (both from the same PTX; a comparison of the two PTX compilers).
 `--profile`: the first variant's step per kind of launch (`decode.py`'s
-graph-timed profile); `--profile-first N`: the first N variants'. Prints one table; `--out DIR` also writes ab.json
+graph-timed profile); `--profile-first N`: the first N variants';
+`--marginal-first N`: the first N variants' step timed with each kind of
+launch left out in turn (what a kind costs where it sits in the chain). Prints one table; `--out DIR` also writes ab.json
 (each row with the tokens it decoded, so that two trees' runs compare).
 """
 
@@ -79,14 +81,17 @@ def _step_ms(eng, ctx: int, rounds: int, reps: int) -> tuple[list[float], list[i
     return out, toks
 
 
+# the decode attention's kernels and the split merge (`--variants` time them alone)
+ATTN = ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_early",
+             "attn_decode_ring_merge", "combine_splits")  # fmt: skip
+
+
 def _attention_us(eng, ctx: int) -> float:  # type: ignore[no-untyped-def]
     from decode import graph_seconds
 
     from tilelang.runtime import cuda_pdl
 
-    names = ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_early", "attn_decode_ring_merge",
-             "combine_splits")
-    ops = [op for op in eng.ops if op.kernel.__name__ in names]  # no merge under Plan.om: its O GEMV's
+    ops = [op for op in eng.ops if op.kernel.__name__ in ATTN]  # no merge under Plan.om: its O GEMV's
     eng.be.write(eng.pos, [ctx])
     with cuda_pdl.scoped(*eng._pdl):  # launched as the step launches them
         return graph_seconds(ops, 3) * 1e6 / eng.cfg.num_hidden_layers
@@ -102,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--driver-jit", action="store_true")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--profile-first", type=int, default=0)
+    ap.add_argument("--marginal-first", type=int, default=0, help="leave-one-out of N variants")
     ap.add_argument("--out", default="")
     a = ap.parse_args(argv)
     if a.driver_jit:
@@ -157,6 +163,12 @@ def main(argv: list[str] | None = None) -> int:
                 eng.replan(_variant_plan(base, v))
                 eng.be.write(eng.pos, [ctx])
                 _profile_step(eng, ctx, Path(a.out) / f"v{i}" if a.out else None)
+            if i < a.marginal_first:
+                from decode import _marginal_step
+
+                print(f"leave-one-out of variant {i} {json.dumps(v)}:", flush=True)
+                eng.replan(_variant_plan(base, v))
+                _marginal_step(eng, ctx, Path(a.out) / f"v{i}" if a.out else None)
     if a.out:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -113,7 +113,8 @@ class Plan:
     # right after `pos` and the query's loads, before the query's norm and
     # rotary (`attn_decode_ring`: after them); 3 also the current token's
     # key and value rows before the key loop (used by the last split after
-    # it); 0 `attn_decode_ring`
+    # it); 0 `attn_decode_ring`. H200, 4B: 3 +0.3 % at 1,024, +0.6 % at
+    # 8,192 (the attention alone 1.2 us faster); the GPU plans' default
     ea: int = 0
     # 1: the ring attention and the merge after it trigger at their entry
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
@@ -156,6 +157,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         ns, bt = 2, 8
         mm, bq, chp = (16, 16, 32), 8, 8
         tc, fma_until, short_tc, short_ns = 1, 0, 0, 0
+        ea = 0
         pdl: bool | str = False
     else:
         # Batch-1 GEMVs are memory-bound: what a kernel has in flight is about
@@ -191,6 +193,10 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         # the FMA form (all splits: +0.7 %), +1.9 % at 8,192, -1.0 % at
         # 16,384, -4.8 % at 32,768; 0.6B +20 % at 1,024
         tc, fma_until, short_tc, short_ns = 4, 12288, 4, max(1, ns // 2)
+        # the ring's first copies and the token's rows before the query is
+        # formed (`attn_decode_ring_early`, H200 4B, one process, 2026-12-03):
+        # +0.3 % at 1,024 (attention alone 6.00 -> 4.84 us), +0.6 % at 8,192
+        ea = 3
         mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
         pdl = "late" if hopper else False
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
@@ -212,6 +218,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         prefill=prefill,
         tc=tc,
         fma_until=fma_until,
+        ea=ea,
         short_tc=short_tc,
         short_ns=short_ns,
         mb=mb,

@@ -398,6 +398,8 @@ def test_plan_fills_a_big_card() -> None:
     # (with half the splits below 12,288 positions)
     hp = plan_for(cfg, 2048, sm_count=132, hopper=True)
     assert (hp.tc, hp.fma_until, hp.short_tc, hp.ns, hp.short_ns) == (4, 12288, 4, 32, 16)
+    # the ring's form with its `pos`-only loads first on a GPU; none in the interpreter
+    assert (hp.ea, plan_for(TINY, 64, None).ea) == (3, 0)
 
 
 def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:

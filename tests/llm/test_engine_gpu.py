@@ -79,7 +79,7 @@ def test_ring_attention_decodes_the_streams_tokens() -> None:
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
     eng.replan(dataclasses.replace(eng.plan, tc=2, fma_until=0))
     want = eng.generate([5, 6, 7], 40, batched=False)
-    eng.replan(dataclasses.replace(eng.plan, tc=4, fma_until=0))
+    eng.replan(dataclasses.replace(eng.plan, tc=4, fma_until=0, ea=0))
     assert any(op.kernel.__name__ == "attn_decode_ring" for op in eng.ops)
     eng.reset()
     assert eng.generate([5, 6, 7], 40, batched=False) == want
@@ -198,7 +198,7 @@ def test_merge_inside_the_ring_attention_matches_torch(fm: int, api: str) -> Non
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
     eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12))
     want = eng.generate([5, 6, 7], 40, batched=False)
-    eng.replan(dataclasses.replace(eng.plan, fm=fm))
+    eng.replan(dataclasses.replace(eng.plan, fm=fm, ea=0))  # fm is `attn_decode_ring_merge`'s
     names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
     assert names.count("attn_decode_ring_merge") == 2 * SMALL.num_hidden_layers and "combine_splits" not in names
     eng.reset()
@@ -213,13 +213,14 @@ def test_merge_inside_the_ring_attention_matches_torch(fm: int, api: str) -> Non
 @pytest.mark.parametrize(("ea", "api"), [(1, "tile"), (3, "torch")])
 def test_early_ring_attention_matches_torch(ea: int, api: str) -> None:
     # Plan.ea: `attn_decode_ring_early` (the ring's first copies before the
-    # query's norm and rotary; EA 3 the token's rows before the key loop) in
-    # both step forms (the switch at position 12), under the card's PDL
-    # setting: teacher-forced logits against `TorchQwen3`, the plan's greedy
-    # tokens from the one-step and burst graphs
+    # query's norm and rotary; EA 3, the GPU plans' default, the token's rows
+    # before the key loop) in both step forms (the switch at position 12),
+    # under the card's PDL setting: teacher-forced logits against
+    # `TorchQwen3`, the greedy tokens of `attn_decode_ring` (ea 0) from the
+    # one-step and burst graphs
     w = random_weights(SMALL, seed=7, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
-    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12))
+    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12, ea=0))
     want = eng.generate([5, 6, 7], 40, batched=False)
     eng.replan(dataclasses.replace(eng.plan, ea=ea))
     names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]

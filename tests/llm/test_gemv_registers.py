@@ -157,14 +157,15 @@ def test_many_wave_ring_gemvs_stream_without_spills(mat: str, shape: tuple[int, 
     assert regs * 256 * mb <= 65536 and "0 bytes spill stores" in report, (mat, shape, report)
 
 
-@pytest.mark.parametrize("ea", [0, 1, 3])
-def test_early_ring_attention_copies_before_forming_the_query(ea: int) -> None:
-    # `attn_decode_ring_early` (Plan.ea) at Qwen3-4B's decode shapes: the
+@pytest.mark.parametrize(("ea", "model"), [(0, "4b"), (1, "4b"), (3, "4b"), (3, "0.6b"), (3, "8b")])
+def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: str) -> None:
+    # `attn_decode_ring_early` (Plan.ea) at Qwen3's decode shapes: the
     # ring's first copies (3 key blocks of K and V) come after the query's
     # loads and before the first barrier (the query's norm); in
     # `attn_decode_ring` (ea 0 here) they wait for the query's formation
-    # (barriers before them). No spill either way
-    cfg = Qwen3Config.load("qwen3-4b")
+    # (barriers before them). No spill either way (the default, EA 3, at
+    # the three models' shapes)
+    cfg = Qwen3Config.load(f"qwen3-{model}")
     plan = plan_for(cfg, 2048, 132, hopper=True)
     g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
     z = np.zeros

@@ -31,6 +31,9 @@ def emit_op(em: Any, op: object) -> bool:
     if isinstance(op, g.WarpgroupTurn):
         warpgroup_turn(em, op)
         return True
+    if isinstance(op, g.ZeroRows):
+        zero_rows(em, op)
+        return True
     if isinstance(op, g.PackPairs):
         assert isinstance(em.layouts[op.x.id], AccTile), em.layouts[op.x.id]
         x = em.tile(op.x)
@@ -39,6 +42,39 @@ def emit_op(em: Any, op: object) -> bool:
         assert len(em.env[op.result.id]) == em.nregs(op.result), (len(x), em.nregs(op.result))
         return True
     return False
+
+
+def zero_rows(em: Any, op: g.ZeroRows) -> None:
+    """`ZeroRows`: in a branch taken only where some row goes (uniform: the
+    bound and offset are scalars), each thread zeroes its 16-byte chunks of
+    the stage whose row is past the bound (chunk c is bytes 16 c .. of the
+    stage, row (c / 8) mod rows of its 64-column slab), fences them for the
+    async proxy, and the role meets at named barrier 1 before any wgmma."""
+    _, rows, cols = op.buf.shape
+    chunks = rows * cols * op.buf.dtype.itemsize // 16
+    assert cols % 64 == 0 and chunks % op.threads == 0, (op.buf.shape, op.threads)
+    keep = em.emit(f"sub i32 {em.scalar(op.bound)}, {em.scalar(op.offset)}")  # rows 0 .. keep - 1 stay
+    some = em.emit(f"icmp slt i32 {keep}, {rows}")
+    go, done = em.new_label("zrows"), em.new_label("zdone")
+    em.cbr(some, go, done)
+    em.label(go)
+    base = em.smem_at(op.buf, op.stage)
+    for i in range(chunks // op.threads):
+        c = em.emit(f"add i32 {em.role_tid}, {i * op.threads}")
+        row = em.emit(f"urem i32 {em.emit(f'lshr i32 {c}, 3')}, {rows}")
+        past = em.emit(f"icmp sge i32 {row}, {keep}")
+        st, nx = em.new_label("zrow"), em.new_label("zrown")
+        em.cbr(past, st, nx)
+        em.label(st)
+        at = em.emit(f"getelementptr i8, ptr addrspace(3) {base}, i32 {em.emit(f'shl i32 {c}, 4')}")
+        em.stmt(f"store <4 x i32> zeroinitializer, ptr addrspace(3) {at}, align 16")
+        em.br(nx)
+        em.label(nx)
+    em.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")
+    em.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")
+    em.named_barrier(1, op.threads)
+    em.br(done)
+    em.label(done)
 
 
 def warpgroup_turn(em: Any, op: g.WarpgroupTurn) -> None:

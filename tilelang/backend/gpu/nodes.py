@@ -252,6 +252,24 @@ class WarpgroupTurn:
 
 
 @frozen
+class ZeroRows:
+    """The role's `threads` threads zero rows `bound - offset` .. of `buf[stage]`
+    (a [S, rows, cols] buffer of 64-column slabs of 128-byte rows, as TMA
+    fills it: a row's bytes are the same set whatever the swizzle), where
+    that is less than `rows`; then each makes its writes visible to the async
+    proxy and all of them meet at named barrier 1, so a `wgmma` issued after
+    reads the zeros. The attention pipeline's `where(keys < sk, v, 0)` on V
+    (`passes/attention_vmask.py`): row r of the tile stays where r + offset < bound."""
+
+    buf: ir.Value
+    stage: ir.Value
+    offset: ir.Value
+    bound: ir.Value
+    threads: int
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class Undef:
     """`result` holds unspecified values (a register tile no one reads before
     writing, e.g. an accumulator whose first wgmma ignores it)."""
@@ -414,10 +432,11 @@ GpuOp = (
     | SmemDot
     | RingCopy
     | RingRead
+    | ZeroRows
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpgroupTurn, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot,
-           RingCopy, RingRead)
+           RingCopy, RingRead, ZeroRows)
 
 
 # ------------------------------------------------------------------ kernel
@@ -483,7 +502,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
         case SmemDot(result=r) | RingRead(result=r):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
-              | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn()):
+              | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -522,6 +541,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (*os, d, st, p)
         case RingRead(src=s, stage=st):
             return (s, st)
+        case ZeroRows(buf=b, stage=st, offset=o, bound=n):
+            return (b, st, o, n)
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
@@ -580,6 +601,7 @@ __all__ = [
     "Wgmma",
     "WgmmaRegA",
     "WgmmaWait",
+    "ZeroRows",
     "defined_values",
     "operands",
     "regions",

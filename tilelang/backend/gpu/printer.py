@@ -82,6 +82,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
                  f" : {r.type}{n.note(r)}")
         case g.PackPairs(result=r, x=x, dtype=dt):
             line(f"{n.define(r)} = pack_pairs {n(x)} as {dt} : {r.type}{n.note(r)}")
+        case g.ZeroRows(buf=b, stage=s, offset=o, bound=nb, threads=t):
+            line(f"zero_rows {n(b)}[{n(s)}] where row + {n(o)} >= {n(nb)} ({t} threads, then fence, bar 1)")
         case g.WarpgroupTurn(kind=kind, base=b):
             line(f"warpgroup_turn.{kind} {b}")
         case g.Undef(result=r):

@@ -56,6 +56,8 @@ from .. import nodes as g
 from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
 from . import attention_rotated as rot
 from . import attention_tiles as tiles
+from . import attention_vmask as vmask
+from .attention_rotated import _reads
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
 from .rewrite import substitute, uses
@@ -96,6 +98,7 @@ class AttnPlan:
     BM: int
     BN: int
     stages: int
+    vmask: vmask.VMask | None = None  # V's rows past a bound zeroed (`attention_vmask`)
 
 
 def _is_scalar(op: object) -> bool:
@@ -186,8 +189,11 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
         return None
     # the second product: a cast of a body value times V (loaded in the loop)
     cast = defs.get(o_dot.a.id)
-    vc = _chain(o_dot.b, defs)
+    vm = vmask.match(o_dot.b, defs, count, body.ops)  # where(keys < sk, v, 0): one warpgroup, V N-major
+    vc = _chain(vm.x if vm else o_dot.b, defs)
     if not (isinstance(cast, ir.Cast) and cast in body.ops and cast.x.dtype is DType.F32) or vc is None:
+        return None
+    if vm is not None and (BM != 64 or vc[2]):
         return None
     if o_dot.a.dtype is not s_dot.a.dtype or o_dot.b.dtype is not s_dot.a.dtype:
         return None
@@ -220,7 +226,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
         return None
     if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
         return None
-    chained = {id(op) for t in (q, kt, vt) for op in t.chain}
+    chained = {id(op) for t in (q, kt, vt) for op in t.chain} | {id(op) for op in (vm.ops if vm else ())}
     # the body: computation in registers only
     if not _body_ok(body, BM, chained, s_dot, o_dot):
         return None
@@ -249,7 +255,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
     S = k.num_stages if "stages" in k.source.hints else min(4, fit)
     if not 2 <= S <= fit:
         return None
-    return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S)
+    return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S, vm)
 
 
 def _reduce_ok(op: object, BM: int) -> bool:
@@ -464,6 +470,7 @@ def _serial(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
             continue
         if op is p.o_dot:
             o_raw = fresh.value(DType.F32, op.result.shape, "o")
+            cb.ops += vmask.zero(p.vmask, bufs.v, stage, {}, 128 * bufs.C)
             cb.ops += [g.WgmmaRegA(o_raw, cast.x, bufs.v, stage, op.acc, p.v_kmajor, None, op.span, cast.result.dtype),
                        g.WgmmaWait((op.result,), (o_raw,), 0, op.span),
                        g.BarrierArrive(bufs.empty, stage, None, span)]
@@ -476,10 +483,6 @@ def _serial(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _
                     (*loop.inits, bufs.base), ir.Region((*loop.body.args, c_it), tuple(_unshare(cb.ops, fresh))),
                     span)  # type: ignore[arg-type]
     return c_loop, [], ([], {}, c_loop.results[-1])
-
-
-def _reads(op: object, v: ir.Value) -> bool:
-    return any(x is v for o in g.walk(ir.Region((), (op,))) for x in g.operands(o))  # type: ignore[arg-type]
 
 
 def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs: _Bufs, fresh: Fresh,
@@ -600,6 +603,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
             if not waited and (op is p.o_dot or _reads(op, acc_arg)):
                 wait_acc()
             if op is p.o_dot:
+                cb.ops += vmask.zero(p.vmask, bufs.v, stage, mapping, 128 * bufs.C)  # this block's V, read below
                 sel_st, _ = wait_next()
                 if pingpong:  # this warpgroup's turn to issue, after the spin on its stage
                     cb.ops.append(g.WarpgroupTurn("wait", TURN_BARRIER, span))
@@ -918,7 +922,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     p_tile = [p_loop, *kv_first[1]] if kv_first else [*pb.ops, p_loop]  # persistent: one tile's
 
     # -- consumers: the body as written, the products on the tensor cores
-    chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain}
+    chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
     before = [op for op in ops[:i] if id(op) not in chained]
     outside = [op for op in before if not any(v.shape for v in g.results(op))]
     moved = [op for op in before if any(v.shape for v in g.results(op))]

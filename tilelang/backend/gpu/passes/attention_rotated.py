@@ -47,6 +47,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Layout
+from . import attention_vmask as vmask
 from .context import Fresh
 from .pipeline import _Build
 from .rewrite import substitute
@@ -203,6 +204,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             mapping[acc_arg.id] = accw
             waited = True
         if op is p.o_dot:  # issued by the next iteration, or after the loop
+            cb.ops += vmask.zero(p.vmask, bufs.v, stage, mapping, 128 * bufs.C)  # the stage's V rows, before then
             p_next = mapping.get(cast.x.id, cast.x)
             if pdt is DType.I32:  # carried as wgmma's A fragment: 16-bit pairs
                 packed = fresh.value(DType.I32, pshape, "p")

@@ -1,0 +1,180 @@
+"""`std::attention::decode_split_tc`: the decode split on Hopper tensor cores
+(the KV head's G query rows as a 64-row tile through the attention
+pipeline), with the cache past `cache_len` full of NaN and Inf: its partial
+outputs and log-sum-exps on the interpreter and on the sm_90a code in
+`llsim` against NumPy (the pipeline zeroes V's rows past `cache_len` in
+shared memory: `passes/attention_vmask.py`), and with std's merge against
+SDPA on the GPU."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tilelang
+from tilelang.backend import emit_ptx, lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.printer import print_gpu_kernel
+from tilelang.dtypes import DType
+from tilelang.ir.lower import lower_kernel
+from tilelang.runtime.launch import ArgFact
+
+G, M = 4, 64
+STD = "use std::attention::{decode_split_tc, decode_combine};\n"
+
+
+def _inputs(bhkv: int, smax: int, d: int, clen: int, seed: int):  # type: ignore[no-untyped-def]
+    """q, k, v in f16 with K and V past `clen` NaN and Inf (whatever a cache holds there)."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((bhkv, G, d)).astype(np.float16)
+    k, v = (rng.standard_normal((bhkv, smax, d)).astype(np.float16) for _ in range(2))
+    for t in (k, v):
+        t[:, clen:] = np.nan
+        t[:, clen + 1::3] = np.inf
+    return q, k, v
+
+
+def _reference(q, k, v, cache_len: int, splits: int, bn: int, scale: float):  # type: ignore[no-untyped-def]
+    """Each share's softmax-weighted values and its log-sum-exp in log2 units,
+    rows [kvh * splits + share] as the kernel's outputs."""
+    bhkv, _, d = q.shape
+    sk = min(cache_len, k.shape[1])
+    nb = -(-sk // bn)
+    per = -(-nb // splits)
+    o = np.zeros((bhkv * splits, G, d))
+    lse = np.full((bhkv * splits, G), -1.0e30)
+    for h in range(bhkv):
+        for s in range(splits):
+            a, b = s * per * bn, min((s + 1) * per * bn, sk)
+            if a >= b:
+                continue
+            x = q[h].astype(np.float64) @ k[h, a:b].astype(np.float64).T * scale * np.log2(np.e)
+            mx = x.max(1, keepdims=True)
+            p = np.exp2(x - mx)
+            o[h * splits + s] = p @ v[h, a:b].astype(np.float64) / p.sum(1, keepdims=True)
+            lse[h * splits + s] = mx[:, 0] + np.log2(p.sum(1))
+    return o, lse
+
+
+def _check(o, lse, want_o, want_lse) -> None:  # type: ignore[no-untyped-def]
+    seen = want_lse > -1e29
+    np.testing.assert_allclose(o[seen], want_o[seen], atol=3e-3, rtol=1e-2)
+    np.testing.assert_allclose(lse[seen], want_lse[seen], atol=2e-3, rtol=1e-4)
+    assert (o[~seen] == 0).all() and (lse[~seen] < -1e29).all()
+
+
+# (KV heads, cache positions, cache_len, splits, BN): a cache_len inside a key
+# block (NaN/Inf in the rest of it), on a block's edge, short of a whole block,
+# a share with no key (more shares than key blocks); key blocks of 128 (ring of 3)
+CASES = [(2, 256, 150, 2, 64), (2, 256, 192, 3, 64), (1, 128, 37, 2, 64), (1, 512, 333, 3, 128)]
+
+
+@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), CASES)
+def test_decode_split_tc_on_the_interpreter(bhkv: int, smax: int, clen: int, splits: int, bn: int) -> None:
+    d = 64
+    q, k, v = _inputs(bhkv, smax, d, clen, 3)
+    o = np.full((bhkv * splits, G, d), np.nan, np.float32)
+    lse = np.full((bhkv * splits, G), np.nan, np.float32)
+    std = tilelang.compile(STD)
+    std.decode_split_tc["f16", bn, d](tilelang.partition(o, [1, M, d]), tilelang.partition(lse, [1, M]), q, k, v,
+                                      clen, 0.125, splits).sync()
+    _check(o, lse, *_reference(q, k, v, clen, splits, bn, 0.125))
+
+
+def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int):  # type: ignore[no-untyped-def]
+    f16, f32 = DType.parse("f16"), DType.F32
+    params = [("o_part", f32, (bhkv * splits, G, d), (1, M, d)), ("lse_part", f32, (bhkv * splits, G), (1, M)),
+              ("q", f16, (bhkv, G, d), None), ("k", f16, (bhkv, smax, d), None), ("v", f16, (bhkv, smax, d), None)]
+    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
+    kir = lower_kernel(tilelang.compile(STD)._program, "decode_split_tc", {"T": f16, "BN": bn, "D": d},
+                       {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
+    return kir, facts
+
+
+# D = 128: the rotated loop by default, the overlapped one with ROTATE=0 (and
+# D = 64); key blocks of 128 at D = 64 (four stages of 128 x 128 at D = 128 do not fit)
+@pytest.mark.parametrize(("bn", "d", "rotate"), [(64, 128, "auto"), (64, 128, "0"), (128, 64, "auto"), (64, 64, "1")])
+def test_the_pipeline_takes_decode_split_tc_and_zeroes_v_rows(bn: int, d: int, rotate: str,
+                                                              monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", rotate)
+    kir, facts = _kernel_ir(8, 32768, 16, bn, d)
+    gk = lower_gpu(kir, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert gk.persistent == 1 and "role consumer warps 4" in text and "wgmma.rs" in text
+    assert text.count("tma.load") >= 3
+    # the V mask: zeroed in shared memory before its product (once a loop
+    # iteration; the overlapped loop's peeled copy would be a second), not as
+    # a where on a [BN, D] tile in registers
+    assert 1 <= text.count("zero_rows") <= 2
+    assert not [ln for ln in text.splitlines() if "= where" in ln and f"f16[{bn}, {d}]" in ln]
+
+
+@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), CASES)
+def test_decode_split_tc_in_the_simulator(bhkv: int, smax: int, clen: int, splits: int, bn: int,
+                                          monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    d = 64
+    kir, facts = _kernel_ir(bhkv, smax, splits, bn, d)
+    q, k, v = _inputs(bhkv, smax, d, clen, 4)
+    o = np.full((bhkv * splits, G, d), np.nan, np.float32)
+    lse = np.full((bhkv * splits, G), np.nan, np.float32)
+    # a persistent grid of 2 CTAs walking the bhkv * splits shares
+    llsim.SimDevice("sm_90a").run(kir, (2, 1), [o, lse, q, k, v, np.int32(clen), np.float32(0.125),
+                                                np.int32(splits)], facts)
+    _check(o, lse, *_reference(q, k, v, clen, splits, bn, 0.125))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("batch", "smax", "clen", "splits", "bn"), [(1, 8192, 8192, 16, 64), (1, 8192, 8000, 16, 64),
+                                                                (2, 1024, 1000, 3, 64), (8, 512, 300, 33, 64),
+                                                                (2, 1024, 777, 3, 128)])
+def test_decode_split_tc_with_std_merge_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    import torch.nn.functional as F
+
+    hq, hkv, d = 32, 8, 128
+    rows = batch * hkv
+    g = torch.Generator(device="cuda").manual_seed(clen)
+    q = torch.randn(batch, hq, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    k = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    v = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
+    for t in (k, v):  # what the unused cache holds must not matter
+        t[:, :, clen:] = float("nan")
+        t[:, :, clen + 1::3] = float("inf")
+    std = tilelang.compile(STD)
+    ns = 1 << (splits - 1).bit_length()
+    o = torch.full_like(q, float("nan"))
+    opw = torch.full((rows * splits, G, d), float("nan"), device="cuda")
+    lpw = torch.full((rows * splits, G), float("nan"), device="cuda")
+    std.decode_split_tc["bf16", bn, d](tilelang.partition(opw, [1, M, d]), tilelang.partition(lpw, [1, M]),
+                                       q.view(rows, G, d), k.view(rows, smax, d), v.view(rows, smax, d), clen,
+                                       d**-0.5, splits).sync()
+    std.decode_combine["bf16", G, ns, 32](tilelang.partition(o.view(rows, G, d), [1, G, 32]),
+                                          opw.view(rows, splits * G, d), lpw.view(rows, splits * G)).sync()
+    assert torch.isfinite(o).all()
+    err = float((o.float() - want).abs().max() / want.abs().max())
+    assert err < 1e-2, err
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+@pytest.mark.parametrize("rotate", ["auto", "0"])
+def test_decode_split_tc_assembles_for_sm_90a_without_spills(tmp_path, rotate: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", rotate)
+    kir, facts = _kernel_ir(8, 32768, 16, 64, 128)
+    f = tmp_path / "a.ptx"
+    f.write_text(emit_ptx(kir, "sm_90a", facts))
+    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "a.o"), str(f)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    stores = [int(x) for x in re.findall(r"(\d+) bytes spill stores", r.stderr)]
+    assert stores and max(stores) == 0, r.stderr
+    assert "C7515" not in r.stderr and "serialized" not in r.stderr, r.stderr

@@ -43,7 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 import tilelang  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples" / "python"))
-from decode_plan import combine_ns, decode_plan, fused_nc  # noqa: E402  (the example's launch rule is what users get)
+from decode_plan import combine_ns, decode_plan, fused_nc, split_kernel  # noqa: E402  (the example's launch rule is what users get)
 
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -159,12 +159,14 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
 
 def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
                  plan: tuple[int, int, int] | None = None, variant: str = "std", sdpa: bool = True,
-                 fixed: bool = False, fused: bool = False) -> dict:
+                 fixed: bool = False, fused: bool = False, split: str | None = None) -> dict:
     """One decoding step of 32 query heads over 8 KV heads, D = 128 (bf16 on
     the GPU): Tile's flash decoding (split + combine, `plan` = (BN, splits,
     DC), by default the example's `decode_plan`) against SDPA with GQA.
-    `variant`: "std" is `std::attention::decode_split`, another name a
-    kernel `decode_split_<name>` of `attention_variants.tile`.
+    `variant`: "std" is std::attention's split, `decode_split_tc` or
+    `decode_split` as the example's `split_kernel` chooses (`split`: "tc" or
+    "fma" forces one), another name a kernel `decode_split_<name>` of
+    `attention_variants.tile`.
 
     Times: each kernel on its own (`split_ms`, `combine_ms`; `tile_ms` is
     their sum, the eager path: the API waits for the split before the
@@ -181,8 +183,14 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     q = torch.randn(batch, hq, 1, d, device=dev, dtype=dt, generator=g)
     k = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
     v = torch.randn(batch, hkv, ctx, d, device=dev, dtype=dt, generator=g)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count if dev != "cpu" else 4
+    props = torch.cuda.get_device_properties(0) if dev != "cpu" else None
+    sms = props.multi_processor_count if props else 4
     bn, splits, dc = plan or decode_plan(batch * hkv, grp, ctx, d, sms, bn=None if dev != "cpu" else 16)
+    if variant != "std":
+        kind = "fma"
+    else:
+        kind = split or (split_kernel(batch * hkv, grp, ctx, d, 10 * props.major + props.minor, props.L2_cache_size)
+                         if props else "fma")
     o_part = torch.empty(batch * hkv, splits * grp, d, device=dev)
     lse_part = torch.empty(batch * hkv, splits * grp, device=dev)
     o = torch.empty(batch, hq, 1, d, device=dev, dtype=dt)
@@ -191,26 +199,33 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     scale = d**-0.5
 
     def kernels(mod):  # type: ignore[no-untyped-def]
-        # "std": std::attention's two kernels; "NAME": decode_split_NAME of
-        # attention_variants.tile and std's merge; "c:NAME": std's split and
+        # "std": std::attention's two kernels (the split `kind`); "NAME":
+        # decode_split_NAME of attention_variants.tile and std's merge; "c:NAME": std's split and
         # decode_combine_NAME
         split_v, _, comb_v = variant.partition("c:")
-        split = (mod.decode_split if split_v in ("std", "") else getattr(variants(), f"decode_split_{split_v}"))
         comb = getattr(variants(), f"decode_combine_{comb_v}") if comb_v else mod.decode_combine
+        if kind == "tc":
+            return mod.decode_split_tc[dtype, bn, d], comb[dtype, grp, combine_ns(splits), dc]
+        split = (mod.decode_split if split_v in ("std", "") else getattr(variants(), f"decode_split_{split_v}"))
         return split[dtype, grp, bn, d], comb[dtype, grp, combine_ns(splits), dc]
 
     split, comb = kernels(ATTN)
 
+    def split_args(length: int):  # type: ignore[no-untyped-def]
+        if kind == "tc":  # one block a (KV head, share): 64-row tiles of [B * Hkv * splits, G, ..]
+            return (tilelang.partition(o_part.view(-1, grp, d), [1, 64, d]),
+                    tilelang.partition(lse_part.view(-1, grp), [1, 64]), q3, k3, v3, length, scale, splits)
+        return tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]), q3, k3, v3, length, scale
+
     def tile_split(length: int = ctx):  # type: ignore[no-untyped-def]
-        return split(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
-                     q3, k3, v3, length, scale).launch()
+        return split(*split_args(length)).launch()
 
     def tile_combine():  # type: ignore[no-untyped-def]
         return comb(tilelang.partition(o.view(batch * hkv, grp, d), [1, grp, dc]), o_part, lse_part).launch()
 
     nbytes = 2 * batch * hkv * ctx * d * 2
     row = {"kind": "decode", "dtype": dtype, "B": batch, "ctx": ctx, "BN": bn, "splits": splits, "DC": dc,
-           "variant": variant}
+           "variant": variant, "split": kind}
     # more warm-ups than prefill: a kernel's first calls take the API's checked
     # path, slower than these kernels, which the events would time instead
     row["split_ms"] = time_ms(tile_split, reps, dev, warmup=5)
@@ -239,8 +254,8 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
         row.update(bench_fused(o, ref, reps, dev, nbytes, grp, bn, d, splits, dtype, o_part, lse_part, q3, k3, v3,
                                ctx, scale))
     if fixed and dev != "cpu":
-        row.update(decode_fixed(tile_split, tile_combine, reps, dev, kernels, o_part, lse_part, o, q3, k3, v3, grp, d, dc,
-                                ctx, scale))
+        row.update(decode_fixed(tile_split, tile_combine, reps, dev, kernels, split_args, o_part, lse_part, o, grp, d,
+                                dc, ctx))
         if "_pdl_o" in row:  # the PDL graphs' outputs: the same numbers?
             row["pdl_same"] = bool(torch.equal(o, row.pop("_pdl_o")))
         if "_pdle_o" in row:
@@ -288,8 +303,8 @@ def graph_of(*fns):  # type: ignore[no-untyped-def]
     return gr.replay
 
 
-def decode_fixed(tile_split, tile_combine, reps: int, dev: str, kernels, o_part, lse_part, o, q3, k3, v3,  # type: ignore[no-untyped-def]
-                 grp: int, d: int, dc: int, ctx: int, scale: float) -> dict:
+def decode_fixed(tile_split, tile_combine, reps: int, dev: str, kernels, split_args, o_part, lse_part, o,  # type: ignore[no-untyped-def]
+                 grp: int, d: int, dc: int, ctx: int) -> dict:
     """Where a short decode step's fixed cost goes: the split kernel over a
     one-position cache (its launch, prologue, warp merge and stores, no
     key loop to speak of), an empty kernel alone and two in a graph (the
@@ -319,8 +334,7 @@ def decode_fixed(tile_split, tile_combine, reps: int, dev: str, kernels, o_part,
             o2 = torch.empty_like(o)
 
             def s():  # type: ignore[no-untyped-def]
-                return split(tilelang.partition(o_part, [1, grp, d]), tilelang.partition(lse_part, [1, grp]),
-                             q3, k3, v3, ctx, scale).launch()
+                return split(*split_args(ctx)).launch()
 
             def c():  # type: ignore[no-untyped-def]
                 return comb(tilelang.partition(o2.view(-1, grp, d), [1, grp, dc]), o_part, lse_part).launch()
@@ -415,7 +429,8 @@ def copy_bandwidth(dev: str) -> float:
 def decode_detail(r: dict) -> str:
     """One line of a decode row's parts (microseconds) and its graph timings."""
     us = {k: r[k] * 1e3 for k in r if k.endswith("_ms")}
-    out = (f"  detail B={r['B']} ctx={r['ctx']} BN={r['BN']} splits={r['splits']} DC={r['DC']}: "
+    out = (f"  detail B={r['B']} ctx={r['ctx']} split={r.get('split', 'fma')} BN={r['BN']} splits={r['splits']} "
+           f"DC={r['DC']}: "
            f"split {us['split_ms']:.1f} + combine {us['combine_ms']:.1f} us = {r['tile_tbs']:.2f} TB/s")
     if "pair_ms" in us:
         out += f", graph {us['pair_ms']:.1f} us = {r['pair_tbs']:.2f} TB/s"
@@ -453,7 +468,7 @@ def table(rows: list[dict], bandwidth: float) -> str:
             tile, sdpa, fa = r["tile_tflops"], r["sdpa_tflops"], r.get("fa_tflops")
         else:
             shape = (f"decode {r['dtype']} B={r['B']} ctx={r['ctx']} 32/8 heads D=128 "
-                     f"(BN={r['BN']}, {r['splits']} splits)")
+                     f"({r.get('split', 'fma')} split, BN={r['BN']}, {r['splits']} splits)")
             unit = "TB/s"
             tile, sdpa = r["tile_tbs"], r["sdpa_tbs"]
             fa = (r["tile_tbs"] * r["tile_ms"] / r["fa_ms"]) if "fa_ms" in r else None
@@ -481,6 +496,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fixed", action="store_true",
                     help="decode: also time the fixed costs (a one-position split, empty kernels, PDL)")
     ap.add_argument("--prefill-only", action="store_true", help="no decode shapes")
+    ap.add_argument("--split", choices=("rule", "tc", "fma", "ab"), default="rule",
+                    help="decode: std's split kernel as the example's rule chooses it, forced (tc: "
+                         "decode_split_tc, fma: decode_split), or the rule's and then the other (ab)")
     ap.add_argument("--only", default=None, help="prefill rows of this dtype-D only, e.g. f16-128")
     ap.add_argument("--causal-only", action="store_true", help="only the causal prefill rows")
     ap.add_argument("--full-only", action="store_true", help="only the non-causal prefill rows")
@@ -518,10 +536,15 @@ def main(argv: list[str] | None = None) -> int:
         # the same plan timed again minutes later (2026-12-02, h15d call 2)
         bench_decode(*decode[0], 2, dev, bw)
     for b, ctx in decode:
-        rows.append(bench_decode(b, ctx, a.reps, dev, bw, fixed=a.fixed, fused=True))
+        forced = a.split if a.split in ("tc", "fma") else None
+        rows.append(bench_decode(b, ctx, a.reps, dev, bw, fixed=a.fixed, fused=True, split=forced))
         rows[-1]["copy_bw"] = bw
         print(table(rows[-1:], 0).splitlines()[-1], flush=True)
         print(decode_detail(rows[-1]), flush=True)
+        if a.split == "ab":  # the other split kernel on the same plan, in the same run
+            other = "fma" if rows[-1]["split"] == "tc" else "tc"
+            sweeps.append(bench_decode(b, ctx, a.reps, dev, bw, sdpa=False, fixed=a.fixed, split=other))
+            print(decode_detail(sweeps[-1]) + f", err {sweeps[-1]['err']:.1e}", flush=True)
         if a.sweep:
             sweeps += decode_sweep(b, ctx, a.reps, dev, bw)
     if prefill and dev != "cpu":

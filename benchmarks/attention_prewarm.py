@@ -53,7 +53,7 @@ def prefill(dtype: str, bh: int, hkv: int, sq: int, sk: int, d: int, bm: int, bn
 
 def decode(dtype: str, bhkv: int, grp: int, smax: int, d: int, bn: int, splits: int, ns: int,
            varlen_b: int | None = None, dc: int | None = None,
-           fused: tuple[int, ...] = ()) -> list[tuple[str, dict[str, Any], list[Param]]]:
+           fused: tuple[int, ...] = (), tc: bool = False) -> list[tuple[str, dict[str, Any], list[Param]]]:
     t = DType.parse(dtype)
     assert t is not None
     split: list[Param] = [("o_part", DType.F32, (bhkv, splits * grp, d), (1, grp, d)),
@@ -69,6 +69,10 @@ def decode(dtype: str, bhkv: int, grp: int, smax: int, d: int, bn: int, splits: 
     if varlen_b is not None:
         out.append(("decode_split_varlen", {"T": t, "G": grp, "BN": bn, "D": d},
                     [*split, ("cache_lens", DType.I32, (varlen_b,), None)]))
+    if tc:  # `decode_split_tc`: one block a (KV head, share), 64-row tiles of [B * Hkv * splits, G, ..]
+        out.append(("decode_split_tc", {"T": t, "BN": bn, "D": d},
+                    [("o_part", DType.F32, (bhkv * splits, grp, d), (1, 64, d)),
+                     ("lse_part", DType.F32, (bhkv * splits, grp), (1, 64)), *split[2:]]))
     for nc in fused:  # `decode_fused` merging nc shares a step (the split's params and the group's output)
         out.append(("decode_fused", {"T": t, "G": grp, "BN": bn, "D": d, "NS": ns, "NC": nc},
                     [*split[:2], ("o", t, (bhkv, grp, d), (1, grp, d)), *split[2:]]))
@@ -91,7 +95,9 @@ def bench_rows(rows: list[str], blocks: tuple[int, int], kernel: str) -> list[tu
 
 def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     sys.path.insert(0, str(ROOT / "tests" / "std"))
+    sys.path.insert(0, str(ROOT / "tests" / "backend"))
     import test_attention_gpu as gpu_tests
+    import test_decode_tc_pipeline as tc_tests
 
     out = []
     for case in gpu_tests.PREFILL:
@@ -121,7 +127,7 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
             for i, (variant, (bn, splits, dc)) in enumerate(bench.sweep_plans(batch, ctx, SMS)):
                 fused = (fused_nc(splits),) if i == 0 else ()
                 for name, inst, ps in decode("bf16", batch * 8, 4, ctx, 128, bn, splits, combine_ns(splits), dc=dc,
-                                             fused=fused):
+                                             fused=fused, tc=i == 0):
                     split_v, _, comb_v = variant.partition("c:")
                     if name == "decode_split" and split_v not in ("std", ""):
                         name = f"decode_split_{split_v}"
@@ -134,11 +140,15 @@ def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
     # D=64, a prompt of S=300, then decoding steps over a cache of 303)
     out.append(prefill("bf16", 16, 4, 300, 300, 64, 128, 64, False))
     bn, splits, dc = decode_plan(4, 4, 300, 64, SMS)
-    out += decode("bf16", 4, 4, 303, 64, bn, splits, combine_ns(splits), dc=dc)
+    out += decode("bf16", 4, 4, 303, 64, bn, splits, combine_ns(splits), dc=dc, tc=True)
+    # tests/backend/test_decode_tc_pipeline.py's GPU test
+    for batch, smax, _clen, splits, bn in tc_tests.GPU_CASES:
+        out += decode("bf16", batch * 8, 4, smax, 128, bn, splits, combine_ns(splits), dc=32, tc=True)
     # benchmarks/attention_sanitize.py
     out.append(prefill("f16", 4, 2, 200, 200, 64, 64, 64, True))
     out.append(prefill("f16", 2, 2, 150, 90, 128, 64, 64, True))
     out += decode("f16", 4, 4, 384, 128, 64, 8, 8, dc=32, fused=(4,))
+    out += decode("f16", 4, 4, 384, 128, 64, 3, 4, dc=32, tc=True)
     out += decode("f16", 4, 4, 384, 128, 32, 4, 4, varlen_b=2, fused=(4,))
     return out
 
@@ -186,6 +196,15 @@ def floor_launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
             wg(rows, ctx, ns, dcw, "decode_split_wgl", 128)
             bn3, splits3, dc3 = decode_plan(rows, grp, ctx, d, SMS, bn=32, blocks_per_sm=3)
             out += decode("bf16", rows, grp, ctx, d, bn3, splits3, combine_ns(splits3), dc=dc3)
+    for ctx in (8192, 32768):  # decode_floor.py --shares: std's decode_split_tc at batch 1
+        for ns in (16, 32, 33, 64, 66):
+            out += [x for x in decode("bf16", 8, grp, ctx, d, 64, ns, combine_ns(ns), tc=True)
+                    if x[0] == "decode_split_tc"]
+            dcw = d
+            while combine_ns(ns) * grp * dcw > 1024 and dcw % 16 == 0:
+                dcw //= 2
+            out += [x for x in decode("bf16", 8, grp, ctx, d, 64, ns, combine_ns(ns), dc=dcw)
+                    if x[0] == "decode_combine"]
     for ns in (3, 8):  # decode_floor.py --check
         wg(16, 1024, ns, 32)
     wg(16, 1024, 3, 32, "decode_split_wgl", 128)
@@ -228,7 +247,7 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     arg_facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
     if (kernel.startswith(("decode_split_", "decode_combine_", "flash_attention_", "decode_read"))
-            and kernel not in ("decode_split_varlen", "flash_attention_lse")):
+            and kernel not in ("decode_split_varlen", "decode_split_tc", "flash_attention_lse")):
         kir = lower_kernel(_VARIANTS, kernel, inst, arg_facts)
     else:
         kir = lower_kernel(_PROGRAM, f"std::attention::{kernel}", inst, arg_facts)

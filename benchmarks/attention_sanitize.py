@@ -88,6 +88,19 @@ def main(argv: list[str] | None = None) -> int:
         err = rel_err(of, want)
         print(f"decode_fused f16 B={b} ctx {clen}/{smax} BN={bn} {splits} splits NC=4: err {err:.1e}")
         bad += not err < 1e-2
+    # the split on tensor cores (`decode_split_tc`: TMA ring, wgmma, V's rows
+    # past cache_len zeroed in shared memory), 3 shares a KV head, std's merge
+    splits = 3
+    o_part = np.zeros((b * hkv, splits * grp, d), np.float32)
+    lse_part = np.zeros((b * hkv, splits * grp), np.float32)
+    o = np.zeros_like(q)
+    attn.decode_split_tc["f16", 64, d](tilelang.partition(o_part.reshape(-1, grp, d), [1, 64, d]),
+                                       tilelang.partition(lse_part.reshape(-1, grp), [1, 64]), q, k, v, clen,
+                                       d**-0.5, splits).sync()
+    attn.decode_combine["f16", grp, 4, 32](tilelang.partition(o, [1, grp, 32]), o_part, lse_part).sync()
+    err = rel_err(o, want)
+    print(f"decode_split_tc + decode_combine f16 B={b} ctx {clen}/{smax} BN=64 {splits} splits: err {err:.1e}")
+    bad += not err < 1e-2
     return 1 if bad else 0
 
 

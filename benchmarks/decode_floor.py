@@ -2,6 +2,7 @@
 
     python benchmarks/decode_floor.py [--reps 5] [--shapes 1x8192,1x32768,8x8192,8x32768] [--out DIR]
     python benchmarks/decode_floor.py --check      # one small step of each kernel, checked (sanitizers)
+    python benchmarks/decode_floor.py --shares     # std's decode_split_tc at batch 1 over SHARES shares a head
 
 For each decode shape of `benchmarks/attention.py` (32 query heads over 8 KV
 heads, D = 128, bf16; the KV cache read is 2 * B * 8 * ctx * 128 * 2 bytes),
@@ -44,6 +45,10 @@ from decode_plan import combine_ns, decode_plan, fused_nc  # noqa: E402
 import tilelang  # noqa: E402
 
 HQ, HKV, D, GRP, M = 32, 8, 128, 4, 64
+# --shares: shares a KV head for `decode_split_tc` at batch 1 (8 KV heads over the
+# H200's 132 SMs, one persistent CTA an SM): 16 (one a CTA, 4 idle), 32 (the
+# example's plan at 32k: 2 a CTA on 124, 1 on 8), 33 (2 on every CTA), 64, 66 (4 on every CTA)
+SHARES = (16, 32, 33, 64, 66)
 
 
 def merge_chunk(splits: int, tile: int = 1024) -> int:
@@ -85,13 +90,13 @@ def wg_rows(tag: str, ns: int, q3, k3, v3, o, ref, ctx: int, scale: float, reps:
     dev = "cuda"
     rows = q3.shape[0]
     r: dict = {}
-    wg = getattr(bench.variants(), kernel)
     ns = max(1, min(ns, ctx // bn))
     dcw = merge_chunk(ns)
     ow = torch.empty_like(o)
     opw = torch.empty(rows * ns, GRP, D, device=dev)
     lpw = torch.empty(rows * ns, GRP, device=dev)
-    kw = wg["bf16", GRP, M, bn, D]
+    kw = (bench.ATTN.decode_split_tc["bf16", bn, D] if kernel == "decode_split_tc"  # std's: same parameters
+          else getattr(bench.variants(), kernel)["bf16", GRP, M, bn, D])
     cw = bench.ATTN.decode_combine["bf16", GRP, combine_ns(ns), dcw]
     s_wg = lambda n=ctx, kw=kw, opw=opw, lpw=lpw, ns=ns: kw(  # noqa: E731
         tilelang.partition(opw, [1, M, D]), tilelang.partition(lpw, [1, M]), q3, k3, v3, n, scale, ns).launch()
@@ -108,6 +113,24 @@ def wg_rows(tag: str, ns: int, q3, k3, v3, o, ref, ctx: int, scale: float, reps:
     bench.fn_wait(c_wg())
     r[f"{tag}_err"] = bench.rel_err(ow, ref)
     return r
+
+
+def shares_row(batch: int, ctx: int, reps: int, bw: float, sms: int) -> dict:
+    """std's `decode_split_tc` + merge over each of SHARES shares a KV head
+    (the persistent walk's static multi-wave shares) and the Triton read floor
+    (its best configuration of the last call), in one process."""
+    (_, k, v), (q3, k3, v3), _, nbytes, ref, r, t = _shape(batch, ctx, reps, bw)
+    o = torch.empty(batch, HQ, 1, D, device="cuda", dtype=torch.bfloat16)
+    for ns in SHARES:
+        r.update(wg_rows(f"tc{ns}", ns, q3, k3, v3, o, ref, ctx, D**-0.5, reps, t, kernel="decode_split_tc"))
+    try:
+        read2, n = _triton_read(), k.numel()
+        progs = 2 * -(-n // (4096 * 8))
+        tout = torch.empty(progs, device="cuda")
+        r["triton_read_us"] = t([lambda: read2[(progs,)](k, v, tout, n, BLOCK=4096, ITERS=8, num_warps=8)])
+    except Exception as e:  # Triton missing or failing: recorded, the rest stands
+        r["triton_error"] = repr(e)[:200]
+    return _with_rates(r, nbytes)
 
 
 def _shape(batch: int, ctx: int, reps: int, bw: float):  # type: ignore[no-untyped-def]
@@ -332,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="one small checked step of each kernel")
     ap.add_argument("--profile", action="store_true", help="the first shape's two splits, twice each (for ncu)")
     ap.add_argument("--round2", action="store_true", help="the second call's rows (`round2`)")
+    ap.add_argument("--shares", action="store_true", help="decode_split_tc over SHARES shares (`shares_row`)")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     if not torch.cuda.is_available():
@@ -346,12 +370,22 @@ def main(argv: list[str] | None = None) -> int:
     bw = bench.copy_bandwidth("cuda")
     print(f"copy bandwidth {bw:.2f} TB/s, {sms} SMs, {torch.cuda.get_device_name()}", flush=True)
     shapes = [tuple(int(x) for x in s.split("x")) for s in a.shapes.split(",")]
-    fn = round2 if a.round2 else shape_row
+    fn = round2 if a.round2 else shares_row if a.shares else shape_row
     fn(*shapes[0], 2, bw, sms)  # once untimed (a process's first rows read slow)
     rows = []
     for b, ctx in shapes:
         rows.append(fn(b, ctx, a.reps, bw, sms))
         print(json.dumps(rows[-1]), flush=True)
+    if a.shares:
+        cols3 = [f"tc{ns}_{x}" for ns in SHARES for x in ("split", "pair")] + ["triton_read"]
+        print("\n| shape | " + " | ".join(cols3) + " |")
+        for r in rows:
+            print(f"| B={r['B']} ctx {r['ctx']} | " + " | ".join(
+                f"{r[c + '_us']:.1f} us ({r[c + '_tbs'] / r['copy_tbs'] * 100:.0f} %)" if c + "_us" in r else "-"
+                for c in cols3) + " |")
+        (a.out / "decode_shares.json").parent.mkdir(parents=True, exist_ok=True)
+        (a.out / "decode_shares.json").write_text(json.dumps(rows, indent=1))
+        return 0 if all(r.get(f"tc{ns}_err", 1) < 1e-2 for r in rows for ns in SHARES) else 1
     if a.round2:
         cols2 = ["std_pair", "pdl_pair", "fused", "bn32x3_pair", "std_split", "std_split_eager", "wg_split", "wg_pair",
                  "wgl_split", "wgl_split_eager", "wgl_pair", "wgl_pair1", "nop", "tile_read", "tile_read_eager"]

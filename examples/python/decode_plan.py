@@ -1,8 +1,10 @@
 """How to launch `std::attention`'s flash decoding for a shape: the key
 block, the number of splits of the cache, the merge's column chunk.
 
-    from decode_plan import decode_plan, combine_ns, fused_nc
+    from decode_plan import decode_plan, combine_ns, fused_nc, split_kernel
     bn, splits, dc = decode_plan(batch * kv_heads, group, cache_len, head_dim, sms)
+    # which split: "tc" (`decode_split_tc`, Hopper tensor cores) or "fma" (`decode_split`)
+    kind = split_kernel(batch * kv_heads, group, cache_len, head_dim, sm, l2_bytes)
     # one launch (`decode_fused`, the merge by each head's last block):
     nc = fused_nc(splits)
 
@@ -38,6 +40,14 @@ What the rule follows (measured on the H200, benchmarks/RESULTS.md, issue
   on the loop's fixed work (the online softmax's rescale, the ring's wait
   and copies), measured 5-7 % faster at BN = 64 than 32 where shares are
   long. Short caches take 32.
+- The split kernel: `decode_split_tc` (the attention pipeline on Hopper's
+  tensor cores, ~410 SASS instructions a thread a key block of 64) where
+  the card is sm_90 and the step's K and V fit in its L2 (they stay there
+  from one step to the next: the loop, not the memory, is the limit, and
+  std's FMA loop runs ~1,300), else `decode_split`: on the H200 at batch 1
+  and 8,192 positions (33.5 MB) the pair took 14.2 us against 16.9; at 134
+  MB and more the two stream the same (38.7 against 38.1 us split alone at
+  batch 1, 32,768 positions) or the FMA loop wins (batch 8: -3 %).
 - The merge (`decode_combine`) costs a launch plus about 1 us per 1,024
   elements of its block's tile (NS x G x DC): its column chunk DC is halved
   (down to 8, one 16-byte store of bf16) until the tile holds at most
@@ -94,6 +104,16 @@ def decode_plan(kv_rows: int, group: int, cache_len: int, d: int, sms: int, bn: 
     while combine_ns(splits) * group * dc > combine_tile and dc % 16 == 0:
         dc //= 2
     return bn, splits, dc
+
+
+def split_kernel(kv_rows: int, group: int, cache_len: int, d: int, sm: int, l2_bytes: int,
+                 elem_bytes: int = 2) -> str:
+    """"tc" for `decode_split_tc` (tensor cores: sm_90, D a multiple of 64 up
+    to 256, at most 64 query heads a KV head) where the step's K and V bytes
+    fit in `l2_bytes`, else "fma" for `decode_split`."""
+    kv = 2 * kv_rows * cache_len * d * elem_bytes
+    fits = sm == 90 and d % 64 == 0 and d <= 256 and group <= 64
+    return "tc" if fits and kv <= l2_bytes else "fma"
 
 
 def fused_nc(splits: int, most: int = 8) -> int:

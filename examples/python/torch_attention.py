@@ -10,7 +10,8 @@ PyTorch's current CUDA stream (or, for CPU tensors, on Tile's interpreter).
 
 The same layer generates: `forward(x, cache)` with one new token per
 sequence appends its key and value to a preallocated KV cache (PyTorch) and
-attends with flash decoding (`decode_split` + `decode_combine`,
+attends with flash decoding (`decode_split` + `decode_combine`, or
+`decode_split_tc` on Hopper's tensor cores where the cache fits in L2:
 `decode_attention` below), the cache length a run-time value.
 
     python examples/python/torch_attention.py          # GPU if there is one
@@ -23,12 +24,12 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from decode_plan import combine_ns, decode_plan  # the launch rule (no PyTorch in it)
+from decode_plan import combine_ns, decode_plan, split_kernel  # the launch rule (no PyTorch in it)
 
 import tilelang
 
 # The stdlib kernel, imported by a one-line module.
-TILE = tilelang.compile("use std::attention::{flash_attention, decode_split, decode_combine};\n")
+TILE = tilelang.compile("use std::attention::{flash_attention, decode_split, decode_split_tc, decode_combine};\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
 
@@ -54,31 +55,40 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
 
 
 def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, cache_len: int,
-                     plan: tuple[int, int, int] | None = None) -> torch.Tensor:
+                     plan: tuple[int, int, int] | None = None, split: str | None = None) -> torch.Tensor:
     """One decoding step: softmax(q k^T / sqrt(D)) v over the first
     `cache_len` positions of the cache, in Tile (flash decoding).
 
     q: [B, H, 1, D]; k_cache, v_cache: [B, Hkv, S_max, D] with H a multiple
     of Hkv (the query heads of one KV head are one tile: the cache is read
-    once for all of them). Returns [B, H, 1, D]."""
+    once for all of them). `split`: "tc" or "fma" instead of the rule's
+    (`split_kernel`) split kernel. Returns [B, H, 1, D]."""
     b, h, _, d = q.shape
     hkv = k_cache.shape[1]
     group = h // hkv
-    sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 4
+    props = torch.cuda.get_device_properties(q.device) if q.is_cuda else None
+    sms = props.multi_processor_count if props else 4
     bn, splits, dc = plan or decode_plan(b * hkv, group, cache_len, d, sms, bn=None if q.is_cuda else 16)
+    kind = split or (split_kernel(b * hkv, group, cache_len, d, 10 * props.major + props.minor, props.L2_cache_size)
+                     if props else "fma")
     elem = ELEM[q.dtype]
     o_part = torch.empty(b * hkv, splits * group, d, device=q.device, dtype=torch.float32)
     lse_part = torch.empty(b * hkv, splits * group, device=q.device, dtype=torch.float32)
     o = torch.empty_like(q)
-    TILE.decode_split[elem, group, bn, d](
-        tilelang.partition(o_part, [1, group, d]),   # block (kvh, s): split s of KV head kvh
-        tilelang.partition(lse_part, [1, group]),
-        q.contiguous().view(b * hkv, group, d),      # the G query heads of a KV head are adjacent
-        k_cache.view(b * hkv, -1, d),
-        v_cache.view(b * hkv, -1, d),
-        cache_len,
-        d**-0.5,
-    ).sync()
+    qkv = (q.contiguous().view(b * hkv, group, d),  # the G query heads of a KV head are adjacent
+           k_cache.view(b * hkv, -1, d), v_cache.view(b * hkv, -1, d))
+    if kind == "tc":  # block b: share b % splits of KV head b / splits, its G rows of a 64-row tile
+        TILE.decode_split_tc[elem, bn, d](
+            tilelang.partition(o_part.view(-1, group, d), [1, 64, d]),
+            tilelang.partition(lse_part.view(-1, group), [1, 64]),
+            *qkv, cache_len, d**-0.5, splits,
+        ).sync()
+    else:
+        TILE.decode_split[elem, group, bn, d](
+            tilelang.partition(o_part, [1, group, d]),   # block (kvh, s): split s of KV head kvh
+            tilelang.partition(lse_part, [1, group]),
+            *qkv, cache_len, d**-0.5,
+        ).sync()
     TILE.decode_combine[elem, group, combine_ns(splits), dc](
         tilelang.partition(o.view(b * hkv, group, d), [1, group, dc]), o_part, lse_part
     ).sync()

@@ -23,9 +23,9 @@ def _script(name: str):  # type: ignore[no-untyped-def]
 
 def test_sanitizer_workload_is_right_on_the_interpreter(capsys) -> None:  # type: ignore[no-untyped-def]
     assert _script("attention_sanitize").main(["cpu"]) == 0
-    assert capsys.readouterr().out.count("err ") == 8
+    assert capsys.readouterr().out.count("err ") == 9
     assert _script("attention_sanitize").main(["cpu", "decode"]) == 0
-    assert capsys.readouterr().out.count("err ") == 4
+    assert capsys.readouterr().out.count("err ") == 5
 
 
 def test_every_prewarmed_launch_lowers() -> None:
@@ -41,7 +41,8 @@ def test_every_prewarmed_launch_lowers() -> None:
     assert {k for k, _, _ in launches} == {"flash_attention", "flash_attention_lse", "decode_split",
                                            "decode_split_varlen", "decode_combine", "decode_split+pdl",
                                            "decode_combine+pdl", "decode_split+pdl@entry",
-                                           "decode_combine+pdl@entry", "decode_combine_w1n", "decode_fused"}
+                                           "decode_combine+pdl@entry", "decode_combine_w1n", "decode_fused",
+                                           "decode_split_tc", "decode_split_tc+pdl", "decode_split_tc+pdl@entry"}
     seen = set()
     for kernel, inst, params in launches:
         kernel = kernel.removesuffix(pw.PDL_ENTRY).removesuffix(pw.PDL)  # the same kernel, compiled for PDL
@@ -49,7 +50,8 @@ def test_every_prewarmed_launch_lowers() -> None:
         if key in seen:
             continue
         seen.add(key)
-        if kernel.startswith(("decode_split_", "decode_combine_")) and kernel != "decode_split_varlen":
+        if kernel.startswith(("decode_split_", "decode_combine_")) and kernel not in ("decode_split_varlen",
+                                                                                        "decode_split_tc"):
             kir = lower_kernel(variants, kernel, inst, {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
         else:
             kir = lower_kernel(program, f"std::attention::{kernel}", inst,
@@ -64,7 +66,7 @@ def test_attention_benchmark_smoke(tmp_path: Path) -> None:
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    assert bench.main(["--smoke", "--reps", "2", "--out", str(tmp_path)]) == 0
+    assert bench.main(["--smoke", "--reps", "2", "--out", str(tmp_path), "--split", "ab"]) == 0
     rows = json.loads((tmp_path / "attention.json").read_text())["rows"]
     assert {r["kind"] for r in rows} == {"prefill", "decode"}
     assert all(r["err"] < 1e-2 and r["tile_ms"] > 0 for r in rows)

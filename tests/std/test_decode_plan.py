@@ -19,6 +19,7 @@ from decode_plan import (
     combine_ns,
     decode_block,
     decode_plan,
+    split_kernel,
 )
 
 SHAPES = list(itertools.product(
@@ -102,3 +103,16 @@ def test_the_issue_shapes_get_the_plans_measured_best():
         assert decode_plan(64, 4, ctx, 128, 132) == (64, 4, 64)
     # a caller's key block is kept
     assert decode_plan(8, 4, 32768, 128, 132, bn=32) == (32, 32, 8)
+
+
+def test_the_tensor_core_split_where_the_cache_fits_in_l2_on_hopper():
+    l2 = 50 * 2**20  # the H100 / H200 L2 (GH100: 50 MB)
+    # the issue's shapes (32 / 8 heads, D = 128, bf16): batch 1 at 8,192 positions is
+    # 33.5 MB (the pair 14.2 against 16.9 us on the H200); 32,768 (134 MB) and
+    # batch 8 stream from DRAM, where the FMA split is as fast or faster
+    assert split_kernel(8, 4, 8192, 128, 90, l2) == "tc"
+    assert [split_kernel(8, 4, 32768, 128, 90, l2), split_kernel(64, 4, 8192, 128, 90, l2)] == ["fma", "fma"]
+    # not Hopper, a head dim wgmma's tiles do not take, more than 64 query rows a KV head
+    assert split_kernel(8, 4, 8192, 128, 80, l2) == "fma"
+    assert split_kernel(8, 4, 8192, 96, 90, l2) == "fma"
+    assert split_kernel(1, 128, 1024, 128, 90, l2) == "fma"

@@ -245,7 +245,7 @@ def _marginal_step(eng, ctx: int, out: Path | None, reps: int = 5) -> list[dict]
             "attn_decode_ring_merge", "combine_splits"}  # fmt: skip
     groups: dict[str, list[bool]] = {}
     for key in dict.fromkeys(keys):
-        groups[f"{key[0]} [{key[1]}]"] = [k == key for k in keys]
+        groups[f"{key[0]} [{key[1]}] {key[2] / 1e6:.1f} MB"] = [k == key for k in keys]  # O, down: same shapes
     groups["attention + merge"] = [k[0] in attn for k in keys]
 
     def timed(keep: list[bool]) -> float:

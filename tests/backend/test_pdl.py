@@ -6,6 +6,7 @@ cache keeps the two kernels apart. No GPU needed."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -368,3 +369,25 @@ def test_a_mistyped_env_setting_is_said_and_leaves_pdl_off() -> None:
                            env=dict(tilec_env(), TILEC_PDL=env), timeout=60)
         assert r.stdout.strip() == out.strip(), (env, r.stdout, r.stderr)
         assert ("TILEC_PDL='lat' ignored, PDL stays off: unknown PDL trigger `lat`" in r.stderr) == warned, r.stderr
+
+
+@pytest.mark.parametrize("trigger", ["late", "last"])
+def test_a_persistent_kernel_triggers_late_at_its_exit(trigger: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # std::attention::decode_split_tc walks its grid on one CTA an SM (the
+    # attention pipeline's warp roles are the whole kernel): "late" and "last"
+    # trigger after everything, its last wgmma and store included (an early
+    # trigger made the pair with its merge ~2x slower on the H200); without
+    # the persistent walk "late" still triggers before the roles' stores
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import test_decode_tc_pipeline as tc
+
+    kir, facts = tc._kernel_ir(8, 8192, 16, 64, 128)
+    body = _body(compile_kernel(kir, Target("sm_90a", pdl=True, pdl_trigger=trigger), facts))
+    trig = body.find("griddepcontrol.launch_dependents;")
+    assert body.count("griddepcontrol.launch_dependents;") == 1
+    assert trig > max(body.rfind("wgmma.mma_async"), body.rfind("st.global"))
+    monkeypatch.setenv("TILEC_ATTN_PERSISTENT", "0")
+    body = _body(compile_kernel(kir, Target("sm_90a", pdl=True, pdl_trigger="late"), facts))
+    assert body.find("griddepcontrol.launch_dependents;") < body.find("wgmma.mma_async")

@@ -207,6 +207,14 @@ class _Emitter(HopperOps, DebugOps):
             pdl.append(pdl_code.TRIGGER)
         elif trigger in ("late", "last"):
             self._trigger_at = next((op for op in k.body.ops if pdl_code.writes(op)), None)
+            if k.persistent:
+                # a persistent kernel (its CTAs walk the whole grid, its warp
+                # roles loading and storing until it ends) has no "all but its
+                # writes" to finish first: an early trigger only lets the next
+                # grid's blocks wait beside it, which made std's tensor-core
+                # decode pair ~2x slower on the H200 (RESULTS.md, issue 15,
+                # 2026-12-03 fourth session; "exit" was not): it triggers at exit
+                self._trigger_at = None
             if trigger == "last":
                 # the main loop's last iteration triggers (its loads, the
                 # kernel's last, then in flight); a kernel with no loop

@@ -78,11 +78,29 @@ class HopperOps:
                 self.wgmma(op)
             case g.Undef(result=r):
                 self.env[r.id] = ["undef"] * self.nregs(r)  # type: ignore[attr-defined]
+            case g.Touch(values=vs):
+                self.touch(vs)
+            case g.WarpAny(result=r, x=x):  # some register of some thread of the warp
+                regs = list(dict.fromkeys(self.tile(x)))  # type: ignore[attr-defined]
+                mine = regs[0]
+                for c in regs[1:]:
+                    mine = self.emit(f"or i1 {mine}, {c}")  # type: ignore[attr-defined]
+                self.declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)")  # type: ignore[attr-defined]
+                self.env[r.id] = self.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")  # type: ignore[attr-defined]
             case g.WgmmaWait():
                 self.wgmma_wait(op)
             case _:
                 if not (sm80.emit_op(self, op) or wgmma_rs.emit_op(self, op) or ring.emit_op(self, op)):
                     raise AssertionError(f"no code generation for {type(op).__name__}")
+
+    def touch(self, vs: tuple[ir.Value, ...]) -> None:
+        """An empty asm statement reading `vs`' registers (`g.Touch`)."""
+        regs = [(ty, x) for v in vs for ty, x in zip(self._flat_types((v,)), self._flatten([self.get(v)]), strict=True)  # type: ignore[attr-defined]
+                if ty in ("float", "i32")]
+        if regs:
+            cons = ",".join("f" if ty == "float" else "r" for ty, _ in regs)
+            args = ", ".join(f"{ty} {x}" for ty, x in regs)
+            self.stmt(f'call void asm sideeffect "", "{cons}"({args})')  # type: ignore[attr-defined]
 
     # -- shared memory ---------------------------------------------------------------
     def smem_at(self, buf: ir.Value, stage: ir.Value | None, extra: int = 0) -> str:

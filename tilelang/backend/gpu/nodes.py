@@ -270,6 +270,31 @@ class ZeroRows:
 
 
 @frozen
+class WarpAny:
+    """`result` (a bool scalar, uniform over a WARP only, unlike other
+    scalars) is true where `x` (a bool tile in registers) holds true in some
+    register of some thread of the warp: one `vote.any`. Only a branch
+    whose both sides compute the same values where `x` is false may read it
+    (`passes/attention_spec.py`)."""
+
+    result: ir.Value
+    x: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class Touch:
+    """`values` are live up to here and computed before it: an empty asm
+    statement reading their registers, nothing in the PTX. Keeps LLVM from
+    sinking a computation past this point, and ptxas from giving the
+    registers of a wgmma's operand to another value before the wait for
+    that wgmma (which it reads asynchronously)."""
+
+    values: tuple[ir.Value, ...]
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class Undef:
     """`result` holds unspecified values (a register tile no one reads before
     writing, e.g. an accumulator whose first wgmma ignores it)."""
@@ -423,6 +448,8 @@ GpuOp = (
     | Wgmma
     | WgmmaRegA
     | PackPairs
+    | WarpAny
+    | Touch
     | WarpgroupTurn
     | WgmmaWait
     | WarpSpecialize
@@ -435,8 +462,8 @@ GpuOp = (
     | ZeroRows
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
-           BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpgroupTurn, WgmmaWait, WarpSpecialize, CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot,
-           RingCopy, RingRead, ZeroRows)
+           BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, WarpgroupTurn, WgmmaWait, WarpSpecialize,
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows)
 
 
 # ------------------------------------------------------------------ kernel
@@ -495,14 +522,15 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaRegA(result=r, first=f):
             return (r,) if f is None else (f.result, r)
-        case Undef(result=r) | PackPairs(result=r):
+        case Undef(result=r) | PackPairs(result=r) | WarpAny(result=r):
             return (r,)
         case WgmmaWait(results=rs):
             return rs
         case SmemDot(result=r) | RingRead(result=r):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
-              | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()):
+              | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
+              | Touch()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -513,6 +541,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (a, b, c)
         case ConvertLayout(x=x) | PackPairs(x=x):
             return (x,)
+        case WarpAny(x=x):
+            return (x,)
+        case Touch(values=vs):
+            return vs
         case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn():
             return ()
         case CopyToShared(offsets=cs, dst=d, stage=s):
@@ -596,6 +628,8 @@ __all__ = [
     "TmaDesc",
     "TmaLoad",
     "Undef",
+    "Touch",
+    "WarpAny",
     "WarpSpecialize",
     "WarpgroupTurn",
     "Wgmma",

@@ -86,6 +86,10 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"zero_rows {n(b)}[{n(s)}] where row + {n(o)} >= {n(nb)} ({t} threads, then fence, bar 1)")
         case g.WarpgroupTurn(kind=kind, base=b):
             line(f"warpgroup_turn.{kind} {b}")
+        case g.WarpAny(result=r, x=x):
+            line(f"{n.define(r)} = warp_any {n(x)} : {r.type}")
+        case g.Touch(values=vs):
+            line(f"touch {', '.join(map(n, vs))}")
         case g.Undef(result=r):
             line(f"{n.define(r)} = undef : {r.type}{n.note(r)}")
         case g.WgmmaWait(results=rs, values=vs, pending=p):

@@ -55,6 +55,7 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
 from . import attention_rotated as rot
+from . import attention_spec as spec
 from . import attention_tiles as tiles
 from . import attention_vmask as vmask
 from .attention_rotated import _reads
@@ -939,6 +940,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         c_loop, c_pre, c_post = turned
     else:
         c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, turns, moved)
+    c_loop = spec.speculate(c_loop, fresh)  # exp2 before the row max: passes/attention_spec.py
     moved = _unshare(moved, fresh)
     epilogue = _unshare(_reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     epilogue = [substitute(op, c_post[1]) for op in epilogue]

@@ -174,9 +174,8 @@ def speculate(loop: ir.For, fresh: Fresh) -> ir.For:
             warm, after = _unless_first(warm, head, members, outs, res, ops[i_e + 1:], w.operands[2],
                                         loop.inits[k], fresh, e.span)
         body: list[object] = [*ops[:pos + 1], *warm]
-        for op in ops[i_e + 1:]:
-            if id(op) not in gone:
-                body.append(substitute(op, after))
+        for op in (op for op in ops[i_e + 1:] if id(op) not in gone):
+            body.append(substitute(op, after))
             if id(op) in held:
                 body.append(g.Touch(held[id(op)], e.span))
         return ir.For(loop.results, loop.lower, loop.upper, loop.step, loop.inits,

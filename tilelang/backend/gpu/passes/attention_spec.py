@@ -25,7 +25,18 @@ with m_new. Where no row of the warp has g, m_new is b in every row the warp
 holds (`where(false, a, b)` is b bit for bit), so p_b is the cone's value
 exactly: the interpreter's result either way, no tolerance involved. The
 price: the exp2s twice in a warp where a max moved, always in a tile's
-first block (m starts at MASKED), rarely after.
+first block (m starts at MASKED, "1"), or never ("2": such a warp takes the
+plain copy, `_unless_first`), rarely after.
+
+Measured on the H200 (benchmarks/RESULTS.md, 2026-12-03 fourth session):
+SLOWER on every f16 row, -6..-12 % at D = 128, -4..-8 % at D = 64, both
+modes; so off by default. ncu at D = 64: the row max's stalls went (-58 %
+of its samples) but the MUFU queue ("mio") and the tensor-core waits grew
+more: with the max gone from between S and the exp2s, the two warps of a
+sub-partition issue their exp2s at once and the MUFU, already a third of
+the loop's stall samples, is the limit. At D = 128 ptxas also spills 64 B
+(in the masked blocks' branch), and everything before the vote's branch
+must issue before it (the row sums' chain).
 """
 
 from __future__ import annotations
@@ -39,8 +50,9 @@ from .. import nodes as g
 from .context import Fresh
 from .rewrite import substitute
 
-# "1": speculate where the form above appears; "2": the same but in a tile's
-# first block (see `_unless_first`); "0": never
+# "1": speculate where the form above appears; "2": the same but not in a
+# tile's first block (see `_unless_first`); "0" (the default: both lost on
+# the H200, see above): never
 SPECULATE_DEFAULT = "0"
 
 _CONE = (ir.Elementwise, ir.Broadcast, ir.Reshape, ir.Cast)

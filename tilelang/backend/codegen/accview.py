@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.backend.gpu.layouts import AccTile, Slice
+from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 
@@ -253,6 +254,9 @@ def store_rows(em: Any, op: ir.Store) -> bool:
     for k in range(view.K):
         rows.setdefault(view.slots[2 * k][0], []).append(k)
     vt = f"<2 x {mt}>"
+    if store16_enabled() and es == 2 and all(len(ks) % 4 == 0 for ks in rows.values()):
+        _store_rows_16(em, view, info, offs, tile_ok, regs, mvals, rows, mt)
+        return True
     for ks in rows.values():
         first = em._chunk_coords(view, ks[0], offs)
         row = first[view.rdim]
@@ -294,6 +298,85 @@ def store_rows(em: Any, op: ir.Store) -> bool:
             em.br(join)
             em.label(join)
     return True
+
+
+def store16_enabled() -> bool:
+    """`TILEC_ATTN_STORE16=1`: `store_rows` of 16-bit values as 16-byte stores
+    (`_store_rows_16`); "0" (the default until timed): 4-byte pairs."""
+    import os
+
+    return os.environ.get("TILEC_ATTN_STORE16", "0") == "1"
+
+
+def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: str | None, regs: list[str],
+                   mvals: list[str], rows: dict[int, list[int]], mt: str) -> None:
+    """`store_rows` for f16/bf16 with rows of a multiple of 32 columns: the 4
+    lanes of a quad hold a row's 8-column groups as 4-byte pairs (lane q the
+    pair at 2q); a 4 x 4 transpose of the words of 4 consecutive groups
+    across the quad (two butterfly stages, 2 shuffles each, all lanes: before
+    any branch) leaves lane q the whole group q of the four, so each row is
+    N / 32 stores of 16 bytes a lane instead of N / 8 of 4 (ncu, H200: the
+    4-byte stores pace the attention epilogue, 8 rows a warp instruction). A
+    row off the tensor's edge (or a misaligned one) stores element by
+    element with bounds tests."""
+    assert view.rdim is not None and view.cdim is not None
+    q = em.entry_emit("and i32 %tid, 3")
+    bits = {s: em.entry_emit(f"icmp ne i32 {em.entry_emit(f'and i32 {q}, {s}')}, 0") for s in (1, 2)}
+    words: dict[int, list[list[str]]] = {}
+    for r, ks in rows.items():
+        ks = sorted(ks, key=lambda k: view.slots[2 * k][1])
+        rows[r] = ks
+        sets = []
+        for j in range(0, len(ks), 4):
+            w = [em.emit(f"bitcast <2 x {mt}> {_pair(em, regs[2 * k:2 * k + 2], mvals[2 * k:2 * k + 2], mt)} to i32")
+                 for k in ks[j:j + 4]]
+            for s in (1, 2):
+                for u in (0, 1, 2, 3):
+                    if u & s:
+                        continue
+                    send = em.emit(f"select i1 {bits[s]}, i32 {w[u]}, i32 {w[u ^ s]}")
+                    got = em.shfl_xor(send, DType.I32, s)
+                    w[u], w[u ^ s] = (em.emit(f"select i1 {bits[s]}, i32 {got}, i32 {w[u]}"),
+                                      em.emit(f"select i1 {bits[s]}, i32 {w[u ^ s]}, i32 {got}"))
+            sets.append(w)
+        words[r] = sets
+    six_q, neg_2q = em.entry_emit(f"mul i32 {q}, 6"), em.entry_emit(f"mul i32 {q}, -2")
+    for r, ks in rows.items():
+        first = em._chunk_coords(view, ks[0], offs)
+        row = first[view.rdim]
+        ok = em.and_all([tile_ok, em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")])
+        base = em.address(info, first)  # the lane's first pair: column c0 + 2q
+        c0 = view.slots[2 * ks[0]][1]
+        quad = em.emit(f"getelementptr {mt}, ptr addrspace(1) {base}, i32 {neg_2q}")  # the quad's first column
+        fast = em._vector_ok(ok, quad, 16, [])
+        fast_l, slow_l, join = em.new_label("rf"), em.new_label("rs"), em.new_label("rj")
+        em.cbr(fast or "true", fast_l, slow_l)
+        em.label(fast_l)
+        for j, w in enumerate(words[r]):
+            # this lane's group: columns c0 + 32 j + 8 q .. + 7, i.e. 32 j - c0 + 6 q past its first pair
+            at = em.emit(f"add i32 {six_q}, {32 * j - c0}")
+            ptr = em.emit(f"getelementptr {mt}, ptr addrspace(1) {base}, i32 {at}")
+            vec = "undef"
+            for e, x in enumerate(w):
+                vec = em.emit(f"insertelement <4 x i32> {vec}, i32 {x}, i32 {e}")
+            em.stmt(f"store <4 x i32> {vec}, ptr addrspace(1) {ptr}, align 16")
+        em.br(join)
+        em.label(slow_l)
+        for j, w in enumerate(words[r]):
+            for e in range(8):
+                cj = list(first)
+                dc = em.emit(f"add i32 {six_q}, {32 * j - c0 + e}")
+                cj[view.cdim] = em.emit(f"add i32 {first[view.cdim]}, {dc}")
+                st, nx = em.new_label("re"), em.new_label("rn")
+                em.cbr(em.in_bounds(info, cj) or "true", st, nx)
+                em.label(st)
+                half = em.emit(f"bitcast i32 {w[e // 2]} to <2 x {mt}>")
+                x = em.emit(f"extractelement <2 x {mt}> {half}, i32 {e % 2}")
+                em.stmt(f"store {mt} {x}, ptr addrspace(1) {em.address(info, cj)}, align 2")
+                em.br(nx)
+                em.label(nx)
+        em.br(join)
+        em.label(join)
 
 
 def _pair(em: Any, regs: list[str], mvals: list[str], mt: str) -> str:
@@ -374,4 +457,5 @@ def reduce_rows(em: Any, op: ir.Reduce) -> bool:
     return True
 
 
-__all__ = ["REDUCE_CHAINS", "AccView", "acc_register_map", "acc_view", "reduce_chains", "reduce_rows", "store_rows"]
+__all__ = ["REDUCE_CHAINS", "AccView", "acc_register_map", "acc_view", "reduce_chains", "reduce_rows", "store16_enabled",
+           "store_rows"]

@@ -1,0 +1,42 @@
+"""`TILEC_ATTN_STORE16=1` (`codegen/accview._store_rows_16`): the attention
+epilogue's f16/bf16 rows stored 16 bytes a lane after a 4 x 4 transpose of
+each quad's words (two butterfly stages of shuffles): the PTX (ptxas), and
+the kernels in the simulator with rows past the tensor's edge (their
+element-by-element path) and in it. A word sent to the wrong lane or stored
+at the wrong column fails the comparison with NumPy."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from test_attention_pipeline import _facts, _run_lse_and_check, _schedule, _std
+
+from tilelang.backend import emit_ptx
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.parametrize(("dt", "d"), [("f16", 128), ("bf16", 64)])
+def test_sixteen_byte_row_stores_assemble(tmp_path, dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_STORE16", "1")
+    ptx = emit_ptx(_std("flash_attention", dt, 128, 128, d), "sm_90a", _facts("oqkv", 3))
+    assert ptx.count("st.global.v4.u32") + ptx.count("st.global.v4.b32") == 2 * d // 32  # 2 rows a thread
+    f = tmp_path / "k.ptx"
+    f.write_text(ptx)
+    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "k.o"), str(f)],
+                       capture_output=True, text=True, check=True)
+    assert "0 bytes spill stores" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(("schedule", "bm", "sq", "sk", "causal"),
+                         [("overlap+rotate", 64, 150, 120, True), ("overlap", 128, 200, 200, False)],
+                         ids=["rotate_edge_rows_causal", "overlap_two_warpgroups"])
+def test_sixteen_byte_row_stores_in_the_simulator(schedule: str, bm: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
+                                                  monkeypatch) -> None:
+    _schedule(monkeypatch, schedule)
+    monkeypatch.setenv("TILEC_ATTN_STORE16", "1")
+    d, bn, bh = 64, 64, 2
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    _run_lse_and_check(k, facts, (bh, -(-sq // bm)), bh, bh, sq, sk, d, causal, 3)

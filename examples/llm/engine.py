@@ -1,5 +1,6 @@
 """The Qwen3 decode engine: every kernel of a step is a Tile kernel from
-`stdlib/std/llm.tile`, called through the Python API.
+`std::llm` (`stdlib/std/llm.tile`, which imports them from `stdlib/std/llm/`),
+called through the Python API.
 
     eng = TileQwen3(cfg, weights, max_seq=512)          # NumPy -> CPU interpreter
     eng = TileQwen3(cfg, weights, backend="torch")      # torch CUDA tensors -> GPU

@@ -1,0 +1,34 @@
+"""`std::llm` is split by concern into `std/llm/{gemv,sampling,attention,
+prefill}.tile`; `std/llm.tile` imports their kernels so that the engine
+loads one module. Each file stays under 1,000 lines (the rule the Python
+modules keep), and every kernel of a submodule is callable from the root
+(a kernel added to a submodule but not imported would be missing from
+`load_kernels()`)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "llm"))
+
+from engine import load_kernels  # noqa: E402
+
+STD = ROOT / "stdlib" / "std"
+PARTS = sorted((STD / "llm").glob("*.tile"))
+
+
+def test_the_modules_are_split_by_concern_and_short() -> None:
+    assert [p.stem for p in PARTS] == ["attention", "gemv", "prefill", "sampling"]
+    for p in [STD / "llm.tile", *PARTS]:
+        n = len(p.read_text().splitlines())
+        assert n <= 1000, f"{p.relative_to(ROOT)} has {n} lines (at most 1,000): split it by concern"
+
+
+def test_the_root_module_calls_every_kernel_of_its_parts() -> None:
+    defined = {m for p in PARTS for m in re.findall(r"^kernel fn (\w+)", p.read_text(), re.M)}
+    assert len(defined) == 27  # what the one-file module held
+    assert not re.search(r"^kernel fn", (STD / "llm.tile").read_text(), re.M)
+    assert set(load_kernels().kernels) == defined

@@ -40,3 +40,18 @@ def test_sixteen_byte_row_stores_in_the_simulator(schedule: str, bm: int, sq: in
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
     _run_lse_and_check(k, facts, (bh, -(-sq // bm)), bh, bh, sq, sk, d, causal, 3)
+
+
+@pytest.mark.parametrize(("setting", "d", "v4_stores"),
+                         [(None, 128, 8), (None, 64, 0), ("auto", 128, 8), ("0", 128, 0), ("1", 64, 4)],
+                         ids=["default_d128", "default_d64", "auto_d128", "off_d128", "on_d64"])
+def test_sixteen_byte_stores_by_default_only_for_rows_of_128(setting: str | None, d: int, v4_stores: int,  # type: ignore[no-untyped-def]
+                                                             monkeypatch) -> None:
+    """The default ("auto") takes the 16-byte stores for rows of 128 columns or more (measured faster
+    at D = 128, slower at D = 64); "0" and "1" force either way."""
+    if setting is None:
+        monkeypatch.delenv("TILEC_ATTN_STORE16", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_STORE16", setting)
+    ptx = emit_ptx(_std("flash_attention", "f16", 128, 128, d), "sm_90a", _facts("oqkv", 3))
+    assert ptx.count("st.global.v4.u32") + ptx.count("st.global.v4.b32") == v4_stores

@@ -254,7 +254,7 @@ def store_rows(em: Any, op: ir.Store) -> bool:
     for k in range(view.K):
         rows.setdefault(view.slots[2 * k][0], []).append(k)
     vt = f"<2 x {mt}>"
-    if store16_enabled() and es == 2 and all(len(ks) % 4 == 0 for ks in rows.values()):
+    if store16_enabled(view.N) and es == 2 and all(len(ks) % 4 == 0 for ks in rows.values()):
         _store_rows_16(em, view, info, offs, tile_ok, regs, mvals, rows, mt)
         return True
     for ks in rows.values():
@@ -300,12 +300,25 @@ def store_rows(em: Any, op: ir.Store) -> bool:
     return True
 
 
-def store16_enabled() -> bool:
-    """`TILEC_ATTN_STORE16=1`: `store_rows` of 16-bit values as 16-byte stores
-    (`_store_rows_16`); "0" (the default until timed): 4-byte pairs."""
+def store16_enabled(n: int) -> bool:
+    """Whether `store_rows` stores a tile of 16-bit values with rows of `n`
+    columns as 16-byte stores (`_store_rows_16`) instead of 4-byte pairs.
+    `TILEC_ATTN_STORE16`: "auto" (the default) where `n >= STORE16_MIN_COLS`,
+    "1" always, "0" never. Measured on the H200 (benchmarks/RESULTS.md, the
+    lead's final call of 2026-12-03's fourth session, both orders): at
+    D = 128 the attention's S = 1024 rows +5.8 % (full) and +2..+6 %
+    (causal), S = 4096 +1.8 / +3.5 %, S = 16384 even or better; at D = 64
+    -2..-3.5 % (the transpose's shuffles cost more than the 16 stores a
+    thread they save there), hence the width rule."""
     import os
 
-    return os.environ.get("TILEC_ATTN_STORE16", "0") == "1"
+    v = os.environ.get("TILEC_ATTN_STORE16", "auto")
+    if v == "auto":
+        return n >= STORE16_MIN_COLS
+    return v == "1"
+
+
+STORE16_MIN_COLS = 128  # the narrowest row `store16_enabled` takes 16-byte stores for by default
 
 
 def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: str | None, regs: list[str],

@@ -55,7 +55,9 @@ def test_the_epilogue_tests_bounds_once_a_row(dt: str, ty: str, monkeypatch) -> 
     """128 x 128 blocks, D = 128: a consumer thread holds 2 rows of 16 pairs;
     its 32 pair stores hang off 2 conditions (one a row), each pair packed by
     one cvt.rn (the generic store: a bounds test a pair, 32 conditions, and
-    two fptruncs that LLVM moves above the user's `where`)."""
+    two fptruncs that LLVM moves above the user's `where`). The 4-byte pairs:
+    at D = 128 the default takes 16-byte stores (test_attention_store16.py)."""
+    monkeypatch.setenv("TILEC_ATTN_STORE16", "0")
     k = _std(dt, 128, 128, 128)
     ll = emit_llvm(k, "sm_90a", _facts("oqkv", 3))
     guards = _guards(ll, ty)

@@ -375,8 +375,8 @@ def test_a_mistyped_env_setting_is_said_and_leaves_pdl_off() -> None:
 def test_a_persistent_kernel_triggers_late_at_its_exit(trigger: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # std::attention::decode_split_tc walks its grid on one CTA an SM (the
     # attention pipeline's warp roles are the whole kernel): "late" and "last"
-    # trigger after everything, its last wgmma and store included (an early
-    # trigger made the pair with its merge ~2x slower on the H200); without
+    # trigger after everything, its last wgmma and store included (this did
+    # not remove the pair's ~2x slowdown under PDL: RESULTS.md); without
     # the persistent walk "late" still triggers before the roles' stores
     import sys
 

@@ -210,10 +210,12 @@ class _Emitter(HopperOps, DebugOps):
             if k.persistent:
                 # a persistent kernel (its CTAs walk the whole grid, its warp
                 # roles loading and storing until it ends) has no "all but its
-                # writes" to finish first: an early trigger only lets the next
-                # grid's blocks wait beside it, which made std's tensor-core
-                # decode pair ~2x slower on the H200 (RESULTS.md, issue 15,
-                # 2026-12-03 fourth session; "exit" was not): it triggers at exit
+                # writes" to finish first, so it triggers at exit. Measured on
+                # the H200 (RESULTS.md, issue 15, 2026-12-03 fourth session):
+                # this did NOT remove the ~2x slowdown of std's tensor-core
+                # decode pair with both launches PDL "late", which needs the
+                # merge's early trigger before a PDL-launched persistent split
+                # (still open); it costs nothing measurable either
                 self._trigger_at = None
             if trigger == "last":
                 # the main loop's last iteration triggers (its loads, the

@@ -14,6 +14,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from test_decode_wg_pipeline import _check, _reference, _sdpa_case, _simulate  # decode_split_wg's
 
 import tilelang
 from tilelang.backend import emit_ptx, lower_gpu
@@ -36,35 +37,6 @@ def _inputs(bhkv: int, smax: int, d: int, clen: int, seed: int):  # type: ignore
         t[:, clen:] = np.nan
         t[:, clen + 1::3] = np.inf
     return q, k, v
-
-
-def _reference(q, k, v, cache_len: int, splits: int, bn: int, scale: float):  # type: ignore[no-untyped-def]
-    """Each share's softmax-weighted values and its log-sum-exp in log2 units,
-    rows [kvh * splits + share] as the kernel's outputs."""
-    bhkv, _, d = q.shape
-    sk = min(cache_len, k.shape[1])
-    nb = -(-sk // bn)
-    per = -(-nb // splits)
-    o = np.zeros((bhkv * splits, G, d))
-    lse = np.full((bhkv * splits, G), -1.0e30)
-    for h in range(bhkv):
-        for s in range(splits):
-            a, b = s * per * bn, min((s + 1) * per * bn, sk)
-            if a >= b:
-                continue
-            x = q[h].astype(np.float64) @ k[h, a:b].astype(np.float64).T * scale * np.log2(np.e)
-            mx = x.max(1, keepdims=True)
-            p = np.exp2(x - mx)
-            o[h * splits + s] = p @ v[h, a:b].astype(np.float64) / p.sum(1, keepdims=True)
-            lse[h * splits + s] = mx[:, 0] + np.log2(p.sum(1))
-    return o, lse
-
-
-def _check(o, lse, want_o, want_lse) -> None:  # type: ignore[no-untyped-def]
-    seen = want_lse > -1e29
-    np.testing.assert_allclose(o[seen], want_o[seen], atol=3e-3, rtol=1e-2)
-    np.testing.assert_allclose(lse[seen], want_lse[seen], atol=2e-3, rtol=1e-4)
-    assert (o[~seen] == 0).all() and (lse[~seen] < -1e29).all()
 
 
 # (KV heads, cache positions, cache_len, splits, BN): a cache_len inside a key
@@ -122,12 +94,7 @@ def test_decode_split_tc_in_the_simulator(bhkv: int, smax: int, clen: int, split
     d = 64
     kir, facts = _kernel_ir(bhkv, smax, splits, bn, d)
     q, k, v = _inputs(bhkv, smax, d, clen, 4)
-    o = np.full((bhkv * splits, G, d), np.nan, np.float32)
-    lse = np.full((bhkv * splits, G), np.nan, np.float32)
-    # a persistent grid of 2 CTAs walking the bhkv * splits shares
-    llsim.SimDevice("sm_90a").run(kir, (2, 1), [o, lse, q, k, v, np.int32(clen), np.float32(0.125),
-                                                np.int32(splits)], facts)
-    _check(o, lse, *_reference(q, k, v, clen, splits, bn, 0.125))
+    _check(*_simulate(kir, facts, q, k, v, clen, splits), *_reference(q, k, v, clen, splits, bn, 0.125))
 
 
 # the GPU test's (batch, cache positions, cache_len, splits, BN); 32 / 8 heads, D = 128, bf16
@@ -141,15 +108,8 @@ def test_decode_split_tc_with_std_merge_matches_sdpa(batch: int, smax: int, clen
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    import torch.nn.functional as F
-
-    hq, hkv, d = 32, 8, 128
-    rows = batch * hkv
-    g = torch.Generator(device="cuda").manual_seed(clen)
-    q = torch.randn(batch, hq, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    k = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    v = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
+    d, rows = 128, batch * 8
+    q, k, v, want = _sdpa_case(torch, batch, smax, clen)
     for t in (k, v):  # what the unused cache holds must not matter
         t[:, :, clen:] = float("nan")
         t[:, :, clen + 1::3] = float("inf")

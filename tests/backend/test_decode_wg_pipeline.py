@@ -94,6 +94,33 @@ def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int):  # type: ign
     return kir, facts
 
 
+def _simulate(kir, facts, q, k, v, clen: int, splits: int):  # type: ignore[no-untyped-def]
+    """The split's partial outputs and log-sum-exps from `llsim` (scale 0.125): a
+    persistent grid of 2 CTAs walking the bhkv * splits shares."""
+    import llsim
+
+    bhkv, _, d = q.shape
+    o = np.full((bhkv * splits, G, d), np.nan, np.float32)
+    lse = np.full((bhkv * splits, G), np.nan, np.float32)
+    llsim.SimDevice("sm_90a").run(kir, (2, 1), [o, lse, q, k, v, np.int32(clen), np.float32(0.125),
+                                                np.int32(splits)], facts)
+    return o, lse
+
+
+def _sdpa_case(torch, batch: int, smax: int, clen: int):  # type: ignore[no-untyped-def]
+    """The GPU tests' bf16 q [batch, 32, 1, 128], K and V caches [batch, 8, smax, 128]
+    and SDPA's result in f32 over the first `clen` positions."""
+    import torch.nn.functional as F
+
+    hq, hkv, d = 32, 8, 128
+    g = torch.Generator(device="cuda").manual_seed(clen)
+    q = torch.randn(batch, hq, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    k = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    v = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
+    return q, k, v, want
+
+
 @pytest.mark.parametrize("bn", [64, 128])
 def test_the_pipeline_takes_decode_split_wg(bn: int) -> None:
     kir, facts = _kernel_ir(8, 32768, 16, bn, 128)
@@ -112,12 +139,7 @@ def test_decode_split_wg_in_the_simulator(bhkv: int, smax: int, clen: int, split
     d = 64
     kir, facts = _kernel_ir(bhkv, smax, splits, bn, d)
     q, k, v = _inputs(bhkv, smax, d, 4)
-    o = np.full((bhkv * splits, G, d), np.nan, np.float32)
-    lse = np.full((bhkv * splits, G), np.nan, np.float32)
-    # a persistent grid of 2 CTAs walking the bhkv * splits shares
-    llsim.SimDevice("sm_90a").run(kir, (2, 1), [o, lse, q, k, v, np.int32(clen), np.float32(0.125),
-                                                np.int32(splits)], facts)
-    _check(o, lse, *_reference(q, k, v, clen, splits, bn, 0.125))
+    _check(*_simulate(kir, facts, q, k, v, clen, splits), *_reference(q, k, v, clen, splits, bn, 0.125))
 
 
 @pytest.mark.gpu
@@ -128,15 +150,8 @@ def test_decode_split_wg_with_std_merge_matches_sdpa(batch: int, smax: int, clen
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    import torch.nn.functional as F
-
-    hq, hkv, d = 32, 8, 128
-    rows = batch * hkv
-    g = torch.Generator(device="cuda").manual_seed(clen)
-    q = torch.randn(batch, hq, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    k = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    v = torch.randn(batch, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
+    d, rows = 128, batch * 8
+    q, k, v, want = _sdpa_case(torch, batch, smax, clen)
     std = tilelang.compile("use std::attention::decode_combine;\n")
     ns = 1 << (splits - 1).bit_length()
     o = torch.full_like(q, float("nan"))

@@ -157,23 +157,17 @@ def test_many_wave_ring_gemvs_stream_without_spills(mat: str, shape: tuple[int, 
     assert regs * 256 * mb <= 65536 and "0 bytes spill stores" in report, (mat, shape, report)
 
 
-@pytest.mark.parametrize(("ea", "model"), [(0, "4b"), (1, "4b"), (3, "4b"), (3, "0.6b"), (3, "8b")])
-def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: str) -> None:
-    # `attn_decode_ring_early` (Plan.ea) at Qwen3's decode shapes: the
-    # ring's first copies (3 key blocks of K and V) come after the query's
-    # loads and before the first barrier (the query's norm); in
-    # `attn_decode_ring` (ea 0 here) they wait for the query's formation
-    # (barriers before them). No spill either way (the default, EA 3, at
-    # the three models' shapes)
-    cfg = Qwen3Config.load(f"qwen3-{model}")
-    plan = plan_for(cfg, 2048, 132, hopper=True)
+def _ring_ptx(kern, cfg, plan, merged: bool = False) -> str:  # type: ignore[no-untyped-def]
+    """The PTX of one of the ring decode attentions (`kern`, its generics
+    given) launched over 2 layers and a 64-position cache at `cfg`'s shapes;
+    `merged`: with `attn_decode_ring_merge`'s merged output after the partials."""
     g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
     z = np.zeros
-    k = load_kernels()
-    kern = k.attn_decode_ring_early[g, d // 2, plan.bt, 0, ea] if ea else k.attn_decode_ring[g, d // 2, plan.bt, 0]
+    merged_out = [P(z((hkv, g, d), np.float32), [1, g, d])] if merged else []
     op = kern(
         P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
         P(z((hkv, plan.ns * g), np.float32), [1, g]),
+        *merged_out,
         z(((g + 2) * hkv, 2, d // 2), np.float32),
         z((layers, d), np.float32),
         z((layers, d), np.float32),
@@ -187,6 +181,23 @@ def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: st
     )
     op.discard()  # built to be compiled, never run
     ptx = _ptx(op)
+    return ptx
+
+
+@pytest.mark.parametrize(("ea", "model"), [(0, "4b"), (1, "4b"), (3, "4b"), (3, "0.6b"), (3, "8b")])
+def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: str) -> None:
+    # `attn_decode_ring_early` (Plan.ea) at Qwen3's decode shapes: the
+    # ring's first copies (3 key blocks of K and V) come after the query's
+    # loads and before the first barrier (the query's norm); in
+    # `attn_decode_ring` (ea 0 here) they wait for the query's formation
+    # (barriers before them). No spill either way (the default, EA 3, at
+    # the three models' shapes)
+    cfg = Qwen3Config.load(f"qwen3-{model}")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    g, d = cfg.group, cfg.head_dim
+    k = load_kernels()
+    kern = k.attn_decode_ring_early[g, d // 2, plan.bt, 0, ea] if ea else k.attn_decode_ring[g, d // 2, plan.bt, 0]
+    ptx = _ring_ptx(kern, cfg, plan)
     head = ptx.split("cp.async.cg.shared.global")[0]
     assert ("bar.sync" in head) == (ea == 0)
     # the query's rows, its norm weights, the rotary rows (and the token's rows)
@@ -205,28 +216,10 @@ def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     # `attn_decode_ring_merge`: the arrival's one atomic a block)
     cfg = Qwen3Config.load("qwen3-4b")
     plan = plan_for(cfg, 2048, 132, hopper=True)
-    g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
-    z = np.zeros
+    g, d = cfg.group, cfg.head_dim
     k = load_kernels()
     kern = k.attn_decode_ring_merge[g, d // 2, plan.bt, 0, plan.ns, fm] if fm else k.attn_decode_ring[g, d // 2, plan.bt, 0]
-    merged = [P(z((hkv, g, d), np.float32), [1, g, d])] if fm else []
-    op = kern(
-        P(z((hkv, plan.ns * g, d), np.float32), [1, g, d]),
-        P(z((hkv, plan.ns * g), np.float32), [1, g]),
-        *merged,
-        z(((g + 2) * hkv, 2, d // 2), np.float32),
-        z((layers, d), np.float32),
-        z((layers, d), np.float32),
-        z((s, d // 2), np.float32),
-        z((s, d // 2), np.float32),
-        z((layers * hkv, s, d), np.float32),
-        z((layers * hkv, s, d), np.float32),
-        np.array([s - 1], np.int32),
-        1,
-        1e-6,
-    )
-    op.discard()  # built to be compiled, never run
-    ptx = _ptx(op)
+    ptx = _ring_ptx(kern, cfg, plan, merged=bool(fm))
     pro, loop = re.split(r"cp\.async\.wait_group\s+2;", ptx, maxsplit=1)
     # 3 key blocks issued before the loop (K and V: 4 chunks of 16 bytes a
     # thread each; each copy twice, the whole tile inside the cache and the

@@ -21,7 +21,10 @@ each enqueued behind a GPU sleep so that the events time the GPU work and
 not the host's launch path; Tile launches go through the Python API on
 PyTorch's stream. Tile's decode time is the sum of its two kernels, timed
 each on its own (the combine reads what the split wrote, so the API waits
-between them; in a CUDA graph they run back to back).
+between them; in a CUDA graph they run back to back); "as a graph" is the
+pair launched as `examples/python/torch_attention.py` launches it (on sm_90
+the merge with programmatic dependent launch, `decode_plan.merge_pdl`),
+beside the plain pair (`pair_plain_ms`).
 Writes `attention.json` and `attention.md` to `--out`.
 """
 
@@ -43,7 +46,7 @@ import torch.nn.functional as F  # noqa: E402
 import tilelang  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples" / "python"))
-from decode_plan import combine_ns, decode_plan, fused_nc, split_kernel  # noqa: E402  (the example's launch rule is what users get)
+from decode_plan import combine_ns, decode_plan, fused_nc, merge_pdl, split_kernel  # noqa: E402  (the example's launch rule is what users get)
 
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -231,8 +234,26 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     row["split_ms"] = time_ms(tile_split, reps, dev, warmup=5)
     row["combine_ms"] = time_ms(tile_combine, reps, dev, warmup=5)
     row["tile_ms"] = row["split_ms"] + row["combine_ms"]
+    o_pdl = None
     if dev != "cpu":
-        row["pair_ms"] = time_ms(graph_of(tile_split, tile_combine), reps, dev)
+        # the pair as the example launches it (`merge_pdl`: on sm_90 the merge with
+        # programmatic dependent launch, trigger "late", the split without) and plain
+        row["pair_plain_ms"] = time_ms(graph_of(tile_split, tile_combine), reps, dev)
+        if merge_pdl(10 * props.major + props.minor):
+            from tilelang.runtime import cuda_pdl
+
+            comb_pdl = kernels(pdl_module())[1]
+            o_pdl = torch.empty_like(o)
+
+            def combine_pdl():  # type: ignore[no-untyped-def]
+                with cuda_pdl.scoped(True, "late"):
+                    return comb_pdl(tilelang.partition(o_pdl.view(batch * hkv, grp, d), [1, grp, dc]), o_part,
+                                    lse_part).launch()
+
+            row["pair_ms"] = time_ms(graph_of(tile_split, combine_pdl), reps, dev)
+            row["pair_form"] = "merge PDL late"
+        else:
+            row["pair_ms"], row["pair_form"] = row["pair_plain_ms"], "plain"
         row["pair_tbs"] = nbytes / row["pair_ms"] / 1e9
     if sdpa:
         row["sdpa_ms"] = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), reps, dev)
@@ -250,6 +271,8 @@ def bench_decode(batch: int, ctx: int, reps: int, dev: str, bandwidth: float,
     fn_wait(tile_combine())
     ref = ref_f32(q, k, v, False)
     row["err"] = rel_err(o, ref)
+    if o_pdl is not None:  # the graph with the PDL merge wrote the same numbers?
+        row["pair_same"] = bool(torch.equal(o_pdl, o))
     if fused:
         row.update(bench_fused(o, ref, reps, dev, nbytes, grp, bn, d, splits, dtype, o_part, lse_part, q3, k3, v3,
                                ctx, scale))
@@ -352,6 +375,18 @@ def decode_fixed(tile_split, tile_combine, reps: int, dev: str, kernels, split_a
     return out
 
 
+_PDL_MODULE: list = []
+
+
+def pdl_module():  # type: ignore[no-untyped-def]
+    """std::attention in a module of its own for launches with programmatic
+    dependent launch: a kernel keeps the launcher of its first run (the API's
+    plan), so one launched plainly before would stay plain."""
+    if not _PDL_MODULE:
+        _PDL_MODULE.append(tilelang.compile("use std::attention::*;\n"))
+    return _PDL_MODULE[0]
+
+
 _NOP: list = []
 
 
@@ -433,7 +468,10 @@ def decode_detail(r: dict) -> str:
            f"DC={r['DC']}: "
            f"split {us['split_ms']:.1f} + combine {us['combine_ms']:.1f} us = {r['tile_tbs']:.2f} TB/s")
     if "pair_ms" in us:
-        out += f", graph {us['pair_ms']:.1f} us = {r['pair_tbs']:.2f} TB/s"
+        out += f", graph {us['pair_ms']:.1f} us = {r['pair_tbs']:.2f} TB/s ({r.get('pair_form', 'plain')}"
+        if r.get("pair_form", "plain") != "plain":
+            out += f", same output {r.get('pair_same')}; plain {us['pair_plain_ms']:.1f} us"
+        out += ")"
     if "sdpa_graph_ms" in us:
         out += f"; SDPA {us['sdpa_ms']:.1f} us, in a graph {us['sdpa_graph_ms']:.1f} us"
     if "pair_pdl_ms" in us:

@@ -269,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cubin", default=None, metavar="SM",
                     help="also assemble each PTX with the local ptxas for this device arch (sm_90) and "
                          "cache the cubin under the key the CUDA runtime looks up (no nvJitLink needed)")
-    ap.add_argument("--only", choices=("prefill", "decode", "floor"), default=None,
+    ap.add_argument("--only", choices=("prefill", "decode", "floor", "forms"), default=None,
                     help="only the flash_attention launches (prefill) or only the others (decode), or "
-                         "only benchmarks/decode_floor.py's (floor)")
+                         "only benchmarks/decode_floor.py's (floor) or benchmarks/decode_forms.py's (forms)")
     ap.add_argument("--jobs", type=int, default=1, help="compile in this many processes (on the device: its cores)")
     ap.add_argument("--bench-rows", default=None, metavar="ROWS",
                     help="only benchmarks/attention.py's prefill rows of these dtype-D, comma-separated "
@@ -292,6 +292,11 @@ def main(argv: list[str] | None = None) -> int:
         todo = bench_rows(a.bench_rows.split(","), (bm, bn), kname)
     elif a.only == "floor":
         todo = floor_launches()
+    elif a.only == "forms":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import decode_forms
+
+        todo = decode_forms.launches()
     else:
         todo = launches()
     for kernel, inst, params in todo:

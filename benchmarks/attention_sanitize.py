@@ -101,6 +101,20 @@ def main(argv: list[str] | None = None) -> int:
     err = rel_err(o, want)
     print(f"decode_split_tc + decode_combine f16 B={b} ctx {clen}/{smax} BN=64 {splits} splits: err {err:.1e}")
     bad += not err < 1e-2
+    # the same merge launched with programmatic dependent launch (trigger "late"),
+    # as examples/python/torch_attention.py launches it on sm_90 (`merge_pdl`);
+    # compiled in a module of its own (a kernel keeps the launcher of its first run)
+    from tilelang.runtime import cuda_pdl
+
+    with cuda_pdl.scoped(True, "late"):
+        o2 = np.zeros_like(q)
+        pdl_attn = tilelang.compile("use std::attention::decode_combine;\n", device=args[0] if args else "gpu")
+        pdl_attn.decode_combine["f16", grp, 4, 32](
+            tilelang.partition(o2, [1, grp, 32]), o_part, lse_part).sync()
+    err = rel_err(o2, want)
+    print(f"decode_combine with PDL (late) after decode_split_tc f16: err {err:.1e}, "
+          f"same as without: {bool(np.array_equal(o2, o))}")
+    bad += not (err < 1e-2 and np.array_equal(o2, o))
     return 1 if bad else 0
 
 

@@ -1,12 +1,14 @@
 """How to launch `std::attention`'s flash decoding for a shape: the key
 block, the number of splits of the cache, the merge's column chunk.
 
-    from decode_plan import decode_plan, combine_ns, fused_nc, split_kernel
+    from decode_plan import decode_plan, combine_ns, fused_nc, merge_pdl, split_kernel
     bn, splits, dc = decode_plan(batch * kv_heads, group, cache_len, head_dim, sms)
     # which split: "tc" (`decode_split_tc`, Hopper tensor cores) or "fma" (`decode_split`)
     kind = split_kernel(batch * kv_heads, group, cache_len, head_dim, sm, l2_bytes)
     # one launch (`decode_fused`, the merge by each head's last block):
     nc = fused_nc(splits)
+    # the merge launched with programmatic dependent launch, the split without:
+    with cuda_pdl.scoped(merge_pdl(sm), "late"): ...  # decode_combine's launch
 
 No PyTorch here (the rule is arithmetic on the shape and the card's SM
 count), so it is tested without a GPU (`tests/std/test_decode_plan.py`) and
@@ -48,6 +50,15 @@ What the rule follows (measured on the H200, benchmarks/RESULTS.md, issue
   and 8,192 positions (33.5 MB) the pair took 14.2 us against 16.9; at 134
   MB and more the two stream the same (38.7 against 38.1 us split alone at
   batch 1, 32,768 positions) or the FMA loop wins (batch 8: -3 %).
+- The launches: on sm_90 and later the merge is launched with programmatic
+  dependent launch (PDL, `tilelang.runtime.cuda_pdl`, trigger "late"), so
+  in a CUDA graph its launch overlaps the split's drain; the split is
+  launched without it. Measured on the H200 (graphs): the merge with PDL
+  took 0.4-0.6 us off the pair at batch 1 with either split (tc 8,192:
+  14.6 -> 14.0 us; FMA 32,768: 41.1 -> 40.6), and a split launched with
+  PDL added nothing over it with the FMA split and made the tc pair 2x
+  slower (a persistent grid scheduled early behind the merge's trigger:
+  14.6 -> 25.8 us).
 - The merge (`decode_combine`) costs a launch plus about 1 us per 1,024
   elements of its block's tile (NS x G x DC): its column chunk DC is halved
   (down to 8, one 16-byte store of bf16) until the tile holds at most
@@ -114,6 +125,12 @@ def split_kernel(kv_rows: int, group: int, cache_len: int, d: int, sm: int, l2_b
     kv = 2 * kv_rows * cache_len * d * elem_bytes
     fits = sm == 90 and d % 64 == 0 and d <= 256 and group <= 64
     return "tc" if fits and kv <= l2_bytes else "fma"
+
+
+def merge_pdl(sm: int) -> bool:
+    """Whether `decode_combine` is launched with programmatic dependent
+    launch (PDL: sm_90 and later; the split never is)."""
+    return sm >= 90
 
 
 def fused_nc(splits: int, most: int = 8) -> int:

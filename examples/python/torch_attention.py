@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from decode_plan import combine_ns, decode_plan, split_kernel  # the launch rule (no PyTorch in it)
+from decode_plan import combine_ns, decode_plan, merge_pdl, split_kernel  # the launch rule (no PyTorch in it)
 
 import tilelang
+from tilelang.runtime import cuda_pdl
 
 # The stdlib kernel, imported by a one-line module.
 TILE = tilelang.compile("use std::attention::{flash_attention, decode_split, decode_split_tc, decode_combine};\n")
@@ -62,7 +63,9 @@ def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     q: [B, H, 1, D]; k_cache, v_cache: [B, Hkv, S_max, D] with H a multiple
     of Hkv (the query heads of one KV head are one tile: the cache is read
     once for all of them). `split`: "tc" or "fma" instead of the rule's
-    (`split_kernel`) split kernel. Returns [B, H, 1, D]."""
+    (`split_kernel`) split kernel. On sm_90 and later the merge is launched
+    with programmatic dependent launch (`merge_pdl`: inside a CUDA graph its
+    launch overlaps the split's end). Returns [B, H, 1, D]."""
     b, h, _, d = q.shape
     hkv = k_cache.shape[1]
     group = h // hkv
@@ -77,21 +80,23 @@ def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     o = torch.empty_like(q)
     qkv = (q.contiguous().view(b * hkv, group, d),  # the G query heads of a KV head are adjacent
            k_cache.view(b * hkv, -1, d), v_cache.view(b * hkv, -1, d))
-    if kind == "tc":  # block b: share b % splits of KV head b / splits, its G rows of a 64-row tile
-        TILE.decode_split_tc[elem, bn, d](
-            tilelang.partition(o_part.view(-1, group, d), [1, 64, d]),
-            tilelang.partition(lse_part.view(-1, group), [1, 64]),
-            *qkv, cache_len, d**-0.5, splits,
+    with cuda_pdl.scoped(False):  # the split without PDL (`merge_pdl`)
+        if kind == "tc":  # block b: share b % splits of KV head b / splits, its G rows of a 64-row tile
+            TILE.decode_split_tc[elem, bn, d](
+                tilelang.partition(o_part.view(-1, group, d), [1, 64, d]),
+                tilelang.partition(lse_part.view(-1, group), [1, 64]),
+                *qkv, cache_len, d**-0.5, splits,
+            ).sync()
+        else:
+            TILE.decode_split[elem, group, bn, d](
+                tilelang.partition(o_part, [1, group, d]),   # block (kvh, s): split s of KV head kvh
+                tilelang.partition(lse_part, [1, group]),
+                *qkv, cache_len, d**-0.5,
+            ).sync()
+    with cuda_pdl.scoped(props is not None and merge_pdl(10 * props.major + props.minor), "late"):
+        TILE.decode_combine[elem, group, combine_ns(splits), dc](
+            tilelang.partition(o.view(b * hkv, group, d), [1, group, dc]), o_part, lse_part
         ).sync()
-    else:
-        TILE.decode_split[elem, group, bn, d](
-            tilelang.partition(o_part, [1, group, d]),   # block (kvh, s): split s of KV head kvh
-            tilelang.partition(lse_part, [1, group]),
-            *qkv, cache_len, d**-0.5,
-        ).sync()
-    TILE.decode_combine[elem, group, combine_ns(splits), dc](
-        tilelang.partition(o.view(b * hkv, group, d), [1, group, dc]), o_part, lse_part
-    ).sync()
     return o
 
 

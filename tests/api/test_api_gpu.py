@@ -102,6 +102,48 @@ def test_torch_attention_example_on_the_gpu() -> None:
     assert torch_attention.run(device="cuda", batch=2, seq=300) < 2e-2  # bf16, in place, torch's stream
 
 
+def test_torch_decode_attention_in_a_cuda_graph() -> None:
+    # the example's decode step (on sm_90 the merge launched with PDL, `merge_pdl`)
+    # eager and captured by PyTorch into a CUDA graph, with either split: the
+    # graph's replay gives the eager step's numbers, both SDPA's in f32 to bf16
+    # tolerance, and NaN in the cache past cache_len reaches neither
+    torch = _torch()
+    import sys
+
+    sys.path.insert(0, str(EX / "python"))
+    try:
+        import torch_attention
+        from decode_plan import merge_pdl
+    finally:
+        sys.path.pop(0)
+    from tilelang.runtime import cuda_pdl
+
+    g = torch.Generator(device="cuda").manual_seed(15)
+    b, h, hkv, d, smax, clen = 1, 32, 8, 128, 1024, 1000
+    q = torch.randn(b, h, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    k = torch.randn(b, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    v = torch.randn(b, hkv, smax, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    k[:, :, clen:] = float("nan")
+    v[:, :, clen:] = float("nan")
+    rep = h // hkv
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k[:, :, :clen].float().repeat_interleave(rep, 1), v[:, :, :clen].float().repeat_interleave(rep, 1))
+    props = torch.cuda.get_device_properties(0)
+    for split in ("tc", "fma") if props.major >= 9 else ("fma",):
+        before = cuda_pdl.LAUNCHES
+        eager = torch_attention.decode_attention(q, k, v, clen, split=split)
+        torch.cuda.synchronize()
+        assert cuda_pdl.LAUNCHES - before == int(merge_pdl(10 * props.major + props.minor))
+        assert float((eager.float() - ref).abs().max() / ref.abs().max()) < 2e-2
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = torch_attention.decode_attention(q, k, v, clen, split=split)
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, eager), split
+
+
 def test_torch_gpu_refusals(add) -> None:  # type: ignore[no-untyped-def]
     torch = _torch()
     z = torch.zeros(64, device="cuda")

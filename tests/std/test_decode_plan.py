@@ -19,6 +19,7 @@ from decode_plan import (
     combine_ns,
     decode_block,
     decode_plan,
+    merge_pdl,
     split_kernel,
 )
 
@@ -116,3 +117,9 @@ def test_the_tensor_core_split_where_the_cache_fits_in_l2_on_hopper():
     assert split_kernel(8, 4, 8192, 128, 80, l2) == "fma"
     assert split_kernel(8, 4, 8192, 96, 90, l2) == "fma"
     assert split_kernel(1, 128, 1024, 128, 90, l2) == "fma"
+
+
+def test_the_merge_with_programmatic_dependent_launch_from_hopper_on():
+    # PDL exists from sm_90 (the runtime refuses it before): the merge takes it
+    # there, the split never (the rule has no switch for it)
+    assert [merge_pdl(sm) for sm in (70, 80, 86, 89, 90, 100)] == [False] * 4 + [True] * 2

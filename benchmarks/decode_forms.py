@@ -1,0 +1,242 @@
+"""Issue 15, decode at batch 1: which split kernel, how many shares a KV head
+and which launch form make the fastest pair, all in one process.
+
+    python benchmarks/decode_forms.py [--reps 15] [--rounds 2] [--shapes 1x32768,1x8192]
+    python benchmarks/decode_forms.py --launches      # the compiles it makes (for the prewarm)
+    python benchmarks/decode_forms.py --smoke         # a 256-position cache on the CPU interpreter: the script itself
+    ncu --metrics gpu__time_duration.sum python benchmarks/decode_forms.py --floor1   # the fixed cost's parts
+
+For each shape (32 query heads over 8 KV heads, D = 128, bf16) and each
+configuration (split kernel, shares a KV head: `CONFIGS`), the pair
+(split + `decode_combine`, the example's key block and merge chunk for that
+share count) as a CUDA graph in each launch form:
+
+- "plain": neither launch with programmatic dependent launch (PDL);
+- "merge": the merge with PDL (trigger "late"), the split without
+  (`decode_plan.merge_pdl`, the example's form on sm_90);
+- "both": both with PDL "late" (FMA split only: the tensor-core split's
+  pair ran 2x slower so, RESULTS.md, issue 15);
+
+and the split alone (plain). `--floor1`: the pair at batch 1 and 8,192 positions
+(either split, the example's plan) over a one-position cache, 3 times each
+kernel eagerly (a wait after each), and an empty kernel: under ncu, each
+kernel's own duration, which the pair's graph time over one position
+(`attention.py --fixed`) exceeds by the launches' and the graph's costs.
+
+Each form's kernels come from a module of its
+own (a kernel keeps the launcher of its first run), every graph is built
+first and then timed `--rounds` times, the rounds interleaved (run-to-run
+drift on these shapes is ~1 us: a comparison within a round is the fair
+one). Every output is checked against the plain pair's (equal) and SDPA in
+f32 (err). Prints a table (us, the median of the rounds' medians; the
+spread of the rounds) and writes `decode_forms.json` to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "examples" / "python"))
+sys.path.insert(0, str(ROOT))
+
+from decode_plan import combine_ns, decode_plan  # noqa: E402
+
+HQ, HKV, D, GRP = 32, 8, 128, 4
+SMS = 132  # the H200 (the plans' share counts below are for it)
+# (split kernel, shares a KV head) a shape is timed with; None: the example's plan.
+# At batch 1 on 132 SMs: FMA 2 blocks an SM -> 32 shares one wave (the plan at
+# 32k), 66 two full waves, 99 three (the hardware hands blocks to SMs as they
+# free up: balances an uneven finish, at a block's fixed cost each wave); tc one
+# persistent CTA an SM -> 16 shares one tile a CTA, 32 two on most
+CONFIGS = {32768: (("fma", None), ("fma", 66), ("fma", 99), ("tc", 16), ("tc", 32)),
+           8192: (("fma", None), ("tc", None))}
+FORMS = {"fma": ("plain", "merge", "both"), "tc": ("plain", "merge")}
+SMOKE = {256: (("fma", None), ("fma", 8), ("tc", None))}  # --smoke: f16 on the interpreter
+
+
+def plan_for(ctx: int, kind: str, shares: int | None) -> tuple[int, int, int]:
+    """(BN, splits, DC): the example's plan, or its key block and merge chunk rule at `shares`."""
+    bn, splits, dc = decode_plan(HKV, GRP, ctx, D, SMS)
+    if shares is None:
+        return bn, splits, dc
+    dc = D
+    while combine_ns(shares) * GRP * dc > 1024 and dc % 16 == 0:
+        dc //= 2
+    return bn, shares, dc
+
+
+def launches() -> list[tuple[str, dict, list]]:
+    """The prewarm's (kernel, instantiation, params) of every launch here
+    (`attention_prewarm.py --only forms`); PDL-compiled ones with the prewarm's suffix."""
+    import attention_prewarm as pw
+
+    out = []
+    for ctx, configs in CONFIGS.items():
+        for kind, shares in configs:
+            bn, splits, dc = plan_for(ctx, kind, shares)
+            got = pw.decode("bf16", HKV, GRP, ctx, D, bn, splits, combine_ns(splits), dc=dc, tc=kind == "tc")
+            split = [x for x in got if x[0] == ("decode_split_tc" if kind == "tc" else "decode_split")]
+            comb = [x for x in got if x[0] == "decode_combine"]
+            out += split + comb + [(n + pw.PDL, i, p) for n, i, p in comb]
+            if "both" in FORMS[kind]:
+                out += [(n + pw.PDL, i, p) for n, i, p in split]
+    return out
+
+
+def floor1() -> int:
+    """The batch-1 8,192-position pair (each split, the example's plan) over a
+    one-position cache and an empty kernel, each launched 3 times with a wait
+    after each: run under ncu for each kernel's own duration."""
+    import attention as bench
+    import torch
+
+    import tilelang
+
+    mod = tilelang.compile("use std::attention::*;\n")
+    nop = bench._nop()
+    z = torch.zeros(1, device="cuda")
+    ctx = 8192
+    bn, splits, dc = plan_for(ctx, "tc", None)
+    q = torch.randn(HKV, GRP, D, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(HKV, ctx, D, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(HKV, ctx, D, device="cuda", dtype=torch.bfloat16)
+    o_part = torch.empty(HKV, splits * GRP, D, device="cuda")
+    lse_part = torch.empty(HKV, splits * GRP, device="cuda")
+    o = torch.empty(HKV, GRP, D, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        nop(tilelang.partition(z, [1])).sync()
+        mod.decode_split_tc["bf16", bn, D](tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),
+                                          tilelang.partition(lse_part.view(-1, GRP), [1, 64]), q, k, v, 1, D**-0.5,
+                                          splits).sync()
+        mod.decode_combine["bf16", GRP, combine_ns(splits), dc](tilelang.partition(o, [1, GRP, dc]), o_part,
+                                                                lse_part).sync()
+        mod.decode_split["bf16", GRP, bn, D](tilelang.partition(o_part, [1, GRP, D]),
+                                            tilelang.partition(lse_part, [1, GRP]), q, k, v, 1, D**-0.5).sync()
+    torch.cuda.synchronize()
+    want = v[:, :1].float().expand(HKV, GRP, D)  # one position: its value, whatever the score
+    err = float((o.float() - want).abs().max())
+    print(f"floor1: plan BN {bn} / {splits} shares / DC {dc}; |o - v[0]| {err:.1e}")
+    return 0 if err < 1e-2 else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--shapes", default="1x32768,1x8192")
+    ap.add_argument("--launches", action="store_true", help="print the launches' count and names, no GPU")
+    ap.add_argument("--floor1", action="store_true", help="the pairs over one position, eagerly (for ncu)")
+    ap.add_argument("--smoke", action="store_true", help="f16, 256 positions, on the CPU interpreter")
+    ap.add_argument("--out", type=Path, default=Path("."))
+    a = ap.parse_args(argv)
+    if a.launches:
+        got = launches()
+        print(len(got), sorted({n for n, _, _ in got}))
+        return 0
+    if a.floor1:
+        return floor1()
+    import attention as bench
+    import torch
+
+    import tilelang
+    from tilelang.runtime import cuda_pdl
+
+    dev, dt, elem, configs = "cuda", torch.bfloat16, "bf16", CONFIGS
+    if a.smoke:
+        dev, dt, elem, configs, a.shapes = "cpu", torch.float16, "f16", SMOKE, "1x256"
+    elif not torch.cuda.is_available():
+        print("decode_forms needs a GPU (or --smoke)", file=sys.stderr)
+        return 2
+    else:
+        assert torch.cuda.get_device_properties(0).multi_processor_count == SMS, "the share counts are the H200's"
+
+    def graph_of(*fns):  # type: ignore[no-untyped-def]
+        if dev == "cpu":  # no graphs: the launches in order
+            return lambda: [bench.fn_wait(f()) for f in fns] and None
+        return bench.graph_of(*fns)
+
+    mods = {m: tilelang.compile("use std::attention::*;\n") for m in ("plain", "pdl")}
+    graphs: list[tuple[dict, str, object]] = []  # (its row, the cell's name, the replay)
+    rows = []
+    for b, ctx in (tuple(int(x) for x in s.split("x")) for s in a.shapes.split(",")):
+        assert b == 1, "batch 1 (the configurations' share counts)"
+        g = torch.Generator(device=dev).manual_seed(ctx + b)
+        q = torch.randn(b, HQ, 1, D, device=dev, dtype=dt, generator=g)
+        k = torch.randn(b, HKV, ctx, D, device=dev, dtype=dt, generator=g)
+        v = torch.randn(b, HKV, ctx, D, device=dev, dtype=dt, generator=g)
+        ref = bench.ref_f32(q, k, v, False)
+        q3, k3, v3 = q.view(HKV, GRP, D), k.view(HKV, ctx, D), v.view(HKV, ctx, D)
+        for kind, shares in configs[ctx]:
+            bn, splits, dc = plan_for(ctx, kind, shares)
+            r: dict = {"B": b, "ctx": ctx, "split": kind, "plan": [bn, splits, dc], "MB": 2 * HKV * ctx * D * 2 / 1e6,
+                       "us": {}}
+            rows.append(r)
+            o_part = torch.empty(HKV, splits * GRP, D, device=dev)
+            lse_part = torch.empty(HKV, splits * GRP, device=dev)
+
+            def split_fn(mod, pdl: bool, kind=kind, bn=bn, splits=splits, o_part=o_part, lse_part=lse_part):  # type: ignore[no-untyped-def]
+                if kind == "tc":
+                    kern = mod.decode_split_tc[elem, bn, D]
+                    args = (tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),
+                            tilelang.partition(lse_part.view(-1, GRP), [1, 64]), q3, k3, v3, ctx, D**-0.5, splits)
+                else:
+                    kern = mod.decode_split[elem, GRP, bn, D]
+                    args = (tilelang.partition(o_part, [1, GRP, D]), tilelang.partition(lse_part, [1, GRP]), q3, k3,
+                            v3, ctx, D**-0.5)
+
+                def go():  # type: ignore[no-untyped-def]
+                    with cuda_pdl.scoped(pdl, "late"):
+                        return kern(*args).launch()
+                return go
+
+            def comb_fn(mod, pdl: bool, o, splits=splits, dc=dc, o_part=o_part, lse_part=lse_part):  # type: ignore[no-untyped-def]
+                kern = mod.decode_combine[elem, GRP, combine_ns(splits), dc]
+
+                def go():  # type: ignore[no-untyped-def]
+                    with cuda_pdl.scoped(pdl, "late"):
+                        return kern(tilelang.partition(o.view(HKV, GRP, D), [1, GRP, dc]), o_part, lse_part).launch()
+                return go
+
+            outs = {}
+            for form in FORMS[kind]:
+                o = torch.full((b, HQ, 1, D), float("nan"), device=dev, dtype=dt)
+                s_pdl = form == "both"
+                fns = [split_fn(mods["pdl" if s_pdl else "plain"], s_pdl),
+                       comb_fn(mods["plain" if form == "plain" else "pdl"], form != "plain", o)]
+                graphs.append((r, form, graph_of(*fns)))
+                outs[form] = o
+            graphs.append((r, "split", graph_of(split_fn(mods["plain"], False))))
+            r["err"] = bench.rel_err(outs["plain"], ref)
+            r["same"] = {f: bool(torch.equal(o, outs["plain"])) for f, o in outs.items()}
+            r["_outs"] = outs
+    for _ in range(a.rounds):
+        for r, cell, replay in graphs:
+            r["us"].setdefault(cell, []).append(bench.time_ms(replay, a.reps, dev) * 1e3)
+    for r in rows:  # after the timing: the outputs of the last replays, again
+        outs = r.pop("_outs")
+        r["same_after"] = {f: bool(torch.equal(o, outs["plain"])) for f, o in outs.items()}
+    cells = ("plain", "merge", "both", "split")
+    print("| shape | split | BN / shares / DC | " + " | ".join(cells) + " | err | same |")
+    print("| --- | --- | --- | " + " | ".join("---" for _ in cells) + " | --- | --- |")
+    for r in rows:
+        def cell(name: str, r=r) -> str:
+            ts = r["us"].get(name)
+            if not ts:
+                return "-"
+            return f"{statistics.median(ts):.1f} ({min(ts):.1f}-{max(ts):.1f})"
+        same = all(r["same"].values()) and all(r["same_after"].values())
+        print(f"| B=1 {r['ctx']} | {r['split']} | {'/'.join(map(str, r['plan']))} | "
+              + " | ".join(cell(c) for c in cells) + f" | {r['err']:.1e} | {same} |", flush=True)
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "decode_forms.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -180,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
             o_part = torch.empty(HKV, splits * GRP, D, device=dev)
             lse_part = torch.empty(HKV, splits * GRP, device=dev)
 
-            def split_fn(mod, pdl: bool, kind=kind, bn=bn, splits=splits, o_part=o_part, lse_part=lse_part):  # type: ignore[no-untyped-def]
+            def split_fn(mod, pdl: bool, kind=kind, bn=bn, splits=splits, o_part=o_part, lse_part=lse_part,  # type: ignore[no-untyped-def]
+                         qkv=(q3, k3, v3), ctx=ctx):
+                q3, k3, v3 = qkv
                 if kind == "tc":
                     kern = mod.decode_split_tc[elem, bn, D]
                     args = (tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),

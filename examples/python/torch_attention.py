@@ -24,7 +24,12 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from decode_plan import combine_ns, decode_plan, merge_pdl, split_kernel  # the launch rule (no PyTorch in it)
+from decode_plan import (  # the launch rule (no PyTorch in it)
+    combine_ns,
+    decode_plan,
+    merge_pdl,
+    split_kernel,
+)
 
 import tilelang
 from tilelang.runtime import cuda_pdl

@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     mods = {m: tilelang.compile("use std::attention::*;\n") for m in ("plain", "pdl")}
     graphs: list[tuple[dict, str, object]] = []  # (its row, the cell's name, the replay)
     rows = []
+    keep: list[object] = []  # every tensor a graph reads or writes, alive until the last replay
     for b, ctx in (tuple(int(x) for x in s.split("x")) for s in a.shapes.split(",")):
         assert b == 1, "batch 1 (the configurations' share counts)"
         g = torch.Generator(device=dev).manual_seed(ctx + b)
@@ -172,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         v = torch.randn(b, HKV, ctx, D, device=dev, dtype=dt, generator=g)
         ref = bench.ref_f32(q, k, v, False)
         q3, k3, v3 = q.view(HKV, GRP, D), k.view(HKV, ctx, D), v.view(HKV, ctx, D)
+        keep += [q, k, v, q3, k3, v3]
         for kind, shares in configs[ctx]:
             bn, splits, dc = plan_for(ctx, kind, shares)
             r: dict = {"B": b, "ctx": ctx, "split": kind, "plan": [bn, splits, dc], "MB": 2 * HKV * ctx * D * 2 / 1e6,
@@ -179,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(r)
             o_part = torch.empty(HKV, splits * GRP, D, device=dev)
             lse_part = torch.empty(HKV, splits * GRP, device=dev)
+            keep += [o_part, lse_part]
 
             def split_fn(mod, pdl: bool, kind=kind, bn=bn, splits=splits, o_part=o_part, lse_part=lse_part,  # type: ignore[no-untyped-def]
                          qkv=(q3, k3, v3), ctx=ctx):
@@ -213,13 +216,16 @@ def main(argv: list[str] | None = None) -> int:
                        comb_fn(mods["plain" if form == "plain" else "pdl"], form != "plain", o)]
                 graphs.append((r, form, graph_of(*fns)))
                 outs[form] = o
+                keep += [o, fns]
             graphs.append((r, "split", graph_of(split_fn(mods["plain"], False))))
             r["err"] = bench.rel_err(outs["plain"], ref)
             r["same"] = {f: bool(torch.equal(o, outs["plain"])) for f, o in outs.items()}
             r["_outs"] = outs
-    for _ in range(a.rounds):
+    for i in range(a.rounds):
         for r, cell, replay in graphs:
             r["us"].setdefault(cell, []).append(bench.time_ms(replay, a.reps, dev) * 1e3)
+            if i == 0:
+                print(f"round 1: B=1 {r['ctx']} {r['split']} {r['plan']} {cell} {r['us'][cell][0]:.1f} us", flush=True)
     for r in rows:  # after the timing: the outputs of the last replays, again
         outs = r.pop("_outs")
         r["same_after"] = {f: bool(torch.equal(o, outs["plain"])) for f, o in outs.items()}

@@ -110,9 +110,12 @@ def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
     out, residual = [], 0
     for op in eng.ops:
         name = op.kernel.__name__
-        if name in ("gemv_add", "gemv_splitk", "merge_gemv_add"):  # O (merged or not), then down
-            residual += 1
+        stream = name == "gemv_stream"  # X 1: gate/up; else O or down (`Plan.sk`)
+        if name in ("gemv_add", "gemv_splitk", "merge_gemv_add") or (stream and op.generics["X"] != 1):
+            residual += 1  # O (merged or not), then down
             out.append(2 * h * (c.num_attention_heads * d if residual % 2 else i))
+        elif stream:
+            out.append(4 * i * h)
         else:
             out.append(
                 {

@@ -9,6 +9,8 @@ the first variant.
     python benchmarks/decode_ab.py --model 4b --contexts 1024,8192 \\
         --variants '[{}, {"tc": 0, "fma_until": 0}, {"tc": 1}, {"ns": 16}]'
 
+`{"sk": {"o": [16, 256, 4, 3]}}`: the O projection as a persistent streaming
+GEMV (`Plan.sk`: BN, BK, ST, MB; the grid is the card's SMs x MB).
 `{"pdl": false}`, `{"pdl": "entry"}`, `{"pdl": "late+prefetch"}`, `{"pdl": "late+loads"}`...:
 programmatic dependent launch (`Plan.pdl`, sm_90+, "late" by default
 there: each launch overlaps the previous kernel's tail; the trigger's
@@ -53,8 +55,12 @@ def _driver_jit() -> None:
     cache.make_key = make_key
 
 
-def _variant_plan(base, v: dict):  # type: ignore[no-untyped-def]
+def _variant_plan(base, v: dict, sms: int = 0):  # type: ignore[no-untyped-def]
+    """`base` with `v`'s fields (a dict field merged); a `Plan.sk` entry of
+    four values (BN, BK, ST, MB) takes the grid `sms` x MB."""
     fields = {k: ({**getattr(base, k), **x} if isinstance(x, dict) else x) for k, x in v.items()}
+    if "sk" in fields:
+        fields["sk"] = {m: (*s[:4], s[4] if len(s) > 4 else sms * s[3]) for m, s in fields["sk"].items()}
     return dataclasses.replace(base, **fields)
 
 
@@ -127,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     w = random_weights(cfg, 0, backend="torch")
     eng = TileQwen3(cfg, w, max_seq=max(contexts) + 64, backend="torch", graph_api="torch")
     base = eng.plan
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     jit = "driver JIT" if a.driver_jit else "nvJitLink"
     print(f"{torch.cuda.get_device_name()} copy bw {bw / 1e12:.2f} TB/s; {a.model}; cubins: {jit}; "
           f"engine ready in {time.perf_counter() - t0:.1f} s", flush=True)  # fmt: skip
@@ -138,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             t1 = time.perf_counter()
             n_pdl, n_early = cuda_pdl.LAUNCHES, cuda_pdl.EARLY
             try:
-                eng.replan(_variant_plan(base, v))
+                eng.replan(_variant_plan(base, v, sms))
                 ms, toks = _step_ms(eng, ctx, a.rounds, a.reps)
                 att = _attention_us(eng, ctx)
             except Exception as e:  # the other variants still count
@@ -160,14 +167,14 @@ def main(argv: list[str] | None = None) -> int:
                 from decode import _profile_step
 
                 print(f"profile of variant {i} {json.dumps(v)}:", flush=True)
-                eng.replan(_variant_plan(base, v))
+                eng.replan(_variant_plan(base, v, sms))
                 eng.be.write(eng.pos, [ctx])
                 _profile_step(eng, ctx, Path(a.out) / f"v{i}" if a.out else None)
             if i < a.marginal_first:
                 from decode import _marginal_step
 
                 print(f"leave-one-out of variant {i} {json.dumps(v)}:", flush=True)
-                eng.replan(_variant_plan(base, v))
+                eng.replan(_variant_plan(base, v, sms))
                 _marginal_step(eng, ctx, Path(a.out) / f"v{i}" if a.out else None)
     if a.out:
         out = Path(a.out)

@@ -8,6 +8,7 @@ gaps between launches count, the host's launch work does not).
     python benchmarks/gemv_sweep.py --config qwen3-4b --engine   # the engine's shapes only
     python benchmarks/gemv_sweep.py --config tiny --device cpu --reps 1   # smoke test
     python benchmarks/gemv_sweep.py --mats o --rows 2112,2560,3168 --only 1:8:2048:3  # waves
+    python benchmarks/gemv_sweep.py --stream --only 4:16:256:3,4:8:256:3   # Plan.sk's form
 
 `--rows` replaces a matrix's rows (of one layer) by each value in turn: with
 [8, *] blocks at MB 3 on 132 SMs, 2,112 rows are 264 blocks (2 an SM), 2,560
@@ -97,13 +98,21 @@ def _cublas_ops(mat: str, n: int, bufs: dict) -> list[Any]:  # type: ignore[type
     ]
 
 
-def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, mb: int, bufs: dict) -> list[Any]:  # type: ignore[type-arg]
-    """One launch per layer of `mat` with std::llm's kernel for it."""
+def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, mb: int, bufs: dict,  # type: ignore[type-arg]
+         grid: int = 0) -> list[Any]:
+    """One launch per layer of `mat` with std::llm's kernel for it; grid > 0:
+    the persistent streaming form (`gemv_stream`, `grid` blocks; RMSNorm in
+    front for qkv and gate/up, gate and up summed into one output)."""
     import tilelang
 
     P = tilelang.partition
     w, x, g, y = bufs["w"], bufs["x"], bufs["g"], bufs["y"]
     eps = 1e-6
+    if grid:
+        n = w.shape[0] // LAYERS
+        xf = 1 if mat in ("qkv", "gate_up") else 0
+        z = P(bufs["z"][:grid], [1])
+        return [llm.gemv_stream[bn, bk, st, mb, xf, 1](z, bufs["y2"], w, x, g, li, n, eps) for li in range(LAYERS)]
     if mat == "lm":
         bmax, barg = P(bufs["bmax"][bn], [1]), P(bufs["barg"][bn], [1])
         return [llm.rms_gemv_argmax[bn, bk, st, mb](P(y, [bn]), bmax, barg, w, x, g, eps)]
@@ -145,6 +154,8 @@ def _buffers(mat: str, n: int, k: int, gpu: bool) -> dict:  # type: ignore[type-
         "x": new((k,), "f32", 1.0),
         "g": new((layers, k), "bf16"),
         "y": new((n,), "f32", 1.0),
+        "y2": new((rows // layers,), "f32", 1.0),  # the streaming form's (gate and up: 2 n)
+        "z": new((8 * 1024,), "f32"),  # the streaming form's grid
         "bmax": {},
         "barg": {},
     }
@@ -188,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         "--engine", action="store_true", help="only the shapes the engine plans (engine.plan_for)"
     )
     ap.add_argument("--rows", default="", help="rows of one layer instead of the config's, 'N,..'")
+    ap.add_argument("--stream", action="store_true",
+                    help="the candidates as `gemv_stream` (Plan.sk) over a grid of SMs x MB blocks")
     ap.add_argument("--out", default="")
     ap.add_argument("--budget", type=float, default=80.0, help="stop after this many seconds")
     a = ap.parse_args(argv)
@@ -222,19 +235,23 @@ def main(argv: list[str] | None = None) -> int:
         for st, bn, bk, m in cands:
             if time.perf_counter() > deadline:
                 break
-            if mat != "lm" and n % bn:
+            if mat != "lm" and n % bn or (a.stream and mat == "lm"):
                 continue
             mb = auto_mb(-(-n // bn), sms) if m == "auto" else int(m)
+            if a.stream and m == "auto":
+                mb = 3
             try:
-                ops = _ops(llm, mat, st, bn, bk, mb, bufs)
+                ops = _ops(llm, mat, st, bn, bk, mb, bufs, sms * mb if a.stream else 0)
                 s = _seconds(ops, a.device, a.reps * (LAYERS if mat == "lm" else 1))
             except Exception as e:  # a candidate that fails is reported, the rest run
                 print(f"{mat:8s} ST={st} BN={bn:3d} BK={bk:5d} MB={mb}: failed {e!r}", flush=True)
                 continue
             row = {"mat": mat, "rows": n, "st": st, "bn": bn, "bk": bk, "mb": mb, "us": s * 1e6,
-                   "tbs": wbytes / s / 1e12}  # fmt: skip
+                   "tbs": wbytes / s / 1e12, "stream": a.stream}  # fmt: skip
             rows.append(row)
-            print(f"{mat:8s} N={n:6d} ST={st} BN={bn:3d} BK={bk:5d} MB={mb} ({-(-n // bn)} blocks): "
+            blocks = sms * mb if a.stream else -(-n // bn)
+            print(f"{mat:8s} N={n:6d} ST={st} BN={bn:3d} BK={bk:5d} MB={mb} ({blocks} blocks"
+                  f"{', stream' if a.stream else ''}): "
                   f"{s * 1e6:8.2f} us {row['tbs']:.2f} TB/s", flush=True)  # fmt: skip
         if a.device == "cuda":  # cuBLAS, the same matrices, the same timing
             s = _seconds(

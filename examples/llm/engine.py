@@ -377,6 +377,26 @@ class TileQwen3:
         self.pgu = be.zeros((p, 2 * c.intermediate_size), "f32")
         self.ph = be.zeros((p, c.intermediate_size), "bf16")
         self._prefill_ops: dict[tuple[int, int, bool], tuple[list[Any], Any]] = {}
+        # the streaming GEMVs (`Plan.sk`): gate and up summed into slot l % m
+        # of `gu` by layer l's launch, which clears slot l + 1's (the next
+        # launch's: m divides the layers, so the next step's first layer finds
+        # its slot cleared by the last); a slot is the grid's tiles, >= 2 I.
+        # `sk_z`: the grid of the launches that clear nothing (one value a block)
+        self.gu = self.sk_z = None
+        if pl.sk:
+            if "gate_up" in pl.sk:
+                _, bk_d, *_ = pl.sk.get("down", (0, 0))
+                if "down" not in pl.sk:
+                    raise ValueError("Plan.sk: a streamed gate_up needs a streamed down (it forms silu(g) u)")
+                if c.intermediate_size % bk_d:
+                    raise ValueError(f"Plan.sk: down's K tile {bk_d} must divide the MLP's {c.intermediate_size}")
+                if c.num_hidden_layers < 2:
+                    raise ValueError("Plan.sk: a streamed gate_up takes turns over two slots: 2 layers at least")
+                grid = pl.sk["gate_up"][4]
+                self.gu_slots = 2 if c.num_hidden_layers % 2 == 0 else c.num_hidden_layers
+                self.gu_zb = _pow2_at_least(-(-2 * c.intermediate_size // grid))
+                self.gu = be.zeros((self.gu_slots, grid * self.gu_zb), "f32")
+            self.sk_z = be.zeros((max(v[4] for v in pl.sk.values()),), "f32")
         self.part = {
             k: be.zeros((s, n), "f32")
             for k, s, n in (
@@ -473,9 +493,21 @@ class TileQwen3:
             n = W[name].shape[0] // c.num_hidden_layers  # the layer's rows
             return (pr, pc, int(bool(lines and lines[0]))), (W[name], li * n // pr, -(-n // pr))
 
+        def stream(name: str, li: int, y: Any, x: Any, xf: int, g: Any, z: Any, zb: int) -> Any:
+            """`std::llm::stream::gemv_stream` for matrix `name` of layer `li`
+            (`Plan.sk`): y += W x (xf: what x is), clearing `z`'s tiles of `zb`."""
+            bn, bkk, st, mb, grid = pl.sk[name]
+            n = W[name].shape[0] // c.num_hidden_layers
+            zt = P(z if zb > 1 else self.sk_z[:grid], [zb])
+            return k.gemv_stream[bn, bkk, st, mb, xf, zb](zt, y, W[name], x, g, li, n, eps)
+
         def residual(name: str, v: Any, li: int, then: str, tli: int) -> list[Any]:
             bn, s, bk, st = pl.bn[name], pl.splitk[name], pl.bk[name], pl.st[name]
             w, mb = W[name], pl.mb.get(name, 0)
+            if name in pl.sk:
+                if name == "down" and "gate_up" in pl.sk:
+                    return [stream(name, li, self.x, self.gu[li % self.gu_slots], 2, W["ln2"], None, 1)]
+                return [stream(name, li, self.x, v, 0, W["ln2"], None, 1)]
             if s == 1:
                 gen, pf = nxt(then, tli)
                 return [k.gemv_add[bn, bk, st, mb, *gen](P(self.x, [bn]), w, v, li, *pf)]
@@ -541,11 +573,15 @@ class TileQwen3:
                 ops += residual("o", self.attn.reshape(-1), li, "gate_up", li)
             bn = pl.bn["gate_up"]
             gen, pf = nxt("down", li)
-            ops.append(
-                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen](
-                    P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, eps, *pf
+            if "gate_up" in pl.sk:
+                slot, nxt_slot = self.gu[li % self.gu_slots], self.gu[(li + 1) % self.gu_slots]
+                ops.append(stream("gate_up", li, slot, self.x, 1, W["ln2"], nxt_slot, self.gu_zb))
+            else:
+                ops.append(
+                    k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen](
+                        P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, eps, *pf
+                    )
                 )
-            )
             ops += residual("down", self.h, li, "qkv", li + 1)
         # every layer's key and value of this token into the caches, at once
         ops.append(

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass, field
 
 from model import Qwen3Config
@@ -128,6 +129,14 @@ class Plan:
     # prefetch a line from the threads, not sm_90's bulk prefetch a row.
     # Empty: none (H200, 4B: every bulk form measured slower, RESULTS.md 2026-12-03)
     pf: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the persistent streaming GEMVs (`std::llm::stream::gemv_stream`): matrix
+    # ("o", "down", "gate_up") -> (BN, BK, ST, MB, G): a grid of G blocks (the
+    # card's SMs x MB, all resident) walks the layer's [BN, BK] weight tiles in
+    # equal contiguous shares through one cp.async ring of ST stages, adding
+    # each row tile's sums into the output atomically. "gate_up" sums gate and
+    # up into a cleared scratch and needs "down" too, which forms silu(g) u as
+    # it reads it. Empty: the one-wave register GEMVs (`stream_plan` builds it)
+    sk: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -224,3 +233,16 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         mb=mb,
         pdl=pdl,
     )
+
+
+# (BN, BK, ST) of the streaming form (`Plan.sk`): the LM head's tile and ring
+# (8 KB a stage, ST 4: 3 tiles in flight a block)
+STREAM_SHAPE = (16, 256, 4)
+
+
+def stream_plan(plan: Plan, mats: tuple[str, ...], sm_count: int, mb: int = 3,
+                shape: tuple[int, int, int] = STREAM_SHAPE) -> Plan:
+    """`plan` with the matrices `mats` in the streaming form: `shape`'s tiles
+    over a grid of `sm_count` x `mb` blocks (`Plan.sk`)."""
+    bn, bk, st = shape
+    return dataclasses.replace(plan, sk={**plan.sk, **{m: (bn, bk, st, mb, sm_count * mb) for m in mats}})

@@ -304,8 +304,7 @@ class _Assigner:
                 self.region(e, threads)
                 for i, v in enumerate(rs):
                     if v.shape:
-                        y = t.ops[-1].values[i]  # type: ignore[union-attr]
-                        self.set(v, self.get(y) or self.default(v, threads))
+                        self.set(v, self.if_result(t, e, i) or self.default(v, threads))
             case g.WarpSpecialize(roles=roles):
                 for role in roles:
                     self.region(role.body, role.warps * 32)
@@ -318,6 +317,28 @@ class _Assigner:
                 for v in g.results(op):
                     if v.shape:
                         self.set(v, self.default(v, threads))
+
+    def if_result(self, t: ir.Region, e: ir.Region, i: int) -> Layout | None:
+        """The layout of an `if`'s result `i`: its `then` value's, or, where
+        that one is free (a constant: `acc = zeros(..)` in one branch, the
+        running sum in the other), its `else` value's, which the free value
+        then takes too (it is computed in registers in any layout), so that
+        the result moves nothing (a reset accumulator carried by a loop keeps
+        the sums' layout instead of the default's round trip through shared
+        memory every iteration)."""
+        ys = [r.ops[-1].values[i] for r in (t, e) if r.ops and isinstance(r.ops[-1], ir.Yield)]  # type: ignore[union-attr]
+        if len(ys) != 2:
+            return None
+        first, other = ys
+        lay = self.get(first)
+        if lay is not None or not self._free(first):
+            return lay
+        lay = self.get(other)
+        if _distributed(lay):
+            plan: dict[int, Layout] = {}
+            if self.retarget(first, lay, plan):  # type: ignore[arg-type]
+                self.layouts.update(plan)
+        return lay
 
     def relay_reshape(self, x: ir.Value, res: ir.Value, threads: int) -> Layout | None:
         """A reshape that splits or merges dims: the result takes its own

@@ -36,6 +36,7 @@ CASES = [
     ("layout_assign", "rows", "softmax_np2", "sm_80"),  # [1, 2560]: 5 repetitions, no conversion
     ("layout_assign", "rows", "layernorm", "sm_80"),  # w, b loaded in the slice their broadcast needs
     ("layout_assign", "rows", "running_sum", "sm_80"),  # the loop carries the reduction's slice
+    ("layout_assign", "rows", "running_sum_flushed", "sm_80"),  # a reset in an `if`: still the slice
     ("convert", "gemm", "gemm", "sm_80"),
     ("convert", "rows", "rows_plus_cols", "sm_80"),  # a column result added to a row result
     ("stream_loads", "rows", "running_sum_streamed", "sm_90a"),  # per-thread cp.async ring, no barrier

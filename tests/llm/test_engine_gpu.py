@@ -139,6 +139,23 @@ def test_many_wave_ring_gemvs_match_torch(bn_gu: int, bn_down: int) -> None:
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 
 
+@pytest.mark.parametrize("mats", [("o", "down"), ("o", "gate_up", "down")])
+def test_streamed_gemvs_match_torch(mats: tuple[str, ...]) -> None:
+    # Plan.sk: O and down (and gate/up, into its cleared scratch, with down
+    # forming silu(g) u) as persistent streams over the card's SMs x 3
+    # blocks, row sums added atomically: teacher-forced logits against
+    # `TorchQwen3`, the default plan's greedy tokens from both graphs
+    from plan import stream_plan
+
+    w = random_weights(SMALL, seed=8, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(stream_plan(eng.plan, mats, torch.cuda.get_device_properties(0).multi_processor_count))
+    streams = [op for op in eng.ops if op.kernel.__name__ == "gemv_stream"]
+    assert len(streams) == len(mats) * SMALL.num_hidden_layers
+    _agrees_and_decodes(eng, w, want)
+
+
 def test_next_weights_prefetch_matches_torch() -> None:
     # Plan.pf: every GEMV issues bulk L2 prefetches of the next matrix's first
     # columns once its loads are back (QKV -> all of W_o, O -> gate/up,

@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         for st, bn, bk, m in cands:
             if time.perf_counter() > deadline:
                 break
-            if mat != "lm" and n % bn or (a.stream and mat == "lm"):
+            if (mat != "lm" and n % bn) or (a.stream and mat == "lm"):
                 continue
             mb = auto_mb(-(-n // bn), sms) if m == "auto" else int(m)
             if a.stream and m == "auto":

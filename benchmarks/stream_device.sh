@@ -19,10 +19,11 @@ sk() {  # shape, matrices...: a variant with those matrices streamed in that sha
   local s=$1 out="" m; shift
   for m in "$@"; do out="$out${out:+, }\"$m\": [$s]"; done
   echo "{\"sk\": {$out}}"; }
-ALL="o gate_up down${QKV:+ qkv}"
+ALL="o gate_up down"; NOPDL='{"pdl": false}'
 V1=${V1:-"[{}, $(sk "$A" o), $(sk "$A" down), $(sk "$A" gate_up down), $(sk "$A" $ALL),
   {}, $(sk "$B" $ALL), $(sk "$C" $ALL), $(sk "$E" $ALL),
-  $(sk "$A" $ALL), $(sk "$A" gate_up down), $(sk "$A" down), $(sk "$A" o), {}]"}
+  $(sk "$A" $ALL), $(sk "$A" gate_up down), $(sk "$A" down), $(sk "$A" o), {},
+  $NOPDL, $(sk "$A" $ALL | sed 's/}}$/}, "pdl": false}/')]"}
 V8=${V8:-"[{}, $(sk "$A" $ALL), $(sk "$B" $ALL), {}]"}
 ab() {  # name timeout args...
   local n=$1 t=$2; shift 2

@@ -384,6 +384,9 @@ class TileQwen3:
         # `sk_z`: the grid of the launches that clear nothing (one value a block)
         self.gu = self.sk_z = None
         if pl.sk:
+            other = sorted(set(pl.sk) - {"o", "down", "gate_up"})
+            if other:
+                raise ValueError(f"Plan.sk streams o, down and gate_up, not {other}")
             if "gate_up" in pl.sk:
                 _, bk_d, *_ = pl.sk.get("down", (0, 0))
                 if "down" not in pl.sk:

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-import math
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 from model import Qwen3Config
@@ -245,4 +245,4 @@ def stream_plan(plan: Plan, mats: tuple[str, ...], sm_count: int, mb: int = 3,
     """`plan` with the matrices `mats` in the streaming form: `shape`'s tiles
     over a grid of `sm_count` x `mb` blocks (`Plan.sk`)."""
     bn, bk, st = shape
-    return dataclasses.replace(plan, sk={**plan.sk, **{m: (bn, bk, st, mb, sm_count * mb) for m in mats}})
+    return dataclasses.replace(plan, sk={**plan.sk, **dict.fromkeys(mats, (bn, bk, st, mb, sm_count * mb))})

@@ -132,6 +132,7 @@ def test_streamed_step_agrees(mats: tuple[str, ...]) -> None:
 
 @pytest.mark.parametrize(("mats", "cfg", "words"), [
     (("gate_up",), TINY, "needs a streamed down"),
+    (("qkv", "down"), TINY, r"not \['qkv'\]"),
     (("gate_up", "down"), dataclasses.replace(TINY, num_hidden_layers=1), "2 layers at least"),
     (("gate_up", "down"), dataclasses.replace(TINY, intermediate_size=80), "must divide"),
 ])  # fmt: skip

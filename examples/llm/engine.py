@@ -398,7 +398,7 @@ class TileQwen3:
                 grid = pl.sk["gate_up"][4]
                 self.gu_slots = 2 if c.num_hidden_layers % 2 == 0 else c.num_hidden_layers
                 self.gu_zb = _pow2_at_least(-(-2 * c.intermediate_size // grid))
-                self.gu = be.zeros((self.gu_slots, grid * self.gu_zb), "f32")
+                self.gu = [be.zeros((grid * self.gu_zb,), "f32") for _ in range(self.gu_slots)]
             self.sk_z = be.zeros((max(v[4] for v in pl.sk.values()),), "f32")
         self.part = {
             k: be.zeros((s, n), "f32")

@@ -112,7 +112,8 @@ def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, mb: int, bufs: dict,  # 
         n = w.shape[0] // LAYERS
         xf = 1 if mat in ("qkv", "gate_up") else 0
         z = P(bufs["z"][:grid], [1])
-        return [llm.gemv_stream[bn, bk, st, mb, xf, 1](z, bufs["y2"], w, x, g, li, n, eps) for li in range(LAYERS)]
+        kt = -(-w.shape[1] // bk)
+        return [llm.gemv_stream[bn, bk, st, mb, xf, 1, kt](z, bufs["y2"], w, x, g, li, n, eps) for li in range(LAYERS)]
     if mat == "lm":
         bmax, barg = P(bufs["bmax"][bn], [1]), P(bufs["barg"][bn], [1])
         return [llm.rms_gemv_argmax[bn, bk, st, mb](P(y, [bn]), bmax, barg, w, x, g, eps)]

@@ -502,7 +502,8 @@ class TileQwen3:
             bn, bkk, st, mb, grid = pl.sk[name]
             n = W[name].shape[0] // c.num_hidden_layers
             zt = P(z if zb > 1 else self.sk_z[:grid], [zb])
-            return k.gemv_stream[bn, bkk, st, mb, xf, zb](zt, y, W[name], x, g, li, n, eps)
+            kt = -(-W[name].shape[1] // bkk)  # K tiles a row
+            return k.gemv_stream[bn, bkk, st, mb, xf, zb, kt](zt, y, W[name], x, g, li, n, eps)
 
         def residual(name: str, v: Any, li: int, then: str, tli: int) -> list[Any]:
             bn, s, bk, st = pl.bn[name], pl.splitk[name], pl.bk[name], pl.st[name]

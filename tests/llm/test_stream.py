@@ -62,7 +62,8 @@ def test_stream_shares_sum_into_the_output(k, xf: int, kk: int, grid: int, st: i
     g = _rand(rng, layers, kk, bf16=True)
     y0 = _rand(rng, n)
     y, z = y0.copy(), np.ones(grid * 2, np.float32)
-    op = k.gemv_stream[8, 256 if kk != 512 else 64, st, 0, xf, 2](P(z, [2]), y, w, x, g, 1, n, 1e-6)
+    bk = 256 if kk != 512 else 64
+    op = k.gemv_stream[8, bk, st, 0, xf, 2, -(-kk // bk)](P(z, [2]), y, w, x, g, 1, n, 1e-6)
     assert _ring_copies(op) == (st if st >= 3 else 0)
     _check(op, (grid,), [0, 1])
     want = y0 + w[n : 2 * n] @ _vector(x, g, xf, kk)
@@ -92,8 +93,8 @@ def test_stream_gemvs_at_4b_shapes_stream_without_spills_or_barriers(k, mb: int)
     for mat, n, kk, xf in (("o", h, hq * d, 0), ("gate_up", 2 * i, h, 1), ("down", h, i, 2)):
         w, g = np.zeros((64, kk), np.float32), np.ones((2, kk), np.float32)
         x = np.zeros(2 * kk if xf == 2 else kk, np.float32)
-        op = k.gemv_stream[bn, bk, st, mb, xf, 1](P(np.zeros(132 * mb, np.float32), [1]), np.zeros(n, np.float32),
-                                                  w, x, g, 0, n, 1e-6)  # fmt: skip
+        op = k.gemv_stream[bn, bk, st, mb, xf, 1, kk // bk](P(np.zeros(132 * mb, np.float32), [1]),
+                                                           np.zeros(n, np.float32), w, x, g, 0, n, 1e-6)  # fmt: skip
         op.discard()  # built to be compiled, never run
         ptx = _ptx(op)
         report = _ptxas_report(ptx)

@@ -11,7 +11,7 @@ the first variant.
 
 `{"sk": {"o": [16, 256, 4, 3]}}`: the O projection as a persistent streaming
 GEMV (`Plan.sk`: BN, BK, ST, MB; the grid is the card's SMs x MB); `{"sk": {}}`:
-no streamed GEMV (the one-wave forms, the GPU plan's down included).
+no streamed GEMV.
 `{"pdl": false}`, `{"pdl": "entry"}`, `{"pdl": "late+prefetch"}`, `{"pdl": "late+loads"}`...:
 programmatic dependent launch (`Plan.pdl`, sm_90+, "late" by default
 there: each launch overlaps the previous kernel's tail; the trigger's
@@ -60,7 +60,7 @@ def _variant_plan(base, v: dict, sms: int = 0):  # type: ignore[no-untyped-def]
     """`base` with `v`'s fields (a dict field merged); a `Plan.sk` entry of
     four values (BN, BK, ST, MB) takes the grid `sms` x MB."""
     fields = {k: ({**getattr(base, k), **x} if isinstance(x, dict) else x) for k, x in v.items()}
-    if "sk" in fields:  # {"sk": {}} or null: no stream (the GPU plan's streamed down too)
+    if "sk" in fields:  # {"sk": {}} or null: no stream
         given = v["sk"] or {}
         merged = {**base.sk, **given} if given else {}
         fields["sk"] = {m: (*s[:4], s[4] if len(s) > 4 else sms * s[3]) for m, s in merged.items()}

@@ -135,8 +135,8 @@ class Plan:
     # equal contiguous shares through one cp.async ring of ST stages, adding
     # each row tile's sums into the output atomically. "gate_up" sums gate and
     # up into a cleared scratch and needs "down" too, which forms silu(g) u as
-    # it reads it. Empty: the one-wave register GEMVs (`stream_plan` builds it;
-    # the GPU plan streams down where its shares are long enough: `_streamed`)
+    # it reads it. Empty (the default): the one-wave register GEMVs (`stream_plan`
+    # builds it; `STREAM_DOWN` the measured best for down)
     sk: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
 
 
@@ -233,34 +233,19 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         short_ns=short_ns,
         mb=mb,
         pdl=pdl,
-        sk=_streamed(rows, cols, sm_count) if hopper and sm_count else {},
     )
-
-
-def _streamed(rows: dict[str, int], cols: dict[str, int], sm_count: int) -> dict[str, tuple[int, int, int, int, int]]:
-    """The GPU plan's streaming GEMVs (`Plan.sk`): down in STREAM_DOWN's
-    tiles where a block's share is at least STREAM_MIN_TILES of them (H200,
-    Qwen3-4B, one process, 2026-12-03: down 13.95 -> 13.58 us a launch, the
-    step +0.3 %, 7.7 tiles a block; gate/up's stream was faster too, 26.75 ->
-    26.24 us, but down forming silu(g) u from its sums took 24.7 us; O, 6.5
-    tiles a block, lost: 6.83 -> 7.55 us)."""
-    bn, bk, st, mb = STREAM_DOWN
-    grid = sm_count * mb
-    tiles = rows["down"] // bn * -(-cols["down"] // bk)
-    if rows["down"] % bn or tiles < STREAM_MIN_TILES * grid:
-        return {}
-    return {"down": (bn, bk, st, mb, grid)}
 
 
 # (BN, BK, ST) of the streaming form (`Plan.sk`) by default: the LM head's
 # tile and ring (8 KB a stage, ST 4: 3 tiles in flight a block)
 STREAM_SHAPE = (16, 256, 4)
-# (BN, BK, ST, MB) of the GPU plan's streamed down projection: the fastest of
-# five stream shapes on the H200 at 4B (`gemv_sweep.py --stream`; the ring's
-# ST 3 is lowered to 2 by MB 3's share of shared memory: one 16 KB tile ahead
-# a block), and the least tiles a block's share must hold
+# (BN, BK, ST, MB) of the fastest stream of the down projection on the H200
+# at 4B (`gemv_sweep.py --stream`, five shapes; the ring's ST 3 is lowered to
+# 2 by MB 3's share of shared memory: one 16 KB tile ahead a block): 13.95 ->
+# 13.58 us a launch in the step, the step +0.1..+0.3 % (RESULTS.md,
+# 2026-12-03): not the default (the residual's sums would then vary in their
+# last bits from run to run, for a gain at the noise level)
 STREAM_DOWN = (32, 256, 3, 3)
-STREAM_MIN_TILES = 7
 
 
 def stream_plan(plan: Plan, mats: tuple[str, ...], sm_count: int, mb: int = 3,

@@ -326,7 +326,7 @@ class _Assigner:
         the result moves nothing (a reset accumulator carried by a loop keeps
         the sums' layout instead of the default's round trip through shared
         memory every iteration)."""
-        ys = [r.ops[-1].values[i] for r in (t, e) if r.ops and isinstance(r.ops[-1], ir.Yield)]  # type: ignore[union-attr]
+        ys = [r.ops[-1].values[i] for r in (t, e) if r.ops and isinstance(r.ops[-1], ir.Yield)]
         if len(ys) != 2:
             return None
         first, other = ys

@@ -53,12 +53,14 @@ What the rule follows (measured on the H200, benchmarks/RESULTS.md, issue
 - The launches: on sm_90 and later the merge is launched with programmatic
   dependent launch (PDL, `tilelang.runtime.cuda_pdl`, trigger "late"), so
   in a CUDA graph its launch overlaps the split's drain; the split is
-  launched without it. Measured on the H200 (graphs): the merge with PDL
-  took 0.4-0.6 us off the pair at batch 1 with either split (tc 8,192:
-  14.6 -> 14.0 us; FMA 32,768: 41.1 -> 40.6), and a split launched with
-  PDL added nothing over it with the FMA split and made the tc pair 2x
-  slower (a persistent grid scheduled early behind the merge's trigger:
-  14.6 -> 25.8 us).
+  launched without it. Measured on the H200 (graphs, each form in the same
+  process as the plain pair): a fraction of a microsecond either way, -0.4
+  us in one run (tc at 8,192 positions 14.7 -> 14.3, FMA at 32,768 41.4 ->
+  41.0), +0.1 in another (14.5 -> 14.6, 41.3 -> 41.4; the FMA split at
+  8,192 -0.25), a tie at batch 8: kept as the engine's form. A split
+  launched with PDL too gained at most 0.2 us more with the FMA split and
+  made the tc pair 2x slower (14.7 -> 26.0 us: a persistent grid scheduled
+  early behind the merge's trigger).
 - The merge (`decode_combine`) costs a launch plus about 1 us per 1,024
   elements of its block's tile (NS x G x DC): its column chunk DC is halved
   (down to 8, one 16-byte store of bf16) until the tile holds at most

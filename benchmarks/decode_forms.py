@@ -125,6 +125,37 @@ def floor1() -> int:
     return 0 if err < 1e-2 else 1
 
 
+def profile() -> int:
+    """At batch 1 and 32,768 positions the plan's FMA split (32 shares) and the
+    tc split at 16 shares, twice each with a wait after each: run under ncu
+    for where their time goes (issue activity, stalls, DRAM throughput)."""
+    import torch
+
+    import tilelang
+
+    mod = tilelang.compile("use std::attention::*;\n")
+    ctx = 32768
+    q = torch.randn(HKV, GRP, D, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(HKV, ctx, D, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(HKV, ctx, D, device="cuda", dtype=torch.bfloat16)
+    for kind, shares in (("fma", None), ("tc", 16)):
+        bn, splits, _ = plan_for(ctx, kind, shares)
+        o_part = torch.empty(HKV, splits * GRP, D, device="cuda")
+        lse_part = torch.empty(HKV, splits * GRP, device="cuda")
+        for _ in range(2):
+            if kind == "tc":
+                mod.decode_split_tc["bf16", bn, D](tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),
+                                                  tilelang.partition(lse_part.view(-1, GRP), [1, 64]), q, k, v,
+                                                  ctx, D**-0.5, splits).sync()
+            else:
+                mod.decode_split["bf16", GRP, bn, D](tilelang.partition(o_part, [1, GRP, D]),
+                                                    tilelang.partition(lse_part, [1, GRP]), q, k, v, ctx,
+                                                    D**-0.5).sync()
+    torch.cuda.synchronize()
+    print("profile: done")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=15)
@@ -133,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--launches", action="store_true", help="print the launches' count and names, no GPU")
     ap.add_argument("--floor1", action="store_true", help="the pairs over one position, eagerly (for ncu)")
     ap.add_argument("--smoke", action="store_true", help="f16, 256 positions, on the CPU interpreter")
+    ap.add_argument("--profile", action="store_true",
+                    help="the B=1 32k plan's FMA split and the tc split at 16 shares, twice each (for ncu)")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     if a.launches:
@@ -141,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.floor1:
         return floor1()
+    if a.profile:
+        return profile()
     import attention as bench
     import torch
 

@@ -54,10 +54,11 @@ SMS = 132  # the H200 (the plans' share counts below are for it)
 # 32k), 66 two full waves, 99 three (the hardware hands blocks to SMs as they
 # free up: balances an uneven finish, at a block's fixed cost each wave); tc one
 # persistent CTA an SM -> 16 shares one tile a CTA, 32 two on most
-CONFIGS = {32768: (("fma", None), ("fma", 66), ("fma", 99), ("tc", 16), ("tc", 32)),
-           8192: (("fma", None), ("tc", None))}
-FORMS = {"fma": ("plain", "merge", "both"), "tc": ("plain", "merge")}
-SMOKE = {256: (("fma", None), ("fma", 8), ("tc", None))}  # --smoke: f16 on the interpreter
+CONFIGS = {32768: (("fma", None), ("fma", 66), ("fma", 99), ("tc", 16), ("tc", 32), ("tc6", 16)),
+           8192: (("fma", None), ("tc", None), ("tc6", None))}
+# "tc6": `decode_split_tc6` of attention_variants.tile (std's tc split, a ring of 6 key blocks)
+FORMS = {"fma": ("plain", "merge", "both"), "tc": ("plain", "merge"), "tc6": ("plain", "merge")}
+SMOKE = {256: (("fma", None), ("fma", 8), ("tc", None), ("tc6", None))}  # --smoke: f16 on the interpreter
 
 
 def plan_for(ctx: int, kind: str, shares: int | None) -> tuple[int, int, int]:
@@ -80,8 +81,9 @@ def launches() -> list[tuple[str, dict, list]]:
     for ctx, configs in CONFIGS.items():
         for kind, shares in configs:
             bn, splits, dc = plan_for(ctx, kind, shares)
-            got = pw.decode("bf16", HKV, GRP, ctx, D, bn, splits, combine_ns(splits), dc=dc, tc=kind == "tc")
-            split = [x for x in got if x[0] == ("decode_split_tc" if kind == "tc" else "decode_split")]
+            got = pw.decode("bf16", HKV, GRP, ctx, D, bn, splits, combine_ns(splits), dc=dc, tc=kind != "fma")
+            split = [(("decode_split_tc6" if kind == "tc6" else n), i, p) for n, i, p in got
+                     if n == ("decode_split" if kind == "fma" else "decode_split_tc")]
             comb = [x for x in got if x[0] == "decode_combine"]
             out += split + comb + [(n + pw.PDL, i, p) for n, i, p in comb]
             if "both" in FORMS[kind]:
@@ -197,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         return bench.graph_of(*fns)
 
     mods = {m: tilelang.compile("use std::attention::*;\n") for m in ("plain", "pdl")}
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
     graphs: list[tuple[dict, str, object]] = []  # (its row, the cell's name, the replay)
     rows = []
     keep: list[object] = []  # every tensor a graph reads or writes, alive until the last replay
@@ -221,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
             def split_fn(mod, pdl: bool, kind=kind, bn=bn, splits=splits, o_part=o_part, lse_part=lse_part,  # type: ignore[no-untyped-def]
                          qkv=(q3, k3, v3), ctx=ctx):
                 q3, k3, v3 = qkv
-                if kind == "tc":
-                    kern = mod.decode_split_tc[elem, bn, D]
+                if kind != "fma":
+                    kern = (variants.decode_split_tc6 if kind == "tc6" else mod.decode_split_tc)[elem, bn, D]
                     args = (tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),
                             tilelang.partition(lse_part.view(-1, GRP), [1, 64]), q3, k3, v3, ctx, D**-0.5, splits)
                 else:

@@ -63,7 +63,7 @@ def test_every_prewarmed_launch_lowers() -> None:
 def test_the_forms_probe_prewarms_what_it_launches() -> None:
     # benchmarks/decode_forms.py's launches (the prewarm's `--only forms`): each
     # lowers with exactly the kernel's tensor parameters; the merge of every
-    # configuration also for PDL, the FMA split too (its "both" form), the tc split not
+    # configuration also for PDL, the FMA split too (its "both" form), the tc splits not
     import tilelang
     from tilelang.ir.lower import lower_kernel
     from tilelang.runtime.launch import ArgFact
@@ -71,15 +71,19 @@ def test_the_forms_probe_prewarms_what_it_launches() -> None:
     pw = _script("attention_prewarm")
     forms = _script("decode_forms")
     program = tilelang.compile("use std::attention::*;\n")._program
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))._program
     launches = forms.launches()
     names = [k for k, _, _ in launches]
-    assert set(names) == {"decode_split", "decode_split+pdl", "decode_split_tc", "decode_combine",
-                          "decode_combine+pdl"}
+    assert set(names) == {"decode_split", "decode_split+pdl", "decode_split_tc", "decode_split_tc6",
+                          "decode_combine", "decode_combine+pdl"}
     configs = sum(len(c) for c in forms.CONFIGS.values())
     assert names.count("decode_combine") == names.count("decode_combine+pdl") == configs
     for kernel, inst, params in launches:
-        kir = lower_kernel(program, f"std::attention::{kernel.removesuffix(pw.PDL)}", inst,
-                           {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
+        facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
+        if kernel == "decode_split_tc6":  # attention_variants.tile's
+            kir = lower_kernel(variants, kernel, inst, facts)
+        else:
+            kir = lower_kernel(program, f"std::attention::{kernel.removesuffix(pw.PDL)}", inst, facts)
         assert {p.name for p in kir.tensor_params} == {n for n, _, _, _ in params}
     # the share counts the configurations ask for are the ones planned
     assert forms.plan_for(32768, "fma", 66)[1:] == (66, 8) and forms.plan_for(32768, "tc", 16)[1:] == (16, 16)
@@ -90,7 +94,7 @@ def test_the_forms_probe_smoke(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     assert _script("decode_forms").main(["--smoke", "--reps", "1", "--rounds", "1", "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "decode_forms.json").read_text())
-    assert len(rows) == 3 and all(r["err"] < 1e-2 for r in rows)
+    assert len(rows) == 4 and all(r["err"] < 1e-2 for r in rows)
     assert all(all(r["same"].values()) and all(r["same_after"].values()) for r in rows)
     assert {tuple(sorted(r["us"])) for r in rows} == {("both", "merge", "plain", "split"), ("merge", "plain", "split")}
 

@@ -54,10 +54,10 @@ What the rule follows (measured on the H200, benchmarks/RESULTS.md, issue
   dependent launch (PDL, `tilelang.runtime.cuda_pdl`, trigger "late"), so
   in a CUDA graph its launch overlaps the split's drain; the split is
   launched without it. Measured on the H200 (graphs, each form in the same
-  process as the plain pair): a fraction of a microsecond either way, -0.4
-  us in one run (tc at 8,192 positions 14.7 -> 14.3, FMA at 32,768 41.4 ->
-  41.0), +0.1 in another (14.5 -> 14.6, 41.3 -> 41.4; the FMA split at
-  8,192 -0.25), a tie at batch 8: kept as the engine's form. A split
+  process as the plain pair, three runs on three cards): a fraction of a
+  microsecond either way, tc at 8,192 positions -0.4 / +0.1 / -0.2 us on
+  14.5-14.7, FMA at 32,768 -0.4 / +0.1 / +0.4 on 40.6-41.4, a tie at batch
+  8: not a lever, kept as the engine's form. A split
   launched with PDL too gained at most 0.2 us more with the FMA split and
   made the tc pair 2x slower (14.7 -> 26.0 us: a persistent grid scheduled
   early behind the merge's trigger).

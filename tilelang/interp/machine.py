@@ -320,10 +320,13 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
             assert_never(op)
 
 
+_ASSERT_HELP = "the kernel's own `assert` found its condition false for this input: check the input or the condition"
+
+
 def _assert_failure(op: ir.Assert, msg: str, cond: np.ndarray, ctx: _BlockCtx) -> Diagnostic:
     d = Diagnostic.error(
         DEVICE_ASSERT, f"device assertion failed: {msg}" if msg else "device assertion failed"
-    ).primary(op.span, "this assertion failed")
+    ).primary(op.span, "this assertion failed").with_help(_ASSERT_HELP)
     block = ", ".join(map(str, ctx.bid))
     d = d.note(f"in block ({block}) of a grid of ({', '.join(map(str, ctx.grid))})")
     if cond.ndim:

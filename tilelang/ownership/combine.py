@@ -84,6 +84,7 @@ class _Combine:
         self.axis = 0
         self.own: set[str] = set()  # block-owned `&mut` params (named before the region)
         self.raced: set[str] = set()  # `&` params that `unsafe` code writes
+        self.misused: list[Span] = []  # uses in the region that E0411 already reports (no E0410 on them too)
         self._fn_varies: dict[int, bool] = {}
 
     # -- placement --------------------------------------------------------------------
@@ -160,6 +161,8 @@ class _Combine:
         self.own = set(outside)
         for name, n in inside.items():
             if name in outside:
+                self.misused += [m.span for m in ast.walk(node.then)
+                                 if isinstance(m, ast.Name) and m.ident.name == name and id(m) not in reads]
                 self.emit(Diagnostic.error(codes.GROUP_TILE_MISUSE,
                                            f"`{name}` is this block's own tile before the region and the group's "
                                            "tile inside it")
@@ -348,7 +351,7 @@ class _Combine:
             if isinstance(n, (ast.Let, ast.Assign, ast.For, ast.While)):
                 pass
             w = self._leaf_why(n)
-            if w is not None:
+            if w is not None and not any(w[0].start <= m.start and m.end <= w[0].end for m in self.misused):
                 span, what, src = w
                 d = (Diagnostic.error(codes.LAST_BLOCK_VARYING, what)
                      .primary(span, f"used in `if last_block({self.axis}) {{ .. }}`"))

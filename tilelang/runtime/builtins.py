@@ -243,6 +243,10 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
                     raise _div_zero(op_span.to(span), op)
                 # the interpreter's integer division (truncating, wrapping)
                 r = num.elementwise(ElemOp.DIV if op == "/" else ElemOp.REM, [x, y], dt)
+            case "<<" | ">>" if dt.is_int:  # the kernels' rule: amounts read unsigned, >= bits give 0 or the sign
+                bx, by = np.broadcast_arrays(x, y)
+                r = num.elementwise(ElemOp.SHL if op == "<<" else ElemOp.SHR,
+                                    [np.ascontiguousarray(bx), np.ascontiguousarray(by)], dt)
             case "/":
                 r = np.divide(x, y)
             case "%":
@@ -257,8 +261,9 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
     return Tensor.from_numpy(np.asarray(r), out_dt, t.device)
 
 
-def _out_of_bounds(message: str, node: Any, label: str) -> TileError:
-    return TileError(Diagnostic.error(rcodes.HOST_INDEX, message).primary(node.span, label))
+def _out_of_bounds(message: str, node: Any, label: str,
+                   help_: str = "indices run from 0 to the axis's length - 1 (`t.shape()[0]`)") -> TileError:
+    return TileError(Diagnostic.error(rcodes.HOST_INDEX, message).primary(node.span, label).with_help(help_))
 
 
 def index_tensor(t: Tensor, i: int, node: Any, device: Any) -> Any:
@@ -375,7 +380,7 @@ class Builtins:
             if d < 0:
                 raise TileError(Diagnostic.error(
                     rcodes.HOST_SHAPE, f"a shape dimension is negative: {_shape(dims)}")
-                    .primary(span, "this shape"))
+                    .primary(span, "this shape").with_help("every dimension must be 0 or more"))
             out.append(d)
         return tuple(out)
 
@@ -515,7 +520,8 @@ class Builtins:
                 rcodes.HOST_SHAPE, f"`assert_close` got shapes {_shape(x.shape)} and {_shape(y.shape)}")
                 .primary(call.span, "the two sides differ in shape")
                 .secondary(call.args[0].value.span, f"shape {_shape(x.shape)}")
-                .secondary(call.args[1].value.span, f"shape {_shape(y.shape)}"))
+                .secondary(call.args[1].value.span, f"shape {_shape(y.shape)}")
+                .with_help("compare tensors of one shape (`.reshape([..])` one side if only the layout differs)"))
         xf = x.astype(np.float64)
         yf = y.astype(np.float64)
         with np.errstate(all="ignore"):
@@ -613,7 +619,7 @@ class Builtins:
         if not -t.rank <= ax < t.rank:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
-                .primary(node.span, "this scan"))
+                .primary(node.span, "this scan").with_help(f"axes count from 0 to {t.rank - 1}"))
         with np.errstate(all="ignore"):
             r = num.scan(ScanOp.CUMSUM, t.numpy(), t.dtype, ax % t.rank)
         return self._new(np.ascontiguousarray(r), t.dtype)
@@ -634,7 +640,11 @@ class Builtins:
                 r = float("nan")
             dt = scalar_dtype_of(a) or scalar_dtype_of(b)
             return to_scalar(r, dt) if dt is not None else r
-        dt = tensors[0].dtype if tensors else DType.F32
+        if tensors:
+            dt = tensors[0].dtype
+        else:  # `where(c, 1, 0)`: the scalars' type; untyped integer literals are i32 (the checker's rule)
+            dt = scalar_dtype_of(a) or scalar_dtype_of(b) or (
+                DType.F32 if isinstance(a, float) or isinstance(b, float) else DType.I32)
         device = (tensors[0] if tensors else c).device
         x = a.numpy() if isinstance(a, Tensor) else _num(a)
         y = b.numpy() if isinstance(b, Tensor) else _num(b)
@@ -655,10 +665,11 @@ class Builtins:
         if ax is not None and not -t.rank <= ax < t.rank:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
-                .primary(node.span, "this reduction"))
+                .primary(node.span, "this reduction").with_help(f"axes count from 0 to {t.rank - 1}"))
         if name in ("max", "min", "argmax", "argmin") and (x.size == 0 or (ax is not None and x.shape[ax] == 0)):
             raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{name}` of an empty tensor")
-                            .primary(node.span, "there is nothing to reduce"))
+                            .primary(node.span, "there is nothing to reduce")
+                            .with_help("check that the tensor is not empty before reducing it"))
         dt = t.dtype
         if name in ("sum", "prod"):
             acc: Any
@@ -698,7 +709,8 @@ class Builtins:
                             rcodes.HOST_SHAPE,
                             f"cannot reshape {_shape(recv.shape)} ({recv.size} elements) "
                             f"into {_shape(shape)} ({math.prod(shape)} elements)")
-                            .primary(mc.span, "the element counts differ"))
+                            .primary(mc.span, "the element counts differ")
+                            .with_help("the new shape must hold the same number of elements"))
                     # A copy, not a view: the result is a new tensor, and an
                     # in-place write to it (`r += 1.0`) must not reach `recv`.
                     return Tensor(recv.dtype, tuple(shape),
@@ -729,7 +741,8 @@ class Builtins:
                     if sorted(axes) != list(range(recv.rank)):
                         raise TileError(Diagnostic.error(
                             rcodes.HOST_SHAPE, f"`permute` needs a permutation of 0..{recv.rank}, "
-                            f"found {_shape(axes)}").primary(mc.span, "not a permutation of the axes"))
+                            f"found {_shape(axes)}").primary(mc.span, "not a permutation of the axes")
+                            .with_help(f"list each axis 0..{recv.rank} exactly once"))
                     return self._new(np.ascontiguousarray(recv.numpy().transpose(axes)), recv.dtype)
                 case "broadcast":
                     to = self._shape_arg(pos[0], self._arg_span(mc, 0))
@@ -738,13 +751,15 @@ class Builtins:
                     except ValueError:
                         raise TileError(Diagnostic.error(
                             rcodes.HOST_SHAPE, f"cannot broadcast {_shape(recv.shape)} to {_shape(to)}")
-                            .primary(mc.span, "incompatible shapes")) from None
+                            .primary(mc.span, "incompatible shapes")
+                            .with_help("only dimensions of size 1 stretch (NumPy rules)")) from None
                     return self._new(np.array(out, copy=True), recv.dtype)
                 case "item":
                     if recv.size != 1:
                         raise _out_of_bounds(f"`item` needs a tensor of one element, found "
                                              f"{_shape(recv.shape)} ({recv.size} elements)", mc,
-                                             "not one element")
+                                             "not one element",
+                                             "reduce it first (`t.sum()`, `t.max()`) or index one element")
                     return to_scalar(_num(recv.numpy().reshape(())[()]), recv.dtype)
                 case "cumsum":
                     return self._cumsum(recv, pos[0] if pos else None, mc)

@@ -880,6 +880,8 @@ class CudaDevice(Device):
             span, message = failed
             diag = Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {message}" if message
                                     else "device assertion failed").primary(span, "this `assert` failed on the GPU")
+            diag = diag.with_help("the kernel's own `assert` found its condition false for this input: "
+                                  "check the input or the condition")
             if launch_span is not None:
                 # which launch: a sync or graph replay may wait for several
                 diag = diag.secondary(launch_span, "in this launch")

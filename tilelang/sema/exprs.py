@@ -132,7 +132,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                     .with_help("write the index as a literal, e.g. `k.shape()[1]`"))
                 if kv is not None and rty.rank is not None and not 0 <= kv < rty.rank:
                     return tcx.emit(tcx.err(T.NO_FIELD, f"index {kv} is out of range for a shape of "
-                                            f"rank {rty.rank}", ix.span, "out of range"))
+                                            f"rank {rty.rank}", ix.span, "out of range")
+                                    .with_help(f"a shape of rank {rty.rank} has indices 0..{rty.rank}"))
                 sv = tcx.shape_values.get(r)
                 if sv is None and isinstance(r, ast.Name):
                     s = tcx.program.symbols.get(r)
@@ -198,7 +199,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 if not is_poison(t) and not is_intlike(t):
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span,
                                      f"expected an integer, found `{t}`")
-                             .note("`[..]` lists shapes and tile indices, which are integers"))
+                             .note("`[..]` lists shapes and tile indices, which are integers")
+                             .with_help("cast it with `as i32`, or compute the index in integers"))
                 if isinstance(t, UntypedInt):
                     # an untyped dimension or index is an `i32`: its literals
                     # are range-checked and its constant arithmetic

@@ -129,9 +129,6 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `bool` values", op_span,
                                 "arithmetic on `bool`")
                         .with_help("convert with `as i32` first"))
-    if (a.kind == "tensor" or b.kind == "tensor") and op in ("<<", ">>"):
-        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
-                                op_span, "host tensors support arithmetic, comparisons and `& | ^`"))
     shape = _broadcast_or_err(tcx, a, b, lt, rt, lhs, rhs, op_span)
     if shape is None and not (a.kind == "tensor" or b.kind == "tensor"):
         return ERROR

@@ -25,7 +25,8 @@ def const_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, what: str) -> int | None:
 def axis_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
     ty = tcx.program.types.get(e)
     if ty is not None and not is_intlike(ty):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`"))
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`")
+                 .with_help("an axis is an integer constant, e.g. `0` or `1`"))
         return None
     settle(tcx, e, I32)
     v = const_arg(tcx, cx, e, "axis")
@@ -35,7 +36,8 @@ def axis_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
         noun = "a tensor" if isinstance(deref(cx.operand_tys[0]), TensorT) else "a tile"
         tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"axis {v} is out of range for {noun} of rank {rank}", e.span,
                          f"valid axes are 0..{rank}" if rank else "a scalar has no axes")
-                 .note("axes count from 0"))
+                 .note("axes count from 0")
+                 .with_help(f"use an axis below {rank}" if rank else "reduce a tile or tensor, not a scalar"))
         return None
     return v
 

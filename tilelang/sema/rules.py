@@ -163,10 +163,12 @@ def _rule_random(tcx: CheckCx, cx: CallCx) -> Type:
     settle(tcx, seed, ScalarT(DType.I64))
     if elem is None:
         return ERROR
-    if not elem_is_float(elem):
-        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"`{cx.name}` makes floating-point tensors",
+    # `rand` makes every element type (integers in [0, 100), `bool` coin flips: the
+    # runtime's `_random`); only `randn` needs floats
+    if cx.name == "randn" and not elem_is_float(elem):
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`randn` makes floating-point tensors",
                                 cx.generics[0].span if cx.generics else cx.span, f"`{elem}` is not a float type")
-                        .with_help(f"use `{cx.name}::<f32>(..)` and cast with `as`"))
+                        .with_help("use `randn::<f32>(..)` and cast with `as`, or `rand` for integers"))
     if shape is None:
         rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
         return TensorT(elem, None if rank is None else (None,) * rank)
@@ -273,14 +275,20 @@ def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
     vn = num_of(vt, cx.fx.in_kernel)
     assert vn is not None
     if cn.kind == "tensor" or vn.kind == "tensor":  # host `where` on tensors
+        el = elem_of(vt)
+        if el is None and cn.kind == "tensor" and vn.kind != "tensor":
+            # untyped literals in both branches: i32 or f32, as in a kernel (not NumPy's float default)
+            el = DType.F32 if isinstance(vt, UntypedFloat) else DType.I32
+            for x in cx.args[1:]:
+                settle(tcx, x, ScalarT(el))
         if cn.shape is None or vn.shape is None:
-            return TensorT(elem_of(vt), None)
+            return TensorT(el, None)
         tshape = broadcast_shapes(cn.shape, vn.shape)
         if tshape is None:
             return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"shapes {shape_str(cn.shape)} and "
                                     f"{shape_str(vn.shape)} cannot be broadcast together", cx.span,
                                     "incompatible shapes"))
-        return TensorT(elem_of(vt), tshape)
+        return TensorT(el, tshape)
     assert cn.shape is not None and vn.shape is not None
     shape = broadcast_shapes(cn.shape, vn.shape)
     if shape is None:
@@ -376,7 +384,8 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
     for n, x, t in zip(names, cx.args, cx.arg_tys, strict=False):
         if not isinstance(t, TileT) or len(t.shape) != 2:
             return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operand `{n}` must be a 2-D tile", x.span,
-                                    f"found `{t}`"))
+                                    f"found `{t}`")
+                            .with_help("reshape it to 2-D, e.g. `t.reshape([1, N])`"))
         tiles.append(t)
     a, b = tiles[0], tiles[1]
     if a.shape[1] != b.shape[0]:
@@ -384,7 +393,9 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"`{cx.name}` inner dimensions differ: {shape_str(a.shape)} x {shape_str(b.shape)}",
                                 cx.span, f"{a.shape[1]} != {b.shape[0]}")
                         .secondary(cx.args[0].span, f"`a` is {shape_str(a.shape)} ([M, K])")
-                        .secondary(cx.args[1].span, f"`b` is {shape_str(b.shape)} ([K, N])"))
+                        .secondary(cx.args[1].span, f"`b` is {shape_str(b.shape)} ([K, N])")
+                        .with_help("`a`'s columns must match `b`'s rows: load them with the same K "
+                                   "(or transpose `b`)"))
     if a.dtype != b.dtype:
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operands have different dtypes: `{a.dtype}` and "
                                 f"`{b.dtype}`", cx.span, "inputs must share a dtype")

@@ -101,6 +101,11 @@ def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type) -> Type:
             if isinstance(ty, TensorT):
                 diag = diag.with_help(f"take a reference: `&{tcx.snippet(p.ty)}` or "
                                       f"`&mut {tcx.snippet(p.ty)}`")
+            elif isinstance(ty, ScalarT):  # a scalar of a generic element type: the launch cannot type it
+                diag = diag.with_help(f"take a concrete type (`{p.name.name}: f64`) and cast inside: "
+                                      f"`{p.name.name} as {tcx.snippet(p.ty)}`")
+            else:
+                diag = diag.with_help("pass a tensor (`&Tensor<..>`) or a scalar (`f32`, `i32`, ..)")
             return tcx.emit(diag)
 
 

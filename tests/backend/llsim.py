@@ -124,6 +124,20 @@ class Memory:
     # the threads' own shared-memory accesses since the last synchronisation
     # (racecheck; set per block by `SimDevice.run`, None: not checked)
     hazards: Any = None
+    # per byte of shared memory, the thread whose ordinary store to it no
+    # `fence.proxy.async` of that thread has followed yet (-1: none): a TMA
+    # store (the async proxy) reading such a byte is a race
+    unfenced: Any = None
+    # TMA stores issued and not yet waited for by their thread's
+    # `cp.async.bulk.wait_group.read`: (thread, the shared bytes they read)
+    bulk_live: list[Any] = field(default_factory=list)
+    bulk_reads: Any = None  # per byte: how many of those stores read it
+
+    def guard_bulk(self, addrs: Any, what: str) -> None:
+        if self.bulk_reads[addrs].any():
+            t = next(t for t, reads in self.bulk_live if np.isin(addrs, reads).any())
+            raise Race(f"{what} writes shared memory that a TMA store of thread {t} still reads "
+                       f"(no cp.async.bulk.wait_group.read retired it)")
 
     def track(self, t: int, ptr: tuple[Any, int], ty: str, write: bool) -> None:
         if self.hazards is not None and ptr[0] == "smem":
@@ -170,6 +184,8 @@ class Memory:
             raw = _encode(v, ty)
         if key == "smem" and self.wgmma_live:
             self.guard_wgmma(slice(off, off + n), "a store")
+        if key == "smem" and self.bulk_live:
+            self.guard_bulk(slice(off, off + n), "a store")
         buf[off:off + n] = raw
 
 
@@ -493,8 +509,17 @@ def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: st
     if name == "llvm.nvvm.bar.warp.sync":
         # __syncwarp: every lane of the warp gets there before any goes on
         return _Ins(None, None, sync=lambda r: ("warp", name, []), text=rhs)
-    if name in ("llvm.nvvm.fence.proxy.async.shared_cta", "llvm.nvvm.wgmma.fence.sync.aligned") \
-            or name.startswith("llvm.nvvm.setmaxnreg."):
+    if name == "llvm.nvvm.fence.proxy.async.shared_cta":
+        return _Ins(None, None, sync=lambda r: ("fence_async",), text=rhs)
+    if name.startswith("llvm.nvvm.cp.async.bulk.tensor.s2g.tile."):  # a TMA store: src, map, coords innermost first
+        n = int(name[-2])
+        return _Ins(None, None, sync=lambda r: ("tma_store", vals[0](r), vals[1](r), *[vals[2 + i](r) for i in range(n)]),
+                    text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.commit.group":
+        return _Ins(None, None, sync=lambda r: ("bulk_commit",), text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.wait.group.read":
+        return _Ins(None, None, sync=lambda r: ("bulk_wait", vals[0](r)), text=rhs)
+    if name == "llvm.nvvm.wgmma.fence.sync.aligned" or name.startswith("llvm.nvvm.setmaxnreg."):
         return _Ins(None, nop, text=rhs)
     if name == "llvm.nvvm.barrier.cta.sync.aligned.count":
         return _Ins(None, None, sync=lambda r: ("nbar", vals[0](r), vals[1](r)), text=rhs)
@@ -611,12 +636,42 @@ def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tupl
     addr = _swz(dst[1] + i * tm.swizzle + j * 2, tm.swizzle)
     if mem.wgmma_live:
         mem.guard_wgmma(addr.ravel(), "a TMA copy")
+    if mem.bulk_live:
+        mem.guard_bulk(np.concatenate([addr.ravel(), addr.ravel() + 1]), "a TMA copy")
     view = np.frombuffer(sm, np.uint8)
     raw = box.view(np.uint8).reshape(br, bc, 2)
     for b in range(2):
         view[(addr + b).ravel()] = raw[:, :, b].ravel()
     bars[bar].tx -= br * bc * 2
     bars[bar].check()
+
+
+def _tma_store(mem: Memory, t: int, src: tuple[Any, int], tm: TensorMap, c0: int, c1: int, c2: int = 0) -> np.ndarray:
+    """One TMA store of a box from swizzled shared memory, clipped at the
+    tensor's bounds (nothing is written outside it): done at once (nothing
+    reads the tensor in the same launch); the shared bytes it reads must have
+    been fenced by their writers (`fence.proxy.async`), and are returned: they
+    stay read until the thread's `cp.async.bulk.wait_group.read`."""
+    c0, c1, c2 = _signed(int(c0), 32), _signed(int(c1), 32), _signed(int(c2), 32)
+    br, bc = tm.box
+    i, j = np.meshgrid(np.arange(br), np.arange(bc), indexing="ij")
+    addr = _swz(src[1] + i * tm.swizzle + j * 2, tm.swizzle)
+    both = np.concatenate([addr.ravel(), addr.ravel() + 1])
+    if mem.unfenced is not None:
+        w = mem.unfenced[both]
+        if (w >= 0).any():
+            raise Race(f"thread {t}'s TMA store reads smem+{int(both[np.argmax(w >= 0)])} that thread {int(w.max())} "
+                       "wrote with no fence.proxy.async after it")
+    if mem.hazards is not None:
+        mem.hazards.access(t, int(both.min()), int(both.max() - both.min() + 1), False)
+    raw = np.frombuffer(bytes(mem.bufs[src[0]]), np.uint8)
+    box = (raw[addr].astype(np.uint16) | (raw[addr + 1].astype(np.uint16) << 8))
+    whole = np.frombuffer(mem.bufs[tm.key], np.uint16).reshape(tm.planes, tm.rows, tm.cols)
+    r0, r1 = max(0, c1), min(tm.rows, c1 + br)
+    q0, q1 = max(0, c0), min(tm.cols, c0 + bc)
+    if 0 <= c2 < tm.planes and r0 < r1 and q0 < q1:
+        whole[c2, r0:r1, q0:q1] = box[r0 - c1:r1 - c1, q0 - c0:q1 - c0]
+    return both
 
 
 def _operand(sm: bytes, desc: int, rows: int, trans: int, ty: str, reads: list[Any] | None = None) -> np.ndarray:
@@ -1149,6 +1204,8 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
     regs_of: dict[int, dict[str, Any]] = {}
     wg_open: dict[int, _Group | None] = {t: None for t in range(T)}  # wgmmas issued, not yet committed
     wg_done: dict[int, list[_Group]] = {t: [] for t in range(T)}  # committed, not yet retired
+    bulk_open: dict[int, list[Any]] = {t: [] for t in range(T)}  # TMA stores issued, not yet committed
+    bulk_groups: dict[int, list[list[Any]]] = {t: [] for t in range(T)}  # committed, not yet waited for
     for t in range(T):
         regs = dict(base_regs)
         regs["$tid.x"] = t
@@ -1181,6 +1238,8 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 waiting.pop(t, None)
                 if open_copies[t] or cp_groups[t]:
                     raise Race(f"thread {t} exited with cp.async copies it never waited for")
+                if bulk_open[t] or bulk_groups[t]:
+                    raise Race(f"thread {t} exited with TMA stores whose reads it never waited for")
                 return
             kind = req[0]
             if kind == "load":
@@ -1193,6 +1252,37 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                     raise IndexError(f"store of {req[2]} at {req[1][1]} in {req[1][0]!r}: not {_size(req[2])}-byte aligned")
                 mem.track(t, req[1], req[2], True)
                 mem.store(req[1], req[2], req[3])
+                if mem.unfenced is not None and req[1][0] == "smem":
+                    mem.unfenced[req[1][1]:req[1][1] + _size(req[2])] = t
+                value = None
+                continue
+            if kind == "fence_async":
+                if mem.unfenced is not None:
+                    mem.unfenced[mem.unfenced == t] = -1
+                value = None
+                continue
+            if kind == "tma_store":
+                rec = (t, _tma_store(mem, t, req[1], req[2], *req[3:]))
+                bulk_open[t].append(rec)
+                mem.bulk_live.append(rec)
+                if mem.bulk_reads is None:
+                    mem.bulk_reads = np.zeros(len(mem.bufs["smem"]), np.int64)
+                np.add.at(mem.bulk_reads, rec[1], 1)
+                value = None
+                continue
+            if kind == "bulk_commit":
+                bulk_groups[t].append(bulk_open[t])
+                bulk_open[t] = []
+                value = None
+                continue
+            if kind == "bulk_wait":  # the reads of all but the newest n groups are done
+                keep = int(req[1])
+                done = bulk_groups[t][:len(bulk_groups[t]) - keep] if keep else bulk_groups[t]
+                bulk_groups[t] = bulk_groups[t][len(done):]
+                for grp in done:
+                    for rec in grp:
+                        mem.bulk_live = [x for x in mem.bulk_live if x is not rec]
+                        np.add.at(mem.bulk_reads, rec[1], -1)
                 value = None
                 continue
             if kind == "copy":
@@ -1568,6 +1658,8 @@ class SimDevice:
                 for x in range(gx):
                     mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, 16))
                     mem.hazards = _Hazards(len(mem.bufs["smem"]))
+                    mem.unfenced = np.full(len(mem.bufs["smem"]), -1, np.int64)
+                    mem.bulk_reads = None
                     base = dict(regs)
                     base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
                                  "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz})

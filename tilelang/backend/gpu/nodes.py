@@ -270,6 +270,41 @@ class ZeroRows:
 
 
 @frozen
+class TmaStore:
+    """The consumer warpgroups store `value` (an f16/bf16 [.., M, N] value in
+    the `AccTile` layout, N a multiple of 64) to tensor `tensor` through
+    shared memory: each warpgroup writes its M / groups rows into its own rows
+    of `buf` (a [1, M, N] buffer of 64-column slabs of 128-byte rows, swizzled
+    as TMA reads it), makes them visible to the async proxy (a fence a thread),
+    meets at named barrier `STORE_BARRIER + g` (its 128 threads), and its first
+    thread issues one TMA store a slab (descriptor `desc`, box [rows of the
+    warpgroup, 64]; the tensor map's bounds clip the tile at the tensor's edge)
+    and commits them as one bulk group. With `reuse`, the warpgroup first
+    meets at that barrier (after the issuing thread's `TmaStoreWait`) so no
+    thread writes `buf` while the previous store still reads it."""
+
+    desc: str
+    tensor: str
+    coords: tuple[ir.Value, ...]  # the tile's origin, one per dim of the tensor (outermost first)
+    value: ir.Value
+    buf: ir.Value
+    reuse: bool = False
+    span: Span = DUMMY_SPAN
+
+
+STORE_BARRIER = 4  # `TmaStore`'s named barriers: 4 + the warpgroup (1 and 2, 3 are taken)
+
+
+@frozen
+class TmaStoreWait:
+    """`cp.async.bulk.wait_group.read 0`: this thread's TMA stores have read
+    their shared memory (it may be written again); a no-op in a thread that
+    issued none."""
+
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class WarpAny:
     """`result` (a bool scalar, uniform over a WARP only, unlike other
     scalars) is true where `x` (a bool tile in registers) holds true in some
@@ -460,10 +495,13 @@ GpuOp = (
     | RingCopy
     | RingRead
     | ZeroRows
+    | TmaStore
+    | TmaStoreWait
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, WarpgroupTurn, WgmmaWait, WarpSpecialize,
-           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows)
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows,
+           TmaStore, TmaStoreWait)
 
 
 # ------------------------------------------------------------------ kernel
@@ -530,7 +568,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
-              | Touch()):
+              | Touch() | TmaStore() | TmaStoreWait()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -575,6 +613,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (s, st)
         case ZeroRows(buf=b, stage=st, offset=o, bound=n):
             return (b, st, o, n)
+        case TmaStore(coords=cs, value=v, buf=b):
+            return (*cs, v, b)
+        case TmaStoreWait():
+            return ()
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
@@ -626,7 +668,10 @@ __all__ = [
     "SmemAlloc",
     "SmemDot",
     "TmaDesc",
+    "STORE_BARRIER",
     "TmaLoad",
+    "TmaStore",
+    "TmaStoreWait",
     "Undef",
     "Touch",
     "WarpAny",

@@ -84,6 +84,10 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = pack_pairs {n(x)} as {dt} : {r.type}{n.note(r)}")
         case g.ZeroRows(buf=b, stage=s, offset=o, bound=nb, threads=t):
             line(f"zero_rows {n(b)}[{n(s)}] where row + {n(o)} >= {n(nb)} ({t} threads, then fence, bar 1)")
+        case g.TmaStore(desc=d, coords=cs, value=v, buf=b, reuse=ru):
+            line(f"tma.store {n(v)} via {n(b)} -> @{d}[{', '.join(map(n, cs))}]{' (reuse: bar first)' if ru else ''}")
+        case g.TmaStoreWait():
+            line("tma.store.wait_read")
         case g.WarpgroupTurn(kind=kind, base=b):
             line(f"warpgroup_turn.{kind} {b}")
         case g.WarpAny(result=r, x=x):

@@ -54,6 +54,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
+from . import attention_epilogue as epi
 from . import attention_rotated as rot
 from . import attention_spec as spec
 from . import attention_tiles as tiles
@@ -759,28 +760,6 @@ def _unshare(ops: list[object], fresh: Fresh) -> list[object]:
     return region(ops)
 
 
-def _reciprocals(ops: list[object], fresh: Fresh) -> list[object]:
-    """The epilogue's f32 divisions by a broadcast vector (the softmax's
-    `acc / l`) as one reciprocal per vector element and a multiply per
-    element: 2 IEEE divisions a thread instead of one (about ten
-    instructions) per accumulator element. x * (1 / y) is within an ulp or
-    so of x / y (the interpreter's), far inside the f16/bf16 result's."""
-    E = ir.ElemOp
-    bcast = {op.result.id: op for op in ops if isinstance(op, ir.Broadcast)}
-    out: list[object] = []
-    for op in ops:
-        b = bcast.get(op.operands[1].id) if isinstance(op, ir.Elementwise) and op.op is E.DIV else None
-        if b is None or op.result.dtype is not DType.F32 or not b.x.shape:  # type: ignore[union-attr]
-            out.append(op)
-            continue
-        x = b.x
-        one, ones = fresh.value(DType.F32, ()), fresh.value(DType.F32, x.shape)
-        rcp, wide = fresh.value(DType.F32, x.shape, "rcp"), fresh.value(DType.F32, op.result.shape)  # type: ignore[union-attr]
-        out += [ir.Const(one, 1.0), ir.Broadcast(ones, one), ir.Elementwise(rcp, E.DIV, (ones, x)),
-                ir.Broadcast(wide, rcp), ir.Elementwise(op.result, E.MUL, (op.operands[0], wide))]  # type: ignore[union-attr]
-    return out
-
-
 def _registers_only(ops: list[object], layouts: dict[int, Layout]) -> bool:
     """Every op of the consumers computes in registers with the layouts given:
     a conversion or a shared-memory staging would need a barrier of the whole
@@ -844,14 +823,15 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     E = ir.ElemOp
     fresh = Fresh(k.next_id)
     layouts = dict(k.layouts)
+    ops = list(k.body.ops)
+    i = ops.index(p.loop)
+    ost, p = epi.plan(ops[i + 1:], k, ctx, p, SMEM_LIMIT - 2048)  # O through shared memory, its ring
     S, BM, BN = p.stages, p.BM, p.BN
     C = BM // 64
     W = 4 * C
     loop = p.loop
     span = loop.span
     dt = p.s_dot.a.dtype
-    ops = list(k.body.ops)
-    i = ops.index(loop)
 
     def buf(t: Tma, stages: int, name: str) -> tuple[ir.Value, g.TmaDesc]:
         b = fresh.value(dt, (stages, t.rows, t.cols), name)
@@ -877,6 +857,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and pingpong() != "0")
     if persist:
         pre.append(g.BarrierAlloc(qempty, W, span=span))
+    obuf, late, fin = epi.buffer(ost, qbuf, fresh, layouts, pre, span)  # late: Q released after O's store
     # persistent: the ring's counter and the tile's number in this CTA, per role
     p_base, p_tn, c_base, c_tn = (fresh.value(DType.I32, (), h) for h in ("ring", "tile", "ring", "tile"))
 
@@ -930,7 +911,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     zero_c = fresh.value(DType.I32, (), "q_stage")
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
-    q_early = persist and not turns and tiles.q_early()  # Q released in the rotated loop's last iteration
+    q_early = persist and not turns and not late and tiles.q_early()  # Q released in the rotated loop's last iteration
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns,
                          qempty if q_early else None) \
         if schedule == "overlap" and rot.enabled(p) and (not turns or pingpong() == "rotated-unsafe") else None
@@ -942,17 +923,18 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, turns, moved)
     c_loop = spec.speculate(c_loop, fresh)  # exp2 before the row max: passes/attention_spec.py
     moved = _unshare(moved, fresh)
-    epilogue = _unshare(_reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
+    epilogue = _unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     epilogue = [substitute(op, c_post[1]) for op in epilogue]
     from .attention_zeros import drop_unread_zeros
 
     post, epilogue = drop_unread_zeros(c_post[0], epilogue, loop, c_post[1], before)
+    epilogue = epi.rewrite(epilogue, ost, obuf) if ost is not None else epilogue
     c_post = (post, c_post[1], c_post[2])
     # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
     # the turns run on from tile to tile; no arrival is left on a barrier)
     start, end = ([g.WarpgroupTurn(x, TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))
     consumer_ops: list[object] = [*start, *moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span),
-                                  *c_pre, c_loop, *c_post[0], *epilogue, *end, ir.Yield(())]
+                                  *c_pre, c_loop, *c_post[0], *epilogue, *fin, *end, ir.Yield(())]
     if persist:
         tb = _Build(fresh)
         q_phase = tb.elem(E.AND, c_tn, tb.const(1))
@@ -962,8 +944,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             last = rel.elem(E.REM, rel.elem(E.ADD, trips, rel.const(S - 1)), rel.const(S))
             rel.ops.append(g.BarrierArrive(empty, last, rel.elem(E.GT, trips, c_base, dtype=DType.BOOL), span))
         idle = tb.elem(E.GE, loop.lower, loop.upper, dtype=DType.BOOL) if q_early and turned else None
+        qrel = [g.BarrierArrive(qempty, zero_c, idle, span)]
         consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, c_loop,
-                        g.BarrierArrive(qempty, zero_c, idle, span), *c_post[0], *rel.ops, *epilogue]
+                        *([] if late else qrel), *c_post[0], *rel.ops, *epilogue, *(fin + qrel if late else [])]
 
     # every tile of the consumers in the accumulator layout
     cl = _Classes(BM)
@@ -984,7 +967,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         wb = _Build(fresh)
         walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
         c_ops = [*start, ir.Const(zero_c, 0),
-                 *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span), *end, ir.Yield(())]
+                 *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span),
+                 *([] if late else fin), *end, ir.Yield(())]
         p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span),
                  ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]
@@ -994,7 +978,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
         body = tiles.kv_blocks_together(k, kv, body, fresh)
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist),
-                               params=(*k.params, qdesc, kdesc, vdesc), num_warps=W + 4, num_stages=S)
+                               params=(*k.params, qdesc, kdesc, vdesc, *([ost.desc] if ost else [])), num_warps=W + 4,
+                               num_stages=S)
 
 
 __all__ = ["AttnPlan", "attention"]

@@ -1,0 +1,113 @@
+"""Code generation of `g.TmaStore` and `g.TmaStoreWait`: an accumulator-layout
+tile stored through shared memory by TMA (FlashAttention-3's epilogue).
+
+Each consumer warpgroup writes its rows of the value, as 4-byte f16/bf16
+pairs, into its own rows of a buffer laid out as TMA reads it (64-column
+slabs of 128-byte rows, 128-byte swizzle: row r's 16-byte chunk c at
+chunk c ^ (r % 8)); a thread's pairs of one 8-column group land in 32
+distinct banks across its warp (8 rows, 4 lanes). Then every thread fences
+the async proxy, the warpgroup meets at its named barrier, and its first
+thread issues one `cp.async.bulk.tensor` store a slab and commits them as
+one bulk group: the tensor map's bounds clip the rows past the tensor's
+edge, so no thread tests a bound. Nobody waits for the global writes; the
+buffer is written again only after `TmaStoreWait` (the issuing thread's
+`cp.async.bulk.wait_group.read 0`) and whatever orders it before the next
+writer (the pass's barriers, or the Q buffer's mbarriers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.backend.codegen.accview import AccView, _pair
+from tilelang.backend.gpu import nodes as g
+
+
+def emit_op(em: Any, op: object) -> bool:
+    """Emit one of this module's ops; False for any other op."""
+    match op:
+        case g.TmaStore():
+            tma_store(em, op)
+            return True
+        case g.TmaStoreWait():
+            em.declare("declare void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 immarg)")
+            em.stmt("call void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 0)")
+            return True
+    return False
+
+
+def fence(em: Any) -> None:
+    """This thread's shared-memory writes made visible to the async proxy (TMA)."""
+    em.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")
+    em.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")
+
+
+def _barrier(em: Any, group: str) -> None:
+    em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
+    bid = em.emit(f"add i32 {group}, {g.STORE_BARRIER}")
+    em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {bid}, i32 128)")
+
+
+def tma_store(em: Any, op: g.TmaStore) -> None:
+    view = em.lay(op.value)
+    assert isinstance(view, AccView) and view.rdim is not None and view.cdim is not None, view
+    info = em.tensors[op.tensor]
+    dt = info.param.dtype
+    mt, es = em.mty(info), em.msize(info)
+    assert es == 2 and view.N % 64 == 0, (mt, view.N)
+    M, N, W = view.M, view.N, view.layout.warps
+    groups = W // 4
+    rows_g = M // groups  # a warpgroup's rows (64)
+    ref = em.env[op.buf.id]
+    t = em.role_tid
+    warp = em.emit(f"lshr i32 {t}, 5")
+    group = em.emit(f"lshr i32 {t}, 7")
+    lane = em.emit(f"and i32 {t}, 31")
+    x = em.emit(f"lshr i32 {lane}, 2")  # the thread's row within 8: the swizzle's XOR
+    xs = em.emit(f"shl i32 {x}, 4")
+    row = em.emit(f"add i32 {em.emit(f'mul i32 {warp}, {view.WM}')}, {x}")
+    q4 = em.emit(f"shl i32 {em.emit(f'and i32 {lane}, 3')}, 2")
+    base = em.emit(f"add i32 {em.emit(f'mul i32 {row}, 128')}, {em.emit(f'add i32 {q4}, {ref.offset}')}")
+    if op.reuse:  # the previous store has read the buffer (the issuing thread waited)
+        _barrier(em, group)
+    regs = em.tile(op.value)
+    mvals = [em.reg_to_mem(r, dt, mt) for r in regs]
+    chunk: dict[int, str] = {}
+    for k in range(len(regs) // 2):
+        cr, cc = view.slots[2 * k]
+        slab, i = divmod(cc, 64)
+        i //= 8
+        if i not in chunk:
+            chunk[i] = em.emit(f"xor i32 {xs}, {i << 4}")
+        at = em.emit(f"add i32 {base}, {em.emit(f'add i32 {chunk[i]}, {slab * M * 128 + cr * 128}')}")
+        ptr = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {at}")
+        vec = _pair(em, regs[2 * k:2 * k + 2], mvals[2 * k:2 * k + 2], mt)
+        em.stmt(f"store <2 x {mt}> {vec}, ptr addrspace(3) {ptr}, align 4")
+    fence(em)
+    _barrier(em, group)
+    lead = em.emit(f"icmp eq i32 {em.emit(f'and i32 {t}, 127')}, 0")
+    go, done = em.new_label("tst"), em.new_label("tstd")
+    em.cbr(lead, go, done)
+    em.label(go)
+    rank = len(op.coords)
+    name = f"llvm.nvvm.cp.async.bulk.tensor.s2g.tile.{rank}d"
+    em.declare(f"declare void @{name}(ptr addrspace(3), ptr, {'i32, ' * rank}i64, i1 immarg)")
+    coords = [em.scalar(c) for c in op.coords]
+    r0 = em.emit(f"add i32 {coords[view.rdim]}, {em.emit(f'mul i32 {group}, {rows_g}')}")
+    gbytes = em.emit(f"mul i32 {group}, {rows_g * 128}")
+    for slab in range(N // 64):
+        cs = list(coords)
+        cs[view.rdim] = r0
+        cs[view.cdim] = em.emit(f"add i32 {coords[view.cdim]}, {slab * 64}")
+        off = em.emit(f"add i32 {gbytes}, {ref.offset + slab * M * 128}")
+        src = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off}")
+        args = ", ".join(f"i32 {c}" for c in reversed(cs))  # innermost first
+        em.stmt(f"call void @{name}(ptr addrspace(3) {src}, ptr %{_ident(op.desc)}, {args}, i64 0, i1 false)")
+    em.declare("declare void @llvm.nvvm.cp.async.bulk.commit.group()")
+    em.stmt("call void @llvm.nvvm.cp.async.bulk.commit.group()")
+    em.br(done)
+    em.label(done)
+
+
+def _ident(name: str) -> str:  # as `hopper._ident` names a descriptor parameter
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)

@@ -1,0 +1,147 @@
+"""The attention pipeline's epilogue: divisions as reciprocals
+(`reciprocals`), and the output tile stored through shared memory by TMA
+(FlashAttention-3's epilogue), off the consumers' critical path:
+`TILEC_ATTN_OSTORE`.
+
+The epilogue's store of the normalised O tile (f16/bf16, [.., BM, N] with N
+a multiple of 64, to a 2-D or 3-D tensor TMA can describe) becomes
+`g.TmaStore`: each consumer warpgroup writes its rows into shared memory,
+fences, meets at its own named barrier, and one thread issues the TMA
+stores; the tensor map's bounds clip the rows past the tensor's edge (what
+the interpreter drops), so no thread tests a bound, and nobody waits for the
+global writes. Where the buffer lives:
+
+- "q": in the Q buffer, warpgroup g's O rows over its own Q rows (only its
+  S products read them, all waited for after the loop). The issuing thread
+  waits for the store's read (`g.TmaStoreWait`) before its warp releases Q
+  (`qempty`): the next tile's Q copy (the producer's TMA) then starts after
+  the epilogue, not during it. Q released in the loop (`TILEC_ATTN_QEARLY`)
+  is turned off.
+- "buf": in a buffer of its own, [BM, N] (the K/V ring loses stages where
+  the shared memory needs them; at least 2): the next tile's store waits
+  for the previous one's read at its start (the issuing thread, then the
+  warpgroup's barrier), and the role's end waits for the last.
+- "0" (the default) or anything else: the epilogue's stores from registers
+  (`codegen/accview.store_rows`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from ..layouts import Shared
+from .context import PassContext
+
+OSTORE_DEFAULT = "0"  # until timed on the GPU
+
+
+def mode() -> str:
+    v = os.environ.get("TILEC_ATTN_OSTORE", OSTORE_DEFAULT)
+    return v if v in ("q", "buf") else "0"
+
+
+@dataclass(frozen=True, slots=True)
+class OStore:
+    mode: str  # "q" or "buf"
+    tensor: str
+    rows: int  # BM
+    cols: int  # N
+    desc: g.TmaDesc
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * 2
+
+
+def plan(after: list[object], k: g.GpuKernel, ctx: PassContext, p: Any, smem: int) -> tuple[OStore | None, Any]:
+    """The store of `after` (the ops after the loop) that goes through shared
+    memory in this mode (or None), and attention plan `p` with the ring's
+    stages that fit beside its buffer ("buf": `smem` bytes for Q, the ring
+    and it; at least 2 stages, else None). One store a tensor: the others
+    (the log-sum-exp's) keep the register path."""
+    m = mode()
+    if m == "0":
+        return None, p
+    for op in after:
+        if not isinstance(op, ir.Store) or op.mask is not None:
+            continue
+        t = k.tensor(op.tensor)
+        f = ctx.fact(op.tensor)
+        shape = op.value.shape
+        if t.rank not in (2, 3) or len(shape) != t.rank or t.dtype not in (DType.F16, DType.BF16):
+            continue
+        if op.value.dtype != t.dtype or f.bf16_f32 or not f.aligned16 or len(f.dims_div16) != t.rank \
+                or not f.dims_div16[-1]:
+            continue
+        if any(x != 1 for x in shape[:-2]) or shape[-2] != p.BM or shape[-1] % 64 or shape[-1] > 256:
+            continue
+        if m == "q" and shape[-1] != p.q.cols:
+            continue
+        if sum(isinstance(o, ir.Store) and o.tensor == op.tensor for o in after) != 1:
+            continue
+        box = (1, 64, 64) if t.rank == 3 else (64, 64)
+        o = OStore(m, op.tensor, p.BM, shape[-1], g.TmaDesc(f"{op.tensor}.tma_o", op.tensor, box, 128, op.span))
+        if m == "q":
+            return o, p
+        n = min(p.stages, (smem - p.q.nbytes - o.nbytes) // (p.k.nbytes + p.v.nbytes))
+        return (o, dataclasses.replace(p, stages=n)) if n >= 2 else (None, p)
+    return None, p
+
+
+def buffer(o: OStore | None, qbuf: ir.Value, fresh: Any, layouts: dict[int, Any], pre: list[object],
+           span: Any) -> tuple[ir.Value, bool, list[object]]:
+    """The buffer O goes through (Q's, or a new one allocated in `pre`),
+    whether Q is released only after O's store ("q"), and the wait that
+    ends the consumers' work (none without a TMA store)."""
+    if o is None or o.mode == "q":
+        return qbuf, o is not None, [g.TmaStoreWait(span)] if o is not None else []
+    b = fresh.value(qbuf.dtype, (1, o.rows, o.cols), "obuf")
+    layouts[b.id] = Shared(128, "row")
+    pre.append(g.SmemAlloc(b, span=span))
+    return b, False, [g.TmaStoreWait(span)]
+
+
+def reciprocals(ops: list[object], fresh: Any) -> list[object]:
+    """The epilogue's f32 divisions by a broadcast vector (the softmax's
+    `acc / l`) as one reciprocal per vector element and a multiply per
+    element: 2 IEEE divisions a thread instead of one (about ten
+    instructions) per accumulator element. x * (1 / y) is within an ulp or
+    so of x / y (the interpreter's), far inside the f16/bf16 result's."""
+    E = ir.ElemOp
+    bcast = {op.result.id: op for op in ops if isinstance(op, ir.Broadcast)}
+    out: list[object] = []
+    for op in ops:
+        b = bcast.get(op.operands[1].id) if isinstance(op, ir.Elementwise) and op.op is E.DIV else None
+        if b is None or op.result.dtype is not DType.F32 or not b.x.shape:  # type: ignore[union-attr]
+            out.append(op)
+            continue
+        x = b.x
+        one, ones = fresh.value(DType.F32, ()), fresh.value(DType.F32, x.shape)
+        rcp, wide = fresh.value(DType.F32, x.shape, "rcp"), fresh.value(DType.F32, op.result.shape)  # type: ignore[union-attr]
+        out += [ir.Const(one, 1.0), ir.Broadcast(ones, one), ir.Elementwise(rcp, E.DIV, (ones, x)),
+                ir.Broadcast(wide, rcp), ir.Elementwise(op.result, E.MUL, (op.operands[0], wide))]  # type: ignore[union-attr]
+    return out
+
+
+def rewrite(epilogue: list[object], o: OStore, buf: ir.Value) -> list[object]:
+    """`epilogue` with its store of `o.tensor` as a `g.TmaStore` from `buf`;
+    in "buf" mode, after the wait for the previous tile's store."""
+    out: list[object] = []
+    for op in epilogue:
+        if isinstance(op, ir.Store) and op.tensor == o.tensor:
+            if o.mode == "buf":
+                out.append(g.TmaStoreWait(op.span))
+            out.append(g.TmaStore(o.desc.name, op.tensor, op.offsets, op.value, buf, o.mode == "buf", op.span))
+        else:
+            out.append(op)
+    return out
+
+
+__all__ = ["OSTORE_DEFAULT", "OStore", "buffer", "mode", "plan", "reciprocals", "rewrite"]

@@ -135,7 +135,8 @@ class Memory:
 
     def guard_bulk(self, addrs: Any, what: str) -> None:
         if self.bulk_reads[addrs].any():
-            t = next(t for t, reads in self.bulk_live if np.isin(addrs, reads).any())
+            hit = np.arange(len(self.bulk_reads))[addrs]
+            t = next(t for t, reads in self.bulk_live if np.isin(hit, reads).any())
             raise Race(f"{what} writes shared memory that a TMA store of thread {t} still reads "
                        f"(no cp.async.bulk.wait_group.read retired it)")
 

@@ -30,10 +30,15 @@ def emit_op(em: Any, op: object) -> bool:
             tma_store(em, op)
             return True
         case g.TmaStoreWait():
-            em.declare("declare void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 immarg)")
-            em.stmt("call void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 0)")
+            wait_read(em)
             return True
     return False
+
+
+def wait_read(em: Any) -> None:
+    """This thread's TMA stores have read their shared memory."""
+    em.declare("declare void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 immarg)")
+    em.stmt("call void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 0)")
 
 
 def fence(em: Any) -> None:
@@ -59,6 +64,11 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
     groups = W // 4
     rows_g = M // groups  # a warpgroup's rows (64)
     ref = em.env[op.buf.id]
+    start = str(ref.offset)  # the buffer's first byte: the stage's, or `alt`'s where the loop did not run
+    if op.stage is not None:
+        start = em.emit(f"add i32 {em.emit(f'mul i32 {em.scalar(op.stage)}, {ref.stage_bytes}')}, {ref.offset}")
+    if op.alt is not None:
+        start = em.emit(f"select i1 {em.scalar(op.ran)}, i32 {start}, i32 {em.env[op.alt.id].offset}")
     t = em.role_tid
     warp = em.emit(f"lshr i32 {t}, 5")
     group = em.emit(f"lshr i32 {t}, 7")
@@ -67,9 +77,12 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
     xs = em.emit(f"shl i32 {x}, 4")
     row = em.emit(f"add i32 {em.emit(f'mul i32 {warp}, {view.WM}')}, {x}")
     q4 = em.emit(f"shl i32 {em.emit(f'and i32 {lane}, 3')}, 2")
-    base = em.emit(f"add i32 {em.emit(f'mul i32 {row}, 128')}, {em.emit(f'add i32 {q4}, {ref.offset}')}")
-    if op.reuse:  # the previous store has read the buffer (the issuing thread waited)
+    base = em.emit(f"add i32 {em.emit(f'mul i32 {row}, 128')}, {em.emit(f'add i32 {q4}, {start}')}")
+    if op.first == "group":  # the previous store has read the buffer (the issuing thread waited)
         _barrier(em, group)
+    elif op.first == "all":  # every warpgroup's products are done with the stage; the generic proxy takes it
+        em.named_barrier(1, 128 * groups)
+        fence(em)
     regs = em.tile(op.value)
     mvals = [em.reg_to_mem(r, dt, mt) for r in regs]
     chunk: dict[int, str] = {}
@@ -99,7 +112,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
         cs = list(coords)
         cs[view.rdim] = r0
         cs[view.cdim] = em.emit(f"add i32 {coords[view.cdim]}, {slab * 64}")
-        off = em.emit(f"add i32 {gbytes}, {ref.offset + slab * M * 128}")
+        off = em.emit(f"add i32 {gbytes}, {em.emit(f'add i32 {start}, {slab * M * 128}')}")
         src = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off}")
         args = ", ".join(f"i32 {c}" for c in reversed(cs))  # innermost first
         em.stmt(f"call void @{name}(ptr addrspace(3) {src}, ptr %{_ident(op.desc)}, {args}, i64 0, i1 false)")

@@ -274,21 +274,27 @@ class TmaStore:
     """The consumer warpgroups store `value` (an f16/bf16 [.., M, N] value in
     the `AccTile` layout, N a multiple of 64) to tensor `tensor` through
     shared memory: each warpgroup writes its M / groups rows into its own rows
-    of `buf` (a [1, M, N] buffer of 64-column slabs of 128-byte rows, swizzled
-    as TMA reads it), makes them visible to the async proxy (a fence a thread),
-    meets at named barrier `STORE_BARRIER + g` (its 128 threads), and its first
-    thread issues one TMA store a slab (descriptor `desc`, box [rows of the
-    warpgroup, 64]; the tensor map's bounds clip the tile at the tensor's edge)
-    and commits them as one bulk group. With `reuse`, the warpgroup first
-    meets at that barrier (after the issuing thread's `TmaStoreWait`) so no
-    thread writes `buf` while the previous store still reads it."""
+    of `buf[stage]` (M rows of 64-column slabs of 128-byte rows, swizzled as
+    TMA reads them; `alt` instead where `ran` is false), makes them visible to
+    the async proxy (a fence a thread), meets at named barrier
+    `STORE_BARRIER + g` (its 128 threads), and its first thread issues one TMA
+    store a slab (descriptor `desc`, box [rows of the warpgroup, 64]; the
+    tensor map's bounds clip the tile at the tensor's edge) and commits them
+    as one bulk group. `first`: before writing, "group": the warpgroup meets
+    at that barrier (after the issuing thread's `TmaStoreWait`: the previous
+    store has read the buffer); "all": every consumer meets at named barrier
+    1 and fences (the buffer is a ring stage every warpgroup's products
+    read); "": nothing (the buffer is the warpgroup's own and idle)."""
 
     desc: str
     tensor: str
     coords: tuple[ir.Value, ...]  # the tile's origin, one per dim of the tensor (outermost first)
     value: ir.Value
     buf: ir.Value
-    reuse: bool = False
+    stage: ir.Value | None = None
+    alt: ir.Value | None = None
+    ran: ir.Value | None = None
+    first: str = ""
     span: Span = DUMMY_SPAN
 
 
@@ -613,8 +619,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (s, st)
         case ZeroRows(buf=b, stage=st, offset=o, bound=n):
             return (b, st, o, n)
-        case TmaStore(coords=cs, value=v, buf=b):
-            return (*cs, v, b)
+        case TmaStore(coords=cs, value=v, buf=b, stage=st, alt=a, ran=r):
+            return (*cs, v, b, *(x for x in (st, a, r) if x is not None))
         case TmaStoreWait():
             return ()
     return ir.op_operands(op)  # type: ignore[arg-type]

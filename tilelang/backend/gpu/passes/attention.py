@@ -857,7 +857,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and pingpong() != "0")
     if persist:
         pre.append(g.BarrierAlloc(qempty, W, span=span))
-    obuf, late, fin = epi.buffer(ost, qbuf, fresh, layouts, pre, span)  # late: Q released after O's store
+    ost, obuf = epi.buffer(ost, p, qbuf, vbuf, schedule == "serial", fresh, layouts, pre, span)
+    late = ost is not None and ost.mode != "buf"  # Q (or the last K/V stage) released after O's store has read it
     # persistent: the ring's counter and the tile's number in this CTA, per role
     p_base, p_tn, c_base, c_tn = (fresh.value(DType.I32, (), h) for h in ("ring", "tile", "ring", "tile"))
 
@@ -928,25 +929,25 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     from .attention_zeros import drop_unread_zeros
 
     post, epilogue = drop_unread_zeros(c_post[0], epilogue, loop, c_post[1], before)
-    epilogue = epi.rewrite(epilogue, ost, obuf) if ost is not None else epilogue
-    c_post = (post, c_post[1], c_post[2])
+    c_post, eb = (post, c_post[1], c_post[2]), _Build(fresh)  # the last block's stage; whether the loop ran
+    last = eb.elem(E.REM, eb.elem(E.ADD, c_post[2], eb.const(S - 1)), eb.const(S))
+    ran, idle_t = (eb.elem(op, c_post[2], bufs.base, dtype=DType.BOOL) for op in (E.GT, E.LE))
+    epilogue, fin = epi.rewrite(epilogue, ost, obuf, qbuf, last, ran)
     # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
     # the turns run on from tile to tile; no arrival is left on a barrier)
     start, end = ([g.WarpgroupTurn(x, TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))
     consumer_ops: list[object] = [*start, *moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span),
-                                  *c_pre, c_loop, *c_post[0], *epilogue, *fin, *end, ir.Yield(())]
+                                  *c_pre, c_loop, *c_post[0], *eb.ops, *epilogue, *fin, *end, ir.Yield(())]
     if persist:
         tb = _Build(fresh)
         q_phase = tb.elem(E.AND, c_tn, tb.const(1))
         trips = c_post[2]
-        rel = _Build(fresh)  # the last block's stage, once its P V is done (the loop frees the others)
-        if schedule != "serial":
-            last = rel.elem(E.REM, rel.elem(E.ADD, trips, rel.const(S - 1)), rel.const(S))
-            rel.ops.append(g.BarrierArrive(empty, last, rel.elem(E.GT, trips, c_base, dtype=DType.BOOL), span))
+        # the last block's stage, once its P V is done (the loop frees the others)
+        rel = [g.BarrierArrive(empty, last, ran, span)] if schedule != "serial" else []
         idle = tb.elem(E.GE, loop.lower, loop.upper, dtype=DType.BOOL) if q_early and turned else None
-        qrel = [g.BarrierArrive(qempty, zero_c, idle, span)]
+        qrel = g.BarrierArrive(qempty, zero_c, idle, span)
         consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, c_loop,
-                        *([] if late else qrel), *c_post[0], *rel.ops, *epilogue, *(fin + qrel if late else [])]
+                        *epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t)]
 
     # every tile of the consumers in the accumulator layout
     cl = _Classes(BM)
@@ -968,7 +969,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
         c_ops = [*start, ir.Const(zero_c, 0),
                  *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span),
-                 *([] if late else fin), *end, ir.Yield(())]
+                 *([g.TmaStoreWait(span)] if ost is not None and ost.mode == "buf" else []), *end, ir.Yield(())]
         p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span),
                  ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]

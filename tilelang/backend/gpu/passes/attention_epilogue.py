@@ -44,7 +44,7 @@ OSTORE_DEFAULT = "0"  # until timed on the GPU
 
 def mode() -> str:
     v = os.environ.get("TILEC_ATTN_OSTORE", OSTORE_DEFAULT)
-    return v if v in ("q", "buf") else "0"
+    return v if v in ("q", "buf", "v") else "0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,30 +82,35 @@ def plan(after: list[object], k: g.GpuKernel, ctx: PassContext, p: Any, smem: in
             continue
         if any(x != 1 for x in shape[:-2]) or shape[-2] != p.BM or shape[-1] % 64 or shape[-1] > 256:
             continue
-        if m == "q" and shape[-1] != p.q.cols:
+        if m != "buf" and shape[-1] != p.q.cols:
             continue
         if sum(isinstance(o, ir.Store) and o.tensor == op.tensor for o in after) != 1:
             continue
         box = (1, 64, 64) if t.rank == 3 else (64, 64)
         o = OStore(m, op.tensor, p.BM, shape[-1], g.TmaDesc(f"{op.tensor}.tma_o", op.tensor, box, 128, op.span))
-        if m == "q":
+        if m != "buf":
             return o, p
         n = min(p.stages, (smem - p.q.nbytes - o.nbytes) // (p.k.nbytes + p.v.nbytes))
         return (o, dataclasses.replace(p, stages=n)) if n >= 2 else (None, p)
     return None, p
 
 
-def buffer(o: OStore | None, qbuf: ir.Value, fresh: Any, layouts: dict[int, Any], pre: list[object],
-           span: Any) -> tuple[ir.Value, bool, list[object]]:
-    """The buffer O goes through (Q's, or a new one allocated in `pre`),
-    whether Q is released only after O's store ("q"), and the wait that
-    ends the consumers' work (none without a TMA store)."""
+def buffer(o: OStore | None, p: Any, qbuf: ir.Value, vbuf: ir.Value, serial: bool, fresh: Any,
+           layouts: dict[int, Any], pre: list[object], span: Any) -> tuple[OStore | None, ir.Value]:
+    """The store as planned ("v" becomes "q" where the last block's V stage
+    is not the tile's shape or the loop frees every stage itself: the serial
+    schedule) and the buffer O goes through (Q's, V's ring, or a new one
+    allocated in `pre`)."""
+    if o is not None and o.mode == "v" and (serial or (p.v.rows, p.v.cols) != (o.rows, o.cols)):
+        o = dataclasses.replace(o, mode="q")
     if o is None or o.mode == "q":
-        return qbuf, o is not None, [g.TmaStoreWait(span)] if o is not None else []
+        return o, qbuf
+    if o.mode == "v":
+        return o, vbuf
     b = fresh.value(qbuf.dtype, (1, o.rows, o.cols), "obuf")
     layouts[b.id] = Shared(128, "row")
     pre.append(g.SmemAlloc(b, span=span))
-    return b, False, [g.TmaStoreWait(span)]
+    return o, b
 
 
 def reciprocals(ops: list[object], fresh: Any) -> list[object]:
@@ -130,18 +135,44 @@ def reciprocals(ops: list[object], fresh: Any) -> list[object]:
     return out
 
 
-def rewrite(epilogue: list[object], o: OStore, buf: ir.Value) -> list[object]:
-    """`epilogue` with its store of `o.tensor` as a `g.TmaStore` from `buf`;
-    in "buf" mode, after the wait for the previous tile's store."""
+def rewrite(epilogue: list[object], o: OStore | None, buf: ir.Value, qbuf: ir.Value, last: ir.Value,
+            ran: ir.Value) -> tuple[list[object], list[object]]:
+    """`epilogue` with its store of `o.tensor` as a `g.TmaStore` from `buf`
+    ("buf": after the wait for the previous tile's store; "v": from the stage
+    of the loop's last block `last`, or Q's buffer where it did not run), and
+    the wait that ends the store (nothing without one)."""
+    if o is None:
+        return epilogue, []
     out: list[object] = []
     for op in epilogue:
         if isinstance(op, ir.Store) and op.tensor == o.tensor:
+            store = g.TmaStore(o.desc.name, op.tensor, op.offsets, op.value, buf, span=op.span)
             if o.mode == "buf":
-                out.append(g.TmaStoreWait(op.span))
-            out.append(g.TmaStore(o.desc.name, op.tensor, op.offsets, op.value, buf, o.mode == "buf", op.span))
+                out += [g.TmaStoreWait(op.span), dataclasses.replace(store, first="group")]
+            elif o.mode == "v":
+                out.append(dataclasses.replace(store, stage=last, alt=qbuf, ran=ran, first="all"))
+            else:
+                out.append(store)
         else:
             out.append(op)
-    return out
+    return out, [g.TmaStoreWait(o.desc.span)]
 
 
-__all__ = ["OSTORE_DEFAULT", "OStore", "buffer", "mode", "plan", "reciprocals", "rewrite"]
+def released(o: OStore | None, qrel: g.BarrierArrive, rel: list[object], post: list[object], epilogue: list[object],
+             fin: list[object], ran: ir.Value, idle: ir.Value) -> list[object]:
+    """A persistent tile's consumer ops after the loop: `post` (the loop's
+    last waits and the scalars the releases read), the epilogue, Q's release
+    `qrel` and the last block's stage's `rel`, in the order the store's
+    buffer needs: without a store or with its own ("buf"; its waits are at
+    the next store and after the walk), Q right after the loop; "q": Q after
+    the store has read it; "v": the stage after the store has read it, and Q
+    after the loop where the loop ran (`ran`), after the store where it did
+    not (`idle`: then O went through Q)."""
+    if o is None or o.mode == "buf":
+        return [qrel, *post, *rel, *epilogue]
+    if o.mode == "q":
+        return [*post, *rel, *epilogue, *fin, qrel]
+    return [*post, dataclasses.replace(qrel, pred=ran), *epilogue, *fin, *rel, dataclasses.replace(qrel, pred=idle)]
+
+
+__all__ = ["OSTORE_DEFAULT", "OStore", "buffer", "mode", "plan", "reciprocals", "released", "rewrite"]

@@ -1,0 +1,106 @@
+"""`TILEC_ATTN_OSTORE` (`passes/attention_epilogue.py`, `codegen/tma_store.py`):
+the attention epilogue's O tile written to shared memory by the consumer
+warpgroups and stored by TMA. The PTX (ptxas), and the kernels in the
+simulator against NumPy: rows past the tensor's edge (the tensor map clips
+them), causal with S_q != S_k, one and two warpgroups, a persistent walk
+(the buffer reused from tile to tile). llsim checks the protocol: a TMA store
+reading bytes whose writer did not fence the async proxy, a write into bytes
+an unfinished store still reads, and a thread exiting before its stores'
+reads are done are races; the tests below take the fence or the wait away
+and expect exactly that."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+from test_attention_pipeline import _facts, _run_lse_and_check, _schedule, _std
+
+from tilelang.backend import emit_ptx, lower_gpu
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.parametrize(("mode", "dt", "d"), [("q", "f16", 128), ("buf", "bf16", 64), ("v", "f16", 128)])
+def test_tma_stores_of_o_assemble_without_spills(tmp_path, mode: str, dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_OSTORE", mode)
+    ptx = emit_ptx(_std("flash_attention", dt, 128, 128, d), "sm_90a", _facts("oqkv", 3))
+    assert ptx.count("cp.async.bulk.tensor.3d.global.shared::cta") == d // 64  # one a slab, issued by each warpgroup
+    assert re.search(r"cp\.async\.bulk\.wait_group\.read\s+0;", ptx) and "fence.proxy.async.shared::cta" in ptx
+    assert "st.global" not in ptx  # O does not take the register path too
+    f = tmp_path / "k.ptx"
+    f.write_text(ptx)
+    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "k.o"), str(f)],
+                       capture_output=True, text=True, check=True)
+    assert "0 bytes spill stores" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(("setting", "stores"), [(None, 0), ("0", 0), ("q", 2), ("buf", 2), ("v", 2), ("yes", 0)])
+def test_the_switch_picks_the_path(setting: str | None, stores: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    if setting is None:
+        monkeypatch.delenv("TILEC_ATTN_OSTORE", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_OSTORE", setting)
+    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3)))
+    assert text.count("tma.store ") == (1 if stores else 0)
+    assert ("store @o" in text) == (stores == 0)
+
+
+def test_buf_takes_ring_stages_where_shared_memory_needs_them(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """D = 128: Q (32 KB) + 3 stages of K and V (64 KB each) fill the shared memory; "buf" takes a stage for O's
+    32 KB; D = 64 keeps its 4 stages beside a 16 KB buffer."""
+    monkeypatch.setenv("TILEC_ATTN_OSTORE", "buf")
+    for d, stages in ((128, 2), (64, 4)):
+        gk = lower_gpu(_std("flash_attention", "f16", 128, 128, d), "sm_90a", _facts("oqkv", 3))
+        assert gk.num_stages == stages and "obuf" in print_gpu_kernel(gk)
+
+
+SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200, 200, False, 0),
+       ("buf", "overlap+rotate", 128, 300, 200, True, 2), ("v", "overlap+rotate", 128, 300, 200, True, 2),
+       ("v", "overlap", 64, 150, 40, True, 1)]
+
+
+@pytest.mark.parametrize(("mode", "schedule", "bm", "sq", "sk", "causal", "ctas"), SIM,
+                         ids=["q_rotate_walk_edge_rows", "q_two_warpgroups", "buf_two_warpgroups_walk",
+                              "v_two_warpgroups_walk", "v_rows_see_nothing"])
+def test_o_through_shared_memory_in_the_simulator(mode: str, schedule: str, bm: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
+                                                  ctas: int, monkeypatch) -> None:
+    _schedule(monkeypatch, schedule)
+    monkeypatch.setenv("TILEC_ATTN_OSTORE", mode)
+    d, bn, bh = 64, 64, 2
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    grid = (ctas, 1) if ctas else (bh, -(-sq // bm))
+    _run_lse_and_check(k, facts, grid, bh, bh, sq, sk, d, causal, 11)
+
+
+def test_the_simulator_refuses_a_tma_store_without_the_fence(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from llsim import Race
+
+    from tilelang.backend.codegen import tma_store
+
+    _schedule(monkeypatch, "overlap+rotate")
+    monkeypatch.setenv("TILEC_ATTN_OSTORE", "q")
+    monkeypatch.setattr(tma_store, "fence", lambda em: None)
+    k = _std("flash_attention_lse", "f16", 64, 64, 64)
+    with pytest.raises(Race, match="no fence.proxy.async"):
+        _run_lse_and_check(k, {**_facts("oqkv", 3), **_facts(["lse"], 2)}, (2, 1), 2, 2, 150, 200, 64, True, 11)
+
+
+@pytest.mark.parametrize("mode", ["q", "buf", "v"])
+def test_the_simulator_refuses_a_buffer_reused_before_the_stores_read(mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without `cp.async.bulk.wait_group.read` the next tile's Q copy ("q"),
+    the next tile's O ("buf") or K/V copy ("v") writes the bytes a store
+    still reads, or the thread exits with its store unfinished: a Race."""
+    from llsim import Race
+
+    from tilelang.backend.codegen import tma_store
+
+    _schedule(monkeypatch, "overlap+rotate")
+    monkeypatch.setenv("TILEC_ATTN_OSTORE", mode)
+    monkeypatch.setattr(tma_store, "wait_read", lambda em: None)
+    k = _std("flash_attention_lse", "f16", 64, 64, 64)
+    with pytest.raises(Race, match="TMA store"):
+        _run_lse_and_check(k, {**_facts("oqkv", 3), **_facts(["lse"], 2)}, (1, 1), 2, 2, 150, 200, 64, True, 11)

@@ -23,11 +23,14 @@ from tilelang.backend.gpu.printer import print_gpu_kernel
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
-@pytest.mark.parametrize(("mode", "dt", "d"), [("q", "f16", 128), ("buf", "bf16", 64), ("v", "f16", 128)])
+@pytest.mark.parametrize(("mode", "dt", "d"), [("q", "f16", 128), ("buf", "bf16", 64), ("v", "f16", 128),
+                                               ("v/warp", "f16", 128), ("buf/warp", "f16", 64)])
 def test_tma_stores_of_o_assemble_without_spills(tmp_path, mode: str, dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    mode, _, by = mode.partition("/")
     monkeypatch.setenv("TILEC_ATTN_OSTORE", mode)
+    monkeypatch.setenv("TILEC_ATTN_OSTORE_BY", by or "warpgroup")
     ptx = emit_ptx(_std("flash_attention", dt, 128, 128, d), "sm_90a", _facts("oqkv", 3))
-    assert ptx.count("cp.async.bulk.tensor.3d.global.shared::cta") == d // 64  # one a slab, issued by each warpgroup
+    assert ptx.count("cp.async.bulk.tensor.3d.global.shared::cta") == d // 64  # one a slab, issued by each unit
     assert re.search(r"cp\.async\.bulk\.wait_group\.read\s+0;", ptx) and "fence.proxy.async.shared::cta" in ptx
     assert "st.global" not in ptx  # O does not take the register path too
     f = tmp_path / "k.ptx"
@@ -58,17 +61,23 @@ def test_buf_takes_ring_stages_where_shared_memory_needs_them(monkeypatch) -> No
 
 
 SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200, 200, False, 0),
-       ("buf", "overlap+rotate", 128, 300, 200, True, 2), ("v", "overlap+rotate", 128, 300, 200, True, 2),
+       ("buf", "overlap+rotate", 128, 300, 200, True, 2), ("buf/warp", "overlap", 128, 300, 200, True, 2),
+       ("v", "overlap+rotate", 128, 300, 200, True, 2), ("v/warp", "overlap", 128, 300, 200, True, 3),
        ("v", "overlap", 64, 150, 40, True, 1)]
 
 
 @pytest.mark.parametrize(("mode", "schedule", "bm", "sq", "sk", "causal", "ctas"), SIM,
                          ids=["q_rotate_walk_edge_rows", "q_two_warpgroups", "buf_two_warpgroups_walk",
-                              "v_two_warpgroups_walk", "v_rows_see_nothing"])
+                              "buf_by_warp_walk", "v_two_warpgroups_walk", "v_by_warp_walk", "v_rows_see_nothing"])
 def test_o_through_shared_memory_in_the_simulator(mode: str, schedule: str, bm: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
                                                   ctas: int, monkeypatch) -> None:
+    """"v" releases the last block's stage in the next tile (a carried flag):
+    a walk of several tiles a CTA, tiles of 0 to 5 key blocks (the zero-block
+    ones store through Q). "/warp": each warp stores its own 16 rows."""
     _schedule(monkeypatch, schedule)
+    mode, _, by = mode.partition("/")
     monkeypatch.setenv("TILEC_ATTN_OSTORE", mode)
+    monkeypatch.setenv("TILEC_ATTN_OSTORE_BY", by or "warpgroup")
     d, bn, bh = 64, 64, 2
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
@@ -89,7 +98,7 @@ def test_the_simulator_refuses_a_tma_store_without_the_fence(monkeypatch) -> Non
         _run_lse_and_check(k, {**_facts("oqkv", 3), **_facts(["lse"], 2)}, (2, 1), 2, 2, 150, 200, 64, True, 11)
 
 
-@pytest.mark.parametrize("mode", ["q", "buf", "v"])
+@pytest.mark.parametrize("mode", ["q", "buf", "v", "v/warp"])
 def test_the_simulator_refuses_a_buffer_reused_before_the_stores_read(mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Without `cp.async.bulk.wait_group.read` the next tile's Q copy ("q"),
     the next tile's O ("buf") or K/V copy ("v") writes the bytes a store
@@ -99,7 +108,9 @@ def test_the_simulator_refuses_a_buffer_reused_before_the_stores_read(mode: str,
     from tilelang.backend.codegen import tma_store
 
     _schedule(monkeypatch, "overlap+rotate")
+    mode, _, by = mode.partition("/")
     monkeypatch.setenv("TILEC_ATTN_OSTORE", mode)
+    monkeypatch.setenv("TILEC_ATTN_OSTORE_BY", by or "warpgroup")
     monkeypatch.setattr(tma_store, "wait_read", lambda em: None)
     k = _std("flash_attention_lse", "f16", 64, 64, 64)
     with pytest.raises(Race, match="TMA store"):

@@ -29,8 +29,16 @@ def emit_op(em: Any, op: object) -> bool:
         case g.TmaStore():
             tma_store(em, op)
             return True
-        case g.TmaStoreWait():
+        case g.TmaStoreWait(pred=p):
+            if p is None:
+                wait_read(em)
+                return True
+            go, done = em.new_label("tsw"), em.new_label("tswd")
+            em.cbr(em.scalar(p), go, done)
+            em.label(go)
             wait_read(em)
+            em.br(done)
+            em.label(done)
             return True
     return False
 
@@ -47,7 +55,12 @@ def fence(em: Any) -> None:
     em.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")
 
 
-def _barrier(em: Any, group: str) -> None:
+def _barrier(em: Any, group: str, unit: int) -> None:
+    """The threads of one issuing unit meet: a warpgroup at its named barrier, a warp at `bar.warp.sync`."""
+    if unit == 32:
+        em.declare("declare void @llvm.nvvm.bar.warp.sync(i32)")
+        em.stmt("call void @llvm.nvvm.bar.warp.sync(i32 -1)")
+        return
     em.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
     bid = em.emit(f"add i32 {group}, {g.STORE_BARRIER}")
     em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {bid}, i32 128)")
@@ -62,7 +75,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
     assert es == 2 and view.N % 64 == 0, (mt, view.N)
     M, N, W = view.M, view.N, view.layout.warps
     groups = W // 4
-    rows_g = M // groups  # a warpgroup's rows (64)
+    rows_g = M * op.unit // (32 * W)  # the rows one unit stores (a warpgroup's 64, a warp's 16)
     ref = em.env[op.buf.id]
     start = str(ref.offset)  # the buffer's first byte: the stage's, or `alt`'s where the loop did not run
     if op.stage is not None:
@@ -78,8 +91,9 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
     row = em.emit(f"add i32 {em.emit(f'mul i32 {warp}, {view.WM}')}, {x}")
     q4 = em.emit(f"shl i32 {em.emit(f'and i32 {lane}, 3')}, 2")
     base = em.emit(f"add i32 {em.emit(f'mul i32 {row}, 128')}, {em.emit(f'add i32 {q4}, {start}')}")
+    unit = em.emit(f"lshr i32 {t}, {op.unit.bit_length() - 1}")  # the thread's issuing unit
     if op.first == "group":  # the previous store has read the buffer (the issuing thread waited)
-        _barrier(em, group)
+        _barrier(em, group, op.unit)
     elif op.first == "all":  # every warpgroup's products are done with the stage; the generic proxy takes it
         em.named_barrier(1, 128 * groups)
         fence(em)
@@ -97,8 +111,8 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
         vec = _pair(em, regs[2 * k:2 * k + 2], mvals[2 * k:2 * k + 2], mt)
         em.stmt(f"store <2 x {mt}> {vec}, ptr addrspace(3) {ptr}, align 4")
     fence(em)
-    _barrier(em, group)
-    lead = em.emit(f"icmp eq i32 {em.emit(f'and i32 {t}, 127')}, 0")
+    _barrier(em, group, op.unit)
+    lead = em.emit(f"icmp eq i32 {em.emit(f'and i32 {t}, {op.unit - 1}')}, 0")
     go, done = em.new_label("tst"), em.new_label("tstd")
     em.cbr(lead, go, done)
     em.label(go)
@@ -106,8 +120,8 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
     name = f"llvm.nvvm.cp.async.bulk.tensor.s2g.tile.{rank}d"
     em.declare(f"declare void @{name}(ptr addrspace(3), ptr, {'i32, ' * rank}i64, i1 immarg)")
     coords = [em.scalar(c) for c in op.coords]
-    r0 = em.emit(f"add i32 {coords[view.rdim]}, {em.emit(f'mul i32 {group}, {rows_g}')}")
-    gbytes = em.emit(f"mul i32 {group}, {rows_g * 128}")
+    r0 = em.emit(f"add i32 {coords[view.rdim]}, {em.emit(f'mul i32 {unit}, {rows_g}')}")
+    gbytes = em.emit(f"mul i32 {unit}, {rows_g * 128}")
     for slab in range(N // 64):
         cs = list(coords)
         cs[view.rdim] = r0

@@ -280,7 +280,8 @@ class TmaStore:
     `STORE_BARRIER + g` (its 128 threads), and its first thread issues one TMA
     store a slab (descriptor `desc`, box [rows of the warpgroup, 64]; the
     tensor map's bounds clip the tile at the tensor's edge) and commits them
-    as one bulk group. `first`: before writing, "group": the warpgroup meets
+    as one bulk group; with `unit` 32 each warp does that for its own rows
+    (`bar.warp.sync`, lane 0 issues). `first`: before writing, "group": the unit meets
     at that barrier (after the issuing thread's `TmaStoreWait`: the previous
     store has read the buffer); "all": every consumer meets at named barrier
     1 and fences (the buffer is a ring stage every warpgroup's products
@@ -295,6 +296,7 @@ class TmaStore:
     alt: ir.Value | None = None
     ran: ir.Value | None = None
     first: str = ""
+    unit: int = 128  # threads that store their rows together: a warpgroup (named barrier), or a warp (32)
     span: Span = DUMMY_SPAN
 
 
@@ -305,8 +307,9 @@ STORE_BARRIER = 4  # `TmaStore`'s named barriers: 4 + the warpgroup (1 and 2, 3 
 class TmaStoreWait:
     """`cp.async.bulk.wait_group.read 0`: this thread's TMA stores have read
     their shared memory (it may be written again); a no-op in a thread that
-    issued none."""
+    issued none. Only where `pred` (a uniform bool) holds, if given."""
 
+    pred: ir.Value | None = None
     span: Span = DUMMY_SPAN
 
 
@@ -621,8 +624,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (b, st, o, n)
         case TmaStore(coords=cs, value=v, buf=b, stage=st, alt=a, ran=r):
             return (*cs, v, b, *(x for x in (st, a, r) if x is not None))
-        case TmaStoreWait():
-            return ()
+        case TmaStoreWait(pred=p):
+            return (p,) if p is not None else ()
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 

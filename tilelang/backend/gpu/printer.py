@@ -84,11 +84,12 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = pack_pairs {n(x)} as {dt} : {r.type}{n.note(r)}")
         case g.ZeroRows(buf=b, stage=s, offset=o, bound=nb, threads=t):
             line(f"zero_rows {n(b)}[{n(s)}] where row + {n(o)} >= {n(nb)} ({t} threads, then fence, bar 1)")
-        case g.TmaStore(desc=d, coords=cs, value=v, buf=b, stage=st, alt=a, ran=r, first=f):
+        case g.TmaStore(desc=d, coords=cs, value=v, buf=b, stage=st, alt=a, ran=r, first=f, unit=u):
             via = n(b) + (f"[{n(st)}]" if st is not None else "") + (f" if {n(r)} else {n(a)}" if a is not None else "")
-            line(f"tma.store {n(v)} via {via} -> @{d}[{', '.join(map(n, cs))}]" + (f" (first: bar {f})" if f else ""))
-        case g.TmaStoreWait():
-            line("tma.store.wait_read")
+            line(f"tma.store {n(v)} via {via} -> @{d}[{', '.join(map(n, cs))}] by {u} threads"
+                 + (f" (first: bar {f})" if f else ""))
+        case g.TmaStoreWait(pred=p):
+            line("tma.store.wait_read" + (f" if {n(p)}" if p is not None else ""))
         case g.WarpgroupTurn(kind=kind, base=b):
             line(f"warpgroup_turn.{kind} {b}")
         case g.WarpAny(result=r, x=x):

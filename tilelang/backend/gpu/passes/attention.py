@@ -946,8 +946,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         rel = [g.BarrierArrive(empty, last, ran, span)] if schedule != "serial" else []
         idle = tb.elem(E.GE, loop.lower, loop.upper, dtype=DType.BOOL) if q_early and turned else None
         qrel = g.BarrierArrive(qempty, zero_c, idle, span)
-        consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, c_loop,
-                        *epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t)]
+        head, tail, carry = epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t, c_base, S,
+                                         empty, fresh)
+        consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, *head, c_loop, *tail]
 
     # every tile of the consumers in the accumulator layout
     cl = _Classes(BM)
@@ -968,8 +969,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         wb = _Build(fresh)
         walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
         c_ops = [*start, ir.Const(zero_c, 0),
-                 *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span),
-                 *([g.TmaStoreWait(span)] if ost is not None and ost.mode == "buf" else []), *end, ir.Yield(())]
+                 *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry),
+                 *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span),
                  ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]

@@ -53,6 +53,7 @@ class OStore:
     tensor: str
     rows: int  # BM
     cols: int  # N
+    unit: int  # threads that store their rows together (`g.TmaStore.unit`)
     desc: g.TmaDesc
 
     @property
@@ -86,8 +87,10 @@ def plan(after: list[object], k: g.GpuKernel, ctx: PassContext, p: Any, smem: in
             continue
         if sum(isinstance(o, ir.Store) and o.tensor == op.tensor for o in after) != 1:
             continue
-        box = (1, 64, 64) if t.rank == 3 else (64, 64)
-        o = OStore(m, op.tensor, p.BM, shape[-1], g.TmaDesc(f"{op.tensor}.tma_o", op.tensor, box, 128, op.span))
+        unit = 32 if os.environ.get("TILEC_ATTN_OSTORE_BY") == "warp" else 128
+        box = (1, unit // 2, 64) if t.rank == 3 else (unit // 2, 64)  # 64 rows a warpgroup, 16 a warp
+        o = OStore(m, op.tensor, p.BM, shape[-1], unit,
+                   g.TmaDesc(f"{op.tensor}.tma_o", op.tensor, box, 128, op.span))
         if m != "buf":
             return o, p
         n = min(p.stages, (smem - p.q.nbytes - o.nbytes) // (p.k.nbytes + p.v.nbytes))
@@ -98,10 +101,11 @@ def plan(after: list[object], k: g.GpuKernel, ctx: PassContext, p: Any, smem: in
 def buffer(o: OStore | None, p: Any, qbuf: ir.Value, vbuf: ir.Value, serial: bool, fresh: Any,
            layouts: dict[int, Any], pre: list[object], span: Any) -> tuple[OStore | None, ir.Value]:
     """The store as planned ("v" becomes "q" where the last block's V stage
-    is not the tile's shape or the loop frees every stage itself: the serial
-    schedule) and the buffer O goes through (Q's, V's ring, or a new one
+    is not the tile's shape, or the loop frees every stage itself (the
+    serial schedule), or the ring has fewer than 3 stages (the stage is
+    released in the next tile, after its first stage's wait)) and the buffer O goes through (Q's, V's ring, or a new one
     allocated in `pre`)."""
-    if o is not None and o.mode == "v" and (serial or (p.v.rows, p.v.cols) != (o.rows, o.cols)):
+    if o is not None and o.mode == "v" and (serial or p.stages < 3 or (p.v.rows, p.v.cols) != (o.rows, o.cols)):
         o = dataclasses.replace(o, mode="q")
     if o is None or o.mode == "q":
         return o, qbuf
@@ -146,33 +150,47 @@ def rewrite(epilogue: list[object], o: OStore | None, buf: ir.Value, qbuf: ir.Va
     out: list[object] = []
     for op in epilogue:
         if isinstance(op, ir.Store) and op.tensor == o.tensor:
-            store = g.TmaStore(o.desc.name, op.tensor, op.offsets, op.value, buf, span=op.span)
+            store = g.TmaStore(o.desc.name, op.tensor, op.offsets, op.value, buf, unit=o.unit, span=op.span)
             if o.mode == "buf":
-                out += [g.TmaStoreWait(op.span), dataclasses.replace(store, first="group")]
+                out += [g.TmaStoreWait(span=op.span), dataclasses.replace(store, first="group")]
             elif o.mode == "v":
                 out.append(dataclasses.replace(store, stage=last, alt=qbuf, ran=ran, first="all"))
             else:
                 out.append(store)
         else:
             out.append(op)
-    return out, [g.TmaStoreWait(o.desc.span)]
+    return out, [g.TmaStoreWait(span=o.desc.span)]
 
 
 def released(o: OStore | None, qrel: g.BarrierArrive, rel: list[object], post: list[object], epilogue: list[object],
-             fin: list[object], ran: ir.Value, idle: ir.Value) -> list[object]:
-    """A persistent tile's consumer ops after the loop: `post` (the loop's
-    last waits and the scalars the releases read), the epilogue, Q's release
-    `qrel` and the last block's stage's `rel`, in the order the store's
-    buffer needs: without a store or with its own ("buf"; its waits are at
-    the next store and after the walk), Q right after the loop; "q": Q after
-    the store has read it; "v": the stage after the store has read it, and Q
-    after the loop where the loop ran (`ran`), after the store where it did
-    not (`idle`: then O went through Q)."""
+             fin: list[object], ran: ir.Value, idle: ir.Value, ring: ir.Value, S: int, empty: ir.Value,
+             fresh: Any) -> tuple[list[object], list[object], tuple[tuple[ir.Value, ir.Value, object], ...]]:
+    """A persistent tile's consumer ops around the loop: (before it, after
+    it, values carried to the next tile, as `attention_tiles.tile_loop`
+    takes them). After it: `post` (the loop's last waits and the scalars the
+    releases read), the epilogue, Q's release `qrel` and the last block's
+    stage's `rel`, in the order the store's buffer needs. Without a store or
+    with its own buffer ("buf"; its waits are at the next store and after
+    the walk): Q right after the loop. "q": Q after the store has read it.
+    "v": Q right after the loop where it ran (`ran`; where it did not,
+    `idle`, O went through Q: Q after the store has read it), and the last
+    block's stage (O's buffer) in the NEXT tile, before its loop (the issuing
+    thread's wait is then long satisfied; the stage is the one before the
+    ring's counter `ring`, released where the previous tile's loop ran: the
+    carried flag); the walk's end waits for the last store."""
     if o is None or o.mode == "buf":
-        return [qrel, *post, *rel, *epilogue]
+        return [], [qrel, *post, *rel, *epilogue], ()
     if o.mode == "q":
-        return [*post, *rel, *epilogue, *fin, qrel]
-    return [*post, dataclasses.replace(qrel, pred=ran), *epilogue, *fin, *rel, dataclasses.replace(qrel, pred=idle)]
+        return [], [*post, *rel, *epilogue, *fin, qrel], ()
+    E = ir.ElemOp
+    pend, prev = fresh.value(DType.BOOL, (), "o_pending"), fresh.value(DType.I32, (), "o_stage")
+    k1, kS = fresh.value(DType.I32, ()), fresh.value(DType.I32, ())
+    up = fresh.value(DType.I32, ())
+    head = [ir.Const(k1, S - 1), ir.Const(kS, S), ir.Elementwise(up, E.ADD, (ring, k1)),
+            ir.Elementwise(prev, E.REM, (up, kS)), g.TmaStoreWait(pend), g.BarrierArrive(empty, prev, pend)]
+    tail = [*post, dataclasses.replace(qrel, pred=ran), *epilogue, g.TmaStoreWait(idle),
+            dataclasses.replace(qrel, pred=idle)]
+    return head, tail, ((pend, ran, False),)
 
 
 __all__ = ["OSTORE_DEFAULT", "OStore", "buffer", "mode", "plan", "reciprocals", "released", "rewrite"]

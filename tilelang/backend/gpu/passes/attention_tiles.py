@@ -239,12 +239,15 @@ def clone(ops: list[object], fresh: Fresh, mapping: dict[int, ir.Value]) -> list
 
 
 def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], ring: ir.Value,
-              ring_out: ir.Value, tn: ir.Value, span: object) -> list[object]:
+              ring_out: ir.Value, tn: ir.Value, span: object,
+              carry: tuple[tuple[ir.Value, ir.Value, object], ...] = ()) -> list[object]:
     """One role's walk: for each of this CTA's tiles, `outside` (the kernel's
     scalar ops before its loop, re-run for the tile) then the role's `ops`,
     which read `ring` (the K/V ring's counter at the tile's start) and `tn`
     (the tile's number in this CTA) and define `ring_out` (the counter after
-    it); every `block_id` / `num_blocks` reads the tile's logical values."""
+    it); every `block_id` / `num_blocks` reads the tile's logical values.
+    `carry`: more values from tile to tile, (the value `ops` read, the one
+    they define for the next tile, the first tile's constant)."""
     E = ir.ElemOp
     r = fresh.value(DType.I32, (), "round")
     b = _Build(fresh)
@@ -258,11 +261,15 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     nxt = nb.elem(E.ADD, tn, nb.const(1))
     lo, st = fresh.value(DType.I32, (), ""), fresh.value(DType.I32, (), "")
     init_ring, init_tn = fresh.value(DType.I32, (), "ring0"), fresh.value(DType.I32, (), "tile0")
-    loop = ir.For((fresh.value(DType.I32, (), "ring"), fresh.value(DType.I32, (), "tiles")), lo, w.rounds, st,
-                  (init_ring, init_tn),
-                  ir.Region((r, ring, tn), (*region.ops, *nb.ops, ir.Yield((ring_out, nxt)))),  # type: ignore[arg-type]
+    inits = [fresh.value(a.dtype, (), a.hint) for a, _, _ in carry]
+    loop = ir.For((fresh.value(DType.I32, (), "ring"), fresh.value(DType.I32, (), "tiles"),
+                   *(fresh.value(a.dtype, (), a.hint) for a, _, _ in carry)), lo, w.rounds, st,
+                  (init_ring, init_tn, *inits),
+                  ir.Region((r, ring, tn, *(a for a, _, _ in carry)),  # type: ignore[arg-type]
+                            (*region.ops, *nb.ops, ir.Yield((ring_out, nxt, *(o for _, o, _ in carry))))),
                   span)  # type: ignore[arg-type]
-    return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0), loop]
+    return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0),
+            *(ir.Const(v, c) for v, (_, _, c) in zip(inits, carry, strict=True)), loop]
 
 
 def kv_axes(k: g.GpuKernel, offsets: list[ir.Value]) -> set[int] | None:

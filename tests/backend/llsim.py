@@ -1240,7 +1240,7 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
                 if open_copies[t] or cp_groups[t]:
                     raise Race(f"thread {t} exited with cp.async copies it never waited for")
                 if bulk_open[t] or bulk_groups[t]:
-                    raise Race(f"thread {t} exited with TMA stores whose reads it never waited for")
+                    raise Race(f"thread {t} exited with TMA stores whose reads it never waited for") from None
                 return
             kind = req[0]
             if kind == "load":

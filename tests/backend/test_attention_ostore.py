@@ -94,7 +94,7 @@ def test_the_simulator_refuses_a_tma_store_without_the_fence(monkeypatch) -> Non
     monkeypatch.setenv("TILEC_ATTN_OSTORE", "q")
     monkeypatch.setattr(tma_store, "fence", lambda em: None)
     k = _std("flash_attention_lse", "f16", 64, 64, 64)
-    with pytest.raises(Race, match="no fence.proxy.async"):
+    with pytest.raises(Race, match=r"no fence\.proxy\.async"):
         _run_lse_and_check(k, {**_facts("oqkv", 3), **_facts(["lse"], 2)}, (2, 1), 2, 2, 150, 200, 64, True, 11)
 
 

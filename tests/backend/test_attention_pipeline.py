@@ -455,6 +455,23 @@ def _run_user_in_sim(bm: int, bn: int, s: int) -> None:
     np.testing.assert_allclose(o.astype(np.float64), ref, atol=3e-3, rtol=1e-2)
 
 
+def test_a_ring_of_two_stages_takes_the_serial_schedule() -> None:
+    """`#[hints(stages = 2)]`: the overlapped schedules hold a block's stage
+    while they wait for the next block's, so with two stages the producer
+    could never fill it (llsim: a deadlock, rotated or not, persistent or
+    not); the serial schedule runs instead, right."""
+    src = USER.replace("kernel fn attn", "#[hints(stages = 2)]\nkernel fn attn", 1)
+    k = driver.compile(src, "ir").output[0]
+    gk = lower_gpu(k, "sm_90a", _facts("oqkv", 2))
+    assert gk.num_stages == 2
+    rng = np.random.default_rng(5)
+    s, d = 200, 64
+    q, kk, v = (rng.standard_normal((s, d)).astype(np.float16) for _ in range(3))
+    o = np.full((s, d), np.nan, np.float16)
+    SimDevice("sm_90a").run(k, (-(-s // 64), 1), [o, q, kk, v, np.float32(0.125)], _facts("oqkv", 2))
+    np.testing.assert_allclose(o.astype(np.float64), _reference(q, kk, v, 0.125, False)[0], atol=3e-3, rtol=1e-2)
+
+
 def test_the_simulator_refuses_an_accumulator_read_before_its_wait(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """llsim keeps a wgmma's registers in flight until a `wgmma.wait_group`
     retires its group (the tensor cores write them asynchronously): the

@@ -432,7 +432,8 @@ def _schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
                        "or set it to `serial`")
         )
     ys = loop.body.ops[-1]
-    if want != "serial" and not any(v is p.o_dot.result for v in ys.values):  # type: ignore[union-attr]
+    # overlap holds a block's stage while it waits for the next one's: a ring of 2 deadlocks (llsim)
+    if want != "serial" and (p.stages < 3 or not any(v is p.o_dot.result for v in ys.values)):  # type: ignore[union-attr]
         return "serial"
     if want == "pingpong-unsafe" and C != 2:
         return "overlap"
@@ -931,7 +932,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     post, epilogue = drop_unread_zeros(c_post[0], epilogue, loop, c_post[1], before)
     c_post, eb = (post, c_post[1], c_post[2]), _Build(fresh)  # the last block's stage; whether the loop ran
     last = eb.elem(E.REM, eb.elem(E.ADD, c_post[2], eb.const(S - 1)), eb.const(S))
-    ran, idle_t = (eb.elem(op, c_post[2], bufs.base, dtype=DType.BOOL) for op in (E.GT, E.LE))
+    ran = eb.elem(E.GT, c_post[2], bufs.base, dtype=DType.BOOL)
+    idle_t = eb.elem(E.LE, c_post[2], bufs.base, dtype=DType.BOOL) if ost is not None and ost.mode == "v" else ran
     epilogue, fin = epi.rewrite(epilogue, ost, obuf, qbuf, last, ran)
     # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
     # the turns run on from tile to tile; no arrival is left on a barrier)

@@ -65,7 +65,7 @@ def plan(after: list[object], k: g.GpuKernel, ctx: PassContext, p: Any, smem: in
     """The store of `after` (the ops after the loop) that goes through shared
     memory in this mode (or None), and attention plan `p` with the ring's
     stages that fit beside its buffer ("buf": `smem` bytes for Q, the ring
-    and it; at least 2 stages, else None). One store a tensor: the others
+    and it; at least 3 stages, else None: the overlapped schedules need 3). One store a tensor: the others
     (the log-sum-exp's) keep the register path."""
     m = mode()
     if m == "0":
@@ -94,7 +94,7 @@ def plan(after: list[object], k: g.GpuKernel, ctx: PassContext, p: Any, smem: in
         if m != "buf":
             return o, p
         n = min(p.stages, (smem - p.q.nbytes - o.nbytes) // (p.k.nbytes + p.v.nbytes))
-        return (o, dataclasses.replace(p, stages=n)) if n >= 2 else (None, p)
+        return (o, dataclasses.replace(p, stages=n)) if n >= 3 else (None, p)  # 2: the serial schedule only
     return None, p
 
 

@@ -1,18 +1,19 @@
 """Code generation of `g.TmaStore` and `g.TmaStoreWait`: an accumulator-layout
 tile stored through shared memory by TMA (FlashAttention-3's epilogue).
 
-Each consumer warpgroup writes its rows of the value, as 4-byte f16/bf16
-pairs, into its own rows of a buffer laid out as TMA reads it (64-column
-slabs of 128-byte rows, 128-byte swizzle: row r's 16-byte chunk c at
-chunk c ^ (r % 8)); a thread's pairs of one 8-column group land in 32
-distinct banks across its warp (8 rows, 4 lanes). Then every thread fences
-the async proxy, the warpgroup meets at its named barrier, and its first
-thread issues one `cp.async.bulk.tensor` store a slab and commits them as
-one bulk group: the tensor map's bounds clip the rows past the tensor's
-edge, so no thread tests a bound. Nobody waits for the global writes; the
-buffer is written again only after `TmaStoreWait` (the issuing thread's
-`cp.async.bulk.wait_group.read 0`) and whatever orders it before the next
-writer (the pass's barriers, or the Q buffer's mbarriers).
+Each consumer warpgroup (or warp: `TmaStore.unit`) writes its rows of the
+value, as 4-byte f16/bf16 pairs, into its own rows of a buffer laid out as
+TMA reads it (64-column slabs of 128-byte rows, 128-byte swizzle: row r's
+16-byte chunk c at chunk c ^ (r % 8)); a thread's pairs of one 8-column
+group land in 32 distinct banks across its warp (8 rows, 4 lanes). Then
+every thread fences the async proxy, the unit meets (its named barrier, or
+`bar.warp.sync`), and its first thread issues one `cp.async.bulk.tensor`
+store a slab and commits them as one bulk group: the tensor map's bounds
+clip the rows past the tensor's edge, so no thread tests a bound. Nobody
+waits for the global writes; the buffer is written again only after
+`TmaStoreWait` (the issuing thread's `cp.async.bulk.wait_group.read 0`) and
+whatever orders it before the next writer (the pass's barriers, or the Q
+buffer's and the ring's mbarriers).
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """The attention pipeline's epilogue: divisions as reciprocals
 (`reciprocals`), and the output tile stored through shared memory by TMA
-(FlashAttention-3's epilogue), off the consumers' critical path:
-`TILEC_ATTN_OSTORE`.
+(FlashAttention-3's epilogue): `TILEC_ATTN_OSTORE`, off by default (on the
+H200 no setting beat the direct stores: benchmarks/RESULTS.md, 2026-12-03
+fifth session).
 
 The epilogue's store of the normalised O tile (f16/bf16, [.., BM, N] with N
 a multiple of 64, to a 2-D or 3-D tensor TMA can describe) becomes
-`g.TmaStore`: each consumer warpgroup writes its rows into shared memory,
-fences, meets at its own named barrier, and one thread issues the TMA
-stores; the tensor map's bounds clip the rows past the tensor's edge (what
-the interpreter drops), so no thread tests a bound, and nobody waits for the
+`g.TmaStore`: each consumer warpgroup (or, with `TILEC_ATTN_OSTORE_BY=warp`,
+each warp) writes its rows into shared memory, fences, meets (a named
+barrier, or `bar.warp.sync`), and one thread issues the TMA stores; the
+tensor map's bounds clip the rows past the tensor's edge (what the
+interpreter drops), so no thread tests a bound, and nobody waits for the
 global writes. Where the buffer lives:
 
 - "q": in the Q buffer, warpgroup g's O rows over its own Q rows (only its
@@ -17,10 +19,14 @@ global writes. Where the buffer lives:
   (`qempty`): the next tile's Q copy (the producer's TMA) then starts after
   the epilogue, not during it. Q released in the loop (`TILEC_ATTN_QEARLY`)
   is turned off.
-- "buf": in a buffer of its own, [BM, N] (the K/V ring loses stages where
-  the shared memory needs them; at least 2): the next tile's store waits
-  for the previous one's read at its start (the issuing thread, then the
-  warpgroup's barrier), and the role's end waits for the last.
+- "buf": in a buffer of its own, [BM, N], where the ring keeps at least 3
+  stages beside it: the next tile's store waits for the previous one's read
+  at its start (the issuing thread, then the unit's barrier), and the
+  role's end waits for the last.
+- "v": in the last key block's V stage ([BN, D] = [BM, N]; every consumer
+  meets first: all of them read it), released to the producer in the next
+  tile before its loop (`released`); Q's buffer where the tile's loop did
+  not run.
 - "0" (the default) or anything else: the epilogue's stores from registers
   (`codegen/accview.store_rows`).
 """
@@ -39,7 +45,7 @@ from .. import nodes as g
 from ..layouts import Shared
 from .context import PassContext
 
-OSTORE_DEFAULT = "0"  # until timed on the GPU
+OSTORE_DEFAULT = "0"  # timed on the H200: no setting faster (RESULTS.md, 2026-12-03 fifth session)
 
 
 def mode() -> str:

@@ -46,7 +46,7 @@ def test_the_switch_picks_the_path(setting: str | None, stores: int, monkeypatch
         monkeypatch.delenv("TILEC_ATTN_OSTORE", raising=False)
     else:
         monkeypatch.setenv("TILEC_ATTN_OSTORE", setting)
-    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3)))
+    text = print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", _facts("oqkv", 3)))
     assert text.count("tma.store ") == (1 if stores else 0)
     assert ("store @o" in text) == (stores == 0)
 

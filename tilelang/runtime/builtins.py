@@ -471,14 +471,16 @@ class Builtins:
                             .with_help("paths are relative to the directory `tilec run` was started in")) from None
         except OSError as e:
             raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot read `{path}`: {_reason(e)}")
-                            .primary(call.span, "loaded here")) from None
+                            .primary(call.span, "loaded here")
+                            .with_help("check the path and its permissions (relative paths start in the directory `tilec run` was started in)")) from None
         except (ValueError, EOFError):
             raise TileError(Diagnostic.error(rcodes.NPY_FORMAT, f"`{path}` is not a `.npy` file")
                             .primary(call.span, "loaded here")
                             .with_help("write it with NumPy's `np.save` or Tile's `t.save_npy(path)`")) from None
         if not isinstance(arr, np.ndarray):
             raise TileError(Diagnostic.error(rcodes.NPY_FORMAT, f"`{path}` does not hold one array")
-                            .primary(call.span, "loaded here"))
+                            .primary(call.span, "loaded here")
+                            .with_help("save one array with NumPy's `np.save` (not `np.savez`)"))
         native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in ("=", "|") else arr.dtype
         dt = dtype_of_array(np.empty(0, dtype=native))
         if dt is None:
@@ -723,7 +725,8 @@ class Builtins:
                             np.save(f, recv.numpy())
                     except OSError as e:
                         raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot write `{path}`: {_reason(e)}")
-                                        .primary(mc.span, "saved here")) from None
+                                        .primary(mc.span, "saved here")
+                                        .with_help("check that the directory exists and can be written")) from None
                     return ()
                 case _ if name in REDUCTIONS:
                     return self.reduce(name, recv, pos[0] if pos else None, mc)
@@ -786,7 +789,8 @@ class Builtins:
         if any(d is not TUNER_PICKS and d <= 0 for d in tile):
             raise TileError(Diagnostic.error(
                 lcodes.BAD_PARTITION, f"tile shape {_shape(tile)} has a dimension that is not positive")
-                .primary(mc.span, "every tile dimension must be at least 1"))
+                .primary(mc.span, "every tile dimension must be at least 1")
+                            .with_help("compute the tile shape from positive values, e.g. `max(n, 1)`"))
         return Partition(t, tile)
 
 

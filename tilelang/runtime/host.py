@@ -390,7 +390,8 @@ class HostEvaluator:
                     if not -len(v) <= i < len(v) or i < 0:
                         raise TileError(Diagnostic.error(
                             rcodes.HOST_SHAPE, f"index {i} is out of range for a shape of {len(v)} dimensions")
-                            .primary(idx.span, "out of range"))
+                            .primary(idx.span, "out of range")
+                                        .with_help(f"a shape of {len(v)} dimensions has indices 0..{len(v)}"))
                     return v[i]
                 raise _unsupported(Diagnostic.error("ICE", "cannot index this value")
                                 .primary(e.span, "not a shape or tuple"))

@@ -41,7 +41,8 @@ def _param_tensor(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type, what: str) -> 
     inner = deref(t)
     if isinstance(inner, TensorT):
         return inner
-    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {what}, found `{t}`"))
+    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {what}, found `{t}`")
+             .with_help("pass a tensor parameter of the kernel, e.g. `&out`"))
     return None
 
 
@@ -51,7 +52,8 @@ def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: 
         return False
     if rank is not None and t.rank is not None and t.rank != rank:
         tcx.emit(tcx.err(T.RANK_MISMATCH, f"{what} has {plural(rank, 'dimension')} but the index has "
-                         f"{t.rank}", e.span, f"expected {plural(rank, 'index')}"))
+                         f"{t.rank}", e.span, f"expected {plural(rank, 'index')}")
+                 .with_help(f"give one index per dimension ({plural(rank, 'index')})"))
         return False
     return True
 
@@ -79,17 +81,20 @@ def rule_atomic(tcx: CheckCx, cx: CallCx) -> Type:
         settle(tcx, v, ScalarT(t.dtype) if t.dtype is not None else F32)
         if isinstance(vt, UntypedFloat) and not elem_is_float(t.dtype):
             return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and a float literal",
-                                    v.span, f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`"))
+                                    v.span, f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
+                            .with_help(f"use a value of `{t.dtype}`, or cast the tile first"))
     elif not isinstance(vt, (ScalarT, TileT)):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span,
-                                f"expected a scalar or a tile, found `{vt}`"))
+                                f"expected a scalar or a tile, found `{vt}`")
+                        .with_help("pass a scalar or a tile"))
     elif t.dtype is not None and el != t.dtype:
         return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{el}`", v.span,
                                 f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
                         .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
     if isinstance(vt, TileT) and rank is not None and len(vt.shape) != rank:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
-                                f"this is `{vt}`"))
+                                f"this is `{vt}`")
+                        .with_help(f"reshape the tile to {rank}-D first (`t.reshape([..])`)"))
     return UNIT
 
 
@@ -99,14 +104,16 @@ def rule_store_unchecked(tcx: CheckCx, cx: CallCx) -> Type:
         return ERROR
     t, rank, v, vt = target
     if not isinstance(vt, TileT):
-        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`")
+                        .with_help("store a tile (`full::<T>([..], v)` makes one from a scalar)"))
     if t.dtype is not None and vt.dtype != t.dtype:
         return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{t.dtype}` and `{vt.dtype}`", v.span,
                                 f"`{tcx.snippet(cx.args[0])}` holds `{t.dtype}`")
                         .with_help(f"cast with `as`: `{tcx.cast_snippet(v)} as {t.dtype}`"))
     if rank is not None and len(vt.shape) != rank:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(vt.shape)}-D tile for a {rank}-D tensor", v.span,
-                                f"this is `{vt}`"))
+                                f"this is `{vt}`")
+                        .with_help(f"reshape the tile to {rank}-D first (`t.reshape([..])`)"))
     return UNIT
 
 
@@ -202,7 +209,8 @@ def rule_store(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"this is `{vt}`")
                         .with_help(f"make a tile: `full::<{dtype}>({shape_str(dst_shape)}, {tcx.snippet(v)})`"))
     if not isinstance(vt, TileT):
-        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`"))
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", v.span, f"expected a tile, found `{vt}`")
+                        .with_help("store a tile (`full::<T>([..], v)` makes one from a scalar)"))
     if dtype is not None and vt.dtype != dtype:
         inner = v.expr if isinstance(v, ast.Cast) else v  # `acc as f16` -> suggest `acc as f32`
         return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: storing `{vt.dtype}` into `{dtype}`",
@@ -236,13 +244,15 @@ def rule_load_like(tcx: CheckCx, cx: CallCx) -> Type:
     if own is None:
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`load_like` needs a `&mut` tensor parameter", z.span,
                                 f"this is `{zt}`")
-                        .note("`x.load_like(z)` loads `x`'s tile at the position and shape of `z`'s own tile"))
+                        .note("`x.load_like(z)` loads `x`'s tile at the position and shape of `z`'s own tile")
+                        .with_help("pass a `&mut` tensor parameter of the kernel as the argument"))
     t = deref(rt)
     assert isinstance(t, TensorT) and own.shape is not None
     if t.shape is not None and len(t.shape) != len(own.shape):
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`{tcx.snippet(r)}` has {plural(len(t.shape), 'dimension')} "
                                 f"but `{tcx.snippet(z)}` has {len(own.shape)}", cx.span, "ranks differ")
-                        .secondary(r.span, f"this is `{rt}`").secondary(z.span, f"this is `{zt}`"))
+                        .secondary(r.span, f"this is `{rt}`").secondary(z.span, f"this is `{zt}`")
+                        .with_help("`load_like` reads a tile of the own tile's rank: partition the input with `x.partition([..])` instead"))
     assert t.dtype is not None
     return TileT(t.dtype, tuple(d for d in own.shape if d is not None))
 
@@ -296,7 +306,8 @@ def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(t.shape)}-D tensor cannot be split into "
                                 f"{cx.arg_tys[0].rank}-D tiles", cx.args[0].span,
                                 f"expected {plural(len(t.shape), 'dimension')}")
-                        .secondary(r.span, f"this is `{rt}`"))
+                        .secondary(r.span, f"this is `{rt}`")
+                        .with_help(f"give one tile dimension per tensor dimension ({len(t.shape)})"))
     if cx.fx.in_kernel:
         if shape is None:
             return ERROR

@@ -103,7 +103,8 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                                 f"`{sym.name}` is a {sym.kind.value}")
                         .secondary(sym.span, f"`{sym.name}` is defined here")
                         if sym.span != DUMMY_SPAN else
-                        tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span))
+                        tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span)
+                        .with_help("call a `fn` or `kernel fn`; a value cannot be called"))
     info = tcx.program.fn_info(sym)
     if info is None:
         _check_args_only(tcx, e, fx)
@@ -191,7 +192,8 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
         if a.name.name in kws:
             tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"keyword argument `{a.name.name}` given twice",
                              a.name.span, "given again here")
-                     .secondary(kws[a.name.name][0].name.span, "first given here"))  # type: ignore[union-attr]
+                     .secondary(kws[a.name.name][0].name.span, "first given here")
+                     .with_help("give each keyword argument once"))  # type: ignore[union-attr]
             continue
         kws[a.name.name] = (a, ty)
     return args, tys, kws
@@ -229,7 +231,8 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
         else:
             msg = f"{owner} takes no generic arguments"
         return tcx.emit(tcx.err(N.WRONG_GENERIC_COUNT, msg, e.generics[-1].span, "unexpected generic argument")
-                        .note(f"`{sig.signature}`"))
+                        .note(f"`{sig.signature}`")
+                        .with_help("remove the extra generic argument"))
     cx = CallCx(e, sig, fx, recv, recv_ty, args, tys, e.generics, kws)
     if any(is_poison(t) for t in cx.operand_tys):
         return ERROR
@@ -331,7 +334,8 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
                                 f"{owner} takes {plural(len(gparams), 'generic argument')} but "
                                 f"{len(e.generics)} were supplied", e.generics[-1].span,
                                 "unexpected generic argument")
-                        .secondary(info.decl.name.span, "defined here"))
+                        .secondary(info.decl.name.span, "defined here")
+                        .with_help(f"give {plural(len(gparams), 'generic argument')}, or leave them out to infer them"))
     if not info.is_kernel:
         tcx.call_sites.setdefault((info.qualname, fx.in_kernel), e.callee.span)
     if not fx.in_kernel:

@@ -149,7 +149,8 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
         # (as `300` is for `i8`), `-128` is in range for `i8`
         if not lo <= (-e.value if e in tcx.negated else e.value) <= hi:
             tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
-                             f"`{target}` holds {lo}..={hi}"))
+                             f"`{target}` holds {lo}..={hi}")
+                     .with_help(f"use a value in {lo}..={hi}, or a wider type"))
     if isinstance(e, ast.Binary):
         check_overflow(tcx, e, target)
     match e:

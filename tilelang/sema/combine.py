@@ -28,7 +28,8 @@ def rule_last_block(tcx: CheckCx, cx: CallCx) -> Type:
                  .with_help("write the grid axis as `0`, `1` or `2`"))
     elif not 0 <= e.value < 3:
         tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {e.value} is out of range", e.span,
-                         "the grid has axes 0, 1, 2"))
+                         "the grid has axes 0, 1, 2")
+                 .with_help("use axis 0, 1 or 2"))
     return BOOL
 
 
@@ -38,7 +39,8 @@ def rule_group(tcx: CheckCx, cx: CallCx) -> Type:
     if not (isinstance(rt, RefT) and rt.mutable and isinstance(rt.inner, TensorT)):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`group` needs a `&mut` tensor parameter", r.span,
                                 f"this is `{rt}`")
-                        .note("`z.group()` reads the tiles that the blocks of a group stored into `z`"))
+                        .note("`z.group()` reads the tiles that the blocks of a group stored into `z`")
+                        .with_help("call `.group()` on a `&mut` tensor parameter that every block stores before the region"))
     axis = cx.fx.last_block
     if axis is None:
         return tcx.emit(tcx.err(K.LAST_BLOCK_PLACEMENT, "`group` is only allowed inside `if last_block(axis) { .. }`",
@@ -49,6 +51,7 @@ def rule_group(tcx: CheckCx, cx: CallCx) -> Type:
     t = rt.inner
     if t.shape is None or axis >= len(t.shape):
         return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{tcx.snippet(r)}` has no axis {axis} to group along",
-                                cx.span, f"`last_block({axis})`"))
+                                cx.span, f"`last_block({axis})`")
+                        .with_help("group along an axis the tensor has, or partition it with more dimensions"))
     shape = tuple(None if d == axis else s for d, s in enumerate(t.shape))
     return RefT(False, TensorT(t.dtype, shape)) if t.dtype is not None else ERROR

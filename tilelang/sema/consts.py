@@ -146,7 +146,8 @@ def _wider_help(dt: DType, bits: int, value: int | None) -> str:
 def div_by_zero(tcx: CheckCx, op: str, rhs: ast.Expr) -> None:
     word = "division" if op == "/" else "remainder"
     tcx.emit(tcx.err(T.DIVISION_BY_ZERO, f"integer {word} by zero", rhs.span, "this is always zero")
-             .note("integer division by zero has no value, so a divisor known to be zero is an error"))
+             .note("integer division by zero has no value, so a divisor known to be zero is an error")
+             .with_help("divide by a value that is not zero"))
 
 
 def dim_op(op: str, a: Dim, b: Dim) -> Dim | None:

@@ -67,12 +67,14 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             dt = DType.parse(suf)
             if dt is None:
                 return tcx.emit(tcx.err(T.INVALID_CAST, f"invalid suffix `{suf}` for an integer literal",
-                                        e.span))
+                                        e.span)
+                                .with_help("integer suffixes are `i8 i16 i32 i64 u8 u16 u32 u64` (a float suffix needs a float literal)"))
             if dt.is_int:
                 lo, hi = int_range(dt)
                 if not lo <= v <= hi + (e in tcx.negated):
                     tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{suf}`",
-                                     e.span, f"`{suf}` holds {lo}..={hi}"))
+                                     e.span, f"`{suf}` holds {lo}..={hi}")
+                             .with_help(f"use a value in {lo}..={hi}, or a wider type"))
             return ScalarT(dt)
         case ast.FloatLit(suffix=suf):
             if suf is None:
@@ -80,7 +82,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             dt = DType.parse(suf)
             if dt is None or not dt.is_float:
                 return tcx.emit(tcx.err(T.INVALID_CAST, f"invalid suffix `{suf}` for a float literal",
-                                        e.span))
+                                        e.span)
+                                .with_help("float suffixes are `f16 bf16 f32 f64`"))
             return ScalarT(dt)
         case ast.BoolLit():
             return BOOL
@@ -111,7 +114,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 if i < len(rty.elems):
                     return rty.elems[i]
                 return tcx.emit(tcx.err(T.NO_FIELD, f"no field `{i}` on type `{rty}`", f.span,
-                                        f"the tuple has {plural(len(rty.elems), 'element')}"))
+                                        f"the tuple has {plural(len(rty.elems), 'element')}")
+                                .with_help(f"use a field from `.0` to `.{len(rty.elems) - 1}`"))
             d = tcx.err(T.NO_FIELD, f"no field `{f.name}` on type `{rty}`", f.span, "unknown field")
             return tcx.emit(_field_help(tcx, d, r, f.name, rty))
         case ast.Index(receiver=r, index=ix):
@@ -122,7 +126,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             if isinstance(rty, ShapeT):
                 if not is_intlike(ity):
                     return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
-                                            f"expected an integer index, found `{ity}`"))
+                                            f"expected an integer index, found `{ity}`")
+                                    .with_help("cast the index with `as i32`"))
                 settle(tcx, ix, I32)
                 k = tcx.program.dims.get(ix)
                 kv = k.const_value if k is not None else None
@@ -143,13 +148,15 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 return I32
             if isinstance(rty, TupleT):
                 return tcx.emit(tcx.err(T.NO_FIELD, "tuples are indexed with `.0`, `.1`, ...", e.span,
-                                        "cannot index a tuple with `[]`"))
+                                        "cannot index a tuple with `[]`")
+                                .with_help("write `t.0`, `t.1`, ..."))
             host = deref(rty)
             if isinstance(host, TensorT) and not fx.in_kernel:
                 return _index_tensor(tcx, e, host, ix, ity)
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot index a value of type `{rty}`", e.span,
                                     "not indexable")
-                            .note("tiles are whole values: use `where`, reductions or `reshape`"))
+                            .note("tiles are whole values: use `where`, reductions or `reshape`")
+                            .with_help("index host tensors and shapes; in a kernel, load another tile or use `where`"))
         case ast.Unary(op=op, operand=x):
             return check_unary(tcx, e, op, x, fx, expected)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
@@ -183,7 +190,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             if isinstance(ity, RefT):
                 if m and not ity.mutable:
                     return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "cannot borrow a `&` reference as "
-                                            "mutable", e.span, f"`{tcx.snippet(x)}` is `{ity}`"))
+                                            "mutable", e.span, f"`{tcx.snippet(x)}` is `{ity}`")
+                                    .with_help("declare the parameter `&mut`, or borrow a `mut` tensor"))
                 return RefT(m, ity.inner)  # re-borrow
             return RefT(m, ity)
         case ast.TupleExpr(elems=elems):
@@ -217,7 +225,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             if not is_intlike(st) or not is_intlike(et):
                 bad = s if not is_intlike(st) else en
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "ranges are over integers", bad.span,
-                                 f"expected an integer, found `{tcx.program.types[bad]}`"))
+                                 f"expected an integer, found `{tcx.program.types[bad]}`")
+                         .with_help("cast the bounds with `as i32`"))
                 return RangeT(ERROR)
             if isinstance(st, ScalarT) and isinstance(et, ScalarT) and st != et:
                 tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{st}` and `{et}`", e.span,
@@ -292,7 +301,8 @@ def _join(tcx: CheckCx, a: Type, b: Type, na: Any, nb: Any) -> Type:
         return TensorT(a.dtype, tuple(x if x == y else None for x, y in zip(a.shape, b.shape, strict=False)))
     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`if` and `else` have incompatible types", nb.span,
                      f"expected `{a}`, found `{b}`")
-             .secondary(na.span, f"this is `{a}`"))
+             .secondary(na.span, f"this is `{a}`")
+             .with_help(f"make both branches `{a}` (cast one with `as`)"))
     return ERROR
 
 
@@ -319,11 +329,13 @@ def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Typ
                         .with_help("give it a shape first, e.g. `.reshape([n])`"))
     if not t.shape:
         return tcx.emit(tcx.err(T.INVALID_OPERAND, "cannot index a 0-D tensor", e.span,
-                                "it has no axis to index"))
+                                "it has no axis to index")
+                        .with_help("a 0-D tensor is one value: read it with `.item()`"))
     if isinstance(ity, RangeT):
         if not is_intlike(ity.elem) and not is_poison(ity.elem):
             return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a slice is a range of integers", ix.span,
-                                    f"found `{ity}`"))
+                                    f"found `{ity}`")
+                            .with_help("write the bounds as integers, e.g. `t[0..n]`"))
         assert isinstance(ix, ast.RangeExpr)
         lo, hi = tcx.program.dims.get(ix.start), tcx.program.dims.get(ix.end)
         n: Dim | None = None
@@ -332,7 +344,8 @@ def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Typ
         return TensorT(t.dtype, (n, *t.shape[1:]))
     if not is_intlike(ity):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
-                                f"expected an integer index or a range `a..b`, found `{ity}`"))
+                                f"expected an integer index or a range `a..b`, found `{ity}`")
+                        .with_help("index with an integer (`t[i]`) or a range (`t[a..b]`)"))
     settle(tcx, ix, I32)
     if len(t.shape) == 1:
         return ScalarT(t.dtype)  # type: ignore[arg-type]

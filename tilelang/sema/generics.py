@@ -43,12 +43,14 @@ def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, An
             expr = _typearg_as_expr(targ)
             if expr is None:
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"expected a constant for `{name}`, found a type",
-                                 targ.span, "not a constant"))
+                                 targ.span, "not a constant")
+                         .with_help("give an integer, e.g. `::<128>`"))
                 continue
             t = tcx.check_expr(expr, fx, None)
             if not is_poison(t) and not is_intlike(t):
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", targ.span,
-                                 f"expected an integer, found `{t}`"))
+                                 f"expected an integer, found `{t}`")
+                         .with_help("const generics take integers"))
                 continue
             settle(tcx, expr, I32)
             d = tcx.program.dims.get(_block_tail(expr))
@@ -62,7 +64,8 @@ def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, An
             if not isinstance(gt, ScalarT):
                 if gt is None or not is_poison(gt):
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"expected an element type for `{name}`", targ.span,
-                                     "not a scalar type"))
+                                     "not a scalar type")
+                             .with_help("give a scalar type such as `f32` or `i32`"))
                 continue
             env[name] = gt.dtype
             srcs[name] = targ

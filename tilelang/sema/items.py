@@ -133,11 +133,13 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             if reason is not None:
                 tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module file `{use.file.value}`",
                                  use.file.span, reason)
-                         .note(f"the `use` names `{fpath}`"))
+                         .note(f"the `use` names `{fpath}`")
+                         .with_help("check the file's permissions and encoding (UTF-8)"))
                 return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")
-                     .note(f"looked for `{fpath}`, relative to the importing file"))
+                     .note(f"looked for `{fpath}`, relative to the importing file")
+                     .with_help("check the file name; `use \"path.tile\";` is relative to the importing file"))
             return
         if target is mod:
             _self_import(tcx, use)
@@ -177,7 +179,8 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         reason = tcx.loader.failure(path)
         tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module `{'::'.join(mod_segs)}`",
                          mod_span, reason or "")
-                 .note(f"read `{path}`"))
+                 .note(f"read `{path}`")
+                 .with_help("check that the module file exists next to the importing file and is readable"))
         return
     if target is mod:
         _self_import(tcx, use)
@@ -258,7 +261,8 @@ def _generic_syms(tcx: CheckCx, decl: ast.FnDecl, mod: ModuleInfo) -> dict[str, 
             tcx.emit(tcx.err(N.DUPLICATE_DEFINITION,
                              f"the generic parameter `{g.name.name}` is declared twice",
                              g.name.span, "declared again here")
-                     .secondary(out[g.name.name].span, "first declared here"))
+                     .secondary(out[g.name.name].span, "first declared here")
+                     .with_help("give each generic parameter its own name"))
             continue
         if g.is_const:
             ty = resolve_type(tcx, g.ty, {}, mod, in_kernel=False) if g.ty else I32
@@ -296,7 +300,8 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
                 tcx.emit(tcx.err(N.DUPLICATE_DEFINITION,
                                  f"identifier `{p.name.name}` is bound more than once in this "
                                  "parameter list", p.name.span, "used as parameter more than once")
-                         .secondary(seen[p.name.name].name.span, "first bound here"))
+                         .secondary(seen[p.name.name].name.span, "first bound here")
+                         .with_help("give each parameter its own name"))
             seen[p.name.name] = p
             ty = resolve_type(tcx, p.ty, generics, mod, in_kernel=item.is_kernel)
             if item.is_kernel:
@@ -339,7 +344,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
             continue
         if not decl.is_kernel:
             tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{attr.name.name}` only applies to a `kernel fn`",
-                             attr.name.span, "on a non-kernel function"))
+                             attr.name.span, "on a non-kernel function")
+                     .with_help("put the attribute on a `kernel fn`, or remove it"))
             continue
         if attr.name.name == "autotune":
             _check_autotune(tcx, decl, attr)
@@ -360,7 +366,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES,
                                      f"hint `{key}` needs a positive integer literal or a const "
                                      f"generic of kernel `{decl.name.name}`",
-                                     arg.value.span, "not a const generic of this kernel"))
+                                     arg.value.span, "not a const generic of this kernel")
+                             .with_help(f"write a positive literal, or add `const {tcx.snippet(arg.value)}: i32` to the kernel's generics"))
                     continue
                 hints[key] = arg.value.ident.name
                 continue
@@ -369,7 +376,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES,
                                  f"hint `{key}` needs a positive integer literal"
                                  + (" that is a power of two up to 32" if key == "num_warps" else ""),
-                                 arg.value.span, "invalid value"))
+                                 arg.value.span, "invalid value")
+                         .with_help(f"write e.g. `{key} = 4`"))
                 continue
             hints[key] = value
     lo, hi = hints.get("min_blocks"), hints.get("max_blocks")
@@ -401,7 +409,8 @@ def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None
         key = arg.name.name
         if key in seen:
             tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{key}` is given twice in `autotune`",
-                             arg.name.span, "again here"))
+                             arg.name.span, "again here")
+                     .with_help("list every candidate of a key once, in one list"))
             continue
         seen.add(key)
         elems = arg.value.elems if isinstance(arg.value, ast.ArrayExpr) else None
@@ -461,7 +470,8 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
     if tcx.const_state.get(qual) == "busy":
         decl, _ = tcx.pending_consts[qual]
         tcx.emit(tcx.err(T.NOT_CONSTANT, f"constant `{decl.name.name}` depends on itself",
-                         decl.name.span, "cycle in constant definitions"))
+                         decl.name.span, "cycle in constant definitions")
+                 .with_help("define the constant from literals or from constants that do not refer back to it"))
         return None
     tcx.const_state[qual] = "busy"
     decl, mod = tcx.pending_consts[qual]
@@ -483,7 +493,8 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
     if value is None and not is_poison(ty) and tcx.sink.error_count == errors_before:
         tcx.emit(tcx.err(T.NOT_CONSTANT, f"the value of constant `{decl.name.name}` is not a "
                          "compile-time constant", decl.value.span, "not constant")
-                 .note("constants are evaluated at compile time from literals and other constants"))
+                 .note("constants are evaluated at compile time from literals and other constants")
+                 .with_help("use literals, other constants and operators on them"))
     sym.ty = ty
     sym.value = value
     if isinstance(value, int) and not isinstance(value, bool):
@@ -506,13 +517,15 @@ def resolve_type(tcx: CheckCx, te: ast.TypeExpr | None, generics: dict[str, Symb
             return TupleT(tuple(resolve_type(tcx, x, generics, mod, in_kernel) for x in elems))
         case ast.ShapeType():
             return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "expected a type, found a shape", te.span,
-                                    "a shape is only allowed inside `Tensor<..>` or `Tile<..>`"))
+                                    "a shape is only allowed inside `Tensor<..>` or `Tile<..>`")
+                            .with_help("write the shape inside a type: `Tensor<f32, [..]>`"))
         case ast.NamedType(name=ident, args=args):
             name = ident.name
             if name in DTYPE_NAMES:
                 if args:
                     return tcx.emit(tcx.err(N.WRONG_GENERIC_COUNT,
-                                            f"`{name}` takes no generic arguments", te.span))
+                                            f"`{name}` takes no generic arguments", te.span)
+                                    .with_help(f"write `{name}` without `<..>`"))
                 return ScalarT(DType(name))
             if name in generics and generics[name].kind is SymbolKind.TYPE_PARAM:
                 tcx.program.symbols[ident] = generics[name]
@@ -544,7 +557,8 @@ def _resolve_array_type(tcx: CheckCx, te: ast.NamedType, generics: dict[str, Sym
                if not isinstance(elem_te, ast.ShapeType) and is_type_expr(elem_te) else None)
     if elem_ty is None or not isinstance(elem_ty, (ScalarT, ErrorT)):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"the element type of `{name}` must be a scalar "
-                                "type", elem_te.span, "expected `f32`, `i32`, ..."))
+                                "type", elem_te.span, "expected `f32`, `i32`, ...")
+                        .with_help("write a scalar element type, e.g. `Tensor<f32, [..]>`"))
     if isinstance(elem_ty, ErrorT):
         return ERROR
     fx = Fx(mod, None, in_kernel, UNIT, generics)
@@ -555,7 +569,8 @@ def _resolve_array_type(tcx: CheckCx, te: ast.NamedType, generics: dict[str, Sym
             if name == "Tile":
                 tcx.emit(tcx.err(T.NOT_CONSTANT, "a tile dimension cannot be `?`", shape_te.span,
                                  "`?` in a tile shape")
-                         .note("every dimension of a tile is a compile-time constant"))
+                         .note("every dimension of a tile is a compile-time constant")
+                         .with_help("use a const generic (`const B: i32`) for the dimension"))
                 bad = True
             dims.append(None)
             continue

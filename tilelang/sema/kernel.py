@@ -176,7 +176,8 @@ def check_instantiation(tcx: CheckCx, e: ast.Call, info: FnInfo, inst: dict[str,
             va = shape_str(tuple(Dim.const(eval_dim(d, inst)) for d in after))
             tcx.emit(tcx.err(T.RESHAPE_COUNT, f"cannot reshape {vb} ({a} elements) into {va} ({b} elements) "
                              f"in this launch of `{info.name}`", e.span, "with these const generics")
-                     .secondary(span, f"reshape of {shape_str(before)} into {shape_str(after)}"))
+                     .secondary(span, f"reshape of {shape_str(before)} into {shape_str(after)}")
+                     .with_help("choose const generics for which the reshape keeps the element count"))
             return
     for shape, span in tcx.kernel_tiles.get(info.qualname, []):
         if not all(d.symbols() <= inst.keys() for d in shape):

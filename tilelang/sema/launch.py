@@ -68,7 +68,8 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                                          f"partition into {len(aty.tile_shape)}-D tiles passed for a "
                                          f"{len(pshape)}-D parameter", a.span,
                                          f"tiles of shape {shape_str(aty.tile_shape)}")
-                                 .secondary(p.ty.span, f"`{p.name.name}` has tile shape {shape_str(pshape)}"))
+                                 .secondary(p.ty.span, f"`{p.name.name}` has tile shape {shape_str(pshape)}")
+                                 .with_help(f"partition with {len(pshape)}-D tiles, e.g. `t.partition({shape_str(pshape)})`"))
                         bad = True
                         continue
                     if a in tcx.partition_deferred:
@@ -109,7 +110,8 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                         tcx.emit(tcx.err(T.RANK_MISMATCH,
                                          f"a {len(inner.shape)}-D tensor passed for a {len(pshape)}-D "
                                          f"parameter", a.span, f"this is `{aty}`")
-                                 .secondary(p.ty.span, f"`{p.name.name}` is `{pty}`"))
+                                 .secondary(p.ty.span, f"`{p.name.name}` is `{pty}`")
+                                 .with_help(f"pass a {len(pshape)}-D tensor (`t.reshape([..])`), or change the parameter's type"))
                         bad = True
                         continue
                     unify_dims(tcx, pshape, inner.shape, a, env, srcs, info, e, pending, p, False, deferred)

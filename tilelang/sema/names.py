@@ -112,7 +112,8 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
             return UNTYPED_INT if fx.in_kernel else I32
         case SymbolKind.TYPE_PARAM:
             return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"type parameter `{sym.name}` used as a value",
-                                    e.span, "a type, not a value"))
+                                    e.span, "a type, not a value")
+                            .with_help("use a value of that type instead, e.g. `zeros::<T>([..])`"))
         case SymbolKind.FN | SymbolKind.KERNEL:
             return sym.ty or ERROR
         case SymbolKind.MODULE:
@@ -159,7 +160,8 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
         tcx.emit(unresolved_module_help(tcx, d, segs[:mod_len], segs))
         return None
     if len(rest) != 1:
-        tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"unresolved path `{'::'.join(segs)}`", p.span))
+        tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"unresolved path `{'::'.join(segs)}`", p.span)
+                 .with_help("check the path: `use std::..` for the standard library, `use file::item` for `file.tile` beside this one"))
         return None
     sym = target.own.get(rest[0])
     if sym is None:

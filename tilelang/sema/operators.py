@@ -59,19 +59,22 @@ def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expect
     num = num_of(ty, fx.in_kernel)
     if num is None:
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply unary `{op}` to type `{ty}`", e.span,
-                                f"`{op}` does not apply to `{ty}`"))
+                                f"`{op}` does not apply to `{ty}`")
+                        .with_help("cast the operand first with `as`"))
     elem = num.elem
     if op == "-":
         if elem is DType.BOOL or (isinstance(elem, DType) and elem.is_int and not elem.is_signed):
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot negate a value of type `{ty}`", e.span,
-                                    "unsigned or boolean"))
+                                    "unsigned or boolean")
+                            .with_help("cast to a signed type first, e.g. `x as i32`"))
         if d is not None and is_intlike(ty):
             tcx.program.dims[e] = -d
         return _result_of(num, ty)
     # `!`: logical not on bool, bitwise not on integers
     if num.kind == "float" or elem_is_float(elem):
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `!` to type `{ty}`", e.span,
-                                "`!` needs `bool` or an integer"))
+                                "`!` needs `bool` or an integer")
+                        .with_help("compare first to get a `bool` (e.g. `x != 0`)"))
     return _result_of(num, ty)  # `!` on bool or integer tensors too (the host runtime has both)
 
 
@@ -91,7 +94,8 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         return tcx.emit(d)
     if (a.kind == "tensor") != (b.kind == "tensor") and "tile" in (a.kind, b.kind):
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,
-                                "tensors and tiles do not mix"))
+                                "tensors and tiles do not mix")
+                        .with_help("tiles live in kernels and tensors on the host: load the tensor's tile, or compute on the host"))
     # logical operators
     if op in ("&&", "||"):
         for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
@@ -101,7 +105,8 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
                                 .with_help("compare it first, e.g. `x != 0`"))
         if a.kind == "tensor":
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
-                                    op_span))
+                                    op_span)
+                            .with_help("compare first to get `bool` tensors, then combine them with `&` and `|`"))
         shape = _broadcast_or_err(tcx, a, b, lt, rt, lhs, rhs, op_span)
         if shape is None:
             return ERROR
@@ -180,7 +185,8 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
             return None
         if lit.kind == "int" and oe is DType.BOOL:
             tcx.emit(tcx.err(T.MISMATCHED_DTYPES, "mismatched dtypes: `bool` and an integer literal",
-                             op_span, "no implicit conversion to `bool`"))
+                             op_span, "no implicit conversion to `bool`")
+                     .with_help("write `true` or `false`, or compare the integer (`x != 0`)"))
             return None
         return oe
     ea, eb = a.elem, b.elem

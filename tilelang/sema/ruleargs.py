@@ -48,7 +48,8 @@ def shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
     if isinstance(ty, ShapeT):
         return ty
     if ty is not None and not is_poison(ty):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {expected}, found `{ty}`"))
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {expected}, found `{ty}`")
+                 .with_help(f"pass {expected}"))
     return None
 
 

@@ -84,7 +84,8 @@ def _elem_generic(tcx: CheckCx, cx: CallCx, default: ElemT | None) -> ElemT | No
         return ty.dtype
     if ty is None or not is_poison(ty):
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"expected an element type for `{cx.name}`", t.span,
-                         "not a scalar type"))
+                         "not a scalar type")
+                 .with_help("give a scalar type such as `f32` or `i32`"))
     return None
 
 
@@ -100,11 +101,13 @@ def _rule_grid_index(tcx: CheckCx, cx: CallCx) -> Type:
     e = cx.args[0]
     if not is_intlike(cx.arg_tys[0]):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
-                                f"expected an axis (`i32`), found `{cx.arg_tys[0]}`"))
+                                f"expected an axis (`i32`), found `{cx.arg_tys[0]}`")
+                        .with_help("an axis is an integer constant: 0, 1 or 2"))
     settle(tcx, e, I32)
     v = const_arg(tcx, cx, e, "axis")
     if v is not None and not 0 <= v < 3:
-        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {v} is out of range", e.span, "the grid has axes 0, 1, 2"))
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {v} is out of range", e.span, "the grid has axes 0, 1, 2")
+                 .with_help("use axis 0, 1 or 2"))
     return I32
 
 
@@ -138,7 +141,8 @@ def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
     e = cx.args[0]
     if not is_intlike(cx.arg_tys[0]):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span,
-                                f"expected an integer length, found `{cx.arg_tys[0]}`"))
+                                f"expected an integer length, found `{cx.arg_tys[0]}`")
+                        .with_help("give the length as an integer"))
     settle(tcx, e, I32)
     d = tcx.program.dims.get(e)
     if elem is None:
@@ -149,7 +153,8 @@ def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
                         .with_help("compare a numeric range instead, e.g. `arange::<i32>(n) > 0`"))
     if cx.fx.in_kernel and d is None:
         tcx.emit(tcx.err(T.NOT_CONSTANT, "the length of `arange` must be a compile-time constant in a kernel",
-                         e.span, "not constant"))
+                         e.span, "not constant")
+                 .with_help("use a literal, a const generic or a module constant"))
         return ERROR
     return _make_array(tcx, cx, elem, (d,), e.span)
 
@@ -159,7 +164,8 @@ def _rule_random(tcx: CheckCx, cx: CallCx) -> Type:
     shape = shape_arg(tcx, cx, cx.args[0], need_const=False)
     seed, sty = cx.args[1], cx.arg_tys[1]
     if not is_intlike(sty):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", seed.span, f"expected an integer seed, found `{sty}`"))
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", seed.span, f"expected an integer seed, found `{sty}`")
+                 .with_help("give an integer seed, e.g. `0`"))
     settle(tcx, seed, ScalarT(DType.I64))
     if elem is None:
         return ERROR
@@ -178,7 +184,8 @@ def _rule_random(tcx: CheckCx, cx: CallCx) -> Type:
 def _rule_load_npy(tcx: CheckCx, cx: CallCx) -> Type:
     if not isinstance(cx.arg_tys[0], StrT):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", cx.args[0].span,
-                                f"expected a path string, found `{cx.arg_tys[0]}`"))
+                                f"expected a path string, found `{cx.arg_tys[0]}`")
+                        .with_help("give the path as a string: `load_npy(\"x.npy\")`"))
     elem = _elem_generic(tcx, cx, None) if cx.generics else None
     return TensorT(elem, None)
 
@@ -219,7 +226,8 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
     for n, t, x in zip(nums, tys, exprs, strict=False):
         if n is None:
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
-                                    f"found `{t}`"))
+                                    f"found `{t}`")
+                            .with_help("pass tiles or scalars"))
     acc_t, acc_e = tys[0], exprs[0]
     for t, x in zip(tys[1:], exprs[1:], strict=False):
         r = binary_types(tcx, "+" if not float_only else "*", acc_t, t, acc_e, x, cx.span, cx.fx)
@@ -287,7 +295,8 @@ def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
         if tshape is None:
             return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"shapes {shape_str(cn.shape)} and "
                                     f"{shape_str(vn.shape)} cannot be broadcast together", cx.span,
-                                    "incompatible shapes"))
+                                    "incompatible shapes")
+                            .with_help("make the shapes equal, or 1 where they differ"))
         return TensorT(el, tshape)
     assert cn.shape is not None and vn.shape is not None
     shape = broadcast_shapes(cn.shape, vn.shape)
@@ -296,7 +305,8 @@ def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"shapes {shape_str(cn.shape)} and {shape_str(vn.shape)} cannot be broadcast "
                                 "together", cx.span, "incompatible shapes")
                         .secondary(c.span, f"the condition has shape {shape_str(cn.shape)}")
-                        .note("tiles broadcast only where a dimension is 1 (NumPy rules)"))
+                        .note("tiles broadcast only where a dimension is 1 (NumPy rules)")
+                        .with_help("make the shapes equal, or 1 where they differ (`reshape` or `broadcast`)"))
     if not shape:
         return vt
     el = elem_of(vt)
@@ -320,7 +330,8 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
             if axis_e is None:
                 if arg and len(s) > 1:
                     return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{cx.name}` of a {len(s)}-D tile needs "
-                                            "an axis", cx.span, "missing axis"))
+                                            "an axis", cx.span, "missing axis")
+                                    .with_help(f"give the axis: `{cx.name}(t, 0)` .. `{cx.name}(t, {len(s) - 1})`"))
                 return ScalarT(out_e)
             ax = axis_arg(tcx, cx, axis_e, len(s))
             if ax is None:
@@ -337,7 +348,8 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
             tn = num_of(ty, cx.fx.in_kernel)
             if tn is None or tn.kind != "tensor":
                 return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile or a tensor", x.span,
-                                        f"found `{ty}`"))
+                                        f"found `{ty}`")
+                                .with_help("pass a tile or a tensor"))
             oe = DType.I32 if arg else tn.elem
             if axis_e is None:
                 return ScalarT(oe) if oe is not None else F32
@@ -367,7 +379,8 @@ def _rule_scan(tcx: CheckCx, cx: CallCx) -> Type:
             return ERROR
         return t
     if not isinstance(ty, TileT):
-        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile", x.span, f"found `{ty}`"))
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile", x.span, f"found `{ty}`")
+                        .with_help("pass a tile"))
     if ty.dtype is DType.BOOL:
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tile", x.span,
                                 f"this is `{ty}`").with_help("cast it with `as i32` first"))
@@ -403,7 +416,8 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
     valid_in = (DType.F16, DType.BF16, DType.F32)
     if a.dtype not in valid_in and not isinstance(a.dtype, TypeParam):
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` does not support `{a.dtype}` inputs", cx.args[0].span,
-                                f"this is `{a}`").note("inputs are f16, bf16 or f32"))
+                                f"this is `{a}`").note("inputs are f16, bf16 or f32")
+                        .with_help("cast the inputs to `f16`, `bf16` or `f32` first"))
     out_shape = (a.shape[0], b.shape[1])
     if len(tiles) == 2:  # dot
         return TileT(DType.F32 if a.dtype in valid_in else a.dtype, out_shape)
@@ -413,7 +427,8 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"`mma` accumulator has shape {shape_str(acc.shape)}, expected "
                                 f"{shape_str(out_shape)}", cx.args[2].span, f"expected {shape_str(out_shape)} ([M, N])")
                         .secondary(cx.args[0].span, f"`a` is {shape_str(a.shape)}")
-                        .secondary(cx.args[1].span, f"`b` is {shape_str(b.shape)}"))
+                        .secondary(cx.args[1].span, f"`b` is {shape_str(b.shape)}")
+                        .with_help(f"start from `zeros::<f32>({shape_str(out_shape)})`"))
     if isinstance(a.dtype, DType) and isinstance(acc.dtype, DType) and acc.dtype is not DType.F32:
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`mma` accumulates in `f32`, not `{acc.dtype}`", cx.args[2].span,
                                 f"this is `{acc}`")
@@ -435,7 +450,8 @@ def _rule_print(tcx: CheckCx, cx: CallCx) -> Type:
                      .with_help("load a tile and print that"))
         elif isinstance(t, (PartitionT, OpT, HandleT, GraphT, FnT)):
             tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot print a value of type `{t}`", x.span,
-                             "not printable"))
+                             "not printable")
+                     .with_help("print scalars, strings, tiles or tensors"))
     return UNIT
 
 
@@ -447,7 +463,8 @@ def _rule_assert(tcx: CheckCx, cx: CallCx) -> Type:
                  .with_help("assert a comparison, e.g. `assert(x > 0)`"))
     if len(cx.args) > 1 and not isinstance(cx.arg_tys[1], StrT):
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", cx.args[1].span,
-                         f"expected a message string, found `{cx.arg_tys[1]}`"))
+                         f"expected a message string, found `{cx.arg_tys[1]}`")
+                 .with_help("give the message as a string literal"))
     return UNIT
 
 
@@ -467,7 +484,8 @@ def _rule_assert_close(tcx: CheckCx, cx: CallCx) -> Type:
     for k, (arg, t) in cx.keywords.items():
         if not (isinstance(t, (UntypedFloat, UntypedInt)) or (isinstance(t, ScalarT) and elem_is_float(t.dtype))):
             tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", arg.value.span,
-                             f"expected a float tolerance for `{k}`, found `{t}`"))
+                             f"expected a float tolerance for `{k}`, found `{t}`")
+                     .with_help(f"write a float, e.g. `{k} = 1e-4`"))
         else:
             settle(tcx, arg.value, ScalarT(DType.F64))
     return UNIT
@@ -490,12 +508,14 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
                                     f"cannot reshape {shape_str(ty.shape)} ({numel(ty.shape)} elements) into "
                                     f"{shape_str(new)} ({numel(new)} elements)", cx.args[0].span,
                                     "element counts differ")
-                            .secondary(x.span, f"this is `{ty}`"))
+                            .secondary(x.span, f"this is `{ty}`")
+                            .with_help("the new shape must hold the same number of elements"))
         check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
         return TileT(ty.dtype, new)
     t = deref(ty)
     if not isinstance(t, TensorT):
-        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot reshape a `{ty}`", x.span, "not a tile or tensor"))
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot reshape a `{ty}`", x.span, "not a tile or tensor")
+                        .with_help("reshape a tile or a tensor"))
     if shape is None:
         rank = cx.arg_tys[0].rank if isinstance(cx.arg_tys[0], ShapeT) else None
         return TensorT(t.dtype, None if rank is None else (None,) * rank)
@@ -505,7 +525,8 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
             return tcx.emit(tcx.err(T.RESHAPE_COUNT,
                                     f"cannot reshape {shape_str(t.shape)} ({a} elements) into {shape_str(shape)} "
                                     f"({b} elements)", cx.args[0].span, "element counts differ")
-                            .secondary(x.span, f"this is `{ty}`"))
+                            .secondary(x.span, f"this is `{ty}`")
+                            .with_help("the new shape must hold the same number of elements"))
     return TensorT(t.dtype, shape)
 
 
@@ -532,7 +553,8 @@ def _host_broadcast(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
         out = broadcast_shapes(host.shape, shape)
         if out is None or tuple(out) != tuple(shape):
             return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(host.shape)} to "
-                                    f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes"))
+                                    f"{shape_str(shape)}", cx.args[0].span, "incompatible shapes")
+                            .with_help("only dimensions of size 1 stretch (NumPy rules)"))
     return TensorT(host.dtype, tuple(shape))
 
 
@@ -547,7 +569,8 @@ def _tile_broadcast(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.SHAPE_MISMATCH, f"cannot broadcast {shape_str(ty.shape)} to {shape_str(new)}",
                                 cx.args[0].span, "incompatible shapes")
                         .secondary(x.span, f"this is `{ty}`")
-                        .note("broadcasting stretches dimensions of size 1 and adds leading dimensions"))
+                        .note("broadcasting stretches dimensions of size 1 and adds leading dimensions")
+                        .with_help("only dimensions of size 1 stretch: reshape to put 1 where the new shape differs"))
     check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
     return TileT(ty.dtype, new)
 
@@ -580,7 +603,8 @@ def _host_permute(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
     if sorted(hv) != list(range(len(host.shape))):  # type: ignore[type-var]
         return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of "
                                 f"0..{len(host.shape)}", cx.args[0].span,
-                                f"not a permutation of the {len(host.shape)} axes"))
+                                f"not a permutation of the {len(host.shape)} axes")
+                        .with_help(f"list each axis 0..{len(host.shape)} exactly once"))
     return TensorT(host.dtype, tuple(host.shape[v] for v in hv))  # type: ignore[index]
 
 
@@ -592,7 +616,8 @@ def _tile_permute(tcx: CheckCx, cx: CallCx) -> Type:
     vals = [d.const_value if d is not None else None for d in axes]
     if sorted(v for v in vals if v is not None) != list(range(len(ty.shape))) or len(vals) != len(ty.shape):
         return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`permute` needs a permutation of 0..{len(ty.shape)}",
-                                cx.args[0].span, f"not a permutation of the {len(ty.shape)} axes"))
+                                cx.args[0].span, f"not a permutation of the {len(ty.shape)} axes")
+                        .with_help(f"list each axis 0..{len(ty.shape)} exactly once"))
     return TileT(ty.dtype, tuple(ty.shape[v] for v in vals if v is not None))
 
 
@@ -628,7 +653,8 @@ def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
     if isinstance(t, TensorT) and t.dtype is not None:
         return ScalarT(t.dtype)
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`item` expects a tile or a tensor, found `{ty}`",
-                            x.span, "not a tile or tensor"))
+                            x.span, "not a tile or tensor")
+                    .with_help("call `.item()` on a one-element tile or tensor"))
 
 
 def _rule_shape(tcx: CheckCx, cx: CallCx) -> Type:
@@ -648,7 +674,8 @@ def _rule_clone(tcx: CheckCx, cx: CallCx) -> Type:
 def _rule_save_npy(tcx: CheckCx, cx: CallCx) -> Type:
     if not isinstance(cx.arg_tys[0], StrT):
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", cx.args[0].span,
-                         f"expected a path string, found `{cx.arg_tys[0]}`"))
+                         f"expected a path string, found `{cx.arg_tys[0]}`")
+                 .with_help("give the path as a string: `t.save_npy(\"x.npy\")`"))
     return UNIT
 
 

@@ -113,7 +113,8 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
             else:
                 if not is_poison(ty):
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", pat.span,
-                                     f"expected a tuple of {len(elems)} elements, found `{ty}`"))
+                                     f"expected a tuple of {len(elems)} elements, found `{ty}`")
+                             .with_help(f"bind {len(elems)} names to a tuple of {len(elems)} values"))
                 for p in elems:
                     _bind_pattern(tcx, p, ERROR, fx, None, kind)
             tcx.program.types[pat] = ty
@@ -131,7 +132,8 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             if value is None:
                 if want is None:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "type annotations needed", pat.span,
-                                     "give this binding a type or a value"))
+                                     "give this binding a type or a value")
+                             .with_help("write `let x: T = value;`"))
                     want = ERROR
                 _bind_pattern(tcx, pat, want, fx, None)
                 return False
@@ -164,7 +166,8 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                 elem = ity.elem
             elif not is_poison(ity):
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`for` loops iterate over ranges", it.span,
-                                 f"expected a range `a..b`, found `{ity}`"))
+                                 f"expected a range `a..b`, found `{ity}`")
+                         .with_help("write `for i in a..b`"))
             fx.scopes.append({})
             _bind_pattern(tcx, pat, elem, fx, None)
             fx.loops += 1
@@ -199,7 +202,8 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             if fx.loops == 0:
                 word = "break" if isinstance(st, ast.Break) else "continue"
                 tcx.emit(tcx.err(N.LOOP_CONTROL_OUTSIDE_LOOP, f"`{word}` outside of a loop", st.span,
-                                 f"cannot `{word}` outside of a loop"))
+                                 f"cannot `{word}` outside of a loop")
+                         .with_help("use `return` to leave a function"))
             return True
         case _:
             assert_never(st)

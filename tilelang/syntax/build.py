@@ -619,6 +619,7 @@ class Builder:
                 self.sink.emit(
                     Diagnostic.error(codes.INVALID_NUMBER, "number literal has no digits")
                     .primary(span, "no digits after the base prefix")
+                    .with_help("write digits after the prefix, e.g. `0x1F`, `0b101`, `0o17`")
                 )
                 return ast.IntLit(0, suffix, span)
             return self._int(digits, radix, suffix, span)

@@ -89,6 +89,13 @@ def _join(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
+# help for the syntax errors that none of `ErrorReporter._hint`'s habits explain
+_GENERIC_HELP = {
+    codes.EXPECTED_EXPRESSION: "write a value here: a literal, a name, a call, or `(..)`",
+    codes.EXPECTED_IDENTIFIER: "write a name here: letters, digits and `_`, not starting with a digit",
+}
+
+
 class ErrorReporter:
     """Builds diagnostics for one source text (`code`: comments blanked)."""
 
@@ -178,7 +185,8 @@ class ErrorReporter:
         # UnexpectedEOF is not raised by the LALR parser; keep a sane fallback.
         end = stop
         return (Diagnostic.error(codes.UNEXPECTED_EOF, "unexpected end of file")
-                .primary(self.span(end, end), "the file ends here"))
+                .primary(self.span(end, end), "the file ends here")
+                .with_help("the file ends too early: finish the item, or close what is open"))
 
     def _hint(self, d: Diagnostic, tok: Any, base: int) -> Diagnostic:
         """A `help` for habits from other languages (`x++`, `and`, `elif`, `if x = 1`)."""
@@ -205,7 +213,8 @@ class ErrorReporter:
             stmt_start = max(code.rfind(c, 0, start) for c in "{};") + 1
             if _IF_WHILE.search(code, stmt_start, start):
                 return d.with_help("use `==` to compare two values")
-        return d
+        generic = _GENERIC_HELP.get(d.code)
+        return d.with_help(generic) if generic else d
 
     def _expected_set(self, e: UnexpectedToken) -> set[str]:
         expected = set(e.expected or ())
@@ -258,7 +267,8 @@ class ErrorReporter:
             return (Diagnostic.error(codes.UNEXPECTED_EOF, f"expected {what}, found end of file")
                     .primary(self.span(prev_end, prev_end), f"expected {what} here")
                     .secondary(here, "the file ends here" if stop >= len(self.code)
-                               else "the next item starts here"))
+                               else "the next item starts here")
+                    .with_help(f"finish it with {what}"))
 
         if "SEMICOLON" in expected and not expected & {"NAME", "NUMBER"}:
             # After a whole statement: the `;` that ends it is missing.

@@ -1,7 +1,7 @@
 """Issue 15, decode at batch 1: which split kernel, how many shares a KV head
 and which launch form make the fastest pair, all in one process.
 
-    python benchmarks/decode_forms.py [--reps 15] [--rounds 2] [--shapes 1x32768,1x8192]
+    python benchmarks/decode_forms.py [--reps 15] [--rounds 2] [--shapes 1x32768,1x8192] [--kinds fma,h2]
     python benchmarks/decode_forms.py --launches      # the compiles it makes (for the prewarm)
     python benchmarks/decode_forms.py --smoke         # a 256-position cache on the CPU interpreter: the script itself
     ncu --metrics gpu__time_duration.sum python benchmarks/decode_forms.py --floor1   # the fixed cost's parts
@@ -54,11 +54,14 @@ SMS = 132  # the H200 (the plans' share counts below are for it)
 # 32k), 66 two full waves, 99 three (the hardware hands blocks to SMs as they
 # free up: balances an uneven finish, at a block's fixed cost each wave); tc one
 # persistent CTA an SM -> 16 shares one tile a CTA, 32 two on most
-CONFIGS = {32768: (("fma", None), ("fma", 66), ("fma", 99), ("tc", 16), ("tc", 32), ("tc6", 16)),
-           8192: (("fma", None), ("tc", None), ("tc6", None))}
-# "tc6": `decode_split_tc6` of attention_variants.tile (std's tc split, a ring of 6 key blocks)
-FORMS = {"fma": ("plain", "merge", "both"), "tc": ("plain", "merge"), "tc6": ("plain", "merge")}
-SMOKE = {256: (("fma", None), ("fma", 8), ("tc", None), ("tc6", None))}  # --smoke: f16 on the interpreter
+CONFIGS = {32768: (("fma", None), ("h2", None), ("fma", 66), ("fma", 99), ("tc", 16), ("tc", 32), ("tc6", 16)),
+           8192: (("fma", None), ("h2", None), ("tc", None), ("tc6", None))}
+# "tc6": `decode_split_tc6` of attention_variants.tile (std's tc split, a ring of 6 key blocks);
+# "h2": `decode_split_h2` of attention_variants.tile (std's FMA split on the caches viewed as
+# half-rows [B * Hkv, 2 * S, D / 2]: 48 lane shuffles a key block instead of 128), the FMA plan
+FORMS = {"fma": ("plain", "merge", "both"), "h2": ("plain", "merge"), "tc": ("plain", "merge"),
+         "tc6": ("plain", "merge")}
+SMOKE = {256: (("fma", None), ("fma", 8), ("h2", None), ("tc", None), ("tc6", None))}  # --smoke: f16 on the interpreter
 
 
 def plan_for(ctx: int, kind: str, shares: int | None) -> tuple[int, int, int]:
@@ -81,14 +84,29 @@ def launches() -> list[tuple[str, dict, list]]:
     for ctx, configs in CONFIGS.items():
         for kind, shares in configs:
             bn, splits, dc = plan_for(ctx, kind, shares)
-            got = pw.decode("bf16", HKV, GRP, ctx, D, bn, splits, combine_ns(splits), dc=dc, tc=kind != "fma")
+            got = pw.decode("bf16", HKV, GRP, ctx, D, bn, splits, combine_ns(splits), dc=dc, tc=kind not in ("fma", "h2"))
             split = [(("decode_split_tc6" if kind == "tc6" else n), i, p) for n, i, p in got
-                     if n == ("decode_split" if kind == "fma" else "decode_split_tc")]
+                     if n == ("decode_split" if kind in ("fma", "h2") else "decode_split_tc")]
+            if kind == "h2":
+                split = [("decode_split_h2", h2_inst(i), h2_params(p, splits)) for _, i, p in split]
             comb = [x for x in got if x[0] == "decode_combine"]
             out += split + comb + [(n + pw.PDL, i, p) for n, i, p in comb]
             if "both" in FORMS[kind]:
                 out += [(n + pw.PDL, i, p) for n, i, p in split]
     return out
+
+
+def h2_inst(inst: dict) -> dict:
+    """`decode_split_h2`'s instantiation from `decode_split`'s: D / 2 for D."""
+    return {"T": inst["T"], "G": inst["G"], "BN": inst["BN"], "DH": inst["D"] // 2}
+
+
+def h2_params(params: list, splits: int) -> list:
+    """`decode_split_h2`'s tensor parameters from `decode_split`'s: the half-row views."""
+    (_, f32, (rows, _, d), _), (_, _, lse_shape, _), (_, t, qs, _), (_, _, (_, smax, _), _), _ = params
+    return [("o_part", f32, (rows * splits * GRP, 2, d // 2), (GRP, 2, d // 2)),
+            ("lse_part", f32, (rows * splits, GRP), (1, GRP)), ("q", t, (qs[0] * GRP, 2, d // 2), None),
+            ("k", t, (rows, 2 * smax, d // 2), None), ("v", t, (rows, 2 * smax, d // 2), None)]
 
 
 def floor1() -> int:
@@ -163,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--shapes", default="1x32768,1x8192")
+    ap.add_argument("--kinds", default="", help="only these split kinds (e.g. fma,h2; default: every one)")
     ap.add_argument("--launches", action="store_true", help="print the launches' count and names, no GPU")
     ap.add_argument("--floor1", action="store_true", help="the pairs over one position, eagerly (for ncu)")
     ap.add_argument("--smoke", action="store_true", help="f16, 256 positions, on the CPU interpreter")
@@ -213,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         q3, k3, v3 = q.view(HKV, GRP, D), k.view(HKV, ctx, D), v.view(HKV, ctx, D)
         keep += [q, k, v, q3, k3, v3]
         for kind, shares in configs[ctx]:
+            if a.kinds and kind not in a.kinds.split(","):
+                continue
             bn, splits, dc = plan_for(ctx, kind, shares)
             r: dict = {"B": b, "ctx": ctx, "split": kind, "plan": [bn, splits, dc], "MB": 2 * HKV * ctx * D * 2 / 1e6,
                        "us": {}}
@@ -224,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
             def split_fn(mod, pdl: bool, kind=kind, bn=bn, splits=splits, o_part=o_part, lse_part=lse_part,  # type: ignore[no-untyped-def]
                          qkv=(q3, k3, v3), ctx=ctx):
                 q3, k3, v3 = qkv
-                if kind != "fma":
+                if kind == "h2":  # the half-row views of the same memory
+                    kern = variants.decode_split_h2[elem, GRP, bn, D // 2]
+                    args = (tilelang.partition(o_part.view(-1, 2, D // 2), [GRP, 2, D // 2]),
+                            tilelang.partition(lse_part.view(-1, GRP), [1, GRP]), q3.reshape(-1, 2, D // 2),
+                            k3.view(HKV, -1, D // 2), v3.view(HKV, -1, D // 2), ctx, D**-0.5, splits)
+                elif kind != "fma":
                     kern = (variants.decode_split_tc6 if kind == "tc6" else mod.decode_split_tc)[elem, bn, D]
                     args = (tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),
                             tilelang.partition(lse_part.view(-1, GRP), [1, 64]), q3, k3, v3, ctx, D**-0.5, splits)

@@ -538,7 +538,9 @@ def resolve_type(tcx: CheckCx, te: ast.TypeExpr | None, generics: dict[str, Symb
                         "not found in this scope")
             guess = _TYPE_ALIASES.get(name) or suggest(name, cands)
             return tcx.emit(d.with_help(f"a type with a similar name exists: `{guess}`") if guess
-                            else d)
+                            else d.with_help("types are scalars (`f32`, `i32`, ..), `Tensor<..>`, `Tile<..>`, "
+                                             "references and tuples; operations, handles and graphs have no "
+                                             "written type: keep them where they are made"))
         case _:
             assert_never(te)
 

@@ -173,6 +173,30 @@ fn main() {
     assert r.codes == ["E0712"] and "nope.npy" in r.error.diagnostics[0].message
 
 
+def test_save_npy_replaces_the_file_whole(tmp_path, monkeypatch):
+    """`save_npy` writes beside the path and renames: a reader of the path (another program
+    saving and loading it at the same time) sees the old file or the new one, never a part;
+    nothing is left beside it, and a directory that is missing is still a located error."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.npy").write_bytes(b"an older file")
+    seen: list[str] = []
+    real = np.save
+
+    def save(f, a):  # type: ignore[no-untyped-def]
+        real(f, a)
+        seen.append((tmp_path / "x.npy").read_bytes().decode("latin-1"))  # the path, mid-write
+
+    monkeypatch.setattr(np, "save", save)
+    r = run_host('fn main() {\n    let t = arange::<i32>(5);\n    t.save_npy("x.npy");\n}\n')
+    assert r.error is None
+    assert seen == ["an older file"]
+    assert np.load(tmp_path / "x.npy").tolist() == [0, 1, 2, 3, 4]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]
+    r = run_host('fn main() {\n    let t = arange::<i32>(5);\n    t.save_npy("no/such/dir/x.npy");\n}\n')
+    assert r.codes == ["E0712"] and "cannot write" in r.error.diagnostics[0].message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]
+
+
 def test_npy_with_unsupported_dtype(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     np.save(tmp_path / "c.npy", np.zeros(3, dtype=np.complex64))

@@ -41,6 +41,8 @@ Semantics the rest of the toolchain may rely on:
 from __future__ import annotations
 
 import math
+import os
+import threading
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
@@ -720,9 +722,17 @@ class Builtins:
                 case "save_npy":
                     path = str(pos[0])
                     try:
-                        # exactly `path`: `np.save(name)` would write `name.npy`
-                        with open(path, "wb") as f:
-                            np.save(f, recv.numpy())
+                        # exactly `path`: `np.save(name)` would write `name.npy`; written
+                        # beside it and renamed, so a reader never sees a part-written file
+                        # (two programs saving and loading one path at once)
+                        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.part"
+                        try:
+                            with open(tmp, "wb") as f:
+                                np.save(f, recv.numpy())
+                            os.replace(tmp, path)
+                        finally:
+                            if os.path.exists(tmp):
+                                os.unlink(tmp)
                     except OSError as e:
                         raise TileError(Diagnostic.error(rcodes.NPY_IO, f"cannot write `{path}`: {_reason(e)}")
                                         .primary(mc.span, "saved here")

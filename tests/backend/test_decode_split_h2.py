@@ -16,11 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_decode_tc_pipeline import G, _inputs
+from test_decode_tc_pipeline import G, _assemble_sm90a, _inputs
 from test_decode_wg_pipeline import _check, _reference
 
 import tilelang
-from tilelang.backend import emit_ptx
 from tilelang.backend.facts import TensorFacts
 from tilelang.dtypes import DType
 from tilelang.ir.lower import lower_kernel
@@ -99,13 +98,8 @@ def _loop_sass(sass: str) -> list[str]:
 @pytest.mark.skipif(shutil.which("ptxas") is None or not NVDISASM.exists(), reason="ptxas/nvdisasm not installed")
 def test_decode_split_h2_at_the_benchmark_shape(tmp_path: Path) -> None:
     kir, facts = _kernel_ir(8, 32768, 32, 64, 128, "bf16")
-    f = tmp_path / "h2.ptx"
-    f.write_text(emit_ptx(kir, "sm_90a", facts))
-    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "h2.cubin"), str(f)],
-                       capture_output=True, text=True, check=False)
-    assert r.returncode == 0, r.stderr[-2000:]
-    stores = [int(x) for x in re.findall(r"(\d+) bytes spill stores", r.stderr)]
-    assert stores and max(stores) <= 8, r.stderr  # ptxas 13.0: one 4-byte value kept across the loop
+    err, stores = _assemble_sm90a(tmp_path, kir, facts, "h2")
+    assert stores and max(stores) <= 8, err  # ptxas 13.0: one 4-byte value kept across the loop
     sass = subprocess.run([str(NVDISASM), "-c", str(tmp_path / "h2.cubin")], capture_output=True, text=True,
                           check=True).stdout
     loop = _loop_sass(sass)

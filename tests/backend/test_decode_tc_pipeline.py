@@ -128,16 +128,22 @@ def test_decode_split_tc_with_std_merge_matches_sdpa(batch: int, smax: int, clen
     assert err < 1e-2, err
 
 
+def _assemble_sm90a(tmp_path, kir, facts, name: str = "a") -> tuple[str, list[int]]:  # type: ignore[no-untyped-def]
+    """The kernel's PTX for sm_90a assembled by ptxas -v into `tmp_path / name.cubin`: ptxas's
+    report and the spill-store bytes of each function in it (the assembly must succeed)."""
+    f = tmp_path / f"{name}.ptx"
+    f.write_text(emit_ptx(kir, "sm_90a", facts))
+    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / f"{name}.cubin"), str(f)],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stderr, [int(x) for x in re.findall(r"(\d+) bytes spill stores", r.stderr)]
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
 @pytest.mark.parametrize("rotate", ["auto", "0"])
 def test_decode_split_tc_assembles_for_sm_90a_without_spills(tmp_path, rotate: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_ROTATE", rotate)
     kir, facts = _kernel_ir(8, 32768, 16, 64, 128)
-    f = tmp_path / "a.ptx"
-    f.write_text(emit_ptx(kir, "sm_90a", facts))
-    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "a.o"), str(f)],
-                       capture_output=True, text=True, check=False)
-    assert r.returncode == 0, r.stderr[-2000:]
-    stores = [int(x) for x in re.findall(r"(\d+) bytes spill stores", r.stderr)]
-    assert stores and max(stores) == 0, r.stderr
-    assert "C7515" not in r.stderr and "serialized" not in r.stderr, r.stderr
+    err, stores = _assemble_sm90a(tmp_path, kir, facts)
+    assert stores and max(stores) == 0, err
+    assert "C7515" not in err and "serialized" not in err, err

@@ -7,17 +7,15 @@ shared memory at the benchmark's shape (BN 64, D 128, bf16)."""
 
 from __future__ import annotations
 
-import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_decode_tc_pipeline import CASES, G, M, _inputs
+from test_decode_tc_pipeline import CASES, G, M, _assemble_sm90a, _inputs
 from test_decode_wg_pipeline import _check, _reference, _simulate
 
 import tilelang
-from tilelang.backend import emit_ptx, lower_gpu
+from tilelang.backend import lower_gpu
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.printer import print_gpu_kernel
 from tilelang.dtypes import DType
@@ -70,10 +68,5 @@ def test_the_pipeline_takes_six_stages() -> None:
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
 def test_decode_split_tc6_assembles_for_sm_90a_without_spills(tmp_path) -> None:  # type: ignore[no-untyped-def]
     kir, facts = _kernel_ir(8, 32768, 16, 64, 128, "bf16")
-    f = tmp_path / "a.ptx"
-    f.write_text(emit_ptx(kir, "sm_90a", facts))
-    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "a.o"), str(f)],
-                       capture_output=True, text=True, check=False)
-    assert r.returncode == 0, r.stderr[-2000:]
-    stores = [int(x) for x in re.findall(r"(\d+) bytes spill stores", r.stderr)]
-    assert stores and max(stores) == 0, r.stderr
+    err, stores = _assemble_sm90a(tmp_path, kir, facts)
+    assert stores and max(stores) == 0, err

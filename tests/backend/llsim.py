@@ -21,7 +21,9 @@ computed exactly in f32; compare results with a tolerance.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
 import struct
 from collections.abc import Callable, Iterator
@@ -49,6 +51,7 @@ _FLOATS = {"float": np.float32, "double": np.float64, "half": np.float16}
 _SIZE = {"float": 4, "double": 8, "half": 2, "bfloat": 2, "ptr": 8}
 
 
+@functools.cache
 def _bits(ty: str) -> int:
     m = _INT.match(ty)
     assert m, ty
@@ -64,6 +67,7 @@ def _size(ty: str) -> int:
     return max(1, _bits(ty) // 8)
 
 
+@functools.cache
 def _vec(ty: str) -> tuple[int, str]:
     m = re.match(r"<(\d+) x (.+)>$", ty)
     assert m, ty
@@ -319,7 +323,7 @@ class Program:
     def _val(self, tok: str, ty: str) -> Callable[[dict[str, Any]], Any]:
         tok = tok.strip()
         if tok.startswith("%"):
-            return lambda r, t=tok: r[t]
+            return operator.itemgetter(tok)  # a register read: the most frequent operation
         if tok.startswith("@"):
             assert tok == "@smem", tok
             return lambda r: ("smem", 0)
@@ -354,7 +358,7 @@ class Program:
             ty, rest2 = _take_type(rest)
             a, b = _split_args(rest2)
             va, vb = self._val(a, ty), self._val(b, ty)
-            return _Ins(dst, lambda r: fn(va(r), vb(r), ty), text=rhs)
+            return _Ins(dst, _scalar_binop(fn, ty, va, vb) or (lambda r: fn(va(r), vb(r), ty)), text=rhs)
         if op == "fneg":
             ty, v = self._typed(rest)
             return _Ins(dst, lambda r: -v(r), text=rhs)
@@ -375,7 +379,7 @@ class Program:
             assert m, rhs
             src_ty, v, dst_ty = m.group(1), self._val(m.group(2), m.group(1)), m.group(3)
             cast = _CASTS[op]
-            return _Ins(dst, lambda r: cast(v(r), src_ty, dst_ty), text=rhs)
+            return _Ins(dst, _scalar_cast(op, v, src_ty, dst_ty) or (lambda r: cast(v(r), src_ty, dst_ty)), text=rhs)
         if op == "getelementptr":
             parts = _split_args(rest)
             ety = parts[0]
@@ -846,6 +850,7 @@ def _ibin(f: Callable[[int, int, int], int]) -> Callable[[Any, Any, str], Any]:
             return tuple(g(x, y, el) for x, y in zip(a, b, strict=True))
         bits = _bits(ty)
         return f(int(a), int(b), bits) & ((1 << bits) - 1)
+    g.int_op = f  # type: ignore[attr-defined]
     return g
 
 
@@ -854,9 +859,9 @@ def _fbin(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any, str], Any]:
         if ty.startswith("<"):
             n, el = _vec(ty)
             return tuple(g(x, y, el) for x, y in zip(a, b, strict=True))
-        with np.errstate(all="ignore"):
-            r = f(a, b)
+        r = f(a, b)  # run_block ignores floating-point warnings
         return _bf16(r) if ty == "bfloat" else _FLOATS[ty](r)
+    g.float_op = f  # type: ignore[attr-defined]
     return g
 
 
@@ -964,8 +969,7 @@ def _cast_fptrunc(v: Any, s: str, d: str) -> Any:
     if d.startswith("<"):  # element-wise over a vector
         _, el = _vec(d)
         return tuple(_cast_fptrunc(x, "", el) for x in v)
-    with np.errstate(all="ignore"):
-        return _bf16(np.float32(v)) if d == "bfloat" else _FLOATS[d](v)
+    return _bf16(np.float32(v)) if d == "bfloat" else _FLOATS[d](v)
 
 
 def _cast_fpext(v: Any, s: str, d: str) -> Any:
@@ -1029,14 +1033,39 @@ _CASTS: dict[str, Callable[[Any, str, str], Any]] = {
 }
 
 
+def _scalar_binop(fn: Any, ty: str, va: Any, vb: Any) -> Callable[[dict[str, Any]], Any] | None:
+    """`fn(va(r), vb(r), ty)` for a scalar `ty` without the per-call type
+    dispatch (the simulator's hottest path); None for vectors."""
+    if ty.startswith("<"):
+        return None
+    op = getattr(fn, "int_op", None)
+    if op is not None:
+        bits = _bits(ty)
+        mask = (1 << bits) - 1
+        return lambda r: op(int(va(r)), int(vb(r)), bits) & mask
+    fop = getattr(fn, "float_op", None)
+    if fop is None:
+        return None
+    conv = _bf16 if ty == "bfloat" else _FLOATS[ty]
+    return lambda r: conv(fop(va(r), vb(r)))
+
+
+def _scalar_cast(op: str, v: Any, s: str, d: str) -> Callable[[dict[str, Any]], Any] | None:
+    """A scalar float cast without the per-call dispatch; None where the
+    general `_CASTS` entry is needed."""
+    if s.startswith("<") or d.startswith("<") or d not in _FLOATS or op not in ("fptrunc", "fpext"):
+        return None
+    conv = _FLOATS[d]
+    return lambda r: conv(v(r))
+
+
 def _f32(x: Any) -> Any:
     return np.float32(x)
 
 
 def _unary(f: Callable[[float], float]) -> Callable[..., Any]:
     def g(x: Any, tys: list[str], name: str) -> Any:
-        with np.errstate(all="ignore"):
-            r = f(x)
+        r = f(x)
         return np.float64(r) if tys[0] == "double" else np.float32(r)
     return g
 
@@ -1049,8 +1078,7 @@ def _fma(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
         if not all(math.isfinite(v) for v in (fa, fb, fc)):
             return np.float64(fa * fb + fc)
         return np.float64(float(Fraction(fa) * Fraction(fb) + Fraction(fc)))
-    with np.errstate(all="ignore"):
-        return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+    return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
 
 
 def _minmax(is_max: bool) -> Callable[..., Any]:
@@ -1196,6 +1224,15 @@ def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
 
 
 def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:
+    """Run one block of `T` threads to the end. Floating-point operations
+    follow IEEE (overflow to inf, 0/0 to nan) without NumPy's warnings: the
+    whole block runs under one `errstate` (entering one an instruction cost
+    a tenth of the simulator's time)."""
+    with np.errstate(all="ignore"):
+        _run_block(prog, mem, base_regs, T)
+
+
+def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:
     gens: dict[int, Iterator[tuple]] = {}
     waiting: dict[int, tuple] = {}
     arrived: dict[int, int] = {}  # bar.arrive counts per named barrier id, not yet consumed by a sync

@@ -8,12 +8,11 @@ SDPA on the GPU."""
 
 from __future__ import annotations
 
-import re
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from ptxas_report import assemble
 from test_decode_wg_pipeline import _check, _reference, _sdpa_case, _simulate  # decode_split_wg's
 
 import tilelang
@@ -131,12 +130,8 @@ def test_decode_split_tc_with_std_merge_matches_sdpa(batch: int, smax: int, clen
 def _assemble_sm90a(tmp_path, kir, facts, name: str = "a") -> tuple[str, list[int]]:  # type: ignore[no-untyped-def]
     """The kernel's PTX for sm_90a assembled by ptxas -v into `tmp_path / name.cubin`: ptxas's
     report and the spill-store bytes of each function in it (the assembly must succeed)."""
-    f = tmp_path / f"{name}.ptx"
-    f.write_text(emit_ptx(kir, "sm_90a", facts))
-    r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / f"{name}.cubin"), str(f)],
-                       capture_output=True, text=True, check=False)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return r.stderr, [int(x) for x in re.findall(r"(\d+) bytes spill stores", r.stderr)]
+    r = assemble(emit_ptx(kir, "sm_90a", facts), "sm_90a", cubin=tmp_path / f"{name}.cubin")
+    return r.text, list(r.spill_stores)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")

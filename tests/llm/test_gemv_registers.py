@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ptxas_report import assemble
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "llm"))
@@ -71,17 +70,6 @@ def _ptx(op) -> str:  # type: ignore[no-untyped-def]
     return emit_ptx(kir, "sm_90a", facts)
 
 
-def _ptxas(ptx: str) -> str:
-    """`ptxas -v`'s report for `ptx` (it must assemble)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "k.ptx"
-        src.write_text(ptx)
-        r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(src) + ".o"],
-                           capture_output=True, text=True, check=False)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return r.stderr
-
-
 @pytest.mark.parametrize(("model", "pf"), [("qwen3-0.6b", (0, 0)), ("qwen3-4b", (0, 0)), ("qwen3-8b", (0, 0)),
                                          ("qwen3-4b", (8, 4096))])
 def test_planned_gemvs_fit_their_register_budget(model: str, pf: tuple[int, int]) -> None:
@@ -96,10 +84,9 @@ def test_planned_gemvs_fit_their_register_budget(model: str, pf: tuple[int, int]
         op.discard()  # built to be compiled, never run
         ptx = _ptx(op)
         assert f".minnctapersm {mb}" in ptx
-        report = _ptxas(ptx)
-        regs = int(re.search(r"Used (\d+) registers", report).group(1))  # type: ignore[union-attr]
-        assert regs * 256 * mb <= 65536, (mat, regs, mb)
-        assert "0 bytes spill stores" in report, (model, mat, report)
+        r = assemble(ptx, "sm_90a")
+        assert r.max_registers * 256 * mb <= 65536, (mat, r.max_registers, mb)
+        assert r.max_spill_stores == 0, (model, mat, r.text)
         # the LM head streams its weights through the shared-memory ring (ST
         # 4: copies 3 K steps ahead); the one-wave matrices load into registers
         copies = ptx.count("cp.async.cg.shared.global")
@@ -122,7 +109,7 @@ def test_peeled_gemvs_lead_with_their_weights() -> None:
     for mat in ("qkv", "o", "gate_up", "down"):
         op = _op(k, mat, cfg, plan)
         op.discard()  # built to be compiled, never run
-        assert "0 bytes spill stores" in _ptxas(_ptx(op)), mat
+        assert assemble(_ptx(op), "sm_90a").max_spill_stores == 0, mat
         kir = op._plan.kir
         args = op._kernel_args(op._hosts)
         for early in (set(), {"w", "g"}):
@@ -152,9 +139,8 @@ def test_many_wave_ring_gemvs_stream_without_spills(mat: str, shape: tuple[int, 
     op.discard()  # built to be compiled, never run
     ptx = _ptx(op)
     assert ptx.count("cp.async.cg.shared.global") > 0, (mat, shape)
-    report = _ptxas(ptx)
-    regs = int(re.search(r"Used (\d+) registers", report).group(1))  # type: ignore[union-attr]
-    assert regs * 256 * mb <= 65536 and "0 bytes spill stores" in report, (mat, shape, report)
+    r = assemble(ptx, "sm_90a")
+    assert r.max_registers * 256 * mb <= 65536 and r.max_spill_stores == 0, (mat, shape, r.text)
 
 
 def _ring_ptx(kern, cfg, plan, merged: bool = False) -> str:  # type: ignore[no-untyped-def]
@@ -202,8 +188,8 @@ def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: st
     assert ("bar.sync" in head) == (ea == 0)
     # the query's rows, its norm weights, the rotary rows (and the token's rows)
     assert head.count("ld.global.nc") >= (6 if ea == 0 else 7 + (4 if ea == 3 else 0))
-    report = _ptxas(ptx)
-    assert "0 bytes spill stores" in report, report
+    r = assemble(ptx, "sm_90a")
+    assert r.max_spill_stores == 0, r.text
 
 
 @pytest.mark.parametrize("fm", [0, 8])
@@ -230,5 +216,5 @@ def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     assert "ld.shared.v4" in head and "bar.sync" not in head and "ld.global" not in head
     assert loop.split("cp.async.commit_group")[0].count("cp.async.cg.shared.global") == 2 * 8
     assert ptx.count("atom.acq_rel.gpu.global.add.u32") == (1 if fm else 0)
-    report = _ptxas(ptx)
-    assert "0 bytes spill stores" in report, report
+    r = assemble(ptx, "sm_90a")
+    assert r.max_spill_stores == 0, r.text

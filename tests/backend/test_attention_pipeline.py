@@ -373,7 +373,8 @@ def test_the_warpgroups_take_turns_across_a_persistent_walk_in_the_simulator(cta
     `llsim.Deadlock`); a product issued out of its turn computes the same,
     so the rest is the walk's results and the turns in the IR."""
     _schedule(monkeypatch, "overlap+rotate+turns")  # turns take the overlapped loop, rotation or not
-    d, bm, bn, sq, sk, bh = 64, 128, 64, 300, 200, 2
+    # one CTA walks one head's 3 tiles, two CTAs walk two heads' 6 (the simulator runs CTAs one by one)
+    d, bm, bn, sq, sk, bh = 64, 128, 64, 300, 200, ctas
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
     gk = lower_gpu(k, "sm_90a", facts)

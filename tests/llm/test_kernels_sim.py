@@ -191,7 +191,7 @@ def test_merge_gemv_add_folds_the_split_merge_into_the_o_projection(k, bn: int, 
     # first split empty too, so the merge starts from a masked one), times
     # layer 1's weights of a stack, added to y by atomics
     rng = np.random.default_rng(4)
-    hkv, ns, g, d, n, layers = 2, 8, 4, 32, 32, 2
+    hkv, ns, g, d, n, layers = 2, 8, 4, 32, 2 * bn, 2  # two row tiles a head
     o_part = _rand(rng, hkv, ns * g, d)
     lse = _rand(rng, hkv, ns * g) * 4
     lse[:, -g:] = -1e30

@@ -1,0 +1,385 @@
+// Issue 17 probe: does a persistent layer kernel (phases separated by a
+// grid-wide barrier) beat one launch a GEMV?  Not a product: CUDA C written
+// for this measurement only, driven by layer_barrier.py (which says how to
+// build and run it).
+//
+// One Qwen3-4B decoder layer at batch 1, bf16 weights, f32 sums:
+//   Q   qkv[6144]   = Wqkv[6144, 2560] . rmsnorm(xr)
+//   A   ob[4096]    = bf16(qkv[0:4096])            (a stand-in for the attention)
+//   O   xr[2560]   += Wo[2560, 4096] . ob           (K split in 4, atomic adds)
+//   GU  h[9728]     = bf16(silu(g) u), g/u = rows 2j/2j+1 of Wgu[19456, 2560] . rmsnorm(xr)
+//   D   xr[2560]   += Wd[2560, 9728] . h             (K split in 2, atomic adds)
+//
+// Every form runs the same phase code (`gemv` below: one warp walks a
+// contiguous range of units, each unit R rows x one K slice, its 16-byte
+// weight chunks loaded first, then the products against the block's copy of
+// the input vector in shared memory); only the boundaries differ:
+//   k_qkv .. k_down    one launch a phase (form a; with PDL when the launch
+//                      has the attribute: griddepcontrol.wait first,
+//                      launch_dependents after the loop)
+//   mega               the layers l0..l1 in one launch, phases separated by
+//                      grid_sync (form b)
+//   mega_pre           as mega, each warp loading its first weight batch of
+//                      the next phase into registers before it waits (form c)
+//   k_bar              n grid barriers and nothing else (form d)
+//   k_empty            an empty kernel (the launch boundary alone)
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+namespace {
+
+constexpr int WARPS = 8;
+constexpr int THREADS = WARPS * 32;
+constexpr int HID = 2560, QKV_N = 6144, QN = 4096, FF = 9728;
+
+// Unit shapes: K (row length), N (rows), S (K slices), R (rows a unit), U
+// (units a batch), P (passes a unit: its chunks loaded in P rounds).
+// Units are slice-major (u = s * N / R + row group): a batch's U units are
+// consecutive rows of one slice, so their atomic adds go to U addresses.
+template <int K_, int N_, int S_, int R_, int U_, int P_>
+struct Shape {
+  static constexpr int K = K_, N = N_, S = S_, R = R_, U = U_, P = P_;
+  static constexpr int KS = K / S;     // elements of a row one unit covers
+  static constexpr int C = KS / 256;   // 16-byte chunks a lane loads of each row of a unit
+  static constexpr int CP = C / P;     // of them in one pass
+  static constexpr int L = U * R * CP; // 16-byte loads a lane has in flight a pass
+  static constexpr int G = N / R;      // row groups
+  static constexpr int T = G * S;      // units of the phase
+  static_assert(C * 256 == KS && KS * S == K && N % R == 0 && CP * P == C && U <= 32, "shape");
+};
+using QS = Shape<HID, QKV_N, 1, 1, 1, 1>;   // 10 loads a pass, 6,144 units
+using OS = Shape<QN, HID, 4, 1, 4, 1>;      // 16 loads, 10,240 units
+using GS = Shape<HID, 2 * FF, 1, 2, 1, 2>;  // 10 loads (gate and up rows), 9,728 units, 2 passes
+using DS = Shape<FF, HID, 19, 1, 8, 1>;     // 16 loads, 48,640 units
+
+__device__ __forceinline__ uint4 ldw(const __nv_bfloat16* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ float dot2(uint32_t w, float a, float b, float acc) {
+  acc = fmaf(__uint_as_float(w << 16), a, acc);
+  return fmaf(__uint_as_float(w & 0xffff0000u), b, acc);
+}
+
+__device__ __forceinline__ float dot8(uint4 w, const float* x, float acc) {
+  float4 x0 = *reinterpret_cast<const float4*>(x);
+  float4 x1 = *reinterpret_cast<const float4*>(x + 4);
+  acc = dot2(w.x, x0.x, x0.y, acc);
+  acc = dot2(w.y, x0.z, x0.w, acc);
+  acc = dot2(w.z, x1.x, x1.y, acc);
+  return dot2(w.w, x1.z, x1.w, acc);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The warp's contiguous share [u0, u1) of a phase's units.
+template <class G>
+__device__ __forceinline__ void share(int gw, int nw, int& u0, int& u1) {
+  u0 = (int)((long long)G::T * gw / nw);
+  u1 = (int)((long long)G::T * (gw + 1) / nw);
+}
+
+// Pass p's chunks of units u .. u + U - 1.
+template <class G>
+__device__ __forceinline__ void load_pass(uint4 (&w)[G::L], const __nv_bfloat16* W, int u, int u1, int p,
+                                          int lane) {
+#pragma unroll
+  for (int j = 0; j < G::U; ++j) {
+    // past the share's end: the share's last unit again (no new bytes from
+    // memory, and no register that is written on one path only: such an
+    // array stays live, and spills, across the whole layer)
+    const int uu = max(min(u + j, u1 - 1), 0);
+    const int g = uu % G::G, s = uu / G::G;
+#pragma unroll
+    for (int r = 0; r < G::R; ++r) {
+      const __nv_bfloat16* row = W + (size_t)(g * G::R + r) * G::K + s * G::KS + (p * G::CP * 32 + lane) * 8;
+#pragma unroll
+      for (int c = 0; c < G::CP; ++c) w[(j * G::R + r) * G::CP + c] = ldw(row + c * 256);
+    }
+  }
+}
+
+template <class G>
+__device__ __forceinline__ void compute_pass(const uint4 (&w)[G::L], const float* xs, int u, int u1, int p,
+                                             int lane, float (&acc)[G::U * G::R]) {
+#pragma unroll
+  for (int j = 0; j < G::U; ++j) {
+    const int s = (u + j) / G::G;
+    if (u + j < u1) {
+#pragma unroll
+      for (int c = 0; c < G::CP; ++c) {
+        const float* x = xs + s * G::KS + ((p * G::CP + c) * 32 + lane) * 8;
+#pragma unroll
+        for (int r = 0; r < G::R; ++r) acc[j * G::R + r] = dot8(w[(j * G::R + r) * G::CP + c], x, acc[j * G::R + r]);
+      }
+    }
+  }
+}
+
+// The units' sums across the warp; lane j hands unit j's R sums to out(g, sums).
+template <class G, class Out>
+__device__ __forceinline__ void finish(float (&acc)[G::U * G::R], int u, int u1, int lane, const Out& out) {
+#pragma unroll
+  for (int i = 0; i < G::U * G::R; ++i) acc[i] = warp_sum(acc[i]);
+#pragma unroll
+  for (int j = 0; j < G::U; ++j)
+    if (lane == j && u + j < u1) out((u + j) % G::G, acc + j * G::R);
+}
+
+// The first pass of the warp's first batch, loaded ahead (form c).
+template <class G>
+__device__ __forceinline__ void load_first(uint4 (&w)[G::L], const __nv_bfloat16* W, int gw, int nw, int lane) {
+  int u0, u1;
+  share<G>(gw, nw, u0, u1);
+  load_pass<G>(w, W, u0, u1, 0, lane);
+}
+
+template <class G>
+__device__ __forceinline__ void units(const __nv_bfloat16* W, const float* xs, int u, int u1, int p0, int lane,
+                                      float (&acc)[G::U * G::R]) {
+#pragma unroll 1
+  for (int p = p0; p < G::P; ++p) {
+    uint4 w[G::L];
+    load_pass<G>(w, W, u, u1, p, lane);
+    compute_pass<G>(w, xs, u, u1, p, lane, acc);
+  }
+}
+
+template <class G, bool PRE, class Out>
+__device__ __forceinline__ void gemv(const __nv_bfloat16* W, const float* xs, int gw, int nw, int lane, Out out,
+                                     const uint4 (&pre)[G::L]) {
+  int u0, u1;
+  share<G>(gw, nw, u0, u1);
+  int u = u0;
+  if (PRE && u < u1) {  // the first batch: pass 0 from the registers loaded ahead
+    float acc[G::U * G::R] = {};
+    compute_pass<G>(pre, xs, u, u1, 0, lane, acc);
+    units<G>(W, xs, u, u1, 1, lane, acc);
+    finish<G>(acc, u, u1, lane, out);
+    u += G::U;
+  }
+#pragma unroll 1
+  for (; u < u1; u += G::U) {
+    float acc[G::U * G::R] = {};
+    units<G>(W, xs, u, u1, 0, lane, acc);
+    finish<G>(acc, u, u1, lane, out);
+  }
+}
+
+struct OutStore {  // Q: the row's sum
+  float* y;
+  __device__ void operator()(int g, const float* a) const { y[g] = a[0]; }
+};
+struct OutAdd {  // O, D: the slice's sum added into the residual
+  float* y;
+  __device__ void operator()(int g, const float* a) const { atomicAdd(y + g, a[0]); }
+};
+struct OutSilu {  // GU: h[j] = silu(g) u
+  __nv_bfloat16* h;
+  __device__ void operator()(int j, const float* a) const {
+    const float g = a[0];
+    h[j] = __float2bfloat16(__fdividef(g, 1.f + __expf(-g)) * a[1]);
+  }
+};
+
+// xs = xr / rms(xr), every thread of the block; ends with a block barrier.
+__device__ __forceinline__ void stage_rms(float* xs, const float* xr, float* red) {
+  constexpr int PER = HID / THREADS;  // 10
+  float v[PER], ss = 0.f;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    v[i] = __ldcg(xr + threadIdx.x + i * THREADS);
+    ss = fmaf(v[i], v[i], ss);
+  }
+  ss = warp_sum(ss);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  float t = 0.f;
+#pragma unroll
+  for (int i = 0; i < WARPS; ++i) t += red[i];
+  const float rinv = rsqrtf(t / HID + 1e-6f);
+#pragma unroll
+  for (int i = 0; i < PER; ++i) xs[threadIdx.x + i * THREADS] = v[i] * rinv;
+  __syncthreads();
+}
+
+// xs = float(src[0:n]); ends with a block barrier.
+__device__ __forceinline__ void stage_bf16(float* xs, const __nv_bfloat16* src, int n) {
+  const uint4* s = reinterpret_cast<const uint4*>(src);
+  for (int i = threadIdx.x; i < n / 8; i += THREADS) {
+    const uint4 w = __ldcg(s + i);
+    float* x = xs + i * 8;
+    const uint32_t p[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      x[2 * k] = __uint_as_float(p[k] << 16);
+      x[2 * k + 1] = __uint_as_float(p[k] & 0xffff0000u);
+    }
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ void attention_standin(const float* qkv, __nv_bfloat16* ob) {
+  for (int j = blockIdx.x * THREADS + threadIdx.x; j < QN; j += gridDim.x * THREADS)
+    ob[j] = __float2bfloat16(__ldcg(qkv + j));
+}
+
+// Every block of the grid arrives, then waits until all have arrived. The
+// counter's low 31 bits return to their value after each barrier (block 0
+// adds 2^31 - (nblocks - 1), the others 1 each), so it never needs zeroing;
+// a barrier has passed when bit 31 differs from the value this block saw.
+__device__ __forceinline__ void grid_sync(unsigned* bar) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
+    unsigned old, cur;
+    asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(bar), "r"(add) : "memory");
+    do {
+      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(cur) : "l"(bar) : "memory");
+    } while (((old ^ cur) & 0x80000000u) == 0);
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+struct Ctx {
+  int lane, gw, nw;
+  __device__ Ctx() : lane(threadIdx.x & 31), gw(blockIdx.x * WARPS + (threadIdx.x >> 5)), nw(gridDim.x * WARPS) {}
+};
+
+using W = const __nv_bfloat16*;
+
+template <bool PRE>
+__device__ __forceinline__ void layers(W const* wl, int l0, int l1, float* xr, float* qkv, __nv_bfloat16* ob,
+                                       __nv_bfloat16* h, unsigned* bar, float* xs, float* red) {
+  const Ctx c;
+  {
+    uint4 none[QS::L];
+    stage_rms(xs, xr, red);
+    gemv<QS, false>(wl[4 * l0], xs, c.gw, c.nw, c.lane, OutStore{qkv}, none);
+  }
+  // The loop starts after layer l's Q, so that no register array loaded
+  // ahead is carried around the loop (it would be spilled there).
+#pragma unroll 1
+  for (int l = l0; l < l1; ++l) {
+    W wo = wl[4 * l + 1], wg = wl[4 * l + 2], wd = wl[4 * l + 3];
+    grid_sync(bar);
+
+    attention_standin(qkv, ob);
+    uint4 po[OS::L];
+    if (PRE) load_first<OS>(po, wo, c.gw, c.nw, c.lane);
+    grid_sync(bar);
+
+    stage_bf16(xs, ob, QN);
+    gemv<OS, PRE>(wo, xs, c.gw, c.nw, c.lane, OutAdd{xr}, po);
+    uint4 pg[GS::L];
+    if (PRE) load_first<GS>(pg, wg, c.gw, c.nw, c.lane);
+    grid_sync(bar);
+
+    stage_rms(xs, xr, red);
+    gemv<GS, PRE>(wg, xs, c.gw, c.nw, c.lane, OutSilu{h}, pg);
+    uint4 pd[DS::L];
+    if (PRE) load_first<DS>(pd, wd, c.gw, c.nw, c.lane);
+    grid_sync(bar);
+
+    stage_bf16(xs, h, FF);
+    gemv<DS, PRE>(wd, xs, c.gw, c.nw, c.lane, OutAdd{xr}, pd);
+    if (l + 1 < l1) {
+      W wq = wl[4 * (l + 1)];
+      uint4 pq[QS::L];
+      if (PRE) load_first<QS>(pq, wq, c.gw, c.nw, c.lane);
+      grid_sync(bar);
+      stage_rms(xs, xr, red);
+      gemv<QS, PRE>(wq, xs, c.gw, c.nw, c.lane, OutStore{qkv}, pq);
+    }
+  }
+}
+
+}  // namespace
+
+#define PARAMS                                                                                             \
+  W const *wl, int l0, int l1, float *xr, float *qkv, __nv_bfloat16 *ob, __nv_bfloat16 *h, unsigned *bar
+
+extern "C" {
+
+__global__ void __launch_bounds__(THREADS, 2) mega(PARAMS) {
+  __shared__ __align__(16) float xs[FF];
+  __shared__ float red[WARPS];
+  layers<false>(wl, l0, l1, xr, qkv, ob, h, bar, xs, red);
+}
+
+__global__ void __launch_bounds__(THREADS, 2) mega_pre(PARAMS) {
+  __shared__ __align__(16) float xs[FF];
+  __shared__ float red[WARPS];
+  layers<true>(wl, l0, l1, xr, qkv, ob, h, bar, xs, red);
+}
+
+__global__ void __launch_bounds__(THREADS, 2) k_qkv(PARAMS) {
+  __shared__ __align__(16) float xs[HID];
+  __shared__ float red[WARPS];
+  const Ctx c;
+  uint4 none[QS::L];
+  pdl_wait();
+  stage_rms(xs, xr, red);
+  gemv<QS, false>(wl[4 * l0], xs, c.gw, c.nw, c.lane, OutStore{qkv}, none);
+  pdl_trigger();
+}
+
+__global__ void __launch_bounds__(THREADS, 2) k_att(PARAMS) {
+  pdl_wait();
+  attention_standin(qkv, ob);
+  pdl_trigger();
+}
+
+__global__ void __launch_bounds__(THREADS, 2) k_o(PARAMS) {
+  __shared__ __align__(16) float xs[QN];
+  const Ctx c;
+  uint4 none[OS::L];
+  pdl_wait();
+  stage_bf16(xs, ob, QN);
+  gemv<OS, false>(wl[4 * l0 + 1], xs, c.gw, c.nw, c.lane, OutAdd{xr}, none);
+  pdl_trigger();
+}
+
+__global__ void __launch_bounds__(THREADS, 2) k_gu(PARAMS) {
+  __shared__ __align__(16) float xs[HID];
+  __shared__ float red[WARPS];
+  const Ctx c;
+  uint4 none[GS::L];
+  pdl_wait();
+  stage_rms(xs, xr, red);
+  gemv<GS, false>(wl[4 * l0 + 2], xs, c.gw, c.nw, c.lane, OutSilu{h}, none);
+  pdl_trigger();
+}
+
+__global__ void __launch_bounds__(THREADS, 2) k_down(PARAMS) {
+  __shared__ __align__(16) float xs[FF];
+  const Ctx c;
+  uint4 none[DS::L];
+  pdl_wait();
+  stage_bf16(xs, h, FF);
+  gemv<DS, false>(wl[4 * l0 + 3], xs, c.gw, c.nw, c.lane, OutAdd{xr}, none);
+  pdl_trigger();
+}
+
+// l0 grid barriers, nothing else.
+__global__ void __launch_bounds__(THREADS) k_bar(PARAMS) {
+  for (int i = 0; i < l0; ++i) grid_sync(bar);
+}
+
+__global__ void __launch_bounds__(THREADS) k_empty(PARAMS) {
+  pdl_wait();
+  pdl_trigger();
+}
+
+}  // extern "C"

@@ -236,18 +236,30 @@ __device__ __forceinline__ void attention_standin(const float* qkv, __nv_bfloat1
 // counter's low 31 bits return to their value after each barrier (block 0
 // adds 2^31 - (nblocks - 1), the others 1 each), so it never needs zeroing;
 // a barrier has passed when bit 31 differs from the value this block saw.
-__device__ __forceinline__ void grid_sync(unsigned* bar) {
+// Split in two so that a block can issue loads between its arrival and its
+// wait (form c): loads issued before the release atomic would make thread 0
+// wait for them (a release orders every earlier memory access of the thread).
+__device__ __forceinline__ unsigned grid_arrive(unsigned* bar) {
   __syncthreads();
+  unsigned old = 0;
   if (threadIdx.x == 0) {
     const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
-    unsigned old, cur;
     asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(bar), "r"(add) : "memory");
+  }
+  return old;
+}
+
+__device__ __forceinline__ void grid_wait(const unsigned* bar, unsigned old) {
+  if (threadIdx.x == 0) {
+    unsigned cur;
     do {
       asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(cur) : "l"(bar) : "memory");
     } while (((old ^ cur) & 0x80000000u) == 0);
   }
   __syncthreads();
 }
+
+__device__ __forceinline__ void grid_sync(unsigned* bar) { grid_wait(bar, grid_arrive(bar)); }
 
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
@@ -259,7 +271,10 @@ struct Ctx {
 
 using W = const __nv_bfloat16*;
 
-template <bool PRE>
+// PRE: each warp loads its first weight pass of the next phase across the
+// barrier; AF (arrive first): those loads are issued after the block's arrival
+// (else before it, which delays the arrival by their latency: measured).
+template <bool PRE, bool AF>
 __device__ __forceinline__ void layers(W const* wl, int l0, int l1, float* xr, float* qkv, __nv_bfloat16* ob,
                                        __nv_bfloat16* h, unsigned* bar, float* xs, float* red) {
   const Ctx c;
@@ -277,28 +292,44 @@ __device__ __forceinline__ void layers(W const* wl, int l0, int l1, float* xr, f
 
     attention_standin(qkv, ob);
     uint4 po[OS::L];
-    if (PRE) load_first<OS>(po, wo, c.gw, c.nw, c.lane);
-    grid_sync(bar);
+    {
+      if (PRE && !AF) load_first<OS>(po, wo, c.gw, c.nw, c.lane);
+      const unsigned t = grid_arrive(bar);
+      if (PRE && AF) load_first<OS>(po, wo, c.gw, c.nw, c.lane);
+      grid_wait(bar, t);
+    }
 
     stage_bf16(xs, ob, QN);
     gemv<OS, PRE>(wo, xs, c.gw, c.nw, c.lane, OutAdd{xr}, po);
     uint4 pg[GS::L];
-    if (PRE) load_first<GS>(pg, wg, c.gw, c.nw, c.lane);
-    grid_sync(bar);
+    {
+      if (PRE && !AF) load_first<GS>(pg, wg, c.gw, c.nw, c.lane);
+      const unsigned t = grid_arrive(bar);
+      if (PRE && AF) load_first<GS>(pg, wg, c.gw, c.nw, c.lane);
+      grid_wait(bar, t);
+    }
 
     stage_rms(xs, xr, red);
     gemv<GS, PRE>(wg, xs, c.gw, c.nw, c.lane, OutSilu{h}, pg);
     uint4 pd[DS::L];
-    if (PRE) load_first<DS>(pd, wd, c.gw, c.nw, c.lane);
-    grid_sync(bar);
+    {
+      if (PRE && !AF) load_first<DS>(pd, wd, c.gw, c.nw, c.lane);
+      const unsigned t = grid_arrive(bar);
+      if (PRE && AF) load_first<DS>(pd, wd, c.gw, c.nw, c.lane);
+      grid_wait(bar, t);
+    }
 
     stage_bf16(xs, h, FF);
     gemv<DS, PRE>(wd, xs, c.gw, c.nw, c.lane, OutAdd{xr}, pd);
     if (l + 1 < l1) {
       W wq = wl[4 * (l + 1)];
       uint4 pq[QS::L];
-      if (PRE) load_first<QS>(pq, wq, c.gw, c.nw, c.lane);
-      grid_sync(bar);
+      {
+        if (PRE && !AF) load_first<QS>(pq, wq, c.gw, c.nw, c.lane);
+        const unsigned t = grid_arrive(bar);
+        if (PRE && AF) load_first<QS>(pq, wq, c.gw, c.nw, c.lane);
+        grid_wait(bar, t);
+      }
       stage_rms(xs, xr, red);
       gemv<QS, PRE>(wq, xs, c.gw, c.nw, c.lane, OutStore{qkv}, pq);
     }
@@ -315,13 +346,19 @@ extern "C" {
 __global__ void __launch_bounds__(THREADS, 2) mega(PARAMS) {
   __shared__ __align__(16) float xs[FF];
   __shared__ float red[WARPS];
-  layers<false>(wl, l0, l1, xr, qkv, ob, h, bar, xs, red);
+  layers<false, false>(wl, l0, l1, xr, qkv, ob, h, bar, xs, red);
 }
 
 __global__ void __launch_bounds__(THREADS, 2) mega_pre(PARAMS) {
   __shared__ __align__(16) float xs[FF];
   __shared__ float red[WARPS];
-  layers<true>(wl, l0, l1, xr, qkv, ob, h, bar, xs, red);
+  layers<true, false>(wl, l0, l1, xr, qkv, ob, h, bar, xs, red);
+}
+
+__global__ void __launch_bounds__(THREADS, 2) mega_pre_af(PARAMS) {
+  __shared__ __align__(16) float xs[FF];
+  __shared__ float red[WARPS];
+  layers<true, true>(wl, l0, l1, xr, qkv, ob, h, bar, xs, red);
 }
 
 __global__ void __launch_bounds__(THREADS, 2) k_qkv(PARAMS) {

@@ -12,7 +12,8 @@ phases together in four ways:
       (an atomic arrive with release, acquire polling), one launch a layer or
       one for the whole step;
   (c) as (b), each warp loading its first weights of the next phase into
-      registers before it waits at the barrier;
+      registers before it waits at the barrier: issued before the block's
+      arrival (c) or between its arrival and its wait (c2);
   (d) the barrier alone (n barriers in one launch) at 1, 2, 3 blocks an SM,
       and the empty launch in a graph, PDL off and on.
 
@@ -51,7 +52,18 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE / "layer_barrier.cu"
 HID, QKV_N, QN, FF, LAYERS = 2560, 6144, 4096, 9728, 36
 THREADS = 256
-KERNELS = ("mega", "mega_pre", "k_qkv", "k_att", "k_o", "k_gu", "k_down", "k_bar", "k_empty")
+KERNELS = (
+    "mega",
+    "mega_pre",
+    "mega_pre_af",
+    "k_qkv",
+    "k_att",
+    "k_o",
+    "k_gu",
+    "k_down",
+    "k_bar",
+    "k_empty",
+)
 PHASES = ("k_qkv", "k_att", "k_o", "k_gu", "k_down")
 NVCC_FLAGS = ["-cubin", "-arch=sm_90a", "-O3", "-std=c++17"]
 # weight bytes a layer of each GEMV reads
@@ -316,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.cuda.synchronize()
     a1 = xr.clone()
     checks["a 1 layer vs torch"] = rel(a1, want1)
-    for name in ("mega", "mega_pre"):
+    for name in ("mega", "mega_pre", "mega_pre_af"):
         try:
             form_bc(name, ks[-1], False, True, 1)()
             torch.cuda.synchronize()
@@ -388,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     for k in ks:
         forms[f"a k={k}"] = form_a(k, False)
         forms[f"a+PDL k={k}"] = form_a(k, True)
-        for name, tag in (("mega", "b"), ("mega_pre", "c")):
+        for name, tag in (("mega", "b"), ("mega_pre", "c"), ("mega_pre_af", "c2")):
             if drv.occupancy(name) < k:
                 continue
             for per_layer, what in ((True, "layer"), (False, "step")):

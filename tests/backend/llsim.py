@@ -495,6 +495,9 @@ class Program:
             return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
         if text.startswith("atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;"):  # `last_block`'s arrival
             return _Ins(dst, None, sync=lambda r: ("atomic", "add", vals[0](r), "i32", 1), text=rhs)
+        if text.startswith("{ .reg .pred %p; setp.eq.u32 %p, $1, 0; mov.u32 $0, 0; "
+                           "@%p atom.relaxed.gpu.global.add.u32 $0, [$2], 1; }"):  # a queue's pull (thread 0)
+            return _Ins(dst, None, sync=lambda r: ("qpull", vals[0](r), vals[1](r)), text=rhs)
         if text == "st.relaxed.gpu.global.u32 [$0], 0;":  # its counter's reset
             return _Ins(None, None, sync=lambda r: ("atomic", "xchg", vals[0](r), "i32", 0), text=rhs)
         if re.search(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ", text):
@@ -1357,6 +1360,13 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 mem.store(p, ty, _atomic(op, old, v, ty))
                 value = old
                 continue
+            if kind == "qpull":
+                _, tid, p = req
+                value = 0
+                if int(tid) == 0:
+                    value = mem.load(p, "i32")
+                    mem.store(p, "i32", _atomic("add", value, 1, "i32"))
+                continue
             if kind == "cas":
                 _, p, ty, expect, new = req
                 old = mem.load(p, ty)
@@ -1625,8 +1635,9 @@ class SimDevice:
         return Program(text), abi, gk
 
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
-            facts: dict[str, Any] | None = None) -> None:
-        """Launch on `grid`; tensors (numpy arrays, in the param's dtype) are written back."""
+            facts: dict[str, Any] | None = None, queue_blocks: int = 3) -> None:
+        """Launch on `grid`; tensors (numpy arrays, in the param's dtype) are written back.
+        A kernel with a tile queue runs `queue_blocks` blocks a row along its axis."""
         from tilelang.backend.llvm import mem_ty
         from tilelang.dtypes import DType
         from tilelang.ir import nodes as ir
@@ -1650,7 +1661,7 @@ class SimDevice:
                 continue
             if slot.what == "print":
                 raise Unsupported("device print")
-            if slot.what.startswith("arrive:"):  # `last_block`'s group counters, zeroed
+            if slot.what.startswith(("arrive:", "queue:")):  # `last_block`'s or a queue's counters, zeroed
                 axis = int(slot.what.split(":")[1])
                 mem.bufs["arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
                 regs[reg] = ("arrive", 0)
@@ -1690,6 +1701,11 @@ class SimDevice:
                 else:
                     regs[reg] = int(v) & ((1 << dt.bits) - 1)
         mem.bufs["smem"] = bytearray()
+        queue = next((int(sl.what.split(":")[1]) for sl in abi.slots if sl.what.startswith("queue:")), None)
+        if queue is not None:  # a tile queue: `queue_blocks` blocks a row pull the tiles along its axis
+            g = [*grid, 1, 1, 1][:3]
+            g[queue] = max(1, min(g[queue], queue_blocks))
+            grid = tuple(g)
         gx, gy, gz = (*grid, 1, 1)[:3]
         for z in range(gz):
             for y in range(gy):
@@ -1703,7 +1719,7 @@ class SimDevice:
                                  "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz})
                     run_block(prog, mem, base, abi.num_threads)
         if any(mem.bufs.get("arrive", b"")):
-            raise AssertionError("a group counter of `last_block` was not reset to 0")
+            raise AssertionError("a group counter of `last_block` or a queue was not reset to 0")
         err = int.from_bytes(mem.bufs["err"], "little")
         if err:
             raise AssertionError(f"device assert {err} failed: {abi.asserts[err - 1][1]}")

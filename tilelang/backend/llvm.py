@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from tilelang.backend.codegen import pdl as pdl_code
-from tilelang.backend.codegen.arrive import ARRIVE, emit_last_block
+from tilelang.backend.codegen.arrive import ARRIVE, emit_last_block, emit_queue_pull, emit_queue_take
 from tilelang.backend.codegen.core import (
     CodegenError,
     Operand,
@@ -98,6 +98,11 @@ class KernelABI:
     # > 0: `#[hints(max_blocks = N)]`: the runtime pads the launch's shared
     # memory so that at most N blocks run on an SM (`runtime/occupancy.py`)
     max_blocks: int = 0
+    # `for s in queue(axis)`: the axis (-1: none); the runtime launches, along
+    # it, as many blocks a row as fill the card once (`queue_per_sm` blocks an
+    # SM, set by the runtime from the driver's occupancy calculator)
+    queue: int = -1
+    queue_per_sm: int = 0
 
 
 # ------------------------------------------------------------------ the emitter
@@ -158,6 +163,10 @@ class _Emitter(HopperOps, DebugOps):
         if arrive is not None:  # `if last_block(axis)`: the launch's group counters
             params.append(f"ptr addrspace(1) align 4 {ARRIVE}")
             self.slots.append(ParamSlot("ptr", "", f"arrive:{arrive.axis}"))
+        queue = next((op for op in gpu_walk(k.body) if isinstance(op, ir.QueuePull)), None)
+        if queue is not None and arrive is None:  # `for s in queue(axis)`: the rows' counters
+            params.append(f"ptr addrspace(1) align 4 {ARRIVE}")
+            self.slots.append(ParamSlot("ptr", "", f"queue:{queue.axis}"))
 
         self._entry_lines: list[str] = []
         self._tidv: set[int] = set()
@@ -207,7 +216,9 @@ class _Emitter(HopperOps, DebugOps):
             pdl.append(pdl_code.TRIGGER)
         elif trigger in ("late", "last"):
             self._trigger_at = next((op for op in k.body.ops if pdl_code.writes(op)), None)
-            if k.persistent:
+            if k.persistent or any(isinstance(op, ir.QueuePull) for op in gpu_walk(k.body)):
+                # (a tile queue's blocks write in every iteration of their
+                # loop, as a persistent kernel's: the trigger at exit)
                 # a persistent kernel (its CTAs walk the whole grid, its warp
                 # roles loading and storing until it ends) has no "all but its
                 # writes" to finish first, so it triggers at exit. Measured on
@@ -295,6 +306,10 @@ class _Emitter(HopperOps, DebugOps):
                 self.env[r.id] = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
             case ir.LastBlock():
                 emit_last_block(self, op)
+            case ir.QueuePull():
+                emit_queue_pull(self, op)
+            case ir.QueueTake():
+                emit_queue_take(self, op)
             case ir.TensorDim(result=r, tensor=t, axis=a):
                 info = self.tensors[t]
                 self.env[r.id] = info.dims[a]
@@ -377,5 +392,6 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     em.pdl = "late" if pdl is True else (pdl or "")
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
-                    bool(em.pdl), kernel.persistent, kernel.source.max_blocks)
+                    bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
+                    next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), -1))
     return text, abi

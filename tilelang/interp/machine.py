@@ -32,7 +32,7 @@ Env = dict[int, np.ndarray]
 
 
 class _BlockCtx:
-    __slots__ = ("arrivals", "bid", "grid", "obs", "out", "tensors")
+    __slots__ = ("arrivals", "bid", "grid", "obs", "out", "queues", "tensors")
 
     def __init__(
         self,
@@ -48,6 +48,7 @@ class _BlockCtx:
         self.out = out
         self.obs = obs  # the sanitizer's recorder (interp/sanitize.py), or None
         self.arrivals: dict[int, int] = {}  # `LastBlock`: blocks arrived, by group (shared by the launch)
+        self.queues: dict[tuple[int, int], int] = {}  # `QueuePull`: tickets given, by (axis, group) (shared)
 
 
 def _default_out(text: str) -> None:
@@ -63,6 +64,7 @@ def run_kernel(
     mode: str = "auto",
     observer: Any = None,
     order: str = "row-major",
+    queue_blocks: int = 2,
 ) -> None:
     """Run `kernel` once per block of `grid`; see `tilelang.interp` for the contract.
 
@@ -76,16 +78,22 @@ def run_kernel(
     before the next starts, so the last of a group to arrive runs its region
     after the others have finished. `order` ("row-major", or "reverse" for
     tests: another block is then the last of each group) is the block mode's.
+    A kernel with a tile queue (`for s in queue(axis)`, `QueuePull`) also
+    runs in the block mode, on `queue_grid`: `grid` is its partitions'
+    tiles, of which `queue_blocks` blocks a row pull those along the axis
+    (the first block of a row, running to its end before the next starts,
+    takes them all; the others find the queue empty).
     """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
         grid_t = grid_t + (1,) * (kernel.grid_rank - len(grid_t))
+    grid_t = queue_grid(kernel, grid_t, queue_blocks)
     if len(grid_t) != kernel.grid_rank or any(g < 0 for g in grid_t):
         raise ValueError(
             f"grid {grid_t} does not fit kernel `{kernel.name}` "
             f"with {kernel.grid_rank} grid axes"
         )
-    if observer is not None or has_last_block(kernel):
+    if observer is not None or has_last_block(kernel) or queue_axis(kernel) is not None:
         mode = "block"
     if mode == "auto":
         mode = os.environ.get("TILE_INTERP_MODE", "auto") or "auto"
@@ -100,12 +108,14 @@ def run_kernel(
         mode = "vector" if total > 1 and _snapshot_ok(kernel, tensors) else "block"
 
     arrivals: dict[int, int] = {}
+    queues: dict[tuple[int, int], int] = {}
 
     def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
         for bid in blocks:
             env: Env = dict(scalars)
             ctx = _BlockCtx(bid, grid_t, tensors, emit, observer)
             ctx.arrivals = arrivals
+            ctx.queues = queues
             _run_region(kernel.body, env, ctx)
 
     def replay(flat: np.ndarray) -> None:
@@ -122,6 +132,23 @@ def run_kernel(
 
 def has_last_block(kernel: ir.Kernel) -> bool:
     return any(isinstance(op, ir.LastBlock) for op in ir.walk(kernel.body))
+
+
+def queue_axis(kernel: ir.Kernel) -> int | None:
+    """The grid axis of the kernel's tile queue (`for s in queue(axis)`), if any."""
+    return next((op.axis for op in ir.walk(kernel.body) if isinstance(op, ir.QueuePull)), None)
+
+
+def queue_grid(kernel: ir.Kernel, grid: tuple[int, ...], queue_blocks: int = 2) -> tuple[int, ...]:
+    """The blocks that run a launch over `grid` (its partitions' tiles): the
+    grid itself, or for a kernel with a tile queue at most `queue_blocks`
+    along the queue's axis (at least one)."""
+    axis = queue_axis(kernel)
+    if axis is None or axis >= len(grid):
+        return grid
+    g = list(grid)
+    g[axis] = max(1, min(g[axis], queue_blocks))
+    return tuple(g)
 
 
 def _snapshot_ok(kernel: ir.Kernel, tensors: dict[str, np.ndarray]) -> bool:
@@ -205,6 +232,13 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
             env[r.id] = np.asarray(got == int(env[n.id]), dtype=np.bool_)
             if ctx.obs is not None and got == int(env[n.id]):
                 ctx.obs.last_block(ctx.bid, op.axis)
+        case ir.QueuePull(result=r, group=g, axis=a):
+            key = (a, int(env[g.id]))
+            got = ctx.queues.get(key, 0)
+            ctx.queues[key] = got + 1
+            env[r.id] = np.asarray(got, dtype=np.int32)
+        case ir.QueueTake(result=r, ticket=t):
+            env[r.id] = env[t.id]
         case ir.TensorDim(result=r, tensor=t, axis=a):
             env[r.id] = np.asarray(ctx.tensors[t].shape[a], dtype=np.int32)
         case ir.Arange(result=r):

@@ -369,10 +369,10 @@ class Sanitizer:
                    out: Callable[[str], None] | None = None, launch: Span | None = None) -> None:
         """Run one launch block by block under the recorder; raise at the first
         race or bad access, then check it against the launches in flight."""
-        from tilelang.interp.machine import run_kernel
+        from tilelang.interp.machine import queue_grid, run_kernel
 
         grid_t = tuple(int(g) for g in grid)
-        grid_t = grid_t + (1,) * (kernel.grid_rank - len(grid_t))
+        grid_t = queue_grid(kernel, grid_t + (1,) * (kernel.grid_rank - len(grid_t)))
         tensors = {p.name: a for p, a in zip(kernel.params, args, strict=False)
                    if isinstance(p, ir.TensorParam)}
         rec = Recorder(kernel, grid_t, tensors, launch, self.warn)

@@ -113,6 +113,11 @@ _fn("last_block", K, ("axis",), "if last_block(axis: i32) { .. }",
     "true in the one block of each group (the blocks that differ only along grid axis `axis`) "
     "that arrives last, after every other block of its group has finished; only as the whole "
     "condition of an `if` that ends a kernel", "last_block")
+_fn("queue", K, ("axis",), "for s in queue(axis: i32) { .. }",
+    "the tiles of the kernel's `&mut` partitions along grid axis `axis`, one row of blocks pulling "
+    "them until none is left (each tile exactly once, a block that finishes early takes more); "
+    "inside the loop the `&mut` tiles are tile `s`'s; only as the range of a `for` at the top "
+    "level of a kernel", "queue")
 
 # ---------------------------------------------------------------- creation
 _fn("zeros", B, ("shape",), "zeros::<T>(shape: [..]) -> Tile<T, shape> | Tensor<T, shape>",

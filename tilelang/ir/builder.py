@@ -246,6 +246,17 @@ class Builder:
         self.emit(ir.LastBlock(r, group, size, axis, self._sp(span)))
         return r
 
+    def queue_pull(self, group: ir.Value, axis: int, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(DType.I32), "ticket")
+        self.emit(ir.QueuePull(r, group, axis, self._sp(span)))
+        return r
+
+    def queue_take(self, ticket: ir.Value, group: ir.Value, size: ir.Value, workers: ir.Value, axis: int, *,
+                   span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(DType.I32), "tile")
+        self.emit(ir.QueueTake(r, ticket, group, size, workers, axis, self._sp(span)))
+        return r
+
     def tensor_dim(self, tensor: str, axis: int, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(ir.Type(DType.I32), f"{tensor}_dim{axis}")
         return self._pure(ir.TensorDim(r, tensor, axis, self._sp(span)))

@@ -364,6 +364,40 @@ class LastBlock:
 
 
 @frozen
+class QueuePull:
+    """`result: i32`: a ticket of the tile queue of group `group` (an i32
+    scalar: the block's row, every block of the row gives the same one) along
+    grid axis `axis` (the source's `for s in queue(axis)`): the row's counter
+    before this block added one to it. Tickets are unique in a launch and
+    pulled in increasing order of the counter. On the GPU one thread pulls
+    (a relaxed atomic, not awaited): only `QueueTake` makes the ticket the
+    block's; the lowering puts the two around a tile's work, so the round
+    trip of the next pull overlaps it."""
+
+    result: Value
+    group: Value
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class QueueTake:
+    """`result: i32` = `ticket` (a `QueuePull`'s), the same in every thread of
+    the block. The row has `size` tiles and `workers` blocks, each pulling
+    until its ticket is `size` or more, so the row's last pull takes ticket
+    `size + workers - 1`: the block that takes it resets the group's counter
+    to 0 (the next launch, or a graph's next replay, finds it zeroed)."""
+
+    result: Value
+    ticket: Value
+    group: Value
+    size: Value
+    workers: Value
+    axis: int
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class TensorDim:
     """`result: i32` = the run-time size of dim `axis` of tensor `tensor`."""
 
@@ -643,6 +677,8 @@ Op = (
     | NumBlocks
     | TensorDim
     | LastBlock
+    | QueuePull
+    | QueueTake
     | Load
     | Store
     | Prefetch
@@ -743,6 +779,10 @@ def op_operands(op: Op) -> tuple[Value, ...]:
             return offs
         case LastBlock(group=g, size=n):
             return (g, n)
+        case QueuePull(group=g):
+            return (g,)
+        case QueueTake(ticket=t, group=g, size=n, workers=w):
+            return (t, g, n, w)
         case AtomicRMW(indices=idx, value=v, mask=m):
             return (*idx, v, *((m,) if m else ()))
         case Elementwise(operands=xs):
@@ -808,6 +848,8 @@ __all__ = [
     "Param",
     "Permute",
     "Print",
+    "QueuePull",
+    "QueueTake",
     "Reduce",
     "ReduceOp",
     "Region",

@@ -163,6 +163,10 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             res(r, f"num_blocks {a}")
         case ir.LastBlock(result=r, group=g, size=sz, axis=a):
             res(r, f"last_block {a} group {n(g)} of {n(sz)}")
+        case ir.QueuePull(result=r, group=g, axis=a):
+            res(r, f"queue_pull {a} group {n(g)}")
+        case ir.QueueTake(result=r, ticket=t, group=g, size=sz, workers=w, axis=a):
+            res(r, f"queue_take {a} {n(t)} group {n(g)} of {n(sz)} by {n(w)}")
         case ir.TensorDim(result=r, tensor=t, axis=a):
             res(r, f"dim @{t}, {a}")
         case ir.Arange(result=r):

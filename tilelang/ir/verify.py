@@ -174,6 +174,16 @@ class _Verifier:
                     self.err(where, "last_block takes i32 scalars and gives a bool")
                 if not 0 <= a < 3:
                     self.err(where, f"axis {a} outside the grid's axes")
+            case ir.QueuePull(result=r, group=g, axis=a):
+                if r.type != ir.Type(DType.I32) or g.type != ir.Type(DType.I32):
+                    self.err(where, "queue_pull takes an i32 scalar and gives one")
+                if not 0 <= a < 3:
+                    self.err(where, f"axis {a} outside the grid's axes")
+            case ir.QueueTake(result=r, ticket=t, group=g, size=sz, workers=w, axis=a):
+                if any(x.type != ir.Type(DType.I32) for x in (r, t, g, sz, w)):
+                    self.err(where, "queue_take takes i32 scalars and gives one")
+                if not 0 <= a < 3:
+                    self.err(where, f"axis {a} outside the grid's axes")
             case ir.TensorDim(result=r, tensor=t, axis=a):
                 p = self.tensor(t, where)
                 if p is not None and not 0 <= a < p.rank:

@@ -16,6 +16,7 @@ defines it, with diagnostics located in that file. Two halves:
   - `kernel.py` (with `kernel_index.py`): what a kernel or device function
     may do with its own tile and its inputs (codes E04xx, `codes/kernel.py`);
     `combine.py`: the rules of `if last_block(axis) { .. }` (E0409-E0411).
+    `queue.py`: the rules of `for s in queue(axis) { .. }` (E0412-E0414).
 
 Invariant: the checker never raises for a user error and never prints.
 """
@@ -30,6 +31,7 @@ from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import LaunchCheck, OwnershipFacts
 from tilelang.ownership.host import check_host
 from tilelang.ownership.kernel import check_kernels
+from tilelang.ownership.queue import check_queues
 from tilelang.syntax import ast
 
 __all__ = ["LaunchCheck", "OwnershipFacts", "check_ownership"]
@@ -40,6 +42,7 @@ def check_ownership(program: Any, sink: DiagnosticSink) -> OwnershipFacts:
     facts = OwnershipFacts()
     facts.unsafe_writes.update(check_kernels(view, sink, facts.launch_checks))
     check_combines(view, sink)
+    check_queues(view, sink)
     facts.waits.update(check_host(view, sink, facts.unsafe_writes))
     if facts.launch_checks:
         _decide_static_checks(view, facts, sink)

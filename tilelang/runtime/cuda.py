@@ -23,6 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 import sys
@@ -36,7 +37,7 @@ import numpy as np
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.runtime import cuda_driver, cuda_pdl, occupancy
-from tilelang.runtime.cuda_arrive import Counters, groups
+from tilelang.runtime.cuda_arrive import Counters, groups, launch_grid
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
     CTYPES,
     PackedArgs,
@@ -463,20 +464,6 @@ class CudaBuffer:
         return f"CudaBuffer(0x{self.ptr:x}, shape={self.shape}, dtype={self.np_dtype})"
 
 
-def launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, int]:
-    """The CUDA grid that runs the logical `grid` of a kernel with ABI `abi`: the
-    grid itself, or for a kernel that walks its grid (`KernelABI.persistent`
-    CTAs an SM) at most that many CTAs on each of `sms` multiprocessors
-    (`TILEC_PERSISTENT_SMS` overrides `sms`: tests and sanitizer runs give
-    small grids several tiles a CTA that way)."""
-    g = tuple(grid) + (1,) * (3 - len(grid))
-    per = getattr(abi, "persistent", 0)
-    if per > 0:
-        sms = int(os.environ.get("TILEC_PERSISTENT_SMS", sms))
-        return (max(1, min(g[0] * g[1] * g[2], per * sms)), 1, 1)
-    return (g[0], g[1], g[2])
-
-
 class PreparedKernel:
     """One lowered kernel, compiled lazily per set of specialisation facts."""
 
@@ -590,6 +577,9 @@ class CudaDevice(Device):
             abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
             if abi.smem_bytes:
                 fn.ensure_smem(abi.smem_bytes, span)
+            if abi.queue >= 0:  # a tile queue: its blocks fill the card once
+                per = occupancy.resident(self.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
+                abi = dataclasses.replace(abi, queue_per_sm=max(1, per))
             got = (abi, fn)
             pk.variants[(*facts_key, pdl)] = got
         return got
@@ -653,7 +643,7 @@ class CudaDevice(Device):
             elif slot.what == "print":
                 assert pbuf is not None
                 values.append(pbuf.ptr)
-            elif slot.what.startswith("arrive:"):
+            elif slot.what.startswith(("arrive:", "queue:")):  # `last_block`'s, a queue's counters
                 values.append(self._arrive.pointer(s, groups(slot.what, grid), self.is_capturing(s)))
             elif slot.what == "ptr":
                 values.append(by_name[slot.param].ptr)
@@ -686,13 +676,13 @@ class CudaDevice(Device):
                     call = (_handle_int(fn.handle), *g3, abi.num_threads, 1, 1, abi.smem_bytes,
                             _handle_int(s), packed.address, None)
                     prepared.fast[fkey] = (refs, raw, call, 0,
-                                           *[True for sl in abi.slots if sl.what.startswith("arrive:")][:1])
+                                           *[True for sl in abi.slots if sl.what.startswith(("arrive:", "queue:"))][:1])
                 else:
                     # The binding measured faster than ctypes on the H200 host (5 us vs 8 us).
                     d = self.ctx.d
                     call = (fn.handle, *g3, abi.num_threads, 1, 1, abi.smem_bytes, s, packed.address, 0)
                     prepared.fast[fkey] = (refs, d.cuLaunchKernel, call, d.CUresult.CUDA_SUCCESS,
-                                           *[True for sl in abi.slots if sl.what.startswith("arrive:")][:1])
+                                           *[True for sl in abi.slots if sl.what.startswith(("arrive:", "queue:"))][:1])
             except TypeError:
                 pass
         fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s, abi.pdl)

@@ -1,4 +1,7 @@
-"""The group counters of `if last_block(axis)` launches (`ParamSlot` "arrive:AXIS").
+"""The group counters of `if last_block(axis)` launches (`ParamSlot` "arrive:AXIS")
+and of tile queues, `for s in queue(axis)` ("queue:AXIS": one counter a row,
+reset by the row's last pull, `backend/codegen/arrive.py`; `queue_grid` sizes
+such a launch).
 
 A kernel with `last_block` takes one more pointer: an array of u32 counters,
 one per group of the launch (`groups`: the grid's blocks over its size along
@@ -27,6 +30,7 @@ Which buffer a launch gets:
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from typing import Any
 
@@ -35,13 +39,47 @@ SPARES = 4  # zeroed buffers kept ready for launches captured into graphs
 
 
 def groups(slot: str, grid: tuple[int, ...]) -> int:
-    """The launch's number of groups for the slot "arrive:AXIS"."""
+    """The launch's number of groups for the slot "arrive:AXIS" or "queue:AXIS"
+    (`grid`: the logical grid; a queue's rows are its groups)."""
     axis = int(slot.split(":")[1])
     n = 1
     for d, g in enumerate(grid):
         if d != axis:
             n *= g
     return max(n, 1)
+
+
+def launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, int]:
+    """The CUDA grid that runs the logical `grid` of a kernel with ABI `abi`: the
+    grid itself, or for a kernel that walks its grid (`KernelABI.persistent`
+    CTAs an SM) at most that many CTAs on each of `sms` multiprocessors
+    (`TILEC_PERSISTENT_SMS` overrides `sms`: tests and sanitizer runs give
+    small grids several tiles a CTA that way)."""
+    g = tuple(grid) + (1,) * (3 - len(grid))
+    per = getattr(abi, "persistent", 0)
+    if per > 0:
+        sms = int(os.environ.get("TILEC_PERSISTENT_SMS", sms))
+        return (max(1, min(g[0] * g[1] * g[2], per * sms)), 1, 1)
+    axis = getattr(abi, "queue", -1)
+    if axis >= 0:
+        return queue_grid(g, axis, getattr(abi, "queue_per_sm", 0) or 1, sms)
+    return (g[0], g[1], g[2])
+
+
+def queue_grid(g: tuple[int, ...], axis: int, per_sm: int, sms: int) -> tuple[int, int, int]:
+    """The CUDA grid of a kernel with a tile queue along `axis` over the logical
+    grid `g` (its partitions' tiles): along the axis, as many blocks a row as
+    fill `per_sm` blocks on each of `sms` multiprocessors once (one wave: the
+    queue balances the rows' tiles inside it), at most the tiles, at least 1.
+    `TILEC_QUEUE_PER_SM` overrides `per_sm` (measurements, tests)."""
+    per_sm = int(os.environ.get("TILEC_QUEUE_PER_SM", per_sm))
+    rows = 1
+    for d, n in enumerate(g[:3]):
+        if d != axis:
+            rows *= max(1, n)
+    out = [*g[:3]]
+    out[axis] = max(1, min(g[axis], per_sm * sms // rows))
+    return (out[0], out[1], out[2])
 
 
 class Counters:

@@ -1,5 +1,6 @@
 """Typing rules of the cross-block combine: `if last_block(axis) { .. }` and
-`z.group()` (the ownership rules are `ownership/combine.py`).
+`z.group()` (the ownership rules are `ownership/combine.py`), and of the
+tile queue `for s in queue(axis)` (`ownership/queue.py`).
 
 `last_block(axis)` is a `bool`; its axis is an integer literal 0, 1 or 2 (the
 host reads it off the syntax to size the grid of the group's own tensors).
@@ -15,7 +16,7 @@ from tilelang.diagnostics.codes import kernel as K
 from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
-from tilelang.sema.types import BOOL, ERROR, I32, RefT, TensorT, Type
+from tilelang.sema.types import BOOL, ERROR, I32, RangeT, RefT, TensorT, Type
 from tilelang.syntax import ast
 
 
@@ -31,6 +32,22 @@ def rule_last_block(tcx: CheckCx, cx: CallCx) -> Type:
                          "the grid has axes 0, 1, 2")
                  .with_help("use axis 0, 1 or 2"))
     return BOOL
+
+
+def rule_queue(tcx: CheckCx, cx: CallCx) -> Type:
+    """`queue(axis)`: a range of i32 tile indices (where it may stand is
+    `ownership/queue.py`'s to say: E0412)."""
+    e = cx.args[0]
+    settle(tcx, e, I32)
+    if not isinstance(e, ast.IntLit):
+        tcx.emit(tcx.err(K.QUEUE_PLACEMENT, "the axis of `queue` must be an integer literal",
+                         e.span, "not a literal")
+                 .with_help("write the grid axis as `0`, `1` or `2`"))
+    elif not 0 <= e.value < 3:
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {e.value} is out of range", e.span,
+                         "the grid has axes 0, 1, 2")
+                 .with_help("use axis 0, 1 or 2"))
+    return RangeT(I32)
 
 
 def rule_group(tcx: CheckCx, cx: CallCx) -> Type:

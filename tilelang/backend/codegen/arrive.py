@@ -1,4 +1,6 @@
-"""`LastBlock` (`if last_block(axis)`): a block's arrival at its group's counter.
+"""`LastBlock` (`if last_block(axis)`): a block's arrival at its group's counter;
+`QueuePull` / `QueueTake` (`for s in queue(axis)`): a block's pull of a tile
+index from its row's counter (the same buffer: a kernel has one or the other).
 
 The emitted sequence, per block:
 
@@ -65,3 +67,52 @@ def emit_last_block(em: Any, op: ir.LastBlock) -> None:
     em.barrier()
     got = em.emit(f"load i8, ptr addrspace(3) {em.scratch}, align 4")
     em.env[op.result.id] = em.emit(f"icmp ne i8 {got}, 0")
+
+
+def emit_queue_pull(em: Any, op: ir.QueuePull) -> None:
+    """Thread 0 adds one to the row's counter: `atom.relaxed.gpu` (a ticket
+    orders no memory: the tiles it names are disjoint, and the next launch is
+    stream-ordered after this one). The other threads hold 0. Nothing waits
+    for the result here: the register is first read by `QueueTake`'s store,
+    after the tile's work, so the atomic's round trip to L2 overlaps it (one
+    predicated instruction in the PTX; ptxas branches around it, and its
+    join does not wait for the result)."""
+    g64 = em.emit(f"sext i32 {em.scalar(op.group)} to i64")
+    ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {ARRIVE}, i64 {g64}")
+    em.env[op.result.id] = em.emit(
+        'call i32 asm sideeffect "{ .reg .pred %p; setp.eq.u32 %p, $1, 0; mov.u32 $0, 0; '
+        '@%p atom.relaxed.gpu.global.add.u32 $0, [$2], 1; }", '
+        f'"=r,r,l"(i32 %tid, ptr addrspace(1) {ptr})')
+
+
+def emit_queue_take(em: Any, op: ir.QueueTake) -> None:
+    """The ticket, thread 0's, to every thread through shared memory:
+
+        bar.sync 0              every thread is done with the scratch (the
+                                tile's work may have used it)
+        thread 0: flag = ticket; ticket == size + workers - 1 (the row's
+                  last pull): st.relaxed.gpu [counter], 0
+        bar.sync 0
+        ticket = flag
+        bar.sync 0              read before the next scratch user writes"""
+    em.need_smem(4, op.span)
+    em.barrier()
+    one, rst, every = em.new_label("qt_one"), em.new_label("qt_reset"), em.new_label("qt_all")
+    is0 = em.emit("icmp eq i32 %tid, 0")
+    em.cbr(is0, one, every)
+    em.label(one)
+    t = em.scalar(op.ticket)
+    em.stmt(f"store i32 {t}, ptr addrspace(3) {em.scratch}, align 4")
+    pulls = em.emit(f"add i32 {em.scalar(op.size)}, {em.scalar(op.workers)}")
+    last = em.emit(f"sub i32 {pulls}, 1")
+    is_last = em.emit(f"icmp eq i32 {t}, {last}")
+    em.cbr(is_last, rst, every)
+    em.label(rst)
+    g64 = em.emit(f"sext i32 {em.scalar(op.group)} to i64")
+    ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {ARRIVE}, i64 {g64}")
+    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    em.br(every)
+    em.label(every)
+    em.barrier()
+    em.env[op.result.id] = em.emit(f"load i32, ptr addrspace(3) {em.scratch}, align 4")
+    em.barrier()

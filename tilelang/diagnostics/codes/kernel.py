@@ -39,3 +39,16 @@ GROUP_TILE_MISUSE = define(
     "E0411", "group-tile-misuse",
     "a `&mut` parameter used both as a block's own tile and as the group's tile of "
     "`if last_block(axis) { .. }`")
+QUEUE_PLACEMENT = define(
+    "E0412", "queue-placement",
+    "`queue(axis)` other than as the range of one `for` at the top level of a kernel's body, or a "
+    "kernel with a queue that a block may leave before the queue is empty (`return`, `break`, "
+    "`last_block`)")
+OWN_TILE_OUTSIDE_QUEUE = define(
+    "E0413", "own-tile-outside-queue",
+    "in a kernel with `for s in queue(axis)`, a `&mut` parameter named outside that loop, where no "
+    "tile is the block's")
+QUEUE_WORKER_INDEX = define(
+    "E0414", "queue-worker-index",
+    "inside `for s in queue(axis)`, `block_id(axis)` or `num_blocks(axis)`: the pulling block's "
+    "position, not the tile's")

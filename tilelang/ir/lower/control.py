@@ -23,16 +23,19 @@ from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.jumps import assigned_names, jump_flags
 from tilelang.ir.lower.operators import lower_binary
+from tilelang.share_queue import axis_of as queue_axis
 from tilelang.ir.lower.values import (
     BOOL,
     BRK,
     CONT,
     I32,
     ITER,
+    QTILE,
     RET,
     RETV,
     UNIT,
     CVal,
+    TensorRef,
     TupleVal,
     Unsupported,
 )
@@ -231,6 +234,10 @@ def _yield_carried(cx: LowerCx, carried: list[tuple[dict[str, Any], str]],
 
 def lower_for(cx: LowerCx, st: ast.For) -> None:
     rng = st.iter
+    axis = queue_axis(rng)
+    if axis is not None:
+        _lower_queue(cx, st, axis)
+        return
     if not isinstance(rng, ast.RangeExpr):
         raise Unsupported(st.iter.span, "a kernel `for` loop must range over `a..b`")
     lo_v, hi_v = cx.expr(rng.start), cx.expr(rng.end)
@@ -285,6 +292,68 @@ def _for_as_while(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value) -> None:
         cx.f.scopes.pop()
 
     _while(cx, cond_fn, body_fn, [st.body], [ITER, BRK], sp)
+    cx.f.scopes.pop()
+
+
+def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
+    """`for s in queue(axis) { body }` (`share_queue.py`; the checker made it a
+    statement of the kernel's body without `break` or `return`):
+
+        s = take(pull())
+        while s < n {          // n: the `&mut` partitions' tiles along `axis`
+            t = pull()         // the next tile's round trip overlaps this one's work
+            body, its `&mut` tiles at s along `axis`
+            s = take(t)
+        }
+
+    with the row's counter `group` (the block's position on the other axes,
+    as `last_block`'s groups) and `num_blocks(axis)` pulling blocks."""
+    from tilelang.ir.lower.intrinsics import group_index
+
+    sp = st.span
+    cx.grid_rank = max(cx.grid_rank, axis + 1)
+    own = [r for r in cx.tensors.values() if isinstance(r, TensorRef) and r.param.mutable and r.own is not None]
+    group = group_index(cx, axis, sp)
+    wide = next((r.param for r in own if r.param.rank > axis), None)
+    if wide is None:
+        n = cx.b.const(1, I32, span=sp)
+    else:
+        assert wide.tile_shape is not None
+        t = wide.tile_shape[axis]
+        dim = cx.b.tensor_dim(wide.name, axis, span=sp)
+        n = dim if t == 1 else cx.b.div(cx.b.add(dim, cx.b.const(t - 1, I32, span=sp), span=sp),
+                                        cx.b.const(t, I32, span=sp), span=sp)
+    workers = cx.b.num_blocks(axis, span=sp)
+    first = cx.b.queue_take(cx.b.queue_pull(group, axis, span=sp), group, n, workers, axis, span=sp)
+    jumps = bool(jump_flags([st.body]) & {CONT})
+    cx.f.scopes.append({QTILE: first})
+
+    def cond_fn() -> ir.Value:
+        return cx.b.lt(cx.flag(QTILE), n, span=sp)
+
+    def body_fn() -> None:
+        scope = cx.f.lookup(QTILE)
+        assert scope is not None
+        s = scope[QTILE]
+        ticket = cx.b.queue_pull(group, axis, span=sp)
+        tiles: dict[str, Any] = {CONT: CVal(False, BOOL)} if jumps else {}
+        saved = dict(cx.tensors)
+        for r in own:
+            assert r.own is not None and r.param.tile_shape is not None
+            offs = list(r.own)
+            if r.param.rank > axis:
+                t = r.param.tile_shape[axis]
+                offs[axis] = s if t == 1 else cx.b.mul(s, cx.b.const(t, I32, span=sp), span=sp)
+            tiles[r.param.name] = cx.tensors[r.param.name] = TensorRef(r.param, tuple(offs), r.group)
+        cx.f.scopes.append(tiles)
+        bind_pattern(cx, st.pattern, s)
+        lower_block(cx, st.body)
+        cx.f.scopes.pop()
+        cx.tensors.clear()
+        cx.tensors.update(saved)
+        scope[QTILE] = cx.b.queue_take(ticket, group, n, workers, axis, span=sp)
+
+    _while(cx, cond_fn, body_fn, [st.body], [QTILE], sp)
     cx.f.scopes.pop()
 
 

@@ -39,7 +39,7 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 #: Built-in kernel operations this lowering implements, keyed like
 #: `tilelang.intrinsics.signatures` (methods with a leading dot).
 LOWERED_OPERATIONS = frozenset(
-    {"block_id", "num_blocks", "last_block", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
+    {"block_id", "num_blocks", "last_block", "queue", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
      "pow", ".pow", ".item",
      "where", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
      "store_unchecked", ".load", ".load_padded", ".prefetch", ".store", ".load_like", ".num_tiles",
@@ -83,9 +83,10 @@ def lower_call(cx: LowerCx, e: ast.Call) -> Any:
     return lower_builtin(cx, name, e)
 
 
-def _last_block(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
-    """`last_block(axis)`: the group is this block's position on the other
-    axes (axes past the partitions' rank have one block), as one index."""
+def group_index(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
+    """The block's group along `axis` (`last_block`'s, a queue's row): its
+    position on the other axes (axes past the partitions' rank have one
+    block), as one index."""
     cx.grid_rank = max(cx.grid_rank, axis + 1)
     group: ir.Value = cx.b.const(0, I32, span=sp)
     stride: ir.Value | None = None
@@ -96,6 +97,12 @@ def _last_block(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
         group = cx.b.add(group, bid if stride is None else cx.b.mul(bid, stride, span=sp), span=sp)
         nb = cx.b.num_blocks(d, span=sp)
         stride = nb if stride is None else cx.b.mul(stride, nb, span=sp)
+    return group
+
+
+def _last_block(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
+    """`last_block(axis)`: one arrival at the group's counter."""
+    group = group_index(cx, axis, sp)
     return cx.b.last_block(group, cx.b.num_blocks(axis, span=sp), axis, span=sp)
 
 
@@ -115,6 +122,8 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
             cx.b.num_blocks(axis, span=sp)
     if name == "last_block":
         return _last_block(cx, cx.const_int(vals[0], sp), sp)
+    if name == "queue":
+        raise Unsupported(sp, "`queue(axis)` other than as the range of a `for` in a kernel's body")
     if name in ("zeros", "ones", "full"):
         shape = cx.ints(vals[0], sp)
         dt = _turbofish_dtype(cx, e, None if name == "full" else DType.F32)

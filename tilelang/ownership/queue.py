@@ -1,0 +1,182 @@
+"""The ownership rules of the tile queue, `for s in queue(axis) { .. }`.
+
+A kernel with a queue launches fewer blocks along `axis` than its `&mut`
+partitions have tiles there; each block pulls tile indices from its row's
+counter until they are gone, and inside the loop its `&mut` tiles are the
+pulled tile's (`s` along `axis`). Two blocks never pull the same index, so
+the writes stay disjoint as long as the pulled index is the only way to
+name a written tile. This pass proves that, per kernel, or refuses it:
+
+  - E0412: `queue(axis)` is only the range of one `for` at the top level of
+    a kernel's body (not in a device function, another loop, an `if`, an
+    expression, not twice), bound to one immutable name or `_`; no block may
+    stop pulling before the queue is empty (the counter is reset by the
+    block that makes the row's last pull, so every block pulls until it gets
+    an index past the end): no `return` in such a kernel, no `break` out of
+    the queue's loop, no `last_block` beside it;
+  - E0413: a `&mut` parameter is named only inside the loop (outside it the
+    block has no tile: a store there would have no tile to go to);
+  - E0414: no `block_id(axis)` or `num_blocks(axis)` of the queue's axis (or
+    of an axis that is not a literal) in the kernel or a device function it
+    calls: they give the pulling block's position and the launch's count of
+    pulling blocks, which the device chooses and which name no tile (the
+    tile is `s`); nothing the kernel computes may depend on them.
+
+Stores take no index, so `s` itself may be used freely (read, passed on).
+Entry point: `check_queues(view, sink)`. Never raises on a well-typed program.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.diagnostics.codes import kernel as codes
+from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.lastblock import mut_params
+from tilelang.ownership.env import ProgramView
+from tilelang.share_queue import is_call, loop
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+_HELP = "write the queue as `for s in queue(axis) { .. }`, a statement of the kernel's own body"
+
+
+def check_queues(view: ProgramView, sink: DiagnosticSink) -> None:
+    seen: set[tuple[str, Span]] = set()
+
+    def emit(d: Diagnostic) -> None:
+        key = (d.code, d.primary_span)
+        if key not in seen:
+            seen.add(key)
+            sink.emit(d)
+
+    for info in view.device_fns():
+        if info.is_kernel:
+            continue
+        for n in ast.walk(info.decl.body):
+            if is_call(n):
+                emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`queue` is only allowed in a kernel's body")
+                     .primary(n.span, f"inside device function `{info.decl.name.name}`")
+                     .note("the launch sizes its grid and the checker its tiles from the kernel itself")
+                     .with_help(_HELP))
+    for info in view.kernels():
+        if any(is_call(n) for n in ast.walk(info.decl.body)):
+            _check(view, info.decl, emit)
+
+
+def _literal_axis(call: ast.Call) -> bool:
+    return bool(call.args) and isinstance(call.args[0].value, ast.IntLit)
+
+
+def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
+    found = loop(decl)
+    node = found[0] if found else None
+    for n in ast.walk(decl.body):
+        if is_call(n) and (node is None or n is not node.iter) and _literal_axis(n):
+            _misplaced(decl, n, node, emit)
+    if found is None:
+        return
+    node, axis = found
+    header = node.iter.span
+    pat = node.pattern
+    if not (isinstance(pat, ast.WildcardPat) or isinstance(pat, ast.NamePat) and not pat.mutable):
+        emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "the tile index of a queue is one immutable name")
+             .primary(pat.span, "not a plain name" if not isinstance(pat, ast.NamePat) else "declared `mut`")
+             .secondary(header, "the queue")
+             .note("the loop's `&mut` tiles are the pulled index's: a name that could change would no longer say "
+                   "which tile they are")
+             .with_help("write `for s in queue(axis)` and compute other indices from `s` with `let`"))
+    for n in ast.walk(decl.body):
+        if isinstance(n, ast.Return):
+            emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`return` in a kernel with a queue")
+                 .primary(n.span, "a block that returns here stops pulling tiles")
+                 .secondary(header, "every block pulls from this queue until it is empty")
+                 .note("the block that makes a row's last pull resets its counter for the next launch, so every "
+                       "block must pull until it gets no tile")
+                 .with_help("skip work with `if` (or `continue` inside the queue's loop) instead"))
+        elif isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) \
+                and n.callee.ident.name == "last_block":
+            emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`last_block` in a kernel with a queue")
+                 .primary(n.span, "a group's last arrival is not defined here")
+                 .secondary(header, "the blocks of a row pull this queue's tiles")
+                 .with_help("merge the queue's tiles in a second launch (or use `last_block` without a queue)"))
+    for b in _breaks(node.body):
+        emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`break` out of a queue's loop")
+             .primary(b.span, "a block that leaves here stops pulling tiles")
+             .secondary(header, "every block pulls from this queue until it is empty")
+             .note("the tiles it would have pulled would then be done by nobody, and the row's counter "
+                   "would not be reset for the next launch")
+             .with_help("use `continue` to skip a tile's work"))
+    muts = mut_params(decl)
+    inside = {id(x) for x in ast.walk(node.body)}
+    for n in ast.walk(decl.body):
+        if isinstance(n, ast.Name) and n.ident.name in muts and id(n) not in inside:
+            emit(Diagnostic.error(codes.OWN_TILE_OUTSIDE_QUEUE,
+                                  f"`{n.ident.name}` is named outside the queue's loop")
+                 .primary(n.span, "no tile of it is this block's here")
+                 .secondary(header, "its tiles are pulled here, one an iteration")
+                 .note("in a kernel with a queue, a block's `&mut` tiles are those of the indices it pulls, "
+                       "named only inside the loop")
+                 .with_help(f"move the use of `{n.ident.name}` into the loop"))
+    for n, via in _worker_reads(view, decl, axis):
+        what = n.callee.ident.name
+        a = n.args[0].value
+        d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX,
+                              f"`{what}({axis if isinstance(a, ast.IntLit) else '..'})` in a kernel with a queue "
+                              f"along axis {axis}")
+             .primary(n.span, "the pulling block's position, not a tile's"))
+        if via is not None:
+            d = d.secondary(via.span, "called from the kernel here")
+        emit(d.secondary(header, f"the tile along axis {axis} is the index pulled here")
+             .note(f"the launch runs fewer blocks along axis {axis} than there are tiles (how many is the device's "
+                   "choice) and which block pulls which tile is decided at run time: nothing may depend on it")
+             .with_help("use the loop's index (and a view's `num_tiles(axis)` for the tile count)"))
+
+
+def _worker_reads(view: ProgramView, decl: ast.FnDecl, axis: int) -> list[tuple[ast.Call, ast.Call | None]]:
+    """`block_id`/`num_blocks` calls of the queue's axis (or a non-literal
+    one) in the kernel and the device functions it calls, each with the
+    kernel's call that reaches it (None in the kernel itself)."""
+    out: list[tuple[ast.Call, ast.Call | None]] = []
+    seen: set[int] = set()
+
+    def scan(fn: ast.FnDecl, via: ast.Call | None) -> None:
+        if id(fn) in seen:
+            return
+        seen.add(id(fn))
+        for n in ast.walk(fn.body):
+            if not isinstance(n, ast.Call) or not isinstance(n.callee, (ast.Name, ast.Path)):
+                continue
+            if isinstance(n.callee, ast.Name) and n.callee.ident.name in ("block_id", "num_blocks") and n.args:
+                a = n.args[0].value
+                if not isinstance(a, ast.IntLit) or a.value == axis:
+                    out.append((n, via))
+                continue
+            callee = view.callee(n)
+            if callee is not None and callee is not fn:
+                scan(callee, via or n)
+
+    scan(decl, None)
+    return out
+
+
+def _breaks(body: ast.Block) -> list[ast.Break]:
+    """The `break`s that leave the queue's loop (not those of a loop inside it)."""
+    inner = {id(x) for m in ast.walk(body) if isinstance(m, (ast.For, ast.While)) for x in ast.walk(m.body)}
+    return [b for b in ast.walk(body) if isinstance(b, ast.Break) and id(b) not in inner]
+
+
+def _misplaced(decl: ast.FnDecl, n: ast.Call, node: ast.For | None, emit: Any) -> None:
+    why = "as a value, not the range of a `for`"
+    for m in ast.walk(decl.body):
+        if isinstance(m, ast.For) and m.iter is n:
+            why = "a second time" if node is not None and m is not node and m in decl.body.stmts else \
+                "in a `for` that is not a statement of the kernel's own body"
+            break
+    d = (Diagnostic.error(codes.QUEUE_PLACEMENT, f"`queue` {why}")
+         .primary(n.span, "the launch cannot size its grid from this")
+         .note("a queue is the range of one `for` that is a statement of the kernel's body (not inside "
+               "another loop or an `if`), once a kernel"))
+    if node is not None:
+        d = d.secondary(node.iter.span, "the kernel's queue")
+    emit(d.with_help(_HELP))

@@ -54,14 +54,19 @@ SMS = 132  # the H200 (the plans' share counts below are for it)
 # 32k), 66 two full waves, 99 three (the hardware hands blocks to SMs as they
 # free up: balances an uneven finish, at a block's fixed cost each wave); tc one
 # persistent CTA an SM -> 16 shares one tile a CTA, 32 two on most
-CONFIGS = {32768: (("fma", None), ("h2", None), ("fma", 66), ("fma", 99), ("tc", 16), ("tc", 32), ("tc6", 16)),
-           8192: (("fma", None), ("h2", None), ("tc", None), ("tc6", None))}
+CONFIGS = {32768: (("fma", None), ("h2", None), ("fma", 66), ("fma", 99), ("tc", 16), ("tc", 32), ("tc6", 16),
+                   ("queue", None), ("queue", 64), ("queue", 128)),
+           8192: (("fma", None), ("h2", None), ("tc", None), ("tc6", None), ("queue", None), ("queue", 64))}
 # "tc6": `decode_split_tc6` of attention_variants.tile (std's tc split, a ring of 6 key blocks);
 # "h2": `decode_split_h2` of attention_variants.tile (std's FMA split on the caches viewed as
-# half-rows [B * Hkv, 2 * S, D / 2]: 48 lane shuffles a key block instead of 128), the FMA plan
+# half-rows [B * Hkv, 2 * S, D / 2]: 48 lane shuffles a key block instead of 128), the FMA plan;
+# "queue": `decode_split_queue` of attention_variants.tile (std's FMA split, its shares pulled from a
+# tile queue by one wave of blocks: 33 a KV head at batch 1, 2 an SM), at the plan's shares (each
+# block one share or none: the pull's own cost) and finer (2 and 4 shares a block)
 FORMS = {"fma": ("plain", "merge", "both"), "h2": ("plain", "merge"), "tc": ("plain", "merge"),
-         "tc6": ("plain", "merge")}
-SMOKE = {256: (("fma", None), ("fma", 8), ("h2", None), ("tc", None), ("tc6", None))}  # --smoke: f16 on the interpreter
+         "tc6": ("plain", "merge"), "queue": ("plain", "merge")}
+SMOKE = {256: (("fma", None), ("fma", 8), ("h2", None), ("tc", None), ("tc6", None), ("queue", None),
+               ("queue", 8))}  # --smoke: f16 on the interpreter
 
 
 def plan_for(ctx: int, kind: str, shares: int | None) -> tuple[int, int, int]:
@@ -78,15 +83,21 @@ def plan_for(ctx: int, kind: str, shares: int | None) -> tuple[int, int, int]:
 def launches() -> list[tuple[str, dict, list]]:
     """The prewarm's (kernel, instantiation, params) of every launch here
     (`attention_prewarm.py --only forms`); PDL-compiled ones with the prewarm's suffix."""
+    import os
+
     import attention_prewarm as pw
 
+    only = [k for k in os.environ.get("DECODE_FORMS_KINDS", "").split(",") if k]  # the prewarm of a `--kinds` run
     out = []
     for ctx, configs in CONFIGS.items():
         for kind, shares in configs:
+            if only and kind not in only:
+                continue
             bn, splits, dc = plan_for(ctx, kind, shares)
-            got = pw.decode("bf16", HKV, GRP, ctx, D, bn, splits, combine_ns(splits), dc=dc, tc=kind not in ("fma", "h2"))
-            split = [(("decode_split_tc6" if kind == "tc6" else n), i, p) for n, i, p in got
-                     if n == ("decode_split" if kind in ("fma", "h2") else "decode_split_tc")]
+            fma = kind in ("fma", "h2", "queue")
+            got = pw.decode("bf16", HKV, GRP, ctx, D, bn, splits, combine_ns(splits), dc=dc, tc=not fma)
+            split = [({"tc6": "decode_split_tc6", "queue": "decode_split_queue"}.get(kind, n), i, p) for n, i, p in got
+                     if n == ("decode_split" if fma else "decode_split_tc")]
             if kind == "h2":
                 split = [("decode_split_h2", h2_inst(i), h2_params(p, splits)) for _, i, p in split]
             comb = [x for x in got if x[0] == "decode_combine"]
@@ -250,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
                     args = (tilelang.partition(o_part.view(-1, 2, D // 2), [GRP, 2, D // 2]),
                             tilelang.partition(lse_part.view(-1, GRP), [1, GRP]), q3.reshape(-1, 2, D // 2),
                             k3.view(HKV, -1, D // 2), v3.view(HKV, -1, D // 2), ctx, D**-0.5, splits)
+                elif kind == "queue":  # std's split's arguments and the share count
+                    kern = variants.decode_split_queue[elem, GRP, bn, D]
+                    args = (tilelang.partition(o_part, [1, GRP, D]), tilelang.partition(lse_part, [1, GRP]), q3, k3,
+                            v3, ctx, D**-0.5, splits)
                 elif kind != "fma":
                     kern = (variants.decode_split_tc6 if kind == "tc6" else mod.decode_split_tc)[elem, bn, D]
                     args = (tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),

@@ -75,12 +75,12 @@ def test_the_forms_probe_prewarms_what_it_launches() -> None:
     launches = forms.launches()
     names = [k for k, _, _ in launches]
     assert set(names) == {"decode_split", "decode_split+pdl", "decode_split_tc", "decode_split_tc6",
-                          "decode_split_h2", "decode_combine", "decode_combine+pdl"}
+                          "decode_split_h2", "decode_split_queue", "decode_combine", "decode_combine+pdl"}
     configs = sum(len(c) for c in forms.CONFIGS.values())
     assert names.count("decode_combine") == names.count("decode_combine+pdl") == configs
     for kernel, inst, params in launches:
         facts = {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params}
-        if kernel in ("decode_split_tc6", "decode_split_h2"):  # attention_variants.tile's
+        if kernel in ("decode_split_tc6", "decode_split_h2", "decode_split_queue"):  # attention_variants.tile's
             kir = lower_kernel(variants, kernel, inst, facts)
         else:
             kir = lower_kernel(program, f"std::attention::{kernel.removesuffix(pw.PDL)}", inst, facts)
@@ -94,7 +94,7 @@ def test_the_forms_probe_smoke(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     assert _script("decode_forms").main(["--smoke", "--reps", "1", "--rounds", "1", "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "decode_forms.json").read_text())
-    assert len(rows) == 5 and all(r["err"] < 1e-2 for r in rows)
+    assert len(rows) == 7 and all(r["err"] < 1e-2 for r in rows)
     assert all(all(r["same"].values()) and all(r["same_after"].values()) for r in rows)
     assert {tuple(sorted(r["us"])) for r in rows} == {("both", "merge", "plain", "split"), ("merge", "plain", "split")}
 

@@ -80,9 +80,9 @@ def run_kernel(
     tests: another block is then the last of each group) is the block mode's.
     A kernel with a tile queue (`for s in queue(axis)`, `QueuePull`) also
     runs in the block mode, on `queue_grid`: `grid` is its partitions'
-    tiles, of which `queue_blocks` blocks a row pull those along the axis
-    (the first block of a row, running to its end before the next starts,
-    takes them all; the others find the queue empty).
+    tiles, of which `queue_blocks` blocks a row take those along the axis
+    (each its own first, `block_id`; then the first block of the row, running
+    to its end before the next starts, pulls all the others).
     """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
@@ -237,8 +237,8 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
             got = ctx.queues.get(key, 0)
             ctx.queues[key] = got + 1
             env[r.id] = np.asarray(got, dtype=np.int32)
-        case ir.QueueTake(result=r, ticket=t):
-            env[r.id] = env[t.id]
+        case ir.QueueTake(result=r, ticket=t, workers=w):
+            env[r.id] = np.asarray(int(env[t.id]) + int(env[w.id]), dtype=np.int32)
         case ir.TensorDim(result=r, tensor=t, axis=a):
             env[r.id] = np.asarray(ctx.tensors[t].shape[a], dtype=np.int32)
         case ir.Arange(result=r):

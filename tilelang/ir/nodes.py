@@ -369,7 +369,7 @@ class QueuePull:
     scalar: the block's row, every block of the row gives the same one) along
     grid axis `axis` (the source's `for s in queue(axis)`): the row's counter
     before this block added one to it. Tickets are unique in a launch and
-    pulled in increasing order of the counter. On the GPU one thread pulls
+    handed out in increasing order. On the GPU one thread pulls
     (a relaxed atomic, not awaited): only `QueueTake` makes the ticket the
     block's; the lowering puts the two around a tile's work, so the round
     trip of the next pull overlaps it."""
@@ -382,11 +382,14 @@ class QueuePull:
 
 @frozen
 class QueueTake:
-    """`result: i32` = `ticket` (a `QueuePull`'s), the same in every thread of
-    the block. The row has `size` tiles and `workers` blocks, each pulling
-    until its ticket is `size` or more, so the row's last pull takes ticket
-    `size + workers - 1`: the block that takes it resets the group's counter
-    to 0 (the next launch, or a graph's next replay, finds it zeroed)."""
+    """`result: i32` = `ticket` (a `QueuePull`'s) + `workers`, the same in every
+    thread of the block: the tile the ticket names (each of the row's
+    `workers` blocks runs its own tile, `block_id(axis)`, first; tickets name
+    the others, in order). The row has `size` tiles; each block that ran a
+    tile pulls until its ticket names none (ticket + workers >= size), so the
+    row's pulls are exactly `size` and the block that takes ticket `size - 1`
+    resets the group's counter to 0 (the next launch, or a graph's next
+    replay, finds it zeroed)."""
 
     result: Value
     ticket: Value

@@ -86,14 +86,15 @@ def emit_queue_pull(em: Any, op: ir.QueuePull) -> None:
 
 
 def emit_queue_take(em: Any, op: ir.QueueTake) -> None:
-    """The ticket, thread 0's, to every thread through shared memory:
+    """The ticket, thread 0's, to every thread through shared memory, as the
+    tile it names (ticket + workers):
 
         bar.sync 0              every thread is done with the scratch (the
                                 tile's work may have used it)
-        thread 0: flag = ticket; ticket == size + workers - 1 (the row's
-                  last pull): st.relaxed.gpu [counter], 0
+        thread 0: flag = ticket; ticket == size - 1 (the row's last pull):
+                  st.relaxed.gpu [counter], 0
         bar.sync 0
-        ticket = flag
+        tile = flag + workers
         bar.sync 0              read before the next scratch user writes"""
     em.need_smem(4, op.span)
     em.barrier()
@@ -103,8 +104,7 @@ def emit_queue_take(em: Any, op: ir.QueueTake) -> None:
     em.label(one)
     t = em.scalar(op.ticket)
     em.stmt(f"store i32 {t}, ptr addrspace(3) {em.scratch}, align 4")
-    pulls = em.emit(f"add i32 {em.scalar(op.size)}, {em.scalar(op.workers)}")
-    last = em.emit(f"sub i32 {pulls}, 1")
+    last = em.emit(f"sub i32 {em.scalar(op.size)}, 1")
     is_last = em.emit(f"icmp eq i32 {t}, {last}")
     em.cbr(is_last, rst, every)
     em.label(rst)
@@ -114,5 +114,6 @@ def emit_queue_take(em: Any, op: ir.QueueTake) -> None:
     em.br(every)
     em.label(every)
     em.barrier()
-    em.env[op.result.id] = em.emit(f"load i32, ptr addrspace(3) {em.scratch}, align 4")
+    got = em.emit(f"load i32, ptr addrspace(3) {em.scratch}, align 4")
     em.barrier()
+    em.env[op.result.id] = em.emit(f"add i32 {got}, {em.scalar(op.workers)}")

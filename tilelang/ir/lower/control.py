@@ -299,15 +299,18 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
     """`for s in queue(axis) { body }` (`share_queue.py`; the checker made it a
     statement of the kernel's body without `break` or `return`):
 
-        s = take(pull())
+        s = block_id(axis)     // the first tile, the block's own (W blocks)
         while s < n {          // n: the `&mut` partitions' tiles along `axis`
             t = pull()         // the next tile's round trip overlaps this one's work
             body, its `&mut` tiles at s along `axis`
-            s = take(t)
+            s = take(t)        // t + W
         }
 
     with the row's counter `group` (the block's position on the other axes,
-    as `last_block`'s groups) and `num_blocks(axis)` pulling blocks."""
+    as `last_block`'s groups) and W = `num_blocks(axis)` pulling blocks. The
+    row's pulls are exactly n (the n - W that name a tile, then one that
+    names none for each block that ran one), so the block taking ticket
+    n - 1 resets the counter."""
     from tilelang.ir.lower.intrinsics import group_index
 
     sp = st.span
@@ -324,7 +327,7 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
         n = dim if t == 1 else cx.b.div(cx.b.add(dim, cx.b.const(t - 1, I32, span=sp), span=sp),
                                         cx.b.const(t, I32, span=sp), span=sp)
     workers = cx.b.num_blocks(axis, span=sp)
-    first = cx.b.queue_take(cx.b.queue_pull(group, axis, span=sp), group, n, workers, axis, span=sp)
+    first = cx.b.block_id(axis, span=sp)  # each block's first tile is its own: no pull to wait for
     jumps = bool(jump_flags([st.body]) & {CONT})
     cx.f.scopes.append({QTILE: first})
 

@@ -186,5 +186,21 @@ class LowerCx:
             return tuple(self.as_index(x, span) for x in v.elems)
         return (self.as_index(v, span),)
 
+    def group_index(self, axis: int, sp: Span) -> ir.Value:
+        """The block's group along `axis` (`last_block`'s, a queue's row): its
+        position on the other axes (axes past the partitions' rank have one
+        block), as one index."""
+        self.grid_rank = max(self.grid_rank, axis + 1)
+        group: ir.Value = self.b.const(0, I32, span=sp)
+        stride: ir.Value | None = None
+        for d in range(self.grid_rank):
+            if d == axis:
+                continue
+            bid = self.b.block_id(d, span=sp)
+            group = self.b.add(group, bid if stride is None else self.b.mul(bid, stride, span=sp), span=sp)
+            nb = self.b.num_blocks(d, span=sp)
+            stride = nb if stride is None else self.b.mul(stride, nb, span=sp)
+        return group
+
     def lower_args(self, args: tuple[ast.Arg, ...]) -> list[Any]:
         return [self.expr(a.value) for a in args]

@@ -311,12 +311,10 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
     row's pulls are exactly n (the n - W that name a tile, then one that
     names none for each block that ran one), so the block taking ticket
     n - 1 resets the counter."""
-    from tilelang.ir.lower.intrinsics import group_index
-
     sp = st.span
     cx.grid_rank = max(cx.grid_rank, axis + 1)
     own = [r for r in cx.tensors.values() if isinstance(r, TensorRef) and r.param.mutable and r.own is not None]
-    group = group_index(cx, axis, sp)
+    group = cx.group_index(axis, sp)
     wide = next((r.param for r in own if r.param.rank > axis), None)
     if wide is None:
         n = cx.b.const(1, I32, span=sp)

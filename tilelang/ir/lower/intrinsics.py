@@ -83,26 +83,9 @@ def lower_call(cx: LowerCx, e: ast.Call) -> Any:
     return lower_builtin(cx, name, e)
 
 
-def group_index(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
-    """The block's group along `axis` (`last_block`'s, a queue's row): its
-    position on the other axes (axes past the partitions' rank have one
-    block), as one index."""
-    cx.grid_rank = max(cx.grid_rank, axis + 1)
-    group: ir.Value = cx.b.const(0, I32, span=sp)
-    stride: ir.Value | None = None
-    for d in range(cx.grid_rank):
-        if d == axis:
-            continue
-        bid = cx.b.block_id(d, span=sp)
-        group = cx.b.add(group, bid if stride is None else cx.b.mul(bid, stride, span=sp), span=sp)
-        nb = cx.b.num_blocks(d, span=sp)
-        stride = nb if stride is None else cx.b.mul(stride, nb, span=sp)
-    return group
-
-
 def _last_block(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
     """`last_block(axis)`: one arrival at the group's counter."""
-    group = group_index(cx, axis, sp)
+    group = cx.group_index(axis, sp)
     return cx.b.last_block(group, cx.b.num_blocks(axis, span=sp), axis, span=sp)
 
 

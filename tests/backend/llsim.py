@@ -487,6 +487,8 @@ class Program:
     def _asm(self, dst: str | None, text: str, vals: list[Callable[[dict[str, Any]], Any]], rhs: str) -> _Ins:
         if text == "" and dst is None:  # `g.Touch`: registers kept live, no instruction
             return _Ins(None, lambda r: None, text=rhs)
+        if text == "mov.b32 $0, $1;":  # `g.Opaque`: a copy
+            return _Ins(dst, lambda r: vals[0](r), text=rhs)
         if text.startswith("wgmma.wait_group"):
             # the registers pass through, once the groups they come from are retired
             n = int(re.search(r"wait_group\.sync\.aligned (\d+)", text).group(1))  # type: ignore[union-attr]

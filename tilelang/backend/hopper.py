@@ -80,6 +80,12 @@ class HopperOps:
                 self.env[r.id] = ["undef"] * self.nregs(r)  # type: ignore[attr-defined]
             case g.Touch(values=vs):
                 self.touch(vs)
+            case g.Opaque(results=rs, values=vs):
+                for r, v in zip(rs, vs, strict=True):
+                    x = self.scalar(v)  # type: ignore[attr-defined]
+                    ty, c = {DType.I32: ("i32", "r"), DType.F32: ("float", "f")}.get(v.dtype, (None, ""))
+                    self.env[r.id] = x if ty is None else self.emit(  # type: ignore[attr-defined]
+                        f'call {ty} asm sideeffect "mov.b32 $0, $1;", "={c},{c}"({ty} {x})')
             case g.WarpAny(result=r, x=x):  # some register of some thread of the warp
                 regs = list(dict.fromkeys(self.tile(x)))  # type: ignore[attr-defined]
                 mine = regs[0]

@@ -339,6 +339,18 @@ class Touch:
 
 
 @frozen
+class Opaque:
+    """`results` are `values` (scalars), each copied by an asm statement with
+    a side effect: LLVM cannot move what is computed from them out of their
+    branch (a loop's first iteration computing its addresses before the loop
+    would hold them in registers throughout)."""
+
+    results: tuple[ir.Value, ...]
+    values: tuple[ir.Value, ...]
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class Undef:
     """`result` holds unspecified values (a register tile no one reads before
     writing, e.g. an accumulator whose first wgmma ignores it)."""
@@ -571,7 +583,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,) if f is None else (f.result, r)
         case Undef(result=r) | PackPairs(result=r) | WarpAny(result=r):
             return (r,)
-        case WgmmaWait(results=rs):
+        case WgmmaWait(results=rs) | Opaque(results=rs):
             return rs
         case SmemDot(result=r) | RingRead(result=r):
             return (r,)
@@ -590,7 +602,7 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (x,)
         case WarpAny(x=x):
             return (x,)
-        case Touch(values=vs):
+        case Touch(values=vs) | Opaque(values=vs):
             return vs
         case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn():
             return ()

@@ -96,6 +96,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = warp_any {n(x)} : {r.type}")
         case g.Touch(values=vs):
             line(f"touch {', '.join(map(n, vs))}")
+        case g.Opaque(results=rs, values=vs):
+            line(f"{', '.join(n.define(r) for r in rs)} = opaque {', '.join(map(n, vs))}")
         case g.Undef(result=r):
             line(f"{n.define(r)} = undef : {r.type}{n.note(r)}")
         case g.WgmmaWait(results=rs, values=vs, pending=p):

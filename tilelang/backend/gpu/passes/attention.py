@@ -54,6 +54,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import AccTile, Barriers, Layout, Shared, WgmmaAcc
+from . import attention_chain as chain
 from . import attention_epilogue as epi
 from . import attention_rotated as rot
 from . import attention_spec as spec
@@ -914,9 +915,14 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
     q_early = persist and not turns and not late and tiles.q_early()  # Q released in the rotated loop's last iteration
+    epilogue = _unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
+    ch = chain.make(p, loop, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
+                    and schedule == "overlap" and rot.enabled(p) and rot.packed())  # passes/attention_chain.py
+    q_early = q_early or (ch is not None and chain.q_early())
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns,
-                         qempty if q_early else None) \
+                         qempty if q_early else None, ch) \
         if schedule == "overlap" and rot.enabled(p) and (not turns or pingpong() == "rotated-unsafe") else None
+    ch = ch if turned is not None else None
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
     elif turned is not None:  # D = 128 or TILEC_ATTN_ROTATE=1: passes/attention_rotated.py
@@ -925,7 +931,6 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         c_loop, c_pre, c_post = _overlapped(loop, p, cast, chained, bufs, fresh, layouts, turns, moved)
     c_loop = spec.speculate(c_loop, fresh)  # exp2 before the row max: passes/attention_spec.py
     moved = _unshare(moved, fresh)
-    epilogue = _unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     epilogue = [substitute(op, c_post[1]) for op in epilogue]
     from .attention_zeros import drop_unread_zeros
 
@@ -951,12 +956,20 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         head, tail, carry = epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t, c_base, S,
                                          empty, fresh)
         consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, *head, c_loop, *tail]
+        if ch is not None:  # the previous tile's last P V issued by this tile's first iteration
+            consumer_ops, trips, outs = chain.tile_ops(
+                ch, c_loop, c_pre, len(loop.results), ch.plan.pos, loop.lower, loop.upper, S,
+                [*tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span)], [qrel], moved, vbuf, p.v_kmajor,
+                cast.result.dtype, next(op for op in before if isinstance(op, ir.Const) and op.result is loop.inits[ch.plan.pos]))
+            chain_init, carry = chain.tile_carry(ch, outs)
 
     # every tile of the consumers in the accumulator layout
     cl = _Classes(BM)
     links = [(a, b, y, r) for a, b, y, r in zip(loop.inits, loop.body.args[1:], loop.body.ops[-1].values,  # type: ignore[union-attr]
                                                  loop.results, strict=True)]
-    _classify([*moved, *c_loop.body.ops, *c_post[0], *epilogue], cl, links)
+    _classify([*moved, *c_loop.body.ops, *c_post[0], *epilogue, *(consumer_ops if ch else ())], cl, links)
+    if ch is not None:
+        chain.layouts(ch, cl, W, layouts)
     _assign(consumer_ops, cl, W, layouts)
 
     consumer_regs = role_registers(C, PRODUCER_REGS)
@@ -970,8 +983,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assert kv is not None
         wb = _Build(fresh)
         walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
-        c_ops = [*start, ir.Const(zero_c, 0),
-                 *tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry),
+        c_walk = tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry)
+        if ch is not None:  # the last tile's pending P V and epilogue
+            c_walk = [*chain_init, *c_walk, *chain.final(ch, c_walk[-1], vbuf, p.v_kmajor, cast.result.dtype)]
+            _assign(c_walk, cl, W, layouts)
+        c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span),
                  ir.Yield(())]

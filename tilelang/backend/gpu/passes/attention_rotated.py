@@ -100,7 +100,7 @@ def _reads(op: object, v: ir.Value) -> bool:
 def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, fresh: Fresh,
             layouts: dict[int, Layout], before: list[object], s_product: Callable[..., tuple[ir.Value, g.Wgmma]],
             unshare: Callable[[list[object], Fresh], list[object]], turns: bool = False,
-            qempty: ir.Value | None = None
+            qempty: ir.Value | None = None, chain: Any = None
             ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]] | None:
     """The rotated loop, its prologue and (epilogue ops, loop result -> value,
     the ring's counter after it), as `attention._overlapped` returns them; None
@@ -110,7 +110,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     the two warpgroups take turns at each issue (`attention.pingpong`); `qempty`:
     the Q buffer's barrier, arrived on in the last iteration once its S is done
     (`attention_tiles.q_early`; the caller arrives after the loop when it ran
-    no iteration)."""
+    no iteration); `chain`: an `attention_chain.Chain`, the previous tile's
+    last P V issued by the first iteration instead of the product of zeros
+    (the loop then ends with its own last P V pending: no post ops)."""
     E = ir.ElemOp
     span = loop.span
     ys = loop.body.ops[-1]
@@ -133,18 +135,28 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     ran = fresh.value(DType.BOOL, (), "ran")
     pre.append(ir.Elementwise(ran, E.LT, (loop.lower, loop.upper)))
     inits = list(loop.inits)
-    inits[pos] = fresh.value(init.dtype, init.shape, init.hint)  # never read: the first products ignore it
-    pre.append(g.Undef(inits[pos], span))
-    # P of "the block before the first": zeros (the product's value is dropped)
     pshape, pdt = _carried(cast)
-    pz, p0 = fresh.value(pdt, ()), fresh.value(pdt, pshape, "p")
-    pre += [ir.Const(pz, 0 if pdt is DType.I32 else 0.0), ir.Broadcast(p0, pz)]
+    if chain is not None:  # the previous tile's last block: its P, accumulator (chain.use) and stage
+        if pdt is not DType.I32:
+            return None
+        inits[pos], p0 = chain.acc, chain.p
+    else:
+        inits[pos] = fresh.value(init.dtype, init.shape, init.hint)  # never read: the first products ignore it
+        pre.append(g.Undef(inits[pos], span))
+        # P of "the block before the first": zeros (the product's value is dropped)
+        pz, p0 = fresh.value(pdt, ()), fresh.value(pdt, pshape, "p")
+        pre += [ir.Const(pz, 0 if pdt is DType.I32 else 0.0), ir.Broadcast(p0, pz)]
 
     c_it = fresh.value(DType.I32, (), "it")
     p_prev = fresh.value(pdt, pshape, "p")
     cb = _Build(fresh)
     carried = not top_wait()
     started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
+    if chain is not None:  # the first P V is the previous tile's: its stage is released after it
+        if not carried:
+            return None
+        if chain.release:
+            started = cb.elem(E.OR, started, chain.pend, dtype=DType.BOOL, hint="started")
     if carried:
         # this block's stage and the previous one's (the zero product's: this
         # block's, held, not one the producer may be refilling) come with the
@@ -165,6 +177,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         pv_stage = cb.elem(E.WHERE, started, prev, stage, hint="pv_stage")
         cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
     use = cb.elem(E.GT, c_it, cb.elem(E.ADD, bufs.base, cb.const(1)), dtype=DType.BOOL, hint="use_acc")
+    if chain is not None:  # the first iteration's P V: the previous tile's last, which adds to its accumulator
+        first = cb.elem(E.EQ, c_it, bufs.base, dtype=DType.BOOL, hint="first")
+        use = cb.elem(E.OR, use, cb.elem(E.AND, first, chain.use, dtype=DType.BOOL), dtype=DType.BOOL, hint="use_acc")
     raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
     o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
     if turns:  # named barrier 2 + the warpgroup's number (attention.TURN_BARRIER)
@@ -183,6 +198,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     waited = False
     p_next: ir.Value | None = None
     next_stage: ir.Value | None = None
+    seen: set[int] = set()  # the body's values defined so far
     for op in loop.body.ops:
         if id(op) in chained or op is p.s_dot:
             continue
@@ -201,10 +217,18 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             cb.ops.append(g.WgmmaWait((accw,), (o_raw,), 0, span))
             # the previous block's stage is free: its S and P V are done
             cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
+            if chain is not None:  # the first iteration: the previous tile's output is complete
+                if pdt is DType.I32 and cast.x.id in seen:  # P packed first: 32 registers a thread, not 64
+                    p_next = fresh.value(DType.I32, pshape, "p")
+                    cb.ops.append(g.PackPairs(p_next, mapping.get(cast.x.id, cast.x), cast.result.dtype, cast.span))
+                first_ops, accw = chain.first(cb, c_it, accw)
+                cb.ops += first_ops
             mapping[acc_arg.id] = accw
             waited = True
         if op is p.o_dot:  # issued by the next iteration, or after the loop
             cb.ops += vmask.zero(p.vmask, bufs.v, stage, mapping, 128 * bufs.C)  # the stage's V rows, before then
+            if p_next is not None:  # packed before the wait
+                continue
             p_next = mapping.get(cast.x.id, cast.x)
             if pdt is DType.I32:  # carried as wgmma's A fragment: 16-bit pairs
                 packed = fresh.value(DType.I32, pshape, "p")
@@ -219,16 +243,24 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt)))
             continue
         cb.ops.append(substitute(op, mapping))
+        seen.update(r.id for r in g.results(op))
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
     trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(pdt, pshape, "p")
     body_ops = cb.ops
     stages: tuple[ir.Value, ...] = ()
     if carried:
         stages = (fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "stage"))
+    pv0 = st0
+    if chain is not None:
+        pv0 = fresh.value(DType.I32, (), "pv_stage")
+        pre.append(ir.Elementwise(pv0, E.WHERE, (chain.pend, chain.stage, st0)))
     c_loop = ir.For((*c_results, trips, p_last, *stages), loop.lower, loop.upper, loop.step,
-                    (*inits, bufs.base, p0, *((st0, st0) if carried else ())),
+                    (*inits, bufs.base, p0, *((st0, pv0) if carried else ())),
                     ir.Region((*loop.body.args, c_it, p_prev, *((stage, pv_stage) if carried else ())),
                               tuple(unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
+    if chain is not None:  # the loop's last P V: issued by the next tile's first iteration
+        back = {r.id: c for r, c in zip(loop.results, c_results, strict=True)}
+        return c_loop, pre, ([], back, trips)
     # after the loop: the last block's P V (when the loop ran), waited for
     # after the join, the zero accumulator selected after the wait (as in
     # attention._overlapped: zeros beside wgmma registers in a branch cost

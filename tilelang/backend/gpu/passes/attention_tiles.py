@@ -247,7 +247,8 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     (the tile's number in this CTA) and define `ring_out` (the counter after
     it); every `block_id` / `num_blocks` reads the tile's logical values.
     `carry`: more values from tile to tile, (the value `ops` read, the one
-    they define for the next tile, the first tile's constant)."""
+    they define for the next tile (or a scalar op of `outside` computes for
+    this tile), the first tile's constant or a value defined before the loop)."""
     E = ir.ElemOp
     r = fresh.value(DType.I32, (), "round")
     b = _Build(fresh)
@@ -256,20 +257,22 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     body = [*b.ops, *clone(outside, fresh, mapping)]
     body += [substitute(op, mapping) for op in ops]
 
-    region = ir.Region((), tuple(_logical(body, pos, w.sizes)))  # type: ignore[arg-type]
     nb = _Build(fresh)
     nxt = nb.elem(E.ADD, tn, nb.const(1))
     lo, st = fresh.value(DType.I32, (), ""), fresh.value(DType.I32, (), "")
     init_ring, init_tn = fresh.value(DType.I32, (), "ring0"), fresh.value(DType.I32, (), "tile0")
-    inits = [fresh.value(a.dtype, (), a.hint) for a, _, _ in carry]
+    # a carry's first value: a constant, or a value defined before the loop
+    inits = [c if isinstance(c, ir.Value) else fresh.value(a.dtype, (), a.hint) for a, _, c in carry]
+    outs = substitute(ir.Yield((ring_out, nxt, *(o for _, o, _ in carry))), mapping)
+    region = ir.Region((), tuple(_logical([*body, *nb.ops, outs], pos, w.sizes)))  # type: ignore[arg-type]
     loop = ir.For((fresh.value(DType.I32, (), "ring"), fresh.value(DType.I32, (), "tiles"),
-                   *(fresh.value(a.dtype, (), a.hint) for a, _, _ in carry)), lo, w.rounds, st,
+                   *(fresh.value(a.dtype, a.shape, a.hint) for a, _, _ in carry)), lo, w.rounds, st,
                   (init_ring, init_tn, *inits),
                   ir.Region((r, ring, tn, *(a for a, _, _ in carry)),  # type: ignore[arg-type]
-                            (*region.ops, *nb.ops, ir.Yield((ring_out, nxt, *(o for _, o, _ in carry))))),
+                            region.ops),
                   span)  # type: ignore[arg-type]
     return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0),
-            *(ir.Const(v, c) for v, (_, _, c) in zip(inits, carry, strict=True)), loop]
+            *(ir.Const(v, c) for v, (_, _, c) in zip(inits, carry, strict=True) if not isinstance(c, ir.Value)), loop]
 
 
 def kv_axes(k: g.GpuKernel, offsets: list[ir.Value]) -> set[int] | None:

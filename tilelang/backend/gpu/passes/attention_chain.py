@@ -1,0 +1,303 @@
+"""The persistent walk's tiles chained (`TILEC_ATTN_CHAIN=1`): the next tile's
+first S = Q K^T issued before this tile's epilogue (issue 15).
+
+In the rotated loop (`attention_rotated`) a tile's first iteration issues S
+of its first key block with a P V of zeros (no block before it), and after
+the loop the tile's last P V is issued alone, waited for, and the epilogue
+(normalise, store) runs while the tensor cores idle. Chained, the last P V
+of tile t is the P V that tile t + 1's first iteration issues with its first
+S, in place of the zeros: its P (packed), accumulator and V stage cross the
+tile loop's back edge, and so do the loop results and the scalars the
+epilogue reads. That iteration waits for S, runs its softmax while the
+previous tile's last P V is in flight, waits for that product, and then runs
+tile t's epilogue (on the carried values) before its own rescale. So per
+tile the last P V's latency, and the first S's, are no longer waited for
+alone, and the product of zeros is gone. (FlashAttention-3's persistent
+kernel overlaps a tile's epilogue with the next tile's first products in
+the same spirit.)
+
+Where a tile's loop runs no iteration (a causal row block that sees no key)
+the pending P V is issued, waited for and its epilogue run at that tile's
+start (`flush`), then the tile's own epilogue on the zero accumulator; after
+the walk the last tile's pending P V the same way. The epilogue must read
+nothing but the loop's results, the scalars computed before the loop (carried)
+and constants; else the chain does not apply (`plan` returns None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from .attention_tiles import clone
+from .context import Fresh
+from .pipeline import _Build
+
+# "1": chain the tiles of the persistent rotated loop; "0": each tile ends with its own last P V
+CHAIN_DEFAULT = "0"
+
+
+def enabled() -> bool:
+    """`TILEC_ATTN_CHAIN` "1" (Q released in the loop's last iteration, once
+    its S is done: nothing else stands between the loop and the next tile's
+    wait for Q), "late" (Q released after the loop), "0" (unset: `CHAIN_DEFAULT`)."""
+    return os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT) in ("1", "late")
+
+
+def q_early() -> bool:
+    return os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT) == "1"
+
+
+def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], moved: list[object], bufs: Any,
+         fresh: Fresh, ok: bool) -> Chain | None:
+    """The chain for attention plan `p` (`attention.AttnPlan`; `bufs`: its
+    `attention._Bufs`) where `ok` (the persistent rotated loop, P packed, no
+    TMA-store epilogue) and it is enabled and applies; else None."""
+    if not (ok and enabled()):
+        return None
+    ys = loop.body.ops[-1]
+    assert isinstance(ys, ir.Yield)
+    pos = next((i for i, v in enumerate(ys.values) if v is p.o_dot.result), None)
+    pl = None if pos is None else plan(epilogue, loop, pos, outside, moved, loop.span)
+    if pl is None:
+        return None
+    BM, BN = p.o_dot.a.shape
+    return carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty)
+
+
+def layouts(ch: Chain, cl: Any, warps: int, lay: dict[int, Any]) -> None:
+    """The carried tiles' layouts (`cl`: `attention._Classes`): as the loop
+    results they stand for."""
+    from ..layouts import AccTile
+
+    for r, a in zip(ch.plan.results, ch.results, strict=True):
+        cl.union(r, a)
+    for a in region_args(ch):
+        if a.shape:
+            lay[a.id] = AccTile(warps, cl.of(a) if len([x for x in a.shape if x > 1]) == 1 else "")
+
+
+def final(ch: Chain, walk: object, vbuf: ir.Value, v_kmajor: bool, dtype: DType) -> list[object]:
+    """After the walk (`walk`: the tile loop): the last tile's pending P V and epilogue."""
+    assert isinstance(walk, ir.For)
+    n = len(region_args(ch))
+    pend, use_c, stage, p, acc, *rest = walk.results[-n:]
+    k = len(ch.results)
+    last = dataclasses.replace(ch, pend=pend, use_c=use_c, stage=stage, p=p, acc=acc, results=tuple(rest[:k]),
+                               scalars=tuple(rest[k:]))
+    return last.flush(pend, vbuf, v_kmajor, dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """The values carried from one tile to the next (the tile loop's region
+    arguments) and the epilogue to run on them."""
+
+    pend: ir.Value  # bool: the previous tile's last P V is pending (its loop ran)
+    use: ir.Value  # bool: pend and that product adds to its accumulator (more than one block)
+    use_c: ir.Value  # bool: that product adds to its accumulator (carried)
+    stage: ir.Value  # i32: its V stage
+    p: ir.Value  # its P, packed
+    acc: ir.Value  # its accumulator (rescaled, the product not yet issued)
+    results: tuple[ir.Value, ...]  # the previous tile's loop results the epilogue reads
+    scalars: tuple[ir.Value, ...]  # the previous tile's scalars the epilogue reads
+    plan: Any  # `Plan`
+    base: ir.Value  # the ring's counter at this tile's start
+    empty: ir.Value  # the ring's "empty" barriers
+    fresh: Fresh
+    release: bool = True  # the first iteration releases the pending product's stage (False: tests show the hang)
+
+    def first(self, b: _Build, it: ir.Value, accw: ir.Value) -> tuple[list[object], ir.Value]:
+        """In the loop's first iteration, after the previous tile's last P V
+        is waited for (`accw`): that tile's epilogue, and the value the body
+        goes on with in place of `accw` (the branch's: so that LLVM neither
+        computes the body's rescale of `accw` before the branch nor keeps
+        `accw` through the epilogue, 64 registers a thread more at 128 x 128,
+        D = 128, where ptxas spilled)."""
+        E = ir.ElemOp
+        first = b.elem(E.EQ, it, self.base, dtype=DType.BOOL)
+        go = b.elem(E.AND, first, self.pend, dtype=DType.BOOL, hint="chained")
+        # the scalars through `g.Opaque`: else LLVM computes the epilogue's
+        # addresses (64-bit, dozens a thread) before the loop and keeps them
+        # (ptxas spilled 688 bytes at 128 x 128, D = 128)
+        own = tuple(self.fresh.value(v.dtype, (), v.hint) for v in self.scalars)
+        f, span = self.fresh, self.plan.span
+        out = f.value(accw.dtype, accw.shape, accw.hint)
+        ops = [g.Opaque(own, self.scalars, span), *self.epilogue(accw, own)]
+        # the branch's value: the epilogue's first tile computed from `accw` where
+        # there is one (then `accw` dies in it and the epilogue computes in place;
+        # the loop's next P V ignores what the body makes of it: `use_acc`)
+        made = next((r for op in ops if isinstance(op, ir.Elementwise) and accw in op.operands
+                     for r in g.results(op) if r.shape == accw.shape and r.dtype is accw.dtype), None)
+        if made is None:
+            made = f.value(accw.dtype, accw.shape, accw.hint)
+            ops.append(g.WgmmaWait((made,), (accw,), 0, span))
+        return [ir.If((out,), go, ir.Region((), (*ops, ir.Yield((made,)))),  # type: ignore[arg-type]
+                      ir.Region((), (ir.Yield((accw,)),)), span)], out
+
+    def epilogue(self, acc: ir.Value, scalars: tuple[ir.Value, ...] | None = None) -> list[object]:
+        """The previous tile's epilogue on its final accumulator `acc` (and
+        `scalars` in place of the carried ones)."""
+        pl: Plan = self.plan
+        mapping = {pl.acc_result.id: acc}
+        mapping.update({r.id: v for r, v in zip(pl.results, self.results, strict=True)})
+        mapping.update({s.id: v for s, v in zip(pl.scalars, scalars or self.scalars, strict=True)})
+        return clone([*pl.consts, *pl.ops], self.fresh, mapping)
+
+    def flush(self, pred: ir.Value, vbuf: ir.Value, v_kmajor: bool, dtype: DType) -> list[object]:
+        """Where `pred`: the previous tile's last P V issued, waited for, its
+        stage released, and that tile's epilogue."""
+        f = self.fresh
+        span = self.plan.span
+        o, w = f.value(DType.F32, self.acc.shape, "o"), f.value(DType.F32, self.acc.shape, "acc")
+        then = (g.WgmmaRegA(o, self.p, vbuf, self.stage, self.acc, v_kmajor, self.use_c, span, dtype),
+                g.WgmmaWait((w,), (o,), 0, span), g.BarrierArrive(self.empty, self.stage, None, span),
+                *self.epilogue(w), ir.Yield(()))
+        return [ir.If((), pred, ir.Region((), then), ir.Region((), (ir.Yield(()),)), span)]  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the epilogue reads: the loop's accumulator result, its other
+    results, scalars computed before the loop (by `outside`), and constants."""
+
+    ops: tuple[object, ...]  # the epilogue (no Yield)
+    acc_result: ir.Value
+    pos: int  # its place among the loop's results
+    results: tuple[ir.Value, ...]
+    indices: tuple[int, ...]  # their places among the loop's results
+    scalars: tuple[ir.Value, ...]
+    consts: tuple[object, ...]  # constant ops of `outside` the epilogue reads (cloned with it)
+    span: Any
+
+
+def plan(epilogue: list[object], loop: ir.For, pos: int, outside: list[object], moved: list[object],
+         span: Any) -> Plan | None:
+    """The epilogue's inputs, or None where it reads anything else (a tile
+    computed before the loop, a block position)."""
+    defined: set[int] = set()
+    for op in g.walk(ir.Region((), tuple(epilogue))):  # type: ignore[arg-type]
+        if isinstance(op, ir.BlockId | ir.NumBlocks):
+            return None
+        defined |= {r.id for r in g.results(op)}
+    for op in epilogue:
+        for sub in g.regions(op):
+            defined |= {a.id for a in sub.args}
+    outs = {r.id: op for op in outside for r in g.results(op)}
+    tiles = {r.id for op in moved for r in g.results(op)}
+    res = {r.id: i for i, r in enumerate(loop.results)}
+    results: list[ir.Value] = []
+    indices: list[int] = []
+    scalars: list[ir.Value] = []
+    consts: list[object] = []
+    seen: set[int] = set()
+    for op in g.walk(ir.Region((), tuple(epilogue))):  # type: ignore[arg-type]
+        for v in g.operands(op):
+            if v.id in defined or v.id in seen:
+                continue
+            seen.add(v.id)
+            if v.id in res:
+                if res[v.id] != pos:
+                    results.append(v)
+                    indices.append(res[v.id])
+            elif v.id in tiles:
+                return None
+            elif v.id in outs:
+                d = outs[v.id]
+                if isinstance(d, ir.Const):
+                    consts.append(d)
+                elif v.shape:
+                    return None
+                else:
+                    scalars.append(v)
+    return Plan(tuple(epilogue), loop.results[pos], pos, tuple(results), tuple(indices), tuple(scalars), tuple(consts),
+                span)
+
+
+def carries(pl: Plan, fresh: Fresh, acc: ir.Value, p_shape: tuple[int, ...], base: ir.Value,
+            empty: ir.Value) -> Chain:
+    """The chain's region arguments (fresh values, defined by the tile loop)."""
+    f = fresh
+    pend, use_c = f.value(DType.BOOL, (), "pend"), f.value(DType.BOOL, (), "pend_use")
+    stage, p = f.value(DType.I32, (), "pend_stage"), f.value(DType.I32, p_shape, "pend_p")
+    acc_c = f.value(DType.F32, acc.shape, "pend_acc")
+    results = tuple(f.value(r.dtype, r.shape, r.hint) for r in pl.results)
+    scalars = tuple(f.value(s.dtype, (), s.hint) for s in pl.scalars)
+    use = f.value(DType.BOOL, (), "pend_use")
+    return Chain(pend, use, use_c, stage, p, acc_c, results, scalars, pl, base, empty, fresh)
+
+
+def use_op(ch: Chain) -> object:
+    """`ch.use` = pend and the pending product adds to its accumulator (at the tile's start)."""
+    return ir.Elementwise(ch.use, ir.ElemOp.AND, (ch.pend, ch.use_c))
+
+
+def region_args(ch: Chain) -> tuple[ir.Value, ...]:
+    return (ch.pend, ch.use_c, ch.stage, ch.p, ch.acc, *ch.results, *ch.scalars)
+
+
+def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
+               ) -> tuple[list[object], tuple[tuple[ir.Value, ir.Value, object], ...]]:
+    """Ops to run before the tile loop, defining the first tile's carried
+    values (nothing pending: P zeros, the rest unspecified), and
+    `attention_tiles.tile_loop`'s carry: each region argument, the value this
+    tile leaves for the next (`outs`, in `region_args`'s order), that first value."""
+    f = ch.fresh
+    ops: list[object] = []
+    vals: list[ir.Value] = []
+    for a in region_args(ch):
+        v = f.value(a.dtype, a.shape, a.hint)
+        if a is ch.p:
+            z = f.value(DType.I32, ())
+            ops += [ir.Const(z, 0), ir.Broadcast(v, z)]
+        elif a.shape:
+            ops.append(g.Undef(v, ch.plan.span))
+        else:
+            ops.append(ir.Const(v, False if a.dtype is DType.BOOL else (0.0 if a.dtype.is_float else 0)))
+        vals.append(v)
+    return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
+
+
+__all__ = ["CHAIN_DEFAULT", "Chain", "Plan", "carries", "enabled", "final", "layouts", "make", "plan", "q_early", "region_args", "tile_carry", "tile_ops", "use_op"]
+
+
+def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], n: int, pos: int, lower: ir.Value, upper: ir.Value,
+             S: int, q_wait: list[object], q_release: list[object], moved: list[object], vbuf: ir.Value,
+             v_kmajor: bool, dtype: DType, zero: object
+             ) -> tuple[list[object], ir.Value, tuple[ir.Value, ...]]:
+    """A chained tile's consumer ops (the previous tile's pending product
+    flushed where this tile's loop runs no iteration; Q's wait; the loop;
+    Q's release `q_release`; this tile's own epilogue where its loop did not
+    run, on the zero accumulator `zero`, an `ir.Const` tile), the ring's
+    counter after it, and the values it leaves for the next tile, in
+    `region_args`'s order. `c_loop`: `attention_rotated.rotated`'s loop with
+    `ch` (results: the `n` loop results, the ring's counter, P packed, the
+    stages), `pos` the accumulator's place among the results."""
+    E = ir.ElemOp
+    f = ch.fresh
+    pl: Plan = ch.plan
+    b = _Build(f)
+    ran = b.elem(E.LT, lower, upper, dtype=DType.BOOL, hint="ran")
+    idle = b.elem(E.NOT, ran, dtype=DType.BOOL)
+    flush = b.elem(E.AND, idle, ch.pend, dtype=DType.BOOL)
+    start = [*b.ops, *ch.flush(flush, vbuf, v_kmajor, dtype)]
+    c_results = c_loop.results[:n]
+    trips, p_last = c_loop.results[n], c_loop.results[n + 1]
+    a = _Build(f)
+    last = a.elem(E.REM, a.elem(E.ADD, trips, a.const(S - 1)), a.const(S), hint="pend_stage")
+    use = a.elem(E.GT, trips, a.elem(E.ADD, ch.base, a.const(1)), dtype=DType.BOOL, hint="pend_use")
+    # a tile whose loop ran no iteration: its epilogue on the zeros now (nothing pending)
+    assert isinstance(zero, ir.Const)
+    z = f.value(zero.result.dtype, zero.result.shape, "acc")
+    mapping = {pl.acc_result.id: z, **{r.id: c_results[i] for r, i in zip(pl.results, pl.indices, strict=True)}}
+    own = [dataclasses.replace(zero, result=z), *clone([*pl.consts, *pl.ops], f, mapping)]
+    own_if = ir.If((), idle, ir.Region((), (*own, ir.Yield(()))), ir.Region((), (ir.Yield(()),)), pl.span)  # type: ignore[arg-type]
+    ops = [*moved, *start, *q_wait, use_op(ch), *c_pre, c_loop, *q_release, *a.ops, own_if]
+    outs = (ran, use, last, p_last, c_results[pos], *(c_results[i] for i in pl.indices), *pl.scalars)
+    return ops, trips, outs

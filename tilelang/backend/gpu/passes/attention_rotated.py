@@ -250,7 +250,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     stages: tuple[ir.Value, ...] = ()
     if carried:
         stages = (fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "stage"))
-    pv0 = st0
+    pv0 = st0 if carried else None
     if chain is not None:
         pv0 = fresh.value(DType.I32, (), "pv_stage")
         pre.append(ir.Elementwise(pv0, E.WHERE, (chain.pend, chain.stage, st0)))

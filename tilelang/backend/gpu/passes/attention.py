@@ -709,9 +709,7 @@ def _overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], buf
 # (S 64 + O 64 + P 32 = 160 registers of 232); 128 x 128 at D = 64 (128) and
 # 128 x 64 at D = 128 (112) compile with no spill.
 PEEL_HEADROOM = 104
-# Whether the peel is taken where it fits when `TILEC_ATTN_PEEL` is unset:
-# "0" until the H200 has timed it (benchmarks/attention_prefill_device.sh
-# with PEEL=1), then "1".
+# `TILEC_ATTN_PEEL` unset: "0" until the H200 has timed the peel (attention_prefill_device.sh PEEL=1).
 PEEL_DEFAULT = "0"
 
 
@@ -918,11 +916,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     epilogue = _unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     ch = chain.make(p, loop, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
                     and schedule == "overlap" and rot.enabled(p) and rot.packed())  # passes/attention_chain.py
-    q_early = q_early or (ch is not None and chain.q_early())
+    q_early = q_early or chain.q_early(ch)
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns,
                          qempty if q_early else None, ch) \
         if schedule == "overlap" and rot.enabled(p) and (not turns or pingpong() == "rotated-unsafe") else None
-    ch = ch if turned is not None else None
+    ch = ch if turned is not None else None  # (rotated declined: it never saw `ch`)
     if schedule == "serial":
         c_loop, c_pre, c_post = _serial(loop, p, cast, chained, bufs, fresh, layouts)
     elif turned is not None:  # D = 128 or TILEC_ATTN_ROTATE=1: passes/attention_rotated.py
@@ -957,19 +955,16 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                          empty, fresh)
         consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, *head, c_loop, *tail]
         if ch is not None:  # the previous tile's last P V issued by this tile's first iteration
-            consumer_ops, trips, outs = chain.tile_ops(
-                ch, c_loop, c_pre, len(loop.results), ch.plan.pos, loop.lower, loop.upper, S,
-                [*tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span)], [qrel], moved, vbuf, p.v_kmajor,
-                cast.result.dtype, next(op for op in before if isinstance(op, ir.Const) and op.result is loop.inits[ch.plan.pos]))
-            chain_init, carry = chain.tile_carry(ch, outs)
+            consumer_ops, trips, chain_init, carry = chain.tile_ops(
+                ch, c_loop, c_pre, loop, S, [*tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span)], [qrel], moved,
+                before, p, vbuf, cast.result.dtype)
 
     # every tile of the consumers in the accumulator layout
     cl = _Classes(BM)
     links = [(a, b, y, r) for a, b, y, r in zip(loop.inits, loop.body.args[1:], loop.body.ops[-1].values,  # type: ignore[union-attr]
                                                  loop.results, strict=True)]
     _classify([*moved, *c_loop.body.ops, *c_post[0], *epilogue, *(consumer_ops if ch else ())], cl, links)
-    if ch is not None:
-        chain.layouts(ch, cl, W, layouts)
+    chain.layouts(ch, cl, W, layouts)
     _assign(consumer_ops, cl, W, layouts)
 
     consumer_regs = role_registers(C, PRODUCER_REGS)
@@ -985,8 +980,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
         c_walk = tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry)
         if ch is not None:  # the last tile's pending P V and epilogue
-            c_walk = [*chain_init, *c_walk, *chain.final(ch, c_walk[-1], vbuf, p.v_kmajor, cast.result.dtype)]
-            _assign(c_walk, cl, W, layouts)
+            c_walk = chain.final(ch, chain_init, c_walk, vbuf, p.v_kmajor, cast.result.dtype,
+                                 lambda o: _assign(o, cl, W, layouts))
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span),

@@ -50,8 +50,9 @@ def enabled() -> bool:
     return os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT) in ("1", "late")
 
 
-def q_early() -> bool:
-    return os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT) == "1"
+def q_early(ch: Chain | None) -> bool:
+    """Whether chain `ch` (None: none) releases Q in the loop's last iteration."""
+    return ch is not None and os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT) == "1"
 
 
 def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], moved: list[object], bufs: Any,
@@ -71,10 +72,13 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
     return carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty)
 
 
-def layouts(ch: Chain, cl: Any, warps: int, lay: dict[int, Any]) -> None:
+def layouts(ch: Chain | None, cl: Any, warps: int, lay: dict[int, Any]) -> None:
     """The carried tiles' layouts (`cl`: `attention._Classes`): as the loop
-    results they stand for."""
+    results they stand for (nothing without a chain)."""
     from ..layouts import AccTile
+
+    if ch is None:
+        return
 
     for r, a in zip(ch.plan.results, ch.results, strict=True):
         cl.union(r, a)
@@ -83,8 +87,17 @@ def layouts(ch: Chain, cl: Any, warps: int, lay: dict[int, Any]) -> None:
             lay[a.id] = AccTile(warps, cl.of(a) if len([x for x in a.shape if x > 1]) == 1 else "")
 
 
-def final(ch: Chain, walk: object, vbuf: ir.Value, v_kmajor: bool, dtype: DType) -> list[object]:
-    """After the walk (`walk`: the tile loop): the last tile's pending P V and epilogue."""
+def final(ch: Chain, init: list[object], ops: list[object], vbuf: ir.Value, v_kmajor: bool, dtype: DType,
+          assign: Any) -> list[object]:
+    """The walk `ops` (`attention_tiles.tile_loop`'s) with the chain's first
+    values (`init`, `tile_carry`'s) before it and after it the last tile's
+    pending P V and epilogue; `assign(ops)` gives every tile a layout."""
+    out = [*init, *ops, *_final(ch, ops[-1], vbuf, v_kmajor, dtype)]
+    assign(out)
+    return out
+
+
+def _final(ch: Chain, walk: object, vbuf: ir.Value, v_kmajor: bool, dtype: DType) -> list[object]:
     assert isinstance(walk, ir.For)
     n = len(region_args(ch))
     pend, use_c, stage, p, acc, *rest = walk.results[-n:]
@@ -267,21 +280,22 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
 __all__ = ["CHAIN_DEFAULT", "Chain", "Plan", "carries", "enabled", "final", "layouts", "make", "plan", "q_early", "region_args", "tile_carry", "tile_ops", "use_op"]
 
 
-def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], n: int, pos: int, lower: ir.Value, upper: ir.Value,
-             S: int, q_wait: list[object], q_release: list[object], moved: list[object], vbuf: ir.Value,
-             v_kmajor: bool, dtype: DType, zero: object
-             ) -> tuple[list[object], ir.Value, tuple[ir.Value, ...]]:
+def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: int, q_wait: list[object],
+             q_release: list[object], moved: list[object], before: list[object], p: Any, vbuf: ir.Value,
+             dtype: DType) -> tuple[list[object], ir.Value, list[object], tuple[tuple[ir.Value, ir.Value, object], ...]]:
     """A chained tile's consumer ops (the previous tile's pending product
     flushed where this tile's loop runs no iteration; Q's wait; the loop;
     Q's release `q_release`; this tile's own epilogue where its loop did not
-    run, on the zero accumulator `zero`, an `ir.Const` tile), the ring's
-    counter after it, and the values it leaves for the next tile, in
-    `region_args`'s order. `c_loop`: `attention_rotated.rotated`'s loop with
-    `ch` (results: the `n` loop results, the ring's counter, P packed, the
-    stages), `pos` the accumulator's place among the results."""
+    run, on the zero accumulator), the ring's counter after it, and
+    `tile_carry`'s answer for what it leaves to the next tile. `c_loop`:
+    `attention_rotated.rotated`'s loop with `ch` (results: the user's `loop`'s,
+    the ring's counter, P packed, the stages); `before`: the ops before the
+    loop (the accumulator's zero among them); `p`: `attention.AttnPlan`."""
     E = ir.ElemOp
     f = ch.fresh
     pl: Plan = ch.plan
+    n, pos, lower, upper, v_kmajor = len(loop.results), pl.pos, loop.lower, loop.upper, p.v_kmajor
+    zero = next(op for op in before if isinstance(op, ir.Const) and op.result is loop.inits[pos])
     b = _Build(f)
     ran = b.elem(E.LT, lower, upper, dtype=DType.BOOL, hint="ran")
     idle = b.elem(E.NOT, ran, dtype=DType.BOOL)
@@ -300,4 +314,4 @@ def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], n: int, pos: int, l
     own_if = ir.If((), idle, ir.Region((), (*own, ir.Yield(()))), ir.Region((), (ir.Yield(()),)), pl.span)  # type: ignore[arg-type]
     ops = [*moved, *start, *q_wait, use_op(ch), *c_pre, c_loop, *q_release, *a.ops, own_if]
     outs = (ran, use, last, p_last, c_results[pos], *(c_results[i] for i in pl.indices), *pl.scalars)
-    return ops, trips, outs
+    return (ops, trips, *tile_carry(ch, outs))

@@ -36,7 +36,10 @@ def test_the_switch_chains_the_tiles(monkeypatch) -> None:  # type: ignore[no-un
     _chain(monkeypatch)
     on = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
     assert "%chained" in on and on.count("store @o") == 4  # first iteration, flush, own zeros, walk's end
-    assert on.count("wgmma.rs") == 3  # the loop's, the two flushes'
+    assert on.count("wgmma.rs") == 4  # the first iteration's (before the loop), the loop's, the two flushes'
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_PEEL", "0")
+    one = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert one.count("wgmma.rs") == 3 and one.count("store @o") == 4  # the first iteration in the loop
 
 
 @pytest.mark.parametrize(("bm", "bn", "d", "sq", "sk", "causal", "ctas", "bh", "mode"),
@@ -84,9 +87,10 @@ def test_chained_tiles_assemble_without_spills(tmp_path, dt: str, bn: int, d: in
     f.write_text(ptx)
     r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", "-o", str(tmp_path / "k.o"), str(f)],
                        capture_output=True, text=True, check=True)
-    # at D = 128 ptxas 13.0 keeps two scalars of the walk in local memory (8 bytes: stored once, read in the
-    # first iteration's branch and the walk's end, not in the key loop); before the epilogue's scalars went
-    # through `g.Opaque` and the branch's value replaced the accumulator, 688 bytes, most of them in the loop
+    # at D = 128 ptxas 13.0 keeps a few scalars of the walk in local memory (32 bytes with the first iteration
+    # before the loop, 8 with it inside: stored once a tile, read outside the key loop, nvdisasm 13.0); before
+    # the epilogue's scalars went through `g.Opaque` and the branch's value replaced the accumulator, 688 bytes,
+    # most of them in the loop
     spill = int(re.search(r"(\d+) bytes spill stores", r.stderr).group(1))  # type: ignore[union-attr]
-    assert spill <= (8 if d == 128 else 0), r.stderr
+    assert spill <= (32 if d == 128 else 0), r.stderr
     assert not re.search(r"C75\d\d", r.stderr), r.stderr  # no wgmma serialised

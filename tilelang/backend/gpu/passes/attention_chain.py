@@ -125,6 +125,9 @@ class Chain:
     empty: ir.Value  # the ring's "empty" barriers
     fresh: Fresh
     release: bool = True  # the first iteration releases the pending product's stage (False: tests show the hang)
+    # the first iteration before the loop (`TILEC_ATTN_CHAIN_PEEL`, "1" unset): the loop's body is then the
+    # unchained one; "0": one body, the first iteration tested in it (3 % slower a key block, H200 2026-12-03)
+    peel: bool = dataclasses.field(default_factory=lambda: os.environ.get("TILEC_ATTN_CHAIN_PEEL", "1") == "1")
 
     def first(self, b: _Build, it: ir.Value, accw: ir.Value) -> tuple[list[object], ir.Value]:
         """In the loop's first iteration, after the previous tile's last P V

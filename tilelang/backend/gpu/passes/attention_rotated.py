@@ -149,14 +149,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
 
     c_it = fresh.value(DType.I32, (), "it")
     p_prev = fresh.value(pdt, pshape, "p")
-    cb = _Build(fresh)
     carried = not top_wait()
-    started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
-    if chain is not None:  # the first P V is the previous tile's: its stage is released after it
-        if not carried:
-            return None
-        if chain.release:
-            started = cb.elem(E.OR, started, chain.pend, dtype=DType.BOOL, hint="started")
+    if chain is not None and not carried:
+        return None
     if carried:
         # this block's stage and the previous one's (the zero product's: this
         # block's, held, not one the producer may be refilling) come with the
@@ -169,84 +164,98 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         pre += [*pb.ops, ir.If((), ran, ir.Region((), (g.BarrierWait(bufs.full, st0, ph0, span), ir.Yield(()))),  # type: ignore[arg-type]
                                ir.Region((), (ir.Yield(()),)), span)]
         stage, pv_stage = fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "pv_stage")
-        phase = cb.elem(E.AND, cb.elem(E.DIV, c_it, cb.const(bufs.S)), cb.const(1), hint="phase")
-        prev = pv_stage
-    else:
-        stage, phase = cb.ring(c_it, bufs.S)
-        prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
-        pv_stage = cb.elem(E.WHERE, started, prev, stage, hint="pv_stage")
-        cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
-    use = cb.elem(E.GT, c_it, cb.elem(E.ADD, bufs.base, cb.const(1)), dtype=DType.BOOL, hint="use_acc")
-    if chain is not None:  # the first iteration's P V: the previous tile's last, which adds to its accumulator
-        first = cb.elem(E.EQ, c_it, bufs.base, dtype=DType.BOOL, hint="first")
-        use = cb.elem(E.OR, use, cb.elem(E.AND, first, chain.use, dtype=DType.BOOL), dtype=DType.BOOL, hint="use_acc")
-    raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
-    o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
-    if turns:  # named barrier 2 + the warpgroup's number (attention.TURN_BARRIER)
-        cb.ops.append(g.WarpgroupTurn("wait", 2, span))
-    # the carried accumulator is the previous block's, rescaled, its product pending
-    cb.ops.append(g.WgmmaRegA(o_raw, p_prev, bufs.v, pv_stage, acc_arg, p.v_kmajor, use, p.o_dot.span,
-                              cast.result.dtype, s_op))
-    if turns:
-        cb.ops.append(g.WarpgroupTurn("pass", 2, span))
-    s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
-    cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
-    if qempty is not None:  # this S was Q's last reader in the tile
-        last = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL, hint="last")
-        cb.ops.append(g.BarrierArrive(qempty, bufs.zero, last, span))
-    mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_now}
-    waited = False
-    p_next: ir.Value | None = None
-    next_stage: ir.Value | None = None
-    seen: set[int] = set()  # the body's values defined so far
-    for op in loop.body.ops:
-        if id(op) in chained or op is p.s_dot:
-            continue
-        if not waited and (op is p.o_dot or _reads(op, acc_arg)):
-            # a spin on the next block's stage (this one's on the last
-            # iteration) first: a basic block of its own, so that ptxas
-            # does not hoist the wait for the pending P V above the softmax
-            # that runs under it (attention._overlapped, same reason)
-            after = cb.elem(E.ADD, loop.body.args[0], loop.step)
-            more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
-            nst, nph = cb.ring(cb.elem(E.ADD, c_it, cb.const(1)), bufs.S)
-            next_stage = nst
-            cb.ops.append(g.BarrierWait(bufs.full, cb.elem(E.WHERE, more, nst, stage, hint="nstage"),
-                                        cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span))
-            accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
-            cb.ops.append(g.WgmmaWait((accw,), (o_raw,), 0, span))
-            # the previous block's stage is free: its S and P V are done
-            cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
-            if chain is not None:  # the first iteration: the previous tile's output is complete
-                if pdt is DType.I32 and cast.x.id in seen:  # P packed first: 32 registers a thread, not 64
-                    p_next = fresh.value(DType.I32, pshape, "p")
-                    cb.ops.append(g.PackPairs(p_next, mapping.get(cast.x.id, cast.x), cast.result.dtype, cast.span))
-                first_ops, accw = chain.first(cb, c_it, accw)
-                cb.ops += first_ops
-            mapping[acc_arg.id] = accw
-            waited = True
-        if op is p.o_dot:  # issued by the next iteration, or after the loop
-            cb.ops += vmask.zero(p.vmask, bufs.v, stage, mapping, 128 * bufs.C)  # the stage's V rows, before then
-            if p_next is not None:  # packed before the wait
+
+    def build(chain: Any) -> list[object]:
+        """One iteration's ops (`chain`: the first iteration of a chained tile, else None)."""
+        nonlocal stage, pv_stage
+        cb = _Build(fresh)
+        started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
+        if chain is not None and chain.release:  # the first P V is the previous tile's: its stage is released after it
+            started = cb.elem(E.OR, started, chain.pend, dtype=DType.BOOL, hint="started")
+        if carried:
+            phase = cb.elem(E.AND, cb.elem(E.DIV, c_it, cb.const(bufs.S)), cb.const(1), hint="phase")
+            prev = pv_stage
+        else:
+            stage, phase = cb.ring(c_it, bufs.S)
+            prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
+            pv_stage = cb.elem(E.WHERE, started, prev, stage, hint="pv_stage")
+            cb.ops.append(g.BarrierWait(bufs.full, stage, phase, span))
+        use = cb.elem(E.GT, c_it, cb.elem(E.ADD, bufs.base, cb.const(1)), dtype=DType.BOOL, hint="use_acc")
+        if chain is not None:  # the first iteration's P V: the previous tile's last, which adds to its accumulator
+            first = cb.elem(E.EQ, c_it, bufs.base, dtype=DType.BOOL, hint="first")
+            use = cb.elem(E.OR, use, cb.elem(E.AND, first, chain.use, dtype=DType.BOOL), dtype=DType.BOOL,
+                          hint="use_acc")
+
+        raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
+        o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
+        if turns:  # named barrier 2 + the warpgroup's number (attention.TURN_BARRIER)
+            cb.ops.append(g.WarpgroupTurn("wait", 2, span))
+        # the carried accumulator is the previous block's, rescaled, its product pending
+        cb.ops.append(g.WgmmaRegA(o_raw, p_prev, bufs.v, pv_stage, acc_arg, p.v_kmajor, use, p.o_dot.span,
+                                  cast.result.dtype, s_op))
+        if turns:
+            cb.ops.append(g.WarpgroupTurn("pass", 2, span))
+        s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
+        cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
+        if qempty is not None:  # this S was Q's last reader in the tile
+            last = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL, hint="last")
+            cb.ops.append(g.BarrierArrive(qempty, bufs.zero, last, span))
+        mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_now}
+        waited = False
+        p_next: ir.Value | None = None
+        next_stage: ir.Value | None = None
+        seen: set[int] = set()  # the body's values defined so far
+        for op in loop.body.ops:
+            if id(op) in chained or op is p.s_dot:
                 continue
-            p_next = mapping.get(cast.x.id, cast.x)
-            if pdt is DType.I32:  # carried as wgmma's A fragment: 16-bit pairs
-                packed = fresh.value(DType.I32, pshape, "p")
-                cb.ops.append(g.PackPairs(packed, p_next, cast.result.dtype, cast.span))
-                p_next = packed
-            continue
-        if isinstance(op, ir.Yield):
-            vals = [mapping.get(v.id, v) for v in op.values]
-            vals[pos] = mapping.get(p.o_dot.acc.id, p.o_dot.acc)
-            assert p_next is not None
-            nxt = (next_stage, stage) if carried else ()
-            cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt)))
-            continue
-        cb.ops.append(substitute(op, mapping))
-        seen.update(r.id for r in g.results(op))
+            if not waited and (op is p.o_dot or _reads(op, acc_arg)):
+                # a spin on the next block's stage (this one's on the last
+                # iteration) first: a basic block of its own, so that ptxas
+                # does not hoist the wait for the pending P V above the softmax
+                # that runs under it (attention._overlapped, same reason)
+                after = cb.elem(E.ADD, loop.body.args[0], loop.step)
+                more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
+                nst, nph = cb.ring(cb.elem(E.ADD, c_it, cb.const(1)), bufs.S)
+                next_stage = nst
+                cb.ops.append(g.BarrierWait(bufs.full, cb.elem(E.WHERE, more, nst, stage, hint="nstage"),
+                                            cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span))
+                accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+                cb.ops.append(g.WgmmaWait((accw,), (o_raw,), 0, span))
+                # the previous block's stage is free: its S and P V are done
+                cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
+                if chain is not None:  # the first iteration: the previous tile's output is complete
+                    if pdt is DType.I32 and cast.x.id in seen:  # P packed first: 32 registers a thread, not 64
+                        p_next = fresh.value(DType.I32, pshape, "p")
+                        cb.ops.append(g.PackPairs(p_next, mapping.get(cast.x.id, cast.x), cast.result.dtype, cast.span))
+                    first_ops, accw = chain.first(cb, c_it, accw)
+                    cb.ops += first_ops
+                mapping[acc_arg.id] = accw
+                waited = True
+            if op is p.o_dot:  # issued by the next iteration, or after the loop
+                cb.ops += vmask.zero(p.vmask, bufs.v, stage, mapping, 128 * bufs.C)  # the stage's V rows, before then
+                if p_next is not None:  # packed before the wait
+                    continue
+                p_next = mapping.get(cast.x.id, cast.x)
+                if pdt is DType.I32:  # carried as wgmma's A fragment: 16-bit pairs
+                    packed = fresh.value(DType.I32, pshape, "p")
+                    cb.ops.append(g.PackPairs(packed, p_next, cast.result.dtype, cast.span))
+                    p_next = packed
+                continue
+            if isinstance(op, ir.Yield):
+                vals = [mapping.get(v.id, v) for v in op.values]
+                vals[pos] = mapping.get(p.o_dot.acc.id, p.o_dot.acc)
+                assert p_next is not None
+                nxt = (next_stage, stage) if carried else ()
+                cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt)))
+                continue
+            cb.ops.append(substitute(op, mapping))
+            seen.update(r.id for r in g.results(op))
+        return cb.ops
+
+    peel = chain is not None and chain.peel  # the chained first iteration before the loop
+    body_ops = build(None if peel else chain)
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
     trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(pdt, pshape, "p")
-    body_ops = cb.ops
     stages: tuple[ir.Value, ...] = ()
     if carried:
         stages = (fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "stage"))
@@ -254,8 +263,24 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     if chain is not None:
         pv0 = fresh.value(DType.I32, (), "pv_stage")
         pre.append(ir.Elementwise(pv0, E.WHERE, (chain.pend, chain.stage, st0)))
-    c_loop = ir.For((*c_results, trips, p_last, *stages), loop.lower, loop.upper, loop.step,
-                    (*inits, bufs.base, p0, *((st0, pv0) if carried else ())),
+    init_vals: tuple[ir.Value, ...] = (*inits, bufs.base, p0, *((st0, pv0) if carried else ()))
+    lower = loop.lower
+    if peel:
+        # the first iteration (the previous tile's epilogue in it) where the loop runs, then the loop from
+        # the second: its body is the unchained one, no test of the first iteration in it
+        from .attention_tiles import clone
+
+        remap = {loop.body.args[0].id: loop.lower, c_it.id: bufs.base, p_prev.id: p0, stage.id: st0,
+                 pv_stage.id: pv0, **{a.id: v for a, v in zip(loop.body.args[1:], inits, strict=True)}}
+        first = clone(build(chain), fresh, remap)
+        layouts.update({remap[k].id: lay for k, lay in list(layouts.items()) if k in remap})  # the wgmma results'
+        outs = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in init_vals)
+        pre.append(ir.If(outs, ran, ir.Region((), (*unshare(first[:-1], fresh), first[-1])),  # type: ignore[arg-type]
+                         ir.Region((), (ir.Yield(init_vals),)), span))
+        lower = fresh.value(DType.I32, (), "lower")
+        pre.append(ir.Elementwise(lower, E.ADD, (loop.lower, loop.step)))
+        init_vals = outs
+    c_loop = ir.For((*c_results, trips, p_last, *stages), lower, loop.upper, loop.step, init_vals,
                     ir.Region((*loop.body.args, c_it, p_prev, *((stage, pv_stage) if carried else ())),
                               tuple(unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
     if chain is not None:  # the loop's last P V: issued by the next tile's first iteration

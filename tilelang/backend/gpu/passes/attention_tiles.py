@@ -216,6 +216,10 @@ def clone(ops: list[object], fresh: Fresh, mapping: dict[int, ir.Value]) -> list
     out: list[object] = []
     for op in ops:
         op = substitute(op, mapping)
+        if isinstance(op, g.WgmmaRegA) and op.first is not None:  # the S issued with it: its own result
+            f = substitute(op.first, mapping)
+            mapping[f.result.id] = fresh.value(f.result.dtype, f.result.shape, f.result.hint)
+            op = dataclasses.replace(op, first=dataclasses.replace(f, result=mapping[f.result.id]))
 
         def region(r: ir.Region) -> ir.Region:
             args = tuple(fresh.value(a.dtype, a.shape, a.hint) for a in r.args)

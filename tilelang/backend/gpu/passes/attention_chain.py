@@ -22,6 +22,11 @@ start (`flush`), then the tile's own epilogue on the zero accumulator; after
 the walk the last tile's pending P V the same way. The epilogue must read
 nothing but the loop's results, the scalars computed before the loop (carried)
 and constants; else the chain does not apply (`plan` returns None).
+
+That first iteration runs before the key loop (`Chain.peel`), so the loop's
+body is the unchained one. Off by default: on the H200 (benchmarks/RESULTS.md,
+2026-12-03 sixth session) it gains on the shortest tiles (D = 64, S = 1024:
++3 %, with `TILEC_ATTN_ROTATE=1`) and loses 1.5-3 % a key block at S >= 4096.
 """
 
 from __future__ import annotations

@@ -20,9 +20,14 @@ name a written tile. This pass proves that, per kernel, or refuses it:
     of an axis that is not a literal) in the kernel or a device function it
     calls: they give the pulling block's position and the launch's count of
     pulling blocks, which the device chooses and which name no tile (the
-    tile is `s`); nothing the kernel computes may depend on them.
+    tile is `s`); nothing the kernel computes may depend on them. Nor may
+    it depend on which tiles the block pulled before: inside the loop, no
+    assignment to a variable declared outside it (a value carried from one
+    pulled tile to the next, or out of the loop, differs with the device's
+    schedule: `a = a + 1.0` counts the tiles this block happened to pull).
 
-Stores take no index, so `s` itself may be used freely (read, passed on).
+Stores take no index, so `s` itself may be used freely (read, passed on)
+inside the iteration that pulled it.
 Entry point: `check_queues(view, sink)`. Never raises on a well-typed program.
 """
 
@@ -118,6 +123,16 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
                  .note("in a kernel with a queue, a block's `&mut` tiles are those of the indices it pulls, "
                        "named only inside the loop")
                  .with_help(f"move the use of `{n.ident.name}` into the loop"))
+    for n in _carried_assigns(node):
+        name = _base_name(n.target)
+        emit(Diagnostic.error(codes.QUEUE_WORKER_INDEX,
+                              f"`{name}` is declared outside the queue's loop and assigned inside it")
+             .primary(n.span, "carries a value from the tiles this block pulled before")
+             .secondary(header, f"which tiles along axis {axis} a block pulls is decided at run time")
+             .note("a variable assigned in one iteration and read in a later one (or after the loop) holds what "
+                   "depends on the device's schedule, not on the tile `s`")
+             .with_help(f"declare `{name}` inside the loop (`let mut {name} = ..;`) so that each tile starts "
+                        "from the same value"))
     for n, via in _worker_reads(view, decl, axis):
         what = n.callee.ident.name
         a = n.args[0].value
@@ -157,6 +172,54 @@ def _worker_reads(view: ProgramView, decl: ast.FnDecl, axis: int) -> list[tuple[
                 scan(callee, via or n)
 
     scan(decl, None)
+    return out
+
+
+def _base_name(e: Any) -> str:
+    while isinstance(e, (ast.Index, ast.Field)):
+        e = e.receiver
+    return e.ident.name if isinstance(e, ast.Name) else "?"
+
+
+def _pattern_names(p: Any) -> set[str]:
+    return {n.name.name for n in ast.walk(p) if isinstance(n, ast.NamePat)}
+
+
+def _carried_assigns(node: ast.For) -> list[ast.Assign]:
+    """The assignments in the queue's loop to a variable not declared in it
+    (scoped: a `let` in a nested block does not cover a later assignment
+    outside that block)."""
+    out: list[ast.Assign] = []
+
+    def visit(n: Any, local: set[str]) -> None:
+        if isinstance(n, tuple):
+            for m in n:
+                visit(m, local)
+        elif isinstance(n, ast.Block):
+            inner = set(local)
+            for st in n.stmts:
+                visit(st, inner)
+            if n.tail is not None:
+                visit(n.tail, inner)
+        elif isinstance(n, ast.Let):
+            if n.value is not None:
+                visit(n.value, local)
+            local |= _pattern_names(n.pattern)
+        elif isinstance(n, ast.For):
+            visit(n.iter, local)
+            visit(n.body, local | _pattern_names(n.pattern))
+        elif isinstance(n, ast.Assign):
+            if _base_name(n.target) not in local:
+                out.append(n)
+            visit(n.target, local)
+            visit(n.value, local)
+        elif hasattr(n, "__slots__") and not isinstance(n, Span):
+            for slot in type(n).__slots__:
+                child = getattr(n, slot, None)
+                if isinstance(child, tuple) or hasattr(child, "__slots__"):
+                    visit(child, local)
+
+    visit(node.body, _pattern_names(node.pattern))
     return out
 
 

@@ -24,7 +24,8 @@ name a written tile. This pass proves that, per kernel, or refuses it:
     it depend on which tiles the block pulled before: inside the loop, no
     assignment to a variable declared outside it (a value carried from one
     pulled tile to the next, or out of the loop, differs with the device's
-    schedule: `a = a + 1.0` counts the tiles this block happened to pull).
+    schedule: `a = a + 1.0` counts the tiles this block happened to pull),
+    and no `print` outside the loop (it would run once a pulling block).
 
 Stores take no index, so `s` itself may be used freely (read, passed on)
 inside the iteration that pulled it.
@@ -123,6 +124,15 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
                  .note("in a kernel with a queue, a block's `&mut` tiles are those of the indices it pulls, "
                        "named only inside the loop")
                  .with_help(f"move the use of `{n.ident.name}` into the loop"))
+    for n, via in _prints_outside(view, decl, inside):
+        d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX, "`print` outside the queue's loop")
+             .primary(n.span, "runs once for each pulling block"))
+        if via is not None:
+            d = d.secondary(via.span, "called outside the loop here")
+        emit(d.secondary(header, f"how many blocks pull along axis {axis} is the device's choice")
+             .note("outside the loop a kernel with a queue runs once a pulling block, not once a tile: the output "
+                   "would differ between devices and between the interpreter and the GPU")
+             .with_help("print inside the loop (once a tile), e.g. `if s == 0 { print(..); }`"))
     for n in _carried_assigns(node):
         name = _base_name(n.target)
         emit(Diagnostic.error(codes.QUEUE_WORKER_INDEX,
@@ -166,6 +176,32 @@ def _worker_reads(view: ProgramView, decl: ast.FnDecl, axis: int) -> list[tuple[
                 a = n.args[0].value
                 if not isinstance(a, ast.IntLit) or a.value == axis:
                     out.append((n, via))
+                continue
+            callee = view.callee(n)
+            if callee is not None and callee is not fn:
+                scan(callee, via or n)
+
+    scan(decl, None)
+    return out
+
+
+def _prints_outside(view: ProgramView, decl: ast.FnDecl,
+                    inside: set[int]) -> list[tuple[ast.Call, ast.Call | None]]:
+    """`print` calls outside the queue's loop, in the kernel or in a device
+    function called from outside it, each with the kernel's call that
+    reaches it (None in the kernel itself)."""
+    out: list[tuple[ast.Call, ast.Call | None]] = []
+    seen: set[int] = set()
+
+    def scan(fn: ast.FnDecl, via: ast.Call | None) -> None:
+        if id(fn) in seen:
+            return
+        seen.add(id(fn))
+        for n in ast.walk(fn.body):
+            if not isinstance(n, ast.Call) or (via is None and id(n) in inside):
+                continue
+            if isinstance(n.callee, ast.Name) and n.callee.ident.name == "print":
+                out.append((n, via))
                 continue
             callee = view.callee(n)
             if callee is not None and callee is not fn:

@@ -131,7 +131,7 @@ def test_llsim_two_outputs() -> None:
 
 
 def _ptx(arch: str) -> str:
-    x, part, op = _weighted(3, 40, 4)
+    _, _, op = _weighted(3, 40, 4)
     op.sync()  # type: ignore[attr-defined]
     kir = op._plan.kir  # type: ignore[attr-defined]
     facts = {"part": TensorFacts(True, (False, False)), "x": TensorFacts(True, (False, True))}

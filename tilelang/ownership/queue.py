@@ -48,7 +48,7 @@ _HELP = "write the queue as `for s in queue(axis) { .. }`, a statement of the ke
 
 
 def check_queues(view: ProgramView, sink: DiagnosticSink) -> None:
-    seen: set[tuple[str, Span]] = set()
+    seen: set[tuple[str, Span | None]] = set()
 
     def emit(d: Diagnostic) -> None:
         key = (d.code, d.primary_span)
@@ -85,7 +85,7 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
     node, axis = found
     header = node.iter.span
     pat = node.pattern
-    if not (isinstance(pat, ast.WildcardPat) or isinstance(pat, ast.NamePat) and not pat.mutable):
+    if not (isinstance(pat, ast.WildcardPat) or (isinstance(pat, ast.NamePat) and not pat.mutable)):
         emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "the tile index of a queue is one immutable name")
              .primary(pat.span, "not a plain name" if not isinstance(pat, ast.NamePat) else "declared `mut`")
              .secondary(header, "the queue")
@@ -144,6 +144,7 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
              .with_help(f"declare `{name}` inside the loop (`let mut {name} = ..;`) so that each tile starts "
                         "from the same value"))
     for n, via in _worker_reads(view, decl, axis):
+        assert isinstance(n.callee, ast.Name)
         what = n.callee.ident.name
         a = n.args[0].value
         d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX,

@@ -23,7 +23,6 @@ from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.jumps import assigned_names, jump_flags
 from tilelang.ir.lower.operators import lower_binary
-from tilelang.share_queue import axis_of as queue_axis
 from tilelang.ir.lower.values import (
     BOOL,
     BRK,
@@ -39,6 +38,7 @@ from tilelang.ir.lower.values import (
     TupleVal,
     Unsupported,
 )
+from tilelang.share_queue import axis_of as queue_axis
 from tilelang.source import Span
 from tilelang.syntax import ast
 

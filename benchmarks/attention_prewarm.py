@@ -93,9 +93,15 @@ def bench_rows(rows: list[str], blocks: tuple[int, int], kernel: str) -> list[tu
     return out
 
 
+def test_paths() -> None:
+    """Put the test modules `launches` reads its cases from on `sys.path`, with
+    their shared helpers (`tests/`: `ptxas_report`), as pytest's conftest does."""
+    for sub in ("tests", "tests/std", "tests/backend"):
+        sys.path.insert(0, str(ROOT / sub))
+
+
 def launches() -> list[tuple[str, dict[str, Any], list[Param]]]:
-    sys.path.insert(0, str(ROOT / "tests" / "std"))
-    sys.path.insert(0, str(ROOT / "tests" / "backend"))
+    test_paths()
     import test_attention_gpu as gpu_tests
     import test_decode_tc_pipeline as tc_tests
 

@@ -28,6 +28,24 @@ def test_sanitizer_workload_is_right_on_the_interpreter(capsys) -> None:  # type
     assert capsys.readouterr().out.count("err ") == 6
 
 
+def test_the_prewarm_finds_the_test_modules_outside_pytest() -> None:
+    # The prewarm runs as a plain script on the device, where no conftest puts
+    # tests/ on sys.path: its own paths must reach every module the test case
+    # tables import (the 2026-12-03 final call lost its prewarm, and the
+    # sanitizers their time, to `ptxas_report` missing there).
+    import os
+    import subprocess
+    import sys
+
+    code = (f"import importlib.util, sys; sys.path[:] = [p for p in sys.path if 'tests' not in p]; "
+            f"spec = importlib.util.spec_from_file_location('pw', {str(ROOT / 'benchmarks' / 'attention_prewarm.py')!r}); "
+            "pw = importlib.util.module_from_spec(spec); spec.loader.exec_module(pw); pw.test_paths(); "
+            "import test_decode_tc_pipeline, ptxas_report; print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=False,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
 def test_every_prewarmed_launch_lowers() -> None:
     pytest.importorskip("torch")  # the GPU tests' case tables import it
     import tilelang

@@ -39,6 +39,7 @@ from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.lastblock import group_reads, mut_params, region
 from tilelang.ownership.env import ProgramView
+from tilelang.ownership.placement import OnceSink, refuse_in_device_fns
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -51,23 +52,10 @@ def _is_call(n: object, name: str) -> bool:
 
 
 def check_combines(view: ProgramView, sink: DiagnosticSink) -> None:
-    seen: set[tuple[str, Span]] = set()
-
-    def emit(d: Diagnostic) -> None:
-        key = (d.code, d.primary_span)
-        if key not in seen:
-            seen.add(key)
-            sink.emit(d)
-
-    for info in view.device_fns():
-        if info.is_kernel:
-            continue
-        for n in ast.walk(info.decl.body):
-            if _is_call(n, "last_block"):
-                emit(Diagnostic.error(codes.LAST_BLOCK_PLACEMENT, "`last_block` is only allowed in a kernel's body")
-                     .primary(n.span, f"inside device function `{info.decl.name.name}`")
-                     .note("the region runs once a group, so the checker must see it in the kernel itself")
-                     .with_help("move `if last_block(axis) { .. }` to the end of the kernel"))
+    emit = OnceSink(sink)
+    refuse_in_device_fns(view, emit, lambda n: _is_call(n, "last_block"), codes.LAST_BLOCK_PLACEMENT,
+                         "last_block", "the region runs once a group, so the checker must see it in the kernel itself",
+                         "move `if last_block(axis) { .. }` to the end of the kernel")
     for info in view.kernels():
         if any(_is_call(n, "last_block") for n in ast.walk(info.decl.body)):
             _Combine(view, info.decl, emit).run()

@@ -40,6 +40,7 @@ from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.lastblock import mut_params
 from tilelang.ownership.env import ProgramView
+from tilelang.ownership.placement import OnceSink, reached_calls, refuse_in_device_fns
 from tilelang.share_queue import is_call, loop
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -48,23 +49,9 @@ _HELP = "write the queue as `for s in queue(axis) { .. }`, a statement of the ke
 
 
 def check_queues(view: ProgramView, sink: DiagnosticSink) -> None:
-    seen: set[tuple[str, Span | None]] = set()
-
-    def emit(d: Diagnostic) -> None:
-        key = (d.code, d.primary_span)
-        if key not in seen:
-            seen.add(key)
-            sink.emit(d)
-
-    for info in view.device_fns():
-        if info.is_kernel:
-            continue
-        for n in ast.walk(info.decl.body):
-            if is_call(n):
-                emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`queue` is only allowed in a kernel's body")
-                     .primary(n.span, f"inside device function `{info.decl.name.name}`")
-                     .note("the launch sizes its grid and the checker its tiles from the kernel itself")
-                     .with_help(_HELP))
+    emit = OnceSink(sink)
+    refuse_in_device_fns(view, emit, is_call, codes.QUEUE_PLACEMENT, "queue",
+                         "the launch sizes its grid and the checker its tiles from the kernel itself", _HELP)
     for info in view.kernels():
         if any(is_call(n) for n in ast.walk(info.decl.body)):
             _check(view, info.decl, emit)
@@ -163,27 +150,13 @@ def _worker_reads(view: ProgramView, decl: ast.FnDecl, axis: int) -> list[tuple[
     """`block_id`/`num_blocks` calls of the queue's axis (or a non-literal
     one) in the kernel and the device functions it calls, each with the
     kernel's call that reaches it (None in the kernel itself)."""
-    out: list[tuple[ast.Call, ast.Call | None]] = []
-    seen: set[int] = set()
+    def pick(n: ast.Call) -> bool:
+        if not (isinstance(n.callee, ast.Name) and n.callee.ident.name in ("block_id", "num_blocks") and n.args):
+            return False
+        a = n.args[0].value
+        return not isinstance(a, ast.IntLit) or a.value == axis
 
-    def scan(fn: ast.FnDecl, via: ast.Call | None) -> None:
-        if id(fn) in seen:
-            return
-        seen.add(id(fn))
-        for n in ast.walk(fn.body):
-            if not isinstance(n, ast.Call) or not isinstance(n.callee, (ast.Name, ast.Path)):
-                continue
-            if isinstance(n.callee, ast.Name) and n.callee.ident.name in ("block_id", "num_blocks") and n.args:
-                a = n.args[0].value
-                if not isinstance(a, ast.IntLit) or a.value == axis:
-                    out.append((n, via))
-                continue
-            callee = view.callee(n)
-            if callee is not None and callee is not fn:
-                scan(callee, via or n)
-
-    scan(decl, None)
-    return out
+    return reached_calls(view, decl, pick)
 
 
 def _prints_outside(view: ProgramView, decl: ast.FnDecl,
@@ -191,25 +164,9 @@ def _prints_outside(view: ProgramView, decl: ast.FnDecl,
     """`print` calls outside the queue's loop, in the kernel or in a device
     function called from outside it, each with the kernel's call that
     reaches it (None in the kernel itself)."""
-    out: list[tuple[ast.Call, ast.Call | None]] = []
-    seen: set[int] = set()
-
-    def scan(fn: ast.FnDecl, via: ast.Call | None) -> None:
-        if id(fn) in seen:
-            return
-        seen.add(id(fn))
-        for n in ast.walk(fn.body):
-            if not isinstance(n, ast.Call) or (via is None and id(n) in inside):
-                continue
-            if isinstance(n.callee, ast.Name) and n.callee.ident.name == "print":
-                out.append((n, via))
-                continue
-            callee = view.callee(n)
-            if callee is not None and callee is not fn:
-                scan(callee, via or n)
-
-    scan(decl, None)
-    return out
+    return reached_calls(view, decl,
+                         lambda n: isinstance(n.callee, ast.Name) and n.callee.ident.name == "print",
+                         skip=lambda n: id(n) in inside)
 
 
 def _base_name(e: Any) -> str:

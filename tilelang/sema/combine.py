@@ -20,33 +20,29 @@ from tilelang.sema.types import BOOL, ERROR, I32, RangeT, RefT, TensorT, Type
 from tilelang.syntax import ast
 
 
-def rule_last_block(tcx: CheckCx, cx: CallCx) -> Type:
+def _literal_grid_axis(tcx: CheckCx, cx: CallCx, what: str, code: str) -> None:
+    """The axis argument of `last_block`/`queue`: an integer literal 0, 1 or 2
+    (the host reads it off the syntax to size the grid)."""
     e = cx.args[0]
     settle(tcx, e, I32)
     if not isinstance(e, ast.IntLit):
-        tcx.emit(tcx.err(K.LAST_BLOCK_PLACEMENT, "the axis of `last_block` must be an integer literal",
-                         e.span, "not a literal")
+        tcx.emit(tcx.err(code, f"the axis of `{what}` must be an integer literal", e.span, "not a literal")
                  .with_help("write the grid axis as `0`, `1` or `2`"))
     elif not 0 <= e.value < 3:
         tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {e.value} is out of range", e.span,
                          "the grid has axes 0, 1, 2")
                  .with_help("use axis 0, 1 or 2"))
+
+
+def rule_last_block(tcx: CheckCx, cx: CallCx) -> Type:
+    _literal_grid_axis(tcx, cx, "last_block", K.LAST_BLOCK_PLACEMENT)
     return BOOL
 
 
 def rule_queue(tcx: CheckCx, cx: CallCx) -> Type:
     """`queue(axis)`: a range of i32 tile indices (where it may stand is
     `ownership/queue.py`'s to say: E0412)."""
-    e = cx.args[0]
-    settle(tcx, e, I32)
-    if not isinstance(e, ast.IntLit):
-        tcx.emit(tcx.err(K.QUEUE_PLACEMENT, "the axis of `queue` must be an integer literal",
-                         e.span, "not a literal")
-                 .with_help("write the grid axis as `0`, `1` or `2`"))
-    elif not 0 <= e.value < 3:
-        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"grid axis {e.value} is out of range", e.span,
-                         "the grid has axes 0, 1, 2")
-                 .with_help("use axis 0, 1 or 2"))
+    _literal_grid_axis(tcx, cx, "queue", K.QUEUE_PLACEMENT)
     return RangeT(I32)
 
 

@@ -49,15 +49,14 @@ def emit_last_block(em: Any, op: ir.LastBlock) -> None:
     is0 = em.emit("icmp eq i32 %tid, 0")
     em.cbr(is0, one, every)
     em.label(one)
-    g64 = em.emit(f"sext i32 {em.scalar(op.group)} to i64")
-    ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {ARRIVE}, i64 {g64}")
+    ptr = _counter(em, op.group)
     old = em.emit('call i32 asm sideeffect "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", '
                   f'"=r,l,~{{memory}}"(ptr addrspace(1) {ptr})')
     nm1 = em.emit(f"sub i32 {em.scalar(op.size)}, 1")
     last = em.emit(f"icmp eq i32 {old}, {nm1}")
     em.cbr(last, rst, rjoin)
     em.label(rst)
-    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    _reset(em, ptr)
     em.br(rjoin)
     em.label(rjoin)
     flag = em.emit(f"zext i1 {last} to i8")
@@ -77,8 +76,7 @@ def emit_queue_pull(em: Any, op: ir.QueuePull) -> None:
     after the tile's work, so the atomic's round trip to L2 overlaps it (one
     predicated instruction in the PTX; ptxas branches around it, and its
     join does not wait for the result)."""
-    g64 = em.emit(f"sext i32 {em.scalar(op.group)} to i64")
-    ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {ARRIVE}, i64 {g64}")
+    ptr = _counter(em, op.group)
     em.env[op.result.id] = em.emit(
         'call i32 asm sideeffect "{ .reg .pred %p; setp.eq.u32 %p, $1, 0; mov.u32 $0, 0; '
         '@%p atom.relaxed.gpu.global.add.u32 $0, [$2], 1; }", '
@@ -108,12 +106,22 @@ def emit_queue_take(em: Any, op: ir.QueueTake) -> None:
     is_last = em.emit(f"icmp eq i32 {t}, {last}")
     em.cbr(is_last, rst, every)
     em.label(rst)
-    g64 = em.emit(f"sext i32 {em.scalar(op.group)} to i64")
-    ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {ARRIVE}, i64 {g64}")
-    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    _reset(em, _counter(em, op.group))
     em.br(every)
     em.label(every)
     em.barrier()
     got = em.emit(f"load i32, ptr addrspace(3) {em.scratch}, align 4")
     em.barrier()
     em.env[op.result.id] = em.emit(f"add i32 {got}, {em.scalar(op.workers)}")
+
+
+def _counter(em: Any, group: Any) -> str:
+    """The address of the group's (row's) counter in the launch's buffer."""
+    g64 = em.emit(f"sext i32 {em.scalar(group)} to i64")
+    return em.emit(f"getelementptr i32, ptr addrspace(1) {ARRIVE}, i64 {g64}")
+
+
+def _reset(em: Any, ptr: str) -> None:
+    """Zero a counter for the next launch (or graph replay): a relaxed store,
+    ordered before the next launch by the stream."""
+    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {ptr})')

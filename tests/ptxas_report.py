@@ -17,14 +17,12 @@ own `subprocess.run` and regular expressions.
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tilelang.backend.target import ptxas_available
+from tilelang.backend.target import ptxas_available, run_ptxas
 
 
 @dataclass(frozen=True)
@@ -64,11 +62,6 @@ def assemble(ptx: str, arch: str = "sm_90a", cubin: Path | None = None) -> Ptxas
     goes to `cubin` when given (for nvdisasm), otherwise it is discarded."""
     if not ptxas_available():
         pytest.skip("ptxas is not on PATH")
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "k.ptx"
-        src.write_text(ptx)
-        out = cubin if cubin is not None else Path(tmp) / "k.cubin"
-        r = subprocess.run(["ptxas", f"-arch={arch}", "-v", str(src), "-o", str(out)],
-                           capture_output=True, text=True, check=False)  # fmt: skip
+    r = run_ptxas(ptx, arch, verbose=True, cubin=cubin)
     assert r.returncode == 0, r.stderr[-2000:]
     return parse(r.stderr)

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from ptxas_report import assemble
 
 import tilelang
 from tilelang.backend import TensorFacts, compile_kernel
@@ -110,9 +111,8 @@ def test_early_loads_stay_before_the_wait_in_the_sass(trigger: str) -> None:
     if not ptxas_available() or nvd is None:
         pytest.skip("needs ptxas and nvdisasm")
     with tempfile.TemporaryDirectory() as tmp:
-        src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
-        src.write_text(ck.ptx)
-        subprocess.run(["ptxas", "-arch=sm_90a", str(src), "-o", str(cubin)], check=True)
+        cubin = Path(tmp) / "k.cubin"
+        assemble(ck.ptx, "sm_90a", cubin=cubin)
         sass = subprocess.run([nvd, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
     before = sass[:sass.index("ACQBULK")]
     assert len(re.findall(r"\bLDG\.E\.128\b", before)) == 2, before

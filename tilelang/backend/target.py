@@ -166,14 +166,14 @@ def ptxas_available() -> bool:
     return shutil.which("ptxas") is not None
 
 
-def run_ptxas(ptx: str, arch: str) -> subprocess.CompletedProcess[str]:
-    """Assemble PTX with `ptxas` (tests and `--verify`); returns the completed process."""
+def run_ptxas(ptx: str, arch: str, *, verbose: bool = False,
+              cubin: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Assemble PTX with `ptxas` (tests and `--verify`); returns the completed
+    process. `verbose` adds `-v` (registers and spills a function, on
+    stderr); the cubin goes to `cubin` when given, otherwise it is discarded."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "k.ptx"
         src.write_text(ptx)
-        return subprocess.run(
-            ["ptxas", f"-arch={arch}", str(src), "-o", str(Path(tmp) / "k.cubin")],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        out = cubin if cubin is not None else Path(tmp) / "k.cubin"
+        cmd = ["ptxas", f"-arch={arch}", *(["-v"] if verbose else []), str(src), "-o", str(out)]
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -154,6 +154,13 @@ def cmd_emit(args: argparse.Namespace) -> int:
             Path(args.output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     else:
         _out(text.rstrip("\n"))
+        modules = result.context.outputs[args.stage] if args.stage in ("llvm", "ptx") else ()
+        if len(modules) > 1:
+            tool = "ptxas" if args.stage == "ptx" else "llc"
+            _err(f"note: {len(modules)} kernel instances, so {len(modules)} modules one after another "
+                 f"(`{tool}` takes one module a file)\n"
+                 f"help: write one file an instance with `-o FILE.{args.stage if args.stage == 'ptx' else 'll'}`, "
+                 "or pick a kernel with `--kernel NAME`")
     return EXIT_OK
 
 

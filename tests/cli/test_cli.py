@@ -243,6 +243,22 @@ def test_emit_output_writes_one_module_a_file_for_several_instances(tmp_path: Pa
         assert text.count(".version") == 1 and ".entry" in text
 
 
+def test_emit_to_stdout_says_when_it_prints_several_modules(tmp_path: Path) -> None:
+    # two instances of one generic kernel: the stream holds two modules, which
+    # ptxas does not take as one file; stderr says so and how to get one a file
+    src = tmp_path / "two.tile"
+    src.write_text(
+        "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(z.load() + 1.0);\n}\n"
+        "fn main() {\n    let mut a = zeros::<f32>([64]);\n    k(a.partition([16])).sync();\n    k(a.partition([32])).sync();\n}\n"
+    )
+    result = invoke("emit", str(src), "--stage", "ptx", "--arch", "sm_90a")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.count(".version") == 2
+    assert "2 kernel instances" in result.stderr and "-o FILE.ptx" in result.stderr
+    one = invoke("emit", str(ADD), "--stage", "ptx", "--arch", "sm_90a")
+    assert one.exit_code == 0 and "kernel instances" not in one.stderr
+
+
 def test_emit_explains_when_there_is_nothing_to_show(tmp_path: Path) -> None:
     unknown = invoke("emit", str(ADD), "--stage", "ir", "--kernel", "nope")
     assert unknown.exit_code == 1

@@ -242,8 +242,8 @@ def store_rows(em: Any, op: ir.Store) -> bool:
     conds: list[str | None] = []
     for d, o in enumerate(offs):
         if d == view.cdim:
-            conds += [em.emit(f"icmp sge i32 {o}, 0"),
-                      em.emit(f"icmp sle i32 {em.emit(f'add i32 {o}, {view.N}')}, {info.dims[d]}")]
+            conds += [em.emit(f"icmp sge i32 {o}, 0"),  # `o + N <= dim` without a wrapping add
+                      em.emit(f"icmp sle i32 {o}, {em.emit(f'sub i32 {info.dims[d]}, {view.N}')}")]
         elif d != view.rdim:
             conds.append(em.emit(f"icmp ult i32 {o}, {info.dims[d]}"))
     tile_ok = em.and_all(conds)

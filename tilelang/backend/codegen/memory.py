@@ -72,9 +72,12 @@ class MemoryOps(ArithOps):
         r = len(coords)
         for d, c in enumerate(coords):
             if d == r - 1 and last_extent > 1:
+                # `c + last_extent <= dim` as `c <= dim - last_extent`: the add wraps
+                # for an offset near i32::MAX (a tile index from user arithmetic) and
+                # would pass a chunk 8 GB past the tensor; the subtraction cannot wrap
                 nonneg = self.emit(f"icmp sge i32 {c}, 0")
-                end = self.emit(f"add i32 {c}, {last_extent}")
-                conds += [nonneg, self.emit(f"icmp sle i32 {end}, {info.dims[d]}")]
+                last = self.emit(f"sub i32 {info.dims[d]}, {last_extent}")
+                conds += [nonneg, self.emit(f"icmp sle i32 {c}, {last}")]
             else:
                 conds.append(self.emit(f"icmp ult i32 {c}, {info.dims[d]}"))
         return self.and_all(conds)

@@ -101,13 +101,14 @@ def _copy_pairs(
     gc64 = em.emit(f"sext i32 {gc} to i64")
     first = em.emit(f"add i64 {em.emit(f'mul i64 {gr64}, {stride}')}, {gc64}")
     step = em.emit(f"mul i64 {stride}, {RS * U}")
-    # the whole tile inside the tensor: no masks
+    # the whole tile inside the tensor: no masks (`r0 + R <= nrows` as
+    # `r0 <= nrows - R`: the add wraps for an offset near i32::MAX)
     inside = em.and_all(
         [
             em.emit(f"icmp sge i32 {r0}, 0"),
             em.emit(f"icmp sge i32 {c0}, 0"),
-            em.emit(f"icmp sle i32 {em.emit(f'add i32 {r0}, {R}')}, {nrows}"),
-            em.emit(f"icmp sle i32 {em.emit(f'add i32 {c0}, {C}')}, {ncols}"),
+            em.emit(f"icmp sle i32 {r0}, {em.emit(f'sub i32 {nrows}, {R}')}"),
+            em.emit(f"icmp sle i32 {c0}, {em.emit(f'sub i32 {ncols}, {C}')}"),
         ]
     )
     fast, slow, done = em.new_label("cp_fast"), em.new_label("cp_edge"), em.new_label("cp_done")

@@ -244,7 +244,11 @@ class _Call:
                 tensors.append((spec, self.array(spec, value, written), None))
             elif spec.kind == "scalar":
                 dt = DType.parse(spec.elem or "") if spec.elem not in type_names else None
-                tensors.append((spec, self.scalar(spec, value, dt), None))
+                checked = self.scalar(spec, value, dt)
+                raw = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+                if dt is None and isinstance(raw, np.generic):
+                    checked = raw  # a NumPy scalar's dtype may fix `T` (`a: T`)
+                tensors.append((spec, checked, None))
             else:
                 tensors.append((spec, value, None))
 
@@ -309,6 +313,13 @@ class _Call:
                 err.where = self.where(param)
             raise err from None
 
+        for spec, value in zip(k.specs, self.values, strict=True):
+            # a scalar of a type parameter: checked as the type the tensors bound
+            # it to (`a: T` with `T = i32` takes no 2.5, as `a: i32` would not)
+            if spec.kind == "scalar" and spec.elem in type_names:
+                bound_dt = bound.instantiation.get(spec.elem)
+                if isinstance(bound_dt, DType):
+                    self.scalar(spec, value, bound_dt)
         kir, prepared = self.check_instance(runtime, bound)
         plan = self.plan(bound, runtime, engine, space, launch_args, kir, prepared)
         ptrs = [r.ptr for _, r, _ in self.refs]
@@ -384,6 +395,7 @@ class _Call:
                 bound_dt = check
                 if bound_dt is None and isinstance(bound.instantiation.get(spec.elem or ""), DType):
                     bound_dt = bound.instantiation[spec.elem or ""]  # type: ignore[assignment]
+                    check = bound_dt  # later calls with this key: the same type, the same checks
                 by_name[spec.name] = (False, len(scalars))
                 scalars.append(ScalarSlot(i, spec, check, bound_dt))
         names = [p.name for p in getattr(kir, "params", ())] or [s.name for s in k.specs]

@@ -375,11 +375,11 @@ _ARRAY_TEMPLATE = """\
 
 def keyer_for(kinds: tuple[str, ...]) -> Any:
     """`call_key` for kernels whose parameters are of `kinds` ("mut",
-    "ref", "scalar"): a function of the positional arguments."""
+    "ref", "scalar", "tscalar"): a function of the positional arguments."""
     keyer = _KEYERS.get(kinds)
     if keyer is not None:
         return keyer
-    if any(k not in ("mut", "ref", "scalar") for k in kinds):
+    if any(k not in ("mut", "ref", "scalar", "tscalar") for k in kinds):
         _KEYERS[kinds] = keyer = lambda args: None
         return keyer
     n = len(kinds)
@@ -392,6 +392,9 @@ def keyer_for(kinds: tuple[str, ...]) -> Any:
         if kind == "scalar":
             parts.append(f"type(a{i})")
             continue
+        if kind == "tscalar":
+            parts.append(f"(type(a{i}), getattr(a{i}, 'dtype', None))")
+            continue
         if kind == "mut":
             lines += [
                 f"    if type(a{i}) is not Partition:",
@@ -403,7 +406,7 @@ def keyer_for(kinds: tuple[str, ...]) -> Any:
         lines.append(_ARRAY_TEMPLATE.format(i=i).rstrip("\n"))
         parts.append(f"k{i}")
         ptrs.append(f"p{i}")
-    objs = [f"a{i}" for i, k in enumerate(kinds) if k != "scalar"]
+    objs = [f"a{i}" for i, k in enumerate(kinds) if k not in ("scalar", "tscalar")]
     lines.append(
         f"    return ({''.join(p + ', ' for p in parts)}), [{', '.join(ptrs)}], [{', '.join(objs)}]"
     )

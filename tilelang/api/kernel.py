@@ -39,7 +39,11 @@ class Kernel:
         self.key = key
         self.explicit = explicit
         self.specs: tuple[ParamSpec, ...] = param_specs(decl)
-        self._kinds = tuple(s.kind for s in self.specs)
+        type_names = {g.name.name for g in decl.generics if not g.is_const}
+        # "tscalar": a scalar of a type parameter (`a: T`), whose key part also
+        # holds a NumPy scalar's dtype (it may fix `T`; a 0-D array's type does not)
+        self._kinds = tuple("tscalar" if s.kind == "scalar" and s.elem in type_names else s.kind
+                            for s in self.specs)
         self._keyer = keyer_for(self._kinds)  # reads a call's key (`fastpath.call_key`)
         self._plans: dict[tuple[Any, ...], Any] = {}  # call key -> `fastpath.Plan`
         self._memo: Any = None  # the memo of the last plan that has one (`fastpath.memo_for`)

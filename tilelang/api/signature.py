@@ -132,12 +132,14 @@ def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:
 
 def _inferable(decl: ast.FnDecl, specs: tuple[ParamSpec, ...]) -> set[str]:
     """The generics an argument names directly: a tile or array dimension
-    (`[B]`), an element type (`Tensor<T, ..>`). Only these can be inferred."""
+    (`[B]`), an element type (`Tensor<T, ..>`, or a scalar `a: T`: from a
+    typed scalar such as `np.float16(1.5)`; the launch says so when a plain
+    Python number leaves `T` open). Only these can be inferred."""
     type_names = {g.name.name for g in decl.generics if not g.is_const}
     out: set[str] = set()
     for spec in specs:
         if spec.kind in ("mut", "ref"):
             out |= {d.ident.name for d in spec.dims or () if isinstance(d, ast.Name)}
-            if spec.elem in type_names:
-                out.add(spec.elem)
+        if spec.kind in ("mut", "ref", "scalar") and spec.elem in type_names:
+            out.add(spec.elem)
     return out

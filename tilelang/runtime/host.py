@@ -541,6 +541,8 @@ class HostEvaluator:
         static = self.program.instantiation_of(call)
         inferred: dict[str, Any] = {str(k): int(v) for k, v in static.items()
                     if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
+        # element types the checker took from typed scalars (`a: T` given an `f16`)
+        inferred.update({str(k): v for k, v in static.items() if isinstance(v, DType)})
         writes_for = getattr(self.ownership, "writes_for", None)
         writes = writes_for(fn.key) if writes_for is not None else frozenset()
         atomics = self.ownership.atomics_for(fn.key) if writes else frozenset()

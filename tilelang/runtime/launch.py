@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.codes import launch as codes
+from tilelang.diagnostics.codes import types as type_codes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -166,6 +167,23 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
         if k not in env:
             env[k] = v
             source[k] = ("the type checker", call_span)
+
+    # A type parameter that only scalars name (`a: T`): the scalar's own type
+    # (a NumPy scalar's dtype; a plain Python number has none).
+    for spec, arg in zip(specs, args, strict=False):
+        if spec.kind == "scalar" and spec.elem in type_names and spec.elem not in env:
+            dt = _scalar_dtype(arg.value)
+            if dt is None:
+                fail(Diagnostic.error(
+                    type_codes.CANNOT_INFER,
+                    f"cannot infer the type parameter `{spec.elem}` of kernel `{kname}`: only scalar "
+                    f"`{spec.name}` names it, and {arg.value!r} is a number of no fixed type")
+                    .primary(arg.span, f"`{spec.name}: {spec.elem}`")
+                    .secondary(call_span, "in this launch")
+                    .with_help(f"pass a typed scalar (`np.float32({arg.value!r})`) or give `{spec.elem}` "
+                               f"explicitly (`{kname}[np.float32, ..]`)"))
+            else:
+                bind(spec.elem, dt, f"the type of `{spec.name}`", arg.span)
 
     # Pass 2: every static dimension now evaluates; compare.
     for spec, arg in zip(specs, args, strict=False):
@@ -586,3 +604,13 @@ def _default_lower(program: Any, kernel: str, inst: dict[str, GenericValue], fac
     from tilelang.ir.lower import lower_kernel
 
     return lower_kernel(program, kernel, inst, facts)
+
+
+def _scalar_dtype(value: Any) -> DType | None:
+    """The element type of a typed scalar (a NumPy scalar or 0-D array);
+    None for a plain Python number, whose type is not fixed."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if not isinstance(value, np.generic):
+        return None
+    return next((d for d in DType if d is not DType.BF16 and d.np_dtype == value.dtype), None)

@@ -28,6 +28,8 @@ from tilelang.sema.types import (
     TupleT,
     Type,
     TypeParam,
+    UntypedFloat,
+    UntypedInt,
     elem_of,
     shape_str,
     subst_dim,
@@ -142,6 +144,9 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         fe, we = elem_of(aty), elem_of(pty)
         if isinstance(fe, DType) and isinstance(we, DType) and fe != we:
             d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
+        elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
+            # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
+            d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.snippet(a)} as {we.value}`")
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
             d = d.with_help(f"add a leading axis: `{tcx.snippet(a)}.reshape("

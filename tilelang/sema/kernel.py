@@ -27,6 +27,7 @@ from tilelang.sema.types import (
     Shape,
     TensorT,
     Type,
+    TypeParam,
     contains_error,
     eval_dim,
     shape_str,
@@ -90,7 +91,7 @@ def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type) -> Type:
             return ty
         case RefT(mutable=False, inner=TensorT()):
             return ty
-        case ScalarT(dtype=d) if isinstance(d, DType):
+        case ScalarT(dtype=d) if isinstance(d, (DType, TypeParam)):
             return ty
         case ErrorT():
             return ty

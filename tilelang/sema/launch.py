@@ -29,6 +29,7 @@ from tilelang.sema.types import (
     ScalarT,
     TensorT,
     Type,
+    TypeParam,
     shape_str,
     subst_dim,
     subst_type,
@@ -49,6 +50,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     # partitions with tile dimensions left to the tuner (`_`): taken by this launch
     tuned_dims = {a: tcx.tuned_partitions.pop(a) for a in args if a in tcx.tuned_partitions}
     tuned: set[str] = set()  # const generics the autotuner picks in this launch
+    generic_scalars: list[tuple[Any, Any, ast.Expr, Type]] = []
     for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
         if is_poison(pty, aty):
             borrows.append(None)
@@ -120,6 +122,9 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                         sname = pdim.as_symbol() if pdim is not None else None
                         if sname is not None and sname in info.const_generics:
                             deferred.setdefault(sname, a)
+            case ScalarT(dtype=TypeParam()):
+                borrows.append(None)
+                generic_scalars.append((p, pty, a, aty))  # once the tensors have bound `T`
             case ScalarT():
                 borrows.append(None)
                 if not coerce(tcx, aty, pty, a):
@@ -129,6 +134,26 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                     settle(tcx, a, pty)
             case _:
                 borrows.append(None)
+    for p, pty, a, aty in generic_scalars:
+        # a scalar of the kernel's element type `T`: `T` comes from the tensors
+        # (or the turbofish); only then from the scalar's own type
+        name = pty.dtype.name
+        if name not in env and isinstance(aty, ScalarT) and isinstance(aty.dtype, DType):
+            env[name] = aty.dtype
+        if name not in env:
+            tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the type parameter `{name}` of `{info.name}`",
+                             a.span, f"`{p.name.name}: {name}` takes its type from the tensors or the turbofish")
+                     .secondary(p.ty.span, f"`{p.name.name}` is `{name}`")
+                     .with_help(f"give the scalar a type (`2.0 as f32`) or `{name}` explicitly: "
+                                f"`{info.name}::<f32, ..>(..)`"))
+            bad = True
+            continue
+        want = subst_type(pty, subst_env(env))
+        if not coerce(tcx, aty, want, a):
+            arg_mismatch(tcx, p, want, a, aty, info)
+            bad = True
+        else:
+            settle(tcx, a, want)
     # compound dims: every symbol known now?
     for pdim, adim, src, param, is_part in pending:
         if adim is None or not pdim.symbols() <= {k for k, v in env.items() if isinstance(v, Dim)}:

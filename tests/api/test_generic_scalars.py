@@ -1,0 +1,71 @@
+"""A kernel scalar of the kernel's type parameter (`a: T`) through the Python
+API: `T` comes from the arrays, or from a typed scalar (a NumPy scalar or a
+0-D array) where only the scalar names it; a plain Python number that leaves
+`T` open, or does not fit the `T` the arrays fixed, is refused with the fix;
+calls with the same Python types but other dtypes do not share a plan."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilelang
+
+SRC = """
+kernel fn axpy<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>, a: T) {
+    z.store(x.load_like(z) * a + x.load_like(z));
+}
+
+kernel fn fill_as<T, const B: i32>(z: &mut Tensor<f32, [B]>, a: T) {
+    z.store(full::<f32>([B], a as f32));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod() -> tilelang.Module:
+    return tilelang.compile(SRC)
+
+
+@pytest.mark.parametrize(("dt", "a", "want"), [(np.float16, 0.5, 1.5), (np.float32, -2.0, -1.0),
+                                               (np.float64, 0.25, 1.25), (np.int32, 3, 4), (np.uint8, 7, 8)])
+def test_t_comes_from_the_arrays(mod: tilelang.Module, dt: type, a: float, want: float) -> None:
+    x = np.ones(40, dt)
+    z = np.zeros(40, dt)
+    for _ in range(2):  # the second call takes the cached plan
+        z[:] = 0
+        mod.axpy(tilelang.partition(z, [16]), x, a).sync()
+        assert z.dtype == dt and np.all(z == want)
+
+
+def test_a_float_for_an_integer_t_is_refused_on_every_call(mod: tilelang.Module) -> None:
+    x = np.ones(16, np.int32)
+    z = np.zeros(16, np.int32)
+    mod.axpy(tilelang.partition(z, [16]), x, 2).sync()  # the plan for `T = i32` exists now
+    for _ in range(2):
+        with pytest.raises(tilelang.CallError, match=r"is an integer \(`i32`\), but it is 2.5"):
+            mod.axpy(tilelang.partition(z, [16]), x, 2.5)
+
+
+def test_t_from_a_typed_scalar_and_plans_kept_apart(mod: tilelang.Module) -> None:
+    z = np.zeros(20, np.float32)
+    got = []
+    for v in (np.float16(1.1), np.float32(1.1), np.array(1.1, np.float16), np.array(1.1, np.float32),
+              np.int64(3)):
+        mod.fill_as(tilelang.partition(z, [8]), v).sync()
+        got.append(float(z[0]))
+    f16 = float(np.float32(np.float16(1.1)))
+    assert got == [f16, float(np.float32(1.1)), f16, float(np.float32(1.1)), 3.0]
+
+
+def test_t_from_the_explicit_generics(mod: tilelang.Module) -> None:
+    z = np.zeros(8, np.float32)
+    mod.fill_as[np.float16, 8](tilelang.partition(z, [8]), 1.1).sync()
+    assert z[0] == np.float32(np.float16(1.1))
+
+
+def test_a_plain_number_that_leaves_t_open_says_how_to_fix_it(mod: tilelang.Module) -> None:
+    z = np.zeros(8, np.float32)
+    with pytest.raises(tilelang.CallError, match=r"E0215.*cannot infer the type parameter `T`") as e:
+        mod.fill_as(tilelang.partition(z, [8]), 1.5)
+    assert "np.float32(1.5)" in str(e.value) and "fill_as[np.float32" in str(e.value)

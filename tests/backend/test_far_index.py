@@ -17,9 +17,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from llsim import sim_runtime_device  # noqa: E402
+from llsim import sim_runtime_device
 
-import tilelang.run as run  # noqa: E402
+import tilelang.run as run
 
 PROGRAM = Path(__file__).parent / "programs" / "independent" / "q22_far_index.tile"
 

@@ -21,7 +21,9 @@ arrives last. This pass proves that, per kernel, or refuses the program:
     the group's blocks: `block_id(axis)` (or of an axis that is not a
     literal), a load of the block's own tile (`z.load()`, `x.load_like(z)`,
     its nested tiles), a device function that reads `block_id` or is passed
-    such a tile, a `&` tensor that `unsafe` code writes, and every variable
+    such a tile, a `&` tensor that `unsafe` code writes (there, in a device
+    function it calls, or through a name bound to it; read there or by a
+    device function: other groups may still be writing it), and every variable
     computed from one of these before the region, by data or by control
     (assigned under a condition, loop bound or loop exit that depends on one).
     The analysis is flow-insensitive and runs to a fixpoint: a variable that
@@ -74,6 +76,7 @@ class _Combine:
         self.raced: set[str] = set()  # `&` params that `unsafe` code writes
         self.misused: list[Span] = []  # uses in the region that E0411 already reports (no E0410 on them too)
         self._fn_varies: dict[int, bool] = {}
+        self._fn_names: dict[tuple[str, int], set[str]] = {}
 
     # -- placement --------------------------------------------------------------------
     def run(self) -> None:
@@ -88,12 +91,7 @@ class _Combine:
                           .primary(n.span, "a block that returns here never arrives")
                           .secondary(node.cond.span if node else n.span, "the group's last block is counted here")
                           .with_help("let every block reach the end of the kernel (use `if` around the work)"))
-            elif isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and n.callee.ident.name in _UNSAFE \
-                    and n.args and isinstance(n.args[0].value, (ast.Name, ast.Ref)):
-                t = n.args[0].value
-                t = t.expr if isinstance(t, ast.Ref) else t
-                if isinstance(t, ast.Name):
-                    self.raced.add(t.ident.name)
+        self.raced = self._unsafe_writes(self.decl)
         if found is None:
             return
         node, self.axis = found
@@ -282,6 +280,7 @@ class _Combine:
                     return a.span, f"passes `{p}`, this block's own tile, to `{name}`", None
             if self._fn_reads_block_id(info.decl):
                 return e.span, f"`{name}` reads `block_id`, which differs between the group's blocks", None
+            return self._raced_arg(e)
         return None
 
     def _method_why(self, e: ast.MethodCall, ctx: bool) -> tuple[Span, str, Span | None] | None:
@@ -315,6 +314,72 @@ class _Combine:
                 return e.ident.name
         return None
 
+    def _unsafe_writes(self, decl: ast.FnDecl) -> set[str]:
+        """The names in `decl` of the tensors that `unsafe` code writes: the first
+        argument of an atomic or `store_unchecked`, the argument a device function
+        it calls (at any depth) writes so, and every name bound to one of these
+        (`let c = cnt;`, `let v = cnt.partition(..);`) or that one is bound to."""
+        def direct(n: ast.Call) -> ast.Expr | None:
+            ok = isinstance(n.callee, ast.Name) and n.callee.ident.name in _UNSAFE and n.args
+            return n.args[0].value if ok else None
+        return self._names(decl, "w", direct)
+
+    def _reads(self, decl: ast.FnDecl) -> set[str]:
+        """The names in `decl` of the tensors it loads from (as `_unsafe_writes`)."""
+        def direct(n: ast.MethodCall) -> ast.Expr | None:
+            return n.receiver if n.method.name in _LOADS else None
+        return self._names(decl, "r", direct)
+
+    def _names(self, decl: ast.FnDecl, tag: str, direct: Any, depth: int = 0) -> set[str]:
+        key = (tag, id(decl))
+        hit = self._fn_names.get(key)
+        if hit is not None:
+            return hit
+        self._fn_names[key] = set()  # a cycle (refused elsewhere) adds nothing
+        names: set[str] = set()
+        kind = ast.Call if tag == "w" else ast.MethodCall
+        for n in ast.walk(decl.body):
+            if isinstance(n, kind):
+                e = direct(n)
+                b = _base_name(_deref(e)) if e is not None else None
+                if b is not None:
+                    names.add(b)
+                    continue
+            if isinstance(n, ast.Call) and depth < 32:
+                info = self.view.callee_info(n)
+                if info is not None and not info.is_kernel:
+                    inner = self._names(info.decl, tag, direct, depth + 1)
+                    for prm, a in zip(info.decl.params, n.args, strict=False):
+                        b = _base_name(_deref(a.value))
+                        if prm.name.name in inner and b is not None:
+                            names.add(b)
+        aliases = [(left, b) for n in ast.walk(decl.body) if isinstance(n, ast.Let) and n.value is not None
+                   for b in [_base_name(_deref(n.value))] if b is not None
+                   for left in [{x.name.name for x in ast.walk(n.pattern) if isinstance(x, ast.NamePat)}]]
+        grew = True
+        while grew:
+            grew = False
+            for left, b in aliases:
+                if (b in names or left & names) and not (left | {b}) <= names:
+                    names |= left | {b}
+                    grew = True
+        self._fn_names[key] = names
+        return names
+
+    def _raced_arg(self, e: ast.Call) -> tuple[Span, str, Span | None] | None:
+        """A device function call passing a tensor that `unsafe` code writes: what
+        the function reads of it depends on how far the other blocks got."""
+        info = self.view.callee_info(e)
+        if info is None or info.is_kernel:
+            return None
+        name = e.callee.ident.name if isinstance(e.callee, ast.Name) else e.callee.segments[-1].name
+        reads = self._reads(info.decl)
+        for prm, a in zip(info.decl.params, e.args, strict=False):
+            b = _base_name(_deref(a.value))
+            if b is not None and b in self.raced and prm.name.name in reads:
+                return a.span, f"`{name}` reads `{b}`, which `unsafe` code writes", None
+        return None
+
     def _fn_reads_block_id(self, decl: ast.FnDecl, depth: int = 0) -> bool:
         key = id(decl)
         if key in self._fn_varies:
@@ -345,6 +410,14 @@ class _Combine:
                      .primary(span, f"used in `if last_block({self.axis}) {{ .. }}`"))
                 if src is not None:
                     d = d.secondary(src, "computed here from a value that differs between the group's blocks")
+                if "`unsafe` code writes" in what:
+                    # the group's blocks have finished, not the other groups': an atomic total is
+                    # complete only when the launch ends (interp and GPU disagreed on such a read)
+                    self.emit(d.note("the blocks of other groups may still be writing it when a group's last "
+                                     "block arrives: what the region reads depends on how far they got")
+                              .with_help("read it after the launch (on the host, or in a later launch), or give "
+                                         "each group its own `&mut` tile and read it with `.group()`"))
+                    continue
                 self.emit(d.note("any block of the group may arrive last, so the region must compute the same "
                                  "thing in each of them")
                           .with_help("store what differs into a `&mut` tile before the region and read it there "
@@ -370,6 +443,7 @@ class _Combine:
                             return a.span, f"passes `{p}`, this block's own tile, to `{name}`", None
                     if self._fn_reads_block_id(info.decl):
                         return n.span, f"`{name}` reads `block_id`, which differs between the group's blocks", None
+                    return self._raced_arg(n)
             case ast.MethodCall(method=m, receiver=r) if m.name in _LOADS:
                 p = self._own_param(n.args[0].value if m.name == "load_like" and n.args else r)
                 if p is not None and p not in self.own and m.name != "load_like":
@@ -380,6 +454,10 @@ class _Combine:
                 if base in self.raced:
                     return n.span, f"reads `{base}`, which `unsafe` code writes", None
         return None
+
+
+def _deref(e: ast.Expr) -> ast.Expr:
+    return e.expr if isinstance(e, ast.Ref) else e
 
 
 def _base_name(e: ast.Expr) -> str | None:

@@ -15,7 +15,8 @@ name a written tile. This pass proves that, per kernel, or refuses it:
     an index past the end): no `return` in such a kernel, no `break` out of
     the queue's loop, no `last_block` beside it;
   - E0413: a `&mut` parameter is named only inside the loop (outside it the
-    block has no tile: a store there would have no tile to go to);
+    block has no tile: a store there would have no tile to go to); a local
+    that shadows its name is another variable (resolved by symbol);
   - E0414: no `block_id(axis)` or `num_blocks(axis)` of the queue's axis (or
     of an axis that is not a literal) in the kernel or a device function it
     calls: they give the pulling block's position and the launch's count of
@@ -102,8 +103,12 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
              .with_help("use `continue` to skip a tile's work"))
     muts = mut_params(decl)
     inside = {id(x) for x in ast.walk(node.body)}
+    param_syms = {name: view.symbol_of(p) for name, p in muts.items()}
     for n in ast.walk(decl.body):
         if isinstance(n, ast.Name) and n.ident.name in muts and id(n) not in inside:
+            sym, psym = view.symbol_of(n), param_syms[n.ident.name]
+            if sym is not None and psym is not None and sym is not psym:
+                continue  # a local that shadows the parameter's name, not the parameter
             emit(Diagnostic.error(codes.OWN_TILE_OUTSIDE_QUEUE,
                                   f"`{n.ident.name}` is named outside the queue's loop")
                  .primary(n.span, "no tile of it is this block's here")

@@ -1083,7 +1083,13 @@ def _fma(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
         if not all(math.isfinite(v) for v in (fa, fb, fc)):
             return np.float64(fa * fb + fc)
         return np.float64(float(Fraction(fa) * Fraction(fb) + Fraction(fc)))
-    return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+    # fma.rn.f32 rounds once: the f32 product is exact in f64, the f64 add is
+    # rounded to odd (as the interpreter does), then the one rounding to f32;
+    # a plain f64 add would round twice (a * b + c at a tie of f32 with a
+    # small c went the wrong way)
+    from tilelang.interp.numeric import _add_round_odd
+
+    return np.float32(_add_round_odd(np.asarray(np.float64(a) * np.float64(b)), np.asarray(np.float64(c))))
 
 
 def _minmax(is_max: bool) -> Callable[..., Any]:

@@ -36,8 +36,10 @@ MATH: dict[str, MathImpl] = {
     "log2": MathImpl("lg2.approx.f32", 1e-6, 1e-6, "x > 0"),
     "sqrt": MathImpl("sqrt.rn.f32 (correctly rounded)", 0.0, 0.0),
     "rsqrt": MathImpl("rsqrt.approx.f32", 2e-6, 0.0, "x > 0"),
-    "sin": MathImpl("sin.approx.f32 after a two-constant reduction to [-pi, pi]", 1e-6, 4e-6, "|x| < 1e4"),
-    "cos": MathImpl("cos.approx.f32 after a two-constant reduction to [-pi, pi]", 1e-6, 4e-6, "|x| < 1e4"),
+    "sin": MathImpl("sin.approx.f32 after a reduction to [-pi, pi]: two constants below |x| = 2^13, an exact "
+                    "one beyond (x times 1/(2 pi) in integers, Payne-Hanek)", 1e-6, 4e-6),
+    "cos": MathImpl("cos.approx.f32 after a reduction to [-pi, pi]: two constants below |x| = 2^13, an exact "
+                    "one beyond (x times 1/(2 pi) in integers, Payne-Hanek)", 1e-6, 4e-6),
     "tanh": MathImpl("sign(x) * (1 - 2 / (exp(2|x|) + 1)) with the exp above", 1e-5, 2e-6),
     "sigmoid": MathImpl("1 / (1 + exp(-x)) with the exp above, div.rn", 4e-6, 1e-7),
     "floor": MathImpl("cvt.rmi.f32.f32 (exact)", 0.0, 0.0),
@@ -136,3 +138,28 @@ def tolerance(op: str, dtype: DType) -> tuple[float, float]:
         rtol = max(rtol, 2 * _NARROW_RTOL[dtype])
         atol = max(atol, 1e-3 if dtype is DType.F16 else 1e-2)
     return rtol, atol
+
+
+def _inv_2pi_words() -> tuple[int, ...]:
+    """1/(2 pi) as 8 big-endian u32 words, after 32 zero bits: bit j of the
+    256 (MSB first) is 1/(2 pi)'s bit j - 31 (2^-(j-31)). Integers only
+    (Machin's formula at 320 bits), so nothing depends on the host's floats."""
+    n = 320
+
+    def atan_inv(k: int) -> int:  # atan(1/k) * 2^n
+        total, term, i, sign = 0, (1 << n) // k, 1, 1
+        while term:
+            total += sign * (term // i)
+            term //= k * k
+            i += 2
+            sign = -sign
+        return total
+
+    pi = 4 * (4 * atan_inv(5) - atan_inv(239))  # pi * 2^n
+    frac = (1 << (2 * n)) // (2 * pi)  # 1/(2 pi) * 2^n
+    bits = frac >> (n - 224)  # 1/(2 pi)'s bits 1..224 (it is < 1)
+    return tuple((bits >> (32 * (6 - i))) & 0xFFFFFFFF for i in range(-1, 7))
+
+
+# the exact sin/cos reduction's table (`codegen/arith.freduce_exact`)
+INV_2PI_WORDS = _inv_2pi_words()

@@ -12,6 +12,8 @@ debug), each calling only what the parts below it define.
 
 from __future__ import annotations
 
+import math
+
 from tilelang.backend import f64math, fastmath
 from tilelang.backend.codegen.llvm_types import (
     const_operand,
@@ -134,6 +136,65 @@ class ArithOps(EmitterCore):
         half = self.emit(f"add i32 {shifted}, 1056964608")  # + the bits of 0.5: 2^(n - 1)
         return self.emit(f"fmul float {p}, {self.emit(f'bitcast i32 {half} to float')}")
 
+    def freduce(self, x: str) -> str:
+        """x reduced to [-pi, pi] for sin.approx/cos.approx: the two-constant
+        reduction where it is accurate (|x| < 2^13), the exact one beyond (a
+        branch: taken only by lanes with such arguments; inf and NaN stay on
+        the first, which makes them NaN)."""
+        fast = self.freduce_2pi(x)
+        ax = self.fcall("fabs", "float", [x])
+        big = self.emit(f"fcmp oge float {ax}, {const_operand(DType.F32, 8192.0)}")
+        fin = self.emit(f"fcmp one float {ax}, {const_operand(DType.F32, float('inf'))}")
+        slow_c = self.emit(f"and i1 {big}, {fin}")
+        pre, slow_l, join = self.cur, self.new_label("trig_exact"), self.new_label("trig_reduced")
+        self.cbr(slow_c, slow_l, join)
+        self.label(slow_l)
+        exact = self.freduce_exact(x, ax)
+        end = self.cur
+        self.br(join)
+        self.label(join)
+        return self.emit(f"phi float [ {fast}, %{pre} ], [ {exact}, %{end} ]")
+
+    def freduce_exact(self, x: str, ax: str) -> str:
+        """x - 2 pi k for a finite |x| >= 2^-10 (Payne-Hanek): with |x| = m 2^e
+        (m the 24-bit significand), frac(|x| / (2 pi)) is the low 96 bits of
+        m times the 96 bits of 1/(2 pi) after its bit e (the bits before make
+        whole turns), over 2^96: its top 64 bits F from three 32-bit words
+        A, B, C of that window, F = (m A << 32) + m B + (m C >> 32) mod 2^64
+        (every product < 2^56). F / 2^64 in [0, 1), moved to [-1/2, 1/2),
+        times 2 pi in f64 is the reduced argument, with x's sign."""
+        bits = self.emit(f"bitcast float {ax} to i32")
+        m = self.emit(f"or i32 {self.emit(f'and i32 {bits}, 8388607')}, 8388608")
+        s = self.emit(f"sub i32 {self.emit(f'lshr i32 {bits}, 23')}, 118")  # the window's first bit: e + 32
+        w = self.emit(f"lshr i32 {s}, 5")
+        sh = self.emit(f"zext i32 {self.emit(f'and i32 {s}, 31')} to i64")
+        words = []
+        for k in range(4):  # the table's words w .. w + 3 (w <= 4 for f32's exponents)
+            idx = self.emit(f"add i32 {w}, {k}") if k else w
+            v = "0"
+            for j, word in enumerate(fastmath.INV_2PI_WORDS):
+                if word:
+                    hit = self.emit(f"icmp eq i32 {idx}, {j}")
+                    v = self.emit(f"select i1 {hit}, i64 {word}, i64 {v}")
+            words.append(v)
+        m64 = self.emit(f"zext i32 {m} to i64")
+        parts = []
+        for k in range(3):  # A, B, C: the window's 32-bit words
+            pair = self.emit(f"or i64 {self.emit(f'shl i64 {words[k]}, 32')}, {words[k + 1]}")
+            word = self.emit(f"lshr i64 {self.emit(f'shl i64 {pair}, {sh}')}, 32")
+            parts.append(self.emit(f"mul i64 {m64}, {word}"))
+        hi = self.emit(f"shl i64 {parts[0]}, 32")
+        lo = self.emit(f"lshr i64 {parts[2]}, 32")
+        f = self.emit(f"add i64 {self.emit(f'add i64 {hi}, {parts[1]}')}, {lo}")
+        turn = self.emit(f"fmul double {self.emit(f'uitofp i64 {f} to double')}, "
+                         f"{const_operand(DType.F64, 2.0 ** -64)}")
+        over = self.emit(f"fcmp oge double {turn}, 0.5")
+        turn = self.emit(f"select i1 {over}, double {self.emit(f'fsub double {turn}, 1.0')}, double {turn}")
+        r = self.emit(f"fptrunc double {self.emit(f'fmul double {turn}, {const_operand(DType.F64, 2 * math.pi)}')}"
+                      " to float")
+        neg = self.emit(f"fcmp olt float {x}, 0.0")
+        return self.emit(f"select i1 {neg}, float {self.emit(f'fneg float {r}')}, float {r}")
+
     def freduce_2pi(self, x: str) -> str:
         q = self.emit(f"fmul float {x}, {const_operand(DType.F32, 0.15915494309189535)}")
         kq = self.fcall("rint", "float", [q])
@@ -200,9 +261,9 @@ class ArithOps(EmitterCore):
             case E.RSQRT:
                 return self.nv("llvm.nvvm.rsqrt.approx.f", a[0])
             case E.SIN:
-                return self.nv("llvm.nvvm.sin.approx.f", self.freduce_2pi(a[0]))
+                return self.nv("llvm.nvvm.sin.approx.f", self.freduce(a[0]))
             case E.COS:
-                return self.nv("llvm.nvvm.cos.approx.f", self.freduce_2pi(a[0]))
+                return self.nv("llvm.nvvm.cos.approx.f", self.freduce(a[0]))
             case E.TANH:
                 ax = self.fcall("fabs", "float", [a[0]])
                 two = self.emit(f"fmul float {ax}, 2.0")

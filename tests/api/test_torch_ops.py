@@ -35,6 +35,9 @@ kernel fn both<T, const B: i32>(s: &mut Tensor<T, [B]>, d: &mut Tensor<T, [B]>,
     s.store(a + b);
     d.store(a - b);
 }
+kernel fn scale<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>, a: T) {
+    z.store(x.load_like(z) * a);
+}
 kernel fn tally<const B: i32>(z: &mut Tensor<f32, [B]>, total: &Tensor<f32, [1]>) {
     z.store(z.load());
     unsafe { atomic_add(&total, [0], z.load().sum(0)); }
@@ -87,6 +90,18 @@ def test_a_functional_operator_with_a_number(mod) -> None:  # type: ignore[no-un
     tilelang.torch_op(mod.axpy, tiles={"y": [64]}, name=_name("axpy_m"))(z, x, 2.0)
     torch.testing.assert_close(z, 2 * x, rtol=0, atol=0)
     torch.library.opcheck(op, (x, 3.0), test_utils=("test_schema", "test_faketensor"))
+
+
+def test_a_number_of_a_type_parameter(mod) -> None:  # type: ignore[no-untyped-def]
+    """`a: T` is a `Scalar`: an int for an integer `T`, a float for a float one."""
+    op = tilelang.torch_op(mod.scale, tiles={"z": [32]}, outputs={"z": "x"}, name=_name("scale"))
+    assert str(op._opoverload._schema).endswith("(Tensor x, Scalar a) -> Tensor")
+    xi = torch.arange(70, dtype=torch.int32)
+    torch.testing.assert_close(op(xi, 3), xi * 3, rtol=0, atol=0)
+    xd = torch.randn(70, dtype=torch.float64)
+    torch.testing.assert_close(op(xd, 0.5), xd * 0.5, rtol=0, atol=0)
+    with pytest.raises(tilelang.CallError, match=r"is an integer \(`i32`\), but it is 2.5"):
+        op(xi, 2.5)
 
 
 def test_several_outputs_and_type_parameters(mod) -> None:  # type: ignore[no-untyped-def]

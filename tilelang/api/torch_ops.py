@@ -9,7 +9,8 @@ calling them compile with `torch.compile(fullgraph=True)`.
 (`torch.ops.tile.<module>_<kernel>` unless `name` says otherwise) whose
 schema is read off the Tile signature: a `&` tensor is `Tensor`, a `&mut`
 tensor is `Tensor(a!)` (mutated in place) unless `outputs` names it, then it
-is allocated by the operator and returned; numbers are `float`/`int`/`bool`.
+is allocated by the operator and returned; numbers are `float`/`int`/`bool`
+(`Scalar` for a number of a type parameter, `a: T`).
 `tiles` gives each `&mut` parameter's tile shape (the partition a Tile
 caller writes); generics come from it and the arrays, or from
 `mod.kernel[...]` given explicitly.
@@ -200,7 +201,9 @@ def _tile(t: Sequence[int] | int) -> tuple[int, ...]:
 
 
 def _scalar_schema(elem: str | None, type_params: set[str]) -> str:
-    dt = DType.parse(elem or "") if elem not in type_params else None
+    if elem in type_params:
+        return "Scalar"  # `a: T`: an int or a float, checked against the `T` the tensors give
+    dt = DType.parse(elem or "")
     if dt is None or dt.is_float:
         return "float"
     return "bool" if dt is DType.BOOL else "int"

@@ -37,6 +37,7 @@ BENCH_BLOCKS = (128, 128)  # (BM, BN) of benchmarks/attention.py's `blocks()` on
 SMS = 132  # the H200's SM count (benchmarks/attention.py sizes decode splits by it)
 PDL = "+pdl"  # a launch's kernel name with this suffix: compiled for programmatic dependent launch
 PDL_ENTRY = "+pdl@entry"  # the same with the trigger at the kernel's entry (`--fixed` times both)
+SHORT_ROWS = 2048  # launches of other rows up to this many are compiled apart (`facts.Short`: a variant)
 Param = tuple[str, DType, tuple[int, ...], "tuple[int, ...] | None"]
 
 
@@ -260,9 +261,17 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     lines = []
     for arch in archs:
         t = time.perf_counter()
-        ck = compile_kernel(kir, Target(arch, pdl=True, pdl_trigger=trigger) if pdl else arch, facts)
+        tgt = Target(arch, pdl=True, pdl_trigger=trigger) if pdl else arch
+        ck = compile_kernel(kir, tgt, facts)
         if cubin:
             _cache_cubin(ck.ptx, cubin, kernel)
+        # the variant the runtime picks where the kernel asks for a fact this launch's shape has
+        more = ck.abi.short.refine(facts, next(p[2] for p in params if p[0] == ck.abi.short.param)) \
+            if ck.abi.short is not None else None
+        if more is not None:
+            ck = compile_kernel(kir, tgt, more)
+            if cubin:
+                _cache_cubin(ck.ptx, cubin, kernel)
         lines.append(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s")
     return "\n".join(lines)
 
@@ -309,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.only in ("prefill", "decode") and kernel.startswith("flash_attention") != (a.only == "prefill"):
             continue
         facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-        key = (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())))
+        key = (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())),
+               str(sorted((n, min(shape[-2], SHORT_ROWS + 1)) for n, _, shape, _ in params)))  # `facts.Short`
         if key not in seen:
             seen.add(key)
             jobs.append((kernel, inst, params, archs, a.cubin))

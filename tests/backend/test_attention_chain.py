@@ -90,3 +90,108 @@ def test_chained_tiles_assemble_without_spills(tmp_path, dt: str, bn: int, d: in
     # most of them in the loop
     assert r.max_spill_stores <= (32 if d == 128 else 0), r.text
     assert not re.search(r"C75\d\d", r.text), r.text  # no wgmma serialised
+
+
+def _llvm(k, facts) -> tuple[str, object]:  # type: ignore[no-untyped-def]
+    from tilelang.backend.llvm import emit_llvm_text
+
+    gk = lower_gpu(k, "sm_90a", facts)
+    ll, abi = emit_llvm_text(gk, gk.facts, "")
+    return ll, abi
+
+
+def _short(facts, rows: int):  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    return {**facts, "k": dataclasses.replace(facts["k"], rows_at_most=rows)}
+
+
+@pytest.mark.parametrize("d", [128, 64])
+def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN` unset ("auto"): compiled without a fact about K's rows, the kernel is the unchained
+    one ("0"'s LLVM text, byte for byte) and asks for K's rows <= 8 key blocks (`KernelABI.short`); compiled with
+    that fact it is "1" with `TILEC_ATTN_ROTATE=1`'s text (rotated at D = 64 too); the GPU IR says which."""
+    from tilelang.backend.facts import Short
+
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL", "TILEC_ATTN_SCHEDULE"):
+        monkeypatch.delenv(var, raising=False)
+    k, facts = _std("flash_attention", "f16", 128, 128, d), _facts("oqkv", 3)
+    long_ll, long_abi = _llvm(k, facts)
+    short_ll, short_abi = _llvm(k, _short(facts, 1024))
+    assert long_abi.short == Short("k", 1, 1024) and short_abi.short is None
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "short @k.dim1 <= 1024" in text.splitlines()[0] and "%chained" not in text
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", _short(facts, 1024)))
+    assert "(variant: @k.rows <= 1024)" in text.splitlines()[0] and "%chained" in text
+    monkeypatch.setenv("TILEC_ATTN_CHAIN", "0")
+    off_ll, off_abi = _llvm(k, facts)
+    assert off_ll == long_ll and off_abi.short is None
+    assert _llvm(k, _short(facts, 1024))[0] == off_ll  # "0": the fact changes nothing
+    monkeypatch.setenv("TILEC_ATTN_CHAIN", "1")
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", "1")
+    assert _llvm(k, facts)[0] == short_ll
+    # rotation off by hand: no chain to ask for
+    monkeypatch.setenv("TILEC_ATTN_CHAIN", "auto")
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", "0")
+    assert _llvm(k, facts)[1].short is None
+    monkeypatch.setenv("TILEC_ATTN_CHAIN", "yes")
+    with pytest.raises(ValueError, match="TILEC_ATTN_CHAIN='yes'"):
+        lower_gpu(k, "sm_90a", facts)
+
+
+def test_the_runtime_picks_the_variant_by_the_launch_shape() -> None:
+    """`CudaDevice._pick` (no GPU needed: `_variant` stubbed): a kernel whose first variant asks
+    (`KernelABI.short`) gets the variant compiled with K's rows bound where the launch's K is that short
+    (1024 rows: 8 key blocks of 128), and keeps the first where it is longer (1025); a kernel that
+    does not ask compiles one variant."""
+    from types import SimpleNamespace
+
+    from tilelang.backend.facts import Short, TensorFacts
+    from tilelang.runtime.cuda import CudaDevice
+
+    asks = Short("k", 1, 1024)
+    dev = CudaDevice.__new__(CudaDevice)
+    seen: list[tuple[object, ...]] = []
+
+    def variant(pk, key, facts, span):  # type: ignore[no-untyped-def]
+        seen.append((key, facts["k"].rows_at_most))
+        return SimpleNamespace(short=None if facts["k"].rows_at_most else pk.asks), f"fn{len(seen)}"
+
+    dev._variant = variant  # type: ignore[method-assign]
+    params = (SimpleNamespace(name="q"), SimpleNamespace(name="k"), SimpleNamespace(name="scale"))
+    facts = {n: TensorFacts(True, (True, True, True)) for n in "qk"}
+    for rows, want in ((1024, 1024), (1025, 0), (16, 1024)):
+        seen.clear()
+        pk = SimpleNamespace(ir=SimpleNamespace(params=params), asks=asks)
+        args = [SimpleNamespace(shape=(4, 999, 64)), SimpleNamespace(shape=(2, rows, 64)), 0.125]
+        abi, fn = dev._pick(pk, ("base",), facts, args, None)  # type: ignore[arg-type]
+        assert seen[-1][1] == want and (abi.short is None) == bool(want)
+        assert seen[-1][0] == (("base", asks.key()) if want else ("base",))
+    seen.clear()
+    pk = SimpleNamespace(ir=SimpleNamespace(params=params), asks=None)
+    dev._pick(pk, ("base",), facts, [None, SimpleNamespace(shape=(2, 16, 64)), 0.1], None)  # type: ignore[arg-type]
+    assert seen == [(("base",), 0)]
+    assert asks.refine(facts, (2, 1024)) is not None and asks.refine(facts, (2,)) is None
+    assert asks.refine({"q": facts["q"]}, (2, 16, 64)) is None  # no facts for K: nothing to refine
+
+
+@pytest.mark.parametrize(("bm", "bn", "d", "sq", "sk", "causal", "ctas", "bh"),
+                         [(64, 64, 64, 150, 200, True, 2, 2), (64, 64, 64, 200, 130, True, 3, 2),
+                          (64, 64, 64, 100, 120, False, 8, 1), (128, 64, 64, 300, 200, False, 2, 1)],
+                         ids=["causal_sq_ne_sk_walk", "causal_rows_see_nothing", "more_ctas_than_tiles",
+                              "two_warpgroups_edge_tiles"])
+def test_auto_short_variant_in_the_simulator(bm: int, bn: int, d: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
+                                             ctas: int, bh: int, monkeypatch) -> None:
+    """"auto"'s variant for short keys (compiled with K's rows <= 8 * BN, as the runtime compiles it
+    for such a launch): chained and rotated at D = 64, against NumPy in the simulator: edge tiles (S not
+    a multiple of the blocks), causal with S_q != S_k, more CTAs than tiles, two warpgroups."""
+    import llsim
+
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL", "TILEC_ATTN_SCHEDULE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = _short({**_facts("oqkv", 3), **_facts(["lse"], 2)}, 8 * bn)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert gk.persistent == 1 and "%chained" in print_gpu_kernel(gk) and gk.short is None
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, causal, 11)

@@ -8,6 +8,8 @@ known: 16-byte aligned tensors whose dims are multiples of 16.
 
 from __future__ import annotations
 
+import dataclasses
+
 from tilelang.frozen import frozen
 
 
@@ -23,6 +25,9 @@ class TensorFacts:
     # triggers before its own wait), so the kernel may read it before its
     # `griddepcontrol.wait` (`codegen/pdl.py`, `runtime/cuda_pdl.early_names`).
     early: bool = False
+    # > 0: dim `Short.dim` of this tensor is at most this many (`Short`): set by the
+    # runtime only where the kernel's first variant asks (`KernelABI.short`)
+    rows_at_most: int = 0
 
     @staticmethod
     def assumed(rank: int) -> TensorFacts:
@@ -31,7 +36,33 @@ class TensorFacts:
     def key(self) -> tuple[object, ...]:
         """The facts as a compile-cache key (`early` only when set: the keys of
         launches without PDL "+loads" are as they were)."""
-        return (self.aligned16, self.dims_div16, self.bf16_f32, *(("early",) if self.early else ()))
+        return (self.aligned16, self.dims_div16, self.bf16_f32, *(("early",) if self.early else ()),
+                *((f"rows<={self.rows_at_most}",) if self.rows_at_most else ()))
 
 
-__all__ = ["TensorFacts"]
+@frozen(eq=True)
+class Short:
+    """A kernel's request for one more fact (`GpuKernel.short`, `KernelABI.short`):
+    whether dim `dim` of tensor `param` is at most `limit`. Where a launch's is,
+    the runtime compiles (and launches) the variant whose facts say so
+    (`TensorFacts.rows_at_most`): the attention pass chains the short key
+    sequences' tiles (`passes/attention_chain.py`, `TILEC_ATTN_CHAIN=auto`)."""
+
+    param: str
+    dim: int
+    limit: int
+
+    def refine(self, facts: dict[str, TensorFacts], shape: tuple[int, ...]) -> dict[str, TensorFacts] | None:
+        """`facts` with the fact added where `shape` (the launch's of `param`)
+        satisfies it; None where it does not (the launch keeps its variant)."""
+        f = facts.get(self.param)
+        if f is None or len(shape) <= self.dim or shape[self.dim] > self.limit:
+            return None
+        return {**facts, self.param: dataclasses.replace(f, rows_at_most=self.limit)}
+
+    def key(self) -> tuple[object, ...]:
+        """What a variant compiled with the fact adds to its facts' key."""
+        return ("short", self.param, self.dim, self.limit)
+
+
+__all__ = ["Short", "TensorFacts"]

@@ -54,7 +54,7 @@ from tilelang.backend.codegen.llvm_types import const_operand, reg_ty
 from tilelang.backend.codegen.llvm_types import (
     mem_ty as mem_ty,  # re-exported (tests/backend/llsim.py)
 )
-from tilelang.backend.facts import TensorFacts
+from tilelang.backend.facts import Short, TensorFacts
 from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, TmaDesc
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
@@ -103,6 +103,9 @@ class KernelABI:
     # SM, set by the runtime from the driver's occupancy calculator)
     queue: int = -1
     queue_per_sm: int = 0
+    # `GpuKernel.short`: the runtime launches the variant compiled with the fact
+    # where the launch's shape satisfies it (`facts.Short.refine`)
+    short: Short | None = None
 
 
 # ------------------------------------------------------------------ the emitter
@@ -393,5 +396,6 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
-                    next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), -1))
+                    next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), -1),
+                    short=kernel.short)
     return text, abi

@@ -584,6 +584,16 @@ class CudaDevice(Device):
             pk.variants[(*facts_key, pdl)] = got
         return got
 
+    def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
+              span: Span | None) -> tuple[Any, Function]:
+        """`_variant`, or the one with the fact its kernel asks for (`KernelABI.short`) where this launch has it."""
+        got = self._variant(pk, facts_key, facts, span)
+        if (short := got[0].short) is not None:
+            shape = next(tuple(a.shape) for p, a in zip(pk.ir.params, args, strict=True) if p.name == short.param)
+            more = short.refine(facts, shape)
+            got = got if more is None else self._variant(pk, (*facts_key, short.key()), more, span)
+        return got
+
     def run(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None:
         # Fast path: the same arguments (same buffer objects, same scalars) as an
@@ -627,7 +637,7 @@ class CudaDevice(Device):
                 facts[p.name] = f
                 fact_list.append(f.key())
         facts_key = tuple(fact_list)
-        abi, fn = self._variant(prepared, facts_key, facts, span)
+        abi, fn = self._pick(prepared, facts_key, facts, args, span)
 
         err_word = 0
         if abi.asserts:
@@ -720,7 +730,7 @@ class CudaDevice(Device):
                                 p.dtype.value == "bf16" and not a.bf16)
                 facts[p.name] = f
                 fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
-        abi, fn = self._variant(prepared, tuple(fact_list), facts, span)
+        abi, fn = self._pick(prepared, tuple(fact_list), facts, args, span)
         if abi.asserts or abi.prints or abi.pdl:  # PDL: cuLaunchKernelEx, in `Function.launch`
             return None
         index = {p.name: i for i, p in enumerate(kernel.params)}

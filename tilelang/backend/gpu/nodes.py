@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tilelang.backend.facts import TensorFacts
+from tilelang.backend.facts import Short, TensorFacts
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
@@ -548,6 +548,9 @@ class GpuKernel:
     # > 0: the kernel walks its logical grid itself (`passes/attention_tiles.py`), so the
     # runtime launches at most this many CTAs an SM (`KernelABI.persistent`)
     persistent: int = 0
+    # where a launch's tensor dim is at most a limit the passes compile another variant
+    # (`facts.Short`; the attention pass: short key sequences chained)
+    short: Short | None = None
     next_id: int = 0  # the smallest value id not used yet (for passes that add values)
     span: Span = DUMMY_SPAN
 

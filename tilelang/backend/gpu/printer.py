@@ -34,6 +34,10 @@ def print_gpu_kernel(k: g.GpuKernel) -> str:
                  for t in k.tma_params)
     ir_params = tuple(p for p in k.params if isinstance(p, ir.TensorParam | ir.ScalarParam))
     tail = f"{k.arch} warps {k.num_warps} stages {k.num_stages} smem {k.smem_bytes}"
+    if k.short is not None:  # the launch picks another variant where the shape satisfies this
+        tail += f" short @{k.short.param}.dim{k.short.dim} <= {k.short.limit}"
+    short = [f"@{n}.rows <= {f.rows_at_most}" for n, f in sorted(k.facts.items()) if f.rows_at_most]
+    tail += f" (variant: {', '.join(short)})" if short else ""
     return print_params_header(k, n, tail, k.body, extra_params=tmas, word="gpu.kernel",
                                ir_params=ir_params)
 

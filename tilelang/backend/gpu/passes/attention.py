@@ -102,6 +102,7 @@ class AttnPlan:
     BN: int
     stages: int
     vmask: vmask.VMask | None = None  # V's rows past a bound zeroed (`attention_vmask`)
+    short: bool = False  # compiled for short keys: chained and rotated (`attention_chain.short`)
 
 
 def _is_scalar(op: object) -> bool:
@@ -826,6 +827,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ops = list(k.body.ops)
     i = ops.index(p.loop)
     ost, p = epi.plan(ops[i + 1:], k, ctx, p, SMEM_LIMIT - 2048)  # O through shared memory, its ring
+    p = dataclasses.replace(p, short=chain.short(p, ctx))
     S, BM, BN = p.stages, p.BM, p.BN
     C = BM // 64
     W = 4 * C
@@ -914,8 +916,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     bufs = _Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
     q_early = persist and not turns and not late and tiles.q_early()  # Q released in the rotated loop's last iteration
     epilogue = _unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
-    ch = chain.make(p, loop, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
-                    and schedule == "overlap" and rot.enabled(p) and rot.packed())  # passes/attention_chain.py
+    ch, short = chain.make(p, loop, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
+                           and schedule == "overlap" and rot.packed())  # passes/attention_chain.py
     q_early = q_early or chain.q_early(ch)
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, _s_product, _unshare, turns,
                          qempty if q_early else None, ch) \
@@ -951,8 +953,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         rel = [g.BarrierArrive(empty, last, ran, span)] if schedule != "serial" else []
         idle = tb.elem(E.GE, loop.lower, loop.upper, dtype=DType.BOOL) if q_early and turned else None
         qrel = g.BarrierArrive(qempty, zero_c, idle, span)
-        head, tail, carry = epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t, c_base, S,
-                                         empty, fresh)
+        head, tail, carry = epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t, c_base, S, empty, fresh)
         consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, *head, c_loop, *tail]
         if ch is not None:  # the previous tile's last P V issued by this tile's first iteration
             consumer_ops, trips, chain_init, carry = chain.tile_ops(
@@ -992,9 +993,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     else:
         body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
         body = tiles.kv_blocks_together(k, kv, body, fresh)
-    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist),
-                               params=(*k.params, qdesc, kdesc, vdesc, *([ost.desc] if ost else [])), num_warps=W + 4,
-                               num_stages=S)
+    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist), short=short,
+                               params=(*k.params, qdesc, kdesc, vdesc, *([ost.desc] if ost else [])), num_warps=W + 4, num_stages=S)
 
 
 __all__ = ["AttnPlan", "attention"]

@@ -24,9 +24,15 @@ nothing but the loop's results, the scalars computed before the loop (carried)
 and constants; else the chain does not apply (`plan` returns None).
 
 That first iteration runs before the key loop (`Chain.peel`), so the loop's
-body is the unchained one. Off by default: on the H200 (benchmarks/RESULTS.md,
-2026-12-03 sixth session) it gains on the shortest tiles (D = 64, S = 1024:
-+3 %, with `TILEC_ATTN_ROTATE=1`) and loses 1.5-3 % a key block at S >= 4096.
+body is the unchained one. On the H200 (benchmarks/RESULTS.md, 2026-12-03
+sixth session) it gains on the shortest tiles (D = 64, S = 1024: +3 %, with
+`TILEC_ATTN_ROTATE=1`; D = 128 S = 1024 +0.4..+2.5 %) and loses 1.5-3 % a key
+block at S >= 4096. So by default ("auto") the launch picks: the kernel
+compiled without a fact about the keys' length is the unchained one and asks
+(`GpuKernel.short`, a `facts.Short` on K's row dim, `SHORT_BLOCKS` key blocks)
+for the variant the runtime compiles where a launch's keys are that short
+(`TensorFacts.rows_at_most` on K): chained, and rotated at every D
+(`AttnPlan.short`, `attention_rotated.enabled`).
 """
 
 from __future__ import annotations
@@ -36,45 +42,68 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from tilelang.backend.facts import Short
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import attention_rotated as rot
 from .attention_tiles import clone
 from .context import Fresh
 from .pipeline import _Build
 
-# "1": chain the tiles of the persistent rotated loop; "0": each tile ends with its own last P V
-CHAIN_DEFAULT = "0"
+# "1": chain the tiles of the persistent rotated loop; "0": each tile ends with its own last P V;
+# "auto": chained (and rotated) where the launch's keys are at most `SHORT_BLOCKS` key blocks
+CHAIN_DEFAULT = "auto"
+SHORT_BLOCKS = 8  # the H200's crossing (RESULTS 2026-12-03 sixth session): S_k = 1024 wins, 4096 loses
 
 
-def enabled() -> bool:
-    """`TILEC_ATTN_CHAIN` "1" (Q released in the loop's last iteration, once
+def setting() -> str:
+    """`TILEC_ATTN_CHAIN`: "1" (Q released in the loop's last iteration, once
     its S is done: nothing else stands between the loop and the next tile's
-    wait for Q), "late" (Q released after the loop), "0" (unset: `CHAIN_DEFAULT`)."""
-    return os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT) in ("1", "late")
+    wait for Q), "late" (Q released after the loop), "0", "auto" (unset:
+    `CHAIN_DEFAULT`; "1" where the launch's keys are short, else "0")."""
+    want = os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT)
+    if want not in ("0", "1", "late", "auto"):
+        raise ValueError(f"TILEC_ATTN_CHAIN={want!r}: expected 0, 1, late or auto")
+    return want
+
+
+def short(p: Any, ctx: Any) -> bool:
+    """Whether plan `p` (`attention.AttnPlan`) is compiled for short keys: "auto"
+    and the facts (`ctx`: a `PassContext`) bound K's rows (`TensorFacts.rows_at_most`)."""
+    rows = ctx.fact(p.k.load.tensor).rows_at_most
+    return setting() == "auto" and p.k_kmajor and 0 < rows <= SHORT_BLOCKS * p.BN
 
 
 def q_early(ch: Chain | None) -> bool:
     """Whether chain `ch` (None: none) releases Q in the loop's last iteration."""
-    return ch is not None and os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT) == "1"
+    return ch is not None and setting() != "late"
 
 
 def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], moved: list[object], bufs: Any,
-         fresh: Fresh, ok: bool) -> Chain | None:
+         fresh: Fresh, ok: bool) -> tuple[Chain | None, Short | None]:
     """The chain for attention plan `p` (`attention.AttnPlan`; `bufs`: its
-    `attention._Bufs`) where `ok` (the persistent rotated loop, P packed, no
-    TMA-store epilogue) and it is enabled and applies; else None."""
-    if not (ok and enabled()):
-        return None
+    `attention._Bufs`) where `ok` (the persistent loop, P packed, no TMA-store
+    epilogue), the loop is rotated and the chain is on and applies; else None.
+    And under "auto" without the fact, where the chain would apply to the
+    rotated loop: the kernel's request for the short keys' variant."""
+    want = setting()
+    if not ok or want == "0":
+        return None, None
     ys = loop.body.ops[-1]
     assert isinstance(ys, ir.Yield)
     pos = next((i for i, v in enumerate(ys.values) if v is p.o_dot.result), None)
     pl = None if pos is None else plan(epilogue, loop, pos, outside, moved, loop.span)
     if pl is None:
-        return None
+        return None, None
+    if want == "auto" and not p.short:  # the request, where the short variant would be chained
+        asks = p.k_kmajor and rot.enabled(dataclasses.replace(p, short=True))
+        return None, (Short(p.k.load.tensor, p.k.rank - 2, SHORT_BLOCKS * p.BN) if asks else None)
+    if not rot.enabled(p):
+        return None, None
     BM, BN = p.o_dot.a.shape
-    return carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty)
+    return carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty), None
 
 
 def layouts(ch: Chain | None, cl: Any, warps: int, lay: dict[int, Any]) -> None:
@@ -285,7 +314,7 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
     return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
 
 
-__all__ = ["CHAIN_DEFAULT", "Chain", "Plan", "carries", "enabled", "final", "layouts", "make", "plan", "q_early", "region_args", "tile_carry", "tile_ops", "use_op"]
+__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "Chain", "Plan", "carries", "setting", "short", "final", "layouts", "make", "plan", "q_early", "region_args", "tile_carry", "tile_ops", "use_op"]
 
 
 def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: int, q_wait: list[object],

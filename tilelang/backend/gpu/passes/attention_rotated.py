@@ -66,8 +66,8 @@ def enabled(p: Any) -> bool:
     """Whether the loop of plan `p` (`attention.AttnPlan`) is rotated:
     `TILEC_ATTN_ROTATE` "1" / "0" / "auto" (unset: `ROTATE_DEFAULT`)."""
     want = os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT)
-    if want == "auto":
-        return int(p.o_dot.result.shape[1]) == 128
+    if want == "auto":  # and at every D where compiled for short keys, chained (`attention_chain.short`)
+        return int(p.o_dot.result.shape[1]) == 128 or p.short
     return want == "1"
 
 

@@ -164,7 +164,7 @@ def test_the_runtime_picks_the_variant_by_the_launch_shape() -> None:
         seen.clear()
         pk = SimpleNamespace(ir=SimpleNamespace(params=params), asks=asks)
         args = [SimpleNamespace(shape=(4, 999, 64)), SimpleNamespace(shape=(2, rows, 64)), 0.125]
-        abi, fn = dev._pick(pk, ("base",), facts, args, None)  # type: ignore[arg-type]
+        abi, _fn = dev._pick(pk, ("base",), facts, args, None)  # type: ignore[arg-type]
         assert seen[-1][1] == want and (abi.short is None) == bool(want)
         assert seen[-1][0] == (("base", asks.key()) if want else ("base",))
     seen.clear()

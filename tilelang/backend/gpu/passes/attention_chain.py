@@ -314,7 +314,7 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
     return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
 
 
-__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "Chain", "Plan", "carries", "setting", "short", "final", "layouts", "make", "plan", "q_early", "region_args", "tile_carry", "tile_ops", "use_op"]
+__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "tile_carry", "tile_ops", "use_op"]
 
 
 def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: int, q_wait: list[object],

@@ -85,6 +85,33 @@ def top_wait() -> bool:
     return os.environ.get("TILEC_ATTN_ROTATE_TOPWAIT", "0") == "1"
 
 
+# "1": the O rescale `acc * alpha` skipped where alpha is 1 in every row of the warp (one vote,
+# `g.WarpAny`, before the spin on the next stage, so that alpha's two exp2s run before it, under the
+# softmax's row sums); "0": the code generator's vote at the multiply (`TILEC_SKIP_UNIT_SCALE`), whose
+# exp2s ptxas 13.0 sinks below the spin and the wait for the pending P V, on the path from the
+# softmax's end to the next issue (SASS, 2026-12-04; the overlapped loop has them before the wait)
+EARLY_VOTE_DEFAULT = "1"
+
+
+def early_vote() -> bool:
+    """`TILEC_ATTN_EARLY_VOTE` "1" / "0" (unset: `EARLY_VOTE_DEFAULT`)."""
+    return os.environ.get("TILEC_ATTN_EARLY_VOTE", EARLY_VOTE_DEFAULT) == "1"
+
+
+def _alpha(rescale: object, acc_arg: ir.Value, ops: tuple[object, ...]) -> ir.Value | None:
+    """The f32 row vector the rescale multiplies `acc_arg` by (through
+    broadcasts and reshapes), where the body `ops` compute it."""
+    if not (isinstance(rescale, ir.Elementwise) and rescale.op is ir.ElemOp.MUL):
+        return None
+    x = next((v for v in rescale.operands if v is not acc_arg), None)
+    defs = {r.id: op for op in ops for r in g.results(op)}
+    while x is not None and isinstance(defs.get(x.id), ir.Broadcast | ir.Reshape):
+        x = defs[x.id].x  # type: ignore[attr-defined]
+    if x is None or x.id not in defs or x.dtype is not DType.F32 or len([n for n in x.shape if n > 1]) != 1:
+        return None
+    return x
+
+
 def _carried(cast: ir.Cast) -> tuple[tuple[int, ...], DType]:
     """Shape and type of the P that the loop carries: packed pairs, or f32."""
     if packed():
@@ -131,6 +158,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     if not (p.o_dot.acc is acc_arg or (isinstance(rescale, ir.Elementwise) and rescale.op is E.MUL
                                        and acc_arg in rescale.operands)):
         return None
+    alpha = _alpha(rescale, acc_arg, loop.body.ops) if early_vote() else None
     pre: list[object] = []
     ran = fresh.value(DType.BOOL, (), "ran")
     pre.append(ir.Elementwise(ran, E.LT, (loop.lower, loop.upper)))
@@ -204,6 +232,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         waited = False
         p_next: ir.Value | None = None
         next_stage: ir.Value | None = None
+        any_moved: ir.Value | None = None  # some alpha of the warp is not 1 (`early_vote`)
         seen: set[int] = set()  # the body's values defined so far
         for op in loop.body.ops:
             if id(op) in chained or op is p.s_dot:
@@ -213,6 +242,12 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 # iteration) first: a basic block of its own, so that ptxas
                 # does not hoist the wait for the pending P V above the softmax
                 # that runs under it (attention._overlapped, same reason)
+                if alpha is not None and alpha.id in seen:  # before the spin (`EARLY_VOTE_DEFAULT`)
+                    one, ones = fresh.value(DType.F32, ()), fresh.value(DType.F32, alpha.shape)
+                    ne, any_moved = fresh.value(DType.BOOL, alpha.shape, "moved"), fresh.value(DType.BOOL, (), "moved")
+                    cb.ops += [ir.Const(one, 1.0), ir.Broadcast(ones, one),
+                               ir.Elementwise(ne, E.NE, (mapping.get(alpha.id, alpha), ones)),
+                               g.WarpAny(any_moved, ne, span)]
                 after = cb.elem(E.ADD, loop.body.args[0], loop.step)
                 more = cb.elem(E.LT, after, loop.upper, dtype=DType.BOOL, hint="more")
                 nst, nph = cb.ring(cb.elem(E.ADD, c_it, cb.const(1)), bufs.S)
@@ -247,6 +282,14 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 assert p_next is not None
                 nxt = (next_stage, stage) if carried else ()
                 cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt)))
+                continue
+            if isinstance(op, ir.Elementwise) and op is rescale and any_moved is not None:  # acc as it is where
+                r = op.result  # every alpha is 1
+                scaled, out = fresh.value(r.dtype, r.shape, "acc"), fresh.value(r.dtype, r.shape, "acc")
+                mul = ir.Elementwise(scaled, op.op, tuple(mapping.get(v.id, v) for v in op.operands), op.span)
+                cb.ops.append(ir.If((out,), any_moved, ir.Region((), (mul, ir.Yield((scaled,)))),
+                                    ir.Region((), (ir.Yield((mapping[acc_arg.id],)),)), span))
+                mapping[r.id] = out
                 continue
             cb.ops.append(substitute(op, mapping))
             seen.update(r.id for r in g.results(op))
@@ -308,4 +351,4 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     return c_loop, pre, (post, back, trips)
 
 
-__all__ = ["ROTATE_DEFAULT", "enabled", "packed", "rotated"]
+__all__ = ["EARLY_VOTE_DEFAULT", "ROTATE_DEFAULT", "early_vote", "enabled", "packed", "rotated"]

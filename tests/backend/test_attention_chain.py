@@ -195,3 +195,14 @@ def test_auto_short_variant_in_the_simulator(bm: int, bn: int, d: int, sq: int, 
     gk = lower_gpu(k, "sm_90a", facts)
     assert gk.persistent == 1 and "%chained" in print_gpu_kernel(gk) and gk.short is None
     _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, causal, 11)
+
+
+def test_a_decode_share_does_not_ask_for_the_short_variant(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """decode_split_tc's key loop starts at its share's first block, not K's: K's rows do not bound a tile's
+    key blocks there, so "auto" asks for nothing (its kernel is the same as under "0")."""
+    from test_decode_tc_pipeline import _kernel_ir
+
+    monkeypatch.delenv("TILEC_ATTN_CHAIN", raising=False)
+    kir, facts = _kernel_ir(8, 32768, 16, 64, 128)
+    gk = lower_gpu(kir, "sm_90a", facts)
+    assert gk.persistent == 1 and gk.short is None

@@ -97,8 +97,10 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
     pl = None if pos is None else plan(epilogue, loop, pos, outside, moved, loop.span)
     if pl is None:
         return None, None
-    if want == "auto" and not p.short:  # the request, where the short variant would be chained
-        asks = p.k_kmajor and rot.enabled(dataclasses.replace(p, short=True))
+    if want == "auto" and not p.short:  # the request, where the short variant would be chained and a tile's
+        # key loop starts at K's first block (its blocks are then at most K's: prefill, not a decode share)
+        first = any(isinstance(op, ir.Const) and op.result is loop.lower and op.value == 0 for op in outside)
+        asks = first and p.k_kmajor and rot.enabled(dataclasses.replace(p, short=True))
         return None, (Short(p.k.load.tensor, p.k.rank - 2, SHORT_BLOCKS * p.BN) if asks else None)
     if not rot.enabled(p):
         return None, None

@@ -22,12 +22,17 @@ def _loop(text: str) -> str:
     return body[body.index("wgmma.rs"):]
 
 
-@pytest.mark.parametrize("vote", ["1", "0"])
-def test_the_vote_comes_before_the_spin_and_the_wait(vote: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("vote", "d"), [("1", 64), ("0", 64), (None, 64), (None, 128), ("1", 128)])
+def test_the_vote_comes_before_the_spin_and_the_wait(vote: str | None, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On ("1"; unset: "auto", where the value rows are 64 wide) the vote before the spin, the rescale in a
+    branch on it; off, none."""
     _schedule(monkeypatch, "overlap+rotate")
-    monkeypatch.setenv("TILEC_ATTN_EARLY_VOTE", vote)
-    loop = _loop(print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", _facts("oqkv", 3))))
-    if vote == "0":
+    if vote is None:
+        monkeypatch.delenv("TILEC_ATTN_EARLY_VOTE", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_EARLY_VOTE", vote)
+    loop = _loop(print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 128, d), "sm_90a", _facts("oqkv", 3))))
+    if vote == "0" or (vote is None and d == 128):
         assert "warp_any" not in loop
         return
     i_any, i_wait = loop.index("warp_any"), loop.index("pending 0")

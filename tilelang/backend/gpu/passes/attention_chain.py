@@ -27,7 +27,7 @@ That first iteration runs before the key loop (`Chain.peel`), so the loop's
 body is the unchained one. On the H200 (benchmarks/RESULTS.md, 2026-12-03
 sixth session) it gains on the shortest tiles (D = 64, S = 1024: +3 %, with
 `TILEC_ATTN_ROTATE=1`; D = 128 S = 1024 +0.4..+2.5 %) and loses 1.5-3 % a key
-block at S >= 4096. So by default ("auto") the launch picks: the kernel
+block at S >= 4096. So by default ("auto") the launch picks, where the value rows are `SHORT_D` wide: the kernel
 compiled without a fact about the keys' length is the unchained one and asks
 (`GpuKernel.short`, a `facts.Short` on K's row dim, `SHORT_BLOCKS` key blocks)
 for the variant the runtime compiles where a launch's keys are that short
@@ -56,6 +56,9 @@ from .pipeline import _Build
 # "auto": chained (and rotated) where the launch's keys are at most `SHORT_BLOCKS` key blocks
 CHAIN_DEFAULT = "auto"
 SHORT_BLOCKS = 8  # the H200's crossing (RESULTS 2026-12-03 sixth session): S_k = 1024 wins, 4096 loses
+# the value rows' widths where "auto" asks: on the H200 (RESULTS 2026-12-04) D = 64 S = 1024 +2.3..+4.2 % in
+# both orders, D = 128 S = 1024 +0.5 % in one run (not enough to change its kernel)
+SHORT_D = (64,)
 
 
 def setting() -> str:
@@ -100,7 +103,8 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
     if want == "auto" and not p.short:  # the request, where the short variant would be chained and a tile's
         # key loop starts at K's first block (its blocks are then at most K's: prefill, not a decode share)
         first = any(isinstance(op, ir.Const) and op.result is loop.lower and op.value == 0 for op in outside)
-        asks = first and p.k_kmajor and rot.enabled(dataclasses.replace(p, short=True))
+        asks = first and p.k_kmajor and int(p.o_dot.result.shape[1]) in SHORT_D \
+            and rot.enabled(dataclasses.replace(p, short=True))
         return None, (Short(p.k.load.tensor, p.k.rank - 2, SHORT_BLOCKS * p.BN) if asks else None)
     if not rot.enabled(p):
         return None, None
@@ -316,7 +320,7 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
     return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
 
 
-__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "tile_carry", "tile_ops", "use_op"]
+__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "tile_carry", "tile_ops", "use_op"]
 
 
 def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: int, q_wait: list[object],

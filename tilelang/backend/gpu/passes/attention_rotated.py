@@ -88,14 +88,18 @@ def top_wait() -> bool:
 # "1": the O rescale `acc * alpha` skipped where alpha is 1 in every row of the warp (one vote,
 # `g.WarpAny`, before the spin on the next stage, so that alpha's two exp2s run before it, under the
 # softmax's row sums); "0": the code generator's vote at the multiply (`TILEC_SKIP_UNIT_SCALE`), whose
-# exp2s ptxas 13.0 sinks below the spin and the wait for the pending P V, on the path from the
-# softmax's end to the next issue (SASS, 2026-12-04; the overlapped loop has them before the wait)
-EARLY_VOTE_DEFAULT = "1"
+# exp2s ptxas 13.0 sinks below the spin and the wait for the pending P V (SASS, 2026-12-04); "auto": "1"
+# where the value rows are 64 wide. On the H200 (benchmarks/RESULTS.md, 2026-12-04) "1" gained nothing on
+# the D = 128 rows of S >= 4096 (-0.3..+0.3 %) and lost 1.0-1.9 % at S = 1024 (the latency it moves was
+# hidden after all); at D = 64 it is part of the short keys' variant measured (chained, +2.3..+4.2 %)
+EARLY_VOTE_DEFAULT = "auto"
 
 
-def early_vote() -> bool:
-    """`TILEC_ATTN_EARLY_VOTE` "1" / "0" (unset: `EARLY_VOTE_DEFAULT`)."""
-    return os.environ.get("TILEC_ATTN_EARLY_VOTE", EARLY_VOTE_DEFAULT) == "1"
+def early_vote(p: Any) -> bool:
+    """Whether the rotated loop of plan `p` (`attention.AttnPlan`) votes early:
+    `TILEC_ATTN_EARLY_VOTE` "1" / "0" / "auto" (unset: `EARLY_VOTE_DEFAULT`)."""
+    want = os.environ.get("TILEC_ATTN_EARLY_VOTE", EARLY_VOTE_DEFAULT)
+    return int(p.o_dot.result.shape[1]) == 64 if want == "auto" else want == "1"
 
 
 def _alpha(rescale: object, acc_arg: ir.Value, ops: tuple[object, ...]) -> ir.Value | None:
@@ -158,7 +162,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     if not (p.o_dot.acc is acc_arg or (isinstance(rescale, ir.Elementwise) and rescale.op is E.MUL
                                        and acc_arg in rescale.operands)):
         return None
-    alpha = _alpha(rescale, acc_arg, loop.body.ops) if early_vote() else None
+    alpha = _alpha(rescale, acc_arg, loop.body.ops) if early_vote(p) else None
     pre: list[object] = []
     ran = fresh.value(DType.BOOL, (), "ran")
     pre.append(ir.Elementwise(ran, E.LT, (loop.lower, loop.upper)))

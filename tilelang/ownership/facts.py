@@ -91,6 +91,14 @@ def evaluate(e: SymExpr, env: Mapping[str, int]) -> int:
     raise AssertionError(f"not a symbolic expression: {e!r}")
 
 
+def fits_i32(e: SymExpr, env: Mapping[str, int]) -> bool:
+    """Whether every intermediate value of `e` under `env` is an i32 (a bound
+    computed past one stands for an index the kernel's i32 arithmetic wraps)."""
+    if isinstance(e, BinOp) and not (fits_i32(e.lhs, env) and fits_i32(e.rhs, env)):
+        return False
+    return -(1 << 31) <= evaluate(e, env) < (1 << 31)
+
+
 def free_symbols(e: SymExpr) -> frozenset[str]:
     match e:
         case Const():
@@ -150,6 +158,8 @@ class LaunchCheck:
     what: str
 
     def holds(self, env: Mapping[str, int]) -> bool:
+        if self.kind == "tile-index" and not (fits_i32(self.lhs, env) and fits_i32(self.rhs, env)):
+            return False  # the kernel's i32 index arithmetic would wrap on the way to this bound
         x, y = evaluate(self.lhs, env), evaluate(self.rhs, env)
         match self.rel:
             case "<":
@@ -168,7 +178,9 @@ class LaunchCheck:
 
     def describe(self, env: Mapping[str, int]) -> str:
         x, y = evaluate(self.lhs, env), evaluate(self.rhs, env)
-        return f"{self.what}: `{self.lhs} {self.rel} {self.rhs}` is `{x} {self.rel} {y}`"
+        wraps = self.kind == "tile-index" and not (fits_i32(self.lhs, env) and fits_i32(self.rhs, env))
+        return (f"{self.what}: `{self.lhs} {self.rel} {self.rhs}` is `{x} {self.rel} {y}`"
+                + (", computed past the i32 range (index arithmetic wraps)" if wraps else ""))
 
     def diagnostic(
         self, env: Mapping[str, int], launch: Span | None = None, *, static: bool = False

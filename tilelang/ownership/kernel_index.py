@@ -35,6 +35,8 @@ from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, si
 from tilelang.source import Span
 from tilelang.syntax import ast
 
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+
 
 # ---------------------------------------------------------------- linear forms
 def _linear(e: SymExpr) -> dict[str, int] | None:
@@ -138,14 +140,25 @@ def _pick(a: SymExpr | None, b: SymExpr | None, *, larger: bool, both: bool = Fa
     return (a if d >= 0 else b) if op == "max" else (a if d <= 0 else b)
 
 
+_PREC = {"*": 9, "/": 9, "%": 9, "+": 8, "-": 8, "<<": 7, ">>": 7, "&": 6, "^": 5, "|": 4,
+         "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3, "&&": 2, "||": 1}
+
+
 def text(e: ast.Expr) -> str:
+    """An index expression as the user would write it (parenthesised where the
+    operators' precedence needs it: `j % (B / C)`, `(B - 1) / C`)."""
     match e:
         case ast.Name(ident=i):
             return i.name
         case ast.IntLit(value=v):
             return str(v)
         case ast.Binary(op=op, lhs=a, rhs=b):
-            return f"{text(a)} {op} {text(b)}"
+            p = _PREC.get(op, 0)
+
+            def side(x: ast.Expr, right: bool) -> str:
+                q = _PREC.get(x.op, 0) if isinstance(x, ast.Binary) else 99
+                return f"({text(x)})" if q < p or (right and q == p) else text(x)
+            return f"{side(a, False)} {op} {side(b, True)}"
         case ast.Call(callee=ast.Name(ident=i), args=args):
             return f"{i.name}({', '.join(text(a.value) for a in args)})"
         case ast.MethodCall(receiver=ast.Name(ident=r), method=m, args=args):
@@ -265,6 +278,15 @@ class KernelIndex:
         return (b[0], b[1]) if b is not None else (None, None)
 
     def _binary_bounds(self, op: str, a: ast.Expr, b: ast.Expr) -> tuple[SymExpr, SymExpr] | None:
+        out = self._binary_bounds_math(op, a, b)
+        if out is not None and any(isinstance(x, Const) and not _I32_MIN <= x.value <= _I32_MAX for x in out):
+            # index arithmetic is i32 and wraps: `j * 1073741824 * 2 / 1073741824 / 2` is -1 at
+            # j = 1, not the 1 of these bounds (the launch-time check tests a symbolic bound's
+            # intermediate values the same way, `facts.fits_i32`)
+            return None
+        return out
+
+    def _binary_bounds_math(self, op: str, a: ast.Expr, b: ast.Expr) -> tuple[SymExpr, SymExpr] | None:
         ba, bb = self.bounds(a), self.bounds(b)
         if ba is None or bb is None:
             return None
@@ -435,7 +457,7 @@ class KernelIndex:
         why = (
             f"`{muts[0]}` is a `let mut` variable: its range is not tracked"
             if muts
-            else "this index may depend on tensor data"
+            else self._untracked(ie)
         )
         self.report(
             Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
@@ -452,6 +474,41 @@ class KernelIndex:
                 f"range: `minimum(maximum(i, 0), {qname}.num_tiles({k}) - 1)`"
             )
         )
+
+    def _untracked(self, ie: ast.Expr) -> str:
+        """Why the range of `ie` is unknown: the first form in it (or in the
+        `let`s its names are bound by) that `bounds` does not follow."""
+        inits = {id(self.view.symbol_of(n.pattern)): n.value for n in ast.walk(self.fn.body)
+                 if isinstance(n, ast.Let) and isinstance(n.pattern, ast.NamePat) and n.value is not None}
+        inits.update({id(self.view.symbol_of(n.pattern)): n.iter for n in ast.walk(self.fn.body)
+                      if isinstance(n, ast.For) and isinstance(n.pattern, ast.NamePat)})
+        todo, seen = [ie], set()
+        while todo:
+            e = todo.pop(0)
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            for n in ast.walk(e):
+                match n:
+                    case ast.MethodCall(method=m) if m.name in ("load", "load_padded", "load_like", "item", "shape"):
+                        return "this index may depend on tensor data"
+                    case ast.If():
+                        return "the range of an `if` expression is not tracked"
+                    case ast.Call(callee=ast.Name(ident=i)) if self.view.callee_info(n) is not None:
+                        return f"the range of what `{i.name}` returns is not tracked"
+                    case ast.Call(callee=ast.Name(ident=i)) if i.name not in (
+                            "minimum", "maximum", "block_id", "num_blocks"):
+                        return f"the range of `{i.name}(..)` is not tracked"
+                    case ast.Binary(op=op) if op not in ("+", "-", "*", "/", "%"):
+                        return f"`{op}` is not tracked (only `+ - * / %`, `minimum`/`maximum` clamps and casts)"
+                    case ast.Binary(op=op, lhs=a, rhs=b) if any(
+                            isinstance(x, Const) and not _I32_MIN <= x.value <= _I32_MAX
+                            for x in self._binary_bounds_math(op, a, b) or ()):
+                        return f"`{text(n)}` can leave the i32 range, and index arithmetic wraps"
+                    case ast.Name() if id(self.view.symbol_of(n)) in inits:
+                        todo.append(inits[id(self.view.symbol_of(n))])
+        return "this index's range is not tracked (only constants, `for` ranges, `block_id`, `num_tiles` and " \
+               "`+ - * / %` of them by constants)"
 
     def _bound(
         self,

@@ -212,6 +212,26 @@ def _shift(x: int, amount: int, dt: DType, left: bool) -> Any:
     return to_scalar(r, dt)
 
 
+def check_fit(what: str, values: list[Any], span: Span, *, same_dtype: bool = True) -> None:
+    """The run-time half of the type checker's rules for element-wise builtins
+    (`maximum`, `where`, `pow`, `fma`, ..) on tensors whose element type and
+    shape it could not know (`load_npy`): one element type, shapes that
+    broadcast. A located E0714, never a NumPy exception (an internal error)."""
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    if same_dtype and len({t.dtype for t in tensors}) > 1:
+        names = " and ".join(f"`{t.dtype.value}`" for t in tensors)
+        raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"mismatched element types in `{what}`: {names}")
+                        .primary(span, "the operands hold different types")
+                        .with_help(f"cast them to one type first (`t as {tensors[0].dtype.value}`)"))
+    try:
+        np.broadcast_shapes(*(t.shape for t in tensors))
+    except ValueError:
+        shapes = " and ".join(_shape(t.shape) for t in tensors)
+        raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"shapes {shapes} do not fit element-wise in `{what}`")
+                        .primary(span, "incompatible shapes")
+                        .with_help("the shapes must be equal, or 1 where they differ")) from None
+
+
 def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
     ta = a if isinstance(a, Tensor) else None
     tb = b if isinstance(b, Tensor) else None
@@ -223,6 +243,10 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
             rcodes.HOST_SHAPE, f"mismatched element types: `{ta.dtype.value}` {op} `{tb.dtype.value}`")
             .primary(op_span, "the operands hold different types")
             .with_help(f"cast one side with `as {ta.dtype.value}`"))
+    if op in ("&", "|", "^") and dt.is_float:  # (a tensor whose type is known only at run time)
+        raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{op}` is not defined on `{dt.value}` tensors")
+                        .primary(op_span, "a bitwise operator on floats")
+                        .with_help("bitwise operators take integers or `bool`: cast first (`t as i32`)"))
     work = np.float32 if dt is DType.BF16 else dt.np_dtype
     x = ta.numpy() if ta is not None else np.asarray(_num(a)).astype(work)
     y = tb.numpy() if tb is not None else np.asarray(_num(b)).astype(work)
@@ -292,6 +316,11 @@ def slice_tensor(t: Tensor, lo: int, hi: int, node: Any, device: Any) -> Tensor:
 
 def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
     if isinstance(v, Tensor):
+        if (op == "-" and v.dtype is DType.BOOL) or (op != "-" and v.dtype.is_float):
+            raise TileError(Diagnostic.error(
+                rcodes.HOST_SHAPE, f"`{op}` is not defined on `{v.dtype.value}` tensors")
+                .primary(span, f"a `{v.dtype.value}` tensor")
+                .with_help("`-` negates numbers, `!` inverts `bool` and integers (bitwise)"))
         x = v.numpy()
         with np.errstate(all="ignore"):
             r = np.negative(x) if op == "-" else (np.logical_not(x) if v.dtype is DType.BOOL else np.invert(x))
@@ -587,6 +616,11 @@ class Builtins:
         tensors = [v for v in (x, y) if isinstance(v, Tensor)]
         if tensors:
             dt = tensors[0].dtype
+            check_fit("pow", [x, y], node.span)
+            if not dt.is_float:
+                raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`pow` is defined on floats, not `{dt.value}`")
+                                .primary(node.span, f"a `{dt.value}` tensor")
+                                .with_help("cast it first: `t as f32`"))
             xs = [v.numpy() if isinstance(v, Tensor) else np.asarray(_num(v)) for v in (x, y)]
             shape = np.broadcast_shapes(*(a.shape for a in xs))
             xs = [np.broadcast_to(num.to_compute(np.asarray(a, dtype=num.compute_dtype(dt)), dt), shape)
@@ -604,6 +638,7 @@ class Builtins:
         """`fma(a, b, c)`: a * b + c rounded once, element-wise with
         broadcasting (the interpreter's exact fma)."""
         tensors = [v for v in pos if isinstance(v, Tensor)]
+        check_fit("fma", pos, node.span)
         dt = tensors[0].dtype if tensors else (self.ev.scalar_dtype(node) or DType.F64)
         cd = num.compute_dtype(dt)
         xs = [np.asarray(v.numpy() if isinstance(v, Tensor) else _num(v), dtype=cd) for v in pos]
@@ -649,6 +684,13 @@ class Builtins:
         else:  # `where(c, 1, 0)`: the scalars' type; untyped integer literals are i32 (the checker's rule)
             dt = scalar_dtype_of(a) or scalar_dtype_of(b) or (
                 DType.F32 if isinstance(a, float) or isinstance(b, float) else DType.I32)
+        check_fit(name, [a, b], call.span)
+        check_fit(name, [c, *tensors], call.span, same_dtype=False)
+        if isinstance(c, Tensor) and c.dtype is not DType.BOOL:
+            raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`where` needs a `bool` condition, found "
+                                             f"`{c.dtype.value}`")
+                            .primary(self._arg_span(call, 0), f"a `{c.dtype.value}` tensor")
+                            .with_help("compare it first: `where(c != 0, a, b)`"))
         device = (tensors[0] if tensors else c).device
         x = a.numpy() if isinstance(a, Tensor) else _num(a)
         y = b.numpy() if isinstance(b, Tensor) else _num(b)
@@ -782,6 +824,11 @@ class Builtins:
             return self.math(name, recv)
         if name == "pow" and isinstance(recv, (int, float, np.generic)):
             return self.pow(recv, pos[0], mc)
+        if isinstance(recv, (int, float, bool, np.generic)):
+            raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"no method `{name}` on a scalar")
+                            .primary(mc.method.span, f"`{mc.method.name}` needs a tensor")
+                            .with_help("a reduction over every axis gives a scalar: reduce fewer axes, or "
+                                       "use the value itself"))
         raise _unsupported(Diagnostic.error("ICE", f"no method `{name}` on this host value")
                         .primary(mc.method.span, "unknown method"))
 

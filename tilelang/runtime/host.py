@@ -319,6 +319,17 @@ class HostEvaluator:
                 # Compound assignment on a tensor writes in place, so a graph or
                 # a `&mut` holder that captured it sees the new values.
                 result = bi.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))
+                if isinstance(result, Tensor) and (result.shape != current.shape or result.dtype != current.dtype):
+                    # a right side whose shape is known only now (`load_npy`) may broadcast the
+                    # result past the variable's own shape: the write in place cannot hold it
+                    name = f"`{target.ident.name}`" if isinstance(target, ast.Name) else "the target"
+                    raise TileError(Diagnostic.error(
+                        rcodes.HOST_SHAPE,
+                        f"`{stmt.op}` would change {name} from `{current.type_name()}` to `{result.type_name()}`")
+                        .primary(stmt.span, "a compound assignment writes the tensor in place")
+                        .with_help(f"make the right side fit {list(current.shape)} (`.reshape([..])`, a slice), "
+                                   f"or bind the result to a new variable: `let r = {name.strip('`')} "
+                                   f"{op} ..;`"))
                 current.write(result.numpy())
                 return
             value = bi.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))

@@ -222,3 +222,19 @@ def test_tile_programs_tune_their_hints(tmp_path) -> None:  # type: ignore[no-un
     r = run("run", str(prog), "--device", "cpu")
     assert r.returncode == 0 and r.stdout.strip() == "ok"
     assert "1 tuning record" in run("cache", "list").stdout
+
+
+def test_a_total_that_unsafe_atomics_write_is_restored_too(cache) -> None:  # type: ignore[no-untyped-def]
+    # the hrev review (2026-12-04): a `&` array the kernel adds to atomically held every timed run's sum
+    m = tilelang.compile("""
+#[autotune(B = [2, 4], num_warps = [1, 2])]
+kernel fn total_sum<const B: i32>(seen: &mut Tensor<i32, [B]>, x: &Tensor<i32, [?]>, total: &Tensor<i32, [1]>) {
+    seen.store(seen.load() + 1);
+    unsafe {
+        atomic_add(&total, [0], x.load_like(seen).sum(0));
+    }
+}
+""")
+    x, seen, total = np.ones(16, np.int32), np.zeros(16, np.int32), np.zeros(1, np.int32)
+    m.total_sum(tilelang.partition(seen, [...]), x, total).sync()
+    assert int(total[0]) == 16 and int(seen.sum()) == 16

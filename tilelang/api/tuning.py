@@ -319,12 +319,19 @@ def _with_hints(op: Operation, hints: dict[str, int]) -> Operation:
 
 
 def _snapshot(values: list[Any], kernel: KernelLike) -> list[tuple[Any, Any, str]]:
-    """Copies of the `&mut` arrays, to put back after each timed candidate."""
+    """Copies of the arrays a candidate writes, to put back after each timed
+    one: the `&mut` ones and the `&` ones the kernel's `unsafe` code writes
+    (atomics, `store_unchecked`: a total would sum every timed run)."""
+    writes_for = getattr(kernel.module._ownership, "writes_for", None)
+    unsafe = writes_for(kernel.key) if writes_for is not None else frozenset()
     out = []
     for spec, v in zip(kernel.specs, values, strict=True):
-        if spec.kind != "mut" or not isinstance(v, Partition):
+        if spec.kind == "mut" and isinstance(v, Partition):
+            a = v.array
+        elif spec.name in unsafe and not isinstance(v, Partition):
+            a = v
+        else:
             continue
-        a = v.array
         lib = type(a).__module__.split(".", 1)[0]
         if lib == "numpy":
             out.append((a, a.copy(), lib))

@@ -507,6 +507,10 @@ class KernelIndex:
                         return f"`{text(n)}` can leave the i32 range, and index arithmetic wraps"
                     case ast.Name() if id(self.view.symbol_of(n)) in inits:
                         todo.append(inits[id(self.view.symbol_of(n))])
+                    case ast.Name(ident=i) if getattr(getattr(self.view.symbol_of(n), "kind", None),
+                                                      "value", None) == "param":
+                        return (f"`{i.name}` is a parameter of `{self.fn.name.name}`: its range is not known "
+                                "here")
         return "this index's range is not tracked (only constants, `for` ranges, `block_id`, `num_tiles` and " \
                "`+ - * / %` of them by constants)"
 

@@ -567,7 +567,7 @@ class HostEvaluator:
             from tilelang.tuner.launch import tuned_operation
 
             # every candidate is built by `make`: the same checks as any launch
-            tuned: Operation = tuned_operation(self, decl, call, args, generics, make)
+            tuned: Operation = tuned_operation(self, decl, call, args, generics, make, writes)
             return tuned
         return make(args, generics)
 

@@ -6,7 +6,8 @@ E0215), so in Tile source only the hints an `#[autotune]` attribute lists
 generics and tile shapes open (`tuner.py`). The first launch of a kernel
 instance with a new key (the IR of the instance, the tensors' shapes and
 element types, the device) times each hint candidate on the launch's own
-tensors, restoring its `&mut` tensors after each, and records the fastest
+tensors, restoring the tensors it writes (`&mut`, and `&` ones its `unsafe` code
+writes) after each, and records the fastest
 beside the compile cache; later launches and runs use the record.
 """
 
@@ -90,7 +91,7 @@ def _tune(
     stream: Any,
 ) -> Record:
     dev = runtime.device
-    written = [a.tensor for a in op.bound.args if isinstance(a, Partition)]
+    written = _written(op, kir)
     saved = [t.numpy().copy() for t in written]
     args = _device_args(op, kir)
     timings: list[tuple[dict[str, int], float]] = []
@@ -125,6 +126,23 @@ def _tune(
         skipped=skipped,
         created=time.time(),
     )
+
+
+def _written(op: Any, kir: Any) -> list[Tensor]:
+    """The tensors a candidate's runs write, to put back after each: the `&mut`
+    partitions and the `&` tensors the kernel's `unsafe` code stores to or
+    updates atomically (an atomic total would otherwise hold every timed run's
+    additions: 400 for 16 at four runs of six candidates)."""
+    from tilelang.ir import nodes as ir
+
+    names = {o.tensor for o in ir.walk(kir.body) if isinstance(o, ir.Store | ir.AtomicRMW)}
+    out: list[Tensor] = []
+    for p, a in zip(op.kernel.params, op.bound.args, strict=False):
+        t = a.tensor if isinstance(a, Partition) else a
+        if isinstance(t, Tensor) and (isinstance(a, Partition) or p.name.name in names) \
+                and all(t.storage is not w.storage for w in out):
+            out.append(t)
+    return out
 
 
 def _device_args(op: Any, kir: Any) -> list[Any]:

@@ -54,9 +54,12 @@ def tuned_operation(
     args: list[LaunchArg],
     generics: dict[str, tuple[Any, Any]],
     make: Callable[[list[LaunchArg], dict[str, tuple[Any, Any]]], Any],
+    unsafe_writes: frozenset[str] = frozenset(),
 ) -> Any:
     """The operation of launch `call` of kernel `decl` whose partitions hold
-    `TUNER_PICKS` dimensions, built with the recorded (or now tuned) choice."""
+    `TUNER_PICKS` dimensions, built with the recorded (or now tuned) choice.
+    `unsafe_writes`: the `&` parameters the kernel's `unsafe` code writes (the
+    ownership checker's), restored after each candidate with the `&mut` ones."""
     spec = tune_spec(decl)
     assert spec is not None  # sema: a `_` dimension needs an `#[autotune]` that lists it
     const_names = [g.name.name for g in decl.generics if g.is_const]
@@ -109,7 +112,7 @@ def tuned_operation(
     store = default_store()
     rec = None if state.FORCE else store.get(key)
     if rec is None:
-        rec = _tune(ev, decl, call, space, fixed, build, key, key_values, device, tensors)
+        rec = _tune(ev, decl, call, space, fixed, build, key, key_values, device, tensors, unsafe_writes)
         store.put(rec)
     return build({n: v for n, v in rec.best.items() if n not in fixed})
 
@@ -125,9 +128,11 @@ def _tune(
     key_values: dict[str, Any],
     device: str,
     tensors: dict[str, Any],
+    unsafe_writes: frozenset[str] = frozenset(),
 ) -> Record:
+    # an atomic total in a `&` tensor would otherwise hold every timed run's additions
     written = [t for p, t in zip(param_specs(decl), tensors.values(), strict=False)
-               if p.kind == "mut" and isinstance(t, Tensor)]  # fmt: skip
+               if (p.kind == "mut" or p.name in unsafe_writes) and isinstance(t, Tensor)]  # fmt: skip
     saved = [t.numpy().copy() for t in written]
     timings: list[tuple[dict[str, int], float]] = []
     skipped: list[tuple[dict[str, int], str]] = []

@@ -49,12 +49,33 @@ def groups(slot: str, grid: tuple[int, ...]) -> int:
     return max(n, 1)
 
 
+MAX_GRID = ((1 << 31) - 1, 65535, 65535)  # CUDA's grid: blocks along x, y, z
+
+
 def launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, int]:
     """The CUDA grid that runs the logical `grid` of a kernel with ABI `abi`: the
     grid itself, or for a kernel that walks its grid (`KernelABI.persistent`
     CTAs an SM) at most that many CTAs on each of `sms` multiprocessors
     (`TILEC_PERSISTENT_SMS` overrides `sms`: tests and sanitizer runs give
-    small grids several tiles a CTA that way)."""
+    small grids several tiles a CTA that way). A grid CUDA cannot launch is a
+    TileError naming the axis (the launch labels it), before any GPU work:
+    the driver's own answer, CUDA_ERROR_INVALID_VALUE, names nothing."""
+    out = _launch_grid(abi, grid, sms)
+    for axis, (n, cap) in enumerate(zip(out, MAX_GRID, strict=True)):
+        if n > cap:
+            from tilelang.diagnostics.codes.codegen import CUDA_ERROR
+            from tilelang.diagnostics.model import Diagnostic, TileError
+
+            raise TileError(Diagnostic.error(
+                CUDA_ERROR, f"the launch has {n} blocks along grid axis {axis}, more than the {cap} a GPU grid "
+                f"holds there")
+                .with_help("put the axis with the most tiles first (CUDA allows 2147483647 blocks along axis 0 "
+                           "and 65535 along axes 1 and 2), or use larger tiles along that axis; the CPU "
+                           "interpreter has no such limit"))
+    return out
+
+
+def _launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, int]:
     g = tuple(grid) + (1,) * (3 - len(grid))
     per = getattr(abi, "persistent", 0)
     if per > 0:

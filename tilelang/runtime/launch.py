@@ -561,12 +561,15 @@ class Runtime:
 def at_launch(err: TileError, span: Span) -> TileError:
     """`err` with a secondary label "in this launch" at `span` on each device
     `assert` failure (E0700) that has no label there yet: the primary label
-    is at the `assert` inside the kernel, this one says which call ran it."""
+    is at the `assert` inside the kernel, this one says which call ran it;
+    and `span` as the primary label of a device error that has none (a grid
+    the GPU cannot launch, `cuda_arrive.launch_grid`)."""
     from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
 
     diags = tuple(
         d.secondary(span, "in this launch")
-        if d.code == DEVICE_ASSERT and all(label.span != span for label in d.labels) else d
+        if d.code == DEVICE_ASSERT and all(label.span != span for label in d.labels)
+        else d.primary(span, "this launch") if not d.labels else d  # a device's error that names no place
         for d in err.diagnostics)
     if diags == err.diagnostics:
         return err

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import os
 import re
 import struct
 from collections.abc import Callable, Iterator
@@ -31,6 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from llsim_blocks import thread as _compiled_thread
+
+# Threads run the kernel's blocks compiled to Python functions (llsim_blocks);
+# False: one closure an instruction (`_thread`), the reference the compiled
+# blocks are tested against (also LLSIM_COMPILED=0 in the environment).
+COMPILED = os.environ.get("LLSIM_COMPILED", "1") != "0"
 
 
 class Unsupported(Exception):
@@ -136,6 +143,7 @@ class Memory:
     # `cp.async.bulk.wait_group.read`: (thread, the shared bytes they read)
     bulk_live: list[Any] = field(default_factory=list)
     bulk_reads: Any = None  # per byte: how many of those stores read it
+    regs_out: list[Any] | None = None  # a list: each block's registers of every thread are appended to it
 
     def guard_bulk(self, addrs: Any, what: str) -> None:
         if self.bulk_reads[addrs].any():
@@ -170,9 +178,7 @@ class Memory:
             raise IndexError(f"load of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
         raw = bytes(buf[off:off + n])
         if ty.startswith("<"):
-            cnt, el = _vec(ty)
-            es = _size(el)
-            return tuple(_decode(raw[i * es:(i + 1) * es], el) for i in range(cnt))
+            return _decode_any(raw, ty)
         return _decode(raw, ty)
 
     def store(self, ptr: tuple[Any, int], ty: str, v: Any) -> None:
@@ -183,8 +189,7 @@ class Memory:
         if off < 0 or off + n > len(buf):
             raise IndexError(f"store of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
         if ty.startswith("<"):
-            cnt, el = _vec(ty)
-            raw = b"".join(_encode(x, el) for x in v)
+            raw = _encode_any(v, ty)
         else:
             raw = _encode(v, ty)
         if key == "smem" and self.wgmma_live:
@@ -265,6 +270,11 @@ class _Ins:
     fn: Callable[[dict[str, Any]], Any] | None  # plain instruction: regs -> value
     sync: Callable[[dict[str, Any]], tuple] | None = None  # a request to the scheduler
     text: str = ""
+    # the same computation as Python source over `r` (the registers) and the
+    # names in `Program.ns`, for the block compiler (llsim_blocks); None: `fn`
+    # (or `sync`) is called
+    src: str | None = None
+    sync_src: str | None = None
 
 
 @dataclass
@@ -273,6 +283,8 @@ class _Block:
     phis: list[tuple[str, list[tuple[Callable[[dict[str, Any]], Any], str]]]]
     body: list[_Ins]
     term: Callable[[dict[str, Any]], str | None]
+    term_src: str = ""  # the terminator as a Python statement (llsim_blocks)
+    phi_srcs: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)  # phis' arms as source
 
 
 class Program:
@@ -281,6 +293,8 @@ class Program:
     def __init__(self, text: str) -> None:
         self.blocks: dict[str, _Block] = {}
         self.params: list[tuple[str, str]] = []
+        self.ns: dict[str, Any] = {}  # the objects the instructions' `src` names
+        self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
         lines = text.splitlines()
         i = 0
         while not lines[i].startswith("define "):
@@ -294,7 +308,7 @@ class Program:
             name = rest.split()[-1]
             self.params.append((ty, name))
         i += 1
-        cur_name, phis, body = None, [], []
+        cur_name, phis, body, phi_srcs = None, [], [], []
         for line in lines[i:]:
             if line == "}":
                 break
@@ -303,11 +317,12 @@ class Program:
                     continue
                 if not sub.startswith(" "):
                     cur_name = sub.rstrip(":")
-                    phis, body = [], []
+                    phis, body, phi_srcs = [], [], []
                     continue
                 ins = sub.strip()
                 if ins.startswith("br ") or ins == "ret void":
-                    self.blocks[cur_name] = _Block(cur_name, phis, body, self._term(ins))  # type: ignore[index]
+                    self.blocks[cur_name] = _Block(cur_name, phis, body, self._term(ins),  # type: ignore[index]
+                                                   self._term_src(ins), phi_srcs)
                     continue
                 dst, rhs = (ins.split(" = ", 1) if re.match(r"%[\w.]+ = ", ins) else (None, ins))
                 if rhs.startswith("phi "):
@@ -316,6 +331,8 @@ class Program:
                     for arm in re.findall(r"\[ ([^,\]]+), %([\w.]+) \]", rest):
                         arms.append((self._val(arm[0], ty), arm[1]))
                     phis.append((dst, arms))  # type: ignore[arg-type]
+                    phi_srcs.append((dst, [(self._src(a[0], ty), a[1])  # type: ignore[misc]
+                                           for a in re.findall(r"\[ ([^,\]]+), %([\w.]+) \]", rest)]))
                     continue
                 body.append(self._ins(dst, rhs))
 
@@ -333,6 +350,48 @@ class Program:
             return lambda r, off=off: ("smem", off)
         c = _const(tok, ty)
         return lambda r, c=c: c
+
+    def _bind(self, obj: Any) -> str:
+        """A name in `ns` for `obj` (source of the compiled blocks)."""
+        name = f"_k{len(self.ns)}"
+        self.ns[name] = obj
+        return name
+
+    def _src(self, tok: str, ty: str) -> str:
+        """`_val(tok, ty)` as a Python expression over `r`."""
+        tok = tok.strip()
+        if tok.startswith("%"):
+            return f"r[{tok!r}]"
+        return self._bind(self._val(tok, ty)(None))  # type: ignore[arg-type]  # a constant or a smem address
+
+    def _typed_src(self, s: str) -> str:
+        ty, rest = _take_type(s)
+        rest = re.sub(r"^(align \d+|noundef)\s+", "", rest)
+        return self._src(rest, ty)
+
+    def _binop_src(self, op: str, fn: Any, ty: str, sa: str, sb: str) -> str:
+        """`fn(a, b, ty)` as source: the scalar fast paths of `_scalar_binop` inline."""
+        if ty.startswith("<"):
+            return f"{self._bind(fn)}({sa}, {sb}, {ty!r})"
+        if getattr(fn, "int_op", None) is not None:
+            bits = _bits(ty)
+            if op in _INLINE_OPS:
+                return f"((int({sa}) {_INLINE_OPS[op]} int({sb})) & {(1 << bits) - 1})"
+            return f"({self._bind(fn.int_op)}(int({sa}), int({sb}), {bits}) & {(1 << bits) - 1})"
+        conv = self._bind(_bf16 if ty == "bfloat" else _FLOATS[ty])
+        if op in _INLINE_OPS:
+            return f"{conv}({sa} {_INLINE_OPS[op]} {sb})"
+        return f"{conv}({self._bind(fn.float_op)}({sa}, {sb}))"
+
+    def _term_src(self, ins: str) -> str:
+        if ins == "ret void":
+            return "return None"
+        m = re.match(r"br label %([\w.]+)$", ins)
+        if m:
+            return f"return {m.group(1)!r}"
+        m = re.match(r"br i1 (\S+), label %([\w.]+), label %([\w.]+)$", ins)
+        assert m, ins
+        return f"return {m.group(2)!r} if {self._src(m.group(1), 'i1')} else {m.group(3)!r}"
 
     def _typed(self, s: str) -> tuple[str, Callable[[dict[str, Any]], Any]]:
         ty, rest = _take_type(s)
@@ -358,28 +417,39 @@ class Program:
             ty, rest2 = _take_type(rest)
             a, b = _split_args(rest2)
             va, vb = self._val(a, ty), self._val(b, ty)
-            return _Ins(dst, _scalar_binop(fn, ty, va, vb) or (lambda r: fn(va(r), vb(r), ty)), text=rhs)
+            return _Ins(dst, _scalar_binop(fn, ty, va, vb) or (lambda r: fn(va(r), vb(r), ty)), text=rhs,
+                        src=self._binop_src(op, fn, ty, self._src(a, ty), self._src(b, ty)))
         if op == "fneg":
             ty, v = self._typed(rest)
-            return _Ins(dst, lambda r: -v(r), text=rhs)
+            return _Ins(dst, lambda r: -v(r), text=rhs, src=f"-{self._typed_src(rest)}")
         if op in ("icmp", "fcmp"):
             pred, rest2 = rest.split(" ", 1)
             ty, rest3 = _take_type(rest2)
             a, b = _split_args(rest3)
             va, vb = self._val(a, ty), self._val(b, ty)
             cmp = _icmp(pred, ty) if op == "icmp" else _fcmp(pred)
-            return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs)
+            sa, sb = self._src(a, ty), self._src(b, ty)
+            if op == "icmp" and pred in _UCMP:  # unsigned: `int(op(int(a), int(b)))`
+                src = f"int(int({sa}) {_UCMP[pred]} int({sb}))"
+            else:
+                src = f"{self._bind(cmp)}({sa}, {sb})"
+            return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs, src=src)
         if op == "select":
             c, a, b = _split_args(rest)
             vc = self._typed(c)[1]
             va, vb = self._typed(a)[1], self._typed(b)[1]
-            return _Ins(dst, lambda r: va(r) if vc(r) else vb(r), text=rhs)
+            return _Ins(dst, lambda r: va(r) if vc(r) else vb(r), text=rhs,
+                        src=f"({self._typed_src(a)} if {self._typed_src(c)} else {self._typed_src(b)})")
         if op in _CASTS:
             m = re.match(r"(.+?) (\S+) to (.+)$", rest)
             assert m, rhs
             src_ty, v, dst_ty = m.group(1), self._val(m.group(2), m.group(1)), m.group(3)
             cast = _CASTS[op]
-            return _Ins(dst, _scalar_cast(op, v, src_ty, dst_ty) or (lambda r: cast(v(r), src_ty, dst_ty)), text=rhs)
+            sv = self._src(m.group(2), src_ty)
+            fast = _scalar_cast(op, v, src_ty, dst_ty)
+            src = (f"{self._bind(_FLOATS[dst_ty])}({sv})" if fast is not None
+                   else f"{self._bind(cast)}({sv}, {src_ty!r}, {dst_ty!r})")
+            return _Ins(dst, fast or (lambda r: cast(v(r), src_ty, dst_ty)), text=rhs, src=src)
         if op == "getelementptr":
             parts = _split_args(rest)
             ety = parts[0]
@@ -389,7 +459,10 @@ class Program:
             ity, iv = idxs[0]
             es = _size(ety)
             bits = _bits(ity)
-            return _Ins(dst, lambda r: (base(r)[0], base(r)[1] + _signed(iv(r), bits) * es), text=rhs)
+            # _signed(i, bits) inline, on the index evaluated once
+            src = (f"((_p := {self._typed_src(parts[1])})[0], _p[1] + ((_i - {1 << bits} if _i >= {1 << (bits - 1)}"
+                   f" else _i) if (_i := {self._typed_src(parts[2])}) is not None else 0) * {es})")
+            return _Ins(dst, lambda r: (base(r)[0], base(r)[1] + _signed(iv(r), bits) * es), text=rhs, src=src)
         if op == "load":
             atomic = rest.startswith("atomic ")
             if atomic:
@@ -397,16 +470,18 @@ class Program:
             parts = _split_args(rest)
             ty = parts[0]
             p = self._typed(parts[1])[1]
-            return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs)
+            return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
+                        sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})")
         if op == "store":
             parts = _split_args(rest)
             ty, v = self._typed(parts[0])
             p = self._typed(parts[1])[1]
-            return _Ins(None, None, sync=lambda r: ("store", p(r), ty, v(r)), text=rhs)
+            return _Ins(None, None, sync=lambda r: ("store", p(r), ty, v(r)), text=rhs,
+                        sync_src=f"('store', {self._typed_src(parts[1])}, {ty!r}, {self._typed_src(parts[0])})")
         if op == "extractelement":
             a, b = _split_args(rest)
             v, i = self._typed(a)[1], self._typed(b)[1]
-            return _Ins(dst, lambda r: v(r)[i(r)], text=rhs)
+            return _Ins(dst, lambda r: v(r)[i(r)], text=rhs, src=f"{self._typed_src(a)}[{self._typed_src(b)}]")
         if op == "insertelement":
             a, b, c = _split_args(rest)
             v, x, i = self._typed(a)[1], self._typed(b)[1], self._typed(c)[1]
@@ -421,7 +496,7 @@ class Program:
             parts = _split_args(rest)
             v = self._typed(parts[0])[1]
             n = int(parts[1])
-            return _Ins(dst, lambda r: v(r)[n], text=rhs)
+            return _Ins(dst, lambda r: v(r)[n], text=rhs, src=f"{self._typed_src(parts[0])}[{n}]")
         if op == "atomicrmw":
             m = re.match(r"(\w+) (.+)$", rest)
             assert m
@@ -453,7 +528,7 @@ class Program:
         tys = [t for t, _ in args]
         if name.startswith("llvm.nvvm.read.ptx.sreg."):
             reg = name[len("llvm.nvvm.read.ptx.sreg."):]
-            return _Ins(dst, lambda r: r["$" + reg], text=rhs)
+            return _Ins(dst, lambda r: r["$" + reg], text=rhs, src=f"r[{'$' + reg!r}]")
         if name == "llvm.nvvm.barrier.cta.sync.aligned.all":
             return _Ins(None, None, sync=lambda r: ("bar",), text=rhs)
         if name.startswith("llvm.nvvm.shfl.sync."):
@@ -481,7 +556,9 @@ class Program:
         f = _INTRINSICS.get(base)
         if f is None:
             raise Unsupported(rhs)
-        return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs)
+        srcs = [self._typed_src(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []
+        src = f"{self._bind(f)}({''.join(x + ', ' for x in srcs)}tys={self._bind(tys)}, name={name!r})"
+        return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs, src=src)
 
 
     def _asm(self, dst: str | None, text: str, vals: list[Callable[[dict[str, Any]], Any]], rhs: str) -> _Ins:
@@ -759,6 +836,20 @@ def _plain(v: Any) -> Any:
     return v.value if isinstance(v, _Pending) else v
 
 
+@functools.cache
+def _acc_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """[128, n] rows and columns of a wgmma accumulator's register i in thread t."""
+    t, i = np.meshgrid(np.arange(128), np.arange(n), indexing="ij")
+    w, lane = t // 32, t % 32
+    return 16 * w + lane // 4 + np.where(i % 4 >= 2, 8, 0), 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
+
+
+# [thread, register, half] rows and columns of a wgmma's A operand in registers
+_A_T, _A_I, _A_H = np.meshgrid(np.arange(128), np.arange(4), np.arange(2), indexing="ij")
+_A_ROWS = 16 * (_A_T // 32) + (_A_T % 32) // 4 + np.where(_A_I % 2 == 1, 8, 0)
+_A_COLS = 2 * ((_A_T % 32) % 4) + _A_H + np.where(_A_I >= 2, 8, 0)
+
+
 def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any]], list[tuple[list[Any], list[int], bool]]]:
     """The asm statement's wgmmas, run at once on the warpgroup's 128 threads.
     `$k` counts the asm's outputs first: output i is tied to the call's
@@ -785,12 +876,10 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
         nonlocal acc
         if acc is None:
             return
-        for t in range(128):
-            w, lane = divmod(t, 32)
-            for i, o in enumerate(outs):
-                row = 16 * w + lane // 4 + (8 if i % 4 >= 2 else 0)
-                col = 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
-                out[t][o] = np.float32(acc[row, col])
+        rows, cols = _acc_layout(len(outs))
+        for o_t, vals in zip(out, acc.astype(np.float32)[rows, cols], strict=True):  # np.float32 elements
+            for o, v in zip(outs, vals, strict=True):
+                o_t[o] = v
         acc = None
 
     for ln in lines:
@@ -808,30 +897,19 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
         if acc is None:
             outs = regs
             acc = np.zeros((64, N))
-            for t in range(128):
-                w, lane = divmod(t, 32)
-                for i, o in enumerate(outs):
-                    v = args[t][o]
-                    row = 16 * w + lane // 4 + (8 if i % 4 >= 2 else 0)
-                    col = 8 * (i // 4) + 2 * (lane % 4) + (i % 2)
-                    acc[row, col] = 0.0 if v is None or isinstance(v, str) else float(v)
+            rows, cols = _acc_layout(len(outs))
+            acc[rows, cols] = [[0.0 if v is None or isinstance(v, str) else float(v) for v in (a[o] for o in outs)]
+                               for a in args]
         rest = head.group(4)
         rs = re.match(r"\{\$(\d+),\$(\d+),\$(\d+),\$(\d+)\}, \$(\d+), \$(\d+), 1, 1, (\d)$", rest)
         if rs:  # A from registers
             ra = [int(rs.group(1 + i)) - nout for i in range(4)]
             db, pr, tb = rs.group(5), rs.group(6), int(rs.group(7))
             A = np.zeros((64, 16))
-            for t in range(128):
-                w, lane = divmod(t, 32)
-                for i, reg in enumerate(ra):
-                    bits = int(args[t][reg]) & 0xFFFFFFFF
-                    for half in range(2):
-                        u = (bits >> (16 * half)) & 0xFFFF
-                        val = (float(np.array(u, np.uint16).view(np.float16)) if ty == "f16"
-                               else float(np.array(u << 16, np.uint32).view(np.float32)))
-                        row = 16 * w + lane // 4 + (8 if i % 2 else 0)
-                        col = 2 * (lane % 4) + half + (8 if i >= 2 else 0)
-                        A[row, col] = val
+            words = np.array([[int(a[reg]) & 0xFFFFFFFF for reg in ra] for a in args], np.uint32)
+            u = words.view(np.uint16).reshape(128, 4, 2)  # [thread, register, half]: the low half first
+            A[_A_ROWS, _A_COLS] = (u.view(np.float16).astype(np.float64) if ty == "f16"
+                                   else (u.astype(np.uint32) << 16).view(np.float32).astype(np.float64))
         else:
             m = re.match(r"\$(\d+), \$(\d+), \$(\d+), 1, 1, (\d), (\d)$", rest)
             if not m:
@@ -925,6 +1003,12 @@ _BINOPS: dict[str, Callable[[Any, Any, str], Any]] = {
 }
 
 
+# the operations the block compiler writes inline (the `_BINOPS` lambdas' own expressions)
+_INLINE_OPS = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
+               "fadd": "+", "fsub": "-", "fmul": "*"}
+_UCMP = {"eq": "==", "ne": "!=", "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}  # icmp's unsigned predicates
+
+
 def _icmp(pred: str, ty: str) -> Callable[[Any, Any], int]:
     bits = _bits(ty) if not ty.startswith("ptr") else 64
     s = (lambda v: _signed(int(v), bits)) if pred[0] == "s" else (lambda v: int(v))
@@ -973,6 +1057,8 @@ def _cast_sext(v: Any, s: str, d: str) -> Any:
 def _cast_fptrunc(v: Any, s: str, d: str) -> Any:
     if d.startswith("<"):  # element-wise over a vector
         _, el = _vec(d)
+        if el in _FLOATS:  # each element rounded once, as `_FLOATS[el](x)`
+            return tuple(np.array(v, _FLOATS[el]))
         return tuple(_cast_fptrunc(x, "", el) for x in v)
     return _bf16(np.float32(v)) if d == "bfloat" else _FLOATS[d](v)
 
@@ -1001,9 +1087,18 @@ def _cast_fptoui(v: Any, s: str, d: str) -> Any:
     return _cast_fptosi(v, s, d)
 
 
+_WORD = {("float", "i32"): (np.float32, np.uint32), ("i32", "float"): (np.uint32, np.float32),
+         ("double", "i64"): (np.float64, np.uint64), ("i64", "double"): (np.uint64, np.float64)}
+
+
 def _cast_bitcast(v: Any, s: str, d: str) -> Any:
     if s == d:
         return v
+    word = _WORD.get((s, d))
+    if word is not None:  # `_decode(_encode(v, s), d)` without the bytes
+        if s[0] == "i":
+            return np.array(int(v) & ((1 << _bits(s)) - 1), word[0]).view(word[1])[()]
+        return int(np.array(v, word[0]).view(word[1]))
     if s.startswith("<") or d.startswith("<"):
         return _decode_any(_encode_any(v, s), d)
     return _decode(_encode(v, s), d)
@@ -1012,6 +1107,8 @@ def _cast_bitcast(v: Any, s: str, d: str) -> Any:
 def _encode_any(v: Any, ty: str) -> bytes:
     if ty.startswith("<"):
         n, el = _vec(ty)
+        if el in _FLOATS:  # `_encode` of each element
+            return np.array(v, _FLOATS[el]).tobytes()
         return b"".join(_encode(x, el) for x in v)
     return _encode(v, ty)
 
@@ -1019,6 +1116,8 @@ def _encode_any(v: Any, ty: str) -> bytes:
 def _decode_any(raw: bytes, ty: str) -> Any:
     if ty.startswith("<"):
         n, el = _vec(ty)
+        if el in _FLOATS:  # `_decode` of each element: numpy scalars of its type
+            return tuple(np.frombuffer(raw, _FLOATS[el]))
         es = _size(el)
         return tuple(_decode(raw[i * es:(i + 1) * es], el) for i in range(n))
     return _decode(raw, ty)
@@ -1259,7 +1358,9 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
         regs = dict(base_regs)
         regs["$tid.x"] = t
         regs_of[t] = regs
-        gens[t] = _thread(prog, regs)
+        gens[t] = (_compiled_thread if COMPILED else _thread)(prog, regs)
+    if mem.regs_out is not None:  # a test compares the threads' registers after the block
+        mem.regs_out.append(regs_of)
 
     def sync() -> None:
         if mem.hazards is not None:

@@ -1,0 +1,91 @@
+"""The block compiler of `llsim`: each basic block of a parsed kernel becomes
+one Python function, compiled once a `Program`, so a thread runs a block as
+one call instead of a loop over per-instruction closures (the simulator's
+dispatch was a third of its time, the closures' frames most of the rest).
+
+A block's instructions are written in order as statements over `r` (the
+thread's registers): an instruction with a `src` (its computation as an
+expression, see `llsim.Program._ins`) inline, any other as a call of its own
+closure (`fn`); a scheduler request (`sync`) is a `yield` of the same tuple
+the closure builds, so the block is a generator where it has one. The
+function returns the next block's name, as the block's terminator does.
+Everything else (phis, the scheduler, memory, race checks) is `llsim`'s own:
+the values, their types and the order of every access are the per-instruction
+interpreter's (`llsim.COMPILED = False` runs that one; tests/backend/
+test_llsim_blocks.py runs both and compares registers and memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+
+def compile_program(prog: Any) -> dict[str, tuple[Any, bool]]:
+    """block name -> (function of the registers, whether it is a generator)."""
+    if prog.compiled is None:
+        ns = dict(prog.ns)
+        out: dict[str, tuple[Any, bool]] = {}
+        for i, (name, block) in enumerate(prog.blocks.items()):
+            lines, gen = _phis(name, block.phi_srcs), False
+            for j, ins in enumerate(block.body):
+                dst = f"r[{ins.dst!r}]"
+                if ins.sync is not None:
+                    gen = True
+                    req = ins.sync_src
+                    if req is None:
+                        req = f"_s{i}_{j}(r)"
+                        ns[f"_s{i}_{j}"] = ins.sync
+                    lines.append(f"{dst} = (yield {req})" if ins.dst is not None else f"yield {req}")
+                else:
+                    expr = ins.src
+                    if expr is None:
+                        expr = f"_f{i}_{j}(r)"
+                        ns[f"_f{i}_{j}"] = ins.fn
+                    lines.append(f"{dst} = {expr}")  # an instruction without a result stores r[None], as llsim does
+            lines.append(block.term_src)
+            src = f"def _b{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
+            exec(compile(src, f"<llsim block {name}>", "exec"), ns)  # our own generated source
+            out[name] = (ns[f"_b{i}"], gen)
+        prog.compiled = out
+    return prog.compiled
+
+
+def _phis(name: str, phis: list[tuple[str, list[tuple[str, str]]]]) -> list[str]:
+    """The block's phis: every value for the block it came from (`prev`), then
+    the registers in order; the first phi without an arm for `prev` raises as
+    `llsim._thread` does."""
+    if not phis:
+        return []
+    preds = list(dict.fromkeys(p for _, arms in phis for _, p in arms))
+    out = []
+    for k, pred in enumerate(preds):
+        out.append(f"{'if' if k == 0 else 'elif'} prev == {pred!r}:")
+        vals = []
+        for dst, arms in phis:
+            src = next((s for s, p in arms if p == pred), None)
+            if src is None:
+                out.append(f"    raise AssertionError({f'phi {dst} in {name} has no arm for {pred}'!r})")
+                break
+            vals.append(src)
+        else:
+            out.append(f"    _v = ({''.join(v + ', ' for v in vals)})")
+    out.append("else:")
+    out.append(f"    raise AssertionError({'phi ' + phis[0][0] + ' in ' + name + ' has no arm for '!r} + str(prev))")
+    out.append(f"{''.join(f'r[{d!r}], ' for d, _ in phis)}= _v")
+    return out
+
+
+def thread(prog: Any, regs: dict[str, Any]) -> Iterator[tuple]:
+    """`llsim._thread` on the compiled blocks: the same phis, steps and requests."""
+    code = compile_program(prog)
+    name: str | None = "entry"
+    prev = ""
+    steps = 0
+    while name is not None:
+        fn, gen = code[name]
+        nxt = (yield from fn(regs, prev)) if gen else fn(regs, prev)
+        steps += 1
+        if steps > 10_000_000:
+            raise RuntimeError("runaway loop")
+        prev, name = name, nxt

@@ -1,0 +1,163 @@
+"""`llsim`'s block compiler (`llsim_blocks`: a basic block one Python
+function) against its per-instruction interpreter (`llsim.COMPILED = False`,
+one closure an instruction): the same kernels run both ways must leave every
+thread's registers (values, their NumPy types and bits) and every output
+byte identical, on kernels whose threads all take one path, on kernels whose
+threads take different paths (masked edge lanes; a warp-specialised Hopper
+pipeline whose producer and consumer warps run different blocks, with TMA,
+mbarriers and wgmma), and on a kernel that races in shared memory (both
+raise the same `Race`). Also the bytes-free fast paths of the casts against
+the byte-level encoding they replace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import llsim
+import numpy as np
+import pytest
+from llsim import Program, Race, SimDevice
+from row_cases import _softmax, compare, run_interp
+
+from tilelang import driver
+from tilelang.backend import lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.llvm import emit_llvm_text
+
+BARRIER = "call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
+
+
+def _canon(v: Any) -> Any:
+    """A register's value with its type: NumPy scalars by type and bits (NaN payloads too)."""
+    if isinstance(v, np.generic):
+        return (type(v).__name__, v.tobytes())
+    if isinstance(v, tuple):
+        return tuple(_canon(x) for x in v)
+    if isinstance(v, llsim._Pending):
+        return ("pending", _canon(v.value), v.t)
+    if isinstance(v, float):
+        return ("float", np.float64(v).tobytes())
+    return (type(v).__name__, v if isinstance(v, (int, str)) else repr(v))
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[dict[int, dict[str, Any]]]:
+    """Run `run()` (which returns its output arrays) per instruction and
+    compiled; assert identical registers and outputs; return the registers."""
+    seen = []
+    for compiled in (False, True):
+        record: list[dict[int, dict[str, Any]]] = []
+
+        class Recorded(llsim.Memory):
+            def __init__(self, record: list[Any] = record) -> None:
+                super().__init__()
+                self.regs_out = record
+
+        monkeypatch.setattr(llsim, "Memory", Recorded)
+        monkeypatch.setattr(llsim, "COMPILED", compiled)
+        outs = run()
+        regs = [{t: {k: _canon(v) for k, v in r.items()} for t, r in blk.items()} for blk in record]
+        seen.append((regs, [(a.dtype.str, a.tobytes()) for a in outs]))
+    assert seen[0][0] == seen[1][0], "registers differ"
+    assert seen[0][1] == seen[1][1], "outputs differ"
+    assert seen[0][0], "no block ran"
+    return seen[1][0]
+
+
+def _paths(regs: list[dict[int, dict[str, Any]]]) -> int:
+    """How many different sets of registers the threads of a block defined
+    (1: every thread ran the same instructions)."""
+    return max(len({frozenset(r) for r in blk.values()}) for blk in regs)
+
+
+def _row_case(case: Any, sim: SimDevice | None = None) -> Any:
+    def run() -> list[np.ndarray]:
+        k = case.kernel()
+        args = case.args(np.random.default_rng(0), k)
+        want = run_interp(k, case, args)
+        got = [a.copy() for a in args]
+        (sim or SimDevice()).run(k, case.grid, got)
+        compare(case, k, want, got)
+        return got
+    return run
+
+
+def test_threads_on_one_path_run_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    regs = _both(monkeypatch, _row_case(_softmax(2, 256, 1, 1)))  # one warp, 256 columns: no masked lane
+    assert _paths(regs) == 1
+
+
+def test_masked_edge_lanes_run_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    regs = _both(monkeypatch, _row_case(_softmax(4, 37, 4, 1)))  # 37 columns in 32-lane rows
+    assert _paths(regs) > 1
+
+
+def test_a_warp_specialised_hopper_pipeline_runs_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Producer warps (TMA, mbarrier arrivals) and consumer warps (wgmma,
+    softmax) run different blocks: causal attention, rows past the end."""
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "serial")
+    src = ("use std::attention::flash_attention;\nfn main() { let q = zeros::<f16>([1, 64, 64]);"
+           " let mut o = zeros::<f16>([1, 64, 64]);"
+           " flash_attention::<f16, 64, 64, 64>(o.partition([1, 64, 64]), &q, &q, &q, 0.1, true).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+    facts = {n: TensorFacts(True, (False, False, True)) for n in "oqkv"}
+
+    def run() -> list[np.ndarray]:
+        rng = np.random.default_rng(1)
+        q, kk, v = (rng.standard_normal((1, 80, 64)).astype(np.float16) for _ in range(3))
+        o = np.full((1, 80, 64), np.nan, np.float16)
+        SimDevice("sm_90a").run(k, (1, 2), [o, q, kk, v, np.float32(0.125), True], facts)
+        assert np.isfinite(o).all()
+        return [o]
+
+    assert _paths(_both(monkeypatch, run)) > 1
+
+
+class _Mutated(SimDevice):
+    def __init__(self, edit: Any) -> None:
+        super().__init__()
+        self.edit = edit
+
+    def compile(self, kernel: Any, facts: Any = None) -> Any:
+        gk = lower_gpu(kernel, self.arch, facts)
+        text, abi = emit_llvm_text(gk, gk.facts)
+        return Program(self.edit(text)), abi, gk
+
+
+def test_a_shared_memory_race_is_caught_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The softmax without the barrier between its max partials' writes and reads."""
+    msgs = []
+    for compiled in (False, True):
+        monkeypatch.setattr(llsim, "COMPILED", compiled)
+        with pytest.raises(Race, match="no barrier between them") as e:
+            _row_case(_softmax(3, 300, 1, 4), _Mutated(lambda t: t.replace(BARRIER, "", 1)))()
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+SPECIAL32 = [1.5, -0.0, 0.0, np.nan, -np.inf, np.inf, 3e-45, 3.4e38, -1e-40]
+
+
+def test_cast_fast_paths_match_the_byte_encoding() -> None:
+    with np.errstate(all="ignore"):
+        for x in SPECIAL32:
+            for s, d, v in (("float", "i32", np.float32(x)), ("double", "i64", np.float64(x))):
+                got, want = llsim._cast_bitcast(v, s, d), llsim._decode(llsim._encode(v, s), d)
+                assert type(got) is type(want) and got == want, (x, s)
+        for w in (0, 1, 0x7FC00001, 0xFF800000, 0x80000000, (1 << 32) + 3):
+            got, want = llsim._cast_bitcast(w, "i32", "float"), llsim._decode(llsim._encode(w, "i32"), "float")
+            assert type(got) is type(want) and got.tobytes() == want.tobytes(), w
+        for w in (0, (1 << 64) - 1, 0x7FF8000000000001):
+            got, want = llsim._cast_bitcast(w, "i64", "double"), llsim._decode(llsim._encode(w, "i64"), "double")
+            assert type(got) is type(want) and got.tobytes() == want.tobytes(), w
+        for el, n in (("half", 2), ("float", 4)):
+            ty = f"<{n} x {el}>"
+            v = tuple(llsim._FLOATS[el](x) for x in SPECIAL32[:n])
+            raw = b"".join(llsim._encode(x, el) for x in v)
+            assert llsim._encode_any(v, ty) == raw
+            back = llsim._decode_any(raw, ty)
+            assert [type(x) for x in back] == [type(x) for x in v] and bytes(np.array(back).tobytes()) == raw
+        wide = (np.float32(65520.0), np.float32(1.0001), np.float32(np.nan), np.float32(-6e-8))
+        got = llsim._cast_fptrunc(wide, "<4 x float>", "<4 x half>")
+        want = tuple(np.float16(x) for x in wide)
+        assert [type(x) for x in got] == [type(x) for x in want]
+        assert np.array(got).tobytes() == np.array(want).tobytes()

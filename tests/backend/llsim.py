@@ -65,6 +65,7 @@ def _bits(ty: str) -> int:
     return int(m.group(1))
 
 
+@functools.cache
 def _size(ty: str) -> int:
     if ty.startswith("<"):
         n, el = _vec(ty)
@@ -663,34 +664,46 @@ class _Hazards:
     and wgmma have their own checks (`Memory.guard`, `guard_wgmma`)."""
 
     def __init__(self, nbytes: int) -> None:
+        # Python lists, not arrays: an access is a few bytes, and a list
+        # slice's `in` and assignment cost a fraction of NumPy's per-call work
         self.epoch = 0
-        self.w_ep = np.full(nbytes, -1, np.int64)  # epoch of each byte's last write
-        self.w_t = np.zeros(nbytes, np.int64)  # and its thread
-        self.r_ep = np.full(nbytes, -1, np.int64)  # epoch of its last reads
-        self.r_t = np.zeros(nbytes, np.int64)  # the reading thread, -2 for several
+        self.w_ep = [-1] * nbytes  # epoch of each byte's last write
+        self.w_t = [0] * nbytes  # and its thread
+        self.r_ep = [-1] * nbytes  # epoch of its last reads
+        self.r_t = [0] * nbytes  # the reading thread, -2 for several
 
     def sync(self) -> None:
         self.epoch += 1
 
     def access(self, t: int, off: int, n: int, write: bool) -> None:
-        s, e = slice(off, off + n), self.epoch
-        wt = self.w_t[s]
-        hit = (self.w_ep[s] == e) & (wt != t)
-        if hit.any():
-            i = int(np.argmax(hit))
-            raise Race(f"thread {t} {'writes' if write else 'reads'} smem+{off + i} that thread {int(wt[i])} "
-                       f"wrote with no barrier between them")
-        re_, rt = self.r_ep[s], self.r_t[s]
-        other = (re_ == e) & (rt != t)
+        e, end = self.epoch, off + n
+        w_ep, r_ep = self.w_ep, self.r_ep
+        wep = w_ep[off:end]
+        k = len(wep)  # the bytes of the buffer in [off, off + n)
+        if e in wep:  # bytes written in this epoch: by another thread?
+            w_t = self.w_t
+            for i, ep in enumerate(wep):
+                if ep == e and w_t[off + i] != t:
+                    raise Race(f"thread {t} {'writes' if write else 'reads'} smem+{off + i} that thread "
+                               f"{w_t[off + i]} wrote with no barrier between them")
+        rep = r_ep[off:end]
         if write:
-            if other.any():
-                i = int(np.argmax(other))
-                who = "several threads" if rt[i] == -2 else f"thread {int(rt[i])}"
-                raise Race(f"thread {t} writes smem+{off + i} that {who} read with no barrier between them")
-            self.w_ep[s], self.w_t[s] = e, t
+            if e in rep:
+                r_t = self.r_t
+                for i, ep in enumerate(rep):
+                    if ep == e and r_t[off + i] != t:
+                        who = "several threads" if r_t[off + i] == -2 else f"thread {r_t[off + i]}"
+                        raise Race(f"thread {t} writes smem+{off + i} that {who} read with no barrier between them")
+            w_ep[off:end] = [e] * k
+            self.w_t[off:end] = [t] * k
         else:
-            self.r_t[s] = np.where(other, -2, t)
-            self.r_ep[s] = e
+            if e in rep:  # a byte another thread read in this epoch: read by several
+                r_t = self.r_t
+                for i, ep in enumerate(rep):
+                    r_t[off + i] = -2 if ep == e and r_t[off + i] != t else t
+            else:
+                self.r_t[off:end] = [t] * k
+            r_ep[off:end] = [e] * k
 
 
 class _Barrier:

@@ -93,7 +93,7 @@ def test_masked_edge_lanes_run_alike(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_warp_specialised_hopper_pipeline_runs_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     """Producer warps (TMA, mbarrier arrivals) and consumer warps (wgmma,
-    softmax) run different blocks: causal attention, rows past the end."""
+    softmax) run different blocks: causal attention, S_k past the last full key block."""
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "serial")
     src = ("use std::attention::flash_attention;\nfn main() { let q = zeros::<f16>([1, 64, 64]);"
            " let mut o = zeros::<f16>([1, 64, 64]);"
@@ -103,9 +103,10 @@ def test_a_warp_specialised_hopper_pipeline_runs_alike(monkeypatch: pytest.Monke
 
     def run() -> list[np.ndarray]:
         rng = np.random.default_rng(1)
-        q, kk, v = (rng.standard_normal((1, 80, 64)).astype(np.float16) for _ in range(3))
-        o = np.full((1, 80, 64), np.nan, np.float16)
-        SimDevice("sm_90a").run(k, (1, 2), [o, q, kk, v, np.float32(0.125), True], facts)
+        q = rng.standard_normal((1, 64, 64)).astype(np.float16)
+        kk, v = (rng.standard_normal((1, 80, 64)).astype(np.float16) for _ in range(2))  # a partial key block
+        o = np.full((1, 64, 64), np.nan, np.float16)
+        SimDevice("sm_90a").run(k, (1, 1), [o, q, kk, v, np.float32(0.125), True], facts)
         assert np.isfinite(o).all()
         return [o]
 
@@ -161,3 +162,25 @@ def test_cast_fast_paths_match_the_byte_encoding() -> None:
         want = tuple(np.float16(x) for x in wide)
         assert [type(x) for x in got] == [type(x) for x in want]
         assert np.array(got).tobytes() == np.array(want).tobytes()
+
+
+def test_the_racecheck_per_byte() -> None:
+    """`_Hazards` (lists of per-byte epochs and threads): what races and what does not."""
+    h = llsim._Hazards(64)
+    h.access(0, 0, 4, True)
+    h.access(0, 0, 4, False)  # the writer reads its own bytes
+    h.access(1, 4, 4, True)  # the next bytes: no overlap
+    with pytest.raises(Race, match=r"thread 2 reads smem\+2 that thread 0 wrote"):
+        h.access(2, 2, 4, False)  # bytes 2..5: the first of thread 0's is reported
+    h.sync()
+    h.access(2, 0, 8, False)  # after a barrier: fine
+    h.access(3, 6, 4, False)  # readers share bytes: fine
+    with pytest.raises(Race, match=r"thread 4 writes smem\+6 that several threads read"):
+        h.access(4, 6, 2, True)
+    with pytest.raises(Race, match=r"thread 4 writes smem\+8 that thread 3 read"):
+        h.access(4, 8, 2, True)
+    h.access(3, 8, 2, True)  # the only reader writes: fine
+    with pytest.raises(Race, match=r"thread 5 reads smem\+9 that thread 3 wrote"):
+        h.access(5, 9, 8, False)
+    h.access(6, 60, 8, True)  # past the end: the bytes inside are tracked, the rest is the load's to refuse
+    assert h.w_t[60:] == [6] * 4 and len(h.w_t) == 64

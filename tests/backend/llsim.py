@@ -450,6 +450,11 @@ class Program:
             fast = _scalar_cast(op, v, src_ty, dst_ty)
             src = (f"{self._bind(_FLOATS[dst_ty])}({sv})" if fast is not None
                    else f"{self._bind(cast)}({sv}, {src_ty!r}, {dst_ty!r})")
+            word = _WORD.get((src_ty, dst_ty)) if op == "bitcast" else None
+            if word is not None:  # `_cast_bitcast`'s word paths inline
+                a, w0, w1 = self._bind(np.array), self._bind(word[0]), self._bind(word[1])
+                src = (f"{a}(int({sv}) & {(1 << _bits(src_ty)) - 1}, {w0}).view({w1})[()]" if src_ty[0] == "i"
+                       else f"int({a}({sv}, {w0}).view({w1}))")
             return _Ins(dst, fast or (lambda r: cast(v(r), src_ty, dst_ty)), text=rhs, src=src)
         if op == "getelementptr":
             parts = _split_args(rest)

@@ -564,6 +564,13 @@ class Program:
             raise Unsupported(rhs)
         srcs = [self._typed_src(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []
         src = f"{self._bind(f)}({''.join(x + ', ' for x in srcs)}tys={self._bind(tys)}, name={name!r})"
+        if hasattr(f, "fast"):  # min/max: their f32 path without np.isnan
+            src = f"{self._bind(f.fast)}({srcs[0]}, {srcs[1]})"
+        elif hasattr(f, "unary"):  # `_unary`'s g inline
+            conv = self._bind(np.float64 if tys[0] == "double" else np.float32)
+            src = f"{conv}({self._bind(f.unary)}({srcs[0]}))"
+        elif f is _fma and tys[0] == "float":  # `_fma` in f32: the f64 product and sum are Python's floats
+            src = f"{self._bind(np.float32)}(float({srcs[0]}) * float({srcs[1]}) + float({srcs[2]}))"
         return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs, src=src)
 
 
@@ -1189,6 +1196,7 @@ def _unary(f: Callable[[float], float]) -> Callable[..., Any]:
     def g(x: Any, tys: list[str], name: str) -> Any:
         r = f(x)
         return np.float64(r) if tys[0] == "double" else np.float32(r)
+    g.unary = f  # type: ignore[attr-defined]
     return g
 
 
@@ -1216,6 +1224,16 @@ def _minmax(is_max: bool) -> Callable[..., Any]:
         if np.isnan(b):
             return a
         return max(a, b) if is_max else min(a, b)
+
+    def fast(a: Any, b: Any) -> Any:  # `g` on two f32 scalars without np.isnan (x != x: NaN)
+        if type(a) is not np.float32 or type(b) is not np.float32:
+            return g(a, b, [], "")
+        if a != a:
+            return b
+        if b != b:
+            return a
+        return max(a, b) if is_max else min(a, b)
+    g.fast = fast  # type: ignore[attr-defined]
     return g
 
 
@@ -1224,6 +1242,14 @@ def _nanminmax(is_max: bool) -> Callable[..., Any]:
         if np.isnan(a) or np.isnan(b):
             return type(a)(np.nan)
         return max(a, b) if is_max else min(a, b)
+
+    def fast(a: Any, b: Any) -> Any:  # `g` on two f32 scalars without np.isnan
+        if type(a) is not np.float32 or type(b) is not np.float32:
+            return g(a, b, [], "")
+        if a != a or b != b:
+            return np.float32(np.nan)
+        return max(a, b) if is_max else min(a, b)
+    g.fast = fast  # type: ignore[attr-defined]
     return g
 
 

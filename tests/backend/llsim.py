@@ -432,6 +432,10 @@ class Program:
             sa, sb = self._src(a, ty), self._src(b, ty)
             if op == "icmp" and pred in _UCMP:  # unsigned: `int(op(int(a), int(b)))`
                 src = f"int(int({sa}) {_UCMP[pred]} int({sb}))"
+            elif op == "icmp" and pred in _SCMP:  # signed: both sides through `_signed(int(v), bits)`
+                n = _bits(ty)
+                sx = [f"(_x{j} - {1 << n} if (_x{j} := int({v})) >= {1 << (n - 1)} else _x{j})" for j, v in ((0, sa), (1, sb))]
+                src = f"int({sx[0]} {_SCMP[pred]} {sx[1]})"
             else:
                 src = f"{self._bind(cmp)}({sa}, {sb})"
             return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs, src=src)
@@ -1032,6 +1036,7 @@ _BINOPS: dict[str, Callable[[Any, Any, str], Any]] = {
 _INLINE_OPS = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
                "fadd": "+", "fsub": "-", "fmul": "*"}
 _UCMP = {"eq": "==", "ne": "!=", "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}  # icmp's unsigned predicates
+_SCMP = {"slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 
 
 def _icmp(pred: str, ty: str) -> Callable[[Any, Any], int]:

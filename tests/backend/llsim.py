@@ -573,8 +573,6 @@ class Program:
         elif hasattr(f, "unary"):  # `_unary`'s g inline
             conv = self._bind(np.float64 if tys[0] == "double" else np.float32)
             src = f"{conv}({self._bind(f.unary)}({srcs[0]}))"
-        elif f is _fma and tys[0] == "float":  # `_fma` in f32: the f64 product and sum are Python's floats
-            src = f"{self._bind(np.float32)}(float({srcs[0]}) * float({srcs[1]}) + float({srcs[2]}))"
         return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs, src=src)
 
 

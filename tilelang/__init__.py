@@ -39,6 +39,7 @@ _API = frozenset(
         "graph",
         "Graph",
         "profile",
+        "block_trace",
         "torch_op",
     }
 )

@@ -183,9 +183,22 @@ def _write_modules(output: Path, modules: Any) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Check a program, then run its `main`."""
+    sanitize = True if args.sanitize else None
+    if args.block_trace is not None:
+        from tilelang.runtime import trace
+
+        with trace.session(args.block_trace) as t:
+            rc = _run_profiled(args, sanitize)
+        assert t.trace is not None
+        _err(t.trace.summary())
+        _err(f"wrote the block timeline to {args.block_trace}")
+        return rc
+    return _run_profiled(args, sanitize)
+
+
+def _run_profiled(args: argparse.Namespace, sanitize: bool | None) -> int:
     from tilelang.run import run_file
 
-    sanitize = True if args.sanitize else None
     if args.profile or args.trace is not None:
         from tilelang.profiler import Profile
 
@@ -394,6 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print a table of every kernel launch (time, bytes, FLOPs, %% of peak) to stderr")
     p.add_argument("--trace", metavar="PATH",
                    help="write a Chrome/Perfetto trace of the launches to this file")
+    p.add_argument("--block-trace", metavar="PATH",
+                   help="record when every GPU block ran and on which SM (also TILEC_TRACE=blocks): "
+                        "a Chrome/Perfetto trace at PATH, one track per SM, and a table per launch on stderr")
     p.add_argument("--sanitize", action="store_true",
                    help="run every launch block by block on the CPU and report data races, races "
                         "with launches in flight and unsafe writes outside a tensor (also TILE_SANITIZE=1)")

@@ -22,6 +22,7 @@ computed exactly in f32; compare results with a tolerance.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import operator
 import os
@@ -38,6 +39,9 @@ from llsim_blocks import thread as _compiled_thread
 # False: one closure an instruction (`_thread`), the reference the compiled
 # blocks are tested against (also LLSIM_COMPILED=0 in the environment).
 COMPILED = os.environ.get("LLSIM_COMPILED", "1") != "0"
+
+
+_TIMER = itertools.count(1 << 20, 32)  # `%globaltimer`: every read a later time
 
 
 class Unsupported(Exception):
@@ -144,6 +148,8 @@ class Memory:
     # `cp.async.bulk.wait_group.read`: (thread, the shared bytes they read)
     bulk_live: list[Any] = field(default_factory=list)
     bulk_reads: Any = None  # per byte: how many of those stores read it
+    # pointers stored in memory (the trace global's buffer address): (buffer, offset) -> pointer
+    pointers: dict[Any, Any] = field(default_factory=dict)
     regs_out: list[Any] | None = None  # a list: each block's registers of every thread are appended to it
 
     def guard_bulk(self, addrs: Any, what: str) -> None:
@@ -171,6 +177,8 @@ class Memory:
                            f"(issued by warpgroup {rec.group}, not yet retired by wgmma.wait_group)")
 
     def load(self, ptr: tuple[Any, int], ty: str) -> Any:
+        if ty.startswith("ptr"):
+            return self.pointers[ptr]
         key, off = ptr
         buf = self.bufs[key]
         n = _size(ty)
@@ -343,6 +351,8 @@ class Program:
         if tok.startswith("%"):
             return operator.itemgetter(tok)  # a register read: the most frequent operation
         if tok.startswith("@"):
+            if tok == "@tilec_trace":  # the block timeline's module global (`SimDevice(trace=True)`)
+                return lambda r: ("tilec_trace", 0)
             assert tok == "@smem", tok
             return lambda r: ("smem", 0)
         m = re.match(r"getelementptr \(i8, ptr addrspace\(3\) @smem, i32 (\d+)\)$", tok)
@@ -536,6 +546,8 @@ class Program:
         args = [self._typed(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []
         vals = [v for _, v in args]
         tys = [t for t, _ in args]
+        if name == "llvm.nvvm.read.ptx.sreg.globaltimer":  # ticks 32 ns a read
+            return _Ins(dst, lambda r: next(_TIMER), text=rhs)
         if name.startswith("llvm.nvvm.read.ptx.sreg."):
             reg = name[len("llvm.nvvm.read.ptx.sreg."):]
             return _Ins(dst, lambda r: r["$" + reg], text=rhs, src=f"r[{'$' + reg!r}]")
@@ -1779,15 +1791,21 @@ _MEM_NP = {"float": np.float32, "double": np.float64, "half": np.float16, "i8": 
 class SimDevice:
     """Runs Tile IR kernels through the GPU code generator and this simulator."""
 
-    def __init__(self, arch: str = "sm_80") -> None:
+    def __init__(self, arch: str = "sm_80", trace: bool = False, trace_records: int = 64) -> None:
         self.arch = arch
+        # the block timeline (`Target.trace`): the ring the kernel writes, kept
+        # after `run` in `trace_buffer` (the trace id is 7, `smid` the block's
+        # linear index mod 4)
+        self.trace = trace
+        self.trace_records = trace_records
+        self.trace_buffer = b""
 
     def compile(self, kernel: Any, facts: dict[str, Any] | None = None) -> tuple[Program, Any, Any]:
         from tilelang.backend import lower_gpu
         from tilelang.backend.llvm import emit_llvm_text
 
         gk = lower_gpu(kernel, self.arch, facts)
-        text, abi = emit_llvm_text(gk, gk.facts)
+        text, abi = emit_llvm_text(gk, gk.facts, trace=self.trace)
         return Program(text), abi, gk
 
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
@@ -1857,6 +1875,14 @@ class SimDevice:
                 else:
                     regs[reg] = int(v) & ((1 << dt.bits) - 1)
         mem.bufs["smem"] = bytearray()
+        if self.trace:
+            from tilelang.backend.codegen import trace as layout
+
+            ring = bytearray(layout.RECORDS + self.trace_records * layout.RECORD)
+            ring[layout.HEADER_CAPACITY:layout.HEADER_CAPACITY + 4] = self.trace_records.to_bytes(4, "little")
+            mem.bufs["trace"] = ring
+            mem.bufs["tilec_trace"] = bytearray(8) + (7).to_bytes(8, "little")
+            mem.pointers[("tilec_trace", 0)] = ("trace", 0)
         queue = next((int(sl.what.split(":")[1]) for sl in abi.slots if sl.what.startswith("queue:")), None)
         if queue is not None:  # a tile queue: `queue_blocks` blocks a row pull the tiles along its axis
             g = [*grid, 1, 1, 1][:3]
@@ -1872,8 +1898,11 @@ class SimDevice:
                     mem.bulk_reads = None
                     base = dict(regs)
                     base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
-                                 "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz})
+                                 "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz,
+                                 "$smid": ((x * gy + y) * gz + z) % 4})
                     run_block(prog, mem, base, abi.num_threads)
+        if self.trace:
+            self.trace_buffer = bytes(mem.bufs["trace"])
         if any(mem.bufs.get("arrive", b"")):
             raise AssertionError("a group counter of `last_block` or a queue was not reset to 0")
         err = int.from_bytes(mem.bufs["err"], "little")

@@ -23,9 +23,11 @@ and `errors.py` for the exceptions (all `tilelang.TileError` subclasses).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tilelang.api.engines import gpu_available, in_flight
 from tilelang.api.errors import (
@@ -45,6 +47,21 @@ from tilelang.api.partition import Partition, partition
 from tilelang.api.torch_ops import torch_op
 from tilelang.diagnostics.model import TileError
 from tilelang.profiler import Profile, profile
+
+if TYPE_CHECKING:
+    from tilelang.runtime.trace import TraceSession
+
+
+def block_trace(path: str | os.PathLike[str] | None = None) -> contextlib.AbstractContextManager[TraceSession]:
+    """Record when every GPU block of the kernels launched in a `with` ran, and
+    on which SM: `with tilelang.block_trace("out.json") as t: ...`, then
+    `t.trace.summary()` (a table per launch) and, with `path`, a
+    Chrome/Perfetto trace written there (`runtime/trace.py`; the same as
+    `TILEC_TRACE=blocks`). Kernels compile with the stamps while it is on;
+    on the CPU there are no blocks and the trace says so."""
+    from tilelang.runtime import trace
+
+    return trace.session(path)
 
 
 def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Module:
@@ -132,6 +149,7 @@ __all__ = [
     "Partition",
     "Profile",
     "TileError",
+    "block_trace",
     "compile",
     "gpu_available",
     "graph",

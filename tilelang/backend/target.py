@@ -79,6 +79,10 @@ class Target:
     pdl: bool = False
     pdl_trigger: str = "late"
     pdl_prefetch: bool | str = False
+    # the block timeline (`TILEC_TRACE=blocks`, `codegen/trace.py`): every
+    # block stamps its start, its wait's return and its end into a buffer the
+    # runtime owns; off, the PTX is the untraced kernel's byte for byte
+    trace: bool = False
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
@@ -97,7 +101,8 @@ class Target:
         return int(self.arch[3:5])
 
     def key(self) -> str:
-        return f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
+        return (f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
+                + ("-trace" if self.trace else ""))
 
     @property
     def prefetch_kind(self) -> str:

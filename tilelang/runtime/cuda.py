@@ -37,6 +37,7 @@ import numpy as np
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.runtime import cuda_driver, cuda_pdl, occupancy
+from tilelang.runtime import trace as trace_rt
 from tilelang.runtime.cuda_arrive import Counters, groups, launch_grid
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
     CTYPES,
@@ -560,13 +561,15 @@ class CudaDevice(Device):
     def _variant(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any],
                  span: Span | None) -> tuple[Any, Function]:
         pdl = cuda_pdl.mode()
-        got = pk.variants.get((*facts_key, pdl))
+        traced = trace_rt.ENABLED
+        got = pk.variants.get((*facts_key, pdl, traced))
         if got is None:
             from tilelang.backend import CodegenError, Target, compile_kernel
 
             try:
-                tgt = (Target(pk.arch, pdl=True, pdl_trigger=cuda_pdl.TRIGGER, pdl_prefetch=cuda_pdl.PREFETCH)
-                       if pdl else pk.arch)
+                tgt = (Target(pk.arch, pdl=True, pdl_trigger=cuda_pdl.TRIGGER, pdl_prefetch=cuda_pdl.PREFETCH,
+                              trace=traced)
+                       if pdl else Target(pk.arch, trace=traced))
                 ck = compile_kernel(pk.ir, tgt, facts)
             except CodegenError as e:
                 raise TileError(e.diag) from None
@@ -574,6 +577,8 @@ class CudaDevice(Device):
                 raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
             mod = self.ctx.load_ptx(ck.ptx, key=ck.key)
             fn = mod.function(ck.abi.name)
+            if traced:  # the block timeline's buffer and this kernel's trace id, in the module's global
+                trace_rt.attach(self.ctx, mod, ck.abi.name)
             abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
             if abi.smem_bytes:
                 fn.ensure_smem(abi.smem_bytes, span)
@@ -581,7 +586,7 @@ class CudaDevice(Device):
                 per = occupancy.resident(self.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
                 abi = dataclasses.replace(abi, queue_per_sm=max(1, per))
             got = (abi, fn)
-            pk.variants[(*facts_key, pdl)] = got
+            pk.variants[(*facts_key, pdl, traced)] = got
         return got
 
     def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
@@ -601,7 +606,7 @@ class CudaDevice(Device):
         # weak references make sure a recycled `id` is never taken for the old
         # buffer. (CUstream handles are keyed by id: they may not be hashable,
         # and pooled streams live as long as the device.)
-        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode())
+        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode(), trace_rt.ENABLED)
         hit = prepared.fast.get(key)
         if hit is not None and (len(hit) == 4 or not self.is_capturing(stream)):  # 5: counters
             refs, launch, call, ok = hit[:4]

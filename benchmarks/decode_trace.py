@@ -118,6 +118,17 @@ def _md(pic: dict, layers: int) -> str:  # type: ignore[type-arg]
     return "\n".join(lines)
 
 
+def _save_records(path: Path, launches: list) -> None:  # type: ignore[type-arg]
+    """The launches' blocks as flat arrays (launch index, name table), for a later look."""
+    import numpy as np
+
+    names = sorted({la.name for la in launches})
+    idx = np.concatenate([np.full(la.block.size, i) for i, la in enumerate(launches)])
+    cat = {f: np.concatenate([getattr(la, f) for la in launches]) for f in ("block", "sm", "start", "wait", "end")}
+    np.savez_compressed(path, launch=idx, kernel=np.array([names.index(la.name) for la in launches]),
+                        names=np.array(names), **cat)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="4b")
@@ -180,9 +191,11 @@ def main(argv: list[str] | None = None) -> int:
                "roofline": roof}
         result.append(row)
         if out:
-            one = trace.Trace(list(tr.launches[: len(tr.launches) // a.replays]), tr.cursor,
+            n_ops = len(eng.ops)
+            one = trace.Trace(list(tr.launches[n_ops: 2 * n_ops]), tr.cursor,  # the second step: one in the middle
                               tr.capacity, tr.notes, tr.sms, tr.granularity_ns)
             one.write(out / f"trace_v{i}.json")
+            _save_records(out / f"records_v{i}.npz", tr.launches[: 3 * n_ops])
             (out / f"summary_v{i}.txt").write_text(tr.summary())
             (out / f"picture_v{i}.md").write_text(md + "\n")
     if out:

@@ -40,7 +40,6 @@ from llsim_blocks import thread as _compiled_thread
 # blocks are tested against (also LLSIM_COMPILED=0 in the environment).
 COMPILED = os.environ.get("LLSIM_COMPILED", "1") != "0"
 
-
 _TIMER = itertools.count(1 << 20, 32)  # `%globaltimer`: every read a later time
 
 

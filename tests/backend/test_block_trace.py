@@ -174,7 +174,7 @@ def test_llsim_runs_the_traced_hopper_gemm_with_warp_roles() -> None:
     sim = SimDevice("sm_90a", trace=True)
     sim.run(_kernel(cfg), (1, 1), [c, a, b], _facts(a.shape, b.shape, c.shape))
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-2)
-    raw, cursor, _ = _sim_records(sim)
+    _, cursor, _ = _sim_records(sim)
     assert cursor == 1
 
 
@@ -292,3 +292,11 @@ def test_tilec_run_block_trace_on_the_cpu_notes_there_are_no_blocks(tmp_path, ca
     out = capsys.readouterr()
     assert "8.0" in out.out and "the interpreter has none" in out.err
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+
+
+def test_decode_survives_a_damaged_record() -> None:
+    """A record whose grid size reads 0 (memory not written by a kernel) is a
+    launch of its own, never an endless walk."""
+    bad = struct.pack("<IIIIQII", 0, 3, 0, 1, 1000, layout.NO_WAIT, 10) * 2
+    tr = trace.decode(bad, 2, 10, ["k"], 4)
+    assert sum(la.block.size for la in tr.launches) == 2

@@ -356,8 +356,8 @@ def decode(raw: bytes, cursor: int, capacity: int, names: list[str], sms: int = 
         groups = []
         i = len(r)
         while i > 0:  # from the newest launch back: each is a grid's size of counts
-            lo = int(count[i - 1]) + 1 - int(nb[i - 1])
-            j = int(np.searchsorted(count, lo, "left"))
+            lo = int(count[i - 1]) + 1 - max(1, int(nb[i - 1]))  # (a grid size of 0: a damaged record)
+            j = min(i - 1, int(np.searchsorted(count, lo, "left")))
             groups.append((r[j:i], i - j < int(nb[i - 1])))
             i = j
         name = names[kid] if kid < len(names) else f"kernel#{kid}"

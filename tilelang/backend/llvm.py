@@ -262,8 +262,9 @@ class _Emitter(HopperOps, DebugOps):
             waited = trace_code.stamp_wait(pdl, pdl_code.WAIT) or trace_code.stamp_wait(self.lines, pdl_code.WAIT)
             self.lines.extend(trace_code.exit_lines(waited))
         body = "\n".join(self.lines)
+        take = trace_code.take_lines() if self.trace else ["  br label %start"]
         entry = "\n".join(["entry:", *stamps, *early, *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
-                           *self._entry_lines, "  br label %start", "start:"])
+                           *self._entry_lines, *take, "start:"])
         name = _ident(k.name)
         self.entry_name = name
         out = [

@@ -19,13 +19,15 @@ The stamps (`%globaltimer`, nanoseconds of the GPU's global timer):
     wait       right after the kernel's `griddepcontrol.wait`, if it has one
     exit       after a block-wide barrier at the end, so it is the last warp's end
 
-then thread 0 reserves a record (one atomic on the buffer's cursor, a ring:
-slot = cursor mod capacity) and counts the block into its kernel's block
-counter (one atomic) and writes the record. The host cuts a kernel's records,
-in counter order, into launches of the grid's size, from the newest back
-(the blocks of one launch of a kernel all count before the next launch of
-the same kernel counts any: in stream order it starts later, and under PDL
-its blocks' wait returns only once the earlier grid has completed), so a
+At the entry (after the wait), thread 0 reserves the block's record (one
+atomic on the buffer's cursor, a ring: slot = cursor mod capacity) and counts
+the block into its kernel's block counter (one atomic); their results are
+used at the exit, where it writes the record with plain stores, so the
+block's end waits for no round trip. The host cuts a kernel's records, in
+counter order, into launches of the grid's size, from the newest back (the
+blocks of one launch of a kernel all count before the next launch of the
+same kernel counts any: that launch is made only once every block of the
+launches between has started, each after every block of this one did), so a
 module launched with grids of several sizes is cut right.
 
     Buffer: [0, 8) u64 cursor (records reserved so far), [8, 12) u32 capacity
@@ -88,9 +90,38 @@ def stamp_wait(lines: list[str], wait: str) -> bool:
     return False
 
 
+def take_lines() -> list[str]:
+    """The entry's end (in place of its `br label %start`): thread 0 reserves
+    the block's record and counts the block, two atomics whose results are
+    first used at the exit, so their round trips overlap the block's work
+    instead of holding its SM slot at the end."""
+    gep = "getelementptr i8, ptr addrspace(1)"
+    return [
+        "  %trace.me0 = icmp eq i32 %tid, 0",
+        "  br i1 %trace.me0, label %trace.take, label %trace.took",
+        "trace.take:",
+        f"  %trace.buf0 = load ptr addrspace(1), ptr addrspace(1) @{GLOBAL}, align 8",
+        f"  %trace.kidp0 = {gep} @{GLOBAL}, i64 8",
+        "  %trace.kid0 = load i32, ptr addrspace(1) %trace.kidp0, align 8",
+        "  %trace.slot0 = atomicrmw add ptr addrspace(1) %trace.buf0, i64 1 monotonic",
+        f"  %trace.kslot = and i32 %trace.kid0, {KIDS - 1}",
+        "  %trace.kslot64 = zext i32 %trace.kslot to i64",
+        "  %trace.koff = mul i64 %trace.kslot64, 4",
+        f"  %trace.koff2 = add i64 %trace.koff, {COUNTERS}",
+        f"  %trace.ctr = {gep} %trace.buf0, i64 %trace.koff2",
+        "  %trace.n0 = atomicrmw add ptr addrspace(1) %trace.ctr, i32 1 monotonic",
+        "  br label %trace.took",
+        "trace.took:",
+        "  %trace.slot = phi i64 [ %trace.slot0, %trace.take ], [ 0, %entry ]",
+        "  %trace.n = phi i32 [ %trace.n0, %trace.take ], [ 0, %entry ]",
+        "  br label %start",
+    ]
+
+
 def exit_lines(waited: bool) -> list[str]:
     """The block's end: a barrier (the last warp's end), the exit stamp, and
-    thread 0's record. Ends in the label `trace.done`, before `ret void`."""
+    thread 0's record (plain stores into the slot it took at the entry).
+    Ends in the label `trace.done`, before `ret void`."""
     gep = "getelementptr i8, ptr addrspace(1)"
     wait = ("  %trace.dw64 = sub i64 %trace.tw, %trace.t0\n  %trace.dw = trunc i64 %trace.dw64 to i32"
             if waited else f"  %trace.dw = add i32 0, {NO_WAIT}")
@@ -111,16 +142,9 @@ def exit_lines(waited: bool) -> list[str]:
         f"  %trace.buf = load ptr addrspace(1), ptr addrspace(1) @{GLOBAL}, align 8",
         f"  %trace.kidp = {gep} @{GLOBAL}, i64 8",
         "  %trace.kid = load i32, ptr addrspace(1) %trace.kidp, align 8",
-        "  %trace.slot = atomicrmw add ptr addrspace(1) %trace.buf, i64 1 monotonic",
         f"  %trace.capp = {gep} %trace.buf, i64 {HEADER_CAPACITY}",
         "  %trace.cap32 = load i32, ptr addrspace(1) %trace.capp, align 8",
         "  %trace.cap = zext i32 %trace.cap32 to i64",
-        f"  %trace.kslot = and i32 %trace.kid, {KIDS - 1}",
-        "  %trace.kslot64 = zext i32 %trace.kslot to i64",
-        "  %trace.koff = mul i64 %trace.kslot64, 4",
-        f"  %trace.koff2 = add i64 %trace.koff, {COUNTERS}",
-        f"  %trace.ctr = {gep} %trace.buf, i64 %trace.koff2",
-        "  %trace.n = atomicrmw add ptr addrspace(1) %trace.ctr, i32 1 monotonic",
         "  %trace.big = icmp ugt i32 %trace.nb, 16777215",
         "  %trace.nb24 = select i1 %trace.big, i32 16777215, i32 %trace.nb",
         "  %trace.nbs = shl i32 %trace.nb24, 8",

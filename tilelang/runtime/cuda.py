@@ -567,9 +567,8 @@ class CudaDevice(Device):
             from tilelang.backend import CodegenError, Target, compile_kernel
 
             try:
-                tgt = (Target(pk.arch, pdl=True, pdl_trigger=cuda_pdl.TRIGGER, pdl_prefetch=cuda_pdl.PREFETCH,
-                              trace=traced)
-                       if pdl else Target(pk.arch, trace=traced))
+                tgt = Target(pk.arch, pdl=bool(pdl), pdl_trigger=cuda_pdl.TRIGGER,
+                             pdl_prefetch=cuda_pdl.PREFETCH if pdl else False, trace=traced)
                 ck = compile_kernel(pk.ir, tgt, facts)
             except CodegenError as e:
                 raise TileError(e.diag) from None

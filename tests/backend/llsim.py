@@ -1791,6 +1791,7 @@ class SimDevice:
     """Runs Tile IR kernels through the GPU code generator and this simulator."""
 
     def __init__(self, arch: str = "sm_80", trace: bool = False, trace_records: int = 64) -> None:
+        assert trace_records & (trace_records - 1) == 0, "the ring's capacity is a power of two"
         self.arch = arch
         # the block timeline (`Target.trace`): the ring the kernel writes, kept
         # after `run` in `trace_buffer` (the trace id is 7, `smid` the block's
@@ -1880,7 +1881,7 @@ class SimDevice:
             ring = bytearray(layout.RECORDS + self.trace_records * layout.RECORD)
             ring[layout.HEADER_CAPACITY:layout.HEADER_CAPACITY + 4] = self.trace_records.to_bytes(4, "little")
             mem.bufs["trace"] = ring
-            mem.bufs["tilec_trace"] = bytearray(8) + (7).to_bytes(8, "little")
+            mem.bufs["tilec_trace"] = bytearray(8) + (7 | (self.trace_records - 1) << 32).to_bytes(8, "little")
             mem.pointers[("tilec_trace", 0)] = ("trace", 0)
         queue = next((int(sl.what.split(":")[1]) for sl in abi.slots if sl.what.startswith("queue:")), None)
         if queue is not None:  # a tile queue: `queue_blocks` blocks a row pull the tiles along its axis

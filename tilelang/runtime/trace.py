@@ -72,10 +72,13 @@ except ValueError as _e:  # a mistyped setting is said, and tracing stays off
 
 
 def _capacity_default() -> int:
+    """`TILEC_TRACE_RECORDS`, rounded down to a power of two (the kernels
+    take a slot with a mask), at least 1,024; 2^20 by default."""
     try:
-        return max(1024, int(os.environ.get("TILEC_TRACE_RECORDS", "1048576")))
+        n = max(1024, int(os.environ.get("TILEC_TRACE_RECORDS", "1048576")))
     except ValueError:
-        return 1 << 20
+        n = 1 << 20
+    return 1 << (n.bit_length() - 1)
 
 
 def set_trace(on: bool) -> bool:
@@ -91,6 +94,7 @@ class DeviceTrace:
     """The ring buffer of one CUDA context and the kernels that write into it."""
 
     def __init__(self, ctx: Any, capacity: int) -> None:
+        assert capacity & (capacity - 1) == 0, capacity  # the kernels mask the cursor
         from tilelang.backend.codegen import trace as L
         from tilelang.runtime.cuda_driver import _check
 
@@ -130,7 +134,7 @@ class DeviceTrace:
         d = self.ctx.d
         dptr, size = _check(d.cuModuleGetGlobal(module.handle, L.GLOBAL.encode()), "cuModuleGetGlobal")
         assert int(size) == 16, size
-        raw = np.array([self.ptr, kid], "<u8")
+        raw = np.array([self.ptr, kid | (self.capacity - 1) << 32], "<u8")
         _check(d.cuMemcpyHtoD(dptr, raw.ctypes.data, 16), "cuMemcpyHtoD")
         return kid
 

@@ -561,15 +561,12 @@ class CudaDevice(Device):
     def _variant(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any],
                  span: Span | None) -> tuple[Any, Function]:
         pdl = cuda_pdl.mode()
-        traced = trace_rt.ENABLED
-        got = pk.variants.get((*facts_key, pdl, traced))
+        got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED))
         if got is None:
-            from tilelang.backend import CodegenError, Target, compile_kernel
+            from tilelang.backend import CodegenError, compile_kernel
 
             try:
-                tgt = Target(pk.arch, pdl=bool(pdl), pdl_trigger=cuda_pdl.TRIGGER,
-                             pdl_prefetch=cuda_pdl.PREFETCH if pdl else False, trace=traced)
-                ck = compile_kernel(pk.ir, tgt, facts)
+                ck = compile_kernel(pk.ir, cuda_pdl.target(pk.arch, traced), facts)
             except CodegenError as e:
                 raise TileError(e.diag) from None
             except ValueError as e:  # PDL before sm_90

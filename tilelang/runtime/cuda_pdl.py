@@ -91,6 +91,15 @@ def mode() -> str:
     return (TRIGGER + (f"+{PREFETCH}" if PREFETCH else "")) if ON else ""
 
 
+def target(arch: str, trace: bool = False) -> Any:
+    """The compile target of a kernel launched now: `arch` under this setting
+    (the trigger and prefetch only when on), with the block timeline's stamps
+    when `trace` (`runtime/trace.py`)."""
+    from tilelang.backend.target import Target
+
+    return Target(arch, pdl=ON, pdl_trigger=TRIGGER, pdl_prefetch=PREFETCH if ON else False, trace=trace)
+
+
 class LaunchAttribute(ctypes.Structure):
     _fields_ = [
         ("id", ctypes.c_uint),

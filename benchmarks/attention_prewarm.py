@@ -276,6 +276,17 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
     return "\n".join(lines)
 
 
+def job_key(kernel: str, inst: dict[str, Any], params: list[Any]) -> tuple[str, ...]:
+    """What makes two launches one compile: the kernel, its generics, each
+    tensor's facts, and each tensor's rows (the dimension before the last)
+    up to SHORT_ROWS (`facts.Short` picks a variant by them; a 1-D tensor
+    has none)."""
+    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
+    rows = sorted((n, min(shape[-2], SHORT_ROWS + 1) if len(shape) >= 2 else 0) for n, _, shape, _ in params)
+    return (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())),
+            str(rows))
+
+
 def main(argv: list[str] | None = None) -> int:
     global _PROGRAM, _VARIANTS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -317,9 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     for kernel, inst, params in todo:
         if a.only in ("prefill", "decode") and kernel.startswith("flash_attention") != (a.only == "prefill"):
             continue
-        facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-        key = (kernel, str(sorted(inst.items(), key=str)), str(sorted((n, f.key()) for n, f in facts.items())),
-               str(sorted((n, min(shape[-2], SHORT_ROWS + 1)) for n, _, shape, _ in params)))  # `facts.Short`
+        key = job_key(kernel, inst, params)
         if key not in seen:
             seen.add(key)
             jobs.append((kernel, inst, params, archs, a.cubin))

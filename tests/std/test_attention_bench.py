@@ -46,6 +46,18 @@ def test_the_prewarm_finds_the_test_modules_outside_pytest() -> None:
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
+def test_the_prewarm_keys_every_launch_shape() -> None:
+    # decode launches have 1-D tensors (the log-sum-exps): the key of the
+    # short-keys variant (`facts.Short`) read `shape[-2]` of every tensor, and
+    # the 2026-12-04 final call's decode prewarm died on it (IndexError)
+    pw = _script("attention_prewarm")
+    lse = ("lse", "f32", (64,), None)
+    k_short = pw.job_key("decode_combine", {"NS": 4}, [lse, ("k", "bf16", (8, 1024, 128), None)])
+    k_long = pw.job_key("decode_combine", {"NS": 4}, [lse, ("k", "bf16", (8, pw.SHORT_ROWS + 64, 128), None)])
+    k_longer = pw.job_key("decode_combine", {"NS": 4}, [lse, ("k", "bf16", (8, 4 * pw.SHORT_ROWS, 128), None)])
+    assert k_short != k_long and k_long == k_longer  # rows past SHORT_ROWS are one compile
+
+
 def test_every_prewarmed_launch_lowers() -> None:
     pytest.importorskip("torch")  # the GPU tests' case tables import it
     import tilelang

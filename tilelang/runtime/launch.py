@@ -42,7 +42,7 @@ from tilelang.lastblock import group_params
 from tilelang.profiler import hook
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
-from tilelang.runtime.tensor import Partition, Tensor
+from tilelang.runtime.tensor import Partition, Tensor, dtype_of_array
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -616,4 +616,4 @@ def _scalar_dtype(value: Any) -> DType | None:
         value = value[()]
     if not isinstance(value, np.generic):
         return None
-    return next((d for d in DType if d is not DType.BF16 and d.np_dtype == value.dtype), None)
+    return dtype_of_array(np.asarray(value))

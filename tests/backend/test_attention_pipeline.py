@@ -146,7 +146,7 @@ def test_the_last_iteration_is_peeled_where_the_registers_allow(monkeypatch) -> 
 
 @pytest.mark.parametrize("setting", [None, "0", "1"])
 def test_the_peel_follows_its_switch(setting: str | None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from tilelang.backend.gpu.passes.attention import PEEL_DEFAULT
+    from tilelang.backend.gpu.passes.attention_loop import PEEL_DEFAULT
 
     if setting is None:
         monkeypatch.delenv("TILEC_ATTN_PEEL", raising=False)
@@ -477,11 +477,11 @@ def test_the_simulator_refuses_an_accumulator_read_before_its_wait(monkeypatch) 
     from llsim import Race
 
     from tilelang.backend.gpu import nodes as g
-    from tilelang.backend.gpu.passes import attention as attention_pass
+    from tilelang.backend.gpu.passes import attention_loop as attention_pass
     from tilelang.backend.gpu.passes.rewrite import substitute_region
     from tilelang.ir import nodes as ir
 
-    real = attention_pass._serial
+    real = attention_pass.serial
 
     def without_the_pv_wait(*a, **kw):  # type: ignore[no-untyped-def]
         loop, pre, post = real(*a, **kw)
@@ -493,7 +493,7 @@ def test_the_simulator_refuses_an_accumulator_read_before_its_wait(monkeypatch) 
         return dataclasses.replace(loop, body=body), pre, post
 
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "serial")  # as emitted, right: test_a_user_attention_loop_in_the_simulator
-    monkeypatch.setattr(attention_pass, "_serial", without_the_pv_wait)
+    monkeypatch.setattr(attention_pass, "serial", without_the_pv_wait)
     with pytest.raises(Race, match="in-flight wgmma"):
         _run_user_in_sim(64, 64, 100)
 
@@ -506,10 +506,10 @@ def test_the_simulator_refuses_a_stage_released_before_its_wait(monkeypatch) -> 
     from llsim import Race
 
     from tilelang.backend.gpu import nodes as g
-    from tilelang.backend.gpu.passes import attention as attention_pass
+    from tilelang.backend.gpu.passes import attention_loop as attention_pass
     from tilelang.ir import nodes as ir
 
-    real = attention_pass._overlapped
+    real = attention_pass.overlapped
 
     def release_first(*a, **kw):  # type: ignore[no-untyped-def]
         loop, pre, post = real(*a, **kw)
@@ -521,7 +521,7 @@ def test_the_simulator_refuses_a_stage_released_before_its_wait(monkeypatch) -> 
 
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "overlap")
     _run_user_in_sim(64, 64, 300)  # as emitted: right (5 key blocks through a ring of 4 stages)
-    monkeypatch.setattr(attention_pass, "_overlapped", release_first)
+    monkeypatch.setattr(attention_pass, "overlapped", release_first)
     with pytest.raises(Race, match="in-flight wgmma"):
         _run_user_in_sim(64, 64, 300)
 

@@ -73,7 +73,7 @@ def setting() -> str:
 
 
 def short(p: Any, ctx: Any) -> bool:
-    """Whether plan `p` (`attention.AttnPlan`) is compiled for short keys: "auto"
+    """Whether plan `p` (`attention_match.AttnPlan`) is compiled for short keys: "auto"
     and the facts (`ctx`: a `PassContext`) bound K's rows (`TensorFacts.rows_at_most`)."""
     rows = ctx.fact(p.k.load.tensor).rows_at_most
     return setting() == "auto" and p.k_kmajor and 0 < rows <= SHORT_BLOCKS * p.BN
@@ -86,8 +86,8 @@ def q_early(ch: Chain | None) -> bool:
 
 def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], moved: list[object], bufs: Any,
          fresh: Fresh, ok: bool) -> tuple[Chain | None, Short | None]:
-    """The chain for attention plan `p` (`attention.AttnPlan`; `bufs`: its
-    `attention._Bufs`) where `ok` (the persistent loop, P packed, no TMA-store
+    """The chain for attention plan `p` (`attention_match.AttnPlan`; `bufs`: its
+    `attention_loop.Bufs`) where `ok` (the persistent loop, P packed, no TMA-store
     epilogue), the loop is rotated and the chain is on and applies; else None.
     And under "auto" without the fact, where the chain would apply to the
     rotated loop: the kernel's request for the short keys' variant."""
@@ -113,7 +113,7 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
 
 
 def layouts(ch: Chain | None, cl: Any, warps: int, lay: dict[int, Any]) -> None:
-    """The carried tiles' layouts (`cl`: `attention._Classes`): as the loop
+    """The carried tiles' layouts (`cl`: `attention_layout.Classes`): as the loop
     results they stand for (nothing without a chain)."""
     from ..layouts import AccTile
 
@@ -333,7 +333,7 @@ def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: in
     `tile_carry`'s answer for what it leaves to the next tile. `c_loop`:
     `attention_rotated.rotated`'s loop with `ch` (results: the user's `loop`'s,
     the ring's counter, P packed, the stages); `before`: the ops before the
-    loop (the accumulator's zero among them); `p`: `attention.AttnPlan`."""
+    loop (the accumulator's zero among them); `p`: `attention_match.AttnPlan`."""
     E = ir.ElemOp
     f = ch.fresh
     pl: Plan = ch.plan

@@ -1,7 +1,7 @@
 """The attention loop's overlapped schedule, rotated (the default where the
 value rows are 128 wide: `ROTATE_DEFAULT`; `TILEC_ATTN_ROTATE`).
 
-`attention._overlapped` computes S of the first key block before its loop,
+`attention_loop.overlapped` computes S of the first key block before its loop,
 and iteration j issues S of block j + 1 with P V of block j: the last
 iteration issues an S nobody reads (its own block's again: no branch around
 the tensor cores), and Q, which that S reads, is released only after it.
@@ -33,7 +33,7 @@ loop ran 2.6-4.6 % behind the overlapped one on the H200; with neither it
 runs up to 3 % ahead at D = 128. It applies where the accumulator starts at zero
 (`use_acc` drops the first two products' accumulators: the zero P V's and
 what the first rescale made of it) and the loop yields the product as is,
-read by nothing else; else `attention._overlapped` runs.
+read by nothing else; else `attention_loop.overlapped` runs.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from .context import Fresh
 from .pipeline import _Build
 from .rewrite import substitute
 
-# "1": the rotated schedule where it applies; "0": `attention._overlapped`;
+# "1": the rotated schedule where it applies; "0": `attention_loop.overlapped`;
 # "auto" (the default): rotated where the value rows are 128 wide. On
 # the H200 (benchmarks/RESULTS.md, eighth session) the rotated loop matched or
 # beat the overlapped one on every D = 128 row (+0.1..+3 %, most at S = 1024)
@@ -63,7 +63,7 @@ ROTATE_DEFAULT = "auto"
 
 
 def enabled(p: Any) -> bool:
-    """Whether the loop of plan `p` (`attention.AttnPlan`) is rotated:
+    """Whether the loop of plan `p` (`attention_match.AttnPlan`) is rotated:
     `TILEC_ATTN_ROTATE` "1" / "0" / "auto" (unset: `ROTATE_DEFAULT`)."""
     want = os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT)
     if want == "auto":  # and at every D where compiled for short keys, chained (`attention_chain.short`)
@@ -96,7 +96,7 @@ EARLY_VOTE_DEFAULT = "auto"
 
 
 def early_vote(p: Any) -> bool:
-    """Whether the rotated loop of plan `p` (`attention.AttnPlan`) votes early:
+    """Whether the rotated loop of plan `p` (`attention_match.AttnPlan`) votes early:
     `TILEC_ATTN_EARLY_VOTE` "1" / "0" / "auto" (unset: `EARLY_VOTE_DEFAULT`)."""
     want = os.environ.get("TILEC_ATTN_EARLY_VOTE", EARLY_VOTE_DEFAULT)
     return int(p.o_dot.result.shape[1]) == 64 if want == "auto" else want == "1"
@@ -134,9 +134,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             qempty: ir.Value | None = None, chain: Any = None
             ) -> tuple[ir.For, list[object], tuple[list[object], dict[int, ir.Value], ir.Value]] | None:
     """The rotated loop, its prologue and (epilogue ops, loop result -> value,
-    the ring's counter after it), as `attention._overlapped` returns them; None
-    where it does not apply. `p`, `bufs`: `attention.AttnPlan`, `attention._Bufs`;
-    `s_product`, `unshare`: `attention._s_product`, `attention._unshare` (passed
+    the ring's counter after it), as `attention_loop.overlapped` returns them; None
+    where it does not apply. `p`, `bufs`: `attention_match.AttnPlan`, `attention_loop.Bufs`;
+    `s_product`, `unshare`: `attention_loop.s_product`, `attention_loop.unshare` (passed
     in: this module does not import `attention`, which imports it); `turns`:
     the two warpgroups take turns at each issue (`attention.pingpong`); `qempty`:
     the Q buffer's barrier, arrived on in the last iteration once its S is done
@@ -220,7 +220,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
 
         raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
         o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
-        if turns:  # named barrier 2 + the warpgroup's number (attention.TURN_BARRIER)
+        if turns:  # named barrier 2 + the warpgroup's number (attention_loop.TURN_BARRIER)
             cb.ops.append(g.WarpgroupTurn("wait", 2, span))
         # the carried accumulator is the previous block's, rescaled, its product pending
         cb.ops.append(g.WgmmaRegA(o_raw, p_prev, bufs.v, pv_stage, acc_arg, p.v_kmajor, use, p.o_dot.span,
@@ -245,7 +245,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 # a spin on the next block's stage (this one's on the last
                 # iteration) first: a basic block of its own, so that ptxas
                 # does not hoist the wait for the pending P V above the softmax
-                # that runs under it (attention._overlapped, same reason)
+                # that runs under it (attention_loop.overlapped, same reason)
                 if alpha is not None and alpha.id in seen:  # before the spin (`EARLY_VOTE_DEFAULT`)
                     one, ones = fresh.value(DType.F32, ()), fresh.value(DType.F32, alpha.shape)
                     ne, any_moved = fresh.value(DType.BOOL, alpha.shape, "moved"), fresh.value(DType.BOOL, (), "moved")
@@ -335,7 +335,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         return c_loop, pre, ([], back, trips)
     # after the loop: the last block's P V (when the loop ran), waited for
     # after the join, the zero accumulator selected after the wait (as in
-    # attention._overlapped: zeros beside wgmma registers in a branch cost
+    # attention_loop.overlapped: zeros beside wgmma registers in a branch cost
     # ptxas 13.0 spills and injected waits)
     tb = _Build(fresh)
     last = tb.elem(E.REM, tb.elem(E.ADD, trips, tb.const(bufs.S - 1)), tb.const(bufs.S))

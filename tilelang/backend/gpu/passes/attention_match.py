@@ -1,0 +1,255 @@
+"""The loops the Hopper attention pipeline (`attention.py`) takes, and its plan.
+
+Conditions (else the generic path): sm_90a; the kernel's only loop with an
+`mma` is a top-level `for` whose body has exactly two; the first multiplies a
+loop-invariant load (Q, [BM, D] with leading size-1 dims, BM 64 or 128, D a
+multiple of 64 up to 256) by a loaded, optionally transposed tile (K) with a
+zero accumulator; the second multiplies a cast to f16/bf16 of a body value
+by another loaded tile (V); the loads are f16/bf16 2-D or 3-D tensors TMA can
+read (16-byte aligned, last dim a multiple of 16), each feeding its `mma`
+only; every tile in the body and after the loop has at most two dims larger
+than one, rows BM and columns a multiple of 8; reductions run along the
+columns; nothing else reads or writes memory in the loop.
+
+`match` returns the `AttnPlan` (the loop, its two products, the TMA-copied Q,
+K and V, the blocks and the ring's stages) or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from . import attention_vmask as vmask
+from .context import PassContext
+from .pipeline import SMEM_LIMIT
+from .rewrite import uses
+
+_SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
+_TILE = (ir.Const, ir.Elementwise, ir.Cast, ir.Broadcast, ir.Reshape, ir.Arange, ir.Reduce)
+
+
+@dataclass(frozen=True, slots=True)
+class Tma:
+    """A TMA-copied operand: the load, the [rows, cols] tile it gives, its tensor's rank."""
+
+    load: ir.Load
+    rows: int
+    cols: int
+    rank: int
+    chain: tuple[object, ...]  # the load and the reshapes/permute up to the mma operand
+
+    @property
+    def slabs(self) -> int:
+        return self.cols // 64
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * 2
+
+
+@dataclass(frozen=True, slots=True)
+class AttnPlan:
+    loop: ir.For
+    s_dot: g.DotOp
+    o_dot: g.DotOp
+    q: Tma
+    k: Tma
+    v: Tma
+    k_kmajor: bool
+    v_kmajor: bool
+    BM: int
+    BN: int
+    stages: int
+    vmask: vmask.VMask | None = None  # V's rows past a bound zeroed (`attention_vmask`)
+    short: bool = False  # compiled for short keys: chained and rotated (`attention_chain.short`)
+
+
+def _is_scalar(op: object) -> bool:
+    return isinstance(op, _SCALAR) and all(not v.shape for v in g.results(op))
+
+
+def _chain(v: ir.Value, defs: dict[int, object]) -> tuple[ir.Load, list[object], bool] | None:
+    """The load behind operand `v` through reshapes (dropping leading 1s) and at
+    most one 2-D transpose: (load, ops, transposed)."""
+    ops: list[object] = []
+    transposed = False
+    cur = v
+    while True:
+        op = defs.get(cur.id)
+        if isinstance(op, ir.Permute) and op.perm == (1, 0) and not transposed:
+            transposed = True
+        elif isinstance(op, ir.Reshape):
+            pass
+        elif isinstance(op, ir.Load):
+            ops.append(op)
+            if op.mask is not None or op.padding is not None:
+                return None
+            return op, ops[::-1], transposed
+        else:
+            return None
+        ops.append(op)
+        cur = op.x  # type: ignore[attr-defined]
+
+
+def _tma(load: ir.Load, ops: list[object], k: g.GpuKernel, ctx: PassContext) -> Tma | None:
+    t = k.tensor(load.tensor)
+    f = ctx.fact(load.tensor)
+    if t.rank not in (2, 3) or t.dtype not in (DType.F16, DType.BF16):
+        return None
+    if f.bf16_f32 or not f.aligned16 or len(f.dims_div16) != t.rank or not f.dims_div16[-1]:
+        return None
+    shape = load.result.shape
+    if any(x != 1 for x in shape[:-2]):
+        return None
+    rows, cols = shape[-2], shape[-1]
+    if cols % 64 or rows > 256 or rows % 8:
+        return None
+    return Tma(load, rows, cols, t.rank, tuple(ops))
+
+
+def _placeable(v: ir.Value, BM: int) -> bool:
+    live = [x for x in v.shape if x > 1]
+    if len(live) > 2:
+        return False
+    if len(live) == 2:
+        return live[0] == BM and live[1] % 8 == 0
+    if len(live) == 1:
+        return live[0] == BM or live[0] % 8 == 0
+    return True
+
+
+def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
+    ops = list(k.body.ops)
+    loops = [op for op in ops if isinstance(op, ir.For)
+             and any(isinstance(o, g.DotOp | ir.Mma) for o in g.walk(op.body))]
+    if len(loops) != 1:
+        return None
+    if any(isinstance(o, g.DotOp | ir.Mma) for op in ops if op is not loops[0] for o in g.walk(ir.Region((), (op,)))):
+        return None
+    loop = loops[0]
+    body = loop.body
+    dots = [op for op in body.ops if isinstance(op, g.DotOp)]
+    if len(dots) != 2 or sum(isinstance(o, g.DotOp | ir.Mma) for o in g.walk(body)) != 2:
+        return None
+    s_dot, o_dot = dots
+    defs: dict[int, object] = {}
+    for op in g.walk(k.body):
+        for r in g.results(op):
+            defs[r.id] = op
+    count = uses(k.body)
+    # the first product: Q (before the loop) times K (loaded in the loop), zero accumulator
+    qc, kc = _chain(s_dot.a, defs), _chain(s_dot.b, defs)
+    if qc is None or kc is None or qc[2]:
+        return None
+    acc0 = defs.get(s_dot.acc.id)
+    if not (isinstance(acc0, ir.Const) and float(acc0.value) == 0.0):
+        return None
+    if s_dot.a.dtype not in (DType.F16, DType.BF16) or s_dot.result.dtype is not DType.F32:
+        return None
+    BM, D = s_dot.a.shape
+    BN = s_dot.b.shape[1]
+    if BM not in (64, 128, 192) or D % 64 or D > 256 or BN % 16 or BN > 256:
+        return None
+    # the second product: a cast of a body value times V (loaded in the loop)
+    cast = defs.get(o_dot.a.id)
+    vm = vmask.match(o_dot.b, defs, count, body.ops)  # where(keys < sk, v, 0): one warpgroup, V N-major
+    vc = _chain(vm.x if vm else o_dot.b, defs)
+    if not (isinstance(cast, ir.Cast) and cast in body.ops and cast.x.dtype is DType.F32) or vc is None:
+        return None
+    if vm is not None and (BM != 64 or vc[2]):
+        return None
+    if o_dot.a.dtype is not s_dot.a.dtype or o_dot.b.dtype is not s_dot.a.dtype:
+        return None
+    if o_dot.a.shape != (BM, BN) or o_dot.result.dtype is not DType.F32 or o_dot.result.shape[1] % 8:
+        return None
+    Dv = o_dot.result.shape[1]
+    if Dv > 256:
+        return None
+    q = _tma(qc[0], qc[1], k, ctx)
+    kt = _tma(kc[0], kc[1], k, ctx)
+    vt = _tma(vc[0], vc[1], k, ctx)
+    if q is None or kt is None or vt is None:
+        return None
+    if q.load not in ops or kt.load not in body.ops or vt.load not in body.ops:
+        return None
+    for t in (q, kt, vt):
+        for op in t.chain:
+            if op not in (ops if t is q else body.ops):
+                return None
+            for r in g.results(op):
+                if count.get(r.id) != 1:
+                    return None
+    # K must give [D, BN] for the product: stored [BN, D] and transposed (K-major)
+    # or stored [D, BN] (N-major); V gives [BN, Dv]: stored so (N-major) or transposed
+    k_kmajor = kc[2]
+    v_kmajor = vc[2]
+    if (q.rows, q.cols) != (BM, D):
+        return None
+    if k_kmajor != ((kt.rows, kt.cols) == (BN, D)) or (not k_kmajor and (kt.rows, kt.cols) != (D, BN)):
+        return None
+    if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
+        return None
+    chained = {id(op) for t in (q, kt, vt) for op in t.chain} | {id(op) for op in (vm.ops if vm else ())}
+    # the body: computation in registers only
+    if not _body_ok(body, BM, chained, s_dot, o_dot):
+        return None
+    for a in (*body.args[1:], *loop.results):
+        if a.shape and not _placeable(a, BM):
+            return None
+    i = ops.index(loop)
+    for op in ops[:i]:
+        if id(op) in chained or _is_scalar(op) or (isinstance(op, ir.If | ir.Assert) and not any(
+                v.shape for v in g.results(op))):
+            continue
+        if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) \
+                and not any(v.shape for v in g.operands(op) if defs.get(v.id) not in ops[:i]):
+            continue
+        return None
+    for op in ops[i + 1:]:
+        if isinstance(op, ir.Yield) or _is_scalar(op):
+            continue
+        if isinstance(op, ir.Store) and op.mask is None and _placeable(op.value, BM):
+            continue
+        if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
+            continue
+        return None
+    stage_bytes = kt.nbytes + vt.nbytes
+    fit = (SMEM_LIMIT - 2048 - q.nbytes) // stage_bytes
+    S = k.num_stages if "stages" in k.source.hints else min(4, fit)
+    if not 2 <= S <= fit:
+        return None
+    return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S, vm)
+
+
+def _reduce_ok(op: object, BM: int) -> bool:
+    if not isinstance(op, ir.Reduce):
+        return True
+    live = [d for d, x in enumerate(op.x.shape) if x > 1]
+    return (len(live) == 2 and op.axis == live[1] and op.x.shape[live[0]] == BM
+            and op.op in (ir.ReduceOp.SUM, ir.ReduceOp.MAX, ir.ReduceOp.MIN))
+
+
+def _body_ok(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: object) -> bool:
+    for op in r.ops:
+        if op is s_dot or op is o_dot or id(op) in chained or isinstance(op, ir.Yield) or _is_scalar(op):
+            continue
+        if isinstance(op, ir.If):
+            if not all(_placeable(v, BM) for v in op.results if v.shape):
+                return False
+            if not (_body_ok(op.then, BM, chained, s_dot, o_dot) and _body_ok(op.else_, BM, chained, s_dot, o_dot)):
+                return False
+            continue
+        if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
+            if isinstance(op, ir.Broadcast | ir.Reshape) and op.x.shape and not _placeable(op.x, BM):
+                return False
+            continue
+        return False
+    return True
+
+
+
+__all__ = ["AttnPlan", "Tma", "match"]

@@ -69,3 +69,18 @@ def test_a_plain_number_that_leaves_t_open_says_how_to_fix_it(mod: tilelang.Modu
     with pytest.raises(tilelang.CallError, match=r"E0215.*cannot infer the type parameter `T`") as e:
         mod.fill_as(tilelang.partition(z, [8]), 1.5)
     assert "np.float32(1.5)" in str(e.value) and "fill_as[np.float32" in str(e.value)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("a", [2**64, -(2**70), 10**400], ids=["2**64", "-2**70", "10**400"])
+def test_an_integer_beyond_64_bits_for_an_integer_t_is_refused(mod: tilelang.Module, dt: type, a: int) -> None:
+    # hrev (2026-12-04): the first call for a key converted the number with
+    # NumPy before the check against the bound `T` and raised OverflowError
+    # (a traceback); 2**63 for `i64` was wrapped to -2**63 there
+    x = np.ones(16, dt)
+    z = np.zeros(16, dt)
+    for _ in range(2):  # the first call builds the plan; the second takes it
+        with pytest.raises(tilelang.CallError, match=r"argument `a` of kernel `axpy` is of type `[iu]\d+`, and "):
+            mod.axpy(tilelang.partition(z, [16]), x, a)
+        mod.axpy(tilelang.partition(z, [16]), x, 1).sync()
+        assert np.all(z == 2)

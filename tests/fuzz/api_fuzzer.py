@@ -2,7 +2,7 @@
 
 Each case is one call into `tilelang` with arguments drawn from a pool of
 awkward Python values: NumPy arrays of every dtype (big-endian, object,
-strings, complex, bool), shapes that are empty, strided, transposed or
+strings, complex, bool), scalars of a kernel's type parameter (`a: T`), shapes that are empty, strided, transposed or
 read-only, NumPy and Python scalars (huge, negative, NaN, complex), None,
 bytes, lists of anything, partitions of the wrong array with the wrong tile
 shape, explicit generics of any value. Half of the cases start from a call
@@ -59,6 +59,14 @@ kernel fn halfk<const B: i32>(z: &mut Tensor<f16, [B]>, x: &Tensor<bf16, [?]>, n
     z.store((x.load_like(z) as f16) * (n as f16));
 }
 
+kernel fn tscale<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>, a: T) {
+    z.store(x.load_like(z) * a);
+}
+
+kernel fn tonly<T, const B: i32>(z: &mut Tensor<f32, [B]>, a: T) {
+    z.store(full::<f32>([B], a as f32));
+}
+
 fn host_add(a: f32, b: f32) -> f32 { a + b }
 
 fn host_small(a: i8, b: u32) -> i32 { (a as i32) + (b as i32) }
@@ -66,7 +74,7 @@ fn host_small(a: i8, b: u32) -> i32 { (a as i32) + (b as i32) }
 fn host_flag(f: bool, n: i64) -> i64 { if f { n } else { 0 } }
 """
 
-KERNELS = ("scale", "ar", "rows", "narrow", "halfk")
+KERNELS = ("scale", "ar", "rows", "narrow", "halfk", "tscale", "tonly")
 HOST = ("host_add", "host_small", "host_flag")
 
 DTYPES = ("float32", "float64", "float16", "int32", "int64", "int8", "uint8", "uint32",
@@ -196,6 +204,11 @@ def _good_args(name: str, r: random.Random) -> tuple[list[Any], dict[str, Any]]:
             return [P(np.zeros(8, np.uint8), [4]), np.arange(8, dtype=np.int8), 3], {}
         case "halfk":
             return [P(np.zeros(8, np.float16), [4]), np.ones(8, np.float32), 2], {}
+        case "tscale":
+            dt = r.choice((np.float32, np.float16, np.int32, np.uint8, np.int64, np.float64))
+            return [P(np.zeros(8, dt), [4]), np.ones(8, dt), dt(2)], {}
+        case "tonly":
+            return [P(np.zeros(8, np.float32), [4]), r.choice((np.int8(3), np.float16(1.5), np.uint64(7)))], {}
         case "host_add":
             return [1.0, 2.0], {}
         case "host_small":

@@ -232,6 +232,19 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
             if dt is None and spec.elem in env and isinstance(env[spec.elem], DType):
                 dt = env[spec.elem]  # type: ignore[assignment]
             if dt is not None:
+                if not _fits(arg.value, dt):
+                    # a Python caller's integer for `a: T` (`T` bound by the tensors only now):
+                    # refused here, before NumPy would wrap it or fail to convert it
+                    lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed \
+                        else (0, (1 << dt.bits) - 1)
+                    shown = arg.value if abs(int(arg.value)) < 10**30 else \
+                        f"an integer of {len(str(abs(int(arg.value))))} digits"
+                    fail(Diagnostic.error(
+                        codes.DTYPE_MISMATCH,
+                        f"argument `{spec.name}` of kernel `{kname}` is of type `{dt.value}`, "
+                        f"and {shown} does not fit in it")
+                        .primary(arg.span, f"`{spec.name}` is `{dt.value}` here")
+                        .with_help(f"`{dt.value}` holds {lo} to {hi}"))
                 bound[i] = _to_scalar(arg.value, dt)
 
     # Grid: the `&mut` partitions must agree (the group's own tensors of
@@ -357,6 +370,18 @@ def _convert_help(text: str | None, want: DType) -> str:
             inner = f"({inner})"
         return f"convert it first: `&({inner} as {want.value})`"
     return f"convert it first: `t as {want.value}` makes a `{want.value}` copy of a tensor `t`"
+
+
+def _fits(value: Any, dt: DType) -> bool:
+    """Whether an integer `value` is one of the integer type `dt`'s values
+    (anything else is converted as NumPy converts it, after the checks that
+    the caller made)."""
+    if not dt.is_int or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return True
+    v = int(value)
+    if dt.is_signed:
+        return -(1 << (dt.bits - 1)) <= v < 1 << (dt.bits - 1)
+    return 0 <= v < 1 << dt.bits
 
 
 def _to_scalar(value: Any, dt: DType) -> Any:

@@ -93,8 +93,10 @@ def adopt(tcx: CheckCx, sym: Symbol, target: ScalarT) -> None:
         _settle_scalar(tcx, u, target)
 
 
-def settle(tcx: CheckCx, e: Any, ty: Type) -> None:
-    """Give untyped literals under `e` the element type of `ty` (context)."""
+def settle(tcx: CheckCx, e: Any, ty: Type, *, cast: bool = False) -> None:
+    """Give untyped literals under `e` the element type of `ty` (context).
+    `cast`: `e` is the operand of `as`, which converts (wraps) the value of
+    an untyped name (`let w = 300; w as u8` is 44), not a literal's."""
     target: ScalarT | None = None
     if isinstance(ty, ScalarT):
         target = ty
@@ -105,7 +107,31 @@ def settle(tcx: CheckCx, e: Any, ty: Type) -> None:
         target = ScalarT(el) if el is not None else None
     if target is None:
         return
-    _settle_scalar(tcx, e, target)
+    _settle_scalar(tcx, e, target, cast=cast)
+
+
+def _name_fits(tcx: CheckCx, e: ast.Name, sym: Symbol, target: ScalarT) -> None:
+    """An immutable `let n = 100000;` (or an untyped `const N = 100000;`)
+    takes each use's type, as the literal itself would: its value must fit
+    that type (`let k: i16 = n;` is E0222 as `let k: i16 = 100000;` is, not
+    a silent wrap to -31072)."""
+    if not isinstance(target.dtype, DType) or not target.dtype.is_int:
+        return
+    d = tcx.program.dims.get(e)
+    value = d.const_value if d is not None else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return
+    lo, hi = int_range(target.dtype)
+    if lo <= value <= hi or e in tcx.overflowed:
+        return
+    tcx.overflowed.add(e)
+    d_ = tcx.err(T.LITERAL_OUT_OF_RANGE, f"`{e.ident.name}` is {value}, out of range for `{target}`", e.span,
+                 f"used as `{target}` here, which holds {lo}..={hi}")
+    if isinstance(sym.decl, (ast.NamePat, ast.ConstDecl)):
+        d_ = d_.secondary(sym.decl.span, f"`{e.ident.name}` is {value} here, with no type of its own")
+    kw = "const" if isinstance(sym.decl, ast.ConstDecl) else "let"
+    tcx.emit(d_.with_help(f"give `{e.ident.name}` a type that holds it (`{kw} {e.ident.name}: i64 = ..`) and "
+                          f"convert it with `as {target}`, or use a value in {lo}..={hi}"))
 
 
 def _int_only(e: Any) -> bool:
@@ -120,7 +146,7 @@ def _int_only(e: Any) -> bool:
     return False
 
 
-def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
+def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False) -> None:
     cur = tcx.program.types.get(e)
     if not isinstance(cur, (UntypedInt, UntypedFloat)):
         return
@@ -143,6 +169,8 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT) -> None:
         sym = tcx.program.symbols.get(e)
         if sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
             adopt(tcx, sym, target)
+        elif sym is not None and isinstance(cur, UntypedInt) and not cast:
+            _name_fits(tcx, e, sym, target)
     if isinstance(e, ast.IntLit) and isinstance(target.dtype, DType) and target.dtype.is_int:
         lo, hi = int_range(target.dtype)
         # the literal's value with its minus: `-1` is out of range for `u8`

@@ -248,7 +248,7 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
             if isinstance(src, UntypedInt) and d is not None and elem_is_int(target.dtype):
                 tcx.program.dims[e] = d
             settle(tcx, x, target if not (isinstance(src, UntypedFloat) and elem_is_int(target.dtype))
-                   else F32)
+                   else F32, cast=True)
             return target
         case ScalarT():
             if d is not None and elem_is_int(target.dtype):

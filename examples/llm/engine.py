@@ -383,6 +383,14 @@ class TileQwen3:
         # its slot cleared by the last); a slot is the grid's tiles, >= 2 I.
         # `sk_z`: the grid of the launches that clear nothing (one value a block)
         self.gu = self.sk_z = None
+        bad = sorted(set(pl.qg) - {"qkv", "o", "gate_up", "down"})
+        if bad:
+            raise ValueError(f"Plan.qg queues qkv, o, gate_up and down, not {bad}")
+        for m, (bn, *_) in pl.qg.items():
+            rows = {"qkv": (hq + 2 * hkv) * d, "o": c.hidden_size, "gate_up": c.intermediate_size,
+                    "down": c.hidden_size}[m]
+            if rows % bn:
+                raise ValueError(f"Plan.qg: {m}'s row tile {bn} must divide its {rows} rows a layer")
         if pl.sk:
             other = sorted(set(pl.sk) - {"o", "down", "gate_up"})
             if other:
@@ -512,6 +520,10 @@ class TileQwen3:
                 if name == "down" and "gate_up" in pl.sk:
                     return [stream(name, li, self.x, self.gu[li % self.gu_slots], 2, W["ln2"], None, 1)]
                 return [stream(name, li, self.x, v, 0, W["ln2"], None, 1)]
+            if name in pl.qg:
+                bn, bk, st, mb = pl.qg[name]
+                n = w.shape[0] // c.num_hidden_layers
+                return [k.gemv_add_queue[bn, bk, st, mb](P(self.x, [bn]), w, v, li, n)]
             if s == 1:
                 gen, pf = nxt(then, tli)
                 return [k.gemv_add[bn, bk, st, mb, *gen](P(self.x, [bn]), w, v, li, *pf)]
@@ -531,11 +543,19 @@ class TileQwen3:
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
             gen, pf = nxt("o", li)
-            ops.append(
-                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen](
-                    P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps, *pf
+            if "qkv" in pl.qg:
+                bn, bkq, stq, mbq = pl.qg["qkv"]
+                ops.append(
+                    k.rms_gemv_queue[bn, bkq, stq, mbq](
+                        P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, heads * d, eps
+                    )
                 )
-            )
+            else:
+                ops.append(
+                    k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen](
+                        P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps, *pf
+                    )
+                )
             merged = tc == 4 and pl.fm > 0  # the split merge inside the attention
             if tc == 3:
                 attn = k.attn_decode_short[g, d // 2, pl.bt]
@@ -580,6 +600,13 @@ class TileQwen3:
             if "gate_up" in pl.sk:
                 slot, nxt_slot = self.gu[li % self.gu_slots], self.gu[(li + 1) % self.gu_slots]
                 ops.append(stream("gate_up", li, slot, self.x, 1, W["ln2"], nxt_slot, self.gu_zb))
+            elif "gate_up" in pl.qg:
+                bn, bkg, stg, mbg = pl.qg["gate_up"]
+                ops.append(
+                    k.rms_gate_up_queue[bn, bkg, stg, mbg](
+                        P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, c.intermediate_size, eps
+                    )
+                )
             else:
                 ops.append(
                     k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen](

@@ -138,6 +138,13 @@ class Plan:
     # it reads it. Empty (the default): the one-wave register GEMVs (`stream_plan`
     # builds it; `STREAM_DOWN` the measured best for down)
     sk: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
+    # the GEMVs on a tile queue (`std::llm::queue`): matrix ("qkv", "o",
+    # "gate_up", "down") -> (BN, BK, ST, MB): one wave of MB blocks an SM
+    # pulls the layer's BN-row tiles until none is left (a slow or crowded SM
+    # takes fewer), each computing what the one-wave GEMV's block does for its
+    # rows (the same bits). Empty: the one-wave GEMVs. A matrix in `sk` too
+    # takes the stream
+    qg: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -254,3 +261,42 @@ def stream_plan(plan: Plan, mats: tuple[str, ...], sm_count: int, mb: int = 3,
     over a grid of `sm_count` x `mb` blocks (`Plan.sk`)."""
     bn, bk, st = shape
     return dataclasses.replace(plan, sk={**plan.sk, **dict.fromkeys(mats, (bn, bk, st, mb, sm_count * mb))})
+
+
+# (BN, BK, ST, MB) of each GEMV on the tile queue (`Plan.qg`) at Qwen3-4B's
+# shapes: half the rows of the one-wave form's tiles (a quarter for O and
+# down, whose 8-row tiles are fewer than 132 x 3 blocks), so that each of the
+# 132 x MB blocks takes 2-3 tiles and the last ones are short; 16 KB of
+# weights a block a K step (gate/up [8, 1024] spills 32 bytes at MB 3)
+QUEUE_SHAPES = {
+    "qkv": (8, 1024, 1, 3),
+    "o": (4, 2048, 1, 3),
+    "gate_up": (8, 512, 1, 3),
+    "down": (4, 2048, 1, 3),
+}
+
+
+def queue_shapes(cfg: Qwen3Config, sm_count: int) -> dict[str, tuple[int, int, int, int]]:
+    """`QUEUE_SHAPES` for `cfg` on `sm_count` SMs: each matrix's row tile
+    halved (down to 4 rows) until its layer has 1.5 tiles a block of the
+    queue's wave (SMs x MB) or more, and divides the layer's rows; the K tile no wider
+    than the rows' power of two."""
+    d, hkv = cfg.head_dim, cfg.num_key_value_heads
+    rows = {"qkv": (cfg.num_attention_heads + 2 * hkv) * d, "o": cfg.hidden_size,
+            "gate_up": cfg.intermediate_size, "down": cfg.hidden_size}  # fmt: skip
+    cols = {"qkv": cfg.hidden_size, "o": cfg.num_attention_heads * d, "gate_up": cfg.hidden_size,
+            "down": cfg.intermediate_size}  # fmt: skip
+    out = {}
+    for m, (bn, bk, st, mb) in QUEUE_SHAPES.items():
+        bn = _divisor_tile(rows[m], bn)
+        while bn > 4 and 2 * (rows[m] // bn) < 3 * mb * sm_count:
+            bn = _divisor_tile(rows[m], bn // 2)
+        out[m] = (bn, min(bk, _pow2_at_least(cols[m])), st, mb)
+    return out
+
+
+def queue_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, int, int, int]] | None = None) -> Plan:
+    """`plan` with the GEMVs `mats` on the tile queue (`Plan.qg`), each in
+    `shapes`' (BN, BK, ST, MB) (default `QUEUE_SHAPES`)."""
+    shapes = {**QUEUE_SHAPES, **(shapes or {})}
+    return dataclasses.replace(plan, qg={**plan.qg, **{m: tuple(shapes[m]) for m in mats}})

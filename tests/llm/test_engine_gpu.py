@@ -156,6 +156,25 @@ def test_streamed_gemvs_match_torch(mats: tuple[str, ...]) -> None:
     _agrees_and_decodes(eng, w, want)
 
 
+def test_queued_gemvs_match_torch() -> None:
+    # Plan.qg: the four GEMVs of a layer on tile queues (`std::llm::queue`,
+    # `plan.queue_shapes`: one wave of SMs x 3 blocks pulling 4-row tiles):
+    # teacher-forced logits against `TorchQwen3`, the default plan's greedy
+    # tokens from both graphs
+    from plan import queue_plan, queue_shapes
+
+    w = random_weights(SMALL, seed=9, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    mats = ("qkv", "o", "gate_up", "down")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    eng.replan(queue_plan(eng.plan, mats, queue_shapes(SMALL, sms)))
+    names = [op.kernel.__name__ for op in eng.ops]
+    assert names.count("gemv_add_queue") == 2 * SMALL.num_hidden_layers
+    assert names.count("rms_gemv_queue") == names.count("rms_gate_up_queue") == SMALL.num_hidden_layers
+    _agrees_and_decodes(eng, w, want)
+
+
 def test_next_weights_prefetch_matches_torch() -> None:
     # Plan.pf: every GEMV issues bulk L2 prefetches of the next matrix's first
     # columns once its loads are back (QKV -> all of W_o, O -> gate/up,

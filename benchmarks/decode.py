@@ -111,7 +111,9 @@ def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
     for op in eng.ops:
         name = op.kernel.__name__
         stream = name == "gemv_stream"  # X 1: gate/up; else O or down (`Plan.sk`)
-        if name in ("gemv_add", "gemv_splitk", "merge_gemv_add") or (stream and op.generics["X"] != 1):
+        if name in ("gemv_add", "gemv_add_queue", "gemv_splitk", "merge_gemv_add") or (
+            stream and op.generics["X"] != 1
+        ):
             residual += 1  # O (merged or not), then down
             out.append(2 * h * (c.num_attention_heads * d if residual % 2 else i))
         elif stream:
@@ -120,7 +122,9 @@ def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
             out.append(
                 {
                     "rms_gemv": 2 * qkv * h,
+                    "rms_gemv_queue": 2 * qkv * h,
                     "rms_gate_up": 4 * i * h,
+                    "rms_gate_up_queue": 4 * i * h,
                     "rms_gemv_argmax": 2 * c.vocab_size * h,
                     "attn_decode": 4 * hkv * ctx * d,
                     "attn_decode_short": 4 * hkv * ctx * d,

@@ -17,6 +17,7 @@ after every operation).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from enum import Enum
@@ -113,6 +114,32 @@ def trunc_div(a: int, b: int) -> int:
 def trunc_rem(a: int, b: int) -> int:
     """`a % b` with the sign of `a` (`a == b * trunc_div(a, b) + trunc_rem(a, b)`); `b` must not be 0."""
     return a - b * trunc_div(a, b)
+
+
+def float_rem(a: float, b: float) -> float:
+    """Float `a % b` (C's fmod: the sign of `a`), as kernels compute it
+    (NumPy's `fmod`, LLVM's `frem`): NaN for `b == 0` or an infinite `a`,
+    where Python's `%` takes the sign of `b` and `math.fmod` raises."""
+    if b == 0 or math.isinf(a):
+        return math.nan
+    return math.fmod(a, b)
+
+
+def convert_scalar(v: bool | int | float, dt: DType) -> bool | int | float:
+    """A Python number converted to `dt` as `as` converts it on every engine:
+    integers wrap, floats to integers truncate and saturate (NaN -> 0)."""
+    if dt is DType.BOOL:
+        return bool(v)
+    if dt.is_int:
+        if isinstance(v, float):
+            if math.isnan(v):
+                return 0
+            lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed else (0, (1 << dt.bits) - 1)
+            if math.isinf(v):
+                return hi if v > 0 else lo
+            return max(lo, min(hi, int(v)))
+        return dt.wrap(int(v))
+    return float(v)
 
 
 ARITH: dict[str, Callable[[Any, Any], Any]] = {

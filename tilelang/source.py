@@ -54,6 +54,9 @@ def read_source(path: str | os.PathLike[str] | Any) -> str:
     directory or text that is not UTF-8 raises `SourceReadError`, and any
     other failure the `OSError` itself."""
     name = str(path)
+    if "\0" in name:
+        # no file has this name; `open` would raise ValueError, not OSError
+        raise SourceReadError(name, "a file name cannot hold a NUL character (`\\0`)")
     if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
         raise SourceReadError(name, "it is a directory, not a file")
     with path.open("rb") if hasattr(path, "open") and not isinstance(path, str) else open(path, "rb") as f:

@@ -123,3 +123,21 @@ def test_tilec_run_on_a_use_of_dev_zero_finishes(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "tilelang", "run", str(root)], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "E0109" in proc.stderr
+
+
+@pytest.mark.parametrize("use", [
+    "use std" + "9" * 5000 + "nm::softmax;",    # a module path no file name can hold
+    "use std::" + "n" * 5000 + "::softmax;",     # the same inside the standard library
+    "use " + "a" * 300 + "::" + "b" * 5000 + ";",
+    'use "' + "n" * 5000 + '.tile";',
+    'use "a\\0b.tile";',                          # a NUL in the file name (open raised ValueError)
+])
+def test_a_use_of_a_name_no_file_can_have_is_e0109(tmp_path: Path, use: str) -> None:
+    # hrev (2026-12-04), found by the fuzzer (seed 90210): the first two were
+    # internal errors (OSError "File name too long" from `Path.is_file`), the
+    # NUL one too (ValueError "embedded null byte" from `open`)
+    root = tmp_path / "main.tile"
+    root.write_text(use + "\nfn main() {}\n")
+    codes, text = _codes_and_text(root)
+    assert codes == ["E0109"], text
+    assert "main.tile:1:5" in text and "internal" not in text

@@ -499,6 +499,9 @@ class KernelIndex:
                     case ast.Call(callee=ast.Name(ident=i)) if i.name not in (
                             "minimum", "maximum", "block_id", "num_blocks"):
                         return f"the range of `{i.name}(..)` is not tracked"
+                    case ast.Cast(expr=x, ty=ast.NamedType(name=tn)) if tn.name in ("u32", "u64") \
+                            and not _cast_keeps(n.ty, self.bounds(x)):
+                        return f"`{text(x)}` may be negative, and `as {tn.name}` makes a negative value a huge one"
                     case ast.Binary(op=op) if op not in ("+", "-", "*", "/", "%"):
                         return f"`{op}` is not tracked (only `+ - * / %`, `minimum`/`maximum` clamps and casts)"
                     case ast.Binary(op=op, lhs=a, rhs=b) if any(
@@ -611,11 +614,16 @@ _NARROW = {"i8": (-(1 << 7), (1 << 7) - 1), "u8": (0, (1 << 8) - 1),
 def _cast_keeps(ty: ast.TypeExpr, b: tuple[SymExpr, SymExpr] | None) -> bool:
     """Whether `x as ty` has the value of `x` for every `x` in the bounds `b`:
     a cast to an 8- or 16-bit integer wraps, so it keeps only constant bounds
-    inside the type's range (`(j as i8) as i32` is negative for `j` >= 128).
-    Wider casts keep an index's value (tile indices are i32)."""
+    inside the type's range (`(j as i8) as i32` is negative for `j` >= 128);
+    a cast to `u32`/`u64` keeps only bounds whose lower end is a constant
+    >= 0. Wider signed casts keep an index's value (tile indices are i32)."""
     if b is None:
         return False
     name = ty.name.name if isinstance(ty, ast.NamedType) else ""
+    if name in ("u32", "u64"):
+        # a negative value becomes a huge one (`(j as u32) / 1073741824u32` is 3 at j = -1, not
+        # the 0 the bounds of `j` would give): kept only for bounds known not to be negative
+        return isinstance(b[0], Const) and b[0].value >= 0
     if name not in _NARROW:
         return True
     lo, hi = _NARROW[name]

@@ -51,7 +51,7 @@ import numpy as np
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import ARITH, COMPARE, DType, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, float_rem, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
 from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
@@ -186,7 +186,7 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
                 r = trunc_div(int(x), int(y))
         case "%":
             if is_float:
-                r = math.fmod(x, y) if y != 0 else float("nan")
+                r = float_rem(x, y)  # fmod, as kernels compute it: inf % y and x % 0 are NaN
             else:
                 if y == 0:
                     raise _div_zero(op_span.to(span), op)

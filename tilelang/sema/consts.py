@@ -17,7 +17,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import ARITH, COMPARE, DType, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_rem, trunc_div, trunc_rem
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
@@ -57,11 +57,7 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             dt = DType.parse(t.name.name)
             if dt is None:
                 return None
-            if dt.is_float:
-                return float(v)
-            if dt is DType.BOOL:
-                return bool(v)
-            return int(v)
+            return convert_scalar(v, dt)  # as every engine converts: `3e10 as i32` saturates
         case _:
             return None
 
@@ -183,7 +179,7 @@ def _fold(op: str, a: Any, b: Any) -> Any:
         case "%":
             if both_int:
                 return trunc_rem(a, b)
-            return a % b
+            return float_rem(a, b)  # the sign of `a`, as kernels and the host compute it
         case "<<" | ">>":
             if not 0 <= b < 128:  # never build a huge integer for `1 << 10**9`
                 raise OverflowError("shift amount out of range")

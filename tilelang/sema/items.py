@@ -23,7 +23,7 @@ from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.consts import const_value, static_dim
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.kernel import check_kernel_param, check_tile_limits
-from tilelang.sema.loader import ModuleLoader
+from tilelang.sema.loader import ModuleLoader, is_file
 from tilelang.sema.program import FnInfo, ModuleInfo, Symbol, SymbolKind
 from tilelang.sema.typeops import elem_is_int, is_poison, is_pow2
 from tilelang.sema.types import (
@@ -157,7 +157,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         if parts[0] == "std":
             return tcx.loader.std_module_path(parts) if len(parts) > 1 else None
         p = ModuleLoader.user_module_path(mod.path, segments=parts)
-        return p if p.is_file() else None
+        return p if is_file(p) else None
 
     full = locate(segs)
     path: Any

@@ -34,6 +34,15 @@ class LoadedFile:
     module: ast.Module
 
 
+def is_file(p: Traversable | Path) -> bool:
+    """Whether `p` is a file; False for a name the system refuses to look up
+    (longer than a file name may be: `use std::nnnn..;` of 5,000 letters)."""
+    try:
+        return p.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 class ModuleLoader:
     def __init__(self, std_root: Traversable | Path | None = None) -> None:
         if std_root is None:
@@ -51,7 +60,7 @@ class ModuleLoader:
         for seg in segments[:-1]:
             node = node / seg
         node = node / f"{segments[-1]}.tile"
-        return node if node.is_file() else None
+        return node if is_file(node) else None
 
     def std_modules(self) -> list[str]:
         """Every stdlib module name (`std::nn`, ...), for "did you mean"."""

@@ -176,10 +176,10 @@ class ErrorReporter:
         if isinstance(e, UnexpectedCharacters):
             at = base + int(e.pos_in_stream or 0)
             ch = self.code[at] if at < len(self.code) else ""
-            d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character `{ch}`")
+            shown, hint = _char_help(ch)
+            d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character {shown}")
                  .primary(self.span(at, at + 1), "unknown character"))
-            hint = _CHAR_HINTS.get(ch)
-            return d.with_help(hint) if hint else d
+            return d.with_help(hint)
         if isinstance(e, UnexpectedToken):
             return self._hint(self._unexpected_token(e, base, stop, start_rule), e.token, base)
         # UnexpectedEOF is not raised by the LALR parser; keep a sane fallback.
@@ -384,6 +384,27 @@ _CHAR_HINTS = {
     "`": "backticks are not part of Tile",
     "\\": "a backslash only appears inside a string literal",
 }
+
+
+def _char_help(ch: str) -> tuple[str, str]:
+    """How to show a character no token starts with, and what to do about it:
+    every one gets a help line, invisible ones are named by code point."""
+    import unicodedata
+
+    if ch in _CHAR_HINTS:
+        return f"`{ch}`", _CHAR_HINTS[ch]
+    if not ch:
+        return "``", "delete it"
+    code = f"U+{ord(ch):04X}"
+    cat = unicodedata.category(ch)
+    name = unicodedata.name(ch, "")
+    if cat[0] in "CZ" and ch not in " \t\n\r":
+        # control, format (zero-width, bidirectional overrides), separators: invisible or misleading
+        return (f"{code}" + (f" ({name})" if name else ""),
+                "an invisible or control character: delete it (an editor may show it only as a gap)")
+    if ch.isalnum():
+        return f"`{ch}` ({code})", "names are ASCII letters, digits and `_`: spell this name without it"
+    return f"`{ch}` ({code})", "this character is not part of Tile's syntax: delete it, or put it in a string or a comment"
 
 
 _IF_WHILE = re.compile(r"\b(?:if|while)\b")

@@ -10,13 +10,12 @@ Nothing here emits IR.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from tilelang.dtypes import ARITH, COMPARE, DType, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, trunc_div, trunc_rem
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.values import BOOL, I32, CVal, Unsupported
 from tilelang.source import Span
@@ -32,21 +31,10 @@ def default_dtype(v: bool | int | float) -> DType:
 
 def convert_const(v: bool | int | float, dt: DType | None) -> bool | int | float:
     """A Python value converted to `dt` like an IR `Cast` (ints wrap, floats to
-    ints truncate and saturate, NaN -> 0)."""
+    ints truncate and saturate, NaN -> 0): `dtypes.convert_scalar`."""
     if dt is None:
         return v
-    if dt is BOOL:
-        return bool(v)
-    if dt.is_int:
-        if isinstance(v, float):
-            if math.isnan(v):
-                return 0
-            info = np.iinfo(dt.np_dtype)
-            if math.isinf(v):
-                return int(info.max) if v > 0 else int(info.min)
-            return max(int(info.min), min(int(info.max), int(v)))
-        return dt.wrap(int(v))
-    return float(v)
+    return convert_scalar(v, dt)
 
 
 def fold_binary(op: str, a: CVal, b: CVal) -> CVal | None:

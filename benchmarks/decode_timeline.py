@@ -75,14 +75,70 @@ def replay_rows(launches: list, pair: bool) -> list[dict]:  # type: ignore[type-
     return out
 
 
+def _pair_fns(mods, traced: bool, dev: str, elem: str, kind: str, plan: tuple[int, int, int], o_part, lse_part,  # type: ignore[no-untyped-def]
+              q, k, v, length: int, o):
+    """(split, merge) launchers of the pair: the split plain, the merge on PDL "late" (on the GPU)."""
+    from decode_plan import combine_ns
+
+    import tilelang
+    from tilelang.runtime import cuda_pdl
+
+    bn, splits, dc = plan
+    plain, pdl = mods[traced]["plain"], mods[traced]["pdl"]
+    if kind == "tc":
+        sk = plain.decode_split_tc[elem, bn, D]
+        sargs = (tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),
+                 tilelang.partition(lse_part.view(-1, GRP), [1, 64]), q, k, v, length, D**-0.5, splits)
+    else:
+        sk = plain.decode_split[elem, GRP, bn, D]
+        sargs = (tilelang.partition(o_part, [1, GRP, D]), tilelang.partition(lse_part, [1, GRP]), q, k, v,
+                 length, D**-0.5)
+    ck = (pdl if dev == "cuda" else plain).decode_combine[elem, GRP, combine_ns(splits), dc]
+
+    def split():  # type: ignore[no-untyped-def]
+        return sk(*sargs).launch()
+
+    def merge():  # type: ignore[no-untyped-def]
+        with cuda_pdl.scoped(dev == "cuda", "late"):
+            return ck(tilelang.partition(o, [1, GRP, dc]), o_part, lse_part).launch()
+    return split, merge
+
+
+def _recorded(gr, replays: int, pair: bool):  # type: ignore[no-untyped-def]
+    """`gr` (a traced graph's replay) replayed back to back: (medians per replay, the trace, launch names ok)."""
+    import torch
+
+    from tilelang.runtime import trace
+
+    gr()
+    torch.cuda.synchronize()
+    trace.reset()
+    torch.cuda._sleep(5_000_000)
+    for _ in range(replays):
+        gr()
+    tr = trace.collect()
+    las = sorted(tr.launches, key=lambda la: la.first_start)
+    names = [la.name for la in las]
+    rr = replay_rows(las, pair)
+    ok = (all(n.startswith("decode_split") for n in names[::2])
+          and all(n.startswith("decode_combine") for n in names[1::2])) if pair else len(las) == replays
+    return {key: _med([r[key] for r in rr]) for key in (rr[0] if rr else {})}, tr, ok
+
+
+def _inputs(dev: str, dt, ctx: int):  # type: ignore[no-untyped-def]
+    import torch
+
+    g = torch.Generator(device=dev).manual_seed(ctx)
+    return tuple(torch.randn(HKV, n, D, device=dev, dtype=dt, generator=g) for n in (GRP, ctx, ctx))
+
+
 def pairs(replays: int, out: Path, dev: str) -> list[dict]:  # type: ignore[type-arg]
     import attention as bench
     import torch
     from decode_forms import plan_for
-    from decode_plan import combine_ns
 
     import tilelang
-    from tilelang.runtime import cuda_pdl, trace
+    from tilelang.runtime import trace
 
     dt, elem = (torch.bfloat16, "bf16") if dev == "cuda" else (torch.float16, "f16")
     # kernels compile at their first launch, traced where the setting is on then
@@ -90,38 +146,17 @@ def pairs(replays: int, out: Path, dev: str) -> list[dict]:  # type: ignore[type
     rows = []
     keep: list[object] = []
     for ctx, kind, length in PAIRS if dev == "cuda" else ((256, "fma", 256),):
-        bn, splits, dc = plan_for(ctx, kind, 16 if (kind == "tc" and ctx == 32768) else None)
-        g = torch.Generator(device=dev).manual_seed(ctx)
-        q = torch.randn(HKV, GRP, D, device=dev, dtype=dt, generator=g)
-        k = torch.randn(HKV, ctx, D, device=dev, dtype=dt, generator=g)
-        v = torch.randn(HKV, ctx, D, device=dev, dtype=dt, generator=g)
-        o_part = torch.empty(HKV, splits * GRP, D, device=dev)
-        lse_part = torch.empty(HKV, splits * GRP, device=dev)
+        plan = plan_for(ctx, kind, 16 if (kind == "tc" and ctx == 32768) else None)
+        q, k, v = _inputs(dev, dt, ctx)
+        o_part = torch.empty(HKV, plan[1] * GRP, D, device=dev)
+        lse_part = torch.empty(HKV, plan[1] * GRP, device=dev)
         keep += [q, k, v, o_part, lse_part]
-        row: dict = {"ctx": ctx, "split": kind, "length": length, "plan": [bn, splits, dc],
+        row: dict = {"ctx": ctx, "split": kind, "length": length, "plan": list(plan),
                      "MB": 2 * HKV * length * D * 2 / 1e6}
 
-        def fns(traced: bool, o, kind=kind, bn=bn, splits=splits, dc=dc, o_part=o_part, lse_part=lse_part,  # type: ignore[no-untyped-def]
-                qkv=(q, k, v), length=length):
-            q, k, v = qkv
-            plain, pdl = mods[traced]["plain"], mods[traced]["pdl"]
-            if kind == "tc":
-                sk = plain.decode_split_tc[elem, bn, D]
-                sargs = (tilelang.partition(o_part.view(-1, GRP, D), [1, 64, D]),
-                         tilelang.partition(lse_part.view(-1, GRP), [1, 64]), q, k, v, length, D**-0.5, splits)
-            else:
-                sk = plain.decode_split[elem, GRP, bn, D]
-                sargs = (tilelang.partition(o_part, [1, GRP, D]), tilelang.partition(lse_part, [1, GRP]), q, k, v,
-                         length, D**-0.5)
-            ck = (pdl if dev == "cuda" else plain).decode_combine[elem, GRP, combine_ns(splits), dc]
-
-            def split():  # type: ignore[no-untyped-def]
-                return sk(*sargs).launch()
-
-            def merge():  # type: ignore[no-untyped-def]
-                with cuda_pdl.scoped(dev == "cuda", "late"):
-                    return ck(tilelang.partition(o, [1, GRP, dc]), o_part, lse_part).launch()
-            return split, merge
+        def fns(traced: bool, o, kind=kind, plan=plan, o_part=o_part, lse_part=lse_part, qkv=(q, k, v),  # type: ignore[no-untyped-def]
+                length=length):
+            return _pair_fns(mods, traced, dev, elem, kind, plan, o_part, lse_part, *qkv, length, o)
 
         if dev != "cuda":  # the script's own path: the launches in order, no graphs, nothing recorded
             o = torch.full((HKV, GRP, D), float("nan"), dtype=dt)
@@ -148,25 +183,81 @@ def pairs(replays: int, out: Path, dev: str) -> list[dict]:  # type: ignore[type
         if length == ctx:
             ref = bench.ref_f32(q.view(1, HQ, 1, D), k.view(1, HKV, ctx, D), v.view(1, HKV, ctx, D), False)
             row["err"] = bench.rel_err(o_t.view(1, HQ, 1, D), ref)
-        for name, gr, pair in (("pair", gp, True), ("split", gs, False)):
-            gr()
-            torch.cuda.synchronize()
-            trace.reset()
-            torch.cuda._sleep(5_000_000)
-            for _ in range(replays):
-                gr()
-            tr = trace.collect()
-            las = sorted(tr.launches, key=lambda la: la.first_start)
-            names = [la.name for la in las]
-            rr = replay_rows(las, pair)
-            row[name] = {key: _med([r[key] for r in rr]) for key in (rr[0] if rr else {})}
-            row[name + "_launches"] = len(las)
-            row[name + "_names_ok"] = (all(n.startswith("decode_split") for n in names[::2])
-                                       and all(n.startswith("decode_combine") for n in names[1::2])) if pair else True
+        for name, gr, pair in (("pair", gp, True), ("alone", gs, False)):
+            row[name], tr, row[name + "_names_ok"] = _recorded(gr, replays, pair)
             if name == "pair" and (ctx, kind, length) in ((8192, "tc", 8192), (32768, "fma", 32768)):
                 tr.write(out / f"pair_{ctx}_{kind}_{length}.json")
         trace.set_trace(False)
         rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+# `--ab`: the tc split's shapes, with the tensor maps prefetched at the entry (TILEC_TMA_PREFETCH=1,
+# the default) and without (0)
+AB = ((8192, "tc", 1), (8192, "tc", 8192), (2048, "tc", 2048))
+
+
+def ab(rounds: int, reps: int, replays: int) -> list[dict]:  # type: ignore[type-arg]
+    """Each `AB` shape's pair and split alone as graphs of kernels compiled with
+    and without the prefetch (modules of their own, the setting read when a
+    kernel first compiles), timed in `rounds` interleaved rounds of `reps`;
+    then each setting's traced pair recorded (`_recorded`). Outputs compared
+    across the settings (equal: the prefetch changes no arithmetic)."""
+    import os
+
+    import attention as bench
+    import torch
+    from decode_forms import plan_for
+
+    import tilelang
+    from tilelang.runtime import trace
+
+    dt, elem, dev = torch.bfloat16, "bf16", "cuda"
+    before = os.environ.get("TILEC_TMA_PREFETCH")
+    rows, cells, keep = [], [], []
+    for ctx, kind, length in AB:
+        plan = plan_for(ctx, kind, None)
+        q, k, v = _inputs(dev, dt, ctx)
+        row: dict = {"ctx": ctx, "split": kind, "length": length, "plan": list(plan), "us": {}, "traced": {}}
+        outs = {}
+        for st in ("0", "1"):
+            os.environ["TILEC_TMA_PREFETCH"] = st
+            o_part = torch.empty(HKV, plan[1] * GRP, D, device=dev)
+            lse_part = torch.empty(HKV, plan[1] * GRP, device=dev)
+            mods = {t: {f: tilelang.compile("use std::attention::*;\n") for f in ("plain", "pdl")}
+                    for t in (False, True)}
+            o_u = torch.full((HKV, GRP, D), float("nan"), device=dev, dtype=dt)
+            o_t = torch.full((HKV, GRP, D), float("nan"), device=dev, dtype=dt)
+            trace.set_trace(False)
+            su, mu = _pair_fns(mods, False, dev, elem, kind, plan, o_part, lse_part, q, k, v, length, o_u)
+            gp, gs = bench.graph_of(su, mu), bench.graph_of(su)
+            trace.set_trace(True)
+            st_, mt_ = _pair_fns(mods, True, dev, elem, kind, plan, o_part, lse_part, q, k, v, length, o_t)
+            gt = bench.graph_of(st_, mt_)
+            trace.set_trace(False)
+            keep += [q, k, v, o_part, lse_part, o_u, o_t, su, mu, st_, mt_, gp, gs, gt, mods]
+            cells += [(row, f"pair_tp{st}", gp), (row, f"split_tp{st}", gs)]
+            row["traced"][st] = gt
+            outs[st] = o_u
+        row["same"] = bool(torch.equal(outs["0"], outs["1"]))
+        if length == ctx:
+            ref = bench.ref_f32(q.view(1, HQ, 1, D), k.view(1, HKV, ctx, D), v.view(1, HKV, ctx, D), False)
+            row["err"] = bench.rel_err(outs["1"].view(1, HQ, 1, D), ref)
+        row["_outs"] = outs
+        rows.append(row)
+    if before is None:
+        os.environ.pop("TILEC_TMA_PREFETCH", None)
+    else:
+        os.environ["TILEC_TMA_PREFETCH"] = before
+    for _ in range(rounds):
+        for row, name, gr in cells:
+            row["us"].setdefault(name, []).append(bench.time_ms(gr, reps, dev) * 1e3)
+    for row in rows:
+        outs = row.pop("_outs")
+        row["same_after"] = bool(torch.equal(outs["0"], outs["1"]))
+        for st, gt in row.pop("traced").items():
+            row[f"rec_tp{st}"], _, row[f"rec_ok_tp{st}"] = _recorded(gt, replays, True)
         print(json.dumps(row), flush=True)
     return rows
 
@@ -241,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", action="store_true")
     ap.add_argument("--engine", action="store_true")
+    ap.add_argument("--ab", action="store_true", help="the tc split with and without the TMA prefetch")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--replays", type=int, default=30)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", type=Path, default=Path("."))
@@ -258,12 +352,26 @@ def main(argv: list[str] | None = None) -> int:
         print("| ctx | split | told | MB | untraced pair / split | traced pair | " + " | ".join(keys)
               + " | split-alone period / span / gap | err |")
         for r in rows:
-            p, s = r["pair"], r["split"]
+            p, s = r["pair"], r["alone"]
             print(f"| {r['ctx']} | {r['split']} | {r['length']} | {r['MB']:.1f} | {r['untraced_pair_us']:.1f} / "
                   f"{r['untraced_split_us']:.1f} | {r['traced_pair_us']:.1f} | "
                   + " | ".join(f"{p.get(k, float('nan')):.2f}" for k in keys)
                   + f" | {s['period']:.2f} / {s['s_span']:.2f} / {s['graph_gap']:.2f} | {r.get('err', 0):.1e} |",
                   flush=True)
+    if a.ab:
+        result["ab"] = rows = ab(a.rounds, a.reps, a.replays)
+        print("| ctx | told | " + " | ".join(f"{c} tp{t}" for c in ("pair", "split") for t in "01")
+              + " | split min/med tp0 | tp1 | merge adds tp0 | tp1 | same | err |")
+        for r in rows:
+            def cell(n: str, r=r) -> str:
+                ts = r["us"][n]
+                return f"{statistics.median(ts):.2f} ({min(ts):.2f}-{max(ts):.2f})"
+            print(f"| {r['ctx']} | {r['length']} | " + " | ".join(cell(f"{c}_tp{t}") for c in ("pair", "split")
+                                                                 for t in "01")
+                  + f" | {r['rec_tp0'].get('s_min', 0):.2f}/{r['rec_tp0'].get('s_med', 0):.2f} | "
+                  f"{r['rec_tp1'].get('s_min', 0):.2f}/{r['rec_tp1'].get('s_med', 0):.2f} | "
+                  f"{r['rec_tp0'].get('m_adds', 0):.2f} | {r['rec_tp1'].get('m_adds', 0):.2f} | "
+                  f"{r['same'] and r['same_after']} | {r.get('err', 0):.1e} |", flush=True)
     if a.engine:
         try:
             result["engine"] = engine(1024, a.out)

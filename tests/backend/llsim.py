@@ -632,7 +632,8 @@ def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: st
         return _Ins(None, None, sync=lambda r: ("bulk_commit",), text=rhs)
     if name == "llvm.nvvm.cp.async.bulk.wait.group.read":
         return _Ins(None, None, sync=lambda r: ("bulk_wait", vals[0](r)), text=rhs)
-    if name == "llvm.nvvm.wgmma.fence.sync.aligned" or name.startswith("llvm.nvvm.setmaxnreg."):
+    if (name == "llvm.nvvm.wgmma.fence.sync.aligned" or name.startswith("llvm.nvvm.setmaxnreg.")
+            or name.startswith("llvm.nvvm.prefetch.tensormap.")):  # (a tensor map's prefetch: a hint)
         return _Ins(None, nop, text=rhs)
     if name == "llvm.nvvm.barrier.cta.sync.aligned.count":
         return _Ins(None, None, sync=lambda r: ("nbar", vals[0](r), vals[1](r)), text=rhs)

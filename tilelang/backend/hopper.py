@@ -184,6 +184,32 @@ class HopperOps:
             self.br(done)  # type: ignore[attr-defined]
             self.label(done)  # type: ignore[attr-defined]
 
+    def _tmap_prefetch(self) -> list[str]:
+        """The blocks before the entry's (`Target.tma_prefetch`): thread 0
+        issues `prefetch.tensormap` for every tensor map of the kernel, first
+        thing, so the descriptors are on chip by the time the producer's
+        first copy names them (the barriers' set-up, the warp roles and any
+        PDL wait run meanwhile). A prefetch is a hint: it reads no memory
+        the kernel could see and needs no wait. They branch to `entry`, so
+        the entry block (the block timeline's phis name it) is unchanged.
+        Empty for a kernel without TMA copies."""
+        maps = self.k.tma_params  # type: ignore[attr-defined]
+        if not (self.tma_prefetch and maps):  # type: ignore[attr-defined]
+            return []
+        # the param-space form (`prefetch.param.tensormap [param]`): no
+        # generic address of the map is computed for it, so none stays live
+        # beside the copies' own (a generic one cost a prefill kernel a spill)
+        self.declare("declare void @llvm.nvvm.prefetch.tensormap.p101(ptr addrspace(101))")  # type: ignore[attr-defined]
+        lines = ["tmap.pf.top:",
+                 "  %tmap.pf.t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
+                 "  %tmap.pf.c = icmp eq i32 %tmap.pf.t, 0",
+                 "  br i1 %tmap.pf.c, label %tmap.pf, label %entry",
+                 "tmap.pf:"]
+        for i, p in enumerate(maps):
+            lines += [f"  %tmap.pf.{i} = addrspacecast ptr %{_ident(p.name)} to ptr addrspace(101)",
+                      f"  call void @llvm.nvvm.prefetch.tensormap.p101(ptr addrspace(101) %tmap.pf.{i})"]
+        return [*lines, "  br label %entry"]
+
     def tma_load(self, op: g.TmaLoad) -> None:
         done = self.lead_only()
         self._tma_load(op)

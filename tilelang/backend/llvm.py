@@ -123,6 +123,7 @@ class _Emitter(HopperOps, DebugOps):
     _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
     _wait_at: object | None = None  # "+loads": the top-level op the wait precedes (after early loads)
     trace = False  # `Target.trace`: the block timeline's stamps (`codegen/trace.py`)
+    tma_prefetch = True  # `Target.tma_prefetch`: the tensor maps prefetched at the entry (`HopperOps`)
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -263,7 +264,7 @@ class _Emitter(HopperOps, DebugOps):
             self.lines.extend(trace_code.exit_lines(waited))
         body = "\n".join(self.lines)
         take = trace_code.take_lines() if self.trace else ["  br label %start"]
-        entry = "\n".join(["entry:", *stamps, *early, *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
+        entry = "\n".join([*self._tmap_prefetch(), "entry:", *stamps, *early, *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
                            *self._entry_lines, *take, "start:"])
         name = _ident(k.name)
         self.entry_name = name
@@ -397,12 +398,14 @@ def _ident(name: str) -> str:
 
 
 def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None,
-                   pdl: bool | str = "", trace: bool = False) -> tuple[str, KernelABI]:
+                   pdl: bool | str = "", trace: bool = False, tma_prefetch: bool = True) -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
     `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
     the trigger's place, "entry", "late", "last" or "exit", and "+prefetch" for the
     pre-wait L2 prefetches; True is "late"). `trace`: the block timeline's
-    stamps (`codegen/trace.py`; off: the text is the untraced kernel's)."""
+    stamps (`codegen/trace.py`; off: the text is the untraced kernel's).
+    `tma_prefetch`: a kernel with tensor maps prefetches them at its entry
+    (`Target.tma_prefetch`)."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")
@@ -412,6 +415,7 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     em = _Emitter(kernel, kernel.facts if facts is None else facts)
     em.pdl = "late" if pdl is True else (pdl or "")
     em.trace = trace
+    em.tma_prefetch = tma_prefetch
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,

@@ -12,11 +12,12 @@ Invariants:
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -32,6 +33,12 @@ PDL_TRIGGERS = ("entry", "late", "last", "exit")
 # no prefetch: the kernel's leading loads of tensors the runtime found the
 # previous launch does not write (`TensorFacts.early`) come before the wait
 PDL_PREFETCHES = ("prefetch", "bulk", "loads")
+
+
+def tma_prefetch_default() -> bool:
+    """`TILEC_TMA_PREFETCH`: "0" turns off the TMA descriptors' prefetch at a
+    kernel's entry (`Target.tma_prefetch`); on otherwise."""
+    return os.environ.get("TILEC_TMA_PREFETCH", "1") != "0"
 
 
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:
@@ -83,6 +90,12 @@ class Target:
     # block stamps its start, its wait's return and its end into a buffer the
     # runtime owns; off, the PTX is the untraced kernel's byte for byte
     trace: bool = False
+    # a kernel that copies tiles with TMA prefetches its tensor maps (the
+    # `__grid_constant__` descriptors) at its entry, one thread, before its
+    # barriers are set up and before its PDL wait, so that the first copy
+    # does not wait for the descriptor's fetch (`prefetch.tensormap`, as
+    # CUTLASS does); `TILEC_TMA_PREFETCH=0` leaves it out (an A/B switch)
+    tma_prefetch: bool = field(default_factory=tma_prefetch_default)
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
@@ -102,7 +115,7 @@ class Target:
 
     def key(self) -> str:
         return (f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
-                + ("-trace" if self.trace else ""))
+                + ("-trace" if self.trace else "") + ("" if self.tma_prefetch else "-notp"))
 
     @property
     def prefetch_kind(self) -> str:

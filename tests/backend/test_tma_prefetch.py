@@ -1,18 +1,20 @@
-"""`Target.tma_prefetch`: a kernel that copies tiles with TMA prefetches its
-tensor maps at its entry (thread 0, `prefetch.tensormap`, before the
-barriers' set-up and any PDL wait); off (`TILEC_TMA_PREFETCH=0`) the entry
-is as before, and the switch is part of the compile-cache key. The decode
-split on tensor cores still computes the same partials in `llsim` with it
-(the simulator treats the prefetch as the hint it is)."""
+"""`Target.tma_prefetch` (opt-in, `TILEC_TMA_PREFETCH=1`): a kernel that
+copies tiles with TMA prefetches its tensor maps at its entry (thread 0,
+`prefetch.param.tensormap`, before the barriers' set-up and any PDL wait);
+off (the default) the text is as before, and the switch is part of the
+compile-cache key. The decode split on tensor cores computes the same
+partials in `llsim` with it (the simulator treats the prefetch as the hint
+it is)."""
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from ptxas_report import assemble
 from test_decode_tc_pipeline import _inputs, _kernel_ir
-from test_decode_wg_pipeline import _check, _reference, _simulate
+from test_decode_wg_pipeline import _check, _reference
 
 from tilelang.backend import compile_kernel, emit_llvm_text, lower_gpu
 from tilelang.backend.target import Target
@@ -78,18 +80,27 @@ def test_a_kernel_without_tma_has_no_prefetch() -> None:
 
 
 def test_the_switch_is_in_the_target_and_its_key(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    assert Target("sm_90a").tma_prefetch
+    monkeypatch.delenv("TILEC_TMA_PREFETCH", raising=False)
+    assert not Target("sm_90a").tma_prefetch  # opt-in
     assert Target("sm_90a").key() == "sm_90a+ptx80-O3"  # the default's key as before
-    assert Target("sm_90a", tma_prefetch=False).key().endswith("-notp")
-    monkeypatch.setenv("TILEC_TMA_PREFETCH", "0")
-    assert not Target("sm_90a").tma_prefetch
+    assert Target("sm_90a", tma_prefetch=True).key().endswith("-tp")
     monkeypatch.setenv("TILEC_TMA_PREFETCH", "1")
     assert Target("sm_90a").tma_prefetch
+    monkeypatch.setenv("TILEC_TMA_PREFETCH", "0")
+    assert not Target("sm_90a").tma_prefetch
+
+
+def test_the_default_emission_has_no_prefetch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("TILEC_TMA_PREFETCH", raising=False)
+    kir, facts = _kernel_ir(8, 32768, 16, 64, 128)
+    gk = lower_gpu(kir, "sm_90a", facts)
+    assert "prefetch" not in emit_llvm_text(gk, gk.facts)[0]
+    assert "prefetch" not in compile_kernel(kir, Target("sm_90a"), facts).ptx
 
 
 def test_the_ptx_prefetches_and_assembles_for_sm_90a(tmp_path) -> None:  # type: ignore[no-untyped-def]
     kir, facts = _kernel_ir(8, 32768, 16, 64, 128)
-    on = compile_kernel(kir, Target("sm_90a"), facts).ptx
+    on = compile_kernel(kir, Target("sm_90a", tma_prefetch=True), facts).ptx
     off = compile_kernel(kir, Target("sm_90a", tma_prefetch=False), facts).ptx
     # the param-space form, one a map: no generic address of a map kept live for it
     assert len(re.findall(r"prefetch\.param\.tensormap\b", on)) == 3
@@ -106,6 +117,21 @@ def test_decode_split_tc_with_the_prefetch_in_the_simulator(bhkv: int, smax: int
     d = 64
     q, k, v = _inputs(bhkv, smax, d, clen, 7)
     kir, facts = _kernel_ir(bhkv, smax, splits, bn, d)
-    text, _ = _llvm(True)
-    assert PF in text  # (the simulator runs the default target's text: the prefetch on)
-    _check(*_simulate(kir, facts, q, k, v, clen, splits), *_reference(q, k, v, clen, splits, bn, 0.125))
+    import llsim
+
+    texts: list[str] = []
+
+    def with_prefetch(kernel, facts=None):  # type: ignore[no-untyped-def]
+        # `SimDevice.compile` with the prefetch on
+        gk = lower_gpu(kernel, "sm_90a", facts)
+        text, abi = emit_llvm_text(gk, gk.facts, "", False, True)
+        texts.append(text)
+        return llsim.Program(text), abi, gk
+
+    sim = llsim.SimDevice("sm_90a")
+    sim.compile = with_prefetch  # type: ignore[method-assign]
+    o = np.full((bhkv * splits, 4, d), np.nan, np.float32)
+    lse = np.full((bhkv * splits, 4), np.nan, np.float32)
+    sim.run(kir, (2, 1), [o, lse, q, k, v, np.int32(clen), np.float32(0.125), np.int32(splits)], facts)
+    assert texts and PF in texts[0]
+    _check(o, lse, *_reference(q, k, v, clen, splits, bn, 0.125))

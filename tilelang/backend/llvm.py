@@ -123,7 +123,7 @@ class _Emitter(HopperOps, DebugOps):
     _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
     _wait_at: object | None = None  # "+loads": the top-level op the wait precedes (after early loads)
     trace = False  # `Target.trace`: the block timeline's stamps (`codegen/trace.py`)
-    tma_prefetch = True  # `Target.tma_prefetch`: the tensor maps prefetched at the entry (`HopperOps`)
+    tma_prefetch = False  # `Target.tma_prefetch`: the tensor maps prefetched at the entry (`HopperOps`)
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -398,14 +398,14 @@ def _ident(name: str) -> str:
 
 
 def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None,
-                   pdl: bool | str = "", trace: bool = False, tma_prefetch: bool = True) -> tuple[str, KernelABI]:
+                   pdl: bool | str = "", trace: bool = False, tma_prefetch: bool = False) -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
     `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
     the trigger's place, "entry", "late", "last" or "exit", and "+prefetch" for the
     pre-wait L2 prefetches; True is "late"). `trace`: the block timeline's
     stamps (`codegen/trace.py`; off: the text is the untraced kernel's).
     `tma_prefetch`: a kernel with tensor maps prefetches them at its entry
-    (`Target.tma_prefetch`)."""
+    (`Target.tma_prefetch`; off: the text is as without the option)."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")

@@ -36,9 +36,9 @@ PDL_PREFETCHES = ("prefetch", "bulk", "loads")
 
 
 def tma_prefetch_default() -> bool:
-    """`TILEC_TMA_PREFETCH`: "0" turns off the TMA descriptors' prefetch at a
-    kernel's entry (`Target.tma_prefetch`); on otherwise."""
-    return os.environ.get("TILEC_TMA_PREFETCH", "1") != "0"
+    """`TILEC_TMA_PREFETCH=1` turns on the TMA descriptors' prefetch at a
+    kernel's entry (`Target.tma_prefetch`); off otherwise."""
+    return os.environ.get("TILEC_TMA_PREFETCH", "0") == "1"
 
 
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:
@@ -94,7 +94,9 @@ class Target:
     # `__grid_constant__` descriptors) at its entry, one thread, before its
     # barriers are set up and before its PDL wait, so that the first copy
     # does not wait for the descriptor's fetch (`prefetch.tensormap`, as
-    # CUTLASS does); `TILEC_TMA_PREFETCH=0` leaves it out (an A/B switch)
+    # CUTLASS does). Opt-in (`TILEC_TMA_PREFETCH=1`): on the H200 the decode
+    # tc split's pair moved by -0.10..+0.16 us with it (RESULTS.md, issue 15,
+    # 2026-12-04): the descriptor's fetch is not on its critical path
     tma_prefetch: bool = field(default_factory=tma_prefetch_default)
 
     def __post_init__(self) -> None:
@@ -115,7 +117,7 @@ class Target:
 
     def key(self) -> str:
         return (f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
-                + ("-trace" if self.trace else "") + ("" if self.tma_prefetch else "-notp"))
+                + ("-trace" if self.trace else "") + ("-tp" if self.tma_prefetch else ""))
 
     @property
     def prefetch_kind(self) -> str:

@@ -89,22 +89,24 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         box = (1, min(t.rows, 256), 64) if t.rank == 3 else (min(t.rows, 256), 64)
         return b, g.TmaDesc(f"{t.load.tensor}.tma_{name}", t.load.tensor, box, 128, t.load.span)
 
-    qbuf, qdesc = buf(p.q, 1, "q")
+    schedule = loops.schedule(loop, p, C)
+    kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
+    persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
+    turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and loops.pingpong() != "0")
+    # Q's buffers: 2 where the walk's next tile's Q may land during this tile (`TILEC_ATTN_QDOUBLE`)
+    qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048)
+    qbuf, qdesc = buf(p.q, qn, "q")
     kbuf, kdesc = buf(p.k, S, "k")
     vbuf, vdesc = buf(p.v, S, "v")
     full = fresh.value(DType.I64, (S,), "full")
     empty = fresh.value(DType.I64, (S,), "empty")
-    qbar = fresh.value(DType.I64, (1,), "qbar")
-    qempty = fresh.value(DType.I64, (1,), "qempty")  # persistent: the consumers are done with Q
+    qbar = fresh.value(DType.I64, (qn,), "qbar")
+    qempty = fresh.value(DType.I64, (qn,), "qempty")  # persistent: the consumers are done with Q
     for b in (full, empty, qbar, qempty):
         layouts[b.id] = Barriers()
     pre: list[object] = [g.SmemAlloc(qbuf, span=span), g.SmemAlloc(kbuf, span=span), g.SmemAlloc(vbuf, span=span),
                          g.BarrierAlloc(full, 1, span=span), g.BarrierAlloc(empty, W, span=span),
                          g.BarrierAlloc(qbar, 1, span=span)]
-    schedule = loops.schedule(loop, p, C)
-    kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
-    persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
-    turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and loops.pingpong() != "0")
     if persist:
         pre.append(g.BarrierAlloc(qempty, W, span=span))
     ost, obuf = epi.buffer(ost, p, qbuf, vbuf, schedule == "serial", fresh, layouts, pre, span)
@@ -123,11 +125,17 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # -- producer: Q once, then K and V of each iteration
     pb = _Build(fresh)
     zero_p = pb.const(0)
-    if persist:  # the Q buffer is free once the consumers' last S of the previous tile is done
+    q_st = zero_p  # Q's stage: tile n's is n % qn, its use (n / qn)'s parity
+    if persist:  # the Q buffer is free once the consumers' last S of the tile before (qn tiles before) is done
         one = pb.const(1)
-        pb.ops.append(g.BarrierWait(qempty, zero_p, pb.elem(E.XOR, pb.elem(E.AND, p_tn, one), one), span))
-    pb.ops.append(g.BarrierExpect(qbar, zero_p, p.q.nbytes, span))
-    copies(pb, p.q, qdesc, qbuf, zero_p, qbar, {})
+        if qn == 2:
+            q_st = pb.elem(E.AND, p_tn, one)
+            pb.ops.append(g.BarrierWait(qempty, q_st, pb.elem(E.XOR, pb.elem(E.AND, pb.elem(E.SHR, p_tn, one), one), one),
+                                        span))
+        else:
+            pb.ops.append(g.BarrierWait(qempty, zero_p, pb.elem(E.XOR, pb.elem(E.AND, p_tn, one), one), span))
+    pb.ops.append(g.BarrierExpect(qbar, q_st, p.q.nbytes, span))
+    copies(pb, p.q, qdesc, qbuf, q_st, qbar, {})
     iv = loop.body.args[0]
     p_iv = fresh.value(iv.dtype, (), iv.hint)
     kv_first = tiles.q_after_first_kv(pb.ops, p_iv, loop.lower, loop.upper, fresh, span) \
@@ -160,8 +168,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     outside = [op for op in before if not any(v.shape for v in g.results(op))]
     moved = [op for op in before if any(v.shape for v in g.results(op))]
     zero_c = fresh.value(DType.I32, (), "q_stage")
+    q_slot = fresh.value(DType.I32, (), "q_slot") if qn == 2 else zero_c  # this tile's Q stage (set per tile)
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
-    bufs = loops.Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c)
+    bufs = loops.Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c, q_slot)
     q_early = persist and not turns and not late and tiles.q_early()  # Q released in the rotated loop's last iteration
     epilogue = loops.unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     ch, short = chain.make(p, loop, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
@@ -195,17 +204,22 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                   *c_pre, c_loop, *c_post[0], *eb.ops, *epilogue, *fin, *end, ir.Yield(())]
     if persist:
         tb = _Build(fresh)
-        q_phase = tb.elem(E.AND, c_tn, tb.const(1))
+        if qn == 2:
+            one_c = tb.const(1)
+            tb.ops.append(ir.Elementwise(q_slot, E.AND, (c_tn, one_c)))
+            q_phase = tb.elem(E.AND, tb.elem(E.SHR, c_tn, one_c), one_c)
+        else:
+            q_phase = tb.elem(E.AND, c_tn, tb.const(1))
         trips = c_post[2]
         # the last block's stage, once its P V is done (the loop frees the others)
         rel = [g.BarrierArrive(empty, last, ran, span)] if schedule != "serial" else []
         idle = tb.elem(E.GE, loop.lower, loop.upper, dtype=DType.BOOL) if q_early and turned else None
-        qrel = g.BarrierArrive(qempty, zero_c, idle, span)
+        qrel = g.BarrierArrive(qempty, q_slot, idle, span)
         head, tail, carry = epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t, c_base, S, empty, fresh)
-        consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span), *c_pre, *head, c_loop, *tail]
+        consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span), *c_pre, *head, c_loop, *tail]
         if ch is not None:  # the previous tile's last P V issued by this tile's first iteration
             consumer_ops, trips, chain_init, carry = chain.tile_ops(
-                ch, c_loop, c_pre, loop, S, [*tb.ops, g.BarrierWait(qbar, zero_c, q_phase, span)], [qrel], moved,
+                ch, c_loop, c_pre, loop, S, [*tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span)], [qrel], moved,
                 before, p, vbuf, cast.result.dtype)
 
     # every tile of the consumers in the accumulator layout

@@ -37,6 +37,7 @@ class Bufs:
     BN: int
     S: int
     base: ir.Value  # the ring's counter at the loop's start (`zero`, or carried from tile to tile)
+    qs: ir.Value  # Q's stage: `zero`, or the tile's (`attention_tiles.q_slots`: Q double-buffered)
 
 
 SCHEDULES = ("overlap", "serial", "pingpong-unsafe")
@@ -103,7 +104,7 @@ def s_product(b: _Build, p: AttnPlan, bufs: Bufs, stage: ir.Value, fresh: Fresh,
     raw, undef = fresh.value(DType.F32, shape, "s"), fresh.value(DType.F32, shape, "s0")
     no = fresh.value(DType.BOOL, (), "no_acc")
     layouts[raw.id] = layouts[undef.id] = WgmmaAcc(bufs.C, 64, bufs.BN)
-    op = g.Wgmma(raw, bufs.q, bufs.k, stage, undef, True, p.k_kmajor, no, p.s_dot.span, bufs.zero)
+    op = g.Wgmma(raw, bufs.q, bufs.k, stage, undef, True, p.k_kmajor, no, p.s_dot.span, bufs.qs)
     b.ops += [g.Undef(undef, p.s_dot.span), ir.Const(no, False)]
     if issue:
         b.ops.append(op)

@@ -231,7 +231,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
         if qempty is not None:  # this S was Q's last reader in the tile
             last = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL, hint="last")
-            cb.ops.append(g.BarrierArrive(qempty, bufs.zero, last, span))
+            cb.ops.append(g.BarrierArrive(qempty, bufs.qs, last, span))
         mapping: dict[int, ir.Value] = {p.s_dot.result.id: s_now}
         waited = False
         p_next: ir.Value | None = None

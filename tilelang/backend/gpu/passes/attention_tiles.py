@@ -391,5 +391,23 @@ def q_after_first_kv(q_ops: list[object], iv: ir.Value, lower: ir.Value, upper: 
     return inner, after
 
 
-__all__ = ["KVFIRST_DEFAULT", "QEARLY_DEFAULT", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
-           "kv_first", "q_after_first_kv", "q_early", "tile_loop", "walk_setup"]
+# `TILEC_ATTN_QDOUBLE` unset: "0" until the H200 has timed it
+QDOUBLE_DEFAULT = "0"
+
+
+def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -> int:
+    """Q's buffers in the persistent walk: 2 (`TILEC_ATTN_QDOUBLE=1`) where
+    `ok` (the walk, O not stored through shared memory) and two Q tiles and
+    the ring's `stages` fit in `limit` bytes of shared memory (D = 64 at
+    128 x 128: 2 x 16 + 4 x 32 KB; not D = 128's 2 x 32 + 3 x 64), so the
+    producer copies the next tile's Q as soon as it has issued this tile's
+    last K/V block (it waits for the release of the tile before this one's
+    Q), and the next tile's first product never waits for its Q; else 1 (the
+    copy waits for this tile's last S: `q_early`)."""
+    if not ok or os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT) != "1":
+        return 1
+    return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
+
+
+__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
+           "kv_first", "q_after_first_kv", "q_early", "q_slots", "tile_loop", "walk_setup"]

@@ -1,0 +1,98 @@
+"""`TILEC_ATTN_QDOUBLE` (`attention_tiles.q_slots`): Q double-buffered in the
+persistent walk, tile n's Q in stage n % 2, so the producer copies the next
+tile's Q while this tile still runs. Where it applies (two Q tiles and the
+ring fit the shared memory) and where not (byte-identical to off); in the
+simulator against NumPy on every loop form the walk has (the overlapped
+loop, the rotated one, the chained short-keys variant), with CTAs that walk
+enough tiles for both stages to turn over twice; the PTX through ptxas."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from ptxas_report import assemble
+from test_attention_chain import _short
+from test_attention_pipeline import _facts, _run_lse_and_check, _std
+
+from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+FORMS = {"overlap": {"TILEC_ATTN_ROTATE": "0", "TILEC_ATTN_CHAIN": "0"},
+         "rotate": {"TILEC_ATTN_ROTATE": "1", "TILEC_ATTN_CHAIN": "0"},
+         "rotate_kvfirst": {"TILEC_ATTN_ROTATE": "1", "TILEC_ATTN_CHAIN": "0", "TILEC_ATTN_KVFIRST": "1"},
+         "chain_short": {}}
+
+
+def _form(monkeypatch, form: str, qdouble: str = "1") -> None:  # type: ignore[no-untyped-def]
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL",
+                "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_KVFIRST", "TILEC_ATTN_OSTORE"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in FORMS[form].items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.setenv("TILEC_ATTN_QDOUBLE", qdouble)
+
+
+def _text(k, facts) -> str:  # type: ignore[no-untyped-def]
+    return print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+
+
+def test_where_q_is_double_buffered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On at D = 64, 128 x 128 (2 x 16 KB of Q and 4 stages of 32 KB): two Q barriers each way, the products
+    read Q at the tile's stage; at D = 128, 128 x 128 (2 x 32 KB and 3 stages of 64 KB do not fit) the switch
+    changes nothing (LLVM byte for byte); off, one Q buffer."""
+    facts = _facts("oqkv", 3)
+    _form(monkeypatch, "chain_short")
+    k64 = _std("flash_attention", "f16", 128, 128, 64)
+    on = _text(k64, _short(facts, 1024))
+    assert "mbarrier.alloc count 1 : i64[2]" in on and "mbarrier.alloc count 8 : i64[2]" in on
+    assert "wgmma %q." in on and all("[%q_slot" in line for line in on.splitlines() if "wgmma %q." in line)
+    _form(monkeypatch, "chain_short", "0")
+    off = _text(k64, _short(facts, 1024))
+    assert "i64[2]" not in off and "q_slot" not in off
+    k128 = _std("flash_attention", "f16", 128, 128, 128)
+    lls = []
+    for setting in ("0", "1"):
+        _form(monkeypatch, "rotate", setting)
+        gk = lower_gpu(k128, "sm_90a", facts)
+        lls.append(emit_llvm_text(gk, gk.facts, "")[0])
+    assert lls[0] == lls[1]
+
+
+@pytest.mark.parametrize(("form", "bm", "sq", "sk", "causal", "ctas", "bh"),
+                         [("overlap", 64, 300, 200, True, 1, 2), ("rotate", 64, 300, 130, True, 2, 2),
+                          ("rotate_kvfirst", 64, 320, 200, False, 1, 2), ("chain_short", 64, 300, 150, True, 1, 2),
+                          ("chain_short", 64, 150, 40, True, 1, 2), ("chain_short", 128, 520, 300, False, 1, 1)],
+                         ids=["overlap_one_cta_causal", "rotate_two_ctas_rows_see_nothing", "rotate_kvfirst_one_cta",
+                              "chain_one_cta_causal", "chain_tiles_without_keys", "chain_two_warpgroups"])
+def test_double_buffered_q_in_the_simulator(form: str, bm: int, sq: int, sk: int, causal: bool, ctas: int, bh: int,  # type: ignore[no-untyped-def]
+                                            monkeypatch) -> None:
+    """Each CTA walks 4 to 10 tiles (both Q stages used twice or more: a wait on the wrong parity or a
+    release of the wrong stage hangs or races in llsim), S not a multiple of the blocks, causal with
+    S_q != S_k, rows that see no key, tiles with no key block, one and two consumer warpgroups."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _form(monkeypatch, form)
+    k = _std("flash_attention_lse", "f16", bm, 64, 64)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    if form == "chain_short":
+        facts = _short(facts, 8 * 64)
+    text = _text(k, facts)
+    assert "q_slot" in text and ("%chained" in text) == (form == "chain_short")
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, 64, causal, 13)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("short", [True, False], ids=["short_keys", "long_keys"])
+def test_double_buffered_q_assembles_without_spills(short: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The D = 64, 128 x 128 kernels the benchmark runs (the short-keys variant: chained and rotated; the
+    long one: overlapped), with Q double-buffered, through ptxas for sm_90a: no spill, no serialised wgmma."""
+    _form(monkeypatch, "chain_short")
+    facts = _facts("oqkv", 3)
+    k, facts = _std("flash_attention", "bf16", 128, 128, 64), _short(facts, 1024) if short else facts
+    assert "i64[2]" in _text(k, facts)
+    ptx = emit_ptx(k, "sm_90a", facts)
+    r = assemble(ptx, "sm_90a")
+    assert r.max_spill_stores == 0, r.text
+    assert "C7515" not in r and "serialized" not in r, r.text

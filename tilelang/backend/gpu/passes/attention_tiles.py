@@ -391,7 +391,8 @@ def q_after_first_kv(q_ops: list[object], iv: ir.Value, lower: ir.Value, upper: 
     return inner, after
 
 
-# `TILEC_ATTN_QDOUBLE` unset: "0" until the H200 has timed it
+# `TILEC_ATTN_QDOUBLE` unset: "0" (the H200, 2026-12-04: no D = 64 row faster beyond the run-to-run
+# spread, -1.2..+0.4 %; benchmarks/RESULTS.md, h15p third session)
 QDOUBLE_DEFAULT = "0"
 
 

@@ -1253,9 +1253,15 @@ def _minmax(is_max: bool) -> Callable[..., Any]:
 
 
 def _nanminmax(is_max: bool) -> Callable[..., Any]:
+    # llvm.maximum / llvm.minimum (PTX max.NaN / min.NaN): NaN-propagating, -0.0 < +0.0
+    def zeros(a: Any, b: Any) -> Any:
+        return a + b if is_max else -((-a) + (-b))  # two zeros: the larger is their sum
+
     def g(a: Any, b: Any, tys: list[str], name: str) -> Any:
         if np.isnan(a) or np.isnan(b):
             return type(a)(np.nan)
+        if a == 0 and b == 0:
+            return zeros(a, b)
         return max(a, b) if is_max else min(a, b)
 
     def fast(a: Any, b: Any) -> Any:  # `g` on two f32 scalars without np.isnan
@@ -1263,6 +1269,8 @@ def _nanminmax(is_max: bool) -> Callable[..., Any]:
             return g(a, b, [], "")
         if a != a or b != b:
             return np.float32(np.nan)
+        if a == 0 and b == 0:
+            return zeros(a, b)
         return max(a, b) if is_max else min(a, b)
     g.fast = fast  # type: ignore[attr-defined]
     return g

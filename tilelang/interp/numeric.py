@@ -339,9 +339,39 @@ _SAME_FOR_ALL: dict[ElemOp, Callable[[list[np.ndarray]], np.ndarray]] = {
     ElemOp.ADD: lambda a: a[0] + a[1],
     ElemOp.SUB: lambda a: a[0] - a[1],
     ElemOp.MUL: lambda a: a[0] * a[1],
-    ElemOp.MAXIMUM: lambda a: np.maximum(a[0], a[1]),
-    ElemOp.MINIMUM: lambda a: np.minimum(a[0], a[1]),
+    ElemOp.MAXIMUM: lambda a: _maximum(a[0], a[1], True),
+    ElemOp.MINIMUM: lambda a: _maximum(a[0], a[1], False),
 }
+
+
+def _maximum(a: np.ndarray, b: np.ndarray, larger: bool) -> np.ndarray:
+    """IEEE 754-2019 maximum/minimum (LLVM's `llvm.maximum`, PTX `max.NaN`):
+    NaN-propagating, and -0.0 < +0.0. NumPy's `maximum` returns its second
+    operand for equal values, so the sign of a zero result depended on the
+    operands' order (`maximum(0.0, -0.0)` was -0.0)."""
+    r = np.maximum(a, b) if larger else np.minimum(a, b)
+    if r.dtype.kind != "f":
+        return r
+    zeros = (a == 0) & (b == 0)
+    if not np.any(zeros):
+        return r
+    # the sum of two zeros is -0.0 only when both are: the larger zero; the smaller is the mirror
+    z = a + b if larger else -((-a) + (-b))
+    return np.where(zeros, z, r)
+
+
+def _zero_signed(r: np.ndarray, c: np.ndarray, axis: int, larger: bool) -> np.ndarray:
+    """A max (min) reduction whose result is a zero: +0.0 (-0.0) if any
+    element reduced is one, as a tree of `_maximum` gives in any order."""
+    if r.dtype.kind != "f":
+        return r
+    zero = r == 0
+    if not np.any(zero):
+        return r
+    other = np.any((c == 0) & (np.signbit(c) != larger), axis=axis)  # a +0 (max) / a -0 (min)
+    keep = np.asarray(0.0 if larger else -0.0, r.dtype)
+    flip = np.asarray(-0.0 if larger else 0.0, r.dtype)
+    return np.where(zero, np.where(other, keep, flip), r)
 
 
 def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
@@ -434,8 +464,8 @@ def atomic_update(
 _REDUCE: dict[ReduceOp, Callable[[np.ndarray, int], np.ndarray]] = {
     ReduceOp.SUM: lambda c, axis: np.sum(c, axis=axis, dtype=c.dtype),
     ReduceOp.PROD: lambda c, axis: np.prod(c, axis=axis, dtype=c.dtype),
-    ReduceOp.MAX: lambda c, axis: np.max(c, axis=axis),
-    ReduceOp.MIN: lambda c, axis: np.min(c, axis=axis),
+    ReduceOp.MAX: lambda c, axis: _zero_signed(np.max(c, axis=axis), c, axis, True),
+    ReduceOp.MIN: lambda c, axis: _zero_signed(np.min(c, axis=axis), c, axis, False),
 }
 _SCAN: dict[ScanOp, Callable[[np.ndarray, int], np.ndarray]] = {
     ScanOp.CUMSUM: lambda c, axis: np.cumsum(c, axis=axis, dtype=c.dtype),

@@ -41,6 +41,7 @@ from tilelang.sema.coerce import adopt
 from tilelang.sema.consts import check_overflow
 from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
+from tilelang.sema.graph_effects import check_graph_effects
 from tilelang.sema.items import collect_module, eval_const, resolve_signatures
 from tilelang.sema.kernel import check_device_recursion
 from tilelang.sema.launch import untaken_tuner_partitions
@@ -87,6 +88,7 @@ def _run(tcx: CheckCx) -> None:
             tcx.enqueue(info, in_kernel)
             _drain(tcx)
     check_device_recursion(tcx)
+    check_graph_effects(tcx)
     untaken_tuner_partitions(tcx)
     _default_untyped(tcx)
 

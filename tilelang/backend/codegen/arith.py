@@ -248,6 +248,18 @@ class ArithOps(EmitterCore):
                 m = self.fcall("maxnum" if eop is E.MAXIMUM else "minnum", ty, a)
                 uno = self.emit(f"fcmp uno {ty} {a[0]}, {a[1]}")
                 nan = self.emit(f"fadd {ty} {a[0]}, {a[1]}")
+                # maxnum leaves the sign of a zero result open; -0.0 < +0.0 (the interpreter's,
+                # llvm.maximum's): two zeros' sum is the larger, the negated sum of negations the smaller
+                z0 = self.emit(f"fcmp oeq {ty} {a[0]}, 0.0")
+                z1 = self.emit(f"fcmp oeq {ty} {a[1]}, 0.0")
+                both = self.emit(f"and i1 {z0}, {z1}")
+                if eop is E.MAXIMUM:
+                    zr = nan
+                else:
+                    n0 = self.emit(f"fneg {ty} {a[0]}")
+                    n1 = self.emit(f"fneg {ty} {a[1]}")
+                    zr = self.emit(f"fneg {ty} {self.emit(f'fadd {ty} {n0}, {n1}')}")
+                m = self.emit(f"select i1 {both}, {ty} {zr}, {ty} {m}")
                 return self.emit(f"select i1 {uno}, {ty} {nan}, {ty} {m}")
             case E.EXP:
                 return self.fexp(a[0])

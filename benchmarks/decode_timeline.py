@@ -3,6 +3,8 @@ block by block (`TILEC_TRACE=blocks`, `tilelang/runtime/trace.py`).
 
     python benchmarks/decode_timeline.py [--pairs] [--engine] [--replays 30] [--out DIR]
     python benchmarks/decode_timeline.py --smoke      # the script itself on the CPU (nothing recorded)
+    TILEC_TRACE_MARK=wait1 python benchmarks/decode_timeline.py --pairs   # + the split's first tile in (tc)
+    TILEC_TRACE_MARK=store1 python benchmarks/decode_timeline.py --pairs  # + the split's first store
 
 `--pairs`: 32 query heads over 8 KV heads, D = 128, bf16, batch 1, each
 configuration of `PAIRS` (cache length, split kernel, the length the
@@ -61,6 +63,10 @@ def replay_rows(launches: list, pair: bool) -> list[dict]:  # type: ignore[type-
              "s_min": float(dur.min()), "s_med": float(np.median(dur)), "s_max": float(dur.max()),
              "s_first_end": (s.first_end - s.first_start) / 1e3, "s_span": (s.last_end - s.first_start) / 1e3,
              "s_tail": (s.last_end - s.first_end) / 1e3}
+        if s.waits:  # the split has no PDL wait: with TILEC_TRACE_MARK, its blocks' mark (`runtime/trace.py`)
+            mk = (s.wait - s.start) / 1e3
+            r.update({"s_mark_min": float(mk.min()), "s_mark_med": float(np.median(mk)), "s_mark_max": float(mk.max()),
+                      "s_after_mark_med": float(np.median((s.end - s.wait) / 1e3))})
         if pair:
             m = launches[i + 1]
             r.update({"m_start": (m.first_start - s.last_end) / 1e3,
@@ -132,7 +138,7 @@ def _inputs(dev: str, dt, ctx: int):  # type: ignore[no-untyped-def]
     return tuple(torch.randn(HKV, n, D, device=dev, dtype=dt, generator=g) for n in (GRP, ctx, ctx))
 
 
-def pairs(replays: int, out: Path, dev: str) -> list[dict]:  # type: ignore[type-arg]
+def pairs(replays: int, out: Path, dev: str, only: str = "") -> list[dict]:  # type: ignore[type-arg]
     import attention as bench
     import torch
     from decode_forms import plan_for
@@ -145,7 +151,8 @@ def pairs(replays: int, out: Path, dev: str) -> list[dict]:  # type: ignore[type
     mods = {t: {f: tilelang.compile("use std::attention::*;\n") for f in ("plain", "pdl")} for t in (False, True)}
     rows = []
     keep: list[object] = []
-    for ctx, kind, length in PAIRS if dev == "cuda" else ((256, "fma", 256),):
+    chosen = [tuple(int(x) if x.isdigit() else x for x in c.split(":")) for c in only.split(",") if c]
+    for ctx, kind, length in (chosen or PAIRS) if dev == "cuda" else ((256, "fma", 256),):
         plan = plan_for(ctx, kind, 16 if (kind == "tc" and ctx == 32768) else None)
         q, k, v = _inputs(dev, dt, ctx)
         o_part = torch.empty(HKV, plan[1] * GRP, D, device=dev)
@@ -336,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--replays", type=int, default=30)
+    ap.add_argument("--only", default="", help="--pairs: these configurations, e.g. 8192:tc:1,32768:fma:32768")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
@@ -346,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result["pairs"]))
         return 0 if all(r["err"] < 1e-2 for r in result["pairs"]) else 1
     if a.pairs:
-        result["pairs"] = rows = pairs(a.replays, a.out, "cuda")
+        result["pairs"] = rows = pairs(a.replays, a.out, "cuda", a.only)
         keys = ("period", "s_ramp", "s_min", "s_med", "s_max", "s_first_end", "s_span", "m_start", "m_wait",
                 "m_adds", "m_block_after_wait", "graph_gap")
         print("| ctx | split | told | MB | untraced pair / split | traced pair | " + " | ".join(keys)
@@ -356,8 +364,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {r['ctx']} | {r['split']} | {r['length']} | {r['MB']:.1f} | {r['untraced_pair_us']:.1f} / "
                   f"{r['untraced_split_us']:.1f} | {r['traced_pair_us']:.1f} | "
                   + " | ".join(f"{p.get(k, float('nan')):.2f}" for k in keys)
-                  + f" | {s['period']:.2f} / {s['s_span']:.2f} / {s['graph_gap']:.2f} | {r.get('err', 0):.1e} |",
-                  flush=True)
+                  + f" | {s['period']:.2f} / {s['s_span']:.2f} / {s['graph_gap']:.2f} | {r.get('err', 0):.1e} |"
+                  + (f" mark min/med/max {p['s_mark_min']:.2f}/{p['s_mark_med']:.2f}/{p['s_mark_max']:.2f},"
+                     f" after it {p['s_after_mark_med']:.2f} |" if "s_mark_med" in p else ""), flush=True)
     if a.ab:
         result["ab"] = rows = ab(a.rounds, a.reps, a.replays)
         print("| ctx | told | " + " | ".join(f"{c} tp{t}" for c in ("pair", "split") for t in "01")

@@ -1799,13 +1799,14 @@ _MEM_NP = {"float": np.float32, "double": np.float64, "half": np.float16, "i8": 
 class SimDevice:
     """Runs Tile IR kernels through the GPU code generator and this simulator."""
 
-    def __init__(self, arch: str = "sm_80", trace: bool = False, trace_records: int = 64) -> None:
+    def __init__(self, arch: str = "sm_80", trace: bool = False, trace_records: int = 64, trace_mark: str = "") -> None:
         assert trace_records & (trace_records - 1) == 0, "the ring's capacity is a power of two"
         self.arch = arch
         # the block timeline (`Target.trace`): the ring the kernel writes, kept
         # after `run` in `trace_buffer` (the trace id is 7, `smid` the block's
         # linear index mod 4)
         self.trace = trace
+        self.trace_mark = trace_mark  # `Target.trace_mark` (with `trace`)
         self.trace_records = trace_records
         self.trace_buffer = b""
 
@@ -1814,7 +1815,7 @@ class SimDevice:
         from tilelang.backend.llvm import emit_llvm_text
 
         gk = lower_gpu(kernel, self.arch, facts)
-        text, abi = emit_llvm_text(gk, gk.facts, trace=self.trace)
+        text, abi = emit_llvm_text(gk, gk.facts, trace=self.trace, mark=self.trace_mark if self.trace else "")
         return Program(text), abi, gk
 
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],

@@ -178,6 +178,91 @@ def test_llsim_runs_the_traced_hopper_gemm_with_warp_roles() -> None:
     assert cursor == 1
 
 
+def test_llsim_the_mark_of_the_traced_hopper_gemm() -> None:
+    """`Target.trace_mark` "wait1": the return of the first mbarrier wait of
+    thread 0's role (here the producer's, a free stage) in the record's wait
+    field, between the entry and the exit; the result unchanged."""
+    from gemm_cases import GemmConfig
+    from llsim import SimDevice
+    from test_sim_hopper import _facts, _kernel
+
+    cfg = GemmConfig(64, 64, 32, out="f32")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    sim = SimDevice("sm_90a", trace=True, trace_mark="wait1")
+    sim.run(_kernel(cfg), (1, 1), [c, a, b], _facts(a.shape, b.shape, c.shape))
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-2)
+    raw, cursor, n = _sim_records(sim)
+    assert cursor == 1
+    tr = trace.decode(raw[layout.RECORDS:layout.RECORDS + n * layout.RECORD], cursor, sim.trace_records,
+                      ["k"] * 7 + ["gemm"], 4)
+    la = tr.launches[0]
+    assert la.waits  # the mark is in the wait's field
+    assert (la.start < la.wait).all() and (la.wait < la.end).all()
+
+
+def test_llsim_the_store_mark_of_a_plain_kernel() -> None:
+    """"store1": thread 0's first store; every block's record has it, and a
+    kernel's blocks decode as before."""
+    from llsim import SimDevice
+
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    z = np.zeros(n, np.float32)
+    sim = SimDevice("sm_80", trace=True, trace_mark="store1")
+    sim.run(vector_add(256), (4,), [z, x, np.ones(n, np.float32)])
+    np.testing.assert_array_equal(z, x + 1)
+    raw, cursor, n_rec = _sim_records(sim)
+    tr = trace.decode(raw[layout.RECORDS:layout.RECORDS + n_rec * layout.RECORD], cursor, sim.trace_records,
+                      ["k"] * 7 + ["vector_add"], 4)
+    la = tr.launches[0]
+    assert la.waits and sorted(la.block.tolist()) == [0, 1, 2, 3]
+    assert (la.start < la.wait).all() and (la.wait < la.end).all()
+
+
+def test_the_mark_is_emitted_once_and_only_where_asked() -> None:
+    from gemm_cases import GemmConfig
+    from test_sim_hopper import _facts, _kernel
+
+    from tilelang.backend import lower_gpu
+    from tilelang.backend.llvm import emit_llvm_text
+    from tilelang.backend.target import Target
+
+    cfg = GemmConfig(64, 64, 32, out="f32")
+    gk = lower_gpu(_kernel(cfg), "sm_90a", _facts((64, 64), (64, 64), (64, 64)))
+    plain = emit_llvm_text(gk, gk.facts, "", True)[0]
+    # (the GEMM's stores are its consumers', not thread 0's role: no "store1" point)
+    for mark, points in (("wait1", 1), ("store1", 0)):
+        text = emit_llvm_text(gk, gk.facts, "", True, False, mark)[0]
+        assert len(re.findall(r"^trace_mark\d+:$", text, re.M)) == points, mark
+        assert "%trace.mrec" in text and "trace_mark" not in plain
+        # the entry writes NO_WAIT there, the exit leaves the wait field to the mark
+        assert "store i32 -1, ptr addrspace(1) %trace.mrec0" in text
+        assert "%trace.p24" not in text and "%trace.p24" in plain
+    # a PDL kernel's field is its wait's: no mark
+    pdl = emit_llvm_text(gk, gk.facts, "late", True, False, "wait1")[0]
+    assert "trace_mark" not in pdl and "%trace.tw" in pdl
+    # untraced, the mark changes nothing
+    assert emit_llvm_text(gk, gk.facts, "", False, False, "wait1")[0] == emit_llvm_text(gk, gk.facts)[0]
+    assert Target("sm_90a", trace=True, trace_mark="wait1").key().endswith("-trace-mark-wait1")
+    assert Target("sm_90a", trace=False, trace_mark="wait1").key() == Target("sm_90a").key()
+    with pytest.raises(ValueError, match="unknown trace mark"):
+        Target("sm_90a", trace_mark="first")
+
+
+def test_a_mistyped_trace_mark_is_said_and_ignored(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.backend.target import Target
+
+    monkeypatch.setenv("TILEC_TRACE_MARK", "wait")
+    with pytest.warns(RuntimeWarning, match="TILEC_TRACE_MARK='wait' ignored"):
+        t = Target("sm_90a", trace=True)
+    assert t.trace_mark == ""
+    monkeypatch.setenv("TILEC_TRACE_MARK", "store1")
+    assert Target("sm_90a", trace=True).trace_mark == "store1"
+
+
 def _records(rows: list[tuple[int, int, int, int, int | None, int]], grids: dict[int, list[int]]) -> bytes:
     """Records as a kernel writes them, from (kid, block, sm, t0, wait or None,
     end) in the order the blocks count: `grids[kid]` the grid sizes of the

@@ -149,6 +149,8 @@ class HopperOps:
         ok = self.call("i1", name, f"ptr addrspace(3) {p}, i32 {ph}")  # type: ignore[attr-defined]
         self.cbr(ok, done, loop)  # type: ignore[attr-defined]
         self.label(done)  # type: ignore[attr-defined]
+        if self._marking == "wait1" and not self._marked and self.role_tid == "%tid":  # type: ignore[attr-defined]
+            self.trace_mark_here()  # type: ignore[attr-defined]  # thread 0's role: its first wait returned
 
     def barrier_arrive(self, op: g.BarrierArrive) -> None:
         """One arrival per warp (lane 0, after the whole warp got there)."""

@@ -124,6 +124,9 @@ class _Emitter(HopperOps, DebugOps):
     _wait_at: object | None = None  # "+loads": the top-level op the wait precedes (after early loads)
     trace = False  # `Target.trace`: the block timeline's stamps (`codegen/trace.py`)
     tma_prefetch = False  # `Target.tma_prefetch`: the tensor maps prefetched at the entry (`HopperOps`)
+    trace_mark = ""  # `Target.trace_mark` (with `trace`)
+    _marking = ""  # the mark this kernel takes ("": none; a PDL kernel's wait field is its wait's)
+    _marked = False  # the mark's point is emitted (once)
 
     # ======================================================================= ops
     def run(self) -> str:
@@ -246,6 +249,7 @@ class _Emitter(HopperOps, DebugOps):
                 self._trigger_loop = pdl_code.last_loop(k, self._trigger_at)
                 if self._trigger_loop is not None:
                     self._trigger_at = None
+        self._marking = self.trace_mark if self.trace and not self.pdl else ""
         self.region(k.body, ())
         if trigger in ("late", "last") and self._trigger_at is None and self._trigger_loop is None:
             self.lines.append(pdl_code.TRIGGER)
@@ -261,9 +265,9 @@ class _Emitter(HopperOps, DebugOps):
             globals_ = [trace_code.module_global()]
             stamps = [trace_code.entry_stamp()]
             waited = trace_code.stamp_wait(pdl, pdl_code.WAIT) or trace_code.stamp_wait(self.lines, pdl_code.WAIT)
-            self.lines.extend(trace_code.exit_lines(waited))
+            self.lines.extend(trace_code.exit_lines(waited, marked=bool(self._marking)))
         body = "\n".join(self.lines)
-        take = trace_code.take_lines() if self.trace else ["  br label %start"]
+        take = trace_code.take_lines(mark=bool(self._marking)) if self.trace else ["  br label %start"]
         entry = "\n".join([*self._tmap_prefetch(), "entry:", *stamps, *early, *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
                            *self._entry_lines, *take, "start:"])
         name = _ident(k.name)
@@ -301,11 +305,19 @@ class _Emitter(HopperOps, DebugOps):
                     self._pre_wait = frozenset()
                 if op is self._trigger_at:
                     self.lines.append(pdl_code.TRIGGER)
+                if (self._marking == "store1" and not self._marked and isinstance(op, ir.Store)
+                        and self.role_tid == "%tid"):  # (a store thread 0's role makes)
+                    self.trace_mark_here()
                 self.op(op)
             self._red_mark = None
             return []
         finally:
             self._depth -= 1
+
+    def trace_mark_here(self) -> None:
+        """The block timeline's mark (`Target.trace_mark`) at this point, once a kernel."""
+        self._marked = True
+        trace_code.mark_lines(self)
 
     def op(self, op: ir.Op) -> None:
         match op:
@@ -398,14 +410,16 @@ def _ident(name: str) -> str:
 
 
 def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None,
-                   pdl: bool | str = "", trace: bool = False, tma_prefetch: bool = False) -> tuple[str, KernelABI]:
+                   pdl: bool | str = "", trace: bool = False, tma_prefetch: bool = False,
+                   mark: str = "") -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
     `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
     the trigger's place, "entry", "late", "last" or "exit", and "+prefetch" for the
     pre-wait L2 prefetches; True is "late"). `trace`: the block timeline's
     stamps (`codegen/trace.py`; off: the text is the untraced kernel's).
     `tma_prefetch`: a kernel with tensor maps prefetches them at its entry
-    (`Target.tma_prefetch`; off: the text is as without the option)."""
+    (`Target.tma_prefetch`; off: the text is as without the option).
+    `mark`: with `trace`, the mark stamp's point (`Target.trace_mark`)."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")
@@ -416,6 +430,7 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     em.pdl = "late" if pdl is True else (pdl or "")
     em.trace = trace
     em.tma_prefetch = tma_prefetch
+    em.trace_mark = mark
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,

@@ -35,6 +35,24 @@ PDL_TRIGGERS = ("entry", "late", "last", "exit")
 PDL_PREFETCHES = ("prefetch", "bulk", "loads")
 
 
+# where a traced kernel's mark stamp is taken (`Target.trace_mark`, `codegen/trace.py`)
+TRACE_MARKS = ("wait1", "store1")
+
+
+def trace_mark_default() -> str:
+    """`TILEC_TRACE_MARK`: "wait1" or "store1" (`Target.trace_mark`); "" for
+    none, and for anything else (said in a warning: a mistyped setting
+    changes nothing)."""
+    v = os.environ.get("TILEC_TRACE_MARK", "")
+    if v and v not in TRACE_MARKS:
+        import warnings
+
+        warnings.warn(f"TILEC_TRACE_MARK={v!r} ignored (one of: {', '.join(TRACE_MARKS)})", RuntimeWarning,
+                      stacklevel=2)
+        return ""
+    return v
+
+
 def tma_prefetch_default() -> bool:
     """`TILEC_TMA_PREFETCH=1` turns on the TMA descriptors' prefetch at a
     kernel's entry (`Target.tma_prefetch`); off otherwise."""
@@ -90,6 +108,11 @@ class Target:
     # block stamps its start, its wait's return and its end into a buffer the
     # runtime owns; off, the PTX is the untraced kernel's byte for byte
     trace: bool = False
+    # with `trace`, a kernel without a PDL wait also stamps thread 0's pass
+    # through one point of its body into the record's wait field: "wait1"
+    # the first mbarrier wait thread 0 emits (a Hopper pipeline's first tile
+    # in), "store1" its first store (`TILEC_TRACE_MARK`; `codegen/trace.py`)
+    trace_mark: str = field(default_factory=trace_mark_default)
     # a kernel that copies tiles with TMA prefetches its tensor maps (the
     # `__grid_constant__` descriptors) at its entry, one thread, before its
     # barriers are set up and before its PDL wait, so that the first copy
@@ -104,6 +127,8 @@ class Target:
             raise ValueError(f"unsupported GPU arch `{self.arch}` (supported: {', '.join(SUPPORTED_ARCHS)})")
         if self.pdl_trigger not in PDL_TRIGGERS:
             raise ValueError(f"unknown PDL trigger `{self.pdl_trigger}` (one of: {', '.join(PDL_TRIGGERS)})")
+        if self.trace_mark not in ("", *TRACE_MARKS):
+            raise ValueError(f"unknown trace mark `{self.trace_mark}` (one of: {', '.join(TRACE_MARKS)})")
         if self.prefetch_kind not in ("", *PDL_PREFETCHES):
             raise ValueError(f"unknown PDL prefetch `{self.pdl_prefetch}` (one of: {', '.join(PDL_PREFETCHES)})")
         if self.pdl and self.sm < 90:
@@ -117,7 +142,8 @@ class Target:
 
     def key(self) -> str:
         return (f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
-                + ("-trace" if self.trace else "") + ("-tp" if self.tma_prefetch else ""))
+                + ("-trace" if self.trace else "") + (f"-mark-{self.trace_mark}" if self.trace and self.trace_mark else "")
+                + ("-tp" if self.tma_prefetch else ""))
 
     @property
     def prefetch_kind(self) -> str:

@@ -18,6 +18,11 @@ The stamps (`%globaltimer`, nanoseconds of the GPU's global timer):
     entry      every thread reads the timer first thing (only thread 0's is kept)
     wait       right after the kernel's `griddepcontrol.wait`, if it has one
     exit       after a block-wide barrier at the end, so it is the last warp's end
+    mark       (`TILEC_TRACE_MARK`, a kernel without a PDL wait) thread 0's pass
+               through one point of the body, in the wait's field: "wait1"
+               the return of the first mbarrier wait thread 0 emits (a
+               Hopper pipeline's first tile arriving: Q and the first K/V
+               stage), "store1" the first store (the epilogue's start)
 
 At the entry (after the wait), thread 0 reserves the block's record (one
 atomic on the buffer's cursor, a ring: slot = cursor & (capacity - 1)) and counts
@@ -39,7 +44,9 @@ module launched with grids of several sizes is cut right.
     Record (RECORD = 32 bytes): u32 trace id, u32 the block counter's value
     before this block, u32 block (x * ny * nz + y * nz + z), u32 SM (bits
     0-7) | blocks in the grid (bits 8-31, at most 2^24 - 1), u64 entry
-    stamp, u32 wait - entry (NO_WAIT: none), u32 exit - entry.
+    stamp, u32 wait - entry (NO_WAIT: none; with a mark, the mark - entry:
+    thread 0 writes NO_WAIT there at the entry and the mark's value each time
+    it passes the mark, so the last pass counts), u32 exit - entry.
 
 Invariant: this module imports no CUDA library and builds text only.
 """
@@ -93,12 +100,22 @@ def stamp_wait(lines: list[str], wait: str) -> bool:
     return False
 
 
-def take_lines() -> list[str]:
+def take_lines(mark: bool = False) -> list[str]:
     """The entry's end (in place of its `br label %start`): thread 0 reads the
     module global (the buffer, the trace id, the ring's mask), reserves the
     block's record and counts the block, two atomics; all of it is first used
-    at the exit, so no round trip holds the block's SM slot at its end."""
+    at the exit, so no round trip holds the block's SM slot at its end. With
+    a `mark`, thread 0 also writes NO_WAIT into the record's wait field
+    (`mark_lines` overwrites it) and the record's address is `%trace.mrec`."""
     gep = "getelementptr i8, ptr addrspace(1)"
+    pre = [
+        "  %trace.mmask = zext i32 %trace.mask0 to i64",
+        "  %trace.midx = and i64 %trace.slot0, %trace.mmask",
+        f"  %trace.mroff = mul i64 %trace.midx, {RECORD}",
+        f"  %trace.mroff2 = add i64 %trace.mroff, {RECORDS + 24}",  # the record's wait field
+        f"  %trace.mrec0 = {gep} %trace.buf0, i64 %trace.mroff2",
+        "  store i32 -1, ptr addrspace(1) %trace.mrec0, align 8",  # NO_WAIT until a mark
+    ] if mark else []
     return [
         "  %trace.me0 = icmp eq i32 %tid, 0",
         "  br i1 %trace.me0, label %trace.take, label %trace.took",
@@ -115,6 +132,7 @@ def take_lines() -> list[str]:
         f"  %trace.koff2 = add i64 %trace.koff, {COUNTERS}",
         f"  %trace.ctr = {gep} %trace.buf0, i64 %trace.koff2",
         "  %trace.n0 = atomicrmw add ptr addrspace(1) %trace.ctr, i32 1 monotonic",
+        *pre,
         "  br label %trace.took",
         "trace.took:",
         "  %trace.slot = phi i64 [ %trace.slot0, %trace.take ], [ 0, %entry ]",
@@ -122,17 +140,36 @@ def take_lines() -> list[str]:
         f"  %trace.buf = phi ptr addrspace(1) [ %trace.buf0, %trace.take ], [ @{GLOBAL}, %entry ]",
         "  %trace.kid = phi i32 [ %trace.kid0, %trace.take ], [ 0, %entry ]",
         "  %trace.mask = phi i32 [ %trace.mask0, %trace.take ], [ 0, %entry ]",
+        *([f"  %trace.mrec = phi ptr addrspace(1) [ %trace.mrec0, %trace.take ], [ @{GLOBAL}, %entry ]"]
+          if mark else []),
         "  br label %start",
     ]
 
 
-def exit_lines(waited: bool) -> list[str]:
+def mark_lines(em: Any) -> None:
+    """Thread 0 writes (timer - entry stamp) into its record's wait field
+    (`take_lines(mark=True)`): a branch of the emitter's `em`."""
+    me = em.emit("icmp eq i32 %tid, 0")
+    go, done = em.new_label("trace_mark"), em.new_label("trace_marked")
+    em.cbr(me, go, done)
+    em.label(go)
+    t = em.emit(f"call i64 @{_TIMER}()")
+    d = em.emit(f"sub i64 {t}, %trace.t0")
+    d32 = em.emit(f"trunc i64 {d} to i32")
+    em.stmt(f"store i32 {d32}, ptr addrspace(1) %trace.mrec, align 8")
+    em.br(done)
+    em.label(done)
+
+
+def exit_lines(waited: bool, marked: bool = False) -> list[str]:
     """The block's end: a barrier (the last warp's end), the exit stamp, and
     thread 0's record (plain stores into the slot it took at the entry).
-    Ends in the label `trace.done`, before `ret void`."""
+    Ends in the label `trace.done`, before `ret void`. `marked` (and not
+    `waited`): the wait field is the mark's (`mark_lines`), left as it is."""
     gep = "getelementptr i8, ptr addrspace(1)"
     wait = ("  %trace.dw64 = sub i64 %trace.tw, %trace.t0\n  %trace.dw = trunc i64 %trace.dw64 to i32"
             if waited else f"  %trace.dw = add i32 0, {NO_WAIT}")
+    keep = marked and not waited
     return [
         "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)",
         f"  %trace.t1 = call i64 @{_TIMER}()",
@@ -166,9 +203,8 @@ def exit_lines(waited: bool) -> list[str]:
         "  store i32 %trace.smnb, ptr addrspace(1) %trace.p12, align 4",
         f"  %trace.p16 = {gep} %trace.rec, i64 16",
         "  store i64 %trace.t0, ptr addrspace(1) %trace.p16, align 16",
-        *wait.split("\n"),
-        f"  %trace.p24 = {gep} %trace.rec, i64 24",
-        "  store i32 %trace.dw, ptr addrspace(1) %trace.p24, align 8",
+        *([] if keep else [*wait.split("\n"), f"  %trace.p24 = {gep} %trace.rec, i64 24",
+                            "  store i32 %trace.dw, ptr addrspace(1) %trace.p24, align 8"]),
         "  %trace.d1 = sub i64 %trace.t1, %trace.t0",
         "  %trace.d1_32 = trunc i64 %trace.d1 to i32",
         f"  %trace.p28 = {gep} %trace.rec, i64 28",

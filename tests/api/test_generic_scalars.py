@@ -84,3 +84,16 @@ def test_an_integer_beyond_64_bits_for_an_integer_t_is_refused(mod: tilelang.Mod
             mod.axpy(tilelang.partition(z, [16]), x, a)
         mod.axpy(tilelang.partition(z, [16]), x, 1).sync()
         assert np.all(z == 2)
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
+def test_an_integer_beyond_the_float_t_is_refused(mod: tilelang.Module, dt: type) -> None:
+    # hrev (2026-12-04), api_fuzzer seed 78: an int beyond f64 for a float `T`
+    # raised OverflowError ("int too large to convert to float") on a key's first call
+    x = np.ones(16, dt)
+    z = np.zeros(16, dt)
+    for _ in range(2):
+        with pytest.raises(tilelang.CallError, match=r"is of type `f\d+`, and an integer of 401 digits is beyond"):
+            mod.axpy(tilelang.partition(z, [16]), x, -(10**400))
+        mod.axpy(tilelang.partition(z, [16]), x, 1).sync()
+        assert np.all(z == 2)

@@ -27,7 +27,9 @@ sit near i32::MAX (q22: the GPU read 8 GB past a tensor before its bounds
 test stopped wrapping) and forms found safe and kept accepted (q23: a local
 shadowing a `&mut` parameter's name outside a queue's loop, an atomic in a
 device function inside `if last_block`, a handle relaunched in a loop, host
-compound assignment between graph replays). Each checks its results
+compound assignment between graph replays), and signed zeros through
+`maximum`/`minimum` and `max`/`min` reductions in four float types (q24).
+Each checks its results
 against a host computation with `assert_close` inside the program.
 
 On the CPU each must check and run; on the GPU every tensor `main` leaves

@@ -232,19 +232,15 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
             if dt is None and spec.elem in env and isinstance(env[spec.elem], DType):
                 dt = env[spec.elem]  # type: ignore[assignment]
             if dt is not None:
-                if not _fits(arg.value, dt):
+                misfit = _scalar_misfit(arg.value, dt)
+                if misfit is not None:
                     # a Python caller's integer for `a: T` (`T` bound by the tensors only now):
                     # refused here, before NumPy would wrap it or fail to convert it
-                    lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed \
-                        else (0, (1 << dt.bits) - 1)
-                    shown = arg.value if abs(int(arg.value)) < 10**30 else \
-                        f"an integer of {len(str(abs(int(arg.value))))} digits"
                     fail(Diagnostic.error(
                         codes.DTYPE_MISMATCH,
-                        f"argument `{spec.name}` of kernel `{kname}` is of type `{dt.value}`, "
-                        f"and {shown} does not fit in it")
+                        f"argument `{spec.name}` of kernel `{kname}` is of type `{dt.value}`, and {misfit[0]}")
                         .primary(arg.span, f"`{spec.name}` is `{dt.value}` here")
-                        .with_help(f"`{dt.value}` holds {lo} to {hi}"))
+                        .with_help(misfit[1]))
                 bound[i] = _to_scalar(arg.value, dt)
 
     # Grid: the `&mut` partitions must agree (the group's own tensors of
@@ -372,16 +368,28 @@ def _convert_help(text: str | None, want: DType) -> str:
     return f"convert it first: `t as {want.value}` makes a `{want.value}` copy of a tensor `t`"
 
 
-def _fits(value: Any, dt: DType) -> bool:
-    """Whether an integer `value` is one of the integer type `dt`'s values
-    (anything else is converted as NumPy converts it, after the checks that
-    the caller made)."""
-    if not dt.is_int or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        return True
+def _scalar_misfit(value: Any, dt: DType) -> tuple[str, str] | None:
+    """Why an integer `value` is not a value of `dt` (what follows "and" in
+    the message, and the help), or None when it is one; anything but an
+    integer is converted as NumPy converts it, after the caller's checks."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
     v = int(value)
-    if dt.is_signed:
-        return -(1 << (dt.bits - 1)) <= v < 1 << (dt.bits - 1)
-    return 0 <= v < 1 << dt.bits
+    shown = str(v) if abs(v) < 10**30 else f"an integer of {len(str(abs(v)))} digits"
+    if dt.is_int:
+        lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed else (0, (1 << dt.bits) - 1)
+        return None if lo <= v <= hi else (f"{shown} does not fit in it", f"`{dt.value}` holds {lo} to {hi}")
+    if dt.is_float:
+        from tilelang.intrinsics.constants import dtype_constant
+
+        big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]
+        try:
+            inside = abs(float(v)) <= big
+        except OverflowError:  # beyond even f64
+            inside = False
+        return None if inside else (f"{shown} is beyond its largest finite value ({big:g})",
+                                    "pass a value in range")
+    return None
 
 
 def _to_scalar(value: Any, dt: DType) -> Any:

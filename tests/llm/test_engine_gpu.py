@@ -158,7 +158,9 @@ def test_streamed_gemvs_match_torch(mats: tuple[str, ...]) -> None:
 
 def test_queued_gemvs_match_torch() -> None:
     # Plan.qg: the four GEMVs of a layer on tile queues (`std::llm::queue`,
-    # `plan.queue_shapes`: one wave of SMs x 3 blocks pulling 4-row tiles):
+    # `plan.queue_shapes`' 4-row tiles) at MB 1: one block an SM, so QKV's
+    # 256 tiles and gate/up's 192 are more than the wave's blocks and blocks
+    # pull more (O and down's 64 are fewer: each block one tile):
     # teacher-forced logits against `TorchQwen3`, the default plan's greedy
     # tokens from both graphs
     from plan import queue_plan, queue_shapes
@@ -168,7 +170,11 @@ def test_queued_gemvs_match_torch() -> None:
     want = eng.generate([5, 6, 7], 40, batched=False)
     mats = ("qkv", "o", "gate_up", "down")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    eng.replan(queue_plan(eng.plan, mats, queue_shapes(SMALL, sms)))
+    shapes = {m: (bn, bk, st, 1) for m, (bn, bk, st, _) in queue_shapes(SMALL, sms).items()}
+    rows = {"qkv": (SMALL.num_attention_heads + 2 * SMALL.num_key_value_heads) * SMALL.head_dim,
+            "gate_up": SMALL.intermediate_size}  # fmt: skip
+    assert all(rows[m] // shapes[m][0] > sms for m in rows), (shapes, sms)
+    eng.replan(queue_plan(eng.plan, mats, shapes))
     names = [op.kernel.__name__ for op in eng.ops]
     assert names.count("gemv_add_queue") == 2 * SMALL.num_hidden_layers
     assert names.count("rms_gemv_queue") == names.count("rms_gate_up_queue") == SMALL.num_hidden_layers

@@ -157,7 +157,8 @@ def test_a_failed_entry_waits_for_the_launches_it_started(
     monkeypatch.setattr(launch.Handle, "wait", spy)
     session.feed(KERNEL)
     session.feed(SETUP + "\nlet earlier = inc(z.partition([4]), &a).launch();")
-    r = session.feed('let h = inc(a.clone().partition([4]), &a).launch();\nassert(false, "stop");')
+    session.feed("let mut c = a.clone();")
+    r = session.feed('let h = inc(c.partition([4]), &a).launch();\nassert(false, "stop");')
     assert not r.ok and "error[E0710]" in r.stderr
     assert "h" not in session.env  # rolled back, and its launch waited for ...
     assert waited == ["inc"]  # ... but not the earlier one, still in flight

@@ -193,6 +193,8 @@ class HostCalls(HostExprs):
                     if not writable:
                         self.report_immutable(x.place.var, e.span, "partition")
                     out.append(PartOf(x.place, e.span))
+            if not out:
+                self.report_partition_of_temporary(e)
             return AVal(frozenset(out))
         if m in METADATA_METHODS:
             self.operand(e.receiver, st, read=False)

@@ -241,6 +241,22 @@ class HostReports:
             d = d.with_help(f"consider making this binding mutable: `mut {var.name}`")
         self.report(d)
 
+    def report_partition_of_temporary(self, e: ast.MethodCall) -> None:
+        """E0313: `.partition` of a value no variable holds; a kernel's writes
+        through it would land in a temporary nobody reads again."""
+        self.report(
+            Diagnostic.error(
+                codes.PARTITION_OF_TEMPORARY,
+                "`.partition` of a temporary value: a kernel's writes to it would be lost",
+            )
+            .primary(e.receiver.span, "this value is computed here and held by no variable")
+            .with_help(
+                "bind it to a variable first and read the results from that variable: "
+                "`let mut t = <value>; k(t.partition(..)).sync();` (a `reshape` is a copy: "
+                "reshape `t` back into the original afterwards if you need it there)"
+            )
+        )
+
     # -- launch arguments (E0301, E0303) ----------------------------------------------------------
     def report_no_partition(
         self, place: Place, span: Span, p: ast.Param, decl: ast.FnDecl

@@ -42,3 +42,7 @@ REF_RETURNED = define(
 UNSAFE_WRITE_THROUGH_SHARED = define(
     "E0312", "unsafe-write-through-shared-param",
     "a host function launches a kernel whose `unsafe` code writes a `&` reference parameter")
+PARTITION_OF_TEMPORARY = define(
+    "E0313", "partition-of-temporary",
+    "`.partition` of a value that is no tensor variable (a `reshape`, an arithmetic result, a call's "
+    "result): the kernel would write a temporary that is dropped")

@@ -68,6 +68,45 @@ def _flat(v: AVal, pos: tuple[int, ...]) -> list[tuple[tuple[int, ...], Any]]:
     return out
 
 
+def may_be_temporary(e: ast.Expr) -> bool:
+    """Whether the host expression `e` may evaluate to a tensor no variable
+    outside it holds (a `.partition` of it would hand a kernel a copy that is
+    dropped, E0313): a variable or a tuple field of one is held; an `if` or
+    a block is held when every value it may give is; anything else (a call,
+    a method's result, arithmetic, a cast) is a temporary."""
+    match e:
+        case ast.Name():
+            return False
+        case ast.Field(receiver=r, field=f) if f.name.isdigit():
+            return may_be_temporary(r)
+        case ast.Ref(expr=x):
+            return may_be_temporary(x)
+        case ast.If(then=t, else_=el):
+            return may_be_temporary(t) or (el is not None and may_be_temporary(el))
+        case ast.UnsafeBlock(body=b):
+            return may_be_temporary(b)
+        case ast.Block(stmts=stmts, tail=tail):
+            if tail is None:
+                return False  # no value: the type checker reports it
+            local = {n for st in stmts if isinstance(st, ast.Let) for n in _bound_names(st.pattern)}
+            root = tail
+            while isinstance(root, ast.Field):
+                root = root.receiver
+            if isinstance(root, ast.Name) and root.ident.name in local:
+                return True  # a variable of the block, dropped at its end
+            return may_be_temporary(tail)
+    return True
+
+
+def _bound_names(p: object) -> set[str]:
+    match p:
+        case ast.NamePat(name=n):
+            return {n.name}
+        case ast.TuplePat(elems=es):
+            return {x for q in es for x in _bound_names(q)}
+    return set()
+
+
 class HostCalls(HostExprs):
     unsafe_writes: dict[str, dict[str, str]]
     graphs: list[ast.GraphBlock]
@@ -193,7 +232,7 @@ class HostCalls(HostExprs):
                     if not writable:
                         self.report_immutable(x.place.var, e.span, "partition")
                     out.append(PartOf(x.place, e.span))
-            if not out:
+            if not out or may_be_temporary(e.receiver):
                 self.report_partition_of_temporary(e)
             return AVal(frozenset(out))
         if m in METADATA_METHODS:

@@ -339,12 +339,12 @@ _SAME_FOR_ALL: dict[ElemOp, Callable[[list[np.ndarray]], np.ndarray]] = {
     ElemOp.ADD: lambda a: a[0] + a[1],
     ElemOp.SUB: lambda a: a[0] - a[1],
     ElemOp.MUL: lambda a: a[0] * a[1],
-    ElemOp.MAXIMUM: lambda a: _maximum(a[0], a[1], True),
-    ElemOp.MINIMUM: lambda a: _maximum(a[0], a[1], False),
+    ElemOp.MAXIMUM: lambda a: ieee_maximum(a[0], a[1], True),
+    ElemOp.MINIMUM: lambda a: ieee_maximum(a[0], a[1], False),
 }
 
 
-def _maximum(a: np.ndarray, b: np.ndarray, larger: bool) -> np.ndarray:
+def ieee_maximum(a: np.ndarray, b: np.ndarray, larger: bool) -> np.ndarray:
     """IEEE 754-2019 maximum/minimum (LLVM's `llvm.maximum`, PTX `max.NaN`):
     NaN-propagating, and -0.0 < +0.0. NumPy's `maximum` returns its second
     operand for equal values, so the sign of a zero result depended on the
@@ -360,9 +360,9 @@ def _maximum(a: np.ndarray, b: np.ndarray, larger: bool) -> np.ndarray:
     return np.where(zeros, z, r)
 
 
-def _zero_signed(r: np.ndarray, c: np.ndarray, axis: int, larger: bool) -> np.ndarray:
+def zero_signed(r: np.ndarray, c: np.ndarray, axis: int | None, larger: bool) -> np.ndarray:
     """A max (min) reduction whose result is a zero: +0.0 (-0.0) if any
-    element reduced is one, as a tree of `_maximum` gives in any order."""
+    element reduced is one, as a tree of `ieee_maximum` gives in any order."""
     if r.dtype.kind != "f":
         return r
     zero = r == 0
@@ -464,8 +464,8 @@ def atomic_update(
 _REDUCE: dict[ReduceOp, Callable[[np.ndarray, int], np.ndarray]] = {
     ReduceOp.SUM: lambda c, axis: np.sum(c, axis=axis, dtype=c.dtype),
     ReduceOp.PROD: lambda c, axis: np.prod(c, axis=axis, dtype=c.dtype),
-    ReduceOp.MAX: lambda c, axis: _zero_signed(np.max(c, axis=axis), c, axis, True),
-    ReduceOp.MIN: lambda c, axis: _zero_signed(np.min(c, axis=axis), c, axis, False),
+    ReduceOp.MAX: lambda c, axis: zero_signed(np.max(c, axis=axis), c, axis, True),
+    ReduceOp.MIN: lambda c, axis: zero_signed(np.min(c, axis=axis), c, axis, False),
 }
 _SCAN: dict[ScanOp, Callable[[np.ndarray, int], np.ndarray]] = {
     ScanOp.CUMSUM: lambda c, axis: np.cumsum(c, axis=axis, dtype=c.dtype),

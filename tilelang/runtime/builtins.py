@@ -698,7 +698,7 @@ class Builtins:
             cv = c.numpy() if isinstance(c, Tensor) else bool(c)
             r = np.where(cv, x, y)
         else:
-            r = np.maximum(x, y) if name == "maximum" else np.minimum(x, y)
+            r = num.ieee_maximum(np.asarray(x), np.asarray(y), name == "maximum")  # -0 < +0, as in kernels
         return Tensor.from_numpy(np.asarray(r), dt, device)
 
     def reduce(self, name: str, t: Any, axis: Any, node: Any) -> Any:
@@ -730,6 +730,7 @@ class Builtins:
             r = fn(x, axis=ax, dtype=acc)
         elif name in ("max", "min"):
             r = np.max(x, axis=ax) if name == "max" else np.min(x, axis=ax)
+            r = num.zero_signed(np.asarray(r), x, ax, name == "max")  # -0 < +0, as in kernels
         else:
             r = np.argmax(x, axis=ax) if name == "argmax" else np.argmin(x, axis=ax)
             dt = DType.I32

@@ -34,10 +34,12 @@ Invariant: never raises on any AST the parser can build.
 
 from __future__ import annotations
 
+import math
+
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
-from tilelang.sema.coerce import adopt
+from tilelang.sema.coerce import adopt, float_out_of_range
 from tilelang.sema.consts import check_overflow
 from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
@@ -48,7 +50,7 @@ from tilelang.sema.launch import untaken_tuner_partitions
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.stmts import check_block, check_fn
-from tilelang.sema.typeops import mentions_tile
+from tilelang.sema.typeops import float_literal_overflows, mentions_tile
 from tilelang.sema.types import F32, I32, ScalarT, UnitT, UntypedFloat, UntypedInt
 from tilelang.source import SourceMap
 from tilelang.syntax import ast
@@ -137,3 +139,6 @@ def _default_untyped(tcx: CheckCx) -> None:
                 check_overflow(tcx, node, tcx.program.types[node])  # type: ignore[arg-type]
         elif isinstance(ty, UntypedFloat):
             tcx.program.types[node] = F32
+            if isinstance(node, ast.FloatLit) and not math.isinf(node.value) \
+                    and float_literal_overflows(node.value, DType.F32):
+                float_out_of_range(tcx, node, DType.F32)  # an untyped float is f32

@@ -18,7 +18,7 @@ from tilelang.dtypes import DType
 from tilelang.sema.consts import check_overflow
 from tilelang.sema.context import CheckCx
 from tilelang.sema.program import Symbol
-from tilelang.sema.typeops import elem_is_float, int_range, is_poison
+from tilelang.sema.typeops import FLOAT_LIMITS, elem_is_float, float_literal_overflows, int_range, is_poison
 from tilelang.sema.types import (
     RefT,
     ScalarT,
@@ -179,6 +179,9 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
             tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
                              f"`{target}` holds {lo}..={hi}")
                      .with_help(f"use a value in {lo}..={hi}, or a wider type"))
+    if isinstance(e, (ast.FloatLit, ast.IntLit)) and isinstance(target.dtype, DType) and target.dtype.is_float \
+            and float_literal_overflows(float(e.value), target.dtype):
+        float_out_of_range(tcx, e, target.dtype)
     if isinstance(e, ast.Binary):
         check_overflow(tcx, e, target)
     match e:
@@ -201,3 +204,17 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                 tcx.program.types[e.body] = target
         case _:
             pass
+
+
+def float_out_of_range(tcx: CheckCx, e: Any, dt: DType) -> None:
+    """E0222 for a float literal (or an integer literal made a float) that
+    rounds to infinity in `dt`: `let x: f32 = 1e39;`, `70000.0` as `f16`,
+    `1e999999` anywhere. The program meant a number, not infinity."""
+    top, t = FLOAT_LIMITS[dt][0], dt.value
+    wider = {DType.F16: "f32", DType.BF16: "f32", DType.F32: "f64"}.get(dt)
+    help_ = (f"`{t}` holds magnitudes up to {top} (`{t}::MAX`): use a smaller value"
+             + (f" or a wider type (`{wider}`" + (f": `{e.text}{wider}`" if isinstance(e, ast.FloatLit)
+                                                  and e.suffix is None else "") + ")" if wider else "")
+             + f", or write `{t}::INFINITY` if infinity is meant")
+    tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{dt.value}`", e.span,
+                     f"rounds to infinity in `{dt.value}`").with_help(help_))

@@ -11,6 +11,8 @@ are typed here. The parser bounds how deep an expression nests
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import types as T
@@ -19,13 +21,13 @@ from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
 from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.sema.calls import check_call, check_method_call
-from tilelang.sema.coerce import coerce, settle
+from tilelang.sema.coerce import coerce, float_out_of_range, settle
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero
 from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, resolve_path
 from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.typeops import deref, int_range, is_intlike, is_poison
+from tilelang.sema.typeops import deref, float_literal_overflows, int_range, is_intlike, is_poison
 from tilelang.sema.types import (
     BOOL,
     ERROR,
@@ -76,14 +78,18 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                      e.span, f"`{suf}` holds {lo}..={hi}")
                              .with_help(f"use a value in {lo}..={hi}, or a wider type"))
             return ScalarT(dt)
-        case ast.FloatLit(suffix=suf):
+        case ast.FloatLit(suffix=suf, value=v):
             if suf is None:
+                if math.isinf(v):
+                    float_out_of_range(tcx, e, DType.F64)
                 return UNTYPED_FLOAT
             dt = DType.parse(suf)
             if dt is None or not dt.is_float:
                 return tcx.emit(tcx.err(T.INVALID_CAST, f"invalid suffix `{suf}` for a float literal",
                                         e.span)
                                 .with_help("float suffixes are `f16 bf16 f32 f64`"))
+            if float_literal_overflows(v, dt):
+                float_out_of_range(tcx, e, dt)
             return ScalarT(dt)
         case ast.BoolLit():
             return BOOL

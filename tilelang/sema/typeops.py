@@ -9,6 +9,8 @@ literal, a tile or a host tensor.
 
 from __future__ import annotations
 
+import math
+
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.sema.types import (
@@ -36,6 +38,26 @@ def int_range(d: DType) -> tuple[int, int]:
     if d.is_signed:
         return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
     return 0, (1 << d.bits) - 1
+
+
+# The largest finite value of each float type and the magnitude from which a
+# literal rounds (to nearest, ties to even) to infinity: max + ulp(max) / 2.
+FLOAT_LIMITS: dict[DType, tuple[str, float]] = {
+    DType.F16: ("65504", 65520.0),
+    DType.BF16: ("3.3895314e38", 2.0 ** 128 - 2.0 ** 119),
+    DType.F32: ("3.4028235e38", 2.0 ** 128 - 2.0 ** 103),
+    DType.F64: ("1.7976931348623157e308", math.inf),
+}
+
+
+def float_literal_overflows(v: float, d: DType) -> bool:
+    """Whether the finite number `v`, written as a literal of float type `d`,
+    rounds to infinity there (a literal that is already infinite in Python,
+    `1e999999`, overflows every type)."""
+    if math.isinf(v):
+        return True
+    limit = FLOAT_LIMITS.get(d)
+    return limit is not None and abs(v) >= limit[1]
 
 
 def elem_is_float(e: ElemT | None) -> bool:

@@ -34,8 +34,6 @@ Invariant: never raises on any AST the parser can build.
 
 from __future__ import annotations
 
-import math
-
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
@@ -139,6 +137,5 @@ def _default_untyped(tcx: CheckCx) -> None:
                 check_overflow(tcx, node, tcx.program.types[node])  # type: ignore[arg-type]
         elif isinstance(ty, UntypedFloat):
             tcx.program.types[node] = F32
-            if isinstance(node, ast.FloatLit) and not math.isinf(node.value) \
-                    and float_literal_overflows(node.value, DType.F32):
+            if isinstance(node, ast.FloatLit) and float_literal_overflows(node.value, DType.F32):
                 float_out_of_range(tcx, node, DType.F32)  # an untyped float is f32

@@ -18,7 +18,13 @@ from tilelang.dtypes import DType
 from tilelang.sema.consts import check_overflow
 from tilelang.sema.context import CheckCx
 from tilelang.sema.program import Symbol
-from tilelang.sema.typeops import FLOAT_LIMITS, elem_is_float, float_literal_overflows, int_range, is_poison
+from tilelang.sema.typeops import (
+    FLOAT_LIMITS,
+    elem_is_float,
+    float_literal_overflows,
+    int_range,
+    is_poison,
+)
 from tilelang.sema.types import (
     RefT,
     ScalarT,

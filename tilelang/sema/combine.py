@@ -52,7 +52,7 @@ def _queue_axis_in_grid(tcx: CheckCx, cx: CallCx) -> None:
     axis past their rank holds one tile a row, so the queue would hand each
     block exactly its own tile (the author meant another axis)."""
     info = cx.fx.info
-    e = cx.args[0] if cx.args else None
+    e = cx.args[0]  # present: `_literal_grid_axis` read it
     if info is None or not isinstance(e, ast.IntLit) or not 0 <= e.value < 3:
         return
     ranks = [len(t.inner.shape) for t in info.param_types

@@ -12,7 +12,6 @@ are typed here. The parser bounds how deep an expression nests
 from __future__ import annotations
 
 import math
-
 from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import types as T
@@ -88,7 +87,7 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 return tcx.emit(tcx.err(T.INVALID_CAST, f"invalid suffix `{suf}` for a float literal",
                                         e.span)
                                 .with_help("float suffixes are `f16 bf16 f32 f64`"))
-            if float_literal_overflows(v, dt):
+            if math.isinf(v) or float_literal_overflows(v, dt):
                 float_out_of_range(tcx, e, dt)
             return ScalarT(dt)
         case ast.BoolLit():

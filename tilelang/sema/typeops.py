@@ -52,10 +52,11 @@ FLOAT_LIMITS: dict[DType, tuple[str, float]] = {
 
 def float_literal_overflows(v: float, d: DType) -> bool:
     """Whether the finite number `v`, written as a literal of float type `d`,
-    rounds to infinity there (a literal that is already infinite in Python,
-    `1e999999`, overflows every type)."""
+    rounds to infinity there. A literal already infinite in Python
+    (`1e999999`) is not counted: `sema/exprs.py` reports it once, where the
+    literal is typed, so the contexts that settle its type later do not."""
     if math.isinf(v):
-        return True
+        return False
     limit = FLOAT_LIMITS.get(d)
     return limit is not None and abs(v) >= limit[1]
 

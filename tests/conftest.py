@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import signal
 import sys
@@ -32,6 +31,8 @@ if str(_TESTS) not in sys.path:
     sys.path.insert(0, str(_TESTS))  # so `import tileplugin` works in any import mode
 if str(_TESTS.parent) not in sys.path:
     sys.path.insert(0, str(_TESTS.parent))  # the checkout, when tilec is not installed
+
+from gpu_probe import cuda_device_count  # noqa: E402
 
 pytest_plugins = ["tileplugin"]
 
@@ -54,29 +55,6 @@ try:
     )
 except ImportError:  # hypothesis is a test extra; the plugin works without it
     pass
-
-
-@functools.cache
-def cuda_device_count() -> int:
-    """The number of CUDA devices cuda-python sees; 0 when there is no driver,
-    no device, or no cuda-python (never raises)."""
-    if os.environ.get("TILE_NO_GPU"):
-        return 0
-    try:
-        from cuda.bindings import driver as cu
-    except Exception:
-        try:
-            from cuda import cuda as cu  # type: ignore[no-redef]  # cuda-python < 12.6
-        except Exception:
-            return 0
-    try:
-        (err,) = cu.cuInit(0)
-        if err != cu.CUresult.CUDA_SUCCESS:
-            return 0
-        err, count = cu.cuDeviceGetCount()
-        return int(count) if err == cu.CUresult.CUDA_SUCCESS else 0
-    except Exception:
-        return 0
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

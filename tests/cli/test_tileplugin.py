@@ -201,7 +201,7 @@ def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.Monkey
 
 
 def test_cuda_probe_never_raises_and_can_be_forced_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conftest import cuda_device_count
+    from gpu_probe import cuda_device_count
 
     cuda_device_count.cache_clear()
     try:
@@ -215,6 +215,6 @@ def test_cuda_probe_never_raises_and_can_be_forced_off(monkeypatch: pytest.Monke
 
 @pytest.mark.gpu
 def test_gpu_marker_runs_only_with_a_device() -> None:
-    from conftest import cuda_device_count
+    from gpu_probe import cuda_device_count
 
     assert cuda_device_count() > 0  # reached only when a CUDA device was found

@@ -8,32 +8,19 @@ Small matrices (a few blocks) keep the simulator fast."""
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from llsim import SimDevice
+from model import round_bf16
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "backend"))
-sys.path.insert(0, str(ROOT / "examples" / "llm"))
-
-from engine import load_kernels  # noqa: E402
-from llsim import SimDevice  # noqa: E402
-from model import round_bf16  # noqa: E402
-
-import tilelang  # noqa: E402
-from tilelang.backend import lower_gpu  # noqa: E402
-from tilelang.backend.facts import TensorFacts  # noqa: E402
-from tilelang.backend.llvm import emit_llvm_text  # noqa: E402
-from tilelang.ir import nodes as ir  # noqa: E402
+import tilelang
+from tilelang.backend import lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.llvm import emit_llvm_text
+from tilelang.ir import nodes as ir
 
 P = tilelang.partition
-
-
-@pytest.fixture(scope="module")
-def k():  # type: ignore[no-untyped-def]
-    return load_kernels()
 
 
 def _rand(rng: np.random.Generator, *shape: int, bf16: bool = False) -> np.ndarray:

@@ -8,34 +8,21 @@ each matrix queued against the NumPy reference."""
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from engine import TileQwen3, load_kernels
+from model import Qwen3Config, random_weights
+from plan import QUEUE_SHAPES, plan_for, queue_plan
 from ptxas_report import assemble
+from reference import NumpyQwen3
+from test_engine import TINY, _close, _tokens
+from test_kernels_sim import _check, _rand
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "backend"))
-sys.path.insert(0, str(ROOT / "tests" / "llm"))
-sys.path.insert(0, str(ROOT / "examples" / "llm"))
-
-from engine import TileQwen3, load_kernels  # noqa: E402
-from model import Qwen3Config, random_weights  # noqa: E402
-from plan import QUEUE_SHAPES, plan_for, queue_plan  # noqa: E402
-from reference import NumpyQwen3  # noqa: E402
-from test_engine import TINY, _close, _tokens  # noqa: E402
-from test_kernels_sim import _check, _rand  # noqa: E402
-
-import tilelang  # noqa: E402
-from tilelang.backend.target import ptxas_available  # noqa: E402
+import tilelang
+from tilelang.backend.target import ptxas_available
 
 P = tilelang.partition
-
-
-@pytest.fixture(scope="module")
-def k():  # type: ignore[no-untyped-def]
-    return load_kernels()
 
 
 @pytest.mark.parametrize(("st", "kk"), [(1, 600), (2, 512), (3, 1040)])

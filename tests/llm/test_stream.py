@@ -7,34 +7,21 @@ in the loop), and the engine's step with it against the NumPy reference."""
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from engine import TileQwen3
+from model import Qwen3Config, random_weights
+from plan import STREAM_DOWN, plan_for, stream_plan
 from ptxas_report import assemble
+from reference import NumpyQwen3
+from test_engine import TINY, _close, _tokens
+from test_kernels_sim import _check, _rand, _ring_copies
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "backend"))
-sys.path.insert(0, str(ROOT / "tests" / "llm"))
-sys.path.insert(0, str(ROOT / "examples" / "llm"))
-
-from engine import TileQwen3, load_kernels  # noqa: E402
-from model import Qwen3Config, random_weights  # noqa: E402
-from plan import STREAM_DOWN, plan_for, stream_plan  # noqa: E402
-from reference import NumpyQwen3  # noqa: E402
-from test_engine import TINY, _close, _tokens  # noqa: E402
-from test_kernels_sim import _check, _rand, _ring_copies  # noqa: E402
-
-import tilelang  # noqa: E402
-from tilelang.backend.target import ptxas_available  # noqa: E402
+import tilelang
+from tilelang.backend.target import ptxas_available
 
 P = tilelang.partition
-
-
-@pytest.fixture(scope="module")
-def k():  # type: ignore[no-untyped-def]
-    return load_kernels()
 
 
 def _vector(x: np.ndarray, g: np.ndarray, xf: int, kk: int) -> np.ndarray:

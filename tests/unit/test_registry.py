@@ -210,7 +210,7 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
         pytest.skip(f"{code} is retired: tilec no longer reports it")
     flags, body = blocks[0]
     if "gpu" in flags:
-        from conftest import cuda_device_count
+        from gpu_probe import cuda_device_count
 
         if cuda_device_count() == 0:
             pytest.skip(f"{code}'s example needs a GPU")

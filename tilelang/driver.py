@@ -97,8 +97,46 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
         return Checked(program, None)
     facts = check_ownership(program, ctx.sink)
     if not ctx.sink.has_errors:
+        check_instances(program, ctx.sink)
+    if not ctx.sink.has_errors:
         _lint(program, ctx)
     return Checked(program, facts)
+
+
+def _instances_can_fail(program: Any) -> bool:
+    """Whether an instance of some kernel can fail where the generic body
+    checked: a type parameter (`T` of a kernel, or of a device function a
+    kernel calls: `*` on `bool`, `exp` on `i32`, `0.5` as an integer) or a
+    hint given by a const generic (`#[hints(max_blocks = M)]`). Programs with
+    neither (most) skip the lowering, so `tilec check` of them stays light."""
+    if any(info.type_params or any(isinstance(v, str) for v in info.hints.values())
+           for info in program.kernels.values()):
+        return True
+    return any(info.type_params and qual in program.device_fns
+               for qual, info in program.functions.items())
+
+
+def check_instances(program: Any, sink: DiagnosticSink) -> None:
+    """Lower each kernel instance the program's launches fix at compile time
+    (`kernel_instances`), as `tilec run` will when it launches them, and report
+    the errors only an instance has (E0204 `*` on `bool`, E0201 a float literal
+    as `i32`, E0203 a hint) here, with a label on the launch that makes the
+    instance. So `tilec check` passes exactly when no launch with static
+    generics can fail at type checking. Launches whose generics are known only
+    at run time (a `load_npy` tensor's element type) are checked when they run."""
+    if not _instances_can_fail(program):
+        return
+    from tilelang.diagnostics.model import TileError
+    from tilelang.ir.lower import lower_kernel
+
+    for name, inst, call in _instances_with_launch(program):
+        try:
+            lower_kernel(program, name, inst, None)
+        except TileError as e:
+            for d in e.diagnostics:
+                if call is not None and d.code.startswith("E02"):
+                    d = d.secondary(call.span, "the launch that makes this instance")
+                sink.emit(d)
 
 
 def _lint(program: Any, ctx: Context) -> None:
@@ -130,9 +168,16 @@ def kernel_instances(program: Any) -> list[tuple[str, dict[str, Any]]]:
     generics appears once even if it is never launched, so `emit` can show
     it; a launch whose generics are known only at run time (`deferred` by the
     type checker) is left out."""
+    return [(name, inst) for name, inst, _ in _instances_with_launch(program)]
+
+
+def _instances_with_launch(program: Any) -> list[tuple[str, dict[str, Any], Any]]:
+    """`kernel_instances`, each with the first launch (`Call`) that makes it
+    (None for a generic-free kernel that is never launched)."""
     from tilelang.dtypes import DType
 
-    seen: list[tuple[str, dict[str, Any]]] = []
+    seen: list[tuple[str, dict[str, Any], Any]] = []
+    keys: list[tuple[str, dict[str, Any]]] = []
     for call, inst in program.instantiations.items():
         info = program.callee_of(call)
         if info is None or not info.is_kernel:
@@ -143,13 +188,14 @@ def kernel_instances(program: Any) -> list[tuple[str, dict[str, Any]]]:
             continue
         entry = (info.qualname, {**{t: inst[t] for t in info.type_params},
                                  **{g: int(inst[g]) for g in info.const_generics}})
-        if entry not in seen:
-            seen.append(entry)
+        if entry not in keys:
+            keys.append(entry)
+            seen.append((*entry, call))
     for name, info in program.kernels.items():
         if info.type_params:
             continue  # no instance without a launch that fixes the element type
         if not info.const_generics and not any(e[0] == name for e in seen):
-            seen.append((name, {}))
+            seen.append((name, {}, None))
     return seen
 
 

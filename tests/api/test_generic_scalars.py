@@ -97,3 +97,31 @@ def test_an_integer_beyond_the_float_t_is_refused(mod: tilelang.Module, dt: type
             mod.axpy(tilelang.partition(z, [16]), x, -(10**400))
         mod.axpy(tilelang.partition(z, [16]), x, 1).sync()
         assert np.all(z == 2)
+
+
+def test_a_python_bool_fixes_t_as_bool_like_tiles_true(mod: tilelang.Module) -> None:
+    # hrev (2026-12-04): a Python `True` for `a: T` was "a number of no fixed
+    # type" (E0215, with the help `np.float32(True)`), while the same launch
+    # in Tile (`fill_as(z.partition([8]), true)`) takes `T = bool`
+    z = np.zeros(8, np.float32)
+    for v, want in ((True, 1.0), (False, 0.0), (np.bool_(True), 1.0), (1.5, None)):
+        if want is None:
+            with pytest.raises(tilelang.CallError, match=r"E0215"):
+                mod.fill_as(tilelang.partition(z, [8]), v)
+            continue
+        z[:] = 7
+        mod.fill_as(tilelang.partition(z, [8]), v).sync()
+        assert np.all(z == want)
+    import io
+
+    from tilelang.run import execute
+
+    out = io.StringIO()
+    execute(SRC + """
+fn main() {
+    let mut z = zeros::<f32>([8]);
+    fill_as(z.partition([8]), true).sync();
+    print(z.sum());
+}
+""", out=out)
+    assert out.getvalue().strip() == "8.0"

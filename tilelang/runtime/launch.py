@@ -169,7 +169,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
             source[k] = ("the type checker", call_span)
 
     # A type parameter that only scalars name (`a: T`): the scalar's own type
-    # (a NumPy scalar's dtype; a plain Python number has none).
+    # (a NumPy scalar's dtype, `bool` for a Python bool; a plain Python number has none).
     for spec, arg in zip(specs, args, strict=False):
         if spec.kind == "scalar" and spec.elem in type_names and spec.elem not in env:
             dt = _scalar_dtype(arg.value)
@@ -643,10 +643,13 @@ def _default_lower(program: Any, kernel: str, inst: dict[str, GenericValue], fac
 
 
 def _scalar_dtype(value: Any) -> DType | None:
-    """The element type of a typed scalar (a NumPy scalar or 0-D array);
-    None for a plain Python number, whose type is not fixed."""
+    """The element type of a typed scalar (a NumPy scalar or 0-D array, or a
+    Python `bool`: `bool` as Tile's `true`); None for a plain Python number,
+    whose type is not fixed."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
+    if isinstance(value, bool):
+        return DType.BOOL
     if not isinstance(value, np.generic):
         return None
     return dtype_of_array(np.asarray(value))

@@ -30,6 +30,7 @@ from tilelang.sema.types import (
     TensorT,
     Type,
     TypeParam,
+    UntypedInt,
     shape_str,
     subst_dim,
     subst_type,
@@ -144,8 +145,8 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
             tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the type parameter `{name}` of `{info.name}`",
                              a.span, f"`{p.name.name}: {name}` takes its type from the tensors or the turbofish")
                      .secondary(p.ty.span, f"`{p.name.name}` is `{name}`")
-                     .with_help(f"give the scalar a type (`2.0 as f32`) or `{name}` explicitly: "
-                                f"`{info.name}::<f32, ..>(..)`"))
+                     .with_help(f"give the scalar a type (`{_typed_example(tcx, a, aty)}`) or `{name}` "
+                                f"explicitly: `{info.name}::<{_example_type(aty)}, ..>(..)`"))
             bad = True
             continue
         want = subst_type(pty, subst_env(env))
@@ -253,3 +254,19 @@ def untaken_tuner_partitions(tcx: CheckCx) -> None:
                  .note("the tuner picks `_` by timing the launch the partition is written in")
                  .with_help("write the partition in the launch: `k(z.partition([_]), ..)`"))
     tcx.tuned_partitions.clear()
+
+
+def _example_type(aty: Any) -> str:
+    """The type a help line suggests for a scalar of no fixed type: `i32` for
+    an integer literal, `f32` otherwise."""
+    return "i32" if isinstance(aty, UntypedInt) else "f32"
+
+
+def _typed_example(tcx: CheckCx, a: ast.Expr, aty: Any) -> str:
+    """`<the argument> as <type>`, the argument's own text when it is short."""
+    text = tcx.snippet(a)
+    if not text or text == "..." or len(text) > 24 or "\n" in text:
+        text = "2" if _example_type(aty) == "i32" else "2.0"
+    elif not isinstance(a, (ast.IntLit, ast.FloatLit, ast.Name)):
+        text = f"({text})"
+    return f"{text} as {_example_type(aty)}"

@@ -169,4 +169,25 @@ def test_long_line_is_shown_in_a_window_around_the_label() -> None:
     result = driver.compile(text, "checked", name="long.tile")
     shown = render.render(result.diagnostics, result.sources, "human")
     assert max(len(line) for line in shown.splitlines()) < 400
-    assert "..." in shown and "this passes the limit" in shown
+    assert "..." in shown and "past the limit" in shown
+
+
+@pytest.mark.parametrize("op", ["+", "*", "&&"])
+def test_a_long_flat_chain_says_how_many_operators_fit(op: str) -> None:
+    # hrev (2026-12-04): a flat 20,000-term sum was "expression or block
+    # nested too deeply", at an operator in the middle of a line, with no word
+    # of how long a chain may be; now the message counts the chain's
+    # operators and the note says how many fit there, in the user's terms
+    term = "true" if op == "&&" else "1"
+    n = deepest("chain")  # the most `+` operators a `let` in `main` can chain
+    for ops, ok in ((n, True), (n + 1, False), (19_999, False)):
+        text = f"fn main() {{\n    let x = {term}" + f" {op} {term}" * ops + ";\n    print(x);\n}\n"
+        result = driver.compile(text, "checked")
+        assert result.ok is ok
+        if ok:
+            continue
+        (d,) = result.diagnostics
+        assert d.code == "E0023"
+        assert d.message == f"a chain of {ops} operators is nested too deeply"
+        assert any(f"at most {n} operators" in note for note in d.notes), d.notes
+        assert any("`let`" in h for h in d.help)

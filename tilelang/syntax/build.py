@@ -59,14 +59,26 @@ _CMP = frozenset({"==", "!=", "<", ">", "<=", ">="})
 
 
 class TooDeep(Exception):
-    """The tree passed `MAX_NESTING` levels at `span`; caught per item."""
+    """The tree passed `MAX_NESTING` levels at `span`; caught per item.
+    `chain`: (its operators, how many fit there) when a chain of binary
+    operators is what passed it (most of the depth is the chain's own)."""
 
-    def __init__(self, span: Span) -> None:
+    def __init__(self, span: Span, chain: tuple[int, int] | None = None) -> None:
         super().__init__(span)
         self.span = span
+        self.chain = chain
 
 
-def too_deep(span: Span) -> Diagnostic:
+def too_deep(span: Span, chain: tuple[int, int] | None = None) -> Diagnostic:
+    if chain is not None:
+        ops, fit = chain
+        return (Diagnostic.error(codes.NESTED_TOO_DEEPLY, f"a chain of {ops} operators is nested too deeply")
+                .primary(span, f"operator {fit + 1} of the chain: past the limit of {MAX_NESTING} levels")
+                .note("a chain `a + b + c` is a tree that leans left, one level per operator, and "
+                      f"one item nests at most {MAX_NESTING} levels: here the chain can hold at most "
+                      f"{fit} operators (of one precedence)")
+                .with_help(f"split it into `let` bindings of at most {fit} operators each "
+                           "(`let s1 = a + b + ..; let s2 = s1 + ..`), or sum a tensor of the terms"))
     return (Diagnostic.error(codes.NESTED_TOO_DEEPLY, "expression or block nested too deeply")
             .primary(span, f"this passes the limit of {MAX_NESTING} levels of nesting")
             .note("each block, statement, operator, call, cast, index, field, `if` and "
@@ -153,7 +165,7 @@ class Builder:
             try:
                 items.append(self.item(c))
             except TooDeep as e:
-                self.sink.emit(too_deep(e.span))
+                self.sink.emit(too_deep(e.span, e.chain))
         return ast.Module(tuple(items), self.span(tree))
 
     def item(self, tree: PT) -> ast.Item:
@@ -428,6 +440,11 @@ class Builder:
         # The shape: each operand's and each operator's depth below the chain's root.
         leaf_depth, op_depth = _chain_depths([_PREC[str(t)] for t in toks])
         deepest = max(op_depth, default=-1)
+        fit = MAX_NESTING - self._depth  # operators of one precedence that fit here
+        if self._depth + max(leaf_depth) > MAX_NESTING and max(leaf_depth) >= MAX_NESTING // 2:
+            # the chain's own depth passes the limit (its operands are one
+            # level below its deepest operator): say so in its terms
+            raise TooDeep(self.span(toks[min(fit, len(toks) - 1)]), (len(toks), fit))
         if self._depth + deepest > MAX_NESTING:
             passes = MAX_NESTING - self._depth + 1  # the first depth past the limit
             raise TooDeep(self.span(toks[op_depth.index(passes)]))

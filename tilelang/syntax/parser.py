@@ -408,7 +408,7 @@ def _parse_whole(source: SourceFile, sink: DiagnosticSink, rule: str,
             out = build(Builder(source.id, local, text=s.scan.code), tree)
         except TooDeep as e:
             sink.extend(local.diagnostics)
-            sink.emit(too_deep(e.span))
+            sink.emit(too_deep(e.span, e.chain))
             return None
         sink.extend(local.diagnostics)
         return out

@@ -31,6 +31,7 @@ import numpy as np
 
 from tilelang.api.module import Kernel, Partition, gpu_available
 from tilelang.dtypes import DType
+from tilelang.interp.numeric import not_close
 
 # Engine-to-engine tolerances (the GPU's fast math and reduction order; see
 # backend/fastmath.py for op-by-op figures). Integers and bool are exact.
@@ -113,7 +114,8 @@ def assert_close(
     what: str = "arrays",
 ) -> None:
     """Assert `|actual - expected| <= atol + rtol * |expected|` elementwise
-    (NaN matches NaN); on failure, say how many differ and show the worst."""
+    (an infinity matches only the same infinity, NaN matches NaN); on
+    failure, say how many differ and show the worst."""
     a = np.asarray(actual)
     e = np.asarray(expected)
     if a.shape != e.shape:
@@ -125,9 +127,7 @@ def assert_close(
     e64 = e.astype(np.float64)
     with np.errstate(invalid="ignore"):
         diff = np.abs(a64 - e64)
-        bad = ~(
-            (diff <= atol + rtol * np.abs(e64)) | (np.isnan(a64) & np.isnan(e64)) | (a64 == e64)
-        )
+    bad = not_close(a64, e64, rtol, atol, equal_nan=True)
     count = int(bad.sum())
     if not count:
         return

@@ -428,3 +428,16 @@ def test_a_failing_host_function_raises_execution_error() -> None:
     assert isinstance(e.value, RuntimeError)
     with pytest.raises(tilelang.CallError, match=r"`x` of function `check` must be an array, not a `list`"):
         mod.check([0.0, 1.0, 0.0])
+
+
+def test_testing_assert_close_takes_an_infinity_as_close_only_to_itself() -> None:
+    # hrev (2026-12-04 10:16): |a - b| <= atol + rtol * |b| with b = inf allows
+    # anything, so +inf against -inf and 1.0 against inf passed, and so would a
+    # GPU result against the interpreter's in `tilelang.testing.compare`
+    from tilelang.testing import assert_close
+
+    inf = np.float32(np.inf)
+    assert_close(np.array([inf, -inf, np.nan, 1.0], np.float32), np.array([inf, -inf, np.nan, 1.0], np.float32))
+    for got, want in ((inf, -inf), (-inf, inf), (1.0, inf), (inf, 1.0), (np.nan, 1.0), (1.0, np.nan)):
+        with pytest.raises(AssertionError, match="1 of 2 elements differ"):
+            assert_close(np.array([got, 0.0], np.float32), np.array([want, 0.0], np.float32), rtol=0.5, atol=1.0)

@@ -374,6 +374,20 @@ def zero_signed(r: np.ndarray, c: np.ndarray, axis: int | None, larger: bool) ->
     return np.where(zero, np.where(other, keep, flip), r)
 
 
+def not_close(x: np.ndarray, y: np.ndarray, rtol: float, atol: float, *, equal_nan: bool) -> np.ndarray:
+    """Where `x` is not close to `y` (both float64): |x - y| > atol + rtol * |y|
+    for finite values; an infinity is close only to the same infinity (the
+    formula alone allows anything against an infinite `y` and refuses inf
+    against inf); NaN is close only to NaN, and only with `equal_nan`. The one
+    rule of `assert_close` in Tile programs and of `tilelang.testing`."""
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(x) & np.isfinite(y)
+        close = np.where(finite, np.abs(x - y) <= atol + rtol * np.abs(y), x == y)
+        if equal_nan:
+            close |= np.isnan(x) & np.isnan(y)
+    return ~close
+
+
 def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
     f = _FLOAT_UNARY.get(op)
     if f is not None:

@@ -197,8 +197,8 @@ _fn("assert", B, ("cond", "message"), "assert(cond: bool, message: str)",
     "fail with `message` when `cond` is false (every element, for a tile)", "assert", optional=1)
 _fn("assert_close", H, ("actual", "expected"),
     "assert_close(&actual: Tensor, &expected: Tensor, rtol = <by element type>, atol = <by element type>)",
-    "fail, naming the worst elements, unless |a - b| <= atol + rtol * |b| everywhere; "
-    "the defaults: " + assert_close_defaults_text(),
+    "fail, naming the worst elements, unless |a - b| <= atol + rtol * |b| everywhere "
+    "(an infinity is close only to the same infinity, a NaN to nothing); the defaults: " + assert_close_defaults_text(),
     "assert_close", keywords=("rtol", "atol"))
 
 # ---------------------------------------------------------------- unsafe escape hatches

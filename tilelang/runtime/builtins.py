@@ -560,7 +560,7 @@ class Builtins:
         with np.errstate(all="ignore"):
             diff = np.abs(xf - yf)
             allowed = atol + rtol * np.abs(yf)
-            bad = ~(diff <= allowed)
+        bad = num.not_close(xf, yf, rtol, atol, equal_nan=False)
         n_bad = int(np.count_nonzero(bad))
         if n_bad == 0:
             return ()

@@ -28,7 +28,8 @@ test stopped wrapping) and forms found safe and kept accepted (q23: a local
 shadowing a `&mut` parameter's name outside a queue's loop, an atomic in a
 device function inside `if last_block`, a handle relaunched in a loop, host
 compound assignment between graph replays), and signed zeros through
-`maximum`/`minimum` and `max`/`min` reductions in four float types (q24).
+`maximum`/`minimum` and `max`/`min` reductions in four float types (q24),
+and sums and prefix sums of signed zeros along both axes (q25).
 Each checks its results
 against a host computation with `assert_close` inside the program.
 

@@ -388,6 +388,19 @@ def not_close(x: np.ndarray, y: np.ndarray, rtol: float, atol: float, *, equal_n
     return ~close
 
 
+def sum_signed(r: np.ndarray, c: np.ndarray, axis: int | None) -> np.ndarray:
+    """A float sum whose result is a zero: -0.0 when every element summed is
+    -0.0, as IEEE addition gives in any order (x + -x is +0.0, -0.0 + -0.0 is
+    -0.0); NumPy's sum starts from +0.0 and loses that sign."""
+    if r.dtype.kind != "f" or c.size == 0:
+        return r
+    zero = r == 0
+    if not np.any(zero):
+        return r
+    all_neg = np.all((c == 0) & np.signbit(c), axis=axis)
+    return np.where(zero & all_neg, np.asarray(-0.0, r.dtype), r)
+
+
 def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
     f = _FLOAT_UNARY.get(op)
     if f is not None:
@@ -476,7 +489,7 @@ def atomic_update(
 # Reductions and scans in the compute type (sums and products accumulate in
 # it: f32 for f16/bf16; NaN-propagating max/min), rounded back by `finish`.
 _REDUCE: dict[ReduceOp, Callable[[np.ndarray, int], np.ndarray]] = {
-    ReduceOp.SUM: lambda c, axis: np.sum(c, axis=axis, dtype=c.dtype),
+    ReduceOp.SUM: lambda c, axis: sum_signed(np.sum(c, axis=axis, dtype=c.dtype), c, axis),
     ReduceOp.PROD: lambda c, axis: np.prod(c, axis=axis, dtype=c.dtype),
     ReduceOp.MAX: lambda c, axis: zero_signed(np.max(c, axis=axis), c, axis, True),
     ReduceOp.MIN: lambda c, axis: zero_signed(np.min(c, axis=axis), c, axis, False),

@@ -728,6 +728,8 @@ class Builtins:
                 acc = np.int64 if dt.is_signed else np.uint64
             fn = np.sum if name == "sum" else np.prod
             r = fn(x, axis=ax, dtype=acc)
+            if name == "sum" and dt.is_float:
+                r = num.sum_signed(np.asarray(r), x, ax)  # all -0.0 sums to -0.0, as in kernels
         elif name in ("max", "min"):
             r = np.max(x, axis=ax) if name == "max" else np.min(x, axis=ax)
             r = num.zero_signed(np.asarray(r), x, ax, name == "max")  # -0 < +0, as in kernels

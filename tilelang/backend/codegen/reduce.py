@@ -41,7 +41,7 @@ def _identity(em: Any, rop: R, dt: DType) -> str:
     if dt is DType.BOOL:
         return "true" if rop in (R.PROD, R.MIN, R.ARGMIN) else "false"
     if rop is R.SUM:
-        return const_operand(dt, 0)
+        return const_operand(dt, -0.0 if dt.is_float else 0)  # -0.0 + x is x, -0.0 too
     if rop is R.PROD:
         return const_operand(dt, 1)
     is_max = rop in (R.MAX, R.ARGMAX)

@@ -262,7 +262,7 @@ class ReductionOps(MemoryOps):
         esz = smem_size(acc_dt)
         self.need_smem(n_out * esz, op.span)
         if op.op is R.SUM:
-            ident = const_operand(acc_dt, 0)
+            ident = const_operand(acc_dt, -0.0 if acc_dt.is_float else 0)  # -0.0 + x is x, -0.0 too
         elif dt.is_signed:
             ident = const_operand(acc_dt, -(1 << (dt.bits - 1)) if op.op is R.MAX else (1 << (dt.bits - 1)) - 1)
         else:

@@ -37,7 +37,9 @@ S = ir.ScanOp
 def _identity(rop: S, dt: DType) -> str:
     if dt is DType.BOOL:
         return "true" if rop is S.CUMPROD else "false"
-    return const_operand(dt, 1 if rop is S.CUMPROD else 0)
+    # -0.0 for a float sum: -0.0 + x is x for every x, +0.0 + -0.0 is +0.0
+    # (a prefix of -0.0s would turn +0.0 in the lanes that start from it)
+    return const_operand(dt, 1 if rop is S.CUMPROD else -0.0 if dt.is_float else 0)
 
 
 def shfl(em: Any, mode: str, v: str, dt: DType, arg: str | int) -> str:

@@ -18,7 +18,8 @@ time; nothing is allocated after start-up. The weights are stacked over the
 layers and the kernels take the layer (`_weights`).
 
 A step, per layer (6 launches; split-K adds one for short matrices):
-  rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass)
+  rms_gemv        qkv = W_qkv (rmsnorm(x) g1)           (Q, K and V in one pass; `Plan.qr`:
+                                                         `rms_gemv_rope`, q/k norm weights and rotary too)
   attn_decode_*   flash-decoding splits over the cache  (q: norm + rotary in its prologue, a
                   and the current token                  std::attention loop, the token's k, v)
   combine_splits  merge the splits                      (`Plan.fm`: inside the ring attention,
@@ -55,7 +56,7 @@ from typing import Any
 
 import numpy as np
 from model import Qwen3Config, to_numpy
-from plan import Plan, _divisor_tile, _pow2_at_least, plan_for
+from plan import Plan, _divisor_tile, _pow2_at_least, check_qr, plan_for
 from reference import rope_tables
 
 from tilelang.backend.target import parse_pdl
@@ -358,6 +359,9 @@ class TileQwen3:
             for n in sorted({pl.ns, pl.short_ns or pl.ns})
         }
         self.o_part, self.lse_part = self.parts[pl.ns]
+        # `Plan.qr`: each head's sum of squares in D / BN shares (`rms_gemv_rope`'s)
+        shares = (c.num_hidden_layers * (hq + 2 * hkv), 1, d // pl.bn["qkv"])
+        self.qss = be.zeros(shares, "f32") if pl.qr else None
         self.attn = be.zeros((hkv, c.group, d), "f32")  # = [HQ, D]
         self.h = be.zeros((c.intermediate_size,), "f32")
         self.logits = be.zeros((c.vocab_size,), "f32")
@@ -435,6 +439,7 @@ class TileQwen3:
             raise ValueError(f"Plan.ea must be 0, 1 or 3 (`attn_decode_ring_early`'s bits), not {pl.ea}")
         if pl.ea and pl.fm:
             raise ValueError("Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one")
+        check_qr(pl, self.cfg.head_dim)
         if self._pdl is not None and want != self._pdl:
             self.k = load_kernels()  # plans made under the new setting
         self._pdl = want
@@ -543,7 +548,16 @@ class TileQwen3:
             qkv = self.qkv[li * heads : (li + 1) * heads]
             bn = pl.bn["qkv"]
             gen, pf = nxt("o", li)
-            if "qkv" in pl.qg:
+            if pl.qr:
+                qss = self.qss[li * heads : (li + 1) * heads]
+                ops.append(
+                    k.rms_gemv_rope[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen](
+                        P(qkv, [1, 2, bn // 2]), P(qss, [1, 1, 1]), W["qkv"].reshape(-1, d // 2, c.hidden_size),
+                        self.x, W["ln1"], W["qn"].reshape(-1, 2, d // 2), W["kn"].reshape(-1, 2, d // 2),
+                        self.cos, self.sin, self.pos, li, c.num_attention_heads, eps, *pf
+                    )
+                )
+            elif "qkv" in pl.qg:
                 bn, bkq, stq, mbq = pl.qg["qkv"]
                 ops.append(
                     k.rms_gemv_queue[bn, bkq, stq, mbq](
@@ -567,23 +581,14 @@ class TileQwen3:
                 attn = k.attn_decode_ring[g, d // 2, pl.bt, pl.pe]
             else:
                 attn = k.attn_decode[g, d // 2, pl.bt, tc]
-            ops.append(
-                attn(
-                    P(o_part, [1, g, d]),
-                    P(lse_part, [1, g]),
-                    *([P(self.attn, [1, g, d])] if merged else []),
-                    qkv,
-                    W["qn"],
-                    W["kn"],
-                    self.cos,
-                    self.sin,
-                    self.kc,
-                    self.vc,
-                    self.pos,
-                    li,
-                    eps,
-                )
-            )
+            if pl.qr:
+                attn_pre = k.attn_decode_ring_pre[g, d // 2, pl.bt, pl.pe, d // pl.bn["qkv"]]
+                ops.append(attn_pre(P(o_part, [1, g, d]), P(lse_part, [1, g]), qkv, qss, self.kc, self.vc,
+                                    self.pos, li, eps))
+            else:
+                merged_out = [P(self.attn, [1, g, d])] if merged else []
+                ops.append(attn(P(o_part, [1, g, d]), P(lse_part, [1, g]), *merged_out, qkv, W["qn"], W["kn"],
+                                self.cos, self.sin, self.kc, self.vc, self.pos, li, eps))
             if merged:
                 ops += residual("o", self.attn.reshape(-1), li, "gate_up", li)
             elif pl.om[0]:
@@ -615,19 +620,17 @@ class TileQwen3:
                 )
             ops += residual("down", self.h, li, "qkv", li + 1)
         # every layer's key and value of this token into the caches, at once
-        ops.append(
-            k.kv_append[hkv, pl.ch, d](
-                P(self.kc, [hkv, pl.ch, d]),
-                P(self.vc, [hkv, pl.ch, d]),
-                self.qkv,
-                W["kn"],
-                self.cos,
-                self.sin,
-                self.pos,
-                c.num_attention_heads,
-                eps,
+        if pl.qr:
+            append = k.kv_append_pre[hkv, pl.ch, d, d // pl.bn["qkv"]]
+            ops.append(append(P(self.kc, [hkv, pl.ch, d]), P(self.vc, [hkv, pl.ch, d]), self.qkv, self.qss,
+                              self.pos, c.num_attention_heads, eps))
+        else:
+            ops.append(
+                k.kv_append[hkv, pl.ch, d](
+                    P(self.kc, [hkv, pl.ch, d]), P(self.vc, [hkv, pl.ch, d]), self.qkv, W["kn"], self.cos,
+                    self.sin, self.pos, c.num_attention_heads, eps
+                )
             )
-        )
         bn = pl.bn["lm"]
         ops.append(
             k.rms_gemv_argmax[bn, bk["lm"], pl.st["lm"], pl.mb.get("lm", 0)](

@@ -117,6 +117,15 @@ class Plan:
     # it); 0 `attn_decode_ring`. H200, 4B: 3 +0.3 % at 1,024, +0.6 % at
     # 8,192 (the attention alone 1.2 us faster); the GPU plans' default
     ea: int = 0
+    # 1: the per-head q/k RMSNorm's weights and the rotary embedding in the
+    # QKV GEMV's epilogue (`rms_gemv_rope`: a block owns BN / 2 rows of both
+    # halves of a head, so each rotary pair; it stores its rows' share of the
+    # head's sum of squares too), and the ring attention and the cache append
+    # on those rows (`attn_decode_ring_pre`, `kv_append_pre`: the norm's
+    # factor from the shares, no tables, no reduction over the head before
+    # the key loop). Needs the ring (tc 4) in every step form, ea 0 and fm 0
+    # (its attention is the early ring's form), and BN dividing the head
+    qr: int = 0
     # 1: the ring attention and the merge after it trigger at their entry
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
     # the attention (and under "+loads" read their first weight tile there)
@@ -145,6 +154,23 @@ class Plan:
     # rows (the same bits). Empty: the one-wave GEMVs. A matrix in `sk` too
     # takes the stream
     qg: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+
+
+def check_qr(plan: Plan, head_dim: int) -> None:
+    """A ValueError naming what `plan.qr` (the q/k norm's weights and the
+    rotary embedding in the QKV GEMV's epilogue) cannot run with."""
+    bn = plan.bn["qkv"]
+    if plan.qr not in (0, 1):
+        raise ValueError(f"Plan.qr must be 0 or 1, not {plan.qr}")
+    if not plan.qr:
+        return
+    if plan.tc != 4 or (plan.fma_until > 0 and plan.short_tc != 4):
+        raise ValueError("Plan.qr's attention is the ring's (`attn_decode_ring_pre`): every step form needs tc = 4")
+    if plan.ea or plan.fm:
+        raise ValueError("Plan.qr's attention replaces Plan.ea's and Plan.fm's kernels: set ea and fm to 0")
+    if "qkv" in plan.qg or bn % 2 or head_dim % bn:
+        raise ValueError(f"Plan.qr: the QKV GEMV's row tile ({bn}) must be even, divide the head ({head_dim}) "
+                         "and not be on the tile queue (Plan.qg)")
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:

@@ -363,3 +363,39 @@ def test_device_memory_is_constant_over_10000_tokens() -> None:
     assert torch.cuda.memory_allocated() == alloc0
     assert free1 == free0  # nothing allocated by anyone: PyTorch, Tile or the driver
     assert eng.position == 2 + 16 + 10_000
+
+
+@pytest.mark.parametrize("api", ["tile", "torch"])
+def test_rotated_qkv_rows_match_torch(api: str) -> None:
+    # Plan.qr: the q/k norm's weights and the rotary embedding in the QKV
+    # GEMV's epilogue (`rms_gemv_rope`, 8 rows a block: 8 blocks a head of
+    # 64), the ring attention and the cache append on its rows, in both step
+    # forms (the switch at position 12), under the card's PDL setting:
+    # teacher-forced logits against `TorchQwen3`; the one-step and burst
+    # graphs decode the same tokens, and (a different rounding of the same
+    # sums) the plain ring's in their first 16
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
+    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12, ea=0))
+    plain = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, qr=1))
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert names.count("rms_gemv_rope") == names.count("attn_decode_ring_pre") == 2 * SMALL.num_hidden_layers
+    eng.reset()
+    _teacher_forced(eng, w, seed=7, n=24)
+    eng.reset()
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    assert want[:16] == plain[:16]
+    eng.reset()
+    eng.burst = 1
+    assert eng.generate([5, 6, 7], 40, batched=False) == want
+
+
+def test_rotated_qkv_rows_greedy_tokens_match_numpy() -> None:
+    # Plan.qr at head dim 16 (8-row blocks: two shares of a head's sum of squares)
+    w = random_weights(TINY_UNTIED, seed=3, backend="torch")
+    eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")
+    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, ea=0, qr=1))
+    assert eng.plan.bn["qkv"] == 8
+    got = eng.generate([5, 6, 7], 24, batched=False)
+    assert got == NumpyQwen3(TINY_UNTIED, w, max_seq=64).greedy([5, 6, 7], 24)

@@ -435,8 +435,8 @@ class TileQwen3:
                 raise ValueError("Plan.fm merges the ring attention's splits: no step form has tc = 4")
             if pl.om[0]:
                 raise ValueError("Plan.fm and Plan.om both replace `combine_splits`: choose one")
-        if pl.ea not in (0, 1, 3):
-            raise ValueError(f"Plan.ea must be 0, 1 or 3 (`attn_decode_ring_early`'s bits), not {pl.ea}")
+        if pl.ea not in (0, 1, 3, 7):
+            raise ValueError(f"Plan.ea must be 0, 1, 3 or 7 (`attn_decode_ring_early`'s bits), not {pl.ea}")
         if pl.ea and pl.fm:
             raise ValueError("Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one")
         check_qr(pl, self.cfg.head_dim)

@@ -115,7 +115,11 @@ class Plan:
     # rotary (`attn_decode_ring`: after them); 3 also the current token's
     # key and value rows before the key loop (used by the last split after
     # it); 0 `attn_decode_ring`. H200, 4B: 3 +0.3 % at 1,024, +0.6 % at
-    # 8,192 (the attention alone 1.2 us faster); the GPU plans' default
+    # 8,192 (the attention alone 1.2 us faster); the GPU plans' default;
+    # 7 (EA & 4, `ring_split_first`): the key range and the ring's first
+    # copies right after `pos`, then the tables' loads, then the query's and
+    # the token's rows: under `pdl` "+loads" all but those rows (the QKV
+    # GEMV's output) are read before the kernel's wait
     ea: int = 0
     # 1: the per-head q/k RMSNorm's weights and the rotary embedding in the
     # QKV GEMV's epilogue (`rms_gemv_rope`: a block owns BN / 2 rows of both

@@ -252,7 +252,7 @@ def test_merge_inside_the_ring_attention_agrees(tiny, nc: int, short: bool) -> N
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize("ea", [1, 3])
+@pytest.mark.parametrize("ea", [1, 3, 7])
 def test_early_ring_attention_agrees(tiny, ea: int) -> None:
     # Plan.ea: `attn_decode_ring_early` (the ring's first copies before the
     # query's norm and rotary; EA 3 the token's rows before the key loop) in
@@ -273,7 +273,7 @@ def test_early_ring_attention_agrees(tiny, ea: int) -> None:
     ({"fm": 3}, "power of two"),
     ({"fm": 2, "tc": 1}, "no step form has tc = 4"),
     ({"fm": 2, "om": (4, 0)}, "choose one"),
-    ({"ea": 2}, "must be 0, 1 or 3"),
+    ({"ea": 2}, "must be 0, 1, 3 or 7"),
     ({"ea": 1, "fm": 2}, "choose one"),
 ])
 def test_merge_inside_the_attention_refuses_plans_it_cannot_run(tiny, fields: dict, words: str) -> None:

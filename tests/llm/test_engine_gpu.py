@@ -259,8 +259,9 @@ def test_merge_inside_the_ring_attention_matches_torch(fm: int, api: str) -> Non
     _agrees_and_decodes(eng, w, want)
 
 
-@pytest.mark.parametrize(("ea", "api"), [(1, "tile"), (3, "torch")])
-def test_early_ring_attention_matches_torch(ea: int, api: str) -> None:
+@pytest.mark.parametrize(("ea", "api", "pdl"), [(1, "tile", None), (3, "torch", None), (7, "torch", "late+loads"),
+                                              (7, "tile", "late+loads")])
+def test_early_ring_attention_matches_torch(ea: int, api: str, pdl: str | None) -> None:
     # Plan.ea: `attn_decode_ring_early` (the ring's first copies before the
     # query's norm and rotary; EA 3, the GPU plans' default, the token's rows
     # before the key loop) in both step forms (the switch at position 12),
@@ -271,10 +272,17 @@ def test_early_ring_attention_matches_torch(ea: int, api: str) -> None:
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
     eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12, ea=0))
     want = eng.generate([5, 6, 7], 40, batched=False)
-    eng.replan(dataclasses.replace(eng.plan, ea=ea))
+    if pdl and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("programmatic dependent launch needs sm_90")
+    from tilelang.runtime import cuda_pdl
+
+    early = cuda_pdl.EARLY
+    eng.replan(dataclasses.replace(eng.plan, ea=ea, **({"pdl": pdl} if pdl else {})))
     names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
     assert names.count("attn_decode_ring_early") == 2 * SMALL.num_hidden_layers
     _agrees_and_decodes(eng, w, want)
+    # EA 7 under "+loads" (`ring_split_first`): launches read tensors before their wait
+    assert (cuda_pdl.EARLY > early) == bool(pdl)
 
 
 def test_greedy_tokens_match_the_references() -> None:

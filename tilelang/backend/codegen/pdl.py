@@ -46,6 +46,7 @@ TRIGGER = '  call void asm sideeffect "griddepcontrol.launch_dependents;", "~{me
 LINE = 128  # bytes of an L2 line: one prefetch per line a thread's chunks start
 
 _PURE = (ir.Const, ir.BlockId, ir.NumBlocks, ir.TensorDim, ir.Elementwise, ir.Cast)
+_TILE_MATH = (ir.Reduce, ir.Reshape, ir.Broadcast, ir.Arange)
 
 
 def last_loop(kernel: Any, first_write: object | None) -> object | None:
@@ -132,13 +133,17 @@ def early_wait(kernel: Any, early: set[str]) -> object | None:
     kernel waits, when its body starts with loads of `early` tensors (ones the
     runtime found the previous launch does not write: `TensorFacts.early`)
     among ops that touch no global memory (scalar and tile arithmetic, a
-    ring's shared buffers, its `cp.async` copies of an early tensor); None
+    ring's shared buffers, its `cp.async` copies of an early tensor; reductions
+    and reshapes); None
     when no such load leads (the wait stays at the entry). The leading loads
     then overlap the previous grid's drain, and their values are the same:
     nothing writes those tensors while either kernel runs."""
     leading = False
     for op in kernel.body.ops:
-        if isinstance(op, (*_PURE, g.SmemAlloc, g.CpAsyncCommit)):
+        # tile arithmetic (a reduction's or a reshape's shared memory and
+        # barriers too) touches no global memory: `pos = pos_t.load(..).sum(0)`
+        # and the key range from it may lead a ring's first copies
+        if isinstance(op, (*_PURE, *_TILE_MATH, g.SmemAlloc, g.CpAsyncCommit)):
             continue
         if isinstance(op, ir.Load | g.RingCopy) and op.tensor in early:
             leading = True

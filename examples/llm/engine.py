@@ -566,7 +566,7 @@ class TileQwen3:
                 )
             else:
                 ops.append(
-                    k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen](
+                    k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen, pl.qe](
                         P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps, *pf
                     )
                 )

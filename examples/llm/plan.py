@@ -130,6 +130,11 @@ class Plan:
     # the key loop). Needs the ring (tc 4) in every step form, ea 0 and fm 0
     # (its attention is the early ring's form), and BN dividing the head
     qr: int = 0
+    # 1: the QKV GEMV (`rms_gemv`) triggers at its entry (`pdl_early`): the
+    # attention's blocks are scheduled from the QKV's start and take the SMs
+    # its blocks leave during its tail (with `ea` 7 and "+loads", reading
+    # `pos`, the ring's first K/V blocks and the tables there, before their wait)
+    qe: int = 0
     # 1: the ring attention and the merge after it trigger at their entry
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
     # the attention (and under "+loads" read their first weight tile there)

@@ -52,7 +52,7 @@ def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # t
         return k.rms_gemv_argmax[gen](y, bm, ba, w, x, g[:1], 1e-6)
     full = (*gen, *pf, 0)  # pf: the next weights' prefetch tile (`Plan.pf`), 5 tiles of `w`
     if mat == "qkv":
-        return k.rms_gemv[full](y, w, x, g, 1, 1e-6, w, 0, 5)
+        return k.rms_gemv[(*full, 0)](y, w, x, g, 1, 1e-6, w, 0, 5)
     if mat == "gate_up":
         return k.rms_gate_up[full](y, w, x, g, 1, 1e-6, w, 0, 5)
     return k.gemv_add[full](y, w, x, 1, w, 0, 5)

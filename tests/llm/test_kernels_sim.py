@@ -109,7 +109,7 @@ def test_gemvs_prefetching_the_next_weights(k, st: int, lines: int) -> None:  # 
     plain.discard()  # compiled only
     assert "cp.async.bulk.prefetch" not in _llvm(plain)
     _check(op, (2,), [0])
-    op = k.rms_gemv[8, 256, st, 3, 16, 128, lines](P(np.zeros(n, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 1, 2)
+    op = k.rms_gemv[8, 256, st, 3, 16, 128, lines, 0](P(np.zeros(n, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 1, 2)
     _check(op, (2,), [0])
     op = k.rms_gate_up[8, 128, st, 3, 8, 64, lines](P(np.zeros(8, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 2, 3)
     _check(op, (1,), [0])
@@ -122,7 +122,7 @@ def test_rms_gemv_and_gate_up(k, st: int, mb: int) -> None:  # type: ignore[no-u
     w = _rand(rng, layers * n, kk, bf16=True)
     x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
     y = np.zeros(n, np.float32)
-    op = k.rms_gemv[8, 256, st, mb, 0, 0, 0](P(y, [8]), w, x, g, 1, 1e-6, w, 0, 0)
+    op = k.rms_gemv[8, 256, st, mb, 0, 0, 0, 0](P(y, [8]), w, x, g, 1, 1e-6, w, 0, 0)
     # ST 4: the weights through the ring (2 K steps: both copied before the
     # loop, a predicated-off copy inside it); x and g stay register loads
     assert _ring_copies(op) == (4 if st == 4 else 0)

@@ -58,7 +58,7 @@ def test_queued_rms_gemv_and_gate_up(k, st: int) -> None:  # type: ignore[no-unt
     want = w[n:] @ xn
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
     y1 = np.zeros(n, np.float32)
-    k.rms_gemv[8, 256, st, 0, 0, 0, 0](P(y1, [8]), w, x, g, 1, 1e-6, w, 0, 0).sync()
+    k.rms_gemv[8, 256, st, 0, 0, 0, 0, 0](P(y1, [8]), w, x, g, 1, 1e-6, w, 0, 0).sync()
     np.testing.assert_array_equal(y, y1)
     # gate_up: per layer, the gate's n rows then the up's n rows
     wgu = _rand(rng, layers * 2 * n, kk, bf16=True)

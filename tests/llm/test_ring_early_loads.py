@@ -58,7 +58,7 @@ def test_ring_copies_come_before_the_wait(model: str) -> None:
     assert body[:wait].count("cp.async.cg.shared.global") >= 6
     # the position and the tables (plain loads: an `.nc` one ptxas would sink
     # below the wait), nothing of `qkv`: its loads are all after
-    assert 5 <= len([m for m in body[:wait].split("\n") if "ld.global" in m]) and "ld.global.nc" not in body[:wait]
+    assert len([m for m in body[:wait].split("\n") if "ld.global" in m]) >= 5 and "ld.global.nc" not in body[:wait]
     assert body.index("griddepcontrol.launch_dependents;") > wait
     if ptxas_available():
         from ptxas_report import assemble

@@ -82,8 +82,9 @@ def replay_rows(launches: list, pair: bool) -> list[dict]:  # type: ignore[type-
 
 
 def _pair_fns(mods, traced: bool, dev: str, elem: str, kind: str, plan: tuple[int, int, int], o_part, lse_part,  # type: ignore[no-untyped-def]
-              q, k, v, length: int, o):
-    """(split, merge) launchers of the pair: the split plain, the merge on PDL "late" (on the GPU)."""
+              q, k, v, length: int, o, merge_name: str = "decode_combine"):
+    """(split, merge) launchers of the pair: the split plain, the merge on PDL "late" (on the GPU);
+    `merge_name`: `mods[traced]["pdl"]`'s merge kernel (`decode_combine`'s parameters)."""
     from decode_plan import combine_ns
 
     import tilelang
@@ -99,7 +100,7 @@ def _pair_fns(mods, traced: bool, dev: str, elem: str, kind: str, plan: tuple[in
         sk = plain.decode_split[elem, GRP, bn, D]
         sargs = (tilelang.partition(o_part, [1, GRP, D]), tilelang.partition(lse_part, [1, GRP]), q, k, v,
                  length, D**-0.5)
-    ck = (pdl if dev == "cuda" else plain).decode_combine[elem, GRP, combine_ns(splits), dc]
+    ck = getattr(pdl if dev == "cuda" else plain, merge_name)[elem, GRP, combine_ns(splits), dc]
 
     def split():  # type: ignore[no-untyped-def]
         return sk(*sargs).launch()
@@ -200,17 +201,24 @@ def pairs(replays: int, out: Path, dev: str, only: str = "") -> list[dict]:  # t
     return rows
 
 
-# `--ab`: the tc split's shapes, with the tensor maps prefetched at the entry (TILEC_TMA_PREFETCH=1,
-# the default) and without (0)
+# `--ab`: a compile-time setting (`--ab-env`, values `--ab-values`; default the
+# TMA prefetch, TILEC_TMA_PREFETCH 0 / 1) on these shapes' pairs, and merge forms
+# beside std's `decode_combine` (`--merges`: NAME or NAME@DC, kernels of
+# benchmarks/decode_merge_variants.tile with `decode_combine`'s parameters, the
+# pair with the last setting's split)
 AB = ((8192, "tc", 1), (8192, "tc", 8192), (2048, "tc", 2048))
+VARIANTS = ROOT / "benchmarks" / "decode_merge_variants.tile"
 
 
-def ab(rounds: int, reps: int, replays: int) -> list[dict]:  # type: ignore[type-arg]
-    """Each `AB` shape's pair and split alone as graphs of kernels compiled with
-    and without the prefetch (modules of their own, the setting read when a
-    kernel first compiles), timed in `rounds` interleaved rounds of `reps`;
-    then each setting's traced pair recorded (`_recorded`). Outputs compared
-    across the settings (equal: the prefetch changes no arithmetic)."""
+def ab(rounds: int, reps: int, replays: int, env: str = "TILEC_TMA_PREFETCH", values: tuple[str, ...] = ("0", "1"),
+       shapes: tuple = AB, merges: tuple[str, ...] = ()) -> list[dict]:  # type: ignore[type-arg]
+    """Each shape's pair and split alone as graphs of kernels compiled with
+    each value of `env` (modules of their own, the setting read when a
+    kernel first compiles), and the pair with each merge of `merges` (the last
+    value's split), timed in `rounds` interleaved rounds of `reps`; then each
+    cell's traced pair recorded (`_recorded`). Outputs compared across the
+    cells (equal where the setting changes no arithmetic; the merges' within
+    `err` of SDPA)."""
     import os
 
     import attention as bench
@@ -221,50 +229,62 @@ def ab(rounds: int, reps: int, replays: int) -> list[dict]:  # type: ignore[type
     from tilelang.runtime import trace
 
     dt, elem, dev = torch.bfloat16, "bf16", "cuda"
-    before = os.environ.get("TILEC_TMA_PREFETCH")
+    before = os.environ.get(env)
+    variant_src = VARIANTS.read_text()
     rows, cells, keep = [], [], []
-    for ctx, kind, length in AB:
+    for ctx, kind, length in shapes:
         plan = plan_for(ctx, kind, None)
         q, k, v = _inputs(dev, dt, ctx)
         row: dict = {"ctx": ctx, "split": kind, "length": length, "plan": list(plan), "us": {}, "traced": {}}
         outs = {}
-        for st in ("0", "1"):
-            os.environ["TILEC_TMA_PREFETCH"] = st
+        forms = [(st, "decode_combine", plan[2]) for st in values]
+        for m in merges:
+            name, _, dc = m.partition("@")
+            forms.append((values[-1], name, int(dc) if dc else plan[2]))
+        for st, merge, dc in forms:
+            tag = st if merge == "decode_combine" else f"{merge}@{dc}"
+            os.environ[env] = st
+            mplan = (plan[0], plan[1], dc)
             o_part = torch.empty(HKV, plan[1] * GRP, D, device=dev)
             lse_part = torch.empty(HKV, plan[1] * GRP, device=dev)
-            mods = {t: {f: tilelang.compile("use std::attention::*;\n") for f in ("plain", "pdl")}
-                    for t in (False, True)}
+            src = "use std::attention::*;\n" + (variant_src if merge != "decode_combine" else "")
+            mods = {t: {f: tilelang.compile(src) for f in ("plain", "pdl")} for t in (False, True)}
             o_u = torch.full((HKV, GRP, D), float("nan"), device=dev, dtype=dt)
             o_t = torch.full((HKV, GRP, D), float("nan"), device=dev, dtype=dt)
             trace.set_trace(False)
-            su, mu = _pair_fns(mods, False, dev, elem, kind, plan, o_part, lse_part, q, k, v, length, o_u)
+            su, mu = _pair_fns(mods, False, dev, elem, kind, mplan, o_part, lse_part, q, k, v, length, o_u, merge)
             gp, gs = bench.graph_of(su, mu), bench.graph_of(su)
             trace.set_trace(True)
-            st_, mt_ = _pair_fns(mods, True, dev, elem, kind, plan, o_part, lse_part, q, k, v, length, o_t)
+            st_, mt_ = _pair_fns(mods, True, dev, elem, kind, mplan, o_part, lse_part, q, k, v, length, o_t, merge)
             gt = bench.graph_of(st_, mt_)
             trace.set_trace(False)
             keep += [q, k, v, o_part, lse_part, o_u, o_t, su, mu, st_, mt_, gp, gs, gt, mods]
-            cells += [(row, f"pair_tp{st}", gp), (row, f"split_tp{st}", gs)]
-            row["traced"][st] = gt
-            outs[st] = o_u
-        row["same"] = bool(torch.equal(outs["0"], outs["1"]))
-        if length == ctx:
-            ref = bench.ref_f32(q.view(1, HQ, 1, D), k.view(1, HKV, ctx, D), v.view(1, HKV, ctx, D), False)
-            row["err"] = bench.rel_err(outs["1"].view(1, HQ, 1, D), ref)
+            cells.append((row, f"pair_{tag}", gp))
+            if merge == "decode_combine":
+                cells.append((row, f"split_{tag}", gs))
+            row["traced"][tag] = gt
+            outs[tag] = o_u
+        tags = [t for t in outs if "@" not in t]
+        row["same"] = all(torch.equal(outs[tags[0]], outs[t]) for t in tags)
+        ref = bench.ref_f32(q.view(1, HQ, 1, D), k.view(1, HKV, ctx, D), v.view(1, HKV, ctx, D), False) \
+            if length == ctx else None
+        if ref is not None:
+            row["err"] = {t: bench.rel_err(o.view(1, HQ, 1, D), ref) for t, o in outs.items()}
         row["_outs"] = outs
         rows.append(row)
     if before is None:
-        os.environ.pop("TILEC_TMA_PREFETCH", None)
+        os.environ.pop(env, None)
     else:
-        os.environ["TILEC_TMA_PREFETCH"] = before
+        os.environ[env] = before
     for _ in range(rounds):
         for row, name, gr in cells:
             row["us"].setdefault(name, []).append(bench.time_ms(gr, reps, dev) * 1e3)
     for row in rows:
         outs = row.pop("_outs")
-        row["same_after"] = bool(torch.equal(outs["0"], outs["1"]))
-        for st, gt in row.pop("traced").items():
-            row[f"rec_tp{st}"], _, row[f"rec_ok_tp{st}"] = _recorded(gt, replays, True)
+        tags = [t for t in outs if "@" not in t]
+        row["same_after"] = all(torch.equal(outs[tags[0]], outs[t]) for t in tags)
+        for tag, gt in row.pop("traced").items():
+            row[f"rec_{tag}"], _, row[f"rec_ok_{tag}"] = _recorded(gt, replays, True)
         print(json.dumps(row), flush=True)
     return rows
 
@@ -339,7 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", action="store_true")
     ap.add_argument("--engine", action="store_true")
-    ap.add_argument("--ab", action="store_true", help="the tc split with and without the TMA prefetch")
+    ap.add_argument("--ab", action="store_true", help="a setting's values (--ab-env) and merge forms (--merges)")
+    ap.add_argument("--ab-env", default="TILEC_TMA_PREFETCH")
+    ap.add_argument("--ab-values", default="0,1")
+    ap.add_argument("--ab-only", default="", help="--ab: these shapes (as --only) instead of AB")
+    ap.add_argument("--merges", default="", help="--ab: merge kernels of decode_merge_variants.tile, NAME[@DC],..")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--replays", type=int, default=30)
@@ -368,19 +392,23 @@ def main(argv: list[str] | None = None) -> int:
                   + (f" mark min/med/max {p['s_mark_min']:.2f}/{p['s_mark_med']:.2f}/{p['s_mark_max']:.2f},"
                      f" after it {p['s_after_mark_med']:.2f} |" if "s_mark_med" in p else ""), flush=True)
     if a.ab:
-        result["ab"] = rows = ab(a.rounds, a.reps, a.replays)
-        print("| ctx | told | " + " | ".join(f"{c} tp{t}" for c in ("pair", "split") for t in "01")
-              + " | split min/med tp0 | tp1 | merge adds tp0 | tp1 | same | err |")
+        values = tuple(a.ab_values.split(","))
+        shapes = tuple(tuple(int(x) if x.isdigit() else x for x in c.split(":")) for c in a.ab_only.split(",") if c)
+        result["ab"] = rows = ab(a.rounds, a.reps, a.replays, a.ab_env, values, shapes or AB,
+                                 tuple(m for m in a.merges.split(",") if m))
+        print(f"{a.ab_env}: graph us, median (min-max) of {a.rounds} rounds; traced: split min/med, "
+              "after the mark (TILEC_TRACE_MARK), merge adds, merge block after its wait")
         for r in rows:
-            def cell(n: str, r=r) -> str:
-                ts = r["us"][n]
-                return f"{statistics.median(ts):.2f} ({min(ts):.2f}-{max(ts):.2f})"
-            print(f"| {r['ctx']} | {r['length']} | " + " | ".join(cell(f"{c}_tp{t}") for c in ("pair", "split")
-                                                                 for t in "01")
-                  + f" | {r['rec_tp0'].get('s_min', 0):.2f}/{r['rec_tp0'].get('s_med', 0):.2f} | "
-                  f"{r['rec_tp1'].get('s_min', 0):.2f}/{r['rec_tp1'].get('s_med', 0):.2f} | "
-                  f"{r['rec_tp0'].get('m_adds', 0):.2f} | {r['rec_tp1'].get('m_adds', 0):.2f} | "
-                  f"{r['same'] and r['same_after']} | {r.get('err', 0):.1e} |", flush=True)
+            for name, ts in r["us"].items():
+                tag = name.split("_", 1)[1]
+                rec = r.get(f"rec_{tag}", {}) if name.startswith("pair_") else {}
+                extra = (f" | split {rec.get('s_min', 0):.2f}/{rec.get('s_med', 0):.2f} | mark->end "
+                         f"{rec.get('s_after_mark_med', float('nan')):.2f} | merge adds {rec.get('m_adds', 0):.2f} | "
+                         f"merge block {rec.get('m_block_after_wait', 0):.2f} | err "
+                         f"{r.get('err', {}).get(tag, float('nan')):.1e}") if rec else ""
+                print(f"| {r['ctx']} {r['split']} told {r['length']} plan {r['plan']} | {name} | "
+                      f"{statistics.median(ts):.2f} ({min(ts):.2f}-{max(ts):.2f}){extra} |", flush=True)
+            print(f"| {r['ctx']} told {r['length']} | same across the settings: {r['same'] and r['same_after']} |")
     if a.engine:
         try:
             result["engine"] = engine(1024, a.out)

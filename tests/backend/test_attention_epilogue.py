@@ -129,3 +129,37 @@ def test_the_never_ran_zeros_are_dropped_where_the_epilogue_discards_them(bm: in
     monkeypatch.delenv("TILEC_ATTN_DROP_ZEROS")
     if d == 64:  # the user's program is 64 wide
         assert _zero_selects(_user_wide(bm, d, 200, d), _facts("oqkv", 2)) == 1
+
+
+def test_rows_past_the_tensor_are_skipped_with_one_branch_a_row(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`std::attention::decode_split_tc` stores a 64-row f32 tile of which G = 4
+    rows are the tensor's: each consumer thread's two rows of 16 pairs open
+    with one branch on "the row is inside" (`TILEC_ATTN_ROWSKIP`, on by
+    default), which every store of the row sits behind, so a dead row runs
+    no bounds test; with the setting off a dead row took the
+    element-by-element path, 64 tests a thread."""
+    import test_decode_tc_pipeline as tc
+
+    from tilelang.backend import emit_llvm
+
+    kir, facts = tc._kernel_ir(8, 8192, 16, 64, 128)
+
+    def row_branches(ll: str) -> tuple[int, int]:
+        opened = re.findall(r"br i1 %[\w.]+, label %(rl\d+), label %(rx\d+)", ll)
+        # the stores of the f32 tile: every one after a row's branch and before its join
+        body, inside, outside = None, 0, 0
+        for line in ll.splitlines():
+            lab = re.match(r"^([\w.]+):", line)
+            if lab and lab.group(1).startswith("rl"):
+                body = lab.group(1)
+            elif lab and lab.group(1).startswith("rx"):
+                body = None
+            elif "store <2 x float>" in line or re.search(r"store float %[\w.]+, ptr addrspace\(1\)", line):
+                inside, outside = (inside + 1, outside) if body else (inside, outside + 1)
+        return len(opened), outside if inside else -1
+
+    monkeypatch.delenv("TILEC_ATTN_ROWSKIP", raising=False)
+    n, outside = row_branches(emit_llvm(kir, "sm_90a", facts))
+    assert n == 2 and outside <= 2, (n, outside)  # the lse's stores (a row vector) take the generic path
+    monkeypatch.setenv("TILEC_ATTN_ROWSKIP", "0")
+    assert row_branches(emit_llvm(kir, "sm_90a", facts))[0] == 0

@@ -240,13 +240,15 @@ def store_rows(em: Any, op: ir.Store) -> bool:
     mt, es = em.mty(info), em.msize(info)
     offs = [em.scalar(o) for o in op.offsets]
     conds: list[str | None] = []
+    lead: list[str | None] = []  # the dims other than the rows' and the columns'
     for d, o in enumerate(offs):
         if d == view.cdim:
             conds += [em.emit(f"icmp sge i32 {o}, 0"),  # `o + N <= dim` without a wrapping add
                       em.emit(f"icmp sle i32 {o}, {em.emit(f'sub i32 {info.dims[d]}, {view.N}')}")]
         elif d != view.rdim:
-            conds.append(em.emit(f"icmp ult i32 {o}, {info.dims[d]}"))
-    tile_ok = em.and_all(conds)
+            lead.append(em.emit(f"icmp ult i32 {o}, {info.dims[d]}"))
+    tile_ok = em.and_all(conds + lead)
+    lead_ok = em.and_all(lead)
     spec = em._specialised(info, op.offsets, view, False)
     regs = em.tile(op.value)
     mvals = [em.reg_to_mem(x, dt, mt) for x in regs]
@@ -255,12 +257,14 @@ def store_rows(em: Any, op: ir.Store) -> bool:
         rows.setdefault(view.slots[2 * k][0], []).append(k)
     vt = f"<2 x {mt}>"
     if store16_enabled(view.N) and es == 2 and all(len(ks) % 4 == 0 for ks in rows.values()):
-        _store_rows_16(em, view, info, offs, tile_ok, regs, mvals, rows, mt)
+        _store_rows_16(em, view, info, offs, tile_ok, lead_ok, regs, mvals, rows, mt)
         return True
     for ks in rows.values():
         first = em._chunk_coords(view, ks[0], offs)
         row = first[view.rdim]
-        ok = em.and_all([tile_ok, em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")])
+        row_in = em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")
+        ok = em.and_all([tile_ok, row_in])
+        row_end = _skip_dead_row(em, em.and_all([lead_ok, row_in]))
         base = em.address(info, first)
         # a pair's address is the row's first plus a multiple of 8 elements:
         # aligned for the pair exactly when the first is
@@ -297,6 +301,7 @@ def store_rows(em: Any, op: ir.Store) -> bool:
                     em.label(nx)
             em.br(join)
             em.label(join)
+        _end_row(em, row_end)
     return True
 
 
@@ -321,8 +326,8 @@ def store16_enabled(n: int) -> bool:
 STORE16_MIN_COLS = 128  # the narrowest row `store16_enabled` takes 16-byte stores for by default
 
 
-def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: str | None, regs: list[str],
-                   mvals: list[str], rows: dict[int, list[int]], mt: str) -> None:
+def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: str | None, lead_ok: str | None,
+                   regs: list[str], mvals: list[str], rows: dict[int, list[int]], mt: str) -> None:
     """`store_rows` for f16/bf16 with rows of a multiple of 32 columns: the 4
     lanes of a quad hold a row's 8-column groups as 4-byte pairs (lane q the
     pair at 2q); a 4 x 4 transpose of the words of 4 consecutive groups
@@ -357,7 +362,9 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
     for r, ks in rows.items():
         first = em._chunk_coords(view, ks[0], offs)
         row = first[view.rdim]
-        ok = em.and_all([tile_ok, em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")])
+        row_in = em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")
+        ok = em.and_all([tile_ok, row_in])
+        row_end = _skip_dead_row(em, em.and_all([lead_ok, row_in]))
         base = em.address(info, first)  # the lane's first pair: column c0 + 2q
         c0 = view.slots[2 * ks[0]][1]
         quad = em.emit(f"getelementptr {mt}, ptr addrspace(1) {base}, i32 {neg_2q}")  # the quad's first column
@@ -390,6 +397,36 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
                 em.label(nx)
         em.br(join)
         em.label(join)
+        _end_row(em, row_end)
+
+
+# Whether `store_rows` skips a row outside the tensor with one branch (unset or
+# "1"; "0": such a row goes through the element-by-element path, a bounds test
+# a value, as before 2026-12-04). A tile can have many rows past the edge:
+# `std::attention::decode_split_tc` stores a 64-row tile of which G (4) rows
+# are real, so 3 of its 4 warps held only dead rows and tested 64 values each.
+def rowskip_enabled() -> bool:
+    import os
+
+    return os.environ.get("TILEC_ATTN_ROWSKIP", "1") != "0"
+
+
+def _skip_dead_row(em: Any, live: str | None) -> str | None:
+    """Opens the branch of one row's stores, taken where `live` (the row and
+    the leading dims inside the tensor); returns the label `_end_row` closes
+    it at (None: nothing opened)."""
+    if live is None or not rowskip_enabled():
+        return None
+    body, end = em.new_label("rl"), em.new_label("rx")
+    em.cbr(live, body, end)
+    em.label(body)
+    return end  # type: ignore[no-any-return]
+
+
+def _end_row(em: Any, end: str | None) -> None:
+    if end is not None:
+        em.br(end)
+        em.label(end)
 
 
 def _pair(em: Any, regs: list[str], mvals: list[str], mt: str) -> str:

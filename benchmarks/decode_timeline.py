@@ -132,11 +132,11 @@ def _recorded(gr, replays: int, pair: bool):  # type: ignore[no-untyped-def]
     return {key: _med([r[key] for r in rr]) for key in (rr[0] if rr else {})}, tr, ok
 
 
-def _inputs(dev: str, dt, ctx: int):  # type: ignore[no-untyped-def]
+def _inputs(dev: str, dt, ctx: int, rows: int = HKV):  # type: ignore[no-untyped-def]
     import torch
 
     g = torch.Generator(device=dev).manual_seed(ctx)
-    return tuple(torch.randn(HKV, n, D, device=dev, dtype=dt, generator=g) for n in (GRP, ctx, ctx))
+    return tuple(torch.randn(rows, n, D, device=dev, dtype=dt, generator=g) for n in (GRP, ctx, ctx))
 
 
 def pairs(replays: int, out: Path, dev: str, only: str = "") -> list[dict]:  # type: ignore[type-arg]
@@ -223,7 +223,8 @@ def ab(rounds: int, reps: int, replays: int, env: str = "TILEC_TMA_PREFETCH", va
 
     import attention as bench
     import torch
-    from decode_forms import plan_for
+    from decode_forms import SMS, plan_for
+    from decode_plan import decode_plan
 
     import tilelang
     from tilelang.runtime import trace
@@ -232,10 +233,13 @@ def ab(rounds: int, reps: int, replays: int, env: str = "TILEC_TMA_PREFETCH", va
     before = os.environ.get(env)
     variant_src = VARIANTS.read_text()
     rows, cells, keep = [], [], []
-    for ctx, kind, length in shapes:
-        plan = plan_for(ctx, kind, None)
-        q, k, v = _inputs(dev, dt, ctx)
-        row: dict = {"ctx": ctx, "split": kind, "length": length, "plan": list(plan), "us": {}, "traced": {}}
+    for ctx, kind, length, *more in shapes:
+        batch = more[0] if more else 1  # a shape's fourth field: the batch (the plan's for its rows)
+        nrows = batch * HKV
+        plan = plan_for(ctx, kind, None) if batch == 1 else decode_plan(nrows, GRP, ctx, D, SMS)
+        q, k, v = _inputs(dev, dt, ctx, nrows)
+        row: dict = {"ctx": ctx, "split": kind, "length": length, "batch": batch, "plan": list(plan), "us": {},
+                     "traced": {}}
         outs = {}
         forms = [(st, "decode_combine", plan[2]) for st in values]
         for m in merges:
@@ -245,12 +249,12 @@ def ab(rounds: int, reps: int, replays: int, env: str = "TILEC_TMA_PREFETCH", va
             tag = st if merge == "decode_combine" else f"{merge}@{dc}"
             os.environ[env] = st
             mplan = (plan[0], plan[1], dc)
-            o_part = torch.empty(HKV, plan[1] * GRP, D, device=dev)
-            lse_part = torch.empty(HKV, plan[1] * GRP, device=dev)
+            o_part = torch.empty(nrows, plan[1] * GRP, D, device=dev)
+            lse_part = torch.empty(nrows, plan[1] * GRP, device=dev)
             src = "use std::attention::*;\n" + (variant_src if merge != "decode_combine" else "")
             mods = {t: {f: tilelang.compile(src) for f in ("plain", "pdl")} for t in (False, True)}
-            o_u = torch.full((HKV, GRP, D), float("nan"), device=dev, dtype=dt)
-            o_t = torch.full((HKV, GRP, D), float("nan"), device=dev, dtype=dt)
+            o_u = torch.full((nrows, GRP, D), float("nan"), device=dev, dtype=dt)
+            o_t = torch.full((nrows, GRP, D), float("nan"), device=dev, dtype=dt)
             trace.set_trace(False)
             su, mu = _pair_fns(mods, False, dev, elem, kind, mplan, o_part, lse_part, q, k, v, length, o_u, merge)
             gp, gs = bench.graph_of(su, mu), bench.graph_of(su)
@@ -266,10 +270,10 @@ def ab(rounds: int, reps: int, replays: int, env: str = "TILEC_TMA_PREFETCH", va
             outs[tag] = o_u
         tags = [t for t in outs if "@" not in t]
         row["same"] = all(torch.equal(outs[tags[0]], outs[t]) for t in tags)
-        ref = bench.ref_f32(q.view(1, HQ, 1, D), k.view(1, HKV, ctx, D), v.view(1, HKV, ctx, D), False) \
-            if length == ctx else None
+        ref = bench.ref_f32(q.view(batch, HQ, 1, D), k.view(batch, HKV, ctx, D), v.view(batch, HKV, ctx, D),
+                            False) if length == ctx else None
         if ref is not None:
-            row["err"] = {t: bench.rel_err(o.view(1, HQ, 1, D), ref) for t, o in outs.items()}
+            row["err"] = {t: bench.rel_err(o.view(batch, HQ, 1, D), ref) for t, o in outs.items()}
         row["_outs"] = outs
         rows.append(row)
     if before is None:
@@ -406,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"{rec.get('s_after_mark_med', float('nan')):.2f} | merge adds {rec.get('m_adds', 0):.2f} | "
                          f"merge block {rec.get('m_block_after_wait', 0):.2f} | err "
                          f"{r.get('err', {}).get(tag, float('nan')):.1e}") if rec else ""
-                print(f"| {r['ctx']} {r['split']} told {r['length']} plan {r['plan']} | {name} | "
+                print(f"| B={r['batch']} {r['ctx']} {r['split']} told {r['length']} plan {r['plan']} | {name} | "
                       f"{statistics.median(ts):.2f} ({min(ts):.2f}-{max(ts):.2f}){extra} |", flush=True)
             print(f"| {r['ctx']} told {r['length']} | same across the settings: {r['same'] and r['same_after']} |")
     if a.engine:

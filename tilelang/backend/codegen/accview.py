@@ -257,14 +257,14 @@ def store_rows(em: Any, op: ir.Store) -> bool:
         rows.setdefault(view.slots[2 * k][0], []).append(k)
     vt = f"<2 x {mt}>"
     if store16_enabled(view.N) and es == 2 and all(len(ks) % 4 == 0 for ks in rows.values()):
-        _store_rows_16(em, view, info, offs, tile_ok, lead_ok, regs, mvals, rows, mt)
+        _store_rows_16(em, view, info, offs, tile_ok, regs, mvals, rows, mt)
         return True
     for ks in rows.values():
         first = em._chunk_coords(view, ks[0], offs)
         row = first[view.rdim]
         row_in = em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")
         ok = em.and_all([tile_ok, row_in])
-        row_end = _skip_dead_row(em, em.and_all([lead_ok, row_in]))
+        row_end = _skip_dead_row(em, em.and_all([lead_ok, row_in])) if es == 4 else None
         base = em.address(info, first)
         # a pair's address is the row's first plus a multiple of 8 elements:
         # aligned for the pair exactly when the first is
@@ -326,8 +326,8 @@ def store16_enabled(n: int) -> bool:
 STORE16_MIN_COLS = 128  # the narrowest row `store16_enabled` takes 16-byte stores for by default
 
 
-def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: str | None, lead_ok: str | None,
-                   regs: list[str], mvals: list[str], rows: dict[int, list[int]], mt: str) -> None:
+def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: str | None, regs: list[str],
+                   mvals: list[str], rows: dict[int, list[int]], mt: str) -> None:
     """`store_rows` for f16/bf16 with rows of a multiple of 32 columns: the 4
     lanes of a quad hold a row's 8-column groups as 4-byte pairs (lane q the
     pair at 2q); a 4 x 4 transpose of the words of 4 consecutive groups
@@ -362,9 +362,7 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
     for r, ks in rows.items():
         first = em._chunk_coords(view, ks[0], offs)
         row = first[view.rdim]
-        row_in = em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")
-        ok = em.and_all([tile_ok, row_in])
-        row_end = _skip_dead_row(em, em.and_all([lead_ok, row_in]))
+        ok = em.and_all([tile_ok, em.emit(f"icmp ult i32 {row}, {info.dims[view.rdim]}")])
         base = em.address(info, first)  # the lane's first pair: column c0 + 2q
         c0 = view.slots[2 * ks[0]][1]
         quad = em.emit(f"getelementptr {mt}, ptr addrspace(1) {base}, i32 {neg_2q}")  # the quad's first column
@@ -397,14 +395,17 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
                 em.label(nx)
         em.br(join)
         em.label(join)
-        _end_row(em, row_end)
 
 
-# Whether `store_rows` skips a row outside the tensor with one branch (unset or
-# "1"; "0": such a row goes through the element-by-element path, a bounds test
-# a value, as before 2026-12-04). A tile can have many rows past the edge:
-# `std::attention::decode_split_tc` stores a 64-row tile of which G (4) rows
-# are real, so 3 of its 4 warps held only dead rows and tested 64 values each.
+# Whether `store_rows` skips a row of 4-byte values outside the tensor with one
+# branch (unset or "1"; "0": such a row goes through the element-by-element
+# path, a bounds test a value, as before 2026-12-04). A tile can have many rows
+# past the edge: `std::attention::decode_split_tc` stores a 64-row f32 tile of
+# which G (4) rows are real, so 3 of its 4 warps held only dead rows and tested
+# 64 values each (H200: its epilogue 0.99 -> 0.35 us, RESULTS.md, h15d
+# 2026-12-04). Not for 16-bit tiles (prefill's outputs, a few rows past the
+# edge in the last query block only): there the extra branch a row made ptxas
+# spill 4 more bytes in the chained prefill kernel at D = 128.
 def rowskip_enabled() -> bool:
     import os
 

@@ -33,7 +33,7 @@ from .. import nodes as g
 from ..layouts import Barriers, Layout, MmaAcc, Shared, WgmmaAcc, blocked_for
 from .context import Fresh, PassContext
 from .layout_assign import broadcast_backward
-from .rewrite import substitute, with_regions
+from .rewrite import map_ops, substitute, uses, with_regions
 
 
 def _wants(op: object, layouts: dict[int, Layout]) -> list[tuple[int, ir.Value, Layout]]:
@@ -86,6 +86,19 @@ def _register(lay: Layout | None) -> bool:
     return lay is not None and not isinstance(lay, Shared | Barriers)
 
 
+def drop_dead_broadcasts_enabled() -> bool:
+    """`TILEC_DROP_DEAD_BROADCASTS` (unset or "1": on; "0": off, as before
+    2026-12-04): `convert` drops the original of a broadcast it made again from
+    its source in the layout a use wanted, once nothing reads it. Such an
+    original sat in `std::attention`'s FMA decode loop (the query broadcast
+    over the key block), and the code generator moved its data through shared
+    memory every key block for no reader: 26 barriers in `decode_split`, 20
+    without them."""
+    import os
+
+    return os.environ.get("TILEC_DROP_DEAD_BROADCASTS", "1") != "0"
+
+
 def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     layouts = dict(k.layouts)
     fresh = Fresh(k.next_id)
@@ -98,6 +111,7 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # the regions being rebuilt, outermost first: (the ops emitted so far, the
     # conversions cache, the ids the region defines, whether it is a loop's)
     frames: list[tuple[list[object], dict, set[int], bool]] = []  # type: ignore[type-arg]
+    rebroadcast: set[int] = set()  # broadcasts re-made from their source in another layout
 
     def hoist(v: ir.Value, out: list[object], cache: dict) -> tuple[list[object], list[dict]]:  # type: ignore[type-arg]
         """Where to convert `v`: before the outermost loop around this use that
@@ -129,6 +143,7 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if isinstance(d, ir.Broadcast) and lx is not None:
                 # broadcast again from the (smaller) source in the wanted layout
                 out.append(ir.Broadcast(got, conv(d.x, lx, out, cache), d.span))
+                rebroadcast.add(v.id)
             else:
                 out.append(g.ConvertLayout(got, v))
             for c in caches:
@@ -192,7 +207,14 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         return ir.Region(r.args, tuple(out))  # type: ignore[arg-type]
 
     body = region(k.body, k.num_warps * 32, {})
+    if rebroadcast and drop_dead_broadcasts_enabled():
+        # the original of a broadcast made again in another layout, where nothing
+        # reads it any more: dropped (the code generator would still move its
+        # data, through shared memory and two barriers where no register map does)
+        read = uses(body)
+        body = map_ops(body, lambda op: [] if isinstance(op, ir.Broadcast) and op.result.id in rebroadcast
+                       and not read.get(op.result.id) else [op])
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next)
 
 
-__all__ = ["convert"]
+__all__ = ["convert", "drop_dead_broadcasts_enabled"]

@@ -43,7 +43,7 @@ import math
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Blocked, Layout, MmaAcc, MmaTile, Slice, WgmmaAcc, blocked_for
+from ..layouts import Blocked, Layout, MmaAcc, MmaTile, Slice, WgmmaAcc, blocked_for, next_pow2
 from .context import PassContext
 from .rewrite import uses
 
@@ -199,6 +199,72 @@ def broadcast_backward(xs: tuple[int, ...], rs: tuple[int, ...], lr: Layout) -> 
     return None
 
 
+# ------------------------------------------------------------------ warps along the columns
+def warps_on_columns_enabled() -> bool:
+    """`TILEC_WARPS_ON_COLUMNS` (unset or "1": on; "0": off): `warps_on_last_dim`."""
+    import os
+
+    return os.environ.get("TILEC_WARPS_ON_COLUMNS", "1") != "0"
+
+
+def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
+    """Loaded tiles summed (or maxed) along an axis other than their last:
+    for each load or reshape result that reaches a `Reduce` along such an
+    axis through element-wise ops of its shape, those axes (a split merge's
+    partial outputs, `(parts * w).sum(0)` over [NS, G, DC])."""
+    defs: dict[int, object] = {}
+    reduces = []
+    for op in g.walk(body):
+        for v in g.results(op):
+            defs[v.id] = op
+        if isinstance(op, ir.Reduce) and 2 <= len(op.x.shape) and op.axis < len(op.x.shape) - 1:
+            reduces.append(op)
+    out: dict[int, set[int]] = {}
+    for r in reduces:
+        todo, seen = [r.x], set()
+        while todo:
+            v = todo.pop()
+            if v.id in seen:
+                continue
+            seen.add(v.id)
+            d = defs.get(v.id)
+            if isinstance(d, ir.Load | ir.Reshape):
+                out.setdefault(v.id, set()).add(r.axis)
+            elif isinstance(d, ir.Elementwise | ir.Cast):
+                todo += [x for x in g.operands(d) if x.shape == v.shape]
+    return {k: frozenset(a) for k, a in out.items()}
+
+
+def warps_on_last_dim(shape: tuple[int, ...], threads: int, itemsize: int) -> Blocked | None:
+    """`blocked_for`'s layout of `shape` (16-byte vectors along the last dim)
+    with the warps on the last dim before the lanes, so a reduction along
+    any other axis stays inside each warp (shuffles, no shared memory); None
+    where the last dim cannot take every warp or the lanes would replicate.
+    The default fills the last dim with lanes and puts the warps on the next
+    dims: a split merge's [NS, G, DC] partials, 16 shares by DC = 16, had
+    their warps on the shares, each sum over them a round trip through
+    shared memory with two barriers. Bits of the row-major index stay in
+    `reshape_blocked`'s order (registers, lanes, warps within each dim), so a
+    [1, NS * G, DC] load reshaped to [NS, G, DC] takes it without a move."""
+    r = len(shape)
+    warps = max(1, threads // 32)
+    pad = [next_pow2(max(1, n)) for n in shape]
+    spt = list(blocked_for(shape, threads, itemsize).size_per_thread)
+    if r < 2 or pad[-1] // spt[-1] < warps:
+        return None
+    wpc = [1] * r
+    wpc[-1] = warps
+    tpw = [1] * r
+    lanes = 32
+    for k in range(r - 1, -1, -1):
+        t = min(lanes, max(1, pad[k] // (spt[k] * wpc[k])))
+        tpw[k] = t
+        lanes //= t
+    if lanes > 1:
+        return None
+    return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(range(r - 1, -1, -1)))
+
+
 def _distributed(lay: Layout | None) -> bool:
     return isinstance(lay, Blocked | Slice | MmaTile)
 
@@ -213,10 +279,15 @@ class _Assigner:
         self.row_reduce = any(isinstance(o, ir.Reduce) and len(o.x.shape) >= 2 and o.axis == len(o.x.shape) - 1
                               for o in g.walk(k.body))
         self.loop_args: set[int] = set()
+        self.loaded_reduced = loaded_and_reduced(k.body) if warps_on_columns_enabled() else {}
 
     def default(self, v: ir.Value, threads: int) -> Blocked:
         wf = 0 if self.row_reduce and len(v.shape) >= 2 else None
-        return blocked_for(v.shape, threads, v.dtype.itemsize, warps_first=wf)
+        lay = blocked_for(v.shape, threads, v.dtype.itemsize, warps_first=wf)
+        axes = self.loaded_reduced.get(v.id)
+        if axes and any(lay.warps_per_cta[a] > 1 for a in axes):
+            return warps_on_last_dim(v.shape, threads, v.dtype.itemsize) or lay
+        return lay
 
     def spread(self, lay: Layout, v: ir.Value, threads: int) -> bool:
         """`lay` gives `v` no more registers per thread than its default layout."""
@@ -529,4 +600,5 @@ def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
 
 __all__ = ["broadcast_backward", "broadcast_forward", "fold_reps", "fused_accumulators", "insert_dim",
-           "layout_assign", "reshape_backward", "reshape_blocked", "reshape_forward"]
+           "layout_assign", "loaded_and_reduced", "reshape_backward", "reshape_blocked", "reshape_forward",
+           "warps_on_columns_enabled", "warps_on_last_dim"]

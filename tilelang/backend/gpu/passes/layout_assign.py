@@ -210,14 +210,16 @@ def warps_on_columns_enabled() -> bool:
 def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
     """Loaded tiles summed (or maxed) along an axis other than their last:
     for each load or reshape result that reaches a `Reduce` along such an
-    axis through element-wise ops of its shape, those axes (a split merge's
-    partial outputs, `(parts * w).sum(0)` over [NS, G, DC])."""
+    axis through element-wise ops of its shape, the axes it is reduced along
+    (a split merge's partial outputs, `(parts * w).sum(0)` over [NS, G, DC]).
+    Its last axis among them (a tile reduced both ways) leaves the default:
+    warps on the rows keep the row reductions in a warp."""
     defs: dict[int, object] = {}
     reduces = []
     for op in g.walk(body):
         for v in g.results(op):
             defs[v.id] = op
-        if isinstance(op, ir.Reduce) and 2 <= len(op.x.shape) and op.axis < len(op.x.shape) - 1:
+        if isinstance(op, ir.Reduce) and len(op.x.shape) >= 2:
             reduces.append(op)
     out: dict[int, set[int]] = {}
     for r in reduces:
@@ -285,7 +287,7 @@ class _Assigner:
         wf = 0 if self.row_reduce and len(v.shape) >= 2 else None
         lay = blocked_for(v.shape, threads, v.dtype.itemsize, warps_first=wf)
         axes = self.loaded_reduced.get(v.id)
-        if axes and any(lay.warps_per_cta[a] > 1 for a in axes):
+        if axes and len(v.shape) - 1 not in axes and any(lay.warps_per_cta[a] > 1 for a in axes):
             return warps_on_last_dim(v.shape, threads, v.dtype.itemsize) or lay
         return lay
 

@@ -163,7 +163,9 @@ def text(e: ast.Expr) -> str:
             return f"{i.name}({', '.join(text(a.value) for a in args)})"
         case ast.MethodCall(receiver=ast.Name(ident=r), method=m, args=args):
             return f"{r.name}.{m.name}({', '.join(text(a.value) for a in args)})"
-    return "index"
+    from tilelang.syntax.printer import unparse  # any other form (a cast, `-i`): as written
+
+    return unparse(e)
 
 
 class KernelIndex:

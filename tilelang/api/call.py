@@ -560,15 +560,19 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
     # kind and range: the same rules as host functions' scalars (api/scalars.py)
     m = kernel.module
     where = m._where(spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here")
-    return scalar_value(what, value, dt, where=where)
+    from tilelang.diagnostics.codes.launch import DTYPE_MISMATCH
+
+    return scalar_value(what, value, dt, where=where, code=DTYPE_MISMATCH)
 
 
 def _fail(kernel: KernelLike, spec: ParamSpec, message: str, help: str | None = None) -> NoReturn:
+    from tilelang.diagnostics.codes.launch import DTYPE_MISMATCH  # a scalar parameter given a non-number
+
     m = kernel.module
     where = m._where(
         spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here"
     )
-    raise CallError(message, help=help, where=where)
+    raise CallError(message, help=help, where=where, code=DTYPE_MISMATCH)
 
 
 def check_overlaps(plan: Plan, ptrs: list[int]) -> None:

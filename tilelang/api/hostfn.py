@@ -13,6 +13,7 @@ from tilelang.api.errors import CallError, ExecutionError, span_text
 from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
 from tilelang.diagnostics.codes import launch as lcodes
+from tilelang.diagnostics.codes.types import MISMATCHED_TYPES
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.runtime.tensor import Tensor
@@ -104,7 +105,8 @@ class HostFunction:
             )
         dt = DType.parse(inner.name.name) if isinstance(inner, ast.NamedType) else None
         if dt is not None or not isinstance(v, (list, tuple, str)):
-            v = scalar_value(f"argument `{name}` of function `{self.__name__}`", v, dt, where=where)
+            v = scalar_value(f"argument `{name}` of function `{self.__name__}`", v, dt, where=where,
+                             code=MISMATCHED_TYPES)
         return v
 
     def _check_borrows(self, values: list[Any]) -> None:

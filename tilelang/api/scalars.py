@@ -23,35 +23,38 @@ from tilelang.dtypes import DType
 from tilelang.intrinsics.constants import dtype_constant
 
 
-def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None = None) -> Any:
-    """`value` checked against the scalar type `dt` (None: any number)."""
+def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None = None,
+                 code: str | None = None) -> Any:
+    """`value` checked against the scalar type `dt` (None: any number); a
+    refusal carries `code` (the caller's: E0502 for a kernel's launch, E0203
+    for a host function's call)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, (complex, np.complexfloating)):
         raise CallError(f"{what} is a real number{f' (`{dt.value}`)' if dt else ''}, but it is the "
-                        f"complex number {value!r}", where=where,
+                        f"complex number {value!r}", where=where, code=code,
                         help="pass its real part (`z.real`) if that is what you mean")
     if not isinstance(value, (bool, int, float, np.number, np.bool_)):  # not np.void, np.str_, ..
         raise CallError(f"{what} is a number{f' (`{dt.value}`)' if dt else ''}, but it is a "
-                        f"`{type(value).__name__}`", where=where, help="pass a Python number")
+                        f"`{type(value).__name__}`", where=where, code=code, help="pass a Python number")
     if dt is None:
         return value.item() if isinstance(value, np.generic) else value
     is_bool = isinstance(value, (bool, np.bool_))
     if dt is DType.BOOL:
         if not is_bool:
-            raise CallError(f"{what} is a `bool`, but it is {value!r}", where=where,
+            raise CallError(f"{what} is a `bool`, but it is {value!r}", where=where, code=code,
                             help="pass `True` or `False`")
         return bool(value)
     if is_bool:
-        raise CallError(f"{what} is a `{dt.value}`, not a `bool`", where=where,
+        raise CallError(f"{what} is a `{dt.value}`, not a `bool`", where=where, code=code,
                         help=f"pass {'1 or 0' if dt.is_int else '1.0 or 0.0'}")
     if dt.is_int:
         if isinstance(value, (float, np.floating)):
-            raise CallError(f"{what} is an integer (`{dt.value}`), but it is {value!r}", where=where,
+            raise CallError(f"{what} is an integer (`{dt.value}`), but it is {value!r}", where=where, code=code,
                             help="pass an int (`int(..)` rounds toward zero)")
         lo, hi = dtype_constant(dt, "MIN")[1], dtype_constant(dt, "MAX")[1]  # type: ignore[index]
         if not lo <= int(value) <= hi:
-            raise CallError(f"{what} is of type `{dt.value}`, and {int(value)} does not fit in it", where=where,
+            raise CallError(f"{what} is of type `{dt.value}`, and {int(value)} does not fit in it", where=where, code=code,
                             help=f"`{dt.value}` holds {lo} to {hi}")
         return int(value)
     big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]
@@ -63,6 +66,6 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
             or (math.isfinite(f) and abs(f) > big):
         shown = value if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
         raise CallError(f"{what} is of type `{dt.value}`, and {shown} is beyond its largest finite value "
-                        f"({big:g})", where=where,
+                        f"({big:g})", where=where, code=code,
                         help="pass a value in range, or `float(\"inf\")` to mean infinity")
     return f

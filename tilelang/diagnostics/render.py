@@ -259,7 +259,9 @@ def _char_width(ch: str) -> int:
 
 def _expand(text: str) -> str:
     """The displayed form of a source line: tabs become spaces, other control
-    characters become `?`, so the columns of the underline stay aligned."""
+    and format characters (a zero-width space, a text-direction override)
+    become `?`, so the columns of the underline stay aligned and the line is
+    shown in the order it is read."""
     import unicodedata
 
     out = []
@@ -268,8 +270,8 @@ def _expand(text: str) -> str:
             out.append(" " * TAB_WIDTH)
         elif ch == "\r":
             continue
-        elif unicodedata.category(ch) == "Cc":
-            out.append("?")
+        elif unicodedata.category(ch) in ("Cc", "Cf"):  # controls and invisible formats (bidi
+            out.append("?")                               # overrides would reorder the line)
         else:
             out.append(ch)
     return "".join(out)

@@ -163,6 +163,19 @@ class ErrorReporter:
                                    f"the `{p.other_char}` opened here is not closed")
                         .with_help(f"close the `{p.other_char}` with "
                                    f"`{ {'(': ')', '[': ']', '{': '}'}[p.other_char] }` first"))
+            case "bidi":
+                import unicodedata
+
+                name = unicodedata.name(p.char, "")
+                where = "string literal" if p.other else "comment"
+                return (Diagnostic.error(codes.TEXT_DIRECTION_CODEPOINT,
+                                         f"text-direction control U+{ord(p.char):04X} ({name}) in a {where}")
+                        .primary(self.span(p.at, p.at + 1),
+                                 "this invisible character changes how the text around it is displayed")
+                        .note("editors and terminals may show the code in another order than the one it "
+                              "is read in, so what you see is not what runs")
+                        .with_help("delete it" + (f"; if the string needs it, write it as `\\u{{{ord(p.char):X}}}`"
+                                                  if p.other else "")))
             case "unexpected-closer":
                 return (Diagnostic.error(codes.UNEXPECTED_CLOSER,
                                          f"unexpected closing delimiter: `{p.char}`")

@@ -25,6 +25,12 @@ from dataclasses import dataclass, field
 from tilelang.frozen import frozen
 
 _INTERESTING = re.compile(r'"|//|/\*')
+# Unicode's explicit text-direction controls (embeddings, overrides, isolates):
+# in a comment or a string they reorder how an editor or a terminal shows the
+# code around them, so the code can read differently from what it does
+# ("Trojan Source", CVE-2021-42574); rustc refuses them too. Elsewhere they
+# are unknown characters (E0007).
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {v: k for k, v in _PAIRS.items()}
 
@@ -34,7 +40,8 @@ class LexProblem:
     """A lexical problem; `kind` picks the diagnostic code in `errors.py`.
 
     kinds: "unterminated-string", "unterminated-comment", "unclosed",
-    "mismatched", "unexpected-closer".
+    "mismatched", "unexpected-closer"; and, in `Scan.bidi`, "bidi" (a
+    text-direction control in a comment, `other` = 0, or a string, `other` = 1).
     `at` is the primary offset (the opener, the bad closer, the literal start);
     `other` an offset for the secondary label (the opener of a mismatched
     closer, or -1); `suspect` for "unclosed": (opener, closer) offsets of a
@@ -53,6 +60,9 @@ class Scan:
     code: str
     skeleton: str
     problems: list[LexProblem] = field(default_factory=list)
+    # text-direction controls in comments and strings: errors of their own
+    # that stop nothing (the parse goes on; every one is reported)
+    bidi: list[LexProblem] = field(default_factory=list)
 
 
 def _blank(chars: list[str], start: int, end: int) -> None:
@@ -116,6 +126,10 @@ def scan(text: str) -> Scan:
             _blank(skel, start, i)
             pos = i
     result = Scan("".join(code), "".join(skel), problems)
+    for m in BIDI_CONTROLS.finditer(text):
+        if result.skeleton[m.start()] == " ":  # blanked: in a comment or a string
+            in_string = result.code[m.start()] != " "
+            result.bidi.append(LexProblem("bidi", m.start(), m.group(), int(in_string)))
     result.problems.extend(check_delimiters(result.skeleton))
     return result
 

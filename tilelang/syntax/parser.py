@@ -236,6 +236,8 @@ class _Session:
         self.scan: Scan = scan(source.text)
         self._reporter: ErrorReporter | None = None
         self.whole_error: tuple[Diagnostic, int] | None = None
+        for p in self.scan.bidi:  # E0024: reported, and the parse goes on
+            sink.emit(self.reporter.lex_problem(p))
 
     @property
     def reporter(self) -> ErrorReporter:

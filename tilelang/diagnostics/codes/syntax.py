@@ -41,3 +41,7 @@ UNDERSCORE_EXPR = define("E0022", "underscore-in-expression", "`_` used as a val
 NESTED_TOO_DEEPLY = define(
     "E0023", "nested-too-deeply", "an item whose syntax tree is deeper than the nesting limit"
 )
+TEXT_DIRECTION_CODEPOINT = define(
+    "E0024", "text-direction-codepoint",
+    "a Unicode text-direction control character in a comment or string literal",
+)

@@ -75,3 +75,42 @@ def test_without_the_order_or_the_facts_the_ring_waits_first(ea: int, early: set
     body = ptx[ptx.index(".entry"):]
     wait = body.index("griddepcontrol.wait;")
     assert "cp.async.cg.shared.global" not in body[:wait]
+
+
+def _nvdisasm() -> str | None:
+    """nvdisasm on PATH or in the `nvidia` pip packages, or None."""
+    import shutil
+
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    try:
+        import nvidia  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    hits = [h for d in nvidia.__path__ for h in Path(d).glob("**/bin/nvdisasm")]
+    return str(hits[0]) if hits else None
+
+
+def test_ring_copies_stay_before_the_wait_in_the_sass() -> None:
+    # ptxas sank `ld.global.nc` below `griddepcontrol.wait` (SASS `ACQBULK`,
+    # RESULTS 2026-12-03); the ring's copies (LDGSTS) and the plain loads of
+    # `pos` and the tables stay above it
+    import re
+    import subprocess
+    import tempfile
+
+    nvd = _nvdisasm()
+    if not ptxas_available() or nvd is None:
+        pytest.skip("needs ptxas and nvdisasm")
+    from ptxas_report import assemble
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = Path(tmp) / "k.cubin"
+        assemble(_ring(7, EARLY), "sm_90a", cubin=cubin)
+        sass = subprocess.run([nvd, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+    assert sass.count("ACQBULK") == 1
+    before, after = sass.split("ACQBULK")
+    assert len(re.findall(r"\bLDGSTS\b", before)) >= 6 and len(re.findall(r"\bLDGDEPBAR\b", before)) == 3
+    assert len(re.findall(r"\bLDG\.E", before)) >= 5 and "BAR.SYNC" not in before
+    assert re.search(r"\bLDG\.E", after)  # the query's and the token's rows

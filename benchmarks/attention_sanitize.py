@@ -32,6 +32,10 @@ CASES = [
     # two consumer warpgroups (BM = 128): the benchmark's kernels
     (2, 1, 300, 300, 128, 128, 128, False),
     (2, 2, 200, 333, 64, 128, 64, True),
+    # not causal, an odd number of tiles: on 2 CTAs (TILEC_PERSISTENT_SMS=2) the last tile is split along its
+    # keys with TILEC_ATTN_SPLIT=1 (the pieces' records, the counter, the merge)
+    (3, 1, 300, 270, 64, 64, 64, False),
+    (1, 1, 640, 300, 64, 128, 128, False),
 ]
 
 

@@ -1850,6 +1850,15 @@ class SimDevice:
                 mem.bufs["arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
                 regs[reg] = ("arrive", 0)
                 continue
+            if slot.what == "split":  # a split's counters (codegen/split.py): one a CTA, zeroed
+                mem.bufs["split"] = bytearray(4 * max(1, int(np.prod(grid))))
+                regs[reg] = ("split", 0)
+                continue
+            if slot.what.startswith("splitws:"):  # its records, never zeroed: NaN until written
+                _, w, t, r = slot.what.split(":")
+                mem.bufs["splitws"] = bytearray(b"\xff" * (4 * max(1, int(np.prod(grid))) * int(r) * int(w) * int(t)))
+                regs[reg] = ("splitws", 0)
+                continue
             p, a = by_name[slot.param]
             if slot.what.startswith("tmap:"):
                 _, box, sw = slot.what.split(":")
@@ -1915,6 +1924,8 @@ class SimDevice:
             self.trace_buffer = bytes(mem.bufs["trace"])
         if any(mem.bufs.get("arrive", b"")):
             raise AssertionError("a group counter of `last_block` or a queue was not reset to 0")
+        if any(mem.bufs.get("split", b"")):
+            raise AssertionError("a split's counter was not reset to 0")
         err = int.from_bytes(mem.bufs["err"], "little")
         if err:
             raise AssertionError(f"device assert {err} failed: {abi.asserts[err - 1][1]}")

@@ -61,7 +61,9 @@ from tilelang.backend.codegen.llvm_types import (
     mem_ty as mem_ty,  # re-exported (tests/backend/llsim.py)
 )
 from tilelang.backend.facts import Short, TensorFacts
-from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, TmaDesc
+from tilelang.backend.codegen.split import SPLIT, SPLIT_ROUNDS, SPLITWS
+from tilelang.backend.codegen.split import words as split_words
+from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, SplitSave, TmaDesc
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
 from tilelang.backend.prints import PrintFormat
@@ -177,6 +179,11 @@ class _Emitter(HopperOps, DebugOps):
         if arrive is not None:  # `if last_block(axis)`: the launch's group counters
             params.append(f"ptr addrspace(1) align 4 {ARRIVE}")
             self.slots.append(ParamSlot("ptr", "", f"arrive:{arrive.axis}"))
+        split = next((op for op in gpu_walk(k.body) if isinstance(op, SplitSave)), None)
+        if split is not None:  # a tile's key range over CTAs: counters and the state's records (codegen/split.py)
+            params += [f"ptr addrspace(1) align 4 {SPLIT}", f"ptr addrspace(1) align 4 {SPLITWS}"]
+            self.slots += [ParamSlot("ptr", "", "split"),
+                           ParamSlot("ptr", "", f"splitws:{split_words(self, split.values)}:{split.threads}:{SPLIT_ROUNDS}")]
         queue = next((op for op in gpu_walk(k.body) if isinstance(op, ir.QueuePull)), None)
         if queue is not None and arrive is None:  # `for s in queue(axis)`: the rows' counters
             params.append(f"ptr addrspace(1) align 4 {ARRIVE}")

@@ -38,7 +38,7 @@ from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.runtime import cuda_driver, cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
-from tilelang.runtime.cuda_arrive import Counters, groups, launch_grid
+from tilelang.runtime.cuda_arrive import Counters, launch_grid
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
     CTYPES,
     PackedArgs,
@@ -654,8 +654,8 @@ class CudaDevice(Device):
             elif slot.what == "print":
                 assert pbuf is not None
                 values.append(pbuf.ptr)
-            elif slot.what.startswith(("arrive:", "queue:")):  # `last_block`'s, a queue's counters
-                values.append(self._arrive.pointer(s, groups(slot.what, grid), self.is_capturing(s)))
+            elif slot.what.startswith(("arrive:", "queue:", "split")):  # `last_block`'s, a queue's, a split's
+                values.append(self._arrive.for_slot(s, slot.what, grid, g, self.is_capturing(s)))
             elif slot.what == "ptr":
                 values.append(by_name[slot.param].ptr)
             elif slot.what.startswith("dim"):

@@ -143,8 +143,29 @@ class Counters:
 
     def take(self, stream: Any) -> list[Any]:
         """The buffers of launches captured on `stream` (the graph keeps them)."""
-        return self.captured.pop(id(stream), [])
+        ws = self._ws.take(stream) if self._ws is not None else []
+        return self.captured.pop(id(stream), []) + ws
 
     def disown(self, stream: Any) -> None:
         """A capture on `stream` ended elsewhere (another library's graph)."""
         self.orphans += self.captured.pop(id(stream), [])
+        if self._ws is not None:
+            self._ws.disown(stream)
+
+    _ws: Counters | None = None  # the split workspaces: buffers of their own, never shared with counters
+
+    def for_slot(self, stream: Any, slot: str, grid: tuple[int, ...], launch: tuple[int, ...], capturing: bool) -> int:
+        """The buffer of `ParamSlot` `slot` for a launch of logical grid `grid`
+        on CUDA grid `launch`: "arrive:AXIS" / "queue:AXIS" counters (`groups`),
+        "split" a counter a CTA, "splitws:WORDS:THREADS:R" a split workspace (R
+        records of WORDS words a thread for each CTA, `backend/codegen/split.py`;
+        from buffers never used as counters, whose words it leaves unzeroed)."""
+        ctas = max(1, launch[0] * launch[1] * launch[2])
+        if slot == "split":
+            return self.pointer(stream, ctas, capturing)
+        if slot.startswith("splitws:"):
+            _, w, t, r = slot.split(":")
+            if self._ws is None:
+                self._ws = Counters(self.ctx, self._check)
+            return self._ws.pointer(stream, ctas * int(r) * int(w) * int(t), capturing)
+        return self.pointer(stream, groups(slot, grid), capturing)

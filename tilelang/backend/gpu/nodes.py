@@ -351,6 +351,47 @@ class Opaque:
 
 
 @frozen
+class SplitSave:
+    """The consumers' registers of `values` (tiles in the accumulator layout:
+    the online-softmax state of a piece of a tile split along its keys,
+    `passes/attention_split.py`) written to record `slot` of the launch's
+    split workspace (`%splitws`): word w of consumer thread t at
+    (slot * words + w) * threads + t, words = the values' registers a thread."""
+
+    values: tuple[ir.Value, ...]
+    slot: ir.Value
+    threads: int
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class SplitLoad:
+    """`results` (typed and laid out as a `SplitSave`'s values) read back from
+    record `slot` of the split workspace, each thread its own words."""
+
+    results: tuple[ir.Value, ...]
+    slot: ir.Value
+    threads: int
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class SplitArrive:
+    """`result` (bool, the same in every consumer thread) is true in the last
+    of `size` consumer groups (CTAs) to arrive at counter `group` of the
+    launch's split counters (`%split`): the consumers' named barrier, one
+    thread's acq_rel atomic add at GPU scope (their `SplitSave`s before it
+    visible to the last one's `SplitLoad`s after it), the last resets the
+    counter, the flag through shared memory, the barrier again."""
+
+    result: ir.Value
+    group: ir.Value
+    size: ir.Value
+    threads: int
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class Undef:
     """`result` holds unspecified values (a register tile no one reads before
     writing, e.g. an accumulator whose first wgmma ignores it)."""
@@ -518,11 +559,14 @@ GpuOp = (
     | ZeroRows
     | TmaStore
     | TmaStoreWait
+    | SplitSave
+    | SplitLoad
+    | SplitArrive
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows,
-           TmaStore, TmaStoreWait)
+           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive)
 
 
 # ------------------------------------------------------------------ kernel
@@ -586,8 +630,12 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,) if f is None else (f.result, r)
         case Undef(result=r) | PackPairs(result=r) | WarpAny(result=r):
             return (r,)
-        case WgmmaWait(results=rs) | Opaque(results=rs):
+        case WgmmaWait(results=rs) | Opaque(results=rs) | SplitLoad(results=rs):
             return rs
+        case SplitArrive(result=r):
+            return (r,)
+        case SplitSave():
+            return ()
         case SmemDot(result=r) | RingRead(result=r):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
@@ -641,6 +689,12 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (*cs, v, b, *(x for x in (st, a, r) if x is not None))
         case TmaStoreWait(pred=p):
             return (p,) if p is not None else ()
+        case SplitSave(values=vs, slot=sl):
+            return (*vs, sl)
+        case SplitLoad(slot=sl):
+            return (sl,)
+        case SplitArrive(group=gr, size=n):
+            return (gr, n)
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
@@ -696,6 +750,9 @@ __all__ = [
     "TmaLoad",
     "TmaStore",
     "TmaStoreWait",
+    "SplitArrive",
+    "SplitLoad",
+    "SplitSave",
     "Undef",
     "Touch",
     "WarpAny",

@@ -100,6 +100,12 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = warp_any {n(x)} : {r.type}")
         case g.Touch(values=vs):
             line(f"touch {', '.join(map(n, vs))}")
+        case g.SplitSave(values=vs, slot=sl, threads=t):
+            line(f"split.save {', '.join(map(n, vs))} -> %splitws[{n(sl)}] ({t} threads)")
+        case g.SplitLoad(results=rs, slot=sl, threads=t):
+            line(f"{', '.join(n.define(r) for r in rs)} = split.load %splitws[{n(sl)}] ({t} threads)")
+        case g.SplitArrive(result=r, group=gr, size=sz, threads=t):
+            line(f"{n.define(r)} = split.arrive %split[{n(gr)}] of {n(sz)} ({t} threads)")
         case g.Opaque(results=rs, values=vs):
             line(f"{', '.join(n.define(r) for r in rs)} = opaque {', '.join(map(n, vs))}")
         case g.Undef(result=r):

@@ -53,7 +53,9 @@ from . import attention_chain as chain
 from . import attention_epilogue as epi
 from . import attention_loop as loops
 from . import attention_rotated as rot
+from . import attention_softmax as softmax
 from . import attention_spec as spec
+from . import attention_split as split
 from . import attention_tiles as tiles
 from .attention_layout import Classes, assign, classify, registers_only
 from .attention_match import AttnPlan, Tma, match
@@ -93,6 +95,14 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
     persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
     turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and loops.pingpong() != "0")
+    # the walk's last round split along the keys (`attention_split`): the loop's bounds become the tile's piece's
+    proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
+        and split.pieces() and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
+    marks = split.marks(loop, fresh) if proof is not None else None
+    if marks is not None:
+        loop = dataclasses.replace(loop, lower=marks.lower, upper=marks.upper)
+        ops[i] = loop
+        p = dataclasses.replace(p, loop=loop)
     # Q's buffers: 2 where the walk's next tile's Q may land during this tile (`TILEC_ATTN_QDOUBLE`)
     qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048)
     qbuf, qdesc = buf(p.q, qn, "q")
@@ -189,6 +199,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     c_loop = spec.speculate(c_loop, fresh)  # exp2 before the row max: passes/attention_spec.py
     moved = loops.unshare(moved, fresh)
     epilogue = [substitute(op, c_post[1]) for op in epilogue]
+    acc_out = c_post[1][loop.results[proof.acc].id] if proof is not None else None
+    sel = next((op for op in c_post[0] if acc_out is not None and g.results(op) == (acc_out,)), None)
+    raw_acc = sel.operands[1] if isinstance(sel, ir.Elementwise) and sel.op is E.WHERE else acc_out
     from .attention_zeros import drop_unread_zeros
 
     post, epilogue = drop_unread_zeros(c_post[0], epilogue, loop, c_post[1], before)
@@ -197,6 +210,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ran = eb.elem(E.GT, c_post[2], bufs.base, dtype=DType.BOOL)
     idle_t = eb.elem(E.LE, c_post[2], bufs.base, dtype=DType.BOOL) if ost is not None and ost.mode == "v" else ran
     epilogue, fin = epi.rewrite(epilogue, ost, obuf, qbuf, last, ran)
+    if marks is not None and proof is not None and raw_acc is not None:
+        epilogue = split.epilogue(proof, loop, c_post[1], raw_acc, epilogue, ran, marks, W * 32, fresh, span)
     # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
     # the turns run on from tile to tile; no arrival is left on a barrier)
     start, end = ([g.WarpgroupTurn(x, loops.TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))
@@ -240,14 +255,15 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if persist:
         assert kv is not None
         wb = _Build(fresh)
-        walk = tiles.walk_setup(wb, k, kv, outside, (loop.lower, loop.upper))
-        c_walk = tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry)
+        bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
+        walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0)
+        c_walk = tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry, marks)
         if ch is not None:  # the last tile's pending P V and epilogue
             c_walk = chain.final(ch, chain_init, c_walk, vbuf, p.v_kmajor, cast.result.dtype,
                                  lambda o: assign(o, cl, W, layouts))
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
-        p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span),
+        p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (), marks),
                  ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]

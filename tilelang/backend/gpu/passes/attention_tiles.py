@@ -71,13 +71,56 @@ class Walk:
     nf: ir.Value  # tiles a kv position has (query blocks of a head)
     pairs: ir.Value  # bool: the walk hands out pairs of tiles
     nh: ir.Value  # items a kv position has: nf, or cdiv(nf, 2) pairs
+    split: Split | None = None  # the last round's tiles split along their keys (`attention_split`)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Split:
+    """The last round split: its `left` tiles (at least 1), each in `pieces`
+    key ranges (1: not split), round `last` (0-based) and this CTA's place
+    in it (`place`); `on` (bool) whether it applies. Piece q (0 ..
+    left * pieces) is piece q / left of tile q % left; CTA place p runs
+    pieces p, p + P, ... in rounds last, last + 1, ..."""
+
+    last: ir.Value
+    left: ir.Value
+    pieces: ir.Value
+    on: ir.Value
+    place: ir.Value
+
+
+SPLIT_ROUNDS = 3  # the last round's pieces take at most this many rounds (records a CTA: `codegen/split.py`)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Marks:
+    """Values the roles' tile ops read and `tile_loop` defines for each tile
+    of a split walk: the key loop's bounds (`lower`, `upper`: the tile's, or
+    its piece's), from the user's (`lower0`, `upper0`), this tile's piece and
+    pieces (1: whole), its counter (`group`: the tile's place in the last
+    round), its record (`slot`: the piece's number q, `Split`) and the last
+    round's tiles (`left`: piece i of group g is record g + i * left)."""
+
+    lower: ir.Value
+    upper: ir.Value
+    lower0: ir.Value
+    upper0: ir.Value
+    piece: ir.Value
+    pieces: ir.Value
+    group: ir.Value
+    slot: ir.Value
+    left: ir.Value
 
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
-               bounds: tuple[ir.Value, ...]) -> Walk:
+               bounds: tuple[ir.Value, ...], split: int = 0) -> Walk:
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
-    upper), computed by them."""
+    upper), computed by them. `split` > 0: where the walk hands out single
+    tiles, each of the last round's tiles is cut along its keys into s
+    pieces (at most `split` and the first tile's key blocks), s = k P / left
+    for the k in 1 .. SPLIT_ROUNDS that makes the pieces' rounds, k / s of a
+    tile, shortest; not where no s >= 2 is shorter than a whole tile."""
     E = ir.ElemOp
     R = k.grid_rank
     launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(R)]
@@ -136,23 +179,57 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, P, one), c), c)
     left = b.elem(E.SUB, N, b.elem(E.MUL, last, P))
     more = b.elem(E.LT, place, left, dtype=DType.BOOL)
-    items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, b.elem(E.WHERE, more, one, zero)), zero)
+    sp = None
+    extra = b.elem(E.WHERE, more, one, zero)
+    if split:
+        lo, hi = _bounds(b, outside, bounds, _position(b, sizes, fast, kvs, zero, zero), sizes)
+        blocks = b.elem(E.MAXIMUM, b.elem(E.SUB, hi, lo), one)
+        left1 = b.elem(E.MAXIMUM, left, one)
+        best_s, best_c = one, one  # pieces a tile, their rounds: a cost of best_c / best_s tiles
+        for k_ in range(1, SPLIT_ROUNDS + 1):
+            s_k = b.elem(E.MINIMUM, b.elem(E.MINIMUM, b.elem(E.DIV, b.elem(E.MUL, P, b.const(k_)), left1), blocks),
+                         b.const(split))
+            c_k = b.elem(E.DIV, b.elem(E.ADD, b.elem(E.MUL, left1, s_k), b.elem(E.SUB, P, one)), P)
+            better = b.elem(E.LT, b.elem(E.MUL, c_k, best_s), b.elem(E.MUL, best_c, s_k), dtype=DType.BOOL)
+            best_s, best_c = b.elem(E.WHERE, better, s_k, best_s), b.elem(E.WHERE, better, c_k, best_c)
+        on = b.elem(E.AND, b.elem(E.NOT, pairs, dtype=DType.BOOL),
+                    b.elem(E.AND, b.elem(E.GT, left, zero, dtype=DType.BOOL),
+                           b.elem(E.GE, best_s, b.const(2), dtype=DType.BOOL), dtype=DType.BOOL), dtype=DType.BOOL,
+                    hint="split")
+        pieces = b.elem(E.WHERE, on, best_s, one, hint="pieces")
+        q = b.elem(E.MUL, left1, pieces)
+        mine = b.elem(E.WHERE, b.elem(E.LT, place, q, dtype=DType.BOOL),
+                      b.elem(E.DIV, b.elem(E.ADD, b.elem(E.SUB, q, place), b.elem(E.SUB, P, one)), P), zero)
+        extra = b.elem(E.WHERE, on, mine, extra)
+        sp = Split(last, left1, pieces, on, place)
+    items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
-    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh)
+    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp)
 
 
-def _tile(b: _Build, w: Walk, r: ir.Value) -> list[ir.Value]:
+def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = None) -> list[ir.Value]:
     """The logical position (one value per grid axis) of round `r`'s tile:
     item round `ir` (r, or r / 2 for pairs) gives CTA c item ir*P + c, or
     ir*P + P-1-c in an odd item round (a snake); item i is tile i % nh of
     kv position i / nh (the query blocks of one head together, heaviest
-    first), or the pair (j, nf-1-j) with j = i % nh."""
+    first), or the pair (j, nf-1-j) with j = i % nh. In a split walk's last
+    rounds CTA place p takes pieces q = p, p + P, ... (`Split`; `marks` gets
+    the piece's values, `Marks`)."""
     E = ir.ElemOp
     one = b.const(1)
     ir_ = b.elem(E.WHERE, w.pairs, b.elem(E.SHR, r, one), r)
     odd = b.elem(E.EQ, b.elem(E.AND, ir_, one), one, dtype=DType.BOOL)
     place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), w.c), w.c)
     idx = b.elem(E.ADD, b.elem(E.MUL, ir_, w.P), place, hint="item")
+    if w.split is not None and marks is not None:  # the last round's CTAs share its tiles, piece by piece
+        sp = w.split
+        cut = b.elem(E.AND, sp.on, b.elem(E.GE, ir_, sp.last, dtype=DType.BOOL), dtype=DType.BOOL)
+        q = b.elem(E.ADD, b.elem(E.MUL, b.elem(E.SUB, ir_, sp.last), w.P), sp.place, hint="piece")
+        group = b.elem(E.REM, q, sp.left)
+        idx = b.elem(E.WHERE, cut, b.elem(E.ADD, b.elem(E.MUL, sp.last, w.P), group), idx, hint="item")
+        zero = b.const(0)
+        marks.update({"piece": b.elem(E.WHERE, cut, b.elem(E.DIV, q, sp.left), zero),
+                      "pieces": b.elem(E.WHERE, cut, sp.pieces, one), "group": group, "slot": q, "left": sp.left})
     kvpos = b.elem(E.DIV, idx, w.nh)
     j = b.elem(E.SUB, idx, b.elem(E.MUL, kvpos, w.nh))
     second = b.elem(E.AND, w.pairs, b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL), dtype=DType.BOOL)
@@ -244,7 +321,7 @@ def clone(ops: list[object], fresh: Fresh, mapping: dict[int, ir.Value]) -> list
 
 def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], ring: ir.Value,
               ring_out: ir.Value, tn: ir.Value, span: object,
-              carry: tuple[tuple[ir.Value, ir.Value, object], ...] = ()) -> list[object]:
+              carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), marks: Marks | None = None) -> list[object]:
     """One role's walk: for each of this CTA's tiles, `outside` (the kernel's
     scalar ops before its loop, re-run for the tile) then the role's `ops`,
     which read `ring` (the K/V ring's counter at the tile's start) and `tn`
@@ -252,13 +329,24 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     it); every `block_id` / `num_blocks` reads the tile's logical values.
     `carry`: more values from tile to tile, (the value `ops` read, the one
     they define for the next tile (or a scalar op of `outside` computes for
-    this tile), the first tile's constant or a value defined before the loop)."""
+    this tile), the first tile's constant or a value defined before the loop).
+    `marks` (a split walk): the values `Marks` names, defined for each tile."""
     E = ir.ElemOp
     r = fresh.value(DType.I32, (), "round")
     b = _Build(fresh)
-    pos = _tile(b, w, r)
+    got: dict[str, ir.Value] = {}
+    pos = _tile(b, w, r, got if marks is not None else None)
     mapping: dict[int, ir.Value] = {}
     body = [*b.ops, *clone(outside, fresh, mapping)]
+    if marks is not None:  # the piece's key blocks: lo + n * piece / pieces .. lo + n * (piece + 1) / pieces
+        sb = _Build(fresh)
+        lo, hi = (mapping.get(v.id, v) for v in (marks.lower0, marks.upper0))
+        n = sb.elem(E.MAXIMUM, sb.elem(E.SUB, hi, lo), sb.const(0))
+        lo2, hi2 = (sb.elem(E.ADD, lo, sb.elem(E.DIV, sb.elem(E.MUL, n, x), got["pieces"]))
+                    for x in (got["piece"], sb.elem(E.ADD, got["piece"], sb.const(1))))
+        body += sb.ops
+        mapping.update({marks.lower.id: lo2, marks.upper.id: hi2,
+                        **{getattr(marks, f).id: got[f] for f in ("piece", "pieces", "group", "slot", "left")}})
     body += [substitute(op, mapping) for op in ops]
 
     nb = _Build(fresh)
@@ -410,5 +498,5 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
 
 
-__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
+__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "SPLIT_ROUNDS", "Marks", "Split", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
            "kv_first", "q_after_first_kv", "q_early", "q_slots", "tile_loop", "walk_setup"]

@@ -1,0 +1,123 @@
+"""The persistent attention walk's last round split along the keys
+(`TILEC_ATTN_SPLIT`, issue 15).
+
+When a walk's tiles do not divide evenly among its CTAs, the last round runs
+a few tiles while the other CTAs idle (~3 % of every prefill row on the H200,
+RESULTS.md 2026-12-04). With the split (`attention_tiles.walk_setup`'s
+`split`: single tiles, at most half the CTAs busy in that round) each of the
+last round's `left` tiles is cut into `pieces` consecutive key ranges, piece
+i of tile g run by the CTA at place g + i * left, from the loop's initial
+state. Where `attention_softmax.prove` shows the loop an online softmax and
+its epilogue blind to the state's shift, a piece's consumers then, instead of
+the epilogue:
+
+    save (m, l, where(ran, acc, 0)) to record `slot` (`g.SplitSave`)
+    last = arrive at the tile's counter, `pieces` arrivals (`g.SplitArrive`)
+    if last:
+        (m, l, acc) = (k, 0, 0)
+        for i in 0..pieces:                     every piece's record, its own too
+            (mi, li, ai) = record g + i * left (`g.SplitLoad`)
+            m' = max(m, mi); l = l b^(m - m') + li b^(mi - m'); acc likewise
+        the epilogue on (m, l, acc)
+
+which is `attention_softmax.split`'s meaning (the interpreter's reference).
+Whole tiles (every round but a split last one) run the epilogue as before.
+Not with the chained or pingpong forms, nor with O through shared memory
+(the pass keeps the whole-tile walk there).
+"""
+
+from __future__ import annotations
+
+import os
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from . import attention_softmax as sm
+from .attention_tiles import Marks, clone
+from .context import Fresh
+
+# "1": split the last round where the proof holds; "0": whole tiles (until measured)
+SPLIT_DEFAULT = "0"
+MAX_PIECES = 16  # pieces a tile at most (each piece's record is read by the last CTA)
+
+
+def pieces() -> int:
+    """The most pieces a tile is cut into (`TILEC_ATTN_SPLIT`: "0" none, "1" `MAX_PIECES`, or a number)."""
+    want = os.environ.get("TILEC_ATTN_SPLIT", SPLIT_DEFAULT)
+    n = MAX_PIECES if want == "1" else int(want) if want.isdigit() else 0
+    return n if n >= 2 else 0
+
+
+def marks(loop: ir.For, fresh: Fresh) -> Marks:
+    i32 = DType.I32
+    return Marks(fresh.value(i32, (), "lo"), fresh.value(i32, (), "hi"), loop.lower, loop.upper,
+                 *(fresh.value(i32, (), h) for h in ("piece", "pieces", "group", "slot", "left")))
+
+
+def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir.Value, epi: list[object],
+             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: object) -> list[object]:
+    """The consumers' ops after a tile's loop: `epi` (reading the state
+    `back` maps the loop's results to, the accumulator as `raw_acc` where
+    the zero select was dropped) for a whole tile, the save, arrival and
+    merge for a piece (see the module's docstring)."""
+    E = ir.ElemOp
+    res = loop.results
+    m0, l0 = back[res[s.m].id], back[res[s.row_sum].id]
+    acc_shape = res[s.acc].shape
+    ops: list[object] = []
+
+    def v(shape: tuple[int, ...], dtype: DType = DType.F32, hint: str = "") -> ir.Value:
+        return fresh.value(dtype, shape, hint)
+
+    def el(out: list[object], code: ir.ElemOp, *xs: ir.Value) -> ir.Value:
+        r = v(xs[-1].shape, xs[-1].dtype if code is not E.GT else DType.BOOL)
+        out.append(ir.Elementwise(r, code, xs))
+        return r
+
+    def const(out: list[object], x: float | int, shape: tuple[int, ...], dtype: DType = DType.F32) -> ir.Value:
+        r = v(shape, dtype)
+        out.append(ir.Const(r, x))
+        return r
+
+    def bc(out: list[object], x: ir.Value, shape: tuple[int, ...]) -> ir.Value:
+        r = v(shape, x.dtype)
+        out.append(ir.Broadcast(r, x))
+        return r
+
+    # a piece: its state saved (an empty piece's accumulator registers hold nothing: zeros)
+    piece: list[object] = []
+    accz = el(piece, E.WHERE, bc(piece, ran, acc_shape), raw_acc, const(piece, 0.0, acc_shape))
+    last = v((), DType.BOOL, "last")
+    piece += [g.SplitSave((m0, l0, accz), mk.slot, threads, span), g.SplitArrive(last, mk.group, mk.pieces, threads, span)]
+    # the last piece in: every record merged, from the initial state
+    merge: list[object] = []
+    i, mc, lc, ac = v((), DType.I32, "piece"), v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
+    body: list[object] = []
+    slot = el(body, E.ADD, mk.group, el(body, E.MUL, i, mk.left))
+    mi, li, ai = v(m0.shape), v(l0.shape), v(acc_shape)
+    body.append(g.SplitLoad((mi, li, ai), slot, threads, span))
+    exp = E.EXP2 if s.base2 else E.EXP
+    mn = el(body, E.MAXIMUM, mc, mi)
+    f, fi = el(body, exp, el(body, E.SUB, mc, mn)), el(body, exp, el(body, E.SUB, mi, mn))
+    ln = el(body, E.ADD, el(body, E.MUL, lc, f), el(body, E.MUL, li, fi))
+    an = el(body, E.ADD, el(body, E.MUL, ac, bc(body, f, acc_shape)), el(body, E.MUL, ai, bc(body, fi, acc_shape)))
+    body.append(ir.Yield((mn, ln, an)))
+    inits = (const(merge, s.init, m0.shape), const(merge, 0.0, l0.shape), const(merge, 0.0, acc_shape))
+    lo, one = const(merge, 0, (), DType.I32), const(merge, 1, (), DType.I32)
+    mF, lF, aF = v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
+    merge.append(ir.For((mF, lF, aF), lo, mk.pieces, one, inits, ir.Region((i, mc, lc, ac), tuple(body)), span))  # type: ignore[arg-type]
+    mapping = {m0.id: mF, l0.id: lF, raw_acc.id: aF, back[res[s.acc].id].id: aF}
+    merge += clone(epi, fresh, mapping)
+    nothing = ir.Region((), (ir.Yield(()),))
+    piece.append(ir.If((), last, ir.Region((), (*merge, ir.Yield(()))), nothing, span))  # type: ignore[arg-type]
+    one_c = const(ops, 1, (), DType.I32)
+    cut = v((), DType.BOOL, "piece")
+    ops.append(ir.Elementwise(cut, E.GT, (mk.pieces, one_c)))
+    ops.append(ir.If((), cut, ir.Region((), (*piece, ir.Yield(()))),  # type: ignore[arg-type]
+                     ir.Region((), (*epi, ir.Yield(()))), span))  # type: ignore[arg-type]
+    return ops
+
+
+__all__ = ["MAX_PIECES", "SPLIT_DEFAULT", "epilogue", "marks", "pieces"]

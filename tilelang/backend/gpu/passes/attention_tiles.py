@@ -90,6 +90,8 @@ class Split:
 
 
 SPLIT_ROUNDS = 3  # the last round's pieces take at most this many rounds (records a CTA: `codegen/split.py`)
+SPLIT_EDGE = 3  # a tile's start and end, in key blocks (the H200: ~2.6 at D = 128, RESULTS.md 2026-12-03);
+# `TILEC_ATTN_SPLIT_EDGE` overrides it (tests: 0 splits the simulator's small tiles too)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -118,9 +120,11 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
     tiles, each of the last round's tiles is cut along its keys into s
-    pieces (at most `split` and the first tile's key blocks), s = k P / left
-    for the k in 1 .. SPLIT_ROUNDS that makes the pieces' rounds, k / s of a
-    tile, shortest; not where no s >= 2 is shorter than a whole tile."""
+    pieces (at most `split` and the first tile's key blocks n), s = k P / left
+    for the k in 1 .. SPLIT_ROUNDS that makes the last round's estimated time
+    shortest (c = ceil(left s / P) rounds of n / s blocks and SPLIT_EDGE
+    blocks of a tile's start and end, and s / 4 blocks of the merge); not
+    where no s >= 2 beats a whole tile (n + SPLIT_EDGE)."""
     E = ir.ElemOp
     R = k.grid_rank
     launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(R)]
@@ -185,13 +189,18 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         lo, hi = _bounds(b, outside, bounds, _position(b, sizes, fast, kvs, zero, zero), sizes)
         blocks = b.elem(E.MAXIMUM, b.elem(E.SUB, hi, lo), one)
         left1 = b.elem(E.MAXIMUM, left, one)
-        best_s, best_c = one, one  # pieces a tile, their rounds: a cost of best_c / best_s tiles
+        # the last round's time in quarter key blocks, times s: s pieces in c rounds cost c (n / s + EDGE)
+        # (a tile's start and end cost about EDGE blocks), and the merge reads s records (~1/4 block each)
+        four, edge = b.const(4), b.const(int(os.environ.get("TILEC_ATTN_SPLIT_EDGE", SPLIT_EDGE)))
+        best_s, best_t = one, b.elem(E.MUL, four, b.elem(E.ADD, blocks, edge))
         for k_ in range(1, SPLIT_ROUNDS + 1):
             s_k = b.elem(E.MINIMUM, b.elem(E.MINIMUM, b.elem(E.DIV, b.elem(E.MUL, P, b.const(k_)), left1), blocks),
                          b.const(split))
             c_k = b.elem(E.DIV, b.elem(E.ADD, b.elem(E.MUL, left1, s_k), b.elem(E.SUB, P, one)), P)
-            better = b.elem(E.LT, b.elem(E.MUL, c_k, best_s), b.elem(E.MUL, best_c, s_k), dtype=DType.BOOL)
-            best_s, best_c = b.elem(E.WHERE, better, s_k, best_s), b.elem(E.WHERE, better, c_k, best_c)
+            t_k = b.elem(E.ADD, b.elem(E.MUL, b.elem(E.MUL, four, c_k), b.elem(E.ADD, blocks, b.elem(E.MUL, edge, s_k))),
+                         b.elem(E.MUL, s_k, s_k))
+            better = b.elem(E.LT, b.elem(E.MUL, t_k, best_s), b.elem(E.MUL, best_t, s_k), dtype=DType.BOOL)
+            best_s, best_t = b.elem(E.WHERE, better, s_k, best_s), b.elem(E.WHERE, better, t_k, best_t)
         on = b.elem(E.AND, b.elem(E.NOT, pairs, dtype=DType.BOOL),
                     b.elem(E.AND, b.elem(E.GT, left, zero, dtype=DType.BOOL),
                            b.elem(E.GE, best_s, b.const(2), dtype=DType.BOOL), dtype=DType.BOOL), dtype=DType.BOOL,
@@ -498,5 +507,5 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
 
 
-__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "SPLIT_ROUNDS", "Marks", "Split", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
+__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "SPLIT_EDGE", "SPLIT_ROUNDS", "Marks", "Split", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
            "kv_first", "q_after_first_kv", "q_early", "q_slots", "tile_loop", "walk_setup"]

@@ -183,7 +183,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     bufs = loops.Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c, q_slot)
     q_early = persist and not turns and not late and tiles.q_early()  # Q released in the rotated loop's last iteration
     epilogue = loops.unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
-    ch, short = chain.make(p, loop, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
+    whole = dataclasses.replace(loop, lower=marks.lower0, upper=marks.upper0) if marks is not None else loop
+    ch, short = chain.make(p, whole, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
                            and schedule == "overlap" and rot.packed())  # passes/attention_chain.py
     q_early = q_early or chain.q_early(ch)
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, loops.s_product, loops.unshare, turns,

@@ -35,8 +35,9 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_softmax as sm
-from .attention_tiles import Marks, clone
+from .attention_tiles import Marks, clone, split_marks
 from .context import Fresh
+from .pipeline import _Build
 
 # "1": split the last round where the proof holds; "0": whole tiles (until measured)
 SPLIT_DEFAULT = "0"
@@ -53,7 +54,7 @@ def pieces() -> int:
 def marks(loop: ir.For, fresh: Fresh) -> Marks:
     i32 = DType.I32
     return Marks(fresh.value(i32, (), "lo"), fresh.value(i32, (), "hi"), loop.lower, loop.upper,
-                 *(fresh.value(i32, (), h) for h in ("piece", "pieces", "group", "slot", "left")))
+                 *(fresh.value(i32, (), h) for h in ("round", "ctas", "cta", "items", "kvs", "pieces")))
 
 
 def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir.Value, epi: list[object],
@@ -66,7 +67,14 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     res = loop.results
     m0, l0 = back[res[s.m].id], back[res[s.row_sum].id]
     acc_shape = res[s.acc].shape
+    # the piece's values, computed here from the walk's (the round and P through an asm copy LLVM cannot
+    # move: else it would compute them once before the key loop, where they spilled registers)
     ops: list[object] = []
+    r2, p2 = fresh.value(DType.I32, (), "round"), fresh.value(DType.I32, (), "ctas")
+    ops.append(g.Opaque((r2, p2), (mk.round, mk.P), span))
+    sb = _Build(fresh)
+    pm = split_marks(sb, r2, p2, mk.c, mk.nh, mk.kvs, mk.pieces)
+    ops += sb.ops
 
     def v(shape: tuple[int, ...], dtype: DType = DType.F32, hint: str = "") -> ir.Value:
         return fresh.value(dtype, shape, hint)
@@ -90,12 +98,12 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     piece: list[object] = []
     accz = el(piece, E.WHERE, bc(piece, ran, acc_shape), raw_acc, const(piece, 0.0, acc_shape))
     last = v((), DType.BOOL, "last")
-    piece += [g.SplitSave((m0, l0, accz), mk.slot, threads, span), g.SplitArrive(last, mk.group, mk.pieces, threads, span)]
+    piece += [g.SplitSave((m0, l0, accz), pm["slot"], threads, span), g.SplitArrive(last, pm["group"], pm["pieces"], threads, span)]
     # the last piece in: every record merged, from the initial state
     merge: list[object] = []
     i, mc, lc, ac = v((), DType.I32, "piece"), v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
     body: list[object] = []
-    slot = el(body, E.ADD, mk.group, el(body, E.MUL, i, mk.left))
+    slot = el(body, E.ADD, pm["group"], el(body, E.MUL, i, pm["left"]))
     mi, li, ai = v(m0.shape), v(l0.shape), v(acc_shape)
     body.append(g.SplitLoad((mi, li, ai), slot, threads, span))
     exp = E.EXP2 if s.base2 else E.EXP
@@ -107,14 +115,14 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     inits = (const(merge, s.init, m0.shape), const(merge, 0.0, l0.shape), const(merge, 0.0, acc_shape))
     lo, one = const(merge, 0, (), DType.I32), const(merge, 1, (), DType.I32)
     mF, lF, aF = v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
-    merge.append(ir.For((mF, lF, aF), lo, mk.pieces, one, inits, ir.Region((i, mc, lc, ac), tuple(body)), span))  # type: ignore[arg-type]
+    merge.append(ir.For((mF, lF, aF), lo, pm["pieces"], one, inits, ir.Region((i, mc, lc, ac), tuple(body)), span))  # type: ignore[arg-type]
     mapping = {m0.id: mF, l0.id: lF, raw_acc.id: aF, back[res[s.acc].id].id: aF}
     merge += clone(epi, fresh, mapping)
     nothing = ir.Region((), (ir.Yield(()),))
     piece.append(ir.If((), last, ir.Region((), (*merge, ir.Yield(()))), nothing, span))  # type: ignore[arg-type]
     one_c = const(ops, 1, (), DType.I32)
     cut = v((), DType.BOOL, "piece")
-    ops.append(ir.Elementwise(cut, E.GT, (mk.pieces, one_c)))
+    ops.append(ir.Elementwise(cut, E.GT, (pm["pieces"], one_c)))
     ops.append(ir.If((), cut, ir.Region((), (*piece, ir.Yield(()))),  # type: ignore[arg-type]
                      ir.Region((), (*epi, ir.Yield(()))), span))  # type: ignore[arg-type]
     return ops

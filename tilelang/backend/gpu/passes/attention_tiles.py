@@ -76,17 +76,13 @@ class Walk:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Split:
-    """The last round split: its `left` tiles (at least 1), each in `pieces`
-    key ranges (1: not split), round `last` (0-based) and this CTA's place
-    in it (`place`); `on` (bool) whether it applies. Piece q (0 ..
-    left * pieces) is piece q / left of tile q % left; CTA place p runs
-    pieces p, p + P, ... in rounds last, last + 1, ..."""
+    """The last round split: each of its tiles cut into `pieces` key ranges
+    (1: not split), the walk's only value of its own (`split_marks` derives
+    the rest from the walk's values where it needs them, so nothing else of
+    the split lives through the key loop); `items`: the walk's items, N."""
 
-    last: ir.Value
-    left: ir.Value
     pieces: ir.Value
-    on: ir.Value
-    place: ir.Value
+    kvs: ir.Value  # kv positions (N = nh * kvs)
 
 
 SPLIT_ROUNDS = 3  # the last round's pieces take at most this many rounds (records a CTA: `codegen/split.py`)
@@ -98,20 +94,45 @@ SPLIT_EDGE = 3  # a tile's start and end, in key blocks (the H200: ~2.6 at D = 1
 class Marks:
     """Values the roles' tile ops read and `tile_loop` defines for each tile
     of a split walk: the key loop's bounds (`lower`, `upper`: the tile's, or
-    its piece's), from the user's (`lower0`, `upper0`), this tile's piece and
-    pieces (1: whole), its counter (`group`: the tile's place in the last
-    round), its record (`slot`: the piece's number q, `Split`) and the last
-    round's tiles (`left`: piece i of group g is record g + i * left)."""
+    its piece's) from the user's (`lower0`, `upper0`), and the walk's values
+    `split_marks` needs (the round, P, c, nh, the kv positions, the pieces)."""
 
     lower: ir.Value
     upper: ir.Value
     lower0: ir.Value
     upper0: ir.Value
-    piece: ir.Value
+    round: ir.Value
+    P: ir.Value
+    c: ir.Value
+    nh: ir.Value
+    kvs: ir.Value
     pieces: ir.Value
-    group: ir.Value
-    slot: ir.Value
-    left: ir.Value
+
+
+def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, kvs: ir.Value,
+                pieces: ir.Value) -> dict[str, ir.Value]:
+    """Round `r`'s piece of a split walk (pieces of P CTAs, c this one, nh
+    items a kv position, `kvs` of them, tiles cut in `pieces`): "cut" (bool:
+    the round runs a piece), "tile" (its tile's item then), "piece" (0 when
+    whole), "pieces" (1 when whole), "group" (its tile's place in the last
+    round: its counter), "slot" (its number q: its record) and "left" (the
+    last round's tiles: piece i of group g is record g + i * left). Piece q
+    (0 .. left * pieces) is piece q / left of tile q % left of the last
+    round; CTA place p (the last round's snake place) runs q = p, p + P, ..."""
+    E = ir.ElemOp
+    one, zero = b.const(1), b.const(0)
+    n = b.elem(E.MUL, nh, kvs)
+    last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, P, one)), P), one)
+    odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
+    place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, P, one), c), c)
+    left = b.elem(E.MAXIMUM, b.elem(E.SUB, n, b.elem(E.MUL, last, P)), one)
+    cut = b.elem(E.AND, b.elem(E.GT, pieces, one, dtype=DType.BOOL), b.elem(E.GE, r, last, dtype=DType.BOOL),
+                 dtype=DType.BOOL, hint="cut")
+    q = b.elem(E.ADD, b.elem(E.MUL, b.elem(E.SUB, r, last), P), place, hint="piece")
+    group = b.elem(E.REM, q, left)
+    return {"cut": cut, "tile": b.elem(E.ADD, b.elem(E.MUL, last, P), group),
+            "piece": b.elem(E.WHERE, cut, b.elem(E.DIV, q, left), zero), "pieces": b.elem(E.WHERE, cut, pieces, one),
+            "group": group, "slot": q, "left": left}
 
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
@@ -210,7 +231,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         mine = b.elem(E.WHERE, b.elem(E.LT, place, q, dtype=DType.BOOL),
                       b.elem(E.DIV, b.elem(E.ADD, b.elem(E.SUB, q, place), b.elem(E.SUB, P, one)), P), zero)
         extra = b.elem(E.WHERE, on, mine, extra)
-        sp = Split(last, left1, pieces, on, place)
+        sp = Split(pieces, nk)
     items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
     return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp)
@@ -231,14 +252,8 @@ def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = N
     place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), w.c), w.c)
     idx = b.elem(E.ADD, b.elem(E.MUL, ir_, w.P), place, hint="item")
     if w.split is not None and marks is not None:  # the last round's CTAs share its tiles, piece by piece
-        sp = w.split
-        cut = b.elem(E.AND, sp.on, b.elem(E.GE, ir_, sp.last, dtype=DType.BOOL), dtype=DType.BOOL)
-        q = b.elem(E.ADD, b.elem(E.MUL, b.elem(E.SUB, ir_, sp.last), w.P), sp.place, hint="piece")
-        group = b.elem(E.REM, q, sp.left)
-        idx = b.elem(E.WHERE, cut, b.elem(E.ADD, b.elem(E.MUL, sp.last, w.P), group), idx, hint="item")
-        zero = b.const(0)
-        marks.update({"piece": b.elem(E.WHERE, cut, b.elem(E.DIV, q, sp.left), zero),
-                      "pieces": b.elem(E.WHERE, cut, sp.pieces, one), "group": group, "slot": q, "left": sp.left})
+        marks.update(split_marks(b, ir_, w.P, w.c, w.nh, w.split.kvs, w.split.pieces))
+        idx = b.elem(E.WHERE, marks["cut"], marks["tile"], idx, hint="item")
     kvpos = b.elem(E.DIV, idx, w.nh)
     j = b.elem(E.SUB, idx, b.elem(E.MUL, kvpos, w.nh))
     second = b.elem(E.AND, w.pairs, b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL), dtype=DType.BOOL)
@@ -354,8 +369,9 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
         lo2, hi2 = (sb.elem(E.ADD, lo, sb.elem(E.DIV, sb.elem(E.MUL, n, x), got["pieces"]))
                     for x in (got["piece"], sb.elem(E.ADD, got["piece"], sb.const(1))))
         body += sb.ops
-        mapping.update({marks.lower.id: lo2, marks.upper.id: hi2,
-                        **{getattr(marks, f).id: got[f] for f in ("piece", "pieces", "group", "slot", "left")}})
+        assert w.split is not None
+        mapping.update({marks.lower.id: lo2, marks.upper.id: hi2, marks.round.id: r, marks.P.id: w.P, marks.c.id: w.c,
+                        marks.nh.id: w.nh, marks.kvs.id: w.split.kvs, marks.pieces.id: w.split.pieces})
     body += [substitute(op, mapping) for op in ops]
 
     nb = _Build(fresh)
@@ -507,5 +523,6 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
 
 
-__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "SPLIT_EDGE", "SPLIT_ROUNDS", "Marks", "Split", "Walk", "clone", "enabled", "kv_axes", "kv_blocks_together",
+__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "SPLIT_EDGE", "SPLIT_ROUNDS", "Marks", "Split", "Walk",
+           "split_marks", "clone", "enabled", "kv_axes", "kv_blocks_together",
            "kv_first", "q_after_first_kv", "q_early", "q_slots", "tile_loop", "walk_setup"]

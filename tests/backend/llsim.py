@@ -1809,6 +1809,7 @@ class SimDevice:
         self.trace_mark = trace_mark  # `Target.trace_mark` (with `trace`)
         self.trace_records = trace_records
         self.trace_buffer = b""
+        self.split_records = b""
 
     def compile(self, kernel: Any, facts: dict[str, Any] | None = None) -> tuple[Program, Any, Any]:
         from tilelang.backend import lower_gpu
@@ -1926,6 +1927,7 @@ class SimDevice:
             raise AssertionError("a group counter of `last_block` or a queue was not reset to 0")
         if any(mem.bufs.get("split", b"")):
             raise AssertionError("a split's counter was not reset to 0")
+        self.split_records = bytes(mem.bufs.get("splitws", b""))  # a split's records (tests count the written)
         err = int.from_bytes(mem.bufs["err"], "little")
         if err:
             raise AssertionError(f"device assert {err} failed: {abi.asserts[err - 1][1]}")

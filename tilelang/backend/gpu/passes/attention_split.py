@@ -44,6 +44,16 @@ SPLIT_DEFAULT = "0"
 MAX_PIECES = 16  # pieces a tile at most (each piece's record is read by the last CTA)
 
 
+# The merge holds two accumulators (the running one and a record's) in registers: at 32 registers a thread
+# each (D = 64 at 128 x 128) ptxas 13.0 spills 4 bytes; at 64 (D = 128) 76 B (f16) to 948 B (bf16).
+MAX_ACC_REGS = 32
+
+
+def fits(acc_regs: int) -> bool:
+    """Whether a consumer thread's `acc_regs` accumulator registers leave room for the merge."""
+    return acc_regs <= MAX_ACC_REGS
+
+
 def pieces() -> int:
     """The most pieces a tile is cut into (`TILEC_ATTN_SPLIT`: "0" none, "1" `MAX_PIECES`, or a number)."""
     want = os.environ.get("TILEC_ATTN_SPLIT", SPLIT_DEFAULT)
@@ -128,4 +138,4 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     return ops
 
 
-__all__ = ["MAX_PIECES", "SPLIT_DEFAULT", "epilogue", "marks", "pieces"]
+__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "epilogue", "fits", "marks", "pieces"]

@@ -1,0 +1,147 @@
+"""`TILEC_ATTN_SPLIT` (`passes/attention_split.py`): the persistent attention
+walk's last round cut along the keys, each piece's (m, l, acc) saved, the
+last piece in merging them. Where it applies (the proof of
+`attention_softmax`, single tiles, not the chained short-keys variant) and
+where not (byte-identical when off); in the simulator against NumPy on the
+loop forms the walk has (overlapped, rotated; one and two consumer
+warpgroups), with grouped-query heads, keys not a multiple of the block,
+pieces over several rounds, causal walks (pairs: no split); the records
+each piece wrote counted; the PTX through ptxas."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from ptxas_report import assemble
+from test_attention_pipeline import _facts, _reference, _std, _user
+
+from tilelang import driver
+from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+FORMS = {"overlap": {"TILEC_ATTN_ROTATE": "0"}, "rotate": {"TILEC_ATTN_ROTATE": "1"}}
+LSE = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+
+
+def _env(monkeypatch, split: str = "1", form: str = "overlap", edge: str = "0") -> None:  # type: ignore[no-untyped-def]
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE",
+                "TILEC_ATTN_QDOUBLE", "TILEC_ATTN_KVFIRST"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", edge)
+    for var, value in FORMS[form].items():
+        monkeypatch.setenv(var, value)
+
+
+def _text(k, facts) -> str:  # type: ignore[no-untyped-def]
+    return print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+
+
+def test_where_the_split_applies(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On: std's prefill kernels get the pieces' save, arrival and merge; the chained short-keys variant, a
+    loop whose epilogue stores m (no proof) and a pingpong schedule keep whole tiles. Off (the default):
+    the LLVM of std's kernels is the same whatever the split's other settings."""
+    _env(monkeypatch)
+    for bm, d in ((128, 64), (64, 64)):
+        text = _text(_std("flash_attention_lse", "f16", bm, 128, d), LSE)
+        assert "split.save" in text and "split.arrive" in text and "split.load" in text
+    # 64 accumulator registers a thread (D = 128 at 128 x 128): the merge would spill (76-948 B): whole tiles
+    assert "split.save" not in _text(_std("flash_attention_lse", "f16", 128, 128, 128), LSE)
+    from test_attention_chain import _short
+
+    assert "split.save" not in _text(_std("flash_attention", "f16", 128, 128, 64), _short(_facts("oqkv", 3), 1024))
+    assert "split.save" in _text(_user(128, 64, 64), _facts("oqkv", 2))  # a user's own loop too
+    monkeypatch.setenv("TILEC_ATTN_PINGPONG", "1")
+    assert "split.save" not in _text(_std("flash_attention", "f16", 128, 128, 64), _facts("oqkv", 3))
+    monkeypatch.delenv("TILEC_ATTN_PINGPONG")
+    lls = []
+    for split, edge in (("0", "0"), ("0", "7"), (None, "0")):
+        if split is None:
+            monkeypatch.delenv("TILEC_ATTN_SPLIT")
+        else:
+            monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
+        monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", edge)
+        gk = lower_gpu(_std("flash_attention_lse", "f16", 128, 128, 64), "sm_90a", LSE)
+        lls.append(emit_llvm_text(gk, gk.facts, "")[0])
+    assert lls[0] == lls[1] == lls[2] and "splitws" not in lls[0]
+
+
+def test_no_split_where_the_epilogue_sees_the_shift(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A user's loop whose epilogue stores m plus the output (not blind to how the state was reached): the
+    proof fails, the walk keeps whole tiles."""
+    _env(monkeypatch)
+    from test_attention_pipeline import USER
+
+    src = USER.replace("o.store((acc / l) as f16);", "o.store((acc / l + m) as f16);")
+    src = src.replace("attn::<64, 64, 64>(o.partition([64, 64])", "attn::<128, 64, 64>(o.partition([128, 64])")
+    k = driver.compile(src, "ir").output[0]
+    text = _text(k, _facts("oqkv", 2))
+    assert "role consumer" in text and "split.save" not in text
+
+
+def _run(k, facts, grid, bh: int, hkv: int, sq: int, sk: int, d: int, causal: bool, seed: int) -> int:  # type: ignore[no-untyped-def]
+    """`flash_attention_lse` in the simulator against NumPy (as test_attention_pipeline's check); the
+    number of 4-byte words the pieces wrote to the split's records."""
+    import llsim
+
+    rng = np.random.default_rng(seed)
+    q = (rng.standard_normal((bh, sq, d)) * 2).astype(np.float16)
+    kk, v = (rng.standard_normal((hkv, sk, d)).astype(np.float16) for _ in range(2))
+    o = np.full((bh, sq, d), np.nan, np.float16)
+    lse = np.full((bh, sq), np.nan, np.float32)
+    dev = llsim.SimDevice("sm_90a")
+    dev.run(k, grid, [o, lse, q, kk, v, np.float32(0.125), causal], facts)
+    for b in range(bh):
+        ref, lref = _reference(q[b], kk[b * hkv // bh], v[b * hkv // bh], 0.125, causal)
+        seen = np.isfinite(lref)
+        np.testing.assert_allclose(o[b][seen].astype(np.float64), ref[seen], atol=3e-3, rtol=1e-2)
+        np.testing.assert_allclose(lse[b][seen], lref[seen], atol=1e-3, rtol=1e-4)
+        assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
+    words = np.frombuffer(dev.split_records, np.uint32) if dev.split_records else np.zeros(0, np.uint32)
+    return int((words != 0xFFFFFFFF).sum())
+
+
+# form, BM, BH, BHkv, S_q, S_k, causal, CTAs, pieces the last round runs (0: no split)
+CASES = [
+    ("overlap", 64, 2, 2, 300, 200, False, 4, 2 * 2),     # 10 tiles on 4 CTAs: the last 2 in 2 pieces each
+    ("rotate", 64, 2, 2, 300, 130, False, 4, 2 * 2),      # the rotated loop, keys not a multiple of 64
+    ("overlap", 64, 1, 1, 448, 512, False, 4, 3 * 4),     # 7 tiles on 4: the last 3 in 4 pieces, 3 rounds
+    ("rotate", 128, 4, 2, 130, 300, False, 3, 2 * 3),     # two warpgroups, GQA: 8 tiles on 3, the last 2 in 3 pieces
+    ("overlap", 64, 2, 2, 200, 150, True, 3, 0),          # causal: pairs, no split
+    ("overlap", 64, 2, 1, 256, 200, False, 8, 0),         # one round on 8 CTAs: nothing left to split
+]
+
+
+@pytest.mark.parametrize(("form", "bm", "bh", "hkv", "sq", "sk", "causal", "ctas", "pieces"), CASES,
+                         ids=["two_pieces", "rotated", "three_rounds_of_pieces", "two_warpgroups_gqa", "causal_pairs",
+                              "one_round"])
+def test_split_in_the_simulator(form: str, bm: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
+                                pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The split kernels against NumPy in llsim (records NaN until written, so a merge that read a record
+    nobody wrote fails), and how many records the pieces wrote: a piece's record is 256 (BM 128) or 128
+    (BM 64) threads' words (2 of m, 2 of l, the accumulator's 32 at D = 64)."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch, form=form)
+    k = _std("flash_attention_lse", "f16", bm, 64, 64)
+    assert "split.save" in _text(k, LSE)
+    written = _run(k, LSE, (ctas, 1), bh, hkv, sq, sk, 64, causal, 5)
+    threads = 2 * bm  # the consumers: a warpgroup a 64 rows; each holds 2 + 2 words of m and l, 32 of acc
+    assert written == pieces * threads * (4 + 32)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("dt", ["f16", "bf16"])
+def test_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's D = 64 kernels (128 x 128) with the split through ptxas for sm_90a: no wgmma
+    serialised; at most the 4 bytes of spills measured when written (52 before the split's values were
+    recomputed after the key loop)."""
+    _env(monkeypatch, edge="3")
+    ptx = emit_ptx(_std("flash_attention", dt, 128, 128, 64), "sm_90a", _facts("oqkv", 3))
+    assert "atom.acq_rel.gpu" in ptx
+    r = assemble(ptx, "sm_90a")
+    assert "C7515" not in r and "serialized" not in r, r.text
+    assert r.max_spill_stores <= 4, r.text

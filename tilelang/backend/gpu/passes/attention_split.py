@@ -29,6 +29,7 @@ Not with the chained or pingpong forms, nor with O through shared memory
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -68,7 +69,7 @@ def marks(loop: ir.For, fresh: Fresh) -> Marks:
 
 
 def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir.Value, epi: list[object],
-             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: object) -> list[object]:
+             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: Any) -> list[object]:
     """The consumers' ops after a tile's loop: `epi` (reading the state
     `back` maps the loop's results to, the accumulator as `raw_acc` where
     the zero select was dropped) for a whole tile, the save, arrival and

@@ -523,6 +523,24 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
 
 
-__all__ = ["KVFIRST_DEFAULT", "QDOUBLE_DEFAULT", "QEARLY_DEFAULT", "SPLIT_EDGE", "SPLIT_ROUNDS", "Marks", "Split", "Walk",
-           "split_marks", "clone", "enabled", "kv_axes", "kv_blocks_together",
-           "kv_first", "q_after_first_kv", "q_early", "q_slots", "tile_loop", "walk_setup"]
+__all__ = [
+    "KVFIRST_DEFAULT",
+    "QDOUBLE_DEFAULT",
+    "QEARLY_DEFAULT",
+    "SPLIT_EDGE",
+    "SPLIT_ROUNDS",
+    "Marks",
+    "Split",
+    "Walk",
+    "clone",
+    "enabled",
+    "kv_axes",
+    "kv_blocks_together",
+    "kv_first",
+    "q_after_first_kv",
+    "q_early",
+    "q_slots",
+    "split_marks",
+    "tile_loop",
+    "walk_setup",
+]

@@ -40,6 +40,14 @@ def test_statements_persist_and_values_show_with_their_type(session: ReplSession
     assert session.feed("x").stdout == "f32 = 2.5\n"
 
 
+def test_a_generic_function_of_a_literal_shows_the_literal_type(session: ReplSession) -> None:
+    # hrev (2026-12-04 10:16): `T` only a literal named was left open: `T = 1`
+    assert session.feed("fn same<T>(a: T) -> T { a }").ok
+    assert session.feed("same(1)").stdout == "i32 = 1\n"
+    assert session.feed("same(0.5)").stdout == "f32 = 0.5\n"
+    assert session.feed("same(1u8)").stdout == "u8 = 1\n"
+
+
 def test_tensor_values_show_type_shape_and_dtype(session: ReplSession) -> None:
     session.feed("let mut t = full::<f16>([2, 3], 1.5);")
     assert session.feed("t").stdout == (

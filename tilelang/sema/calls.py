@@ -16,7 +16,8 @@ from typing import Any
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
-from tilelang.sema.coerce import settle
+from tilelang.dtypes import DType
+from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
 from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify
 from tilelang.sema.kernel import graph_effect
@@ -39,6 +40,7 @@ from tilelang.sema.types import (
     TileViewT,
     TupleT,
     Type,
+    TypeParam,
     UntypedFloat,
     UntypedInt,
     subst_type,
@@ -355,6 +357,7 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
     deferred: dict[str, ast.Expr] = {}
     turbofish(tcx, e, info, fx, env, srcs, deferred)
     ok = True
+    open_literals: list[tuple[Any, Type, ast.Expr, Type]] = []
     for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
         if is_poison(pty, aty):
             continue
@@ -362,8 +365,29 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
             want = subst_type(pty, subst_env(env))
             arg_mismatch(tcx, p, want, a, aty, info)
             ok = False
+        elif isinstance(aty, (UntypedInt, UntypedFloat)) and isinstance(pty, ScalarT) \
+                and isinstance(pty.dtype, TypeParam):
+            open_literals.append((p, pty, a, aty))  # `T` may come from a later argument
         else:
             settle(tcx, a, subst_type(pty, subst_env(env)))
+    if not fx.in_kernel:
+        # A host call whose `T` only untyped literals name (`f(1)`): `T` takes
+        # the literal's default type, as a `let` would (i32; f32 if any is a
+        # float literal), not left open (its result was of type `T`)
+        for _, pty, _, _ in open_literals:
+            name = pty.dtype.name
+            if name not in env:
+                floats = any(isinstance(t, UntypedFloat) for _, q, _, t in open_literals if q.dtype.name == name)
+                env[name] = DType.F32 if floats else DType.I32
+    for p, pty, a, aty in open_literals:
+        want = subst_type(pty, subst_env(env))
+        if isinstance(want, ScalarT) and isinstance(want.dtype, TypeParam):
+            continue  # still open (device code: E0215 below)
+        if not coerce(tcx, aty, want, a):
+            arg_mismatch(tcx, p, want, a, aty, info)
+            ok = False
+        else:
+            settle(tcx, a, want)
     missing = [g for g in (*info.const_generics, *info.type_params) if g not in env and g not in deferred]
     if missing and ok and fx.in_kernel:
         g = missing[0]

@@ -15,8 +15,8 @@ from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.dtypes import DType
+from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
 from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify

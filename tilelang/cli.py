@@ -124,6 +124,11 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"sm_\d+a?", args.arch):
         _fail(f"invalid value for `--arch`: `{args.arch}` is not an architecture like `sm_80`",
               EXIT_USAGE)
+    from tilelang.backend.target import SUPPORTED_ARCHS  # no llvmlite: the table only
+
+    if args.stage in ("gpu", "llvm", "ptx") and args.arch not in SUPPORTED_ARCHS:
+        _fail(f"unsupported value for `--arch`: tilec does not compile for `{args.arch}` "
+              f"(supported: {', '.join(SUPPORTED_ARCHS)})", EXIT_USAGE)
     options = driver.Options(arch=args.arch, kernel=args.kernel, deny_warnings=args.deny)
     try:
         result = driver.compile(file, args.stage, options=options)

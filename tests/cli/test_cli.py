@@ -128,6 +128,11 @@ def test_bad_option_values_are_usage_errors(bad_file: Path) -> None:
     assert invoke("--error-format", "xml", "check", str(bad_file)).exit_code == 2
     assert invoke("emit", str(bad_file), "--stage", "bogus").exit_code == 2
     assert invoke("emit", str(ADD), "--stage", "ptx", "--arch", "gfx90a").exit_code == 2
+    # hrev (2026-12-04 10:16): an arch of the right form the backend has no
+    # target for was an internal compiler error (exit 101)
+    for arch in ("sm_12", "sm_100a"):
+        r = invoke("emit", str(ADD), "--stage", "ptx", "--arch", arch)
+        assert r.exit_code == 2 and f"does not compile for `{arch}`" in r.stderr and "internal" not in r.stderr
 
 
 def test_explain_known_unknown_and_malformed() -> None:

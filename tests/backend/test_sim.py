@@ -36,3 +36,28 @@ def test_every_output_element_is_written() -> None:
     args = case.args(np.random.default_rng(0), k)
     SimDevice().run(k, case.grid, args)
     assert not np.any(args[0] == 7)
+
+
+def test_identity_permute_of_a_tile_laid_out_for_its_column_sums() -> None:
+    """The H200's hypothesis run found it: x [2, 2, 64] loaded, summed along
+    axis 0 (layout_assign gives it the warps on its last dim) and stored as
+    `x.permute([0, 1, 2])`, whose result keeps the default layout. The
+    identity permute reused x's registers as if the layouts were one: 3/4
+    of the output landed in the wrong places."""
+    from backend_cases import RandomSpec, random_suite
+
+    from tilelang.dtypes import DType
+    from tilelang.ir import nodes as ir
+    from tilelang.interp import run_kernel
+
+    spec = RandomSpec(dtype=DType.F32, tile=(2, 2, 64), cut=(0, 0, 0), red=ir.ReduceOp.SUM, axis=0,
+                      perm=(0, 1, 2), warps=2)
+    suite = random_suite(spec)
+    k = suite.kernel()
+    args = suite.args(np.random.default_rng(0))
+    want = [a.copy() for a in args]
+    run_kernel(k, suite.grid, want)
+    got = [a.copy() for a in args]
+    SimDevice().run(k, suite.grid, got)
+    np.testing.assert_array_equal(got[3], want[3])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)

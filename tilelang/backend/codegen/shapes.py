@@ -90,7 +90,14 @@ class ShapeOps(MmaOps):
 
     def permute(self, r: ir.Value, x: ir.Value, perm: tuple[int, ...], span: Span) -> None:
         if list(perm) == list(range(len(perm))):
-            self.env[r.id] = self.tile(x)
+            # the identity moves nothing only where `r` has `x`'s layout: a
+            # loaded tile reduced along its rows (layout_assign's
+            # warps_on_last_dim) need not share its permute's default one
+            if not x.shape or self.layouts.get(r.id) == self.layouts.get(x.id):
+                self.env[r.id] = self.tile(x)
+            elif not self.local(r, x, list(range(len(x.shape)))):
+                (off,) = self.to_smem([x], span)
+                self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
             return
         (off,) = self.to_smem([x], span)
         vals = []

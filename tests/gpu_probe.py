@@ -1,4 +1,5 @@
-"""`cuda_device_count`, the suite's one probe for a CUDA device.
+"""`cuda_device_count`, the suite's one probe for a CUDA device, and
+`nvdisasm_path`, its one probe for the SASS disassembler.
 
 A module with its own name, not part of `conftest.py`: a directory's own
 `conftest.py` (tests/llm/) would shadow the root one for a test that wrote
@@ -32,3 +33,20 @@ def cuda_device_count() -> int:
         return int(count) if err == cu.CUresult.CUDA_SUCCESS else 0
     except Exception:
         return 0
+
+
+def nvdisasm_path() -> str | None:
+    """nvdisasm on PATH or in the `nvidia` pip packages
+    (`nvidia-cuda-nvdisasm`), or None."""
+    import shutil
+    from pathlib import Path
+
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    try:
+        import nvidia  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    hits = [h for d in nvidia.__path__ for h in Path(d).glob("**/bin/nvdisasm")]
+    return str(hits[0]) if hits else None

@@ -8,7 +8,6 @@ the runtime's decision on stand-in buffers."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -16,6 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from gpu_probe import nvdisasm_path
 from ptxas_report import assemble
 
 import tilelang
@@ -84,18 +84,6 @@ def test_early_loads_come_before_the_wait() -> None:
         assert r.returncode == 0, r.stderr
 
 
-def _nvdisasm() -> str | None:
-    """nvdisasm on PATH or in the `nvidia` pip packages, or None."""
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
-    try:
-        import nvidia  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    hits = [h for d in nvidia.__path__ for h in Path(d).glob("*/bin/nvdisasm")]
-    return str(hits[0]) if hits else None
-
 
 @pytest.mark.parametrize("trigger", ["late", "last"])
 def test_early_loads_stay_before_the_wait_in_the_sass(trigger: str) -> None:
@@ -107,7 +95,7 @@ def test_early_loads_stay_before_the_wait_in_the_sass(trigger: str) -> None:
     wait = body.index("griddepcontrol.wait;")
     assert re.findall(r"\bld\.global\.(?:nc\.)?\S+", body[:wait]) == ["ld.global.v4.b32"] * 2
     assert re.search(r"\bld\.global\.nc\.", body[wait:])
-    nvd = _nvdisasm()
+    nvd = nvdisasm_path()
     if not ptxas_available() or nvd is None:
         pytest.skip("needs ptxas and nvdisasm")
     with tempfile.TemporaryDirectory() as tmp:

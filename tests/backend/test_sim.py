@@ -38,6 +38,20 @@ def test_every_output_element_is_written() -> None:
     assert not np.any(args[0] == 7)
 
 
+def _interp_and_sim(suite, seed: int):  # type: ignore[no-untyped-def]
+    """A `backend_cases.random_suite`'s kernel, its arguments from `seed` run
+    by the interpreter (want) and by llsim (got)."""
+    from tilelang.interp import run_kernel
+
+    k = suite.kernel()
+    args = suite.args(np.random.default_rng(seed))
+    want = [a.copy() for a in args]
+    run_kernel(k, suite.grid, want)
+    got = [a.copy() for a in args]
+    SimDevice().run(k, suite.grid, got)
+    return k, want, got
+
+
 def test_identity_permute_of_a_tile_laid_out_for_its_column_sums() -> None:
     """The H200's hypothesis run found it: x [2, 2, 64] loaded, summed along
     axis 0 (layout_assign gives it the warps on its last dim) and stored as
@@ -48,17 +62,10 @@ def test_identity_permute_of_a_tile_laid_out_for_its_column_sums() -> None:
 
     from tilelang.dtypes import DType
     from tilelang.ir import nodes as ir
-    from tilelang.interp import run_kernel
 
     spec = RandomSpec(dtype=DType.F32, tile=(2, 2, 64), cut=(0, 0, 0), red=ir.ReduceOp.SUM, axis=0,
                       perm=(0, 1, 2), warps=2)
-    suite = random_suite(spec)
-    k = suite.kernel()
-    args = suite.args(np.random.default_rng(0))
-    want = [a.copy() for a in args]
-    run_kernel(k, suite.grid, want)
-    got = [a.copy() for a in args]
-    SimDevice().run(k, suite.grid, got)
+    _, want, got = _interp_and_sim(random_suite(spec), 0)
     np.testing.assert_array_equal(got[3], want[3])
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
 
@@ -72,18 +79,11 @@ def test_random_kernels_match_interpreter_in_llsim() -> None:
     hypothesis = pytest.importorskip("hypothesis")
     from backend_cases import random_specs, random_suite
 
-    from tilelang.interp import run_kernel
-
     @hypothesis.settings(max_examples=30, deadline=None, derandomize=True, database=None)
     @hypothesis.given(random_specs())
     def check(spec) -> None:  # type: ignore[no-untyped-def]
         suite = random_suite(spec)
-        k = suite.kernel()
-        args = suite.args(np.random.default_rng(1))
-        want = [a.copy() for a in args]
-        run_kernel(k, suite.grid, want)
-        got = [a.copy() for a in args]
-        SimDevice().run(k, suite.grid, got)
+        k, want, got = _interp_and_sim(suite, 1)
         for p, w, g_ in zip(k.params, want, got, strict=True):
             if p.name in suite.tols:
                 rtol, atol = suite.tols[p.name]

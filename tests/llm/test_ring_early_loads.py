@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_probe import nvdisasm_path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "llm"))
@@ -77,20 +78,6 @@ def test_without_the_order_or_the_facts_the_ring_waits_first(ea: int, early: set
     assert "cp.async.cg.shared.global" not in body[:wait]
 
 
-def _nvdisasm() -> str | None:
-    """nvdisasm on PATH or in the `nvidia` pip packages, or None."""
-    import shutil
-
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
-    try:
-        import nvidia  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    hits = [h for d in nvidia.__path__ for h in Path(d).glob("**/bin/nvdisasm")]
-    return str(hits[0]) if hits else None
-
 
 def test_ring_copies_stay_before_the_wait_in_the_sass() -> None:
     # ptxas sank `ld.global.nc` below `griddepcontrol.wait` (SASS `ACQBULK`,
@@ -100,7 +87,7 @@ def test_ring_copies_stay_before_the_wait_in_the_sass() -> None:
     import subprocess
     import tempfile
 
-    nvd = _nvdisasm()
+    nvd = nvdisasm_path()
     if not ptxas_available() or nvd is None:
         pytest.skip("needs ptxas and nvdisasm")
     from ptxas_report import assemble

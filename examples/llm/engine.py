@@ -50,95 +50,20 @@ from __future__ import annotations
 import functools
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from model import Qwen3Config, to_numpy
-from plan import Plan, _divisor_tile, _pow2_at_least, check_qr, plan_for
+from backends import _Numpy, _Torch
+from capture import TorchGraph, capture
+from model import Qwen3Config
+from plan import Plan, _pow2_at_least, check_qr, plan_for
 from reference import rope_tables
+from steps import decode_step_ops, last_row_ops, prefill_chunk_ops
 
 from tilelang.backend.target import parse_pdl
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class _Numpy:
-    """Buffers on the CPU: NumPy arrays (bf16 values kept in float32)."""
-
-    name = "numpy"
-
-    def zeros(self, shape: tuple[int, ...], kind: str) -> np.ndarray:
-        return np.zeros(shape, {"f32": np.float32, "bf16": np.float32, "i32": np.int32}[kind])
-
-    def weight(self, a: Any) -> np.ndarray:
-        return np.ascontiguousarray(to_numpy(a))
-
-    def concat(self, parts: list[Any]) -> np.ndarray:
-        return np.ascontiguousarray(np.concatenate([to_numpy(p) for p in parts], axis=0))
-
-    def stack(self, parts: list[Any]) -> np.ndarray:
-        return np.ascontiguousarray(np.stack([to_numpy(p) for p in parts], axis=0))
-
-    def table(self, a: np.ndarray) -> np.ndarray:
-        return a
-
-    def read(self, a: Any) -> np.ndarray:
-        return np.array(a)
-
-    def write(self, a: Any, value: Any) -> None:
-        a[...] = value
-
-    def memory(self) -> int:
-        return 0
-
-    def sync(self) -> None:
-        pass
-
-
-class _Torch:
-    """Buffers on a CUDA device: torch tensors (bf16 as torch.bfloat16)."""
-
-    name = "torch"
-
-    def __init__(self, device: str) -> None:
-        import torch
-
-        self.torch = torch
-        self.device = device
-
-    def zeros(self, shape: tuple[int, ...], kind: str) -> Any:
-        t = self.torch
-        dt = {"f32": t.float32, "bf16": t.bfloat16, "i32": t.int32}[kind]
-        return t.zeros(shape, dtype=dt, device=self.device)
-
-    def weight(self, a: Any) -> Any:
-        t = self.torch
-        if not isinstance(a, t.Tensor):
-            a = t.from_numpy(np.asarray(a, dtype=np.float32))
-        return a.to(device=self.device, dtype=t.bfloat16).contiguous()
-
-    def concat(self, parts: list[Any]) -> Any:
-        return self.torch.cat([self.weight(p) for p in parts], dim=0).contiguous()
-
-    def stack(self, parts: list[Any]) -> Any:
-        return self.torch.stack([self.weight(p) for p in parts], dim=0).contiguous()
-
-    def table(self, a: np.ndarray) -> Any:
-        return self.torch.from_numpy(a).to(self.device)
-
-    def read(self, a: Any) -> np.ndarray:
-        return a.float().cpu().numpy() if a.dtype == self.torch.bfloat16 else a.cpu().numpy()
-
-    def write(self, a: Any, value: Any) -> None:
-        a.copy_(self.torch.as_tensor(np.asarray(value), dtype=a.dtype))
-
-    def memory(self) -> int:
-        return int(self.torch.cuda.memory_allocated(self.device))
-
-    def sync(self) -> None:
-        self.torch.cuda.synchronize(self.device)
 
 
 def load_kernels(name: str = "llm") -> Any:
@@ -146,67 +71,6 @@ def load_kernels(name: str = "llm") -> Any:
     import tilelang
 
     return tilelang.load(ROOT / "stdlib" / "std" / f"{name}.tile")
-
-
-def sampling_ops(
-    k: Any,
-    be: Any,
-    logits: Any,
-    bmax: Any,
-    tok: Any,
-    pos: Any,
-    hist: Any,
-    temperature: float,
-    top_p: float,
-    seed: int,
-    bc: int = 1024,
-    nt: int = 16,
-    rounds: int = 6,
-) -> list[Any]:
-    """The launches of `std::llm`'s temperature/top-p sampler for `logits`
-    (`bmax`: the LM head's per-block maxima), with their buffers allocated
-    here, once: prep, `rounds` search rounds, kept sums, the pick."""
-    import tilelang
-
-    P = tilelang.partition
-    v = logits.shape[0]
-    nc = -(-v // bc)
-    nb = min(1024, _pow2_at_least(nc))
-    ex = be.zeros((v,), "f32")
-    zpart = be.zeros((nc,), "f32")
-    mass = [be.zeros((nc, nt), "f32") for _ in range(2)]
-    band = [be.zeros((nc, 2), "f32") for _ in range(2)]
-    kept = be.zeros((nc,), "f32")
-    kband = be.zeros((nc, 2), "f32")
-    t, p = float(temperature), float(top_p)
-    ops = [k.sample_prep[bc](P(ex, [bc]), P(zpart, [1]), logits, bmax, t)]
-    for r in range(rounds):
-        cur, prev = r % 2, (r + 1) % 2
-        ops.append(
-            k.nucleus_round[bc, nt, nb](
-                P(mass[cur], [1, nt]),
-                P(band[cur], [1, 2]),
-                ex,
-                zpart,
-                mass[prev],
-                band[prev],
-                p,
-                r == 0,
-            )
-        )
-    last = (rounds - 1) % 2
-    ops.append(
-        k.nucleus_kept[bc, nt, nb](
-            P(kept, [1]), P(kband, [1, 2]), ex, zpart, mass[last], band[last], p
-        )
-    )
-    seq = hist.shape[0]
-    ops.append(
-        k.sample_pick[bc, nb, seq](
-            P(tok, [1]), P(pos, [1]), P(hist, [seq]), ex, kept, kband, int(seed)
-        )
-    )
-    return ops
 
 
 def _held(ops: list[Any]) -> list[Any]:
@@ -483,194 +347,15 @@ class TileQwen3:
                 self._graph = g
             else:
                 self._burst_graph = g
-            if f != form and g is not None and not isinstance(g, _TorchGraph):
-                g.replay()  # (a _TorchGraph ran its steps before capturing them)
+            if f != form and g is not None and not isinstance(g, TorchGraph):
+                g.replay()  # (a TorchGraph ran its steps before capturing them)
                 self.be.write(self.tok, tok)
                 self.be.write(self.pos, pos)
         self._switch(form)
 
     def _step_ops(self, tc: int, ns: int) -> list[Any]:
-        """The operations of one decode step, built once (checked once), with
-        the attention's form `tc` in `ns` splits a KV head."""
-        k, tl, c, pl = self.k, self.tl, self.cfg, self.plan
-        P = tl.partition
-        eps = float(c.rms_norm_eps)
-        d, g, hkv = c.head_dim, c.group, c.num_key_value_heads
-        bk = pl.bk
-        ops = [k.embed[pl.bh](P(self.x, [pl.bh]), self.emb, self.tok)]
-
-        def nxt(name: str, li: int) -> tuple[tuple[int, int, int], tuple[Any, int, int]]:
-            """(PR, PC, PL) and (tensor, first tile, tiles) of the L2 prefetch a
-            GEMV issues for matrix `name` of layer `li` (`Plan.pf`; none past the
-            last layer)."""
-            pr, pc, *lines = pl.pf.get(name, (0, 0))
-            if not pr or li >= c.num_hidden_layers:
-                return (0, 0, 0), (W["o"], 0, 0)
-            n = W[name].shape[0] // c.num_hidden_layers  # the layer's rows
-            return (pr, pc, int(bool(lines and lines[0]))), (W[name], li * n // pr, -(-n // pr))
-
-        def stream(name: str, li: int, y: Any, x: Any, xf: int, g: Any, z: Any, zb: int) -> Any:
-            """`std::llm::stream::gemv_stream` for matrix `name` of layer `li`
-            (`Plan.sk`): y += W x (xf: what x is), clearing `z`'s tiles of `zb`."""
-            bn, bkk, st, mb, grid = pl.sk[name]
-            n = W[name].shape[0] // c.num_hidden_layers
-            zt = P(z if zb > 1 else self.sk_z[:grid], [zb])
-            kt = -(-W[name].shape[1] // bkk)  # K tiles a row
-            return k.gemv_stream[bn, bkk, st, mb, xf, zb, kt](zt, y, W[name], x, g, li, n, eps)
-
-        def residual(name: str, v: Any, li: int, then: str, tli: int) -> list[Any]:
-            bn, s, bk, st = pl.bn[name], pl.splitk[name], pl.bk[name], pl.st[name]
-            w, mb = W[name], pl.mb.get(name, 0)
-            if name in pl.sk:
-                if name == "down" and "gate_up" in pl.sk:
-                    return [stream(name, li, self.x, self.gu[li % self.gu_slots], 2, W["ln2"], None, 1)]
-                return [stream(name, li, self.x, v, 0, W["ln2"], None, 1)]
-            if name in pl.qg:
-                bn, bk, st, mb = pl.qg[name]
-                n = w.shape[0] // c.num_hidden_layers
-                return [k.gemv_add_queue[bn, bk, st, mb](P(self.x, [bn]), w, v, li, n)]
-            if s == 1:
-                gen, pf = nxt(then, tli)
-                return [k.gemv_add[bn, bk, st, mb, *gen](P(self.x, [bn]), w, v, li, *pf)]
-            part = self.part[name]
-            return [
-                k.gemv_splitk[bn, bk, st, mb](P(part, [1, bn]), w, v, li),
-                k.add_rows[bn, s](P(self.x, [bn]), part),
-            ]
-
-        W = self.w
-        heads = c.num_attention_heads + 2 * hkv
-        # the splits as `combine_splits` reads them (the same memory)
-        o_part, lse_part = self.parts[ns]
-        o_part3 = o_part.reshape(hkv, ns, g * d)
-        lse_part3 = lse_part.reshape(hkv, ns, g)
-        for li in range(c.num_hidden_layers):
-            qkv = self.qkv[li * heads : (li + 1) * heads]
-            bn = pl.bn["qkv"]
-            gen, pf = nxt("o", li)
-            if pl.qr:
-                qss = self.qss[li * heads : (li + 1) * heads]
-                ops.append(
-                    k.rms_gemv_rope[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen](
-                        P(qkv, [1, 2, bn // 2]), P(qss, [1, 1, 1]), W["qkv"].reshape(-1, d // 2, c.hidden_size),
-                        self.x, W["ln1"], W["qn"].reshape(-1, 2, d // 2), W["kn"].reshape(-1, 2, d // 2),
-                        self.cos, self.sin, self.pos, li, c.num_attention_heads, eps, *pf
-                    )
-                )
-            elif "qkv" in pl.qg:
-                bn, bkq, stq, mbq = pl.qg["qkv"]
-                ops.append(
-                    k.rms_gemv_queue[bn, bkq, stq, mbq](
-                        P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, heads * d, eps
-                    )
-                )
-            else:
-                ops.append(
-                    k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen, pl.qe](
-                        P(qkv.reshape(-1), [bn]), W["qkv"], self.x, W["ln1"], li, eps, *pf
-                    )
-                )
-            merged = tc == 4 and pl.fm > 0  # the split merge inside the attention
-            if tc == 3:
-                attn = k.attn_decode_short[g, d // 2, pl.bt]
-            elif merged:
-                attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pl.pe, ns, min(pl.fm, ns)]
-            elif tc == 4 and pl.ea:
-                attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pl.pe, pl.ea]
-            elif tc == 4:
-                attn = k.attn_decode_ring[g, d // 2, pl.bt, pl.pe]
-            else:
-                attn = k.attn_decode[g, d // 2, pl.bt, tc]
-            if pl.qr:
-                attn_pre = k.attn_decode_ring_pre[g, d // 2, pl.bt, pl.pe, d // pl.bn["qkv"]]
-                ops.append(attn_pre(P(o_part, [1, g, d]), P(lse_part, [1, g]), qkv, qss, self.kc, self.vc,
-                                    self.pos, li, eps))
-            else:
-                merged_out = [P(self.attn, [1, g, d])] if merged else []
-                ops.append(attn(P(o_part, [1, g, d]), P(lse_part, [1, g]), *merged_out, qkv, W["qn"], W["kn"],
-                                self.cos, self.sin, self.kc, self.vc, self.pos, li, eps))
-            if merged:
-                ops += residual("o", self.attn.reshape(-1), li, "gate_up", li)
-            elif pl.om[0]:
-                merge_o = k.merge_gemv_add[pl.om[0], d, ns, pl.om[1]]
-                part = P(self.part["om"], [1, pl.om[0]])
-                ops.append(merge_o(part, self.x, W["o"], o_part3, lse_part3, li))
-            else:
-                dc = pl.dc or d
-                merge = k.combine_splits[ns, dc, pl.pe if tc == 4 else 0]
-                ops.append(merge(P(self.attn, [1, 1, dc]), o_part3, lse_part3))
-                ops += residual("o", self.attn.reshape(-1), li, "gate_up", li)
-            bn = pl.bn["gate_up"]
-            gen, pf = nxt("down", li)
-            if "gate_up" in pl.sk:
-                slot, nxt_slot = self.gu[li % self.gu_slots], self.gu[(li + 1) % self.gu_slots]
-                ops.append(stream("gate_up", li, slot, self.x, 1, W["ln2"], nxt_slot, self.gu_zb))
-            elif "gate_up" in pl.qg:
-                bn, bkg, stg, mbg = pl.qg["gate_up"]
-                ops.append(
-                    k.rms_gate_up_queue[bn, bkg, stg, mbg](
-                        P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, c.intermediate_size, eps
-                    )
-                )
-            else:
-                ops.append(
-                    k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen](
-                        P(self.h, [bn]), W["gate_up"], self.x, W["ln2"], li, eps, *pf
-                    )
-                )
-            ops += residual("down", self.h, li, "qkv", li + 1)
-        # every layer's key and value of this token into the caches, at once
-        if pl.qr:
-            append = k.kv_append_pre[hkv, pl.ch, d, d // pl.bn["qkv"]]
-            ops.append(append(P(self.kc, [hkv, pl.ch, d]), P(self.vc, [hkv, pl.ch, d]), self.qkv, self.qss,
-                              self.pos, c.num_attention_heads, eps))
-        else:
-            ops.append(
-                k.kv_append[hkv, pl.ch, d](
-                    P(self.kc, [hkv, pl.ch, d]), P(self.vc, [hkv, pl.ch, d]), self.qkv, W["kn"], self.cos,
-                    self.sin, self.pos, c.num_attention_heads, eps
-                )
-            )
-        bn = pl.bn["lm"]
-        ops.append(
-            k.rms_gemv_argmax[bn, bk["lm"], pl.st["lm"], pl.mb.get("lm", 0)](
-                P(self.logits, [bn]),
-                P(self.bmax, [1]),
-                P(self.barg, [1]),
-                self.lm,
-                self.x,
-                self.norm,
-                eps,
-            )
-        )
-        n_before = len(ops)
-        if self.sampling is None:
-            ops.append(
-                k.argmax_step[pl.bc, self.seq](
-                    P(self.tok, [1]),
-                    P(self.pos, [1]),
-                    P(self.hist, [self.seq]),
-                    self.bmax,
-                    self.barg,
-                )
-            )
-        else:
-            temperature, top_p, seed = self.sampling
-            ops += sampling_ops(
-                k,
-                self.be,
-                self.logits,
-                self.bmax,
-                self.tok,
-                self.pos,
-                self.hist,
-                temperature,
-                top_p,
-                seed,
-                bc=pl.bc,
-            )
-        self.n_choice = len(ops) - n_before
-        return ops
+        """The operations of one decode step (`steps.decode_step_ops`)."""
+        return decode_step_ops(self, tc, ns)
 
     def replan(self, plan: Plan) -> None:
         """Another plan (block shapes, splits, attention forms) over the same
@@ -681,77 +366,12 @@ class TileQwen3:
         self._forms()
 
     def _prefill_step_ops(self, p0: int, m: int) -> list[Any]:
-        """The launches of one prefill chunk of `m` rows at positions p0 ..
-        (views of the start-up buffers; built once per chunk, captured once:
-        the attention takes p0 as an argument, the other kernels read it
-        from `self.p0`)."""
-        k, tl, c, pl = self.k, self.tl, self.cfg, self.plan
-        P = tl.partition
-        eps = float(c.rms_norm_eps)
-        d, g, hq, hkv = c.head_dim, c.group, c.num_attention_heads, c.num_key_value_heads
-        bm, bn, bk = pl.mm
-        x, xn, dd = self.px[:m], self.pxn[:m], self.pd[:m]
-        qkv = self.pqkv[: m * (hq + 2 * hkv)]
-        qkv2 = qkv.reshape(m, (hq + 2 * hkv) * d)
-        o = self.po[:m]
-        gu, h = self.pgu[:m], self.ph[:m]
-        bh = _pow2_at_least(c.hidden_size)  # a whole row a block
-        bs = _divisor_tile(c.intermediate_size, 1024)
-
-        def norm(g: Any, add: bool) -> Any:
-            """x += the last sublayer's output (`add`); xn = rmsnorm(x) g in bf16."""
-            return k.add_rms_rows[bh](P(x, [1, bh]), P(xn, [1, bh]), dd, g, add, eps)
-
-        ops = [k.embed_rows[pl.bh](P(x, [1, pl.bh]), self.emb, self.ptoks[:m])]
-        for li, L in enumerate(self.layers):
-            kc = self.kc[li * hkv : (li + 1) * hkv]
-            vc = self.vc[li * hkv : (li + 1) * hkv]
-            ops.append(norm(L["ln1"], li > 0))
-            ops.append(k.gemm[bm, bn, bk](P(qkv2, [bm, bn]), xn, L["qkv"]))
-            ops.append(
-                k.rope_kv_rows[hkv, pl.chp, d, g](
-                    P(kc, [hkv, pl.chp, d]),
-                    P(vc, [hkv, pl.chp, d]),
-                    P(self.pq, [hq, pl.chp, d]),
-                    qkv,
-                    L["qn"],
-                    L["kn"],
-                    self.cos,
-                    self.sin,
-                    self.p0,
-                    m,
-                    eps,
-                )
-            )
-            ops.append(
-                k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), self.pq, kc, vc, p0, m)
-            )
-            ops.append(k.gemm[bm, bn, bk](P(dd, [bm, bn]), o.reshape(m, hq * d), L["o"]))
-            ops.append(norm(L["ln2"], True))
-            ops.append(k.gemm[bm, bn, bk](P(gu, [bm, bn]), xn, L["gate_up"]))
-            ops.append(k.swiglu_rows[bs](P(h, [1, bs]), gu))
-            ops.append(k.gemm[bm, bn, bk](P(dd, [bm, bn]), h, L["down"]))
-        ops.append(norm(self.norm.reshape(-1), True))  # the last residual add
-        return ops
+        """The launches of one prefill chunk (`steps.prefill_chunk_ops`)."""
+        return prefill_chunk_ops(self, p0, m)
 
     def _last_row_ops(self, m: int) -> list[Any]:
-        """Logits and the token choice from row m - 1 of the last chunk."""
-        k, tl, pl = self.k, self.tl, self.plan
-        P = tl.partition
-        bn = pl.bn["lm"]
-        ops = [
-            k.rms_gemv_argmax[bn, pl.bk["lm"], pl.st["lm"], pl.mb.get("lm", 0)](
-                P(self.logits, [bn]),
-                P(self.bmax, [1]),
-                P(self.barg, [1]),
-                self.lm,
-                self.px[m - 1],
-                self.norm,
-                float(self.cfg.rms_norm_eps),
-            )
-        ]
-        # the token choice (argmax_step, or the sampling kernels): tok, pos += 1, history
-        return ops + self.ops[-self.n_choice :]
+        """Logits and the token choice from row m - 1 (`steps.last_row_ops`)."""
+        return last_row_ops(self, m)
 
     def prefill(self, tokens: list[int]) -> None:
         """Run a prompt from position 0 with the batched kernels (chunks of
@@ -844,26 +464,12 @@ class TileQwen3:
     def _capture_step(self, steps: int) -> Any:
         """A graph of `steps` decode steps: `_capture`'s, or PyTorch's (`graph_api`)."""
         if self.graph_mode and self.graph_api == "torch":
-            return _TorchGraph(self, self.ops, steps)
+            return TorchGraph(self, self.ops, steps)
         return self._capture(self.ops * steps)
 
     def _capture(self, ops: list[Any]) -> Any:
-        """One graph for `ops` (`tilelang.graph()`: recorded once, a CUDA
-        graph on the GPU); None, with a warning, where the API has none, and
-        the launches then run one by one."""
-        graph = getattr(self.tl, "graph", None)
-        if graph is None:
-            warnings.warn(
-                "this tilelang has no `tilelang.graph()`: the step runs launch by launch",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            self.graph_mode = False
-            return None
-        with graph() as g:
-            for op in ops:
-                op.launch()
-        return g
+        """One graph for `ops` (`capture.capture`)."""
+        return capture(self, ops)
 
     @property
     def position(self) -> int:
@@ -947,39 +553,6 @@ class TileQwen3:
             return [first][:n]
         rest = self.decode(n - 1, progress)
         return [first, *rest]
-
-
-class _TorchGraph:
-    """Decode steps captured by PyTorch (`torch.cuda.graph`): a Tile launch
-    made while PyTorch captures goes to the capturing stream and waits for
-    nothing. `replay()` launches the graph on PyTorch's current stream and
-    returns (what reads results, `be.read`, waits on that stream)."""
-
-    def __init__(self, eng: TileQwen3, ops: list[Any], steps: int = 1) -> None:
-        import torch
-
-        self.operations = list(ops) * steps
-        self.replays = 0
-        # Every kernel compiled and loaded before the capture (a module load
-        # cannot be captured): one step run as usual, then the token and the
-        # position it advanced put back (what else it wrote, the step writes
-        # again identically).
-        tok, pos = eng.be.read(eng.tok).copy(), eng.be.read(eng.pos).copy()
-        for op in ops:
-            op.sync()
-        eng.be.write(eng.tok, tok)
-        eng.be.write(eng.pos, pos)
-        torch.cuda.synchronize()
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            for op in self.operations:
-                op.sync()  # captured: no wait, no allocation
-        torch.cuda.synchronize()
-
-    def replay(self, times: int = 1) -> None:
-        for _ in range(times):
-            self.graph.replay()
-        self.replays += times
 
 
 def hbm_bytes_per_token(cfg: Qwen3Config, context: int) -> int:

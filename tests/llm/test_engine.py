@@ -417,7 +417,8 @@ def test_prompt_longer_than_the_cache_is_refused(tiny) -> None:
 
 # ---------------------------------------------------------------- sampling
 def _sample(k, logits: np.ndarray, temperature: float, top_p: float, seed: int, pos: int) -> int:
-    from engine import _Numpy, sampling_ops
+    from backends import _Numpy
+    from steps import sampling_ops
 
     nb = -(-logits.size // 16)
     bmax = np.array([logits[i * 16 : (i + 1) * 16].max() for i in range(nb)], np.float32)

@@ -212,6 +212,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ran = eb.elem(E.GT, c_post[2], bufs.base, dtype=DType.BOOL)
     idle_t = eb.elem(E.LE, c_post[2], bufs.base, dtype=DType.BOOL) if ost is not None and ost.mode == "v" else ran
     epilogue, fin = epi.rewrite(epilogue, ost, obuf, qbuf, last, ran)
+    whole_epilogue = epilogue  # a whole tile's (the split's copy without its code: `split.whole_copy`)
     if marks is not None and proof is not None and raw_acc is not None:
         epilogue = split.epilogue(proof, loop, c_post[1], raw_acc, epilogue, ran, marks, W * 32, fresh, span)
     # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
@@ -260,6 +261,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
         walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0)
         c_walk = tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry, marks)
+        if marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue:
+            # where the launch's walk does not split: a copy of the tile ops without the split's code
+            c_walk = split.whole_copy(walk, c_walk, consumer_ops, epilogue, whole_epilogue, marks, c_base, c_tn, trips,
+                                      outside, layouts, fresh, span)
         if ch is not None:  # the last tile's pending P V and epilogue
             c_walk = chain.final(ch, chain_init, c_walk, vbuf, p.v_kmajor, cast.result.dtype,
                                  lambda o: assign(o, cl, W, layouts))

@@ -21,8 +21,10 @@ the epilogue:
         the epilogue on (m, l, acc)
 
 which is `attention_softmax.split`'s meaning (the interpreter's reference).
-Whole tiles (every round but a split last one) run the epilogue as before.
-Not with the chained or pingpong forms, nor with O through shared memory
+Whole tiles (every round but a split last one) run the epilogue as before;
+a launch whose walk does not split (causal pairs, no tile left over, tiles
+too short) runs a copy of the consumers' walk without the split's code
+(`whole_copy`). Not with the chained or pingpong forms, nor with O through shared memory
 (the pass keeps the whole-tile walk there).
 """
 
@@ -36,6 +38,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_softmax as sm
+from . import attention_tiles as tiles
 from .attention_tiles import Marks, clone, split_marks
 from .context import Fresh
 from .pipeline import _Build
@@ -139,4 +142,43 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     return ops
 
 
-__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "epilogue", "fits", "marks", "pieces"]
+def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: list[object], whole: list[object],
+               mk: Marks, ring: ir.Value, tn: ir.Value, trips: ir.Value, outside: list[object],
+               layouts: dict[int, Any], fresh: Fresh, span: Any) -> list[object]:
+    """The consumers' split walk `c_walk` (of the tile ops `ops`, whose
+    epilogue `epi` is `epilogue`'s) where the launch's walk splits its last
+    round (`Split.on`, the same in every CTA); else a walk of a copy of
+    `ops` with the whole tile's epilogue `whole` and the user's loop bounds,
+    without marks. So the split's code costs a walk that does not split
+    nothing: ptxas 13.0 (D = 64, 128 x 128) gives the copy's key loop the
+    default kernel's instructions (641, 411 on a block's usual path) and the
+    kernel no spills (4 B with one walk for both); the causal rows, which
+    never split, lost 1-2.3 % with the split's code in their walk (RESULTS.md
+    2026-12-04). (A split walk's whole rounds by a copy too, two walks in
+    sequence: 2 more instructions a block in the copies' loops, 41 in the
+    pieces'.) The copy's values are renamed (`clone`) and keep the layouts
+    of the values they copy."""
+    assert walk.split is not None
+    at = {id(op) for op in epi}
+    plain: list[object] = []
+    placed = False
+    for op in ops:  # `epi`'s ops (one run of them) give way to `whole`
+        if id(op) not in at:
+            plain.append(op)
+        elif not placed:
+            plain += whole
+            placed = True
+    assert placed, "the split's epilogue is not among the tile's ops"
+    ring2, tn2 = fresh.value(ring.dtype, (), ring.hint), fresh.value(tn.dtype, (), tn.hint)
+    mapping: dict[int, ir.Value] = {ring.id: ring2, tn.id: tn2, mk.lower.id: mk.lower0, mk.upper.id: mk.upper0}
+    seed = set(mapping)
+    copy = clone(plain, fresh, mapping)
+    for old, new in list(mapping.items()):
+        if old not in seed and old in layouts:
+            layouts.setdefault(new.id, layouts[old])
+    w = tiles.tile_loop(walk, fresh, outside, copy, ring2, mapping.get(trips.id, trips), tn2, span)
+    return [ir.If((), walk.split.on, ir.Region((), (*c_walk, ir.Yield(()))),  # type: ignore[arg-type]
+                  ir.Region((), (*w, ir.Yield(()))), span)]  # type: ignore[arg-type]
+
+
+__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "epilogue", "fits", "marks", "pieces", "whole_copy"]

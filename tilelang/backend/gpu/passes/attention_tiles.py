@@ -83,6 +83,7 @@ class Split:
 
     pieces: ir.Value
     kvs: ir.Value  # kv positions (N = nh * kvs)
+    on: ir.Value  # bool: the last round is split (the same in every CTA: else every tile runs whole)
 
 
 SPLIT_ROUNDS = 3  # the last round's pieces take at most this many rounds (records a CTA: `codegen/split.py`)
@@ -231,7 +232,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         mine = b.elem(E.WHERE, b.elem(E.LT, place, q, dtype=DType.BOOL),
                       b.elem(E.DIV, b.elem(E.ADD, b.elem(E.SUB, q, place), b.elem(E.SUB, P, one)), P), zero)
         extra = b.elem(E.WHERE, on, mine, extra)
-        sp = Split(pieces, nk)
+        sp = Split(pieces, nk, on)
     items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
     return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp)

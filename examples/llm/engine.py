@@ -60,6 +60,7 @@ from model import Qwen3Config
 from plan import Plan, _pow2_at_least, check_qr, plan_for
 from reference import rope_tables
 from steps import decode_step_ops, last_row_ops, prefill_chunk_ops
+from tails import check_forms, hybrid_scratch
 
 from tilelang.backend.target import parse_pdl
 
@@ -251,14 +252,8 @@ class TileQwen3:
         # its slot cleared by the last); a slot is the grid's tiles, >= 2 I.
         # `sk_z`: the grid of the launches that clear nothing (one value a block)
         self.gu = self.sk_z = None
-        bad = sorted(set(pl.qg) - {"qkv", "o", "gate_up", "down"})
-        if bad:
-            raise ValueError(f"Plan.qg queues qkv, o, gate_up and down, not {bad}")
-        for m, (bn, *_) in pl.qg.items():
-            rows = {"qkv": (hq + 2 * hkv) * d, "o": c.hidden_size, "gate_up": c.intermediate_size,
-                    "down": c.hidden_size}[m]
-            if rows % bn:
-                raise ValueError(f"Plan.qg: {m}'s row tile {bn} must divide its {rows} rows a layer")
+        check_forms(pl, c)  # the queued and hybrid GEMVs, the merge's form (`tails.py`)
+        self.hy_z = hybrid_scratch(be, pl, c)
         if pl.sk:
             other = sorted(set(pl.sk) - {"o", "down", "gate_up"})
             if other:

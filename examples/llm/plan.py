@@ -100,6 +100,12 @@ class Plan:
     # the merge's chunk of a head's row (`combine_splits`' D; 0: the whole
     # head): more, smaller merge blocks (no faster on the H200 at 4B)
     dc: int = 0
+    # 1: the split merge's own launch is `std::attention::decode_combine` (a
+    # block a KV head's G query rows and DC columns, the log-sum-exps as one
+    # [NS, G] tile from 16 shares: h15d, RESULTS.md 2026-12-04, 1.10 us a block
+    # after its wait against 1.69) instead of `combine_splits` (a block a query
+    # head); `dc` its DC (0: the head). No `pe` trigger of its own
+    mg: int = 0
     # (BN, MB) of `merge_gemv_add`: the split merge, the O projection and its
     # residual add in one launch, a block a (query head, BN rows); BN 0: the
     # merge's own launch (`combine_splits`) before the O GEMV
@@ -163,6 +169,14 @@ class Plan:
     # rows (the same bits). Empty: the one-wave GEMVs. A matrix in `sk` too
     # takes the stream
     qg: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    # the residual GEMVs with a static bulk and a dynamic remainder
+    # (`std::llm::hybrid::gemv_add_hybrid`, `tails.py`): matrix ("o", "down")
+    # -> (BN, BK, ST, MB, KB, BR, CR): each BN-row tile's first KB K tiles of BK
+    # columns are one block's bulk, the rest of its row pieces of CR tiles of BR
+    # columns that one wave of MB blocks an SM pulls from a queue once its
+    # first item is done (fast SMs take more); every item adds into x
+    # atomically. Empty: the one-wave GEMVs
+    hy: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:
@@ -335,3 +349,20 @@ def queue_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, i
     `shapes`' (BN, BK, ST, MB) (default `QUEUE_SHAPES`)."""
     shapes = {**QUEUE_SHAPES, **(shapes or {})}
     return dataclasses.replace(plan, qg={**plan.qg, **{m: tuple(shapes[m]) for m in mats}})
+
+
+# (BN, BK, ST, MB, KB, BR, CR) of the hybrid residual GEMVs (`Plan.hy`) at
+# Qwen3-4B's shapes: the one-wave form's 8-row tiles (320 a layer, for a wave
+# of 396 blocks: the other 76 start on pieces), 3/4 (O) and 6/7 (down) of each
+# row's columns its bulk, the rest pieces of 8 rows x 512 columns (8 KB)
+HYBRID_SHAPES = {
+    "o": (8, 1024, 1, 3, 3, 512, 1),
+    "down": (8, 1024, 1, 3, 7, 512, 1),
+}
+
+
+def hybrid_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, ...]] | None = None) -> Plan:
+    """`plan` with the residual GEMVs `mats` ("o", "down") hybrid (`Plan.hy`),
+    each in `shapes`' (BN, BK, ST, MB, KB, BR, CR) (default `HYBRID_SHAPES`)."""
+    shapes = {**HYBRID_SHAPES, **(shapes or {})}
+    return dataclasses.replace(plan, hy={**plan.hy, **{m: tuple(shapes[m]) for m in mats}})

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from plan import _divisor_tile, _pow2_at_least
+from tails import hybrid_op
 
 
 def sampling_ops(
@@ -110,6 +111,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             if name == "down" and "gate_up" in pl.sk:
                 return [stream(name, li, eng.x, eng.gu[li % eng.gu_slots], 2, W["ln2"], None, 1)]
             return [stream(name, li, eng.x, v, 0, W["ln2"], None, 1)]
+        if name in pl.hy:
+            return [hybrid_op(k, pl, c, eng.hy_z, name, eng.x, w, v, li)]
         if name in pl.qg:
             bn, bk, st, mb = pl.qg[name]
             n = w.shape[0] // c.num_hidden_layers
@@ -182,8 +185,11 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             ops.append(merge_o(part, eng.x, W["o"], o_part3, lse_part3, li))
         else:
             dc = pl.dc or d
-            merge = k.combine_splits[ns, dc, pl.pe if tc == 4 else 0]
-            ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
+            if pl.mg:  # std::attention's merge: a block (KV head, chunk), [NS, G] weights
+                ops.append(k.decode_combine["f32", g, ns, dc](P(eng.attn, [1, g, dc]), o_part, lse_part))
+            else:
+                merge = k.combine_splits[ns, dc, pl.pe if tc == 4 else 0]
+                ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
             ops += residual("o", eng.attn.reshape(-1), li, "gate_up", li)
         bn = pl.bn["gate_up"]
         gen, pf = nxt("down", li)

@@ -407,3 +407,35 @@ def test_rotated_qkv_rows_greedy_tokens_match_numpy() -> None:
     assert eng.plan.bn["qkv"] == 8
     got = eng.generate([5, 6, 7], 24, batched=False)
     assert got == NumpyQwen3(TINY_UNTIED, w, max_seq=64).greedy([5, 6, 7], 24)
+
+
+def test_hybrid_gemvs_match_torch() -> None:
+    # Plan.hy: O and down with a static bulk a row tile and the rows' last
+    # columns in pieces pulled by the wave's first blocks to finish
+    # (`std::llm::hybrid`, MB 1: O's 160 items and the wave's blocks, down's
+    # ST 2 bulk and 2-tile pieces), every item added into x atomically:
+    # teacher-forced logits against `TorchQwen3`, the default plan's greedy tokens
+    from plan import hybrid_plan
+
+    w = random_weights(SMALL, seed=11, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    shapes = {"o": (8, 128, 1, 1, 3, 32, 1), "down": (8, 256, 2, 1, 2, 64, 2)}
+    eng.replan(hybrid_plan(eng.plan, ("o", "down"), shapes))
+    names = [op.kernel.__name__ for op in eng.ops]
+    assert names.count("gemv_add_hybrid") == 2 * SMALL.num_hidden_layers
+    assert names.count("gemv_add") == 0
+    _agrees_and_decodes(eng, w, want)
+
+
+@pytest.mark.parametrize("dc", [0, 16])
+def test_std_merge_matches_torch(dc: int) -> None:
+    # Plan.mg: the split merge as `std::attention::decode_combine` (a block a
+    # KV head's query rows and DC columns): teacher-forced logits against
+    # `TorchQwen3`, the default plan's greedy tokens from both graphs
+    w = random_weights(SMALL, seed=12, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, mg=1, dc=dc))
+    assert [op.kernel.__name__ for op in eng.ops].count("decode_combine") == SMALL.num_hidden_layers
+    _agrees_and_decodes(eng, w, want)

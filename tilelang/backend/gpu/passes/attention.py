@@ -270,8 +270,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                  lambda o: assign(o, cl, W, layouts))
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
-        p_ops = [*tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (), marks),
-                 ir.Yield(())]
+        p_walk = tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (), marks)
+        if marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue:
+            p_walk = split.whole_copy(walk, p_walk, p_tile, [], [], marks, p_base, p_tn, p_loop.results[0], outside,
+                                      layouts, fresh, span)
+        p_ops = [*p_walk, ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]
         body = ir.Region(k.body.args, (*wb.ops, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]

@@ -145,8 +145,9 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
 def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: list[object], whole: list[object],
                mk: Marks, ring: ir.Value, tn: ir.Value, trips: ir.Value, outside: list[object],
                layouts: dict[int, Any], fresh: Fresh, span: Any) -> list[object]:
-    """The consumers' split walk `c_walk` (of the tile ops `ops`, whose
-    epilogue `epi` is `epilogue`'s) where the launch's walk splits its last
+    """A role's split walk `c_walk` (of the tile ops `ops`, whose epilogue
+    `epi` is `epilogue`'s: the consumers'; none: the producer's) where the
+    launch's walk splits its last
     round (`Split.on`, the same in every CTA); else a walk of a copy of
     `ops` with the whole tile's epilogue `whole` and the user's loop bounds,
     without marks. So the split's code costs a walk that does not split
@@ -154,7 +155,9 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
     default kernel's instructions (641, 411 on a block's usual path) and the
     kernel no spills (4 B with one walk for both); the causal rows, which
     never split, lost 1-2.3 % with the split's code in their walk (RESULTS.md
-    2026-12-04). (A split walk's whole rounds by a copy too, two walks in
+    2026-12-04), still 1.5 % with the consumers' walk copied alone (the
+    producer's per-tile pieces: two integer divisions before each tile's
+    first copy). (A split walk's whole rounds by a copy too, two walks in
     sequence: 2 more instructions a block in the copies' loops, 41 in the
     pieces'.) The copy's values are renamed (`clone`) and keep the layouts
     of the values they copy."""
@@ -168,7 +171,7 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
         elif not placed:
             plain += whole
             placed = True
-    assert placed, "the split's epilogue is not among the tile's ops"
+    assert placed or not epi, "the split's epilogue is not among the tile's ops"
     ring2, tn2 = fresh.value(ring.dtype, (), ring.hint), fresh.value(tn.dtype, (), tn.hint)
     mapping: dict[int, ir.Value] = {ring.id: ring2, tn.id: tn2, mk.lower.id: mk.lower0, mk.upper.id: mk.upper0}
     seed = set(mapping)

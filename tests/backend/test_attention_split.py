@@ -41,7 +41,7 @@ def _text(k, facts) -> str:  # type: ignore[no-untyped-def]
 
 def test_where_the_split_applies(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """On: std's prefill kernels get the pieces' save, arrival and merge; the chained short-keys variant, a
-    loop whose epilogue stores m (no proof) and a pingpong schedule keep whole tiles. Off (the default):
+    loop whose epilogue stores m (no proof), a pingpong and a serial schedule keep whole tiles. Off (the default):
     the LLVM of std's kernels is the same whatever the split's other settings."""
     _env(monkeypatch)
     for bm, d in ((128, 64), (64, 64)):
@@ -56,6 +56,9 @@ def test_where_the_split_applies(monkeypatch) -> None:  # type: ignore[no-untype
     monkeypatch.setenv("TILEC_ATTN_PINGPONG", "1")
     assert "split.save" not in _text(_std("flash_attention", "f16", 128, 128, 64), _facts("oqkv", 3))
     monkeypatch.delenv("TILEC_ATTN_PINGPONG")
+    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "serial")  # (its loop's results were not mapped: a KeyError)
+    assert "split.save" not in _text(_std("flash_attention", "f16", 128, 128, 64), _facts("oqkv", 3))
+    monkeypatch.delenv("TILEC_ATTN_SCHEDULE")
     lls = []
     for split, edge in (("0", "0"), ("0", "7"), (None, "0")):
         if split is None:

@@ -97,6 +97,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and loops.pingpong() != "0")
     # the walk's last round split along the keys (`attention_split`): the loop's bounds become the tile's piece's
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
+        and schedule != "serial" \
         and split.pieces() and split.fits(BM * p.o_dot.result.shape[1] // (W * 32)) \
         and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
     marks = split.marks(loop, fresh) if proof is not None else None

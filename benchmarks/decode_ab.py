@@ -45,10 +45,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def _driver_jit() -> None:
     """Cubins from the driver's JIT: no nvJitLink, no cached cubin."""
     import tilelang.runtime.cache as cache
-    import tilelang.runtime.cuda as cuda
+    import tilelang.runtime.cuda_link as cuda_link
 
     real = cache.make_key
-    cuda._nvjitlink_cubin = lambda ptx, arch: None
+    cuda_link._nvjitlink_cubin = lambda ptx, arch: None  # what `cuda_module.Module.from_ptx` calls
 
     def make_key(*parts):  # type: ignore[no-untyped-def]
         return real("driver-jit", *parts) if parts and parts[0] == "cubin" else real(*parts)

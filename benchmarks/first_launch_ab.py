@@ -47,6 +47,7 @@ cfg = GemmConfig(128, 256, 64, warps=8, stages=4)
 CODE = "\nimport sys, time\n" + PROLOGUE + """import os
 import tilelang.backend as T  # imported before t0 as gemm.py's first mode does
 import tilelang.runtime.cuda as C
+import tilelang.runtime.cuda_link as CL
 stamps = {{}}
 def timed(mod, name):
     f = getattr(mod, name)
@@ -59,7 +60,7 @@ def timed(mod, name):
     setattr(mod, name, w)
 timed(T, "llvm_to_ptx")
 timed(T, "lower_gpu")
-timed(C, "_nvjitlink_cubin")
+timed(CL, "_nvjitlink_cubin")
 t0 = time.perf_counter()
 mod = tilelang.compile(cfg.source())
 t1 = time.perf_counter()

@@ -1,7 +1,10 @@
 """The CUDA runtime: devices, memory, modules, launches and graphs (cuda-python).
 
-With `cuda_driver.py` (checked driver calls, parameter packing, raw
-handles) and `cuda_fast.py` (the Python API's launcher), the only modules of
+Memory is `cuda_memory.py`'s pool, loaded code `cuda_module.py`'s modules
+and functions (and TMA descriptors), events and graphs `cuda_graph.py`'s;
+their names are importable from here too. With `cuda_driver.py` (checked
+driver calls, parameter packing, raw handles) and `cuda_fast.py` (the
+Python API's launcher), the only modules of
 tilec that touch `cuda.bindings`; `cuda_driver.py` imports it lazily, so
 importing these on a machine without CUDA costs nothing and
 `is_available()` answers False instead of raising.
@@ -22,21 +25,20 @@ Invariants:
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import functools
 import os
 import sys
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
-from tilelang.runtime import cuda_driver, cuda_pdl, occupancy
+from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
 from tilelang.runtime.cuda_arrive import Counters, launch_grid
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
@@ -51,6 +53,7 @@ from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests 
     cuda_error,
 )
 from tilelang.runtime.cuda_fast import FastLaunch
+from tilelang.runtime.cuda_graph import Graph, Timer, _Capture  # noqa: F401  (the names users and tests use here)
 from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the name tools use here)
     _nvjitlink_cubin,
     link_arch,
@@ -59,6 +62,8 @@ from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the nam
     prewarm_toolchain,
     ptx_arch,
 )
+from tilelang.runtime.cuda_memory import BufferPool, DeviceBuffer, _bucket  # noqa: F401
+from tilelang.runtime.cuda_module import _TMAPS, Function, Module, tensor_map  # noqa: F401
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
 from tilelang.source import Span
@@ -163,286 +168,6 @@ def context() -> Context:
 
 
 # ---------------------------------------------------------------- memory
-def _bucket(nbytes: int) -> int:
-    """Round a request up to a bucket: 256-byte steps below 64 KiB, then 1/8ths of a power of two."""
-    n = max(256, nbytes)
-    if n <= 65536:
-        return (n + 255) & ~255
-    p = 1 << (n.bit_length() - 1)
-    step = p // 8
-    return ((n + step - 1) // step) * step
-
-
-class BufferPool:
-    """Size-bucketed free lists of device allocations (cudaMalloc is ~100 us; reuse is free)."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.free_lists: dict[int, list[int]] = defaultdict(list)
-        self.live = 0
-        self.reserved = 0
-        self.allocations = 0  # calls to cuMemAlloc, for tests of the "no leak" promise
-
-    def alloc(self, nbytes: int) -> DeviceBuffer:
-        size = _bucket(nbytes)
-        lst = self.free_lists.get(size)
-        if lst:
-            ptr = lst.pop()
-        else:
-            d = self.ctx.d
-            try:
-                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
-            except TileError:
-                self.trim()  # give cached blocks back and try once more
-                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
-            self.allocations += 1
-            self.reserved += size
-        self.live += size
-        return DeviceBuffer(ptr, nbytes, size, self)
-
-    def release(self, buf: DeviceBuffer) -> None:
-        self.live -= buf.capacity
-        self.free_lists[buf.capacity].append(buf.ptr)
-
-    def trim(self) -> None:
-        d = self.ctx.d
-        for size, lst in self.free_lists.items():
-            for ptr in lst:
-                d.cuMemFree(ptr)
-                self.reserved -= size
-            lst.clear()
-
-
-@dataclass(eq=False)
-class DeviceBuffer:
-    ptr: int
-    nbytes: int
-    capacity: int
-    pool: BufferPool | None = field(repr=False, default=None)
-
-    def free(self) -> None:
-        if self.pool is not None:
-            self.pool.release(self)
-            self.pool = None
-
-    def __del__(self) -> None:
-        try:
-            self.free()
-        except Exception:
-            pass
-
-
-# ---------------------------------------------------------------- modules and kernels
-class Module:
-    """A loaded CUmodule plus its functions."""
-
-    def __init__(self, ctx: Context, handle: Any) -> None:
-        self.ctx = ctx
-        self.handle = handle
-        self._functions: dict[str, Function] = {}
-
-    @staticmethod
-    def from_ptx(ctx: Context, ptx: str, key: str | None = None) -> Module:
-        """Load PTX: a cubin from the disk cache when there is one, else compile and cache it."""
-        from tilelang.runtime import cache as cache_mod
-
-        arch = link_arch(ptx, ctx.info.arch)
-        cubin_key = cache_mod.make_key("cubin", ptx, arch)
-        cache = cache_mod.default_cache()
-        cubin = cache.get(cubin_key)
-        if cubin is None and nvjitlink_keeps(ptx):
-            cubin = _nvjitlink_cubin(ptx, arch)
-            if cubin is not None:
-                cache.put(cubin_key, cubin, {"kind": "cubin", "arch": arch, "name": key or ""})
-        d = ctx.d
-        if cubin is not None:
-            handle = _check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
-            return Module(ctx, handle)
-        # Driver JIT fallback (it has its own cache in ~/.nv/ComputeCache).
-        opts = [d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER, d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
-        elog = bytearray(8192)
-        err, handle = d.cuModuleLoadDataEx(ptx.encode() + b"\0", len(opts), opts, [elog, len(elog)])
-        if err != d.CUresult.CUDA_SUCCESS:
-            log = elog.rstrip(b"\0").decode(errors="replace")
-            raise cuda_error("loading the compiled kernel", f"{_error_name(err)}\n{log}")
-        return Module(ctx, handle)
-
-    def function(self, name: str) -> Function:
-        fn = self._functions.get(name)
-        if fn is None:
-            handle = _check(self.ctx.d.cuModuleGetFunction(self.handle, name.encode()), "cuModuleGetFunction")
-            fn = Function(self.ctx, handle, name)
-            self._functions[name] = fn
-        return fn
-
-
-# ---------------------------------------------------------------- TMA descriptors
-_TMAPS: dict[tuple[Any, ...], bytes] = {}
-
-
-def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: tuple[int, ...],
-               swizzle: int, span: Span | None = None) -> bytes:
-    """The 128-byte TMA descriptor (cuTensorMapEncodeTiled) of a row-major 2-D
-    (or 3-D) f16/bf16 tensor at `ptr`, copying `box = (rows, cols)` (or
-    `(1, rows, cols)`) tiles into `swizzle`-byte swizzled shared memory,
-    out-of-bounds elements read as zero.
-    Cached by (pointer, shape, dtype, box, swizzle): a launch with the same
-    buffer pays one dict lookup."""
-    key = (ptr, shape, dtype, box, swizzle)
-    hit = _TMAPS.get(key)
-    if hit is not None:
-        return hit
-    d = ctx.d
-    u64, u32 = d.cuuint64_t, d.cuuint32_t
-    dims = [max(1, x) for x in shape]  # an empty tensor is never read (no tile covers it)
-    dts = {"f16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-           "bf16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16}
-    sws = {128: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B, 64: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
-           32: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B}
-    strides = [-(-dims[-1] * 2 // 16) * 16]  # bytes between indices of each dim but the innermost
-    for n in reversed(dims[1:-1]):
-        strides.append(strides[-1] * n)
-    tmap = _check(d.cuTensorMapEncodeTiled(
-        dts[dtype], len(dims), int(ptr), [u64(x) for x in reversed(dims)], [u64(x) for x in strides],
-        [u32(x) for x in reversed(box)], [u32(1)] * len(dims),
-        d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sws[swizzle],
-        d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-        d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), "cuTensorMapEncodeTiled", span)
-    raw = bytes(ctypes.string_at(int(tmap.getPtr()), 128))
-    if len(_TMAPS) > 1024:
-        _TMAPS.clear()
-    _TMAPS[key] = raw
-    return raw
-
-
-class Function:
-    def __init__(self, ctx: Context, handle: Any, name: str) -> None:
-        self.ctx = ctx
-        self.handle = handle
-        self.name = name
-        self._smem_limit = 48 * 1024
-
-    def ensure_smem(self, nbytes: int, span: Span | None = None) -> None:
-        if nbytes > self._smem_limit:
-            d = self.ctx.d
-            _check(
-                d.cuFuncSetAttribute(
-                    self.handle, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes
-                ),
-                f"raising the shared-memory limit of `{self.name}` to {nbytes} bytes",
-                span,
-            )
-            self._smem_limit = nbytes
-
-    def num_regs(self) -> int:
-        d = self.ctx.d
-        return int(_check(d.cuFuncGetAttribute(d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, self.handle),
-                          "cuFuncGetAttribute"))
-
-    def launch(self, grid: tuple[int, int, int], block: int, smem: int, args: PackedArgs,
-               span: Span | None = None, stream: Any = None, pdl: bool = False) -> None:
-        """Enqueue one launch on the context's stream; errors become located TileErrors.
-        `pdl`: with programmatic stream serialization (`cuda_pdl.py`)."""
-        gx, gy, gz = grid
-        if gx * gy * gz == 0:
-            return None  # an empty grid is a no-op, as in the interpreter
-        s = self.ctx.stream if stream is None else stream
-        if pdl:
-            code = cuda_pdl.launch(_handle_int(self.handle), grid, block, smem, _handle_int(s), args.address)
-            if code == 0:
-                return None
-            raise cuda_error(f"launching `{self.name}` (cuLaunchKernelEx, PDL)", _error_name(self.ctx.d.CUresult(code)), span)
-        raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
-        if raw is not None and not cuda_driver._RAW_BROKEN:
-            # The driver entry point through ctypes: ~1 us instead of ~5 us of binding overhead.
-            try:
-                code = raw(_handle_int(self.handle), gx, gy, gz, block, 1, 1, smem, _handle_int(s), args.address, None)
-            except TypeError:
-                return self.launch(grid, block, smem, args, span, stream)
-            if code == 0:
-                return None
-            err = self.ctx.d.CUresult(code)
-        else:
-            (err,) = self.ctx.d.cuLaunchKernel(self.handle, gx, gy, gz, block, 1, 1, smem, s, args.address, 0)
-            if err == self.ctx.d.CUresult.CUDA_SUCCESS:
-                return None
-        raise cuda_error(f"launching `{self.name}`", _error_name(err), span)
-
-
-# ---------------------------------------------------------------- events and graphs
-class Timer:
-    """CUDA events around enqueued work; `elapsed_ms()` waits for the second one."""
-
-    def __init__(self, ctx: Context | None = None) -> None:
-        self.ctx = ctx or context()
-        d = self.ctx.d
-        self.e0 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
-        self.e1 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
-
-    def start(self) -> None:
-        _check(self.ctx.d.cuEventRecord(self.e0, self.ctx.stream), "cuEventRecord")
-
-    def stop(self) -> None:
-        _check(self.ctx.d.cuEventRecord(self.e1, self.ctx.stream), "cuEventRecord")
-
-    def elapsed_ms(self) -> float:
-        _check(self.ctx.d.cuEventSynchronize(self.e1), "cuEventSynchronize")
-        return float(_check(self.ctx.d.cuEventElapsedTime(self.e0, self.e1), "cuEventElapsedTime"))
-
-
-class Graph:
-    """A captured CUDA graph: `with g.capture(): ...launches...`, then `g.replay()`."""
-
-    def __init__(self, ctx: Context | None = None) -> None:
-        self.ctx = ctx or context()
-        self.graph: Any = None
-        self.exec: Any = None
-        self._capturing = False
-
-    def begin(self) -> None:
-        d = self.ctx.d
-        _check(d.cuStreamBeginCapture(self.ctx.stream, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL),
-               "cuStreamBeginCapture")
-        self._capturing = True
-
-    def end(self, span: Span | None = None) -> None:
-        d = self.ctx.d
-        self._capturing = False
-        self.graph = _check(d.cuStreamEndCapture(self.ctx.stream), "cuStreamEndCapture", span)
-        self.exec = _check(d.cuGraphInstantiate(self.graph, 0), "cuGraphInstantiate", span)
-
-    def capture(self) -> _Capture:
-        return _Capture(self)
-
-    def replay(self, span: Span | None = None, sync: bool = True) -> None:
-        assert self.exec is not None, "replay before capture"
-        _check(self.ctx.d.cuGraphLaunch(self.exec, self.ctx.stream), "cuGraphLaunch", span)
-        if sync:
-            self.ctx.synchronize(span)
-
-    def __del__(self) -> None:
-        try:
-            d = self.ctx.d
-            if self.exec is not None:
-                d.cuGraphExecDestroy(self.exec)
-            if self.graph is not None:
-                d.cuGraphDestroy(self.graph)
-        except Exception:
-            pass
-
-
-class _Capture:
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
-
-    def __enter__(self) -> Graph:
-        self.graph.begin()
-        return self.graph
-
-    def __exit__(self, *exc: object) -> None:
-        self.graph.end()
-
-
 # ---------------------------------------------------------------- the Device of the host runtime
 class CudaBuffer:
     """A tensor's storage on the GPU: a pooled allocation plus the host-side view facts."""

@@ -1,0 +1,89 @@
+"""Device memory of the CUDA runtime (`cuda.py`): a size-bucketed pool of
+driver allocations (`BufferPool`) and the buffers it hands out (`DeviceBuffer`).
+
+Invariant: a freed buffer goes back to its bucket's free list and is reused,
+so thousands of launches allocate nothing new (`BufferPool.allocations`
+counts the driver's allocations, for the tests of that promise); a failed
+allocation gives every cached block back (`trim`) and tries once more.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tilelang.diagnostics.model import TileError
+from tilelang.runtime.cuda_driver import _check
+
+if TYPE_CHECKING:
+    from tilelang.runtime.cuda import Context
+
+
+def _bucket(nbytes: int) -> int:
+    """Round a request up to a bucket: 256-byte steps below 64 KiB, then 1/8ths of a power of two."""
+    n = max(256, nbytes)
+    if n <= 65536:
+        return (n + 255) & ~255
+    p = 1 << (n.bit_length() - 1)
+    step = p // 8
+    return ((n + step - 1) // step) * step
+
+
+class BufferPool:
+    """Size-bucketed free lists of device allocations (cudaMalloc is ~100 us; reuse is free)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.free_lists: dict[int, list[int]] = defaultdict(list)
+        self.live = 0
+        self.reserved = 0
+        self.allocations = 0  # calls to cuMemAlloc, for tests of the "no leak" promise
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        size = _bucket(nbytes)
+        lst = self.free_lists.get(size)
+        if lst:
+            ptr = lst.pop()
+        else:
+            d = self.ctx.d
+            try:
+                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+            except TileError:
+                self.trim()  # give cached blocks back and try once more
+                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+            self.allocations += 1
+            self.reserved += size
+        self.live += size
+        return DeviceBuffer(ptr, nbytes, size, self)
+
+    def release(self, buf: DeviceBuffer) -> None:
+        self.live -= buf.capacity
+        self.free_lists[buf.capacity].append(buf.ptr)
+
+    def trim(self) -> None:
+        d = self.ctx.d
+        for size, lst in self.free_lists.items():
+            for ptr in lst:
+                d.cuMemFree(ptr)
+                self.reserved -= size
+            lst.clear()
+
+
+@dataclass(eq=False)
+class DeviceBuffer:
+    ptr: int
+    nbytes: int
+    capacity: int
+    pool: BufferPool | None = field(repr=False, default=None)
+
+    def free(self) -> None:
+        if self.pool is not None:
+            self.pool.release(self)
+            self.pool = None
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:
+            pass

@@ -1,8 +1,7 @@
 """The CUDA runtime: devices, memory, modules, launches and graphs (cuda-python).
 
 Memory is `cuda_memory.py`'s pool, loaded code `cuda_module.py`'s modules
-and functions (and TMA descriptors), events and graphs `cuda_graph.py`'s;
-their names are importable from here too. With `cuda_driver.py` (checked
+and functions (and TMA descriptors); their names are importable from here too. With `cuda_driver.py` (checked
 driver calls, parameter packing, raw handles) and `cuda_fast.py` (the
 Python API's launcher), the only modules of
 tilec that touch `cuda.bindings`; `cuda_driver.py` imports it lazily, so
@@ -53,7 +52,6 @@ from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests 
     cuda_error,
 )
 from tilelang.runtime.cuda_fast import FastLaunch
-from tilelang.runtime.cuda_graph import Graph, Timer, _Capture  # noqa: F401  (the names users and tests use here)
 from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the name tools use here)
     _nvjitlink_cubin,
     link_arch,
@@ -62,7 +60,7 @@ from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the nam
     prewarm_toolchain,
     ptx_arch,
 )
-from tilelang.runtime.cuda_memory import BufferPool, DeviceBuffer, _bucket  # noqa: F401
+from tilelang.runtime.cuda_memory import BufferPool, DeviceBuffer, _bucket  # noqa: F401  (the names tests use here)
 from tilelang.runtime.cuda_module import _TMAPS, Function, Module, tensor_map  # noqa: F401
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
@@ -168,6 +166,80 @@ def context() -> Context:
 
 
 # ---------------------------------------------------------------- memory
+# ---------------------------------------------------------------- events and graphs
+class Timer:
+    """CUDA events around enqueued work; `elapsed_ms()` waits for the second one."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx or context()
+        d = self.ctx.d
+        self.e0 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
+        self.e1 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
+
+    def start(self) -> None:
+        _check(self.ctx.d.cuEventRecord(self.e0, self.ctx.stream), "cuEventRecord")
+
+    def stop(self) -> None:
+        _check(self.ctx.d.cuEventRecord(self.e1, self.ctx.stream), "cuEventRecord")
+
+    def elapsed_ms(self) -> float:
+        _check(self.ctx.d.cuEventSynchronize(self.e1), "cuEventSynchronize")
+        return float(_check(self.ctx.d.cuEventElapsedTime(self.e0, self.e1), "cuEventElapsedTime"))
+
+
+class Graph:
+    """A captured CUDA graph: `with g.capture(): ...launches...`, then `g.replay()`."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx or context()
+        self.graph: Any = None
+        self.exec: Any = None
+        self._capturing = False
+
+    def begin(self) -> None:
+        d = self.ctx.d
+        _check(d.cuStreamBeginCapture(self.ctx.stream, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL),
+               "cuStreamBeginCapture")
+        self._capturing = True
+
+    def end(self, span: Span | None = None) -> None:
+        d = self.ctx.d
+        self._capturing = False
+        self.graph = _check(d.cuStreamEndCapture(self.ctx.stream), "cuStreamEndCapture", span)
+        self.exec = _check(d.cuGraphInstantiate(self.graph, 0), "cuGraphInstantiate", span)
+
+    def capture(self) -> _Capture:
+        return _Capture(self)
+
+    def replay(self, span: Span | None = None, sync: bool = True) -> None:
+        assert self.exec is not None, "replay before capture"
+        _check(self.ctx.d.cuGraphLaunch(self.exec, self.ctx.stream), "cuGraphLaunch", span)
+        if sync:
+            self.ctx.synchronize(span)
+
+    def __del__(self) -> None:
+        try:
+            d = self.ctx.d
+            if self.exec is not None:
+                d.cuGraphExecDestroy(self.exec)
+            if self.graph is not None:
+                d.cuGraphDestroy(self.graph)
+        except Exception:
+            pass
+
+
+class _Capture:
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def __enter__(self) -> Graph:
+        self.graph.begin()
+        return self.graph
+
+    def __exit__(self, *exc: object) -> None:
+        self.graph.end()
+
+
 # ---------------------------------------------------------------- the Device of the host runtime
 class CudaBuffer:
     """A tensor's storage on the GPU: a pooled allocation plus the host-side view facts."""

@@ -5,19 +5,19 @@ Invariant: a freed buffer goes back to its bucket's free list and is reused,
 so thousands of launches allocate nothing new (`BufferPool.allocations`
 counts the driver's allocations, for the tests of that promise); a failed
 allocation gives every cached block back (`trim`) and tries once more.
+
+`ctx` is always the runtime's `cuda.Context` (typed `Any`: this module
+imports nothing of `cuda.py`, which imports it).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tilelang.diagnostics.model import TileError
 from tilelang.runtime.cuda_driver import _check
-
-if TYPE_CHECKING:
-    from tilelang.runtime.cuda import Context
 
 
 def _bucket(nbytes: int) -> int:
@@ -33,7 +33,7 @@ def _bucket(nbytes: int) -> int:
 class BufferPool:
     """Size-bucketed free lists of device allocations (cudaMalloc is ~100 us; reuse is free)."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self.free_lists: dict[int, list[int]] = defaultdict(list)
         self.live = 0

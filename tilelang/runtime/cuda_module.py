@@ -5,13 +5,16 @@ the TMA descriptors a launch passes (`tensor_map`, cached by buffer).
 
 Every driver call goes through `cuda_driver._check` or `cuda_error`, so a
 failure is a `TileError` (E0610), located where the caller passes a span.
+
+`ctx` is always the runtime's `cuda.Context` (typed `Any`: this module
+imports nothing of `cuda.py`, which imports it).
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tilelang.runtime import cuda_driver, cuda_link, cuda_pdl
 from tilelang.runtime.cuda_driver import (
@@ -25,20 +28,17 @@ from tilelang.runtime.cuda_driver import (
 from tilelang.runtime.cuda_link import link_arch, nvjitlink_keeps
 from tilelang.source import Span
 
-if TYPE_CHECKING:
-    from tilelang.runtime.cuda import Context
-
 
 class Module:
     """A loaded CUmodule plus its functions."""
 
-    def __init__(self, ctx: Context, handle: Any) -> None:
+    def __init__(self, ctx: Any, handle: Any) -> None:
         self.ctx = ctx
         self.handle = handle
         self._functions: dict[str, Function] = {}
 
     @staticmethod
-    def from_ptx(ctx: Context, ptx: str, key: str | None = None) -> Module:
+    def from_ptx(ctx: Any, ptx: str, key: str | None = None) -> Module:
         """Load PTX: a cubin from the disk cache when there is one, else compile and cache it."""
         from tilelang.runtime import cache as cache_mod
 
@@ -76,7 +76,7 @@ class Module:
 _TMAPS: dict[tuple[Any, ...], bytes] = {}
 
 
-def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: tuple[int, ...],
+def tensor_map(ctx: Any, ptr: int, shape: tuple[int, ...], dtype: str, box: tuple[int, ...],
                swizzle: int, span: Span | None = None) -> bytes:
     """The 128-byte TMA descriptor (cuTensorMapEncodeTiled) of a row-major 2-D
     (or 3-D) f16/bf16 tensor at `ptr`, copying `box = (rows, cols)` (or
@@ -112,7 +112,7 @@ def tensor_map(ctx: Context, ptr: int, shape: tuple[int, ...], dtype: str, box: 
 
 
 class Function:
-    def __init__(self, ctx: Context, handle: Any, name: str) -> None:
+    def __init__(self, ctx: Any, handle: Any, name: str) -> None:
         self.ctx = ctx
         self.handle = handle
         self.name = name

@@ -69,6 +69,14 @@ def test_a_shape_known_at_run_time_shows_both_views(session: ReplSession, tmp_pa
     )
 
 
+def test_a_0d_npy_is_0d_in_the_repl(session: ReplSession, tmp_path: Path) -> None:
+    np = pytest.importorskip("numpy")
+    np.save(tmp_path / "s.npy", np.int32(7))
+    assert session.feed(f'let s = load_npy("{tmp_path / "s.npy"}");').ok
+    assert session.feed("s").stdout.startswith("Tensor<i32, []> (checked as Tensor<?, ")
+    assert session.feed("s").stdout.endswith("= 7\n")
+
+
 def test_colour_output_uses_rich_styles() -> None:
     s = ReplSession(color=True)
     out = s.feed("1 + 1").stdout

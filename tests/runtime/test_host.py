@@ -173,6 +173,37 @@ fn main() {
     assert r.codes == ["E0712"] and "nope.npy" in r.error.diagnostics[0].message
 
 
+def test_a_0d_npy_loads_0d_and_saves_back_0d(tmp_path, monkeypatch):
+    """A 0-D `.npy` (`np.save(p, np.float32(3.5))`) is a 0-D tensor, as
+    `zeros::<f32>([])` is (both used to become shape [1], which a kernel then
+    read past); it saves back 0-D, and a kernel that wants rank 1 says so."""
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "s.npy", np.float32(3.5))
+    r = run_host("""
+fn main() {
+    let x = load_npy("s.npy");
+    let y = zeros::<f32>([]);
+    print(x.shape(), x + x, y);
+    (x * 2.0).save_npy("out.npy");
+}
+""")
+    assert r.out == "[] Tensor<f32, []> 7.0 Tensor<f32, []> 0.0\n"
+    assert r.locals["x"].shape == () and r.locals["y"].shape == ()
+    out = np.load(tmp_path / "out.npy")
+    assert out.shape == () and float(out) == 7.0
+    r = run_host("""
+kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z));
+}
+fn main() {
+    let x = load_npy("s.npy");
+    let mut z = zeros::<f32>([4]);
+    k(z.partition([4]), &x).sync();
+}
+""")
+    assert r.codes == ["E0503"] and "has 0" in r.error.diagnostics[0].message
+
+
 def test_save_npy_replaces_the_file_whole(tmp_path, monkeypatch):
     """`save_npy` writes beside the path and renames: a reader of the path (another program
     saving and loading it at the same time) sees the old file or the new one, never a part;

@@ -398,6 +398,8 @@ def domain_problem(op: ir.Op) -> tuple[str, DType, str] | None:
     match op:
         case ir.Elementwise(op=e, operands=xs) if len(xs) == e.arity:
             dt = (xs[1] if e is ir.ElemOp.WHERE else xs[0]).dtype
+            if e.int_only and _elem_domain(e, dt) is None:
+                dt = xs[-1].dtype  # a shift's amount (`x << s`, `s: T`) is an integer too
             if _elem_domain(e, dt) is None:
                 return None
             what = _SPELLING.get(e, f"`{e.value}`")

@@ -519,7 +519,7 @@ class Builtins:
                 rcodes.NPY_FORMAT, f"`{path}` holds `{arr.dtype}` values, which Tile has no type for")
                 .primary(call.span, "loaded here")
                 .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
-        return self._new(np.ascontiguousarray(arr.astype(native)), dt)
+        return self._new(arr.astype(native), dt)  # a 0-D array loads 0-D (`Tensor.from_numpy`)
 
     def _assert(self, call: ast.Call, scope: Any) -> Any:
         if not call.args:

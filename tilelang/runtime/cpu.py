@@ -31,7 +31,7 @@ class CpuDevice(Device):
 
     # -- memory ---------------------------------------------------------------
     def upload(self, host: np.ndarray, dtype: DType | None = None) -> np.ndarray:
-        return np.ascontiguousarray(host)
+        return np.ascontiguousarray(host).reshape(np.shape(host))  # a 0-D array stays 0-D
 
     def download(self, buffer: np.ndarray, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
         return buffer

@@ -101,7 +101,9 @@ class Tensor:
     # -- construction -------------------------------------------------------
     @staticmethod
     def from_numpy(array: np.ndarray, dtype: DType, device: Device) -> Tensor:
-        host = np.ascontiguousarray(normalise(array, dtype))
+        arr = normalise(array, dtype)
+        # (`ascontiguousarray` makes a 0-D array 1-D: the shape is the array's)
+        host = np.ascontiguousarray(arr).reshape(arr.shape)
         return Tensor(dtype, host.shape, device.upload(host, dtype), device)
 
     # -- access ---------------------------------------------------------------

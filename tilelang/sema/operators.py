@@ -113,8 +113,10 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         return TileT(DType.BOOL, shape) if shape else BOOL  # type: ignore[arg-type]
     # element type
     if op in ("<<", ">>"):
+        # a type parameter `T` is checked at each instance, as for `&`, `|`
+        # and `^` (`ir.verify.domain_problem`, both operands of a shift)
         for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
-            if not (n.kind == "int" or elem_is_int(n.elem)):
+            if not (n.kind == "int" or elem_is_int(n.elem) or isinstance(n.elem, TypeParam)):
                 return _int_only(tcx, op, nt, node, op_span)
         elem: ElemT | str | None = a.elem if a.elem is not None else (b.elem if a.kind == "int" and
                                                                        b.kind != "int" else "int")

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
-from tilelang.diagnostics.codes.types import INVALID_OPERAND, MISMATCHED_DTYPES, MISMATCHED_TYPES
+from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES, MISMATCHED_TYPES
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -24,7 +24,7 @@ from tilelang.ir.lower.context import FnFrame, LowerCx
 from tilelang.ir.lower.control import lower_block
 from tilelang.ir.lower.exprs import lower_expr
 from tilelang.ir.lower.jumps import jump_flags
-from tilelang.ir.lower.values import BOOL, I32, RET, CVal, InstanceMismatch, TensorRef, Unsupported
+from tilelang.ir.lower.values import BOOL, I32, RET, CVal, InstanceMismatch, InstanceOverflow, TensorRef, Unsupported
 from tilelang.ir.verify import verify_kernel
 from tilelang.lastblock import group_params
 from tilelang.sema.program import Program
@@ -52,6 +52,12 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             e.span, f"`{e.dtype.value}` in this instance",
             f"write a literal of every type the kernel is called with, or cast: `({e.value} as f32) as T`"
             if kind == "float" else "a `bool` takes `true` or `false`")) from None
+    except InstanceOverflow as e:
+        raise TileError(_instance_error(
+            cx, instantiation, CONSTANT_OVERFLOW, f"this shift overflows `{e.dtype.value}`", e.span,
+            f"shifting a {e.dtype.bits}-bit `{e.dtype.value}` by {e.amount} bits in this instance",
+            f"shift by 0..{e.dtype.bits - 1} for every type the kernel is called with, or compute in a "
+            "wider type (`(c as i64) << n`)")) from None
     except Unsupported as e:
         d = (Diagnostic.error(KERNEL_UNSUPPORTED, e.what)
              .primary(e.span, "not supported in a kernel yet")
@@ -88,7 +94,7 @@ def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> 
                 cx, inst, INVALID_OPERAND, f"{what} is not defined on `{dt.value}`",
                 getattr(node, "span", None), f"applied to `{dt.value}` in this instance",
                 f"{what} needs {need}: call it with such a type, or convert inside it "
-                "(e.g. `x as f32`)"))
+                f"(e.g. `x as {'f32' if 'float' in need or need.startswith('numbers') else 'i32'}`)"))
 
 
 def _hint_error(decl: ast.FnDecl, inst: Mapping[str, Any], message: str, span: Span | None, label: str,

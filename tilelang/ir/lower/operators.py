@@ -14,7 +14,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const, fold_binary, int_identity
-from tilelang.ir.lower.values import BOOL, I32, CVal
+from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceOverflow
 from tilelang.source import Span
 
 _BINOPS = {
@@ -28,6 +28,8 @@ _BINOPS = {
 
 def lower_binary(cx: LowerCx, op: str, a: Any, b: Any, span: Span) -> Any:
     if isinstance(a, CVal) and isinstance(b, CVal):
+        if op in ("<<", ">>"):
+            _check_shift(a, b, span)
         folded = fold_binary(op, a, b)
         if folded is not None:
             return folded
@@ -36,8 +38,55 @@ def lower_binary(cx: LowerCx, op: str, a: Any, b: Any, span: Span) -> Any:
     same = int_identity(op, a, b)
     if same is not None:
         return same
+    if op in ("<<", ">>"):
+        a, b = _shift_operands(cx, a, b, span)
     x, y = cx.unify([a, b], span)
     return cx.b.elementwise(_BINOPS[op], x, y, span=span)
+
+
+def _check_shift(a: CVal, b: CVal, span: Span) -> None:
+    """A constant shift overflows only by its amount (as the checker's
+    `consts.check_overflow` says of `1 << 40` on `i32`); the lowering meets
+    the constants the checker could not know, in a generic instance."""
+    dt = a.dtype
+    amount = b.value
+    if dt is None or not dt.is_int or dt is DType.BOOL or isinstance(amount, bool) or not isinstance(amount, int):
+        return
+    if not 0 <= amount < dt.bits:
+        raise InstanceOverflow(span, dt, amount)
+
+
+def _shift_operands(cx: LowerCx, a: Any, b: Any, span: Span) -> tuple[Any, Any]:
+    """A shift's result has its left operand's type, and its amount may be
+    any integer type (`t << s`, `t: i8`, `s: i32`): the amount becomes the
+    left operand's type keeping its meaning, a negative or over-wide amount
+    the width itself (what the IR's shift makes of any amount past the
+    width: 0, or the sign fill of `>>`), so a narrowing cast cannot turn
+    `256` into `0`."""
+    lt = a.dtype if isinstance(a, (ir.Value, CVal)) else None
+    if lt is None and isinstance(b, ir.Value):
+        lt = b.dtype
+    if lt is None or not lt.is_int or lt is DType.BOOL:
+        return a, b
+    x = cx.mat(a, lt, span)
+    if isinstance(b, CVal):
+        v = b.value
+        if isinstance(v, int) and not isinstance(v, bool) and b.dtype not in (None, lt):
+            return x, CVal(v if 0 <= v < lt.bits else lt.bits, lt)
+        return x, b
+    if not isinstance(b, ir.Value) or b.dtype is lt or not b.dtype.is_int or b.dtype is DType.BOOL:
+        return x, b
+    wide = cx.mat(CVal(lt.bits, b.dtype), b.dtype, span)
+    if b.dtype.is_signed:
+        zero = cx.mat(CVal(0, b.dtype), b.dtype, span)
+        big = cx.b.elementwise(ir.ElemOp.OR, *cx.unify([cx.b.elementwise(ir.ElemOp.LT, *cx.unify([b, zero], span),
+                                                                          span=span),
+                                                         cx.b.elementwise(ir.ElemOp.GT, *cx.unify([b, wide], span),
+                                                                          span=span)], span), span=span)
+        amount = cx.b.elementwise(ir.ElemOp.WHERE, *cx.unify([big, wide, b], span), span=span)
+    else:
+        amount = cx.b.elementwise(ir.ElemOp.MINIMUM, *cx.unify([b, wide], span), span=span)
+    return x, cx.b.cast(amount, lt, span=span)
 
 
 def lower_unary(cx: LowerCx, op: str, a: Any, span: Span) -> Any:

@@ -89,6 +89,19 @@ class Unsupported(Exception):
         self.help = help_
 
 
+class InstanceOverflow(Exception):
+    """A constant shift whose amount does not fit the width of its left
+    operand's type, which only an instance knows (`c << 40` with `c: T` a
+    constant and `T = i32`): E0227 at the shift, as the checker reports
+    `1 << 40` on `i32`, reported by `lower_kernel` with the instance."""
+
+    def __init__(self, span: Span, dtype: Any, amount: int) -> None:
+        super().__init__(f"shift of {dtype} by {amount}")
+        self.span = span
+        self.dtype = dtype
+        self.amount = amount
+
+
 class InstanceMismatch(Exception):
     """A literal that the checker accepted for a type parameter `T` (any type)
     but that this instance's `T` cannot hold (`a * 0.5` with `T = i32`): E0201

@@ -67,17 +67,7 @@ def _fail(message: str, status: int = EXIT_ERRORS) -> NoReturn:
 def _print_plain_error(message: str) -> None:
     from tilelang.diagnostics import render
 
-    s = render.settings()
-    if s.format == "json":
-        import json
-
-        _err(json.dumps({"code": "", "message": message, "severity": "error", "labels": [],
-                         "notes": [], "help": []}))
-        return
-    if render.use_color(s.color, sys.stderr):
-        _err(f"\x1b[1;31merror\x1b[0m\x1b[1m: {message}\x1b[0m")
-    else:
-        _err(f"error: {message}")
+    render.plain_error(message)
 
 
 def _read_error(path: Path, err: OSError) -> str:
@@ -353,10 +343,24 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the usage error status (2) and without a traceback."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        _err(f"error: {message}")
-        _err(f"help: `{self.prog} --help` lists the options")
+        from tilelang.diagnostics import render
+
+        json = _json_requested()
+        if not json:
+            self.print_usage(sys.stderr)
+        render.plain_error(message, [f"`{self.prog} --help` lists the options"], format="json" if json else "human")
         raise Exit(EXIT_USAGE)
+
+
+_ARGV: list[str] = []  # the command line `run` parses (for `_json_requested`)
+
+
+def _json_requested() -> bool:
+    """`--error-format json` (or `=json`) on the command line being parsed: a
+    usage error comes before the parsed options are, and must still be JSON."""
+    argv = _ARGV
+    return any(a == "--error-format=json" or (a == "--error-format" and nxt == "json")
+               for a, nxt in zip(argv, [*argv[1:], ""], strict=True))
 
 
 def _deny_option(p: argparse.ArgumentParser) -> None:
@@ -458,6 +462,8 @@ def _no_subcommand(p: argparse.ArgumentParser) -> int:
 
 def run(argv: list[str]) -> int:
     """Parse `argv` and run the command; the exit status."""
+    global _ARGV
+    _ARGV = list(argv)
     parser = build_parser()
     if not argv:
         parser.print_help(sys.stderr)

@@ -172,7 +172,7 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         try:
             text = read_source(Path(path))
         except OSError as e:
-            err.write(f"error: cannot read `{path}`: {e.strerror or e}\n")
+            render.plain_error(f"cannot read `{path}`: {e.strerror or e}", file=err)
             return EXIT_ERRORS
         sf = sources.add(str(path), text)
         warnings: list[Diagnostic] = []
@@ -192,13 +192,12 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
             render.report([*warnings, *e.diagnostics], sources, file=err)
             return EXIT_RUNTIME
         except SanitizerNeedsCpu as e:
-            err.write(f"error: {e}\n")
-            err.write("help: drop `--device gpu`: the sanitizer runs kernels on the CPU interpreter\n")
+            render.plain_error(str(e), ["drop `--device gpu`: the sanitizer runs kernels on the CPU interpreter"],
+                               file=err)
             return EXIT_RUNTIME
         except GpuUnavailable as e:
-            err.write(f"error: {e}\n")
-            err.write("help: run on the CPU interpreter with `--device cpu` "
-                      "(`--device auto` falls back to it)\n")
+            render.plain_error(str(e), ["run on the CPU interpreter with `--device cpu` "
+                                        "(`--device auto` falls back to it)"], file=err)
             return EXIT_RUNTIME
         if warnings:
             out.flush()
@@ -207,7 +206,7 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         return EXIT_OK
     except KeyboardInterrupt:
         out.flush()
-        err.write("error: interrupted\n")
+        render.plain_error("interrupted", file=err)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`tilec run f.tile | head`): stop quietly, as

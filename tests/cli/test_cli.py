@@ -315,3 +315,35 @@ def test_emit_of_a_kernel_that_cannot_be_lowered_is_a_coded_error(tmp_path: Path
         assert "internal compiler error" not in result.stderr
         assert "error[E0701]: a `&mut` tensor parameter of rank 4 (above 3)" in result.stderr
         assert "deep.tile:1:28" in result.stderr and "reshape the tensor on the host" in result.stderr
+
+
+def test_json_errors_on_every_path_that_reads_no_program(tmp_path: Path) -> None:
+    """`--error-format json` holds where no program was read (the hostile
+    review, 2026-12-04): a missing file, a directory, a file that is not UTF-8,
+    for `check`, `emit` and `run` (`run` wrote plain text), and a usage error
+    (argparse's text). Each is one JSON object a line, severity `error`."""
+    bad = tmp_path / "bad.tile"
+    bad.write_bytes(b'fn main() { let s = "\xff"; }\n')
+    (tmp_path / "dir").mkdir()
+    cases = [(str(tmp_path / "nope.tile"), "No such file"), (str(tmp_path / "dir"), "directory"),
+             (str(bad), "UTF-8")]
+    for path, why in cases:
+        for cmd in (["check"], ["emit", "--stage", "ir"], ["run", "--device", "cpu"]):
+            for where in ("before", "after"):
+                fmt = ["--error-format", "json"]
+                args = [*fmt, *cmd, path] if where == "before" else [*cmd, path, *fmt]
+                r = invoke(*args)
+                assert r.exit_code == 1, (args, r.output)
+                lines = r.stderr.splitlines()
+                assert len(lines) == 1, (args, r.stderr)
+                obj = json.loads(lines[0])
+                assert obj["severity"] == "error" and path in obj["message"] and why in obj["message"], obj
+    for args in (["--error-format", "json", "run", "--bogus", "x.tile"], ["--error-format=json", "frob"],
+                 ["run", "--error-format", "json"]):
+        r = invoke(*args)
+        assert r.exit_code == 2, (args, r.output)
+        obj = json.loads(r.stderr.splitlines()[0])
+        assert obj["severity"] == "error" and obj["help"][0].endswith("--help` lists the options"), obj
+        assert len(r.stderr.splitlines()) == 1
+    human = invoke("run", "--bogus", "x.tile")
+    assert human.exit_code == 2 and human.stderr.startswith("usage: ") and "error: unrecognized" in human.stderr

@@ -213,6 +213,27 @@ def render_short(diagnostics: Sequence[Diagnostic], sources: SourceMap) -> str:
 
 
 # ---------------------------------------------------------------- json
+def plain_error(message: str, help: Sequence[str] = (), file: IO[str] | None = None,
+                format: str | None = None) -> None:
+    """An error tied to no source location (a file that cannot be read, a
+    usage error, no GPU) in the session's format: `error: ...` and `help:`
+    lines, or one JSON object as `render_json` writes a diagnostic (code
+    `""`, no labels), so `--error-format json` holds on every error path."""
+    stream = file if file is not None else sys.stderr
+    fmt = format or _settings.format
+    if fmt == "json":
+        import json
+
+        text = json.dumps({"code": "", "message": message, "severity": "error", "labels": [],
+                           "notes": [], "help": list(help)}, ensure_ascii=False) + "\n"
+    elif use_color(_settings.color, stream) and fmt == "human":
+        text = f"\x1b[1;31merror\x1b[0m\x1b[1m: {message}\x1b[0m\n" + "".join(f"help: {h}\n" for h in help)
+    else:
+        text = f"error: {message}\n" + "".join(f"help: {h}\n" for h in help)
+    stream.write(text)
+    stream.flush()
+
+
 def diagnostic_to_dict(diag: Diagnostic, sources: SourceMap) -> dict[str, object]:
     labels = []
     for label in diag.labels:

@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
-from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES, MISMATCHED_TYPES
+from tilelang.diagnostics.codes.types import (
+    CONSTANT_OVERFLOW,
+    INVALID_OPERAND,
+    MISMATCHED_DTYPES,
+    MISMATCHED_TYPES,
+)
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -24,7 +29,16 @@ from tilelang.ir.lower.context import FnFrame, LowerCx
 from tilelang.ir.lower.control import lower_block
 from tilelang.ir.lower.exprs import lower_expr
 from tilelang.ir.lower.jumps import jump_flags
-from tilelang.ir.lower.values import BOOL, I32, RET, CVal, InstanceMismatch, InstanceOverflow, TensorRef, Unsupported
+from tilelang.ir.lower.values import (
+    BOOL,
+    I32,
+    RET,
+    CVal,
+    InstanceMismatch,
+    InstanceOverflow,
+    TensorRef,
+    Unsupported,
+)
 from tilelang.ir.verify import verify_kernel
 from tilelang.lastblock import group_params
 from tilelang.sema.program import Program

@@ -132,3 +132,25 @@ def test_a_generic_instance_without_the_operation_is_e0204_not_an_ice() -> None:
         gen.bits(tilelang.partition(np.ones(8, np.float32), [4]), np.ones(8, np.float32)).sync()
     text = str(e.value)
     assert "E0204" in text and "`^` is not defined on `f32`" in text and "ill-formed" not in text
+
+
+def test_argument_list_errors_carry_the_languages_codes(mod: tilelang.Module) -> None:
+    """The argument-list errors of a kernel or host function call from Python
+    have the codes the checker gives the same mistake in a `.tile` call (the
+    hostile review, 2026-12-04: they had none), each with a help line."""
+    z, x = np.zeros(8, np.float32), np.ones(8, np.float32)
+    P = tilelang.partition
+    cases = [
+        (lambda: mod.scale[4](P(z, [4]), x, 1.0, 2.0), "E0105", "takes 3 arguments"),
+        (lambda: mod.scale[4](P(z, [4]), x), "E0105", "missing argument `s`"),
+        (lambda: mod.scale[4](P(z, [4]), x, 1.0, t=2.0), "E0107", "has no parameter `t`"),
+        (lambda: mod.scale[4](P(z, [4]), x, 1.0, s=2.0), "E0106", "given twice"),
+        (lambda: mod.host_add(1.0), "E0105", "missing argument `b`"),
+        (lambda: mod.host_add(1.0, 2.0, 3.0), "E0105", "takes 2 arguments"),
+    ]
+    for call, code, text in cases:
+        with pytest.raises(tilelang.CallError) as info:
+            call()
+        e = info.value
+        assert e.code == code and text in e.message and e.help, (code, str(e))
+        assert str(e).startswith(f"error[{code}]: ")

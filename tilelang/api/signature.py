@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tilelang.api.arrays import ArrayRef, tile_dtype_name
 from tilelang.api.errors import CallError, span_text
+from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_KEYWORD, WRONG_ARG_COUNT
 from tilelang.dtypes import DType
 from tilelang.runtime.launch import ParamSpec
 from tilelang.source import SourceMap, Span
@@ -90,6 +91,8 @@ def _match_args(
             f"{what} `{fname}` takes {len(names)} argument{'s' if len(names) != 1 else ''} "
             f"({', '.join(names)}) but {len(args)} were given",
             where=where,
+            code=WRONG_ARG_COUNT,
+            help=f"pass {len(names)}: {', '.join(f'`{n}`' for n in names)}",
         )
     out: dict[str, Any] = dict(zip(names, args, strict=False))
     for k, v in kwargs.items():
@@ -97,10 +100,13 @@ def _match_args(
             raise CallError(
                 f"{what} `{fname}` has no parameter `{k}`",
                 where=where,
+                code=UNKNOWN_KEYWORD,
                 help=f"its parameters are {', '.join(f'`{n}`' for n in names)}",
             )
         if k in out:
-            raise CallError(f"argument `{k}` of {what} `{fname}` is given twice", where=where)
+            raise CallError(f"argument `{k}` of {what} `{fname}` is given twice", where=where,
+                            code=DUPLICATE_DEFINITION,
+                            help=f"pass `{k}` once: by position or as `{k}=..`, not both")
         out[k] = v
     missing = [n for n in names if n not in out]
     if missing:
@@ -108,6 +114,8 @@ def _match_args(
             f"{what} `{fname}` is missing argument{'s' if len(missing) > 1 else ''} "
             f"{', '.join(f'`{n}`' for n in missing)}",
             where=where,
+            code=WRONG_ARG_COUNT,
+            help=f"pass every parameter: {', '.join(f'`{n}`' for n in names)}",
         )
     return [out[n] for n in names]
 

@@ -90,6 +90,14 @@ class LowerCx:
         if v.dtype is None and dtype is not None and not isinstance(v.value, bool) and (
                 (isinstance(v.value, float) and not dtype.is_float) or dtype is DType.BOOL):
             raise InstanceMismatch(span, v.value, dtype)
+        if (v.dtype is None and dtype is not None and dtype.is_int and dtype is not DType.BOOL
+                and isinstance(v.value, int) and not isinstance(v.value, bool)):
+            # `x + 300` with `T = i8`: the checker's E0222 for a concrete `i8`
+            # (the literal used to wrap to 44 without a word)
+            lo, hi = (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1) if dtype.is_signed \
+                else (0, (1 << dtype.bits) - 1)
+            if not lo <= v.value <= hi:
+                raise InstanceMismatch(span, v.value, dtype)
 
     def to_shape(self, v: ir.Value, shape: tuple[int, ...], span: Span | None = None) -> ir.Value:
         if v.shape == shape:

@@ -65,7 +65,9 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"mismatched dtypes: the {kind} literal `{e.value}` cannot be `{e.dtype.value}`",
             e.span, f"`{e.dtype.value}` in this instance",
             f"write a literal of every type the kernel is called with, or cast: `({e.value} as f32) as T`"
-            if kind == "float" else "a `bool` takes `true` or `false`")) from None
+            if kind == "float" else "a `bool` takes `true` or `false`" if e.dtype is DType.BOOL
+            else f"write a literal that every type the kernel is called with holds (`{e.dtype.value}` holds "
+                 f"{_int_bounds(e.dtype)}), or compute in a wider type")) from None
     except InstanceOverflow as e:
         raise TileError(_instance_error(
             cx, instantiation, CONSTANT_OVERFLOW, f"this shift overflows `{e.dtype.value}`", e.span,
@@ -90,6 +92,11 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"call it with `max_blocks` at least {kernel.min_blocks} (or 0: no bound), or lower `min_blocks`"))
     verify_kernel(kernel)
     return kernel
+
+
+def _int_bounds(dt: DType) -> str:
+    lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed else (0, (1 << dt.bits) - 1)
+    return f"{lo}..={hi}"
 
 
 def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> None:

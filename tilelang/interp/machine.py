@@ -93,7 +93,8 @@ def run_kernel(
             f"grid {grid_t} does not fit kernel `{kernel.name}` "
             f"with {kernel.grid_rank} grid axes"
         )
-    if observer is not None or has_last_block(kernel) or queue_axis(kernel) is not None:
+    clustered = has_cluster_gather(kernel)
+    if observer is not None or has_last_block(kernel) or queue_axis(kernel) is not None or clustered:
         mode = "block"
     if mode == "auto":
         mode = os.environ.get("TILE_INTERP_MODE", "auto") or "auto"
@@ -122,12 +123,55 @@ def run_kernel(
         coords = np.unravel_index(flat, grid_t)
         run_blocks(tuple(int(c[i]) for c in coords) for i in range(len(flat)))
 
+    def run_cluster(bids: list[tuple[int, ...]]) -> None:
+        """One cluster's blocks (in rank order) together: each runs the
+        kernel's top-level ops up to the next exchange, then every block gets
+        the stacked values of all (a copy), and so on to the end."""
+        ctxs = []
+        for bid in bids:
+            ctx = _BlockCtx(bid, grid_t, tensors, emit, observer)
+            ctx.arrivals, ctx.queues = arrivals, queues
+            ctxs.append(ctx)
+        envs: list[Env] = [dict(scalars) for _ in bids]
+        for op in kernel.body.ops:
+            if isinstance(op, ir.Yield):
+                break
+            if isinstance(op, ir.ClusterGather):
+                parts = np.stack([env[op.x.id] for env in envs])
+                for env in envs:
+                    env[op.result.id] = parts.copy()
+                continue
+            for env, ctx in zip(envs, ctxs, strict=True):
+                _run_op(op, env, ctx)
+
     with np.errstate(all="ignore"):
-        if mode == "vector":
+        if clustered:
+            clusters = cluster_members(grid_t, kernel.cluster)
+            for bids in (reversed(clusters) if order == "reverse" else clusters):
+                run_cluster(bids)
+        elif mode == "vector":
             run_vectorised(kernel, grid_t, tensors, scalars, emit, replay)
         else:
             blocks = itertools.product(*(range(g) for g in grid_t))
             run_blocks(reversed(list(blocks)) if order == "reverse" else blocks)
+
+
+def has_cluster_gather(kernel: ir.Kernel) -> bool:
+    return any(isinstance(op, ir.ClusterGather) for op in ir.walk(kernel.body))
+
+
+def cluster_members(grid: tuple[int, ...], cluster: Sequence[int]) -> list[list[tuple[int, ...]]]:
+    """The blocks of each cluster of `grid` (clusters in row-major order),
+    each cluster's in rank order (axis 0 fastest, as CUDA's
+    `%cluster_ctarank`). The launch checked that the grid is a whole number
+    of clusters along every axis (E0512)."""
+    rank = len(grid)
+    cl = (tuple(cluster) + (1, 1, 1))[:rank]
+    if any(g % c for g, c in zip(grid, cl, strict=True)):
+        raise ValueError(f"grid {grid} is not a whole number of clusters {tuple(cl)}")
+    starts = itertools.product(*(range(0, g, c) for g, c in zip(grid, cl, strict=True)))
+    offsets = [tuple(reversed(o)) for o in itertools.product(*(range(c) for c in reversed(cl)))]
+    return [[tuple(s + o for s, o in zip(start, off, strict=True)) for off in offsets] for start in starts]
 
 
 def has_last_block(kernel: ir.Kernel) -> bool:

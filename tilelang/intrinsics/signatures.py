@@ -118,6 +118,11 @@ _fn("queue", K, ("axis",), "for s in queue(axis: i32) { .. }",
     "them until none is left (each tile exactly once, a block that finishes early takes more); "
     "inside the loop the `&mut` tiles are tile `s`'s; only as the range of a `for` at the top "
     "level of a kernel", "queue")
+_fn("cluster_gather", K, ("x",), "let parts = cluster_gather(x: Tile<T, S> | T) -> Tile<T, [C, ..S]>",
+    "in a `#[cluster(..)]` kernel: every block of the thread-block cluster gives its `x` and gets "
+    "all of them, row c the block of cluster rank c (axis 0 fastest: `block_id(0) % cx + cx * "
+    "(block_id(1) % cy) + ..`), a read-only copy; only as the whole initializer of a `let` at the "
+    "top level of the kernel's body", "cluster_gather")
 
 # ---------------------------------------------------------------- creation
 _fn("zeros", B, ("shape",), "zeros::<T>(shape: [..]) -> Tile<T, shape> | Tensor<T, shape>",

@@ -185,6 +185,7 @@ class Builder:
         pdl_early: bool = False,
         max_blocks: int = 0,
         prefetch_lines: bool = False,
+        cluster: Sequence[int] = (),
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -208,6 +209,7 @@ class Builder:
             bool(pdl_early),
             max(0, max_blocks),
             bool(prefetch_lines),
+            tuple(cluster),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:
@@ -244,6 +246,11 @@ class Builder:
     def last_block(self, group: ir.Value, size: ir.Value, axis: int, *, span: Span | None = None) -> ir.Value:
         r = self.fresh(ir.Type(DType.BOOL), "last")
         self.emit(ir.LastBlock(r, group, size, axis, self._sp(span)))
+        return r
+
+    def cluster_gather(self, x: ir.Value, blocks: int, *, span: Span | None = None) -> ir.Value:
+        r = self.fresh(ir.Type(x.dtype, (blocks, *x.shape)), "parts")
+        self.emit(ir.ClusterGather(r, x, self._sp(span)))
         return r
 
     def queue_pull(self, group: ir.Value, axis: int, *, span: Span | None = None) -> ir.Value:

@@ -364,6 +364,23 @@ class LastBlock:
 
 
 @frozen
+class ClusterGather:
+    """`result: Tile<T, [C, ..S]>`: the `x` (`Tile<T, S>`, or a scalar: S = [])
+    of every block of this block's thread-block cluster (`Kernel.cluster`,
+    C = its blocks), row c that of the block of cluster rank c: the block
+    whose (block_id(0) % cx) + cx * (block_id(1) % cy) + cx * cy *
+    (block_id(2) % cz) is c (CUDA's rank, axis 0 fastest). Every block of a
+    cluster runs it once, at the top level of the kernel's body (the checker
+    proves it: E0415); the interpreter runs a cluster's blocks together up
+    to it, the GPU writes `x` to shared memory, meets the cluster at a
+    barrier and reads the others' through distributed shared memory."""
+
+    result: Value
+    x: Value
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class QueuePull:
     """`result: i32`: a ticket of the tile queue of group `group` (an i32
     scalar: the block's row, every block of the row gives the same one) along
@@ -681,6 +698,7 @@ Op = (
     | TensorDim
     | LastBlock
     | QueuePull
+    | ClusterGather
     | QueueTake
     | Load
     | Store
@@ -741,6 +759,17 @@ class Kernel:
     pdl_early: bool = False
     max_blocks: int = 0
     prefetch_lines: bool = False
+    # `#[cluster(x, y, z)]`: the blocks of a thread-block cluster along grid
+    # axes 0, 1, 2 (`ClusterGather`); () without one
+    cluster: tuple[int, ...] = ()
+
+    @property
+    def cluster_blocks(self) -> int:
+        """Blocks a cluster (1 without `#[cluster]`)."""
+        out = 1
+        for c in self.cluster:
+            out *= c
+        return out
 
     def tensor(self, name: str) -> TensorParam:
         for p in self.params:
@@ -782,6 +811,8 @@ def op_operands(op: Op) -> tuple[Value, ...]:
             return offs
         case LastBlock(group=g, size=n):
             return (g, n)
+        case ClusterGather(x=x):
+            return (x,)
         case QueuePull(group=g):
             return (g,)
         case QueueTake(ticket=t, group=g, size=n, workers=w):
@@ -852,6 +883,7 @@ __all__ = [
     "Permute",
     "Print",
     "QueuePull",
+    "ClusterGather",
     "QueueTake",
     "Reduce",
     "ReduceOp",

@@ -87,6 +87,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += " pdl_early"
     if kernel.prefetch_lines:
         tail += " prefetch_lines"
+    if kernel.cluster:
+        tail += " cluster " + "x".join(map(str, kernel.cluster))
     return print_params_header(kernel, n, tail, kernel.body)
 
 
@@ -163,6 +165,8 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             res(r, f"num_blocks {a}")
         case ir.LastBlock(result=r, group=g, size=sz, axis=a):
             res(r, f"last_block {a} group {n(g)} of {n(sz)}")
+        case ir.ClusterGather(result=r, x=x):
+            res(r, f"cluster_gather {n(x)}")
         case ir.QueuePull(result=r, group=g, axis=a):
             res(r, f"queue_pull {a} group {n(g)}")
         case ir.QueueTake(result=r, ticket=t, group=g, size=sz, workers=w, axis=a):

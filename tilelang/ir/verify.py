@@ -174,6 +174,12 @@ class _Verifier:
                     self.err(where, "last_block takes i32 scalars and gives a bool")
                 if not 0 <= a < 3:
                     self.err(where, f"axis {a} outside the grid's axes")
+            case ir.ClusterGather(result=r, x=x):
+                c = self.k.cluster_blocks
+                if not self.k.cluster:
+                    self.err(where, "cluster_gather in a kernel without a cluster shape")
+                if r.dtype != x.dtype or r.shape != (c, *x.shape):
+                    self.err(where, f"cluster_gather of {x.type} gives {r.type}, not [{c}, ..] of it")
             case ir.QueuePull(result=r, group=g, axis=a):
                 if r.type != ir.Type(DType.I32) or g.type != ir.Type(DType.I32):
                     self.err(where, "queue_pull takes an i32 scalar and gives one")

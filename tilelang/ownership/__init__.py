@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.model import DiagnosticSink
+from tilelang.ownership.cluster import check_clusters
 from tilelang.ownership.combine import check_combines
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import LaunchCheck, OwnershipFacts
@@ -43,6 +44,7 @@ def check_ownership(program: Any, sink: DiagnosticSink) -> OwnershipFacts:
     facts.unsafe_writes.update(check_kernels(view, sink, facts.launch_checks))
     check_combines(view, sink)
     check_queues(view, sink)
+    check_clusters(view, sink)
     facts.waits.update(check_host(view, sink, facts.unsafe_writes))
     if facts.launch_checks:
         _decide_static_checks(view, facts, sink)

@@ -38,6 +38,7 @@ from tilelang.diagnostics.codes import types as type_codes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
+from tilelang.cluster import shape_of as cluster_shape
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
 from tilelang.runtime.device import Device
@@ -284,6 +285,9 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     for spec, arg in zip(specs, args, strict=False):
         if spec.kind == "mut" and spec.name in groups:
             _check_group_grid(spec, arg, groups[spec.name], grid, grid_from, call_span, fail)
+    cluster = cluster_shape(kernel)
+    if cluster is not None:
+        _check_cluster_grid(kname, cluster, grid, grid_from, call_span, fail)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
 
@@ -306,6 +310,27 @@ def _check_group_grid(spec: ParamSpec, arg: LaunchArg, axis: int, grid: tuple[in
             .note(f"the blocks that differ only along grid axis {axis} are one group; the last of them to "
                   f"arrive writes the group's tile of `{spec.name}`")
             .with_help(f"partition `{spec.name}` into one tile along axis {axis} per group"))
+
+
+def _check_cluster_grid(kname: str, cluster: tuple[int, int, int], grid: tuple[int, ...],
+                        grid_from: tuple[str, Span], call_span: Span, fail: Callable[[Diagnostic], None]) -> None:
+    """A `#[cluster(..)]` kernel's grid is a whole number of clusters along
+    every axis (CUDA launches only whole clusters; the interpreter runs each
+    cluster's blocks together)."""
+    full = tuple(grid) + (1,) * (3 - len(grid))
+    for axis, (n, c) in enumerate(zip(full, cluster, strict=True)):
+        if n % c:
+            fail(Diagnostic.error(
+                codes.CLUSTER_GRID,
+                f"the launch of `{kname}` has {n} block{'s' if n != 1 else ''} along grid axis {axis}, not a "
+                f"multiple of its cluster's {c}")
+                .primary(call_span, f"a grid of {_shape(grid)} blocks")
+                .secondary(grid_from[1], f"`{grid_from[0]}` gives {_shape(grid)} blocks")
+                .note(f"`#[cluster({', '.join(map(str, cluster))})]`: the blocks of a cluster run together and "
+                      "exchange data; every block must belong to a whole cluster")
+                .with_help(f"partition so that axis {axis} has a multiple of {c} tiles (pad the tensor, or "
+                           "choose another tile shape)"))
+            return
 
 
 def _trim_grid(grid: tuple[int, ...]) -> tuple[int, ...]:

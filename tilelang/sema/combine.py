@@ -16,7 +16,21 @@ from tilelang.diagnostics.codes import kernel as K
 from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
-from tilelang.sema.types import BOOL, ERROR, I32, RangeT, RefT, TensorT, Type
+from tilelang.sema.types import (
+    BOOL,
+    ERROR,
+    F32,
+    I32,
+    Dim,
+    RangeT,
+    RefT,
+    ScalarT,
+    TensorT,
+    TileT,
+    Type,
+    UntypedFloat,
+    UntypedInt,
+)
 from tilelang.syntax import ast
 
 
@@ -87,3 +101,32 @@ def rule_group(tcx: CheckCx, cx: CallCx) -> Type:
                         .with_help("group along an axis the tensor has, or partition it with more dimensions"))
     shape = tuple(None if d == axis else s for d, s in enumerate(t.shape))
     return RefT(False, TensorT(t.dtype, shape)) if t.dtype is not None else ERROR
+
+
+def rule_cluster_gather(tcx: CheckCx, cx: CallCx) -> Type:
+    """`cluster_gather(x)` in a `#[cluster(..)]` kernel: a read-only
+    `Tile<T, [C, ..x's shape]>` of every block's `x`, by rank in the cluster
+    (C its blocks). Where it may stand is `ownership/cluster.py`'s (E0415)."""
+    info = cx.fx.info
+    shape3 = info.hints.get("cluster") if info is not None and info.is_kernel else None
+    if shape3 is None:
+        where = "a kernel without `#[cluster(..)]`" if info is not None and info.is_kernel else "outside a kernel's body"
+        return tcx.emit(tcx.err(K.CLUSTER_PLACEMENT, "`cluster_gather` needs a kernel with `#[cluster(..)]`",
+                                cx.span, f"in {where}")
+                        .note("the blocks that exchange are the launch's thread-block clusters, whose shape "
+                              "the kernel declares")
+                        .with_help("put `#[cluster(x, y)]` on the kernel and call `cluster_gather` in its own body"))
+    blocks = shape3[0] * shape3[1] * shape3[2]
+    e, ty = cx.args[0], cx.arg_tys[0]
+    if isinstance(ty, UntypedInt | UntypedFloat):
+        settle(tcx, e, I32 if isinstance(ty, UntypedInt) else F32)
+        ty = I32 if isinstance(ty, UntypedInt) else F32
+    if isinstance(ty, ScalarT):
+        return TileT(ty.dtype, (Dim.const(blocks),))
+    if isinstance(ty, TileT):
+        return TileT(ty.dtype, (Dim.const(blocks), *ty.shape))
+    if ty is ERROR:
+        return ERROR
+    return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`cluster_gather` exchanges a tile or a scalar", e.span,
+                            f"this is `{ty}`")
+                    .with_help("load the data into a tile first"))

@@ -54,7 +54,9 @@ KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early", "
 TUNABLE_HINTS = HINTS
 
 
-KNOWN_ATTRIBUTES = ("hints", "autotune", "allow")
+KNOWN_ATTRIBUTES = ("hints", "autotune", "allow", "cluster")
+# blocks a cluster may hold where every GPU places it (CUDA's portable size)
+MAX_CLUSTER_BLOCKS = 8
 
 
 # Type names from other languages, for "did you mean" on E0104.
@@ -350,6 +352,11 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
         if attr.name.name == "autotune":
             _check_autotune(tcx, decl, attr)
             continue
+        if attr.name.name == "cluster":
+            shape = _cluster(tcx, attr, "cluster" in hints)
+            if shape is not None:
+                hints["cluster"] = shape
+            continue
         for arg in attr.args:
             key = arg.name.name if arg.name else None
             if key not in KNOWN_HINTS:
@@ -388,6 +395,39 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                  .with_help(f"raise `max_blocks` to at least {lo}, or lower `min_blocks`"))
         del hints["max_blocks"]
     return hints
+
+
+def _cluster(tcx: CheckCx, attr: ast.Attribute, again: bool) -> tuple[int, int, int] | None:
+    """`#[cluster(x)]`, `#[cluster(x, y)]` or `#[cluster(x, y, z)]`: the blocks
+    of one thread-block cluster along grid axes 0, 1, 2 (integer literals, at
+    most `MAX_CLUSTER_BLOCKS` blocks in all); padded with 1s."""
+    if again:
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a kernel has one `#[cluster(..)]`", attr.span, "a second cluster shape")
+                 .with_help("remove one of them"))
+        return None
+    help_ = "write the blocks of a cluster along grid axes 0, 1, 2 as integer literals, e.g. `#[cluster(1, 8)]`"
+    if not 1 <= len(attr.args) <= 3 or any(a.name is not None for a in attr.args):
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`#[cluster(..)]` takes one to three integer literals",
+                         attr.span, "not a cluster shape").with_help(help_))
+        return None
+    dims: list[int] = []
+    for a in attr.args:
+        if not isinstance(a.value, ast.IntLit) or a.value.value <= 0:
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a cluster dimension is a positive integer literal",
+                             a.value.span, "not a positive literal").with_help(help_))
+            return None
+        dims.append(a.value.value)
+    total = 1
+    for d in dims:
+        total *= d
+    if total > MAX_CLUSTER_BLOCKS:
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"a cluster of {total} blocks is more than the "
+                         f"{MAX_CLUSTER_BLOCKS} every GPU can place", attr.span, f"{total} blocks")
+                 .note("the blocks of a cluster run at once on one GPU processing cluster; CUDA guarantees "
+                       f"room for {MAX_CLUSTER_BLOCKS}")
+                 .with_help(f"use at most {MAX_CLUSTER_BLOCKS} blocks a cluster, and give each more work"))
+        return None
+    return (dims + [1, 1])[0], (dims + [1, 1, 1])[1], (dims + [1, 1, 1])[2]
 
 
 def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None:

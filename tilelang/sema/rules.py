@@ -30,7 +30,7 @@ from tilelang.sema.access import (
     rule_store_unchecked,
 )
 from tilelang.sema.coerce import coerce, mismatch, settle
-from tilelang.sema.combine import rule_group, rule_last_block, rule_queue
+from tilelang.sema.combine import rule_cluster_gather, rule_group, rule_last_block, rule_queue
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.kernel import check_tile_limits
@@ -704,6 +704,7 @@ RULES: dict[str, Rule] = {
     "grid_index": _rule_grid_index,
     "last_block": rule_last_block,
     "queue": rule_queue,
+    "cluster_gather": rule_cluster_gather,
     "group": rule_group,
     "fill": _rule_fill,
     "arange": _rule_arange,

@@ -52,3 +52,8 @@ QUEUE_WORKER_INDEX = define(
     "E0414", "queue-worker-index",
     "inside `for s in queue(axis)`, `block_id(axis)` or `num_blocks(axis)`: the pulling block's "
     "position, not the tile's")
+CLUSTER_PLACEMENT = define(
+    "E0415", "cluster-exchange-placement",
+    "`cluster_gather(..)` where the checker cannot prove that every block of the cluster reaches it "
+    "exactly once: not the whole initializer of a `let` at the top level of a kernel's body, in a "
+    "kernel without `#[cluster(..)]`, or in a kernel with `return` or a tile queue")

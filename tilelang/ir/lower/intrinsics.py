@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tilelang.cluster import shape_of as cluster_shape
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
@@ -39,7 +40,7 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 #: Built-in kernel operations this lowering implements, keyed like
 #: `tilelang.intrinsics.signatures` (methods with a leading dot).
 LOWERED_OPERATIONS = frozenset(
-    {"block_id", "num_blocks", "last_block", "queue", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
+    {"block_id", "num_blocks", "last_block", "queue", "cluster_gather", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
      "pow", ".pow", ".item",
      "where", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
      "store_unchecked", ".load", ".load_padded", ".prefetch", ".store", ".load_like", ".num_tiles",
@@ -105,6 +106,13 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
             cx.b.num_blocks(axis, span=sp)
     if name == "last_block":
         return _last_block(cx, cx.const_int(vals[0], sp), sp)
+    if name == "cluster_gather":
+        shape = cluster_shape(cx.decl)
+        if shape is None:
+            raise Unsupported(sp, "`cluster_gather` in a kernel without `#[cluster(..)]`")
+        ty = cx.program.type_of(args[0].value)
+        x = cx.mat(vals[0], getattr(ty, "dtype", None) if isinstance(getattr(ty, "dtype", None), DType) else None, sp)
+        return cx.b.cluster_gather(x, shape[0] * shape[1] * shape[2], span=sp)
     if name == "queue":
         raise Unsupported(sp, "`queue(axis)` other than as the range of a `for` in a kernel's body")
     if name in ("zeros", "ones", "full"):

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
 from tilelang.diagnostics.codes.types import (
     CONSTANT_OVERFLOW,
@@ -229,13 +230,17 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
         cx.f.scopes[0][RET] = CVal(False, BOOL)
     lower_block(cx, decl.body)
     hints = _hints(cx, decl, inst)
+    cluster = cluster_shape(decl) or ()
+    if cluster:  # the grid spans every axis a cluster spans
+        cx.grid_rank = max(cx.grid_rank, 1 + max(d for d, c in enumerate(cluster) if c > 1 or d == 0))
     return cx.b.finish(grid_rank=cx.grid_rank, num_warps=hints.get("num_warps", 4),
                        num_stages=hints.get("stages", hints.get("num_stages", 2)),
                        instantiation=list(generics.items()),
                        hints=["stages" if h == "num_stages" else h for h in hints],
                        min_blocks=hints.get("min_blocks", 0), max_blocks=hints.get("max_blocks", 0),
                        pdl_early=hints.get("pdl_early", 0) > 0,
-                       prefetch_lines=hints.get("prefetch_lines", 0) > 0)
+                       prefetch_lines=hints.get("prefetch_lines", 0) > 0,
+                       cluster=cluster)
 
 
 def _infer_from_facts(cx: LowerCx, decl: ast.FnDecl, generics: dict[str, int],

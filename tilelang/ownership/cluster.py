@@ -1,0 +1,70 @@
+"""The rules of the cluster exchange `let p = cluster_gather(x);` (E0415).
+
+In a `#[cluster(..)]` kernel the blocks of one thread-block cluster run at
+once; `cluster_gather(x)` gives every block of the cluster the `x` of every
+other, through a cluster barrier that each block must reach (a block that
+never arrives leaves the others waiting forever, on the GPU a hang). The
+exchange is a read-only copy: nothing a block writes is shared, so it adds
+no write to prove disjoint (each block still stores only its own tiles).
+This pass proves that every block of a cluster reaches each exchange exactly
+once, in the same order, or refuses the kernel:
+
+  - the exchange is the whole initializer of a `let` that is a statement of
+    the kernel's own body (`tilelang/cluster.py`): not inside a loop, an
+    `if`, a block, another expression or a device function (the type checker
+    refuses those: only a kernel's body knows its cluster);
+  - no `return` anywhere in such a kernel (a block that returned before an
+    exchange would never arrive; one that returned after it would leave its
+    shared memory while others still read it);
+  - no tile queue (`for s in queue(axis)`): the blocks of a queue pull a
+    number of tiles the device decides.
+
+Entry point: `check_clusters(view, sink)`. Never raises on a well-typed program.
+"""
+
+from __future__ import annotations
+
+from tilelang.cluster import is_call, placed, uses
+from tilelang.diagnostics.codes import kernel as codes
+from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.ownership.env import ProgramView
+from tilelang.ownership.placement import OnceSink
+from tilelang.share_queue import is_call as is_queue
+from tilelang.syntax import ast
+
+_NOTE = ("every block of a cluster must run each exchange exactly once, in the same order: a block that "
+         "skips one leaves the others of its cluster waiting at its barrier forever")
+
+
+def check_clusters(view: ProgramView, sink: DiagnosticSink) -> None:
+    emit = OnceSink(sink)
+    for info in view.kernels():
+        decl = info.decl
+        if not uses(decl):
+            continue
+        ok = {id(c) for c in placed(decl)}
+        first: ast.Call | None = None
+        for n in ast.walk(decl.body):
+            if is_call(n) and id(n) in ok:
+                first = first or n
+            elif is_call(n):
+                emit(Diagnostic.error(codes.CLUSTER_PLACEMENT,
+                                      "`cluster_gather` is only allowed as the whole initializer of a `let` "
+                                      "in the kernel's own body")
+                     .primary(n.span, "here not every block of the cluster is sure to reach it once")
+                     .note(_NOTE)
+                     .with_help("write `let parts = cluster_gather(x);` as a statement of the kernel's body "
+                                "(outside loops and branches), and branch on its result afterwards"))
+        where = first.span if first is not None else None
+        for n in ast.walk(decl.body):
+            if isinstance(n, ast.Return):
+                d = (Diagnostic.error(codes.CLUSTER_PLACEMENT, "`return` in a kernel with a cluster exchange")
+                     .primary(n.span, "a block that returns here leaves its cluster's exchange"))
+                if where is not None:
+                    d = d.secondary(where, "every block of the cluster must arrive here")
+                emit(d.note(_NOTE + "; and no block may leave while the others still read its shared memory")
+                     .with_help("skip work with `if` instead of returning"))
+            elif is_queue(n):
+                emit(Diagnostic.error(codes.CLUSTER_PLACEMENT, "a tile queue in a kernel with a cluster exchange")
+                     .primary(n.span, "the blocks of a queue pull as many tiles as the device decides")
+                     .with_help("use the cluster exchange in a kernel without `queue`"))

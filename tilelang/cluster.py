@@ -8,9 +8,14 @@ each exchange exactly once and in the same order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from tilelang.syntax import ast
 
 NAME = "cluster_gather"
+# blocks a cluster may hold where every GPU places it (CUDA's portable size)
+MAX_CLUSTER_BLOCKS = 8
 
 
 def is_call(e: object) -> bool:
@@ -27,13 +32,23 @@ def placed(decl: ast.FnDecl) -> list[ast.Call]:
     return out
 
 
-def shape_of(decl: ast.FnDecl) -> tuple[int, int, int] | None:
-    """The kernel's `#[cluster(x, y, z)]` padded with 1s, or None (no attribute,
-    or one the type checker refused)."""
+def shape_of(decl: ast.FnDecl, generics: Mapping[str, Any] | None = None) -> tuple[int, int, int] | None:
+    """The kernel's `#[cluster(x, y, z)]` padded with 1s, a const generic
+    dimension read from `generics` (an instance's values); None where the
+    kernel has none (or one the type checker refused, or a generic without
+    a value)."""
     for attr in decl.attrs:
         if attr.name.name == "cluster":
-            vals = [a.value.value for a in attr.args if a.name is None and isinstance(a.value, ast.IntLit)]
-            if len(vals) != len(attr.args) or not 1 <= len(vals) <= 3 or min(vals) <= 0:
+            vals: list[int] = []
+            for a in attr.args:
+                if a.name is None and isinstance(a.value, ast.IntLit):
+                    vals.append(a.value.value)
+                elif a.name is None and isinstance(a.value, ast.Name) and generics is not None \
+                        and isinstance(generics.get(a.value.ident.name), int):
+                    vals.append(int(generics[a.value.ident.name]))
+                else:
+                    return None
+            if not 1 <= len(vals) <= 3 or min(vals) <= 0:
                 return None
             x, y, z = (*vals, 1, 1)[:3]
             return x, y, z

@@ -1827,6 +1827,9 @@ class SimDevice:
         from tilelang.dtypes import DType
         from tilelang.ir import nodes as ir
 
+        if getattr(kernel, "cluster", ()):
+            raise Unsupported("thread-block clusters (`#[cluster(..)]`): a cluster's blocks run at once and read "
+                              "each other's shared memory, and llsim runs one block at a time")
         if facts is None:  # what the CUDA runtime computes for a launch (buffers here are aligned)
             from tilelang.backend.facts import TensorFacts
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from tilelang.backend.codegen import cluster as cluster_code
 from tilelang.backend.codegen import pdl as pdl_code
 from tilelang.backend.codegen import trace as trace_code
 from tilelang.backend.codegen.arrive import (
@@ -51,6 +52,7 @@ from tilelang.backend.codegen.arrive import (
     emit_queue_take,
 )
 from tilelang.backend.codegen.core import (
+    MAX_SMEM_BYTES,
     CodegenError,
     Operand,
     _TensorInfo,
@@ -60,14 +62,15 @@ from tilelang.backend.codegen.llvm_types import const_operand, reg_ty
 from tilelang.backend.codegen.llvm_types import (
     mem_ty as mem_ty,  # re-exported (tests/backend/llsim.py)
 )
-from tilelang.backend.facts import Short, TensorFacts
 from tilelang.backend.codegen.split import SPLIT, SPLIT_ROUNDS, SPLITWS
 from tilelang.backend.codegen.split import words as split_words
+from tilelang.backend.facts import Short, TensorFacts
 from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, SplitSave, TmaDesc
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
 from tilelang.backend.prints import PrintFormat
 from tilelang.diagnostics.codes.codegen import (
+    GPU_TILE_TOO_LARGE,
     GPU_UNSUPPORTED_OP,
 )
 from tilelang.diagnostics.model import Diagnostic
@@ -258,6 +261,13 @@ class _Emitter(HopperOps, DebugOps):
                     self._trigger_at = None
         self._marking = self.trace_mark if self.trace and not self.pdl else ""
         self.region(k.body, ())
+        cluster_code.finish(self)
+        cluster_code.cluster_attrs(self)
+        if self.smem_bytes + self.static_smem > MAX_SMEM_BYTES:
+            raise self.error(GPU_TILE_TOO_LARGE, k.span,
+                             f"the kernel needs {self.smem_bytes + self.static_smem} bytes of shared memory "
+                             f"(its cluster exchanges' {self.static_smem}), more than the GPU's {MAX_SMEM_BYTES}",
+                             "needs too much shared memory", "exchange smaller tiles")
         if trigger in ("late", "last") and self._trigger_at is None and self._trigger_loop is None:
             self.lines.append(pdl_code.TRIGGER)
         mb = min(k.source.min_blocks, 2048 // self.T)  # a bound the SM's threads can meet
@@ -284,6 +294,7 @@ class _Emitter(HopperOps, DebugOps):
             'target triple = "nvptx64-nvidia-cuda"',
             "@smem = external addrspace(3) global [0 x i8], align 1024",
             *globals_,
+            *self.cluster_bufs,
             *sorted(self.decls),
             "",
             f"define ptx_kernel void @{name}({', '.join(params)}) #0 {{",
@@ -346,6 +357,8 @@ class _Emitter(HopperOps, DebugOps):
                 self.env[r.id] = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
             case ir.LastBlock():
                 emit_last_block(self, op)
+            case ir.ClusterGather():
+                cluster_code.emit_cluster_gather(self, op)
             case ir.QueuePull():
                 emit_queue_pull(self, op)
             case ir.QueueTake():

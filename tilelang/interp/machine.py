@@ -166,7 +166,7 @@ def cluster_members(grid: tuple[int, ...], cluster: Sequence[int]) -> list[list[
     `%cluster_ctarank`). The launch checked that the grid is a whole number
     of clusters along every axis (E0512)."""
     rank = len(grid)
-    cl = (tuple(cluster) + (1, 1, 1))[:rank]
+    cl = (*tuple(cluster), 1, 1, 1)[:rank]
     if any(g % c for g, c in zip(grid, cl, strict=True)):
         raise ValueError(f"grid {grid} is not a whole number of clusters {tuple(cl)}")
     starts = itertools.product(*(range(0, g, c) for g, c in zip(grid, cl, strict=True)))

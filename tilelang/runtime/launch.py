@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.codes import types as type_codes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
-from tilelang.cluster import shape_of as cluster_shape
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
 from tilelang.runtime.device import Device
@@ -285,7 +285,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     for spec, arg in zip(specs, args, strict=False):
         if spec.kind == "mut" and spec.name in groups:
             _check_group_grid(spec, arg, groups[spec.name], grid, grid_from, call_span, fail)
-    cluster = cluster_shape(kernel)
+    cluster = cluster_shape(kernel, env)
     if cluster is not None:
         _check_cluster_grid(kname, cluster, grid, grid_from, call_span, fail)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}

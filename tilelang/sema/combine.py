@@ -116,15 +116,17 @@ def rule_cluster_gather(tcx: CheckCx, cx: CallCx) -> Type:
                         .note("the blocks that exchange are the launch's thread-block clusters, whose shape "
                               "the kernel declares")
                         .with_help("put `#[cluster(x, y)]` on the kernel and call `cluster_gather` in its own body"))
-    blocks = shape3[0] * shape3[1] * shape3[2]
+    blocks = Dim.const(1)
+    for d in shape3:
+        blocks = blocks * (Dim.const(d) if isinstance(d, int) else Dim.var(d))
     e, ty = cx.args[0], cx.arg_tys[0]
     if isinstance(ty, UntypedInt | UntypedFloat):
         settle(tcx, e, I32 if isinstance(ty, UntypedInt) else F32)
         ty = I32 if isinstance(ty, UntypedInt) else F32
     if isinstance(ty, ScalarT):
-        return TileT(ty.dtype, (Dim.const(blocks),))
+        return TileT(ty.dtype, (blocks,))
     if isinstance(ty, TileT):
-        return TileT(ty.dtype, (Dim.const(blocks), *ty.shape))
+        return TileT(ty.dtype, (blocks, *ty.shape))
     if ty is ERROR:
         return ERROR
     return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`cluster_gather` exchanges a tile or a scalar", e.span,

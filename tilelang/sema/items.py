@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard, assert_never
 
+from tilelang.cluster import MAX_CLUSTER_BLOCKS
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
@@ -55,8 +56,6 @@ TUNABLE_HINTS = HINTS
 
 
 KNOWN_ATTRIBUTES = ("hints", "autotune", "allow", "cluster")
-# blocks a cluster may hold where every GPU places it (CUDA's portable size)
-MAX_CLUSTER_BLOCKS = 8
 
 
 # Type names from other languages, for "did you mean" on E0104.
@@ -353,7 +352,7 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
             _check_autotune(tcx, decl, attr)
             continue
         if attr.name.name == "cluster":
-            shape = _cluster(tcx, attr, "cluster" in hints)
+            shape = _cluster(tcx, decl, attr, "cluster" in hints)
             if shape is not None:
                 hints["cluster"] = shape
             continue
@@ -397,21 +396,27 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
     return hints
 
 
-def _cluster(tcx: CheckCx, attr: ast.Attribute, again: bool) -> tuple[int, int, int] | None:
+def _cluster(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute, again: bool) -> tuple[int | str, ...] | None:
     """`#[cluster(x)]`, `#[cluster(x, y)]` or `#[cluster(x, y, z)]`: the blocks
-    of one thread-block cluster along grid axes 0, 1, 2 (integer literals, at
-    most `MAX_CLUSTER_BLOCKS` blocks in all); padded with 1s."""
+    of one thread-block cluster along grid axes 0, 1, 2 (integer literals or
+    const generics of the kernel, at most `MAX_CLUSTER_BLOCKS` blocks in all:
+    a generic's value is checked by each instance's lowering); padded with 1s."""
     if again:
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a kernel has one `#[cluster(..)]`", attr.span, "a second cluster shape")
                  .with_help("remove one of them"))
         return None
-    help_ = "write the blocks of a cluster along grid axes 0, 1, 2 as integer literals, e.g. `#[cluster(1, 8)]`"
+    help_ = ("write the blocks of a cluster along grid axes 0, 1, 2 as integer literals or const generics, "
+             "e.g. `#[cluster(1, 8)]`")
     if not 1 <= len(attr.args) <= 3 or any(a.name is not None for a in attr.args):
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`#[cluster(..)]` takes one to three integer literals",
                          attr.span, "not a cluster shape").with_help(help_))
         return None
-    dims: list[int] = []
+    dims: list[int | str] = []
+    consts = {g.name.name for g in decl.generics if g.is_const}
     for a in attr.args:
+        if isinstance(a.value, ast.Name) and a.value.ident.name in consts:
+            dims.append(a.value.ident.name)
+            continue
         if not isinstance(a.value, ast.IntLit) or a.value.value <= 0:
             tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a cluster dimension is a positive integer literal",
                              a.value.span, "not a positive literal").with_help(help_))
@@ -419,7 +424,7 @@ def _cluster(tcx: CheckCx, attr: ast.Attribute, again: bool) -> tuple[int, int, 
         dims.append(a.value.value)
     total = 1
     for d in dims:
-        total *= d
+        total *= d if isinstance(d, int) else 1
     if total > MAX_CLUSTER_BLOCKS:
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"a cluster of {total} blocks is more than the "
                          f"{MAX_CLUSTER_BLOCKS} every GPU can place", attr.span, f"{total} blocks")
@@ -427,7 +432,7 @@ def _cluster(tcx: CheckCx, attr: ast.Attribute, again: bool) -> tuple[int, int, 
                        f"room for {MAX_CLUSTER_BLOCKS}")
                  .with_help(f"use at most {MAX_CLUSTER_BLOCKS} blocks a cluster, and give each more work"))
         return None
-    return (dims + [1, 1])[0], (dims + [1, 1, 1])[1], (dims + [1, 1, 1])[2]
+    return tuple([*dims, 1, 1, 1][:3])
 
 
 def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None:

@@ -143,6 +143,11 @@ class EmitterCore:
         # (barriers at the end, start, end) of the last reduction's scratch buffer while
         # it is the latest shared-memory user in straight-line code (`codegen/reduce.py`)
         self._red_mark: tuple[int, int, int] | None = None
+        # `ClusterGather` (`codegen/cluster.py`): its static shared buffers (module
+        # globals), their bytes, and whether an arrive awaits its wait
+        self.cluster_bufs: list[str] = []
+        self.static_smem = 0
+        self.cluster_pending = False
 
     # -- basic emission -------------------------------------------------------
     def tmp(self) -> str:

@@ -29,3 +29,7 @@ GPU_SCHEDULE_REFUSED = define(
 CUDA_ERROR = define(
     "E0610", "cuda-error", "the CUDA driver reported an error while running a program on the GPU"
 )
+GPU_ARCH_FEATURE = define(
+    "E0605", "gpu-arch-feature",
+    "a kernel uses a feature that the target GPU architecture lacks (thread-block clusters before sm_90)",
+)

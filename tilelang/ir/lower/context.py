@@ -63,6 +63,7 @@ class LowerCx:
         self.tensors: dict[str, TensorRef] = {}
         self.inline_depth = 0
         self.grid_rank = 1
+        self.cluster: tuple[int, int, int] | None = None  # `#[cluster(..)]` of this instance
         # Defence in depth: refuse (ICE) what the ownership checker must have
         # refused (`views.refuse`); off only for programs run unchecked on purpose.
         self.defend = True

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tilelang.cluster import shape_of as cluster_shape
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
@@ -107,7 +106,7 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
     if name == "last_block":
         return _last_block(cx, cx.const_int(vals[0], sp), sp)
     if name == "cluster_gather":
-        shape = cluster_shape(cx.decl)
+        shape = cx.cluster
         if shape is None:
             raise Unsupported(sp, "`cluster_gather` in a kernel without `#[cluster(..)]`")
         ty = cx.program.type_of(args[0].value)

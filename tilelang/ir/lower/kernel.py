@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tilelang.cluster import MAX_CLUSTER_BLOCKS
 from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
 from tilelang.diagnostics.codes.types import (
@@ -181,6 +182,13 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     if missing:
         raise ICE(f"lower_kernel: no value for const generic(s) {', '.join(missing)} "
                   f"of `{decl.name.name}`")
+    cx.cluster = cluster_shape(decl, generics)
+    if cx.cluster is not None and cx.cluster[0] * cx.cluster[1] * cx.cluster[2] > MAX_CLUSTER_BLOCKS:
+        n = cx.cluster[0] * cx.cluster[1] * cx.cluster[2]
+        attr = next(a for a in decl.attrs if a.name.name == "cluster")
+        raise TileError(_hint_error(
+            decl, inst, f"a cluster of {n} blocks is more than the {MAX_CLUSTER_BLOCKS} every GPU can place",
+            attr.span, f"{n} blocks in this instance", f"use at most {MAX_CLUSTER_BLOCKS} blocks a cluster"))
     pending_own: list[ir.TensorParam] = []
     for p in decl.params:
         ty = p.ty
@@ -230,7 +238,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
         cx.f.scopes[0][RET] = CVal(False, BOOL)
     lower_block(cx, decl.body)
     hints = _hints(cx, decl, inst)
-    cluster = cluster_shape(decl) or ()
+    cluster = cx.cluster or ()
     if cluster:  # the grid spans every axis a cluster spans
         cx.grid_rank = max(cx.grid_rank, 1 + max(d for d, c in enumerate(cluster) if c > 1 or d == 0))
     return cx.b.finish(grid_rank=cx.grid_rank, num_warps=hints.get("num_warps", 4),

@@ -61,6 +61,28 @@ PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
 )
 
 
+# Passes a `#[cluster(..)]` kernel skips: `block_order` renumbers the blocks
+# (a cluster is CUDA's, by launch position: the logical blocks of a cluster
+# must be the CTAs of one); the attention and GEMM pipelines give warps roles
+# that end apart and walk grids persistently, where a cluster barrier needs
+# every thread of every block of the cluster once, at the top level.
+CLUSTER_SKIPS = frozenset({"block_order", "attention", "pipeline"})
+
+
+def _refuse_clusters(kernel: ir.Kernel, arch: str) -> None:
+    from tilelang.backend.codegen.core import CodegenError
+    from tilelang.diagnostics.codes.codegen import GPU_ARCH_FEATURE
+    from tilelang.diagnostics.model import Diagnostic
+
+    sm = int("".join(ch for ch in arch.removeprefix("sm_") if ch.isdigit()) or 0)
+    if sm < 90:
+        raise CodegenError(
+            Diagnostic.error(GPU_ARCH_FEATURE, f"thread-block clusters need sm_90 or newer; the target is `{arch}`")
+            .primary(kernel.span, f"`#[cluster({', '.join(map(str, kernel.cluster))})]` on this kernel")
+            .note("clusters, their barrier and distributed shared memory are Hopper features")
+            .with_help("compile for `--arch sm_90` (or sm_90a), or run it on the CPU interpreter"))
+
+
 def lower_to_gpu(kernel: ir.Kernel, arch: str = "sm_80", facts: dict[str, TensorFacts] | None = None,
                  until: str | None = None) -> g.GpuKernel:
     """Run the passes on `kernel` for `arch`; `facts` None means the facts
@@ -69,7 +91,12 @@ def lower_to_gpu(kernel: ir.Kernel, arch: str = "sm_80", facts: dict[str, Tensor
         facts = {p.name: TensorFacts.assumed(p.rank) for p in kernel.tensor_params}
     ctx = PassContext(arch, facts)
     value: Any = kernel
+    clustered = isinstance(kernel, ir.Kernel) and bool(kernel.cluster)
+    if clustered:
+        _refuse_clusters(kernel, arch)
     for name, fn in PASSES:
+        if clustered and name in CLUSTER_SKIPS:
+            continue
         value = fn(value, ctx)
         if name == until:
             break

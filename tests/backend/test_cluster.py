@@ -1,0 +1,225 @@
+"""Thread-block clusters (`#[cluster(..)]`, `let parts = cluster_gather(x);`):
+the PTX (cluster shape, the exchange's barriers, DSMEM reads) assembled by
+ptxas for sm_90a, sm_80 refused (E0605), llsim's refusal, and on a GPU the
+interpreter's results (the definition: a cluster's blocks exchange in one
+step) for every element type and cluster shape, eager and in a graph."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ptxas_report import assemble
+
+import tilelang
+from tilelang import driver
+
+RUN = Path(__file__).resolve().parents[1] / "run" / "cluster_gather.tile"
+
+# A decode-style merge: each block of a cluster along axis 1 holds a partial
+# (m, l, o) over its share of the keys; every block merges all of them and
+# stores its own columns of the result (each block's disjoint part).
+MERGE = """
+#[cluster(1, 1, C)]
+kernel fn merge<const G: i32, const D: i32, const DC: i32, const C: i32>(
+        out: &mut Tensor<f32, [1, G, DC]>, m: &Tensor<f32, [?, ?, ?]>, l: &Tensor<f32, [?, ?, ?]>,
+        o: &Tensor<f16, [?, ?, ?]>) {
+    let h = block_id(0);
+    let s = block_id(2);
+    let mi = m.partition([1, 1, G]).load([h, s, 0]).reshape([G]);
+    let li = l.partition([1, 1, G]).load([h, s, 0]).reshape([G]);
+    let oi = o.partition([1, G, D]).load([h, s, 0]).reshape([G, D]);
+    let ms = cluster_gather(mi);
+    let ls = cluster_gather(li);
+    let os = cluster_gather(oi);
+    let g = ms.max(0);
+    let w = exp(ms - g.reshape([1, G]));
+    let den = (ls * w).sum(0);
+    let num = (os as f32 * w.reshape([C, G, 1])).sum(0);
+    let mine = (num / den.reshape([G, 1])).reshape([G, C, DC]).permute([1, 0, 2]);
+    let col = where(arange::<i32>(C).reshape([C, 1, 1]) == s % C, mine, 0.0).sum(0);
+    out.store(col.reshape([1, G, DC]));
+}
+
+#[cluster(2)]
+kernel fn flags(z: &mut Tensor<i32, [4]>, x: &Tensor<f32, [?]>) {
+    let t = x.load_like(z);
+    let pos = cluster_gather(t > 0.0);
+    z.store(where(pos, 1, 0).sum(0));
+}
+"""
+
+
+def _ptx(src: Path | str, kernel: str, arch: str = "sm_90a") -> driver.CompileResult:
+    return driver.compile(src, "ptx", options=driver.Options(arch=arch, kernel=kernel))
+
+
+@pytest.mark.parametrize("kernel", ["row_softmax", "ranks"])
+def test_ptx_has_the_cluster_shape_barriers_and_dsmem_reads(kernel: str, tmp_path: Path) -> None:
+    r = _ptx(RUN, kernel)
+    assert r.ok, r.diagnostics
+    (art,) = r.output
+    text = art.text
+    shape = {"row_softmax": "1, 4, 1", "ranks": "2, 2, 1"}[kernel]
+    assert ".explicitcluster" in text and f".reqnctapercluster {shape}" in text
+    exchanges = {"row_softmax": 2, "ranks": 1}[kernel]
+    assert text.count("mapa.shared::cluster") >= exchanges
+    assert text.count("ld.shared::cluster") >= exchanges
+    # each exchange: arrive, wait, reads, arrive; a later exchange and the
+    # exit wait for the pending arrive: as many waits as arrives
+    assert text.count("barrier.cluster.arrive") == 2 * exchanges
+    assert text.count("barrier.cluster.wait") == 2 * exchanges
+    body = text[text.index(".entry"):]
+    assert body.rindex("barrier.cluster.wait") > body.rindex("ld.shared::cluster")
+    assert body.rindex("barrier.cluster.wait") > body.rindex("st.global")  # the exit's wait after the stores
+    if shutil.which("ptxas"):
+        assemble(text, "sm_90a", cubin=tmp_path / "k.cubin")
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+def test_merge_and_bool_exchanges_assemble(tmp_path: Path) -> None:
+    src = tmp_path / "merge.tile"
+    src.write_text(MERGE + """
+fn main() {
+    let m = zeros::<f32>([2, 8, 4]);
+    let l = ones::<f32>([2, 8, 4]);
+    let o = zeros::<f16>([2, 8 * 4, 128]);
+    let mut out = zeros::<f32>([2, 4, 128]);
+    merge::<4, 128, 16, 8>(out.partition([1, 4, 16]), &m, &l, &o).sync();
+    let x = ones::<f32>([16]);
+    let mut z = zeros::<i32>([16]);
+    flags(z.partition([4]), &x).sync();
+}
+""", encoding="utf-8")
+    for kernel in ("merge", "flags"):
+        r = _ptx(src, kernel)
+        assert r.ok, r.diagnostics
+        for art in r.output:
+            assert "ld.shared::cluster" in art.text
+            assemble(art.text, "sm_90a", cubin=tmp_path / f"{kernel}.cubin")
+
+
+def test_sm80_refuses_clusters() -> None:
+    r = _ptx(RUN, "ranks", arch="sm_80")
+    assert not r.ok
+    (d,) = [d for d in r.diagnostics if d.severity.value == "error"]
+    assert d.code == "E0605" and "sm_90" in d.message
+
+
+def test_llsim_refuses_clusters() -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from llsim import SimDevice, Unsupported
+
+    from tilelang.ir.lower import lower_kernel
+
+    prog = driver.check(RUN).context.outputs["checked"].program
+    kir = lower_kernel(prog, "ranks", {}, {})
+    with pytest.raises(Unsupported, match="clusters"):
+        SimDevice().run(kir, (2, 2), [np.zeros((2, 8), np.int32)])
+
+
+def _merge_inputs(heads: int, c: int, g: int, d: int, seed: int = 0):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((heads, c, g)).astype(np.float32)
+    m[:, 0, 0] = -np.inf  # a share that saw no key (its weight is 0)
+    ls = (rng.random((heads, c, g)) + 0.5).astype(np.float32)
+    o = rng.standard_normal((heads, c * g, d)).astype(np.float32)
+    return m, ls, o
+
+
+def _merge_reference(m, ls, o, g: int, d: int):  # type: ignore[no-untyped-def]
+    heads, c, _ = m.shape
+    o = o.reshape(heads, c, g, d).astype(np.float64)
+    gm = m.max(axis=1, keepdims=True)
+    w = np.exp(m - gm)
+    den = (ls * w).sum(axis=1)
+    return (o * w[..., None]).sum(axis=1) / den[..., None]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("c", [2, 4, 8])
+def test_gpu_agrees_with_the_interpreter(c: int) -> None:
+    import tilelang.testing as tt
+    from tilelang import partition as P
+
+    mod = tilelang.compile(MERGE)
+    g, d = 4, 128
+    m, ls, o = _merge_inputs(3, c, g, d, seed=c)
+    ob = o.astype(np.float16)
+    out = np.zeros((3, g, d), np.float32)
+    res = tt.compare(mod.merge[g, d, d // c, c], P(out, [1, g, d // c]), m, ls, ob, rtol=2e-5, atol=2e-5)
+    want = _merge_reference(m, ls, ob.astype(np.float32), g, d)
+    np.testing.assert_allclose(res["gpu"][0], want, rtol=1e-4, atol=1e-4)
+    x = np.where(np.arange(64) % 3 == 0, 1.0, -1.0).astype(np.float32)
+    tt.compare(mod.flags, P(np.zeros(64, np.int32), [4]), x)
+    runm = tilelang.load(RUN)
+    for dev in ("gpu",):
+        xr = (np.arange(96, dtype=np.float32).reshape(3, 32) * 0.25)
+        tt.compare(runm.row_softmax, P(np.zeros((3, 32), np.float32), [1, 8]), xr, rtol=1e-5, atol=1e-6)
+        tt.compare(runm.ranks, P(np.zeros((4, 8), np.int32), [1, 4]))
+        del dev
+
+
+@pytest.mark.gpu
+def test_gpu_cluster_launches_in_a_graph_and_repeatedly() -> None:
+    from tilelang import partition as P
+
+    torch = pytest.importorskip("torch")
+
+    runm = tilelang.load(RUN)
+    z = torch.zeros((64, 8), dtype=torch.int32, device="cuda")
+    for _ in range(2000):  # the fast launcher, whole clusters every time
+        runm.ranks(P(z, [1, 4])).sync()
+    torch.cuda.synchronize()
+    ids = z.cpu().numpy()
+    # block (i, j) stores the ids of its cluster's blocks (i // 2 * 2 + a, b), rank a + 2 b
+    exp_ids = np.zeros((64, 8), np.int64)
+    for r in range(64):
+        base = r // 2 * 2
+        exp_ids[r, :] = [10 * (base + a) + b for b in (0, 1) for a in (0, 1)] * 2
+    np.testing.assert_array_equal(ids, exp_ids)
+    z.zero_()
+    with tilelang.graph() as gr:
+        runm.ranks(P(z, [1, 4])).sync()
+    assert int(z.abs().sum()) == 0  # captured, not run
+    gr.replay()
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(z.cpu().numpy(), exp_ids)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("trigger", ["late", "entry"])
+def test_gpu_cluster_kernel_under_pdl(trigger: str) -> None:
+    """Programmatic dependent launch (cuLaunchKernelEx with its attribute) of a
+    kernel whose cluster shape is compiled in (`.reqnctapercluster`)."""
+    import tilelang.testing as tt
+    from tilelang import partition as P
+    from tilelang.runtime import cuda_pdl
+
+    runm = tilelang.load(RUN)
+    old = cuda_pdl.set_pdl(True, trigger)
+    try:
+        xr = np.arange(96, dtype=np.float32).reshape(3, 32) * 0.25
+        for _ in range(3):
+            tt.compare(runm.row_softmax, P(np.zeros((3, 32), np.float32), [1, 8]), xr, rtol=1e-5, atol=1e-6)
+    finally:
+        cuda_pdl.set_pdl(old, "late", False)
+
+
+@pytest.mark.parametrize("c", [2, 8])
+def test_interpreter_merge_matches_numpy(c: int) -> None:
+    """The interpreter's exchange (the definition) is the flash-decoding merge's."""
+    import tilelang.testing as tt
+    from tilelang import partition as P
+
+    mod = tilelang.compile(MERGE)
+    g, d = 4, 128
+    m, ls, o = _merge_inputs(2, c, g, d, seed=c)
+    ob = o.astype(np.float16)
+    res = tt.compare(mod.merge[g, d, d // c, c], P(np.zeros((2, g, d), np.float32), [1, g, d // c]), m, ls, ob,
+                     devices=("cpu",))
+    want = _merge_reference(m, ls, ob.astype(np.float32), g, d)
+    np.testing.assert_allclose(res["cpu"][0], want, rtol=1e-5, atol=1e-5)

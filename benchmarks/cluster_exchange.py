@@ -80,7 +80,7 @@ def reference(m, ls, o):  # type: ignore[no-untyped-def]
 
 
 def check() -> int:
-    mod = tilelang.compile(SRC)
+    mod = tilelang.compile(SRC, device="gpu")
     bad = 0
     for c in (2, 4, 8):
         m, ls, o = inputs(5, c, c)

@@ -66,15 +66,22 @@ def test_ptx_has_the_cluster_shape_barriers_and_dsmem_reads(kernel: str, tmp_pat
     shape = {"row_softmax": "1, 4, 1", "ranks": "2, 2, 1"}[kernel]
     assert ".explicitcluster" in text and f".reqnctapercluster {shape}" in text
     exchanges = {"row_softmax": 2, "ranks": 1}[kernel]
-    assert text.count("mapa.shared::cluster") >= exchanges
-    assert text.count("ld.shared::cluster") >= exchanges
-    # each exchange: arrive, wait, reads, arrive; a later exchange and the
-    # exit wait for the pending arrive: as many waits as arrives
-    assert text.count("barrier.cluster.arrive") == 2 * exchanges
-    assert text.count("barrier.cluster.wait") == 2 * exchanges
+    blocks = {"row_softmax": 4, "ranks": 4}[kernel]
+    # each block pushes its value into every block's buffer (posted remote
+    # stores), then the cluster barrier, then local reads
+    assert text.count("mapa.shared::cluster") >= exchanges * blocks
+    assert text.count("st.shared::cluster") >= exchanges * blocks
+    assert "ld.shared::cluster" not in text
+    # the entry's relaxed arrive (started), each exchange's release arrive; a
+    # wait for each: the first exchange's before its pushes
+    assert text.count("barrier.cluster.arrive.relaxed") == 1
+    assert text.count("barrier.cluster.arrive") == 1 + exchanges
+    assert text.count("barrier.cluster.wait") == 1 + exchanges
     body = text[text.index(".entry"):]
-    assert body.rindex("barrier.cluster.wait") > body.rindex("ld.shared::cluster")
-    assert body.rindex("barrier.cluster.wait") > body.rindex("st.global")  # the exit's wait after the stores
+    assert body.index("barrier.cluster.arrive.relaxed") < body.index("barrier.cluster.wait") \
+        < body.index("st.shared::cluster")
+    assert body.rindex("st.shared::cluster") < body.rindex("barrier.cluster.arrive;") \
+        < body.rindex("barrier.cluster.wait") < body.rindex("st.global")
     if shutil.which("ptxas"):
         assemble(text, "sm_90a", cubin=tmp_path / "k.cubin")
 
@@ -98,7 +105,7 @@ fn main() {
         r = _ptx(src, kernel)
         assert r.ok, r.diagnostics
         for art in r.output:
-            assert "ld.shared::cluster" in art.text
+            assert "st.shared::cluster" in art.text
             assemble(art.text, "sm_90a", cubin=tmp_path / f"{kernel}.cubin")
 
 

@@ -192,7 +192,7 @@ class _Emitter(HopperOps, DebugOps):
             params.append(f"ptr addrspace(1) align 4 {ARRIVE}")
             self.slots.append(ParamSlot("ptr", "", f"queue:{queue.axis}"))
 
-        self._entry_lines: list[str] = []
+        self._entry_lines: list[str] = cluster_code.entry(self)
         self._tidv: set[int] = set()
         self.declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()")
         for p in k.scalar_params:

@@ -17,6 +17,7 @@ defines it, with diagnostics located in that file. Two halves:
     may do with its own tile and its inputs (codes E04xx, `codes/kernel.py`);
     `combine.py`: the rules of `if last_block(axis) { .. }` (E0409-E0411).
     `queue.py`: the rules of `for s in queue(axis) { .. }` (E0412-E0414).
+    `cluster.py`: the rules of `let p = cluster_gather(x);` (E0415).
 
 Invariant: the checker never raises for a user error and never prints.
 """

@@ -21,8 +21,11 @@ elements), one an exchange, written only by the pushes of exchange k, so
 nothing races with them, and once a block has passed exchange k's wait no
 other block touches its shared memory again: a block may exit at once. (A
 first version had each block read the others' copies, `ld.shared::cluster`
-an element: on the H200 its dependent round trips made a merge of 8 blocks'
-2 KB records 1.7x slower than reading them from global memory, RESULTS.md.)
+an element, and wait for the cluster again before it exited. Measured on the
+H200, RESULTS.md (h15c, 2026-12-04): neither form is faster than reading
+the same records from global memory in a merge of 8 blocks' 2 KB records:
+6.7 us pulled, 7.2 pushed, 3.2-4.0 global, a cost that grows with the
+clusters in flight, not yet explained.)
 The checker (`ownership/cluster.py`) proves that every block reaches each
 exchange once, in order, at the top level of the kernel; the kernel carries
 `"nvvm.cluster_dim"` (`.reqnctapercluster`), so a plain `cuLaunchKernel`

@@ -16,6 +16,7 @@ from tilelang.diagnostics.codes import kernel as K
 from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
+from tilelang.sema.kernel import check_tile_limits
 from tilelang.sema.types import (
     BOOL,
     ERROR,
@@ -126,7 +127,10 @@ def rule_cluster_gather(tcx: CheckCx, cx: CallCx) -> Type:
     if isinstance(ty, ScalarT):
         return TileT(ty.dtype, (blocks,))
     if isinstance(ty, TileT):
-        return TileT(ty.dtype, (blocks, *ty.shape))
+        shape = (blocks, *ty.shape)
+        if not check_tile_limits(tcx, shape, cx.span, cx.fx.kernel_name):
+            return ERROR
+        return TileT(ty.dtype, shape)
     if ty is ERROR:
         return ERROR
     return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`cluster_gather` exchanges a tile or a scalar", e.span,

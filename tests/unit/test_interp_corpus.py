@@ -63,7 +63,11 @@ def synthetic_args(k: ir.Kernel) -> tuple[list[Any], tuple[int, ...]]:
             continue
         if p.mutable:
             assert p.tile_shape is not None
-            dims = tuple(t * 2 + 1 for t in p.tile_shape)  # a partial edge tile
+            cl = (*k.cluster, 1, 1, 1)
+            if k.cluster:  # whole clusters (the launch's rule, E0512), two along each axis
+                dims = tuple(t * 2 * c - (1 if t > 1 else 0) for t, c in zip(p.tile_shape, cl, strict=False))
+            else:
+                dims = tuple(t * 2 + 1 for t in p.tile_shape)  # a partial edge tile
             grid = grid or tuple(-(-d // t) for d, t in zip(dims, p.tile_shape, strict=True))
         else:
             dims = tuple(37 if d is None else d for d in p.dims)

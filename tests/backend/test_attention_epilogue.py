@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from llsim import SimDevice
+from test_attention_pipeline import whole_tiles  # noqa: F401
 
 from tilelang import driver
 from tilelang.backend import emit_llvm, lower_gpu
@@ -114,6 +115,7 @@ def _zero_selects(k, facts) -> int:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(("bm", "bn", "d"), [(128, 128, 128), (128, 128, 64), (64, 64, 64)])
+@pytest.mark.usefixtures("whole_tiles")
 def test_the_never_ran_zeros_are_dropped_where_the_epilogue_discards_them(bm: int, bn: int, d: int,  # type: ignore[no-untyped-def]
                                                                          monkeypatch) -> None:
     """std's epilogue, `where(m > MASKED, acc / l, 0)`, discards the

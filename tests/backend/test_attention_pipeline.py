@@ -26,6 +26,14 @@ from tilelang.backend.gpu.printer import print_gpu_kernel
 USER = (Path(__file__).parent / "programs" / "user_attention.tile").read_text()
 
 
+@pytest.fixture
+def whole_tiles(monkeypatch):  # type: ignore[no-untyped-def]
+    """The split-KV last round off (`TILEC_ATTN_SPLIT=0`): for tests that read the whole-tile walk's text. The
+    split kernel (the default for D = 64) holds a copy of that walk beside the pieces' walk, so its text has two
+    key loops and two epilogues; test_attention_split checks the copy's key loop is this kernel's."""
+    monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
+
+
 def _std(kernel: str, dt: str, bm: int, bn: int, d: int):  # type: ignore[no-untyped-def]
     lse = f"lse.partition([1, {bm}]), " if kernel.endswith("lse") else ""
     src = (f"use std::attention::{kernel};\nfn main() {{ let q = zeros::<{dt}>([2, 64, {d}]);"
@@ -122,6 +130,7 @@ def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn,
     assert "C7515" not in r and "serialized" not in r, r.text
 
 
+@pytest.mark.usefixtures("whole_tiles")
 def test_the_last_iteration_is_peeled_where_the_registers_allow(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The overlapped loop runs every key block but the last, which follows it
     with its P V alone (no S of a next block), where S, O and P fit the
@@ -145,6 +154,7 @@ def test_the_last_iteration_is_peeled_where_the_registers_allow(monkeypatch) -> 
 
 
 @pytest.mark.parametrize("setting", [None, "0", "1"])
+@pytest.mark.usefixtures("whole_tiles")
 def test_the_peel_follows_its_switch(setting: str | None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from tilelang.backend.gpu.passes.attention_loop import PEEL_DEFAULT
 
@@ -225,6 +235,7 @@ def test_the_rotated_loop_carries_its_stages(top: str, monkeypatch) -> None:  # 
 
 @pytest.mark.parametrize(("bn", "d", "setting"), [(128, 128, None), (128, 64, None), (64, 256, None),
                                                   (128, 128, "0"), (128, 64, "1"), (64, 256, "1")])
+@pytest.mark.usefixtures("whole_tiles")
 def test_the_loop_is_rotated_by_default_where_rows_are_128_wide(bn: int, d: int, setting: str | None,  # type: ignore[no-untyped-def]
                                                                 monkeypatch) -> None:
     """`TILEC_ATTN_ROTATE` unset ("auto"): the rotated loop at D = 128 (no S
@@ -323,6 +334,7 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
                          [("overlap+rotate", 2, 2, 150, 200, 64), ("overlap+rotate", 1, 2, 150, 40, 64),
                           ("overlap", 2, 1, 150, 200, 64), ("overlap+rotate", 2, 1, 300, 200, 128)],
                          ids=["rotate_two_ctas", "rotate_rows_see_nothing", "overlap_two_ctas", "rotate_two_warpgroups"])
+@pytest.mark.usefixtures("whole_tiles")
 def test_the_tile_boundary_switches_in_the_simulator(schedule: str, ctas: int, bh: int, sq: int, sk: int, bm: int,  # type: ignore[no-untyped-def]
                                                      monkeypatch) -> None:
     """`TILEC_ATTN_QEARLY=1` (the rotated loop's last iteration releases Q

@@ -11,13 +11,14 @@ import shutil
 
 import pytest
 from ptxas_report import assemble
-from test_attention_pipeline import _facts, _run_lse_and_check, _schedule, _std
+from test_attention_pipeline import _facts, _run_lse_and_check, _schedule, _std, whole_tiles  # noqa: F401
 
 from tilelang.backend import emit_ptx
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
 @pytest.mark.parametrize(("dt", "d"), [("f16", 128), ("bf16", 64)])
+@pytest.mark.usefixtures("whole_tiles")
 def test_sixteen_byte_row_stores_assemble(tmp_path, dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_STORE16", "1")
     ptx = emit_ptx(_std("flash_attention", dt, 128, 128, d), "sm_90a", _facts("oqkv", 3))
@@ -42,6 +43,7 @@ def test_sixteen_byte_row_stores_in_the_simulator(schedule: str, bm: int, sq: in
 @pytest.mark.parametrize(("setting", "d", "v4_stores"),
                          [(None, 128, 8), (None, 64, 0), ("auto", 128, 8), ("0", 128, 0), ("1", 64, 4)],
                          ids=["default_d128", "default_d64", "auto_d128", "off_d128", "on_d64"])
+@pytest.mark.usefixtures("whole_tiles")
 def test_sixteen_byte_stores_by_default_only_for_rows_of_128(setting: str | None, d: int, v4_stores: int,  # type: ignore[no-untyped-def]
                                                              monkeypatch) -> None:
     """The default ("auto") takes the 16-byte stores for rows of 128 columns or more (measured faster

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_attention_pipeline import _facts, _reference, _schedule, _std
+from test_attention_pipeline import _facts, _reference, _schedule, _std, whole_tiles  # noqa: F401
 
 from tilelang.backend import lower_gpu
 from tilelang.backend.gpu.printer import print_gpu_kernel
@@ -23,6 +23,7 @@ def _loop(text: str) -> str:
 
 
 @pytest.mark.parametrize(("vote", "d"), [("1", 64), ("0", 64), (None, 64), (None, 128), ("1", 128)])
+@pytest.mark.usefixtures("whole_tiles")
 def test_the_vote_comes_before_the_spin_and_the_wait(vote: str | None, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """On ("1"; unset: "auto", where the value rows are 64 wide) the vote before the spin, the rescale in a
     branch on it; off, none."""

@@ -34,6 +34,7 @@ launches whole clusters (the launch checked the grid, E0512).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tilelang.backend.codegen.llvm_types import smem_size, smem_ty
@@ -52,13 +53,6 @@ def cluster_attrs(em: Any) -> None:
     c = em.k.source.cluster
     if c:
         em.fn_attrs.append(f'"nvvm.cluster_dim"="{c[0]},{c[1]},{c[2]}"')
-
-
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def arrive(em: Any) -> None:
@@ -83,7 +77,7 @@ def entry(em: Any) -> list[str]:
 
 def emit_cluster_gather(em: Any, op: ir.ClusterGather) -> None:
     x, r = op.x, op.result
-    n = _numel(x.shape)
+    n = math.prod(x.shape)
     blocks = r.shape[0]
     size = smem_size(x.dtype)
     nbytes = -(-(blocks * n * size) // 16) * 16
@@ -111,19 +105,9 @@ def emit_cluster_gather(em: Any, op: ir.ClusterGather) -> None:
     if x.shape:
         lay = em.lay(x)
         slots = em.tile(x)
-        owner = lay.owner(em)  # a replicated element is pushed by one of its copies
-        for k in range(lay.K):
-            valid = em.and_all([owner, em.chunk_valid(lay, k)])
-            after = None
-            if valid is not None:
-                body, after = em.new_label("cg_w"), em.new_label("cg_wj")
-                em.cbr(valid, body, after)
-                em.label(body)
+        for k in em.owned_chunks(lay, "cg_w"):  # a replicated element is pushed by one of its copies
             for j in range(lay.V):
                 push(em.flat(lay, k, j), slots[k * lay.V + j])
-            if after is not None:
-                em.br(after)
-                em.label(after)
     else:
         body, after = em.new_label("cg_w"), em.new_label("cg_wj")
         em.cbr(em.emit("icmp eq i32 %tid, 0"), body, after)

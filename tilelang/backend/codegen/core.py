@@ -14,6 +14,7 @@ debug), each calling only what the parts below it define.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tilelang.backend.codegen.llvm_types import (
@@ -353,14 +354,7 @@ class EmitterCore:
         (`as16` = "half"/"bfloat": as 16-bit floats, for `ldmatrix`)."""
         lay = self.lay(x)
         slots = self.tile(x) if x.shape else None
-        owner = lay.owner(self)  # replicated data: one copy writes (no write-write race)
-        for k in range(lay.K):
-            valid = self.and_all([owner, self.chunk_valid(lay, k)])
-            after = None
-            if valid is not None:
-                body, after = self.new_label("sw"), self.new_label("swj")
-                self.cbr(valid, body, after)
-                self.label(body)
+        for k in self.owned_chunks(lay, "sw"):
             for j in range(lay.V):
                 val = slots[k * lay.V + j] if slots is not None else self.scalar(x)
                 if as16 is not None:
@@ -370,6 +364,20 @@ class EmitterCore:
                     self.stmt(f"store {as16} {h}, ptr addrspace(3) {ptr}, align 2")
                     continue
                 self.smem_store(byte_off, x.dtype, self.flat(lay, k, j), val)
+
+    def owned_chunks(self, lay: Layout, hint: str) -> Iterator[int]:
+        """The chunks k of `lay` this thread writes, each emitted under a
+        branch on its validity (live lanes, and one owner of replicated data:
+        no write-write race); the caller emits the chunk's writes per k."""
+        owner = lay.owner(self)
+        for k in range(lay.K):
+            valid = self.and_all([owner, self.chunk_valid(lay, k)])
+            after = None
+            if valid is not None:
+                body, after = self.new_label(hint), self.new_label(hint + "j")
+                self.cbr(valid, body, after)
+                self.label(body)
+            yield k
             if after is not None:
                 self.br(after)
                 self.label(after)

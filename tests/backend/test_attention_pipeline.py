@@ -62,22 +62,26 @@ def _reference(q, k, v, scale, causal):  # type: ignore[no-untyped-def]
 
 
 def _run_lse_and_check(k, facts, grid, bh: int, hkv: int, sq: int, sk: int, d: int,  # type: ignore[no-untyped-def]
-                       causal: bool, seed: int) -> None:
+                       causal: bool, seed: int, q_scale: float = 1.0) -> SimDevice:
     """`flash_attention_lse` kernel `k` in the simulator on fresh inputs (bh
-    query heads over hkv key/value heads, outputs preset to NaN) against
-    `_reference`: rows that see no key give zeros and lse MASKED * ln 2."""
+    query heads over hkv key/value heads, q times `q_scale`, outputs preset
+    to NaN) against `_reference`: rows that see no key give zeros and lse
+    MASKED * ln 2. Returns the simulator (its split records, for one)."""
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((bh, sq, d)).astype(np.float16)
+    q = rng.standard_normal((bh, sq, d))
+    q = (q * q_scale if q_scale != 1.0 else q).astype(np.float16)
     kk, v = (rng.standard_normal((hkv, sk, d)).astype(np.float16) for _ in range(2))
     o = np.full((bh, sq, d), np.nan, np.float16)
     lse = np.full((bh, sq), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, grid, [o, lse, q, kk, v, np.float32(0.125), causal], facts)
+    dev = SimDevice("sm_90a")
+    dev.run(k, grid, [o, lse, q, kk, v, np.float32(0.125), causal], facts)
     for b in range(bh):
         ref, lref = _reference(q[b], kk[b * hkv // bh], v[b * hkv // bh], 0.125, causal)
         seen = np.isfinite(lref)
         np.testing.assert_allclose(o[b][seen].astype(np.float64), ref[seen], atol=3e-3, rtol=1e-2)
         np.testing.assert_allclose(lse[b][seen], lref[seen], atol=1e-3, rtol=1e-4)
         assert (o[b][~seen] == 0).all() and (lse[b][~seen] < -1e29).all()
+    return dev
 
 
 def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:

@@ -52,44 +52,7 @@ kernel fn flags(z: &mut Tensor<i32, [4]>, x: &Tensor<f32, [?]>) {
 }
 """
 
-
-def _ptx(src: Path | str, kernel: str, arch: str = "sm_90a") -> driver.CompileResult:
-    return driver.compile(src, "ptx", options=driver.Options(arch=arch, kernel=kernel))
-
-
-@pytest.mark.parametrize("kernel", ["row_softmax", "ranks"])
-def test_ptx_has_the_cluster_shape_barriers_and_dsmem_reads(kernel: str, tmp_path: Path) -> None:
-    r = _ptx(RUN, kernel)
-    assert r.ok, r.diagnostics
-    (art,) = r.output
-    text = art.text
-    shape = {"row_softmax": "1, 4, 1", "ranks": "2, 2, 1"}[kernel]
-    assert ".explicitcluster" in text and f".reqnctapercluster {shape}" in text
-    exchanges = {"row_softmax": 2, "ranks": 1}[kernel]
-    blocks = {"row_softmax": 4, "ranks": 4}[kernel]
-    # each block pushes its value into every block's buffer (posted remote
-    # stores), then the cluster barrier, then local reads
-    assert text.count("mapa.shared::cluster") >= exchanges * blocks
-    assert text.count("st.shared::cluster") >= exchanges * blocks
-    assert "ld.shared::cluster" not in text
-    # the entry's relaxed arrive (started), each exchange's release arrive; a
-    # wait for each: the first exchange's before its pushes
-    assert text.count("barrier.cluster.arrive.relaxed") == 1
-    assert text.count("barrier.cluster.arrive") == 1 + exchanges
-    assert text.count("barrier.cluster.wait") == 1 + exchanges
-    body = text[text.index(".entry"):]
-    assert body.index("barrier.cluster.arrive.relaxed") < body.index("barrier.cluster.wait") \
-        < body.index("st.shared::cluster")
-    assert body.rindex("st.shared::cluster") < body.rindex("barrier.cluster.arrive;") \
-        < body.rindex("barrier.cluster.wait") < body.rindex("st.global")
-    if shutil.which("ptxas"):
-        assemble(text, "sm_90a", cubin=tmp_path / "k.cubin")
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
-def test_merge_and_bool_exchanges_assemble(tmp_path: Path) -> None:
-    src = tmp_path / "merge.tile"
-    src.write_text(MERGE + """
+_MERGE_MAIN = """
 fn main() {
     let m = zeros::<f32>([2, 8, 4]);
     let l = ones::<f32>([2, 8, 4]);
@@ -100,12 +63,82 @@ fn main() {
     let mut z = zeros::<i32>([16]);
     flags(z.partition([4]), &x).sync();
 }
-""", encoding="utf-8")
+"""
+
+
+def _ptx(src: Path | str, kernel: str, arch: str = "sm_90a") -> driver.CompileResult:
+    return driver.compile(src, "ptx", options=driver.Options(arch=arch, kernel=kernel))
+
+
+@pytest.mark.parametrize("kernel", ["row_softmax", "ranks"])
+def test_ptx_has_the_cluster_shape_barriers_and_dsmem_pushes(kernel: str, tmp_path: Path) -> None:
+    r = _ptx(RUN, kernel)
+    assert r.ok, r.diagnostics
+    (art,) = r.output
+    text = art.text
+    shape = {"row_softmax": "1, 4, 1", "ranks": "2, 2, 1"}[kernel]
+    assert ".explicitcluster" in text and f".reqnctapercluster {shape}" in text
+    assert ".version 8.1" in text  # st.async needs PTX ISA 8.1
+    exchanges = {"row_softmax": 2, "ranks": 1}[kernel]
+    body = text[text.index(".entry"):]
+    # the entry: one mbarrier an exchange, published to the cluster, then the
+    # relaxed arrive; one cluster wait (the first exchange's), no release
+    # barrier.cluster.arrive anywhere (ptxas makes its release a MEMBAR.ALL.GPU)
+    assert body.count("mbarrier.init.shared::cta.b64") == exchanges
+    assert body.count("barrier.cluster.arrive.relaxed") == 1
+    assert body.count("barrier.cluster.arrive") == 1
+    assert body.count("barrier.cluster.wait") == 1
+    assert "st.shared::cluster" not in body and "ld.shared::cluster" not in body
+    # each exchange: its expected bytes, 16-byte async pushes that complete
+    # bytes on the peer's barrier, a cluster-scope acquiring wait
+    assert body.count("mbarrier.arrive.expect_tx") == exchanges
+    assert body.count("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32") >= exchanges
+    assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32" not in body
+    assert body.count("mbarrier.try_wait.parity.acquire.cluster") == exchanges
+    assert body.index("fence.mbarrier_init.release.cluster") < body.index("barrier.cluster.arrive.relaxed") \
+        < body.index("barrier.cluster.wait") < body.index("st.async")
+    assert body.rindex("st.async") < body.rindex("mbarrier.try_wait") < body.rindex("st.global")
+    if shutil.which("ptxas"):
+        assemble(text, "sm_90a", cubin=tmp_path / "k.cubin")
+
+
+def test_the_exchange_waits_where_its_result_is_first_read() -> None:
+    """Three exchanges of inputs loaded up front: every push before the first
+    wait, so the three records travel together (one exchange's latency, not
+    three in a row)."""
+    r = driver.compile(MERGE + _MERGE_MAIN, "ptx", options=driver.Options(arch="sm_90a", kernel="merge"))
+    assert r.ok, r.diagnostics
+    body = r.output[0].text
+    body = body[body.index(".entry"):]
+    assert body.count("mbarrier.try_wait.parity.acquire.cluster") == 3
+    assert body.rindex("st.async") < body.index("mbarrier.try_wait")
+    assert body.rindex("ld.global") < body.index("barrier.cluster.wait")  # the loads issued first
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None or shutil.which("nvdisasm") is None,
+                    reason="ptxas or nvdisasm is not installed")
+def test_sass_of_the_exchange_has_no_gpu_fence(tmp_path: Path) -> None:
+    """What the PTX is for: no MEMBAR.ALL.GPU (a release at cluster scope), 16-byte
+    remote stores (STAS.128) and transaction barriers."""
+    import subprocess
+
+    r = driver.compile(MERGE + _MERGE_MAIN, "ptx", options=driver.Options(arch="sm_90a", kernel="merge"))
+    cubin = tmp_path / "m.cubin"
+    assemble(r.output[0].text, "sm_90a", cubin=cubin)
+    sass = subprocess.run(["nvdisasm", "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+    assert "MEMBAR" not in sass
+    assert "STAS.128" in sass and "SYNCS.PHASECHK.TRANS64" in sass
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+def test_merge_and_bool_exchanges_assemble(tmp_path: Path) -> None:
+    src = tmp_path / "merge.tile"
+    src.write_text(MERGE + _MERGE_MAIN, encoding="utf-8")
     for kernel in ("merge", "flags"):
         r = _ptx(src, kernel)
         assert r.ok, r.diagnostics
         for art in r.output:
-            assert "st.shared::cluster" in art.text
+            assert "st.async.shared::cluster" in art.text
             assemble(art.text, "sm_90a", cubin=tmp_path / f"{kernel}.cubin")
 
 

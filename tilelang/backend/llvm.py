@@ -323,6 +323,8 @@ class _Emitter(HopperOps, DebugOps):
                     self._pre_wait = frozenset()
                 if op is self._trigger_at:
                     self.lines.append(pdl_code.TRIGGER)
+                if self._depth == 1 and self.cluster_deferred:
+                    cluster_code.flush_before(self, op)  # an exchange's wait, deferred to its first reader
                 if (self._marking == "store1" and not self._marked and isinstance(op, ir.Store)
                         and self.role_tid == "%tid"):  # (a store thread 0's role makes)
                     self.trace_mark_here()

@@ -184,12 +184,22 @@ def prewarm(target: Target | None = None) -> None:
         _target_machine(t.arch, t.ptx_version, t.opt)
 
 
+def _ptx_version(target: Target, ll_text: str) -> str:
+    """The target's PTX ISA version, raised to 8.1 for a module that uses
+    `st.async` (the cluster exchange, `codegen/cluster.py`); the driver of
+    an sm_90 GPU accepts it (CUDA 12.1 and later)."""
+    v = target.ptx_version
+    if "st.async" in ll_text and int(v.removeprefix("+ptx")) < 81:
+        return "+ptx81"
+    return v
+
+
 def llvm_to_ptx(ll_text: str, target: Target, ir_opt: int | None = None) -> str:
     """Parse, verify, optimise (new PM, default<O`ir_opt`>, the target's level
     unless given) and print PTX (NVPTX codegen at the target's level)."""
     with _INIT_LOCK:
         llvm = _llvm()
-        tm = _target_machine(target.arch, target.ptx_version, target.opt)
+        tm = _target_machine(target.arch, _ptx_version(target, ll_text), target.opt)
     mod = llvm.parse_assembly(ll_text)
     mod.verify()
     mod.triple = TRIPLE

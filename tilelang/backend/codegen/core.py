@@ -145,10 +145,14 @@ class EmitterCore:
         # it is the latest shared-memory user in straight-line code (`codegen/reduce.py`)
         self._red_mark: tuple[int, int, int] | None = None
         # `ClusterGather` (`codegen/cluster.py`): its static shared buffers (module
-        # globals), their bytes, and whether an arrive awaits its wait
+        # globals), their bytes, whether an arrive awaits its wait, the exchanges
+        # whose wait and reads wait for the first op reading their result, and
+        # how many have been completed
         self.cluster_bufs: list[str] = []
         self.static_smem = 0
         self.cluster_pending = False
+        self.cluster_deferred: list[tuple[ir.ClusterGather, str, int, int]] = []
+        self.cluster_done = 0
 
     # -- basic emission -------------------------------------------------------
     def tmp(self) -> str:

@@ -102,7 +102,7 @@ def entry(em: Any) -> list[str]:
 
 
 def _bar(em: Any, k: int) -> str:
-    return em.emit(f"getelementptr i64, ptr addrspace(3) {BARS}, i32 {k}")
+    return str(em.emit(f"getelementptr i64, ptr addrspace(3) {BARS}, i32 {k}"))
 
 
 def emit_cluster_gather(em: Any, op: ir.ClusterGather) -> None:

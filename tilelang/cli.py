@@ -70,11 +70,6 @@ def _print_plain_error(message: str) -> None:
     render.plain_error(message)
 
 
-def _read_error(path: Path, err: OSError) -> str:
-    reason = err.strerror or type(err).__name__
-    return f"couldn't read `{path}`: {reason}"
-
-
 # ---------------------------------------------------------------- commands
 def cmd_check(args: argparse.Namespace) -> int:
     """Parse and check programs (names, types, ownership); print diagnostics only."""
@@ -97,7 +92,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             else:
                 result = driver.check(path, sources=sources, deny_warnings=args.deny)
         except OSError as e:
-            _fail(_read_error(path, e))
+            from tilelang.source import read_error
+
+            _fail(read_error(path, e))
         diagnostics.extend(result.diagnostics)
     render.report(diagnostics, sources)
     return EXIT_ERRORS if any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
@@ -123,7 +120,9 @@ def cmd_emit(args: argparse.Namespace) -> int:
     try:
         result = driver.compile(file, args.stage, options=options)
     except OSError as e:
-        _fail(_read_error(file, e))
+        from tilelang.source import read_error
+
+        _fail(read_error(file, e))
     if result.diagnostics:
         render.report(result.diagnostics, result.sources)
     if not result.ok:

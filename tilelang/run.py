@@ -46,7 +46,7 @@ from typing import IO, Any
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.limits import RECURSION_LIMIT, ensure_recursion_budget
-from tilelang.source import SourceMap, read_source
+from tilelang.source import SourceMap, read_error, read_source
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -172,7 +172,7 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         try:
             text = read_source(Path(path))
         except OSError as e:
-            render.plain_error(f"cannot read `{path}`: {e.strerror or e}", file=err)
+            render.plain_error(read_error(path, e), file=err)
             return EXIT_ERRORS
         sf = sources.add(str(path), text)
         warnings: list[Diagnostic] = []

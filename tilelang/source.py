@@ -31,6 +31,14 @@ class SourceReadError(OSError):
         self.filename = path
 
 
+def read_error(path: str | os.PathLike[str], err: OSError) -> str:
+    """The one wording of a source file that cannot be read (`tilec check`,
+    `tilec run`, the REPL's `:load`, `tilelang.load`):
+    "couldn't read `PATH`: REASON"."""
+    reason = err.strerror or str(err) or type(err).__name__
+    return f"couldn't read `{os.fspath(path)}`: {reason}"
+
+
 def decode_source(data: bytes, name: str) -> str:
     """Source bytes as text: UTF-8 (a byte-order mark is kept; the lexer
     ignores it). Anything else is a `SourceReadError` that says where."""

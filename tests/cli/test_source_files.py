@@ -141,3 +141,31 @@ def test_a_use_of_a_name_no_file_can_have_is_e0109(tmp_path: Path, use: str) -> 
     codes, text = _codes_and_text(root)
     assert codes == ["E0109"], text
     assert "main.tile:1:5" in text and "internal" not in text
+
+
+def test_one_wording_for_an_unreadable_file_everywhere(tmp_path: Path) -> None:
+    """`tilec check`, `emit`, `run`, the REPL's `:load` and `tilelang.load` word
+    a file they cannot read the same way, through `source.read_error` (check
+    said "couldn't read" where run said "cannot read": the review, 2026-12-04)."""
+    from tilelang.source import read_error
+
+    bad = tmp_path / "latin.tile"
+    bad.write_bytes(LATIN1)
+    for path in (tmp_path / "nope.tile", tmp_path, bad):
+        try:
+            read_source(path)
+        except OSError as e:
+            want = read_error(path, e)
+        assert want.startswith(f"couldn't read `{path}`: ") and len(want) > len(str(path)) + 20, want
+        for cmd in (["check"], ["emit", "--stage", "ast"], ["run", "--device", "cpu"]):
+            r = invoke(*cmd, str(path))
+            assert r.exit_code == 1 and r.stderr.strip() == f"error: {want}", (cmd, r.stderr)
+        from tilelang.repl.session import ReplSession
+
+        out = ReplSession().feed(f":load {path}")
+        assert not out.ok and out.stderr.strip() == f"error: {want}", out.stderr
+        import tilelang
+
+        with pytest.raises(tilelang.CompileError) as ei:
+            tilelang.load(path)
+        assert ei.value.code == "E0814" and str(ei.value).startswith(f"error[E0814]: {want}\n")

@@ -5,7 +5,9 @@
 - each code is defined in the module of its range (`codes/syntax.py` holds E00xx ...);
 - every `error[E....]` written in tests/ and every code string in tilelang/ is registered;
 - each explanation's first ```tile example fails with exactly that code (and
-  the second, the fixed version, passes the checks);
+  the second, the fixed version, passes the checks); for the Python API's
+  E08xx, the first ```python example raises a `tilelang.APIError` with
+  exactly that code and the second runs (each in a fresh interpreter);
 - no rendering of a tests/ui program leaks internals (a traceback, a
   `tilelang/` path, a Lark `Token(`/`Tree(` repr).
 """
@@ -38,6 +40,7 @@ RANGES = {
     "launch": "E05",
     "codegen": "E06",
     "runtime": "E07",
+    "api": "E08",
     "warnings": "W00",
 }
 # Files whose codes are synthetic on purpose (renderer and plugin tests).
@@ -89,7 +92,10 @@ def test_explanations_have_title_and_two_examples() -> None:
         first = text.splitlines()[0] if text else ""
         if not first.strip() or first.startswith("```"):
             bad.append(f"{code}: no title line")
-        if len(explain.tile_examples(text)) < 2:
+        if code.startswith("E08"):  # the Python API's: Python examples
+            if len(explain.python_blocks(text)) < 2:
+                bad.append(f"{code}: fewer than two ```python examples (failing, then fixed)")
+        elif len(explain.tile_examples(text)) < 2:
             bad.append(f"{code}: fewer than two ```tile examples (failing, then fixed)")
     assert not bad, "\n".join(bad)
 
@@ -201,8 +207,62 @@ def _emitted_codes(path: Path, mode: str, arch: str | None = None) -> list[str]:
 EXPLAINED = explain.explained_codes()
 
 
+# A Python example runs in a fresh interpreter (a graph, a registered PyTorch
+# operator or a hidden PyTorch stays in it) and prints the code of the
+# `tilelang.APIError` it raised, or `none`; any other exception fails.
+_PY_RUNNER = """
+import sys
+if "without-torch" in sys.argv[1:]:
+    sys.modules["torch"] = None  # as if PyTorch were not installed
+import tilelang
+source = sys.stdin.read()
+try:
+    exec(compile(source, "<example>", "exec"), {"__name__": "__main__"})
+except tilelang.APIError as e:
+    print("raised", e.code)
+    print(e, file=sys.stderr)
+else:
+    print("raised none")
+"""
+
+
+def _python_example(flags: frozenset[str], body: str, tmp_path: Path) -> str:
+    """Run one ```python example; the code it raised, or "none"."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if "gpu" in flags or "nogpu" in flags:
+        from gpu_probe import cuda_device_count
+
+        has_gpu = cuda_device_count() > 0
+        if "gpu" in flags and not has_gpu:
+            pytest.skip("the example needs a GPU")
+        if "nogpu" in flags and has_gpu:
+            pytest.skip("the example fails only where there is no GPU")
+    if "torch" in flags and importlib.util.find_spec("torch") is None:
+        pytest.skip("the example needs PyTorch")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", _PY_RUNNER, *sorted(flags)], input=body, text=True,
+                       capture_output=True, cwd=tmp_path, env=env, timeout=120)
+    assert r.returncode == 0, f"the example crashed:\n{r.stderr}"
+    out = r.stdout.split()
+    assert out[-2:-1] == ["raised"], r.stdout
+    if out[-1] != "none":  # the error's text: a code, a message, a help line, nothing internal
+        text = r.stderr
+        assert text.startswith(f"error[{out[-1]}]: ") and "\n  help: " in text, text
+        assert not any(leak in text for leak in LEAKS), text
+    return out[-1]
+
+
 @pytest.mark.parametrize("code", EXPLAINED)
 def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, request, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    if code.startswith("E08"):
+        flags, body = explain.python_blocks(explain.explain_text(code) or "")[0]
+        got = _python_example(flags, body, tmp_path)
+        assert got == code, f"{code}.md's first example should raise {code}, got {got}"
+        return
     blocks = explain.tile_blocks(explain.explain_text(code) or "")
     if not blocks:
         pytest.fail(f"{code}.md has no ```tile example")
@@ -238,6 +298,11 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
 
 @pytest.mark.parametrize("code", EXPLAINED)
 def test_fixed_example_passes_the_checks(code: str, tmp_path: Path) -> None:
+    if code.startswith("E08"):
+        flags, body = explain.python_blocks(explain.explain_text(code) or "")[1]
+        got = _python_example(flags, body, tmp_path)
+        assert got == "none", f"{code}.md's second (fixed) example should run, but raised {got}"
+        return
     blocks = explain.tile_blocks(explain.explain_text(code) or "")
     if len(blocks) < 2:
         pytest.skip(f"{code}.md has no fixed example")

@@ -69,26 +69,30 @@ def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Modu
     arrays and host functions run: "cpu" (the interpreter, in place), "gpu"
     (through copies) or "auto". CUDA tensors always run on the GPU."""
     if not isinstance(source, str):  # a caller without types
-        hint = (" (decode it first: `source.decode()`)" if isinstance(source, (bytes, bytearray))  # type: ignore[unreachable]
-                else "; to load a file, use `tilelang.load(path)`" if isinstance(source, os.PathLike)
-                else "")
-        raise TypeError(f"tilelang.compile takes the program's text as a `str`, not a "
-                        f"`{type(source).__name__}`{hint}")
+        from tilelang.api.errors import CallError
+        from tilelang.diagnostics.codes import api as acodes
+
+        help = ("decode it first: `source.decode()`" if isinstance(source, (bytes, bytearray))  # type: ignore[unreachable]
+                else "to load a file, use `tilelang.load(path)`" if isinstance(source, os.PathLike)
+                else "pass the program's text as a `str`, or load a file with `tilelang.load(path)`")
+        raise CallError(f"`tilelang.compile` takes the program's text as a `str`, not a "
+                        f"`{type(source).__name__}`", code=acodes.SOURCE_NOT_TEXT, help=help)
     return _load(source, name, device)
 
 
 def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
     """Check the `.tile` file at `path` (its `use` imports resolve next to it)
     and return its module; see `compile` for `device`."""
-    from tilelang.source import SourceReadError, read_source
+    from tilelang.source import read_error, read_source
 
     try:
         text = read_source(Path(path))
-    except SourceReadError as e:
-        raise CompileError(f"error: couldn't read `{path}`: {e.strerror}", []) from None
-    except OSError as e:  # a missing file, no permission: the same error as tilec's
-        reason = e.strerror or str(e)
-        raise CompileError(f"error: couldn't read `{path}`: {reason}", []) from None
+    except OSError as e:  # a missing file, no permission, not UTF-8: tilec's words
+        from tilelang.diagnostics.codes import api as acodes
+
+        raise CompileError(read_error(path, e), [],
+                           code=acodes.UNREADABLE_FILE,
+                           help="check the path (relative paths start at the current directory)") from None
     return _load(text, str(path), device)
 
 

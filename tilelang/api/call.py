@@ -27,6 +27,7 @@ from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _fix_contiguous, _fix_dtype, _inferable, _match_args
+from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.codes import types as tcodes
@@ -73,8 +74,9 @@ class _Call:
         self,
         spec: ParamSpec,
         message: str,
-        help: str | None = None,
-        code: str | None = None,
+        *,
+        help: str,
+        code: str,
         cls: type[CallError] | type[BorrowError] = CallError,
     ) -> NoReturn:
         raise cls(message, code=code, help=help, where=self.where(spec))
@@ -91,12 +93,14 @@ class _Call:
                 f"not a `{type(value).__name__}`",
                 help=f"pass a NumPy array (`numpy.asarray({spec.name}, dtype=numpy.{np_name})`), "
                 "a PyTorch tensor or a CuPy array",
+                code=acodes.NOT_AN_ARRAY,
             )
         except Unsupported as e:
             self.fail(
                 spec,
                 f"argument `{spec.name}` of kernel `{self.kname}`: {e.why}",
                 help=e.help.replace("`t.", f"`{spec.name}."),
+                code=acodes.UNUSABLE_ARRAY,
             )
         what = f"argument `{spec.name}` of kernel `{self.kname}`"
         if ref.dtype is None:
@@ -139,12 +143,14 @@ class _Call:
                 f"{what} is not contiguous (strides {list(ref.strides)} in elements, "
                 f"shape {list(ref.shape)}): Tile reads a tensor as one row-major block",
                 help=_fix_contiguous(ref, spec.name, mutable),
+                code=acodes.NOT_CONTIGUOUS,
             )
         if mutable and ref.readonly:
             self.fail(
                 spec,
                 f"{what} is read-only, but the kernel writes it",
                 help=f"pass a writeable array (`{spec.name}.copy()`)",
+                code=acodes.READ_ONLY_ARRAY,
             )
         self.refs.append((spec, ref, mutable))
         return ref
@@ -207,6 +213,9 @@ class _Call:
                         spec,
                         f"argument `{spec.name}` of kernel `{self.kname}` must be "
                         f"`tilelang.partition(array, tile)`, not a `{type(value).__name__}`",
+                        code=acodes.NOT_AN_ARRAY,
+                        help=f"pass `tilelang.partition({spec.name}, [..])` of a NumPy array, a "
+                        "PyTorch tensor or a CuPy array",
                     )
                 if Ellipsis in value.tile:
                     self.fail(
@@ -235,6 +244,7 @@ class _Call:
                         spec,
                         f"argument `{spec.name}` of kernel `{self.kname}` is read only "
                         "(`&`): pass the array itself, not a partition",
+                        code=tcodes.MISMATCHED_TYPES,
                         help=f"pass `{spec.name}`",
                     )
                 # a `&` parameter the kernel's `unsafe` code writes (atomics,
@@ -264,6 +274,7 @@ class _Call:
                 f"{r1.describe()} and `{s2.name}` is {r2.describe()}",
                 help="move them to one device first (`.cuda()`/`cupy.asarray(..)`, or "
                 "`.cpu().numpy()`)",
+                code=acodes.MIXED_DEVICES,
             )
         space = next(iter(spaces), "cpu")
         engine = space if space != "cpu" else self.m._engine_for_host()
@@ -488,6 +499,7 @@ class _Call:
                     f"kernel `{self.kname}` has no generic `{unknown[0]}`",
                     where=self.m._where(decl.name.span, f"`{self.k.signature}`"),
                     help=f"its generics are {', '.join(f'`{g.name.name}`' for g in decl.generics)}",
+                    code=acodes.BAD_GENERIC,
                 )
             pairs = [(g, by_name[g.name.name]) for g in decl.generics if g.name.name in by_name]
         else:
@@ -499,6 +511,8 @@ class _Call:
                         f"const generic `{g.name.name}` of kernel `{self.kname}` takes an "
                         f"integer, not {v!r}",
                         where=self.m._where(g.span, "declared here"),
+                        help=f"give `{g.name.name}` a Python int",
+                        code=acodes.BAD_GENERIC,
                     )
                 out[g.name.name] = (int(v), g.span)
             else:
@@ -519,6 +533,8 @@ class _Call:
                         f"type parameter `{g.name.name}` of kernel `{self.kname}` takes an "
                         f'element type ("f32", numpy.float16, ...), not {v!r}',
                         where=self.m._where(g.span, "declared here"),
+                        help=f'give `{g.name.name}` a Tile type name ("f16") or a NumPy dtype',
+                        code=acodes.BAD_GENERIC,
                     )
                 out[g.name.name] = (dt, g.span)
         # Every generic needs a value: from the explicit list, or from an
@@ -533,6 +549,7 @@ class _Call:
                 "from its arguments",
                 where=self.m._where(missing[0].span, "declared here"),
                 help=f"give the generics explicitly, in order: `{self.kname}[{names}](...)`",
+                code=tcodes.CANNOT_INFER,
             )
         return out
 
@@ -544,7 +561,8 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, Partition):
-        _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), not a partition")
+        _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), not a partition",
+              help="pass a Python number")
     if not isinstance(value, (bool, int, float, np.generic)):
         try:
             ref = arrays.describe(value)
@@ -565,7 +583,7 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
     return scalar_value(what, value, dt, where=where, code=DTYPE_MISMATCH)
 
 
-def _fail(kernel: KernelLike, spec: ParamSpec, message: str, help: str | None = None) -> NoReturn:
+def _fail(kernel: KernelLike, spec: ParamSpec, message: str, *, help: str) -> NoReturn:
     from tilelang.diagnostics.codes.launch import DTYPE_MISMATCH  # a scalar parameter given a non-number
 
     m = kernel.module

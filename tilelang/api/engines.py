@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from tilelang.api.errors import ExecutionError
+from tilelang.diagnostics.codes import api as acodes
 
 
 class _Stdout:
@@ -51,6 +52,7 @@ def _device(engine: str) -> Any:
                     raise ExecutionError(
                         "cannot run on the GPU: no CUDA driver or device was found",
                         help='load the module with `device="cpu"` to use the interpreter',
+                        code=acodes.NO_GPU,
                     )
                 dev = cuda.CudaDevice(int(engine.split(":", 1)[1]), out=_device_print)
             _DEVICES[engine] = dev
@@ -102,6 +104,7 @@ def _resolve_device(device: str) -> str:
             f'device must be "cpu", "gpu" or "auto", not {device!r}',
             help='"gpu" runs on an NVIDIA GPU through CUDA, "cpu" on the interpreter, "auto" picks '
             "the GPU when there is one",
+            code=acodes.UNKNOWN_DEVICE,
         )
     if device == "auto":
         return "gpu" if gpu_available() else "cpu"

@@ -11,9 +11,11 @@ where the parameter is declared in the `.tile` file, and how to fix it:
 
 Errors that come from the shared runtime (launch-time checks E05xx, the
 run-time borrow tracker E03xx, a device `assert` E0700) keep their
-`diagnostics` and are shown the same way. Codes are those of the language
-where one applies; checks that exist only in Python (not an array, not
-contiguous, arrays on two devices) have none.
+`diagnostics` and are shown the same way. Every error has a code: the
+language's where one applies, else one of the API's own E08xx
+(`diagnostics/codes/api.py`: not an array, not contiguous, arrays on two
+devices, ...), and a help line (`tests/api/test_api_codes.py` reads every
+raise site).
 """
 
 from __future__ import annotations
@@ -70,12 +72,22 @@ class APIError(TileError):
 
 
 class CompileError(APIError):
-    """`tilelang.load` / `tilelang.compile` found errors in the program; the
-    message is the full report, as `tilec check` prints it."""
+    """`tilelang.load` / `tilelang.compile` found errors in the program (the
+    message is the full report, as `tilec check` prints it; `code` is its
+    first error's), or could not read the file (E0814)."""
 
-    def __init__(self, report: str, diagnostics: Sequence[Diagnostic]) -> None:
-        super().__init__(report, diagnostics=diagnostics)
-        self.report = report
+    def __init__(
+        self,
+        report: str,
+        diagnostics: Sequence[Diagnostic],
+        *,
+        code: str | None = None,
+        help: str | None = None,
+    ) -> None:
+        if code is None:
+            code = next((d.code for d in diagnostics if d.severity.value == "error" and d.code), None)
+        super().__init__(report, code=code, help=help, diagnostics=diagnostics)
+        self.report = report if diagnostics else APIError.__str__(self)
 
     def __str__(self) -> str:
         return self.report
@@ -96,6 +108,12 @@ class BorrowError(APIError):
     """The call would break Tile's ownership rules (E0301, E0303, E0305,
     E0309): the same memory written twice, or written while a pending
     `.launch()` uses it. Nothing ran."""
+
+
+class NameLookupError(APIError, AttributeError):
+    """A module has no kernel or host function of the name asked for (E0815);
+    an `AttributeError` too, so `hasattr` and `getattr(m, name, default)`
+    work as on any Python object."""
 
 
 class ExecutionError(APIError, RuntimeError):

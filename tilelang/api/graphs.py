@@ -48,6 +48,7 @@ from tilelang.api import engines
 from tilelang.api.engines import _LOCK, _PENDING
 from tilelang.api.errors import CallError, ExecutionError
 from tilelang.api.operation import Operation, _capturing
+from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.model import TileError
 
 _SHAPE = operator.attrgetter("shape")
@@ -74,11 +75,13 @@ class Graph:
                 raise CallError(
                     "a `tilelang.graph()` is already being recorded",
                     help="end the first `with` block before starting another",
+                    code=acodes.GRAPH_MISUSE,
                 )
             if self._open or self.operations:
                 raise CallError(
                     "this graph was recorded already",
                     help="make a new one with `tilelang.graph()`",
+                    code=acodes.GRAPH_MISUSE,
                 )
             self._open = True
             self._thread = threading.get_ident()
@@ -103,6 +106,7 @@ class Graph:
                 f"runs on {op._plan.engine} and `{self.operations[0].kernel.__name__}` on "
                 f"{first.engine}",
                 help="record the calls of each device in a graph of its own",
+                code=acodes.MIXED_DEVICES,
             )
         self.operations.append(op)
         return True
@@ -124,11 +128,13 @@ class Graph:
             raise CallError(
                 "a graph cannot be replayed while it is being recorded",
                 help="call `g.replay()` after the `with tilelang.graph() as g:` block",
+                code=acodes.GRAPH_MISUSE,
             )
         if type(times) is not int or times < 1:  # bool is not a count either
             raise CallError(
                 f"`times` of `replay` is how many runs, a positive int, not {times!r}",
                 help="call `g.replay()` for one run, `g.replay(times=n)` for n",
+                code=acodes.GRAPH_MISUSE,
             )
         ops = self.operations
         if not ops:

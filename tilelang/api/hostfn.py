@@ -12,6 +12,7 @@ from tilelang.api.arrays import NotAnArray, Unsupported
 from tilelang.api.errors import CallError, ExecutionError, span_text
 from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
+from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes.types import MISMATCHED_TYPES
 from tilelang.diagnostics.model import TileError
@@ -98,6 +99,7 @@ class HostFunction:
                     f"{len(inner.elems)}, not {_describe(v)}",
                     where=where,
                     help=f"pass a Python tuple of {len(inner.elems)} values",
+                    code=MISMATCHED_TYPES,
                 )
             return tuple(
                 self._arg(f"{name}.{i}", t, x, where, dev, writeback, libraries)
@@ -169,13 +171,15 @@ class HostFunction:
             ref = arrays.describe(value)
         except Unsupported as e:  # an array, but one this API cannot use (CPU bf16, ...)
             raise CallError(
-                f"{what}: {e.why}", where=where, help=e.help.replace("`t.", f"`{name}.")
+                f"{what}: {e.why}", where=where, help=e.help.replace("`t.", f"`{name}."),
+                code=acodes.UNUSABLE_ARRAY,
             ) from None
         except NotAnArray:
             raise CallError(
                 f"{what} must be an array, not a `{type(value).__name__}`",
                 where=where,
                 help="pass a NumPy array",
+                code=acodes.NOT_AN_ARRAY,
             ) from None
         if ref.is_cuda or ref.host is None:
             raise CallError(
@@ -183,6 +187,7 @@ class HostFunction:
                 where=where,
                 help=f"pass `{name}.cpu().numpy()` (host functions run on "
                 "the module's engine and copy their arguments)",
+                code=acodes.HOST_ARRAY_EXPECTED,
             )
         want = None
         if ty.args and isinstance(ty.args[0], ast.NamedType):
@@ -210,7 +215,9 @@ class HostFunction:
         dt = want or ref.dtype
         if dt is None:
             raise CallError(
-                f"{what} is {ref.describe()}, an element type Tile does not have", where=where
+                f"{what} is {ref.describe()}, an element type Tile does not have", where=where,
+                code=lcodes.DTYPE_MISMATCH,
+                help="convert it to one Tile has (float32, float16, int32, uint8, bool, ...)",
             )
         return Tensor.from_numpy(np.array(ref.host, copy=True), dt, dev)
 

@@ -16,6 +16,7 @@ from tilelang.api.signature import (
     _py_signature,
     _type_text,
 )
+from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
 from tilelang.dtypes import DType
 from tilelang.runtime.launch import ParamSpec, param_specs
 from tilelang.syntax import ast
@@ -125,6 +126,7 @@ class Kernel:
                 f"argument{'s' if len(self.decl.generics) != 1 else ''} but {len(values)} were given",
                 where=self.module._where(self.decl.name.span, f"`{self.signature}`"),
                 help="give them in the order of the declaration",
+                code=WRONG_GENERIC_COUNT,
             )
         # One `Kernel` per list of generics, so that its plans (and its doc,
         # which is not cheap to build) serve every call that names them.

@@ -118,10 +118,19 @@ class Module:
             return d["functions"][name]
         if name.startswith("__"):
             raise AttributeError(name)
+        import difflib
+
+        from tilelang.api.errors import NameLookupError
+        from tilelang.diagnostics.codes import api as acodes
+
         known = sorted([*d.get("kernels", {}), *d.get("functions", {})])
-        raise AttributeError(
-            f"`{d.get('name', 'the module')}` has no kernel or host function `{name}`"
-            + (f" (it has: {', '.join(known)})" if known else "")
+        close = difflib.get_close_matches(name, known, n=1)
+        raise NameLookupError(
+            f"module `{d.get('name', '?')}` has no kernel or host function `{name}`",
+            code=acodes.NO_SUCH_NAME,
+            help=f"did you mean `{close[0]}`?" if close
+            else f"it has: {', '.join(f'`{k}`' for k in known)}" if known
+            else "it defines no kernel and no host function",
         )
 
     def __dir__(self) -> list[str]:

@@ -29,6 +29,7 @@ from tilelang.api import engines
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
 from tilelang.api.fastpath import torch_view
+from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
 from tilelang.ownership.dynamic import Region
@@ -383,6 +384,7 @@ class Operation:
                         plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
                     ),
                     help="call the kernel again to build an operation on the tensor as it is now",
+                    code=acodes.ARRAY_CHANGED,
                 )
 
     def _start(

@@ -24,7 +24,7 @@ from tilelang.intrinsics.constants import dtype_constant
 
 
 def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None = None,
-                 code: str | None = None) -> Any:
+                 code: str) -> Any:
     """`value` checked against the scalar type `dt` (None: any number); a
     refusal carries `code` (the caller's: E0502 for a kernel's launch, E0203
     for a host function's call)."""

@@ -37,7 +37,9 @@ from typing import Any
 from tilelang.api.errors import CallError
 from tilelang.api.partition import partition
 from tilelang.api.protocols import KernelLike
+from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
+from tilelang.diagnostics.codes.names import WRONG_ARG_COUNT
 from tilelang.dtypes import DType
 from tilelang.syntax import ast
 
@@ -59,8 +61,8 @@ def torch_op(
     namespace: str = "tile",
 ) -> Any:
     """Register `kernel` (a `Kernel` of a loaded module, maybe `mod.k[...]`
-    with explicit generics) as a PyTorch custom operator and return it."""
-    torch = _torch()
+    with explicit generics) as a PyTorch custom operator and return it.
+    What it is given is checked before PyTorch is imported (E0811)."""
     k: KernelLike = kernel
     tiles = dict(tiles or {})
     outputs = dict(outputs or {})
@@ -74,19 +76,24 @@ def torch_op(
     written = writes_for(k.key) if writes_for is not None else frozenset()
     for n in [*tiles, *outputs]:
         if n not in by_name:
-            raise CallError(f"kernel `{k.__name__}` has no parameter `{n}`", where=where)
+            raise CallError(f"kernel `{k.__name__}` has no parameter `{n}`", where=where,
+                            code=acodes.TORCH_OP_SPEC,
+                            help=f"its parameters are {', '.join(f'`{s.name}`' for s in specs)}")
     for n in muts:
         if n not in tiles:
             raise CallError(
                 f"`tiles` gives no tile shape for `&mut` parameter `{n}` of kernel `{k.__name__}`",
                 where=where,
                 help=f'pass `tiles={{"{n}": [..]}}`: the tile shape a partition of it would have',
+                code=acodes.TORCH_OP_SPEC,
             )
     for n, like in outputs.items():
         if by_name[n].kind != "mut":
             raise CallError(
                 f"only `&mut` parameters can be outputs, and `{n}` of kernel `{k.__name__}` is not one",
                 where=where,
+                code=acodes.TORCH_OP_SPEC,
+                help=f"its `&mut` parameters are {', '.join(f'`{m}`' for m in muts) or 'none'}",
             )
         if isinstance(like, str) and (
             like not in by_name or by_name[like].kind not in ("mut", "ref")
@@ -95,16 +102,24 @@ def torch_op(
                 f"output `{n}` is to be allocated like `{like}`, which is not a tensor parameter "
                 f"of kernel `{k.__name__}`",
                 where=where,
+                code=acodes.TORCH_OP_SPEC,
+                help="name a `&` or `&mut` parameter, or give a function of the inputs that returns "
+                "the shape",
             )
         if isinstance(like, str) and like in outputs:
             raise CallError(
-                f"output `{n}` cannot be allocated like another output `{like}`", where=where
+                f"output `{n}` cannot be allocated like another output `{like}`", where=where,
+                code=acodes.TORCH_OP_SPEC,
+                help="name an input parameter, or give a function of the inputs that returns the shape",
             )
     for s in specs:
         if s.kind == "other":
             raise CallError(
                 f"parameter `{s.name}` of kernel `{k.__name__}` has no PyTorch operator type",
                 where=where,
+                code=acodes.TORCH_OP_SPEC,
+                help="an operator's parameters are tensors (`&`, `&mut`) and numbers; call this "
+                "kernel through the module instead",
             )
     inputs = [s for s in specs if s.name not in outputs]
     type_params = {g.name.name for g in k.decl.generics if not g.is_const}
@@ -126,7 +141,9 @@ def torch_op(
         raise CallError(
             f"a PyTorch operator `{qualified}` is registered already",
             help="give this one another `name=`",
+            code=acodes.TORCH_OP_SPEC,
         )
+    torch = _torch()
     tile_of = {n: _tile(t) for n, t in tiles.items()}
     order = [s.name for s in specs]
     input_names = [s.name for s in inputs]
@@ -137,6 +154,8 @@ def torch_op(
                 f"operator `{qualified}` takes {len(input_names)} arguments "
                 f"({', '.join(input_names)}) but {len(args)} were given",
                 where=where,
+                code=WRONG_ARG_COUNT,
+                help=f"pass {len(input_names)}: {', '.join(f'`{n}`' for n in input_names)}",
             )
         return dict(zip(input_names, args, strict=True))
 
@@ -187,6 +206,7 @@ def _torch() -> Any:
             raise CallError(
                 "`tilelang.torch_op` needs PyTorch, which is not installed",
                 help="`pip install torch` (or tilec's `torch` extra)",
+                code=acodes.NEEDS_TORCH,
             ) from None
     return torch
 
@@ -242,7 +262,8 @@ def _check_fake(torch: Any, k: KernelLike, spec: Any, t: Any, where: str) -> Non
     """The checks that need no memory, on a fake tensor while tracing."""
     what = f"argument `{spec.name}` of kernel `{k.__name__}`"
     if not isinstance(t, torch.Tensor):
-        raise CallError(f"{what} must be a tensor, not a `{type(t).__name__}`", where=where)
+        raise CallError(f"{what} must be a tensor, not a `{type(t).__name__}`", where=where,
+                        code=acodes.NOT_AN_ARRAY, help="pass a `torch.Tensor`")
     want = DType.parse(spec.elem or "")
     if want is not None:
         ok = {_TORCH_DTYPES[want]} | ({"float32"} if want is DType.BF16 else set())
@@ -259,6 +280,7 @@ def _check_fake(torch: Any, k: KernelLike, spec: Any, t: Any, where: str) -> Non
             f"{what} must have {len(spec.dims)} dimensions, but it has {t.dim()}",
             code=lcodes.RANK_MISMATCH,
             where=where,
+            help="reshape it to the parameter's rank",
         )
     if spec.kind == "ref":
         for d, (dim, size) in enumerate(zip(spec.dims or (), t.shape, strict=False)):
@@ -268,4 +290,5 @@ def _check_fake(torch: Any, k: KernelLike, spec: Any, t: Any, where: str) -> Non
                     f"dimension {d} of {what} is {size}, but the kernel expects {lit}",
                     code=lcodes.DIM_MISMATCH,
                     where=where,
+                    help=f"pass a tensor whose dimension {d} is {lit}",
                 )

@@ -51,6 +51,7 @@ from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.protocols import KernelLike
 from tilelang.api.signature import _match_args
+from tilelang.diagnostics.codes.types import TUNED_TILE_MISUSE
 from tilelang.diagnostics.model import TileError
 from tilelang.syntax import ast
 from tilelang.tuner import state
@@ -91,6 +92,7 @@ class _TunedCall:
                 f"is not one of the names `#[autotune]` lists for kernel `{kernel.__name__}`",
                 where=kernel.module._where(decl.name.span, f"`{kernel.signature}`"),
                 help=f"add `{missing[0][0]} = [..]` to the attribute, or give the tile shape",
+                code=TUNED_TILE_MISUSE,
             )
         self.key = self._key() if self.open_names else ""
 
@@ -182,6 +184,7 @@ class _TunedCall:
                             f"the tuner cannot pick a tile dimension of `{spec.name}`: the "
                             "parameter's dimension is not a const generic",
                             help="give that dimension in the partition",
+                            code=TUNED_TILE_MISUSE,
                         )
                     tile.append(int(got))
                 v = Partition(v.array, tuple(tile))
@@ -246,6 +249,7 @@ class _TunedCall:
                 f"could run: {notes}",
                 where=k.module._where(k.decl.name.span, f"`{k.signature}`"),
                 help="add candidates that pass the checks",
+                code=TUNED_TILE_MISUSE,
             )
         rec = Record(
             key=self.key,

@@ -7,6 +7,12 @@ only on a GPU; the meta-test skips it without one), `run` (it fails only when
 run), `ptx` (only when compiled to PTX). `tilec explain CODE` prints it; the registry meta-tests check
 that every registered code has one and that its first example fails with it.
 
+The Python API's codes (E08xx) have no Tile program to show: their
+examples are ```python blocks, the first raising a `tilelang.APIError`
+with that code, the second the fixed call. Their flags: `gpu` (needs a
+CUDA device), `nogpu` (fails only where there is none), `torch` (needs
+PyTorch), `without-torch` (runs as if PyTorch were not installed).
+
 Invariant: the files ship inside the package (they sit under `tilelang/`), so
 an installed wheel finds them through `importlib.resources`.
 """
@@ -22,6 +28,7 @@ _CODE = re.compile(r"^[EW]\d{4}$")
 # to fail), ```tile run (it fails only when run), ```tile ptx (only when
 # compiled to PTX). Without flags the range of the code decides.
 _FENCE = re.compile(r"^```tile(?P<info>[ \t][^\n]*)?\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
+_PY_FENCE = re.compile(r"^```python(?P<info>[ \t][^\n]*)?\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 
 
 def explain_dir() -> Traversable:
@@ -62,11 +69,19 @@ def explained_codes() -> list[str]:
     )
 
 
+def _blocks(fence: re.Pattern[str], text: str) -> list[tuple[frozenset[str], str]]:
+    return [(frozenset((m.group("info") or "").split()), m.group("body")) for m in fence.finditer(text)]
+
+
 def tile_blocks(text: str) -> list[tuple[frozenset[str], str]]:
     """The ```tile code blocks of an explanation, in order, with their flags."""
-    return [
-        (frozenset((m.group("info") or "").split()), m.group("body")) for m in _FENCE.finditer(text)
-    ]
+    return _blocks(_FENCE, text)
+
+
+def python_blocks(text: str) -> list[tuple[frozenset[str], str]]:
+    """The ```python code blocks of an explanation (the API's E08xx), in order,
+    with their flags."""
+    return _blocks(_PY_FENCE, text)
 
 
 def tile_examples(text: str) -> list[str]:

@@ -22,7 +22,7 @@ from tilelang.repl.values import (
     is_hidden,
     wait_new_handles,
 )
-from tilelang.source import SourceMap, read_source
+from tilelang.source import SourceMap, read_error, read_source
 
 HELP = """\
 Type Tile at the prompt: items (`fn`, `kernel fn`, `const`, `use`) and host
@@ -304,7 +304,7 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
     try:
         text = read_source(path)  # bounded, UTF-8 or a reason in words
     except OSError as e:
-        return ReplOutput(stderr=f"error: couldn't read `{path}`: {e.strerror}\n", ok=False)
+        return ReplOutput(stderr=f"error: {read_error(path, e)}\n", ok=False)
     sf = session.display.add(path, text)
     sink = DiagnosticSink()
     module = parse(sf, sink)

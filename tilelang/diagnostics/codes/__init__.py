@@ -10,11 +10,13 @@ Codes are grouped by range, one module per range, each owned by one stage:
     E05xx launch checks   (codes/launch.py)
     E06xx codegen limits  (codes/codegen.py)
     E07xx run-time errors (codes/runtime.py)
+    E08xx Python API      (codes/api.py)
     W00xx warnings        (codes/warnings.py)
 
 A code is never reused or deleted; a retired one stays with `retired=True`.
 Each code has a long explanation in `tilelang/diagnostics/explain/<CODE>.md`
-whose first ```tile block is an example that fails with exactly that code.
+whose first ```tile block is an example that fails with exactly that code
+(```python for the API's E08xx: it raises a `tilelang.APIError` with it).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def define(code: str, name: str, summary: str, *, retired: bool = False) -> str:
 def _load_all() -> None:
     # Importing each range module registers its codes.
     from tilelang.diagnostics.codes import (  # noqa: F401
+        api,
         codegen,
         kernel,
         launch,

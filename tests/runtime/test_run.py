@@ -53,7 +53,7 @@ def test_internal_error_is_101_with_a_report_request(tmp_path, monkeypatch):
 def test_missing_file_is_1(tmp_path):
     err = io.StringIO()
     assert run.run_file(tmp_path / "nope.tile", out=io.StringIO(), err=err) == 1
-    assert "cannot read" in err.getvalue()
+    assert "couldn't read" in err.getvalue()  # one wording with `tilec check` (source.read_error)
 
 
 def test_gpu_without_a_gpu_is_a_clear_error(tmp_path):

@@ -23,6 +23,16 @@
 //                      the next phase into registers before it waits (form c)
 //   k_bar              n grid barriers and nothing else (form d)
 //   k_empty            an empty kernel (the launch boundary alone)
+//   e_qkv .. e_down    form e: one block an SM (half an SM's registers and
+//                      shared memory, so the next kernel's block fits beside
+//                      it), PDL trigger at entry, the block's weight rows
+//                      streamed through a shared-memory ring by cp.async.bulk
+//                      + mbarrier, the ring filled before griddepcontrol.wait
+//   e_att, a_att5      a stand-in for the attention with a realistic latency:
+//                      128 blocks read their 32 KB of a layer's KV in 4
+//                      dependent rounds, then wait out `att_ns` after the
+//                      PDL wait, then copy q into O's input (trigger at entry
+//                      for form e, at exit for form a5)
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -420,3 +430,257 @@ __global__ void __launch_bounds__(THREADS) k_empty(PARAMS) {
 }
 
 }  // extern "C"
+
+// --- form e: a weight stream through shared memory that does not drain at
+// kernel boundaries.
+//
+// Each GEMV block owns a contiguous range of whole rows (units of U rows:
+// gate/up pairs for GU), so it stores its outputs with no atomics. Its rows
+// pass through a ring of NST stages of RS rows in shared memory: thread 0
+// fills a stage with one cp.async.bulk (the rows are contiguous in memory)
+// completing on the stage's mbarrier. The first NST stages are issued before
+// griddepcontrol.wait: weights are never written by the chain, so loading
+// them while the previous kernel still runs is race-free; everything the
+// chain writes (xr, qkv, ob, h) is read only after the wait. The trigger is at
+// entry, so the next kernel's blocks become resident (beside this one: each
+// block takes at most half an SM) and fill their rings while this one drains.
+namespace {
+
+constexpr int ATT_BLOCKS5 = 128, ATT_THREADS = 128;
+constexpr int KV_BLOCK = 32768;                     // bytes of KV an attention block reads a layer
+constexpr int KV_LAYER = ATT_BLOCKS5 * KV_BLOCK;    // 4 MB a layer
+constexpr int MAXR = 160;                           // rows a block may own (GU: 148 at 132 blocks)
+constexpr int STAMP_STRIDE = 256;                   // stamp records a launch (blocks <= 256)
+
+__device__ __forceinline__ unsigned long long gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(b)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect(uint64_t* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t* b, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra W;\n}" ::"r"(
+          smem_u32(b)),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* b) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(smem_u32(b))
+      : "memory");
+}
+
+// A launch's block stamps: entry, after the PDL wait, exit, SM (for the
+// timeline; null in the timed graphs).
+struct Stamp {
+  unsigned long long* p;
+  __device__ void at(int launch, int i, unsigned long long v) const {
+    if (p && threadIdx.x == 0) p[((size_t)launch * STAMP_STRIDE + blockIdx.x) * 4 + i] = v;
+  }
+};
+
+__device__ __forceinline__ unsigned smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+
+// IN: 0 = rmsnorm(xr) in f32, 1 = a bf16 vector; OUT: 0 store, 1 add, 2 silu(g) u
+template <int K_, int N_, int U_, int RS_, int NST_, int IN_, int OUT_>
+struct EShape {
+  static constexpr int K = K_, N = N_, U = U_, RS = RS_, NST = NST_, IN = IN_, OUT = OUT_;
+  static constexpr int STAGE = RS * K * 2;                   // bytes
+  static constexpr int RING = NST * STAGE;
+  static constexpr int XS = IN == 0 ? K * 4 : K * 2;
+  static constexpr int SMEM = RING + XS + MAXR * 4 + NST * 8 + 64;
+  static constexpr int C32 = K / 256;                        // warp steps (32 chunks of 8) a row
+  static_assert(K % 256 == 0 && RS % U == 0 && STAGE % 16 == 0, "eshape");
+};
+// ring ~80 KB, shared memory <= 96 KB a block: two blocks an SM
+using EQ = EShape<HID, QKV_N, 1, 4, 4, 0, 0>;     // 20 KB stages, 90.6 KB
+using EO = EShape<QN, HID, 1, 2, 5, 1, 1>;        // 16 KB stages, 88.6 KB
+using EG = EShape<HID, 2 * FF, 2, 4, 4, 0, 2>;    // 20 KB stages, 90.6 KB
+using ED = EShape<FF, HID, 1, 1, 4, 1, 1>;        // 19 KB stages, 95.7 KB
+
+struct EArgs {
+  W const* wl;
+  int layer;
+  float* xr;
+  float* qkv;
+  __nv_bfloat16* ob;
+  __nv_bfloat16* h;
+  const uint4* kv;
+  unsigned long long* stamps;
+  int slot;
+  int att_ns;
+};
+
+template <class S>
+__device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, const void* xin) {
+  extern __shared__ __align__(128) unsigned char sm[];
+  unsigned char* ring = sm;
+  float* racc = reinterpret_cast<float*>(sm + S::RING + S::XS);
+  uint64_t* bar = reinterpret_cast<uint64_t*>(sm + S::RING + S::XS + MAXR * 4);
+  float* red = reinterpret_cast<float*>(bar + S::NST);
+  const Stamp st{a.stamps};
+  const unsigned long long t_in = gtime();
+  pdl_trigger();
+  constexpr int G = S::N / S::U;
+  const int u0 = (int)((long long)G * blockIdx.x / gridDim.x), u1 = (int)((long long)G * (blockIdx.x + 1) / gridDim.x);
+  const int r0 = u0 * S::U, nrows = (u1 - u0) * S::U;
+  const int ns = (nrows + S::RS - 1) / S::RS;
+  if (nrows > MAXR) __trap();
+  auto issue = [&](int s) {
+    const int slot = s % S::NST, row = s * S::RS;
+    const int n = min(S::RS, nrows - row);
+    mbar_expect(bar + slot, n * S::K * 2);
+    bulk_load(ring + slot * S::STAGE, Wm + (size_t)(r0 + row) * S::K, n * S::K * 2, bar + slot);
+  };
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S::NST; ++i) mbar_init(bar + i, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    for (int s = 0; s < min(S::NST, ns); ++s) issue(s);
+  }
+  pdl_wait();
+  const unsigned long long t_wait = gtime();
+  // the input vector
+  if constexpr (S::IN == 0) {
+    stage_rms(reinterpret_cast<float*>(sm + S::RING), a.xr, red);
+  } else {
+    const uint4* src = reinterpret_cast<const uint4*>(xin);
+    uint4* dst = reinterpret_cast<uint4*>(sm + S::RING);
+    for (int i = threadIdx.x; i < S::K / 8; i += THREADS) dst[i] = __ldcg(src + i);
+  }
+  for (int i = threadIdx.x; i < MAXR; i += THREADS) racc[i] = 0.f;
+  __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll 1
+  for (int s = 0; s < ns; ++s) {
+    const int slot = s % S::NST;
+    mbar_wait(bar + slot, (s / S::NST) & 1);
+    const int n = min(S::RS, nrows - s * S::RS);
+    const uint4* wst = reinterpret_cast<const uint4*>(ring + slot * S::STAGE);
+    const int steps = n * S::C32;
+    int row = -1;
+    float acc = 0.f;
+#pragma unroll 2
+    for (int q = warp; q < steps; q += WARPS) {
+      const int r = q / S::C32, c = (q - r * S::C32) * 32 + lane;  // chunk of the row
+      if (r != row) {
+        if (row >= 0) {
+          acc = warp_sum(acc);
+          if (lane == 0) atomicAdd(racc + s * S::RS + row, acc);
+        }
+        row = r;
+        acc = 0.f;
+      }
+      const uint4 w = wst[r * (S::K / 8) + c];
+      if constexpr (S::IN == 0) {
+        acc = dot8(w, reinterpret_cast<const float*>(sm + S::RING) + c * 8, acc);
+      } else {
+        const uint4 xv = reinterpret_cast<const uint4*>(sm + S::RING)[c];
+        acc = dot2(w.x, __uint_as_float(xv.x << 16), __uint_as_float(xv.x & 0xffff0000u), acc);
+        acc = dot2(w.y, __uint_as_float(xv.y << 16), __uint_as_float(xv.y & 0xffff0000u), acc);
+        acc = dot2(w.z, __uint_as_float(xv.z << 16), __uint_as_float(xv.z & 0xffff0000u), acc);
+        acc = dot2(w.w, __uint_as_float(xv.w << 16), __uint_as_float(xv.w & 0xffff0000u), acc);
+      }
+    }
+    if (row >= 0) {
+      acc = warp_sum(acc);
+      if (lane == 0) atomicAdd(racc + s * S::RS + row, acc);
+    }
+    __syncthreads();  // every thread is done with the slot: refill it
+    if (threadIdx.x == 0 && s + S::NST < ns) issue(s + S::NST);
+  }
+  // outputs: the block's own rows
+  if constexpr (S::OUT == 0) {
+    for (int i = threadIdx.x; i < nrows; i += THREADS) a.qkv[r0 + i] = racc[i];
+  } else if constexpr (S::OUT == 1) {
+    for (int i = threadIdx.x; i < nrows; i += THREADS) a.xr[r0 + i] += racc[i];
+  } else {
+    for (int i = threadIdx.x; i < nrows / 2; i += THREADS) {
+      const float g = racc[2 * i];
+      a.h[u0 + i] = __float2bfloat16(__fdividef(g, 1.f + __expf(-g)) * racc[2 * i + 1]);
+    }
+  }
+  if (a.stamps) {
+    __syncthreads();
+    st.at(a.slot, 0, t_in);
+    st.at(a.slot, 1, t_wait);
+    st.at(a.slot, 2, gtime());
+    st.at(a.slot, 3, smid());
+  }
+}
+
+// The attention stand-in: KV rounds, then the rest of att_ns after the wait.
+template <bool EARLY>
+__device__ __forceinline__ void e_attention(const EArgs& a) {
+  __shared__ unsigned part[ATT_THREADS];
+  const Stamp st{a.stamps};
+  const unsigned long long t_in = gtime();
+  if (EARLY) pdl_trigger();
+  pdl_wait();
+  const unsigned long long t_wait = gtime();
+  const uint4* kv = a.kv + ((size_t)a.layer * KV_LAYER + (size_t)blockIdx.x * KV_BLOCK) / 16;
+  unsigned acc = 0;
+#pragma unroll 1
+  for (int r = 0; r < 4; ++r) {  // 4 dependent rounds of 8 KB
+    uint4 v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = __ldcs(kv + (r * 4 + i) * ATT_THREADS + threadIdx.x + (acc & 0x80000000u ? 1 : 0));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc += v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    acc = part[(threadIdx.x + 1) % ATT_THREADS] & 0x7fffffffu;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    while (gtime() - t_wait < (unsigned long long)a.att_ns) __nanosleep(200);
+  __syncthreads();
+  const int per = QN / gridDim.x;
+  for (int j = threadIdx.x; j < per; j += ATT_THREADS) {
+    const int i = blockIdx.x * per + j;
+    a.ob[i] = __float2bfloat16(__ldcg(a.qkv + i) + (acc == 0x7fffffffu ? 1.f : 0.f));
+  }
+  if (a.stamps) {
+    __syncthreads();
+    st.at(a.slot, 0, t_in);
+    st.at(a.slot, 1, t_wait);
+    st.at(a.slot, 2, gtime());
+    st.at(a.slot, 3, smid());
+  }
+  if (!EARLY) pdl_trigger();
+}
+
+}  // namespace
+
+extern "C" {
+
+__global__ void __launch_bounds__(THREADS, 2) e_qkv(EArgs a) { e_gemv<EQ>(a.wl[4 * a.layer], a, nullptr); }
+__global__ void __launch_bounds__(THREADS, 2) e_o(EArgs a) { e_gemv<EO>(a.wl[4 * a.layer + 1], a, a.ob); }
+__global__ void __launch_bounds__(THREADS, 2) e_gu(EArgs a) { e_gemv<EG>(a.wl[4 * a.layer + 2], a, nullptr); }
+__global__ void __launch_bounds__(THREADS, 2) e_down(EArgs a) { e_gemv<ED>(a.wl[4 * a.layer + 3], a, a.h); }
+__global__ void __launch_bounds__(ATT_THREADS) e_att(EArgs a) { e_attention<true>(a); }
+__global__ void __launch_bounds__(ATT_THREADS) a_att5(EArgs a) { e_attention<false>(a); }
+
+}  // extern "C"
+
+// shared memory a block of each form-e GEMV (the host sets the dynamic limit)
+extern "C" __constant__ int e_smem[4] = {EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM};

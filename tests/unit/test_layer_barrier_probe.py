@@ -17,6 +17,22 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks" / "probes"))
 
 import layer_barrier  # noqa: E402
+import layer_stream  # noqa: E402
+
+
+def test_form_e_shared_memory_fits_two_blocks_an_sm() -> None:
+    """The form-e shapes (mirrored from layer_barrier.cu's EShape) keep each
+    GEMV block under half of an H200 SM's 228 KB, its 1 KB a block reserved."""
+    maxr = 160
+    for k, rs, nst, f32_input in (
+        (2560, 4, 4, True),
+        (4096, 2, 5, False),
+        (2560, 4, 4, True),
+        (9728, 1, 4, False),
+    ):
+        smem = nst * rs * k * 2 + k * (4 if f32_input else 2) + maxr * 4 + nst * 8 + 64
+        assert 2 * (smem + 1024) <= 228 * 1024, (k, smem)
+    assert layer_stream.E_CHAIN == ("e_qkv", "e_att", "e_o", "e_gu", "e_down")
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
@@ -27,6 +43,12 @@ def test_probe_source_compiles_without_spills(tmp_path: Path) -> None:
         assert report[name]["spill_stores"] == 0 and report[name]["spill_loads"] == 0, name
     for name in ("mega", "mega_pre"):
         assert report[name]["registers"] <= 128, name
+    # form e (layer_stream.py): two GEMV blocks of 256 threads must fit an SM
+    # beside the attention stand-in, so each takes at most half the registers
+    for name in ("e_qkv", "e_o", "e_gu", "e_down", "e_att", "a_att5"):
+        assert report[name]["spill_stores"] == 0 and report[name]["spill_loads"] == 0, name
+    for name in ("e_qkv", "e_o", "e_gu", "e_down"):
+        assert report[name]["registers"] <= 112, name
     assert (tmp_path / "lb.cubin").stat().st_size > 0
 
 

@@ -1,0 +1,369 @@
+"""Issue 17 probe, form (e): a weight stream through shared memory that does not drain at kernel boundaries.
+
+A probe, not a product (CUDA C in `layer_barrier.cu`, the same cubin as the
+forms a-d; `layer_barrier.py --build --cubin X` builds it). One Qwen3-4B layer
+at batch 1 as in `layer_barrier.py`, 5 launches a layer in one CUDA graph:
+
+  (e)   e_qkv, e_att, e_o, e_gu, e_down: each GEMV one block an SM (<= 96 KB
+        of shared memory and <= 82 registers x 256 threads: two fit an SM),
+        PDL trigger at entry, its rows streamed through a ring of
+        cp.async.bulk stages (~80 KB) whose first stages are issued before
+        `griddepcontrol.wait`; the attention stand-in (128 blocks) reads its
+        32 KB of the layer's KV in 4 dependent rounds and waits out `--att-ns`
+        after its PDL wait, trigger at entry;
+  (a5)  layer_barrier's form (a) kernels (264 blocks, K split for O and down)
+        with the same attention stand-in (trigger at exit), PDL off and on.
+
+It measures the 36-layer step a form (median us a layer), each form-e GEMV
+alone (36 launches chained, PDL on and off: TB/s), and one replay of form e
+with `%globaltimer` stamps a block (entry, after the wait, exit, SM): do the
+next kernel's blocks enter before the current one ends, on the same SMs, and
+how soon after its end does the next one's wait return. Every form's residual
+is checked against (a5)'s, and (a5)'s against PyTorch's f32 reference.
+
+    python benchmarks/probes/layer_stream.py --cubin /tmp/lb.cubin --out /tmp/ls.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from layer_barrier import BYTES, FF, HID, LAYERS, QKV_N, QN, THREADS, Attr, Cfg, Driver
+
+E_GEMV = ("e_qkv", "e_o", "e_gu", "e_down")
+E_CHAIN = ("e_qkv", "e_att", "e_o", "e_gu", "e_down")
+A5_CHAIN = ("k_qkv", "a_att5", "k_o", "k_gu", "k_down")
+E_BYTES = {
+    "e_qkv": BYTES["k_qkv"],
+    "e_o": BYTES["k_o"],
+    "e_gu": BYTES["k_gu"],
+    "e_down": BYTES["k_down"],
+}
+ATT_BLOCKS, ATT_THREADS, KV_LAYER, STAMP_STRIDE = 128, 128, 128 * 32768, 256
+PDL, MAX_DYN_SMEM = 6, 8
+
+
+class EArgs(ctypes.Structure):
+    _fields_ = [("wl", ctypes.c_void_p), ("layer", ctypes.c_int), ("xr", ctypes.c_void_p),
+                ("qkv", ctypes.c_void_p), ("ob", ctypes.c_void_p), ("h", ctypes.c_void_p), ("kv", ctypes.c_void_p),
+                ("stamps", ctypes.c_void_p), ("slot", ctypes.c_int), ("att_ns", ctypes.c_int)]  # fmt: skip
+
+
+class EDriver(Driver):
+    """layer_barrier's driver plus the form-e kernels (one struct parameter, dynamic shared memory)."""
+
+    def __init__(self, image: bytes, stream: Callable[[], int]) -> None:
+        super().__init__(image, stream)
+        for k in (*E_CHAIN, "a_att5"):
+            f = ctypes.c_void_p()
+            self.check(
+                self.cu.cuModuleGetFunction(ctypes.byref(f), self.mod, k.encode()), f"get {k}"
+            )
+            self.fn[k] = f
+        dptr, size = ctypes.c_uint64(), ctypes.c_size_t()
+        self.check(self.cu.cuModuleGetGlobal_v2(ctypes.byref(dptr), ctypes.byref(size), self.mod, b"e_smem"),
+                   "get e_smem")  # fmt: skip
+        vals = (ctypes.c_int * 4)()
+        self.check(self.cu.cuMemcpyDtoH_v2(vals, dptr, size), "read e_smem")
+        self.smem = dict(zip(E_GEMV, list(vals), strict=True)) | {"e_att": 0, "a_att5": 0}
+        for k in E_GEMV:
+            self.check(
+                self.cu.cuFuncSetAttribute(self.fn[k], MAX_DYN_SMEM, self.smem[k]), f"smem {k}"
+            )
+        self.ea = EArgs()
+
+    def occupancy_e(self, k: str) -> int:
+        v = ctypes.c_int()
+        threads = THREADS if k in E_GEMV else ATT_THREADS
+        self.check(self.cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(v), self.fn[k], threads,
+                                                                         ctypes.c_size_t(self.smem[k])), "occ")  # fmt: skip
+        return v.value
+
+    def launch_e(self, k: str, grid: int, layer: int, slot: int = 0, pdl: bool = True,
+                 stamps: int = 0, att_ns: int = 0) -> None:  # fmt: skip
+        a = EArgs.from_buffer_copy(self.ea)
+        a.layer, a.slot, a.stamps, a.att_ns = layer, slot, stamps or None, att_ns
+        params = (ctypes.c_void_p * 1)(ctypes.addressof(a))
+        attrs = (Attr * 1)()
+        attrs[0].id, attrs[0].value = PDL, 1
+        threads = THREADS if k in E_GEMV else ATT_THREADS
+        cfg = Cfg(grid, 1, 1, threads, 1, 1, self.smem[k], ctypes.c_void_p(self.stream()),
+                  ctypes.cast(attrs, ctypes.POINTER(Attr)) if pdl else None, 1 if pdl else 0)  # fmt: skip
+        self.check(
+            self.cu.cuLaunchKernelEx(ctypes.byref(cfg), self.fn[k], params, None), f"launch {k}"
+        )
+
+
+def timeline(
+    st: Any, names: tuple[str, ...], grids: dict[str, int], layers: range
+) -> dict[str, Any]:
+    """Per kernel of the chain (medians over `layers`), times in us against the previous launch's last block
+    end: its first and last block entry, its first wait return, its last block end (= what it adds to the
+    step), its tail (first to last block end), and on how many SMs its block entered before the previous
+    kernel's block on that SM ended."""
+    n = len(names)
+    rows: dict[str, dict[str, list[float]]] = {k: {} for k in names}
+    for layer in layers:
+        for p, k in enumerate(names):
+            i = layer * n + p
+            cur, prev = st[i][: grids[k]], st[i - 1][: grids[names[p - 1]]]
+            pend = float(prev[:, 2].max())
+
+            def us(v: float, pend: float = pend) -> float:
+                return (v - pend) / 1e3
+
+            sm_prev_end = {int(s): float(e) for s, e in zip(prev[:, 3], prev[:, 2], strict=True)}
+            early_sms = sum(1 for s, e in zip(cur[:, 3], cur[:, 0], strict=True)
+                            if int(s) in sm_prev_end and e < sm_prev_end[int(s)])  # fmt: skip
+            r = rows[k]
+            for key, v in (("entry first", us(cur[:, 0].min())), ("entry last", us(cur[:, 0].max())),
+                           ("wait first", us(cur[:, 1].min())), ("wait median", us(float(cur[:, 1].median()))),
+                           ("end first", us(cur[:, 2].min())), ("adds", us(cur[:, 2].max())),
+                           ("tail", (cur[:, 2].max() - cur[:, 2].min()) / 1e3),
+                           ("blocks in before prev end", float((cur[:, 0] < pend).sum())),
+                           ("SMs in before prev's block there ended", float(early_sms))):  # fmt: skip
+                r.setdefault(key, []).append(float(v))
+    return {
+        k: {key: round(statistics.median(v), 3) for key, v in r.items()} for k, r in rows.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cubin", required=True)
+    ap.add_argument("--out", default="")
+    ap.add_argument(
+        "--att-ns", type=int, default=4500, help="the attention stand-in's time after its wait"
+    )
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--samples", type=int, default=5)
+    a = ap.parse_args(argv)
+    import torch
+
+    res: dict[str, Any] = {"att_ns": a.att_ns}
+
+    def save() -> None:
+        if a.out:
+            Path(a.out).write_text(json.dumps(res, indent=1))
+
+    dev = "cuda"
+    torch.zeros(1, device=dev)
+    torch.cuda.synchronize()
+    props = torch.cuda.get_device_properties(0)
+    sms = props.multi_processor_count
+    res["card"] = props.name
+    drv = EDriver(Path(a.cubin).read_bytes(), lambda: torch.cuda.current_stream().cuda_stream)
+    res["e_kernels"] = {k: {"regs": drv.attr(k, 4), "local": drv.attr(k, 3), "smem": drv.smem[k],
+                            "blocks_an_sm": drv.occupancy_e(k)} for k in E_CHAIN}  # fmt: skip
+    print(f"{props.name}, {sms} SMs; {res['e_kernels']}", flush=True)
+
+    gen = torch.Generator(device=dev).manual_seed(17)
+
+    def mat(n: int, k: int) -> Any:
+        return (torch.randn(n, k, device=dev, generator=gen) * k**-0.5).to(torch.bfloat16)
+
+    W = [(mat(QKV_N, HID), mat(HID, QN), mat(2 * FF, HID), mat(HID, FF)) for _ in range(LAYERS)]
+    wl = torch.tensor([w.data_ptr() for ws in W for w in ws], dtype=torch.int64, device=dev)
+    xr0 = torch.randn(HID, device=dev, generator=gen)
+    xr = torch.empty(HID, device=dev)
+    qkv = torch.empty(QKV_N, device=dev)
+    ob = torch.empty(QN, device=dev, dtype=torch.bfloat16)
+    h = torch.empty(FF, device=dev, dtype=torch.bfloat16)
+    bar = torch.zeros(4, device=dev, dtype=torch.int32)
+    kv = torch.randint(
+        0, 1 << 30, (LAYERS * KV_LAYER // 4 + 64,), device=dev, dtype=torch.int32, generator=gen
+    )
+    nl = LAYERS * len(E_CHAIN)
+    stamps = torch.zeros(nl * STAMP_STRIDE * 4, device=dev, dtype=torch.int64)
+    drv.bind(
+        wl.data_ptr(), xr.data_ptr(), qkv.data_ptr(), ob.data_ptr(), h.data_ptr(), bar.data_ptr()
+    )
+    drv.ea = EArgs(wl.data_ptr(), 0, xr.data_ptr(), qkv.data_ptr(), ob.data_ptr(), h.data_ptr(), kv.data_ptr(),
+                   None, 0, a.att_ns)  # fmt: skip
+
+    def reset() -> None:
+        torch.add(xr0, 0.0, out=xr)
+
+    def reference(layers: int) -> Any:
+        x = xr0.clone()
+        for wq, wo, wg, wd in W[:layers]:
+            xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
+            q = wq.float() @ xn
+            x = x + wo.float() @ q[:QN].bfloat16().float()
+            xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
+            gu = wg.float() @ xn
+            g, u = gu[0::2], gu[1::2]
+            x = x + wd.float() @ (g * torch.sigmoid(g) * u).bfloat16().float()
+        return x
+
+    def rel(x: Any, want: Any) -> float:
+        return float((x - want).abs().max() / want.abs().max())
+
+    def form_a5(pdl: bool, layers: int = LAYERS, old_att: bool = False) -> Callable[[], None]:
+        def run() -> None:
+            reset()
+            for i in range(layers):
+                for k in A5_CHAIN:
+                    if k == "a_att5" and not old_att:
+                        drv.launch_e(k, ATT_BLOCKS, i, pdl=pdl, att_ns=a.att_ns)
+                    elif k == "a_att5":
+                        drv.launch("k_att", 16, i, pdl=pdl)
+                    else:
+                        drv.launch(k, sms * 2, i, pdl=pdl)
+
+        return run
+
+    def form_e(
+        pdl: bool, layers: int = LAYERS, st: int = 0, att_ns: int | None = None
+    ) -> Callable[[], None]:
+        ns = a.att_ns if att_ns is None else att_ns
+
+        def run() -> None:
+            reset()
+            for i in range(layers):
+                for p, k in enumerate(E_CHAIN):
+                    grid = ATT_BLOCKS if k == "e_att" else sms
+                    drv.launch_e(
+                        k, grid, i, slot=i * len(E_CHAIN) + p, pdl=pdl, stamps=st, att_ns=ns
+                    )
+
+        return run
+
+    def graph(fn: Callable[[], None]) -> Callable[[], None]:
+        fn()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn()
+        torch.cuda.synchronize()
+        return g.replay
+
+    def time_us(replay: Callable[[], None], reps: int) -> float:
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        replay()
+        s.record()
+        for _ in range(reps):
+            replay()
+        e.record()
+        e.synchronize()
+        return s.elapsed_time(e) * 1e3 / reps
+
+    # --- correctness, one layer eager: a5 against PyTorch, e against a5
+    checks: dict[str, Any] = {}
+    res["checks"] = checks
+    form_a5(False, 1)()
+    torch.cuda.synchronize()
+    a1 = xr.clone()
+    checks["a5 1 layer vs torch"] = rel(a1, reference(1))
+    for pdl in (False, True):
+        xr.fill_(float("nan"))
+        form_e(pdl, 1)()
+        torch.cuda.synchronize()
+        checks[f"e pdl={pdl} 1 layer vs a5"] = rel(xr, a1)
+    print(f"checks: {checks}", flush=True)
+    save()
+
+    # --- each form-e kernel alone: 36 launches (each layer's weights) in a graph
+    alone: dict[str, Any] = {}
+    res["alone"] = alone
+    for k in (*E_GEMV, "e_att"):
+        for pdl in (True, False):
+            grid = ATT_BLOCKS if k == "e_att" else sms
+            rep = graph(lambda k=k, pdl=pdl, grid=grid: [drv.launch_e(k, grid, i, pdl=pdl, att_ns=a.att_ns)
+                                                          for i in range(LAYERS)])  # fmt: skip
+            us = statistics.median(time_us(rep, 5) for _ in range(5)) / LAYERS
+            alone[f"{k} pdl={pdl}"] = [
+                round(us, 2),
+                round(E_BYTES[k] / us / 1e6, 3) if k in E_BYTES else None,
+            ]
+    for k in ("k_gu", "k_down"):
+        rep = graph(lambda k=k: [drv.launch(k, sms * 2, i, pdl=True) for i in range(LAYERS)])
+        us = statistics.median(time_us(rep, 5) for _ in range(5)) / LAYERS
+        alone[f"{k} (form a) pdl=True"] = [round(us, 2), round(BYTES[k] / us / 1e6, 3)]
+    print(f"alone (us a launch, TB/s): {alone}", flush=True)
+    save()
+
+    # --- the timeline: one replay of form e with stamps
+    rep = graph(form_e(True, st=stamps.data_ptr()))
+    for _ in range(3):
+        rep()
+    torch.cuda.synchronize()
+    st = stamps.view(nl, STAMP_STRIDE, 4).cpu()
+    grids = {k: ATT_BLOCKS if k == "e_att" else sms for k in E_CHAIN}
+    tl = timeline(st, E_CHAIN, grids, range(2, LAYERS))
+    res["timeline"] = tl
+    print(
+        "timeline (us, medians over layers 2-35, against the previous launch's last block end):",
+        flush=True,
+    )
+    keys = list(next(iter(tl.values())))
+    print("| kernel | " + " | ".join(keys) + " |")
+    print("| --- " * (len(keys) + 1) + "|")
+    for k, r in tl.items():
+        print(f"| {k} | " + " | ".join(str(r[c]) for c in keys) + " |")
+    save()
+
+    # --- the step, each form, rounds interleaved
+    forms = {
+        "a+PDL k=2 (trivial attention)": form_a5(True, old_att=True),
+        "a5 k=2": form_a5(False),
+        "a5+PDL k=2": form_a5(True),
+        "e": form_e(True),
+        "e no PDL": form_e(False),
+        "e att_ns=0": form_e(True, att_ns=0),
+        "e stamped": form_e(True, st=stamps.data_ptr()),
+    }
+    replays: dict[str, Callable[[], None]] = {}
+    outs: dict[str, Any] = {}
+    for f, fn in forms.items():
+        try:
+            replays[f] = graph(fn)
+        except Exception as e:  # recorded; the rest runs
+            res.setdefault("errors", {})[f] = repr(e)
+            print(f"{f}: {e!r}", flush=True)
+            continue
+        replays[f]()
+        torch.cuda.synchronize()
+        outs[f] = xr.clone()
+    base = "a5 k=2"
+    checks["a5 step vs torch"] = rel(outs[base], reference(LAYERS))
+    for f, x in outs.items():
+        checks[f"{f} step vs a5"] = rel(x, outs[base])
+    print(f"checks: {checks}", flush=True)
+    save()
+    samples: dict[str, list[float]] = {f: [] for f in replays}
+    t0 = time.perf_counter()
+    for r in range(a.rounds):
+        for f in list(replays) if r % 2 == 0 else list(reversed(replays)):
+            for _ in range(a.samples):
+                samples[f].append(time_us(replays[f], a.reps))
+    step = {f: {"us_step": round(statistics.median(v), 1), "us_layer": round(statistics.median(v) / LAYERS, 3),
+                "spread": round((max(v) - min(v)) / statistics.median(v), 4)} for f, v in samples.items()}  # fmt: skip
+    res["step"] = step
+    res["timing_s"] = round(time.perf_counter() - t0, 1)
+    save()
+    ref = step.get("a5+PDL k=2", {}).get("us_layer")
+    print(
+        "\n| form | us a step | us a layer | spread | vs a5+PDL |\n| --- | --- | --- | --- | --- |"
+    )
+    for f, v in step.items():
+        dv = f"{v['us_layer'] - ref:+.2f}" if ref else ""
+        print(f"| {f} | {v['us_step']} | {v['us_layer']} | {v['spread']:.2%} | {dv} |")
+    print(
+        f"\nerrors: {res.get('errors')}\nchecks: {json.dumps(checks)}\nalone: {json.dumps(alone)}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

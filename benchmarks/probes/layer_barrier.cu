@@ -511,11 +511,19 @@ struct EShape {
   static constexpr int C32 = K / 256;                        // warp steps (32 chunks of 8) a row
   static_assert(K % 256 == 0 && RS % U == 0 && STAGE % 16 == 0, "eshape");
 };
-// ring ~80 KB, shared memory <= 96 KB a block: two blocks an SM
-using EQ = EShape<HID, QKV_N, 1, 4, 4, 0, 0>;     // 20 KB stages, 90.6 KB
-using EO = EShape<QN, HID, 1, 2, 5, 1, 1>;        // 16 KB stages, 88.6 KB
-using EG = EShape<HID, 2 * FF, 2, 4, 4, 0, 2>;    // 20 KB stages, 90.6 KB
+// ring ~80 KB, shared memory <= 106 KB a block: two blocks an SM
+using EQ = EShape<HID, QKV_N, 1, 4, 4, 0, 0>;     // 20 KB stages, 90.7 KB
+using EO = EShape<QN, HID, 1, 2, 5, 1, 1>;        // 16 KB stages, 88.7 KB
+using EG = EShape<HID, 2 * FF, 2, 4, 4, 0, 2>;    // 20 KB stages, 90.7 KB
 using ED = EShape<FF, HID, 1, 1, 4, 1, 1>;        // 19 KB stages, 95.7 KB
+// family s: half the stage, twice the stages (down: a row is the least)
+using SQ = EShape<HID, QKV_N, 1, 2, 8, 0, 0>;     // 10 KB x 8
+using SO = EShape<QN, HID, 1, 1, 10, 1, 1>;       // 8 KB x 10
+using SG = EShape<HID, 2 * FF, 2, 2, 8, 0, 2>;    // 10 KB x 8
+// family w: a row a warp, 8 rows a stage where they fit
+using WQ = EShape<HID, QKV_N, 1, 8, 2, 0, 0>;     // 40 KB x 2
+using WO = EShape<QN, HID, 1, 4, 3, 1, 1>;        // 32 KB x 3, 104.7 KB
+using WG = EShape<HID, 2 * FF, 2, 8, 2, 0, 2>;    // 40 KB x 2
 
 struct EArgs {
   W const* wl;
@@ -530,7 +538,14 @@ struct EArgs {
   int att_ns;
 };
 
-template <class S>
+// MECH: how a stage is filled: 0 one cp.async.bulk by thread 0 (complete_tx on
+// the stage's mbarrier), 1 cp.async of 16 bytes by every thread
+// (cp.async.mbarrier.arrive.noinc: the barrier counts the block's threads).
+// CONS: how a stage is consumed: 0 each warp a strided share of the stage's
+// 32-chunk steps (a warp sum and a shared atomic when its row changes), 1 a
+// row a warp (rows w, w + 8, ...: one warp sum a row, no atomic), 2 not at all
+// (the ring's rate alone: the outputs are wrong).
+template <class S, int MECH, int CONS>
 __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, const void* xin) {
   extern __shared__ __align__(128) unsigned char sm[];
   unsigned char* ring = sm;
@@ -545,16 +560,31 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
   const int r0 = u0 * S::U, nrows = (u1 - u0) * S::U;
   const int ns = (nrows + S::RS - 1) / S::RS;
   if (nrows > MAXR) __trap();
+  // stage s into its slot; MECH 0: thread 0 alone, MECH 1: every thread
   auto issue = [&](int s) {
     const int slot = s % S::NST, row = s * S::RS;
-    const int n = min(S::RS, nrows - row);
-    mbar_expect(bar + slot, n * S::K * 2);
-    bulk_load(ring + slot * S::STAGE, Wm + (size_t)(r0 + row) * S::K, n * S::K * 2, bar + slot);
+    const int bytes = min(S::RS, nrows - row) * S::K * 2;
+    unsigned char* dst = ring + slot * S::STAGE;
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(Wm + (size_t)(r0 + row) * S::K);
+    if constexpr (MECH == 0) {
+      mbar_expect(bar + slot, bytes);
+      bulk_load(dst, src, bytes, bar + slot);
+    } else {
+      for (int i = threadIdx.x * 16; i < bytes; i += THREADS * 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst + i)), "l"(src + i) : "memory");
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar + slot)) : "memory");
+    }
   };
   if (threadIdx.x == 0) {
-    for (int i = 0; i < S::NST; ++i) mbar_init(bar + i, 1);
+    for (int i = 0; i < S::NST; ++i) mbar_init(bar + i, MECH == 0 ? 1 : THREADS);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  if constexpr (MECH == 0) {
+    if (threadIdx.x == 0)
+      for (int s = 0; s < min(S::NST, ns); ++s) issue(s);
+  } else {
+    __syncthreads();  // the barriers' init before any thread's arrive
     for (int s = 0; s < min(S::NST, ns); ++s) issue(s);
   }
   pdl_wait();
@@ -570,43 +600,63 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
   for (int i = threadIdx.x; i < MAXR; i += THREADS) racc[i] = 0.f;
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  auto dotx = [&](uint4 w, int c, float acc) {
+    if constexpr (S::IN == 0) {
+      return dot8(w, reinterpret_cast<const float*>(sm + S::RING) + c * 8, acc);
+    } else {
+      const uint4 xv = reinterpret_cast<const uint4*>(sm + S::RING)[c];
+      acc = dot2(w.x, __uint_as_float(xv.x << 16), __uint_as_float(xv.x & 0xffff0000u), acc);
+      acc = dot2(w.y, __uint_as_float(xv.y << 16), __uint_as_float(xv.y & 0xffff0000u), acc);
+      acc = dot2(w.z, __uint_as_float(xv.z << 16), __uint_as_float(xv.z & 0xffff0000u), acc);
+      return dot2(w.w, __uint_as_float(xv.w << 16), __uint_as_float(xv.w & 0xffff0000u), acc);
+    }
+  };
 #pragma unroll 1
   for (int s = 0; s < ns; ++s) {
     const int slot = s % S::NST;
     mbar_wait(bar + slot, (s / S::NST) & 1);
     const int n = min(S::RS, nrows - s * S::RS);
     const uint4* wst = reinterpret_cast<const uint4*>(ring + slot * S::STAGE);
-    const int steps = n * S::C32;
-    int row = -1;
-    float acc = 0.f;
+    if constexpr (CONS == 0) {
+      const int steps = n * S::C32;
+      int row = -1;
+      float acc = 0.f;
 #pragma unroll 2
-    for (int q = warp; q < steps; q += WARPS) {
-      const int r = q / S::C32, c = (q - r * S::C32) * 32 + lane;  // chunk of the row
-      if (r != row) {
-        if (row >= 0) {
-          acc = warp_sum(acc);
-          if (lane == 0) atomicAdd(racc + s * S::RS + row, acc);
+      for (int q = warp; q < steps; q += WARPS) {
+        const int r = q / S::C32, c = (q - r * S::C32) * 32 + lane;  // chunk of the row
+        if (r != row) {
+          if (row >= 0) {
+            acc = warp_sum(acc);
+            if (lane == 0) atomicAdd(racc + s * S::RS + row, acc);
+          }
+          row = r;
+          acc = 0.f;
         }
-        row = r;
-        acc = 0.f;
+        acc = dotx(wst[r * (S::K / 8) + c], c, acc);
       }
-      const uint4 w = wst[r * (S::K / 8) + c];
-      if constexpr (S::IN == 0) {
-        acc = dot8(w, reinterpret_cast<const float*>(sm + S::RING) + c * 8, acc);
-      } else {
-        const uint4 xv = reinterpret_cast<const uint4*>(sm + S::RING)[c];
-        acc = dot2(w.x, __uint_as_float(xv.x << 16), __uint_as_float(xv.x & 0xffff0000u), acc);
-        acc = dot2(w.y, __uint_as_float(xv.y << 16), __uint_as_float(xv.y & 0xffff0000u), acc);
-        acc = dot2(w.z, __uint_as_float(xv.z << 16), __uint_as_float(xv.z & 0xffff0000u), acc);
-        acc = dot2(w.w, __uint_as_float(xv.w << 16), __uint_as_float(xv.w & 0xffff0000u), acc);
+      if (row >= 0) {
+        acc = warp_sum(acc);
+        if (lane == 0) atomicAdd(racc + s * S::RS + row, acc);
       }
-    }
-    if (row >= 0) {
-      acc = warp_sum(acc);
-      if (lane == 0) atomicAdd(racc + s * S::RS + row, acc);
+    } else if constexpr (CONS == 1) {
+      for (int r = warp; r < n; r += WARPS) {
+        float acc0 = 0.f, acc1 = 0.f;
+        const uint4* wr = wst + r * (S::K / 8) + lane;
+#pragma unroll
+        for (int t = 0; t + 1 < S::C32; t += 2) {
+          const uint4 w0 = wr[t * 32], w1 = wr[t * 32 + 32];
+          acc0 = dotx(w0, t * 32 + lane, acc0);
+          acc1 = dotx(w1, t * 32 + 32 + lane, acc1);
+        }
+        if (S::C32 % 2) acc0 = dotx(wr[(S::C32 - 1) * 32], (S::C32 - 1) * 32 + lane, acc0);
+        const float acc = warp_sum(acc0 + acc1);
+        if (lane == 0) racc[s * S::RS + r] = acc;
+      }
     }
     __syncthreads();  // every thread is done with the slot: refill it
-    if (threadIdx.x == 0 && s + S::NST < ns) issue(s + S::NST);
+    if (s + S::NST < ns) {
+      if (MECH == 1 || threadIdx.x == 0) issue(s + S::NST);
+    }
   }
   // outputs: the block's own rows
   if constexpr (S::OUT == 0) {
@@ -673,14 +723,22 @@ __device__ __forceinline__ void e_attention(const EArgs& a) {
 
 extern "C" {
 
-__global__ void __launch_bounds__(THREADS, 2) e_qkv(EArgs a) { e_gemv<EQ>(a.wl[4 * a.layer], a, nullptr); }
-__global__ void __launch_bounds__(THREADS, 2) e_o(EArgs a) { e_gemv<EO>(a.wl[4 * a.layer + 1], a, a.ob); }
-__global__ void __launch_bounds__(THREADS, 2) e_gu(EArgs a) { e_gemv<EG>(a.wl[4 * a.layer + 2], a, nullptr); }
-__global__ void __launch_bounds__(THREADS, 2) e_down(EArgs a) { e_gemv<ED>(a.wl[4 * a.layer + 3], a, a.h); }
+#define EK(name, S, M, C, w, x) \
+  __global__ void __launch_bounds__(THREADS, 2) name(EArgs a) { e_gemv<S, M, C>(a.wl[4 * a.layer + w], a, x); }
+// the families (form e's layer) and the ring-rate diagnostics (nc_: not consumed)
+EK(e_qkv, EQ, 0, 0, 0, nullptr) EK(e_o, EO, 0, 0, 1, a.ob) EK(e_gu, EG, 0, 0, 2, nullptr) EK(e_down, ED, 0, 0, 3, a.h)
+EK(s_qkv, SQ, 0, 0, 0, nullptr) EK(s_o, SO, 0, 0, 1, a.ob) EK(s_gu, SG, 0, 0, 2, nullptr) EK(s_down, ED, 0, 0, 3, a.h)
+EK(p_qkv, EQ, 1, 0, 0, nullptr) EK(p_o, EO, 1, 0, 1, a.ob) EK(p_gu, EG, 1, 0, 2, nullptr) EK(p_down, ED, 1, 0, 3, a.h)
+EK(w_qkv, WQ, 0, 1, 0, nullptr) EK(w_o, WO, 0, 1, 1, a.ob) EK(w_gu, WG, 0, 1, 2, nullptr) EK(w_down, ED, 0, 0, 3, a.h)
+EK(nc_e_gu, EG, 0, 2, 2, nullptr) EK(nc_s_gu, SG, 0, 2, 2, nullptr) EK(nc_p_gu, EG, 1, 2, 2, nullptr)
+EK(nc_w_gu, WG, 0, 2, 2, nullptr)
 __global__ void __launch_bounds__(ATT_THREADS) e_att(EArgs a) { e_attention<true>(a); }
 __global__ void __launch_bounds__(ATT_THREADS) a_att5(EArgs a) { e_attention<false>(a); }
 
 }  // extern "C"
 
 // shared memory a block of each form-e GEMV (the host sets the dynamic limit)
-extern "C" __constant__ int e_smem[4] = {EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM};
+// in the order of layer_stream.py's E_KERNELS
+extern "C" __constant__ int e_smem[20] = {EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, SQ::SMEM, SO::SMEM, SG::SMEM,
+                                          ED::SMEM, EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, WQ::SMEM, WO::SMEM,
+                                          WG::SMEM, ED::SMEM, EG::SMEM, SG::SMEM, EG::SMEM, WG::SMEM};

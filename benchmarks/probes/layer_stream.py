@@ -39,15 +39,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from layer_barrier import BYTES, FF, HID, LAYERS, QKV_N, QN, THREADS, Attr, Cfg, Driver
 
-E_GEMV = ("e_qkv", "e_o", "e_gu", "e_down")
+FAMILIES = {  # form e's GEMVs: e the first (bulk, ~20 KB stages), s smaller stages, p cp.async, w a row a warp
+    f: (f"{f}_qkv", f"{f}_o", f"{f}_gu", f"{f}_down") for f in "espw"
+}
+DIAG = ("nc_e_gu", "nc_s_gu", "nc_p_gu", "nc_w_gu")  # the rings not consumed: their rate alone
+E_GEMV = (
+    tuple(k for ks in FAMILIES.values() for k in ks) + DIAG
+)  # e_smem's order in layer_barrier.cu
 E_CHAIN = ("e_qkv", "e_att", "e_o", "e_gu", "e_down")
 A5_CHAIN = ("k_qkv", "a_att5", "k_o", "k_gu", "k_down")
-E_BYTES = {
-    "e_qkv": BYTES["k_qkv"],
-    "e_o": BYTES["k_o"],
-    "e_gu": BYTES["k_gu"],
-    "e_down": BYTES["k_down"],
-}
+E_BYTES = {k: BYTES["k_" + k.rsplit("_", 1)[1]] for k in E_GEMV}
 ATT_BLOCKS, ATT_THREADS, KV_LAYER, STAMP_STRIDE = 128, 128, 128 * 32768, 256
 PDL, MAX_DYN_SMEM = 6, 8
 
@@ -63,7 +64,7 @@ class EDriver(Driver):
 
     def __init__(self, image: bytes, stream: Callable[[], int]) -> None:
         super().__init__(image, stream)
-        for k in (*E_CHAIN, "a_att5"):
+        for k in (*E_GEMV, "e_att", "a_att5"):
             f = ctypes.c_void_p()
             self.check(
                 self.cu.cuModuleGetFunction(ctypes.byref(f), self.mod, k.encode()), f"get {k}"
@@ -72,7 +73,7 @@ class EDriver(Driver):
         dptr, size = ctypes.c_uint64(), ctypes.c_size_t()
         self.check(self.cu.cuModuleGetGlobal_v2(ctypes.byref(dptr), ctypes.byref(size), self.mod, b"e_smem"),
                    "get e_smem")  # fmt: skip
-        vals = (ctypes.c_int * 4)()
+        vals = (ctypes.c_int * len(E_GEMV))()
         self.check(self.cu.cuMemcpyDtoH_v2(vals, dptr, size), "read e_smem")
         self.smem = dict(zip(E_GEMV, list(vals), strict=True)) | {"e_att": 0, "a_att5": 0}
         for k in E_GEMV:
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     res["card"] = props.name
     drv = EDriver(Path(a.cubin).read_bytes(), lambda: torch.cuda.current_stream().cuda_stream)
     res["e_kernels"] = {k: {"regs": drv.attr(k, 4), "local": drv.attr(k, 3), "smem": drv.smem[k],
-                            "blocks_an_sm": drv.occupancy_e(k)} for k in E_CHAIN}  # fmt: skip
+                            "blocks_an_sm": drv.occupancy_e(k)} for k in (*E_GEMV, "e_att")}  # fmt: skip
     print(f"{props.name}, {sms} SMs; {res['e_kernels']}", flush=True)
 
     gen = torch.Generator(device=dev).manual_seed(17)
@@ -223,15 +224,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return run
 
+    def chain(fam: str) -> tuple[str, ...]:
+        q, o, gu, d = FAMILIES[fam]
+        return (q, "e_att", o, gu, d)
+
     def form_e(
-        pdl: bool, layers: int = LAYERS, st: int = 0, att_ns: int | None = None
+        pdl: bool, layers: int = LAYERS, st: int = 0, att_ns: int | None = None, fam: str = "e"
     ) -> Callable[[], None]:
         ns = a.att_ns if att_ns is None else att_ns
 
         def run() -> None:
             reset()
             for i in range(layers):
-                for p, k in enumerate(E_CHAIN):
+                for p, k in enumerate(chain(fam)):
                     grid = ATT_BLOCKS if k == "e_att" else sms
                     drv.launch_e(
                         k, grid, i, slot=i * len(E_CHAIN) + p, pdl=pdl, stamps=st, att_ns=ns
@@ -265,66 +270,72 @@ def main(argv: list[str] | None = None) -> int:
     torch.cuda.synchronize()
     a1 = xr.clone()
     checks["a5 1 layer vs torch"] = rel(a1, reference(1))
-    for pdl in (False, True):
+    for fam, pdl in (("e", False), *((f, True) for f in FAMILIES)):
         for t in (qkv, ob, h):  # poisoned: an output left unwritten shows
             t.fill_(float("nan"))
-        form_e(pdl, 1)()
+        form_e(pdl, 1, fam=fam)()
         torch.cuda.synchronize()
-        checks[f"e pdl={pdl} 1 layer vs a5"] = rel(xr, a1)
+        checks[f"{fam} pdl={pdl} 1 layer vs a5"] = rel(xr, a1)
     print(f"checks: {checks}", flush=True)
     save()
 
     # --- each form-e kernel alone: 36 launches (each layer's weights) in a graph
     alone: dict[str, Any] = {}
     res["alone"] = alone
-    for k in (*E_GEMV, "e_att"):
-        for pdl in (True, False):
-            grid = ATT_BLOCKS if k == "e_att" else sms
-            rep = graph(lambda k=k, pdl=pdl, grid=grid: [drv.launch_e(k, grid, i, pdl=pdl, att_ns=a.att_ns)
-                                                          for i in range(LAYERS)])  # fmt: skip
-            us = statistics.median(time_us(rep, 5) for _ in range(5)) / LAYERS
-            alone[f"{k} pdl={pdl}"] = [
-                round(us, 2),
-                round(E_BYTES[k] / us / 1e6, 3) if k in E_BYTES else None,
-            ]
+    runs = [(k, True, 1) for k in (*E_GEMV, "e_att")]
+    runs += [("e_gu", False, 1), ("e_att", False, 1)]
+    runs += [(k, True, 2) for k in ("e_gu", "p_gu", "nc_e_gu", "nc_p_gu")]  # two blocks an SM
+    for k, pdl, per_sm in runs:
+        grid = ATT_BLOCKS if k == "e_att" else sms * per_sm
+        rep = graph(lambda k=k, pdl=pdl, grid=grid: [drv.launch_e(k, grid, i, pdl=pdl, att_ns=a.att_ns)
+                                                      for i in range(LAYERS)])  # fmt: skip
+        us = statistics.median(time_us(rep, 5) for _ in range(5)) / LAYERS
+        alone[f"{k} pdl={pdl}" + (f" {per_sm} an SM" if per_sm > 1 else "")] = [
+            round(us, 2),
+            round(E_BYTES[k] / us / 1e6, 3) if k in E_BYTES else None,
+        ]
     for k in ("k_gu", "k_down"):
         rep = graph(lambda k=k: [drv.launch(k, sms * 2, i, pdl=True) for i in range(LAYERS)])
         us = statistics.median(time_us(rep, 5) for _ in range(5)) / LAYERS
         alone[f"{k} (form a) pdl=True"] = [round(us, 2), round(BYTES[k] / us / 1e6, 3)]
-    print(f"alone (us a launch, TB/s): {alone}", flush=True)
+    print("alone, 36 launches in a graph: kernel | us a launch | TB/s", flush=True)
+    for k, v in alone.items():
+        print(f"  {k} | {v[0]} | {v[1]}")
     save()
 
-    # --- the timeline: one replay of form e with stamps
-    rep = graph(form_e(True, st=stamps.data_ptr()))
-    for _ in range(3):
-        rep()
-    torch.cuda.synchronize()
-    st = stamps.view(nl, STAMP_STRIDE, 4).cpu()
-    t0 = int(st[:, :, 0][st[:, :, 0] > 0].min())  # ns since the first entry: exact in a float
-    st[:, :, :3] -= t0
-    grids = {k: ATT_BLOCKS if k == "e_att" else sms for k in E_CHAIN}
-    tl = timeline(st, E_CHAIN, grids, range(2, LAYERS))
-    res["timeline"] = tl
-    print(
-        "timeline (us, medians over layers 2-35, against the previous launch's last block end):",
-        flush=True,
-    )
-    keys = list(next(iter(tl.values())))
-    print("| kernel | " + " | ".join(keys) + " |")
-    print("| --- " * (len(keys) + 1) + "|")
-    for k, r in tl.items():
-        print(f"| {k} | " + " | ".join(str(r[c]) for c in keys) + " |")
-    save()
+    # --- the timeline: one replay of each family's form e with stamps
+    res["timeline"] = {}
+    for fam in FAMILIES:
+        stamps.zero_()
+        rep = graph(form_e(True, st=stamps.data_ptr(), fam=fam))
+        for _ in range(3):
+            rep()
+        torch.cuda.synchronize()
+        st = stamps.view(nl, STAMP_STRIDE, 4).cpu()
+        t0 = int(st[:, :, 0][st[:, :, 0] > 0].min())  # ns since the first entry: exact in a float
+        st[:, :, :3] -= t0
+        names = chain(fam)
+        grids = {k: ATT_BLOCKS if k == "e_att" else sms for k in names}
+        tl = timeline(st, names, grids, range(2, LAYERS))
+        res["timeline"][fam] = tl
+        print(
+            f"timeline {fam} (us, medians over layers 2-35, against the previous launch's last block end):"
+        )
+        keys = list(next(iter(tl.values())))
+        print("| kernel | " + " | ".join(keys) + " |")
+        print("| --- " * (len(keys) + 1) + "|")
+        for k, r in tl.items():
+            print(f"| {k} | " + " | ".join(str(r[c]) for c in keys) + " |", flush=True)
+        save()
 
     # --- the step, each form, rounds interleaved
     forms = {
         "a+PDL k=2 (trivial attention)": form_a5(True, old_att=True),
         "a5 k=2": form_a5(False),
         "a5+PDL k=2": form_a5(True),
-        "e": form_e(True),
+        **{f"{fam}": form_e(True, fam=fam) for fam in FAMILIES},
         "e no PDL": form_e(False),
         "e att_ns=0": form_e(True, att_ns=0),
-        "e stamped": form_e(True, st=stamps.data_ptr()),
     }
     replays: dict[str, Callable[[], None]] = {}
     outs: dict[str, Any] = {}

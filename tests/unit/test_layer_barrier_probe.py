@@ -45,9 +45,9 @@ def test_probe_source_compiles_without_spills(tmp_path: Path) -> None:
         assert report[name]["registers"] <= 128, name
     # form e (layer_stream.py): two GEMV blocks of 256 threads must fit an SM
     # beside the attention stand-in, so each takes at most half the registers
-    for name in ("e_qkv", "e_o", "e_gu", "e_down", "e_att", "a_att5"):
+    for name in (*layer_stream.E_GEMV, "e_att", "a_att5"):
         assert report[name]["spill_stores"] == 0 and report[name]["spill_loads"] == 0, name
-    for name in ("e_qkv", "e_o", "e_gu", "e_down"):
+    for name in layer_stream.E_GEMV:
         assert report[name]["registers"] <= 112, name
     assert (tmp_path / "lb.cubin").stat().st_size > 0
 

@@ -524,6 +524,8 @@ using SG = EShape<HID, 2 * FF, 2, 2, 8, 0, 2>;    // 10 KB x 8
 using WQ = EShape<HID, QKV_N, 1, 8, 2, 0, 0>;     // 40 KB x 2
 using WO = EShape<QN, HID, 1, 4, 3, 1, 1>;        // 32 KB x 3, 104.7 KB
 using WG = EShape<HID, 2 * FF, 2, 8, 2, 0, 2>;    // 40 KB x 2
+using YQ = EShape<HID, QKV_N, 1, 6, 3, 0, 0>;     // 30 KB x 3
+using YG = EShape<HID, 2 * FF, 2, 6, 3, 0, 2>;    // 30 KB x 3
 
 struct EArgs {
   W const* wl;
@@ -611,6 +613,40 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
       return dot2(w.w, __uint_as_float(xv.w << 16), __uint_as_float(xv.w & 0xffff0000u), acc);
     }
   };
+  // CONS 3, 4: the lane's x chunks in registers (CONS 4: chunk t * 32 + lane,
+  // t < C32; CONS 3: chunk (warp + 8 j) * 32 + lane, j < XJ), f32 or packed bf16
+  constexpr int XJ = CONS == 4 ? S::C32 : CONS == 3 ? (S::C32 + WARPS - 1) / WARPS : 1;
+  constexpr bool XR = CONS == 3 || CONS == 4;
+  float4 xf[XR && S::IN == 0 ? XJ : 1][2];
+  uint4 xb[XR && S::IN == 1 ? XJ : 1];
+  if constexpr (XR) {
+#pragma unroll
+    for (int j = 0; j < XJ; ++j) {
+      const int q = CONS == 4 ? j : min(warp + WARPS * j, S::C32 - 1);
+      const int c = q * 32 + lane;
+      if constexpr (S::IN == 0) {
+        const float* xs = reinterpret_cast<const float*>(sm + S::RING) + c * 8;
+        xf[j][0] = *reinterpret_cast<const float4*>(xs);
+        xf[j][1] = *reinterpret_cast<const float4*>(xs + 4);
+      } else {
+        xb[j] = reinterpret_cast<const uint4*>(sm + S::RING)[c];
+      }
+    }
+  }
+  auto dotr = [&](uint4 w, int j, float acc) {
+    if constexpr (S::IN == 0) {
+      acc = dot2(w.x, xf[j][0].x, xf[j][0].y, acc);
+      acc = dot2(w.y, xf[j][0].z, xf[j][0].w, acc);
+      acc = dot2(w.z, xf[j][1].x, xf[j][1].y, acc);
+      return dot2(w.w, xf[j][1].z, xf[j][1].w, acc);
+    } else {
+      const uint4 xv = xb[j];
+      acc = dot2(w.x, __uint_as_float(xv.x << 16), __uint_as_float(xv.x & 0xffff0000u), acc);
+      acc = dot2(w.y, __uint_as_float(xv.y << 16), __uint_as_float(xv.y & 0xffff0000u), acc);
+      acc = dot2(w.z, __uint_as_float(xv.z << 16), __uint_as_float(xv.z & 0xffff0000u), acc);
+      return dot2(w.w, __uint_as_float(xv.w << 16), __uint_as_float(xv.w & 0xffff0000u), acc);
+    }
+  };
 #pragma unroll 1
   for (int s = 0; s < ns; ++s) {
     const int slot = s % S::NST;
@@ -637,6 +673,36 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
       if (row >= 0) {
         acc = warp_sum(acc);
         if (lane == 0) atomicAdd(racc + s * S::RS + row, acc);
+      }
+    } else if constexpr (CONS == 3) {  // a row split across the warps, x in registers
+#pragma unroll 1
+      for (int r = 0; r < n; ++r) {
+        const uint4* wr = wst + r * (S::K / 8) + lane;
+        float acc0 = 0.f, acc1 = 0.f;
+#pragma unroll
+        for (int j = 0; j < XJ; ++j) {
+          const int q = warp + WARPS * j;
+          if (q < S::C32) {
+            const uint4 w = wr[q * 32];
+            if (j & 1) acc1 = dotr(w, j, acc1);
+            else acc0 = dotr(w, j, acc0);
+          }
+        }
+        const float acc = warp_sum(acc0 + acc1);
+        if (lane == 0) atomicAdd(racc + s * S::RS + r, acc);
+      }
+    } else if constexpr (CONS == 4) {  // a row a warp, x in registers
+      for (int r = warp; r < n; r += WARPS) {
+        const uint4* wr = wst + r * (S::K / 8) + lane;
+        float acc0 = 0.f, acc1 = 0.f;
+#pragma unroll
+        for (int t = 0; t < S::C32; ++t) {
+          const uint4 w = wr[t * 32];
+          if (t & 1) acc1 = dotr(w, t, acc1);
+          else acc0 = dotr(w, t, acc0);
+        }
+        const float acc = warp_sum(acc0 + acc1);
+        if (lane == 0) racc[s * S::RS + r] = acc;
       }
     } else if constexpr (CONS == 1) {
       for (int r = warp; r < n; r += WARPS) {
@@ -732,6 +798,10 @@ EK(p_qkv, EQ, 1, 0, 0, nullptr) EK(p_o, EO, 1, 0, 1, a.ob) EK(p_gu, EG, 1, 0, 2,
 EK(w_qkv, WQ, 0, 1, 0, nullptr) EK(w_o, WO, 0, 1, 1, a.ob) EK(w_gu, WG, 0, 1, 2, nullptr) EK(w_down, ED, 0, 0, 3, a.h)
 EK(nc_e_gu, EG, 0, 2, 2, nullptr) EK(nc_s_gu, SG, 0, 2, 2, nullptr) EK(nc_p_gu, EG, 1, 2, 2, nullptr)
 EK(nc_w_gu, WG, 0, 2, 2, nullptr)
+// family x: as w with x in registers; down a row split across the warps
+EK(x_qkv, WQ, 0, 4, 0, nullptr) EK(x_o, WO, 0, 4, 1, a.ob) EK(x_gu, WG, 0, 4, 2, nullptr) EK(x_down, ED, 0, 3, 3, a.h)
+// family y: as x, the gate/up and QKV rings one 40 KB stage deeper (120 KB x 2 does not fit: 3 x 32 KB)
+EK(y_qkv, YQ, 0, 4, 0, nullptr) EK(y_o, WO, 0, 4, 1, a.ob) EK(y_gu, YG, 0, 4, 2, nullptr) EK(y_down, ED, 0, 3, 3, a.h)
 __global__ void __launch_bounds__(ATT_THREADS) e_att(EArgs a) { e_attention<true>(a); }
 __global__ void __launch_bounds__(ATT_THREADS) a_att5(EArgs a) { e_attention<false>(a); }
 
@@ -739,6 +809,8 @@ __global__ void __launch_bounds__(ATT_THREADS) a_att5(EArgs a) { e_attention<fal
 
 // shared memory a block of each form-e GEMV (the host sets the dynamic limit)
 // in the order of layer_stream.py's E_KERNELS
-extern "C" __constant__ int e_smem[20] = {EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, SQ::SMEM, SO::SMEM, SG::SMEM,
+extern "C" __constant__ int e_smem[28] = {EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, SQ::SMEM, SO::SMEM, SG::SMEM,
                                           ED::SMEM, EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, WQ::SMEM, WO::SMEM,
-                                          WG::SMEM, ED::SMEM, EG::SMEM, SG::SMEM, EG::SMEM, WG::SMEM};
+                                          WG::SMEM, ED::SMEM, EG::SMEM, SG::SMEM, EG::SMEM, WG::SMEM,
+                                          WQ::SMEM, WO::SMEM, WG::SMEM, ED::SMEM, YQ::SMEM, WO::SMEM,
+                                          YG::SMEM, ED::SMEM};

@@ -39,18 +39,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from layer_barrier import BYTES, FF, HID, LAYERS, QKV_N, QN, THREADS, Attr, Cfg, Driver
 
-FAMILIES = {  # form e's GEMVs: e the first (bulk, ~20 KB stages), s smaller stages, p cp.async, w a row a warp
-    f: (f"{f}_qkv", f"{f}_o", f"{f}_gu", f"{f}_down") for f in "espw"
-}
+# form e's GEMVs: e the first (bulk, ~20 KB stages), s smaller stages, p cp.async, w a row a warp,
+# x as w with x in registers (down: a row split across the warps), y as x with deeper rings
+FAMILIES = {f: (f"{f}_qkv", f"{f}_o", f"{f}_gu", f"{f}_down") for f in "espwxy"}
 DIAG = ("nc_e_gu", "nc_s_gu", "nc_p_gu", "nc_w_gu")  # the rings not consumed: their rate alone
-E_GEMV = (
-    tuple(k for ks in FAMILIES.values() for k in ks) + DIAG
-)  # e_smem's order in layer_barrier.cu
+# e_smem's order in layer_barrier.cu
+E_GEMV = tuple(k for f in "espw" for k in FAMILIES[f]) + DIAG + FAMILIES["x"] + FAMILIES["y"]
+MEASURED = "ewxy"  # the families this call measures (s and p: call 2, slower than e)
 E_CHAIN = ("e_qkv", "e_att", "e_o", "e_gu", "e_down")
 A5_CHAIN = ("k_qkv", "a_att5", "k_o", "k_gu", "k_down")
 E_BYTES = {k: BYTES["k_" + k.rsplit("_", 1)[1]] for k in E_GEMV}
 ATT_BLOCKS, ATT_THREADS, KV_LAYER, STAMP_STRIDE = 128, 128, 128 * 32768, 256
-PDL, MAX_DYN_SMEM = 6, 8
+PDL, MAX_DYN_SMEM, CARVEOUT = 6, 8, 9
 
 
 class EArgs(ctypes.Structure):
@@ -80,6 +80,10 @@ class EDriver(Driver):
             self.check(
                 self.cu.cuFuncSetAttribute(self.fn[k], MAX_DYN_SMEM, self.smem[k]), f"smem {k}"
             )
+        # every kernel of the chain asks for the whole shared memory: an SM whose L1/shared split
+        # differs from a kernel's cannot take its block before it drains
+        for k in (*E_GEMV, "e_att"):
+            self.check(self.cu.cuFuncSetAttribute(self.fn[k], CARVEOUT, 100), f"carveout {k}")
         self.ea = EArgs()
 
     def occupancy_e(self, k: str) -> int:
@@ -270,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.cuda.synchronize()
     a1 = xr.clone()
     checks["a5 1 layer vs torch"] = rel(a1, reference(1))
-    for fam, pdl in (("e", False), *((f, True) for f in FAMILIES)):
+    for fam, pdl in (("x", False), *((f, True) for f in MEASURED)):
         for t in (qkv, ob, h):  # poisoned: an output left unwritten shows
             t.fill_(float("nan"))
         form_e(pdl, 1, fam=fam)()
@@ -282,9 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     # --- each form-e kernel alone: 36 launches (each layer's weights) in a graph
     alone: dict[str, Any] = {}
     res["alone"] = alone
-    runs = [(k, True, 1) for k in (*E_GEMV, "e_att")]
-    runs += [("e_gu", False, 1), ("e_att", False, 1)]
-    runs += [(k, True, 2) for k in ("e_gu", "p_gu", "nc_e_gu", "nc_p_gu")]  # two blocks an SM
+    runs = [(k, True, 1) for f in MEASURED for k in FAMILIES[f]]
+    runs += [(k, True, 1) for k in ("nc_e_gu", "nc_w_gu", "e_att")]
+    runs += [("x_gu", False, 1), ("x_down", False, 1), ("e_att", False, 1)]
     for k, pdl, per_sm in runs:
         grid = ATT_BLOCKS if k == "e_att" else sms * per_sm
         rep = graph(lambda k=k, pdl=pdl, grid=grid: [drv.launch_e(k, grid, i, pdl=pdl, att_ns=a.att_ns)
@@ -305,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # --- the timeline: one replay of each family's form e with stamps
     res["timeline"] = {}
-    for fam in FAMILIES:
+    res["raw layer 18"] = {}
+    for fam in MEASURED:
         stamps.zero_()
         rep = graph(form_e(True, st=stamps.data_ptr(), fam=fam))
         for _ in range(3):
@@ -315,6 +320,10 @@ def main(argv: list[str] | None = None) -> int:
         t0 = int(st[:, :, 0][st[:, :, 0] > 0].min())  # ns since the first entry: exact in a float
         st[:, :, :3] -= t0
         names = chain(fam)
+        res["raw layer 18"][fam] = {
+            k: st[18 * len(names) + p, : (ATT_BLOCKS if k == "e_att" else sms)].tolist()
+            for p, k in enumerate(names)
+        }
         grids = {k: ATT_BLOCKS if k == "e_att" else sms for k in names}
         tl = timeline(st, names, grids, range(2, LAYERS))
         res["timeline"][fam] = tl
@@ -333,9 +342,10 @@ def main(argv: list[str] | None = None) -> int:
         "a+PDL k=2 (trivial attention)": form_a5(True, old_att=True),
         "a5 k=2": form_a5(False),
         "a5+PDL k=2": form_a5(True),
-        **{f"{fam}": form_e(True, fam=fam) for fam in FAMILIES},
-        "e no PDL": form_e(False),
-        "e att_ns=0": form_e(True, att_ns=0),
+        **{f"{fam}": form_e(True, fam=fam) for fam in MEASURED},
+        "x no PDL": form_e(False, fam="x"),
+        "x att_ns=0": form_e(True, att_ns=0, fam="x"),
+        "y att_ns=0": form_e(True, att_ns=0, fam="y"),
     }
     replays: dict[str, Callable[[], None]] = {}
     outs: dict[str, Any] = {}

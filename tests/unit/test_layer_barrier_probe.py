@@ -24,12 +24,11 @@ def test_form_e_shared_memory_fits_two_blocks_an_sm() -> None:
     """The form-e shapes (mirrored from layer_barrier.cu's EShape) keep each
     GEMV block under half of an H200 SM's 228 KB, its 1 KB a block reserved."""
     maxr = 160
-    for k, rs, nst, f32_input in (
-        (2560, 4, 4, True),
-        (4096, 2, 5, False),
-        (2560, 4, 4, True),
-        (9728, 1, 4, False),
-    ):
+    shapes = [(2560, 4, 4, True), (4096, 2, 5, False), (9728, 1, 4, False)]  # e
+    shapes += [(2560, 2, 8, True), (4096, 1, 10, False)]  # s (p: e's)
+    shapes += [(2560, 8, 2, True), (4096, 4, 3, False)]  # w, x
+    shapes += [(2560, 6, 3, True)]  # y
+    for k, rs, nst, f32_input in shapes:
         smem = nst * rs * k * 2 + k * (4 if f32_input else 2) + maxr * 4 + nst * 8 + 64
         assert 2 * (smem + 1024) <= 228 * 1024, (k, smem)
     assert layer_stream.E_CHAIN == ("e_qkv", "e_att", "e_o", "e_gu", "e_down")
@@ -44,11 +43,13 @@ def test_probe_source_compiles_without_spills(tmp_path: Path) -> None:
     for name in ("mega", "mega_pre"):
         assert report[name]["registers"] <= 128, name
     # form e (layer_stream.py): two GEMV blocks of 256 threads must fit an SM
-    # beside the attention stand-in, so each takes at most half the registers
+    # beside the attention stand-in (128 threads x 32 registers): 2 x 256 x
+    # 120 + 4,096 = 65,536
     for name in (*layer_stream.E_GEMV, "e_att", "a_att5"):
         assert report[name]["spill_stores"] == 0 and report[name]["spill_loads"] == 0, name
     for name in layer_stream.E_GEMV:
-        assert report[name]["registers"] <= 112, name
+        assert report[name]["registers"] <= 120, name
+    assert report["e_att"]["registers"] <= 32
     assert (tmp_path / "lb.cubin").stat().st_size > 0
 
 

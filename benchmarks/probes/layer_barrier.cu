@@ -501,15 +501,17 @@ __device__ __forceinline__ unsigned smid() {
 }
 
 // IN: 0 = rmsnorm(xr) in f32, 1 = a bf16 vector; OUT: 0 store, 1 add, 2 silu(g) u
-template <int K_, int N_, int U_, int RS_, int NST_, int IN_, int OUT_>
+// XG: the bf16 input vector straight from global memory into the lanes'
+// registers (CONS 3, 4), no copy of it in shared memory
+template <int K_, int N_, int U_, int RS_, int NST_, int IN_, int OUT_, int XG_ = 0>
 struct EShape {
-  static constexpr int K = K_, N = N_, U = U_, RS = RS_, NST = NST_, IN = IN_, OUT = OUT_;
+  static constexpr int K = K_, N = N_, U = U_, RS = RS_, NST = NST_, IN = IN_, OUT = OUT_, XG = XG_;
   static constexpr int STAGE = RS * K * 2;                   // bytes
   static constexpr int RING = NST * STAGE;
-  static constexpr int XS = IN == 0 ? K * 4 : K * 2;
+  static constexpr int XS = XG ? 0 : IN == 0 ? K * 4 : K * 2;
   static constexpr int SMEM = RING + XS + MAXR * 4 + NST * 8 + 64;
   static constexpr int C32 = K / 256;                        // warp steps (32 chunks of 8) a row
-  static_assert(K % 256 == 0 && RS % U == 0 && STAGE % 16 == 0, "eshape");
+  static_assert(K % 256 == 0 && RS % U == 0 && STAGE % 16 == 0 && (!XG || IN == 1), "eshape");
 };
 // ring ~80 KB, shared memory <= 106 KB a block: two blocks an SM
 using EQ = EShape<HID, QKV_N, 1, 4, 4, 0, 0>;     // 20 KB stages, 90.7 KB
@@ -526,6 +528,14 @@ using WO = EShape<QN, HID, 1, 4, 3, 1, 1>;        // 32 KB x 3, 104.7 KB
 using WG = EShape<HID, 2 * FF, 2, 8, 2, 0, 2>;    // 40 KB x 2
 using YQ = EShape<HID, QKV_N, 1, 6, 3, 0, 0>;     // 30 KB x 3
 using YG = EShape<HID, 2 * FF, 2, 6, 3, 0, 2>;    // 30 KB x 3
+// family z: rings of small stages as deep as half an SM holds (more bytes in
+// flight: a ring's rate is about its bytes in flight over the loaded latency),
+// each row split across the warps (CONS 3), O's and down's input straight
+// from global memory into registers
+using ZQ = EShape<HID, QKV_N, 1, 2, 10, 0, 0>;    // 10 KB x 10, 110.5 KB
+using ZO = EShape<QN, HID, 1, 1, 12, 1, 1, 1>;    // 8 KB x 12, 97 KB
+using ZG = EShape<HID, 2 * FF, 2, 2, 10, 0, 2>;   // 10 KB x 10, 110.5 KB
+using ZD = EShape<FF, HID, 1, 1, 5, 1, 1, 1>;     // 19 KB x 5, 96 KB
 
 struct EArgs {
   W const* wl;
@@ -594,7 +604,7 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
   // the input vector
   if constexpr (S::IN == 0) {
     stage_rms(reinterpret_cast<float*>(sm + S::RING), a.xr, red);
-  } else {
+  } else if constexpr (!S::XG) {
     const uint4* src = reinterpret_cast<const uint4*>(xin);
     uint4* dst = reinterpret_cast<uint4*>(sm + S::RING);
     for (int i = threadIdx.x; i < S::K / 8; i += THREADS) dst[i] = __ldcg(src + i);
@@ -628,6 +638,8 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
         const float* xs = reinterpret_cast<const float*>(sm + S::RING) + c * 8;
         xf[j][0] = *reinterpret_cast<const float4*>(xs);
         xf[j][1] = *reinterpret_cast<const float4*>(xs + 4);
+      } else if constexpr (S::XG) {
+        xb[j] = __ldcg(reinterpret_cast<const uint4*>(xin) + c);
       } else {
         xb[j] = reinterpret_cast<const uint4*>(sm + S::RING)[c];
       }
@@ -802,6 +814,8 @@ EK(nc_w_gu, WG, 0, 2, 2, nullptr)
 EK(x_qkv, WQ, 0, 4, 0, nullptr) EK(x_o, WO, 0, 4, 1, a.ob) EK(x_gu, WG, 0, 4, 2, nullptr) EK(x_down, ED, 0, 3, 3, a.h)
 // family y: as x, the gate/up and QKV rings one 40 KB stage deeper (120 KB x 2 does not fit: 3 x 32 KB)
 EK(y_qkv, YQ, 0, 4, 0, nullptr) EK(y_o, WO, 0, 4, 1, a.ob) EK(y_gu, YG, 0, 4, 2, nullptr) EK(y_down, ED, 0, 3, 3, a.h)
+EK(z_qkv, ZQ, 0, 3, 0, nullptr) EK(z_o, ZO, 0, 3, 1, a.ob) EK(z_gu, ZG, 0, 3, 2, nullptr) EK(z_down, ZD, 0, 3, 3, a.h)
+EK(nc_x_down, ED, 0, 2, 3, a.h) EK(nc_z_down, ZD, 0, 2, 3, a.h)
 __global__ void __launch_bounds__(ATT_THREADS) e_att(EArgs a) { e_attention<true>(a); }
 __global__ void __launch_bounds__(ATT_THREADS) a_att5(EArgs a) { e_attention<false>(a); }
 
@@ -809,8 +823,9 @@ __global__ void __launch_bounds__(ATT_THREADS) a_att5(EArgs a) { e_attention<fal
 
 // shared memory a block of each form-e GEMV (the host sets the dynamic limit)
 // in the order of layer_stream.py's E_KERNELS
-extern "C" __constant__ int e_smem[28] = {EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, SQ::SMEM, SO::SMEM, SG::SMEM,
+extern "C" __constant__ int e_smem[34] = {EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, SQ::SMEM, SO::SMEM, SG::SMEM,
                                           ED::SMEM, EQ::SMEM, EO::SMEM, EG::SMEM, ED::SMEM, WQ::SMEM, WO::SMEM,
                                           WG::SMEM, ED::SMEM, EG::SMEM, SG::SMEM, EG::SMEM, WG::SMEM,
                                           WQ::SMEM, WO::SMEM, WG::SMEM, ED::SMEM, YQ::SMEM, WO::SMEM,
-                                          YG::SMEM, ED::SMEM};
+                                          YG::SMEM, ED::SMEM, ZQ::SMEM, ZO::SMEM, ZG::SMEM, ZD::SMEM,
+                                          ED::SMEM, ZD::SMEM};

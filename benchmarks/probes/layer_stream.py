@@ -41,11 +41,15 @@ from layer_barrier import BYTES, FF, HID, LAYERS, QKV_N, QN, THREADS, Attr, Cfg,
 
 # form e's GEMVs: e the first (bulk, ~20 KB stages), s smaller stages, p cp.async, w a row a warp,
 # x as w with x in registers (down: a row split across the warps), y as x with deeper rings
-FAMILIES = {f: (f"{f}_qkv", f"{f}_o", f"{f}_gu", f"{f}_down") for f in "espwxy"}
+# z: rings of 10 small stages (down 5), each row split across the warps, O's and down's input from global
+FAMILIES = {f: (f"{f}_qkv", f"{f}_o", f"{f}_gu", f"{f}_down") for f in "espwxyz"}
 DIAG = ("nc_e_gu", "nc_s_gu", "nc_p_gu", "nc_w_gu")  # the rings not consumed: their rate alone
 # e_smem's order in layer_barrier.cu
 E_GEMV = tuple(k for f in "espw" for k in FAMILIES[f]) + DIAG + FAMILIES["x"] + FAMILIES["y"]
-MEASURED = "ewxy"  # the families this call measures (s and p: call 2, slower than e)
+E_GEMV += FAMILIES["z"] + ("nc_x_down", "nc_z_down")
+FAMILIES["m"] = ("z_qkv", "z_o", "x_gu", "z_down")  # a mix: x's gate/up, z's others
+# the families this call measures (s, p: call 2; e, w, y: calls 2 and 3, x's or slower)
+MEASURED = "xzm"
 E_CHAIN = ("e_qkv", "e_att", "e_o", "e_gu", "e_down")
 A5_CHAIN = ("k_qkv", "a_att5", "k_o", "k_gu", "k_down")
 E_BYTES = {k: BYTES["k_" + k.rsplit("_", 1)[1]] for k in E_GEMV}
@@ -286,9 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     # --- each form-e kernel alone: 36 launches (each layer's weights) in a graph
     alone: dict[str, Any] = {}
     res["alone"] = alone
-    runs = [(k, True, 1) for f in MEASURED for k in FAMILIES[f]]
-    runs += [(k, True, 1) for k in ("nc_e_gu", "nc_w_gu", "e_att")]
-    runs += [("x_gu", False, 1), ("x_down", False, 1), ("e_att", False, 1)]
+    runs = [(k, True, 1) for k in dict.fromkeys(k for f in MEASURED for k in FAMILIES[f])]
+    runs += [(k, True, 1) for k in ("nc_e_gu", "nc_w_gu", "nc_x_down", "nc_z_down", "e_att")]
+    runs += [("x_gu", False, 1), ("z_gu", False, 1), ("z_down", False, 1)]
     for k, pdl, per_sm in runs:
         grid = ATT_BLOCKS if k == "e_att" else sms * per_sm
         rep = graph(lambda k=k, pdl=pdl, grid=grid: [drv.launch_e(k, grid, i, pdl=pdl, att_ns=a.att_ns)
@@ -344,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         "a5+PDL k=2": form_a5(True),
         **{f"{fam}": form_e(True, fam=fam) for fam in MEASURED},
         "x no PDL": form_e(False, fam="x"),
-        "x att_ns=0": form_e(True, att_ns=0, fam="x"),
-        "y att_ns=0": form_e(True, att_ns=0, fam="y"),
+        "z no PDL": form_e(False, fam="z"),
+        "z att_ns=0": form_e(True, att_ns=0, fam="z"),
     }
     replays: dict[str, Callable[[], None]] = {}
     outs: dict[str, Any] = {}

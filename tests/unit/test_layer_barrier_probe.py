@@ -28,6 +28,7 @@ def test_form_e_shared_memory_fits_two_blocks_an_sm() -> None:
     shapes += [(2560, 2, 8, True), (4096, 1, 10, False)]  # s (p: e's)
     shapes += [(2560, 8, 2, True), (4096, 4, 3, False)]  # w, x
     shapes += [(2560, 6, 3, True)]  # y
+    shapes += [(2560, 2, 10, True)]  # z (O and down: no copy of x, less than e's)
     for k, rs, nst, f32_input in shapes:
         smem = nst * rs * k * 2 + k * (4 if f32_input else 2) + maxr * 4 + nst * 8 + 64
         assert 2 * (smem + 1024) <= 228 * 1024, (k, smem)

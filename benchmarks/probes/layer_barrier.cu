@@ -449,8 +449,9 @@ namespace {
 constexpr int ATT_BLOCKS5 = 128, ATT_THREADS = 128;
 constexpr int KV_BLOCK = 32768;                     // bytes of KV an attention block reads a layer
 constexpr int KV_LAYER = ATT_BLOCKS5 * KV_BLOCK;    // 4 MB a layer
-constexpr int MAXR = 160;                           // rows a block may own (GU: 148 at 132 blocks)
-constexpr int STAMP_STRIDE = 256;                   // stamp records a launch (blocks <= 256)
+constexpr int MAXR = 152;                           // rows a block may own (GU: 148 at 132 blocks)
+constexpr int STAMP_STRIDE = 256;
+static_assert(MAXR <= 256, "a thread a row when the warps' sums are added");                   // stamp records a launch (blocks <= 256)
 
 __device__ __forceinline__ unsigned long long gtime() {
   unsigned long long t;
@@ -509,7 +510,7 @@ struct EShape {
   static constexpr int STAGE = RS * K * 2;                   // bytes
   static constexpr int RING = NST * STAGE;
   static constexpr int XS = XG ? 0 : IN == 0 ? K * 4 : K * 2;
-  static constexpr int SMEM = RING + XS + MAXR * 4 + NST * 8 + 64;
+  static constexpr int SMEM = RING + XS + MAXR * 4 * WARPS + NST * 8 + 64;  // sums: a row x a warp
   static constexpr int C32 = K / 256;                        // warp steps (32 chunks of 8) a row
   static_assert(K % 256 == 0 && RS % U == 0 && STAGE % 16 == 0 && (!XG || IN == 1), "eshape");
 };
@@ -532,9 +533,9 @@ using YG = EShape<HID, 2 * FF, 2, 6, 3, 0, 2>;    // 30 KB x 3
 // flight: a ring's rate is about its bytes in flight over the loaded latency),
 // each row split across the warps (CONS 3), O's and down's input straight
 // from global memory into registers
-using ZQ = EShape<HID, QKV_N, 1, 2, 10, 0, 0>;    // 10 KB x 10, 110.5 KB
+using ZQ = EShape<HID, QKV_N, 1, 2, 9, 0, 0>;     // 10 KB x 9, 105 KB
 using ZO = EShape<QN, HID, 1, 1, 12, 1, 1, 1>;    // 8 KB x 12, 97 KB
-using ZG = EShape<HID, 2 * FF, 2, 2, 10, 0, 2>;   // 10 KB x 10, 110.5 KB
+using ZG = EShape<HID, 2 * FF, 2, 2, 9, 0, 2>;    // 10 KB x 9, 105 KB
 using ZD = EShape<FF, HID, 1, 1, 5, 1, 1, 1>;     // 19 KB x 5, 96 KB
 
 struct EArgs {
@@ -562,7 +563,7 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
   extern __shared__ __align__(128) unsigned char sm[];
   unsigned char* ring = sm;
   float* racc = reinterpret_cast<float*>(sm + S::RING + S::XS);
-  uint64_t* bar = reinterpret_cast<uint64_t*>(sm + S::RING + S::XS + MAXR * 4);
+  uint64_t* bar = reinterpret_cast<uint64_t*>(sm + S::RING + S::XS + MAXR * 4 * WARPS);
   float* red = reinterpret_cast<float*>(bar + S::NST);
   const Stamp st{a.stamps};
   const unsigned long long t_in = gtime();
@@ -609,7 +610,7 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
     uint4* dst = reinterpret_cast<uint4*>(sm + S::RING);
     for (int i = threadIdx.x; i < S::K / 8; i += THREADS) dst[i] = __ldcg(src + i);
   }
-  for (int i = threadIdx.x; i < MAXR; i += THREADS) racc[i] = 0.f;
+  for (int i = threadIdx.x; i < MAXR * WARPS; i += THREADS) racc[i] = 0.f;
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   auto dotx = [&](uint4 w, int c, float acc) {
@@ -700,8 +701,10 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
             else acc0 = dotr(w, j, acc0);
           }
         }
+        // each warp's sum of the row in its own word (shared float atomics of 8
+        // warps on one word cost ~0.9 us a stage: measured), summed at the end
         const float acc = warp_sum(acc0 + acc1);
-        if (lane == 0) atomicAdd(racc + s * S::RS + r, acc);
+        if (lane == 0) racc[(s * S::RS + r) * WARPS + warp] = acc;
       }
     } else if constexpr (CONS == 4) {  // a row a warp, x in registers
       for (int r = warp; r < n; r += WARPS) {
@@ -735,6 +738,15 @@ __device__ __forceinline__ void e_gemv(const __nv_bfloat16* Wm, const EArgs& a, 
     if (s + S::NST < ns) {
       if (MECH == 1 || threadIdx.x == 0) issue(s + S::NST);
     }
+  }
+  if constexpr (CONS == 3) {  // the warps' sums of each row
+    float v = 0.f;
+    if (threadIdx.x < nrows)
+#pragma unroll
+      for (int w = 0; w < WARPS; ++w) v += racc[threadIdx.x * WARPS + w];
+    __syncthreads();
+    if (threadIdx.x < nrows) racc[threadIdx.x] = v;
+    __syncthreads();
   }
   // outputs: the block's own rows
   if constexpr (S::OUT == 0) {

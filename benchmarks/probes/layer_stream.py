@@ -306,6 +306,11 @@ def main(argv: list[str] | None = None) -> int:
         rep = graph(lambda k=k: [drv.launch(k, sms * 2, i, pdl=True) for i in range(LAYERS)])
         us = statistics.median(time_us(rep, 5) for _ in range(5)) / LAYERS
         alone[f"{k} (form a) pdl=True"] = [round(us, 2), round(BYTES[k] / us / 1e6, 3)]
+    # family b: the fastest alone of x's and z's for each GEMV
+    FAMILIES["b"] = tuple(min((f"x_{g}", f"z_{g}"), key=lambda k: alone[f"{k} pdl=True"][0])
+                          for g in ("qkv", "o", "gu", "down"))  # fmt: skip
+    res["family b"] = FAMILIES["b"]
+    print(f"family b: {FAMILIES['b']}")
     print("alone, 36 launches in a graph: kernel | us a launch | TB/s", flush=True)
     for k, v in alone.items():
         print(f"  {k} | {v[0]} | {v[1]}")
@@ -314,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     # --- the timeline: one replay of each family's form e with stamps
     res["timeline"] = {}
     res["raw layer 18"] = {}
-    for fam in MEASURED:
+    for fam in (*MEASURED, "b"):
         stamps.zero_()
         rep = graph(form_e(True, st=stamps.data_ptr(), fam=fam))
         for _ in range(3):
@@ -346,10 +351,10 @@ def main(argv: list[str] | None = None) -> int:
         "a+PDL k=2 (trivial attention)": form_a5(True, old_att=True),
         "a5 k=2": form_a5(False),
         "a5+PDL k=2": form_a5(True),
-        **{f"{fam}": form_e(True, fam=fam) for fam in MEASURED},
+        **{f"{fam}": form_e(True, fam=fam) for fam in (*MEASURED, "b")},
         "x no PDL": form_e(False, fam="x"),
-        "z no PDL": form_e(False, fam="z"),
-        "z att_ns=0": form_e(True, att_ns=0, fam="z"),
+        "b no PDL": form_e(False, fam="b"),
+        "b att_ns=0": form_e(True, att_ns=0, fam="b"),
     }
     replays: dict[str, Callable[[], None]] = {}
     outs: dict[str, Any] = {}

@@ -77,7 +77,7 @@ __global__ void k_bar(int* out, int iters) {
     if (out != nullptr && threadIdx.x == 0 && blockIdx.x == 0x7fffffff) out[0] = 1;
 }
 
-enum { S32_BAR = 0, V4_BAR = 1, V4_RLX = 2, ASYNC = 3 };
+enum { S32_BAR = 0, V4_BAR = 1, V4_RLX = 2, ASYNC = 3, A2A = 4 };
 
 template <int MODE>
 __global__ void k_push(const float* in, float* out, int cg) {
@@ -88,7 +88,7 @@ __global__ void k_push(const float* in, float* out, int cg) {
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
     unsigned long long* bar = reinterpret_cast<unsigned long long*>(buf + C * N);
     const float4 v = reinterpret_cast<const float4*>(in + (size_t)blockIdx.x * N)[t];
-    if (MODE == ASYNC && t == 0) {
+    if ((MODE == ASYNC || MODE == A2A) && t == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;"
                      ::"r"(smem_addr(bar)) : "memory");
     }
@@ -122,6 +122,36 @@ __global__ void k_push(const float* in, float* out, int cg) {
             asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; "
                          "selp.u32 %0, 1, 0, p; }" : "=r"(ok) : "r"(b) : "memory");
         __syncthreads();  // the own record, written by this block's threads
+    }
+    if (MODE == A2A) {
+        // float4 t of the record belongs to block t / (N / 4 / C); it lands in
+        // that block's slot r (N / C floats a slot)
+        const unsigned b = smem_addr(bar);
+        const unsigned per = N / C;  // floats a slot
+        if (t == 0)
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"((C - 1) * per * 4)
+                         : "memory");
+        const unsigned dst = (4 * t) / per;
+        const unsigned at = smem_addr(buf + r * per + (4 * t) % per);
+        if (dst == r) {
+            reinterpret_cast<float4*>(buf + r * per)[((4 * t) % per) / 4] = v;
+        } else {
+            asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
+                         ::"r"(mapa(at, dst)), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(mapa(b, dst)) : "memory");
+        }
+        unsigned ok = 0;
+        while (!ok)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; "
+                         "selp.u32 %0, 1, 0, p; }" : "=r"(ok) : "r"(b) : "memory");
+        __syncthreads();
+        if (4 * t < per) {  // the block's N / C columns: the sum of the C slots
+            for (unsigned c = 0; c < C; ++c) {
+                float4 w = reinterpret_cast<const float4*>(buf + c * per)[t];
+                acc.x += w.x; acc.y += w.y; acc.z += w.z; acc.w += w.w;
+            }
+            reinterpret_cast<float4*>(out + (size_t)blockIdx.x * N + r * per)[t] = acc;
+        }
+        return;
     }
     for (unsigned c = 0; c < C; ++c) {
         float4 w = reinterpret_cast<const float4*>(buf + c * N)[t];
@@ -213,6 +243,7 @@ int main() {
     allow16(k_push<V4_BAR>);
     allow16(k_push<V4_RLX>);
     allow16(k_push<ASYNC>);
+    allow16(k_push<A2A>);
     const int maxb = 64 * 16;
     float *in, *out;
     CK(cudaMalloc(&in, (size_t)maxb * N * 4));
@@ -222,12 +253,13 @@ int main() {
     CK(cudaMemcpy(in, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
     std::vector<float> got((size_t)maxb * N);
     int wrong = 0;
-    auto check = [&](const char* name, int blocks, int c) {
+    auto check = [&](const char* name, int blocks, int c, bool own_columns = false) {
         CK(cudaStreamSynchronize(stream));
         CK(cudaMemcpy(got.data(), out, (size_t)blocks * N * 4, cudaMemcpyDeviceToHost));
         for (int b = 0; b < blocks; ++b) {
             const int g = b / c;
             for (int i = 0; i < N; i += 37) {
+                if (own_columns && i / (N / c) != b % c) continue;
                 double want = 0;
                 for (int k = 0; k < c; ++k) want += h[(size_t)(g * c + k) * N + i];
                 if (std::abs(got[(size_t)b * N + i] - want) > 1e-3) {
@@ -271,10 +303,10 @@ int main() {
                    (b33 - b1) / 32, r33, (r33 - b1) / 32, active);
         }
     }
-    printf("\n| groups | C | CTAs | s32-bar | v4-bar | v4-rlx | async | global |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("\n| groups | C | CTAs | s32-bar | v4-bar | v4-rlx | async | a2a | global |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int heads : heads_list) {
         for (int c : cs) {
-            if (c == 1) continue;
+            if (c == 1 || c == 16) continue;
             const int blocks = heads * c;
             const size_t sm = c * N * 4 + 16;
             float t0 = time_graph([&] { launch(k_push<S32_BAR>, blocks, c, sm, (const float*)in, out, c); });
@@ -284,9 +316,11 @@ int main() {
             float t2 = time_graph([&] { launch(k_push<V4_RLX>, blocks, c, sm, (const float*)in, out, c); });
             float t3 = time_graph([&] { launch(k_push<ASYNC>, blocks, c, sm, (const float*)in, out, c); });
             check("async", blocks, c);
+            float t5 = time_graph([&] { launch(k_push<A2A>, blocks, c, sm, (const float*)in, out, c); });
+            check("a2a", blocks, c, true);
             float t4 = time_graph([&] { launch(k_global, blocks, 1, 0, (const float*)in, out, c); });
             check("global", blocks, c);
-            printf("| %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", heads, c, blocks, t0, t1, t2, t3, t4);
+            printf("| %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", heads, c, blocks, t0, t1, t2, t3, t5, t4);
         }
     }
     printf("\nwrong: %d\n", wrong);

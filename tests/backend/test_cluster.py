@@ -263,3 +263,46 @@ def test_interpreter_merge_matches_numpy(c: int) -> None:
                      devices=("cpu",))
     want = _merge_reference(m, ls, ob.astype(np.float32), g, d)
     np.testing.assert_allclose(res["cpu"][0], want, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- the decode merge inside the attention
+# `benchmarks/decode_cluster.py`: flash decoding whose shares of a KV head are
+# one cluster and merge through the exchange (one launch).
+def _decode_cluster():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import decode_cluster
+
+    return decode_cluster
+
+
+@pytest.mark.parametrize(("ctx", "dtype", "tol"), [(200, "f32", 1e-5), (40, "f32", 1e-5), (200, "f16", 2e-2)])
+def test_decode_cluster_on_the_interpreter(ctx: int, dtype: str, tol: float) -> None:
+    # 200 positions: the last key block ragged; 40: the fourth share sees no key (its weight is 0)
+    assert _decode_cluster().check("cpu", ctx, dtype) < tol
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+def test_decode_cluster_assembles_with_one_wait_an_exchange(tmp_path: Path) -> None:
+    src = tmp_path / "dc.tile"
+    src.write_text(_decode_cluster().SRC + """
+fn main() {
+    let q = zeros::<bf16>([8, 4, 128]);
+    let k = zeros::<bf16>([8, 1024, 128]);
+    let v = zeros::<bf16>([8, 1024, 128]);
+    let mut o = zeros::<bf16>([8, 4, 128]);
+    decode_cluster::<bf16, 4, 64, 128, 8, 16>(o.partition([1, 4, 16]), &q, &k, &v, 1024, 0.08).sync();
+}
+""", encoding="utf-8")
+    r = _ptx(src, "decode_cluster")
+    assert r.ok, r.diagnostics
+    text = r.output[0].text
+    assert ".reqnctapercluster 1, 1, 8" in text
+    assert text.count("mbarrier.try_wait.parity.acquire.cluster") == 2  # the log-sum-exps and the partials
+    assert "cp.async" in text  # the key loop still streams through its ring (`stages`)
+    assemble(text, "sm_90a", cubin=tmp_path / "dc.cubin")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("ctx", "dtype", "tol"), [(200, "f32", 1e-4), (40, "f32", 1e-4), (200, "f16", 2e-2)])
+def test_decode_cluster_on_the_gpu(ctx: int, dtype: str, tol: float) -> None:
+    assert _decode_cluster().check("gpu", ctx, dtype) < tol

@@ -133,6 +133,8 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
     dt = DT[dtype]
     g = torch.Generator(device=dev).manual_seed(s + d)
     q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=dt, generator=g) for _ in range(3))
+    if os.environ.get("ATTN_DATA") == "bf16grid":  # the same values in both dtypes: bf16's 8 significant bits
+        q, k, v = (t.to(torch.bfloat16).to(dt) for t in (q, k, v))  # (whether f16's speed depends on the data)
     bm, bn = blocks(d, dev)
     # ATTN_PREFILL=NAME: `flash_attention_NAME` of attention_variants.tile instead of std's
     variant = os.environ.get("ATTN_PREFILL")

@@ -314,6 +314,19 @@ class TmaStoreWait:
 
 
 @frozen
+class Stamp:
+    """A measurement point (`TILEC_ATTN_STAMPS=1`, `codegen/stamps.py`): the
+    first thread of each warpgroup that runs it writes the SM's cycle
+    counter into the module's stamp table at (CTA, `tile`, its warpgroup,
+    `slot`). Only the attention pass's measurement switch makes these; the
+    values it computes are untouched."""
+
+    slot: int
+    tile: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class WarpAny:
     """`result` (a bool scalar, uniform over a WARP only, unlike other
     scalars) is true where `x` (a bool tile in registers) holds true in some
@@ -547,6 +560,7 @@ GpuOp = (
     | PackPairs
     | WarpAny
     | Touch
+    | Stamp
     | WarpgroupTurn
     | WgmmaWait
     | WarpSpecialize
@@ -564,7 +578,7 @@ GpuOp = (
     | SplitArrive
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
-           BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, WarpgroupTurn, WgmmaWait, WarpSpecialize,
+           BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive)
 
@@ -640,7 +654,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
-              | Touch() | TmaStore() | TmaStoreWait()):
+              | Touch() | Stamp() | TmaStore() | TmaStoreWait()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -655,6 +669,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (x,)
         case Touch(values=vs) | Opaque(values=vs):
             return vs
+        case Stamp(tile=t):
+            return (t,)
         case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn():
             return ()
         case CopyToShared(offsets=cs, dst=d, stage=s):
@@ -753,6 +769,7 @@ __all__ = [
     "SplitArrive",
     "SplitLoad",
     "SplitSave",
+    "Stamp",
     "Undef",
     "Touch",
     "WarpAny",

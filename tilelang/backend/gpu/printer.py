@@ -100,6 +100,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = warp_any {n(x)} : {r.type}")
         case g.Touch(values=vs):
             line(f"touch {', '.join(map(n, vs))}")
+        case g.Stamp(slot=sl, tile=t):
+            line(f"stamp {sl} tile {n(t)}")
         case g.SplitSave(values=vs, slot=sl, threads=t):
             line(f"split.save {', '.join(map(n, vs))} -> %splitws[{n(sl)}] ({t} threads)")
         case g.SplitLoad(results=rs, slot=sl, threads=t):

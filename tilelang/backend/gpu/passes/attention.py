@@ -173,6 +173,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step,
                     (p_base if persist else pzero,), ir.Region((p_iv, p_it), tuple(lb.ops)), span)  # type: ignore[arg-type]
     p_tile = [p_loop, *kv_first[1]] if kv_first else [*pb.ops, p_loop]  # persistent: one tile's
+    if persist:  # (`TILEC_ATTN_STAMPS=1`: the producer's Q buffer free, its Q copy issued, its loop done)
+        p_tile = tiles.stamped(p_tile, p_tn, [(len(p_tile), 4)] if kv_first else
+                               [(next(i for i, op in enumerate(pb.ops) if isinstance(op, g.BarrierWait)) + 1, 2),
+                                (len(pb.ops), 3), (len(p_tile), 4)], span)
 
     # -- consumers: the body as written, the products on the tensor cores
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
@@ -236,6 +240,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         qrel = g.BarrierArrive(qempty, q_slot, idle, span)
         head, tail, carry = epi.released(ost, qrel, rel, [*c_post[0], *eb.ops], epilogue, fin, ran, idle_t, c_base, S, empty, fresh)
         consumer_ops = [*moved, *tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span), *c_pre, *head, c_loop, *tail]
+        n0 = len(moved) + len(tb.ops)  # (`TILEC_ATTN_STAMPS=1`: Q in, the first block done, the loop done,
+        n1 = n0 + 1 + len(c_pre) + len(head)  # the last P V's wait returned, the tile's end)
+        w5 = next((n1 + 1 + j for j, op in enumerate(tail) if isinstance(op, g.WgmmaWait)), n1 + 1)
+        consumer_ops = tiles.stamped(consumer_ops, c_tn, [(n0 + 1, 2), (n1 - len(head), 3), (n1 + 1, 4), (w5 + 1, 5),
+                                                          (len(consumer_ops), 6)], span)
         if ch is not None:  # the previous tile's last P V issued by this tile's first iteration
             consumer_ops, trips, chain_init, carry = chain.tile_ops(
                 ch, c_loop, c_pre, loop, S, [*tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span)], [qrel], moved,

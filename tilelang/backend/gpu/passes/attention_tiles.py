@@ -363,6 +363,8 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     pos = _tile(b, w, r, got if marks is not None else None)
     mapping: dict[int, ir.Value] = {}
     body = [*b.ops, *clone(outside, fresh, mapping)]
+    if stamps():  # the measurement points: the tile's top, then its position and bounds computed
+        body = [g.Stamp(0, tn, span), *body, g.Stamp(1, tn, span)]  # type: ignore[arg-type]
     if marks is not None:  # the piece's key blocks: lo + n * piece / pieces .. lo + n * (piece + 1) / pieces
         sb = _Build(fresh)
         lo, hi = (mapping.get(v.id, v) for v in (marks.lower0, marks.upper0))
@@ -473,6 +475,25 @@ QEARLY_DEFAULT = "0"
 KVFIRST_DEFAULT = "auto"
 
 
+def stamps() -> bool:
+    """`TILEC_ATTN_STAMPS=1`: cycle stamps at the walk's tile boundary (`g.Stamp`,
+    `codegen/stamps.py`; a measurement: off, no kernel changes)."""
+    return os.environ.get("TILEC_ATTN_STAMPS", "0") == "1"
+
+
+def stamped(ops: list[object], tn: ir.Value, points: list[tuple[int, int]], span: object) -> list[object]:
+    """`ops` with a `g.Stamp(slot, tn)` before op `i` for each (i, slot) of
+    `points` (i = len(ops): at the end), where `stamps()`; else `ops`."""
+    if not stamps():
+        return ops
+    out: list[object] = []
+    for i in range(len(ops) + 1):
+        out += [g.Stamp(slot, tn, span) for j, slot in points if j == i]  # type: ignore[arg-type]
+        if i < len(ops):
+            out.append(ops[i])
+    return out
+
+
 def q_early() -> bool:
     """The consumers release Q in the rotated loop's last iteration
     (`TILEC_ATTN_QEARLY`, unset: `QEARLY_DEFAULT`)."""
@@ -531,6 +552,8 @@ __all__ = [
     "SPLIT_EDGE",
     "SPLIT_ROUNDS",
     "Marks",
+    "stamped",
+    "stamps",
     "Split",
     "Walk",
     "clone",

@@ -1,0 +1,82 @@
+"""The measurement stamps of the persistent attention walk (`TILEC_ATTN_STAMPS=1`,
+`codegen/stamps.py`) and the probe's analysis (benchmarks/probes/attention_stamps.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ptxas_report import assemble
+from test_attention_pipeline import _facts, _std
+
+from tilelang.backend import emit_ptx, lower_gpu
+from tilelang.backend.codegen import stamps as S
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _probe():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("attention_stamps", ROOT / "benchmarks/probes/attention_stamps.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("d", [128, 64])
+def test_the_switch_stamps_each_role_and_changes_nothing_else(d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_CHAIN", "0")
+    k, facts = _std("flash_attention", "f16", 128, 128, d), _facts("oqkv", 3)
+    monkeypatch.delenv("TILEC_ATTN_STAMPS", raising=False)
+    off_ir = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    off = emit_ptx(k, "sm_90a", facts)
+    assert "stamp" not in off_ir and S.GLOBAL not in off and "%clock64" not in off
+    monkeypatch.setenv("TILEC_ATTN_STAMPS", "1")
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    consumer, producer = text.split("role producer")
+    # at D = 64 the kernel walks split or whole tiles (`attention_split.whole_copy`): each walk has its stamps;
+    # its producer copies a tile's first K/V block before Q (`TILEC_ATTN_KVFIRST`): stamped at its tile's end only
+    walks = 1 if d == 128 else 2
+    assert [int(x) for x in re.findall(r"stamp (\d)", consumer)] == [0, 1, 2, 3, 4, 5, 6] * walks
+    assert [int(x) for x in re.findall(r"stamp (\d)", producer)] == ([0, 1, 2, 3, 4] if d == 128 else [0, 1, 4] * 2)
+    on = emit_ptx(k, "sm_90a", facts)
+    assert f".global .align 8 .b8 {S.GLOBAL}[{S.ENTRIES * 8}]" in on
+    assert on.count("%clock64") == (12 if d == 128 else 20)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+def test_the_stamped_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_ATTN_STAMPS", "1")
+    r = assemble(emit_ptx(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3)), "sm_90a")
+    assert r.max_spill_stores <= 16, r.text  # (4 bytes with ptxas 13.0: the stamps' address outside the key loop)
+
+
+def test_the_probe_reads_each_phase() -> None:
+    """Two CTAs of five tiles with known phase lengths: the medians over the middle tiles are those lengths."""
+    probe = _probe()
+    t = np.zeros((S.CTAS, S.TILES, S.UNITS, S.SLOTS), np.int64)
+    gaps = [30, 200, 1000, 7 * 2000, 600, 900]  # walk, Q wait, first block, loop (8 blocks: 7 after the first), ...
+    for c in range(2):
+        now = 1000 + c * 77
+        for i in range(5):
+            for u in range(2):
+                x = now + u * 5
+                t[c, i, u, 0] = x
+                for s, gap in enumerate(gaps, 1):
+                    x += gap
+                    t[c, i, u, s] = x
+            p = t[c, i, 2]
+            p[0], p[1], p[2], p[3], p[4] = now, now + 20, now + 100, now + 150, now + 9000
+            now += sum(gaps) + 5 + 400  # the next tile's top, 400 cycles after this one's end
+    res = probe.analyse(t, 2, 8, 2)
+    wg = res["wg0"]
+    assert [wg[name] for name, _, _ in probe.PHASES] == gaps
+    assert wg["tile"] == sum(gaps) + 405 and wg["block"] == 2000 and wg["samples"] == 6
+    assert wg["outside_loop_blocks"] == pytest.approx((sum(gaps) + 405 - 14000) / 2000 - 1)
+    assert res["producer"]["q_copy"] == 50 and res["producer"]["kv_loop"] == 8850
+    assert wg["q_issued_to_q_in"] == 30 + 200 - 150

@@ -47,7 +47,8 @@ PHASES = [("walk", 0, 1), ("q_wait", 1, 2), ("first_block", 2, 3), ("loop", 3, 4
 
 
 def table(zero: bool = False) -> np.ndarray | None:
-    """The stamp table of the (one) loaded module that has one: read, or zeroed."""
+    """Zero the stamp table of every loaded module that has one, or read the
+    one with stamps (zero them all before the launch: the last launch's)."""
     from tilelang.runtime import cuda
     from tilelang.runtime.cuda_driver import _check
 
@@ -64,7 +65,8 @@ def table(zero: bool = False) -> np.ndarray | None:
             continue
         _check(d.cuCtxSynchronize(), "cuCtxSynchronize")
         _check(d.cuMemcpyDtoH(buf.ctypes.data, dptr, buf.nbytes), "cuMemcpyDtoH")
-        return buf.reshape(S.CTAS, S.TILES, S.UNITS, S.SLOTS).astype(np.int64)
+        if buf.any():
+            return buf.reshape(S.CTAS, S.TILES, S.UNITS, S.SLOTS).astype(np.int64)
     return None
 
 

@@ -72,6 +72,68 @@ class Walk:
     pairs: ir.Value  # bool: the walk hands out pairs of tiles
     nh: ir.Value  # items a kv position has: nf, or cdiv(nf, 2) pairs
     split: Split | None = None  # the last round's tiles split along their keys (`attention_split`)
+    divs: tuple[FastDiv, ...] = ()  # `fast_divisor`s of the divisors `_tile` divides by (`TILEC_ATTN_FASTDIV`)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FastDiv:
+    """A launch-constant divisor `d` (>= 1) with what makes a division by it
+    a multiply-high, an add and a shift (`fast_divisor`, `divide`)."""
+
+    d: ir.Value  # i32
+    m: ir.Value  # u32 multiplier
+    l: ir.Value  # u32 shift, ceil(log2 d)
+
+
+# The walk's per-tile arithmetic (a tile's position from the round: i32
+# divisions by launch constants, each a ~40-instruction sequence with a
+# reciprocal on the MUFU in SASS, recomputed every tile) cost the consumers
+# 750-930 cycles a tile on the H200, on their path to the next tile's first
+# S (cycle stamps, RESULTS 2026-12-04 session 15:51). "1": each divisor's
+# multiplier is computed once a CTA and a division is a multiply-high, an add
+# and a shift (exact for dividends in [0, 2^31), as the walk's are).
+FASTDIV_DEFAULT = "0"
+
+
+def fastdiv() -> bool:
+    return os.environ.get("TILEC_ATTN_FASTDIV", FASTDIV_DEFAULT) == "1"
+
+
+def _cast(b: _Build, x: ir.Value, dt: DType) -> ir.Value:
+    r = b.fresh.value(dt, ())
+    b.ops.append(ir.Cast(r, x))
+    return r
+
+
+def fast_divisor(b: _Build, d: ir.Value) -> FastDiv:
+    """`d`'s multiplier and shift (round-up method: l = ceil(log2 d),
+    m = floor(2^32 (2^l - d) / d) + 1 < 2^32; then n / d = (mulhi(n, m) + n) >> l
+    for 0 <= n < 2^31), computed where `b`'s ops run (once a CTA). A `d`
+    below 1 is taken as 1 (no tile divides by it: the grid is then empty)."""
+    E = ir.ElemOp
+    U64 = DType.U64
+    d1 = b.elem(E.MAXIMUM, d, b.const(1))
+    zero, one = b.const(0), b.const(1)
+    lg = zero
+    for i in range(31):  # ceil(log2 d): how many powers 2^i (i < 31) lie below d
+        lg = b.elem(E.ADD, lg, b.elem(E.WHERE, b.elem(E.GT, d1, b.const(1 << i), dtype=DType.BOOL), one, zero))
+    d64, l64, one64, c32 = (_cast(b, x, U64) for x in (d1, lg, one, b.const(32)))
+    num = b.elem(E.SHL, b.elem(E.SUB, b.elem(E.SHL, one64, l64, dtype=U64), d64, dtype=U64), c32, dtype=U64)
+    m = b.elem(E.ADD, b.elem(E.DIV, num, d64, dtype=U64), one64, dtype=U64)
+    return FastDiv(d, _cast(b, m, DType.U32), _cast(b, lg, DType.U32))
+
+
+def divide(b: _Build, n: ir.Value, d: ir.Value, divs: tuple[FastDiv, ...]) -> ir.Value:
+    """n / d (i32, n >= 0): through `d`'s `FastDiv` where `divs` has one, else a division."""
+    E = ir.ElemOp
+    fd = next((f for f in divs if f.d is d), None)
+    if fd is None:
+        return b.elem(E.DIV, n, d)
+    U64 = DType.U64
+    n64 = _cast(b, _cast(b, n, DType.U32), U64)  # (n >= 0: its bits, zero-extended)
+    m64, l64, c32 = (_cast(b, x, U64) for x in (fd.m, fd.l, b.const(32)))
+    hi = b.elem(E.SHR, b.elem(E.MUL, n64, m64, dtype=U64), c32, dtype=U64)
+    return _cast(b, b.elem(E.SHR, b.elem(E.ADD, hi, n64, dtype=U64), l64, dtype=U64), DType.I32)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -235,7 +297,10 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         sp = Split(pieces, nk, on)
     items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
-    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp)
+    # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
+    divs = tuple(fast_divisor(b, d) for d in (nh,)) \
+        if fastdiv() else ()
+    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs)
 
 
 def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = None) -> list[ir.Value]:
@@ -255,32 +320,46 @@ def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = N
     if w.split is not None and marks is not None:  # the last round's CTAs share its tiles, piece by piece
         marks.update(split_marks(b, ir_, w.P, w.c, w.nh, w.split.kvs, w.split.pieces))
         idx = b.elem(E.WHERE, marks["cut"], marks["tile"], idx, hint="item")
-    kvpos = b.elem(E.DIV, idx, w.nh)
+    kvpos = divide(b, idx, w.nh, w.divs)
     j = b.elem(E.SUB, idx, b.elem(E.MUL, kvpos, w.nh))
     second = b.elem(E.AND, w.pairs, b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL), dtype=DType.BOOL)
     qrev = b.elem(E.WHERE, second, b.elem(E.SUB, b.elem(E.SUB, w.nf, one), j), j)
     fpos = b.elem(E.SUB, b.elem(E.SUB, w.nf, one), qrev)
-    return _position(b, w.sizes, w.fast, w.kv, fpos, kvpos)
+    return _position(b, w.sizes, w.fast, w.kv, fpos, kvpos, w.divs)
 
 
 def _position(b: _Build, sizes: tuple[ir.Value, ...] | list[ir.Value], fast: tuple[int, ...], kv: tuple[int, ...],
-              fpos: ir.Value, kvpos: ir.Value) -> list[ir.Value]:
+              fpos: ir.Value, kvpos: ir.Value, divs: tuple[FastDiv, ...] = ()) -> list[ir.Value]:
     """The grid position of linear positions `fpos` (over the `fast` axes,
     the first fastest) and `kvpos` (over the `kv` axes)."""
-    pos = {**unravel(b, fpos, fast, sizes), **unravel(b, kvpos, kv, sizes)}
+    pos = {**unravel(b, fpos, fast, sizes, divs), **unravel(b, kvpos, kv, sizes, divs)}
     return [pos[a] if a in pos else b.const(0) for a in range(len(sizes))]
 
 
 def unravel(b: _Build, lin: ir.Value, axes: tuple[int, ...] | list[int],
-            sizes: tuple[ir.Value, ...] | list[ir.Value]) -> dict[int, ir.Value]:
+            sizes: tuple[ir.Value, ...] | list[ir.Value], divs: tuple[FastDiv, ...] = ()) -> dict[int, ir.Value]:
     """The position on each of `axes` (the first fastest; grid sizes `sizes`)
     of the linear position `lin`: remainders and quotients, the last axis
-    taking what is left."""
+    taking what is left (`divs`: `FastDiv`s of sizes, for `lin` >= 0)."""
     E = ir.ElemOp
     pos: dict[int, ir.Value] = {}
     for i, a in enumerate(axes):
         if i == len(axes) - 1:
             pos[a] = lin
+        elif divs:  # the later axes' sizes are 1 in practice (the D axis): then lin < sizes[a], no division
+            rest = b.const(1)
+            for x in axes[i + 1:]:
+                rest = b.elem(E.MUL, rest, sizes[x])
+            tb, eb = _Build(b.fresh), _Build(b.fresh)
+            qv = b.fresh.value(DType.I32, ())
+            q0 = tb.const(0)
+            qe = eb.elem(E.DIV, lin, sizes[a])
+            re_ = eb.elem(E.SUB, lin, eb.elem(E.MUL, qe, sizes[a]))
+            pv = b.fresh.value(DType.I32, (), "pid")
+            b.ops.append(ir.If((pv, qv), b.elem(E.EQ, rest, b.const(1), dtype=DType.BOOL),
+                               ir.Region((), (*tb.ops, ir.Yield((lin, q0)))),  # type: ignore[arg-type]
+                               ir.Region((), (*eb.ops, ir.Yield((re_, qe))))))  # type: ignore[arg-type]
+            pos[a], lin = pv, qv
         else:
             pos[a] = b.elem(E.REM, lin, sizes[a], hint="pid")
             lin = b.elem(E.DIV, lin, sizes[a])
@@ -551,7 +630,12 @@ __all__ = [
     "QEARLY_DEFAULT",
     "SPLIT_EDGE",
     "SPLIT_ROUNDS",
+    "FASTDIV_DEFAULT",
+    "FastDiv",
     "Marks",
+    "divide",
+    "fast_divisor",
+    "fastdiv",
     "stamped",
     "stamps",
     "Split",

@@ -61,6 +61,12 @@ SHORT_BLOCKS = 8  # the H200's crossing (RESULTS 2026-12-03 sixth session): S_k 
 SHORT_D = (64,)
 
 
+def short_d() -> tuple[int, ...]:
+    """`SHORT_D`, or `TILEC_ATTN_SHORT_D`'s widths (comma-separated, e.g. "64,128": measurements)."""
+    v = os.environ.get("TILEC_ATTN_SHORT_D", "")
+    return tuple(int(x) for x in v.split(",") if x.strip()) if v else SHORT_D
+
+
 def setting() -> str:
     """`TILEC_ATTN_CHAIN`: "1" (Q released in the loop's last iteration, once
     its S is done: nothing else stands between the loop and the next tile's
@@ -103,7 +109,7 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
     if want == "auto" and not p.short:  # the request, where the short variant would be chained and a tile's
         # key loop starts at K's first block (its blocks are then at most K's: prefill, not a decode share)
         first = any(isinstance(op, ir.Const) and op.result is loop.lower and op.value == 0 for op in outside)
-        asks = first and p.k_kmajor and int(p.o_dot.result.shape[1]) in SHORT_D \
+        asks = first and p.k_kmajor and int(p.o_dot.result.shape[1]) in short_d() \
             and rot.enabled(dataclasses.replace(p, short=True))
         return None, (Short(p.k.load.tensor, p.k.rank - 2, SHORT_BLOCKS * p.BN) if asks else None)
     if not rot.enabled(p):
@@ -320,7 +326,7 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
     return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
 
 
-__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "tile_carry", "tile_ops", "use_op"]
+__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "short_d", "tile_carry", "tile_ops", "use_op"]
 
 
 def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: int, q_wait: list[object],

@@ -110,22 +110,29 @@ def _short(facts, rows: int):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("d", [128, 64])
 def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`TILEC_ATTN_CHAIN` unset ("auto"): compiled without a fact about K's rows, the kernel is the unchained
-    one ("0"'s LLVM text, byte for byte) and, where the value rows are 64 wide (`SHORT_D`), asks for K's rows
-    <= 8 key blocks (`KernelABI.short`); compiled with that fact it is "1" with `TILEC_ATTN_ROTATE=1`'s text
-    (rotated at D = 64 too); the GPU IR says which. At D = 128 it asks for nothing."""
+    one ("0"'s LLVM text, byte for byte) and asks for K's rows <= 8 key blocks (`KernelABI.short`); compiled
+    with that fact it is, at D = 64, "1" with `TILEC_ATTN_ROTATE=1`'s text (rotated at D = 64 too) and the fast
+    walk; at D = 128 (`CHAIN_D`) unchained, with the fast walk and Q released early (`TILEC_ATTN_FASTDIV=1
+    TILEC_ATTN_QEARLY=1`'s text); the GPU IR says which."""
     from tilelang.backend.facts import Short
 
     for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL", "TILEC_ATTN_SCHEDULE",
-                "TILEC_ATTN_EARLY_VOTE"):
+                "TILEC_ATTN_EARLY_VOTE", "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SHORT_D"):
         monkeypatch.delenv(var, raising=False)
     k, facts = _std("flash_attention", "f16", 128, 128, d), _facts("oqkv", 3)
     long_ll, long_abi = _llvm(k, facts)
-    if d == 128:
-        assert long_abi.short is None and "short @" not in print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
-        monkeypatch.setenv("TILEC_ATTN_CHAIN", "0")
-        assert _llvm(k, facts)[0] == long_ll
-        return
     short_ll, short_abi = _llvm(k, _short(facts, 1024))
+    assert long_abi.short == Short("k", 1, 1024) and short_abi.short is None
+    if d == 128:
+        text = print_gpu_kernel(lower_gpu(k, "sm_90a", _short(facts, 1024)))
+        assert "(variant: @k.rows <= 1024)" in text.splitlines()[0] and "%chained" not in text
+        monkeypatch.setenv("TILEC_ATTN_FASTDIV", "1")
+        monkeypatch.setenv("TILEC_ATTN_QEARLY", "1")
+        assert _llvm(k, facts)[0] == short_ll != long_ll
+        monkeypatch.setenv("TILEC_ATTN_FASTDIV", "0")
+        monkeypatch.setenv("TILEC_ATTN_QEARLY", "0")
+        assert _llvm(k, _short(facts, 1024))[0] == long_ll  # both off: the fact changes nothing at D = 128
+        return
     assert long_abi.short == Short("k", 1, 1024) and short_abi.short is None
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
     assert "short @k.dim1 <= 1024" in text.splitlines()[0] and "%chained" not in text
@@ -137,7 +144,9 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     assert _llvm(k, _short(facts, 1024))[0] == off_ll  # "0": the fact changes nothing
     monkeypatch.setenv("TILEC_ATTN_CHAIN", "1")
     monkeypatch.setenv("TILEC_ATTN_ROTATE", "1")
+    monkeypatch.setenv("TILEC_ATTN_FASTDIV", "1")
     assert _llvm(k, facts)[0] == short_ll
+    monkeypatch.delenv("TILEC_ATTN_FASTDIV")
     # rotation off by hand: no chain to ask for
     monkeypatch.setenv("TILEC_ATTN_CHAIN", "auto")
     monkeypatch.setenv("TILEC_ATTN_ROTATE", "0")
@@ -185,9 +194,10 @@ def test_the_runtime_picks_the_variant_by_the_launch_shape() -> None:
 
 @pytest.mark.parametrize(("bm", "bn", "d", "sq", "sk", "causal", "ctas", "bh"),
                          [(64, 64, 64, 150, 200, True, 2, 2), (64, 64, 64, 200, 130, True, 3, 2),
-                          (64, 64, 64, 100, 120, False, 8, 1), (128, 64, 64, 300, 200, False, 2, 1)],
+                          (64, 64, 64, 100, 120, False, 8, 1), (128, 64, 64, 300, 200, False, 2, 1),
+                          (64, 64, 128, 150, 200, True, 2, 3)],
                          ids=["causal_sq_ne_sk_walk", "causal_rows_see_nothing", "more_ctas_than_tiles",
-                              "two_warpgroups_edge_tiles"])
+                              "two_warpgroups_edge_tiles", "d128_unchained_q_early"])
 def test_auto_short_variant_in_the_simulator(bm: int, bn: int, d: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
                                              ctas: int, bh: int, monkeypatch) -> None:
     """"auto"'s variant for short keys (compiled with K's rows <= 8 * BN, as the runtime compiles it
@@ -195,13 +205,14 @@ def test_auto_short_variant_in_the_simulator(bm: int, bn: int, d: int, sq: int, 
     a multiple of the blocks), causal with S_q != S_k, more CTAs than tiles, two warpgroups."""
     import llsim
 
-    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL", "TILEC_ATTN_SCHEDULE"):
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL", "TILEC_ATTN_SCHEDULE",
+                "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SHORT_D"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
     k = _std("flash_attention_lse", "f16", bm, bn, d)
     facts = _short({**_facts("oqkv", 3), **_facts(["lse"], 2)}, 8 * bn)
     gk = lower_gpu(k, "sm_90a", facts)
-    assert gk.persistent == 1 and "%chained" in print_gpu_kernel(gk) and gk.short is None
+    assert gk.persistent == 1 and ("%chained" in print_gpu_kernel(gk)) == (d == 64) and gk.short is None
     _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, d, causal, 11)
 
 

@@ -187,7 +187,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     q_slot = fresh.value(DType.I32, (), "q_slot") if qn == 2 else zero_c  # this tile's Q stage (set per tile)
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
     bufs = loops.Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c, q_slot)
-    q_early = persist and not turns and not late and tiles.q_early()  # Q released in the rotated loop's last iteration
+    q_early = persist and not turns and not late and tiles.q_early(p.short)  # Q released in the rotated loop's last iteration
     epilogue = loops.unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     whole = dataclasses.replace(loop, lower=marks.lower0, upper=marks.upper0) if marks is not None else loop
     ch, short = chain.make(p, whole, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
@@ -269,7 +269,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assert kv is not None
         wb = _Build(fresh)
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
-        walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0)
+        walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0,
+                                tiles.fastdiv(p.short))
         c_walk = tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry, marks)
         if marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue:
             # where the launch's walk does not split: a copy of the tile ops without the split's code

@@ -31,8 +31,10 @@ block at S >= 4096. So by default ("auto") the launch picks, where the value row
 compiled without a fact about the keys' length is the unchained one and asks
 (`GpuKernel.short`, a `facts.Short` on K's row dim, `SHORT_BLOCKS` key blocks)
 for the variant the runtime compiles where a launch's keys are that short
-(`TensorFacts.rows_at_most` on K): chained, and rotated at every D
-(`AttnPlan.short`, `attention_rotated.enabled`).
+(`TensorFacts.rows_at_most` on K): rotated at every D (`AttnPlan.short`,
+`attention_rotated.enabled`), chained where the rows are `CHAIN_D` wide, with
+the walk's fast divisions and Q released in the loop's last iteration
+(`attention_tiles.fastdiv`, `q_early`).
 """
 
 from __future__ import annotations
@@ -57,8 +59,10 @@ from .pipeline import _Build
 CHAIN_DEFAULT = "auto"
 SHORT_BLOCKS = 8  # the H200's crossing (RESULTS 2026-12-03 sixth session): S_k = 1024 wins, 4096 loses
 # the value rows' widths where "auto" asks: on the H200 (RESULTS 2026-12-04) D = 64 S = 1024 +2.3..+4.2 % in
-# both orders, D = 128 S = 1024 +0.5 % in one run (not enough to change its kernel)
-SHORT_D = (64,)
+# both orders; D = 128's variant is not chained (`CHAIN_D`: +0.5 % once, -1.8..-2.7 % with the fast walk, RESULTS
+# 2026-12-04 session 15:51) but has the fast walk and Q released early (`attention_tiles.fastdiv` / `q_early`)
+SHORT_D = (64, 128)
+CHAIN_D = (64,)  # the widths whose short keys' variant is chained
 
 
 def short_d() -> tuple[int, ...]:
@@ -112,6 +116,8 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
         asks = first and p.k_kmajor and int(p.o_dot.result.shape[1]) in short_d() \
             and rot.enabled(dataclasses.replace(p, short=True))
         return None, (Short(p.k.load.tensor, p.k.rank - 2, SHORT_BLOCKS * p.BN) if asks else None)
+    if want == "auto" and int(p.o_dot.result.shape[1]) not in CHAIN_D:  # the short variant, unchained here
+        return None, None
     if not rot.enabled(p):
         return None, None
     BM, BN = p.o_dot.a.shape
@@ -326,7 +332,7 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
     return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
 
 
-__all__ = ["CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "short_d", "tile_carry", "tile_ops", "use_op"]
+__all__ = ["CHAIN_D", "CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "short_d", "tile_carry", "tile_ops", "use_op"]
 
 
 def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: int, q_wait: list[object],

@@ -92,11 +92,17 @@ class FastDiv:
 # S (cycle stamps, RESULTS 2026-12-04 session 15:51). "1": each divisor's
 # multiplier is computed once a CTA and a division is a multiply-high, an add
 # and a shift (exact for dividends in [0, 2^31), as the walk's are).
-FASTDIV_DEFAULT = "0"
+# On the H200 it won every S = 1024 row (+1.2..+3.8 %) and lost 0.4-2.2 % on the
+# longer ones (the split kernel at D = 64 most; not understood: the per-tile
+# SASS is shorter); so "auto": in the short keys' variant only (`short`,
+# `attention_chain.SHORT_D`).
+FASTDIV_DEFAULT = "auto"
 
 
-def fastdiv() -> bool:
-    return os.environ.get("TILEC_ATTN_FASTDIV", FASTDIV_DEFAULT) == "1"
+def fastdiv(short: bool) -> bool:
+    """`TILEC_ATTN_FASTDIV`: "1", "0", or "auto" (unset): in the short keys' variant."""
+    want = os.environ.get("TILEC_ATTN_FASTDIV", FASTDIV_DEFAULT)
+    return want == "1" or (want == "auto" and short)
 
 
 def _cast(b: _Build, x: ir.Value, dt: DType) -> ir.Value:
@@ -199,7 +205,9 @@ def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, 
 
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
-               bounds: tuple[ir.Value, ...], split: int = 0) -> Walk:
+               bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False) -> Walk:
+    """The walk's values (`Walk`), computed by `b`'s ops before the roles;
+    `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`)."""
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
@@ -299,7 +307,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
     # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
     divs = tuple(fast_divisor(b, d) for d in (nh,)) \
-        if fastdiv() else ()
+        if fast_div else ()
     return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs)
 
 
@@ -544,7 +552,7 @@ def kv_blocks_together(k: g.GpuKernel, kv: set[int] | None, body: ir.Region, fre
 # "1" releases Q inside the rotated loop's last iteration, once its S (Q's last
 # reader) is done, instead of after the loop (a softmax earlier: the next
 # tile's Q copy starts under the last softmax); off until timed.
-QEARLY_DEFAULT = "0"
+QEARLY_DEFAULT = "auto"  # "auto": in the short keys' variant (D = 128 S = 1024 with the fast walk, RESULTS 2026-12-04 15:51)
 # "1": the producer copies the next tile's first K/V block before it waits for
 # the Q buffer (the copy waits only for its ring stage; before, it queued
 # behind the consumers' release of Q at the end of their loop); "auto": where
@@ -573,10 +581,12 @@ def stamped(ops: list[object], tn: ir.Value, points: list[tuple[int, int]], span
     return out
 
 
-def q_early() -> bool:
+def q_early(short: bool) -> bool:
     """The consumers release Q in the rotated loop's last iteration
-    (`TILEC_ATTN_QEARLY`, unset: `QEARLY_DEFAULT`)."""
-    return os.environ.get("TILEC_ATTN_QEARLY", QEARLY_DEFAULT) == "1"
+    (`TILEC_ATTN_QEARLY`: "1", "0", "auto" (unset: `QEARLY_DEFAULT`): in the
+    short keys' variant, `short`)."""
+    want = os.environ.get("TILEC_ATTN_QEARLY", QEARLY_DEFAULT)
+    return want == "1" or (want == "auto" and short)
 
 
 def kv_first(rotated: bool) -> bool:

@@ -82,7 +82,7 @@ class FastDiv:
 
     d: ir.Value  # i32
     m: ir.Value  # u32 multiplier
-    l: ir.Value  # u32 shift, ceil(log2 d)
+    shift: ir.Value  # u32, ceil(log2 d)
 
 
 # The walk's per-tile arithmetic (a tile's position from the round: i32
@@ -137,7 +137,7 @@ def divide(b: _Build, n: ir.Value, d: ir.Value, divs: tuple[FastDiv, ...]) -> ir
         return b.elem(E.DIV, n, d)
     U64 = DType.U64
     n64 = _cast(b, _cast(b, n, DType.U32), U64)  # (n >= 0: its bits, zero-extended)
-    m64, l64, c32 = (_cast(b, x, U64) for x in (fd.m, fd.l, b.const(32)))
+    m64, l64, c32 = (_cast(b, x, U64) for x in (fd.m, fd.shift, b.const(32)))
     hi = b.elem(E.SHR, b.elem(E.MUL, n64, m64, dtype=U64), c32, dtype=U64)
     return _cast(b, b.elem(E.SHR, b.elem(E.ADD, hi, n64, dtype=U64), l64, dtype=U64), DType.I32)
 
@@ -635,23 +635,21 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -
 
 
 __all__ = [
+    "FASTDIV_DEFAULT",
     "KVFIRST_DEFAULT",
     "QDOUBLE_DEFAULT",
     "QEARLY_DEFAULT",
     "SPLIT_EDGE",
     "SPLIT_ROUNDS",
-    "FASTDIV_DEFAULT",
     "FastDiv",
     "Marks",
-    "divide",
-    "fast_divisor",
-    "fastdiv",
-    "stamped",
-    "stamps",
     "Split",
     "Walk",
     "clone",
+    "divide",
     "enabled",
+    "fast_divisor",
+    "fastdiv",
     "kv_axes",
     "kv_blocks_together",
     "kv_first",
@@ -659,6 +657,8 @@ __all__ = [
     "q_early",
     "q_slots",
     "split_marks",
+    "stamped",
+    "stamps",
     "tile_loop",
     "walk_setup",
 ]

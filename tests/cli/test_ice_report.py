@@ -70,3 +70,37 @@ def test_status_is_101_when_stderr_is_closed_early(tmp_path: Path) -> None:
     proc.stderr.close()  # like `2>&1 | head -1` exiting
     assert proc.wait(timeout=120) == 101
     assert first.startswith(b"error: internal compiler error")
+
+
+@pytest.mark.parametrize("command", [["check"], ["emit", "--stage", "ast"], ["run", "--device", "cpu"]])
+def test_an_ice_under_error_format_json_is_one_json_object(
+        command: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--error-format json` holds for an internal error too (it was the one
+    human-only report left, the review of 2026-12-04): one object on one line,
+    a diagnostic's fields, where to report it, the innermost frames as records
+    (a RecursionError's thousands cut to `JSON_FRAMES`) and the trace file."""
+    import json
+
+    from tilelang.diagnostics import ice, render
+
+    monkeypatch.setenv("TILEC_ICE_DIR", str(tmp_path / "ice"))
+    monkeypatch.setitem(driver.STAGES, "ast", driver.Stage("ast", _deep, None, "parse"))
+    src = tmp_path / "x.tile"
+    src.write_text("fn main() {}\n")
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["--error-format", "json", *command, str(src)])
+    finally:
+        render.configure(format="human")
+    assert exit_info.value.code == 101
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    obj = json.loads(lines[0])
+    assert obj["severity"] == "error" and obj["internal"] is True and obj["code"] == ""
+    assert obj["message"].startswith("internal compiler error: ") and "RecursionError" in obj["message"]
+    assert "please report" in obj["report"] and obj["labels"] == [] and obj["version"]
+    assert 0 < len(obj["trace"]) <= ice.JSON_FRAMES < obj["frames"]
+    assert {"file", "line", "function", "source"} <= set(obj["trace"][-1]) and obj["trace"][-1]["function"] == "down"
+    (trace,) = (tmp_path / "ice").glob("tilec-ice-*.txt")
+    assert obj["trace_file"] == str(trace) and "in down" in trace.read_text()

@@ -300,7 +300,7 @@ def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
         tuned = tuner_partition(tcx, cx, t, arg, holes)
         if tuned is not None:
             return tuned
-    shape = shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel)
+    shape = shape_arg(tcx, cx, cx.args[0], need_const=cx.fx.in_kernel, kind="tiles")
     if t.shape is not None and isinstance(cx.arg_tys[0], ShapeT) and cx.arg_tys[0].rank is not None \
             and cx.arg_tys[0].rank != len(t.shape):
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a {len(t.shape)}-D tensor cannot be split into "

@@ -4,6 +4,8 @@ reported where it is not what the builtin needs."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
@@ -53,13 +55,37 @@ def shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
     return None
 
 
-def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool) -> tuple[Dim | None, ...] | None:
+def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool, *,
+              kind: Literal["shape", "tiles", "axes"] = "shape") -> tuple[Dim | None, ...] | None:
+    """The dims of shape argument `e` (None where one is not known here). In
+    host code a constant dim that cannot be is refused here, with its span,
+    where the run would refuse it later (E0714) or a launch far away (E0212):
+    a negative dim of a tensor's shape (E0230), a dim below 1 of a partition's
+    tiles (E0212). A list of `axes` is the caller's to check."""
     ty = shape_typed(tcx, e, "a shape `[d0, d1, ..]`")
     if ty is None:
         return None
     dims = tcx.shape_values.get(e)
     if dims is None:
         return None if need_const else (tuple([None] * ty.rank) if ty.rank is not None else None)
+    if kind != "axes" and not cx.fx.in_kernel:
+        elems = e.elems if isinstance(e, ast.ArrayExpr) and len(e.elems) == len(dims) else [e] * len(dims)
+        for d, x in zip(dims, elems, strict=True):
+            v = d.const_value if d is not None else None
+            if v is None or v >= (1 if kind == "tiles" else 0):
+                continue
+            if kind == "tiles":
+                diag = (tcx.err(T.TILE_DIM_NOT_POSITIVE, f"tile dimension {v} is not positive", x.span,
+                                f"{v} elements")
+                        .note("a tile has at least one element along every dimension")
+                        .with_help("use a positive size (any size: edge tiles may be partial)"))
+            else:
+                diag = (tcx.err(T.NEGATIVE_DIM, f"a tensor dimension cannot be negative, but this one is {v}",
+                                x.span, f"{v} elements")
+                        .note("a tensor has 0 or more elements along each dimension")
+                        .with_help("use a dimension of 0 or more"))
+            tcx.emit(diag)
+            return None
     if need_const:
         elems = e.elems if isinstance(e, ast.ArrayExpr) else [e] * len(dims)
         for d, x in zip(dims, elems, strict=False):

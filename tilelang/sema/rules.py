@@ -594,7 +594,7 @@ def _tile_transpose(tcx: CheckCx, cx: CallCx) -> Type:
 
 
 def _host_permute(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
-    axes = shape_arg(tcx, cx, cx.args[0], need_const=False)
+    axes = shape_arg(tcx, cx, cx.args[0], need_const=False, kind="axes")
     if axes is None:
         return ERROR
     hv = [d.const_value if d is not None else None for d in axes]
@@ -610,7 +610,7 @@ def _host_permute(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
 
 def _tile_permute(tcx: CheckCx, cx: CallCx) -> Type:
     _, ty = _tile_receiver(cx)
-    axes = shape_arg(tcx, cx, cx.args[0], need_const=True)
+    axes = shape_arg(tcx, cx, cx.args[0], need_const=True, kind="axes")
     if axes is None:
         return ERROR
     vals = [d.const_value if d is not None else None for d in axes]

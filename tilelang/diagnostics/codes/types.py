@@ -36,3 +36,4 @@ DIVISION_BY_ZERO = define("E0226", "division-by-zero", "integer division or rema
 CONSTANT_OVERFLOW = define("E0227", "constant-overflow", "integer arithmetic on constants whose result does not fit its type")
 HOST_EFFECT_IN_GRAPH = define("E0228", "host-effect-in-graph", "a host statement in a `graph` block, which runs once while recording and is not replayed")
 TUNED_TILE_MISUSE = define("E0229", "tuned-tile-misuse", "a tile dimension left to the autotuner (`_`) where no tuner picks it")
+NEGATIVE_DIM = define("E0230", "negative-dimension", "a host tensor shape with a constant negative dimension")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import math
 import sys
 from typing import Any
 
@@ -240,9 +241,7 @@ def _cuda_array(obj: Any, library: str) -> ArrayRef:
     raw = iface.get("strides")
     strides = _c_strides(shape) if raw is None else tuple(int(s) // itemsize for s in raw)
     ptr, readonly = iface["data"]
-    n = 1
-    for d in shape:
-        n *= d
+    n = math.prod(shape)
     index = 0
     stream: int | None = None
     if library == "cupy":
@@ -389,9 +388,7 @@ def _dlpack_cuda(value: Any, library: str) -> ArrayRef:
     code, bits, lanes = int(tensor.dtype.code), int(tensor.dtype.bits), int(tensor.dtype.lanes)
     dtype = _DL_DTYPES.get((code, bits)) if lanes == 1 else None
     name = f"{_DL_NAMES.get(code, f'code{code}')}{bits}" + (f"x{lanes}" if lanes != 1 else "")
-    n = 1
-    for d in shape:
-        n *= d
+    n = math.prod(shape)
     return ArrayRef(
         obj=DLPackExport(value, capsule),
         library=library,

@@ -7,6 +7,7 @@ is an `Operation`; nothing runs here."""
 from __future__ import annotations
 
 import functools
+import math
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -167,9 +168,7 @@ class _Call:
                     code=tcodes.TILE_DIM_NOT_POSITIVE,
                     help="use a positive size (any size: edge tiles may be partial)",
                 )
-        n = 1
-        for d in tile:
-            n *= d
+        n = math.prod(tile)
         if n > MAX_TILE_ELEMENTS:
             self.fail(
                 spec,
@@ -460,9 +459,7 @@ class _Call:
             for v in ir.op_results(node):
                 shape = v.type.shape
                 bad = next((d for d in shape if d <= 0), None)
-                n = 1
-                for d in shape:
-                    n *= d
+                n = math.prod(shape)
                 if bad is None and n <= MAX_TILE_ELEMENTS:
                     continue
                 where = (
@@ -584,7 +581,9 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
 
 
 def _fail(kernel: KernelLike, spec: ParamSpec, message: str, *, help: str) -> NoReturn:
-    from tilelang.diagnostics.codes.launch import DTYPE_MISMATCH  # a scalar parameter given a non-number
+    from tilelang.diagnostics.codes.launch import (
+        DTYPE_MISMATCH,  # a scalar parameter given a non-number
+    )
 
     m = kernel.module
     where = m._where(

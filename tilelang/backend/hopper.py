@@ -20,6 +20,8 @@ between 64-element slabs along M or N.
 
 from __future__ import annotations
 
+import math
+
 from tilelang.backend.codegen import ring, sm80, smem_copy, split, stamps, tma_store, wgmma_rs
 from tilelang.backend.codegen.wgmma_rs import k_bytes
 from tilelang.backend.gpu import nodes as g
@@ -51,7 +53,7 @@ class HopperOps:
     def gpu_op(self, op: object) -> None:  # type: ignore[override]
         match op:
             case g.SmemAlloc(result=r, offset=off):
-                self.env[r.id] = SmemRef(off, _prod(r.shape[1:]) * r.dtype.itemsize)  # type: ignore[attr-defined]
+                self.env[r.id] = SmemRef(off, math.prod(r.shape[1:]) * r.dtype.itemsize)  # type: ignore[attr-defined]
             case g.BarrierAlloc():
                 self.barrier_alloc(op)
             case g.WarpSpecialize():
@@ -496,13 +498,6 @@ class HopperOps:
         """Bytes of shared memory the operand ring takes (from offset 0)."""
         offs = [op.offset for op in g.walk(self.k.body) if isinstance(op, g.BarrierAlloc)]  # type: ignore[attr-defined]
         return min(offs) if offs else 0
-
-
-def _prod(xs: tuple[int, ...]) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def _ident(name: str) -> str:

@@ -35,6 +35,7 @@ Invariant: this module imports no CUDA library (the decoder is tested on the CPU
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 
@@ -92,9 +93,7 @@ def layout_format(parts: tuple[tuple[str, None] | tuple[None, tuple[DType, tuple
             out.append(text)
             continue
         dt, shape = val
-        n = 1
-        for d in shape:
-            n *= d
+        n = math.prod(shape)
         out.append(PrintValue(dt, tuple(shape), pos))
         pos += -(-(n * record_size(dt)) // 8) * 8
     return PrintFormat(tuple(out), -(-pos // 16) * 16)
@@ -132,9 +131,7 @@ def decode(formats: tuple[PrintFormat, ...], raw: bytes) -> Decoded:
             if isinstance(part, str):
                 text.append(part)
                 continue
-            n = 1
-            for d in part.shape:
-                n *= d
+            n = math.prod(part.shape)
             at = HEADER + pos + part.offset
             arr = np.frombuffer(raw, dtype=_np_record_dtype(part.dtype), count=n, offset=at).copy()
             if part.dtype is DType.BOOL:

@@ -12,6 +12,7 @@ kernel, so nested regions need no scope chain). Scalars are 0-d arrays.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -102,9 +103,7 @@ def run_kernel(
         raise ValueError(f"unknown interpreter mode {mode!r}")
     tensors, scalars = _bind_args(kernel, args)
     emit = out or _default_out
-    total = 1
-    for g in grid_t:
-        total *= g
+    total = math.prod(grid_t)
     if mode == "auto":
         mode = "vector" if total > 1 and _snapshot_ok(kernel, tensors) else "block"
 

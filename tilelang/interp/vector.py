@@ -30,6 +30,7 @@ memory left behind are exactly the sequential mode's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar, assert_never
 
@@ -96,7 +97,7 @@ def run_vectorised(kernel: ir.Kernel, grid: tuple[int, ...], tensors: dict[str, 
     raise the located error): a chunk in which an assert fails is rolled back
     to its snapshot and replayed, so output, error and memory are exactly the
     sequential mode's."""
-    total = int(np.prod(grid)) if grid else 1
+    total = int(math.prod(grid))
     if total == 0:
         return
     g = chunk_blocks(kernel, total)

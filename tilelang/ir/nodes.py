@@ -72,6 +72,7 @@ Numeric semantics (what the interpreter implements, the backend matches)
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 
 from tilelang.dtypes import DType
@@ -97,10 +98,7 @@ class Type:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     def with_shape(self, shape: tuple[int, ...]) -> Type:
         return Type(self.dtype, tuple(shape))
@@ -766,10 +764,7 @@ class Kernel:
     @property
     def cluster_blocks(self) -> int:
         """Blocks a cluster (1 without `#[cluster]`)."""
-        out = 1
-        for c in self.cluster:
-            out *= c
-        return out
+        return math.prod(self.cluster)
 
     def tensor(self, name: str) -> TensorParam:
         for p in self.params:

@@ -61,7 +61,7 @@ def kernel_cost(
                 env[id(p.value)] = _num(scalars[p.name])
     counter = _Counter(env, grid, shapes)
     counter.region(kernel.body, 1.0)
-    blocks = math.prod(grid) if grid else 1
+    blocks = math.prod(grid)
     moved = sum(nbytes.get(n, 0) for n in counter.loaded) + sum(
         nbytes.get(n, 0) for n in counter.stored
     )
@@ -193,7 +193,7 @@ class _Counter:
 
 
 def _size(shape: tuple[int, ...]) -> int:
-    return math.prod(shape) if shape else 1
+    return math.prod(shape)
 
 
 def _is_float(dt: Any) -> bool:

@@ -30,6 +30,7 @@ Which buffer a launch gets:
 
 from __future__ import annotations
 
+import math
 import os
 from collections import defaultdict
 from typing import Any
@@ -42,11 +43,7 @@ def groups(slot: str, grid: tuple[int, ...]) -> int:
     """The launch's number of groups for the slot "arrive:AXIS" or "queue:AXIS"
     (`grid`: the logical grid; a queue's rows are its groups)."""
     axis = int(slot.split(":")[1])
-    n = 1
-    for d, g in enumerate(grid):
-        if d != axis:
-            n *= g
-    return max(n, 1)
+    return max(math.prod(g for d, g in enumerate(grid) if d != axis), 1)
 
 
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)  # CUDA's grid: blocks along x, y, z

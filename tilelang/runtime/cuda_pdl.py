@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -199,9 +200,7 @@ def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]
     nothing recorded."""
     if not (ON and PREFETCH == "loads" and TRIGGER in ("late", "last", "exit")):
         return frozenset()
-    n = 1
-    for d in grid:
-        n *= d
+    n = math.prod(grid)
     if n == 0:
         return frozenset()
     from tilelang.ir import nodes as ir

@@ -26,6 +26,7 @@ the `Device`. Invariant: a failed check leaves every tensor untouched.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -349,9 +350,7 @@ def _check_tile_runnable(kname: str, spec: ParamSpec, p: Partition, span: Span,
     are refused with the partition, E0508.)"""
     from tilelang.sema.kernel import MAX_TILE_ELEMENTS
 
-    n = 1
-    for size in p.tile:
-        n *= size
+    n = math.prod(p.tile)
     if n > MAX_TILE_ELEMENTS:
         fail(Diagnostic.error(
             codes.TILE_NOT_RUNNABLE,

@@ -15,6 +15,7 @@ thread's slots of each row, then the four lanes of a quad (`shfl.bfly` 1, 2).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tilelang.backend.gpu.layouts import AccTile, Slice
@@ -55,10 +56,7 @@ class AccView:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for x in self.shape:
-            n *= x
-        return n
+        return math.prod(self.shape)
 
     @property
     def full(self) -> bool:

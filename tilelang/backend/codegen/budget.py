@@ -14,6 +14,7 @@ makes the value, which the tuner records as a skipped candidate.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tilelang.backend.gpu.layouts import Blocked, Chunked, Slice
@@ -29,9 +30,7 @@ def slots_per_thread(layout: Any, shape: tuple[int, ...], threads: int) -> int |
     layouts whose size the pipeline passes bound themselves (mma, wgmma,
     shared memory)."""
     if isinstance(layout, Chunked):
-        numel = 1
-        for d in shape:
-            numel *= d
+        numel = math.prod(shape)
         return layout.chunks(numel) * layout.vec
     if isinstance(layout, Slice):
         full = list(shape)

@@ -148,7 +148,7 @@ class ReductionOps(MemoryOps):
         if op.op not in (R.SUM, R.PROD, R.MAX, R.MIN) or dt is DType.BOOL:
             return False
         rshape = r.shape
-        n_out = math.prod(rshape) if rshape else 1
+        n_out = math.prod(rshape)
         lay = self.lay(x)
         if not (lay.full or lay.K == 1):
             return False  # a partial last chunk would share partial slots with full ones
@@ -255,7 +255,7 @@ class ReductionOps(MemoryOps):
         if dt.is_int and dt.bits < 32:
             return False  # sub-word shared atomics: keep the plain path
         rshape = r.shape
-        n_out = math.prod(rshape) if rshape else 1
+        n_out = math.prod(rshape)
         groups = [members for _, members in self._out_vectors(x, axis, rshape).values()]
         acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
         aty = reg_ty(acc_dt)

@@ -23,6 +23,7 @@ sequential one, which the IR allows.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tilelang.dtypes import DType
@@ -112,9 +113,7 @@ def scan_blocked(em: Any, op: ir.Scan) -> bool:
                        f"{(L - 1) << m.lshift}") if L > 1 else None
     # the shared-memory row of each line: its coordinates off `fa`, over the padded extents
     ext = [mm.extent if d != fa else 1 for d, mm in enumerate(xv.dims)]
-    n_span = 1
-    for e in ext:
-        n_span *= e
+    n_span = math.prod(ext)
     row_of: dict[tuple[int, ...], str] = {}
     if m.warps > 1:
         for key in lines:

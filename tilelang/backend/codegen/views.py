@@ -132,7 +132,7 @@ class ChunkedView:
 
 
 def chunked_view(shape: tuple[int, ...], T: int, vec: int | None = None) -> ChunkedView:
-    n = math.prod(shape) if shape else 1
+    n = math.prod(shape)
     last = shape[-1] if shape else 1
     V = vec if vec is not None else 4 if last % 4 == 0 else 2 if last % 2 == 0 else 1
     return ChunkedView(tuple(shape), T, V, -(-n // (T * V)), n)
@@ -224,7 +224,7 @@ class BlockedView:
 
     @property
     def numel(self) -> int:
-        return math.prod(self.shape) if self.shape else 1
+        return math.prod(self.shape)
 
     @property
     def full_tiles(self) -> bool:

@@ -11,6 +11,7 @@ conversions, reductions) starts there.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from tilelang.ir import nodes as ir
 
@@ -22,9 +23,7 @@ from .rewrite import map_ops
 
 def _nbytes(v: ir.Value) -> int:
     item = 8 if isinstance(v, ir.Value) and v.dtype.bits == 64 else v.dtype.itemsize
-    n = 1
-    for d in v.shape:
-        n *= d
+    n = math.prod(v.shape)
     return n * item
 
 

@@ -217,9 +217,7 @@ def _profile_step(eng, ctx: int, out: Path | None) -> list[dict]:  # type: ignor
         eng.be.write(eng.pos, [ctx])
         eng.be.write(eng.tok, tok)
 
-    from tilelang.runtime import cuda_pdl
-
-    with cuda_pdl.scoped(*eng._pdl):  # the step's launch setting (Plan.pdl)
+    with eng.launch_scope():  # the step's launch settings (Plan.pdl, Plan.cv)
         rows = _profile_ops(eng.ops, _op_bytes(eng, ctx), restore)
     text = _profile_text(rows, f"decode step at context {ctx}")
     print(text, flush=True)
@@ -239,8 +237,6 @@ def _marginal_step(eng, ctx: int, out: Path | None, reps: int = 5) -> list[dict]
     kind's cost = the whole step's time - the time without it: its own time
     and its boundaries in the chain, where `_profile_step` times a kind's
     launches back to back, with none of the others around them."""
-    from tilelang.runtime import cuda_pdl
-
     eng._use_form(ctx, 1)
     tok = eng.be.read(eng.tok).copy()
     ops, need = list(eng.ops), _op_bytes(eng, ctx)
@@ -261,7 +257,7 @@ def _marginal_step(eng, ctx: int, out: Path | None, reps: int = 5) -> list[dict]
         return graph_seconds([op for op, k in zip(ops, keep, strict=True) if k], reps) * 1e6
 
     rows = []
-    with cuda_pdl.scoped(*eng._pdl):
+    with eng.launch_scope():
         full = [timed([True] * len(ops))]
         for name, drop in groups.items():
             without = timed([not d for d in drop])

@@ -97,12 +97,9 @@ ATTN = ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_rin
 
 def _attention_us(eng, ctx: int) -> float:  # type: ignore[no-untyped-def]
     from decode import graph_seconds
-
-    from tilelang.runtime import cuda_pdl
-
     ops = [op for op in eng.ops if op.kernel.__name__ in ATTN]  # no merge under Plan.om: its O GEMV's
     eng.be.write(eng.pos, [ctx])
-    with cuda_pdl.scoped(*eng._pdl):  # launched as the step launches them
+    with eng.launch_scope():  # launched as the step launches them
         return graph_seconds(ops, 3) * 1e6 / eng.cfg.num_hidden_layers
 
 

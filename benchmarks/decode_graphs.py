@@ -27,9 +27,6 @@ from model import Qwen3Config, random_weights  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     import torch
-
-    from tilelang.runtime import cuda_pdl
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="4b")
     ap.add_argument("--context", type=int, default=1024)
@@ -62,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return _check(res, "driver call")
 
     # PyTorch's capture of the same launches (as graph_api="torch" does)
-    with cuda_pdl.scoped(*eng._pdl):
+    with eng.launch_scope():
         restore()
         torch.cuda.synchronize()
         tg = torch.cuda.CUDAGraph()

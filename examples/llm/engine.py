@@ -47,9 +47,11 @@ shapes, splits and forms of every launch are a `Plan` (`plan.py`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,14 +89,12 @@ def _held(ops: list[Any]) -> list[Any]:
 
 def _with_pdl(fn: Any) -> Any:
     """A method that runs decode steps: under the engine's PDL setting
-    (`Plan.pdl`), the process's own after (other code's launches keep
+    (`Plan.pdl`) and carveout (`Plan.cv`), the process's own after (other code's launches keep
     theirs). Prefill is not under it (not measured with PDL)."""
 
     @functools.wraps(fn)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        from tilelang.runtime import cuda_pdl
-
-        with cuda_pdl.scoped(*self._pdl):
+        with self.launch_scope():
             return fn(self, *args, **kwargs)
 
     return run
@@ -145,6 +145,7 @@ class TileQwen3:
         # the PDL setting of this engine's launches (`Plan.pdl`), the one
         # `self.k`'s plans were made under; None until `_forms`
         self._pdl: tuple[bool, str, str] | None = None
+        self._cv: int | None = None  # the carveout (`Plan.cv`) of the launches under `launch_scope`
         self._weights(weights)
         self._graph: Any = None
         self._burst_graph: Any = None
@@ -299,9 +300,12 @@ class TileQwen3:
         if pl.ea and pl.fm:
             raise ValueError("Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one")
         check_qr(pl, self.cfg.head_dim)
-        if self._pdl is not None and want != self._pdl:
+        from tilelang.runtime import occupancy
+
+        cv = occupancy.parse_carveout(pl.cv)  # a ValueError says why not
+        if self._pdl is not None and (want, cv) != (self._pdl, self._cv):
             self.k = load_kernels()  # plans made under the new setting
-        self._pdl = want
+        self._pdl, self._cv = want, cv
         self._form_ops = {"long": self._step_ops(pl.tc, pl.ns)}
         short = (pl.short_tc, pl.short_ns or pl.ns)
         if pl.fma_until > 0 and (pl.tc, pl.ns) != short:
@@ -311,6 +315,16 @@ class TileQwen3:
         self._form = "long"
         self._stash: dict[str, tuple[Any, Any]] = {}
         self.ops = self._form_ops["long"]
+
+    @contextlib.contextmanager
+    def launch_scope(self) -> Iterator[None]:
+        """The decode steps' launch settings (`Plan.pdl`, `Plan.cv`) for the
+        launches inside the `with`, the process's own after."""
+        from tilelang.runtime import cuda_pdl, occupancy
+
+        assert self._pdl is not None
+        with cuda_pdl.scoped(*self._pdl), occupancy.scoped(self._cv):
+            yield
 
     def _use_form(self, position: int, steps: int) -> None:
         """The form for `steps` steps from `position` (short while all of

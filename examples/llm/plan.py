@@ -94,6 +94,17 @@ class Plan:
     # `ld.global.nc` below the wait); really early, with the GEMVs at ST -1:
     # -3.0 %; "last" -4.4 %, "last+loads" -3.1 %, with `pe` 1 -1.5 % (RESULTS.md)
     pdl: bool | str = False
+    # one preferred shared-memory carveout (percent of the SM's) for every
+    # kernel of the decode steps (`runtime/occupancy.py`'s `scoped`: each
+    # kernel its own copy, its `max_blocks` bound kept by its shared-memory
+    # pad; a kernel whose block does not fit is refused); None: each kernel
+    # its own (the driver's choice, or a bound's smallest configuration). So
+    # that PDL's next grid may co-reside with the previous one's blocks: an
+    # SM changes its L1/shared split only once drained (RESULTS.md, issue 17
+    # form e: 8 of 132 SMs co-resident with differing carveouts, all with
+    # one). The decode steps only (`_with_pdl`); a change reloads the
+    # kernels; the CPU ignores it (no carveout)
+    cv: int | None = None
     # blocks an SM must hold at once, per matrix (the GEMVs' MB: ptxas's
     # register budget; 0 none): the blocks of a one-wave grid per SM
     mb: dict[str, int] = field(default_factory=dict)

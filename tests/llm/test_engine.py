@@ -138,6 +138,50 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         cuda_pdl.set_pdl(old, "late", "")
 
 
+def test_plan_cv_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Plan.cv is the runtime's uniform shared-memory carveout while the engine
+    # runs its decode steps (fresh kernels when it changes: the API's launch
+    # plans are made under it), the process's own around it; a value the
+    # runtime does not take is refused when the plan is made
+    import engine as engine_mod
+
+    from tilelang.runtime import occupancy
+
+    seen: list[int | None] = []
+    real = engine_mod.TileQwen3._run_step.__wrapped__
+
+    def probe(self, position=None):  # type: ignore[no-untyped-def]
+        seen.append(occupancy.CARVEOUT)
+        return real(self, position)
+
+    monkeypatch.setattr(engine_mod.TileQwen3, "_run_step", engine_mod._with_pdl(probe))
+    old = occupancy.set_carveout(None)
+    try:
+        w = random_weights(UNTIED, seed=3)
+        eng = TileQwen3(UNTIED, w, max_seq=32)
+        assert eng.plan.cv is None  # the default: each kernel its own
+        prompt = _tokens(4, UNTIED.vocab_size, seed=5)
+        want = eng.generate(prompt, 6, batched=False)
+        assert set(seen) == {None}
+        k0 = eng.k
+        for cv in (100, 60):
+            eng.replan(dataclasses.replace(eng.plan, cv=cv))
+            assert eng.k is not k0
+            k0 = eng.k
+            seen.clear()
+            assert eng.generate(prompt, 6, batched=False) == want
+            assert set(seen) == {cv} and occupancy.CARVEOUT is None  # set inside the engine only
+            with eng.launch_scope():
+                assert occupancy.CARVEOUT == cv
+        eng.replan(dataclasses.replace(eng.plan, bt=eng.plan.bt))  # same setting: same kernels
+        assert eng.k is k0
+        for bad in (101, "full"):
+            with pytest.raises(ValueError, match="percent 0..100"):
+                eng.replan(dataclasses.replace(eng.plan, cv=bad))
+    finally:
+        occupancy.set_carveout(old)
+
+
 def test_split_k_and_other_block_shapes_agree(tiny) -> None:
     w, _ = tiny
     base = plan_for(TINY, 64, None)

@@ -439,3 +439,30 @@ def test_std_merge_matches_torch(dc: int) -> None:
     eng.replan(dataclasses.replace(eng.plan, mg=1, dc=dc))
     assert [op.kernel.__name__ for op in eng.ops].count("decode_combine") == SMALL.num_hidden_layers
     _agrees_and_decodes(eng, w, want)
+
+
+def test_one_carveout_decodes_the_same_tokens() -> None:
+    # Plan.cv: every decode kernel under one preferred carveout (its own
+    # copy of the module); with and without PDL, in both graph APIs, the
+    # tokens are those without it, and the kernels loaded without it keep theirs
+    from tilelang.runtime import occupancy
+
+    w = random_weights(TINY_UNTIED, seed=3, backend="torch")
+    eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")
+    eng.replan(dataclasses.replace(eng.plan, cv=None))
+    want = eng.generate([5, 6, 7], 24, batched=False)
+    pdls = ("late", False) if torch.cuda.get_device_capability()[0] >= 9 else (False,)
+    for api in ("tile", "torch"):
+        for pdl in pdls:
+            for cv in (100, None):
+                eng.graph_api = api
+                eng.replan(dataclasses.replace(eng.plan, cv=cv, pdl=pdl))
+                eng.reset()
+                assert eng.generate([5, 6, 7], 24, batched=False) == want, (api, pdl, cv)
+    assert occupancy.CARVEOUT is None
+    # each kernel loaded under it is a module of its own beside the one without it
+    from tilelang.runtime.cuda import context
+
+    mods = context()._modules
+    pairs = [(mods.get(k[: -len("+cv100")]), m) for k, m in mods.items() if k.endswith("+cv100")]
+    assert len(pairs) >= 5 and all(a is not None and a is not b and a.handle != b.handle for a, b in pairs)

@@ -236,3 +236,169 @@ def test_on_the_gpu_the_driver_holds_at_most_n_and_the_result_is_the_interpreter
         else:
             assert got > 3 and abi.smem_bytes < 1024  # unbounded: the threads' or registers' bound
     assert math.isfinite(float(ref.sum()))
+
+
+# ---------------------------------------------------------------- one carveout for a set of kernels
+@pytest.mark.parametrize("sm", [H200, A100], ids=["sm_90", "sm_80"])
+@pytest.mark.parametrize("pct", [100, 60, 15])
+@pytest.mark.parametrize("threads", [128, 256])
+@pytest.mark.parametrize("smem", [0, 4096, 20000])
+def test_a_uniform_carveout_keeps_every_bound(sm: SmLimits, pct: int, threads: int, smem: int) -> None:
+    carve = _config(sm, pct)
+    assert occupancy.config_of(pct, sm) == carve
+    for n in range(0, sm.threads // threads + 1):
+        p = occupancy.uniform(pct, n, threads, smem, sm)
+        if smem + sm.reserved > carve:  # one block does not fit: refused, never a larger carveout
+            assert isinstance(p, str) and f"{pct} %" in p
+            continue
+        assert not isinstance(p, str) and p.carveout == pct and p.smem >= smem
+        got = _blocks(sm, carve, threads, p.smem)
+        if n == 0:  # no bound: the kernel's own memory, untouched
+            assert p.smem == smem
+        else:
+            assert 1 <= got <= n, (n, p, got)  # the bound holds under the set's carveout
+            if _blocks(sm, carve, threads, smem) >= n:
+                assert got == n  # and no tighter than the kernel's own memory makes it
+
+
+def test_a_uniform_carveout_refuses_a_block_that_does_not_fit() -> None:
+    why = occupancy.uniform(25, 0, 256, 100_000, H200)  # 25 % of 228 KB: the 64 KB configuration
+    assert isinstance(why, str) and "do not fit a carveout of 25 % (64 KB)" in why
+    assert not isinstance(occupancy.uniform(50, 0, 256, 100_000, H200), str)  # 132 KB holds it
+
+
+@pytest.mark.parametrize("bad", [101, -1, "full", 2.5, True])
+def test_the_carveout_setting_says_what_it_takes(bad: Any) -> None:
+    with pytest.raises(ValueError, match="percent 0..100"):
+        occupancy.parse_carveout(bad)
+    assert occupancy.parse_carveout("") is None and occupancy.parse_carveout("100") == 100
+
+
+def test_scoped_sets_the_carveout_inside_only() -> None:
+    old = occupancy.CARVEOUT
+    with occupancy.scoped(100):
+        assert occupancy.CARVEOUT == 100
+        with occupancy.scoped(None):
+            assert occupancy.CARVEOUT is None
+        assert occupancy.CARVEOUT == 100
+    assert occupancy.CARVEOUT == old
+
+
+def test_apply_uniform_sets_the_carveout_and_pads_a_bound() -> None:
+    drv = _Driver(H200)
+    smem, got = occupancy.apply_uniform(_ctx(drv), _fn(drv), 100, 3, 256, 64)  # type: ignore[misc]
+    assert drv.carveout == 100 and got == 3 and drv.max_dynamic == smem  # 76 KB a block: the limit raised
+    assert _blocks(H200, H200.smem, 256, smem) == 3
+    drv = _Driver(H200)  # no bound: the attribute only
+    assert occupancy.apply_uniform(_ctx(drv), _fn(drv), 100, 0, 256, 64) == (64, 8)
+    assert drv.carveout == 100 and drv.max_dynamic == 48 * 1024
+
+
+def test_apply_uniform_says_why_when_the_driver_does_not_keep_the_bound() -> None:
+    # a card whose configurations the table does not know (60 % of 228 KB is
+    # 137 KB by the table's arithmetic, the driver takes 228): more blocks fit
+    drv = _Driver(H200, table=(0, 100, 228))
+    out = occupancy.apply_uniform(_ctx(drv), _fn(drv), 60, 3, 256, 64)
+    assert isinstance(out, str) and "still fits 4 blocks" in out
+    out = occupancy.apply_uniform(_ctx(_Driver(H200, refuse=True)), _fn(_Driver(H200)), 100, 0, 256, 64)
+    assert isinstance(out, str) and "refused a shared-memory carveout of 100 %" in out
+
+
+class _Loaded:
+    """A stand-in context for `CudaDevice._variant`: modules memoised by key
+    (as `Context.load_ptx`), each function a `cuda.Function` of its own
+    handle over the stand-in driver, whose carveout it records per handle."""
+
+    def __init__(self) -> None:
+        self.drv = _Driver(H200)
+        self.keys: list[str] = []
+        self.mods: dict[str, Any] = {}
+        self.carve: dict[int, int] = {}
+        real_set = self.drv.cuFuncSetAttribute
+
+        def set_attr(fn: Any, what: str, value: int) -> tuple[int]:
+            if what == "carveout":
+                self.carve[fn] = value
+            self.drv.carveout = self.carve.get(fn, -1)
+            return real_set(fn, what, value)
+
+        def occ(fn: Any, threads: int, smem: int) -> tuple[int, int]:
+            self.drv.carveout = self.carve.get(fn, -1)
+            return _Driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.drv, fn, threads, smem)
+
+        self.drv.cuFuncSetAttribute = set_attr  # type: ignore[method-assign]
+        self.drv.cuOccupancyMaxActiveBlocksPerMultiprocessor = occ  # type: ignore[method-assign]
+        self.ctx = _ctx(self.drv)
+        self.ctx.load_ptx = self.load_ptx
+
+    def load_ptx(self, ptx: str, key: str) -> Any:
+        from tilelang.runtime.cuda import Function
+
+        if key not in self.mods:
+            self.keys.append(key)
+            fn = Function(self.ctx, 100 + len(self.mods), "k")
+            self.mods[key] = SimpleNamespace(function=lambda name, fn=fn: fn)
+        return self.mods[key]
+
+
+def test_the_device_gives_each_setting_its_own_function() -> None:
+    # a kernel launched under a uniform carveout is its own copy of the module
+    # (its own CUfunction, attribute set once at load), so one process's
+    # variants with and without it do not change each other's kernels; its
+    # max_blocks bound still holds (the shared-memory pad under the set's carveout)
+    from tilelang.runtime.cuda import CudaDevice, PreparedKernel
+
+    st = _Loaded()
+    dev = SimpleNamespace(ctx=st.ctx)
+    pk = PreparedKernel(_kir(3), "sm_90a")
+    old = occupancy.set_carveout(None)
+    try:
+        abi0, f0 = CudaDevice._variant(dev, pk, (), {}, None)  # type: ignore[arg-type]
+        occupancy.set_carveout(100)
+        abi1, f1 = CudaDevice._variant(dev, pk, (), {}, None)  # type: ignore[arg-type]
+        occupancy.set_carveout(None)
+        assert CudaDevice._variant(dev, pk, (), {}, None)[1] is f0  # type: ignore[arg-type]
+        occupancy.set_carveout(100)
+        assert CudaDevice._variant(dev, pk, (), {}, None)[1] is f1  # type: ignore[arg-type]
+    finally:
+        occupancy.set_carveout(old)
+    assert f0 is not f1 and len(st.keys) == 2 and st.keys[1] == st.keys[0] + "+cv100"
+    # off: the bound's own smallest configuration; on: 100 % for this function only
+    assert st.carve[f0.handle] < 100 and st.carve[f1.handle] == 100
+    for abi, fn in ((abi0, f0), (abi1, f1)):
+        st.drv.carveout = st.carve[fn.handle]
+        assert _blocks(H200, _config(H200, st.carve[fn.handle]), abi.num_threads, abi.smem_bytes) == 3
+    assert abi1.smem_bytes > abi0.smem_bytes  # a third of 228 KB, not of the bound's smaller configuration
+
+
+def test_the_device_refuses_a_kernel_the_uniform_carveout_cannot_hold() -> None:
+    from tilelang.runtime.cuda import CudaDevice, PreparedKernel
+
+    st = _Loaded()
+    pk = PreparedKernel(_kir(0), "sm_90a")
+    with occupancy.scoped(0), pytest.raises(TileError) as e:  # 0 KB: not even the block's reserved 1 KB
+        CudaDevice._variant(SimpleNamespace(ctx=st.ctx), pk, (), {}, None)  # type: ignore[arg-type]
+    assert "do not fit a carveout of 0 %" in str(e.value)
+    assert "TILEC_CARVEOUT" in " ".join(e.value.diagnostics[0].help)
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_a_uniform_carveout_keeps_the_bound_and_the_result() -> None:
+    n = 2560
+    x = np.random.default_rng(8).standard_normal((300, n)).astype(np.float32) * 3
+    ref = np.zeros_like(x)
+    tilelang.compile(SRC, device="cpu").softmax_rows[n, 3](tilelang.partition(ref, [1, n]), x).sync()
+    gpu = tilelang.compile(SRC, device="gpu")
+    for mb in (3, 0):
+        y = np.full_like(x, np.nan)
+        with occupancy.scoped(100):
+            op = gpu.softmax_rows[n, mb](tilelang.partition(y, [1, n]), x)
+            op.sync()
+        np.testing.assert_allclose(y, ref, rtol=2e-6, atol=1e-7)
+        ((abi, fn),) = [v for k, v in op._plan.prepared.variants.items() if k[-1] == 100]
+        got = occupancy.resident(fn.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
+        sm = occupancy.limits(fn.ctx)
+        if mb:  # a share of all of the SM's memory: mb + 1 blocks do not fit
+            assert 1 <= got <= mb and (mb + 1) * (abi.smem_bytes + sm.reserved) > sm.smem, (got, abi.smem_bytes)
+        else:
+            assert got > 3 and abi.smem_bytes < 1024

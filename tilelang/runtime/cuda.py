@@ -358,7 +358,8 @@ class CudaDevice(Device):
     def _variant(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any],
                  span: Span | None) -> tuple[Any, Function]:
         pdl = cuda_pdl.mode()
-        got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED))
+        cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
+        got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv))
         if got is None:
             from tilelang.backend import CodegenError, compile_kernel
 
@@ -368,18 +369,21 @@ class CudaDevice(Device):
                 raise TileError(e.diag) from None
             except ValueError as e:  # PDL before sm_90
                 raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
-            mod = self.ctx.load_ptx(ck.ptx, key=ck.key)
+            mod = self.ctx.load_ptx(ck.ptx, key=ck.key if cv is None else f"{ck.key or hash(ck.ptx)}+cv{cv}")
             fn = mod.function(ck.abi.name)
             if traced:  # the block timeline's buffer and this kernel's trace id, in the module's global
                 trace_rt.attach(self.ctx, mod, ck.abi.name)
-            abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
+            if cv is not None:
+                abi = occupancy.carve_abi(self.ctx, fn, ck.abi, cv, span)
+            else:
+                abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
             if abi.smem_bytes:
                 fn.ensure_smem(abi.smem_bytes, span)
             if abi.queue >= 0:  # a tile queue: its blocks fill the card once
                 per = occupancy.resident(self.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
                 abi = dataclasses.replace(abi, queue_per_sm=max(1, per))
             got = (abi, fn)
-            pk.variants[(*facts_key, pdl, traced)] = got
+            pk.variants[(*facts_key, pdl, traced, cv)] = got
         return got
 
     def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
@@ -399,7 +403,8 @@ class CudaDevice(Device):
         # weak references make sure a recycled `id` is never taken for the old
         # buffer. (CUstream handles are keyed by id: they may not be hashable,
         # and pooled streams live as long as the device.)
-        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode(), trace_rt.ENABLED)
+        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode(), trace_rt.ENABLED,
+               occupancy.CARVEOUT)
         hit = prepared.fast.get(key)
         if hit is not None and (len(hit) == 4 or not self.is_capturing(stream)):  # 5: counters
             refs, launch, call, ok = hit[:4]

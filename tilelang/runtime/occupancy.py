@@ -15,11 +15,27 @@ configurations), so the bound the hint promises holds or the launch is refused
 with an error. Why fewer blocks can be faster: a row softmax of 2,560 f32 a
 row reads 1 % faster with 5 blocks of 8 warps an SM than with the 8 the
 threads allow (RESULTS, issue 14).
+
+One carveout for a set of kernels (`set_carveout`, `scoped`, the
+environment's `TILEC_CARVEOUT=P`, the LLM engine's `Plan.cv`): every kernel
+loaded while it is set takes the preferred carveout P % (its own copy of the
+module, so kernels loaded without it keep theirs), so that a kernel's blocks
+may be scheduled on an SM still running the previous kernel's (an SM changes
+its L1/shared split only once drained: with differing carveouts PDL's next
+grid co-resided on 8 of 132 SMs, with one on all of them; RESULTS.md, issue
+17 form e). A `max_blocks = N` bound still holds under it: the launch asks
+for a share of P %'s configuration such that N blocks fit and N + 1 do not
+(`uniform`), checked with the driver's occupancy calculator; a kernel whose
+one block does not fit P % is refused with an error (the driver would take a
+larger configuration for it, and the set would not share one).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+from collections.abc import Iterator
 from typing import Any
 
 from tilelang.frozen import frozen
@@ -143,4 +159,119 @@ def cap_abi(ctx: Any, fn: Any, abi: Any, span: Span | None) -> Any:
     if isinstance(got, str):
         raise cuda_error(f"bounding `{fn.name}` to {abi.max_blocks} blocks an SM", got, span,
                          help="remove the `max_blocks` hint, or raise it")
+    return dataclasses.replace(abi, smem_bytes=got[0])
+
+
+# -- one carveout for a set of kernels ------------------------------------------------
+
+
+def parse_carveout(value: object) -> int | None:
+    """A uniform carveout setting: None or "" (off: each kernel its own), or
+    a percent 0..100 of the SM's shared memory; a ValueError says why not."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"a shared-memory carveout is a percent 0..100, not {value!r}")
+    try:
+        pct = int(value)
+    except ValueError:
+        raise ValueError(f"a shared-memory carveout is a percent 0..100, not {value!r}") from None
+    if not 0 <= pct <= 100:
+        raise ValueError(f"a shared-memory carveout is a percent 0..100, not {pct}")
+    return pct
+
+
+_ENV = os.environ.get("TILEC_CARVEOUT", "")
+try:
+    CARVEOUT: int | None = parse_carveout(_ENV)  # the setting kernels are loaded under now
+except ValueError as _e:  # a mistyped setting is said, and each kernel keeps its own
+    import warnings
+
+    warnings.warn(f"TILEC_CARVEOUT={_ENV!r} ignored: {_e}", RuntimeWarning, stacklevel=1)
+    CARVEOUT = None
+
+
+def set_carveout(pct: int | None) -> int | None:
+    """Every kernel loaded from now on (by `CudaDevice`) takes the preferred
+    carveout `pct` % (None: each its own, as before); the previous setting.
+    Kernels already loaded under another setting keep theirs (the setting is
+    part of a kernel's variant, `CudaDevice._variant`)."""
+    global CARVEOUT
+    old, CARVEOUT = CARVEOUT, parse_carveout(pct)
+    return old
+
+
+@contextlib.contextmanager
+def scoped(pct: int | None) -> Iterator[None]:
+    """The setting for the launches inside the `with`, the previous one after."""
+    old = set_carveout(pct)
+    try:
+        yield
+    finally:
+        set_carveout(old)
+
+
+def config_of(pct: int, sm: SmLimits) -> int:
+    """The configuration (bytes) the SM takes for a preferred carveout of
+    `pct` %: the smallest of the card's table that holds pct % of its shared
+    memory (pct % itself on a card the table does not know)."""
+    want = -(-sm.smem * pct // 100)
+    table = [kb * 1024 for kb in CARVEOUTS_KB.get(sm.cc, ()) if want <= kb * 1024 <= sm.smem]
+    return min(table) if table else want
+
+
+def uniform(pct: int, n: int, threads: int, smem: int, sm: SmLimits) -> CapPlan | str:
+    """A kernel of `threads` threads a block using `smem` bytes of shared
+    memory under the preferred carveout `pct` %: the dynamic shared memory
+    its launches ask for (unchanged, or padded so that at most `n` blocks
+    fit when n > 0) and `pct`; or a sentence saying why it cannot."""
+    c = config_of(pct, sm)
+    share = -(-(smem + sm.reserved) // GRANULE) * GRANULE
+    if share > c:
+        return (f"one block's {share} bytes of shared memory do not fit a carveout of {pct} % "
+                f"({c // 1024} KB): the driver would give this kernel a larger one")
+    if n <= 0 or min(sm.threads // threads, sm.blocks, c // share) <= n:
+        return CapPlan(smem, pct)
+    per = c // n // GRANULE * GRANULE  # >= share: n + 1 shares fit c
+    if (n + 1) * per <= c:
+        return f"no share of a {c // 1024} KB carveout holds {n} blocks an SM and not {n + 1}"
+    return CapPlan(per - sm.reserved, pct)
+
+
+def apply_uniform(ctx: Any, fn: Any, pct: int, n: int, threads: int, smem: int,
+                  span: Span | None = None) -> tuple[int, int] | str:
+    """Set the loaded function `fn`'s preferred carveout to `pct` % and, when
+    n > 0, pad its launches' shared memory so that at most `n` blocks an SM
+    fit (`uniform`); (the dynamic shared memory its launches ask for, the
+    blocks the driver then allows), or a sentence saying why it cannot."""
+    try:
+        sm = limits(ctx)
+    except ValueError as e:
+        return str(e)
+    p = uniform(pct, n, threads, smem, sm)
+    if isinstance(p, str):
+        return p
+    d = ctx.d
+    fa = d.CUfunction_attribute
+    (err,) = d.cuFuncSetAttribute(fn.handle, fa.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, pct)
+    if int(err) != 0:
+        return f"the driver refused a shared-memory carveout of {pct} % (error {int(err)})"
+    fn.ensure_smem(p.smem, span)
+    got = resident(d, fn.handle, threads, p.smem)
+    if got == 0:
+        return f"the driver fits no block of it under a carveout of {pct} %"
+    if n > 0 and got > n:
+        return f"the driver still fits {got} blocks an SM under a carveout of {pct} %"
+    return p.smem, got
+
+
+def carve_abi(ctx: Any, fn: Any, abi: Any, pct: int, span: Span | None) -> Any:
+    """The ABI of the loaded function `fn` under the uniform carveout `pct` %
+    (`apply_uniform`, its `max_blocks` bound kept): its shared memory padded."""
+    from tilelang.runtime.cuda_driver import cuda_error
+
+    got = apply_uniform(ctx, fn, pct, abi.max_blocks, abi.num_threads, abi.smem_bytes, span)
+    if isinstance(got, str):
+        raise cuda_error(f"giving `{fn.name}` a shared-memory carveout of {pct} %", got, span,
+                         help="raise the carveout (TILEC_CARVEOUT, `Plan.cv`), or leave it unset")
     return dataclasses.replace(abi, smem_bytes=got[0])

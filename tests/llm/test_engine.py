@@ -172,11 +172,11 @@ def test_plan_cv_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None: 
             assert eng.generate(prompt, 6, batched=False) == want
             assert set(seen) == {cv} and occupancy.CARVEOUT is None  # set inside the engine only
             with eng.launch_scope():
-                assert occupancy.CARVEOUT == cv
+                assert cv == occupancy.CARVEOUT
         eng.replan(dataclasses.replace(eng.plan, bt=eng.plan.bt))  # same setting: same kernels
         assert eng.k is k0
         for bad in (101, "full"):
-            with pytest.raises(ValueError, match="percent 0..100"):
+            with pytest.raises(ValueError, match=r"percent 0\.\.100"):
                 eng.replan(dataclasses.replace(eng.plan, cv=bad))
     finally:
         occupancy.set_carveout(old)

@@ -246,7 +246,7 @@ def test_on_the_gpu_the_driver_holds_at_most_n_and_the_result_is_the_interpreter
 def test_a_uniform_carveout_keeps_every_bound(sm: SmLimits, pct: int, threads: int, smem: int) -> None:
     carve = _config(sm, pct)
     assert occupancy.config_of(pct, sm) == carve
-    for n in range(0, sm.threads // threads + 1):
+    for n in range(sm.threads // threads + 1):
         p = occupancy.uniform(pct, n, threads, smem, sm)
         if smem + sm.reserved > carve:  # one block does not fit: refused, never a larger carveout
             assert isinstance(p, str) and f"{pct} %" in p
@@ -269,7 +269,7 @@ def test_a_uniform_carveout_refuses_a_block_that_does_not_fit() -> None:
 
 @pytest.mark.parametrize("bad", [101, -1, "full", 2.5, True])
 def test_the_carveout_setting_says_what_it_takes(bad: Any) -> None:
-    with pytest.raises(ValueError, match="percent 0..100"):
+    with pytest.raises(ValueError, match=r"percent 0\.\.100"):
         occupancy.parse_carveout(bad)
     assert occupancy.parse_carveout("") is None and occupancy.parse_carveout("100") == 100
 
@@ -281,7 +281,7 @@ def test_scoped_sets_the_carveout_inside_only() -> None:
         with occupancy.scoped(None):
             assert occupancy.CARVEOUT is None
         assert occupancy.CARVEOUT == 100
-    assert occupancy.CARVEOUT == old
+    assert old == occupancy.CARVEOUT
 
 
 def test_apply_uniform_sets_the_carveout_and_pads_a_bound() -> None:

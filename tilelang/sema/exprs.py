@@ -214,12 +214,16 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                      f"expected an integer, found `{t}`")
                              .note("`[..]` lists shapes and tile indices, which are integers")
                              .with_help("cast it with `as i32`, or compute the index in integers"))
+                before = len(tcx.sink.diagnostics)
                 if isinstance(t, UntypedInt):
                     # an untyped dimension or index is an `i32`: its literals
                     # are range-checked and its constant arithmetic
                     # overflow-checked, as anywhere else (no silent wrap)
                     settle(tcx, x, I32)
-                dims.append(tcx.program.dims.get(x))
+                # a value refused there (out of range, overflowing) is unknown
+                # here: no second error about a shape it does not have
+                refused = any(d.severity.value == "error" for d in tcx.sink.diagnostics[before:])
+                dims.append(None if refused else tcx.program.dims.get(x))
             tcx.shape_values[e] = tuple(dims)
             return ShapeT(len(elems))
         case ast.RangeExpr(start=s, end=en):

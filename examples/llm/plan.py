@@ -188,6 +188,13 @@ class Plan:
     # first item is done (fast SMs take more); every item adds into x
     # atomically. Empty: the one-wave GEMVs
     hy: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the GEMVs with the vector in registers (`std::llm::rows`, issue 17, h17's
+    # probe family x): matrix ("o", "gate_up", "down") -> (R, MB): one wave of
+    # MB blocks an SM, each loading x (for gate/up rmsnorm(x) * g) once as a
+    # whole [1, K] tile and pulling R-row tiles from a queue, a whole row a
+    # warp (R 8), the row sums by shuffles. Opt-in, not yet measured (RESULTS.md,
+    # h17x). Empty: the planned forms. A matrix in `sk`, `hy` or `qg` takes those
+    xr: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:
@@ -377,3 +384,18 @@ def hybrid_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, 
     each in `shapes`' (BN, BK, ST, MB, KB, BR, CR) (default `HYBRID_SHAPES`)."""
     shapes = {**HYBRID_SHAPES, **(shapes or {})}
     return dataclasses.replace(plan, hy={**plan.hy, **{m: tuple(shapes[m]) for m in mats}})
+
+
+# (R, MB) of the register-vector GEMVs (`Plan.xr`) at Qwen3-4B's shapes
+# (ptxas -v, sm_90a, no spill; not yet measured): O (K 4096) a row a warp in
+# 207 registers (MB 1); gate/up (K 2560) a gate and an up row a warp, 183
+# registers (MB 1; 128 at MB 2, no spill); down (K 9728) a row across 4 warps
+# (R 2, 150 registers: a row a warp would hold 304 values of x a lane and spills)
+ROWS_SHAPES = {"o": (8, 1), "gate_up": (8, 1), "down": (2, 1)}
+
+
+def rows_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, int]] | None = None) -> Plan:
+    """`plan` with the GEMVs `mats` ("o", "gate_up", "down") reading x from
+    registers (`Plan.xr`), each in `shapes`' (R, MB) (default `ROWS_SHAPES`)."""
+    shapes = {**ROWS_SHAPES, **(shapes or {})}
+    return dataclasses.replace(plan, xr={**plan.xr, **{m: tuple(shapes[m]) for m in mats}})

@@ -40,8 +40,8 @@ def hybrid_items(shape: tuple[int, ...], n: int, k: int) -> int:
 
 
 def check_forms(pl: Any, c: Qwen3Config) -> None:
-    """A ValueError naming what the plan's queued (`qg`) or hybrid (`hy`)
-    GEMVs, or its merge form (`mg`), cannot run with."""
+    """A ValueError naming what the plan's queued (`qg`), hybrid (`hy`) or
+    register-vector (`xr`) GEMVs, or its merge form (`mg`), cannot run with."""
     rows = layer_rows(c)
     bad = sorted(set(pl.qg) - set(rows))
     if bad:
@@ -65,6 +65,13 @@ def check_forms(pl: Any, c: Qwen3Config) -> None:
                              f"CR >= 1 ({cr}) and ST 1 or 2 ({st})")
         if m in pl.sk or m in pl.qg:
             raise ValueError(f"Plan.hy: {m} is streamed (`sk`) or queued (`qg`) too")
+    bad = sorted(set(pl.xr) - {"o", "gate_up", "down"})
+    if bad:
+        raise ValueError(f"Plan.xr reads x from registers for o, gate_up and down, not {bad}")
+    for m, shape in pl.xr.items():
+        if len(shape) != 2 or rows[m] % shape[0] or shape[1] < 0:
+            raise ValueError(f"Plan.xr: {m} takes (R, MB), R dividing its {rows[m]} rows a layer "
+                             f"and MB >= 0, not {tuple(shape)}")
 
 
 def hybrid_scratch(be: Any, pl: Any, c: Qwen3Config) -> Any:

@@ -466,3 +466,20 @@ def test_one_carveout_decodes_the_same_tokens() -> None:
     mods = context()._modules
     pairs = [(mods.get(k[: -len("+cv100")]), m) for k, m in mods.items() if k.endswith("+cv100")]
     assert len(pairs) >= 5 and all(a is not None and a is not b and a.handle != b.handle for a, b in pairs)
+
+
+def test_rows_gemvs_with_x_in_registers_match_torch() -> None:
+    # Plan.xr (std::llm::rows, issue 17): O, gate/up and down with the vector
+    # in registers across a block's queued row tiles (ROWS_SHAPES), in both
+    # graphs: teacher-forced logits against `TorchQwen3` at every step, and
+    # the default plan's greedy tokens
+    from plan import rows_plan
+
+    w = random_weights(SMALL, seed=6, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(rows_plan(eng.plan, ("o", "gate_up", "down")))
+    names = [op.kernel.__name__ for op in eng.ops]
+    assert names.count("gemv_rows_add") == 2 * SMALL.num_hidden_layers
+    assert names.count("rms_gate_up_rows") == SMALL.num_hidden_layers
+    _agrees_and_decodes(eng, w, want)

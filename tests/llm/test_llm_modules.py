@@ -1,5 +1,5 @@
 """`std::llm` is split by concern into `std/llm/{gemv,sampling,attention,
-prefill,queue,stream,hybrid}.tile`; `std/llm.tile` imports their kernels (and
+prefill,queue,stream,hybrid,rows}.tile`; `std/llm.tile` imports their kernels (and
 `std::attention::decode_combine`, `Plan.mg`'s merge) so that the engine
 loads one module. Each file stays under 1,000 lines (the rule the Python
 modules keep), and every kernel of a submodule is callable from the root
@@ -22,7 +22,7 @@ PARTS = sorted((STD / "llm").glob("*.tile"))
 
 
 def test_the_modules_are_split_by_concern_and_short() -> None:
-    assert [p.stem for p in PARTS] == ["attention", "gemv", "hybrid", "prefill", "queue", "sampling", "stream"]
+    assert [p.stem for p in PARTS] == ["attention", "gemv", "hybrid", "prefill", "queue", "rows", "sampling", "stream"]
     for p in [STD / "llm.tile", *PARTS]:
         n = len(p.read_text().splitlines())
         assert n <= 1000, f"{p.relative_to(ROOT)} has {n} lines (at most 1,000): split it by concern"
@@ -31,7 +31,7 @@ def test_the_modules_are_split_by_concern_and_short() -> None:
 def test_the_root_module_calls_every_kernel_of_its_parts() -> None:
     defined = {m for p in PARTS for m in re.findall(r"^kernel fn (\w+)", p.read_text(), re.M)}
     # the one-file module's 27, `gemv_stream`, std::llm::queue's 3, `rms_gemv_rope`, `attn_decode_ring_pre`,
-    # `kv_append_pre`, `gemv_add_hybrid`
-    assert len(defined) == 35
+    # `kv_append_pre`, `gemv_add_hybrid`, std::llm::rows' 2
+    assert len(defined) == 37
     assert not re.search(r"^kernel fn", (STD / "llm.tile").read_text(), re.M)
     assert set(load_kernels().kernels) == defined | {"decode_combine"}

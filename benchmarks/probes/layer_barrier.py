@@ -195,6 +195,67 @@ class Driver:
         )
 
 
+# --- what both probes' measurements share (PyTorch imported by the caller) ---
+
+
+def random_layers(gen: Any, dev: str) -> list[tuple[Any, Any, Any, Any]]:
+    """The 36 layers' weights, each its own (7.3 GB): (Wqkv, Wo, Wgu, Wd), bf16,
+    scaled by 1 / sqrt(K); rows of Wgu alternate gate, up."""
+    import torch
+
+    def mat(n: int, k: int) -> Any:
+        return (torch.randn(n, k, device=dev, generator=gen) * k**-0.5).to(torch.bfloat16)
+
+    return [(mat(QKV_N, HID), mat(HID, QN), mat(2 * FF, HID), mat(HID, FF)) for _ in range(LAYERS)]
+
+
+def reference(W: list[tuple[Any, Any, Any, Any]], x0: Any, layers: int) -> Any:
+    """The residual after `layers` layers, in PyTorch f32 (bf16 where the kernels round)."""
+    import torch
+
+    x = x0.clone()
+    for wq, wo, wg, wd in W[:layers]:
+        xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
+        q = wq.float() @ xn
+        x = x + wo.float() @ q[:QN].bfloat16().float()
+        xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
+        gu = wg.float() @ xn
+        g, u = gu[0::2], gu[1::2]
+        x = x + wd.float() @ (g * torch.sigmoid(g) * u).bfloat16().float()
+    return x
+
+
+def rel(x: Any, want: Any) -> float:
+    return float((x - want).abs().max() / want.abs().max())
+
+
+def graph(fn: Callable[[], None]) -> Callable[[], None]:
+    """`fn`'s launches captured (after one eager run) as a CUDA graph; its replay."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    torch.cuda.synchronize()
+    return g.replay
+
+
+def time_us(replay: Callable[[], None], reps: int) -> float:
+    """Microseconds a replay, `reps` replays between two events (after one)."""
+    import torch
+
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    replay()
+    s.record()
+    for _ in range(reps):
+        replay()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) * 1e3 / reps
+
+
 # --- the measurement ---
 
 
@@ -241,13 +302,9 @@ def main(argv: list[str] | None = None) -> int:
                           "blocks_an_sm": drv.occupancy(k)} for k in KERNELS}  # fmt: skip
     print(f"{props.name}, {sms} SMs; kernels: {res['kernels']}", flush=True)
 
-    # weights: 36 layers, each its own (7.3 GB); rows of Wgu alternate gate, up
     gen = torch.Generator(device=dev).manual_seed(17)
 
-    def mat(n: int, k: int) -> Any:
-        return (torch.randn(n, k, device=dev, generator=gen) * k**-0.5).to(torch.bfloat16)
-
-    W = [(mat(QKV_N, HID), mat(HID, QN), mat(2 * FF, HID), mat(HID, FF)) for _ in range(LAYERS)]
+    W = random_layers(gen, dev)
     wl = torch.tensor([w.data_ptr() for ws in W for w in ws], dtype=torch.int64, device=dev)
     xr0 = torch.randn(HID, device=dev, generator=gen)
     xr = torch.empty(HID, device=dev)
@@ -261,21 +318,6 @@ def main(argv: list[str] | None = None) -> int:
 
     def reset() -> None:  # a kernel, so that a PDL launch after it has a kernel before it
         torch.add(xr0, 0.0, out=xr)
-
-    def reference(layers: int) -> Any:
-        x = xr0.clone()
-        for wq, wo, wg, wd in W[:layers]:
-            xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
-            q = wq.float() @ xn
-            x = x + wo.float() @ q[:QN].bfloat16().float()
-            xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
-            gu = wg.float() @ xn
-            g, u = gu[0::2], gu[1::2]
-            x = x + wd.float() @ (g * torch.sigmoid(g) * u).bfloat16().float()
-        return x
-
-    def rel(x: Any, want: Any) -> float:
-        return float((x - want).abs().max() / want.abs().max())
 
     # --- the forms: each a function that runs the step (or `layers` layers) from the reset
     def form_a(k: int, pdl: bool, layers: int = LAYERS) -> Callable[[], None]:
@@ -300,30 +342,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return run
 
-    def graph(fn: Callable[[], None]) -> Callable[[], None]:
-        fn()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn()
-        torch.cuda.synchronize()
-        return g.replay
-
-    def time_us(replay: Callable[[], None], reps: int) -> float:
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        replay()
-        s.record()
-        for _ in range(reps):
-            replay()
-        e.record()
-        e.synchronize()
-        return s.elapsed_time(e) * 1e3 / reps
-
     # --- correctness, one layer, eager: (a) against PyTorch, (b) (c) against (a)
     checks: dict[str, float] = {}
     res["checks"] = checks
     ks = [int(k) for k in a.ks.split(",")]
-    want1 = reference(1)
+    want1 = reference(W, xr0, 1)
     form_a(ks[-1], False, 1)()
     torch.cuda.synchronize()
     a1 = xr.clone()
@@ -429,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         outs[f] = xr.clone()
     base = f"a k={ks[-1]}"
     if base in outs:
-        checks["a step vs torch"] = rel(outs[base], reference(LAYERS))
+        checks["a step vs torch"] = rel(outs[base], reference(W, xr0, LAYERS))
         for f, x in outs.items():
             checks[f"{f} step vs {base}"] = rel(x, outs[base])
     print(f"checks: {checks}", flush=True)

@@ -37,7 +37,23 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layer_barrier import BYTES, FF, HID, LAYERS, QKV_N, QN, THREADS, Attr, Cfg, Driver
+from layer_barrier import (
+    BYTES,
+    FF,
+    HID,
+    LAYERS,
+    QKV_N,
+    QN,
+    THREADS,
+    Attr,
+    Cfg,
+    Driver,
+    graph,
+    random_layers,
+    reference,
+    rel,
+    time_us,
+)
 
 # form e's GEMVs: e the first (bulk, ~20 KB stages), s smaller stages, p cp.async, w a row a warp,
 # x as w with x in registers (down: a row split across the warps), y as x with deeper rings
@@ -178,10 +194,7 @@ def main(argv: list[str] | None = None) -> int:
 
     gen = torch.Generator(device=dev).manual_seed(17)
 
-    def mat(n: int, k: int) -> Any:
-        return (torch.randn(n, k, device=dev, generator=gen) * k**-0.5).to(torch.bfloat16)
-
-    W = [(mat(QKV_N, HID), mat(HID, QN), mat(2 * FF, HID), mat(HID, FF)) for _ in range(LAYERS)]
+    W = random_layers(gen, dev)
     wl = torch.tensor([w.data_ptr() for ws in W for w in ws], dtype=torch.int64, device=dev)
     xr0 = torch.randn(HID, device=dev, generator=gen)
     xr = torch.empty(HID, device=dev)
@@ -202,21 +215,6 @@ def main(argv: list[str] | None = None) -> int:
 
     def reset() -> None:
         torch.add(xr0, 0.0, out=xr)
-
-    def reference(layers: int) -> Any:
-        x = xr0.clone()
-        for wq, wo, wg, wd in W[:layers]:
-            xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
-            q = wq.float() @ xn
-            x = x + wo.float() @ q[:QN].bfloat16().float()
-            xn = x * torch.rsqrt(x.pow(2).mean() + 1e-6)
-            gu = wg.float() @ xn
-            g, u = gu[0::2], gu[1::2]
-            x = x + wd.float() @ (g * torch.sigmoid(g) * u).bfloat16().float()
-        return x
-
-    def rel(x: Any, want: Any) -> float:
-        return float((x - want).abs().max() / want.abs().max())
 
     def form_a5(pdl: bool, layers: int = LAYERS, old_att: bool = False) -> Callable[[], None]:
         def run() -> None:
@@ -252,32 +250,13 @@ def main(argv: list[str] | None = None) -> int:
 
         return run
 
-    def graph(fn: Callable[[], None]) -> Callable[[], None]:
-        fn()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn()
-        torch.cuda.synchronize()
-        return g.replay
-
-    def time_us(replay: Callable[[], None], reps: int) -> float:
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        replay()
-        s.record()
-        for _ in range(reps):
-            replay()
-        e.record()
-        e.synchronize()
-        return s.elapsed_time(e) * 1e3 / reps
-
     # --- correctness, one layer eager: a5 against PyTorch, e against a5
     checks: dict[str, Any] = {}
     res["checks"] = checks
     form_a5(False, 1)()
     torch.cuda.synchronize()
     a1 = xr.clone()
-    checks["a5 1 layer vs torch"] = rel(a1, reference(1))
+    checks["a5 1 layer vs torch"] = rel(a1, reference(W, xr0, 1))
     for fam, pdl in (("x", False), *((f, True) for f in MEASURED)):
         for t in (qkv, ob, h):  # poisoned: an output left unwritten shows
             t.fill_(float("nan"))
@@ -369,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.cuda.synchronize()
         outs[f] = xr.clone()
     base = "a5 k=2"
-    checks["a5 step vs torch"] = rel(outs[base], reference(LAYERS))
+    checks["a5 step vs torch"] = rel(outs[base], reference(W, xr0, LAYERS))
     for f, x in outs.items():
         checks[f"{f} step vs a5"] = rel(x, outs[base])
     print(f"checks: {checks}", flush=True)

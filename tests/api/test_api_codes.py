@@ -179,3 +179,21 @@ def test_the_remaining_call_errors_carry_their_codes() -> None:
     err = _raises("E0813", tilelang.compile, b"fn main() {}")
     assert "source.decode()" in (err.help or "")
     assert isinstance(err, TypeError)  # as before: a caller catching TypeError still does
+
+
+def test_repr_of_an_api_error_shows_its_code_and_message() -> None:
+    # repr() (a traceback's last line under some runners, a logged exception,
+    # `pytest.raises`' report) showed `CallError('tile error')`: Exception's
+    # args held a placeholder, not the message
+    mod = tilelang.compile(SOURCE)
+    x = np.ones(64, np.float32)
+    err = _raises("E0800", mod.add, "z", x, x)
+    r = repr(err)
+    assert r.startswith("CallError(") and "tile error" not in r, r
+    assert err.message in r and "E0800" in r, r
+    assert err.args == (err.message,)
+    bad = _raises("E0813", tilelang.compile, b"fn main() {}")
+    assert "tile error" not in repr(bad) and "E0813" in repr(bad), repr(bad)
+    with pytest.raises(tilelang.CompileError) as e:
+        tilelang.compile("fn main() { let x: i32 = 1.5; }")
+    assert "tile error" not in repr(e.value) and e.value.code in repr(e.value), repr(e.value)

@@ -40,10 +40,14 @@ class APIError(TileError):
         diagnostics: Sequence[Diagnostic] = (),
     ) -> None:
         super().__init__(*diagnostics)
+        self.args = (message,)  # what `repr`, pickling and `e.args[0]` see (not TileError's placeholder)
         self.message = message
         self.code = code
         self.help = help
         self.where = where
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
 
     def __str__(self) -> str:
         head = f"error[{self.code}]" if self.code else "error"

@@ -91,3 +91,28 @@ def test_run_pass_programs_print_the_same_on_gpu_and_cpu(path):
         assert status == 0, err.getvalue()
         outs.append(out.getvalue())
     assert outs[0] == outs[1]
+
+
+def test_a_device_error_in_a_host_statement_names_the_statement(tmp_path, monkeypatch):
+    # E0610 from a device allocation (`zeros` uploads its tensor): the driver's
+    # check has no span to give, so the report had no file:line:col; the host
+    # statement that met it is where it happened. (A CPU stand-in for
+    # cuMemAlloc's CUDA_ERROR_OUT_OF_MEMORY, worded as `cuda_driver` words it.)
+    from tilelang.runtime import cpu
+    from tilelang.runtime.cuda_driver import cuda_error
+
+    real = cpu.CpuDevice.upload
+
+    def upload(self, host, dtype=None):  # type: ignore[no-untyped-def]
+        if host.nbytes > 1 << 16:
+            raise cuda_error("cuMemAlloc", "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+                             help="the GPU's memory is full: use smaller tensors")
+        return real(self, host, dtype)
+
+    monkeypatch.setattr(cpu.CpuDevice, "upload", upload)
+    status, out, err = run_text(tmp_path, "fn main() {\n    let a = zeros::<f32>([16]);\n"
+                                          "    let b = zeros::<f32>([1 << 20]);\n    print(a.sum(), b.sum());\n}\n")
+    assert status == 3 and out == "", err
+    assert "error[E0610]: CUDA error in cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" in err, err
+    assert "prog.tile:3:5" in err and "help: the GPU's memory is full" in err, err
+    assert "Traceback" not in err

@@ -156,7 +156,7 @@ def _mode(code: str, flags: frozenset[str]) -> str:
         return "sanitize"  # `tilec run --sanitize`: its errors and its warnings
     if "ptx" in flags:
         return "ptx"
-    if "run" in flags:
+    if "run" in flags or "gpu" in flags:  # a `gpu` example runs on the GPU (`tilec run --device gpu`)
         return "run"
     if code[:3] in ("E05", "E07"):
         return "run"
@@ -173,8 +173,8 @@ def _warning_codes(diags) -> list[str]:  # type: ignore[no-untyped-def]
     return sorted({d.code for d in diags if d.severity.value == "warning"})
 
 
-def _emitted_codes(path: Path, mode: str, arch: str | None = None) -> list[str]:
-    """The error codes `tilec check` (or run, or emit --stage ptx [--arch]) reports."""
+def _emitted_codes(path: Path, mode: str, arch: str | None = None, device: str = "cpu") -> list[str]:
+    """The error codes `tilec check` (or run [--device], or emit --stage ptx [--arch]) reports."""
     until = "ptx" if mode == "ptx" else "checked"
     result = driver.compile(path, until, options=driver.Options(arch=arch) if arch else None)
     codes = _error_codes(result.diagnostics)
@@ -196,8 +196,11 @@ def _emitted_codes(path: Path, mode: str, arch: str | None = None) -> list[str]:
     from tilelang.diagnostics.model import TileError
 
     try:
-        ex = run.execute(path, device="cpu", out=io.StringIO(), sanitize=mode == "sanitize")
+        ex = run.execute(path, device=device, out=io.StringIO(), sanitize=mode == "sanitize")
     except TileError as e:
+        # a run-time error names where it happened (a device error too: the
+        # statement or launch that met it), not only what
+        assert all(d.labels for d in e.diagnostics), f"an unlocated run-time error: {e.diagnostics}"
         return _error_codes(e.diagnostics)
     except run.CheckFailed as e:
         return _error_codes(e.diagnostics)
@@ -290,7 +293,7 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
         got = (_error_codes(result.diagnostics), _warning_codes(result.diagnostics))
         assert got == ([], [code]), f"{code}.md's first example should warn {code}, got {got}"
         return
-    codes = _emitted_codes(path, _mode(code, flags), arch)
+    codes = _emitted_codes(path, _mode(code, flags), arch, device="gpu" if "gpu" in flags else "cpu")
     assert codes == [code], (
         f"{code}.md's first example should fail with exactly {code}, got {codes}"
     )
@@ -342,3 +345,14 @@ def test_ui_renderings_do_not_leak_internals() -> None:
             if needle in text:
                 leaks.append(f"{path.relative_to(REPO)}: contains {needle!r}")
     assert not leaks, "\n".join(leaks)
+
+
+def test_a_gpu_example_runs_on_the_gpu() -> None:
+    # E0610's example (a device out of memory) compiled to PTX and never ran,
+    # so it could not fail on any machine: a `gpu` example is run with
+    # `--device gpu` (and skipped without a GPU, above)
+    assert _mode("E0610", frozenset({"gpu"})) == "run"
+    assert _mode("E0610", frozenset({"gpu", "ptx"})) == "ptx"
+    assert _mode("E0610", frozenset()) == "ptx"
+    flags, _ = explain.tile_blocks(explain.explain_text("E0610") or "")[0]
+    assert "gpu" in flags

@@ -3,7 +3,7 @@
 Each file is Markdown: a title line, a paragraph, a ```tile block with a
 program that fails with exactly that code, then a fixed version in a second
 ```tile block. A fence may carry flags after `tile`: `gpu` (the example fails
-only on a GPU; the meta-test skips it without one), `run` (it fails only when
+only on a GPU: the meta-test runs it with `--device gpu`, and skips it without one), `run` (it fails only when
 run), `ptx` (only when compiled to PTX). `tilec explain CODE` prints it; the registry meta-tests check
 that every registered code has one and that its first example fails with it.
 

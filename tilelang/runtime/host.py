@@ -219,6 +219,14 @@ class HostEvaluator:
             saved, san.host_span = san.host_span, stmt.span
         try:
             self._exec_stmt(stmt, scope)
+        except TileError as e:
+            if type(e) is not TileError or all(d.labels for d in e.diagnostics):
+                raise
+            # a device's error that names no place (a CUDA call of an upload,
+            # a download, an allocation): the innermost statement that met it
+            located = TileError(*(d if d.labels else d.primary(stmt.span, "while running this statement")
+                                  for d in e.diagnostics))
+            raise located.with_traceback(e.__traceback__) from None
         except (MemoryError, ValueError) as e:
             # NumPy could not allocate a tensor (MemoryError), or its byte size
             # does not even fit in the address space (this ValueError): the

@@ -142,6 +142,25 @@ def convert_scalar(v: bool | int | float, dt: DType) -> bool | int | float:
     return float(v)
 
 
+def arange_problem(dt: DType, n: int) -> str | None:
+    """Why `arange::<dt>(n)` cannot hold its values 0, 1, ..., n - 1, or `None`
+    when it can: an integer past its type's range (it would wrap), an `f16`
+    that rounds to infinity. One rule for the checker (a constant `n`), an
+    instance's lowering (a generic `T` or `N`) and the host runtime (`n` known
+    only at run time). Past 2048 (`f16`) or 256 (`bf16`) floats round to even
+    values: defined, documented, not an error."""
+    last = n - 1
+    if last <= 0 or dt is DType.BOOL:
+        return None
+    if dt.is_int:
+        lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed else (0, (1 << dt.bits) - 1)
+        if last > hi:
+            return f"its last value, {last}, does not fit `{dt}` (which holds {lo}..={hi})"
+    elif dt is DType.F16 and last >= 65520:  # 65520 and up round past 65504, to infinity
+        return f"its last value, {last}, rounds to infinity in `f16` (whose largest finite value is 65504)"
+    return None
+
+
 ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul,
     "&": operator.and_, "|": operator.or_, "^": operator.xor,

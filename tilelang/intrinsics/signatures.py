@@ -132,7 +132,8 @@ _fn("ones", B, ("shape",), "ones::<T>(shape: [..]) -> Tile<T, shape> | Tensor<T,
 _fn("full", B, ("shape", "value"), "full::<T>(shape: [..], value: T) -> Tile<T, shape> | Tensor<T, shape>",
     "a tile (kernel) or tensor (host) filled with `value`", "fill", generics=("T",))
 _fn("arange", B, ("n",), "arange::<T>(n) -> Tile<T, [n]> | Tensor<T, [n]>",
-    "0, 1, ..., n - 1 as a tile (kernel, `n` constant) or tensor (host)", "arange", generics=("T",))
+    "0, 1, ..., n - 1 as a tile (kernel, `n` constant) or tensor (host); values past `T`'s range are an "
+    "error, never wrapped (E0231, at run time E0722)", "arange", generics=("T",))
 _fn("rand", H, ("shape", "seed"), "rand::<T>(shape: [..], seed: i64) -> Tensor<T, shape>",
     "a tensor of uniform random numbers in [0, 1), deterministic for a seed", "random",
     generics=("T",))

@@ -51,7 +51,7 @@ import numpy as np
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import ARITH, COMPARE, DType, float_rem, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, arange_problem, float_rem, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
 from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
@@ -440,6 +440,14 @@ class Builtins:
             case "arange":
                 dt = self._dtype(call, DType.I32)
                 lo, hi = (0, pos[0]) if len(pos) == 1 else (pos[0], pos[1])
+                why = arange_problem(dt, int(hi))  # a constant length: the checker's E0231
+                if why is not None:
+                    raise TileError(Diagnostic.error(
+                        rcodes.HOST_ARANGE_RANGE, f"`arange::<{dt}>` of length {int(hi)} makes values that "
+                                                  f"`{dt}` cannot hold")
+                        .primary(self._arg_span(call, len(pos) - 1), why)
+                        .with_help(f"use an element type that holds every value the length can make, or cast "
+                                   f"a wider range with `as {dt}` where wrapping is what you want"))
                 return self._new(np.arange(int(lo), int(hi)), dt)
             case "rand" | "randn":
                 return self._random(name, call, pos, kw)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, arange_problem
 from tilelang.sema.access import (
     rule_atomic,
     rule_load,
@@ -155,6 +155,16 @@ def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
         tcx.emit(tcx.err(T.NOT_CONSTANT, "the length of `arange` must be a compile-time constant in a kernel",
                          e.span, "not constant")
                  .with_help("use a literal, a const generic or a module constant"))
+        return ERROR
+    n = d.const_value if d is not None else None
+    why = arange_problem(elem, n) if isinstance(elem, DType) and n is not None else None
+    if why is not None:
+        wider = "i64" if elem in (DType.I64, DType.U32) else "f32" if elem.is_float else \
+            {8: "i16", 16: "i32"}.get(elem.bits, "i64")
+        tcx.emit(tcx.err(T.ARANGE_RANGE, f"`arange::<{elem}>` of length {n} makes values that `{elem}` cannot hold",
+                         e.span, why)
+                 .with_help(f"use a type that holds 0..={n - 1}, e.g. `arange::<{wider}>({n})`, or cast a "
+                            f"wider range with `as {elem}` where wrapping is what you want"))
         return ERROR
     return _make_array(tcx, cx, elem, (d,), e.span)
 

@@ -37,6 +37,9 @@ HOST_OUT_OF_MEMORY = define(
     "E0720", "host-out-of-memory", "a host statement needed more memory than the machine could give")
 HOST_INDEX = define(
     "E0721", "host-index-out-of-bounds", "a host tensor index, slice or `item` outside the tensor")
+HOST_ARANGE_RANGE = define(
+    "E0722", "host-arange-out-of-range",
+    "a host `arange` whose length, known only at run time, makes values its element type cannot hold")
 
 # -- the sanitizer (`tilec run --sanitize`, `TILE_SANITIZE=1`: interp/sanitize.py) --
 BLOCKS_STORE_SAME = define(

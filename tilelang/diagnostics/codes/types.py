@@ -37,3 +37,4 @@ CONSTANT_OVERFLOW = define("E0227", "constant-overflow", "integer arithmetic on 
 HOST_EFFECT_IN_GRAPH = define("E0228", "host-effect-in-graph", "a host statement in a `graph` block, which runs once while recording and is not replayed")
 TUNED_TILE_MISUSE = define("E0229", "tuned-tile-misuse", "a tile dimension left to the autotuner (`_`) where no tuner picks it")
 NEGATIVE_DIM = define("E0230", "negative-dimension", "a host tensor shape with a constant negative dimension")
+ARANGE_RANGE = define("E0231", "arange-out-of-range", "an `arange` whose values do not fit its element type (they would wrap)")

@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, arange_problem
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const
 from tilelang.ir.lower.inline import inline_call
-from tilelang.ir.lower.values import BOOL, I32, UNIT, CVal, StrVal, TensorRef, Unsupported, ViewRef
+from tilelang.ir.lower.values import BOOL, I32, UNIT, CVal, InstanceArange, StrVal, TensorRef, Unsupported, ViewRef
 from tilelang.ir.lower.views import tensor_method, view_method
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -128,7 +128,11 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         return cx.b.const(value, dt, shape, span=sp)
     if name == "arange":
         n = cx.const_int(vals[0], sp)
-        return cx.b.arange(n, _turbofish_dtype(cx, e, I32), span=sp)
+        dt = _turbofish_dtype(cx, e, I32)
+        why = arange_problem(dt, n)
+        if why is not None:  # a generic `T` or `N` (the checker refuses a concrete one)
+            raise InstanceArange(args[0].span if args else sp, n, dt, why)
+        return cx.b.arange(n, dt, span=sp)
     if name in _UNARY_MATH:
         return cx.b.elementwise(_UNARY_MATH[name], _float_operand(cx, vals[0], sp), span=sp)
     if name in ("maximum", "minimum", "pow"):

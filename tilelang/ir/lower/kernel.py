@@ -19,6 +19,7 @@ from tilelang.cluster import MAX_CLUSTER_BLOCKS
 from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
 from tilelang.diagnostics.codes.types import (
+    ARANGE_RANGE,
     CONSTANT_OVERFLOW,
     INVALID_OPERAND,
     MISMATCHED_DTYPES,
@@ -37,6 +38,7 @@ from tilelang.ir.lower.values import (
     RET,
     CVal,
     InstanceMismatch,
+    InstanceArange,
     InstanceOverflow,
     TensorRef,
     Unsupported,
@@ -70,6 +72,13 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             if kind == "float" else "a `bool` takes `true` or `false`" if e.dtype is DType.BOOL
             else f"write a literal that every type the kernel is called with holds (`{e.dtype.value}` holds "
                  f"{_int_bounds(e.dtype)}), or compute in a wider type")) from None
+    except InstanceArange as e:
+        raise TileError(_instance_error(
+            cx, instantiation, ARANGE_RANGE,
+            f"`arange::<{e.dtype.value}>` of length {e.n} makes values that `{e.dtype.value}` cannot hold",
+            e.span, f"{e.why} in this instance",
+            f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
+            "where wrapping is what you want")) from None
     except InstanceOverflow as e:
         raise TileError(_instance_error(
             cx, instantiation, CONSTANT_OVERFLOW, f"this shift overflows `{e.dtype.value}`", e.span,

@@ -89,6 +89,19 @@ class Unsupported(Exception):
         self.help = help_
 
 
+class InstanceArange(Exception):
+    """`arange::<T>(N)` whose values this instance's `T` cannot hold (`why`,
+    `dtypes.arange_problem`): E0231 at the call, as the checker reports
+    `arange::<i8>(300)`, reported by `lower_kernel` with the instance."""
+
+    def __init__(self, span: Span | None, n: int, dtype: Any, why: str) -> None:
+        super().__init__(why)
+        self.span = span
+        self.n = n
+        self.dtype = dtype
+        self.why = why
+
+
 class InstanceOverflow(Exception):
     """A constant shift whose amount does not fit the width of its left
     operand's type, which only an instance knows (`c << 40` with `c: T` a

@@ -56,7 +56,7 @@ BUILTIN_TYPES = ("Tensor", "Tile")
 # `store`, `partition`, `sync` ...) are highlighted as method calls instead.
 BUILTIN_FUNCTIONS = (
     # kernel position and tiles
-    "block_id", "num_blocks", "last_block", "queue", "cluster_gather", "zeros", "ones", "full", "arange",
+    "block_id", "num_blocks", "last_block", "queue", "tiles", "cluster_gather", "zeros", "ones", "full", "arange",
     # math
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh",
     "sigmoid", "floor", "ceil", "erf", "pow", "fma", "maximum", "minimum", "where",

@@ -1822,7 +1822,8 @@ class SimDevice:
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
             facts: dict[str, Any] | None = None, queue_blocks: int = 3) -> None:
         """Launch on `grid`; tensors (numpy arrays, in the param's dtype) are written back.
-        A kernel with a tile queue runs `queue_blocks` blocks a row along its axis."""
+        A kernel with a tile queue (or a static walk, `for s in tiles(axis)`)
+        runs `queue_blocks` blocks a row along its axis."""
         from tilelang.backend.llvm import mem_ty
         from tilelang.dtypes import DType
         from tilelang.ir import nodes as ir
@@ -1906,8 +1907,8 @@ class SimDevice:
             mem.bufs["trace"] = ring
             mem.bufs["tilec_trace"] = bytearray(8) + (7 | (self.trace_records - 1) << 32).to_bytes(8, "little")
             mem.pointers[("tilec_trace", 0)] = ("trace", 0)
-        queue = next((int(sl.what.split(":")[1]) for sl in abi.slots if sl.what.startswith("queue:")), None)
-        if queue is not None:  # a tile queue: `queue_blocks` blocks a row pull the tiles along its axis
+        queue = abi.queue if abi.queue >= 0 else None
+        if queue is not None:  # a tile queue (a static walk): `queue_blocks` blocks a row take the tiles along its axis
             g = [*grid, 1, 1, 1][:3]
             g[queue] = max(1, min(g[queue], queue_blocks))
             grid = tuple(g)

@@ -109,9 +109,10 @@ class KernelABI:
     # > 0: `#[hints(max_blocks = N)]`: the runtime pads the launch's shared
     # memory so that at most N blocks run on an SM (`runtime/occupancy.py`)
     max_blocks: int = 0
-    # `for s in queue(axis)`: the axis (-1: none); the runtime launches, along
-    # it, as many blocks a row as fill the card once (`queue_per_sm` blocks an
-    # SM, set by the runtime from the driver's occupancy calculator)
+    # `for s in queue(axis)` (or the static walk `for s in tiles(axis)`): the
+    # axis (-1: none); the runtime launches, along it, as many blocks a row as
+    # fill the card once (`queue_per_sm` blocks an SM, set by the runtime from
+    # the driver's occupancy calculator)
     queue: int = -1
     queue_per_sm: int = 0
     # `GpuKernel.short`: the runtime launches the variant compiled with the fact
@@ -240,7 +241,7 @@ class _Emitter(HopperOps, DebugOps):
             pdl.append(pdl_code.TRIGGER)
         elif trigger in ("late", "last"):
             self._trigger_at = next((op for op in k.body.ops if pdl_code.writes(op)), None)
-            if k.persistent or any(isinstance(op, ir.QueuePull) for op in gpu_walk(k.body)):
+            if k.persistent or k.source.walk >= 0 or any(isinstance(op, ir.QueuePull) for op in gpu_walk(k.body)):
                 # (a tile queue's blocks write in every iteration of their
                 # loop, as a persistent kernel's: the trigger at exit)
                 # a persistent kernel (its CTAs walk the whole grid, its warp
@@ -456,6 +457,6 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
-                    next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), -1),
+                    next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), kernel.source.walk),
                     short=kernel.short)
     return text, abi

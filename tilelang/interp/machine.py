@@ -83,7 +83,9 @@ def run_kernel(
     runs in the block mode, on `queue_grid`: `grid` is its partitions'
     tiles, of which `queue_blocks` blocks a row take those along the axis
     (each its own first, `block_id`; then the first block of the row, running
-    to its end before the next starts, pulls all the others).
+    to its end before the next starts, pulls all the others). A kernel with
+    a static walk (`for s in tiles(axis)`, `ir.Kernel.walk`) runs on the same
+    grid: block b of the row's `queue_blocks` takes tiles b, b + 2, .. .
     """
     grid_t = tuple(int(g) for g in grid)
     if len(grid_t) < kernel.grid_rank:
@@ -178,14 +180,17 @@ def has_last_block(kernel: ir.Kernel) -> bool:
 
 
 def queue_axis(kernel: ir.Kernel) -> int | None:
-    """The grid axis of the kernel's tile queue (`for s in queue(axis)`), if any."""
+    """The grid axis of the kernel's tile queue (`for s in queue(axis)`) or
+    static walk (`for s in tiles(axis)`, `ir.Kernel.walk`), if any."""
+    if kernel.walk >= 0:
+        return kernel.walk
     return next((op.axis for op in ir.walk(kernel.body) if isinstance(op, ir.QueuePull)), None)
 
 
 def queue_grid(kernel: ir.Kernel, grid: tuple[int, ...], queue_blocks: int = 2) -> tuple[int, ...]:
     """The blocks that run a launch over `grid` (its partitions' tiles): the
-    grid itself, or for a kernel with a tile queue at most `queue_blocks`
-    along the queue's axis (at least one)."""
+    grid itself, or for a kernel with a tile queue or a static walk at most
+    `queue_blocks` along its axis (at least one)."""
     axis = queue_axis(kernel)
     if axis is None or axis >= len(grid):
         return grid

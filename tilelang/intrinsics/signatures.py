@@ -118,6 +118,11 @@ _fn("queue", K, ("axis",), "for s in queue(axis: i32) { .. }",
     "them until none is left (each tile exactly once, a block that finishes early takes more); "
     "inside the loop the `&mut` tiles are tile `s`'s; only as the range of a `for` at the top "
     "level of a kernel", "queue")
+_fn("tiles", K, ("axis",), "for s in tiles(axis: i32) { .. }",
+    "the tiles of the kernel's `&mut` partitions along grid axis `axis`, dealt round-robin to one wave "
+    "of blocks a row (block b of G takes tiles b, b + G, b + 2 G, ..: each tile exactly once, no "
+    "atomics); inside the loop the `&mut` tiles are tile `s`'s; only as the range of a `for` at the "
+    "top level of a kernel", "queue")
 _fn("cluster_gather", K, ("x",), "let parts = cluster_gather(x: Tile<T, S> | T) -> Tile<T, [C, ..S]>",
     "in a `#[cluster(..)]` kernel: every block of the thread-block cluster gives its `x` and gets "
     "all of them, row c the block of cluster rank c (axis 0 fastest: `block_id(0) % cx + cx * "

@@ -186,6 +186,7 @@ class Builder:
         max_blocks: int = 0,
         prefetch_lines: bool = False,
         cluster: Sequence[int] = (),
+        walk: int = -1,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -210,6 +211,7 @@ class Builder:
             max(0, max_blocks),
             bool(prefetch_lines),
             tuple(cluster),
+            walk,
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

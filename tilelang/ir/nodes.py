@@ -760,6 +760,10 @@ class Kernel:
     # `#[cluster(x, y, z)]`: the blocks of a thread-block cluster along grid
     # axes 0, 1, 2 (`ClusterGather`); () without one
     cluster: tuple[int, ...] = ()
+    # `for s in tiles(axis)`, the static walk: its grid axis (-1: none). As a
+    # queue's, the launch runs one wave of blocks along it and each block
+    # steps through its own tiles (block_id, + num_blocks, ..) itself
+    walk: int = -1
 
     @property
     def cluster_blocks(self) -> int:

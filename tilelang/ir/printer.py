@@ -89,6 +89,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += " prefetch_lines"
     if kernel.cluster:
         tail += " cluster " + "x".join(map(str, kernel.cluster))
+    if kernel.walk >= 0:
+        tail += f" walk {kernel.walk}"
     return print_params_header(kernel, n, tail, kernel.body)
 
 

@@ -42,17 +42,46 @@ from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.lastblock import mut_params
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.placement import OnceSink, reached_calls, refuse_in_device_fns
-from tilelang.share_queue import is_call, loop
+from tilelang.share_queue import NAME, NAMES, is_call, kind_of, loop
 from tilelang.source import Span
 from tilelang.syntax import ast
 
-_HELP = "write the queue as `for s in queue(axis) { .. }`, a statement of the kernel's own body"
+def _help(kind: str) -> str:
+    return f"write the {'queue' if kind == NAME else 'walk'} as `for s in {kind}(axis) {{ .. }}`, a statement of the " \
+        "kernel's own body"
+
+
+class _Words:
+    """How the diagnostics name a walk of one kind (`queue` or `tiles`)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        queue = kind == "queue"
+        self.noun = "queue" if queue else "tile walk"
+        self.take = "pull" if queue else "take"
+        self.taken = "pulled" if queue else "dealt"
+        self.walkers = "pulling" if queue else "walking"
+        self.takes = "pulls" if queue else "takes"
+        self.took = "pulled" if queue else "took"
+        self.move = "pull" if queue else "walk"  # what the blocks of a row do
+        self.schedule = ("is decided at run time" if queue else
+                         "follows from how many there are")
+        # why a block may not stop before the walk's end
+        self.stop_note = (
+            "the block that makes a row's last pull resets its counter for the next launch, so every block must "
+            "pull until it gets no tile" if queue else
+            "a block's tiles are b, b + G, b + 2 G, .. with G the launch's blocks along the axis (the device's "
+            "choice): a block that stops early leaves tiles undone, and which ones differs between devices and "
+            "between the interpreter and the GPU")
+        self.until_end = ("every block pulls from this queue until it is empty" if queue
+                          else "every block walks the tiles dealt to it to the end")
 
 
 def check_queues(view: ProgramView, sink: DiagnosticSink) -> None:
     emit = OnceSink(sink)
-    refuse_in_device_fns(view, emit, is_call, codes.QUEUE_PLACEMENT, "queue",
-                         "the launch sizes its grid and the checker its tiles from the kernel itself", _HELP)
+    for kind in NAMES:
+        refuse_in_device_fns(view, emit, lambda n, k=kind: is_call(n) and kind_of(n) == k, codes.QUEUE_PLACEMENT,
+                             kind, "the launch sizes its grid and the checker its tiles from the kernel itself", _help(kind))
     for info in view.kernels():
         if any(is_call(n) for n in ast.walk(info.decl.body)):
             _check(view, info.decl, emit)
@@ -65,40 +94,42 @@ def _literal_axis(call: ast.Call) -> bool:
 def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
     found = loop(decl)
     node = found[0] if found else None
+    w = _Words(kind_of(node.iter) if node is not None else NAME)
     for n in ast.walk(decl.body):
         if is_call(n) and (node is None or n is not node.iter) and _literal_axis(n):
-            _misplaced(decl, n, node, emit)
+            _misplaced(decl, n, node, w, emit)
     if found is None:
         return
     node, axis = found
     header = node.iter.span
     pat = node.pattern
     if not (isinstance(pat, ast.WildcardPat) or (isinstance(pat, ast.NamePat) and not pat.mutable)):
-        emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "the tile index of a queue is one immutable name")
+        emit(Diagnostic.error(codes.QUEUE_PLACEMENT, f"the tile index of a {w.noun} is one immutable name")
              .primary(pat.span, "not a plain name" if not isinstance(pat, ast.NamePat) else "declared `mut`")
-             .secondary(header, "the queue")
-             .note("the loop's `&mut` tiles are the pulled index's: a name that could change would no longer say "
-                   "which tile they are")
-             .with_help("write `for s in queue(axis)` and compute other indices from `s` with `let`"))
+             .secondary(header, f"the {w.noun}")
+             .note(f"the loop's `&mut` tiles are the {w.taken} index's: a name that could change would no longer "
+                   "say which tile they are")
+             .with_help(f"write `for s in {w.kind}(axis)` and compute other indices from `s` with `let`"))
     for n in ast.walk(decl.body):
         if isinstance(n, ast.Return):
-            emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`return` in a kernel with a queue")
-                 .primary(n.span, "a block that returns here stops pulling tiles")
-                 .secondary(header, "every block pulls from this queue until it is empty")
-                 .note("the block that makes a row's last pull resets its counter for the next launch, so every "
-                       "block must pull until it gets no tile")
-                 .with_help("skip work with `if` (or `continue` inside the queue's loop) instead"))
+            emit(Diagnostic.error(codes.QUEUE_PLACEMENT, f"`return` in a kernel with a {w.noun}")
+                 .primary(n.span, f"a block that returns here stops {w.walkers} tiles")
+                 .secondary(header, w.until_end)
+                 .note(w.stop_note)
+                 .with_help(f"skip work with `if` (or `continue` inside the {w.noun}'s loop) instead"))
         elif isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) \
                 and n.callee.ident.name == "last_block":
-            emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`last_block` in a kernel with a queue")
+            emit(Diagnostic.error(codes.QUEUE_PLACEMENT, f"`last_block` in a kernel with a {w.noun}")
                  .primary(n.span, "a group's last arrival is not defined here")
-                 .secondary(header, "the blocks of a row pull this queue's tiles")
-                 .with_help("merge the queue's tiles in a second launch (or use `last_block` without a queue)"))
+                 .secondary(header, f"the blocks of a row {w.take} this {w.noun}'s tiles")
+                 .with_help(f"merge the {w.noun}'s tiles in a second launch (or use `last_block` without a "
+                            f"{w.noun})"))
     for b in _breaks(node.body):
-        emit(Diagnostic.error(codes.QUEUE_PLACEMENT, "`break` out of a queue's loop")
-             .primary(b.span, "a block that leaves here stops pulling tiles")
-             .secondary(header, "every block pulls from this queue until it is empty")
-             .note("the tiles it would have pulled would then be done by nobody, and the row's counter "
+        emit(Diagnostic.error(codes.QUEUE_PLACEMENT, f"`break` out of a {w.noun}'s loop")
+             .primary(b.span, f"a block that leaves here stops {w.walkers} tiles")
+             .secondary(header, w.until_end)
+             .note(w.stop_note if w.kind != NAME else
+                   "the tiles it would have pulled would then be done by nobody, and the row's counter "
                    "would not be reset for the next launch")
              .with_help("use `continue` to skip a tile's work"))
     muts = mut_params(decl)
@@ -110,27 +141,27 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
             if sym is not None and psym is not None and sym is not psym:
                 continue  # a local that shadows the parameter's name, not the parameter
             emit(Diagnostic.error(codes.OWN_TILE_OUTSIDE_QUEUE,
-                                  f"`{n.ident.name}` is named outside the queue's loop")
+                                  f"`{n.ident.name}` is named outside the {w.noun}'s loop")
                  .primary(n.span, "no tile of it is this block's here")
-                 .secondary(header, "its tiles are pulled here, one an iteration")
-                 .note("in a kernel with a queue, a block's `&mut` tiles are those of the indices it pulls, "
-                       "named only inside the loop")
+                 .secondary(header, f"its tiles are {w.taken} here, one an iteration")
+                 .note(f"in a kernel with a {w.noun}, a block's `&mut` tiles are those of the indices it "
+                       f"{w.takes}, named only inside the loop")
                  .with_help(f"move the use of `{n.ident.name}` into the loop"))
     for n, via in _prints_outside(view, decl, inside):
-        d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX, "`print` outside the queue's loop")
-             .primary(n.span, "runs once for each pulling block"))
+        d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX, f"`print` outside the {w.noun}'s loop")
+             .primary(n.span, f"runs once for each {w.walkers} block"))
         if via is not None:
             d = d.secondary(via.span, "called outside the loop here")
-        emit(d.secondary(header, f"how many blocks pull along axis {axis} is the device's choice")
-             .note("outside the loop a kernel with a queue runs once a pulling block, not once a tile: the output "
-                   "would differ between devices and between the interpreter and the GPU")
+        emit(d.secondary(header, f"how many blocks {w.move} along axis {axis} is the device's choice")
+             .note(f"outside the loop a kernel with a {w.noun} runs once a {w.walkers} block, not once a tile: the "
+                   "output would differ between devices and between the interpreter and the GPU")
              .with_help("print inside the loop (once a tile), e.g. `if s == 0 { print(..); }`"))
     for n in _carried_assigns(node):
         name = _base_name(n.target)
         emit(Diagnostic.error(codes.QUEUE_WORKER_INDEX,
-                              f"`{name}` is declared outside the queue's loop and assigned inside it")
-             .primary(n.span, "carries a value from the tiles this block pulled before")
-             .secondary(header, f"which tiles along axis {axis} a block pulls is decided at run time")
+                              f"`{name}` is declared outside the {w.noun}'s loop and assigned inside it")
+             .primary(n.span, f"carries a value from the tiles this block {w.took} before")
+             .secondary(header, f"which tiles along axis {axis} a block {w.takes} is decided at run time")
              .note("a variable assigned in one iteration and read in a later one (or after the loop) holds what "
                    "depends on the device's schedule, not on the tile `s`")
              .with_help(f"declare `{name}` inside the loop (`let mut {name} = ..;`) so that each tile starts "
@@ -140,14 +171,14 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
         what = n.callee.ident.name
         a = n.args[0].value
         d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX,
-                              f"`{what}({axis if isinstance(a, ast.IntLit) else '..'})` in a kernel with a queue "
+                              f"`{what}({axis if isinstance(a, ast.IntLit) else '..'})` in a kernel with a {w.noun} "
                               f"along axis {axis}")
-             .primary(n.span, "the pulling block's position, not a tile's"))
+             .primary(n.span, f"the {w.walkers} block's position, not a tile's"))
         if via is not None:
             d = d.secondary(via.span, "called from the kernel here")
-        emit(d.secondary(header, f"the tile along axis {axis} is the index pulled here")
+        emit(d.secondary(header, f"the tile along axis {axis} is the index {w.taken} here")
              .note(f"the launch runs fewer blocks along axis {axis} than there are tiles (how many is the device's "
-                   "choice) and which block pulls which tile is decided at run time: nothing may depend on it")
+                   f"choice) and which block {w.takes} which tile {w.schedule}: nothing may depend on it")
              .with_help("use the loop's index (and a view's `num_tiles(axis)` for the tile count)"))
 
 
@@ -228,17 +259,19 @@ def _breaks(body: ast.Block) -> list[ast.Break]:
     return [b for b in ast.walk(body) if isinstance(b, ast.Break) and id(b) not in inner]
 
 
-def _misplaced(decl: ast.FnDecl, n: ast.Call, node: ast.For | None, emit: Any) -> None:
+def _misplaced(decl: ast.FnDecl, n: ast.Call, node: ast.For | None, w: _Words, emit: Any) -> None:
     why = "as a value, not the range of a `for`"
     for m in ast.walk(decl.body):
         if isinstance(m, ast.For) and m.iter is n:
             why = "a second time" if node is not None and m is not node and m in decl.body.stmts else \
                 "in a `for` that is not a statement of the kernel's own body"
             break
-    d = (Diagnostic.error(codes.QUEUE_PLACEMENT, f"`queue` {why}")
+    if why == "a second time" and kind_of(n) != w.kind:
+        why = f"beside the kernel's {w.noun}"
+    d = (Diagnostic.error(codes.QUEUE_PLACEMENT, f"`{kind_of(n)}` {why}")
          .primary(n.span, "the launch cannot size its grid from this")
-         .note("a queue is the range of one `for` that is a statement of the kernel's body (not inside "
+         .note(f"a {w.noun} is the range of one `for` that is a statement of the kernel's body (not inside "
                "another loop or an `if`), once a kernel"))
     if node is not None:
-        d = d.secondary(node.iter.span, "the kernel's queue")
-    emit(d.with_help(_HELP))
+        d = d.secondary(node.iter.span, f"the kernel's {w.noun}")
+    emit(d.with_help(_help(w.kind)))

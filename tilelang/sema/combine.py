@@ -55,17 +55,17 @@ def rule_last_block(tcx: CheckCx, cx: CallCx) -> Type:
 
 
 def rule_queue(tcx: CheckCx, cx: CallCx) -> Type:
-    """`queue(axis)`: a range of i32 tile indices (where it may stand is
-    `ownership/queue.py`'s to say: E0412)."""
-    _literal_grid_axis(tcx, cx, "queue", K.QUEUE_PLACEMENT)
+    """`queue(axis)` and the static walk `tiles(axis)`: a range of i32 tile
+    indices (where it may stand is `ownership/queue.py`'s to say: E0412)."""
+    _literal_grid_axis(tcx, cx, cx.name, K.QUEUE_PLACEMENT)
     _queue_axis_in_grid(tcx, cx)
     return RangeT(I32)
 
 
 def _queue_axis_in_grid(tcx: CheckCx, cx: CallCx) -> None:
-    """`queue(axis)` along an axis the kernel's `&mut` tiles have: a grid
-    axis past their rank holds one tile a row, so the queue would hand each
-    block exactly its own tile (the author meant another axis)."""
+    """`queue(axis)` (`tiles(axis)`) along an axis the kernel's `&mut` tiles
+    have: a grid axis past their rank holds one tile a row, so the walk would
+    hand each block exactly its own tile (the author meant another axis)."""
     info = cx.fx.info
     e = cx.args[0]  # present: `_literal_grid_axis` read it
     if info is None or not isinstance(e, ast.IntLit) or not 0 <= e.value < 3:
@@ -74,9 +74,10 @@ def _queue_axis_in_grid(tcx: CheckCx, cx: CallCx) -> None:
              if isinstance(t, RefT) and t.mutable and isinstance(t.inner, TensorT) and t.inner.shape is not None]
     if ranks and e.value >= max(ranks):
         r = max(ranks)
-        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"the kernel's grid has no axis {e.value} to queue along",
+        tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"the kernel's grid has no axis {e.value} to "
+                         f"{'queue' if cx.name == 'queue' else 'walk'} along",
                          e.span, f"its `&mut` tiles have {r} dimension{'s' if r != 1 else ''}")
-                 .with_help(f"queue along {'axis 0' if r == 1 else 'one of the grid axes ' + ', '.join(map(str, range(r)))} "
+                 .with_help(f"{'queue' if cx.name == 'queue' else 'walk'} along {'axis 0' if r == 1 else 'one of the grid axes ' + ', '.join(map(str, range(r)))} "
                             "(the axis whose tiles differ in cost), or partition the tensor with more dimensions"))
 
 

@@ -64,6 +64,7 @@ class LowerCx:
         self.inline_depth = 0
         self.grid_rank = 1
         self.cluster: tuple[int, int, int] | None = None  # `#[cluster(..)]` of this instance
+        self.walk = -1  # `for s in tiles(axis)`: the axis (`ir.Kernel.walk`)
         # Defence in depth: refuse (ICE) what the ownership checker must have
         # refused (`views.refuse`); off only for programs run unchecked on purpose.
         self.defend = True

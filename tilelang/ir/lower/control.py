@@ -38,7 +38,9 @@ from tilelang.ir.lower.values import (
     TupleVal,
     Unsupported,
 )
+from tilelang.share_queue import STATIC
 from tilelang.share_queue import axis_of as queue_axis
+from tilelang.share_queue import kind_of as walk_kind
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -236,7 +238,7 @@ def lower_for(cx: LowerCx, st: ast.For) -> None:
     rng = st.iter
     axis = queue_axis(rng)
     if axis is not None:
-        _lower_queue(cx, st, axis)
+        _lower_queue(cx, st, axis, static=walk_kind(rng) == STATIC)
         return
     if not isinstance(rng, ast.RangeExpr):
         raise Unsupported(st.iter.span, "a kernel `for` loop must range over `a..b`")
@@ -295,7 +297,7 @@ def _for_as_while(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value) -> None:
     cx.f.scopes.pop()
 
 
-def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
+def _lower_queue(cx: LowerCx, st: ast.For, axis: int, static: bool = False) -> None:
     """`for s in queue(axis) { body }` (`share_queue.py`; the checker made it a
     statement of the kernel's body without `break` or `return`):
 
@@ -310,11 +312,17 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
     as `last_block`'s groups) and W = `num_blocks(axis)` pulling blocks. The
     row's pulls are exactly n (the n - W that name a tile, then one that
     names none for each block that ran one), so the block taking ticket
-    n - 1 resets the counter."""
+    n - 1 resets the counter.
+
+    `static` (`for s in tiles(axis)`): no pull, `s = s + W` (block b takes
+    b, b + W, ..), and the kernel says its walk's axis (`ir.Kernel.walk`)
+    so that the runtime launches the same one wave of W blocks a row."""
     sp = st.span
     cx.grid_rank = max(cx.grid_rank, axis + 1)
+    if static:
+        cx.walk = axis
     own = [r for r in cx.tensors.values() if isinstance(r, TensorRef) and r.param.mutable and r.own is not None]
-    group = cx.group_index(axis, sp)
+    group = cx.group_index(axis, sp) if not static else None
     wide = next((r.param for r in own if r.param.rank > axis), None)
     if wide is None:
         n = cx.b.const(1, I32, span=sp)
@@ -336,7 +344,7 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
         scope = cx.f.lookup(QTILE)
         assert scope is not None
         s = scope[QTILE]
-        ticket = cx.b.queue_pull(group, axis, span=sp)
+        ticket = cx.b.queue_pull(group, axis, span=sp) if group is not None else None
         tiles: dict[str, Any] = {CONT: CVal(False, BOOL)} if jumps else {}
         saved = dict(cx.tensors)
         for r in own:
@@ -352,7 +360,10 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int) -> None:
         cx.f.scopes.pop()
         cx.tensors.clear()
         cx.tensors.update(saved)
-        scope[QTILE] = cx.b.queue_take(ticket, group, n, workers, axis, span=sp)
+        if ticket is None:  # the static walk: the next tile is known now, no round trip
+            scope[QTILE] = cx.b.add(s, workers, span=sp)
+        else:
+            scope[QTILE] = cx.b.queue_take(ticket, group, n, workers, axis, span=sp)
 
     _while(cx, cond_fn, body_fn, [st.body], [QTILE], sp)
     cx.f.scopes.pop()

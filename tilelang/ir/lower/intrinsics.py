@@ -39,7 +39,7 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 #: Built-in kernel operations this lowering implements, keyed like
 #: `tilelang.intrinsics.signatures` (methods with a leading dot).
 LOWERED_OPERATIONS = frozenset(
-    {"block_id", "num_blocks", "last_block", "queue", "cluster_gather", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
+    {"block_id", "num_blocks", "last_block", "queue", "tiles", "cluster_gather", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
      "pow", ".pow", ".item",
      "where", "cumsum", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
      "store_unchecked", ".load", ".load_padded", ".prefetch", ".store", ".load_like", ".num_tiles",
@@ -112,8 +112,8 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         ty = cx.program.type_of(args[0].value)
         x = cx.mat(vals[0], getattr(ty, "dtype", None) if isinstance(getattr(ty, "dtype", None), DType) else None, sp)
         return cx.b.cluster_gather(x, shape[0] * shape[1] * shape[2], span=sp)
-    if name == "queue":
-        raise Unsupported(sp, "`queue(axis)` other than as the range of a `for` in a kernel's body")
+    if name in ("queue", "tiles"):
+        raise Unsupported(sp, f"`{name}(axis)` other than as the range of a `for` in a kernel's body")
     if name in ("zeros", "ones", "full"):
         shape = cx.ints(vals[0], sp)
         dt = _turbofish_dtype(cx, e, None if name == "full" else DType.F32)

@@ -33,7 +33,7 @@ def _wants_grouping(k: g.GpuKernel) -> bool:
     if k.grid_rank != 2:
         return False
     ops = list(g.walk(k.body))
-    if any(isinstance(op, ir.Print | ir.QueuePull) for op in ops):  # a queue's rows are its grid's
+    if k.source.walk >= 0 or any(isinstance(op, ir.Print | ir.QueuePull) for op in ops):  # a queue's (a walk's) rows are its grid's
         return False
     in_loop = [op for loop in ops if isinstance(loop, ir.For | ir.While | g.WarpSpecialize)
                for op in g.walk(_first_region(loop))]

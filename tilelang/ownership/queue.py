@@ -1,4 +1,7 @@
-"""The ownership rules of the tile queue, `for s in queue(axis) { .. }`.
+"""The ownership rules of the tile queue, `for s in queue(axis) { .. }`, and
+of its static sibling, the tile walk `for s in tiles(axis) { .. }` (block b
+of G along the axis takes tiles b, b + G, ..: the same tiles, the same one
+wave of blocks, the same rules; the diagnostics name the kind, `_Words`).
 
 A kernel with a queue launches fewer blocks along `axis` than its `&mut`
 partitions have tiles there; each block pulls tile indices from its row's

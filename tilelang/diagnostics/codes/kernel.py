@@ -41,17 +41,17 @@ GROUP_TILE_MISUSE = define(
     "`if last_block(axis) { .. }`")
 QUEUE_PLACEMENT = define(
     "E0412", "queue-placement",
-    "`queue(axis)` other than as the range of one `for` at the top level of a kernel's body, or a "
-    "kernel with a queue that a block may leave before the queue is empty (`return`, `break`, "
-    "`last_block`)")
+    "`queue(axis)` (or `tiles(axis)`) other than as the range of one `for` at the top level of a "
+    "kernel's body, or a kernel with a queue (a tile walk) that a block may leave before its end "
+    "(`return`, `break`, `last_block`)")
 OWN_TILE_OUTSIDE_QUEUE = define(
     "E0413", "own-tile-outside-queue",
-    "in a kernel with `for s in queue(axis)`, a `&mut` parameter named outside that loop, where no "
-    "tile is the block's")
+    "in a kernel with `for s in queue(axis)` (or `tiles(axis)`), a `&mut` parameter named outside "
+    "that loop, where no tile is the block's")
 QUEUE_WORKER_INDEX = define(
     "E0414", "queue-worker-index",
-    "inside `for s in queue(axis)`, `block_id(axis)` or `num_blocks(axis)`: the pulling block's "
-    "position, not the tile's")
+    "inside `for s in queue(axis)` (or `tiles(axis)`), `block_id(axis)` or `num_blocks(axis)`: the "
+    "pulling (walking) block's position, not the tile's")
 CLUSTER_PLACEMENT = define(
     "E0415", "cluster-exchange-placement",
     "`cluster_gather(..)` where the checker cannot prove that every block of the cluster reaches it "

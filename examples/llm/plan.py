@@ -192,9 +192,11 @@ class Plan:
     # probe family x): matrix ("o", "gate_up", "down") -> (R, MB): one wave of
     # MB blocks an SM, each loading x (for gate/up rmsnorm(x) * g) once as a
     # whole [1, K] tile and pulling R-row tiles from a queue, a whole row a
-    # warp (R 8), the row sums by shuffles. Opt-in, not yet measured (RESULTS.md,
-    # h17x). Empty: the planned forms. A matrix in `sk`, `hy` or `qg` takes those
-    xr: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # warp (R 8), the row sums by shuffles. (R, MB, 1): the row tiles dealt by
+    # the static walk `for s in tiles(0)` (`*_rows_walk`, h17s) instead of
+    # pulled: no atomic, no barrier a tile. Opt-in (RESULTS.md, h17x, h17s).
+    # Empty: the planned forms. A matrix in `sk`, `hy` or `qg` takes those
+    xr: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:
@@ -394,8 +396,9 @@ def hybrid_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, 
 ROWS_SHAPES = {"o": (8, 1), "gate_up": (8, 1), "down": (2, 1)}
 
 
-def rows_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, int]] | None = None) -> Plan:
+def rows_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, ...]] | None = None) -> Plan:
     """`plan` with the GEMVs `mats` ("o", "gate_up", "down") reading x from
-    registers (`Plan.xr`), each in `shapes`' (R, MB) (default `ROWS_SHAPES`)."""
+    registers (`Plan.xr`), each in `shapes`' (R, MB) or (R, MB, WALK) (default
+    `ROWS_SHAPES`)."""
     shapes = {**ROWS_SHAPES, **(shapes or {})}
     return dataclasses.replace(plan, xr={**plan.xr, **{m: tuple(shapes[m]) for m in mats}})

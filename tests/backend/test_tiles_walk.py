@@ -193,7 +193,7 @@ def test_the_abi_launches_one_wave_along_the_walk() -> None:
     _, abi = emit_llvm_text(lower_to_gpu(kir, "sm_90a", FACTS), FACTS)
     assert abi.queue == 1
     assert not any(sl.what.startswith(("queue:", "arrive:")) for sl in abi.slots)
-    class Abi:  # noqa: E306
+    class Abi:
         persistent = 0
         queue = abi.queue
         queue_per_sm = 2

@@ -49,6 +49,7 @@ from tilelang.share_queue import NAME, NAMES, is_call, kind_of, loop
 from tilelang.source import Span
 from tilelang.syntax import ast
 
+
 def _help(kind: str) -> str:
     return f"write the {'queue' if kind == NAME else 'walk'} as `for s in {kind}(axis) {{ .. }}`, a statement of the " \
         "kernel's own body"

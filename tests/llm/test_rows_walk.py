@@ -1,0 +1,118 @@
+"""std::llm::rows on the static tile walk (`gemv_rows_add_walk`,
+`rms_gate_up_rows_walk`, `Plan.xr` (R, MB, 1); h17s, issue 17): the row tiles
+dealt to one wave of blocks (`for s in tiles(0)`) instead of pulled from a
+queue. The NVPTX simulator and the interpreter against NumPy (fewer blocks
+than row tiles, layer 1 of a stack, K not a multiple of 32); a decode step
+against NumPy; the PTX at Qwen3-4B's shapes for sm_90a: no atomic, no barrier
+in the row loop of O and gate/up (each warp runs on to its next row without
+waiting for the others), x loaded once before it, no spill (ptxas)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from engine import TileQwen3
+from model import random_weights
+from plan import plan_for, rows_plan
+from ptxas_report import assemble
+from reference import NumpyQwen3
+from test_engine import TINY, _close, _tokens
+from test_gemv_registers import _ptx
+from test_kernels_sim import _check, _rand
+
+import tilelang
+from tilelang.backend.target import ptxas_available
+
+P = tilelang.partition
+
+
+@pytest.mark.parametrize(("r", "kk"), [(8, 512), (8, 600), (2, 600)])
+def test_walk_gemv_add_against_numpy(k, r: int, kk: int) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(kk + r + 1)
+    n, layers = 40, 2
+    w = _rand(rng, layers * n, kk, bf16=True)
+    x, y0 = _rand(rng, kk), _rand(rng, n)
+    y = y0.copy()
+    op = k.gemv_rows_add_walk[r, kk, 0](P(y, [r]), w, x, 1, n)
+    _check(op, (n // r,), [0])
+    want = y0 + w[n:] @ x
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("kk", [512, 600])
+def test_walk_rms_gate_up_against_numpy_and_the_queue(k, kk: int) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(30 + kk)
+    n, layers = 48, 2
+    x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
+    xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
+    w = _rand(rng, layers * 2 * n, kk, bf16=True)
+    h = np.zeros(n, np.float32)
+    op = k.rms_gate_up_rows_walk[8, kk, 0](P(h, [8]), w, x, g, 1, n, 1e-6)
+    _check(op, (6,), [0])
+    gate, up = w[2 * n : 3 * n] @ xn, w[3 * n :] @ xn
+    want = gate / (1 + np.exp(-gate)) * up
+    np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    hq = np.zeros(n, np.float32)
+    k.rms_gate_up_rows[8, kk, 0](P(hq, [8]), w, x, g, 1, n, 1e-6).sync()
+    np.testing.assert_array_equal(h, hq)  # the same arithmetic a row, whichever block takes it
+
+
+def test_walk_step_agrees() -> None:
+    mats = ("o", "gate_up", "down")
+    w = random_weights(TINY, seed=0)
+    shapes = {"o": (8, 0, 1), "gate_up": (8, 0, 1), "down": (8, 0, 1)}
+    eng = TileQwen3(TINY, w, max_seq=64, plan=rows_plan(plan_for(TINY, 64, None), mats, shapes))
+    names = [op.kernel.__name__ for op in eng.ops]
+    assert names.count("gemv_rows_add_walk") == 2 * TINY.num_hidden_layers
+    assert names.count("rms_gate_up_rows_walk") == TINY.num_hidden_layers
+    assert names.count("gemv_rows_add") == names.count("rms_gate_up_rows") == names.count("rms_gate_up") == 0
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(21, TINY.vocab_size, seed=4):
+        _close(eng.feed(t), ref.step(t))
+
+
+def test_a_walk_flag_other_than_0_or_1_is_refused() -> None:
+    plan = rows_plan(plan_for(TINY, 64, None), ("o",), {"o": (8, 1, 2)})
+    with pytest.raises(ValueError, match="WALK 0"):
+        TileQwen3(TINY, random_weights(TINY, seed=0), max_seq=64, plan=plan)
+
+
+def _report(k, name: str, kk: int, mb: int, r: int = 8):  # type: ignore[no-untyped-def]
+    n = 64
+    w, x, g = np.zeros((4 * n, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
+    y = P(np.zeros(n, np.float32), [r])
+    if name == "gate_up":
+        op = k.rms_gate_up_rows_walk[r, kk, mb](y, w, x, g, 1, n, 1e-6)
+    else:
+        op = k.gemv_rows_add_walk[r, kk, mb](y, w, x, 1, n)
+    ptx = _ptx(op)
+    return ptx, assemble(ptx, "sm_90a")
+
+
+def _loop(ptx: str) -> str:
+    """The row loop: from the first 16-byte weight load after x's (the
+    loop's) to the end; x's loads come before the first barrier-free label
+    that a backward branch targets."""
+    labels = re.findall(r"^(\$L__BB\d+_\d+):", ptx, re.M)
+    back = [lb for lb in labels if re.search(rf"bra(\.uni)?\s+{re.escape(lb)};", ptx[ptx.index(lb + ":"):])]
+    assert back, "no loop"
+    return ptx[ptx.index(back[0] + ":"):]
+
+
+@pytest.mark.filterwarnings("ignore:an operation of kernel")
+@pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
+@pytest.mark.parametrize(("name", "kk", "mb"), [("o", 4096, 1), ("gate_up", 2560, 1), ("gate_up", 2560, 2)])
+def test_walk_ptx_has_no_atomic_and_no_barrier_in_the_loop(k, name: str, kk: int, mb: int) -> None:  # type: ignore[no-untyped-def]
+    ptx, rep = _report(k, name, kk, mb)
+    assert max(rep.spill_stores) == 0 and max(rep.spill_loads) == 0, rep.text
+    assert rep.max_registers <= 65536 // (256 * mb), rep.text
+    assert "atom." not in ptx and "membar" not in ptx
+    loop = _loop(ptx)
+    assert "bar.sync" not in loop and "barrier.sync" not in loop
+    rows = 1 if name == "o" else 2
+    assert loop.count("ld.global.nc.v4.b32") == rows * kk // 256  # the weights only: x stays in registers
+    assert loop.count("shfl.sync.bfly") == 5 * rows
+    assert "ld.shared" not in loop and "st.shared" not in loop
+    assert ptx[: ptx.index(loop[:20])].count("ld.global") >= kk // 256 // 4  # x, before the loop

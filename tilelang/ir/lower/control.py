@@ -316,7 +316,9 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int, static: bool = False) -> N
 
     `static` (`for s in tiles(axis)`): no pull, `s = s + W` (block b takes
     b, b + W, ..), and the kernel says its walk's axis (`ir.Kernel.walk`)
-    so that the runtime launches the same one wave of W blocks a row."""
+    so that the runtime launches the same one wave of W blocks a row. A
+    walk whose body has no `continue` is an `ir.For` from `block_id(axis)`
+    to n by W (the queue's `while` otherwise)."""
     sp = st.span
     cx.grid_rank = max(cx.grid_rank, axis + 1)
     if static:
@@ -335,16 +337,9 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int, static: bool = False) -> N
     workers = cx.b.num_blocks(axis, span=sp)
     first = cx.b.block_id(axis, span=sp)  # each block's first tile is its own: no pull to wait for
     jumps = bool(jump_flags([st.body]) & {CONT})
-    cx.f.scopes.append({QTILE: first})
 
-    def cond_fn() -> ir.Value:
-        return cx.b.lt(cx.flag(QTILE), n, span=sp)
-
-    def body_fn() -> None:
-        scope = cx.f.lookup(QTILE)
-        assert scope is not None
-        s = scope[QTILE]
-        ticket = cx.b.queue_pull(group, axis, span=sp) if group is not None else None
+    def tile_body(s: ir.Value) -> None:
+        """The body for tile `s`: the `&mut` tiles at `s` along `axis`."""
         tiles: dict[str, Any] = {CONT: CVal(False, BOOL)} if jumps else {}
         saved = dict(cx.tensors)
         for r in own:
@@ -360,6 +355,39 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int, static: bool = False) -> N
         cx.f.scopes.pop()
         cx.tensors.clear()
         cx.tensors.update(saved)
+
+    if static and not jumps:
+        # `for s in block_id..n step W`: an `ir.For` with a known next index,
+        # which the backend's loop passes may stream (`stages`: the next
+        # tiles' loads in flight while this one is computed, `stream_loads`)
+        carried = _carried(cx, st.body)
+        inits = _carry_inits(cx, carried, sp)
+        iv = cx.b.fresh(first.type, _pat_name(st.pattern) or "s")
+        args = [cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True)]
+        frame = cx.b.open_region((iv, *args))
+        for (scope, name), a in zip(carried, args, strict=True):
+            scope[name] = a
+        cx.f.scopes.append({})
+        tile_body(iv)
+        cx.f.scopes.pop()
+        _yield_carried(cx, carried, [v.type for v in inits], sp)
+        region = cx.b.close_region(frame)
+        results = tuple(cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True))
+        cx.b.emit(ir.For(results, first, n, workers, tuple(inits), region, sp))
+        for (scope, name), r in zip(carried, results, strict=True):
+            scope[name] = r
+        return
+    cx.f.scopes.append({QTILE: first})
+
+    def cond_fn() -> ir.Value:
+        return cx.b.lt(cx.flag(QTILE), n, span=sp)
+
+    def body_fn() -> None:
+        scope = cx.f.lookup(QTILE)
+        assert scope is not None
+        s = scope[QTILE]
+        ticket = cx.b.queue_pull(group, axis, span=sp) if group is not None else None
+        tile_body(s)
         if ticket is None:  # the static walk: the next tile is known now, no round trip
             scope[QTILE] = cx.b.add(s, workers, span=sp)
         else:

@@ -94,8 +94,12 @@ def lower_to_gpu(kernel: ir.Kernel, arch: str = "sm_80", facts: dict[str, Tensor
     clustered = isinstance(kernel, ir.Kernel) and bool(kernel.cluster)
     if clustered:
         _refuse_clusters(kernel, arch)
+    # a static tile walk (`for s in tiles(axis)`) skips them too: its blocks
+    # are its grid's (no renumbering) and its loop is its tiles' (no roles
+    # or persistent walk of their own around it)
+    walked = isinstance(kernel, ir.Kernel) and kernel.walk >= 0
     for name, fn in PASSES:
-        if clustered and name in CLUSTER_SKIPS:
+        if (clustered or walked) and name in CLUSTER_SKIPS:
             continue
         value = fn(value, ctx)
         if name == until:

@@ -192,9 +192,10 @@ class Plan:
     # probe family x): matrix ("o", "gate_up", "down") -> (R, MB): one wave of
     # MB blocks an SM, each loading x (for gate/up rmsnorm(x) * g) once as a
     # whole [1, K] tile and pulling R-row tiles from a queue, a whole row a
-    # warp (R 8), the row sums by shuffles. (R, MB, 1): the row tiles dealt by
-    # the static walk `for s in tiles(0)` (`*_rows_walk`, h17s) instead of
-    # pulled: no atomic, no barrier a tile. Opt-in (RESULTS.md, h17x, h17s).
+    # warp (R 8), the row sums by shuffles. (R, MB, ST), ST >= 1: the row tiles
+    # dealt by the static walk `for s in tiles(0)` (`*_rows_walk`, h17s)
+    # instead of pulled (no atomic, no barrier a tile), `stages = ST` (2..4: the
+    # weights through a cp.async ring). Opt-in (RESULTS.md, h17x, h17s).
     # Empty: the planned forms. A matrix in `sk`, `hy` or `qg` takes those
     xr: dict[str, tuple[int, ...]] = field(default_factory=dict)
 

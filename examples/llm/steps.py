@@ -120,8 +120,9 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
         if name in pl.xr:  # std::llm::rows: x in registers, a row a warp
             r, mbx, *walk = pl.xr[name]
             n = w.shape[0] // c.num_hidden_layers
-            kern = k.gemv_rows_add_walk if walk and walk[0] else k.gemv_rows_add
-            return [kern[r, w.shape[1], mbx](P(eng.x, [r]), w, v, li, n)]
+            if walk and walk[0]:  # the static walk, `stages` = walk[0]
+                return [k.gemv_rows_add_walk[r, w.shape[1], mbx, walk[0]](P(eng.x, [r]), w, v, li, n)]
+            return [k.gemv_rows_add[r, w.shape[1], mbx](P(eng.x, [r]), w, v, li, n)]
         if s == 1:
             gen, pf = nxt(then, tli)
             return [k.gemv_add[bn, bk, st, mb, *gen](P(eng.x, [bn]), w, v, li, *pf)]
@@ -210,9 +211,10 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             )
         elif "gate_up" in pl.xr:
             r, mbx, *walk = pl.xr["gate_up"]
-            kern = k.rms_gate_up_rows_walk if walk and walk[0] else k.rms_gate_up_rows
+            kern = k.rms_gate_up_rows_walk[r, W["gate_up"].shape[1], mbx, walk[0]] if walk and walk[0] else \
+                k.rms_gate_up_rows[r, W["gate_up"].shape[1], mbx]
             ops.append(
-                kern[r, W["gate_up"].shape[1], mbx](
+                kern(
                     P(eng.h, [r]), W["gate_up"], eng.x, W["ln2"], li, c.intermediate_size, eps
                 )
             )

@@ -70,9 +70,10 @@ def check_forms(pl: Any, c: Qwen3Config) -> None:
         raise ValueError(f"Plan.xr reads x from registers for o, gate_up and down, not {bad}")
     for m, shape in pl.xr.items():
         walk = shape[2:3] or (0,)
-        if len(shape) not in (2, 3) or rows[m] % shape[0] or shape[1] < 0 or walk[0] not in (0, 1):
+        if len(shape) not in (2, 3) or rows[m] % shape[0] or shape[1] < 0 or not 0 <= walk[0] <= 4:
             raise ValueError(f"Plan.xr: {m} takes (R, MB) or (R, MB, WALK), R dividing its {rows[m]} rows a layer, "
-                             f"MB >= 0 and WALK 0 (a tile queue) or 1 (the static walk), not {tuple(shape)}")
+                             f"MB >= 0 and WALK 0 (a tile queue) or 1..4 (the static walk, its `stages`: 2..4 "
+                             f"a cp.async ring of the weights), not {tuple(shape)}")
 
 
 def hybrid_scratch(be: Any, pl: Any, c: Qwen3Config) -> Any:

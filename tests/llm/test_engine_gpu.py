@@ -493,7 +493,7 @@ def test_rows_gemvs_on_the_static_walk_match_torch() -> None:
     w = random_weights(SMALL, seed=7, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
     want = eng.generate([5, 6, 7], 40, batched=False)
-    eng.replan(rows_plan(eng.plan, ("o", "gate_up", "down"), {"o": (8, 1, 1), "gate_up": (8, 2, 1), "down": (2, 1, 1)}))
+    eng.replan(rows_plan(eng.plan, ("o", "gate_up", "down"), {"o": (8, 1, 2), "gate_up": (8, 2, 1), "down": (2, 1, 2)}))
     names = [op.kernel.__name__ for op in eng.ops]
     assert names.count("gemv_rows_add_walk") == 2 * SMALL.num_hidden_layers
     assert names.count("rms_gate_up_rows_walk") == SMALL.num_hidden_layers

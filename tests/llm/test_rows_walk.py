@@ -35,7 +35,7 @@ def test_walk_gemv_add_against_numpy(k, r: int, kk: int) -> None:  # type: ignor
     w = _rand(rng, layers * n, kk, bf16=True)
     x, y0 = _rand(rng, kk), _rand(rng, n)
     y = y0.copy()
-    op = k.gemv_rows_add_walk[r, kk, 0](P(y, [r]), w, x, 1, n)
+    op = k.gemv_rows_add_walk[r, kk, 0, 1](P(y, [r]), w, x, 1, n)
     _check(op, (n // r,), [0])
     want = y0 + w[n:] @ x
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
@@ -49,7 +49,7 @@ def test_walk_rms_gate_up_against_numpy_and_the_queue(k, kk: int) -> None:  # ty
     xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
     w = _rand(rng, layers * 2 * n, kk, bf16=True)
     h = np.zeros(n, np.float32)
-    op = k.rms_gate_up_rows_walk[8, kk, 0](P(h, [8]), w, x, g, 1, n, 1e-6)
+    op = k.rms_gate_up_rows_walk[8, kk, 0, 1](P(h, [8]), w, x, g, 1, n, 1e-6)
     _check(op, (6,), [0])
     gate, up = w[2 * n : 3 * n] @ xn, w[3 * n :] @ xn
     want = gate / (1 + np.exp(-gate)) * up
@@ -62,7 +62,7 @@ def test_walk_rms_gate_up_against_numpy_and_the_queue(k, kk: int) -> None:  # ty
 def test_walk_step_agrees() -> None:
     mats = ("o", "gate_up", "down")
     w = random_weights(TINY, seed=0)
-    shapes = {"o": (8, 0, 1), "gate_up": (8, 0, 1), "down": (8, 0, 1)}
+    shapes = {"o": (8, 0, 1), "gate_up": (8, 0, 2), "down": (8, 0, 3)}
     eng = TileQwen3(TINY, w, max_seq=64, plan=rows_plan(plan_for(TINY, 64, None), mats, shapes))
     names = [op.kernel.__name__ for op in eng.ops]
     assert names.count("gemv_rows_add_walk") == 2 * TINY.num_hidden_layers
@@ -73,20 +73,20 @@ def test_walk_step_agrees() -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-def test_a_walk_flag_other_than_0_or_1_is_refused() -> None:
-    plan = rows_plan(plan_for(TINY, 64, None), ("o",), {"o": (8, 1, 2)})
+def test_a_walk_flag_past_4_is_refused() -> None:
+    plan = rows_plan(plan_for(TINY, 64, None), ("o",), {"o": (8, 1, 5)})
     with pytest.raises(ValueError, match="WALK 0"):
         TileQwen3(TINY, random_weights(TINY, seed=0), max_seq=64, plan=plan)
 
 
-def _report(k, name: str, kk: int, mb: int, r: int = 8):  # type: ignore[no-untyped-def]
+def _report(k, name: str, kk: int, mb: int, r: int = 8, st: int = 1):  # type: ignore[no-untyped-def]
     n = 64
     w, x, g = np.zeros((4 * n, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
     y = P(np.zeros(n, np.float32), [r])
     if name == "gate_up":
-        op = k.rms_gate_up_rows_walk[r, kk, mb](y, w, x, g, 1, n, 1e-6)
+        op = k.rms_gate_up_rows_walk[r, kk, mb, st](y, w, x, g, 1, n, 1e-6)
     else:
-        op = k.gemv_rows_add_walk[r, kk, mb](y, w, x, 1, n)
+        op = k.gemv_rows_add_walk[r, kk, mb, st](y, w, x, 1, n)
     ptx = _ptx(op)
     return ptx, assemble(ptx, "sm_90a")
 
@@ -116,3 +116,24 @@ def test_walk_ptx_has_no_atomic_and_no_barrier_in_the_loop(k, name: str, kk: int
     assert loop.count("shfl.sync.bfly") == 5 * rows
     assert "ld.shared" not in loop and "st.shared" not in loop
     assert ptx[: ptx.index(loop[:20])].count("ld.global") >= kk // 256 // 4  # x, before the loop
+
+
+@pytest.mark.filterwarnings("ignore:an operation of kernel")
+@pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
+@pytest.mark.parametrize(("name", "kk", "st"), [("o", 4096, 3), ("gate_up", 2560, 2)])
+def test_walk_with_stages_streams_the_rows_through_a_ring(k, name: str, kk: int, st: int) -> None:  # type: ignore[no-untyped-def]
+    # ST >= 2: the walk's ir.For lets `stream_loads` copy the next tiles'
+    # weight chunks (cp.async, ST - 1 ahead; gate/up's two loads of 40 KB a
+    # stage fit 2 stages) and read this tile's back from shared memory: no
+    # weight load from global memory, no barrier in the loop (the row sums
+    # need none: one warp along K, so the ring's budget counts no scratch
+    # for them, `stream_loads._in_warps`)
+    ptx, rep = _report(k, name, kk, 1, st=st)
+    loop = _loop(ptx)
+    chunks = kk // 256 * (1 if name == "o" else 2)  # 16-byte chunks a lane a tile
+    assert "ld.global.nc.v4" not in loop
+    assert loop.count("cp.async.cg.shared.global") >= chunks
+    assert loop.count("ld.shared.v4") == chunks
+    assert "bar.sync" not in loop and "barrier.sync" not in loop
+    assert max(rep.spill_stores) <= 64, rep.text  # O at ST 3: 255 registers, 48 bytes spilled (ptxas)
+    assert _report(k, name, kk, 1, st=1)[0].count("cp.async") == 0  # ST 1: no ring

@@ -43,7 +43,8 @@ loops are the tensor-core pipeliners', and the products' own operand staging
 needs the shared memory). `S` is lowered until the rings fit the target's
 shared memory (with `min_blocks`, one block's share of the SM's) beside the
 kernel's other buffers and the code generator's scratch (the largest tile a
-conversion or reduction stages, at least 16 KB); below 2 the loop is left
+conversion or reduction stages, at least 16 KB; a reduction with one warp
+along its dim stages nothing, `_in_warps`); below 2 the loop is left
 alone. Without the
 hint nothing changes (the register prefetch some kernels write in the source
 keeps working as written).
@@ -205,9 +206,30 @@ def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
         limit = min(limit, (limit + BLOCK_RESERVE) // k.source.min_blocks - BLOCK_RESERVE)
     used = sum(_nbytes(op.result) for op in g.walk(k.body) if isinstance(op, g.SmemAlloc))
     staged = [x for op in g.walk(k.body) for x in (
-        (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Reduce | ir.Scan) else ())]
+        (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Scan) else
+        (op.x,) if isinstance(op, ir.Reduce) and not _in_warps(k, op) else ())]
     scratch = max([SCRATCH_RESERVE] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged])
     return limit - used - scratch
+
+
+def _in_warps(k: g.GpuKernel, op: ir.Reduce) -> bool:
+    """A reduction that stages nothing in shared memory: its input in a
+    blocked layout with one warp along the reduced dim (the register folds
+    and the lanes' shuffles do it all, `codegen/reduce.reduce_blocked`; a
+    GEMV's row a warp). Anything else: False (the conservative estimate)."""
+    from tilelang.backend.codegen.views import BlockedView, view_of
+
+    lay = k.layouts.get(op.x.id)
+    if lay is None or isinstance(lay, Shared):
+        return False
+    try:
+        view = view_of(lay, op.x.shape, k.num_warps * 32, op.x.dtype.itemsize)
+    except Exception:  # a layout the views do not describe
+        return False
+    if not isinstance(view, BlockedView):
+        return False
+    logical = [d for d in range(len(view.dims)) if d != view.drop]
+    return 0 <= op.axis < len(logical) and view.dims[logical[op.axis]].warps == 1
 
 
 def _nbytes(v: ir.Value) -> int:

@@ -535,7 +535,7 @@ class Program:
         raise Unsupported(rhs)
 
     def _call(self, dst: str | None, rest: str, rhs: str) -> _Ins:
-        m = re.match(r'(.+?) asm sideeffect "(.*?)", "(.*?)"\((.*)\)$', rest)
+        m = re.match(r'(.+?) asm (?:sideeffect )?"(.*?)", "(.*?)"\((.*)\)$', rest)
         if m:
             return self._asm(dst, m.group(2), [self._typed(a)[1] for a in _split_args(m.group(4))], rhs)
         m = re.match(r"(.+?) @([\w.$]+)\((.*)\)$", rest)
@@ -592,6 +592,12 @@ class Program:
             return _Ins(None, lambda r: None, text=rhs)
         if text == "mov.b32 $0, $1;":  # `g.Opaque`: a copy
             return _Ins(dst, lambda r: vals[0](r), text=rhs)
+        if text == "{ .reg .b32 t; mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; or.b32 $0, $2, t; }":
+            # a wait's parity pinned after values (`hopper._after`): computed as written, mod 2^32
+            def pinned(r: dict[str, Any]) -> Any:
+                b, ph = int(vals[0](r)) & 0xFFFFFFFF, vals[1](r)
+                return type(ph)(int(ph) | (((b * b + b) & 0xFFFFFFFF) & 1))
+            return _Ins(dst, pinned, text=rhs)
         if text.startswith("wgmma.wait_group"):
             # the registers pass through, once the groups they come from are retired
             n = int(re.search(r"wait_group\.sync\.aligned (\d+)", text).group(1))  # type: ignore[union-attr]

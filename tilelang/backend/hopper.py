@@ -145,6 +145,7 @@ class HopperOps:
         ph = self.scalar(op.phase)  # type: ignore[attr-defined]
         name = "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta"
         self.declare(f"declare i1 @{name}(ptr addrspace(3), i32)")  # type: ignore[attr-defined]
+        ph = self._after(ph, op.after)
         loop, done = self.new_label("bwait"), self.new_label("bok")  # type: ignore[attr-defined]
         self.br(loop)  # type: ignore[attr-defined]
         self.label(loop)  # type: ignore[attr-defined]
@@ -153,6 +154,24 @@ class HopperOps:
         self.label(done)  # type: ignore[attr-defined]
         if self._marking == "wait1" and not self._marked and self.role_tid == "%tid":  # type: ignore[attr-defined]
             self.trace_mark_here()  # type: ignore[attr-defined]  # thread 0's role: its first wait returned
+
+    def _after(self, ph: str, vs: tuple[ir.Value, ...]) -> str:
+        """The wait's parity `ph`, made to read `vs`' registers (`g.BarrierWait.after`):
+        ptxas issues a wait's first try (a probe; the spin is out of line) as
+        early as its operands allow, and a data dependency is the one thing
+        that holds it back. b = the registers' bits xor-ed, then
+        ph | ((b * b + b) & 1): b (b + 1) is even, so the parity is unchanged,
+        which neither LLVM (the asm) nor ptxas sees. Three integer ops."""
+        regs = [(ty, x) for v in vs for ty, x in zip(self._flat_types((v,)), self._flatten([self.get(v)]), strict=True)  # type: ignore[attr-defined]
+                if ty in ("float", "i32")]
+        b: str | None = None
+        for ty, x in regs:
+            w = self.emit(f"bitcast float {x} to i32") if ty == "float" else x  # type: ignore[attr-defined]
+            b = w if b is None else self.emit(f"xor i32 {b}, {w}")  # type: ignore[attr-defined]
+        if b is None:
+            return ph
+        return self.emit(f'call i32 asm "{{ .reg .b32 t; mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; or.b32 $0, $2, t; }}", '  # type: ignore[attr-defined]
+                         f'"=r,r,r"(i32 {b}, i32 {ph})')
 
     def barrier_arrive(self, op: g.BarrierArrive) -> None:
         """One arrival per warp (lane 0, after the whole warp got there)."""

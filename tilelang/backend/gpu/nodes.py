@@ -157,12 +157,17 @@ class BarrierExpect:
 @frozen
 class BarrierWait:
     """Every thread of the role waits until `bar[stage]` completes the phase
-    with parity `phase` (an i32 scalar, 0 or 1)."""
+    with parity `phase` (an i32 scalar, 0 or 1). `after`: values (a few f32 or
+    i32 registers a thread) the wait reads, as `try_wait`'s suspend-time hint:
+    its first try cannot issue before they are computed (ptxas otherwise
+    hoists it above the work meant to run while the barrier fills; any hint
+    is correct, the wait still spins until the phase completes)."""
 
     bar: ir.Value
     stage: ir.Value
     phase: ir.Value
     span: Span = DUMMY_SPAN
+    after: tuple[ir.Value, ...] = ()
 
 
 @frozen
@@ -679,8 +684,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (*cs, d, s, b)
         case BarrierExpect(bar=b, stage=s):
             return (b, s)
-        case BarrierWait(bar=b, stage=s, phase=p):
-            return (b, s, p)
+        case BarrierWait(bar=b, stage=s, phase=p, after=a):
+            return (b, s, p, *a)
         case BarrierArrive(bar=b, stage=s, pred=p):
             return (b, s, *((p,) if p is not None else ()))
         case Wgmma(a=a, b=b, stage=s, acc=c, use_acc=u, a_stage=sa):

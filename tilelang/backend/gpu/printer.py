@@ -68,8 +68,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"fence.{kind}")
         case g.BarrierExpect(bar=b, stage=s, nbytes=nb):
             line(f"mbarrier.expect_tx {n(b)}[{n(s)}], {nb}")
-        case g.BarrierWait(bar=b, stage=s, phase=p):
-            line(f"mbarrier.wait {n(b)}[{n(s)}], parity {n(p)}")
+        case g.BarrierWait(bar=b, stage=s, phase=p, after=a):
+            line(f"mbarrier.wait {n(b)}[{n(s)}], parity {n(p)}" + (f" after {', '.join(n(x) for x in a)}" if a else ""))
         case g.BarrierArrive(bar=b, stage=s, pred=p):
             line(f"mbarrier.arrive {n(b)}[{n(s)}]" + (f" if {n(p)}" if p is not None else ""))
         case g.Wgmma(result=r, a=a, b=b, stage=s, acc=c, a_kmajor=ak, b_kmajor=bk, use_acc=u, a_stage=sa):

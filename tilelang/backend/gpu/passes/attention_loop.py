@@ -19,7 +19,7 @@ from .. import nodes as g
 from ..layouts import Layout, WgmmaAcc
 from . import attention_vmask as vmask
 from .attention_match import AttnPlan
-from .attention_rotated import _reads
+from .attention_rotated import _reads, pin_wait
 from .context import Fresh
 from .pipeline import PRODUCER_REGS, _Build, role_registers
 from .rewrite import substitute
@@ -234,7 +234,7 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
                         sel_st, sel_ph = fresh.value(DType.I32, (), "nstage"), fresh.value(DType.I32, (), "nphase")
                         cb.ops += [ir.Elementwise(sel_st, E.WHERE, (more, nst, stage)),
                                    ir.Elementwise(sel_ph, E.WHERE, (more, nph, phase))]
-                cb.ops.append(g.BarrierWait(bufs.full, sel_st, sel_ph, span))
+                cb.ops.append(g.BarrierWait(bufs.full, sel_st, sel_ph, span, () if last else pin_wait(cb.ops, p.BM)))
                 next_stage = (sel_st, sel_ph)
             return next_stage
 

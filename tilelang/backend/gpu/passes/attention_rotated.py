@@ -124,6 +124,31 @@ def _carried(cast: ir.Cast) -> tuple[tuple[int, ...], DType]:
     return cast.x.shape, DType.F32
 
 
+# `TILEC_ATTN_PINWAIT`: "1": the spin on the next key block's stage inside the key loop reads the softmax's
+# last row vector (`g.BarrierWait.after`: the row sum, where the body computes it before the rescale), so that
+# ptxas cannot issue its first try before the body's exp2s (with the fast walk it did, in the D = 64 loop:
+# RESULTS.md 2026-12-04 15:51); "0": where ptxas schedules it.
+PINWAIT_DEFAULT = "0"
+
+
+def pin_wait(ops: list[object], rows: int) -> tuple[ir.Value, ...]:
+    """The values a key loop's spin on its next stage waits after
+    (`TILEC_ATTN_PINWAIT`): the last f32 row vector (at most `rows`
+    elements, a few registers a thread) that `ops`, the body so far, define."""
+    if os.environ.get("TILEC_ATTN_PINWAIT", PINWAIT_DEFAULT) != "1":
+        return ()
+    for op in reversed(ops):
+        if isinstance(op, ir.Const | ir.Broadcast | ir.Arange):  # no later than what they copy
+            continue
+        for r in g.results(op):
+            n = 1
+            for d in r.shape:
+                n *= d
+            if r.dtype is DType.F32 and len(r.shape) == 2 and r.shape[1] == 1 and 1 < n <= rows:
+                return (r,)
+    return ()
+
+
 def _reads(op: object, v: ir.Value) -> bool:
     return any(x is v for o in g.walk(ir.Region((), (op,))) for x in g.operands(o))  # type: ignore[arg-type]
 
@@ -246,6 +271,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 # iteration) first: a basic block of its own, so that ptxas
                 # does not hoist the wait for the pending P V above the softmax
                 # that runs under it (attention_loop.overlapped, same reason)
+                pins = pin_wait(cb.ops, p.BM)  # the body's, not the vote's
                 if alpha is not None and alpha.id in seen:  # before the spin (`EARLY_VOTE_DEFAULT`)
                     one, ones = fresh.value(DType.F32, ()), fresh.value(DType.F32, alpha.shape)
                     ne, any_moved = fresh.value(DType.BOOL, alpha.shape, "moved"), fresh.value(DType.BOOL, (), "moved")
@@ -257,7 +283,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 nst, nph = cb.ring(cb.elem(E.ADD, c_it, cb.const(1)), bufs.S)
                 next_stage = nst
                 cb.ops.append(g.BarrierWait(bufs.full, cb.elem(E.WHERE, more, nst, stage, hint="nstage"),
-                                            cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span))
+                                            cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span, pins))
                 accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
                 cb.ops.append(g.WgmmaWait((accw,), (o_raw,), 0, span))
                 # the previous block's stage is free: its S and P V are done
@@ -355,4 +381,4 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     return c_loop, pre, (post, back, trips)
 
 
-__all__ = ["EARLY_VOTE_DEFAULT", "ROTATE_DEFAULT", "early_vote", "enabled", "packed", "rotated"]
+__all__ = ["EARLY_VOTE_DEFAULT", "PINWAIT_DEFAULT", "ROTATE_DEFAULT", "early_vote", "enabled", "packed", "pin_wait", "rotated"]

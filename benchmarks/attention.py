@@ -539,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=("rule", "tc", "fma", "ab"), default="rule",
                     help="decode: std's split kernel as the example's rule chooses it, forced (tc: "
                          "decode_split_tc, fma: decode_split), or the rule's and then the other (ab)")
-    ap.add_argument("--only", default=None, help="prefill rows of this dtype-D only, e.g. f16-128")
+    ap.add_argument("--only", default=None, help="prefill rows of these dtype-D only, comma-separated, e.g. f16-128,bf16-64")
     ap.add_argument("--causal-only", action="store_true", help="only the causal prefill rows")
     ap.add_argument("--full-only", action="store_true", help="only the non-causal prefill rows")
     ap.add_argument("--seqs", default=None, help="prefill rows of these S only, comma-separated (e.g. 1024)")
@@ -561,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.prefill_only:
         decode = []
     if a.only:
-        prefill = [r for r in prefill if f"{r[0]}-{r[1]}" == a.only]
+        prefill = [r for r in prefill if f"{r[0]}-{r[1]}" in a.only.split(",")]
     if a.seqs:
         prefill = [r for r in prefill if str(r[3]) in a.seqs.split(",")]
     if a.causal_only or a.full_only:

@@ -17,6 +17,7 @@ K and V, the blocks and the ring's stages) or None.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from tilelang.dtypes import DType
@@ -219,10 +220,21 @@ def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
         return None
     stage_bytes = kt.nbytes + vt.nbytes
     fit = (SMEM_LIMIT - 2048 - q.nbytes) // stage_bytes
-    S = k.num_stages if "stages" in k.source.hints else min(4, fit)
+    S = k.num_stages if "stages" in k.source.hints else min(ring_stages(), fit)
     if not 2 <= S <= fit:
         return None
     return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S, vm)
+
+
+# The K/V ring's stages where the kernel gives no `stages` hint, at most what fits beside Q
+# (`TILEC_ATTN_STAGES`: a number, or "fit"): 4, the stages every prefill row was timed with.
+STAGES_DEFAULT = "4"
+
+
+def ring_stages() -> int:
+    """`TILEC_ATTN_STAGES` (unset: `STAGES_DEFAULT`) as a number of stages ("fit": as many as fit)."""
+    want = os.environ.get("TILEC_ATTN_STAGES", STAGES_DEFAULT)
+    return 1 << 30 if want == "fit" else int(want)
 
 
 def _reduce_ok(op: object, BM: int) -> bool:
@@ -252,4 +264,4 @@ def _body_ok(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: obj
 
 
 
-__all__ = ["AttnPlan", "Tma", "match"]
+__all__ = ["STAGES_DEFAULT", "AttnPlan", "Tma", "match", "ring_stages"]

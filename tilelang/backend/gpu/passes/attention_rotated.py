@@ -38,6 +38,7 @@ read by nothing else; else `attention_loop.overlapped` runs.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -141,10 +142,7 @@ def pin_wait(ops: list[object], rows: int) -> tuple[ir.Value, ...]:
         if isinstance(op, ir.Const | ir.Broadcast | ir.Arange):  # no later than what they copy
             continue
         for r in g.results(op):
-            n = 1
-            for d in r.shape:
-                n *= d
-            if r.dtype is DType.F32 and len(r.shape) == 2 and r.shape[1] == 1 and 1 < n <= rows:
+            if r.dtype is DType.F32 and len(r.shape) == 2 and r.shape[1] == 1 and 1 < math.prod(r.shape) <= rows:
                 return (r,)
     return ()
 

@@ -592,8 +592,10 @@ class Program:
             return _Ins(None, lambda r: None, text=rhs)
         if text == "mov.b32 $0, $1;":  # `g.Opaque`: a copy
             return _Ins(dst, lambda r: vals[0](r), text=rhs)
-        if text == "{ .reg .b32 t; mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; or.b32 $0, $2, t; }":
-            # a wait's parity pinned after values (`hopper._after`): computed as written, mod 2^32
+        if text == ("{ .reg .b32 t; .reg .pred q; mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; setp.ne.u32 q, t, 0; "
+                    "vote.sync.any.pred q, q, -1; selp.u32 t, 1, 0, q; or.b32 $0, $2, t; }"):
+            # a wait's parity pinned after values (`hopper._after`): computed as written, mod 2^32, each thread's
+            # own t for the warp's vote (t is 0 in every lane, so the vote of the lanes is each lane's)
             def pinned(r: dict[str, Any]) -> Any:
                 b, ph = int(vals[0](r)) & 0xFFFFFFFF, vals[1](r)
                 return type(ph)(int(ph) | (((b * b + b) & 0xFFFFFFFF) & 1))

@@ -19,7 +19,8 @@ from test_attention_pipeline import _facts, _run_lse_and_check, _std
 from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
 from tilelang.backend.gpu.printer import print_gpu_kernel
 
-PIN_ASM = "mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; or.b32 $0, $2, t;"
+PIN_ASM = ("mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; setp.ne.u32 q, t, 0; vote.sync.any.pred q, q, -1; "
+           "selp.u32 t, 1, 0, q; or.b32 $0, $2, t;")
 FORMS = {"overlap": {"TILEC_ATTN_ROTATE": "0", "TILEC_ATTN_CHAIN": "0"},
          "rotate": {"TILEC_ATTN_ROTATE": "1", "TILEC_ATTN_CHAIN": "0"}}
 

@@ -160,8 +160,10 @@ class HopperOps:
         ptxas issues a wait's first try (a probe; the spin is out of line) as
         early as its operands allow, and a data dependency is the one thing
         that holds it back. b = the registers' bits xor-ed, then
-        ph | ((b * b + b) & 1): b (b + 1) is even, so the parity is unchanged,
-        which neither LLVM (the asm) nor ptxas sees. Three integer ops."""
+        ph | any((b * b + b) & 1): b (b + 1) is even, so the parity is unchanged,
+        which neither LLVM (the asm) nor ptxas sees. The warp's vote keeps the
+        parity warp-uniform, as the spin's exit is (a parity of each thread's
+        own made ptxas reconverge the warp after the spin: a `WARPSYNC.ALL`)."""
         regs = [(ty, x) for v in vs for ty, x in zip(self._flat_types((v,)), self._flatten([self.get(v)]), strict=True)  # type: ignore[attr-defined]
                 if ty in ("float", "i32")]
         b: str | None = None
@@ -170,7 +172,7 @@ class HopperOps:
             b = w if b is None else self.emit(f"xor i32 {b}, {w}")  # type: ignore[attr-defined]
         if b is None:
             return ph
-        return self.emit(f'call i32 asm "{{ .reg .b32 t; mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; or.b32 $0, $2, t; }}", '  # type: ignore[attr-defined]
+        return self.emit(f'call i32 asm "{{ .reg .b32 t; .reg .pred q; mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; setp.ne.u32 q, t, 0; vote.sync.any.pred q, q, -1; selp.u32 t, 1, 0, q; or.b32 $0, $2, t; }}", '  # type: ignore[attr-defined]
                          f'"=r,r,r"(i32 {b}, i32 {ph})')
 
     def barrier_arrive(self, op: g.BarrierArrive) -> None:

@@ -125,8 +125,8 @@ def _carried(cast: ir.Cast) -> tuple[tuple[int, ...], DType]:
     return cast.x.shape, DType.F32
 
 
-# `TILEC_ATTN_PINWAIT` (off: -0.2..-7.6 % on the H200, RESULTS.md 2026-12-04 18:26): "1": the spin on the next key block's stage inside the key loop reads the softmax's
-# last row vector (`g.BarrierWait.after`: the row sum, where the body computes it before the rescale), so that
+# `TILEC_ATTN_PINWAIT` (off: -0.2..-7.6 % on the H200, RESULTS.md 2026-12-04 18:26): "1": the spin on
+# the next key block's stage inside the key loop reads the softmax's last row vector (`g.BarrierWait.after`: the row sum, where the body computes it before the rescale), so that
 # ptxas cannot issue its first try before the body's exp2s (with the fast walk it did, in the D = 64 loop:
 # RESULTS.md 2026-12-04 15:51); "0": where ptxas schedules it.
 PINWAIT_DEFAULT = "0"

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -102,7 +103,17 @@ def _pair_fns(mods, traced: bool, dev: str, elem: str, kind: str, plan: tuple[in
                  length, D**-0.5)
     ck = getattr(pdl if dev == "cuda" else plain, merge_name)[elem, GRP, combine_ns(splits), dc]
 
+    # DECODE_SPLIT_PDL=late|last (an --ab-env for this tool only): the split
+    # launched with PDL too, compiled with that trigger, so the merge's blocks
+    # are scheduled (and wait) before the split ends
+    split_pdl = os.environ.get("DECODE_SPLIT_PDL", "") if dev == "cuda" else ""
+    if split_pdl:
+        sk = (pdl.decode_split_tc[elem, bn, D] if kind == "tc" else pdl.decode_split[elem, GRP, bn, D])
+
     def split():  # type: ignore[no-untyped-def]
+        if split_pdl:
+            with cuda_pdl.scoped(True, split_pdl):
+                return sk(*sargs).launch()
         return sk(*sargs).launch()
 
     def merge():  # type: ignore[no-untyped-def]
@@ -219,8 +230,6 @@ def ab(rounds: int, reps: int, replays: int, env: str = "TILEC_TMA_PREFETCH", va
     cell's traced pair recorded (`_recorded`). Outputs compared across the
     cells (equal where the setting changes no arithmetic; the merges' within
     `err` of SDPA)."""
-    import os
-
     import attention as bench
     import torch
     from decode_forms import SMS, plan_for
@@ -406,7 +415,9 @@ def main(argv: list[str] | None = None) -> int:
             for name, ts in r["us"].items():
                 tag = name.split("_", 1)[1]
                 rec = r.get(f"rec_{tag}", {}) if name.startswith("pair_") else {}
-                extra = (f" | split {rec.get('s_min', 0):.2f}/{rec.get('s_med', 0):.2f} | mark->end "
+                extra = (f" | split {rec.get('s_min', 0):.2f}/{rec.get('s_med', 0):.2f} span {rec.get('s_span', 0):.2f}"
+                         f" | merge start {rec.get('m_start', 0):.2f} wait {rec.get('m_wait', 0):.2f}"
+                         f" | graph gap {rec.get('graph_gap', 0):.2f} | mark->end "
                          f"{rec.get('s_after_mark_med', float('nan')):.2f} | merge adds {rec.get('m_adds', 0):.2f} | "
                          f"merge block {rec.get('m_block_after_wait', 0):.2f} | err "
                          f"{r.get('err', {}).get(tag, float('nan')):.1e}") if rec else ""

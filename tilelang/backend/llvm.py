@@ -130,6 +130,7 @@ class _Emitter(HopperOps, DebugOps):
     _wait_at: object | None = None  # "+loads": the top-level op the wait precedes (after early loads)
     trace = False  # `Target.trace`: the block timeline's stamps (`codegen/trace.py`)
     tma_prefetch = False  # `Target.tma_prefetch`: the tensor maps prefetched at the entry (`HopperOps`)
+    l2_evict = ""  # `Target.l2_evict`: "" the kernel's `evict_first` hint, "1" every ring copy, "0" none
     trace_mark = ""  # `Target.trace_mark` (with `trace`)
     _marking = ""  # the mark this kernel takes ("": none; a PDL kernel's wait field is its wait's)
     _marked = False  # the mark's point is emitted (once)
@@ -434,7 +435,7 @@ def _ident(name: str) -> str:
 
 def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None,
                    pdl: bool | str = "", trace: bool = False, tma_prefetch: bool = False,
-                   mark: str = "") -> tuple[str, KernelABI]:
+                   mark: str = "", l2_evict: str = "") -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
     `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
     the trigger's place, "entry", "late", "last" or "exit", and "+prefetch" for the
@@ -442,7 +443,9 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     stamps (`codegen/trace.py`; off: the text is the untraced kernel's).
     `tma_prefetch`: a kernel with tensor maps prefetches them at its entry
     (`Target.tma_prefetch`; off: the text is as without the option).
-    `mark`: with `trace`, the mark stamp's point (`Target.trace_mark`)."""
+    `mark`: with `trace`, the mark stamp's point (`Target.trace_mark`).
+    `l2_evict`: the ring copies' L2 priority (`Target.l2_evict`; "": the
+    kernel's `evict_first` hint decides)."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")
@@ -454,6 +457,7 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     em.trace = trace
     em.tma_prefetch = tma_prefetch
     em.trace_mark = mark
+    em.l2_evict = l2_evict
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,

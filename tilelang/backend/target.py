@@ -59,6 +59,19 @@ def tma_prefetch_default() -> bool:
     return os.environ.get("TILEC_TMA_PREFETCH", "0") == "1"
 
 
+def l2_evict_default() -> str:
+    """`TILEC_L2_EVICT`: "1" marks every ring copy evict-first in L2, "0" none,
+    "" (unset) the kernels hinted `evict_first` (`Target.l2_evict`); anything
+    else is said in a warning and read as unset."""
+    v = os.environ.get("TILEC_L2_EVICT", "")
+    if v not in ("", "0", "1"):
+        import warnings
+
+        warnings.warn(f"TILEC_L2_EVICT={v!r} ignored (0, 1, or unset)", RuntimeWarning, stacklevel=2)
+        return ""
+    return v
+
+
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:
     """A PDL setting as `TILEC_PDL` and the LLM engine's `Plan.pdl` spell it:
     off (False, "", "0"), on with the trigger late (True, "1"), or
@@ -121,6 +134,10 @@ class Target:
     # tc split's pair moved by -0.10..+0.16 us with it (RESULTS.md, issue 15,
     # 2026-12-04): the descriptor's fetch is not on its critical path
     tma_prefetch: bool = field(default_factory=tma_prefetch_default)
+    # the L2 eviction priority of the loads a ring streams (`codegen/ring.py`):
+    # "" the kernel's `evict_first` hint decides, "1" every ring copy is
+    # evict-first, "0" none (`TILEC_L2_EVICT`, for A/B measurements)
+    l2_evict: str = field(default_factory=l2_evict_default)
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
@@ -143,7 +160,7 @@ class Target:
     def key(self) -> str:
         return (f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
                 + ("-trace" if self.trace else "") + (f"-mark-{self.trace_mark}" if self.trace and self.trace_mark else "")
-                + ("-tp" if self.tma_prefetch else ""))
+                + ("-tp" if self.tma_prefetch else "") + (f"-ev{self.l2_evict}" if self.l2_evict else ""))
 
     @property
     def prefetch_kind(self) -> str:

@@ -187,6 +187,7 @@ class Builder:
         prefetch_lines: bool = False,
         cluster: Sequence[int] = (),
         walk: int = -1,
+        evict_first: bool = False,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -212,6 +213,7 @@ class Builder:
             bool(prefetch_lines),
             tuple(cluster),
             walk,
+            bool(evict_first),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

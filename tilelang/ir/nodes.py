@@ -764,6 +764,10 @@ class Kernel:
     # queue's, the launch runs one wave of blocks along it and each block
     # steps through its own tiles (block_id, + num_blocks, ..) itself
     walk: int = -1
+    # hint `evict_first` (non-zero): the copies of the loads a ring streams
+    # (`stages`, `passes/stream_loads.py`) are evict-first in L2
+    # (`codegen/ring.py`)
+    evict_first: bool = False
 
     @property
     def cluster_blocks(self) -> int:

@@ -87,6 +87,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += " pdl_early"
     if kernel.prefetch_lines:
         tail += " prefetch_lines"
+    if kernel.evict_first:
+        tail += " evict_first"
     if kernel.cluster:
         tail += " cluster " + "x".join(map(str, kernel.cluster))
     if kernel.walk >= 0:

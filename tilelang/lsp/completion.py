@@ -67,6 +67,8 @@ _HINT_DOCS = {
                  "(a one-wave kernel): a literal or a const generic",
     "prefetch_lines": "`p.prefetch` as one L2 prefetch a line from the threads, also on sm_90 (bulk "
                       "prefetches there otherwise): a literal or a const generic",
+    "evict_first": "the loads a ring streams (`stages`) are evict-first in L2: bytes read once a launch "
+                   "leave the rest of L2 in place: a literal or a const generic",
 }
 
 

@@ -50,7 +50,7 @@ from tilelang.source import Span
 from tilelang.syntax import ast
 from tilelang.tuner.space import HINTS
 
-KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early", "prefetch_lines")
+KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first")
 # hints `#[autotune]` may list candidates for: the tuner's (`tuner/space.py`)
 TUNABLE_HINTS = HINTS
 
@@ -366,7 +366,7 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
                          d.note("known hints: " + ", ".join(f"`{h}`" for h in KNOWN_HINTS)))
                 continue
-            if key in ("min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "stages") and isinstance(arg.value, ast.Name):
+            if key in ("min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first", "stages") and isinstance(arg.value, ast.Name):
                 # a const generic: the launch picks the value (0: no bound, not early, no hint)
                 if arg.value.ident.name not in {g.name.name for g in decl.generics if g.is_const}:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES,

@@ -7,6 +7,13 @@ block's threads. A warp's 16-byte shared accesses of one chunk index are 512
 consecutive bytes: the four phases of a 128-bit access, no bank conflict.
 Chunks are wholly in or out of the tensor (the pass checked the facts), so
 a copy is `cp.async.cg` of 16 bytes, or of 0 (zero-fill) past the edge.
+
+A ring's bytes are read once a launch. With the kernel hinted `evict_first`
+(or `Target.l2_evict` "1"), its copies carry an L2 cache policy made once at
+the entry (`createpolicy.fractional.L2::evict_first`, `.L2::cache_hint`), so
+a stream larger than the L2 evicts its own lines before anything else there:
+the code, the launch's parameters and the partials the next kernel reads
+stay in L2 (measured on the H200, RESULTS.md, issue 15, h15d, 2026-12-04).
 """
 
 from __future__ import annotations
@@ -37,8 +44,33 @@ def _slot(em: Any, buf: Any, stage: str, stage_bytes: int, k: int) -> str:
     return str(em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {em.emit(f'add i32 {base}, {slot}')}"))
 
 
+def _policy(em: Any) -> str | None:
+    """The kernel's evict-first L2 policy register (made once, at the entry),
+    or None where its ring copies take the default priority."""
+    mode = getattr(em, "l2_evict", "")
+    if not (mode == "1" or (mode == "" and em.k.source.evict_first)):
+        return None
+    if getattr(em, "_ring_policy", None) is None:
+        em._ring_policy = em.entry_emit(
+            'call i64 asm sideeffect "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"()')
+    return str(em._ring_policy)
+
+
+def _cp_async(em: Any, dst: str, src: str, size: str, policy: str | None) -> None:
+    """One 16-byte `cp.async.cg` of `size` (16 or 0) source bytes, with the
+    L2 cache policy `policy` when given."""
+    if policy is None:
+        em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
+                f"ptr addrspace(1) {src}, i32 {size})")
+        return
+    d32 = em.emit(f"ptrtoint ptr addrspace(3) {dst} to i32")
+    em.stmt('call void asm sideeffect "cp.async.cg.shared.global.L2::cache_hint [$0], [$1], 16, $2, $3;", '
+            f'"r,l,r,l"(i32 {d32}, ptr addrspace(1) {src}, i32 {size}, i64 {policy})')
+
+
 def ring_copy(em: Any, op: g.RingCopy) -> None:
     info = em.tensors[op.tensor]
+    policy = _policy(em)
     lay = view_of(op.layout, op.type.shape, em.T, op.type.dtype.itemsize)
     stage_bytes = em.env[op.dst.id].stage_bytes
     offsets = [em.scalar(o) for o in op.offsets]
@@ -61,8 +93,7 @@ def ring_copy(em: Any, op: g.RingCopy) -> None:
         for k, dk in enumerate(deltas):
             if dk != "0":
                 addr = em.emit(f"getelementptr {mty}, ptr addrspace(1) {addr}, i64 {dk}")
-            em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) "
-                    f"{_slot(em, op.dst, stage, stage_bytes, k)}, ptr addrspace(1) {addr}, i32 16)")
+            _cp_async(em, _slot(em, op.dst, stage, stage_bytes, k), addr, "16", policy)
         em.br(done)
         em.label(slow)
     for k in range(lay.K):
@@ -74,8 +105,7 @@ def ring_copy(em: Any, op: g.RingCopy) -> None:
             size = em.emit(f"select i1 {whole}, i32 16, i32 0")
         else:
             size = "16"
-        em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) "
-                f"{_slot(em, op.dst, stage, stage_bytes, k)}, ptr addrspace(1) {addr}, i32 {size})")
+        _cp_async(em, _slot(em, op.dst, stage, stage_bytes, k), addr, size, policy)
     em.br(done)
     em.label(done)
 

@@ -53,6 +53,16 @@ def _policy(em: Any) -> str | None:
     if getattr(em, "_ring_policy", None) is None:
         em._ring_policy = em.entry_emit(
             'call i64 asm sideeffect "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"()')
+        # ptxas 13.0 (and 13.1, 13.3 by others' reports) miscompiles a
+        # `cp.async` with a cache policy whose shared address it splits into
+        # a thread part and a uniform one ([R+UR] and desc[UR] in one
+        # LDGSTS: it encodes undefined registers, an illegal instruction at
+        # run time; seen on the H200, 2026-12-04). A zero it cannot prove
+        # (the top bit of this thread's 64-bit clock) added to the slot
+        # address keeps the whole address in the thread's registers.
+        em._ring_zero = em.entry_emit(
+            'call i32 asm sideeffect "{ .reg .b64 c; mov.u64 c, %clock64; shr.u64 c, c, 63; '
+            'cvt.u32.u64 $0, c; }", "=r"()')
     return str(em._ring_policy)
 
 
@@ -63,7 +73,7 @@ def _cp_async(em: Any, dst: str, src: str, size: str, policy: str | None) -> Non
         em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
                 f"ptr addrspace(1) {src}, i32 {size})")
         return
-    d32 = em.emit(f"ptrtoint ptr addrspace(3) {dst} to i32")
+    d32 = em.emit(f"add i32 {em.emit(f'ptrtoint ptr addrspace(3) {dst} to i32')}, {em._ring_zero}")
     em.stmt('call void asm sideeffect "cp.async.cg.shared.global.L2::cache_hint [$0], [$1], 16, $2, $3;", '
             f'"r,l,r,l"(i32 {d32}, ptr addrspace(1) {src}, i32 {size}, i64 {policy})')
 

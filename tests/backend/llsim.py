@@ -613,6 +613,14 @@ class Program:
             return _Ins(dst, None, sync=lambda r: ("qpull", vals[0](r), vals[1](r)), text=rhs)
         if text == "st.relaxed.gpu.global.u32 [$0], 0;":  # its counter's reset
             return _Ins(None, None, sync=lambda r: ("atomic", "xchg", vals[0](r), "i32", 0), text=rhs)
+        if text == "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;":  # an L2 policy: opaque here
+            return _Ins(dst, lambda r: 0x12F0000000000000, text=rhs)
+        if text.startswith("{ .reg .b64 c; mov.u64 c, %clock64; shr.u64 c, c, 63;"):  # the ring's opaque zero
+            return _Ins(dst, lambda r: 0, text=rhs)
+        if text == "cp.async.cg.shared.global.L2::cache_hint [$0], [$1], 16, $2, $3;":
+            # a ring copy with an L2 policy (`codegen/ring.py`): the shared address as an i32
+            return _Ins(None, None, sync=lambda r: ("copy", ("smem", int(vals[0](r))), vals[1](r), 16,
+                                                    vals[2](r)), text=rhs)
         if re.search(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ", text):
             # an L2 prefetch (`p.prefetch`, PDL's pre-wait forms): a hint, no effect here
             return _Ins(None, lambda r: None, text=rhs)

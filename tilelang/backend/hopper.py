@@ -261,6 +261,8 @@ class HopperOps:
         warp = self.emit("lshr i32 %tid, 5")  # type: ignore[attr-defined]
         done = self.new_label("roles_done")  # type: ignore[attr-defined]
         first = 0
+        outer_roles = self.in_roles  # type: ignore[has-type]
+        self.in_roles = True  # no CTA barrier for a hazard here (`EmitterCore.order_access`)
         for i, role in enumerate(op.roles):
             body_l = self.new_label(f"role_{role.name}")  # type: ignore[attr-defined]
             last = i == len(op.roles) - 1
@@ -293,6 +295,7 @@ class HopperOps:
             if not last:
                 self.label(nxt)  # type: ignore[attr-defined]
             first += role.warps
+        self.in_roles = outer_roles
         self.label(done)  # type: ignore[attr-defined]
 
     # -- wgmma -------------------------------------------------------------------------

@@ -374,12 +374,15 @@ class _Emitter(HopperOps, DebugOps):
                 if a < len(fd) and fd[a]:
                     self._mult[r.id] = 16
             case ir.Load():
+                self.order_access(op)
                 self.load(op)
             case ir.Store():
+                self.order_access(op)
                 self.store(op)
             case ir.Prefetch():
                 pdl_code.emit_prefetch(self, op)
             case ir.AtomicRMW():
+                self.order_access(op)
                 self.atomic(op)
             case ir.Elementwise(result=r, op=eop, operands=xs):
                 self.elementwise(r, eop, xs, op.span)

@@ -22,6 +22,7 @@ from .core import (
     Frag,
     Operand,
 )
+from .hazards import loop_carried
 from .shapes import ShapeOps
 
 
@@ -114,7 +115,12 @@ class ControlOps(ShapeOps):
         for o, _, regs in state:
             state_phis.append([self.tmp() for _ in regs])
             self._carry_in[id(o)] = state_phis[-1]
+        before = self.hazards.snapshot()  # the previous iteration's accesses are pending at the top
+        body_acc = loop_carried(self, (op.body,))
+        self.hazards.merge(body_acc)
         ys = self.region(op.body, (iv, *carried))
+        self.hazards.merge(before)
+        self.hazards.merge(body_acc)
         nexts = self._flatten(ys)
         ivn = self.emit(f"add {ity} {iv}, {st}")
         latch = self.cur
@@ -137,11 +143,15 @@ class ControlOps(ShapeOps):
         then_l, else_l, join = self.new_label("then"), self.new_label("else"), self.new_label("endif")
         self.cbr(c, then_l, else_l)
         self.label(then_l)
+        before = self.hazards.snapshot()
         t_vals = self._flatten(self.region(op.then, ()))
+        after_then = self.hazards.snapshot()
+        self.hazards.pending = before
         t_end = self.cur
         self.br(join)
         self.label(else_l)
         e_vals = self._flatten(self.region(op.else_, ()))
+        self.hazards.merge(after_then)
         e_end = self.cur
         self.br(join)
         self.label(join)
@@ -161,10 +171,15 @@ class ControlOps(ShapeOps):
         phi_at = len(self.lines)
         self.lines.append("")
         carried = self._unflatten(op.results, phis)
+        before = self.hazards.snapshot()  # the previous iteration's accesses are pending at the top
+        body_acc = loop_carried(self, (op.cond, op.body))
+        self.hazards.merge(body_acc)
         (c,) = self.region(op.cond, tuple(carried))
         self.cbr(c, body_l, exit_)  # type: ignore[arg-type]
         self.label(body_l)
         nexts = self._flatten(self.region(op.body, tuple(carried)))
+        self.hazards.merge(before)
+        self.hazards.merge(body_acc)
         latch = self.cur
         self.br(head)
         self.lines[phi_at] = "\n".join(

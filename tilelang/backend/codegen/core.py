@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tilelang.backend.codegen.hazards import Hazards, access_of
 from tilelang.backend.codegen.llvm_types import (
     smem_size,
     smem_ty,
@@ -106,6 +107,7 @@ class EmitterCore:
         self.k = kernel
         self.layouts = kernel.layouts
         self.role_tid = "%tid"
+        self.in_roles = False  # inside `WarpSpecialize`'s roles (`hopper.py`)
         # Scratch shared memory (conversions, reductions) starts after the buffers
         # the GPU IR allocated (`smem_alloc`).
         self._scratch = ("@smem" if not kernel.smem_bytes else
@@ -141,6 +143,7 @@ class EmitterCore:
         self.prints: list[PrintFormat] = []
         self._uniform: set[int] = set()  # tiles every thread holds the same value in each slot of
         self._bars = 0  # barriers emitted so far
+        self.hazards = Hazards()  # the block's global accesses since the last barrier (`codegen/hazards.py`)
         # (barriers at the end, start, end) of the last reduction's scratch buffer while
         # it is the latest shared-memory user in straight-line code (`codegen/reduce.py`)
         self._red_mark: tuple[int, int, int] | None = None
@@ -321,8 +324,22 @@ class EmitterCore:
 
     def barrier(self) -> None:
         self._bars += 1
+        self.hazards.clear()
         self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)")
         self.stmt("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)")
+
+    def order_access(self, op: ir.Op) -> None:
+        """A CTA barrier before a global load or store that an earlier access of
+        the block to the same tensor, by other threads, must complete before
+        (`codegen/hazards.py`); not inside a warp role, where not every thread
+        of the block reaches it."""
+        got = access_of(self, op)
+        if got is None:
+            return
+        tensor, a = got
+        if self.hazards.needs_barrier(tensor, a) and not self.in_roles:
+            self.barrier()
+        self.hazards.add(tensor, a)
 
     def need_smem(self, nbytes: int, span: Span) -> None:
         self._scratch_used = True

@@ -1,0 +1,493 @@
+"""llsim's instruction semantics (tests only): integer and float arithmetic with
+LLVM's rules, compares, casts, the math intrinsics, shuffles, warp-wide
+operations and atomics."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from llsim_values import (
+    _FLOATS,
+    Memory,
+    Unsupported,
+    _bf16,
+    _bits,
+    _decode,
+    _decode_any,
+    _encode,
+    _encode_any,
+    _signed,
+    _vec,
+)
+
+
+def _ibin(f: Callable[[int, int, int], int]) -> Callable[[Any, Any, str], Any]:
+    def g(a: Any, b: Any, ty: str) -> Any:
+        if ty.startswith("<"):
+            n, el = _vec(ty)
+            return tuple(g(x, y, el) for x, y in zip(a, b, strict=True))
+        bits = _bits(ty)
+        return f(int(a), int(b), bits) & ((1 << bits) - 1)
+    g.int_op = f  # type: ignore[attr-defined]
+    return g
+
+
+def _fbin(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any, str], Any]:
+    def g(a: Any, b: Any, ty: str) -> Any:
+        if ty.startswith("<"):
+            n, el = _vec(ty)
+            return tuple(g(x, y, el) for x, y in zip(a, b, strict=True))
+        r = f(a, b)  # run_block ignores floating-point warnings
+        return _bf16(r) if ty == "bfloat" else _FLOATS[ty](r)
+    g.float_op = f  # type: ignore[attr-defined]
+    return g
+
+
+def _sdiv(a: int, b: int, n: int) -> int:
+    x, y = _signed(a, n), _signed(b, n)
+    if y == 0:
+        raise ZeroDivisionError("sdiv by zero (poison in LLVM)")
+    q = abs(x) // abs(y)
+    return q if (x < 0) == (y < 0) else -q
+
+
+def _srem(a: int, b: int, n: int) -> int:
+    x, y = _signed(a, n), _signed(b, n)
+    if y == 0:
+        raise ZeroDivisionError("srem by zero")
+    return x - _sdiv(a, b, n) * y
+
+
+def _udiv(a: int, b: int, n: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("udiv by zero")
+    return a // b
+
+
+def _urem(a: int, b: int, n: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("urem by zero")
+    return a % b
+
+
+def _shift_ok(b: int, n: int) -> int:
+    if b >= n:
+        raise ValueError("shift by >= bit width (poison in LLVM)")
+    return b
+
+
+_BINOPS: dict[str, Callable[[Any, Any, str], Any]] = {
+    "add": _ibin(lambda a, b, n: a + b),
+    "sub": _ibin(lambda a, b, n: a - b),
+    "mul": _ibin(lambda a, b, n: a * b),
+    "udiv": _ibin(_udiv),
+    "sdiv": _ibin(_sdiv),
+    "urem": _ibin(_urem),
+    "srem": _ibin(_srem),
+    "shl": _ibin(lambda a, b, n: a << _shift_ok(b, n)),
+    "lshr": _ibin(lambda a, b, n: a >> _shift_ok(b, n)),
+    "ashr": _ibin(lambda a, b, n: _signed(a, n) >> _shift_ok(b, n)),
+    "and": _ibin(lambda a, b, n: a & b),
+    "or": _ibin(lambda a, b, n: a | b),
+    "xor": _ibin(lambda a, b, n: a ^ b),
+    "fadd": _fbin(lambda a, b: a + b),
+    "fsub": _fbin(lambda a, b: a - b),
+    "fmul": _fbin(lambda a, b: a * b),
+    "fdiv": _fbin(lambda a, b: np.divide(a, b)),
+    "frem": _fbin(lambda a, b: np.fmod(a, b)),
+}
+
+
+# the operations the block compiler writes inline (the `_BINOPS` lambdas' own expressions)
+_INLINE_OPS = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
+               "fadd": "+", "fsub": "-", "fmul": "*"}
+
+
+_UCMP = {"eq": "==", "ne": "!=", "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}  # icmp's unsigned predicates
+
+
+_SCMP = {"slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+
+
+def _icmp(pred: str, ty: str) -> Callable[[Any, Any], int]:
+    bits = _bits(ty) if not ty.startswith("ptr") else 64
+    s = (lambda v: _signed(int(v), bits)) if pred[0] == "s" else (lambda v: int(v))
+    if ty.startswith("ptr"):
+        raise Unsupported("icmp on pointers")
+    op = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+          "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+          "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}[pred if pred in ("eq", "ne") else pred[1:]]
+    return lambda a, b: int(op(s(a), s(b)))
+
+
+def _fcmp(pred: str) -> Callable[[Any, Any], int]:
+    if pred == "ord":
+        return lambda a, b: int(not (np.isnan(a) or np.isnan(b)))
+    if pred == "uno":
+        return lambda a, b: int(bool(np.isnan(a) or np.isnan(b)))
+    if pred in ("true", "false"):
+        return lambda a, b: int(pred == "true")
+    unordered = pred[0] == "u"
+    op = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+          "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}[pred[1:]]
+
+    def f(a: Any, b: Any) -> int:
+        if np.isnan(a) or np.isnan(b):
+            return int(unordered)
+        return int(bool(op(a, b)))
+    return f
+
+
+def _float_of(v: Any, ty: str) -> float:
+    return float(v)
+
+
+def _cast_trunc(v: Any, s: str, d: str) -> Any:
+    return int(v) & ((1 << _bits(d)) - 1)
+
+
+def _cast_zext(v: Any, s: str, d: str) -> Any:
+    return int(v)
+
+
+def _cast_sext(v: Any, s: str, d: str) -> Any:
+    return _signed(int(v), _bits(s)) & ((1 << _bits(d)) - 1)
+
+
+def _cast_fptrunc(v: Any, s: str, d: str) -> Any:
+    if d.startswith("<"):  # element-wise over a vector
+        _, el = _vec(d)
+        if el in _FLOATS:  # each element rounded once, as `_FLOATS[el](x)`
+            return tuple(np.array(v, _FLOATS[el]))
+        return tuple(_cast_fptrunc(x, "", el) for x in v)
+    return _bf16(np.float32(v)) if d == "bfloat" else _FLOATS[d](v)
+
+
+def _cast_fpext(v: Any, s: str, d: str) -> Any:
+    return _FLOATS[d](v)
+
+
+def _cast_sitofp(v: Any, s: str, d: str) -> Any:
+    x = _signed(int(v), _bits(s))
+    return _bf16(float(x)) if d == "bfloat" else _FLOATS[d](x)
+
+
+def _cast_uitofp(v: Any, s: str, d: str) -> Any:
+    return _bf16(float(v)) if d == "bfloat" else _FLOATS[d](int(v))
+
+
+def _cast_fptosi(v: Any, s: str, d: str) -> Any:
+    f = float(v)
+    if math.isnan(f) or math.isinf(f):
+        raise ValueError("fptosi of nan/inf (poison)")
+    return int(f) & ((1 << _bits(d)) - 1)
+
+
+def _cast_fptoui(v: Any, s: str, d: str) -> Any:
+    return _cast_fptosi(v, s, d)
+
+
+_WORD = {("float", "i32"): (np.float32, np.uint32), ("i32", "float"): (np.uint32, np.float32),
+         ("double", "i64"): (np.float64, np.uint64), ("i64", "double"): (np.uint64, np.float64)}
+
+
+def _cast_bitcast(v: Any, s: str, d: str) -> Any:
+    if s == d:
+        return v
+    word = _WORD.get((s, d))
+    if word is not None:  # `_decode(_encode(v, s), d)` without the bytes
+        if s[0] == "i":
+            return np.array(int(v) & ((1 << _bits(s)) - 1), word[0]).view(word[1])[()]
+        return int(np.array(v, word[0]).view(word[1]))
+    if s.startswith("<") or d.startswith("<"):
+        return _decode_any(_encode_any(v, s), d)
+    return _decode(_encode(v, s), d)
+
+
+def _cast_ptrtoint(v: Any, s: str, d: str) -> Any:
+    key, off = v
+    base = 0 if key == "smem" else 1 << 32  # global buffers are 256-byte aligned, shared at 0
+    return (base + off) & ((1 << _bits(d)) - 1)
+
+
+_CASTS: dict[str, Callable[[Any, str, str], Any]] = {
+    "trunc": _cast_trunc, "zext": _cast_zext, "sext": _cast_sext, "fptrunc": _cast_fptrunc,
+    "fpext": _cast_fpext, "sitofp": _cast_sitofp, "uitofp": _cast_uitofp, "fptosi": _cast_fptosi,
+    "fptoui": _cast_fptoui, "bitcast": _cast_bitcast, "ptrtoint": _cast_ptrtoint,
+    "addrspacecast": lambda v, s, d: v, "inttoptr": lambda v, s, d: ("smem", int(v)),
+}
+
+
+def _scalar_binop(fn: Any, ty: str, va: Any, vb: Any) -> Callable[[dict[str, Any]], Any] | None:
+    """`fn(va(r), vb(r), ty)` for a scalar `ty` without the per-call type
+    dispatch (the simulator's hottest path); None for vectors."""
+    if ty.startswith("<"):
+        return None
+    op = getattr(fn, "int_op", None)
+    if op is not None:
+        bits = _bits(ty)
+        mask = (1 << bits) - 1
+        return lambda r: op(int(va(r)), int(vb(r)), bits) & mask
+    fop = getattr(fn, "float_op", None)
+    if fop is None:
+        return None
+    conv = _bf16 if ty == "bfloat" else _FLOATS[ty]
+    return lambda r: conv(fop(va(r), vb(r)))
+
+
+def _scalar_cast(op: str, v: Any, s: str, d: str) -> Callable[[dict[str, Any]], Any] | None:
+    """A scalar float cast without the per-call dispatch; None where the
+    general `_CASTS` entry is needed."""
+    if s.startswith("<") or d.startswith("<") or d not in _FLOATS or op not in ("fptrunc", "fpext"):
+        return None
+    conv = _FLOATS[d]
+    return lambda r: conv(v(r))
+
+
+def _f32(x: Any) -> Any:
+    return np.float32(x)
+
+
+def _unary(f: Callable[[float], float]) -> Callable[..., Any]:
+    def g(x: Any, tys: list[str], name: str) -> Any:
+        r = f(x)
+        return np.float64(r) if tys[0] == "double" else np.float32(r)
+    g.unary = f  # type: ignore[attr-defined]
+    return g
+
+
+def _fma(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
+    if tys[0] == "double":
+        from fractions import Fraction
+
+        fa, fb, fc = float(a), float(b), float(c)
+        if not all(math.isfinite(v) for v in (fa, fb, fc)):
+            return np.float64(fa * fb + fc)
+        return np.float64(float(Fraction(fa) * Fraction(fb) + Fraction(fc)))
+    # fma.rn.f32 rounds once: the f32 product is exact in f64, the f64 add is
+    # rounded to odd (as the interpreter does), then the one rounding to f32;
+    # a plain f64 add would round twice (a * b + c at a tie of f32 with a
+    # small c went the wrong way)
+    from tilelang.interp.numeric import _add_round_odd
+
+    return np.float32(_add_round_odd(np.asarray(np.float64(a) * np.float64(b)), np.asarray(np.float64(c))))
+
+
+def _minmax(is_max: bool) -> Callable[..., Any]:
+    def g(a: Any, b: Any, tys: list[str], name: str) -> Any:
+        if np.isnan(a):
+            return b
+        if np.isnan(b):
+            return a
+        return max(a, b) if is_max else min(a, b)
+
+    def fast(a: Any, b: Any) -> Any:  # `g` on two f32 scalars without np.isnan (x != x: NaN)
+        if type(a) is not np.float32 or type(b) is not np.float32:
+            return g(a, b, [], "")
+        if a != a:
+            return b
+        if b != b:
+            return a
+        return max(a, b) if is_max else min(a, b)
+    g.fast = fast  # type: ignore[attr-defined]
+    return g
+
+
+def _nanminmax(is_max: bool) -> Callable[..., Any]:
+    # llvm.maximum / llvm.minimum (PTX max.NaN / min.NaN): NaN-propagating, -0.0 < +0.0
+    def zeros(a: Any, b: Any) -> Any:
+        return a + b if is_max else -((-a) + (-b))  # two zeros: the larger is their sum
+
+    def g(a: Any, b: Any, tys: list[str], name: str) -> Any:
+        if np.isnan(a) or np.isnan(b):
+            return type(a)(np.nan)
+        if a == 0 and b == 0:
+            return zeros(a, b)
+        return max(a, b) if is_max else min(a, b)
+
+    def fast(a: Any, b: Any) -> Any:  # `g` on two f32 scalars without np.isnan
+        if type(a) is not np.float32 or type(b) is not np.float32:
+            return g(a, b, [], "")
+        if a != a or b != b:
+            return np.float32(np.nan)
+        if a == 0 and b == 0:
+            return zeros(a, b)
+        return max(a, b) if is_max else min(a, b)
+    g.fast = fast  # type: ignore[attr-defined]
+    return g
+
+
+def _iabs(a: Any, poison: Any, tys: list[str], name: str) -> Any:
+    bits = _bits(tys[0])
+    return abs(_signed(int(a), bits)) & ((1 << bits) - 1)
+
+
+def _fpto_sat(a: Any, tys: list[str], name: str) -> Any:
+    bits = int(name.split(".")[3][1:])
+    f = float(a)
+    if math.isnan(f):
+        return 0
+    if ".fptosi." in name:
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    else:
+        lo, hi = 0, (1 << bits) - 1
+    if math.isinf(f):
+        return (hi if f > 0 else lo) & ((1 << bits) - 1)
+    return max(lo, min(hi, int(f))) & ((1 << bits) - 1)
+
+
+def _iminmax(kind: str) -> Callable[..., Any]:
+    def g(a: Any, b: Any, tys: list[str], name: str) -> Any:
+        bits = _bits(tys[0])
+        if kind[0] == "s":
+            x, y = _signed(int(a), bits), _signed(int(b), bits)
+        else:
+            x, y = int(a), int(b)
+        return (max(x, y) if kind[1:] == "max" else min(x, y)) & ((1 << bits) - 1)
+    return g
+
+
+def _copysign(a: Any, b: Any, tys: list[str], name: str) -> Any:
+    return (np.float64 if tys[0] == "double" else np.float32)(np.copysign(a, b))
+
+
+def _ff2x2(el: str) -> Callable[..., Any]:
+    """cvt.rn.{f16,bf16}x2.f32: two f32 rounded into one pair, the first operand the high half."""
+    def f(hi: Any, lo: Any, tys: list[str], name: str) -> Any:
+        return (_cast_fptrunc(lo, "float", el), _cast_fptrunc(hi, "float", el))
+    return f
+
+
+_INTRINSICS: dict[str, Callable[..., Any]] = {
+    "llvm.nvvm.ff2f16x2.rn": _ff2x2("half"),
+    "llvm.nvvm.ff2bf16x2.rn": _ff2x2("bfloat"),
+    "llvm.fma": _fma,
+    "llvm.nvvm.ex2.approx": _unary(np.exp2),
+    "llvm.nvvm.ex2.approx.ftz": _unary(np.exp2),
+    "llvm.nvvm.lg2.approx": _unary(np.log2),
+    "llvm.nvvm.lg2.approx.ftz": _unary(np.log2),
+    "llvm.nvvm.rsqrt.approx": _unary(lambda x: 1.0 / np.sqrt(np.float64(x))),
+    "llvm.nvvm.rsqrt.approx.ftz": _unary(lambda x: 1.0 / np.sqrt(np.float64(x))),
+    "llvm.nvvm.rcp.approx.ftz": _unary(lambda x: 1.0 / np.float64(x)),
+    "llvm.nvvm.sin.approx": _unary(lambda x: np.sin(np.float64(x))),
+    "llvm.nvvm.cos.approx": _unary(lambda x: np.cos(np.float64(x))),
+    "llvm.sqrt": _unary(np.sqrt),
+    "llvm.fabs": _unary(np.abs),
+    "llvm.floor": _unary(np.floor),
+    "llvm.ceil": _unary(np.ceil),
+    "llvm.trunc": _unary(np.trunc),
+    "llvm.rint": _unary(np.rint),
+    "llvm.maxnum": _minmax(True),
+    "llvm.maximum": _nanminmax(True),
+    "llvm.minimum": _nanminmax(False),
+    "llvm.minnum": _minmax(False),
+    "llvm.abs": _iabs,
+    "llvm.fptosi.sat": _fpto_sat,
+    "llvm.fptoui.sat": _fpto_sat,
+    "llvm.smax": _iminmax("smax"),
+    "llvm.smin": _iminmax("smin"),
+    "llvm.umax": _iminmax("umax"),
+    "llvm.umin": _iminmax("umin"),
+    "llvm.copysign": _copysign,
+}
+
+
+def _shfl(mode: str, vals: list[int], arg: int, c: int) -> list[int]:
+    out = []
+    for lane in range(32):
+        if mode == "bfly":
+            src = lane ^ arg
+        elif mode == "idx":
+            src = arg if isinstance(arg, int) else arg
+        elif mode == "up":
+            src = lane - arg if lane - arg >= 0 else lane
+        elif mode == "down":
+            src = lane + arg if lane + arg < 32 else lane
+        else:
+            raise Unsupported(mode)
+        out.append(vals[src if 0 <= src < 32 else lane])
+    return out
+
+
+def _halves(word: int, ty: str) -> tuple[float, float]:
+    lo, hi = word & 0xFFFF, word >> 16
+    if ty == "half":
+        return tuple(float(np.array(h, np.uint16).view(np.float16)) for h in (lo, hi))  # type: ignore[return-value]
+    return tuple(float(np.array(h << 16, np.uint32).view(np.float32)) for h in (lo, hi))  # type: ignore[return-value]
+
+
+def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
+    """ldmatrix and mma.sync.m16n8k16 over the 32 lanes' operands (and
+    `bar.warp.sync`, which only gathers them)."""
+    if name == "llvm.nvvm.bar.warp.sync":
+        return [None] * len(args)
+    if name in ("llvm.nvvm.vote.all.sync", "llvm.nvvm.vote.any.sync"):  # full mask only
+        if any(a[0] & 0xFFFFFFFF != 0xFFFFFFFF for a in args):
+            raise Unsupported(f"{name} with a partial mask")
+        got = [bool(a[1]) for a in args]
+        return [int(all(got) if name.endswith("all.sync") else any(got))] * len(args)
+    if name.startswith("llvm.nvvm.ldmatrix.sync.aligned.m8n8."):
+        n = int(re.search(r"\.x(\d)", name).group(1))  # type: ignore[union-attr]
+        trans = ".trans" in name
+        rows = [a[0] for a in args]  # lane t: address of row t % 8 of matrix t // 8
+        out = []
+        for lane in range(32):
+            regs = []
+            for i in range(n):
+                if trans:
+                    # element (r, c) of matrix i lives at row r; lane gets (2q, g), (2q+1, g)
+                    g, q = lane // 4, lane % 4
+                    e0 = mem.load((rows[8 * i + 2 * q][0], rows[8 * i + 2 * q][1] + 2 * g), "i16")
+                    e1 = mem.load((rows[8 * i + 2 * q + 1][0], rows[8 * i + 2 * q + 1][1] + 2 * g), "i16")
+                else:
+                    g, q = lane // 4, lane % 4
+                    base = rows[8 * i + g]
+                    e0 = mem.load((base[0], base[1] + 4 * q), "i16")
+                    e1 = mem.load((base[0], base[1] + 4 * q + 2), "i16")
+                regs.append(e0 | (e1 << 16))
+            out.append(tuple(regs))
+        return out
+    if name.startswith("llvm.nvvm.mma.m16n8k16.row.col."):
+        ty = "bfloat" if name.endswith("bf16") else "half"
+
+        def word(x: Any) -> int:
+            if isinstance(x, tuple):  # <2 x half>
+                return int(np.array(x[0], np.float16).view(np.uint16)) | (int(np.array(x[1], np.float16).view(np.uint16)) << 16)
+            return int(x)
+
+        A = np.zeros((16, 16))
+        B = np.zeros((16, 8))
+        C = np.zeros((16, 8))
+        for lane, a in enumerate(args):
+            g, q = lane // 4, lane % 4
+            w = [word(x) for x in a[:6]]
+            for (r, c), x in zip([(g, 2 * q), (g + 8, 2 * q), (g, 2 * q + 8), (g + 8, 2 * q + 8)], w[:4], strict=True):
+                A[r, c], A[r, c + 1] = _halves(x, ty)
+            for k0, x in zip((2 * q, 2 * q + 8), w[4:6], strict=True):
+                B[k0, g], B[k0 + 1, g] = _halves(x, ty)
+            cs = [float(x) for x in a[6:10]]
+            C[g, 2 * q], C[g, 2 * q + 1], C[g + 8, 2 * q], C[g + 8, 2 * q + 1] = cs
+        D = (A @ B + C).astype(np.float32)
+        out = []
+        for lane in range(32):
+            g, q = lane // 4, lane % 4
+            out.append((D[g, 2 * q], D[g, 2 * q + 1], D[g + 8, 2 * q], D[g + 8, 2 * q + 1]))
+        return out
+    raise Unsupported(name)
+
+
+def _atomic(op: str, old: Any, v: Any, ty: str) -> Any:
+    if op == "fadd":
+        return _FLOATS[ty](old + v) if ty in _FLOATS else _bf16(old + v)
+    if op in ("fmax", "fmin"):
+        return (max if op == "fmax" else min)(old, v)
+    bits = _bits(ty)
+    m = (1 << bits) - 1
+    so, sv = _signed(int(old), bits), _signed(int(v), bits)
+    return {"add": (int(old) + int(v)) & m, "max": max(so, sv) & m, "min": min(so, sv) & m,
+            "umax": max(int(old), int(v)), "umin": min(int(old), int(v)),
+            "or": int(old) | int(v), "and": int(old) & int(v), "xchg": int(v)}[op]

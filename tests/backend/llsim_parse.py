@@ -1,0 +1,502 @@
+"""llsim's parser (tests only): the LLVM IR text of one kernel -> `Program`, its
+basic blocks of instructions (each a closure over the registers and, for the
+block compiler `llsim_blocks`, the same computation as Python source)."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from llsim_ops import (
+    _BINOPS,
+    _CASTS,
+    _INLINE_OPS,
+    _INTRINSICS,
+    _SCMP,
+    _UCMP,
+    _WORD,
+    _fcmp,
+    _icmp,
+    _scalar_binop,
+    _scalar_cast,
+)
+from llsim_values import _FLOATS, Unsupported, _bf16, _bits, _signed, _size, _vec, knob
+
+_TIMER = itertools.count(1 << 20, 32)  # `%globaltimer`: every read a later time
+
+
+
+
+def _const(tok: str, ty: str) -> Any:
+    if tok in ("undef", "poison", "zeroinitializer"):
+        fz = knob("UNDEF_FLOAT") if tok != "zeroinitializer" else "0.0"
+        if ty.startswith("<"):
+            n, el = _vec(ty)
+            return tuple(_const("0", el) if el not in _FLOATS and el != "bfloat" else _const(fz, el)
+                         for _ in range(n))
+        return _const(fz, ty) if ty in _FLOATS or ty == "bfloat" else 0
+    if tok == "true":
+        return 1
+    if tok == "false":
+        return 0
+    if ty in _FLOATS or ty == "bfloat":
+        if tok.startswith("0x"):
+            d = struct.unpack("<d", struct.pack("<Q", int(tok[2:], 16)))[0]
+        else:
+            d = float(tok)
+        return _bf16(d) if ty == "bfloat" else _FLOATS[ty](d)
+    return int(tok) & ((1 << _bits(ty)) - 1)
+
+
+def _split_args(s: str) -> list[str]:
+    """Split at top-level commas (not inside <>, (), {}, [])."""
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _take_type(s: str) -> tuple[str, str]:
+    """(type, rest) from the start of `s`."""
+    s = s.strip()
+    if s[0] in "<{":
+        close = ">" if s[0] == "<" else "}"
+        depth = 0
+        for i, ch in enumerate(s):
+            if ch in "<{":
+                depth += 1
+            elif ch in ">}":
+                depth -= 1
+                if depth == 0:
+                    assert ch == close
+                    return s[:i + 1], s[i + 1:].strip()
+    m = re.match(r"(ptr addrspace\(\d+\)|ptr|%[\w.]+|[a-z0-9]+)\s*(.*)$", s, re.S)
+    assert m, s
+    return m.group(1), m.group(2)
+
+
+_FLAGS = {"nsw", "nuw", "exact", "afn", "contract", "fast", "nnan", "ninf", "nsz", "arcp", "reassoc",
+          "inbounds", "disjoint", "nneg", "samesign"}
+
+
+def _strip_flags(s: str) -> str:
+    words = s.split(" ")
+    while words and words[0] in _FLAGS:
+        words.pop(0)
+    return " ".join(words)
+
+
+@dataclass
+class _Ins:
+    dst: str | None
+    fn: Callable[[dict[str, Any]], Any] | None  # plain instruction: regs -> value
+    sync: Callable[[dict[str, Any]], tuple] | None = None  # a request to the scheduler
+    text: str = ""
+    # the same computation as Python source over `r` (the registers) and the
+    # names in `Program.ns`, for the block compiler (llsim_blocks); None: `fn`
+    # (or `sync`) is called
+    src: str | None = None
+    sync_src: str | None = None
+
+
+@dataclass
+class _Block:
+    name: str
+    phis: list[tuple[str, list[tuple[Callable[[dict[str, Any]], Any], str]]]]
+    body: list[_Ins]
+    term: Callable[[dict[str, Any]], str | None]
+    term_src: str = ""  # the terminator as a Python statement (llsim_blocks)
+    phi_srcs: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)  # phis' arms as source
+
+
+class Program:
+    """One parsed kernel."""
+
+    def __init__(self, text: str) -> None:
+        self.blocks: dict[str, _Block] = {}
+        self.params: list[tuple[str, str]] = []
+        self.ns: dict[str, Any] = {}  # the objects the instructions' `src` names
+        self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
+        lines = text.splitlines()
+        i = 0
+        while not lines[i].startswith("define "):
+            i += 1
+        head = lines[i]
+        m = re.match(r"define ptx_kernel void @([\w.$]+)\((.*)\) #0 \{$", head)
+        assert m, head
+        self.name = m.group(1)
+        for p in _split_args(m.group(2)):
+            ty, rest = _take_type(p)
+            name = rest.split()[-1]
+            self.params.append((ty, name))
+        i += 1
+        cur_name, phis, body, phi_srcs = None, [], [], []
+        for line in lines[i:]:
+            if line == "}":
+                break
+            for sub in line.split("\n"):
+                if not sub.strip():
+                    continue
+                if not sub.startswith(" "):
+                    cur_name = sub.rstrip(":")
+                    phis, body, phi_srcs = [], [], []
+                    continue
+                ins = sub.strip()
+                if ins.startswith("br ") or ins == "ret void":
+                    self.blocks[cur_name] = _Block(cur_name, phis, body, self._term(ins),  # type: ignore[index]
+                                                   self._term_src(ins), phi_srcs)
+                    continue
+                dst, rhs = (ins.split(" = ", 1) if re.match(r"%[\w.]+ = ", ins) else (None, ins))
+                if rhs.startswith("phi "):
+                    ty, rest = _take_type(rhs[4:])
+                    arms = []
+                    for arm in re.findall(r"\[ ([^,\]]+), %([\w.]+) \]", rest):
+                        arms.append((self._val(arm[0], ty), arm[1]))
+                    phis.append((dst, arms))  # type: ignore[arg-type]
+                    phi_srcs.append((dst, [(self._src(a[0], ty), a[1])  # type: ignore[misc]
+                                           for a in re.findall(r"\[ ([^,\]]+), %([\w.]+) \]", rest)]))
+                    continue
+                body.append(self._ins(dst, rhs))
+
+    # -- operands
+    def _val(self, tok: str, ty: str) -> Callable[[dict[str, Any]], Any]:
+        tok = tok.strip()
+        if tok.startswith("%"):
+            return operator.itemgetter(tok)  # a register read: the most frequent operation
+        if tok.startswith("@"):
+            if tok == "@tilec_trace":  # the block timeline's module global (`SimDevice(trace=True)`)
+                return lambda r: ("tilec_trace", 0)
+            assert tok == "@smem", tok
+            return lambda r: ("smem", 0)
+        m = re.match(r"getelementptr \(i8, ptr addrspace\(3\) @smem, i32 (\d+)\)$", tok)
+        if m:  # the scratch area after the buffers GPU IR allocated
+            off = int(m.group(1))
+            return lambda r, off=off: ("smem", off)
+        c = _const(tok, ty)
+        return lambda r, c=c: c
+
+    def _bind(self, obj: Any) -> str:
+        """A name in `ns` for `obj` (source of the compiled blocks)."""
+        name = f"_k{len(self.ns)}"
+        self.ns[name] = obj
+        return name
+
+    def _src(self, tok: str, ty: str) -> str:
+        """`_val(tok, ty)` as a Python expression over `r`."""
+        tok = tok.strip()
+        if tok.startswith("%"):
+            return f"r[{tok!r}]"
+        return self._bind(self._val(tok, ty)(None))  # type: ignore[arg-type]  # a constant or a smem address
+
+    def _typed_src(self, s: str) -> str:
+        ty, rest = _take_type(s)
+        rest = re.sub(r"^(align \d+|noundef)\s+", "", rest)
+        return self._src(rest, ty)
+
+    def _binop_src(self, op: str, fn: Any, ty: str, sa: str, sb: str) -> str:
+        """`fn(a, b, ty)` as source: the scalar fast paths of `_scalar_binop` inline."""
+        if ty.startswith("<"):
+            return f"{self._bind(fn)}({sa}, {sb}, {ty!r})"
+        if getattr(fn, "int_op", None) is not None:
+            bits = _bits(ty)
+            if op in _INLINE_OPS:
+                return f"((int({sa}) {_INLINE_OPS[op]} int({sb})) & {(1 << bits) - 1})"
+            return f"({self._bind(fn.int_op)}(int({sa}), int({sb}), {bits}) & {(1 << bits) - 1})"
+        conv = self._bind(_bf16 if ty == "bfloat" else _FLOATS[ty])
+        if op in _INLINE_OPS:
+            return f"{conv}({sa} {_INLINE_OPS[op]} {sb})"
+        return f"{conv}({self._bind(fn.float_op)}({sa}, {sb}))"
+
+    def _term_src(self, ins: str) -> str:
+        if ins == "ret void":
+            return "return None"
+        m = re.match(r"br label %([\w.]+)$", ins)
+        if m:
+            return f"return {m.group(1)!r}"
+        m = re.match(r"br i1 (\S+), label %([\w.]+), label %([\w.]+)$", ins)
+        assert m, ins
+        return f"return {m.group(2)!r} if {self._src(m.group(1), 'i1')} else {m.group(3)!r}"
+
+    def _typed(self, s: str) -> tuple[str, Callable[[dict[str, Any]], Any]]:
+        ty, rest = _take_type(s)
+        rest = re.sub(r"^(align \d+|noundef)\s+", "", rest)
+        return ty, self._val(rest, ty)
+
+    def _term(self, ins: str) -> Callable[[dict[str, Any]], str | None]:
+        if ins == "ret void":
+            return lambda r: None
+        m = re.match(r"br label %([\w.]+)$", ins)
+        if m:
+            return lambda r, t=m.group(1): t
+        m = re.match(r"br i1 (\S+), label %([\w.]+), label %([\w.]+)$", ins)
+        assert m, ins
+        c = self._val(m.group(1), "i1")
+        return lambda r, c=c, a=m.group(2), b=m.group(3): a if c(r) else b
+
+    def _ins(self, dst: str | None, rhs: str) -> _Ins:
+        op, _, rest = rhs.partition(" ")
+        rest = _strip_flags(rest)
+        fn = _BINOPS.get(op)
+        if fn is not None:
+            ty, rest2 = _take_type(rest)
+            a, b = _split_args(rest2)
+            va, vb = self._val(a, ty), self._val(b, ty)
+            return _Ins(dst, _scalar_binop(fn, ty, va, vb) or (lambda r: fn(va(r), vb(r), ty)), text=rhs,
+                        src=self._binop_src(op, fn, ty, self._src(a, ty), self._src(b, ty)))
+        if op == "fneg":
+            ty, v = self._typed(rest)
+            return _Ins(dst, lambda r: -v(r), text=rhs, src=f"-{self._typed_src(rest)}")
+        if op in ("icmp", "fcmp"):
+            pred, rest2 = rest.split(" ", 1)
+            ty, rest3 = _take_type(rest2)
+            a, b = _split_args(rest3)
+            va, vb = self._val(a, ty), self._val(b, ty)
+            cmp = _icmp(pred, ty) if op == "icmp" else _fcmp(pred)
+            sa, sb = self._src(a, ty), self._src(b, ty)
+            if op == "icmp" and pred in _UCMP:  # unsigned: `int(op(int(a), int(b)))`
+                src = f"int(int({sa}) {_UCMP[pred]} int({sb}))"
+            elif op == "icmp" and pred in _SCMP:  # signed: both sides through `_signed(int(v), bits)`
+                n = _bits(ty)
+                sx = [f"(_x{j} - {1 << n} if (_x{j} := int({v})) >= {1 << (n - 1)} else _x{j})" for j, v in ((0, sa), (1, sb))]
+                src = f"int({sx[0]} {_SCMP[pred]} {sx[1]})"
+            else:
+                src = f"{self._bind(cmp)}({sa}, {sb})"
+            return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs, src=src)
+        if op == "select":
+            c, a, b = _split_args(rest)
+            vc = self._typed(c)[1]
+            va, vb = self._typed(a)[1], self._typed(b)[1]
+            return _Ins(dst, lambda r: va(r) if vc(r) else vb(r), text=rhs,
+                        src=f"({self._typed_src(a)} if {self._typed_src(c)} else {self._typed_src(b)})")
+        if op in _CASTS:
+            m = re.match(r"(.+?) (\S+) to (.+)$", rest)
+            assert m, rhs
+            src_ty, v, dst_ty = m.group(1), self._val(m.group(2), m.group(1)), m.group(3)
+            cast = _CASTS[op]
+            sv = self._src(m.group(2), src_ty)
+            fast = _scalar_cast(op, v, src_ty, dst_ty)
+            src = (f"{self._bind(_FLOATS[dst_ty])}({sv})" if fast is not None
+                   else f"{self._bind(cast)}({sv}, {src_ty!r}, {dst_ty!r})")
+            word = _WORD.get((src_ty, dst_ty)) if op == "bitcast" else None
+            if word is not None:  # `_cast_bitcast`'s word paths inline
+                a, w0, w1 = self._bind(np.array), self._bind(word[0]), self._bind(word[1])
+                src = (f"{a}(int({sv}) & {(1 << _bits(src_ty)) - 1}, {w0}).view({w1})[()]" if src_ty[0] == "i"
+                       else f"int({a}({sv}, {w0}).view({w1}))")
+            return _Ins(dst, fast or (lambda r: cast(v(r), src_ty, dst_ty)), text=rhs, src=src)
+        if op == "getelementptr":
+            parts = _split_args(rest)
+            ety = parts[0]
+            base = self._typed(parts[1])[1]
+            idxs = [self._typed(p) for p in parts[2:]]
+            assert len(idxs) == 1, rhs
+            ity, iv = idxs[0]
+            es = _size(ety)
+            bits = _bits(ity)
+            # _signed(i, bits) inline, on the index evaluated once
+            src = (f"((_p := {self._typed_src(parts[1])})[0], _p[1] + ((_i - {1 << bits} if _i >= {1 << (bits - 1)}"
+                   f" else _i) if (_i := {self._typed_src(parts[2])}) is not None else 0) * {es})")
+            return _Ins(dst, lambda r: (base(r)[0], base(r)[1] + _signed(iv(r), bits) * es), text=rhs, src=src)
+        if op == "load":
+            atomic = rest.startswith("atomic ")
+            if atomic:
+                rest = rest[7:]
+            parts = _split_args(rest)
+            ty = parts[0]
+            p = self._typed(parts[1])[1]
+            return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
+                        sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})")
+        if op == "store":
+            parts = _split_args(rest)
+            ty, v = self._typed(parts[0])
+            p = self._typed(parts[1])[1]
+            return _Ins(None, None, sync=lambda r: ("store", p(r), ty, v(r)), text=rhs,
+                        sync_src=f"('store', {self._typed_src(parts[1])}, {ty!r}, {self._typed_src(parts[0])})")
+        if op == "extractelement":
+            a, b = _split_args(rest)
+            v, i = self._typed(a)[1], self._typed(b)[1]
+            return _Ins(dst, lambda r: v(r)[i(r)], text=rhs, src=f"{self._typed_src(a)}[{self._typed_src(b)}]")
+        if op == "insertelement":
+            a, b, c = _split_args(rest)
+            v, x, i = self._typed(a)[1], self._typed(b)[1], self._typed(c)[1]
+
+            def ins(r: dict[str, Any]) -> Any:
+                t = list(v(r))
+                t[i(r)] = x(r)
+                return tuple(t)
+
+            return _Ins(dst, ins, text=rhs)
+        if op == "extractvalue":
+            parts = _split_args(rest)
+            v = self._typed(parts[0])[1]
+            n = int(parts[1])
+            return _Ins(dst, lambda r: v(r)[n], text=rhs, src=f"{self._typed_src(parts[0])}[{n}]")
+        if op == "atomicrmw":
+            m = re.match(r"(\w+) (.+)$", rest)
+            assert m
+            kind = m.group(1)
+            parts = _split_args(m.group(2))
+            p = self._typed(parts[0])[1]
+            ty, v = self._typed(parts[1].replace(" monotonic", ""))
+            return _Ins(dst, None, sync=lambda r: ("atomic", kind, p(r), ty, v(r)), text=rhs)
+        if op == "cmpxchg":
+            parts = _split_args(rest)
+            p = self._typed(parts[0])[1]
+            ty, old = self._typed(parts[1])
+            _, new = self._typed(parts[2].replace(" monotonic monotonic", ""))
+            return _Ins(dst, None, sync=lambda r: ("cas", p(r), ty, old(r), new(r)), text=rhs)
+        if op == "call":
+            return self._call(dst, rest, rhs)
+        raise Unsupported(rhs)
+
+    def _call(self, dst: str | None, rest: str, rhs: str) -> _Ins:
+        m = re.match(r'(.+?) asm (?:sideeffect )?"(.*?)", "(.*?)"\((.*)\)$', rest)
+        if m:
+            return self._asm(dst, m.group(2), [self._typed(a)[1] for a in _split_args(m.group(4))], rhs)
+        m = re.match(r"(.+?) @([\w.$]+)\((.*)\)$", rest)
+        if not m:
+            raise Unsupported(rhs)
+        name = m.group(2)
+        args = [self._typed(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []
+        vals = [v for _, v in args]
+        tys = [t for t, _ in args]
+        if name == "llvm.nvvm.read.ptx.sreg.globaltimer":  # ticks 32 ns a read
+            return _Ins(dst, lambda r: next(_TIMER), text=rhs)
+        if name.startswith("llvm.nvvm.read.ptx.sreg."):
+            reg = name[len("llvm.nvvm.read.ptx.sreg."):]
+            return _Ins(dst, lambda r: r["$" + reg], text=rhs, src=f"r[{'$' + reg!r}]")
+        if name == "llvm.nvvm.barrier.cta.sync.aligned.all":
+            return _Ins(None, None, sync=lambda r: ("bar",), text=rhs)
+        if name.startswith("llvm.nvvm.shfl.sync."):
+            mode = name.split(".")[4]
+            return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs)
+        if name.startswith("llvm.nvvm.cp.async.cg.shared.global."):
+            # an asynchronous copy: it reads now and lands at the wait_group that retires its group
+            return _Ins(None, None, sync=lambda r: ("copy", vals[0](r), vals[1](r),
+                                                    int(name.split(".")[-2 if name.endswith(".s") else -1]),
+                                                    vals[2](r) if len(vals) > 2 else None), text=rhs)
+        if name == "llvm.nvvm.cp.async.commit.group":
+            return _Ins(None, None, sync=lambda r: ("cp_commit",), text=rhs)
+        if name == "llvm.nvvm.cp.async.wait.group":
+            return _Ins(None, None, sync=lambda r: ("cp_wait", int(vals[0](r))), text=rhs)
+        if name == "llvm.nvvm.cp.async.wait.all":
+            return _Ins(None, None, sync=lambda r: ("cp_wait", 0), text=rhs)
+        if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.", "llvm.nvvm.vote.")):
+            return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs)
+        hop = _hopper_call(name, vals, dst, rhs)
+        if hop is not None:
+            return hop
+        base = re.sub(r"\.(f32|f64|i\d+|f)$", "", name)
+        if base.startswith("llvm.fptosi.sat") or base.startswith("llvm.fptoui.sat"):
+            base = ".".join(base.split(".")[:3])
+        f = _INTRINSICS.get(base)
+        if f is None:
+            raise Unsupported(rhs)
+        srcs = [self._typed_src(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []
+        src = f"{self._bind(f)}({''.join(x + ', ' for x in srcs)}tys={self._bind(tys)}, name={name!r})"
+        if hasattr(f, "fast"):  # min/max: their f32 path without np.isnan
+            src = f"{self._bind(f.fast)}({srcs[0]}, {srcs[1]})"
+        elif hasattr(f, "unary"):  # `_unary`'s g inline
+            conv = self._bind(np.float64 if tys[0] == "double" else np.float32)
+            src = f"{conv}({self._bind(f.unary)}({srcs[0]}))"
+        return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs, src=src)
+
+
+    def _asm(self, dst: str | None, text: str, vals: list[Callable[[dict[str, Any]], Any]], rhs: str) -> _Ins:
+        if text == "" and dst is None:  # `g.Touch`: registers kept live, no instruction
+            return _Ins(None, lambda r: None, text=rhs)
+        if text == "mov.b32 $0, $1;":  # `g.Opaque`: a copy
+            return _Ins(dst, lambda r: vals[0](r), text=rhs)
+        if text == ("{ .reg .b32 t; .reg .pred q; mad.lo.u32 t, $1, $1, $1; and.b32 t, t, 1; setp.ne.u32 q, t, 0; "
+                    "vote.sync.any.pred q, q, -1; selp.u32 t, 1, 0, q; or.b32 $0, $2, t; }"):
+            # a wait's parity pinned after values (`hopper._after`): computed as written, mod 2^32, each thread's
+            # own t for the warp's vote (t is 0 in every lane, so the vote of the lanes is each lane's)
+            def pinned(r: dict[str, Any]) -> Any:
+                b, ph = int(vals[0](r)) & 0xFFFFFFFF, vals[1](r)
+                return type(ph)(int(ph) | (((b * b + b) & 0xFFFFFFFF) & 1))
+            return _Ins(dst, pinned, text=rhs)
+        if text.startswith("wgmma.wait_group"):
+            # the registers pass through, once the groups they come from are retired
+            n = int(re.search(r"wait_group\.sync\.aligned (\d+)", text).group(1))  # type: ignore[union-attr]
+            return _Ins(dst, None, sync=lambda r: ("wg_wait", n, tuple(v(r) for v in vals)), text=rhs)
+        if text.startswith("wgmma.mma_async") or text.startswith("wgmma.fence.sync.aligned;"):
+            return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
+        if text.startswith("atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;"):  # `last_block`'s arrival
+            return _Ins(dst, None, sync=lambda r: ("atomic", "add", vals[0](r), "i32", 1), text=rhs)
+        if text.startswith("{ .reg .pred %p; setp.eq.u32 %p, $1, 0; mov.u32 $0, 0; "
+                           "@%p atom.relaxed.gpu.global.add.u32 $0, [$2], 1; }"):  # a queue's pull (thread 0)
+            return _Ins(dst, None, sync=lambda r: ("qpull", vals[0](r), vals[1](r)), text=rhs)
+        if text == "st.relaxed.gpu.global.u32 [$0], 0;":  # its counter's reset
+            return _Ins(None, None, sync=lambda r: ("atomic", "xchg", vals[0](r), "i32", 0), text=rhs)
+        if text == "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;":  # an L2 policy: opaque here
+            return _Ins(dst, lambda r: 0x12F0000000000000, text=rhs)
+        if text.startswith("{ .reg .b64 c; mov.u64 c, %clock64; shr.u64 c, c, 63;"):  # the ring's opaque zero
+            return _Ins(dst, lambda r: 0, text=rhs)
+        if text == "cp.async.cg.shared.global.L2::cache_hint [$0], [$1], 16, $2, $3;":
+            # a ring copy with an L2 policy (`codegen/ring.py`): the shared address as an i32
+            return _Ins(None, None, sync=lambda r: ("copy", ("smem", int(vals[0](r))), vals[1](r), 16,
+                                                    vals[2](r)), text=rhs)
+        if re.search(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ", text):
+            # an L2 prefetch (`p.prefetch`, PDL's pre-wait forms): a hint, no effect here
+            return _Ins(None, lambda r: None, text=rhs)
+        raise Unsupported(rhs)
+
+
+def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: str | None, rhs: str) -> _Ins | None:
+    """The sm_90 intrinsics the Hopper path emits (`backend/hopper.py`)."""
+    def nop(r: dict[str, Any]) -> None:
+        return None
+
+    if name == "llvm.nvvm.wgmma.commit_group.sync.aligned":
+        return _Ins(None, None, sync=lambda r: ("wg_commit",), text=rhs)
+    if name == "llvm.nvvm.bar.warp.sync":
+        # __syncwarp: every lane of the warp gets there before any goes on
+        return _Ins(None, None, sync=lambda r: ("warp", name, []), text=rhs)
+    if name == "llvm.nvvm.fence.proxy.async.shared_cta":
+        return _Ins(None, None, sync=lambda r: ("fence_async",), text=rhs)
+    if name.startswith("llvm.nvvm.cp.async.bulk.tensor.s2g.tile."):  # a TMA store: src, map, coords innermost first
+        n = int(name[-2])
+        return _Ins(None, None, sync=lambda r: ("tma_store", vals[0](r), vals[1](r), *[vals[2 + i](r) for i in range(n)]),
+                    text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.commit.group":
+        return _Ins(None, None, sync=lambda r: ("bulk_commit",), text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.wait.group.read":
+        return _Ins(None, None, sync=lambda r: ("bulk_wait", vals[0](r)), text=rhs)
+    if (name == "llvm.nvvm.wgmma.fence.sync.aligned" or name.startswith("llvm.nvvm.setmaxnreg.")
+            or name.startswith("llvm.nvvm.prefetch.tensormap.")):  # (a tensor map's prefetch: a hint)
+        return _Ins(None, nop, text=rhs)
+    if name == "llvm.nvvm.barrier.cta.sync.aligned.count":
+        return _Ins(None, None, sync=lambda r: ("nbar", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.barrier.cta.arrive.aligned.count":
+        return _Ins(None, None, sync=lambda r: ("nbar_arrive", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.mbarrier.init.shared":
+        return _Ins(None, None, sync=lambda r: ("mbar_init", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta":
+        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.mbarrier.arrive.shared":
+        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), 0), text=rhs)
+    if name == "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta":
+        return _Ins(dst, None, sync=lambda r: ("mbar_try", vals[0](r), vals[1](r)), text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d":
+        return _Ins(None, None, sync=lambda r: ("tma", vals[0](r), vals[1](r), vals[2](r), vals[3](r), vals[4](r)),
+                    text=rhs)
+    if name == "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.3d":
+        # the outermost coordinate (the 3-D map's first dim) is folded into the row
+        return _Ins(None, None, sync=lambda r: ("tma", vals[0](r), vals[1](r), vals[2](r), vals[3](r), vals[4](r),
+                                                vals[5](r)), text=rhs)
+    return None

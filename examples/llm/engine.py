@@ -262,11 +262,17 @@ class TileQwen3:
             if "gate_up" in pl.sk:
                 _, bk_d, *_ = pl.sk.get("down", (0, 0))
                 if "down" not in pl.sk:
-                    raise ValueError("Plan.sk: a streamed gate_up needs a streamed down (it forms silu(g) u)")
+                    raise ValueError(
+                        "Plan.sk: a streamed gate_up needs a streamed down (it forms silu(g) u)"
+                    )
                 if c.intermediate_size % bk_d:
-                    raise ValueError(f"Plan.sk: down's K tile {bk_d} must divide the MLP's {c.intermediate_size}")
+                    raise ValueError(
+                        f"Plan.sk: down's K tile {bk_d} must divide the MLP's {c.intermediate_size}"
+                    )
                 if c.num_hidden_layers < 2:
-                    raise ValueError("Plan.sk: a streamed gate_up takes turns over two slots: 2 layers at least")
+                    raise ValueError(
+                        "Plan.sk: a streamed gate_up takes turns over two slots: 2 layers at least"
+                    )
                 grid = pl.sk["gate_up"][4]
                 self.gu_slots = 2 if c.num_hidden_layers % 2 == 0 else c.num_hidden_layers
                 self.gu_zb = _pow2_at_least(-(-2 * c.intermediate_size // grid))
@@ -290,15 +296,23 @@ class TileQwen3:
         want = parse_pdl(pl.pdl)  # a ValueError names the choices
         if pl.fm:
             if pl.fm & (pl.fm - 1) or pl.fm < 0:
-                raise ValueError(f"Plan.fm must be 0 or a power of two (shares a merge step), not {pl.fm}")
+                raise ValueError(
+                    f"Plan.fm must be 0 or a power of two (shares a merge step), not {pl.fm}"
+                )
             if 4 not in (pl.tc, pl.short_tc if pl.fma_until > 0 else pl.tc):
-                raise ValueError("Plan.fm merges the ring attention's splits: no step form has tc = 4")
+                raise ValueError(
+                    "Plan.fm merges the ring attention's splits: no step form has tc = 4"
+                )
             if pl.om[0]:
                 raise ValueError("Plan.fm and Plan.om both replace `combine_splits`: choose one")
         if pl.ea not in (0, 1, 3, 7):
-            raise ValueError(f"Plan.ea must be 0, 1, 3 or 7 (`attn_decode_ring_early`'s bits), not {pl.ea}")
+            raise ValueError(
+                f"Plan.ea must be 0, 1, 3 or 7 (`attn_decode_ring_early`'s bits), not {pl.ea}"
+            )
         if pl.ea and pl.fm:
-            raise ValueError("Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one")
+            raise ValueError(
+                "Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one"
+            )
         check_qr(pl, self.cfg.head_dim)
         from tilelang.runtime import occupancy
 

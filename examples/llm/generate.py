@@ -137,7 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give --config or --model")
     if not a.model and not a.random_weights:
         ap.error("without --model, pass --random-weights")
-    for flag, value, low in (("--tokens", a.tokens, 1), ("--context", a.context, 0), ("--max-seq", a.max_seq, 0)):
+    for flag, value, low in (
+        ("--tokens", a.tokens, 1),
+        ("--context", a.context, 0),
+        ("--max-seq", a.max_seq, 0),
+    ):
         if value < low:
             ap.error(f"{flag} must be at least {low} (got {value})")
     if not a.temperature >= 0.0:
@@ -176,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             prompt = [int(t) for t in a.prompt_ids.split(",")]
         except ValueError:
-            ap.error(f"--prompt-ids takes comma-separated integers, e.g. 1,2,3 (got {a.prompt_ids!r})")
+            ap.error(
+                f"--prompt-ids takes comma-separated integers, e.g. 1,2,3 (got {a.prompt_ids!r})"
+            )
     else:
         prompt = [int(rng.integers(0, cfg.vocab_size))]
     if not prompt:
@@ -188,15 +194,21 @@ def main(argv: list[str] | None = None) -> int:
         prompt = prompt + [int(t) for t in rng.integers(0, cfg.vocab_size, a.context - len(prompt))]
     need = len(prompt) + a.tokens + 1
     if a.max_seq and a.max_seq < need:
-        ap.error(f"--max-seq {a.max_seq} cannot hold the prompt ({len(prompt)} tokens) and {a.tokens} new "
-                 f"tokens: give at least {need}, or leave it out")
+        ap.error(
+            f"--max-seq {a.max_seq} cannot hold the prompt ({len(prompt)} tokens) and {a.tokens} new "
+            f"tokens: give at least {need}, or leave it out"
+        )
     max_seq = a.max_seq or need
 
     t0 = time.perf_counter()
     if a.model and not a.random_weights:
         try:
             weights = load_safetensors(a.model, cfg, backend=backend)
-        except (OSError, KeyError, ValueError) as e:  # no checkpoint, a missing tensor, a wrong shape
+        except (
+            OSError,
+            KeyError,
+            ValueError,
+        ) as e:  # no checkpoint, a missing tensor, a wrong shape
             ap.error(f"cannot load the weights from {a.model}: {e}")
     else:
         weights = random_weights(cfg, a.seed, backend=backend)

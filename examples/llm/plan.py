@@ -209,12 +209,18 @@ def check_qr(plan: Plan, head_dim: int) -> None:
     if not plan.qr:
         return
     if plan.tc != 4 or (plan.fma_until > 0 and plan.short_tc != 4):
-        raise ValueError("Plan.qr's attention is the ring's (`attn_decode_ring_pre`): every step form needs tc = 4")
+        raise ValueError(
+            "Plan.qr's attention is the ring's (`attn_decode_ring_pre`): every step form needs tc = 4"
+        )
     if plan.ea or plan.fm:
-        raise ValueError("Plan.qr's attention replaces Plan.ea's and Plan.fm's kernels: set ea and fm to 0")
+        raise ValueError(
+            "Plan.qr's attention replaces Plan.ea's and Plan.fm's kernels: set ea and fm to 0"
+        )
     if "qkv" in plan.qg or bn % 2 or head_dim % bn:
-        raise ValueError(f"Plan.qr: the QKV GEMV's row tile ({bn}) must be even, divide the head ({head_dim}) "
-                         "and not be on the tile queue (Plan.qg)")
+        raise ValueError(
+            f"Plan.qr: the QKV GEMV's row tile ({bn}) must be even, divide the head ({head_dim}) "
+            "and not be on the tile queue (Plan.qg)"
+        )
 
 
 def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool = False) -> Plan:
@@ -325,12 +331,19 @@ STREAM_SHAPE = (16, 256, 4)
 STREAM_DOWN = (32, 256, 3, 3)
 
 
-def stream_plan(plan: Plan, mats: tuple[str, ...], sm_count: int, mb: int = 3,
-                shape: tuple[int, int, int] = STREAM_SHAPE) -> Plan:
+def stream_plan(
+    plan: Plan,
+    mats: tuple[str, ...],
+    sm_count: int,
+    mb: int = 3,
+    shape: tuple[int, int, int] = STREAM_SHAPE,
+) -> Plan:
     """`plan` with the matrices `mats` in the streaming form: `shape`'s tiles
     over a grid of `sm_count` x `mb` blocks (`Plan.sk`)."""
     bn, bk, st = shape
-    return dataclasses.replace(plan, sk={**plan.sk, **dict.fromkeys(mats, (bn, bk, st, mb, sm_count * mb))})
+    return dataclasses.replace(
+        plan, sk={**plan.sk, **dict.fromkeys(mats, (bn, bk, st, mb, sm_count * mb))}
+    )
 
 
 # (BN, BK, ST, MB) of each GEMV on the tile queue (`Plan.qg`) at Qwen3-4B's
@@ -365,7 +378,9 @@ def queue_shapes(cfg: Qwen3Config, sm_count: int) -> dict[str, tuple[int, int, i
     return out
 
 
-def queue_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, int, int, int]] | None = None) -> Plan:
+def queue_plan(
+    plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, int, int, int]] | None = None
+) -> Plan:
     """`plan` with the GEMVs `mats` on the tile queue (`Plan.qg`), each in
     `shapes`' (BN, BK, ST, MB) (default `QUEUE_SHAPES`)."""
     shapes = {**QUEUE_SHAPES, **(shapes or {})}
@@ -382,7 +397,9 @@ HYBRID_SHAPES = {
 }
 
 
-def hybrid_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, ...]] | None = None) -> Plan:
+def hybrid_plan(
+    plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, ...]] | None = None
+) -> Plan:
     """`plan` with the residual GEMVs `mats` ("o", "down") hybrid (`Plan.hy`),
     each in `shapes`' (BN, BK, ST, MB, KB, BR, CR) (default `HYBRID_SHAPES`)."""
     shapes = {**HYBRID_SHAPES, **(shapes or {})}
@@ -397,7 +414,9 @@ def hybrid_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, 
 ROWS_SHAPES = {"o": (8, 1), "gate_up": (8, 1), "down": (2, 1)}
 
 
-def rows_plan(plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, ...]] | None = None) -> Plan:
+def rows_plan(
+    plan: Plan, mats: tuple[str, ...], shapes: dict[str, tuple[int, ...]] | None = None
+) -> Plan:
     """`plan` with the GEMVs `mats` ("o", "gate_up", "down") reading x from
     registers (`Plan.xr`), each in `shapes`' (R, MB) or (R, MB, WALK) (default
     `ROWS_SHAPES`)."""

@@ -121,7 +121,9 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             r, mbx, *walk = pl.xr[name]
             n = w.shape[0] // c.num_hidden_layers
             if walk and walk[0]:  # the static walk, `stages` = walk[0]
-                return [k.gemv_rows_add_walk[r, w.shape[1], mbx, walk[0]](P(eng.x, [r]), w, v, li, n)]
+                return [
+                    k.gemv_rows_add_walk[r, w.shape[1], mbx, walk[0]](P(eng.x, [r]), w, v, li, n)
+                ]
             return [k.gemv_rows_add[r, w.shape[1], mbx](P(eng.x, [r]), w, v, li, n)]
         if s == 1:
             gen, pf = nxt(then, tli)
@@ -146,9 +148,20 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             qss = eng.qss[li * heads : (li + 1) * heads]
             ops.append(
                 k.rms_gemv_rope[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen](
-                    P(qkv, [1, 2, bn // 2]), P(qss, [1, 1, 1]), W["qkv"].reshape(-1, d // 2, c.hidden_size),
-                    eng.x, W["ln1"], W["qn"].reshape(-1, 2, d // 2), W["kn"].reshape(-1, 2, d // 2),
-                    eng.cos, eng.sin, eng.pos, li, c.num_attention_heads, eps, *pf
+                    P(qkv, [1, 2, bn // 2]),
+                    P(qss, [1, 1, 1]),
+                    W["qkv"].reshape(-1, d // 2, c.hidden_size),
+                    eng.x,
+                    W["ln1"],
+                    W["qn"].reshape(-1, 2, d // 2),
+                    W["kn"].reshape(-1, 2, d // 2),
+                    eng.cos,
+                    eng.sin,
+                    eng.pos,
+                    li,
+                    c.num_attention_heads,
+                    eps,
+                    *pf,
                 )
             )
         elif "qkv" in pl.qg:
@@ -177,12 +190,38 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             attn = k.attn_decode[g, d // 2, pl.bt, tc]
         if pl.qr:
             attn_pre = k.attn_decode_ring_pre[g, d // 2, pl.bt, pl.pe, d // pl.bn["qkv"]]
-            ops.append(attn_pre(P(o_part, [1, g, d]), P(lse_part, [1, g]), qkv, qss, eng.kc, eng.vc,
-                                eng.pos, li, eps))
+            ops.append(
+                attn_pre(
+                    P(o_part, [1, g, d]),
+                    P(lse_part, [1, g]),
+                    qkv,
+                    qss,
+                    eng.kc,
+                    eng.vc,
+                    eng.pos,
+                    li,
+                    eps,
+                )
+            )
         else:
             merged_out = [P(eng.attn, [1, g, d])] if merged else []
-            ops.append(attn(P(o_part, [1, g, d]), P(lse_part, [1, g]), *merged_out, qkv, W["qn"], W["kn"],
-                            eng.cos, eng.sin, eng.kc, eng.vc, eng.pos, li, eps))
+            ops.append(
+                attn(
+                    P(o_part, [1, g, d]),
+                    P(lse_part, [1, g]),
+                    *merged_out,
+                    qkv,
+                    W["qn"],
+                    W["kn"],
+                    eng.cos,
+                    eng.sin,
+                    eng.kc,
+                    eng.vc,
+                    eng.pos,
+                    li,
+                    eps,
+                )
+            )
         if merged:
             ops += residual("o", eng.attn.reshape(-1), li, "gate_up", li)
         elif pl.om[0]:
@@ -192,7 +231,9 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
         else:
             dc = pl.dc or d
             if pl.mg:  # std::attention's merge: a block (KV head, chunk), [NS, G] weights
-                ops.append(k.decode_combine["f32", g, ns, dc](P(eng.attn, [1, g, dc]), o_part, lse_part))
+                ops.append(
+                    k.decode_combine["f32", g, ns, dc](P(eng.attn, [1, g, dc]), o_part, lse_part)
+                )
             else:
                 merge = k.combine_splits[ns, dc, pl.pe if tc == 4 else 0]
                 ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
@@ -211,12 +252,13 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             )
         elif "gate_up" in pl.xr:
             r, mbx, *walk = pl.xr["gate_up"]
-            kern = k.rms_gate_up_rows_walk[r, W["gate_up"].shape[1], mbx, walk[0]] if walk and walk[0] else \
-                k.rms_gate_up_rows[r, W["gate_up"].shape[1], mbx]
+            kern = (
+                k.rms_gate_up_rows_walk[r, W["gate_up"].shape[1], mbx, walk[0]]
+                if walk and walk[0]
+                else k.rms_gate_up_rows[r, W["gate_up"].shape[1], mbx]
+            )
             ops.append(
-                kern(
-                    P(eng.h, [r]), W["gate_up"], eng.x, W["ln2"], li, c.intermediate_size, eps
-                )
+                kern(P(eng.h, [r]), W["gate_up"], eng.x, W["ln2"], li, c.intermediate_size, eps)
             )
         else:
             ops.append(
@@ -228,13 +270,29 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
     # every layer's key and value of this token into the caches, at once
     if pl.qr:
         append = k.kv_append_pre[hkv, pl.ch, d, d // pl.bn["qkv"]]
-        ops.append(append(P(eng.kc, [hkv, pl.ch, d]), P(eng.vc, [hkv, pl.ch, d]), eng.qkv, eng.qss,
-                          eng.pos, c.num_attention_heads, eps))
+        ops.append(
+            append(
+                P(eng.kc, [hkv, pl.ch, d]),
+                P(eng.vc, [hkv, pl.ch, d]),
+                eng.qkv,
+                eng.qss,
+                eng.pos,
+                c.num_attention_heads,
+                eps,
+            )
+        )
     else:
         ops.append(
             k.kv_append[hkv, pl.ch, d](
-                P(eng.kc, [hkv, pl.ch, d]), P(eng.vc, [hkv, pl.ch, d]), eng.qkv, W["kn"], eng.cos,
-                eng.sin, eng.pos, c.num_attention_heads, eps
+                P(eng.kc, [hkv, pl.ch, d]),
+                P(eng.vc, [hkv, pl.ch, d]),
+                eng.qkv,
+                W["kn"],
+                eng.cos,
+                eng.sin,
+                eng.pos,
+                c.num_attention_heads,
+                eps,
             )
         )
     bn = pl.bn["lm"]
@@ -322,9 +380,7 @@ def prefill_chunk_ops(eng: Any, p0: int, m: int) -> list[Any]:
                 eps,
             )
         )
-        ops.append(
-            k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), eng.pq, kc, vc, p0, m)
-        )
+        ops.append(k.attn_prefill[pl.bq, d, pl.bq, g](P(o, [pl.bq, 1, d]), eng.pq, kc, vc, p0, m))
         ops.append(k.gemm[bm, bn, bk](P(dd, [bm, bn]), o.reshape(m, hq * d), L["o"]))
         ops.append(norm(L["ln2"], True))
         ops.append(k.gemm[bm, bn, bk](P(gu, [bm, bn]), xn, L["gate_up"]))

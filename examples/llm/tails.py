@@ -26,7 +26,12 @@ def layer_rows(c: Qwen3Config) -> dict[str, int]:
 def layer_cols(c: Qwen3Config) -> dict[str, int]:
     """The columns (K) of each decode matrix."""
     h = c.hidden_size
-    return {"qkv": h, "o": c.num_attention_heads * c.head_dim, "gate_up": h, "down": c.intermediate_size}
+    return {
+        "qkv": h,
+        "o": c.num_attention_heads * c.head_dim,
+        "gate_up": h,
+        "down": c.intermediate_size,
+    }
 
 
 def hybrid_items(shape: tuple[int, ...], n: int, k: int) -> int:
@@ -50,7 +55,9 @@ def check_forms(pl: Any, c: Qwen3Config) -> None:
         if rows[m] % bn:
             raise ValueError(f"Plan.qg: {m}'s row tile {bn} must divide its {rows[m]} rows a layer")
     if pl.mg not in (0, 1) or (pl.mg and pl.pe):
-        raise ValueError(f"Plan.mg ({pl.mg}) is 0 or 1, and its merge (`decode_combine`) has no early trigger: pe 0")
+        raise ValueError(
+            f"Plan.mg ({pl.mg}) is 0 or 1, and its merge (`decode_combine`) has no early trigger: pe 0"
+        )
     bad = sorted(set(pl.hy) - set(RESIDUAL))
     if bad:
         raise ValueError(f"Plan.hy balances the residual GEMVs o and down, not {bad}")
@@ -61,8 +68,10 @@ def check_forms(pl: Any, c: Qwen3Config) -> None:
         if rows[m] % bn:
             raise ValueError(f"Plan.hy: {m}'s row tile {bn} must divide its {rows[m]} rows a layer")
         if br <= 0 or bk % br or kb < 0 or cr < 1 or st not in (1, 2):
-            raise ValueError(f"Plan.hy: {m}'s pieces need BR dividing BK ({br}, {bk}), KB >= 0 ({kb}), "
-                             f"CR >= 1 ({cr}) and ST 1 or 2 ({st})")
+            raise ValueError(
+                f"Plan.hy: {m}'s pieces need BR dividing BK ({br}, {bk}), KB >= 0 ({kb}), "
+                f"CR >= 1 ({cr}) and ST 1 or 2 ({st})"
+            )
         if m in pl.sk or m in pl.qg:
             raise ValueError(f"Plan.hy: {m} is streamed (`sk`) or queued (`qg`) too")
     bad = sorted(set(pl.xr) - {"o", "gate_up", "down"})
@@ -71,9 +80,11 @@ def check_forms(pl: Any, c: Qwen3Config) -> None:
     for m, shape in pl.xr.items():
         walk = shape[2:3] or (0,)
         if len(shape) not in (2, 3) or rows[m] % shape[0] or shape[1] < 0 or not 0 <= walk[0] <= 4:
-            raise ValueError(f"Plan.xr: {m} takes (R, MB) or (R, MB, WALK), R dividing its {rows[m]} rows a layer, "
-                             f"MB >= 0 and WALK 0 (a tile queue) or 1..4 (the static walk, its `stages`: 2..4 "
-                             f"a cp.async ring of the weights), not {tuple(shape)}")
+            raise ValueError(
+                f"Plan.xr: {m} takes (R, MB) or (R, MB, WALK), R dividing its {rows[m]} rows a layer, "
+                f"MB >= 0 and WALK 0 (a tile queue) or 1..4 (the static walk, its `stages`: 2..4 "
+                f"a cp.async ring of the weights), not {tuple(shape)}"
+            )
 
 
 def hybrid_scratch(be: Any, pl: Any, c: Qwen3Config) -> Any:
@@ -82,10 +93,14 @@ def hybrid_scratch(be: Any, pl: Any, c: Qwen3Config) -> Any:
     if not pl.hy:
         return None
     rows, cols = layer_rows(c), layer_cols(c)
-    return be.zeros((max(hybrid_items(tuple(s), rows[m], cols[m]) for m, s in pl.hy.items()),), "f32")
+    return be.zeros(
+        (max(hybrid_items(tuple(s), rows[m], cols[m]) for m, s in pl.hy.items()),), "f32"
+    )
 
 
-def hybrid_op(k: Any, pl: Any, c: Qwen3Config, z: Any, name: str, y: Any, w: Any, x: Any, li: int) -> Any:
+def hybrid_op(
+    k: Any, pl: Any, c: Qwen3Config, z: Any, name: str, y: Any, w: Any, x: Any, li: int
+) -> Any:
     """y += W x for matrix `name` of layer `li` as `gemv_add_hybrid` (`Plan.hy`)."""
     shape = tuple(pl.hy[name])
     n = layer_rows(c)[name]

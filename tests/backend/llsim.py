@@ -45,7 +45,7 @@ import llsim_ops  # noqa: E402
 import llsim_parse  # noqa: E402
 import llsim_values  # noqa: E402
 from llsim_exec import run_block  # noqa: E402
-from llsim_hopper import TensorMap, _Hazards  # noqa: E402
+from llsim_hopper import TensorMap, _GlobalHazards, _Hazards  # noqa: E402
 from llsim_parse import Program  # noqa: E402
 from llsim_values import Deadlock, Memory, Race, Unsupported  # noqa: E402
 
@@ -189,6 +189,7 @@ class SimDevice:
                 for x in range(gx):
                     mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, 16))
                     mem.hazards = _Hazards(len(mem.bufs["smem"]))
+                    mem.global_hazards = _GlobalHazards({p.name for p, _, _ in views})
                     mem.unfenced = np.full(len(mem.bufs["smem"]), -1, np.int64)
                     mem.bulk_reads = None
                     base = dict(regs)

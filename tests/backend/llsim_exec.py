@@ -79,6 +79,8 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
     def sync() -> None:
         if mem.hazards is not None:
             mem.hazards.sync()
+        if mem.global_hazards is not None:
+            mem.global_hazards.sync()
 
     def wake(key: Any) -> None:
         """Run the threads spinning on mbarrier `key` as soon as its phase

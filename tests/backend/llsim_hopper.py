@@ -88,6 +88,44 @@ class _Hazards:
             r_ep[off:end] = [e] * k
 
 
+class _GlobalHazards:
+    """Racecheck for a block's ordinary loads and stores of its kernel's
+    tensors (global memory): a byte one thread of the block stored and
+    another thread loads or stores with no block synchronisation between
+    them is a race (the CUDA memory model gives it no order: the interpreter
+    runs a block's statements in order, so `z.store(a); z.load()` in two
+    layouts would read stale data on a GPU). Reads by several threads are
+    fine. Sparse (only the bytes touched), one epoch counter with the
+    block's `_Hazards`; other blocks are not compared (their tiles are
+    disjoint by construction, the sanitizer's business)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.epoch = 0
+        self.writes: dict[tuple[str, int], tuple[int, int]] = {}  # byte -> (epoch, thread) of its last store
+        self.reads: dict[tuple[str, int], tuple[int, int]] = {}  # byte -> (epoch, thread or -2: several)
+
+    def sync(self) -> None:
+        self.epoch += 1
+
+    def access(self, t: int, key: str, off: int, n: int, write: bool) -> None:
+        e, writes, reads = self.epoch, self.writes, self.reads
+        for b in range(off, off + n):
+            w = writes.get((key, b))
+            if w is not None and w[0] == e and w[1] != t:
+                raise Race(f"thread {t} {'stores' if write else 'loads'} byte {b} of tensor `{key}` that thread "
+                           f"{w[1]} stored with no barrier between them")
+            r = reads.get((key, b))
+            if write:
+                if r is not None and r[0] == e and r[1] != t:
+                    who = "several threads" if r[1] == -2 else f"thread {r[1]}"
+                    raise Race(f"thread {t} stores byte {b} of tensor `{key}` that {who} loaded with no "
+                               "barrier between them")
+                writes[(key, b)] = (e, t)
+            else:
+                reads[(key, b)] = (e, -2 if r is not None and r[0] == e and r[1] != t else t)
+
+
 class _Barrier:
     def __init__(self, count: int) -> None:
         self.count = count

@@ -84,6 +84,9 @@ class Memory:
     # the threads' own shared-memory accesses since the last synchronisation
     # (racecheck; set per block by `SimDevice.run`, None: not checked)
     hazards: Any = None
+    # the same for the threads' loads and stores of the kernel's tensors
+    # (`_GlobalHazards`; None: not checked)
+    global_hazards: Any = None
     # per byte of shared memory, the thread whose ordinary store to it no
     # `fence.proxy.async` of that thread has followed yet (-1: none): a TMA
     # store (the async proxy) reading such a byte is a race
@@ -106,6 +109,8 @@ class Memory:
     def track(self, t: int, ptr: tuple[Any, int], ty: str, write: bool) -> None:
         if self.hazards is not None and ptr[0] == "smem":
             self.hazards.access(t, ptr[1], _size(ty), write)
+        elif self.global_hazards is not None and ptr[0] in self.global_hazards.names:
+            self.global_hazards.access(t, ptr[0], ptr[1], _size(ty), write)
 
     def guard(self, key: Any, off: int, n: int, what: str) -> None:
         if key == "smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):

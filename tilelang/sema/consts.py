@@ -21,7 +21,7 @@ from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_rem, tr
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
-from tilelang.sema.types import Dim, ScalarT
+from tilelang.sema.types import Dim, ScalarT, UntypedInt
 from tilelang.syntax import ast
 
 
@@ -47,9 +47,10 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             if a is None or b is None:
                 return None
             try:
-                return _fold(op, a, b)
+                v = _fold(op, a, b)
             except (ZeroDivisionError, ValueError, TypeError, OverflowError):
                 return None
+            return shift_wrap(tcx.program.types.get(e), v) if op in ("<<", ">>") else v
         case ast.Cast(expr=x, ty=t):
             v = const_value(tcx, x, fx)
             if v is None or not isinstance(t, ast.NamedType):
@@ -96,6 +97,19 @@ def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
             return None if a is None else -a
         case _:
             return None
+
+
+def shift_wrap(ty: Any, value: Any) -> Any:
+    """A constant shift's value as the shift computes it in its type `ty`
+    (an untyped one is an `i32`, its default): the bits shifted out are lost
+    (`1 << 31` is `i32::MIN`, as in Rust and at run time), so a shape or a
+    constant built from it is the one the program will see."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    dt = ty.dtype if isinstance(ty, ScalarT) else DType.I32 if isinstance(ty, UntypedInt) else None
+    if not isinstance(dt, DType) or not dt.is_int or dt is DType.BOOL:
+        return value
+    return dt.wrap(value)
 
 
 def check_overflow(tcx: CheckCx, e: ast.Binary, ty: ScalarT) -> None:

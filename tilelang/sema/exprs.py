@@ -21,7 +21,7 @@ from tilelang.intrinsics.signatures import METHODS
 from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.sema.calls import check_call, check_method_call
 from tilelang.sema.coerce import coerce, float_out_of_range, settle
-from tilelang.sema.consts import check_overflow, dim_op, div_by_zero
+from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, shift_wrap
 from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, resolve_path
 from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary
@@ -181,6 +181,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                     d = dim_op(op, a, b)
                 except ZeroDivisionError:
                     d = None
+                if d is not None and op in ("<<", ">>") and d.const_value is not None:
+                    d = Dim.const(shift_wrap(ty, d.const_value))  # `(1 << 31) >> 28` is -8, as it runs
                 if d is not None:
                     tcx.program.dims[e] = d
                     if isinstance(ty, ScalarT):

@@ -524,7 +524,6 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
     want = resolve_type(tcx, decl.ty, {}, mod, in_kernel=False) if decl.ty else None
     errors_before = tcx.sink.error_count
     ty = tcx.check_expr(decl.value, fx, want)
-    value = const_value(tcx, decl.value, fx)
     sym = mod.own[decl.name.name]
     if want is not None and not is_poison(ty):
         if not coerce(tcx, ty, want, decl.value):
@@ -535,6 +534,7 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
     elif isinstance(ty, UntypedFloat):
         ty = F32
     settle(tcx, decl.value, ty)
+    value = const_value(tcx, decl.value, fx)  # once settled: a shift wraps in its own type
     if value is None and not is_poison(ty) and tcx.sink.error_count == errors_before:
         tcx.emit(tcx.err(T.NOT_CONSTANT, f"the value of constant `{decl.name.name}` is not a "
                          "compile-time constant", decl.value.span, "not constant")

@@ -512,7 +512,11 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
         return tcx.program.consts[qual]
     if qual not in tcx.pending_consts:
         return None
-    if tcx.const_state.get(qual) == "busy":
+    state = tcx.const_state.get(qual)
+    if state == "cycle":  # reported once: its value is asked again while the cycle unwinds
+        return None
+    if state == "busy":
+        tcx.const_state[qual] = "cycle"
         decl, _ = tcx.pending_consts[qual]
         tcx.emit(tcx.err(T.NOT_CONSTANT, f"constant `{decl.name.name}` depends on itself",
                          decl.name.span, "cycle in constant definitions")

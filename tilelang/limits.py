@@ -21,6 +21,11 @@ import sys
 
 MAX_NESTING = 1000
 
+# `MAX_RANK`: a shape (a tensor's, a tile's, a type's) or a tile index has at
+# most this many dimensions; more is E0217 where it is written (NumPy stops at
+# 64, the GPU's layouts long before: 5000 ones made NumPy raise inside the run).
+MAX_RANK = 16
+
 # Measured at MAX_NESTING: the deepest stage needs about 5 Python frames per
 # level (nested calls and tuples); 20,000 leaves four times that, and is
 # also the host evaluator's budget for user functions calling each other

@@ -99,6 +99,15 @@ def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
             return None
 
 
+def rank_limit(tcx: CheckCx, span: Any, rank: int) -> Any:
+    """E0217: a shape or index of more dimensions than `limits.MAX_RANK`."""
+    from tilelang.limits import MAX_RANK
+
+    return tcx.emit(tcx.err(T.RANK_MISMATCH, f"a shape of {rank} dimensions: tensors and tiles have at most "
+                            f"{MAX_RANK}", span, f"{rank} dimensions")
+                    .with_help("merge dimensions with `reshape` (size-1 ones add nothing)"))
+
+
 def shift_wrap(ty: Any, value: Any) -> Any:
     """A constant shift's value as the shift computes it in its type `ty`
     (an untyped one is an `i32`, its default): the bits shifted out are lost

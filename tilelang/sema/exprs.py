@@ -19,9 +19,10 @@ from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
 from tilelang.lastblock import axis_of as last_block_axis
+from tilelang.limits import MAX_RANK
 from tilelang.sema.calls import check_call, check_method_call
 from tilelang.sema.coerce import coerce, float_out_of_range, settle
-from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, shift_wrap
+from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, rank_limit, shift_wrap
 from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, resolve_path
 from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary
@@ -227,6 +228,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 refused = any(d.severity.value == "error" for d in tcx.sink.diagnostics[before:])
                 dims.append(None if refused else tcx.program.dims.get(x))
             tcx.shape_values[e] = tuple(dims)
+            if len(elems) > MAX_RANK:
+                return rank_limit(tcx, e.span, len(elems))
             return ShapeT(len(elems))
         case ast.RangeExpr(start=s, end=en):
             st = tcx.check_expr(s, fx, None)

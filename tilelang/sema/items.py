@@ -20,8 +20,9 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType
 from tilelang.intrinsics.constants import MATH_CONSTANTS
+from tilelang.limits import MAX_RANK
 from tilelang.sema.coerce import coerce, mismatch, settle
-from tilelang.sema.consts import const_value, static_dim
+from tilelang.sema.consts import const_value, rank_limit, static_dim
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.kernel import check_kernel_param, check_tile_limits
 from tilelang.sema.loader import ModuleLoader, is_file
@@ -612,6 +613,8 @@ def _resolve_array_type(tcx: CheckCx, te: ast.NamedType, generics: dict[str, Sym
                         .with_help("write a scalar element type, e.g. `Tensor<f32, [..]>`"))
     if isinstance(elem_ty, ErrorT):
         return ERROR
+    if len(shape_te.dims) > MAX_RANK:
+        return rank_limit(tcx, shape_te.span, len(shape_te.dims))
     fx = Fx(mod, None, in_kernel, UNIT, generics)
     dims: list[Dim | None] = []
     bad = False

@@ -116,3 +116,18 @@ def test_a_device_error_in_a_host_statement_names_the_statement(tmp_path, monkey
     assert "error[E0610]: CUDA error in cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" in err, err
     assert "prog.tile:3:5" in err and "help: the GPU's memory is full" in err, err
     assert "Traceback" not in err
+
+
+def test_load_npy_of_too_many_dimensions_is_an_error_not_a_crash(tmp_path):
+    # a 40-dimensional array loaded, then `t + t`: NumPy's own limit (32)
+    # raised inside the run, an internal error
+    import numpy as np
+
+    np.save(tmp_path / "r40.npy", np.zeros([1] * 40, np.float32))
+    np.save(tmp_path / "r16.npy", np.ones([1] * 15 + [2], np.float32))
+    status, out, err = run_text(tmp_path, f'fn main() {{\n    let a = load_npy("{tmp_path}/r16.npy");\n'
+                                          f'    print((a + a).sum());\n'
+                                          f'    let t = load_npy("{tmp_path}/r40.npy");\n    print((t + t).sum());\n}}\n')
+    assert status == 3 and out == "4.0\n", (out, err)
+    assert "error[E0713]: " in err and "40 dimensions" in err and "prog.tile:4:13" in err, err
+    assert "internal compiler error" not in err

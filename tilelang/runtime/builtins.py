@@ -56,6 +56,7 @@ from tilelang.interp import numeric as num
 from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
 from tilelang.ir.nodes import ElemOp, ScanOp
+from tilelang.limits import MAX_RANK
 from tilelang.runtime.tensor import (
     TUNER_PICKS,
     Partition,
@@ -520,6 +521,12 @@ class Builtins:
             raise TileError(Diagnostic.error(rcodes.NPY_FORMAT, f"`{path}` does not hold one array")
                             .primary(call.span, "loaded here")
                             .with_help("save one array with NumPy's `np.save` (not `np.savez`)"))
+        if arr.ndim > MAX_RANK:  # NumPy's own operations stop at 32 or 64 (an internal error later)
+            raise TileError(Diagnostic.error(
+                rcodes.NPY_FORMAT, f"`{path}` holds an array of {arr.ndim} dimensions; Tile's tensors have at "
+                                   f"most {MAX_RANK}")
+                .primary(call.span, "loaded here")
+                .with_help("save it reshaped to fewer dimensions (size-1 ones add nothing)"))
         native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in ("=", "|") else arr.dtype
         dt = dtype_of_array(np.empty(0, dtype=native))
         if dt is None:

@@ -110,7 +110,10 @@ def test_walk_ptx_has_no_atomic_and_no_barrier_in_the_loop(k, name: str, kk: int
     assert rep.max_registers <= 65536 // (256 * mb), rep.text
     assert "atom." not in ptx and "membar" not in ptx
     loop = _loop(ptx)
-    assert "bar.sync" not in loop and "barrier.sync" not in loop
+    # O adds into y (`y.store(y.load() + ..)`), whose load is replicated over
+    # a warp's lanes: the store by the first lane waits at one block barrier
+    # for the other replicas' loads (`codegen/hazards.py`); gate/up has none
+    assert "barrier.sync" not in loop and loop.count("bar.sync") == (1 if name == "o" else 0)
     rows = 1 if name == "o" else 2
     assert loop.count("ld.global.nc.v4.b32") == rows * kk // 256  # the weights only: x stays in registers
     assert loop.count("shfl.sync.bfly") == 5 * rows
@@ -134,6 +137,6 @@ def test_walk_with_stages_streams_the_rows_through_a_ring(k, name: str, kk: int,
     assert "ld.global.nc.v4" not in loop
     assert loop.count("cp.async.cg.shared.global") >= chunks
     assert loop.count("ld.shared.v4") == chunks
-    assert "bar.sync" not in loop and "barrier.sync" not in loop
+    assert "barrier.sync" not in loop and loop.count("bar.sync") == (1 if name == "o" else 0)  # as above
     assert max(rep.spill_stores) <= 64, rep.text  # O at ST 3: 255 registers, 48 bytes spilled (ptxas)
     assert _report(k, name, kk, 1, st=1)[0].count("cp.async") == 0  # ST 1: no ring

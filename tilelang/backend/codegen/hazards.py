@@ -119,9 +119,13 @@ def _conflict(earlier: Access, later: Access) -> bool:
         return False
     if earlier.key is None or earlier.key != later.key:
         return True
-    # the same elements in the same threads: only a store's value read back
-    # by the replicas of its first thread is not its own
-    return earlier.store and not later.store and later.replicated
+    # the same elements in the same threads: a store's value read back by the
+    # replicas of its first thread is not their own, and a store by the first
+    # replica may land before the other replicas' load of the old value (a
+    # race even where the late replicas' values are dead: llsim's racecheck)
+    if earlier.store != later.store:
+        return later.replicated if earlier.store else earlier.replicated
+    return False
 
 
 class Hazards:

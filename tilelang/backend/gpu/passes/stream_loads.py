@@ -207,7 +207,7 @@ def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
     used = sum(_nbytes(op.result) for op in g.walk(k.body) if isinstance(op, g.SmemAlloc))
     staged = [x for op in g.walk(k.body) for x in (
         (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Scan) else
-        (op.x,) if isinstance(op, ir.Reduce) and not _in_warps(k, op) else ())]
+        (op.x,) if isinstance(op, ir.Reduce) and not (k.source.walk >= 0 and _in_warps(k, op)) else ())]
     scratch = max([SCRATCH_RESERVE] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged])
     return limit - used - scratch
 

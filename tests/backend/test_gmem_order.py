@@ -43,6 +43,19 @@ def test_own_tile_rereads_agree_on_the_simulated_gpu(arch: str, monkeypatch: pyt
         np.testing.assert_array_equal(got[name], w, err_msg=name)
 
 
+def test_a_loop_reading_its_previous_iterations_tile(monkeypatch: pytest.MonkeyPatch) -> None:
+    # offsets the loop computes (a nested tile's index) meet the previous
+    # iteration's: no barrier there was a race (thread 16 loaded a byte of `z`
+    # thread 0 stored); a queue's or a walk's tiles are the only ones that
+    # cannot meet (tests/llm/test_rows_walk.py: no barrier in the walk of gate/up)
+    prog = PROGRAM.parent / "own_tile_prev_tile.tile"
+    want = _tensors(run.execute(str(prog), "cpu", out=io.StringIO()))
+    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device("sm_80"))
+    got = _tensors(run.execute(str(prog), "cpu", out=io.StringIO()))
+    for name, w in want.items():
+        np.testing.assert_array_equal(got[name], w, err_msg=name)
+
+
 def test_without_the_barriers_the_simulator_sees_the_race(monkeypatch: pytest.MonkeyPatch) -> None:
     # the oracle itself: the same program with no barrier placed races
     monkeypatch.setattr(hazards.Hazards, "needs_barrier", lambda self, tensor, a: False)

@@ -116,7 +116,7 @@ class ControlOps(ShapeOps):
             state_phis.append([self.tmp() for _ in regs])
             self._carry_in[id(o)] = state_phis[-1]
         before = self.hazards.snapshot()  # the previous iteration's accesses are pending at the top
-        body_acc = loop_carried(self, (op.body,))
+        body_acc = loop_carried(self, op, (op.body,))
         self.hazards.merge(body_acc)
         ys = self.region(op.body, (iv, *carried))
         self.hazards.merge(before)
@@ -172,7 +172,7 @@ class ControlOps(ShapeOps):
         self.lines.append("")
         carried = self._unflatten(op.results, phis)
         before = self.hazards.snapshot()  # the previous iteration's accesses are pending at the top
-        body_acc = loop_carried(self, (op.cond, op.body))
+        body_acc = loop_carried(self, op, (op.cond, op.body))
         self.hazards.merge(body_acc)
         (c,) = self.region(op.cond, tuple(carried))
         self.cbr(c, body_l, exit_)  # type: ignore[arg-type]

@@ -151,15 +151,26 @@ class Hazards:
             self.pending.setdefault(t, set()).update(s)
 
 
-def loop_carried(em: Any, regions: tuple[ir.Region, ...]) -> dict[str, set[Access]]:
-    """The global accesses of a loop's regions (nested ones too) that the next
-    iteration may meet: those at offsets computed before the loop (the same
-    elements every iteration). An access whose offsets the loop computes moves
-    with the iterations, over tiles that are the same or disjoint for checked
-    accesses of one shape, as a queue's or a nested tile walk's: the same op
-    meets only itself again, in the same threads; two ops at the same offset
-    values meet each other within an iteration, where they are ordered."""
-    inside = {v.id for reg in regions for v in defined_values(reg)}
+def tile_loop(em: Any, op: ir.For | ir.While) -> bool:
+    """A loop whose iterations are other tiles' (`for s in queue(axis)`, the
+    static walk `for s in tiles(axis)`): its accesses at offsets it computes
+    never meet the previous iteration's elements."""
+    if isinstance(op, ir.While):
+        return any(isinstance(o, ir.QueuePull | ir.QueueTake) for r in (op.cond, op.body) for o in walk(r))
+    w = getattr(em.k.source, "walk", -1)
+    return w >= 0 and any(isinstance(o, ir.BlockId) and o.axis == w and o.result.id == op.lower.id
+                          for o in em.k.body.ops)
+
+
+def loop_carried(em: Any, op: ir.For | ir.While, regions: tuple[ir.Region, ...]) -> dict[str, set[Access]]:
+    """The global accesses of a loop's regions (nested ones too), pending at
+    the top of the body as the previous iteration's: all of them, but in a
+    tile loop (`tile_loop`) only those at offsets computed before it. An op
+    at offsets the loop computes meets itself again at the same tile or a
+    disjoint one (another index of one partition), in the same threads; any
+    other pair is compared as in straight-line code (a load of the tile the
+    previous iteration stored at other offset values gets its barrier)."""
+    inside = {v.id for reg in regions for v in defined_values(reg)} if tile_loop(em, op) else set()
     out: dict[str, set[Access]] = {}
     for op in (op for reg in regions for op in walk(reg)):
         got = access_of(em, op)

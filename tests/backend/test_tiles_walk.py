@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests" / "backend"))
 from llsim import SimDevice  # noqa: E402
 from ptxas_report import assemble  # noqa: E402
 from test_queue import SRC as QUEUE_SRC  # noqa: E402
-from test_queue import _weighted_ref  # noqa: E402
+from test_queue import _gpu, _weighted_ref  # noqa: E402
 
 import tilelang  # noqa: E402
 from tilelang.backend import emit_ptx  # noqa: E402
@@ -215,16 +215,6 @@ fn main() {
                                                             "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "108.0"
-
-
-def _gpu():  # type: ignore[no-untyped-def]
-    try:
-        import torch
-    except ImportError:
-        pytest.skip("PyTorch is not installed")
-    if not torch.cuda.is_available():
-        pytest.skip("no GPU")
-    return torch
 
 
 @pytest.mark.gpu

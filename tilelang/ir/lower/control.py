@@ -12,7 +12,7 @@ an `if` on the flags, so the IR stays structured.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilelang.diagnostics.model import ICE
@@ -253,21 +253,32 @@ def lower_for(cx: LowerCx, st: ast.For) -> None:
         _for_as_while(cx, st, lo, hi)
         return
     step = cx.b.const(1, dt, span=rng.span)
+
+    def body(iv: ir.Value) -> None:
+        bind_pattern(cx, st.pattern, iv)
+        lower_block(cx, st.body)
+
+    _emit_for(cx, st, lo, hi, step, "i", st.span, body)
+
+
+def _emit_for(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value, step: ir.Value, default_name: str,
+              span: Span, body: Callable[[ir.Value], None]) -> None:
+    """An `ir.For` from `lo` to `hi` by `step` whose body `body(iv)` lowers;
+    the variables the body assigns are carried through the loop."""
     carried = _carried(cx, st.body)
-    inits = _carry_inits(cx, carried, st.span)
-    iv = cx.b.fresh(lo.type, _pat_name(st.pattern) or "i")
+    inits = _carry_inits(cx, carried, span)
+    iv = cx.b.fresh(lo.type, _pat_name(st.pattern) or default_name)
     args = [cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True)]
     frame = cx.b.open_region((iv, *args))
     for (scope, name), a in zip(carried, args, strict=True):
         scope[name] = a
     cx.f.scopes.append({})
-    bind_pattern(cx, st.pattern, iv)
-    lower_block(cx, st.body)
+    body(iv)
     cx.f.scopes.pop()
-    _yield_carried(cx, carried, [v.type for v in inits], st.span)
+    _yield_carried(cx, carried, [v.type for v in inits], span)
     region = cx.b.close_region(frame)
     results = tuple(cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True))
-    cx.b.emit(ir.For(results, lo, hi, step, tuple(inits), region, st.span))
+    cx.b.emit(ir.For(results, lo, hi, step, tuple(inits), region, span))
     for (scope, name), r in zip(carried, results, strict=True):
         scope[name] = r
 
@@ -360,22 +371,7 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int, static: bool = False) -> N
         # `for s in block_id..n step W`: an `ir.For` with a known next index,
         # which the backend's loop passes may stream (`stages`: the next
         # tiles' loads in flight while this one is computed, `stream_loads`)
-        carried = _carried(cx, st.body)
-        inits = _carry_inits(cx, carried, sp)
-        iv = cx.b.fresh(first.type, _pat_name(st.pattern) or "s")
-        args = [cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True)]
-        frame = cx.b.open_region((iv, *args))
-        for (scope, name), a in zip(carried, args, strict=True):
-            scope[name] = a
-        cx.f.scopes.append({})
-        tile_body(iv)
-        cx.f.scopes.pop()
-        _yield_carried(cx, carried, [v.type for v in inits], sp)
-        region = cx.b.close_region(frame)
-        results = tuple(cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True))
-        cx.b.emit(ir.For(results, first, n, workers, tuple(inits), region, sp))
-        for (scope, name), r in zip(carried, results, strict=True):
-            scope[name] = r
+        _emit_for(cx, st, first, n, workers, "s", sp, tile_body)
         return
     cx.f.scopes.append({QTILE: first})
 

@@ -318,6 +318,8 @@ class Program:
                 rest = rest[7:]
             parts = _split_args(rest)
             ty = parts[0]
+            if atomic:  # `load atomic T, ptr %p [syncscope(..)] ORDERING, align N`: one load like any other here
+                parts[1] = re.sub(r'(?: syncscope\("\w*"\))? (?:unordered|monotonic|acquire|seq_cst)$', "", parts[1])
             p = self._typed(parts[1])[1]
             return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
                         sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})")

@@ -87,7 +87,7 @@ class HostFunction:
         mutable = isinstance(ty, ast.RefType) and ty.mutable
         inner = ty.inner if isinstance(ty, ast.RefType) else ty
         if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor":
-            t = self._tensor(name, inner, v, where, dev)
+            t = self._tensor(name, inner, v, where, dev, mutable)
             libraries.add(arrays.describe(v).library)
             if mutable:
                 writeback.append((arrays.describe(v).host, t))  # type: ignore[arg-type]
@@ -165,7 +165,7 @@ class HostFunction:
                             help="call `.wait()` on the pending launch's handle first",
                         )
 
-    def _tensor(self, name: str, ty: ast.NamedType, value: Any, where: str, dev: Any) -> Tensor:
+    def _tensor(self, name: str, ty: ast.NamedType, value: Any, where: str, dev: Any, mutable: bool) -> Tensor:
         what = f"argument `{name}` of function `{self.__name__}`"
         try:
             ref = arrays.describe(value)
@@ -211,6 +211,13 @@ class HostFunction:
                 code=lcodes.RANK_MISMATCH,
                 where=where,
                 help="reshape it to the parameter's rank",
+            )
+        if mutable and ref.readonly:  # copied back after the call: refuse before running anything
+            raise CallError(
+                f"{what} is read-only, but the function writes it (`&mut`)",
+                where=where,
+                help=f"pass a writeable array (`{name}.copy()`)",
+                code=acodes.READ_ONLY_ARRAY,
             )
         dt = want or ref.dtype
         if dt is None:

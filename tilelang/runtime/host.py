@@ -34,6 +34,7 @@ from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
+from tilelang.runtime.host_args import bind_params, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
 from tilelang.sema.program import Program, Symbol, SymbolKind
@@ -174,12 +175,13 @@ class HostEvaluator:
         return FnRef(decl, key or decl.name.name)
 
     # -- functions -------------------------------------------------------------
-    def call_fn(self, fn: FnRef, args: list[Any], span: Span) -> Any:
+    def call_fn(self, fn: FnRef, args: list[Any], span: Span, explicit: dict[str, Any] | None = None) -> Any:
         decl = fn.decl
         if len(args) != len(decl.params):
             raise _unsupported(Diagnostic.error("ICE", f"`{decl.name.name}` takes {len(decl.params)} arguments but {len(args)} were given")
                 .primary(span, "called here").secondary(decl.name.span, "defined here"))
-        scope = _Scope({}, None)
+        # tensors' run-time shapes against the declared ones; the const generics they bind
+        scope = _Scope(bind_params(self.program, decl, fn.key, args, span, explicit), None)
         for p, v in zip(decl.params, args, strict=False):
             if isinstance(p.ty, ast.NamedType):
                 dt = DType.parse(p.ty.name.name)
@@ -537,7 +539,7 @@ class HostEvaluator:
                 .secondary(fn.decl.name.span, "it works on tiles")
                 .with_help("call it from a kernel"))
         args = [self.eval(a.value, scope) for a in call.args]
-        return self.call_fn(fn, args, call.span)
+        return self.call_fn(fn, args, call.span, explicit_generics(self.program.instantiations.get(call), scope))
 
     def make_operation(self, fn: FnRef, call: ast.Call, scope: _Scope) -> Operation:
         decl = fn.decl

@@ -1,0 +1,232 @@
+"""Round 2 of the independent user's programs (huser, 2026-12-04, second
+session), written from README.md, docs/reference.md and `tilec explain`
+alone, in styles the first round (`test_user_programs.py`) does not have:
+NaN and infinities through reductions and `where` masks, bf16/f16/i8/u8
+casts, integer division of negatives and shifts past the width in every
+integer type, a static tile walk and a queue under `stages`, tile atomics
+with a group's last block, every hint on a streaming loop, std::nn and
+std::math, generic host functions, multi-kernel host loops.
+
+Each `p*.tile` runs on the interpreter and its tensors are checked against
+answers computed here with NumPy from the program's inputs (never from its
+outputs); most also run whole through the NVPTX simulator for sm_80 and
+sm_90a and must leave the interpreter's tensors; every kernel's PTX
+assembles with ptxas.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
+
+from llsim import sim_runtime_device
+
+import tilelang.run as run
+
+DIR = Path(__file__).parent / "programs"
+
+
+def _run(name: str) -> tuple[dict[str, np.ndarray], str]:
+    out = io.StringIO()
+    ex = run.execute(str(DIR / f"{name}.tile"), "cpu", out=out)
+    return {k: np.asarray(t.numpy()).copy() for k, t in ex.main_locals.items() if hasattr(t, "numpy")}, out.getvalue()
+
+
+def _bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to bf16 (nearest, ties to even), as float32."""
+    x = np.asarray(x, np.float32)
+    u = x.view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, r)
+
+
+def _sat(x: np.ndarray, dt: type) -> np.ndarray:
+    """Float to int as Tile casts: truncate, saturate, NaN -> 0."""
+    info = np.iinfo(dt)
+    x = np.nan_to_num(np.asarray(x, np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)
+    return np.clip(np.trunc(x), info.min, info.max).astype(dt)
+
+
+def _close(got: np.ndarray, want: np.ndarray, tol: float = 1e-5) -> None:
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=tol, atol=tol,
+                               equal_nan=True)
+
+
+def _p01(t: dict[str, np.ndarray], out: str) -> None:
+    x = (np.arange(32, dtype=np.float32) - 3).reshape(4, 8)
+    x.flat[2], x.flat[9], x.flat[12], x.flat[20] = np.nan, np.inf, -np.inf, np.inf
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(t["mx"][:, 0], x.max(1))
+        np.testing.assert_array_equal(t["mn"][:, 0], x.min(1))
+        np.testing.assert_array_equal(t["sm"][:, 0], [np.nan, np.nan, np.inf, x[3].sum()])
+        np.testing.assert_array_equal(t["clean"], np.where(np.isnan(x), 0, np.clip(x, -100, 100)))
+        _close(t["ex"], np.exp(x.astype(np.float64)) - np.exp2(np.minimum(x, 0).astype(np.float64)), 1e-6)
+        np.testing.assert_array_equal(t["am"][:, 0], [2, 1, 4, 7])  # a NaN is the first maximum, as in NumPy
+
+
+def _p02(t: dict[str, np.ndarray], out: str) -> None:
+    x = (np.arange(50, dtype=np.float32) - 25) * np.float32(7.3)
+    x[1], x[2], x[3], x[4] = np.nan, 70000, -1e6, 1.00390625
+    n = (np.arange(50) - 25) * 37
+    tb = _bf16(x)
+    with np.errstate(over="ignore"):
+        xh = x.astype(np.float16)
+    np.testing.assert_array_equal(t["b"], _bf16(tb * 3))
+    np.testing.assert_array_equal(t["h"], xh)
+    np.testing.assert_array_equal(t["i"], _sat(tb, np.int8))
+    np.testing.assert_array_equal(t["u"], _sat(xh, np.uint8))
+    np.testing.assert_array_equal(t["w"], (n & 0xFF).astype(np.uint8).view(np.int8))
+    np.testing.assert_array_equal(t["f"], (n & 0xFF).astype(np.float32) + tb * np.float32(0.5))
+    np.testing.assert_array_equal(t["k"], (x > 0).astype(np.uint8) + 2 * (n != 0))
+    assert out.split() == ["3.0", "inf", "-128", "255", "99"]
+
+
+def _tdiv(a: np.ndarray, b: np.ndarray, bits: int, signed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Tile's kernel division: toward zero, x / 0 == 0, x % 0 == x, MIN / -1 == MIN (wrapped)."""
+    a, b = a.astype(object), b.astype(object)
+    q = np.array([0 if d == 0 else (abs(x) // abs(d)) * (1 if (x >= 0) == (d >= 0) else -1)
+                  for x, d in zip(a, b, strict=True)], dtype=object)
+    r = np.array([x if d == 0 else x - qq * d for x, d, qq in zip(a, b, q, strict=True)], dtype=object)
+    m = 1 << bits
+
+    def wrap(v: np.ndarray) -> np.ndarray:
+        w = np.array([int(e) % m for e in v], dtype=object)
+        return np.array([e - m if signed and e >= m // 2 else e for e in w], dtype=object)
+
+    return wrap(q), wrap(r)
+
+
+def _p03(t: dict[str, np.ndarray], out: str) -> None:
+    a = np.arange(40) - 20
+    a[a == 0] = -128
+    d = np.arange(40) % 7 - 3
+    d[20] = -1
+    q, r = _tdiv(a, d, 8)
+    np.testing.assert_array_equal(t["q8"], q.astype(np.int64))
+    np.testing.assert_array_equal(t["r8"], r.astype(np.int64))
+    a16 = ((a * 300 + 32768) % 65536) - 32768  # (a as i16) * 300 wraps in i16
+    np.testing.assert_array_equal(t["q16"], _tdiv(a16, d, 16)[0].astype(np.int64))
+    q, r = _tdiv(a * 5000000000, d, 64)
+    np.testing.assert_array_equal(t["q64"], q.astype(np.int64))
+    np.testing.assert_array_equal(t["r64"], r.astype(np.int64))
+    q, r = _tdiv(a % 65536, d % 65536, 16, signed=False)
+    np.testing.assert_array_equal(t["qu"], ((q + r) % 65536).astype(np.int64))
+    s = range(-2, 68)
+    amt8, amt64 = [k % 256 for k in s], [k % (1 << 64) for k in s]  # the amount is read as unsigned
+    v = -100
+    l8 = np.array([0 if k >= 8 else ((v << k) + 128) % 256 - 128 for k in amt8])
+    r8 = np.array([-1 if k >= 8 else v >> k for k in amt8])
+    ru = np.array([0 if k >= 8 else (v % 256) >> k for k in amt8])
+    big = -0x0123456789ABCDF0
+    l64 = np.array([0 if k >= 64 else ((big << k) + (1 << 63)) % (1 << 64) - (1 << 63) for k in amt64])
+    r64 = np.array([-1 if k >= 64 else big >> k for k in amt64])
+    for k, want in (("l8", l8), ("sr8", r8), ("ru", ru), ("l64", l64), ("sr64", r64)):
+        np.testing.assert_array_equal(t[k].astype(np.int64), want, err_msg=k)
+
+
+def _p04(t: dict[str, np.ndarray], out: str) -> None:
+    w = (np.arange(54 * 8, dtype=np.float32) * np.float32(0.01)).reshape(54, 8).astype(np.float64)
+    v = (np.arange(16, dtype=np.float64) - 5).reshape(2, 8)
+    _close(t["y"], v @ w.T, 1e-4)
+    z = np.ones((3, 20)) * (np.arange(20) // 4 + 1) + np.arange(3).reshape(3, 1)
+    np.testing.assert_array_equal(t["z"], z)
+    assert out.split() == ["7.0", "[2,", "54]"]
+
+
+def _p05(t: dict[str, np.ndarray], out: str) -> None:
+    x = ((np.arange(300) * 5 + 3) % 8).reshape(3, 100)
+    v = (np.arange(300, dtype=np.float32) * np.float32(1.7) - 200).reshape(3, 100)
+    counts = np.stack([np.bincount(r, minlength=8) for r in x])
+    np.testing.assert_array_equal(t["counts"], counts)
+    _close(t["freq"], counts / counts.sum(1, keepdims=True), 1e-6)
+    np.testing.assert_array_equal(t["hi"], v.max(1))
+    np.testing.assert_array_equal(t["lo"], v.min(1))
+    per_block = np.stack([[np.bincount(r[b * 32:(b + 1) * 32], minlength=8) for b in range(4)] for r in x])
+    np.testing.assert_array_equal(t["seen"], per_block.reshape(3, 32))
+
+
+def _p06(t: dict[str, np.ndarray], out: str) -> None:
+    x = ((np.arange(37 * 24, dtype=np.float32) % 11) - 5).reshape(37, 24)
+    np.testing.assert_array_equal(t["y1"][0], x.sum(0))
+    np.testing.assert_array_equal(t["y2"][0], x.sum(0))
+    xh = (np.arange(64, dtype=np.float32) * 0.25).astype(np.float16).astype(np.float32).reshape(4, 16)
+    want = (xh * np.arange(1, 5, dtype=np.float32).reshape(4, 1)).sum(0).astype(np.float16)
+    np.testing.assert_array_equal(t["z"], want)
+    np.testing.assert_array_equal(t["z0"], want)
+
+
+def _p07(t: dict[str, np.ndarray], out: str) -> None:
+    x = ((np.arange(120, dtype=np.float32) * np.float32(0.37)) % np.float32(5) - np.float32(2.5)).reshape(6, 20)
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(1, keepdims=True))
+    _close(t["sm"], e / e.sum(1, keepdims=True), 1e-5)
+    _close(t["ls"], np.log(e / e.sum(1, keepdims=True)), 1e-5)
+    m = x.mean(1, keepdims=True)
+    _close(t["ln"], (x - m) / np.sqrt(((x - m) ** 2).mean(1, keepdims=True) + 1e-5), 1e-4)
+    xh = x.astype(np.float16).astype(np.float64)
+    _close(t["rn"], xh / np.sqrt((xh * xh).mean(1, keepdims=True) + 1e-6), 2e-3)
+    _close(t["ge"], 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))), 1e-5)
+    _close(t["si"], x / (1 + np.exp(-x)), 1e-5)
+    np.testing.assert_array_equal(t["re"], np.maximum(x, 0).astype(np.float32))
+    c = np.clip(x, -1, 1.5)
+    _close(t["cl"], c + (x - c) * 0.25, 1e-6)
+    assert out.split()[:2] == ["3", "24"]
+
+
+CHECKS: dict[str, Callable[[dict[str, np.ndarray], str], None]] = {
+    "p01_nan_inf": _p01, "p02_mixed_precision": _p02, "p03_int_ops": _p03, "p04_walk": _p04,
+    "p05_atomics_last": _p05, "p06_hints": _p06, "p07_std_nn": _p07,
+}
+SIMULATED = ("p01_nan_inf", "p02_mixed_precision", "p03_int_ops", "p04_walk", "p05_atomics_last", "p06_hints",
+             "p07_std_nn")
+
+
+def test_every_program_has_a_check() -> None:
+    assert sorted(p.stem for p in DIR.glob("p*.tile")) == sorted(CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
+    tensors, out = _run(name)
+    CHECKS[name](tensors, out)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", SIMULATED)
+def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    want, _ = _run(name)
+    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch))
+    got, out = _run(name)
+    for k, w in want.items():
+        if w.dtype.kind in "iub":
+            np.testing.assert_array_equal(got[k], w, err_msg=k)
+        else:
+            np.testing.assert_allclose(got[k].astype(np.float64), w.astype(np.float64), rtol=1e-5, atol=1e-5,
+                                       err_msg=k, equal_nan=True)
+    CHECKS[name](got, out)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_ptx_assembles(arch: str, tmp_path: Path) -> None:
+    for name in sorted(CHECKS):
+        out = tmp_path / name
+        out.mkdir()
+        cmd = [sys.executable, "-m", "tilelang", "emit", str(DIR / f"{name}.tile"), "--stage", "ptx", "--arch", arch,
+               "-o", str(out / "k.ptx")]
+        subprocess.run(cmd, check=True, capture_output=True)
+        files = sorted(out.glob("*.ptx"))
+        assert files, name
+        for f in files:
+            r = subprocess.run(["ptxas", "-arch", arch, "-o", str(out / "k.o"), str(f)], capture_output=True,
+                               text=True)
+            assert r.returncode == 0, (name, f.name, r.stderr)

@@ -1,0 +1,128 @@
+"""The tensor arguments of a host function call, checked against the declared
+shapes, and the const generics they bind.
+
+The type checker knows a host tensor's shape only where it is a constant;
+a tensor made from run-time values (`zeros::<f32>([n])`, `load_npy`, an
+array from the Python API) reaches a host `fn` as `[?]`. So a call checks at
+run time what the types promise inside the function: each dimension the
+parameter declares as a constant (`[4]`, `[W, W + 1]`) is the argument's,
+and a const generic (`fn f<const N: i32>(x: &Tensor<f32, [N]>)`) takes the
+value of the dimensions that name it, the same in every argument, or the
+call's turbofish (`f::<4>(..)`). Both `tilec run` and the Python API's host
+functions call through here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+from tilelang.diagnostics.codes import runtime as rcodes
+from tilelang.diagnostics.codes.types import CANNOT_INFER
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.dtypes import DType
+from tilelang.runtime import builtins as bi
+from tilelang.runtime.tensor import Tensor
+from tilelang.sema.program import Program
+from tilelang.sema.types import Dim, RefT, TensorT, TupleT, eval_dim
+from tilelang.source import Span
+from tilelang.syntax import ast
+
+
+def bind_params(program: Program, decl: ast.FnDecl, key: str, args: list[Any], span: Span,
+                explicit: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The values of `decl`'s const generics for this call (name -> scalar),
+    after checking every tensor argument's dimensions against its parameter's
+    (E0714). A generic that nothing binds is E0215 when the body is run."""
+    info = program.functions.get(key)
+    if info is None or len(info.param_types) != len(args):
+        return {}
+    consts = [g for g in decl.generics if g.is_const]
+    env: dict[str, int] = {}
+    for g in consts:
+        v = (explicit or {}).get(g.name.name)
+        if isinstance(v, int) and not isinstance(v, bool):
+            env[g.name.name] = v
+    pairs = [(p, shape, t) for p, ty, a in zip(decl.params, info.param_types, args, strict=True)
+             for shape, t in _tensors(ty, a)]
+    names = {g.name.name for g in consts}
+    for _, shape, t in pairs:  # bare generics first: `[N]` binds N
+        for dim, size in zip(shape, t.shape, strict=True):
+            sym = dim.as_symbol() if isinstance(dim, Dim) else None
+            if sym in names and sym not in env:
+                env[sym] = size
+    for p, shape, t in pairs:
+        for d, (dim, size) in enumerate(zip(shape, t.shape, strict=True)):
+            if dim is None:
+                continue
+            try:
+                want = eval_dim(dim, env)
+            except (KeyError, ValueError, ZeroDivisionError):
+                continue  # a dimension of generics nothing binds: not checkable
+            if want != size:
+                raise TileError(_mismatch(decl, p, d, size, want, dim, span, t))
+    out: dict[str, Any] = {}
+    for g in consts:
+        name = g.name.name
+        if name not in env:
+            raise TileError(_unbound(decl, g, span))
+        dt = DType.parse(g.ty.name.name) if isinstance(g.ty, ast.NamedType) else DType.I32
+        out[name] = bi.to_scalar(env[name], dt or DType.I32)
+    return out
+
+
+def explicit_generics(inst: Mapping[str, Any] | None, scope: Any) -> dict[str, int]:
+    """The const generics the checker fixed at a call (`f::<4>(..)`, or what
+    the argument types gave), as integers: symbolic ones (`f::<N>(..)` inside
+    a generic function) read the caller's generics off `scope`."""
+    out: dict[str, int] = {}
+    for name, v in (inst or {}).items():
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[name] = v
+        elif isinstance(v, Dim):
+            env = {}
+            for sym in v.symbols():
+                s = scope.lookup(sym)
+                if s is None:
+                    break
+                env[sym] = int(s.vars[sym])
+            else:
+                with contextlib.suppress(KeyError, ValueError, ZeroDivisionError):
+                    out[name] = eval_dim(v, env)
+    return out
+
+
+def _unbound(decl: ast.FnDecl, g: ast.GenericParam, span: Span) -> Diagnostic:
+    name, fn = g.name.name, decl.name.name
+    return (Diagnostic.error(CANNOT_INFER, f"cannot infer the generic parameter `{name}` of `{fn}`")
+            .primary(span, "called here")
+            .secondary(g.span, f"`{name}` declared here")
+            .note(f"no tensor argument has a dimension `{name}`, so its value is not known at run time")
+            .with_help(f"give it explicitly: `{fn}::<..>(..)`"))
+
+
+def _tensors(ty: Any, arg: Any) -> list[tuple[tuple[Dim | None, ...], Tensor]]:
+    """(declared shape, tensor) for each tensor of an argument (tuples too)."""
+    inner = ty.inner if isinstance(ty, RefT) else ty
+    if isinstance(inner, TensorT) and isinstance(arg, Tensor):
+        if inner.shape is None or len(inner.shape) != len(arg.shape):
+            return []  # a rank the checker could not see: not ours to word
+        return [(inner.shape, arg)]
+    if isinstance(inner, TupleT) and isinstance(arg, tuple) and len(arg) == len(inner.elems):
+        return [x for t, a in zip(inner.elems, arg, strict=True) for x in _tensors(t, a)]
+    return []
+
+
+def _mismatch(decl: ast.FnDecl, p: ast.Param, d: int, size: int, want: int, dim: Dim, span: Span,
+              t: Tensor) -> Diagnostic:
+    name, fn = p.name.name, decl.name.name
+    spelled = str(dim)
+    why = f"`{spelled}` = {want}" if spelled != str(want) else str(want)
+    return (Diagnostic.error(
+        rcodes.HOST_SHAPE,
+        f"argument `{name}` of `{fn}` has {size} elements along dimension {d}, but its parameter "
+        f"declares {why}")
+        .primary(span, f"`{name}` is a `Tensor<{t.dtype.value}, {list(t.shape)}>` here")
+        .secondary(p.span, f"`{name}` is declared here")
+        .with_help(f"pass a tensor whose dimension {d} is {want}, or declare it `?` in `{fn}` to take any size"))

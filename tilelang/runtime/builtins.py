@@ -239,7 +239,9 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
     t = ta or tb
     assert t is not None
     dt = t.dtype
-    if ta is not None and tb is not None and ta.dtype is not tb.dtype:
+    shift_amount = op in ("<<", ">>") and ta is not None and tb is not None and ta.dtype.is_int \
+        and tb.dtype.is_int and DType.BOOL not in (ta.dtype, tb.dtype)
+    if ta is not None and tb is not None and ta.dtype is not tb.dtype and not shift_amount:
         raise TileError(Diagnostic.error(
             rcodes.HOST_SHAPE, f"mismatched element types: `{ta.dtype.value}` {op} `{tb.dtype.value}`")
             .primary(op_span, "the operands hold different types")
@@ -251,6 +253,10 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
     work = np.float32 if dt is DType.BF16 else dt.np_dtype
     x = ta.numpy() if ta is not None else np.asarray(_num(a)).astype(work)
     y = tb.numpy() if tb is not None else np.asarray(_num(b)).astype(work)
+    if shift_amount and tb is not None and ta is not None and tb.dtype is not ta.dtype:
+        # an amount of another integer type (as in kernels and Rust): a negative or over-wide
+        # one is the width itself (0, or the sign fill of `>>`), never narrowed into range
+        y = np.where((y < 0) | (y > dt.bits), dt.bits, y).astype(dt.np_dtype)
     if ta is not None and tb is not None:
         try:
             np.broadcast_shapes(x.shape, y.shape)

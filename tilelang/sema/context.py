@@ -67,8 +67,11 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
+_PLURALS = {"index": "indices", "axis": "axes"}
+
+
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"{n} {word}" if n == 1 else f"{n} {_PLURALS.get(word, word + 's')}"
 
 
 @dataclass

@@ -190,8 +190,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                  .secondary(gdecl.span, f"`{g}` declared here")
                  .note("const generics are inferred from the tile shapes of partitions and from the "
                        "static shapes of tensors")
-                 .with_help(f"give it explicitly: `{info.name}::<{', '.join(info.const_generics)}>(..)`"
-                            " with values"))
+                 .with_help(_turbofish_help(info, env)))
         bad = True
     inst: dict[str, Any] = {}
     for k, v in env.items():
@@ -270,3 +269,21 @@ def _typed_example(tcx: CheckCx, a: ast.Expr, aty: Any) -> str:
     elif not isinstance(a, (ast.IntLit, ast.FloatLit, ast.Name)):
         text = f"({text})"
     return f"{text} as {_example_type(aty)}"
+
+
+def _turbofish_help(info: Any, env: dict[str, Any]) -> str:
+    """`give it explicitly: `k::<f16, 64, BN, 128>(..)``: every generic in the
+    declaration's order (type parameters too, or the turbofish would be
+    refused), with the values the launch already fixed."""
+    shown, open_ = [], []
+    for gp in info.decl.generics:
+        v = env.get(gp.name.name)
+        if isinstance(v, Dim) and v.is_const:
+            shown.append(str(v.const_value))
+        elif isinstance(v, DType):
+            shown.append(v.value)
+        else:
+            shown.append(gp.name.name)
+            open_.append(f"`{gp.name.name}`")
+    return (f"give it explicitly: `{info.name}::<{', '.join(shown)}>(..)` with a value for "
+            f"{', '.join(open_)}")

@@ -469,8 +469,13 @@ def _rule_assert(tcx: CheckCx, cx: CallCx) -> Type:
     c, t = cx.args[0], cx.arg_tys[0]
     ok = t == BOOL or (isinstance(t, TileT) and t.dtype is DType.BOOL and cx.fx.in_kernel)
     if not ok:
+        if isinstance(t, TensorT) and t.dtype is DType.BOOL:  # `assert(a == b)` on host tensors
+            help_ = (f"a comparison of tensors is a tensor of `bool`s: assert all of them with "
+                     f"`assert(({tcx.snippet(c)}).min())`, or compare whole tensors with `assert_close(&a, &b)`")
+        else:
+            help_ = "assert a comparison, e.g. `assert(x > 0)`"
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{t}`")
-                 .with_help("assert a comparison, e.g. `assert(x > 0)`"))
+                 .with_help(help_))
     if len(cx.args) > 1 and not isinstance(cx.arg_tys[1], StrT):
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", cx.args[1].span,
                          f"expected a message string, found `{cx.arg_tys[1]}`")

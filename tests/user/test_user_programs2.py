@@ -189,7 +189,7 @@ def _p08(t: dict[str, np.ndarray], out: str) -> None:
     np.testing.assert_array_equal(t["a"], a.astype(np.float32))
     x = np.ones(8)
     lams = []
-    for it in range(3 + 12):
+    for _ in range(3 + 12):
         y = a @ x
         lams.append(np.linalg.norm(y))
         x = y / lams[-1]

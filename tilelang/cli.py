@@ -252,12 +252,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return EXIT_OK
     normal = ex.normalize_code(code)
     if normal is None:
-        _fail(f"`{code}` is not an error code (codes look like `E0302`)")
+        _fail(f"`{code}` is not an error code (codes look like `E0303`)")
     text = ex.explain_text(normal)
     if text is None:
         if ex.is_registered(normal):
             _fail(f"error code `{normal}` has no long explanation yet")
-        _fail(f"`{normal}` is not a known error code")
+        from tilelang.diagnostics import render
+
+        render.plain_error(f"`{normal}` is not a known error code",
+                           help=["`tilec explain` with no code lists every code and what it means"])
+        raise Exit(EXIT_ERRORS)
     _markdown(text)
     return EXIT_OK
 

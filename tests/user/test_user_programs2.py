@@ -248,13 +248,34 @@ def _p10(t: dict[str, np.ndarray], out: str) -> None:
     assert out.split() == ["0", "0", "0", "-1", "0"]
 
 
+def _p11(t: dict[str, np.ndarray], out: str) -> None:
+    w, x, g = (t[n].astype(np.float64) for n in "wxg")
+    np.testing.assert_array_equal(t["w"], _bf16(t["w"]))  # bf16 values
+    _close(t["y1"], w @ x, 1e-5)
+    _close(t["y2"], w @ x, 1e-5)
+    _close(t["part"].sum(0), w @ x, 1e-5)
+    _close(t["y3"], 1 + w @ x, 1e-5)
+    logits = (w @ (x * g[0])) / np.sqrt((x * x).mean() + 1e-6)
+    _close(t["logits"], logits, 1e-5)
+    blocks = [logits[i:i + 16] for i in range(0, 40, 16)]
+    _close(t["bmax"], [b.max() for b in blocks], 1e-5)
+    np.testing.assert_array_equal(t["barg"], [i * 16 + b.argmax() for i, b in enumerate(blocks)])
+    best = int(np.argmax(logits))
+    np.testing.assert_array_equal(t["tok"], [best])
+    np.testing.assert_array_equal(t["pos"], [5])
+    np.testing.assert_array_equal(t["hist"], [-1] * 5 + [best] + [-1] * 2)
+    assert out.split() == ["true", "5", "true"]
+
+
 CHECKS: dict[str, Callable[[dict[str, np.ndarray], str], None]] = {
     "p01_nan_inf": _p01, "p02_mixed_precision": _p02, "p03_int_ops": _p03, "p04_walk": _p04,
     "p05_atomics_last": _p05, "p06_hints": _p06, "p07_std_nn": _p07, "p08_host_loops": _p08,
     "p09_std_attention": _p09, "p10_mixed_shifts": _p10,
+    "p11_std_llm": _p11,
 }
 SIMULATED = ("p01_nan_inf", "p02_mixed_precision", "p03_int_ops", "p04_walk", "p05_atomics_last", "p06_hints",
-             "p07_std_nn", "p08_host_loops", "p09_std_attention", "p10_mixed_shifts")
+             "p07_std_nn", "p08_host_loops", "p09_std_attention", "p10_mixed_shifts",
+             "p11_std_llm")
 # the GPU's f16 results may differ from the interpreter's by an f16 rounding (exp2's approximation)
 SIM_TOL = {"p09_std_attention": 1e-3}
 

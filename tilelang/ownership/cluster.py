@@ -16,8 +16,8 @@ once, in the same order, or refuses the kernel:
   - no `return` anywhere in such a kernel (a block that returned before an
     exchange would never arrive; one that returned after it would leave its
     shared memory while others still read it);
-  - no tile queue (`for s in queue(axis)`): the blocks of a queue pull a
-    number of tiles the device decides.
+  - no tile queue (`for s in queue(axis)`) or walk (`tiles(axis)`): the
+    blocks of a row take a number of tiles the device decides.
 
 Entry point: `check_clusters(view, sink)`. Never raises on a well-typed program.
 """
@@ -29,7 +29,9 @@ from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.placement import OnceSink
+from tilelang.share_queue import NAME as QUEUE
 from tilelang.share_queue import is_call as is_queue
+from tilelang.share_queue import kind_of
 from tilelang.syntax import ast
 
 _NOTE = ("every block of a cluster must run each exchange exactly once, in the same order: a block that "
@@ -65,6 +67,10 @@ def check_clusters(view: ProgramView, sink: DiagnosticSink) -> None:
                 emit(d.note(_NOTE + "; and no block may leave while the others still read its shared memory")
                      .with_help("skip work with `if` instead of returning"))
             elif is_queue(n):
-                emit(Diagnostic.error(codes.CLUSTER_PLACEMENT, "a tile queue in a kernel with a cluster exchange")
-                     .primary(n.span, "the blocks of a queue pull as many tiles as the device decides")
-                     .with_help("use the cluster exchange in a kernel without `queue`"))
+                noun, why = (("tile queue", "the blocks of a queue pull as many tiles as the device decides")
+                             if kind_of(n) == QUEUE else
+                             ("tile walk", "how many tiles a block takes follows from how many blocks the device runs"))
+                emit(Diagnostic.error(codes.CLUSTER_PLACEMENT, f"a {noun} in a kernel with a cluster exchange")
+                     .primary(n.span, why)
+                     .with_help(f"use the cluster exchange in a kernel without a {noun} (`{kind_of(n)}`), or "
+                                f"do the {noun}'s work in a second launch"))

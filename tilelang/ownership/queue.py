@@ -264,18 +264,31 @@ def _breaks(body: ast.Block) -> list[ast.Break]:
 
 
 def _misplaced(decl: ast.FnDecl, n: ast.Call, node: ast.For | None, w: _Words, emit: Any) -> None:
+    """A `queue(..)`/`tiles(..)` that is not the kernel's walk; `w` names the
+    kernel's walk (`node`) where there is one, the call's own words are
+    `own`: the note and help speak of what the user wrote."""
+    kind = kind_of(n)
+    own = _Words(kind)
     why = "as a value, not the range of a `for`"
+    help_ = _help(kind)
+    enclosing = None
     for m in ast.walk(decl.body):
         if isinstance(m, ast.For) and m.iter is n:
-            why = "a second time" if node is not None and m is not node and m in decl.body.stmts else \
-                "in a `for` that is not a statement of the kernel's own body"
+            enclosing = m
             break
-    if why == "a second time" and kind_of(n) != w.kind:
-        why = f"beside the kernel's {w.noun}"
-    d = (Diagnostic.error(codes.QUEUE_PLACEMENT, f"`{kind_of(n)}` {why}")
+    if enclosing is not None:
+        why = "in a `for` that is not a statement of the kernel's own body"
+        if node is not None and enclosing is not node and enclosing in decl.body.stmts:
+            why = "a second time" if kind == w.kind else f"beside the kernel's {w.noun}"
+            help_ = f"do all the work of a tile in the body of the kernel's one {w.noun}"
+        elif node is not None and any(x is n for x in ast.walk(node.body)):
+            name = node.pattern.name.name if isinstance(node.pattern, ast.NamePat) else "s"
+            help_ = (f"the {w.noun}'s index `{name}` already names this block's tile: loop over the tile's parts "
+                     "with a plain `for j in a..b`")
+    d = (Diagnostic.error(codes.QUEUE_PLACEMENT, f"`{kind}` {why}")
          .primary(n.span, "the launch cannot size its grid from this")
-         .note(f"a {w.noun} is the range of one `for` that is a statement of the kernel's body (not inside "
-               "another loop or an `if`), once a kernel"))
+         .note(f"a {own.noun} is the range of one `for` that is a statement of the kernel's body (not inside "
+               "another loop or an `if`); a kernel has at most one, of one kind"))
     if node is not None:
         d = d.secondary(node.iter.span, f"the kernel's {w.noun}")
-    emit(d.with_help(_help(w.kind)))
+    emit(d.with_help(help_))

@@ -123,6 +123,10 @@ def assert_close(
     dr, da = tolerance(e.dtype)
     rtol = dr if rtol is None else rtol
     atol = da if atol is None else atol
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not tol >= 0:  # negative or NaN: every element would fail, or pass where it should not
+            raise ValueError(f"{name} = {tol!r}: a tolerance is a distance, zero or more "
+                             f"(pass {name}=0.0 for an exact comparison)")
     a64 = a.astype(np.float64)
     e64 = e.astype(np.float64)
     with np.errstate(invalid="ignore"):

@@ -441,3 +441,14 @@ def test_testing_assert_close_takes_an_infinity_as_close_only_to_itself() -> Non
     for got, want in ((inf, -inf), (-inf, inf), (1.0, inf), (inf, 1.0), (np.nan, 1.0), (1.0, np.nan)):
         with pytest.raises(AssertionError, match="1 of 2 elements differ"):
             assert_close(np.array([got, 0.0], np.float32), np.array([want, 0.0], np.float32), rtol=0.5, atol=1.0)
+
+
+def test_testing_assert_close_refuses_negative_or_nan_tolerances() -> None:
+    # hrev 2026-12-04: a negative tolerance failed equal arrays (NaN passed nothing) with no word on why
+    from tilelang.testing import assert_close
+
+    a = np.ones(4, np.float32)
+    assert_close(a, a, rtol=0.0, atol=0.0)
+    for kw in ({"rtol": -1.0}, {"atol": float("nan")}, {"atol": -1e-9}):
+        with pytest.raises(ValueError, match="a tolerance is a distance, zero or more"):
+            assert_close(a, a, **kw)

@@ -601,3 +601,17 @@ def test_help_builtins_lists_what_works_on_host_tensors() -> None:
         out = s.feed(f"x.{method}({'2.0' if method == 'pow' else '[1, 0]' if method == 'permute' else ''})"
                      if method != "item" else "x[0][0]")
         assert out.ok, (method, out.stderr)
+
+
+def test_print_format_strings_are_checked_in_the_repl(session: ReplSession) -> None:
+    # hrev 2026-12-04: `print("{} {}", 1)` printed the stray `{}`; a literal is E0232 at
+    # check time, a string held in a variable E0723 when the entry runs
+    r = session.feed('print("{} {}", 1);')
+    assert not r.ok and "error[E0232]" in r.stderr and "help: give an argument for each `{}`" in r.stderr
+    assert session.feed('print("{{{}}}", 7);').stdout == "{7}\n"
+    assert session.feed('let f = "a {} b {}";').ok
+    r = session.feed("print(f, 1);")
+    assert not r.ok and "error[E0723]" in r.stderr and r.stdout == ""
+    assert session.feed("print(f, 1, 2);").stdout == "a 1 b 2\n"
+    r = session.feed("assert_close(&ones::<f32>([2]), &ones::<f32>([2]), rtol = -1.0);")
+    assert not r.ok and "error[E0233]" in r.stderr

@@ -213,7 +213,7 @@ def test_device_assert_and_print_lowered() -> None:
     src = """
 kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
     let t = x.load_like(z);
-    print("block {} sum", block_id(0), t.sum(0));
+    print("block {} sum {}", block_id(0), t.sum(0));
     assert(t >= 0.0, "negative input");
     z.store(t);
 }

@@ -35,7 +35,9 @@ Semantics the rest of the toolchain may rely on:
   defined results: NumPy's RuntimeWarnings are never shown (the evaluator's
   entry points run under `np.errstate(all="ignore")`).
 - `print` prints its arguments separated by spaces; when the first is a
-  string with `{}` placeholders, the other arguments fill them in order.
+  string with a brace, it is a format string (`tilelang/printfmt.py`): each
+  `{}` takes the next argument, `{{`/`}}` write a brace, and placeholders and
+  arguments must agree (a string held in a variable: E0723 here).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
+from tilelang import printfmt
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
@@ -461,7 +464,7 @@ class Builtins:
             case "load_npy":
                 return self._load_npy(str(pos[0]), call)
             case "print":
-                self.ev.out.write(self._print_text(pos) + "\n")
+                self.ev.out.write(self._print_text(pos, call) + "\n")
                 return ()
             case "assert_close":
                 return self._assert_close(call, pos, kw)
@@ -480,14 +483,21 @@ class Builtins:
         raise _unsupported(Diagnostic.error("ICE", f"`{name}` cannot be called in host code")
                         .primary(call.span, "here"))
 
-    def _print_text(self, pos: list[Any]) -> str:
-        if pos and isinstance(pos[0], str) and "{}" in pos[0] and len(pos) > 1:
-            pieces = pos[0].split("{}")
-            rest = list(pos[1:])
+    def _print_text(self, pos: list[Any], call: ast.Call) -> str:
+        if pos and isinstance(pos[0], str) and printfmt.is_format(pos[0]):
+            # a literal was checked (E0232); a string held in a variable is checked here
+            p = printfmt.problem_of(pos[0], len(pos) - 1)
+            if p is not None:
+                raise TileError(Diagnostic.error(rcodes.HOST_FORMAT_STRING, p.message)
+                                .primary(self._arg_span(call, 0), p.label)
+                                .note(f'the format string is "{pos[0]}"')
+                                .with_help(p.help))
+            pieces = printfmt.pieces(pos[0])
+            assert isinstance(pieces, list)
             out = pieces[0]
-            for piece in pieces[1:]:
-                out += (format_value(rest.pop(0)) if rest else "{}") + piece
-            return " ".join([out, *(format_value(r) for r in rest)])
+            for v, piece in zip(pos[1:], pieces[1:], strict=True):
+                out += format_value(v) + piece
+            return out
         return " ".join(format_value(v) for v in pos)
 
     def _random(self, name: str, call: ast.Call, pos: list[Any], kw: dict[str, Any]) -> Tensor:
@@ -569,6 +579,18 @@ class Builtins:
         default_rtol, default_atol = _DEFAULT_TOL.get(dt, (0.0, 0.0)) if dt else (1.3e-6, 1e-5)
         rtol = float(kw.get("rtol", pos[2] if len(pos) > 2 else default_rtol))
         atol = float(kw.get("atol", pos[3] if len(pos) > 3 else default_atol))
+        for name, tol in (("rtol", rtol), ("atol", atol)):
+            if math.isnan(tol) or tol < 0:  # a constant was refused by the checker (E0233)
+                arg = next((a for a in call.args if a.name is not None and a.name.name == name), None)
+                raise TileError(Diagnostic.error(
+                    rcodes.HOST_BAD_TOLERANCE, f"`{name}` of `assert_close` is "
+                                               f"{'NaN' if math.isnan(tol) else f'negative ({format_scalar(tol)})'}")
+                    .primary(arg.value.span if arg is not None else call.span,
+                             "a tolerance is a distance: zero or more")
+                    .note("`|a - b| <= atol + rtol * |b|` with a negative or NaN tolerance fails for every "
+                          "element, or passes where it should not")
+                    .with_help(f"compute a tolerance of zero or more (`maximum({name}, 0.0)`), or `{name} = 0.0` "
+                               "for an exact comparison"))
         if x.shape != y.shape:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"`assert_close` got shapes {_shape(x.shape)} and {_shape(y.shape)}")

@@ -13,9 +13,11 @@ host/kernel context of the call were checked by `calls` before a rule runs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
+from tilelang import printfmt
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType, arange_problem
 from tilelang.sema.access import (
@@ -31,10 +33,12 @@ from tilelang.sema.access import (
 )
 from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.combine import rule_cluster_gather, rule_group, rule_last_block, rule_queue
+from tilelang.sema.consts import const_value
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.kernel import check_tile_limits
 from tilelang.sema.operators import binary_types
+from tilelang.sema.program import SymbolKind
 from tilelang.sema.ruleargs import axis_arg, const_arg, shape_arg
 from tilelang.sema.typeops import deref, elem_is_float, is_intlike, is_poison, num_of, numel
 from tilelang.sema.types import (
@@ -462,7 +466,26 @@ def _rule_print(tcx: CheckCx, cx: CallCx) -> Type:
             tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot print a value of type `{t}`", x.span,
                              "not printable")
                      .with_help("print scalars, strings, tiles or tensors"))
+    _check_format(tcx, cx)
     return UNIT
+
+
+def _check_format(tcx: CheckCx, cx: CallCx) -> None:
+    """A string literal as `print`'s first argument is a format string
+    (`printfmt`): its braces and the arguments after it must agree. A string
+    held in a variable is checked where it runs (E0723, or at the launch)."""
+    if not cx.args or not isinstance(cx.args[0], ast.StrLit):
+        return
+    lit = cx.args[0]
+    p = printfmt.problem_of(lit.value, len(cx.args) - 1)
+    if p is None:
+        return
+    d = tcx.err(T.FORMAT_STRING, p.message, printfmt.problem_span(lit.span, len(lit.value), p), p.label)
+    if p.offset is None and len(cx.args) - 1 > 0:
+        holes = len(printfmt.pieces(lit.value)) - 1  # well-formed here: only the count disagrees
+        for extra in cx.args[1 + holes:]:
+            d = d.secondary(extra.span, "no `{}` takes this argument")
+    tcx.emit(d.with_help(p.help))
 
 
 def _rule_assert(tcx: CheckCx, cx: CallCx) -> Type:
@@ -503,7 +526,54 @@ def _rule_assert_close(tcx: CheckCx, cx: CallCx) -> Type:
                      .with_help(f"write a float, e.g. `{k} = 1e-4`"))
         else:
             settle(tcx, arg.value, ScalarT(DType.F64))
+            v = _tolerance_value(tcx, arg.value, cx)
+            if v is not None and (v != v or v < 0):
+                tcx.emit(tcx.err(T.BAD_TOLERANCE, f"`{k}` of `assert_close` is {_tol_text(v)}", arg.value.span,
+                                 "a tolerance is a distance: zero or more")
+                         .note("`|a - b| <= atol + rtol * |b|` with a negative or NaN tolerance fails for every "
+                               "element, or passes where it should not")
+                         .with_help(f"write `{k} = 0.0` for an exact comparison, or a positive bound such as "
+                                    f"`{k} = 1e-4`"))
     return UNIT
+
+
+def _tolerance_value(tcx: CheckCx, e: ast.Expr, cx: CallCx) -> float | None:
+    """The value of a constant tolerance, with IEEE arithmetic and the
+    built-in constants (`nan`, `f64::NAN`, `-inf`), which the constant folder
+    of dims leaves alone; None when it is known only at run time (E0724)."""
+    match e:
+        case ast.Name() | ast.Path():
+            sym = tcx.program.symbol_of(e)
+            if sym is not None and sym.kind is SymbolKind.CONST and isinstance(sym.value, (int, float)) \
+                    and not isinstance(sym.value, bool):
+                return float(sym.value)
+        case ast.Unary(op="-", operand=x):
+            v = _tolerance_value(tcx, x, cx)
+            return None if v is None else -v
+        case ast.Cast(expr=x):
+            return _tolerance_value(tcx, x, cx)
+        case ast.Binary(op=op, lhs=a, rhs=b) if op in ("+", "-", "*", "/"):
+            x, y = _tolerance_value(tcx, a, cx), _tolerance_value(tcx, b, cx)
+            if x is not None and y is not None:
+                return _ieee(op, x, y)
+    v = const_value(tcx, e, cx.fx)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _ieee(op: str, x: float, y: float) -> float:
+    """`x op y` in IEEE doubles (Python raises on a division by zero)."""
+    if op == "/" and y == 0:
+        if x == 0 or math.isnan(x) or math.isnan(y):
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    try:
+        return {"+": x + y, "-": x - y, "*": x * y}[op] if op != "/" else x / y
+    except OverflowError:
+        return math.nan
+
+
+def _tol_text(v: float) -> str:
+    return "NaN" if v != v else f"negative ({v})"
 
 
 def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:

@@ -40,6 +40,11 @@ HOST_INDEX = define(
 HOST_ARANGE_RANGE = define(
     "E0722", "host-arange-out-of-range",
     "a host `arange` whose length, known only at run time, makes values its element type cannot hold")
+HOST_FORMAT_STRING = define(
+    "E0723", "host-format-string",
+    "a `print` format string held in a variable whose `{}` placeholders and arguments disagree (run time)")
+HOST_BAD_TOLERANCE = define(
+    "E0724", "host-bad-tolerance", "an `assert_close` tolerance, known only at run time, that is negative or NaN")
 
 # -- the sanitizer (`tilec run --sanitize`, `TILE_SANITIZE=1`: interp/sanitize.py) --
 BLOCKS_STORE_SAME = define(

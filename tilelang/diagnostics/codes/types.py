@@ -38,3 +38,5 @@ HOST_EFFECT_IN_GRAPH = define("E0228", "host-effect-in-graph", "a host statement
 TUNED_TILE_MISUSE = define("E0229", "tuned-tile-misuse", "a tile dimension left to the autotuner (`_`) where no tuner picks it")
 NEGATIVE_DIM = define("E0230", "negative-dimension", "a host tensor shape with a constant negative dimension")
 ARANGE_RANGE = define("E0231", "arange-out-of-range", "an `arange` whose values do not fit its element type (they would wrap)")
+FORMAT_STRING = define("E0232", "format-string", "a `print` format string whose `{}` placeholders and arguments disagree, or with a brace that is no placeholder")
+BAD_TOLERANCE = define("E0233", "bad-tolerance", "an `assert_close` tolerance that is negative or NaN")

@@ -14,12 +14,25 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tilelang import printfmt
+from tilelang.diagnostics.codes.types import FORMAT_STRING
+from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType, arange_problem
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const
 from tilelang.ir.lower.inline import inline_call
-from tilelang.ir.lower.values import BOOL, I32, UNIT, CVal, InstanceArange, StrVal, TensorRef, Unsupported, ViewRef
+from tilelang.ir.lower.values import (
+    BOOL,
+    I32,
+    UNIT,
+    CVal,
+    InstanceArange,
+    StrVal,
+    TensorRef,
+    Unsupported,
+    ViewRef,
+)
 from tilelang.ir.lower.views import tensor_method, view_method
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -239,18 +252,19 @@ def lower_print(cx: LowerCx, vals: list[Any], span: Span) -> Any:
             parts.append(cx.mat(v, None, span))
 
     rest = list(vals)
-    if rest and isinstance(rest[0], StrVal) and "{}" in rest[0].value and len(rest) > 1:
-        pieces = rest.pop(0).value.split("{}")
+    if rest and isinstance(rest[0], StrVal) and printfmt.is_format(rest[0].value):
+        # a literal was checked (E0232); a string bound by `let` is checked here, at the launch
+        text = rest.pop(0).value
+        p = printfmt.problem_of(text, len(rest))
+        if p is not None:
+            raise TileError(Diagnostic.error(FORMAT_STRING, p.message).primary(span, p.label)
+                            .note(f'the format string is "{text}"').with_help(p.help))
+        pieces = printfmt.pieces(text)
+        assert isinstance(pieces, list)
         parts.append(pieces[0])
-        for piece in pieces[1:]:
-            if rest:
-                put(rest.pop(0))
-            else:
-                parts.append("{}")
-            parts.append(piece)
-        for v in rest:
-            parts.append(" ")
+        for v, piece in zip(rest, pieces[1:], strict=True):
             put(v)
+            parts.append(piece)
     else:
         for i, v in enumerate(rest):
             if i:

@@ -173,10 +173,14 @@ def _warning_codes(diags) -> list[str]:  # type: ignore[no-untyped-def]
     return sorted({d.code for d in diags if d.severity.value == "warning"})
 
 
-def _emitted_codes(path: Path, mode: str, arch: str | None = None, device: str = "cpu") -> list[str]:
-    """The error codes `tilec check` (or run [--device], or emit --stage ptx [--arch]) reports."""
+def _emitted_codes(path: Path, mode: str, arch: str | None = None, device: str = "cpu",
+                   seen: list | None = None) -> list[str]:  # type: ignore[type-arg]
+    """The error codes `tilec check` (or run [--device], or emit --stage ptx [--arch]) reports;
+    the diagnostics themselves are appended to `seen`."""
+    seen = [] if seen is None else seen
     until = "ptx" if mode == "ptx" else "checked"
     result = driver.compile(path, until, options=driver.Options(arch=arch) if arch else None)
+    seen.extend(result.diagnostics)
     codes = _error_codes(result.diagnostics)
     if mode == "sanitize-unchecked":
         assert codes and all(c.startswith("E03") for c in codes), (
@@ -188,6 +192,7 @@ def _emitted_codes(path: Path, mode: str, arch: str | None = None, device: str =
         try:
             run.execute(path, device="cpu", out=io.StringIO(), sanitize=True, ownership=False)
         except TileError as e:
+            seen.extend(e.diagnostics)
             return _error_codes(e.diagnostics)
         return []
     if codes or mode not in ("run", "sanitize"):
@@ -201,9 +206,12 @@ def _emitted_codes(path: Path, mode: str, arch: str | None = None, device: str =
         # a run-time error names where it happened (a device error too: the
         # statement or launch that met it), not only what
         assert all(d.labels for d in e.diagnostics), f"an unlocated run-time error: {e.diagnostics}"
+        seen.extend(e.diagnostics)
         return _error_codes(e.diagnostics)
     except run.CheckFailed as e:
+        seen.extend(e.diagnostics)
         return _error_codes(e.diagnostics)
+    seen.extend(ex.warnings)
     return sorted({d.code for d in ex.warnings})
 
 
@@ -293,10 +301,15 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
         got = (_error_codes(result.diagnostics), _warning_codes(result.diagnostics))
         assert got == ([], [code]), f"{code}.md's first example should warn {code}, got {got}"
         return
-    codes = _emitted_codes(path, _mode(code, flags), arch, device="gpu" if "gpu" in flags else "cpu")
+    seen: list = []  # type: ignore[type-arg]
+    codes = _emitted_codes(path, _mode(code, flags), arch, device="gpu" if "gpu" in flags else "cpu", seen=seen)
     assert codes == [code], (
         f"{code}.md's first example should fail with exactly {code}, got {codes}"
     )
+    # every diagnostic it gives proposes a fix (hrev 2026-12-04: E0001, E0002, E0103, E0105, E0115, E0205
+    # and E0710 could be raised without a help line)
+    bare = [f"{d.code}: {d.message}" for d in seen if d.severity.value == "error" and not d.help]
+    assert not bare, f"{code}.md's first example gives errors without a help line: {bare}"
 
 
 @pytest.mark.parametrize("code", EXPLAINED)
@@ -344,6 +357,10 @@ def test_ui_renderings_do_not_leak_internals() -> None:
         for needle in LEAKS:
             if needle in text:
                 leaks.append(f"{path.relative_to(REPO)}: contains {needle!r}")
+        # every error proposes a fix (hrev 2026-12-04: E0101, E0102, E0107, E0110 and E0306 had
+        # forms without a help line)
+        leaks += [f"{path.relative_to(REPO)}: error[{d.code}] {d.message!r} has no help line"
+                  for d in result.diagnostics if d.severity.value == "error" and not d.help]
     assert not leaks, "\n".join(leaks)
 
 

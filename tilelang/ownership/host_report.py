@@ -182,7 +182,8 @@ class HostReports:
                 f"`{name}.clone()` before the move"
             )
         else:
-            d = d.note(f"a {what} is affine: binding it to another name moves it")
+            d = d.note(f"a {what} is affine: binding it to another name moves it").with_help(
+                f"use the {what} through the name it was moved to")
         self.report(d, first)
 
     # -- graph captures (E0307) ------------------------------------------------------------

@@ -564,7 +564,8 @@ class Builtins:
             diag = Diagnostic.error(rcodes.HOST_ASSERT, f"assertion failed: {msg}")
         else:
             diag = Diagnostic.error(rcodes.HOST_ASSERT, f"assertion failed: `{text}`")
-        diag = diag.primary(call.args[0].value.span, "this is false")
+        diag = diag.primary(call.args[0].value.span, "this is false").with_help(
+            "the program's own `assert` found its condition false: check the values it tests, or the condition")
         if isinstance(cond, Tensor):
             bad = int(np.size(cond.numpy()) - np.count_nonzero(cond.numpy()))
             diag = diag.note(f"{bad} of {cond.size} elements are false")

@@ -57,6 +57,9 @@ def _check(result: Any, what: str, span: Span | None = None) -> Any:
         help = None
         if err == d.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
             help = "the GPU's memory is full: use smaller tensors, or run on the CPU with `--device cpu`"
+        else:
+            help = (f"the CUDA driver refused `{what}`: run with `--device cpu` to check the program on the interpreter, "
+                    "and report the error with the program if the interpreter runs it")
         raise cuda_error(what, _error_name(err), span, help)
     if not vals:
         return None

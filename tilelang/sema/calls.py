@@ -95,18 +95,20 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 d = d.with_help(f"a function with a similar name exists: `{guess}`")
             elif name in METHODS:
                 d = d.with_help(f"`{name}` is a method: `x.{name}(..)`")
+            else:
+                d = d.with_help(f"define it (`fn {name}(..) {{ .. }}`), or import it with `use`")
             _check_args_only(tcx, e, fx)
             return tcx.emit(d)
     tcx.program.symbols[e] = sym
     tcx.program.symbols[callee] = sym
     if sym.kind not in (SymbolKind.FN, SymbolKind.KERNEL):
         _check_args_only(tcx, e, fx)
-        return tcx.emit(tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span,
-                                f"`{sym.name}` is a {sym.kind.value}")
-                        .secondary(sym.span, f"`{sym.name}` is defined here")
-                        if sym.span != DUMMY_SPAN else
-                        tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span)
-                        .with_help("call a `fn` or `kernel fn`; a value cannot be called"))
+        d = tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span,
+                    f"`{sym.name}` is a {sym.kind.value}")
+        if sym.span != DUMMY_SPAN:
+            d = d.secondary(sym.span, f"`{sym.name}` is defined here")
+        return tcx.emit(d.with_help("call a `fn` or `kernel fn`; a value cannot be called"
+                                    + (f" (use `{sym.name}` without `(..)`)" if not e.args else "")))
     info = tcx.program.fn_info(sym)
     if info is None:
         _check_args_only(tcx, e, fx)
@@ -184,9 +186,11 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             if guess:
                 d = d.with_help(f"did you mean `{guess}`?")
             elif allowed_kw:
-                d = d.note("keyword arguments: " + ", ".join(f"`{k}`" for k in allowed_kw))
+                d = d.note("keyword arguments: " + ", ".join(f"`{k}`" for k in allowed_kw)).with_help(
+                    "use one of those names, or pass the value by position")
             else:
-                d = d.note(f"{owner} takes only positional arguments")
+                d = d.note(f"{owner} takes only positional arguments").with_help(
+                    f"pass the value by position: drop `{a.name.name} =`")
             if decl_span is not None:
                 d = d.secondary(decl_span, "defined here")
             tcx.emit(d)
@@ -270,16 +274,43 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         elif guess:
             d = d.with_help(f"there is a method with a similar name: `{guess}`")
         elif sig is not None:
-            d = d.note(f"`{name}` is a method of " + " or ".join(
-                _RECEIVER_WORDS.get(k, k) for k in sig.receivers))
+            owners = " or ".join(_RECEIVER_WORDS.get(k, k) for k in sig.receivers)
+            d = d.note(f"`{name}` is a method of {owners}").with_help(
+                _other_receiver_help(tcx, e, rty, kind, sig.receivers, owners, fx))
         elif name in FUNCTIONS:
             d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
+        else:
+            d = d.with_help(_methods_help(kind, cands))
         return tcx.emit(d)
     msym = tcx.method_syms.setdefault(name, Symbol(SymbolKind.METHOD, name, signature=sig, qualname="." + name))
     tcx.program.symbols[e] = msym
     if name == "partition":
         note_tuner_dims(tcx, e)
     return _builtin_call(tcx, e, sig, fx, e.receiver, rty, expected)
+
+
+def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, receivers: Any, owners: str,
+                         fx: Fx) -> str:
+    """The help of a method called on a receiver it does not take: a scalar
+    (a full reduction's result) made into a tile or tensor, else where it is
+    a method."""
+    x = tcx.snippet(e.receiver) or "x"
+    x = x if len(x) < 40 else "x"
+    want = "param" if fx.in_kernel else "tensor"
+    if kind == "scalar" and ("tile" in receivers or want in receivers):
+        dt = rty.dtype.value if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
+        what = "tile" if fx.in_kernel else "tensor"
+        return f"`{x}` is a scalar: make a {what} of it with `full::<{dt}>([1], {x})`"
+    return f"`{e.method.name}` is a method of {owners}: call it on one of those, not on a `{rty}`"
+
+
+def _methods_help(kind: str, cands: list[str]) -> str:
+    if not cands:
+        return f"{_RECEIVER_WORDS.get(kind, 'values of this type')} have no methods" if kind != "scalar" \
+            else "a scalar has no methods: use the functions (`abs(x)`, `x as f32`, `maximum(x, y)`)"
+    shown = ", ".join(f"`{m}`" for m in sorted(cands)[:12])
+    more = ", .." if len(cands) > 12 else ""
+    return f"the methods of {_RECEIVER_WORDS.get(kind, kind)} are {shown}{more}"
 
 
 def note_tuner_dims(tcx: CheckCx, e: ast.MethodCall) -> None:

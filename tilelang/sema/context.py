@@ -270,4 +270,4 @@ class CheckCx:
                      f"expected {takes}")
         if decl is not None:
             d = d.secondary(decl, "defined here")
-        return self.emit(d)
+        return self.emit(d.with_help(f"call it with {takes}" + (", as its definition lists them" if decl else "")))

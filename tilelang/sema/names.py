@@ -83,7 +83,9 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
                     "not found in this scope")
         guess = suggest(ident.name, fx.visible_names())
         return tcx.emit(d.with_help(f"a local variable with a similar name exists: `{guess}`")
-                        if guess else d)
+                        if guess else
+                        d.with_help(f"declare `{ident.name}` before this use (`let {ident.name} = ..;`), take it as a "
+                                    "parameter, or define it as a `const` item"))
     tcx.program.symbols[e] = sym
     match sym.kind:
         case SymbolKind.LOCAL | SymbolKind.PARAM:
@@ -191,8 +193,10 @@ def _type_constant(tcx: CheckCx, p: ast.Path, dt: DType, name: str) -> Symbol | 
     elif guess:
         d = d.with_help(f"a constant with a similar name exists: `{dt.value}::{guess}`")
     elif known:
-        d = d.note(f"`{dt.value}` has " + ", ".join(f"`{k}`" for k in known))
+        d = d.note(f"`{dt.value}` has " + ", ".join(f"`{k}`" for k in known)).with_help(
+            f"use one of `{dt.value}`'s constants above")
     else:
-        d = d.note(f"`{dt.value}` has no associated constants")
+        d = d.note(f"`{dt.value}` has no associated constants").with_help(
+            "write the value itself (`true`, `false`), or use a numeric type's constant (`i32::MAX`)")
     tcx.emit(d)
     return None

@@ -36,6 +36,7 @@ from tilelang.sema.types import (
     ScalarT,
     TensorT,
     TileT,
+    TupleT,
     Type,
     TypeParam,
     UntypedFloat,
@@ -267,6 +268,11 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
                          "invalid cast")
             if fx.in_kernel and isinstance(deref(src), TensorT):
                 d2 = d2.with_help("load a tile first, then cast the tile")
+            elif isinstance(src, TupleT):
+                d2 = d2.with_help("cast each element of the tuple: `(p.0 as f32, p.1 as f32)`")
+            else:
+                d2 = d2.with_help("`as` converts a scalar, a tile or a tensor to another element type "
+                                  "(`x as f32`)")
             return tcx.emit(d2)
 
 

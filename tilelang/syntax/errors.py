@@ -93,6 +93,8 @@ def _join(items: list[str]) -> str:
 _GENERIC_HELP = {
     codes.EXPECTED_EXPRESSION: "write a value here: a literal, a name, a call, or `(..)`",
     codes.EXPECTED_IDENTIFIER: "write a name here: letters, digits and `_`, not starting with a digit",
+    codes.MISSING_SEMICOLON: "end the statement before this one with `;`",
+    codes.EXPECTED_ITEM: "a file holds items: `fn`, `kernel fn`, `const` and `use`",
 }
 
 
@@ -227,6 +229,9 @@ class ErrorReporter:
             if _IF_WHILE.search(code, stmt_start, start):
                 return d.with_help("use `==` to compare two values")
         generic = _GENERIC_HELP.get(d.code)
+        if generic is None and d.code == codes.UNEXPECTED_TOKEN and d.message.startswith("expected "):
+            what = d.message[len("expected "):].rsplit(", found ", 1)[0]
+            generic = f"write {what} here, or remove what does not belong"
         return d.with_help(generic) if generic else d
 
     def _expected_set(self, e: UnexpectedToken) -> set[str]:

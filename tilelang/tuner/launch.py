@@ -100,7 +100,9 @@ def tuned_operation(
                     if got is None or got is TUNER_PICKS:  # sema checked: never for a listed generic
                         raise TileError(Diagnostic.error(T.TUNED_TILE_MISUSE,
                                         f"the autotuner has no value for a tile dimension of `{p.name}`")
-                                        .primary(a.span, "left to the tuner here"))
+                                        .primary(a.span, "left to the tuner here")
+                                        .with_help("name the dimension after a const generic of the kernel "
+                                                   "that `#[autotune]` lists, or write it out"))
                     tile.append(int(got))
                 v = Partition(v.tensor, tuple(tile))
             picked.append(LaunchArg(v, a.span, a.text))

@@ -330,8 +330,13 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
         (tcx.program.kernels if item.is_kernel else tcx.program.functions)[info.qualname] = info
 
 
+# the value a hint's help suggests (`evict_first`, `pdl_early`, `prefetch_lines` are switches)
+_HINT_EXAMPLE = {"num_warps": 4, "stages": 3, "min_blocks": 2, "max_blocks": 2}
+
+
 def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
     hints: dict[str, Any] = {}
+    given: dict[str, ast.Arg] = {}  # each hint once, across every `#[hints(..)]` of the kernel
     for attr in decl.attrs:
         if attr.name.name not in KNOWN_ATTRIBUTES:
             d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"unknown attribute `{attr.name.name}`",
@@ -359,6 +364,20 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
             continue
         for arg in attr.args:
             key = arg.name.name if arg.name else None
+            if key is None and isinstance(arg.value, ast.Name) and arg.value.ident.name in KNOWN_HINTS:
+                bare = arg.value.ident.name
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"hint `{bare}` needs a value", arg.span, "no `= value`")
+                         .with_help(f"write `{bare} = {_HINT_EXAMPLE.get(bare, 1)}`"))
+                continue
+            if key in given:
+                tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"hint `{key}` is given twice", arg.span,
+                                 "given again here")
+                         .secondary(given[key].span, "first given here")
+                         .note("a later value would silently replace the earlier one")
+                         .with_help("keep one of them"))
+                continue
+            if key in KNOWN_HINTS:
+                given[key] = arg
             if key not in KNOWN_HINTS:
                 span = arg.name.span if arg.name else arg.span
                 d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"unknown hint `{key or tcx.snippet(arg)}`", span,
@@ -384,7 +403,7 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                                  f"hint `{key}` needs a positive integer literal"
                                  + (" that is a power of two up to 32" if key == "num_warps" else ""),
                                  arg.value.span, "invalid value")
-                         .with_help(f"write e.g. `{key} = 4`"))
+                         .with_help(f"write e.g. `{key} = {_HINT_EXAMPLE.get(key or '', 1)}`"))
                 continue
             hints[key] = value
     lo, hi = hints.get("min_blocks"), hints.get("max_blocks")

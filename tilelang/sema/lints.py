@@ -14,6 +14,12 @@ checks have passed, over the functions and kernels of the user's own files
   `continue` (or after an `if`/block every path of which leaves).
 - W0004 `unused_unsafe`: an `unsafe { }` block with no `atomic_*` or
   `store_unchecked` call of its own.
+- W0005 `ineffective_hints`: a kernel hint that can change nothing in this
+  kernel: `evict_first` (it marks the loads a `stages` ring streams) with
+  no `stages` hint or no loop in the kernel and the device functions it
+  calls; `prefetch_lines` with no `prefetch` there. (A loop the backend
+  does not stream is known only to the backend: the reference documents
+  that the hint then does nothing.)
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -37,6 +43,7 @@ LINTS: dict[str, str] = {
     "unused_operations": W.UNUSED_OPERATION,
     "unreachable_code": W.UNREACHABLE_CODE,
     "unused_unsafe": W.UNUSED_UNSAFE,
+    "ineffective_hints": W.INEFFECTIVE_HINT,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -82,6 +89,8 @@ class _Linter:
     # ---------------------------------------------------------------- entry
     def fn(self, decl: ast.FnDecl) -> None:
         self._unused(decl)
+        if decl.is_kernel:
+            self._hints(decl)
         for node in ast.walk(decl.body):
             if isinstance(node, ast.Block):
                 self._unreachable(node)
@@ -158,6 +167,55 @@ class _Linter:
         self.warn("unused_unsafe", d.with_help(
             "remove the `unsafe`: only `atomic_add`, `atomic_max`, `atomic_min` and "
             "`store_unchecked` need it"))
+
+
+    # ---------------------------------------------------------------- W0005
+    def _hints(self, decl: ast.FnDecl) -> None:
+        args = {a.name.name: a for at in decl.attrs if at.name.name == "hints" for a in at.args
+                if a.name is not None}
+        evict, prefetch = args.get("evict_first"), args.get("prefetch_lines")
+        if evict is None and prefetch is None:
+            return
+        nodes = self._reached(decl)
+        if evict is not None:
+            why = None
+            if "stages" not in args:
+                why = "there is no `stages` hint, so no loop's loads stream through a ring"
+            elif not any(isinstance(n, (ast.For, ast.While)) for n in nodes):
+                why = "the kernel (and the functions it calls) has no loop whose loads a ring could stream"
+            if why is not None:
+                self.warn("ineffective_hints", Diagnostic.warning(
+                    W.INEFFECTIVE_HINT, "hint `evict_first` has no effect on this kernel")
+                    .primary(evict.span, "nothing to mark evict-first")
+                    .note(f"`evict_first` marks the loads a `stages` ring streams; {why}")
+                    .with_help("remove the hint" if "stages" in args else
+                               "remove the hint, or add `stages = N` to stream a loop's loads"))
+        if prefetch is not None and not any(
+                isinstance(n, ast.MethodCall) and n.method.name == "prefetch" for n in nodes):
+            self.warn("ineffective_hints", Diagnostic.warning(
+                W.INEFFECTIVE_HINT, "hint `prefetch_lines` has no effect on this kernel")
+                .primary(prefetch.span, "no `prefetch` to issue as lines")
+                .note("`prefetch_lines` changes how the kernel's `p.prefetch([..])` requests go out; "
+                      "the kernel (and the functions it calls) makes none")
+                .with_help("remove the hint"))
+
+    def _reached(self, decl: ast.FnDecl) -> list[Any]:
+        """The nodes of a kernel and of every function it calls, to any depth."""
+        out: list[Any] = []
+        seen: set[int] = set()
+        todo = [decl]
+        while todo:
+            fn = todo.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            for n in ast.walk(fn.body):
+                out.append(n)
+                if isinstance(n, ast.Call):
+                    info = self.program.callee_of(n)
+                    if info is not None and not info.is_kernel:
+                        todo.append(info.decl)
+        return out
 
 
 def _diverges(node: Any) -> bool:

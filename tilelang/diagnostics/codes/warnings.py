@@ -14,3 +14,7 @@ UNUSED_OPERATION = define(
 UNREACHABLE_CODE = define(
     "W0003", "unreachable-code", "a statement after a `return`, `break` or `continue`")
 UNUSED_UNSAFE = define("W0004", "unused-unsafe", "an `unsafe` block that needs no `unsafe`")
+INEFFECTIVE_HINT = define(
+    "W0005", "ineffective-hints",
+    "a hint that cannot change the kernel: `evict_first` with no `stages` or no loop, `prefetch_lines` with no "
+    "`prefetch`")

@@ -57,25 +57,41 @@ def _policy(em: Any) -> str | None:
         # `cp.async` with a cache policy whose shared address it splits into
         # a thread part and a uniform one ([R+UR] and desc[UR] in one
         # LDGSTS: it encodes undefined registers, an illegal instruction at
-        # run time; seen on the H200, 2026-12-04). A zero it cannot prove
-        # (the top bit of this thread's 64-bit clock) added to the slot
-        # address keeps the whole address in the thread's registers.
-        em._ring_zero = em.entry_emit(
+        # run time; seen on the H200, 2026-12-04). Any uniform addend can
+        # take that slot: the ring's stage offset (std's decode split), or
+        # an opaque zero added to the address (the engine's LM head and
+        # streamed GEMVs under `TILEC_L2_EVICT=1`: ptxas reads `%clock64`
+        # as warp-uniform). So a copy's address is a select on a true that
+        # ptxas cannot prove (the top bit of the 64-bit clock is 0), a
+        # value it cannot split (`_hinted_slots`).
+        top = em.entry_emit(
             'call i32 asm sideeffect "{ .reg .b64 c; mov.u64 c, %clock64; shr.u64 c, c, 63; '
             'cvt.u32.u64 $0, c; }", "=r"()')
+        em._ring_keep = em.entry_emit(f"icmp eq i32 {top}, 0")
     return str(em._ring_policy)
 
 
 def _cp_async(em: Any, dst: str, src: str, size: str, policy: str | None) -> None:
-    """One 16-byte `cp.async.cg` of `size` (16 or 0) source bytes, with the
-    L2 cache policy `policy` when given."""
+    """One 16-byte `cp.async.cg` of `size` (16 or 0) source bytes into `dst`
+    (a `ptr addrspace(3)`; with the L2 cache policy `policy`, an i32 shared
+    address from `_hinted_slots`)."""
     if policy is None:
         em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
                 f"ptr addrspace(1) {src}, i32 {size})")
         return
-    d32 = em.emit(f"add i32 {em.emit(f'ptrtoint ptr addrspace(3) {dst} to i32')}, {em._ring_zero}")
     em.stmt('call void asm sideeffect "cp.async.cg.shared.global.L2::cache_hint [$0], [$1], 16, $2, $3;", '
-            f'"r,l,r,l"(i32 {d32}, ptr addrspace(1) {src}, i32 {size}, i64 {policy})')
+            f'"r,l,r,l"(i32 {dst}, ptr addrspace(1) {src}, i32 {size}, i64 {policy})')
+
+
+def _hinted_slots(em: Any, buf: Any, stage: str, stage_bytes: int, chunks: int) -> list[str]:
+    """The i32 shared addresses of this thread's `chunks` chunks in stage
+    `stage` of ring `buf`, for copies with a cache policy: chunk 0's through
+    a select on the opaque true `_ring_keep` (a value ptxas cannot split into
+    a thread part and a uniform one), chunk k's that plus a constant (an
+    immediate offset in the instruction)."""
+    first = em.emit(f"ptrtoint ptr addrspace(3) {_slot(em, buf, stage, stage_bytes, 0)} to i32")
+    base = em.emit(f"select i1 {em._ring_keep}, i32 {first}, i32 0")
+    return [base] + [em.emit(f"add i32 {base}, {k * em.T * 16}") for k in range(1, chunks)]
 
 
 def ring_copy(em: Any, op: g.RingCopy) -> None:
@@ -89,6 +105,11 @@ def ring_copy(em: Any, op: g.RingCopy) -> None:
     go, done = em.new_label("rc"), em.new_label("rd")
     em.cbr(em.scalar(op.pred), go, done)
     em.label(go)
+    hinted = _hinted_slots(em, op.dst, stage, stage_bytes, lay.K) if policy else None
+
+    def dst(k: int) -> str:
+        return hinted[k] if hinted is not None else _slot(em, op.dst, stage, stage_bytes, k)
+
     deltas = _chunk_deltas(em, info, lay)
     if deltas is not None:
         # The whole tile in the tensor (every copy but an edge tile's): one
@@ -103,7 +124,7 @@ def ring_copy(em: Any, op: g.RingCopy) -> None:
         for k, dk in enumerate(deltas):
             if dk != "0":
                 addr = em.emit(f"getelementptr {mty}, ptr addrspace(1) {addr}, i64 {dk}")
-            _cp_async(em, _slot(em, op.dst, stage, stage_bytes, k), addr, "16", policy)
+            _cp_async(em, dst(k), addr, "16", policy)
         em.br(done)
         em.label(slow)
     for k in range(lay.K):
@@ -115,7 +136,7 @@ def ring_copy(em: Any, op: g.RingCopy) -> None:
             size = em.emit(f"select i1 {whole}, i32 16, i32 0")
         else:
             size = "16"
-        _cp_async(em, _slot(em, op.dst, stage, stage_bytes, k), addr, size, policy)
+        _cp_async(em, dst(k), addr, size, policy)
     em.br(done)
     em.label(done)
 

@@ -65,3 +65,36 @@ def assemble(ptx: str, arch: str = "sm_90a", cubin: Path | None = None) -> Ptxas
     r = run_ptxas(ptx, arch, verbose=True, cubin=cubin)
     assert r.returncode == 0, r.stderr[-2000:]
     return parse(r.stderr)
+
+
+def sass(ptx: str, arch: str = "sm_90a") -> str:
+    """The machine code ptxas makes of `ptx` for `arch`, as nvdisasm prints it
+    (the test is skipped where ptxas or nvdisasm is missing)."""
+    import subprocess
+    import tempfile
+
+    from gpu_probe import nvdisasm_path
+
+    tool = nvdisasm_path()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed")
+    with tempfile.TemporaryDirectory() as d:
+        cubin = Path(d) / "k.cubin"
+        assemble(ptx, arch, cubin)
+        return subprocess.run([tool, str(cubin)], check=True, capture_output=True, text=True).stdout
+
+
+def hinted_copy_faults(code: str) -> list[str]:
+    """The `LDGSTS` (cp.async) of `code` (nvdisasm's text) that ptxas 13.0
+    encodes wrongly when the copy carries an L2 cache policy (`desc[URn]`):
+    a shared address with a uniform-register part (`[R+URm]`: it then names
+    registers it never wrote, an illegal instruction on the H200), or a
+    descriptor register that no other instruction writes."""
+    lines = code.splitlines()
+    copies = [ln for ln in lines if "LDGSTS" in ln]
+    bad = [ln.strip() for ln in copies if "desc[" in ln and re.search(r"LDGSTS\S*\s+\[[^\]]*\bUR\d+", ln)]
+    written = " ".join(ln for ln in lines if "LDGSTS" not in ln)
+    for d in sorted({m for ln in copies for m in re.findall(r"desc\[(UR\d+)\]", ln)}):
+        if not re.search(rf"\b[A-Z0-9.]+\s+{d}\b,", written):
+            bad.append(f"descriptor {d} is never written")
+    return bad

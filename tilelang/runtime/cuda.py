@@ -359,7 +359,10 @@ class CudaDevice(Device):
                  span: Span | None) -> tuple[Any, Function]:
         pdl = cuda_pdl.mode()
         cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
-        got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv))
+        from tilelang.backend.target import l2_evict_default
+
+        l2 = l2_evict_default()  # `TILEC_L2_EVICT` now (a setting changed in the process recompiles)
+        got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv, l2))
         if got is None:
             from tilelang.backend import CodegenError, compile_kernel
 
@@ -383,7 +386,7 @@ class CudaDevice(Device):
                 per = occupancy.resident(self.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
                 abi = dataclasses.replace(abi, queue_per_sm=max(1, per))
             got = (abi, fn)
-            pk.variants[(*facts_key, pdl, traced, cv)] = got
+            pk.variants[(*facts_key, pdl, traced, cv, l2)] = got
         return got
 
     def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],

@@ -313,6 +313,13 @@ class TileQwen3:
             raise ValueError(
                 "Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one"
             )
+        if pl.aw not in (0, 8):
+            raise ValueError(f"Plan.aw must be 0 or 8 (the ring attention's warps), not {pl.aw}")
+        if pl.aw and (pl.fm or pl.qr or pl.ea & 4 or pl.bt % 8):
+            raise ValueError(
+                "Plan.aw 8 is `attn_decode_ring_early`'s loop in 8 warps: it needs fm 0, qr 0, "
+                f"ea 0, 1 or 3 and bt a multiple of 8 (fm {pl.fm}, qr {pl.qr}, ea {pl.ea}, bt {pl.bt})"
+            )
         check_qr(pl, self.cfg.head_dim)
         from tilelang.runtime import occupancy
 

@@ -138,6 +138,13 @@ class Plan:
     # the token's rows: under `pdl` "+loads" all but those rows (the QKV
     # GEMV's output) are read before the kernel's wait
     ea: int = 0
+    # 8: the short step form's ring attention (below `fma_until`, or the
+    # only form) with its key loop in 8 warps, each a slab of bt / 8 keys of
+    # a key block (`attn_decode_ring_w8`, EA = ea & 3: `ring_split_early` in
+    # 8 warps; ~200 registers, one block an SM: the long form's two blocks
+    # an SM keep 4); 0: 4 warps (`attn_decode_ring_early` /
+    # `attn_decode_ring`). Needs bt a multiple of 8, fm 0, qr 0, ea & 4 clear
+    aw: int = 0
     # 1: the per-head q/k RMSNorm's weights and the rotary embedding in the
     # QKV GEMV's epilogue (`rms_gemv_rope`: a block owns BN / 2 rows of both
     # halves of a head, so each rotary pair; it stores its rows' share of the

@@ -136,6 +136,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
 
     W = eng.w
     heads = c.num_attention_heads + 2 * hkv
+    # the short form (below `fma_until`; the only form without one): `Plan.aw`
+    short = pl.fma_until <= 0 or (tc, ns) == (pl.short_tc, pl.short_ns or pl.ns)
     # the splits as `combine_splits` reads them (the same memory)
     o_part, lse_part = eng.parts[ns]
     o_part3 = o_part.reshape(hkv, ns, g * d)
@@ -182,6 +184,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             attn = k.attn_decode_short[g, d // 2, pl.bt]
         elif merged:
             attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pl.pe, ns, min(pl.fm, ns)]
+        elif tc == 4 and pl.aw == 8 and short:
+            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pl.pe, pl.ea & 3]
         elif tc == 4 and pl.ea:
             attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pl.pe, pl.ea]
         elif tc == 4:

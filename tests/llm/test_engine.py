@@ -319,7 +319,30 @@ def test_early_ring_attention_agrees(tiny, ea: int) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+@pytest.mark.parametrize("ea", [0, 3])
+def test_eight_warp_ring_attention_agrees(tiny, ea: int) -> None:
+    # Plan.aw 8: the short form's ring attention in 8 warps
+    # (`attn_decode_ring_w8`, a slab of bt / 8 = 2 keys a warp), the long
+    # form's in 4 (`attn_decode_ring_early` / `attn_decode_ring`); both forms
+    # (4 splits, 2 below position 8) decode as NumPy does
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=16, ns=4, ea=ea, aw=8, short_tc=4, short_ns=2,
+                               fma_until=8)
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    short = [op.kernel.__name__ for op in eng._form_ops["short"]]
+    long = [op.kernel.__name__ for op in eng._form_ops["long"]]
+    assert short.count("attn_decode_ring_w8") == TINY.num_hidden_layers
+    assert long.count("attn_decode_ring_early" if ea else "attn_decode_ring") == TINY.num_hidden_layers
+    assert "attn_decode_ring_w8" not in long
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(21, TINY.vocab_size, seed=13):
+        _close(eng.feed(t), ref.step(t))
+
+
 @pytest.mark.parametrize(("fields", "words"), [
+    ({"aw": 4}, "must be 0 or 8"),
+    ({"aw": 8, "ea": 7}, "needs fm 0"),
+    ({"aw": 8, "bt": 4}, "bt a multiple of 8"),
     ({"fm": 3}, "power of two"),
     ({"fm": 2, "tc": 1}, "no step form has tc = 4"),
     ({"fm": 2, "om": (4, 0)}, "choose one"),

@@ -285,6 +285,24 @@ def test_early_ring_attention_matches_torch(ea: int, api: str, pdl: str | None) 
     assert (early < cuda_pdl.EARLY) == bool(pdl)
 
 
+@pytest.mark.parametrize(("ea", "api"), [(3, "torch"), (0, "tile")])
+def test_eight_warp_ring_attention_matches_torch(ea: int, api: str) -> None:
+    # Plan.aw 8: the short form's ring attention in 8 warps
+    # (`attn_decode_ring_w8`; the switch at position 12, the long form's in
+    # 4), under the card's PDL setting: teacher-forced logits against
+    # `TorchQwen3`, the greedy tokens of the 4-warp ring from the one-step and
+    # burst graphs
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
+    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12, ea=ea))
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, aw=8))
+    short = [op.kernel.__name__ for op in eng._form_ops["short"]]
+    long = [op.kernel.__name__ for op in eng._form_ops["long"]]
+    assert short.count("attn_decode_ring_w8") == SMALL.num_hidden_layers and "attn_decode_ring_w8" not in long
+    _agrees_and_decodes(eng, w, want)
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

@@ -192,6 +192,28 @@ def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: st
     assert r.max_spill_stores == 0, r.text
 
 
+@pytest.mark.parametrize(("ea", "model"), [(3, "4b"), (0, "4b"), (3, "8b")])
+def test_eight_warp_ring_attention_assembles_without_spills(ea: int, model: str) -> None:
+    # `attn_decode_ring_w8` (Plan.aw 8) at Qwen3's decode shapes: 256
+    # threads, the ring's first copies issued before the key loop (3 key
+    # blocks of K and V: 2 chunks of 16 bytes a thread each, each copy twice,
+    # in and at the edge) after the query's loads and before its norm (no
+    # barrier before them: `ring_split_early` at EA 0 too); ptxas fits it in
+    # one block an SM (256 threads' registers) with no spill
+    cfg = Qwen3Config.load(f"qwen3-{model}")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    g, d = cfg.group, cfg.head_dim
+    ptx = _ring_ptx(load_kernels().attn_decode_ring_w8[g, d // 2, plan.bt, 0, ea], cfg, plan)
+    assert ".reqntid 256" in ptx
+    pro = re.split(r"cp\.async\.wait_group\s+2;", ptx, maxsplit=1)[0]
+    assert pro.count("cp.async.cg.shared.global") == 2 * 3 * 4
+    head = ptx.split("cp.async.cg.shared.global")[0]
+    assert "bar.sync" not in head and head.count("ld.global.nc") >= 7 + (4 if ea == 3 else 0)
+    r = assemble(ptx, "sm_90a")
+    assert r.max_spill_stores == 0, r.text
+    assert r.max_registers * 256 <= 65536
+
+
 @pytest.mark.parametrize("fm", [0, 8])
 def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     # `attn_decode_ring` (Plan.tc = 4) at Qwen3-4B's decode shapes (G 4,

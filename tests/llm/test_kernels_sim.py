@@ -79,6 +79,48 @@ def test_gemv_add_of_a_stacked_layer(k, st: int, mb: int, kk: int) -> None:  # t
     np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
+def test_the_ring_mark_stamps_a_rings_last_tile(k) -> None:  # type: ignore[no-untyped-def]
+    # `TILEC_TRACE_MARK=ring` (the block timeline, a kernel without a PDL
+    # wait): thread 0 stamps the first `cp.async.wait` it emits, the ring's
+    # wait at the top of the loop, at every pass (the last tile's arrival),
+    # in the record's wait field; in the simulator every block's mark lies
+    # between its start and its end, and the product is unchanged
+    import struct
+
+    from tilelang.backend.codegen import trace as layout
+    from tilelang.runtime import trace
+
+    rng = np.random.default_rng(4)
+    n, kk, layers = 16, 1040, 2
+    w = _rand(rng, layers * n, kk, bf16=True)
+    x, y = _rand(rng, kk), _rand(rng, n)
+    want = y + w[n : 2 * n] @ x
+    op = k.gemv_add[8, 256, 3, 0, 0, 0, 0](P(y, [8]), w, x, 1, w, 0, 0)
+    kir = op._plan.kir
+    copies = [np.array(h) for h in op._hosts]
+    args = op._kernel_args(copies)
+    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
+             for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
+    gk = lower_gpu(kir, "sm_90a", facts)
+    marked = emit_llvm_text(gk, gk.facts, "", True, False, "ring")[0]
+    assert len(re.findall(r"^trace_mark\d+:$", marked, re.M)) == 1
+    # the mark follows the loop's wait (the ring's), not a copy or the entry
+    at = marked.index("call void @llvm.nvvm.cp.async.wait.group")
+    assert at < marked.index("trace_mark") and "%trace.p24" not in marked
+    assert "trace_mark" not in emit_llvm_text(gk, gk.facts, "", True)[0]
+    assert "trace_mark" not in emit_llvm_text(gk, gk.facts, "late", True, False, "ring")[0]  # PDL: the wait's field
+    sim = SimDevice("sm_90a", trace=True, trace_mark="ring")
+    sim.run(kir, (2,), args)
+    np.testing.assert_allclose(copies[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    raw = sim.trace_buffer
+    cursor = struct.unpack_from("<Q", raw, 0)[0]
+    tr = trace.decode(raw[layout.RECORDS:layout.RECORDS + cursor * layout.RECORD], cursor, sim.trace_records,
+                      ["k"] * 7 + ["gemv_add"], 4)
+    la = tr.launches[0]
+    assert la.waits and sorted(la.block.tolist()) == [0, 1]
+    assert (la.start < la.wait).all() and (la.wait < la.end).all()
+
+
 def _llvm(op) -> str:  # type: ignore[no-untyped-def]
     kir = op._plan.kir
     facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
@@ -305,6 +347,26 @@ def test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea: int) -> 
     np.testing.assert_array_equal(op._hosts[0], want[0])
     np.testing.assert_array_equal(op._hosts[1], want[1])
     assert np.abs(want[0]).max() > 0.05
+
+
+@pytest.mark.parametrize("ea", [0, 3])
+def test_attn_decode_ring_w8_gives_the_ring_attentions_shares(k, ea: int) -> None:  # type: ignore[no-untyped-def]
+    # `attn_decode_ring_w8` (Plan.aw 8): the early ring's shares with the key
+    # loop in 8 warps (a slab of 2 keys a warp of each 16-key tile); 61
+    # positions over 4 splits: 1 tile each, the last split's tile ragged, and
+    # the current token there too (the simulator runs the 8 warps)
+    rng = np.random.default_rng(17)
+    layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 16, 4, 64, 61
+    qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
+    args = (qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)
+    got = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
+    op = k.attn_decode_ring_w8[g, d // 2, bt, 0, ea](P(got[0], [1, g, d]), P(got[1], [1, g]), *args)
+    _check(op, (hkv, ns), [0, 1], tol=2e-3)
+    want = (np.zeros_like(got[0]), np.zeros_like(got[1]))
+    k.attn_decode_ring[g, d // 2, bt, 0](P(want[0], [1, g, d]), P(want[1], [1, g]), *args).sync()
+    np.testing.assert_allclose(op._hosts[0], want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(op._hosts[1], want[1], rtol=1e-5, atol=1e-6)
+    assert np.abs(want[0]).max() > 0.05 and (want[1] > -1e30).all()
 
 
 def test_kv_append_writes_every_layer_once_a_step(k) -> None:  # type: ignore[no-untyped-def]

@@ -36,11 +36,11 @@ PDL_PREFETCHES = ("prefetch", "bulk", "loads")
 
 
 # where a traced kernel's mark stamp is taken (`Target.trace_mark`, `codegen/trace.py`)
-TRACE_MARKS = ("wait1", "store1")
+TRACE_MARKS = ("wait1", "store1", "ring")
 
 
 def trace_mark_default() -> str:
-    """`TILEC_TRACE_MARK`: "wait1" or "store1" (`Target.trace_mark`); "" for
+    """`TILEC_TRACE_MARK`: "wait1", "store1" or "ring" (`Target.trace_mark`); "" for
     none, and for anything else (said in a warning: a mistyped setting
     changes nothing)."""
     v = os.environ.get("TILEC_TRACE_MARK", "")

@@ -20,11 +20,12 @@ tail from the first block's end to the last's, and how long the SMs sat
 without a block of it); `Trace.chrome()` a Chrome/Perfetto trace (one track
 per SM, and one track of launches).
 
-`TILEC_TRACE_MARK=wait1|store1` (read when a kernel compiles; `Target.trace_mark`):
+`TILEC_TRACE_MARK=wait1|store1|ring` (read when a kernel compiles; `Target.trace_mark`):
 a traced kernel that has no PDL wait puts one more stamp in the wait's field,
 thread 0's pass through the return of its role's first mbarrier wait (a
-Hopper pipeline's first tile in) or its first store (the epilogue's start):
-`Launch.wait` and the rows' `wait_us` are then that mark.
+Hopper pipeline's first tile in), its first store (the epilogue's start), or
+(ring) its last pass through the first `cp.async.wait` (a cp.async ring's
+last tile in): `Launch.wait` and the rows' `wait_us` are then that mark.
 
 Limits, said where they apply: the ring keeps the newest `capacity` records
 (an older launch may lose blocks; `Trace.notes` says so); plans the Python

@@ -42,6 +42,10 @@ def emit_op(em: Any, op: object) -> bool:
             em.stmt(f"call void @llvm.nvvm.cp.async.wait.group(i32 {n})")
             if bar:
                 em.barrier()
+            if getattr(em, "_marking", "") == "ring" and not em._marked and em.role_tid == "%tid":
+                # the block timeline's "ring" mark: thread 0 stamps each pass, so a
+                # ring loop's wait records its last tile's arrival (`codegen/trace.py`)
+                em.trace_mark_here()
             return True
         case g.SmemDot():
             smem_dot(em, op)

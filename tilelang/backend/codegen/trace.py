@@ -22,7 +22,10 @@ The stamps (`%globaltimer`, nanoseconds of the GPU's global timer):
                through one point of the body, in the wait's field: "wait1"
                the return of the first mbarrier wait thread 0 emits (a
                Hopper pipeline's first tile arriving: Q and the first K/V
-               stage), "store1" the first store (the epilogue's start)
+               stage), "store1" the first store (the epilogue's start), "ring"
+               the return of the first `cp.async.wait` in the emitted code (a
+               cp.async ring's wait at the top of its loop: stamped at every
+               pass, so the record holds the last key or weight tile's arrival)
 
 At the entry (after the wait), thread 0 reserves the block's record (one
 atomic on the buffer's cursor, a ring: slot = cursor & (capacity - 1)) and counts

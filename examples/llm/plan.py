@@ -117,6 +117,11 @@ class Plan:
     # after its wait against 1.69) instead of `combine_splits` (a block a query
     # head); `dc` its DC (0: the head). No `pe` trigger of its own
     mg: int = 0
+    # ST > 0: the split merge's own launch is `combine_rows` (one warp a
+    # block folding the splits in a row at a time, no barrier; the rows
+    # through a cp.async ring of ST stages) instead of `combine_splits`; `dc`
+    # its D (0: the head)
+    mr: int = 0
     # (BN, MB) of `merge_gemv_add`: the split merge, the O projection and its
     # residual add in one launch, a block a (query head, BN rows); BN 0: the
     # merge's own launch (`combine_splits`) before the O GEMV

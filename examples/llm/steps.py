@@ -234,7 +234,10 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             ops.append(merge_o(part, eng.x, W["o"], o_part3, lse_part3, li))
         else:
             dc = pl.dc or d
-            if pl.mg:  # std::attention's merge: a block (KV head, chunk), [NS, G] weights
+            if pl.mr:  # one warp folding the splits a row at a time
+                merge = k.combine_rows[ns, dc, pl.mr]
+                ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
+            elif pl.mg:  # std::attention's merge: a block (KV head, chunk), [NS, G] weights
                 ops.append(
                     k.decode_combine["f32", g, ns, dc](P(eng.attn, [1, g, dc]), o_part, lse_part)
                 )

@@ -46,7 +46,7 @@ def hybrid_items(shape: tuple[int, ...], n: int, k: int) -> int:
 
 def check_forms(pl: Any, c: Qwen3Config) -> None:
     """A ValueError naming what the plan's queued (`qg`), hybrid (`hy`) or
-    register-vector (`xr`) GEMVs, or its merge form (`mg`), cannot run with."""
+    register-vector (`xr`) GEMVs, or its merge form (`mg`, `mr`), cannot run with."""
     rows = layer_rows(c)
     bad = sorted(set(pl.qg) - set(rows))
     if bad:
@@ -57,6 +57,11 @@ def check_forms(pl: Any, c: Qwen3Config) -> None:
     if pl.mg not in (0, 1) or (pl.mg and pl.pe):
         raise ValueError(
             f"Plan.mg ({pl.mg}) is 0 or 1, and its merge (`decode_combine`) has no early trigger: pe 0"
+        )
+    if pl.mr < 0 or (pl.mr and (pl.mg or pl.pe or pl.fm or pl.om[0])):
+        raise ValueError(
+            f"Plan.mr ({pl.mr}) is `combine_rows`' ring stages (0: `combine_splits`): it is the merge's own "
+            "launch, with no early trigger (pe 0) and no other merge form (mg, fm, om)"
         )
     bad = sorted(set(pl.hy) - set(RESIDUAL))
     if bad:

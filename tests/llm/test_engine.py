@@ -252,6 +252,23 @@ def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+@pytest.mark.parametrize(("mr", "short"), [(4, True), (2, False)])
+def test_merge_by_rows_agrees(tiny, mr: int, short: bool) -> None:
+    # Plan.mr: `combine_rows` (one warp folding the splits a row at a time,
+    # a ring of MR stages) instead of `combine_splits`, in both step forms
+    # (the ring attention's 4 splits, or 2 below position 8)
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, mr=mr,
+                               **({"short_tc": 4, "short_ns": 2, "fma_until": 8} if short else {"fma_until": 0}))
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    names = [op.kernel.__name__ for ops in eng._form_ops.values() for op in ops]
+    assert "combine_splits" not in names
+    assert names.count("combine_rows") == TINY.num_hidden_layers * (2 if short else 1)
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(21, TINY.vocab_size, seed=5):
+        _close(eng.feed(t), ref.step(t))
+
+
 @pytest.mark.parametrize("tc", [0, 2])
 def test_other_attention_forms_agree(tiny, tc: int) -> None:
     # tc = 0: the decode attention's products as FMA loops (G rows alone),
@@ -343,6 +360,8 @@ def test_eight_warp_ring_attention_agrees(tiny, ea: int) -> None:
     ({"aw": 4}, "must be 0 or 8"),
     ({"aw": 8, "ea": 7}, "needs fm 0"),
     ({"aw": 8, "bt": 4}, "bt a multiple of 8"),
+    ({"mr": 4, "pe": 1}, "no early trigger"),
+    ({"mr": 4, "mg": 1}, "no other merge form"),
     ({"fm": 3}, "power of two"),
     ({"fm": 2, "tc": 1}, "no step form has tc = 4"),
     ({"fm": 2, "om": (4, 0)}, "choose one"),

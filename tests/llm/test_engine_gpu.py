@@ -303,6 +303,22 @@ def test_eight_warp_ring_attention_matches_torch(ea: int, api: str) -> None:
     _agrees_and_decodes(eng, w, want)
 
 
+@pytest.mark.parametrize("api", ["torch", "tile"])
+def test_merge_by_rows_matches_torch(api: str) -> None:
+    # Plan.mr 16: the split merge as `combine_rows` (one warp a block, the
+    # rows through a 16-stage cp.async ring) in both step forms (the switch
+    # at position 12), under the card's PDL setting: teacher-forced logits
+    # against `TorchQwen3`, the greedy tokens of `combine_splits`
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
+    eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12))
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, mr=16))
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert names.count("combine_rows") == 2 * SMALL.num_hidden_layers and "combine_splits" not in names
+    _agrees_and_decodes(eng, w, want)
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

@@ -214,6 +214,27 @@ def test_eight_warp_ring_attention_assembles_without_spills(ea: int, model: str)
     assert r.max_registers * 256 <= 65536
 
 
+@pytest.mark.parametrize(("ns", "st"), [(16, 16), (32, 16), (16, 4)])
+def test_merge_by_rows_has_no_barrier_and_copies_ahead(ns: int, st: int) -> None:
+    # `combine_rows` (Plan.mr = ST) at Qwen3's merge shapes (4 query heads a
+    # KV head, D 128): one warp, no barrier anywhere (no layout change: each
+    # lane folds its 4 columns of every split's row), the rows' ST - 1 first
+    # cp.async copies (16 bytes a lane, each twice: in and at the edge)
+    # before the first fold's wait, and ptxas spills nothing
+    hkv, g, d = 8, 4, 128
+    o_part = np.zeros((hkv, ns, g * d), np.float32)
+    lse = np.zeros((hkv, ns, g), np.float32)
+    attn = np.zeros((hkv, g, d), np.float32)
+    op = load_kernels().combine_rows[ns, d, st](tilelang.partition(attn, [1, 1, d]), o_part, lse)
+    op.discard()
+    ptx = _ptx(op)
+    assert ".reqntid 32" in ptx and "bar.sync" not in ptx and "barrier" not in ptx
+    pro = re.split(r"cp\.async\.wait_group\s+\d+;", ptx, maxsplit=1)[0]
+    assert pro.count("cp.async.cg.shared.global") == 2 * (min(st, ns) - 1)
+    r = assemble(ptx, "sm_90a")
+    assert r.max_spill_stores == 0, r.text
+
+
 @pytest.mark.parametrize("fm", [0, 8])
 def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     # `attn_decode_ring` (Plan.tc = 4) at Qwen3-4B's decode shapes (G 4,

@@ -214,6 +214,34 @@ def test_combine_splits(k, dc: int) -> None:  # type: ignore[no-untyped-def]
     np.testing.assert_allclose(attn, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(("ns", "st", "empty"), [(8, 8, (7,)), (8, 3, (0, 1, 5)), (16, 16, (0, 15))])
+def test_combine_rows_folds_the_splits_as_combine_splits_merges_them(k, ns: int, st: int,
+                                                                    empty: tuple[int, ...]) -> None:  # type: ignore[no-untyped-def]
+    # `combine_rows` (Plan.mr = ST): one warp folding the splits a row at a
+    # time (a running max), the rows through a ring of ST stages (all ahead,
+    # or 2 ahead); empty splits (log-sum-exp MASKED, rows zero) first, in the
+    # middle and last weigh nothing; the simulator and the interpreter agree
+    # with `combine_splits` and NumPy
+    rng = np.random.default_rng(ns + st)
+    hkv, g, d = 2, 4, 128
+    o_part = _rand(rng, hkv, ns * g, d)
+    lse = _rand(rng, hkv, ns, g) * 6
+    for e in empty:
+        lse[:, e] = -1e30
+        o_part.reshape(hkv, ns, g, d)[:, e] = 0.0
+    lse = lse.reshape(hkv, ns * g)
+    attn = np.zeros((hkv, g, d), np.float32)
+    op = k.combine_rows[ns, d, st](P(attn, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g))
+    _check(op, (hkv, g, 1), [0])
+    w = np.exp2(lse.reshape(hkv, ns, g) - lse.reshape(hkv, ns, g).max(1, keepdims=True))
+    want = (w[..., None] * o_part.reshape(hkv, ns, g, d)).sum(1) / w.sum(1)[..., None]
+    np.testing.assert_allclose(attn, want, rtol=1e-5, atol=1e-5)
+    pair = np.zeros_like(attn)
+    k.combine_splits[ns, d, 0](P(pair, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g)).sync()
+    np.testing.assert_allclose(attn, pair, rtol=1e-5, atol=1e-6)
+    assert np.isfinite(attn).all() and np.abs(attn).max() > 0.05
+
+
 @pytest.mark.parametrize(("bn", "mb"), [(8, 0), (16, 4)])
 def test_merge_gemv_add_folds_the_split_merge_into_the_o_projection(k, bn: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     # block (head, rows): the head's splits merged (one empty: weight 0; the

@@ -296,8 +296,10 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         # tensor cores and FMA loops from ~1,500 positions; with half the
         # splits below 12,288 positions (one process): +5.3 % at 1,024 over
         # the FMA form (all splits: +0.7 %), +1.9 % at 8,192, -1.0 % at
-        # 16,384, -4.8 % at 32,768; 0.6B +20 % at 1,024
-        tc, fma_until, short_tc, short_ns = 4, 12288, 4, max(1, ns // 2)
+        # 16,384, -4.8 % at 32,768; 0.6B +20 % at 1,024. The switch moved to
+        # 8,192 (2026-12-04, h17): 32 splits now +0.8 % at 8,192 (357.6 against
+        # 354.9 / 354.6 tok/s, the same tokens), -0.55 % at 1,024
+        tc, fma_until, short_tc, short_ns = 4, 8192, 4, max(1, ns // 2)
         # the ring's first copies and the token's rows before the query is
         # formed (`attn_decode_ring_early`, H200 4B, one process, 2026-12-03):
         # +0.3 % at 1,024 (attention alone 6.00 -> 4.84 us), +0.6 % at 8,192

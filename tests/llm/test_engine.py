@@ -487,9 +487,9 @@ def test_plan_fills_a_big_card() -> None:
     # programmatic dependent launch only where the card has it (sm_90)
     assert p.pdl is False and plan_for(cfg, 2048, sm_count=132, hopper=True).pdl == "late"
     # long contexts take the shared-memory ring (tc 4), short ones the FMA form
-    # (with half the splits below 12,288 positions)
+    # (with half the splits below 8,192 positions)
     hp = plan_for(cfg, 2048, sm_count=132, hopper=True)
-    assert (hp.tc, hp.fma_until, hp.short_tc, hp.ns, hp.short_ns) == (4, 12288, 4, 32, 16)
+    assert (hp.tc, hp.fma_until, hp.short_tc, hp.ns, hp.short_ns) == (4, 8192, 4, 32, 16)
     # the ring's form with its `pos`-only loads first on a GPU; none in the interpreter
     assert (hp.ea, plan_for(TINY, 64, None).ea) == (3, 0)
 

@@ -48,6 +48,12 @@ fn total<const N: i32>(x: &Tensor<f32, [N]>, y: &Tensor<f32, [N]>) -> f32 {
 fn grid(x: &Tensor<f32, [W, W + 1]>) -> f32 {
     x.sum()
 }
+fn make<const K: i32>() -> Tensor<f32, [K]> {
+    ones::<f32>([K]) * (K as f32)
+}
+fn scale<T>(x: &Tensor<T, [?]>, a: T) -> Tensor<T, [?]> {
+    x.clone() * a
+}
 """
 
 
@@ -100,6 +106,14 @@ MISTAKES: dict[str, tuple[Callable[[Any], Any], str, str]] = {
     "host fn aliasing": (lambda m: (lambda a: m.acc(a, a))(np.ones(8, f32)), "E0303", "copy"),
     "host fn generic sizes differ": (lambda m: m.total(np.ones(4, f32), np.ones(3, f32)), "E0714", "dimension 0 is 4"),
     "host fn constant dims": (lambda m: m.grid(np.ones((2, 4), f32)), "E0714", "dimension 0 is 3"),
+    "host fn generic nothing binds": (lambda m: m.make(), "E0215", "module.make[..]"),
+    "host fn generic given wrong": (lambda m: m.total[5](np.ones(4, f32), np.ones(4, f32)), "E0714", "is 5"),
+    "host fn generic not an int": (lambda m: m.make["3"](), "E0808", "Python int"),
+    "host fn too many generics": (lambda m: m.make[3, 4](), "E0111", "order"),
+    "host fn unknown generic": (lambda m: m.make[{"N": 3}](), "E0111", "`K`"),
+    "host fn type parameter conflicts": (lambda m: m.scale["f16"](np.ones(3, np.int16), 2), "E0504", "`i16`"),
+    "host fn scalar does not fit T": (lambda m: m.scale[np.int16](np.ones(3, np.int16), 40000), "E0203",
+                                      "32767"),
 }
 
 
@@ -157,3 +171,8 @@ def test_host_functions(mod: Any) -> None:
     np.testing.assert_array_equal(s, np.tile([2.0, 1.0], 8))
     assert mod.total(np.ones(5, f32), np.arange(5, dtype=f32)) == 5 + 10 + 5  # N = 5 from the shapes
     assert mod.grid(np.ones((3, 4), f32)) == 12
+    np.testing.assert_array_equal(mod.make[3](), [3, 3, 3])  # Tile's `make::<3>()`
+    np.testing.assert_array_equal(mod.make[{"K": 2}](), [2, 2])
+    assert mod.total[5](np.ones(5, f32), np.ones(5, f32)) == 15
+    got = mod.scale[np.int16](np.arange(3, dtype=np.int16), 400)
+    assert got.dtype == np.int16 and got.tolist() == [0, 400, 800]

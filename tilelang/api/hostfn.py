@@ -14,6 +14,7 @@ from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
+from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
 from tilelang.diagnostics.codes.types import MISMATCHED_TYPES
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
@@ -31,10 +32,12 @@ class HostFunction:
     library when every array argument came from one (PyTorch, JAX, any
     library with `from_dlpack`), NumPy arrays otherwise."""
 
-    def __init__(self, module: ModuleLike, decl: ast.FnDecl, key: str) -> None:
+    def __init__(self, module: ModuleLike, decl: ast.FnDecl, key: str,
+                 explicit: dict[str, Any] | None = None) -> None:
         self.module = module
         self.decl = decl
         self.key = key
+        self.explicit = explicit or {}  # `f[4]`: generics given by the caller (name -> int or DType)
         self.__name__ = decl.name.name
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
@@ -47,6 +50,45 @@ class HostFunction:
 
     def __get__(self, obj: Any, objtype: Any = None) -> HostFunction:
         return self  # see `Kernel.__get__`
+
+    def __getitem__(self, generics: Any) -> HostFunction:
+        """`f[4]` (in declaration order) or `f[{"N": 4}]` (by name): Tile's
+        `f::<4>(..)`, for generics no argument determines (or to pin them:
+        the arguments are then checked against them)."""
+        gens = self.decl.generics
+        where = self.module._where(self.decl.name.span, f"`{self.signature}`")
+        if isinstance(generics, dict):
+            unknown = [k for k in generics if k not in {g.name.name for g in gens}]
+            if unknown:
+                raise CallError(f"function `{self.__name__}` has no generic `{unknown[0]}`", where=where,
+                                help=f"its generics: {', '.join(f'`{g.name.name}`' for g in gens) or 'none'}",
+                                code=WRONG_GENERIC_COUNT)
+            pairs = [(g, generics[g.name.name]) for g in gens if g.name.name in generics]
+        else:
+            values = generics if isinstance(generics, tuple) else (generics,)
+            if len(values) > len(gens):
+                raise CallError(f"function `{self.__name__}` takes {len(gens)} generic argument"
+                                f"{'s' if len(gens) != 1 else ''} but {len(values)} were given", where=where,
+                                help="give them in the order of the declaration", code=WRONG_GENERIC_COUNT)
+            pairs = list(zip(gens, values, strict=False))
+        out = dict(self.explicit)
+        for g, v in pairs:
+            gwhere = self.module._where(g.span, "declared here")
+            if g.is_const:
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                    raise CallError(f"const generic `{g.name.name}` of function `{self.__name__}` takes an "
+                                    f"integer, not {v!r}", where=gwhere, help=f"give `{g.name.name}` a Python int",
+                                    code=acodes.BAD_GENERIC)
+                out[g.name.name] = int(v)
+            else:
+                dt = _type_arg(v)
+                if dt is None:
+                    raise CallError(f"type parameter `{g.name.name}` of function `{self.__name__}` takes an "
+                                    f'element type ("f32", numpy.float16, ...), not {v!r}', where=gwhere,
+                                    help=f'give `{g.name.name}` a Tile type name ("f16") or a NumPy dtype',
+                                    code=acodes.BAD_GENERIC)
+                out[g.name.name] = dt
+        return HostFunction(self.module, self.decl, self.key, out)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from tilelang.runtime.host import FnRef
@@ -62,15 +104,46 @@ class HostFunction:
         for p, v in zip(self.decl.params, values, strict=True):
             where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
             converted.append(self._arg(p.name.name, p.ty, v, where, dev, writeback, libraries))
+        self._check_type_params(converted)
+        consts = {k: v for k, v in self.explicit.items() if isinstance(v, int)}
         try:
             with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
-                result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span)
+                result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span, consts)
         except TileError as e:
             raise ExecutionError.from_tile_error(e, m._sources) from None
         for host, t in writeback:
             host[...] = t.numpy()
         library = next(iter(libraries)) if len(libraries) == 1 else "numpy"
         return _from_value(result, library)
+
+    def _check_type_params(self, converted: list[Any]) -> None:
+        """An explicit type parameter (`f[np.float16]`) is the element type
+        of every tensor argument declared with it (E0504 otherwise), and the
+        type its scalar arguments are converted to."""
+        from tilelang.runtime import builtins as bi
+
+        types = {k: v for k, v in self.explicit.items() if isinstance(v, DType)}
+        if not types:
+            return
+        for i, (p, v) in enumerate(zip(self.decl.params, converted, strict=True)):
+            inner = p.ty.inner if isinstance(p.ty, ast.RefType) else p.ty
+            if not isinstance(inner, ast.NamedType):
+                continue
+            if inner.name.name in types:  # a scalar `a: T`: must fit `T`, as a kernel's does
+                dt = types[inner.name.name]
+                where = self.module._where(p.span, f"`{span_text(p.span, self.module._sources)}` is declared here")
+                converted[i] = bi.to_scalar(scalar_value(f"argument `{p.name.name}` of function `{self.__name__}`",
+                                                         v, dt, where=where, code=MISMATCHED_TYPES), dt)
+                continue
+            elem = inner.args[0] if inner.name.name == "Tensor" and inner.args else None
+            want = types.get(elem.name.name) if isinstance(elem, ast.NamedType) else None
+            if want is not None and isinstance(v, Tensor) and v.dtype is not want:
+                raise CallError(
+                    f"`{elem.name.name}` of function `{self.__name__}` is `{want.value}` as given, but argument "
+                    f"`{p.name.name}` holds `{v.dtype.value}`",
+                    where=self.module._where(p.span, f"`{span_text(p.span, self.module._sources)}` is declared here"),
+                    help=f"pass `{p.name.name}` as `{want.value}`, or give `{elem.name.name}` as `{v.dtype.value}`",
+                    code=lcodes.GENERIC_CONFLICT)
 
     def _arg(
         self,
@@ -242,6 +315,22 @@ def _tensor_args(args: list[tuple[str, ast.TypeExpr, Any]]) -> list[tuple[str, a
                 [(f"{name}.{i}", t, x) for i, (t, x) in enumerate(zip(inner.elems, v, strict=False))]
             )
     return out
+
+
+def _type_arg(v: Any) -> DType | None:
+    """A Tile element type from a type name ("f16"), a DType or a NumPy dtype."""
+    if isinstance(v, DType):
+        return v
+    if isinstance(v, str):
+        return DType.parse(v)
+    if isinstance(v, (type, np.dtype)):
+        try:
+            from tilelang.runtime.tensor import dtype_of_array
+
+            return dtype_of_array(np.empty(0, v))
+        except TypeError:
+            return None
+    return None
 
 
 def _describe(v: Any) -> str:

@@ -99,7 +99,7 @@ def _unbound(decl: ast.FnDecl, g: ast.GenericParam, span: Span) -> Diagnostic:
             .primary(span, "called here")
             .secondary(g.span, f"`{name}` declared here")
             .note(f"no tensor argument has a dimension `{name}`, so its value is not known at run time")
-            .with_help(f"give it explicitly: `{fn}::<..>(..)`"))
+            .with_help(f"give it explicitly: `{fn}::<..>(..)` (from Python: `module.{fn}[..](..)`)"))
 
 
 def _tensors(ty: Any, arg: Any) -> list[tuple[tuple[Dim | None, ...], Tensor]]:

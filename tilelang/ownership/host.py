@@ -368,6 +368,8 @@ class HostChecker(HostCalls):
             return
         if holds(old.ty, ("TensorT",)):
             self.check_use(Place(old), "assign", target.span, st)
+            if st.moved_over(Place(old)) is None:  # a moved-out variable drops nothing (E0306 if run)
+                _mark_reassigned(st, Place(old), target.span)
         if pre:
             self.report_dropped(pre, target.span, old.name, "overwritten")
             # The old launch is reported; forget its borrows (a new launch at the
@@ -446,6 +448,28 @@ class HostChecker(HostCalls):
                 break
             head = nxt
         return State.join([leave, *lp.breaks])
+
+
+def _mark_reassigned(st: State, place: Place, span: Span) -> None:
+    """`z = ..;`: every operation built before (held in a variable, not
+    yet run) that borrows the old `z` keeps the old tensor: its borrows of it
+    are marked, so that running it is refused (`run_op`) rather than silently
+    writing a tensor no name holds any more."""
+
+    def atom(a: Any) -> Any:
+        if isinstance(a, OpVal) and any(b.place.overlaps(place) and b.reassigned is None for b in a.borrows):
+            return OpVal(a.kernel, tuple(replace(b, reassigned=span) if b.place.overlaps(place)
+                                         and b.reassigned is None else b for b in a.borrows), a.span)
+        return a
+
+    def val(v: AVal) -> AVal:
+        elems = None if v.elems is None else tuple(val(e) for e in v.elems)
+        return AVal(frozenset(atom(a) for a in v.atoms), elems)
+
+    for var, v in list(st.values.items()):
+        nv = val(v)
+        if nv != v:
+            st.values[var] = nv
 
 
 def _remap(v: AVal, move: Any) -> AVal:

@@ -283,6 +283,9 @@ class HostCalls(HostExprs):
     def run_op(self, op: OpVal, st: State, span: Span, token: ast.MethodCall | None) -> None:
         """`.sync()` (token None) or `.launch()` of an operation, or its recording in a graph."""
         for b in op.borrows:
+            if b.reassigned is not None:
+                self.report_reassigned(op, b, span)
+                continue
             hit = st.moved_over(b.place)
             if hit is not None:
                 # Reported already if the argument itself named the moved tensor.

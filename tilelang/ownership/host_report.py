@@ -186,6 +186,26 @@ class HostReports:
                 f"use the {what} through the name it was moved to")
         self.report(d, first)
 
+    def report_reassigned(self, op: Any, b: Any, span: Span) -> None:
+        """An operation built before its tensor's variable was reassigned, run
+        after: it would write (or read) the old tensor, which no name holds."""
+        n = b.place.name
+        d = (
+            Diagnostic.error(
+                codes.MOVE_OF_CAPTURED,
+                f"this operation of `{op.kernel}` holds the tensor `{n}` had before it was reassigned",
+            )
+            .primary(span, "the operation runs here, on the old tensor")
+            .secondary(b.span, f"`{n}` is taken here, when the operation is built")
+            .secondary(b.reassigned, f"`{n}` is given a new tensor here")
+            .note("a kernel call captures its tensors when it is built, and `.sync()` and `.launch()` run it on "
+                  + ("those: its results would go to a tensor nothing can read any more" if b.mutable
+                     else "those: it would read the old values, not the new ones"))
+            .with_help(f"build the call after the assignment (`{op.kernel}(..).sync()` where it runs), or "
+                       f"write into `{n}` instead of rebinding it")
+        )
+        self.report(d, b.span)
+
     # -- graph captures (E0307) ------------------------------------------------------------
     def report_captured(self, place: Place, mode: str, span: Span, cap: Capture, st: State) -> None:
         gname = self._holder(st, GraphVal(cap.token))

@@ -103,6 +103,9 @@ class Borrow:
     param: str
     unsafe: bool = False  # a `&` parameter the kernel's `unsafe` code writes
     atomic: bool = False  # ... with atomics only
+    # where the variable it names was assigned a new tensor after the call was
+    # built: the operation still holds the old one (run, it is E0307)
+    reassigned: Span | None = None
 
 
 @frozen(eq=True)

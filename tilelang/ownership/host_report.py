@@ -17,6 +17,7 @@ from tilelang.ownership.values import (
     GraphVal,
     HandleVal,
     Loan,
+    OpVal,
     Place,
     State,
     Var,
@@ -186,7 +187,7 @@ class HostReports:
                 f"use the {what} through the name it was moved to")
         self.report(d, first)
 
-    def report_reassigned(self, op: Any, b: Any, span: Span) -> None:
+    def report_reassigned(self, op: OpVal, b: Borrow, span: Span) -> None:
         """An operation built before its tensor's variable was reassigned, run
         after: it would write (or read) the old tensor, which no name holds."""
         n = b.place.name

@@ -20,7 +20,7 @@ from ptxas_report import assemble
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "llm"))
 
-from engine import load_kernels, plan_for  # noqa: E402
+from engine import TileQwen3, load_kernels, plan_for  # noqa: E402
 from model import Qwen3Config  # noqa: E402
 
 import tilelang  # noqa: E402
@@ -261,3 +261,52 @@ def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     assert ptx.count("atom.acq_rel.gpu.global.add.u32") == (1 if fm else 0)
     r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0, r.text
+
+
+def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
+    """A checkpoint's tensors by name, zeros (the kernels are compiled, not run)."""
+    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
+    hq, hkv = cfg.num_attention_heads, cfg.num_key_value_heads
+    s = {"model.embed_tokens.weight": (cfg.vocab_size, h), "model.norm.weight": (h,)}
+    if not cfg.tie_word_embeddings:
+        s["lm_head.weight"] = (cfg.vocab_size, h)
+    for li in range(cfg.num_hidden_layers):
+        p = f"model.layers.{li}."
+        s |= {p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
+              p + "self_attn.q_proj.weight": (hq * d, h), p + "self_attn.k_proj.weight": (hkv * d, h),
+              p + "self_attn.v_proj.weight": (hkv * d, h), p + "self_attn.o_proj.weight": (h, hq * d),
+              p + "self_attn.q_norm.weight": (d,), p + "self_attn.k_norm.weight": (d,),
+              p + "mlp.gate_proj.weight": (i, h), p + "mlp.up_proj.weight": (i, h),
+              p + "mlp.down_proj.weight": (h, i)}
+    return {k: np.zeros(v, np.float32) for k, v in s.items()}
+
+
+@pytest.mark.parametrize(("model", "fields", "sampling"), [
+    ("qwen3-0.6b", {}, None), ("qwen3-4b", {}, (0.7, 0.9, 1)), ("qwen3-8b", {}, None),
+    ("qwen3-4b", {"aw": 8, "mr": 16}, None),
+])
+def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None) -> None:  # type: ignore[type-arg]
+    # every kernel the GPU plan launches in a decode step (both step forms;
+    # with `sampling`, the sampler's launches instead of `argmax_step`; the
+    # opt-in 8-warp ring and merge by rows), at the model's shapes: ptxas
+    # (sm_90a) assembles it with no spill, and its block's registers fit an SM
+    cfg = Qwen3Config.load(model)
+    one = dataclasses.replace(cfg, num_hidden_layers=2)
+    plan = dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), **fields)
+    eng = TileQwen3(one, _zero_weights(one), max_seq=2048, plan=plan, sampling=sampling)
+    seen: dict[tuple[str, tuple[int, ...]], int] = {}
+    for ops in eng._form_ops.values():
+        for op in ops:
+            key = (op.kernel.__name__, tuple(op.generics.values()))
+            if key in seen:
+                continue
+            op.discard()  # built to be compiled, never run
+            ptx = _ptx(op)
+            r = assemble(ptx, "sm_90a")
+            threads = int(re.search(r"\.reqntid (\d+)", ptx).group(1))  # type: ignore[union-attr]
+            assert r.max_spill_stores == 0, (key, r.text)
+            assert r.max_registers * threads <= 65536, key
+            seen[key] = r.max_registers
+    names = {n for n, _ in seen}
+    assert {"attn_decode_ring_w8", "combine_rows"} <= names if fields else "attn_decode_ring_early" in names
+    assert ("nucleus_round" in names) == bool(sampling) and ("argmax_step" in names) != bool(sampling)

@@ -6,7 +6,8 @@ The PTX assembles for sm_80 and sm_90a, and the machine code never gives a
 hinted copy a shared address with a uniform-register part: ptxas 13.0
 encodes such an LDGSTS with undefined registers (an illegal instruction on
 the H200, 2026-12-04), which the ring's opaque select avoids (the engine's
-kernels: tests/llm/test_evict_first_sass.py)."""
+kernels: tests/llm/test_evict_first_sass.py); the NVPTX IR simulator runs a
+hinted ring (its select addresses) against the interpreter."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from ptxas_report import hinted_copy_faults, sass
 
@@ -131,3 +133,43 @@ def test_no_hinted_copy_has_a_uniform_shared_offset(kernel: str) -> None:
     code = sass(compile_kernel(kir, Target("sm_90a"), facts).ptx)
     assert code.count("LDGSTS") >= (32 if kernel == "decode_split" else 3)
     assert hinted_copy_faults(code) == []
+
+
+F16_STREAM = """
+#[hints(num_warps = 4, stages = 3, evict_first = 1)]
+kernel fn rowsum16<const BM: i32, const BK: i32>(o: &mut Tensor<f32, [BM, 1]>, x: &Tensor<f16, [?, ?]>) {
+    let px = x.partition([BM, BK]);
+    let mut acc = zeros::<f32>([BM, BK]);
+    for j in 0..px.num_tiles(1) {
+        acc = acc + (px.load([block_id(0), j]) as f32);
+    }
+    o.store(acc.sum(1).reshape([BM, 1]));
+}
+"""
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(64, 208), (48, 256), (64, 64)])
+def test_hinted_ring_in_the_simulator(rows: int, cols: int) -> None:
+    """The hinted copies' addresses (the select on the opaque true, chunk k's
+    offset added after it) land each chunk where the ring's reads look: the
+    code generator's output run by the NVPTX IR simulator equals the
+    interpreter, whole tiles (the fast path), a column tile half past the
+    edge (208: zero-filled chunks) and a partial last row tile (48 rows)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from llsim import SimDevice
+
+    rng = np.random.default_rng(cols + rows)
+    x = rng.standard_normal((rows, cols)).astype(np.float16)
+    o = np.zeros((64, 1), np.float32)
+    op = tilelang.compile(F16_STREAM).rowsum16[32, 64](tilelang.partition(o, [32, 1]), x)
+    kir = op._plan.kir
+    facts = {"o": TensorFacts(True, (True, False), False), "x": TensorFacts(True, (rows % 16 == 0, True), False)}
+    assert compile_kernel(kir, Target("sm_90"), facts).ptx.count(HINT) > 0  # the hinted path is the one simulated
+    sim = SimDevice("sm_90")
+    copies = [np.array(h) for h in op._hosts]
+    sim.run(kir, (2,), op._kernel_args(copies))
+    op.sync()
+    np.testing.assert_allclose(copies[0], op._hosts[0], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(op._hosts[0][:rows, 0], x.astype(np.float32).sum(1), rtol=1e-2, atol=1e-2)

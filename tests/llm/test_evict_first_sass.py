@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from ptxas_report import hinted_copy_faults, sass
+from ptxas_report import assemble, hinted_copy_faults, sass
 
 import tilelang  # noqa: F401  (the engine's modules import it)
 from tilelang.backend import TensorFacts, compile_kernel
@@ -103,3 +103,4 @@ def test_every_evict_first_ring_copy_is_encoded_right(monkeypatch, model: str, c
         code = sass(ptx)
         assert code.count("LDGSTS") >= copies // 2, name  # (a peeled loop may repeat some)
         assert hinted_copy_faults(code) == [], name
+        assert assemble(ptx).max_spill_stores == 0, name  # the policy and the select cost no spill

@@ -161,7 +161,7 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.
     check_registers(gk)  # before the emitter unrolls an oversized tile for minutes
     ll, abi = emit_llvm_text(gk, gk.facts, tgt.pdl_mode, tgt.trace, tgt.tma_prefetch,
-                             tgt.trace_mark if tgt.trace else "", tgt.l2_evict)
+                             tgt.trace_mark if tgt.trace else "", tgt.l2_evict, tgt.ldg_early)
     level = ir_level(gk, tgt)  # part of the key: the same LLVM text gives other PTX at another level
     key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), f"ir-O{level}", ll)
     cache = cache_mod.default_cache()

@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from tilelang.backend.codegen import cluster as cluster_code
+from tilelang.backend.codegen import ldg_early
 from tilelang.backend.codegen import pdl as pdl_code
 from tilelang.backend.codegen import trace as trace_code
 from tilelang.backend.codegen.arrive import (
@@ -131,6 +132,7 @@ class _Emitter(HopperOps, DebugOps):
     trace = False  # `Target.trace`: the block timeline's stamps (`codegen/trace.py`)
     tma_prefetch = False  # `Target.tma_prefetch`: the tensor maps prefetched at the entry (`HopperOps`)
     l2_evict = ""  # `Target.l2_evict`: "" the kernel's `evict_first` hint, "1" every ring copy, "0" none
+    ldg_early = False  # `Target.ldg_early`: plain loads across barriers (`codegen/ldg_early.py`)
     trace_mark = ""  # `Target.trace_mark` (with `trace`)
     _marking = ""  # the mark this kernel takes ("": none; a PDL kernel's wait field is its wait's)
     _marked = False  # the mark's point is emitted (once)
@@ -308,7 +310,7 @@ class _Emitter(HopperOps, DebugOps):
             f'attributes #0 = {{ "nvvm.reqntid"="{self.T}"{"".join(" " + a for a in self.fn_attrs)} }}',
             "!0 = !{}",
         ]
-        return "\n".join(out) + "\n"
+        return ldg_early.resolve(self, "\n".join(out) + "\n")
 
     def region(self, region: ir.Region, args: tuple[Operand, ...]) -> list[Operand]:
         for a, v in zip(region.args, args, strict=True):
@@ -330,6 +332,7 @@ class _Emitter(HopperOps, DebugOps):
                 if (self._marking == "store1" and not self._marked and isinstance(op, ir.Store)
                         and self.role_tid == "%tid"):  # (a store thread 0's role makes)
                     self.trace_mark_here()
+                ldg_early.used(self, op)
                 self.op(op)
             self._red_mark = None
             return []
@@ -438,7 +441,7 @@ def _ident(name: str) -> str:
 
 def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = None,
                    pdl: bool | str = "", trace: bool = False, tma_prefetch: bool = False,
-                   mark: str = "", l2_evict: str = "") -> tuple[str, KernelABI]:
+                   mark: str = "", l2_evict: str = "", ldg_early: bool = False) -> tuple[str, KernelABI]:
     """Lower one GPU IR kernel to LLVM IR text and its launch ABI; raises
     `CodegenError`. `pdl`: programmatic dependent launch (`Target.pdl_mode`:
     the trigger's place, "entry", "late", "last" or "exit", and "+prefetch" for the
@@ -448,7 +451,10 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     (`Target.tma_prefetch`; off: the text is as without the option).
     `mark`: with `trace`, the mark stamp's point (`Target.trace_mark`).
     `l2_evict`: the ring copies' L2 priority (`Target.l2_evict`; "": the
-    kernel's `evict_first` hint decides)."""
+    kernel's `evict_first` hint decides). `ldg_early`: a read-only load that
+    crosses a barrier before its first use is a plain `ld.global`
+    (`Target.ldg_early`, `codegen/ldg_early.py`; off: the text is as without
+    the option)."""
     if kernel.source.num_warps not in (1, 2, 4, 8, 16, 32):
         raise CodegenError(
             Diagnostic.error(GPU_UNSUPPORTED_OP, f"`num_warps = {kernel.source.num_warps}` is not supported by the GPU backend")
@@ -461,6 +467,7 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     em.tma_prefetch = tma_prefetch
     em.trace_mark = mark
     em.l2_evict = l2_evict
+    em.ldg_early = ldg_early
     text = em.run()
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,

@@ -72,6 +72,13 @@ def l2_evict_default() -> str:
     return v
 
 
+def ldg_early_default() -> bool:
+    """`TILEC_LDG_EARLY=1`: a read-only load that crosses a CTA barrier before
+    its first use is a plain `ld.global`, which ptxas leaves issued before the
+    barrier (`Target.ldg_early`, `codegen/ldg_early.py`); off otherwise."""
+    return os.environ.get("TILEC_LDG_EARLY", "0") == "1"
+
+
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:
     """A PDL setting as `TILEC_PDL` and the LLM engine's `Plan.pdl` spell it:
     off (False, "", "0"), on with the trigger late (True, "1"), or
@@ -138,6 +145,12 @@ class Target:
     # "" the kernel's `evict_first` hint decides, "1" every ring copy is
     # evict-first, "0" none (`TILEC_L2_EVICT`, for A/B measurements)
     l2_evict: str = field(default_factory=l2_evict_default)
+    # a read-only load whose value is first used after a CTA barrier is a
+    # plain `ld.global`, not `.nc`: ptxas sinks an `.nc` load below the
+    # barrier, behind the round trip the barrier waits for (std's
+    # `decode_combine`, `codegen/ldg_early.py`). Opt-in (`TILEC_LDG_EARLY=1`):
+    # not measured on a GPU yet
+    ldg_early: bool = field(default_factory=ldg_early_default)
 
     def __post_init__(self) -> None:
         if self.arch not in SUPPORTED_ARCHS:
@@ -160,7 +173,7 @@ class Target:
     def key(self) -> str:
         return (f"{self.arch}{self.ptx_version}-O{self.opt}" + (f"-pdl-{self.pdl_mode}" if self.pdl else "")
                 + ("-trace" if self.trace else "") + (f"-mark-{self.trace_mark}" if self.trace and self.trace_mark else "")
-                + ("-tp" if self.tma_prefetch else "") + (f"-ev{self.l2_evict}" if self.l2_evict else ""))
+                + ("-tp" if self.tma_prefetch else "") + (f"-ev{self.l2_evict}" if self.l2_evict else "") + ("-le" if self.ldg_early else ""))
 
     @property
     def prefetch_kind(self) -> str:

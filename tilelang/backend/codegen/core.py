@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tilelang.backend.codegen import ldg_early
 from tilelang.backend.codegen.hazards import Hazards, access_of
 from tilelang.backend.codegen.llvm_types import (
     smem_size,
@@ -324,6 +325,7 @@ class EmitterCore:
 
     def barrier(self) -> None:
         self._bars += 1
+        ldg_early.crossed(self)
         self.hazards.clear()
         self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)")
         self.stmt("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)")

@@ -22,6 +22,7 @@ from tilelang.backend.gpu.layouts import WgmmaAcc
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from . import ldg_early
 from .accview import store_rows
 from .arith import ArithOps
 from .core import (
@@ -135,7 +136,7 @@ class MemoryOps(ArithOps):
         mask = self.tile(op.mask) if op.mask is not None else None
         # a load before the PDL wait is a plain `ld.global`: ptxas sinks an
         # `ld.global.nc` (`!invariant.load`) below `griddepcontrol.wait`
-        meta = ", !invariant.load !0" if info.readonly and op.tensor not in self._pre_wait else ""
+        meta = ldg_early.token(self, r.id) if info.readonly and op.tensor not in self._pre_wait else ""
         spec = self._specialised(info, op.offsets, lay, mask is not None)
         out: Slots = []
         V = lay.V

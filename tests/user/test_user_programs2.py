@@ -17,6 +17,7 @@ assembles with ptxas.
 from __future__ import annotations
 
 import io
+import math
 import shutil
 import subprocess
 import sys
@@ -285,15 +286,54 @@ def _p13(t: dict[str, np.ndarray], out: str) -> None:
     _close(t["y"], e / e.sum(1, keepdims=True), 1e-6)
 
 
+def _p15(t: dict[str, np.ndarray], out: str) -> None:
+    x = np.arange(40, dtype=np.float64)
+    want = np.concatenate([np.full(8, -1.0) if s % 2 else x[8 * s:8 * s + 8] * 2 + s for s in range(5)])
+    np.testing.assert_array_equal(t["z"], want)
+    np.testing.assert_array_equal(t["one"], x[:5] * 2)
+    xi = (np.arange(72) % 13).reshape(3, 24)
+    zi = np.concatenate([np.concatenate([np.full(4, -7) if xi[r, s:s + 4].sum() > 30 else np.cumsum(xi[r, s:s + 4])
+                                         for s in range(0, 24, 4)])[None] for r in range(3)])
+    np.testing.assert_array_equal(t["zi"], zi)
+    # a partial tile of `zq` ([3, 3]) but a whole one of `xi` (24 columns): the sum is of 4
+    zq = np.stack([np.full(3, -7) if xi[r, :4].sum() > 30 else np.cumsum(xi[r, :3]) for r in range(3)])
+    np.testing.assert_array_equal(t["zq"], zq)
+
+
+def _p16(t: dict[str, np.ndarray], out: str) -> None:
+    x = t["x"].astype(np.float32)
+    assert np.signbit(x[1]) and x[6] != 0 and x[23] != 0  # -0.0 and the subnormals reach the kernel
+    with np.errstate(all="ignore"):
+        x64 = x.astype(np.float64)
+        erf = np.vectorize(math.erf)(np.nan_to_num(x64, nan=0.0))
+        want = {"a": np.exp(x), "b": np.log(x), "c": np.sqrt(x), "d": 1 / np.sqrt(x), "e": np.tanh(x),
+                "f": (1 / (1 + np.exp(-x64))).astype(np.float32), "g": np.exp2(x), "h": np.log2(x), "i": np.floor(x) + np.ceil(x),
+                "j": np.abs(x) + np.sin(np.minimum(x, np.float32(100))) * np.float32(0), "k": x * x, "l": np.where(np.isnan(x), np.nan, erf)}
+        for k, w in want.items():
+            # subnormal results: one step. The GPU's tanh is 1 - 2 / (2^(2|x| log2 e) + 1): below |x| ~ 3e-8 it
+            # is 0, and its error is absolute (~1e-7), within `assert_close`'s f32 atol (1e-5), not relative
+            atol = 1e-5 if k == "e" else 1e-44
+            np.testing.assert_allclose(t[k], w, rtol=2e-6, atol=atol, equal_nan=True, err_msg=k)
+        np.testing.assert_array_equal(np.signbit(t["d"][:2]), [False, True])  # rsqrt(+-0) = +-inf
+        xh = x.astype(np.float16).astype(np.float64)
+        xb = _bf16(x).astype(np.float64)
+        np.testing.assert_allclose(t["a16"], np.exp(xh).astype(np.float16), rtol=1e-3, equal_nan=True)
+        np.testing.assert_allclose(t["b16"], _bf16(np.log(xb).astype(np.float32)), rtol=1e-2, equal_nan=True)
+        c = (np.sqrt(xh).astype(np.float16).astype(np.float64) + np.tanh(xh).astype(np.float16))
+        np.testing.assert_allclose(t["c16"], c.astype(np.float16), rtol=2e-3, equal_nan=True)
+    assert out.split() == ["inf", "-inf", "-inf", "-inf"]
+
+
 CHECKS: dict[str, Callable[[dict[str, np.ndarray], str], None]] = {
     "p01_nan_inf": _p01, "p02_mixed_precision": _p02, "p03_int_ops": _p03, "p04_walk": _p04,
     "p05_atomics_last": _p05, "p06_hints": _p06, "p07_std_nn": _p07, "p08_host_loops": _p08,
     "p09_std_attention": _p09, "p10_mixed_shifts": _p10,
     "p11_std_llm": _p11, "p12_shapes": _p12, "p13_cluster": _p13,
+    "p15_walk_edges": _p15, "p16_math_edges": _p16,
 }
 SIMULATED = ("p01_nan_inf", "p02_mixed_precision", "p03_int_ops", "p04_walk", "p05_atomics_last", "p06_hints",
              "p07_std_nn", "p08_host_loops", "p09_std_attention", "p10_mixed_shifts",
-             "p11_std_llm", "p12_shapes")  # p13: llsim runs one block at a time, a cluster needs all at once
+             "p11_std_llm", "p12_shapes", "p15_walk_edges", "p16_math_edges")  # p13: llsim runs one block at a time, a cluster needs all at once
 NEEDS_SM90 = ("p13_cluster",)
 # the GPU's f16 results may differ from the interpreter's by an f16 rounding (exp2's approximation)
 SIM_TOL = {"p09_std_attention": 1e-3}

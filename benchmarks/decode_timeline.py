@@ -336,10 +336,12 @@ def engine(ctx: int, out: Path) -> dict:  # type: ignore[type-arg]
         per_split: dict[int, list[float]] = {}
         starts, ends, firsts = [], [], []
         for i, la in att:
-            hkv = cfg.num_key_value_heads
+            # the grid is [KV heads, splits] and a record's block index is row-major over
+            # (ctaid.x, ctaid.y, ctaid.z) (`codegen/trace.py`): block = head * splits + split
+            splits = max(1, la.block.size // cfg.num_key_value_heads)
             dur = (la.end - la.start) / 1e3
             for b, t in zip(la.block.tolist(), dur.tolist(), strict=True):
-                per_split.setdefault(b // hkv, []).append(t)
+                per_split.setdefault(b % splits, []).append(t)
             starts.append((la.last_start - la.first_start) / 1e3)
             ends.append((la.last_end - la.first_start) / 1e3)
             firsts.append((la.first_end - la.first_start) / 1e3)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_probe import nvdisasm_path
 from ptxas_report import assemble
 
 import tilelang
@@ -115,7 +116,7 @@ def test_the_exchange_waits_where_its_result_is_first_read() -> None:
     assert body.rindex("ld.global") < body.index("barrier.cluster.wait")  # the loads issued first
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None or shutil.which("nvdisasm") is None,
+@pytest.mark.skipif(shutil.which("ptxas") is None or nvdisasm_path() is None,
                     reason="ptxas or nvdisasm is not installed")
 def test_sass_of_the_exchange_has_no_gpu_fence(tmp_path: Path) -> None:
     """What the PTX is for: no MEMBAR.ALL.GPU (a release at cluster scope), 16-byte
@@ -125,7 +126,7 @@ def test_sass_of_the_exchange_has_no_gpu_fence(tmp_path: Path) -> None:
     r = driver.compile(MERGE + _MERGE_MAIN, "ptx", options=driver.Options(arch="sm_90a", kernel="merge"))
     cubin = tmp_path / "m.cubin"
     assemble(r.output[0].text, "sm_90a", cubin=cubin)
-    sass = subprocess.run(["nvdisasm", "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+    sass = subprocess.run([str(nvdisasm_path()), "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
     assert "MEMBAR" not in sass
     assert "STAS.128" in sass and "SYNCS.PHASECHK.TRANS64" in sass
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_probe import nvdisasm_path
 from test_decode_tc_pipeline import G, _assemble_sm90a, _inputs
 from test_decode_wg_pipeline import _check, _reference
 
@@ -26,7 +27,7 @@ from tilelang.ir.lower import lower_kernel
 from tilelang.runtime.launch import ArgFact
 
 VARIANTS = Path(__file__).resolve().parents[2] / "benchmarks" / "attention_variants.tile"
-NVDISASM = Path("/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/nvdisasm")
+NVDISASM = nvdisasm_path()  # on PATH or from the nvidia-cuda-nvdisasm wheel (the test extra)
 
 # (KV heads, cache positions, cache_len, splits, BN): a cache_len inside a key
 # block (NaN/Inf after it), on a block's edge, a share with no key
@@ -95,12 +96,12 @@ def _loop_sass(sass: str) -> list[str]:
     return best
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None or not NVDISASM.exists(), reason="ptxas/nvdisasm not installed")
+@pytest.mark.skipif(shutil.which("ptxas") is None or NVDISASM is None, reason="ptxas/nvdisasm not installed")
 def test_decode_split_h2_at_the_benchmark_shape(tmp_path: Path) -> None:
     kir, facts = _kernel_ir(8, 32768, 32, 64, 128, "bf16")
     err, stores = _assemble_sm90a(tmp_path, kir, facts, "h2")
     assert stores and max(stores) <= 8, err  # ptxas 13.0: one 4-byte value kept across the loop
-    sass = subprocess.run([str(NVDISASM), "-c", str(tmp_path / "h2.cubin")], capture_output=True, text=True,
+    sass = subprocess.run([NVDISASM, "-c", str(tmp_path / "h2.cubin")], capture_output=True, text=True,
                           check=True).stdout
     loop = _loop_sass(sass)
     # the 4-byte spill is the masked last block's scratch address (reloaded once a share), not the hot path

@@ -47,8 +47,19 @@ def test_where_the_split_applies(monkeypatch) -> None:  # type: ignore[no-untype
     for bm, d in ((128, 64), (64, 64)):
         text = _text(_std("flash_attention_lse", "f16", bm, 128, d), LSE)
         assert "split.save" in text and "split.arrive" in text and "split.load" in text
-    # 64 accumulator registers a thread (D = 128 at 128 x 128): the merge would spill (76-948 B): whole tiles
+    # 64 accumulator registers a thread (D = 128 at 128 x 128): whole tiles unless `TILEC_ATTN_SPLIT_WIDE=1`,
+    # which splits them with the producer at 24 registers (the consumers at 240)
     assert "split.save" not in _text(_std("flash_attention_lse", "f16", 128, 128, 128), LSE)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_WIDE", "1")  # in the overlapped loop (`TILEC_ATTN_ROTATE=0`) still whole
+    assert "split.save" not in _text(_std("flash_attention_lse", "f16", 128, 128, 128), LSE)
+    monkeypatch.delenv("TILEC_ATTN_ROTATE")  # D = 128's default: rotated
+    wide = _text(_std("flash_attention_lse", "f16", 128, 128, 128), LSE)
+    assert "split.save" in wide and "role consumer warps 8 regs 240" in wide and "role producer warps 4 regs 24" in wide
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", "0")
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_WIDE", "2")
+    with pytest.raises(ValueError, match="TILEC_ATTN_SPLIT_WIDE"):
+        _text(_std("flash_attention_lse", "f16", 128, 128, 128), LSE)
+    monkeypatch.delenv("TILEC_ATTN_SPLIT_WIDE")
     from test_attention_chain import _short
 
     assert "split.save" not in _text(_std("flash_attention", "f16", 128, 128, 64), _short(_facts("oqkv", 3), 1024))
@@ -125,7 +136,7 @@ def _run(k, facts, grid, bh: int, hkv: int, sq: int, sk: int, d: int, causal: bo
     return int((words != 0xFFFFFFFF).sum())
 
 
-# form, BM, BH, BHkv, S_q, S_k, causal, CTAs, pieces the last round runs (0: no split)
+# form, BM, BH, BHkv, S_q, S_k, causal, CTAs, pieces the last round runs (0: no split); D = 64 (`WIDE`: 128)
 CASES = [
     ("overlap", 64, 2, 2, 300, 200, False, 4, 2 * 2),     # 10 tiles on 4 CTAs: the last 2 in 2 pieces each
     ("rotate", 64, 2, 2, 300, 130, False, 4, 2 * 2),      # the rotated loop, keys not a multiple of 64
@@ -133,12 +144,16 @@ CASES = [
     ("rotate", 128, 4, 2, 130, 300, False, 3, 2 * 3),     # two warpgroups, GQA: 8 tiles on 3, the last 2 in 3 pieces
     ("overlap", 64, 2, 2, 200, 150, True, 3, 0),          # causal: pairs, no split
     ("overlap", 64, 2, 1, 256, 200, False, 8, 0),         # one round on 8 CTAs: nothing left to split
+    ("wide", 128, 2, 1, 300, 300, False, 4, 2 * 2),       # D = 128 (`TILEC_ATTN_SPLIT_WIDE`), GQA: 6 tiles on 4
+    ("wide", 128, 2, 2, 130, 190, True, 3, 1 * 3),        # causal, S_k > S_q: both query blocks see 3 key blocks
+    # (single tiles), 4 on 3 CTAs: the last one in 3 pieces, the diagonal block's mask in the last piece
+    ("wide", 128, 2, 2, 300, 300, True, 3, 0),            # D = 128 causal, uneven tiles: pairs, the whole tiles' copy
 ]
 
 
 @pytest.mark.parametrize(("form", "bm", "bh", "hkv", "sq", "sk", "causal", "ctas", "pieces"), CASES,
                          ids=["two_pieces", "rotated", "three_rounds_of_pieces", "two_warpgroups_gqa", "causal_pairs",
-                              "one_round"])
+                              "one_round", "wide_gqa", "wide_causal_even", "wide_causal_pairs"])
 def test_split_in_the_simulator(form: str, bm: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
                                 pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The split kernels against NumPy in llsim (records NaN until written, so a merge that read a record
@@ -147,12 +162,15 @@ def test_split_in_the_simulator(form: str, bm: int, bh: int, hkv: int, sq: int, 
     import llsim
 
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
-    _env(monkeypatch, form=form)
-    k = _std("flash_attention_lse", "f16", bm, 64, 64)
+    d = 128 if form == "wide" else 64
+    _env(monkeypatch, form="rotate" if form == "wide" else form)  # (D = 128: rotated, as by default)
+    if form == "wide":
+        monkeypatch.setenv("TILEC_ATTN_SPLIT_WIDE", "1")
+    k = _std("flash_attention_lse", "f16", bm, 64, d)
     assert "split.save" in _text(k, LSE)
-    written = _run(k, LSE, (ctas, 1), bh, hkv, sq, sk, 64, causal, 5)
-    threads = 2 * bm  # the consumers: a warpgroup a 64 rows; each holds 2 + 2 words of m and l, 32 of acc
-    assert written == pieces * threads * (4 + 32)
+    written = _run(k, LSE, (ctas, 1), bh, hkv, sq, sk, d, causal, 5)
+    threads = 2 * bm  # the consumers: a warpgroup a 64 rows; each holds 2 + 2 words of m and l, D / 2 of acc
+    assert written == pieces * threads * (4 + d // 2)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
@@ -167,3 +185,58 @@ def test_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: ignore[n
     r = assemble(ptx, "sm_90a")
     assert "C7515" not in r and "serialized" not in r, r.text
     assert r.max_spill_stores == 0, r.text
+
+
+def _key_loops(sass: str) -> list[list[str]]:
+    """The SASS loops (a backward branch's range) with HGMMAs inside and no inner loop with them: the key loops."""
+    import re
+
+    ins: list[str] = []
+    labels: dict[str, int] = {}
+    for line in sass.splitlines():
+        if m := re.match(r"\s*(\.L_x_\d+):", line):
+            labels[m.group(1)] = len(ins)
+        elif m := re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", line):
+            ins.append(m.group(1))
+    spans = [(labels[m.group(1)], j) for j, t in enumerate(ins)
+             if (m := re.search(r"BRA.*`\((\.L_x_\d+)\)", t)) and labels.get(m.group(1), j + 1) <= j]
+    hg = [(a, b) for a, b in spans if any("HGMMA" in x for x in ins[a:b + 1])]
+    inner = [(a, b) for a, b in hg if not any((a, b) != (c, d) and a <= c and d <= b for c, d in hg)]
+    return [ins[a:b + 1] for a, b in inner]
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("dt", ["f16", "bf16"])
+def test_wide_split_kernels_keep_their_key_loops_in_registers(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_SPLIT_WIDE=1`: the benchmark's D = 128 kernel (128 x 128) with the split walk beside the
+    whole tiles' copy through ptxas for sm_90a. With the producer at 40 registers ptxas 13.0 spilled 124 B and
+    reloaded a value twice a key block in the copy's loop; with 24 (the consumers at 240) at most 72 B, and
+    (nvdisasm) no STL / LDL in either walk's key loop: the spills are the walk's scalars, once a tile."""
+    import re
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from gpu_probe import nvdisasm_path
+
+    _env(monkeypatch, edge="3")
+    monkeypatch.delenv("TILEC_ATTN_ROTATE")  # D = 128's default: rotated (overlapped: no wide split)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_WIDE", "1")
+    ptx = emit_ptx(_std("flash_attention", dt, 128, 128, 128), "sm_90a", _facts("oqkv", 3))
+    assert "atom.acq_rel.gpu" in ptx and re.search(r"setmaxnreg.inc.sync.aligned.u32\s+240;", ptx)
+    with tempfile.TemporaryDirectory() as t:
+        cubin = Path(t) / "k.cubin"
+        r = assemble(ptx, "sm_90a", cubin)
+        assert "C7515" not in r and "serialized" not in r, r.text
+        assert r.max_spill_stores <= 72, r.text
+        tool = nvdisasm_path()
+        if tool is None:  # (the byte bound above still holds the spills to the walk's scalars)
+            return
+        sass = subprocess.run([tool, "-c", str(cubin)], check=True, capture_output=True, text=True).stdout
+    # the split walk's and the copy's key loops (~700 instructions each; not the wider ranges that the
+    # mbarrier spins' out-of-line retries close)
+    loops = [x for x in _key_loops(sass) if len(x) < 1500]
+    assert len(loops) == 2, [len(x) for x in loops]
+    for body in loops:
+        assert sum("HGMMA" in x for x in body) >= 16
+        assert not [x for x in body if x.startswith(("STL", "LDL"))], "a spill in a key loop"

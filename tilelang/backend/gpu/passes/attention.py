@@ -96,9 +96,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
     turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and loops.pingpong() != "0")
     # the walk's last round split along the keys (`attention_split`): the loop's bounds become the tile's piece's
+    acc_regs = BM * p.o_dot.result.shape[1] // (W * 32)  # a consumer thread's accumulator registers
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
         and schedule != "serial" \
-        and split.pieces() and split.fits(BM * p.o_dot.result.shape[1] // (W * 32)) \
+        and split.pieces() and split.fits(acc_regs, schedule == "overlap" and rot.enabled(p)) \
         and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
     marks = split.marks(loop, fresh) if proof is not None else None
     if marks is not None:
@@ -258,10 +259,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     chain.layouts(ch, cl, W, layouts)
     assign(consumer_ops, cl, W, layouts)
 
-    consumer_regs = role_registers(C, PRODUCER_REGS)
+    producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
+    consumer_regs = role_registers(C, producer_regs)
     ws = g.WarpSpecialize((
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
-        g.Role("producer", 4, PRODUCER_REGS, ir.Region((), (*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(()))), single=True),  # type: ignore[arg-type]
+        g.Role("producer", 4, producer_regs, ir.Region((), (*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(()))), single=True),  # type: ignore[arg-type]
     ), span)
     if not registers_only(consumer_ops, layouts):
         return k  # some value would move between threads: the generic path
@@ -271,9 +273,12 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
         walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0,
                                 tiles.fastdiv(p.short))
-        c_walk = tiles.tile_loop(walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry, marks)
-        if marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue:
-            # where the launch's walk does not split: a copy of the tile ops without the split's code
+        copy = marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue
+        # (with a copy for the launches that do not split, the split walk runs only where single tiles split; the
+        # D = 64 kernels' walk as measured, RESULTS 2026-12-04 13:07)
+        s_walk, s_pre = split.single_tiles(walk, fresh) if copy and not split.fits_narrow(acc_regs) else (walk, [])
+        c_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry, marks)]
+        if copy:  # where the launch's walk does not split: a copy of the tile ops without the split's code
             c_walk = split.whole_copy(walk, c_walk, consumer_ops, epilogue, whole_epilogue, marks, c_base, c_tn, trips,
                                       outside, layouts, fresh, span)
         if ch is not None:  # the last tile's pending P V and epilogue
@@ -281,8 +286,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                  lambda o: assign(o, cl, W, layouts))
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
-        p_walk = tiles.tile_loop(walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (), marks)
-        if marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue:
+        p_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (),
+                                           marks)]
+        if copy:
             p_walk = split.whole_copy(walk, p_walk, p_tile, [], [], marks, p_base, p_tn, p_loop.results[0], outside,
                                       layouts, fresh, span)
         p_ops = [*p_walk, ir.Yield(())]

@@ -30,6 +30,7 @@ too short) runs a copy of the consumers' walk without the split's code
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -52,11 +53,38 @@ MAX_PIECES = 16  # pieces a tile at most (each piece's record is read by the las
 # The merge holds two accumulators (the running one and a record's) in registers: at 32 registers a thread
 # each (D = 64 at 128 x 128) ptxas 13.0 spills 4 bytes; at 64 (D = 128) 76 B (f16) to 948 B (bf16).
 MAX_ACC_REGS = 32
+# D = 128 (64 accumulator registers a thread): the split walk beside the whole tiles' copy put ptxas 13.0 over the
+# consumers' 232 registers (124 B of spills, two reloads a key block in the copy's loop); with the producer at 24
+# registers (the consumers at 240: `role_registers`) no key loop spills (per-tile spills only, ~20 a tile).
+# `TILEC_ATTN_SPLIT_WIDE=1` lets these kernels split (opt-in until measured on the GPU)
+WIDE_ACC_REGS = 64
+WIDE_PRODUCER_REGS = 24
+WIDE_DEFAULT = "0"
 
 
-def fits(acc_regs: int) -> bool:
-    """Whether a consumer thread's `acc_regs` accumulator registers leave room for the merge."""
+def wide() -> bool:
+    """Whether kernels of up to `WIDE_ACC_REGS` accumulator registers a thread split (`TILEC_ATTN_SPLIT_WIDE`)."""
+    want = os.environ.get("TILEC_ATTN_SPLIT_WIDE", WIDE_DEFAULT)
+    if want not in ("0", "1"):
+        raise ValueError(f"TILEC_ATTN_SPLIT_WIDE={want!r}: expected 0 or 1")
+    return want == "1"
+
+
+def fits(acc_regs: int, rotated: bool) -> bool:
+    """Whether a consumer thread's `acc_regs` accumulator registers leave room for the merge (past
+    `MAX_ACC_REGS` only in the rotated loop: the overlapped one at D = 128 spilled 1,012 B with the split)."""
+    return fits_narrow(acc_regs) or (wide() and rotated and acc_regs <= WIDE_ACC_REGS)
+
+
+def fits_narrow(acc_regs: int) -> bool:
+    """Whether the merge fits beside the consumers' other registers without `wide`'s register split."""
     return acc_regs <= MAX_ACC_REGS
+
+
+def producer_regs(acc_regs: int, default: int) -> int:
+    """The producer's registers in a split kernel of `acc_regs` accumulator registers a consumer thread:
+    `default`, or `WIDE_PRODUCER_REGS` past `MAX_ACC_REGS` (the rest go to the consumers)."""
+    return default if fits_narrow(acc_regs) else WIDE_PRODUCER_REGS
 
 
 def pieces() -> int:
@@ -143,6 +171,14 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     return ops
 
 
+def single_tiles(walk: tiles.Walk, fresh: Fresh) -> tuple[tiles.Walk, list[object]]:
+    """`walk` for a role's split walk, which runs only where the launch splits (`Split.on`: never with pairs):
+    its `pairs` a constant false (one value fewer through the key loop, and the pairs' arithmetic folded), and
+    the op that defines it (in the role, before the walk)."""
+    f = fresh.value(DType.BOOL, (), "pairs")
+    return dataclasses.replace(walk, pairs=f), [ir.Const(f, False)]
+
+
 def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: list[object], whole: list[object],
                mk: Marks, ring: ir.Value, tn: ir.Value, trips: ir.Value, outside: list[object],
                layouts: dict[int, Any], fresh: Fresh, span: Any) -> list[object]:
@@ -185,4 +221,5 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
                   ir.Region((), (*w, ir.Yield(()))), span)]  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "epilogue", "fits", "marks", "pieces", "whole_copy"]
+__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "epilogue", "fits", "fits_narrow", "marks",
+           "pieces", "producer_regs", "single_tiles", "whole_copy", "wide"]

@@ -36,6 +36,9 @@ CASES = [
     # keys with TILEC_ATTN_SPLIT=1 (the pieces' records, the counter, the merge)
     (3, 1, 300, 270, 64, 64, 64, False),
     (1, 1, 640, 300, 64, 128, 128, False),
+    # D = 128 (the benchmark's kernel, keys past the short variant's 1,024): 5 tiles on 2 CTAs, the last split with
+    # TILEC_ATTN_SPLIT_WIDE=1
+    (1, 1, 640, 1100, 128, 128, 128, False),
 ]
 
 

@@ -240,3 +240,53 @@ def test_wide_split_kernels_keep_their_key_loops_in_registers(dt: str, monkeypat
     for body in loops:
         assert sum("HGMMA" in x for x in body) >= 16
         assert not [x for x in body if x.startswith(("STL", "LDL"))], "a spill in a key loop"
+
+
+# dtype, BH, BHkv, S_q, S_k, causal, CTAs: the benchmark's D = 128 kernel (128 x 128) with `TILEC_ATTN_SPLIT_WIDE=1`
+WIDE_GPU = [
+    ("f16", 3, 1, 640, 1100, False, 2),  # GQA, keys not a multiple of 128: 15 tiles on 2 CTAs, the last split
+    ("bf16", 4, 2, 130, 1200, True, 3),  # causal S_q < S_k, both query blocks 10 key blocks: single tiles,
+    # 8 on 3 CTAs, the last 2 split (the diagonal's mask in their last pieces)
+    ("bf16", 2, 2, 1000, 1300, True, 3),  # causal, uneven: pairs (the whole tiles' copy)
+    ("f16", 2, 2, 768, 1100, False, 3),  # 12 tiles on 3 CTAs: no tile left over (the copy)
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", WIDE_GPU, ids=lambda c: "-".join(map(str, c)))
+def test_wide_split_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """D = 128 with the wide split against SDPA in f32 (< 1e-2) and the log-sum-exp, launched three times: the
+    same bits each time (the merge's order is fixed, and the last piece in resets the tile's counter)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    import tilelang
+
+    dtype, bh, hkv, sq, sk, causal, ctas = case
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_WIDE", "1")
+    monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
+    attn = tilelang.compile("use std::attention::*;\n")
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(sq + sk)
+    q, k, v = (torch.randn(n, s, 128, device="cuda", dtype=dt, generator=g) for n, s in ((bh, sq), (hkv, sk), (hkv, sk)))
+    # the reference in f32: GQA by repetition, the causal mask bottom-right aligned
+    qf, kf, vf = q.float(), k.float().repeat_interleave(bh // hkv, 0), v.float().repeat_interleave(bh // hkv, 0)
+    s = torch.einsum("bqd,bkd->bqk", qf, kf) * 128**-0.5
+    if causal:
+        keep = torch.arange(sk, device="cuda")[None, :] <= torch.arange(sq, device="cuda")[:, None] + (sk - sq)
+        s = s.masked_fill(~keep, float("-inf"))
+    want_lse = torch.logsumexp(s, dim=-1)
+    want = torch.nan_to_num(torch.softmax(s, dim=-1) @ vf)
+    outs = []
+    for _ in range(3):
+        o = torch.full_like(q, float("nan"))
+        lse = torch.full((bh, sq), float("nan"), device="cuda")
+        attn.flash_attention_lse[dtype, 128, 128, 128](tilelang.partition(o, [1, 128, 128]), tilelang.partition(lse, [1, 128]),
+                                                        q, k, v, 128**-0.5, causal).sync()
+        outs.append((o, lse))
+    o, lse = outs[0]
+    assert float((o.float() - want).abs().max() / want.abs().max()) < 1e-2
+    seen = torch.isfinite(want_lse)
+    torch.testing.assert_close(lse[seen], want_lse[seen], rtol=1e-4, atol=1e-3)
+    for o2, lse2 in outs[1:]:
+        assert torch.equal(o, o2) and torch.equal(lse[seen], lse2[seen])

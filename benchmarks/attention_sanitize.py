@@ -37,7 +37,7 @@ CASES = [
     (3, 1, 300, 270, 64, 64, 64, False),
     (1, 1, 640, 300, 64, 128, 128, False),
     # D = 128 (the benchmark's kernel, keys past the short variant's 1,024): 5 tiles on 2 CTAs, the last split with
-    # TILEC_ATTN_SPLIT_WIDE=1
+    # TILEC_ATTN_SPLIT_WIDE=1 (`tests/std/test_attention_bench.py` counts the cases)
     (1, 1, 640, 1100, 128, 128, 128, False),
 ]
 

@@ -756,9 +756,17 @@ class Builtins:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
                 .primary(node.span, "this reduction").with_help(f"axes count from 0 to {t.rank - 1}"))
+        if name in ("max", "min", "argmax", "argmin") and ax is not None and x.size == 0 and x.shape[ax] != 0:
+            # no rows to reduce along a non-empty axis: an empty result, as NumPy's (a [0, 4] tensor's
+            # `max(1)` is a [0] tensor), not an error
+            dt = DType.I32 if name in ("argmax", "argmin") else t.dtype
+            return self._new(np.zeros(x.shape[:ax] + x.shape[ax + 1:], dt.np_dtype), dt)
         if name in ("max", "min", "argmax", "argmin") and (x.size == 0 or (ax is not None and x.shape[ax] == 0)):
-            raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{name}` of an empty tensor")
+            what = f"`{name}` of an empty tensor" if ax is None else \
+                f"`{name}` along axis {ax}, which has length 0 (shape {_shape(x.shape)})"
+            raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, what)
                             .primary(node.span, "there is nothing to reduce")
+                            .note(f"`{name}` has no value for an empty set (`sum` is 0, `prod` is 1)")
                             .with_help("check that the tensor is not empty before reducing it"))
         dt = t.dtype
         if name in ("sum", "prod"):

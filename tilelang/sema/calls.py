@@ -275,8 +275,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             d = d.with_help(f"there is a method with a similar name: `{guess}`")
         elif sig is not None:
             owners = " or ".join(_RECEIVER_WORDS.get(k, k) for k in sig.receivers)
-            d = d.note(f"`{name}` is a method of {owners}").with_help(
-                _other_receiver_help(tcx, e, rty, kind, sig.receivers, owners, fx))
+            if kind == "scalar":  # the help says how to make one of those; the note, what they are
+                d = d.note(f"`{name}` is a method of {owners}")
+            d = d.with_help(_other_receiver_help(tcx, e, rty, kind, sig.receivers, owners, fx))
         elif name in FUNCTIONS:
             d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
         else:

@@ -368,8 +368,11 @@ def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Typ
 
 def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) -> Diagnostic:
     """What `x.T`, `x.shape` or `x.dtype` is spelt in Tile (NumPy/PyTorch habits)."""
+    if isinstance(rty, TupleT):
+        return d.with_help(f"a tuple's fields are numbered: `.0` to `.{len(rty.elems) - 1}`" if rty.elems
+                           else "the empty tuple has no fields")
     if not isinstance(deref(rty), (TensorT, TileT)):
-        return d
+        return d.with_help(f"a `{rty}` has no fields; call a method (`x.name(..)`) or a function instead")
     x = tcx.snippet(r) or "x"
     x = x if len(x) < 30 else "x"
     if name in ("T", "mT"):
@@ -378,4 +381,4 @@ def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) 
         return d.with_help(f"`{name}` is a method: `{x}.{name}()`")
     if name in ("dtype", "ndim", "size"):
         return d.with_help(f"the type `{rty}` says it; `{x}.shape()` lists the sizes of the axes")
-    return d
+    return d.with_help(f"tiles and tensors have no fields: use their methods (`{x}.shape()`, `{x}.sum()`, ..)")

@@ -344,7 +344,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
             guess = suggest(attr.name.name, KNOWN_ATTRIBUTES)
             tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
                      d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`, "
-                            "`#[autotune(..)]` and `#[allow(lint, ..)]`"))
+                            "`#[autotune(..)]`, `#[cluster(..)]` and `#[allow(lint, ..)]`")
+                     .with_help("remove it, or write one of those"))
             continue
         if attr.name.name == "allow":
             _check_allow(tcx, attr)
@@ -384,7 +385,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                             "not a known hint")
                 guess = suggest(key or "", KNOWN_HINTS)
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                         d.note("known hints: " + ", ".join(f"`{h}`" for h in KNOWN_HINTS)))
+                         d.note("known hints: " + ", ".join(f"`{h}`" for h in KNOWN_HINTS))
+                         .with_help("remove it, or use one of the known hints"))
                 continue
             if key in ("min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first", "stages") and isinstance(arg.value, ast.Name):
                 # a const generic: the launch picks the value (0: no bound, not early, no hint)

@@ -91,7 +91,10 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         if isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
             d = d.with_help("load a tile first, e.g. `x.load_like(z)`")
         elif isinstance(bt, PartitionT):
-            d = d.note("a partition only describes tiles for a kernel call")
+            d = d.note("a partition only describes tiles for a kernel call").with_help(
+                "compute on the tensor (or, in a kernel, on a loaded tile), then partition the result")
+        else:
+            d = d.with_help(f"`{op}` takes numbers, tiles and (on the host) tensors")
         return tcx.emit(d)
     if (a.kind == "tensor") != (b.kind == "tensor") and "tile" in (a.kind, b.kind):
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,

@@ -19,7 +19,7 @@ REPL session too. The outcome of each is one of:
   program; the case is shown so that it can be looked at);
 - `ice`: anything else escaping (an `ICE`, a Python exception, a diagnostic
   with code `ICE`, a diagnostic that leaks a traceback or a Lark name, a
-  diagnostic that cannot be rendered);
+  diagnostic that cannot be rendered, an error without a help line);
 - `hang`: the CHECK (not the run) took longer than the time limit (10 s of
   CPU time, so that the load of the machine does not count).
 
@@ -291,6 +291,8 @@ def _render_all(diags: list, sources: object) -> str | None:  # type: ignore[typ
     for d in diags:
         if d.code == "ICE" or not d.code:
             return f"an ICE diagnostic: {d.message}"
+        if d.severity.value == "error" and not d.help:  # every error proposes a fix (STYLE.md)
+            return f"error[{d.code}] without a help line: {d.message}"
     return None
 
 

@@ -17,7 +17,7 @@ from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.program import FnInfo
-from tilelang.sema.typeops import is_intlike, is_numeric_scalar, is_poison
+from tilelang.sema.typeops import deref, is_intlike, is_numeric_scalar, is_poison
 from tilelang.sema.types import (
     I32,
     Dim,
@@ -151,6 +151,12 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
             d = d.with_help(f"add a leading axis: `{tcx.snippet(a)}.reshape("
                             f"{shape_str((Dim.const(1), *aty.shape))})`")
+    if not d.help and isinstance(pty, TileT) and isinstance(deref(aty), TensorT):
+        d = d.with_help(f"a tile exists only inside a kernel: load one there (`x.load_like(z)`), or make "
+                        f"`{p.name.name}` a tensor parameter (`&Tensor<..>`)")
+    if not d.help:
+        d = d.with_help(f"pass a `{pty}` here (`.reshape([..])` changes a tile's or tensor's shape), or change "
+                        f"the parameter `{p.name.name}`'s type")
     tcx.emit(d)
 
 

@@ -205,8 +205,8 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             d = tcx.err(N.UNRESOLVED_IMPORT, f"no `{ident.name}` in `{target.name}`", ident.span,
                         f"not found in `{target.name}`")
             guess = suggest(ident.name, target.own)
-            if guess:
-                d = d.with_help(f"an item with a similar name exists: `{guess}`")
+            d = d.with_help(f"an item with a similar name exists: `{guess}`") if guess else \
+                d.with_help(items_help(target.name, target.own))
             tcx.emit(d)
             continue
         _import(tcx, mod, ident.name, isym, ident.span)
@@ -332,6 +332,13 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
 
 # the value a hint's help suggests (`evict_first`, `pdl_early`, `prefetch_lines` are switches)
 _HINT_EXAMPLE = {"num_warps": 4, "stages": 3, "min_blocks": 2, "max_blocks": 2}
+
+
+def items_help(module: str, own: Any) -> str:
+    names = sorted(n for n in own if not n.startswith("_"))
+    if not names:
+        return f"`{module}` defines no items"
+    return f"`{module}` defines " + ", ".join(f"`{n}`" for n in names[:12]) + (", .." if len(names) > 12 else "")
 
 
 def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:

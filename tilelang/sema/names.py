@@ -23,7 +23,7 @@ from tilelang.intrinsics.constants import (
 )
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.sema.context import CheckCx, Fx, suggest
-from tilelang.sema.items import load_module, resolve_signatures, unresolved_module_help
+from tilelang.sema.items import items_help, load_module, resolve_signatures, unresolved_module_help
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import ModuleInfo, Symbol, SymbolKind
 from tilelang.sema.types import (
@@ -172,7 +172,8 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
         d = tcx.err(N.UNRESOLVED_IMPORT, f"cannot find `{rest[0]}` in `{target.name}`", p.segments[-1].span,
                     f"not found in `{target.name}`")
         guess = suggest(rest[0], target.own)
-        tcx.emit(d.with_help(f"an item with a similar name exists: `{guess}`") if guess else d)
+        tcx.emit(d.with_help(f"an item with a similar name exists: `{guess}`") if guess else
+                 d.with_help(items_help(target.name, target.own)))
         return None
     return sym
 

@@ -415,6 +415,18 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
                          .with_help(f"write e.g. `{key} = {_HINT_EXAMPLE.get(key or '', 1)}`"))
                 continue
             hints[key] = value
+    for at in decl.attrs:
+        if at.name.name != "autotune":
+            continue
+        for a in at.args:
+            if a.name is not None and a.name.name in given:
+                name = a.name.name
+                tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"hint `{name}` is both fixed and tuned", a.span,
+                                 "tuned here")
+                         .secondary(given[name].span, "fixed here")
+                         .note("the tuner's pick would silently replace the fixed value (or the other way round)")
+                         .with_help(f"keep `{name}` in one of `#[hints(..)]` and `#[autotune(..)]`"))
+                hints.pop(name, None)
     lo, hi = hints.get("min_blocks"), hints.get("max_blocks")
     if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
         arg = next(a for at in decl.attrs for a in at.args if a.name and a.name.name == "max_blocks")
@@ -500,14 +512,17 @@ def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None
                     d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{n}` is not a parameter of kernel "
                                 f"`{decl.name.name}`", e.span, "not a parameter")
                     guess = suggest(n, sorted(params))
-                    tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else d)
+                    tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
+                             d.with_help("the key names the kernel's parameters: "
+                                         + ", ".join(f"`{p}`" for p in sorted(params))))
             continue
         if key not in generics and key not in TUNABLE_HINTS:
             d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{key}` is neither a const generic of kernel "
                         f"`{decl.name.name}` nor a hint", arg.name.span, "cannot be tuned")
             guess = suggest(key, sorted(generics | set(TUNABLE_HINTS)))
             tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                     d.note("`autotune` tunes const generics, `num_warps` and `stages`"))
+                     d.note("`autotune` tunes const generics, `num_warps` and `stages`")
+                     .with_help("remove it, or list the candidates of one of those"))
             continue
         values = [e.value for e in elems or () if isinstance(e, ast.IntLit)]
         bad = (elems is None or not elems or len(values) != len(elems) or any(v <= 0 for v in values)

@@ -23,7 +23,8 @@ from tilelang.dtypes import DType
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-PROGRAMS = [HERE / "programs" / "device_print_tiles.tile", ROOT / "tests" / "run" / "device_print.tile"]
+PROGRAMS = [HERE / "programs" / "device_print_tiles.tile", ROOT / "tests" / "run" / "device_print.tile",
+            ROOT / "tests" / "run" / "walk_print_order.tile"]
 
 
 def printing_kernel():  # type: ignore[no-untyped-def]
@@ -247,3 +248,32 @@ def test_graph_replay_prints_each_time() -> None:
         dev.replay(g)
         dev.sync()
     assert lines == want * 3
+
+
+def test_a_walks_lines_follow_its_tiles_whatever_the_walking_blocks() -> None:
+    # hrev 2026-12-04: the lines of a print in a tile walk's (or queue's) loop came out in
+    # the order of the blocks that took the tiles, which depends on how many blocks walk
+    # (2 a row in the interpreter, a wave on a GPU): `ir.Print.order` places them by tile
+    from tilelang import driver
+    from tilelang.interp import run_kernel
+
+    res = driver.compile(ROOT / "tests" / "run" / "walk_print_order.tile", "ir")
+    assert res.ok, res.diagnostics
+    kernels = {k.name: k for k in res.output}
+    walk, pull = kernels["walk"], kernels["pull"]
+    assert all(op.order for op in _prints(walk)) and all(op.order for op in _prints(pull))
+    seen = []
+    for blocks in (1, 2, 3, 5, 100):
+        lines: list[str] = []
+        run_kernel(walk, (2, 3), [np.zeros((2, 12), np.float32)], out=lines.append, queue_blocks=blocks)
+        run_kernel(pull, (10,), [np.zeros(40, np.float32)], out=lines.append, queue_blocks=blocks)
+        seen.append(lines)
+    assert all(s == seen[0] for s in seen)
+    assert seen[0][:4] == ["row 0 tile 0", "  row 0 tile 0 (device fn)", "row 0 tile 1", "  row 0 tile 1 (device fn)"]
+    assert seen[0][-5:] == [f"pulled {i}" for i in (0, 2, 4, 6, 8)]
+
+
+def _prints(k):  # type: ignore[no-untyped-def]
+    from tilelang.ir import nodes as ir
+
+    return [op for op in ir.walk(k.body) if isinstance(op, ir.Print)]

@@ -11,11 +11,12 @@ kernel, so nested regions need no scope chain). Scalars are 0-d arrays.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, assert_never
 
 import numpy as np
@@ -33,7 +34,7 @@ Env = dict[int, np.ndarray]
 
 
 class _BlockCtx:
-    __slots__ = ("arrivals", "bid", "grid", "obs", "out", "queues", "tensors")
+    __slots__ = ("arrivals", "bid", "grid", "keyed", "obs", "out", "queues", "tensors")
 
     def __init__(
         self,
@@ -50,6 +51,8 @@ class _BlockCtx:
         self.obs = obs  # the sanitizer's recorder (interp/sanitize.py), or None
         self.arrivals: dict[int, int] = {}  # `LastBlock`: blocks arrived, by group (shared by the launch)
         self.queues: dict[tuple[int, int], int] = {}  # `QueuePull`: tickets given, by (axis, group) (shared)
+        # a queue's or walk's printed lines, (tile's place, arrival, line), put in order at the launch's end
+        self.keyed: list[tuple[int, int, str]] | None = None
 
 
 def _default_out(text: str) -> None:
@@ -111,6 +114,8 @@ def run_kernel(
 
     arrivals: dict[int, int] = {}
     queues: dict[tuple[int, int], int] = {}
+    # a queue's or walk's prints: in the order of the tiles, not of the blocks that took them
+    keyed: list[tuple[int, int, str]] | None = [] if queue_axis(kernel) is not None else None
 
     def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
         for bid in blocks:
@@ -118,6 +123,7 @@ def run_kernel(
             ctx = _BlockCtx(bid, grid_t, tensors, emit, observer)
             ctx.arrivals = arrivals
             ctx.queues = queues
+            ctx.keyed = keyed
             _run_region(kernel.body, env, ctx)
 
     def replay(flat: np.ndarray) -> None:
@@ -145,7 +151,7 @@ def run_kernel(
             for env, ctx in zip(envs, ctxs, strict=True):
                 _run_op(op, env, ctx)
 
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), _flush_keyed(keyed, emit):
         if clustered:
             clusters = cluster_members(grid_t, kernel.cluster)
             for bids in (reversed(clusters) if order == "reverse" else clusters):
@@ -155,6 +161,30 @@ def run_kernel(
         else:
             blocks = itertools.product(*(range(g) for g in grid_t))
             run_blocks(reversed(list(blocks)) if order == "reverse" else blocks)
+
+
+@contextlib.contextmanager
+def _flush_keyed(keyed: list[tuple[int, int, str]] | None, emit: Callable[[str], None]) -> Iterator[None]:
+    """Write a queue's or walk's printed lines at the launch's end (also when
+    a device assert stops it), in the order of their tiles' places."""
+    try:
+        yield
+    finally:
+        for _, _, line in sorted(keyed or ()):
+            emit(line)
+
+
+def _print_place(ctx: _BlockCtx, op: ir.Print, env: Env) -> int:
+    """Where a line printed for tile `s` of `n` along `op.axis` goes: the
+    place of block `s` (the other axes the block's own) in the grid of the
+    partitions' tiles, row-major as the blocks print."""
+    s, n = (int(np.asarray(env[v.id])) for v in op.order)
+    coords, extents = list(ctx.bid), list(ctx.grid)
+    coords[op.axis], extents[op.axis] = s, max(n, s + 1)
+    key = 0
+    for c, e in zip(coords, extents, strict=True):
+        key = key * e + c
+    return key
 
 
 def has_cluster_gather(kernel: ir.Kernel) -> bool:
@@ -393,7 +423,10 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                     text.append(fmt_scalar(env[part.id], part.dtype))
                 else:
                     text.append(fmt_tile(env[part.id], part.dtype))
-            ctx.out("".join(text))
+            if op.order and ctx.keyed is not None:
+                ctx.keyed.append((_print_place(ctx, op, env), len(ctx.keyed), "".join(text)))
+            else:
+                ctx.out("".join(text))
         case ir.Assert(cond=c, message=msg):
             cond = env[c.id]
             if not bool(np.all(cond)):

@@ -394,8 +394,9 @@ class Builder:
         return self.elementwise(ir.ElemOp.LT, a, b, **kw)
 
     # ---------------------------------------------------------------- side effects
-    def print_(self, *parts: str | ir.Value, span: Span | None = None) -> None:
-        self.emit(ir.Print(tuple(parts), self._sp(span)))
+    def print_(self, *parts: str | ir.Value, span: Span | None = None, order: tuple[ir.Value, ...] = (),
+               axis: int = -1) -> None:
+        self.emit(ir.Print(tuple(parts), self._sp(span), order, axis))
 
     def assert_(self, cond: ir.Value, message: str, *, span: Span | None = None) -> None:
         self.emit(ir.Assert(cond, message, self._sp(span)))

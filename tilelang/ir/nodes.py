@@ -672,10 +672,20 @@ class Yield:
 class Print:
     """Device print: `parts` are literal strings and values, concatenated and
     written as one line per executing block. A scalar prints like Rust's
-    `Display`; a tile prints as a NumPy array."""
+    `Display`; a tile prints as a NumPy array.
+
+    Lines come out in the order of the blocks that print them (a block's in
+    program order). In a tile queue's or static walk's loop the block is not
+    the tile (which tiles a block takes depends on how many blocks the device
+    runs), so there `order` is `(s, n)`, the tile index along grid axis
+    `axis` and the tiles along it: a line's place is that of block `s` of a
+    grid of the partitions' tiles (the other axes the block's own), on every
+    engine."""
 
     parts: tuple[str | Value, ...]
     span: Span = DUMMY_SPAN
+    order: tuple[Value, ...] = ()
+    axis: int = -1
 
 
 @frozen
@@ -836,8 +846,8 @@ def op_operands(op: Op) -> tuple[Value, ...]:
             return inits
         case Yield(values=vs):
             return vs
-        case Print(parts=parts):
-            return tuple(p for p in parts if isinstance(p, Value))
+        case Print(parts=parts, order=order):
+            return tuple(p for p in parts if isinstance(p, Value)) + order
         case Assert(cond=c):
             return (c,)
     raise TypeError(f"unknown op {type(op).__name__}")

@@ -243,9 +243,9 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             line("}")
         case ir.Yield(values=vs):
             line("yield" + (" " + ", ".join(map(n, vs)) if vs else ""))
-        case ir.Print(parts=parts):
+        case ir.Print(parts=parts, order=order, axis=axis):
             shown = ", ".join(repr(p) if isinstance(p, str) else n(p) for p in parts)
-            line(f"print {shown}")
+            line(f"print {shown}" + (f" order {n(order[0])} of {n(order[1])} on {axis}" if order else ""))
         case ir.Assert(cond=c, message=m):
             line(f"assert {n(c)}, {m!r}")
         case _:

@@ -304,8 +304,10 @@ class _Verifier:
                 self.region(b, scope, tuple(v.type for v in inits), "while body")
             case ir.Yield():
                 pass
-            case ir.Print():
-                pass
+            case ir.Print(order=order, axis=axis):
+                if order and (len(order) != 2 or not 0 <= axis < 3
+                              or any(not v.type.is_scalar or v.dtype is not DType.I32 for v in order)):
+                    self.err(where, "a print's order is (tile, tiles), two i32 scalars, on a grid axis")
             case ir.Assert(cond=c):
                 if c.dtype is not DType.BOOL:
                     self.err(where, f"assert condition must be bool, got {c.type}")

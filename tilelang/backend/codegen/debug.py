@@ -85,15 +85,22 @@ class DebugOps(ControlOps):
         self.emit(f"atomicrmw umax ptr addrspace(1) {ep}, i64 {end} monotonic")
         rec = self.emit(f"getelementptr i8, ptr addrspace(1) %pbuf, i64 {self.emit(f'add i64 {c}, {PRINT_HEADER}')}")
         self.stmt(f"store i32 {num}, ptr addrspace(1) {rec}, align 16")
+        # the record's place: its block's linear id (x slowest, as the interpreter's
+        # blocks run), or in a queue's or walk's loop the tile's (`ir.Print.order`)
         lin = "0"
-        for ax in "xyz":
-            self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.{ax}()")
-            cid = self.call("i32", f"llvm.nvvm.read.ptx.sreg.ctaid.{ax}", "")
+        for i, ax in enumerate("xyz"):
+            if op.order and i == op.axis:
+                cid, n = self.scalar(op.order[0]), self.scalar(op.order[1])
+            else:
+                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.{ax}()")
+                cid = self.call("i32", f"llvm.nvvm.read.ptx.sreg.ctaid.{ax}", "")
+                n = None
             if ax == "x":
                 lin = cid
                 continue
-            self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.{ax}()")
-            n = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
+            if n is None:
+                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.{ax}()")
+                n = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
             lin = self.emit(f"add i32 {self.emit(f'mul i32 {lin}, {n}')}, {cid}")
         lp = self.emit(f"getelementptr i8, ptr addrspace(1) {rec}, i64 4")
         self.stmt(f"store i32 {lin}, ptr addrspace(1) {lp}, align 4")

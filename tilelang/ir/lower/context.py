@@ -65,6 +65,8 @@ class LowerCx:
         self.grid_rank = 1
         self.cluster: tuple[int, int, int] | None = None  # `#[cluster(..)]` of this instance
         self.walk = -1  # `for s in tiles(axis)`: the axis (`ir.Kernel.walk`)
+        # in a tile queue's or walk's loop: (tile, tiles, axis), where a `print`'s line goes (`ir.Print.order`)
+        self.print_order: tuple[Any, Any, int] | None = None
         # Defence in depth: refuse (ICE) what the ownership checker must have
         # refused (`views.refuse`); off only for programs run unchecked on purpose.
         self.defend = True

@@ -362,7 +362,9 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int, static: bool = False) -> N
             tiles[r.param.name] = cx.tensors[r.param.name] = TensorRef(r.param, tuple(offs), r.group)
         cx.f.scopes.append(tiles)
         bind_pattern(cx, st.pattern, s)
+        saved_order, cx.print_order = cx.print_order, (s, n, axis)
         lower_block(cx, st.body)
+        cx.print_order = saved_order
         cx.f.scopes.pop()
         cx.tensors.clear()
         cx.tensors.update(saved)

@@ -276,7 +276,11 @@ def lower_print(cx: LowerCx, vals: list[Any], span: Span) -> Any:
             merged[-1] += p
         elif p != "":
             merged.append(p)
-    cx.b.print_(*merged, span=span)
+    if cx.print_order is not None:  # a tile queue's or walk's loop: the line's place is the tile's
+        s, n, axis = cx.print_order
+        cx.b.print_(*merged, span=span, order=(s, n), axis=axis)
+    else:
+        cx.b.print_(*merged, span=span)
     return UNIT
 
 

@@ -22,6 +22,7 @@ computed exactly in f32; compare results with a tolerance.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,7 @@ class SimDevice:
         self.trace_records = trace_records
         self.trace_buffer = b""
         self.split_records = b""
+        self.print_lines: list[str] = []  # the last launch's device `print` lines, decoded as the runtime does
 
     def compile(self, kernel: Any, facts: dict[str, Any] | None = None) -> tuple[Program, Any, Any]:
         from tilelang.backend import lower_gpu
@@ -91,10 +93,13 @@ class SimDevice:
         return Program(text), abi, gk
 
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
-            facts: dict[str, Any] | None = None, queue_blocks: int = 3) -> None:
+            facts: dict[str, Any] | None = None, queue_blocks: int = 3, order: str = "row-major") -> None:
         """Launch on `grid`; tensors (numpy arrays, in the param's dtype) are written back.
         A kernel with a tile queue (or a static walk, `for s in tiles(axis)`)
-        runs `queue_blocks` blocks a row along its axis."""
+        runs `queue_blocks` blocks a row along its axis. `order` ("row-major",
+        x fastest, or "reverse") is the order the blocks run in, one at a time
+        (a GPU's is its own). Device `print` records go into a print buffer laid
+        out as the runtime's (`backend/prints.py`), decoded into `print_lines`."""
         from tilelang.backend.llvm import mem_ty
         from tilelang.dtypes import DType
         from tilelang.ir import nodes as ir
@@ -119,8 +124,14 @@ class SimDevice:
                 mem.bufs["err"] = bytearray(4)
                 regs[reg] = ("err", 0)
                 continue
-            if slot.what == "print":
-                raise Unsupported("device print")
+            if slot.what == "print":  # the runtime's buffer: the header zeroed, then the capacity
+                from tilelang.backend.prints import HEADER
+
+                cap = 1 << 16
+                mem.bufs["print"] = bytearray(HEADER) + bytearray(b"\xcd" * cap)
+                mem.bufs["print"][8:12] = cap.to_bytes(4, "little")
+                regs[reg] = ("print", 0)
+                continue
             if slot.what.startswith(("arrive:", "queue:")):  # `last_block`'s or a queue's counters, zeroed
                 axis = int(slot.what.split(":")[1])
                 mem.bufs["arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
@@ -184,21 +195,26 @@ class SimDevice:
             g[queue] = max(1, min(g[queue], queue_blocks))
             grid = tuple(g)
         gx, gy, gz = (*grid, 1, 1)[:3]
-        for z in range(gz):
-            for y in range(gy):
-                for x in range(gx):
-                    mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, 16))
-                    mem.hazards = _Hazards(len(mem.bufs["smem"]))
-                    mem.global_hazards = _GlobalHazards({p.name for p, _, _ in views})
-                    mem.unfenced = np.full(len(mem.bufs["smem"]), -1, np.int64)
-                    mem.bulk_reads = None
-                    base = dict(regs)
-                    base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
-                                 "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz,
-                                 "$smid": ((x * gy + y) * gz + z) % 4})
-                    run_block(prog, mem, base, abi.num_threads)
+        blocks = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        for x, y, z in (reversed(blocks) if order == "reverse" else blocks):
+            mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, 16))
+            mem.hazards = _Hazards(len(mem.bufs["smem"]))
+            mem.global_hazards = _GlobalHazards({p.name for p, _, _ in views})
+            mem.unfenced = np.full(len(mem.bufs["smem"]), -1, np.int64)
+            mem.bulk_reads = None
+            base = dict(regs)
+            base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
+                         "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz,
+                         "$smid": ((x * gy + y) * gz + z) % 4})
+            run_block(prog, mem, base, abi.num_threads)
         if self.trace:
             self.trace_buffer = bytes(mem.bufs["trace"])
+        if "print" in mem.bufs:
+            from tilelang.backend.prints import decode
+
+            got = decode(abi.prints, bytes(mem.bufs["print"]))
+            assert not got.dropped, "llsim's print buffer is full"
+            self.print_lines = got.lines
         if any(mem.bufs.get("arrive", b"")):
             raise AssertionError("a group counter of `last_block` or a queue was not reset to 0")
         if any(mem.bufs.get("split", b"")):
@@ -243,6 +259,12 @@ def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = 
                     shape = np.asarray(a).shape
                     facts[p.name] = TensorFacts(True, tuple(d % 16 == 0 for d in shape))
             sim.run(prepared, grid, args, facts)
+            for line in sim.print_lines:  # as `CudaDevice._flush_prints` writes them
+                if self.out is None:
+                    sys.stdout.write(line + "\n")
+                else:
+                    self.out(line)
+            sim.print_lines = []
 
     return SimRuntime(out)
 

@@ -277,3 +277,33 @@ def _prints(k):  # type: ignore[no-untyped-def]
     from tilelang.ir import nodes as ir
 
     return [op for op in ir.walk(k.body) if isinstance(op, ir.Print)]
+
+
+@pytest.mark.parametrize("order", ["row-major", "reverse"])
+@pytest.mark.parametrize("blocks", [1, 2, 5])
+@pytest.mark.parametrize("name", ["walk_print_order", "last_block_print_order", "device_print"])
+def test_the_simulated_gpu_prints_the_interpreters_lines(name: str, blocks: int, order: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # the GPU side without a GPU: the kernels as the code generator emits them, run in
+    # llsim (its print buffer laid out as the runtime's, decoded by `prints.decode`) with
+    # the blocks in another order and another number of walking blocks a row, as a GPU's
+    # wave would take them: the same lines as the interpreter's (hrev 2026-12-04; a GPU
+    # run of these programs is still to come)
+    import sys as _sys
+
+    _sys.path.insert(0, str(HERE))
+    import llsim
+
+    import tilelang.run as run
+
+    path = ROOT / "tests" / "run" / f"{name}.tile"
+    want = io.StringIO()
+    run.execute(str(path), "cpu", out=want)
+    real = llsim.SimDevice.run
+    monkeypatch.setattr(llsim.SimDevice, "run", lambda self, k, grid, args, facts=None, **kw: real(
+        self, k, grid, args, facts, queue_blocks=blocks, order=order))
+    got = io.StringIO()
+    monkeypatch.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device(
+        "sm_80", lambda line: got.write(line + "\n")))
+    run.execute(str(path), "cpu", out=got)
+    assert got.getvalue() == want.getvalue()

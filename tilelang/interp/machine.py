@@ -115,7 +115,8 @@ def run_kernel(
     arrivals: dict[int, int] = {}
     queues: dict[tuple[int, int], int] = {}
     # a queue's or walk's prints: in the order of the tiles, not of the blocks that took them
-    keyed: list[tuple[int, int, str]] | None = [] if queue_axis(kernel) is not None else None
+    keyed: list[tuple[int, int, str]] | None = (
+        [] if queue_axis(kernel) is not None or has_last_block(kernel) else None)
 
     def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
         for bid in blocks:
@@ -175,12 +176,15 @@ def _flush_keyed(keyed: list[tuple[int, int, str]] | None, emit: Callable[[str],
 
 
 def _print_place(ctx: _BlockCtx, op: ir.Print, env: Env) -> int:
-    """Where a line printed for tile `s` of `n` along `op.axis` goes: the
-    place of block `s` (the other axes the block's own) in the grid of the
-    partitions' tiles, row-major as the blocks print."""
-    s, n = (int(np.asarray(env[v.id])) for v in op.order)
+    """Where a line goes: its block's place in the grid, row-major as the
+    blocks print; for a line with an `order` (tile `s` of `n` along
+    `op.axis`: a queue's or walk's tile, or the block a group's combine
+    region runs in on the interpreter), the place of block `s` (the other
+    axes the block's own) in a grid of `n` along the axis."""
     coords, extents = list(ctx.bid), list(ctx.grid)
-    coords[op.axis], extents[op.axis] = s, max(n, s + 1)
+    if op.order:
+        s, n = (int(np.asarray(env[v.id])) for v in op.order)
+        coords[op.axis], extents[op.axis] = s, max(n, s + 1)
     key = 0
     for c, e in zip(coords, extents, strict=True):
         key = key * e + c
@@ -423,7 +427,7 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
                     text.append(fmt_scalar(env[part.id], part.dtype))
                 else:
                     text.append(fmt_tile(env[part.id], part.dtype))
-            if op.order and ctx.keyed is not None:
+            if ctx.keyed is not None:
                 ctx.keyed.append((_print_place(ctx, op, env), len(ctx.keyed), "".join(text)))
             else:
                 ctx.out("".join(text))

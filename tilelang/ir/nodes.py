@@ -680,7 +680,10 @@ class Print:
     runs), so there `order` is `(s, n)`, the tile index along grid axis
     `axis` and the tiles along it: a line's place is that of block `s` of a
     grid of the partitions' tiles (the other axes the block's own), on every
-    engine."""
+    engine. In `if last_block(axis) { .. }` it is `(n - 1, n)` with n the
+    group's blocks: the region's lines go after the group's last block's
+    (where the interpreter, whose last arrival is that block, prints them),
+    whichever block arrives last on a GPU."""
 
     parts: tuple[str | Value, ...]
     span: Span = DUMMY_SPAN

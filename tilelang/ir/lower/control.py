@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tilelang import lastblock
 from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -455,8 +456,21 @@ def lower_if_expr(cx: LowerCx, e: ast.If) -> Any:
     if c.shape != ():
         raise Unsupported(e.cond.span, "an `if` condition must be a bool scalar",
                           "use `where(cond, a, b)` to select between tiles")
+    combine = lastblock.axis_of(e.cond)
+
     def then_fn() -> Any:
-        return lower_block(cx, e.then)
+        if combine is None:
+            return lower_block(cx, e.then)
+        # `if last_block(axis) { .. }`: which block of the group arrives last is the
+        # device's choice; its lines go where the interpreter's last (the group's
+        # last along the axis) prints them (`ir.Print.order`)
+        n = cx.b.num_blocks(combine, span=e.cond.span)
+        last = cx.b.sub(n, cx.b.const(1, I32, span=e.cond.span), span=e.cond.span)
+        saved, cx.print_order = cx.print_order, (last, n, combine)
+        try:
+            return lower_block(cx, e.then)
+        finally:
+            cx.print_order = saved
 
     def else_fn() -> Any:
         if e.else_ is None:

@@ -357,6 +357,9 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
             if cx.name in ("max", "min"):
                 diag = diag.note(f"`{cx.name}` reduces a tile or tensor along an axis").with_help(
                     f"for the {cx.name}imum of two values use `{cx.name}imum(a, b)`")
+            else:
+                diag = diag.with_help(f"a scalar is already reduced: use it as it is, or `{cx.name}` the tile or "
+                                      "tensor it came from")
             return tcx.emit(diag)
         case _:
             tn = num_of(ty, cx.fx.in_kernel)

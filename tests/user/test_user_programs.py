@@ -25,7 +25,6 @@ assemble with ptxas.
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 import sys
@@ -38,16 +37,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
 from llsim import sim_runtime_device
+from userprog import DIR, assemble_all, assert_same_tensors, emit_ptx, run_program
 
 import tilelang.run as run
 
-DIR = Path(__file__).parent / "programs"
-
-
-def _run(name: str) -> tuple[dict[str, np.ndarray], str]:
-    out = io.StringIO()
-    ex = run.execute(str(DIR / f"{name}.tile"), "cpu", out=out)
-    return {k: np.asarray(t.numpy()).copy() for k, t in ex.main_locals.items() if hasattr(t, "numpy")}, out.getvalue()
+_run = run_program
 
 
 def _f16(x: np.ndarray) -> np.ndarray:
@@ -242,12 +236,7 @@ def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypa
     want, _ = _run(name)
     monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch))
     got, out = _run(name)
-    for k, w in want.items():
-        if w.dtype.kind in "iub":
-            np.testing.assert_array_equal(got[k], w, err_msg=k)
-        else:
-            np.testing.assert_allclose(got[k].astype(np.float64), w.astype(np.float64), rtol=1e-5, atol=1e-5,
-                                       err_msg=k, equal_nan=True)
+    assert_same_tensors(got, want, 1e-5)
     CHECKS[name](got, out)
 
 
@@ -255,14 +244,9 @@ def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypa
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("name", ["h01_store_then_load", "u07_gemm", "u10_flash", "u13_generic"])
 def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "tilelang", "emit", str(DIR / f"{name}.tile"), "--stage", "ptx", "--arch", arch,
-           "-o", str(tmp_path / "k.ptx")]
-    subprocess.run(cmd, check=True, capture_output=True)
-    files = sorted(tmp_path.glob("*.ptx"))
-    assert files
-    for f in files:
-        r = subprocess.run(["ptxas", "-arch", arch, "-o", str(tmp_path / "k.o"), str(f)], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
+    r = emit_ptx(name, arch, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assemble_all(tmp_path, arch, name)
 
 
 STORE_LOAD = '''

@@ -16,10 +16,8 @@ assembles with ptxas.
 
 from __future__ import annotations
 
-import io
 import math
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,16 +28,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
 from llsim import sim_runtime_device
+from userprog import DIR, assemble_all, assert_same_tensors, emit_ptx, run_program
 
 import tilelang.run as run
 
-DIR = Path(__file__).parent / "programs"
-
-
-def _run(name: str) -> tuple[dict[str, np.ndarray], str]:
-    out = io.StringIO()
-    ex = run.execute(str(DIR / f"{name}.tile"), "cpu", out=out)
-    return {k: np.asarray(t.numpy()).copy() for k, t in ex.main_locals.items() if hasattr(t, "numpy")}, out.getvalue()
+_run = run_program
 
 
 def _bf16(x: np.ndarray) -> np.ndarray:
@@ -355,13 +348,7 @@ def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypa
     want, _ = _run(name)
     monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch))
     got, out = _run(name)
-    for k, w in want.items():
-        if w.dtype.kind in "iub":
-            np.testing.assert_array_equal(got[k], w, err_msg=k)
-        else:
-            tol = SIM_TOL.get(name, 1e-5)
-            np.testing.assert_allclose(got[k].astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol,
-                                       err_msg=k, equal_nan=True)
+    assert_same_tensors(got, want, SIM_TOL.get(name, 1e-5))
     CHECKS[name](got, out)
 
 
@@ -371,16 +358,9 @@ def test_the_ptx_assembles(arch: str, tmp_path: Path) -> None:
     for name in sorted(CHECKS):
         out = tmp_path / name
         out.mkdir()
-        cmd = [sys.executable, "-m", "tilelang", "emit", str(DIR / f"{name}.tile"), "--stage", "ptx", "--arch", arch,
-               "-o", str(out / "k.ptx")]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = emit_ptx(name, arch, out)
         if name in NEEDS_SM90 and arch == "sm_80":
             assert r.returncode == 1 and "error[E0605]" in r.stderr, (name, r.stderr)  # clusters are Hopper's
             continue
         assert r.returncode == 0, (name, r.stderr)
-        files = sorted(out.glob("*.ptx"))
-        assert files, name
-        for f in files:
-            r = subprocess.run(["ptxas", "-arch", arch, "-o", str(out / "k.o"), str(f)], capture_output=True,
-                               text=True)
-            assert r.returncode == 0, (name, f.name, r.stderr)
+        assemble_all(out, arch, name)

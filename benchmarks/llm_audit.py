@@ -141,7 +141,7 @@ def audit(cfg: Any, context: int, sms: int, arch: str = "sm_90a") -> tuple[list[
     # two layers: a launch that appears once per layer appears twice
     one = dataclasses.replace(cfg, num_hidden_layers=2)
     plan = plan_for(cfg, context + 64, sms)
-    shapes = _weight_shapes(one)
+    shapes = one.shapes()
     weights = {k: np.zeros(s, np.float32) for k, s in shapes.items()}
     eng = TileQwen3(one, weights, max_seq=context + 64, plan=plan)
     rows: list[Row] = []
@@ -197,30 +197,6 @@ def _dyn_smem(kir: Any, arch: str, facts: Any) -> int:
     from tilelang.backend import compile_kernel
 
     return int(compile_kernel(kir, arch, facts).abi.smem_bytes)
-
-
-def _weight_shapes(cfg: Any) -> dict[str, tuple[int, ...]]:
-    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
-    hq, hkv = cfg.num_attention_heads, cfg.num_key_value_heads
-    s = {"model.embed_tokens.weight": (cfg.vocab_size, h), "model.norm.weight": (h,)}
-    if not cfg.tie_word_embeddings:
-        s["lm_head.weight"] = (cfg.vocab_size, h)
-    for li in range(cfg.num_hidden_layers):
-        p = f"model.layers.{li}."
-        s |= {
-            p + "input_layernorm.weight": (h,),
-            p + "post_attention_layernorm.weight": (h,),
-            p + "self_attn.q_proj.weight": (hq * d, h),
-            p + "self_attn.k_proj.weight": (hkv * d, h),
-            p + "self_attn.v_proj.weight": (hkv * d, h),
-            p + "self_attn.o_proj.weight": (h, hq * d),
-            p + "self_attn.q_norm.weight": (d,),
-            p + "self_attn.k_norm.weight": (d,),
-            p + "mlp.gate_proj.weight": (i, h),
-            p + "mlp.up_proj.weight": (i, h),
-            p + "mlp.down_proj.weight": (h, i),
-        }
-    return s
 
 
 def report(rows: list[Row], cfg: Any, context: int) -> str:

@@ -265,20 +265,7 @@ def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
 
 def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
     """A checkpoint's tensors by name, zeros (the kernels are compiled, not run)."""
-    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
-    hq, hkv = cfg.num_attention_heads, cfg.num_key_value_heads
-    s = {"model.embed_tokens.weight": (cfg.vocab_size, h), "model.norm.weight": (h,)}
-    if not cfg.tie_word_embeddings:
-        s["lm_head.weight"] = (cfg.vocab_size, h)
-    for li in range(cfg.num_hidden_layers):
-        p = f"model.layers.{li}."
-        s |= {p + "input_layernorm.weight": (h,), p + "post_attention_layernorm.weight": (h,),
-              p + "self_attn.q_proj.weight": (hq * d, h), p + "self_attn.k_proj.weight": (hkv * d, h),
-              p + "self_attn.v_proj.weight": (hkv * d, h), p + "self_attn.o_proj.weight": (h, hq * d),
-              p + "self_attn.q_norm.weight": (d,), p + "self_attn.k_norm.weight": (d,),
-              p + "mlp.gate_proj.weight": (i, h), p + "mlp.up_proj.weight": (i, h),
-              p + "mlp.down_proj.weight": (h, i)}
-    return {k: np.zeros(v, np.float32) for k, v in s.items()}
+    return {k: np.zeros(v, np.float32) for k, v in cfg.shapes().items()}
 
 
 @pytest.mark.parametrize(("model", "fields", "sampling"), [

@@ -356,6 +356,23 @@ def test_attn_decode_ring_merge_merges_its_splits_in_its_last_block(k, nc: int) 
     assert np.abs(attn).max() > 0.05
 
 
+def _ring_form_and_ring(k, kernel, ea: int, seed: int, bt: int, s: int, pos: int):  # type: ignore[no-untyped-def]
+    """A form of the ring attention (`kernel`, with its EA) run in the
+    simulator and checked against the interpreter (`_check`), and the plain
+    `attn_decode_ring`'s shares on the same inputs (2 layers, 2 KV heads, G 4,
+    D 32, 4 splits): (the form's op, (o, lse) of the plain ring)."""
+    rng = np.random.default_rng(seed)
+    layers, hkv, g, d, ns = 2, 2, 4, 32, 4
+    qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
+    args = (qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)
+    got = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
+    op = kernel[g, d // 2, bt, 0, ea](P(got[0], [1, g, d]), P(got[1], [1, g]), *args)
+    _check(op, (hkv, ns), [0, 1], tol=2e-3)
+    want = (np.zeros_like(got[0]), np.zeros_like(got[1]))
+    k.attn_decode_ring[g, d // 2, bt, 0](P(want[0], [1, g, d]), P(want[1], [1, g]), *args).sync()
+    return op, want
+
+
 @pytest.mark.parametrize("ea", [1, 3])
 def test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea: int) -> None:  # type: ignore[no-untyped-def]
     # `attn_decode_ring_early` (Plan.ea): the same shares as `attn_decode_ring`
@@ -363,15 +380,7 @@ def test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea: int) -> 
     # split's range, so that the ring's first copies come before the query's
     # norm and rotary; 13 positions in 8-key tiles over 4 splits (the last
     # two empty but for the current token in the last)
-    rng = np.random.default_rng(11)
-    layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 8, 4, 32, 13
-    qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
-    args = (qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)
-    got = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
-    op = k.attn_decode_ring_early[g, d // 2, bt, 0, ea](P(got[0], [1, g, d]), P(got[1], [1, g]), *args)
-    _check(op, (hkv, ns), [0, 1], tol=2e-3)
-    want = (np.zeros_like(got[0]), np.zeros_like(got[1]))
-    k.attn_decode_ring[g, d // 2, bt, 0](P(want[0], [1, g, d]), P(want[1], [1, g]), *args).sync()
+    op, want = _ring_form_and_ring(k, k.attn_decode_ring_early, ea, seed=11, bt=8, s=32, pos=13)
     np.testing.assert_array_equal(op._hosts[0], want[0])
     np.testing.assert_array_equal(op._hosts[1], want[1])
     assert np.abs(want[0]).max() > 0.05
@@ -383,15 +392,7 @@ def test_attn_decode_ring_w8_gives_the_ring_attentions_shares(k, ea: int) -> Non
     # loop in 8 warps (a slab of 2 keys a warp of each 16-key tile); 61
     # positions over 4 splits: 1 tile each, the last split's tile ragged, and
     # the current token there too (the simulator runs the 8 warps)
-    rng = np.random.default_rng(17)
-    layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 16, 4, 64, 61
-    qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
-    args = (qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)
-    got = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
-    op = k.attn_decode_ring_w8[g, d // 2, bt, 0, ea](P(got[0], [1, g, d]), P(got[1], [1, g]), *args)
-    _check(op, (hkv, ns), [0, 1], tol=2e-3)
-    want = (np.zeros_like(got[0]), np.zeros_like(got[1]))
-    k.attn_decode_ring[g, d // 2, bt, 0](P(want[0], [1, g, d]), P(want[1], [1, g]), *args).sync()
+    op, want = _ring_form_and_ring(k, k.attn_decode_ring_w8, ea, seed=17, bt=16, s=64, pos=61)
     np.testing.assert_allclose(op._hosts[0], want[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(op._hosts[1], want[1], rtol=1e-5, atol=1e-6)
     assert np.abs(want[0]).max() > 0.05 and (want[1] > -1e30).all()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -248,6 +249,9 @@ def _scalar_cast(op: str, v: Any, s: str, d: str) -> Callable[[dict[str, Any]], 
     return lambda r: conv(v(r))
 
 
+_BITS, _BITS_F = struct.Struct("<q"), struct.Struct("<d")
+
+
 def _f32(x: Any) -> Any:
     return np.float32(x)
 
@@ -272,9 +276,20 @@ def _fma(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
     # rounded to odd (as the interpreter does), then the one rounding to f32;
     # a plain f64 add would round twice (a * b + c at a tie of f32 with a
     # small c went the wrong way)
-    from tilelang.interp.numeric import _add_round_odd
+    return np.float32(_add_round_odd_scalar(float(a) * float(b), float(c)))
 
-    return np.float32(_add_round_odd(np.asarray(np.float64(a) * np.float64(b)), np.asarray(np.float64(c))))
+
+def _add_round_odd_scalar(p: float, c: float) -> float:
+    """`tilelang.interp.numeric._add_round_odd` for one pair of Python floats
+    (TwoSum, then the inexact sum's neighbour with an odd last bit): the same
+    value without NumPy's per-call cost, which was a sixth of an attention
+    simulation's time. test_llsim_fma checks the two agree."""
+    s = p + c
+    bb = s - p
+    e = (p - (s - bb)) + (c - bb)
+    if e != 0.0 and math.isfinite(s) and math.isfinite(e) and not (_BITS.unpack(_BITS_F.pack(s))[0] & 1):
+        s = math.nextafter(s, math.inf if e > 0 else -math.inf)
+    return s
 
 
 def _minmax(is_max: bool) -> Callable[..., Any]:

@@ -45,10 +45,26 @@ def compile_program(prog: Any) -> dict[str, tuple[Any, bool]]:
                     lines.append(f"{dst} = {expr}")  # an instruction without a result stores r[None], as llsim does
             lines.append(block.term_src)
             src = f"def _b{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
-            exec(compile(src, f"<llsim block {name}>", "exec"), ns)  # our own generated source
+            exec(_code(src, name), ns)  # our own generated source
             out[name] = (ns[f"_b{i}"], gen)
         prog.compiled = out
     return prog.compiled
+
+
+_CODE: dict[tuple[str, str], Any] = {}
+
+
+def _code(src: str, name: str) -> Any:
+    """The block's code object, compiled once a process: the tests simulate the
+    same kernels many times (a parametrized test recompiles its kernel), and
+    compiling was a tenth of a simulation's time. Bounded: cleared past 20,000."""
+    key = (src, name)
+    code = _CODE.get(key)
+    if code is None:
+        if len(_CODE) > 20_000:
+            _CODE.clear()
+        code = _CODE[key] = compile(src, f"<llsim block {name}>", "exec")
+    return code
 
 
 def _phis(name: str, phis: list[tuple[str, list[tuple[str, str]]]]) -> list[str]:

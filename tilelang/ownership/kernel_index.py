@@ -255,7 +255,18 @@ class KernelIndex:
                     else None
                 )
             case ast.Binary(op=op, lhs=a, rhs=b):
-                return self._binary_bounds(op, a, b)
+                return self._binary_bounds(op, a, b, self._int_range(e))
+        return None
+
+    def _int_range(self, e: ast.Expr) -> tuple[int, int] | None:
+        """The range of `e`'s integer type where it is not i32/i64 (whose bounds the i32
+        checks below cover): an 8- or 16-bit or unsigned result wraps inside its own range."""
+        dt = getattr(self.view.type_of(e), "dtype", None)
+        name = getattr(dt, "value", None)
+        if name in _NARROW:
+            return _NARROW[name]
+        if name in ("u32", "u64"):
+            return 0, _I32_MAX
         return None
 
     def _half(self, e: ast.Expr) -> tuple[SymExpr | None, SymExpr | None]:
@@ -279,12 +290,22 @@ class KernelIndex:
         b = self.bounds(e)
         return (b[0], b[1]) if b is not None else (None, None)
 
-    def _binary_bounds(self, op: str, a: ast.Expr, b: ast.Expr) -> tuple[SymExpr, SymExpr] | None:
+    def _binary_bounds(self, op: str, a: ast.Expr, b: ast.Expr, rng: tuple[int, int] | None = None
+                       ) -> tuple[SymExpr, SymExpr] | None:
+        if rng is not None and rng[0] == 0 and op == "%":
+            c = self.bounds(b)
+            if c is not None and isinstance(c[0], Const) and c[0] == c[1] and 0 < c[0].value <= rng[1]:
+                # an unsigned remainder is in 0..c whatever the dividend, wrapped or not
+                return Const(0), Const(c[0].value - 1)
         out = self._binary_bounds_math(op, a, b)
         if out is not None and any(isinstance(x, Const) and not _I32_MIN <= x.value <= _I32_MAX for x in out):
             # index arithmetic is i32 and wraps: `j * 1073741824 * 2 / 1073741824 / 2` is -1 at
             # j = 1, not the 1 of these bounds (the launch-time check tests a symbolic bound's
             # intermediate values the same way, `facts.fits_i32`)
+            return None
+        if out is not None and rng is not None and not _within(out, rng):
+            # arithmetic in a narrow or unsigned type wraps inside that type: `(j as i8 * 50i8)` is
+            # -106 at j = 3, `(block_id(0) as u32 - 1u32) / 2u32` is 2147483647 in block 0
             return None
         return out
 
@@ -306,8 +327,15 @@ class KernelIndex:
                 else None
             )
         if isinstance(c, Const) and c.value > 0 and op == "%":
-            lo = Const(0) if isinstance(ba[0], Const) and ba[0].value >= 0 else Const(1 - c.value)
-            return lo, Const(c.value - 1)
+            if not (isinstance(ba[0], Const) and ba[0].value >= 0):
+                return Const(1 - c.value), Const(c.value - 1)
+            if isinstance(ba[1], Const):
+                return Const(0), Const(c.value - 1)
+            # A dividend at least 0 leaves a remainder at least 0 only if it never wraps past
+            # the i32 range on its way up (`(2147483647 + block_id(0)) % 4` is -3 in block 2): the
+            # lower bound keeps the dividend's upper bound, so the launch-time check tests its
+            # intermediate values (`facts.fits_i32`), and is 0 wherever it holds.
+            return simplify(BinOp("min", Const(0), BinOp("%", ba[1], c))), Const(c.value - 1)
         return None
 
     def range_fact(self, it: ast.Expr) -> Int | None:
@@ -510,6 +538,12 @@ class KernelIndex:
                             isinstance(x, Const) and not _I32_MIN <= x.value <= _I32_MAX
                             for x in self._binary_bounds_math(op, a, b) or ()):
                         return f"`{text(n)}` can leave the i32 range, and index arithmetic wraps"
+                    case ast.Binary(op=op, lhs=a, rhs=b) if (rng := self._int_range(n)) is not None and (
+                            (bb := self._binary_bounds_math(op, a, b)) is None or not _within(bb, rng)):
+                        ty = getattr(getattr(self.view.type_of(n), "dtype", None), "value", "?")
+                        return (f"`{text(n)}` is `{ty}` arithmetic, which wraps "
+                                + ("below 0 to a huge value" if rng[1] == _I32_MAX
+                                   else f"outside {rng[0]}..={rng[1]}"))
                     case ast.Name() if id(self.view.symbol_of(n)) in inits:
                         todo.append(inits[id(self.view.symbol_of(n))])
                     case ast.Name(ident=i) if getattr(getattr(self.view.symbol_of(n), "kind", None),
@@ -607,6 +641,18 @@ class KernelIndex:
                     .secondary(v.param.node.span, f"`{v.param.name}` is declared here")
                     .with_help(f"use an index between 0 and `num_tiles({k})` - 1")
                 )
+
+
+def _within(b: tuple[SymExpr, SymExpr], rng: tuple[int, int]) -> bool:
+    """Whether bounds `b` surely stay in `rng`: a lower end that is a constant in it, and an
+    upper end that is a constant in it or, for a 32/64-bit unsigned type (`rng` up to the i32
+    maximum), symbolic (the launch-time check keeps it within i32, `facts.fits_i32`)."""
+    lo, hi = b
+    if not (isinstance(lo, Const) and rng[0] <= lo.value <= rng[1]):
+        return False
+    if isinstance(hi, Const):
+        return rng[0] <= hi.value <= rng[1]
+    return rng[1] == _I32_MAX
 
 
 _NARROW = {"i8": (-(1 << 7), (1 << 7) - 1), "u8": (0, (1 << 8) - 1),

@@ -260,14 +260,10 @@ class KernelIndex:
 
     def _int_range(self, e: ast.Expr) -> tuple[int, int] | None:
         """The range of `e`'s integer type where it is not i32/i64 (whose bounds the i32
-        checks below cover): an 8- or 16-bit or unsigned result wraps inside its own range."""
+        checks cover): arithmetic in an 8- or 16-bit or unsigned type wraps inside it."""
         dt = getattr(self.view.type_of(e), "dtype", None)
         name = getattr(dt, "value", None)
-        if name in _NARROW:
-            return _NARROW[name]
-        if name in ("u32", "u64"):
-            return 0, _I32_MAX
-        return None
+        return _RANGE[name] if name in _RANGE and name not in ("i32", "i64") else None
 
     def _half(self, e: ast.Expr) -> tuple[SymExpr | None, SymExpr | None]:
         """Bounds known on one side only: `maximum(pos, 0)` is at least 0
@@ -295,17 +291,20 @@ class KernelIndex:
         if rng is not None and rng[0] == 0 and op == "%":
             c = self.bounds(b)
             if c is not None and isinstance(c[0], Const) and c[0] == c[1] and 0 < c[0].value <= rng[1]:
-                # an unsigned remainder is in 0..c whatever the dividend, wrapped or not
-                return Const(0), Const(c[0].value - 1)
+                return Const(0), Const(c[0].value - 1)  # an unsigned remainder, wrapped or not
         out = self._binary_bounds_math(op, a, b)
+        if rng is not None:
+            # arithmetic in a narrow or unsigned type wraps inside that type, not at the i32 edges:
+            # `(j as i8 * 50i8)` is -106 at j = 3, `(block_id(0) as u32 - 1u32) / 2u32` is
+            # 2147483647 in block 0. Unsigned values stay in the type's range whatever wraps, so a
+            # result that may wrap has all of it (`(j - 1u32) / 2147483648u32` is 0..=1).
+            if out is not None and _within(out, rng):
+                return out
+            return (Const(rng[0]), Const(rng[1])) if rng[0] == 0 else None
         if out is not None and any(isinstance(x, Const) and not _I32_MIN <= x.value <= _I32_MAX for x in out):
             # index arithmetic is i32 and wraps: `j * 1073741824 * 2 / 1073741824 / 2` is -1 at
             # j = 1, not the 1 of these bounds (the launch-time check tests a symbolic bound's
             # intermediate values the same way, `facts.fits_i32`)
-            return None
-        if out is not None and rng is not None and not _within(out, rng):
-            # arithmetic in a narrow or unsigned type wraps inside that type: `(j as i8 * 50i8)` is
-            # -106 at j = 3, `(block_id(0) as u32 - 1u32) / 2u32` is 2147483647 in block 0
             return None
         return out
 
@@ -530,20 +529,25 @@ class KernelIndex:
                             "minimum", "maximum", "block_id", "num_blocks"):
                         return f"the range of `{i.name}(..)` is not tracked"
                     case ast.Cast(expr=x, ty=ast.NamedType(name=tn)) if tn.name in ("u32", "u64") \
-                            and not _cast_keeps(n.ty, self.bounds(x)):
+                            and not _cast_keeps(n.ty, self.bounds(x)) and self.bounds(x) is not None:
                         return f"`{text(x)}` may be negative, and `as {tn.name}` makes a negative value a huge one"
+                    case ast.Cast(expr=x, ty=ast.NamedType(name=tn)) if tn.name in _RANGE \
+                            and not _cast_keeps(n.ty, self.bounds(x)) and self.bounds(x) is not None \
+                            and not any(isinstance(m, ast.Cast) and m is not n for m in ast.walk(x)):
+                        return (f"`{text(x)}` may be outside `{tn.name}`'s range (unsigned arithmetic below 0 "
+                                f"wraps to a huge value), and `as {tn.name}` wraps it")
+                    case ast.Binary(op=op, lhs=a, rhs=b) if (rng := self._int_range(n)) is not None and (
+                            (bb := self._binary_bounds_math(op, a, b)) is not None and not _within(bb, rng)):
+                        ty = getattr(getattr(self.view.type_of(n), "dtype", None), "value", "?")
+                        return (f"`{text(n)}` is `{ty}` arithmetic, which wraps outside {rng[0]}..={rng[1]}"
+                                if rng[0] < 0 else
+                                f"`{text(n)}` is `{ty}` arithmetic, which wraps below 0 to a huge value")
                     case ast.Binary(op=op) if op not in ("+", "-", "*", "/", "%"):
                         return f"`{op}` is not tracked (only `+ - * / %`, `minimum`/`maximum` clamps and casts)"
-                    case ast.Binary(op=op, lhs=a, rhs=b) if any(
+                    case ast.Binary(op=op, lhs=a, rhs=b) if self._int_range(n) is None and any(
                             isinstance(x, Const) and not _I32_MIN <= x.value <= _I32_MAX
                             for x in self._binary_bounds_math(op, a, b) or ()):
                         return f"`{text(n)}` can leave the i32 range, and index arithmetic wraps"
-                    case ast.Binary(op=op, lhs=a, rhs=b) if (rng := self._int_range(n)) is not None and (
-                            (bb := self._binary_bounds_math(op, a, b)) is None or not _within(bb, rng)):
-                        ty = getattr(getattr(self.view.type_of(n), "dtype", None), "value", "?")
-                        return (f"`{text(n)}` is `{ty}` arithmetic, which wraps "
-                                + ("below 0 to a huge value" if rng[1] == _I32_MAX
-                                   else f"outside {rng[0]}..={rng[1]}"))
                     case ast.Name() if id(self.view.symbol_of(n)) in inits:
                         todo.append(inits[id(self.view.symbol_of(n))])
                     case ast.Name(ident=i) if getattr(getattr(self.view.symbol_of(n), "kind", None),
@@ -644,35 +648,35 @@ class KernelIndex:
 
 
 def _within(b: tuple[SymExpr, SymExpr], rng: tuple[int, int]) -> bool:
-    """Whether bounds `b` surely stay in `rng`: a lower end that is a constant in it, and an
-    upper end that is a constant in it or, for a 32/64-bit unsigned type (`rng` up to the i32
-    maximum), symbolic (the launch-time check keeps it within i32, `facts.fits_i32`)."""
+    """Whether bounds `b` surely stay in `rng`: constants in it, or, in a type of 32 bits or
+    more, an upper end that is symbolic over a constant lower end in range (the launch-time
+    check keeps a symbolic bound within i32, `facts.fits_i32`)."""
     lo, hi = b
     if not (isinstance(lo, Const) and rng[0] <= lo.value <= rng[1]):
         return False
     if isinstance(hi, Const):
         return rng[0] <= hi.value <= rng[1]
-    return rng[1] == _I32_MAX
+    return rng[1] >= _I32_MAX
 
 
-_NARROW = {"i8": (-(1 << 7), (1 << 7) - 1), "u8": (0, (1 << 8) - 1),
-           "i16": (-(1 << 15), (1 << 15) - 1), "u16": (0, (1 << 16) - 1)}
+_RANGE = {f"{s}{n}": ((-(1 << (n - 1)), (1 << (n - 1)) - 1) if s == "i" else (0, (1 << n) - 1))
+          for s in "iu" for n in (8, 16, 32, 64)}
 
 
 def _cast_keeps(ty: ast.TypeExpr, b: tuple[SymExpr, SymExpr] | None) -> bool:
-    """Whether `x as ty` has the value of `x` for every `x` in the bounds `b`:
-    a cast to an 8- or 16-bit integer wraps, so it keeps only constant bounds
-    inside the type's range (`(j as i8) as i32` is negative for `j` >= 128);
-    a cast to `u32`/`u64` keeps only bounds whose lower end is a constant
-    >= 0. Wider signed casts keep an index's value (tile indices are i32)."""
+    """Whether `x as ty` has the value of `x` for every `x` in the bounds `b`: constant
+    bounds inside the target's range; a symbolic upper bound only into a type of 32 bits or
+    more (`(j as i8) as i32` is negative for `j` >= 128), over a lower bound that is a
+    constant >= 0 for an unsigned target (`(j as u32) / 1073741824u32` is 3 at j = -1, not
+    the 0 the bounds of `j` would give). The launch-time check keeps a symbolic bound in i32."""
     if b is None:
         return False
     name = ty.name.name if isinstance(ty, ast.NamedType) else ""
-    if name in ("u32", "u64"):
-        # a negative value becomes a huge one (`(j as u32) / 1073741824u32` is 3 at j = -1, not
-        # the 0 the bounds of `j` would give): kept only for bounds known not to be negative
-        return isinstance(b[0], Const) and b[0].value >= 0
-    if name not in _NARROW:
-        return True
-    lo, hi = _NARROW[name]
-    return isinstance(b[0], Const) and isinstance(b[1], Const) and lo <= b[0].value and b[1].value <= hi
+    if name not in _RANGE:
+        return True  # a float cast is no index; the type checker refuses it as one
+    lo, hi = _RANGE[name]
+    if isinstance(b[0], Const) and isinstance(b[1], Const):
+        return lo <= b[0].value and b[1].value <= hi
+    if hi < _I32_MAX:
+        return False
+    return not isinstance(b[0], Const) and lo < 0 or isinstance(b[0], Const) and lo <= b[0].value

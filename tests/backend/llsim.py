@@ -50,6 +50,8 @@ from llsim_hopper import TensorMap, _GlobalHazards, _Hazards  # noqa: E402
 from llsim_parse import Program  # noqa: E402
 from llsim_values import Deadlock, Memory, Race, Unsupported  # noqa: E402
 
+from tilelang.diagnostics.model import TileError  # noqa: E402
+
 # Every name of the parts is reachable as `llsim.<name>` too, as it was when
 # they were one module (tests reach into `llsim._encode`, `llsim._Pending`, ...).
 for _part in (llsim_values, llsim_ops, llsim_parse, llsim_hopper, llsim_exec):
@@ -82,6 +84,7 @@ class SimDevice:
         self.trace_records = trace_records
         self.trace_buffer = b""
         self.split_records = b""
+        self.failed_assert: tuple[Any, ...] | None = None  # the last failed device assert's error fields
         self.print_lines: list[str] = []  # the last launch's device `print` lines, decoded as the runtime does
 
     def compile(self, kernel: Any, facts: dict[str, Any] | None = None) -> tuple[Program, Any, Any]:
@@ -121,7 +124,7 @@ class SimDevice:
         for slot in abi.slots:
             ty, reg = next(params)
             if slot.what == "err":
-                mem.bufs["err"] = bytearray(4)
+                mem.bufs["err"] = bytearray(8)  # the number, then a region's place (as the runtime's)
                 regs[reg] = ("err", 0)
                 continue
             if slot.what == "print":  # the runtime's buffer: the header zeroed, then the capacity
@@ -190,6 +193,7 @@ class SimDevice:
             mem.bufs["tilec_trace"] = bytearray(8) + (7 | (self.trace_records - 1) << 32).to_bytes(8, "little")
             mem.pointers[("tilec_trace", 0)] = ("trace", 0)
         queue = abi.queue if abi.queue >= 0 else None
+        tile_grid = grid  # the launch's grid (a walk's tiles), which a failed assert's place is on
         if queue is not None:  # a tile queue (a static walk): `queue_blocks` blocks a row take the tiles along its axis
             g = [*grid, 1, 1, 1][:3]
             g[queue] = max(1, min(g[queue], queue_blocks))
@@ -220,9 +224,15 @@ class SimDevice:
         if any(mem.bufs.get("split", b"")):
             raise AssertionError("a split's counter was not reset to 0")
         self.split_records = bytes(mem.bufs.get("splitws", b""))  # a split's records (tests count the written)
-        err = int.from_bytes(mem.bufs["err"], "little")
+        from tilelang.runtime.cuda import assert_diagnostic, assert_words
+
+        err, place = assert_words(int.from_bytes(mem.bufs["err"][:4], "little"),
+                                  int.from_bytes(mem.bufs["err"][4:], "little"))
         if err:
-            raise AssertionError(f"device assert {err} failed: {abi.asserts[err - 1][1]}")
+            span, message, region, axis = abi.asserts[err - 1]
+            # the runtime's error, on the grid the kernel's blocks see (a walk's tiles, not its wave)
+            self.failed_assert = (span, message, region, axis, place, tuple(tile_grid))
+            raise TileError(assert_diagnostic(*self.failed_assert))
         for p, a, mt in views:
             if not isinstance(p, ir.TensorParam) or not isinstance(a, np.ndarray):
                 continue
@@ -258,7 +268,15 @@ def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = 
                 if isinstance(p, ir.TensorParam):
                     shape = np.asarray(a).shape
                     facts[p.name] = TensorFacts(True, tuple(d % 16 == 0 for d in shape))
-            sim.run(prepared, grid, args, facts)
+            try:
+                sim.run(prepared, grid, args, facts)
+            except TileError:
+                if sim.failed_assert is None:
+                    raise
+                from tilelang.runtime.cuda import assert_diagnostic
+
+                # as `CudaDevice._check_asserts` reports it: with the launch
+                raise TileError(assert_diagnostic(*sim.failed_assert, launch_span=span)) from None
             for line in sim.print_lines:  # as `CudaDevice._flush_prints` writes them
                 if self.out is None:
                     sys.stdout.write(line + "\n")

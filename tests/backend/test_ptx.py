@@ -100,7 +100,7 @@ def test_device_assert_compiles_to_an_error_word_update() -> None:
     span = Span(0, 3, 9)
     k = ir.Kernel(k.name, k.params, ir.Region((), (*k.body.ops[:-1], ir.Assert(cond, "m", span), k.body.ops[-1])))
     ck = compile_kernel(k, "sm_80")
-    assert ck.abi.asserts == ((span, "m"),)
+    assert ck.abi.asserts == ((span, "m", "", -1),)
     assert ck.abi.slots[-1].what == "err"
     assert re.search(r"atom\.[a-z.]*global\.cas\.b32", ck.ptx)  # first failure wins
 

@@ -124,27 +124,35 @@ def test_gpu_assert_check_labels_the_launch_whose_assert_failed() -> None:
     from tilelang.runtime.cuda import CudaDevice
     from tilelang.source import Span
 
-    words = np.zeros(4, np.int32)
-    words[2] = 1  # the second launch's first assert failed
+    words = np.zeros(8, np.int32)  # two words a launch: the number, a region's place (complemented)
+    words[4] = 1  # the second launch's first assert failed
 
     def memcpy_dtoh(dst: int, src: int, nbytes: int) -> tuple[int]:
         ctypes.memmove(dst, words.ctypes.data + src, nbytes)
         return (0,)
 
     dev = object.__new__(CudaDevice)
-    dev._err_words = 4
+    dev._err_words = 8
     dev._err = SimpleNamespace(ptr=0)
     dev.ctx = SimpleNamespace(d=SimpleNamespace(cuMemcpyDtoH=memcpy_dtoh, cuMemsetD32=lambda *a: (0,)))
     at_assert, first, second = Span(0, 5, 9), Span(0, 20, 30), Span(0, 40, 50)
-    ok_abi = SimpleNamespace(asserts=[(Span(0, 1, 2), "never")])
-    bad_abi = SimpleNamespace(asserts=[(at_assert, "too big")])
+    ok_abi = SimpleNamespace(asserts=[(Span(0, 1, 2), "never", "", -1)])
+    bad_abi = SimpleNamespace(asserts=[(at_assert, "too big", "", -1)])
     with pytest.raises(TileError) as e:
-        dev._check_asserts([(1, ok_abi, first), (2, bad_abi, second)])
+        dev._check_asserts([(2, ok_abi, first, (4,)), (4, bad_abi, second, (4,))])
     (d,) = e.value.diagnostics
     assert d.code == "E0700" and d.message == "device assertion failed: too big"
     assert [(lb.span, lb.primary, lb.message) for lb in d.labels] == [
         (at_assert, True, "this `assert` failed on the GPU"), (second, False, "in this launch")]
-    # a launch made without a span (the device used directly) gets no label
+    assert d.notes == ()  # a plain assert's word names no block (the GPU's blocks may be renumbered)
+    # an assert in a tile walk: the word after the number holds the tile's place, complemented
+    walk_abi = SimpleNamespace(asserts=[(at_assert, "too big", "walk", 1)])
+    words[5] = ~np.int32(2 * 8 + 5)
     with pytest.raises(TileError) as e:
-        dev._check_asserts([(2, bad_abi, None)])
+        dev._check_asserts([(4, walk_abi, second, (3, 8))])
+    assert e.value.diagnostics[0].notes == ("in the tile walk's tile (2, 5) of (3, 8) (tiles along axis 1)",)
+    # a launch made without a span (the device used directly) gets no label
+    words[5] = 0
+    with pytest.raises(TileError) as e:
+        dev._check_asserts([(4, bad_abi, None, (4,))])
     assert [lb.primary for lb in e.value.diagnostics[0].labels] == [True]

@@ -97,7 +97,9 @@ class KernelABI:
     slots: tuple[ParamSlot, ...]
     num_threads: int
     smem_bytes: int
-    asserts: tuple[tuple[Span, str], ...]  # assert number i+1 -> (span, message)
+    # assert number i+1 -> (span, message, region, axis) (`ir.Assert`; where region is not
+    # "", the error word after the number holds the failure's place: `describe_place`)
+    asserts: tuple[tuple[Span, str, str, int], ...]
     # print number i -> its record format (`backend/prints.py`); non-empty means
     # the entry takes one more parameter, the print buffer (`ParamSlot.what == "print"`)
     prints: tuple[PrintFormat, ...] = ()

@@ -434,7 +434,7 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
         case ir.Assert(cond=c, message=msg):
             cond = env[c.id]
             if not bool(np.all(cond)):
-                raise TileError(_assert_failure(op, msg, cond, ctx))
+                raise TileError(_assert_failure(op, msg, cond, ctx, env))
         case _:
             assert_never(op)
 
@@ -442,12 +442,15 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
 _ASSERT_HELP = "the kernel's own `assert` found its condition false for this input: check the input or the condition"
 
 
-def _assert_failure(op: ir.Assert, msg: str, cond: np.ndarray, ctx: _BlockCtx) -> Diagnostic:
+def _assert_failure(op: ir.Assert, msg: str, cond: np.ndarray, ctx: _BlockCtx, env: Env) -> Diagnostic:
     d = Diagnostic.error(
         DEVICE_ASSERT, f"device assertion failed: {msg}" if msg else "device assertion failed"
     ).primary(op.span, "this assertion failed").with_help(_ASSERT_HELP)
-    block = ", ".join(map(str, ctx.bid))
-    d = d.note(f"in block ({block}) of a grid of ({', '.join(map(str, ctx.grid))})")
+    coords, extents = list(ctx.bid), list(ctx.grid)
+    if op.order:  # a queue's or walk's tile, not the block that took it (or a group's region)
+        s, n = (int(np.asarray(env[v.id])) for v in op.order)
+        coords[op.axis], extents[op.axis] = s, n
+    d = d.note(ir.describe_place(op.region, op.axis, coords, extents))
     if cond.ndim:
         bad = np.argwhere(~cond)
         first = ", ".join(map(str, bad[0]))

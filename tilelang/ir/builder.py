@@ -398,8 +398,9 @@ class Builder:
                axis: int = -1) -> None:
         self.emit(ir.Print(tuple(parts), self._sp(span), order, axis))
 
-    def assert_(self, cond: ir.Value, message: str, *, span: Span | None = None) -> None:
-        self.emit(ir.Assert(cond, message, self._sp(span)))
+    def assert_(self, cond: ir.Value, message: str, *, span: Span | None = None,
+                order: tuple[ir.Value, ...] = (), axis: int = -1, region: str = "") -> None:
+        self.emit(ir.Assert(cond, message, self._sp(span), order, axis, region))
 
     def yield_(self, *values: ir.Value, span: Span | None = None) -> None:
         self.emit(ir.Yield(tuple(values), self._sp(span)))

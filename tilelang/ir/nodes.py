@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
+from collections.abc import Sequence
 
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -695,11 +696,45 @@ class Print:
 class Assert:
     """Device assert: fails if any element of `cond` (bool scalar or tile) is
     false; a failure stops the launch with a located error at `span` carrying
-    `message` (interpreter: `TileError` with code `E0700`)."""
+    `message` (interpreter: `TileError` with code `E0700`).
+
+    Where the block is not what failed, `order` is `(s, n)` on grid axis
+    `axis`, as `Print.order`: in a tile queue's or walk's loop (`region`
+    "queue" / "walk") the tile being worked on, tile `s` of `n`, whichever
+    block took it; in `if last_block(axis) { .. }` ("last_block") the group's
+    last block, whichever arrived last. The error names that place on every
+    engine (the GPU writes it beside the assert's number)."""
 
     cond: Value
     message: str
     span: Span = DUMMY_SPAN
+    order: tuple[Value, ...] = ()
+    axis: int = -1
+    region: str = ""
+
+
+def describe_place(region: str, axis: int, coords: Sequence[int], extents: Sequence[int]) -> str:
+    """Where a device `assert` failed, in words every engine writes alike: the block of a
+    grid, or in an `Assert.region` what the block was working on (`coords`/`extents` with the
+    order's tile, or the group's last block, along `axis`)."""
+    def tup(xs: Sequence[object]) -> str:
+        return "(" + ", ".join(map(str, xs)) + ")"
+    if region in ("walk", "queue"):
+        what = "tile walk" if region == "walk" else "tile queue"
+        return f"in the {what}'s tile {tup(coords)} of {tup(extents)} (tiles along axis {axis})"
+    if region == "last_block":
+        group = [c if k != axis else "*" for k, c in enumerate(coords)]
+        return f"in `if last_block({axis})`, run once by the group of blocks {tup(group)} of a grid of {tup(extents)}"
+    return f"in block {tup(coords)} of a grid of {tup(extents)}"
+
+
+def unravel_place(place: int, extents: Sequence[int]) -> tuple[int, ...]:
+    """The coordinates of a linear place (x slowest, as `print` records and asserts write it)."""
+    out: list[int] = []
+    for e in reversed(extents):
+        out.append(place % max(e, 1))
+        place //= max(e, 1)
+    return tuple(reversed(out))
 
 
 Op = (
@@ -851,8 +886,8 @@ def op_operands(op: Op) -> tuple[Value, ...]:
             return vs
         case Print(parts=parts, order=order):
             return tuple(p for p in parts if isinstance(p, Value)) + order
-        case Assert(cond=c):
-            return (c,)
+        case Assert(cond=c, order=order):
+            return (c, *order)
     raise TypeError(f"unknown op {type(op).__name__}")
 
 
@@ -915,8 +950,10 @@ __all__ = [
     "Value",
     "While",
     "Yield",
+    "describe_place",
     "op_operands",
     "op_regions",
     "op_results",
+    "unravel_place",
     "walk",
 ]

@@ -246,8 +246,9 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
         case ir.Print(parts=parts, order=order, axis=axis):
             shown = ", ".join(repr(p) if isinstance(p, str) else n(p) for p in parts)
             line(f"print {shown}" + (f" order {n(order[0])} of {n(order[1])} on {axis}" if order else ""))
-        case ir.Assert(cond=c, message=m):
-            line(f"assert {n(c)}, {m!r}")
+        case ir.Assert(cond=c, message=m, order=order, axis=axis, region=region):
+            line(f"assert {n(c)}, {m!r}"
+                 + (f" order {n(order[0])} of {n(order[1])} on {axis} in {region}" if order else ""))
         case _:
             if n.extra is not None and n.extra(op, n, out, depth):
                 return

@@ -308,9 +308,13 @@ class _Verifier:
                 if order and (len(order) != 2 or not 0 <= axis < 3
                               or any(not v.type.is_scalar or v.dtype is not DType.I32 for v in order)):
                     self.err(where, "a print's order is (tile, tiles), two i32 scalars, on a grid axis")
-            case ir.Assert(cond=c):
+            case ir.Assert(cond=c, order=order, axis=axis, region=region):
                 if c.dtype is not DType.BOOL:
                     self.err(where, f"assert condition must be bool, got {c.type}")
+                if order and (len(order) != 2 or not 0 <= axis < 3 or region not in ("walk", "queue", "last_block")
+                              or any(not v.type.is_scalar or v.dtype is not DType.I32 for v in order)):
+                    self.err(where, "an assert's order is (tile, tiles), two i32 scalars, on a grid axis, "
+                                    "in a walk, queue or last_block region")
             case _:
                 assert_never(op)
         for r in ir.op_results(op):

@@ -297,14 +297,16 @@ class CudaDevice(Device):
         prewarm_routes(self.ctx.ctx, self.arch)
         self.launches = 0
         self._streams: list[Any] = []
-        # (error word, kernel ABI, launch span) by id(stream)
-        self._pending_asserts: dict[int, list[tuple[int, Any, Span | None]]] = defaultdict(list)
-        # Error words for device asserts: one int32 per launch with asserts, in one buffer.
+        # (error word, kernel ABI, launch span, logical grid) by id(stream)
+        self._pending_asserts: dict[int, list[tuple[int, Any, Span | None, tuple[int, ...]]]] = defaultdict(list)
+        # Error words for device asserts: two int32 per launch with asserts, in one buffer: the
+        # failed assert's number, then (for an assert in a tile walk, queue or `last_block`
+        # region) the place it failed at (`ir.Assert.order`, `codegen/debug.py`).
         self._err_words = 4096
         self._err = self.ctx.pool.alloc(4 * self._err_words)
         _check(self.ctx.d.cuMemsetD8(self._err.ptr, 0, 4 * self._err_words), "cuMemsetD8")
-        self._err_next = 1  # word 0 is the shared word of assert-free kernels
-        self._graph_asserts: dict[int, list[tuple[int, Any, Span | None]]] = {}
+        self._err_next = 2  # words 0 and 1 are the shared words of assert-free kernels
+        self._graph_asserts: dict[int, list[tuple[int, Any, Span | None, tuple[int, ...]]]] = {}
         self._capturing: set[int] = set()  # id() of the streams being captured into a graph
         self._capture_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = defaultdict(list)  # by id(stream)
         self._graph_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = {}  # by id(graph)
@@ -449,7 +451,7 @@ class CudaDevice(Device):
         err_word = 0
         if abi.asserts:
             err_word = self._err_next
-            self._err_next = self._err_next + 1 if self._err_next + 1 < self._err_words else 1
+            self._err_next = self._err_next + 2 if self._err_next + 2 < self._err_words else 2
         g = launch_grid(abi, grid, self.ctx.info.sm_count)
         pbuf = self._print_buffer(s) if abi.prints else None
         values: list[Any] = []
@@ -505,7 +507,7 @@ class CudaDevice(Device):
         fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s, abi.pdl)
         self.launches += 1
         if abi.asserts:
-            self._pending_asserts[id(s)].append((err_word, abi, span))
+            self._pending_asserts[id(s)].append((err_word, abi, span, tuple(grid)))
         if pbuf is not None:
             if id(s) in self._capturing:
                 self._capture_prints[id(s)].append((pbuf, abi))
@@ -667,32 +669,22 @@ class CudaDevice(Device):
         if stream is not None and stream is not self.ctx.stream:
             self._streams.append(stream)  # finished: reuse it for the next `.launch()`
 
-    def _check_asserts(self, pending: list[tuple[int, Any, Span | None]]) -> None:
+    def _check_asserts(self, pending: list[tuple[int, Any, Span | None, tuple[int, ...]]]) -> None:
         if not pending:
             return
         words = np.zeros(self._err_words, dtype=np.int32)
         d = self.ctx.d
         _check(d.cuMemcpyDtoH(words.ctypes.data, self._err.ptr, words.nbytes), "cuMemcpyDtoH")
         failed = None
-        launch_span = None
-        for word, abi, at in pending:
-            num = int(words[word])
+        for word, abi, at, grid in pending:
+            num, place = assert_words(int(words[word]), int(words[word + 1]))
             if num and failed is None:
-                failed, launch_span = abi.asserts[num - 1], at
-        for word, _, _ in pending:  # reset for the next launch that uses these words
-            _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 1), "cuMemsetD32")
+                failed = (abi.asserts[num - 1], place, at, grid)
+        for word, _, _, _ in pending:  # reset for the next launch that uses these words
+            _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 2), "cuMemsetD32")
         if failed is not None:
-            from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
-
-            span, message = failed
-            diag = Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {message}" if message
-                                    else "device assertion failed").primary(span, "this `assert` failed on the GPU")
-            diag = diag.with_help("the kernel's own `assert` found its condition false for this input: "
-                                  "check the input or the condition")
-            if launch_span is not None:
-                # which launch: a sync or graph replay may wait for several
-                diag = diag.secondary(launch_span, "in this launch")
-            raise TileError(diag)
+            (span, message, region, axis), place, launch_span, grid = failed
+            raise TileError(assert_diagnostic(span, message, region, axis, place, grid, launch_span))
 
     # -- graphs -----------------------------------------------------------------
     def capture(self, stream: Any) -> None:
@@ -778,6 +770,32 @@ class CudaDevice(Device):
         if pending:
             self.ctx.make_current()  # reading the error words: the caller did not make it current
             self._check_asserts(pending)
+
+
+def assert_words(lo: int, hi: int) -> tuple[int, int]:
+    """A launch's two error words -> (the failed assert's number, 0 if none; its place): a
+    region's assert writes the place's complement into the second word (`codegen/debug.py`)."""
+    return lo & 0xFFFFFFFF, ~hi & 0xFFFFFFFF
+
+
+def assert_diagnostic(span: Span, message: str, region: str, axis: int, place: int,
+                      grid: tuple[int, ...], launch_span: Span | None = None) -> Diagnostic:
+    """The error of a device `assert` that failed on the GPU: where an assert in a tile walk,
+    queue or `last_block` region failed (`place`, the word after its number), in the words the
+    interpreter uses (`ir.describe_place`)."""
+    from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
+    from tilelang.ir import nodes as ir
+
+    diag = Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {message}" if message
+                            else "device assertion failed").primary(span, "this `assert` failed on the GPU")
+    diag = diag.with_help("the kernel's own `assert` found its condition false for this input: "
+                          "check the input or the condition")
+    if launch_span is not None:
+        # which launch: a sync or graph replay may wait for several
+        diag = diag.secondary(launch_span, "in this launch")
+    if region:
+        diag = diag.note(ir.describe_place(region, axis, ir.unravel_place(place, grid), grid))
+    return diag
 
 
 def bf16_bits(host: np.ndarray) -> np.ndarray:

@@ -127,7 +127,9 @@ class EmitterCore:
         self.cur = "start"  # the body begins at label %start (after the entry block)
         self.env: dict[int, Operand] = {}
         self.smem_bytes = kernel.smem_bytes
-        self.asserts: list[tuple[Span, str]] = []
+        # assert number i+1 -> (span, message, region, axis): `ir.Assert`'s; a region's
+        # failure writes its place into the error word after the number
+        self.asserts: list[tuple[Span, str, str, int]] = []
         self.tensors: dict[str, _TensorInfo] = {}
         # PDL (`llvm.py`): "last", the top-level `for` whose last iteration
         # triggers the next grid; "+loads", the early tensors while the loads

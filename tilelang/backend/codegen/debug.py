@@ -22,7 +22,7 @@ class DebugOps(ControlOps):
     """Device `assert` and `print`."""
 
     def device_assert(self, op: ir.Assert) -> None:
-        self.asserts.append((op.span, op.message))
+        self.asserts.append((op.span, op.message, op.region, op.axis))
         num = len(self.asserts)
         c = op.cond
         if c.shape:
@@ -41,9 +41,41 @@ class DebugOps(ControlOps):
         go, jn = self.new_label("af"), self.new_label("aj")
         self.cbr(fail, go, jn)
         self.label(go)
-        self.emit(f"cmpxchg ptr addrspace(1) %err, i32 0, i32 {num} monotonic monotonic")
+        if not op.order:
+            self.emit(f"cmpxchg ptr addrspace(1) %err, i32 0, i32 {num} monotonic monotonic")
+        else:
+            # In a walk's, queue's or `last_block` region the error names the place (the tile's,
+            # `ir.Assert.order`): the number and the place's complement in the word after it, as
+            # one u64 `max`, so the smallest failing place wins, whichever thread or block gets
+            # there first (threads of a block walk tiles at their own pace: a first-wins word
+            # named a later tile). A plain assert's number alone is below any such pair.
+            place = self.place(op.order, op.axis)
+            inv = self.emit(f"xor i32 {place}, -1")
+            hi = self.emit(f"shl i64 {self.emit(f'zext i32 {inv} to i64')}, 32")
+            self.emit(f"atomicrmw umax ptr addrspace(1) %err, i64 {self.emit(f'or i64 {hi}, {num}')} monotonic")
         self.br(jn)
         self.label(jn)
+
+    def place(self, order: tuple[ir.Value, ...], axis: int) -> str:
+        """A block's linear place in the grid (x slowest, as the interpreter's blocks run), or,
+        with an `order` (s, n) on `axis`, that of tile `s` of `n` along it (the other axes the
+        block's own): where a `print`'s record goes, and what a failed `assert` names."""
+        lin = "0"
+        for i, ax in enumerate("xyz"):
+            if order and i == axis:
+                cid, n = self.scalar(order[0]), self.scalar(order[1])
+            else:
+                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.{ax}()")
+                cid = self.call("i32", f"llvm.nvvm.read.ptx.sreg.ctaid.{ax}", "")
+                n = None
+            if ax == "x":
+                lin = cid
+                continue
+            if n is None:
+                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.{ax}()")
+                n = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
+            lin = self.emit(f"add i32 {self.emit(f'mul i32 {lin}, {n}')}, {cid}")
+        return lin
 
     def device_print(self, op: ir.Print) -> None:
         """Append one record to the print buffer (format: `backend/prints.py`).
@@ -85,23 +117,9 @@ class DebugOps(ControlOps):
         self.emit(f"atomicrmw umax ptr addrspace(1) {ep}, i64 {end} monotonic")
         rec = self.emit(f"getelementptr i8, ptr addrspace(1) %pbuf, i64 {self.emit(f'add i64 {c}, {PRINT_HEADER}')}")
         self.stmt(f"store i32 {num}, ptr addrspace(1) {rec}, align 16")
-        # the record's place: its block's linear id (x slowest, as the interpreter's
-        # blocks run), or in a queue's or walk's loop the tile's (`ir.Print.order`)
-        lin = "0"
-        for i, ax in enumerate("xyz"):
-            if op.order and i == op.axis:
-                cid, n = self.scalar(op.order[0]), self.scalar(op.order[1])
-            else:
-                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.{ax}()")
-                cid = self.call("i32", f"llvm.nvvm.read.ptx.sreg.ctaid.{ax}", "")
-                n = None
-            if ax == "x":
-                lin = cid
-                continue
-            if n is None:
-                self.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.{ax}()")
-                n = self.call("i32", f"llvm.nvvm.read.ptx.sreg.nctaid.{ax}", "")
-            lin = self.emit(f"add i32 {self.emit(f'mul i32 {lin}, {n}')}, {cid}")
+        # the record's place: its block's linear id, or in a queue's or walk's loop the
+        # tile's (`ir.Print.order`)
+        lin = self.place(op.order, op.axis)
         lp = self.emit(f"getelementptr i8, ptr addrspace(1) {rec}, i64 4")
         self.stmt(f"store i32 {lin}, ptr addrspace(1) {lp}, align 4")
         vals = [(p, part) for p, part in zip(op.parts, fmt.parts, strict=True)

@@ -67,6 +67,7 @@ class LowerCx:
         self.walk = -1  # `for s in tiles(axis)`: the axis (`ir.Kernel.walk`)
         # in a tile queue's or walk's loop: (tile, tiles, axis), where a `print`'s line goes (`ir.Print.order`)
         self.print_order: tuple[Any, Any, int] | None = None
+        self.order_region = ""  # what `print_order` is: "walk", "queue" or "last_block" (`ir.Assert.region`)
         # Defence in depth: refuse (ICE) what the ownership checker must have
         # refused (`views.refuse`); off only for programs run unchecked on purpose.
         self.defend = True

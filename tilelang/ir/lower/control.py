@@ -364,8 +364,9 @@ def _lower_queue(cx: LowerCx, st: ast.For, axis: int, static: bool = False) -> N
         cx.f.scopes.append(tiles)
         bind_pattern(cx, st.pattern, s)
         saved_order, cx.print_order = cx.print_order, (s, n, axis)
+        saved_region, cx.order_region = cx.order_region, "walk" if static else "queue"
         lower_block(cx, st.body)
-        cx.print_order = saved_order
+        cx.print_order, cx.order_region = saved_order, saved_region
         cx.f.scopes.pop()
         cx.tensors.clear()
         cx.tensors.update(saved)
@@ -467,10 +468,11 @@ def lower_if_expr(cx: LowerCx, e: ast.If) -> Any:
         n = cx.b.num_blocks(combine, span=e.cond.span)
         last = cx.b.sub(n, cx.b.const(1, I32, span=e.cond.span), span=e.cond.span)
         saved, cx.print_order = cx.print_order, (last, n, combine)
+        saved_region, cx.order_region = cx.order_region, "last_block"
         try:
             return lower_block(cx, e.then)
         finally:
-            cx.print_order = saved
+            cx.print_order, cx.order_region = saved, saved_region
 
     def else_fn() -> Any:
         if e.else_ is None:

@@ -289,7 +289,12 @@ def lower_assert(cx: LowerCx, vals: list[Any], e: ast.Call) -> Any:
     msg = vals[1].value if len(vals) > 1 and isinstance(vals[1], StrVal) else ""
     if isinstance(cond, CVal) and cond.value:
         return UNIT
-    cx.b.assert_(cx.mat(cond, BOOL, e.span), msg, span=e.span)
+    if cx.print_order is not None:  # the error names the tile (or the group), not the block
+        s, n, axis = cx.print_order
+        cx.b.assert_(cx.mat(cond, BOOL, e.span), msg, span=e.span, order=(s, n), axis=axis,
+                     region=cx.order_region)
+    else:
+        cx.b.assert_(cx.mat(cond, BOOL, e.span), msg, span=e.span)
     return UNIT
 
 

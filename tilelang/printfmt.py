@@ -1,10 +1,11 @@
 """The format string of `print`: `print("x = {}, y = {}", x, y)`.
 
-One reading for the checker (`sema/rules.py`, a string literal: E0232 at
-check time), the host evaluator (`runtime/builtins.py`, a string held in a
-variable: E0723 when the statement runs) and the kernel lowering
-(`ir/lower/intrinsics.py`: E0232 at the launch), so a string is a format
-string, and its pieces are the same, everywhere.
+One reading for the checker (`sema/rules.py`, a string literal or an
+immutable `let` of one: E0232 at check time; in a kernel any other first
+string is refused), the host evaluator (`runtime/builtins.py`, a string the
+checker cannot know: E0723 when the statement runs) and the kernel lowering
+(`ir/lower/intrinsics.py`), so a string is a format string, and its pieces
+are the same, everywhere.
 
 The rule: when `print`'s first argument is a string with a brace in it, it
 is a format string. Each `{}` takes the next argument, `{{` and `}}` write

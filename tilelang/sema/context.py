@@ -186,6 +186,9 @@ class CheckCx:
         self.shape_values: dict[Any, tuple[Dim | None, ...]] = {}
         # `let mut x = <literal>` bindings still untyped: the init and the uses so far
         self.mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
+        # immutable `let`s of a string known where it is written (`const_str`): `print`'s
+        # format string is checked through them (E0232)
+        self.const_strings: dict[Symbol, tuple[str, ast.StrLit]] = {}
         self.negated: set[Any] = set()  # integer literals under a unary minus
         self.overflowed: set[Any] = set()  # binary expressions already reported as overflowing
         self.cur_fx: Fx | None = None  # the function body being checked
@@ -217,6 +220,20 @@ class CheckCx:
         return self.entries.eval_const(self, qual)
 
     # ------------------------------------------------------------ diagnostics
+    def const_str(self, e: ast.Expr) -> tuple[str, ast.StrLit] | None:
+        """The string `e` always is, with the literal that wrote it: a literal, an immutable
+        `let` of one (`let f = "{} {}";`), a block ending in one; None for anything else
+        (a `let mut`, an `if`)."""
+        match e:
+            case ast.StrLit(value=v):
+                return v, e
+            case ast.Name():
+                sym = self.program.symbol_of(e)
+                return self.const_strings.get(sym) if sym is not None else None
+            case ast.Block(tail=t) if t is not None:
+                return self.const_str(t)
+        return None
+
     def err(self, code: str, message: str, span: Span, label: str = "") -> Diagnostic:
         return Diagnostic.error(code, message).primary(span, label)
 

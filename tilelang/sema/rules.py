@@ -474,18 +474,34 @@ def _rule_print(tcx: CheckCx, cx: CallCx) -> Type:
 
 
 def _check_format(tcx: CheckCx, cx: CallCx) -> None:
-    """A string literal as `print`'s first argument is a format string
-    (`printfmt`): its braces and the arguments after it must agree. A string
-    held in a variable is checked where it runs (E0723, or at the launch)."""
-    if not cx.args or not isinstance(cx.args[0], ast.StrLit):
+    """A string as `print`'s first argument is a format string (`printfmt`): its
+    braces and the arguments after it must agree. A literal, or a string an
+    immutable `let` binds to one (`let f = "{} {}"; print(f, x)`), is checked
+    here; in a kernel a first string whose value is not known here (a `let mut`,
+    an `if`) is refused (its lowering would read it at the launch); on the host
+    it is checked where it runs (E0723)."""
+    if not cx.args or not isinstance(cx.arg_tys[0], StrT):
         return
-    lit = cx.args[0]
-    p = printfmt.problem_of(lit.value, len(cx.args) - 1)
+    first = cx.args[0]
+    known = tcx.const_str(first)
+    if known is None:
+        if cx.fx.in_kernel:
+            tcx.emit(tcx.err(T.FORMAT_STRING, "the first string of a `print` in a kernel must be known where "
+                             "it is written", first.span, "its value depends on how the kernel runs")
+                     .note("a first string with a brace is a format string, which `tilec check` reads: "
+                           "a literal, or an immutable `let` of one")
+                     .with_help("pass the string literal to `print`, or bind it once with `let f = \"..\";`"))
+        return
+    text, lit = known
+    p = printfmt.problem_of(text, len(cx.args) - 1)
     if p is None:
         return
-    d = tcx.err(T.FORMAT_STRING, p.message, printfmt.problem_span(lit.span, len(lit.value), p), p.label)
+    at = printfmt.problem_span(lit.span, len(text), p) if first is lit else first.span
+    d = tcx.err(T.FORMAT_STRING, p.message, at, p.label)
+    if first is not lit:
+        d = d.secondary(printfmt.problem_span(lit.span, len(text), p), "the format string is written here")
     if p.offset is None and len(cx.args) - 1 > 0:
-        holes = len(printfmt.pieces(lit.value)) - 1  # well-formed here: only the count disagrees
+        holes = len(printfmt.pieces(text)) - 1  # well-formed here: only the count disagrees
         for extra in cx.args[1 + holes:]:
             d = d.secondary(extra.span, "no `{}` takes this argument")
     tcx.emit(d.with_help(p.help))

@@ -30,6 +30,7 @@ from tilelang.sema.types import (
     OpT,
     RangeT,
     ScalarT,
+    StrT,
     TensorT,
     TupleT,
     Type,
@@ -99,6 +100,8 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
                 tcx.mut_literals[sym] = (value, [])
             if value is not None and not m:
                 sym.dim = tcx.program.dims.get(value)
+                if isinstance(ty, StrT) and (s := tcx.const_str(value)) is not None:
+                    tcx.const_strings[sym] = s
                 if value in tcx.shape_values:
                     sym.value = tcx.shape_values[value]
             tcx.program.symbols[pat] = sym

@@ -189,6 +189,9 @@ class CheckCx:
         # immutable `let`s of a string known where it is written (`const_str`): `print`'s
         # format string is checked through them (E0232)
         self.const_strings: dict[Symbol, tuple[str, ast.StrLit]] = {}
+        # in a destructuring assignment `(a, b) = value;`: its elements' mismatches, reported
+        # together (`stmts._report_destructured`)
+        self.destructured: list[tuple[Any, Type, Type, Any]] | None = None
         self.negated: set[Any] = set()  # integer literals under a unary minus
         self.overflowed: set[Any] = set()  # binary expressions already reported as overflowing
         self.cur_fx: Fx | None = None  # the function body being checked

@@ -38,7 +38,9 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
 )
+from tilelang.source import Span
 from tilelang.syntax import ast
+from tilelang.syntax.build import destructuring
 
 
 def check_fn(tcx: CheckCx, info: FnInfo, in_kernel: bool) -> None:
@@ -154,6 +156,16 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
         case ast.Assign():
             _check_assign(tcx, st, fx)
             return False
+        case ast.ExprStmt(expr=e, semi=semi) if destructuring(st) is not None:
+            # `(a, b) = value;`: one error for the elements that do not fit, each at the
+            # value's element where it is written as a tuple, one error where it is not
+            saved, tcx.destructured = tcx.destructured, []
+            try:
+                tcx.check_expr(e, fx, UNIT)
+                _report_destructured(tcx, tcx.destructured)
+            finally:
+                tcx.destructured = saved
+            return False
         case ast.ExprStmt(expr=e, semi=semi):
             ty = tcx.check_expr(e, fx, None if semi else UNIT)
             if isinstance(ty, OpT) and not fx.graph:
@@ -212,6 +224,28 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             assert_never(st)
 
 
+def _report_destructured(tcx: CheckCx, bad: list[tuple[ast.Name, Type, Type, ast.Name]]) -> None:
+    """The mismatches of a destructuring assignment's elements: each alone at its own span
+    (the value's element), and those that share a span (a value not written as a tuple)
+    as one error there."""
+    by_span: dict[Span, list[tuple[ast.Name, Type, Type, ast.Name]]] = {}
+    for b in bad:
+        by_span.setdefault(b[3].span, []).append(b)
+    for span, group in by_span.items():
+        if len(group) == 1:
+            target, tty, vty, value = group[0]
+            mismatch(tcx, tty, vty, value, None)
+            continue
+        names = ", ".join(f"`{t.ident.name}`" for t, _, _, _ in group)
+        d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", span,
+                    f"expected `({', '.join(str(t) for _, t, _, _ in group)})` for {names}, "
+                    f"found `({', '.join(str(v) for _, _, v, _ in group)})`")
+        for target, tty, vty, _ in group:
+            d = d.secondary(target.span, f"`{target.ident.name}` is `{tty}`, assigned a `{vty}`")
+        tcx.emit(d.with_help("give each variable a value of its type (`as` converts a number), or assign the "
+                             "elements one by one"))
+
+
 def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
     target = st.target
     if not isinstance(target, ast.Name):
@@ -247,7 +281,11 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
             settle(tcx, target, vty)  # the variable adopts the assigned type
             tty = vty
         if not is_poison(tty, vty) and not coerce(tcx, vty, tty, st.value):
-            mismatch(tcx, tty, vty, st.value, None)
+            if tcx.destructured is not None and isinstance(st.value, ast.Name) \
+                    and st.value.ident.name.startswith("("):  # an element of `(a, b) = value;`
+                tcx.destructured.append((target, tty, vty, st.value))
+            else:
+                mismatch(tcx, tty, vty, st.value, None)
         else:
             settle(tcx, st.value, tty)
         return

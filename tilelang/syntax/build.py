@@ -298,15 +298,18 @@ class Builder:
             return ast.Assign(target, op, value, op_span, span)
         assigns: list[ast.Stmt] = []
 
-        def pat(t: ast.Expr) -> ast.Pattern:
+        def pat(t: ast.Expr, v: ast.Expr) -> ast.Pattern:
+            # `v`: the part of the value this target takes, where the value is written as a
+            # tuple of the same shape (`(a, b) = (x, y)`), so an error names the element `y`
             if isinstance(t, ast.TupleExpr):
-                return ast.TuplePat(tuple(pat(x) for x in t.elems), t.span)
+                vs = v.elems if isinstance(v, ast.TupleExpr) and len(v.elems) == len(t.elems) else (v,) * len(t.elems)
+                return ast.TuplePat(tuple(pat(x, w) for x, w in zip(t.elems, vs, strict=True)), t.span)
             assert isinstance(t, ast.Name)
             tmp = ast.Ident(f"({t.ident.name})={len(assigns)}", t.span)  # see destructuring()
-            assigns.append(ast.Assign(t, "=", ast.Name(tmp, value.span), op_span, t.span))
+            assigns.append(ast.Assign(t, "=", ast.Name(tmp, v.span), op_span, t.span))
             return ast.NamePat(tmp, False, t.span)
 
-        let = ast.Let(pat(target), None, value, span)
+        let = ast.Let(pat(target, value), None, value, span)
         return ast.ExprStmt(ast.Block((let, *assigns), None, span), False, span)
 
     def stmt(self, tree: PT) -> ast.Stmt:

@@ -299,6 +299,60 @@ fn main() {
     assert float(ex.main_locals["out"].numpy().sum()) == 32.0  # the result is unchanged
 
 
+_PIPELINED = """
+kernel fn dot_rows<const BK: i32>(y: &mut Tensor<f32, [1]>, w: &Tensor<f32, [?, ?]>, x: &Tensor<f32, [?]>) {
+    let pw = w.partition([1, BK]);
+    let px = x.partition([BK]);
+    let mut acc = zeros::<f32>([1]);
+    let mut wt = pw.load([block_id(0), 0]);
+    for k in 0..pw.num_tiles(1) {
+        let next = pw.load([block_id(0), k + STEP]);
+        acc = acc + (wt * px.load([k]).reshape([1, BK])).sum(1);
+        wt = next;
+    }
+    y.store(acc + USE);
+}
+
+fn main() {
+    let w = ones::<f32>([4, 64]);
+    let x = ones::<f32>([64]);
+    let mut y = zeros::<f32>([4]);
+    dot_rows::<16>(y.partition([1]), &w, &x).sync();
+    print(y.sum());
+}
+"""
+
+
+def test_a_pipelined_loads_tile_past_the_last_is_no_warning() -> None:
+    # std::llm's GEMVs at ST = 2 load the next K step's tile while this one multiplies; the
+    # last iteration loads the tile past the last, which nothing reads: no E0734 (hrev
+    # 2026-12-05: the warning named a library line a user could do nothing about)
+    ex = run(_PIPELINED.replace("STEP", "1").replace("USE", "0.0"))
+    assert not ex.warnings
+    assert float(ex.main_locals["y"].numpy().sum()) == 4 * 64.0
+    std = """
+use std::llm::gemv::gemv;
+fn main() {
+    let w = ones::<f32>([64, 256]) as bf16;
+    let x = ones::<f32>([256]);
+    let mut y = zeros::<f32>([64]);
+    gemv::<16, 64, 2, 1>(y.partition([16]), &w, &x, 0).sync();
+    print(y.sum());
+}
+"""
+    ex = run(std)
+    assert not ex.warnings and float(ex.main_locals["y"].numpy().sum()) == 64 * 256.0
+
+
+def test_a_tile_past_the_edge_that_is_read_still_warns() -> None:
+    # two steps ahead: the next-to-last iteration's load past the edge is read by the last
+    ex = run(_PIPELINED.replace("STEP", "2").replace("USE", "0.0"))
+    assert [w.code for w in ex.warnings] == ["E0734"]
+    # the tile past the last is read after the loop (the loop's carried value is used)
+    ex = run(_PIPELINED.replace("STEP", "1").replace("USE", "wt.sum(1)"))
+    assert [w.code for w in ex.warnings] == ["E0734"]
+
+
 # ---------------------------------------------------------------- defence in depth (no sanitizer)
 def test_runtime_refuses_two_writers_in_flight() -> None:
     src = """

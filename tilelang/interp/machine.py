@@ -390,6 +390,8 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
             iv_dt = lo.dtype.np_dtype
             if step > 0:
                 while i < end:
+                    if ctx.obs is not None:
+                        ctx.obs.iteration(op, i + step >= end)
                     env[body.args[0].id] = np.asarray(i, dtype=iv_dt)
                     for a, val in zip(body.args[1:], carried, strict=False):
                         env[a.id] = val

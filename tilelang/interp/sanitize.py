@@ -18,7 +18,10 @@ of the tensor's shape, one launch at a time). It reports, as a located
 
 and, as a warning (E0734), a tile load from a `&` tensor whose index lies
 wholly outside the tensor (every element reads the padding: an embedding
-gather with a bad id reads zeros without a word).
+gather with a bad id reads zeros without a word), except in the last
+iteration of a `for` loop a load whose value only the loop's next iteration
+reads (software pipelining, std::llm's GEMVs at ST = 2: the tile past the
+last, which nothing reads; `_next_iteration_loads`, `Recorder.iteration`).
 
 Atomic updates by two blocks never conflict with each other; a plain load
 or store of the same element by another block does. What a launch touched
@@ -109,6 +112,12 @@ class Recorder:
         # `if last_block(axis)`: the block that arrived last of its group, and
         # the group's blocks, whose stores are ordered before its region
         self.after: dict[int, np.ndarray] = {}
+        # a load whose value only the next iteration of its loop reads (software pipelining:
+        # `let next = p.load([i, k + 1]); ..; wt = next;`) -> that loop; in the loop's last
+        # iteration it loads the tile past the last on purpose, a value nothing reads
+        self._prefetch = _next_iteration_loads(kernel)
+        self._loops = set(self._prefetch.values())
+        self._last: dict[int, bool] = {}  # id(For) -> whether its current iteration is the last
 
     # -- bookkeeping ----------------------------------------------------------------
     def _shadow(self, arr: np.ndarray) -> Shadow:
@@ -133,6 +142,11 @@ class Recorder:
         return int(np.ravel_multi_index(tuple(int(b) for b in bid), self.grid)) if self.grid else 0
 
     # -- the hooks ----------------------------------------------------------------------
+    def iteration(self, loop: ir.For, last: bool) -> None:
+        """A `for` loop's body starts an iteration (`last`: no other follows)."""
+        if id(loop) in self._loops:
+            self._last[id(loop)] = last
+
     def last_block(self, bid: Sequence[int], axis: int) -> None:
         peers = []
         for i in range(self.grid[axis] if axis < len(self.grid) else 1):
@@ -253,6 +267,9 @@ class Recorder:
         p = self.params.get(op.tensor)
         if p is None or p.mutable or id(op) in self._warned:
             return
+        loop = self._prefetch.get(id(op))
+        if loop is not None and self._last.get(loop, False):
+            return  # the last iteration's prefetch of the tile past the last: never read
         if mask is not None and not np.asarray(mask, bool).any():
             return
         self._warned.add(id(op))
@@ -340,6 +357,31 @@ class Recorder:
 
 
 # ---------------------------------------------------------------- launches and the host
+def _next_iteration_loads(kernel: ir.Kernel) -> dict[int, int]:
+    """The loads whose value only the next iteration of their `for` loop reads: an op of the
+    loop's body whose only use is the body's `yield` (a loop-carried value), where the
+    loop's result for it is read by nothing after the loop. id(Load) -> id(For)."""
+    uses: dict[int, int] = {}
+    for op in ir.walk(kernel.body):
+        for v in ir.op_operands(op):
+            uses[v.id] = uses.get(v.id, 0) + 1
+    out: dict[int, int] = {}
+    for loop in ir.walk(kernel.body):
+        if not isinstance(loop, ir.For) or not loop.body.ops:
+            continue
+        end = loop.body.ops[-1]
+        if not isinstance(end, ir.Yield):
+            continue
+        for op in loop.body.ops:
+            if not isinstance(op, ir.Load):
+                continue
+            slots = [j for j, v in enumerate(end.values) if v.id == op.result.id]
+            if len(slots) == 1 and uses.get(op.result.id, 0) == 1 and \
+                    uses.get(loop.results[slots[0]].id, 0) == 0:
+                out[id(op)] = id(loop)
+    return out
+
+
 def _conflict(mine: tuple[np.ndarray, np.ndarray, np.ndarray], theirs: tuple[np.ndarray, np.ndarray, np.ndarray]
               ) -> np.ndarray:
     """Elements where two accesses race: a write (or atomic) against anything

@@ -682,8 +682,21 @@ class Builder:
                 continue
             if nxt == "u":
                 m = _UNICODE_ESCAPE.match(raw, i + 1)
-                if m and int(m.group(1), 16) <= 0x10FFFF:
+                if m and int(m.group(1), 16) <= 0x10FFFF and not 0xD800 <= int(m.group(1), 16) <= 0xDFFF:
                     out.append(chr(int(m.group(1), 16)))
+                    i = m.end()
+                    continue
+                if m:  # Rust's rule: a Unicode scalar value, no surrogate (it cannot be written as UTF-8)
+                    at = span.start + 1 + i
+                    v = int(m.group(1), 16)
+                    self.sink.emit(
+                        Diagnostic.error(codes.INVALID_ESCAPE, f"invalid unicode character escape `\\u{{{m.group(1)}}}`")
+                        .primary(Span(span.file, at, span.start + 1 + m.end()),
+                                 "a surrogate is not a character" if v <= 0x10FFFF else "past the last character, "
+                                 "U+10FFFF")
+                        .with_help("write a Unicode character: a value up to `10FFFF`, outside `D800`..`DFFF`")
+                    )
+                    out.append("\ufffd")
                     i = m.end()
                     continue
             at = span.start + 1 + i

@@ -232,7 +232,7 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
         guess = suggest(shown, tcx.loader.std_modules())
         if guess:
             return d.with_help(f"a module with a similar name exists: `{guess}`")
-        return d.note("the standard library has: " + ", ".join(
+        return d.with_help("the standard library's modules are " + ", ".join(
             f"`{m}`" for m in tcx.loader.std_modules()))
     file = "/".join(mod_segs) + ".tile"
     return (d.note(f"a module is a `.tile` file: there is no `{file}` next to this file")

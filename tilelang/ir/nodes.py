@@ -73,8 +73,8 @@ Numeric semantics (what the interpreter implements, the backend matches)
 from __future__ import annotations
 
 import math
-from enum import Enum
 from collections.abc import Sequence
+from enum import Enum
 
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen

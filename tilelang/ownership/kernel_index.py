@@ -679,4 +679,4 @@ def _cast_keeps(ty: ast.TypeExpr, b: tuple[SymExpr, SymExpr] | None) -> bool:
         return lo <= b[0].value and b[1].value <= hi
     if hi < _I32_MAX:
         return False
-    return not isinstance(b[0], Const) and lo < 0 or isinstance(b[0], Const) and lo <= b[0].value
+    return (not isinstance(b[0], Const) and lo < 0) or (isinstance(b[0], Const) and lo <= b[0].value)

@@ -420,7 +420,13 @@ def _blocked_view(lay: Blocked, full: tuple[int, ...], drop: int | None, T: int,
         if any(c[d] >= m.size for d, m in enumerate(dims)):
             continue
         slots.append(tuple(c))
-    # keep chunks whole: a chunk is V consecutive slots along the last dim
+    # keep chunks whole: a chunk is V consecutive slots along the last dim. A layout
+    # made for another shape (a [1, 1] row max broadcast to [1, 3] keeps its 4-wide
+    # vectors) leaves a thread fewer slots along a last dim that is not a multiple of
+    # V: narrower chunks then (every access goes through the view's V)
+    along_last = sum(1 for c in per_dim[-1] if c < last.size)
+    while V > 1 and along_last % V:
+        V //= 2
     assert len(slots) % V == 0, (lay, full, V)
     view = BlockedView(lay, full, drop, T, dims, tuple(slots), V)
     _VIEW_CACHE[key] = view

@@ -19,6 +19,7 @@ and must leave the interpreter's tensors; every kernel's PTX assembles.
 
 from __future__ import annotations
 
+import io
 import shutil
 import sys
 from collections.abc import Callable
@@ -290,3 +291,35 @@ def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
     r = emit_ptx(name, arch, tmp_path)
     assert r.returncode == 0, (name, r.stderr)
     assemble_all(tmp_path, arch, name)
+
+
+def test_a_row_max_broadcast_to_an_odd_width_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """r14's top-3 was an internal compiler error: a row maximum ([1, 1], kept in
+    the 4-wide vectors of the [1, 64] row it came from) broadcast to [1, 3]; the
+    view of a layout whose vectors do not divide a last dim takes narrower ones."""
+    from tilelang.backend.codegen.views import blocked_view
+    from tilelang.backend.gpu.layouts import Blocked
+
+    lay = Blocked((1, 4), (1, 32), (4, 1), (1, 0))
+    v = blocked_view(lay, (1, 3), 128)
+    assert len(v.slots) == 3 and v.V == 1
+    assert blocked_view(lay, (1, 8), 128).V == 4  # a last dim the vectors divide keeps them
+    src = tmp_path / "k.tile"
+    src.write_text("""
+kernel fn top<const N: i32>(vals: &mut Tensor<f32, [1, 3]>, x: &Tensor<f32, [?, ?]>) {
+    let t = x.partition([1, N]).load_padded([block_id(0), 0], f32::NEG_INFINITY);
+    let k = arange::<i32>(3).reshape([1, 3]);
+    vals.store(where(k == 1, t.max(1).reshape([1, 1]), 0.0));
+}
+fn main() {
+    let x = arange::<f32>(80).reshape([2, 40]);
+    let mut v = zeros::<f32>([2, 3]);
+    top::<64>(v.partition([1, 3]), &x).sync();
+}
+""")
+    want = run.execute(str(src), "cpu", out=io.StringIO()).main_locals["v"].numpy()
+    np.testing.assert_array_equal(want, [[0, 39, 0], [0, 79, 0]])
+    for arch in ("sm_80", "sm_90a"):
+        monkeypatch.setattr(run, "make_device", lambda choice, out, arch=arch: sim_runtime_device(arch))
+        got = run.execute(str(src), "cpu", out=io.StringIO()).main_locals["v"].numpy()
+        np.testing.assert_array_equal(got, want)

@@ -226,9 +226,32 @@ def rule_store(tcx: CheckCx, cx: CallCx) -> Type:
     return UNIT
 
 
+_REDUCTIONS = frozenset(("sum", "max", "min", "prod", "argmax", "argmin"))
+
+
+def _other_axis_hint(tcx: CheckCx, v: ast.Expr, dst: tuple[Dim, ...]) -> str | None:
+    """`t.sum(0)` stored where `t.sum(1)` fits: the reduction went along the
+    wrong axis (a port that reduced along Triton's other axis)."""
+    if not (isinstance(v, ast.MethodCall) and v.method.name in _REDUCTIONS and len(v.args) == 1
+            and isinstance(v.args[0].value, ast.IntLit)):
+        return None
+    rt = tcx.program.types.get(v.receiver)
+    if not isinstance(rt, TileT):
+        return None
+    axis = v.args[0].value.value
+    for k in range(len(rt.shape)):
+        if k != axis and tuple(d for i, d in enumerate(rt.shape) if i != k) == dst:
+            return (f"`.{v.method.name}({axis})` removes axis {axis} of {shape_str(rt.shape)}; to reduce along "
+                    f"axis {k} instead: `{tcx.snippet(v.receiver)}.{v.method.name}({k})`")
+    return None
+
+
 def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, ...]) -> str:
     if all(d is not None for d in want):
         dst = tuple(d for d in want if d is not None)
+        axis = _other_axis_hint(tcx, v, dst)
+        if axis is not None:
+            return axis
         if numel(have) == numel(dst):
             return f"reshape it: `{tcx.snippet(v)}.reshape({shape_str(dst)})`"
         if broadcast_shapes(have, dst) == dst:

@@ -128,11 +128,36 @@ def _range_help(tcx: CheckCx, e: ast.Call) -> str:
 # Functions of other languages with a Tile spelling, and the help that says it.
 _HABITS = {
     "range": _range_help,
+    # Triton's and CUDA's names for where a block is
+    "program_id": lambda tcx, e: "Triton's `tl.program_id(axis)` is `block_id(axis)`: this tile block's index "
+                                 "along a grid axis",
+    "num_programs": lambda tcx, e: "Triton's `tl.num_programs(axis)` is `num_blocks(axis)`",
+    "cdiv": lambda tcx, e: "import it: `use std::math::cdiv;`",
+    "zeros_like": lambda tcx, e: "make a tile of the shape you need: `zeros::<f32>([..])`",
+    "full_like": lambda tcx, e: "make a tile of the shape you need: `full::<f32>([..], value)`",
+    "trans": lambda tcx, e: "write `t.transpose()` (or `t.permute([..])`)",
+    "associative_scan": lambda tcx, e: "an inclusive prefix sum is `cumsum(t, axis)`",
     "len": lambda tcx, e: "the size of a tensor's first axis is `t.shape()[0]`",
     "float": lambda tcx, e: "convert with `as`: `x as f32`",
     "int": lambda tcx, e: "convert with `as`: `x as i32`",
     "powf": lambda tcx, e: "write `pow(x, y)` or `x.pow(y)`",
     "pow2": lambda tcx, e: "write `exp2(x)`",
+}
+
+
+# Keyword arguments of Triton's `tl.load`/`tl.store`, `tl.zeros` and the
+# reductions, with the Tile spelling of what they ask for.
+_EDGES = ("Tile has no masks: loads past a tensor's edge read zeros (`p.load_padded([i, ..], value)` reads "
+          "`value` there instead) and stores past it are dropped")
+_KW_HABITS = {
+    "mask": _EDGES, "other": _EDGES, "boundary_check": _EDGES, "padding_option": _EDGES,
+    "dtype": "give the element type with a turbofish (`zeros::<f32>([..])`) or convert with `as` (`t as f32`)",
+    "keep_dims": "a reduction removes its axis: put a size-1 axis back with `.reshape([..])`",
+    "keepdims": "a reduction removes its axis: put a size-1 axis back with `.reshape([..])`",
+    "eviction_policy": "how the GPU caches a kernel's loads is a hint of the kernel: "
+                       "`#[hints(stages = 3, evict_first = 1)]` (`tilec doc hints`)",
+    "cache_modifier": "how the GPU caches a kernel's loads is a hint of the kernel: "
+                      "`#[hints(stages = 3, evict_first = 1)]` (`tilec doc hints`)",
 }
 
 
@@ -183,7 +208,10 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             d = tcx.err(N.UNKNOWN_KEYWORD, f"{owner} has no keyword argument `{a.name.name}`", a.name.span,
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
-            if guess:
+            habit = _KW_HABITS.get(a.name.name)
+            if habit is not None:
+                d = d.with_help(habit)
+            elif guess:
                 d = d.with_help(f"did you mean `{guess}`?")
             elif allowed_kw:
                 d = d.note("keyword arguments: " + ", ".join(f"`{k}`" for k in allowed_kw)).with_help(
@@ -280,6 +308,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             d = d.with_help(_other_receiver_help(tcx, e, rty, kind, sig.receivers, owners, fx))
         elif name in FUNCTIONS:
             d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
+        elif name in ("step_by", "step", "rev") and not cands:
+            # Triton's `range(0, K, BK)`, Rust's iterator adaptors
+            d = d.with_help("a range counts up by 1: loop over tile indices (`for k in 0..n`) and multiply "
+                            "(`k * B`), or walk a partition (`for k in 0..p.num_tiles(1)`)")
         else:
             d = d.with_help(_methods_help(kind, cands))
         return tcx.emit(d)
@@ -295,13 +327,16 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
     """The help of a method called on a receiver it does not take: a scalar
     (a full reduction's result) made into a tile or tensor, else where it is
     a method."""
-    x = tcx.snippet(e.receiver) or "x"
-    x = x if len(x) < 40 else "x"
+    x = tcx.snippet(e.receiver)
     want = "param" if fx.in_kernel else "tensor"
     if kind == "scalar" and ("tile" in receivers or want in receivers):
         dt = rty.dtype.value if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
-        return f"`{x}` is a scalar: make a {what} of it with `full::<{dt}>([1], {x})`"
+        if x and len(x) < 40:
+            return f"`{x}` is a scalar: make a {what} of it with `full::<{dt}>([1], {x})`"
+        # too long to repeat: not `x`, which may name another value of the program
+        return (f"the value `.{e.method.name}` is called on is a scalar: make a {what} of it with "
+                f"`full::<{dt}>([1], value)`")
     return f"`{e.method.name}` is a method of {owners}: call it on one of those, not on a `{rty}`"
 
 

@@ -21,6 +21,7 @@ from tilelang.sema.typeops import deref, is_intlike, is_numeric_scalar, is_poiso
 from tilelang.sema.types import (
     I32,
     Dim,
+    PartitionT,
     RefT,
     ScalarT,
     TensorT,
@@ -137,6 +138,12 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
     if isinstance(pty, RefT) and isinstance(aty, TensorT):
         d = d.with_help(f"borrow it: `&{tcx.snippet(a)}`" if not pty.mutable else
                         f"partition it: `{tcx.snippet(a)}.partition([..])`")
+    elif isinstance(pty, RefT) and not pty.mutable and isinstance(aty, PartitionT):
+        # the kernel's output declared `&` (read-only) though the launch partitions it
+        d = d.note("a partition is for a `&mut` parameter: each block gets one tile to write").with_help(
+            f"if `{p.name.name}` is the kernel's output, declare it `&mut`: "
+            f"`{p.name.name}: &mut {tcx.snippet(p.ty).lstrip('&').strip()}`; to only read it, pass "
+            f"`&{tcx.snippet(a.receiver) if isinstance(a, ast.MethodCall) else 'it'}`")
     elif isinstance(pty, RefT) and pty.mutable and isinstance(aty, RefT):
         d = d.with_help(f"partition it: `{tcx.snippet(a.expr if isinstance(a, ast.Ref) else a)}"
                         ".partition([..])`")

@@ -81,6 +81,9 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
                             .with_help(f"call it: `{sig.signature}`"))
         d = tcx.err(N.UNKNOWN_NAME, f"cannot find value `{ident.name}` in this scope", ident.span,
                     "not found in this scope")
+        habit = _value_habit(ident.name)
+        if habit is not None:
+            return tcx.emit(d.with_help(habit))
         guess = suggest(ident.name, fx.visible_names())
         return tcx.emit(d.with_help(f"a local variable with a similar name exists: `{guess}`")
                         if guess else
@@ -200,4 +203,21 @@ def _type_constant(tcx: CheckCx, p: ast.Path, dt: DType, name: str) -> Symbol | 
         d = d.note(f"`{dt.value}` has no associated constants").with_help(
             "write the value itself (`true`, `false`), or use a numeric type's constant (`i32::MAX`)")
     tcx.emit(d)
+    return None
+
+
+_SCALAR_TYPES = frozenset(d.value for d in DType)
+
+
+def _value_habit(name: str) -> str | None:
+    """The help for a name other languages use as a value: an element type
+    (Triton's `dtype=tl.float32`, NumPy's `np.float32`), `None` (NumPy's new
+    axis), CUDA's thread and block indices."""
+    if name in _SCALAR_TYPES:
+        return (f"`{name}` is a type, not a value: give it with a turbofish (`zeros::<{name}>([..])`) "
+                f"or convert with `as` (`t as {name}`)")
+    if name == "None":
+        return "Tile has no `None`: add a size-1 axis with `t.reshape([..])`, stretch it with `.broadcast([..])`"
+    if name in ("blockIdx", "threadIdx", "blockDim", "gridDim", "pid"):
+        return "a kernel sees its tile block, not threads: `block_id(axis)` and `num_blocks(axis)`"
     return None

@@ -80,7 +80,9 @@ def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expect
 
 
 def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
-                 fx: Fx) -> Type:
+                 fx: Fx, compound: bool = False) -> Type:
+    """The type of `lhs op rhs`; `compound`: of `lhs op= rhs`, whose left side
+    cannot be cast (the help then casts the right side or the declaration)."""
     if is_poison(lt, rt):
         return ERROR
     a, b = num_of(lt, fx.in_kernel), num_of(rt, fx.in_kernel)
@@ -127,7 +129,7 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         if a.kind == "int" and b.kind != "int":
             settle(tcx, lhs, ScalarT(b.elem))  # type: ignore[arg-type]
     else:
-        elem = _join_elem(tcx, a, b, lt, rt, lhs, rhs, op, op_span)
+        elem = _join_elem(tcx, a, b, lt, rt, lhs, rhs, op, op_span, compound)
         if elem is None:
             return ERROR
     if op in ("&", "|", "^"):  # `%` is fmod on floats, as in Rust
@@ -175,7 +177,7 @@ def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span) ->
 
 
 def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op: str,
-               op_span: Span) -> ElemT | str | None:
+               op_span: Span, compound: bool = False) -> ElemT | str | None:
     if a.kind in ("int", "float") and b.kind in ("int", "float"):
         return "float" if "float" in (a.kind, b.kind) else "int"
     if a.kind in ("int", "float") or b.kind in ("int", "float"):
@@ -199,14 +201,26 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
     if ea is None or eb is None:  # host tensor of unknown dtype: checked at run time
         return ea if ea is not None else eb if eb is not None else "?"
     if ea != eb:
-        wider = _wider(ea, eb)
         tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{ea}` and `{eb}`", op_span,
                          f"no implicit conversion between `{ea}` and `{eb}`")
                  .secondary(lhs.span, f"this is `{lt}`")
                  .secondary(rhs.span, f"this is `{rt}`")
-                 .with_help(f"cast with `as`: `{tcx.cast_snippet(rhs if wider == ea else lhs)} as {wider}`"))
+                 .with_help(_mixed_help(tcx, lhs, rhs, ea, eb, compound)))
         return None
     return ea
+
+
+def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT, compound: bool) -> str:
+    """Cast the narrower side; in `acc += x` the target cannot be cast (a
+    Triton port's f16 accumulator of an f32 `dot`): cast the right side, or
+    declare the target with the wider type."""
+    wider = _wider(ea, eb)
+    if not compound or wider == ea:
+        return f"cast with `as`: `{tcx.cast_snippet(rhs if wider == ea else lhs)} as {wider}`"
+    name = tcx.snippet(lhs)
+    return (f"`{name}` is `{ea}`, and a compound assignment keeps its type: declare `{name}` as `{eb}` (an accumulator: "
+            f"`zeros::<{eb}>([..])`, cast once when it is stored), or cast the right side: "
+            f"`{tcx.cast_snippet(rhs)} as {ea}`")
 
 
 def _broadcast_or_err(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr,

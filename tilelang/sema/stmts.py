@@ -291,7 +291,7 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
         return
     op = st.op[:-1]
     vty = tcx.check_expr(st.value, fx, tty)
-    rty = binary_types(tcx, op, tty, vty, st.target, st.value, st.op_span, fx)
+    rty = binary_types(tcx, op, tty, vty, st.target, st.value, st.op_span, fx, compound=True)
     if sym is not None and isinstance(tty, (UntypedInt, UntypedFloat)) and sym.ty is not None:
         tty = sym.ty  # adopted by the operation
     if not is_poison(rty, tty) and not coerce(tcx, rty, tty, st.value):

@@ -89,6 +89,12 @@ def _join(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
+# NumPy's and Triton's `t[None, :]`, `t[:, None]`, `t[:, 0]`
+_SLICING_HELP = ("Tile has no slicing and no `None` axes: `t.reshape([1, n])` adds an axis of size 1, "
+                 "`.broadcast([m, n])` stretches it, and a part of a tensor is a smaller tile loaded from it "
+                 "(`x.partition([..]).load([..])`)")
+
+
 # help for the syntax errors that none of `ErrorReporter._hint`'s habits explain
 _GENERIC_HELP = {
     codes.EXPECTED_EXPRESSION: "write a value here: a literal, a name, a call, or `(..)`",
@@ -310,8 +316,11 @@ class ErrorReporter:
                                   "write a name (`let x = ...`), `_`, or a tuple `(a, b)`")
 
         if {"NAME", "NUMBER", "MINUS", "BANG"} <= expected:
-            return (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found {found}")
-                    .primary(here, "expected expression"))
+            d = (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found {found}")
+                 .primary(here, "expected expression"))
+            if tok.type == "COLON" and isinstance(last, Token) and last.type == "LSQB":
+                return d.with_help(_SLICING_HELP)  # NumPy's and Triton's `t[:, None]`
+            return d
 
         if {"NAME", "NUMBER", "LSQB"} <= expected:  # a generic argument list
             return (Diagnostic.error(codes.EXPECTED_TYPE,
@@ -356,6 +365,10 @@ class ErrorReporter:
         if (tok.type == "COMMA" and "RSQB" in expected and len(stack) >= 3
                 and isinstance(stack[-2], Token) and stack[-2].type == "LSQB"):
             # NumPy's `x[i, j]`: an index takes one axis at a time
+            lsqb: Any = stack[-2]
+            first = self.code[base + lsqb.end_pos:start].strip()
+            if first == "None" or ":" in first:  # `t[None, :]`
+                return d.with_help(_SLICING_HELP)
             return d.with_help("index one axis at a time: `x[i][j]`")
         return d
 

@@ -142,18 +142,18 @@ def _r10(t: dict[str, np.ndarray], out: str) -> None:
 
 
 def _r11(t: dict[str, np.ndarray], out: str) -> None:
-    x = ((np.arange(100003) * 37 + 11) % 1001 - 500).astype(np.float64)
+    x = ((np.arange(20011) * 37 + 11) % 1001 - 500).astype(np.float64)
     np.testing.assert_array_equal(t["out"], [x.sum(), x.max(), x.min()])
-    np.testing.assert_array_equal(t["s"], [c.sum() for c in np.array_split(x, range(1024, 100003, 1024))])
+    np.testing.assert_array_equal(t["s"], [c.sum() for c in np.array_split(x, range(1024, 20011, 1024))])
 
 
 def _r12(t: dict[str, np.ndarray], out: str) -> None:
-    x = ((np.arange(5003, dtype=np.int64) * 2654435761) % 256).astype(np.uint8)
+    x = ((np.arange(1501, dtype=np.int64) * 2654435761) % 256).astype(np.uint8)
     np.testing.assert_array_equal(t["x"], x)
     np.testing.assert_array_equal(t["h"], np.bincount(x, minlength=256))
-    per = np.stack([np.bincount(x[i * 128:(i + 1) * 128], minlength=256) for i in range(40)])
+    per = np.stack([np.bincount(x[i * 128:(i + 1) * 128], minlength=256) for i in range(12)])
     np.testing.assert_array_equal(t["mine"], per)
-    assert out.split() == ["5003", "5003"]
+    assert out.split() == ["1501", "1501"]
 
 
 def _r13(t: dict[str, np.ndarray], out: str) -> None:
@@ -184,7 +184,7 @@ def _r15(t: dict[str, np.ndarray], out: str) -> None:
 
 def _r16(t: dict[str, np.ndarray], out: str) -> None:
     x = t["x"].astype(np.float64)
-    s = np.arange(11)[:, None, None]
+    s = np.arange(7)[:, None, None]
     theta = s * 10000.0 ** (-2 * np.arange(8) / 16)
     x1, x2 = x[..., :8], x[..., 8:]
     want = np.concatenate([x1 * np.cos(theta) - x2 * np.sin(theta), x2 * np.cos(theta) + x1 * np.sin(theta)], -1)

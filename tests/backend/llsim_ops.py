@@ -23,6 +23,7 @@ from llsim_values import (
     _encode_any,
     _signed,
     _vec,
+    knob,
 )
 
 
@@ -99,8 +100,20 @@ _BINOPS: dict[str, Callable[[Any, Any, str], Any]] = {
     "fsub": _fbin(lambda a, b: a - b),
     "fmul": _fbin(lambda a, b: a * b),
     "fdiv": _fbin(lambda a, b: np.divide(a, b)),
-    "frem": _fbin(lambda a, b: np.fmod(a, b)),
+    "frem": _fbin(lambda a, b: _frem(a, b)),
 }
+
+
+def _frem(a: Any, b: Any) -> Any:
+    """`frem` as the NVPTX backend lowers it: x - trunc(x / y) * y by one fma
+    (`div.rn`, `cvt.rzi`, `fma.rn`), x itself where y is infinite. Not fmod:
+    a rounded quotient makes it inexact (off by a multiple of y, the wrong
+    sign where x / y rounds up to an integer)."""
+    if np.isinf(b) and not np.isnan(a):
+        return a
+    t = np.trunc(a / b)
+    ty = "double" if isinstance(a, np.float64) else "float"
+    return _fma(-t, b, a, tys=[ty], name="llvm.fma")
 
 
 # the operations the block compiler writes inline (the `_BINOPS` lambdas' own expressions)
@@ -271,7 +284,11 @@ def _fma(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
         fa, fb, fc = float(a), float(b), float(c)
         if not all(math.isfinite(v) for v in (fa, fb, fc)):
             return np.float64(fa * fb + fc)
-        return np.float64(float(Fraction(fa) * Fraction(fb) + Fraction(fc)))
+        exact = Fraction(fa) * Fraction(fb) + Fraction(fc)
+        try:
+            return np.float64(float(exact))
+        except OverflowError:  # past the largest double: the infinity of its sign
+            return np.float64(math.inf if exact > 0 else -math.inf)
     # fma.rn.f32 rounds once: the f32 product is exact in f64, the f64 add is
     # rounded to odd (as the interpreter does), then the one rounding to f32;
     # a plain f64 add would round twice (a * b + c at a tie of f32 with a
@@ -377,19 +394,47 @@ def _ff2x2(el: str) -> Callable[..., Any]:
     return f
 
 
+# The hardware approximations' documented worst errors (PTX ISA, "Floating
+# point instructions"): (relative, absolute) of the exact result r; the
+# `.ftz` forms flush subnormal inputs and results to zero. `APPROX_ERROR`
+# = +1 / -1 (a knob on `llsim`) moves every result of these by that much up /
+# down, so a formula that amplifies the hardware's error (1 - 2/(e^2x + 1)
+# at a small x) shows it in a test; 0 (the default) computes them exactly.
+_APPROX_ERR = {
+    "ex2": (2.0**-22, 0.0), "lg2": (2.0**-24, 2.0**-22), "rsqrt": (2.0**-22, 0.0),
+    "rcp": (2.0**-23, 0.0), "sin": (0.0, 2.0**-20.5), "cos": (0.0, 2.0**-20.5),
+}
+
+
+def _approx(kind: str, f: Callable[[Any], Any], ftz: bool = False) -> Callable[..., Any]:
+    rel, ab = _APPROX_ERR[kind]
+
+    def hw(x: Any) -> Any:
+        if ftz and abs(x) < 2.0**-126:
+            x = np.copysign(np.float32(0.0), x)
+        r = np.float64(f(x))
+        d = knob("APPROX_ERROR")
+        if d and np.isfinite(r) and (r != 0.0 or ab):
+            r = r + d * (rel * abs(r) + ab)
+        if ftz and abs(r) < 2.0**-126:
+            r = np.copysign(0.0, r)
+        return r
+    return _unary(hw)
+
+
 _INTRINSICS: dict[str, Callable[..., Any]] = {
     "llvm.nvvm.ff2f16x2.rn": _ff2x2("half"),
     "llvm.nvvm.ff2bf16x2.rn": _ff2x2("bfloat"),
     "llvm.fma": _fma,
-    "llvm.nvvm.ex2.approx": _unary(np.exp2),
-    "llvm.nvvm.ex2.approx.ftz": _unary(np.exp2),
-    "llvm.nvvm.lg2.approx": _unary(np.log2),
-    "llvm.nvvm.lg2.approx.ftz": _unary(np.log2),
-    "llvm.nvvm.rsqrt.approx": _unary(lambda x: 1.0 / np.sqrt(np.float64(x))),
-    "llvm.nvvm.rsqrt.approx.ftz": _unary(lambda x: 1.0 / np.sqrt(np.float64(x))),
-    "llvm.nvvm.rcp.approx.ftz": _unary(lambda x: 1.0 / np.float64(x)),
-    "llvm.nvvm.sin.approx": _unary(lambda x: np.sin(np.float64(x))),
-    "llvm.nvvm.cos.approx": _unary(lambda x: np.cos(np.float64(x))),
+    "llvm.nvvm.ex2.approx": _approx("ex2", np.exp2),
+    "llvm.nvvm.ex2.approx.ftz": _approx("ex2", np.exp2, ftz=True),
+    "llvm.nvvm.lg2.approx": _approx("lg2", np.log2),
+    "llvm.nvvm.lg2.approx.ftz": _approx("lg2", np.log2, ftz=True),
+    "llvm.nvvm.rsqrt.approx": _approx("rsqrt", lambda x: 1.0 / np.sqrt(np.float64(x))),
+    "llvm.nvvm.rsqrt.approx.ftz": _approx("rsqrt", lambda x: 1.0 / np.sqrt(np.float64(x)), ftz=True),
+    "llvm.nvvm.rcp.approx.ftz": _approx("rcp", lambda x: 1.0 / np.float64(x), ftz=True),
+    "llvm.nvvm.sin.approx": _approx("sin", lambda x: np.sin(np.float64(x))),
+    "llvm.nvvm.cos.approx": _approx("cos", lambda x: np.cos(np.float64(x))),
     "llvm.sqrt": _unary(np.sqrt),
     "llvm.fabs": _unary(np.abs),
     "llvm.floor": _unary(np.floor),

@@ -98,6 +98,28 @@ class ArithOps(EmitterCore):
         nan = self.emit(f"fcmp uno float {y}, 0.0")
         return self.emit(f"select i1 {nan}, float {p}, float {y}")
 
+    def ftanh(self, x: str) -> str:
+        """tanh of an f32: 1 - 2 / (exp(2|x|) + 1) with x's sign from
+        |x| = 0.6 on; below, x + x^3 P(x^2) (fastmath.TANH_POLY): the
+        formula cancels there (tanh(1e-6) came out 4.6 % low, tanh(3e-8)
+        0), the polynomial is within 1e-7 relative down to 0 and keeps -0.0
+        and subnormals. Both are computed and one selected (no branch)."""
+        ax = self.fcall("fabs", "float", [x])
+        two = self.emit(f"fmul float {ax}, 2.0")
+        ex = self.fexp(two)
+        den = self.emit(f"fadd float {ex}, 1.0")
+        q = self.emit(f"fdiv float 2.0, {den}")
+        big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {q}"), x])
+        t = self.emit(f"fmul float {x}, {x}")
+        p = const_operand(DType.F32, fastmath.TANH_POLY[-1])
+        for coef in fastmath.TANH_POLY[-2::-1]:
+            p = self.fcall("fma", "float", [p, t, const_operand(DType.F32, coef)])
+        # tanh(x) has x's sign: copysign keeps -0.0's (x + x^3 P gives +0.0 for it)
+        small = self.fcall("copysign", "float", [self.fcall("fma", "float", [self.emit(f"fmul float {x}, {t}"), p, x]),
+                                                 x])
+        near = self.emit(f"fcmp olt float {ax}, {const_operand(DType.F32, fastmath.TANH_POLY_BELOW)}")
+        return self.emit(f"select i1 {near}, float {small}, float {big}")
+
     def scale_unless_unit(self, xs: list[str], fs: list[str]) -> list[str]:
         # xs * fs, where fs holds at most 4 distinct registers a thread (a row
         # vector broadcast over an accumulator: 2), skipped (the products are
@@ -204,10 +226,10 @@ class ArithOps(EmitterCore):
 
     def felem(self, eop: ir.ElemOp, a: list[str], dt: DType, ty: str) -> str:
         E = ir.ElemOp
-        simple = {E.ADD: "fadd", E.SUB: "fsub", E.MUL: "fmul", E.DIV: "fdiv", E.REM: "frem"}
+        simple = {E.ADD: "fadd", E.SUB: "fsub", E.MUL: "fmul", E.DIV: "fdiv"}
         cmp = {E.EQ: "oeq", E.NE: "une", E.LT: "olt", E.LE: "ole", E.GT: "ogt", E.GE: "oge"}
-        if eop is E.REM and ty == "float":
-            return self.fmod_f32(a[0], a[1])
+        if eop is E.REM:
+            return self.fmod_f32(a[0], a[1]) if ty == "float" else self.fmod_f64(a[0], a[1])
         if eop is E.MUL:
             # `contract`: a product that a reduction or scan sums right away
             # (their adds carry the flag too) becomes one fma: `(a * b).sum(k)`
@@ -273,17 +295,14 @@ class ArithOps(EmitterCore):
             case E.RSQRT:
                 return self.nv("llvm.nvvm.rsqrt.approx.f", a[0])
             case E.SIN:
-                return self.nv("llvm.nvvm.sin.approx.f", self.freduce(a[0]))
+                # sin(+-0) is that zero (the reduction x - 2 pi k gives +0.0 for -0.0)
+                r = self.nv("llvm.nvvm.sin.approx.f", self.freduce(a[0]))
+                zero = self.emit(f"fcmp oeq float {a[0]}, 0.0")
+                return self.emit(f"select i1 {zero}, float {a[0]}, float {r}")
             case E.COS:
                 return self.nv("llvm.nvvm.cos.approx.f", self.freduce(a[0]))
             case E.TANH:
-                ax = self.fcall("fabs", "float", [a[0]])
-                two = self.emit(f"fmul float {ax}, 2.0")
-                ex = self.fexp(two)
-                den = self.emit(f"fadd float {ex}, 1.0")
-                q = self.emit(f"fdiv float 2.0, {den}")
-                t = self.emit(f"fsub float 1.0, {q}")
-                return self.fcall("copysign", "float", [t, a[0]])
+                return self.ftanh(a[0])
             case E.SIGMOID:
                 nx = self.emit(f"fneg float {a[0]}")
                 ex = self.fexp(nx)
@@ -293,13 +312,21 @@ class ArithOps(EmitterCore):
                 raise AssertionError(f"float op {eop} has no lowering")
 
     def fmod_f32(self, x: str, y: str) -> str:
-        """fmod of f32 values, exact like the interpreter's np.fmod while |x/y| < 2^29:
-        in f64, q = trunc(x/y) and r = x - q*y (one fma, exact: q*y fits 53
-        bits and the true remainder is an f32); a quotient rounded up to the
-        next integer leaves r with the wrong sign, fixed by one more exact step.
-        Beyond 2^29 it is LLVM's frem (x - trunc(x/y)*y in f32)."""
+        """fmod of f32 values, exact like the interpreter's np.fmod: in f64
+        (`fmod_f64`; the remainder of two f32 values is an f32)."""
         xd = self.emit(f"fpext float {x} to double")
         yd = self.emit(f"fpext float {y} to double")
+        return self.emit(f"fptrunc double {self.fmod_f64(xd, yd)} to float")
+
+    def fmod_f64(self, xd: str, yd: str) -> str:
+        """fmod of f64 values, exact like np.fmod (LLVM's `frem` is x -
+        trunc(x/y)*y with a rounded quotient: off by multiples of y past
+        2^53, the wrong sign where x/y rounds up to an integer). q = trunc(x/y)
+        and r = x - q*y by one fma are exact while |q| < 2^52 (the true
+        remainder is representable: a multiple of y's last place below 2|y|);
+        a quotient rounded up to the next integer leaves r with the wrong sign,
+        fixed by one more exact step. Larger quotients take a loop (a branch
+        only their lanes enter, `fmod_reduce`)."""
         q = self.fcall("trunc", "double", [self.emit(f"fdiv double {xd}, {yd}")])
         nq = self.emit(f"fneg double {q}")
         r = self.fcall("fma", "double", [nq, yd, xd])
@@ -309,20 +336,76 @@ class ArithOps(EmitterCore):
         ay = self.fcall("fabs", "double", [yd])
         step = self.fcall("copysign", "double", [ay, r])
         r2 = self.emit(f"fsub double {r}, {step}")
-        rf = self.emit(f"select i1 {wrong}, double {r2}, double {r}")
+        near = self.emit(f"select i1 {wrong}, double {r2}, double {r}")
+        aq = self.fcall("fabs", "double", [q])
+        ax = self.fcall("fabs", "double", [xd])
+        # |q| >= 2^52 (x / y may overflow to inf: 1e-8 / 5e-324), x finite,
+        # y finite and not 0: the loop
+        big = self.emit(f"fcmp oge double {aq}, {const_operand(DType.F64, 2.0**52)}")
+        xfin = self.emit(f"fcmp one double {ax}, 0x7FF0000000000000")
+        yok = self.emit(f"and i1 {self.emit(f'fcmp one double {ay}, 0x7FF0000000000000')}, "
+                        f"{self.emit(f'fcmp one double {ay}, 0.0')}")
+        far = self.emit(f"and i1 {self.emit(f'and i1 {big}, {xfin}')}, {yok}")
+        pre, loop_l, join = self.cur, self.new_label("fmod_far"), self.new_label("fmod_done")
+        self.cbr(far, loop_l, join)
+        self.label(loop_l)
+        reduced = self.fmod_reduce(ax, ay, pre)
+        end = self.cur
+        self.br(join)
+        self.label(join)
+        rf = self.emit(f"phi double [ {near}, %{pre} ], [ {reduced}, %{end} ]")
         # fmod keeps the sign of x, also for a zero remainder (-4 % 2 = -0)
         rs = self.fcall("copysign", "double", [rf, xd])
-        exact = self.emit(f"fptrunc double {rs} to float")
-        aq = self.fcall("fabs", "double", [q])
-        small = self.emit(f"fcmp olt double {aq}, {const_operand(DType.F64, 2.0**29)}")
-        fb = self.emit(f"frem float {x}, {y}")
-        out = self.emit(f"select i1 {small}, float {exact}, float {fb}")
         # y = +-inf: x itself for a finite x (0 * inf would be NaN above); x = inf,
-        # y = 0 and NaNs give NaN through q (not `small`) and frem
+        # y = 0 and NaNs give NaN through q (NaN or inf: r is NaN)
         yinf = self.emit(f"fcmp oeq double {ay}, 0x7FF0000000000000")
-        xfin = self.emit(f"fcmp one double {self.fcall('fabs', 'double', [xd])}, 0x7FF0000000000000")
         keep = self.emit(f"and i1 {yinf}, {xfin}")
-        return self.emit(f"select i1 {keep}, float {x}, float {out}")
+        return self.emit(f"select i1 {keep}, double {xd}, double {rs}")
+
+    def fmod_reduce(self, ax: str, ay: str, pre: str) -> str:
+        """fmod(ax, ay) of positive finite f64 values by a loop (emitted at
+        the current block, entered from `pre`): r = ax; while r >= ay, with
+        y_k = ay * 2^k the largest multiple of ay by a power of two under
+        r / 2^51, r = r - trunc(r / y_k) * y_k (one exact fma, made
+        non-negative by one exact add): r stays congruent to ax mod ay and
+        loses 51 bits of quotient a trip (f32 inputs: 6 trips at most, f64:
+        42)."""
+        head = self.cur
+        r = self.tmp()
+        phi_at = len(self.lines)
+        self.lines.append("")  # the phi, patched below
+        k = self.emit(f"sub i32 {self.emit(f'sub i32 {self.fexponent(r)}, {self.fexponent(ay)}')}, 51")
+        k = self.emit(f"select i1 {self.emit(f'icmp slt i32 {k}, 0')}, i32 0, i32 {k}")
+        yk = ay
+        for part in range(3):  # 2^k in three factors of at most 2^1000 (k < 2100)
+            kp = self.emit(f"select i1 {self.emit(f'icmp sgt i32 {k}, 1000')}, i32 1000, i32 {k}")
+            k = self.emit(f"sub i32 {k}, {kp}")
+            biased = self.emit(f"zext i32 {self.emit(f'add i32 {kp}, 1023')} to i64")
+            bits = self.emit(f"shl i64 {biased}, 52")
+            yk = self.emit(f"fmul double {yk}, {self.emit(f'bitcast i64 {bits} to double')}")
+        q = self.fcall("trunc", "double", [self.emit(f"fdiv double {r}, {yk}")])
+        rn = self.fcall("fma", "double", [self.emit(f"fneg double {q}"), yk, r])
+        neg = self.emit(f"fcmp olt double {rn}, 0.0")
+        rn = self.emit(f"select i1 {neg}, double {self.emit(f'fadd double {rn}, {yk}')}, double {rn}")
+        again = self.emit(f"fcmp oge double {rn}, {ay}")
+        latch = self.cur
+        done = self.new_label("fmod_reduced")
+        self.cbr(again, head, done)
+        self.lines[phi_at] = f"  {r} = phi double [ {ax}, %{pre} ], [ {rn}, %{latch} ]"
+        self.label(done)
+        return rn
+
+    def fexponent(self, v: str) -> str:
+        """floor(log2(v)) of a positive finite f64 as i32 (subnormals scaled
+        by 2^64 first)."""
+        sub = self.emit(f"fcmp olt double {v}, {const_operand(DType.F64, 2.0**-1022)}")
+        scaled = self.emit(f"fmul double {v}, {const_operand(DType.F64, 2.0**64)}")
+        w = self.emit(f"select i1 {sub}, double {scaled}, double {v}")
+        wb = self.emit(f"bitcast double {w} to i64")
+        e = self.emit(f"and i64 {self.emit(f'lshr i64 {wb}, 52')}, 2047")
+        e32 = self.emit(f"trunc i64 {e} to i32")
+        bias = self.emit(f"select i1 {sub}, i32 1087, i32 1023")
+        return self.emit(f"sub i32 {e32}, {bias}")
 
     def ielem(self, eop: ir.ElemOp, a: list[str], dt: DType, ty: str) -> str:
         E = ir.ElemOp

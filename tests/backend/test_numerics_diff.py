@@ -1,0 +1,180 @@
+"""The GPU code path against the interpreter, op by op: every element-wise,
+cast, reduction and scan operation on every dtype it takes, on the edges of
+each type (signed zeros, subnormals, tiny and huge values, infinities, NaN,
+the integer extremes) and random values (`numerics_cases.py` builds the
+kernels from its table). The generated LLVM IR runs on the CPU in `llsim`,
+for sm_80 and sm_90a, and each kernel is assembled by ptxas for both. The
+math is also run with every approximate instruction off by its documented
+worst error, up and down (`llsim.APPROX_ERROR`), so the tolerance a result
+must meet (`fastmath.tolerance`, printed in docs/reference.md) holds for
+what a GPU may compute, not only for exact hardware.
+
+`TILE_NUMERICS_SWEEP=N` runs N random values a scale (and 4N random pairs)
+instead of the default few.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import llsim
+import numerics_cases as nc
+import numpy as np
+import pytest
+from llsim import SimDevice
+
+from tilelang.backend import emit_ptx, fastmath
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+CASES = nc.cases()
+# the cases with approximate instructions in them (the binary ops and fma
+# are exact, pow and erf computed in f64 without approximations)
+FLOAT_MATH = [c for c in CASES if c.dtype.is_float and c.group == "unary"]
+
+# Where the GPU is documented to differ from the interpreter, and what it
+# gives there: (op, dtype) -> (the domain sentence of `fastmath`'s table
+# that says so, where it applies, the result the GPU gives there).
+DOCUMENTED_LIMITS = {
+    ("sin", DType.F64): ("|x| < 2^50 (NaN beyond)", lambda x: np.abs(x) >= 2.0**50, np.nan),
+    ("cos", DType.F64): ("|x| < 2^50 (NaN beyond)", lambda x: np.abs(x) >= 2.0**50, np.nan),
+}
+
+
+def _compare(case: nc.Case, got: list[np.ndarray], want: list[np.ndarray]) -> list[str]:
+    problems = []
+    for op, g, w in zip(case.ops, got, want, strict=True):
+        limit = DOCUMENTED_LIMITS.get((getattr(op, "value", ""), case.dtype))
+        if limit is not None:
+            outside = limit[1](np.asarray(case.inputs[0], np.float64))
+            expect = np.asarray(g)[outside]
+            assert np.all(np.isnan(expect)) if np.isnan(limit[2]) else np.all(expect == limit[2]), \
+                f"{op} on {case.dtype.value} outside `{limit[0]}`: {expect}"
+            g, w = g.copy(), w.copy()
+            g[outside] = w[outside] = 0
+        problems += nc.disagreements(case, op, g, w, case.inputs)
+    return problems
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_the_gpu_code_agrees_with_the_interpreter(case: nc.Case, arch: str) -> None:
+    k = case.kernel()
+    want = nc.run_interp(case, k)
+    got = nc.run_sim(case, k, arch, SimDevice)
+    problems = _compare(case, got, want)
+    assert not problems, f"{case.id} ({arch}):\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("error", [1, -1], ids=["up", "down"])
+@pytest.mark.parametrize("case", FLOAT_MATH, ids=lambda c: c.id)
+def test_within_tolerance_at_the_hardwares_worst_error(case: nc.Case, error: int,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llsim, "APPROX_ERROR", error)
+    k = case.kernel()
+    want = nc.run_interp(case, k)
+    got = nc.run_sim(case, k, "sm_90a", SimDevice)
+    problems = _compare(case, got, want)
+    assert not problems, f"{case.id} (approximations {error:+d} worst error):\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_generated_kernel_assembles(case: nc.Case, arch: str) -> None:
+    from ptxas_report import assemble
+
+    r = assemble(emit_ptx(case.kernel(), arch), arch)
+    assert r.max_spill_stores == 0, r.text
+
+
+def test_the_table_covers_every_operation() -> None:
+    """A new op, reduction, scan or dtype that the table forgot is a failure
+    here, not a silent gap."""
+    seen: dict[object, set[DType]] = {}
+    for c in CASES:
+        for op in c.ops:
+            seen.setdefault(op, set()).add(c.dtype)
+    floats, ints = set(nc.FLOATS), set(nc.INTS)
+    for op in ir.ElemOp:
+        if op is ir.ElemOp.WHERE:
+            assert seen[op] >= {DType.F32, DType.BF16, DType.I32, DType.U8}
+            continue
+        if not op.int_only:
+            assert seen.get(op, set()) >= floats or op in (ir.ElemOp.AND, ir.ElemOp.OR, ir.ElemOp.XOR,
+                                                           ir.ElemOp.NOT), op
+        if not op.float_only:
+            assert seen.get(op, set()) >= ints, op
+    for rop in ir.ReduceOp:
+        assert seen[rop] >= floats, rop
+    for sop in ir.ScanOp:
+        assert seen[sop] >= floats, sop
+    every = set(nc.CAST_TYPES)
+    for src in every:
+        casts = next(c for c in CASES if c.group == "cast" and c.dtype is src)
+        assert set(casts.ops) == every - {src}, src
+    assert set(DType) == every  # every dtype is a cast source and target
+
+
+def test_the_inputs_hold_the_edges() -> None:
+    for dt in nc.FLOATS:
+        x = np.asarray(nc.float_values(dt), np.float64)
+        assert np.any(np.isnan(x)) and np.any(x == np.inf) and np.any(x == -np.inf)
+        assert np.any((x == 0) & np.signbit(x)) and np.any((x == 0) & ~np.signbit(x))
+        tiny = {DType.F32: 2.0**-126, DType.F64: 2.0**-1022, DType.F16: 2.0**-14, DType.BF16: 2.0**-126}[dt]
+        assert np.any((x != 0) & (np.abs(x) < tiny)), f"{dt}: no subnormal"
+    for dt in nc.INTS:
+        x = nc.int_values(dt)
+        info = np.iinfo(dt.np_dtype)
+        assert info.min in x and info.max in x and 0 in x
+
+
+def test_documented_limits_are_the_tables() -> None:
+    for (op, dt), (domain, _, _) in DOCUMENTED_LIMITS.items():
+        table = fastmath.F64_MATH if dt is DType.F64 else fastmath.MATH
+        assert table[op].domain == domain, (op, dt)
+
+
+def test_a_planted_disagreement_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tester can fail: tanh by its exp formula all the way down to 0 (as
+    it was before the polynomial) loses tanh(1e-6) to cancellation."""
+    monkeypatch.setattr(fastmath, "TANH_POLY_BELOW", 0.0)
+    case = next(c for c in CASES if c.id == "unary-f32")
+    case = dataclasses.replace(case, ops=(ir.ElemOp.TANH,))
+    k = case.kernel()
+    problems = _compare(case, nc.run_sim(case, k, "sm_80", SimDevice), nc.run_interp(case, k))
+    assert any(p.startswith("tanh(9.99999997475e-07)") or p.startswith("tanh(2.9999998929") for p in problems), problems
+
+
+def _tanh_poly(x: np.ndarray) -> np.ndarray:
+    """`codegen/arith.ftanh`'s polynomial, in f32 (fma exact in f64, rounded once)."""
+    f32 = np.float32
+    t = (x * x).astype(f32)
+    p = np.full_like(x, f32(fastmath.TANH_POLY[-1]))
+    for coef in fastmath.TANH_POLY[-2::-1]:
+        p = (p.astype(np.float64) * t + np.float64(f32(coef))).astype(f32)
+    x3 = (x * t).astype(f32)
+    return (x3.astype(np.float64) * p + x).astype(f32)
+
+
+def test_the_tanh_polynomial_is_relative_to_an_ulp_on_its_range() -> None:
+    x = np.concatenate([np.linspace(0, fastmath.TANH_POLY_BELOW, 200_001, dtype=np.float32)[1:],
+                        np.geomspace(1e-38, 1e-3, 20_000).astype(np.float32)])
+    got = _tanh_poly(x).astype(np.float64)
+    want = np.tanh(x.astype(np.float64))
+    assert np.max(np.abs(got / want - 1)) < 1e-7
+    assert fastmath.MATH["tanh"].rtol >= 1e-7 and fastmath.MATH["tanh"].atol <= 1e-30
+
+
+@pytest.mark.parametrize("dt", [DType.F32, DType.F16, DType.BF16], ids=lambda d: d.value)
+def test_tanh_is_relative_at_small_x(dt: DType) -> None:
+    """The three values of the report that opened this (tanh(3e-8) = 0,
+    4.6 % off at 1e-6, 1.7e-4 relative at 1e-4), and -0.0 kept."""
+    x = nc.as_dtype(np.array([3e-8, 1e-6, 1e-4, -1e-4, 0.3, 0.59, 0.61, -0.0, 1e-30] + [0.0] * 55), dt)
+    case = nc.Case("unary", dt, (ir.ElemOp.TANH,), (x,))
+    k = case.kernel()
+    (got,) = nc.run_sim(case, k, "sm_80", SimDevice)
+    want = nc.as_dtype(np.tanh(np.asarray(x, np.float64)), dt)
+    rtol = fastmath.tolerance("tanh", dt)[0]
+    g, w = np.asarray(got, np.float64)[:9], np.asarray(want, np.float64)[:9]
+    assert np.all(np.abs(g - w) <= rtol * np.abs(w) + 1e-30), (g, w)
+    assert np.signbit(g[7]) and g[7] == 0

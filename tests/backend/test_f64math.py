@@ -26,11 +26,30 @@ class HostEmitter:
         self.lines: list[str] = []
         self.decls: set[str] = set()
         self.n = 0
+        self.cur = "loop"  # the block being written (`loop_module`'s body starts in `loop`)
+
+    def tmp(self) -> str:
+        self.n += 1
+        return f"%t{self.n}"
 
     def emit(self, instr: str) -> str:
+        name = self.tmp()
+        self.lines.append(f"  {name} = {instr}")
+        return name
+
+    def new_label(self, hint: str) -> str:
         self.n += 1
-        self.lines.append(f"  %t{self.n} = {instr}")
-        return f"%t{self.n}"
+        return f"{hint}{self.n}"
+
+    def label(self, name: str) -> None:
+        self.lines.append(f"{name}:")
+        self.cur = name
+
+    def br(self, target: str) -> None:
+        self.lines.append(f"  br label %{target}")
+
+    def cbr(self, cond: str, a: str, b: str) -> None:
+        self.lines.append(f"  br i1 {cond}, label %{a}, label %{b}")
 
     def declare(self, decl: str) -> None:
         self.decls.add(decl)
@@ -55,8 +74,10 @@ define void @f({params}) {{
 entry:
   br label %loop
 loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %i = phi i64 [ 0, %entry ], [ %i1, %latch ]
 {loads}{body}
+  br label %latch
+latch:
   %po = getelementptr {out_ty}, ptr %out, i64 %i
   store {out_ty} {res}, ptr %po
   %i1 = add i64 %i, 1
@@ -221,32 +242,47 @@ def test_f64_to_f32_round_to_odd_matches_the_interpreter() -> None:
     np.testing.assert_array_equal(round_bf16(out).view(np.uint32), round_bf16(want).view(np.uint32))
 
 
-def test_f32_fmod_is_exact_like_numpy() -> None:
-    """`rem` on f32 (`_Emitter.fmod_f32`), JIT-compiled for the host, equals
-    np.fmod bit for bit wherever |x/y| < 2^29 and on the special values."""
+@pytest.mark.parametrize("ty", ["float", "double"])
+def test_fmod_is_exact_like_numpy(ty: str) -> None:
+    """`rem` on f32 and f64 (`_Emitter.fmod_f32` / `fmod_f64`), JIT-compiled
+    for the host, equals np.fmod bit for bit: small and huge quotients (the
+    loop past 2^52: 3e38 % 1e-45, 1e308 % 5e-324), subnormals, signed zeros
+    and the special values."""
     pytest.importorskip("llvmlite.binding")
     from tilelang.backend.llvm import _Emitter
 
-    em = HostEmitter()
-    res = _Emitter.fmod_f32(em, "%x", "%y")  # type: ignore[arg-type]
-    fn = compile_loop(loop_module(em, res, arity=2, in_ty="float", out_ty="float"), arity=2)
+    class FmodEmitter(HostEmitter):  # the helpers fmod calls through `self`
+        fmod_f64 = _Emitter.fmod_f64
+        fmod_reduce = _Emitter.fmod_reduce
+        fexponent = _Emitter.fexponent
+
+    em = FmodEmitter()
+    res = (em.fmod_f64("%x", "%y") if ty == "double"  # type: ignore[arg-type]
+           else _Emitter.fmod_f32(em, "%x", "%y"))  # type: ignore[arg-type]
+    fn = compile_loop(loop_module(em, res, arity=2, in_ty=ty, out_ty=ty), arity=2)
+    npt, bits = (np.float32, np.uint32) if ty == "float" else (np.float64, np.uint64)
+    top = 38 if ty == "float" else 300
     r = np.random.default_rng(4)
     n = 200_000
-    x = (r.standard_normal(n) * 10.0 ** r.integers(-5, 6, n)).astype(np.float32)
-    y = (r.standard_normal(n) * 10.0 ** r.integers(-5, 3, n)).astype(np.float32)
-    sx = np.array([0.0, -0.0, 5.0, -5.0, np.inf, -np.inf, np.nan, 1.0, -4.0, 7.5, 1e-45, 3e38], np.float32)
-    sy = np.array([1.0, 1.0, np.inf, -np.inf, 2.0, 2.0, 1.0, np.nan, 2.0, 0.0, 1e-45, 1e-3], np.float32)
-    x, y = np.concatenate([x, sx]), np.concatenate([y, sy])
+    x = r.standard_normal(n) * 10.0 ** r.integers(-5, 6, n)
+    y = r.standard_normal(n) * 10.0 ** r.integers(-5, 3, n)
+    wide = n // 4  # exponents over the whole range: quotients up to 2^277 (f32), 2^2000 (f64)
+    x[:wide] = r.standard_normal(wide) * 10.0 ** r.uniform(-top - 6, top, wide)
+    y[:wide] = r.standard_normal(wide) * 10.0 ** r.uniform(-top - 6, top, wide)
+    tiny = float(np.finfo(npt).smallest_subnormal)
+    sx = [0.0, -0.0, 5.0, -5.0, np.inf, -np.inf, np.nan, 1.0, -4.0, 7.5, tiny, 3e38, -3e38, 1e-30, 3.0 - 2**-20, -0.0]
+    sy = [1.0, 1.0, np.inf, -np.inf, 2.0, 2.0, 1.0, np.nan, 2.0, 0.0, tiny, tiny, 1e-3, tiny, 1.0, tiny]
+    with np.errstate(all="ignore"):
+        x, y = np.concatenate([x, sx]).astype(npt), np.concatenate([y, sy]).astype(npt)
     out = np.empty_like(x)
     fn(x.ctypes.data, y.ctypes.data, out.ctypes.data, x.size)
     with np.errstate(all="ignore"):
         want = np.fmod(x, y)
-        ok = np.abs(x.astype(np.float64) / y) < 2.0**29
-    ok |= ~np.isfinite(x) | ~np.isfinite(y) | (y == 0)
-    assert ok.sum() > 0.95 * x.size
-    np.testing.assert_array_equal(np.isnan(out[ok]), np.isnan(want[ok]))
-    fin = ok & ~np.isnan(want)
-    np.testing.assert_array_equal(out[fin].view(np.uint32), want[fin].view(np.uint32))
+        q = np.abs(x.astype(np.float64) / y.astype(np.float64))
+    assert np.sum(q >= 2.0**60) > n // 20  # the loop's quotients are there
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    fin = ~np.isnan(want)
+    np.testing.assert_array_equal(out[fin].view(bits), want[fin].view(bits))
 
 
 def _fma_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

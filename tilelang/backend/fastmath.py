@@ -52,8 +52,8 @@ MATH: dict[str, MathImpl] = {
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
     "fma": MathImpl("fma.rn.f32 (one rounding)", 0.0, 0.0),
     "div": MathImpl("div.rn.f32 (IEEE)", 0.0, 0.0),
-    "rem": MathImpl("exact fmod in f64 (trunc quotient, one fma, sign fix-up); LLVM's frem beyond",
-                    0.0, 0.0, "|x / y| < 2^29"),
+    "rem": MathImpl("exact fmod in f64 (trunc quotient, one fma, sign fix-up; a loop that takes 51 bits of "
+                    "the quotient a trip past 2^52)", 0.0, 0.0),
 }
 
 # tanh below |x| = TANH_POLY_BELOW: x + x^3 P(x^2), P of degree 5 in x^2
@@ -132,7 +132,8 @@ F64_MATH: dict[str, MathImpl] = {
     "abs": MathImpl("abs.f64 (exact)", 0.0, 0.0),
     "fma": MathImpl("fma.rn.f64 (one rounding)", 0.0, 0.0),
     "div": MathImpl("div.rn.f64 (IEEE)", 0.0, 0.0),
-    "rem": MathImpl("LLVM's frem expansion (x - trunc(x/y)*y)", 1e-6, 1e-6),
+    "rem": MathImpl("exact fmod (trunc quotient, one fma, sign fix-up; a loop that takes 51 bits of the "
+                    "quotient a trip past 2^52)", 0.0, 0.0),
 }
 
 # Half an ulp at 1.0 of each narrow type: the rounding every f16/bf16 op adds.

@@ -330,8 +330,9 @@ class ArithOps(EmitterCore):
         q = self.fcall("trunc", "double", [self.emit(f"fdiv double {xd}, {yd}")])
         nq = self.emit(f"fneg double {q}")
         r = self.fcall("fma", "double", [nq, yd, xd])
-        # wrong sign: r != 0 and sign(r) != sign(x)
-        rx = self.emit(f"fmul double {r}, {xd}")
+        # wrong sign: r != 0 and sign(r) != sign(x) (r times x's sign: r * x
+        # underflows to -0.0 for tiny f64 values)
+        rx = self.emit(f"fmul double {r}, {self.fcall('copysign', 'double', ['1.0', xd])}")
         wrong = self.emit(f"fcmp olt double {rx}, 0.0")
         ay = self.fcall("fabs", "double", [yd])
         step = self.fcall("copysign", "double", [ay, r])

@@ -251,8 +251,14 @@ def cases() -> list[Case]:
         a, b = pairs(x, 1, len(_float_specials(dt)), every=1 if SWEEP else 3)
         out.append(Case("binary", dt, FLOAT_BINARY, (a, b)))
         r = _rng(7)
-        c3 = tuple(x[r.integers(0, x.size, 512)] for _ in range(3))
-        out.append(Case("ternary", dt, (E.FMA,), c3))
+        c3 = [x[r.integers(0, x.size, 512)] for _ in range(3)]
+        # products on a tie of the type (odd factors), plus a tiny c of either
+        # sign: where rounding twice (f32, then the narrow type) goes wrong
+        k = 256
+        c3[0] = np.concatenate([c3[0], as_dtype(r.standard_normal(k), dt)])
+        c3[1] = np.concatenate([c3[1], as_dtype(r.choice([3.0, 1.5, 0.75, 5.0, 6.0, -3.0], k), dt)])
+        c3[2] = np.concatenate([c3[2], as_dtype(r.choice([1e-30, -1e-30, 1e-40, -1e-40, 6e-8, -6e-8, 0.0, -0.0], k), dt)])
+        out.append(Case("ternary", dt, (E.FMA,), tuple(c3)))
     for dt in INTS:
         x = int_values(dt)
         out.append(Case("unary", dt, INT_UNARY, (x,)))

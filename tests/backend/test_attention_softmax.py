@@ -108,7 +108,7 @@ def _run(k, args: list, grid: tuple[int, ...]) -> list:  # type: ignore[no-untyp
 def test_std_split_matches_the_whole_loop(bm: int, bn: int, bh: int, hkv: int, sq: int, sk: int, causal: bool,
                                           pieces: int) -> None:
     """`flash_attention_lse` split into pieces and merged against the whole loop, in the interpreter: the
-    same O (to f16 rounding) and log-sum-exp, zeros and MASKED * ln 2 exactly where a row sees no key; the
+    same O (to f16 rounding) and log-sum-exp, zeros and -inf exactly where a row sees no key; the
     scores scaled so that the stale max moves after a piece's first block."""
     k = _std("flash_attention_lse", "f16", bm, bn, 32)
     rng = np.random.default_rng(bm + sq + sk + pieces)

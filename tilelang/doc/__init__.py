@@ -86,13 +86,44 @@ def _forms(name: str) -> list[str]:
     return lines
 
 
+def _tol(rtol: float, atol: float) -> str:
+    if rtol == 0.0 and atol == 0.0:
+        return "exact"
+    return f"rtol {rtol:.2g}, atol {atol:.2g}"
+
+
+def gpu_accuracy(name: str) -> str | None:
+    """How the GPU computes math function `name` and how close it comes to
+    the interpreter, per dtype, from the backend's own table
+    (`tilelang/backend/fastmath.py`, which `tests/backend/test_numerics_diff.py`
+    checks op by op); None for a name the table does not hold."""
+    from tilelang.backend import fastmath
+    from tilelang.dtypes import DType
+
+    f32, f64 = fastmath.MATH.get(name), fastmath.F64_MATH.get(name)
+    if f32 is None or f64 is None:
+        return None
+    out = []
+    for label, impl in (("f32", f32), ("f64", f64)):
+        where = "" if impl.domain.startswith("all") else f" for {impl.domain}"
+        out.append(f"{label}: {impl.how}; {_tol(impl.rtol, impl.atol)}{where}.")
+    out.append(f"f16: the f32 code rounded once, {_tol(*fastmath.tolerance(name, DType.F16))}; "
+               f"bf16: {_tol(*fastmath.tolerance(name, DType.BF16))}.")
+    return ("On the GPU, how it is computed and how close it is to the interpreter's result r "
+            "(|gpu - r| <= atol + rtol |r|; NaN, infinities and the sign of a zero as r): " + " ".join(out))
+
+
 def builtin_entry(name: str) -> str | None:
     """The reference entry of a built-in: its forms from the signature
-    table, then its hand-written text and examples."""
+    table, then its hand-written text and examples, then how the GPU
+    computes it (math functions)."""
     forms = _forms(name)
     if not forms:
         return None
     body = builtin_texts().get(name, "")
+    acc = gpu_accuracy(name)
+    if acc is not None:
+        body = body.rstrip() + "\n\n" + acc + "\n"
     return f"### `{name}`\n\n" + "\n".join(forms) + "\n\n" + body
 
 

@@ -261,6 +261,8 @@ class ArithOps(EmitterCore):
                 return self.fcall("ceil", ty, a)
             case E.SQRT:
                 return self.fcall("sqrt", ty, a)
+            case E.FMA if dt in (DType.F16, DType.BF16):
+                return self.fma_narrow(a[0], a[1], a[2])
             case E.FMA:
                 return self.fcall("fma", ty, a)
             case E.MAXIMUM | E.MINIMUM if ty == "float" and self.k.sm >= 80:
@@ -310,6 +312,31 @@ class ArithOps(EmitterCore):
                 return self.emit(f"fdiv float 1.0, {den}")
             case _:
                 raise AssertionError(f"float op {eop} has no lowering")
+
+    def fma_narrow(self, a: str, b: str, c: str) -> str:
+        """a * b + c of f16/bf16 values (in f32 registers) rounded ONCE to the
+        narrow type, as the interpreter does: fma.rn.f32 then the narrow
+        rounding rounds twice (bf16 2.046875 * 3 + 9e-38 tied down to 6.125,
+        not 6.15625). The product is exact in f64; a * b + c is rounded to odd
+        in f64 (the sum by TwoSum, its last bit set where the sum was
+        inexact), then to odd in f32 (`f64_to_f32_odd`): the rounding to the
+        narrow type that follows (`round_to`) is the one rounding."""
+        ad, bd, cd = (self.emit(f"fpext float {v} to double") for v in (a, b, c))
+        p = self.emit(f"fmul double {ad}, {bd}")
+        s = self.emit(f"fadd double {p}, {cd}")
+        bb = self.emit(f"fsub double {s}, {p}")
+        pp = self.emit(f"fsub double {s}, {bb}")
+        e = self.emit(f"fadd double {self.emit(f'fsub double {p}, {pp}')}, {self.emit(f'fsub double {cd}, {bb}')}")
+        inexact = self.emit(f"fcmp one double {e}, 0.0")  # false for an infinite or NaN sum (e is NaN)
+        sb = self.emit(f"bitcast double {s} to i64")
+        even = self.emit(f"icmp eq i64 {self.emit(f'and i64 {sb}, 1')}, 0")
+        # one step toward the exact value: up in magnitude where e has s's sign
+        eb = self.emit(f"bitcast double {e} to i64")
+        apart = self.emit(f"icmp slt i64 {self.emit(f'xor i64 {sb}, {eb}')}, 0")
+        odd = self.emit(f"add i64 {sb}, {self.emit(f'select i1 {apart}, i64 -1, i64 1')}")
+        fix = self.emit(f"and i1 {inexact}, {even}")
+        r = self.emit(f"select i1 {fix}, double {self.emit(f'bitcast i64 {odd} to double')}, double {s}")
+        return self.f64_to_f32_odd(r)
 
     def fmod_f32(self, x: str, y: str) -> str:
         """fmod of f32 values, exact like the interpreter's np.fmod: in f64

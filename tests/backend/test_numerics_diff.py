@@ -3,14 +3,15 @@ cast, reduction and scan operation on every dtype it takes, on the edges of
 each type (signed zeros, subnormals, tiny and huge values, infinities, NaN,
 the integer extremes) and random values (`numerics_cases.py` builds the
 kernels from its table). The generated LLVM IR runs on the CPU in `llsim`,
-for sm_80 and sm_90a, and each kernel is assembled by ptxas for both. The
-math is also run with every approximate instruction off by its documented
+for sm_90a (and sm_80 in the sweep: the element-wise code is the same), and
+each kernel is assembled by ptxas for sm_80 and sm_90a. The math is also run with every approximate instruction off by its documented
 worst error, up and down (`llsim.APPROX_ERROR`), so the tolerance a result
 must meet (`fastmath.tolerance`, printed in docs/reference.md) holds for
 what a GPU may compute, not only for exact hardware.
 
-`TILE_NUMERICS_SWEEP=N` runs N random values a scale (and 4N random pairs)
-instead of the default few.
+`TILE_NUMERICS_SWEEP=N` runs N random values a scale (and 4N random pairs,
+every pair of the edges) instead of the default few, on both architectures
+and every narrow type at the worst error (CI runs the default size).
 """
 
 from __future__ import annotations
@@ -28,9 +29,13 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 CASES = nc.cases()
-# the cases with approximate instructions in them (the binary ops and fma
-# are exact, pow and erf computed in f64 without approximations)
-FLOAT_MATH = [c for c in CASES if c.dtype.is_float and c.group == "unary"]
+# the cases with approximate instructions in them: the unary math of f32
+# (f16 runs the same code as bf16; f64 has no approximations, and neither
+# have the binary ops, fma, pow and erf)
+FLOAT_MATH = [c for c in CASES if c.group == "unary" and c.dtype in
+              ((DType.F32, DType.BF16, DType.F16) if nc.SWEEP else (DType.F32, DType.BF16))]
+# sm_80 and sm_90a emit the same element-wise code; the sweep runs both
+ARCHS = ["sm_80", "sm_90a"] if nc.SWEEP else ["sm_90a"]
 
 # Where the GPU is documented to differ from the interpreter, and what it
 # gives there: (op, dtype) -> (the domain sentence of `fastmath`'s table
@@ -56,7 +61,7 @@ def _compare(case: nc.Case, got: list[np.ndarray], want: list[np.ndarray]) -> li
     return problems
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_the_gpu_code_agrees_with_the_interpreter(case: nc.Case, arch: str) -> None:
     k = case.kernel()
@@ -178,3 +183,26 @@ def test_tanh_is_relative_at_small_x(dt: DType) -> None:
     g, w = np.asarray(got, np.float64)[:9], np.asarray(want, np.float64)[:9]
     assert np.all(np.abs(g - w) <= rtol * np.abs(w) + 1e-30), (g, w)
     assert np.signbit(g[7]) and g[7] == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_the_gpu_agrees_with_the_interpreter(case: nc.Case) -> None:
+    """The same table on a real GPU (skipped without one): the hardware's own
+    approximations, not llsim's model of them."""
+    from tilelang.runtime import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA device")
+    dev = cuda.device()
+    k = case.kernel()
+    want = nc.run_interp(case, k)
+    args = case.args()
+    gpu = [dev.upload(a, p.dtype) for p, a in zip(k.params, args, strict=True)]
+    dev.run(dev.prepare(k), case.grid(), gpu)
+    dev.sync()
+    outs = k.params[len(case.inputs):]
+    got = [dev.download(g, p.dtype, a.shape) for p, g, a in zip(outs, gpu[len(case.inputs):],
+                                                                 args[len(case.inputs):], strict=True)]
+    problems = _compare(case, got, want)
+    assert not problems, f"{case.id} (GPU):\n  " + "\n  ".join(problems)

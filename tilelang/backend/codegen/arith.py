@@ -405,7 +405,7 @@ class ArithOps(EmitterCore):
         k = self.emit(f"sub i32 {self.emit(f'sub i32 {self.fexponent(r)}, {self.fexponent(ay)}')}, 51")
         k = self.emit(f"select i1 {self.emit(f'icmp slt i32 {k}, 0')}, i32 0, i32 {k}")
         yk = ay
-        for part in range(3):  # 2^k in three factors of at most 2^1000 (k < 2100)
+        for _ in range(3):  # 2^k in three factors of at most 2^1000 (k < 2100)
             kp = self.emit(f"select i1 {self.emit(f'icmp sgt i32 {k}, 1000')}, i32 1000, i32 {k}")
             k = self.emit(f"sub i32 {k}, {kp}")
             biased = self.emit(f"zext i32 {self.emit(f'add i32 {kp}, 1023')} to i64")

@@ -66,6 +66,7 @@ from tilelang.backend.codegen.llvm_types import (
 from tilelang.backend.codegen.split import SPLIT, SPLIT_ROUNDS, SPLITWS
 from tilelang.backend.codegen.split import words as split_words
 from tilelang.backend.facts import Short, TensorFacts
+from tilelang.backend.split_form import SplitForm
 from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, SplitSave, TmaDesc
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
@@ -121,6 +122,9 @@ class KernelABI:
     # `GpuKernel.short`: the runtime launches the variant compiled with the fact
     # where the launch's shape satisfies it (`facts.Short.refine`)
     short: Short | None = None
+    # `GpuKernel.split`: the runtime launches the variant with the walk's split where
+    # the launch's walk splits (`split_form.SplitForm.splits`)
+    split: SplitForm | None = None
 
 
 # ------------------------------------------------------------------ the emitter
@@ -474,5 +478,5 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
                     next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), kernel.source.walk),
-                    short=kernel.short)
+                    short=kernel.short, split=kernel.split)
     return text, abi

@@ -393,14 +393,35 @@ class CudaDevice(Device):
         return got
 
     def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
-              span: Span | None) -> tuple[Any, Function]:
-        """`_variant`, or the one with the fact its kernel asks for (`KernelABI.short`) where this launch has it."""
+              span: Span | None, grid: tuple[int, ...] = ()) -> tuple[Any, Function]:
+        """`_variant`, or the one with the fact its kernel asks for (`KernelABI.short`) where this launch has it,
+        or its split form (`KernelABI.split`) where the launch's walk on `grid` splits."""
+        abi, fn, _form = self._choose(pk, facts_key, facts, args, span, grid)
+        return abi, fn
+
+    def _choose(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
+                span: Span | None, grid: tuple[int, ...]) -> tuple[Any, Function, Any]:
+        """`_pick`'s variant and the `SplitForm` it consulted (None: none; a launcher that skips `_pick` for later
+        launches must see the scalars the plan reads unchanged: `fast_launcher`)."""
         got = self._variant(pk, facts_key, facts, span)
         if (short := got[0].short) is not None:
             shape = next(tuple(a.shape) for p, a in zip(pk.ir.params, args, strict=True) if p.name == short.param)
             more = short.refine(facts, shape)
-            got = got if more is None else self._variant(pk, (*facts_key, short.key()), more, span)
-        return got
+            if more is not None:
+                facts_key, facts = (*facts_key, short.key()), more
+                got = self._variant(pk, facts_key, facts, span)
+        form = getattr(got[0], "split", None)
+        if form is not None and grid:  # (the split form: `backend/split_form.py`, computed once a launch shape)
+            from tilelang.ir import nodes as ir
+
+            sms = self.ctx.info.sm_count
+            g = launch_grid(got[0], grid, sms)
+            dims = {p.name: tuple(a.shape) for p, a in zip(pk.ir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
+            values = {p.name: a for p, a in zip(pk.ir.params, args, strict=True) if isinstance(p, ir.ScalarParam)}
+            if form.splits(dims, values, g[0] * g[1] * g[2]):
+                alt = self._variant(pk, (*facts_key, form.key()), form.refine(facts), span)
+                got = alt if launch_grid(alt[0], grid, sms) == g else got  # (the plan was for this many CTAs)
+        return got[0], got[1], form
 
     def run(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None:
@@ -446,7 +467,7 @@ class CudaDevice(Device):
                 facts[p.name] = f
                 fact_list.append(f.key())
         facts_key = tuple(fact_list)
-        abi, fn = self._pick(prepared, facts_key, facts, args, span)
+        abi, fn = self._pick(prepared, facts_key, facts, args, span, grid)
 
         err_word = 0
         if abi.asserts:
@@ -539,11 +560,13 @@ class CudaDevice(Device):
                                 p.dtype.value == "bf16" and not a.bf16)
                 facts[p.name] = f
                 fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
-        abi, fn = self._pick(prepared, tuple(fact_list), facts, args, span)
+        abi, fn, form = self._choose(prepared, tuple(fact_list), facts, args, span, grid)
         if abi.asserts or abi.prints or abi.pdl:  # PDL: cuLaunchKernelEx, in `Function.launch`
             return None
         index = {p.name: i for i, p in enumerate(kernel.params)}
-        return FastLaunch.make(self, fn, abi, launch_grid(abi, grid, self.ctx.info.sm_count), args, index)
+        # the form a launch runs depends on the scalars its plan reads (`causal`): other values, the general path
+        guards = tuple((index[n], args[index[n]]) for n in form.reads()) if form is not None else ()
+        return FastLaunch.make(self, fn, abi, launch_grid(abi, grid, self.ctx.info.sm_count), args, index, guards)
 
     def is_capturing(self, stream: Any) -> bool:
         """Whether `stream` is being captured into a CUDA graph (by this device

@@ -54,6 +54,7 @@ class FastLaunch:
         "_call",
         "_direct",
         "_go",
+        "_guards",
         "_lock",
         "_native",
         "_native_own",
@@ -78,8 +79,12 @@ class FastLaunch:
         call: tuple[Any, ...],
         ok: Any,
         nargs: int = -1,
+        guards: tuple[tuple[int, Any], ...] = (),
     ) -> None:
         self.device = device
+        # (argument index, value): a launch with another value takes the general path (the variant was
+        # picked for this one: the attention walk's split form, `CudaDevice._choose`)
+        self._guards = guards
         self.packed = packed
         # The tensor addresses live side by side in one block (the parameter
         # array points each pointer slot at its element), so a launch writes
@@ -149,7 +154,8 @@ class FastLaunch:
 
     @staticmethod
     def make(
-        dev: Any, fn: Any, abi: Any, grid: tuple[int, ...], args: list[Any], index: dict[str, int]
+        dev: Any, fn: Any, abi: Any, grid: tuple[int, ...], args: list[Any], index: dict[str, int],
+        guards: tuple[tuple[int, Any], ...] = (),
     ) -> FastLaunch | None:
         values: list[Any] = []
         ptrs: list[tuple[int, int, bool]] = []  # (slot, arg index, 16-byte aligned)
@@ -201,6 +207,7 @@ class FastLaunch:
             ),
             0 if raw is not None else d.CUresult.CUDA_SUCCESS,
             len(args),
+            guards,
         )
         fl._raw = raw is not None
         native()  # start building (or load) the native launcher; launches use it once ready
@@ -217,6 +224,9 @@ class FastLaunch:
         """Launch with `args` (tensor addresses as ints, scalars as values, in
         the kernel's parameter order) on `stream` (`raw`: its handle's value,
         for the native launcher); False: take the general path."""
+        for i, v in self._guards:
+            if args[i] != v:
+                return False
         go = self._go
         if go is None and self._native is not None and _NATIVE["module"] is not None:
             go = self._go = functools.partial(_NATIVE["module"].launch, *self._native)

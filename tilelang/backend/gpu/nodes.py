@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tilelang.backend.facts import Short, TensorFacts
+from tilelang.backend.split_form import SplitForm
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
@@ -614,6 +615,9 @@ class GpuKernel:
     # where a launch's tensor dim is at most a limit the passes compile another variant
     # (`facts.Short`; the attention pass: short key sequences chained)
     short: Short | None = None
+    # where a launch's walk splits its last round, the runtime compiles and launches the variant
+    # with the split (`backend/split_form.py`, `TILEC_ATTN_SPLIT_FORMS`)
+    split: SplitForm | None = None
     next_id: int = 0  # the smallest value id not used yet (for passes that add values)
     span: Span = DUMMY_SPAN
 

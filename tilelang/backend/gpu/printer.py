@@ -36,7 +36,10 @@ def print_gpu_kernel(k: g.GpuKernel) -> str:
     tail = f"{k.arch} warps {k.num_warps} stages {k.num_stages} smem {k.smem_bytes}"
     if k.short is not None:  # the launch picks another variant where the shape satisfies this
         tail += f" short @{k.short.param}.dim{k.short.dim} <= {k.short.limit}"
+    if k.split is not None:  # the launch picks the split form where its walk splits (`split_form.SplitForm`)
+        tail += f" split-form @{k.split.param} ({len(k.split.ops)} plan ops)"
     short = [f"@{n}.rows <= {f.rows_at_most}" for n, f in sorted(k.facts.items()) if f.rows_at_most]
+    short += [f"@{n} split walk" for n, f in sorted(k.facts.items()) if f.split_walk]
     tail += f" (variant: {', '.join(short)})" if short else ""
     return print_params_header(k, n, tail, k.body, extra_params=tmas, word="gpu.kernel",
                                ir_params=ir_params)

@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from tilelang.backend import split_form
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -97,10 +98,24 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and loops.pingpong() != "0")
     # the walk's last round split along the keys (`attention_split`): the loop's bounds become the tile's piece's
     acc_regs = BM * p.o_dot.result.shape[1] // (W * 32)  # a consumer thread's accumulator registers
+    rotating = schedule == "overlap" and rot.enabled(p)
+    forms = persist and split_form.enabled()  # the split a form of its own, picked at launch (`split_form`)
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
         and schedule != "serial" \
-        and split.pieces() and split.fits(acc_regs, schedule == "overlap" and rot.enabled(p)) \
+        and split.pieces() and split.fits(acc_regs, rotating, forms) \
         and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
+    chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
+    before = [op for op in ops[:i] if id(op) not in chained]
+    outside = [op for op in before if not any(v.shape for v in g.results(op))]
+    # the split form (the launch's walk splits: the runtime's fact) walks its pieces alone; the other form is
+    # the kernel without the split, asking for the split form where a launch's walk splits (`request`)
+    form = forms and proof is not None and ctx.fact(split.carrier(k)).split_walk
+    request = None
+    if forms and proof is not None and not form:
+        assert kv is not None
+        request = split.form_request(k, kv, outside, (loop.lower, loop.upper))
+        if request is not None or not split.fits(acc_regs, rotating):
+            proof = None  # (no plan: the split in the kernel where it fits there, as without the forms)
     marks = split.marks(loop, fresh) if proof is not None else None
     if marks is not None:
         loop = dataclasses.replace(loop, lower=marks.lower, upper=marks.upper)
@@ -180,9 +195,6 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                 (len(pb.ops), 3), (len(p_tile), 4)], span)
 
     # -- consumers: the body as written, the products on the tensor cores
-    chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
-    before = [op for op in ops[:i] if id(op) not in chained]
-    outside = [op for op in before if not any(v.shape for v in g.results(op))]
     moved = [op for op in before if any(v.shape for v in g.results(op))]
     zero_c = fresh.value(DType.I32, (), "q_stage")
     q_slot = fresh.value(DType.I32, (), "q_slot") if qn == 2 else zero_c  # this tile's Q stage (set per tile)
@@ -272,8 +284,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         wb = _Build(fresh)
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
         walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0,
-                                tiles.fastdiv(p.short))
-        copy = marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue
+                                tiles.fastdiv(p.short), single=form)
+        copy = marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue \
+            and not form
         # (with a copy for the launches that do not split, the split walk runs only where single tiles split; the
         # D = 64 kernels' walk as measured, RESULTS 2026-12-04 13:07)
         s_walk, s_pre = split.single_tiles(walk, fresh) if copy and not split.fits_narrow(acc_regs) else (walk, [])
@@ -298,7 +311,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     else:
         body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
         body = tiles.kv_blocks_together(k, kv, body, fresh)
-    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist), short=short,
+    return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist), short=short, split=request,
                                params=(*k.params, qdesc, kdesc, vdesc, *([ost.desc] if ost else [])), num_warps=W + 4, num_stages=S)
 
 

@@ -34,6 +34,7 @@ import dataclasses
 import os
 from typing import Any
 
+from tilelang.backend.split_form import SCALAR_OPS, SplitForm
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -70,10 +71,11 @@ def wide() -> bool:
     return want == "1"
 
 
-def fits(acc_regs: int, rotated: bool) -> bool:
+def fits(acc_regs: int, rotated: bool, forms: bool = False) -> bool:
     """Whether a consumer thread's `acc_regs` accumulator registers leave room for the merge (past
-    `MAX_ACC_REGS` only in the rotated loop: the overlapped one at D = 128 spilled 1,012 B with the split)."""
-    return fits_narrow(acc_regs) or (wide() and rotated and acc_regs <= WIDE_ACC_REGS)
+    `MAX_ACC_REGS` only in the rotated loop: the overlapped one at D = 128 spilled 1,012 B with the split;
+    `forms`: the split in a form of its own, `split_form`, which lets these split as `wide` does)."""
+    return fits_narrow(acc_regs) or ((wide() or forms) and rotated and acc_regs <= WIDE_ACC_REGS)
 
 
 def fits_narrow(acc_regs: int) -> bool:
@@ -171,6 +173,51 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     return ops
 
 
+def carrier(k: g.GpuKernel) -> str:
+    """The tensor whose facts say which form a launch runs (`TensorFacts.split_walk`): the walk's
+    largest `&mut` partition (`attention_tiles.walk_setup`'s logical grid)."""
+    return max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank).name
+
+
+def form_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tuple[ir.Value, ...]) -> SplitForm | None:
+    """`TILEC_ATTN_SPLIT_FORMS=1`: the request (`split_form.SplitForm`) of
+    the kernel compiled without the split: the walk's `Split.on` as the
+    split form computes it (`attention_tiles.walk_setup` on the kernel's
+    scalar ops `outside`, the key loop's `bounds`), sliced to the ops it
+    depends on; None where one of them is not a launch's to fix (a load, a
+    loop, a tile, a float)."""
+    fresh = Fresh(max(k.next_id, 1) * 4 + (1 << 20))  # (ids of their own: the plan is never emitted)
+    b = _Build(fresh)
+    walk = tiles.walk_setup(b, k, kv, outside, bounds, pieces())
+    assert walk.split is not None
+    return _plan(k, b.ops, walk.split.on, carrier(k))
+
+
+def _plan(k: g.GpuKernel, ops: list[object], on: ir.Value, param: str) -> SplitForm | None:
+    need = {on.id}
+    keep: list[object] = []
+    for op in reversed(ops):
+        if any(r.id in need for r in g.results(op)):
+            keep.append(op)
+            need |= {v.id for o in g.walk(ir.Region((), (op,))) for v in g.operands(o)}  # type: ignore[arg-type]
+    keep.reverse()
+    defined: set[int] = set()
+    for op in g.walk(ir.Region((), tuple(keep))):  # type: ignore[arg-type]
+        if not (isinstance(op, (*SCALAR_OPS, ir.If, ir.Yield))) or any(r.shape for r in g.results(op)):
+            return None
+        if any(v.dtype.is_float for v in (*g.results(op), *g.operands(op))):
+            return None  # (integers and bools only: a launch's numbers, computed exactly)
+        defined |= {r.id for r in g.results(op)}
+    scalars = tuple((p.name, p.value.id) for p in k.params if isinstance(p, ir.ScalarParam) and p.value.id in need)
+    free = need - defined - {v for _, v in scalars}
+    if free:  # a value the plan cannot know at launch
+        return None
+    tensors = tuple(sorted({op.tensor for op in g.walk(ir.Region((), tuple(keep))) if isinstance(op, ir.TensorDim)}))  # type: ignore[arg-type]
+    return SplitForm(param, tuple(keep), on, scalars, tensors)
+
+
+
+
 def single_tiles(walk: tiles.Walk, fresh: Fresh) -> tuple[tiles.Walk, list[object]]:
     """`walk` for a role's split walk, which runs only where the launch splits (`Split.on`: never with pairs):
     its `pairs` a constant false (one value fewer through the key loop, and the pairs' arithmetic folded), and
@@ -221,5 +268,6 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
                   ir.Region((), (*w, ir.Yield(()))), span)]  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "epilogue", "fits", "fits_narrow", "marks",
+__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "carrier", "epilogue", "fits",
+           "fits_narrow", "form_request", "marks",
            "pieces", "producer_regs", "single_tiles", "whole_copy", "wide"]

@@ -205,9 +205,12 @@ def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, 
 
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
-               bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False) -> Walk:
+               bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, single: bool = False) -> Walk:
     """The walk's values (`Walk`), computed by `b`'s ops before the roles;
-    `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`)."""
+    `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`);
+    `single`: single tiles whatever the work (the split form of `split_form`:
+    launched only where the walk would hand out single tiles, and correct,
+    unbalanced, anywhere else)."""
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
@@ -255,7 +258,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     # pairs, the i-th heaviest tile of a head with its i-th lightest, whose
     # sum is the same for every pair; one CTA runs both (an odd middle tile
     # twice: the same values stored again).
-    want = os.environ.get("TILEC_ATTN_WALK", "auto")
+    want = "single" if single else os.environ.get("TILEC_ATTN_WALK", "auto")
     if want == "auto":
         ends = [_bounds(b, outside, bounds, _position(b, sizes, fast, kvs, f, zero), sizes)
                 for f in (zero, b.elem(E.SUB, nf, one))]

@@ -1,0 +1,281 @@
+"""`TILEC_ATTN_SPLIT_FORMS=1` (`backend/split_form.py`): the persistent
+attention walk's key split as a second compiled form, picked at launch.
+
+- The kernel a launch gets first is the kernel without the split, byte for
+  byte (its LLVM is `TILEC_ATTN_SPLIT=0`'s, D = 64 and 128), with a request:
+  the walk's own scalar ops for `Split.on`.
+- The host's evaluation of that request (`SplitForm.splits`) agrees with
+  the kernel's own walk (`TILEC_ATTN_SPLIT=1`, evaluated from its scalar
+  ops as `test_split_plan` does) on thousands of launches; the split form
+  covers every key block of every tile once where it is picked, and every
+  tile (whole, single tiles) where it is not (a wrong pick is slower, never
+  wrong).
+- The runtime (`CudaDevice._choose`, `_variant` stubbed) compiles the split
+  form only for launches whose walk splits, once a shape; the Python API's
+  fast launcher falls back to the general path when a scalar the plan reads
+  changes.
+- Both forms in llsim against NumPy (causal S_q != S_k, GQA, LSE, keys not
+  a multiple of the block, D = 64 and 128), and through ptxas for sm_90a.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections import defaultdict
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from ptxas_report import assemble
+from test_attention_pipeline import _facts, _run_lse_and_check, _std, _user
+from test_split_plan import _walk
+
+from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
+from tilelang.backend.gpu.passes import attention_tiles as tiles
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+LSE = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+
+
+def _env(monkeypatch, forms: str | None = "1", edge: str = "0") -> None:  # type: ignore[no-untyped-def]
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE",
+                "TILEC_ATTN_QDOUBLE", "TILEC_ATTN_KVFIRST", "TILEC_ATTN_WALK", "TILEC_ATTN_ROTATE",
+                "TILEC_ATTN_SPLIT", "TILEC_ATTN_SPLIT_WIDE"):
+        monkeypatch.delenv(var, raising=False)
+    if forms is None:
+        monkeypatch.delenv("TILEC_ATTN_SPLIT_FORMS", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", forms)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", edge)
+
+
+def _llvm(k, facts) -> str:  # type: ignore[no-untyped-def]
+    gk = lower_gpu(k, "sm_90a", facts)
+    return emit_llvm_text(gk, gk.facts, "")[0]
+
+
+def test_the_first_form_is_the_kernel_without_the_split(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With the forms on, std's prefill kernels (D = 64 and 128, with and without the LSE) and a user's own
+    loop compile without the split's code, their LLVM that of `TILEC_ATTN_SPLIT=0` (at D = 128 the default
+    kernel's), and ask for the split form; the fact gives the split walk alone (no copy of the whole tiles'
+    walk beside it). The chained short-keys variant asks for nothing. Unset, nothing changes."""
+    cases = [(_std("flash_attention", "f16", 128, 128, 64), _facts("oqkv", 3), 64),
+             (_std("flash_attention_lse", "bf16", 128, 128, 128), LSE, 128),
+             (_std("flash_attention_lse", "f16", 64, 64, 64), LSE, 64),
+             (_user(128, 64, 64), _facts("oqkv", 2), 64)]
+    for n, (k, facts, d) in enumerate(cases):
+        _env(monkeypatch, "0")
+        monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
+        off = _llvm(k, facts)
+        _env(monkeypatch, None)
+        default = _llvm(k, facts)
+        default_gk = lower_gpu(k, "sm_90a", facts)
+        _env(monkeypatch, "1")
+        gk = lower_gpu(k, "sm_90a", facts)
+        assert gk.split is not None and default_gk.split is None
+        assert _llvm(k, facts) == off and "splitws" not in off
+        text = print_gpu_kernel(gk)
+        assert "split.save" not in text and f"split-form @{gk.split.param}" in text
+        assert gk.split.reads() == (("causal",) if n < 3 else ())  # (the user's loop: no mask)
+        form = lower_gpu(k, "sm_90a", gk.split.refine(facts))
+        ftext = print_gpu_kernel(form)
+        assert form.split is None and "split walk)" in ftext
+        consumer = ftext[ftext.index("role consumer"):ftext.index("role producer")]
+        assert "split.save" in consumer and "split.load" in consumer
+        assert consumer.count("for %j") == 1 and "if %split" not in consumer  # the pieces' walk only
+        if d == 128:  # the default kernel at D = 128 has no split: the forms' first is it
+            assert off == default
+    from test_attention_chain import _short
+
+    _env(monkeypatch, "1")
+    assert lower_gpu(_std("flash_attention", "f16", 128, 128, 64), "sm_90a",
+                     _short(_facts("oqkv", 3), 1024)).split is None
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", "yes")
+    with pytest.raises(ValueError, match="TILEC_ATTN_SPLIT_FORMS"):
+        lower_gpu(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", _facts("oqkv", 3))
+
+
+def _spied(monkeypatch, facts):  # type: ignore[no-untyped-def]
+    """std's `flash_attention` (f16, 128 x 64, D = 64) lowered with `facts`, and the tile positions' ids."""
+    seen: list[list[int]] = []
+    orig = tiles._tile
+
+    def spy(b, w, r, marks=None):  # type: ignore[no-untyped-def]
+        pos = orig(b, w, r, marks)
+        seen.append([p.id for p in pos])
+        return pos
+
+    monkeypatch.setattr(tiles, "_tile", spy)
+    k = lower_gpu(_std("flash_attention", "f16", 128, 64, 64), "sm_90a", facts)
+    monkeypatch.setattr(tiles, "_tile", orig)
+    return k, seen
+
+
+SHAPES = [  # BH, BHkv, S_q, S_k, causal
+    (2, 2, 300, 200, False), (1, 1, 448, 512, False), (4, 2, 130, 300, False), (3, 1, 1000, 700, False),
+    (8, 8, 256, 1100, False), (5, 5, 384, 999, False), (4, 2, 130, 190, True), (2, 2, 200, 150, True),
+    (2, 1, 640, 640, True), (1, 1, 129, 65, False), (6, 3, 700, 900, True),
+]
+CTAS = [1, 2, 3, 4, 5, 7, 8, 13, 31, 64, 132]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "-".join(map(str, s)))
+def test_the_host_plan_is_the_walks(shape, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """For every launch (shape, CTAs): the host's `SplitForm.splits` says split exactly where the kernel with
+    the split inside (`TILEC_ATTN_SPLIT=1`, today's) splits some tile; where it does, the split form's walk
+    (evaluated from its own scalar ops) cuts the same tiles into the same key ranges, each counter gets its
+    size's arrivals and the records are unique; where it does not, the split form (were it launched) still
+    runs every tile once, whole."""
+    bh, hkv, sq, sk, causal = shape
+    facts = _facts("oqkv", 3)
+    _env(monkeypatch, "0")
+    inside, inside_pos = _spied(monkeypatch, facts)
+    _env(monkeypatch, "1")
+    base, base_pos = _spied(monkeypatch, facts)
+    assert base.split is not None
+    form, form_pos = _spied(monkeypatch, base.split.refine(facts))
+    tiles_total = bh * math.ceil(sq / 128)
+    dims = {"o": (bh, sq, 64), "q": (bh, sq, 64), "k": (hkv, sk, 64), "v": (hkv, sk, 64)}
+    picked = 0
+    for P in CTAS:
+        P = min(P, tiles_total)
+        want: dict[tuple, list] = defaultdict(list)
+        for c in range(P):
+            for t, lo, hi, slot, group, size in _walk(inside, inside_pos, c, P, bh, hkv, sq, sk, causal):
+                want[t].append((lo, hi, size))
+        splits = any(size is not None for v in want.values() for _, _, size in v)
+        assert base.split.splits(dims, {"causal": causal, "scale": 0.1}, P) == splits, (P, shape)
+        got: dict[tuple, list] = defaultdict(list)
+        arrivals: dict[int, int] = defaultdict(int)
+        slots = []
+        for c in range(P):
+            for t, lo, hi, slot, group, size in _walk(form, form_pos, c, P, bh, hkv, sq, sk, causal):
+                got[t].append((lo, hi, size))
+                if size is not None:
+                    arrivals[group] += 1
+                    slots.append(slot)
+        whole = {t: r[1:3] for c in range(P) for r in _walk(base, base_pos, c, P, bh, hkv, sq, sk, causal)
+                 for t in [r[0]]}
+        assert set(got) == set(want) == set(whole), P
+        # every tile's key blocks once: its pieces consecutive from the whole tile's first block to its last
+        for t, v in got.items():
+            ranges = sorted((lo, hi) for lo, hi, _ in v)
+            lo0, hi0 = whole[t]
+            assert ranges[0][0] == lo0 and ranges[-1][1] == max(hi0, lo0), (P, t, ranges)
+            assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False)), (P, t, ranges)
+            assert len(v) == 1 or v[0][2] == len(v), (P, t, v)  # a split tile: as many pieces as its counter's size
+        assert all(n == next(s for v in got.values() for _, _, s in v if s) for n in arrivals.values())
+        assert len(slots) == len(set(slots))
+        if splits:  # the split form's pieces are the in-kernel split's
+            picked += 1
+            assert {t: sorted(v) for t, v in got.items()} == {t: sorted(set(v)) for t, v in want.items()}, P
+        else:  # (no pick; where the split form's single tiles would split, a wrong pick still covers each once)
+            assert all(len(v) == 1 for v in got.values()) or causal, P
+    assert picked or causal or tiles_total <= 2  # (the split is exercised where it should be)
+
+
+def test_the_runtime_compiles_the_split_form_only_where_a_launch_splits(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`CudaDevice._choose` with `_variant` stubbed: a launch whose walk splits gets the variant with the fact
+    (its key: the base's and `SplitForm.key()`), one that does not keeps the base; the plan is evaluated once a
+    launch shape (memoised); the fast launcher's guards hold the plan's scalars (`causal`)."""
+    from tilelang.ir import nodes as ir
+    from tilelang.runtime.cuda import CudaDevice
+    from tilelang.runtime.cuda_fast import FastLaunch
+
+    _env(monkeypatch, "1", edge="3")  # (the H200's estimate: S = 1024 does not split on 132 CTAs)
+    monkeypatch.delenv("TILEC_PERSISTENT_SMS", raising=False)
+    k = _std("flash_attention", "f16", 128, 128, 64)
+    facts = _facts("oqkv", 3)
+    form = lower_gpu(k, "sm_90a", facts).split
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+    seen: list[tuple[object, ...]] = []
+
+    def variant(pk, key, fs, span):  # type: ignore[no-untyped-def]
+        seen.append(key)
+        return SimpleNamespace(short=None, persistent=1, split=None if fs["o"].split_walk else form), f"fn{len(key)}"
+
+    dev._variant = variant  # type: ignore[method-assign]
+    pk = SimpleNamespace(ir=k)
+    def args(bh: int, s: int, causal: bool) -> list[object]:
+        t = SimpleNamespace(shape=(bh, s, 64))
+        return [t, t, t, t, 0.125, causal]
+
+    for bh, s, causal, splits in ((256, 4096, False, True), (256, 1024, False, False), (256, 4096, True, False)):
+        for _ in range(2):  # (the plan evaluated once a launch shape)
+            seen.clear()
+            abi, fn, asked = dev._choose(pk, ("base",), facts, args(bh, s, causal), None, (bh, s // 128))
+            assert asked is form and (fn == "fn2") == splits and (abi.split is None) == splits
+            assert seen == ([("base",), ("base", form.key())] if splits else [("base",)])
+    assert len(form._memo) == 3
+    assert dev._pick(pk, ("base",), facts, args(256, 4096, False), None)[1] == "fn1"  # (no grid: the first form)
+    assert isinstance(k.params[-1], ir.ScalarParam) and form.reads() == ("causal",)
+    # (a FastLaunch built for causal=False refuses causal=True before it touches anything)
+    fl = FastLaunch.__new__(FastLaunch)
+    fl._guards = ((5, False),)
+    assert fl(args(2, 4096, True), None) is False
+
+
+CASES = [  # BM, D, BH, BHkv, S_q, S_k, causal, CTAs, whether the plan picks the split form
+    (64, 64, 2, 1, 300, 200, False, 4, True),   # GQA, keys not a multiple of 64: 10 tiles on 4, the last 2 split
+    (128, 64, 4, 2, 130, 300, True, 3, True),   # causal S_q < S_k, both query blocks 5 key blocks: single tiles
+    (128, 128, 2, 1, 300, 300, False, 4, True),  # D = 128, GQA: 6 tiles on 4 CTAs
+    (128, 128, 2, 2, 130, 190, True, 3, True),  # D = 128 causal, S_k > S_q, the diagonal's mask in the last piece
+    (128, 128, 2, 2, 300, 300, True, 3, False),  # D = 128 causal, uneven tiles: pairs, the first form
+]
+
+
+@pytest.mark.parametrize(("bm", "d", "bh", "hkv", "sq", "sk", "causal", "ctas", "splits"), CASES,
+                         ids=["gqa_edge", "causal_sq_lt_sk", "wide_gqa", "wide_causal_even", "wide_causal_pairs"])
+def test_both_forms_in_the_simulator(bm: int, d: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
+                                     splits: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`flash_attention_lse` in llsim against NumPy (records NaN until written), the form the plan picks for the
+    launch; where it picks the first form, the split form too (a wrong pick: single tiles, still right)."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch, "1")
+    k = _std("flash_attention_lse", "f16", bm, 64, d)
+    gk = lower_gpu(k, "sm_90a", LSE)
+    dims = {"o": (bh, sq, d), "lse": (bh, sq), "q": (bh, sq, d), "k": (hkv, sk, d), "v": (hkv, sk, d)}
+    assert gk.split is not None and gk.split.splits(dims, {"causal": causal}, ctas) == splits
+    split_facts = gk.split.refine(LSE)
+    dev = _run_lse_and_check(k, split_facts if splits else LSE, (ctas, 1), bh, hkv, sq, sk, d, causal, 7, q_scale=2.0)
+    words = np.frombuffer(dev.split_records, np.uint32) if dev.split_records else np.zeros(0, np.uint32)
+    assert bool((words != 0xFFFFFFFF).sum()) == splits  # the pieces wrote records only in the split form
+    if not splits:
+        _run_lse_and_check(k, split_facts, (ctas, 1), bh, hkv, sq, sk, d, causal, 8, q_scale=2.0)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize(("dt", "d"), [("f16", 64), ("bf16", 64), ("f16", 128), ("bf16", 128)])
+def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's kernels (128 x 128) in the split form through ptxas for sm_90a: no wgmma serialised,
+    and (nvdisasm) no STL / LDL in the key loop; ptxas 13.0 spills a few of the walk's scalars once a tile
+    (4 B at D = 64, in the consumers; 36 B at D = 128, the producer at 24 registers; 48 B with the causal pairs'
+    arithmetic in the walk, which the split form does without)."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from gpu_probe import nvdisasm_path
+    from test_attention_split import _key_loops
+
+    _env(monkeypatch, "1", edge="3")
+    k = _std("flash_attention", dt, 128, 128, d)
+    facts = _facts("oqkv", 3)
+    ptx = emit_ptx(k, "sm_90a", lower_gpu(k, "sm_90a", facts).split.refine(facts))
+    assert "atom.acq_rel.gpu" in ptx
+    with tempfile.TemporaryDirectory() as t:
+        cubin = Path(t) / "k.cubin"
+        r = assemble(ptx, "sm_90a", cubin)
+        assert "C7515" not in r and "serialized" not in r, r.text
+        assert r.max_spill_stores <= (4 if d == 64 else 36), r.text
+        tool = nvdisasm_path()
+        if tool is None:
+            return
+        sass = subprocess.run([tool, "-c", str(cubin)], check=True, capture_output=True, text=True).stdout
+    loops = [x for x in _key_loops(sass) if len(x) < 1500]
+    assert len(loops) == 1 and sum("HGMMA" in x for x in loops[0]) >= 8
+    assert not [x for x in loops[0] if x.startswith(("STL", "LDL"))], "a spill in the key loop"

@@ -272,6 +272,10 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
             ck = compile_kernel(kir, tgt, more)
             if cubin:
                 _cache_cubin(ck.ptx, cubin, kernel)
+        if ck.abi.split is not None:  # `TILEC_ATTN_SPLIT_FORMS=1`: the split form, for the launches whose walk splits
+            sk = compile_kernel(kir, tgt, ck.abi.split.refine(facts))
+            if cubin:
+                _cache_cubin(sk.ptx, cubin, kernel)
         lines.append(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s")
     return "\n".join(lines)
 

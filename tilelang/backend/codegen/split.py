@@ -53,9 +53,20 @@ def emit_op(em: Any, op: object) -> bool:
             for w, ptr in enumerate(_addresses(em, sl, len(regs), t)):
                 em.stmt(f"store float {regs[w]}, ptr addrspace(1) {ptr}, align 4")
             return True
-        case g.SplitLoad(results=rs, slot=sl, threads=t):
+        case g.SplitLoad(results=rs, slot=sl, threads=t, head=head, tail=tail, fma=fma):
             counts = [em.nregs(r) for r in rs]
-            ptrs = _addresses(em, sl, sum(counts), t)
+            skip = sum(em.nregs(h) for h in head)
+            total = skip + sum(counts) + sum(em.nregs(x) for x in tail)
+            ptrs = _addresses(em, sl, skip + sum(counts), t, total)[skip:]
+            if fma is not None:  # acc + record * factor, word by word
+                (r,) = rs
+                acc, f = em.tile(fma[0]), em.tile(fma[1])
+                out = []
+                for w, p in enumerate(ptrs):
+                    x = em.emit(f"load float, ptr addrspace(1) {p}, align 4")
+                    out.append(em.emit(f"fadd float {acc[w]}, {em.emit(f'fmul float {x}, {f[w]}')}"))
+                em.env[r.id] = out
+                return True
             at = 0
             for r, n in zip(rs, counts, strict=True):
                 em.env[r.id] = [em.emit(f"load float, ptr addrspace(1) {p}, align 4") for p in ptrs[at:at + n]]
@@ -67,8 +78,9 @@ def emit_op(em: Any, op: object) -> bool:
     return False
 
 
-def _addresses(em: Any, slot: Any, n: int, threads: int) -> list[str]:
-    base = em.emit(f"mul i32 {em.scalar(slot)}, {n * threads}")
+def _addresses(em: Any, slot: Any, n: int, threads: int, words: int = 0) -> list[str]:
+    """The addresses of a thread's first `n` words of record `slot` (records of `words` words a thread; 0: `n`)."""
+    base = em.emit(f"mul i32 {em.scalar(slot)}, {(words or n) * threads}")
     first = em.emit(f"add i32 {base}, {em.role_tid}")
     wide = em.emit(f"zext i32 {first} to i64")
     p0 = em.emit(f"getelementptr float, ptr addrspace(1) {SPLITWS}, i64 {wide}")

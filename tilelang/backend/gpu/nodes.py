@@ -386,12 +386,20 @@ class SplitSave:
 @frozen
 class SplitLoad:
     """`results` (typed and laid out as a `SplitSave`'s values) read back from
-    record `slot` of the split workspace, each thread its own words."""
+    record `slot` of the split workspace, each thread its own words. Where
+    the results are part of the record: `head`, values laid out as the
+    record's words before them, `tail` as the words after them. `fma` =
+    (acc, factor): the one result is acc + the record's values * factor
+    (element-wise, each word multiplied and added as it is loaded: one
+    accumulator in registers, not two)."""
 
     results: tuple[ir.Value, ...]
     slot: ir.Value
     threads: int
     span: Span = DUMMY_SPAN
+    head: tuple[ir.Value, ...] = ()
+    tail: tuple[ir.Value, ...] = ()
+    fma: tuple[ir.Value, ir.Value] | None = None
 
 
 @frozen
@@ -716,8 +724,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (p,) if p is not None else ()
         case SplitSave(values=vs, slot=sl):
             return (*vs, sl)
-        case SplitLoad(slot=sl):
-            return (sl,)
+        case SplitLoad(slot=sl, fma=f):
+            return (sl, *(f or ()))
         case SplitArrive(group=gr, size=n):
             return (gr, n)
     return ir.op_operands(op)  # type: ignore[arg-type]

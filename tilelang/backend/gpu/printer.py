@@ -107,8 +107,11 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"stamp {sl} tile {n(t)}")
         case g.SplitSave(values=vs, slot=sl, threads=t):
             line(f"split.save {', '.join(map(n, vs))} -> %splitws[{n(sl)}] ({t} threads)")
-        case g.SplitLoad(results=rs, slot=sl, threads=t):
-            line(f"{', '.join(n.define(r) for r in rs)} = split.load %splitws[{n(sl)}] ({t} threads)")
+        case g.SplitLoad(results=rs, slot=sl, threads=t, head=head, tail=tail, fma=fma):
+            of = "".join((f" after {', '.join(map(n, head))}" if head else "",
+                          f" before {', '.join(map(n, tail))}" if tail else "",
+                          f" * {n(fma[1])} + {n(fma[0])}" if fma is not None else ""))
+            line(f"{', '.join(n.define(r) for r in rs)} = split.load %splitws[{n(sl)}]{of} ({t} threads)")
         case g.SplitArrive(result=r, group=gr, size=sz, threads=t):
             line(f"{n.define(r)} = split.arrive %split[{n(gr)}] of {n(sz)} ({t} threads)")
         case g.Opaque(results=rs, values=vs):

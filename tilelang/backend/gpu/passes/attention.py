@@ -232,7 +232,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     epilogue, fin = epi.rewrite(epilogue, ost, obuf, qbuf, last, ran)
     whole_epilogue = epilogue  # a whole tile's (the split's copy without its code: `split.whole_copy`)
     if marks is not None and proof is not None and raw_acc is not None:
-        epilogue = split.epilogue(proof, loop, c_post[1], raw_acc, epilogue, ran, marks, W * 32, fresh, span)
+        epilogue = split.epilogue(proof, loop, c_post[1], raw_acc, epilogue, ran, marks, W * 32, fresh, span, form)
     # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
     # the turns run on from tile to tile; no arrival is left on a barrier)
     start, end = ([g.WarpgroupTurn(x, loops.TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))

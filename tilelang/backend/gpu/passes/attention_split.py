@@ -89,6 +89,22 @@ def producer_regs(acc_regs: int, default: int) -> int:
     return default if fits_narrow(acc_regs) else WIDE_PRODUCER_REGS
 
 
+# "auto": the split form (`split_form`) merges in two passes, the split inside the default kernel in one (as measured)
+MERGE_DEFAULT = "auto"
+
+
+def two_pass(form: bool) -> bool:
+    """`TILEC_ATTN_SPLIT_MERGE`: "2" the merge in two passes over the records (the max and the row sums from their
+    first words, then each record's accumulator added to one accumulator word by word as it is loaded,
+    `g.SplitLoad.fma`: one accumulator in registers, not two; ptxas 13.0 then gives the split form's key loop the
+    default kernel's instructions, 641 at D = 64 and 688 at D = 128 against 686, where with the one-pass merge's two
+    accumulators it had 662 and 718); "1" one pass; "auto" (unset): two in the split form (`form`), else one."""
+    want = os.environ.get("TILEC_ATTN_SPLIT_MERGE", MERGE_DEFAULT)
+    if want not in ("1", "2", "auto"):
+        raise ValueError(f"TILEC_ATTN_SPLIT_MERGE={want!r}: expected 1, 2 or auto")
+    return want == "2" or (want == "auto" and form)
+
+
 def pieces() -> int:
     """The most pieces a tile is cut into (`TILEC_ATTN_SPLIT`: "0" none, "1" `MAX_PIECES`, or a number)."""
     want = os.environ.get("TILEC_ATTN_SPLIT", SPLIT_DEFAULT)
@@ -103,7 +119,7 @@ def marks(loop: ir.For, fresh: Fresh) -> Marks:
 
 
 def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir.Value, epi: list[object],
-             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: Any) -> list[object]:
+             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: Any, form: bool = False) -> list[object]:
     """The consumers' ops after a tile's loop: `epi` (reading the state
     `back` maps the loop's results to, the accumulator as `raw_acc` where
     the zero select was dropped) for a whole tile, the save, arrival and
@@ -147,20 +163,46 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     # the last piece in: every record merged, from the initial state
     merge: list[object] = []
     i, mc, lc, ac = v((), DType.I32, "piece"), v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
-    body: list[object] = []
-    slot = el(body, E.ADD, pm["group"], el(body, E.MUL, i, pm["left"]))
-    mi, li, ai = v(m0.shape), v(l0.shape), v(acc_shape)
-    body.append(g.SplitLoad((mi, li, ai), slot, threads, span))
     exp = E.EXP2 if s.base2 else E.EXP
-    mn = el(body, E.MAXIMUM, mc, mi)
-    f, fi = el(body, exp, el(body, E.SUB, mc, mn)), el(body, exp, el(body, E.SUB, mi, mn))
-    ln = el(body, E.ADD, el(body, E.MUL, lc, f), el(body, E.MUL, li, fi))
-    an = el(body, E.ADD, el(body, E.MUL, ac, bc(body, f, acc_shape)), el(body, E.MUL, ai, bc(body, fi, acc_shape)))
-    body.append(ir.Yield((mn, ln, an)))
-    inits = (const(merge, s.init, m0.shape), const(merge, 0.0, l0.shape), const(merge, 0.0, acc_shape))
-    lo, one = const(merge, 0, (), DType.I32), const(merge, 1, (), DType.I32)
-    mF, lF, aF = v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
-    merge.append(ir.For((mF, lF, aF), lo, pm["pieces"], one, inits, ir.Region((i, mc, lc, ac), tuple(body)), span))  # type: ignore[arg-type]
+    if not two_pass(form):
+        body: list[object] = []
+        slot = el(body, E.ADD, pm["group"], el(body, E.MUL, i, pm["left"]))
+        mi, li, ai = v(m0.shape), v(l0.shape), v(acc_shape)
+        body.append(g.SplitLoad((mi, li, ai), slot, threads, span))
+        mn = el(body, E.MAXIMUM, mc, mi)
+        f, fi = el(body, exp, el(body, E.SUB, mc, mn)), el(body, exp, el(body, E.SUB, mi, mn))
+        ln = el(body, E.ADD, el(body, E.MUL, lc, f), el(body, E.MUL, li, fi))
+        an = el(body, E.ADD, el(body, E.MUL, ac, bc(body, f, acc_shape)), el(body, E.MUL, ai, bc(body, fi, acc_shape)))
+        body.append(ir.Yield((mn, ln, an)))
+        inits = (const(merge, s.init, m0.shape), const(merge, 0.0, l0.shape), const(merge, 0.0, acc_shape))
+        lo, one = const(merge, 0, (), DType.I32), const(merge, 1, (), DType.I32)
+        mF, lF, aF = v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
+        merge.append(ir.For((mF, lF, aF), lo, pm["pieces"], one, inits, ir.Region((i, mc, lc, ac), tuple(body)), span))  # type: ignore[arg-type]
+    else:  # two passes: (m, l) from the records' first words, then the accumulators summed at the final max
+        lo, one = const(merge, 0, (), DType.I32), const(merge, 1, (), DType.I32)
+        b1: list[object] = []
+        slot = el(b1, E.ADD, pm["group"], el(b1, E.MUL, i, pm["left"]))
+        mi, li = v(m0.shape), v(l0.shape)
+        b1.append(g.SplitLoad((mi, li), slot, threads, span, tail=(accz,)))
+        mn = el(b1, E.MAXIMUM, mc, mi)
+        ln = el(b1, E.ADD, el(b1, E.MUL, lc, el(b1, exp, el(b1, E.SUB, mc, mn))),
+                el(b1, E.MUL, li, el(b1, exp, el(b1, E.SUB, mi, mn))))
+        b1.append(ir.Yield((mn, ln)))
+        mF, lF = v(m0.shape, hint="m"), v(l0.shape, hint="l")
+        merge.append(ir.For((mF, lF), lo, pm["pieces"], one, (const(merge, s.init, m0.shape), const(merge, 0.0, l0.shape)),
+                            ir.Region((i, mc, lc), tuple(b1)), span))  # type: ignore[arg-type]
+        i2, ac2 = v((), DType.I32, "piece"), v(acc_shape, hint="acc")
+        b2: list[object] = []
+        slot2 = el(b2, E.ADD, pm["group"], el(b2, E.MUL, i2, pm["left"]))
+        m2 = v(m0.shape)
+        b2.append(g.SplitLoad((m2,), slot2, threads, span, tail=(l0, accz)))
+        fi = bc(b2, el(b2, exp, el(b2, E.SUB, m2, mF)), acc_shape)
+        an = v(acc_shape)
+        b2.append(g.SplitLoad((an,), slot2, threads, span, head=(m0, l0), fma=(ac2, fi)))  # the accumulator's words
+        b2.append(ir.Yield((an,)))
+        aF = v(acc_shape, hint="acc")
+        merge.append(ir.For((aF,), lo, pm["pieces"], one, (const(merge, 0.0, acc_shape),),
+                            ir.Region((i2, ac2), tuple(b2)), span))  # type: ignore[arg-type]
     mapping = {m0.id: mF, l0.id: lF, raw_acc.id: aF, back[res[s.acc].id].id: aF}
     merge += clone(epi, fresh, mapping)
     nothing = ir.Region((), (ir.Yield(()),))

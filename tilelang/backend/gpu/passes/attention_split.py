@@ -21,11 +21,19 @@ the epilogue:
         the epilogue on (m, l, acc)
 
 which is `attention_softmax.split`'s meaning (the interpreter's reference).
+In two passes (`two_pass`, the split form's merge): (m, l) from every
+record's first words, then acc = sum_i acc_i b^(m_i - m), each record's
+accumulator added word by word as it is loaded (`g.SplitLoad.fma`), so the
+merge holds one accumulator in registers, not two.
 Whole tiles (every round but a split last one) run the epilogue as before;
 a launch whose walk does not split (causal pairs, no tile left over, tiles
 too short) runs a copy of the consumers' walk without the split's code
 (`whole_copy`). Not with the chained or pingpong forms, nor with O through shared memory
 (the pass keeps the whole-tile walk there).
+
+With `TILEC_ATTN_SPLIT_FORMS=1` (`backend/split_form.py`) the split is a
+second compiled form instead: the kernel without it asks for the form
+(`form_request`), and the form is the pieces' walk alone, single tiles.
 """
 
 from __future__ import annotations

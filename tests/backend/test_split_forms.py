@@ -20,6 +20,7 @@ attention walk's key split as a second compiled form, picked at launch.
 
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
 from collections import defaultdict
@@ -142,7 +143,7 @@ def test_the_host_plan_is_the_walks(shape, monkeypatch) -> None:  # type: ignore
         P = min(P, tiles_total)
         want: dict[tuple, list] = defaultdict(list)
         for c in range(P):
-            for t, lo, hi, slot, group, size in _walk(inside, inside_pos, c, P, bh, hkv, sq, sk, causal):
+            for t, lo, hi, _slot, _group, size in _walk(inside, inside_pos, c, P, bh, hkv, sq, sk, causal):
                 want[t].append((lo, hi, size))
         splits = any(size is not None for v in want.values() for _, _, size in v)
         assert base.split.splits(dims, {"causal": causal, "scale": 0.1}, P) == splits, (P, shape)
@@ -163,7 +164,7 @@ def test_the_host_plan_is_the_walks(shape, monkeypatch) -> None:  # type: ignore
             ranges = sorted((lo, hi) for lo, hi, _ in v)
             lo0, hi0 = whole[t]
             assert ranges[0][0] == lo0 and ranges[-1][1] == max(hi0, lo0), (P, t, ranges)
-            assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False)), (P, t, ranges)
+            assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges)), (P, t, ranges)
             assert len(v) == 1 or v[0][2] == len(v), (P, t, v)  # a split tile: as many pieces as its counter's size
         assert all(n == next(s for v in got.values() for _, _, s in v if s) for n in arrivals.values())
         assert len(slots) == len(set(slots))

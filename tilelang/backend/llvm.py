@@ -66,11 +66,11 @@ from tilelang.backend.codegen.llvm_types import (
 from tilelang.backend.codegen.split import SPLIT, SPLIT_ROUNDS, SPLITWS
 from tilelang.backend.codegen.split import words as split_words
 from tilelang.backend.facts import Short, TensorFacts
-from tilelang.backend.split_form import SplitForm
 from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, SplitSave, TmaDesc
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
 from tilelang.backend.prints import PrintFormat
+from tilelang.backend.split_form import SplitForm
 from tilelang.diagnostics.codes.codegen import (
     GPU_TILE_TOO_LARGE,
     GPU_UNSUPPORTED_OP,

@@ -70,7 +70,7 @@ class SplitForm:
             env: dict[int, Any] = {}
             from tilelang.interp.numeric import const_array
 
-            for (name, vid), v in zip(self.scalars, key[1 + len(self.tensors):], strict=True):
+            for (_, vid), v in zip(self.scalars, key[1 + len(self.tensors):], strict=True):
                 env[vid] = v
             for op in self.ops:  # (the scalar parameters' dtypes are the ops' operands': set at first use)
                 _eval(op, env, dims, ctas, const_array)

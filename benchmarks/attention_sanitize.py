@@ -39,6 +39,9 @@ CASES = [
     # D = 128 (the benchmark's kernel, keys past the short variant's 1,024): 5 tiles on 2 CTAs, the last split with
     # TILEC_ATTN_SPLIT_WIDE=1 (`tests/std/test_attention_bench.py` counts the cases)
     (1, 1, 640, 1100, 128, 128, 128, False),
+    # causal, 5 query blocks: 3 pairs (a middle tile paired with itself) on 2 CTAs, the last cut along both tiles'
+    # keys with TILEC_ATTN_SPLIT_FORMS=1 (the pairs form: two records and two arrivals a piece)
+    (1, 1, 640, 640, 64, 128, 64, True),
 ]
 
 

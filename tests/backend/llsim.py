@@ -146,8 +146,9 @@ class SimDevice:
                 mem.bufs["arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
                 regs[reg] = ("arrive", 0)
                 continue
-            if slot.what == "split":  # a split's counters (codegen/split.py): one a CTA, zeroed
-                mem.bufs["split"] = bytearray(4 * max(1, int(np.prod(grid))))
+            if slot.what == "split" or slot.what.startswith("split:"):  # a split's counters (codegen/split.py):
+                per = int(slot.what[6:]) if slot.what != "split" else 1  # one a CTA (the pairs form's two), zeroed
+                mem.bufs["split"] = bytearray(4 * per * max(1, int(np.prod(grid))))
                 regs[reg] = ("split", 0)
                 continue
             if slot.what.startswith("splitws:"):  # its records, never zeroed: NaN until written

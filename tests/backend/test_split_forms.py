@@ -81,7 +81,7 @@ def test_the_first_form_is_the_kernel_without_the_split(monkeypatch) -> None:  #
         assert gk.split.reads() == (("causal",) if n < 3 else ())  # (the user's loop: no mask)
         form = lower_gpu(k, "sm_90a", gk.split.refine(facts))
         ftext = print_gpu_kernel(form)
-        assert form.split is None and "split walk)" in ftext
+        assert form.split is None and "split walk single)" in ftext
         consumer = ftext[ftext.index("role consumer"):ftext.index("role producer")]
         assert "split.save" in consumer and "split.load" in consumer and " * " in consumer  # (the fused merge)
         assert consumer.count("for %j") == 1 and "if %split" not in consumer  # the pieces' walk only
@@ -146,7 +146,8 @@ def test_the_host_plan_is_the_walks(shape, monkeypatch) -> None:  # type: ignore
             for t, lo, hi, _slot, _group, size in _walk(inside, inside_pos, c, P, bh, hkv, sq, sk, causal):
                 want[t].append((lo, hi, size))
         splits = any(size is not None for v in want.values() for _, _, size in v)
-        assert base.split.splits(dims, {"causal": causal, "scale": 0.1}, P) == splits, (P, shape)
+        kind = base.split.splits(dims, {"causal": causal, "scale": 0.1}, P)
+        assert (kind == "single") == splits and kind in ("", "single", "pairs"), (P, shape, kind)
         got: dict[tuple, list] = defaultdict(list)
         arrivals: dict[int, int] = defaultdict(int)
         slots = []
@@ -176,6 +177,61 @@ def test_the_host_plan_is_the_walks(shape, monkeypatch) -> None:  # type: ignore
     assert picked or causal or tiles_total <= 2  # (the split is exercised where it should be)
 
 
+PAIR_SHAPES = [(2, 2, 640, 640), (2, 1, 576, 576), (3, 3, 1000, 1200), (4, 2, 300, 700), (1, 1, 1300, 1300),
+               (2, 2, 200, 150)]  # BH, BHkv, S_q, S_k (causal): odd and even query blocks, S_q < S_k, rows with no key
+
+
+@pytest.mark.parametrize("shape", PAIR_SHAPES, ids=lambda s: "-".join(map(str, s)))
+def test_the_pairs_form_covers_every_key_block_once(shape, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The pairs form's walk (`attention_tiles._pair_piece`, evaluated from its scalar ops) on causal launches of
+    1-13 CTAs: every tile's key blocks once in each of its groups (a split tile's segments, some empty, consecutive
+    from its first block to its last; a middle tile paired with itself has two groups, both whole: the whole walk
+    stores it twice too), each group's counter gets its size's arrivals, records and counters unique and within what
+    the runtime allocates (two a piece: `split:2`, 2 x SPLIT_ROUNDS records a CTA); it splits exactly where the
+    first form's plan says "pairs"."""
+    from tilelang.backend.codegen.split import SPLIT_ROUNDS
+
+    bh, hkv, sq, sk = shape
+    facts = _facts("oqkv", 3)
+    _env(monkeypatch, "1")
+    base, base_pos = _spied(monkeypatch, facts)
+    form, form_pos = _spied(monkeypatch, base.split.refine(facts, "pairs"))
+    dims = {"o": (bh, sq, 64), "q": (bh, sq, 64), "k": (hkv, sk, 64), "v": (hkv, sk, 64)}
+    picked = 0
+    for P in CTAS[:8]:
+        P = min(P, bh * math.ceil(sq / 128))
+        kind = base.split.splits(dims, {"causal": True}, P)
+        whole = {r[0]: r[1:3] for c in range(P) for r in _walk(base, base_pos, c, P, bh, hkv, sq, sk, True)}
+        got: dict[tuple, list] = defaultdict(list)
+        arrivals: dict[int, list[int]] = defaultdict(list)
+        slots = []
+        for c in range(P):
+            for t, lo, hi, slot, group, size in _walk(form, form_pos, c, P, bh, hkv, sq, sk, True):
+                got[t].append((lo, hi, group))
+                if size is not None:
+                    arrivals[group].append(size)
+                    slots.append(slot)
+        assert set(got) == set(whole), P
+        for t, v in got.items():
+            lo0, hi0 = whole[t]
+            groups: dict[object, list] = defaultdict(list)
+            for lo, hi, gr in v:
+                groups[gr].append((lo, hi))
+            for gr, ranges in groups.items():
+                ranges.sort()
+                if gr is None:  # whole (the middle tile of a pair twice)
+                    assert all(r[0] == lo0 and r[1] in (hi0, max(hi0, lo0)) for r in ranges), (P, t, ranges)
+                else:
+                    assert ranges[0][0] == lo0 and ranges[-1][1] == max(hi0, lo0), (P, t, ranges)
+                    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges)), (P, t, ranges)
+        assert all(len(v) == v[0] for v in arrivals.values()), (P, dict(arrivals))
+        assert len(slots) == len(set(slots)) and all(0 <= x < 2 * SPLIT_ROUNDS * P for x in slots), (P, slots)
+        assert all(0 <= gr < 2 * P for gr in arrivals), (P, list(arrivals))
+        assert bool(arrivals) == (kind == "pairs"), (P, kind)
+        picked += kind == "pairs"
+    assert picked or shape == (2, 2, 200, 150)  # (the split is exercised where it should be)
+
+
 def test_the_runtime_compiles_the_split_form_only_where_a_launch_splits(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`CudaDevice._choose` with `_variant` stubbed: a launch whose walk splits gets the variant with the fact
     (its key: the base's and `SplitForm.key()`), one that does not keeps the base; the plan is evaluated once a
@@ -197,19 +253,21 @@ def test_the_runtime_compiles_the_split_form_only_where_a_launch_splits(monkeypa
         seen.append(key)
         return SimpleNamespace(short=None, persistent=1, split=None if fs["o"].split_walk else form), f"fn{len(key)}"
 
+
     dev._variant = variant  # type: ignore[method-assign]
     pk = SimpleNamespace(ir=k)
     def args(bh: int, s: int, causal: bool) -> list[object]:
         t = SimpleNamespace(shape=(bh, s, 64))
         return [t, t, t, t, 0.125, causal]
 
-    for bh, s, causal, splits in ((256, 4096, False, True), (256, 1024, False, False), (256, 4096, True, False)):
+    for bh, s, causal, kind in ((256, 4096, False, "single"), (256, 1024, False, ""), (256, 4096, True, "pairs"),
+                                (256, 1024, True, "")):
         for _ in range(2):  # (the plan evaluated once a launch shape)
             seen.clear()
             abi, fn, asked = dev._choose(pk, ("base",), facts, args(bh, s, causal), None, (bh, s // 128))
-            assert asked is form and (fn == "fn2") == splits and (abi.split is None) == splits
-            assert seen == ([("base",), ("base", form.key())] if splits else [("base",)])
-    assert len(form._memo) == 3
+            assert asked is form and (fn == "fn2") == bool(kind) and (abi.split is None) == bool(kind)
+            assert seen == ([("base",), ("base", form.key(kind))] if kind else [("base",)])
+    assert len(form._memo) == 4
     assert dev._pick(pk, ("base",), facts, args(256, 4096, False), None)[1] == "fn1"  # (no grid: the first form)
     assert isinstance(k.params[-1], ir.ScalarParam) and form.reads() == ("causal",)
     # (a FastLaunch built for causal=False refuses causal=True before it touches anything)
@@ -218,21 +276,28 @@ def test_the_runtime_compiles_the_split_form_only_where_a_launch_splits(monkeypa
     assert fl(args(2, 4096, True), None) is False
 
 
-CASES = [  # BM, D, BH, BHkv, S_q, S_k, causal, CTAs, whether the plan picks the split form
-    (64, 64, 2, 1, 300, 200, False, 4, True),   # GQA, keys not a multiple of 64: 10 tiles on 4, the last 2 split
-    (128, 64, 4, 2, 130, 300, True, 3, True),   # causal S_q < S_k, both query blocks 5 key blocks: single tiles
-    (128, 128, 2, 1, 300, 300, False, 4, True),  # D = 128, GQA: 6 tiles on 4 CTAs
-    (128, 128, 2, 2, 130, 190, True, 3, True),  # D = 128 causal, S_k > S_q, the diagonal's mask in the last piece
-    (128, 128, 2, 2, 300, 300, True, 3, False),  # D = 128 causal, uneven tiles: pairs, the first form
+CASES = [  # BM, D, BH, BHkv, S_q, S_k, causal, CTAs, the form the plan picks ("": the first), records written
+    (64, 64, 2, 1, 300, 200, False, 4, "single", 4),   # GQA, keys not a multiple of 64: 10 tiles on 4, the last 2 split
+    (128, 64, 4, 2, 130, 300, True, 3, "single", 6),   # causal S_q < S_k, both query blocks 5 key blocks: single tiles
+    (128, 128, 2, 1, 300, 300, False, 4, "single", 4),  # D = 128, GQA: 6 tiles on 4 CTAs
+    (128, 128, 2, 2, 130, 190, True, 3, "single", 3),  # D = 128 causal, S_k > S_q, the diagonal's mask in the last piece
+    (128, 128, 2, 2, 768, 768, False, 4, "", 0),       # 12 tiles on 4 CTAs, none left over: the first form
+    # the pairs form: the last round's pairs cut along both tiles' keys
+    (64, 64, 2, 1, 320, 384, True, 4, "pairs", 8),     # GQA, S_q < S_k, 5 query blocks: a middle tile paired with itself
+    (128, 128, 2, 1, 384, 512, True, 3, "pairs", 6),   # D = 128, GQA, 3 query blocks (a middle tile)
+    (128, 64, 1, 1, 448, 448, True, 4, "pairs", 8),    # 4 query blocks, the last a partial one: 2 pairs on 4 CTAs
 ]
 
 
-@pytest.mark.parametrize(("bm", "d", "bh", "hkv", "sq", "sk", "causal", "ctas", "splits"), CASES,
-                         ids=["gqa_edge", "causal_sq_lt_sk", "wide_gqa", "wide_causal_even", "wide_causal_pairs"])
+@pytest.mark.parametrize(("bm", "d", "bh", "hkv", "sq", "sk", "causal", "ctas", "kind", "records"), CASES,
+                         ids=["gqa_edge", "causal_sq_lt_sk", "wide_gqa", "wide_causal_even", "none_left",
+                              "pairs_gqa_middle", "pairs_wide_middle", "pairs_edge"])
 def test_both_forms_in_the_simulator(bm: int, d: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
-                                     splits: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+                                     kind: str, records: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`flash_attention_lse` in llsim against NumPy (records NaN until written), the form the plan picks for the
-    launch; where it picks the first form, the split form too (a wrong pick: single tiles, still right)."""
+    launch, and the records its pieces wrote (the pairs form: two a piece, one for each tile of its pair: some
+    empty, a range of none of that tile's keys); where it picks the first form, the single tiles' split form too (a
+    wrong pick: single tiles, still right)."""
     import llsim
 
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
@@ -240,13 +305,13 @@ def test_both_forms_in_the_simulator(bm: int, d: int, bh: int, hkv: int, sq: int
     k = _std("flash_attention_lse", "f16", bm, 64, d)
     gk = lower_gpu(k, "sm_90a", LSE)
     dims = {"o": (bh, sq, d), "lse": (bh, sq), "q": (bh, sq, d), "k": (hkv, sk, d), "v": (hkv, sk, d)}
-    assert gk.split is not None and gk.split.splits(dims, {"causal": causal}, ctas) == splits
-    split_facts = gk.split.refine(LSE)
-    dev = _run_lse_and_check(k, split_facts if splits else LSE, (ctas, 1), bh, hkv, sq, sk, d, causal, 7, q_scale=2.0)
+    assert gk.split is not None and gk.split.splits(dims, {"causal": causal}, ctas) == kind
+    dev = _run_lse_and_check(k, gk.split.refine(LSE, kind) if kind else LSE, (ctas, 1), bh, hkv, sq, sk, d, causal, 7,
+                             q_scale=2.0)
     words = np.frombuffer(dev.split_records, np.uint32) if dev.split_records else np.zeros(0, np.uint32)
-    assert bool((words != 0xFFFFFFFF).sum()) == splits  # the pieces wrote records only in the split form
-    if not splits:
-        _run_lse_and_check(k, split_facts, (ctas, 1), bh, hkv, sq, sk, d, causal, 8, q_scale=2.0)
+    assert (words != 0xFFFFFFFF).sum() == records * 2 * bm * (4 + d // 2)  # a record: each consumer thread's words
+    if not kind:
+        _run_lse_and_check(k, gk.split.refine(LSE), (ctas, 1), bh, hkv, sq, sk, d, causal, 8, q_scale=2.0)
 
 
 def test_the_two_pass_merge_in_the_default_kernel(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -273,15 +338,17 @@ def test_the_two_pass_merge_in_the_default_kernel(monkeypatch) -> None:  # type:
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize(("dt", "d"), [("f16", 64), ("bf16", 64), ("f16", 128), ("bf16", 128)])
-def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("dt", "d", "kind"), [("f16", 64, "single"), ("bf16", 64, "single"), ("f16", 128, "single"),
+                                              ("bf16", 128, "single"), ("f16", 64, "pairs"), ("bf16", 128, "pairs")])
+def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int, kind: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The benchmark's kernels (128 x 128) in the split form through ptxas for sm_90a: no wgmma serialised, and
     (nvdisasm) no STL / LDL in the key loop, which has the default kernel's length within 4 instructions and its
     HGMMAs (ptxas 13.0: 641 = 641 at D = 64, the default's whole tiles' loop; 688 against 686 at D = 128). With
     the one-pass merge (two accumulators in registers, `TILEC_ATTN_SPLIT_MERGE=1`) the loops were 662 and 718,
     and the rotated D = 128 kernel with the split beside the whole tiles' copy (`TILEC_ATTN_SPLIT_WIDE=1`, 5.7 %
     slower on the H200) 703 / 729. No spills at D = 64; at D = 128 36 B, the producer's walk scalars at its 24
-    registers (the consumers at 240; at 40 / 232 no spills but a loop of 739)."""
+    registers (the consumers at 240; at 40 / 232 no spills but a loop of 739). The pairs form: 641 at D = 64, no
+    spills; 689 at D = 128, 80 B (the pair's other tile's bounds)."""
     import subprocess
     import tempfile
     from pathlib import Path
@@ -294,13 +361,13 @@ def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int
     sass: list[str] = []
     for forms in (None, "1"):
         _env(monkeypatch, forms, edge="3")
-        ptx = emit_ptx(k, "sm_90a", lower_gpu(k, "sm_90a", facts).split.refine(facts) if forms else facts)
+        ptx = emit_ptx(k, "sm_90a", lower_gpu(k, "sm_90a", facts).split.refine(facts, kind) if forms else facts)
         with tempfile.TemporaryDirectory() as t:
             cubin = Path(t) / "k.cubin"
             r = assemble(ptx, "sm_90a", cubin)
             if forms:
                 assert "atom.acq_rel.gpu" in ptx and "C7515" not in r and "serialized" not in r, r.text
-                assert r.max_spill_stores <= (0 if d == 64 else 36), r.text
+                assert r.max_spill_stores <= (0 if d == 64 else 36 if kind == "single" else 80), r.text
             tool = nvdisasm_path()
             if tool is None:
                 return
@@ -330,16 +397,17 @@ def test_the_first_form_assembles_to_the_default_kernel(monkeypatch) -> None:  #
     assert len(cubins[0]) > 10_000 and cubins[0] == cubins[1]
 
 
-# dtype, D, BH, BHkv, S_q, S_k, causal, CTAs, the plan's pick (the split form): std's flash_attention_lse (128 x 128)
-# with the forms on (the estimate's edge 0)
+# dtype, D, BH, BHkv, S_q, S_k, causal, CTAs, the plan's pick ("": the first form): std's flash_attention_lse
+# (128 x 128) with the forms on (the estimate's edge 0)
 GPU_CASES = [
-    ("f16", 128, 3, 1, 640, 1100, False, 2, True),    # GQA, keys not a multiple of 128: 15 tiles on 2 CTAs
-    ("bf16", 128, 4, 2, 130, 1200, True, 3, True),    # causal S_q < S_k, equal single tiles: 8 on 3
-    ("bf16", 128, 2, 2, 1000, 1300, True, 3, False),  # causal, uneven: pairs
-    ("f16", 128, 2, 2, 768, 1100, False, 3, False),   # 12 tiles on 3 CTAs, none left over
-    ("f16", 64, 5, 5, 1000, 1000, False, 4, False),   # D = 64: 40 tiles on 4, none left over
-    ("bf16", 64, 3, 1, 1000, 1500, False, 7, True),   # D = 64, GQA: 24 tiles on 7, the last 3 split
-    ("f16", 64, 2, 2, 1000, 1000, True, 3, False),    # D = 64 causal: pairs
+    ("f16", 128, 3, 1, 640, 1100, False, 2, "single"),  # GQA, keys not a multiple of 128: 15 tiles on 2 CTAs
+    ("bf16", 128, 4, 2, 130, 1200, True, 3, "single"),  # causal S_q < S_k, equal single tiles: 8 on 3
+    ("bf16", 128, 2, 2, 1000, 1300, True, 3, "pairs"),  # causal, uneven: 8 pairs on 3, the last 2 cut along both tiles
+    ("f16", 128, 2, 2, 768, 1100, False, 3, ""),        # 12 tiles on 3 CTAs, none left over
+    ("f16", 64, 5, 5, 1000, 1000, False, 4, ""),        # D = 64: 40 tiles on 4, none left over
+    ("bf16", 64, 3, 1, 1000, 1500, False, 7, "single"),  # D = 64, GQA: 24 tiles on 7, the last 3 split
+    ("f16", 64, 2, 2, 1000, 1000, True, 3, "pairs"),    # D = 64 causal: 8 pairs on 3
+    ("f16", 64, 3, 1, 1100, 1300, True, 4, "pairs"),    # D = 64 causal, GQA, 9 query blocks (a middle tile), S_q < S_k
 ]
 
 
@@ -354,12 +422,12 @@ def test_the_forms_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-unt
         pytest.skip("PyTorch has no CUDA device")
     import tilelang
 
-    dtype, d, bh, hkv, sq, sk, causal, ctas, splits = case
+    dtype, d, bh, hkv, sq, sk, causal, ctas, kind = case
     _env(monkeypatch, "1")
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
     plan = lower_gpu(_std("flash_attention_lse", dtype, 128, 128, d), "sm_90a", LSE).split
     dims = {"o": (bh, sq, d), "lse": (bh, sq), "q": (bh, sq, d), "k": (hkv, sk, d), "v": (hkv, sk, d)}
-    assert plan is not None and plan.splits(dims, {"causal": causal}, min(ctas, bh * -(-sq // 128))) == splits
+    assert plan is not None and plan.splits(dims, {"causal": causal}, min(ctas, bh * -(-sq // 128))) == kind
     attn = tilelang.compile("use std::attention::*;\n")
     dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     g = torch.Generator(device="cuda").manual_seed(sq + sk + d)

@@ -23,7 +23,7 @@ def _script(name: str):  # type: ignore[no-untyped-def]
 
 def test_sanitizer_workload_is_right_on_the_interpreter(capsys) -> None:  # type: ignore[no-untyped-def]
     assert _script("attention_sanitize").main(["cpu"]) == 0
-    assert capsys.readouterr().out.count("err ") == 13  # 7 prefill cases (3 that split on 2 CTAs), 6 decode
+    assert capsys.readouterr().out.count("err ") == 14  # 8 prefill cases (4 that split on 2 CTAs), 6 decode
     assert _script("attention_sanitize").main(["cpu", "decode"]) == 0
     assert capsys.readouterr().out.count("err ") == 6
 

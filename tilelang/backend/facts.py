@@ -30,7 +30,7 @@ class TensorFacts:
     rows_at_most: int = 0
     # The launch's persistent attention walk splits its last round along the keys: set by the
     # runtime only where the kernel's first variant asks (`KernelABI.split`, `split_form.SplitForm`)
-    split_walk: bool = False
+    split_walk: str = ""  # "single" / "pairs": the form's walk
 
     @staticmethod
     def assumed(rank: int) -> TensorFacts:
@@ -40,7 +40,7 @@ class TensorFacts:
         """The facts as a compile-cache key (`early` only when set: the keys of
         launches without PDL "+loads" are as they were)."""
         return (self.aligned16, self.dims_div16, self.bf16_f32, *(("early",) if self.early else ()),
-                *((f"rows<={self.rows_at_most}",) if self.rows_at_most else ()), *(("split",) if self.split_walk else ()))
+                *((f"rows<={self.rows_at_most}",) if self.rows_at_most else ()), *((f"split={self.split_walk}",) if self.split_walk else ()))
 
 
 @frozen(eq=True)

@@ -195,8 +195,11 @@ class _Emitter(HopperOps, DebugOps):
         split = next((op for op in gpu_walk(k.body) if isinstance(op, SplitSave)), None)
         if split is not None:  # a tile's key range over CTAs: counters and the state's records (codegen/split.py)
             params += [f"ptr addrspace(1) align 4 {SPLIT}", f"ptr addrspace(1) align 4 {SPLITWS}"]
-            self.slots += [ParamSlot("ptr", "", "split"),
-                           ParamSlot("ptr", "", f"splitws:{split_words(self, split.values)}:{split.threads}:{SPLIT_ROUNDS}")]
+            # the pairs form (`split_form`): a piece saves and arrives for both tiles of its pair
+            two = 2 if any(getattr(f, "split_walk", "") == "pairs" for f in self.facts.values()) else 1
+            self.slots += [ParamSlot("ptr", "", "split" if two == 1 else f"split:{two}"),
+                           ParamSlot("ptr", "", f"splitws:{split_words(self, split.values)}:{split.threads}:"
+                                                f"{two * SPLIT_ROUNDS}")]
         queue = next((op for op in gpu_walk(k.body) if isinstance(op, ir.QueuePull)), None)
         if queue is not None and arrive is None:  # `for s in queue(axis)`: the rows' counters
             params.append(f"ptr addrspace(1) align 4 {ARRIVE}")

@@ -14,7 +14,11 @@ itself runs, so the two always agree). The runtime evaluates it on the host
 (`SplitForm.splits`, with the interpreter's arithmetic: `interp/numeric.py`;
 cached a launch shape) and, where the launch's walk splits, launches the
 variant compiled with the fact (`TensorFacts.split_walk` on `param`): the
-split walk alone, no copy of the whole tiles' walk beside it.
+split walk alone, no copy of the whole tiles' walk beside it. Two forms:
+"single" (single tiles' last round split, as the kernel's own split) and
+"pairs" (`TILEC_ATTN_SPLIT_PAIRS`: a causal walk's pairs of a heavy and a
+light tile, each piece a range of the pair's two tiles' keys one after the
+other, `attention_tiles._pair_piece`).
 
 The evaluation reads only what a launch fixes: a plan whose ops need
 anything else (a loaded value, a loop) is no plan (`plan` returns None) and
@@ -30,6 +34,8 @@ from typing import Any
 
 from tilelang.ir import nodes as ir
 
+# "1" (unset): with the forms on, causal walks (pairs) split too, each piece a range of its pair's two tiles' keys
+PAIRS_DEFAULT = "1"
 # "0" (until measured on a GPU: loans were paused the session it was written, RESULTS.md 2026-12-05 h15p):
 # the split as today (in the kernel where it fits, behind `Split.on`); "1": two forms, picked at launch
 FORMS_DEFAULT = "0"
@@ -44,24 +50,36 @@ def enabled() -> bool:
     return want == "1"
 
 
+def pairs() -> bool:
+    """`TILEC_ATTN_SPLIT_PAIRS`: with the forms on, "1" (unset: `PAIRS_DEFAULT`) the walks of pairs (causal) split
+    too (the "pairs" form); "0" single tiles only."""
+    want = os.environ.get("TILEC_ATTN_SPLIT_PAIRS", PAIRS_DEFAULT)
+    if want not in ("0", "1"):
+        raise ValueError(f"TILEC_ATTN_SPLIT_PAIRS={want!r}: expected 0 or 1")
+    return want == "1"
+
+
 class SplitForm:
     """A kernel's request (`GpuKernel.split`, `KernelABI.split`): launch the
-    variant compiled with `TensorFacts.split_walk` on tensor `param` where
-    `splits` says the launch's walk splits its last round. `ops` compute the
-    bool `on` from `TensorDim`s, the scalar parameters (`scalars`: name ->
-    value id), `NumBlocks` (the launch's CTAs on axis 0, 1 on the others)
-    and `BlockId`s (0: the plan is the same in every CTA)."""
+    variant compiled with `TensorFacts.split_walk` = the form's kind on
+    tensor `param` where `splits` names a kind. `ops` compute each kind's
+    bool (`ons`: "single" tiles, "pairs") from `TensorDim`s, the scalar
+    parameters (`scalars`: name -> value id), `NumBlocks` (the launch's
+    CTAs on axis 0, 1 on the others) and `BlockId`s (0: the plan is the
+    same in every CTA); at most one holds (a walk hands out single tiles or
+    pairs)."""
 
-    __slots__ = ("_memo", "on", "ops", "param", "scalars", "tensors")
+    __slots__ = ("_memo", "ons", "ops", "param", "scalars", "tensors")
 
-    def __init__(self, param: str, ops: tuple[object, ...], on: ir.Value, scalars: tuple[tuple[str, int], ...],
-                 tensors: tuple[str, ...]) -> None:
-        self.param, self.ops, self.on, self.scalars, self.tensors = param, ops, on, scalars, tensors
-        self._memo: dict[tuple[object, ...], bool] = {}
+    def __init__(self, param: str, ops: tuple[object, ...], ons: tuple[tuple[str, ir.Value], ...],
+                 scalars: tuple[tuple[str, int], ...], tensors: tuple[str, ...]) -> None:
+        self.param, self.ops, self.ons, self.scalars, self.tensors = param, ops, ons, scalars, tensors
+        self._memo: dict[tuple[object, ...], str] = {}
 
-    def splits(self, dims: Mapping[str, tuple[int, ...]], values: Mapping[str, Any], ctas: int) -> bool:
-        """Whether a launch with tensor shapes `dims`, scalar arguments
-        `values` (by parameter name) on `ctas` CTAs splits its walk."""
+    def splits(self, dims: Mapping[str, tuple[int, ...]], values: Mapping[str, Any], ctas: int) -> str:
+        """The form ("single", "pairs"; "": none) of a launch with tensor
+        shapes `dims`, scalar arguments `values` (by parameter name) on
+        `ctas` CTAs: the kind whose walk splits its last round."""
         key = (ctas, *(tuple(dims[t]) for t in self.tensors), *(_plain(values[n]) for n, _ in self.scalars))
         got = self._memo.get(key)
         if got is None:
@@ -74,21 +92,21 @@ class SplitForm:
                 env[vid] = v
             for op in self.ops:  # (the scalar parameters' dtypes are the ops' operands': set at first use)
                 _eval(op, env, dims, ctas, const_array)
-            got = self._memo[key] = bool(env[self.on.id])
+            got = self._memo[key] = next((kind for kind, on in self.ons if bool(env[on.id])), "")
         return got
 
-    def refine(self, facts: dict[str, Any]) -> dict[str, Any]:
-        """`facts` with the split form's fact on `param`."""
+    def refine(self, facts: dict[str, Any], kind: str = "single") -> dict[str, Any]:
+        """`facts` with the split form's fact (`kind`) on `param`."""
         import dataclasses
 
         from tilelang.backend.facts import TensorFacts
 
         f = facts.get(self.param, TensorFacts())
-        return {**facts, self.param: dataclasses.replace(f, split_walk=True)}
+        return {**facts, self.param: dataclasses.replace(f, split_walk=kind)}
 
-    def key(self) -> tuple[object, ...]:
-        """What the split form's variant adds to its facts' key."""
-        return ("split-walk", self.param)
+    def key(self, kind: str = "single") -> tuple[object, ...]:
+        """What the split form's variant (`kind`) adds to its facts' key."""
+        return ("split-walk", self.param, kind)
 
     def reads(self) -> tuple[str, ...]:
         """The scalar parameters the plan reads (a launcher that skips the
@@ -141,4 +159,4 @@ def _eval(op: object, env: dict[int, Any], dims: Mapping[str, tuple[int, ...]], 
             raise AssertionError(f"a split plan holds an op it cannot evaluate: {type(op).__name__}")
 
 
-__all__ = ["FORMS_DEFAULT", "SCALAR_OPS", "SplitForm", "enabled"]
+__all__ = ["FORMS_DEFAULT", "PAIRS_DEFAULT", "SCALAR_OPS", "SplitForm", "enabled", "pairs"]

@@ -418,8 +418,8 @@ class CudaDevice(Device):
             g = launch_grid(got[0], grid, sms)
             dims = {p.name: tuple(a.shape) for p, a in zip(pk.ir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
             values = {p.name: a for p, a in zip(pk.ir.params, args, strict=True) if isinstance(p, ir.ScalarParam)}
-            if form.splits(dims, values, g[0] * g[1] * g[2]):
-                alt = self._variant(pk, (*facts_key, form.key()), form.refine(facts), span)
+            if kind := form.splits(dims, values, g[0] * g[1] * g[2]):
+                alt = self._variant(pk, (*facts_key, form.key(kind)), form.refine(facts, kind), span)
                 got = alt if launch_grid(alt[0], grid, sms) == g else got  # (the plan was for this many CTAs)
         return got[0], got[1], form
 

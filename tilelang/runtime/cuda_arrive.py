@@ -154,12 +154,12 @@ class Counters:
     def for_slot(self, stream: Any, slot: str, grid: tuple[int, ...], launch: tuple[int, ...], capturing: bool) -> int:
         """The buffer of `ParamSlot` `slot` for a launch of logical grid `grid`
         on CUDA grid `launch`: "arrive:AXIS" / "queue:AXIS" counters (`groups`),
-        "split" a counter a CTA, "splitws:WORDS:THREADS:R" a split workspace (R
+        "split" a counter a CTA ("split:K": K), "splitws:WORDS:THREADS:R" a split workspace (R
         records of WORDS words a thread for each CTA, `backend/codegen/split.py`;
         from buffers never used as counters, whose words it leaves unzeroed)."""
         ctas = max(1, launch[0] * launch[1] * launch[2])
-        if slot == "split":
-            return self.pointer(stream, ctas, capturing)
+        if slot == "split" or slot.startswith("split:"):
+            return self.pointer(stream, ctas * (int(slot[6:]) if slot != "split" else 1), capturing)
         if slot.startswith("splitws:"):
             _, w, t, r = slot.split(":")
             if self._ws is None:

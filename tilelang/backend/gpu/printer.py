@@ -39,7 +39,7 @@ def print_gpu_kernel(k: g.GpuKernel) -> str:
     if k.split is not None:  # the launch picks the split form where its walk splits (`split_form.SplitForm`)
         tail += f" split-form @{k.split.param} ({len(k.split.ops)} plan ops)"
     short = [f"@{n}.rows <= {f.rows_at_most}" for n, f in sorted(k.facts.items()) if f.rows_at_most]
-    short += [f"@{n} split walk" for n, f in sorted(k.facts.items()) if f.split_walk]
+    short += [f"@{n} split walk {f.split_walk}" for n, f in sorted(k.facts.items()) if f.split_walk]
     tail += f" (variant: {', '.join(short)})" if short else ""
     return print_params_header(k, n, tail, k.body, extra_params=tmas, word="gpu.kernel",
                                ir_params=ir_params)

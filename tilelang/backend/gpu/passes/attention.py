@@ -109,7 +109,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     outside = [op for op in before if not any(v.shape for v in g.results(op))]
     # the split form (the launch's walk splits: the runtime's fact) walks its pieces alone; the other form is
     # the kernel without the split, asking for the split form where a launch's walk splits (`request`)
-    form = forms and proof is not None and ctx.fact(split.carrier(k)).split_walk
+    kind = ctx.fact(split.carrier(k)).split_walk if forms and proof is not None else ""  # "single" / "pairs"
+    form = bool(kind)
     request = None
     if forms and proof is not None and not form:
         assert kv is not None
@@ -232,7 +233,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     epilogue, fin = epi.rewrite(epilogue, ost, obuf, qbuf, last, ran)
     whole_epilogue = epilogue  # a whole tile's (the split's copy without its code: `split.whole_copy`)
     if marks is not None and proof is not None and raw_acc is not None:
-        epilogue = split.epilogue(proof, loop, c_post[1], raw_acc, epilogue, ran, marks, W * 32, fresh, span, form)
+        epilogue = split.epilogue(proof, loop, c_post[1], raw_acc, epilogue, ran, marks, W * 32, fresh, span, kind)
     # with turns, warpgroup 0 has the first and takes the last pass (once a CTA:
     # the turns run on from tile to tile; no arrival is left on a barrier)
     start, end = ([g.WarpgroupTurn(x, loops.TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))
@@ -284,7 +285,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         wb = _Build(fresh)
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
         walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0,
-                                tiles.fastdiv(p.short), single=form)
+                                tiles.fastdiv(p.short), form=kind)
         copy = marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue \
             and not form
         # (with a copy for the launches that do not split, the split walk runs only where single tiles split; the

@@ -33,7 +33,9 @@ too short) runs a copy of the consumers' walk without the split's code
 
 With `TILEC_ATTN_SPLIT_FORMS=1` (`backend/split_form.py`) the split is a
 second compiled form instead: the kernel without it asks for the form
-(`form_request`), and the form is the pieces' walk alone, single tiles.
+(`form_request`), and the form is the pieces' walk alone, single tiles, or
+pairs (a causal walk's: `TILEC_ATTN_SPLIT_PAIRS`; a piece saves, arrives
+and maybe merges once for each tile of its pair, `split_marks(pairs=True)`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import dataclasses
 import os
 from typing import Any
 
+from tilelang.backend import split_form
 from tilelang.backend.split_form import SCALAR_OPS, SplitForm
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -127,7 +130,7 @@ def marks(loop: ir.For, fresh: Fresh) -> Marks:
 
 
 def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir.Value, epi: list[object],
-             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: Any, form: bool = False) -> list[object]:
+             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: Any, form: str = "") -> list[object]:
     """The consumers' ops after a tile's loop: `epi` (reading the state
     `back` maps the loop's results to, the accumulator as `raw_acc` where
     the zero select was dropped) for a whole tile, the save, arrival and
@@ -142,7 +145,7 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     r2, p2 = fresh.value(DType.I32, (), "round"), fresh.value(DType.I32, (), "ctas")
     ops.append(g.Opaque((r2, p2), (mk.round, mk.P), span))
     sb = _Build(fresh)
-    pm = split_marks(sb, r2, p2, mk.c, mk.nh, mk.kvs, mk.pieces)
+    pm = split_marks(sb, r2, p2, mk.c, mk.nh, mk.kvs, mk.pieces, pairs=form == "pairs")
     ops += sb.ops
 
     def v(shape: tuple[int, ...], dtype: DType = DType.F32, hint: str = "") -> ir.Value:
@@ -172,7 +175,7 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     merge: list[object] = []
     i, mc, lc, ac = v((), DType.I32, "piece"), v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
     exp = E.EXP2 if s.base2 else E.EXP
-    if not two_pass(form):
+    if not two_pass(bool(form)):
         body: list[object] = []
         slot = el(body, E.ADD, pm["group"], el(body, E.MUL, i, pm["left"]))
         mi, li, ai = v(m0.shape), v(l0.shape), v(acc_shape)
@@ -238,13 +241,15 @@ def form_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tu
     loop, a tile, a float)."""
     fresh = Fresh(max(k.next_id, 1) * 4 + (1 << 20))  # (ids of their own: the plan is never emitted)
     b = _Build(fresh)
-    walk = tiles.walk_setup(b, k, kv, outside, bounds, pieces())
+    pairs = split_form.pairs()
+    walk = tiles.walk_setup(b, k, kv, outside, bounds, pieces(), plan_pairs=pairs)
     assert walk.split is not None
-    return _plan(k, b.ops, walk.split.on, carrier(k))
+    ons = (("single", walk.split.on), *((("pairs", walk.split.on_pairs),) if walk.split.on_pairs is not None else ()))
+    return _plan(k, b.ops, ons, carrier(k))
 
 
-def _plan(k: g.GpuKernel, ops: list[object], on: ir.Value, param: str) -> SplitForm | None:
-    need = {on.id}
+def _plan(k: g.GpuKernel, ops: list[object], ons: tuple[tuple[str, ir.Value], ...], param: str) -> SplitForm | None:
+    need = {on.id for _, on in ons}
     keep: list[object] = []
     for op in reversed(ops):
         if any(r.id in need for r in g.results(op)):
@@ -263,7 +268,7 @@ def _plan(k: g.GpuKernel, ops: list[object], on: ir.Value, param: str) -> SplitF
     if free:  # a value the plan cannot know at launch
         return None
     tensors = tuple(sorted({op.tensor for op in g.walk(ir.Region((), tuple(keep))) if isinstance(op, ir.TensorDim)}))  # type: ignore[arg-type]
-    return SplitForm(param, tuple(keep), on, scalars, tensors)
+    return SplitForm(param, tuple(keep), ons, scalars, tensors)
 
 
 

@@ -152,6 +152,9 @@ class Split:
     pieces: ir.Value
     kvs: ir.Value  # kv positions (N = nh * kvs)
     on: ir.Value  # bool: the last round is split (the same in every CTA: else every tile runs whole)
+    # (`plan_pairs`) bool: a walk of pairs would split its last round (the pairs form's `on`)
+    on_pairs: ir.Value | None = None
+    pairs: bool = False  # the pairs form: the last round's pairs cut along both tiles' keys (`tile_loop`)
 
 
 SPLIT_ROUNDS = 3  # the last round's pieces take at most this many rounds (records a CTA: `codegen/split.py`)
@@ -179,7 +182,7 @@ class Marks:
 
 
 def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, kvs: ir.Value,
-                pieces: ir.Value) -> dict[str, ir.Value]:
+                pieces: ir.Value, pairs: bool = False) -> dict[str, ir.Value]:
     """Round `r`'s piece of a split walk (pieces of P CTAs, c this one, nh
     items a kv position, `kvs` of them, tiles cut in `pieces`): "cut" (bool:
     the round runs a piece), "tile" (its tile's item then), "piece" (0 when
@@ -187,9 +190,15 @@ def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, 
     round: its counter), "slot" (its number q: its record) and "left" (the
     last round's tiles: piece i of group g is record g + i * left). Piece q
     (0 .. left * pieces) is piece q / left of tile q % left of the last
-    round; CTA place p (the last round's snake place) runs q = p, p + P, ..."""
+    round; CTA place p (the last round's snake place) runs q = p, p + P, ...
+    `pairs` (the pairs form; `r` a round of tiles, two an item): the
+    tile's half h = r % 2 of its pair has counter 2 g + h and record 2 q + h
+    ("left": 2 left, the records' stride from one piece to the next)."""
     E = ir.ElemOp
     one, zero = b.const(1), b.const(0)
+    half = None
+    if pairs:
+        half, r = b.elem(E.AND, r, one), b.elem(E.SHR, r, one)
     n = b.elem(E.MUL, nh, kvs)
     last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, P, one)), P), one)
     odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
@@ -199,18 +208,27 @@ def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, 
                  dtype=DType.BOOL, hint="cut")
     q = b.elem(E.ADD, b.elem(E.MUL, b.elem(E.SUB, r, last), P), place, hint="piece")
     group = b.elem(E.REM, q, left)
-    return {"cut": cut, "tile": b.elem(E.ADD, b.elem(E.MUL, last, P), group),
-            "piece": b.elem(E.WHERE, cut, b.elem(E.DIV, q, left), zero), "pieces": b.elem(E.WHERE, cut, pieces, one),
-            "group": group, "slot": q, "left": left}
+    out = {"cut": cut, "tile": b.elem(E.ADD, b.elem(E.MUL, last, P), group),
+           "piece": b.elem(E.WHERE, cut, b.elem(E.DIV, q, left), zero), "pieces": b.elem(E.WHERE, cut, pieces, one),
+           "group": group, "slot": q, "left": left}
+    if half is not None:
+        two = b.const(2)
+        out.update({"group": b.elem(E.ADD, b.elem(E.MUL, group, two), half),
+                    "slot": b.elem(E.ADD, b.elem(E.MUL, q, two), half), "left": b.elem(E.MUL, left, two)})
+    return out
 
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
-               bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, single: bool = False) -> Walk:
+               bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, form: str = "",
+               plan_pairs: bool = False) -> Walk:
     """The walk's values (`Walk`), computed by `b`'s ops before the roles;
     `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`);
-    `single`: single tiles whatever the work (the split form of `split_form`:
-    launched only where the walk would hand out single tiles, and correct,
-    unbalanced, anywhere else)."""
+    `form` (`split_form`): "single", single tiles whatever the work (the
+    single tiles' split form: launched only where the walk would hand out
+    single tiles, and correct, unbalanced, anywhere else); "pairs", pairs
+    whatever the work, the last round's pairs cut along both tiles' keys
+    (correct anywhere too); `plan_pairs`: `Split.on_pairs` computed as well
+    (the first form's request)."""
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
@@ -258,7 +276,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     # pairs, the i-th heaviest tile of a head with its i-th lightest, whose
     # sum is the same for every pair; one CTA runs both (an odd middle tile
     # twice: the same values stored again).
-    want = "single" if single else os.environ.get("TILEC_ATTN_WALK", "auto")
+    want = form or os.environ.get("TILEC_ATTN_WALK", "auto")
     if want == "auto":
         ends = [_bounds(b, outside, bounds, _position(b, sizes, fast, kvs, f, zero), sizes)
                 for f in (zero, b.elem(E.SUB, nf, one))]
@@ -287,25 +305,39 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         # the last round's time in quarter key blocks, times s: s pieces in c rounds cost c (n / s + EDGE)
         # (a tile's start and end cost about EDGE blocks), and the merge reads s records (~1/4 block each)
         four, edge = b.const(4), b.const(int(os.environ.get("TILEC_ATTN_SPLIT_EDGE", SPLIT_EDGE)))
-        best_s, best_t = one, b.elem(E.MUL, four, b.elem(E.ADD, blocks, edge))
-        for k_ in range(1, SPLIT_ROUNDS + 1):
-            s_k = b.elem(E.MINIMUM, b.elem(E.MINIMUM, b.elem(E.DIV, b.elem(E.MUL, P, b.const(k_)), left1), blocks),
-                         b.const(split))
-            c_k = b.elem(E.DIV, b.elem(E.ADD, b.elem(E.MUL, left1, s_k), b.elem(E.SUB, P, one)), P)
-            t_k = b.elem(E.ADD, b.elem(E.MUL, b.elem(E.MUL, four, c_k), b.elem(E.ADD, blocks, b.elem(E.MUL, edge, s_k))),
-                         b.elem(E.MUL, s_k, s_k))
-            better = b.elem(E.LT, b.elem(E.MUL, t_k, best_s), b.elem(E.MUL, best_t, s_k), dtype=DType.BOOL)
-            best_s, best_t = b.elem(E.WHERE, better, s_k, best_s), b.elem(E.WHERE, better, t_k, best_t)
+        def best(n: ir.Value, e: ir.Value) -> ir.Value:  # the pieces an item of n blocks, e blocks a start and end
+            best_s, best_t = one, b.elem(E.MUL, four, b.elem(E.ADD, n, e))
+            for k_ in range(1, SPLIT_ROUNDS + 1):
+                s_k = b.elem(E.MINIMUM, b.elem(E.MINIMUM, b.elem(E.DIV, b.elem(E.MUL, P, b.const(k_)), left1), n),
+                             b.const(split))
+                c_k = b.elem(E.DIV, b.elem(E.ADD, b.elem(E.MUL, left1, s_k), b.elem(E.SUB, P, one)), P)
+                t_k = b.elem(E.ADD, b.elem(E.MUL, b.elem(E.MUL, four, c_k), b.elem(E.ADD, n, b.elem(E.MUL, e, s_k))),
+                             b.elem(E.MUL, s_k, s_k))
+                better = b.elem(E.LT, b.elem(E.MUL, t_k, best_s), b.elem(E.MUL, best_t, s_k), dtype=DType.BOOL)
+                best_s, best_t = b.elem(E.WHERE, better, s_k, best_s), b.elem(E.WHERE, better, t_k, best_t)
+            return best_s
+
+        best_s = best(blocks, edge)
         on = b.elem(E.AND, b.elem(E.NOT, pairs, dtype=DType.BOOL),
                     b.elem(E.AND, b.elem(E.GT, left, zero, dtype=DType.BOOL),
                            b.elem(E.GE, best_s, b.const(2), dtype=DType.BOOL), dtype=DType.BOOL), dtype=DType.BOOL,
                     hint="split")
+        on_pairs = None
+        if form == "pairs" or plan_pairs:  # a pair's blocks (the lightest tile's and the heaviest's), a piece two starts
+            flo, fhi = _bounds(b, outside, bounds, _position(b, sizes, fast, kvs, b.elem(E.SUB, nf, one), zero), sizes)
+            nz = b.elem(E.ADD, b.elem(E.MAXIMUM, b.elem(E.SUB, hi, lo), zero), b.elem(E.MAXIMUM, b.elem(E.SUB, fhi, flo), zero))
+            pair_s = best(b.elem(E.MAXIMUM, nz, one), b.elem(E.MUL, edge, b.const(2)))
+            on_pairs = b.elem(E.AND, pairs, b.elem(E.AND, b.elem(E.GT, left, zero, dtype=DType.BOOL),
+                                                   b.elem(E.GE, pair_s, b.const(2), dtype=DType.BOOL), dtype=DType.BOOL),
+                              dtype=DType.BOOL, hint="split")
+            if form == "pairs":
+                on, best_s = on_pairs, pair_s
         pieces = b.elem(E.WHERE, on, best_s, one, hint="pieces")
         q = b.elem(E.MUL, left1, pieces)
         mine = b.elem(E.WHERE, b.elem(E.LT, place, q, dtype=DType.BOOL),
                       b.elem(E.DIV, b.elem(E.ADD, b.elem(E.SUB, q, place), b.elem(E.SUB, P, one)), P), zero)
         extra = b.elem(E.WHERE, on, mine, extra)
-        sp = Split(pieces, nk, on)
+        sp = Split(pieces, nk, on, on_pairs, form == "pairs")
     items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
     # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
@@ -336,6 +368,8 @@ def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = N
     second = b.elem(E.AND, w.pairs, b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL), dtype=DType.BOOL)
     qrev = b.elem(E.WHERE, second, b.elem(E.SUB, b.elem(E.SUB, w.nf, one), j), j)
     fpos = b.elem(E.SUB, b.elem(E.SUB, w.nf, one), qrev)
+    if marks is not None:  # (the pairs form's pieces: the pair's other tile, `tile_loop`)
+        marks.update({"fpos": fpos, "kvpos": kvpos, "second": second})
     return _position(b, w.sizes, w.fast, w.kv, fpos, kvpos, w.divs)
 
 
@@ -378,7 +412,7 @@ def unravel(b: _Build, lin: ir.Value, axes: tuple[int, ...] | list[int],
 
 
 def _bounds(b: _Build, outside: list[object], bounds: tuple[ir.Value, ...], pos: list[ir.Value],
-            sizes: list[ir.Value]) -> list[ir.Value]:
+            sizes: tuple[ir.Value, ...] | list[ir.Value]) -> list[ir.Value]:
     """`bounds` as the ops of `outside` compute them for the tile at `pos`."""
     need = {v.id for v in bounds}
     keep: list[object] = []
@@ -459,8 +493,12 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
         sb = _Build(fresh)
         lo, hi = (mapping.get(v.id, v) for v in (marks.lower0, marks.upper0))
         n = sb.elem(E.MAXIMUM, sb.elem(E.SUB, hi, lo), sb.const(0))
-        lo2, hi2 = (sb.elem(E.ADD, lo, sb.elem(E.DIV, sb.elem(E.MUL, n, x), got["pieces"]))
-                    for x in (got["piece"], sb.elem(E.ADD, got["piece"], sb.const(1))))
+        assert w.split is not None
+        if w.split.pairs:
+            lo2, hi2 = _pair_piece(sb, w, outside, marks, got, lo, n)
+        else:
+            lo2, hi2 = (sb.elem(E.ADD, lo, sb.elem(E.DIV, sb.elem(E.MUL, n, x), got["pieces"]))
+                        for x in (got["piece"], sb.elem(E.ADD, got["piece"], sb.const(1))))
         body += sb.ops
         assert w.split is not None
         mapping.update({marks.lower.id: lo2, marks.upper.id: hi2, marks.round.id: r, marks.P.id: w.P, marks.c.id: w.c,
@@ -483,6 +521,36 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
                   span)  # type: ignore[arg-type]
     return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0),
             *(ir.Const(v, c) for v, (_, _, c) in zip(inits, carry, strict=True) if not isinstance(c, ir.Value)), loop]
+
+
+def _pair_piece(b: _Build, w: Walk, outside: list[object], marks: Marks, got: dict[str, ir.Value], lo: ir.Value,
+                n: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The pairs form's key bounds for this round's tile (its blocks lo .. lo + n): in a cut round, piece i of s
+    of its pair runs blocks [W i / s, W (i + 1) / s) of the pair's two tiles' blocks one after the other (A's
+    n_A, then B's n_B: W = n_A + n_B; a middle tile paired with itself, W = n_A and both halves run the same
+    blocks, as the whole walk runs it twice), this round's half (`second`: B) the part in its tile (maybe none);
+    a whole round: lo .. lo + n. The other tile's bounds are computed (its `outside` ops) only in a cut round."""
+    E = ir.ElemOp
+    tb, eb = _Build(b.fresh), _Build(b.fresh)
+    zero = tb.const(0)
+    pf = tb.elem(E.SUB, tb.elem(E.SUB, w.nf, tb.const(1)), got["fpos"])
+    plo, phi = _bounds(tb, outside, (marks.lower0, marks.upper0), _position(tb, w.sizes, w.fast, w.kv, pf, got["kvpos"]),
+                       w.sizes)
+    npart = tb.elem(E.MAXIMUM, tb.elem(E.SUB, phi, plo), zero)
+    sec = got["second"]
+    mid = tb.elem(E.EQ, pf, got["fpos"], dtype=DType.BOOL)
+    na, nb = tb.elem(E.WHERE, sec, npart, n), tb.elem(E.WHERE, sec, n, npart)
+    W = tb.elem(E.WHERE, mid, na, tb.elem(E.ADD, na, nb))
+    ends = [tb.elem(E.DIV, tb.elem(E.MUL, W, x), got["pieces"]) for x in (got["piece"], tb.elem(E.ADD, got["piece"], tb.const(1)))]
+    use_b = tb.elem(E.AND, sec, tb.elem(E.NOT, mid, dtype=DType.BOOL), dtype=DType.BOOL)
+    off = [tb.elem(E.WHERE, use_b, tb.elem(E.MINIMUM, tb.elem(E.MAXIMUM, tb.elem(E.SUB, x, na), zero), nb),
+                   tb.elem(E.MINIMUM, x, na)) for x in ends]
+    then = [tb.elem(E.ADD, lo, x) for x in off]
+    whole = [lo, eb.elem(E.ADD, lo, n)]
+    lo2, hi2 = b.fresh.value(DType.I32, (), "lo"), b.fresh.value(DType.I32, (), "hi")
+    b.ops.append(ir.If((lo2, hi2), got["cut"], ir.Region((), (*tb.ops, ir.Yield(tuple(then)))),  # type: ignore[arg-type]
+                       ir.Region((), (*eb.ops, ir.Yield(tuple(whole))))))  # type: ignore[arg-type]
+    return lo2, hi2
 
 
 def kv_axes(k: g.GpuKernel, offsets: list[ir.Value]) -> set[int] | None:

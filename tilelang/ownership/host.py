@@ -454,12 +454,18 @@ def _mark_reassigned(st: State, place: Place, span: Span) -> None:
     """`z = ..;`: every operation built before (held in a variable, not
     yet run) that borrows the old `z` keeps the old tensor: its borrows of it
     are marked, so that running it is refused (`run_op`) rather than silently
-    writing a tensor no name holds any more."""
+    writing a tensor no name holds any more. So are the partitions of `z` and
+    the references to it held in variables: an operation built on one later
+    borrows the old tensor (`kernel_call`), and so does a host call that
+    writes through one."""
 
     def atom(a: Any) -> Any:
         if isinstance(a, OpVal) and any(b.place.overlaps(place) and b.reassigned is None for b in a.borrows):
             return OpVal(a.kernel, tuple(replace(b, reassigned=span) if b.place.overlaps(place)
                                          and b.reassigned is None else b for b in a.borrows), a.span)
+        if isinstance(a, RefTo | PartOf) and a.place.overlaps(place) and a.reassigned is None:
+            # `let p = z.partition(..); z = ..;`: `p` keeps the old tensor (a launch on it is E0307)
+            return replace(a, reassigned=span)
         return a
 
     def val(v: AVal) -> AVal:
@@ -479,10 +485,10 @@ def _remap(v: AVal, move: Any) -> AVal:
         match a:
             case At(place=p):
                 return At(move(p))
-            case RefTo(place=p, mutable=m, span=sp):
-                return RefTo(move(p), m, sp)
-            case PartOf(place=p, span=sp):
-                return PartOf(move(p), sp)
+            case RefTo(place=p):
+                return replace(a, place=move(p))
+            case PartOf(place=p):
+                return replace(a, place=move(p))
             case OpVal(kernel=k, borrows=bs, span=sp):
                 return OpVal(k, tuple(replace(b, place=move(b.place)) for b in bs), sp)
         return a

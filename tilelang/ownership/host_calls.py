@@ -145,6 +145,9 @@ class HostCalls(HostExprs):
                 v = self.operand(a.value, st)
             self.escape(v, a.value.span, "passed to a function", st)
             for pos, atom in _flat(v, (i,)):
+                if isinstance(atom, RefTo | PartOf) and atom.reassigned is not None and (
+                        isinstance(atom, PartOf) or atom.mutable):
+                    self.report_stale_write(atom, a.value.span, info.decl.name.name)
                 if isinstance(atom, RefTo):
                     borrows.append((pos, Borrow(atom.place, atom.mutable, a.value.span, pname)))
                 elif isinstance(atom, PartOf):
@@ -181,6 +184,10 @@ class HostCalls(HostExprs):
             atoms = sorted(v.all_atoms(), key=repr)
             parts = [x for x in atoms if isinstance(x, PartOf)]
             pos = (i,)
+            for x in atoms:
+                if isinstance(x, RefTo | PartOf) and x.reassigned is not None and (
+                        isinstance(x, PartOf) or (x.mutable and (pmut or pname in writes))):
+                    self.report_stale_write(x, a.value.span, decl.name.name)
             if pmut:
                 for pv in parts:
                     borrows.append((pos, Borrow(pv.place, True, a.value.span, pname)))
@@ -231,7 +238,7 @@ class HostCalls(HostExprs):
                     writable = x.place.var.mutable if isinstance(x, At) else x.mutable
                     if not writable:
                         self.report_immutable(x.place.var, e.span, "partition")
-                    out.append(PartOf(x.place, e.span))
+                    out.append(PartOf(x.place, e.span, x.reassigned if isinstance(x, RefTo) else None))
             if not out or may_be_temporary(e.receiver):
                 self.report_partition_of_temporary(e)
             return AVal(frozenset(out))

@@ -18,7 +18,9 @@ from tilelang.ownership.values import (
     HandleVal,
     Loan,
     OpVal,
+    PartOf,
     Place,
+    RefTo,
     State,
     Var,
 )
@@ -206,6 +208,26 @@ class HostReports:
                        f"write into `{n}` instead of rebinding it")
         )
         self.report(d, b.span)
+
+    def report_stale_write(self, view: RefTo | PartOf, span: Span, callee: str) -> None:
+        """A partition of a tensor (or a `&mut` reference to it) taken before its variable was
+        reassigned, written through after: the writes would go to the old tensor, which no
+        name holds (`let p = z.partition(..); z = ..; k(p).sync();`)."""
+        n = view.place.name
+        what = "partition" if isinstance(view, PartOf) else "reference"
+        assert view.reassigned is not None
+        d = (
+            Diagnostic.error(codes.MOVE_OF_CAPTURED,
+                             f"this {what} holds the tensor `{n}` had before it was reassigned")
+            .primary(span, f"`{callee}` would write the old tensor through it")
+            .secondary(view.span, f"the {what} {'of' if what == 'partition' else 'to'} `{n}` is taken here")
+            .secondary(view.reassigned, f"`{n}` is given a new tensor here")
+            .note("its results would go to a tensor nothing can read any more")
+            .with_help(f"take the {what} after the assignment (`"
+                       + (f"{n}.partition(..)" if what == "partition" else f"&mut {n}")
+                       + f"` where it is used), or write into `{n}` instead of rebinding it")
+        )
+        self.report(d, span)
 
     # -- graph captures (E0307) ------------------------------------------------------------
     def report_captured(self, place: Place, mode: str, span: Span, cap: Capture, st: State) -> None:

@@ -87,12 +87,16 @@ class RefTo:
     place: Place
     mutable: bool
     span: Span
+    # where the variable it names was given a new tensor after the reference was taken:
+    # the reference still names the old one (writing through it is E0307, as for an operation)
+    reassigned: Span | None = None
 
 
 @frozen(eq=True)
 class PartOf:
     place: Place
     span: Span  # the `.partition(..)` call
+    reassigned: Span | None = None  # as `RefTo.reassigned`: a launch on it would write the old tensor
 
 
 @frozen(eq=True)

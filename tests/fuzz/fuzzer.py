@@ -13,8 +13,9 @@ Each mutant is checked (`driver.compile(.., "checked")`) and, when it checks,
 run on the CPU (`run.execute`) with its output discarded; a few are fed to a
 REPL session too. The outcome of each is one of:
 
-- `ok`, `diagnostics` (the checker's errors), `runtime-error` (a
-  `TileError`: a located run-time diagnostic), `long-run` (the program was
+- `ok`, `diagnostics` (the checker's errors), `no-main` (it checked, and has
+  no `fn main` to run: a mutant of a stdlib or library file), `runtime-error`
+  (a `TileError`: a located run-time diagnostic), `long-run` (the program was
   still running at the time limit: an infinite or long loop is a valid
   program; the case is shown so that it can be looked at);
 - `ice`: anything else escaping (an `ICE`, a Python exception, a diagnostic
@@ -335,6 +336,10 @@ def run_case(text: str, run: bool = True) -> Outcome:
         problem = _render_all(diags, sources) if getattr(e, "sources", None) else None
         if problem or any(d.code == "ICE" for d in diags):
             return Outcome("ice", problem or diags[0].message, time.perf_counter() - start)
+        if diags and diags[0].code == "E0717":
+            # a module with no `fn main` (a stdlib file, a `use`d library): it checked, and
+            # there is nothing to run; not a run-time error of the program
+            return Outcome("no-main", "", time.perf_counter() - start)
         return Outcome("runtime-error", diags[0].code if diags else "", time.perf_counter() - start)
     except CheckFailed as e:
         return Outcome("ice", f"run's check disagrees with check: {e.diagnostics[:1]}",

@@ -548,7 +548,7 @@ def _check_allow(tcx: CheckCx, attr: ast.Attribute) -> None:
                     "not a lint name")
         guess = suggest(name or "", known)
         tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                 d.note("the lints: " + ", ".join(f"`{k}`" for k in known)))
+                 d.with_help("allow one of the lints: " + ", ".join(f"`{k}`" for k in known)))
 
 
 def eval_const(tcx: CheckCx, qual: str) -> Any:

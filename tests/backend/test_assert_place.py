@@ -75,3 +75,26 @@ def test_a_plain_assert_keeps_one_error_word() -> None:
     assert plain.exit_code == 0 and walk.exit_code == 0
     assert re.search(r"atom\.[a-z.]*global\.cas\.b32", plain.stdout) and "max.u64" not in plain.stdout
     assert re.search(r"atom\.[a-z.]*global\.max\.u64", walk.stdout) and "cas.b32" not in walk.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["fail_walk_assert", "fail_queue_assert", "fail_last_block_assert",
+                                  "fail_device_assert"])
+def test_the_gpu_names_the_interpreters_place(name: str) -> None:
+    # the same errors on a real GPU (a wave of walking blocks, the runtime's error words)
+    from tilelang.runtime import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA device")
+    import tilelang.run as run
+
+    path = ROOT / "tests" / "run" / f"{name}.tile"
+    want = _fail(path, None)
+    with pytest.raises(TileError) as info:
+        run.execute(str(path), "gpu")
+    w, g = want.diagnostics[0], info.value.diagnostics[0]
+    assert (g.code, g.message, g.primary_span) == (w.code, w.message, w.primary_span)
+    if name == "fail_device_assert":
+        assert _notes(info.value) == []  # a plain assert names no block on the GPU
+    else:
+        assert _notes(info.value) == _notes(want)

@@ -45,7 +45,8 @@ def _fail(path: Path, device: object | None) -> TileError:
 
 @pytest.mark.parametrize("order", ["row-major", "reverse"])
 @pytest.mark.parametrize("blocks", [1, 2, 5])
-@pytest.mark.parametrize("name", ["fail_walk_assert", "fail_queue_assert", "fail_last_block_assert"])
+@pytest.mark.parametrize("name", ["fail_walk_assert", "fail_walk_assert_two_tiles", "fail_queue_assert",
+                                  "fail_last_block_assert"])
 def test_the_simulated_gpu_names_the_interpreters_place(name: str, blocks: int, order: str,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     sys.path.insert(0, str(HERE))
@@ -78,7 +79,8 @@ def test_a_plain_assert_keeps_one_error_word() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["fail_walk_assert", "fail_queue_assert", "fail_last_block_assert",
+@pytest.mark.parametrize("name", ["fail_walk_assert", "fail_walk_assert_two_tiles", "fail_queue_assert",
+                                  "fail_last_block_assert",
                                   "fail_device_assert"])
 def test_the_gpu_names_the_interpreters_place(name: str) -> None:
     # the same errors on a real GPU (a wave of walking blocks, the runtime's error words)

@@ -34,7 +34,7 @@ Env = dict[int, np.ndarray]
 
 
 class _BlockCtx:
-    __slots__ = ("arrivals", "bid", "grid", "keyed", "obs", "out", "queues", "tensors")
+    __slots__ = ("arrivals", "bid", "failed", "grid", "keyed", "obs", "out", "queues", "tensors")
 
     def __init__(
         self,
@@ -53,6 +53,9 @@ class _BlockCtx:
         self.queues: dict[tuple[int, int], int] = {}  # `QueuePull`: tickets given, by (axis, group) (shared)
         # a queue's or walk's printed lines, (tile's place, arrival, line), put in order at the launch's end
         self.keyed: list[tuple[int, int, str]] | None = None
+        # failed asserts of a walk's, queue's or `last_block` region, (place, error): the launch runs
+        # on, as a GPU's does, and stops with the first place's at its end (`run_kernel`)
+        self.failed: list[tuple[int, Diagnostic]] | None = None
 
 
 def _default_out(text: str) -> None:
@@ -117,6 +120,7 @@ def run_kernel(
     # a queue's or walk's prints: in the order of the tiles, not of the blocks that took them
     keyed: list[tuple[int, int, str]] | None = (
         [] if queue_axis(kernel) is not None or has_last_block(kernel) else None)
+    failed: list[tuple[int, Diagnostic]] = []
 
     def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
         for bid in blocks:
@@ -125,6 +129,7 @@ def run_kernel(
             ctx.arrivals = arrivals
             ctx.queues = queues
             ctx.keyed = keyed
+            ctx.failed = failed
             _run_region(kernel.body, env, ctx)
 
     def replay(flat: np.ndarray) -> None:
@@ -162,6 +167,10 @@ def run_kernel(
         else:
             blocks = itertools.product(*(range(g) for g in grid_t))
             run_blocks(reversed(list(blocks)) if order == "reverse" else blocks)
+        if failed:
+            # the first tile (group) in the grid's order, whichever block took it and whatever the
+            # order the blocks ran in: the one the GPU names (the smallest place wins there too)
+            raise TileError(min(failed, key=lambda f: f[0])[1])
 
 
 @contextlib.contextmanager
@@ -175,7 +184,7 @@ def _flush_keyed(keyed: list[tuple[int, int, str]] | None, emit: Callable[[str],
             emit(line)
 
 
-def _print_place(ctx: _BlockCtx, op: ir.Print, env: Env) -> int:
+def _print_place(ctx: _BlockCtx, op: ir.Print | ir.Assert, env: Env) -> int:
     """Where a line goes: its block's place in the grid, row-major as the
     blocks print; for a line with an `order` (tile `s` of `n` along
     `op.axis`: a queue's or walk's tile, or the block a group's combine
@@ -436,7 +445,10 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
         case ir.Assert(cond=c, message=msg):
             cond = env[c.id]
             if not bool(np.all(cond)):
-                raise TileError(_assert_failure(op, msg, cond, ctx, env))
+                d = _assert_failure(op, msg, cond, ctx, env)
+                if not op.order or ctx.failed is None:
+                    raise TileError(d)
+                ctx.failed.append((_print_place(ctx, op, env), d))
         case _:
             assert_never(op)
 

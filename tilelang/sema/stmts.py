@@ -271,8 +271,10 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
                             else f"`{sym.name}` is not declared `mut`")
                  .with_help(f"consider making this binding mutable: `mut {sym.name}`"))
         else:
-            d = tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {sym.kind.value} `{sym.name}`",
-                        target.span, "not a variable")
+            d = (tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {sym.kind.value} `{sym.name}`",
+                         target.span, "not a variable")
+                 .with_help(f"only a `let mut` variable can be assigned: `let mut x = {sym.name};`, then `x = ..;`"
+                            if sym.kind is SymbolKind.CONST else "only a `let mut` variable can be assigned"))
         tcx.emit(d)
     if st.op == "=":
         vty = tcx.check_expr(st.value, fx, tty)

@@ -299,7 +299,8 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, s: f32) {
         assert z.tolist() == [want, want]
 
 
-def test_unsupported_is_located_e0701() -> None:
+def test_a_device_functions_early_return_of_a_tuple() -> None:
+    # it was E0701; its result is carried element by element (hrev 2026-12-05)
     src = """
 fn ordered(a: f32, b: f32) -> (f32, f32) {
     if a > b {
@@ -309,14 +310,31 @@ fn ordered(a: f32, b: f32) -> (f32, f32) {
 }
 kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, s: f32) {
     let p = ordered(s, 1.0);
-    z.store(zeros::<f32>([B]) + p.0);
+    z.store(zeros::<f32>([B]) + (p.1 - p.0) * 10.0 + p.0);
+}
+"""
+    k = lower(src, "k", B=2)
+    for s, want in ((9.0, 81.0), (0.5, 5.5)):
+        z = np.zeros(2, np.float32)
+        run_kernel(k, (1,), [z, s])
+        assert z.tolist() == [want, want]
+
+
+def test_unsupported_is_located_e0701() -> None:
+    # a view variable assigned in a branch: no region can carry a view; it was the branch's
+    # view whatever the condition (the program read `y` where it said `x`)
+    src = """
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>, s: f32) {
+    let mut p = x.partition([2]);
+    if s > 1.0 { p = y.partition([2]); }
+    z.store(zeros::<f32>([B]) + p.load([0]).sum(0));
 }
 """
     with pytest.raises(TileError) as info:
         lower(src, "k", B=4)
     d = info.value.diagnostics[0]
-    assert d.code == "E0701" and "early `return`" in d.message
-    assert src[d.primary_span.start:d.primary_span.end] == "(f32, f32)"
+    assert d.code == "E0701" and "assigning `p`" in d.message
+    assert src[d.primary_span.start:d.primary_span.end].startswith("if s > 1.0")
     assert d.help
 
 

@@ -42,7 +42,7 @@ from tilelang.ir.lower.values import (
 from tilelang.share_queue import STATIC
 from tilelang.share_queue import axis_of as queue_axis
 from tilelang.share_queue import kind_of as walk_kind
-from tilelang.source import Span
+from tilelang.source import DUMMY_SPAN, Span
 from tilelang.syntax import ast
 
 
@@ -203,34 +203,93 @@ def bind_pattern(cx: LowerCx, pat: ast.Pattern, v: Any) -> None:
             raise ICE(f"lowering: unexpected pattern {type(pat).__name__}")
 
 
-def _carried(cx: LowerCx, body: ast.Block | Sequence[Any], extra: Sequence[str] = ()
-             ) -> list[tuple[dict[str, Any], str]]:
-    out: list[tuple[dict[str, Any], str]] = []
+class _Slot:
+    """One scalar or tile a loop or an `if` carries: variable `name` of `scope`, or, for a
+    variable holding a tuple (`let mut p = (m, l);`), the leaf at `path` in it."""
+
+    __slots__ = ("name", "path", "scope")
+
+    def __init__(self, scope: dict[str, Any], name: str, path: tuple[int, ...] = ()) -> None:
+        self.scope, self.name, self.path = scope, name, path
+
+    def get(self) -> Any:
+        v = self.scope[self.name]
+        for i in self.path:
+            v = v.elems[i]
+        return v
+
+    def set(self, x: Any) -> None:
+        self.scope[self.name] = _replace_at(self.scope[self.name], self.path, x)
+
+    @property
+    def hint(self) -> str:
+        return self.name + "".join(f".{i}" for i in self.path)
+
+
+def _replace_at(v: Any, path: tuple[int, ...], x: Any) -> Any:
+    if not path:
+        return x
+    assert isinstance(v, TupleVal)
+    i = path[0]
+    return TupleVal((*v.elems[:i], _replace_at(v.elems[i], path[1:], x), *v.elems[i + 1:]))
+
+
+def _leaf_paths(v: Any, at: tuple[int, ...] = ()) -> list[tuple[int, ...]] | None:
+    """The paths of a value's scalar/tile leaves (tuples flattened), or None when it holds
+    something no region can carry (a tensor, a view, a string)."""
+    if isinstance(v, (ir.Value, CVal)):
+        return [at]
+    if isinstance(v, TupleVal):
+        out: list[tuple[int, ...]] = []
+        for i, e in enumerate(v.elems):
+            sub = _leaf_paths(e, (*at, i))
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    return None
+
+
+def _carried(cx: LowerCx, body: ast.Block | Sequence[Any], extra: Sequence[str] = (),
+             span: Span | None = None) -> list[_Slot]:
+    """What a loop or an `if` over `body` carries: every scalar or tile variable it may
+    assign, each leaf of a tuple variable (`p = (p.0 + 1.0, p.1)` in a loop: each element a
+    carried value). A variable holding something else that the body assigns (a tensor view, a
+    string) cannot be carried: refused, rather than the body's value leaking past the branch
+    or the loop (it did for tuples: `if c { p = (1.0, s); }` set `p` whatever `c` was)."""
+    out: list[_Slot] = []
     seen: set[str] = set()
     for name in [*assigned_names(body), *extra]:
         if name in seen:
             continue
         seen.add(name)
         scope = cx.f.lookup(name)
-        if scope is not None and isinstance(scope[name], (ir.Value, CVal)):
-            out.append((scope, name))
+        if scope is None:
+            continue
+        v = scope[name]
+        paths = _leaf_paths(v)
+        if paths is not None:
+            out.extend(_Slot(scope, name, p) for p in paths)
+        elif v is not UNIT:
+            raise Unsupported(span or DUMMY_SPAN,
+                              f"assigning `{name}` (not a number, tile or tuple of them) inside a branch or loop",
+                              "assign it before the branch or loop, or bind a new name with `let` in each branch")
     return out
 
 
-def _carry_inits(cx: LowerCx, carried: list[tuple[dict[str, Any], str]], span: Span) -> list[ir.Value]:
+def _carry_inits(cx: LowerCx, carried: list[_Slot], span: Span) -> list[ir.Value]:
     inits = []
-    for scope, name in carried:
-        v = cx.mat(scope[name], None, span)
-        scope[name] = v
+    for slot in carried:
+        v = cx.mat(slot.get(), None, span)
+        slot.set(v)
         inits.append(v)
     return inits
 
 
-def _yield_carried(cx: LowerCx, carried: list[tuple[dict[str, Any], str]],
-                   types: Sequence[ir.Type], span: Span) -> None:
+def _yield_carried(cx: LowerCx, carried: list[_Slot], types: Sequence[ir.Type], span: Span) -> None:
     out = []
-    for (scope, name), ty in zip(carried, types, strict=True):
-        v = cx.mat(scope[name], ty.dtype, span)
+    for slot, ty in zip(carried, types, strict=True):
+        v = cx.mat(slot.get(), ty.dtype, span)
         out.append(cx.to_shape(v, ty.shape, span))
     cx.b.yield_(*out, span=span)
 
@@ -266,22 +325,22 @@ def _emit_for(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value, step: ir.Val
               span: Span, body: Callable[[ir.Value], None]) -> None:
     """An `ir.For` from `lo` to `hi` by `step` whose body `body(iv)` lowers;
     the variables the body assigns are carried through the loop."""
-    carried = _carried(cx, st.body)
+    carried = _carried(cx, st.body, span=span)
     inits = _carry_inits(cx, carried, span)
     iv = cx.b.fresh(lo.type, _pat_name(st.pattern) or default_name)
-    args = [cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True)]
+    args = [cx.b.fresh(v.type, slot.hint) for v, slot in zip(inits, carried, strict=True)]
     frame = cx.b.open_region((iv, *args))
-    for (scope, name), a in zip(carried, args, strict=True):
-        scope[name] = a
+    for slot, a in zip(carried, args, strict=True):
+        slot.set(a)
     cx.f.scopes.append({})
     body(iv)
     cx.f.scopes.pop()
     _yield_carried(cx, carried, [v.type for v in inits], span)
     region = cx.b.close_region(frame)
-    results = tuple(cx.b.fresh(v.type, name) for v, (_, name) in zip(inits, carried, strict=True))
+    results = tuple(cx.b.fresh(v.type, slot.hint) for v, slot in zip(inits, carried, strict=True))
     cx.b.emit(ir.For(results, lo, hi, step, tuple(inits), region, span))
-    for (scope, name), r in zip(carried, results, strict=True):
-        scope[name] = r
+    for slot, r in zip(carried, results, strict=True):
+        slot.set(r)
 
 
 def _for_as_while(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value) -> None:
@@ -423,26 +482,26 @@ def lower_while(cx: LowerCx, st: ast.While) -> None:
 
 def _while(cx: LowerCx, cond_fn: Any, body_fn: Any, nodes: Sequence[Any], extra: Sequence[str],
            span: Span) -> None:
-    carried = _carried(cx, nodes, extra)
+    carried = _carried(cx, nodes, extra, span)
     inits = _carry_inits(cx, carried, span)
-    names = [name for _, name in carried]
-    cargs = [cx.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True)]
+    names = [_hint(slot.hint) for slot in carried]
+    cargs = [cx.b.fresh(v.type, n) for v, n in zip(inits, names, strict=True)]
     cframe = cx.b.open_region(cargs)
-    for (scope, name), a in zip(carried, cargs, strict=True):
-        scope[name] = a
+    for slot, a in zip(carried, cargs, strict=True):
+        slot.set(a)
     cx.b.yield_(cond_fn(), span=span)
     cregion = cx.b.close_region(cframe)
-    bargs = [cx.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True)]
+    bargs = [cx.b.fresh(v.type, n) for v, n in zip(inits, names, strict=True)]
     bframe = cx.b.open_region(bargs)
-    for (scope, name), a in zip(carried, bargs, strict=True):
-        scope[name] = a
+    for slot, a in zip(carried, bargs, strict=True):
+        slot.set(a)
     body_fn()
     _yield_carried(cx, carried, [v.type for v in inits], span)
     bregion = cx.b.close_region(bframe)
-    results = tuple(cx.b.fresh(v.type, _hint(n)) for v, n in zip(inits, names, strict=True))
+    results = tuple(cx.b.fresh(v.type, n) for v, n in zip(inits, names, strict=True))
     cx.b.emit(ir.While(results, tuple(inits), cregion, bregion, span))
-    for (scope, name), r in zip(carried, results, strict=True):
-        scope[name] = r
+    for slot, r in zip(carried, results, strict=True):
+        slot.set(r)
 
 
 def lower_if_expr(cx: LowerCx, e: ast.If) -> Any:
@@ -487,15 +546,16 @@ def lower_if(cx: LowerCx, c: ir.Value, then_fn: Any, else_fn: Any, nodes: Sequen
     """An `If` op whose branches are lowered by `then_fn`/`else_fn`; its
     results are the branches' value (when both give one) and every
     variable they changed (found among the names `nodes` assign)."""
-    carried = _carried(cx, [n for n in nodes if n is not None])
-    before = [scope[name] for scope, name in carried]
+    carried = _carried(cx, [n for n in nodes if n is not None], span=span)
+    before = [slot.get() for slot in carried]
+    whole = {(id(slot.scope), slot.name): (slot.scope, slot.name, slot.scope[slot.name]) for slot in carried}
 
     def branch(fn: Any) -> tuple[Frame, Any, list[Any]]:
         frame = cx.b.open_region(())
         val = fn()
         cx.b.close_region(frame)
-        after = [scope[name] for scope, name in carried]
-        for (scope, name), old in zip(carried, before, strict=True):
+        after = [slot.get() for slot in carried]
+        for scope, name, old in whole.values():  # each variable as it was (a tuple whole)
             scope[name] = old
         return frame, val, after
 
@@ -536,8 +596,7 @@ def lower_if(cx: LowerCx, c: ir.Value, then_fn: Any, else_fn: Any, nodes: Sequen
     cx.b.emit(ir.If(results, c, tframe.region(), eframe.region(), span))
     k = len(tleaves) if has_value else 0  # type: ignore[arg-type]
     for i, r in zip(changed, results[k:], strict=True):
-        scope, name = carried[i]
-        scope[name] = r
+        carried[i].set(r)
     if not has_value:
         return UNIT
     return _rebuild(tval, list(results[:k]))

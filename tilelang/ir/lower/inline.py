@@ -17,7 +17,7 @@ from tilelang.ir.lower.context import FnFrame, LowerCx
 from tilelang.ir.lower.control import lower_seq
 from tilelang.ir.lower.fold import convert_const
 from tilelang.ir.lower.jumps import jump_flags
-from tilelang.ir.lower.values import BOOL, RET, RETV, UNIT, CVal, TensorRef, Unsupported
+from tilelang.ir.lower.values import BOOL, RET, RETV, UNIT, CVal, TensorRef, TupleVal, Unsupported
 from tilelang.syntax import ast
 
 
@@ -67,9 +67,17 @@ def inline_call(cx: LowerCx, decl: ast.FnDecl, call: ast.Call) -> Any:
 
 
 def _return_init(cx: LowerCx, decl: ast.FnDecl, call: ast.Call) -> Any:
-    ret = decl.ret
+    return _init_of(cx, decl.ret, decl, call)
+
+
+def _init_of(cx: LowerCx, ret: ast.TypeExpr | None, decl: ast.FnDecl, call: ast.Call) -> Any:
+    """The result variable's first value for a return type `ret` (overwritten by every
+    `return` before it is read): zeros, and a tuple of them for a tuple (`(m, l)`, carried
+    element by element through the branches and loops the returns are in)."""
     if ret is None or (isinstance(ret, ast.TupleType) and not ret.elems):
         return UNIT
+    if isinstance(ret, ast.TupleType):
+        return TupleVal(tuple(_init_of(cx, t, decl, call) for t in ret.elems))
     if isinstance(ret, ast.NamedType) and ret.name.name in ("Tile", "Tensor"):
         dtype, dims = cx.tensor_type(ret)
         shape = tuple(cx.need_int(d, ret.span) for d in dims)

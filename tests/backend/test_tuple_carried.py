@@ -24,7 +24,7 @@ def test_the_simulated_gpu_prints_the_interpreters_values(monkeypatch: pytest.Mo
     path = ROOT / "tests" / "run" / "tuple_carried.tile"
     want = io.StringIO()
     run.execute(str(path), "cpu", out=want)
-    assert want.getvalue().split() == ["365448.2", "213948.2"]
+    assert want.getvalue().split() == ["365448.2", "213948.2", "3.0", "2.0"]
     got = io.StringIO()
     monkeypatch.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device("sm_80"))
     run.execute(str(path), "cpu", out=got)

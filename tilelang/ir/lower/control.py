@@ -173,6 +173,8 @@ def _zero_of(cx: LowerCx, ty: ast.TypeExpr | None, span: Span) -> Any:
     if isinstance(ty, ast.NamedType) and not ty.args:
         dtype = cx.dtype(ty)
         return CVal(False if dtype is BOOL else 0, dtype)
+    if isinstance(ty, ast.TupleType) and ty.elems:  # `let p: (f32, f32);`: carried element by element
+        return TupleVal(tuple(_zero_of(cx, t, span) for t in ty.elems))
     raise Unsupported(span, "a `let` without a value or a scalar or tile type",
                       "give the variable its initial value")
 

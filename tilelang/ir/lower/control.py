@@ -42,7 +42,7 @@ from tilelang.ir.lower.values import (
 from tilelang.share_queue import STATIC
 from tilelang.share_queue import axis_of as queue_axis
 from tilelang.share_queue import kind_of as walk_kind
-from tilelang.source import DUMMY_SPAN, Span
+from tilelang.source import Span
 from tilelang.syntax import ast
 
 
@@ -252,14 +252,32 @@ def _leaf_paths(v: Any, at: tuple[int, ...] = ()) -> list[tuple[int, ...]] | Non
     return None
 
 
-def _carried(cx: LowerCx, body: ast.Block | Sequence[Any], extra: Sequence[str] = (),
-             span: Span | None = None) -> list[_Slot]:
+class _Carried(list[_Slot]):
+    """What a loop or an `if` carries (`_carried`), and the variables it cannot carry that
+    its body names in an assignment (`fixed`: scope, name, value before), which `hold`
+    checks are still what they were."""
+
+    fixed: list[tuple[dict[str, Any], str, Any]]
+
+    def hold(self, span: Span) -> None:
+        """Refuse a body that assigned a variable no region can carry (a tensor view, a
+        string): its value would leak past the branch or the loop, whatever the condition
+        (an assignment to a `let` of the same name inside the body is not one)."""
+        for scope, name, old in self.fixed:
+            if scope[name] is not old:
+                scope[name] = old
+                raise Unsupported(span, f"assigning `{name}` (not a number, tile or tuple of them) inside a "
+                                  "branch or loop", "assign it before the branch or loop, or bind a new name "
+                                  "with `let` in each branch")
+
+
+def _carried(cx: LowerCx, body: ast.Block | Sequence[Any], extra: Sequence[str] = ()) -> _Carried:
     """What a loop or an `if` over `body` carries: every scalar or tile variable it may
     assign, each leaf of a tuple variable (`p = (p.0 + 1.0, p.1)` in a loop: each element a
-    carried value). A variable holding something else that the body assigns (a tensor view, a
-    string) cannot be carried: refused, rather than the body's value leaking past the branch
-    or the loop (it did for tuples: `if c { p = (1.0, s); }` set `p` whatever `c` was)."""
-    out: list[_Slot] = []
+    carried value; tuples were not carried, and `if c { p = (1.0, s); }` set `p` whatever
+    `c` was)."""
+    out = _Carried()
+    out.fixed = []
     seen: set[str] = set()
     for name in [*assigned_names(body), *extra]:
         if name in seen:
@@ -273,9 +291,7 @@ def _carried(cx: LowerCx, body: ast.Block | Sequence[Any], extra: Sequence[str] 
         if paths is not None:
             out.extend(_Slot(scope, name, p) for p in paths)
         elif v is not UNIT:
-            raise Unsupported(span or DUMMY_SPAN,
-                              f"assigning `{name}` (not a number, tile or tuple of them) inside a branch or loop",
-                              "assign it before the branch or loop, or bind a new name with `let` in each branch")
+            out.fixed.append((scope, name, v))
     return out
 
 
@@ -327,7 +343,7 @@ def _emit_for(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value, step: ir.Val
               span: Span, body: Callable[[ir.Value], None]) -> None:
     """An `ir.For` from `lo` to `hi` by `step` whose body `body(iv)` lowers;
     the variables the body assigns are carried through the loop."""
-    carried = _carried(cx, st.body, span=span)
+    carried = _carried(cx, st.body)
     inits = _carry_inits(cx, carried, span)
     iv = cx.b.fresh(lo.type, _pat_name(st.pattern) or default_name)
     args = [cx.b.fresh(v.type, slot.hint) for v, slot in zip(inits, carried, strict=True)]
@@ -337,6 +353,7 @@ def _emit_for(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value, step: ir.Val
     cx.f.scopes.append({})
     body(iv)
     cx.f.scopes.pop()
+    carried.hold(span)
     _yield_carried(cx, carried, [v.type for v in inits], span)
     region = cx.b.close_region(frame)
     results = tuple(cx.b.fresh(v.type, slot.hint) for v, slot in zip(inits, carried, strict=True))
@@ -484,7 +501,7 @@ def lower_while(cx: LowerCx, st: ast.While) -> None:
 
 def _while(cx: LowerCx, cond_fn: Any, body_fn: Any, nodes: Sequence[Any], extra: Sequence[str],
            span: Span) -> None:
-    carried = _carried(cx, nodes, extra, span)
+    carried = _carried(cx, nodes, extra)
     inits = _carry_inits(cx, carried, span)
     names = [_hint(slot.hint) for slot in carried]
     cargs = [cx.b.fresh(v.type, n) for v, n in zip(inits, names, strict=True)]
@@ -492,12 +509,14 @@ def _while(cx: LowerCx, cond_fn: Any, body_fn: Any, nodes: Sequence[Any], extra:
     for slot, a in zip(carried, cargs, strict=True):
         slot.set(a)
     cx.b.yield_(cond_fn(), span=span)
+    carried.hold(span)
     cregion = cx.b.close_region(cframe)
     bargs = [cx.b.fresh(v.type, n) for v, n in zip(inits, names, strict=True)]
     bframe = cx.b.open_region(bargs)
     for slot, a in zip(carried, bargs, strict=True):
         slot.set(a)
     body_fn()
+    carried.hold(span)
     _yield_carried(cx, carried, [v.type for v in inits], span)
     bregion = cx.b.close_region(bframe)
     results = tuple(cx.b.fresh(v.type, n) for v, n in zip(inits, names, strict=True))
@@ -548,7 +567,7 @@ def lower_if(cx: LowerCx, c: ir.Value, then_fn: Any, else_fn: Any, nodes: Sequen
     """An `If` op whose branches are lowered by `then_fn`/`else_fn`; its
     results are the branches' value (when both give one) and every
     variable they changed (found among the names `nodes` assign)."""
-    carried = _carried(cx, [n for n in nodes if n is not None], span=span)
+    carried = _carried(cx, [n for n in nodes if n is not None])
     before = [slot.get() for slot in carried]
     whole = {(id(slot.scope), slot.name): (slot.scope, slot.name, slot.scope[slot.name]) for slot in carried}
 
@@ -556,6 +575,7 @@ def lower_if(cx: LowerCx, c: ir.Value, then_fn: Any, else_fn: Any, nodes: Sequen
         frame = cx.b.open_region(())
         val = fn()
         cx.b.close_region(frame)
+        carried.hold(span)
         after = [slot.get() for slot in carried]
         for scope, name, old in whole.values():  # each variable as it was (a tuple whole)
             scope[name] = old

@@ -336,6 +336,22 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Te
     assert d.code == "E0701" and "assigning `p`" in d.message
     assert src[d.primary_span.start:d.primary_span.end].startswith("if s > 1.0")
     assert d.help
+    # the same for a tensor reference; a same-named `let` inside the branch is no assignment
+    src2 = """
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>, s: f32) {
+    let mut r = x;
+    if s > 1.0 { r = y; }
+    z.store(r.load_like(z));
+}
+"""
+    with pytest.raises(TileError) as info:
+        lower(src2, "k", B=4)
+    assert "assigning `r`" in info.value.diagnostics[0].message
+    src3 = src2.replace("{ r = y; }", "{ let mut r = 1.0; r += 1.0; }")
+    k = lower(src3, "k", B=4)
+    z = np.zeros(4, np.float32)
+    run_kernel(k, (1,), [z, np.ones(4, np.float32), np.zeros(4, np.float32), 2.0])
+    assert z.tolist() == [1.0] * 4
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(str(ROOT / "examples/*.tile"))))

@@ -6,7 +6,9 @@ of the wrong rank, a reduction along the wrong axis, an f16 accumulator of
 an f32 `dot`, a neighbour's output tile, the block size as a run-time
 argument, `dtype=`, `range(0, n, step)`, `dot` stored into f16, `None`
 axes, `axis=`, an atomic outside `unsafe`, a reduction stored as a tile,
-an index of the wrong rank, `.reshape` of a scalar.
+an index of the wrong rank, `.reshape` of a scalar, `tl.arange(0, B)`,
+int64 tile offsets, two outputs written into one tensor, `x ** 2`,
+`torch.empty`.
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help says what leads to a working program, and the program
@@ -65,6 +67,13 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "x21_reshape_scalar": ("full::<f32>([1], value)",
                            [("p.load_padded([block_id(0)], f32::NEG_INFINITY).max(0).reshape([1])",
                              "full::<f32>([1], p.load_padded([block_id(0)], f32::NEG_INFINITY).max(0))")]),
+    "x22_arange_start_end": ("is `arange::<i32>(B)`", [("arange::<i32>(0, B)", "arange::<i32>(B)")]),
+    "x23_int64_offsets": ("`tile as i32`", [("load([tile])", "load([tile as i32])")]),
+    "x24_two_outputs_one_tensor": ("a tensor of its own", [("let mut out = zeros::<f32>([8]);",
+                                                            "let mut out = zeros::<f32>([8]); let mut out2 = zeros::<f32>([8]);"),
+                                                           ("out.partition([4]), &x)", "out2.partition([4]), &x)")]),
+    "x25_power_operator": ("`x.pow(y)`", [("x.load_like(z) ** 2.0", "x.load_like(z).pow(2.0)")]),
+    "x26_torch_empty": ("`zeros::<f32>([..])`", [("empty::<f32>([8])", "zeros::<f32>([8])")]),
 }
 
 

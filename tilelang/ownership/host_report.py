@@ -365,7 +365,12 @@ class HostReports:
         for x in (a, b):
             if x.unsafe:
                 d = d.note(_unsafe_note("the kernel", x.param))
-        d = d.with_help(f"pass a copy instead: `&{name}.clone()`, or use separate tensors")
+        if a.mutable and b.mutable:
+            # two outputs on one tensor: a copy would take the second one's results away
+            d = d.with_help(f"write the second output to a tensor of its own (`let mut {name}2 = "
+                            f"zeros::<..>(..);`), or one `&mut` parameter that holds both results")
+        else:
+            d = d.with_help(f"pass a copy instead: `&{name}.clone()`, or use separate tensors")
         self.report(d)
 
     # -- escapes (E0310, E0311) ---------------------------------------------------------------------

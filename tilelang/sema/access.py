@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
+from tilelang.dtypes import DType
 from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.context import CallCx, CheckCx, plural
 from tilelang.sema.kernel import check_tile_limits
@@ -46,8 +47,31 @@ def _param_tensor(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type, what: str) -> 
     return None
 
 
+_WIDE_INDEX = frozenset((DType.I64, DType.U32, DType.U64))
+
+
+def _wide_index(tcx: CheckCx, e: ast.Expr) -> bool:
+    """An index of `i64`, `u32` or `u64` (Triton's int64 offsets): index arithmetic
+    in a kernel is `i32`, so it would be cut to its low 32 bits (tile 2^32 + 1 read
+    tile 1) on both engines; refused, with the cast that says so."""
+    if not isinstance(e, ast.ArrayExpr):
+        return False
+    for x in e.elems:
+        t = tcx.program.types.get(x)
+        if isinstance(t, ScalarT) and t.dtype in _WIDE_INDEX:
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"a tile index is an `i32`, found `{t}`", x.span,
+                             f"this is `{t}`")
+                     .note("index arithmetic in kernels is `i32` (a tensor dimension is below 2^31): a wider "
+                           "index would be cut to its low 32 bits")
+                     .with_help(f"cast it, where its value fits: `{tcx.cast_snippet(x)} as i32`"))
+            return True
+    return False
+
+
 def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: str) -> bool:
     t = shape_typed(tcx, e, "an index `[i, ..]`")
+    if _wide_index(tcx, e):
+        return False
     if t is None:
         return False
     if rank is not None and t.rank is not None and t.rank != rank:

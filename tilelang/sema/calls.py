@@ -134,6 +134,8 @@ _HABITS = {
     "num_programs": lambda tcx, e: "Triton's `tl.num_programs(axis)` is `num_blocks(axis)`",
     "cdiv": lambda tcx, e: "import it: `use std::math::cdiv;`",
     "zeros_like": lambda tcx, e: "make a tile of the shape you need: `zeros::<f32>([..])`",
+    "empty": lambda tcx, e: "Tile has no uninitialised tensors: `zeros::<f32>([..])`",
+    "empty_like": lambda tcx, e: "Tile has no uninitialised tensors: `zeros::<f32>([..])` of the shape you need",
     "full_like": lambda tcx, e: "make a tile of the shape you need: `full::<f32>([..], value)`",
     "trans": lambda tcx, e: "write `t.transpose()` (or `t.permute([..])`)",
     "associative_scan": lambda tcx, e: "an inclusive prefix sum is `cumsum(t, axis)`",
@@ -258,6 +260,15 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
             takes = plural(sig.max_args, "argument")
         else:
             takes = f"{sig.min_args} to {sig.max_args} arguments"
+        if sig.name == "arange" and n == 2:
+            lo, hi = (tcx.snippet(a) for a in args)
+            t = tcx.snippet(e.generics[0]) if e.generics else "i32"
+            return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes 1 argument but 2 arguments were supplied",
+                                    e.span, "expected 1 argument")
+                            .note("`arange::<T>(n)` counts 0, 1, .., n - 1")
+                            .with_help(f"Triton's `tl.arange({lo}, {hi})` is `arange::<{t}>({hi})`" if lo == "0" else
+                                       f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
+                                       f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
         return tcx.arity_error(owner, takes, n, e.span, None)
     if len(e.generics) > len(sig.generics):
         if sig.generics:

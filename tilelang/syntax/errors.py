@@ -224,6 +224,8 @@ class ErrorReporter:
                                "move this one out of the function")
         if text in ("+", "-") and code.startswith(text, start - len(text)) and start >= len(text):
             return d.with_help(f"Tile has no `{text * 2}` operator; write `x {text}= 1`")
+        if text == "*" and code.startswith("*", start - 1) and start >= 1:
+            return d.with_help("Tile has no `**` operator; write `x.pow(y)` (`pow(x, y)`), or `x * x` for a square")
         for word in (text, prev_word):
             if word in _PY_WORDS:
                 return d.with_help(f"use `{_PY_WORDS[word]}` instead of `{word}`")

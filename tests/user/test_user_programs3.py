@@ -9,7 +9,11 @@ hash, vector add at lengths 0, 1 and a prime), cuTile / TileLang samples
 histogram with tile atomics, a carried scan, argmax and top-3, residual add
 + RMSNorm, rotary embedding, an int8 GEMM with scales) and std's entry
 points at odd shapes (attention with one query, G = 3, a NaN cache tail;
-std::llm's prefill kernels; std::nn on 1 x 1 and prime widths).
+std::llm's prefill kernels; std::nn on 1 x 1 and prime widths); then shape
+operations with no power-of-two dimension, data-dependent `while` loops
+with `break`/`continue`/`return`, a split-K GEMM finished by the group's
+last block under `stages`, and a kernel `print` of f16/bf16/u8/i8 values,
+NaN and infinities (r21-r24).
 
 Each `r*.tile` runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs (never from its
@@ -250,13 +254,58 @@ def _r20(t: dict[str, np.ndarray], out: str) -> None:
     assert out.split() == ["1.0", "0.0", "0.0"]
 
 
+def _r21(t: dict[str, np.ndarray], out: str) -> None:
+    x = t["x"].astype(np.float64)
+    np.testing.assert_array_equal(t["a"], t["x"].transpose(2, 1, 0))
+    np.testing.assert_array_equal(t["b"], t["x"].transpose(1, 0, 2).reshape(5, 21))
+    s = x.sum(0)
+    _close(t["c"], s - s.max(1, keepdims=True) + s.min(0, keepdims=True), 1e-5)
+    np.testing.assert_array_equal(t["d"], t["x"].max(1).T)
+    np.testing.assert_array_equal(t["e"][:, 0], s.argmin(1))
+    p16 = t["x"].prod(1).astype(np.float16).astype(np.float64)
+    _close(t["f"], np.cumsum(p16, 1).astype(np.float16), 1e-3)
+
+
+def _collatz(n: int) -> tuple[int, int]:
+    if n <= 0:
+        return -1, 0
+    k, hi = 0, n
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        hi, k = max(hi, n), k + 1
+    return k, hi
+
+
+def _r22(t: dict[str, np.ndarray], out: str) -> None:
+    starts = [i * 9 - 2 + (837799 if i == 11 else 0) for i in range(12)]
+    np.testing.assert_array_equal(t["starts"], starts)
+    want = [_collatz(n) for n in starts]
+    np.testing.assert_array_equal(t["steps"], [k for k, _ in want])
+    np.testing.assert_array_equal(t["peak"], [h for _, h in want])
+
+
+def _r23(t: dict[str, np.ndarray], out: str) -> None:
+    a, b = t["a"].astype(np.float64), t["b"].astype(np.float64)
+    _close(t["c"][0], a @ b, 1e-4)
+    _close(t["part"].sum(0), a @ b, 1e-4)  # the four K shares add up to the product
+    assert not np.allclose(t["part"][0], a @ b, atol=1e-2)  # and each is only a share
+
+
+def _r24(t: dict[str, np.ndarray], out: str) -> None:
+    x = ((np.arange(6, dtype=np.float32) * np.float32(0.3)) - np.float32(0.5)).astype(np.float16)
+    np.testing.assert_array_equal(t["z"], (x * 2).astype(np.float16))
+    assert out.splitlines() == ["block 0 of 2: [-0.5, -0.2, 0.1] 3.4 false", "2 -0.0 3000.0 254 -128 NaN",
+                                "block 1 of 2: [0.4, 0.7, 1.0] 8.5 true", "2 -0.0 30000.0 255 127 inf"]
+
+
 CHECKS: dict[str, Callable[[dict[str, np.ndarray], str], None]] = {
     "r01_triton_softmax": _r01, "r02_triton_layernorm": _r02, "r03_triton_layernorm_bwd": _r03,
     "r04_triton_matmul_epilogue": _r04, "r05_persistent_matmul": _r05, "r06_grouped_gemm": _r06,
     "r07_dropout_hash": _r07, "r08_masked_tail": _r08, "r09_batched_transpose": _r09, "r10_bmm_bf16": _r10,
     "r11_two_pass_reduce": _r11, "r12_histogram_onehot": _r12, "r13_carry_scan": _r13, "r14_argmax_topk": _r14,
     "r15_add_rmsnorm": _r15, "r16_rotary": _r16, "r17_int8_gemm": _r17, "r18_std_attention_odd": _r18,
-    "r19_std_llm_prefill": _r19, "r20_std_nn_odd": _r20,
+    "r19_std_llm_prefill": _r19, "r20_std_nn_odd": _r20, "r21_odd_shape_ops": _r21, "r22_collatz_loops": _r22,
+    "r23_splitk_last_block": _r23, "r24_device_print": _r24,
 }
 SIMULATED = tuple(sorted(CHECKS))
 # the GPU's f16/bf16 results may differ from the interpreter's by one rounding (exp2's approximation)
@@ -278,7 +327,8 @@ def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
 @pytest.mark.parametrize("name", SIMULATED)
 def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
     want, _ = _run(name)
-    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch))
+    # the kernels' prints go where the program's own go, as `run.make_device` sends them
+    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s + "\n")))
     got, out = _run(name)
     assert_same_tensors(got, want, SIM_TOL.get(name, 1e-5))
     CHECKS[name](got, out)

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.backend.gpu.layouts import replicate_bound
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .accview import reduce_rows
 from .llvm_types import const_operand, reg_ty, smem_size
+from .replicated import all_gather, fold, is_rep
 from .views import BlockedView
 
 R = ir.ReduceOp
@@ -82,15 +84,24 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
     logical = [d for d in range(len(xv.dims)) if d != xv.drop]
     fa = logical[axis]
     rv = em.lay(r) if r.shape else None
-    if rv is not None:
-        if not (isinstance(rv, BlockedView) and xv.drop is None and rv.drop == fa and rv.layout == xv.layout):
-            return False
-    elif len(logical) != 1:
-        return False
     dt = x.dtype
     rop = op.op
     is_arg = rop in (R.ARGMAX, R.ARGMIN)
     acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
+    # small tiles held whole by every thread (`codegen/replicated.py`)
+    on = replicate_bound() > 0  # off: every kernel as before the option
+    if on and not is_arg and is_rep(xv) and (rv is None or is_rep(rv)):
+        vals = fold(em, xv, em.tile(x), axis, rv, lambda a, b: em.combine(rop, a, b, dt))
+        vals = [em.round_to(v, dt) for v in vals]
+        em.env[r.id] = vals if r.shape else vals[0]
+        return True
+    gather = (on and rv is not None and not is_arg and xv.drop is None and is_rep(rv)
+              and not (rv.drop == fa and rv.layout == xv.layout))
+    if rv is not None and not gather:
+        if not (isinstance(rv, BlockedView) and xv.drop is None and rv.drop == fa and rv.layout == xv.layout):
+            return False
+    elif rv is None and len(logical) != 1:
+        return False
     ty = reg_ty(dt)
     m = xv.dims[fa]
     slots = em.tile(x)
@@ -150,6 +161,14 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
                 v = em.combine(rop, v, ov, dt)
             bit += 1
         parts[key] = (v, idx)
+
+    if gather:  # 3. every output to every thread (`replicated.all_gather`)
+        assert rv is not None
+        vals = all_gather(em, op, xv, rv, fa, {k: v for k, (v, _) in parts.items()},
+                          {k: ms[0] for k, ms in groups.items()}, acc_dt,
+                          lambda a, b: em.combine(rop, a, b, dt))
+        em.env[r.id] = [em.round_to(v, dt) for v in vals]
+        return True
 
     # 3. warps: partials through shared memory
     W = m.warps

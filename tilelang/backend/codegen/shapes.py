@@ -15,7 +15,7 @@ from tilelang.backend.codegen.views import (
     register_map,
     reshape_register_map,
 )
-from tilelang.backend.gpu.layouts import MmaAcc
+from tilelang.backend.gpu.layouts import MmaAcc, WgmmaAcc, replicate_bound
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -23,6 +23,7 @@ from .core import (
     Frag,
 )
 from .mma import MmaOps
+from .replicated import gather, is_rep
 
 
 class ShapeOps(MmaOps):
@@ -37,9 +38,21 @@ class ShapeOps(MmaOps):
             return True
         m = register_map(self.lay(x), self.lay(r), align)
         if m is None:
-            return False
+            return self.from_replicated(r, x, align)
         src = self.tile(x)
         self.env[r.id] = [src[i] for i in m]
+        return True
+
+    def from_replicated(self, r: ir.Value, x: ir.Value, align: list[int | None] | None) -> bool:
+        """`r` read from `x` held whole by every thread (`codegen/replicated.py`):
+        registers and selects, whatever `r`'s layout; False when `x` is not
+        replicated. `align` None: a reshape (the same row-major index)."""
+        if not replicate_bound():
+            return False  # off: every kernel as before the option
+        xv = self.lay(x)
+        if not is_rep(xv) or isinstance(self.layouts.get(r.id), MmaAcc | WgmmaAcc):
+            return False
+        self.env[r.id] = gather(self, xv, self.tile(x), x.dtype, self.lay(r), align)
         return True
 
     def broadcast(self, r: ir.Value, x: ir.Value, span: Span) -> None:
@@ -84,6 +97,8 @@ class ShapeOps(MmaOps):
         if m is not None:
             src = self.tile(x)
             self.env[r.id] = [src[i] for i in m]
+            return
+        if self.from_replicated(r, x, None):
             return
         (off,) = self.to_smem([x], span)
         self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]

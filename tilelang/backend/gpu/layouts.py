@@ -27,6 +27,13 @@ Distributed layouts (registers):
   `parent`-laid-out tile: every thread holds the values of the rows it held
   in the parent (replicated across the threads along `dim`), so broadcasting
   it back (`reshape` to a size-1 dim, then `broadcast`) moves no data.
+- replicated (`replicated_for`, a `Blocked` whose `spt` covers the whole
+  shape): every thread holds every element of a small tile. A reduction
+  ends in an all-gather to give it; a broadcast, a reshape, an element-wise
+  op or a conversion to any other layout reads it from registers (a select
+  over its few values where a thread's coordinate is known only at run
+  time); a store writes each element once (its first copy, thread 0).
+  Opt-in: `TILEC_REPLICATE_SMALL` (`passes/layout_assign.py`).
 - `MmaAcc(warps)`: the accumulator of `mma.sync.m16n8k16` spread over the
   CTA: warp w owns the 16x8 tiles w, w + W, ... (row-major over the tiles);
   in a tile, lane l holds (l/4, 2(l%4) + {0,1}) and the same at row + 8.
@@ -150,6 +157,49 @@ def blocked_for(shape: tuple[int, ...], threads: int, itemsize: int = 4,
         warps //= w
     wpc[dims[0]] *= warps
     return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(range(r - 1, -1, -1)))
+
+
+REPLICATE_DEFAULT = 16  # elements: 16 f32 registers a value, within any kernel's budget
+
+
+def replicate_bound() -> int:
+    """`TILEC_REPLICATE_SMALL`: unset or "0", off (0); "1", tiles of at most
+    `REPLICATE_DEFAULT` elements; "N" (2 or more), at most N. Read by
+    `layout_assign` (which values take the layout) and the code generator
+    (which reads it in registers: with the option off, no kernel changes)."""
+    import os
+
+    v = os.environ.get("TILEC_REPLICATE_SMALL", "0")
+    n = int(v) if v.isdigit() else 0
+    return REPLICATE_DEFAULT if n == 1 else n
+
+
+def replicated_for(shape: tuple[int, ...], threads: int) -> Blocked:
+    """The layout in which every one of `threads` threads holds every element
+    of a tile of `shape` (powers of two): all of it in each thread's
+    registers (`spt` the whole shape), the lanes and warps on the last dim,
+    all of them replicas of the first."""
+    r = len(shape)
+    tpw = (1,) * (r - 1) + (32,)
+    wpc = (1,) * (r - 1) + (max(1, threads // 32),)
+    return Blocked(tuple(next_pow2(max(1, n)) for n in shape), tpw, wpc, tuple(range(r - 1, -1, -1)))
+
+
+def is_replicated(lay: object, shape: tuple[int, ...]) -> bool:
+    """Every thread holds every element of a `shape` tile in layout `lay`
+    (a blocked layout, or a slice of one, whose threads all sit at position 0
+    of every dim: `replicated_for`'s, a slice of it, or any such)."""
+    if isinstance(lay, Slice):
+        full = list(shape)
+        full.insert(lay.dim, 1)
+        lay, shape = lay.parent, tuple(full)
+    if not isinstance(lay, Blocked) or len(lay.size_per_thread) != len(shape):
+        return False
+    for n, spt, tpw, wpc in zip(shape, lay.size_per_thread, lay.threads_per_warp, lay.warps_per_cta, strict=True):
+        p = next_pow2(max(1, n))
+        if tpw * wpc > 1 and spt < p:
+            return False  # threads along this dim hold different elements
+    return True  # (a dim on no thread digit is walked in each thread's registers)
 
 
 @frozen(eq=True)
@@ -302,5 +352,8 @@ __all__ = [
     "WgmmaAcc",
     "blocked_for",
     "chunked_for",
+    "is_replicated",
+    "replicate_bound",
     "next_pow2",
+    "replicated_for",
 ]

@@ -43,7 +43,19 @@ import math
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Blocked, Layout, MmaAcc, MmaTile, Slice, WgmmaAcc, blocked_for, next_pow2
+from ..layouts import (
+    Blocked,
+    Layout,
+    MmaAcc,
+    MmaTile,
+    Slice,
+    WgmmaAcc,
+    blocked_for,
+    is_replicated,
+    next_pow2,
+    replicate_bound,
+    replicated_for,
+)
 from .context import PassContext
 from .rewrite import uses
 
@@ -273,7 +285,11 @@ def _distributed(lay: Layout | None) -> bool:
 
 # ------------------------------------------------------------------ the pass
 class _Assigner:
-    def __init__(self, k: g.GpuKernel) -> None:
+    def __init__(self, k: g.GpuKernel, rep: frozenset[int] = frozenset()) -> None:
+        # reduction results held whole by every thread (`small_exchanges`), and
+        # whether the option is on at all (off: every choice as before it)
+        self.rep = rep
+        self.replicate = replicate_bound() > 0
         self.layouts: dict[int, Layout] = dict(k.layouts)
         self.preset = set(self.layouts)
         self.defs: dict[int, object] = {}
@@ -300,6 +316,10 @@ class _Assigner:
 
     def get(self, v: ir.Value) -> Layout | None:
         return self.layouts.get(v.id)
+
+    def is_rep(self, v: ir.Value) -> bool:
+        """`v` is laid out whole in every thread (only with the option on)."""
+        return self.replicate and bool(v.shape) and is_replicated(self.layouts.get(v.id), v.shape)
 
     def set(self, v: ir.Value, lay: Layout | None) -> None:
         if lay is not None and v.shape and v.id not in self.preset:
@@ -333,7 +353,12 @@ class _Assigner:
                 if wg and all(x == wg[0] for x in lays):
                     self.set(res, wg[0])  # an epilogue on the wgmma accumulator (the Hopper path)
                     return
-                pick = next((x for x in lays if _distributed(x)), None)
+                pick = next((x for x, v in zip(lays, tiles, strict=True) if _distributed(x)
+                             and not self.is_rep(v)), None)
+                if pick is None:
+                    # small tiles whole in every thread: so is what they compute (any other
+                    # operand's layout reads them in registers: `codegen/replicated.gather`)
+                    pick = next((x for x, v in zip(lays, tiles, strict=True) if self.is_rep(v)), None)
                 if pick is not None:
                     self.set(res, pick)
                 elif any(x is not None for x in lays):
@@ -341,11 +366,17 @@ class _Assigner:
                 # else: every operand is free, so is the result
             case ir.Reduce(result=res, x=x, axis=a):
                 lx = self.need(x, threads)
-                if res.shape:
+                if res.shape and res.id in self.rep:
+                    self.set(res, replicated_for(res.shape, threads))  # ends in an all-gather
+                elif res.shape:
                     self.set(res, Slice(a, lx) if isinstance(lx, Blocked) else self.default(res, threads))
             case ir.Scan(result=res, x=x):
                 lx = self.need(x, threads)
                 self.set(res, lx if isinstance(lx, Blocked) else self.default(res, threads))
+            case ir.Reshape(result=res, x=x) if x.shape and res.shape and self.is_rep(x):
+                lr = reshape_forward(x.shape, res.shape, self.get(x))
+                self.set(res, lr if lr is not None and is_replicated(lr, res.shape)
+                         else replicated_for(res.shape, threads))
             case ir.Reshape(result=res, x=x):
                 lx = self.get(x)
                 if lx is None and x.id not in self.layouts:
@@ -360,8 +391,8 @@ class _Assigner:
                 self.set(res, reshape_forward(x.shape, res.shape, lx) or self.default(res, threads))
             case ir.Broadcast(result=res, x=x):
                 lx = self.get(x)
-                if lx is None and self._free(x):
-                    return
+                if (lx is None and self._free(x)) or self.is_rep(x):
+                    return  # free: a replicated input is read in registers in any layout
                 lx = self.need(x, threads)
                 lr = broadcast_forward(x.shape, res.shape, lx)
                 if lr is not None and self.spread(lr, res, threads):
@@ -441,7 +472,9 @@ class _Assigner:
         d = self.defs.get(v.id)
         if isinstance(d, ir.Const | ir.Arange):
             return True
-        if isinstance(d, ir.Broadcast | ir.Reshape):
+        if isinstance(d, ir.Broadcast):
+            return not d.x.shape or self._free(d.x) or self.is_rep(d.x)
+        if isinstance(d, ir.Reshape):
             return not d.x.shape or self._free(d.x)
         if isinstance(d, ir.Elementwise | ir.Cast):
             return all(self._free(x) for x in g.operands(d) if x.shape) and v.id not in self.layouts
@@ -540,13 +573,13 @@ class _Assigner:
                 return m is None or self.retarget(m, lay, plan)
             case ir.Broadcast(x=x):
                 plan[v.id] = lay
-                if not x.shape:
+                if not x.shape or self.is_rep(x):
                     return True
                 lx = broadcast_backward(x.shape, v.shape, lay)
                 return lx is not None and self.retarget(x, lx, plan)
             case ir.Reshape(x=x):
                 plan[v.id] = lay
-                if not x.shape:
+                if not x.shape or self.is_rep(x):
                     return True
                 lx = reshape_backward(x.shape, v.shape, lay)
                 return lx is not None and self.retarget(x, lx, plan)
@@ -591,13 +624,32 @@ def _first_users(k: g.GpuKernel, a: _Assigner) -> None:
                     a.layouts.update(plan)
 
 
-def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    a = _Assigner(k)
+def _assign(k: g.GpuKernel, rep: frozenset[int]) -> _Assigner:
+    a = _Assigner(k, rep)
     threads = k.num_warps * 32
     a.region(k.body, threads)
     _first_users(k, a)
     a.fix(k.body)
     a.finish(k.body, threads)
+    return a
+
+
+def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    a = _assign(k, frozenset())
+    bound = replicate_bound()
+    if bound and not any(isinstance(op, g.WarpSpecialize) for op in g.walk(k.body)):
+        # small tiles held whole by every thread (`TILEC_REPLICATE_SMALL`): the
+        # reductions whose small results the first layout moves between threads
+        # end in an all-gather instead; again until no other one would
+        from .replicate import small_exchanges
+
+        rep: frozenset[int] = frozenset()
+        for _ in range(4):
+            more = small_exchanges(k, a.layouts, a.defs, bound) - rep
+            if not more:
+                break
+            rep |= more
+            a = _assign(k, rep)
     return dataclasses.replace(k, layouts=a.layouts)
 
 

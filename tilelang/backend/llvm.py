@@ -420,6 +420,7 @@ class _Emitter(HopperOps, DebugOps):
                     for j in range(lay.V):
                         slots.append(self.cast(self.flat(lay, k, j), DType.I32, r.dtype))
                 self.env[r.id] = slots
+                self._aranges.add(r.id)
             case ir.Mma():
                 self.mma(op)
             case DotOp(engine="mma.sync") if self.tc_eligible(op):

@@ -361,10 +361,12 @@ class CudaDevice(Device):
                  span: Span | None) -> tuple[Any, Function]:
         pdl = cuda_pdl.mode()
         cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
+        from tilelang.backend.gpu.layouts import replicate_bound
         from tilelang.backend.target import l2_evict_default, ldg_early_default
 
-        # `TILEC_L2_EVICT` and `TILEC_LDG_EARLY` now (a setting changed in the process recompiles)
-        l2 = (l2_evict_default(), ldg_early_default())
+        # `TILEC_L2_EVICT`, `TILEC_LDG_EARLY` and `TILEC_REPLICATE_SMALL` now (a
+        # setting changed in the process recompiles)
+        l2 = (l2_evict_default(), ldg_early_default(), replicate_bound())
         got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv, l2))
         if got is None:
             from tilelang.backend import CodegenError, compile_kernel

@@ -144,6 +144,7 @@ class EmitterCore:
         written = {op.tensor for op in gpu_walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
         self.written = written
         self.prints: list[PrintFormat] = []
+        self._aranges: set[int] = set()  # `arange` results (a reshape of one is its flat index)
         self._uniform: set[int] = set()  # tiles every thread holds the same value in each slot of
         self._bars = 0  # barriers emitted so far
         self.hazards = Hazards()  # the block's global accesses since the last barrier (`codegen/hazards.py`)

@@ -14,8 +14,10 @@ from tilelang.backend.codegen.views import (
     ChunkedView,
     register_map,
     reshape_register_map,
+    thread_register_map,
 )
 from tilelang.backend.gpu.layouts import MmaAcc, WgmmaAcc, replicate_bound
+from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -37,6 +39,8 @@ class ShapeOps(MmaOps):
             self.env[r.id] = [u] * self.nregs(r)
             return True
         m = register_map(self.lay(x), self.lay(r), align)
+        if m is None and replicate_bound():  # the option's: checked thread by thread
+            m = thread_register_map(self.lay(x), self.lay(r), align)
         if m is None:
             return self.from_replicated(r, x, align)
         src = self.tile(x)
@@ -90,6 +94,11 @@ class ShapeOps(MmaOps):
             if self.local(r, x, align):
                 return
         lx, lr = self.lay(x), self.lay(r)
+        if x.id in self._aranges and replicate_bound():
+            # an arange reshaped: each element is its row-major index, in any layout
+            self.env[r.id] = [self.cast(self.flat(lr, k, j), DType.I32, r.dtype) for k in range(lr.K)
+                              for j in range(lr.V)]
+            return
         if isinstance(lx, ChunkedView) and isinstance(lr, ChunkedView) and lx.V == lr.V and lx.K == lr.K:
             self.env[r.id] = self.tile(x)  # same flat layout: a reshape moves nothing
             return

@@ -632,7 +632,53 @@ def reshape_register_map(src: View, dst: View) -> list[int] | None:
     return out
 
 
+_THREAD_CACHE: dict[tuple[Any, ...], list[int] | None] = {}
+
+
+def thread_register_map(src: View, dst: View, align: list[int | None]) -> list[int] | None:
+    """`register_map` checked thread by thread (as `reshape_register_map`
+    does): for each slot of `dst`, the slot of `src` holding the element it
+    reads (through `align`) in the same thread, the same slot in every
+    thread; None where some thread would read another's. Finds the maps
+    `register_map`'s per-dim comparison misses: two blocked layouts that
+    differ only in threads that hold replicas (a [1, 1, 64] row whose lanes
+    wrap around it against one whose lanes also span a size-1 dim). Used
+    with `TILEC_REPLICATE_SMALL` (`layouts.replicate_bound`)."""
+    if not isinstance(src, BlockedView) or not isinstance(dst, BlockedView) or src.T != dst.T:
+        return None
+    key = (src.layout, src.full, src.drop, dst.layout, dst.full, dst.drop, src.T, tuple(align))
+    if key in _THREAD_CACHE:
+        return _THREAD_CACHE[key]
+    sfull = [d for d in range(len(src.dims)) if d != src.drop]
+    dfull = [d for d in range(len(dst.dims)) if d != dst.drop]
+    dshape = dst.shape
+    out: list[int] | None = [-1] * dst.E
+    index = src._index()
+    for t in range(src.T):
+        tps, tpd = _thread_pos(src, t), _thread_pos(dst, t)
+        for i, c in enumerate(dst.slots):
+            coords = [tpd[d] + c[d] for d in dfull]
+            if any(x >= n for x, n in zip(coords, dshape, strict=True)):
+                continue  # a masked lane of this thread
+            want = [0] * len(src.dims)
+            for di, j in enumerate(align):
+                if j is not None:
+                    want[sfull[j]] = coords[di]
+            want = [w - p for w, p in zip(want, tps, strict=True)]
+            got = index.get(tuple(want))
+            if got is None or out[i] not in (-1, got):  # type: ignore[index]
+                out = None
+                break
+            out[i] = got  # type: ignore[index]
+        if out is None:
+            break
+    if out is not None and -1 in out:
+        out = None
+    _THREAD_CACHE[key] = out
+    return out
+
+
 __all__ = ["BlockedView", "ChunkedView", "DimMap", "MmaTileView", "View", "blocked_view", "chunked_view",
-           "mma_tile_view", "register_map", "reshape_register_map",
+           "mma_tile_view", "register_map", "reshape_register_map", "thread_register_map",
            "strides_of",
            "view_of"]

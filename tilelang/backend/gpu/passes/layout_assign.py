@@ -579,8 +579,8 @@ class _Assigner:
                 return lx is not None and self.retarget(x, lx, plan)
             case ir.Reshape(x=x):
                 plan[v.id] = lay
-                if not x.shape or self.is_rep(x):
-                    return True
+                if not x.shape or self.is_rep(x) or (self.replicate and isinstance(self.defs.get(x.id), ir.Arange)):
+                    return True  # (an arange reshaped is its row-major index in any layout)
                 lx = reshape_backward(x.shape, v.shape, lay)
                 return lx is not None and self.retarget(x, lx, plan)
             case ir.Elementwise() | ir.Cast():

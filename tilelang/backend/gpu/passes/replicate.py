@@ -38,7 +38,7 @@ def _pow2(shape: tuple[int, ...]) -> bool:
 def small_exchanges(k: g.GpuKernel, layouts: dict[int, Layout], defs: dict[int, object], bound: int) -> set[int]:
     """Results of reductions (at most `bound` elements, power-of-two dims) that
     some later op moves between threads in `layouts`."""
-    from tilelang.backend.codegen.views import register_map, reshape_register_map, view_of
+    from tilelang.backend.codegen.views import register_map, reshape_register_map, thread_register_map, view_of
 
     threads = k.num_warps * 32
 
@@ -62,7 +62,8 @@ def small_exchanges(k: g.GpuKernel, layouts: dict[int, Layout], defs: dict[int, 
             return reshape_register_map(view(src), view(dst)) is None
         if ls == ld and src.shape == dst.shape:
             return False
-        return register_map(view(src), view(dst), align) is None
+        vs, vd = view(src), view(dst)
+        return register_map(vs, vd, align) is None and thread_register_map(vs, vd, align) is None
 
     moved: list[ir.Value] = []
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -98,6 +99,25 @@ def _with_pdl(fn: Any) -> Any:
             return fn(self, *args, **kwargs)
 
     return run
+
+
+@contextlib.contextmanager
+def _replicate_small(n: int) -> Iterator[None]:
+    """`Plan.rs`: `TILEC_REPLICATE_SMALL` for the launches inside the `with`
+    (the kernels compiled for them, whose variant key holds it), the
+    process's own after; 0 leaves the process's."""
+    if not n:
+        yield
+        return
+    old = os.environ.get("TILEC_REPLICATE_SMALL")
+    os.environ["TILEC_REPLICATE_SMALL"] = str(n)
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["TILEC_REPLICATE_SMALL"]
+        else:
+            os.environ["TILEC_REPLICATE_SMALL"] = old
 
 
 def outside_vocabulary(tokens: list[int], vocab: int) -> str | None:
@@ -313,6 +333,8 @@ class TileQwen3:
             raise ValueError(
                 "Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one"
             )
+        if pl.rs < 0:
+            raise ValueError(f"Plan.rs must be 0 (off), 1 (tiles of up to 16 elements) or N >= 2, not {pl.rs}")
         if pl.aw not in (0, 8):
             raise ValueError(f"Plan.aw must be 0 or 8 (the ring attention's warps), not {pl.aw}")
         if pl.aw and (pl.fm or pl.qr or pl.ea & 4 or pl.bt % 8):
@@ -344,7 +366,7 @@ class TileQwen3:
         from tilelang.runtime import cuda_pdl, occupancy
 
         assert self._pdl is not None
-        with cuda_pdl.scoped(*self._pdl), occupancy.scoped(self._cv):
+        with cuda_pdl.scoped(*self._pdl), occupancy.scoped(self._cv), _replicate_small(self.plan.rs):
             yield
 
     def _use_form(self, position: int, steps: int) -> None:

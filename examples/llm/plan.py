@@ -210,9 +210,14 @@ class Plan:
     # weights through a cp.async ring). Opt-in (RESULTS.md, h17x, h17s).
     # Empty: the planned forms. A matrix in `sk`, `hy` or `qg` takes those
     xr: dict[str, tuple[int, ...]] = field(default_factory=dict)
-
-
-def check_qr(plan: Plan, head_dim: int) -> None:
+    # small tiles held whole by every thread in the decode steps' kernels
+    # (`TILEC_REPLICATE_SMALL`, `gpu/passes/replicate.py`; h17, 2026-12-05):
+    # 1 tiles of up to 16 elements (N >= 2: up to N), the reductions whose
+    # small results later ops move between threads ending in an all-gather
+    # instead (the attention's epilogue, 50 -> 13 barriers at 4B); 0: the
+    # process's own setting. Opt-in: not measured on a GPU yet
+    rs: int = 0
+plan: Plan, head_dim: int) -> None:
     """A ValueError naming what `plan.qr` (the q/k norm's weights and the
     rotary embedding in the QKV GEMV's epilogue) cannot run with."""
     bn = plan.bn["qkv"]

@@ -132,6 +132,9 @@ def all_gather(em: Any, op: ir.Reduce, xv: BlockedView, rv: BlockedView, fa: int
     m = xv.dims[fa]
     W = m.warps
     rshape = rv.shape
+    logical = [d for d in range(len(xv.dims)) if d != fa]
+    if W == 1 and all(xv.dims[d].warps == 1 for d in logical):
+        return _shuffle_gather(em, xv, rv, logical, parts, acc_dt)
     n_out = len(_coords(rshape))
     nbytes = -(-(n_out * W * smem_size(acc_dt)) // 16) * 16
     # the scratch's other half when the previous user was a reduction with no
@@ -154,7 +157,6 @@ def all_gather(em: Any, op: ir.Reduce, xv: BlockedView, rv: BlockedView, fa: int
     ])
     if fresh:
         em.scratch_barrier(first)
-    logical = [d for d in range(len(xv.dims)) if d != fa]
     for key, v in parts.items():
         i = reps[key]
         cs = xv.full_coords(em, i // xv.V, i % xv.V)
@@ -184,6 +186,32 @@ def all_gather(em: Any, op: ir.Reduce, xv: BlockedView, rv: BlockedView, fa: int
     for o, c in enumerate(_coords(rshape)):
         by_slot[index[c]] = totals[o]
     return by_slot
+
+
+def _shuffle_gather(em: Any, xv: BlockedView, rv: BlockedView, logical: list[int],
+                    parts: dict[tuple[int, ...], str], acc_dt: DType) -> list[str]:
+    """`all_gather` where every warp holds every output (the reduced dim on
+    no warp, the others on lanes only): output o read from the lane and slot
+    that hold it, known here, by one `shfl.sync.idx` each; no shared memory."""
+    from .scan import shfl
+
+    index = rep_index(rv)
+    out = [""] * rv.E
+    for oc in _coords(rv.shape):
+        lane = 0
+        key = [0] * len(xv.dims)
+        for d, x in zip(logical, oc, strict=True):
+            mp = xv.dims[d]
+            if mp.repl:
+                pos, c = divmod(x, mp.s)
+            else:
+                rep, within = divmod(x, mp.cov)
+                pos, e = divmod(within, mp.s)
+                c = rep * mp.cov + e
+            lane |= (pos % mp.tpw) << mp.lshift
+            key[d] = c
+        out[index[oc]] = shfl(em, "idx", parts[tuple(key)], acc_dt, lane)
+    return out
 
 
 def fold(em: Any, xv: BlockedView, vals: list[str], axis: int, rv: BlockedView | None,

@@ -217,7 +217,9 @@ class Plan:
     # instead (the attention's epilogue, 50 -> 13 barriers at 4B); 0: the
     # process's own setting. Opt-in: not measured on a GPU yet
     rs: int = 0
-plan: Plan, head_dim: int) -> None:
+
+
+def check_qr(plan: Plan, head_dim: int) -> None:
     """A ValueError naming what `plan.qr` (the q/k norm's weights and the
     rotary embedding in the QKV GEMV's epilogue) cannot run with."""
     bn = plan.bn["qkv"]

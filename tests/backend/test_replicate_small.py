@@ -24,7 +24,13 @@ from row_cases import RowCase, compare, run_interp
 from tilelang.backend import lower_gpu
 from tilelang.backend.codegen.replicated import pick
 from tilelang.backend.gpu import nodes as g
-from tilelang.backend.gpu.layouts import Blocked, Slice, is_replicated, replicate_bound, replicated_for
+from tilelang.backend.gpu.layouts import (
+    Blocked,
+    Slice,
+    is_replicated,
+    replicate_bound,
+    replicated_for,
+)
 from tilelang.backend.llvm import emit_llvm_text
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -256,3 +262,25 @@ def test_pick_selects_by_the_index_bits() -> None:
     sel = [s for s in em.lines if s.startswith("select")]
     assert len(sel) == 3 and got == "%v" + str(len(em.lines))
     assert sel[0].endswith("float %b, float %a") and sel[1].endswith("float %c, float %c")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_replicated_small_tiles_on_the_gpu(case: RowCase, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the same cases on a GPU with the option on (the runtime's variant key
+    # holds it), against the interpreter
+    from tilelang.runtime import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no CUDA device")
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
+    dev = cuda.device()
+    k = case.kernel()
+    args = case.args(np.random.default_rng(3), k)
+    want = run_interp(k, case, args)
+    bufs = [dev.upload(a, p.dtype) for p, a in zip(k.params, args, strict=True)]
+    dev.run(dev.prepare(k), case.grid, bufs)
+    dev.sync()
+    got = [dev.download(b, p.dtype, a.shape) if isinstance(p, ir.TensorParam) else a
+           for p, a, b in zip(k.params, args, bufs, strict=True)]
+    compare(case, k, want, got)

@@ -20,7 +20,7 @@ element at its constant coordinates `slots[i]`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -29,7 +29,7 @@ from .llvm_types import reg_ty, smem_size
 from .views import BlockedView, strides_of
 
 
-def is_rep(v: object) -> bool:
+def is_rep(v: object) -> TypeGuard[BlockedView]:
     """`v` is a view in which every thread holds every element."""
     return isinstance(v, BlockedView) and all(m.positions == 1 for m in v.dims)
 
@@ -162,7 +162,7 @@ def all_gather(em: Any, op: ir.Reduce, xv: BlockedView, rv: BlockedView, fa: int
         cs = xv.full_coords(em, i // xv.V, i % xv.V)
         live = [em.emit(f"icmp ult i32 {cs[d]}, {xv.dims[d].size}") for d in logical
                 if xv.dims[d].extent != xv.dims[d].size and _const(cs[d]) is None]
-        if any((c := _const(cs[d])) is not None and c >= xv.dims[d].size for d in logical):
+        if any((n := _const(cs[d])) is not None and n >= xv.dims[d].size for d in logical):
             continue  # a masked slot in every thread
         f = _linear(em, [cs[d] for d in logical], rshape)
         slot = f if W == 1 else em.emit(f"add i32 {_mul(em, f, W)}, {wd}")
@@ -174,12 +174,11 @@ def all_gather(em: Any, op: ir.Reduce, xv: BlockedView, rv: BlockedView, fa: int
         em.label(jn)
     em.barrier()
     em._red_mark = (em._bars, start, start + nbytes)
-    totals = []
+    totals: list[str] = []
     for o in range(n_out):
-        acc = None
-        for w in range(W):
-            pv = em.smem_load(start, acc_dt, str(o * W + w))
-            acc = pv if acc is None else combine(acc, pv)
+        acc = em.smem_load(start, acc_dt, str(o * W))
+        for w in range(1, W):
+            acc = combine(acc, em.smem_load(start, acc_dt, str(o * W + w)))
         totals.append(acc)
     index = rep_index(rv)
     by_slot = [""] * rv.E

@@ -678,7 +678,18 @@ def thread_register_map(src: View, dst: View, align: list[int | None]) -> list[i
     return out
 
 
-__all__ = ["BlockedView", "ChunkedView", "DimMap", "MmaTileView", "View", "blocked_view", "chunked_view",
-           "mma_tile_view", "register_map", "reshape_register_map", "thread_register_map",
-           "strides_of",
-           "view_of"]
+__all__ = [
+    "BlockedView",
+    "ChunkedView",
+    "DimMap",
+    "MmaTileView",
+    "View",
+    "blocked_view",
+    "chunked_view",
+    "mma_tile_view",
+    "register_map",
+    "reshape_register_map",
+    "strides_of",
+    "thread_register_map",
+    "view_of",
+]

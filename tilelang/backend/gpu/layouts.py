@@ -353,7 +353,7 @@ __all__ = [
     "blocked_for",
     "chunked_for",
     "is_replicated",
-    "replicate_bound",
     "next_pow2",
+    "replicate_bound",
     "replicated_for",
 ]

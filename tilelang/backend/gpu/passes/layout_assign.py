@@ -285,11 +285,11 @@ def _distributed(lay: Layout | None) -> bool:
 
 # ------------------------------------------------------------------ the pass
 class _Assigner:
-    def __init__(self, k: g.GpuKernel, rep: frozenset[int] = frozenset()) -> None:
+    def __init__(self, k: g.GpuKernel, rep: frozenset[int] = frozenset(), replicate: bool = False) -> None:
         # reduction results held whole by every thread (`small_exchanges`), and
         # whether the option is on at all (off: every choice as before it)
         self.rep = rep
-        self.replicate = replicate_bound() > 0
+        self.replicate = replicate
         self.layouts: dict[int, Layout] = dict(k.layouts)
         self.preset = set(self.layouts)
         self.defs: dict[int, object] = {}
@@ -624,8 +624,8 @@ def _first_users(k: g.GpuKernel, a: _Assigner) -> None:
                     a.layouts.update(plan)
 
 
-def _assign(k: g.GpuKernel, rep: frozenset[int]) -> _Assigner:
-    a = _Assigner(k, rep)
+def _assign(k: g.GpuKernel, rep: frozenset[int], replicate: bool) -> _Assigner:
+    a = _Assigner(k, rep, replicate)
     threads = k.num_warps * 32
     a.region(k.body, threads)
     _first_users(k, a)
@@ -635,9 +635,12 @@ def _assign(k: g.GpuKernel, rep: frozenset[int]) -> _Assigner:
 
 
 def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    a = _assign(k, frozenset())
     bound = replicate_bound()
-    if bound and not any(isinstance(op, g.WarpSpecialize) for op in g.walk(k.body)):
+    # not in kernels with warp roles: their layouts are the pipelines', and a
+    # move between threads there needs a barrier the other roles never reach
+    replicate = bound > 0 and not any(isinstance(op, g.WarpSpecialize) for op in g.walk(k.body))
+    a = _assign(k, frozenset(), replicate)
+    if replicate:
         # small tiles held whole by every thread (`TILEC_REPLICATE_SMALL`): the
         # reductions whose small results the first layout moves between threads
         # end in an all-gather instead; again until no other one would
@@ -649,7 +652,7 @@ def layout_assign(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if not more:
                 break
             rep |= more
-            a = _assign(k, rep)
+            a = _assign(k, rep, True)
     return dataclasses.replace(k, layouts=a.layouts)
 
 

@@ -38,7 +38,12 @@ def _pow2(shape: tuple[int, ...]) -> bool:
 def small_exchanges(k: g.GpuKernel, layouts: dict[int, Layout], defs: dict[int, object], bound: int) -> set[int]:
     """Results of reductions (at most `bound` elements, power-of-two dims) that
     some later op moves between threads in `layouts`."""
-    from tilelang.backend.codegen.views import register_map, reshape_register_map, thread_register_map, view_of
+    from tilelang.backend.codegen.views import (
+        register_map,
+        reshape_register_map,
+        thread_register_map,
+        view_of,
+    )
 
     threads = k.num_warps * 32
 
@@ -80,8 +85,8 @@ def small_exchanges(k: g.GpuKernel, layouts: dict[int, Layout], defs: dict[int, 
                         moved.append(v)
             case ir.Broadcast(result=r, x=x) if x.shape and small(x):
                 lead = len(r.shape) - len(x.shape)
-                align = [None if i < lead or x.shape[i - lead] == 1 else i - lead for i in range(len(r.shape))]
-                if moves(x, r, align):
+                bcast = [None if i < lead or x.shape[i - lead] == 1 else i - lead for i in range(len(r.shape))]
+                if moves(x, r, bcast):
                     moved.append(x)
             case ir.Reshape(result=r, x=x) if x.shape and r.shape and small(x):
                 xd = [i for i, n in enumerate(x.shape) if n != 1]
@@ -125,7 +130,7 @@ def small_exchanges(k: g.GpuKernel, layouts: dict[int, Layout], defs: dict[int, 
                 todo.append(x)
             case ir.If(results=rs, then=t, else_=e):
                 i = next(j for j, x in enumerate(rs) if x.id == v.id)
-                todo += [reg.ops[-1].values[i] for reg in (t, e)  # type: ignore[union-attr]
+                todo += [reg.ops[-1].values[i] for reg in (t, e)
                          if reg.ops and isinstance(reg.ops[-1], ir.Yield)]
     return out
 

@@ -1,0 +1,94 @@
+"""std::llm's decode kernels with small tiles held whole by every thread
+(`TILEC_REPLICATE_SMALL=1`, the engine's `Plan.rs`) in the simulator of the
+NVPTX IR (racecheck on), against the interpreter: the checks of
+`test_kernels_sim.py` for the kernels the option changes (every decode
+attention form, the split merges, the cache append, the prefill's row
+kernels), run again with it on; and one decode step of the tiny model's GPU
+plan, every launch of each step form in the simulator, against the same
+step in the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import test_kernels_sim as base
+from llsim import SimDevice
+
+from tilelang.backend.facts import TensorFacts
+from tilelang.ir import nodes as ir
+
+
+@pytest.fixture(autouse=True)
+def _replicate_small(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
+
+
+@pytest.mark.parametrize("tc", [0, 1, 2, 4])
+def test_attn_decode(k, tc: int) -> None:  # type: ignore[no-untyped-def]
+    base.test_attn_decode_folds_the_current_token_into_the_last_split(k, tc)
+
+
+@pytest.mark.parametrize("ea", [1, 3])
+def test_attn_decode_ring_early(k, ea: int) -> None:  # type: ignore[no-untyped-def]
+    base.test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea)
+
+
+@pytest.mark.parametrize("ea", [0, 3])
+def test_attn_decode_ring_w8(k, ea: int) -> None:  # type: ignore[no-untyped-def]
+    base.test_attn_decode_ring_w8_gives_the_ring_attentions_shares(k, ea)
+
+
+def test_attn_decode_ring_merge(k) -> None:  # type: ignore[no-untyped-def]
+    base.test_attn_decode_ring_merge_merges_its_splits_in_its_last_block(k, 2)
+
+
+@pytest.mark.parametrize("dc", [32, 8])
+def test_combine_splits(k, dc: int) -> None:  # type: ignore[no-untyped-def]
+    base.test_combine_splits(k, dc)
+
+
+def test_combine_rows(k) -> None:  # type: ignore[no-untyped-def]
+    base.test_combine_rows_folds_the_splits_as_combine_splits_merges_them(k, 8, 3, (0, 1, 5))
+
+
+def test_kv_append(k) -> None:  # type: ignore[no-untyped-def]
+    base.test_kv_append_writes_every_layer_once_a_step(k)
+
+
+def test_prefill_row_kernels(k) -> None:  # type: ignore[no-untyped-def]
+    base.test_prefill_row_kernels(k)
+
+
+def _step(form: str, sim: bool) -> dict[str, np.ndarray]:
+    """One decode step of the tiny model under the GPU plan (132 SMs,
+    Hopper), position 5, in the interpreter or with every launch in the
+    simulator: the residual stream and the logits after it."""
+    from engine import TileQwen3, plan_for
+    from model import Qwen3Config, random_weights
+
+    cfg = Qwen3Config.load("tiny")
+    eng = TileQwen3(cfg, random_weights(cfg, 0), max_seq=64, plan=plan_for(cfg, 64, 132, hopper=True))
+    eng.be.write(eng.pos, np.array([5], np.int32))
+    for op in eng._form_ops[form]:
+        if not sim:
+            op.sync()
+            continue
+        args = op._kernel_args(op._hosts)
+        kir = op._plan.kir
+        facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
+                 for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
+        SimDevice("sm_90a").run(kir, op.grid, args, facts)
+    return {"x": np.array(eng.x), "logits": np.array(eng.logits)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["long", "short"])
+def test_a_decode_step_of_the_gpu_plan(form: str) -> None:
+    # both step forms (the long cache's splits and the short one's), every
+    # launch in the simulator with the option on, as the interpreter steps
+    want, got = _step(form, False), _step(form, True)
+    for name in want:
+        scale = float(np.abs(want[name]).max())
+        assert scale > 0.01, name
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4 * scale, err_msg=name)
+    assert int(np.argmax(got["logits"])) == int(np.argmax(want["logits"]))

@@ -141,6 +141,28 @@ fn main() {
 }
 """
 
+# a split merge (`std::llm`'s `combine_splits`): NS shares' log-sum-exps, a
+# loaded [NS, 1] tile, weigh the shares' rows; the load is replicated (every
+# thread loads all NS), so the weights' broadcast over the rows moves nothing
+MERGE = """
+#[hints(num_warps = 4)]
+kernel fn k<const NS: i32, const D: i32>(o: &mut Tensor<f32, [1, 1, D]>, parts: &Tensor<f32, [?, ?, ?]>,
+                                         lse: &Tensor<f32, [?, ?, ?]>) {
+    let h = block_id(0);
+    let g = block_id(1);
+    let p = parts.partition([1, NS, D]).load([h, 0, g]).reshape([NS, D]);
+    let l = lse.partition([1, NS, 1]).load([h, 0, g]).reshape([NS, 1]);
+    let w = exp2(l - l.max(0).reshape([1, 1]));
+    o.store(((w * p).sum(0) * (1.0 / w.sum(0))).reshape([1, 1, D]));
+}
+fn main() {
+    let parts = zeros::<f32>([2, 16, 4 * 128]);
+    let lse = zeros::<f32>([2, 16, 4]);
+    let mut o = zeros::<f32>([2, 4, 128]);
+    k::<16, 128>(o.partition([1, 1, 128]), &parts, &lse).sync();
+}
+"""
+
 
 def _cases() -> list[RowCase]:
     f16, i32 = DType.parse("f16"), DType.parse("i32")
@@ -156,6 +178,8 @@ def _cases() -> list[RowCase]:
                        rtol=1e-4, atol=1e-4))
     out.append(RowCase("ints_one_warp", INTS, {"a": (4, 8, 32), "b": (64, 2, 8)}, {"y": (4, 8)}, (2,),
                        {"a": i32, "b": i32, "y": i32}, rtol=0, atol=0))
+    out.append(RowCase("merge_loaded_weights", MERGE, {"parts": (2, 16, 512), "lse": (2, 16, 4)}, {"o": (2, 4, 128)},
+                       (2, 4), {}, rtol=1e-4, atol=1e-5))
     out.append(RowCase("half_eight_warps", HALF, {"a": (16, 256), "b": (128, 8)}, {"y": (16, 1)}, (2,),
                        {"a": f16}, rtol=1e-3, atol=1e-3))
     return out
@@ -185,6 +209,18 @@ def test_replicated_small_tiles_agree_with_the_interpreter(case: RowCase, monkey
         got = [a.copy() for a in args]
         SimDevice("sm_90a").run(k, case.grid, got)  # racecheck on: a race raises
         compare(case, k, want, got)
+
+
+def test_a_small_load_is_replicated(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the merge's [1, NS, 1] log-sum-exps: loaded whole by every thread, its
+    # weights read in registers by the rows' layout; one barrier is left (the
+    # weighted rows' sum over the shares, across the warps: a real reduction)
+    k = next(c for c in CASES if c.name == "merge_loaded_weights").kernel()
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
+    gk = lower_gpu(k, "sm_90a", None)
+    loads = [op for op in g.walk(gk.body) if isinstance(op, ir.Load) and op.result.shape == (1, 16, 1)]
+    assert len(loads) == 1 and is_replicated(gk.layouts[loads[0].result.id], (1, 16, 1))
+    assert emit_llvm_text(gk, gk.facts)[0].count(BARRIER) == 1
 
 
 @pytest.mark.parametrize(("name", "how"), [("across_warps", "smem"), ("half_eight_warps", "smem"),

@@ -343,7 +343,7 @@ class _Assigner:
     def op(self, op: object, threads: int) -> None:
         match op:
             case ir.Load(result=res):
-                self.set(res, self.default(res, threads))
+                self.set(res, replicated_for(res.shape, threads) if res.id in self.rep else self.default(res, threads))
             case ir.Const() | ir.Arange() | ir.Broadcast() if not g.operands(op) or not g.operands(op)[0].shape:
                 pass  # free (any layout computes it in registers): the first user decides
             case ir.Elementwise(result=res) | ir.Cast(result=res):

@@ -124,6 +124,8 @@ def small_exchanges(k: g.GpuKernel, layouts: dict[int, Layout], defs: dict[int, 
             case ir.Reduce(result=r, op=rop, x=x) if rop not in (R.ARGMAX, R.ARGMIN) and isinstance(
                     layouts.get(x.id), Blocked | Slice):
                 out.add(r.id)  # (a slice's reduction goes through shared memory anyway: now into every thread)
+            case ir.Load(result=r):
+                out.add(r.id)  # every thread loads all of it (a split merge's log-sum-exps)
             case ir.Elementwise() | ir.Cast():
                 todo += [x for x in g.operands(d) if x.shape]
             case ir.Reshape(x=x) | ir.Broadcast(x=x) if x.shape:

@@ -214,7 +214,8 @@ class Plan:
     # (`TILEC_REPLICATE_SMALL`, `gpu/passes/replicate.py`; h17, 2026-12-05):
     # 1 tiles of up to 16 elements (N >= 2: up to N), the reductions whose
     # small results later ops move between threads ending in an all-gather
-    # instead (the attention's epilogue, 50 -> 13 barriers at 4B); 0: the
+    # instead (the attention's epilogue, 50 -> 13 barriers at 4B; the merge's
+    # log-sum-exps loaded whole, 9 -> 1 at 16 shares, 32 shares need 32); 0: the
     # process's own setting. Opt-in: not measured on a GPU yet
     rs: int = 0
 

@@ -3,7 +3,8 @@
 plan launches at Qwen3-4B's shapes (both step forms) assembles with ptxas
 13.0 (sm_90a) with no spill and no more barriers than without the option,
 the ring attention's epilogue losing its layout exchanges (50 barriers ->
-at most 13), and the attention also assembles for sm_80. Needs `ptxas`;
+at most 13), the short form's split merge its weights' (9 -> 1), and the
+attention also assembles for sm_80. Needs `ptxas`;
 no GPU. The numbers per kernel are in benchmarks/RESULTS.md (h17,
 2026-12-05)."""
 
@@ -50,10 +51,13 @@ def test_the_4b_plan_with_small_tiles_replicated(monkeypatch) -> None:  # type: 
         assert r.max_spill_stores == 0, (key, r.text)
         assert r.max_registers * threads <= 65536, key
         assert _bars(on) <= _bars(off), (key, _bars(on), _bars(off))
-        bars[key[0]] = (_bars(off), _bars(on))
-    off, on = bars["attn_decode_ring_early"]
+        bars[key] = (_bars(off), _bars(on))
+    by_name = {name: b for (name, _), b in bars.items()}
+    off, on = by_name["attn_decode_ring_early"]
     assert on <= 13 and off - on >= 30, (off, on)
-    assert bars["kv_append"][1] < bars["kv_append"][0]
+    assert by_name["kv_append"][1] < by_name["kv_append"][0]
+    # the short form's merge (16 shares): its log-sum-exps loaded whole by every thread
+    assert bars[("combine_splits", (16, 128, 0))] == (9, 1)
     # the split attention for sm_80 (the register budget of an A100's SM),
     # with the facts `_ptx` gives
     att = next(op for (name, _), op in ops.items() if name == "attn_decode_ring_early")

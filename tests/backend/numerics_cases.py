@@ -131,19 +131,44 @@ def shift_amounts(dt: DType, n: int, seed: int) -> np.ndarray:
 
 # ---------------------------------------------------------------- cases
 @dataclass(frozen=True)
+class ConstOp:
+    """`op(x, c)` (or `op(c, x)` when `left`) with `c` a constant of the
+    kernel: the code generator's immediate operands (LLVM folds and picks
+    other instructions for them: a division by a constant is a multiply)."""
+
+    op: ir.ElemOp
+    c: float | int
+    left: bool = False
+
+    @property
+    def value(self) -> str:
+        return f"{self.op.value}({self.c!r}, x)" if self.left else f"{self.op.value}(x, {self.c!r})"
+
+
+@dataclass(frozen=True)
 class Case:
     """One generated kernel: `ops` of `group` on operands of `dtype`."""
 
     group: str  # "unary" | "binary" | "ternary" | "cast" | "reduce" | "scan"
     dtype: DType
-    ops: tuple[object, ...]  # ElemOp / ReduceOp / ScanOp / DType (the cast targets)
+    ops: tuple[object, ...]  # ElemOp / ConstOp / ReduceOp / ScanOp / DType (the cast targets)
     inputs: tuple[np.ndarray, ...] = field(compare=False, repr=False)
+    cols: int = COLS  # a reduction's or scan's tile width (the tensor may be narrower: zeros past its edge)
+    warps: int = 1
+    name: str = ""  # the id's tail, where a group has several cases of a dtype
 
     @property
     def id(self) -> str:
-        return f"{self.group}-{self.dtype.value}"
+        return f"{self.group}-{self.dtype.value}" + (f"-{self.name}" if self.name else "")
+
+    @property
+    def rows(self) -> int:
+        """Rows a block reduces or scans: two a warp."""
+        return 2 * self.warps
 
     def out_dtype(self, op: object) -> DType:
+        if isinstance(op, ConstOp):
+            op = op.op
         if isinstance(op, DType):
             return op
         if isinstance(op, ir.ElemOp) and op.is_comparison:
@@ -166,9 +191,9 @@ class Case:
             out_rank = {"reduce": 1, "scan": 2}.get(self.group, 1)
             b.tensor_param(f"o{j}", self.out_dtype(op), out_rank)
         if rows:
-            r0 = b.mul(b.block_id(0), b.const(TILE // COLS * 2, DType.I32))
+            r0 = b.mul(b.block_id(0), b.const(self.rows, DType.I32))
             zero = b.const(0, DType.I32)
-            shape = (TILE // COLS * 2, COLS)
+            shape = (self.rows, self.cols)
             xs = [b.load(f"x{i}", (r0, zero), shape) for i in range(len(in_dts))]
         else:
             off = b.mul(b.block_id(0), b.const(TILE, DType.I32))
@@ -180,13 +205,16 @@ class Case:
                 b.store(f"o{j}", (r0,), b.reduce(op, xs[0], 1))
             elif isinstance(op, ir.ScanOp):
                 b.store(f"o{j}", (r0, zero), b.scan(op, xs[0], 1))
+            elif isinstance(op, ConstOp):
+                c = b.const(op.c, self.dtype, (TILE,))
+                b.store(f"o{j}", (off,), b.elementwise(op.op, *((c, xs[0]) if op.left else (xs[0], c))))
             else:
                 assert isinstance(op, ir.ElemOp)
                 b.store(f"o{j}", (off,), b.elementwise(op, *xs[: op.arity]))
-        return b.finish(num_warps=1)
+        return b.finish(num_warps=self.warps)
 
     def grid(self) -> tuple[int]:
-        per = TILE // COLS * 2 if self.group in ("reduce", "scan") else TILE
+        per = self.rows if self.group in ("reduce", "scan") else TILE
         return (-(-self.n // per),)
 
     def args(self) -> list[np.ndarray]:
@@ -237,8 +265,6 @@ def _reduce_rows(dt: DType, seed: int) -> np.ndarray:
         rows.append(np.full(COLS, v[11], dt.np_dtype))  # all MIN (or 0)
         rows.append(np.full(COLS, v[13], dt.np_dtype))  # all MAX
         rows.append(np.array([dt.wrap(int(x)) for x in np.arange(COLS) % 5], dt.np_dtype))
-    while len(rows) % (TILE // COLS * 2):
-        rows.append(rows[len(rows) % 24])
     return np.stack(rows)
 
 
@@ -248,7 +274,7 @@ def cases() -> list[Case]:
     for dt in FLOATS:
         x = float_values(dt)
         out.append(Case("unary", dt, FLOAT_UNARY, (x,)))
-        a, b = pairs(x, 1, len(_float_specials(dt)), every=1 if SWEEP else 4)
+        a, b = pairs(x, 1, len(_float_specials(dt)), every=1 if SWEEP else 4 if dt.bits >= 32 else 5)
         out.append(Case("binary", dt, FLOAT_BINARY, (a, b)))
         r = _rng(7)
         c3 = [x[r.integers(0, x.size, 512)] for _ in range(3)]
@@ -288,6 +314,29 @@ def cases() -> list[Case]:
         ops = REDUCES if dt.is_float or dt.bits >= 32 else (R.SUM, R.MAX, R.MIN, R.ARGMAX, R.ARGMIN)
         out.append(Case("reduce", dt, ops, (rows,)))
         out.append(Case("scan", dt, SCANS, (rows,)))
+    for dt in (DType.F32, DType.BF16, DType.I32):
+        # 4 warps over rows of 128 (the reduction crosses warps through shared
+        # memory) of a tensor 100 wide (zeros past its edge), the last block
+        # half past the last row
+        rows = _reduce_rows(dt, 6)
+        wide = np.concatenate([rows, rows[::-1], rows], axis=1)[:-1, :100].copy()
+        ops = (R.SUM, R.MAX, R.MIN, R.ARGMAX, R.ARGMIN)
+        out.append(Case("reduce", dt, ops, (wide,), cols=128, warps=4, name="wide"))
+        out.append(Case("scan", dt, (S.CUMSUM,), (wide,), cols=128, warps=4, name="wide"))
+    # one kernel a constant: LLVM's NVPTX code generation grows faster than
+    # linearly with a kernel's length (a u8 kernel of 112 ops took 274 s)
+    consts = [(DType.F32, (-0.0, np.inf, 3.0)), (DType.I32, (0, -1, 7, -2147483648)), (DType.I64, (-1, 64))]
+    if SWEEP:
+        consts = [(DType.F32, (0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, 1e-40)), (DType.BF16, (0.0, -np.inf, 3.0)),
+                  (DType.F16, (0.0, 3.0, 65504.0)), (DType.F64, (0.0, np.inf, 3.0)),
+                  (DType.I32, (0, -1, 1, 7, 32, -2147483648)), (DType.U8, (0, 1, 3, 8, 255)),
+                  (DType.I64, (0, -1, 7, 64)), (DType.U32, (0, 3, 32, 4294967295))]
+    for dt, cs in consts:
+        bins = FLOAT_BINARY if dt.is_float else INT_BINARY
+        for i, c in enumerate(cs):
+            ops = tuple(ConstOp(op, c, left) for op in bins for left in (False, True)
+                        if not op.is_comparison or not left)
+            out.append(Case("const", dt, ops, (values(dt),), name=f"c{i}"))
     return out
 
 
@@ -302,13 +351,15 @@ class Tolerance:
 def tolerance(case: Case, op: object) -> Tolerance:
     """How close the GPU must be to the interpreter for `op` of `case`."""
     dt = case.out_dtype(op)
+    if isinstance(op, ConstOp):
+        op = op.op
     if not dt.is_float:
         return Tolerance(0.0, 0.0, False)
     if case.group in ("reduce", "scan") and op in (R.SUM, R.PROD, S.CUMSUM, S.CUMPROD):
         # another order of the adds / multiplies: a few ulps of the sum of
         # magnitudes (scaled per row by `compare`)
         eps = {DType.F64: 2.0**-52, DType.F32: 2.0**-23, DType.F16: 2.0**-10, DType.BF16: 2.0**-7}[dt]
-        return Tolerance(eps * COLS, 0.0, False)
+        return Tolerance(eps * case.cols, 0.0, False)
     if isinstance(op, ir.ElemOp):
         rtol, atol = fastmath.tolerance(op.value, dt)
         return Tolerance(rtol, atol, True)
@@ -349,6 +400,8 @@ def disagreements(case: Case, op: object, got: np.ndarray, want: np.ndarray,
 
 
 def _name(op: object) -> str:
+    if isinstance(op, ConstOp):
+        return f"{op.value} with x ="
     return f"as {op.value}" if isinstance(op, DType) else str(op.value)  # type: ignore[attr-defined]
 
 

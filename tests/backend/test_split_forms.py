@@ -281,7 +281,7 @@ CASES = [  # BM, D, BH, BHkv, S_q, S_k, causal, CTAs, the form the plan picks ("
     (128, 64, 4, 2, 130, 300, True, 3, "single", 6),   # causal S_q < S_k, both query blocks 5 key blocks: single tiles
     (128, 128, 2, 1, 300, 300, False, 4, "single", 4),  # D = 128, GQA: 6 tiles on 4 CTAs
     (128, 128, 2, 2, 130, 190, True, 3, "single", 3),  # D = 128 causal, S_k > S_q, the diagonal's mask in the last piece
-    (128, 128, 2, 2, 768, 768, False, 4, "", 0),       # 12 tiles on 4 CTAs, none left over: the first form
+    (128, 128, 1, 1, 512, 512, False, 2, "", 0),       # 4 tiles on 2 CTAs, none left over: the first form
     # the pairs form: the last round's pairs cut along both tiles' keys
     (64, 64, 2, 1, 320, 384, True, 4, "pairs", 8),     # GQA, S_q < S_k, 5 query blocks: a middle tile paired with itself
     (128, 128, 2, 1, 384, 512, True, 3, "pairs", 6),   # D = 128, GQA, 3 query blocks (a middle tile)

@@ -603,11 +603,31 @@ def reshape_register_map(src: View, dst: View) -> list[int] | None:
     key = (src.layout, src.full, src.drop, dst.layout, dst.full, dst.drop, src.T)
     if key in _RESHAPE_CACHE:
         return _RESHAPE_CACHE[key]
-    out: list[int] | None = [-1] * dst.E
-    sshape, dshape = src.shape, dst.shape
-    sst, dst_st = strides_of(sshape), strides_of(dshape)
+    sshape = src.shape
+    sst, dst_st = strides_of(sshape), strides_of(dst.shape)
     sfull = [d for d in range(len(src.dims)) if d != src.drop]
+
+    def source(coords: list[int], tps: list[int]) -> tuple[int, ...]:  # the same row-major element
+        flat = sum(x * st for x, st in zip(coords, dst_st, strict=True))
+        want = [0] * len(src.dims)
+        for d, n, st in zip(sfull, sshape, sst, strict=True):
+            want[d] = (flat // st) % n - tps[d]
+        return tuple(want)
+
+    out = _same_thread_map(src, dst, source)
+    _RESHAPE_CACHE[key] = out
+    return out
+
+
+def _same_thread_map(src: BlockedView, dst: BlockedView, source: Any) -> list[int] | None:
+    """For each slot of `dst`, the slot of `src` holding, in the same thread,
+    the element `source` names (`source(coords, tps)`: the key of src's slot
+    index for the element at `dst`'s full coordinates, relative to the
+    thread's position `tps` in src), the same slot in every thread; None where some thread
+    would read another's, or a slot no thread holds live (masked lanes skipped)."""
     dfull = [d for d in range(len(dst.dims)) if d != dst.drop]
+    dshape = dst.shape
+    out: list[int] = [-1] * dst.E
     index = src._index()
     for t in range(src.T):
         tps, tpd = _thread_pos(src, t), _thread_pos(dst, t)
@@ -615,21 +635,11 @@ def reshape_register_map(src: View, dst: View) -> list[int] | None:
             coords = [tpd[d] + c[d] for d in dfull]
             if any(x >= n for x, n in zip(coords, dshape, strict=True)):
                 continue  # a masked lane of this thread: nothing to hold
-            flat = sum(x * st for x, st in zip(coords, dst_st, strict=True))
-            want = [0] * len(src.dims)
-            for d, n, st in zip(sfull, sshape, sst, strict=True):
-                want[d] = (flat // st) % n - tps[d]
-            j = index.get(tuple(want))
-            if j is None or out[i] not in (-1, j):  # type: ignore[index]
-                out = None
-                break
-            out[i] = j  # type: ignore[index]
-        if out is None:
-            break
-    if out is not None and -1 in out:
-        out = None  # a slot no thread holds live: leave it to the general path
-    _RESHAPE_CACHE[key] = out
-    return out
+            j = index.get(source(coords, tps))
+            if j is None or out[i] not in (-1, j):
+                return None
+            out[i] = j
+    return None if -1 in out else out
 
 
 _THREAD_CACHE: dict[tuple[Any, ...], list[int] | None] = {}
@@ -650,30 +660,15 @@ def thread_register_map(src: View, dst: View, align: list[int | None]) -> list[i
     if key in _THREAD_CACHE:
         return _THREAD_CACHE[key]
     sfull = [d for d in range(len(src.dims)) if d != src.drop]
-    dfull = [d for d in range(len(dst.dims)) if d != dst.drop]
-    dshape = dst.shape
-    out: list[int] | None = [-1] * dst.E
-    index = src._index()
-    for t in range(src.T):
-        tps, tpd = _thread_pos(src, t), _thread_pos(dst, t)
-        for i, c in enumerate(dst.slots):
-            coords = [tpd[d] + c[d] for d in dfull]
-            if any(x >= n for x, n in zip(coords, dshape, strict=True)):
-                continue  # a masked lane of this thread
-            want = [0] * len(src.dims)
-            for di, j in enumerate(align):
-                if j is not None:
-                    want[sfull[j]] = coords[di]
-            want = [w - p for w, p in zip(want, tps, strict=True)]
-            got = index.get(tuple(want))
-            if got is None or out[i] not in (-1, got):  # type: ignore[index]
-                out = None
-                break
-            out[i] = got  # type: ignore[index]
-        if out is None:
-            break
-    if out is not None and -1 in out:
-        out = None
+
+    def source(coords: list[int], tps: list[int]) -> tuple[int, ...]:  # the element `align` reads
+        want = [0] * len(src.dims)
+        for di, j in enumerate(align):
+            if j is not None:
+                want[sfull[j]] = coords[di]
+        return tuple(w - p for w, p in zip(want, tps, strict=True))
+
+    out = _same_thread_map(src, dst, source)
     _THREAD_CACHE[key] = out
     return out
 

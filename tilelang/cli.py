@@ -136,10 +136,12 @@ def cmd_emit(args: argparse.Namespace) -> int:
             known = ", ".join(f"`{k}`" for k in kernels) or "none"
             _fail(f"there is no kernel named `{kernel}` in `{file}` (kernels: {known})")
         what = f"kernel `{kernel}`" if kernel is not None else "any kernel"
-        _fail(
-            f"no launch of {what} in `{file}` fixes its const generics at compile time, "
-            "so there is no instance to show"
-        )
+        _print_plain_error(f"no launch of {what} in `{file}` fixes its const generics at compile time, "
+                           "so there is no instance to show")
+        _err("help: `tilec emit` compiles the launches whose generics and element types the source fixes "
+             "(`k::<64>(..)`, or constant shapes); one inside a generic `fn` is known only when it runs: "
+             "add a launch with constants to `main` (`k::<f32, 64>(..)`) to see its code")
+        raise Exit(EXIT_ERRORS)
     if args.output is not None:
         modules = result.context.outputs[args.stage] if args.stage in ("llvm", "ptx") else ()
         if len(modules) > 1:

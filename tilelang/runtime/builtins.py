@@ -406,12 +406,12 @@ class Builtins:
 
     def _dtype(self, call: ast.Call, default: DType = DType.F32) -> DType:
         if call.generics and isinstance(call.generics[0], ast.NamedType):
-            dt = DType.parse(call.generics[0].name.name)
+            dt = self.ev.dtype_named(call.generics[0].name.name)
             if dt is not None:
                 return dt
         ty = self.ev.program.type_of(call)
-        d = getattr(ty, "dtype", None)
-        return d if isinstance(d, DType) else default
+        d = self.ev.elem_dtype(getattr(ty, "dtype", None))
+        return d if d is not None else default
 
     def _shape_arg(self, v: Any, span: Span) -> tuple[int, ...]:
         dims = [v] if isinstance(v, (int, np.integer)) else list(v)

@@ -34,11 +34,11 @@ from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
-from tilelang.runtime.host_args import bind_params, explicit_generics
+from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
 from tilelang.sema.program import Program, Symbol, SymbolKind
-from tilelang.sema.types import ScalarT
+from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
@@ -97,6 +97,8 @@ class HostEvaluator:
         self._const_values: dict[str, Any] = {}
         self.main_locals: dict[str, Any] = {}
         self._main_body: ast.Block | None = None
+        # the element types of the type parameters of the host function running now (`fn f<T>`)
+        self._types: dict[str, DType] = {}
         self.builtins = bi.Builtins(self)
 
     # -- items ---------------------------------------------------------------
@@ -153,9 +155,19 @@ class HostEvaluator:
     # -- program queries ---------------------------------------------------------
     def scalar_dtype(self, node: Any) -> DType | None:
         ty = self.program.type_of(node)
-        if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType):
-            return ty.dtype
-        return None
+        return self.elem_dtype(ty.dtype) if isinstance(ty, ScalarT) else None
+
+    def elem_dtype(self, d: Any) -> DType | None:
+        """An element type the checker settled, a type parameter (`T`) read
+        as the running function's call binds it, or None."""
+        if isinstance(d, DType):
+            return d
+        return self._types.get(d.name) if isinstance(d, TypeParam) else None
+
+    def dtype_named(self, name: str) -> DType | None:
+        """The element type a type name in the source means here: `f16`, or
+        a type parameter of the running function."""
+        return DType.parse(name) or self._types.get(name)
 
     @staticmethod
     def fn_ref(decl: ast.FnDecl, key: str) -> FnRef:
@@ -182,26 +194,30 @@ class HostEvaluator:
                 .primary(span, "called here").secondary(decl.name.span, "defined here"))
         # tensors' run-time shapes against the declared ones; the const generics they bind
         scope = _Scope(bind_params(self.program, decl, fn.key, args, span, explicit), None)
-        for p, v in zip(decl.params, args, strict=False):
-            if isinstance(p.ty, ast.NamedType):
-                dt = DType.parse(p.ty.name.name)
-                if dt is not None:
-                    v = bi.to_scalar(v, dt)
-            scope.vars[p.name.name] = v
+        outer, self._types = self._types, bind_types(decl, args, span, explicit)
         try:
-            result = self.eval_block(decl.body, scope)
-        except _Return as r:
-            result = r.value
-        except RecursionError:
-            raise TileError(Diagnostic.error(
-                rcodes.HOST_STACK_OVERFLOW, f"`{decl.name.name}` recursed too deeply: the host stack overflowed")
-                .primary(span, "this call is one too many")
-                .secondary(decl.name.span, f"`{decl.name.name}` is defined here")
-                .with_help("make sure the recursion reaches its base case, or use a loop")) from None
-        if isinstance(decl.ret, ast.NamedType):
-            dt = DType.parse(decl.ret.name.name)
-            if dt is not None and result is not UNIT:
-                result = bi.to_scalar(result, dt)
+            for p, v in zip(decl.params, args, strict=False):
+                if isinstance(p.ty, ast.NamedType):
+                    dt = self.dtype_named(p.ty.name.name)
+                    if dt is not None:
+                        v = bi.to_scalar(v, dt)
+                scope.vars[p.name.name] = v
+            try:
+                result = self.eval_block(decl.body, scope)
+            except _Return as r:
+                result = r.value
+            except RecursionError:
+                raise TileError(Diagnostic.error(
+                    rcodes.HOST_STACK_OVERFLOW, f"`{decl.name.name}` recursed too deeply: the host stack overflowed")
+                    .primary(span, "this call is one too many")
+                    .secondary(decl.name.span, f"`{decl.name.name}` is defined here")
+                    .with_help("make sure the recursion reaches its base case, or use a loop")) from None
+            if isinstance(decl.ret, ast.NamedType):
+                dt = self.dtype_named(decl.ret.name.name)
+                if dt is not None and result is not UNIT:
+                    result = bi.to_scalar(result, dt)
+        finally:
+            self._types = outer
         return result
 
     # -- statements ------------------------------------------------------------
@@ -251,7 +267,7 @@ class HostEvaluator:
             case ast.Let(pattern=pat, value=value):
                 v = UNIT if value is None else self.eval(value, scope)
                 if stmt.ty is not None and isinstance(stmt.ty, ast.NamedType):
-                    dt = DType.parse(stmt.ty.name.name)
+                    dt = self.dtype_named(stmt.ty.name.name)
                     if dt is not None:
                         v = bi.to_scalar(v, dt)
                 self.bind(pat, v, scope)
@@ -429,7 +445,7 @@ class HostEvaluator:
             case ast.Cast(expr=inner, ty=ty):
                 v = self.eval(inner, scope)
                 name = ty.name.name if isinstance(ty, ast.NamedType) else None
-                dt = DType.parse(name or "")
+                dt = self.dtype_named(name or "")
                 if dt is None:
                     raise _unsupported(Diagnostic.error("ICE", "cannot cast to this type on the host")
                                     .primary(ty.span, "not an element type"))
@@ -539,7 +555,11 @@ class HostEvaluator:
                 .secondary(fn.decl.name.span, "it works on tiles")
                 .with_help("call it from a kernel"))
         args = [self.eval(a.value, scope) for a in call.args]
-        return self.call_fn(fn, args, call.span, explicit_generics(self.program.instantiations.get(call), scope))
+        inst = self.program.instantiations.get(call)
+        given: dict[str, Any] = explicit_generics(inst, scope)
+        # the element types the checker settled for the callee's type parameters (the caller's own `T` read now)
+        given.update({k: d for k, v in (inst or {}).items() if (d := self.elem_dtype(v)) is not None})
+        return self.call_fn(fn, args, call.span, given)
 
     def make_operation(self, fn: FnRef, call: ast.Call, scope: _Scope) -> Operation:
         decl = fn.decl
@@ -556,14 +576,14 @@ class HostEvaluator:
                     value = self.eval(arg, scope)  # type: ignore[arg-type]
                 generics[g.name.name] = (int(value), arg.span)
             elif isinstance(arg, ast.NamedType):
-                dt = DType.parse(arg.name.name)
+                dt = self.dtype_named(arg.name.name)
                 if dt is not None:
                     generics[g.name.name] = (dt, arg.span)
         static = self.program.instantiation_of(call)
         inferred: dict[str, Any] = {str(k): int(v) for k, v in static.items()
                     if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
         # element types the checker took from typed scalars (`a: T` given an `f16`)
-        inferred.update({str(k): v for k, v in static.items() if isinstance(v, DType)})
+        inferred.update({str(k): d for k, v in static.items() if (d := self.elem_dtype(v)) is not None})
         writes_for = getattr(self.ownership, "writes_for", None)
         writes = writes_for(fn.key) if writes_for is not None else frozenset()
         atomics = self.ownership.atomics_for(fn.key) if writes else frozenset()

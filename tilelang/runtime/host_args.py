@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tilelang.diagnostics.codes import runtime as rcodes
+from tilelang.diagnostics.codes.launch import GENERIC_CONFLICT
 from tilelang.diagnostics.codes.types import CANNOT_INFER
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
@@ -70,6 +71,75 @@ def bind_params(program: Program, decl: ast.FnDecl, key: str, args: list[Any], s
         dt = DType.parse(g.ty.name.name) if isinstance(g.ty, ast.NamedType) else DType.I32
         out[name] = bi.to_scalar(env[name], dt or DType.I32)
     return out
+
+
+def bind_types(decl: ast.FnDecl, args: list[Any], span: Span,
+               given: Mapping[str, Any] | None = None) -> dict[str, DType]:
+    """The element types of `decl`'s type parameters for this call (name ->
+    dtype): what the call gave or the checker settled (`given`: `f::<i8>(..)`,
+    `f(1)`'s `i32`), else the tensors' element types (a `load_npy` tensor's is
+    known only now), else a scalar argument's own type. A body that reads `T`
+    (`zeros::<T>(..)`, `x as T`, a launch `k::<T>(..)`) reads it here. Two
+    tensors that give `T` different types are E0504; a `T` that nothing gives
+    is E0215, as for a const generic."""
+    names = [g.name.name for g in decl.generics if not g.is_const]
+    if not names:
+        return {}
+    env: dict[str, DType] = {n: v for n, v in (given or {}).items() if n in names and isinstance(v, DType)}
+    srcs: dict[str, ast.Param] = {}
+    pairs = list(zip(decl.params, args, strict=False))
+    for p, a in pairs:  # tensors first: their element types are certain
+        for name, dt in _tensor_types(p.ty, a, names):
+            if name not in env:
+                env[name], srcs[name] = dt, p
+            elif env[name] is not dt and name in srcs:
+                raise TileError(_type_conflict(decl, name, srcs[name], env[name], p, dt, span))
+    for p, a in pairs:  # then scalars `a: T`: a NumPy scalar's type, else a literal's default
+        inner = p.ty.inner if isinstance(p.ty, ast.RefType) else p.ty
+        if isinstance(inner, ast.NamedType) and not inner.args and inner.name.name in names \
+                and inner.name.name not in env and not isinstance(a, Tensor):
+            dt = bi.scalar_dtype_of(a)
+            if dt is None and isinstance(a, (int, float)):
+                dt = DType.F32 if isinstance(a, float) else DType.I32
+            if dt is not None:
+                env[inner.name.name] = dt
+    for g in decl.generics:
+        if not g.is_const and g.name.name not in env:
+            raise TileError(_unbound_type(decl, g, span))
+    return env
+
+
+def _tensor_types(ty: ast.TypeExpr | None, arg: Any, names: list[str]) -> list[tuple[str, DType]]:
+    """(type parameter, element type) for each `Tensor<T, ..>` of an argument."""
+    inner = ty.inner if isinstance(ty, ast.RefType) else ty
+    if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor" and inner.args and isinstance(arg, Tensor):
+        elem = inner.args[0]
+        if isinstance(elem, ast.NamedType) and not elem.args and elem.name.name in names:
+            return [(elem.name.name, arg.dtype)]
+        return []
+    if isinstance(inner, ast.TupleType) and isinstance(arg, tuple) and len(arg) == len(inner.elems):
+        return [x for t, a in zip(inner.elems, arg, strict=True) for x in _tensor_types(t, a, names)]
+    return []
+
+
+def _type_conflict(decl: ast.FnDecl, name: str, p1: ast.Param, d1: DType, p2: ast.Param, d2: DType,
+                   span: Span) -> Diagnostic:
+    fn = decl.name.name
+    return (Diagnostic.error(GENERIC_CONFLICT, f"`{name}` of function `{fn}` is `{d1.value}` from the element type of "
+                             f"`{p1.name.name}` but `{d2.value}` from the element type of `{p2.name.name}`")
+            .primary(span, "called here")
+            .secondary(p1.span, f"this gives `{name}` = `{d1.value}`")
+            .secondary(p2.span, f"this gives `{name}` = `{d2.value}`")
+            .with_help(f"pass tensors of one element type, or convert one with `as {d1.value}`"))
+
+
+def _unbound_type(decl: ast.FnDecl, g: ast.GenericParam, span: Span) -> Diagnostic:
+    name, fn = g.name.name, decl.name.name
+    return (Diagnostic.error(CANNOT_INFER, f"cannot infer the type parameter `{name}` of `{fn}`")
+            .primary(span, "called here")
+            .secondary(g.span, f"`{name}` declared here")
+            .note(f"no argument is a tensor of `{name}` or a `{name}` scalar, so its type is not known at run time")
+            .with_help(f"give it explicitly: `{fn}::<f32>(..)` (from Python: `module.{fn}[np.float32](..)`)"))
 
 
 def explicit_generics(inst: Mapping[str, Any] | None, scope: Any) -> dict[str, int]:

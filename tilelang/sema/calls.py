@@ -172,6 +172,13 @@ _METHOD_HABITS = {
     "numel": "`{x}.shape()` lists the sizes of the axes (the number of elements is their product)",
     "dim": "`{x}.shape()` lists the sizes of the axes", "ndim": "`{x}.shape()` lists the sizes of the axes",
     "mean": "divide the sum: `{x}.sum() / n` (along axis k: `{x}.sum(k) / n`)",
+    "var": "no variance method: `let d = {x} - mean; (d * d).sum(k) / n`, with the mean reshaped to keep axis k "
+           "(`{x}.sum(k).reshape([..]) / n`)",
+    "std": "no standard deviation method: the `sqrt` of the variance, `sqrt((d * d).sum(k) / n)` with "
+           "`d = {x} - mean`",
+    "clamp": "`minimum(maximum({x}, lo), hi)` clamps each element into [lo, hi]",
+    "clip": "`minimum(maximum({x}, lo), hi)` clamps each element into [lo, hi]",
+    "relu": "`maximum({x}, 0.0)` (or `use std::nn::relu;` for f32 tiles)",
     "to": _AS.format("f16"), "astype": _AS.format("f16"), "type": _AS.format("f16"),
     "cast": _AS.format("f16"), "float": _AS.format("f32"), "half": _AS.format("f16"),
     "double": _AS.format("f64"), "int": _AS.format("i32"), "bfloat16": _AS.format("bf16"),
@@ -188,6 +195,32 @@ _METHOD_HABITS = {
     "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
     "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
 }
+
+
+# Element type names of other libraries (`x.to(torch.float16)`, `astype(np.int32)`) in Tile's spelling.
+_FOREIGN_DTYPES = {
+    "float16": "f16", "half": "f16", "float32": "f32", "float": "f32", "float64": "f64", "double": "f64",
+    "bfloat16": "bf16", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32", "int64": "i64", "long": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool", "bool_": "bool",
+}
+_CONVERSIONS = ("to", "astype", "type", "cast")
+
+
+def _conversion_target(e: ast.MethodCall) -> str | None:
+    """The Tile element type that `x.to(f32)`, `x.astype(np.float16)` or
+    `x.to::<i8>()` names, if it names one."""
+    if e.method.name not in _CONVERSIONS:
+        return None
+    if e.generics and isinstance(e.generics[0], ast.NamedType) and DType.parse(e.generics[0].name.name):
+        return e.generics[0].name.name
+    if len(e.args) != 1:
+        return None
+    a = e.args[0].value
+    name = a.ident.name if isinstance(a, ast.Name) else a.segments[-1].name if isinstance(a, ast.Path) \
+        else a.field.name if isinstance(a, ast.Field) else None
+    if name is None:
+        return None
+    return name if DType.parse(name) is not None else _FOREIGN_DTYPES.get(name)
 
 
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
@@ -301,11 +334,19 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             and not sig.context.allows(fx.in_kernel):
         kind = other
     if sig is None or kind not in sig.receivers:
-        _check_args_only(tcx, e, fx)
+        target = _conversion_target(e) if kind in ("tile", "tensor", "param", "scalar") else None
+        if target is None:  # `x.to(f32)`: the type is no value, but one mistake is one error
+            _check_args_only(tcx, e, fx)
         cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
         habit = _METHOD_HABITS.get(name) if kind in ("tile", "tensor", "param") else None
+        if target is not None:
+            habit = _AS.format(target)
+        elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
+                and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
+            lo, hi = (tcx.snippet(a.value) for a in e.args)
+            habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
         guess = None if habit else suggest(name, cands)
         if habit:
             x = tcx.snippet(e.receiver) or "t"
@@ -475,6 +516,22 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
                  .secondary(gdecl.span, f"`{g}` declared here")
                  .with_help(f"give it explicitly: `{info.name}::<..>(..)`"))
         ok = False
+    elif missing and ok:
+        # on the host a generic may still come from a run-time shape or element type (a `load_npy` tensor), but
+        # not one that no parameter's type names: `fn make<T>(n: i32)` called `make(3)` has no `T` at all
+        for g in missing:
+            probe = {g: DType.I8 if g in info.type_params else 7}
+            if all(subst_type(t, probe) == t for t in info.param_types):
+                gdecl = next(x for x in info.decl.generics if x.name.name == g)
+                kind = "type parameter" if g in info.type_params else "generic parameter"
+                example = "f32" if g in info.type_params else "4"
+                tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the {kind} `{g}` of `{info.name}`",
+                                 e.callee.span, "cannot infer")
+                         .secondary(gdecl.span, f"`{g}` declared here")
+                         .note(f"no parameter of `{info.name}` has `{g}` in its type, so no argument can give it")
+                         .with_help(f"give it explicitly: `{info.name}::<{example}>(..)`"))
+                ok = False
+                break
     tcx.program.instantiations[e] = dict(env)
     if deferred:
         tcx.program.deferred[e] = deferred

@@ -105,10 +105,10 @@ class HostFunction:
             where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
             converted.append(self._arg(p.name.name, p.ty, v, where, dev, writeback, libraries))
         self._check_type_params(converted)
-        consts = {k: v for k, v in self.explicit.items() if isinstance(v, int)}
+        given = {k: v for k, v in self.explicit.items() if isinstance(v, (int, DType))}  # `f[4]`, `f[np.int8]`
         try:
             with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
-                result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span, consts)
+                result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span, given)
         except TileError as e:
             raise ExecutionError.from_tile_error(e, m._sources) from None
         for host, t in writeback:

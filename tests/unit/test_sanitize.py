@@ -299,6 +299,32 @@ fn main() {
     assert float(ex.main_locals["out"].numpy().sum()) == 32.0  # the result is unchanged
 
 
+def test_a_padded_load_outside_is_meant_and_no_warning() -> None:
+    # a stencil's halo: the first and last blocks read a neighbour tile wholly outside, with the
+    # value meant there; E0734 said to "use `load_padded`" of exactly these loads (huser, round 4)
+    src = """
+kernel fn st<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    let p = x.partition([B]);
+    let i = block_id(0);
+    let l = p.load_padded([i - 1], 0.0);
+    let r = p.load_padded([i + 1], 0.0);
+    y.store(p.load([i]) + l.sum(0) + r.sum(0) + NEXT);
+}
+
+fn main() {
+    let x = ones::<f32>([12]);
+    let mut y = zeros::<f32>([12]);
+    st::<4>(y.partition([4]), &x).sync();
+}
+"""
+    ex = run(src.replace("NEXT", "0.0"))
+    assert not ex.warnings
+    np.testing.assert_array_equal(ex.main_locals["y"].numpy(), [5.0] * 4 + [9.0] * 4 + [5.0] * 4)
+    ex = run(src.replace("NEXT", "p.load([i + 1]).sum(0)"))  # the same tile read with `load`: still warns
+    (w,) = ex.warnings
+    assert w.code == "E0734" and "block (2)" in w.labels[0].message and "load_padded" in w.help[0]
+
+
 _PIPELINED = """
 kernel fn dot_rows<const BK: i32>(y: &mut Tensor<f32, [1]>, w: &Tensor<f32, [?, ?]>, x: &Tensor<f32, [?]>) {
     let pw = w.partition([1, BK]);

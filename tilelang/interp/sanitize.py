@@ -267,6 +267,8 @@ class Recorder:
         p = self.params.get(op.tensor)
         if p is None or p.mutable or id(op) in self._warned:
             return
+        if op.padding is not None:
+            return  # `load_padded`: its value says the outside is meant (a stencil's halo, -inf for a maximum)
         loop = self._prefetch.get(id(op))
         if loop is not None and self._last.get(loop, False):
             return  # the last iteration's prefetch of the tile past the last: never read
@@ -285,8 +287,8 @@ class Recorder:
         if self.launch is not None:
             d = d.secondary(self.launch, "in this launch")
         self.warn(d.note("a tile index computed from data (an embedding id, a position) may be "
-                         "out of range").with_help("check the index, or use `load_padded` to say "
-                                                   "which value is meant past the edge"))
+                         "out of range").with_help("check the index; where reading past the edge is meant (a halo), "
+                                                   "`load_padded([..], value)` says so and which value is read"))
 
     def _raw_bounds(self, bid: Sequence[int], op: ir.Store, arr: np.ndarray, offsets: list[int],
                     shape: tuple[int, ...], win: Any, mask: np.ndarray | None) -> None:

@@ -47,3 +47,14 @@ def assemble_all(out: Path, arch: str, what: object) -> None:
     for f in files:
         r = subprocess.run(["ptxas", "-arch", arch, "-o", str(out / "k.o"), str(f)], capture_output=True, text=True)
         assert r.returncode == 0, (what, f.name, r.stderr)
+
+
+def program_tensors(ex: run.Execution) -> dict[str, np.ndarray]:
+    """`main`'s tensors by variable; a tuple of tensors (what a host function
+    returned) gives `name.0`, `name.1`, ..."""
+    out: dict[str, np.ndarray] = {}
+    for k, v in ex.main_locals.items():
+        for j, t in enumerate(v) if isinstance(v, tuple) else [(None, v)]:
+            if hasattr(t, "numpy"):
+                out[k if j is None else f"{k}.{j}"] = np.asarray(t.numpy()).copy()
+    return out

@@ -8,12 +8,16 @@ skipped cleanly where there is none.
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tilelang.run as run
+
+sys.path.insert(0, str(Path(__file__).parent))
+from userprog import program_tensors  # noqa: E402
 
 DIR = Path(__file__).parent / "programs"
 PROGRAMS = sorted(p.stem for p in DIR.glob("*.tile"))
@@ -24,7 +28,7 @@ GPU_TOL = {"f32": 2e-3, "f64": 1e-6, "f16": 2e-3, "bf16": 1.6e-2}
 
 
 def test_there_are_programs() -> None:
-    assert len(PROGRAMS) >= 58
+    assert len(PROGRAMS) >= 68
 
 
 @pytest.mark.gpu
@@ -34,16 +38,24 @@ def test_the_gpu_leaves_the_interpreter_s_tensors(name: str) -> None:
     gpu = run.execute(str(DIR / f"{name}.tile"), "gpu", out=io.StringIO())
     assert gpu.device.kind == "gpu"
     compared = 0
-    for k, t in cpu.main_locals.items():
-        if not hasattr(t, "numpy"):
-            continue
-        w, g = np.asarray(t.numpy()), np.asarray(gpu.main_locals[k].numpy())
+    want, got = program_tensors(cpu), program_tensors(gpu)  # tuples a host function returned too
+    assert sorted(got) == sorted(want)
+    for k, w in want.items():
+        g = got[k]
         assert g.shape == w.shape, k
-        if t.dtype.is_float:
-            tol = GPU_TOL[t.dtype.value]
+        if w.dtype.kind == "f":
+            tol = GPU_TOL["bf16" if _is_bf16(cpu, k) else {2: "f16", 4: "f32", 8: "f64"}[w.dtype.itemsize]]
             np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol, err_msg=k,
                                        equal_nan=True)
         else:
             np.testing.assert_array_equal(g, w, err_msg=k)
         compared += 1
     assert compared
+
+
+def _is_bf16(ex: run.Execution, key: str) -> bool:
+    """Whether `main`'s tensor `key` (`name` or `name.j` of a tuple) holds bf16 (stored as float32)."""
+    name, _, j = key.partition(".")
+    v = ex.main_locals[name]
+    t = v[int(j)] if j else v
+    return t.dtype.value == "bf16"

@@ -120,7 +120,8 @@ def _s04(t: Tensors, out: str) -> None:
         for op in (lambda v: v ^ (v << 3), lambda v: v ^ (v >> 2), lambda v: v ^ (v << 1)):
             m = [wrap(op(v)) for v in m]
         assert mix == [wrap(v * 5 + 3) for v in m], name
-        quot = [0 if d == 0 else wrap(abs(x) // abs(d) * (1 if (x < 0) == (d < 0) else -1)) for x, d in zip(xs, ds, strict=True)]
+        quot = [0 if d == 0 else wrap(abs(x) // abs(d) * (1 if (x < 0) == (d < 0) else -1))
+                for x, d in zip(xs, ds, strict=True)]
         assert dv == quot, name  # toward zero; `x / 0 == 0`; `MIN / -1` wraps to MIN
         assert md == [x if d == 0 else wrap(x - d * q) for x, d, q in zip(xs, ds, quot, strict=True)], name
 
@@ -224,7 +225,8 @@ def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
 @pytest.mark.parametrize(("name", "arch"), SIMULATED)
 def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
     want, _ = _run(name)
-    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s + "\n")))
+    monkeypatch.setattr(run, "make_device",
+                        lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s + "\n")))
     got, out = _run(name)
     assert sorted(got) == sorted(want)
     assert_same_tensors(got, want, SIM_TOL.get(name, 1e-5))
@@ -246,11 +248,13 @@ def test_emit_of_a_kernel_launched_only_from_a_generic_function_says_how_to_see_
     assert "no instance to show" in r.stderr and "help: " in r.stderr and "add a launch with constants" in r.stderr
     # the help's fix: one launch with constants in `main`
     src = (DIR / "s04_int_types_generic.tile").read_text(encoding="utf-8")
-    fixed = src.replace("fn main() {", "fn main() {\n    let mut p = zeros::<i32>([8]);\n    let mut q = zeros::<i32>([8]);\n"
-                        "    let mut r = zeros::<u8>([8]);\n    let mut s = zeros::<u8>([8]);\n"
-                        "    let mut d = zeros::<u8>([8]);\n    let mut m = zeros::<u8>([8]);\n    let x = ones::<u8>([8]);\n"
-                        "    bits::<u8, 8, 8>(p.partition([8]), q.partition([8]), r.partition([8]), s.partition([8]),\n"
-                        "                     d.partition([8]), m.partition([8]), &x, &x).sync();", 1)
+    launch = """fn main() {
+    let (mut p, mut q) = (zeros::<i32>([8]), zeros::<i32>([8]));
+    let (mut r, mut s, mut d, mut m) = (zeros::<u8>([8]), zeros::<u8>([8]), zeros::<u8>([8]), zeros::<u8>([8]));
+    let x = ones::<u8>([8]);
+    bits::<u8, 8, 8>(p.partition([8]), q.partition([8]), r.partition([8]), s.partition([8]),
+                     d.partition([8]), m.partition([8]), &x, &x).sync();"""
+    fixed = src.replace("fn main() {", launch, 1)
     (tmp_path / "fixed.tile").write_text(fixed, encoding="utf-8")
     import subprocess
 

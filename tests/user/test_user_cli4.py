@@ -1,0 +1,70 @@
+"""`tilec` on round 4's programs (huser, 2026-12-05), as a user drives it:
+`check -D warnings` of every `s*.tile` at once, `run --sanitize` of the
+halo stencils and the gathers (whose `load_padded` reads wholly outside the
+tensor are meant: the sanitizer warned E0734 of them and told the user to
+use `load_padded`), `emit` of each stage for one kernel, and a scripted
+`tilec repl` session with a generic host function launching a generic
+kernel (`zeros::<T>` was f32 there too)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+P = Path(__file__).parent / "programs"
+
+
+def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_check_every_program_denying_warnings() -> None:
+    files = sorted(str(p) for p in P.glob("s*.tile"))
+    assert len(files) == 10
+    r = _tilec("check", "-D", "warnings", *files)
+    assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
+
+
+def test_the_sanitizer_is_quiet_on_padded_halo_reads() -> None:
+    for name, out in (("s07_stencil_halo", "[3, 20] -1.0"), ("s08_gather_scatter", "742.5 949.5 726.0")):
+        r = _tilec("run", "--sanitize", str(P / f"{name}.tile"))
+        assert r.returncode == 0, r.stderr
+        assert out in r.stdout
+        assert "warning" not in r.stderr and "E0734" not in r.stderr, r.stderr
+
+
+def test_emit_each_stage_of_one_kernel() -> None:
+    f = str(P / "s10_online_softmax.tile")
+    want = {"ast": "softmax_online", "ir": "load @x", "gpu": "softmax_online", "llvm": "define", "ptx": ".entry"}
+    for stage, needle in want.items():
+        r = _tilec("emit", f, "--stage", stage, "--kernel", "softmax_online")
+        assert r.returncode == 0, (stage, r.stderr)
+        assert needle in r.stdout, stage
+
+
+REPL = """\
+fn make<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { zeros::<T>([2]) + (x.max() as T) }
+make(&arange::<u8>(5))
+make::<i64>(&arange::<i64>(3))
+fn bad<T>(n: i32) -> i32 { n }
+bad(3)
+kernel fn dbl<T, const B: i32>(z: &mut Tensor<T, [B]>) { z.store(z.load() * (2 as T)); }
+fn run<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { let mut z = x.clone(); dbl(z.partition([4])).sync(); z }
+run(&arange::<i16>(6))
+run(&arange::<f16>(3))
+:quit
+"""
+
+
+def test_a_repl_session_with_a_generic_host_function() -> None:
+    r = _tilec("repl", stdin=REPL)
+    out = r.stdout + r.stderr
+    assert "Traceback" not in out and "internal compiler error" not in out
+    assert "Tensor<u8, [2]> (checked as Tensor<u8, [?]>) = [4, 4]" in out
+    assert "Tensor<i64, [2]> (checked as Tensor<i64, [?]>) = [2, 2]" in out
+    assert "error[E0215]: cannot infer the type parameter `T` of `bad`" in out and "`bad::<f32>(..)`" in out
+    assert "Tensor<i16, [6]> (checked as Tensor<i16, [?]>) = [ 0,  2,  4,  6,  8, 10]" in out
+    assert "Tensor<f16, [3]> (checked as Tensor<f16, [?]>) = [0.0, 2.0, 4.0]" in out

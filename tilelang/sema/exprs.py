@@ -159,6 +159,13 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             host = deref(rty)
             if isinstance(host, TensorT) and not fx.in_kernel:
                 return _index_tensor(tcx, e, host, ix, ity)
+            if isinstance(rty, ScalarT) and not fx.in_kernel and isinstance(r, ast.Index):
+                # `x[2][1]` of a 1-D tensor: `x[2]` is already one element
+                return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot index a value of type `{rty}`", e.span,
+                                        "not indexable")
+                                .note(f"`{tcx.snippet(r) or 'x[i]'}` is one element, a scalar: a tensor takes "
+                                      "one index per axis")
+                                .with_help(f"drop the last index: `{tcx.snippet(r) or 'x[i]'}`"))
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot index a value of type `{rty}`", e.span,
                                     "not indexable")
                             .note("tiles are whole values: use `where`, reductions or `reshape`")

@@ -415,7 +415,7 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
         if not isinstance(t, TileT) or len(t.shape) != 2:
             return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operand `{n}` must be a 2-D tile", x.span,
                                     f"found `{t}`")
-                            .with_help("reshape it to 2-D, e.g. `t.reshape([1, N])`"))
+                            .with_help(_mma_2d_help(tcx, x, t)))
         tiles.append(t)
     a, b = tiles[0], tiles[1]
     if a.shape[1] != b.shape[0]:
@@ -452,6 +452,18 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
                         .note("supported: f16 or bf16 inputs with an f32 accumulator, or f32 inputs with f32")
                         .with_help("make the accumulator f32: `zeros::<f32>(..)`"))
     return acc
+
+
+def _mma_2d_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:
+    """How to make an operand of `mma` 2-D: a batched tile `[1, M, K]` (one
+    matrix of a 3-D partition) drops its axes of size 1."""
+    if isinstance(t, TileT) and len(t.shape) > 2:
+        rest = [d for d in t.shape if not (isinstance(d, Dim) and d.const_value == 1) and d != 1]
+        snippet = tcx.snippet(x)
+        if len(rest) == 2 and snippet and len(snippet) <= 40:
+            return (f"drop the axes of size 1: `{snippet}.reshape({shape_str(tuple(rest))})` (the batch "
+                    "index is the load's, not the matrix's); `mma` multiplies one 2-D matrix by another")
+    return "reshape it to 2-D, e.g. `t.reshape([1, N])`"
 
 
 def _rule_dot(tcx: CheckCx, cx: CallCx) -> Type:

@@ -194,6 +194,19 @@ def _llvm():  # type: ignore[no-untyped-def]
 
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+    # CodeGenPrepare restarts its walk over the whole function each time it
+    # changes the dominator tree, unless the function counts as "huge" (more
+    # basic blocks than this threshold, 10,000 by default), when it goes on
+    # from the block it is in. Our kernels' guarded stores and loads make
+    # many blocks, and the restarts made NVPTX code generation grow far
+    # faster than the kernel: a u8 kernel of 30 guarded element-wise stores
+    # took 28 s, of 60 stores 170 s. Treating every function as huge gives
+    # byte-identical PTX on every kernel we compared (204: the numerics
+    # table, the examples, std, the engine's decode launches, the attention
+    # split forms) and the 30-store kernel in 0.8 s (tests/backend/
+    # test_codegen_time.py). The option is process-wide LLVM state; setting
+    # it again is harmless.
+    llvm.set_option("tilec", "-cgpp-huge-func=0")
     return llvm
 
 

@@ -104,6 +104,54 @@ def adopt(tcx: CheckCx, sym: Symbol, target: ScalarT) -> None:
         _settle_scalar(tcx, u, target)
 
 
+def has_untyped(ty: Type) -> bool:
+    """A tuple type with an untyped literal element (at any depth): `(Tile<..>, {integer})`."""
+    return isinstance(ty, (UntypedInt, UntypedFloat)) or \
+        (isinstance(ty, TupleT) and any(has_untyped(t) for t in ty.elems))
+
+
+def _merged(untyped: Type, typed: Type) -> Type:
+    """`untyped` with each untyped element taken from `typed` (which coerces into it)."""
+    if isinstance(untyped, (UntypedInt, UntypedFloat)) and isinstance(typed, ScalarT):
+        return typed
+    if isinstance(untyped, TupleT) and isinstance(typed, TupleT) and len(untyped.elems) == len(typed.elems):
+        return TupleT(tuple(_merged(u, t) for u, t in zip(untyped.elems, typed.elems, strict=True)))
+    return untyped
+
+
+def _settle_tuple(tcx: CheckCx, e: Any, ty: Type) -> None:
+    if isinstance(e, ast.TupleExpr) and isinstance(ty, TupleT) and len(e.elems) == len(ty.elems):
+        for x, t in zip(e.elems, ty.elems, strict=True):
+            _settle_tuple(tcx, x, t)
+        tcx.program.types[e] = ty
+    elif isinstance(ty, ScalarT):
+        _settle_scalar(tcx, e, ty)
+
+
+def adopt_tuple(tcx: CheckCx, sym: Symbol, typed: Type) -> Type:
+    """`let mut q = (x, 0); q = (y, i);`: the variable's untyped elements take the types
+    the assignment gives them (`i`'s), as a `let mut n = 0;` takes its first typed
+    use's; so do its init and its uses so far. Returns the variable's type."""
+    init, uses = tcx.mut_tuples[sym]
+    new = _merged(sym.ty, typed)
+    if new == sym.ty:
+        return new
+    sym.ty = new
+    tcx.program.types[sym.decl] = new
+    if init is not None:
+        _settle_tuple(tcx, init, new)
+    for u in uses:
+        if isinstance(u, ast.Field):  # `q.1`: the element's type
+            i = int(u.field.name)
+            if isinstance(new, TupleT) and i < len(new.elems):
+                _settle_tuple(tcx, u, new.elems[i])
+        else:
+            tcx.program.types[u] = new
+    if not has_untyped(new):
+        del tcx.mut_tuples[sym]
+    return new
+
+
 def settle(tcx: CheckCx, e: Any, ty: Type, *, cast: bool = False) -> None:
     """Give untyped literals under `e` the element type of `ty` (context).
     `cast`: `e` is the operand of `as`, which converts (wraps) the value of

@@ -186,6 +186,10 @@ class CheckCx:
         self.shape_values: dict[Any, tuple[Dim | None, ...]] = {}
         # `let mut x = <literal>` bindings still untyped: the init and the uses so far
         self.mut_literals: dict[Symbol, tuple[Any, list[Any]]] = {}
+        # `let mut q = (x, 0)` bindings of a tuple with untyped elements: the init and the uses
+        # so far (names `q` and fields `q.1`); the first assignment of typed elements fixes them
+        # (`coerce.adopt_tuple`)
+        self.mut_tuples: dict[Symbol, tuple[Any, list[Any]]] = {}
         # immutable `let`s of a string known where it is written (`const_str`): `print`'s
         # format string is checked through them (E0232)
         self.const_strings: dict[Symbol, tuple[str, ast.StrLit]] = {}

@@ -118,6 +118,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             if isinstance(rty, TupleT) and f.name.isdigit():
                 i = int(f.name)
                 if i < len(rty.elems):
+                    if isinstance(r, ast.Name) and (sym := tcx.program.symbols.get(r)) in tcx.mut_tuples:
+                        tcx.mut_tuples[sym][1].append(e)  # type: ignore[index]
                     return rty.elems[i]
                 return tcx.emit(tcx.err(T.NO_FIELD, f"no field `{i}` on type `{rty}`", f.span,
                                         f"the tuple has {plural(len(rty.elems), 'element')}")

@@ -94,6 +94,8 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
         case SymbolKind.LOCAL | SymbolKind.PARAM:
             if sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
                 tcx.mut_literals[sym][1].append(e)
+            if sym in tcx.mut_tuples:
+                tcx.mut_tuples[sym][1].append(e)
             if sym.dim is not None:
                 tcx.program.dims[e] = sym.dim
             if isinstance(sym.value, tuple):

@@ -14,7 +14,7 @@ from typing import assert_never
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.sema.coerce import coerce, mismatch, settle
+from tilelang.sema.coerce import adopt_tuple, coerce, has_untyped, mismatch, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.exprs import expect_bool
 from tilelang.sema.items import resolve_type
@@ -100,6 +100,8 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
                 # `let mut acc = 0.0;`: the variable takes the type of its first
                 # typed use (`acc += t.sum()` on f16 makes it f16), else the default
                 tcx.mut_literals[sym] = (value, [])
+            elif m and isinstance(ty, TupleT) and has_untyped(ty):
+                tcx.mut_tuples[sym] = (value, [])  # `let mut q = (x, 0);`
             if value is not None and not m:
                 sym.dim = tcx.program.dims.get(value)
                 if isinstance(ty, StrT) and (s := tcx.const_str(value)) is not None:
@@ -282,6 +284,10 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
                 coerce(tcx, tty, vty, target):
             settle(tcx, target, vty)  # the variable adopts the assigned type
             tty = vty
+        elif sym is not None and sym in tcx.mut_tuples and isinstance(vty, TupleT) and \
+                coerce(tcx, tty, vty, target):
+            tty = adopt_tuple(tcx, sym, vty)  # `q = (y, i)`: its untyped elements take `i`'s type
+            tcx.program.types[target] = tty
         if not is_poison(tty, vty) and not coerce(tcx, vty, tty, st.value):
             if tcx.destructured is not None and isinstance(st.value, ast.Name) \
                     and st.value.ident.name.startswith("("):  # an element of `(a, b) = value;`

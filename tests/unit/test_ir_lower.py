@@ -320,9 +320,18 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, s: f32) {
         assert z.tolist() == [want, want]
 
 
+def _checked_with_errors(src: str):  # type: ignore[no-untyped-def]
+    sm = SourceMap()
+    sink = DiagnosticSink()
+    prog = check_program(parse(sm.add("test.tile", src), sink), sm, sink)
+    return prog, [d for d in sink.diagnostics if d.severity.value == "error"]
+
+
 def test_unsupported_is_located_e0701() -> None:
     # a view variable assigned in a branch: no region can carry a view; it was the branch's
-    # view whatever the condition (the program read `y` where it said `x`)
+    # view whatever the condition (the program read `y` where it said `x`). `tilec check`
+    # reports it at the assignment (it was seen only at the launch); the lowering still
+    # refuses it, at the `if`, for a program that reaches it unchecked
     src = """
 kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>, s: f32) {
     let mut p = x.partition([2]);
@@ -330,13 +339,18 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Te
     z.store(zeros::<f32>([B]) + p.load([0]).sum(0));
 }
 """
+    prog, errors = _checked_with_errors(src)
+    assert [d.code for d in errors] == ["E0701"] and "assigning `p`" in errors[0].message
+    assert src[errors[0].primary_span.start:errors[0].primary_span.end] == "p = y.partition([2]);"
+    assert errors[0].help
     with pytest.raises(TileError) as info:
-        lower(src, "k", B=4)
+        lower_kernel(prog, "k", {"B": 4})
     d = info.value.diagnostics[0]
     assert d.code == "E0701" and "assigning `p`" in d.message
     assert src[d.primary_span.start:d.primary_span.end].startswith("if s > 1.0")
     assert d.help
-    # the same for a tensor reference; a same-named `let` inside the branch is no assignment
+    # the same for a tensor reference, in a branch or a loop; a same-named `let` inside the
+    # branch is no assignment
     src2 = """
 kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>, s: f32) {
     let mut r = x;
@@ -344,14 +358,21 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Te
     z.store(r.load_like(z));
 }
 """
+    prog, errors = _checked_with_errors(src2)
+    assert [d.code for d in errors] == ["E0701"] and "assigning `r`" in errors[0].message
     with pytest.raises(TileError) as info:
-        lower(src2, "k", B=4)
+        lower_kernel(prog, "k", {"B": 4})
     assert "assigning `r`" in info.value.diagnostics[0].message
+    _, errors = _checked_with_errors(src2.replace("if s > 1.0 { r = y; }", "for i in 0..2 { r = y; }"))
+    assert [d.code for d in errors] == ["E0701"] and "inside a loop" in errors[0].message
     src3 = src2.replace("{ r = y; }", "{ let mut r = 1.0; r += 1.0; }")
     k = lower(src3, "k", B=4)
     z = np.zeros(4, np.float32)
     run_kernel(k, (1,), [z, np.ones(4, np.float32), np.zeros(4, np.float32), 2.0])
     assert z.tolist() == [1.0] * 4
+    # a view declared and assigned inside the same branch, and host code, are fine
+    src4 = src2.replace("{ r = y; }", "{ let mut v = x; v = y; let q = v.load_like(z); }")
+    assert not _checked_with_errors(src4)[1]
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(str(ROOT / "examples/*.tile"))))

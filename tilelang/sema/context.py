@@ -87,6 +87,9 @@ class Fx:
     graph: int = 0
     kernel_name: str | None = None  # the kernel whose body this is (tile shape checks)
     last_block: int | None = None  # inside `if last_block(axis) { .. }`: the axis (`z.group()`)
+    # the branches and loop bodies around the code being checked: the scope depth at
+    # each one's start and its span (a kernel cannot carry a view assigned inside one)
+    regions: list[tuple[int, Span, str]] = field(default_factory=list)
 
     def lookup(self, name: str) -> Symbol | None:
         for scope in reversed(self.scopes):

@@ -267,10 +267,12 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             outer, axis = fx.last_block, last_block_axis(c)
             if axis is not None:
                 fx.last_block = axis
+            fx.regions.append((len(fx.scopes), e.span, "branch"))
             try:
                 tt = tcx.check_block(then, fx, expected)
             finally:
                 fx.last_block = outer
+                fx.regions.pop()
             if els is None:
                 if not is_poison(tt) and not isinstance(tt, UnitT) and expected is not None \
                         and not isinstance(expected, UnitT):
@@ -279,7 +281,11 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                              .with_help("add an `else` branch with a value"))
                     return ERROR
                 return UNIT
-            et = tcx.check_expr(els, fx, expected or (tt if not is_poison(tt) else None))
+            fx.regions.append((len(fx.scopes), e.span, "branch"))
+            try:
+                et = tcx.check_expr(els, fx, expected or (tt if not is_poison(tt) else None))
+            finally:
+                fx.regions.pop()
             return _join(tcx, tt, et, then, els)
         case ast.UnsafeBlock(body=b):
             fx.unsafe += 1

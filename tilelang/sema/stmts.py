@@ -14,6 +14,7 @@ from typing import assert_never
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
 from tilelang.sema.coerce import adopt_tuple, coerce, has_untyped, mismatch, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.exprs import expect_bool
@@ -28,10 +29,14 @@ from tilelang.sema.types import (
     UNIT,
     NeverT,
     OpT,
+    PartitionT,
     RangeT,
+    RefT,
     ScalarT,
     StrT,
     TensorT,
+    TileT,
+    TileViewT,
     TupleT,
     Type,
     UnitT,
@@ -185,6 +190,7 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`for` loops iterate over ranges", it.span,
                                  f"expected a range `a..b`, found `{ity}`")
                          .with_help("write `for i in a..b`"))
+            fx.regions.append((len(fx.scopes), st.span, "loop"))
             fx.scopes.append({})
             _bind_pattern(tcx, pat, elem, fx, None)
             fx.loops += 1
@@ -193,14 +199,17 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             finally:
                 fx.loops -= 1
                 fx.scopes.pop()
+                fx.regions.pop()
             return False
         case ast.While(cond=c, body=body):
-            expect_bool(tcx, c, fx)
+            fx.regions.append((len(fx.scopes), st.span, "loop"))
             fx.loops += 1
             try:
+                expect_bool(tcx, c, fx)  # the condition is part of the loop (`while { p = ..; c }`)
                 tcx.check_block(body, fx, UNIT)
             finally:
                 fx.loops -= 1
+                fx.regions.pop()
             return False
         case ast.Return(value=v):
             if v is None:
@@ -248,6 +257,40 @@ def _report_destructured(tcx: CheckCx, bad: list[tuple[ast.Name, Type, Type, ast
                              "elements one by one"))
 
 
+def _carriable(ty: Type) -> bool:
+    """A value a kernel's branch or loop can carry out: a number, a tile, a tuple of them."""
+    if isinstance(ty, TupleT):
+        return all(_carriable(t) for t in ty.elems)
+    return isinstance(ty, (ScalarT, TileT, UntypedInt, UntypedFloat)) or is_poison(ty)
+
+
+def _carried_in_kernel(tcx: CheckCx, st: ast.Assign, sym: Symbol, ty: Type, fx: Fx) -> None:
+    """E0701 where `tilec check` can see it (the lowering refuses it too, at the launch):
+    in device code, a variable that holds a view, a tensor reference or a string, declared
+    outside a branch or loop and assigned inside it. No region carries such a value: the
+    rest of the kernel would read the branch's view whatever the condition."""
+    if _carriable(ty):
+        return
+    depth = next((i for i in range(len(fx.scopes) - 1, -1, -1) if fx.scopes[i].get(sym.name) is sym), None)
+    if depth is None:
+        return
+    found = next(((sp, kw) for start, sp, kw in reversed(fx.regions) if depth < start), None)
+    if found is None:
+        return
+    region, kw = found
+    what = "a tensor view" if isinstance(ty, (TileViewT, PartitionT)) else \
+        "a tensor reference" if isinstance(ty, (RefT, TensorT)) else "a string" if isinstance(ty, StrT) \
+        else f"a `{ty}`"
+    tcx.emit(tcx.err(KERNEL_UNSUPPORTED, f"assigning `{sym.name}` ({what}) inside a {kw} of device code",
+                     st.span, f"`{sym.name}` holds {what}, which a {kw} cannot carry out")
+             .secondary(region, f"this {kw}")
+             .secondary(sym.span, f"`{sym.name}` declared here, outside the {kw}")
+             .note("which view the rest of the kernel reads would depend on the path taken; only numbers, "
+                   "tiles and tuples of them are carried out of a branch or loop")
+             .with_help("load in each branch and let the `if` give the tile (`let t = if c { y.load(..) } else "
+                        "{ x.load(..) };`), or bind a new name with `let` inside the " + kw))
+
+
 def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
     target = st.target
     if not isinstance(target, ast.Name):
@@ -278,6 +321,8 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
                  .with_help(f"only a `let mut` variable can be assigned: `let mut x = {sym.name};`, then `x = ..;`"
                             if sym.kind is SymbolKind.CONST else "only a `let mut` variable can be assigned"))
         tcx.emit(d)
+    if sym is not None and fx.in_kernel and fx.regions and sym.mutable:
+        _carried_in_kernel(tcx, st, sym, tty, fx)
     if st.op == "=":
         vty = tcx.check_expr(st.value, fx, tty)
         if isinstance(tty, (UntypedInt, UntypedFloat)) and isinstance(vty, ScalarT) and \

@@ -12,7 +12,7 @@ DEVICE_ASSERT = define(
     "E0700", "device-assert-failed", "a device `assert` inside a kernel failed")
 KERNEL_UNSUPPORTED = define(
     "E0701", "kernel-construct-unsupported",
-    "a kernel uses a construct the IR lowering does not support yet (reported at launch)")
+    "a kernel uses a construct the IR lowering does not support yet (by `tilec check` where it can, else at launch)")
 
 # -- host runtime (F2) -------------------------------------------------------
 HOST_ASSERT = define(

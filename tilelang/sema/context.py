@@ -90,6 +90,8 @@ class Fx:
     # the branches and loop bodies around the code being checked: the scope depth at
     # each one's start and its span (a kernel cannot carry a view assigned inside one)
     regions: list[tuple[int, Span, str]] = field(default_factory=list)
+    # the bindings declared without a value (`let p: f32;`): `definite.check_definite`
+    deferred: set[Symbol] = field(default_factory=set)
 
     def lookup(self, name: str) -> Symbol | None:
         for scope in reversed(self.scopes):

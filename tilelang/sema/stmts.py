@@ -17,6 +17,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
 from tilelang.sema.coerce import adopt_tuple, coerce, has_untyped, mismatch, settle
 from tilelang.sema.context import CheckCx, Fx
+from tilelang.sema.definite import check_definite
 from tilelang.sema.exprs import expect_bool
 from tilelang.sema.items import resolve_type
 from tilelang.sema.kernel import graph_effect
@@ -75,6 +76,8 @@ def check_fn(tcx: CheckCx, info: FnInfo, in_kernel: bool) -> None:
                      .with_help("end the body with the value to return (no `;`)"))
     elif info.decl.body.tail is not None:
         settle(tcx, info.decl.body.tail, info.ret)
+    if fx.deferred:  # `let p: f32;`: assigned before every read, once unless `mut`
+        check_definite(tcx, info.decl.body, fx.deferred)
 
 
 def check_block(tcx: CheckCx, b: ast.Block, fx: Fx, expected: Type | None, new_scope: bool = True) -> Type:
@@ -148,6 +151,8 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                              .with_help("write `let x: T = value;`"))
                     want = ERROR
                 _bind_pattern(tcx, pat, want, fx, None)
+                fx.deferred.update(s for x in ast.walk(pat) if isinstance(x, ast.NamePat)
+                                   and (s := tcx.program.symbols.get(x)) is not None)
                 return False
             ty = tcx.check_expr(value, fx, want)
             if want is not None:
@@ -307,7 +312,7 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
     if fx.graph and isinstance(tty, TensorT):
         graph_effect(tcx, st.span, f"this assignment to `{target.ident.name}`")
     sym = tcx.program.symbols.get(target)
-    if sym is not None and not sym.mutable and not is_poison(tty):
+    if sym is not None and not sym.mutable and not is_poison(tty) and sym not in fx.deferred:
         if sym.kind in (SymbolKind.LOCAL, SymbolKind.PARAM):
             noun = "variable" if sym.kind is SymbolKind.LOCAL else "parameter"
             d = (tcx.err(N.ASSIGN_IMMUTABLE, f"cannot assign twice to immutable {noun} `{sym.name}`",

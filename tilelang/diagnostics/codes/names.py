@@ -22,4 +22,6 @@ LOOP_CONTROL_OUTSIDE_LOOP = define("E0113", "break-outside-loop", "`break` or `c
 INVALID_ASSIGN_TARGET = define("E0114", "invalid-assign-target", "assignment to something that is not a variable")
 NOT_CALLABLE = define("E0115", "not-callable", "a call of something that is not a function")
 SELF_IMPORT = define("E0117", "self-import", "a file that `use`s itself")
+USE_BEFORE_INIT = define("E0118", "use-before-init",
+                         "a binding declared without a value, read before every path assigns it")
 INVALID_MAIN = define("E0116", "invalid-main", "a `main` that takes parameters, returns a value or is a kernel")

@@ -88,6 +88,9 @@ class KernelChecker(KernelIndex):
         self.writes: set[int] = set()
         self.raw: set[int] = set()  # of those, written by `store_unchecked`, not atomics only
         self.passes: list[tuple[str, int, frozenset[int]]] = []
+        # in a device function: the launch checks that depend on the grid alone, which
+        # every kernel that calls it (at any depth) makes at its launches
+        self.device_checks: list[LaunchCheck] = []
 
     def report(self, d: Diagnostic) -> None:
         key = (d.code, d.primary_span, d.message)
@@ -506,7 +509,33 @@ def check_kernels(
         c = KernelChecker(view, sink, info, checks)
         c.run()
         checkers.append((info, c))
+    _hand_down(view, checkers, checks)
     return unsafe_writes(checkers)
+
+
+def _hand_down(view: ProgramView, checkers: list[tuple[Any, KernelChecker]], checks: list[LaunchCheck]) -> None:
+    """A device function's launch checks of the grid alone (`device_checks`) become checks of
+    every kernel that calls it, at any depth: the function runs on that kernel's grid."""
+    by_decl = {id(info.decl): c for info, c in checkers if not info.is_kernel and c.device_checks}
+    if not by_decl:
+        return
+    for info, _ in checkers:
+        if not info.is_kernel:
+            continue
+        seen: set[int] = set()
+        stack = [info.decl]
+        while stack:
+            fn = stack.pop()
+            for n in ast.walk(fn.body):
+                callee = view.callee(n) if isinstance(n, ast.Call) else None
+                if callee is None or id(callee) in seen or callee is info.decl:
+                    continue
+                seen.add(id(callee))
+                stack.append(callee)
+                dc = by_decl.get(id(callee))
+                for ch in dc.device_checks if dc is not None else ():
+                    checks.append(LaunchCheck(info.qualname, ch.kind, ch.lhs, ch.rel, ch.rhs, ch.span, ch.code,
+                                              f"{ch.what}, in device function `{dc.fn.name.name}`"))
 
 
 def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[str, str]]:

@@ -42,6 +42,8 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import attention_tail
+from .attention_tail import Tail
 from .context import Fresh
 from .pipeline import _Build
 from .rewrite import map_ops, substitute, substitute_region, with_regions
@@ -73,6 +75,7 @@ class Walk:
     nh: ir.Value  # items a kv position has: nf, or cdiv(nf, 2) pairs
     split: Split | None = None  # the last round's tiles split along their keys (`attention_split`)
     divs: tuple[FastDiv, ...] = ()  # `fast_divisor`s of the divisors `_tile` divides by (`TILEC_ATTN_FASTDIV`)
+    tail: Tail | None = None  # the last rounds' pairs as single tiles, heaviest first (`attention_tail`)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -340,10 +343,15 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         sp = Split(pieces, nk, on, on_pairs, form == "pairs")
     items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
+    tail = None
+    n_tail = attention_tail.rounds() if not split and not form else 0
+    if n_tail:  # the last n item rounds of pairs as single tiles, heaviest first (`TILEC_ATTN_TAIL`)
+        tail, t_rounds = attention_tail.setup(b, n_tail, pairs, nf, nk, nh, N, R_, P, c)
+        rounds = b.elem(E.WHERE, tail.on, t_rounds, rounds, hint="rounds")
     # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
     divs = tuple(fast_divisor(b, d) for d in (nh,)) \
         if fast_div else ()
-    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs)
+    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, tail)
 
 
 def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = None) -> list[ir.Value]:
@@ -370,6 +378,8 @@ def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = N
     fpos = b.elem(E.SUB, b.elem(E.SUB, w.nf, one), qrev)
     if marks is not None:  # (the pairs form's pieces: the pair's other tile, `tile_loop`)
         marks.update({"fpos": fpos, "kvpos": kvpos, "second": second})
+    if w.tail is not None:  # the walk's last rounds: single tiles, heaviest first
+        kvpos, fpos = attention_tail.position(b, w.tail, r, w.P, w.c, kvpos, fpos)
     return _position(b, w.sizes, w.fast, w.kv, fpos, kvpos, w.divs)
 
 

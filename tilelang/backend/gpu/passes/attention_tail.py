@@ -1,0 +1,121 @@
+"""The persistent walk's last rounds of causal pairs as single tiles, heaviest
+first (`TILEC_ATTN_TAIL=n`, off by default; issue 15).
+
+The walk (`attention_tiles`) hands out uneven work (a causal kernel) in pairs
+of tiles whose sums are equal; with N pairs on P CTAs the last round is
+partial (D = 64 at 16k tokens: 2,048 pairs on 132 CTAs, 15.5 rounds run as 16,
+the last one with 68 CTAs busy: ~3 % of the time idle at every S). With
+`TILEC_ATTN_TAIL=n` the last n item rounds' pairs (items T P .. N, T = the
+item rounds before them) are split into their 2 (N - T P) tiles, ordered by
+weight (the tile's reversed query block `v`: the heaviest first, then by
+kv position) and dealt out as a snake (round t gives CTA c tile t P + c, or
+t P + P-1-c in an odd round): longest-processing-time first, so that the
+CTAs end within about one short tile of each other (a model of the walk with
+a tile's start and end at ~1.2 key blocks: +1.9..+2.7 % at S = 1024 .. 16384
+for n = 2..4; `benchmarks/RESULTS.md`, h15s).
+
+Which tile is the t-th of the tail, in closed form: the tail's items start
+at kv position kv0 = T P / nh, query block pair j0 = T P % nh; a weight v
+(0 .. nf) has the tiles of kv positions kv0 + 1 .. nk, and kv0's too where
+its pair (v, or nf - 1 - v on the light side) is at least j0, that is v in
+[j0, nf - j0): M = nk - 1 - kv0 tiles a weight on the two outer ranges,
+M + 1 on the middle one. So t falls in one of three ranges of equal counts
+and one division finds v and the kv position. Only where nf (the query
+blocks of a kv position) is even: with odd nf the middle tile is its own
+pair (run twice), which the count above does not hold; such launches keep
+the pairs. The tiles are the pairs' tiles, each run once: the same outputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .pipeline import _Build
+
+TAIL_DEFAULT = "0"  # not yet timed on a GPU
+
+
+def rounds() -> int:
+    """`TILEC_ATTN_TAIL`: how many of the walk's last item rounds of pairs are
+    dealt out as single tiles (0, unset: none)."""
+    v = os.environ.get("TILEC_ATTN_TAIL", TAIL_DEFAULT).strip()
+    if not v.isdigit():
+        raise ValueError(f"TILEC_ATTN_TAIL={v!r}: expected the number of item rounds (0: off)")
+    return int(v)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tail:
+    """The tail's values (computed once a CTA, before the roles)."""
+
+    on: ir.Value  # bool: the walk has a tail (pairs, nf even)
+    start: ir.Value  # the CTA's tile rounds before its tail (2 T)
+    kv0: ir.Value  # the kv position of the tail's first item
+    j0: ir.Value  # its pair (the first item's j)
+    m: ir.Value  # M = nk - 1 - kv0
+    nf: ir.Value
+
+
+def setup(b: _Build, n: int, pairs: ir.Value, nf: ir.Value, nk: ir.Value, nh: ir.Value, N: ir.Value,
+          R: ir.Value, P: ir.Value, c: ir.Value) -> tuple[Tail, ir.Value]:
+    """The tail of the last `n` item rounds (R of them, N items, P CTAs, c this
+    one; pairs of nf query blocks, nh items a kv position, nk of them) and this
+    CTA's tile rounds with it (where the tail is on: its 2 T pair tiles and its
+    tail tiles)."""
+    E = ir.ElemOp
+    zero, one = b.const(0), b.const(1)
+    even = b.elem(E.EQ, b.elem(E.AND, nf, one), zero, dtype=DType.BOOL)
+    on = b.elem(E.AND, pairs, even, dtype=DType.BOOL, hint="tail")
+    T = b.elem(E.MAXIMUM, b.elem(E.SUB, R, b.const(n)), zero)
+    A = b.elem(E.MUL, T, P)
+    L = b.elem(E.MUL, b.elem(E.MAXIMUM, b.elem(E.SUB, N, A), zero), b.const(2))  # the tail's tiles
+    RT = b.elem(E.DIV, L, P)
+    left = b.elem(E.SUB, L, b.elem(E.MUL, RT, P))
+    odd = b.elem(E.EQ, b.elem(E.AND, RT, one), one, dtype=DType.BOOL)
+    place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, P, one), c), c)
+    mine = b.elem(E.ADD, RT, b.elem(E.WHERE, b.elem(E.LT, place, left, dtype=DType.BOOL), one, zero))
+    start = b.elem(E.MUL, T, b.const(2))
+    kv0 = b.elem(E.DIV, A, b.elem(E.MAXIMUM, nh, one))
+    j0 = b.elem(E.SUB, A, b.elem(E.MUL, kv0, nh))
+    m = b.elem(E.SUB, b.elem(E.SUB, nk, one), kv0)
+    return Tail(on, start, kv0, j0, m, nf), b.elem(E.ADD, start, mine, hint="rounds")
+
+
+def position(b: _Build, t: Tail, r: ir.Value, P: ir.Value, c: ir.Value, kvpos: ir.Value,
+             fpos: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """Round `r`'s (kv position, fast position): the pair walk's (`kvpos`,
+    `fpos`) before the tail, the tail's tile in it (computed in a branch: the
+    pair rounds pay one compare)."""
+    E = ir.ElemOp
+    inside = b.elem(E.AND, t.on, b.elem(E.GE, r, t.start, dtype=DType.BOOL), dtype=DType.BOOL, hint="in_tail")
+    tb, eb = _Build(b.fresh), _Build(b.fresh)
+    zero, one = tb.const(0), tb.const(1)
+    tr = tb.elem(E.SUB, r, t.start)
+    odd = tb.elem(E.EQ, tb.elem(E.AND, tr, one), one, dtype=DType.BOOL)
+    place = tb.elem(E.WHERE, odd, tb.elem(E.SUB, tb.elem(E.SUB, P, one), c), c)
+    i = tb.elem(E.ADD, tb.elem(E.MUL, tr, P), place, hint="tail_tile")
+    m1 = tb.elem(E.ADD, t.m, one)
+    b1 = tb.elem(E.MUL, t.j0, t.m)  # tiles of the weights below j0
+    b2 = tb.elem(E.ADD, b1, tb.elem(E.MUL, tb.elem(E.SUB, t.nf, tb.elem(E.MUL, t.j0, tb.const(2))), m1))
+    low = tb.elem(E.LT, i, b1, dtype=DType.BOOL)
+    mid = tb.elem(E.AND, tb.elem(E.NOT, low, dtype=DType.BOOL), tb.elem(E.LT, i, b2, dtype=DType.BOOL),
+                  dtype=DType.BOOL)
+    base = tb.elem(E.WHERE, low, zero, tb.elem(E.WHERE, mid, b1, b2))
+    vbase = tb.elem(E.WHERE, low, zero, tb.elem(E.WHERE, mid, t.j0, tb.elem(E.SUB, t.nf, t.j0)))
+    den = tb.elem(E.WHERE, mid, m1, tb.elem(E.MAXIMUM, t.m, one))
+    off = tb.elem(E.SUB, i, base)
+    q = tb.elem(E.DIV, off, den)
+    kv = tb.elem(E.ADD, tb.elem(E.ADD, t.kv0, tb.elem(E.SUB, off, tb.elem(E.MUL, q, den))),
+                 tb.elem(E.WHERE, mid, zero, one))
+    f = tb.elem(E.SUB, tb.elem(E.SUB, t.nf, one), tb.elem(E.ADD, vbase, q))
+    kv_out, f_out = b.fresh.value(DType.I32, (), "kvpos"), b.fresh.value(DType.I32, (), "fpos")
+    b.ops.append(ir.If((kv_out, f_out), inside, ir.Region((), (*tb.ops, ir.Yield((kv, f)))),  # type: ignore[arg-type]
+                       ir.Region((), (*eb.ops, ir.Yield((kvpos, fpos))))))  # type: ignore[arg-type]
+    return kv_out, f_out
+
+
+__all__ = ["TAIL_DEFAULT", "Tail", "position", "rounds", "setup"]

@@ -34,38 +34,48 @@ import os
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from .. import nodes as g
 from .pipeline import _Build
 
 TAIL_DEFAULT = "0"  # not yet timed on a GPU
+# "1": this many item rounds (the model: +2.2 / +2.0 / +1.9 % at S = 1024 / 4096 / 16384; 4 rounds gain
+# +2.2 / +2.6 / +2.7 % but their tiles' K and V, ~29 MB at D = 64, may not stay in the L2 as the 13 MB of 2 do)
+TAIL_ROUNDS = 2
 
 
 def rounds() -> int:
     """`TILEC_ATTN_TAIL`: how many of the walk's last item rounds of pairs are
-    dealt out as single tiles (0, unset: none)."""
+    dealt out as single tiles: "0" (unset: `TAIL_DEFAULT`) none, "1"
+    `TAIL_ROUNDS`, a number n >= 2 that many."""
     v = os.environ.get("TILEC_ATTN_TAIL", TAIL_DEFAULT).strip()
     if not v.isdigit():
-        raise ValueError(f"TILEC_ATTN_TAIL={v!r}: expected the number of item rounds (0: off)")
-    return int(v)
+        raise ValueError(f"TILEC_ATTN_TAIL={v!r}: expected 0 (off), 1 (on: {TAIL_ROUNDS} item rounds) "
+                         "or a number of item rounds")
+    n = int(v)
+    return TAIL_ROUNDS if n == 1 else n
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Tail:
-    """The tail's values (computed once a CTA, before the roles)."""
+    """The tail's one value that lives through the walk (`start`); the rest is
+    recomputed in the tail's tiles from the walk's other values and the
+    output's dims (`dims`: the kv axes' (tensor, axis, tile)), so that no
+    more registers live through the key loops (with kv0, j0 and M kept,
+    ptxas spilled 96 bytes in the D = 64 split kernel)."""
 
-    on: ir.Value  # bool: the walk has a tail (pairs, nf even)
-    start: ir.Value  # the CTA's tile rounds before its tail (2 T)
-    kv0: ir.Value  # the kv position of the tail's first item
-    j0: ir.Value  # its pair (the first item's j)
-    m: ir.Value  # M = nk - 1 - kv0
-    nf: ir.Value
+    start: ir.Value  # the CTA's tile rounds before its tail (2 T), or NEVER where the walk has no tail
+    dims: tuple[tuple[str, int, int], ...]
 
 
-def setup(b: _Build, n: int, pairs: ir.Value, nf: ir.Value, nk: ir.Value, nh: ir.Value, N: ir.Value,
-          R: ir.Value, P: ir.Value, c: ir.Value) -> tuple[Tail, ir.Value]:
+NEVER = 0x7FFFFFFF  # `Tail.start` where the walk has no tail (pairs with nf even)
+
+
+def setup(b: _Build, n: int, pairs: ir.Value, nf: ir.Value, nk: ir.Value, N: ir.Value, R: ir.Value,
+          P: ir.Value, c: ir.Value, dims: tuple[tuple[str, int, int], ...]) -> tuple[Tail, ir.Value]:
     """The tail of the last `n` item rounds (R of them, N items, P CTAs, c this
-    one; pairs of nf query blocks, nh items a kv position, nk of them) and this
-    CTA's tile rounds with it (where the tail is on: its 2 T pair tiles and its
-    tail tiles)."""
+    one; pairs of nf query blocks, nk kv positions, whose grid sizes `dims`
+    give) and this CTA's tile rounds with it (where the tail is on: its 2 T
+    pair tiles and its tail tiles; else its pairs' rounds, which the caller keeps)."""
     E = ir.ElemOp
     zero, one = b.const(0), b.const(1)
     even = b.elem(E.EQ, b.elem(E.AND, nf, one), zero, dtype=DType.BOOL)
@@ -79,43 +89,53 @@ def setup(b: _Build, n: int, pairs: ir.Value, nf: ir.Value, nk: ir.Value, nh: ir
     place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, P, one), c), c)
     mine = b.elem(E.ADD, RT, b.elem(E.WHERE, b.elem(E.LT, place, left, dtype=DType.BOOL), one, zero))
     start = b.elem(E.MUL, T, b.const(2))
-    kv0 = b.elem(E.DIV, A, b.elem(E.MAXIMUM, nh, one))
-    j0 = b.elem(E.SUB, A, b.elem(E.MUL, kv0, nh))
-    m = b.elem(E.SUB, b.elem(E.SUB, nk, one), kv0)
-    return Tail(on, start, kv0, j0, m, nf), b.elem(E.ADD, start, mine, hint="rounds")
+    rounds = b.elem(E.ADD, start, mine, hint="rounds")
+    return Tail(b.elem(E.WHERE, on, start, b.const(NEVER), hint="tail_start"), dims), rounds
 
 
-def position(b: _Build, t: Tail, r: ir.Value, P: ir.Value, c: ir.Value, kvpos: ir.Value,
-             fpos: ir.Value) -> tuple[ir.Value, ir.Value]:
+def position(b: _Build, t: Tail, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, nf: ir.Value,
+             kvpos: ir.Value, fpos: ir.Value) -> tuple[ir.Value, ir.Value]:
     """Round `r`'s (kv position, fast position): the pair walk's (`kvpos`,
-    `fpos`) before the tail, the tail's tile in it (computed in a branch: the
-    pair rounds pay one compare)."""
+    `fpos`) before the tail, the tail's tile in it (computed in a branch, from
+    the walk's values through `g.Opaque`, so that LLVM does not compute it
+    before the walk: the pair rounds pay one compare)."""
     E = ir.ElemOp
-    inside = b.elem(E.AND, t.on, b.elem(E.GE, r, t.start, dtype=DType.BOOL), dtype=DType.BOOL, hint="in_tail")
+    inside = b.elem(E.GE, r, t.start, dtype=DType.BOOL, hint="in_tail")
     tb, eb = _Build(b.fresh), _Build(b.fresh)
     zero, one = tb.const(0), tb.const(1)
-    tr = tb.elem(E.SUB, r, t.start)
+    st, P_, c_, nh_, nf_ = (tb.fresh.value(DType.I32, (), h) for h in ("tail_start", "ctas", "cta", "items", "nf"))
+    tb.ops.append(g.Opaque((st, P_, c_, nh_, nf_), (t.start, P, c, nh, nf)))
+    A = tb.elem(E.MUL, tb.elem(E.SHR, st, one), P_)  # the tail's first item
+    kv0 = tb.elem(E.DIV, A, tb.elem(E.MAXIMUM, nh_, one))
+    j0 = tb.elem(E.SUB, A, tb.elem(E.MUL, kv0, nh_))
+    nk = one
+    for tensor, axis, tile in t.dims:
+        d = tb.fresh.value(DType.I32, (), "dim")
+        tb.ops.append(ir.TensorDim(d, tensor, axis))
+        nk = tb.elem(E.MUL, nk, tb.elem(E.DIV, tb.elem(E.ADD, d, tb.const(tile - 1)), tb.const(tile)))
+    m = tb.elem(E.SUB, tb.elem(E.SUB, nk, one), kv0)  # the tiles of a weight past kv0
+    tr = tb.elem(E.SUB, r, st)
     odd = tb.elem(E.EQ, tb.elem(E.AND, tr, one), one, dtype=DType.BOOL)
-    place = tb.elem(E.WHERE, odd, tb.elem(E.SUB, tb.elem(E.SUB, P, one), c), c)
-    i = tb.elem(E.ADD, tb.elem(E.MUL, tr, P), place, hint="tail_tile")
-    m1 = tb.elem(E.ADD, t.m, one)
-    b1 = tb.elem(E.MUL, t.j0, t.m)  # tiles of the weights below j0
-    b2 = tb.elem(E.ADD, b1, tb.elem(E.MUL, tb.elem(E.SUB, t.nf, tb.elem(E.MUL, t.j0, tb.const(2))), m1))
+    place = tb.elem(E.WHERE, odd, tb.elem(E.SUB, tb.elem(E.SUB, P_, one), c_), c_)
+    i = tb.elem(E.ADD, tb.elem(E.MUL, tr, P_), place, hint="tail_tile")
+    m1 = tb.elem(E.ADD, m, one)
+    b1 = tb.elem(E.MUL, j0, m)  # tiles of the weights below j0
+    b2 = tb.elem(E.ADD, b1, tb.elem(E.MUL, tb.elem(E.SUB, nf_, tb.elem(E.MUL, j0, tb.const(2))), m1))
     low = tb.elem(E.LT, i, b1, dtype=DType.BOOL)
     mid = tb.elem(E.AND, tb.elem(E.NOT, low, dtype=DType.BOOL), tb.elem(E.LT, i, b2, dtype=DType.BOOL),
                   dtype=DType.BOOL)
     base = tb.elem(E.WHERE, low, zero, tb.elem(E.WHERE, mid, b1, b2))
-    vbase = tb.elem(E.WHERE, low, zero, tb.elem(E.WHERE, mid, t.j0, tb.elem(E.SUB, t.nf, t.j0)))
-    den = tb.elem(E.WHERE, mid, m1, tb.elem(E.MAXIMUM, t.m, one))
+    vbase = tb.elem(E.WHERE, low, zero, tb.elem(E.WHERE, mid, j0, tb.elem(E.SUB, nf_, j0)))
+    den = tb.elem(E.WHERE, mid, m1, tb.elem(E.MAXIMUM, m, one))
     off = tb.elem(E.SUB, i, base)
     q = tb.elem(E.DIV, off, den)
-    kv = tb.elem(E.ADD, tb.elem(E.ADD, t.kv0, tb.elem(E.SUB, off, tb.elem(E.MUL, q, den))),
+    kv = tb.elem(E.ADD, tb.elem(E.ADD, kv0, tb.elem(E.SUB, off, tb.elem(E.MUL, q, den))),
                  tb.elem(E.WHERE, mid, zero, one))
-    f = tb.elem(E.SUB, tb.elem(E.SUB, t.nf, one), tb.elem(E.ADD, vbase, q))
+    f = tb.elem(E.SUB, tb.elem(E.SUB, nf_, one), tb.elem(E.ADD, vbase, q))
     kv_out, f_out = b.fresh.value(DType.I32, (), "kvpos"), b.fresh.value(DType.I32, (), "fpos")
     b.ops.append(ir.If((kv_out, f_out), inside, ir.Region((), (*tb.ops, ir.Yield((kv, f)))),  # type: ignore[arg-type]
                        ir.Region((), (*eb.ops, ir.Yield((kvpos, fpos))))))  # type: ignore[arg-type]
     return kv_out, f_out
 
 
-__all__ = ["TAIL_DEFAULT", "Tail", "position", "rounds", "setup"]
+__all__ = ["NEVER", "TAIL_DEFAULT", "TAIL_ROUNDS", "Tail", "position", "rounds", "setup"]

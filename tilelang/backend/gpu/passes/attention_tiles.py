@@ -346,8 +346,10 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     tail = None
     n_tail = attention_tail.rounds() if not split and not form else 0
     if n_tail:  # the last n item rounds of pairs as single tiles, heaviest first (`TILEC_ATTN_TAIL`)
-        tail, t_rounds = attention_tail.setup(b, n_tail, pairs, nf, nk, nh, N, R_, P, c)
-        rounds = b.elem(E.WHERE, tail.on, t_rounds, rounds, hint="rounds")
+        dims = tuple((mut.name, a, mut.tile_shape[a]) for a in kvs if a < mut.rank)
+        tail, t_rounds = attention_tail.setup(b, n_tail, pairs, nf, nk, N, R_, P, c, dims)
+        rounds = b.elem(E.WHERE, b.elem(E.LT, tail.start, b.const(attention_tail.NEVER), dtype=DType.BOOL),
+                        t_rounds, rounds, hint="rounds")
     # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
     divs = tuple(fast_divisor(b, d) for d in (nh,)) \
         if fast_div else ()
@@ -379,7 +381,7 @@ def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = N
     if marks is not None:  # (the pairs form's pieces: the pair's other tile, `tile_loop`)
         marks.update({"fpos": fpos, "kvpos": kvpos, "second": second})
     if w.tail is not None:  # the walk's last rounds: single tiles, heaviest first
-        kvpos, fpos = attention_tail.position(b, w.tail, r, w.P, w.c, kvpos, fpos)
+        kvpos, fpos = attention_tail.position(b, w.tail, r, w.P, w.c, w.nh, w.nf, kvpos, fpos)
     return _position(b, w.sizes, w.fast, w.kv, fpos, kvpos, w.divs)
 
 

@@ -1,0 +1,238 @@
+"""`TILEC_ATTN_TAIL` (`passes/attention_tail.py`): the persistent walk's last
+item rounds of causal pairs dealt out as single tiles, heaviest first. The
+lowered kernel's own scalar walk evaluated on the host for many launches
+(`test_split_plan._walk`): every tile exactly once, with the bounds the
+pairs' walk gives it, and the CTAs' largest share of key blocks no larger
+(smaller where the pairs leave a round part-empty, as at the benchmark's
+shape); the switch's default changes nothing; the simulator against NumPy
+(the chained short keys' variant and the long one, a tail that starts inside
+a kv position); ptxas; and on the GPU against a float32 reference."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shutil
+from collections import defaultdict
+
+import pytest
+from ptxas_report import assemble
+from test_attention_pipeline import _facts, _run_lse_and_check, _std
+from test_split_plan import _walk
+
+from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.passes import attention_tail
+from tilelang.backend.gpu.passes import attention_tiles as tiles
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+_VARS = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE", "TILEC_ATTN_QDOUBLE",
+         "TILEC_ATTN_KVFIRST", "TILEC_ATTN_WALK", "TILEC_ATTN_SPLIT_FORMS", "TILEC_ATTN_SPLIT_PAIRS", "TILEC_ATTN_TAIL")
+
+
+def _clean(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for var in _VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+_KERNELS: dict = {}
+
+
+def _kernel(monkeypatch, tail: str, bn: int = 64, split: str = "0"):  # type: ignore[no-untyped-def]
+    """std's `flash_attention` (f16, 128 x bn, D = 64) with `TILEC_ATTN_TAIL=tail`, and the ids of the tile
+    positions each walk computes (`_tile`'s results); lowered once a module."""
+    key = (tail, bn, split)
+    if key not in _KERNELS:
+        _KERNELS[key] = _lower(monkeypatch, tail, bn, split)
+    return _KERNELS[key]
+
+
+def _lower(monkeypatch, tail: str, bn: int, split: str):  # type: ignore[no-untyped-def]
+    _clean(monkeypatch)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
+    monkeypatch.setenv("TILEC_ATTN_TAIL", tail)
+    seen: list[list[int]] = []
+    orig = tiles._tile
+
+    def spy(b, w, r, marks=None):  # type: ignore[no-untyped-def]
+        pos = orig(b, w, r, marks)
+        seen.append([p.id for p in pos])
+        return pos
+
+    monkeypatch.setattr(tiles, "_tile", spy)
+    k = lower_gpu(_std("flash_attention", "f16", 128, bn, 64), "sm_90a", _facts("oqkv", 3))
+    monkeypatch.setattr(tiles, "_tile", orig)
+    return k, seen
+
+
+def _shares(k, pos, P: int, bh: int, hkv: int, sq: int, sk: int, causal: bool  # type: ignore[no-untyped-def]
+            ) -> tuple[dict, list[float]]:
+    """Each tile's (lower, upper) key bounds, one entry a time the walk runs it, and each CTA's share: key
+    blocks + 1 a tile (its start and end)."""
+    runs: dict = defaultdict(list)
+    shares = []
+    for c in range(P):
+        got = _walk(k, pos, c, P, bh, hkv, sq, sk, causal)
+        for t, lo, hi, *_ in got:
+            runs[t].append((lo, hi))
+        shares.append(sum(max(hi - lo, 0) + 1 for _, lo, hi, *_ in got))
+    return runs, shares
+
+
+# BH, BHkv, S_q, S_k, causal (128-row tiles of 64 keys' blocks)
+SHAPES = [(6, 6, 1024, 1024, True), (5, 1, 1024, 1100, True), (7, 7, 512, 512, True), (3, 3, 640, 640, True),
+          (4, 2, 1024, 1024, False)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "-".join(map(str, s)))
+def test_the_tail_runs_every_tile_once(shape, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Against the pairs' walk (`TILEC_ATTN_TAIL=0`), for 2 (the default "1") and 4 item rounds and
+    CTA counts from 1 to more than the items: the same tiles with the same bounds, each once where the
+    kv positions have an even number of query blocks (odd: the tail is off and the walk is the pairs', an
+    odd middle tile twice); no CTA's share larger than the pairs' largest."""
+    bh, hkv, sq, sk, causal = shape
+    base_k, base_pos = _kernel(monkeypatch, "0")
+    kernels = {n: _kernel(monkeypatch, n) for n in ("1", "4")}
+    nf = math.ceil(sq / 128)
+    better = 0
+    for P in (1, 2, 3, 5, 13, 31):
+        P = min(P, bh * nf)
+        want, want_shares = _shares(base_k, base_pos, P, bh, hkv, sq, sk, causal)
+        assert len(want) == bh * nf
+        for n, (k, pos) in kernels.items():
+            got, shares = _shares(k, pos, P, bh, hkv, sq, sk, causal)
+            assert set(got) == set(want), (n, P)
+            for t, runs in got.items():
+                assert set(runs) == set(want[t]), (n, P, t, runs, want[t])
+                if causal and nf % 2 == 0:
+                    assert len(runs) == 1, (n, P, t, runs)
+                else:  # no tail: the pairs' walk, tile for tile
+                    assert len(runs) == len(want[t]), (n, P, t)
+            assert max(shares) <= max(want_shares), (n, P, shares, want_shares)
+            better += max(shares) < max(want_shares)
+    assert (better > 0) == (causal and nf % 2 == 0), better
+
+
+def test_the_tail_at_the_benchmarks_shape(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """D = 64, causal S = 1024 at 16k tokens has 512 kv positions of 8 query blocks: 2,048 pairs on 132 CTAs,
+    15.5 rounds run as 16; here a quarter of it, 512 pairs on 33 CTAs (the same rounds), 128 x 128 tiles and
+    a tile's start and end taken as 1.2 key blocks: the walk's largest share 182.4 blocks with pairs, 178.4
+    with the default tail (the mean: 176.9), -2.2 %."""
+    loads = {}
+    for n in ("0", "1"):
+        k, pos = _kernel(monkeypatch, n, bn=128)
+        shares = []
+        for c in range(33):
+            shares.append(sum(hi - lo + 1.2 for _, lo, hi, *_ in _walk(k, pos, c, 33, 128, 128, 1024, 1024, True)))
+        loads[n] = (max(shares), sum(shares) / 33)
+    assert loads["0"][1] == pytest.approx(loads["1"][1]) == pytest.approx(176.87, abs=0.01)
+    assert loads["0"][0] == pytest.approx(182.4) and loads["1"][0] == pytest.approx(178.4), loads
+
+
+def _llvm(k, facts) -> str:  # type: ignore[no-untyped-def]
+    gk = lower_gpu(k, "sm_90a", facts)
+    return emit_llvm_text(gk, gk.facts, "")[0]
+
+
+def test_the_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Unset and "0": the same LLVM text (no tail); "1": the tail in the short keys' chained variant and in
+    a kernel without the split's code (`TILEC_ATTN_SPLIT_FORMS=1`'s first form), not in the kernel with it
+    (the default at D = 64 for longer keys: ptxas spilled there); anything but a number: an error."""
+    _clean(monkeypatch)
+    k = _std("flash_attention", "f16", 128, 128, 64)
+    facts = {n: TensorFacts.assumed(3) for n in "oqkv"}
+    short = {**facts, "k": dataclasses.replace(facts["k"], rows_at_most=1024)}
+    default = [_llvm(k, f) for f in (facts, short)]
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "0")
+    assert [_llvm(k, f) for f in (facts, short)] == default
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", short))
+    assert "%chained" in text and "%in_tail" in text
+    assert "%in_tail" not in print_gpu_kernel(lower_gpu(k, "sm_90a", facts))  # the split's kernel
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", "1")
+    assert "%in_tail" in print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert attention_tail.rounds() == attention_tail.TAIL_ROUNDS
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "3")
+    assert attention_tail.rounds() == 3
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "yes")
+    with pytest.raises(ValueError, match="TILEC_ATTN_TAIL='yes'"):
+        lower_gpu(k, "sm_90a", facts)
+
+
+def test_the_tail_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """std's `flash_attention_lse` (64 x 64, D = 64, causal) in the chained short keys' variant, walking
+    pairs and a tail of 2 item rounds, against NumPy: 4 kv positions of 2 pairs on 3 CTAs, one item round
+    of pairs, then the tail from kv position 1's second pair (weight classes with and without kv position
+    1). (The long keys' kernel walks the same scalar ops: `test_the_tail_runs_every_tile_once`.)"""
+    short, sq, bh, ctas, tail = True, 256, 4, 3, "1"
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _clean(monkeypatch)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
+    monkeypatch.setenv("TILEC_ATTN_TAIL", tail)
+    k = _std("flash_attention_lse", "f16", 64, 64, 64)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    if short:
+        facts["k"] = dataclasses.replace(facts["k"], rows_at_most=512)
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "%in_tail" in text and ("%chained" in text) == short
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sq, 64, True, 11)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.parametrize(("d", "rows", "forms", "spill"), [(64, 1024, "0", 0), (64, 0, "1", 0), (128, 1024, "0", 8)],
+                         ids=["d64_short_chained", "d64_long_first_form", "d128_short"])
+def test_the_tail_assembles(d: int, rows: int, forms: str, spill: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """ptxas 13.0: no spills at D = 64 (the short keys' chained variant; the long keys' kernel without the
+    split's code); at D = 128's short variant two walk values stored once and reloaded once a tile in each
+    role, outside the key loop (8 bytes)."""
+    _clean(monkeypatch)
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", forms)
+    facts = {n: TensorFacts.assumed(3) for n in "oqkv"}
+    if rows:
+        facts["k"] = dataclasses.replace(facts["k"], rows_at_most=rows)
+    r = assemble(emit_ptx(_std("flash_attention", "f16", 128, 128, d), "sm_90a", facts), "sm_90a")
+    assert r.max_spill_stores <= spill, r.text
+
+
+# dtype, D, BH, S, CTAs, the walk's items: std's flash_attention_lse (128 x 128), causal, with the tail on
+GPU_CASES = [
+    ("f16", 64, 5, 1024, 3, "20 pairs on 3 CTAs: the tail from a kv position's middle (short keys, chained)"),
+    ("bf16", 64, 3, 2048, 4, "24 pairs on 4 (long keys)"),
+    ("f16", 128, 7, 1024, 5, "28 pairs on 5 (D = 128's short variant)"),
+    ("bf16", 64, 2, 1000, 3, "ragged rows: 8 pairs on 3"),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "-".join(map(str, c[:5])))
+def test_the_tail_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Causal attention with `TILEC_ATTN_TAIL=1` (and the split forms, so that the long keys' kernel has no
+    split code) on a few CTAs against a float32 reference (< 1e-2) and the log-sum-exp."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    import tilelang
+
+    dtype, d, bh, s, ctas, _ = case
+    _clean(monkeypatch)
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", "1")
+    monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
+    attn = tilelang.compile("use std::attention::*;\n")
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(s + d + bh)
+    q, k, v = (torch.randn(bh, s, d, device="cuda", dtype=dt, generator=g) for _ in range(3))
+    sc = torch.einsum("bqd,bkd->bqk", q.float(), k.float()) * d**-0.5
+    keep = torch.arange(s, device="cuda")[None, :] <= torch.arange(s, device="cuda")[:, None]
+    sc = sc.masked_fill(~keep, float("-inf"))
+    want_lse = torch.logsumexp(sc, dim=-1)
+    want = torch.softmax(sc, dim=-1) @ v.float()
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((bh, s), float("nan"), device="cuda")
+    attn.flash_attention_lse[dtype, 128, 128, d](tilelang.partition(o, [1, 128, d]), tilelang.partition(lse, [1, 128]),
+                                                  q, k, v, d**-0.5, True).sync()
+    assert float((o.float() - want).abs().max() / want.abs().max()) < 1e-2
+    torch.testing.assert_close(lse, want_lse, rtol=1e-4, atol=1e-3)

@@ -47,6 +47,16 @@ for x in D A B B A A B; do
   echo "h15s bench $i, arm $x ($(arm $x)) (rc $?, $(( $(date +%s) - t0 )) s):"
   grep -E "^\| (f16|bf16)" "$D/bench$i$x.log" | awk '!s[$0]++'
 done
+# EXTRA=f16-128 (optional, ~40 s more: not prewarmed, compiled in the bench processes): one A B round of those rows' causal
+# rows too (D = 128: 1,024 pairs on 132 CTAs, 7.76 rounds run as 8; expected alike, +1..+3 %)
+for rows in ${EXTRA:-}; do
+  for x in A B; do
+    env $(arm $x) timeout ${BENCH_EXTRA_TIMEOUT:-20} python3 benchmarks/attention.py --prefill-only --only "$rows" \
+      --causal-only --reps ${REPS:-5} --out "$D/extra$rows$x" > "$D/bench_extra$rows$x.log" 2>&1
+    echo "h15s bench $rows, arm $x ($(arm $x)) (rc $?, $(( $(date +%s) - t0 )) s):"
+    grep -E "^\| (f16|bf16)" "$D/bench_extra$rows$x.log" | awk '!s[$0]++'
+  done
+done
 timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 tests/backend/test_attention_tail.py \
   > "$D/tests.log" 2>&1
 echo "h15s gpu tests (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED" "$D/tests.log" | head -5

@@ -80,8 +80,7 @@ def _shares(k, pos, P: int, bh: int, hkv: int, sq: int, sk: int, causal: bool  #
 
 
 # BH, BHkv, S_q, S_k, causal (128-row tiles of 64 keys' blocks)
-SHAPES = [(6, 6, 1024, 1024, True), (5, 1, 1024, 1100, True), (7, 7, 512, 512, True), (3, 3, 640, 640, True),
-          (4, 2, 1024, 1024, False)]
+SHAPES = [(6, 6, 1024, 1024, True), (5, 1, 768, 1100, True), (3, 3, 640, 640, True), (4, 2, 512, 512, False)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "-".join(map(str, s)))
@@ -95,7 +94,7 @@ def test_the_tail_runs_every_tile_once(shape, monkeypatch) -> None:  # type: ign
     kernels = {n: _kernel(monkeypatch, n) for n in ("1", "4")}
     nf = math.ceil(sq / 128)
     better = 0
-    for P in (1, 2, 3, 5, 13, 31):
+    for P in (1, 2, 3, 5, 13):
         P = min(P, bh * nf)
         want, want_shares = _shares(base_k, base_pos, P, bh, hkv, sq, sk, causal)
         assert len(want) == bh * nf

@@ -16,6 +16,8 @@
 # B over A +1.5..+2.5 % on every row (the model of the walk: -2.2 % of the largest CTA's share at S = 1024,
 # -2.0 % at 4096, -1.9 % at 16384); A = the default within the spread at S = 1024 (same kernel) and
 # -0..-1 % / +0..+1 % at S >= 4096 (no split code: where the default's copy path runs, the same walk).
+# TAILN=4: arm B with the last 4 item rounds as the tail instead of 2 (the model: +2.2 / +2.6 / +2.7 %, if the
+# tail's ~29 MB of K and V stay in the L2).
 # usage on the device machine, from the checkout's root:  bash benchmarks/h15s_device.sh
 # Prints one line a step and the table rows (| dtype D ... |); writes $OUT/h15s.tgz (logs, json).
 set -uo pipefail
@@ -30,7 +32,7 @@ arm() {  # the environment of arm $1 (D: the default, A: pairs, B: the tail)
   case $1 in
     D) echo "TILEC_ATTN_TAIL=0" ;;
     A) echo "TILEC_ATTN_SPLIT=0 TILEC_ATTN_TAIL=0" ;;
-    B) echo "TILEC_ATTN_SPLIT=0 TILEC_ATTN_TAIL=1" ;;
+    B) echo "TILEC_ATTN_SPLIT=0 TILEC_ATTN_TAIL=${TAILN:-1}" ;;
   esac
 }
 for x in D A B; do

@@ -1,11 +1,12 @@
 """The persistent walk's last rounds of causal pairs as single tiles, heaviest
-first (`TILEC_ATTN_TAIL=n`, off by default; issue 15).
+first (`TILEC_ATTN_TAIL`: "1" the last `TAIL_ROUNDS` item rounds, a number
+n >= 2 the last n; off by default; issue 15).
 
 The walk (`attention_tiles`) hands out uneven work (a causal kernel) in pairs
 of tiles whose sums are equal; with N pairs on P CTAs the last round is
 partial (D = 64 at 16k tokens: 2,048 pairs on 132 CTAs, 15.5 rounds run as 16,
 the last one with 68 CTAs busy: ~3 % of the time idle at every S). With
-`TILEC_ATTN_TAIL=n` the last n item rounds' pairs (items T P .. N, T = the
+a tail of n item rounds the last n rounds' pairs (items T P .. N, T = the
 item rounds before them) are split into their 2 (N - T P) tiles, ordered by
 weight (the tile's reversed query block `v`: the heaviest first, then by
 kv position) and dealt out as a snake (round t gives CTA c tile t P + c, or
@@ -19,11 +20,17 @@ at kv position kv0 = T P / nh, query block pair j0 = T P % nh; a weight v
 (0 .. nf) has the tiles of kv positions kv0 + 1 .. nk, and kv0's too where
 its pair (v, or nf - 1 - v on the light side) is at least j0, that is v in
 [j0, nf - j0): M = nk - 1 - kv0 tiles a weight on the two outer ranges,
-M + 1 on the middle one. So t falls in one of three ranges of equal counts
-and one division finds v and the kv position. Only where nf (the query
-blocks of a kv position) is even: with odd nf the middle tile is its own
-pair (run twice), which the count above does not hold; such launches keep
-the pairs. The tiles are the pairs' tiles, each run once: the same outputs.
+M + 1 on the middle one. So t falls in one of three ranges of weights, each
+weight with the same count of tiles, and one division finds v and the kv
+position. Only where nf (the query blocks of a kv position) is even: with odd
+nf the middle tile is its own pair (run twice), which the count above does
+not hold; such launches keep the pairs. The tiles are the pairs' tiles, each
+run once: the same outputs.
+
+Not in kernels with `TILEC_ATTN_SPLIT`'s code (the default D = 64 kernel for
+keys longer than `attention_chain.SHORT_BLOCKS` blocks): there ptxas 13.0
+spilled 64-68 bytes with it and scheduled the key loops longer, which the
+full launches of the same kernel would pay for nothing (RESULTS.md, h15s).
 """
 
 from __future__ import annotations

@@ -133,6 +133,7 @@ class Program:
         self.params: list[tuple[str, str]] = []
         self.ns: dict[str, Any] = {}  # the objects the instructions' `src` names
         self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
+        self.source = text  # (what `SimDevice.run`'s memo of launches is keyed by)
         lines = text.splitlines()
         i = 0
         while not lines[i].startswith("define "):

@@ -255,23 +255,31 @@ WIDE_GPU = [
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", WIDE_GPU, ids=lambda c: "-".join(map(str, c)))
 def test_wide_split_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """D = 128 with the wide split against SDPA in f32 (< 1e-2) and the log-sum-exp, launched three times: the
-    same bits each time (the merge's order is fixed, and the last piece in resets the tile's counter)."""
+    """D = 128 with the wide split against SDPA in f32 and the log-sum-exp, launched three times with the same
+    bits each time (`gpu_lse_check`)."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
-    import tilelang
-
     dtype, bh, hkv, sq, sk, causal, ctas = case
     monkeypatch.setenv("TILEC_ATTN_SPLIT_WIDE", "1")
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
+    gpu_lse_check(dtype, 128, bh, hkv, sq, sk, causal, sq + sk)
+
+
+def gpu_lse_check(dtype: str, d: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, seed: int) -> None:
+    """std's `flash_attention_lse` (128 x 128) on the GPU, as the environment compiles it, against SDPA in f32
+    (< 1e-2; GQA by repetition, the causal mask bottom-right aligned) and the log-sum-exp, launched three times:
+    the same bits each time (the merge's order is fixed, and the last piece in resets the tile's counter)."""
+    import torch
+
+    import tilelang
+
     attn = tilelang.compile("use std::attention::*;\n")
     dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    g = torch.Generator(device="cuda").manual_seed(sq + sk)
-    q, k, v = (torch.randn(n, s, 128, device="cuda", dtype=dt, generator=g) for n, s in ((bh, sq), (hkv, sk), (hkv, sk)))
-    # the reference in f32: GQA by repetition, the causal mask bottom-right aligned
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(n, s, d, device="cuda", dtype=dt, generator=g) for n, s in ((bh, sq), (hkv, sk), (hkv, sk)))
     qf, kf, vf = q.float(), k.float().repeat_interleave(bh // hkv, 0), v.float().repeat_interleave(bh // hkv, 0)
-    s = torch.einsum("bqd,bkd->bqk", qf, kf) * 128**-0.5
+    s = torch.einsum("bqd,bkd->bqk", qf, kf) * d**-0.5
     if causal:
         keep = torch.arange(sk, device="cuda")[None, :] <= torch.arange(sq, device="cuda")[:, None] + (sk - sq)
         s = s.masked_fill(~keep, float("-inf"))
@@ -281,8 +289,8 @@ def test_wide_split_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-un
     for _ in range(3):
         o = torch.full_like(q, float("nan"))
         lse = torch.full((bh, sq), float("nan"), device="cuda")
-        attn.flash_attention_lse[dtype, 128, 128, 128](tilelang.partition(o, [1, 128, 128]), tilelang.partition(lse, [1, 128]),
-                                                        q, k, v, 128**-0.5, causal).sync()
+        attn.flash_attention_lse[dtype, 128, 128, d](tilelang.partition(o, [1, 128, d]), tilelang.partition(lse, [1, 128]),
+                                                      q, k, v, d**-0.5, causal).sync()
         outs.append((o, lse))
     o, lse = outs[0]
     assert float((o.float() - want).abs().max() / want.abs().max()) < 1e-2

@@ -30,10 +30,10 @@ import numpy as np
 import pytest
 from ptxas_report import assemble
 from test_attention_pipeline import _facts, _run_lse_and_check, _std, _user
-from test_split_plan import _walk
+from test_attention_split import _key_loops, gpu_lse_check
+from test_split_plan import _spied, _walk
 
 from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
-from tilelang.backend.gpu.passes import attention_tiles as tiles
 from tilelang.backend.gpu.printer import print_gpu_kernel
 
 LSE = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
@@ -95,22 +95,6 @@ def test_the_first_form_is_the_kernel_without_the_split(monkeypatch) -> None:  #
     monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", "yes")
     with pytest.raises(ValueError, match="TILEC_ATTN_SPLIT_FORMS"):
         lower_gpu(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", _facts("oqkv", 3))
-
-
-def _spied(monkeypatch, facts):  # type: ignore[no-untyped-def]
-    """std's `flash_attention` (f16, 128 x 64, D = 64) lowered with `facts`, and the tile positions' ids."""
-    seen: list[list[int]] = []
-    orig = tiles._tile
-
-    def spy(b, w, r, marks=None):  # type: ignore[no-untyped-def]
-        pos = orig(b, w, r, marks)
-        seen.append([p.id for p in pos])
-        return pos
-
-    monkeypatch.setattr(tiles, "_tile", spy)
-    k = lower_gpu(_std("flash_attention", "f16", 128, 64, 64), "sm_90a", facts)
-    monkeypatch.setattr(tiles, "_tile", orig)
-    return k, seen
 
 
 SHAPES = [  # BH, BHkv, S_q, S_k, causal
@@ -354,7 +338,6 @@ def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int
     from pathlib import Path
 
     from gpu_probe import nvdisasm_path
-    from test_attention_split import _key_loops
 
     k = _std("flash_attention", dt, 128, 128, d)
     facts = _facts("oqkv", 3)
@@ -414,41 +397,15 @@ GPU_CASES = [
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_the_forms_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """With the forms on, each launch's form (the plan's pick, checked on the host first) against a float32 reference
-    (< 1e-2) and the log-sum-exp, launched three times with the same bits each time (a fixed merge order; the last
-    piece in resets the tile's counter)."""
+    """With the forms on, each launch's form (the plan's pick, checked on the host first) against SDPA in f32 and
+    the log-sum-exp, launched three times with the same bits each time (`gpu_lse_check`)."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
-    import tilelang
-
     dtype, d, bh, hkv, sq, sk, causal, ctas, kind = case
     _env(monkeypatch, "1")
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
     plan = lower_gpu(_std("flash_attention_lse", dtype, 128, 128, d), "sm_90a", LSE).split
     dims = {"o": (bh, sq, d), "lse": (bh, sq), "q": (bh, sq, d), "k": (hkv, sk, d), "v": (hkv, sk, d)}
     assert plan is not None and plan.splits(dims, {"causal": causal}, min(ctas, bh * -(-sq // 128))) == kind
-    attn = tilelang.compile("use std::attention::*;\n")
-    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    g = torch.Generator(device="cuda").manual_seed(sq + sk + d)
-    q, k, v = (torch.randn(n, s, d, device="cuda", dtype=dt, generator=g) for n, s in ((bh, sq), (hkv, sk), (hkv, sk)))
-    qf, kf, vf = q.float(), k.float().repeat_interleave(bh // hkv, 0), v.float().repeat_interleave(bh // hkv, 0)
-    s = torch.einsum("bqd,bkd->bqk", qf, kf) * d**-0.5
-    if causal:
-        keep = torch.arange(sk, device="cuda")[None, :] <= torch.arange(sq, device="cuda")[:, None] + (sk - sq)
-        s = s.masked_fill(~keep, float("-inf"))
-    want_lse = torch.logsumexp(s, dim=-1)
-    want = torch.nan_to_num(torch.softmax(s, dim=-1) @ vf)
-    outs = []
-    for _ in range(3):
-        o = torch.full_like(q, float("nan"))
-        lse = torch.full((bh, sq), float("nan"), device="cuda")
-        attn.flash_attention_lse[dtype, 128, 128, d](tilelang.partition(o, [1, 128, d]), tilelang.partition(lse, [1, 128]),
-                                                      q, k, v, d**-0.5, causal).sync()
-        outs.append((o, lse))
-    o, lse = outs[0]
-    assert float((o.float() - want).abs().max() / want.abs().max()) < 1e-2
-    seen = torch.isfinite(want_lse)
-    torch.testing.assert_close(lse[seen], want_lse[seen], rtol=1e-4, atol=1e-3)
-    for o2, lse2 in outs[1:]:
-        assert torch.equal(o, o2) and torch.equal(lse[seen], lse2[seen])
+    gpu_lse_check(dtype, d, bh, hkv, sq, sk, causal, sq + sk + d)

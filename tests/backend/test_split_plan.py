@@ -141,6 +141,12 @@ def _kernel(monkeypatch, split: str, causal_pairs: bool = True) -> tuple[g.GpuKe
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
     monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", "0")
+    return _spied(monkeypatch, _facts("oqkv", 3))
+
+
+def _spied(monkeypatch, facts) -> tuple[g.GpuKernel, list[list[int]]]:  # type: ignore[no-untyped-def]
+    """std's `flash_attention` (f16, 128 x 64, D = 64) lowered for sm_90a with `facts` (and the environment's
+    settings), and the ids of the tile positions each walk computes (`attention_tiles._tile`'s results)."""
     seen: list[list[int]] = []
     orig = tiles._tile
 
@@ -150,7 +156,10 @@ def _kernel(monkeypatch, split: str, causal_pairs: bool = True) -> tuple[g.GpuKe
         return pos
 
     monkeypatch.setattr(tiles, "_tile", spy)
-    k = lower_gpu(_std("flash_attention", "f16", 128, 64, 64), "sm_90a", _facts("oqkv", 3))
+    try:
+        k = lower_gpu(_std("flash_attention", "f16", 128, 64, 64), "sm_90a", facts)
+    finally:
+        monkeypatch.setattr(tiles, "_tile", orig)
     return k, seen
 
 

@@ -9,6 +9,7 @@ runs one Python generator per thread."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shutil
 import sys
 from pathlib import Path
@@ -34,6 +35,7 @@ def whole_tiles(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
 
 
+@functools.cache  # (the front end's IR, which no setting changes and no pass mutates: once a process)
 def _std(kernel: str, dt: str, bm: int, bn: int, d: int):  # type: ignore[no-untyped-def]
     lse = f"lse.partition([1, {bm}]), " if kernel.endswith("lse") else ""
     src = (f"use std::attention::{kernel};\nfn main() {{ let q = zeros::<{dt}>([2, 64, {d}]);"
@@ -42,6 +44,7 @@ def _std(kernel: str, dt: str, bm: int, bn: int, d: int):  # type: ignore[no-unt
     return driver.compile(src, "ir").output[0]
 
 
+@functools.cache
 def _user(bm: int, bn: int, d: int):  # type: ignore[no-untyped-def]
     src = USER.replace("attn::<64, 64, 64>(o.partition([64, 64])", f"attn::<{bm}, {bn}, {d}>(o.partition([{bm}, {d}])")
     return driver.compile(src, "ir").output[0]

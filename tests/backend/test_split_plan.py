@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections import defaultdict
 
 import pytest
@@ -146,21 +147,29 @@ def _kernel(monkeypatch, split: str, causal_pairs: bool = True) -> tuple[g.GpuKe
 
 def _spied(monkeypatch, facts) -> tuple[g.GpuKernel, list[list[int]]]:  # type: ignore[no-untyped-def]
     """std's `flash_attention` (f16, 128 x 64, D = 64) lowered for sm_90a with `facts` (and the environment's
-    settings), and the ids of the tile positions each walk computes (`attention_tiles._tile`'s results)."""
-    seen: list[list[int]] = []
-    orig = tiles._tile
+    `TILEC_*` settings), and the ids of the tile positions each walk computes (`attention_tiles._tile`'s
+    results). Lowered once a process for each settings and facts (the tests evaluate the same kernels' walks
+    on many launch shapes; they only read them)."""
+    key = (tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TILEC_"))), repr(facts))
+    if key not in _SPIED:
+        seen: list[list[int]] = []
+        orig = tiles._tile
 
-    def spy(b, w, r, marks=None):  # type: ignore[no-untyped-def]
-        pos = orig(b, w, r, marks)
-        seen.append([p.id for p in pos])
-        return pos
+        def spy(b, w, r, marks=None):  # type: ignore[no-untyped-def]
+            pos = orig(b, w, r, marks)
+            seen.append([p.id for p in pos])
+            return pos
 
-    monkeypatch.setattr(tiles, "_tile", spy)
-    try:
-        k = lower_gpu(_std("flash_attention", "f16", 128, 64, 64), "sm_90a", facts)
-    finally:
-        monkeypatch.setattr(tiles, "_tile", orig)
-    return k, seen
+        monkeypatch.setattr(tiles, "_tile", spy)
+        try:
+            k = lower_gpu(_std("flash_attention", "f16", 128, 64, 64), "sm_90a", facts)
+        finally:
+            monkeypatch.setattr(tiles, "_tile", orig)
+        _SPIED[key] = (k, seen)
+    return _SPIED[key]
+
+
+_SPIED: dict[tuple[object, ...], tuple[g.GpuKernel, list[list[int]]]] = {}
 
 
 def _walk(k: g.GpuKernel, pos_ids: list[list[int]], c: int, P: int, bh: int, hkv: int, sq: int, sk: int,

@@ -279,21 +279,47 @@ def _unary(f: Callable[[float], float]) -> Callable[..., Any]:
 
 def _fma(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
     if tys[0] == "double":
-        from fractions import Fraction
-
-        fa, fb, fc = float(a), float(b), float(c)
-        if not all(math.isfinite(v) for v in (fa, fb, fc)):
-            return np.float64(fa * fb + fc)
-        exact = Fraction(fa) * Fraction(fb) + Fraction(fc)
-        try:
-            return np.float64(float(exact))
-        except OverflowError:  # past the largest double: the infinity of its sign
-            return np.float64(math.inf if exact > 0 else -math.inf)
+        return np.float64(_fma_f64(float(a), float(b), float(c)))
     # fma.rn.f32 rounds once: the f32 product is exact in f64, the f64 add is
     # rounded to odd (as the interpreter does), then the one rounding to f32;
     # a plain f64 add would round twice (a * b + c at a tie of f32 with a
     # small c went the wrong way)
     return np.float32(_add_round_odd_scalar(float(a) * float(b), float(c)))
+
+
+def _fma_f64(a: float, b: float, c: float) -> float:
+    """a * b + c rounded once to a double (`fma.rn.f64`), in Python integers:
+    each double is m * 2^e with an integer m, so the sum is an integer times
+    a power of two, and int -> float conversion and int / int division round
+    correctly (subnormal results included). An exact zero is +0 (as
+    `float(Fraction)` gave: test_llsim_fma checks the two agree bit for bit);
+    a non-finite operand gives the plain f64 expression."""
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c
+    ma, ea = _int_exp(a)
+    mb, eb = _int_exp(b)
+    mc, ec = _int_exp(c)
+    mp, ep = ma * mb, ea + eb
+    if mp == 0:
+        m, e = mc, ec
+    elif mc == 0:
+        m, e = mp, ep
+    elif ep >= ec:
+        m, e = (mp << (ep - ec)) + mc, ec
+    else:
+        m, e = mp + (mc << (ec - ep)), ep
+    if m == 0:
+        return 0.0
+    try:
+        return float(m << e) if e >= 0 else m / (1 << -e)
+    except OverflowError:  # past the largest double: the infinity of its sign
+        return math.inf if m > 0 else -math.inf
+
+
+def _int_exp(x: float) -> tuple[int, int]:
+    """x = m * 2^e exactly, m an integer (0 for zeros)."""
+    f, e = math.frexp(x)
+    return int(f * (1 << 53)), e - 53
 
 
 def _add_round_odd_scalar(p: float, c: float) -> float:

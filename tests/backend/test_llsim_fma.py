@@ -1,7 +1,9 @@
 """llsim's f32 fma (`llsim_ops._fma`) rounds once, as `fma.rn.f32` does: its
 scalar round-to-odd add is the interpreter's vector one (`tilelang.interp.
 numeric._add_round_odd`) value for value, and the result is the exactly
-rounded a * b + c (checked against `fractions.Fraction`)."""
+rounded a * b + c (checked against `fractions.Fraction`). The f64 fma
+(`_fma_f64`, in Python integers) is `float(Fraction(a) * Fraction(b) +
+Fraction(c))` bit for bit, the way it was computed before."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from llsim_ops import _add_round_odd_scalar, _fma
+from llsim_ops import _add_round_odd_scalar, _fma, _fma_f64
 
 from tilelang.interp.numeric import _add_round_odd
 
@@ -74,3 +76,28 @@ def _round_to_f32(x: Fraction) -> np.float32:
     best = min(abs(Fraction(float(c)) - x) for c in cands)
     near = [c for c in cands if abs(Fraction(float(c)) - x) == best]
     return min(near, key=lambda c: int(c.view(np.int32)) & 1)
+
+
+def test_the_f64_fma_is_the_exact_sum_rounded_once() -> None:
+    rng = np.random.default_rng(11)
+    f64 = np.finfo(np.float64)
+    sp = [0.0, -0.0, 1.0, -1.0, float(f64.tiny), float(f64.smallest_subnormal), float(f64.max), -float(f64.max),
+          1.0 + 2.0**-52, 2.0**-53, 3.0, 1e-300, 1e300, 2.0**-1074 * 3]
+    cases = [(x, y, z) for x in sp for y in sp for z in sp]
+    # ties: a * b halfway between two doubles, nudged by a tiny c; products into the subnormals; cancellation
+    a = rng.integers(1, 2**26, 2000).astype(np.float64)
+    b = (rng.integers(1, 2**26, 2000) * 2.0 + 1) * 2.0**-26
+    c = rng.standard_normal(2000) * 2.0 ** rng.integers(-120, 4, 2000).astype(np.float64)
+    r = rng.standard_normal((3, 2000)) * 2.0 ** rng.integers(-540, 540, (3, 2000)).astype(np.float64)
+    cases += list(zip(a, b, c, strict=True)) + list(zip(*r, strict=True)) + [(x, y, -x * y) for x, y in zip(a, b, strict=True)]
+    for x, y, z in cases:
+        x, y, z = float(x), float(y), float(z)
+        exact = Fraction(x) * Fraction(y) + Fraction(z)
+        try:
+            want = float(exact)
+        except OverflowError:
+            want = math.inf if exact > 0 else -math.inf
+        got = _fma_f64(x, y, z)
+        assert np.float64(got).view(np.int64) == np.float64(want).view(np.int64), (x, y, z, got, want)
+        assert _fma(np.float64(x), np.float64(y), np.float64(z), ["double"], "llvm.fma.f64") == np.float64(got)
+    assert math.isnan(_fma_f64(math.inf, 0.0, 1.0)) and _fma_f64(math.inf, 1.0, 1.0) == math.inf

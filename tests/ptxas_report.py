@@ -59,12 +59,30 @@ def parse(text: str) -> PtxasReport:
 def assemble(ptx: str, arch: str = "sm_90a", cubin: Path | None = None) -> PtxasReport:
     """Assemble `ptx` for `arch` with `ptxas -v` (the test is skipped where
     ptxas is missing, and fails where the PTX does not assemble); the cubin
-    goes to `cubin` when given (for nvdisasm), otherwise it is discarded."""
+    goes to `cubin` when given (for nvdisasm), otherwise it is discarded.
+    ptxas runs once a process for the same PTX and architecture (its output
+    is a function of them: a test that reads the report and the machine code,
+    `sass`, of one kernel, and tests that assemble the same kernel, share it)."""
     if not ptxas_available():
         pytest.skip("ptxas is not on PATH")
-    r = run_ptxas(ptx, arch, verbose=True, cubin=cubin)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return parse(r.stderr)
+    key = (arch, ptx)
+    if key not in _ASSEMBLED:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "k.cubin"
+            r = run_ptxas(ptx, arch, verbose=True, cubin=out)
+            assert r.returncode == 0, r.stderr[-2000:]
+            _ASSEMBLED[key] = (parse(r.stderr), out.read_bytes())
+        while sum(len(k[1]) + len(v[1]) for k, v in _ASSEMBLED.items()) > 64 << 20 and len(_ASSEMBLED) > 1:
+            del _ASSEMBLED[next(iter(_ASSEMBLED))]
+    report, code = _ASSEMBLED[key]
+    if cubin is not None:
+        Path(cubin).write_bytes(code)
+    return report
+
+
+_ASSEMBLED: dict[tuple[str, str], tuple[PtxasReport, bytes]] = {}  # (arch, PTX) -> report, cubin
 
 
 def sass(ptx: str, arch: str = "sm_90a") -> str:

@@ -65,6 +65,7 @@ def _hinted_kernels(eng, loads: bool) -> dict[str, str]:  # type: ignore[no-unty
     tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads" if loads else False,
                  l2_evict="1")
     out: dict[str, str] = {}
+    seen: set[tuple[int, str]] = set()
     for form, ops in eng._form_ops.items():
         for i, op in enumerate(ops):
             kir = op._plan.kir
@@ -74,6 +75,9 @@ def _hinted_kernels(eng, loads: bool) -> dict[str, str]:  # type: ignore[no-unty
                                          loads and p.name not in LATE)
                      for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
                      if isinstance(p, ir.TensorParam)}
+            if (id(kir), repr(facts)) in seen:
+                continue  # (every layer's op of a kind: the same kernel and facts, the same PTX)
+            seen.add((id(kir), repr(facts)))
             ptx = compile_kernel(kir, tgt, facts).ptx
             if "cp.async.cg.shared.global" in ptx and ptx not in out.values():
                 out[f"{form} step op {i} `{kir.name}`"] = ptx

@@ -4,7 +4,7 @@ halo stencils and the gathers (whose `load_padded` reads wholly outside the
 tensor are meant: the sanitizer warned E0734 of them and told the user to
 use `load_padded`), `emit` of each stage for one kernel, and a scripted
 `tilec repl` session with a generic host function launching a generic
-kernel (`zeros::<T>` was f32 there too)."""
+kernel (`zeros::<T>` was f32 there too) and a bf16 scalar (shown as `1.0078125`)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ kernel fn dbl<T, const B: i32>(z: &mut Tensor<T, [B]>) { z.store(z.load() * (2 a
 fn run<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { let mut z = x.clone(); dbl(z.partition([4])).sync(); z }
 run(&arange::<i16>(6))
 run(&arange::<f16>(3))
+1.01 as bf16
 :quit
 """
 
@@ -68,3 +69,4 @@ def test_a_repl_session_with_a_generic_host_function() -> None:
     assert "error[E0215]: cannot infer the type parameter `T` of `bad`" in out and "`bad::<f32>(..)`" in out
     assert "Tensor<i16, [6]> (checked as Tensor<i16, [?]>) = [ 0,  2,  4,  6,  8, 10]" in out
     assert "Tensor<f16, [3]> (checked as Tensor<f16, [?]>) = [0.0, 2.0, 4.0]" in out
+    assert "bf16 = 1.01\n" in out  # bf16's shortest digits, not the float32 1.0078125 it is held in

@@ -20,6 +20,8 @@ from tilelang.diagnostics.model import Diagnostic
 
 def show_value(value: Any, ty: str, color: bool) -> str:
     """The shown value: its type (with shape and dtype), then its value."""
+    import numpy as np
+
     from tilelang.runtime.builtins import format_value
     from tilelang.runtime.tensor import Partition, Tensor
 
@@ -31,6 +33,12 @@ def show_value(value: Any, ty: str, color: bool) -> str:
         header = value.type_name()
         body = f"{value.tensor.type_name()} in tiles of {list(value.tile)}, grid {list(value.grid)}"
         extra = ""
+    elif ty == "bf16" and isinstance(value, (float, np.floating)):
+        from tilelang.dtypes import DType
+        from tilelang.interp.printing import format_scalar
+
+        # held as a float32: shown in bf16's shortest digits, as a bf16 tensor's elements are
+        header, body, extra = ty, format_scalar(value, DType.BF16), ""
     else:
         header, body, extra = default_literals(ty), describe(value), ""
     sep = "\n" if "\n" in body else " "

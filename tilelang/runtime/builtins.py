@@ -495,10 +495,19 @@ class Builtins:
             pieces = printfmt.pieces(pos[0])
             assert isinstance(pieces, list)
             out = pieces[0]
-            for v, piece in zip(pos[1:], pieces[1:], strict=True):
-                out += format_value(v) + piece
+            for i, (v, piece) in enumerate(zip(pos[1:], pieces[1:], strict=True)):
+                out += self._format_arg(v, call, i + 1) + piece
             return out
-        return " ".join(format_value(v) for v in pos)
+        return " ".join(self._format_arg(v, call, i) for i, v in enumerate(pos))
+
+    def _format_arg(self, v: Any, call: ast.Call, i: int) -> str:
+        """One printed value; a `bf16` scalar (held as a float32) in bf16's
+        shortest digits, as a bf16 tensor's elements are (`1.01`, not the
+        float32 `1.0078125` of the same bits)."""
+        if isinstance(v, (float, np.floating)) and i < len(call.args) \
+                and self.ev.scalar_dtype(call.args[i].value) is DType.BF16:
+            return format_scalar(v, DType.BF16)
+        return format_value(v)
 
     def _random(self, name: str, call: ast.Call, pos: list[Any], kw: dict[str, Any]) -> Tensor:
         dt = self._dtype(call)

@@ -139,6 +139,15 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
     dt = DType.parse(segs[0])
     if dt is not None and head is None and len(segs) == 2 and not want_fn:
         return _type_constant(tcx, p, dt, segs[1])
+    if head is not None and head.kind is SymbolKind.TYPE_PARAM and len(segs) == 2:
+        # `T::MAX` in a generic kernel or function: what it would be differs for each `T`
+        tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"`{segs[0]}::{segs[1]}`: `{segs[0]}` is a type parameter, which has "
+                         "no associated constants", p.span, f"`{segs[0]}` is a type parameter, not a type")
+                 .note(f"`i8::{segs[1]}` or `f32::{segs[1]}` names the constant of one type; a generic body is "
+                       f"checked once for every `{segs[0]}`")
+                 .with_help(f"take the value as a parameter (`v: {segs[0]}`) and pass `i8::{segs[1]}` (or the "
+                            "constant of the type you call it with) at the call"))
+        return None
     target: ModuleInfo | None = None
     if head is not None and head.kind is SymbolKind.MODULE:
         target = tcx.program.modules.get(head.value)

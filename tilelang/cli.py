@@ -281,6 +281,14 @@ def cmd_doc(args: argparse.Namespace) -> int:
     if text is None:
         import difflib
 
+        from tilelang.sema.calls import method_habit
+
+        habit = method_habit(args.name)
+        if habit is not None:  # NumPy's and PyTorch's names: how Tile spells them
+            _print_plain_error(f"no entry named `{args.name}` in the reference: Tile has no `{args.name}`")
+            _err(f"help: {habit}")
+            raise Exit(EXIT_ERRORS)
+
         close = difflib.get_close_matches(args.name, doc.topics(), n=1, cutoff=0.6)
         guess = close[0] if close else None
         _fail(f"no entry named `{args.name}` in the reference"

@@ -70,3 +70,12 @@ def test_a_repl_session_with_a_generic_host_function() -> None:
     assert "Tensor<i16, [6]> (checked as Tensor<i16, [?]>) = [ 0,  2,  4,  6,  8, 10]" in out
     assert "Tensor<f16, [3]> (checked as Tensor<f16, [?]>) = [0.0, 2.0, 4.0]" in out
     assert "bf16 = 1.01\n" in out  # bf16's shortest digits, not the float32 1.0078125 it is held in
+
+
+def test_doc_of_another_library_s_method_says_how_tile_spells_it() -> None:
+    # `tilec doc astype` said "did you mean `types`?", `tilec doc mean` only that there is no entry
+    for name, phrase in (("mean", "`t.sum(k) / n`"), ("astype", "convert with `as`"),
+                         ("clamp", "`minimum(maximum(t, lo), hi)`")):
+        r = _tilec("doc", name)
+        assert r.returncode == 1 and f"Tile has no `{name}`" in r.stderr and phrase in r.stderr, (name, r.stderr)
+    assert _tilec("doc", "cumsum").returncode == 0  # a real entry still wins

@@ -25,7 +25,6 @@ assemble with ptxas.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -36,10 +35,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
-from llsim import sim_runtime_device
-from userprog import DIR, assemble_all, assert_same_tensors, emit_ptx, run_program
-
-import tilelang.run as run
+from userprog import both_archs, program_suite, run_program
 
 _run = run_program
 
@@ -220,33 +216,10 @@ SIMULATED = ("h01_store_then_load", "h02_store_reduce_back", "h03_stores_in_a_lo
              "u01_saxpy_tail", "u04_axes", "u15_number_edges", "u16_odd_shapes")
 
 
-def test_every_program_has_a_check() -> None:
-    assert sorted(p.stem for p in DIR.glob("[uh]*.tile")) == sorted(CHECKS)
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
-    tensors, out = _run(name)
-    CHECKS[name](tensors, out)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", SIMULATED)
-def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    want, _ = _run(name)
-    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch))
-    got, out = _run(name)
-    assert_same_tensors(got, want, 1e-5)
-    CHECKS[name](got, out)
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", ["h01_store_then_load", "u07_gemm", "u10_flash", "u13_generic"])
-def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
-    r = emit_ptx(name, arch, tmp_path)
-    assert r.returncode == 0, r.stderr
-    assemble_all(tmp_path, arch, name)
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "[uh]*.tile", CHECKS, both_archs(SIMULATED),
+    ptx=both_archs(["h01_store_then_load", "u07_gemm", "u10_flash", "u13_generic"]))
 
 
 STORE_LOAD = '''

@@ -17,20 +17,15 @@ assembles with ptxas.
 from __future__ import annotations
 
 import math
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
-from llsim import sim_runtime_device
-from userprog import DIR, assemble_all, assert_same_tensors, emit_ptx, run_program
-
-import tilelang.run as run
+from userprog import both_archs, program_suite, run_program
 
 _run = run_program
 
@@ -332,35 +327,7 @@ NEEDS_SM90 = ("p13_cluster",)
 SIM_TOL = {"p09_std_attention": 1e-3}
 
 
-def test_every_program_has_a_check() -> None:
-    assert sorted(p.stem for p in DIR.glob("p*.tile")) == sorted(CHECKS)
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
-    tensors, out = _run(name)
-    CHECKS[name](tensors, out)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", SIMULATED)
-def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    want, _ = _run(name)
-    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch))
-    got, out = _run(name)
-    assert_same_tensors(got, want, SIM_TOL.get(name, 1e-5))
-    CHECKS[name](got, out)
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-def test_the_ptx_assembles(arch: str, tmp_path: Path) -> None:
-    for name in sorted(CHECKS):
-        out = tmp_path / name
-        out.mkdir()
-        r = emit_ptx(name, arch, out)
-        if name in NEEDS_SM90 and arch == "sm_80":
-            assert r.returncode == 1 and "error[E0605]" in r.stderr, (name, r.stderr)  # clusters are Hopper's
-            continue
-        assert r.returncode == 0, (name, r.stderr)
-        assemble_all(out, arch, name)
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "p*.tile", CHECKS, both_archs(SIMULATED), SIM_TOL, both_archs(sorted(CHECKS)),
+    {(n, "sm_80"): "error[E0605]" for n in NEEDS_SM90})  # clusters are Hopper's

@@ -24,7 +24,6 @@ and must leave the interpreter's tensors; every kernel's PTX assembles.
 from __future__ import annotations
 
 import io
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
 from llsim import sim_runtime_device
-from userprog import DIR, assemble_all, assert_same_tensors, emit_ptx, run_program
+from userprog import both_archs, program_suite, run_program
 
 import tilelang.run as run
 
@@ -313,34 +312,9 @@ SIM_TOL = {"r18_std_attention_odd": 1e-2, "r10_bmm_bf16": 1.6e-2, "r15_add_rmsno
            "r19_std_llm_prefill": 1.6e-2, "r04_triton_matmul_epilogue": 2e-3}
 
 
-def test_every_program_has_a_check() -> None:
-    assert sorted(p.stem for p in DIR.glob("r*.tile")) == sorted(CHECKS)
-
-
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
-    tensors, out = _run(name)
-    CHECKS[name](tensors, out)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", SIMULATED)
-def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    want, _ = _run(name)
-    # the kernels' prints go where the program's own go, as `run.make_device` sends them
-    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s + "\n")))
-    got, out = _run(name)
-    assert_same_tensors(got, want, SIM_TOL.get(name, 1e-5))
-    CHECKS[name](got, out)
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
-    r = emit_ptx(name, arch, tmp_path)
-    assert r.returncode == 0, (name, r.stderr)
-    assemble_all(tmp_path, arch, name)
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "r*.tile", CHECKS, both_archs(SIMULATED), SIM_TOL, both_archs(sorted(CHECKS)))
 
 
 def test_a_row_max_broadcast_to_an_odd_width_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,29 +31,18 @@ asked.
 
 from __future__ import annotations
 
-import io
-import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
-from llsim import sim_runtime_device
-from userprog import DIR, assemble_all, assert_same_tensors, emit_ptx, program_tensors
-
-import tilelang.run as run
+from userprog import DIR, assemble_all, both_archs, emit_ptx, program_suite
 
 Tensors = dict[str, np.ndarray]
-
-
-def _run(name: str) -> tuple[Tensors, str]:
-    out = io.StringIO()
-    ex = run.execute(str(DIR / f"{name}.tile"), "cpu", out=out)
-    return program_tensors(ex), out.getvalue()
 
 
 def _close(got: np.ndarray, want: np.ndarray, tol: float = 1e-5) -> None:
@@ -212,34 +201,13 @@ SIM_TOL = {"s05_bmm_mixed_precision": 2e-3, "s06_norms_odd_widths": 4e-3, "s03_s
 NO_STATIC_INSTANCE = {"s04_int_types_generic"}
 
 
-def test_every_program_has_a_check() -> None:
-    assert sorted(p.stem for p in DIR.glob("s*.tile")) == sorted(CHECKS) == sorted(SIM_ARCHS)
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "s*.tile", CHECKS, SIMULATED, SIM_TOL, both_archs(sorted(set(CHECKS) - NO_STATIC_INSTANCE)))
 
 
-@pytest.mark.parametrize("name", sorted(CHECKS))
-def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
-    tensors, out = _run(name)
-    CHECKS[name](tensors, out)
-
-
-@pytest.mark.parametrize(("name", "arch"), SIMULATED)
-def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    want, _ = _run(name)
-    monkeypatch.setattr(run, "make_device",
-                        lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s + "\n")))
-    got, out = _run(name)
-    assert sorted(got) == sorted(want)
-    assert_same_tensors(got, want, SIM_TOL.get(name, 1e-5))
-    CHECKS[name](got, out)
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", sorted(set(CHECKS) - NO_STATIC_INSTANCE))
-def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
-    r = emit_ptx(name, arch, tmp_path)
-    assert r.returncode == 0, (name, r.stderr)
-    assemble_all(tmp_path, arch, name)
+def test_every_program_has_its_simulated_architectures() -> None:
+    assert sorted(SIM_ARCHS) == sorted(CHECKS)
 
 
 def test_emit_of_a_kernel_launched_only_from_a_generic_function_says_how_to_see_it(tmp_path: Path) -> None:
@@ -256,8 +224,6 @@ def test_emit_of_a_kernel_launched_only_from_a_generic_function_says_how_to_see_
                      d.partition([8]), m.partition([8]), &x, &x).sync();"""
     fixed = src.replace("fn main() {", launch, 1)
     (tmp_path / "fixed.tile").write_text(fixed, encoding="utf-8")
-    import subprocess
-
     out = tmp_path / "o"
     out.mkdir()
     r = subprocess.run([sys.executable, "-m", "tilelang", "emit", str(tmp_path / "fixed.tile"), "--stage", "ptx",

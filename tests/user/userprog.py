@@ -1,26 +1,35 @@
 """What the tests of tests/user/programs share: running a program on the
 interpreter (or, with `run.make_device` patched, the NVPTX simulator),
-comparing two runs' tensors, and assembling a program's PTX with ptxas."""
+comparing two runs' tensors, assembling a program's PTX with ptxas, and
+`program_suite`, the four tests every `test_user_programs*.py` module runs
+over its own table of NumPy checks."""
 
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
 import tilelang.run as run
 
 DIR = Path(__file__).parent / "programs"
+
+#: a program's NumPy check: its tensors (by variable, see `program_tensors`) and what it printed
+Check = Callable[[dict[str, np.ndarray], str], None]
 
 
 def run_program(name: str) -> tuple[dict[str, np.ndarray], str]:
     """The program's tensors (by variable) and what it printed."""
     out = io.StringIO()
     ex = run.execute(str(DIR / f"{name}.tile"), "cpu", out=out)
-    return {k: np.asarray(t.numpy()).copy() for k, t in ex.main_locals.items() if hasattr(t, "numpy")}, out.getvalue()
+    return program_tensors(ex), out.getvalue()
 
 
 def assert_same_tensors(got: dict[str, np.ndarray], want: dict[str, np.ndarray], tol: float) -> None:
@@ -58,3 +67,59 @@ def program_tensors(ex: run.Execution) -> dict[str, np.ndarray]:
             if hasattr(t, "numpy"):
                 out[k if j is None else f"{k}.{j}"] = np.asarray(t.numpy()).copy()
     return out
+
+
+def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
+                  sim_tol: Mapping[str, float] | None = None, ptx: Iterable[tuple[str, str]] = (),
+                  ptx_refused: Mapping[tuple[str, str], str] | None = None) -> tuple[Callable[..., None], ...]:
+    """The four tests of a table of programs (`DIR/pattern`, one NumPy check
+    each), for a module to bind to its own names:
+
+    - every program matching `pattern` has a check;
+    - the interpreter's run passes its check;
+    - each (program, arch) of `simulated` runs whole in the NVPTX simulator
+      (its kernels' prints going where the program's own go), leaves the
+      interpreter's tensors (floats within `sim_tol[name]`, default 1e-5) and
+      passes the check;
+    - each (program, arch) of `ptx` emits PTX that ptxas assembles, or, listed
+      in `ptx_refused`, is refused with that text (a cluster on sm_80)."""
+    from llsim import sim_runtime_device  # tests/backend, on the path of the modules that use this
+
+    tol = dict(sim_tol or {})
+    refused = dict(ptx_refused or {})
+
+    def test_every_program_has_a_check() -> None:
+        assert sorted(p.stem for p in DIR.glob(pattern)) == sorted(checks)
+
+    @pytest.mark.parametrize("name", sorted(checks))
+    def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
+        tensors, out = run_program(name)
+        checks[name](tensors, out)
+
+    @pytest.mark.parametrize(("name", "arch"), list(simulated))
+    def test_the_simulated_gpu_gives_the_same_tensors(name: str, arch: str, monkeypatch: Any) -> None:
+        want, _ = run_program(name)
+        monkeypatch.setattr(run, "make_device",
+                            lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s + "\n")))
+        got, out = run_program(name)
+        assert sorted(got) == sorted(want)
+        assert_same_tensors(got, want, tol.get(name, 1e-5))
+        checks[name](got, out)
+
+    @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
+    @pytest.mark.parametrize(("name", "arch"), list(ptx))
+    def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
+        r = emit_ptx(name, arch, tmp_path)
+        if (name, arch) in refused:
+            assert r.returncode == 1 and refused[name, arch] in r.stderr, (name, r.stderr)
+            return
+        assert r.returncode == 0, (name, r.stderr)
+        assemble_all(tmp_path, arch, name)
+
+    return (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+            test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles)
+
+
+def both_archs(names: Iterable[str]) -> list[tuple[str, str]]:
+    """(name, arch) for each name on sm_80 and sm_90a."""
+    return [(n, a) for n in names for a in ("sm_80", "sm_90a")]

@@ -223,6 +223,13 @@ def _conversion_target(e: ast.MethodCall) -> str | None:
     return name if DType.parse(name) is not None else _FOREIGN_DTYPES.get(name)
 
 
+def method_habit(name: str) -> str | None:
+    """How Tile spells another library's tile or tensor method `name`
+    (`mean`, `astype`, `clamp`), for `tilec doc NAME`; None if it is not one."""
+    habit = _METHOD_HABITS.get(name)
+    return None if habit is None else habit.format(x="t")
+
+
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
     for a in e.args:
         tcx.check_expr(a.value, fx, None)

@@ -140,7 +140,8 @@ def cmd_emit(args: argparse.Namespace) -> int:
                            "so there is no instance to show")
         _err("help: `tilec emit` compiles the launches whose generics and element types the source fixes "
              "(`k::<64>(..)`, or constant shapes); one inside a generic `fn` is known only when it runs: "
-             "add a launch with constants to `main` (`k::<f32, 64>(..)`) to see its code")
+             "add a launch with constants to `main` (`k::<f32, 64>(..)`) to see its code, or in `tilec repl` "
+             "`:load` the file, run the function and `:ptx KERNEL` shows the instance it launched")
         raise Exit(EXIT_ERRORS)
     if args.output is not None:
         modules = result.context.outputs[args.stage] if args.stage in ("llvm", "ptx") else ()

@@ -79,3 +79,18 @@ def test_doc_of_another_library_s_method_says_how_tile_spells_it() -> None:
         r = _tilec("doc", name)
         assert r.returncode == 1 and f"Tile has no `{name}`" in r.stderr and phrase in r.stderr, (name, r.stderr)
     assert _tilec("doc", "cumsum").returncode == 0  # a real entry still wins
+
+
+def test_the_repl_shows_the_code_of_an_instance_emit_cannot() -> None:
+    # `tilec emit` has no instance of s04's kernel (launched only from a generic function); its help
+    # points here: the REPL compiles the instance the function launched
+    emit = _tilec("emit", str(P / "s04_int_types_generic.tile"), "--stage", "ptx")
+    assert emit.returncode == 1 and "`:ptx KERNEL`" in emit.stderr
+    session = (f":load {P / 's04_int_types_generic.tile'}\n"
+               "let r = run::<u8, 8>(&(arange::<u8>(13) * 37u8), &(arange::<u8>(13) % 3u8));\n"
+               "r.0\n:ptx bits\n:quit\n")
+    r = _tilec("repl", stdin=session)
+    out = r.stdout + r.stderr
+    assert "Traceback" not in out and "error" not in out, out
+    assert "[0, 3, 3, 6, 3, 5, 6, 2, 2, 4, 4, 5, 5]" in out  # popcounts of 37 i mod 256
+    assert ".entry" in out and "bits" in out

@@ -370,6 +370,16 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Te
     z = np.zeros(4, np.float32)
     run_kernel(k, (1,), [z, np.ones(4, np.float32), np.zeros(4, np.float32), 2.0])
     assert z.tolist() == [1.0] * 4
+    # an `if` that gives a tensor reference: refused at the `if` (it was refused later, at the
+    # reference's first use, as "expected a scalar or tile value here"), and by the checker
+    src5 = src2.replace("let mut r = x;\n    if s > 1.0 { r = y; }", "let r = if s > 1.0 { x } else { y };")
+    prog, errors = _checked_with_errors(src5)
+    assert [d.code for d in errors] == ["E0701"] and "an `if` in device code" in errors[0].message
+    with pytest.raises(TileError) as info:
+        lower_kernel(prog, "k", {"B": 4})
+    d = info.value.diagnostics[0]
+    assert d.code == "E0701" and "an `if` that gives a tensor view" in d.message and d.help
+    assert src5[d.primary_span.start:d.primary_span.end] == "if s > 1.0 { x } else { y }"
     # a view declared and assigned inside the same branch, and host code, are fine
     src4 = src2.replace("{ r = y; }", "{ let mut v = x; v = y; let q = v.load_like(z); }")
     assert not _checked_with_errors(src4)[1]

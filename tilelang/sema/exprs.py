@@ -15,6 +15,7 @@ import math
 from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
@@ -38,6 +39,7 @@ from tilelang.sema.types import (
     Dim,
     GraphT,
     NeverT,
+    PartitionT,
     RangeT,
     RefT,
     ScalarT,
@@ -45,6 +47,7 @@ from tilelang.sema.types import (
     StrT,
     TensorT,
     TileT,
+    TileViewT,
     TupleT,
     Type,
     UnitT,
@@ -286,7 +289,10 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 et = tcx.check_expr(els, fx, expected or (tt if not is_poison(tt) else None))
             finally:
                 fx.regions.pop()
-            return _join(tcx, tt, et, then, els)
+            joined = _join(tcx, tt, et, then, els)
+            if fx.in_kernel and _holds_view(joined) and _run_time_cond(tcx, c, fx):
+                _view_if(tcx, e, joined)
+            return joined
         case ast.UnsafeBlock(body=b):
             fx.unsafe += 1
             try:
@@ -397,3 +403,37 @@ def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) 
     if name in ("dtype", "ndim", "size"):
         return d.with_help(f"the type `{rty}` says it; `{x}.shape()` lists the sizes of the axes")
     return d.with_help(f"tiles and tensors have no fields: use their methods (`{x}.shape()`, `{x}.sum()`, ..)")
+
+
+def _holds_view(ty: Type) -> bool:
+    """A type no branch of device code can give: a tensor, a view (or a tuple holding one). A
+    string can be neither, but where it can go (`print`'s format) it says so itself (E0232)."""
+    if isinstance(ty, TupleT):
+        return any(_holds_view(t) for t in ty.elems)
+    return isinstance(ty, (RefT, TensorT, PartitionT, TileViewT))
+
+
+def _run_time_cond(tcx: CheckCx, c: ast.Expr, fx: Fx) -> bool:
+    """A condition surely known only at run time: it reads a kernel's scalar parameter or
+    `block_id`/`num_blocks` (a constant one, `B > 2`, is decided when the kernel is
+    compiled, and the lowering keeps one branch)."""
+    for n in ast.walk(c):
+        if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and \
+                n.callee.ident.name in ("block_id", "num_blocks"):
+            return True
+        if isinstance(n, ast.Name) and fx.info is not None and fx.info.is_kernel:
+            sym = tcx.program.symbols.get(n)
+            if sym is not None and sym.kind is SymbolKind.PARAM:
+                return True
+    return False
+
+
+def _view_if(tcx: CheckCx, e: ast.If, ty: Type) -> None:
+    """E0701 where `tilec check` can see it (the lowering refuses it at the launch)."""
+    tcx.emit(tcx.err(KERNEL_UNSUPPORTED, f"an `if` in device code that gives `{ty}`, with a condition known "
+                     "only at run time", e.span, "no branch of device code can give a tensor or a view")
+             .secondary(e.cond.span, "known only at run time")
+             .note("only numbers, tiles and tuples of them are carried out of a branch")
+             .with_help("load in each branch and let the `if` give the tile: `let t = if c { y.load(..) } "
+                        "else { x.load(..) };`"))
+

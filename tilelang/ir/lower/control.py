@@ -35,9 +35,11 @@ from tilelang.ir.lower.values import (
     RETV,
     UNIT,
     CVal,
+    StrVal,
     TensorRef,
     TupleVal,
     Unsupported,
+    ViewRef,
 )
 from tilelang.share_queue import STATIC
 from tilelang.share_queue import axis_of as queue_axis
@@ -583,6 +585,12 @@ def lower_if(cx: LowerCx, c: ir.Value, then_fn: Any, else_fn: Any, nodes: Sequen
 
     tframe, tval, tafter = branch(then_fn)
     eframe, eval_, eafter = branch(else_fn)
+    if _holds_view(tval) or _holds_view(eval_):
+        # `let r = if s > 1.0 { x } else { y };`: no region can give a view or a tensor; it was
+        # refused later, at `r`'s first use, as "expected a scalar or tile value here"
+        raise Unsupported(span, "an `if` that gives a tensor view, a tensor reference or a string, with a "
+                          "condition known only at run time", "load in each branch and let the `if` give the "
+                          "tile: `let t = if c { y.load(..) } else { x.load(..) };`")
     # Merge: the if's value (when both branches give a scalar/tile), then
     # every variable a branch changed.
     pairs: list[tuple[Any, Any]] = []
@@ -646,6 +654,13 @@ def _leaves(v: Any) -> list[Any] | None:
             out.extend(sub)
         return out
     return None
+
+
+def _holds_view(v: Any) -> bool:
+    """A branch's value that holds a tensor, a view or a string (which no `if` can merge)."""
+    if isinstance(v, TupleVal):
+        return any(_holds_view(e) for e in v.elems)
+    return isinstance(v, (TensorRef, ViewRef, StrVal))
 
 
 def _same_structure(a: Any, b: Any) -> bool:

@@ -217,7 +217,7 @@ class KernelIndex:
                 loc = self.local(e)
                 return (loc.lo, loc.hi) if isinstance(loc, Int) else None
             case ast.Call(callee=ast.Name(ident=i), args=args) if (
-                i.name in ("block_id", "num_blocks") and len(args) == 1
+                i.name in ("block_id", "num_blocks") and len(args) == 1 and self._builtin(e)
             ):
                 ax = self.sym(args[0].value)
                 if not isinstance(ax, Const):
@@ -240,7 +240,7 @@ class KernelIndex:
                     return t, t
                 return None
             case ast.Call(callee=ast.Name(ident=i), args=args) if (
-                i.name in ("minimum", "maximum") and len(args) == 2
+                i.name in ("minimum", "maximum") and len(args) == 2 and self._builtin(e)
             ):
                 lo, hi = self._half(e)
                 return (lo, hi) if lo is not None and hi is not None else None
@@ -258,6 +258,12 @@ class KernelIndex:
                 return self._binary_bounds(op, a, b, self._int_range(e))
         return None
 
+    def _builtin(self, call: ast.Call) -> bool:
+        """The call is of the built-in function its name says, not of a user function that
+        shadows it (`fn block_id(a: i32) -> i32 { a + 5 }` is no block index: its range was
+        taken as `0..num_blocks(0)` and an index of 5 passed the check)."""
+        return self.view.callee_info(call) is None
+
     def _int_range(self, e: ast.Expr) -> tuple[int, int] | None:
         """The range of `e`'s integer type where it is not i32/i64 (whose bounds the i32
         checks cover): arithmetic in an 8- or 16-bit or unsigned type wraps inside it."""
@@ -274,6 +280,7 @@ class KernelIndex:
             and isinstance(e.callee, ast.Name)
             and e.callee.ident.name in ("minimum", "maximum")
             and len(e.args) == 2
+            and self._builtin(e)
         ):
             (la, ha), (lb, hb) = self._half(e.args[0].value), self._half(e.args[1].value)
             if e.callee.ident.name == "maximum":
@@ -524,6 +531,9 @@ class KernelIndex:
                     case ast.If():
                         return "the range of an `if` expression is not tracked"
                     case ast.Call(callee=ast.Name(ident=i)) if self.view.callee_info(n) is not None:
+                        if i.name in ("minimum", "maximum", "block_id", "num_blocks"):
+                            return (f"this `{i.name}` is the program's own function, which shadows the built-in "
+                                    f"`{i.name}`: the range of what it returns is not tracked")
                         return f"the range of what `{i.name}` returns is not tracked"
                     case ast.Call(callee=ast.Name(ident=i)) if i.name not in (
                             "minimum", "maximum", "block_id", "num_blocks"):

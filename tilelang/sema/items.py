@@ -72,6 +72,8 @@ def collect_module(tcx: CheckCx, mod: ModuleInfo) -> None:
         match item:
             case ast.FnDecl():
                 kind = SymbolKind.KERNEL if item.is_kernel else SymbolKind.FN
+                if item.name.name in STRUCTURAL_BUILTINS:
+                    _shadows_structural(tcx, item)
                 _define_item(tcx, mod, item.name, kind, item)
             case ast.ConstDecl():
                 _define_item(tcx, mod, item.name, SymbolKind.CONST, item)
@@ -82,6 +84,22 @@ def collect_module(tcx: CheckCx, mod: ModuleInfo) -> None:
     for item in mod.ast.items:
         if isinstance(item, ast.UseDecl):
             _process_use(tcx, mod, item)
+
+
+# built-in functions that the checkers and the lowering recognise where they are written
+# (`if last_block(1) { .. }`, `for s in queue(0)`, `block_id(0)` in an index): a function of
+# the program with such a name would be called, while the checks took it for the built-in
+# (`fn last_block(a: i32) -> bool { true }` let every block of a group write its tile)
+STRUCTURAL_BUILTINS = frozenset(("block_id", "num_blocks", "last_block", "queue", "tiles", "cluster_gather"))
+
+
+def _shadows_structural(tcx: CheckCx, item: ast.FnDecl) -> None:
+    name = item.name.name
+    tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"the name `{name}` is the built-in function `{name}`",
+                     item.name.span, f"a function named `{name}` would shadow the built-in")
+             .note(f"the checker reads `{name}(..)` as the built-in wherever it is written, so the program "
+                   "would run other code than what was checked")
+             .with_help(f"rename the function (`fn my_{name}(..)`) and its calls"))
 
 
 def _define_item(tcx: CheckCx, mod: ModuleInfo, name: ast.Ident, kind: SymbolKind, decl: Any) -> None:

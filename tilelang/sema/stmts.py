@@ -285,6 +285,7 @@ def _carried_in_kernel(tcx: CheckCx, st: ast.Assign, sym: Symbol, ty: Type, fx: 
     region, kw = found
     what = "a tensor view" if isinstance(ty, (TileViewT, PartitionT)) else \
         "a tensor reference" if isinstance(ty, (RefT, TensorT)) else "a string" if isinstance(ty, StrT) \
+        else "a tuple holding a tensor view, a tensor reference or a string" if isinstance(ty, TupleT) \
         else f"a `{ty}`"
     tcx.emit(tcx.err(KERNEL_UNSUPPORTED, f"assigning `{sym.name}` ({what}) inside a {kw} of device code",
                      st.span, f"`{sym.name}` holds {what}, which a {kw} cannot carry out")

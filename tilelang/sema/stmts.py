@@ -150,6 +150,14 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                                      "give this binding a type or a value")
                              .with_help("write `let x: T = value;`"))
                     want = ERROR
+                if fx.in_kernel and not _carriable(want):
+                    # the lowering gives such a binding no value to start from (E0701 at the launch)
+                    tcx.emit(tcx.err(KERNEL_UNSUPPORTED, f"a `let` without a value, of type `{want}`, in device code",
+                                     st.span, "only a number, a tile or a tuple of them can be declared without a value "
+                                     "here")
+                             .with_help("give it its value where it is declared (`let r = if c { .. } else { .. };` "
+                                        "for a number or a tile; load a tile in each branch rather than pick a "
+                                        "tensor)"))
                 _bind_pattern(tcx, pat, want, fx, None)
                 fx.deferred.update(s for x in ast.walk(pat) if isinstance(x, ast.NamePat)
                                    and (s := tcx.program.symbols.get(x)) is not None)

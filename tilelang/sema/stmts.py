@@ -335,7 +335,7 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
                  .with_help(f"only a `let mut` variable can be assigned: `let mut x = {sym.name};`, then `x = ..;`"
                             if sym.kind is SymbolKind.CONST else "only a `let mut` variable can be assigned"))
         tcx.emit(d)
-    if sym is not None and fx.in_kernel and fx.regions and sym.mutable:
+    if sym is not None and fx.in_kernel and fx.regions and sym.mutable and sym not in fx.deferred:
         _carried_in_kernel(tcx, st, sym, tty, fx)
     if st.op == "=":
         vty = tcx.check_expr(st.value, fx, tty)

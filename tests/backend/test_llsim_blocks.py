@@ -184,3 +184,34 @@ def test_the_racecheck_per_byte() -> None:
         h.access(5, 9, 8, False)
     h.access(6, 60, 8, True)  # past the end: the bytes inside are tracked, the rest is the load's to refuse
     assert h.w_t[60:] == [6] * 4 and len(h.w_t) == 64
+
+
+def test_a_misaligned_global_load_faults_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU faults on a misaligned global load ("misaligned address") as on a store: llsim
+    checked only stores. `add`'s first vector load of `x` moved 4 bytes on: a 16-byte load
+    at byte 4; the untouched kernel runs."""
+    import re
+
+    src = (
+        "kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {\n"
+        "    z.store(x.load_like(z) + y.load_like(z));\n}\n"
+        "fn main() { let x = ones::<f32>([512]); let mut z = zeros::<f32>([512]);"
+        " add(z.partition([512]), &x, &x).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+
+    def shift(text: str) -> str:
+        out, n = re.subn(r"getelementptr float, ptr addrspace\(1\) %x, i64 %\w+",
+                         "getelementptr i8, ptr addrspace(1) %x, i64 4", text, count=1)
+        assert n == 1
+        return out
+
+    msgs = []
+    for compiled in (False, True):
+        monkeypatch.setattr(llsim, "COMPILED", compiled)
+        x, z = np.ones(512, np.float32), np.zeros(512, np.float32)
+        SimDevice().run(k, (1,), [z, x, x])
+        assert (z == 2.0).all()
+        with pytest.raises(IndexError, match=r"load of <4 x float> at 4 in 'x': not 16-byte aligned") as e:
+            _Mutated(shift).run(k, (1,), [z, x, x])
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

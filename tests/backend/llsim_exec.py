@@ -109,9 +109,9 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 return
             kind = req[0]
             if kind == "load":
-                if req[1][0] != "smem" and req[1][1] % _size(req[2]):
+                if req[1][0] != "smem" and req[1][1] % (n := 8 if req[2].startswith("ptr") else _size(req[2])):
                     # a misaligned global load faults on the GPU as a store does ("misaligned address")
-                    raise IndexError(f"load of {req[2]} at {req[1][1]} in {req[1][0]!r}: not {_size(req[2])}-byte aligned")
+                    raise IndexError(f"load of {req[2]} at {req[1][1]} in {req[1][0]!r}: not {n}-byte aligned")
                 mem.track(t, req[1], req[2], False)
                 value = mem.load(req[1], req[2])
                 continue

@@ -323,8 +323,10 @@ def cases() -> list[Case]:
         ops = (R.SUM, R.MAX, R.MIN, R.ARGMAX, R.ARGMIN)
         out.append(Case("reduce", dt, ops, (wide,), cols=128, warps=4, name="wide"))
         out.append(Case("scan", dt, (S.CUMSUM,), (wide,), cols=128, warps=4, name="wide"))
-    # one kernel a constant: LLVM's NVPTX code generation grows faster than
-    # linearly with a kernel's length (a u8 kernel of 112 ops took 274 s)
+    # one kernel a constant: short kernels keep each case's failure report
+    # small (NVPTX code generation used to grow much faster than a kernel's
+    # length, a u8 kernel of 112 ops 274 s; `-cgpp-huge-func=0` in
+    # `target._llvm` fixed that: tests/backend/test_codegen_time.py)
     consts = [(DType.F32, (-0.0, np.inf, 3.0)), (DType.I32, (0, -1, 7, -2147483648)), (DType.I64, (-1, 64))]
     if SWEEP:
         consts = [(DType.F32, (0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, 1e-40)), (DType.BF16, (0.0, -np.inf, 3.0)),

@@ -104,3 +104,15 @@ def test_scatter_and_histogram_from_python() -> None:
     with pytest.raises(tilelang.TileError) as err:  # i32 counts where the kernel adds i64
         m.hist[16](tilelang.partition(mine, [1]), v, counts.astype(np.int32), hi, lo).sync()
     assert err.value.code == "E0502"
+
+
+def test_a_scalar_type_parameter_takes_the_numpy_scalar_s_type() -> None:
+    # `one(np.float16(1.5))` ran with `T` read as f32 (the scalar became a Python float on the way in)
+    m = tilelang.compile("fn first<T>(p: (T, i32)) -> T { p.0 + (1 as T) }\nfn one<T>(v: T) -> T { v * (2 as T) }\n")
+    got = m.one(np.float16(1.5))
+    assert isinstance(got, np.float16) and got == 3.0
+    got = m.one(np.int8(100))
+    assert isinstance(got, np.int8) and got == -56  # 200 wraps in i8, as Tile's arithmetic does
+    got = m.first((np.uint8(255), 3))
+    assert isinstance(got, np.uint8) and got == 0
+    assert m.one(3) == 6 and m.one(2.5) == 5.0  # Python numbers: a literal's default, i32 and f32

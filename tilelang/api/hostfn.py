@@ -180,8 +180,12 @@ class HostFunction:
             )
         dt = DType.parse(inner.name.name) if isinstance(inner, ast.NamedType) else None
         if dt is not None or not isinstance(v, (list, tuple, str)):
-            v = scalar_value(f"argument `{name}` of function `{self.__name__}`", v, dt, where=where,
-                             code=MISMATCHED_TYPES)
+            checked = scalar_value(f"argument `{name}` of function `{self.__name__}`", v, dt, where=where,
+                                   code=MISMATCHED_TYPES)
+            if dt is None and isinstance(v, np.generic) and isinstance(inner, ast.NamedType) \
+                    and any(not g.is_const and g.name.name == inner.name.name for g in self.decl.generics):
+                return v  # `a: T` given `np.float16(..)`: its NumPy type is what `T` is
+            v = checked
         return v
 
     def _check_borrows(self, values: list[Any]) -> None:

@@ -95,14 +95,8 @@ def bind_types(decl: ast.FnDecl, args: list[Any], span: Span,
             elif env[name] is not dt and name in srcs:
                 raise TileError(_type_conflict(decl, name, srcs[name], env[name], p, dt, span))
     for p, a in pairs:  # then scalars `a: T`: a NumPy scalar's type, else a literal's default
-        inner = p.ty.inner if isinstance(p.ty, ast.RefType) else p.ty
-        if isinstance(inner, ast.NamedType) and not inner.args and inner.name.name in names \
-                and inner.name.name not in env and not isinstance(a, Tensor):
-            dt = bi.scalar_dtype_of(a)
-            if dt is None and isinstance(a, (int, float)):
-                dt = DType.F32 if isinstance(a, float) else DType.I32
-            if dt is not None:
-                env[inner.name.name] = dt
+        for name, dt in _scalar_types(p.ty, a, names):
+            env.setdefault(name, dt)
     for g in decl.generics:
         if not g.is_const and g.name.name not in env:
             raise TileError(_unbound_type(decl, g, span))
@@ -119,6 +113,22 @@ def _tensor_types(ty: ast.TypeExpr | None, arg: Any, names: list[str]) -> list[t
         return []
     if isinstance(inner, ast.TupleType) and isinstance(arg, tuple) and len(arg) == len(inner.elems):
         return [x for t, a in zip(inner.elems, arg, strict=True) for x in _tensor_types(t, a, names)]
+    return []
+
+
+def _scalar_types(ty: ast.TypeExpr | None, arg: Any, names: list[str]) -> list[tuple[str, DType]]:
+    """(type parameter, element type) for each scalar `T` of an argument
+    (tuples too): a NumPy scalar's own type, else a Python number's default
+    (`i32`, `f32`: a literal's)."""
+    inner = ty.inner if isinstance(ty, ast.RefType) else ty
+    if isinstance(inner, ast.NamedType) and not inner.args and inner.name.name in names \
+            and not isinstance(arg, Tensor):
+        dt = bi.scalar_dtype_of(arg)
+        if dt is None and isinstance(arg, (int, float)):
+            dt = DType.F32 if isinstance(arg, float) else DType.I32
+        return [] if dt is None else [(inner.name.name, dt)]
+    if isinstance(inner, ast.TupleType) and isinstance(arg, tuple) and len(arg) == len(inner.elems):
+        return [x for t, a in zip(inner.elems, arg, strict=True) for x in _scalar_types(t, a, names)]
     return []
 
 

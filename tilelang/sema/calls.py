@@ -352,7 +352,7 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             habit = _AS.format(target)
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
-            lo, hi = (tcx.snippet(a.value) for a in e.args)
+            lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
             habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
         guess = None if habit else suggest(name, cands)
         if habit:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tilelang.diagnostics.model import DiagnosticSink
-from tilelang.source import SourceMap, SourceReadError, read_source
+from tilelang.source import SourceFile, SourceMap, SourceReadError, read_source
 from tilelang.syntax import ast
 
 if TYPE_CHECKING:
@@ -133,9 +133,35 @@ class ModuleLoader:
                 self._failures[key] = e.strerror or type(e).__name__
                 self._cache[key] = None
                 return None
-        from tilelang.syntax.parser import parse
-
         sf = existing if existing is not None else sources.add(shown, text)
-        loaded = LoadedFile(key, parse(sf, sink))
+        loaded = LoadedFile(key, parse_module(sf, sink))
         self._cache[key] = loaded
         return loaded
+
+
+# A process's parsed modules, by what a parse reads: the file's name, its id in
+# the SourceMap (the AST's spans carry it) and its text. Every compile of a
+# program that `use`s std parses the same std files again (a quarter of an
+# engine build's time); the AST is immutable (frozen nodes), so compiles can
+# share one. Only parses without a diagnostic are kept (a failing one reports
+# its errors again each time).
+_PARSED: dict[tuple[int, str, str], ast.Module] = {}
+_PARSED_LIMIT = 512
+
+
+def parse_module(sf: SourceFile, sink: DiagnosticSink) -> ast.Module:
+    """`syntax.parser.parse(sf, sink)`, once a process for a clean file."""
+    from tilelang.syntax.parser import parse
+
+    key = (sf.id, sf.name, sf.text)
+    module = _PARSED.get(key)
+    if module is not None:
+        return module
+    local = DiagnosticSink()
+    module = parse(sf, local)
+    sink.extend(local.diagnostics)
+    if not local.diagnostics:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[key] = module
+    return module

@@ -68,29 +68,69 @@ def _weighted_ref(x: np.ndarray, bk: int) -> np.ndarray:
     return out
 
 
-def _weighted(rows: int, cols: int, bk: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, object]:
+def _weighted(rows: int, cols: int, bk: int, seed: int = 0, mod=MOD) -> tuple[np.ndarray, np.ndarray, object]:  # type: ignore[no-untyped-def]
     x = np.random.default_rng(seed).standard_normal((rows, cols)).astype(np.float32)
     part = np.full((rows, -(-cols // bk)), np.nan, np.float32)
-    op = MOD.weighted[bk](P(part, [1, 1]), x)
+    op = mod.weighted[bk](P(part, [1, 1]), x)
     return x, part, op
 
 
-@pytest.mark.parametrize(("rows", "cols", "bk"), [(3, 40, 4), (1, 7, 8), (2, 1, 4), (5, 64, 16)])
-def test_the_interpreter_writes_every_tile_once(rows: int, cols: int, bk: int) -> None:
-    x, part, op = _weighted(rows, cols, bk)
+# The checks of `weighted` and `two_outputs` that test_tiles_walk.py runs on its
+# module too (`tiles` for `queue`): every tile once, whatever the blocks a row.
+def check_every_tile_once(mod, rows: int, cols: int, bk: int) -> None:  # type: ignore[no-untyped-def]
+    """The interpreter against NumPy."""
+    x, part, op = _weighted(rows, cols, bk, mod=mod)
     op.sync()  # type: ignore[attr-defined]
     np.testing.assert_allclose(part, _weighted_ref(x, bk), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("blocks", [1, 2, 5, 100])
-def test_any_number_of_pulling_blocks_gives_the_same_tiles(blocks: int) -> None:
-    x, part, op = _weighted(3, 40, 4, seed=blocks)
+def check_any_number_of_blocks(mod, blocks: int) -> None:  # type: ignore[no-untyped-def]
+    """The interpreter with `blocks` blocks a row, in either order."""
+    x, part, op = _weighted(3, 40, 4, seed=blocks, mod=mod)
     op.sync()  # type: ignore[attr-defined]
     kir = op._plan.kir  # type: ignore[attr-defined]
     for order in ("row-major", "reverse"):
         part[...] = np.nan
         run_kernel(kir, (3, 10), [part, x], queue_blocks=blocks, order=order)
         np.testing.assert_allclose(part, _weighted_ref(x, 4), rtol=1e-5, atol=1e-5)
+
+
+def check_llsim_weighted(mod, arch: str, blocks: int) -> None:  # type: ignore[no-untyped-def]
+    """The GPU code in llsim (which raises if a row's counter is not back at 0 when the launch ends)."""
+    x, part, op = _weighted(3, 40, 4, seed=7, mod=mod)
+    op.sync()  # type: ignore[attr-defined]
+    kir = op._plan.kir  # type: ignore[attr-defined]
+    part[...] = np.nan
+    SimDevice(arch).run(kir, (3, 10), [part, x], queue_blocks=blocks)
+    np.testing.assert_allclose(part, _weighted_ref(x, 4), rtol=1e-5, atol=1e-5)
+
+
+def check_llsim_two_outputs(mod) -> None:  # type: ignore[no-untyped-def]
+    """Two `&mut` outputs and a partial edge tile, on the interpreter and in llsim."""
+    x = np.arange(2 * 18, dtype=np.float32).reshape(2, 18)
+    a = np.zeros((2, 18), np.float32)
+    b = np.zeros((2, 18, 2), np.int32)
+    op = mod.two_outputs(P(a, [1, 4]), P(b, [1, 4, 2]), x)
+    op.sync()
+    want = (np.arange(18) // 4)[None, :, None] + 100 * np.arange(2)[:, None, None]
+    np.testing.assert_array_equal(a, x + 1)
+    np.testing.assert_array_equal(b, np.broadcast_to(want, b.shape))
+    kir = op._plan.kir  # type: ignore[attr-defined]
+    a[...] = 0
+    b[...] = 0
+    SimDevice("sm_90a").run(kir, (2, 5), [a, b, x], queue_blocks=2)
+    np.testing.assert_array_equal(a, x + 1)
+    np.testing.assert_array_equal(b, np.broadcast_to(want, b.shape))
+
+
+@pytest.mark.parametrize(("rows", "cols", "bk"), [(3, 40, 4), (1, 7, 8), (2, 1, 4), (5, 64, 16)])
+def test_the_interpreter_writes_every_tile_once(rows: int, cols: int, bk: int) -> None:
+    check_every_tile_once(MOD, rows, cols, bk)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 5, 100])
+def test_any_number_of_pulling_blocks_gives_the_same_tiles(blocks: int) -> None:
+    check_any_number_of_blocks(MOD, blocks)
 
 
 def test_two_outputs_and_a_partial_edge_tile() -> None:
@@ -106,28 +146,11 @@ def test_two_outputs_and_a_partial_edge_tile() -> None:
 @pytest.mark.parametrize("blocks", [1, 3, 20])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_llsim_runs_the_gpu_code(arch: str, blocks: int) -> None:
-    x, part, op = _weighted(3, 40, 4, seed=7)
-    op.sync()  # type: ignore[attr-defined]
-    kir = op._plan.kir  # type: ignore[attr-defined]
-    part[...] = np.nan
-    # llsim raises if a row's counter is not back at 0 when the launch ends
-    SimDevice(arch).run(kir, (3, 10), [part, x], queue_blocks=blocks)
-    np.testing.assert_allclose(part, _weighted_ref(x, 4), rtol=1e-5, atol=1e-5)
+    check_llsim_weighted(MOD, arch, blocks)
 
 
 def test_llsim_two_outputs() -> None:
-    x = np.arange(2 * 18, dtype=np.float32).reshape(2, 18)
-    a = np.zeros((2, 18), np.float32)
-    b = np.zeros((2, 18, 2), np.int32)
-    op = MOD.two_outputs(P(a, [1, 4]), P(b, [1, 4, 2]), x)
-    op.sync()
-    kir = op._plan.kir  # type: ignore[attr-defined]
-    a[...] = 0
-    b[...] = 0
-    SimDevice("sm_90a").run(kir, (2, 5), [a, b, x], queue_blocks=2)
-    np.testing.assert_array_equal(a, x + 1)
-    want = (np.arange(18) // 4)[None, :, None] + 100 * np.arange(2)[:, None, None]
-    np.testing.assert_array_equal(b, np.broadcast_to(want, b.shape))
+    check_llsim_two_outputs(MOD)
 
 
 def _ptx(arch: str) -> str:

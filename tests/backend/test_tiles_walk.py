@@ -24,7 +24,9 @@ sys.path.insert(0, str(ROOT / "tests" / "backend"))
 from llsim import SimDevice  # noqa: E402
 from ptxas_report import assemble  # noqa: E402
 from test_queue import SRC as QUEUE_SRC  # noqa: E402
-from test_queue import _gpu, _weighted_ref  # noqa: E402
+from test_queue import _gpu, _weighted, _weighted_ref  # noqa: E402
+from test_queue import check_any_number_of_blocks, check_every_tile_once  # noqa: E402
+from test_queue import check_llsim_two_outputs, check_llsim_weighted  # noqa: E402
 
 import tilelang  # noqa: E402
 from tilelang.backend import emit_ptx  # noqa: E402
@@ -56,15 +58,8 @@ Q21 = (Path(__file__).parent / "programs" / "independent" / "q26_tiles_walk.tile
 WALKS = tilelang.compile(Q21.split("fn main()")[0])
 
 
-def _weighted(rows: int, cols: int, bk: int, seed: int = 0, mod=MOD):  # type: ignore[no-untyped-def]
-    x = np.random.default_rng(seed).standard_normal((rows, cols)).astype(np.float32)
-    part = np.full((rows, -(-cols // bk)), np.nan, np.float32)
-    op = mod.weighted[bk](P(part, [1, 1]), x)
-    return x, part, op
-
-
 def test_the_kernel_says_its_walk() -> None:
-    _, _, op = _weighted(3, 40, 4)
+    _, _, op = _weighted(3, 40, 4, mod=MOD)
     op.sync()  # type: ignore[attr-defined]
     kir = op._plan.kir  # type: ignore[attr-defined]
     assert kir.walk == 1
@@ -73,48 +68,22 @@ def test_the_kernel_says_its_walk() -> None:
 
 @pytest.mark.parametrize(("rows", "cols", "bk"), [(3, 40, 4), (1, 7, 8), (2, 1, 4), (5, 64, 16)])
 def test_the_interpreter_writes_every_tile_once(rows: int, cols: int, bk: int) -> None:
-    x, part, op = _weighted(rows, cols, bk)
-    op.sync()  # type: ignore[attr-defined]
-    np.testing.assert_allclose(part, _weighted_ref(x, bk), rtol=1e-5, atol=1e-5)
+    check_every_tile_once(MOD, rows, cols, bk)
 
 
 @pytest.mark.parametrize("blocks", [1, 2, 3, 5, 100])
 def test_any_number_of_walking_blocks_gives_the_same_tiles(blocks: int) -> None:
-    x, part, op = _weighted(3, 40, 4, seed=blocks)
-    op.sync()  # type: ignore[attr-defined]
-    kir = op._plan.kir  # type: ignore[attr-defined]
-    for order in ("row-major", "reverse"):
-        part[...] = np.nan
-        run_kernel(kir, (3, 10), [part, x], queue_blocks=blocks, order=order)
-        np.testing.assert_allclose(part, _weighted_ref(x, 4), rtol=1e-5, atol=1e-5)
+    check_any_number_of_blocks(MOD, blocks)
 
 
 @pytest.mark.parametrize("blocks", [1, 3, 20])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_llsim_runs_the_gpu_code(arch: str, blocks: int) -> None:
-    x, part, op = _weighted(3, 40, 4, seed=7)
-    op.sync()  # type: ignore[attr-defined]
-    kir = op._plan.kir  # type: ignore[attr-defined]
-    part[...] = np.nan
-    SimDevice(arch).run(kir, (3, 10), [part, x], queue_blocks=blocks)
-    np.testing.assert_allclose(part, _weighted_ref(x, 4), rtol=1e-5, atol=1e-5)
+    check_llsim_weighted(MOD, arch, blocks)
 
 
 def test_two_outputs_and_a_partial_edge_tile_in_llsim() -> None:
-    x = np.arange(2 * 18, dtype=np.float32).reshape(2, 18)
-    a = np.zeros((2, 18), np.float32)
-    b = np.zeros((2, 18, 2), np.int32)
-    op = MOD.two_outputs(P(a, [1, 4]), P(b, [1, 4, 2]), x)
-    op.sync()
-    want = (np.arange(18) // 4)[None, :, None] + 100 * np.arange(2)[:, None, None]
-    np.testing.assert_array_equal(a, x + 1)
-    np.testing.assert_array_equal(b, np.broadcast_to(want, b.shape))
-    kir = op._plan.kir  # type: ignore[attr-defined]
-    a[...] = 0
-    b[...] = 0
-    SimDevice("sm_90a").run(kir, (2, 5), [a, b, x], queue_blocks=2)
-    np.testing.assert_array_equal(a, x + 1)
-    np.testing.assert_array_equal(b, np.broadcast_to(want, b.shape))
+    check_llsim_two_outputs(MOD)
 
 
 def test_an_atomic_inside_the_walk() -> None:

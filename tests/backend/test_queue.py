@@ -183,9 +183,9 @@ def test_the_launch_fills_the_card_once_along_the_queue() -> None:
     assert groups("queue:1", (8, 128, 1)) == 8
 
 
-def test_tilec_run_on_the_cpu(tmp_path: Path) -> None:
-    prog = tmp_path / "q.tile"
-    prog.write_text(SRC + """
+def check_tilec_run_on_the_cpu(src: str, prog: Path) -> None:
+    """`tilec run --device cpu` (the sanitizer on) of `src`'s `weighted` over a [2, 24] input of ones."""
+    prog.write_text(src + """
 fn main() {
     let x = ones::<f32>([2, 24]);
     let mut part = zeros::<f32>([2, 6]);
@@ -200,6 +200,10 @@ fn main() {
     assert r.stdout.strip() == "108.0"
 
 
+def test_tilec_run_on_the_cpu(tmp_path: Path) -> None:
+    check_tilec_run_on_the_cpu(SRC, tmp_path / "q.tile")
+
+
 def _gpu():  # type: ignore[no-untyped-def]
     try:
         import torch
@@ -210,10 +214,10 @@ def _gpu():  # type: ignore[no-untyped-def]
     return torch
 
 
-@pytest.mark.gpu
-def test_gpu_eager_and_a_graph_replayed() -> None:
+def check_gpu_eager_and_a_graph_replayed(src: str) -> None:
+    """`src`'s `weighted` on the GPU: three eager launches, then a CUDA graph replayed 50 times."""
     torch = _gpu()
-    gpu = tilelang.compile(SRC, device="gpu")
+    gpu = tilelang.compile(src, device="gpu")
     rows, cols, bk = 8, 4096, 4
     x = torch.randn(rows, cols, device="cuda")
     part = torch.full((rows, cols // bk), float("nan"), device="cuda")
@@ -233,3 +237,8 @@ def test_gpu_eager_and_a_graph_replayed() -> None:
         g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(part.cpu(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+def test_gpu_eager_and_a_graph_replayed() -> None:
+    check_gpu_eager_and_a_graph_replayed(SRC)

@@ -11,7 +11,6 @@ queue's). On the GPU (marked `gpu`): eager launches and a graph replayed."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,9 +23,15 @@ sys.path.insert(0, str(ROOT / "tests" / "backend"))
 from llsim import SimDevice  # noqa: E402
 from ptxas_report import assemble  # noqa: E402
 from test_queue import SRC as QUEUE_SRC  # noqa: E402
-from test_queue import _gpu, _weighted, _weighted_ref  # noqa: E402
-from test_queue import check_any_number_of_blocks, check_every_tile_once  # noqa: E402
-from test_queue import check_llsim_two_outputs, check_llsim_weighted  # noqa: E402
+from test_queue import (  # noqa: E402
+    _weighted,
+    check_any_number_of_blocks,
+    check_every_tile_once,
+    check_gpu_eager_and_a_graph_replayed,
+    check_llsim_two_outputs,
+    check_llsim_weighted,
+    check_tilec_run_on_the_cpu,
+)
 
 import tilelang  # noqa: E402
 from tilelang.backend import emit_ptx  # noqa: E402
@@ -170,42 +175,9 @@ def test_the_abi_launches_one_wave_along_the_walk() -> None:
 
 
 def test_tilec_run_on_the_cpu_with_the_sanitizer(tmp_path: Path) -> None:
-    prog = tmp_path / "w.tile"
-    prog.write_text(SRC + """
-fn main() {
-    let x = ones::<f32>([2, 24]);
-    let mut part = zeros::<f32>([2, 6]);
-    weighted::<4>(part.partition([1, 1]), &x).sync();
-    print(part.sum());
-}
-""")
-    r = subprocess.run([sys.executable, "-m", "tilelang", "run", str(prog), "--device", "cpu"],
-                       capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "TILE_SANITIZE": "1",
-                                                            "PATH": "/usr/bin:/bin"})
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "108.0"
+    check_tilec_run_on_the_cpu(SRC, tmp_path / "w.tile")
 
 
 @pytest.mark.gpu
 def test_gpu_eager_and_a_graph_replayed() -> None:
-    torch = _gpu()
-    gpu = tilelang.compile(SRC, device="gpu")
-    rows, cols, bk = 8, 4096, 4
-    x = torch.randn(rows, cols, device="cuda")
-    part = torch.full((rows, cols // bk), float("nan"), device="cuda")
-    want = torch.from_numpy(_weighted_ref(x.cpu().numpy(), bk).astype(np.float32))
-    for _ in range(3):
-        part.fill_(float("nan"))
-        gpu.weighted[bk](P(part, [1, 1]), x).sync()
-        torch.testing.assert_close(part.cpu(), want, rtol=1e-4, atol=1e-4)
-    stream = torch.cuda.Stream()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream):
-        gpu.weighted[bk](P(part, [1, 1]), x).sync()
-        with torch.cuda.graph(g, stream=stream):
-            gpu.weighted[bk](P(part, [1, 1]), x).launch()
-    for _ in range(50):
-        part.fill_(float("nan"))
-        g.replay()
-    torch.cuda.synchronize()
-    torch.testing.assert_close(part.cpu(), want, rtol=1e-4, atol=1e-4)
+    check_gpu_eager_and_a_graph_replayed(SRC)

@@ -20,12 +20,11 @@ from collections import defaultdict
 import pytest
 from ptxas_report import assemble
 from test_attention_pipeline import _facts, _run_lse_and_check, _std
-from test_split_plan import _walk
+from test_split_plan import _spied, _walk
 
 from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.passes import attention_tail
-from tilelang.backend.gpu.passes import attention_tiles as tiles
 from tilelang.backend.gpu.printer import print_gpu_kernel
 
 # the heavier checks (the other walk shapes, the benchmark's shape, llsim, ptxas) with TILE_SLOW=1: the default
@@ -41,34 +40,13 @@ def _clean(monkeypatch) -> None:  # type: ignore[no-untyped-def]
         monkeypatch.delenv(var, raising=False)
 
 
-_KERNELS: dict = {}
-
-
 def _kernel(monkeypatch, tail: str, bn: int = 64, split: str = "0"):  # type: ignore[no-untyped-def]
     """std's `flash_attention` (f16, 128 x bn, D = 64) with `TILEC_ATTN_TAIL=tail`, and the ids of the tile
-    positions each walk computes (`_tile`'s results); lowered once a module."""
-    key = (tail, bn, split)
-    if key not in _KERNELS:
-        _KERNELS[key] = _lower(monkeypatch, tail, bn, split)
-    return _KERNELS[key]
-
-
-def _lower(monkeypatch, tail: str, bn: int, split: str):  # type: ignore[no-untyped-def]
+    positions each walk computes (`_tile`'s results); lowered once a process (test_split_plan's `_spied`)."""
     _clean(monkeypatch)
     monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
     monkeypatch.setenv("TILEC_ATTN_TAIL", tail)
-    seen: list[list[int]] = []
-    orig = tiles._tile
-
-    def spy(b, w, r, marks=None):  # type: ignore[no-untyped-def]
-        pos = orig(b, w, r, marks)
-        seen.append([p.id for p in pos])
-        return pos
-
-    monkeypatch.setattr(tiles, "_tile", spy)
-    k = lower_gpu(_std("flash_attention", "f16", 128, bn, 64), "sm_90a", _facts("oqkv", 3))
-    monkeypatch.setattr(tiles, "_tile", orig)
-    return k, seen
+    return _spied(monkeypatch, _facts("oqkv", 3), bn)
 
 
 def _shares(k, pos, P: int, bh: int, hkv: int, sq: int, sk: int, causal: bool  # type: ignore[no-untyped-def]

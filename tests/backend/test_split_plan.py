@@ -145,12 +145,12 @@ def _kernel(monkeypatch, split: str, causal_pairs: bool = True) -> tuple[g.GpuKe
     return _spied(monkeypatch, _facts("oqkv", 3))
 
 
-def _spied(monkeypatch, facts) -> tuple[g.GpuKernel, list[list[int]]]:  # type: ignore[no-untyped-def]
-    """std's `flash_attention` (f16, 128 x 64, D = 64) lowered for sm_90a with `facts` (and the environment's
+def _spied(monkeypatch, facts, bn: int = 64) -> tuple[g.GpuKernel, list[list[int]]]:  # type: ignore[no-untyped-def]
+    """std's `flash_attention` (f16, 128 x `bn`, D = 64) lowered for sm_90a with `facts` (and the environment's
     `TILEC_*` settings), and the ids of the tile positions each walk computes (`attention_tiles._tile`'s
     results). Lowered once a process for each settings and facts (the tests evaluate the same kernels' walks
     on many launch shapes; they only read them)."""
-    key = (tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TILEC_"))), repr(facts))
+    key = (tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TILEC_"))), repr(facts), bn)
     if key not in _SPIED:
         seen: list[list[int]] = []
         orig = tiles._tile
@@ -162,7 +162,7 @@ def _spied(monkeypatch, facts) -> tuple[g.GpuKernel, list[list[int]]]:  # type: 
 
         monkeypatch.setattr(tiles, "_tile", spy)
         try:
-            k = lower_gpu(_std("flash_attention", "f16", 128, 64, 64), "sm_90a", facts)
+            k = lower_gpu(_std("flash_attention", "f16", 128, bn, 64), "sm_90a", facts)
         finally:
             monkeypatch.setattr(tiles, "_tile", orig)
         _SPIED[key] = (k, seen)

@@ -11,6 +11,11 @@
   that test with the time it took, so a hang costs one test, not the device
   run. (A hang inside one C call that never returns to Python is left to the
   `timeout` around the whole run.)
+- Tests marked `heavy` are heavier variants of a path that a default test
+  already covers (more walk shapes, bigger grids, every form of an opt-in
+  kernel in the simulator): they run with `TILE_SLOW=1` (the lead's device
+  calls and a full `TILE_SLOW=1` run each session do), and are skipped with
+  that reason otherwise, so the default run stays within CI's 10 minutes.
 - JAX is told not to preallocate 75% of the GPU's memory
   (`XLA_PYTHON_CLIENT_PREALLOCATE=false`) before any test imports it, so the
   tests after a JAX test still find memory.
@@ -57,7 +62,12 @@ except ImportError:  # hypothesis is a test extra; the plugin works without it
     pass
 
 
+HEAVY = os.environ.get("TILE_SLOW") == "1"
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("heavy") is not None and not HEAVY:
+        pytest.skip("heavy: a default case covers this path; TILE_SLOW=1 runs it")
     if item.get_closest_marker("gpu") is not None and cuda_device_count() == 0:
         pytest.skip("needs an NVIDIA GPU (cuda-python found no CUDA device)")
 

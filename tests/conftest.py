@@ -38,6 +38,7 @@ if str(_TESTS.parent) not in sys.path:
     sys.path.insert(0, str(_TESTS.parent))  # the checkout, when tilec is not installed
 
 from gpu_probe import cuda_device_count  # noqa: E402
+from heavy_gate import skip_unless_slow_run  # noqa: E402
 
 pytest_plugins = ["tileplugin"]
 
@@ -62,12 +63,8 @@ except ImportError:  # hypothesis is a test extra; the plugin works without it
     pass
 
 
-HEAVY = os.environ.get("TILE_SLOW") == "1"
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("heavy") is not None and not HEAVY:
-        pytest.skip("heavy: a default case covers this path; TILE_SLOW=1 runs it")
+    skip_unless_slow_run(item)
     if item.get_closest_marker("gpu") is not None and cuda_device_count() == 0:
         pytest.skip("needs an NVIDIA GPU (cuda-python found no CUDA device)")
 

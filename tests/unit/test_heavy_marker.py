@@ -1,11 +1,11 @@
-"""The `heavy` marker (tests/conftest.py): skipped unless TILE_SLOW=1, with a
+"""The `heavy` marker (tests/heavy_gate.py, called by tests/conftest.py): skipped unless TILE_SLOW=1, with a
 reason that says how to run it; other tests are left alone."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-import conftest
+import heavy_gate
 import pytest
 
 
@@ -14,12 +14,12 @@ def _item(*markers: str) -> SimpleNamespace:
 
 
 def test_a_heavy_test_is_skipped_by_default_and_says_how_to_run_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conftest, "HEAVY", False)
+    monkeypatch.setattr(heavy_gate, "HEAVY", False)
     with pytest.raises(pytest.skip.Exception, match="TILE_SLOW=1"):
-        conftest.pytest_runtest_setup(_item("heavy"))
-    conftest.pytest_runtest_setup(_item())  # an ordinary test runs
+        heavy_gate.skip_unless_slow_run(_item("heavy"))
+    heavy_gate.skip_unless_slow_run(_item())  # an ordinary test runs
 
 
 def test_tile_slow_runs_heavy_tests(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conftest, "HEAVY", True)
-    conftest.pytest_runtest_setup(_item("heavy"))  # no skip
+    monkeypatch.setattr(heavy_gate, "HEAVY", True)
+    heavy_gate.skip_unless_slow_run(_item("heavy"))  # no skip

@@ -47,9 +47,9 @@ def test_the_switch_replaces_the_walks_divisions(monkeypatch) -> None:  # type: 
 
 
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "sq", "causal"),
-                         [("overlap", 2, "pairs", 3, 150, False), ("overlap+rotate", 2, "auto", 2, 150, True),
-                          ("overlap+rotate", 3, "auto", 5, 300, False), ("overlap", 1, "auto", 3, 200, True)],
-                         ids=["pairs", "rotate_causal", "three_ctas_five_heads", "one_cta_causal"])
+                         [("overlap", 2, "pairs", 2, 150, False), ("overlap+rotate", 2, "auto", 2, 150, True),
+                          ("overlap+rotate", 3, "auto", 2, 300, False), ("overlap", 1, "auto", 3, 200, True)],
+                         ids=["pairs", "rotate_causal", "three_ctas_five_items", "one_cta_causal"])
 def test_fast_divisions_walk_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int, sq: int,  # type: ignore[no-untyped-def]
                                                         causal: bool, monkeypatch) -> None:
     """Several CTAs over tiles of several heads (items a head 3 or 5, pairs or single tiles): every tile's

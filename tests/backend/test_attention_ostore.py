@@ -59,8 +59,8 @@ def test_buf_takes_ring_stages_where_shared_memory_allows(monkeypatch) -> None: 
 
 
 SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200, 200, False, 0),
-       ("buf", "overlap+rotate", 128, 300, 200, True, 2), ("buf/warp", "overlap", 128, 300, 200, True, 2),
-       ("v", "overlap+rotate", 128, 300, 200, True, 2), ("v/warp", "overlap", 128, 300, 200, True, 3),
+       ("buf", "overlap+rotate", 128, 300, 130, True, 2), ("buf/warp", "overlap", 128, 300, 130, True, 2),
+       ("v", "overlap+rotate", 128, 300, 130, True, 2), ("v/warp", "overlap", 128, 300, 130, True, 3),
        ("v", "overlap", 64, 150, 40, True, 1)]
 
 
@@ -70,7 +70,7 @@ SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200
 def test_o_through_shared_memory_in_the_simulator(mode: str, schedule: str, bm: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
                                                   ctas: int, monkeypatch) -> None:
     """"v" releases the last block's stage in the next tile (a carried flag):
-    a walk of several tiles a CTA, tiles of 0 to 5 key blocks (the zero-block
+    a walk of several tiles a CTA, tiles of 0 to 3 key blocks (the zero-block
     ones store through Q). "/warp": each warp stores its own 16 rows."""
     _schedule(monkeypatch, schedule)
     mode, _, by = mode.partition("/")

@@ -60,14 +60,14 @@ def test_where_q_is_double_buffered(monkeypatch) -> None:  # type: ignore[no-unt
 
 
 @pytest.mark.parametrize(("form", "bm", "sq", "sk", "causal", "ctas", "bh"),
-                         [("overlap", 64, 300, 200, True, 1, 2), ("rotate", 64, 300, 130, True, 2, 2),
-                          ("rotate_kvfirst", 64, 320, 200, False, 1, 2), ("chain_short", 64, 300, 150, True, 1, 2),
-                          ("chain_short", 64, 150, 40, True, 1, 2), ("chain_short", 128, 520, 300, False, 1, 1)],
+                         [("overlap", 64, 300, 200, True, 1, 1), ("rotate", 64, 300, 130, True, 2, 2),
+                          ("rotate_kvfirst", 64, 320, 200, False, 1, 1), ("chain_short", 64, 300, 150, True, 1, 2),
+                          ("chain_short", 64, 150, 40, True, 1, 2), ("chain_short", 128, 520, 130, False, 1, 1)],
                          ids=["overlap_one_cta_causal", "rotate_two_ctas_rows_see_nothing", "rotate_kvfirst_one_cta",
                               "chain_one_cta_causal", "chain_tiles_without_keys", "chain_two_warpgroups"])
 def test_double_buffered_q_in_the_simulator(form: str, bm: int, sq: int, sk: int, causal: bool, ctas: int, bh: int,  # type: ignore[no-untyped-def]
                                             monkeypatch) -> None:
-    """Each CTA walks 4 to 10 tiles (both Q stages used twice or more: a wait on the wrong parity or a
+    """Each CTA walks 4 to 6 tiles (both Q stages used twice or more: a wait on the wrong parity or a
     release of the wrong stage hangs or races in llsim), S not a multiple of the blocks, causal with
     S_q != S_k, rows that see no key, tiles with no key block, one and two consumer warpgroups."""
     import llsim

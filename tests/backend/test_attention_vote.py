@@ -54,7 +54,7 @@ def test_rescales_where_a_later_block_moves_the_max(vote: str, causal: bool, sq:
     _schedule(monkeypatch, "overlap+rotate")
     monkeypatch.setenv("TILEC_ATTN_EARLY_VOTE", vote)
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
-    d, bh = 64, 2
+    d, bh = 64, 1
     k = _std("flash_attention_lse", "f16", 64, 64, d)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
     rng = np.random.default_rng(5)

@@ -47,7 +47,9 @@ def test_the_switch_replaces_the_walks_divisions(monkeypatch) -> None:  # type: 
 
 
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "sq", "causal"),
-                         [("overlap", 2, "pairs", 2, 150, False), ("overlap+rotate", 2, "auto", 2, 150, True),
+                         # (heavy: rotate_causal's kernel is three_ctas_five_items'; a causal walk: one_cta_causal)
+                         [("overlap", 2, "pairs", 2, 150, False),
+                          pytest.param("overlap+rotate", 2, "auto", 2, 150, True, marks=pytest.mark.heavy),
                           ("overlap+rotate", 3, "auto", 2, 300, False), ("overlap", 1, "auto", 3, 200, True)],
                          ids=["pairs", "rotate_causal", "three_ctas_five_items", "one_cta_causal"])
 def test_fast_divisions_walk_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int, sq: int,  # type: ignore[no-untyped-def]

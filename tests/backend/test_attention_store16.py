@@ -28,7 +28,7 @@ def test_sixteen_byte_row_stores_assemble(tmp_path, dt: str, d: int, monkeypatch
 
 
 @pytest.mark.parametrize(("schedule", "bm", "sq", "sk", "causal"),
-                         [("overlap+rotate", 64, 150, 120, True), ("overlap", 128, 200, 200, False)],
+                         [("overlap+rotate", 64, 150, 120, True), ("overlap", 128, 200, 70, False)],
                          ids=["rotate_edge_rows_causal", "overlap_two_warpgroups"])
 def test_sixteen_byte_row_stores_in_the_simulator(schedule: str, bm: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
                                                   monkeypatch) -> None:

@@ -292,9 +292,11 @@ def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-de
 
 # BM = 64: one consumer warpgroup, so pingpong-unsafe would fall back to the
 # overlapped schedule; it runs in the user-loop test below (BM = 128)
-CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120), ("overlap", True, 100, 120),
-         ("overlap", True, 150, 40), ("overlap+peel", True, 100, 120), ("overlap+peel", True, 150, 40),
-         ("overlap+rotate", False, 100, 120), ("overlap+rotate", True, 150, 40)]
+# (heavy: "causal" and "peel-causal", whose kernels the causal_rows_see_nothing cases run, causal too)
+CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120),
+         pytest.param("overlap", True, 100, 120, marks=pytest.mark.heavy),
+         ("overlap", True, 150, 40), pytest.param("overlap+peel", True, 100, 120, marks=pytest.mark.heavy),
+         ("overlap+peel", True, 150, 40), ("overlap+rotate", False, 100, 120), ("overlap+rotate", True, 150, 40)]
 
 
 @pytest.mark.parametrize(("schedule", "causal", "sq", "sk"), CASES,
@@ -338,7 +340,9 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
 
 
 @pytest.mark.parametrize(("schedule", "ctas", "bh", "sq", "sk", "bm"),
-                         [("overlap+rotate", 2, 2, 150, 200, 64), ("overlap+rotate", 1, 2, 150, 40, 64),
+                         # (heavy: rotate_two_ctas, whose kernel rotate_rows_see_nothing runs, a causal walk too)
+                         [pytest.param("overlap+rotate", 2, 2, 150, 200, 64, marks=pytest.mark.heavy),
+                          ("overlap+rotate", 1, 2, 150, 40, 64),
                           ("overlap", 2, 1, 150, 200, 64), ("overlap+rotate", 2, 1, 300, 200, 128)],
                          ids=["rotate_two_ctas", "rotate_rows_see_nothing", "overlap_two_ctas", "rotate_two_warpgroups"])
 @pytest.mark.usefixtures("whole_tiles")

@@ -315,7 +315,7 @@ def test_the_two_pass_merge_in_the_default_kernel(monkeypatch) -> None:  # type:
     monkeypatch.setenv("TILEC_ATTN_SPLIT_MERGE", "2")
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", LSE))
     assert "split.load" in text and " before " in text and " after " in text and _llvm(k, LSE) != one
-    dev = _run_lse_and_check(k, LSE, (4, 1), 1, 1, 448, 512, 64, False, 11, q_scale=2.0)
+    dev = _run_lse_and_check(k, LSE, (4, 1), 1, 1, 448, 320, 64, False, 11, q_scale=2.0)
     words = np.frombuffer(dev.split_records, np.uint32)
     assert (words != 0xFFFFFFFF).sum() == 3 * 4 * 128 * (4 + 32)  # 3 tiles in 4 pieces, 128 threads' records
     monkeypatch.setenv("TILEC_ATTN_SPLIT_MERGE", "3")

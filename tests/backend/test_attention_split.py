@@ -141,8 +141,8 @@ CASES = [
     # 10 tiles on 4 CTAs: the last 2 in 2 pieces each (heavy: three_rounds_of_pieces runs the same kernel, more
     # pieces over more rounds)
     pytest.param("overlap", 64, 2, 2, 300, 200, False, 4, 2 * 2, marks=pytest.mark.heavy),
-    ("rotate", 64, 2, 2, 300, 130, False, 4, 2 * 2),      # the rotated loop, keys not a multiple of 64
-    ("overlap", 64, 1, 1, 448, 512, False, 4, 3 * 4),     # 7 tiles on 4: the last 3 in 4 pieces, 3 rounds
+    ("rotate", 64, 2, 2, 172, 130, False, 4, 2 * 2),      # the rotated loop, keys not a multiple of 64: 6 tiles on 4
+    ("overlap", 64, 1, 1, 448, 320, False, 4, 3 * 4),     # 7 tiles on 4: the last 3 in 4 pieces, 3 rounds
     ("rotate", 128, 2, 1, 130, 200, False, 3, 1 * 3),     # two warpgroups, GQA: 4 tiles on 3, the last in 3 pieces
     ("overlap", 64, 2, 2, 200, 150, True, 3, 0),          # causal: pairs, no split
     ("overlap", 64, 2, 1, 256, 70, False, 8, 0),          # one round on 8 CTAs: nothing left to split

@@ -46,7 +46,7 @@ def test_the_switch_chains_the_tiles(monkeypatch) -> None:  # type: ignore[no-un
                          # (heavy: causal_walk's kernel is rows_see_nothing_walk's, a causal walk on 2 CTAs too)
                          [pytest.param(64, 64, 64, 150, 200, True, 2, 2, "1", marks=pytest.mark.heavy),
                           (64, 64, 64, 300, 130, True, 2, 2, "1"),
-                          (64, 64, 64, 200, 130, False, 3, 2, "late"), (128, 64, 64, 300, 200, True, 2, 1, "1"),
+                          (64, 64, 64, 200, 130, False, 3, 2, "late"), (128, 64, 64, 300, 130, True, 2, 1, "1"),
                           (64, 64, 64, 100, 120, False, 8, 1, "1"), (64, 64, 64, 150, 40, True, 1, 2, "1")],
                          ids=["causal_walk", "rows_see_nothing_walk", "full_walk_q_late", "two_warpgroups",
                               "more_ctas_than_tiles", "one_cta_tiles_without_keys"])
@@ -199,7 +199,7 @@ def test_the_runtime_picks_the_variant_by_the_launch_shape() -> None:
                          # walked by several CTAs too)
                          [pytest.param(64, 64, 64, 150, 200, True, 2, 2, marks=pytest.mark.heavy),
                           (64, 64, 64, 200, 130, True, 3, 2),
-                          (64, 64, 64, 100, 120, False, 8, 1), (128, 64, 64, 300, 200, False, 2, 1),
+                          (64, 64, 64, 100, 120, False, 8, 1), (128, 64, 64, 300, 130, False, 2, 1),
                           (64, 64, 128, 150, 200, True, 2, 2)],
                          ids=["causal_sq_ne_sk_walk", "causal_rows_see_nothing", "more_ctas_than_tiles",
                               "two_warpgroups_edge_tiles", "d128_unchained_q_early"])

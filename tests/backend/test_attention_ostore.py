@@ -58,7 +58,7 @@ def test_buf_takes_ring_stages_where_shared_memory_allows(monkeypatch) -> None: 
         assert gk.num_stages == stages and ("obuf" in print_gpu_kernel(gk)) == used
 
 
-SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200, 200, False, 0),
+SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200, 70, False, 0),
        ("buf", "overlap+rotate", 128, 300, 130, True, 2), ("buf/warp", "overlap", 128, 300, 130, True, 2),
        ("v", "overlap+rotate", 128, 300, 130, True, 2), ("v/warp", "overlap", 128, 300, 130, True, 3),
        ("v", "overlap", 64, 150, 40, True, 1)]

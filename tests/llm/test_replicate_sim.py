@@ -59,15 +59,22 @@ def test_prefill_row_kernels(k) -> None:  # type: ignore[no-untyped-def]
     base.test_prefill_row_kernels(k)
 
 
-def _step(form: str, sim: bool) -> dict[str, np.ndarray]:
+def _step(form: str, sim: bool, splits: tuple[int, int] | None) -> dict[str, np.ndarray]:
     """One decode step of the tiny model under the GPU plan (132 SMs,
     Hopper), position 5, in the interpreter or with every launch in the
-    simulator: the residual stream and the logits after it."""
+    simulator: the residual stream and the logits after it. `splits`: the
+    long and the short form's splits a KV head in place of the plan's own
+    (32 and 16; None keeps them)."""
+    import dataclasses
+
     from engine import TileQwen3, plan_for
     from model import Qwen3Config, random_weights
 
     cfg = Qwen3Config.load("tiny")
-    eng = TileQwen3(cfg, random_weights(cfg, 0), max_seq=64, plan=plan_for(cfg, 64, 132, hopper=True))
+    plan = plan_for(cfg, 64, 132, hopper=True)
+    if splits is not None:
+        plan = dataclasses.replace(plan, ns=splits[0], short_ns=splits[1])
+    eng = TileQwen3(cfg, random_weights(cfg, 0), max_seq=64, plan=plan)
     eng.be.write(eng.pos, np.array([5], np.int32))
     for op in eng._form_ops[form]:
         if not sim:
@@ -83,10 +90,22 @@ def _step(form: str, sim: bool) -> dict[str, np.ndarray]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("form", ["long", "short"])
-def test_a_decode_step_of_the_gpu_plan(form: str) -> None:
+@pytest.mark.parametrize(
+    "splits",
+    [
+        (4, 2),
+        # the plan's own 32 and 16 splits: the same kernels with the same
+        # constants as (4, 2) (the splits are the attention's grid and
+        # `combine_splits`' count), 8x the attention's blocks; at position 5
+        # as with (4, 2) the first split has the one cached key block, the
+        # others none and the last folds in the current token
+        pytest.param(None, marks=pytest.mark.heavy),
+    ],
+)
+def test_a_decode_step_of_the_gpu_plan(form: str, splits: tuple[int, int] | None) -> None:
     # both step forms (the long cache's splits and the short one's), every
     # launch in the simulator with the option on, as the interpreter steps
-    want, got = _step(form, False), _step(form, True)
+    want, got = _step(form, False, splits), _step(form, True, splits)
     for name in want:
         scale = float(np.abs(want[name]).max())
         assert scale > 0.01, name

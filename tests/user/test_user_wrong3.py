@@ -20,16 +20,15 @@ user types).
 
 from __future__ import annotations
 
+import functools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from userprog import tilec
 
 from tilelang.lsp import analysis as A
 
-REPO = Path(__file__).resolve().parents[2]
 DIR = Path(__file__).parent / "wrong"
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
@@ -77,11 +76,16 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 }
 
 
+@functools.cache  # both tests of a file read its first error: one check a file
+def _check_json(path: Path) -> str:
+    """What `tilec check --error-format json` writes to stderr (in this process, `userprog.tilec`)."""
+    return tilec("check", "--error-format", "json", str(path)).stderr
+
+
 def _first_error(path: Path) -> dict:
-    r = subprocess.run([sys.executable, "-m", "tilelang", "check", "--error-format", "json", str(path)],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert "Traceback" not in r.stderr
-    for line in r.stderr.splitlines():
+    stderr = _check_json(path)
+    assert "Traceback" not in stderr
+    for line in stderr.splitlines():
         if line.startswith("{"):
             d = json.loads(line)
             if d["severity"] == "error" and any(lab["primary"] for lab in d["labels"]):
@@ -104,8 +108,7 @@ def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
         src = src.replace(old, new)
     fixed = tmp_path / f"{name}.tile"
     fixed.write_text(src, encoding="utf-8")
-    r = subprocess.run([sys.executable, "-m", "tilelang", "check", "-D", "warnings", str(fixed)],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    r = tilec("check", "-D", "warnings", str(fixed))
     assert r.returncode == 0, (name, r.stderr)
 
 

@@ -6,6 +6,7 @@ over its own table of NumPy checks."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import shutil
 import subprocess
@@ -42,11 +43,30 @@ def assert_same_tensors(got: dict[str, np.ndarray], want: dict[str, np.ndarray],
                                        err_msg=k, equal_nan=True)
 
 
+def tilec(*argv: str) -> subprocess.CompletedProcess[str]:
+    """`tilec ARGV...` run in this process (`cli.run`, what `python -m
+    tilelang` calls, with stdout and stderr captured): the status, output
+    and files of the subprocess without a new interpreter's imports a call
+    (tests/cli covers the console script's own exit path). An exception
+    escaping the CLI fails the test with its traceback (the console script
+    would report it as an ICE, status 101)."""
+    from tilelang import cli
+    from tilelang.diagnostics import render
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved = render.settings()  # `cli.run` configures the process's rendering: put it back after
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            status = cli.run(list(argv))
+    finally:
+        render.configure(format=saved.format, color=saved.color)
+    return subprocess.CompletedProcess([sys.executable, "-m", "tilelang", *argv], status,
+                                       stdout.getvalue(), stderr.getvalue())
+
+
 def emit_ptx(name: str, arch: str, out: Path) -> subprocess.CompletedProcess[str]:
-    """`tilec emit --stage ptx` of the program into `out` (one file a kernel)."""
-    cmd = [sys.executable, "-m", "tilelang", "emit", str(DIR / f"{name}.tile"), "--stage", "ptx", "--arch", arch,
-           "-o", str(out / "k.ptx")]
-    return subprocess.run(cmd, capture_output=True, text=True)
+    """`tilec emit --stage ptx` of the program into `out` (one file a kernel), in this process (`tilec`)."""
+    return tilec("emit", str(DIR / f"{name}.tile"), "--stage", "ptx", "--arch", arch, "-o", str(out / "k.ptx"))
 
 
 def assemble_all(out: Path, arch: str, what: object) -> None:

@@ -697,9 +697,20 @@ def test_batched_prefill_matches_the_reference(n: int) -> None:
     assert eng.decode(6) == ref.greedy([int(np.argmax(want))], 6)
 
 
+def _shared(m) -> bytes:  # type: ignore[no-untyped-def]
+    """What a module of std::llm shares with every other one this process
+    loads (`tilelang.api._CHECKED`: one check a process), as bytes."""
+    import pickle
+
+    return pickle.dumps((m._program, m._ownership, m._root))
+
+
 def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
+    """Also: the engines' modules share one checked std::llm, and running
+    them (prefill, steps, graph captures and replays) leaves it unchanged."""
     if not hasattr(tilelang, "graph"):
         pytest.skip("this tilelang has no tilelang.graph() yet")
+    before = _shared(load_kernels())
     w = random_weights(UNTIED, seed=3)
     eng = TileQwen3(UNTIED, w, max_seq=32, graph=True, burst=3)
     eng.progress_every = 3  # a wait (and a report) after every burst
@@ -711,9 +722,12 @@ def test_the_step_replays_as_one_graph_on_the_interpreter() -> None:
     assert len(eng._graph.operations) == len(eng.ops)
     assert len(eng._burst_graph.operations) == 3 * len(eng.ops)
     assert eng._burst_graph.replays == 2 and eng._graph.replays == 1
-    assert got == TileQwen3(UNTIED, w, max_seq=32, graph=False).generate([5, 6, 7], 8)
+    plain = TileQwen3(UNTIED, w, max_seq=32, graph=False)
+    assert got == plain.generate([5, 6, 7], 8)
     with pytest.raises(ValueError, match="graph_api"):
         TileQwen3(UNTIED, w, max_seq=32, graph_api="cuda")
+    assert eng.k is not plain.k and eng.k._program is plain.k._program
+    assert _shared(eng.k) == before
 
 
 def _replay_calls(graph) -> list[int]:  # type: ignore[no-untyped-def]

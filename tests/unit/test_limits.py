@@ -9,6 +9,7 @@ an error in `check` but ran in `run`, whose recursion limit was higher.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable
 
@@ -65,6 +66,7 @@ def _too_deep(text: str) -> bool:
 PER_UNIT = {"blocks": 3, "ifs": 3, "kernel_ifs": 3}
 
 
+@functools.cache  # several tests ask for a kind's limit: one search a process
 def deepest(kind: str) -> int:
     """The largest `n` the parser accepts for this kind (the limit, exactly):
     a few levels above the root are the function's; search just below."""

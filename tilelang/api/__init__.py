@@ -27,7 +27,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tilelang.api.engines import gpu_available, in_flight
 from tilelang.api.errors import (
@@ -113,17 +113,47 @@ def _prewarm_if_cuda() -> None:
     prewarm_toolchain(ptx_arch(major, minor))
 
 
-def _load(text: str, name: str, device: str) -> Module:
-    from tilelang.runtime.cuda_link import compile_started
+# A process's checked programs (`_load`), by the program's name and text (and
+# the working directory, where a `<string>`'s or a relative name's `use
+# "f.tile"` resolves): an engine builds a module of `std::llm` again for each
+# plan, and checking it is most of a build. A hit shares the `Program`, ownership facts, AST and
+# `SourceMap` with the modules made before; none of them is changed after the
+# check (tests/api/test_load_memo.py compares them before and after a module
+# runs kernels and host functions), each `Module` keeps its own kernels,
+# plans and runtimes. A hit is used only while every file the program
+# imported still has the text it was checked with; programs with errors are
+# checked (and reported) again each time.
+_CHECKED: dict[tuple[str, str, str], tuple[Any, Any, Any, Any]] = {}
+_CHECKED_LIMIT = 64
 
-    compile_started()  # background imports now leave the interpreter to this thread
-    _prewarm_if_cuda()
+
+def _imports_unchanged(program: Any, sources: Any) -> bool:
+    """Whether each module `program` imported still reads as it was checked."""
+    from tilelang.source import read_source
+
+    for qual, info in program.modules.items():
+        if not qual:
+            continue  # the root: its text is the key
+        try:
+            if read_source(Path(info.path)) != sources.get(info.ast.span.file).text:
+                return False
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def _check(text: str, name: str) -> tuple[Any, Any, Any, Any]:
+    """(program, ownership facts, AST, sources) of the checked text; a
+    `CompileError` if it has errors. Once a process while the text and its
+    imports are unchanged (`_CHECKED`)."""
     from tilelang import driver
-    from tilelang.api.engines import _resolve_device
     from tilelang.diagnostics import render
     from tilelang.source import SourceMap
 
-    dev = _resolve_device(device)
+    key = (name, text, os.getcwd())
+    hit = _CHECKED.get(key)
+    if hit is not None and _imports_unchanged(hit[0], hit[3]):
+        return hit
     sources = SourceMap()
     sf = sources.add(name, text)
     result = driver.compile(sf, until="checked", sources=sources)
@@ -132,9 +162,24 @@ def _load(text: str, name: str, device: str) -> Module:
         report = render.render(diags, result.sources, "human", color=False).rstrip()
         raise CompileError(report, diags)
     checked = result.output
-    root = result.context.outputs["ast"]
+    entry = (checked.program, checked.ownership, result.context.outputs["ast"], result.sources)
+    if len(_CHECKED) >= _CHECKED_LIMIT:
+        _CHECKED.pop(next(iter(_CHECKED)))  # the oldest
+    _CHECKED[key] = entry
+    return entry
+
+
+def _load(text: str, name: str, device: str) -> Module:
+    from tilelang.runtime.cuda_link import compile_started
+
+    compile_started()  # background imports now leave the interpreter to this thread
+    _prewarm_if_cuda()
+    from tilelang.api.engines import _resolve_device
+
+    dev = _resolve_device(device)
+    program, ownership, root, sources = _check(text, name)
     stem = Path(name).stem if name != "<string>" else name
-    return Module(stem, checked.program, checked.ownership, root, result.sources, dev)
+    return Module(stem, program, ownership, root, sources, dev)
 
 
 __all__ = [

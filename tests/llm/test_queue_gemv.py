@@ -100,7 +100,15 @@ def test_queue_shapes_at_4b_fit_their_blocks_without_spills() -> None:
         assert ptx.count("atom.relaxed.gpu.global.add.u32") == 1, mat
 
 
-@pytest.mark.parametrize("mats", [("qkv",), ("o", "down"), ("gate_up",), ("qkv", "o", "gate_up", "down")])
+@pytest.mark.parametrize("mats", [
+    # heavy: qkv alone and gate/up alone run the queued kernels that all four
+    # run (`rms_gemv_queue`, `rms_gate_up_queue`), next to planned ones as
+    # ("o", "down") does
+    pytest.param(("qkv",), marks=pytest.mark.heavy),
+    ("o", "down"),
+    pytest.param(("gate_up",), marks=pytest.mark.heavy),
+    ("qkv", "o", "gate_up", "down"),
+])
 def test_queued_step_agrees(mats: tuple[str, ...]) -> None:
     # Plan.qg: the matrices `mats` on the queue in 8-row tiles (more tiles
     # than the interpreter's 2 blocks: each pulls several), the others as

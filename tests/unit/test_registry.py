@@ -236,13 +236,97 @@ else:
     print("raised none")
 """
 
+# The fresh interpreters come from one server a test process (`_py_server`):
+# it imports what every example's run imports (NumPy and tilelang's front end
+# and interpreter: most of a fresh `python -c`'s time), then forks a child
+# for each example, which runs `_PY_RUNNER` as `python -c` would (its stdin,
+# stdout and stderr files, its argv, its exit status; `atexit` handlers and a
+# collection before it exits). No example runs in the server, which never
+# imports PyTorch nor touches CUDA, so each child starts as a new process
+# that has done those imports. A request is a JSON line; the answer, the
+# child's exit status (-9: killed after `timeout` seconds).
+_PY_SERVER = r"""
+import json, os, sys, time
+import numpy
+import tilelang, tilelang.api, tilelang.driver, tilelang.interp, tilelang.run
+assert "torch" not in sys.modules, "the server must not import PyTorch (`without-torch` examples)"
+RUNNER = sys.argv[1]
 
-def _python_example(flags: frozenset[str], body: str, tmp_path: Path) -> str:
-    """Run one ```python example; the code it raised, or "none"."""
-    import importlib.util
+
+def child(req):
+    os.chdir(req["cwd"])
+    for fd, path, flags in ((0, req["body"], os.O_RDONLY), (1, req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                            (2, req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        f = os.open(path, flags, 0o644)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+    sys.argv = ["-c", *req["flags"]]
+    code = 0
+    try:
+        exec(compile(RUNNER, "<string>", "exec"), {"__name__": "__main__"})
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    import atexit, gc
+
+    gc.collect()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+for line in sys.stdin:
+    req = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child(req)
+        finally:
+            os._exit(70)
+    deadline = time.monotonic() + req["timeout"]
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            rc = os.waitstatus_to_exitcode(status)
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            rc = -9
+            break
+        time.sleep(0.005)
+    print(json.dumps({"rc": rc}), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def _py_server():  # type: ignore[no-untyped-def]
+    """The fork server of `_PY_SERVER` (started by the first Python example of the module)."""
     import os
     import subprocess
     import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", _PY_SERVER, _PY_RUNNER], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    yield proc
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
+def _python_example(flags: frozenset[str], body: str, tmp_path: Path, server) -> str:  # type: ignore[no-untyped-def]
+    """Run one ```python example (in a fresh interpreter of `server`); the code it raised, or "none"."""
+    import importlib.util
+    import json
 
     if "gpu" in flags or "nogpu" in flags:
         from gpu_probe import cuda_device_count
@@ -254,14 +338,20 @@ def _python_example(flags: frozenset[str], body: str, tmp_path: Path) -> str:
             pytest.skip("the example fails only where there is no GPU")
     if "torch" in flags and importlib.util.find_spec("torch") is None:
         pytest.skip("the example needs PyTorch")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-c", _PY_RUNNER, *sorted(flags)], input=body, text=True,
-                       capture_output=True, cwd=tmp_path, env=env, timeout=120)
-    assert r.returncode == 0, f"the example crashed:\n{r.stderr}"
-    out = r.stdout.split()
-    assert out[-2:-1] == ["raised"], r.stdout
+    files = {k: tmp_path / f"example.{k}" for k in ("body", "out", "err")}
+    files["body"].write_text(body, encoding="utf-8")
+    req = {"cwd": str(tmp_path), "flags": sorted(flags), "timeout": 120, **{k: str(v) for k, v in files.items()}}
+    server.stdin.write(json.dumps(req) + "\n")
+    server.stdin.flush()
+    answer = server.stdout.readline()
+    assert answer, f"the example server stopped (status {server.poll()})"
+    rc = json.loads(answer)["rc"]
+    stdout, stderr = (files[k].read_text(encoding="utf-8") for k in ("out", "err"))
+    assert rc == 0, f"the example crashed (status {rc}):\n{stderr}"
+    out = stdout.split()
+    assert out[-2:-1] == ["raised"], stdout
     if out[-1] != "none":  # the error's text: a code, a message, a help line, nothing internal
-        text = r.stderr
+        text = stderr
         assert text.startswith(f"error[{out[-1]}]: ") and "\n  help: " in text, text
         assert not any(leak in text for leak in LEAKS), text
     return out[-1]
@@ -271,7 +361,7 @@ def _python_example(flags: frozenset[str], body: str, tmp_path: Path) -> str:
 def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, request, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     if code.startswith("E08"):
         flags, body = explain.python_blocks(explain.explain_text(code) or "")[0]
-        got = _python_example(flags, body, tmp_path)
+        got = _python_example(flags, body, tmp_path, request.getfixturevalue("_py_server"))
         assert got == code, f"{code}.md's first example should raise {code}, got {got}"
         return
     blocks = explain.tile_blocks(explain.explain_text(code) or "")
@@ -313,10 +403,10 @@ def test_first_example_fails_with_exactly_its_code(code: str, tmp_path: Path, re
 
 
 @pytest.mark.parametrize("code", EXPLAINED)
-def test_fixed_example_passes_the_checks(code: str, tmp_path: Path) -> None:
+def test_fixed_example_passes_the_checks(code: str, tmp_path: Path, request) -> None:  # type: ignore[no-untyped-def]
     if code.startswith("E08"):
         flags, body = explain.python_blocks(explain.explain_text(code) or "")[1]
-        got = _python_example(flags, body, tmp_path)
+        got = _python_example(flags, body, tmp_path, request.getfixturevalue("_py_server"))
         assert got == "none", f"{code}.md's second (fixed) example should run, but raised {got}"
         return
     blocks = explain.tile_blocks(explain.explain_text(code) or "")

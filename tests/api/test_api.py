@@ -299,6 +299,94 @@ def test_dropped_handle_waits_and_warns(saxpy) -> None:  # type: ignore[no-untyp
     assert in_flight() == 0
 
 
+def test_a_launch_in_flight_makes_its_numpy_arrays_read_only_until_the_wait(add) -> None:  # type: ignore[no-untyped-def]
+    # On the GPU a caller's write meanwhile would race with the kernel (or be
+    # overwritten by the results copied back); the interpreter keeps the rule.
+    x, y, z = _vectors(64)
+    y.setflags(write=False)  # the caller's own read-only array stays so
+    h = add.add(P(z, [64]), x, y).launch()
+    for a in (z, x):
+        with pytest.raises(ValueError, match="read-only"):
+            a[0] = 1.0
+    w = np.zeros_like(z)
+    h2 = add.add(P(w, [64]), x, x).launch()  # reading it again is fine
+    again = add.add(P(z, [64]), x, y)  # building it is fine (not the E0803 of a read-only array) ...
+    with pytest.raises(tilelang.BorrowError, match=r"E0309.*`z` of kernel `add` writes memory that a "
+                       r"pending launch of `add` also writes \(as `z`\)"):
+        again.sync()  # ... running it is not
+    with pytest.raises(tilelang.BorrowError, match=r"E0305.*`z` of kernel `add` writes memory that a "
+                       r"pending launch of `add` may still be reading \(as `x`\)"):
+        add.add(P(x, [64]), y, y).sync()
+    h.wait()
+    assert z.flags.writeable and not x.flags.writeable  # `h2` still reads `x`
+    h2.wait()
+    assert x.flags.writeable and w.flags.writeable and not y.flags.writeable
+    np.testing.assert_array_equal(w, x + x)
+    again.sync()
+    np.testing.assert_array_equal(z, x + y)
+    # the call made while `z` was frozen left no plan for its key ("read-only
+    # `z`"): an array that really is read-only is still refused
+    r1, r2 = np.zeros(64, np.float32), x.copy()
+    r1.setflags(write=False)
+    r2.setflags(write=False)
+    with pytest.raises(tilelang.CallError, match=r"E0803.*`z` of kernel `add` is read-only"):
+        add.add(P(r1, [64]), r2, y)
+    h3 = add.add(P(z, [64]), x, y).launch()
+    del h3
+    gc.collect()  # a dropped handle waits, and gives the arrays back
+    assert z.flags.writeable and x.flags.writeable
+
+
+@pytest.mark.parametrize("change", ["shape", "resize", "dtype"])
+def test_an_operation_does_not_run_on_a_numpy_array_changed_in_place(add, change) -> None:  # type: ignore[no-untyped-def]
+    # NumPy can give an array object other memory, another shape or another
+    # element type; an operation (or a graph) built before would use memory
+    # the array no longer owns, or fail inside the interpreter.
+    x, y, z = _vectors(64)
+    op = add.add(P(z, [16]), x, y)
+    op.sync()
+    with tilelang.graph() as g:
+        add.add(P(np.zeros(64, np.float32), [16]), x, y).sync()
+    if change == "shape":
+        x.shape = (4, 16)
+    elif change == "resize":
+        x.resize(16, refcheck=False)
+    else:
+        x.dtype = np.int32
+    with pytest.raises(tilelang.CallError, match=r"E0810.*`x` of kernel `add` has other memory, another "
+                       r"shape or another element type"):
+        op.sync()
+    with pytest.raises(tilelang.CallError, match="E0810"):
+        g.replay()
+    with pytest.raises(tilelang.CallError, match="E0810"):
+        op.launch()
+    assert in_flight() == 0
+
+
+def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: ignore[no-untyped-def]
+    # an f32 array 2 bytes off its alignment (an f16 buffer viewed from its
+    # second element): the interpreter reads it as it is
+    buf = np.zeros(2 * 64 + 2, np.float16)
+    x = buf[1:129].view(np.float32)
+    assert not x.flags.aligned
+    x[:] = np.arange(64, dtype=np.float32)
+    _, y, z = _vectors(64)
+    add.add(P(z, [16]), x, y).sync()
+    np.testing.assert_array_equal(z, np.arange(64, dtype=np.float32) + y)
+    # zero-size arrays: no blocks, nothing written
+    e = np.zeros(0, np.float32)
+    add.add(P(e, [16]), e, e).sync()
+    # a dimension past `i32` (a view claiming 2**31 elements: refused before
+    # anything reads it, with the kernels' limit named)
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**31,), strides=(4,))
+    with pytest.raises(tilelang.CallError, match=r"E0801.*a dimension of 2147483648 elements is more "
+                       r"than the 2147483647"):
+        add.add(P(z, [16]), huge, y)
+    for bad, name in ((np.int64, "int64"), (np.float64, "float64"), (np.bool_, "bool")):
+        with pytest.raises(tilelang.CallError, match=rf"E0502.*must hold `f32`, but it is an? {name}"):
+            add.add(P(z, [16]), np.ones(64, bad), y)
+
+
 def test_failed_run_releases_its_borrows() -> None:
     mod = tilelang.compile(
         "kernel fn check<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
@@ -416,6 +504,31 @@ def test_the_numpy_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]
     out = capsys.readouterr().out
     assert "kernel fn saxpy<const B: i32>" in out
     assert "error[E0309]" in out and "error[E0502]" in out
+
+
+def test_host_function_borrows_see_the_whole_memory_of_a_strided_view(add) -> None:  # type: ignore[no-untyped-def]
+    # A host function copies strided arrays in (and a `&mut` one back). A
+    # reversed view's address is its last element, so its memory lies below
+    # it; a strided view's reaches past its element count.
+    mod = tilelang.compile(
+        "kernel fn dbl<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+        "    z.store(x.load_like(z) * 2.0);\n}\n"
+        "fn twice(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n"
+        "    dbl(z.partition([4]), x).sync();\n}\n")
+    a = np.arange(16, dtype=np.float32)
+    for z, x in ((a[:8][::-1], a[:4]), (a[:8:2], a[5:9])):
+        with pytest.raises(tilelang.BorrowError, match=r"E0303.*arguments `z` and `x` of function `twice` "
+                           r"share memory"):
+            mod.twice(z, x)
+    z = np.zeros(8, np.float32)
+    mod.twice(z[::-1], a[8:])  # disjoint: written back through the view
+    np.testing.assert_array_equal(z, 2 * a[8:][::-1])
+    h = add.add(P(np.zeros(4, np.float32), [4]), a[:4], a[:4]).launch()  # reads a[0:4]
+    with pytest.raises(tilelang.BorrowError, match=r"E0305.*`z` of function `twice` writes memory that a "
+                       r"pending launch of `add` may still be reading"):
+        mod.twice(a[:8][::-1], a[8:])
+    h.wait()
+    np.testing.assert_array_equal(a, np.arange(16, dtype=np.float32))
 
 
 def test_a_failing_host_function_raises_execution_error() -> None:

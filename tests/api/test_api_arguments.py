@@ -22,6 +22,8 @@ kernel fn ar<const N: i32>(z: &mut Tensor<i32, [4]>) {
 fn host_add(a: f32, b: f32) -> f32 { a + b }
 
 fn host_small(a: i8) -> i8 { a }
+
+fn host_n<const N: i32>() -> i32 { N }
 """
 
 
@@ -75,6 +77,18 @@ def test_explicit_generics_of_zero_or_below_are_e0212_not_an_ice(mod: tilelang.M
     text = str(e.value)
     assert "error[E0212]" in text and f"tile dimension {n} is not positive" in text
     assert "ill-formed IR" not in text and "positive values" in text
+
+
+@pytest.mark.parametrize("n", [2**31, 2**40, -(2**31) - 1])
+def test_explicit_generics_past_i32_are_refused_not_wrapped(mod: tilelang.Module, n: int) -> None:
+    # they became `i32` at the launch: `ar[2**31]` ran with N = -2147483648, `ar[2**40]` with 0
+    z = np.zeros(8, np.int32)
+    with pytest.raises(tilelang.CallError, match=rf"E0222.*const generic `N` of kernel `ar` is an `i32`, "
+                       rf"which cannot hold {n}"):
+        mod.ar[n](tilelang.partition(z, [4]))
+    with pytest.raises(tilelang.CallError, match=rf"E0222.*`N` of function `host_n`.*cannot hold {n}"):
+        mod.host_n[{"N": n}]()
+    assert mod.host_n[2**31 - 1]() == 2**31 - 1
 
 
 def test_compile_of_bytes_says_decode() -> None:

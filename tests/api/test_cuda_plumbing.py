@@ -130,11 +130,22 @@ def test_cuda_and_host_arrays_do_not_mix(fake) -> None:  # type: ignore[no-untyp
         mod.add(P(FakeCudaArray(z), [1024]), x, FakeCudaArray(y))
 
 
-def test_strided_cuda_arrays_are_refused(fake) -> None:  # type: ignore[no-untyped-def]
+def test_strided_or_misaligned_cuda_arrays_are_refused(fake) -> None:  # type: ignore[no-untyped-def]
     mod = tilelang.compile(SOURCE)
     x, y, z = _arrays(6000)
     with pytest.raises(tilelang.CallError, match="is not contiguous"):
         mod.add(P(FakeCudaArray(z[:3000]), [1024]), FakeCudaArray(x[::2]), FakeCudaArray(y[:3000]))
+    # an f32 array 2 bytes off its alignment: a GPU load of it faults (and
+    # loses the CUDA context), so the call refuses it, also when a plan of
+    # an aligned call with the same key exists (the key holds no address)
+    buf = np.zeros(2 * 3000 + 2, np.float16)
+    odd = buf[1:6001].view(np.float32)
+    cz, cy = FakeCudaArray(z[:3000]), FakeCudaArray(y[:3000])
+    mod.add(P(cz, [1024]), FakeCudaArray(x[:3000]), cy).sync()
+    with pytest.raises(tilelang.CallError, match=r"E0801.*`x` of kernel `add` is a float32 array on the "
+                       r"GPU of shape \(3000,\) at address 0x[0-9a-f]+, which is not a multiple of its "
+                       r"element size \(4 bytes\)"):
+        mod.add(P(cz, [1024]), FakeCudaArray(odd), cy)
 
 
 def test_no_gpu_is_a_clean_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -153,8 +164,13 @@ def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignor
     x, y, z = _arrays()
     op = mod.add(P(z, [1024]), x, y)
     h = op.launch()
+    with pytest.raises(ValueError, match="read-only"):
+        z[0] = 1.0  # would be overwritten by the copy back at the wait
+    with pytest.raises(ValueError, match="read-only"):
+        x[0] = 1.0  # uploaded already: the kernel would not see it
     h.wait()
     np.testing.assert_array_equal(z, x + y)  # copied back at the wait
+    assert z.flags.writeable and x.flags.writeable
 
 
 def test_host_functions_on_a_gpu_module(fake) -> None:  # type: ignore[no-untyped-def]

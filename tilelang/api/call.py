@@ -24,6 +24,7 @@ from tilelang.api.fastpath import (
     memo_for,
     tensor_guard,
 )
+from tilelang.api.borrowed import frozen_by
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.scalars import scalar_value
@@ -54,6 +55,13 @@ if TYPE_CHECKING:
 # The type checker's limit (`sema/check.py` MAX_TILE_ELEMENTS), restated to
 # keep `sema` out of the API's imports.
 MAX_TILE_ELEMENTS = 1 << 20
+# A tensor dimension is an `i32` in kernels (`ir/nodes.py`): the largest one.
+MAX_DIM = (1 << 31) - 1
+
+
+def _itemsize(ref: ArrayRef) -> int:
+    """Bytes an element of `ref` takes in its memory (2 for bf16 memory)."""
+    return 2 if ref.dtype is DType.BF16 else np.dtype(ref.dtype.np_dtype).itemsize if ref.dtype else 1
 
 
 class _Call:
@@ -65,6 +73,7 @@ class _Call:
         self.values = values
         self.kname = kernel.__name__
         self.refs: list[tuple[ParamSpec, ArrayRef, bool]] = []  # (param, array, mutable)
+        self.keep_plan = True  # False: this call's plan must not serve its key (`array`)
 
     def where(self, spec: ParamSpec) -> str:
         return self.m._where(
@@ -146,12 +155,37 @@ class _Call:
                 help=_fix_contiguous(ref, spec.name, mutable),
                 code=acodes.NOT_CONTIGUOUS,
             )
-        if mutable and ref.readonly:
+        if mutable and ref.readonly and frozen_by(value):
+            # read-only only while a launch in flight uses it (`borrowed.py`):
+            # the operation may be built, and starting it while that launch
+            # is in flight is the in-flight error (E0305/E0309). Its plan is
+            # not kept: the key says "read-only", and a later call of that
+            # key with an array that really is read-only must be refused.
+            self.keep_plan = False
+        elif mutable and ref.readonly:
             self.fail(
                 spec,
                 f"{what} is read-only, but the kernel writes it",
                 help=f"pass a writeable array (`{spec.name}.copy()`)",
                 code=acodes.READ_ONLY_ARRAY,
+            )
+        big = next((d for d in ref.shape if d > MAX_DIM), None)
+        if big is not None:
+            self.fail(
+                spec,
+                f"{what} is {ref.describe()}: a dimension of {big} elements is more than "
+                f"the {MAX_DIM} a Tile tensor's dimension holds (its indices are `i32`)",
+                help=f"split that dimension in two (`{spec.name}.reshape(..)` with one more "
+                "dimension), or pass the array in parts",
+                code=acodes.UNUSABLE_ARRAY,
+            )
+        if ref.is_cuda and ref.ptr % _itemsize(ref):
+            self.fail(
+                spec,
+                f"{what} is {ref.describe()} at address {ref.ptr:#x}, which is not a multiple "
+                f"of its element size ({_itemsize(ref)} bytes): the GPU cannot load it",
+                help=f"pass an aligned copy (`{spec.name}.copy()`)",
+                code=acodes.UNUSABLE_ARRAY,
             )
         self.refs.append((spec, ref, mutable))
         return ref
@@ -511,6 +545,14 @@ class _Call:
                         help=f"give `{g.name.name}` a Python int",
                         code=acodes.BAD_GENERIC,
                     )
+                if not -(1 << 31) <= int(v) < (1 << 31):
+                    raise CallError(
+                        f"const generic `{g.name.name}` of kernel `{self.kname}` is an `i32`, which "
+                        f"cannot hold {int(v)}",
+                        where=self.m._where(g.span, "declared here"),
+                        help="give a value in -2147483648..=2147483647 (as `k::<..>` takes in Tile)",
+                        code=tcodes.LITERAL_OUT_OF_RANGE,
+                    )
                 out[g.name.name] = (int(v), g.span)
             else:
                 dt = (
@@ -637,8 +679,9 @@ def call(kernel: KernelLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> O
                     kernel._memo = plan.memo
                 return _from_plan(kernel, plan, args, ptrs, objs)
     values = _match_args(kernel.__name__, "kernel", kernel.decl, args, kwargs, kernel.module)
-    op = _Call(kernel, values).build()
-    if got is not None:
+    checked = _Call(kernel, values)
+    op = checked.build()
+    if got is not None and checked.keep_plan:
         plans = kernel._plans
         if len(plans) >= MAX_PLANS:
             plans.clear()
@@ -656,6 +699,10 @@ def _from_plan(
 ) -> Operation:
     """The operation of a call whose key has `plan`: the checks the key
     does not settle, then the operation."""
+    for i, size in plan.align:
+        if ptrs[i] % size:  # the checked path words it (E0801)
+            values = _match_args(kernel.__name__, "kernel", kernel.decl, args, {}, kernel.module)
+            return _Call(kernel, values).build()
     for a, b, na, nb in plan.overlaps:
         pa = ptrs[a]
         pb = ptrs[b]

@@ -287,9 +287,19 @@ class Plan:
     fast_launch: Any = field(init=False)
     fast_sync: Any = field(init=False)
     fast_tried: bool = field(init=False)
+    np_slots: tuple[int, ...] = field(init=False)  # slots of NumPy arrays (`host_views` "array")
+    # (slot, element size) of the CUDA arrays other than PyTorch's, whose
+    # address the key does not fix: each call checks it is element-aligned
+    align: tuple[tuple[int, int], ...] = field(init=False)
 
     def __post_init__(self) -> None:
         arrays = self.arrays
+        self.np_slots = tuple(i for i, how in enumerate(self.host_views) if how == "array")
+        self.align = tuple(
+            (i, s.np_dtype.itemsize)
+            for i, s in enumerate(arrays)
+            if self.space != "cpu" and s.library != "torch" and s.np_dtype.itemsize > 1
+        )
         self.overlaps = tuple(
             (a, b, arrays[a].nbytes, arrays[b].nbytes)
             for a, b in self.pairs

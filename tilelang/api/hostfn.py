@@ -15,7 +15,7 @@ from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_ar
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
-from tilelang.diagnostics.codes.types import MISMATCHED_TYPES
+from tilelang.diagnostics.codes.types import LITERAL_OUT_OF_RANGE, MISMATCHED_TYPES
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.runtime.tensor import Tensor
@@ -79,6 +79,11 @@ class HostFunction:
                     raise CallError(f"const generic `{g.name.name}` of function `{self.__name__}` takes an "
                                     f"integer, not {v!r}", where=gwhere, help=f"give `{g.name.name}` a Python int",
                                     code=acodes.BAD_GENERIC)
+                if not -(1 << 31) <= int(v) < (1 << 31):
+                    raise CallError(f"const generic `{g.name.name}` of function `{self.__name__}` is an `i32`, "
+                                    f"which cannot hold {int(v)}", where=gwhere,
+                                    help="give a value in -2147483648..=2147483647 (as `f::<..>` takes in Tile)",
+                                    code=LITERAL_OUT_OF_RANGE)
                 out[g.name.name] = int(v)
             else:
                 dt = _type_arg(v)
@@ -209,7 +214,7 @@ class HostFunction:
             except (Unsupported, NotAnArray):
                 continue  # `_tensor` words the error
             mutable = isinstance(ty, ast.RefType) and ty.mutable
-            used.append((name, Region(ref.ptr, ref.nbytes, name), ref.space, mutable))
+            used.append((name, Region(*_extent(ref), name), ref.space, mutable))
         where = m._where(self.decl.name.span, f"`{self.signature}`")
         for j, (bn, b, bs, bw) in enumerate(used):
             for an, a, as_, aw in used[:j]:
@@ -304,6 +309,18 @@ class HostFunction:
                 help="convert it to one Tile has (float32, float16, int32, uint8, bool, ...)",
             )
         return Tensor.from_numpy(np.array(ref.host, copy=True), dt, dev)
+
+
+def _extent(ref: arrays.ArrayRef) -> tuple[int, int]:
+    """(lowest address, bytes) of the memory `ref`'s elements lie in: a
+    host function takes any strides (it copies), and a reversed or strided
+    view reaches below its address or past its element count."""
+    if ref.host is None or ref.contiguous or not ref.nbytes:
+        return ref.ptr, ref.nbytes
+    a = ref.host
+    lo = sum((d - 1) * s for d, s in zip(a.shape, a.strides, strict=True) if s < 0)
+    hi = sum((d - 1) * s for d, s in zip(a.shape, a.strides, strict=True) if s > 0)
+    return ref.ptr + lo, hi - lo + a.itemsize
 
 
 def _tensor_args(args: list[tuple[str, ast.TypeExpr, Any]]) -> list[tuple[str, ast.TypeExpr, Any]]:

@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilelang.api import engines
+from tilelang.api.borrowed import freeze as _freeze
+from tilelang.api.borrowed import thaw as _thaw
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
-from tilelang.api.fastpath import torch_view
+from tilelang.api.fastpath import _np_ptr, torch_view
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
@@ -189,12 +191,17 @@ class Operation:
             handle = fast(self)
             if handle is not None:
                 return handle  # type: ignore[no-any-return]
-        return Handle(self, *self._begin())
+        handle = Handle(self, *self._begin())
+        if self._plan.np_slots:
+            handle._frozen = _freeze(self)
+        return handle
 
     def _begin(self) -> tuple[int, Any, list[tuple[np.ndarray, Tensor]], int | None]:
         """Check, register and start: (token among the launches in flight, the
         stream, host arrays to copy results into, the stream handle's value)."""
         plan = self._plan
+        if plan.np_slots:
+            self._check_numpy()
         if plan.has_torch:  # `_check_memory`, inline
             guard = plan.guard  # when set, every array is a tensor
             objs = self._objs
@@ -387,6 +394,34 @@ class Operation:
                     code=acodes.ARRAY_CHANGED,
                 )
 
+    def _check_numpy(self) -> None:
+        """A NumPy array can be given other memory, another shape or another
+        element type in place (`a.resize(.., refcheck=False)`, `a.shape = ..`,
+        `a.dtype = ..`); an operation built before must not run on it then
+        (it would read or write memory the array no longer owns)."""
+        plan = self._plan
+        objs = self._objs
+        ptrs = self._ptrs
+        for i in plan.np_slots:
+            o = objs[i]
+            s = plan.arrays[i]
+            if (
+                o.shape != s.shape
+                or o.dtype != s.np_dtype
+                or not o.flags.c_contiguous
+                or _np_ptr(o) != ptrs[i]
+            ):
+                raise CallError(
+                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
+                    "another shape or another element type than when the operation was built "
+                    f"(now {o.dtype} {tuple(o.shape)}, then {s.np_dtype} {s.shape})",
+                    where=plan.kernel.module._where(
+                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
+                    ),
+                    help="call the kernel again to build an operation on the array as it is now",
+                    code=acodes.ARRAY_CHANGED,
+                )
+
     def _start(
         self, capture: Any = None
     ) -> tuple[Any, list[tuple[np.ndarray, Tensor]], int | None]:
@@ -552,7 +587,7 @@ class Handle:
     flight; waiting twice is fine. The operation (and with it the caller's
     arrays) stays referenced while the handle lives."""
 
-    __slots__ = ("_end", "_raw", "_stream", "_token", "_writeback", "done", "operation")
+    __slots__ = ("_end", "_frozen", "_raw", "_stream", "_token", "_writeback", "done", "operation")
 
     def __init__(
         self,
@@ -569,12 +604,20 @@ class Handle:
         self._writeback = writeback  # (host array, device tensor) pairs to copy back
         self._raw = raw
         self._end = end  # the one-function launch's wait (`_make_fast`), or None
+        self._frozen: list[np.ndarray] = []  # NumPy arrays made read-only until the wait
         self.done = False
 
     def wait(self) -> None:
         if self.done:
             return
         self.done = True
+        try:
+            frozen = self._frozen
+        except AttributeError:  # made by the native launcher (`FastPlan`): no NumPy arrays
+            frozen = None
+        if frozen:
+            _thaw(frozen)  # first: the wait may copy results into them
+            self._frozen = []
         end = self._end
         if end is not None:
             end(self._token, self._stream, self._raw)
@@ -588,6 +631,9 @@ class Handle:
         if self.done:
             return
         self.done = True
+        if getattr(self, "_frozen", None):
+            _thaw(self._frozen)
+            self._frozen = []
         with _LOCK:
             _PENDING.pop(self._token, None)
 

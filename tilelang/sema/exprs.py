@@ -15,7 +15,7 @@ import math
 from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
+from tilelang.diagnostics.codes.runtime import HOST_INDEX, KERNEL_UNSUPPORTED
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
@@ -375,16 +375,43 @@ def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Typ
         lo, hi = tcx.program.dims.get(ix.start), tcx.program.dims.get(ix.end)
         n: Dim | None = None
         if lo is not None and hi is not None and lo.const_value is not None and hi.const_value is not None:
-            n = Dim.const(max(0, hi.const_value - lo.const_value + (1 if ix.inclusive else 0)))
+            end = hi.const_value + (1 if ix.inclusive else 0)
+            n = Dim.const(max(0, end - lo.const_value))
+            _constant_bounds(tcx, ix, t.shape[0], lo.const_value, end)
         return TensorT(t.dtype, (n, *t.shape[1:]))
     if not is_intlike(ity):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
                                 f"expected an integer index or a range `a..b`, found `{ity}`")
                         .with_help("index with an integer (`t[i]`) or a range (`t[a..b]`)"))
     settle(tcx, ix, I32)
+    i = tcx.program.dims.get(ix)
+    if i is not None and i.const_value is not None:
+        _constant_bounds(tcx, ix, t.shape[0], i.const_value, None)
     if len(t.shape) == 1:
         return ScalarT(t.dtype)  # type: ignore[arg-type]
     return TensorT(t.dtype, t.shape[1:])
+
+
+def _constant_bounds(tcx: CheckCx, ix: ast.Expr, axis: Dim | None, lo: int, hi: int | None) -> None:
+    """E0721 at check time: a constant index (`hi` None) or slice `lo..hi`
+    outside an axis whose length is a constant (the run-time check, with the
+    same message, stays for every other index)."""
+    n = axis.const_value if axis is not None else None
+    if n is None:
+        return
+    if hi is None:
+        if 0 <= lo < n:
+            return
+        msg, label = f"index {lo} is out of bounds for an axis of {n} elements", f"must be in 0..{n}"
+    else:
+        if 0 <= lo <= hi <= n:
+            return
+        msg = (f"slice {lo}..{hi} is out of bounds for an axis of {n} elements" if lo <= hi
+               else f"slice {lo}..{hi} starts after it ends")
+        label = f"must lie within 0..{n}"
+    tcx.emit(tcx.err(HOST_INDEX, msg, ix.span, label)
+             .note("the index and the tensor's length are both known before the program runs")
+             .with_help("indices run from 0 to the axis's length - 1 (`t.shape()[0]`)"))
 
 
 def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) -> Diagnostic:

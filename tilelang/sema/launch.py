@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.codes.launch import GRID_MISMATCH
 from tilelang.dtypes import DType
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
@@ -42,6 +43,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     env: dict[str, Any] = {}
     srcs: dict[str, Any] = {}
     deferred: dict[str, ast.Expr] = {}
+    errors_before = len(tcx.sink.diagnostics)
     turbofish(tcx, e, info, fx, env, srcs, deferred)
     # (param dim, arg dim, arg node, param, is a partition)
     pending: list[tuple[Dim, Dim | None, Any, Any, bool]] = []
@@ -52,6 +54,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     tuned_dims = {a: tcx.tuned_partitions.pop(a) for a in args if a in tcx.tuned_partitions}
     tuned: set[str] = set()  # const generics the autotuner picks in this launch
     generic_scalars: list[tuple[Any, Any, ast.Expr, Type]] = []
+    parts: list[tuple[ast.Param, ast.Expr, PartitionT]] = []  # the `&mut` arguments
     for p, pty, a, aty in zip(info.decl.params, info.param_types, args, tys, strict=False):
         if is_poison(pty, aty):
             borrows.append(None)
@@ -89,6 +92,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                                 deferred.setdefault(sname, ex)
                                 srcs.setdefault(sname, a)
                     unify_dims(tcx, pshape, aty.tile_shape, a, env, srcs, info, e, pending, p, True)
+                    parts.append((p, a, aty))
                 elif isinstance(aty, TensorT) or (isinstance(aty, RefT) and isinstance(aty.inner, TensorT)):
                     # a whole tensor for a `&mut` param: the ownership checker's rule
                     # (it names the missing `.partition`); no type error here, and
@@ -206,7 +210,49 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
         tcx.program.tuned[e] = frozenset(tuned)
     if not bad:
         check_instantiation(tcx, e, info, inst, srcs)
+        if len(tcx.sink.diagnostics) == errors_before:  # (E0214's conflict says more)
+            constant_grids(tcx, e, info, parts)
     return OpT(info.qualname, tuple(borrows))
+
+
+def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
+                   parts: list[tuple[ast.Param, ast.Expr, PartitionT]]) -> None:
+    """E0500 at check time: the `&mut` partitions of a launch give different
+    grids, where every tensor and tile dimension involved is a constant. The
+    launch's own check (`runtime/launch.py` `bind_launch`, whose rule this
+    is: grids equal up to trailing 1s) stays for every other launch, and
+    for the kernels with `last_block`, whose group's tensors have grids of
+    their own."""
+    if any(isinstance(n, ast.Name) and n.ident.name == "last_block" for n in ast.walk(info.decl.body)):
+        return  # the group's tensors have grids of their own (the launch checks; E0409 says more)
+    first: tuple[str, ast.Expr, tuple[int, ...]] | None = None
+    for p, a, aty in parts:
+        if aty.tensor.shape is None:
+            continue
+        dims = [(n.const_value if n is not None else None, t.const_value if t is not None else None)
+                for n, t in zip(aty.tensor.shape, aty.tile_shape, strict=False)]
+        if len(aty.tensor.shape) != len(aty.tile_shape) or \
+                any(n is None or t is None or n < 0 or t <= 0 for n, t in dims):
+            continue
+        grid = tuple(-(-n // t) for n, t in dims)  # type: ignore[operator]
+        if first is None:
+            first = (p.name.name, a, grid)
+        elif _trim(grid) != _trim(first[2]):
+            g0, g1 = (f"[{', '.join(map(str, g))}]" for g in (first[2], grid))
+            tcx.emit(tcx.err(GRID_MISMATCH, f"partition grids disagree: `{first[0]}` gives {g0} blocks but "
+                             f"`{p.name.name}` gives {g1}", a.span, f"{g1} blocks")
+                     .secondary(first[1].span, f"{g0} blocks")
+                     .note("every shape here is a constant, so the launch would always fail")
+                     .with_help("choose tile shapes that split every `&mut` tensor into the same grid"))
+            return
+
+
+def _trim(grid: tuple[int, ...]) -> tuple[int, ...]:
+    """`grid` without its trailing 1s (at least one axis): CUDA's rule."""
+    n = len(grid)
+    while n > 1 and grid[n - 1] == 1:
+        n -= 1
+    return grid[:n]
 
 
 def tuner_dim(tcx: CheckCx, info: FnInfo, p: ast.Param, ex: ast.Expr, sname: str | None) -> bool:

@@ -9,6 +9,8 @@ element type; mismatched dtypes are never converted implicitly (E0201).
 
 from __future__ import annotations
 
+from typing import Any
+
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.sema.coerce import settle
@@ -19,6 +21,7 @@ from tilelang.sema.typeops import (
     deref,
     elem_is_float,
     elem_is_int,
+    int_range,
     is_intlike,
     is_poison,
     num_of,
@@ -266,13 +269,13 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
     match src:
         case UntypedInt() | UntypedFloat():
             if isinstance(src, UntypedInt) and d is not None and elem_is_int(target.dtype):
-                tcx.program.dims[e] = d
+                _cast_dim(tcx, e, d, DType.I32, target.dtype)
             settle(tcx, x, target if not (isinstance(src, UntypedFloat) and elem_is_int(target.dtype))
                    else F32, cast=True)
             return target
         case ScalarT():
             if d is not None and elem_is_int(target.dtype):
-                tcx.program.dims[e] = d
+                _cast_dim(tcx, e, d, src.dtype, target.dtype)
             return target
         case TileT(shape=s):
             return TileT(target.dtype, s)
@@ -303,3 +306,20 @@ def _wider(a: ElemT, b: ElemT) -> ElemT:
 
 def _result_of(num: Num, ty: Type) -> Type:
     return ty.inner if isinstance(ty, RefT) else ty
+
+
+def _cast_dim(tcx: CheckCx, e: ast.Expr, d: Any, src: Any, target: Any) -> None:
+    """The value of integer cast `e` of a value `d` known to the checker, as
+    it runs: a constant wrapped to the target type (`let w: i32 = 300; w as
+    u8` is 44, not 300), a symbolic one kept only where the target holds
+    every value of the source (`B as i64`), else unknown."""
+    if not isinstance(target, DType):
+        return
+    if d.const_value is not None:
+        tcx.program.dims[e] = Dim.const(target.wrap(d.const_value))
+        return
+    if isinstance(src, DType) and src.is_int:
+        lo, hi = int_range(src)
+        tlo, thi = int_range(target)
+        if tlo <= lo and hi <= thi:
+            tcx.program.dims[e] = d

@@ -40,7 +40,7 @@ GRAPH_MISUSE = define(
     "a `tilelang.graph()` recorded twice, nested, or replayed while it is recording")
 ARRAY_CHANGED = define(
     "E0810", "api-array-changed",
-    "a PyTorch tensor got other memory or another shape after an operation was built on it")
+    "an array got other memory, another shape or another element type after an operation was built on it")
 TORCH_OP_SPEC = define(
     "E0811", "api-torch-op-spec",
     "`tilelang.torch_op` was given tiles or outputs that do not fit the kernel")

@@ -337,29 +337,31 @@ def test_a_launch_in_flight_makes_its_numpy_arrays_read_only_until_the_wait(add)
     assert z.flags.writeable and x.flags.writeable
 
 
-@pytest.mark.parametrize("change", ["shape", "resize", "dtype"])
+@pytest.mark.parametrize("change", ["shape", "resize", "dtype", "read-only"])
 def test_an_operation_does_not_run_on_a_numpy_array_changed_in_place(add, change) -> None:  # type: ignore[no-untyped-def]
     # NumPy can give an array object other memory, another shape or another
-    # element type; an operation (or a graph) built before would use memory
-    # the array no longer owns, or fail inside the interpreter.
+    # element type, or make it read-only; an operation (or a graph) built
+    # before would use memory the array no longer owns, or fail inside the
+    # interpreter (a Python `ValueError`).
     x, y, z = _vectors(64)
     op = add.add(P(z, [16]), x, y)
     op.sync()
     with tilelang.graph() as g:
-        add.add(P(np.zeros(64, np.float32), [16]), x, y).sync()
+        add.add(P(z, [16]), x, y).sync()
     if change == "shape":
         x.shape = (4, 16)
     elif change == "resize":
         x.resize(16, refcheck=False)
-    else:
+    elif change == "dtype":
         x.dtype = np.int32
-    with pytest.raises(tilelang.CallError, match=r"E0810.*`x` of kernel `add` has other memory, another "
-                       r"shape or another element type"):
-        op.sync()
-    with pytest.raises(tilelang.CallError, match="E0810"):
-        g.replay()
-    with pytest.raises(tilelang.CallError, match="E0810"):
-        op.launch()
+    else:
+        z.setflags(write=False)
+    pattern = (r"E0803.*`z` of kernel `add` was made read-only after the operation was built"
+               if change == "read-only" else
+               r"E0810.*`x` of kernel `add` has other memory, another shape or another element type")
+    for run in (op.sync, g.replay, op.launch):
+        with pytest.raises(tilelang.CallError, match=pattern):
+            run()
     assert in_flight() == 0
 
 

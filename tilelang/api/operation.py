@@ -27,6 +27,7 @@ import numpy as np
 
 from tilelang.api import engines
 from tilelang.api.borrowed import freeze as _freeze
+from tilelang.api.borrowed import frozen_by as _frozen_by
 from tilelang.api.borrowed import thaw as _thaw
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
@@ -397,8 +398,9 @@ class Operation:
     def _check_numpy(self) -> None:
         """A NumPy array can be given other memory, another shape or another
         element type in place (`a.resize(.., refcheck=False)`, `a.shape = ..`,
-        `a.dtype = ..`); an operation built before must not run on it then
-        (it would read or write memory the array no longer owns)."""
+        `a.dtype = ..`), or be made read-only; an operation built before must
+        not run on it then (it would read or write memory the array no longer
+        owns, or fail inside the interpreter)."""
         plan = self._plan
         objs = self._objs
         ptrs = self._ptrs
@@ -420,6 +422,18 @@ class Operation:
                     ),
                     help="call the kernel again to build an operation on the array as it is now",
                     code=acodes.ARRAY_CHANGED,
+                )
+            if s.mutable and not o.flags.writeable and not _frozen_by(o):
+                # (one a launch in flight froze is the in-flight error, next)
+                raise CallError(
+                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` was made read-only "
+                    "after the operation was built, but the kernel writes it",
+                    where=plan.kernel.module._where(
+                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
+                    ),
+                    help=f"make it writeable again (`{s.name}.flags.writeable = True`) or pass "
+                    "a writeable copy to a new call",
+                    code=acodes.READ_ONLY_ARRAY,
                 )
 
     def _start(

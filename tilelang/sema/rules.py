@@ -19,6 +19,7 @@ from typing import Any
 
 from tilelang import printfmt
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.codes.runtime import HOST_INDEX
 from tilelang.dtypes import DType, arange_problem
 from tilelang.sema.access import (
     rule_atomic,
@@ -66,6 +67,7 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
     broadcast_shapes,
+    const_shape,
     elem_of,
     shape_str,
 )
@@ -754,7 +756,7 @@ _rule_permute = _by_receiver(_tile_permute, _host_permute)
 
 def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
     """`t.item()`: the scalar of a one-element tile (checked now) or host tensor
-    (checked at run time, E0714)."""
+    (checked now when its shape is a constant, else at run time: E0721)."""
     x, ty = cx.recv, cx.recv_ty
     assert x is not None and ty is not None
     if isinstance(ty, TileT):
@@ -767,6 +769,13 @@ def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
         return ScalarT(ty.dtype)
     t = deref(ty)
     if isinstance(t, TensorT) and t.dtype is not None:
+        shape = const_shape(t.shape)
+        if shape is not None and math.prod(shape) != 1:  # E0721 when it runs: known now
+            tcx.emit(tcx.err(HOST_INDEX, f"`item` needs a tensor of one element, found "
+                             f"{shape_str(t.shape)} ({math.prod(shape)} elements)", cx.node.span,
+                             "not one element")
+                     .note("the tensor's shape is known before the program runs")
+                     .with_help("reduce it first (`t.sum()`, `t.max()`) or index one element"))
         return ScalarT(t.dtype)
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`item` expects a tile or a tensor, found `{ty}`",
                             x.span, "not a tile or tensor")

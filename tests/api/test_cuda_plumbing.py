@@ -173,6 +173,18 @@ def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignor
     assert z.flags.writeable and x.flags.writeable
 
 
+def test_tuning_refuses_cuda_arrays_it_cannot_put_back(fake, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # each timed candidate writes the call's `&mut` array; one of a library
+    # the tuner cannot copy would keep every run's writes
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    mod = tilelang.compile("#[autotune(B = [512, 1024])]\n" + SOURCE.lstrip())
+    x, y, z = _arrays()
+    with pytest.raises(tilelang.CallError, match=r"E0801.*`z` \(a float32 array on the GPU of shape "
+                       r"\(3000,\)\) must be put back after each timed candidate(.|\n)*CuPy"):
+        mod.add(P(FakeCudaArray(z), ...), FakeCudaArray(x), FakeCudaArray(y))
+    assert not z.any() and fake.ran_on == []
+
+
 def test_host_functions_on_a_gpu_module(fake) -> None:  # type: ignore[no-untyped-def]
     mod = tilelang.compile(SOURCE + "fn twice(x: &Tensor<f32, [?]>) -> Tensor<f32, [?]> { x * 2.0 }\n",
                            device="gpu")

@@ -98,6 +98,19 @@ def test_tuning_leaves_the_arguments_as_it_found_them(cache, mod) -> None:  # ty
     np.testing.assert_array_equal(y, 1)  # every timed candidate's writes were undone
     op.sync()
     np.testing.assert_array_equal(y, 1 + x)  # the returned operation runs once
+    # the host memory of another library (`__array_interface__` only): its
+    # writes were not undone, so the result held every timed run's sum
+    y[...] = 1
+
+    class Foreign:
+        @property
+        def __array_interface__(self) -> dict:  # type: ignore[type-arg]
+            return y.__array_interface__
+
+    op = mod.accumulate(P(Foreign(), ...), x[:999])  # another key: tuned again
+    np.testing.assert_array_equal(y, 1)
+    op.sync()
+    np.testing.assert_array_equal(y[:999], 1 + x[:999])
 
 
 def test_failing_candidates_are_skipped_with_a_note(cache, mod) -> None:  # type: ignore[no-untyped-def]

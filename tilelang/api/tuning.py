@@ -51,6 +51,7 @@ from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.protocols import KernelLike
 from tilelang.api.signature import _match_args
+from tilelang.diagnostics.codes.api import UNUSABLE_ARRAY
 from tilelang.diagnostics.codes.types import TUNED_TILE_MISUSE
 from tilelang.diagnostics.model import TileError
 from tilelang.syntax import ast
@@ -325,7 +326,10 @@ def _with_hints(op: Operation, hints: dict[str, int]) -> Operation:
 def _snapshot(values: list[Any], kernel: KernelLike) -> list[tuple[Any, Any, str]]:
     """Copies of the arrays a candidate writes, to put back after each timed
     one: the `&mut` ones and the `&` ones the kernel's `unsafe` code writes
-    (atomics, `store_unchecked`: a total would sum every timed run)."""
+    (atomics, `store_unchecked`: a total would sum every timed run). Host
+    memory of any library is copied through its NumPy view; CUDA memory of
+    a library other than PyTorch's or CuPy's is refused (E0801): its writes
+    would pile up over the timed runs."""
     writes_for = getattr(kernel.module._ownership, "writes_for", None)
     unsafe = writes_for(kernel.key) if writes_for is not None else frozenset()
     out = []
@@ -337,12 +341,27 @@ def _snapshot(values: list[Any], kernel: KernelLike) -> list[tuple[Any, Any, str
         else:
             continue
         lib = type(a).__module__.split(".", 1)[0]
-        if lib == "numpy":
-            out.append((a, a.copy(), lib))
-        elif lib == "torch":
+        if lib == "torch":
             out.append((a, a.detach().clone(), lib))
         elif lib == "cupy":
             out.append((a, a.copy(), lib))
+        else:
+            # NumPy, and host memory of any other library through its NumPy view
+            try:
+                ref = arrays.describe(a)
+            except (NotAnArray, Unsupported):
+                continue  # the call refuses it (and says why)
+            if ref.host is None:  # CUDA memory no library here can copy
+                raise CallError(
+                    f"kernel `{kernel.__name__}` is tuned on the call's arrays, and `{spec.name}` "
+                    f"({ref.describe()}) must be put back after each timed candidate, but the "
+                    "tuner cannot copy it",
+                    where=kernel.module._where(kernel.decl.name.span, f"`{kernel.signature}`"),
+                    help=f"pass `{spec.name}` as a PyTorch tensor or a CuPy array "
+                    f"(`cupy.asarray({spec.name})`), or give the tuned generics explicitly",
+                    code=UNUSABLE_ARRAY,
+                )
+            out.append((ref.host, ref.host.copy(), "numpy"))
     return out
 
 

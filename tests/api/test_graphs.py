@@ -153,6 +153,31 @@ def test_misuse_is_reported(mod) -> None:  # type: ignore[no-untyped-def]
     assert empty.replays == 1
 
 
+def test_a_host_function_in_the_block_is_refused_not_run_once() -> None:
+    # It ran at once: `total` read `z` before the recorded `inc` had run (0
+    # where the block reads as 8), and `bump`'s launch ran once, at the
+    # recording, and was never replayed (Tile's `graph { .. }`: E0228).
+    m = tilelang.compile(
+        "kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(z.load() + 1.0); }\n"
+        "fn total(t: &Tensor<f32, [?]>) -> f32 { t.sum() }\n"
+        "fn bump(z: &mut Tensor<f32, [?]>) { inc(z.partition([4])).sync(); }\n")
+    z = np.zeros(8, np.float32)
+    with tilelang.graph() as g:
+        m.inc(P(z, [4])).sync()
+        for call in (lambda: m.total(z), lambda: m.bump(z)):
+            with pytest.raises(tilelang.CallError, match=r"E0228.*host function `(total|bump)` runs at "
+                               r"once(.|\n)*help: call it before or after the block"):
+                call()
+    assert not z.any() and len(g.operations) == 1
+    g.replay()
+    assert m.total(z) == 8.0  # outside the block it runs
+    t = threading.Thread(target=lambda: m.bump(z))
+    with tilelang.graph():  # another thread is not recording
+        t.start()
+        t.join()
+    np.testing.assert_array_equal(z, 2.0)
+
+
 def test_other_threads_run_while_one_records(mod) -> None:  # type: ignore[no-untyped-def]
     x, y, a, _, z = _vecs()
     out = np.zeros_like(a)

@@ -11,7 +11,8 @@ in order, and waits.
 Recording runs nothing: code in the block is written as usual (as under
 PyTorch's `torch.cuda.graph`), each kernel call is checked as usual, and
 `.sync()`/`.launch()` record its operation instead of running it (the
-handle they return is already done). The graph keeps the operations and so
+handle they return is already done). A host function called in the block
+is refused (E0228, as in a Tile `graph { .. }`): it would run at once. The graph keeps the operations and so
 their arrays alive, as a Tile graph keeps its tensors from being moved.
 Operations run by other threads meanwhile are not recorded. On the GPU the first
 replay captures the operations into one CUDA graph on a stream of tilec's

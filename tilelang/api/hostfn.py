@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_ar
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
-from tilelang.diagnostics.codes.types import LITERAL_OUT_OF_RANGE, MISMATCHED_TYPES
+from tilelang.diagnostics.codes.types import HOST_EFFECT_IN_GRAPH, LITERAL_OUT_OF_RANGE, MISMATCHED_TYPES
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.runtime.tensor import Tensor
@@ -99,6 +100,7 @@ class HostFunction:
         from tilelang.runtime.host import FnRef
 
         m = self.module
+        self._check_not_recording()
         values = _match_args(self.__name__, "function", self.decl, args, kwargs, m)
         ev = m._evaluator()
         dev = ev.runtime.device
@@ -120,6 +122,26 @@ class HostFunction:
             host[...] = t.numpy()
         library = next(iter(libraries)) if len(libraries) == 1 else "numpy"
         return _from_value(result, library)
+
+    def _check_not_recording(self) -> None:
+        """A host function runs at once, also inside `with tilelang.graph()`,
+        where kernel calls are recorded and run later: its reads would see
+        none of the recorded launches, and its own launches would run once
+        and never be replayed (a Tile `graph { .. }` block refuses host work
+        the same way, E0228). Other threads are not recording."""
+        from tilelang.api import engines
+
+        rec = engines.RECORDING
+        if rec is not None and getattr(rec, "_thread", None) == threading.get_ident():
+            raise CallError(
+                f"host function `{self.__name__}` runs at once, while the `with tilelang.graph()` "
+                "block records kernel calls to run later: it would see none of the recorded "
+                "launches, and its own launches would not be replayed",
+                where=self.module._where(self.decl.name.span, f"`{self.signature}`"),
+                help="call it before or after the block; to record its launches, call its "
+                "kernels in the block",
+                code=HOST_EFFECT_IN_GRAPH,
+            )
 
     def _check_type_params(self, converted: list[Any]) -> None:
         """An explicit type parameter (`f[np.float16]`) is the element type

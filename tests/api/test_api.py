@@ -365,6 +365,34 @@ def test_an_operation_does_not_run_on_a_numpy_array_changed_in_place(add, change
     assert in_flight() == 0
 
 
+def test_an_operation_does_not_run_on_memory_another_librarys_array_gave_up(add) -> None:  # type: ignore[no-untyped-def]
+    # An array of another library (`__array_interface__` only) is kept alive
+    # by the operation, its old memory is not: the operation and the graph
+    # wrote the freed buffer, and the array's new one stayed zero.
+    class Foreign:
+        def __init__(self, a: np.ndarray) -> None:
+            self.a = a
+
+        @property
+        def __array_interface__(self) -> dict:  # type: ignore[type-arg]
+            return self.a.__array_interface__
+
+    x, y, _ = _vectors(64)
+    z = Foreign(np.zeros(64, np.float32))
+    op = add.add(P(z, [16]), x, y)
+    with tilelang.graph() as g:
+        add.add(P(z, [16]), x, y).sync()
+    op.sync()
+    np.testing.assert_array_equal(z.a, x + y)
+    z.a = np.zeros(64, np.float32)  # the first buffer is freed
+    gc.collect()
+    for run in (op.sync, g.replay):
+        with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory or "
+                           r"another shape than when the operation was built \(its `__array_interface__`"):
+            run()
+    assert not z.a.any()
+
+
 def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: ignore[no-untyped-def]
     # an f32 array 2 bytes off its alignment (an f16 buffer viewed from its
     # second element): the interpreter reads it as it is

@@ -106,6 +106,22 @@ def test_cuda_arrays_run_in_place_on_the_callers_stream(fake) -> None:  # type: 
     np.testing.assert_array_equal(z, x + y)  # written in place, no copy back
 
 
+def test_a_cuda_array_given_other_memory_is_not_run_on_the_old(fake) -> None:  # type: ignore[no-untyped-def]
+    # a `__cuda_array_interface__` object is kept alive, its memory may not be
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+    cz = FakeCudaArray(z)
+    op = mod.add(P(cz, [1024]), FakeCudaArray(x), FakeCudaArray(y))
+    with tilelang.graph() as g:
+        op.sync()
+    cz.host = np.zeros(3000, np.float32)
+    for run in (op.sync, g.replay):
+        with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory(.|\n)*"
+                           r"`__cuda_array_interface__` changed"):
+            run()
+    assert fake.ran_on == [] and not z.any()
+
+
 def test_cuda_borrows_are_tracked(fake) -> None:  # type: ignore[no-untyped-def]
     mod = tilelang.compile(SOURCE)
     x, y, z = _arrays()

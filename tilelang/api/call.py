@@ -401,6 +401,7 @@ class _Call:
         type_names = {g.name.name for g in k.decl.generics if not g.is_const}
         slots: list[ArraySlot] = []
         host_views: list[str | None] = []  # how the fast path gets a slot's NumPy view
+        iface: list[tuple[int, str]] = []  # arrays of other libraries: their interface, re-read
         scalars: list[ScalarSlot] = []
         by_name: dict[str, tuple[bool, int]] = {}
         refs = iter(self.refs)
@@ -411,6 +412,12 @@ class _Call:
                 t = v.tensor if isinstance(v, _RtPartition) else v
                 bf16_memory = ref.is_cuda and ref.dtype is DType.BF16
                 by_name[spec.name] = (True, len(slots))
+                if ref.library not in ("numpy", "torch", "cupy") and not isinstance(
+                    ref.obj, arrays.DLPackExport
+                ):
+                    attr = "__cuda_array_interface__" if ref.is_cuda else "__array_interface__"
+                    if hasattr(ref.obj, attr):
+                        iface.append((len(slots), attr))
                 host_views.append(
                     None
                     if ref.host is None
@@ -473,6 +480,7 @@ class _Call:
             # a `__cuda_array_interface__`'s stream is part of the key, so a constant here
             stream_hint=first.stream if first is not None else None,
             host_views=tuple(host_views),
+            iface=tuple(iface),
         )
 
     def check_instance(self, runtime: Runtime, bound: BoundLaunch) -> tuple[Any, Any]:

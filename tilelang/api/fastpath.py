@@ -252,6 +252,10 @@ class Plan:
     device_index: int
     stream_hint: int | None = None  # a `__cuda_array_interface__` array's stream (in the key)
     host_views: tuple[str | None, ...] = ()  # per slot: "array" (NumPy), "torch" (a view), None
+    # (slot, "__array_interface__" or "__cuda_array_interface__") of the arrays
+    # of other libraries, whose object may give its interface other memory:
+    # read again at every start (`Operation._check_interfaces`)
+    iface: tuple[tuple[int, str], ...] = ()
     launcher: Any = None  # the device's fast launcher, made at the first GPU run
     launcher_tried: bool = False
     stream_handle: Any = None  # the raw stream handle of the last launch, and

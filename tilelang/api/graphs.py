@@ -68,6 +68,7 @@ class Graph:
         self._on_host: bool | None = None  # replayed operation by operation (after the first replay)
         self._device: Any = None
         self._torch: _TorchArrays | None = None  # the recording's PyTorch tensors, once
+        self._foreign: list[Operation] | None = None  # its operations on other libraries' arrays
 
     # -- recording -----------------------------------------------------------------
     def __enter__(self) -> Graph:
@@ -157,11 +158,17 @@ class Graph:
 
     def _check_memory(self) -> None:
         """No PyTorch tensor of the recording got other memory or another
-        shape (each tensor once, however many operations use it)."""
+        shape (each tensor once, however many operations use it), nor an
+        array of another library (`Operation._check_interfaces`)."""
         arrays = self._torch
         if arrays is None:
             arrays = self._torch = _TorchArrays(self.operations)
         arrays.check()
+        foreign = self._foreign
+        if foreign is None:  # arrays of other libraries, whose interfaces are read again
+            foreign = self._foreign = [op for op in dict.fromkeys(self.operations) if op._plan.iface]
+        for op in foreign:
+            op._check_interfaces()
 
     def _check_borrows(self) -> None:
         """Every operation against the launches in flight, before anything

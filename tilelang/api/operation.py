@@ -203,6 +203,8 @@ class Operation:
         plan = self._plan
         if plan.np_slots:
             self._check_numpy()
+        if plan.iface:
+            self._check_interfaces()
         if plan.has_torch:  # `_check_memory`, inline
             guard = plan.guard  # when set, every array is a tensor
             objs = self._objs
@@ -434,6 +436,31 @@ class Operation:
                     help=f"make it writeable again (`{s.name}.flags.writeable = True`) or pass "
                     "a writeable copy to a new call",
                     code=acodes.READ_ONLY_ARRAY,
+                )
+
+    def _check_interfaces(self) -> None:
+        """An array of another library is kept alive by the operation, but
+        its memory may not be: an object whose `__array_interface__` or
+        `__cuda_array_interface__` now names other memory or another shape
+        (its buffer replaced, the old one freed) is refused (E0810)."""
+        plan = self._plan
+        for i, attr in plan.iface:
+            s = plan.arrays[i]
+            iface = getattr(self._objs[i], attr, None)
+            try:
+                ptr = int(iface["data"][0] or 0)  # type: ignore[index]
+                shape = tuple(int(d) for d in iface["shape"])  # type: ignore[index]
+            except (TypeError, KeyError, IndexError, ValueError):
+                ptr, shape = -1, ()
+            if ptr != self._ptrs[i] or shape != s.shape:
+                raise CallError(
+                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory or "
+                    f"another shape than when the operation was built (its `{attr}` changed)",
+                    where=plan.kernel.module._where(
+                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
+                    ),
+                    help="call the kernel again to build an operation on the array as it is now",
+                    code=acodes.ARRAY_CHANGED,
                 )
 
     def _start(

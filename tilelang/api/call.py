@@ -412,9 +412,9 @@ class _Call:
                 t = v.tensor if isinstance(v, _RtPartition) else v
                 bf16_memory = ref.is_cuda and ref.dtype is DType.BF16
                 by_name[spec.name] = (True, len(slots))
-                if ref.library not in ("numpy", "torch", "cupy") and not isinstance(
+                if ref.library not in ("numpy", "torch", "cupy", "jax", "jaxlib") and not isinstance(
                     ref.obj, arrays.DLPackExport
-                ):
+                ):  # (JAX arrays and DLPack exports own their memory)
                     attr = "__cuda_array_interface__" if ref.is_cuda else "__array_interface__"
                     if hasattr(ref.obj, attr):
                         iface.append((len(slots), attr))

@@ -559,6 +559,11 @@ def test_host_function_borrows_see_the_whole_memory_of_a_strided_view(add) -> No
         mod.twice(a[:8][::-1], a[8:])
     h.wait()
     np.testing.assert_array_equal(a, np.arange(16, dtype=np.float32))
+    # a dimension past `i32` (a view claiming 2**31 elements): refused before the copy
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**31,), strides=(4,))
+    with pytest.raises(tilelang.CallError, match=r"E0801.*`x` of function `twice` is a float32 NumPy "
+                       r"array of shape \(2147483648,\): a dimension of 2147483648 elements"):
+        mod.twice(np.zeros(4, np.float32), huge)
 
 
 def test_a_failing_host_function_raises_execution_error() -> None:

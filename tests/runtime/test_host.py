@@ -173,6 +173,21 @@ fn main() {
     assert r.codes == ["E0712"] and "nope.npy" in r.error.diagnostics[0].message
 
 
+def test_an_npy_with_a_dimension_past_i32_is_refused_before_its_data_is_read(tmp_path, monkeypatch):
+    """A `.npy` of 2**31 elements loaded (reading all of it), printed its
+    shape as 2147483648 (an `i32` cannot hold it) and made the launch that
+    read it an internal error ("dim >= 2**31"). Its header is read first now:
+    this one claims 2**31 bytes and holds 8, so the data is never read."""
+    monkeypatch.chdir(tmp_path)
+    with open(tmp_path / "big.npy", "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False, "shape": (2, 2**31)})
+        f.write(bytes(8))
+    r = run_host('fn main() {\n    let x = load_npy("big.npy");\n    print(x.shape());\n}\n')
+    assert r.codes == ["E0713"] and r.out == ""
+    assert "shape [2, 2147483648]: a dimension of 2147483648 elements is more than the 2147483647" in \
+        r.error.diagnostics[0].message
+
+
 def test_a_0d_npy_loads_0d_and_saves_back_0d(tmp_path, monkeypatch):
     """A 0-D `.npy` (`np.save(p, np.float32(3.5))`) is a 0-D tensor, as
     `zeros::<f32>([])` is (both used to become shape [1], which a kernel then

@@ -316,6 +316,15 @@ class HostFunction:
                 where=where,
                 help="reshape it to the parameter's rank",
             )
+        big = next((d for d in ref.shape if d >= 1 << 31), None)
+        if big is not None:  # a Tile tensor's dimensions are `i32`
+            raise CallError(
+                f"{what} is {ref.describe()}: a dimension of {big} elements is more than the "
+                f"{(1 << 31) - 1} a Tile tensor's dimension holds",
+                where=where,
+                help=f"split that dimension in two (`{name}.reshape(..)`), or pass the array in parts",
+                code=acodes.UNUSABLE_ARRAY,
+            )
         if mutable and ref.readonly:  # copied back after the call: refuse before running anything
             raise CallError(
                 f"{what} is read-only, but the function writes it (`&mut`)",

@@ -297,6 +297,31 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
     return Tensor.from_numpy(np.asarray(r), out_dt, t.device)
 
 
+def _npy_header_shape(path: str) -> tuple[int, ...] | None:
+    """The shape a `.npy` file's header gives, read without its data; None
+    where it cannot be read (`np.load` then says why)."""
+    try:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            read = {(1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read is None:
+                return None
+            shape = read(f)[0]
+    except (OSError, ValueError, EOFError):
+        return None
+    return tuple(int(d) for d in shape) if isinstance(shape, tuple) else None
+
+
+def _too_long_npy(path: str, shape: tuple[int, ...], big: int, call: Any) -> TileError:
+    """E0713: a `.npy` array with a dimension past `i32`, which a tensor's dimensions are."""
+    return TileError(Diagnostic.error(
+        rcodes.NPY_FORMAT, f"`{path}` holds an array of shape {list(shape)}: a dimension of {big} elements "
+                           f"is more than the {(1 << 31) - 1} a Tile tensor's dimension holds")
+        .primary(call.span, "loaded here")
+        .with_help("save it reshaped so that no dimension has more than 2147483647 elements"))
+
+
 def _out_of_bounds(message: str, node: Any, label: str,
                    help_: str = "indices run from 0 to the axis's length - 1 (`t.shape()[0]`)") -> TileError:
     return TileError(Diagnostic.error(rcodes.HOST_INDEX, message).primary(node.span, label).with_help(help_))
@@ -528,6 +553,9 @@ class Builtins:
         return self._new(values, dt)
 
     def _load_npy(self, path: str, call: ast.Call) -> Tensor:
+        big = next((d for d in _npy_header_shape(path) or () if d >= 1 << 31), None)
+        if big is not None:  # read before the data: gigabytes that could never be a tensor
+            raise _too_long_npy(path, _npy_header_shape(path) or (), big, call)
         try:
             arr = np.load(path, allow_pickle=False)
         except FileNotFoundError:
@@ -552,6 +580,9 @@ class Builtins:
                                    f"most {MAX_RANK}")
                 .primary(call.span, "loaded here")
                 .with_help("save it reshaped to fewer dimensions (size-1 ones add nothing)"))
+        big = next((d for d in arr.shape if d >= 1 << 31), None)
+        if big is not None:  # a tensor's dimensions are `i32` (kernels index with them)
+            raise _too_long_npy(path, arr.shape, big, call)
         native = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in ("=", "|") else arr.dtype
         dt = dtype_of_array(np.empty(0, dtype=native))
         if dt is None:

@@ -406,9 +406,9 @@ def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: 
     # zero-size arrays: no blocks, nothing written
     e = np.zeros(0, np.float32)
     add.add(P(e, [16]), e, e).sync()
-    # a dimension past `i32` (a view claiming 2**31 elements: refused before
-    # anything reads it, with the kernels' limit named)
-    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**31,), strides=(4,))
+    # a dimension past `i32` (2**31 elements, all one: a view that reads no
+    # memory past its own element), refused with the kernels' limit named
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**31,), strides=(0,))
     with pytest.raises(tilelang.CallError, match=r"E0801.*a dimension of 2147483648 elements is more "
                        r"than the 2147483647"):
         add.add(P(z, [16]), huge, y)
@@ -559,8 +559,9 @@ def test_host_function_borrows_see_the_whole_memory_of_a_strided_view(add) -> No
         mod.twice(a[:8][::-1], a[8:])
     h.wait()
     np.testing.assert_array_equal(a, np.arange(16, dtype=np.float32))
-    # a dimension past `i32` (a view claiming 2**31 elements): refused before the copy
-    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**31,), strides=(4,))
+    # a dimension past `i32` (2**31 elements, all one: a view that reads no
+    # memory past its own element): refused before the copy
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**31,), strides=(0,))
     with pytest.raises(tilelang.CallError, match=r"E0801.*`x` of function `twice` is a float32 NumPy "
                        r"array of shape \(2147483648,\): a dimension of 2147483648 elements"):
         mod.twice(np.zeros(4, np.float32), huge)

@@ -147,6 +147,16 @@ class _Call:
                 code=lcodes.RANK_MISMATCH,
                 help="reshape it to the parameter's rank",
             )
+        big = next((d for d in ref.shape if d > MAX_DIM), None)
+        if big is not None:
+            self.fail(
+                spec,
+                f"{what} is {ref.describe()}: a dimension of {big} elements is more than "
+                f"the {MAX_DIM} a Tile tensor's dimension holds (its indices are `i32`)",
+                help=f"split that dimension in two (`{spec.name}.reshape(..)` with one more "
+                "dimension), or pass the array in parts",
+                code=acodes.UNUSABLE_ARRAY,
+            )
         if not ref.contiguous:
             self.fail(
                 spec,
@@ -168,16 +178,6 @@ class _Call:
                 f"{what} is read-only, but the kernel writes it",
                 help=f"pass a writeable array (`{spec.name}.copy()`)",
                 code=acodes.READ_ONLY_ARRAY,
-            )
-        big = next((d for d in ref.shape if d > MAX_DIM), None)
-        if big is not None:
-            self.fail(
-                spec,
-                f"{what} is {ref.describe()}: a dimension of {big} elements is more than "
-                f"the {MAX_DIM} a Tile tensor's dimension holds (its indices are `i32`)",
-                help=f"split that dimension in two (`{spec.name}.reshape(..)` with one more "
-                "dimension), or pass the array in parts",
-                code=acodes.UNUSABLE_ARRAY,
             )
         if ref.is_cuda and ref.ptr % _itemsize(ref):
             self.fail(

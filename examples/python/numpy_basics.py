@@ -35,7 +35,13 @@ def main() -> None:
         mod.saxpy(tilelang.partition(y, [1024]), x, 1.0).sync()
     except tilelang.BorrowError as e:
         print(e)
+    # The arrays it uses are read-only until then (on the GPU a write would race).
+    try:
+        y[0] = 0.0
+    except ValueError as e:
+        print(f"y[0] = 0.0 while the launch is in flight: {e}")
     h.wait()
+    y[0] = 0.0  # writeable again
 
     # A wrong call says what to fix.
     try:

@@ -534,6 +534,7 @@ def test_the_numpy_example_runs(capsys) -> None:  # type: ignore[no-untyped-def]
     out = capsys.readouterr().out
     assert "kernel fn saxpy<const B: i32>" in out
     assert "error[E0309]" in out and "error[E0502]" in out
+    assert "y[0] = 0.0 while the launch is in flight: assignment destination is read-only" in out
 
 
 def test_host_function_borrows_see_the_whole_memory_of_a_strided_view(add) -> None:  # type: ignore[no-untyped-def]

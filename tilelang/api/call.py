@@ -179,7 +179,7 @@ class _Call:
                 help=f"pass a writeable array (`{spec.name}.copy()`)",
                 code=acodes.READ_ONLY_ARRAY,
             )
-        if ref.is_cuda and ref.ptr % _itemsize(ref):
+        if ref.is_cuda and ref.nbytes and ref.ptr % _itemsize(ref):  # (an empty one is never read)
             self.fail(
                 spec,
                 f"{what} is {ref.describe()} at address {ref.ptr:#x}, which is not a multiple "
@@ -708,7 +708,7 @@ def _from_plan(
     """The operation of a call whose key has `plan`: the checks the key
     does not settle, then the operation."""
     for i, size in plan.align:
-        if ptrs[i] % size:  # the checked path words it (E0801)
+        if ptrs[i] % size and plan.arrays[i].nbytes:  # the checked path words it (E0801)
             values = _match_args(kernel.__name__, "kernel", kernel.decl, args, {}, kernel.module)
             return _Call(kernel, values).build()
     for a, b, na, nb in plan.overlaps:

@@ -223,6 +223,8 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
     is: grids equal up to trailing 1s) stays for every other launch, and
     for the kernels with `last_block`, whose group's tensors have grids of
     their own."""
+    if len(parts) < 2:
+        return
     if any(isinstance(n, ast.Name) and n.ident.name == "last_block" for n in ast.walk(info.decl.body)):
         return  # the group's tensors have grids of their own (the launch checks; E0409 says more)
     first: tuple[str, ast.Expr, tuple[int, ...]] | None = None

@@ -24,12 +24,16 @@ that say how many elements differ and show the worst few with their index.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tilelang.api import engines
+from tilelang.api.errors import CallError
 from tilelang.api.module import Kernel, Partition, gpu_available
+from tilelang.diagnostics.codes.api import GRAPH_MISUSE
 from tilelang.dtypes import DType
 from tilelang.interp.numeric import not_close
 
@@ -69,6 +73,16 @@ def run(kernel: Kernel, *args: Any, device: str = "cpu") -> list[np.ndarray]:
     parameter order) after the run. The caller's arrays are not written."""
     if device not in ("cpu", "gpu"):
         raise ValueError(f'device must be "cpu" or "gpu", not {device!r}')
+    rec = engines.RECORDING
+    if rec is not None and getattr(rec, "_thread", None) == threading.get_ident():
+        # its `.sync()` would be recorded, not run: outputs nothing wrote
+        # (and `compare` would find every engine agreeing on them)
+        raise CallError(
+            f"`tilelang.testing` runs `{kernel.__name__}` at once, but the `with tilelang.graph()` "
+            "block around it records kernel calls instead of running them",
+            help="compare outside the block",
+            code=GRAPH_MISUSE,
+        )
     if device == "gpu" and not gpu_available():
         _skip_or_raise("no CUDA device is available for the GPU side of this comparison")
     k = getattr(kernel.module.on(device), kernel.__name__)

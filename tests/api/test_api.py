@@ -473,6 +473,10 @@ def test_testing_compare_on_the_cpu_and_assert_close(add) -> None:  # type: igno
     with pytest.raises(AssertionError, match=r"1 of 3 elements differ(.|\n)*at \[1\]: got"):
         tt.assert_close(np.array([1.0, 2.5, 3.0]), np.array([1.0, 2.0, 3.0]))
     assert tt.tolerance(np.int32) == (0.0, 0.0)
+    with tilelang.graph() as g:  # recorded, not run: the outputs would be unwritten zeros
+        with pytest.raises(tilelang.CallError, match=r"E0809.*`tilelang.testing` runs `add` at once"):
+            tt.compare(add.add, P(z, [64]), x, y, devices=("cpu", "cpu"))
+    assert not g.operations
 
 
 def test_an_operation_never_run_warns(add) -> None:  # type: ignore[no-untyped-def]

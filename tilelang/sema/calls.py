@@ -16,6 +16,7 @@ from typing import Any
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
+from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
@@ -89,6 +90,9 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))
             guess = suggest(name, itertools.chain(fns, FUNCTIONS))
             habit = _HABITS.get(name)
+            if name == "len":  # the help depends on the argument's type
+                _check_args_only(tcx, e, fx)
+                return tcx.emit(d.with_help(_len_help(tcx, e)))
             if habit is not None:
                 d = d.with_help(habit(tcx, e))
             elif guess:
@@ -122,7 +126,32 @@ def _range_help(tcx: CheckCx, e: ast.Call) -> str:
         return f"write a range: `0..{args[0]}`, as in `for i in 0..{args[0]} {{ .. }}`"
     if len(args) == 2 and all(args):
         return f"write a range: `{args[0]}..{args[1]}`, as in `for i in {args[0]}..{args[1]} {{ .. }}`"
+    if len(args) == 3 and all(args):  # Triton's `range(0, K, BK)`
+        a, b, k = args
+        count = f"({b} + {k} - 1) / {k}" if a == "0" else f"({b} - {a} + {k} - 1) / {k}"
+        start = f"i * {k}" if a == "0" else f"{a} + i * {k}"
+        return (f"a range counts up by 1: count the steps, `for i in 0..{count} {{ .. }}`, and start each at "
+                f"`{start}` (over a partition's tiles: `for i in 0..p.num_tiles(axis)`)")
     return "write a range `a..b` (`a..=b` includes `b`), as in `for i in 0..n { .. }`"
+
+
+def tile_dims_help(ty: TileT) -> str:
+    """What `t.shape[0]`, `t.shape()` or `len(t)` of a tile is in Tile: its
+    type's dimensions, known when the kernel is compiled."""
+    dims = [str(d) for d in ty.shape]
+    if not dims:
+        return f"a tile's shape is part of its type, `{ty}`: this one has no axes"
+    named = f"`{dims[0]}`" if len(dims) == 1 else ", ".join(f"`{d}` (axis {i})" for i, d in enumerate(dims))
+    return f"a tile's shape is part of its type, `{ty}`: write its dimensions, {named}"
+
+
+def _len_help(tcx: CheckCx, e: ast.Call) -> str:
+    ty = tcx.program.types.get(e.args[0].value) if len(e.args) == 1 else None
+    if isinstance(ty, TileT):
+        return tile_dims_help(ty)
+    x = tcx.snippet(e.args[0].value) if len(e.args) == 1 else None
+    x = x if x and len(x) < 30 else "t"
+    return f"the size of a tensor's first axis is `{x}.shape()[0]`"
 
 
 # Functions of other languages with a Tile spelling, and the help that says it.
@@ -139,7 +168,7 @@ _HABITS = {
     "full_like": lambda tcx, e: "make a tile of the shape you need: `full::<f32>([..], value)`",
     "trans": lambda tcx, e: "write `t.transpose()` (or `t.permute([..])`)",
     "associative_scan": lambda tcx, e: "an inclusive prefix sum is `cumsum(t, axis)`",
-    "len": lambda tcx, e: "the size of a tensor's first axis is `t.shape()[0]`",
+    "len": _len_help,
     "float": lambda tcx, e: "convert with `as`: `x as f32`",
     "int": lambda tcx, e: "convert with `as`: `x as i32`",
     "powf": lambda tcx, e: "write `pow(x, y)` or `x.pow(y)`",
@@ -163,9 +192,16 @@ _KW_HABITS = {
 }
 
 
+# What a tile's shape is asked with (`t.shape()`, `t.size(0)`, `len(t)`): on a tile, its type's dimensions
+_SHAPE_WORDS = frozenset({"shape", "size", "numel", "dim", "ndim", "len", "shapes"})
+
+
 # Methods of NumPy and PyTorch arrays with a Tile spelling (on tiles and
 # tensors), and the help that says it (`{x}`: the receiver as written).
 _AS = "convert with `as`: `{{x}} as {}`"
+# PyTorch's `x.cuda()`, `x.to("cuda")`
+_DEVICES = ("a program does not move tensors between devices: `tilec run FILE --device gpu` runs its kernels on "
+            "the GPU (`--device cpu` on the interpreter); use `{x}` itself")
 _METHOD_HABITS = {
     "len": "the size of the first axis is `{x}.shape()[0]`",
     "size": "`{x}.shape()` lists the sizes of the axes",
@@ -194,15 +230,11 @@ _METHOD_HABITS = {
     "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
     "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
     "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
+    "cuda": _DEVICES, "cpu": _DEVICES, "contiguous": "tensors are always contiguous (row-major): use `{x}` itself",
+    "numpy": "a host tensor is already an array: use `{x}` itself (`print({x})`, `{x}.save_npy(\"x.npy\")`)",
 }
 
 
-# Element type names of other libraries (`x.to(torch.float16)`, `astype(np.int32)`) in Tile's spelling.
-_FOREIGN_DTYPES = {
-    "float16": "f16", "half": "f16", "float32": "f32", "float": "f32", "float64": "f64", "double": "f64",
-    "bfloat16": "bf16", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32", "int64": "i64", "long": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool", "bool_": "bool",
-}
 _CONVERSIONS = ("to", "astype", "type", "cast")
 
 
@@ -220,7 +252,7 @@ def _conversion_target(e: ast.MethodCall) -> str | None:
         else a.field.name if isinstance(a, ast.Field) else None
     if name is None:
         return None
-    return name if DType.parse(name) is not None else _FOREIGN_DTYPES.get(name)
+    return name if DType.parse(name) is not None else FOREIGN_TYPES.get(name)
 
 
 def method_habit(name: str) -> str | None:
@@ -324,7 +356,57 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
     return RULES[sig.rule](tcx, cx)
 
 
+# What a member of another language's module is in Tile (`tl.load`, `torch.matmul`, `math.pi`).
+_MODULE_MEMBERS = {
+    "load": "a kernel reads a tile with `x.load_like(z)` or `x.partition([..]).load([i, ..])`, and writes its own "
+            "tile with `z.store(tile)`: no pointers, no masks",
+    "store": "a kernel writes its own tile with `z.store(tile)` (no pointers, no masks; stores past the edge "
+             "are dropped)",
+    "matmul": "a matrix product is `dot(a, b)` (or `mma(a, b, acc)`)",
+    "mm": "a matrix product is `dot(a, b)` (or `mma(a, b, acc)`)",
+    "bmm": "a matrix product is `dot(a, b)` of 2-D tiles (or `mma(a, b, acc)`)",
+    "amax": "a maximum along an axis is `max(t, axis)`; of two tiles, `maximum(a, b)`",
+    "amin": "a minimum along an axis is `min(t, axis)`; of two tiles, `minimum(a, b)`",
+    "pi": "write `std::math::PI` (or `use std::math::PI;`, then `PI`)",
+    "e": "write `std::math::E` (or `use std::math::E;`, then `E`)",
+    "inf": "write `inf` (or `f32::INFINITY`)", "nan": "write `nan` (or `f32::NAN`)",
+}
+
+
+def module_member(tcx: CheckCx, e: ast.MethodCall | ast.Field, fx: Fx) -> Type | None:
+    """E0101 for Triton's `tl.program_id(0)`, NumPy's `np.float32`, PyTorch's
+    `torch.float16` (a module of another language, not a name in scope): one
+    error, whose help is the Tile spelling of the member. None if the receiver
+    is no such module (or a name in scope)."""
+    r = e.receiver
+    if not isinstance(r, ast.Name) or r.ident.name not in FOREIGN_MODULES or fx.lookup(r.ident.name) is not None:
+        return None
+    prefix = r.ident.name
+    member = e.method.name if isinstance(e, ast.MethodCall) else e.field.name
+    lang = FOREIGN_MODULES[prefix]
+    help_ = foreign_type_help(prefix, member)
+    if help_ is not None:
+        pass
+    elif member in _HABITS and isinstance(e, ast.MethodCall) and member not in ("range", "len"):
+        help_ = _HABITS[member](tcx, e)  # type: ignore[arg-type]
+    elif member in _MODULE_MEMBERS:
+        help_ = _MODULE_MEMBERS[member]
+    elif member in FUNCTIONS:
+        help_ = f"Tile's built-ins have no `{prefix}.` prefix: `{FUNCTIONS[member].signature}`"
+    else:
+        help_ = f"Tile's built-ins have no `{prefix}.` prefix (`tilec doc` lists them)"
+    if isinstance(e, ast.MethodCall):
+        _check_args_only(tcx, e, fx)
+    return tcx.emit(tcx.err(N.UNKNOWN_NAME, f"cannot find value `{prefix}` in this scope",
+                            r.span.to(e.method.span if isinstance(e, ast.MethodCall) else e.field.span),
+                            f"{lang}'s module: not a name in Tile")
+                    .with_help(help_))
+
+
 def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | None) -> Type:
+    known = module_member(tcx, e, fx)
+    if known is not None:
+        return known
     rty = tcx.check_expr(e.receiver, fx, None)
     name = e.method.name
     if fx.graph and name in _GRAPH_EFFECT_METHODS and isinstance(rty, (HandleT, GraphT, TensorT, RefT)):
@@ -348,8 +430,12 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
         habit = _METHOD_HABITS.get(name) if kind in ("tile", "tensor", "param") else None
+        if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
+            habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if target is not None:
             habit = _AS.format(target)
+        elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):
+            habit = _DEVICES  # `x.to("cuda")`
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)

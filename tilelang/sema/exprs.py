@@ -21,7 +21,7 @@ from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
 from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.limits import MAX_RANK
-from tilelang.sema.calls import check_call, check_method_call
+from tilelang.sema.calls import check_call, check_method_call, module_member, tile_dims_help
 from tilelang.sema.coerce import coerce, float_out_of_range, settle
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, rank_limit, shift_wrap
 from tilelang.sema.context import CheckCx, Fx, plural
@@ -115,6 +115,9 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
         case ast.MethodCall():
             return check_method_call(tcx, e, fx, expected)
         case ast.Field(receiver=r, field=f):
+            known = module_member(tcx, e, fx)
+            if known is not None:
+                return known
             rty = tcx.check_expr(r, fx, None)
             if is_poison(rty):
                 return ERROR
@@ -423,6 +426,8 @@ def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) 
         return d.with_help(f"a `{rty}` has no fields; call a method (`x.name(..)`) or a function instead")
     x = tcx.snippet(r) or "x"
     x = x if len(x) < 30 else "x"
+    if isinstance(rty, TileT) and name in ("shape", "size", "ndim", "shapes"):
+        return d.with_help(tile_dims_help(rty))
     if name in ("T", "mT"):
         return d.with_help(f"`{x}.transpose()` swaps the two axes")
     if name in METHODS:

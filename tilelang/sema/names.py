@@ -227,6 +227,8 @@ def _value_habit(name: str) -> str | None:
     if name in _SCALAR_TYPES:
         return (f"`{name}` is a type, not a value: give it with a turbofish (`zeros::<{name}>([..])`) "
                 f"or convert with `as` (`t as {name}`)")
+    if name in ("True", "False"):
+        return f"Tile's booleans are lowercase: `{name.lower()}`"
     if name == "None":
         return "Tile has no `None`: add a size-1 axis with `t.reshape([..])`, stretch it with `.broadcast([..])`"
     if name in ("blockIdx", "threadIdx", "blockDim", "gridDim", "pid"):

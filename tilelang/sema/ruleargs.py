@@ -10,7 +10,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.typeops import deref, is_intlike, is_poison
-from tilelang.sema.types import I32, Dim, ShapeT, TensorT
+from tilelang.sema.types import I32, Dim, ShapeT, TensorT, TupleT
 from tilelang.syntax import ast
 
 
@@ -27,8 +27,13 @@ def const_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, what: str) -> int | None:
 def axis_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
     ty = tcx.program.types.get(e)
     if ty is not None and not is_intlike(ty):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`")
-                 .with_help("an axis is an integer constant, e.g. `0` or `1`"))
+        d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`")
+        if cx.name in ("max", "min"):  # Python's `max(a, b)`, NumPy's `np.max` of two arrays
+            a, b = (tcx.snippet(cx.operands[0]) or "a"), (tcx.snippet(e) or "b")
+            a, b = (a, b) if len(a) + len(b) < 60 else ("a", "b")
+            d = d.note(f"`{cx.name}(t, axis)` reduces along an axis").with_help(
+                f"the element-wise {cx.name}imum of two values is `{cx.name}imum({a}, {b})`")
+        tcx.emit(d.with_help("an axis is an integer constant, e.g. `0` or `1`") if not d.help else d)
         return None
     settle(tcx, e, I32)
     v = const_arg(tcx, cx, e, "axis")
@@ -50,8 +55,11 @@ def shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
     if isinstance(ty, ShapeT):
         return ty
     if ty is not None and not is_poison(ty):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {expected}, found `{ty}`")
-                 .with_help(f"pass {expected}"))
+        d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected {expected}, found `{ty}`")
+        if isinstance(ty, TupleT) and isinstance(e, ast.TupleExpr):  # NumPy's `zeros((m, n))`
+            inner = ", ".join(tcx.snippet(x) or "_" for x in e.elems)
+            d = d.with_help(f"a shape is written in brackets: `[{inner}]`")
+        tcx.emit(d.with_help(f"pass {expected}") if not d.help else d)
     return None
 
 

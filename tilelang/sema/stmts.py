@@ -305,17 +305,52 @@ def _carried_in_kernel(tcx: CheckCx, st: ast.Assign, sym: Symbol, ty: Type, fx: 
                         "{ x.load(..) };`), or bind a new name with `let` inside the " + kw))
 
 
+def _assign_element(tcx: CheckCx, st: ast.Assign, target: ast.Index, fx: Fx) -> None:
+    """E0114 for `x[i][j] = v` / `x[i] += v` (NumPy's, PyTorch's and CUDA's element
+    writes): one error for the one mistake, whose help is the Tile spelling for
+    what `x` is: a kernel's own tile (`z.store(where(..))`), a host tensor (a
+    new tensor made whole with `where`), a tile value (a new tile)."""
+    base: ast.Expr = target
+    while isinstance(base, ast.Index):
+        tcx.check_expr(base.index, fx, None)
+        base = base.receiver
+    bty = tcx.check_expr(base, fx, None)
+    tcx.check_expr(st.value, fx, None)
+    if is_poison(bty):
+        return
+    x = tcx.snippet(base) if isinstance(base, ast.Name) else None
+    x = x or "x"
+    inner = bty.inner if isinstance(bty, RefT) else bty
+    if isinstance(bty, RefT) and bty.mutable and fx.in_kernel:
+        what, note = "a tensor element", "a kernel writes its own tile whole, with one `store`"
+        help_ = (f"build the tile and store it: `{x}.store(where(mask, v, {x}.load()))`, with `mask` a `bool` "
+                 "tile of comparisons of `arange` (`tilec doc where`)")
+    elif isinstance(inner, TensorT) and not fx.in_kernel:
+        what, note = "a tensor element", "a host tensor is made whole: elements are not assigned one by one"
+        help_ = (f"make the new tensor with `where`: `{x} = where(mask, v, {x});`, with `mask` a `bool` "
+                 "tensor of comparisons of `arange` (`tilec doc where`)")
+    elif isinstance(inner, TensorT):
+        what, note = "a tensor element", "a kernel writes only its own `&mut` tile, with one `store`"
+        help_ = "make the values a tile and `store` it into a `&mut` parameter"
+    else:
+        what, note = "a tile element", "tiles are immutable values; only variables can be assigned"
+        help_ = f"bind a new value: `let t2 = where(mask, v, {x});`"
+    tcx.emit(tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {what}", target.span, "not a variable")
+             .note(note).with_help(help_))
+
+
 def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
     target = st.target
+    if isinstance(target, ast.Index):
+        _assign_element(tcx, st, target, fx)
+        return
     if not isinstance(target, ast.Name):
         tcx.check_expr(target, fx, None)
         tcx.check_expr(st.value, fx, None)
-        what = "a tile element" if isinstance(target, ast.Index) else "this expression"
-        tcx.emit(tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {what}", target.span,
+        tcx.emit(tcx.err(N.INVALID_ASSIGN_TARGET, "cannot assign to this expression", target.span,
                          "not a variable")
                  .note("tiles are immutable values; only variables can be assigned")
-                 .with_help("bind a new value: `let t2 = where(mask, v, t);`"
-                            if isinstance(target, ast.Index) else "assign to a `let mut` variable"))
+                 .with_help("assign to a `let mut` variable"))
         return
     tty = tcx.check_expr(target, fx, None)
     if fx.graph and isinstance(tty, TensorT):

@@ -38,6 +38,15 @@ KEYWORDS = frozenset({
 
 INT_SUFFIXES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 FLOAT_SUFFIXES = ("f16", "bf16", "f32", "f64")
+# C's and CUDA's literal suffixes (`0.5f`, `1.0h`, `10u`, `3L`), with Tile's spelling
+_C_SUFFIXES = {
+    "f": "C's `f` suffix is Tile's `f32`: write `{0}f32` (or `{0}`: an untyped literal takes its type from context)",
+    "F": "C's `F` suffix is Tile's `f32`: write `{0}f32` (or `{0}`: an untyped literal takes its type from context)",
+    "h": "write `{0}f16` (or `{0}`: an untyped literal takes its type from context)",
+    "d": "write `{0}f64`", "u": "write `{0}u32`", "U": "write `{0}u32`", "l": "write `{0}i64`", "L": "write `{0}i64`",
+    "ll": "write `{0}i64`", "LL": "write `{0}i64`", "ul": "write `{0}u64`", "UL": "write `{0}u64`",
+    "ull": "write `{0}u64`", "ULL": "write `{0}u64`",
+}
 
 _NUMBER = re.compile(
     r"(?P<body>0[xX](?P<hex>[0-9A-Fa-f_]*)|0[oO](?P<oct>[0-7_]*)|0[bB](?P<bin>[01_]*)"
@@ -628,8 +637,8 @@ class Builder:
                     Diagnostic.error(codes.INVALID_SUFFIX,
                                      f"invalid suffix `{suffix}` for {kind} literal")
                     .primary(suffix_span, "invalid suffix")
-                    .with_help("the suffix must be one of "
-                               + ", ".join(f"`{s}`" for s in allowed))
+                    .with_help(_C_SUFFIXES[suffix].format(body) if suffix in _C_SUFFIXES and radix_digits is None
+                               else "the suffix must be one of " + ", ".join(f"`{s}`" for s in allowed))
                 )
                 suffix = None
         if radix_digits is not None:

@@ -24,6 +24,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from tilelang.diagnostics.codes import syntax as codes
 from tilelang.diagnostics.model import Diagnostic
+from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES
 from tilelang.source import Span
 from tilelang.syntax.lexical import LexProblem
 
@@ -94,6 +95,13 @@ _SLICING_HELP = ("Tile has no slicing and no `None` axes: `t.reshape([1, n])` ad
                  "`.broadcast([m, n])` stretches it, and a part of a tensor is a smaller tile loaded from it "
                  "(`x.partition([..]).load([..])`)")
 
+# Python's `t[::2]`, `t[1::2]`, `t[0:n:2]`
+_STEP_HELP = ("Tile has no slices with a step: make the step an axis, `let t2 = t.reshape([n / k, k]);`, and "
+              "keep one column of it (for `t[::k]`, column 0: `sum(where(arange::<i32>(k).reshape([1, k]) == 0, "
+              "t2, 0.0), 1)`)")
+# Python's `t[a:b]`
+_RANGE_HELP = ("a range is written `a..b`: `x[a..b]` takes rows a..b of a host tensor; a tile has no slices "
+               "(a part of a tensor is a smaller tile loaded from it: `x.partition([..]).load([..])`)")
 
 # help for the syntax errors that none of `ErrorReporter._hint`'s habits explain
 _GENERIC_HELP = {
@@ -107,10 +115,11 @@ _GENERIC_HELP = {
 class ErrorReporter:
     """Builds diagnostics for one source text (`code`: comments blanked)."""
 
-    def __init__(self, vocab: Vocabulary, file_id: int, code: str) -> None:
+    def __init__(self, vocab: Vocabulary, file_id: int, code: str, text: str | None = None) -> None:
         self.vocab = vocab
         self.file = file_id
-        self.code = code
+        self.code = code  # comments blanked
+        self.text = code if text is None or len(text) != len(code) else text  # as written, comments too
 
     def span(self, start: int, end: int) -> Span:
         return Span(self.file, start, end)
@@ -226,6 +235,19 @@ class ErrorReporter:
             return d.with_help(f"Tile has no `{text * 2}` operator; write `x {text}= 1`")
         if text == "*" and code.startswith("*", start - 1) and start >= 1:
             return d.with_help("Tile has no `**` operator; write `x.pow(y)` (`pow(x, y)`), or `x * x` for a square")
+        if text == ":" and "`{`" in d.message:  # Python's `for i in range(n):`, `if x > 0:`
+            return d.with_help("remove the `:`: a body is a block in braces, `for i in 0..n { .. }`, "
+                               "`if c { .. } else { .. }`")
+        if text == "." and prev_word in FOREIGN_MODULES:  # `as torch.float16`, `zeros::<np.float32>`
+            j = start + 1
+            while j < len(code) and j - start < 16 and code[j] in _WORD_CHARS:
+                j += 1
+            member = code[start + 1:j]
+            if member in FOREIGN_TYPES:
+                return d.with_help(f"{FOREIGN_MODULES[prev_word]}'s `{prev_word}.{member}` is Tile's type "
+                                   f"`{FOREIGN_TYPES[member]}`: write `{FOREIGN_TYPES[member]}`")
+        if tok.type == "STRING" and prev_word in ("f", "F", "rf", "fr") and start > 0 and code[start - 1] in "fF":
+            return d.with_help(_fstring_help(text))
         for word in (text, prev_word):
             if word in _PY_WORDS:
                 return d.with_help(f"use `{_PY_WORDS[word]}` instead of `{word}`")
@@ -302,6 +324,14 @@ class ErrorReporter:
                  .primary(self.span(prev_end, prev_end), "expected `;` here")
                  .secondary(here, "unexpected token"))
             rust = _rust_habit(_word_before(self.code, prev_end), str(tok), prev_end == start)
+            if rust is None and tok.type == "IF" and prev_end != start:
+                rust = "Python's `a if c else b` is `if c { a } else { b }` in Tile (an `if` is an expression)"
+            m = _FLOOR_DIV.match(self.text, prev_end) if rust is None else None
+            if m is not None:  # Python's `n // 2`: the rest of the line is a comment
+                a = re.search(r"[\w.]{1,30}$", self.code[max(0, prev_end - 30):prev_end])
+                b = m.group(1).rstrip(";,").strip()
+                simple = a is not None and (b.isidentifier() or b.isdigit())
+                rust = _FLOOR_DIV_HELP.format(f"{a.group(0)} / {b}" if a is not None and simple else "n / 2")
             return d.with_help(rust) if rust else d
 
         if self.vocab.is_keyword(tok.type) and "NAME" in expected and not (
@@ -320,7 +350,9 @@ class ErrorReporter:
         if {"NAME", "NUMBER", "MINUS", "BANG"} <= expected:
             d = (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found {found}")
                  .primary(here, "expected expression"))
-            if tok.type == "COLON" and isinstance(last, Token) and last.type == "LSQB":
+            if str(tok) in (":", "::") and isinstance(last, Token) and last.type == "LSQB":
+                if self._slice_has_step(start):
+                    return d.with_help(_STEP_HELP)
                 return d.with_help(_SLICING_HELP)  # NumPy's and Triton's `t[:, None]`
             return d
 
@@ -364,6 +396,9 @@ class ErrorReporter:
         what = self._describe(expected)
         d = (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected {what}, found {found}")
              .primary(here, "unexpected token"))
+        if (str(tok) in (":", "::") and "RSQB" in expected and len(stack) >= 3
+                and isinstance(stack[-2], Token) and stack[-2].type == "LSQB"):  # Python's `t[a:b]`, `t[1::2]`
+            return d.with_help(_STEP_HELP if self._slice_has_step(start) else _RANGE_HELP)
         if (tok.type == "COMMA" and "RSQB" in expected and len(stack) >= 3
                 and isinstance(stack[-2], Token) and stack[-2].type == "LSQB"):
             # NumPy's `x[i, j]`: an index takes one axis at a time
@@ -371,8 +406,22 @@ class ErrorReporter:
             first = self.code[base + lsqb.end_pos:start].strip()
             if first == "None" or ":" in first:  # `t[None, :]`
                 return d.with_help(_SLICING_HELP)
+            close = self.code.find("]", start, start + 200)
+            if close > 0 and re.match(r"\s*[-+*/%]?=(?!=)", self.code[close + 1:close + 8]):
+                # `z[i, j] = v`: an element write (E0114 explains where the values go instead)
+                return d.with_help("tensor and tile elements are not assigned one by one: make the values whole "
+                                   "with `where(mask, v, ..)` (`tilec doc where`); an index takes one axis at a "
+                                   "time, `x[i][j]`")
             return d.with_help("index one axis at a time: `x[i][j]`")
         return d
+
+    def _slice_has_step(self, start: int) -> bool:
+        """Whether the slice whose first `:` is at `start` has a step (`::2`, `a:b:2`):
+        two colons before the `]` or `,` that ends it (at most 80 characters read)."""
+        end = start
+        while end < len(self.code) and end - start < 80 and self.code[end] not in "],;\n":
+            end += 1
+        return self.code.count(":", start, end) >= 2
 
     def _describe(self, expected: set[str]) -> str:
         if not expected:
@@ -440,6 +489,12 @@ def _char_help(ch: str) -> tuple[str, str]:
     return f"`{ch}` ({code})", "this character is not part of Tile's syntax: delete it, or put it in a string or a comment"
 
 
+# `n // 2` on one line, where the `//` follows a value: Python's floor division, Tile's line comment
+# (the rest reads as code: one word, or ends in `;`, `)` or `,`; `x = 7 // seven days` is a comment)
+_FLOOR_DIV = re.compile(r"[ \t]*//[ \t]*(\w+|[\w(][^\n]*[;),])[ \t]*$", re.M)
+_FLOOR_DIV_HELP = ("`//` starts a comment in Tile, so the rest of this line is not code: integer division is "
+                   "`/` (`{}`; it truncates toward zero)")
+
 _IF_WHILE = re.compile(r"\b(?:if|while)\b")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -462,6 +517,34 @@ def _word_before(code: str, end: int) -> str:
     while i < end and code[i].isdigit():
         i += 1  # an identifier does not start with a digit
     return code[i:end]
+
+
+def _fstring_help(lit: str) -> str:
+    """Python's `f"n = {n}"`: Tile's `print` takes a format string and the values, `"n = {}", n`."""
+    body, args, i = lit[1:-1], [], 0
+    out = []
+    while i < len(body):
+        c = body[i]
+        if c in "{}" and body[i:i + 2] in ("{{", "}}"):
+            out.append(body[i:i + 2])
+            i += 2
+            continue
+        if c == "{":
+            j = body.find("}", i)
+            if j < 0:
+                break
+            expr = re.sub(r"(![rsa])?(:[^:]*)?$", "", body[i + 1:j]).strip()  # `{x:.3f}`, `{x!r}`
+            expr = expr[:-1].rstrip() if expr.endswith("=") and not expr.endswith("==") else expr  # `{x=}`
+            args.append(expr)
+            out.append("{}")
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    fixed = '"' + "".join(out) + '"' + "".join(f", {a}" for a in args)
+    if len(fixed) > 80 or not all(args):
+        fixed = '"n = {}", n'
+    return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
 
 
 _PRINT_MACROS = {"println", "print", "eprintln", "eprint", "dbg", "format"}

@@ -245,7 +245,7 @@ class _Session:
         if self._reporter is None:
             from tilelang.syntax.errors import ErrorReporter
 
-            self._reporter = ErrorReporter(_vocabulary(), self.source.id, self.scan.code)
+            self._reporter = ErrorReporter(_vocabulary(), self.source.id, self.scan.code, self.source.text)
         return self._reporter
 
     def run(self, start: int, stop: int, rule: str) -> PT | None:

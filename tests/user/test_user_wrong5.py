@@ -1,0 +1,132 @@
+"""Round 5 of the user's mistakes (huser, 2026-12-05): habits of Triton,
+CUDA, NumPy, PyTorch and Python users (`tests/user/wrong/z*.tile`):
+`tl.program_id`, `as torch.float16`, `ones::<np.float32>`, `t.shape[1]` and
+`len(t)` of a tile, `max(a, b)` of two tiles, an f-string `print`, `z[i][i] =
+1.0` in a kernel and on the host, `z[i, i] = 1.0`, `t[::2]`, `n // 2` (a
+comment in Tile), `range(0, 64, B)`, `True`, `0.5f`, `a if c else b`, a
+`for ..:` body without braces, `.to("cuda")`, a tuple shape, `tl.sum`.
+
+`test_user_wrong.py` checks each file's code, place, underline and help
+line. Here: the help names the Tile spelling, and the program with that
+fix applied passes `tilec check -D warnings` and computes what NumPy does;
+the editor reports the same first error.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang.run as run
+from tilelang import driver
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.lsp import analysis as A
+
+DIR = Path(__file__).parent / "wrong"
+
+# the loop of element writes a kernel author writes, and the one store of a `where` that Tile wants
+_LOOP = ("    for i in 0..B {\n        z[i][i] = 1.0;\n    }\n",
+         "    let r = arange::<i32>(B).reshape([B, 1]);\n    let c = arange::<i32>(B).reshape([1, B]);\n"
+         "    z.store(where(r == c, 1.0, z.load()));\n")
+# file: (a phrase of the first error's help, the fix: (old, new) replacements)
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "z01_tl_program_id": ("is `block_id(axis)`", [("tl.program_id(0)", "block_id(0)")]),
+    "z02_torch_dtype_cast": ("write `f16`", [("as torch.float16", "as f16")]),
+    "z03_np_dtype_generic": ("write `f32`", [("np.float32", "f32")]),
+    "z04_tile_shape_field": ("write its dimensions, `B` (axis 0), `N` (axis 1)", [("t.shape[1]", "N")]),
+    "z05_len_of_tile": ("write its dimensions, `B`", [("len(t)", "B")]),
+    "z06_max_of_two_tiles": ("`maximum(x.load_like(z), y.load_like(z))`", [("max(", "maximum(")]),
+    "z07_fstring_print": ('`print("block {}: {}", block_id(0), t.sum(0))`',
+                          [('f"block {block_id(0)}: {t.sum(0)}"', '"block {}: {}", block_id(0), t.sum(0)')]),
+    "z08_element_store_in_kernel": ("`z.store(where(mask, v, z.load()))`", [_LOOP]),
+    "z09_element_assign_on_host": ("`z = where(mask, v, z);`",
+                                   [("z[1][2] = 5.0;", "let r = arange::<i32>(3).reshape([3, 1]);\n"
+                                     "    let c = arange::<i32>(4).reshape([1, 4]);\n"
+                                     "    z = where((r == 1) & (c == 2), 5.0, z);")]),
+    "z10_numpy_index_assign": ("`where(mask, v, ..)`", [(_LOOP[0].replace("[i][i]", "[i, i]"), _LOOP[1])]),
+    "z11_step_slice": ("`let t2 = t.reshape([n / k, k]);`",
+                       [("z.store(t[::2]);", "let t2 = t.reshape([B, 2]);\n"
+                         "    z.store(sum(where(arange::<i32>(2).reshape([1, 2]) == 0, t2, 0.0), 1));")]),
+    "z12_floor_division": ("(`n / 2`", [("n // 2", "n / 2")]),
+    "z13_range_with_step": ("`for i in 0..(64 + B - 1) / B { .. }`",
+                            [("range(0, 64, B)", "0..(64 + B - 1) / B"), ("load([i / B])", "load([i])")]),
+    "z14_python_true": ("`true`", [("True", "true")]),
+    "z15_c_float_suffix": ("`0.5f32`", [("0.5f)", "0.5f32)")]),
+    "z16_python_ternary": ("`if c { a } else { b }`", [("1.0 if n > 0 else -1.0", "if n > 0 { 1.0 } else { -1.0 }")]),
+    "z17_python_colon_block": ("remove the `:`",
+                               [("p.num_tiles(1):\n        acc = acc + p.load([block_id(0), k]).sum(1);\n",
+                                 "p.num_tiles(1) {\n        acc = acc + p.load([block_id(0), k]).sum(1);\n    }\n")]),
+    "z18_to_cuda": ("use `ones::<f32>([16])` itself", [('.to("cuda")', "")]),
+    "z19_tuple_shape": ("`[4, 3]`", [("(4, 3)", "[4, 3]")]),
+    "z20_tl_sum": ("no `tl.` prefix", [("tl.sum", "sum")]),
+}
+
+
+def _first_error(path: Path) -> Diagnostic:
+    errs = [d for d in driver.check(path).diagnostics if d.severity.value == "error"]
+    assert errs, f"{path.name}: no error"
+    return errs[0]
+
+
+def _fixed(name: str, tmp_path: Path) -> Path:
+    src = (DIR / f"{name}.tile").read_text(encoding="utf-8")
+    for old, new in FIXES[name][1]:
+        assert old in src, (name, old)
+        src = src.replace(old, new)
+    f = tmp_path / f"{name}.tile"
+    f.write_text(src, encoding="utf-8")
+    return f
+
+
+def test_every_mistake_has_a_fix() -> None:
+    assert sorted(p.stem for p in DIR.glob("z*.tile")) == sorted(FIXES)
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+    d = _first_error(DIR / f"{name}.tile")
+    assert any(FIXES[name][0] in h for h in d.help), (name, d.help)
+    result = driver.check(_fixed(name, tmp_path), deny_warnings=True)
+    assert not result.diagnostics, (name, [f"{x.code}: {x.message}" for x in result.diagnostics])
+
+
+def _run(name: str, tmp_path: Path) -> tuple[dict[str, np.ndarray], str]:
+    out = io.StringIO()
+    ex = run.execute(str(_fixed(name, tmp_path)), "cpu", out=out)
+    return {k: v.numpy() for k, v in ex.main_locals.items() if hasattr(v, "numpy")}, out.getvalue()
+
+
+def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
+    np.testing.assert_array_equal(_run("z01_tl_program_id", tmp_path)[0]["z"], np.arange(10) * 2.0)
+    x = np.arange(30, dtype=np.float32).reshape(6, 5)
+    np.testing.assert_allclose(_run("z04_tile_shape_field", tmp_path)[0]["z"], x.mean(1, keepdims=True))
+    np.testing.assert_array_equal(_run("z05_len_of_tile", tmp_path)[0]["z"], np.full(24, 1 / 8))
+    np.testing.assert_array_equal(_run("z06_max_of_two_tiles", tmp_path)[0]["z"],
+                                  np.maximum(np.arange(12), 11 - np.arange(12)))
+    assert _run("z07_fstring_print", tmp_path)[1] == "block 0: 4.0\nblock 1: 4.0\n"
+    np.testing.assert_array_equal(_run("z08_element_store_in_kernel", tmp_path)[0]["z"], np.eye(8))
+    np.testing.assert_array_equal(_run("z10_numpy_index_assign", tmp_path)[0]["z"], np.eye(8))
+    want = np.zeros((3, 4))
+    want[1, 2] = 5.0
+    np.testing.assert_array_equal(_run("z09_element_assign_on_host", tmp_path)[0]["z"], want)
+    np.testing.assert_array_equal(_run("z11_step_slice", tmp_path)[0]["z"], np.arange(32.0)[::2])
+    assert _run("z12_floor_division", tmp_path)[1] == "3\n"
+    np.testing.assert_array_equal(_run("z13_range_with_step", tmp_path)[0]["z"],
+                                  np.arange(64.0).reshape(8, 8).sum(0))
+    assert _run("z16_python_ternary", tmp_path)[1] == "1.0\n"
+    np.testing.assert_array_equal(_run("z17_python_colon_block", tmp_path)[0]["z"], np.full(8, 16.0))
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_editor_shows_the_same_first_error(name: str) -> None:
+    path = DIR / f"{name}.tile"
+    want = _first_error(path)
+    an = A.analyze(path.read_text(encoding="utf-8"), str(path))
+    assert an.internal_error is None
+    errs = [d for d in an.diagnostics if d.severity.value == "error"]
+    assert errs and errs[0].code == want.code, (name, [d.code for d in errs])
+    assert want.primary_span is not None and errs[0].primary_span.start == want.primary_span.start, name
+    assert errs[0].help == want.help, name

@@ -4,7 +4,10 @@ CUDA, NumPy, PyTorch and Python users (`tests/user/wrong/z*.tile`):
 `len(t)` of a tile, `max(a, b)` of two tiles, an f-string `print`, `z[i][i] =
 1.0` in a kernel and on the host, `z[i, i] = 1.0`, `t[::2]`, `n // 2` (a
 comment in Tile), `range(0, 64, B)`, `True`, `0.5f`, `a if c else b`, a
-`for ..:` body without braces, `.to("cuda")`, a tuple shape, `tl.sum`.
+`for ..:` body without braces, `.to("cuda")`, a tuple shape, `tl.sum`;
+std::llm's `gemv` given f32 weights (`&w` of the wrong type: the help
+borrows the cast, `&(w as bf16)`, where it said `&w as bf16`, which casts the
+borrow), and a graph's captured input rebound between replays.
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -62,6 +65,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "z18_to_cuda": ("use `ones::<f32>([16])` itself", [('.to("cuda")', "")]),
     "z19_tuple_shape": ("`[4, 3]`", [("(4, 3)", "[4, 3]")]),
     "z20_tl_sum": ("no `tl.` prefix", [("tl.sum", "sum")]),
+    "z21_std_gemv_f32_weights": ("`&(w as bf16)`", [("&w, &x", "&(w as bf16), &x")]),
+    "z22_borrow_of_a_cast": ("`&(w as bf16)`", [("&w as bf16", "&(w as bf16)")]),
+    "z23_graph_input_rebound": ("`x *= 0.0; x += new;`",
+                                [("x = ramp * (step as f32);", "x *= 0.0;\n        x += ramp * (step as f32);")]),
 }
 
 
@@ -118,6 +125,18 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
                                   np.arange(64.0).reshape(8, 8).sum(0))
     assert _run("z16_python_ternary", tmp_path)[1] == "1.0\n"
     np.testing.assert_array_equal(_run("z17_python_colon_block", tmp_path)[0]["z"], np.full(8, 16.0))
+    t, _ = _run("z21_std_gemv_f32_weights", tmp_path)
+    np.testing.assert_allclose(t["y"], _bf16(t["w"]).astype(np.float64) @ t["x"], rtol=1e-5, atol=1e-5)
+    m, ramp = np.zeros(100), np.arange(100.0)
+    for step in range(4):
+        m = m * 0.5 + ramp * step * 0.5
+    np.testing.assert_allclose(_run("z23_graph_input_rebound", tmp_path)[0]["m"], m, rtol=1e-6)
+
+
+def _bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to bf16 (nearest, ties to even), as float32."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))

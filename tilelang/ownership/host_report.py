@@ -257,9 +257,9 @@ class HostReports:
             "stay alive and in place while the graph lives"
         )
         d = d.with_help(
-            "reading and writing the tensor between replays is fine; to "
-            "replace it, write into it (e.g. with a kernel) instead of "
-            "rebinding it"
+            "reading and writing the tensor between replays is fine: give it new values in place, with "
+            f"compound assignment (`{n} *= 0.0; {n} += new;` for finite values) or a kernel that stores "
+            f"into `{n}.partition([..])`, instead of rebinding it"
             if mode == "assign"
             else f"borrow it with `&{n}`, or use `{n}.clone()`"
         )

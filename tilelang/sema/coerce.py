@@ -84,7 +84,7 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any) -> None
             isinstance(found, (ScalarT, TileT, TensorT)):
         d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
     elif isinstance(found, TensorT) and isinstance(want, RefT):
-        d = d.with_help(f"borrow it: `&{tcx.snippet(node)}`")
+        d = d.with_help(f"borrow it: `{tcx.borrow_snippet(node)}`")
     elif type(found) is type(want) and isinstance(found, (TileT, TensorT)):
         d = d.with_help(f"give it the expected shape: make it a `{want}` (`.reshape([..])` keeps the elements, "
                         "or change the size where it is made)")

@@ -284,6 +284,17 @@ class CheckCx:
             return f"({text})"
         return text
 
+    def borrow_snippet(self, node: Any) -> str:
+        """`&node` as a suggested borrow: `&` binds tighter than `as` and the binary
+        operators, so a cast or a sum is borrowed whole (`&(w as bf16)`), and a cast of
+        a borrow (`&w as bf16`, which casts `&w`) becomes the borrow of the cast."""
+        if isinstance(node, ast.Cast) and isinstance(node.expr, ast.Ref) and not node.expr.mutable:
+            return f"&({self.cast_snippet(node.expr.expr)} as {self.snippet(node.ty)})"
+        text = self.snippet(node)
+        if isinstance(node, (ast.Cast, ast.Binary, ast.If, ast.RangeExpr)) and not _wrapped_in_parens(text):
+            return f"&({text})"
+        return f"&{text}"
+
     def enqueue(self, info: FnInfo, in_kernel: bool) -> None:
         key = (info.qualname, in_kernel)
         if key not in self.checked:

@@ -136,7 +136,7 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
     d = (tcx.err(T.MISMATCHED_TYPES, "mismatched types", a.span, f"expected `{pty}`, found `{aty}`")
          .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
     if isinstance(pty, RefT) and isinstance(aty, TensorT):
-        d = d.with_help(f"borrow it: `&{tcx.snippet(a)}`" if not pty.mutable else
+        d = d.with_help(f"borrow it: `{tcx.borrow_snippet(a)}`" if not pty.mutable else
                         f"partition it: `{tcx.snippet(a)}.partition([..])`")
     elif isinstance(pty, RefT) and not pty.mutable and isinstance(aty, PartitionT):
         # the kernel's output declared `&` (read-only) though the launch partitions it
@@ -149,7 +149,10 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
                         ".partition([..])`")
     else:
         fe, we = elem_of(aty), elem_of(pty)
-        if isinstance(fe, DType) and isinstance(we, DType) and fe != we:
+        if isinstance(fe, DType) and isinstance(we, DType) and fe != we and isinstance(a, ast.Ref) \
+                and not a.mutable:  # `&w` of the wrong element type: borrow the cast, `&(w as bf16)`
+            d = d.with_help(f"cast with `as`, then borrow: `&({tcx.cast_snippet(a.expr)} as {we.value})`")
+        elif isinstance(fe, DType) and isinstance(we, DType) and fe != we:
             d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`

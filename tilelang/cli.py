@@ -100,6 +100,31 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_ERRORS if any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
 
 
+def _writable(path: str, flag: str) -> None:
+    """Refuse, before any work, an output path that cannot be written: its
+    directory missing or not a directory, or the path itself a directory
+    (writing there was an internal error once the program had run)."""
+    out = Path(path)
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        _print_plain_error(f"cannot write `{path}` (`{flag}`): it is a directory")
+        _err(f"help: give a file in it: `{flag} {out / ('out' + {'-o': '.txt'}.get(flag, '.json'))}`")
+        raise Exit(EXIT_USAGE)
+    if not parent.is_dir():
+        _print_plain_error(f"cannot write `{path}` (`{flag}`): the directory `{parent}` does not exist")
+        _err(f"help: create it first (`mkdir -p {parent}`), or give a path in an existing directory")
+        raise Exit(EXIT_USAGE)
+
+
+def _write(path: Path, text: str, flag: str) -> None:
+    try:
+        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as e:
+        _print_plain_error(f"cannot write `{path}` (`{flag}`): {e.strerror or e}")
+        _err("help: give a path in a directory you can write")
+        raise Exit(EXIT_USAGE) from None
+
+
 def cmd_emit(args: argparse.Namespace) -> int:
     """Print an intermediate form of a program: its AST, Tile IR, GPU IR, LLVM IR or PTX."""
     import re
@@ -116,6 +141,8 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if args.stage in ("gpu", "llvm", "ptx") and args.arch not in SUPPORTED_ARCHS:
         _fail(f"unsupported value for `--arch`: tilec does not compile for `{args.arch}` "
               f"(supported: {', '.join(SUPPORTED_ARCHS)})", EXIT_USAGE)
+    if args.output is not None:
+        _writable(args.output, "-o")
     options = driver.Options(arch=args.arch, kernel=args.kernel, deny_warnings=args.deny)
     try:
         result = driver.compile(file, args.stage, options=options)
@@ -148,7 +175,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
         if len(modules) > 1:
             _write_modules(Path(args.output), modules)
         else:
-            Path(args.output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+            _write(Path(args.output), text, "-o")
     else:
         _out(text.rstrip("\n"))
         modules = result.context.outputs[args.stage] if args.stage in ("llvm", "ptx") else ()
@@ -173,7 +200,7 @@ def _write_modules(output: Path, modules: Any) -> None:
         seen[a.kernel] = seen.get(a.kernel, 0) + 1
         tag = a.kernel if seen[a.kernel] == 1 else f"{a.kernel}.{seen[a.kernel]}"
         path = output.with_name(f"{output.stem}.{tag}{output.suffix}")
-        path.write_text(a.text if a.text.endswith("\n") else a.text + "\n", encoding="utf-8")
+        _write(path, a.text, "-o")
         written.append(str(path))
     _err(f"wrote {len(written)} modules, one for each kernel instance: " + ", ".join(written))
 
@@ -181,6 +208,9 @@ def _write_modules(output: Path, modules: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Check a program, then run its `main`."""
     sanitize = True if args.sanitize else None
+    for path, flag in ((args.trace, "--trace"), (args.block_trace, "--block-trace")):
+        if path is not None:
+            _writable(path, flag)
     if args.block_trace is not None:
         from tilelang.runtime import trace
 
@@ -282,9 +312,9 @@ def cmd_doc(args: argparse.Namespace) -> int:
     if text is None:
         import difflib
 
-        from tilelang.sema.calls import method_habit
+        from tilelang.sema.calls import function_habit, method_habit
 
-        habit = method_habit(args.name)
+        habit = function_habit(args.name) or method_habit(args.name)
         if habit is not None:  # NumPy's and PyTorch's names: how Tile spells them
             _print_plain_error(f"no entry named `{args.name}` in the reference: Tile has no `{args.name}`")
             _err(f"help: {habit}")

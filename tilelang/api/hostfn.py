@@ -146,18 +146,31 @@ class HostFunction:
     def _check_type_params(self, converted: list[Any]) -> None:
         """An explicit type parameter (`f[np.float16]`) is the element type
         of every tensor argument declared with it (E0504 otherwise), and the
-        type its scalar arguments are converted to."""
+        type its scalar arguments are converted to. A type parameter the call
+        leaves to its arrays (`f(x, 2.5)` with `x: &Tensor<T, [?]>` an int32
+        array) is the first such array's element type, and its scalar
+        arguments must fit it too, as a kernel's do: 2.5 for an `i32` `T` is
+        refused, not truncated (a conflict between arrays is the evaluator's
+        E0504)."""
         from tilelang.runtime import builtins as bi
 
         types = {k: v for k, v in self.explicit.items() if isinstance(v, DType)}
-        if not types:
+        type_params = {g.name.name for g in self.decl.generics if not g.is_const}
+        scalar_types = dict(types)
+        for p, v in zip(self.decl.params, converted, strict=True):
+            inner = p.ty.inner if isinstance(p.ty, ast.RefType) else p.ty
+            elem = inner.args[0] if isinstance(inner, ast.NamedType) and inner.name.name == "Tensor" \
+                and inner.args else None
+            if isinstance(elem, ast.NamedType) and elem.name.name in type_params and isinstance(v, Tensor):
+                scalar_types.setdefault(elem.name.name, v.dtype)
+        if not scalar_types:
             return
         for i, (p, v) in enumerate(zip(self.decl.params, converted, strict=True)):
             inner = p.ty.inner if isinstance(p.ty, ast.RefType) else p.ty
             if not isinstance(inner, ast.NamedType):
                 continue
-            if inner.name.name in types:  # a scalar `a: T`: must fit `T`, as a kernel's does
-                dt = types[inner.name.name]
+            if inner.name.name in scalar_types:  # a scalar `a: T`: must fit `T`, as a kernel's does
+                dt = scalar_types[inner.name.name]
                 where = self.module._where(p.span, f"`{span_text(p.span, self.module._sources)}` is declared here")
                 converted[i] = bi.to_scalar(scalar_value(f"argument `{p.name.name}` of function `{self.__name__}`",
                                                          v, dt, where=where, code=MISMATCHED_TYPES), dt)

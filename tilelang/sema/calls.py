@@ -255,6 +255,22 @@ def _conversion_target(e: ast.MethodCall) -> str | None:
     return name if DType.parse(name) is not None else FOREIGN_TYPES.get(name)
 
 
+def function_habit(name: str) -> str | None:
+    """How Tile spells another language's function or module `name`
+    (`program_id`, `range`, `tl`, `float16`), for `tilec doc NAME`; None if it is not one."""
+    if name in FOREIGN_MODULES:
+        return (f"Tile has no `{name}` module: its built-ins take no prefix (`{name}.sum(t, 1)` is `sum(t, 1)`), "
+                "and `tilec doc` lists them")
+    if name in FOREIGN_TYPES:
+        return f"`{name}` is Tile's type `{FOREIGN_TYPES[name]}`"
+    if name == "range":
+        return "write a range `a..b` (`a..=b` includes `b`), as in `for i in 0..n { .. }`"
+    if name == "len":
+        return None  # the method's help says it
+    habit = _HABITS.get(name)
+    return None if habit is None else habit(None, None)  # type: ignore[arg-type]
+
+
 def method_habit(name: str) -> str | None:
     """How Tile spells another library's tile or tensor method `name`
     (`mean`, `astype`, `clamp`), for `tilec doc NAME`; None if it is not one."""

@@ -1,0 +1,122 @@
+"""Round 5's programs through the Python API (huser, 2026-12-05): the
+kernels and host functions of `programs/v*.tile` called on NumPy arrays the
+way a user's script would, each result checked against NumPy: the generic
+host function at six element types (u8 wrapping, f64, i64 past 2^32); a
+scalar for its type parameter `T`, which the arrays fix, must fit `T` (2.5,
+NaN, inf for an int32 array, 300 for a uint8 one were truncated or wrapped
+in silence: now E0203, as the kernels' E0502); partitions changing from
+call to call; the two-kernel reduction at sizes around its block; the graph
+of three launches recorded with `tilelang.graph()` and replayed while the
+script rewrites the arrays in place; producers launched together and a
+consumer that may not read what a pending launch writes (E0305)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang
+
+DIR = Path(__file__).parent / "programs"
+P = tilelang.partition
+f32 = np.float32
+
+
+def _mod(name: str) -> tilelang.Module:
+    return tilelang.load(str(DIR / f"{name}.tile"))
+
+
+def _tile_scan(y: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.cumsum(y[i:i + 16], dtype=y.dtype) for i in range(0, len(y), 16)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32, np.uint8, np.int64])
+def test_the_generic_host_function_at_each_element_type(dtype: type) -> None:
+    m = _mod("v05_generic_host_two_dtypes")
+    x = (np.arange(37) % 11).astype(dtype)
+    a = dtype(7) if np.issubdtype(dtype, np.integer) else dtype(0.5)
+    if dtype is np.int64:
+        x, a = x * (1 << 31), dtype(3)  # past 2^32
+    y, top = m.scan_scaled(x, a)
+    want = _tile_scan((x * a).astype(dtype))  # u8: wraps as NumPy's u8 does
+    assert y.dtype == dtype and isinstance(top, dtype)
+    np.testing.assert_array_equal(y, want)
+    assert top == want.max()
+
+
+@pytest.mark.parametrize(("dtype", "a", "word"), [(np.int32, 2.5, "2.5"), (np.int32, float("nan"), "nan"),
+                                                  (np.int32, float("inf"), "inf"), (np.uint8, 300, "0 to 255"),
+                                                  (np.int8, -129, "-128 to 127"), (np.int32, True, "not a `bool`")])
+def test_a_scalar_for_a_type_parameter_the_arrays_fix_must_fit_it(dtype: type, a: object, word: str) -> None:
+    m = _mod("v05_generic_host_two_dtypes")
+    with pytest.raises(tilelang.TileError) as info:
+        m.scan_scaled(np.ones(4, dtype), a)
+    assert info.value.code == "E0203" and word in str(info.value) and "help:" in str(info.value), str(info.value)
+    y, _ = m.scan_scaled(np.ones(4, dtype), 2)  # what fits is taken
+    np.testing.assert_array_equal(y, [2, 4, 6, 8])
+
+
+def test_partitions_that_change_from_call_to_call() -> None:
+    m = _mod("v01_changing_partition")
+    x = np.arange(37, dtype=f32) - 10
+    y = np.zeros(37, f32)
+    for k, w in enumerate([1, 3, 8, 64, 100, 37, 36]):
+        y[:] = -1
+        m.axpb(P(y, [w]), x, float(k), 1.0).sync()
+        np.testing.assert_array_equal(y, x * k + 1, err_msg=str(w))
+    ids = np.zeros(37, np.int32)
+    m.blocks(P(ids, [5])).sync()
+    np.testing.assert_array_equal(ids, (np.arange(37) // 5) * 1000 + np.arange(37) % 5)
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 129, 2047])
+def test_the_two_kernel_reduction_at_sizes_around_its_block(n: int) -> None:
+    m = _mod("v04_two_kernel_reduction")
+    x = ((np.arange(n) * 37) % 101 - 60).astype(f32)
+    nb = -(-n // 128)
+    ps, pm, pn = np.zeros(nb, f32), np.zeros(nb, f32), np.zeros(nb, np.int64)
+    m.partials[128](P(ps, [1]), P(pm, [1]), P(pn, [1]), x).sync()
+    s, mx, neg = np.zeros(1, f32), np.zeros(1, f32), np.zeros(1, np.int64)
+    m.combine[16](P(s, [1]), P(mx, [1]), P(neg, [1]), ps, pm, pn).sync()
+    np.testing.assert_allclose(s, [x.sum()], rtol=1e-6)
+    assert mx[0] == x.max() and neg[0] == (x < 0).sum()
+
+
+def test_the_graph_replayed_while_the_script_rewrites_its_arrays() -> None:
+    m = _mod("v03_graph_host_edits")
+    n = 300
+    x, mm, d, c = np.zeros(n, f32), np.zeros(n, f32), np.zeros(n, f32), np.zeros(n, np.int32)
+    with tilelang.graph() as g:
+        m.ema(P(mm, [64]), x, 0.75).sync()
+        m.dev(P(d, [64]), x, mm).sync()
+        m.count_big(P(c, [128]), d, 0.5).sync()
+    assert not mm.any() and not c.any()  # recorded, not run
+    ramp = np.arange(n, dtype=f32) / 100
+    want_m, want_c = np.zeros(n, f32), np.zeros(n, np.int32)
+    for step in range(6):
+        x[:] = ramp * f32(step)
+        if step == 3:
+            mm[:] = 0
+            want_m[:] = 0
+        g.replay()
+        want_m = want_m * f32(0.75) + x * f32(0.25)
+        want_c += np.abs(x - want_m) > 0.5
+        np.testing.assert_allclose(mm, want_m, rtol=1e-6)
+    np.testing.assert_array_equal(c, want_c)
+
+
+def test_a_consumer_may_not_read_what_a_pending_launch_writes() -> None:
+    m = _mod("v02_producer_consumer")
+    x = np.arange(1000, dtype=f32) / 100 - 5
+    p, q, z = np.zeros(1000, f32), np.zeros(1000, f32), np.zeros(1000, f32)
+    hp = m.square(P(p, [128]), x).launch()
+    hq = m.affine(P(q, [96]), x, 2.0, -1.0).launch()  # reads `x` too: two readers are fine
+    with pytest.raises(tilelang.TileError) as info:
+        m.combine(P(z, [256]), p, q).sync()
+    assert info.value.code == "E0305" and "wait" in str(info.value), str(info.value)
+    hp.wait()
+    hq.wait()
+    m.combine(P(z, [256]), p, q).sync()
+    np.testing.assert_allclose(z, x * x - (2 * x - 1), rtol=1e-6, atol=1e-5)

@@ -1,0 +1,101 @@
+"""`tilec` on round 5's programs (huser, 2026-12-05), as a user drives it:
+`check -D warnings` of every `v*.tile` at once; output paths that cannot be
+written (`emit -o` into a missing directory or onto a directory, `run
+--trace` / `--block-trace` into a missing one), which were internal
+compiler errors (status 101) once the whole program had run, and are now
+refused first (status 2, a help line, nothing run); `tilec doc` of
+another language's names (`program_id`, `tl`, `float16`, `range`); and a
+scripted `tilec repl` session with this round's habits, a graph whose
+captured tensor is given new values in place between replays, and the
+generic host function refusing 2.5 for an `i32` `T`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tilelang import cli
+
+REPO = Path(__file__).resolve().parents[2]
+P = Path(__file__).parent / "programs"
+V04 = str(P / "v04_two_kernel_reduction.tile")
+
+
+def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_check_every_program_denying_warnings() -> None:
+    files = sorted(str(p) for p in P.glob("v*.tile"))
+    assert len(files) == 5
+    r = _tilec("check", "-D", "warnings", *files)
+    assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["emit", V04, "--stage", "ir", "-o", "{missing}/k.txt"],
+    ["emit", V04, "--stage", "ptx", "-o", "{dir}"],
+    ["run", V04, "--device", "cpu", "--trace", "{missing}/t.json"],
+    ["run", V04, "--device", "cpu", "--block-trace", "{missing}/t.json"],
+])
+def test_an_output_path_that_cannot_be_written_is_refused_before_anything_runs(
+        args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [a.format(missing=tmp_path / "no" / "such", dir=tmp_path) for a in args]
+    status = cli.run(argv)
+    out, err = capsys.readouterr()
+    assert status == cli.EXIT_USAGE, err
+    assert "cannot write" in err and "help: " in err and "internal compiler error" not in err, err
+    assert out == ""  # v04 prints its sums when it runs: it did not
+    assert not (tmp_path / "no").exists()
+
+
+def test_an_output_path_that_can_be_written_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(["emit", V04, "--stage", "ir", "-o", str(tmp_path / "k.txt")]) == cli.EXIT_OK
+    assert "partials" in (tmp_path / "k.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("name", "phrase"), [("program_id", "`block_id(axis)`"), ("tl", "`sum(t, 1)`"),
+                                              ("float16", "type `f16`"), ("range", "`for i in 0..n { .. }`")])
+def test_doc_of_another_language_s_name_says_how_tile_spells_it(
+        name: str, phrase: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(["doc", name]) == cli.EXIT_ERRORS
+    err = capsys.readouterr().err
+    assert f"Tile has no `{name}`" in err and phrase in err, err
+
+
+REPL = """\
+let x = arange::<f32>(6);
+print(f"x = {x}");
+len(x)
+x[1] = 5.0;
+let mut z = zeros::<f32>([6]);
+kernel fn inc<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(z.load() + 1.0); }
+let g = graph { inc(z.partition([4])); };
+g.replay();
+g.replay();
+z = ones::<f32>([6]);
+z *= 0.0;
+g.replay();
+z
+:load tests/user/programs/v05_generic_host_two_dtypes.tile
+scan_scaled(&(arange::<i32>(20) - 5), 2.5)
+scan_scaled(&(arange::<f32>(20) as f16), 0.5f16)
+:quit
+"""
+
+
+def test_a_repl_session_with_this_round_s_habits() -> None:
+    r = _tilec("repl", stdin=REPL)
+    out = r.stdout + r.stderr
+    assert "Traceback" not in out and "internal compiler error" not in out
+    assert '`print("x = {}", x)`' in out
+    assert "`x.shape()[0]`" in out
+    assert "cannot assign to a tensor element" in out and "`x = where(mask, v, x);`" in out
+    assert "error[E0307]" in out and "`z *= 0.0; z += new;`" in out
+    assert "Tensor<f32, [6]> = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]" in out  # 2 replays, zeroed in place, 1 more
+    assert "expected `i32`, found `{float}`" in out
+    assert "45.5, 52.5, 60.0,  8.0, 16.5, 25.5, 35.0], 60.0)" in out  # f16 scan in tiles of 16

@@ -7,7 +7,8 @@ comment in Tile), `range(0, 64, B)`, `True`, `0.5f`, `a if c else b`, a
 `for ..:` body without braces, `.to("cuda")`, a tuple shape, `tl.sum`;
 std::llm's `gemv` given f32 weights (`&w` of the wrong type: the help
 borrows the cast, `&(w as bf16)`, where it said `&w as bf16`, which casts the
-borrow), and a graph's captured input rebound between replays.
+borrow), a graph's captured input rebound between replays, and NumPy's
+matrix product on the host (`dot(a, b)` of host tensors, `a @ b`).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -69,6 +70,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "z22_borrow_of_a_cast": ("`&(w as bf16)`", [("&w as bf16", "&(w as bf16)")]),
     "z23_graph_input_rebound": ("`x *= 0.0; x += new;`",
                                 [("x = ramp * (step as f32);", "x *= 0.0;\n        x += ramp * (step as f32);")]),
+    "z24_host_dot": ("`(a.reshape([4, 3, 1]) * b.reshape([1, 3, 2])).sum(1)`",
+                     [("dot(a, b)", "(a.reshape([4, 3, 1]) * b.reshape([1, 3, 2])).sum(1)")]),
+    "z25_matmul_operator": ("`(a.reshape([m, k, 1]) * b.reshape([1, k, n])).sum(1)`",
+                            [("a @ b", "(a.reshape([4, 3, 1]) * b.reshape([1, 3, 2])).sum(1)")]),
 }
 
 
@@ -127,6 +132,9 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     np.testing.assert_array_equal(_run("z17_python_colon_block", tmp_path)[0]["z"], np.full(8, 16.0))
     t, _ = _run("z21_std_gemv_f32_weights", tmp_path)
     np.testing.assert_allclose(t["y"], _bf16(t["w"]).astype(np.float64) @ t["x"], rtol=1e-5, atol=1e-5)
+    a, b = np.arange(12.0).reshape(4, 3), np.arange(6.0).reshape(3, 2)
+    for name in ("z24_host_dot", "z25_matmul_operator"):
+        np.testing.assert_array_equal(_run(name, tmp_path)[0]["c"], a @ b)
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5

@@ -26,7 +26,7 @@ from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
 from tilelang.sema.rules import RULES
-from tilelang.sema.typeops import is_poison
+from tilelang.sema.typeops import deref, is_poison
 from tilelang.sema.types import (
     ERROR,
     Dim,
@@ -336,10 +336,21 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                             .note(f"`{sig.signature}`: {sig.doc}")
                             .with_help(f"call `{sig.name}` in `main` (or another host function) and pass "
                                        "the result to the kernel"))
-        return tcx.emit(tcx.err(T.KERNEL_ONLY, f"`{sig.name}` is only allowed inside a kernel", span,
-                                "in host code")
-                        .note(f"`{sig.signature}`: {sig.doc}")
-                        .with_help("move this into a `kernel fn` and launch it"))
+        d = (tcx.err(T.KERNEL_ONLY, f"`{sig.name}` is only allowed inside a kernel", span, "in host code")
+             .note(f"`{sig.signature}`: {sig.doc}"))
+        ts = [deref(t) for t in tys[:2]]
+        if sig.name in ("dot", "mma") and len(ts) == 2 and all(isinstance(t, TensorT) and t.shape is not None
+                                                                and len(t.shape) == 2 for t in ts):
+            # NumPy's `a @ b` on the host: the product by broadcasting, which host tensors have
+            a, b = (tcx.snippet(x) or "x" for x in args[:2])
+            a, b = (a, b) if len(a) + len(b) < 50 else ("a", "b")
+            (m, k), n = (d if d is not None else w for d, w in zip(ts[0].shape, "mk", strict=True)), \
+                ts[1].shape[1] or "n"  # type: ignore[union-attr]
+            prod = f"({a}.reshape([{m}, {k}, 1]) * {b}.reshape([1, {k}, {n}])).sum(1)"
+            return tcx.emit(d.with_help(f"on the host, the product of two tensors is `{prod}`"
+                                        + (f" (plus `{tcx.snippet(args[2])}`)" if sig.name == "mma" and len(args) > 2
+                                           else "") + "; in a kernel, `dot` of tiles"))
+        return tcx.emit(d.with_help("move this into a `kernel fn` and launch it"))
     n = len(args)
     if n < sig.min_args or (sig.max_args is not None and n > sig.max_args):
         if sig.max_args is None:

@@ -462,7 +462,8 @@ _CHAR_HINTS = {
     "'": "strings use double quotes: `\"...\"`",
     "~": "use `!` for logical and bitwise not",
     "$": "names are letters, digits and `_`",
-    "@": "matrix products are written `dot(a, b)` or `mma(a, b, acc)`",
+    "@": ("matrix products are written `dot(a, b)` or `mma(a, b, acc)` of tiles in a kernel; on the host, "
+          "`(a.reshape([m, k, 1]) * b.reshape([1, k, n])).sum(1)`"),
     "`": "backticks are not part of Tile",
     "\\": "a backslash only appears inside a string literal",
 }

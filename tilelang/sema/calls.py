@@ -411,10 +411,12 @@ def module_member(tcx: CheckCx, e: ast.MethodCall | ast.Field, fx: Fx) -> Type |
     prefix = r.ident.name
     member = e.method.name if isinstance(e, ast.MethodCall) else e.field.name
     lang = FOREIGN_MODULES[prefix]
+    if isinstance(e, ast.MethodCall):
+        _check_args_only(tcx, e, fx)  # before the help: `len`'s reads the argument's type
     help_ = foreign_type_help(prefix, member)
     if help_ is not None:
         pass
-    elif member in _HABITS and isinstance(e, ast.MethodCall) and member not in ("range", "len"):
+    elif member in _HABITS and isinstance(e, ast.MethodCall):  # `tl.range(0, K, BK)`, `tl.program_id(0)`
         help_ = _HABITS[member](tcx, e)  # type: ignore[arg-type]
     elif member in _MODULE_MEMBERS:
         help_ = _MODULE_MEMBERS[member]
@@ -422,8 +424,6 @@ def module_member(tcx: CheckCx, e: ast.MethodCall | ast.Field, fx: Fx) -> Type |
         help_ = f"Tile's built-ins have no `{prefix}.` prefix: `{FUNCTIONS[member].signature}`"
     else:
         help_ = f"Tile's built-ins have no `{prefix}.` prefix (`tilec doc` lists them)"
-    if isinstance(e, ast.MethodCall):
-        _check_args_only(tcx, e, fx)
     return tcx.emit(tcx.err(N.UNKNOWN_NAME, f"cannot find value `{prefix}` in this scope",
                             r.span.to(e.method.span if isinstance(e, ast.MethodCall) else e.field.span),
                             f"{lang}'s module: not a name in Tile")

@@ -8,7 +8,8 @@ comment in Tile), `range(0, 64, B)`, `True`, `0.5f`, `a if c else b`, a
 std::llm's `gemv` given f32 weights (`&w` of the wrong type: the help
 borrows the cast, `&(w as bf16)`, where it said `&w as bf16`, which casts the
 borrow), a graph's captured input rebound between replays, and NumPy's
-matrix product on the host (`dot(a, b)` of host tensors, `a @ b`).
+matrix product on the host (`dot(a, b)` of host tensors, `a @ b`), `t[0] +=
+100.0` on a tile (the help's `where` adds where the mask is).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -74,6 +75,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                      [("dot(a, b)", "(a.reshape([4, 3, 1]) * b.reshape([1, 3, 2])).sum(1)")]),
     "z25_matmul_operator": ("`(a.reshape([m, k, 1]) * b.reshape([1, k, n])).sum(1)`",
                             [("a @ b", "(a.reshape([4, 3, 1]) * b.reshape([1, 3, 2])).sum(1)")]),
+    "z26_tile_element_add_assign": ("`let t2 = where(mask, t + v, t);`",
+                                    [("let mut t = x.load_like(z);\n    t[0] += 100.0;\n    z.store(t);",
+                                      "let t = x.load_like(z);\n    let t2 = where(arange::<i32>(B) == 0, t + 100.0, t);\n"
+                                      "    z.store(t2);")]),
 }
 
 
@@ -135,6 +140,9 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     a, b = np.arange(12.0).reshape(4, 3), np.arange(6.0).reshape(3, 2)
     for name in ("z24_host_dot", "z25_matmul_operator"):
         np.testing.assert_array_equal(_run(name, tmp_path)[0]["c"], a @ b)
+    want = np.arange(12.0)
+    want[::4] += 100
+    np.testing.assert_array_equal(_run("z26_tile_element_add_assign", tmp_path)[0]["z"], want)
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5

@@ -320,21 +320,23 @@ def _assign_element(tcx: CheckCx, st: ast.Assign, target: ast.Index, fx: Fx) -> 
         return
     x = tcx.snippet(base) if isinstance(base, ast.Name) else None
     x = x or "x"
+    cur = f"{x}.load()" if isinstance(bty, RefT) and bty.mutable and fx.in_kernel else x
+    v = "v" if st.op == "=" else f"{cur} {st.op[:-1]} v"  # `t[0] += 1.0`: the new value is `t + v` there
     inner = bty.inner if isinstance(bty, RefT) else bty
     if isinstance(bty, RefT) and bty.mutable and fx.in_kernel:
         what, note = "a tensor element", "a kernel writes its own tile whole, with one `store`"
-        help_ = (f"build the tile and store it: `{x}.store(where(mask, v, {x}.load()))`, with `mask` a `bool` "
+        help_ = (f"build the tile and store it: `{x}.store(where(mask, {v}, {x}.load()))`, with `mask` a `bool` "
                  "tile of comparisons of `arange` (`tilec doc where`)")
     elif isinstance(inner, TensorT) and not fx.in_kernel:
         what, note = "a tensor element", "a host tensor is made whole: elements are not assigned one by one"
-        help_ = (f"make the new tensor with `where`: `{x} = where(mask, v, {x});`, with `mask` a `bool` "
+        help_ = (f"make the new tensor with `where`: `{x} = where(mask, {v}, {x});`, with `mask` a `bool` "
                  "tensor of comparisons of `arange` (`tilec doc where`)")
     elif isinstance(inner, TensorT):
         what, note = "a tensor element", "a kernel writes only its own `&mut` tile, with one `store`"
         help_ = "make the values a tile and `store` it into a `&mut` parameter"
     else:
         what, note = "a tile element", "tiles are immutable values; only variables can be assigned"
-        help_ = f"bind a new value: `let t2 = where(mask, v, {x});`"
+        help_ = f"bind a new value: `let t2 = where(mask, {v}, {x});`"
     tcx.emit(tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {what}", target.span, "not a variable")
              .note(note).with_help(help_))
 

@@ -9,7 +9,9 @@ std::llm's `gemv` given f32 weights (`&w` of the wrong type: the help
 borrows the cast, `&(w as bf16)`, where it said `&w as bf16`, which casts the
 borrow), a graph's captured input rebound between replays, and NumPy's
 matrix product on the host (`dot(a, b)` of host tensors, `a @ b`), `t[0] +=
-100.0` on a tile (the help's `where` adds where the mask is).
+100.0` on a tile (the help's `where` adds where the mask is); a kernel
+declared the Triton/CUDA/Python way (`@triton.jit`, `def`, `BLOCK:
+tl.constexpr`, `x: *const f32`, `<B: i32>` without `const`).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -79,6 +81,13 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                     [("let mut t = x.load_like(z);\n    t[0] += 100.0;\n    z.store(t);",
                                       "let t = x.load_like(z);\n    let t2 = where(arange::<i32>(B) == 0, t + 100.0, t);\n"
                                       "    z.store(t2);")]),
+    "z27_triton_jit_decorator": ("Tile has no decorators", [("@triton.jit\n", "")]),
+    "z28_python_def": ("`fn name(a: f32) -> f32 { .. }`", [("def twice", "fn twice")]),
+    "z29_constexpr_parameter": ("`kernel fn k<const BLOCK: i32>(..)`",
+                                [("kernel fn add(", "kernel fn add<const BLOCK: i32>("), (", BLOCK: tl.constexpr", ""),
+                                 ("&x, 4)", "&x)")]),
+    "z30_pointer_parameter": ("`&Tensor<f32, [?]>` to read", [("x: *const f32", "x: &Tensor<f32, [?]>")]),
+    "z31_generic_without_const": ("`<const B: i32>`", [("copy<B: i32>", "copy<const B: i32>")]),
 }
 
 
@@ -143,6 +152,11 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     want = np.arange(12.0)
     want[::4] += 100
     np.testing.assert_array_equal(_run("z26_tile_element_add_assign", tmp_path)[0]["z"], want)
+    x = np.arange(10.0)
+    for name, z in (("z27_triton_jit_decorator", 2 * x), ("z29_constexpr_parameter", x + 1),
+                    ("z30_pointer_parameter", x), ("z31_generic_without_const", x)):
+        np.testing.assert_array_equal(_run(name, tmp_path)[0]["z"], z, err_msg=name)
+    assert _run("z28_python_def", tmp_path)[1] == "3.0\n"
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5

@@ -207,6 +207,10 @@ class ErrorReporter:
             at = base + int(e.pos_in_stream or 0)
             ch = self.code[at] if at < len(self.code) else ""
             shown, hint = _char_help(ch)
+            before = _skip_space_back(self.code, at)
+            if ch == "@" and re.match(r"@[A-Za-z_]", self.code[at:at + 2]) \
+                    and (before == 0 or self.code[before - 1] in ";}"):
+                hint = _DECORATOR_HELP  # `@triton.jit` before a kernel, `@torch.compile`
             d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character {shown}")
                  .primary(self.span(at, at + 1), "unknown character"))
             return d.with_help(hint)
@@ -246,6 +250,17 @@ class ErrorReporter:
             if member in FOREIGN_TYPES:
                 return d.with_help(f"{FOREIGN_MODULES[prev_word]}'s `{prev_word}.{member}` is Tile's type "
                                    f"`{FOREIGN_TYPES[member]}`: write `{FOREIGN_TYPES[member]}`")
+            if member == "constexpr":  # Triton's `BLOCK: tl.constexpr` parameter
+                return d.with_help("a compile-time constant is a const generic: `kernel fn k<const BLOCK: i32>(..)`, "
+                                   "given at the launch (`k::<1024>(..)`) or taken from a partition's tile shape")
+            if member in ("Tensor", "tensor", "ndarray", "array"):
+                return d.with_help("a tensor parameter is `&Tensor<f32, [?]>` to read, `&mut Tensor<f32, [B]>` "
+                                   "for a kernel's own tile")
+        if text == "*" and "`)`" in d.message and prev_word in _C_TYPES:  # C's `float* x`
+            return d.with_help(_POINTER_HELP)
+        if text == ":" and "`>`" in d.message and re.search(r"[<,]\s*[A-Za-z_]\w*\s*$", code[max(0, start - 40):start]):
+            return d.with_help("a const generic is written with `const`: `<const B: i32>` (a type parameter is "
+                               "a bare name: `<T>`)")
         if tok.type == "STRING" and prev_word in ("f", "F", "rf", "fr") and start > 0 and code[start - 1] in "fF":
             return d.with_help(_fstring_help(text))
         for word in (text, prev_word):
@@ -374,6 +389,9 @@ class ErrorReporter:
                                  "a float literal needs digits after its `.`")
                         .with_help(f"write `{num}.0`"))
 
+        if expected >= _TYPE_START and "NUMBER" not in expected and str(tok) == "*":
+            return (Diagnostic.error(codes.EXPECTED_TYPE, f"expected type, found {found}")
+                    .primary(here, "expected type").with_help(_POINTER_HELP))  # Rust's `*mut f32`
         if expected >= _TYPE_START and "NUMBER" not in expected:
             return self._expected(codes.EXPECTED_TYPE, "type", found, here, (last, base),
                                   ("COLON", "__ANON_0"), f"a type must follow this `{last}`",
@@ -389,6 +407,8 @@ class ErrorReporter:
             if tok.type == "NAME" and str(tok) == "pub":
                 # Rust habit: Tile has no visibility; `use` sees every item.
                 d = d.with_help("remove `pub`: every item of a file can be imported with `use`")
+            elif tok.type == "NAME" and str(tok) in _FOREIGN_ITEMS:
+                d = d.with_help(_FOREIGN_ITEMS[str(tok)])
             elif tok.type in ("LET", "FOR", "WHILE", "IF", "RETURN", "NAME"):
                 d = d.with_help("statements belong inside the body of a `fn`, e.g. `fn main() { ... }`")
             return d
@@ -547,6 +567,29 @@ def _fstring_help(lit: str) -> str:
         fixed = '"n = {}", n'
     return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
 
+
+_POINTER_HELP = ("Tile has no pointers: a kernel takes tensors, `&Tensor<f32, [?]>` to read and "
+                 "`&mut Tensor<f32, [B]>` for the tile it writes")
+_C_TYPES = frozenset({"float", "double", "int", "half", "char", "void", "f32", "f16", "bf16", "f64", "i32", "i64",
+                      "u8", "uint8_t", "int32_t", "int64_t", "size_t"})
+
+# a decorator (`@triton.jit`, `@cuda.jit`, `@torch.compile`) where an item starts
+_DECORATOR_HELP = ("Tile has no decorators: a kernel is declared `kernel fn name<const B: i32>(..) { .. }`, and "
+                   "its options are attributes before it (`#[hints(num_warps = 4)]`)")
+_KERNEL_DECL = "a kernel is `kernel fn name<const B: i32>(z: &mut Tensor<f32, [B]>, ..) { .. }`"
+# the first word of another language's item (Python's `def`, CUDA's `__global__`), where an item goes
+_FOREIGN_ITEMS = {
+    "def": "a function is `fn name(a: f32) -> f32 { .. }`; " + _KERNEL_DECL,
+    "__global__": "CUDA's `__global__` function: " + _KERNEL_DECL,
+    "__device__": "CUDA's `__device__` function: a device function is a plain `fn` called from a kernel",
+    "void": "a function is `fn name(..) { .. }` (no return type for none); " + _KERNEL_DECL,
+    "import": "Tile imports with `use`: `use std::nn::softmax;`, `use \"other.tile\";`",
+    "from": "Tile imports with `use`: `use std::nn::softmax;`, `use \"other.tile\";`",
+    "class": "Tile has no classes: a kernel is `kernel fn`, a helper a `fn`",
+    "struct": "Tile has no structs: pass tensors and scalars, return tuples",
+    "impl": "Tile has no structs or methods of your own: write functions (`fn`)",
+    "template": "generic parameters follow the name: `kernel fn k<T, const B: i32>(..)`",
+}
 
 _PRINT_MACROS = {"println", "print", "eprintln", "eprint", "dbg", "format"}
 

@@ -392,8 +392,32 @@ class _Parser(argparse.ArgumentParser):
         json = _json_requested()
         if not json:
             self.print_usage(sys.stderr)
-        render.plain_error(message, [f"`{self.prog} --help` lists the options"], format="json" if json else "human")
+        helps = [f"`{self.prog} --help` lists the options"]
+        guess = self._guess(message)
+        if guess:
+            helps.insert(0, guess)
+        render.plain_error(message, helps, format="json" if json else "human")
         raise Exit(EXIT_USAGE)
+
+    def _guess(self, message: str) -> str | None:
+        """`--devcie` (unrecognized): the option it is close to, in any command."""
+        import difflib
+
+        if not message.startswith("unrecognized arguments: "):
+            return None
+        options: set[str] = set()
+        for action in self._actions:
+            options.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for sp in action.choices.values():
+                    for a in sp._actions:
+                        options.update(o for o in a.option_strings if o.startswith("--"))
+        for word in message[len("unrecognized arguments: "):].split():
+            if word.startswith("--"):
+                close = difflib.get_close_matches(word.split("=", 1)[0], sorted(options), n=1, cutoff=0.75)
+                if close:
+                    return f"did you mean `{close[0]}`?"
+        return None
 
 
 _ARGV: list[str] = []  # the command line `run` parses (for `_json_requested`)

@@ -3,7 +3,8 @@
 written (`emit -o` into a missing directory or onto a directory, `run
 --trace` / `--block-trace` into a missing one), which were internal
 compiler errors (status 101) once the whole program had run, and are now
-refused first (status 2, a help line, nothing run); `tilec doc` of
+refused first (status 2, a help line, nothing run); a misspelt option
+(`--devcie`) named with the option it is close to; `tilec doc` of
 another language's names (`program_id`, `tl`, `float16`, `range`); and a
 scripted `tilec repl` session with this round's habits, a graph whose
 captured tensor is given new values in place between replays, and the
@@ -65,6 +66,14 @@ def test_doc_of_another_language_s_name_says_how_tile_spells_it(
     assert cli.run(["doc", name]) == cli.EXIT_ERRORS
     err = capsys.readouterr().err
     assert f"Tile has no `{name}`" in err and phrase in err, err
+
+
+@pytest.mark.parametrize(("typo", "option"), [("--devcie", "--device"), ("--santize", "--sanitize")])
+def test_a_misspelt_option_gets_the_one_it_is_close_to(typo: str, option: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.run(["run", V04, typo, "cpu"] if typo == "--devcie" else ["run", V04, typo]) == cli.EXIT_USAGE
+    out, err = capsys.readouterr()
+    assert f"help: did you mean `{option}`?" in err and out == "", err
 
 
 REPL = """\

@@ -32,7 +32,7 @@ def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[
 
 def test_check_every_program_denying_warnings() -> None:
     files = sorted(str(p) for p in P.glob("v*.tile"))
-    assert len(files) == 5
+    assert len(files) == 6
     r = _tilec("check", "-D", "warnings", *files)
     assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
 

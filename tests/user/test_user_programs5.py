@@ -8,7 +8,11 @@ dependent launches replayed in a loop while the host rewrites a captured
 input in place, resets a captured output and reads another; a reduction in
 two kernels (per-block partials, then one block combining them: a sum, a
 max padded with -inf, an i64 count); one generic host function used at f32,
-f16 and i32, making its output and launching two generic kernels.
+f16 and i32, making its output and launching two generic kernels;
+std::llm's temperature + top-p sampler driven by hand (a block-max kernel
+of the user's, the prep, five rounds of the threshold search in two
+alternating buffers, the kept sums, the pick) at vocabularies of 1000 and
+129 in chunks of 128, against NumPy's nucleus and inverse CDF.
 
 Each `v*.tile` runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs (never from its
@@ -98,12 +102,57 @@ def _v05(t: Tensors, out: str) -> None:
     assert out == f"316.0 316.0 {ri.max()}\n"
 
 
+def _uniform(seed: int, counter: int) -> float:
+    """std::llm::sampling's counter hash, in Python integers (u32 arithmetic)."""
+    m = (1 << 32) - 1
+    h = (seed * 747796405 + counter * 2891336453 + 1) & m
+    h = ((h ^ (h >> 16)) * 73244475) & m
+    h = ((h ^ (h >> 16)) * 73244475) & m
+    h ^= h >> 16
+    return float(f32(h >> 8) / f32(16777216.0))
+
+
+def _sampled(t: Tensors, name: str, logits: np.ndarray, temperature: float, top_p: float, seed: int) -> int:
+    """One `sample(..)` of v06 against NumPy: the probabilities, the threshold (the largest `tau` whose
+    tokens hold `top_p` of the mass, to the search's resolution), the chunks' kept mass, the token (the
+    inverse CDF of the kept tokens in vocabulary order at the hash's draw)."""
+    e = np.exp((logits - logits.max()) / f32(temperature)).astype(np.float64)
+    np.testing.assert_allclose(t[f"{name}.3"], e, rtol=1e-5, atol=1e-7)
+    z = e.sum()
+    tau = float(t[f"{name}.2"][0, 0])
+    if top_p >= 1:
+        assert tau == 0.0
+    else:
+        s = np.sort(e)[::-1]
+        tstar = s[np.searchsorted(np.cumsum(s), top_p * z)]
+        assert tau <= tstar * (1 + 1e-6) and tstar - tau < 1e-4, (name, tau, tstar)  # 9^-5 of e's range
+    keep = np.where(e >= tau, e, 0.0)
+    assert keep.sum() >= min(top_p, 1.0) * z * (1 - 1e-6)
+    np.testing.assert_allclose(t[f"{name}.1"], [keep[i:i + 128].sum() for i in range(0, len(e), 128)],
+                               rtol=1e-5)
+    target = _uniform(seed, 0) * keep.sum()
+    cs = np.cumsum(keep)
+    want = int(np.searchsorted(cs, target, side="right"))
+    # the draw is not within rounding of a token's edge (else f32 sums in another order could differ)
+    assert min(cs[want] - target, target - (cs[want - 1] if want else 0.0)) > 1e-4 * z, name
+    assert t[f"{name}.0"][0] == want, (name, t[f"{name}.0"][0], want)
+    return want
+
+
+def _v06(t: Tensors, out: str) -> None:
+    picks = [_sampled(t, "all", t["logits"], 1.0, 1.0, 11), _sampled(t, "half", t["logits"], 0.7, 0.5, 12),
+             _sampled(t, "one", t["peaked"], 1.0, 0.01, 13), _sampled(t, "odd", t["small"], 2.0, 0.9, 14)]
+    assert picks[2] == 613 and t["peaked"].argmax() == 613
+    assert out == " ".join(map(str, picks)) + "\n"
+
+
 CHECKS = {
     "v01_changing_partition": _v01,
     "v02_producer_consumer": _v02,
     "v03_graph_host_edits": _v03,
     "v04_two_kernel_reduction": _v04,
     "v05_generic_host_two_dtypes": _v05,
+    "v06_std_top_p": _v06,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

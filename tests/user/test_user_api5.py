@@ -8,7 +8,8 @@ in silence: now E0203, as the kernels' E0502); partitions changing from
 call to call; the two-kernel reduction at sizes around its block; the graph
 of three launches recorded with `tilelang.graph()` and replayed while the
 script rewrites the arrays in place; producers launched together and a
-consumer that may not read what a pending launch writes (E0305)."""
+consumer that may not read what a pending launch writes (E0305); the
+std::llm top-p sampler of v06 at vocabularies of 1 to 3000."""
 
 from __future__ import annotations
 
@@ -120,3 +121,26 @@ def test_a_consumer_may_not_read_what_a_pending_launch_writes() -> None:
     hq.wait()
     m.combine(P(z, [256]), p, q).sync()
     np.testing.assert_allclose(z, x * x - (2 * x - 1), rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("v", [1, 2, 127, 1025, 3000])
+def test_the_std_sampler_at_odd_vocabularies(v: int) -> None:
+    # v06's `sample`: std::llm's top-p launches, from Python at vocabularies around its chunk of 128 and its
+    # 8-chunk tile of chunk sums (1025 and 3000 chunk sums span several of them)
+    from test_user_programs5 import _uniform
+
+    m = _mod("v06_std_top_p")
+    rng = np.random.default_rng(v)
+    for temperature, top_p, seed in ((1.0, 1.0, 5), (0.8, 0.6, 9)):
+        logits = (rng.standard_normal(v) * 2).astype(f32)
+        tok, kept, band, ex = m.sample(logits, temperature, top_p, seed)
+        e = np.exp((logits - logits.max()) / f32(temperature)).astype(np.float64)
+        np.testing.assert_allclose(ex, e, rtol=1e-5, atol=1e-7)
+        tau = float(band[0, 0])
+        s = np.sort(e)[::-1]
+        tstar = 0.0 if top_p >= 1 else s[np.searchsorted(np.cumsum(s), top_p * e.sum())]
+        assert tau <= tstar * (1 + 1e-6) and tstar - tau < 1e-4
+        keep = np.where(e >= tau, e, 0.0)
+        np.testing.assert_allclose(kept.sum(), keep.sum(), rtol=1e-5)
+        want = int(np.searchsorted(np.cumsum(keep), _uniform(seed, 0) * keep.sum(), side="right"))
+        assert tok[0] == want and tok.dtype == np.int32

@@ -11,7 +11,9 @@ borrow), a graph's captured input rebound between replays, and NumPy's
 matrix product on the host (`dot(a, b)` of host tensors, `a @ b`), `t[0] +=
 100.0` on a tile (the help's `where` adds where the mask is); a kernel
 declared the Triton/CUDA/Python way (`@triton.jit`, `def`, `BLOCK:
-tl.constexpr`, `x: *const f32`, `<B: i32>` without `const`).
+tl.constexpr`, `x: *const f32`, `<B: i32>` without `const`); NumPy's
+negative axis, `reshape([-1, 4])` and `t[-1]` (the help names the
+axis, the size and the index Tile writes).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -29,7 +31,7 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
-from tilelang.diagnostics.model import Diagnostic
+from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.lsp import analysis as A
 
 DIR = Path(__file__).parent / "wrong"
@@ -88,6 +90,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                  ("&x, 4)", "&x)")]),
     "z30_pointer_parameter": ("`&Tensor<f32, [?]>` to read", [("x: *const f32", "x: &Tensor<f32, [?]>")]),
     "z31_generic_without_const": ("`<const B: i32>`", [("copy<B: i32>", "copy<const B: i32>")]),
+    "z32_negative_axis": ("here it is `1`", [("t.sum(-1)", "t.sum(1)")]),
+    "z33_reshape_minus_one": ("`reshape([3, 4])`", [("[-1, 4]", "[3, 4]")]),
 }
 
 
@@ -157,6 +161,8 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
                     ("z30_pointer_parameter", x), ("z31_generic_without_const", x)):
         np.testing.assert_array_equal(_run(name, tmp_path)[0]["z"], z, err_msg=name)
     assert _run("z28_python_def", tmp_path)[1] == "3.0\n"
+    np.testing.assert_array_equal(_run("z32_negative_axis", tmp_path)[0]["z"], np.arange(24.0).reshape(6, 4).sum(1))
+    np.testing.assert_array_equal(_run("z33_reshape_minus_one", tmp_path)[0]["m"], np.arange(12.0).reshape(3, 4))
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5
@@ -179,3 +185,17 @@ def test_the_editor_shows_the_same_first_error(name: str) -> None:
     assert errs and errs[0].code == want.code, (name, [d.code for d in errs])
     assert want.primary_span is not None and errs[0].primary_span.start == want.primary_span.start, name
     assert errs[0].help == want.help, name
+
+
+def test_a_negative_host_index_says_where_the_last_element_is(tmp_path: Path) -> None:
+    # a run-time error (E0721): NumPy's `t[-1]` gets the index of the last element
+    f = tmp_path / "last.tile"
+    f.write_text("fn main() {\n    let t = arange::<f32>(6) * 2.0;\n    print(t[-1]);\n}\n", encoding="utf-8")
+    with pytest.raises(TileError) as info:
+        run.execute(str(f), "cpu", out=io.StringIO())
+    d = info.value.diagnostics[0]
+    assert d.code == "E0721" and any("the last is `t[5]`" in h for h in d.help), d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("t[-1]", "t[5]"), encoding="utf-8")
+    out = io.StringIO()
+    run.execute(str(f), "cpu", out=out)
+    assert out.getvalue() == "10.0\n"

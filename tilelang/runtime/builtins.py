@@ -332,7 +332,9 @@ def index_tensor(t: Tensor, i: int, node: Any, device: Any) -> Any:
     n = t.shape[0]
     if not 0 <= i < n:
         raise _out_of_bounds(f"index {i} is out of bounds for an axis of {n} elements", node,
-                             f"must be in 0..{n}")
+                             f"must be in 0..{n}",
+                             *([f"Tile has no negative indices (NumPy's `t[-1]`): the last is `t[{n - 1}]`, "
+                                "`t[t.shape()[0] - 1]`"] if -n <= i < 0 else []))
     row = t.numpy()[i]
     if t.rank == 1:
         return to_scalar(_num(np.asarray(row)[()]), t.dtype)

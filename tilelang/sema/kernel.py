@@ -123,7 +123,9 @@ def check_tile_limits(tcx: CheckCx, shape: Shape, span: Span, kernel: str | None
             dd = (tcx.err(T.TILE_DIM_NOT_POSITIVE, f"tile dimension {v} is not positive", span,
                           f"tile shape {shape_str(shape)}")
                   .note("a tile has at least one element along every dimension")
-                  .with_help("use a positive size (any size: edge tiles may be partial)"))
+                  .with_help("use a positive size (any size: edge tiles may be partial)" if v != -1 else
+                             "write every size: NumPy's `-1` (the size that is left) is written out in Tile, "
+                             "the element count over the other sizes"))
             if secondary:
                 dd = dd.secondary(*secondary)
             tcx.emit(dd)

@@ -4,13 +4,14 @@ reported where it is not what the builtin needs."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.typeops import deref, is_intlike, is_poison
-from tilelang.sema.types import I32, Dim, ShapeT, TensorT, TupleT
+from tilelang.sema.types import I32, Dim, ShapeT, TensorT, TileT, TupleT, const_shape
 from tilelang.syntax import ast
 
 
@@ -44,7 +45,9 @@ def axis_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
         tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"axis {v} is out of range for {noun} of rank {rank}", e.span,
                          f"valid axes are 0..{rank}" if rank else "a scalar has no axes")
                  .note("axes count from 0")
-                 .with_help(f"use an axis below {rank}" if rank else "reduce a tile or tensor, not a scalar"))
+                 .with_help(f"NumPy's axis {v} counts from the end; Tile's axes count from 0: here it is `{rank + v}`"
+                            if 0 <= rank + v < rank else
+                            f"use an axis below {rank}" if rank else "reduce a tile or tensor, not a scalar"))
         return None
     return v
 
@@ -61,6 +64,21 @@ def shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
             d = d.with_help(f"a shape is written in brackets: `[{inner}]`")
         tcx.emit(d.with_help(f"pass {expected}") if not d.help else d)
     return None
+
+
+def _inferred_dim_help(cx: CallCx, dims: tuple[Dim | None, ...]) -> str:
+    """NumPy's `t.reshape([-1, 2])`: the size `-1` stands for, where the tensor's shape and the other
+    dims are constants."""
+    src = deref(cx.recv_ty) if cx.recv_ty is not None else None
+    shape = const_shape(src.shape) if isinstance(src, (TensorT, TileT)) else None
+    others = [d.const_value for d in dims if d is None or d.const_value != -1]
+    if shape is not None and all(isinstance(o, int) and o > 0 for o in others) and len(others) == len(dims) - 1:
+        n, rest = math.prod(shape), math.prod(others)  # type: ignore[arg-type]
+        if n % rest == 0:
+            fixed = ", ".join(str(n // rest) if d is not None and d.const_value == -1 else str(d.const_value)
+                              for d in dims)
+            return f"NumPy's `-1` (the size that is left) is written out in Tile: `reshape([{fixed}])`"
+    return "NumPy's `-1` (the size that is left) is written out in Tile: the element count over the other sizes"
 
 
 def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool, *,
@@ -90,8 +108,9 @@ def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool, *,
             else:
                 diag = (tcx.err(T.NEGATIVE_DIM, f"a tensor dimension cannot be negative, but this one is {v}",
                                 x.span, f"{v} elements")
-                        .note("a tensor has 0 or more elements along each dimension")
-                        .with_help("use a dimension of 0 or more"))
+                        .note("a tensor has 0 or more elements along each dimension"))
+                diag = diag.with_help(_inferred_dim_help(cx, dims) if v == -1 and cx.name == "reshape"
+                                      else "use a dimension of 0 or more")
             tcx.emit(diag)
             return None
     if need_const:

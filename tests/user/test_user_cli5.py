@@ -6,7 +6,8 @@ compiler errors (status 101) once the whole program had run, and are now
 refused first (status 2, a help line, nothing run); a misspelt option
 (`--devcie`) named with the option it is close to; `tilec doc` of
 another language's names (`program_id`, `tl`, `float16`, `range`); and a
-scripted `tilec repl` session with this round's habits, a graph whose
+scripted `tilec repl` session with this round's habits (a `let` without
+its `;`, which the REPL took as unfinished and joined to the next line), a graph whose
 captured tensor is given new values in place between replays, and the
 generic host function refusing 2.5 for an `i32` `T`."""
 
@@ -77,6 +78,8 @@ def test_a_misspelt_option_gets_the_one_it_is_close_to(typo: str, option: str,
 
 
 REPL = """\
+let k = arange::<f32>(4)
+k.sum() * 2.0
 let x = arange::<f32>(6);
 print(f"x = {x}");
 len(x)
@@ -101,6 +104,7 @@ def test_a_repl_session_with_this_round_s_habits() -> None:
     r = _tilec("repl", stdin=REPL)
     out = r.stdout + r.stderr
     assert "Traceback" not in out and "internal compiler error" not in out
+    assert "f32 = 12.0" in out  # `let k = ..` with no `;`: the REPL adds it (it waited for more, then failed)
     assert '`print("x = {}", x)`' in out
     assert "`x.shape()[0]`" in out
     assert "cannot assign to a tensor element" in out and "`x = where(mask, v, x);`" in out
@@ -108,3 +112,12 @@ def test_a_repl_session_with_this_round_s_habits() -> None:
     assert "Tensor<f32, [6]> = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]" in out  # 2 replays, zeroed in place, 1 more
     assert "expected `i32`, found `{float}`" in out
     assert "45.5, 52.5, 60.0,  8.0, 16.5, 25.5, 35.0], 60.0)" in out  # f16 scan in tiles of 16
+
+
+@pytest.mark.parametrize(("text", "completed"), [("let x = 5", True), ("x += 1", True), ("let y = x\n    .sum()", True),
+                                                 ("let x = 5;", False), ("x + 1", False), ("let x = 1 +", False),
+                                                 ("fn f() {", False), ("let s = \"ab", False)])
+def test_what_the_repl_completes_with_a_semicolon(text: str, completed: bool) -> None:
+    from tilelang.syntax.parser import completed_by_semicolon
+
+    assert completed_by_semicolon(text) is completed

@@ -28,9 +28,10 @@ HELP = """\
 Type Tile at the prompt: items (`fn`, `kernel fn`, `const`, `use`) and host
 statements, as in the body of `main`. An expression without a trailing `;`
 shows its value and type. Enter continues the entry while it is unfinished
-(an open bracket, a missing `;`); Enter on a blank line submits it as it is;
-Ctrl-C drops it. Tab completes keywords, builtins, methods (after `.`) and
-your names; Up/Down walk the history (~/.tilec_history, or $TILEC_HISTORY).
+(an open bracket, a missing `;`); Enter on a blank line submits it as it is
+(a statement's missing `;` added); Ctrl-C drops it. Tab completes keywords,
+builtins, methods (after `.`) and your names; Up/Down walk the history
+(~/.tilec_history, or $TILEC_HISTORY).
 
   >>> let mut x = arange::<f32>(8);
   >>> kernel fn double<const B: i32>(y: &mut Tensor<f32, [B]>) {

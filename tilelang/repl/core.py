@@ -93,8 +93,10 @@ class SessionCore:
 
     def entry(self, text: str, timed: bool = False) -> ReplOutput:
         from tilelang.syntax import ast
-        from tilelang.syntax.parser import parse_repl
+        from tilelang.syntax.parser import completed_by_semicolon, parse_repl
 
+        if completed_by_semicolon(text):  # `let x = 5` at the prompt: the `;` it lacks
+            text = text.rstrip() + ";\n"
         sf = self.new_file(text)
         sink = DiagnosticSink()
         parsed = parse_repl(sf, sink)

@@ -43,9 +43,22 @@ def _feed_stream(session: ReplSession, stream: Any) -> int:
     """Non-interactive: feed each complete entry of `stream`; status 1 if any
     failed. A blank line submits an unfinished entry, as at the prompt, except
     inside an open bracket (scripts have blank lines inside function bodies)."""
+    from tilelang.syntax.parser import completed_by_semicolon, is_incomplete, parses_as_repl_input
+
     status = 0
     buf = ""
     for line in stream:
+        joined = buf + line
+        if buf.strip() and line.strip() and completed_by_semicolon(buf) and not is_incomplete(joined) \
+                and not parses_as_repl_input(joined):
+            # `let x = 5` then a line that cannot go on with it: the entry ended without its `;`
+            result = session.feed(buf)
+            _show(result)
+            if not result.ok:
+                status = 1
+            if result.quit:
+                return status
+            buf = ""
         buf += line
         if buf.strip() and _is_incomplete(buf) and (line.strip() or _bracket_open(buf)):
             continue

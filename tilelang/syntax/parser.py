@@ -453,6 +453,40 @@ def is_incomplete(text: str) -> bool:
     return False
 
 
+def parses_as_repl_input(text: str) -> bool:
+    """True when `text` is whole REPL input with no syntax error."""
+    sc = scan(text)
+    if sc.problems:
+        return False
+    try:
+        _parse_tree(sc.code, "repl_input")
+    except UnexpectedInput():
+        return False
+    return True
+
+
+def completed_by_semicolon(text: str) -> bool:
+    """True when `text` is REPL input that ends where a statement's `;` is
+    missing and nothing else (`let x = 5`, `x += 1`): submitted so, the REPL
+    adds the `;` (Enter still continues such an entry: the next line may go
+    on with it, `.sum();`)."""
+    sc = scan(text)
+    if sc.problems or not text.strip():
+        return False
+    try:
+        _parse_tree(sc.code, "repl_input")
+        return False  # complete as it is
+    except UnexpectedInput() as e:
+        tok = getattr(e, "token", None)
+        if tok is None or tok.type != "$END":
+            return False
+    try:
+        _parse_tree(sc.code.rstrip() + ";", "repl_input")
+    except UnexpectedInput():
+        return False
+    return True
+
+
 def _report_lexical(s: _Session) -> bool:
     if s.scan.problems:
         s.sink.emit(s.reporter.lex_problem(s.scan.problems[0]))

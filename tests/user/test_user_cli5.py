@@ -114,7 +114,8 @@ def test_a_repl_session_with_this_round_s_habits() -> None:
     assert "45.5, 52.5, 60.0,  8.0, 16.5, 25.5, 35.0], 60.0)" in out  # f16 scan in tiles of 16
 
 
-@pytest.mark.parametrize(("text", "completed"), [("let x = 5", True), ("x += 1", True), ("let y = x\n    .sum()", True),
+@pytest.mark.parametrize(("text", "completed"), [("let x = 5", True), ("let g = graph { k(z.partition([4])); }", True),
+                                                 ("let y = x\n    .sum()", True),
                                                  ("let x = 5;", False), ("x + 1", False), ("let x = 1 +", False),
                                                  ("fn f() {", False), ("let s = \"ab", False)])
 def test_what_the_repl_completes_with_a_semicolon(text: str, completed: bool) -> None:

@@ -467,7 +467,7 @@ def parses_as_repl_input(text: str) -> bool:
 
 def completed_by_semicolon(text: str) -> bool:
     """True when `text` is REPL input that ends where a statement's `;` is
-    missing and nothing else (`let x = 5`, `x += 1`): submitted so, the REPL
+    missing and nothing else (`let x = 5`): submitted so, the REPL
     adds the `;` (Enter still continues such an entry: the next line may go
     on with it, `.sum();`)."""
     sc = scan(text)

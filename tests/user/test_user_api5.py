@@ -144,3 +144,19 @@ def test_the_std_sampler_at_odd_vocabularies(v: int) -> None:
         np.testing.assert_allclose(kept.sum(), keep.sum(), rtol=1e-5)
         want = int(np.searchsorted(np.cumsum(keep), _uniform(seed, 0) * keep.sum(), side="right"))
         assert tok[0] == want and tok.dtype == np.int32
+
+
+def test_launch_of_the_kernel_itself_says_to_call_it_first() -> None:
+    # `mod.axpb.launch()` was Python's AttributeError ("'Kernel' object has no attribute 'launch'")
+    m = _mod("v01_changing_partition")
+    for get, word in ((lambda: m.axpb.launch(), "`mod.axpb(..).launch()`"), (lambda: m.axpb.wait(), "`h.wait()`"),
+                      (lambda: m.main.sync(), "`mod.main(..)`")):
+        with pytest.raises(tilelang.TileError) as info:
+            get()
+        assert info.value.code == "E0816" and word in str(info.value), str(info.value)
+        assert isinstance(info.value, AttributeError)
+    assert not hasattr(m.axpb, "sync") and hasattr(m.axpb, "signature")
+    y = np.zeros(37, f32)
+    h = m.axpb(P(y, [8]), np.ones(37, f32), 2.0, 1.0).launch()
+    h.wait()
+    np.testing.assert_array_equal(y, np.full(37, 3.0))

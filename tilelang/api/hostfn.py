@@ -10,7 +10,7 @@ import numpy as np
 
 from tilelang.api import arrays
 from tilelang.api.arrays import NotAnArray, Unsupported
-from tilelang.api.errors import CallError, ExecutionError, span_text
+from tilelang.api.errors import CallError, ExecutionError, NameLookupError, span_text
 from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
 from tilelang.diagnostics.codes import api as acodes
@@ -51,6 +51,16 @@ class HostFunction:
 
     def __get__(self, obj: Any, objtype: Any = None) -> HostFunction:
         return self  # see `Kernel.__get__`
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("sync", "launch", "wait"):  # `mod.main.sync()`: a host function runs when called
+            from tilelang.diagnostics.codes import api as acodes
+
+            raise NameLookupError(
+                f"host function `{self.__name__}` has no `.{name}()`: it runs when it is called",
+                code=acodes.NOT_CALLED,
+                help=f"call it: `mod.{self.__name__}(..)` runs it and returns its result")
+        return object.__getattribute__(self, name)
 
     def __getitem__(self, generics: Any) -> HostFunction:
         """`f[4]` (in declaration order) or `f[{"N": 4}]` (by name): Tile's

@@ -110,6 +110,18 @@ class Kernel:
         # `help(mod.add)` documents it as a function with its signature.
         return self
 
+    def __getattr__(self, name: str) -> Any:
+        if name in ("sync", "launch", "wait"):  # `mod.add.launch()`: the call was left out
+            from tilelang.api.errors import NameLookupError
+            from tilelang.diagnostics.codes import api as acodes
+
+            raise NameLookupError(
+                f"kernel `{self.__name__}` has no `.{name}()`: a kernel call is an operation, the kernel is not",
+                code=acodes.NOT_CALLED,
+                help=f"call it with its arguments first: `mod.{self.__name__}(..).{name}()`" if name != "wait"
+                else f"`.wait()` is a launch handle's: `h = mod.{self.__name__}(..).launch()`, then `h.wait()`")
+        return object.__getattribute__(self, name)
+
     def __getitem__(self, generics: Any) -> Kernel:
         """`kernel[64, 128]` (in declaration order) or `kernel[{"BN": 128}]` (by name)."""
         if isinstance(generics, dict):

@@ -52,3 +52,6 @@ UNREADABLE_FILE = define(
     "E0814", "api-unreadable-file", "`tilelang.load` could not read the file")
 NO_SUCH_NAME = define(
     "E0815", "api-no-such-name", "a module has no kernel or host function of that name")
+NOT_CALLED = define(
+    "E0816", "api-not-called",
+    "`.sync()`, `.launch()` or `.wait()` asked of a kernel or host function itself, not of a call of it")

@@ -13,7 +13,9 @@ matrix product on the host (`dot(a, b)` of host tensors, `a @ b`), `t[0] +=
 declared the Triton/CUDA/Python way (`@triton.jit`, `def`, `BLOCK:
 tl.constexpr`, `x: *const f32`, `<B: i32>` without `const`); NumPy's
 negative axis, `reshape([-1, 4])` and `t[-1]` (the help names the
-axis, the size and the index Tile writes).
+axis, the size and the index Tile writes); a graph replayed while a
+launch still reads what it writes (E0305 said "cannot launch `the graph`":
+it names the graph and the replay now).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -92,6 +94,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "z31_generic_without_const": ("`<const B: i32>`", [("copy<B: i32>", "copy<const B: i32>")]),
     "z32_negative_axis": ("here it is `1`", [("t.sum(-1)", "t.sum(1)")]),
     "z33_reshape_minus_one": ("`reshape([3, 4])`", [("[-1, 4]", "[3, 4]")]),
+    "z34_replay_while_launched": ("call `h.wait()` before this replay",
+                                  [("    g.replay();\n    h.wait();\n", "    h.wait();\n    g.replay();\n")]),
 }
 
 
@@ -163,6 +167,7 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     assert _run("z28_python_def", tmp_path)[1] == "3.0\n"
     np.testing.assert_array_equal(_run("z32_negative_axis", tmp_path)[0]["z"], np.arange(24.0).reshape(6, 4).sum(1))
     np.testing.assert_array_equal(_run("z33_reshape_minus_one", tmp_path)[0]["m"], np.arange(12.0).reshape(3, 4))
+    assert _run("z34_replay_while_launched", tmp_path)[1] == "0.0 8.0\n"  # the copy read z before the replay
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5

@@ -281,7 +281,8 @@ class HostCalls(HostExprs):
             for cap in sorted(st.captures, key=lambda c: c.arg.start):
                 if cap.token in gtokens and st.moved_over(cap.place) is None:
                     self.check_use(
-                        cap.place, "borrow", e.span, st, kernel="the graph", mutable_borrow=cap.mutable
+                        cap.place, "borrow", e.span, st, mutable_borrow=cap.mutable,
+                        kernel=f"graph `{e.receiver.ident.name}`" if isinstance(e.receiver, ast.Name) else "graph"
                     )
             return EMPTY
         self.consume(recv, st, e.receiver.span, write=False)

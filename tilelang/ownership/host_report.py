@@ -101,13 +101,15 @@ class HostReports:
         unsafe: str | None = None,
     ) -> None:
         name = f"`{place.name}`"
+        graph = kernel is not None and (kernel == "graph" or kernel.startswith("graph `"))  # `g.replay()`
+        who = ("the graph" if kernel == "graph" else kernel) if graph else f"`{kernel}`"
         running = f"a launched kernel may still be {_verb(ln.mutable)} it"
         loan_label = (
             f"`{ln.place.name}` is borrowed {'mutably' if ln.mutable else 'shared'} "
             f"by this launch of `{ln.kernel}`"
         )
         handle = self._holder(st, HandleVal(ln.token))
-        this = {"borrow": "this launch", "drop": "the end of this block"}.get(
+        this = {"borrow": "this replay" if graph else "this launch", "drop": "the end of this block"}.get(
             mode, f"this use of {name}"
         )
         help_ = (
@@ -118,7 +120,7 @@ class HostReports:
         if mode == "borrow" and mutable_borrow and ln.mutable:
             d = Diagnostic.error(
                 codes.CONCURRENT_WRITES, f"two launches in flight at once would both write {name}"
-            ).primary(span, f"the launch of `{kernel}` writes {name} here")
+            ).primary(span, f"{'the replay of ' + who if graph else 'the launch of ' + who} writes {name} here")
             if ln.arg != span:
                 d = d.secondary(
                     ln.arg, f"the launch of `{ln.kernel}` writes {name} and may still be running"
@@ -130,12 +132,12 @@ class HostReports:
                 "move": f"cannot move {name} while {running}",
                 "assign": f"cannot assign to {name} while {running}",
                 "drop": f"{name} is dropped while {running}",
-                "borrow": f"cannot launch `{kernel}` {_verb(mutable_borrow)} {name} "
+                "borrow": f"cannot {'replay' if graph else 'launch'} {who} {_verb(mutable_borrow)} {name} "
                 f"while {running}",
             }[mode]
             label = {
                 "drop": f"{name} is dropped here",
-                "borrow": f"`{kernel}` {'writes' if mutable_borrow else 'reads'} {name} here",
+                "borrow": f"{who} {'writes' if mutable_borrow else 'reads'} {name} here",
                 "read": f"{name} is read here",
                 "write": f"{name} is written here",
                 "move": f"{name} is moved here",

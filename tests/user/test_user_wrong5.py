@@ -15,7 +15,10 @@ tl.constexpr`, `x: *const f32`, `<B: i32>` without `const`); NumPy's
 negative axis, `reshape([-1, 4])` and `t[-1]` (the help names the
 axis, the size and the index Tile writes); a graph replayed while a
 launch still reads what it writes (E0305 said "cannot launch `the graph`":
-it names the graph and the replay now).
+it names the graph and the replay now); std::nn's `softmax` called on a
+host tensor (the help said to make its parameter a tensor, in the
+standard library: it shows the kernel that loads the tile instead); and
+a run-time error inside std (`cdiv(10, 0)`) names the user's call.
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -96,6 +99,11 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "z33_reshape_minus_one": ("`reshape([3, 4])`", [("[-1, 4]", "[3, 4]")]),
     "z34_replay_while_launched": ("call `h.wait()` before this replay",
                                   [("    g.replay();\n    h.wait();\n", "    h.wait();\n    g.replay();\n")]),
+    "z35_std_softmax_on_the_host": ("`z.store(softmax(x.load_like(z)))`, `x` passed as `&x`",
+                                    [("fn main() {", "kernel fn rows<const M: i32, const N: i32>(z: &mut Tensor<f32, [M, N]>,"
+                                      " x: &Tensor<f32, [?, ?]>) {\n    z.store(softmax(x.load_like(z)));\n}\n\nfn main() {"),
+                                     ("let p = softmax(x);", "let mut p = zeros::<f32>([4, 8]);\n"
+                                      "    rows(p.partition([4, 8]), &x).sync();")]),
 }
 
 
@@ -168,6 +176,9 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     np.testing.assert_array_equal(_run("z32_negative_axis", tmp_path)[0]["z"], np.arange(24.0).reshape(6, 4).sum(1))
     np.testing.assert_array_equal(_run("z33_reshape_minus_one", tmp_path)[0]["m"], np.arange(12.0).reshape(3, 4))
     assert _run("z34_replay_while_launched", tmp_path)[1] == "0.0 8.0\n"  # the copy read z before the replay
+    t, _ = _run("z35_std_softmax_on_the_host", tmp_path)
+    e = np.exp(t["x"] - t["x"].max(1, keepdims=True))
+    np.testing.assert_allclose(t["p"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5
@@ -207,3 +218,16 @@ def test_a_negative_host_index_says_where_the_last_element_is(tmp_path: Path) ->
     out = io.StringIO()
     run.execute(str(f), "cpu", out=out)
     assert out.getvalue() == "10.0\n"
+
+
+def test_an_error_inside_the_standard_library_names_the_user_s_call(tmp_path: Path) -> None:
+    # `cdiv(10, d)` with d = 0 stopped with E0715 shown only in stdlib/std/math.tile, a line the user never wrote
+    f = tmp_path / "grid.tile"
+    f.write_text("use std::math::cdiv;\nfn main() {\n    let d = arange::<i32>(2)[0];\n    print(cdiv(10, d));\n}\n",
+                 encoding="utf-8")
+    with pytest.raises(TileError) as info:
+        run.execute(str(f), "cpu", out=io.StringIO())
+    d = info.value.diagnostics[0]
+    assert d.code == "E0715"
+    ours = [lab for lab in d.labels if not lab.primary and "in this call of `cdiv`" in lab.message]
+    assert len(ours) == 1 and ours[0].span.start == f.read_text(encoding="utf-8").index("cdiv(10, d)")

@@ -206,6 +206,9 @@ class HostEvaluator:
                 result = self.eval_block(decl.body, scope)
             except _Return as r:
                 result = r.value
+            except TileError as e:
+                _name_the_call(e, decl, span)
+                raise
             except RecursionError:
                 raise TileError(Diagnostic.error(
                     rcodes.HOST_STACK_OVERFLOW, f"`{decl.name.name}` recursed too deeply: the host stack overflowed")
@@ -678,3 +681,17 @@ def _unsupported(diag: Diagnostic) -> ICE:
     """Host code the checker accepted but the evaluator cannot run: a bug in
     tilec (the checker and the evaluator disagree), reported as one."""
     return ICE(f"the host evaluator cannot run this: {diag.message}")
+
+
+def _name_the_call(e: TileError, decl: ast.FnDecl, call: Span) -> None:
+    """A run-time error inside a function of another file (`std::math::cdiv(10, 0)`
+    divides by zero in stdlib/std/math.tile) gets the user's call as a second label:
+    the place shown is otherwise one the user did not write. Once: the first call
+    out of that file names it."""
+    if not e.diagnostics:
+        return
+    d = e.diagnostics[0]
+    primary = d.primary_span
+    if primary is None or primary.file == call.file or any(lab.span.file == call.file for lab in d.labels):
+        return
+    e.diagnostics = (d.secondary(call, f"in this call of `{decl.name.name}`"), *e.diagnostics[1:])

@@ -162,8 +162,12 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             d = d.with_help(f"add a leading axis: `{tcx.snippet(a)}.reshape("
                             f"{shape_str((Dim.const(1), *aty.shape))})`")
     if not d.help and isinstance(pty, TileT) and isinstance(deref(aty), TensorT):
-        d = d.with_help(f"a tile exists only inside a kernel: load one there (`x.load_like(z)`), or make "
-                        f"`{p.name.name}` a tensor parameter (`&Tensor<..>`)")
+        x = tcx.snippet(a) or "x"
+        x = x if len(x) < 30 and x.isidentifier() else "x"
+        d = d.with_help(f"a tile exists only inside a kernel: call `{info.name}` in one, on a tile loaded there "
+                        f"(`z.store({info.name}({x}.load_like(z)))`, `{x}` passed as `&{x}`)"
+                        + ("" if info.module.startswith("std") else
+                           f", or make `{p.name.name}` a tensor parameter (`&Tensor<..>`)"))
     if not d.help:
         d = d.with_help(f"pass a `{pty}` here (`.reshape([..])` changes a tile's or tensor's shape), or change "
                         f"the parameter `{p.name.name}`'s type")

@@ -18,7 +18,9 @@ launch still reads what it writes (E0305 said "cannot launch `the graph`":
 it names the graph and the replay now); std::nn's `softmax` called on a
 host tensor (the help said to make its parameter a tensor, in the
 standard library: it shows the kernel that loads the tile instead); and
-a run-time error inside std (`cdiv(10, 0)`) names the user's call.
+a run-time error inside std (`cdiv(10, 0)`) names the user's call; `if`
+on a comparison of tensors or tiles (NumPy's ambiguous truth value: the
+help says "compare it, e.g. `x != 0`"), and `.all()`/`.any()`.
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -104,6 +106,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                       " x: &Tensor<f32, [?, ?]>) {\n    z.store(softmax(x.load_like(z)));\n}\n\nfn main() {"),
                                      ("let p = softmax(x);", "let mut p = zeros::<f32>([4, 8]);\n"
                                       "    rows(p.partition([4, 8]), &x).sync();")]),
+    "z36_if_on_a_tensor_comparison": ("all of them is `(x == y).min()`", [("if x == y {", "if (x == y).min() {")]),
+    "z37_if_on_a_tile": ("all of them is `((t >= 0.0) as i32).min(0) == 1`",
+                         [("if t >= 0.0 {", "if ((t >= 0.0) as i32).min(0) == 1 {")]),
 }
 
 
@@ -179,6 +184,10 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     t, _ = _run("z35_std_softmax_on_the_host", tmp_path)
     e = np.exp(t["x"] - t["x"].max(1, keepdims=True))
     np.testing.assert_allclose(t["p"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    assert _run("z36_if_on_a_tensor_comparison", tmp_path)[1] == "same\n"
+    x = np.arange(12, dtype=np.float32) - 3
+    np.testing.assert_array_equal(_run("z37_if_on_a_tile", tmp_path)[0]["z"],
+                                  np.concatenate([np.zeros(4, np.float32), np.sqrt(x[4:])]))  # tile 0 has negatives
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5

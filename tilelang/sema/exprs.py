@@ -348,13 +348,21 @@ def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False) -> 
     ty = tcx.check_expr(c, fx, BOOL)
     if is_poison(ty) or ty == BOOL:
         return
+    x = tcx.snippet(c) or "c"
+    x = x if len(x) < 40 else "c"
     if isinstance(ty, TileT) and ty.dtype is DType.BOOL:
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a condition must be a single `bool`", c.span,
                          f"this is a `{ty}`")
-                 .with_help("select element-wise with `where(cond, a, b)`, or reduce the tile first"))
+                 .with_help(f"select element-wise with `where({x}, yes, no)`, or reduce the tile first: all of "
+                            f"them is `({tcx.cast_snippet(c) if len(x) < 40 else x} as i32).min(0) == 1`, any "
+                            f"`(.. as i32).max(0) == 1`"
+                            + (" (for a 1-D tile)" if len(ty.shape) != 1 else "")))
         return
-    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
-             .with_help("compare it, e.g. `x != 0`"))
+    d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
+    if isinstance(ty, TensorT) and ty.dtype is DType.BOOL:  # NumPy's "truth value of an array is ambiguous"
+        d = d.with_help(f"a comparison of tensors is a tensor of `bool`s: all of them is `({x}).min()`, any "
+                        f"`({x}).max()`; whole tensors compare with `assert_close(&a, &b)`")
+    tcx.emit(d.with_help("compare it, e.g. `x != 0`") if not d.help else d)
 
 
 def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Type) -> Type:

@@ -106,6 +106,10 @@ def test_the_graph_replayed_while_the_script_rewrites_its_arrays() -> None:
         want_c += np.abs(x - want_m) > 0.5
         np.testing.assert_allclose(mm, want_m, rtol=1e-6)
     np.testing.assert_array_equal(c, want_c)
+    recorded = x
+    x = np.full(n, 100.0, f32)  # another array under the name: the recording keeps its own (README)
+    g.replay()
+    np.testing.assert_allclose(mm, want_m * f32(0.75) + recorded * f32(0.25), rtol=1e-6)
 
 
 def test_a_consumer_may_not_read_what_a_pending_launch_writes() -> None:

@@ -109,6 +109,7 @@ def test_the_graph_replayed_while_the_script_rewrites_its_arrays() -> None:
     recorded = x
     x = np.full(n, 100.0, f32)  # another array under the name: the recording keeps its own (README)
     g.replay()
+    assert x is not recorded and not mm.max() > 100
     np.testing.assert_allclose(mm, want_m * f32(0.75) + recorded * f32(0.25), rtol=1e-6)
 
 

@@ -240,3 +240,16 @@ def test_an_error_inside_the_standard_library_names_the_user_s_call(tmp_path: Pa
     assert d.code == "E0715"
     ours = [lab for lab in d.labels if not lab.primary and "in this call of `cdiv`" in lab.message]
     assert len(ours) == 1 and ours[0].span.start == f.read_text(encoding="utf-8").index("cdiv(10, d)")
+
+
+@pytest.mark.parametrize(("lit", "fixed"), [
+    ('"block {block_id(0)}: {t.sum(0)}"', '`print("block {}: {}", block_id(0), t.sum(0))`'),
+    ('"{x:.3f} {y!r}"', '`print("{} {}", x, y)`'), ('"{x=}"', '`print("x={}", x)`'),
+    ('"{a <= b}"', '`print("{}", a <= b)`'), ('"done {{ok}}"', 'drop the `f`, `print("done {{ok}}")`'),
+    # what has no Tile spelling gets the general example, never a format `print` would refuse
+    ('"{"', '`print("n = {}", n)`'), ('"}"', '`print("n = {}", n)`'), ('"{a:{w}}"', '`print("n = {}", n)`'),
+])
+def test_the_f_string_help_at_its_edges(lit: str, fixed: str) -> None:
+    from tilelang.syntax.errors import _fstring_help
+
+    assert fixed in _fstring_help(lit)

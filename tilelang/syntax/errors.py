@@ -543,19 +543,26 @@ def _word_before(code: str, end: int) -> str:
 def _fstring_help(lit: str) -> str:
     """Python's `f"n = {n}"`: Tile's `print` takes a format string and the values, `"n = {}", n`."""
     body, args, i = lit[1:-1], [], 0
-    out = []
+    out: list[str] = []
+    ok = True
     while i < len(body):
         c = body[i]
         if c in "{}" and body[i:i + 2] in ("{{", "}}"):
             out.append(body[i:i + 2])
             i += 2
             continue
+        if c == "}":  # a lone `}`: no Tile spelling to offer
+            ok = False
+            break
         if c == "{":
             j = body.find("}", i)
-            if j < 0:
+            if j < 0 or "{" in body[i + 1:j]:  # unclosed, or a nested spec (`{a:{w}}`)
+                ok = False
                 break
             expr = re.sub(r"(![rsa])?(:[^:]*)?$", "", body[i + 1:j]).strip()  # `{x:.3f}`, `{x!r}`
-            expr = expr[:-1].rstrip() if expr.endswith("=") and not expr.endswith("==") else expr  # `{x=}`
+            if expr.endswith("=") and not expr.endswith(("==", "!=", "<=", ">=")):  # `{x=}` prints `x=..`
+                expr = expr[:-1].rstrip()
+                out.append(f"{expr}=")
             args.append(expr)
             out.append("{}")
             i = j + 1
@@ -563,15 +570,12 @@ def _fstring_help(lit: str) -> str:
         out.append(c)
         i += 1
     fixed = '"' + "".join(out) + '"' + "".join(f", {a}" for a in args)
-    if len(fixed) > 80 or not all(args):
+    if ok and not args and len(fixed) <= 80:  # `f"done"`: nothing to format
+        return f"Tile has no f-strings: drop the `f`, `print({fixed})`"
+    if not ok or not all(args) or len(fixed) > 80:
         fixed = '"n = {}", n'
     return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
 
-
-_POINTER_HELP = ("Tile has no pointers: a kernel takes tensors, `&Tensor<f32, [?]>` to read and "
-                 "`&mut Tensor<f32, [B]>` for the tile it writes")
-_C_TYPES = frozenset({"float", "double", "int", "half", "char", "void", "f32", "f16", "bf16", "f64", "i32", "i64",
-                      "u8", "uint8_t", "int32_t", "int64_t", "size_t"})
 
 # a decorator (`@triton.jit`, `@cuda.jit`, `@torch.compile`) where an item starts
 _DECORATOR_HELP = ("Tile has no decorators: a kernel is declared `kernel fn name<const B: i32>(..) { .. }`, and "

@@ -154,6 +154,14 @@ def execute(source: str | os.PathLike[str], device: str = "cpu", *, out: IO[str]
                            ownership=ownership, deny_warnings=deny_warnings)
 
 
+def _read_stdin() -> str:
+    """`tilec run -`: the program piped in (as `tilec check -` reads it)."""
+    from tilelang.source import MAX_SOURCE_BYTES, decode_source
+
+    raw = getattr(sys.stdin, "buffer", None)
+    return decode_source(raw.read(MAX_SOURCE_BYTES + 1), "<stdin>") if raw is not None else sys.stdin.read()
+
+
 def run_file(path: str | os.PathLike[str], device: str = "auto", *,
              out: IO[str] | None = None, err: IO[str] | None = None,
              sanitize: bool | None = None, deny_warnings: bool = False) -> int:
@@ -170,11 +178,11 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
     ensure_recursion_budget()
     try:
         try:
-            text = read_source(Path(path))
+            text = _read_stdin() if str(path) == "-" else read_source(Path(path))
         except OSError as e:
             render.plain_error(read_error(path, e), file=err)
             return EXIT_ERRORS
-        sf = sources.add(str(path), text)
+        sf = sources.add("<stdin>" if str(path) == "-" else str(path), text)
         warnings: list[Diagnostic] = []
 
         def warn(diags: list[Diagnostic]) -> None:

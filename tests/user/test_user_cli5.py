@@ -77,6 +77,20 @@ def test_a_misspelt_option_gets_the_one_it_is_close_to(typo: str, option: str,
     assert f"help: did you mean `{option}`?" in err and out == "", err
 
 
+def test_run_reads_the_program_from_stdin(monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # `cat v01.tile | tilec run -` said "couldn't read `-`" (`tilec check -` read stdin)
+    import io
+
+    src = (P / "v01_changing_partition.tile").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(src), encoding="utf-8"))
+    assert cli.run(["run", "-", "--device", "cpu"]) == cli.EXIT_OK
+    assert capsys.readouterr().out == "3145.0 4004\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"fn main() { let x = 1 }\n"), encoding="utf-8"))
+    assert cli.run(["run", "-"]) == cli.EXIT_ERRORS
+    assert "--> <stdin>:1:22" in capsys.readouterr().err
+
+
 REPL = """\
 let k = arange::<f32>(4)
 k.sum() * 2.0

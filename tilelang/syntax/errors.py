@@ -577,6 +577,11 @@ def _fstring_help(lit: str) -> str:
     return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
 
 
+_POINTER_HELP = ("Tile has no pointers: a kernel takes tensors, `&Tensor<f32, [?]>` to read and "
+                 "`&mut Tensor<f32, [B]>` for the tile it writes")
+_C_TYPES = frozenset({"float", "double", "int", "half", "char", "void", "f32", "f16", "bf16", "f64", "i32", "i64",
+                      "u8", "uint8_t", "int32_t", "int64_t", "size_t"})
+
 # a decorator (`@triton.jit`, `@cuda.jit`, `@torch.compile`) where an item starts
 _DECORATOR_HELP = ("Tile has no decorators: a kernel is declared `kernel fn name<const B: i32>(..) { .. }`, and "
                    "its options are attributes before it (`#[hints(num_warps = 4)]`)")

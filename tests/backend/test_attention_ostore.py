@@ -70,7 +70,7 @@ SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200
 def test_o_through_shared_memory_in_the_simulator(mode: str, schedule: str, bm: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
                                                   ctas: int, monkeypatch) -> None:
     """"v" releases the last block's stage in the next tile (a carried flag):
-    a walk of several tiles a CTA, tiles of 0 to 3 key blocks (the zero-block
+    a walk of several tiles a CTA, tiles of 0 to 4 key blocks (the zero-block
     ones store through Q). "/warp": each warp stores its own 16 rows."""
     _schedule(monkeypatch, schedule)
     mode, _, by = mode.partition("/")

@@ -69,7 +69,7 @@ def test_where_q_is_double_buffered(monkeypatch) -> None:  # type: ignore[no-unt
                               "chain_one_cta_causal", "chain_tiles_without_keys", "chain_two_warpgroups"])
 def test_double_buffered_q_in_the_simulator(form: str, bm: int, sq: int, sk: int, causal: bool, ctas: int, bh: int,  # type: ignore[no-untyped-def]
                                             monkeypatch) -> None:
-    """Each CTA walks 4 to 6 tiles (both Q stages used twice or more: a wait on the wrong parity or a
+    """Each CTA walks 5 to 10 tiles (both Q stages used twice or more: a wait on the wrong parity or a
     release of the wrong stage hangs or races in llsim), S not a multiple of the blocks, causal with
     S_q != S_k, rows that see no key, tiles with no key block, one and two consumer warpgroups."""
     import llsim

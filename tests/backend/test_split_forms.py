@@ -270,7 +270,8 @@ CASES = [  # BM, D, BH, BHkv, S_q, S_k, causal, CTAs, the form the plan picks ("
     (128, 128, 1, 1, 512, 192, False, 2, "", 0),       # 4 tiles on 2 CTAs, none left over: the first form
     # the pairs form: the last round's pairs cut along both tiles' keys
     (64, 64, 2, 1, 320, 384, True, 4, "pairs", 8),     # GQA, S_q < S_k, 5 query blocks: a middle tile paired with itself
-    (128, 128, 2, 1, 384, 384, True, 3, "pairs", 6),   # D = 128, GQA, 3 query blocks (a middle tile)
+    (128, 128, 2, 1, 384, 256, True, 3, "pairs", 6),   # D = 128, GQA, 3 query blocks (a middle tile), S_k < S_q:
+    # the first query block sees no key
     (128, 64, 1, 1, 448, 448, True, 4, "pairs", 8),    # 4 query blocks, the last a partial one: 2 pairs on 4 CTAs
 ]
 

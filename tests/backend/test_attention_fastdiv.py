@@ -62,7 +62,7 @@ def test_fast_divisions_walk_every_tile_in_the_simulator(schedule: str, ctas: in
     k = _std("flash_attention_lse", "f16", 64, 64, 64)
     facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
     assert lower_gpu(k, "sm_90a", facts).persistent == 1
-    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, 200, 64, causal, 11)
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, 130, 64, causal, 11)  # (keys: 3 blocks, the last partial)
 
 
 def test_a_grid_with_tiles_along_its_last_axis_takes_the_division(monkeypatch) -> None:  # type: ignore[no-untyped-def]

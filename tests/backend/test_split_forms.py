@@ -267,7 +267,7 @@ CASES = [  # BM, D, BH, BHkv, S_q, S_k, causal, CTAs, the form the plan picks ("
     pytest.param(128, 128, 2, 1, 300, 300, False, 4, "single", 4, marks=pytest.mark.heavy),  # D = 128, GQA: 6 tiles on
     # 4 CTAs (heavy: wide_causal_even runs the same kernel, D = 128's single tiles form; GQA: gqa_edge, causal_sq_lt_sk)
     (128, 128, 2, 2, 130, 190, True, 3, "single", 3),  # D = 128 causal, S_k > S_q, the diagonal's mask in the last piece
-    (128, 128, 1, 1, 512, 192, False, 2, "", 0),       # 4 tiles on 2 CTAs, none left over: the first form
+    (128, 128, 1, 1, 512, 128, False, 2, "", 0),       # 4 tiles on 2 CTAs, none left over: the first form
     # the pairs form: the last round's pairs cut along both tiles' keys
     (64, 64, 2, 1, 320, 384, True, 4, "pairs", 8),     # GQA, S_q < S_k, 5 query blocks: a middle tile paired with itself
     (128, 128, 2, 1, 384, 256, True, 3, "pairs", 6),   # D = 128, GQA, 3 query blocks (a middle tile), S_k < S_q:

@@ -19,7 +19,7 @@ from typing import Any
 
 from tilelang import printfmt
 from tilelang.diagnostics.codes import types as T
-from tilelang.diagnostics.codes.runtime import HOST_INDEX
+from tilelang.diagnostics.codes.runtime import HOST_INDEX, HOST_SHAPE
 from tilelang.dtypes import DType, arange_problem
 from tilelang.sema.access import (
     rule_atomic,
@@ -548,6 +548,15 @@ def _rule_assert_close(tcx: CheckCx, cx: CallCx) -> Type:
                      .with_help("compare tensors: `assert_close(&a, &b)`"))
             return UNIT
         elems.append(n.elem)
+    shapes = [const_shape(t.shape) if isinstance(t := deref(ty), TensorT) else None for ty in cx.arg_tys[:2]]
+    if len(shapes) == 2 and shapes[0] is not None and shapes[1] is not None and shapes[0] != shapes[1]:
+        a, b = (f"[{', '.join(map(str, sh))}]" for sh in shapes)  # E0714 when it runs: known now
+        tcx.emit(tcx.err(HOST_SHAPE, f"`assert_close` got shapes {a} and {b}", cx.span,
+                         "the two sides differ in shape")
+                 .secondary(cx.args[0].span, f"shape {a}")
+                 .secondary(cx.args[1].span, f"shape {b}")
+                 .note("both shapes are known before the program runs")
+                 .with_help("compare tensors of one shape (`.reshape([..])` one side if only the layout differs)"))
     if elems[0] is not None and elems[1] is not None and elems[0] != elems[1]:
         tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{elems[0]}` and `{elems[1]}`", cx.span,
                          "compared tensors must have the same dtype")

@@ -261,7 +261,10 @@ def broadcast_shapes(a: tuple[Dim | None, ...], b: tuple[Dim | None, ...]) -> tu
     out: list[Dim | None] = []
     for x, y in zip(a2, b2, strict=False):
         if x is None or y is None:
-            out.append(y if x is None or x == one else x)
+            # `?` with 1 (or a missing axis) stays `?`: `t * 4.0` of a `[?]`
+            # tensor has its length, not 1; `?` with n is n (or an error at run time)
+            other = y if x is None else x
+            out.append(None if other is None or other == one else other)
         elif x == y:
             out.append(x)
         elif x == one:

@@ -279,7 +279,10 @@ def run_program(path: Path, sanitize: bool = False) -> tuple[int, str, list[Emit
     os.chdir(path.parent)  # relative `load_npy` paths resolve as under `tilec run`
     warnings: list[Any] = []
     try:
-        run_mod._execute_source(sf, sources, "cpu", out, sanitize=sanitize, warnings=warnings)
+        ex = run_mod._execute_source(sf, sources, "cpu", out, sanitize=sanitize, warnings=warnings)
+        wrong = static_shape_mismatches(ex)
+        if wrong:  # the checker's constant dims are what the program runs with
+            return 101, out.getvalue(), [], "static shapes differ from the run:\n" + "\n".join(wrong), ""
         return (0, out.getvalue(), emitted_from_diagnostics(warnings, sources), None,
                 render_human(warnings, sources, color=False) if warnings else "")
     except run_mod.CheckFailed as e:
@@ -304,6 +307,31 @@ def run_program(path: Path, sanitize: bool = False) -> tuple[int, str, list[Emit
         return 101, out.getvalue(), [], "".join(traceback.format_exception(e)), ""
     finally:
         os.chdir(cwd)
+
+
+def static_shape_mismatches(ex: Any) -> list[str]:
+    """`main`'s top-level `let` tensors whose type's constant dimensions are
+    not the ones they ran with (the check-time rules that read them, E0721,
+    E0500, E0714, would refuse valid programs or pass wrong ones)."""
+    from tilelang.runtime.tensor import Tensor
+    from tilelang.sema.types import RefT, TensorT
+    from tilelang.syntax import ast
+
+    ev = ex.evaluator
+    main = next((it for it in ev.root.items if isinstance(it, ast.FnDecl) and it.name.name == "main"), None)
+    if main is None:
+        return []
+    last = {st.pattern.name.name: st.pattern for st in main.body.stmts
+            if isinstance(st, ast.Let) and isinstance(st.pattern, ast.NamePat)}
+    out = []
+    for name, pat in last.items():
+        v, ty = ex.main_locals.get(name), ev.program.type_of(pat)
+        ty = ty.inner if isinstance(ty, RefT) else ty
+        if isinstance(v, Tensor) and isinstance(ty, TensorT) and ty.shape is not None:
+            static = [d.const_value if d is not None else None for d in ty.shape]
+            if len(static) != len(v.shape) or any(s is not None and s != r for s, r in zip(static, v.shape)):
+                out.append(f"`{name}` is `{ty}` to the checker but ran with shape {list(v.shape)}")
+    return out
 
 
 # ---------------------------------------------------------------- comparing

@@ -172,6 +172,8 @@ def _rule_arange(tcx: CheckCx, cx: CallCx) -> Type:
                  .with_help(f"use a type that holds 0..={n - 1}, e.g. `arange::<{wider}>({n})`, or cast a "
                             f"wider range with `as {elem}` where wrapping is what you want"))
         return ERROR
+    if n is not None and n < 0 and not cx.fx.in_kernel:
+        d = Dim.const(0)  # as it runs: a host `arange` of a negative length is empty
     return _make_array(tcx, cx, elem, (d,), e.span)
 
 

@@ -20,7 +20,8 @@ host tensor (the help said to make its parameter a tensor, in the
 standard library: it shows the kernel that loads the tile instead); and
 a run-time error inside std (`cdiv(10, 0)`) names the user's call; `if`
 on a comparison of tensors or tiles (NumPy's ambiguous truth value: the
-help says "compare it, e.g. `x != 0`"), and `.all()`/`.any()`.
+help says "compare it, e.g. `x != 0`"), and `.all()`/`.any()`; CUDA's
+`__syncthreads()` and `fmaxf` (which was offered `max`, a reduction).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -109,6 +110,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "z36_if_on_a_tensor_comparison": ("all of them is `(x == y).min()`", [("if x == y {", "if (x == y).min() {")]),
     "z37_if_on_a_tile": ("all of them is `((t >= 0.0) as i32).min(0) == 1`",
                          [("if t >= 0.0 {", "if ((t >= 0.0) as i32).min(0) == 1 {")]),
+    "z38_cuda_syncthreads": ("no threads to synchronise", [("    __syncthreads();\n", ""), ("fmaxf(", "maximum(")]),
 }
 
 
@@ -188,6 +190,7 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     x = np.arange(12, dtype=np.float32) - 3
     np.testing.assert_array_equal(_run("z37_if_on_a_tile", tmp_path)[0]["z"],
                                   np.concatenate([np.zeros(4, np.float32), np.sqrt(x[4:])]))  # tile 0 has negatives
+    np.testing.assert_array_equal(_run("z38_cuda_syncthreads", tmp_path)[0]["z"], np.maximum(np.arange(10.0) - 5, 0))
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5

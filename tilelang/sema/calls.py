@@ -172,6 +172,15 @@ _HABITS = {
     "float": lambda tcx, e: "convert with `as`: `x as f32`",
     "int": lambda tcx, e: "convert with `as`: `x as i32`",
     "powf": lambda tcx, e: "write `pow(x, y)` or `x.pow(y)`",
+    # CUDA's: a tile block has no threads to synchronise, and `fmaxf` is element-wise
+    "__syncthreads": lambda tcx, e: "a kernel's operations are on whole tiles, in order: there are no threads to "
+                                    "synchronise; remove it",
+    "debug_barrier": lambda tcx, e: "a kernel's operations are on whole tiles, in order: there are no threads to "
+                                    "synchronise; remove it",
+    "fmaxf": lambda tcx, e: "the element-wise maximum is `maximum(a, b)`",
+    "fmax": lambda tcx, e: "the element-wise maximum is `maximum(a, b)`",
+    "fminf": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
+    "fmin": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "pow2": lambda tcx, e: "write `exp2(x)`",
 }
 
@@ -399,6 +408,12 @@ _MODULE_MEMBERS = {
     "pi": "write `std::math::PI` (or `use std::math::PI;`, then `PI`)",
     "e": "write `std::math::E` (or `use std::math::E;`, then `E`)",
     "inf": "write `inf` (or `f32::INFINITY`)", "nan": "write `nan` (or `f32::NAN`)",
+    "relu": "`maximum(x, 0.0)` (or `use std::nn::relu;` for 2-D f32 tiles)",
+    "softmax": "`use std::nn::softmax;` (the rows of a 2-D f32 tile)",
+    "log_softmax": "`use std::nn::log_softmax;` (the rows of a 2-D f32 tile)",
+    "silu": "`use std::nn::silu;` (2-D f32 tiles)", "gelu": "`use std::nn::gelu;` (2-D f32 tiles)",
+    "layer_norm": "`use std::nn::layernorm;` (the rows of a 2-D f32 tile)",
+    "rms_norm": "`use std::nn::rmsnorm;` (the rows of a 2-D f32 tile)",
 }
 
 

@@ -165,3 +165,13 @@ def test_launch_of_the_kernel_itself_says_to_call_it_first() -> None:
     h = m.axpb(P(y, [8]), np.ones(37, f32), 2.0, 1.0).launch()
     h.wait()
     np.testing.assert_array_equal(y, np.full(37, 3.0))
+
+
+def test_a_partition_of_a_partition() -> None:
+    # said "must be an array, not a `Partition`" and to pass `numpy.asarray(y, ..)`
+    m = _mod("v02_producer_consumer")
+    y = np.zeros(10, f32)
+    with pytest.raises(tilelang.TileError) as info:
+        m.square(P(P(y, [4]), [2]), np.ones(10, f32)).sync()
+    assert info.value.code == "E0800" and "partition of a partition" in str(info.value)
+    assert "partition the array once" in str(info.value)

@@ -97,6 +97,14 @@ class _Call:
         except NotAnArray:
             want = DType.parse(spec.elem or "")
             np_name = tile_dtype_name(want) if want else "..."
+            if isinstance(value, Partition) and mutable:  # `partition(partition(z, [4]), [2])`
+                self.fail(
+                    spec,
+                    f"argument `{spec.name}` of kernel `{self.kname}` is a partition of a partition",
+                    help=f"partition the array once, with the tile the kernel takes: "
+                    f"`tilelang.partition({spec.name}, [..])`",
+                    code=acodes.NOT_AN_ARRAY,
+                )
             self.fail(
                 spec,
                 f"argument `{spec.name}` of kernel `{self.kname}` must be an array, "

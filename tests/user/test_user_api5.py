@@ -175,3 +175,22 @@ def test_a_partition_of_a_partition() -> None:
         m.square(P(P(y, [4]), [2]), np.ones(10, f32)).sync()
     assert info.value.code == "E0800" and "partition of a partition" in str(info.value)
     assert "partition the array once" in str(info.value)
+
+
+def test_a_generic_the_arrays_leave_open_is_given_by_name(tmp_path: Path) -> None:
+    # std::attention's flash_attention from Python: `BN` (the key block) is in no argument's shape; the help
+    # said to give all four generics in order, where the by-name form needs only the missing one
+    f = tmp_path / "attn.tile"
+    f.write_text("use std::attention::flash_attention;\n", encoding="utf-8")
+    m = tilelang.load(str(f))
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 40, 16)).astype(np.float16) for _ in range(3))
+    o = np.zeros((2, 40, 16), np.float16)
+    with pytest.raises(tilelang.TileError) as info:
+        m.flash_attention(P(o, [1, 16, 16]), q, k, v, 0.25, False).sync()
+    assert info.value.code == "E0215" and 'flash_attention[{"BN": 64}](...)' in str(info.value), str(info.value)
+    m.flash_attention[{"BN": 16}](P(o, [1, 16, 16]), q, k, v, 0.25, False).sync()
+    s = np.einsum("bqd,bkd->bqk", q.astype(np.float64), k.astype(np.float64)) * 0.25
+    p = np.exp(s - s.max(2, keepdims=True))
+    want = np.einsum("bqk,bkd->bqd", p / p.sum(2, keepdims=True), v.astype(np.float64))
+    np.testing.assert_allclose(o.astype(np.float64), want, rtol=1e-2, atol=1e-2)

@@ -603,7 +603,9 @@ class _Call:
                 f"kernel `{self.kname}` cannot infer {', '.join(f'`{g.name.name}`' for g in missing)} "
                 "from its arguments",
                 where=self.m._where(missing[0].span, "declared here"),
-                help=f"give the generics explicitly, in order: `{self.kname}[{names}](...)`",
+                help=f"give them by name, `{self.kname}[{{" + ", ".join(
+                    f'"{g.name.name}": {"numpy.float16" if not g.is_const else 64}' for g in missing)
+                + f"}}](...)`, or all in order, `{self.kname}[{names}](...)`",
                 code=tcodes.CANNOT_INFER,
             )
         return out

@@ -21,7 +21,9 @@ standard library: it shows the kernel that loads the tile instead); and
 a run-time error inside std (`cdiv(10, 0)`) names the user's call; `if`
 on a comparison of tensors or tiles (NumPy's ambiguous truth value: the
 help says "compare it, e.g. `x != 0`"), and `.all()`/`.any()`; CUDA's
-`__syncthreads()` and `fmaxf` (which was offered `max`, a reduction).
+`__syncthreads()` and `fmaxf` (which was offered `max`, a reduction); a
+host function's `z += 1.0` on its `&mut` tensor (the help said `mut z`,
+which would only rebind the name; a kernel writes it).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -111,6 +113,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "z37_if_on_a_tile": ("all of them is `((t >= 0.0) as i32).min(0) == 1`",
                          [("if t >= 0.0 {", "if ((t >= 0.0) as i32).min(0) == 1 {")]),
     "z38_cuda_syncthreads": ("no threads to synchronise", [("    __syncthreads();\n", ""), ("fmaxf(", "maximum(")]),
+    "z39_host_fn_writes_its_mut_param": ("`k(z.partition([..]), ..).sync()`",
+                                         [("fn bump", "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
+                                           "    z.store(z.load() + 1.0);\n}\nfn bump"),
+                                          ("    z += 1.0;", "    k(z.partition([4])).sync();")]),
 }
 
 
@@ -191,6 +197,7 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     np.testing.assert_array_equal(_run("z37_if_on_a_tile", tmp_path)[0]["z"],
                                   np.concatenate([np.zeros(4, np.float32), np.sqrt(x[4:])]))  # tile 0 has negatives
     np.testing.assert_array_equal(_run("z38_cuda_syncthreads", tmp_path)[0]["z"], np.maximum(np.arange(10.0) - 5, 0))
+    np.testing.assert_array_equal(_run("z39_host_fn_writes_its_mut_param", tmp_path)[0]["z"], np.arange(6.0) + 1)
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5

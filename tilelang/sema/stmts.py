@@ -327,6 +327,12 @@ def _assign_element(tcx: CheckCx, st: ast.Assign, target: ast.Index, fx: Fx) -> 
         what, note = "a tensor element", "a kernel writes its own tile whole, with one `store`"
         help_ = (f"build the tile and store it: `{x}.store(where(mask, {v}, {x}.load()))`, with `mask` a `bool` "
                  "tile of comparisons of `arange` (`tilec doc where`)")
+    elif isinstance(bty, RefT) and bty.mutable and isinstance(inner, TensorT):
+        # a host function's `&mut` tensor: the caller's, changed through a kernel launched on it
+        what, note = "a tensor element", "elements are not assigned one by one"
+        help_ = (f"write into `{x}` with a kernel launched on it: `k({x}.partition([..]), ..).sync()`, with `k` "
+                 f"storing `where(mask, {'v' if st.op == '=' else 'z.load() ' + st.op[:-1] + ' v'}, z.load())` "
+                 "into its tile")
     elif isinstance(inner, TensorT) and not fx.in_kernel:
         what, note = "a tensor element", "a host tensor is made whole: elements are not assigned one by one"
         help_ = (f"make the new tensor with `where`: `{x} = where(mask, {v}, {x});`, with `mask` a `bool` "
@@ -364,8 +370,17 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
             d = (tcx.err(N.ASSIGN_IMMUTABLE, f"cannot assign twice to immutable {noun} `{sym.name}`",
                          st.span, "cannot assign twice to immutable variable")
                  .secondary(sym.span, f"first assignment to `{sym.name}`" if noun == "variable"
-                            else f"`{sym.name}` is not declared `mut`")
-                 .with_help(f"consider making this binding mutable: `mut {sym.name}`"))
+                            else f"`{sym.name}` is not declared `mut`"))
+            if isinstance(tty, RefT) and tty.mutable and isinstance(tty.inner, TensorT) and not fx.in_kernel:
+                # `z += 1.0` / `z = ..` on a host function's `&mut` tensor: `mut z` would only rebind the name
+                tcx.emit(d.note(f"`{sym.name}` is a reference to the caller's tensor: assigning it would not "
+                                "change the tensor").with_help(
+                    f"write into it with a kernel launched on it: `k({sym.name}.partition([..]), ..).sync()`, "
+                    "with `k` storing the new values into its tile"))
+                tcx.check_expr(st.value, fx, None)  # one error for the one mistake: the value is not compared
+                return
+            else:
+                d = d.with_help(f"consider making this binding mutable: `mut {sym.name}`")
         else:
             d = (tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {sym.kind.value} `{sym.name}`",
                          target.span, "not a variable")
@@ -399,6 +414,14 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
     if sym is not None and isinstance(tty, (UntypedInt, UntypedFloat)) and sym.ty is not None:
         tty = sym.ty  # adopted by the operation
     if not is_poison(rty, tty) and not coerce(tcx, rty, tty, st.value):
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", st.span,
-                         f"`{sym.name if sym else 'target'}` has type `{tty}` but `{op}` gives `{rty}`")
-                 .with_help("a compound assignment cannot change the variable's type"))
+        name = sym.name if sym else "target"
+        d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", st.span,
+                    f"`{name}` has type `{tty}` but `{op}` gives `{rty}`")
+        val = tcx.snippet(st.value) or "v"
+        val = val if len(val) < 30 else "v"
+        if isinstance(tty, RefT) and tty.mutable and isinstance(tty.inner, TensorT) and not fx.in_kernel:
+            # `z += 1.0` on a host function's `&mut` tensor: its values change through a kernel
+            d = d.note(f"`{name}` is a reference to the caller's tensor; `{op}` makes a new tensor").with_help(
+                f"write into it with a kernel launched on it: `k({name}.partition([..]), ..).sync()`, with `k` "
+                f"storing the new values (`z.store(z.load() {op} {val})`)")
+        tcx.emit(d.with_help("a compound assignment cannot change the variable's type") if not d.help else d)

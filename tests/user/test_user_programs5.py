@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
-from userprog import program_suite  # noqa: E402
+from userprog import program_suite
 
 Tensors = dict[str, np.ndarray]
 f32 = np.float32

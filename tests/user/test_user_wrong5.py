@@ -23,7 +23,8 @@ on a comparison of tensors or tiles (NumPy's ambiguous truth value: the
 help says "compare it, e.g. `x != 0`"), and `.all()`/`.any()`; CUDA's
 `__syncthreads()` and `fmaxf` (which was offered `max`, a reduction); a
 host function's `z += 1.0` on its `&mut` tensor (the help said `mut z`,
-which would only rebind the name; a kernel writes it).
+which would only rebind the name; a kernel writes it); `block_id()` and
+`partition(B).load(i)` without their brackets.
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the help names the Tile spelling, and the program with that
@@ -117,6 +118,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                          [("fn bump", "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
                                            "    z.store(z.load() + 1.0);\n}\nfn bump"),
                                           ("    z += 1.0;", "    k(z.partition([4])).sync();")]),
+    "z40_index_without_brackets": ("`block_id(0)` for a 1-D grid",
+                                   [("block_id()", "block_id(0)"), ("partition(B).load(i)", "partition([B]).load([i])")]),
 }
 
 
@@ -198,6 +201,7 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
                                   np.concatenate([np.zeros(4, np.float32), np.sqrt(x[4:])]))  # tile 0 has negatives
     np.testing.assert_array_equal(_run("z38_cuda_syncthreads", tmp_path)[0]["z"], np.maximum(np.arange(10.0) - 5, 0))
     np.testing.assert_array_equal(_run("z39_host_fn_writes_its_mut_param", tmp_path)[0]["z"], np.arange(6.0) + 1)
+    np.testing.assert_array_equal(_run("z40_index_without_brackets", tmp_path)[0]["z"], np.arange(10.0))
     m, ramp = np.zeros(100), np.arange(100.0)
     for step in range(4):
         m = m * 0.5 + ramp * step * 0.5
@@ -250,6 +254,17 @@ def test_an_error_inside_the_standard_library_names_the_user_s_call(tmp_path: Pa
     assert d.code == "E0715"
     ours = [lab for lab in d.labels if not lab.primary and "in this call of `cdiv`" in lab.message]
     assert len(ours) == 1 and ours[0].span.start == f.read_text(encoding="utf-8").index("cdiv(10, d)")
+
+
+def test_the_rest_of_a_mistake_gets_its_own_help(tmp_path: Path) -> None:
+    # z40's later errors: a shape, then (the shape fixed) an index written without brackets
+    src = (DIR / "z40_index_without_brackets.tile").read_text(encoding="utf-8")
+    helps = [h for d in driver.check(DIR / "z40_index_without_brackets.tile").diagnostics for h in d.help]
+    assert any("`[B]`" in h for h in helps), helps
+    f = tmp_path / "z40.tile"
+    f.write_text(src.replace("partition(B)", "partition([B])").replace("block_id()", "block_id(0)"), encoding="utf-8")
+    helps = [h for d in driver.check(f).diagnostics for h in d.help]
+    assert any("`[i]`" in h for h in helps), helps
 
 
 @pytest.mark.parametrize(("lit", "fixed"), [

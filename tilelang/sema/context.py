@@ -310,4 +310,6 @@ class CheckCx:
                      f"expected {takes}")
         if decl is not None:
             d = d.secondary(decl, "defined here")
+        if owner in ("`block_id`", "`num_blocks`") and n == 0:  # CUDA's `blockIdx.x`, Triton's axis=0 default
+            return self.emit(d.with_help(f"give the grid axis: `{owner.strip('`')}(0)` for a 1-D grid"))
         return self.emit(d.with_help(f"call it with {takes}" + (", as its definition lists them" if decl else "")))

@@ -62,6 +62,8 @@ def shape_typed(tcx: CheckCx, e: ast.Expr, expected: str) -> ShapeT | None:
         if isinstance(ty, TupleT) and isinstance(e, ast.TupleExpr):  # NumPy's `zeros((m, n))`
             inner = ", ".join(tcx.snippet(x) or "_" for x in e.elems)
             d = d.with_help(f"a shape is written in brackets: `[{inner}]`")
+        elif is_intlike(ty) and len(tcx.snippet(e) or "") < 40:  # `partition(B)`, `load(block_id(0))`
+            d = d.with_help(f"write it in brackets, one entry per axis: `[{tcx.snippet(e)}]`")
         tcx.emit(d.with_help(f"pass {expected}") if not d.help else d)
     return None
 

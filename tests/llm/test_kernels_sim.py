@@ -246,9 +246,10 @@ def test_combine_rows_folds_the_splits_as_combine_splits_merges_them(k, ns: int,
 def test_merge_gemv_add_folds_the_split_merge_into_the_o_projection(k, bn: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     # block (head, rows): the head's splits merged (one empty: weight 0; the
     # first split empty too, so the merge starts from a masked one), times
-    # layer 1's weights of a stack, added to y by atomics
+    # layer 1's weights of a stack, added to y by atomics; 2 KV heads of a
+    # group of 2, 4 splits (the two live ones between the empty ones)
     rng = np.random.default_rng(4)
-    hkv, ns, g, d, n, layers = 2, 8, 4, 32, 2 * bn, 2  # two row tiles a head
+    hkv, ns, g, d, n, layers = 2, 4, 2, 32, 2 * bn, 2  # two row tiles a head
     o_part = _rand(rng, hkv, ns * g, d)
     lse = _rand(rng, hkv, ns * g) * 4
     lse[:, -g:] = -1e30

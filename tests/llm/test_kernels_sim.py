@@ -198,9 +198,10 @@ def test_lm_head_with_block_maxima(k) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("dc", [32, 8])
 def test_combine_splits(k, dc: int) -> None:  # type: ignore[no-untyped-def]
-    # dc: the chunk of a head's row a block merges (the whole head, or 4 chunks)
+    # dc: the chunk of a head's row a block merges (the whole head, or 4
+    # chunks); 2 KV heads of a group of 2, 4 splits, the last empty
     rng = np.random.default_rng(3)
-    hkv, ns, g, d = 2, 8, 4, 32
+    hkv, ns, g, d = 2, 4, 2, 32
     o_part = _rand(rng, hkv, ns * g, d)
     lse = _rand(rng, hkv, ns * g) * 4
     lse[:, -g:] = -1e30  # an empty split (no keys): weight 0

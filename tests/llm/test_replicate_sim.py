@@ -93,13 +93,13 @@ def _step(form: str, sim: bool, splits: tuple[int, int] | None) -> dict[str, np.
 @pytest.mark.parametrize(
     "splits",
     [
-        (4, 2),
+        pytest.param((4, 2), id="splits4-2"),
         # the plan's own 32 and 16 splits: the same kernels with the same
         # constants as (4, 2) (the splits are the attention's grid and
         # `combine_splits`' count), 8x the attention's blocks; at position 5
         # as with (4, 2) the first split has the one cached key block, the
         # others none and the last folds in the current token
-        pytest.param(None, marks=pytest.mark.heavy),
+        pytest.param(None, marks=pytest.mark.heavy, id="plan-splits"),
     ],
 )
 def test_a_decode_step_of_the_gpu_plan(form: str, splits: tuple[int, int] | None) -> None:

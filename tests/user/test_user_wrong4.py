@@ -22,8 +22,8 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
-from tilelang.diagnostics.model import Diagnostic
 from tilelang.lsp import analysis as A
+from userprog import apply_fixes, first_error
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -47,20 +47,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 }
 
 
-def _first_error(path: Path) -> Diagnostic:
-    """The first error `tilec check` reports (`driver.check` is what it runs), in-process: a
-    subprocess each would be most of this module's time."""
-    errs = [d for d in driver.check(path).diagnostics if d.severity.value == "error"]
-    assert errs, f"{path.name}: no error"
-    return errs[0]
-
-
 def _fixed(name: str) -> str:
-    src = (DIR / f"{name}.tile").read_text(encoding="utf-8")
-    for old, new in FIXES[name][1]:
-        assert old in src, (name, old)
-        src = src.replace(old, new)
-    return src
+    return apply_fixes(DIR / f"{name}.tile", FIXES[name][1])
 
 
 def test_every_mistake_has_a_fix() -> None:
@@ -69,7 +57,7 @@ def test_every_mistake_has_a_fix() -> None:
 
 @pytest.mark.parametrize("name", sorted(FIXES))
 def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
-    d = _first_error(DIR / f"{name}.tile")
+    d = first_error(DIR / f"{name}.tile")
     assert any(FIXES[name][0] in h for h in d.help), (name, d.help)
     fixed = tmp_path / f"{name}.tile"
     fixed.write_text(_fixed(name), encoding="utf-8")
@@ -94,9 +82,9 @@ def test_the_fixed_programs_compute_the_right_thing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_editor_shows_the_same_first_error(name: str) -> None:
+def test_the_editor_shows_the_samefirst_error(name: str) -> None:
     path = DIR / f"{name}.tile"
-    want = _first_error(path)
+    want = first_error(path)
     an = A.analyze(path.read_text(encoding="utf-8"), str(path))
     assert an.internal_error is None
     errs = [d for d in an.diagnostics if d.severity.value == "error"]

@@ -42,8 +42,9 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
-from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.diagnostics.model import TileError
 from tilelang.lsp import analysis as A
+from userprog import apply_fixes, first_error
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -123,19 +124,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 }
 
 
-def _first_error(path: Path) -> Diagnostic:
-    errs = [d for d in driver.check(path).diagnostics if d.severity.value == "error"]
-    assert errs, f"{path.name}: no error"
-    return errs[0]
-
-
 def _fixed(name: str, tmp_path: Path) -> Path:
-    src = (DIR / f"{name}.tile").read_text(encoding="utf-8")
-    for old, new in FIXES[name][1]:
-        assert old in src, (name, old)
-        src = src.replace(old, new)
     f = tmp_path / f"{name}.tile"
-    f.write_text(src, encoding="utf-8")
+    f.write_text(apply_fixes(DIR / f"{name}.tile", FIXES[name][1]), encoding="utf-8")
     return f
 
 
@@ -145,7 +136,7 @@ def test_every_mistake_has_a_fix() -> None:
 
 @pytest.mark.parametrize("name", sorted(FIXES))
 def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
-    d = _first_error(DIR / f"{name}.tile")
+    d = first_error(DIR / f"{name}.tile")
     assert any(FIXES[name][0] in h for h in d.help), (name, d.help)
     result = driver.check(_fixed(name, tmp_path), deny_warnings=True)
     assert not result.diagnostics, (name, [f"{x.code}: {x.message}" for x in result.diagnostics])
@@ -215,9 +206,9 @@ def _bf16(x: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_editor_shows_the_same_first_error(name: str) -> None:
+def test_the_editor_shows_the_samefirst_error(name: str) -> None:
     path = DIR / f"{name}.tile"
-    want = _first_error(path)
+    want = first_error(path)
     an = A.analyze(path.read_text(encoding="utf-8"), str(path))
     assert an.internal_error is None
     errs = [d for d in an.diagnostics if d.severity.value == "error"]

@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 import tilelang.run as run
+from tilelang import driver
+from tilelang.diagnostics.model import Diagnostic
 
 DIR = Path(__file__).parent / "programs"
 
@@ -154,3 +156,21 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
 def both_archs(names: Iterable[str]) -> list[tuple[str, str]]:
     """(name, arch) for each name on sm_80 and sm_90a."""
     return [(n, a) for n in names for a in ("sm_80", "sm_90a")]
+
+
+def first_error(path: Path) -> Diagnostic:
+    """The first error `tilec check` reports (`driver.check` is what it runs),
+    in-process: a subprocess each would be most of a wrong/ module's time."""
+    errs = [d for d in driver.check(path).diagnostics if d.severity.value == "error"]
+    assert errs, f"{path.name}: no error"
+    return errs[0]
+
+
+def apply_fixes(path: Path, edits: Iterable[tuple[str, str]]) -> str:
+    """`path`'s text with each (old, new) edit a help line proposes applied;
+    each `old` must be in the text."""
+    src = path.read_text(encoding="utf-8")
+    for old, new in edits:
+        assert old in src, (path.name, old)
+        src = src.replace(old, new)
+    return src

@@ -62,6 +62,11 @@ if TYPE_CHECKING:
     from tilelang.api.protocols import KernelLike
 
 
+def _at_kernel(plan: Any) -> Any:
+    """Where an error about an argument of `plan`'s kernel points: the kernel's declaration."""
+    return plan.kernel.module._where(plan.kernel.decl.name.span, f"`{plan.kernel.signature}`")
+
+
 class Operation:
     """A checked kernel call that has not run. `.sync()` runs it and waits;
     `.launch()` starts it and returns a `Handle`. It may be run again."""
@@ -390,9 +395,7 @@ class Operation:
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory "
                     "or another shape than when the operation was built (`set_`, `resize_`)",
-                    where=plan.kernel.module._where(
-                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
-                    ),
+                    where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the tensor as it is now",
                     code=acodes.ARRAY_CHANGED,
                 )
@@ -419,9 +422,7 @@ class Operation:
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
                     "another shape or another element type than when the operation was built "
                     f"(now {o.dtype} {tuple(o.shape)}, then {s.np_dtype} {s.shape})",
-                    where=plan.kernel.module._where(
-                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
-                    ),
+                    where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the array as it is now",
                     code=acodes.ARRAY_CHANGED,
                 )
@@ -430,9 +431,7 @@ class Operation:
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` was made read-only "
                     "after the operation was built, but the kernel writes it",
-                    where=plan.kernel.module._where(
-                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
-                    ),
+                    where=_at_kernel(plan),
                     help=f"make it writeable again (`{s.name}.flags.writeable = True`) or pass "
                     "a writeable copy to a new call",
                     code=acodes.READ_ONLY_ARRAY,
@@ -456,9 +455,7 @@ class Operation:
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory or "
                     f"another shape than when the operation was built (its `{attr}` changed)",
-                    where=plan.kernel.module._where(
-                        plan.kernel.decl.name.span, f"`{plan.kernel.signature}`"
-                    ),
+                    where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the array as it is now",
                     code=acodes.ARRAY_CHANGED,
                 )

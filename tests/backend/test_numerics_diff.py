@@ -19,6 +19,7 @@ and every narrow type at the worst error (CI runs the default size).
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import llsim
 import numerics_cases as nc
@@ -113,6 +114,41 @@ def test_every_generated_kernel_assembles(case: nc.Case, arch: str) -> None:
         assert same == (case.id not in ARCH_SPECIFIC), case.id
     r = assemble(ptx, arch)
     assert r.max_spill_stores == 0, r.text
+
+
+_WIDE_SHIFT = re.compile(r"\b(?:shl\.b64|shr\.[us]64)\s+%rd\d+,\s*%rd\d+,\s*(%r\d+);")
+_DEF = re.compile(r"\s*([\w.]+)\s+(%\w+),\s*(.*);")
+
+
+def _unguarded_wide_shifts(ptx: str) -> list[str]:
+    """The 64-bit shifts whose (32-bit) amount register is not masked to 0..63 (`and ..., 63`, or a
+    `min.u64 ..., 63` for an arithmetic right shift) before it: PTX takes a 64-bit shift's amount as
+    32 bits, so an unmasked 64-bit amount of 2^32 shifts by 0."""
+    defs = {m.group(2): (m.group(1), m.group(3)) for m in map(_DEF.match, ptx.splitlines()) if m}
+    bad = []
+    for line in ptx.splitlines():
+        if not (m := _WIDE_SHIFT.search(line)):
+            continue
+        op, args = defs.get(m.group(1), ("", ""))
+        if op == "cvt.u32.u64":
+            op, args = defs.get(args.strip(), ("", ""))
+        if not (op in ("and.b32", "and.b64", "min.u64") and args.endswith(", 63")):
+            bad.append(line.strip())
+    return bad
+
+
+def test_a_64_bit_shift_amount_is_masked_before_ptx_truncates_it() -> None:
+    """Found on an H100 (numerics table, const-i64): `-1 << x` gave -1 for x = 2^32 and -2^63. The
+    `select x >= 64` guard was folded away by LLVM's NVPTX backend (PTX clamps an amount past 64) after
+    the amount had been truncated to 32 bits; llsim runs the LLVM IR, where the guard holds, so the
+    PTX itself is checked here."""
+    wide = [c for c in CASES if c.group in ("shift", "const") and c.dtype.bits == 64 and c.dtype.is_int]
+    assert {c.dtype for c in wide} >= {DType.I64, DType.U64}, [c.id for c in wide]
+    for c in wide:
+        ptx = emit_ptx(c.kernel(), "sm_90a")
+        assert _WIDE_SHIFT.search(ptx) or c.group == "const", c.id
+        assert not _unguarded_wide_shifts(ptx), (c.id, _unguarded_wide_shifts(ptx))
+    assert _unguarded_wide_shifts("cvt.u32.u64 %r1, %rd4;\n shl.b64 %rd2, %rd1, %r1;")  # the check can fail
 
 
 def test_the_table_covers_every_operation() -> None:

@@ -395,7 +395,8 @@ def test_on_the_gpu_a_uniform_carveout_keeps_the_bound_and_the_result() -> None:
             op = gpu.softmax_rows[n, mb](tilelang.partition(y, [1, n]), x)
             op.sync()
         np.testing.assert_allclose(y, ref, rtol=2e-6, atol=1e-7)
-        ((abi, fn),) = [v for k, v in op._plan.prepared.variants.items() if k[-1] == 100]
+        # a variant's key ends (..., pdl, traced, carveout, l2): `CudaDevice._variant`
+        ((abi, fn),) = [v for k, v in op._plan.prepared.variants.items() if k[-2] == 100]
         got = occupancy.resident(fn.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
         sm = occupancy.limits(fn.ctx)
         if mb:  # a share of all of the SM's memory: mb + 1 blocks do not fit

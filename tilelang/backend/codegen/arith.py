@@ -477,7 +477,11 @@ class ArithOps(EmitterCore):
                 return self.emit(f"select i1 {zero}, {ty} {a[0]}, {ty} {rm}")
             case E.SHL | E.SHR:
                 big = self.emit(f"icmp uge {ty} {a[1]}, {bits}")
-                amt = self.emit(f"select i1 {big}, {ty} 0, {ty} {a[1]}")
+                # 64-bit: PTX's shift takes a 32-bit amount, and LLVM's NVPTX backend folds a
+                # `select big, 0, x` guard away (PTX clamps an amount past the width) but truncates
+                # x first: 1 << 2^32 came out 1 on the GPU. A masked amount keeps the guard.
+                amt = (self.emit(f"and {ty} {a[1]}, {bits - 1}") if bits == 64
+                       else self.emit(f"select i1 {big}, {ty} 0, {ty} {a[1]}"))
                 if eop is E.SHL:
                     s = self.emit(f"shl {ty} {a[0]}, {amt}")
                     return self.emit(f"select i1 {big}, {ty} 0, {ty} {s}")

@@ -17,7 +17,10 @@ function of every module the program loads:
     name, not put in a tuple (E0404), and not passed where a `&` tensor is
     expected, however it is spelled (`z`, `&z`, `{ z }`; E0406);
   - `atomic_add`, `atomic_max`, `store_unchecked` only inside `unsafe { }`
-    (E0405).
+    (E0405), and never on a `&mut` parameter (E0416): their index is an
+    element of the whole tensor, so they would reach the tiles that other
+    blocks store to (the escape hatch is for `&` tensors, which the launch
+    then borrows as written).
 
 Which tensor parameter an expression denotes is followed through names
 (by the type checker's symbol of each binding), `&`, blocks and `if`.
@@ -259,6 +262,8 @@ class KernelChecker(KernelIndex):
             )
         decl = info.decl if info is not None else None
         if info is None and name in UNSAFE_OPS and e.args:
+            for p in self._owns(e.args[0].value):
+                self._report_unsafe_own(e, p, name)
             # a target the pass cannot trace (`let y = if c { x } else { w };`,
             # `let mut y = x;`) may be any tensor parameter
             hit = self._param_indices(e.args[0].value) or frozenset(range(len(self.fn.params)))
@@ -391,6 +396,25 @@ class KernelChecker(KernelIndex):
         d = d.note("a `&mut` parameter may be read or written only inside the block's own tile")
         d = d.with_help(f"read the own tile with `{bname}.load()`")
         self.report(d)
+
+    def _report_unsafe_own(self, e: ast.Call, p: Param, name: str) -> None:
+        self.report(
+            Diagnostic.error(
+                codes.UNSAFE_WRITE_OWN_TILE,
+                f"`{name}` writes `&mut` parameter `{p.name}` by an index of the whole tensor",
+            )
+            .primary(e.span, "the index counts from the tensor's origin, not from this block's tile")
+            .secondary(p.node.span, f"`{p.name}` is this block's own tile of its tensor")
+            .note(
+                f"other blocks store to their own tiles of it with plain stores at the same time: an "
+                f"`unsafe` write that reaches one of them races with that store, and inside its own tile "
+                f"`{p.name}.load()` / `{p.name}.store(..)` do the same without `unsafe`"
+            )
+            .with_help(
+                f"pass the tensor as `&` (`{p.name}: &Tensor<..>`, the launch then borrows it as written) to "
+                f"update it with atomics from every block, or compute the own tile and `{p.name}.store(..)` it"
+            )
+        )
 
     def _report_store_shared(self, e: ast.MethodCall, recv: ast.Expr, rname: str) -> None:
         ps = [x.param if isinstance(x, View) else x for x in self.resolve(recv)]

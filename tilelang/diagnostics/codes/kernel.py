@@ -57,3 +57,7 @@ CLUSTER_PLACEMENT = define(
     "`cluster_gather(..)` where the checker cannot prove that every block of the cluster reaches it "
     "exactly once: not the whole initializer of a `let` at the top level of a kernel's body, in a "
     "kernel without `#[cluster(..)]`, or in a kernel with `return` or a tile queue")
+UNSAFE_WRITE_OWN_TILE = define(
+    "E0416", "unsafe-write-own-tile",
+    "an `unsafe` atomic or `store_unchecked` on a `&mut` parameter: its index is an element of the "
+    "whole tensor, so it reaches the tiles that other blocks store to")

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import kernel as codes
+from tilelang import lastblock
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import Const, LaunchCheck
@@ -91,6 +92,13 @@ class KernelChecker(KernelIndex):
         self.writes: set[int] = set()
         self.raw: set[int] = set()  # of those, written by `store_unchecked`, not atomics only
         self.passes: list[tuple[str, int, frozenset[int]]] = []
+        # what E0417 needs: the first plain read (a load) of each `&` parameter outside the
+        # kernel's `if last_block(..)` region (E0410's), the first `unsafe` write of each, and
+        # for each of `passes` the argument's span and whether the call is in that region
+        self.reads: dict[int, Span] = {}
+        self.write_at: dict[int, Span] = {}
+        self.pass_spans: list[tuple[Span, bool]] = []
+        self._region: set[int] = set()
         # in a device function: the launch checks that depend on the grid alone, which
         # every kernel that calls it (at any depth) makes at its launches
         self.device_checks: list[LaunchCheck] = []
@@ -103,6 +111,9 @@ class KernelChecker(KernelIndex):
 
     # -- entry ------------------------------------------------------------------------
     def run(self) -> None:
+        reg = lastblock.region(self.fn) if self.fn.is_kernel else None
+        if reg is not None:
+            self._region = {id(n) for n in ast.walk(reg[0].then)}
         for p in self.fn.params:
             sym = self.view.symbol_of(p)
             param = self._param(p)
@@ -268,6 +279,8 @@ class KernelChecker(KernelIndex):
             # `let mut y = x;`) may be any tensor parameter
             hit = self._param_indices(e.args[0].value) or frozenset(range(len(self.fn.params)))
             self.writes |= hit
+            for i in sorted(hit):
+                self.write_at.setdefault(i, e.span)
             if not name.startswith("atomic_"):
                 self.raw |= hit
         elif info is not None and not info.is_kernel:
@@ -277,6 +290,7 @@ class KernelChecker(KernelIndex):
                     idx = frozenset(range(len(self.fn.params)))  # untraced: any of them
                 if idx:
                     self.passes.append((info.qualname, i, idx))
+                    self.pass_spans.append((a.value.span, id(e) in self._region))
         for i, a in enumerate(e.args):
             owns = self._owns(a.value)
             dp = decl.params[i] if decl is not None and i < len(decl.params) else None
@@ -312,6 +326,10 @@ class KernelChecker(KernelIndex):
                 self.expr(a.value, "passed to a method")
         rname = _name(recv)
         rty = self.view.type_of(recv)
+        if m in ("load", "load_padded", "load_like") and id(e) not in self._region:
+            for i in self._param_indices(recv):
+                if not _mut_ref(self.fn.params[i]):
+                    self.reads.setdefault(i, e.span)
         if m in ("store", "store_unchecked"):
             if _shared_ref(rty):
                 self._report_store_shared(e, recv, rname)
@@ -534,7 +552,58 @@ def check_kernels(
         c.run()
         checkers.append((info, c))
     _hand_down(view, checkers, checks)
+    _reads_of_written(checkers)
     return unsafe_writes(checkers)
+
+
+def _reads_of_written(checkers: list[tuple[Any, KernelChecker]]) -> None:
+    """E0417: a kernel that reads (loads) a `&` parameter which its `unsafe` code
+    writes, each directly or through device functions at any depth. The other
+    blocks of the launch write the tensor while a block reads it, so what it
+    reads depends on the order the blocks run in (the interpreter's and a
+    GPU's differ): the sanitizer's E0731, refused here before any run. Reads
+    in the kernel's `if last_block(axis) { .. }` region are E0410's."""
+    # by function: param index -> (span in that function, the callee it was passed to, or None)
+    reads: dict[str, dict[int, tuple[Span, str | None]]] = {
+        info.qualname: {i: (sp, None) for i, sp in c.reads.items()} for info, c in checkers}
+    writes: dict[str, dict[int, tuple[Span, str | None]]] = {
+        info.qualname: {i: (sp, None) for i, sp in c.write_at.items()} for info, c in checkers}
+    changed = True
+    while changed:
+        changed = False
+        for info, c in checkers:
+            for (callee, j, idx), (span, in_region) in zip(c.passes, c.pass_spans, strict=True):
+                name = callee.rsplit("::", 1)[-1]
+                for table, skip in ((writes, False), (reads, in_region)):
+                    if skip or j not in table.get(callee, {}):
+                        continue
+                    mine = table[info.qualname]
+                    for i in sorted(idx):
+                        if i not in mine:
+                            mine[i] = (span, name)
+                            changed = True
+    for info, c in checkers:
+        if not info.is_kernel:
+            continue
+        for i in sorted(set(reads[info.qualname]) & set(writes[info.qualname])):
+            p = c.fn.params[i]
+            if _mut_ref(p):
+                continue
+            (rsp, rvia), (wsp, wvia) = reads[info.qualname][i], writes[info.qualname][i]
+            pname, kname = p.name.name, c.fn.name.name
+            c.report(
+                Diagnostic.error(codes.READ_OF_UNSAFE_WRITTEN,
+                                 f"`{kname}` reads `{pname}`, which its `unsafe` code writes")
+                .primary(rsp, "read here" if rvia is None else f"passed to `{rvia}`, which reads it")
+                .secondary(wsp, "written here" if wvia is None else
+                           f"passed to `{wvia}`, which writes it in `unsafe` code")
+                .note("the other blocks of the launch write it while this block reads it: what a block reads "
+                      "depends on which blocks ran before it, and the interpreter and a GPU run them in "
+                      "different orders")
+                .with_help(f"read `{pname}` in a second launch (or on the host after this one); the launch that "
+                           f"updates it may read a copy made before it instead (`let before = t.clone();` on the "
+                           f"host, passed as another `&` argument)")
+            )
 
 
 def _hand_down(view: ProgramView, checkers: list[tuple[Any, KernelChecker]], checks: list[LaunchCheck]) -> None:

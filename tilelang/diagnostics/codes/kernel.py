@@ -61,3 +61,7 @@ UNSAFE_WRITE_OWN_TILE = define(
     "E0416", "unsafe-write-own-tile",
     "an `unsafe` atomic or `store_unchecked` on a `&mut` parameter: its index is an element of the "
     "whole tensor, so it reaches the tiles that other blocks store to")
+READ_OF_UNSAFE_WRITTEN = define(
+    "E0417", "read-of-unsafe-written",
+    "a kernel reads a `&` tensor that its own `unsafe` code writes (an atomic or `store_unchecked`): "
+    "the other blocks write it while a block reads it")

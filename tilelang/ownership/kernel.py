@@ -95,7 +95,7 @@ class KernelChecker(KernelIndex):
         # what E0417 needs: the first plain read (a load) of each `&` parameter outside the
         # kernel's `if last_block(..)` region (E0410's), the first `unsafe` write of each, and
         # for each of `passes` the argument's span and whether the call is in that region
-        self.reads: dict[int, Span] = {}
+        self.reads: dict[int, tuple[Span, bool]] = {}  # (span, True where the receiver was not traced)
         self.write_at: dict[int, Span] = {}
         self.pass_spans: list[tuple[Span, bool]] = []
         self._region: set[int] = set()
@@ -327,9 +327,13 @@ class KernelChecker(KernelIndex):
         rname = _name(recv)
         rty = self.view.type_of(recv)
         if m in ("load", "load_padded", "load_like") and id(e) not in self._region:
-            for i in self._param_indices(recv):
-                if not _mut_ref(self.fn.params[i]):
-                    self.reads.setdefault(i, e.span)
+            idx = self._param_indices(recv)
+            # a receiver the pass cannot trace (`let mut y = x;`, a tuple's field, what a device
+            # function returns) may be any `&` parameter, as an untraced `unsafe` target may
+            untraced = not idx and _shared_ref(rty)
+            for i in idx or (range(len(self.fn.params)) if untraced else ()):
+                if not _mut_ref(self.fn.params[i]) and self._param(self.fn.params[i]) is not None:
+                    self.reads.setdefault(i, (e.span, untraced))
         if m in ("store", "store_unchecked"):
             if _shared_ref(rty):
                 self._report_store_shared(e, recv, rname)
@@ -565,7 +569,7 @@ def _reads_of_written(checkers: list[tuple[Any, KernelChecker]]) -> None:
     in the kernel's `if last_block(axis) { .. }` region are E0410's."""
     # by function: param index -> (span in that function, the callee it was passed to, or None)
     reads: dict[str, dict[int, tuple[Span, str | None]]] = {
-        info.qualname: {i: (sp, None) for i, sp in c.reads.items()} for info, c in checkers}
+        info.qualname: {i: (sp, None) for i, (sp, _) in c.reads.items()} for info, c in checkers}
     writes: dict[str, dict[int, tuple[Span, str | None]]] = {
         info.qualname: {i: (sp, None) for i, sp in c.write_at.items()} for info, c in checkers}
     changed = True
@@ -591,16 +595,21 @@ def _reads_of_written(checkers: list[tuple[Any, KernelChecker]]) -> None:
                 continue
             (rsp, rvia), (wsp, wvia) = reads[info.qualname][i], writes[info.qualname][i]
             pname, kname = p.name.name, c.fn.name.name
+            untraced = rvia is None and c.reads[i][1]
             c.report(
                 Diagnostic.error(codes.READ_OF_UNSAFE_WRITTEN,
-                                 f"`{kname}` reads `{pname}`, which its `unsafe` code writes")
-                .primary(rsp, "read here" if rvia is None else f"passed to `{rvia}`, which reads it")
+                                 f"`{kname}` {'may read' if untraced else 'reads'} `{pname}`, which its `unsafe` "
+                                 "code writes")
+                .primary(rsp, f"the checker cannot tell which `&` tensor this reads: it may be `{pname}`"
+                         if untraced else "read here" if rvia is None else f"passed to `{rvia}`, which reads it")
                 .secondary(wsp, "written here" if wvia is None else
                            f"passed to `{wvia}`, which writes it in `unsafe` code")
                 .note("the other blocks of the launch write it while this block reads it: what a block reads "
                       "depends on which blocks ran before it, and the interpreter and a GPU run them in "
                       "different orders")
-                .with_help(f"read `{pname}` in a second launch (or on the host after this one); the launch that "
+                .with_help(f"name the tensor it reads directly (a parameter, or `let y = x;` without `mut`) so "
+                           f"that the checker can tell it is not `{pname}`" if untraced else
+                           f"read `{pname}` in a second launch (or on the host after this one); the launch that "
                            f"updates it may read a copy made before it instead (`let before = t.clone();` on the "
                            f"host, passed as another `&` argument)")
             )

@@ -225,6 +225,40 @@ fn main() {
     assert "`x`" in d.message and "`poke`" in d.message
 
 
+def test_atomics_of_two_kinds_in_flight_together() -> None:
+    """Launches in flight that update one tensor with atomics of one kind commute; an add and
+    a max do not (0, add 5, max 3 is 5; max first is 8). The checker refuses the second (E0309,
+    round 7: it took any two atomic-only launches as commuting), and so does the run-time
+    defence when the checker is skipped; two adders stay accepted."""
+    src = """
+kernel fn adder<const B: i32>(z: &mut Tensor<f32, [B]>, t: &Tensor<f32, [1]>) {
+    z.store(z.load());
+    unsafe { atomic_add(&t, [0], 5.0); }
+}
+kernel fn maxer<const B: i32>(z: &mut Tensor<f32, [B]>, t: &Tensor<f32, [1]>) {
+    z.store(z.load());
+    unsafe { atomic_max(&t, [0], 3.0); }
+}
+
+fn main() {
+    let mut a = zeros::<f32>([8]);
+    let mut b = zeros::<f32>([8]);
+    let t = zeros::<f32>([1]);
+    let h = adder(a.partition([4]), &t).launch();
+    let g = SECOND(b.partition([4]), &t).launch();
+    h.wait();
+    g.wait();
+}
+"""
+    with pytest.raises(CheckFailed) as e:
+        run(src.replace("SECOND", "maxer"), sanitize=False)
+    assert [d.code for d in e.value.diagnostics] == ["E0309"]
+    d = fails(src.replace("SECOND", "maxer"), "E0309", sanitize=False, ownership=False)  # the run-time defence
+    assert "`t`" in d.message
+    run(src.replace("SECOND", "adder"), sanitize=False)
+    run(src.replace("SECOND", "adder"), sanitize=False, ownership=False)
+
+
 # ---------------------------------------------------------------- (d) unsafe writes outside a tensor
 def test_atomic_outside_the_tensor() -> None:
     src = """

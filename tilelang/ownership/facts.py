@@ -221,10 +221,12 @@ class OwnershipFacts:
     waits: for each `h.wait()` call node, the launch call nodes whose borrows
         it may end (informational; the REPL and LSP can show it).
     unsafe_writes: for each kernel (qualified name), its `&` parameters that
-        its `unsafe` code writes, each with how: `"atomic"` (atomics only) or
-        `"store"` (`store_unchecked`). A launch writes those arguments, for
-        the host checker and the run-time checks alike; two launches that only
-        update a tensor atomically may be in flight together.
+        its `unsafe` code writes, each with how: `"atomic_add"`, `"atomic_max"`
+        or `"atomic_min"` (atomics of that one kind only), `"atomic"` (atomics
+        of several kinds, on elements the checker saw apart) or `"store"`
+        (`store_unchecked`). A launch writes those arguments, for the host
+        checker and the run-time checks alike; two launches that only update a
+        tensor with atomics of the same one kind may be in flight together.
     """
 
     launch_checks: list[LaunchCheck] = field(default_factory=list)
@@ -235,11 +237,9 @@ class OwnershipFacts:
         """The `&` parameters of `kernel` that a launch writes (`unsafe_writes`)."""
         return frozenset(self.unsafe_writes.get(kernel, ()))
 
-    def atomics_for(self, kernel: str) -> frozenset[str]:
-        """Those of them that the launch only updates atomically."""
-        return frozenset(
-            p for p, how in self.unsafe_writes.get(kernel, {}).items() if how == "atomic"
-        )
+    def atomics_for(self, kernel: str) -> dict[str, str]:
+        """Those of them that the launch only updates with atomics of one kind, with the kind."""
+        return {p: how for p, how in self.unsafe_writes.get(kernel, {}).items() if how.startswith("atomic_")}
 
     def checks_for(self, kernel: str) -> list[LaunchCheck]:
         return [c for c in self.launch_checks if c.kernel == kernel]

@@ -170,7 +170,8 @@ class HostCalls(HostExprs):
     ) -> AVal:
         """`writes`: the `&` parameters the kernel's `unsafe` code writes
         (atomics, `store_unchecked`): borrowed mutably, like a partition;
-        one updated with atomics only does not conflict with another such."""
+        one updated with atomics of one kind only does not conflict with another
+        such of the same kind (atomics of different kinds do not commute)."""
         writes = writes or {}
         borrows: list[tuple[tuple[int, ...], Borrow]] = []
         for i, a in enumerate(e.args):
@@ -203,7 +204,8 @@ class HostCalls(HostExprs):
                         w = pname in writes
                         if w and x.place.var.target and not x.place.var.mutable:
                             self.report_unsafe_shared(x.place, a.value.span, decl.name.name, pname)
-                        at = writes.get(pname) == "atomic"
+                        how = writes.get(pname, "")
+                        at = how if how.startswith("atomic_") else ""
                         borrows.append((pos, Borrow(x.place, w, a.value.span, pname, w, at)))
                     elif isinstance(x, PartOf):
                         borrows.append((pos, Borrow(x.place, True, a.value.span, pname)))
@@ -220,7 +222,7 @@ class HostCalls(HostExprs):
                     pa != pb
                     and a.place.overlaps(b.place)
                     and (a.mutable or b.mutable)
-                    and not (a.atomic and b.atomic)
+                    and not (a.atomic and a.atomic == b.atomic)
                 ):
                     self.report_aliasing(a, b, what)
                     break

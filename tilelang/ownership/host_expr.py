@@ -116,14 +116,14 @@ class HostExprs(HostReports):
         kernel: str | None = None,
         mutable_borrow: bool = False,
         unsafe: str | None = None,
-        atomic: bool = False,
+        atomic: str = "",
     ) -> None:
         """Check one use of a place.
 
         mode: "read", "write", "move", "assign" (drops the old value), "drop",
         "borrow" (by a launch or sync of `kernel`, `mutable_borrow` saying how;
         `unsafe`: the `&` parameter it writes in `unsafe` code, if that is why;
-        `atomic`: with atomics only).
+        `atomic`: with atomics of this one kind only, e.g. `"atomic_add"`).
         """
         if mode == "drop":
             if place in st.moved:
@@ -140,8 +140,8 @@ class HostExprs(HostReports):
         for ln in sorted(st.loans, key=lambda ln: (ln.arg.start, ln.mutable)):
             if not ln.place.overlaps(place) or not (writes or ln.mutable):
                 continue
-            if atomic and ln.atomic:
-                continue  # two launches that only update it atomically
+            if atomic and ln.atomic == atomic:
+                continue  # two launches that only update it with atomics of one kind (they commute)
             if mode in ("drop", "assign") and st.moved_over(ln.place) is not None:
                 continue  # that part was moved out (and reported then)
             self.report_conflict(place, mode, span, ln, st, kernel, mutable_borrow, unsafe)

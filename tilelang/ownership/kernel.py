@@ -37,7 +37,7 @@ from tilelang.diagnostics.codes import kernel as codes
 from tilelang import lastblock
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.ownership.env import ProgramView
-from tilelang.ownership.facts import Const, LaunchCheck
+from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, simplify
 from tilelang.ownership.kernel_index import (
     Int,
     KernelIndex,
@@ -98,6 +98,8 @@ class KernelChecker(KernelIndex):
         self.reads: dict[int, tuple[Span, bool]] = {}  # (span, True where the receiver was not traced)
         self.write_at: dict[int, Span] = {}
         self.pass_spans: list[tuple[Span, bool]] = []
+        # E0418: the atomics on each parameter (by index), with their kind (`atomic_add`, ..)
+        self.atomic_ops: dict[int, list[tuple[str, ast.Call]]] = {}
         self._region: set[int] = set()
         # in a device function: the launch checks that depend on the grid alone, which
         # every kernel that calls it (at any depth) makes at its launches
@@ -281,6 +283,8 @@ class KernelChecker(KernelIndex):
             self.writes |= hit
             for i in sorted(hit):
                 self.write_at.setdefault(i, e.span)
+                if name.startswith("atomic_"):
+                    self.atomic_ops.setdefault(i, []).append((name, e))
             if not name.startswith("atomic_"):
                 self.raw |= hit
         elif info is not None and not info.is_kernel:
@@ -313,6 +317,38 @@ class KernelChecker(KernelIndex):
             if isinstance(p, Param):
                 out |= {i for i, q in enumerate(self.fn.params) if q is p.node}
         return frozenset(out)
+
+    def atomics_apart(self, a: ast.Call, b: ast.Call) -> bool:
+        """Whether two atomics on one tensor surely touch different elements: along some
+        axis, one's offsets (bounded, `bounds`) plus its value's extent end before the
+        other's begin, by a constant."""
+        ba, bb = self._atomic_box(a), self._atomic_box(b)
+        if ba is None or bb is None or len(ba) != len(bb):
+            return False
+        for (lo1, hi1), (lo2, hi2) in zip(ba, bb, strict=True):
+            for lo, hi in ((lo2, hi1), (lo1, hi2)):
+                d = const_diff(lo, hi)
+                if d is not None and d > 0:
+                    return True
+        return False
+
+    def _atomic_box(self, e: ast.Call) -> list[tuple[SymExpr, SymExpr]] | None:
+        """Per axis, the inclusive range of elements the atomic `e` may touch."""
+        if len(e.args) < 3 or not isinstance(e.args[1].value, ast.ArrayExpr):
+            return None
+        elems = e.args[1].value.elems
+        vty = self.view.type_of(e.args[2].value)
+        shape = tuple(getattr(vty, "shape", ()) or ())
+        ext: list[SymExpr | None] = [Const(1)] * (len(elems) - len(shape)) + [_dim_sym(d) for d in shape]
+        if len(ext) != len(elems):
+            return None
+        out = []
+        for ie, x in zip(elems, ext, strict=True):
+            b = self.bounds(ie)
+            if b is None or x is None:
+                return None
+            out.append((simplify(b[0]), simplify(BinOp("-", BinOp("+", b[1], x), Const(1)))))
+        return out
 
     def method(self, e: ast.MethodCall) -> None:
         m = e.method.name
@@ -516,6 +552,15 @@ class KernelChecker(KernelIndex):
         )
 
 
+def _dim_sym(d: Any) -> SymExpr | None:
+    """A tile dimension (`sema.types.Dim`) as a symbolic integer: a constant or a const generic."""
+    v = getattr(d, "const_value", None)
+    if isinstance(v, int):
+        return Const(v)
+    name = d.as_symbol() if hasattr(d, "as_symbol") else None
+    return Sym(name) if name else None
+
+
 def _name(recv: ast.Expr) -> str:
     if isinstance(recv, ast.Name):
         return recv.ident.name
@@ -557,7 +602,8 @@ def check_kernels(
         checkers.append((info, c))
     _hand_down(view, checkers, checks)
     _reads_of_written(checkers)
-    return unsafe_writes(checkers)
+    kinds = _mixed_atomics(checkers)
+    return unsafe_writes(checkers, kinds)
 
 
 def _reads_of_written(checkers: list[tuple[Any, KernelChecker]]) -> None:
@@ -640,7 +686,90 @@ def _hand_down(view: ProgramView, checkers: list[tuple[Any, KernelChecker]], che
                                               f"{ch.what}, in device function `{dc.fn.name.name}`"))
 
 
-def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[str, str]]:
+def _mixed_atomics(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[int, frozenset[str]]]:
+    """E0418: atomics of different kinds (`atomic_add`, `atomic_max`, `atomic_min`) on one
+    parameter of a function, unless the checker sees that they touch different elements
+    (constant or bounded offsets and the values' extents, in the function itself). Kinds
+    do not commute (0, add 5, max 3 is 5; max 3 first is 8), so where two meet one element
+    the result depends on the order the blocks run in. Kinds that reach a parameter by two
+    routes (the function's own atomics, each device function it passes the parameter to)
+    are refused where they meet, whatever the offsets (a device function's are not seen
+    from its caller). Returns, for each function, the kinds each parameter is updated
+    with (at any depth)."""
+    by_name = {info.qualname: c for info, c in checkers}
+    kinds: dict[str, dict[int, frozenset[str]]] = {
+        q: {i: frozenset(k for k, _ in ops) for i, ops in c.atomic_ops.items()} for q, c in by_name.items()}
+    changed = True
+    while changed:
+        changed = False
+        for q, c in by_name.items():
+            for callee, j, idx in c.passes:
+                got = kinds.get(callee, {}).get(j, frozenset())
+                for i in idx:
+                    if not got <= kinds[q].get(i, frozenset()):
+                        kinds[q][i] = kinds[q].get(i, frozenset()) | got
+                        changed = True
+    for q, c in by_name.items():
+        for i in sorted(kinds[q]):
+            if len(kinds[q][i]) < 2 or _mut_ref(c.fn.params[i]):
+                continue
+            # the routes: this function's own atomics, and each call that passes the parameter on
+            routes: list[tuple[frozenset[str], Span, str]] = []
+            ops = c.atomic_ops.get(i, [])
+            if ops:
+                routes.append((frozenset(k for k, _ in ops), ops[0][1].span, ""))
+            for (callee, j, idx), (span, _) in zip(c.passes, c.pass_spans, strict=True):
+                got = kinds.get(callee, {}).get(j, frozenset())
+                if i in idx and got:
+                    routes.append((got, span, callee.rsplit("::", 1)[-1]))
+            pname = c.fn.params[i].name.name
+            if len(routes) > 1:
+                seen: frozenset[str] = frozenset()
+                first: tuple[frozenset[str], Span, str] | None = None
+                for r in sorted(routes, key=lambda r: r[1].start):
+                    if first is not None and len(r[0] | seen) > 1:
+                        _report_mixed(c, pname, r, first)
+                        break
+                    seen |= r[0]
+                    first = first or r
+                continue
+            # one route, this function's own atomics: kinds apart where their boxes are
+            for n, (k2, e2) in enumerate(ops):
+                clash = next((e1 for k1, e1 in ops[:n] if k1 != k2 and not c.atomics_apart(e1, e2)), None)
+                if clash is not None:
+                    k1 = next(k for k, e in ops if e is clash)
+                    _report_mixed(c, pname, (frozenset((k2,)), e2.span, ""), (frozenset((k1,)), clash.span, ""))
+                    break
+    return kinds
+
+
+def _report_mixed(c: KernelChecker, pname: str, here: tuple[frozenset[str], Span, str],
+                  there: tuple[frozenset[str], Span, str] | None) -> None:
+    def what(r: tuple[frozenset[str], Span, str]) -> str:
+        return " and ".join(f"`{k}`" for k in sorted(r[0]))
+
+    other = there[0] if there is not None else frozenset()
+    mine = sorted(here[0] - other) or sorted(here[0])
+    d = Diagnostic.error(
+        codes.MIXED_ATOMICS,
+        f"{' and '.join(f'`{k}`' for k in mine)} and {what(there) if there else 'another kind'} both update "
+        f"`{pname}`",
+    ).primary(here[1], "updates it here" if not here[2] else
+              f"passed to `{here[2]}`, which updates it with {what(here)}")
+    if there is not None:
+        d = d.secondary(there[1], f"{what(there)} here" if not there[2] else
+                        f"passed to `{there[2]}`, which updates it with {what(there)}")
+    c.report(
+        d.note("atomics of different kinds do not commute (0, add 5, max 3 is 5; max 3 first is 8): where two "
+               "meet one element, the result depends on their order, which is the blocks' (the interpreter's "
+               "and a GPU's differ)")
+        .with_help("use a separate tensor for each kind (another `&` parameter), or keep the kinds on elements "
+                   "the checker can tell apart: constant offsets, or offsets a constant apart")
+    )
+
+
+def unsafe_writes(checkers: list[tuple[Any, KernelChecker]],
+                  kinds: dict[str, dict[int, frozenset[str]]] | None = None) -> dict[str, dict[str, str]]:
     """For each kernel, its `&` parameters that its `unsafe` code writes (an
     atomic or `store_unchecked` on the parameter, in the kernel or in a device
     function it passes the parameter to, at any depth), each with how:
@@ -650,7 +779,10 @@ def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[s
     checker and the run-time checks treat the argument as written, so no
     host access or other launch can touch it while the launch is in flight.
     (Inside the launch, `unsafe` is the author's promise; outside it, the
-    tensor is not shared.)"""
+    tensor is not shared.) A parameter updated with atomics of one kind only
+    says which (`"atomic_add"`, `"atomic_max"`, `"atomic_min"`): launches in
+    flight together may share it only with the same kind (E0418's reason);
+    `"atomic"` is several kinds on elements the checker saw apart."""
     writes: dict[str, set[int]] = {info.qualname: set(c.writes) for info, c in checkers}
     raw: dict[str, set[int]] = {info.qualname: set(c.raw) for info, c in checkers}
     changed = True
@@ -666,8 +798,10 @@ def unsafe_writes(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[s
     out: dict[str, dict[str, str]] = {}
     for info, c in checkers:
         if info.is_kernel and writes[info.qualname]:
+            ks = (kinds or {}).get(info.qualname, {})
             got = {
-                c.fn.params[i].name.name: "store" if i in raw[info.qualname] else "atomic"
+                c.fn.params[i].name.name: "store" if i in raw[info.qualname] else
+                next(iter(ks[i])) if len(ks.get(i, ())) == 1 else "atomic"
                 for i in writes[info.qualname]
                 if not _mut_ref(c.fn.params[i])
             }

@@ -106,7 +106,7 @@ class Borrow:
     span: Span  # the argument
     param: str
     unsafe: bool = False  # a `&` parameter the kernel's `unsafe` code writes
-    atomic: bool = False  # ... with atomics only
+    atomic: str = ""  # ... with atomics of this one kind only (`"atomic_add"`, ..)
     # where the variable it names was assigned a new tensor after the call was
     # built: the operation still holds the old one (run, it is E0307)
     reassigned: Span | None = None
@@ -222,7 +222,7 @@ class Loan:
     arg: Span
     kernel: str
     unsafe: str | None = None  # the `&` parameter, when `unsafe` code writes it
-    atomic: bool = False  # ... with atomics only: another atomic-only launch may run too
+    atomic: str = ""  # ... with atomics of this one kind only: another such launch may run too
 
 
 @frozen(eq=True)

@@ -589,7 +589,7 @@ class HostEvaluator:
         inferred.update({str(k): d for k, v in static.items() if (d := self.elem_dtype(v)) is not None})
         writes_for = getattr(self.ownership, "writes_for", None)
         writes = writes_for(fn.key) if writes_for is not None else frozenset()
-        atomics = self.ownership.atomics_for(fn.key) if writes else frozenset()
+        atomics = self.ownership.atomics_for(fn.key) if writes else {}
 
         def make(args: list[LaunchArg], generics: dict[str, tuple[Any, Span]]) -> Operation:
             bound = bind_launch(decl, args, call.span, generics, self._eval_dim, inferred)

@@ -46,7 +46,7 @@ class Use:
     storage: object
     write: bool
     param: str
-    atomic: bool = False  # written with atomics only (another such use does not race)
+    atomic: str = ""  # written with atomics of this one kind only (another such use does not race)
 
 
 def uses(op: Any) -> list[Use]:
@@ -54,19 +54,20 @@ def uses(op: Any) -> list[Use]:
     (`op.writes`: atomics, `store_unchecked`) is written, not read."""
     out: list[Use] = []
     writes = getattr(op, "writes", frozenset())
-    atomics = getattr(op, "atomics", frozenset())
+    atomics = getattr(op, "atomics", {})
     for p, a in zip(op.kernel.params, op.bound.args, strict=False):
         name = p.name.name
         if isinstance(a, Partition):
             out.append(Use(a.tensor.storage, True, name))
         elif isinstance(a, Tensor):
-            out.append(Use(a.storage, name in writes, name, name in atomics))
+            out.append(Use(a.storage, name in writes, name, atomics.get(name, "")))
     return out
 
 
 def _clash(a: Use, b: Use) -> bool:
-    """Two uses of one storage race: one writes it, unless both only update it atomically."""
-    return a.storage is b.storage and (a.write or b.write) and not (a.atomic and b.atomic)
+    """Two uses of one storage race: one writes it, unless both only update it with
+    atomics of the same one kind (atomics of different kinds do not commute)."""
+    return a.storage is b.storage and (a.write or b.write) and not (a.atomic and a.atomic == b.atomic)
 
 
 @dataclass(slots=True)

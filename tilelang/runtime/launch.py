@@ -462,7 +462,8 @@ class Operation:
     runtime: Runtime
     # `&` parameters the kernel's `unsafe` code writes (OwnershipFacts.unsafe_writes)
     writes: frozenset[str] = frozenset()
-    atomics: frozenset[str] = frozenset()  # those of them updated with atomics only
+    # those of them updated with atomics of one kind only, with the kind (`"atomic_add"`, ..)
+    atomics: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

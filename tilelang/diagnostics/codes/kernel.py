@@ -65,3 +65,7 @@ READ_OF_UNSAFE_WRITTEN = define(
     "E0417", "read-of-unsafe-written",
     "a kernel reads a `&` tensor that its own `unsafe` code writes (an atomic or `store_unchecked`): "
     "the other blocks write it while a block reads it")
+MIXED_ATOMICS = define(
+    "E0418", "mixed-atomics",
+    "atomics of different kinds (`atomic_add`, `atomic_max`, `atomic_min`) update one tensor where the "
+    "checker cannot tell that they touch different elements: they do not commute")

@@ -263,6 +263,9 @@ class HostReports:
             f"compound assignment (`{n} *= 0.0; {n} += new;` for finite values) or a kernel that stores "
             f"into `{n}.partition([..])`, instead of rebinding it"
             if mode == "assign"
+            else f"declare `{n}` before the graph, where it lives as long as the graph (outside the block or "
+            f"branch that ends here)"
+            if mode == "drop"
             else f"borrow it with `&{n}`, or use `{n}.clone()`"
         )
         self.report(d, cap.arg)

@@ -33,6 +33,20 @@ class TensorFacts:
     split_walk: str = ""  # "single" / "pairs": the form's walk
 
     @staticmethod
+    def of_launch(ptr: int, shape: tuple[int, ...], bf16_f32: bool = False, early: bool = False) -> TensorFacts:
+        """The facts of a launch's tensor at `ptr` of `shape` (the runtime's, one place).
+        An empty tensor (a dimension of 0) gets none: no alignment, no dimension a
+        multiple of 16. Its elements are read only through masks, and the paths those
+        facts open read whole boxes without them: a TMA map cannot describe a dimension
+        of 0 (`runtime/cuda_module.tensor_map` refuses it), and made 1 it read a row the
+        tensor does not have (the pool's stale bytes, past a 256-byte block other
+        tensors' memory, at a foreign library's null pointer a fault) where the
+        interpreter reads zeros."""
+        empty = 0 in shape
+        return TensorFacts(ptr % 16 == 0 and not empty, tuple(d % 16 == 0 and not empty for d in shape),
+                           bf16_f32, early)
+
+    @staticmethod
     def assumed(rank: int) -> TensorFacts:
         return TensorFacts(True, (True,) * rank)
 

@@ -464,8 +464,8 @@ class CudaDevice(Device):
         early = cuda_pdl.early_names(_handle_int(s), kernel, args, grid)  # PDL "+loads" only
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam):
-                f = TensorFacts(a.ptr % 16 == 0, tuple(d % 16 == 0 for d in a.shape),
-                                p.dtype.value == "bf16" and not a.bf16, p.name in early)
+                f = TensorFacts.of_launch(a.ptr, tuple(a.shape), p.dtype.value == "bf16" and not a.bf16,
+                                          p.name in early)
                 facts[p.name] = f
                 fact_list.append(f.key())
         facts_key = tuple(fact_list)
@@ -558,8 +558,7 @@ class CudaDevice(Device):
             if isinstance(p, ir.TensorParam):
                 if not isinstance(a, CudaBuffer):
                     return None
-                f = TensorFacts(a.ptr % 16 == 0, tuple(d % 16 == 0 for d in a.shape),
-                                p.dtype.value == "bf16" and not a.bf16)
+                f = TensorFacts.of_launch(a.ptr, tuple(a.shape), p.dtype.value == "bf16" and not a.bf16)
                 facts[p.name] = f
                 fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
         abi, fn, form = self._choose(prepared, tuple(fact_list), facts, args, span, grid)

@@ -16,6 +16,7 @@ import ctypes
 import os
 from typing import Any
 
+from tilelang.diagnostics.model import ICE
 from tilelang.runtime import cuda_driver, cuda_link, cuda_pdl
 from tilelang.runtime.cuda_driver import (
     PackedArgs,
@@ -88,9 +89,13 @@ def tensor_map(ctx: Any, ptr: int, shape: tuple[int, ...], dtype: str, box: tupl
     hit = _TMAPS.get(key)
     if hit is not None:
         return hit
+    if 0 in shape:
+        # `TensorFacts.of_launch` gives an empty tensor no TMA path: a map of it would
+        # have to claim a row or column it does not have
+        raise ICE(f"a TMA map of the empty tensor of shape {list(shape)}")
     d = ctx.d
     u64, u32 = d.cuuint64_t, d.cuuint32_t
-    dims = [max(1, x) for x in shape]  # an empty tensor is never read (no tile covers it)
+    dims = list(shape)
     dts = {"f16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
            "bf16": d.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16}
     sws = {128: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B, 64: d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,

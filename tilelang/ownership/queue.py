@@ -29,7 +29,10 @@ name a written tile. This pass proves that, per kernel, or refuses it:
     assignment to a variable declared outside it (a value carried from one
     pulled tile to the next, or out of the loop, differs with the device's
     schedule: `a = a + 1.0` counts the tiles this block happened to pull),
-    and no `print` outside the loop (it would run once a pulling block).
+    and no `print` or `unsafe` write (an atomic, `store_unchecked`) outside
+    the loop (it would run once a pulling block: an atomic count there
+    counted the interpreter's 2 walking blocks, the simulator's 3 and a GPU's
+    hundreds).
 
 Stores take no index, so `s` itself may be used freely (read, passed on)
 inside the iteration that pulled it.
@@ -44,6 +47,7 @@ from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.lastblock import mut_params
 from tilelang.ownership.env import ProgramView
+from tilelang.ownership.kernel import UNSAFE_OPS
 from tilelang.ownership.placement import OnceSink, reached_calls, refuse_in_device_fns
 from tilelang.share_queue import NAME, NAMES, is_call, kind_of, loop
 from tilelang.source import Span
@@ -151,6 +155,17 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
                  .note(f"in a kernel with a {w.noun}, a block's `&mut` tiles are those of the indices it "
                        f"{w.takes}, named only inside the loop")
                  .with_help(f"move the use of `{n.ident.name}` into the loop"))
+    for n, via in _unsafe_outside(view, decl, inside):
+        assert isinstance(n.callee, ast.Name)
+        what = n.callee.ident.name
+        d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX, f"`{what}` outside the {w.noun}'s loop")
+             .primary(n.span, f"runs once for each {w.walkers} block"))
+        if via is not None:
+            d = d.secondary(via.span, "called outside the loop here")
+        emit(d.secondary(header, f"how many blocks {w.move} along axis {axis} is the device's choice")
+             .note(f"outside the loop a kernel with a {w.noun} runs once a {w.walkers} block, not once a tile: what "
+                   "it writes would differ between devices and between the interpreter and the GPU")
+             .with_help(f"write inside the loop (once a tile), e.g. `if s == 0 {{ {what}(..); }}` for once a row"))
     for n, via in _prints_outside(view, decl, inside):
         d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX, f"`print` outside the {w.noun}'s loop")
              .primary(n.span, f"runs once for each {w.walkers} block"))
@@ -206,6 +221,16 @@ def _prints_outside(view: ProgramView, decl: ast.FnDecl,
     reaches it (None in the kernel itself)."""
     return reached_calls(view, decl,
                          lambda n: isinstance(n.callee, ast.Name) and n.callee.ident.name == "print",
+                         skip=lambda n: id(n) in inside)
+
+
+def _unsafe_outside(view: ProgramView, decl: ast.FnDecl,
+                    inside: set[int]) -> list[tuple[ast.Call, ast.Call | None]]:
+    """The `unsafe` writes (atomics, `store_unchecked`) outside the queue's loop, in the
+    kernel or in a device function called from outside it (as `_prints_outside`)."""
+    return reached_calls(view, decl,
+                         lambda n: isinstance(n.callee, ast.Name) and n.callee.ident.name in UNSAFE_OPS
+                         and view.callee_info(n) is None,
                          skip=lambda n: id(n) in inside)
 
 

@@ -773,7 +773,7 @@ def unsafe_writes(checkers: list[tuple[Any, KernelChecker]],
     """For each kernel, its `&` parameters that its `unsafe` code writes (an
     atomic or `store_unchecked` on the parameter, in the kernel or in a device
     function it passes the parameter to, at any depth), each with how:
-    `"atomic"` (only atomics) or `"store"` (some `store_unchecked`).
+    atomics only (see below) or `"store"` (some `store_unchecked`).
 
     Such a launch writes that tensor although the parameter is `&`: the host
     checker and the run-time checks treat the argument as written, so no

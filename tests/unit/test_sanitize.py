@@ -253,6 +253,7 @@ fn main() {
     with pytest.raises(CheckFailed) as e:
         run(src.replace("SECOND", "maxer"), sanitize=False)
     assert [d.code for d in e.value.diagnostics] == ["E0309"]
+    assert any("`atomic_add` and `atomic_max`" in n and "do not commute" in n for n in e.value.diagnostics[0].notes)
     d = fails(src.replace("SECOND", "maxer"), "E0309", sanitize=False, ownership=False)  # the run-time defence
     assert "`t`" in d.message
     run(src.replace("SECOND", "adder"), sanitize=False)

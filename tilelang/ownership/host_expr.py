@@ -144,7 +144,7 @@ class HostExprs(HostReports):
                 continue  # two launches that only update it with atomics of one kind (they commute)
             if mode in ("drop", "assign") and st.moved_over(ln.place) is not None:
                 continue  # that part was moved out (and reported then)
-            self.report_conflict(place, mode, span, ln, st, kernel, mutable_borrow, unsafe)
+            self.report_conflict(place, mode, span, ln, st, kernel, mutable_borrow, unsafe, atomic)
             break
         if mode in ("move", "assign", "drop"):
             for cap in st.captures:

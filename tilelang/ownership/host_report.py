@@ -99,6 +99,7 @@ class HostReports:
         kernel: str | None,
         mutable_borrow: bool,
         unsafe: str | None = None,
+        atomic: str = "",
     ) -> None:
         name = f"`{place.name}`"
         graph = kernel is not None and (kernel == "graph" or kernel.startswith("graph `"))  # `g.replay()`
@@ -155,6 +156,9 @@ class HostReports:
             d = d.note(_unsafe_note(kernel, unsafe))
         if ln.unsafe is not None:
             d = d.note(_unsafe_note(ln.kernel, ln.unsafe))
+        if atomic and ln.atomic and atomic != ln.atomic:
+            d = d.note(f"both update it atomically, but with `{ln.atomic}` and `{atomic}`: atomics of different "
+                       "kinds do not commute, so the result would depend on which launch's blocks come first")
         d = d.note("`.launch()` borrows its tensors until `.wait()` is called on its handle")
         d = d.with_help(help_)
         self.report(d, ln.arg)
@@ -370,6 +374,10 @@ class HostReports:
         for x in (a, b):
             if x.unsafe:
                 d = d.note(_unsafe_note("the kernel", x.param))
+        if a.atomic and b.atomic and a.atomic != b.atomic:
+            d = d.note(f"`{a.param}` is updated with `{a.atomic}` and `{b.param}` with `{b.atomic}`: atomics of "
+                       "different kinds do not commute, so on one tensor the result would depend on the blocks' "
+                       "order")
         if a.mutable and b.mutable:
             # two outputs on one tensor: a copy would take the second one's results away
             d = d.with_help(f"write the second output to a tensor of its own (`let mut {name}2 = "

@@ -98,7 +98,8 @@ class KernelChecker(KernelIndex):
         self.reads: dict[int, tuple[Span, bool]] = {}  # (span, True where the receiver was not traced)
         self.write_at: dict[int, Span] = {}
         self.pass_spans: list[tuple[Span, bool]] = []
-        # E0418: the atomics on each parameter (by index), with their kind (`atomic_add`, ..)
+        # E0418: the `unsafe` writes of each parameter (by index), with their kind (`atomic_add`, ..,
+        # `store_unchecked`)
         self.atomic_ops: dict[int, list[tuple[str, ast.Call]]] = {}
         self._region: set[int] = set()
         # in a device function: the launch checks that depend on the grid alone, which
@@ -283,8 +284,7 @@ class KernelChecker(KernelIndex):
             self.writes |= hit
             for i in sorted(hit):
                 self.write_at.setdefault(i, e.span)
-                if name.startswith("atomic_"):
-                    self.atomic_ops.setdefault(i, []).append((name, e))
+                self.atomic_ops.setdefault(i, []).append((name, e))  # a `store_unchecked` is a kind too
             if not name.startswith("atomic_"):
                 self.raw |= hit
         elif info is not None and not info.is_kernel:
@@ -687,11 +687,13 @@ def _hand_down(view: ProgramView, checkers: list[tuple[Any, KernelChecker]], che
 
 
 def _mixed_atomics(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[int, frozenset[str]]]:
-    """E0418: atomics of different kinds (`atomic_add`, `atomic_max`, `atomic_min`) on one
-    parameter of a function, unless the checker sees that they touch different elements
-    (constant or bounded offsets and the values' extents, in the function itself). Kinds
-    do not commute (0, add 5, max 3 is 5; max 3 first is 8), so where two meet one element
-    the result depends on the order the blocks run in. Kinds that reach a parameter by two
+    """E0418: atomics of different kinds (`atomic_add`, `atomic_max`, `atomic_min`), or an
+    atomic and a `store_unchecked`, on one parameter of a function, unless the checker sees
+    that they touch different elements (constant or bounded offsets and the values'
+    extents, in the function itself). Kinds do not commute (0, add 5, max 3 is 5; max 3
+    first is 8; a plain store and an add neither), so where two meet one element the
+    result depends on the order the blocks run in. (Two `store_unchecked`s stay the
+    author's promise: one site's stores from different blocks are not sites to compare.) Kinds that reach a parameter by two
     routes (the function's own atomics, each device function it passes the parameter to)
     are refused where they meet, whatever the offsets (a device function's are not seen
     from its caller). Returns, for each function, the kinds each parameter is updated
@@ -760,9 +762,9 @@ def _report_mixed(c: KernelChecker, pname: str, here: tuple[frozenset[str], Span
         d = d.secondary(there[1], f"{what(there)} here" if not there[2] else
                         f"passed to `{there[2]}`, which updates it with {what(there)}")
     c.report(
-        d.note("atomics of different kinds do not commute (0, add 5, max 3 is 5; max 3 first is 8): where two "
-               "meet one element, the result depends on their order, which is the blocks' (the interpreter's "
-               "and a GPU's differ)")
+        d.note("atomics of different kinds do not commute (0, add 5, max 3 is 5; max 3 first is 8), nor do an "
+               "atomic and a plain store: where two meet one element, the result depends on their order, which "
+               "is the blocks' (the interpreter's and a GPU's differ)")
         .with_help("use a separate tensor for each kind (another `&` parameter), or keep the kinds on elements "
                    "the checker can tell apart: constant offsets, or offsets a constant apart")
     )

@@ -67,5 +67,6 @@ READ_OF_UNSAFE_WRITTEN = define(
     "the other blocks write it while a block reads it")
 MIXED_ATOMICS = define(
     "E0418", "mixed-atomics",
-    "atomics of different kinds (`atomic_add`, `atomic_max`, `atomic_min`) update one tensor where the "
-    "checker cannot tell that they touch different elements: they do not commute")
+    "atomics of different kinds (`atomic_add`, `atomic_max`, `atomic_min`), or an atomic and "
+    "`store_unchecked`, update one tensor where the checker cannot tell that they touch different "
+    "elements: they do not commute")

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.diagnostics.codes import kernel as codes
 from tilelang import lastblock
+from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, simplify

@@ -693,10 +693,10 @@ def _mixed_atomics(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[
     extents, in the function itself). Kinds do not commute (0, add 5, max 3 is 5; max 3
     first is 8; a plain store and an add neither), so where two meet one element the
     result depends on the order the blocks run in. (Two `store_unchecked`s stay the
-    author's promise: one site's stores from different blocks are not sites to compare.) Kinds that reach a parameter by two
-    routes (the function's own atomics, each device function it passes the parameter to)
-    are refused where they meet, whatever the offsets (a device function's are not seen
-    from its caller). Returns, for each function, the kinds each parameter is updated
+    author's promise: one site's stores from different blocks are not sites to compare.)
+    Kinds that reach a parameter by two routes (the function's own atomics, each device
+    function it passes the parameter to) are refused where they meet, whatever the
+    offsets (a device function's are not seen from its caller). Returns, for each function, the kinds each parameter is updated
     with (at any depth)."""
     by_name = {info.qualname: c for info, c in checkers}
     kinds: dict[str, dict[int, frozenset[str]]] = {

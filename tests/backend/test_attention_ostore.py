@@ -58,10 +58,23 @@ def test_buf_takes_ring_stages_where_shared_memory_allows(monkeypatch) -> None: 
         assert gk.num_stages == stages and ("obuf" in print_gpu_kernel(gk)) == used
 
 
-SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2), ("q", "overlap", 128, 200, 70, False, 0),
-       ("buf", "overlap+rotate", 128, 300, 130, True, 2), ("buf/warp", "overlap", 128, 300, 130, True, 2),
-       ("v", "overlap+rotate", 128, 300, 130, True, 2), ("v/warp", "overlap", 128, 300, 130, True, 2),
-       ("v", "overlap", 64, 150, 40, True, 1)]
+# `TILEC_ATTN_OSTORE` is off by default (no setting was faster on the H200), so the default run keeps one
+# simulation of each mode: q_rotate_walk_edge_rows ("q": BM = 64, the rotated loop, a walk, rows past the edge),
+# buf_by_warp_walk ("buf", "/warp") and v_two_warpgroups_walk ("v", by warpgroup), the last two a BM = 128 walk
+# of tiles of 0, 2 and 3 key blocks. The `heavy` ones repeat a mode at another block or store unit; each names
+# the default cases that cover its parts.
+HEAVY = pytest.mark.heavy
+SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2),
+       # (heavy: "q" at BM = 128; two warpgroups' stores: v_two_warpgroups_walk, "q": q_rotate_walk_edge_rows)
+       pytest.param("q", "overlap", 128, 200, 70, False, 0, marks=HEAVY),
+       # (heavy: "buf" by warpgroup; "buf": buf_by_warp_walk, by warpgroup at this shape: v_two_warpgroups_walk)
+       pytest.param("buf", "overlap+rotate", 128, 300, 130, True, 2, marks=HEAVY),
+       ("buf/warp", "overlap", 128, 300, 130, True, 2), ("v", "overlap+rotate", 128, 300, 130, True, 2),
+       # (heavy: "v/warp"; "v": v_two_warpgroups_walk, "/warp": buf_by_warp_walk, the same shape)
+       pytest.param("v/warp", "overlap", 128, 300, 130, True, 2, marks=HEAVY),
+       # (heavy: "v" at BM = 64, a walk of 6 tiles on one CTA; "v" with a tile of no key block (its O stored
+       # through Q) in a walk: v_two_warpgroups_walk)
+       pytest.param("v", "overlap", 64, 150, 40, True, 1, marks=HEAVY)]
 
 
 @pytest.mark.parametrize(("mode", "schedule", "bm", "sq", "sk", "causal", "ctas"), SIM,

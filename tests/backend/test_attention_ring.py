@@ -76,7 +76,9 @@ def test_the_spin_on_the_next_stage_waits_after_the_row_sum(form: str | None, d:
     assert ll.count(PIN_ASM) == len(pins)
 
 
-@pytest.mark.parametrize("form", ["overlap", "rotate"])
+# (heavy: the overlapped loop's pins; `TILEC_ATTN_PINWAIT` is off by default: the rotated loop's run keeps the
+# ring's parities in the default run, test_the_spin_on_the_next_stage_waits_after_the_row_sum the overlapped pins)
+@pytest.mark.parametrize("form", [pytest.param("overlap", marks=pytest.mark.heavy), "rotate"])
 def test_pinned_waits_in_the_simulator(form: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Two CTAs walking tiles of 5 key blocks through a ring of 4 stages (its phases flip several times in a
     CTA): with the waits pinned the results match NumPy (a wrong parity would deadlock or race)."""

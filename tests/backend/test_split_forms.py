@@ -260,19 +260,33 @@ def test_the_runtime_compiles_the_split_form_only_where_a_launch_splits(monkeypa
     assert fl(args(2, 4096, True), None) is False
 
 
+# `TILEC_ATTN_SPLIT_FORMS` is off by default (the GPU runs neither form unless asked), so the default run keeps
+# one simulation of each form, both with the benchmark's BM = 128 (two consumer warpgroups): causal_sq_lt_sk (the
+# single tiles' form: GQA, causal S_q < S_k, keys not a multiple of the block, the last tile in 3 pieces) and
+# pairs_wide_middle (the pairs form at D = 128: GQA, a middle tile paired with itself, a query block that sees no
+# key). The rest are `heavy`: the forms' walks at every shape are
+# test_the_host_plan_is_the_walks / test_the_pairs_form_covers_every_key_block_once, D = 128's kernels assemble
+# in test_the_split_form_assembles_with_its_key_loop_in_registers, and each runs on the GPU (GPU_CASES).
+HEAVY = pytest.mark.heavy
 CASES = [  # BM, D, BH, BHkv, S_q, S_k, causal, CTAs, the form the plan picks ("": the first), records written
-    (64, 64, 2, 1, 172, 200, False, 4, "single", 4),   # GQA, keys not a multiple of 64: 6 tiles on 4, the last 2 split
+    pytest.param(64, 64, 2, 1, 172, 200, False, 4, "single", 4, marks=HEAVY),  # GQA, keys not a multiple of 64: 6
+    # tiles on 4, the last 2 split (heavy: BM = 64's single tiles form; causal_sq_lt_sk crosses the same edges)
     (128, 64, 2, 1, 130, 200, True, 3, "single", 3),   # causal S_q < S_k, GQA, both query blocks 4 key blocks: single
     # tiles, 4 on 3 CTAs, the last in 3 pieces
-    pytest.param(128, 128, 2, 1, 300, 300, False, 4, "single", 4, marks=pytest.mark.heavy),  # D = 128, GQA: 6 tiles on
-    # 4 CTAs (heavy: wide_causal_even runs the same kernel, D = 128's single tiles form; GQA: gqa_edge, causal_sq_lt_sk)
-    (128, 128, 2, 2, 130, 190, True, 3, "single", 3),  # D = 128 causal, S_k > S_q, the diagonal's mask in the last piece
-    (128, 128, 1, 1, 512, 128, False, 2, "", 0),       # 4 tiles on 2 CTAs, none left over: the first form
+    pytest.param(128, 128, 2, 1, 300, 300, False, 4, "single", 4, marks=HEAVY),  # D = 128, GQA: 6 tiles on
+    # 4 CTAs (heavy: D = 128's single tiles form, as wide_causal_even; GQA: causal_sq_lt_sk)
+    pytest.param(128, 128, 2, 2, 130, 190, True, 3, "single", 3, marks=HEAVY),  # D = 128 causal, S_k > S_q, the
+    # diagonal's mask in the last piece (heavy: causal_sq_lt_sk's at D = 64)
+    pytest.param(128, 128, 1, 1, 512, 128, False, 2, "", 0, marks=HEAVY),  # 4 tiles on 2 CTAs, none left over: the
+    # first form (heavy: its LLVM is the default kernel's, test_the_first_form_is_the_kernel_without_the_split; a
+    # wrong pick's walk covers every tile once in test_the_host_plan_is_the_walks)
     # the pairs form: the last round's pairs cut along both tiles' keys
-    (64, 64, 2, 1, 320, 384, True, 4, "pairs", 8),     # GQA, S_q < S_k, 5 query blocks: a middle tile paired with itself
+    pytest.param(64, 64, 2, 1, 320, 384, True, 4, "pairs", 8, marks=HEAVY),  # GQA, S_q < S_k, 5 query blocks: a
+    # middle tile paired with itself (heavy: pairs_wide_middle's form at BM = 64, a middle tile and GQA too)
     (128, 128, 2, 1, 384, 256, True, 3, "pairs", 6),   # D = 128, GQA, 3 query blocks (a middle tile), S_k < S_q:
     # the first query block sees no key
-    (128, 64, 1, 1, 448, 448, True, 4, "pairs", 8),    # 4 query blocks, the last a partial one: 2 pairs on 4 CTAs
+    pytest.param(128, 64, 1, 1, 448, 448, True, 4, "pairs", 8, marks=HEAVY),  # 4 query blocks, the last a partial
+    # one: 2 pairs on 4 CTAs (heavy: pairs_wide_middle's form at D = 64; a partial block: causal_sq_lt_sk)
 ]
 
 

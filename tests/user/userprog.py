@@ -91,6 +91,32 @@ def program_tensors(ex: run.Execution) -> dict[str, np.ndarray]:
     return out
 
 
+#: programs whose simulation is `heavy` (TILE_SLOW=1), each with the default-simulated programs that cover it:
+#: every arc (line to line) of tilelang/backend its kernels' GPU compile takes, for each arch its test simulates,
+#: and every LLVM instruction form (opcode, types, intrinsic; registers and numbers left out) of its kernels is
+#: one a covering program's compile takes or has too (measured 2026-12-05 by tests/user/sim_cover.py). Their
+#: interpreter runs and PTX stay in the default run; programs under 1.5 s of simulation and those whose point is
+#: the values (NaN, infinities, number and math edges) stay whole.
+SIM_COVERED: dict[str, tuple[str, ...]] = {
+    "r05_persistent_matmul": ("r18_std_attention_odd", "s07_stencil_halo", "p04_walk"),
+    "r03_triton_layernorm_bwd": ("p11_std_llm", "u16_odd_shapes", "s07_stencil_halo", "s06_norms_odd_widths"),
+    "p08_host_loops": ("p11_std_llm", "p05_atomics_last", "p16_math_edges"),
+    "r01_triton_softmax": ("r14_argmax_topk", "r19_std_llm_prefill", "p04_walk", "r20_std_nn_odd"),
+    "r10_bmm_bf16": ("r19_std_llm_prefill", "p09_std_attention", "r17_int8_gemm", "r23_splitk_last_block"),
+    "r11_two_pass_reduce": ("r14_argmax_topk", "p11_std_llm", "p01_nan_inf"),
+    "r09_batched_transpose": ("r18_std_attention_odd", "p05_atomics_last"),
+    "h03_stores_in_a_loop": ("r18_std_attention_odd", "s07_stencil_halo", "r19_std_llm_prefill", "h01_store_then_load"),
+    "s10_online_softmax": ("p11_std_llm", "s06_norms_odd_widths", "h01_store_then_load", "p05_atomics_last"),
+    "p07_std_nn": ("r18_std_attention_odd", "r20_std_nn_odd", "p16_math_edges", "r04_triton_matmul_epilogue"),
+    "u01_saxpy_tail": ("r18_std_attention_odd", "h01_store_then_load", "r04_triton_matmul_epilogue"),
+    "r02_triton_layernorm": ("s06_norms_odd_widths", "p11_std_llm"),
+    "u04_axes": ("p11_std_llm", "p05_atomics_last", "p12_shapes"),
+    "s02_column_argmax_walk": ("p11_std_llm", "p05_atomics_last", "h01_store_then_load", "p12_shapes"),
+    "r15_add_rmsnorm": ("s06_norms_odd_widths", "r19_std_llm_prefill", "r07_dropout_hash"),
+}
+assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # a covering program is simulated
+
+
 def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
                   sim_tol: Mapping[str, float] | None = None, ptx: Iterable[tuple[str, str]] = (),
                   ptx_refused: Mapping[tuple[str, str], str] | None = None) -> tuple[Callable[..., None], ...]:
@@ -102,7 +128,7 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
     - each (program, arch) of `simulated` runs whole in the NVPTX simulator
       (its kernels' prints going where the program's own go), leaves the
       interpreter's tensors (floats within `sim_tol[name]`, default 1e-5) and
-      passes the check;
+      passes the check (`heavy` for the programs of `SIM_COVERED`);
     - each (program, arch) of `ptx` emits PTX that ptxas assembles, or, listed
       in `ptx_refused`, is refused with that text (a cluster on sm_80)."""
     from llsim import sim_runtime_device  # tests/backend, on the path of the modules that use this
@@ -125,7 +151,8 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
     for name, arch in simulated:
         archs.setdefault(name, []).append(arch)
 
-    @pytest.mark.parametrize("name", list(archs))
+    @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.heavy) if n in SIM_COVERED else n
+                                      for n in archs])
     def test_the_simulated_gpu_gives_the_same_tensors(name: str, monkeypatch: Any) -> None:
         want, _ = run_program(name)
         for arch in archs[name]:

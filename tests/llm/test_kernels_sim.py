@@ -329,7 +329,8 @@ def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> 
         np.testing.assert_allclose(got[h], want, rtol=2e-2, atol=2e-2)
 
 
-@pytest.mark.parametrize("nc", [2, 4])
+# (heavy: NC 4, the merge in one step; Plan.fm is off by default, and NC 2 runs the same kernel's merge in 2)
+@pytest.mark.parametrize("nc", [2, pytest.param(4, marks=pytest.mark.heavy)])
 def test_attn_decode_ring_merge_merges_its_splits_in_its_last_block(k, nc: int) -> None:  # type: ignore[no-untyped-def]
     # `attn_decode_ring_merge` (Plan.fm): the ring attention's shares as
     # `attn_decode_ring` stores them, and the block of each KV head that
@@ -375,7 +376,9 @@ def _ring_form_and_ring(k, kernel, ea: int, seed: int, bt: int, s: int, pos: int
     return op, want
 
 
-@pytest.mark.parametrize("ea", [1, 3])
+# (heavy: EA 1, the query's loads early but not the token's rows, which EA 3, the GPU plans' default, loads
+# early too; the rows' late loads are `attn_decode_ring`'s, test_attn_decode_folds_the_current_token_into_the_last_split[4])
+@pytest.mark.parametrize("ea", [pytest.param(1, marks=pytest.mark.heavy), 3])
 def test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea: int) -> None:  # type: ignore[no-untyped-def]
     # `attn_decode_ring_early` (Plan.ea): the same shares as `attn_decode_ring`
     # with the query's loads (and under EA 3 the token's rows) before the
@@ -388,7 +391,8 @@ def test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea: int) -> 
     assert np.abs(want[0]).max() > 0.05
 
 
-@pytest.mark.parametrize("ea", [0, 3])
+# (heavy: EA 0; Plan.aw 8 is off by default, and EA 3, the GPU plans' default, runs the 8 warps' key loop)
+@pytest.mark.parametrize("ea", [pytest.param(0, marks=pytest.mark.heavy), 3])
 def test_attn_decode_ring_w8_gives_the_ring_attentions_shares(k, ea: int) -> None:  # type: ignore[no-untyped-def]
     # `attn_decode_ring_w8` (Plan.aw 8): the early ring's shares with the key
     # loop in 8 warps (a slab of 2 keys a warp of each 16-key tile); 29

@@ -2,8 +2,9 @@
 (`TILEC_REPLICATE_SMALL=1`, the engine's `Plan.rs`) in the simulator of the
 NVPTX IR (racecheck on), against the interpreter: the checks of
 `test_kernels_sim.py` for the kernels the option changes (every decode
-attention form, the split merges, the cache append, the prefill's row
-kernels), run again with it on; and one decode step of the tiny model's GPU
+attention form, those no GPU plan launches by default `heavy`; the split
+merges, the cache append, the prefill's row kernels), run again with it on;
+and one decode step of the tiny model's GPU
 plan, every launch of each step form in the simulator, against the same
 step in the interpreter."""
 
@@ -23,17 +24,25 @@ def _replicate_small(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
 
 
-@pytest.mark.parametrize("tc", [0, 1, 2, 4])
+# The option is off by default (the engine's `Plan.rs`); the default run keeps it on the attention forms the GPU
+# plans launch by default (the ring, TC 4, and the early ring, EA 3), the opt-in 8-warp ring at EA 3, the merges,
+# the cache append and the prefill's row kernels. `heavy`: the forms no GPU plan launches by default (TC 0, 1, 2
+# and EA 1: each runs without the option in test_kernels_sim.py) and the 8-warp ring at EA 0.
+HEAVY = pytest.mark.heavy
+
+
+@pytest.mark.parametrize("tc", [pytest.param(0, marks=HEAVY), pytest.param(1, marks=HEAVY),
+                                pytest.param(2, marks=HEAVY), 4])
 def test_attn_decode(k, tc: int) -> None:  # type: ignore[no-untyped-def]
     base.test_attn_decode_folds_the_current_token_into_the_last_split(k, tc)
 
 
-@pytest.mark.parametrize("ea", [1, 3])
+@pytest.mark.parametrize("ea", [pytest.param(1, marks=HEAVY), 3])
 def test_attn_decode_ring_early(k, ea: int) -> None:  # type: ignore[no-untyped-def]
     base.test_attn_decode_ring_early_gives_the_ring_attentions_shares(k, ea)
 
 
-@pytest.mark.parametrize("ea", [0, 3])
+@pytest.mark.parametrize("ea", [pytest.param(0, marks=HEAVY), 3])
 def test_attn_decode_ring_w8(k, ea: int) -> None:  # type: ignore[no-untyped-def]
     base.test_attn_decode_ring_w8_gives_the_ring_attentions_shares(k, ea)
 

@@ -42,12 +42,21 @@ def test_the_switch_chains_the_tiles(monkeypatch) -> None:  # type: ignore[no-un
     assert one.count("wgmma.rs") == 3 and one.count("store @o") == 4  # the first iteration in the loop
 
 
+# `TILEC_ATTN_CHAIN` "1" and "late" (every launch chained) are opt-in; "auto" chains the short keys' variant
+# (test_auto_short_variant_in_the_simulator, the default path). The default run keeps one walk of each mode:
+# rows_see_nothing_walk ("1": causal, tiles without keys, 2 CTAs) and full_walk_q_late ("late")
 @pytest.mark.parametrize(("bm", "bn", "d", "sq", "sk", "causal", "ctas", "bh", "mode"),
                          # (heavy: causal_walk's kernel is rows_see_nothing_walk's, a causal walk on 2 CTAs too)
                          [pytest.param(64, 64, 64, 150, 200, True, 2, 2, "1", marks=pytest.mark.heavy),
                           (64, 64, 64, 300, 130, True, 2, 2, "1"),
-                          (64, 64, 64, 200, 130, False, 3, 2, "late"), (128, 64, 64, 300, 130, True, 2, 1, "1"),
-                          (64, 64, 64, 100, 120, False, 8, 1, "1"), (64, 64, 64, 150, 40, True, 1, 2, "1")],
+                          (64, 64, 64, 200, 130, False, 3, 2, "late"),
+                          # (heavy: two warpgroups chained: the default variant's two_warpgroups_edge_tiles; "1":
+                          # rows_see_nothing_walk)
+                          pytest.param(128, 64, 64, 300, 130, True, 2, 1, "1", marks=pytest.mark.heavy),
+                          # (heavy: the default variant's more_ctas_than_tiles, the same launch)
+                          pytest.param(64, 64, 64, 100, 120, False, 8, 1, "1", marks=pytest.mark.heavy),
+                          # (heavy: rows_see_nothing_walk's kernel, its first two tiles without keys, on 2 CTAs)
+                          pytest.param(64, 64, 64, 150, 40, True, 1, 2, "1", marks=pytest.mark.heavy)],
                          ids=["causal_walk", "rows_see_nothing_walk", "full_walk_q_late", "two_warpgroups",
                               "more_ctas_than_tiles", "one_cta_tiles_without_keys"])
 def test_chained_tiles_in_the_simulator(bm: int, bn: int, d: int, sq: int, sk: int, causal: bool, ctas: int,  # type: ignore[no-untyped-def]

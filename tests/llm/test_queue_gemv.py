@@ -45,7 +45,9 @@ def test_queued_gemv_add_pulls_the_layer_row_tiles(k, st: int, kk: int) -> None:
     np.testing.assert_array_equal(y, y1)
 
 
-@pytest.mark.parametrize("st", [1, 2])
+# (heavy: ST 1; Plan.qg is off by default: ST 2 runs the norm's queued kernels, and ST 1's queue loop runs in
+# test_queued_gemv_add_pulls_the_layer_row_tiles[1-600])
+@pytest.mark.parametrize("st", [pytest.param(1, marks=pytest.mark.heavy), 2])
 def test_queued_rms_gemv_and_gate_up(k, st: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(10 + st)
     n, kk, layers = 48, 512, 2

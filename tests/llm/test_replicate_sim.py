@@ -98,7 +98,11 @@ def _step(form: str, sim: bool, splits: tuple[int, int] | None) -> dict[str, np.
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("form", ["long", "short"])
+# (heavy: the short form: its launches but the attention and its merge are the long form's, the same LLVM on
+# the same buffers (the GEMVs, norms and cache append: `llsim.MEMO` hits when both run in one process); its early
+# ring at 2 splits and their merge run with the option in test_attn_decode_ring_early[3] and
+# test_combine_splits; the long form keeps the whole step in the default run)
+@pytest.mark.parametrize("form", ["long", pytest.param("short", marks=HEAVY)])
 @pytest.mark.parametrize(
     "splits",
     [

@@ -319,7 +319,9 @@ def test_merge_inside_the_ring_attention_agrees(tiny, nc: int, short: bool) -> N
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize("ea", [1, 3, 7])
+# (heavy: EA 1, the query's loads early and the token's rows where EA 0 loads them; EA 3 runs the early
+# query, test_ring_attention_form_agrees EA 0's rows)
+@pytest.mark.parametrize("ea", [pytest.param(1, marks=pytest.mark.heavy), 3, 7])
 def test_early_ring_attention_agrees(tiny, ea: int) -> None:
     # Plan.ea: `attn_decode_ring_early` (the ring's first copies before the
     # query's norm and rotary; EA 3 the token's rows before the key loop) in
@@ -336,7 +338,9 @@ def test_early_ring_attention_agrees(tiny, ea: int) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize("ea", [0, 3])
+# (heavy: EA 0; Plan.aw 8 is off by default: EA 3 runs its 8 warps' loop, test_ring_attention_form_agrees
+# the long form's `attn_decode_ring`)
+@pytest.mark.parametrize("ea", [pytest.param(0, marks=pytest.mark.heavy), 3])
 def test_eight_warp_ring_attention_agrees(tiny, ea: int) -> None:
     # Plan.aw 8: the short form's ring attention in 8 warps
     # (`attn_decode_ring_w8`, a slab of bt / 8 = 2 keys a warp), the long

@@ -117,6 +117,17 @@ SIM_COVERED: dict[str, tuple[str, ...]] = {
 assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # a covering program is simulated
 
 
+#: programs whose sm_80 PTX is not their sm_90a PTX but for the `.target` line (their own instructions on
+#: Hopper, or refused on sm_80); for the others the sm_90a test checks that it is, and ptxas for sm_80 is `heavy`
+ARCH_SPECIFIC_PTX = {"u07_gemm", "u13_generic", "p02_mixed_precision", "p09_std_attention", "p13_cluster",
+                     "p16_math_edges", "r04_triton_matmul_epilogue", "r06_grouped_gemm", "r18_std_attention_odd"}
+
+
+def _ptx_texts(out: Path, arch: str) -> list[str]:
+    """The .ptx files in `out`, their `.target ARCH` line made arch-neutral."""
+    return [f.read_text(encoding="utf-8").replace(f".target {arch}", ".target ?", 1) for f in sorted(out.glob("*.ptx"))]
+
+
 def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
                   sim_tol: Mapping[str, float] | None = None, ptx: Iterable[tuple[str, str]] = (),
                   ptx_refused: Mapping[tuple[str, str], str] | None = None) -> tuple[Callable[..., None], ...]:
@@ -130,7 +141,10 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
       interpreter's tensors (floats within `sim_tol[name]`, default 1e-5) and
       passes the check (`heavy` for the programs of `SIM_COVERED`);
     - each (program, arch) of `ptx` emits PTX that ptxas assembles, or, listed
-      in `ptx_refused`, is refused with that text (a cluster on sm_80)."""
+      in `ptx_refused`, is refused with that text (a cluster on sm_80); where
+      a program is on both archs, its sm_90a test checks whether its sm_80
+      PTX is the same text (`ARCH_SPECIFIC_PTX`: not), and the sm_80 ptxas
+      run of one that is is `heavy`."""
     from llsim import sim_runtime_device  # tests/backend, on the path of the modules that use this
 
     tol = dict(sim_tol or {})
@@ -166,15 +180,26 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
             except AssertionError as e:
                 raise AssertionError(f"{name} on {arch}: {e}") from e
 
+    ptx = list(ptx)
+    twins = {n for n, a in ptx if a == "sm_80" and (n, "sm_90a") in ptx}
+
     @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
-    @pytest.mark.parametrize(("name", "arch"), list(ptx))
+    @pytest.mark.parametrize(("name", "arch"), [
+        pytest.param(n, a, marks=pytest.mark.heavy) if a == "sm_80" and n in twins - ARCH_SPECIFIC_PTX else (n, a)
+        for n, a in ptx])
     def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
-        r = emit_ptx(name, arch, tmp_path)
+        for a in ("sm_80", "sm_90a"):
+            (tmp_path / a).mkdir()
+        r = emit_ptx(name, arch, tmp_path / arch)
         if (name, arch) in refused:
             assert r.returncode == 1 and refused[name, arch] in r.stderr, (name, r.stderr)
             return
         assert r.returncode == 0, (name, r.stderr)
-        assemble_all(tmp_path, arch, name)
+        if arch == "sm_90a" and name in twins:
+            r80 = emit_ptx(name, "sm_80", tmp_path / "sm_80")
+            same = r80.returncode == 0 and _ptx_texts(tmp_path / "sm_80", "sm_80") == _ptx_texts(tmp_path / arch, arch)
+            assert same == (name not in ARCH_SPECIFIC_PTX), (name, "sm_80's PTX is sm_90a's" if same else "differs")
+        assemble_all(tmp_path / arch, arch, name)
 
     return (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
             test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles)

@@ -46,11 +46,19 @@ def test_the_switch_replaces_the_walks_divisions(monkeypatch) -> None:  # type: 
     assert divs[1] < divs[0], divs  # the tile's position in each role: by the multipliers (one u64 division a CTA)
 
 
+# "1" outside the short keys' variant is opt-in ("auto" takes the divisions there only: test_attention_chain's
+# test_auto_short_variant_in_the_simulator runs them on causal walks of pairs and on more CTAs than tiles by
+# default); the default run keeps three_ctas_five_items (5 items a head, 3 CTAs) and the last axis's remainder
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "sq", "causal"),
-                         # (heavy: rotate_causal's kernel is three_ctas_five_items'; a causal walk: one_cta_causal)
-                         [("overlap", 2, "pairs", 2, 150, False),
+                         # (heavy: pairs, the pairs walk forced on a full launch; the divisions on a walk of pairs:
+                         # the short variant's causal_rows_see_nothing, the rest three_ctas_five_items)
+                         [pytest.param("overlap", 2, "pairs", 2, 150, False, marks=pytest.mark.heavy),
+                          # (heavy: rotate_causal's kernel is three_ctas_five_items'; a causal walk: one_cta_causal)
                           pytest.param("overlap+rotate", 2, "auto", 2, 150, True, marks=pytest.mark.heavy),
-                          ("overlap+rotate", 3, "auto", 2, 300, False), ("overlap", 1, "auto", 3, 200, True)],
+                          ("overlap+rotate", 3, "auto", 2, 300, False),
+                          # (heavy: a causal walk of 3 heads on one CTA; the divisions on causal walks: the short
+                          # variant's causal_rows_see_nothing; a walk on one CTA: the last axis's test)
+                          pytest.param("overlap", 1, "auto", 3, 200, True, marks=pytest.mark.heavy)],
                          ids=["pairs", "rotate_causal", "three_ctas_five_items", "one_cta_causal"])
 def test_fast_divisions_walk_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int, sq: int,  # type: ignore[no-untyped-def]
                                                         causal: bool, monkeypatch) -> None:

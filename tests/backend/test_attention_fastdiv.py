@@ -57,7 +57,7 @@ def test_the_switch_replaces_the_walks_divisions(monkeypatch) -> None:  # type: 
                           pytest.param("overlap+rotate", 2, "auto", 2, 150, True, marks=pytest.mark.heavy),
                           ("overlap+rotate", 3, "auto", 2, 300, False),
                           # (heavy: a causal walk of 3 heads on one CTA; the divisions on causal walks: the short
-                          # variant's causal_rows_see_nothing; a walk on one CTA: the last axis's test)
+                          # variant's causal_rows_see_nothing; several tiles a CTA: three_ctas_five_items)
                           pytest.param("overlap", 1, "auto", 3, 200, True, marks=pytest.mark.heavy)],
                          ids=["pairs", "rotate_causal", "three_ctas_five_items", "one_cta_causal"])
 def test_fast_divisions_walk_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int, sq: int,  # type: ignore[no-untyped-def]

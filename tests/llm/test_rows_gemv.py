@@ -71,7 +71,8 @@ def test_rms_gate_up_rows_against_numpy_and_gemv(k, kk: int) -> None:  # type: i
     np.testing.assert_allclose(h, h1, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize("mats", [("o", "gate_up", "down"), ("gate_up",)])
+# (heavy: gate/up alone; the all-three case runs its `rms_gate_up_rows` with the same generics)
+@pytest.mark.parametrize("mats", [("o", "gate_up", "down"), pytest.param(("gate_up",), marks=pytest.mark.heavy)])
 def test_rows_step_agrees(mats: tuple[str, ...]) -> None:
     # Plan.xr: the matrices `mats` with x in registers (8-row tiles, more than
     # the interpreter's blocks: each pulls several), the others as planned;

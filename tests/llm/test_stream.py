@@ -93,7 +93,9 @@ def _stream_engine(w: dict, mats: tuple[str, ...], cfg: Qwen3Config = TINY) -> T
     return TileQwen3(cfg, w, max_seq=64, plan=plan)
 
 
-@pytest.mark.parametrize("mats", [("o",), ("down",), ("gate_up", "down"), ("o", "gate_up", "down")])
+# (heavy: o alone; the all-three case streams o with the same kernel and generics, in the same step)
+@pytest.mark.parametrize("mats", [pytest.param(("o",), marks=pytest.mark.heavy), ("down",), ("gate_up", "down"),
+                                  ("o", "gate_up", "down")])
 def test_streamed_step_agrees(mats: tuple[str, ...]) -> None:
     # Plan.sk: the matrices `mats` as 5-block streams (8 x 32 tiles, a ring
     # of 3), the others as planned; gate/up sums into slot l % 2 of its

@@ -3,7 +3,8 @@
 NVPTX IR (racecheck on), against the interpreter: the checks of
 `test_kernels_sim.py` for the kernels the option changes (every decode
 attention form, those no GPU plan launches by default `heavy`; the split
-merges, the cache append, the prefill's row kernels), run again with it on;
+merges, the cache append), run again with it on (`combine_rows` and the
+prefill's row kernels: their LLVM is checked to be unchanged);
 and one decode step of the tiny model's GPU
 plan, every launch of each step form in the simulator, against the same
 step in the interpreter."""
@@ -15,8 +16,11 @@ import pytest
 import test_kernels_sim as base
 from llsim import SimDevice
 
+import tilelang
 from tilelang.backend.facts import TensorFacts
 from tilelang.ir import nodes as ir
+
+P = tilelang.partition
 
 
 @pytest.fixture(autouse=True)
@@ -56,16 +60,40 @@ def test_combine_splits(k, dc: int) -> None:  # type: ignore[no-untyped-def]
     base.test_combine_splits(k, dc)
 
 
-def test_combine_rows(k) -> None:  # type: ignore[no-untyped-def]
-    base.test_combine_rows_folds_the_splits_as_combine_splits_merges_them(k, 8, 3, (0, 1, 5))
-
-
 def test_kv_append(k) -> None:  # type: ignore[no-untyped-def]
     base.test_kv_append_writes_every_layer_once_a_step(k)
 
 
-def test_prefill_row_kernels(k) -> None:  # type: ignore[no-untyped-def]
-    base.test_prefill_row_kernels(k)
+def _llvm(op) -> str:  # type: ignore[no-untyped-def]
+    """`op`'s kernel as LLVM for sm_90a, with the facts its arrays give (as `SimDevice.run` derives them)."""
+    from tilelang.backend import lower_gpu
+    from tilelang.backend.llvm import emit_llvm_text
+
+    kir = op._plan.kir
+    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
+             for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True) if isinstance(p, ir.TensorParam)}
+    gk = lower_gpu(kir, "sm_90a", facts)
+    op.discard()  # compiled, never run
+    return emit_llvm_text(gk, gk.facts)[0]
+
+
+def test_the_option_leaves_combine_rows_and_the_prefill_row_kernels_alone(k, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`combine_rows` and the prefill's row kernels (`add_rms_rows`, `swiglu_rows`) at test_kernels_sim.py's
+    shapes are the same LLVM text with the option on and off: their simulations there are theirs with it on
+    too (run again here they were the same launches)."""
+    z = np.zeros
+    hkv, g, d, m, kk, i = 2, 4, 128, 3, 2560, 1024
+    ops = [lambda: k.add_rms_rows[4096](P(z((m, kk), np.float32), [1, 4096]), P(z((m, kk), np.float32), [1, 4096]),
+                                        z((m, kk), np.float32), z(kk, np.float32), True, 1e-6),
+           lambda: k.swiglu_rows[512](P(z((m, i), np.float32), [1, 512]), z((m, 2 * i), np.float32))]
+    ops += [lambda ns=ns, st=st: k.combine_rows[ns, d, st](P(z((hkv, g, d), np.float32), [1, 1, d]),
+                                                          z((hkv, ns, g * d), np.float32), z((hkv, ns, g), np.float32))
+            for ns, st in ((8, 8), (8, 3), (16, 16))]
+    for make in ops:
+        on = _llvm(make())
+        monkeypatch.setenv("TILEC_REPLICATE_SMALL", "0")
+        assert _llvm(make()) == on
+        monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
 
 
 def _step(form: str, sim: bool, splits: tuple[int, int] | None) -> dict[str, np.ndarray]:

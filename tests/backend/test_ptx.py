@@ -17,13 +17,33 @@ from backend_cases import all_sample_kernels
 KERNELS = all_sample_kernels()
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("name", sorted(KERNELS))
+def _twins(items: list, specific: set[str], new: str, name=str) -> list[object]:  # type: ignore[no-untyped-def,type-arg]
+    """(item, arch) for sm_80 and `new`; sm_80 `heavy` where its PTX is `new`'s but the `.target` line (its
+    `name` not in `specific`: the `new` case checks it), as test_numerics_diff's sm_80 twins (TILE_SLOW=1
+    assembles them)."""
+    return [p for it in items for p in (
+        pytest.param(it, "sm_80", id=f"{name(it)}-sm_80", marks=() if name(it) in specific else pytest.mark.heavy),
+        pytest.param(it, new, id=f"{name(it)}-{new}"))]
+
+
+def _same_but_target(a: list[str], b: list[str], arch_a: str, arch_b: str) -> bool:
+    return [t.replace(f".target {arch_a}", ".target ?", 1) for t in a] == \
+        [t.replace(f".target {arch_b}", ".target ?", 1) for t in b]
+
+
+# the sample kernels whose sm_80 PTX is not their sm_90 PTX but for the target line (none today)
+KERNELS_ARCH_SPECIFIC: set[str] = set()
+
+
+@pytest.mark.parametrize(("name", "arch"), _twins(sorted(KERNELS), KERNELS_ARCH_SPECIFIC, "sm_90"))
 def test_ptx_assembles(name: str, arch: str) -> None:
     ck = compile_kernel(KERNELS[name](), arch)
     assert f".target {arch}" in ck.ptx
     assert f".entry {ck.abi.name}(" in ck.ptx
     assert f".reqntid {ck.abi.num_threads}" in ck.ptx
+    if arch == "sm_90":  # (a kernel whose sm_80 PTX differs: list it in KERNELS_ARCH_SPECIFIC)
+        same = _same_but_target([compile_kernel(KERNELS[name](), "sm_80").ptx], [ck.ptx], "sm_80", arch)
+        assert same == (name not in KERNELS_ARCH_SPECIFIC), name
     if not ptxas_available():
         pytest.skip("ptxas is not on PATH")
     r = run_ptxas(ck.ptx, arch)
@@ -146,16 +166,24 @@ def test_every_opcode_has_a_lowering() -> None:
 EXAMPLES = sorted((__import__("pathlib").Path(__file__).resolve().parents[2] / "examples").glob("*.tile"))
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+# the examples whose sm_80 PTX is not their sm_90a PTX but for the target line (wgmma, TMA)
+EXAMPLES_ARCH_SPECIFIC = {"attention", "gemm"}
+
+
+@pytest.mark.parametrize(("path", "arch"), _twins(EXAMPLES, EXAMPLES_ARCH_SPECIFIC, "sm_90a", lambda p: p.stem))
 def test_example_ptx_assembles(path, arch: str) -> None:  # type: ignore[no-untyped-def]
     """Every kernel instance of every example, through the driver's gpu/ptx
-    stages, assembles with ptxas for sm_80 and sm_90a."""
+    stages, assembles with ptxas for sm_80 and sm_90a; the sm_90a case checks
+    whether its sm_80 PTX is the same text (`EXAMPLES_ARCH_SPECIFIC`: not)."""
     from tilelang import driver
 
     result = driver.compile(path, "ptx", options=driver.Options(arch=arch))
     assert result.ok, [d.message for d in result.diagnostics]
     assert result.output, "no kernel instance"
+    if arch == "sm_90a":  # (an example whose sm_80 PTX differs: list it in EXAMPLES_ARCH_SPECIFIC)
+        sm80 = driver.compile(path, "ptx", options=driver.Options(arch="sm_80")).output
+        same = _same_but_target([a.text for a in sm80], [a.text for a in result.output], "sm_80", arch)
+        assert same == (path.stem not in EXAMPLES_ARCH_SPECIFIC), path.stem
     if not ptxas_available():
         pytest.skip("ptxas is not on PATH")
     for art in result.output:

@@ -25,7 +25,6 @@ assemble with ptxas.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +34,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
-from userprog import both_archs, program_suite, run_program
+from userprog import both_archs, program_suite, run_program, tilec
 
 _run = run_program
 
@@ -249,8 +248,8 @@ def test_a_barrier_only_where_threads_change(arch: str, tmp_path: Path) -> None:
     f = tmp_path / "k.tile"
     f.write_text(STORE_LOAD)
     for name, want in (("back", True), ("saxpy", False)):
-        r = subprocess.run([sys.executable, "-m", "tilelang", "emit", str(f), "--stage", "llvm", "--arch", arch,
-                            "--kernel", name], check=True, capture_output=True, text=True)
+        r = tilec("emit", str(f), "--stage", "llvm", "--arch", arch, "--kernel", name)  # (in this process)
+        assert r.returncode == 0, r.stderr
         lines = r.stdout[r.stdout.index("define ptx_kernel"):].splitlines()
         first_store = next(i for i, ln in enumerate(lines) if " store " in ln and "addrspace(1)" in ln)
         load_after = next((i for i, ln in enumerate(lines) if i > first_store and " load " in ln

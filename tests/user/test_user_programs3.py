@@ -151,12 +151,12 @@ def _r11(t: dict[str, np.ndarray], out: str) -> None:
 
 
 def _r12(t: dict[str, np.ndarray], out: str) -> None:
-    x = ((np.arange(1501, dtype=np.int64) * 2654435761) % 256).astype(np.uint8)
+    x = ((np.arange(300, dtype=np.int64) * 2654435761) % 256).astype(np.uint8)  # 3 blocks of 128, the last partial
     np.testing.assert_array_equal(t["x"], x)
     np.testing.assert_array_equal(t["h"], np.bincount(x, minlength=256))
-    per = np.stack([np.bincount(x[i * 128:(i + 1) * 128], minlength=256) for i in range(12)])
+    per = np.stack([np.bincount(x[i * 128:(i + 1) * 128], minlength=256) for i in range(3)])
     np.testing.assert_array_equal(t["mine"], per)
-    assert out.split() == ["1501", "1501"]
+    assert out.split() == ["300", "300"]
 
 
 def _r13(t: dict[str, np.ndarray], out: str) -> None:

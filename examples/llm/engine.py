@@ -126,6 +126,22 @@ def outside_vocabulary(tokens: list[int], vocab: int) -> str | None:
     return None if bad is None else f"token id {bad} is outside the vocabulary (0..{vocab - 1})"
 
 
+def temperature_problem(temperature: float) -> str | None:
+    """Why a sampling temperature cannot be used, or None. The kernels take
+    it as an `f32`: a positive value that rounds to 0 (or a subnormal) there
+    would divide the logits by zero and pick token 0, where the limit is
+    the greedy pick."""
+    tiny = float(np.finfo(np.float32).tiny)
+    if not temperature > 0:
+        return f"must be positive for sampling (got {temperature}); 0 is greedy decoding"
+    if temperature < tiny:
+        return (
+            f"{temperature} is below the smallest normal f32 ({tiny:.3g}), the kernels' "
+            "type; use 0 for greedy decoding, which such a temperature approaches"
+        )
+    return None
+
+
 class TileQwen3:
     """Batch-1 decode of a Qwen3 model with Tile kernels (see the module doc)."""
 
@@ -160,6 +176,15 @@ class TileQwen3:
             hopper = torch.cuda.get_device_capability(device)[0] == 9
         self.seq = _pow2_at_least(max_seq)
         self.plan = plan or plan_for(cfg, self.seq, sm_count, hopper)
+        if sampling is not None:
+            t, p, seed = sampling
+            problem = temperature_problem(t)
+            if problem:
+                raise ValueError(f"sampling temperature {problem}")
+            if not 0.0 < p <= 1.0:
+                raise ValueError(f"sampling top_p must be in (0, 1], not {p}")
+            if not -(2**31) <= int(seed) < 2**31:
+                raise ValueError(f"sampling seed {seed} does not fit the sampler's i32")
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
         # the PDL setting of this engine's launches (`Plan.pdl`), the one

@@ -22,8 +22,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from engine import TileQwen3, hbm_bytes_per_token, outside_vocabulary
+from engine import TileQwen3, hbm_bytes_per_token, outside_vocabulary, temperature_problem
 from model import Qwen3Config, load_safetensors, random_weights
+
+
+I32_MAX = 2**31 - 1
+MAX_SEQ = 2**30  # positions are i32 on the device, and the cache's length a power of 2
 
 
 def _gpu() -> bool:
@@ -137,18 +141,25 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give --config or --model")
     if not a.model and not a.random_weights:
         ap.error("without --model, pass --random-weights")
-    for flag, value, low in (
-        ("--tokens", a.tokens, 1),
-        ("--context", a.context, 0),
-        ("--max-seq", a.max_seq, 0),
+    for flag, value, low, high in (
+        ("--tokens", a.tokens, 1, I32_MAX),
+        ("--context", a.context, 0, I32_MAX),
+        ("--max-seq", a.max_seq, 0, MAX_SEQ),
+        ("--seed", a.seed, 0, None),  # NumPy's and PyTorch's generators take seeds >= 0
+        ("--sample-seed", a.sample_seed, -I32_MAX - 1, I32_MAX),  # the sampler's `seed: i32`
     ):
         if value < low:
             ap.error(f"{flag} must be at least {low} (got {value})")
+        if high is not None and value > high:
+            ap.error(f"{flag} must be at most {high} (got {value})")
     if not a.temperature >= 0.0:
         ap.error(f"--temperature must be 0 (greedy) or positive (got {a.temperature})")
+    problem = temperature_problem(a.temperature) if a.temperature > 0 else None
+    if problem:
+        ap.error(f"--temperature {problem}")
     if not 0.0 < a.top_p <= 1.0:
         ap.error(f"--top-p must be in (0, 1] (got {a.top_p})")
-    if a.bandwidth < 0.0:
+    if not 0.0 <= a.bandwidth < float("inf"):
         ap.error(f"--bandwidth must be positive bytes/s (got {a.bandwidth})")
     gpu = a.device == "gpu" or (a.device == "auto" and _gpu())
     if a.device == "gpu" and not _gpu():
@@ -170,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 "note: tokenizer.json found but `tokenizers` is not installed; using token ids",
                 file=sys.stderr,
+            )
+        except Exception as e:  # the tokenizers package raises a plain Exception
+            ap.error(
+                f"cannot read {Path(a.model) / 'tokenizer.json'}: {e} (a Hugging Face "
+                "tokenizer.json is expected; without the file, tokens print as ids)"
             )
     rng = np.random.default_rng(a.seed + 1)
     if a.prompt is not None:
@@ -199,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
             f"tokens: give at least {need}, or leave it out"
         )
     max_seq = a.max_seq or need
+    if max_seq > MAX_SEQ:
+        ap.error(f"the prompt and --tokens need {need} positions; the engine holds at most {MAX_SEQ}")
 
     t0 = time.perf_counter()
     if a.model and not a.random_weights:
@@ -213,7 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         weights = random_weights(cfg, a.seed, backend=backend)
     sampling = None if a.temperature <= 0 else (a.temperature, a.top_p, a.sample_seed)
-    eng = TileQwen3(cfg, weights, max_seq=max_seq, backend=backend, sampling=sampling)
+    try:
+        eng = TileQwen3(cfg, weights, max_seq=max_seq, backend=backend, sampling=sampling)
+    except MemoryError:
+        ap.error(
+            f"not enough memory for a KV cache of {max_seq} positions "
+            f"({cfg.kv_bytes(max_seq) / 1e9:.1f} GB) and the step's buffers: give a smaller --max-seq"
+        )
     del weights
     where = "GPU (one CUDA graph per step)" if gpu else "CPU interpreter"
     print(

@@ -98,6 +98,23 @@ class Qwen3Config:
     tie_word_embeddings: bool = True
 
     def __post_init__(self) -> None:
+        # A user's own config.json: every size a positive integer, the norm's
+        # epsilon and the rotary base positive numbers (else the engine would
+        # fail deep inside with a Python error, or divide by zero).
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "tie_word_embeddings":
+                if not isinstance(v, bool):
+                    raise ValueError(f"tie_word_embeddings must be true or false, not {v!r}")
+            elif f.type in ("int", int):
+                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                    raise ValueError(f"{f.name} must be a positive integer, not {v!r}")
+            elif (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not 0 < v < float("inf")
+            ):
+                raise ValueError(f"{f.name} must be a positive number, not {v!r}")
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError(
                 f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
@@ -108,9 +125,15 @@ class Qwen3Config:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Qwen3Config:
+        if not isinstance(d, dict):
+            raise ValueError(f"config.json holds a JSON {type(d).__name__}, not an object of fields")
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         if "head_dim" not in kw and "hidden_size" in kw and "num_attention_heads" in kw:
+            for k in ("hidden_size", "num_attention_heads"):
+                v = kw[k]
+                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                    raise ValueError(f"{k} must be a positive integer, not {v!r}")
             kw["head_dim"] = kw["hidden_size"] // kw["num_attention_heads"]
         missing = [
             f.name for f in fields(cls) if f.name not in kw and f.default is f.default_factory
@@ -248,8 +271,17 @@ def _files(path: Path) -> list[Path]:
         return [path]
     index = path / "model.safetensors.index.json"
     if index.exists():
-        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
-        return [path / s for s in shards]
+        weight_map = json.loads(index.read_text()).get("weight_map")
+        if not isinstance(weight_map, dict) or not weight_map:
+            raise ValueError(
+                f"{index} has no \"weight_map\" (tensor name -> shard file); "
+                "remove the index to read the directory's *.safetensors files"
+            )
+        shards = [path / s for s in sorted(set(weight_map.values()))]
+        absent = [s.name for s in shards if not s.is_file()]
+        if absent:
+            raise FileNotFoundError(f"{index} names shard {absent[0]}, which is not in {path}")
+        return shards
     single = path / "model.safetensors"
     if single.exists():
         return [single]
@@ -279,14 +311,23 @@ def load_safetensors(
     _need_safetensors()
     from safetensors import safe_open
 
+    from safetensors import SafetensorError
+
     want = cfg.shapes()
     out: dict[str, Any] = {}
     for f in _files(Path(path)):
-        if backend == "numpy":
-            # The NumPy view of a bf16 tensor: read its raw bits.
+        try:
+            # Opened first for both backends: a file that is not a checkpoint
+            # (truncated, empty, not safetensors) is one error naming it.
             with safe_open(str(f), framework="numpy") as fh:
                 names = list(fh.keys())
-            header = _header(f)
+        except SafetensorError as e:
+            raise ValueError(f"{f} is not a readable safetensors file ({e})") from None
+        header = _header(f)
+        for name in names:  # the same dtypes on every backend (torch would convert any)
+            _check_dtype(header[name]["dtype"], name)
+        if backend == "numpy":
+            # The NumPy view of a bf16 tensor: read its raw bits.
             raw = np.memmap(f, dtype=np.uint8, mode="r")
             base = 8 + int(np.frombuffer(raw[:8].tobytes(), "<u8")[0])
             for name in names:
@@ -306,7 +347,11 @@ def load_safetensors(
     missing = sorted(set(want) - set(out))
     extra = sorted(set(out) - set(want))
     if missing:
-        raise ValueError(f"checkpoint {path} lacks {len(missing)} tensors, e.g. {missing[0]}")
+        n = len(missing)
+        msg = f"checkpoint {path} lacks {n} tensor{'s' * (n > 1)}, e.g. {missing[0]}"
+        if extra:  # a renamed tensor, or another model's checkpoint
+            msg += f", and has {len(extra)} this config does not use, e.g. {extra[0]}"
+        raise ValueError(msg)
     if extra:
         raise ValueError(f"checkpoint {path} has tensors this config does not use, e.g. {extra[0]}")
     for name, shape in want.items():
@@ -322,6 +367,11 @@ def _header(f: Path) -> dict[str, Any]:
         h = json.loads(fh.read(n))
     h.pop("__metadata__", None)
     return h
+
+
+def _check_dtype(dtype: str, name: str) -> None:
+    if dtype not in ("BF16", "F16", "F32"):
+        raise ValueError(f"{name}: unsupported dtype {dtype} (bf16, f16 or f32 expected)")
 
 
 def _decode(buf: np.ndarray, dtype: str, shape: tuple[int, ...], name: str) -> np.ndarray:

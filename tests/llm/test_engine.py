@@ -532,6 +532,7 @@ def test_sampling_matches_its_numpy_mirror() -> None:
         (4, 2, 1.0, 0.95),
         (5, 30, 0.5, 0.8),
         (6, 7, 2.0, 1.0),
+        (7, 3, 1.2e-38, 1.0),  # about the smallest temperature the engine takes: the argmax
     ]:
         got = _sample(k, logits, temperature, top_p, seed, pos)
         want, nucleus = sample_reference(logits, temperature, top_p, seed, pos)

@@ -6,6 +6,8 @@ read zeros past the table's end: a wrong answer, not an error)."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -47,6 +49,14 @@ def _error(argv: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
         (["--prompt-ids", "-5"], "token id -5 is outside the vocabulary"),
         (["--context", "100", "--max-seq", "10"], "--max-seq 10 cannot hold the prompt (100 tokens)"),
         (["--prompt", "hello"], "--prompt needs a --model directory with tokenizer.json"),
+        # NumPy's generator takes no negative seed; the sampler's seed is an i32
+        (["--seed", "-1"], "--seed must be at least 0 (got -1)"),
+        (["--temperature", "1", "--sample-seed", str(2**31)], "--sample-seed must be at most 2147483647"),
+        # 1e-50 is 0 as the kernels' f32: the sampler divided by it and picked token 0
+        (["--temperature", "1e-50"], "below the smallest normal f32"),
+        (["--bandwidth", "nan"], "--bandwidth must be positive bytes/s (got nan)"),
+        (["--max-seq", str(2**31)], "--max-seq must be at most 1073741824"),
+        (["--tokens", str(2**31 - 1)], "the engine holds at most 1073741824"),
     ],
 )
 def test_bad_arguments_get_one_clear_line(extra: list[str], says: str, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -63,6 +73,28 @@ def test_a_broken_config_json(tmp_path: Path, capsys) -> None:  # type: ignore[n
     assert "cannot read the model's config" in _error(["--model", str(tmp_path), "--device", "cpu"], capsys)
     (tmp_path / "config.json").write_text('{"hidden_size": 64}')
     assert "config.json lacks intermediate_size" in _error(["--model", str(tmp_path), "--device", "cpu"], capsys)
+    # A user's own config.json with a bad value: one line naming the field
+    # (these were a ZeroDivisionError, an AttributeError, an IndexError deep
+    # in the engine, and NumPy's "high <= 0" for an empty vocabulary).
+    good = TINY.to_json()
+    for field, value, says in [
+        ("num_key_value_heads", 0, "num_key_value_heads must be a positive integer, not 0"),
+        ("num_hidden_layers", 0, "num_hidden_layers must be a positive integer, not 0"),
+        ("vocab_size", 0, "vocab_size must be a positive integer, not 0"),
+        ("hidden_size", "64", "hidden_size must be a positive integer, not '64'"),
+        ("rms_norm_eps", -1e-6, "rms_norm_eps must be a positive number"),
+        ("tie_word_embeddings", 1, "tie_word_embeddings must be true or false, not 1"),
+    ]:
+        d = json.loads(good)
+        d[field] = value
+        (tmp_path / "config.json").write_text(json.dumps(d))
+        assert says in _error(["--model", str(tmp_path), "--device", "cpu"], capsys), field
+    d.pop("head_dim")
+    d["hidden_size"] = 64.0  # head_dim derived from it
+    (tmp_path / "config.json").write_text(json.dumps(d))
+    assert "hidden_size must be a positive integer, not 64.0" in _error(["--model", str(tmp_path)], capsys)
+    (tmp_path / "config.json").write_text("[64, 128]")
+    assert "config.json holds a JSON list" in _error(["--model", str(tmp_path), "--device", "cpu"], capsys)
 
 
 def test_a_model_directory_without_its_weights(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -79,6 +111,34 @@ def test_a_model_directory_without_its_weights(tmp_path: Path, capsys) -> None: 
     save_safetensors(w, tmp_path / "short", TINY)
     line = _error(["--model", str(tmp_path / "short"), "--device", "cpu"], capsys)
     assert name in line and "the config needs" in line
+
+    # a renamed tensor: the message names both names
+    w = random_weights(TINY, 1)
+    name = "model.layers.1.mlp.up_proj.weight"
+    w[name + "s"] = w.pop(name)
+    save_safetensors(w, tmp_path / "renamed", TINY)
+    line = _error(["--model", str(tmp_path / "renamed"), "--device", "cpu"], capsys)
+    assert f"lacks 1 tensor, e.g. {name}, and has 1 this config does not use, e.g. {name}s" in line
+
+    # files that are not checkpoints, a broken shard index, a broken tokenizer
+    save_safetensors(random_weights(TINY, 1), tmp_path / "sharded", TINY, shards=2)
+    index = tmp_path / "sharded" / "model.safetensors.index.json"
+    shard = tmp_path / "sharded" / "model-00002-of-00002.safetensors"
+    data = shard.read_bytes()
+    shard.write_bytes(data[: len(data) // 2])
+    line = _error(["--model", str(tmp_path / "sharded"), "--device", "cpu"], capsys)
+    assert f"{shard} is not a readable safetensors file" in line
+    shard.write_bytes(b"")
+    assert "is not a readable safetensors file" in _error(["--model", str(tmp_path / "sharded")], capsys)
+    shard.unlink()
+    line = _error(["--model", str(tmp_path / "sharded"), "--device", "cpu"], capsys)
+    assert f"names shard {shard.name}, which is not in" in line
+    index.write_text('{"metadata": {}}')
+    assert 'has no "weight_map"' in _error(["--model", str(tmp_path / "sharded")], capsys)
+    if importlib.util.find_spec("tokenizers"):
+        (tmp_path / "renamed" / "tokenizer.json").write_text("{}")
+        line = _error(["--model", str(tmp_path / "renamed"), "--device", "cpu"], capsys)
+        assert "cannot read" in line and "tokenizer.json" in line
 
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "config.json").write_text((tmp_path / "short" / "config.json").read_text())
@@ -101,3 +161,17 @@ def test_the_engine_refuses_ids_outside_the_vocabulary(feed: str) -> None:
     with pytest.raises(ValueError, match="at least one token"):
         getattr(eng, feed)([])
     getattr(eng, feed)([1, TINY.vocab_size - 1])  # the last id is fine
+
+
+@pytest.mark.parametrize(
+    ("sampling", "says"),
+    [
+        ((1e-50, 1.0, 0), "smallest normal f32"),  # 0 as an f32: it picked token 0
+        ((0.0, 1.0, 0), "0 is greedy decoding"),
+        ((1.0, 0.0, 0), "top_p must be in"),
+        ((1.0, 1.0, 2**31), "does not fit the sampler's i32"),
+    ],
+)
+def test_the_engine_refuses_a_sampling_it_cannot_run(sampling: tuple, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        TileQwen3(TINY, {}, max_seq=16, sampling=sampling)  # before the weights are read

@@ -4,8 +4,8 @@ Commands: check, emit, run, explain, doc, repl, lsp, cache. Global options:
 `--error-format human|short|json` and `--color auto|always|never` (also
 `NO_COLOR`), before or after the command; `--version`, `-h/--help`.
 
-Exit statuses: 0 success; 1 the program has errors (diagnostics printed);
-2 bad command-line usage; 3 a run-time error in `tilec run`; 101 an internal
+Exit statuses: 0 success; 1 the program has errors (diagnostics printed),
+or a source file it names cannot be read; 2 bad command-line usage; 3 a run-time error in `tilec run`; 101 an internal
 compiler error (a bug in tilec: a short report, the full trace in a file; see
 `diagnostics/ice.py`).
 

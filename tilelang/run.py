@@ -5,7 +5,8 @@ with the session's renderer settings (`diagnostics/render.py`) and returns
 the exit status:
 
     0    the program ran to the end
-    1    the program has errors (type, ownership, syntax): nothing ran
+    1    the program has errors (type, ownership, syntax), or its file
+         cannot be read: nothing ran
     3    a run-time error: a failed `assert`/`assert_close`, a launch-time
          check (E05xx), a device `assert`, a file that cannot be read (E07xx),
          or a device that cannot be used (`--device gpu` without a GPU: a

@@ -239,8 +239,8 @@ _METHOD_HABITS = {
     "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
     "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
     "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
-    "all": "`{x}.min()` of a `bool` tensor is true when all are (of a tile: `({x} as i32).min(axis) == 1`)",
-    "any": "`{x}.max()` of a `bool` tensor is true when any is (of a tile: `({x} as i32).max(axis) == 1`)",
+    "all": "`{x}.min()` of `bool` elements is true when all are (`{x}.min(k)` along axis k)",
+    "any": "`{x}.max()` of `bool` elements is true when any is (`{x}.max(k)` along axis k)",
     "cuda": _DEVICES, "cpu": _DEVICES, "contiguous": "tensors are always contiguous (row-major): use `{x}` itself",
     "numpy": "a host tensor is already an array: use `{x}` itself (`print({x})`, `{x}.save_npy(\"x.npy\")`)",
 }

@@ -258,6 +258,15 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
 
 
 def _rule_elementwise2(tcx: CheckCx, cx: CallCx) -> Type:
+    if cx.name in ("maximum", "minimum") and len(cx.args) == 2:
+        nums = [num_of(t, cx.fx.in_kernel) for t in cx.arg_tys]
+        if any(n is not None and n.elem is DType.BOOL for n in nums):
+            # the operator check below would say "cannot apply `+`"
+            op, what = ("|", "either is") if cx.name == "maximum" else ("&", "both are")
+            a, b = (tcx.snippet(x) for x in cx.args)
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` of `bool` values", cx.span,
+                                    "takes numbers, not `bool` elements")
+                            .with_help(f"`{a} {op} {b}` is true where {what}"))
     return _elementwise(tcx, cx, cx.args, cx.arg_tys, False)
 
 
@@ -335,15 +344,28 @@ def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
     return TileT(el, shape)  # type: ignore[arg-type]
 
 
+_NUMBER_REDUCTIONS = ("sum", "prod")  # of numbers only: a bool tile's or tensor's max/min are any/all
+
+
+def _bool_sum_error(tcx: CheckCx, cx: CallCx, span: Any, label: str) -> Any:
+    what = "counts the `true` elements" if cx.name == "sum" else "is 1 when all are `true`"
+    x = f"{tcx.cast_snippet(cx.operands[0])} as i32"
+    axis = [tcx.snippet(a) for a in cx.operands[1:]]
+    fixed = f"({x}).{cx.name}({', '.join(axis)})" if cx.recv is not None else \
+        f"{cx.name}({', '.join([x, *axis])})"
+    return tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` `bool` elements", span, label).note(
+        "`max` and `min` of `bool` elements are `true` when any / all are; a sum or product needs numbers"
+    ).with_help(f"cast them with `as i32` first: `{fixed}` {what}")
+
+
 def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = cx.operands[0], cx.operand_tys[0]
     axis_e = cx.operands[1] if len(cx.operands) > 1 else None
     arg = cx.name in ("argmax", "argmin")
     match ty:
         case TileT(dtype=d, shape=s):
-            if d is DType.BOOL:  # a kernel reduces numbers; the host's NumPy tensors may
-                return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot `{cx.name}` a `bool` tile", x.span,
-                                        f"this is `{ty}`").with_help("cast it with `as i32` first"))
+            if d is DType.BOOL and cx.name in _NUMBER_REDUCTIONS:  # max/min: any/all, as on the host
+                return tcx.emit(_bool_sum_error(tcx, cx, x.span, f"this is `{ty}`"))
             out_e: ElemT = DType.I32 if arg else d
             if axis_e is None:
                 if arg and len(s) > 1:
@@ -371,6 +393,10 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
                 return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile or a tensor", x.span,
                                         f"found `{ty}`")
                                 .with_help("pass a tile or a tensor"))
+            if tn.elem is DType.BOOL and cx.name in _NUMBER_REDUCTIONS:
+                # NumPy's sum of bools is an integer count: the checker's type
+                # (`bool`) and the run's value (4) disagreed; one rule with tiles
+                return tcx.emit(_bool_sum_error(tcx, cx, x.span, f"this is `{ty}`"))
             oe = DType.I32 if arg else tn.elem
             if axis_e is None:
                 return ScalarT(oe) if oe is not None else F32

@@ -197,8 +197,23 @@ def _float_operand(cx: LowerCx, v: Any, span: Span) -> ir.Value:
     return cx.mat(v, None, span)
 
 
+_BOOL_REDUCE = (ir.ReduceOp.MAX, ir.ReduceOp.MIN, ir.ReduceOp.ARGMAX, ir.ReduceOp.ARGMIN)
+
+
+def reduce_value(cx: LowerCx, op: ir.ReduceOp, v: ir.Value, axis: int, span: Span) -> ir.Value:
+    """`op` of `v` along `axis`. A `bool` tile's max (any), min (all),
+    argmax (the first true) and argmin (the first false) reduce it as 0/1
+    `i32` values, as the host reduces a `bool` tensor; its sum and prod stay
+    refused (E0204: the checker's, or lower/kernel.py's for a generic
+    instance), since their result would not be a `bool`."""
+    if v.dtype is DType.BOOL and op in _BOOL_REDUCE:
+        r = cx.b.reduce(op, cx.b.cast(v, DType.I32, span=span), axis, span=span)
+        return cx.b.cast(r, DType.BOOL, span=span) if op in (ir.ReduceOp.MAX, ir.ReduceOp.MIN) else r
+    return cx.b.reduce(op, v, axis, span=span)
+
+
 def lower_reduce(cx: LowerCx, name: str, x: Any, axis: Any, span: Span) -> ir.Value:
-    v = cx.mat(x, None, span)  # a bool tile only in a generic instance: E0204 (lower/kernel.py)
+    v = cx.mat(x, None, span)
     if axis is None:
         # no axis: over every element (a scalar result); argmax/argmin give
         # the row-major flat index
@@ -206,11 +221,11 @@ def lower_reduce(cx: LowerCx, name: str, x: Any, axis: Any, span: Span) -> ir.Va
             v = cx.b.reshape(v, (v.type.numel,), span=span)
         if v.type.rank == 0:
             return v
-        return cx.b.reduce(_REDUCE[name], v, 0, span=span)
+        return reduce_value(cx, _REDUCE[name], v, 0, span)
     a = cx.const_int(axis, span)
     if a < 0:
         a += v.type.rank
-    return cx.b.reduce(_REDUCE[name], v, a, span=span)
+    return reduce_value(cx, _REDUCE[name], v, a, span)
 
 
 def lower_scan(cx: LowerCx, name: str, x: Any, axis: Any, span: Span) -> ir.Value:
@@ -314,7 +329,7 @@ def lower_method(cx: LowerCx, e: ast.MethodCall) -> Any:
         return cx.b.elementwise(ir.ElemOp.POW, x, y, span=sp)
     if name == "item":  # the checker made sure the tile holds one element
         one = cx.b.reshape(cx.mat(recv, None, sp), (1,), span=sp)
-        return cx.b.reduce(ir.ReduceOp.MAX, one, 0, span=sp)
+        return reduce_value(cx, ir.ReduceOp.MAX, one, 0, sp)
     if name in _REDUCE:
         return lower_reduce(cx, name, recv, vals[0] if vals else None, sp)
     if name in _SCAN:

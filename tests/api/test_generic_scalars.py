@@ -129,17 +129,25 @@ fn main() {
 
 def test_a_scalar_the_parameter_cannot_hold_has_a_code(mod: tilelang.Module) -> None:
     # hrev (2026-12-04 10:16): the scalar checks (a bool for a number, a float
-    # for an integer, out of range) had no code; a kernel's is E0502, as the
-    # launch's own range check, a host function's E0203 as in Tile
+    # for an integer, out of range) had no code. huser (2026-12-05 09:03): one
+    # story for kernels and host functions, Tile's codes for a Tile caller's
+    # same mistake: E0203 the wrong kind (it was E0502 for kernels, E0203 for
+    # host functions), E0222 out of range (`k(.., 1099511627776)` in Tile)
     z = np.zeros(16, np.float32)
     x = np.ones(16, np.float32)
     for bad in (True, 2.5j, "a"):
-        with pytest.raises(tilelang.CallError, match=r"^error\[E0502\]: argument `a` of kernel `axpy`"):
+        with pytest.raises(tilelang.CallError, match=r"^error\[E0203\]: argument `a` of kernel `axpy`"):
             mod.axpy(tilelang.partition(z, [16]), x, bad)
     zi = np.zeros(16, np.int32)
-    with pytest.raises(tilelang.CallError, match=r"^error\[E0502\]: .* is an integer \(`i32`\), but it is 2.5"):
+    with pytest.raises(tilelang.CallError, match=r"^error\[E0203\]: .* is an integer \(`i32`\), but it is 2.5"):
         mod.axpy(tilelang.partition(zi, [16]), np.ones(16, np.int32), 2.5)
+    with pytest.raises(tilelang.CallError, match=r"^error\[E0222\]: .* `i32`, and 2147483648 does not fit"):
+        mod.axpy(tilelang.partition(zi, [16]), np.ones(16, np.int32), 2**31)
+    with pytest.raises(tilelang.CallError, match=r"^error\[E0222\]: .* beyond its largest finite value"):
+        mod.axpy(tilelang.partition(z, [16]), x, 10**40)
     host = tilelang.compile("fn twice(n: i32) -> i32 {\n    n * 2\n}\n")
     assert host.twice(21) == 42
     with pytest.raises(tilelang.CallError, match=r"^error\[E0203\]: argument `n` of function `twice`"):
         host.twice(2.5)
+    with pytest.raises(tilelang.CallError, match=r"^error\[E0222\]: argument `n` of function `twice`"):
+        host.twice(2**31)

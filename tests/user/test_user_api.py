@@ -97,9 +97,9 @@ MISTAKES: dict[str, tuple[Callable[[Any], Any], str, str]] = {
                                    "E0303", "copy"),
     "two outputs overlapping": (lambda m: (lambda z: m.two(P(z[:4], [2]), P(z[2:6], [2])).sync())(_z(8)), "E0303",
                                 "copy"),
-    "scalar too big": (lambda m: m.halve(P(np.zeros(4, np.int32), [4]), np.zeros(4, np.int32), 2**33).sync(), "E0502",
+    "scalar too big": (lambda m: m.halve(P(np.zeros(4, np.int32), [4]), np.zeros(4, np.int32), 2**33).sync(), "E0222",
                        "2147483647"),
-    "scalar string": (lambda m: m.halve(P(np.zeros(4, np.int32), [4]), np.zeros(4, np.int32), "2").sync(), "E0502",
+    "scalar string": (lambda m: m.halve(P(np.zeros(4, np.int32), [4]), np.zeros(4, np.int32), "2").sync(), "E0203",
                       "number"),
     "missing argument": (lambda m: m.add(P(_z(), [4]), _z()).sync(), "E0105", "`y`"),
     "host fn read-only &mut": (lambda m: m.acc(_ro(np.ones(8, f32)), np.ones(8, f32)), "E0803", "copy()"),
@@ -112,7 +112,7 @@ MISTAKES: dict[str, tuple[Callable[[Any], Any], str, str]] = {
     "host fn too many generics": (lambda m: m.make[3, 4](), "E0111", "order"),
     "host fn unknown generic": (lambda m: m.make[{"N": 3}](), "E0111", "`K`"),
     "host fn type parameter conflicts": (lambda m: m.scale["f16"](np.ones(3, np.int16), 2), "E0504", "`i16`"),
-    "host fn scalar does not fit T": (lambda m: m.scale[np.int16](np.ones(3, np.int16), 40000), "E0203",
+    "host fn scalar does not fit T": (lambda m: m.scale[np.int16](np.ones(3, np.int16), 40000), "E0222",
                                       "32767"),
 }
 

@@ -632,24 +632,20 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
             f"{what} is a number (`{spec.elem}`), but it is {got}",
             help="pass a Python number",
         )
-    # kind and range: the same rules as host functions' scalars (api/scalars.py)
+    # kind and range: the same rules (and codes) as host functions' scalars (api/scalars.py)
     m = kernel.module
     where = m._where(spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here")
-    from tilelang.diagnostics.codes.launch import DTYPE_MISMATCH
-
-    return scalar_value(what, value, dt, where=where, code=DTYPE_MISMATCH)
+    return scalar_value(what, value, dt, where=where)
 
 
 def _fail(kernel: KernelLike, spec: ParamSpec, message: str, *, help: str) -> NoReturn:
-    from tilelang.diagnostics.codes.launch import (
-        DTYPE_MISMATCH,  # a scalar parameter given a non-number
-    )
-
+    """A scalar parameter given something that is not a number: E0203, as a
+    Tile caller's `k(.., "2")` or a host function's from Python."""
     m = kernel.module
     where = m._where(
         spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here"
     )
-    raise CallError(message, help=help, where=where, code=DTYPE_MISMATCH)
+    raise CallError(message, help=help, where=where, code=tcodes.MISMATCHED_TYPES)
 
 
 def check_overlaps(plan: Plan, ptrs: list[int]) -> None:

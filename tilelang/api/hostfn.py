@@ -183,7 +183,7 @@ class HostFunction:
                 dt = scalar_types[inner.name.name]
                 where = self.module._where(p.span, f"`{span_text(p.span, self.module._sources)}` is declared here")
                 converted[i] = bi.to_scalar(scalar_value(f"argument `{p.name.name}` of function `{self.__name__}`",
-                                                         v, dt, where=where, code=MISMATCHED_TYPES), dt)
+                                                         v, dt, where=where), dt)
                 continue
             elem = inner.args[0] if inner.name.name == "Tensor" and inner.args else None
             want = types.get(elem.name.name) if isinstance(elem, ast.NamedType) else None
@@ -230,8 +230,7 @@ class HostFunction:
             )
         dt = DType.parse(inner.name.name) if isinstance(inner, ast.NamedType) else None
         if dt is not None or not isinstance(v, (list, tuple, str)):
-            checked = scalar_value(f"argument `{name}` of function `{self.__name__}`", v, dt, where=where,
-                                   code=MISMATCHED_TYPES)
+            checked = scalar_value(f"argument `{name}` of function `{self.__name__}`", v, dt, where=where)
             if dt is None and isinstance(v, np.generic) and isinstance(inner, ast.NamedType) \
                     and any(not g.is_const and g.name.name == inner.name.name for g in self.decl.generics):
                 return v  # `a: T` given `np.float16(..)`: its NumPy type is what `T` is

@@ -9,6 +9,11 @@ pass. Rejected: a complex number (its imaginary part would be dropped), a
 integer out of the type's range, and a finite number beyond a float type's
 largest finite value (`10**40` for an `f32` would silently become infinity;
 pass `float("inf")` to mean infinity).
+
+The codes are the language's for the same mistake in a Tile call, for a
+kernel's launch and a host function's call alike: E0203 (mismatched types)
+for a value of the wrong kind, E0222 (literal out of range) for a number its
+type cannot hold.
 """
 
 from __future__ import annotations
@@ -19,15 +24,14 @@ from typing import Any
 import numpy as np
 
 from tilelang.api.errors import CallError
+from tilelang.diagnostics.codes.types import LITERAL_OUT_OF_RANGE, MISMATCHED_TYPES
 from tilelang.dtypes import DType
 from tilelang.intrinsics.constants import dtype_constant
 
 
-def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None = None,
-                 code: str) -> Any:
-    """`value` checked against the scalar type `dt` (None: any number); a
-    refusal carries `code` (the caller's: E0502 for a kernel's launch, E0203
-    for a host function's call)."""
+def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None = None) -> Any:
+    """`value` checked against the scalar type `dt` (None: any number)."""
+    code = MISMATCHED_TYPES
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, (complex, np.complexfloating)):
@@ -54,7 +58,8 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
                             help="pass an int (`int(..)` rounds toward zero)")
         lo, hi = dtype_constant(dt, "MIN")[1], dtype_constant(dt, "MAX")[1]  # type: ignore[index]
         if not lo <= int(value) <= hi:
-            raise CallError(f"{what} is of type `{dt.value}`, and {int(value)} does not fit in it", where=where, code=code,
+            raise CallError(f"{what} is of type `{dt.value}`, and {int(value)} does not fit in it", where=where,
+                            code=LITERAL_OUT_OF_RANGE,
                             help=f"`{dt.value}` holds {lo} to {hi}")
         return int(value)
     big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]
@@ -66,6 +71,6 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
             or (math.isfinite(f) and abs(f) > big):
         shown = value if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
         raise CallError(f"{what} is of type `{dt.value}`, and {shown} is beyond its largest finite value "
-                        f"({big:g})", where=where, code=code,
+                        f"({big:g})", where=where, code=LITERAL_OUT_OF_RANGE,
                         help="pass a value in range, or `float(\"inf\")` to mean infinity")
     return f

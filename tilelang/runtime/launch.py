@@ -239,7 +239,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     # a Python caller's integer for `a: T` (`T` bound by the tensors only now):
                     # refused here, before NumPy would wrap it or fail to convert it
                     fail(Diagnostic.error(
-                        codes.DTYPE_MISMATCH,
+                        type_codes.LITERAL_OUT_OF_RANGE,  # as the Python API's scalar check (api/scalars.py)
                         f"argument `{spec.name}` of kernel `{kname}` is of type `{dt.value}`, and {misfit[0]}")
                         .primary(arg.span, f"`{spec.name}` is `{dt.value}` here")
                         .with_help(misfit[1]))

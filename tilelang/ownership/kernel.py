@@ -491,8 +491,20 @@ class KernelChecker(KernelIndex):
                 )
         d = d.note("every block of the launch can read a `&` tensor; a store would race with them")
         name = next((p.name for p in ps if isinstance(p, Param)), rname)
-        d = d.with_help(f"make `{name}` a `&mut` parameter and partition it at the launch")
+        own = self._own_tile_param()
+        if own is not None and own != name:  # most often the result was meant for the output
+            d = d.with_help(f"store the block's result into `{own}`, its own tile (`{own}.store(..)`), "
+                            f"or make `{name}` a `&mut` parameter and partition it at the launch")
+        else:
+            d = d.with_help(f"make `{name}` a `&mut` parameter and partition it at the launch")
         self.report(d)
+
+    def _own_tile_param(self) -> str | None:
+        """The first `&mut Tensor` parameter of a kernel (its block's own tile), or None."""
+        if not getattr(self.fn, "is_kernel", False):
+            return None
+        return next((p.name.name for p in self.fn.params
+                     if isinstance(p.ty, ast.RefType) and p.ty.mutable), None)
 
     def _report_escape(self, p: Param, e: ast.Expr, how: str) -> None:
         self.report(

@@ -277,6 +277,8 @@ def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, 
         if axis is not None:
             return axis
         if numel(have) == numel(dst):
+            if isinstance(v, ast.MethodCall) and v.method.name == "reshape":  # reshape it right, once
+                return f"reshape it to {shape_str(dst)}: `{tcx.snippet(v.receiver)}.reshape({shape_str(dst)})`"
             return f"reshape it: `{tcx.snippet(v)}.reshape({shape_str(dst)})`"
         if broadcast_shapes(have, dst) == dst:
             return f"broadcast it: `{tcx.snippet(v)}.broadcast({shape_str(dst)})`"
@@ -336,6 +338,19 @@ def tuner_partition(tcx: CheckCx, cx: CallCx, t: TensorT, arg: ast.Expr, holes: 
     return PartitionT(t, tuple(Dim.var(f"?{i}") for i in range(rank)))
 
 
+def _partition_rank_help(tcx: CheckCx, r: ast.Expr, shape: tuple[Dim | None, ...], arg: ast.Expr) -> str:
+    """One tile dimension per tensor dimension; with too few given, the
+    tiles the user most likely means: whole extents of the axes left out
+    (`z.partition([4])` of an [8, 8] tensor: `z.partition([4, 8])`)."""
+    base = f"give one tile dimension per tensor dimension ({len(shape)})"
+    if not isinstance(arg, ast.ArrayExpr) or not 0 < len(arg.elems) < len(shape):
+        return base
+    x = tcx.snippet(r)
+    rest = [str(d) if d is not None else f"{x}.shape()[{k}]" for k, d in enumerate(shape)][len(arg.elems):]
+    dims = ", ".join([*(tcx.snippet(e) for e in arg.elems), *rest])
+    return f"{base}: `{x}.partition([{dims}])` takes the whole length of each axis left out"
+
+
 def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
     r, rt = cx.recv, cx.recv_ty
     assert r is not None and rt is not None
@@ -354,7 +369,7 @@ def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"{cx.arg_tys[0].rank}-D tiles", cx.args[0].span,
                                 f"expected {plural(len(t.shape), 'dimension')}")
                         .secondary(r.span, f"this is `{rt}`")
-                        .with_help(f"give one tile dimension per tensor dimension ({len(t.shape)})"))
+                        .with_help(_partition_rank_help(tcx, r, t.shape, cx.args[0])))
     if cx.fx.in_kernel:
         if shape is None:
             return ERROR

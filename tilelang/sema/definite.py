@@ -180,7 +180,9 @@ class _Walker:
         d = d.secondary(sym.span, "binding declared here but left uninitialized")
         if possibly:
             d = d.secondary(self.st.maybe[sym], "assigned here on one path only")
-        self.tcx.emit(d.with_help(f"give it a value where it is declared (`let {sym.name}: .. = value;`), or "
+        # assigned on some path later: a value at the declaration needs `mut` too (else E0108)
+        init = f"let mut {sym.name}: .. = value;" if possibly and not sym.mutable else f"let {sym.name}: .. = value;"
+        self.tcx.emit(d.with_help(f"give it a value where it is declared (`{init}`), or "
                                   + ("assign it on every path before this use (in each branch of the `if`, "
                                      "before a loop rather than in it)" if possibly else
                                      "assign it before this use")))

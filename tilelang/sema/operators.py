@@ -37,6 +37,7 @@ from tilelang.sema.types import (
     PartitionT,
     RefT,
     ScalarT,
+    ShapeT,
     TensorT,
     TileT,
     TupleT,
@@ -82,6 +83,24 @@ def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expect
     return _result_of(num, ty)  # `!` on bool or integer tensors too (the host runtime has both)
 
 
+def load_first_help(tcx: CheckCx, node: ast.Expr, ty: Type, fx: Fx) -> str:
+    """How to get a tile of the tensor `node` in kernel code, spelled with the
+    names at hand: `x.load()` where its shape is static (no `?`), else
+    `x.load_like(z)` with a `&mut` parameter `z` of this function, else a
+    tile of a partition."""
+    t = deref(ty)
+    x = tcx.snippet(node)
+    if isinstance(t, TensorT) and t.shape is not None and all(d is not None for d in t.shape):
+        return f"load a tile first: `{x}.load()` reads all of it"
+    own = None
+    if fx.info is not None:
+        own = next((n for n, pt in zip(fx.info.param_names, fx.info.param_types, strict=False)
+                    if isinstance(pt, RefT) and pt.mutable), None)
+    if own is not None and own != x:
+        return f"load a tile first: `{x}.load_like({own})` reads the tile at `{own}`'s place"
+    return f"load a tile first: `{x}.partition([..]).load([..])` reads one tile of it"
+
+
 def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
                  fx: Fx, compound: bool = False) -> Type:
     """The type of `lhs op rhs`; `compound`: of `lhs op= rhs`, whose left side
@@ -94,7 +113,7 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         d = tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,
                     f"`{op}` is not defined for these types").secondary(bad.span, f"this is `{bt}`")
         if isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
-            d = d.with_help("load a tile first, e.g. `x.load_like(z)`")
+            d = d.with_help(load_first_help(tcx, bad, bt, fx))
         elif isinstance(bt, PartitionT):
             d = d.note("a partition only describes tiles for a kernel call").with_help(
                 "compute on the tensor (or, in a kernel, on a loaded tile), then partition the result")
@@ -253,7 +272,36 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
                     dims = [*short[:k], Dim.const(1), *short[k:]]
                     return (f"insert the reduced axis: `{tcx.snippet(node)}.reshape("
                             f"{shape_str(tuple(dims))})`")
+    for other, mine, node in ((sa, sb, rhs), (sb, sa, lhs)):
+        # the same axes in another place (`b.reshape([N, 1])` added to [M, N]):
+        # the sizes other than 1, in order, where they broadcast with the other side
+        placed = _placed_like(other, mine)
+        if placed is not None:
+            base = node.receiver if isinstance(node, ast.MethodCall) and node.method.name == "reshape" else node
+            return (f"put its axes where they match {shape_str(other)}: `{tcx.snippet(base)}.reshape("
+                    f"{shape_str(placed)})`")
     return "use `.reshape([..])` to add a dimension of size 1, or `.broadcast([..])`"
+
+
+def _placed_like(other: tuple[Dim | None, ...], mine: tuple[Dim | None, ...]) -> tuple[Dim, ...] | None:
+    """`mine`'s sizes other than 1, in order, at the positions of equal sizes
+    of `other` (1 elsewhere, same rank as `other`), or None when there is no
+    such placement or it is `mine` itself."""
+    one = Dim.const(1)
+    sizes = [d for d in mine if d != one]
+    if not sizes or any(d is None for d in sizes) or any(d is None for d in other):
+        return None
+    out: list[Dim] = []
+    k = 0
+    for d in other:
+        if k < len(sizes) and d == sizes[k]:
+            out.append(d)  # type: ignore[arg-type]
+            k += 1
+        else:
+            out.append(one)
+    if k < len(sizes) or tuple(out) == mine:
+        return None
+    return tuple(out)
 
 
 def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx) -> Type:
@@ -290,6 +338,9 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
                 d2 = d2.with_help("load a tile first, then cast the tile")
             elif isinstance(src, TupleT):
                 d2 = d2.with_help("cast each element of the tuple: `(p.0 as f32, p.1 as f32)`")
+            elif isinstance(src, ShapeT):
+                d2 = d2.with_help(f"a shape holds one integer per axis: cast one of them, "
+                                  f"`{tcx.snippet(x)}[0] as {target}`")
             else:
                 d2 = d2.with_help("`as` converts a scalar, a tile or a tensor to another element type "
                                   "(`x as f32`)")

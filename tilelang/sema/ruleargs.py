@@ -125,6 +125,21 @@ def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool, *,
                                  "not constant")
                          .note("every tile dimension is a compile-time constant: a literal, a `const`, "
                                "a const generic, or arithmetic on them")
-                         .with_help("make it a const generic of the kernel"))
+                         .with_help(_const_generic_help(tcx, cx, x)))
                 return None
     return dims
+
+
+def _const_generic_help(tcx: CheckCx, cx: CallCx, x: ast.Expr) -> str:
+    """A run-time tile size made a const generic; spelled out when it is one
+    of the function's own scalar parameters (`n: i32`)."""
+    info = cx.fx.info
+    if isinstance(x, ast.Name) and info is not None and x.ident.name in info.param_names \
+            and not info.type_params:
+        n = x.ident.name
+        g = n.upper() if n.upper() not in info.const_generics and n.upper() != n else f"{n.upper()}_"
+        names = [*info.const_generics, g]
+        gens = ", ".join(f"const {c}: i32" for c in names)
+        return (f"make `{n}` a const generic instead of a parameter: `{info.name}<{gens}>` without "
+                f"`{n}: i32`, `{g}` here, and a call gives the values: `{info.name}::<{', '.join(names)}>(..)`")
+    return "make it a const generic of the kernel"

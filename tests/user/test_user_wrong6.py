@@ -1,0 +1,144 @@
+"""Round 6 of the user's mistakes (huser, 2026-12-05 09:03): an error-quality
+sweep over 20 of the most common error codes (`tests/user/wrong/e*.tile`),
+each the program a user writes when they hit it: an unclosed `{` (E0004),
+`float` for `f32` (E0104), a kernel defined twice (E0106), one generic too
+many (E0111), a bias reshaped onto the wrong axis (E0202), `x.shape() as
+f32` (E0205), a row sum reshaped to [B, 1] for a [B] tile (E0218), a tile
+size from a scalar parameter (E0209), `randn` in a kernel (E0210), a 2-D
+tensor split into 1-D tiles (E0217), a kernel returning its result
+(E0220), a launch never run (E0224), a constant zero divisor (E0226),
+`.partition` of a binding without `mut` (E0304), `.launch()` dropped
+(E0308), the result stored into the input (E0401), tensor arithmetic in a
+device function (E0204, then E0406), `break` outside a loop (E0113), a
+binding assigned on one path only (E0118), tile shapes that give a generic
+two values (E0214).
+
+`test_user_wrong.py` checks each file's code, place, underline and help
+line. Here: the first error's help names the fix, and the program with that
+fix applied (one edit where the help proposes one; E0209, E0210 and E0220
+change a declaration and its call) passes `tilec check -D warnings` and
+computes what NumPy does. Help lines made concrete for this sweep (they
+named no spelling, or one that led to a second error): E0202 puts the
+axes of a reshape where they broadcast (`bias.reshape([1, N])`); E0205 of a
+shape casts one dimension (`x.shape()[0] as f32`); E0218 of a `reshape`
+fixes that reshape (it proposed a second one after it); E0209 of a scalar
+parameter spells the const generic, its use and the call's turbofish;
+E0217 with too few tile sizes gives the whole length of the axes left out
+(`z.partition([4, 8])`); E0401 in a kernel with a `&mut` output proposes
+storing into it; E0204 on a tensor in kernel code loads it with the names
+at hand (`x.load()` of a static shape; it said `x.load_like(z)` where no
+`z` exists); E0118 on a binding assigned later proposes `let mut` (the
+`let kind: .. = value;` it proposed failed E0108 at the assignment).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang.run as run
+from tilelang import driver
+from userprog import apply_fixes, first_error
+
+DIR = Path(__file__).parent / "wrong"
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements)
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "e01_unclosed_brace": ("add the matching `}`",
+                           [("    z.store(z.load() * 2.0);\n", "    z.store(z.load() * 2.0);\n}\n")]),
+    "e02_float_type": ("similar name exists: `f32`", [("Tensor<float,", "Tensor<f32,")]),
+    "e03_duplicate_kernel": ("rename one of them", [("fn add<const B: i32>(z: &mut Tensor<i32",
+                                                     "fn add_i32<const B: i32>(z: &mut Tensor<i32")]),
+    "e04_turbofish_count": ("give 1 generic argument", [("fill::<f32, 4>", "fill::<4>")]),
+    "e05_broadcast_shapes": ("`bias.reshape([1, N])`", [("bias.reshape([N, 1])", "bias.reshape([1, N])")]),
+    "e06_cast_tensor_to_scalar": ("`x.shape()[0] as f32`", [("x.shape() as f32", "x.shape()[0] as f32")]),
+    "e07_store_shape_of_reshape": ("`t.sum(1).reshape([B])`", [("t.sum(1).reshape([B, 1])", "t.sum(1).reshape([B])")]),
+    "e08_runtime_tile_dim": ("`head<const B: i32, const N: i32>` without `n: i32`, `N` here, and a call gives the "
+                             "values: `head::<B, N>(..)`",
+                             [("fn head<const B: i32>", "fn head<const B: i32, const N: i32>"), (", n: i32)", ")"),
+                              ("partition([n])", "partition([N])"),
+                              ("head(z.partition([4]), &x, 4)", "head::<4, 4>(z.partition([4]), &x)")]),
+    "e09_randn_in_kernel": ("call `randn` in `main`",
+                            [("(z: &mut Tensor<f32, [B]>)", "(z: &mut Tensor<f32, [B]>, noise: &Tensor<f32, [?]>)"),
+                             ("    let noise = randn::<f32>([B], 7);\n", ""),
+                             ("noise * 0.01", "noise.load_like(z) * 0.01"),
+                             ("jitter(z.partition([4]))", "let noise = randn::<f32>([8], 7);\n"
+                              "    jitter(z.partition([4]), &noise)")]),
+    "e10_partition_shape": ("`z.partition([4, 8])`", [("z.partition([4])", "z.partition([4, 8])")]),
+    "e11_kernel_returns": ("remove the return type and `store` the result",
+                           [("(x: &Tensor<f32, [B]>) -> f32 {\n    x.load().sum()\n",
+                             "(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [B]>) {\n"
+                             "    z.store(full::<f32>([1], x.load().sum()));\n"),
+                            ("    print(total(&x));", "    let mut z = zeros::<f32>([1]);\n"
+                             "    total(z.partition([1]), &x).sync();\n    print(z);")]),
+    "e12_forgot_sync": ("run it with `.sync()`", [("inc(z.partition([4]));", "inc(z.partition([4])).sync();")]),
+    "e13_const_div_zero": ("divide by a value that is not zero", [("let blocks = 0;", "let blocks = 4;")]),
+    "e14_partition_immutable": ("`mut z`", [("let z = ones", "let mut z = ones")]),
+    "e15_handle_dropped": ("or use `.sync()`", [(".launch();", ".sync();")]),
+    "e16_store_to_input": ("store the block's result into `z`", [("x.store(where", "z.store(where")]),
+    # the help of the first error, then the second one's (E0406: `x` as `&mut`)
+    "e17_tensor_arithmetic_in_device_fn": ("`x.load()` reads all of it",
+                                           [("(x * x)", "(x.load() * x.load())"), ("(x: &Tensor", "(x: &mut Tensor")]),
+    "e18_break_outside": ("use `return` to leave a function", [("        break;", "        return;")]),
+    "e19_uninit": ("`let mut kind: .. = value;`", [("let kind: i32;", "let mut kind: i32 = 1;")]),
+    "e20_partition_vs_param": ("make the tile shapes agree", [("z.partition([4, 8])", "z.partition([4, 4])")]),
+}
+
+
+def _fixed(name: str, tmp_path: Path) -> Path:
+    f = tmp_path / f"{name}.tile"
+    f.write_text(apply_fixes(DIR / f"{name}.tile", FIXES[name][1]), encoding="utf-8")
+    return f
+
+
+def test_every_mistake_has_a_fix() -> None:
+    assert sorted(p.stem for p in DIR.glob("e*.tile")) == sorted(FIXES)
+    assert len({first_error(DIR / f"{n}.tile").code for n in FIXES}) == 20  # 20 codes, one program each
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+    d = first_error(DIR / f"{name}.tile")
+    assert any(FIXES[name][0] in h for h in d.help), (name, d.help)
+    result = driver.check(_fixed(name, tmp_path), deny_warnings=True)
+    assert not result.diagnostics, (name, [f"{x.code}: {x.message}" for x in result.diagnostics])
+
+
+def _run(name: str, tmp_path: Path) -> tuple[dict[str, np.ndarray], str]:
+    out = io.StringIO()
+    ex = run.execute(str(_fixed(name, tmp_path)), "cpu", out=out)
+    return {k: v.numpy() for k, v in ex.main_locals.items() if hasattr(v, "numpy")}, out.getvalue()
+
+
+def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
+    r = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(_run("e01_unclosed_brace", tmp_path)[0]["z"], r * 2)
+    np.testing.assert_array_equal(_run("e02_float_type", tmp_path)[0]["z"], r * 3)
+    np.testing.assert_array_equal(_run("e03_duplicate_kernel", tmp_path)[0]["z"], r)
+    np.testing.assert_array_equal(_run("e04_turbofish_count", tmp_path)[0]["z"], np.full(8, 1.5))
+    t, out = _run("e05_broadcast_shapes", tmp_path)
+    np.testing.assert_array_equal(t["z"], 1 + np.tile(r, (4, 1)))  # the bias along each row
+    assert out == f"{(1 + np.tile(r, (4, 1))).sum()}\n"
+    assert _run("e06_cast_tensor_to_scalar", tmp_path)[1] == "2.0\n"
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    np.testing.assert_array_equal(_run("e07_store_shape_of_reshape", tmp_path)[0]["z"], x.sum(1))
+    np.testing.assert_array_equal(_run("e08_runtime_tile_dim", tmp_path)[0]["z"], np.full(4, 6.0))
+    t, _ = _run("e09_randn_in_kernel", tmp_path)
+    np.testing.assert_allclose(t["z"], r + t["noise"] * np.float32(0.01), rtol=1e-6)
+    assert _run("e10_partition_shape", tmp_path)[1] == "32.0\n"
+    np.testing.assert_array_equal(_run("e11_kernel_returns", tmp_path)[0]["z"], [28.0])
+    np.testing.assert_array_equal(_run("e12_forgot_sync", tmp_path)[0]["z"], np.ones(8))
+    assert _run("e13_const_div_zero", tmp_path)[1] == "25\n"
+    np.testing.assert_array_equal(_run("e14_partition_immutable", tmp_path)[0]["z"], np.zeros(8))
+    np.testing.assert_array_equal(_run("e15_handle_dropped", tmp_path)[0]["z"], np.ones(8))
+    np.testing.assert_array_equal(_run("e16_store_to_input", tmp_path)[0]["z"], np.maximum(r - 4, 0))
+    z = np.arange(4, dtype=np.float32) + 1
+    np.testing.assert_allclose(_run("e17_tensor_arithmetic_in_device_fn", tmp_path)[0]["z"],
+                               z / np.sqrt((z * z).sum()), rtol=1e-6)
+    assert _run("e18_break_outside", tmp_path)[1] == ""  # 45 > 40: main returns before its print
+    assert _run("e19_uninit", tmp_path)[1] == "1\n"  # 7 is odd: the declared value
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    np.testing.assert_array_equal(_run("e20_partition_vs_param", tmp_path)[0]["z"], x.T)

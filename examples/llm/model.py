@@ -127,6 +127,19 @@ class Qwen3Config:
     def from_dict(cls, d: dict[str, Any]) -> Qwen3Config:
         if not isinstance(d, dict):
             raise ValueError(f"config.json holds a JSON {type(d).__name__}, not an object of fields")
+        # What this engine does not implement must not be dropped in silence:
+        # another architecture, rotary scaling, a sliding window, biases and
+        # another activation would each give wrong logits, not an error.
+        unsupported = [
+            ("model_type", d.get("model_type", "qwen3") != "qwen3", "this engine runs Qwen3"),
+            ("rope_scaling", d.get("rope_scaling") is not None, "rotary scaling is not implemented"),
+            ("use_sliding_window", bool(d.get("use_sliding_window")), "sliding-window attention is not implemented"),
+            ("attention_bias", bool(d.get("attention_bias")), "projection biases are not implemented"),
+            ("hidden_act", d.get("hidden_act", "silu") != "silu", "the MLP is SwiGLU (silu)"),
+        ]
+        for key, bad, why in unsupported:
+            if bad:
+                raise ValueError(f"config.json has {key} = {d[key]!r}: {why}")
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         if "head_dim" not in kw and "hidden_size" in kw and "num_attention_heads" in kw:

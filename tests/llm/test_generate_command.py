@@ -84,11 +84,17 @@ def test_a_broken_config_json(tmp_path: Path, capsys) -> None:  # type: ignore[n
         ("hidden_size", "64", "hidden_size must be a positive integer, not '64'"),
         ("rms_norm_eps", -1e-6, "rms_norm_eps must be a positive number"),
         ("tie_word_embeddings", 1, "tie_word_embeddings must be true or false, not 1"),
+        # what the engine does not implement: wrong logits if ignored
+        ("model_type", "llama", "model_type = 'llama': this engine runs Qwen3"),
+        ("rope_scaling", {"rope_type": "yarn", "factor": 4.0}, "rotary scaling is not implemented"),
+        ("use_sliding_window", True, "sliding-window attention is not implemented"),
+        ("hidden_act", "gelu", "the MLP is SwiGLU (silu)"),
     ]:
         d = json.loads(good)
         d[field] = value
         (tmp_path / "config.json").write_text(json.dumps(d))
         assert says in _error(["--model", str(tmp_path), "--device", "cpu"], capsys), field
+    d = json.loads(good)
     d.pop("head_dim")
     d["hidden_size"] = 64.0  # head_dim derived from it
     (tmp_path / "config.json").write_text(json.dumps(d))

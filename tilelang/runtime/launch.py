@@ -135,7 +135,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .primary(span, f"this gives `{name}` = {_show(value)}")
                     .secondary(old_span, f"this gives `{name}` = {_show(env[name])}")
                     .secondary(call_span, "in this launch")
-                    .with_help(f"make both sources give `{name}` the same value"))
+                    .with_help(_conflict_help(name, value, env[name])))
             return
         env[name] = value
         source[name] = (why, span)
@@ -390,6 +390,15 @@ def _convert_help(text: str | None, want: DType) -> str:
             inner = f"({inner})"
         return f"convert it first: `&({inner} as {want.value})`"
     return f"convert it first: `t as {want.value}` makes a `{want.value}` copy of a tensor `t`"
+
+
+def _conflict_help(name: str, a: GenericValue, b: GenericValue) -> str:
+    if {a, b} == {DType.BF16, DType.F32}:
+        # a NumPy float32 array where `T` is given as bf16 (NumPy has no bf16 to hold it)
+        return (f"NumPy has no bf16: float32 arrays make `{name}` `f32` (leave `{name}` out to compute in f32), "
+                "or pass torch.bfloat16 CUDA tensors (a parameter declared `bf16`, not a generic, takes float32 "
+                "arrays and rounds them)")
+    return f"make both sources give `{name}` the same value"
 
 
 def _scalar_misfit(value: Any, dt: DType) -> tuple[str, str] | None:

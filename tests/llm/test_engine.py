@@ -560,9 +560,23 @@ def test_sampler_mirror_draws_from_the_nucleus_distribution() -> None:
 
 def test_sampling_engine_is_deterministic_for_a_seed() -> None:
     w = random_weights(UNTIED, seed=3)
-    a = TileQwen3(UNTIED, w, max_seq=16, sampling=(0.8, 0.9, 42)).generate([1, 2, 3], 6)
-    b = TileQwen3(UNTIED, w, max_seq=16, sampling=(0.8, 0.9, 42)).generate([1, 2, 3], 6)
-    assert a == b and all(0 <= t < UNTIED.vocab_size for t in a)
+    a = TileQwen3(UNTIED, w, max_seq=16, sampling=(0.8, 0.9, -42))
+    b = TileQwen3(UNTIED, w, max_seq=16, sampling=(0.8, 0.9, -42))
+    got = a.generate([1, 2, 3], 6)
+    assert got == b.generate([1, 2, 3], 6) and all(0 <= t < UNTIED.vocab_size for t in got)
+    # End to end (huser, round 6): each step's token, chosen on the device with
+    # the engine's temperature, top-p and seed (negative: the kernel's `seed: i32`
+    # hashed as u32), is what the NumPy mirror samples from that step's logits,
+    # the position fed being the draw's counter. (Against the NumPy model's
+    # logits a token may differ where bf16 attention moves a logit across a
+    # draw's boundary.)
+    a.reset()
+    t = 1
+    for pos in range(2):
+        logits = a.feed(t)
+        t = int(a.be.read(a.tok)[0])
+        want, nucleus = sample_reference(logits, 0.8, 0.9, -42, pos)
+        assert t == want and nucleus[t], pos
 
 
 # ---------------------------------------------------------------- config and checkpoints

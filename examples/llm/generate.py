@@ -28,6 +28,7 @@ from model import Qwen3Config, load_safetensors, random_weights
 
 I32_MAX = 2**31 - 1
 MAX_SEQ = 2**30  # positions are i32 on the device, and the cache's length a power of 2
+CPU_WEIGHT_BYTES = 256e6  # `small` is 8 MB; qwen3-0.6b 1.5 GB: hours a token on the interpreter
 
 
 def _gpu() -> bool:
@@ -170,6 +171,17 @@ def main(argv: list[str] | None = None) -> int:
         cfg = Qwen3Config.load(a.config or a.model)
     except (OSError, ValueError, TypeError) as e:  # no such file, bad JSON, missing or odd fields
         ap.error(f"cannot read the model's config: {e}")
+    if not gpu and cfg.weight_bytes() > CPU_WEIGHT_BYTES:
+        # README's first command on a machine without a GPU: `auto` fell back to
+        # the interpreter, which would allocate the model as float32 and take
+        # hours a token
+        what = f"{cfg.weight_bytes() / 1e9:.2f} GB of weights"
+        if a.device == "auto":
+            ap.error(
+                f"no CUDA GPU (PyTorch with CUDA) found, and the CPU interpreter would take hours a "
+                f"token for {what}: use --config tiny or small on the CPU, or --device cpu to run it anyway"
+            )
+        print(f"note: {what} on the CPU interpreter: expect hours a token", file=sys.stderr)
 
     tokenizer = None
     if a.model and (Path(a.model) / "tokenizer.json").exists():

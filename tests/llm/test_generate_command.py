@@ -181,3 +181,12 @@ def test_the_engine_refuses_ids_outside_the_vocabulary(feed: str) -> None:
 def test_the_engine_refuses_a_sampling_it_cannot_run(sampling: tuple, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         TileQwen3(TINY, {}, max_seq=16, sampling=sampling)  # before the weights are read
+
+
+def test_a_large_model_without_a_gpu_is_not_run_on_the_interpreter(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    # README's first command where PyTorch finds no GPU: `--device auto` fell
+    # back to the interpreter, allocating 4B parameters as float32 and running
+    # for hours a token, without a word
+    monkeypatch.setattr(generate, "_gpu", lambda: False)
+    line = _error(["--config", "qwen3-4b", "--random-weights", "--tokens", "2"], capsys)
+    assert "no CUDA GPU" in line and "hours a token" in line and "--config tiny or small" in line

@@ -11,7 +11,13 @@ tensor split into 1-D tiles (E0217), a kernel returning its result
 (E0308), the result stored into the input (E0401), tensor arithmetic in a
 device function (E0204, then E0406), `break` outside a loop (E0113), a
 binding assigned on one path only (E0118), tile shapes that give a generic
-two values (E0214).
+two values (E0214); std::attention called with `T` = f32 in the turbofish for
+f16 tensors (four E0203 "cast with `as`: `o.partition([1, 16, 32]) as
+f32`", a cast of a partition; now one error at the turbofish), its output
+split into [BM, D] tiles without the head axis (E0217: `[1, 16, 32]`, tiles
+of 1 along the leading axis), a head dimension that disagrees with the
+tensors (four E0214 saying to follow the turbofish; now one, which also
+offers the tensors' size).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the first error's help names the fix, and the program with that
@@ -41,6 +47,7 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
+from test_user_programs6 import _attention
 from userprog import apply_fixes, first_error
 
 DIR = Path(__file__).parent / "wrong"
@@ -85,6 +92,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "e18_break_outside": ("use `return` to leave a function", [("        break;", "        return;")]),
     "e19_uninit": ("`let mut kind: .. = value;`", [("let kind: i32;", "let mut kind: i32 = 1;")]),
     "e20_partition_vs_param": ("make the tile shapes agree", [("z.partition([4, 8])", "z.partition([4, 4])")]),
+    # std::attention's generics and layout: one error a call, the fix spelled out
+    "e21_attention_turbofish_type": ("`flash_attention::<f16, 16, 16, 32>(..)`", [("<f32, 16", "<f16, 16")]),
+    "e22_attention_tiles_without_heads": ("`o.partition([1, 16, 32])`", [("partition([16, 32])", "partition([1, 16, 32])")]),
+    "e23_attention_head_dim": ("or give `D` = 32 in the turbofish", [("16, 16, 64>", "16, 16, 32>")]),
 }
 
 
@@ -96,7 +107,9 @@ def _fixed(name: str, tmp_path: Path) -> Path:
 
 def test_every_mistake_has_a_fix() -> None:
     assert sorted(p.stem for p in DIR.glob("e*.tile")) == sorted(FIXES)
-    assert len({first_error(DIR / f"{n}.tile").code for n in FIXES}) == 20  # 20 codes, one program each
+    assert len({first_error(DIR / f"{n}.tile").code for n in sorted(FIXES)[:20]}) == 20  # e01-e20: 20 codes
+    for name in ("e21_attention_turbofish_type", "e23_attention_head_dim"):  # one error for the call, not 4
+        assert len([d for d in driver.check(DIR / f"{name}.tile").diagnostics if d.severity.value == "error"]) == 1
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))
@@ -142,3 +155,7 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     assert _run("e19_uninit", tmp_path)[1] == "1\n"  # 7 is odd: the declared value
     x = np.arange(64, dtype=np.float32).reshape(8, 8)
     np.testing.assert_array_equal(_run("e20_partition_vs_param", tmp_path)[0]["z"], x.T)
+    t, out = _run("e22_attention_tiles_without_heads", tmp_path)
+    want, _ = _attention(t["q"], t["k"], t["v"], 0.17, True)
+    np.testing.assert_allclose(t["o"], want, rtol=0, atol=2e-3)
+    assert out == "[4, 20, 32]\n"

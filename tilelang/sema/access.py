@@ -338,16 +338,25 @@ def tuner_partition(tcx: CheckCx, cx: CallCx, t: TensorT, arg: ast.Expr, holes: 
     return PartitionT(t, tuple(Dim.var(f"?{i}") for i in range(rank)))
 
 
-def _partition_rank_help(tcx: CheckCx, r: ast.Expr, shape: tuple[Dim | None, ...], arg: ast.Expr) -> str:
+def _partition_rank_help(tcx: CheckCx, r: ast.Expr, shape: tuple[Dim | None, ...], arg: ast.Expr,
+                         given: tuple[Dim | None, ...] | None) -> str:
     """One tile dimension per tensor dimension; with too few given, the
-    tiles the user most likely means: whole extents of the axes left out
-    (`z.partition([4])` of an [8, 8] tensor: `z.partition([4, 8])`)."""
+    tiles the user most likely means: tiles of 1 along the leading axes left
+    out where the sizes given end with the tensor's last dimension
+    (`o.partition([16, 32])` of a [4, 20, 32] tensor: `[1, 16, 32]`, the
+    layout of std::attention), else the whole length of the trailing axes
+    left out (`z.partition([4])` of an [8, 8] tensor: `[4, 8]`)."""
     base = f"give one tile dimension per tensor dimension ({len(shape)})"
     if not isinstance(arg, ast.ArrayExpr) or not 0 < len(arg.elems) < len(shape):
         return base
     x = tcx.snippet(r)
-    rest = [str(d) if d is not None else f"{x}.shape()[{k}]" for k, d in enumerate(shape)][len(arg.elems):]
-    dims = ", ".join([*(tcx.snippet(e) for e in arg.elems), *rest])
+    mine = [tcx.snippet(e) for e in arg.elems]
+    missing = len(shape) - len(mine)
+    if given is not None and len(given) == len(mine) and given[-1] is not None and given[-1] == shape[-1]:
+        dims = ", ".join(["1"] * missing + mine)
+        return f"{base}: `{x}.partition([{dims}])` takes tiles of 1 along the leading axes"
+    rest = [str(d) if d is not None else f"{x}.shape()[{k}]" for k, d in enumerate(shape)][len(mine):]
+    dims = ", ".join([*mine, *rest])
     return f"{base}: `{x}.partition([{dims}])` takes the whole length of each axis left out"
 
 
@@ -369,7 +378,7 @@ def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"{cx.arg_tys[0].rank}-D tiles", cx.args[0].span,
                                 f"expected {plural(len(t.shape), 'dimension')}")
                         .secondary(r.span, f"this is `{rt}`")
-                        .with_help(_partition_rank_help(tcx, r, t.shape, cx.args[0])))
+                        .with_help(_partition_rank_help(tcx, r, t.shape, cx.args[0], shape)))
     if cx.fx.in_kernel:
         if shape is None:
             return ERROR

@@ -85,7 +85,12 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                  .secondary(srcs[name].span, f"this gives `{name}` = {prev}"))
             p, v = prev.const_value, value.const_value
             if any(srcs[name] is g for g in e.generics):
-                d = d.with_help(f"use {prev} here, as the turbofish says")
+                key = f"{name}#turbofish"  # one report a call, not one per argument it disagrees with
+                if key in srcs:
+                    return False
+                srcs[key] = True
+                d = d.with_help(f"use {prev} here, as the turbofish says, or give `{name}` = {value} in the "
+                                "turbofish if this is the size you mean")
             elif p is not None and v is not None and p != v and (
                     isinstance(src, (ast.Ref, ast.Name)) != isinstance(srcs[name], (ast.Ref, ast.Name))):
                 # a tile that does not match a tensor's static dimension (rows of
@@ -130,6 +135,29 @@ def unify_dims(tcx: CheckCx, pshape: tuple[Dim | None, ...], ashape: tuple[Dim |
             continue
         pending.append((pd, ad, dsrc, param, partition))
     return ok
+
+
+def turbofish_elem_mismatch(tcx: CheckCx, e: ast.Call, info: FnInfo, pd: Any, got: Any, a: ast.Expr,
+                            env: dict[str, Any], srcs: dict[str, Any]) -> bool:
+    """An argument whose element type differs from the one the turbofish gave
+    the type parameter (`flash_attention::<f32, ..>` of `f16` tensors): one
+    error for the call, at the turbofish's type, saying to write the
+    arguments' type there (it proposed `as` casts of each argument, a
+    partition's too). True when handled (reported now or already)."""
+    name = pd.name if isinstance(pd, TypeParam) else None
+    if name is None or not any(srcs.get(name) is g for g in e.generics) or not isinstance(got, DType):
+        return False
+    key = f"{name}#turbofish"  # not a generic's name: one report a call
+    if key not in srcs:
+        srcs[key] = True
+        given = env[name].value if isinstance(env[name], DType) else env[name]
+        shown = ", ".join(got.value if g is srcs[name] else tcx.snippet(g) for g in e.generics)
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"the turbofish gives `{name}` = `{given}`, but the arguments hold "
+                         f"`{got.value}`", srcs[name].span, f"`{name}` = `{given}` here")
+                 .secondary(a.span, f"this holds `{got.value}`")
+                 .with_help(f"write the arguments' element type there: `{info.name}::<{shown}>(..)`, or "
+                            f"convert the data to `{given}` where it is made"))
+    return True
 
 
 def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, info: FnInfo) -> None:

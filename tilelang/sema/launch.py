@@ -18,7 +18,14 @@ from tilelang.diagnostics.codes.launch import GRID_MISMATCH
 from tilelang.dtypes import DType
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
-from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify_dims, unify_elem
+from tilelang.sema.generics import (
+    arg_mismatch,
+    subst_env,
+    turbofish,
+    turbofish_elem_mismatch,
+    unify_dims,
+    unify_elem,
+)
 from tilelang.sema.kernel import check_instantiation
 from tilelang.sema.program import FnInfo
 from tilelang.sema.typeops import is_poison
@@ -65,7 +72,8 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                 borrows.append(True)
                 if isinstance(aty, PartitionT):
                     if pd is not None and not unify_elem(tcx, pd, aty.tensor.dtype, env):
-                        arg_mismatch(tcx, p, subst_type(pty, subst_env(env)), a, aty, info)
+                        if not turbofish_elem_mismatch(tcx, e, info, pd, aty.tensor.dtype, a, env, srcs):
+                            arg_mismatch(tcx, p, subst_type(pty, subst_env(env)), a, aty, info)
                         bad = True
                         continue
                     assert pshape is not None
@@ -109,7 +117,8 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
                     bad = True
                     continue
                 if pd is not None and not unify_elem(tcx, pd, inner.dtype, env):
-                    arg_mismatch(tcx, p, subst_type(pty, subst_env(env)), a, aty, info)
+                    if not turbofish_elem_mismatch(tcx, e, info, pd, inner.dtype, a, env, srcs):
+                        arg_mismatch(tcx, p, subst_type(pty, subst_env(env)), a, aty, info)
                     bad = True
                     continue
                 if pshape is not None and inner.shape is not None:

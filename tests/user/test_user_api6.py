@@ -53,3 +53,20 @@ def test_attention_mistakes_from_numpy(att: tilelang.Module) -> None:
     assert e.value.code == "E0504" and "NumPy has no bf16" in str(e.value) and "leave `T` out" in str(e.value)
     att.flash_attention[{"BN": 16}](P(f[0], [1, 16, 32]), *f[1:], 0.2, False).sync()  # the help's way: f32
     np.testing.assert_allclose(f[0], _attention(q, k, v, 0.2, False)[0], rtol=0, atol=1e-5)
+
+
+def test_the_dtype_help_of_an_output_keeps_the_array_the_kernel_writes() -> None:
+    # `partition(z.astype(numpy.float32), ..)`, the help's spelling, ran the kernel into a copy
+    # that was dropped: `z` stayed zeros without a word
+    m = tilelang.compile("kernel fn add1<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+                         "    z.store(x.load_like(z) + 1.0);\n}\n")
+    z, x = np.zeros(8), np.arange(8, dtype=np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        m.add1(P(z, [4]), x).sync()
+    assert e.value.code == "E0502" and "`z = z.astype(numpy.float32)`" in str(e.value)
+    z = z.astype(np.float32)
+    m.add1(P(z, [4]), x).sync()
+    np.testing.assert_array_equal(z, x + 1)
+    with pytest.raises(tilelang.TileError) as e:  # an input: no rebinding needed
+        m.add1(P(z, [4]), x.astype(np.float64)).sync()
+    assert "convert it first: `x.astype(numpy.float32)`" in str(e.value)

@@ -144,7 +144,7 @@ class _Call:
                     spec,
                     f"{what} must hold `{want.value}`{extra}, but it is {ref.describe()}",
                     code=lcodes.DTYPE_MISMATCH,
-                    help=_fix_dtype(ref, spec.name, storage),
+                    help=_fix_dtype(ref, spec.name, storage, spec.kind == "mut"),
                 )
         rank = len(spec.dims or ())
         if spec.dims is not None and rank != len(ref.shape):

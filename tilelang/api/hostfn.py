@@ -323,7 +323,7 @@ class HostFunction:
                 f"{what} must hold `{want.value}`, but it is {ref.describe()}",
                 code=lcodes.DTYPE_MISMATCH,
                 where=where,
-                help=_fix_dtype(ref, name, DType.F32 if want is DType.BF16 else want),
+                help=_fix_dtype(ref, name, DType.F32 if want is DType.BF16 else want, mutable),
             )
         if (
             len(ty.args) > 1

@@ -120,13 +120,20 @@ def _match_args(
     return [out[n] for n in names]
 
 
-def _fix_dtype(ref: ArrayRef, name: str, want: DType) -> str:
+def _fix_dtype(ref: ArrayRef, name: str, want: DType, mutable: bool = False) -> str:
+    """`mutable`: the kernel writes the argument, so the converted copy is the
+    array the results land in: the help rebinds the name to it (a copy made
+    in the call, `partition(z.astype(..), ..)`, would take the results away)."""
     np_name = tile_dtype_name(want)
     if ref.library == "torch":
-        return f"convert it first: `{name}.to(torch.{np_name})`"
-    if ref.library == "cupy":
-        return f"convert it first: `{name}.astype(cupy.{np_name})`"
-    return f"convert it first: `{name}.astype(numpy.{np_name})`"
+        conv = f"{name}.to(torch.{np_name})"
+    elif ref.library == "cupy":
+        conv = f"{name}.astype(cupy.{np_name})"
+    else:
+        conv = f"{name}.astype(numpy.{np_name})"
+    if mutable:
+        return f"convert it first and keep the copy, which the kernel writes: `{name} = {conv}`"
+    return f"convert it first: `{conv}`"
 
 
 def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 from backends import _Numpy, _Torch
 from capture import TorchGraph, capture
-from model import Qwen3Config
+from model import Qwen3Config, check_weights
 from plan import Plan, _pow2_at_least, check_qr, plan_for
 from reference import rope_tables
 from steps import decode_step_ops, last_row_ops, prefill_chunk_ops
@@ -176,6 +176,8 @@ class TileQwen3:
             hopper = torch.cuda.get_device_capability(device)[0] == 9
         self.seq = _pow2_at_least(max_seq)
         self.plan = plan or plan_for(cfg, self.seq, sm_count, hopper)
+        if max_seq < 1:
+            raise ValueError(f"max_seq must be at least 1, not {max_seq}")
         if sampling is not None:
             t, p, seed = sampling
             problem = temperature_problem(t)
@@ -185,6 +187,7 @@ class TileQwen3:
                 raise ValueError(f"sampling top_p must be in (0, 1], not {p}")
             if not -(2**31) <= int(seed) < 2**31:
                 raise ValueError(f"sampling seed {seed} does not fit the sampler's i32")
+        check_weights(weights, cfg)  # a short matrix would run on the wrong rows
         self.sampling = sampling  # (temperature, top_p, seed); None: greedy
         self.k = load_kernels()
         # the PDL setting of this engine's launches (`Plan.pdl`), the one

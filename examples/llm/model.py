@@ -357,21 +357,31 @@ def load_safetensors(
                     out[name] = t.to(device=device, dtype=torch.bfloat16).contiguous()
     if cfg.tie_word_embeddings:
         out.pop("lm_head.weight", None)  # some tied checkpoints store the copy too
-    missing = sorted(set(want) - set(out))
-    extra = sorted(set(out) - set(want))
+    check_weights(out, cfg, f"checkpoint {path}")
+    return out
+
+
+def check_weights(weights: dict[str, Any], cfg: Qwen3Config, what: str = "the weights dict") -> None:
+    """Every tensor `cfg` needs, of its shape, and no other (ValueError naming
+    the first that is not so): a missing one, a renamed one, one of another
+    model's shape (the engine stacks the layers' matrices: a short one would
+    run, on the wrong rows, without an error)."""
+    want = cfg.shapes()
+    have = set(weights) - ({"lm_head.weight"} if cfg.tie_word_embeddings else set())
+    missing = sorted(set(want) - have)
+    extra = sorted(have - set(want))
     if missing:
         n = len(missing)
-        msg = f"checkpoint {path} lacks {n} tensor{'s' * (n > 1)}, e.g. {missing[0]}"
+        msg = f"{what} lacks {n} tensor{'s' * (n > 1)}, e.g. {missing[0]}"
         if extra:  # a renamed tensor, or another model's checkpoint
             msg += f", and has {len(extra)} this config does not use, e.g. {extra[0]}"
         raise ValueError(msg)
     if extra:
-        raise ValueError(f"checkpoint {path} has tensors this config does not use, e.g. {extra[0]}")
+        raise ValueError(f"{what} has tensors this config does not use, e.g. {extra[0]}")
     for name, shape in want.items():
-        got = tuple(out[name].shape)
+        got = tuple(weights[name].shape)
         if got != shape:
             raise ValueError(f"{name} has shape {got}; the config needs {shape}")
-    return out
 
 
 def _header(f: Path) -> dict[str, Any]:

@@ -190,3 +190,17 @@ def test_a_large_model_without_a_gpu_is_not_run_on_the_interpreter(monkeypatch, 
     monkeypatch.setattr(generate, "_gpu", lambda: False)
     line = _error(["--config", "qwen3-4b", "--random-weights", "--tokens", "2"], capsys)
     assert "no CUDA GPU" in line and "hours a token" in line and "--config tiny or small" in line
+
+
+def test_the_engine_checks_the_weights_it_is_given() -> None:
+    # a matrix of another shape ran (the layers are stacked: on the wrong rows) without an error
+    w = random_weights(TINY, 1)
+    name = "model.layers.0.mlp.up_proj.weight"
+    w[name] = w[name][:-1]
+    with pytest.raises(ValueError, match=r"up_proj.weight has shape \(127, 64\); the config needs \(128, 64\)"):
+        TileQwen3(TINY, w, max_seq=16)
+    del w[name]
+    with pytest.raises(ValueError, match="the weights dict lacks 1 tensor, e.g. model.layers.0.mlp.up_proj"):
+        TileQwen3(TINY, w, max_seq=16)
+    with pytest.raises(ValueError, match="max_seq must be at least 1, not 0"):
+        TileQwen3(TINY, random_weights(TINY, 1), max_seq=0)

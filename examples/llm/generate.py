@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         if tokenizer is None:
             ap.error("--prompt needs a --model directory with tokenizer.json; use --prompt-ids")
         prompt = tokenizer.encode(a.prompt).ids
-    elif a.prompt_ids:
+    elif a.prompt_ids is not None:  # "" too: an empty prompt, not a random one
         try:
             prompt = [int(t) for t in a.prompt_ids.split(",")]
         except ValueError:

@@ -45,6 +45,7 @@ def _error(argv: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
         (["--temperature", "1", "--top-p", "2"], "--top-p must be in (0, 1]"),
         (["--top-p", "0"], "--top-p must be in (0, 1]"),
         (["--prompt-ids", "1,x"], "--prompt-ids takes comma-separated integers"),
+        (["--prompt-ids", ""], "--prompt-ids takes comma-separated integers"),  # was a random prompt
         (["--prompt-ids", f"1,{TINY.vocab_size}"], f"token id {TINY.vocab_size} is outside the vocabulary"),
         (["--prompt-ids", "-5"], "token id -5 is outside the vocabulary"),
         (["--context", "100", "--max-seq", "10"], "--max-seq 10 cannot hold the prompt (100 tokens)"),

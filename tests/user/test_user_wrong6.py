@@ -17,7 +17,15 @@ f32`", a cast of a partition; now one error at the turbofish), its output
 split into [BM, D] tiles without the head axis (E0217: `[1, 16, 32]`, tiles
 of 1 along the leading axis), a head dimension that disagrees with the
 tensors (four E0214 saying to follow the turbofish; now one, which also
-offers the tensors' size).
+offers the tensors' size). Then e24-e33, more of the common ones: the output
+passed as its own input (E0303), f16 times f32 (E0201), a reduction's axis
+past the rank (E0207), `load()` of a `?` tensor (E0219), a tensor parameter
+by value (E0221), `.partition` of a `reshape` (E0313), a read while the
+launch is in flight (E0305), a tile size of 0 (E0212), an argument left
+out (E0105: the help now shows the definition's parameters to match the
+call against); and a block reading the next block's tile of its output
+(E0403 at the launch: the help now says to pass the data as a `&` input
+too, `&z.clone()`).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the first error's help names the fix, and the program with that
@@ -47,6 +55,7 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
+from tilelang.diagnostics.model import TileError
 from test_user_programs6 import _attention
 from userprog import apply_fixes, first_error
 
@@ -96,6 +105,20 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "e21_attention_turbofish_type": ("`flash_attention::<f16, 16, 16, 32>(..)`", [("<f32, 16", "<f16, 16")]),
     "e22_attention_tiles_without_heads": ("`o.partition([1, 16, 32])`", [("partition([16, 32])", "partition([1, 16, 32])")]),
     "e23_attention_head_dim": ("or give `D` = 32 in the turbofish", [("16, 16, 64>", "16, 16, 32>")]),
+    # more of the common codes
+    "e24_same_tensor_in_and_out": ("`&z.clone()`", [("&z)", "&z.clone())")]),
+    "e25_mixed_precision": ("`x.load_like(z) as f32`", [("x.load_like(z) * a", "(x.load_like(z) as f32) * a")]),
+    "e26_axis_out_of_range": ("use an axis below 2", [("t.sum(2)", "t.sum(1)")]),
+    "e27_load_unknown_shape": ("`x.load_like(z)`", [("x.load()", "x.load_like(z)")]),
+    "e28_tensor_by_value": ("`&Tensor<f32, [?]>`", [("x: Tensor<", "x: &Tensor<"), ("4]), x)", "4]), &x)")]),
+    "e29_partition_of_reshape": ("bind it to a variable first",
+                                 [("    inc(z.reshape([4, 4]).partition([2, 2])).sync();\n    print(z);",
+                                   "    let mut t = z.reshape([4, 4]);\n    inc(t.partition([2, 2])).sync();\n"
+                                   "    print(t);\n    print(z);")]),
+    "e31_use_while_in_flight": ("call `h.wait()` before this use of `z`",
+                                [("    print(z.sum());\n    h.wait();", "    h.wait();\n    print(z.sum());")]),
+    "e32_tile_dim_zero": ("use a positive size", [("[n / 16]", "[n / 2]")]),
+    "e33_wrong_arg_count": ("`axpy(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, a: f32)`", [("&x).sync()", "&x, 0.5).sync()")]),
 }
 
 
@@ -155,7 +178,44 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     assert _run("e19_uninit", tmp_path)[1] == "1\n"  # 7 is odd: the declared value
     x = np.arange(64, dtype=np.float32).reshape(8, 8)
     np.testing.assert_array_equal(_run("e20_partition_vs_param", tmp_path)[0]["z"], x.T)
+    np.testing.assert_array_equal(_run("e24_same_tensor_in_and_out", tmp_path)[0]["z"], r * 2)
+    np.testing.assert_array_equal(_run("e25_mixed_precision", tmp_path)[0]["z"], np.full(8, 0.5))
+    np.testing.assert_array_equal(_run("e26_axis_out_of_range", tmp_path)[0]["z"], np.full(8, 4.0))
+    np.testing.assert_array_equal(_run("e27_load_unknown_shape", tmp_path)[0]["z"], r)
+    np.testing.assert_array_equal(_run("e28_tensor_by_value", tmp_path)[0]["z"], r)
+    t, out = _run("e29_partition_of_reshape", tmp_path)
+    np.testing.assert_array_equal(t["t"], np.ones((4, 4)))
+    np.testing.assert_array_equal(t["z"], np.zeros(16))  # the reshape is a copy, as the help says
+    assert _run("e31_use_while_in_flight", tmp_path)[1] == "8.0\n"
+    np.testing.assert_array_equal(_run("e32_tile_dim_zero", tmp_path)[0]["z"], np.ones(8))
+    np.testing.assert_array_equal(_run("e33_wrong_arg_count", tmp_path)[0]["z"], np.full(8, 0.5))
     t, out = _run("e22_attention_tiles_without_heads", tmp_path)
     want, _ = _attention(t["q"], t["k"], t["v"], 0.17, True)
     np.testing.assert_allclose(t["o"], want, rtol=0, atol=2e-3)
     assert out == "[4, 20, 32]\n"
+
+
+def test_reading_a_neighbour_s_tile_of_the_output(tmp_path: Path) -> None:
+    """E0403 at the launch (`tilec check` cannot decide it: a launch-time
+    check): a block reading the next block's tile of its `&mut` output. The
+    help said only "keep the index inside the own tile's nested tiles"; it
+    now says how to read other blocks' tiles: the data as a `&` input too."""
+    src = ("kernel fn smooth<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
+           "    let next = z.partition([B]).load([block_id(0) + 1]);\n"
+           "    z.store((z.load() + next) * 0.5);\n}\n"
+           "fn main() {\n    let mut z = arange::<f32>(8);\n    smooth(z.partition([4])).sync();\n    print(z);\n}\n")
+    f = tmp_path / "smooth.tile"
+    f.write_text(src, encoding="utf-8")
+    with pytest.raises(TileError) as e:
+        run.execute(str(f), "cpu", out=io.StringIO())
+    d = e.value.diagnostics[0]
+    assert d.code == "E0403" and any("pass the data as a `&` input as well (a copy, `&z.clone()`)" in h
+                                     for h in d.help), d.help
+    fixed = src.replace("(z: &mut Tensor<f32, [B]>) {", "(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {") \
+        .replace("z.partition([B]).load([block_id(0) + 1])", "x.partition([B]).load([block_id(0) + 1])") \
+        .replace("smooth(z.partition([4]))", "smooth(z.partition([4]), &z.clone())")
+    f.write_text(fixed, encoding="utf-8")
+    ex = run.execute(str(f), "cpu", out=io.StringIO())
+    r = np.arange(8, dtype=np.float32)
+    nxt = np.concatenate([r[4:8], np.zeros(4, np.float32)])  # block 1 reads past the end: zeros
+    np.testing.assert_array_equal(ex.main_locals["z"].numpy(), (r + nxt) * 0.5)

@@ -22,6 +22,8 @@ launch: it mentions no tensor data.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -202,12 +204,16 @@ class LaunchCheck:
         bindings = ", ".join(f"{k} = {env[k]}" for k in sorted(self.symbols) if k in env)
         if bindings:
             d = d.note(f"with {bindings}")
-        return d.with_help(_HELP.get(self.kind, "change the launch so that the check holds"))
+        m = re.search(r"of `(\w+)\.partition", self.what)
+        return d.with_help(_HELP.get(self.kind, "change the launch so that the check holds")
+                           .replace("{name}", m.group(1) if m else "z"))
 
 
 _HELP = {
     "tile-index": "launch with tile shapes that keep the index inside the own tile's nested "
-    "tiles, or loop over `0..q.num_tiles(axis)`",
+    "tiles, or loop over `0..q.num_tiles(axis)`; a block reads only its own tile of a `&mut` "
+    "parameter: to read other blocks' tiles, pass the data as a `&` input as well (a copy, "
+    "`&{name}.clone()`), whose tiles every block may read",
     "tile-divides": "launch with an own tile that the nested tile shape divides",
     "tile-equal": "partition both tensors with the same tile shape at this launch",
 }

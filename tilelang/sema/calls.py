@@ -584,7 +584,7 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
                         .with_help("call a plain `fn` to share code between kernels"))
     if len(args) != len(info.param_types):
         return tcx.arity_error(owner, plural(len(info.param_types), "argument"), len(args), e.span,
-                               info.decl.name.span)
+                               info.decl.name.span, tuple(info.decl.params))
     # turbofish: const generics (and type params) in declaration order
     gparams = list(info.decl.generics)
     if len(e.generics) > len(gparams):

@@ -304,7 +304,8 @@ class CheckCx:
              else self.program.host_fns if not in_kernel else set()).add(info.qualname)
             self.queue.append((info, in_kernel))
 
-    def arity_error(self, owner: str, takes: str, n: int, span: Span, decl: Span | None) -> Type:
+    def arity_error(self, owner: str, takes: str, n: int, span: Span, decl: Span | None,
+                    params: tuple[ast.Param, ...] = ()) -> Type:
         d = self.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} "
                      f"{'was' if n == 1 else 'were'} supplied", span,
                      f"expected {takes}")
@@ -312,4 +313,9 @@ class CheckCx:
             d = d.secondary(decl, "defined here")
         if owner in ("`block_id`", "`num_blocks`") and n == 0:  # CUDA's `blockIdx.x`, Triton's axis=0 default
             return self.emit(d.with_help(f"give the grid axis: `{owner.strip('`')}(0)` for a 1-D grid"))
+        if params and len(params) <= 8:  # the definition's parameters, to match the arguments against
+            name = owner.split("`")[1] if "`" in owner else "f"
+            sig = ", ".join(self.snippet(p) for p in params)
+            return self.emit(d.with_help(f"call it with {takes}, as its definition lists them: "
+                                         f"`{name}({sig})`"))
         return self.emit(d.with_help(f"call it with {takes}" + (", as its definition lists them" if decl else "")))

@@ -22,7 +22,9 @@ from typing import Any
 
 
 def compile_program(prog: Any) -> dict[str, tuple[Any, bool]]:
-    """block name -> (function of the registers, whether it is a generator)."""
+    """block name -> (function of the registers, whether it is a generator).
+    The functions' globals are `prog.compiled_ns`, whose `_mem` the block's
+    scheduler sets to the launch's memory (loads and stores)."""
     if prog.compiled is None:
         ns = dict(prog.ns)
         out: dict[str, tuple[Any, bool]] = {}
@@ -30,7 +32,9 @@ def compile_program(prog: Any) -> dict[str, tuple[Any, bool]]:
             lines, gen = _phis(name, block.phi_srcs), False
             for j, ins in enumerate(block.body):
                 dst = f"r[{ins.dst!r}]"
-                if ins.sync is not None:
+                if ins.call_src is not None:  # a load or a store: no request to the scheduler
+                    lines.append(f"{dst} = {ins.call_src}" if ins.dst is not None else ins.call_src)
+                elif ins.sync is not None:
                     gen = True
                     req = ins.sync_src
                     if req is None:
@@ -48,6 +52,7 @@ def compile_program(prog: Any) -> dict[str, tuple[Any, bool]]:
             exec(_code(src, name), ns)  # our own generated source
             out[name] = (ns[f"_b{i}"], gen)
         prog.compiled = out
+        prog.compiled_ns = ns
     return prog.compiled
 
 

@@ -9,11 +9,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from llsim_blocks import compile_program
 from llsim_blocks import thread as _compiled_thread
+from llsim_fast import load, store
 from llsim_hopper import _Barrier, _Group, _Pending, _tma, _tma_store, _wgmma
 from llsim_ops import _atomic, _shfl, _warp_op
 from llsim_parse import Program
-from llsim_values import Deadlock, Memory, Race, _size, knob
+from llsim_values import Deadlock, Memory, Race, knob
 
 
 def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
@@ -64,10 +66,17 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
     cp_groups: dict[int, list[list[tuple[int, bytes]]]] = {t: [] for t in range(T)}  # committed, not yet waited for
     bars: dict[Any, _Barrier] = {}
     regs_of: dict[int, dict[str, Any]] = {}
+    # per warp: its live threads, and those of them waiting at a shuffle or a warp operation
+    # (the scheduler's test of a warp, which it makes after every step, without a scan of its lanes)
+    live = [len(range(32 * w, min(T, 32 * w + 32))) for w in range(-(-T // 32))]
+    at_warp = [0] * len(live)
     wg_open: dict[int, _Group | None] = dict.fromkeys(range(T))  # wgmmas issued, not yet committed
     wg_done: dict[int, list[_Group]] = {t: [] for t in range(T)}  # committed, not yet retired
     bulk_open: dict[int, list[Any]] = {t: [] for t in range(T)}  # TMA stores issued, not yet committed
     bulk_groups: dict[int, list[list[Any]]] = {t: [] for t in range(T)}  # committed, not yet waited for
+    if knob("COMPILED"):  # the compiled blocks' loads and stores: this launch's memory
+        compile_program(prog)
+        prog.compiled_ns["_mem"] = mem
     for t in range(T):
         regs = dict(base_regs)
         regs["$tid.x"] = t
@@ -101,6 +110,7 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 req = g.send(value)
             except StopIteration:
                 del gens[t]
+                live[t >> 5] -= 1
                 waiting.pop(t, None)
                 if open_copies[t] or cp_groups[t]:
                     raise Race(f"thread {t} exited with cp.async copies it never waited for")
@@ -109,20 +119,10 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 return
             kind = req[0]
             if kind == "load":
-                if req[1][0] != "smem" and req[1][1] % (n := 8 if req[2].startswith("ptr") else _size(req[2])):
-                    # a misaligned global load faults on the GPU as a store does ("misaligned address")
-                    raise IndexError(f"load of {req[2]} at {req[1][1]} in {req[1][0]!r}: not {n}-byte aligned")
-                mem.track(t, req[1], req[2], False)
-                value = mem.load(req[1], req[2])
+                value = load(mem, t, req[1], req[2])
                 continue
             if kind == "store":
-                if req[1][0] != "smem" and req[1][1] % _size(req[2]):
-                    # the GPU faults on a misaligned access ("misaligned address")
-                    raise IndexError(f"store of {req[2]} at {req[1][1]} in {req[1][0]!r}: not {_size(req[2])}-byte aligned")
-                mem.track(t, req[1], req[2], True)
-                mem.store(req[1], req[2], req[3])
-                if mem.unfenced is not None and req[1][0] == "smem":
-                    mem.unfenced[req[1][1]:req[1][1] + _size(req[2])] = t
+                store(mem, t, req[1], req[2], req[3])
                 value = None
                 continue
             if kind == "fence_async":
@@ -253,18 +253,21 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                     value = 1
                     continue
             waiting[t] = req
+            if kind == "shfl" or kind == "warp":
+                at_warp[t >> 5] += 1
             return
 
     for t in range(T):
         advance(t, None)
     while gens:
         progressed = False
-        for w in range(-(-T // 32)):
-            lanes = [t for t in range(32 * w, min(T, 32 * w + 32)) if t in gens]
-            if lanes and all(waiting.get(t, ("",))[0] in ("shfl", "warp") for t in lanes):
+        for w in range(len(live)):
+            if live[w] and at_warp[w] == live[w]:  # every live lane at a shuffle or a warp operation
+                lanes = [t for t in range(32 * w, min(T, 32 * w + 32)) if t in gens]
                 if len(lanes) != 32:
                     raise Deadlock(f"shuffle in warp {w} with {len(lanes)} live lanes")
                 reqs = [waiting.pop(t) for t in lanes]
+                at_warp[w] = 0
                 modes = {r[1] for r in reqs}
                 if len(modes) != 1:
                     raise Deadlock("lanes of one warp at different shuffles")

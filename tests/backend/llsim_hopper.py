@@ -102,28 +102,41 @@ class _GlobalHazards:
     def __init__(self, names: set[str]) -> None:
         self.names = names
         self.epoch = 0
-        self.writes: dict[tuple[str, int], tuple[int, int]] = {}  # byte -> (epoch, thread) of its last store
-        self.reads: dict[tuple[str, int], tuple[int, int]] = {}  # byte -> (epoch, thread or -2: several)
+        # this epoch's accesses, per tensor (an older epoch's never race, so a
+        # synchronisation forgets them): byte -> the thread of its last store;
+        # byte -> the thread that loaded it, -2 for several
+        self.writes: dict[str, dict[int, int]] = {k: {} for k in names}
+        self.reads: dict[str, dict[int, int]] = {k: {} for k in names}
 
     def sync(self) -> None:
         self.epoch += 1
+        for d in (*self.writes.values(), *self.reads.values()):
+            d.clear()
 
     def access(self, t: int, key: str, off: int, n: int, write: bool) -> None:
-        e, writes, reads = self.epoch, self.writes, self.reads
+        writes, reads = self.writes[key], self.reads[key]
+        if not write:  # a load races only with another thread's store: the bytes in order, then the loads noted
+            if writes:
+                for b in range(off, off + n):
+                    w = writes.get(b)
+                    if w is not None and w != t:
+                        raise Race(f"thread {t} loads byte {b} of tensor `{key}` that thread {w} stored with no "
+                                   "barrier between them")
+            for b in range(off, off + n):
+                r = reads.get(b)
+                reads[b] = t if r is None or r == t else -2
+            return
         for b in range(off, off + n):
-            w = writes.get((key, b))
-            if w is not None and w[0] == e and w[1] != t:
-                raise Race(f"thread {t} {'stores' if write else 'loads'} byte {b} of tensor `{key}` that thread "
-                           f"{w[1]} stored with no barrier between them")
-            r = reads.get((key, b))
-            if write:
-                if r is not None and r[0] == e and r[1] != t:
-                    who = "several threads" if r[1] == -2 else f"thread {r[1]}"
-                    raise Race(f"thread {t} stores byte {b} of tensor `{key}` that {who} loaded with no "
-                               "barrier between them")
-                writes[(key, b)] = (e, t)
-            else:
-                reads[(key, b)] = (e, -2 if r is not None and r[0] == e and r[1] != t else t)
+            w = writes.get(b)
+            if w is not None and w != t:
+                raise Race(f"thread {t} stores byte {b} of tensor `{key}` that thread {w} stored with no barrier "
+                           "between them")
+            r = reads.get(b)
+            if r is not None and r != t:
+                who = "several threads" if r == -2 else f"thread {r}"
+                raise Race(f"thread {t} stores byte {b} of tensor `{key}` that {who} loaded with no "
+                           "barrier between them")
+            writes[b] = t
 
 
 class _Barrier:
@@ -265,10 +278,6 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
     setattr(_Pending, _name, _forward(_name))
 
 
-def _plain(v: Any) -> Any:
-    return v.value if isinstance(v, _Pending) else v
-
-
 @functools.cache
 def _acc_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     """[128, n] rows and columns of a wgmma accumulator's register i in thread t."""
@@ -298,7 +307,7 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
              if ln.strip() and not ln.strip().startswith("wgmma.fence")]
     firsts = [re.search(r"\{([^}]*)\}", ln) for ln in lines if ln.startswith("wgmma.mma_async")]
     nout = 1 + max(int(x.strip()[1:]) for f in firsts if f for x in f.group(1).split(","))
-    args = [[_plain(x) for x in a] for a in args]
+    args = [[x.value if isinstance(x, _Pending) else x for x in a] for a in args]  # the values
     out = [[args[t][i] for i in range(nout)] for t in range(128)]
     sm = bytes(mem.bufs["smem"])
     acc: np.ndarray | None = None

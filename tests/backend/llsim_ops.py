@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from llsim_fast import halves_bits
 from llsim_values import (
     _FLOATS,
     Memory,
@@ -350,7 +351,9 @@ def _minmax(is_max: bool) -> Callable[..., Any]:
             return b
         if b != b:
             return a
-        return max(a, b) if is_max else min(a, b)
+        if is_max:  # `max(a, b)`: b only where b > a (so a of two equal values)
+            return b if b > a else a
+        return b if b < a else a
     g.fast = fast  # type: ignore[attr-defined]
     return g
 
@@ -374,7 +377,9 @@ def _nanminmax(is_max: bool) -> Callable[..., Any]:
             return np.float32(np.nan)
         if a == 0 and b == 0:
             return zeros(a, b)
-        return max(a, b) if is_max else min(a, b)
+        if is_max:  # `max(a, b)`
+            return b if b > a else a
+        return b if b < a else a
     g.fast = fast  # type: ignore[attr-defined]
     return g
 
@@ -445,7 +450,9 @@ def _approx(kind: str, f: Callable[[Any], Any], ftz: bool = False) -> Callable[.
         if ftz and abs(r) < 2.0**-126:
             r = np.copysign(0.0, r)
         return r
-    return _unary(hw)
+    g = _unary(hw)
+    g.approx = (f, ftz)  # type: ignore[attr-defined]  # (the compiled blocks' `llsim_fast.approx32`)
+    return g
 
 
 _INTRINSICS: dict[str, Callable[..., Any]] = {
@@ -520,6 +527,9 @@ def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
         n = int(re.search(r"\.x(\d)", name).group(1))  # type: ignore[union-attr]
         trans = ".trans" in name
         rows = [a[0] for a in args]  # lane t: address of row t % 8 of matrix t // 8
+        got = _ldmatrix(mem, rows, n, trans)
+        if got is not None:
+            return got
         out = []
         for lane in range(32):
             regs = []
@@ -541,10 +551,13 @@ def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
         ty = "bfloat" if name.endswith("bf16") else "half"
 
         def word(x: Any) -> int:
-            if isinstance(x, tuple):  # <2 x half>
-                return int(np.array(x[0], np.float16).view(np.uint16)) | (int(np.array(x[1], np.float16).view(np.uint16)) << 16)
+            if isinstance(x, tuple):  # <2 x half>: int(np.array(x[0], np.float16).view(np.uint16)) | x[1]'s << 16
+                return halves_bits((x[0], x[1]))
             return int(x)
 
+        got = _mma(args, ty, word)
+        if got is not None:
+            return got
         A = np.zeros((16, 16))
         B = np.zeros((16, 8))
         C = np.zeros((16, 8))
@@ -564,6 +577,67 @@ def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
             out.append((D[g, 2 * q], D[g, 2 * q + 1], D[g + 8, 2 * q], D[g + 8, 2 * q + 1]))
         return out
     raise Unsupported(name)
+
+
+# ldmatrix: [lane, matrix] the row (of the 32 lanes' addresses) and the byte
+# offset in it of the register's two halves (the loop above: the plain form's
+# e0 at row 8i + g, 4q; the transposed form's at rows 8i + 2q and 8i + 2q + 1, 2g)
+_LANE, _MAT = np.meshgrid(np.arange(32), np.arange(4), indexing="ij")
+_LD_ROW = (8 * _MAT + _LANE // 4, 8 * _MAT + 2 * (_LANE % 4))  # plain, transposed (e0; e1 one row on)
+_LD_OFF = (4 * (_LANE % 4), 2 * (_LANE // 4))
+
+
+def _ldmatrix(mem: Memory, rows: list[Any], n: int, trans: bool) -> list[Any] | None:
+    """`ldmatrix`'s registers, the loop's `mem.load`s of i16 as one gather:
+    None (the loop then runs, and raises where it must) unless every address
+    is in one buffer, inside it, and clear of in-flight cp.async chunks."""
+    key = rows[0][0]
+    if any(r[0] != key for r in rows) or (key == "smem" and mem.inflight):
+        return None
+    base = np.array([r[1] for r in rows], np.int64)
+    r0 = _LD_ROW[trans][:, :n]
+    off0 = base[r0] + _LD_OFF[trans][:, :n]
+    off1 = base[r0 + 1] + _LD_OFF[trans][:, :n] if trans else off0 + 2
+    buf = mem.bufs[key]
+    lo, hi = min(off0.min(), off1.min()), max(off0.max(), off1.max())
+    if lo < 0 or hi + 2 > len(buf):
+        return None
+    u8 = np.frombuffer(buf, np.uint8)
+    e0 = u8[off0].astype(np.int64) | (u8[off0 + 1].astype(np.int64) << 8)
+    e1 = u8[off1].astype(np.int64) | (u8[off1 + 1].astype(np.int64) << 8)
+    return [tuple(x) for x in (e0 | (e1 << 16)).tolist()]
+
+
+# mma.m16n8k16: [lane, half] the rows and columns of A's 8 halves (4 words), B's 4 (2 words), C's and D's 4
+_G, _Q = np.arange(32)[:, None] // 4, np.arange(32)[:, None] % 4
+_MA_R = np.repeat(np.hstack([_G, _G + 8, _G, _G + 8]), 2, axis=1)
+_MA_C = np.hstack([2 * _Q, 2 * _Q + 1, 2 * _Q, 2 * _Q + 1, 2 * _Q + 8, 2 * _Q + 9, 2 * _Q + 8, 2 * _Q + 9])
+_MB_R = np.hstack([2 * _Q, 2 * _Q + 1, 2 * _Q + 8, 2 * _Q + 9])
+_MB_C = np.repeat(_G, 4, axis=1)
+_MC_R, _MC_C = np.hstack([_G, _G, _G + 8, _G + 8]), np.hstack([2 * _Q, 2 * _Q + 1, 2 * _Q, 2 * _Q + 1])
+
+
+def _mma(args: list[list[Any]], ty: str, word: Callable[[Any], int]) -> list[Any] | None:
+    """`mma.sync.m16n8k16`'s loop with its halves placed at once: each lane's
+    words and C values taken in the loop's order, then A, B and C filled by
+    index (the same float64 values as `_halves`); None where a word is not a
+    32-bit value (the loop then runs)."""
+    words, cs = [], []
+    for a in args:
+        words.append([word(x) for x in a[:6]])
+        cs.append([float(x) for x in a[6:10]])
+    if any(not 0 <= w < 1 << 32 for ws in words for w in ws):
+        return None
+    u = np.array(words, np.uint32).view(np.uint16).reshape(32, 12)  # [lane, half]: each word's low half first
+    h = u.view(np.float16).astype(np.float64) if ty == "half" else (u.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    A = np.zeros((16, 16))
+    B = np.zeros((16, 8))
+    C = np.zeros((16, 8))
+    A[_MA_R, _MA_C] = h[:, :8]
+    B[_MB_R, _MB_C] = h[:, 8:]
+    C[_MC_R, _MC_C] = cs
+    D = (A @ B + C).astype(np.float32)
+    return [tuple(x) for x in D[_MC_R, _MC_C]]
 
 
 def _atomic(op: str, old: Any, v: Any, ty: str) -> Any:

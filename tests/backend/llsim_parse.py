@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import llsim_fast
 import numpy as np
 from llsim_ops import (
     _BINOPS,
@@ -21,6 +22,7 @@ from llsim_ops import (
     _SCMP,
     _UCMP,
     _WORD,
+    _add_round_odd_scalar,
     _fcmp,
     _icmp,
     _scalar_binop,
@@ -113,6 +115,9 @@ class _Ins:
     # (or `sync`) is called
     src: str | None = None
     sync_src: str | None = None
+    # a load's or store's request done in place by the compiled block
+    # (`llsim_exec.load` / `store`, what the scheduler does with the request)
+    call_src: str | None = None
 
 
 @dataclass
@@ -131,8 +136,9 @@ class Program:
     def __init__(self, text: str) -> None:
         self.blocks: dict[str, _Block] = {}
         self.params: list[tuple[str, str]] = []
-        self.ns: dict[str, Any] = {}  # the objects the instructions' `src` names
+        self.ns: dict[str, Any] = dict(_FAST_NS)  # the objects the instructions' `src` names
         self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
+        self.compiled_ns: dict[str, Any] = {}  # and the functions' globals
         self.source = text  # (what `SimDevice.run`'s memo of launches is keyed by)
         lines = text.splitlines()
         i = 0
@@ -203,7 +209,10 @@ class Program:
         tok = tok.strip()
         if tok.startswith("%"):
             return f"r[{tok!r}]"
-        return self._bind(self._val(tok, ty)(None))  # type: ignore[arg-type]  # a constant or a smem address
+        c = self._val(tok, ty)(None)  # type: ignore[arg-type]  # a constant or a smem address
+        if type(c) is int:  # an integer constant as a literal (`_int` folds its `int()`)
+            return repr(c)
+        return self._bind(c)
 
     def _typed_src(self, s: str) -> str:
         ty, rest = _take_type(s)
@@ -217,12 +226,20 @@ class Program:
         if getattr(fn, "int_op", None) is not None:
             bits = _bits(ty)
             if op in _INLINE_OPS:
-                return f"((int({sa}) {_INLINE_OPS[op]} int({sb})) & {(1 << bits) - 1})"
-            return f"({self._bind(fn.int_op)}(int({sa}), int({sb}), {bits}) & {(1 << bits) - 1})"
-        conv = self._bind(_bf16 if ty == "bfloat" else _FLOATS[ty])
-        if op in _INLINE_OPS:
-            return f"{conv}({sa} {_INLINE_OPS[op]} {sb})"
-        return f"{conv}({self._bind(fn.float_op)}({sa}, {sb}))"
+                return f"(({_int(sa)} {_INLINE_OPS[op]} {_int(sb)}) & {(1 << bits) - 1})"
+            return f"({self._bind(fn.int_op)}({_int(sa)}, {_int(sb)}, {bits}) & {(1 << bits) - 1})"
+        if ty == "bfloat":
+            conv = "_bf16"  # (`llsim_fast.bf16`)
+            if op in _INLINE_OPS:
+                return f"{conv}({sa} {_INLINE_OPS[op]} {sb})"
+            return f"{conv}({self._bind(fn.float_op)}({sa}, {sb}))"
+        # `_FLOATS[ty](x)` of the result: x itself when NumPy computed it in `ty` already
+        # (two operands of the type), else `llsim_fast`'s exact conversion
+        if op == "fdiv":  # np.divide of two NumPy floats of the type is their `/`
+            return (f"(_fa / _fb if type(_fa := {sa}) is _T_{ty} and type(_fb := {sb}) is _T_{ty} "
+                    f"else _to_{ty}({self._bind(fn.float_op)}(_fa, _fb)))")
+        x = f"{sa} {_INLINE_OPS[op]} {sb}" if op in _INLINE_OPS else f"{self._bind(fn.float_op)}({sa}, {sb})"
+        return f"(_x if type(_x := {x}) is _T_{ty} else _to_{ty}(_x))"
 
     def _term_src(self, ins: str) -> str:
         if ins == "ret void":
@@ -271,11 +288,16 @@ class Program:
             cmp = _icmp(pred, ty) if op == "icmp" else _fcmp(pred)
             sa, sb = self._src(a, ty), self._src(b, ty)
             if op == "icmp" and pred in _UCMP:  # unsigned: `int(op(int(a), int(b)))`
-                src = f"int(int({sa}) {_UCMP[pred]} int({sb}))"
+                src = f"int({_int(sa)} {_UCMP[pred]} {_int(sb)})"
             elif op == "icmp" and pred in _SCMP:  # signed: both sides through `_signed(int(v), bits)`
                 n = _bits(ty)
-                sx = [f"(_x{j} - {1 << n} if (_x{j} := int({v})) >= {1 << (n - 1)} else _x{j})" for j, v in ((0, sa), (1, sb))]
+                sx = [repr(_signed(int(v), n)) if _literal(v) else
+                      f"(_x{j} - {1 << n} if (_x{j} := int({v})) >= {1 << (n - 1)} else _x{j})" for j, v in ((0, sa), (1, sb))]
                 src = f"int({sx[0]} {_SCMP[pred]} {sx[1]})"
+            elif op == "fcmp" and pred in llsim_fast.FCMP and "<" not in ty:
+                # `_fcmp`'s f on two NumPy floats as IEEE comparisons
+                src = (f"({llsim_fast.FCMP[pred]} if type(_fa := {sa}) in _FTYPES and type(_fb := {sb}) "
+                       f"in _FTYPES else {self._bind(cmp)}(_fa, _fb))")
             else:
                 src = f"{self._bind(cmp)}({sa}, {sb})"
             return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs, src=src)
@@ -292,10 +314,24 @@ class Program:
             cast = _CASTS[op]
             sv = self._src(m.group(2), src_ty)
             fast = _scalar_cast(op, v, src_ty, dst_ty)
-            src = (f"{self._bind(_FLOATS[dst_ty])}({sv})" if fast is not None
+            src = (f"_to_{dst_ty}({sv})" if fast is not None
                    else f"{self._bind(cast)}({sv}, {src_ty!r}, {dst_ty!r})")
+            if fast is not None and dst_ty != "double" and src_ty in _FLOATS and src_ty != dst_ty:
+                # `_to_{dst_ty}`'s shortcut for a non-NaN operand of the source type, inline
+                src = f"(_NZ_{dst_ty} + float(_x) if type(_x := {sv}) is _T_{src_ty} and _x == _x else _to_{dst_ty}(_x))"
             word = _WORD.get((src_ty, dst_ty)) if op == "bitcast" else None
-            if word is not None:  # `_cast_bitcast`'s word paths inline
+            if (src_ty, dst_ty) in _FAST_BITCASTS and op == "bitcast":  # `llsim_fast`'s exact forms
+                src = f"{_FAST_BITCASTS[src_ty, dst_ty]}({sv})"
+            elif op == "fptrunc" and dst_ty == "<2 x half>":
+                src = f"_trunc16({sv})"
+            elif op == "fptrunc" and dst_ty == "bfloat":  # `_cast_fptrunc`: `_bf16(np.float32(v))`
+                src = f"_bf16(_to_float({sv}))"
+            elif op in ("trunc", "zext", "sext") and "<" not in src_ty + dst_ty:
+                mask = (1 << _bits(dst_ty)) - 1  # `_cast_trunc` / `_cast_zext` / `_cast_sext` inline
+                n = _bits(src_ty)
+                src = {"trunc": f"({_int(sv)} & {mask})", "zext": _int(sv),
+                       "sext": f"((_x - {1 << n} if (_x := {_int(sv)}) >= {1 << (n - 1)} else _x) & {mask})"}[op]
+            elif word is not None:  # `_cast_bitcast`'s word paths inline
                 a, w0, w1 = self._bind(np.array), self._bind(word[0]), self._bind(word[1])
                 src = (f"{a}(int({sv}) & {(1 << _bits(src_ty)) - 1}, {w0}).view({w1})[()]" if src_ty[0] == "i"
                        else f"int({a}({sv}, {w0}).view({w1}))")
@@ -309,9 +345,12 @@ class Program:
             ity, iv = idxs[0]
             es = _size(ety)
             bits = _bits(ity)
-            # _signed(i, bits) inline, on the index evaluated once
+            # _signed(i, bits) inline, on the index evaluated once; a constant index's offset folded
+            si = self._typed_src(parts[2])
             src = (f"((_p := {self._typed_src(parts[1])})[0], _p[1] + ((_i - {1 << bits} if _i >= {1 << (bits - 1)}"
-                   f" else _i) if (_i := {self._typed_src(parts[2])}) is not None else 0) * {es})")
+                   f" else _i) if (_i := {si}) is not None else 0) * {es})")
+            if _literal(si):
+                src = f"((_p := {self._typed_src(parts[1])})[0], _p[1] + {_signed(int(si), bits) * es})"
             return _Ins(dst, lambda r: (base(r)[0], base(r)[1] + _signed(iv(r), bits) * es), text=rhs, src=src)
         if op == "load":
             atomic = rest.startswith("atomic ")
@@ -323,13 +362,16 @@ class Program:
                 parts[1] = re.sub(r'(?: syncscope\("\w*"\))? (?:unordered|monotonic|acquire|seq_cst)$', "", parts[1])
             p = self._typed(parts[1])[1]
             return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
-                        sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})")
+                        sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})",
+                        call_src=f"_load(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r})")
         if op == "store":
             parts = _split_args(rest)
             ty, v = self._typed(parts[0])
             p = self._typed(parts[1])[1]
             return _Ins(None, None, sync=lambda r: ("store", p(r), ty, v(r)), text=rhs,
-                        sync_src=f"('store', {self._typed_src(parts[1])}, {ty!r}, {self._typed_src(parts[0])})")
+                        sync_src=f"('store', {self._typed_src(parts[1])}, {ty!r}, {self._typed_src(parts[0])})",
+                        call_src=f"_store(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r}, "
+                                 f"{self._typed_src(parts[0])})")
         if op == "extractelement":
             a, b = _split_args(rest)
             v, i = self._typed(a)[1], self._typed(b)[1]
@@ -343,7 +385,7 @@ class Program:
                 t[i(r)] = x(r)
                 return tuple(t)
 
-            return _Ins(dst, ins, text=rhs)
+            return _Ins(dst, ins, text=rhs, src=f"_insert({self._typed_src(a)}, {self._typed_src(c)}, {self._typed_src(b)})")
         if op == "extractvalue":
             parts = _split_args(rest)
             v = self._typed(parts[0])[1]
@@ -370,7 +412,9 @@ class Program:
     def _call(self, dst: str | None, rest: str, rhs: str) -> _Ins:
         m = re.match(r'(.+?) asm (?:sideeffect )?"(.*?)", "(.*?)"\((.*)\)$', rest)
         if m:
-            return self._asm(dst, m.group(2), [self._typed(a)[1] for a in _split_args(m.group(4))], rhs)
+            asm_args = _split_args(m.group(4))
+            return self._asm(dst, m.group(2), [self._typed(a)[1] for a in asm_args], rhs,
+                             [self._typed_src(a) for a in asm_args])
         m = re.match(r"(.+?) @([\w.$]+)\((.*)\)$", rest)
         if not m:
             raise Unsupported(rhs)
@@ -378,16 +422,18 @@ class Program:
         args = [self._typed(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []
         vals = [v for _, v in args]
         tys = [t for t, _ in args]
+        ss = [self._typed_src(a) for a in _split_args(m.group(3))] if m.group(3).strip() else []  # (sources)
         if name == "llvm.nvvm.read.ptx.sreg.globaltimer":  # ticks 32 ns a read
             return _Ins(dst, lambda r: next(_TIMER), text=rhs)
         if name.startswith("llvm.nvvm.read.ptx.sreg."):
             reg = name[len("llvm.nvvm.read.ptx.sreg."):]
             return _Ins(dst, lambda r: r["$" + reg], text=rhs, src=f"r[{'$' + reg!r}]")
         if name == "llvm.nvvm.barrier.cta.sync.aligned.all":
-            return _Ins(None, None, sync=lambda r: ("bar",), text=rhs)
+            return _Ins(None, None, sync=lambda r: ("bar",), text=rhs, sync_src="('bar',)")
         if name.startswith("llvm.nvvm.shfl.sync."):
             mode = name.split(".")[4]
-            return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs)
+            return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs,
+                        sync_src=_req("'shfl'", repr(mode), *ss[1:4]))
         if name.startswith("llvm.nvvm.cp.async.cg.shared.global."):
             # an asynchronous copy: it reads now and lands at the wait_group that retires its group
             return _Ins(None, None, sync=lambda r: ("copy", vals[0](r), vals[1](r),
@@ -400,8 +446,9 @@ class Program:
         if name == "llvm.nvvm.cp.async.wait.all":
             return _Ins(None, None, sync=lambda r: ("cp_wait", 0), text=rhs)
         if name.startswith(("llvm.nvvm.ldmatrix.", "llvm.nvvm.mma.", "llvm.nvvm.vote.")):
-            return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs)
-        hop = _hopper_call(name, vals, dst, rhs)
+            return _Ins(dst, None, sync=lambda r: ("warp", name, [v(r) for v in vals]), text=rhs,
+                        sync_src=_req("'warp'", repr(name), f"[{', '.join(ss)}]"))
+        hop = _hopper_call(name, vals, dst, rhs, ss)
         if hop is not None:
             return hop
         base = re.sub(r"\.(f32|f64|i\d+|f)$", "", name)
@@ -414,13 +461,20 @@ class Program:
         src = f"{self._bind(f)}({''.join(x + ', ' for x in srcs)}tys={self._bind(tys)}, name={name!r})"
         if hasattr(f, "fast"):  # min/max: their f32 path without np.isnan
             src = f"{self._bind(f.fast)}({srcs[0]}, {srcs[1]})"
+        elif hasattr(f, "approx") and tys[0] == "float":  # `llsim_fast.approx32`: np.float32(hw(x))
+            src = f"{self._bind(llsim_fast.approx32(f.unary, *f.approx))}({srcs[0]})"
         elif hasattr(f, "unary"):  # `_unary`'s g inline
-            conv = self._bind(np.float64 if tys[0] == "double" else np.float32)
-            src = f"{conv}({self._bind(f.unary)}({srcs[0]}))"
+            ty = "double" if tys[0] == "double" else "float"
+            src = f"(_x if type(_x := {self._bind(f.unary)}({srcs[0]})) is _T_{ty} else _to_{ty}(_x))"
+        elif f is _INTRINSICS["llvm.fma"] and tys[0] == "float":
+            src = f"_fma32({srcs[0]}, {srcs[1]}, {srcs[2]}, {self._bind(_add_round_odd_scalar)})"
+        elif f is _INTRINSICS["llvm.nvvm.ff2f16x2.rn"]:
+            src = f"_pair16({srcs[0]}, {srcs[1]})"
         return _Ins(dst, lambda r: f(*[v(r) for v in vals], tys=tys, name=name), text=rhs, src=src)
 
 
-    def _asm(self, dst: str | None, text: str, vals: list[Callable[[dict[str, Any]], Any]], rhs: str) -> _Ins:
+    def _asm(self, dst: str | None, text: str, vals: list[Callable[[dict[str, Any]], Any]], rhs: str,
+             ss: list[str]) -> _Ins:
         if text == "" and dst is None:  # `g.Touch`: registers kept live, no instruction
             return _Ins(None, lambda r: None, text=rhs)
         if text == "mov.b32 $0, $1;":  # `g.Opaque`: a copy
@@ -436,9 +490,11 @@ class Program:
         if text.startswith("wgmma.wait_group"):
             # the registers pass through, once the groups they come from are retired
             n = int(re.search(r"wait_group\.sync\.aligned (\d+)", text).group(1))  # type: ignore[union-attr]
-            return _Ins(dst, None, sync=lambda r: ("wg_wait", n, tuple(v(r) for v in vals)), text=rhs)
+            return _Ins(dst, None, sync=lambda r: ("wg_wait", n, tuple(v(r) for v in vals)), text=rhs,
+                        sync_src=_req("'wg_wait'", str(n), _req(*ss)))
         if text.startswith("wgmma.mma_async") or text.startswith("wgmma.fence.sync.aligned;"):
-            return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs)
+            return _Ins(dst, None, sync=lambda r: ("wg", text, [v(r) for v in vals]), text=rhs,
+                        sync_src=_req("'wg'", self._bind(text), f"[{', '.join(ss)}]"))
         if text.startswith("atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;"):  # `last_block`'s arrival
             return _Ins(dst, None, sync=lambda r: ("atomic", "add", vals[0](r), "i32", 1), text=rhs)
         if text.startswith("{ .reg .pred %p; setp.eq.u32 %p, $1, 0; mov.u32 $0, 0; "
@@ -460,18 +516,46 @@ class Program:
         raise Unsupported(rhs)
 
 
-def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: str | None, rhs: str) -> _Ins | None:
-    """The sm_90 intrinsics the Hopper path emits (`backend/hopper.py`)."""
+# the names the compiled blocks' source uses for `llsim_fast`'s functions and types
+_FAST_NS = {**{f"_to_{ty}": fn for ty, fn in llsim_fast.TO.items()},
+            **{f"_T_{ty}": t for ty, t in llsim_fast.TYPES.items()},
+            "_NZ_float": llsim_fast.F32(-0.0), "_NZ_half": llsim_fast.F16(-0.0),
+            "_trunc16": llsim_fast.trunc16, "_pair16": llsim_fast.pair16, "_fma32": llsim_fast.fma32,
+            "_f32_bits": llsim_fast.f32_bits, "_bits_f32": llsim_fast.bits_f32, "_halves_bits": llsim_fast.halves_bits,
+            "_bits_halves": llsim_fast.bits_halves, "_f16_bits": llsim_fast.f16_bits, "_bits_f16": llsim_fast.bits_f16,
+            "_insert": llsim_fast.insert, "_bf16": llsim_fast.bf16, "_FTYPES": llsim_fast.FTYPES, "_load": llsim_fast.load, "_store": llsim_fast.store}
+_FAST_BITCASTS = {("float", "i32"): "_f32_bits", ("i32", "float"): "_bits_f32", ("<2 x half>", "i32"): "_halves_bits",
+                  ("i32", "<2 x half>"): "_bits_halves", ("half", "i16"): "_f16_bits", ("i16", "half"): "_bits_f16"}
+
+
+def _literal(src: str) -> bool:
+    """Whether the operand source `src` is an integer literal (`Program._src`)."""
+    return src.lstrip("-").isdigit()
+
+
+def _int(src: str) -> str:
+    """`int(src)` as source: a literal as it is."""
+    return src if _literal(src) else f"int({src})"
+
+
+def _req(*parts: str) -> str:
+    """A request's tuple as source (`_Ins.sync_src`): the parts' sources."""
+    return f"({''.join(p + ', ' for p in parts)})"
+
+
+def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: str | None, rhs: str,
+                 ss: list[str]) -> _Ins | None:
+    """The sm_90 intrinsics the Hopper path emits (`backend/hopper.py`); `ss`: the operands' sources."""
     def nop(r: dict[str, Any]) -> None:
         return None
 
     if name == "llvm.nvvm.wgmma.commit_group.sync.aligned":
-        return _Ins(None, None, sync=lambda r: ("wg_commit",), text=rhs)
+        return _Ins(None, None, sync=lambda r: ("wg_commit",), text=rhs, sync_src="('wg_commit',)")
     if name == "llvm.nvvm.bar.warp.sync":
         # __syncwarp: every lane of the warp gets there before any goes on
-        return _Ins(None, None, sync=lambda r: ("warp", name, []), text=rhs)
+        return _Ins(None, None, sync=lambda r: ("warp", name, []), text=rhs, sync_src=_req("'warp'", repr(name), "[]"))
     if name == "llvm.nvvm.fence.proxy.async.shared_cta":
-        return _Ins(None, None, sync=lambda r: ("fence_async",), text=rhs)
+        return _Ins(None, None, sync=lambda r: ("fence_async",), text=rhs, sync_src="('fence_async',)")
     if name.startswith("llvm.nvvm.cp.async.bulk.tensor.s2g.tile."):  # a TMA store: src, map, coords innermost first
         n = int(name[-2])
         return _Ins(None, None, sync=lambda r: ("tma_store", vals[0](r), vals[1](r), *[vals[2 + i](r) for i in range(n)]),
@@ -484,17 +568,22 @@ def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: st
             or name.startswith("llvm.nvvm.prefetch.tensormap.")):  # (a tensor map's prefetch: a hint)
         return _Ins(None, nop, text=rhs)
     if name == "llvm.nvvm.barrier.cta.sync.aligned.count":
-        return _Ins(None, None, sync=lambda r: ("nbar", vals[0](r), vals[1](r)), text=rhs)
+        return _Ins(None, None, sync=lambda r: ("nbar", vals[0](r), vals[1](r)), text=rhs,
+                    sync_src=_req("'nbar'", *ss[:2]))
     if name == "llvm.nvvm.barrier.cta.arrive.aligned.count":
-        return _Ins(None, None, sync=lambda r: ("nbar_arrive", vals[0](r), vals[1](r)), text=rhs)
+        return _Ins(None, None, sync=lambda r: ("nbar_arrive", vals[0](r), vals[1](r)), text=rhs,
+                    sync_src=_req("'nbar_arrive'", *ss[:2]))
     if name == "llvm.nvvm.mbarrier.init.shared":
         return _Ins(None, None, sync=lambda r: ("mbar_init", vals[0](r), vals[1](r)), text=rhs)
     if name == "llvm.nvvm.mbarrier.arrive.expect.tx.scope.cta.space.cta":
-        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), vals[1](r)), text=rhs)
+        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), vals[1](r)), text=rhs,
+                    sync_src=_req("'mbar_arrive'", *ss[:2]))
     if name == "llvm.nvvm.mbarrier.arrive.shared":
-        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), 0), text=rhs)
+        return _Ins(dst, None, sync=lambda r: ("mbar_arrive", vals[0](r), 0), text=rhs,
+                    sync_src=_req("'mbar_arrive'", ss[0], "0"))
     if name == "llvm.nvvm.mbarrier.try.wait.parity.scope.cta.space.cta":
-        return _Ins(dst, None, sync=lambda r: ("mbar_try", vals[0](r), vals[1](r)), text=rhs)
+        return _Ins(dst, None, sync=lambda r: ("mbar_try", vals[0](r), vals[1](r)), text=rhs,
+                    sync_src=_req("'mbar_try'", *ss[:2]))
     if name == "llvm.nvvm.cp.async.bulk.tensor.g2s.tile.2d":
         return _Ins(None, None, sync=lambda r: ("tma", vals[0](r), vals[1](r), vals[2](r), vals[3](r), vals[4](r)),
                     text=rhs)

@@ -6,7 +6,9 @@ change on `llsim` itself."""
 from __future__ import annotations
 
 import functools
+import math
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,12 +108,6 @@ class Memory:
             raise Race(f"{what} writes shared memory that a TMA store of thread {t} still reads "
                        f"(no cp.async.bulk.wait_group.read retired it)")
 
-    def track(self, t: int, ptr: tuple[Any, int], ty: str, write: bool) -> None:
-        if self.hazards is not None and ptr[0] == "smem":
-            self.hazards.access(t, ptr[1], _size(ty), write)
-        elif self.global_hazards is not None and ptr[0] in self.global_hazards.names:
-            self.global_hazards.access(t, ptr[0], ptr[1], _size(ty), write)
-
     def guard(self, key: Any, off: int, n: int, what: str) -> None:
         if key == "smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):
             raise Race(f"{what} of {n} bytes at smem+{off} while a cp.async into it is in flight")
@@ -131,25 +127,21 @@ class Memory:
         key, off = ptr
         buf = self.bufs[key]
         n = _size(ty)
-        self.guard(key, off, n, "load")
+        if self.inflight:  # (`guard`'s own test first: a call a load was a tenth of its time)
+            self.guard(key, off, n, "load")
         if off < 0 or off + n > len(buf):
             raise IndexError(f"load of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
-        raw = bytes(buf[off:off + n])
-        if ty.startswith("<"):
-            return _decode_any(raw, ty)
-        return _decode(raw, ty)
+        return load_value(buf, off, ty)
 
     def store(self, ptr: tuple[Any, int], ty: str, v: Any) -> None:
         key, off = ptr
         buf = self.bufs[key]
         n = _size(ty)
-        self.guard(key, off, n, "store")
+        if self.inflight:
+            self.guard(key, off, n, "store")
         if off < 0 or off + n > len(buf):
             raise IndexError(f"store of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
-        if ty.startswith("<"):
-            raw = _encode_any(v, ty)
-        else:
-            raw = _encode(v, ty)
+        raw = store_bytes(v, ty)
         if key == "smem" and self.wgmma_live:
             self.guard_wgmma(slice(off, off + n), "a store")
         if key == "smem" and self.bulk_live:
@@ -192,10 +184,74 @@ def _decode_any(raw: bytes, ty: str) -> Any:
     return _decode(raw, ty)
 
 
+# The bytes of the scalar and vector types `struct` packs exactly, for the
+# loads and stores: (the struct, the element type, a vector), None for the rest
+_CODES = {"float": "f", "half": "e", "double": "d", "i1": "B", "i8": "B", "i16": "H", "i32": "I", "i64": "Q"}
+_NZ = {"float": np.float32(-0.0), "half": np.float16(-0.0)}
+
+
+@functools.cache
+def _codec(ty: str) -> tuple[struct.Struct, str, bool] | None:
+    n, el = _vec(ty) if ty.startswith("<") else (1, ty)
+    code = _CODES.get(el)
+    return None if code is None else (struct.Struct(f"<{n}{code}"), el, ty.startswith("<"))
+
+
+def load_value(buf: bytearray, off: int, ty: str) -> Any:
+    """`_decode_any(bytes(buf[off:off + _size(ty)]), ty)` (a load's value),
+    without the copy and NumPy's per-call cost where that is exact: integers
+    and floats that are not NaN unpack through `struct` (a float to a Python
+    float, exactly; then the NumPy scalar as `-0.0 + x`, see `llsim_fast`);
+    anything else (NaN payloads, bfloat, odd widths) decodes the bytes."""
+    c = _codec(ty)
+    if c is not None:
+        st, el, vec = c
+        xs = st.unpack_from(buf, off)
+        if el[0] == "i":
+            return xs if vec else xs[0]
+        if not any(map(math.isnan, xs)):
+            if el == "double":
+                return tuple(map(np.float64, xs)) if vec else np.float64(xs[0])
+            nz = _NZ[el]
+            return tuple(nz + x for x in xs) if vec else nz + xs[0]
+    raw = bytes(buf[off:off + _size(ty)])
+    return _decode_any(raw, ty)
+
+
+def store_bytes(v: Any, ty: str) -> bytes:
+    """`_encode_any(v, ty)` (a store's bytes), through `struct` where that is
+    exact: integers, and NumPy floats of the type that are not NaN."""
+    c = _codec(ty)
+    if c is not None and not vec_len_differs(c, v):
+        st, el, vec = c
+        if el[0] == "i":
+            m = (1 << (8 * _size(el))) - 1
+            return st.pack(*(int(x) & m for x in v)) if vec else st.pack(int(v) & m)
+        t = _FLOATS[el]
+        if vec:
+            if all(type(x) is t and x == x for x in v):
+                return st.pack(*v)
+        elif type(v) is t and v == v:
+            return st.pack(v)
+    return _encode_any(v, ty)
+
+
+def vec_len_differs(c: tuple[struct.Struct, str, bool], v: Any) -> bool:
+    """Whether a vector's value is not a tuple of its type's length (`_encode_any` encodes what it has)."""
+    return c[2] and (type(v) is not tuple or len(v) * _size(c[1]) != c[0].size)
+
+
 def knob(name: str) -> Any:
     """A setting of the simulator that tests change on `llsim` itself
     (`monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")`, `llsim.COMPILED`),
-    read there at each use so that the parts see the change."""
-    import llsim
+    read there at each use so that the parts see the change (the module
+    kept after the first use: an `import` statement a read was a tenth of
+    an approximate instruction's time)."""
+    if not _LLSIM:
+        import llsim
 
-    return getattr(llsim, name)
+        _LLSIM.append(llsim)
+    return getattr(_LLSIM[0], name)
+
+
+_LLSIM: list[Any] = []

@@ -1,0 +1,214 @@
+"""llsim's fast paths (tests only): what the compiled blocks (`llsim_blocks`)
+call instead of NumPy's scalar constructors and casts, which cost ~0.6-2 us a
+call where the arithmetic itself is ~0.1 us (a float operation's rounding
+`np.float32(a * b)` was most of its time).
+
+Each function is, value for value, bits and NumPy type included, the NumPy
+expression its docstring names: it takes a shortcut only where that is
+exact, and otherwise runs the expression itself. The shortcuts:
+- an operand already of the result's type is the result (`np.float32(x)` of
+  an `np.float32` is `x`'s bits);
+- a float that is not NaN converts to a NumPy float as `-0.0 + x` in that
+  type (NEP 50: a Python float is cast to the NumPy operand's type, one
+  correct rounding; adding -0.0 is exact and keeps the sign of a zero);
+- IEEE half and single values pack and unpack through `struct` exactly,
+  except NaNs (their payloads and signalling bit), which take the NumPy path.
+The per-instruction closures (`llsim_parse`, `llsim.COMPILED = False`) keep
+the NumPy expressions, and tests/backend/test_llsim_blocks.py holds the two to
+identical registers; tests/backend/test_llsim_fast.py checks each shortcut
+against its expression on every half, and on single and double edge and
+random patterns.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from llsim_values import _decode, _decode_any, _encode, _encode_any, _size, knob
+
+F16, F32, F64 = np.float16, np.float32, np.float64
+_NZ16, _NZ32 = F16(-0.0), F32(-0.0)
+_F, _U = struct.Struct("<f"), struct.Struct("<I")
+_HH = struct.Struct("<ee")
+_E, _H = struct.Struct("<e"), struct.Struct("<H")
+_TINY = 2.0**-126  # the `.ftz` forms' flush threshold (`llsim_ops._approx`)
+
+
+def to32(x: Any) -> Any:
+    """`np.float32(x)`."""
+    t = type(x)
+    if t is F32:
+        return x
+    if (t is float or t is F64 or t is F16) and x == x:
+        return _NZ32 + float(x)
+    return F32(x)
+
+
+def to16(x: Any) -> Any:
+    """`np.float16(x)`."""
+    t = type(x)
+    if t is F16:
+        return x
+    if (t is float or t is F32 or t is F64) and x == x:
+        return _NZ16 + float(x)
+    return F16(x)
+
+
+def to64(x: Any) -> Any:
+    """`np.float64(x)`."""
+    t = type(x)
+    if t is F64:
+        return x
+    if (t is float or t is F32 or t is F16) and x == x:
+        return F64(float(x))
+    return F64(x)
+
+
+def bf16(x: Any) -> Any:
+    """`llsim_values._bf16(x)` (x rounded to f32, then to bfloat16 by nearest even, as an f32)."""
+    f = to32(x)
+    if f != f:  # (`np.isnan` of an np.float32)
+        return f
+    b = _U.unpack(_F.pack(f))[0]
+    b = (b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000  # never a NaN: an infinity at most
+    return _NZ32 + _F.unpack(_U.pack(b))[0]
+
+
+TO = {"float": to32, "half": to16, "double": to64}
+TYPES = {"float": F32, "half": F16, "double": F64}
+
+
+def f32_bits(x: Any) -> Any:
+    """`int(np.array(x, np.float32).view(np.uint32))` (bitcast float to i32)."""
+    if type(x) is F32 and x == x:
+        return _U.unpack(_F.pack(x))[0]
+    return int(np.array(x, F32).view(np.uint32))
+
+
+def bits_f32(v: Any) -> Any:
+    """`np.array(int(v) & 0xFFFFFFFF, np.uint32).view(np.float32)[()]` (bitcast i32 to float)."""
+    w = int(v) & 0xFFFFFFFF
+    if (w & 0x7F800000) != 0x7F800000:  # not an infinity or NaN
+        return _NZ32 + _F.unpack(_U.pack(w))[0]
+    return np.array(w, np.uint32).view(F32)[()]
+
+
+def f16_bits(x: Any) -> Any:
+    """`_decode(_encode(x, "half"), "i16")` (bitcast half to i16)."""
+    if type(x) is F16 and x == x:
+        return _H.unpack(_E.pack(x))[0]
+    return _decode(_encode(x, "half"), "i16")
+
+
+def bits_f16(v: Any) -> Any:
+    """`_decode(_encode(v, "i16"), "half")` (bitcast i16 to half)."""
+    w = int(v) & 0xFFFF
+    if (w & 0x7C00) != 0x7C00:  # not an infinity or NaN
+        return _NZ16 + _E.unpack(_H.pack(w))[0]
+    return _decode(_encode(v, "i16"), "half")
+
+
+def halves_bits(v: Any) -> Any:
+    """`_decode(_encode_any(v, "<2 x half>"), "i32")` (bitcast <2 x half> to i32)."""
+    a, b = v
+    if type(a) is F16 and type(b) is F16 and a == a and b == b:
+        return _U.unpack(_HH.pack(a, b))[0]
+    return _decode(_encode_any(v, "<2 x half>"), "i32")
+
+
+def bits_halves(v: Any) -> Any:
+    """`_decode_any(_encode(v, "i32"), "<2 x half>")` (bitcast i32 to <2 x half>)."""
+    w = int(v) & 0xFFFFFFFF
+    if (w & 0x7C00) != 0x7C00 and (w & 0x7C000000) != 0x7C000000:  # no infinity or NaN
+        a, b = _HH.unpack(_U.pack(w))
+        return (_NZ16 + a, _NZ16 + b)
+    return _decode_any(_encode(v, "i32"), "<2 x half>")
+
+
+def trunc16(v: Any) -> Any:
+    """`tuple(np.array(v, np.float16))` (fptrunc of a vector to halves)."""
+    if len(v) == 2:  # `pair16`'s shortcut
+        a, b = v
+        if type(a) is F32 and type(b) is F32 and a == a and b == b:
+            return (_NZ16 + float(a), _NZ16 + float(b))
+    if all(type(x) is F32 for x in v):
+        return tuple(to16(x) for x in v)
+    return tuple(np.array(v, F16))
+
+
+def pair16(hi: Any, lo: Any) -> Any:
+    """`(np.float16(lo), np.float16(hi))` (`cvt.rn.f16x2.f32`, `llsim_ops._ff2x2`)."""
+    if type(lo) is F32 and type(hi) is F32 and lo == lo and hi == hi:  # `to16`'s shortcut inline
+        return (_NZ16 + float(lo), _NZ16 + float(hi))
+    return (to16(lo), to16(hi))
+
+
+def fma32(a: Any, b: Any, c: Any, round_odd: Callable[[float, float], float]) -> Any:
+    """`llsim_ops._fma` on f32: `np.float32(round_odd(float(a) * float(b), float(c)))`."""
+    return to32(round_odd(float(a) * float(b), float(c)))
+
+
+def approx32(hw: Callable[[Any], Any], f: Callable[[Any], Any], ftz: bool) -> Callable[[Any], Any]:
+    """`np.float32(hw(x))` for `llsim_ops._approx`'s `hw` of the exact function
+    `f`: `f(x)` itself where that is an `np.float32` that is not NaN, no error
+    is added (`APPROX_ERROR` 0) and `.ftz` flushes neither x nor the result
+    (`hw` returns `np.float64(f(x))` then, and the f32 round trip is exact)."""
+    def fast(x: Any) -> Any:
+        if not knob("APPROX_ERROR") and not (ftz and abs(x) < _TINY):
+            r = f(x)
+            if type(r) is F32 and r == r and (r == 0 or not (ftz and abs(r) < _TINY)):  # (.ftz keeps a zero's sign)
+                return r
+        return to32(hw(x))
+    return fast
+
+
+FTYPES = (F32, F64, F16)
+# `llsim_ops._fcmp(pred)(a, b)` for two NumPy floats `_fa`, `_fb` as IEEE comparisons
+# (`np.isnan(x)` is `x != x`; an ordered comparison with a NaN is false)
+FCMP = {"oeq": "int(_fa == _fb)", "ogt": "int(_fa > _fb)", "oge": "int(_fa >= _fb)", "olt": "int(_fa < _fb)",
+        "ole": "int(_fa <= _fb)", "one": "int(_fa < _fb or _fa > _fb)", "ord": "int(_fa == _fa and _fb == _fb)",
+        "ueq": "int(not (_fa < _fb or _fa > _fb))", "ugt": "int(not (_fa <= _fb))", "uge": "int(not (_fa < _fb))",
+        "ult": "int(not (_fa >= _fb))", "ule": "int(not (_fa > _fb))", "une": "int(_fa != _fb)",
+        "uno": "int(_fa != _fa or _fb != _fb)"}
+
+
+def insert(v: Any, i: Any, x: Any) -> Any:
+    """`insertelement`: `v` with element `i` replaced by `x`, a tuple (`llsim_parse`'s closure)."""
+    t = list(v)
+    t[i] = x
+    return tuple(t)
+
+
+def load(mem: Any, t: int, p: tuple[Any, int], ty: str) -> Any:
+    """Thread `t`'s load of a `ty` at `p` (the scheduler's answer to a
+    per-instruction closure's request; the compiled blocks call it in place)."""
+    if p[0] != "smem" and p[1] % (n := 8 if ty.startswith("ptr") else _size(ty)):
+        # a misaligned global load faults on the GPU as a store does ("misaligned address")
+        raise IndexError(f"load of {ty} at {p[1]} in {p[0]!r}: not {n}-byte aligned")
+    _track(mem, t, p, ty, False)
+    return mem.load(p, ty)
+
+
+def store(mem: Any, t: int, p: tuple[Any, int], ty: str, v: Any) -> None:
+    """Thread `t`'s store of `v`, a `ty`, at `p` (as `load`)."""
+    if p[0] != "smem" and p[1] % _size(ty):
+        # the GPU faults on a misaligned access ("misaligned address")
+        raise IndexError(f"store of {ty} at {p[1]} in {p[0]!r}: not {_size(ty)}-byte aligned")
+    _track(mem, t, p, ty, True)
+    mem.store(p, ty, v)
+    if mem.unfenced is not None and p[0] == "smem":
+        mem.unfenced[p[1]:p[1] + _size(ty)] = t
+
+
+def _track(mem: Any, t: int, p: tuple[Any, int], ty: str, write: bool) -> None:
+    """The racecheck of a load or store: `_Hazards` for shared memory, `_GlobalHazards` for the kernel's tensors."""
+    if p[0] == "smem":
+        if mem.hazards is not None:
+            mem.hazards.access(t, p[1], _size(ty), write)
+            return
+    g = mem.global_hazards
+    if g is not None and p[0] in g.names:
+        g.access(t, p[0], p[1], _size(ty), write)

@@ -1,0 +1,170 @@
+"""`llsim_fast`'s shortcuts against the NumPy expressions they replace: the
+same value, bits (NaN payloads, signed zeros) and NumPy type, on halves
+(every third one widened) and on single and double patterns: the edges
+(zeros, subnormals, the largest finite values, infinities, quiet and
+signalling NaNs with payloads), f32 values at and beside the halfway points
+of halves (ties to even), values past the half and single ranges, and random
+bit patterns. Cheap by sampling; the same checks on every half, every half's
+halfway points and 4,000 random patterns passed when the shortcuts were
+written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import llsim_fast as lf
+import llsim_ops
+import numpy as np
+import pytest
+from llsim_ops import _INTRINSICS, _add_round_odd_scalar, _cast_fptrunc, _fcmp, _fma, _minmax, _nanminmax, _warp_op
+from llsim_values import Memory, _bf16, _decode, _decode_any, _encode, _encode_any, _size, load_value, store_bytes
+
+
+def _same(got: Any, want: Any) -> bool:
+    if isinstance(want, tuple):
+        return isinstance(got, tuple) and len(got) == len(want) and all(map(_same, got, want))
+    if isinstance(want, np.generic):
+        return type(got) is type(want) and got.tobytes() == want.tobytes()
+    return type(got) is type(want) and got == want
+
+
+def _f32s(n: int = 300) -> np.ndarray:
+    rng = np.random.default_rng(5)
+    edges = np.array([0, 0x80000000, 1, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
+                      0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FA00123, 0x3F800000, 0x477FE000, 0x477FF000,
+                      0x477FEFFF, 0x47800000, 0x33000000, 0x33000001, 0x32FFFFFF, 0x387FC000], np.uint32)
+    some = rng.integers(0, 1 << 16, n, dtype=np.uint64).astype(np.uint16)
+    halves = some.view(np.float16).astype(np.float32).view(np.uint32)
+    near = np.concatenate([halves + d for d in (np.uint32(0x1000), np.uint32(0x0FFF), np.uint32(0x1001))])
+    rand = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    return np.concatenate([edges, near, rand]).view(np.float32)
+
+
+def test_conversions_are_numpys() -> None:
+    f16 = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    f32 = _f32s()
+    rng = np.random.default_rng(6)
+    f64 = np.concatenate([np.array([0.0, -0.0, 5e-324, 1e300, -1e39, 3.4028235677973366e38, 65520.0, 65519.99,
+                                    2.0**-25, 2.0**-25 * 1.0000001, np.inf, np.nan]),
+                          rng.integers(0, 1 << 64, 300, dtype=np.uint64).view(np.float64)])
+    with np.errstate(all="ignore"):
+        for h in f16[::3]:  # a third of the halves, widened
+            assert _same(lf.to32(h), np.float32(h)) and lf.to16(h) is h, h
+        for xs in (f16[::97], f32, f64):
+            for x in [*xs.tolist(), *xs]:  # Python floats and NumPy scalars
+                for fast, slow in ((lf.to32, np.float32), (lf.to16, np.float16), (lf.to64, np.float64)):
+                    assert _same(fast(x), slow(x)), (fast.__name__, type(x).__name__, repr(x))
+        for x in (3, -7, 1 << 40, True):
+            assert _same(lf.to32(x), np.float32(x)) and _same(lf.to16(x), np.float16(x))
+
+
+def test_bitcasts_are_numpys() -> None:
+    with np.errstate(all="ignore"):
+        for x in _f32s():
+            assert _same(lf.f32_bits(x), int(np.array(x, np.float32).view(np.uint32))), x
+            w = int(x.view(np.uint32))
+            for v in (w, w + (1 << 32)):
+                assert _same(lf.bits_f32(v), np.array(v & 0xFFFFFFFF, np.uint32).view(np.float32)[()]), hex(v)
+        f16 = np.arange(1 << 16, dtype=np.uint16).view(np.float16)[::7]
+        for a, b in zip(f16, np.roll(f16, 1234), strict=True):
+            assert _same(lf.halves_bits((a, b)), _decode(_encode_any((a, b), "<2 x half>"), "i32"))
+
+
+def test_rounding_to_halves_is_numpys() -> None:
+    f32 = _f32s()
+    with np.errstate(all="ignore"):
+        for a, b in zip(f32, np.roll(f32, 777), strict=True):
+            assert _same(lf.trunc16((a, b)), _cast_fptrunc((a, b), "<2 x float>", "<2 x half>"))
+            assert _same(lf.pair16(a, b), _INTRINSICS["llvm.nvvm.ff2f16x2.rn"](a, b, tys=["float"], name=""))
+        mixed = (np.float32(1.5), 2.000244140625)
+        assert _same(lf.trunc16(mixed), tuple(np.array(mixed, np.float16)))
+
+
+def test_fma_approximations_and_minmax_are_the_intrinsics() -> None:
+    f32 = _f32s()
+    rng = np.random.default_rng(7)
+    with np.errstate(all="ignore"):
+        for a, b, c in zip(f32, np.roll(f32, 1), rng.permutation(f32), strict=True):
+            assert _same(lf.fma32(a, b, c, _add_round_odd_scalar), _fma(a, b, c, tys=["float"], name="llvm.fma.f32"))
+            for name in ("llvm.nvvm.ex2.approx", "llvm.nvvm.ex2.approx.ftz", "llvm.nvvm.lg2.approx.ftz",
+                         "llvm.nvvm.rsqrt.approx", "llvm.nvvm.rcp.approx.ftz", "llvm.nvvm.sin.approx"):
+                g = _INTRINSICS[name]
+                want = np.float32(g(a, tys=["float"], name=name))
+                assert _same(lf.approx32(g.unary, *g.approx)(a), want), (name, a)
+            for g in (_minmax(True), _minmax(False), _nanminmax(True), _nanminmax(False)):
+                assert _same(g.fast(a, b), g(a, b, ["float"], "")), (a, b)
+
+
+def test_loads_and_stores_are_the_byte_encodings() -> None:
+    rng = np.random.default_rng(8)
+    raw = bytearray(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    f32 = _f32s(60).tobytes()
+    raw[:len(f32)] = f32  # the edges (NaN payloads included) at the start
+    types = ["float", "half", "double", "bfloat", "i1", "i8", "i16", "i32", "i64", "<2 x half>", "<4 x float>",
+             "<2 x float>", "<4 x i32>", "<2 x i16>", "<8 x half>", "<2 x bfloat>", "i24"]
+    with np.errstate(all="ignore"):
+        for ty in types:
+            n = _size(ty)
+            for off in range(0, 4096 - 16, 4 if ty != "i1" else 97):
+                got, want = load_value(raw, off, ty), _decode_any(bytes(raw[off:off + n]), ty)
+                assert _same(got, want), (ty, off)
+                assert store_bytes(got, ty) == _encode_any(got, ty), (ty, off)
+        for v, ty in ((np.float16(1.5), "float"), (2.5, "float"), (np.float32(1e9), "half"), (-1, "i32"),
+                      ((1 << 40) + 5, "i16"), ((np.float32(1.0),), "<2 x float>"), ((3.5, 2), "<2 x float>")):
+            assert store_bytes(v, ty) == _encode_any(v, ty), (v, ty)
+
+
+def test_bitcast_to_halves_is_the_byte_encoding() -> None:
+    with np.errstate(all="ignore"):
+        for w in [*_f32s(100).view(np.uint32).tolist(), 0x7C00, 0xFC00 << 16, 0x7E01FE01, (1 << 32) + 0x3C00]:
+            assert _same(lf.bits_halves(w), _decode_any(_encode(w, "i32"), "<2 x half>")), hex(w)
+        for h in np.arange(1 << 16, dtype=np.uint16)[::5]:  # i16 <-> half, both ways
+            x = h.view(np.float16)
+            assert _same(lf.f16_bits(x), _decode(_encode(x, "half"), "i16")), h
+            assert _same(lf.bits_f16(int(h)), _decode(_encode(int(h), "i16"), "half")), h
+        assert _same(lf.f16_bits(np.float32(1e-3)), _decode(_encode(np.float32(1e-3), "half"), "i16"))
+
+
+def test_ldmatrix_and_mma_gathers_are_the_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_warp_op`'s gathers against its per-lane loops (the gathers off), on
+    random shared memory (NaN halves too) and registers of both operand types."""
+    rng = np.random.default_rng(9)
+    mem = Memory()
+    mem.bufs["smem"] = bytearray(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    rows = [("smem", int(o)) for o in rng.choice(np.arange(0, 4096 - 64, 16), 32)]
+    words = rng.integers(0, 1 << 32, (32, 6), dtype=np.uint64).tolist()
+    calls = [(f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{n}{t}.b16", [[r] for r in rows])
+             for n in (1, 2, 4) for t in ("", ".trans")]
+    for ty in ("f16", "bf16"):
+        args = [[*ws[:4], (np.float16(1.5), np.float16(-2.0)), ws[5], *map(np.float32, rng.standard_normal(4))]
+                for ws in words]
+        calls.append((f"llvm.nvvm.mma.m16n8k16.row.col.f32.{ty}", args))
+    with np.errstate(all="ignore"):
+        assert llsim_ops._ldmatrix(mem, rows, 4, True) is not None  # (the gathers apply here)
+        assert llsim_ops._mma(calls[-1][1], "bfloat", lambda x: lf.halves_bits(x) if type(x) is tuple else int(x))
+        fast = [_warp_op(name, args, mem) for name, args in calls]
+        monkeypatch.setattr(llsim_ops, "_ldmatrix", lambda *a: None)
+        monkeypatch.setattr(llsim_ops, "_mma", lambda *a: None)
+        slow = [_warp_op(name, args, mem) for name, args in calls]
+    for (name, _), f, s in zip(calls, fast, slow, strict=True):
+        assert _same(tuple(f), tuple(s)), name
+
+
+def test_bfloat_rounding_and_float_compares_are_the_originals() -> None:
+    f32 = _f32s(100)
+    with np.errstate(all="ignore"):
+        for x in [*f32, *f32.astype(np.float64), 1e39, -3.0000001, np.float16(0.1)]:
+            assert _same(lf.bf16(x), _bf16(x)), x
+        for pred, expr in lf.FCMP.items():  # the compiled blocks' comparisons
+            f, fast = _fcmp(pred), eval(f"lambda _fa, _fb: {expr}")
+            for a, b in [*zip(f32[:300], np.roll(f32, 5)[:300], strict=True), *zip(f32[:40], f32[:40], strict=True)]:
+                assert _same(fast(a, b), f(a, b)), (pred, a, b)
+
+
+def test_float_division_is_np_divide() -> None:
+    f32 = _f32s(150)
+    with np.errstate(all="ignore"):
+        for t in (np.float32, np.float16, np.float64):
+            xs = f32.astype(t)
+            for a, b in zip(xs, np.roll(xs, 3), strict=True):
+                assert _same(a / b, np.divide(a, b)), (t, a, b)

@@ -195,7 +195,7 @@ def _r16(t: dict[str, np.ndarray], out: str) -> None:
 
 
 def _r17(t: dict[str, np.ndarray], out: str) -> None:
-    a = ((np.arange(45 * 70) * 7919) % 255 - 127).reshape(45, 70).astype(np.int8)
+    a = ((np.arange(20 * 70) * 7919) % 255 - 127).reshape(20, 70).astype(np.int8)
     b = (((np.arange(70 * 30) * 104729) % 256 - 128).reshape(70, 30)).astype(np.int8)
     np.testing.assert_array_equal(t["a"], a)
     np.testing.assert_array_equal(t["b"], b)

@@ -201,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
             )
     rng = np.random.default_rng(a.seed + 1)
     if a.prompt is not None:
+        if tokenizer is None and a.model and (Path(a.model) / "tokenizer.json").exists():
+            ap.error(
+                "--prompt needs the `tokenizers` package to read tokenizer.json: "
+                "pip install 'tilec[llm]', or use --prompt-ids"
+            )
         if tokenizer is None:
             ap.error("--prompt needs a --model directory with tokenizer.json; use --prompt-ids")
         prompt = tokenizer.encode(a.prompt).ids

@@ -205,3 +205,12 @@ def test_the_engine_checks_the_weights_it_is_given() -> None:
         TileQwen3(TINY, w, max_seq=16)
     with pytest.raises(ValueError, match="max_seq must be at least 1, not 0"):
         TileQwen3(TINY, random_weights(TINY, 1), max_seq=0)
+
+
+def test_a_prompt_with_tokenizer_json_but_no_tokenizers_package(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    # it said "--prompt needs a --model directory with tokenizer.json" of a directory that has one
+    (tmp_path / "config.json").write_text(TINY.to_json())
+    (tmp_path / "tokenizer.json").write_text("{}")
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # `import tokenizers` raises ImportError
+    line = _error(["--model", str(tmp_path), "--random-weights", "--device", "cpu", "--prompt", "hi"], capsys)
+    assert "needs the `tokenizers` package" in line and "pip install 'tilec[llm]'" in line

@@ -49,6 +49,11 @@ def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
         prev, name = name, b.term(regs)
 
 
+# the requests that always wait for the scheduler (its rendezvous: shuffles, warp
+# operations, barriers, named barriers, wgmma)
+_PARK = frozenset({"shfl", "warp", "bar", "nbar", "wg"})
+
+
 def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:
     """Run one block of `T` threads to the end. Floating-point operations
     follow IEEE (overflow to inf, 0/0 to nan) without NumPy's warnings: the
@@ -118,6 +123,11 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                     raise Race(f"thread {t} exited with TMA stores whose reads it never waited for") from None
                 return
             kind = req[0]
+            if kind in _PARK:  # (the end of the chain below, tested first)
+                waiting[t] = req
+                if kind == "shfl" or kind == "warp":
+                    at_warp[t >> 5] += 1
+                return
             if kind == "load":
                 value = load(mem, t, req[1], req[2])
                 continue

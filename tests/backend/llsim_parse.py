@@ -385,7 +385,14 @@ class Program:
                 t[i(r)] = x(r)
                 return tuple(t)
 
-            return _Ins(dst, ins, text=rhs, src=f"_insert({self._typed_src(a)}, {self._typed_src(c)}, {self._typed_src(b)})")
+            sv, si, sx = self._typed_src(a), self._typed_src(c), self._typed_src(b)
+            src = f"_insert({sv}, {si}, {sx})"
+            if _literal(si) and "<" in (vty := _take_type(a)[0]):  # a constant index: the tuple's slices
+                k = int(si)
+                if 0 <= k < _vec(vty)[0]:
+                    src = (f"(_iv[:{k}] + ({sx},) + _iv[{k + 1}:] if type(_iv := {sv}) is tuple and len(_iv) == {_vec(vty)[0]} "
+                           f"else _insert(_iv, {k}, {sx}))")
+            return _Ins(dst, ins, text=rhs, src=src)
         if op == "extractvalue":
             parts = _split_args(rest)
             v = self._typed(parts[0])[1]

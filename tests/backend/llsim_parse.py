@@ -116,7 +116,7 @@ class _Ins:
     src: str | None = None
     sync_src: str | None = None
     # a load's or store's request done in place by the compiled block
-    # (`llsim_exec.load` / `store`, what the scheduler does with the request)
+    # (`llsim_fast.load` / `store`, what the scheduler does with the request)
     call_src: str | None = None
 
 

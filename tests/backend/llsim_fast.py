@@ -153,14 +153,18 @@ def fma32(a: Any, b: Any, c: Any, round_odd: Callable[[float, float], float]) ->
 
 def approx32(hw: Callable[[Any], Any], f: Callable[[Any], Any], ftz: bool) -> Callable[[Any], Any]:
     """`np.float32(hw(x))` for `llsim_ops._approx`'s `hw` of the exact function
-    `f`: `f(x)` itself where that is an `np.float32` that is not NaN, no error
-    is added (`APPROX_ERROR` 0) and `.ftz` flushes neither x nor the result
-    (`hw` returns `np.float64(f(x))` then, and the f32 round trip is exact)."""
+    `f`: where no error is added (`APPROX_ERROR` 0), `.ftz` flushes neither x
+    nor the result and that is not NaN, `hw` returns `np.float64(f(x))`, so
+    the result is `f(x)` itself for an `np.float32` (the f32 round trip is
+    exact) and `np.float32(f(x))` for an `np.float64`."""
     def fast(x: Any) -> Any:
         if not knob("APPROX_ERROR") and not (ftz and abs(x) < _TINY):
             r = f(x)
-            if type(r) is F32 and r == r and (r == 0 or not (ftz and abs(r) < _TINY)):  # (.ftz keeps a zero's sign)
-                return r
+            if r == r and (r == 0 or not (ftz and abs(r) < _TINY)):  # (.ftz keeps a zero's sign)
+                if type(r) is F32:
+                    return r
+                if type(r) is F64:  # (rsqrt, rcp: computed in f64) np.float32(r)
+                    return to32(r)
         return to32(hw(x))
     return fast
 

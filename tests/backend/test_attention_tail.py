@@ -41,12 +41,18 @@ def _clean(monkeypatch) -> None:  # type: ignore[no-untyped-def]
 
 
 def _kernel(monkeypatch, tail: str, bn: int = 64, split: str = "0"):  # type: ignore[no-untyped-def]
-    """std's `flash_attention` (f16, 128 x bn, D = 64) with `TILEC_ATTN_TAIL=tail`, and the ids of the tile
-    positions each walk computes (`_tile`'s results); lowered once a process (test_split_plan's `_spied`)."""
+    """std's `flash_attention` (f16, 128 x bn, D = 64) with `TILEC_ATTN_TAIL=tail` ("variant": unset, the
+    default's tail variant, the split's code where it would be), and the ids of the tile positions each walk
+    computes (`_tile`'s results); lowered once a process (test_split_plan's `_spied`)."""
     _clean(monkeypatch)
-    monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
-    monkeypatch.setenv("TILEC_ATTN_TAIL", tail)
-    return _spied(monkeypatch, _facts("oqkv", 3), bn)
+    facts = _facts("oqkv", 3)
+    if tail == "variant":
+        monkeypatch.delenv("TILEC_ATTN_SPLIT", raising=False)
+        facts["o"] = dataclasses.replace(facts["o"], split_walk=attention_tail.KIND)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
+        monkeypatch.setenv("TILEC_ATTN_TAIL", tail)
+    return _spied(monkeypatch, facts, bn)
 
 
 def _shares(k, pos, P: int, bh: int, hkv: int, sq: int, sk: int, causal: bool  # type: ignore[no-untyped-def]
@@ -70,13 +76,14 @@ SHAPES = [(6, 6, 1024, 1024, True), pytest.param((5, 1, 768, 1100, True), marks=
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "-".join(map(str, s)))
 def test_the_tail_runs_every_tile_once(shape, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Against the pairs' walk (`TILEC_ATTN_TAIL=0`), for 2 (the default "1") and 4 item rounds and
-    CTA counts from 1 to more than the items: the same tiles with the same bounds, each once where the
+    """Against the pairs' walk (`TILEC_ATTN_TAIL=0`), for the default's tail variant (2 item rounds; TILE_SLOW=1:
+    "1", the same walk without the split's code, and 4 item rounds) and CTA counts from 1 to more than the items: the same tiles with the same bounds, each once where the
     kv positions have an even number of query blocks (odd: the tail is off and the walk is the pairs', an
     odd middle tile twice); no CTA's share larger than the pairs' largest."""
     bh, hkv, sq, sk, causal = shape
     base_k, base_pos = _kernel(monkeypatch, "0")
-    kernels = {n: _kernel(monkeypatch, n) for n in (("1", "4") if os.environ.get("TILE_SLOW") == "1" else ("1",))}
+    kernels = {n: _kernel(monkeypatch, n) for n in (("variant", "1", "4") if os.environ.get("TILE_SLOW") == "1"
+                                                    else ("variant",))}
     nf = math.ceil(sq / 128)
     better = 0
     for P in ((1, 2, 3, 5, 13) if os.environ.get("TILE_SLOW") == "1" else (3, 13)):
@@ -120,9 +127,10 @@ def _llvm(k, facts) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_the_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Unset and "0": the same kernel (no tail); "1": the tail in the short keys' chained variant, not in the
-    kernel with the split's code (the default at D = 64 for longer keys: ptxas spilled there); anything but a
-    number: an error. (TILE_SLOW=1: the split forms' first form has the tail too.)"""
+    """"0": no tail and no request; "1": the tail in the short keys' chained variant, not in the kernel with the
+    split's code (the default at D = 64 for longer keys: ptxas spilled there); anything but "auto" or a number: an
+    error. Unset ("auto", `test_the_default_asks_for_the_tail_variant`): the short keys' variant as "0". (TILE_SLOW=1:
+    the split forms' first form has the tail under "1"; unset and "0" give the same LLVM, byte for byte.)"""
     _clean(monkeypatch)
     k = _std("flash_attention", "f16", 128, 128, 64)
     facts = {n: TensorFacts.assumed(3) for n in "oqkv"}
@@ -130,6 +138,7 @@ def test_the_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     default = print_gpu_kernel(lower_gpu(k, "sm_90a", short))
     monkeypatch.setenv("TILEC_ATTN_TAIL", "0")
     assert print_gpu_kernel(lower_gpu(k, "sm_90a", short)) == default and "%in_tail" not in default
+    assert lower_gpu(k, "sm_90a", facts).split is None  # (no request for the tail variant)
     monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", short))
     assert "%chained" in text and "%in_tail" in text
@@ -146,9 +155,54 @@ def test_the_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     assert attention_tail.rounds() == attention_tail.TAIL_ROUNDS
     monkeypatch.setenv("TILEC_ATTN_TAIL", "3")
     assert attention_tail.rounds() == 3
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "auto")
+    assert attention_tail.rounds() == 0 and attention_tail.rounds(variant=True) == attention_tail.TAIL_ROUNDS
     monkeypatch.setenv("TILEC_ATTN_TAIL", "yes")
     with pytest.raises(ValueError, match="TILEC_ATTN_TAIL='yes'"):
         lower_gpu(k, "sm_90a", short)
+
+
+def test_the_default_asks_for_the_tail_variant(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Unset ("auto"): the long keys' kernel at D = 64 is "0"'s kernel (its walk and split's code unchanged:
+    the same ops after the header line) with a request (`split_form.SplitForm`, kind "tail") that holds only for
+    a causal launch whose kv positions have an even number of query blocks; the variant compiled for it has the
+    tail and not the split's code, and asks for nothing. D = 128's long keys' kernel asks for nothing (its tail
+    spilled: `attention_tail.AUTO_D`) unless `TILEC_ATTN_TAIL_D` names it; "1" makes the split's kernel ask too
+    (its walk has no tail of its own)."""
+    _clean(monkeypatch)
+    k = _std("flash_attention", "f16", 128, 128, 64)
+    facts = {n: TensorFacts.assumed(3) for n in "oqkv"}
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "0")
+    zero = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert text.split("\n", 1)[1] == zero.split("\n", 1)[1] and "%in_tail" not in text and "split.save" in text
+    assert f"split-form @{gk.split.param}" in text.splitlines()[0] and "split-form" not in zero.splitlines()[0]
+    form = gk.split
+    assert form is not None and [kind for kind, _ in form.ons] == [attention_tail.KIND] and form.reads() == ("causal",)
+
+    def dims(bh: int, s: int) -> dict:
+        return {n: (bh, s, 64) for n in "oqkv"}
+
+    # (BH, S, causal, CTAs) -> the variant: causal 32 / 8 query blocks a head on 132 / 16 CTAs; full; 3 and 9 blocks
+    for (bh, s, causal, ctas), want in [((16, 4096, True, 132), "tail"), ((4, 1024, True, 16), "tail"),
+                                        ((16, 4096, False, 132), ""), ((3, 384, True, 9), ""), ((2, 1152, True, 18), "")]:
+        assert form.splits(dims(bh, s), {"causal": causal, "scale": 0.125}, ctas) == want, (bh, s, causal, ctas)
+    monkeypatch.delenv("TILEC_ATTN_TAIL")
+    variant = lower_gpu(k, "sm_90a", form.refine(facts, attention_tail.KIND))
+    vtext = print_gpu_kernel(variant)
+    assert variant.split is None and "%in_tail" in vtext and "split.save" not in vtext and "split walk tail" in vtext
+    k128 = _std("flash_attention", "f16", 128, 128, 128)
+    assert lower_gpu(k128, "sm_90a", facts).split is None
+    if os.environ.get("TILE_SLOW") == "1":
+        monkeypatch.setenv("TILEC_ATTN_TAIL_D", "64,128")
+        g128 = lower_gpu(k128, "sm_90a", facts)
+        assert g128.split is not None and "%in_tail" in print_gpu_kernel(lower_gpu(k128, "sm_90a", g128.split.refine(
+            facts, attention_tail.KIND)))
+        monkeypatch.delenv("TILEC_ATTN_TAIL_D")
+        monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
+        g1 = lower_gpu(k, "sm_90a", facts)
+        assert g1.split is not None and [kind for kind, _ in g1.split.ons] == [attention_tail.KIND]
 
 
 @SLOW
@@ -175,16 +229,22 @@ def test_the_tail_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-unty
 
 @SLOW
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
-@pytest.mark.parametrize(("d", "rows", "forms", "spill"), [(64, 1024, "0", 0), (64, 0, "1", 0), (128, 1024, "0", 8)],
-                         ids=["d64_short_chained", "d64_long_first_form", "d128_short"])
+@pytest.mark.parametrize(("d", "rows", "forms", "spill"), [(64, 1024, "0", 0), (64, 0, "1", 0), (128, 1024, "0", 8),
+                                                         (64, 0, "variant", 0), (128, 0, "variant", 4)],
+                         ids=["d64_short_chained", "d64_long_first_form", "d128_short", "d64_long_variant",
+                              "d128_long_variant"])
 def test_the_tail_assembles(d: int, rows: int, forms: str, spill: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """ptxas 13.0: no spills at D = 64 (the short keys' chained variant; the long keys' kernel without the
-    split's code); at D = 128's short variant two walk values stored once and reloaded once a tile in each
-    role, outside the key loop (8 bytes)."""
+    split's code, as the default's tail variant is); at D = 128's short variant two walk values stored once and
+    reloaded once a tile in each role, outside the key loop (8 bytes); D = 128's long keys' tail variant 4 bytes
+    (so not asked for by default: `attention_tail.AUTO_D`)."""
     _clean(monkeypatch)
-    monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
-    monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", forms)
     facts = {n: TensorFacts.assumed(3) for n in "oqkv"}
+    if forms == "variant":
+        facts["o"] = dataclasses.replace(facts["o"], split_walk=attention_tail.KIND)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
+        monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", forms)
     if rows:
         facts["k"] = dataclasses.replace(facts["k"], rows_at_most=rows)
     r = assemble(emit_ptx(_std("flash_attention", "f16", 128, 128, d), "sm_90a", facts), "sm_90a")

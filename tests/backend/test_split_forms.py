@@ -74,7 +74,8 @@ def test_the_first_form_is_the_kernel_without_the_split(monkeypatch) -> None:  #
         default_gk = lower_gpu(k, "sm_90a", facts)
         _env(monkeypatch, "1")
         gk = lower_gpu(k, "sm_90a", facts)
-        assert gk.split is not None and default_gk.split is None
+        assert gk.split is not None  # (unset: no request but the causal tail variant's, `attention_tail`)
+        assert default_gk.split is None or [kind for kind, _ in default_gk.split.ons] == ["tail"]
         assert _llvm(k, facts) == off and "splitws" not in off
         text = print_gpu_kernel(gk)
         assert "split.save" not in text and f"split-form @{gk.split.param}" in text

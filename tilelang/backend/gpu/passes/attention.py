@@ -57,6 +57,7 @@ from . import attention_rotated as rot
 from . import attention_softmax as softmax
 from . import attention_spec as spec
 from . import attention_split as split
+from . import attention_tail as tails
 from . import attention_tiles as tiles
 from .attention_layout import Classes, assign, classify, registers_only
 from .attention_match import AttnPlan, Tma, match
@@ -100,8 +101,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     acc_regs = BM * p.o_dot.result.shape[1] // (W * 32)  # a consumer thread's accumulator registers
     rotating = schedule == "overlap" and rot.enabled(p)
     forms = persist and split_form.enabled()  # the split a form of its own, picked at launch (`split_form`)
+    # the causal long keys' tail variant (`attention_tail`): the kernel without the split's code, with the tail
+    tailed = persist and ctx.fact(split.carrier(k)).split_walk == tails.KIND
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
-        and schedule != "serial" \
+        and schedule != "serial" and not tailed \
         and split.pieces() and split.fits(acc_regs, rotating, forms) \
         and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
@@ -117,6 +120,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         request = split.form_request(k, kv, outside, (loop.lower, loop.upper))
         if request is not None or not split.fits(acc_regs, rotating):
             proof = None  # (no plan: the split in the kernel where it fits there, as without the forms)
+    n_tail = tails.rounds(tailed) if proof is None else 0  # (the walk's tail: never beside the split's code)
+    if request is None and persist and tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed, n_tail > 0):
+        assert kv is not None
+        request = tails.request(k, kv, outside, (loop.lower, loop.upper), split.carrier(k))
     marks = split.marks(loop, fresh) if proof is not None else None
     if marks is not None:
         loop = dataclasses.replace(loop, lower=marks.lower, upper=marks.upper)
@@ -285,7 +292,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         wb = _Build(fresh)
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
         walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0,
-                                tiles.fastdiv(p.short), form=kind)
+                                tiles.fastdiv(p.short), form=kind, tail=n_tail)
         copy = marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue \
             and not form
         # (with a copy for the launches that do not split, the split walk runs only where single tiles split; the

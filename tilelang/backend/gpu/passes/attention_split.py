@@ -245,10 +245,12 @@ def form_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tu
     walk = tiles.walk_setup(b, k, kv, outside, bounds, pieces(), plan_pairs=pairs)
     assert walk.split is not None
     ons = (("single", walk.split.on), *((("pairs", walk.split.on_pairs),) if walk.split.on_pairs is not None else ()))
-    return _plan(k, b.ops, ons, carrier(k))
+    return plan(k, b.ops, ons, carrier(k))
 
 
-def _plan(k: g.GpuKernel, ops: list[object], ons: tuple[tuple[str, ir.Value], ...], param: str) -> SplitForm | None:
+def plan(k: g.GpuKernel, ops: list[object], ons: tuple[tuple[str, ir.Value], ...], param: str) -> SplitForm | None:
+    """The `SplitForm` on `param` whose kinds hold where `ons` (bools that `ops` compute) do: `ops` sliced to
+    what they need; None where that is not a launch's to fix (a load, a loop, a tile, a float)."""
     need = {on.id for _, on in ons}
     keep: list[object] = []
     for op in reversed(ops):
@@ -324,5 +326,5 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
 
 
 __all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "carrier", "epilogue", "fits",
-           "fits_narrow", "form_request", "marks",
+           "fits_narrow", "form_request", "marks", "plan",
            "pieces", "producer_regs", "single_tiles", "whole_copy", "wide"]

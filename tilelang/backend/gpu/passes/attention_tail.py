@@ -1,6 +1,7 @@
 """The persistent walk's last rounds of causal pairs as single tiles, heaviest
-first (`TILEC_ATTN_TAIL`: "1" the last `TAIL_ROUNDS` item rounds, a number
-n >= 2 the last n; off by default; issue 15).
+first (`TILEC_ATTN_TAIL`: "auto" (unset) in the causal launches over long
+keys, "1" the last `TAIL_ROUNDS` item rounds wherever a kernel can have
+them, a number n >= 2 the last n, "0" none; issue 15).
 
 The walk (`attention_tiles`) hands out uneven work (a causal kernel) in pairs
 of tiles whose sums are equal; with N pairs on P CTAs the last round is
@@ -27,10 +28,22 @@ nf the middle tile is its own pair (run twice), which the count above does
 not hold; such launches keep the pairs. The tiles are the pairs' tiles, each
 run once: the same outputs.
 
-Not in kernels with `TILEC_ATTN_SPLIT`'s code (the default D = 64 kernel for
-keys longer than `attention_chain.SHORT_BLOCKS` blocks): there ptxas 13.0
-spilled 64-68 bytes with it and scheduled the key loops longer, which the
-full launches of the same kernel would pay for nothing (RESULTS.md, h15s).
+Where (the default "auto", from the H100's A/B of 2026-12-05 09:55 with
+`TILEC_ATTN_SPLIT=0`: D = 64 causal S = 4096 and 16384 +1.8..+2.6 %, the short
+keys' chained variant at S = 1024 -1.2 %): only in a variant of its own, the
+tail variant, which a launch runs where its walk hands out pairs of an even
+`nf` (`request`: a `split_form.SplitForm` of kind `KIND`, evaluated on the
+host once a launch shape as the split forms are; the variant is compiled
+with `TensorFacts.split_walk` = "tail" on the walk's carrier). The kernel
+that asks is the long keys' one (not the short keys' variant,
+`attention_chain.SHORT_BLOCKS`) at the value widths `AUTO_D`; the variant is
+that kernel without `TILEC_ATTN_SPLIT`'s code (the split never runs on
+pairs) and with the tail. So a launch that does not walk pairs (every full
+launch), and every launch of the short keys' variant, runs today's kernel
+byte for byte. The tail is never in a kernel with the split's code: there
+ptxas 13.0 spilled 64-68 bytes with it and scheduled the key loops longer,
+which the full launches of the same kernel would pay for nothing
+(RESULTS.md, h15s).
 """
 
 from __future__ import annotations
@@ -38,28 +51,81 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from tilelang.backend.split_form import SplitForm
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from .context import Fresh
 from .pipeline import _Build
 
-TAIL_DEFAULT = "0"  # not yet timed on a GPU
+# "auto": the long keys' causal launches only, through the tail variant (`request`; the H100, 2026-12-05:
+# +1.8..+2.6 % at D = 64 causal S >= 4096 without the split's code, -1.2 % in the short keys' chained variant)
+TAIL_DEFAULT = "auto"
 # "1": this many item rounds (the model: +2.2 / +2.0 / +1.9 % at S = 1024 / 4096 / 16384; 4 rounds gain
 # +2.2 / +2.6 / +2.7 % but their tiles' K and V, ~29 MB at D = 64, may not stay in the L2 as the 13 MB of 2 do)
 TAIL_ROUNDS = 2
+# the value rows' widths whose long keys' kernel asks for the tail variant under "auto": not D = 128, whose long
+# keys' kernel with the tail spills 4 bytes in ptxas 13.0 (f16 and bf16; 0 without it) and whose causal rows were
+# not timed with it (`TILEC_ATTN_TAIL_D=64,128` asks there too: benchmarks/h15t_device.sh's arm C)
+AUTO_D = (64,)
+KIND = "tail"  # the tail variant's `TensorFacts.split_walk`
 
 
-def rounds() -> int:
-    """`TILEC_ATTN_TAIL`: how many of the walk's last item rounds of pairs are
-    dealt out as single tiles: "0" (unset: `TAIL_DEFAULT`) none, "1"
-    `TAIL_ROUNDS`, a number n >= 2 that many."""
+def setting() -> str:
+    """`TILEC_ATTN_TAIL` (unset: `TAIL_DEFAULT`): "auto", or a number of item rounds (checked)."""
     v = os.environ.get("TILEC_ATTN_TAIL", TAIL_DEFAULT).strip()
-    if not v.isdigit():
-        raise ValueError(f"TILEC_ATTN_TAIL={v!r}: expected 0 (off), 1 (on: {TAIL_ROUNDS} item rounds) "
-                         "or a number of item rounds")
+    if v != "auto" and not v.isdigit():
+        raise ValueError(f"TILEC_ATTN_TAIL={v!r}: expected auto (the long keys' causal launches), 0 (off), "
+                         f"1 (on: {TAIL_ROUNDS} item rounds) or a number of item rounds")
+    return v
+
+
+def rounds(variant: bool = False) -> int:
+    """How many of the walk's last item rounds of pairs a kernel without the
+    split's code deals out as single tiles (`TILEC_ATTN_TAIL`): "0" none, "1"
+    `TAIL_ROUNDS`, a number n >= 2 that many, in every such kernel; "auto"
+    (unset: `TAIL_DEFAULT`) `TAIL_ROUNDS` in the tail variant (`variant`) only."""
+    v = setting()
+    if v == "auto":
+        return TAIL_ROUNDS if variant else 0
     n = int(v)
     return TAIL_ROUNDS if n == 1 else n
+
+
+def asks(width: int, short: bool, own: bool) -> bool:
+    """Whether a persistent kernel (value rows `width` wide; `short`: the short
+    keys' variant; `own`: its walk has a tail) asks for the tail variant:
+    under "auto" the long keys' kernels at the `AUTO_D` widths; under a number
+    those whose walk has none (the split's code); never the short keys'
+    variant (itself a variant: its tail is its own walk's, or none)."""
+    v = setting()
+    if short or own or v == "0":
+        return False
+    return v != "auto" or width in auto_d()
+
+
+def auto_d() -> tuple[int, ...]:
+    """`AUTO_D`, or `TILEC_ATTN_TAIL_D`'s widths (comma-separated, e.g. "64,128": measurements)."""
+    v = os.environ.get("TILEC_ATTN_TAIL_D", "")
+    return tuple(int(x) for x in v.split(",") if x.strip()) if v else AUTO_D
+
+
+def request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tuple[ir.Value, ...],
+            param: str) -> SplitForm | None:
+    """The request (`split_form.SplitForm` of kind `KIND` on `param`) for the
+    tail variant: where the launch's walk (`attention_tiles.walk_setup` on the
+    kernel's scalar ops `outside`, the key loop's `bounds`) hands out pairs of
+    an even number of query blocks (where the tail applies); None where the
+    plan needs what a launch does not fix (`attention_split.plan`)."""
+    from . import attention_split, attention_tiles
+
+    b = _Build(Fresh(max(k.next_id, 1) * 4 + (1 << 20)))  # (ids of their own: the plan is never emitted)
+    w = attention_tiles.walk_setup(b, k, kv, outside, bounds, tail=0)
+    E = ir.ElemOp
+    even = b.elem(E.EQ, b.elem(E.AND, w.nf, b.const(1)), b.const(0), dtype=DType.BOOL)
+    on = b.elem(E.AND, w.pairs, even, dtype=DType.BOOL, hint="tail")
+    return attention_split.plan(k, b.ops, ((KIND, on),), param)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -145,4 +211,5 @@ def position(b: _Build, t: Tail, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.V
     return kv_out, f_out
 
 
-__all__ = ["NEVER", "TAIL_DEFAULT", "TAIL_ROUNDS", "Tail", "position", "rounds", "setup"]
+__all__ = ["AUTO_D", "KIND", "NEVER", "TAIL_DEFAULT", "TAIL_ROUNDS", "Tail", "asks", "auto_d", "position", "request", "rounds",
+           "setting", "setup"]

@@ -223,7 +223,7 @@ def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, 
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
                bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, form: str = "",
-               plan_pairs: bool = False) -> Walk:
+               plan_pairs: bool = False, tail: int = 0) -> Walk:
     """The walk's values (`Walk`), computed by `b`'s ops before the roles;
     `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`);
     `form` (`split_form`): "single", single tiles whatever the work (the
@@ -231,7 +231,8 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     single tiles, and correct, unbalanced, anywhere else); "pairs", pairs
     whatever the work, the last round's pairs cut along both tiles' keys
     (correct anywhere too); `plan_pairs`: `Split.on_pairs` computed as well
-    (the first form's request)."""
+    (the first form's request); `tail`: the last item rounds of pairs dealt
+    out as single tiles (`attention_tail`; not with `split` or `form`)."""
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
@@ -343,17 +344,17 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         sp = Split(pieces, nk, on, on_pairs, form == "pairs")
     items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
-    tail = None
-    n_tail = attention_tail.rounds() if not split and not form else 0
-    if n_tail:  # the last n item rounds of pairs as single tiles, heaviest first (`TILEC_ATTN_TAIL`)
+    t_walk = None
+    n_tail = tail if not split and not form else 0
+    if n_tail:  # the last n item rounds of pairs as single tiles, heaviest first (`attention_tail.rounds`)
         dims = tuple((mut.name, a, mut.tile_shape[a]) for a in kvs if a < mut.rank)
-        tail, t_rounds = attention_tail.setup(b, n_tail, pairs, nf, nk, N, R_, P, c, dims)
-        rounds = b.elem(E.WHERE, b.elem(E.LT, tail.start, b.const(attention_tail.NEVER), dtype=DType.BOOL),
+        t_walk, t_rounds = attention_tail.setup(b, n_tail, pairs, nf, nk, N, R_, P, c, dims)
+        rounds = b.elem(E.WHERE, b.elem(E.LT, t_walk.start, b.const(attention_tail.NEVER), dtype=DType.BOOL),
                         t_rounds, rounds, hint="rounds")
     # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
     divs = tuple(fast_divisor(b, d) for d in (nh,)) \
         if fast_div else ()
-    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, tail)
+    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, t_walk)
 
 
 def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = None) -> list[ir.Value]:

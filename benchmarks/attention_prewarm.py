@@ -272,8 +272,10 @@ def _compile_one(job: tuple[str, dict[str, Any], list[Param], list[str], str | N
             ck = compile_kernel(kir, tgt, more)
             if cubin:
                 _cache_cubin(ck.ptx, cubin, kernel)
-        if ck.abi.split is not None:  # `TILEC_ATTN_SPLIT_FORMS=1`: the split form, for the launches whose walk splits
-            sk = compile_kernel(kir, tgt, ck.abi.split.refine(facts))
+        # the variants a launch's walk picks (`split_form.SplitForm`): `TILEC_ATTN_SPLIT_FORMS=1`'s split forms
+        # ("single", "pairs"), the causal tail variant ("tail", `attention_tail`), each for the launches it holds for
+        for kind, _ in (ck.abi.split.ons if ck.abi.split is not None else ()):
+            sk = compile_kernel(kir, tgt, ck.abi.split.refine(facts, kind))
             if cubin:
                 _cache_cubin(sk.ptx, cubin, kernel)
         lines.append(f"{kernel} {inst} {arch}: {time.perf_counter() - t:.1f} s")

@@ -16,6 +16,7 @@ import math
 import os
 import shutil
 from collections import defaultdict
+from types import SimpleNamespace
 
 import pytest
 from ptxas_report import assemble
@@ -192,6 +193,22 @@ def test_the_default_asks_for_the_tail_variant(monkeypatch) -> None:  # type: ig
     variant = lower_gpu(k, "sm_90a", form.refine(facts, attention_tail.KIND))
     vtext = print_gpu_kernel(variant)
     assert variant.split is None and "%in_tail" in vtext and "split.save" not in vtext and "split walk tail" in vtext
+    # the runtime (`CudaDevice._choose`, `_variant` stubbed) on 132 SMs: causal S = 4096 runs the tail variant, the
+    # full launch the base kernel, causal S = 1024 the short keys' variant (which asks for nothing)
+    from tilelang.runtime.cuda import CudaDevice
+
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+
+    def stub(pk, key, fs, span):  # type: ignore[no-untyped-def]
+        base = len(key) == 1
+        return SimpleNamespace(short=gk.short if base else None, persistent=1, split=form if base else None), key
+
+    dev._variant = stub  # type: ignore[method-assign]
+    for bh, s, causal, want in ((64, 4096, True, ("base", form.key(attention_tail.KIND))), (64, 4096, False, ("base",)),
+                                (256, 1024, True, ("base", gk.short.key()))):
+        args = [SimpleNamespace(shape=(bh, s, 64))] * 4 + [0.125, causal]
+        assert dev._choose(SimpleNamespace(ir=k), ("base",), facts, args, None, (bh, s // 128))[1] == want
     k128 = _std("flash_attention", "f16", 128, 128, 128)
     assert lower_gpu(k128, "sm_90a", facts).split is None
     if os.environ.get("TILE_SLOW") == "1":
@@ -257,6 +274,7 @@ GPU_CASES = [
     ("bf16", 64, 3, 2048, 4, "24 pairs on 4 (long keys)"),
     ("f16", 128, 7, 1024, 5, "28 pairs on 5 (D = 128's short variant)"),
     ("bf16", 64, 2, 1000, 3, "ragged rows: 8 pairs on 3"),
+    ("f16", 64, 3, 2048, 5, "default: the long keys' tail variant, 24 pairs on 5"),
 ]
 
 
@@ -264,17 +282,19 @@ GPU_CASES = [
 @pytest.mark.parametrize("case", GPU_CASES, ids=lambda c: "-".join(map(str, c[:5])))
 def test_the_tail_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Causal attention with `TILEC_ATTN_TAIL=1` (and `TILEC_ATTN_SPLIT=0`, so that the long keys' kernel has
-    no split code, as in benchmarks/h15s_device.sh) on a few CTAs against a float32 reference (< 1e-2) and
-    the log-sum-exp."""
+    no split code, as in benchmarks/h15s_device.sh), or unset ("default": the launch picks the tail variant), on
+    a few CTAs against a float32 reference (< 1e-2) and the log-sum-exp."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
     import tilelang
 
-    dtype, d, bh, s, ctas, _ = case
+    dtype, d, bh, s, ctas, what = case
     _clean(monkeypatch)
-    monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
-    monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
+    monkeypatch.delenv("TILEC_ATTN_SPLIT", raising=False)
+    if not what.startswith("default"):
+        monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
+        monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
     attn = tilelang.compile("use std::attention::*;\n")
     dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]

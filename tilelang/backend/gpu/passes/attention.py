@@ -123,7 +123,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     n_tail = tails.rounds(tailed) if proof is None else 0  # (the walk's tail: never beside the split's code)
     if request is None and persist and tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed, n_tail > 0):
         assert kv is not None
-        request = tails.request(k, kv, outside, (loop.lower, loop.upper), split.carrier(k))
+        request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))
     marks = split.marks(loop, fresh) if proof is not None else None
     if marks is not None:
         loop = dataclasses.replace(loop, lower=marks.lower, upper=marks.upper)

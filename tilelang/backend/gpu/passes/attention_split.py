@@ -51,6 +51,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_softmax as sm
+from . import attention_tail as tails
 from . import attention_tiles as tiles
 from .attention_tiles import Marks, clone, split_marks
 from .context import Fresh
@@ -248,6 +249,18 @@ def form_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tu
     return plan(k, b.ops, ons, carrier(k))
 
 
+def tail_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tuple[ir.Value, ...]) -> SplitForm | None:
+    """The request (`split_form.SplitForm` of kind `attention_tail.KIND`) of
+    a kernel whose walk has no tail for the tail variant (`attention_tail`):
+    where the launch's walk (`attention_tiles.walk_setup` on the kernel's
+    scalar ops `outside`, the key loop's `bounds`) has one
+    (`attention_tail.applies`); None where the plan needs what a launch does
+    not fix."""
+    b = _Build(Fresh(max(k.next_id, 1) * 4 + (1 << 20)))  # (ids of their own: the plan is never emitted)
+    w = tiles.walk_setup(b, k, kv, outside, bounds)
+    return plan(k, b.ops, ((tails.KIND, tails.applies(b, w.pairs, w.nf)),), carrier(k))
+
+
 def plan(k: g.GpuKernel, ops: list[object], ons: tuple[tuple[str, ir.Value], ...], param: str) -> SplitForm | None:
     """The `SplitForm` on `param` whose kinds hold where `ons` (bools that `ops` compute) do: `ops` sliced to
     what they need; None where that is not a launch's to fix (a load, a loop, a tile, a float)."""
@@ -326,5 +339,5 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
 
 
 __all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "carrier", "epilogue", "fits",
-           "fits_narrow", "form_request", "marks", "plan",
+           "fits_narrow", "form_request", "marks", "plan", "tail_request",
            "pieces", "producer_regs", "single_tiles", "whole_copy", "wide"]

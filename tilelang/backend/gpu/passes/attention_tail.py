@@ -32,7 +32,7 @@ Where (the default "auto", from the H100's A/B of 2026-12-05 09:55 with
 `TILEC_ATTN_SPLIT=0`: D = 64 causal S = 4096 and 16384 +1.8..+2.6 %, the short
 keys' chained variant at S = 1024 -1.2 %): only in a variant of its own, the
 tail variant, which a launch runs where its walk hands out pairs of an even
-`nf` (`request`: a `split_form.SplitForm` of kind `KIND`, evaluated on the
+`nf` (`attention_split.tail_request`: a `split_form.SplitForm` of kind `KIND`, evaluated on the
 host once a launch shape as the split forms are; the variant is compiled
 with `TensorFacts.split_walk` = "tail" on the walk's carrier). The kernel
 that asks is the long keys' one (not the short keys' variant,
@@ -51,16 +51,15 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from tilelang.backend.split_form import SplitForm
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from .context import Fresh
 from .pipeline import _Build
 
-# "auto": the long keys' causal launches only, through the tail variant (`request`; the H100, 2026-12-05:
-# +1.8..+2.6 % at D = 64 causal S >= 4096 without the split's code, -1.2 % in the short keys' chained variant)
+# "auto": the long keys' causal launches only, through the tail variant (`attention_split.tail_request`; the
+# H100, 2026-12-05: +1.8..+2.6 % at D = 64 causal S >= 4096 without the split's code, -1.2 % in the short keys'
+# chained variant)
 TAIL_DEFAULT = "auto"
 # "1": this many item rounds (the model: +2.2 / +2.0 / +1.9 % at S = 1024 / 4096 / 16384; 4 rounds gain
 # +2.2 / +2.6 / +2.7 % but their tiles' K and V, ~29 MB at D = 64, may not stay in the L2 as the 13 MB of 2 do)
@@ -111,21 +110,13 @@ def auto_d() -> tuple[int, ...]:
     return tuple(int(x) for x in v.split(",") if x.strip()) if v else AUTO_D
 
 
-def request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tuple[ir.Value, ...],
-            param: str) -> SplitForm | None:
-    """The request (`split_form.SplitForm` of kind `KIND` on `param`) for the
-    tail variant: where the launch's walk (`attention_tiles.walk_setup` on the
-    kernel's scalar ops `outside`, the key loop's `bounds`) hands out pairs of
-    an even number of query blocks (where the tail applies); None where the
-    plan needs what a launch does not fix (`attention_split.plan`)."""
-    from . import attention_split, attention_tiles
-
-    b = _Build(Fresh(max(k.next_id, 1) * 4 + (1 << 20)))  # (ids of their own: the plan is never emitted)
-    w = attention_tiles.walk_setup(b, k, kv, outside, bounds, tail=0)
+def applies(b: _Build, pairs: ir.Value, nf: ir.Value) -> ir.Value:
+    """Whether a walk has a tail (bool, `b`'s op): it hands out pairs (`pairs`) of an even number `nf` of query
+    blocks a kv position (with odd nf the middle tile is its own pair). The tail variant's request asks for it
+    where this holds (`attention_split.tail_request`)."""
     E = ir.ElemOp
-    even = b.elem(E.EQ, b.elem(E.AND, w.nf, b.const(1)), b.const(0), dtype=DType.BOOL)
-    on = b.elem(E.AND, w.pairs, even, dtype=DType.BOOL, hint="tail")
-    return attention_split.plan(k, b.ops, ((KIND, on),), param)
+    even = b.elem(E.EQ, b.elem(E.AND, nf, b.const(1)), b.const(0), dtype=DType.BOOL)
+    return b.elem(E.AND, pairs, even, dtype=DType.BOOL, hint="tail")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -152,7 +143,7 @@ def setup(b: _Build, n: int, pairs: ir.Value, nf: ir.Value, nk: ir.Value, N: ir.
     E = ir.ElemOp
     zero, one = b.const(0), b.const(1)
     even = b.elem(E.EQ, b.elem(E.AND, nf, one), zero, dtype=DType.BOOL)
-    on = b.elem(E.AND, pairs, even, dtype=DType.BOOL, hint="tail")
+    on = b.elem(E.AND, pairs, even, dtype=DType.BOOL, hint="tail")  # (as `applies`, on this builder's constants)
     T = b.elem(E.MAXIMUM, b.elem(E.SUB, R, b.const(n)), zero)
     A = b.elem(E.MUL, T, P)
     L = b.elem(E.MUL, b.elem(E.MAXIMUM, b.elem(E.SUB, N, A), zero), b.const(2))  # the tail's tiles
@@ -211,5 +202,5 @@ def position(b: _Build, t: Tail, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.V
     return kv_out, f_out
 
 
-__all__ = ["AUTO_D", "KIND", "NEVER", "TAIL_DEFAULT", "TAIL_ROUNDS", "Tail", "asks", "auto_d", "position", "request", "rounds",
-           "setting", "setup"]
+__all__ = ["AUTO_D", "KIND", "NEVER", "TAIL_DEFAULT", "TAIL_ROUNDS", "Tail", "applies", "asks", "auto_d", "position",
+           "rounds", "setting", "setup"]

@@ -121,7 +121,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         if request is not None or not split.fits(acc_regs, rotating):
             proof = None  # (no plan: the split in the kernel where it fits there, as without the forms)
     n_tail = tails.rounds(tailed) if proof is None else 0  # (the walk's tail: never beside the split's code)
-    if request is None and persist and tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed, n_tail > 0):
+    if request is None and persist and tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed or form, n_tail > 0):
         assert kv is not None
         request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))
     marks = split.marks(loop, fresh) if proof is not None else None

@@ -92,14 +92,16 @@ def rounds(variant: bool = False) -> int:
     return TAIL_ROUNDS if n == 1 else n
 
 
-def asks(width: int, short: bool, own: bool) -> bool:
-    """Whether a persistent kernel (value rows `width` wide; `short`: the short
-    keys' variant; `own`: its walk has a tail) asks for the tail variant:
-    under "auto" the long keys' kernels at the `AUTO_D` widths; under a number
-    those whose walk has none (the split's code); never the short keys'
-    variant (itself a variant: its tail is its own walk's, or none)."""
+def asks(width: int, variant: bool, own: bool) -> bool:
+    """Whether a persistent kernel (value rows `width` wide; `variant`: itself
+    a variant the runtime picked, the short keys' one, a split form or the
+    tail's; `own`: its walk has a tail) asks for the tail variant: under
+    "auto" the long keys' kernels at the `AUTO_D` widths; under a number those
+    whose walk has none (the split's code); never a variant (the runtime asks
+    the first one only: the short keys' variant has its own walk's tail or
+    none)."""
     v = setting()
-    if short or own or v == "0":
+    if variant or own or v == "0":
         return False
     return v != "auto" or width in auto_d()
 

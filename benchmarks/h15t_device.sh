@@ -7,7 +7,7 @@
 #   1. prewarm (attention_prewarm.py --bench-rows f16-64,bf16-64,f16-128,bf16-128, cubins too) of the three
 #      settings at once: A = TILEC_ATTN_TAIL=0; B = the default (unset); C = TILEC_ATTN_TAIL_D=64,128 (D = 128's
 #      long keys' kernel asks for the tail variant too, which ptxas spills 4 B in: not the default)      <= 25 s
-#   2. the prefill GPU tests: tests/std + tests/backend -m gpu -k attention (-n 4; incl.
+#   2. the prefill GPU tests: tests/std + tests/backend -m gpu -k attention (-n 6, ~36 tests; incl.
 #      test_attention_tail.py's "default" case, the tail variant picked by the launch)                  <= 40 s
 #   3. the D = 64 and D = 128 causal rows (f16, bf16; S = 1024 / 4096 / 16384; benchmarks/attention.py
 #      --prefill-only --causal-only --reps 5) in the order A B B A                                     <= 4 x 17 s
@@ -47,7 +47,7 @@ for x in A B C; do
 done
 wait
 for x in A B C; do echo "h15t prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
-timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 tests/std tests/backend -k attention \
+timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu -n 6 tests/std tests/backend -k attention \
   > "$D/tests.log" 2>&1
 echo "h15t gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR" "$D/tests.log" | head -8
 bench() {  # arm $1, rows $2, label $3, timeout $4, more args

@@ -65,8 +65,9 @@ TAIL_DEFAULT = "auto"
 # +2.2 / +2.6 / +2.7 % but their tiles' K and V, ~29 MB at D = 64, may not stay in the L2 as the 13 MB of 2 do)
 TAIL_ROUNDS = 2
 # the value rows' widths whose long keys' kernel asks for the tail variant under "auto": not D = 128, whose long
-# keys' kernel with the tail spills 4 bytes in ptxas 13.0 (f16 and bf16; 0 without it) and whose causal rows were
-# not timed with it (`TILEC_ATTN_TAIL_D=64,128` asks there too: benchmarks/h15t_device.sh's arm C)
+# keys' kernel with the tail spills 4 bytes in ptxas 13.0 (f16 and bf16; 0 without it: a value stored once a CTA
+# and reloaded once a tile by the consumers, before the tile's first product, not in the key loop) and whose
+# causal rows were not timed with it (`TILEC_ATTN_TAIL_D=64,128` asks there too: benchmarks/h15t_device.sh's C)
 AUTO_D = (64,)
 KIND = "tail"  # the tail variant's `TensorFacts.split_walk`
 

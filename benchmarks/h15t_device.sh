@@ -10,7 +10,7 @@
 #   2. the prefill GPU tests: tests/std + tests/backend -m gpu -k attention (-n 6, ~36 tests; incl.
 #      test_attention_tail.py's "default" case, the tail variant picked by the launch)                  <= 40 s
 #   3. the D = 64 and D = 128 causal rows (f16, bf16; S = 1024 / 4096 / 16384; benchmarks/attention.py
-#      --prefill-only --causal-only --reps 5) in the order A B B A                                     <= 4 x 17 s
+#      --prefill-only --causal-only --reps 5; rows printed as they finish) in the order A B B A     <= 4 x 20 s
 #   4. arm C once, the D = 128 causal rows (skipped past 115 s)                                        <= 10 s
 #   5. the anomaly check: bf16 D = 64 causal S = 1024 alone, 3 times, the default (h15s's B run gave
 #      39.8 TFLOP/s once, median 1.73 ms for 0.22; the default runs the short keys' chained variant
@@ -59,7 +59,7 @@ bench() {  # arm $1, rows $2, label $3, timeout $4, more args
 }
 i=0
 for x in A B B A; do
-  i=$((i + 1)); bench $x "$ROWS" "$i$x" ${BENCH_TIMEOUT:-17}
+  i=$((i + 1)); bench $x "$ROWS" "$i$x" ${BENCH_TIMEOUT:-20}
 done
 if [ "$(el)" -le 115 ]; then bench C f16-128,bf16-128 5C ${BENCH_C_TIMEOUT:-10}; else echo "h15t arm C skipped ($(el) s)"; fi
 for j in 1 2 3; do

@@ -57,7 +57,7 @@ import tilelang.run as run
 from tilelang import driver
 from tilelang.diagnostics.model import TileError
 from test_user_programs6 import _attention
-from userprog import apply_fixes, first_error
+from userprog import assert_help_leads_to_a_working_program, first_error, fixed_program, run_program
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -123,9 +123,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 
 
 def _fixed(name: str, tmp_path: Path) -> Path:
-    f = tmp_path / f"{name}.tile"
-    f.write_text(apply_fixes(DIR / f"{name}.tile", FIXES[name][1]), encoding="utf-8")
-    return f
+    return fixed_program(DIR / f"{name}.tile", FIXES[name][1], tmp_path)
 
 
 def test_every_mistake_has_a_fix() -> None:
@@ -137,16 +135,11 @@ def test_every_mistake_has_a_fix() -> None:
 
 @pytest.mark.parametrize("name", sorted(FIXES))
 def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
-    d = first_error(DIR / f"{name}.tile")
-    assert any(FIXES[name][0] in h for h in d.help), (name, d.help)
-    result = driver.check(_fixed(name, tmp_path), deny_warnings=True)
-    assert not result.diagnostics, (name, [f"{x.code}: {x.message}" for x in result.diagnostics])
+    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", *FIXES[name], tmp_path)
 
 
 def _run(name: str, tmp_path: Path) -> tuple[dict[str, np.ndarray], str]:
-    out = io.StringIO()
-    ex = run.execute(str(_fixed(name, tmp_path)), "cpu", out=out)
-    return {k: v.numpy() for k, v in ex.main_locals.items() if hasattr(v, "numpy")}, out.getvalue()
+    return run_program(_fixed(name, tmp_path))
 
 
 def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:

@@ -28,10 +28,11 @@ DIR = Path(__file__).parent / "programs"
 Check = Callable[[dict[str, np.ndarray], str], None]
 
 
-def run_program(name: str) -> tuple[dict[str, np.ndarray], str]:
-    """The program's tensors (by variable) and what it printed."""
+def run_program(prog: str | Path) -> tuple[dict[str, np.ndarray], str]:
+    """The program's tensors (by variable) and what it printed: `prog` a name in
+    programs/ or a path."""
     out = io.StringIO()
-    ex = run.execute(str(DIR / f"{name}.tile"), "cpu", out=out)
+    ex = run.execute(str(prog if isinstance(prog, Path) else DIR / f"{prog}.tile"), "cpu", out=out)
     return program_tensors(ex), out.getvalue()
 
 
@@ -228,3 +229,20 @@ def apply_fixes(path: Path, edits: Iterable[tuple[str, str]]) -> str:
         assert old in src, (path.name, old)
         src = src.replace(old, new)
     return src
+
+
+def fixed_program(path: Path, edits: Iterable[tuple[str, str]], tmp_path: Path) -> Path:
+    """`apply_fixes(path, edits)` written to a file of `path`'s name in `tmp_path`."""
+    f = tmp_path / path.name
+    f.write_text(apply_fixes(path, edits), encoding="utf-8")
+    return f
+
+
+def assert_help_leads_to_a_working_program(path: Path, hint: str, edits: Iterable[tuple[str, str]],
+                                           tmp_path: Path) -> None:
+    """The first error's help says `hint`, and `path` with the help's `edits`
+    applied checks clean under `-D warnings`."""
+    d = first_error(path)
+    assert any(hint in h for h in d.help), (path.name, d.help)
+    result = driver.check(fixed_program(path, edits, tmp_path), deny_warnings=True)
+    assert not result.diagnostics, (path.name, [f"{x.code}: {x.message}" for x in result.diagnostics])

@@ -155,26 +155,21 @@ def _check(view: ProgramView, decl: ast.FnDecl, emit: Any) -> None:
                  .note(f"in a kernel with a {w.noun}, a block's `&mut` tiles are those of the indices it "
                        f"{w.takes}, named only inside the loop")
                  .with_help(f"move the use of `{n.ident.name}` into the loop"))
-    for n, via in _unsafe_outside(view, decl, inside):
-        assert isinstance(n.callee, ast.Name)
-        what = n.callee.ident.name
+    once_a_walker = [(n, via, _base_name(n.callee), "what it writes",
+                      f"write inside the loop (once a tile), e.g. `if s == 0 {{ {_base_name(n.callee)}(..); }}` "
+                      "for once a row") for n, via in _unsafe_outside(view, decl, inside)]
+    once_a_walker += [(n, via, "print", "the output",
+                       "print inside the loop (once a tile), e.g. `if s == 0 { print(..); }`")
+                      for n, via in _prints_outside(view, decl, inside)]
+    for n, via, what, effect, help_ in once_a_walker:
         d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX, f"`{what}` outside the {w.noun}'s loop")
              .primary(n.span, f"runs once for each {w.walkers} block"))
         if via is not None:
             d = d.secondary(via.span, "called outside the loop here")
         emit(d.secondary(header, f"how many blocks {w.move} along axis {axis} is the device's choice")
-             .note(f"outside the loop a kernel with a {w.noun} runs once a {w.walkers} block, not once a tile: what "
-                   "it writes would differ between devices and between the interpreter and the GPU")
-             .with_help(f"write inside the loop (once a tile), e.g. `if s == 0 {{ {what}(..); }}` for once a row"))
-    for n, via in _prints_outside(view, decl, inside):
-        d = (Diagnostic.error(codes.QUEUE_WORKER_INDEX, f"`print` outside the {w.noun}'s loop")
-             .primary(n.span, f"runs once for each {w.walkers} block"))
-        if via is not None:
-            d = d.secondary(via.span, "called outside the loop here")
-        emit(d.secondary(header, f"how many blocks {w.move} along axis {axis} is the device's choice")
-             .note(f"outside the loop a kernel with a {w.noun} runs once a {w.walkers} block, not once a tile: the "
-                   "output would differ between devices and between the interpreter and the GPU")
-             .with_help("print inside the loop (once a tile), e.g. `if s == 0 { print(..); }`"))
+             .note(f"outside the loop a kernel with a {w.noun} runs once a {w.walkers} block, not once a tile: "
+                   f"{effect} would differ between devices and between the interpreter and the GPU")
+             .with_help(help_))
     for n in _carried_assigns(node):
         name = _base_name(n.target)
         emit(Diagnostic.error(codes.QUEUE_WORKER_INDEX,

@@ -28,6 +28,7 @@ from tilelang.ir.lower.values import (
     BOOL,
     BRK,
     CONT,
+    END,
     I32,
     ITER,
     QTILE,
@@ -328,6 +329,12 @@ def lower_for(cx: LowerCx, st: ast.For) -> None:
     lo = cx.mat(lo_v, dt, rng.span)
     hi = cx.mat(hi_v, dt, rng.span)
     if rng.inclusive:
+        if not (isinstance(hi_v, CVal) and dt.wrap(int(hi_v.value) + 1) == int(hi_v.value) + 1):
+            # `a..=b` ends before the type's largest value, whatever `b` is
+            # only at run time: a `while` that stops after the round of `b`
+            # (`b + 1` would wrap to the type's smallest value and run none)
+            _for_as_while(cx, st, lo, hi, inclusive=True)
+            return
         hi = cx.b.add(hi, cx.b.const(1, dt), span=rng.span)
     if jump_flags([st.body]) & {BRK, CONT, RET}:
         _for_as_while(cx, st, lo, hi)
@@ -364,14 +371,21 @@ def _emit_for(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value, step: ir.Val
         slot.set(r)
 
 
-def _for_as_while(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value) -> None:
+def _for_as_while(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value, inclusive: bool = False) -> None:
     """A `for` whose body may `break`, `continue` or `return`: a `while` over
-    a carried counter that stops when the break (or return) flag is set."""
+    a carried counter that stops when the break (or return) flag is set.
+    `inclusive` (`lo..=hi`, `hi` possibly the type's largest value): it runs
+    while the counter is at most `hi` and stops after the round of `hi`
+    itself (a carried flag; the counter's increment past `hi` may wrap)."""
     sp = st.span
-    cx.f.scopes.append({ITER: lo, BRK: CVal(False, BOOL)})
+    cx.f.scopes.append({ITER: lo, BRK: CVal(False, BOOL), **({END: CVal(False, BOOL)} if inclusive else {})})
 
     def cond_fn() -> ir.Value:
-        c = cx.b.lt(cx.flag(ITER), hi, span=sp)
+        it = cx.flag(ITER)
+        if inclusive:
+            c = cx.b.elementwise(ir.ElemOp.LE, it, hi, span=sp)
+            return _and_not_flags(cx, c, (BRK, RET, END), sp)
+        c = cx.b.lt(it, hi, span=sp)
         return _and_not_flags(cx, c, (BRK, RET), sp)
 
     def body_fn() -> None:
@@ -382,10 +396,12 @@ def _for_as_while(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value) -> None:
         bind_pattern(cx, st.pattern, i)
         # advance first, so `continue` cannot skip the increment
         scope[ITER] = cx.b.add(i, cx.b.const(1, i.dtype, span=sp), span=sp)
+        if inclusive:
+            scope[END] = cx.b.elementwise(ir.ElemOp.EQ, i, hi, span=sp)
         lower_block(cx, st.body)
         cx.f.scopes.pop()
 
-    _while(cx, cond_fn, body_fn, [st.body], [ITER, BRK], sp)
+    _while(cx, cond_fn, body_fn, [st.body], [ITER, BRK, *([END] if inclusive else [])], sp)
     cx.f.scopes.pop()
 
 

@@ -75,6 +75,7 @@ UNIT = TupleVal(())
 
 # Synthetic variables of the jump lowering; `%` keeps them apart from user names.
 BRK, CONT, RET, RETV, ITER = "%break", "%continue", "%return", "%retval", "%iter"
+END = "%end"  # an inclusive range's last round has run
 QTILE = "%queue"  # `for s in queue(axis)`: the tile index pulled last (carried by the loop)
 
 

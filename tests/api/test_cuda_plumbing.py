@@ -226,3 +226,52 @@ def test_the_stream_current_when_the_operation_starts(fake, monkeypatch) -> None
     op.sync()
     assert fake.ran_on == [fake.streams[9]] and fake.synced == [fake.streams[9]]
     np.testing.assert_array_equal(z, x + y)
+
+
+class _Interface(FakeCudaArray):
+    """A fake CUDA array whose interface says what `extra` says (strides as
+    the host array's, even where they are not whole elements)."""
+
+    def __init__(self, host: np.ndarray, **extra: Any) -> None:
+        super().__init__(host)
+        self.extra = extra
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {**super().__cuda_array_interface__, "strides": self.host.strides, **self.extra}
+
+
+def test_strides_that_are_not_whole_elements_are_not_contiguous(fake) -> None:  # type: ignore[no-untyped-def]
+    # 6-byte strides of 4-byte floats: floored to 1 element, the array passed
+    # as contiguous and the kernel read the 32 bytes after its address
+    # (x6[1] is the upper half of one float and the lower half of the next)
+    buf = np.arange(16, dtype=np.float32)
+    x6 = np.ndarray((8,), np.float32, buffer=buf.view(np.uint8), strides=(6,))
+    ref = arrays.describe(_Interface(x6))
+    assert not ref.contiguous and ref.strides is None and ref.byte_strides == (6,)
+    assert arrays.describe(_Interface(buf[:8])).contiguous  # (its strides given, whole elements)
+    one = np.ndarray((1, 8), np.float32, buffer=buf.view(np.uint8), strides=(6, 4))
+    assert arrays.describe(_Interface(one)).contiguous  # a dimension of 1 never steps
+    mod = tilelang.compile(SOURCE)
+    y, z = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    for x in (_Interface(x6), x6):  # a CUDA array, and NumPy's own (the message was "strides [1]")
+        zz = FakeCudaArray(z) if x is not x6 else z
+        yy = FakeCudaArray(y) if x is not x6 else y
+        with pytest.raises(tilelang.CallError, match=r"E0802.*`x` of kernel `add` is not contiguous \(strides "
+                           r"\[6\] in bytes, not whole elements of 4 bytes, shape \[8\]\)"):
+            mod.add(P(zz, [8]), x, yy)
+    assert not z.any() and fake.ran_on == []
+
+
+def test_a_masked_or_foreign_endian_cuda_array_is_refused(fake) -> None:  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays(8)
+    cases = [
+        (_Interface(x, mask=FakeCudaArray(np.ones(8, bool))), r"a masked array"),
+        (_Interface(x.astype(">f4")), r"a big-endian float32 array \(typestr `>f4`\)"),
+        (_Interface(x, strides=(4, 4)), r"its `__cuda_array_interface__` gives 2 strides for 1 dimensions"),
+    ]
+    for arg, why in cases:
+        with pytest.raises(tilelang.CallError, match=r"E0801.*`x` of kernel `add`: " + why):
+            mod.add(P(FakeCudaArray(z), [8]), arg, FakeCudaArray(y))
+    assert not z.any() and fake.ran_on == []

@@ -62,7 +62,11 @@ class ArrayRef:
     ptr: int
     nbytes: int
     contiguous: bool  # C-contiguous (row-major, no gaps)
-    strides: tuple[int, ...]  # in elements
+    # in elements; None where a stride is not a whole number of elements (a
+    # field of a record array, an odd `__cuda_array_interface__`): such an
+    # array is never contiguous, `byte_strides` says what it is
+    strides: tuple[int, ...] | None
+    byte_strides: tuple[int, ...]
     readonly: bool
     host: np.ndarray | None  # a view of the memory (CPU only)
     stream: int | None  # CUDA: the raw stream handle current in the caller's library
@@ -106,9 +110,23 @@ def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _is_c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+def _elements(
+    shape: tuple[int, ...], byte_strides: tuple[int, ...], itemsize: int
+) -> tuple[int, ...] | None:
+    """Strides in bytes as strides in elements, None where one is not a
+    whole number of elements (flooring it would call a 6-byte stride of
+    4-byte elements 1: contiguous, and the kernel would read other bytes).
+    A dimension of size 1 (or 0) never steps: its stride may be anything."""
+    if any(s % itemsize and d > 1 for d, s in zip(shape, byte_strides, strict=True)):
+        return None
+    return tuple(s // itemsize for s in byte_strides)
+
+
+def _is_c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...] | None) -> bool:
     if any(d == 0 for d in shape):
         return True
+    if strides is None:
+        return False
     # A dimension of size 1 may have any stride (NumPy and PyTorch agree).
     return all(s == c or d == 1 for d, s, c in zip(shape, strides, _c_strides(shape), strict=True))
 
@@ -140,7 +158,6 @@ def _numpy(a: np.ndarray, obj: Any, library: str) -> ArrayRef:
             f"convert it first: `t.astype(numpy.{a.dtype.newbyteorder('=').name})`",
         )
     itemsize = a.dtype.itemsize or 1
-    strides = tuple(s // itemsize for s in a.strides)
     return ArrayRef(
         obj=obj,
         library=library,
@@ -151,7 +168,8 @@ def _numpy(a: np.ndarray, obj: Any, library: str) -> ArrayRef:
         ptr=int(a.__array_interface__["data"][0]),
         nbytes=int(a.nbytes),
         contiguous=bool(a.flags.c_contiguous),
-        strides=strides,
+        strides=_elements(tuple(a.shape), tuple(a.strides), itemsize),
+        byte_strides=tuple(a.strides),
         readonly=not a.flags.writeable,
         host=a,
         stream=None,
@@ -213,6 +231,7 @@ def _torch(t: Any) -> ArrayRef:
             nbytes=int(t.numel() * t.element_size()),
             contiguous=contiguous,
             strides=strides,
+            byte_strides=tuple(s * int(t.element_size()) for s in strides),
             readonly=False,
             host=None,
             stream=stream,
@@ -237,9 +256,30 @@ def _cuda_array(obj: Any, library: str) -> ArrayRef:
     iface = obj.__cuda_array_interface__
     shape = tuple(int(d) for d in iface["shape"])
     npd = np.dtype(iface["typestr"])
+    if npd.byteorder not in ("=", "|") and npd.byteorder != _NATIVE:
+        order = "big" if npd.byteorder == ">" else "little"
+        raise Unsupported(
+            f"a {order}-endian {npd.newbyteorder('=').name} array (typestr `{iface['typestr']}`): "
+            "Tile reads numbers in this machine's byte order",
+            "convert it to this machine's byte order first",
+        )
+    if iface.get("mask") is not None:  # (the interface's optional mask of valid elements)
+        raise Unsupported(
+            "a masked array (its `__cuda_array_interface__` has a `mask`): Tile would read "
+            "the masked-out elements as values",
+            "pass the data with the masked elements filled in, and no mask",
+        )
     itemsize = npd.itemsize or 1
     raw = iface.get("strides")
-    strides = _c_strides(shape) if raw is None else tuple(int(s) // itemsize for s in raw)
+    if raw is not None and len(raw) != len(shape):
+        raise Unsupported(
+            f"its `__cuda_array_interface__` gives {len(raw)} strides for {len(shape)} dimensions",
+            "pass an array whose interface is well formed (a CuPy or PyTorch array)",
+        )
+    byte_strides = (
+        tuple(s * itemsize for s in _c_strides(shape)) if raw is None else tuple(int(s) for s in raw)
+    )
+    strides = _elements(shape, byte_strides, itemsize)
     ptr, readonly = iface["data"]
     n = math.prod(shape)
     index = 0
@@ -265,6 +305,7 @@ def _cuda_array(obj: Any, library: str) -> ArrayRef:
         nbytes=n * itemsize,
         contiguous=_is_c_contiguous(shape, strides),
         strides=strides,
+        byte_strides=byte_strides,
         readonly=bool(readonly),
         host=None,
         stream=stream,
@@ -400,6 +441,7 @@ def _dlpack_cuda(value: Any, library: str) -> ArrayRef:
         nbytes=n * max(1, (bits * lanes) // 8),
         contiguous=_is_c_contiguous(shape, strides),
         strides=strides,
+        byte_strides=tuple(s * max(1, (bits * lanes) // 8) for s in strides),
         readonly=readonly,
         host=None,
         stream=0,

@@ -59,6 +59,15 @@ MAX_TILE_ELEMENTS = 1 << 20
 MAX_DIM = (1 << 31) - 1
 
 
+def _strides_text(ref: ArrayRef) -> str:
+    if ref.strides is None:
+        return (
+            f"strides {list(ref.byte_strides)} in bytes, not whole elements of "
+            f"{_itemsize(ref)} bytes"
+        )
+    return f"strides {list(ref.strides)} in elements"
+
+
 def _itemsize(ref: ArrayRef) -> int:
     """Bytes an element of `ref` takes in its memory (2 for bf16 memory)."""
     return 2 if ref.dtype is DType.BF16 else np.dtype(ref.dtype.np_dtype).itemsize if ref.dtype else 1
@@ -168,8 +177,8 @@ class _Call:
         if not ref.contiguous:
             self.fail(
                 spec,
-                f"{what} is not contiguous (strides {list(ref.strides)} in elements, "
-                f"shape {list(ref.shape)}): Tile reads a tensor as one row-major block",
+                f"{what} is not contiguous ({_strides_text(ref)}, shape {list(ref.shape)}): "
+                "Tile reads a tensor as one row-major block",
                 help=_fix_contiguous(ref, spec.name, mutable),
                 code=acodes.NOT_CONTIGUOUS,
             )

@@ -174,6 +174,7 @@ def probe(v: Any) -> tuple[tuple[Any, ...], int] | None:
             bool(readonly),
             getattr(dev, "id", None),
             iface.get("stream"),
+            iface.get("mask") is not None,  # (a masked array is refused)
         )
         return key, int(ptr or 0)
     return None

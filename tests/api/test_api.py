@@ -572,6 +572,28 @@ def test_host_function_borrows_see_the_whole_memory_of_a_strided_view(add) -> No
         mod.twice(np.zeros(4, np.float32), huge)
 
 
+def test_a_host_function_refuses_a_mut_view_whose_elements_share_memory() -> None:
+    # hrev round 8: a writeable `as_strided` view with a 0 stride (or rows laid
+    # over each other) was copied in, and the results copied back element by
+    # element: `a[0]` took the last element's value (3.0 of 0, 1, 2, 3)
+    as_strided = np.lib.stride_tricks.as_strided
+    mod = tilelang.compile(
+        "kernel fn ar<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
+        "    z.store(arange::<f32>(B) + (block_id(0) * B) as f32);\n}\n"
+        "fn idx(z: &mut Tensor<f32, [?]>) {\n    ar(z.partition([1])).sync();\n}\n"
+        "kernel fn one(z: &mut Tensor<f32, [1, 2]>) {\n    z.store(ones::<f32>([1, 2]));\n}\n"
+        "fn rows(z: &mut Tensor<f32, [?, ?]>) {\n    one(z.partition([1, 2])).sync();\n}\n")
+    a = np.zeros(8, np.float32)
+    with pytest.raises(tilelang.BorrowError, match=r"E0303.*elements of argument `z` of function `idx` share "
+                       r"memory \(a view of shape \[4\] with strides \[0\] in bytes\)"):
+        mod.idx(as_strided(a, shape=(4,), strides=(0,)))
+    with pytest.raises(tilelang.BorrowError, match=r"E0303.*of shape \[3, 2\] with strides \[4, 4\] in bytes"):
+        mod.rows(as_strided(a, shape=(3, 2), strides=(4, 4)))  # row 1 starts at row 0's second element
+    assert not a.any()  # refused before anything ran
+    mod.idx(as_strided(a, shape=(4,), strides=(8,)))  # strided, distinct: written back
+    np.testing.assert_array_equal(a, [0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 3.0, 0.0])
+
+
 def test_a_failing_host_function_raises_execution_error() -> None:
     mod = tilelang.compile(
         "fn check(x: &Tensor<f32, [?]>) {\n"

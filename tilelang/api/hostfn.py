@@ -249,6 +249,7 @@ class HostFunction:
         from tilelang.ownership.dynamic import Region
 
         m = self.module
+        where = m._where(self.decl.name.span, f"`{self.signature}`")
         used: list[tuple[str, Region, str, bool]] = []  # (param, memory, space, written)
         for name, ty, v in _tensor_args(
             [(p.name.name, p.ty, v) for p, v in zip(self.decl.params, values, strict=True)]
@@ -258,8 +259,19 @@ class HostFunction:
             except (Unsupported, NotAnArray):
                 continue  # `_tensor` words the error
             mutable = isinstance(ty, ast.RefType) and ty.mutable
+            if mutable and ref.host is not None and _elements_overlap(ref.host):
+                # copied back element by element: the last copy would win
+                raise BorrowError(
+                    f"elements of argument `{name}` of function `{self.__name__}` share memory "
+                    f"(a view of shape {list(ref.shape)} with strides {list(ref.byte_strides)} "
+                    "in bytes), and it writes them: the results of different elements would "
+                    "land on one",
+                    code=ocodes.CONFLICTING_BORROWS_IN_LAUNCH,
+                    where=where,
+                    help=f"pass an array of distinct elements (`{name}.copy()`) and read the "
+                    "results from it",
+                )
             used.append((name, Region(*_extent(ref), name), ref.space, mutable))
-        where = m._where(self.decl.name.span, f"`{self.signature}`")
         for j, (bn, b, bs, bw) in enumerate(used):
             for an, a, as_, aw in used[:j]:
                 if as_ == bs and (aw or bw) and a.overlaps(b):
@@ -374,6 +386,23 @@ def _extent(ref: arrays.ArrayRef) -> tuple[int, int]:
     lo = sum((d - 1) * s for d, s in zip(a.shape, a.strides, strict=True) if s < 0)
     hi = sum((d - 1) * s for d, s in zip(a.shape, a.strides, strict=True) if s > 0)
     return ref.ptr + lo, hi - lo + a.itemsize
+
+
+def _elements_overlap(a: np.ndarray) -> bool:
+    """Whether two elements of `a` may be one memory (a stride of 0 from
+    `broadcast_to`/`as_strided`, rows `as_strided` over each other): the
+    steps, smallest first, must each pass the block of the smaller ones
+    (sufficient; a layout of interleaved steps that passes no such test is
+    taken as overlapping)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous or a.size <= 1:
+        return False
+    span = a.itemsize
+    for d, s in sorted(((d, abs(s)) for d, s in zip(a.shape, a.strides, strict=True) if d > 1),
+                       key=lambda ds: ds[1]):
+        if s < span:
+            return True
+        span = s * (d - 1) + span
+    return False
 
 
 def _tensor_args(args: list[tuple[str, ast.TypeExpr, Any]]) -> list[tuple[str, ast.TypeExpr, Any]]:

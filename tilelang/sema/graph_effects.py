@@ -88,6 +88,19 @@ class _Scan:
                     pass
 
 
+def _outermost(found: list[tuple[Span, str]]) -> list[tuple[Span, str]]:
+    """The reads not inside another one (`(a + 1.0).sum()` is one error, at
+    the `.sum()`; a chain `a + 1 + 1 + ..` of n operators one, not n, each
+    with the whole line under it), in source order."""
+    out: list[tuple[Span, str]] = []
+    for span, what in sorted(found, key=lambda f: (f[0].file, f[0].start, -f[0].end)):
+        last = out[-1][0] if out else None
+        if last is not None and last.file == span.file and span.end <= last.end:
+            continue
+        out.append((span, what))
+    return out
+
+
 def check_graph_effects(tcx: CheckCx) -> None:
     scans: dict[str, _Scan] = {}
     for info in tcx.program.functions.values():
@@ -117,7 +130,7 @@ def check_graph_effects(tcx: CheckCx) -> None:
         return found
 
     for s in scans.values():
-        for span, what in s.in_graph:
+        for span, what in _outermost(s.in_graph):
             if any(r.file == span.file and r.start <= span.start and span.end <= r.end for r in s.reported):
                 continue  # inside `print(a.sum())`, reported as the `print`
             tcx.emit(tcx.err(T.HOST_EFFECT_IN_GRAPH, f"{what} in a `graph` block runs only once, while recording",

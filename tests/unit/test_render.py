@@ -170,3 +170,30 @@ def test_human_renderer_never_raises(text: str, spans: list[tuple[int, int, bool
     assert render.render_short([d], sm).endswith("\n")
     for line in render.render_json([d], sm).splitlines():
         json.loads(line)
+
+
+def test_many_labels_on_one_long_line_read_its_columns_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # hrev round 8: each label summed the widths of its line's prefix again
+    # (and re-expanded and re-cut the line): 900 errors on one generated line
+    # of 7,000 characters took 30 s to render; the columns are computed once
+    render._columns.cache_clear()
+    render._expand.cache_clear()
+    sm = SourceMap()
+    line = "    let b = " + " + ".join(f"x{i}" for i in range(300)) + ";"
+    sf = sm.add("long.tile", "fn main() {\n" + line + "\n}\n")
+    at = [sf.text.index(f"x{i} ") if i < 299 else sf.text.index("x299;") for i in range(300)]
+    diags = [Diagnostic.error("E0101", f"cannot find value `x{i}`").primary(Span(sf.id, a, a + 1 + len(str(i))),
+                                                                          "not found")
+             for i, a in enumerate(at)]
+    calls = 0
+    width = render._char_width
+
+    def counted(ch: str) -> int:
+        nonlocal calls
+        calls += 1
+        return width(ch)
+
+    monkeypatch.setattr(render, "_char_width", counted)
+    out = render.render_human(diags, sm, color=False)
+    assert out.count("error[E0101]") == 300 and "x299" in out
+    assert calls < 10 * len(sf.text)  # was 300 times the line, and more

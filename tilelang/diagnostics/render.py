@@ -21,6 +21,8 @@ imported only when colour is on.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -278,6 +280,7 @@ def _char_width(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
+@functools.lru_cache(maxsize=64)
 def _expand(text: str) -> str:
     """The displayed form of a source line: tabs become spaces, other control
     and format characters (a zero-width space, a text-direction override)
@@ -298,9 +301,23 @@ def _expand(text: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=64)
+def _columns(text: str) -> tuple[int, ...]:
+    """The display column each character of a line starts at, and then the
+    line's width (a `\r` takes none). Kept for the last lines seen: every
+    label of every diagnostic on one long line asks for columns of it (a
+    generated line of 900 errors rendered in 30 s when each summed its
+    prefix again)."""
+    out = [0]
+    for ch in text:
+        out.append(out[-1] + (0 if ch == "\r" else _char_width(ch)))
+    return tuple(out)
+
+
 def _display_col(text: str, col: int) -> int:
     """The display column of character column `col` of a line."""
-    return sum(_char_width(ch) for ch in text[:col] if ch != "\r") + max(0, col - len(text))
+    cols = _columns(text)
+    return cols[col] if col <= len(text) else cols[-1] + col - len(text)
 
 
 @dataclass(slots=True)
@@ -570,19 +587,11 @@ def _window(sf: SourceFile, order: list[int], anns: list[_Ann]) -> tuple[int, in
 def _cut(text: str, left: int, right: int) -> str:
     """Display columns `[left, right)` of an expanded line, with `...` where
     text is cut off (the marks keep their columns: `...` replaces text)."""
-    out: list[str] = []
-    col = 0
-    for ch in text:
-        w = _char_width(ch)
-        if col >= right:
-            break
-        if col >= left:
-            out.append(ch)
-        col += w
-    cut = "".join(out)
+    cols = _columns(text)  # the characters starting at columns left .. right - 1
+    cut = text[bisect.bisect_left(cols, left, 0, len(text)):bisect.bisect_left(cols, right, 0, len(text))]
     if left > 0:
         cut = "..." + cut[3:]
-    if _display_col(text, len(text)) > right:
+    if cols[-1] > right:
         cut = cut[:-3] + "..."
     return cut
 

@@ -275,3 +275,30 @@ def test_a_masked_or_foreign_endian_cuda_array_is_refused(fake) -> None:  # type
         with pytest.raises(tilelang.CallError, match=r"E0801.*`x` of kernel `add`: " + why):
             mod.add(P(FakeCudaArray(z), [8]), arg, FakeCudaArray(y))
     assert not z.any() and fake.ran_on == []
+
+
+def test_a_cuda_array_given_another_layout_at_its_address_is_not_run(fake) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 8: an operation (or a graph) re-read a foreign array's interface
+    # for its address and shape only: the same address and shape with other
+    # strides, another element type or a mask ran on the old layout (the kernel
+    # wrote 3000 contiguous floats; the array's elements are every second one)
+    mod = tilelang.compile(SOURCE)
+    x, y, _ = _arrays()
+    buf = np.zeros(6000, np.float32)
+    cz = FakeCudaArray(buf[:3000])
+    op = mod.add(P(cz, [1024]), FakeCudaArray(x), FakeCudaArray(y))
+    with tilelang.graph() as g:
+        op.sync()
+    for host, extra in ((buf[::2], {}), (buf[:3000].view(np.int32), {}),
+                        (buf[:3000], {"mask": FakeCudaArray(np.ones(3000, bool))})):
+        cz.host = host
+        cz.__class__ = _Interface if extra else FakeCudaArray
+        cz.extra = extra
+        for run in (op.sync, g.replay):
+            with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory, another "
+                               r"shape, element type or layout(.|\n)*`__cuda_array_interface__` changed"):
+                run()
+    assert fake.ran_on == [] and not buf.any()
+    cz.__class__, cz.host = FakeCudaArray, buf[:3000]  # as it was: runs (the fake device captures no graph)
+    op.sync()
+    np.testing.assert_array_equal(buf[:3000], x + y)

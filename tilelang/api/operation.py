@@ -62,6 +62,21 @@ if TYPE_CHECKING:
     from tilelang.api.protocols import KernelLike
 
 
+def _same_layout(iface: Any, shape: tuple[int, ...], np_dtype: Any) -> bool:
+    """Whether an array interface (`__cuda_array_interface__` or
+    `__array_interface__`) still describes C-contiguous, unmasked elements
+    of `np_dtype`, as when its operation was built."""
+    from tilelang.api.arrays import _elements, _is_c_contiguous
+
+    npd = np.dtype(iface["typestr"])
+    if npd != np_dtype or iface.get("mask") is not None:
+        return False
+    raw = iface.get("strides")
+    return raw is None or _is_c_contiguous(
+        shape, _elements(shape, tuple(int(x) for x in raw), npd.itemsize or 1)
+    )
+
+
 def _at_kernel(plan: Any) -> Any:
     """Where an error about an argument of `plan`'s kernel points: the kernel's declaration."""
     return plan.kernel.module._where(plan.kernel.decl.name.span, f"`{plan.kernel.signature}`")
@@ -449,12 +464,17 @@ class Operation:
             try:
                 ptr = int(iface["data"][0] or 0)  # type: ignore[index]
                 shape = tuple(int(d) for d in iface["shape"])  # type: ignore[index]
+                # its element type and layout too: the same address and shape
+                # with other strides (or a mask) would have the kernel read and
+                # write other bytes than the array's elements
+                same = _same_layout(iface, shape, s.np_dtype)
             except (TypeError, KeyError, IndexError, ValueError):
-                ptr, shape = -1, ()
-            if ptr != self._ptrs[i] or shape != s.shape:
+                ptr, shape, same = -1, (), False
+            if ptr != self._ptrs[i] or shape != s.shape or not same:
                 raise CallError(
-                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory or "
-                    f"another shape than when the operation was built (its `{attr}` changed)",
+                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
+                    "another shape, element type or layout than when the operation was built "
+                    f"(its `{attr}` changed)",
                     where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the array as it is now",
                     code=acodes.ARRAY_CHANGED,

@@ -387,8 +387,9 @@ def test_an_operation_does_not_run_on_memory_another_librarys_array_gave_up(add)
     z.a = np.zeros(64, np.float32)  # the first buffer is freed
     gc.collect()
     for run in (op.sync, g.replay):
-        with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory or "
-                           r"another shape than when the operation was built \(its `__array_interface__`"):
+        with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory, "
+                           r"another shape, element type or layout than when the operation was built \(its "
+                           r"`__array_interface__`"):
             run()
     assert not z.a.any()
 

@@ -150,3 +150,22 @@ def test_host_function_names_the_cpu_bf16_fix(fake) -> None:  # type: ignore[no-
                        r"the CPU(.|\n)*`x.float\(\)`"):
         mod.total(x)
     assert mod.total(np.ones(4, np.float32)) == 4.0
+
+
+def test_a_tensor_given_other_strides_at_its_address_is_not_run(fake) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 8: a built operation compared a PyTorch tensor's address and
+    # shape only; `as_strided_` (or `set_` with a stride) keeps both, and the
+    # kernel wrote 32 contiguous elements where the tensor's are every second one
+    mod = tilelang.compile(SOURCE)
+    x = FakeTorchTensor(_bf16([4.0] * 32), cuda=True)
+    big = _bf16([0.0] * 64)
+    z = FakeTorchTensor(big[:32], cuda=True)
+    op = mod.half(P(z, [16]), x)
+    z.bits = big[::2]  # the same address and shape, strides of 2 elements
+    with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `half` has other memory, another shape "
+                       r"or layout than when the operation was built \(`set_`, `resize_`, `as_strided_`\)"):
+        op.sync()
+    assert not big.any() and fake.ran_on == []
+    z.bits = big[:32]  # as it was: runs (the fake device reads bf16 memory through a copy)
+    op.sync()
+    assert fake.ran_on == [fake.streams[7]]

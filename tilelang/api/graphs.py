@@ -249,16 +249,21 @@ class _TorchArrays:
         self.written = tuple(written.values())
         torch = sys.modules.get("torch") if self.objs else None
         self._data_ptr: Any = torch.Tensor.data_ptr if torch is not None else None
+        self._contiguous: Any = torch.Tensor.is_contiguous if torch is not None else None
         self._bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
 
     def check(self) -> None:
         if not self.objs:
             return
         # torch.Size is a tuple: the lists compare element by element in C.
-        if list(map(self._data_ptr, self.objs)) == self.ptrs and list(map(_SHAPE, self.objs)) == self.shapes:
+        if (
+            list(map(self._data_ptr, self.objs)) == self.ptrs
+            and list(map(_SHAPE, self.objs)) == self.shapes
+            and all(map(self._contiguous, self.objs))  # (`as_strided_` keeps address and shape)
+        ):
             return
         for o, ptr, shape, op in zip(self.objs, self.ptrs, self.shapes, self.owners, strict=True):
-            if o.data_ptr() != ptr or tuple(o.shape) != shape:
+            if o.data_ptr() != ptr or tuple(o.shape) != shape or not o.is_contiguous():
                 op._check_memory()  # raises, naming the argument
 
     def bump_versions(self) -> None:

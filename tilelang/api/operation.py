@@ -405,11 +405,14 @@ class Operation:
         ptrs = self._ptrs
         for i, shape in plan.torch_slots:
             o = objs[i]
-            if o.data_ptr() != ptrs[i] or o.shape != shape:
+            # (strides too: `as_strided_` or `set_` with the same address and
+            # shape would have the kernel read and write other bytes)
+            if o.data_ptr() != ptrs[i] or o.shape != shape or not o.is_contiguous():
                 s = plan.arrays[i]
                 raise CallError(
-                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory "
-                    "or another shape than when the operation was built (`set_`, `resize_`)",
+                    f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
+                    "another shape or layout than when the operation was built (`set_`, "
+                    "`resize_`, `as_strided_`)",
                     where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the tensor as it is now",
                     code=acodes.ARRAY_CHANGED,

@@ -595,6 +595,47 @@ def test_a_host_function_refuses_a_mut_view_whose_elements_share_memory() -> Non
     np.testing.assert_array_equal(a, [0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 3.0, 0.0])
 
 
+def test_a_running_host_function_borrows_its_arrays_as_a_launch_does(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 8: a host function's arguments were checked against the
+    # launches in flight when it was called, and then nothing: another thread
+    # launching a kernel that writes its `&mut` array while it ran had its
+    # results overwritten by the call's copy back (and could write its arrays)
+    mod = tilelang.compile(
+        "kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, s: f32) {\n"
+        "    z.store(x.load_like(z) * s);\n}\n"
+        "fn work(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n"
+        "    scale(z.partition([4]), x, 2.0).sync();\n}\n"
+        "fn plain(n: i32) -> i32 {\n    n + 1\n}\n")
+    z, x, y = np.zeros(8, np.float32), np.ones(8, np.float32), np.full(8, 7.0, np.float32)
+    ev = mod._evaluator()
+    call_fn = ev.call_fn
+    seen: list[str] = []
+
+    def meanwhile(*args, **kwargs):  # type: ignore[no-untyped-def]
+        # what another thread does while `work` runs
+        with pytest.raises(tilelang.BorrowError, match=r"E0309.*`z` of kernel `scale` writes memory that a "
+                           r"running call of host function `work` also writes(.|\n)*let the call return"):
+            mod.scale(P(z, [4]), y, 5.0).sync()
+        with pytest.raises(tilelang.BorrowError, match=r"E0305.*`z` of function `work` writes memory that a "
+                           r"running call of host function `work` may still be reading \(as `x`\)"):
+            mod.work(x, y)
+        for a in (z, x):
+            with pytest.raises(ValueError, match="read-only"):
+                a[0] = 5.0
+        mod.scale(P(y, [4]), x, 3.0).sync()  # other memory: runs
+        seen.append("ran")
+        return call_fn(*args, **kwargs)
+
+    monkeypatch.setattr(ev, "call_fn", meanwhile)
+    mod.work(z, x)
+    assert seen == ["ran"] and tilelang.api.in_flight() == 0
+    np.testing.assert_array_equal(z, np.full(8, 2.0, np.float32))  # written back
+    assert z.flags.writeable and x.flags.writeable
+    np.testing.assert_array_equal(y, np.full(8, 3.0, np.float32))
+    monkeypatch.setattr(ev, "call_fn", call_fn)
+    assert mod.plain(2) == 3  # (no array: nothing registered)
+
+
 def test_a_failing_host_function_raises_execution_error() -> None:
     mod = tilelang.compile(
         "fn check(x: &Tensor<f32, [?]>) {\n"

@@ -30,11 +30,15 @@ def freeze(op: Any) -> list[np.ndarray]:
     """Make `op`'s NumPy arrays read-only (`op` was just launched); the
     arrays to give back to `thaw` at its wait. An array the caller made
     read-only is left alone (and stays so)."""
-    out: list[np.ndarray] = []
     objs = op._objs
+    return freeze_arrays([objs[i] for i in op._plan.np_slots])
+
+
+def freeze_arrays(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """`freeze` of these arrays (a host function's while it runs)."""
+    out: list[np.ndarray] = []
     with _LOCK:
-        for i in op._plan.np_slots:
-            o = objs[i]
+        for o in arrays:
             entry = _FROZEN.get(id(o))
             if entry is not None and entry[0] is o:
                 entry[1] += 1

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tilelang.api import arrays
+from tilelang.api import arrays, borrowed
 from tilelang.api.arrays import NotAnArray, Unsupported
+from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import CallError, ExecutionError, NameLookupError, span_text
 from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
@@ -19,6 +20,7 @@ from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
 from tilelang.diagnostics.codes.types import HOST_EFFECT_IN_GRAPH, LITERAL_OUT_OF_RANGE, MISMATCHED_TYPES
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
+from tilelang.frozen import frozen
 from tilelang.runtime.tensor import Tensor
 from tilelang.syntax import ast
 
@@ -117,21 +119,37 @@ class HostFunction:
         converted: list[Any] = []
         writeback: list[tuple[np.ndarray, Tensor]] = []
         libraries: set[str] = set()
-        self._check_borrows(values)
-        for p, v in zip(self.decl.params, values, strict=True):
-            where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
-            converted.append(self._arg(p.name.name, p.ty, v, where, dev, writeback, libraries))
-        self._check_type_params(converted)
-        given = {k: v for k, v in self.explicit.items() if isinstance(v, (int, DType))}  # `f[4]`, `f[np.int8]`
+        token = self._check_borrows(values)
+        frozen: list[np.ndarray] = []
         try:
-            with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
-                result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span, given)
-        except TileError as e:
-            raise ExecutionError.from_tile_error(e, m._sources) from None
-        for host, t in writeback:
-            host[...] = t.numpy()
+            for p, v in zip(self.decl.params, values, strict=True):
+                where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
+                converted.append(self._arg(p.name.name, p.ty, v, where, dev, writeback, libraries))
+            self._check_type_params(converted)
+            given = {k: v for k, v in self.explicit.items() if isinstance(v, (int, DType))}  # `f[4]`, `f[np.int8]`
+            # while it runs (another thread may call meanwhile), its arguments
+            # are borrowed as a launch's are: registered among the launches in
+            # flight (`_check_borrows`) and its NumPy arrays read-only, written
+            # back through views made before (a view keeps its own flag)
+            writeback = [(host.view(), t) for host, t in writeback]
+            frozen = borrowed.freeze_arrays(
+                [v for _, _, v in self._array_args(values) if isinstance(v, np.ndarray)]
+            )
+            try:
+                with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
+                    result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span, given)
+            except TileError as e:
+                raise ExecutionError.from_tile_error(e, m._sources) from None
+            for host, t in writeback:
+                host[...] = t.numpy()
+        finally:
+            borrowed.thaw(frozen)
+            _PENDING.pop(token, None)
         library = next(iter(libraries)) if len(libraries) == 1 else "numpy"
         return _from_value(result, library)
+
+    def _array_args(self, values: list[Any]) -> list[tuple[str, ast.TypeExpr, Any]]:
+        return _tensor_args([(p.name.name, p.ty, v) for p, v in zip(self.decl.params, values, strict=True)])
 
     def _check_not_recording(self) -> None:
         """A host function runs at once, also inside `with tilelang.graph()`,
@@ -237,13 +255,14 @@ class HostFunction:
             v = checked
         return v
 
-    def _check_borrows(self, values: list[Any]) -> None:
+    def _check_borrows(self, values: list[Any]) -> int:
         """The function reads its array arguments now (and writes its `&mut`
-        ones): refused like a kernel call while a pending `.launch()` writes one
-        of them (E0309 for a `&mut` argument, E0305 for a read), or uses one
-        that this call writes (E0305); one array passed as `&mut` and again
-        (E0303) is refused as in Tile."""
-        from tilelang.api.engines import _LOCK, _PENDING
+        ones): refused like a kernel call while a pending `.launch()` (or a
+        call of a host function that another thread runs) writes one of them
+        (E0309 for a `&mut` argument, E0305 for a read), or uses one that this
+        call writes (E0305); one array passed as `&mut` and again (E0303) is
+        refused as in Tile. The call is registered among the launches in
+        flight until it returns (`_RunningCall`); its token."""
         from tilelang.api.errors import BorrowError
         from tilelang.diagnostics.codes import ownership as ocodes
         from tilelang.ownership.dynamic import Region
@@ -251,9 +270,7 @@ class HostFunction:
         m = self.module
         where = m._where(self.decl.name.span, f"`{self.signature}`")
         used: list[tuple[str, Region, str, bool]] = []  # (param, memory, space, written)
-        for name, ty, v in _tensor_args(
-            [(p.name.name, p.ty, v) for p, v in zip(self.decl.params, values, strict=True)]
-        ):
+        for name, ty, v in self._array_args(values):
             try:
                 ref = arrays.describe(v)
             except (Unsupported, NotAnArray):
@@ -282,8 +299,29 @@ class HostFunction:
                         where=where,
                         help="pass a copy for one of them",
                     )
+        if not used:
+            return 0  # no array: nothing to borrow
+        me = _RunningCall(self.__name__, used)
         with _LOCK:
-            for op in list(_PENDING.values()):  # the fast launch registers without the lock
+            # registered first, then checked (as a launch): of two calls made
+            # at once by two threads, at least one sees the other
+            token = next(_TOKENS)
+            _PENDING[token] = me
+            try:
+                self._check_pending(token, used, where)
+            except BaseException:
+                _PENDING.pop(token, None)
+                raise
+        return token
+
+    def _check_pending(self, token: int, used: list[Any], where: str) -> None:
+        from tilelang.api.errors import BorrowError
+        from tilelang.diagnostics.codes import ownership as ocodes
+
+        if len(_PENDING) > 1:
+            for key, op in list(_PENDING.items()):  # the fast launch registers without the lock
+                if key == token:
+                    continue
                 space = op._plan.space
                 for name, r, rs, write in used:
                     if rs != space:
@@ -291,7 +329,7 @@ class HostFunction:
                     for old, old_write in op._regions:
                         if not (r.overlaps(old) and (write or old_write)):
                             continue
-                        pending = f"a pending launch of `{op.kernel.__name__}`"
+                        pending = f"{pending_what(op)} `{op.kernel.__name__}`"
                         code = ocodes.CONCURRENT_WRITES if write and old_write \
                             else ocodes.USE_WHILE_IN_FLIGHT
                         raise BorrowError(
@@ -300,7 +338,7 @@ class HostFunction:
                             f"{'writing' if old_write else 'reading'} (as `{old.name}`)",
                             code=code,
                             where=where,
-                            help="call `.wait()` on the pending launch's handle first",
+                            help=pending_help(op),
                         )
 
     def _tensor(self, name: str, ty: ast.NamedType, value: Any, where: str, dev: Any, mutable: bool) -> Tensor:
@@ -374,6 +412,51 @@ class HostFunction:
                 help="convert it to one Tile has (float32, float16, int32, uint8, bool, ...)",
             )
         return Tensor.from_numpy(np.array(ref.host, copy=True), dt, dev)
+
+
+class _RunningCall:
+    """A host function's call while it runs, among the launches in flight
+    (`engines._PENDING`), as an operation looks to their checks: its
+    arguments' memory (`_regions`; `_ptrs` and `_plan.arrays` for the
+    interval tests of `Operation._check_in_flight`), `&mut` ones written."""
+
+    pending_what = "a running call of host function"
+    pending_help = (
+        "let the call return first (another thread runs it): its arguments are borrowed "
+        "until then, as a launch's until its wait"
+    )
+
+    def __init__(self, name: str, used: list[tuple[str, Any, str, bool]]) -> None:
+        self.kernel = _Named(name)
+        self._regions = [(r, w) for _, r, _, w in used]
+        self._ptrs = [r.start for _, r, _, _ in used]
+        self._plan = _CallPlan("cpu", tuple(_Slot(r.nbytes, w) for _, r, _, w in used))
+
+
+@frozen
+class _Slot:
+    nbytes: int
+    mutable: bool
+
+
+@frozen
+class _Named:
+    __name__: str
+
+
+@frozen
+class _CallPlan:
+    space: str
+    arrays: tuple[Any, ...]
+
+
+def pending_what(op: Any) -> str:
+    """How an entry of `engines._PENDING` is named in an error."""
+    return getattr(op, "pending_what", "a pending launch of")
+
+
+def pending_help(op: Any) -> str:
+    return getattr(op, "pending_help", "call `.wait()` on the pending launch's handle first")
 
 
 def _extent(ref: arrays.ArrayRef) -> tuple[int, int]:

@@ -27,7 +27,9 @@ process in `engines._PENDING`, with the same codes as the static checker):
   `&mut` (E0303), checked when the call is made;
 - a started operation holds its borrows until it finishes (`.sync()`
   returns, or its handle's `.wait()`): until then another operation may not
-  write memory it uses, nor use memory it writes (E0305, E0309).
+  write memory it uses, nor use memory it writes (E0305, E0309); a call of
+  a host function holds its arrays' borrows in the same way while it runs
+  (`hostfn._RunningCall`: another thread's launch or call is checked against it).
 Python code that reads or writes such an array directly is not seen; see
 the README section "Python API" for what that means on each engine.
 

@@ -360,7 +360,7 @@ class Operation:
             for old, old_mut in other._regions:
                 if not ((new_mut or old_mut) and new.overlaps(old)):
                     continue
-                pending = f"a pending launch of `{other.kernel.__name__}`"
+                pending = f"{getattr(other, 'pending_what', 'a pending launch of')} `{other.kernel.__name__}`"
                 if new_mut and old_mut:
                     code = ocodes.CONCURRENT_WRITES
                     msg = (
@@ -380,7 +380,7 @@ class Operation:
                     where=self.kernel.module._where(
                         self.kernel.decl.name.span, f"`{self.kernel.signature}`"
                     ),
-                    help="call `.wait()` on the pending launch's handle first",
+                    help=getattr(other, "pending_help", "call `.wait()` on the pending launch's handle first"),
                 )
         raise BorrowError(  # the interval tests above found an overlap: never reached
             f"kernel `{name}` uses memory that a pending launch of "

@@ -180,6 +180,17 @@ def test_the_launch_fills_the_card_once_along_the_queue() -> None:
     assert launch_grid(Abi(), (8, 20), 132) == (8, 20, 1)  # never more than the tiles
     assert launch_grid(Abi(), (300, 4), 132) == (300, 1, 1)  # at least one a row
     assert queue_grid((4, 3, 64), 2, 1, 132) == (4, 3, 11)
+    # a walk's next tile `s + W` stays in i32 (hrev round 8: at 2^31 - 1 tiles
+    # of a row the last tile's step wrapped below 0 and the loop went on)
+    assert queue_grid((2**31 - 1, 1, 1), 0, 8, 132) == (1, 1, 1)
+    assert queue_grid((2**31 - 100, 1, 1), 0, 8, 132) == (100, 1, 1)
+    assert queue_grid((2**31 - 2000, 1, 1), 0, 8, 132) == (1056, 1, 1)
+    from types import SimpleNamespace
+
+    from tilelang.interp.machine import queue_grid as interp_queue_grid
+    walk = SimpleNamespace(walk=0)
+    assert interp_queue_grid(walk, (2**31 - 1, 3)) == (1, 3)  # type: ignore[arg-type]
+    assert interp_queue_grid(walk, (2**31 - 2, 3)) == (2, 3)  # type: ignore[arg-type]
     assert groups("queue:1", (8, 128, 1)) == 8
 
 

@@ -238,7 +238,8 @@ def queue_grid(kernel: ir.Kernel, grid: tuple[int, ...], queue_blocks: int = 2) 
     if axis is None or axis >= len(grid):
         return grid
     g = list(grid)
-    g[axis] = max(1, min(g[axis], queue_blocks))
+    # (a walk's next tile `s + W` stays in `i32`: `cuda_arrive.STEP_ROOM`)
+    g[axis] = max(1, min(g[axis], queue_blocks, (1 << 31) - g[axis]))
     return tuple(g)
 
 

@@ -96,8 +96,16 @@ def queue_grid(g: tuple[int, ...], axis: int, per_sm: int, sms: int) -> tuple[in
         if d != axis:
             rows *= max(1, n)
     out = [*g[:3]]
-    out[axis] = max(1, min(g[axis], per_sm * sms // rows))
+    out[axis] = max(1, min(g[axis], per_sm * sms // rows, STEP_ROOM - g[axis]))
     return (out[0], out[1], out[2])
+
+
+# A walking block's next tile is `s + W` in `i32` (W blocks a row; the
+# queue's tickets the same): for the last tile's `s` (n - 1) the step must
+# stay in `i32`, or it wraps below 0, the loop goes on and tiles run twice.
+# Only a walk of over 2^31 - W tiles along the axis (a dimension near 2^31
+# of tiles of 1) meets it: it gets fewer walking blocks.
+STEP_ROOM = 1 << 31
 
 
 class Counters:

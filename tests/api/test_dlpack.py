@@ -191,3 +191,30 @@ def test_torch_cpu_tensors_through_dlpack_only(mod) -> None:  # type: ignore[no-
     mod.add(P(Wrapped(z), [64]), Wrapped(x), Wrapped(y)).sync()
     torch.testing.assert_close(z, x + y, rtol=0, atol=0)
     assert "torch" in sys.modules
+
+
+class FakeJaxArray(OnlyDLPack):
+    """A JAX array as `arrays.describe` sees one: its module is `jax`, and it
+    offers DLPack (read through it first)."""
+
+    __module__ = "jax"
+
+
+def test_a_jax_array_is_never_written(fake, mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 8: JAX arrays are immutable (another array or a compiled
+    # function may share the buffer), but a `&mut` one was written in place
+    # through its export, on the CPU and the GPU alike
+    src = SOURCE + "fn fill(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n    add(z.partition([4]), x, x).sync();\n}\n"
+    m = tilelang.compile(src)
+    x, y, z = _vecs()
+    for device in (1, 2):
+        with pytest.raises(tilelang.CallError, match=r"E0803.*`z` of kernel `add` is a JAX array, but the kernel "
+                           r"writes it: JAX arrays are immutable(.|\n)*pass a NumPy array for the results"):
+            m.add(P(FakeJaxArray(z, device), [1024]), OnlyDLPack(x, device), OnlyDLPack(y, device))
+    with pytest.raises(tilelang.CallError, match=r"E0803.*`z` of function `fill` is a JAX array, but the "
+                       r"function writes it \(`&mut`\): JAX arrays are immutable"):
+        m.fill(FakeJaxArray(z), x)
+    assert not z.any()
+    m.add(P(z, [1024]), FakeJaxArray(x), FakeJaxArray(y)).sync()  # read: as before
+    np.testing.assert_array_equal(z, x + y)
+    np.testing.assert_array_equal(m.twice(FakeJaxArray(x)), 2 * x)

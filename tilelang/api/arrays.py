@@ -143,6 +143,18 @@ def _tile_dtype(npd: np.dtype) -> DType | None:
         return dt
 
 
+def read_only_text(ref: ArrayRef, what: str, name: str, writer: str) -> tuple[str, str]:
+    """(message, help) of E0803 for `ref` given to a parameter `writer` writes."""
+    if ref.library in _DLPACK_FIRST:
+        return (
+            f"{what} is a JAX array, but the {writer} writes it: JAX arrays are immutable "
+            "(other arrays and compiled functions may share its buffer)",
+            "pass a NumPy array for the results (or a PyTorch or CuPy array on the GPU) and "
+            "make a JAX array of it afterwards (`jax.numpy.asarray(..)`)",
+        )
+    return f"{what} is read-only, but the {writer} writes it", f"pass a writeable array (`{name}.copy()`)"
+
+
 def tile_dtype_name(dt: DType) -> str:
     """The NumPy spelling of a Tile element type, for help lines."""
     return "float32" if dt is DType.BF16 else np.dtype(dt.np_dtype).name
@@ -480,7 +492,9 @@ def describe(value: Any) -> ArrayRef:
         return _torch(value)
     has_dlpack = hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__")
     if has_dlpack and library in _DLPACK_FIRST:
-        return _dlpack(value, library)
+        # JAX arrays are immutable: other arrays and compiled functions may
+        # share the buffer, so a kernel never writes one (E0803)
+        return dataclasses.replace(_dlpack(value, library), readonly=True)
     if hasattr(value, "__cuda_array_interface__"):
         return _cuda_array(value, "cupy" if module.startswith("cupy") else "cuda-array")
     if hasattr(value, "__array_interface__") and not isinstance(value, np.generic):

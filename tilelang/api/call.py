@@ -190,12 +190,8 @@ class _Call:
             # key with an array that really is read-only must be refused.
             self.keep_plan = False
         elif mutable and ref.readonly:
-            self.fail(
-                spec,
-                f"{what} is read-only, but the kernel writes it",
-                help=f"pass a writeable array (`{spec.name}.copy()`)",
-                code=acodes.READ_ONLY_ARRAY,
-            )
+            message, fix = arrays.read_only_text(ref, what, spec.name, "kernel")
+            self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
         if ref.is_cuda and ref.nbytes and ref.ptr % _itemsize(ref):  # (an empty one is never read)
             self.fail(
                 spec,

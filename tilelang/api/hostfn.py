@@ -398,10 +398,11 @@ class HostFunction:
                 code=acodes.UNUSABLE_ARRAY,
             )
         if mutable and ref.readonly:  # copied back after the call: refuse before running anything
+            message, fix = arrays.read_only_text(ref, what, name, "function")
             raise CallError(
-                f"{what} is read-only, but the function writes it (`&mut`)",
+                message.replace("writes it", "writes it (`&mut`)", 1),
                 where=where,
-                help=f"pass a writeable array (`{name}.copy()`)",
+                help=fix,
                 code=acodes.READ_ONLY_ARRAY,
             )
         dt = want or ref.dtype

@@ -120,7 +120,7 @@ class HostFunction:
         writeback: list[tuple[np.ndarray, Tensor]] = []
         libraries: set[str] = set()
         token = self._check_borrows(values)
-        frozen: list[np.ndarray] = []
+        held: list[np.ndarray] = []  # NumPy arguments made read-only while it runs
         try:
             for p, v in zip(self.decl.params, values, strict=True):
                 where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
@@ -132,7 +132,7 @@ class HostFunction:
             # flight (`_check_borrows`) and its NumPy arrays read-only, written
             # back through views made before (a view keeps its own flag)
             writeback = [(host.view(), t) for host, t in writeback]
-            frozen = borrowed.freeze_arrays(
+            held = borrowed.freeze_arrays(
                 [v for _, _, v in self._array_args(values) if isinstance(v, np.ndarray)]
             )
             try:
@@ -143,7 +143,7 @@ class HostFunction:
             for host, t in writeback:
                 host[...] = t.numpy()
         finally:
-            borrowed.thaw(frozen)
+            borrowed.thaw(held)
             _PENDING.pop(token, None)
         library = next(iter(libraries)) if len(libraries) == 1 else "numpy"
         return _from_value(result, library)

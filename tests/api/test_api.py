@@ -636,6 +636,25 @@ def test_a_running_host_function_borrows_its_arrays_as_a_launch_does(monkeypatch
     assert mod.plain(2) == 3  # (no array: nothing registered)
 
 
+def test_a_dimension_within_a_tile_of_i32_max_is_refused_where_tiles_are_counted() -> None:
+    # hrev round 8 (E0514): `(dim + 63) / 64` in i32 came out negative for
+    # 2^31 - 1, and the kernel's loop over the tiles ran no round. np.zeros
+    # of 2 GB costs no memory: its pages are never written.
+    mod = tilelang.compile(
+        "kernel fn count<const B: i32>(z: &mut Tensor<i32, [1]>, x: &Tensor<i8, [?]>) {\n"
+        "    z.store(full::<i32>([1], x.partition([B]).num_tiles(0)));\n}\n"
+        "kernel fn first(z: &mut Tensor<i8, [1]>, x: &Tensor<i8, [?]>) {\n"
+        "    z.store(x.partition([1]).load([0]));\n}\n")
+    z = np.zeros(1, np.int32)
+    with pytest.raises(tilelang.CallError, match=r"E0514.*`x` of kernel `count` has a dimension of 2147483647 "
+                       r"elements, within a tile of 2\^31(.|\n)*split that dimension"):
+        mod.count[64](P(z, [1]), np.zeros(2**31 - 1, np.int8))
+    mod.count[64](P(z, [1]), np.zeros((1 << 31) - (1 << 20), np.int8)).sync()  # the largest it takes
+    assert z[0] == ((1 << 31) - (1 << 20)) // 64
+    y = np.zeros(1, np.int8)
+    mod.first(P(y, [1]), np.zeros(2**31 - 1, np.int8)).sync()  # (no count in `first`: any dimension)
+
+
 def test_a_failing_host_function_raises_execution_error() -> None:
     mod = tilelang.compile(
         "fn check(x: &Tensor<f32, [?]>) {\n"

@@ -40,3 +40,6 @@ TILE_NOT_RUNNABLE = define(
 CLUSTER_GRID = define(
     "E0512", "launch-cluster-grid",
     "a launch's grid is not a whole number of the kernel's `#[cluster(..)]` blocks along some axis")
+TILE_COUNT_RANGE = define(
+    "E0514", "launch-tile-count-range",
+    "a tensor dimension within a tile of 2^31, in a kernel that counts tiles (`num_tiles`, a walk)")

@@ -26,7 +26,7 @@ from tilelang.sema.generics import (
     unify_dims,
     unify_elem,
 )
-from tilelang.sema.kernel import check_instantiation
+from tilelang.sema.kernel import MAX_TILE_ELEMENTS, check_instantiation
 from tilelang.sema.program import FnInfo
 from tilelang.sema.typeops import is_poison
 from tilelang.sema.types import (
@@ -186,7 +186,14 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
             for sname in sorted(pdim.symbols()):
                 if sname in srcs and srcs[sname] is not src:
                     d = d.secondary(srcs[sname].span, f"`{sname}` = {env[sname]} comes from here")
-            tcx.emit(d.with_help(f"use {'tiles' if is_part else 'a tensor'} of size {want} here"))
+            w = want.const_value or 0
+            if is_part and not 0 < w <= MAX_TILE_ELEMENTS:
+                # (no tile has that size: "use tiles of size 4295098369" led to E0213)
+                names = " and ".join(f"`{n}`" for n in sorted(pdim.symbols())) or "the generics"
+                tcx.emit(d.with_help(f"no tile has a dimension of {want}: one is 1 to {MAX_TILE_ELEMENTS} "
+                                     f"elements, so pick {names} to make `{pdim}` one of those"))
+            else:
+                tcx.emit(d.with_help(f"use {'tiles' if is_part else 'a tensor'} of size {want} here"))
             bad = True
     if tuned:  # a tuned launch: the tuner also picks what the attribute lists and nothing fixed
         from tilelang.tuner.space import tune_spec

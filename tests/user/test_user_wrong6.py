@@ -55,7 +55,6 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
-from tilelang.diagnostics.model import TileError
 from test_user_programs6 import _attention
 from userprog import assert_help_leads_to_a_working_program, first_error, fixed_program, run_program
 
@@ -189,8 +188,9 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
 
 
 def test_reading_a_neighbour_s_tile_of_the_output(tmp_path: Path) -> None:
-    """E0403 at the launch (`tilec check` cannot decide it: a launch-time
-    check): a block reading the next block's tile of its `&mut` output. The
+    """E0403 of a launch (a launch-time check, which `tilec check` decides
+    where the launch's shapes are constants, as here): a block reading the
+    next block's tile of its `&mut` output. The
     help said only "keep the index inside the own tile's nested tiles"; it
     now says how to read other blocks' tiles: the data as a `&` input too."""
     src = ("kernel fn smooth<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
@@ -199,7 +199,7 @@ def test_reading_a_neighbour_s_tile_of_the_output(tmp_path: Path) -> None:
            "fn main() {\n    let mut z = arange::<f32>(8);\n    smooth(z.partition([4])).sync();\n    print(z);\n}\n")
     f = tmp_path / "smooth.tile"
     f.write_text(src, encoding="utf-8")
-    with pytest.raises(TileError) as e:
+    with pytest.raises(run.CheckFailed) as e:  # (a TileError at the launch before 2026-12-05 11:48)
         run.execute(str(f), "cpu", out=io.StringIO())
     d = e.value.diagnostics[0]
     assert d.code == "E0403" and any("pass the data as a `&` input as well (a copy, `&z.clone()`)" in h

@@ -42,11 +42,14 @@ from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
+from tilelang.requires import DivisionByZero, Requirement, quoted, requirements
+from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
 from tilelang.runtime.tensor import Partition, Tensor, dtype_of_array
 from tilelang.source import Span
 from tilelang.syntax import ast
+from tilelang.syntax.printer import unparse
 
 GenericValue = int | DType
 
@@ -245,6 +248,12 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                         .with_help(misfit[1]))
                 bound[i] = _to_scalar(arg.value, dt)
 
+    # The kernel's `#[requires(..)]`, over the tensors' shapes, the numbers and the generics.
+    reqs = requirements(kernel)
+    if reqs:
+        check_requirements(kname, reqs, *requirement_inputs(specs, [a.value for a in args], bound, env),
+                           call_span)
+
     # Grid: the `&mut` partitions must agree (the group's own tensors of
     # `if last_block(axis)` after, with one tile along the axis).
     grid: tuple[int, ...] | None = None
@@ -291,6 +300,37 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
         _check_cluster_grid(kname, cluster, grid, grid_from, call_span, fail)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
+
+
+def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list[Any],
+                       env: dict[str, GenericValue]) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+    """What a kernel's requirements read: the `&` tensors' shapes, the scalars'
+    values (as converted for the kernel) and the const generics."""
+    shapes = {sp.name: tuple(v.shape) for sp, v in zip(specs, raw, strict=False) if sp.kind == "ref"}
+    values: dict[str, Any] = {k: v for k, v in env.items() if isinstance(v, int)}
+    values.update((sp.name, v) for sp, v in zip(specs, bound, strict=False) if sp.kind == "scalar")
+    return shapes, values
+
+
+def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[str, tuple[int, ...]],
+                       values: dict[str, Any], call_span: Span) -> None:
+    """Raise E0513 for the first requirement of kernel `kname` these values break."""
+    for r in reqs:
+        why = ""
+        try:
+            ok = bool(evaluate_requirement(r.cond, shapes, values))
+        except DivisionByZero as e:
+            ok, why = False, f"; its `{e.args[0]}` divides by zero"
+        if ok:
+            continue
+        raise TileError(Diagnostic.error(
+            codes.REQUIREMENT_FAILED,
+            f"this launch of `{kname}` breaks a requirement: {r.message} "
+            f"(here {quoted(r.cond, shapes, values, unparse)}{why})")
+            .primary(call_span, "these arguments")
+            .secondary(r.span, "this requirement is false")
+            .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
+                       "says what it needs of its shapes and numbers)"))
 
 
 def _check_group_grid(spec: ParamSpec, arg: LaunchArg, axis: int, grid: tuple[int, ...],

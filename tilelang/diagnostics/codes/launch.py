@@ -40,3 +40,6 @@ TILE_NOT_RUNNABLE = define(
 CLUSTER_GRID = define(
     "E0512", "launch-cluster-grid",
     "a launch's grid is not a whole number of the kernel's `#[cluster(..)]` blocks along some axis")
+REQUIREMENT_FAILED = define(
+    "E0513", "launch-requirement-failed",
+    "a launch's shapes or numbers break a `#[requires(..)]` condition of the kernel")

@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from tilelang.syntax import ast
 from tilelang.source import Span
 
@@ -258,6 +256,8 @@ def evaluate(e: ast.Expr, shapes: Mapping[str, tuple[int, ...]], values: Mapping
         q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
         return q if op == "/" else a - q * b
     if op in ("/", "%"):  # floats: IEEE, `%` is fmod (a zero divisor gives inf or NaN, as in kernels)
+        import numpy as np  # (here: `tilec check` imports this module and stays without NumPy)
+
         with np.errstate(all="ignore"):
             x, y = np.float64(a), np.float64(b)
             return float(x / y if op == "/" else np.fmod(x, y))

@@ -104,3 +104,20 @@ def test_decode_fused_varlen_and_tc_take_the_same_requirements(att: tilelang.Mod
     _refused(lambda: tc(P(tc_o, [1, 64, D]), P(tc_l, [1, 64]), q, k, v, SMAX + 1, 0.25, SPLITS).sync(),
              "`cache_len` = 41")
     assert not tc_o.any() and not tc_l.any()  # a refused launch writes nothing
+
+
+def test_a_requirement_of_my_own_reads_numbers_as_kernels_do() -> None:
+    # integers as in kernels (`/` toward zero, `%` the dividend's sign), floats IEEE; `n` even and
+    # `scale` a positive finite float (NaN fails every comparison)
+    mod = tilelang.compile(
+        '#[requires(n % 2 == 0 && n / 2 >= -3 && -7 / 2 == -3 && -7 % 2 == -1, "n must be even, -6 at least")]\n'
+        '#[requires(scale > 0 && scale / 0.0 > 1.0e30, "scale must be positive")]\n'
+        "kernel fn scaled<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, n: i32, scale: f32) {\n"
+        "    z.store(x.load_like(z) * scale + (n as f32));\n}\n")
+    x, z = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    mod.scaled(P(z, [4]), x, -6, 0.5).sync()
+    np.testing.assert_array_equal(z, x * 0.5 - 6)
+    for n, scale, phrase in ((3, 1.0, "n must be even"), (-8, 1.0, "`n` = -8"), (2, -1.0, "`scale` = -1.0"),
+                             (2, float("nan"), "scale must be positive"), (2, 0.0, "scale must be positive")):
+        _refused(lambda n=n, scale=scale: mod.scaled(P(z, [4]), x, n, scale).sync(), phrase)
+    np.testing.assert_array_equal(z, x * 0.5 - 6)  # refused launches wrote nothing

@@ -224,7 +224,8 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             d = tcx.err(N.UNRESOLVED_IMPORT, f"no `{ident.name}` in `{target.name}`", ident.span,
                         f"not found in `{target.name}`")
             guess = suggest(ident.name, target.own)
-            d = d.with_help(f"an item with a similar name exists: `{guess}`") if guess else \
+            d = d.with_help(f"an item with a similar name exists: `{guess}`: `use {target.name}::{guess};`, "
+                            f"and call it `{guess}`") if guess else \
                 d.with_help(items_help(target.name, target.own))
             tcx.emit(d)
             continue

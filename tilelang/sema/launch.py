@@ -221,7 +221,50 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
         check_instantiation(tcx, e, info, inst, srcs)
         if len(tcx.sink.diagnostics) == errors_before:  # (E0214's conflict says more)
             constant_grids(tcx, e, info, parts)
+            constant_requirements(tcx, e, info, fx, args, tys, inst)
     return OpT(info.qualname, tuple(borrows))
+
+
+def constant_requirements(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Expr],
+                          tys: list[Type], inst: dict[str, Any]) -> None:
+    """E0513 at check time: a `#[requires(..)]` of the kernel that every value
+    it reads makes false at this launch, where they are constants (a `&`
+    tensor's static shape, a literal or module constant scalar, a generic the
+    call fixes). The launch's own check (`runtime/launch.py`) stays for the
+    others."""
+    from tilelang.diagnostics.codes.launch import REQUIREMENT_FAILED
+    from tilelang.requires import DivisionByZero, evaluate, quoted, read_names, requirements
+    from tilelang.sema.consts import const_value
+
+    reqs = requirements(info.decl)
+    if not reqs:
+        return
+    shapes: dict[str, tuple[int, ...]] = {}
+    values: dict[str, Any] = {k: v for k, v in inst.items() if isinstance(v, int) and not isinstance(v, bool)}
+    for p, a, aty in zip(info.decl.params, args, tys, strict=False):
+        inner = aty.inner if isinstance(aty, RefT) else aty
+        if isinstance(p.ty, ast.RefType) and not p.ty.mutable and isinstance(inner, TensorT) \
+                and inner.shape is not None and all(d is not None and d.is_const for d in inner.shape):
+            shapes[p.name.name] = tuple(d.const_value for d in inner.shape)  # type: ignore[union-attr]
+        elif isinstance(p.ty, ast.NamedType) and not p.ty.args:
+            v = const_value(tcx, a, fx)
+            if isinstance(v, (int, float, bool)):
+                values[p.name.name] = v
+    for r in reqs:
+        if not read_names(r) <= shapes.keys() | values.keys():
+            continue
+        try:
+            ok = bool(evaluate(r.cond, shapes, values))
+        except DivisionByZero:
+            ok = False
+        if not ok:
+            tcx.emit(tcx.err(REQUIREMENT_FAILED, f"this launch of `{info.name}` breaks a requirement: {r.message} "
+                             f"(here {quoted(r.cond, shapes, values, tcx.snippet)})", e.span, "these arguments")
+                     .secondary(r.span, "this requirement is false")
+                     .note("every value the requirement reads is a constant here, so the launch would always fail")
+                     .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
+                                "says what it needs of its shapes and numbers)"))
+            return
 
 
 def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,

@@ -40,7 +40,12 @@ that fits), a generic nothing infers (E0215), a tuple's `.2` (E0223), `1 <<
 40` in `i32` (E0227), `&mut z` for a partition (E0301), a use after a move
 (E0306), two launches in flight writing one tensor (E0309), a `&mut`
 parameter passed as `&` to a device function (E0406), host `[2, 3] + [3,
-2]` (E0202: it said "add a dimension of size 1"; now `b.transpose()`).
+2]` (E0202: it said "add a dimension of size 1"; now `b.transpose()`),
+`op.sync` without its `()` (E0223: "`Op<fill>` has no fields"; now `.sync()`),
+`let mut acc = 0.0; acc += tile` (E0203: now the tile accumulator,
+`zeros::<f32>([B])`); and z37's `if` on a `bool` tile (test_user_wrong5)
+reduces it with `.min()` (it said to cast to `i32` first, which round 6
+made unnecessary).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the first error's help names the fix, and the program with that
@@ -155,6 +160,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                 ("    h1.wait();\n    h2.wait();", "    h2.wait();")]),
     "e49_mut_param_as_shared": ("make `x` a `&mut` parameter", [("(x: &Tensor<f32, [B]>)", "(x: &mut Tensor<f32, [B]>)")]),
     "e50_host_shapes": ("`b.transpose()` is [2, 3]", [("(a + b)", "(a + b.transpose())")]),
+    "e51_sync_without_call": ("`sync` is a method: `fill(z.partition([4])).sync()`", [(".sync;", ".sync();")]),
+    "e52_scalar_accumulator": ("`let mut acc = zeros::<f32>([B]);`",
+                               [("let mut acc = 0.0;", "let mut acc = zeros::<f32>([B]);")]),
 }
 
 
@@ -255,6 +263,9 @@ def test_the_round7_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> No
     np.testing.assert_allclose(_run("e49_mut_param_as_shared", tmp_path)[0]["z"], (r + 1) / 36, rtol=1e-6)
     a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2)
     assert _run("e50_host_shapes", tmp_path)[1] == f"{(a + b.T).sum()}\n"
+    np.testing.assert_array_equal(_run("e51_sync_without_call", tmp_path)[0]["z"], np.ones(8))
+    np.testing.assert_array_equal(_run("e52_scalar_accumulator", tmp_path)[0]["z"],
+                                  np.arange(16, dtype=np.float32).reshape(4, 4).sum(0))
 
 
 def test_reading_a_neighbour_s_tile_of_the_output(tmp_path: Path) -> None:

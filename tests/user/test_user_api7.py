@@ -121,3 +121,16 @@ def test_a_requirement_of_my_own_reads_numbers_as_kernels_do() -> None:
                              (2, float("nan"), "scale must be positive"), (2, 0.0, "scale must be positive")):
         _refused(lambda n=n, scale=scale: mod.scaled(P(z, [4]), x, n, scale).sync(), phrase)
     np.testing.assert_array_equal(z, x * 0.5 - 6)  # refused launches wrote nothing
+
+
+def test_one_tile_shape_that_gives_a_generic_two_values() -> None:
+    # `[B, B]` tiles from `partition(z, [16, 8])`: "make both sources give `B` the same value" named
+    # no fix (both sources are this one argument; Tile's E0214 said to pass the generics with `::<..>`,
+    # which cannot help either)
+    mod = tilelang.compile("kernel fn sq<const B: i32>(z: &mut Tensor<f32, [B, B]>) { z.store(full::<f32>([B, B], 1.0)); }")
+    z = np.zeros((16, 16), np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        mod.sq(P(z, [16, 8])).sync()
+    assert e.value.code == "E0504" and "give them one value (16 or 8 for each)" in str(e.value), str(e.value)
+    mod.sq(P(z, [16, 16])).sync()
+    assert (z == 1).all()

@@ -119,7 +119,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                            [("(x * x)", "(x.load() * x.load())"), ("(x: &Tensor", "(x: &mut Tensor")]),
     "e18_break_outside": ("use `return` to leave a function", [("        break;", "        return;")]),
     "e19_uninit": ("`let mut kind: .. = value;`", [("let kind: i32;", "let mut kind: i32 = 1;")]),
-    "e20_partition_vs_param": ("make the tile shapes agree", [("z.partition([4, 8])", "z.partition([4, 4])")]),
+    "e20_partition_vs_param": ("give them one value (4 or 8 for each)", [("z.partition([4, 8])", "z.partition([4, 4])")]),
     # std::attention's generics and layout: one error a call, the fix spelled out
     "e21_attention_turbofish_type": ("`flash_attention::<f16, 16, 16, 32>(..)`", [("<f32, 16", "<f16, 16")]),
     "e22_attention_tiles_without_heads": ("`o.partition([1, 16, 32])`", [("partition([16, 32])", "partition([1, 16, 32])")]),

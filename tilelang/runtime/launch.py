@@ -138,7 +138,9 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .primary(span, f"this gives `{name}` = {_show(value)}")
                     .secondary(old_span, f"this gives `{name}` = {_show(env[name])}")
                     .secondary(call_span, "in this launch")
-                    .with_help(_conflict_help(name, value, env[name])))
+                    .with_help(f"{why} uses `{name}` for more than one size: give them one value "
+                               f"({_show(env[name])} or {_show(value)} for each)" if why == old_why
+                               else _conflict_help(name, value, env[name])))
             return
         env[name] = value
         source[name] = (why, span)

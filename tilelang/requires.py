@@ -2,7 +2,8 @@
 
 A requirement is a condition on what a launch is given: the run-time
 shapes of the kernel's `&` tensors (`k.shape()[1]`), its scalar arguments
-(`cache_len`) and its const generics, combined with integer and float
+(`cache_len`), its const generics and its grid (`num_blocks(0)`: the
+blocks the `&mut` partitions give), combined with integer and float
 arithmetic (`+ - * / %`), comparisons, `&&`, `||`, `!` and unary `-`. The
 host checks every requirement of a launch before the launch starts, on
 every engine (`runtime/launch.py` `bind_launch`; a repeated Python API call
@@ -38,7 +39,8 @@ _LOGIC = ("&&", "||")
 _A = {"int": "an integer", "float": "a float", "bool": "a condition"}
 
 FORMS_HELP = ("a requirement reads the launch's numbers only: `t.shape()[i]` of a `&` tensor parameter, "
-              "scalar parameters and const generics, with `+ - * / %`, comparisons, `&&`, `||` and `!`")
+              "scalar parameters, const generics and `num_blocks(axis)`, with `+ - * / %`, comparisons, `&&`, "
+              "`||` and `!`")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +61,62 @@ class Refusal:
     help: str
 
 
+_KNOWN: dict[int, tuple[ast.FnDecl, tuple[Requirement, ...]]] = {}
+
+
 def requirements(decl: ast.FnDecl) -> tuple[Requirement, ...]:
     """The well-formed `#[requires(cond, "message")]` of kernel `decl`, in order
-    (the type checker refuses the others before anything launches)."""
+    (those `check` accepts; the type checker refuses the others before
+    anything launches). Read once a declaration."""
+    hit = _KNOWN.get(id(decl))
+    if hit is not None and hit[0] is decl:
+        return hit[1]
     out = []
     for attr in decl.attrs:
-        if attr.name.name == NAME and len(attr.args) == 2 and all(a.name is None for a in attr.args) \
-                and isinstance(attr.args[1].value, ast.StrLit):
-            out.append(Requirement(attr.args[0].value, attr.args[1].value.value, attr.span))
+        if attr.name.name == NAME and decl.is_kernel and not check(decl, attr, lambda node: "..."):
+            out.append(Requirement(attr.args[0].value, attr.args[1].value.value, attr.span))  # type: ignore[attr-defined]
+    if len(_KNOWN) > 4096:
+        _KNOWN.clear()
+    _KNOWN[id(decl)] = (decl, tuple(out))
     return tuple(out)
+
+
+def grid_axis(e: ast.Expr) -> int | None:
+    """The axis of `num_blocks(axis)` with a literal axis 0..2, else None."""
+    if isinstance(e, ast.Call) and isinstance(e.callee, ast.Name) and e.callee.ident.name == "num_blocks" \
+            and len(e.args) == 1 and e.args[0].name is None and isinstance(e.args[0].value, ast.IntLit) \
+            and 0 <= e.args[0].value.value <= 2:
+        return e.args[0].value.value
+    return None
+
+
+def grid_values(grid: tuple[int, ...]) -> dict[str, int]:
+    """`num_blocks(0..2)` of a launch grid (1 along the axes past it)."""
+    full = tuple(grid) + (1,) * (3 - len(grid))
+    return {f"num_blocks({axis})": int(n) for axis, n in enumerate(full[:3])}
+
+
+def constant_grid(parts: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> tuple[int, ...] | None:
+    """The grid of a launch's `&mut` partitions (tensor shape, tile shape),
+    by the launch's rule (`runtime/launch.py` `bind_launch`): grids equal up
+    to trailing 1s, the longest; None where they disagree or there is none."""
+    grid: tuple[int, ...] | None = None
+    for shape, tile in parts:
+        if len(shape) != len(tile) or any(n < 0 or t <= 0 for n, t in zip(shape, tile, strict=True)):
+            return None
+        g = tuple(-(-n // t) for n, t in zip(shape, tile, strict=True))
+        if grid is not None and _trim(g) != _trim(grid):
+            return None
+        if grid is None or len(g) > len(grid):
+            grid = g
+    return grid if grid is not None and len(grid) <= 3 else None
+
+
+def _trim(grid: tuple[int, ...]) -> tuple[int, ...]:
+    n = len(grid)
+    while n > 1 and grid[n - 1] == 1:
+        n -= 1
+    return grid[:n]
 
 
 def read_names(req: Requirement) -> frozenset[str]:
@@ -78,6 +127,8 @@ def read_names(req: Requirement) -> frozenset[str]:
     def visit(e: ast.Expr) -> None:
         if isinstance(e, ast.Name):
             names.add(e.ident.name)
+        elif grid_axis(e) is not None:
+            names.add(f"num_blocks({grid_axis(e)})")
         elif isinstance(e, ast.Index) and isinstance(e.receiver, ast.MethodCall):
             visit(e.receiver.receiver)
         elif isinstance(e, ast.Binary):
@@ -162,6 +213,12 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
         out.append(Refusal("form", e.span, f"`{name}` is not a parameter or const generic of this kernel",
                            "not known at the launch", FORMS_HELP))
         return None
+    if grid_axis(e) is not None:
+        return "int"
+    if isinstance(e, ast.Call) and isinstance(e.callee, ast.Name) and e.callee.ident.name == "num_blocks":
+        out.append(Refusal("form", e.span, "`num_blocks` of a requirement takes a literal axis 0, 1 or 2",
+                           "not a literal grid axis", "write e.g. `num_blocks(0)`"))
+        return None
     if isinstance(e, ast.Index):
         r = e.receiver
         if isinstance(r, ast.MethodCall) and r.method.name == "shape" and not r.args \
@@ -235,6 +292,9 @@ def evaluate(e: ast.Expr, shapes: Mapping[str, tuple[int, ...]], values: Mapping
     if isinstance(e, ast.Name):
         v = values[e.ident.name]
         return v.item() if hasattr(v, "item") else v
+    axis = grid_axis(e)
+    if axis is not None:
+        return values[f"num_blocks({axis})"]
     if isinstance(e, ast.Index):
         assert isinstance(e.receiver, ast.MethodCall) and isinstance(e.receiver.receiver, ast.Name)
         assert isinstance(e.index, ast.IntLit)
@@ -274,7 +334,8 @@ def quoted(e: ast.Expr, shapes: Mapping[str, tuple[int, ...]], values: Mapping[s
     seen: dict[str, Any] = {}
 
     def visit(x: ast.Expr) -> None:
-        if isinstance(x, ast.Name) or (isinstance(x, ast.Index) and not isinstance(x.receiver, ast.Index)):
+        if isinstance(x, ast.Name) or grid_axis(x) is not None or \
+                (isinstance(x, ast.Index) and not isinstance(x.receiver, ast.Index)):
             try:
                 seen.setdefault(snippet(x), evaluate(x, shapes, values))
             except (KeyError, IndexError, AssertionError):

@@ -66,6 +66,11 @@ def test_decode_split_refuses_a_short_v_and_a_cache_len_past_the_cache(att: tile
     assert "`cache_len` = 41" in text
     _refused(lambda: _split(att, q, k, v, -1), "cache_len must be within the cache")
     _refused(lambda: _split(att, q[:1].copy(), k, v, 8), "q must have a row of G query heads for each KV head")
+    o_part, lse_part = (a[:1].copy() for a in _parts())  # partial results for one of the 2 KV heads
+    text = _refused(lambda: att.decode_split["f16", G, BN, D](P(o_part, [1, G, D]), P(lse_part, [1, G]), q, k, v,
+                                                             8, 0.25).sync(),
+                    "o_part and lse_part must have a tile for each KV head of k")
+    assert "`num_blocks(0)` = 1" in text and "`k.shape()[0]` = 2" in text
     # the same key again with good numbers, then a bad one: the fast path checks the numbers too
     for n in (SMAX, 1, SMAX + 5, 2**31 - 1):
         if n <= SMAX:
@@ -103,6 +108,8 @@ def test_decode_fused_varlen_and_tc_take_the_same_requirements(att: tilelang.Mod
     _refused(lambda: tc(P(tc_o, [1, 64, D]), P(tc_l, [1, 64]), q, k, v, 8, 0.25, 0).sync(), "splits must be at least 1")
     _refused(lambda: tc(P(tc_o, [1, 64, D]), P(tc_l, [1, 64]), q, k, v, SMAX + 1, 0.25, SPLITS).sync(),
              "`cache_len` = 41")
+    _refused(lambda: tc(P(tc_o, [1, 64, D]), P(tc_l, [1, 64]), q, k, v, 8, 0.25, 3).sync(),  # 4 tiles, 2 x 3 shares
+             "a tile for each KV head and share")
     assert not tc_o.any() and not tc_l.any()  # a refused launch writes nothing
 
 

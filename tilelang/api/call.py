@@ -753,7 +753,7 @@ def _requirements_of_numbers(
     if not reqs:
         return None
     shapes, values = requirement_inputs(specs, [a.value for a in launch_args], bound.args,
-                                        dict(bound.instantiation))
+                                        dict(bound.instantiation), bound.grid)
     order = [sc.spec.name for sc in scalars]
 
     def hold(numbers: list[Any]) -> bool:

@@ -75,42 +75,26 @@ def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: Diagno
 
 def _constant_grid(view: ProgramView, callee: Any, call: ast.Call) -> dict[str, int]:
     """`num_blocks(axis)` of a launch whose grid is a constant: every `&mut`
-    partition's tensor and tile shapes are (`zeros::<f32>([8]).partition([4])`),
-    by the launch's own rule (`runtime/launch.py` `bind_launch`: the `&mut`
-    partitions outside a `last_block` group, grids equal up to trailing 1s,
-    the longest; 1 for the axes past it); {} where any is not, or where they
-    disagree (E0500 says so)."""
+    partition's tensor and tile shapes are (`zeros::<f32>([8]).partition([4])`;
+    the `&mut` partitions outside a `last_block` group, by the launch's rule,
+    `requires.constant_grid`); {} where any is not, or where they disagree
+    (E0500 says so)."""
     from tilelang.lastblock import group_params
+    from tilelang.requires import constant_grid, grid_values
     from tilelang.sema.types import PartitionT
 
     groups = group_params(callee.decl)
-    grid: tuple[int, ...] | None = None
+    parts: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
     for p, a in zip(callee.decl.params, call.args, strict=False):
         if not (isinstance(p.ty, ast.RefType) and p.ty.mutable) or p.name.name in groups:
             continue
         aty = view.type_of(a.value)
-        if not isinstance(aty, PartitionT) or aty.tensor.shape is None \
-                or len(aty.tensor.shape) != len(aty.tile_shape):
+        if not isinstance(aty, PartitionT) or aty.tensor.shape is None:
             return {}
-        dims = [(getattr(n, "const_value", None), getattr(t, "const_value", None))
-                for n, t in zip(aty.tensor.shape, aty.tile_shape, strict=True)]
-        if any(not isinstance(n, int) or not isinstance(t, int) or n < 0 or t <= 0 for n, t in dims):
+        shape = [getattr(n, "const_value", None) for n in aty.tensor.shape]
+        tile = [getattr(t, "const_value", None) for t in aty.tile_shape]
+        if not all(isinstance(v, int) for v in (*shape, *tile)):
             return {}
-        g = tuple(-(-n // t) for n, t in dims)
-        if grid is None or len(g) > len(grid):
-            if grid is not None and _trim(g) != _trim(grid):
-                return {}
-            grid = g
-        elif _trim(g) != _trim(grid):
-            return {}
-    if grid is None or len(grid) > 3:
-        return {}
-    full = grid + (1,) * (3 - len(grid))
-    return {f"num_blocks({axis})": n for axis, n in enumerate(full)}
-
-
-def _trim(grid: tuple[int, ...]) -> tuple[int, ...]:
-    n = len(grid)
-    while n > 1 and grid[n - 1] == 1:
-        n -= 1
-    return grid[:n]
+        parts.append((tuple(shape), tuple(tile)))  # type: ignore[arg-type]
+    grid = constant_grid(parts)
+    return {} if grid is None else grid_values(grid)

@@ -42,7 +42,7 @@ from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
-from tilelang.requires import DivisionByZero, Requirement, quoted, requirements
+from tilelang.requires import DivisionByZero, Requirement, grid_values, quoted, requirements
 from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
@@ -250,12 +250,6 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                         .with_help(misfit[1]))
                 bound[i] = _to_scalar(arg.value, dt)
 
-    # The kernel's `#[requires(..)]`, over the tensors' shapes, the numbers and the generics.
-    reqs = requirements(kernel)
-    if reqs:
-        check_requirements(kname, reqs, *requirement_inputs(specs, [a.value for a in args], bound, env),
-                           call_span)
-
     # Grid: the `&mut` partitions must agree (the group's own tensors of
     # `if last_block(axis)` after, with one tile along the axis).
     grid: tuple[int, ...] | None = None
@@ -300,16 +294,23 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     cluster = cluster_shape(kernel, env)
     if cluster is not None:
         _check_cluster_grid(kname, cluster, grid, grid_from, call_span, fail)
+    # The kernel's `#[requires(..)]`, over the tensors' shapes, the numbers, the generics and the grid.
+    reqs = requirements(kernel)
+    if reqs:
+        check_requirements(kname, reqs, *requirement_inputs(specs, [a.value for a in args], bound, env, grid),
+                           call_span)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
 
 
 def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list[Any],
-                       env: dict[str, GenericValue]) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+                       env: dict[str, GenericValue],
+                       grid: tuple[int, ...]) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
     """What a kernel's requirements read: the `&` tensors' shapes, the scalars'
-    values (as converted for the kernel) and the const generics."""
+    values (as converted for the kernel), the const generics and the grid."""
     shapes = {sp.name: tuple(v.shape) for sp, v in zip(specs, raw, strict=False) if sp.kind == "ref"}
     values: dict[str, Any] = {k: v for k, v in env.items() if isinstance(v, int)}
+    values.update(grid_values(grid))
     values.update((sp.name, v) for sp, v in zip(specs, bound, strict=False) if sp.kind == "scalar")
     return shapes, values
 

@@ -71,6 +71,12 @@ def test_decode_split_refuses_a_short_v_and_a_cache_len_past_the_cache(att: tile
                                                              8, 0.25).sync(),
                     "o_part and lse_part must have a tile for each KV head of k")
     assert "`num_blocks(0)` = 1" in text and "`k.shape()[0]` = 2" in text
+    o_part, lse_part = _parts()
+    o3 = np.zeros((HKV + 1, G, D), np.float16)  # one KV head too many: its row would read past o_part
+    _refused(lambda: att.decode_combine["f16", G, SPLITS, D](P(o3, [1, G, D]), o_part, lse_part).sync(),
+             "o must have a [G, D] row for each KV head of o_part")
+    _refused(lambda: att.decode_combine["f16", G, SPLITS, D](P(o3[:HKV], [1, G, D]), o_part, lse_part[:1]).sync(),
+             "`lse_part.shape()[0]` = 1")
     # the same key again with good numbers, then a bad one: the fast path checks the numbers too
     for n in (SMAX, 1, SMAX + 5, 2**31 - 1):
         if n <= SMAX:

@@ -89,8 +89,9 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                 if key in srcs:
                     return False
                 srcs[key] = True
-                d = d.with_help(f"use {prev} here, as the turbofish says, or give `{name}` = {value} in the "
-                                "turbofish if this is the size you mean")
+                other = (f", or give `{name}` = {value} in the turbofish if this is the size you mean"
+                         if not _named_twice(info, name) else "")  # ([B, B]: the other size is B too)
+                d = d.with_help(f"use {prev} here, as the turbofish says{other}")
             elif p is not None and v is not None and p != v and (
                     isinstance(src, (ast.Ref, ast.Name)) != isinstance(srcs[name], (ast.Ref, ast.Name))):
                 # a tile that does not match a tensor's static dimension (rows of
@@ -118,6 +119,19 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
     env[name] = value
     srcs[name] = src
     return True
+
+
+def _named_twice(info: FnInfo, name: str) -> bool:
+    """Whether one parameter's shape names const generic `name` twice
+    (`Tensor<f32, [B, B]>`): then one argument gives it two values."""
+    for p in info.decl.params:
+        shape = p.ty.inner.args[1] if isinstance(p.ty, ast.RefType) and isinstance(p.ty.inner, ast.NamedType) \
+            and len(p.ty.inner.args) > 1 else None
+        if isinstance(shape, ast.ShapeType):
+            names = [d.ident.name for d in shape.dims if isinstance(d, ast.Name)]
+            if names.count(name) > 1:
+                return True
+    return False
 
 
 def _one_argument(e: ast.Call, a: Any, b: Any) -> bool:

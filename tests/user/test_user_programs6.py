@@ -22,6 +22,12 @@ written from README.md, docs/reference.md and examples/ alone.
   by hand (llsim, sm_90a then sm_80, 2026-12-05: the same tensors as the
   interpreter to 2.4e-4 in f16), not in the suite: 82 s for its 55 blocks
   of attention; `test_user_gpu.py` runs it on a GPU.
+- w03 (round 7, 11:48): one flash-decoding step as std::attention's header
+  documents it (`decode_split` + `decode_combine`, a cache of 48 positions
+  filled to 37 with NaN past them, 3 splits) and a kernel of its own with a
+  `#[requires(..)]`: the attribute must leave the kernels as they were on
+  every engine (`test_user_gpu.py` runs it on a GPU; the requirements' host
+  checks and refusals are in `test_user_api7.py`).
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs (never from its
@@ -91,9 +97,22 @@ def _w02(t: Tensors, out: str) -> None:
     assert out == f"{t['lb'].max()!s} 25\n"
 
 
+def _w03(t: Tensors, out: str) -> None:
+    n = 37
+    q, k, v = (t[x].astype(np.float64) for x in ("q", "k", "v"))
+    assert np.isnan(v[:, n:]).all() and not np.isnan(v[:, :n]).any()  # the garbage is there
+    s = np.einsum("hgd,hkd->hgk", q, k[:, :n]) * 0.18
+    w = np.exp(s - s.max(-1, keepdims=True))
+    want = np.einsum("hgk,hkd->hgd", w / w.sum(-1, keepdims=True), v[:, :n])
+    np.testing.assert_allclose(t["o"].astype(np.float64), want, rtol=0, atol=2e-3)
+    np.testing.assert_allclose(t["z"], np.where(np.arange(10)[:, None] < 7, t["x"] * 2, 0), rtol=0, atol=0)
+    assert out == "[2, 4, 32] true true\n"
+
+
 CHECKS = {
     "w01_bool_reductions": _w01,
     "w02_std_attention_shapes": _w02,
+    "w03_requires_decode": _w03,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

@@ -27,6 +27,26 @@ call against); and a block reading the next block's tile of its output
 (E0403 at the launch: the help now says to pass the data as a `&` input
 too, `&z.clone()`).
 
+Round 7 (2026-12-05 11:48), e34-e50, 15 codes not in e01-e33 and host
+shapes the other way round: a misspelt local (E0101), `softmax` without its
+`use` (E0102: it proposed `max`; now `use std::nn::softmax;`), `t.mean(1)`
+(E0103: now `t.sum(1) / (N as f32)` from the tile's type), an accumulator
+without `mut` (E0108), `use std::nnn` (E0109), `use std::nn::softmx` (E0110:
+the import and the call both renamed; the call's E0102 names the std item
+too), `fn main() -> i32` (E0116), a reshape to the wrong count (E0208: it
+said "choose const generics for which the reshape keeps the element
+count"; now `.reshape([B, 2])`), a tile past 2^20 elements (E0213: a shape
+that fits), a generic nothing infers (E0215), a tuple's `.2` (E0223), `1 <<
+40` in `i32` (E0227), `&mut z` for a partition (E0301), a use after a move
+(E0306), two launches in flight writing one tensor (E0309), a `&mut`
+parameter passed as `&` to a device function (E0406), host `[2, 3] + [3,
+2]` (E0202: it said "add a dimension of size 1"; now `b.transpose()`),
+`op.sync` without its `()` (E0223: "`Op<fill>` has no fields"; now `.sync()`),
+`let mut acc = 0.0; acc += tile` (E0203: now the tile accumulator,
+`zeros::<f32>([B])`); and z37's `if` on a `bool` tile (test_user_wrong5)
+reduces it with `.min()` (it said to cast to `i32` first, which round 6
+made unnecessary).
+
 `test_user_wrong.py` checks each file's code, place, underline and help
 line. Here: the first error's help names the fix, and the program with that
 fix applied (one edit where the help proposes one; E0209, E0210 and E0220
@@ -55,7 +75,6 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
-from tilelang.diagnostics.model import TileError
 from test_user_programs6 import _attention
 from userprog import assert_help_leads_to_a_working_program, first_error, fixed_program, run_program
 
@@ -100,7 +119,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                            [("(x * x)", "(x.load() * x.load())"), ("(x: &Tensor", "(x: &mut Tensor")]),
     "e18_break_outside": ("use `return` to leave a function", [("        break;", "        return;")]),
     "e19_uninit": ("`let mut kind: .. = value;`", [("let kind: i32;", "let mut kind: i32 = 1;")]),
-    "e20_partition_vs_param": ("make the tile shapes agree", [("z.partition([4, 8])", "z.partition([4, 4])")]),
+    "e20_partition_vs_param": ("give them one value (4 or 8 for each)", [("z.partition([4, 8])", "z.partition([4, 4])")]),
     # std::attention's generics and layout: one error a call, the fix spelled out
     "e21_attention_turbofish_type": ("`flash_attention::<f16, 16, 16, 32>(..)`", [("<f32, 16", "<f16, 16")]),
     "e22_attention_tiles_without_heads": ("`o.partition([1, 16, 32])`", [("partition([16, 32])", "partition([1, 16, 32])")]),
@@ -119,6 +138,31 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                 [("    print(z.sum());\n    h.wait();", "    h.wait();\n    print(z.sum());")]),
     "e32_tile_dim_zero": ("use a positive size", [("[n / 16]", "[n / 2]")]),
     "e33_wrong_arg_count": ("`axpy(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, a: f32)`", [("&x).sync()", "&x, 0.5).sync()")]),
+    # round 7 (2026-12-05 11:48): 15 more codes, and host shapes the other way round
+    "e34_typo_name": ("a local variable with a similar name exists: `tile`", [("z.store(tlie", "z.store(tile")]),
+    "e35_softmax_without_use": ("import it with `use std::nn::softmax;`",
+                                [("kernel fn rows", "use std::nn::softmax;\nkernel fn rows")]),
+    "e36_mean_method": ("`t.sum(1) / (N as f32)`", [("t.mean(1)", "t.sum(1) / (N as f32)")]),
+    "e37_accumulate_immutable": ("`mut acc`", [("let acc =", "let mut acc =")]),
+    "e38_use_wrong_module": ("`std::nn`", [("std::nnn::", "std::nn::")]),
+    "e39_use_misspelt_item": ("`use std::nn::softmax;`, and call it `softmax`",
+                              [("use std::nn::softmx;", "use std::nn::softmax;"), ("softmx(x", "softmax(x")]),
+    "e40_main_returns": ("print the result", [("fn main() -> i32 {", "fn main() {"), ("    0\n}", "}")]),
+    "e41_reshape_count": ("`.reshape([B, 2])` keeps the 8 elements", [("reshape([B, 4])", "reshape([B, 2])")]),
+    "e42_tile_too_large": ("e.g. [600000]", [("z.partition([1200000])", "z.partition([600000])")]),
+    "e43_generic_not_inferred": ("`scale::<4, K>(..)`", [("scale(z.partition", "scale::<4, 3>(z.partition")]),
+    "e44_tuple_field": ("from `.0` to `.1`", [("s.2 - s.0", "s.1 - s.0")]),
+    "e45_shift_overflow": ("a typed binding (`let n: i64 = ..`)", [("let big: i32", "let big: i64")]),
+    "e46_mut_without_partition": ("`z.partition([1024])`", [("fill(&mut z)", "fill(z.partition([1024]))")]),
+    "e47_use_after_move": ("`a.clone()`", [("let b = a;", "let b = a.clone();")]),
+    "e48_two_launches_write": ("call `h1.wait()` before this launch",
+                               [("    let h2 =", "    h1.wait();\n    let h2 ="),
+                                ("    h1.wait();\n    h2.wait();", "    h2.wait();")]),
+    "e49_mut_param_as_shared": ("make `x` a `&mut` parameter", [("(x: &Tensor<f32, [B]>)", "(x: &mut Tensor<f32, [B]>)")]),
+    "e50_host_shapes": ("`b.transpose()` is [2, 3]", [("(a + b)", "(a + b.transpose())")]),
+    "e51_sync_without_call": ("`sync` is a method: `fill(z.partition([4])).sync()`", [(".sync;", ".sync();")]),
+    "e52_scalar_accumulator": ("`let mut acc = zeros::<f32>([B]);`",
+                               [("let mut acc = 0.0;", "let mut acc = zeros::<f32>([B]);")]),
 }
 
 
@@ -188,9 +232,46 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     assert out == "[4, 20, 32]\n"
 
 
+def test_the_round7_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
+    r = np.arange(8, dtype=np.float32)
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+
+    def softmax(a: np.ndarray) -> np.ndarray:
+        e = np.exp(a - a.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    np.testing.assert_array_equal(_run("e34_typo_name", tmp_path)[0]["z"], r * 2)
+    np.testing.assert_allclose(_run("e35_softmax_without_use", tmp_path)[0]["z"], softmax(x * np.float32(0.1)),
+                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(_run("e36_mean_method", tmp_path)[0]["z"], x.mean(1), rtol=1e-6)
+    np.testing.assert_array_equal(_run("e37_accumulate_immutable", tmp_path)[0]["z"], np.full(4, 10.0))
+    np.testing.assert_allclose(_run("e38_use_wrong_module", tmp_path)[0]["z"],
+                               x / np.sqrt((x * x).mean(1, keepdims=True) + 1e-6), rtol=1e-5)
+    t, out = _run("e39_use_misspelt_item", tmp_path)
+    np.testing.assert_allclose(t["z"], softmax(x * np.float32(0.1)), rtol=1e-6, atol=1e-7)
+    assert out.startswith("Tensor<f32, [4]> [")
+    assert _run("e40_main_returns", tmp_path)[1] == "10\n"
+    np.testing.assert_array_equal(_run("e41_reshape_count", tmp_path)[0]["z"],
+                                  np.arange(16, dtype=np.float32).reshape(8, 2).sum(1))
+    assert _run("e42_tile_too_large", tmp_path)[1] == "1200000.0\n"  # two tiles of 600,000
+    np.testing.assert_array_equal(_run("e43_generic_not_inferred", tmp_path)[0]["z"], r * 3)
+    assert _run("e44_tuple_field", tmp_path)[1] == "7.0\n"
+    assert _run("e45_shift_overflow", tmp_path)[1] == f"{1 << 40}\n"
+    np.testing.assert_array_equal(_run("e46_mut_without_partition", tmp_path)[0]["z"], np.full(8, 2.0))
+    assert _run("e47_use_after_move", tmp_path)[1] == "12.0\n"
+    np.testing.assert_array_equal(_run("e48_two_launches_write", tmp_path)[0]["z"], np.full(8, 2.0))
+    np.testing.assert_allclose(_run("e49_mut_param_as_shared", tmp_path)[0]["z"], (r + 1) / 36, rtol=1e-6)
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2)
+    assert _run("e50_host_shapes", tmp_path)[1] == f"{(a + b.T).sum()}\n"
+    np.testing.assert_array_equal(_run("e51_sync_without_call", tmp_path)[0]["z"], np.ones(8))
+    np.testing.assert_array_equal(_run("e52_scalar_accumulator", tmp_path)[0]["z"],
+                                  np.arange(16, dtype=np.float32).reshape(4, 4).sum(0))
+
+
 def test_reading_a_neighbour_s_tile_of_the_output(tmp_path: Path) -> None:
-    """E0403 at the launch (`tilec check` cannot decide it: a launch-time
-    check): a block reading the next block's tile of its `&mut` output. The
+    """E0403 of a launch (a launch-time check, which `tilec check` decides
+    where the launch's shapes are constants, as here): a block reading the
+    next block's tile of its `&mut` output. The
     help said only "keep the index inside the own tile's nested tiles"; it
     now says how to read other blocks' tiles: the data as a `&` input too."""
     src = ("kernel fn smooth<const B: i32>(z: &mut Tensor<f32, [B]>) {\n"
@@ -199,7 +280,7 @@ def test_reading_a_neighbour_s_tile_of_the_output(tmp_path: Path) -> None:
            "fn main() {\n    let mut z = arange::<f32>(8);\n    smooth(z.partition([4])).sync();\n    print(z);\n}\n")
     f = tmp_path / "smooth.tile"
     f.write_text(src, encoding="utf-8")
-    with pytest.raises(TileError) as e:
+    with pytest.raises(run.CheckFailed) as e:  # (a TileError at the launch before 2026-12-05 11:48)
         run.execute(str(f), "cpu", out=io.StringIO())
     d = e.value.diagnostics[0]
     assert d.code == "E0403" and any("pass the data as a `&` input as well (a copy, `&z.clone()`)" in h

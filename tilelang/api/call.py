@@ -43,7 +43,10 @@ from tilelang.runtime.launch import (
     Runtime,
     _to_scalar,
     bind_launch,
+    requirement_inputs,
 )
+from tilelang.requires import DivisionByZero, read_names, requirements
+from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.launch import Operation as _RtOperation
 from tilelang.runtime.tensor import Partition as _RtPartition
 from tilelang.runtime.tensor import Tensor, dtype_of_array
@@ -475,6 +478,7 @@ class _Call:
             space == "cpu" and any(s.dtype is DType.BF16 for s in slots)
         )
         return Plan(
+            requires=_requirements_of_numbers(k.decl, k.specs, launch_args, bound, scalars),
             kernel=k,
             # without the arguments: a plan must not keep the caller's arrays alive
             bound=BoundLaunch(bound.instantiation, bound.grid, []),
@@ -735,8 +739,36 @@ def _from_plan(
                 scalars.append(quick[3](v))
             else:
                 scalars.append(_bound_scalar(kernel, sc, v))
+    if plan.requires is not None and not plan.requires(scalars):
+        # a `#[requires(..)]` these numbers break: the checked path words it (E0513)
+        values = _match_args(kernel.__name__, "kernel", kernel.decl, args, {}, kernel.module)
+        return _Call(kernel, values).build()
     plan.stats["hits"] += 1
     return Operation(plan, ptrs, objs, scalars)
+
+
+def _requirements_of_numbers(
+    decl: Any, specs: tuple[ParamSpec, ...], launch_args: list[LaunchArg], bound: BoundLaunch,
+    scalars: list[ScalarSlot],
+) -> Any:
+    """`Plan.requires`: the kernel's requirements that read a number, as a
+    function of a call's numbers (the shapes and generics are the key's)."""
+    names = {sc.spec.name for sc in scalars}
+    reqs = tuple(r for r in requirements(decl) if read_names(r) & names)
+    if not reqs:
+        return None
+    shapes, values = requirement_inputs(specs, [a.value for a in launch_args], bound.args,
+                                        dict(bound.instantiation), bound.grid)
+    order = [sc.spec.name for sc in scalars]
+
+    def hold(numbers: list[Any]) -> bool:
+        env = {**values, **dict(zip(order, numbers, strict=True))}
+        try:
+            return all(evaluate_requirement(r.cond, shapes, env) for r in reqs)
+        except DivisionByZero:
+            return False
+
+    return hold
 
 
 def _bound_scalar(kernel: KernelLike, sc: ScalarSlot, value: Any) -> Any:

@@ -274,6 +274,11 @@ class Plan:
     # (kinds "m"/"r"/"s" per argument, per argument its tile/number type/None,
     # per array its bytes, overlap pairs, `finish` or None); set by `memo_for`
     memo_spec: Any = None
+    # the kernel's `#[requires(..)]` that read a number, over this key's shapes
+    # and generics: `requires(scalars)` (the numbers in `scalars` order) is
+    # whether they hold; None when no requirement reads a number (the key
+    # decided the others: `bind_launch` checked them at the first call)
+    requires: Any = None
     # derived from the above in `__post_init__` (and again by `dataclasses.replace`):
     overlaps: tuple[tuple[int, int, int, int], ...] = field(init=False)  # (a, b, nbytes a, b)
     quick: tuple[tuple[int, Any], ...] = field(init=False)  # (param, quick form or None)

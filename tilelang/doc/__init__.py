@@ -29,7 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-_SECTION_FILE = re.compile(r"^\d\d-(?P<slug>[a-z0-9-]+)\.md$")
+_SECTION_FILE = re.compile(r"^\d\d[a-z]?-(?P<slug>[a-z0-9-]+)\.md$")
 _BUILTIN = re.compile(r"^## (?P<name>\S+)\n(?P<body>.*?)(?=^## |\Z)", re.M | re.S)
 _TILE_BLOCK = re.compile(r"^```tile[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 

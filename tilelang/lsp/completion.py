@@ -125,7 +125,14 @@ def _completions(an: Analysis, offset: int, previous: Analysis | None) -> list[C
 
     if re.search(r"#\[\s*$", head):
         return [Completion("hints", "function", "#[hints(num_warps = .., stages = ..)]",
-                           "compilation hints for the kernel that follows")]
+                           "compilation hints for the kernel that follows"),
+                Completion("autotune", "function", "#[autotune(B = [.., ..], num_warps = [..], key = [..])]",
+                           "candidates the tuner times for the kernel that follows"),
+                Completion("cluster", "function", "#[cluster(x, y, z)]",
+                           "the blocks of one thread-block cluster along grid axes 0, 1, 2"),
+                Completion("requires", "function", '#[requires(cond, "message")]',
+                           "a condition on the launch's shapes, numbers and grid, checked by the host before it"),
+                Completion("allow", "function", "#[allow(lint, ..)]", "lints not to warn about in the function")]
     hints = re.search(r"#\[\s*hints\s*\(([^)\]]*)$", head)
     if hints:
         return [Completion(name, "variable", doc) for name, doc in _HINTS.items()

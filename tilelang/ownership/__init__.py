@@ -67,7 +67,34 @@ def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: Diagno
             callee = view.callee_info(node)
             if callee is None or not callee.is_kernel:
                 continue
-            env = {**consts, **view.instantiation(node)}
+            env = {**consts, **view.instantiation(node), **_constant_grid(view, callee, node)}
             for check in facts.checks_for(callee.qualname):
                 if check.symbols <= env.keys() and not check.holds(env):
                     sink.emit(check.diagnostic(env, node.span, static=True))
+
+
+def _constant_grid(view: ProgramView, callee: Any, call: ast.Call) -> dict[str, int]:
+    """`num_blocks(axis)` of a launch whose grid is a constant: every `&mut`
+    partition's tensor and tile shapes are (`zeros::<f32>([8]).partition([4])`;
+    the `&mut` partitions outside a `last_block` group, by the launch's rule,
+    `requires.constant_grid`); {} where any is not, or where they disagree
+    (E0500 says so)."""
+    from tilelang.lastblock import group_params
+    from tilelang.requires import constant_grid, grid_values
+    from tilelang.sema.types import PartitionT
+
+    groups = group_params(callee.decl)
+    parts: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    for p, a in zip(callee.decl.params, call.args, strict=False):
+        if not (isinstance(p.ty, ast.RefType) and p.ty.mutable) or p.name.name in groups:
+            continue
+        aty = view.type_of(a.value)
+        if not isinstance(aty, PartitionT) or aty.tensor.shape is None:
+            return {}
+        shape = [getattr(n, "const_value", None) for n in aty.tensor.shape]
+        tile = [getattr(t, "const_value", None) for t in aty.tile_shape]
+        if not all(isinstance(v, int) for v in (*shape, *tile)):
+            return {}
+        parts.append((tuple(shape), tuple(tile)))  # type: ignore[arg-type]
+    grid = constant_grid(parts)
+    return {} if grid is None else grid_values(grid)

@@ -42,11 +42,14 @@ from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
+from tilelang.requires import DivisionByZero, Requirement, grid_values, quoted, requirements
+from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
 from tilelang.runtime.tensor import Partition, Tensor, dtype_of_array
 from tilelang.source import Span
 from tilelang.syntax import ast
+from tilelang.syntax.printer import unparse
 
 GenericValue = int | DType
 
@@ -135,7 +138,9 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .primary(span, f"this gives `{name}` = {_show(value)}")
                     .secondary(old_span, f"this gives `{name}` = {_show(env[name])}")
                     .secondary(call_span, "in this launch")
-                    .with_help(_conflict_help(name, value, env[name])))
+                    .with_help(f"{why} uses `{name}` for more than one size: give them one value "
+                               f"({_show(env[name])} or {_show(value)} for each)" if why == old_why
+                               else _conflict_help(name, value, env[name])))
             return
         env[name] = value
         source[name] = (why, span)
@@ -289,8 +294,46 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     cluster = cluster_shape(kernel, env)
     if cluster is not None:
         _check_cluster_grid(kname, cluster, grid, grid_from, call_span, fail)
+    # The kernel's `#[requires(..)]`, over the tensors' shapes, the numbers, the generics and the grid.
+    reqs = requirements(kernel)
+    if reqs:
+        check_requirements(kname, reqs, *requirement_inputs(specs, [a.value for a in args], bound, env, grid),
+                           call_span)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
+
+
+def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list[Any],
+                       env: dict[str, GenericValue],
+                       grid: tuple[int, ...]) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
+    """What a kernel's requirements read: the `&` tensors' shapes, the scalars'
+    values (as converted for the kernel), the const generics and the grid."""
+    shapes = {sp.name: tuple(v.shape) for sp, v in zip(specs, raw, strict=False) if sp.kind == "ref"}
+    values: dict[str, Any] = {k: v for k, v in env.items() if isinstance(v, int)}
+    values.update(grid_values(grid))
+    values.update((sp.name, v) for sp, v in zip(specs, bound, strict=False) if sp.kind == "scalar")
+    return shapes, values
+
+
+def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[str, tuple[int, ...]],
+                       values: dict[str, Any], call_span: Span) -> None:
+    """Raise E0513 for the first requirement of kernel `kname` these values break."""
+    for r in reqs:
+        why = ""
+        try:
+            ok = bool(evaluate_requirement(r.cond, shapes, values))
+        except DivisionByZero as e:
+            ok, why = False, f"; its `{e.args[0]}` divides by zero"
+        if ok:
+            continue
+        raise TileError(Diagnostic.error(
+            codes.REQUIREMENT_FAILED,
+            f"this launch of `{kname}` breaks a requirement: {r.message} "
+            f"(here {quoted(r.cond, shapes, values, unparse)}{why})")
+            .primary(call_span, "these arguments")
+            .secondary(r.span, "this requirement is false")
+            .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
+                       "says what it needs of its shapes and numbers)"))
 
 
 def _check_group_grid(spec: ParamSpec, arg: LaunchArg, axis: int, grid: tuple[int, ...],

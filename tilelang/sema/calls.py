@@ -11,6 +11,7 @@ or device code) and records the device call graph.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
@@ -93,10 +94,18 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             if name == "len":  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(_len_help(tcx, e)))
+            homes = tcx.loader.std_items().get(name) if habit is None else None
             if habit is not None:
                 d = d.with_help(habit(tcx, e))
+            elif homes:  # `softmax(..)` without `use std::nn::softmax;`
+                d = d.with_help(f"`{name}` is in the standard library: import it with `use {homes[0]}::{name};` "
+                                "at the top of the file")
             elif guess:
                 d = d.with_help(f"a function with a similar name exists: `{guess}`")
+            elif (std_guess := suggest(name, tcx.loader.std_items())) is not None:
+                home = tcx.loader.std_items()[std_guess][0]
+                d = d.with_help(f"the standard library has `{std_guess}`: `use {home}::{std_guess};`, and call "
+                                f"`{std_guess}(..)`")
             elif name in METHODS:
                 d = d.with_help(f"`{name}` is a method: `x.{name}(..)`")
             else:
@@ -143,6 +152,32 @@ def tile_dims_help(ty: TileT) -> str:
         return f"a tile's shape is part of its type, `{ty}`: this one has no axes"
     named = f"`{dims[0]}`" if len(dims) == 1 else ", ".join(f"`{d}` (axis {i})" for i, d in enumerate(dims))
     return f"a tile's shape is part of its type, `{ty}`: write its dimensions, {named}"
+
+
+def _mean_help(ty: TileT, e: ast.MethodCall) -> str:
+    """`t.mean(k)` of a tile: its sum along k divided by that axis's size, the
+    type's dimension as a float (`t.sum(1) / (N as f32)`; `t.sum() / 32.0` of all)."""
+    if not isinstance(ty.dtype, DType):
+        return _METHOD_HABITS["mean"]  # a type parameter's
+    elem = ty.dtype.value if ty.dtype.is_float else "f32"
+    axis = e.args[0].value.value if e.args and isinstance(e.args[0].value, ast.IntLit) else None
+    if axis is None and e.args:
+        return _METHOD_HABITS["mean"]
+    dims = [str(d) for d in ty.shape]
+    if axis is not None and not 0 <= axis < len(dims):
+        return _METHOD_HABITS["mean"]
+    if axis is None and all(d.isdigit() for d in dims):
+        count = str(math.prod(int(d) for d in dims))
+    else:
+        count = dims[axis] if axis is not None else " * ".join(dims)
+    if count.isdigit():
+        n = f"{count}.0"
+    else:
+        n = f"({count} as {elem})" if axis is not None or len(dims) == 1 else f"(({count}) as {elem})"
+    total = f"{{x}}.sum({axis})" if axis is not None else "{x}.sum()"
+    cast = "" if ty.dtype.is_float else f" as {elem}"
+    what = "the axis's size" if axis is not None else "the number of elements"
+    return f"divide the sum by {what}: `({total}{cast}) / {n}`" if cast else f"divide the sum by {what}: `{total} / {n}`"
 
 
 def _len_help(tcx: CheckCx, e: ast.Call) -> str:
@@ -480,6 +515,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             habit = _AS.format(target)
         elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):
             habit = _DEVICES  # `x.to("cuda")`
+        elif name == "mean" and isinstance(rty, TileT) and rty.shape and len(e.args) <= 1:
+            habit = _mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)

@@ -353,10 +353,9 @@ def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False) -> 
     if isinstance(ty, TileT) and ty.dtype is DType.BOOL:
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a condition must be a single `bool`", c.span,
                          f"this is a `{ty}`")
-                 .with_help(f"select element-wise with `where({x}, yes, no)`, or reduce the tile first: all of "
-                            f"them is `({tcx.cast_snippet(c) if len(x) < 40 else x} as i32).min(0) == 1`, any "
-                            f"`(.. as i32).max(0) == 1`"
-                            + (" (for a 1-D tile)" if len(ty.shape) != 1 else "")))
+                 .with_help(f"select element-wise with `where({x}, yes, no)`, or reduce the tile to one `bool` "
+                            f"first: `{tcx.cast_snippet(c) if len(x) < 40 else x}.min()` is true when all are, "
+                            f"`.max()` when any is"))
         return
     d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
     if isinstance(ty, TensorT) and ty.dtype is DType.BOOL:  # NumPy's "truth value of an array is ambiguous"
@@ -431,6 +430,9 @@ def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) 
         return d.with_help(f"a tuple's fields are numbered: `.0` to `.{len(rty.elems) - 1}`" if rty.elems
                            else "the empty tuple has no fields")
     if not isinstance(deref(rty), (TensorT, TileT)):
+        if name in ("sync", "launch", "wait", "replay"):  # `op.sync` without the call's `()`
+            x = tcx.snippet(r) or "x"
+            return d.with_help(f"`{name}` is a method: `{x if len(x) < 40 else 'x'}.{name}()`")
         return d.with_help(f"a `{rty}` has no fields; call a method (`x.name(..)`) or a function instead")
     x = tcx.snippet(r) or "x"
     x = x if len(x) < 30 else "x"

@@ -89,8 +89,9 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                 if key in srcs:
                     return False
                 srcs[key] = True
-                d = d.with_help(f"use {prev} here, as the turbofish says, or give `{name}` = {value} in the "
-                                "turbofish if this is the size you mean")
+                other = (f", or give `{name}` = {value} in the turbofish if this is the size you mean"
+                         if not _named_twice(info, name) else "")  # ([B, B]: the other size is B too)
+                d = d.with_help(f"use {prev} here, as the turbofish says{other}")
             elif p is not None and v is not None and p != v and (
                     isinstance(src, (ast.Ref, ast.Name)) != isinstance(srcs[name], (ast.Ref, ast.Name))):
                 # a tile that does not match a tensor's static dimension (rows of
@@ -105,6 +106,11 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                                  f"`f32::NEG_INFINITY` for a maximum, 0 for a sum) and stores past it "
                                  f"are dropped")
                       .note("`tilec doc edges` shows both spellings for rows of 768"))
+            elif _one_argument(e, src, srcs[name]):
+                # `z.partition([16, 8])` for a `[B, B]` tile: a turbofish cannot help, both come from here
+                d = d.with_help(f"`{name}` names more than one size of this argument's shape: give them one "
+                                f"value ({prev} or {value} for each), or give the kernel parameter a generic of "
+                                "its own for each size")
             else:
                 d = d.with_help("make the tile shapes agree, or pass the generics explicitly with `::<..>`")
             tcx.emit(d)
@@ -113,6 +119,29 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
     env[name] = value
     srcs[name] = src
     return True
+
+
+def _named_twice(info: FnInfo, name: str) -> bool:
+    """Whether one parameter's shape names const generic `name` twice
+    (`Tensor<f32, [B, B]>`): then one argument gives it two values."""
+    for p in info.decl.params:
+        shape = p.ty.inner.args[1] if isinstance(p.ty, ast.RefType) and isinstance(p.ty.inner, ast.NamedType) \
+            and len(p.ty.inner.args) > 1 else None
+        if isinstance(shape, ast.ShapeType):
+            names = [d.ident.name for d in shape.dims if isinstance(d, ast.Name)]
+            if names.count(name) > 1:
+                return True
+    return False
+
+
+def _one_argument(e: ast.Call, a: Any, b: Any) -> bool:
+    """Whether nodes `a` and `b` both lie inside one argument of call `e`."""
+    spans = [getattr(x, "span", None) for x in (a, b)]
+    if any(sp is None for sp in spans):
+        return False
+    lo, hi = min(sp.start for sp in spans), max(sp.end for sp in spans)  # type: ignore[union-attr]
+    return any(arg.span.file == spans[0].file and arg.span.start <= lo and hi <= arg.span.end  # type: ignore[union-attr]
+               for arg in e.args)
 
 
 def unify_dims(tcx: CheckCx, pshape: tuple[Dim | None, ...], ashape: tuple[Dim | None, ...], src: Any,

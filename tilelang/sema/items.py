@@ -47,6 +47,7 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
 )
+from tilelang import requires
 from tilelang.source import Span
 from tilelang.syntax import ast
 from tilelang.tuner.space import HINTS
@@ -56,7 +57,7 @@ KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early", "
 TUNABLE_HINTS = HINTS
 
 
-KNOWN_ATTRIBUTES = ("hints", "autotune", "allow", "cluster")
+KNOWN_ATTRIBUTES = ("hints", "autotune", "allow", "cluster", "requires")
 
 
 # Type names from other languages, for "did you mean" on E0104.
@@ -223,7 +224,8 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             d = tcx.err(N.UNRESOLVED_IMPORT, f"no `{ident.name}` in `{target.name}`", ident.span,
                         f"not found in `{target.name}`")
             guess = suggest(ident.name, target.own)
-            d = d.with_help(f"an item with a similar name exists: `{guess}`") if guess else \
+            d = d.with_help(f"an item with a similar name exists: `{guess}`: `use {target.name}::{guess};`, "
+                            f"and call it `{guess}`") if guess else \
                 d.with_help(items_help(target.name, target.own))
             tcx.emit(d)
             continue
@@ -369,7 +371,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
             guess = suggest(attr.name.name, KNOWN_ATTRIBUTES)
             tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
                      d.note("tilec knows `#[hints(num_warps = .., stages = ..)]`, "
-                            "`#[autotune(..)]`, `#[cluster(..)]` and `#[allow(lint, ..)]`")
+                            "`#[autotune(..)]`, `#[cluster(..)]`, `#[requires(cond, \"message\")]` and "
+                            "`#[allow(lint, ..)]`")
                      .with_help("remove it, or write one of those"))
             continue
         if attr.name.name == "allow":
@@ -382,6 +385,11 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
             continue
         if attr.name.name == "autotune":
             _check_autotune(tcx, decl, attr)
+            continue
+        if attr.name.name == requires.NAME:
+            for r in requires.check(decl, attr, tcx.snippet):
+                tcx.emit(tcx.err(T.INVALID_OPERAND if r.kind == "form" else T.MISMATCHED_TYPES, r.message,
+                                 r.span, r.label).with_help(r.help))
             continue
         if attr.name.name == "cluster":
             shape = _cluster(tcx, decl, attr, "cluster" in hints)

@@ -11,6 +11,7 @@ host effects written inside a `graph { }` block (`graph_effect`, E0228).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
@@ -135,7 +136,7 @@ def check_tile_limits(tcx: CheckCx, shape: Shape, span: Span, kernel: str | None
         dd = (tcx.err(T.TILE_TOO_LARGE, f"a tile of shape {shape_str(shape)} has {n} elements",
                       span, "too large for one tile block")
               .note(f"a tile may hold at most {MAX_TILE_ELEMENTS} elements")
-              .with_help("use smaller tiles and loop over them"))
+              .with_help(_smaller_tiles_help(shape)))
         if secondary:
             dd = dd.secondary(*secondary)
         tcx.emit(dd)
@@ -143,6 +144,39 @@ def check_tile_limits(tcx: CheckCx, shape: Shape, span: Span, kernel: str | None
     if kernel is not None and any(not d.is_const for d in shape):
         tcx.kernel_tiles.setdefault(kernel, []).append((shape, span))
     return ok
+
+
+def _smaller_tiles_help(shape: Shape) -> str:
+    """E0213's help: a tile shape of at most MAX_TILE_ELEMENTS elements (the
+    largest sizes halved), where every size is a constant."""
+    vals = [d.const_value for d in shape]
+    if any(v is None or v <= 0 for v in vals):
+        return "use smaller tiles and loop over them"
+    while math.prod(vals) > MAX_TILE_ELEMENTS:  # type: ignore[arg-type]
+        i = max(range(len(vals)), key=lambda j: vals[j])  # type: ignore[arg-type, return-value]
+        vals[i] = (vals[i] + 1) // 2  # type: ignore[operator]
+    return (f"use smaller tiles, e.g. [{', '.join(map(str, vals))}] (a partition's edge tiles may be partial), "
+            "and loop over them where one block needs more")
+
+
+def _reshape_help(count: int, after: tuple[Dim, ...], vals: tuple[int, ...], where: str) -> str:
+    fix = reshape_proposal(count, after, vals)
+    if fix is None:
+        return "the new shape must hold the same number of elements"
+    return f"`.reshape({shape_str(fix)})` keeps the {count} elements {where}"
+
+
+def reshape_proposal(count: int, after: tuple[Dim, ...], vals: tuple[int, ...]) -> tuple[Dim, ...] | None:
+    """A shape like `after` (whose sizes are `vals` here) that holds `count`
+    elements: one size changed to what the others leave, a literal one
+    first (`[B, 4]` of 8 elements with B = 4 -> `[B, 2]`); None if no one size can."""
+    order = [i for i in reversed(range(len(after))) if after[i].is_const] + \
+        [i for i in reversed(range(len(after))) if not after[i].is_const]
+    for i in order:
+        rest = math.prod(v for j, v in enumerate(vals) if j != i)
+        if rest > 0 and count % rest == 0 and count // rest > 0 and count // rest != vals[i]:
+            return tuple(Dim.const(count // rest) if j == i else d for j, d in enumerate(after))
+    return None
 
 
 def graph_effect(tcx: CheckCx, span: Span, what: str) -> None:
@@ -180,7 +214,7 @@ def check_instantiation(tcx: CheckCx, e: ast.Call, info: FnInfo, inst: dict[str,
             tcx.emit(tcx.err(T.RESHAPE_COUNT, f"cannot reshape {vb} ({a} elements) into {va} ({b} elements) "
                              f"in this launch of `{info.name}`", e.span, "with these const generics")
                      .secondary(span, f"reshape of {shape_str(before)} into {shape_str(after)}")
-                     .with_help("choose const generics for which the reshape keeps the element count"))
+                     .with_help(_reshape_help(a, after, tuple(eval_dim(d, inst) for d in after), "here")))
             return
     for shape, span in tcx.kernel_tiles.get(info.qualname, []):
         if not all(d.symbols() <= inst.keys() for d in shape):

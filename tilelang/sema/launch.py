@@ -228,7 +228,69 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
         check_instantiation(tcx, e, info, inst, srcs)
         if len(tcx.sink.diagnostics) == errors_before:  # (E0214's conflict says more)
             constant_grids(tcx, e, info, parts)
+            constant_requirements(tcx, e, info, fx, args, tys, inst, parts)
     return OpT(info.qualname, tuple(borrows))
+
+
+def constant_requirements(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Expr],
+                          tys: list[Type], inst: dict[str, Any],
+                          parts: list[tuple[ast.Param, ast.Expr, PartitionT]]) -> None:
+    """E0513 at check time: a `#[requires(..)]` of the kernel that every value
+    it reads makes false at this launch, where they are constants (a `&`
+    tensor's static shape, a literal or module constant scalar, a generic the
+    call fixes). The launch's own check (`runtime/launch.py`) stays for the
+    others."""
+    from tilelang.diagnostics.codes.launch import REQUIREMENT_FAILED
+    from tilelang.lastblock import group_params
+    from tilelang.requires import (
+        DivisionByZero,
+        constant_grid,
+        evaluate,
+        grid_values,
+        quoted,
+        read_names,
+        requirements,
+    )
+    from tilelang.sema.consts import const_value
+
+    reqs = requirements(info.decl)
+    if not reqs:
+        return
+    shapes: dict[str, tuple[int, ...]] = {}
+    values: dict[str, Any] = {k: v for k, v in inst.items() if isinstance(v, int) and not isinstance(v, bool)}
+    for p, a, aty in zip(info.decl.params, args, tys, strict=False):
+        inner = aty.inner if isinstance(aty, RefT) else aty
+        if isinstance(p.ty, ast.RefType) and not p.ty.mutable and isinstance(inner, TensorT) \
+                and inner.shape is not None and all(d is not None and d.is_const for d in inner.shape):
+            shapes[p.name.name] = tuple(d.const_value for d in inner.shape)  # type: ignore[union-attr]
+        elif isinstance(p.ty, ast.NamedType) and not p.ty.args:
+            v = const_value(tcx, a, fx)
+            if isinstance(v, (int, float, bool)):
+                values[p.name.name] = v
+    groups = group_params(info.decl)
+    grid_parts = [(tuple(getattr(n, "const_value", None) for n in aty.tensor.shape),
+                   tuple(getattr(t, "const_value", None) for t in aty.tile_shape))
+                  for p, _, aty in parts if p.name.name not in groups and aty.tensor.shape is not None]
+    if len(grid_parts) == len([p for p, _, _ in parts if p.name.name not in groups]) and \
+            all(isinstance(v, int) for shape, tile in grid_parts for v in (*shape, *tile)):
+        grid = constant_grid(grid_parts)  # type: ignore[arg-type]
+        if grid is not None:
+            values.update(grid_values(grid))
+    for r in reqs:
+        if not read_names(r) <= shapes.keys() | values.keys():
+            continue
+        try:
+            ok = bool(evaluate(r.cond, shapes, values))
+        except DivisionByZero:
+            ok = False
+        if not ok:
+            tcx.emit(tcx.err(REQUIREMENT_FAILED, f"this launch of `{info.name}` breaks a requirement: {r.message} "
+                             f"(here {quoted(r.cond, shapes, values, tcx.snippet)})", e.span, "these arguments")
+                     .secondary(r.span, "this requirement is false")
+                     .note("every value the requirement reads is a constant here, so the launch would always fail")
+                     .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
+                                "says what it needs of its shapes and numbers)"))
+            return
 
 
 def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,

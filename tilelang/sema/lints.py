@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.requires import read_names, requirements
 from tilelang.diagnostics.codes import warnings as W
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.sema.program import Program, SymbolKind
@@ -114,9 +115,10 @@ class _Linter:
                 sym = self.program.symbol_of(node)
                 if sym is not None:
                     bindings.append((sym, node.name))
+        required = {n for r in requirements(decl) for n in read_names(r)}  # `#[requires(..)]` reads them
         for p in decl.params:
             sym = self.program.symbol_of(p)
-            if sym is not None:
+            if sym is not None and p.name.name not in required:
                 bindings.append((sym, p.name))
         for sym, ident in bindings:
             if id(sym) in read or ident.name.startswith("_"):

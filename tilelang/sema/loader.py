@@ -78,6 +78,27 @@ class ModuleLoader:
         walk(self.std_root, [])
         return sorted(out)
 
+    def std_items(self) -> dict[str, list[str]]:
+        """Every stdlib function, kernel and constant name -> the modules that
+        define it (`softmax` -> [`std::nn`]), for the help of a call of a
+        function that is not imported. Read off the files' text, once."""
+        cached: dict[str, list[str]] | None = getattr(self, "_std_items", None)
+        if cached is not None:
+            return cached
+        import re
+
+        items: dict[str, list[str]] = {}
+        for module in self.std_modules():
+            path = self.std_module_path(["std", *module.split("::")[1:]]) if module.startswith("std::") else None
+            try:
+                text = self.read(path) if path is not None else ""
+            except OSError:
+                continue
+            for m in re.finditer(r"^(?:kernel\s+)?fn\s+([A-Za-z_]\w*)|^const\s+([A-Za-z_]\w*)", text, re.M):
+                items.setdefault(m.group(1) or m.group(2), []).append(module)
+        self._std_items = items
+        return items
+
     @staticmethod
     def user_module_path(importer: str, segments: list[str] | None = None,
                          file: str | None = None) -> Path:

@@ -280,6 +280,11 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
             base = node.receiver if isinstance(node, ast.MethodCall) and node.method.name == "reshape" else node
             return (f"put its axes where they match {shape_str(other)}: `{tcx.snippet(base)}.reshape("
                     f"{shape_str(placed)})`")
+    if len(sa) == len(sb) == 2 and sa == tuple(reversed(sb)) and sa[0] != sa[1]:
+        # [M, N] and [N, M]: one of them the other way round (`b.transpose()` when it is
+        # laid out so; `.reshape` would keep the element order and mix the rows)
+        return (f"swap the axes of one side: `{tcx.snippet(rhs)}.transpose()` is {shape_str(sa)} "
+                f"(or `.reshape({shape_str(sa)})` to read its elements in order)")
     return "use `.reshape([..])` to add a dimension of size 1, or `.broadcast([..])`"
 
 

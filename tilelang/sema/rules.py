@@ -37,7 +37,7 @@ from tilelang.sema.combine import rule_cluster_gather, rule_group, rule_last_blo
 from tilelang.sema.consts import const_value
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
-from tilelang.sema.kernel import check_tile_limits
+from tilelang.sema.kernel import check_tile_limits, reshape_proposal
 from tilelang.sema.operators import binary_types
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.ruleargs import axis_arg, const_arg, shape_arg
@@ -664,7 +664,7 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
                                     f"{shape_str(new)} ({numel(new)} elements)", cx.args[0].span,
                                     "element counts differ")
                             .secondary(x.span, f"this is `{ty}`")
-                            .with_help("the new shape must hold the same number of elements"))
+                            .with_help(_reshape_count_help(a, new)))
         check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
         return TileT(ty.dtype, new)
     t = deref(ty)
@@ -681,8 +681,19 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
                                     f"cannot reshape {shape_str(t.shape)} ({a} elements) into {shape_str(shape)} "
                                     f"({b} elements)", cx.args[0].span, "element counts differ")
                             .secondary(x.span, f"this is `{ty}`")
-                            .with_help("the new shape must hold the same number of elements"))
+                            .with_help(_reshape_count_help(a, shape)))  # type: ignore[arg-type]
     return TensorT(t.dtype, shape)
+
+
+def _reshape_count_help(count: Dim, new: tuple[Dim, ...]) -> str:
+    """E0208's help where the counts are constants: a shape that holds them."""
+    vals = tuple(d.const_value for d in new)
+    fix = None
+    if count.is_const and all(v is not None for v in vals):
+        fix = reshape_proposal(count.const_value, new, vals)  # type: ignore[arg-type]
+    if fix is None:
+        return "the new shape must hold the same number of elements"
+    return f"`.reshape({shape_str(fix)})` holds its {count} elements"
 
 
 def _host_tensor(cx: CallCx) -> TensorT | None:

@@ -15,6 +15,7 @@ from typing import assert_never
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
+from tilelang.dtypes import DType
 from tilelang.sema.coerce import adopt_tuple, coerce, has_untyped, mismatch, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.definite import check_definite
@@ -43,6 +44,7 @@ from tilelang.sema.types import (
     UnitT,
     UntypedFloat,
     UntypedInt,
+    shape_str,
 )
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -424,4 +426,8 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
             d = d.note(f"`{name}` is a reference to the caller's tensor; `{op}` makes a new tensor").with_help(
                 f"write into it with a kernel launched on it: `k({name}.partition([..]), ..).sync()`, with `k` "
                 f"storing the new values (`z.store(z.load() {op} {val})`)")
+        if not d.help and isinstance(rty, TileT) and not isinstance(tty, TileT) and isinstance(rty.dtype, DType):
+            # `let mut acc = 0.0; acc += tile;`: the accumulator must be a tile from the start
+            d = d.with_help(f"start `{name}` as a tile of that shape: `let mut {name} = "
+                            f"zeros::<{rty.dtype.value}>({shape_str(rty.shape)});`")
         tcx.emit(d.with_help("a compound assignment cannot change the variable's type") if not d.help else d)

@@ -37,6 +37,9 @@ GRID_RANK = define(
 TILE_NOT_RUNNABLE = define(
     "E0511", "launch-tile-too-large",
     "a tile shape known only at run time has more elements than a tile block can hold")
+REQUIREMENT_FAILED = define(
+    "E0513", "launch-requirement-failed",
+    "a launch's shapes or numbers break a `#[requires(..)]` condition of the kernel")
 CLUSTER_GRID = define(
     "E0512", "launch-cluster-grid",
     "a launch's grid is not a whole number of the kernel's `#[cluster(..)]` blocks along some axis")

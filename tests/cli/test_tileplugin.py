@@ -190,9 +190,10 @@ def test_plugin_end_to_end(pytester: pytest.Pytester, monkeypatch: pytest.Monkey
     assert "golden.stderr differs" in out
     assert "not_collected" not in out
 
-    blessed = pytester.runpytest_subprocess(
-        "-p", "tileplugin", "-q", "tests/ui/golden.tile", "--bless"
-    )
+    # in this process (the run above is the end-to-end one): the scratch conftest points this process's
+    # `tileplugin.TESTS_DIR` at the scratch tree, which the monkeypatch puts back afterwards
+    monkeypatch.setattr(tileplugin, "TESTS_DIR", tileplugin.TESTS_DIR)
+    blessed = pytester.runpytest_inprocess("-p", "tileplugin", "-q", "tests/ui/golden.tile", "--bless")
     blessed.assert_outcomes(passed=1)
     golden = (ui / "golden.stderr").read_text()
     assert golden.startswith("error[E0001]: ")

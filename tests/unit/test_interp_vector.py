@@ -183,6 +183,32 @@ def test_assert_passing_in_vector_mode() -> None:
     assert z.tolist() == [0, 1, 2, 3, 4]
 
 
+def test_a_kernels_body_is_walked_once_for_its_launch_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`vector.body_facts`: one walk a kernel object gives what a launch asks (asserts, written tensors, the
+    biggest value, cluster gathers, last-block and queue ops); launches of that kernel walk it no more."""
+    from tilelang.interp import machine
+    from tilelang.ir.builder import Builder
+
+    b = Builder("facts")
+    b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(4,))
+    pid = b.block_id(0)
+    b.assert_(b.elementwise(ir.ElemOp.GE, pid, b.const(0, DType.I32)), "fine")
+    b.store("z", (b.mul(pid, b.const(4, DType.I32)),), b.broadcast(pid, (4,)))
+    k = b.finish()
+    facts = vector.body_facts(k)
+    assert facts == vector.BodyFacts(True, frozenset({"z"}), 4, False, False, None)
+    assert machine.queue_axis(k) is None and not machine.has_last_block(k) and vector.written_tensors(k) == {"z"}
+    walks: list[object] = []
+    walk = ir.walk
+    monkeypatch.setattr(ir, "walk", lambda region: walks.append(region) or walk(region))
+    z = np.zeros(12, np.int32)
+    for mode in ("block", "vector"):
+        run_kernel(k, (3,), [z], mode=mode)
+    assert walks == [] and z.tolist() == [0] * 4 + [1] * 4 + [2] * 4
+    rows = samples.row_sum(8, 32)
+    assert vector.body_facts(rows).biggest == 8 * 32 and walks[0] is rows.body  # a new kernel: walked
+
+
 def test_big_asserting_kernels_fall_back_to_block_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     from tilelang.interp import machine
 

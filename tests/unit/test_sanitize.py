@@ -490,9 +490,28 @@ fn main() {
 
 # ---------------------------------------------------------------- the command line
 def _tilec(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tilelang", "--color", "never", *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    """`tilec --color never ARGS` in this process (`cli.run`, what `python -m tilelang` calls; tests/cli covers
+    the console script's own exit path), with `env` in the environment for the call."""
+    import contextlib
+
+    from tilelang import cli
+    from tilelang.diagnostics import render
+
+    out, err = io.StringIO(), io.StringIO()
+    saved, before = render.settings(), {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = cli.run(["--color", "never", *args])
+    finally:
+        render.configure(format=saved.format, color=saved.color)
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess([sys.executable, "-m", "tilelang", *args], status, out.getvalue(),
+                                       err.getvalue())
 
 
 RACY_UNSAFE = PRE + """

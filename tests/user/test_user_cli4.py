@@ -8,15 +8,24 @@ kernel (`zeros::<T>` was f32 there too) and a bf16 scalar (shown as `1.0078125`)
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
+
+from userprog import tilec
 
 REPO = Path(__file__).resolve().parents[2]
 P = Path(__file__).parent / "programs"
 
 
 def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`tilec ARGS` from the checkout's root: in this process (`userprog.tilec`, no new interpreter's imports a
+    call; tests/cli covers the console script's own exit path) unless it reads `stdin` (the REPL sessions, in a
+    new interpreter as a user's)."""
+    if stdin is None:
+        with contextlib.chdir(REPO):
+            return tilec(*args)
     return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
                           text=True, timeout=300)
 

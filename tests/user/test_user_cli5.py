@@ -13,11 +13,13 @@ generic host function refusing 2.5 for an `i32` `T`."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from userprog import tilec
 
 from tilelang import cli
 
@@ -27,6 +29,12 @@ V04 = str(P / "v04_two_kernel_reduction.tile")
 
 
 def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`tilec ARGS` from the checkout's root: in this process (`userprog.tilec`, no new interpreter's imports a
+    call; tests/cli covers the console script's own exit path) unless it reads `stdin` (the REPL sessions, in a
+    new interpreter as a user's)."""
+    if stdin is None:
+        with contextlib.chdir(REPO):
+            return tilec(*args)
     return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
                           text=True, timeout=300)
 

@@ -31,7 +31,6 @@ asked.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
-from userprog import DIR, assemble_all, both_archs, emit_ptx, program_suite
+from userprog import DIR, assemble_all, both_archs, emit_ptx, program_suite, tilec
 
 Tensors = dict[str, np.ndarray]
 
@@ -226,7 +225,6 @@ def test_emit_of_a_kernel_launched_only_from_a_generic_function_says_how_to_see_
     (tmp_path / "fixed.tile").write_text(fixed, encoding="utf-8")
     out = tmp_path / "o"
     out.mkdir()
-    r = subprocess.run([sys.executable, "-m", "tilelang", "emit", str(tmp_path / "fixed.tile"), "--stage", "ptx",
-                        "-o", str(out / "k.ptx")], capture_output=True, text=True)
+    r = tilec("emit", str(tmp_path / "fixed.tile"), "--stage", "ptx", "-o", str(out / "k.ptx"))
     assert r.returncode == 0, r.stderr
     assemble_all(out, "sm_80", "fixed")

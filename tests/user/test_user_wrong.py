@@ -17,11 +17,13 @@ help line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+from userprog import tilec
 
 REPO = Path(__file__).resolve().parents[2]
 DIR = Path(__file__).parent / "wrong"
@@ -35,9 +37,10 @@ def _expected(path: Path) -> tuple[str, int, int]:
 
 
 def _check(fmt: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tilelang", "check", "--error-format", fmt, "--color", "never",
-                           *(str(f.relative_to(REPO)) for f in FILES)], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+    """`tilec check` of every file from the checkout's root, in this process (`userprog.tilec`; tests/cli
+    covers the console script's own exit path)."""
+    with contextlib.chdir(REPO):
+        return tilec("check", "--error-format", fmt, "--color", "never", *(str(f.relative_to(REPO)) for f in FILES))
 
 
 def test_each_mistake_is_refused_where_it_is_with_its_code() -> None:

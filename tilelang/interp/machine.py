@@ -201,7 +201,7 @@ def _print_place(ctx: _BlockCtx, op: ir.Print | ir.Assert, env: Env) -> int:
 
 
 def has_cluster_gather(kernel: ir.Kernel) -> bool:
-    return any(isinstance(op, ir.ClusterGather) for op in ir.walk(kernel.body))
+    return vector.body_facts(kernel).cluster_gather
 
 
 def cluster_members(grid: tuple[int, ...], cluster: Sequence[int]) -> list[list[tuple[int, ...]]]:
@@ -219,7 +219,7 @@ def cluster_members(grid: tuple[int, ...], cluster: Sequence[int]) -> list[list[
 
 
 def has_last_block(kernel: ir.Kernel) -> bool:
-    return any(isinstance(op, ir.LastBlock) for op in ir.walk(kernel.body))
+    return vector.body_facts(kernel).last_block
 
 
 def queue_axis(kernel: ir.Kernel) -> int | None:
@@ -227,7 +227,7 @@ def queue_axis(kernel: ir.Kernel) -> int | None:
     static walk (`for s in tiles(axis)`, `ir.Kernel.walk`), if any."""
     if kernel.walk >= 0:
         return kernel.walk
-    return next((op.axis for op in ir.walk(kernel.body) if isinstance(op, ir.QueuePull)), None)
+    return vector.body_facts(kernel).queue_axis
 
 
 def queue_grid(kernel: ir.Kernel, grid: tuple[int, ...], queue_blocks: int = 2) -> tuple[int, ...]:

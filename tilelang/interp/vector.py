@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeVar, assert_never
+from typing import NamedTuple, TypeVar, assert_never
 
 import numpy as np
 
@@ -56,24 +56,65 @@ class AssertFailed(Exception):
     """Some block of the chunk failed a device `assert` (internal signal)."""
 
 
-def has_assert(kernel: ir.Kernel) -> bool:
-    return any(isinstance(op, ir.Assert) for op in ir.walk(kernel.body))
+class BodyFacts(NamedTuple):
+    """What a launch asks of a kernel's body, from one walk of it."""
+
+    asserts: bool  # a device `assert`
+    written: frozenset[str]  # the tensors its stores and atomics write
+    biggest: int  # the most elements of any value (`chunk_blocks`)
+    cluster_gather: bool
+    last_block: bool
+    queue_axis: int | None  # the axis of its first tile-queue pull
 
 
-def written_tensors(kernel: ir.Kernel) -> set[str]:
-    return {op.tensor for op in ir.walk(kernel.body) if isinstance(op, (ir.Store, ir.AtomicRMW))}
+_BODY_FACTS: dict[int, tuple[ir.Kernel, BodyFacts]] = {}
+_BODY_FACTS_LIMIT = 512
 
 
-def chunk_blocks(kernel: ir.Kernel, total: int) -> int:
-    """How many blocks to run at once so no batched value exceeds CHUNK_ELEMENTS."""
-    biggest = 1
+def body_facts(kernel: ir.Kernel) -> BodyFacts:
+    """`BodyFacts` of `kernel`, walked once a kernel object (the IR is frozen:
+    a launch of a step's kernels walked each body six times, a sixth of an
+    engine step on the interpreter)."""
+    hit = _BODY_FACTS.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    asserts = cluster_gather = last_block = False
+    written: set[str] = set()
+    biggest, queue = 1, None
     for op in ir.walk(kernel.body):
+        if isinstance(op, ir.Assert):
+            asserts = True
+        elif isinstance(op, (ir.Store, ir.AtomicRMW)):
+            written.add(op.tensor)
+        elif isinstance(op, ir.ClusterGather):
+            cluster_gather = True
+        elif isinstance(op, ir.LastBlock):
+            last_block = True
+        elif isinstance(op, ir.QueuePull) and queue is None:
+            queue = op.axis
         for v in ir.op_results(op):
             biggest = max(biggest, v.type.numel)
         for r in ir.op_regions(op):
             for a in r.args:
                 biggest = max(biggest, a.type.numel)
-    return max(1, min(total, CHUNK_ELEMENTS // biggest))
+    facts = BodyFacts(asserts, frozenset(written), biggest, cluster_gather, last_block, queue)
+    if len(_BODY_FACTS) >= _BODY_FACTS_LIMIT:
+        _BODY_FACTS.pop(next(iter(_BODY_FACTS)))  # the oldest
+    _BODY_FACTS[id(kernel)] = (kernel, facts)  # (the kernel held: its id is not reused meanwhile)
+    return facts
+
+
+def has_assert(kernel: ir.Kernel) -> bool:
+    return body_facts(kernel).asserts
+
+
+def written_tensors(kernel: ir.Kernel) -> set[str]:
+    return set(body_facts(kernel).written)
+
+
+def chunk_blocks(kernel: ir.Kernel, total: int) -> int:
+    """How many blocks to run at once so no batched value exceeds CHUNK_ELEMENTS."""
+    return max(1, min(total, CHUNK_ELEMENTS // body_facts(kernel).biggest))
 
 
 class _Ctx:

@@ -270,6 +270,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             consumer_ops, trips, chain_init, carry = chain.tile_ops(
                 ch, c_loop, c_pre, loop, S, [*tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span)], [qrel], moved,
                 before, p, vbuf, cast.result.dtype)
+            consumer_ops = chain.stamped(consumer_ops, c_loop, qbar, c_tn, span)  # (`TILEC_ATTN_STAMPS=1`)
 
     # every tile of the consumers in the accumulator layout
     cl = Classes(BM)

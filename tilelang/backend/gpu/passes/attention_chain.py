@@ -346,7 +346,10 @@ def stamped(ops: list[object], c_loop: ir.For, qbar: ir.Value, tn: ir.Value, spa
     tile's (`benchmarks/probes/attention_stamps.py`): here "first_block"
     holds the previous tile's epilogue and "last_pv" nothing."""
     from .attention_tiles import stamped as put
+    from .attention_tiles import stamps
 
+    if not stamps():
+        return ops
     q_in = next(i for i, op in enumerate(ops) if isinstance(op, g.BarrierWait) and op.bar is qbar) + 1
     at = next(i for i, op in enumerate(ops) if op is c_loop)
     return put(ops, tn, [(q_in, 2), (at, 3), (at + 1, 4), (len(ops) - 1, 5), (len(ops), 6)], span)

@@ -102,3 +102,4 @@ def test_the_probe_reads_each_phase() -> None:
     assert wg["outside_loop_blocks"] == pytest.approx((sum(gaps) + 405 - 14000) / 2000 - 1)
     assert res["producer"]["q_copy"] == 50 and res["producer"]["kv_loop"] == 8850
     assert wg["q_issued_to_q_in"] == 30 + 200 - 150
+    assert res["wg1"]["lag_vs_wg0"] == 5 and "lag_vs_wg0" not in wg

@@ -50,13 +50,20 @@ def test_only_the_chained_short_variant_changes(monkeypatch) -> None:  # type: i
     consumer = text.split("role producer")[0]
     assert consumer.index("warpgroup_turn.end 9") < consumer.index("mbarrier.wait") and "%chained" in consumer
     assert consumer.count("warpgroup_turn.") == 2
+    # "2": warpgroup 1 arrives in the key loop's first iteration (or after the loop where it runs none)
+    monkeypatch.setenv("TILEC_ATTN_STAGGER", "2")
+    two = print_gpu_kernel(lower_gpu(k64, "sm_90a", _short(facts, 1024))).split("role producer")[0]
+    assert two.count("warpgroup_turn.start 9") == 2 and two.index("warpgroup_turn.start 9") > two.index("= for %j")
+    assert consumer.index("warpgroup_turn.start 9") < consumer.index("= for %j")  # "1": before the key loop
     monkeypatch.setenv("TILEC_ATTN_STAGGER", "yes")
     with pytest.raises(ValueError, match="TILEC_ATTN_STAGGER='yes'"):
         lower_gpu(k64, "sm_90a", _short(facts, 1024))
 
 
 @pytest.mark.heavy  # (opt-in: the default kernels never run this barrier)
-def test_staggered_tiles_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("mode", "sk"), [("1", 70), ("2", 70), ("2", 60)], ids=["first_iteration", "in_the_loop",
+                                                                                 "one_block_tiles"])
+def test_staggered_tiles_in_the_simulator(mode: str, sk: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """One CTA walks three tiles of two warpgroups (128 rows; the last one cut): warpgroup 0 waits in the
     first for warpgroup 1's first iteration, the tiles' Q alternate between two buffers; the outputs and
     log-sum-exps are NumPy's (a missing arrival would hang the walk: the simulator reports it)."""
@@ -64,13 +71,13 @@ def test_staggered_tiles_in_the_simulator(monkeypatch) -> None:  # type: ignore[
 
     for var in ENV:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("TILEC_ATTN_STAGGER", "1")
+    monkeypatch.setenv("TILEC_ATTN_STAGGER", mode)
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
     k = _std("flash_attention_lse", "f16", 128, 64, 64)
     facts = _short({**_facts("oqkv", 3), **_facts(["lse"], 2)}, 8 * 64)
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
     assert "%chained" in text and "warpgroup_turn.start 9" in text
-    _run_lse_and_check(k, facts, (1, 1), 1, 1, 300, 70, 64, False, 7)
+    _run_lse_and_check(k, facts, (1, 1), 1, 1, 300, sk, 64, False, 7)  # (sk 60: one key block, the loop runs none)
 
 
 GPU_CASES = [("f16", 1000, 3, False, 3), ("bf16", 1024, 2, True, 2), ("f16", 300, 5, True, 4), ("bf16", 200, 1, False, 4)]

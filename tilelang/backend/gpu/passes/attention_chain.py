@@ -351,7 +351,7 @@ def stamped(ops: list[object], c_loop: ir.For, qbar: ir.Value, tn: ir.Value, spa
     if not stamps():
         return ops
     q_in = next(i for i, op in enumerate(ops) if isinstance(op, g.BarrierWait) and op.bar is qbar) + 1
-    at = next(i for i, op in enumerate(ops) if op is c_loop)
+    at = next(i for i, op in enumerate(ops) if isinstance(op, ir.For) and op.results == c_loop.results)
     return put(ops, tn, [(q_in, 2), (at, 3), (at + 1, 4), (len(ops) - 1, 5), (len(ops), 6)], span)
 
 

@@ -22,6 +22,7 @@ delays warpgroup 0), so the interpreter's results stand as they are.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -38,10 +39,12 @@ STAGGER_BARRIER = 9
 
 
 def setting() -> str:
-    """`TILEC_ATTN_STAGGER`: "1" or "0" (unset: `STAGGER_DEFAULT`)."""
+    """`TILEC_ATTN_STAGGER`: "0", "1" (warpgroup 1 arrives after the tile's first iteration) or "2" (after the
+    key loop's first iteration, the tile's second block; after the loop where it runs none), unset:
+    `STAGGER_DEFAULT`."""
     want = os.environ.get("TILEC_ATTN_STAGGER", STAGGER_DEFAULT)
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_ATTN_STAGGER={want!r}: expected 0 or 1")
+    if want not in ("0", "1", "2"):
+        raise ValueError(f"TILEC_ATTN_STAGGER={want!r}: expected 0, 1 or 2")
     return want
 
 
@@ -51,7 +54,7 @@ def wanted(persist: bool, short: bool, width: int, consumers: int, turns: bool, 
     consumer warpgroups, no turns, no TMA-store epilogue."""
     from .attention_chain import CHAIN_D
 
-    return setting() == "1" and persist and short and width in CHAIN_D and consumers == 2 and not turns \
+    return setting() != "0" and persist and short and width in CHAIN_D and consumers == 2 and not turns \
         and ost is None
 
 
@@ -60,20 +63,33 @@ def tile_ops(ops: list[object], c_loop: ir.For, qbar: ir.Value, tn: ir.Value, fr
     """A chained tile's consumer ops (`attention_chain.tile_ops`'s) staggered:
     in the CTA's first tile (`tn` 0) warpgroup 0 waits before its wait for Q
     (on `qbar`) until warpgroup 1 has run the tile's first iteration (its
-    arrival before the key loop `c_loop`). Both in that tile only, so a CTA
-    without a tile meets nothing."""
+    arrival before the key loop `c_loop`; "2": at the end of the loop's first
+    iteration, or after the loop where it ran none). Both in that tile only,
+    so a CTA without a tile meets nothing."""
+    E = ir.ElemOp
     b = _Build(fresh)
-    first = b.elem(ir.ElemOp.EQ, tn, b.const(0), dtype=DType.BOOL, hint="first_tile")
+    first = b.elem(E.EQ, tn, b.const(0), dtype=DType.BOOL, hint="first_tile")
     nothing = ir.Region((), (ir.Yield(()),))
 
-    def once(kind: str) -> object:
-        return ir.If((), first, ir.Region((), (g.WarpgroupTurn(kind, STAGGER_BARRIER, span), ir.Yield(()))),  # type: ignore[arg-type]
+    def once(kind: str, cond: ir.Value) -> object:
+        return ir.If((), cond, ir.Region((), (g.WarpgroupTurn(kind, STAGGER_BARRIER, span), ir.Yield(()))),  # type: ignore[arg-type]
                      nothing, span)
 
     q_at = next(i for i, op in enumerate(ops) if isinstance(op, g.BarrierWait) and op.bar is qbar)
-    at = next(i for i, op in enumerate(ops) if op is c_loop)
+    at = next(i for i, op in enumerate(ops) if isinstance(op, ir.For) and op.results == c_loop.results)
     # "end": warpgroup 0 syncs on the barrier; "start": warpgroup 1 arrives on it (`codegen/wgmma_rs.warpgroup_turn`)
-    return [*b.ops, *ops[:q_at], once("end"), *ops[q_at:at], once("start"), *ops[at:]]
+    if setting() != "2":
+        return [*b.ops, *ops[:q_at], once("end", first), *ops[q_at:at], once("start", first), *ops[at:]]
+    lb = _Build(fresh)  # in the loop: the first tile's first iteration of the loop
+    iv = c_loop.body.args[0]
+    go = lb.elem(E.AND, first, lb.elem(E.EQ, iv, c_loop.lower, dtype=DType.BOOL), dtype=DType.BOOL)
+    body = c_loop.body.ops
+    loop = dataclasses.replace(c_loop, body=ir.Region(c_loop.body.args, (*body[:-1], *lb.ops, once("start", go),
+                                                                           body[-1])))
+    ab = _Build(fresh)  # after it: the first tile's loop ran no iteration
+    idle = ab.elem(E.AND, first, ab.elem(E.GE, c_loop.lower, c_loop.upper, dtype=DType.BOOL), dtype=DType.BOOL)
+    return [*b.ops, *ops[:q_at], once("end", first), *ops[q_at:at], loop, *ab.ops, once("start", idle),
+            *ops[at + 1:]]
 
 
 __all__ = ["STAGGER_BARRIER", "STAGGER_DEFAULT", "setting", "tile_ops", "wanted"]

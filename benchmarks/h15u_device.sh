@@ -6,9 +6,10 @@
 # From the repo root after `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller:
 #   1. prewarm (attention_prewarm.py, cubins too) of every arm at once, and beside it the attention GPU
 #      tests (tests/std + tests/backend -m gpu -k attention, -n 6; incl. test_attention_stagger's GPU cases)  <= 45 s
-#   2. set 1, A G G A on f16-64, bf16-64 at S = 1024 (full and causal): A = the default, G =
+#   2. set 1, A G H A on f16-64, bf16-64 at S = 1024 (full and causal): A = the default, G =
 #      TILEC_ATTN_STAGGER=1 (attention_stagger.py: the chained short variant's two warpgroups a first
-#      iteration apart, Q double-buffered, so that their tile boundaries no longer coincide)        <= 4 x 11 s
+#      iteration apart, Q double-buffered, so that their tile boundaries no longer coincide), H =
+#      TILEC_ATTN_STAGGER=2 (two key blocks apart)                                                  <= 4 x 11 s
 #   3. cycle stamps (TILEC_ATTN_STAMPS=1, benchmarks/probes/attention_stamps.py; the chained variant's
 #      consumers are stamped since h15u, and "lag_vs_wg0" says how far apart the warpgroups' tiles start):
 #      S = the default's f16 D = 64 full and causal S = 1024 and bf16 D = 128 full S = 1024; T = the same
@@ -34,6 +35,7 @@ arm() {  # the environment of arm $1
   case $1 in
     A) echo "" ;;
     G) echo "TILEC_ATTN_STAGGER=1" ;;
+    H) echo "TILEC_ATTN_STAGGER=2" ;;
     F) echo "TILEC_ATTN_SPLIT_FORMS=1" ;;
     D) echo "TILEC_ATTN_CHAIN=0" ;;
     E) echo "TILEC_ATTN_CHAIN=0 TILEC_ATTN_SPLIT=0" ;;
@@ -44,7 +46,7 @@ arm() {  # the environment of arm $1
 rows_of() {  # the prewarm rows of arm $1
   case $1 in
     A) echo "f16-64,bf16-64,f16-128,bf16-128" ;;
-    G|D|E) echo "f16-64,bf16-64" ;;
+    G|H|D|E) echo "f16-64,bf16-64" ;;
     F) echo "f16-128,bf16-128" ;;
     S) echo "f16-64,bf16-128" ;;
     T) echo "f16-64" ;;
@@ -52,7 +54,7 @@ rows_of() {  # the prewarm rows of arm $1
 }
 name() { local e; e=$(arm "$1"); echo "${e:-default}"; }
 jobs=$(( $(nproc) / 5 > 0 ? $(nproc) / 5 : 1 ))
-for x in A G F D E S T; do
+for x in A G H F D E S T; do
   env $(arm $x) timeout ${PREWARM_TIMEOUT:-40} python3 benchmarks/attention_prewarm.py --bench-rows "$(rows_of $x)" \
     --jobs "$jobs" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
 done
@@ -60,7 +62,7 @@ timeout ${TEST_TIMEOUT:-45} python3 -m pytest -q -p no:cacheprovider -m gpu -n 6
   > "$D/tests.log" 2>&1
 echo "h15u gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR" "$D/tests.log" | head -8
 wait
-for x in A G F D E S T; do echo "h15u prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
+for x in A G H F D E S T; do echo "h15u prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
 bench() {  # arm $1, rows $2, seqs $3, label $4, timeout $5, more args
   local x=$1 rows=$2 seqs=$3 label=$4 to=$5; shift 5
   env $(arm $x) timeout "$to" python3 benchmarks/attention.py --prefill-only --only "$rows" --seqs "$seqs" \
@@ -74,7 +76,7 @@ stamps() {  # arm $1, rows $2, timeout $3
   echo "h15u stamps, arm $1 ($(name $1)) (rc $?, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$1.log"
 }
 i=0
-for x in A G G A; do i=$((i + 1)); bench $x f16-64,bf16-64 1024 "1$i$x" ${BENCH1_TIMEOUT:-11}; done
+for x in A G H A; do i=$((i + 1)); bench $x f16-64,bf16-64 1024 "1$i$x" ${BENCH1_TIMEOUT:-11}; done
 if [ "$(el)" -le 100 ]; then stamps S f16-64-full-1024,f16-64-causal-1024,bf16-128-full-1024 ${STAMPS_TIMEOUT:-16}
 else echo "h15u stamps S skipped ($(el) s)"; fi
 if [ "$(el)" -le 112 ]; then stamps T f16-64-full-1024,f16-64-causal-1024 ${STAMPS_TIMEOUT:-12}

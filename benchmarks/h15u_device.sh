@@ -9,7 +9,7 @@
 #   2. set 1, A G H A on f16-64, bf16-64 at S = 1024 (full and causal): A = the default, G =
 #      TILEC_ATTN_STAGGER=1 (attention_stagger.py: the chained short variant's two warpgroups a first
 #      iteration apart, Q double-buffered, so that their tile boundaries no longer coincide), H =
-#      TILEC_ATTN_STAGGER=2 (two key blocks apart)                                                  <= 4 x 11 s
+#      TILEC_ATTN_STAGGER=2 (two key blocks apart)                                                  <= 4 x 12 s
 #   3. cycle stamps (TILEC_ATTN_STAMPS=1, benchmarks/probes/attention_stamps.py; the chained variant's
 #      consumers are stamped since h15u, and "lag_vs_wg0" says how far apart the warpgroups' tiles start):
 #      S = the default's f16 D = 64 full and causal S = 1024 and bf16 D = 128 full S = 1024; T = the same
@@ -76,7 +76,7 @@ stamps() {  # arm $1, rows $2, timeout $3
   echo "h15u stamps, arm $1 ($(name $1)) (rc $?, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$1.log"
 }
 i=0
-for x in A G H A; do i=$((i + 1)); bench $x f16-64,bf16-64 1024 "1$i$x" ${BENCH1_TIMEOUT:-11}; done
+for x in A G H A; do i=$((i + 1)); bench $x f16-64,bf16-64 1024 "1$i$x" ${BENCH1_TIMEOUT:-12}; done
 if [ "$(el)" -le 100 ]; then stamps S f16-64-full-1024,f16-64-causal-1024,bf16-128-full-1024 ${STAMPS_TIMEOUT:-16}
 else echo "h15u stamps S skipped ($(el) s)"; fi
 if [ "$(el)" -le 112 ]; then stamps T f16-64-full-1024,f16-64-causal-1024 ${STAMPS_TIMEOUT:-12}

@@ -86,6 +86,9 @@ def analyse(t: np.ndarray, ctas: int, blocks: int, consumers: int) -> dict:
                     for ph, a, b in PHASES:
                         rows.setdefault(ph, []).append(int(s[b] - s[a]))
                     rows.setdefault("to_next", []).append(int(nxt - s[6]))
+                    if u > 0:  # how far this warpgroup's tile starts after warpgroup 0's (same SM clock):
+                        # near 0, both meet the tile boundary together (their key loops share the ring's stages)
+                        rows.setdefault("lag_vs_wg0", []).append(int(s[0] - t[c, i, 0, 0]))
                     # the producer's points against this warpgroup's, in the same SM's clock
                     p = t[c, i, consumers]
                     rows.setdefault("q_issued_to_q_in", []).append(int(s[2] - p[3]))

@@ -49,6 +49,28 @@ def test_the_switch_stamps_each_role_and_changes_nothing_else(d: int, monkeypatc
     assert on.count("%clock64") == (12 if d == 128 else 20)
 
 
+def test_the_chained_short_variant_is_stamped_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The D = 64 short keys' variant (chained, `attention_chain.tile_ops`, the kernel of every D = 64 S <= 1024
+    launch): its consumers' tile ops are rebuilt after the unchained stamps, so they carry their own
+    (`attention_chain.stamped`); unset, its PTX has none."""
+    import dataclasses
+
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_STAMPS"):
+        monkeypatch.delenv(var, raising=False)
+    k, facts = _std("flash_attention", "f16", 128, 128, 64), _facts("oqkv", 3)
+    facts = {**facts, "k": dataclasses.replace(facts["k"], rows_at_most=1024)}
+    off = emit_ptx(k, "sm_90a", facts)
+    assert "%clock64" not in off and S.GLOBAL not in off
+    monkeypatch.setenv("TILEC_ATTN_STAMPS", "1")
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "%chained" in text
+    consumer = text.split("role producer")[0]
+    assert [int(x) for x in re.findall(r"stamp (\d)", consumer)] == [0, 1, 2, 3, 4, 5, 6]
+    # Q in before the first iteration's branch (the previous tile's epilogue), the key loop between 3 and 4
+    body = consumer[consumer.index("stamp 2"):consumer.index("stamp 5")]
+    assert body.index("stamp 3") < body.index("for ") < body.index("stamp 4") and "%chained" in body[:body.index("stamp 3")]
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
 def test_the_stamped_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_STAMPS", "1")
@@ -80,3 +102,4 @@ def test_the_probe_reads_each_phase() -> None:
     assert wg["outside_loop_blocks"] == pytest.approx((sum(gaps) + 405 - 14000) / 2000 - 1)
     assert res["producer"]["q_copy"] == 50 and res["producer"]["kv_loop"] == 8850
     assert wg["q_issued_to_q_in"] == 30 + 200 - 150
+    assert res["wg1"]["lag_vs_wg0"] == 5 and "lag_vs_wg0" not in wg

@@ -332,7 +332,27 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
     return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
 
 
-__all__ = ["CHAIN_D", "CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "short_d", "tile_carry", "tile_ops", "use_op"]
+__all__ = ["CHAIN_D", "CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "short_d", "stamped", "tile_carry", "tile_ops", "use_op"]
+
+
+def stamped(ops: list[object], c_loop: ir.For, qbar: ir.Value, tn: ir.Value, span: Any) -> list[object]:
+    """A chained tile's consumer ops (`tile_ops`'s) with the cycle stamps of
+    `TILEC_ATTN_STAMPS=1` (`attention_tiles.stamped`; unset: `ops` as they
+    are): 2 once Q is in (the wait on `qbar`), 3 before the key loop `c_loop`
+    (the first iteration, which waits for the previous tile's last P V and
+    runs its epilogue, done), 4 after it, 5 after Q's release and the
+    pending product's values, 6 at the tile's end (after the epilogue of a
+    tile whose loop ran no iteration). The slots' names are the unchained
+    tile's (`benchmarks/probes/attention_stamps.py`): here "first_block"
+    holds the previous tile's epilogue and "last_pv" nothing."""
+    from .attention_tiles import stamped as put
+    from .attention_tiles import stamps
+
+    if not stamps():
+        return ops
+    q_in = next(i for i, op in enumerate(ops) if isinstance(op, g.BarrierWait) and op.bar is qbar) + 1
+    at = next(i for i, op in enumerate(ops) if isinstance(op, ir.For) and op.results == c_loop.results)
+    return put(ops, tn, [(q_in, 2), (at, 3), (at + 1, 4), (len(ops) - 1, 5), (len(ops), 6)], span)
 
 
 def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: int, q_wait: list[object],

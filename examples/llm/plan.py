@@ -218,6 +218,12 @@ class Plan:
     # log-sum-exps loaded whole, 9 -> 1 at 16 shares, 32 shares need 32); 0: the
     # process's own setting. Opt-in: not measured on a GPU yet
     rs: int = 0
+    # BC > 0: the greedy token choice as `argmax_fold` (the LM head's
+    # per-block maxima folded lane by lane over chunks of BC, one max and one
+    # min over the lanes at the end: 2 reductions a step instead of 3 a chunk
+    # in `argmax_step`; issue 17, h17r); 0: `argmax_step` over chunks of `bc`.
+    # The sampler's launches (temperature / top-p) are not changed by it
+    tk: int = 0
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:

@@ -78,6 +78,37 @@ def test_greedy_tokens_agree() -> None:
     assert eng.generate(prompt, 12) == want
 
 
+@pytest.mark.parametrize(("n", "bc"), [(37, 8), (64, 16), (5, 8), (9, 2)])
+def test_folded_token_choice_picks_the_first_maximum(n: int, bc: int) -> None:
+    # Plan.tk: `argmax_fold` (the per-block maxima folded lane by lane over
+    # chunks of BC) picks `argmax_step`'s token, NumPy's first maximum: ties
+    # inside a chunk, across chunks and lanes, a last chunk cut short
+    k = load_kernels()
+    rng = np.random.default_rng(n)
+    bmax = rng.standard_normal(n).astype(np.float32)
+    top = rng.choice(n, 3, replace=False)
+    bmax[top] = bmax.max() + 1.0  # three blocks hold the maximum
+    barg = (np.arange(n) * 4 + rng.integers(0, 4, n)).astype(np.int32)
+    P = tilelang.partition
+    for kern in (k.argmax_fold, k.argmax_step):
+        tok, pos, hist = np.zeros(1, np.int32), np.array([3], np.int32), np.zeros(8, np.int32)
+        kern[bc, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
+        want = int(barg[np.argmax(bmax)])
+        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (want, 4, want), kern.__name__
+
+
+def test_folded_token_choice_in_the_engine(tiny) -> None:
+    # the engine's greedy pick with Plan.tk: the on-device token is the
+    # logits' argmax at every step (several chunks of the LM head's blocks)
+    w, _ = tiny
+    eng = TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(plan_for(TINY, 64, None), tk=2))
+    names = [op.kernel.__name__ for op in eng.ops]
+    assert "argmax_fold" in names and "argmax_step" not in names
+    for t in _tokens(8, TINY.vocab_size, seed=4):
+        logits = eng.feed(t)
+        assert int(eng.be.read(eng.tok)[0]) == int(np.argmax(logits))
+
+
 def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Plan.pdl is the runtime's programmatic dependent launch setting while
     # the engine launches (fresh kernels when it changes: their launch plans

@@ -6,8 +6,9 @@
 #        1,024: 10 chunks, ~30 reductions in a row, one block, at the end of every step)
 #   mr   `combine_rows` (h17, 2026-12-04; never run on a GPU for time): the split merge with no barrier
 #   rs   small tiles held whole by every thread (H100 call A: +0.4 %), and the three stacked
-#   short_ns 32 with mr: 32 splits a KV head below 8,192 positions (2 key tiles a split at 1,025-1,031, not 3),
-#        merged by `combine_rows` (H200 2026-12-04: -0.55 % with `combine_splits`, whose block grew 1.46 -> 2.06 us)
+#   short_ns 17 / 32 with mr: 17 or 32 splits a KV head below 8,192 positions (2 key tiles a split at 1,025-1,031,
+#        not 3: cdiv(33, 16) = 3), merged by `combine_rows` (H200 2026-12-04: 32 splits -0.55 % with
+#        `combine_splits`, whose block grew 1.46 -> 2.06 us); 17: 136 blocks (8 KV heads), 17 rows to fold
 # One device step, <= ~150 s warm on a 16-core H100/H200. From the checkout's root after
 # `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller:
 #   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6, main's plan first and last (same tokens
@@ -22,7 +23,7 @@ set -uo pipefail
 . benchmarks/device_env.sh h17r
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
-V=${V:-'[{}, {"tk": 4096}, {"mr": 16}, {"rs": 1}, {"rs": 1, "mr": 16, "tk": 4096}, {"short_ns": 32, "mr": 16}, {"tk": 2048}, {}]'}
+V=${V:-'[{}, {"tk": 4096}, {"mr": 16}, {"rs": 1}, {"rs": 1, "mr": 16, "tk": 4096}, {"short_ns": 17, "mr": 16}, {"short_ns": 32, "mr": 16}, {}]'}
 timeout ${AB_TIMEOUT:-105} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17r decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"

@@ -283,14 +283,15 @@ def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize(("mr", "short"), [(4, True), (2, False)])
-def test_merge_by_rows_agrees(tiny, mr: int, short: bool) -> None:
+@pytest.mark.parametrize(("mr", "short"), [(4, 2), (2, 0), (2, 3)])
+def test_merge_by_rows_agrees(tiny, mr: int, short: int) -> None:
     # Plan.mr: `combine_rows` (one warp folding the splits a row at a time,
     # a ring of MR stages) instead of `combine_splits`, in both step forms
-    # (the ring attention's 4 splits, or 2 below position 8)
+    # (the ring attention's 4 splits, or `short` below position 8: 3, a
+    # split count no power of two, as `short_ns` 17 at 4B would take)
     w, _ = tiny
     plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, mr=mr,
-                               **({"short_tc": 4, "short_ns": 2, "fma_until": 8} if short else {"fma_until": 0}))
+                               **({"short_tc": 4, "short_ns": short, "fma_until": 8} if short else {"fma_until": 0}))
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     names = [op.kernel.__name__ for ops in eng._form_ops.values() for op in ops]
     assert "combine_splits" not in names

@@ -5,17 +5,21 @@
 #        by lane over chunks of TK (2 reductions a step) instead of `argmax_step` (3 block reductions a chunk of
 #        1,024: 10 chunks, ~30 reductions in a row, one block, at the end of every step)
 #   mr   `combine_rows` (h17, 2026-12-04; never run on a GPU for time): the split merge with no barrier
-#   rs   small tiles held whole by every thread (H100 call A: +0.4 %), and the three stacked
-#   short_ns 17 / 32 with mr: 17 or 32 splits a KV head below 8,192 positions (2 key tiles a split at 1,025-1,031,
-#        not 3: cdiv(33, 16) = 3), merged by `combine_rows` (H200 2026-12-04: 32 splits -0.55 % with
-#        `combine_splits`, whose block grew 1.46 -> 2.06 us); 17: 136 blocks (8 KV heads), 17 rows to fold
+#   me   (this branch) the split merge alone triggers the O GEMV at its entry, and under "late+loads" the O GEMV
+#        (ST -1) reads its first weight tile (8 x 2,048, 32 KB a block, 10 MB in all) before its wait, while the
+#        merge runs (~1-2 us a layer in which the DRAM idles); the row without `me` is the control (O's blocks
+#        scheduled only once the merge's blocks pass their loop)
+#   rs   small tiles held whole by every thread (H100 call A: +0.4 %), here stacked with mr and tk
+#   short_ns 17 with mr: 17 splits a KV head below 8,192 positions (2 key tiles a split at 1,025-1,031, not 3:
+#        cdiv(33, 16) = 3), 136 blocks, merged by `combine_rows` (17 rows to fold)
 # One device step, <= ~150 s warm on a 16-core H100/H200. From the checkout's root after
 # `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller:
 #   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6, main's plan first and last (same tokens
-#      in every row), one process; each row printed as it finishes                                   <= 105 s
-#   2. the GPU tests of the new form and of `mr`: tests/llm/test_engine_gpu.py -k "folded_token or
-#      merge_by_rows" (4 tests: greedy tokens = argmax_step's in both graphs, teacher-forced logits against
-#      TorchQwen3, argmax_fold on ties across chunks at the LM head's 9,496 blocks)                     <= 40 s
+#      in every row), one process; each row printed as it finishes                                   <= 110 s
+#   2. the GPU tests of the new forms: tests/llm/test_engine_gpu.py -k "folded_token or merge_trigger" (4 tests:
+#      tk: greedy tokens = argmax_step's in both graphs, argmax_fold on ties across chunks at 9,496 blocks;
+#      me with combine_splits and with combine_rows (mr 16): teacher-forced logits against TorchQwen3, the
+#      greedy tokens of the plan without PDL, early launches counted)                                 <= 35 s
 # Expected: benchmarks/RESULTS.md, section "h17r". Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one
 # line a step; writes $OUT/h17r.tgz (logs, ab json).
 # usage on the device machine, from the checkout's root:  bash benchmarks/h17r_device.sh
@@ -23,11 +27,13 @@ set -uo pipefail
 . benchmarks/device_env.sh h17r
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
-V=${V:-'[{}, {"tk": 4096}, {"mr": 16}, {"rs": 1}, {"rs": 1, "mr": 16, "tk": 4096}, {"short_ns": 17, "mr": 16}, {"short_ns": 32, "mr": 16}, {}]'}
-timeout ${AB_TIMEOUT:-105} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
+E='"pdl": "late+loads", "st": {"o": -1}'
+V=${V:-'[{}, {"tk": 4096}, {"mr": 16}, {"me": 1, '"$E"'}, {"me": 1, "mr": 16, '"$E"'}, {'"$E"'},
+  {"rs": 1, "mr": 16, "tk": 4096}, {"short_ns": 17, "mr": 16}, {}]'}
+timeout ${AB_TIMEOUT:-110} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17r decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"
-timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
-  -k "folded_token or merge_by_rows" > "$D/tests.log" 2>&1
+timeout ${TEST_TIMEOUT:-35} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
+  -k "folded_token or merge_trigger" > "$D/tests.log" 2>&1
 echo "h17r gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
 pack; echo "h17r done ($(el) s): $OUT/h17r.tgz"

@@ -168,6 +168,14 @@ class Plan:
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
     # the attention (and under "+loads" read their first weight tile there)
     pe: int = 0
+    # 1: the split merge alone (`combine_splits` / `combine_rows`) triggers at
+    # its entry (`pdl_early`; the attention before it at its usual place), so
+    # that under PDL the O GEMV's blocks are scheduled while the merge runs
+    # (~1-2 us a layer in which the DRAM idles: the merge reads its partials
+    # from L2), and under "+loads" with O at ST -1 read their first weight
+    # tile then (issue 17, h17r; `pe` moved the attention's trigger too,
+    # placing O's blocks beside the attention's: -1.5 % on the H200)
+    me: int = 0
     # L2 prefetch of a matrix's first columns by the GEMV before it (std::llm's
     # `prefetch_next`): matrix ("o", "gate_up", "down", "qkv" (the next
     # layer's)) -> (PR, PC[, PL]), the [PR, PC] tiles of every row of the

@@ -234,15 +234,17 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             ops.append(merge_o(part, eng.x, W["o"], o_part3, lse_part3, li))
         else:
             dc = pl.dc or d
+            # the merge's trigger at its entry: `pe` (with the ring attention's), or `me` alone
+            pe = int(bool(pl.pe and tc == 4) or bool(pl.me))
             if pl.mr:  # one warp folding the splits a row at a time
-                merge = k.combine_rows[ns, dc, pl.mr]
+                merge = k.combine_rows[ns, dc, pl.mr, pe]
                 ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
             elif pl.mg:  # std::attention's merge: a block (KV head, chunk), [NS, G] weights
                 ops.append(
                     k.decode_combine["f32", g, ns, dc](P(eng.attn, [1, g, dc]), o_part, lse_part)
                 )
             else:
-                merge = k.combine_splits[ns, dc, pl.pe if tc == 4 else 0]
+                merge = k.combine_splits[ns, dc, pe]
                 ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
             ops += residual("o", eng.attn.reshape(-1), li, "gate_up", li)
         bn = pl.bn["gate_up"]

@@ -228,10 +228,12 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         bk=dict.fromkeys(base.bk, 32),
         st=dict.fromkeys(base.st, 2),  # the next K step's tile in flight
         dc=TINY.head_dim // 4,  # the merge in 4 chunks a head
+        me=1,  # the merge's PDL trigger at its entry (a generic; the CPU runs the same)
     )
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     assert any(op.kernel.decl.name.name == "gemv_splitk" for op in eng.ops)
-    assert {op.generics["D"] for op in eng.ops if op.kernel.__name__ == "combine_splits"} == {TINY.head_dim // 4}
+    merges = [op for op in eng.ops if op.kernel.__name__ == "combine_splits"]
+    assert {(op.generics["D"], op.generics["PE"]) for op in merges} == {(TINY.head_dim // 4, 1)}
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(20, TINY.vocab_size, seed=2):
         _close(eng.feed(t), ref.step(t))
@@ -290,12 +292,17 @@ def test_merge_by_rows_agrees(tiny, mr: int, short: int) -> None:
     # (the ring attention's 4 splits, or `short` below position 8: 3, a
     # split count no power of two, as `short_ns` 17 at 4B would take)
     w, _ = tiny
-    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, mr=mr,
+    # (with `Plan.me` at 3 splits: the merge's PDL trigger at its entry, a
+    # generic the CPU runs the same)
+    me = int(short == 3)
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, mr=mr, me=me,
                                **({"short_tc": 4, "short_ns": short, "fma_until": 8} if short else {"fma_until": 0}))
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     names = [op.kernel.__name__ for ops in eng._form_ops.values() for op in ops]
     assert "combine_splits" not in names
     assert names.count("combine_rows") == TINY.num_hidden_layers * (2 if short else 1)
+    assert {op.generics["PE"] for ops in eng._form_ops.values() for op in ops
+            if op.kernel.__name__ == "combine_rows"} == {me}  # fmt: skip
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(21, TINY.vocab_size, seed=5):
         _close(eng.feed(t), ref.step(t))

@@ -227,6 +227,37 @@ def test_last_trigger_and_early_loads_match_torch() -> None:
         cuda_pdl.set_pdl(old, "late", "")
 
 
+@pytest.mark.parametrize("mr", [0, 16])
+def test_merge_trigger_at_entry_with_early_o_loads_matches_torch(mr: int) -> None:
+    # Plan.me (sm_90+): the split merge alone (`combine_splits`, or
+    # `combine_rows` with `mr`) triggers the O GEMV at its entry, and under
+    # "late+loads" the O GEMV (ST -1) reads its first weight tile before its
+    # wait, while the merge runs; the O GEMV still waits for the merge
+    # before reading the attention's output: teacher-forced logits against
+    # `TorchQwen3`, the greedy tokens of the plan without PDL, early launches
+    from tilelang.runtime import cuda_pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("programmatic dependent launch needs sm_90")
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    old = cuda_pdl.ON
+    try:
+        eng.replan(dataclasses.replace(eng.plan, pdl=False))
+        want = eng.generate([5, 6, 7], 24, batched=False)
+        eng.replan(dataclasses.replace(eng.plan, pdl="late+loads", st={**eng.plan.st, "o": -1}, me=1, mr=mr))
+        merges = [op for f in eng._form_ops.values() for op in f
+                  if op.kernel.__name__ in ("combine_splits", "combine_rows")]  # fmt: skip
+        assert merges and all(op.generics["PE"] == 1 for op in merges)
+        e = cuda_pdl.EARLY
+        _teacher_forced(eng, w, seed=7, n=24)
+        eng.reset()
+        assert eng.generate([5, 6, 7], 24, batched=False) == want
+        assert e < cuda_pdl.EARLY
+    finally:
+        cuda_pdl.set_pdl(old, "late", "")
+
+
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])
 def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
     # Plan.om: the split merge, the O GEMV and the residual add in one

@@ -225,7 +225,7 @@ def test_merge_by_rows_has_no_barrier_and_copies_ahead(ns: int, st: int) -> None
     o_part = np.zeros((hkv, ns, g * d), np.float32)
     lse = np.zeros((hkv, ns, g), np.float32)
     attn = np.zeros((hkv, g, d), np.float32)
-    op = load_kernels().combine_rows[ns, d, st](tilelang.partition(attn, [1, 1, d]), o_part, lse)
+    op = load_kernels().combine_rows[ns, d, st, 0](tilelang.partition(attn, [1, 1, d]), o_part, lse)
     op.discard()
     ptx = _ptx(op)
     assert ".reqntid 32" in ptx and "bar.sync" not in ptx and "barrier" not in ptx

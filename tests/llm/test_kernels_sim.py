@@ -232,7 +232,7 @@ def test_combine_rows_folds_the_splits_as_combine_splits_merges_them(k, ns: int,
         o_part.reshape(hkv, ns, g, d)[:, e] = 0.0
     lse = lse.reshape(hkv, ns * g)
     attn = np.zeros((hkv, g, d), np.float32)
-    op = k.combine_rows[ns, d, st](P(attn, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g))
+    op = k.combine_rows[ns, d, st, 0](P(attn, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g))
     _check(op, (hkv, g, 1), [0])
     w = np.exp2(lse.reshape(hkv, ns, g) - lse.reshape(hkv, ns, g).max(1, keepdims=True))
     want = (w[..., None] * o_part.reshape(hkv, ns, g, d)).sum(1) / w.sum(1)[..., None]

@@ -176,6 +176,16 @@ class Plan:
     # tile then (issue 17, h17r; `pe` moved the attention's trigger too,
     # placing O's blocks beside the attention's: -1.5 % on the H200)
     me: int = 0
+    # the one-wave GEMVs that trigger the next launch at their entry
+    # (`pdl_early`): "o" (-> gate/up), "gate_up" (-> down), "down" (-> the
+    # next layer's QKV; the last layer's -> the cache append). Every decode
+    # GEMV takes one shared-memory configuration, so the next GEMV's blocks
+    # can sit beside this one's (where registers allow) and take the SMs its
+    # blocks leave during its tail, and under "+loads" with the next GEMV at
+    # ST -1 read their first weight tile there (issue 17, h17r; the trigger
+    # "last" for every kernel, the attention's and the merge's too, whose
+    # configurations differ from the GEMVs': -4.4 % on the H200). Empty: none
+    ge: tuple[str, ...] = ()
     # L2 prefetch of a matrix's first columns by the GEMV before it (std::llm's
     # `prefetch_next`): matrix ("o", "gate_up", "down", "qkv" (the next
     # layer's)) -> (PR, PC[, PL]), the [PR, PC] tiles of every row of the

@@ -127,7 +127,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             return [k.gemv_rows_add[r, w.shape[1], mbx](P(eng.x, [r]), w, v, li, n)]
         if s == 1:
             gen, pf = nxt(then, tli)
-            return [k.gemv_add[bn, bk, st, mb, *gen](P(eng.x, [bn]), w, v, li, *pf)]
+            pe = int(name in pl.ge)
+            return [k.gemv_add[bn, bk, st, mb, *gen, pe](P(eng.x, [bn]), w, v, li, *pf)]
         part = eng.part[name]
         return [
             k.gemv_splitk[bn, bk, st, mb](P(part, [1, bn]), w, v, li),
@@ -271,7 +272,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             )
         else:
             ops.append(
-                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen](
+                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen,
+                              int("gate_up" in pl.ge)](
                     P(eng.h, [bn]), W["gate_up"], eng.x, W["ln2"], li, eps, *pf
                 )
             )

@@ -258,6 +258,31 @@ def test_merge_trigger_at_entry_with_early_o_loads_matches_torch(mr: int) -> Non
         cuda_pdl.set_pdl(old, "late", "")
 
 
+def test_gemv_entry_triggers_with_early_loads_match_torch() -> None:
+    # Plan.ge (sm_90+): O, gate/up and down trigger the next launch at their
+    # entry, and under "late+loads" the GEMVs after them (gate/up, down, the
+    # next QKV; ST -1) read their first weight tile before their wait; each
+    # still waits for the launch before it: teacher-forced logits against
+    # `TorchQwen3`, the greedy tokens of the plan without PDL
+    from tilelang.runtime import cuda_pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("programmatic dependent launch needs sm_90")
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    old = cuda_pdl.ON
+    try:
+        eng.replan(dataclasses.replace(eng.plan, pdl=False))
+        want = eng.generate([5, 6, 7], 24, batched=False)
+        peel = {**eng.plan.st, **dict.fromkeys(("qkv", "gate_up", "down"), -1)}
+        eng.replan(dataclasses.replace(eng.plan, pdl="late+loads", st=peel, ge=("o", "gate_up", "down")))
+        _teacher_forced(eng, w, seed=7, n=24)
+        eng.reset()
+        assert eng.generate([5, 6, 7], 24, batched=False) == want
+    finally:
+        cuda_pdl.set_pdl(old, "late", "")
+
+
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])
 def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
     # Plan.om: the split merge, the O GEMV and the residual add in one

@@ -54,8 +54,8 @@ def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # t
     if mat == "qkv":
         return k.rms_gemv[(*full, 0)](y, w, x, g, 1, 1e-6, w, 0, 5)
     if mat == "gate_up":
-        return k.rms_gate_up[full](y, w, x, g, 1, 1e-6, w, 0, 5)
-    return k.gemv_add[full](y, w, x, 1, w, 0, 5)
+        return k.rms_gate_up[(*full, 0)](y, w, x, g, 1, 1e-6, w, 0, 5)
+    return k.gemv_add[(*full, 0)](y, w, x, 1, w, 0, 5)
 
 
 def _ptx(op) -> str:  # type: ignore[no-untyped-def]

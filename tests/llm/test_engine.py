@@ -154,12 +154,20 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         # by the interpreter): the same tokens
         eng.replan(dataclasses.replace(eng.plan, tc=4, bt=8, fma_until=0, pe=1))
         pes = {op.kernel.__name__: op.generics["PE"] for op in eng.ops if "PE" in op.generics}
-        assert pes == {"attn_decode_ring": 1, "combine_splits": 1, "rms_gemv": 0}
+        assert pes == {"attn_decode_ring": 1, "combine_splits": 1, "rms_gemv": 0, "gemv_add": 0,
+                       "rms_gate_up": 0}
         assert eng.generate(prompt, 6, batched=False) == want
         # Plan.qe: the QKV GEMV with `pdl_early` (the attention scheduled from its entry)
         eng.replan(dataclasses.replace(eng.plan, pe=0, qe=1, ea=7))
         pes = {op.kernel.__name__: op.generics["PE"] for op in eng.ops if "PE" in op.generics}
-        assert pes == {"attn_decode_ring_early": 0, "combine_splits": 0, "rms_gemv": 1}
+        assert pes == {"attn_decode_ring_early": 0, "combine_splits": 0, "rms_gemv": 1, "gemv_add": 0,
+                       "rms_gate_up": 0}
+        # Plan.me / Plan.ge: the merge alone, and the GEMVs named, with `pdl_early`
+        eng.replan(dataclasses.replace(eng.plan, qe=0, me=1, ge=("gate_up",)))
+        pes = {op.kernel.__name__: op.generics["PE"] for op in eng.ops if "PE" in op.generics}
+        assert pes == {"attn_decode_ring_early": 0, "combine_splits": 1, "rms_gemv": 0, "gemv_add": 0,
+                       "rms_gate_up": 1}
+        assert eng.generate(prompt, 6, batched=False) == want
         assert eng.generate(prompt, 6, batched=False) == want
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1

@@ -92,7 +92,8 @@ def _step_ms(eng, ctx: int, rounds: int, reps: int) -> tuple[list[float], list[i
 
 # the decode attention's kernels and the split merge (`--variants` time them alone)
 ATTN = ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_early",
-             "attn_decode_ring_w8", "attn_decode_ring_merge", "combine_splits")  # fmt: skip
+             "attn_decode_ring_w8", "attn_decode_ring_merge", "combine_splits", "combine_rows",
+             "decode_combine")  # fmt: skip
 
 
 def _attention_us(eng, ctx: int) -> float:  # type: ignore[no-untyped-def]

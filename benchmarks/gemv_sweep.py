@@ -122,9 +122,9 @@ def _ops(llm: Any, mat: str, st: int, bn: int, bk: int, mb: int, bufs: dict,  # 
         if mat == "qkv":
             ops.append(llm.rms_gemv[bn, bk, st, mb, 0, 0, 0, 0](P(y, [bn]), w, x, g, li, eps, w, 0, 0))
         elif mat == "gate_up":
-            ops.append(llm.rms_gate_up[bn, bk, st, mb, 0, 0, 0](P(y, [bn]), w, x, g, li, eps, w, 0, 0))
+            ops.append(llm.rms_gate_up[bn, bk, st, mb, 0, 0, 0, 0](P(y, [bn]), w, x, g, li, eps, w, 0, 0))
         else:
-            ops.append(llm.gemv_add[bn, bk, st, mb, 0, 0, 0](P(y, [bn]), w, x, li, w, 0, 0))
+            ops.append(llm.gemv_add[bn, bk, st, mb, 0, 0, 0, 0](P(y, [bn]), w, x, li, w, 0, 0))
     return ops
 
 

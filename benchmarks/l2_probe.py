@@ -64,9 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     flush = torch.empty(64 << 20, device="cuda")  # 256 MB: more than the L2
     probe = tilelang.compile(SRC)
     llm = load_kernels()
-    reader = llm.gemv_add[8, 2048, 1, 3, 0, 0, 0](P(y, [8]), w, x, 0, w, 0, 0)
+    reader = llm.gemv_add[8, 2048, 1, 3, 0, 0, 0, 0](P(y, [8]), w, x, 0, w, 0, 0)
     y2 = torch.zeros(n, device="cuda")  # a first reader of its own output: both may be in flight
-    warmer = llm.gemv_add[8, 2048, 1, 3, 0, 0, 0](P(y2, [8]), w, x, 0, w, 0, 0)
+    warmer = llm.gemv_add[8, 2048, 1, 3, 0, 0, 0, 0](P(y2, [8]), w, x, 0, w, 0, 0)
     issuers = {
         "none": probe.pf[8, 4096, 0](P(z, [1]), w, 0),
         "bulk": probe.pf[8, 4096, 0](P(z, [1]), w, 320),

@@ -168,6 +168,24 @@ class Plan:
     # (`pdl_early`), so that under PDL the O GEMV's blocks are resident during
     # the attention (and under "+loads" read their first weight tile there)
     pe: int = 0
+    # 1: the split merge alone (`combine_splits` / `combine_rows`) triggers at
+    # its entry (`pdl_early`; the attention before it at its usual place), so
+    # that under PDL the O GEMV's blocks are scheduled while the merge runs
+    # (~1-2 us a layer in which the DRAM idles: the merge reads its partials
+    # from L2), and under "+loads" with O at ST -1 read their first weight
+    # tile then (issue 17, h17r; `pe` moved the attention's trigger too,
+    # placing O's blocks beside the attention's: -1.5 % on the H200)
+    me: int = 0
+    # the one-wave GEMVs that trigger the next launch at their entry
+    # (`pdl_early`): "o" (-> gate/up), "gate_up" (-> down), "down" (-> the
+    # next layer's QKV; the last layer's -> the cache append). Every decode
+    # GEMV takes one shared-memory configuration, so the next GEMV's blocks
+    # can sit beside this one's (where registers allow) and take the SMs its
+    # blocks leave during its tail, and under "+loads" with the next GEMV at
+    # ST -1 read their first weight tile there (issue 17, h17r; the trigger
+    # "last" for every kernel, the attention's and the merge's too, whose
+    # configurations differ from the GEMVs': -4.4 % on the H200). Empty: none
+    ge: tuple[str, ...] = ()
     # L2 prefetch of a matrix's first columns by the GEMV before it (std::llm's
     # `prefetch_next`): matrix ("o", "gate_up", "down", "qkv" (the next
     # layer's)) -> (PR, PC[, PL]), the [PR, PC] tiles of every row of the
@@ -218,6 +236,12 @@ class Plan:
     # log-sum-exps loaded whole, 9 -> 1 at 16 shares, 32 shares need 32); 0: the
     # process's own setting. Opt-in: not measured on a GPU yet
     rs: int = 0
+    # BC > 0: the greedy token choice as `argmax_fold` (the LM head's
+    # per-block maxima folded lane by lane over chunks of BC, one max and one
+    # min over the lanes at the end: 2 reductions a step instead of 3 a chunk
+    # in `argmax_step`; issue 17, h17r); 0: `argmax_step` over chunks of `bc`.
+    # The sampler's launches (temperature / top-p) are not changed by it
+    tk: int = 0
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:

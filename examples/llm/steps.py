@@ -127,7 +127,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             return [k.gemv_rows_add[r, w.shape[1], mbx](P(eng.x, [r]), w, v, li, n)]
         if s == 1:
             gen, pf = nxt(then, tli)
-            return [k.gemv_add[bn, bk, st, mb, *gen](P(eng.x, [bn]), w, v, li, *pf)]
+            pe = int(name in pl.ge)
+            return [k.gemv_add[bn, bk, st, mb, *gen, pe](P(eng.x, [bn]), w, v, li, *pf)]
         part = eng.part[name]
         return [
             k.gemv_splitk[bn, bk, st, mb](P(part, [1, bn]), w, v, li),
@@ -234,15 +235,17 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             ops.append(merge_o(part, eng.x, W["o"], o_part3, lse_part3, li))
         else:
             dc = pl.dc or d
+            # the merge's trigger at its entry: `pe` (with the ring attention's), or `me` alone
+            pe = int(bool(pl.pe and tc == 4) or bool(pl.me))
             if pl.mr:  # one warp folding the splits a row at a time
-                merge = k.combine_rows[ns, dc, pl.mr]
+                merge = k.combine_rows[ns, dc, pl.mr, pe]
                 ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
             elif pl.mg:  # std::attention's merge: a block (KV head, chunk), [NS, G] weights
                 ops.append(
                     k.decode_combine["f32", g, ns, dc](P(eng.attn, [1, g, dc]), o_part, lse_part)
                 )
             else:
-                merge = k.combine_splits[ns, dc, pl.pe if tc == 4 else 0]
+                merge = k.combine_splits[ns, dc, pe]
                 ops.append(merge(P(eng.attn, [1, 1, dc]), o_part3, lse_part3))
             ops += residual("o", eng.attn.reshape(-1), li, "gate_up", li)
         bn = pl.bn["gate_up"]
@@ -269,7 +272,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             )
         else:
             ops.append(
-                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen](
+                k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen,
+                              int("gate_up" in pl.ge)](
                     P(eng.h, [bn]), W["gate_up"], eng.x, W["ln2"], li, eps, *pf
                 )
             )
@@ -317,7 +321,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
     n_before = len(ops)
     if eng.sampling is None:
         ops.append(
-            k.argmax_step[pl.bc, eng.seq](
+            (k.argmax_fold[pl.tk, eng.seq] if pl.tk else k.argmax_step[pl.bc, eng.seq])(
                 P(eng.tok, [1]),
                 P(eng.pos, [1]),
                 P(eng.hist, [eng.seq]),

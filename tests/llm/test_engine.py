@@ -78,6 +78,37 @@ def test_greedy_tokens_agree() -> None:
     assert eng.generate(prompt, 12) == want
 
 
+@pytest.mark.parametrize(("n", "bc"), [(37, 8), (64, 16), (5, 8), (9, 2)])
+def test_folded_token_choice_picks_the_first_maximum(n: int, bc: int) -> None:
+    # Plan.tk: `argmax_fold` (the per-block maxima folded lane by lane over
+    # chunks of BC) picks `argmax_step`'s token, NumPy's first maximum: ties
+    # inside a chunk, across chunks and lanes, a last chunk cut short
+    k = load_kernels()
+    rng = np.random.default_rng(n)
+    bmax = rng.standard_normal(n).astype(np.float32)
+    top = rng.choice(n, 3, replace=False)
+    bmax[top] = bmax.max() + 1.0  # three blocks hold the maximum
+    barg = (np.arange(n) * 4 + rng.integers(0, 4, n)).astype(np.int32)
+    P = tilelang.partition
+    for kern in (k.argmax_fold, k.argmax_step):
+        tok, pos, hist = np.zeros(1, np.int32), np.array([3], np.int32), np.zeros(8, np.int32)
+        kern[bc, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
+        want = int(barg[np.argmax(bmax)])
+        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (want, 4, want), kern.__name__
+
+
+def test_folded_token_choice_in_the_engine(tiny) -> None:
+    # the engine's greedy pick with Plan.tk: the on-device token is the
+    # logits' argmax at every step (several chunks of the LM head's blocks)
+    w, _ = tiny
+    eng = TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(plan_for(TINY, 64, None), tk=2))
+    names = [op.kernel.__name__ for op in eng.ops]
+    assert "argmax_fold" in names and "argmax_step" not in names
+    for t in _tokens(8, TINY.vocab_size, seed=4):
+        logits = eng.feed(t)
+        assert int(eng.be.read(eng.tok)[0]) == int(np.argmax(logits))
+
+
 def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Plan.pdl is the runtime's programmatic dependent launch setting while
     # the engine launches (fresh kernels when it changes: their launch plans
@@ -123,12 +154,20 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         # by the interpreter): the same tokens
         eng.replan(dataclasses.replace(eng.plan, tc=4, bt=8, fma_until=0, pe=1))
         pes = {op.kernel.__name__: op.generics["PE"] for op in eng.ops if "PE" in op.generics}
-        assert pes == {"attn_decode_ring": 1, "combine_splits": 1, "rms_gemv": 0}
+        assert pes == {"attn_decode_ring": 1, "combine_splits": 1, "rms_gemv": 0, "gemv_add": 0,
+                       "rms_gate_up": 0}
         assert eng.generate(prompt, 6, batched=False) == want
         # Plan.qe: the QKV GEMV with `pdl_early` (the attention scheduled from its entry)
         eng.replan(dataclasses.replace(eng.plan, pe=0, qe=1, ea=7))
         pes = {op.kernel.__name__: op.generics["PE"] for op in eng.ops if "PE" in op.generics}
-        assert pes == {"attn_decode_ring_early": 0, "combine_splits": 0, "rms_gemv": 1}
+        assert pes == {"attn_decode_ring_early": 0, "combine_splits": 0, "rms_gemv": 1, "gemv_add": 0,
+                       "rms_gate_up": 0}
+        # Plan.me / Plan.ge: the merge alone, and the GEMVs named, with `pdl_early`
+        eng.replan(dataclasses.replace(eng.plan, qe=0, me=1, ge=("gate_up",)))
+        pes = {op.kernel.__name__: op.generics["PE"] for op in eng.ops if "PE" in op.generics}
+        assert pes == {"attn_decode_ring_early": 0, "combine_splits": 1, "rms_gemv": 0, "gemv_add": 0,
+                       "rms_gate_up": 1}
+        assert eng.generate(prompt, 6, batched=False) == want
         assert eng.generate(prompt, 6, batched=False) == want
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1
@@ -197,10 +236,12 @@ def test_split_k_and_other_block_shapes_agree(tiny) -> None:
         bk=dict.fromkeys(base.bk, 32),
         st=dict.fromkeys(base.st, 2),  # the next K step's tile in flight
         dc=TINY.head_dim // 4,  # the merge in 4 chunks a head
+        me=1,  # the merge's PDL trigger at its entry (a generic; the CPU runs the same)
     )
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     assert any(op.kernel.decl.name.name == "gemv_splitk" for op in eng.ops)
-    assert {op.generics["D"] for op in eng.ops if op.kernel.__name__ == "combine_splits"} == {TINY.head_dim // 4}
+    merges = [op for op in eng.ops if op.kernel.__name__ == "combine_splits"]
+    assert {(op.generics["D"], op.generics["PE"]) for op in merges} == {(TINY.head_dim // 4, 1)}
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(20, TINY.vocab_size, seed=2):
         _close(eng.feed(t), ref.step(t))
@@ -235,6 +276,20 @@ def test_next_weights_prefetch_changes_no_value(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
+def test_gemv_entry_triggers_reach_the_launches(tiny) -> None:
+    # Plan.ge: the GEMVs named trigger the next launch at their entry (the
+    # `PE` generic of `gemv_add` / `rms_gate_up`; a PDL hint the CPU runs
+    # the same): O's and gate/up's here, not down's; the logits unchanged
+    w, _ = tiny
+    eng = TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(plan_for(TINY, 64, None), ge=("o", "gate_up")))
+    pe = [(op.kernel.__name__, op.generics["PE"]) for op in eng.ops
+          if op.kernel.__name__ in ("gemv_add", "rms_gate_up")]  # fmt: skip
+    assert pe == [("gemv_add", 1), ("rms_gate_up", 1), ("gemv_add", 0)] * TINY.num_hidden_layers
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(6, TINY.vocab_size, seed=9):
+        _close(eng.feed(t), ref.step(t))
+
+
 @pytest.mark.parametrize("short", [False, True])
 def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
     # Plan.om: `merge_gemv_add` (the split merge, the O GEMV and the residual
@@ -252,18 +307,24 @@ def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize(("mr", "short"), [(4, True), (2, False)])
-def test_merge_by_rows_agrees(tiny, mr: int, short: bool) -> None:
+@pytest.mark.parametrize(("mr", "short"), [(4, 2), (2, 0), (2, 3)])
+def test_merge_by_rows_agrees(tiny, mr: int, short: int) -> None:
     # Plan.mr: `combine_rows` (one warp folding the splits a row at a time,
     # a ring of MR stages) instead of `combine_splits`, in both step forms
-    # (the ring attention's 4 splits, or 2 below position 8)
+    # (the ring attention's 4 splits, or `short` below position 8: 3, a
+    # split count no power of two, as `short_ns` 17 at 4B would take)
     w, _ = tiny
-    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, mr=mr,
-                               **({"short_tc": 4, "short_ns": 2, "fma_until": 8} if short else {"fma_until": 0}))
+    # (with `Plan.me` at 3 splits: the merge's PDL trigger at its entry, a
+    # generic the CPU runs the same)
+    me = int(short == 3)
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, mr=mr, me=me,
+                               **({"short_tc": 4, "short_ns": short, "fma_until": 8} if short else {"fma_until": 0}))
     eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
     names = [op.kernel.__name__ for ops in eng._form_ops.values() for op in ops]
     assert "combine_splits" not in names
     assert names.count("combine_rows") == TINY.num_hidden_layers * (2 if short else 1)
+    assert {op.generics["PE"] for ops in eng._form_ops.values() for op in ops
+            if op.kernel.__name__ == "combine_rows"} == {me}  # fmt: skip
     ref = NumpyQwen3(TINY, w, max_seq=64)
     for t in _tokens(21, TINY.vocab_size, seed=5):
         _close(eng.feed(t), ref.step(t))

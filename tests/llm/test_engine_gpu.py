@@ -13,9 +13,11 @@ import dataclasses
 
 import numpy as np
 import pytest
-from engine import TileQwen3
+from engine import TileQwen3, load_kernels
 from model import Qwen3Config, random_weights
 from reference import NumpyQwen3, TorchQwen3
+
+import tilelang
 
 pytestmark = pytest.mark.gpu
 
@@ -225,6 +227,62 @@ def test_last_trigger_and_early_loads_match_torch() -> None:
         cuda_pdl.set_pdl(old, "late", "")
 
 
+@pytest.mark.parametrize("mr", [0, 16])
+def test_merge_trigger_at_entry_with_early_o_loads_matches_torch(mr: int) -> None:
+    # Plan.me (sm_90+): the split merge alone (`combine_splits`, or
+    # `combine_rows` with `mr`) triggers the O GEMV at its entry, and under
+    # "late+loads" the O GEMV (ST -1) reads its first weight tile before its
+    # wait, while the merge runs; the O GEMV still waits for the merge
+    # before reading the attention's output: teacher-forced logits against
+    # `TorchQwen3`, the greedy tokens of the plan without PDL, early launches
+    from tilelang.runtime import cuda_pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("programmatic dependent launch needs sm_90")
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    old = cuda_pdl.ON
+    try:
+        eng.replan(dataclasses.replace(eng.plan, pdl=False))
+        want = eng.generate([5, 6, 7], 24, batched=False)
+        eng.replan(dataclasses.replace(eng.plan, pdl="late+loads", st={**eng.plan.st, "o": -1}, me=1, mr=mr))
+        merges = [op for f in eng._form_ops.values() for op in f
+                  if op.kernel.__name__ in ("combine_splits", "combine_rows")]  # fmt: skip
+        assert merges and all(op.generics["PE"] == 1 for op in merges)
+        e = cuda_pdl.EARLY
+        _teacher_forced(eng, w, seed=7, n=24)
+        eng.reset()
+        assert eng.generate([5, 6, 7], 24, batched=False) == want
+        assert e < cuda_pdl.EARLY
+    finally:
+        cuda_pdl.set_pdl(old, "late", "")
+
+
+def test_gemv_entry_triggers_with_early_loads_match_torch() -> None:
+    # Plan.ge (sm_90+): O, gate/up and down trigger the next launch at their
+    # entry, and under "late+loads" the GEMVs after them (gate/up, down, the
+    # next QKV; ST -1) read their first weight tile before their wait; each
+    # still waits for the launch before it: teacher-forced logits against
+    # `TorchQwen3`, the greedy tokens of the plan without PDL
+    from tilelang.runtime import cuda_pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("programmatic dependent launch needs sm_90")
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    old = cuda_pdl.ON
+    try:
+        eng.replan(dataclasses.replace(eng.plan, pdl=False))
+        want = eng.generate([5, 6, 7], 24, batched=False)
+        peel = {**eng.plan.st, **dict.fromkeys(("qkv", "gate_up", "down"), -1)}
+        eng.replan(dataclasses.replace(eng.plan, pdl="late+loads", st=peel, ge=("o", "gate_up", "down")))
+        _teacher_forced(eng, w, seed=7, n=24)
+        eng.reset()
+        assert eng.generate([5, 6, 7], 24, batched=False) == want
+    finally:
+        cuda_pdl.set_pdl(old, "late", "")
+
+
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])
 def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
     # Plan.om: the split merge, the O GEMV and the residual add in one
@@ -317,6 +375,33 @@ def test_merge_by_rows_matches_torch(api: str) -> None:
     names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
     assert names.count("combine_rows") == 2 * SMALL.num_hidden_layers and "combine_splits" not in names
     _agrees_and_decodes(eng, w, want)
+
+
+@pytest.mark.parametrize("tk", [16, 4096])
+def test_folded_token_choice_decodes_the_same_tokens(tk: int) -> None:
+    # Plan.tk: `argmax_fold` (the LM head's per-block maxima folded lane by
+    # lane over chunks of TK) picks `argmax_step`'s tokens, in the burst and
+    # one-step graphs; and on a vocabulary whose maximum several blocks hold
+    # (in one chunk, across chunks, a last chunk cut short) NumPy's first one
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, tk=tk))
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert "argmax_fold" in names and "argmax_step" not in names
+    _agrees_and_decodes(eng, w, want)
+    k, P = load_kernels(), tilelang.partition
+    for n in (9496, 37, 5000):
+        rng = np.random.default_rng(n)
+        bmax = rng.standard_normal(n).astype(np.float32)
+        bmax[rng.choice(n, 3, replace=False)] = 9.0  # three blocks hold the maximum
+        barg = (np.arange(n) * 16 + rng.integers(0, 16, n)).astype(np.int32)
+        i32 = {"dtype": torch.int32, "device": "cuda"}
+        tok, pos, hist = torch.zeros(1, **i32), torch.full((1,), 3, **i32), torch.zeros(8, **i32)
+        k.argmax_fold[tk, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), torch.from_numpy(bmax).cuda(),
+                             torch.from_numpy(barg).cuda()).sync()
+        first = int(barg[np.argmax(bmax)])
+        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), n
 
 
 def test_greedy_tokens_match_the_references() -> None:

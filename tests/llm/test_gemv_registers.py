@@ -54,8 +54,8 @@ def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # t
     if mat == "qkv":
         return k.rms_gemv[(*full, 0)](y, w, x, g, 1, 1e-6, w, 0, 5)
     if mat == "gate_up":
-        return k.rms_gate_up[full](y, w, x, g, 1, 1e-6, w, 0, 5)
-    return k.gemv_add[full](y, w, x, 1, w, 0, 5)
+        return k.rms_gate_up[(*full, 0)](y, w, x, g, 1, 1e-6, w, 0, 5)
+    return k.gemv_add[(*full, 0)](y, w, x, 1, w, 0, 5)
 
 
 def _ptx(op) -> str:  # type: ignore[no-untyped-def]
@@ -225,7 +225,7 @@ def test_merge_by_rows_has_no_barrier_and_copies_ahead(ns: int, st: int) -> None
     o_part = np.zeros((hkv, ns, g * d), np.float32)
     lse = np.zeros((hkv, ns, g), np.float32)
     attn = np.zeros((hkv, g, d), np.float32)
-    op = load_kernels().combine_rows[ns, d, st](tilelang.partition(attn, [1, 1, d]), o_part, lse)
+    op = load_kernels().combine_rows[ns, d, st, 0](tilelang.partition(attn, [1, 1, d]), o_part, lse)
     op.discard()
     ptx = _ptx(op)
     assert ".reqntid 32" in ptx and "bar.sync" not in ptx and "barrier" not in ptx
@@ -270,12 +270,12 @@ def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize(("model", "fields", "sampling"), [
     ("qwen3-0.6b", {}, None), ("qwen3-4b", {}, (0.7, 0.9, 1)), ("qwen3-8b", {}, None),
-    ("qwen3-4b", {"aw": 8, "mr": 16}, None),
+    ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096}, None),
 ])
 def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None) -> None:  # type: ignore[type-arg]
     # every kernel the GPU plan launches in a decode step (both step forms;
     # with `sampling`, the sampler's launches instead of `argmax_step`; the
-    # opt-in 8-warp ring and merge by rows), at the model's shapes: ptxas
+    # opt-in 8-warp ring, merge by rows and folded token choice), at the model's shapes: ptxas
     # (sm_90a) assembles it with no spill, and its block's registers fit an SM
     cfg = Qwen3Config.load(model)
     one = dataclasses.replace(cfg, num_hidden_layers=2)
@@ -295,5 +295,7 @@ def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict,
             assert r.max_registers * threads <= 65536, key
             seen[key] = r.max_registers
     names = {n for n, _ in seen}
-    assert {"attn_decode_ring_w8", "combine_rows"} <= names if fields else "attn_decode_ring_early" in names
-    assert ("nucleus_round" in names) == bool(sampling) and ("argmax_step" in names) != bool(sampling)
+    opt_in = {"attn_decode_ring_w8", "combine_rows", "argmax_fold"}
+    assert opt_in <= names if fields else "attn_decode_ring_early" in names
+    choice = "argmax_fold" if fields.get("tk") else "argmax_step"
+    assert ("nucleus_round" in names) == bool(sampling) and (choice in names) != bool(sampling)

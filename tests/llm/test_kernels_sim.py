@@ -71,7 +71,7 @@ def test_gemv_add_of_a_stacked_layer(k, st: int, mb: int, kk: int) -> None:  # t
     w = _rand(rng, layers * n, kk, bf16=True)
     x, y = _rand(rng, kk), _rand(rng, n)
     want = y + w[n : 2 * n] @ x  # y += W x with layer 1's rows
-    op = k.gemv_add[8, 256, st, mb, 0, 0, 0](P(y, [8]), w, x, 1, w, 0, 0)
+    op = k.gemv_add[8, 256, st, mb, 0, 0, 0, 0](P(y, [8]), w, x, 1, w, 0, 0)
     # 8 rows x 256 bf16 a step: one 16-byte chunk a thread, copied ST - 1
     # steps ahead before the loop and once inside it
     assert _ring_copies(op) == (st if st >= 3 else 0)
@@ -95,7 +95,7 @@ def test_the_ring_mark_stamps_a_rings_last_tile(k) -> None:  # type: ignore[no-u
     w = _rand(rng, layers * n, kk, bf16=True)
     x, y = _rand(rng, kk), _rand(rng, n)
     want = y + w[n : 2 * n] @ x
-    op = k.gemv_add[8, 256, 3, 0, 0, 0, 0](P(y, [8]), w, x, 1, w, 0, 0)
+    op = k.gemv_add[8, 256, 3, 0, 0, 0, 0, 0](P(y, [8]), w, x, 1, w, 0, 0)
     kir = op._plan.kir
     copies = [np.array(h) for h in op._hosts]
     args = op._kernel_args(copies)
@@ -142,18 +142,18 @@ def test_gemvs_prefetching_the_next_weights(k, st: int, lines: int) -> None:  # 
     w = _rand(rng, layers * n, kk, bf16=True)
     nxt = _rand(rng, 40, 300, bf16=True)
     x, y, g = _rand(rng, kk), _rand(rng, n), _rand(rng, layers, kk, bf16=True)
-    op = k.gemv_add[8, 256, st, 3, 8, 256, lines](P(y, [8]), w, x, 1, nxt, 0, 5)
+    op = k.gemv_add[8, 256, st, 3, 8, 256, lines, 0](P(y, [8]), w, x, 1, nxt, 0, 5)
     ll = _llvm(op)
     # one row a thread (bulk) or 4 lines a row, 32 lines a tile (lines): one request, in a loop over tiles
     assert ll.count("cp.async.bulk.prefetch.L2.global") == 1 - lines
     assert ll.count("prefetch.global.L2") == lines
-    plain = k.gemv_add[8, 256, st, 3, 0, 0, 0](P(y.copy(), [8]), w, x, 1, nxt, 0, 5)
+    plain = k.gemv_add[8, 256, st, 3, 0, 0, 0, 0](P(y.copy(), [8]), w, x, 1, nxt, 0, 5)
     plain.discard()  # compiled only
     assert "cp.async.bulk.prefetch" not in _llvm(plain)
     _check(op, (2,), [0])
     op = k.rms_gemv[8, 256, st, 3, 16, 128, lines, 0](P(np.zeros(n, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 1, 2)
     _check(op, (2,), [0])
-    op = k.rms_gate_up[8, 128, st, 3, 8, 64, lines](P(np.zeros(8, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 2, 3)
+    op = k.rms_gate_up[8, 128, st, 3, 8, 64, lines, 0](P(np.zeros(8, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 2, 3)
     _check(op, (1,), [0])
 
 
@@ -172,7 +172,7 @@ def test_rms_gemv_and_gate_up(k, st: int, mb: int) -> None:  # type: ignore[no-u
     # gate_up: per layer, the gate's n rows then the up's n rows
     wgu = _rand(rng, layers * 2 * n, kk, bf16=True)
     h = np.zeros(n, np.float32)
-    op = k.rms_gate_up[16, 128, st, mb, 0, 0, 0](P(h, [16]), wgu, x, g, 1, 1e-6, w, 0, 0)
+    op = k.rms_gate_up[16, 128, st, mb, 0, 0, 0, 0](P(h, [16]), wgu, x, g, 1, 1e-6, w, 0, 0)
     assert _ring_copies(op) == (8 if st == 4 else 0)  # gate and up: a ring each
     _check(op, (1,), [0])
     xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
@@ -232,7 +232,7 @@ def test_combine_rows_folds_the_splits_as_combine_splits_merges_them(k, ns: int,
         o_part.reshape(hkv, ns, g, d)[:, e] = 0.0
     lse = lse.reshape(hkv, ns * g)
     attn = np.zeros((hkv, g, d), np.float32)
-    op = k.combine_rows[ns, d, st](P(attn, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g))
+    op = k.combine_rows[ns, d, st, 0](P(attn, [1, 1, d]), o_part.reshape(hkv, ns, g * d), lse.reshape(hkv, ns, g))
     _check(op, (hkv, g, 1), [0])
     w = np.exp2(lse.reshape(hkv, ns, g) - lse.reshape(hkv, ns, g).max(1, keepdims=True))
     want = (w[..., None] * o_part.reshape(hkv, ns, g, d)).sum(1) / w.sum(1)[..., None]

@@ -41,7 +41,7 @@ def test_queued_gemv_add_pulls_the_layer_row_tiles(k, st: int, kk: int) -> None:
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
     # the same bits as the one-wave kernel's block for the same rows
     y1 = y0.copy()
-    k.gemv_add[8, 256, st, 0, 0, 0, 0](P(y1, [8]), w, x, 1, w, 0, 0).sync()
+    k.gemv_add[8, 256, st, 0, 0, 0, 0, 0](P(y1, [8]), w, x, 1, w, 0, 0).sync()
     np.testing.assert_array_equal(y, y1)
 
 

@@ -86,7 +86,7 @@ def test_the_option_leaves_combine_rows_and_the_prefill_row_kernels_alone(k, mon
     ops = [lambda: k.add_rms_rows[4096](P(z((m, kk), np.float32), [1, 4096]), P(z((m, kk), np.float32), [1, 4096]),
                                         z((m, kk), np.float32), z(kk, np.float32), True, 1e-6),
            lambda: k.swiglu_rows[512](P(z((m, i), np.float32), [1, 512]), z((m, 2 * i), np.float32))]
-    ops += [lambda ns=ns, st=st: k.combine_rows[ns, d, st](P(z((hkv, g, d), np.float32), [1, 1, d]),
+    ops += [lambda ns=ns, st=st: k.combine_rows[ns, d, st, 0](P(z((hkv, g, d), np.float32), [1, 1, d]),
                                                           z((hkv, ns, g * d), np.float32), z((hkv, ns, g), np.float32))
             for ns, st in ((8, 8), (8, 3), (16, 16))]
     for make in ops:

@@ -67,7 +67,7 @@ def test_rms_gate_up_rows_against_numpy_and_gemv(k, kk: int) -> None:  # type: i
     np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
     # the one-wave kernel agrees (to rounding: it scales by the norm at the end)
     h1 = np.zeros(n, np.float32)
-    k.rms_gate_up[8, 256, 1, 0, 0, 0, 0](P(h1, [8]), w, x, g, 1, 1e-6, w, 0, 0).sync()
+    k.rms_gate_up[8, 256, 1, 0, 0, 0, 0, 0](P(h1, [8]), w, x, g, 1, 1e-6, w, 0, 0).sync()
     np.testing.assert_allclose(h, h1, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 

@@ -35,15 +35,18 @@ from tilelang.syntax import ast
 # for every tile when `dim` is at most this.
 SAFE_DIM = (1 << 31) - (1 << 20)
 
-_SITES: dict[int, tuple[Span, str] | None] = {}  # by id(kernel decl)
+# by id(kernel decl), with the decl (kept alive, so that its id is not reused
+# by another kernel's: the REPL and the language server define new ones)
+_SITES: dict[int, tuple[ast.FnDecl, tuple[Span, str] | None]] = {}
 
 
 def counting_site(program: Any, decl: ast.FnDecl) -> tuple[Span, str] | None:
     """Where `decl` (a kernel), or a device function it calls at any depth,
     counts tiles: (span, what), or None."""
     key = id(decl)
-    if key in _SITES:
-        return _SITES[key]
+    kept = _SITES.get(key)
+    if kept is not None and kept[0] is decl:
+        return kept[1]
     found: tuple[Span, str] | None = None
     seen = {key}
     stack = [decl]
@@ -61,7 +64,7 @@ def counting_site(program: Any, decl: ast.FnDecl) -> tuple[Span, str] | None:
                 if info is not None and not info.is_kernel and id(info.decl) not in seen:
                     seen.add(id(info.decl))
                     stack.append(info.decl)
-    _SITES[key] = found
+    _SITES[key] = (decl, found)
     return found
 
 

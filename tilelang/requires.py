@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.syntax import ast
 from tilelang.source import Span
+from tilelang.syntax import ast
 
 NAME = "requires"
 
@@ -121,7 +121,7 @@ def _trim(grid: tuple[int, ...]) -> tuple[int, ...]:
 
 def read_names(req: Requirement) -> frozenset[str]:
     """The names a requirement reads: tensors (through their shapes), scalar
-    parameters and const generics."""
+    parameters, const generics and `num_blocks(axis)`."""
     names: set[str] = set()
 
     def visit(e: ast.Expr) -> None:

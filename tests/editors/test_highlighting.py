@@ -233,7 +233,7 @@ fn main() {
 
 
 @pytest.mark.parametrize("name", ["kernel", "gemm", "main", "launch", "launch-async", "for",
-                                  "let-mut", "unsafe", "hints", "fn"])
+                                  "let-mut", "unsafe", "hints", "requires", "fn"])
 def test_snippets_expand_to_tile_that_parses(name: str) -> None:
     from tilelang import driver
 
@@ -243,12 +243,15 @@ def test_snippets_expand_to_tile_that_parses(name: str) -> None:
         program = text
     elif name == "hints":
         program = text + "\nkernel fn k() {}\n"
+    elif name == "requires":  # a kernel with the names the default condition reads: clean
+        program = (text + "\nkernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, n: i32) {\n"
+                   "    z.store(x.load_like(z));\n}\n")
     else:
         program = HOST_PRELUDE + "    let value = 1;\n    " + text.replace("\n", "\n    ") + "\n}\n"
     result = driver.check(program, name=f"{name}.tile")
     # a snippet is a scaffold: its unused names may warn (W0xxx), not fail
     codes = [d.code for d in result.diagnostics if d.severity.value == "error"]
     assert not [c for c in codes if c.startswith("E00")], (program, result.diagnostics)
-    if name in ("kernel", "gemm", "main", "launch", "launch-async"):
+    if name in ("kernel", "gemm", "main", "launch", "launch-async", "requires"):
         # These are complete programs or statements: they must check cleanly.
         assert codes == [], (program, result.diagnostics)

@@ -36,6 +36,8 @@ from tilelang.diagnostics.codes import types as tcodes
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.ownership.dynamic import BorrowTracker, Region
+from tilelang.requires import DivisionByZero, read_names, requirements
+from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.launch import (
     BoundLaunch,
     LaunchArg,
@@ -45,8 +47,6 @@ from tilelang.runtime.launch import (
     bind_launch,
     requirement_inputs,
 )
-from tilelang.requires import DivisionByZero, read_names, requirements
-from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.launch import Operation as _RtOperation
 from tilelang.runtime.tensor import Partition as _RtPartition
 from tilelang.runtime.tensor import Tensor, dtype_of_array

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard, assert_never
 
+from tilelang import requires
 from tilelang.cluster import MAX_CLUSTER_BLOCKS
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
@@ -47,7 +48,6 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
 )
-from tilelang import requires
 from tilelang.source import Span
 from tilelang.syntax import ast
 from tilelang.tuner.space import HINTS

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.requires import read_names, requirements
 from tilelang.diagnostics.codes import warnings as W
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.requires import read_names, requirements
 from tilelang.sema.program import Program, SymbolKind
 from tilelang.sema.types import OpT
 from tilelang.source import Span

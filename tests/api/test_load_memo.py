@@ -89,6 +89,27 @@ def test_a_second_load_shares_the_check_and_no_module_changes_it(tmp_path: Path,
     assert pickle.dumps(copy) != before
 
 
+def test_the_modules_of_one_program_share_its_lowered_kernels(tmp_path: Path) -> None:
+    """`runtime.launch._LOWERED`: a kernel instance is lowered once a checked program (an engine a test loads
+    std::llm again); a program checked again (its import changed) lowers its own, with the new constant."""
+    main = _write(tmp_path, 3)
+    a, b = tilelang.load(main), tilelang.load(main)
+    x = np.ones(4, np.float32)
+    kirs = []
+    for m in (a, b):
+        z = np.zeros(4, np.float32)
+        m.scale(P(z, [4]), x).sync()
+        np.testing.assert_array_equal(z, 6 * x)
+        kirs += [kir for kir, _ in m._runtime("cpu").kernels.values()]
+    assert len(kirs) == 2 and kirs[0] is kirs[1]
+    _write(tmp_path, 5)
+    c = tilelang.load(main)
+    z = np.zeros(4, np.float32)
+    c.scale(P(z, [4]), x).sync()
+    np.testing.assert_array_equal(z, 10 * x)
+    assert [kir for kir, _ in c._runtime("cpu").kernels.values()][0] is not kirs[0]
+
+
 def test_a_changed_import_is_checked_again(tmp_path: Path) -> None:
     main = _write(tmp_path, 3)
     a = tilelang.load(main)

@@ -68,7 +68,7 @@ class BodyFacts(NamedTuple):
 
 
 _BODY_FACTS: dict[int, tuple[ir.Kernel, BodyFacts]] = {}
-_BODY_FACTS_LIMIT = 512
+_BODY_FACTS_LIMIT = 128
 
 
 def body_facts(kernel: ir.Kernel) -> BodyFacts:

@@ -661,8 +661,10 @@ class Runtime:
                tuple(sorted((k, _fact_key(v)) for k, v in facts.items())), self.device.kind)
         hit = self.kernels.get(key)
         if hit is None:
-            lower = self.lower or _default_lower
-            kir = lower(self.program, op.kernel_key, dict(op.bound.instantiation), facts)
+            if self.lower is None:
+                kir = _lowered(self.program, op.kernel_key, dict(op.bound.instantiation), facts, key[:3])
+            else:
+                kir = self.lower(self.program, op.kernel_key, dict(op.bound.instantiation), facts)
             hit = (kir, self.device.prepare(kir))
             self.kernels[key] = hit
         return hit
@@ -717,6 +719,29 @@ def _default_lower(program: Any, kernel: str, inst: dict[str, GenericValue], fac
     from tilelang.ir.lower import lower_kernel
 
     return lower_kernel(program, kernel, inst, facts)
+
+
+# The IR of a kernel instance, by checked program: the lowering reads the
+# program, the instance and the facts' kinds (`_fact_key`), and its IR is
+# frozen, so the runtimes of one checked program (every `tilelang.load` of one
+# text shares the program, `api._CHECKED`: an engine a test, a module a
+# stdlib import) lower each instance once a process. The newest few programs
+# are held (with them, so an id is not reused while its entries are here).
+_LOWERED: dict[int, tuple[Any, dict[tuple[Any, ...], Any]]] = {}
+_LOWERED_PROGRAMS = 8
+
+
+def _lowered(program: Any, kernel: str, inst: dict[str, GenericValue], facts: dict[str, Any],
+             key: tuple[Any, ...]) -> Any:
+    held = _LOWERED.get(id(program))
+    if held is None or held[0] is not program:
+        if len(_LOWERED) >= _LOWERED_PROGRAMS:
+            _LOWERED.pop(next(iter(_LOWERED)))  # the oldest
+        held = _LOWERED[id(program)] = (program, {})
+    kir = held[1].get(key)
+    if kir is None:
+        kir = held[1][key] = _default_lower(program, kernel, inst, facts)
+    return kir
 
 
 def _scalar_dtype(value: Any) -> DType | None:

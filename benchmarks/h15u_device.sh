@@ -23,7 +23,37 @@
 # The steps past 2 are skipped as the budget runs out (~150 s in all).
 # usage on the device machine, from the checkout's root:  bash benchmarks/h15u_device.sh
 # Prints one line a step, the table rows (| dtype D ... |) and the stamps' phases; writes $OUT/h15u.tgz.
+# Round 2 (small, ~70 s): ROUND=2 B_ENV="TILEC_ATTN_STAGGER=1" bash benchmarks/h15u_device.sh: prewarm of A (the
+# default) and B (B_ENV) beside the stagger's GPU tests, then A B B A on f16-64, bf16-64 at S = 1024 (full and causal).
 set -uo pipefail
+if [ "${ROUND:-1}" = 2 ]; then
+  export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+  OUT=${OUT:-/tmp/out}; D="$OUT/h15u2"; mkdir -p "$D"
+  export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"
+  unset TILEC_ATTN_STAGGER TILEC_ATTN_QDOUBLE TILEC_ATTN_STAGES
+  B_ENV=${B_ENV:-TILEC_ATTN_STAGGER=1}
+  t0=$(date +%s)
+  cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
+  jobs=$(( $(nproc) / 3 > 0 ? $(nproc) / 3 : 1 ))
+  timeout 30 python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64 --jobs "$jobs" "${cubin[@]}" \
+    > "$D/prewarm_A.log" 2>&1 &
+  env $B_ENV timeout 30 python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64 --jobs "$jobs" "${cubin[@]}" \
+    > "$D/prewarm_B.log" 2>&1 &
+  timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 tests/backend/test_attention_stagger.py > "$D/tests.log" 2>&1
+  echo "h15u2 stagger gpu tests (rc $?, $(( $(date +%s) - t0 )) s): $(tail -1 "$D/tests.log")"
+  wait
+  echo "h15u2 prewarm ($(( $(date +%s) - t0 )) s): A $(tail -1 "$D/prewarm_A.log"); B ($B_ENV) $(tail -1 "$D/prewarm_B.log")"
+  i=0
+  for x in A B B A; do
+    i=$((i + 1)); e=""; [ $x = B ] && e=$B_ENV
+    env $e timeout 12 python3 benchmarks/attention.py --prefill-only --only f16-64,bf16-64 --seqs 1024 --reps 5 \
+      --out "$D/run$i$x" > "$D/bench$i$x.log" 2>&1
+    echo "h15u2 bench $i$x (${e:-default}) (rc $?, $(( $(date +%s) - t0 )) s):"
+    grep -E "^\| (f16|bf16)" "$D/bench$i$x.log" | awk '!s[$0]++'
+  done
+  tar czf "$OUT/h15u2.tgz" -C "$OUT" h15u2 && rm -rf "$D"
+  exit 0
+fi
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-/tmp/out}; D="$OUT/h15u"; mkdir -p "$D"
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"

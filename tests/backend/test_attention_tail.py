@@ -275,6 +275,7 @@ GPU_CASES = [
     ("f16", 128, 7, 1024, 5, "28 pairs on 5 (D = 128's short variant)"),
     ("bf16", 64, 2, 1000, 3, "ragged rows: 8 pairs on 3"),
     ("f16", 64, 3, 2048, 5, "default: the long keys' tail variant, 24 pairs on 5"),
+    ("bf16", 128, 3, 2048, 5, "default: D = 128's long keys' tail variant (AUTO_D), 24 pairs on 5"),
 ]
 
 

@@ -167,9 +167,9 @@ def test_the_default_asks_for_the_tail_variant(monkeypatch) -> None:  # type: ig
     """Unset ("auto"): the long keys' kernel at D = 64 is "0"'s kernel (its walk and split's code unchanged:
     the same ops after the header line) with a request (`split_form.SplitForm`, kind "tail") that holds only for
     a causal launch whose kv positions have an even number of query blocks; the variant compiled for it has the
-    tail and not the split's code, and asks for nothing. D = 128's long keys' kernel asks for nothing (its tail
-    spilled: `attention_tail.AUTO_D`) unless `TILEC_ATTN_TAIL_D` names it; "1" makes the split's kernel ask too
-    (its walk has no tail of its own)."""
+    tail and not the split's code, and asks for nothing. D = 128's long keys' kernel asks too (`attention_tail.AUTO_D`,
+    since the H100's A/B of 2026-12-05 13:20) unless `TILEC_ATTN_TAIL_D` leaves it out; "1" makes the split's
+    kernel ask too (its walk has no tail of its own)."""
     _clean(monkeypatch)
     k = _std("flash_attention", "f16", 128, 128, 64)
     facts = {n: TensorFacts.assumed(3) for n in "oqkv"}
@@ -210,13 +210,13 @@ def test_the_default_asks_for_the_tail_variant(monkeypatch) -> None:  # type: ig
         args = [SimpleNamespace(shape=(bh, s, 64))] * 4 + [0.125, causal]
         assert dev._choose(SimpleNamespace(ir=k), ("base",), facts, args, None, (bh, s // 128))[1] == want
     k128 = _std("flash_attention", "f16", 128, 128, 128)
+    g128 = lower_gpu(k128, "sm_90a", facts)
+    assert g128.split is not None and [kind for kind, _ in g128.split.ons] == [attention_tail.KIND]
+    monkeypatch.setenv("TILEC_ATTN_TAIL_D", "64")
     assert lower_gpu(k128, "sm_90a", facts).split is None
+    monkeypatch.delenv("TILEC_ATTN_TAIL_D")
     if os.environ.get("TILE_SLOW") == "1":
-        monkeypatch.setenv("TILEC_ATTN_TAIL_D", "64,128")
-        g128 = lower_gpu(k128, "sm_90a", facts)
-        assert g128.split is not None and "%in_tail" in print_gpu_kernel(lower_gpu(k128, "sm_90a", g128.split.refine(
-            facts, attention_tail.KIND)))
-        monkeypatch.delenv("TILEC_ATTN_TAIL_D")
+        assert "%in_tail" in print_gpu_kernel(lower_gpu(k128, "sm_90a", g128.split.refine(facts, attention_tail.KIND)))
         monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
         g1 = lower_gpu(k, "sm_90a", facts)
         assert g1.split is not None and [kind for kind, _ in g1.split.ons] == [attention_tail.KIND]
@@ -254,7 +254,7 @@ def test_the_tail_assembles(d: int, rows: int, forms: str, spill: int, monkeypat
     """ptxas 13.0: no spills at D = 64 (the short keys' chained variant; the long keys' kernel without the
     split's code, as the default's tail variant is); at D = 128's short variant two walk values stored once and
     reloaded once a tile in each role, outside the key loop (8 bytes); D = 128's long keys' tail variant 4 bytes
-    (so not asked for by default: `attention_tail.AUTO_D`)."""
+    (asked for by default all the same, `attention_tail.AUTO_D`: it won on the H100)."""
     _clean(monkeypatch)
     facts = {n: TensorFacts.assumed(3) for n in "oqkv"}
     if forms == "variant":
@@ -275,6 +275,7 @@ GPU_CASES = [
     ("f16", 128, 7, 1024, 5, "28 pairs on 5 (D = 128's short variant)"),
     ("bf16", 64, 2, 1000, 3, "ragged rows: 8 pairs on 3"),
     ("f16", 64, 3, 2048, 5, "default: the long keys' tail variant, 24 pairs on 5"),
+    ("bf16", 128, 3, 2048, 5, "default: D = 128's long keys' tail variant (AUTO_D), 24 pairs on 5"),
 ]
 
 

@@ -57,7 +57,6 @@ from . import attention_rotated as rot
 from . import attention_softmax as softmax
 from . import attention_spec as spec
 from . import attention_split as split
-from . import attention_stagger as stagger
 from . import attention_tail as tails
 from . import attention_tiles as tiles
 from .attention_layout import Classes, assign, classify, registers_only
@@ -131,8 +130,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         ops[i] = loop
         p = dataclasses.replace(p, loop=loop)
     # Q's buffers: 2 where the walk's next tile's Q may land during this tile (`TILEC_ATTN_QDOUBLE`)
-    staggered = stagger.wanted(persist, p.short, int(p.o_dot.result.shape[1]), C, turns, ost)  # attention_stagger.py
-    qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048, staggered)
+    qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048)
     qbuf, qdesc = buf(p.q, qn, "q")
     kbuf, kdesc = buf(p.k, S, "k")
     vbuf, vdesc = buf(p.v, S, "v")
@@ -272,8 +270,6 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             consumer_ops, trips, chain_init, carry = chain.tile_ops(
                 ch, c_loop, c_pre, loop, S, [*tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span)], [qrel], moved,
                 before, p, vbuf, cast.result.dtype)
-            if staggered and qn == 2:  # warpgroup 0 a first iteration behind warpgroup 1
-                consumer_ops = stagger.tile_ops(consumer_ops, c_loop, qbar, c_tn, fresh, span)
             consumer_ops = chain.stamped(consumer_ops, c_loop, qbar, c_tn, span)  # (`TILEC_ATTN_STAMPS=1`)
 
     # every tile of the consumers in the accumulator layout

@@ -36,7 +36,7 @@ tail variant, which a launch runs where its walk hands out pairs of an even
 host once a launch shape as the split forms are; the variant is compiled
 with `TensorFacts.split_walk` = "tail" on the walk's carrier). The kernel
 that asks is the long keys' one (not the short keys' variant,
-`attention_chain.SHORT_BLOCKS`) at the value widths `AUTO_D`; the variant is
+`attention_chain.SHORT_BLOCKS`) at the value widths `AUTO_D` (64 and 128); the variant is
 that kernel without `TILEC_ATTN_SPLIT`'s code (the split never runs on
 pairs) and with the tail. So a launch that does not walk pairs (every full
 launch), and every launch of the short keys' variant, runs today's kernel
@@ -64,11 +64,12 @@ TAIL_DEFAULT = "auto"
 # "1": this many item rounds (the model: +2.2 / +2.0 / +1.9 % at S = 1024 / 4096 / 16384; 4 rounds gain
 # +2.2 / +2.6 / +2.7 % but their tiles' K and V, ~29 MB at D = 64, may not stay in the L2 as the 13 MB of 2 do)
 TAIL_ROUNDS = 2
-# the value rows' widths whose long keys' kernel asks for the tail variant under "auto": not D = 128, whose long
-# keys' kernel with the tail spills 4 bytes in ptxas 13.0 (f16 and bf16; 0 without it: a value stored once a CTA
-# and reloaded once a tile by the consumers, before the tile's first product, not in the key loop) and whose
-# causal rows were not timed with it (`TILEC_ATTN_TAIL_D=64,128` asks there too: benchmarks/h15t_device.sh's C)
-AUTO_D = (64,)
+# the value rows' widths whose long keys' kernel asks for the tail variant under "auto": D = 64, and D = 128 since
+# the H100's A C C A of 2026-12-05 13:20 (`TILEC_ATTN_TAIL_D=64,128` against D = 64 only: every D = 128 causal
+# row at S >= 4096 +1.9..+2.3 %, f16 and bf16, errors identical), although its variant spills 4 bytes in ptxas
+# 13.0 (a value stored once a CTA and reloaded once a tile by the consumers, before the tile's first product, not
+# in the key loop). `TILEC_ATTN_TAIL_D=64` restores D = 64 only.
+AUTO_D = (64, 128)
 KIND = "tail"  # the tail variant's `TensorFacts.split_walk`
 
 

@@ -268,20 +268,6 @@ def test_next_weights_prefetch_changes_no_value(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-def test_gemv_entry_triggers_reach_the_launches(tiny) -> None:
-    # Plan.ge: the GEMVs named trigger the next launch at their entry (the
-    # `PE` generic of `gemv_add` / `rms_gate_up`; a PDL hint the CPU runs
-    # the same): O's and gate/up's here, not down's; the logits unchanged
-    w, _ = tiny
-    eng = TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(plan_for(TINY, 64, None), ge=("o", "gate_up")))
-    pe = [(op.kernel.__name__, op.generics["PE"]) for op in eng.ops
-          if op.kernel.__name__ in ("gemv_add", "rms_gate_up")]  # fmt: skip
-    assert pe == [("gemv_add", 1), ("rms_gate_up", 1), ("gemv_add", 0)] * TINY.num_hidden_layers
-    ref = NumpyQwen3(TINY, w, max_seq=64)
-    for t in _tokens(6, TINY.vocab_size, seed=9):
-        _close(eng.feed(t), ref.step(t))
-
-
 @pytest.mark.parametrize("short", [False, True])
 def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
     # Plan.om: `merge_gemv_add` (the split merge, the O GEMV and the residual

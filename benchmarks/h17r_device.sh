@@ -28,7 +28,9 @@
 #      teacher-forced logits against TorchQwen3, the greedy tokens of the plan without PDL              <= 35 s
 # Expected: benchmarks/RESULTS.md, section "h17r". Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one
 # line a step; writes $OUT/h17r.tgz (logs, ab json).
-# usage on the device machine, from the checkout's root:  bash benchmarks/h17r_device.sh
+# Round 2 (ROUND=2): V2's plans (round 1's winner apart and with rs) at 1,024 and 8,192, main's first and last,
+# <= 100 s (decode_ab's 14 rows, ~3 s a row after a 1-2 s engine start on a warm cache).
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17r_device.sh  (ROUND=2 bash ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17r
 t0=$(date +%s)
@@ -38,6 +40,18 @@ L='"pdl": "late+loads"'
 V=${V:-'[{}, {"tk": 4096}, {"mr": 16}, {"me": 1, '"$E"'}, {"me": 1, "mr": 16, '"$E"'}, {'"$E"'},
   {"ge": ["o", "down"], '"$L"', "st": {"gate_up": -1, "qkv": -1}}, {"ge": ["gate_up"], '"$L"', "st": {"down": -1}},
   {"rs": 1, "mr": 16, "tk": 4096}, {"short_ns": 17, "mr": 16}, {}]'}
+if [ "${ROUND:-1}" = 2 ]; then  # round 2: round 1's winner (ge [o, down], +0.4..+0.5 %) taken apart and with rs, at
+  # 1,024 and 8,192 (what promoting it needs): the entry triggers alone (no early loads), O -> gate/up alone, down ->
+  # the next QKV alone; no tests (round 1's 5 GPU tests passed)
+  L='"pdl": "late+loads"'
+  V2=${V2:-'[{}, {"ge": ["o", "down"], '"$L"', "st": {"gate_up": -1, "qkv": -1}}, {"ge": ["o", "down"]},
+    {"ge": ["o"], '"$L"', "st": {"gate_up": -1}}, {"ge": ["down"], '"$L"', "st": {"qkv": -1}},
+    {"ge": ["o", "down"], "rs": 1, '"$L"', "st": {"gate_up": -1, "qkv": -1}}, {}]'}
+  timeout ${AB_TIMEOUT:-100} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 4 --reps 6 \
+    --variants "$V2" --out "$D/ab2" > "$D/ab2.log" 2>&1
+  echo "h17r round 2 decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab2.log"
+  pack; echo "h17r done ($(el) s): $OUT/h17r.tgz"; exit 0
+fi
 timeout ${AB_TIMEOUT:-110} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17r decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"

@@ -10,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "llm"))
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -199,13 +200,13 @@ def test_next_weights_prefetch_matches_torch() -> None:
     assert eng.generate([5, 6, 7], 24, batched=False) == want
 
 
-def test_last_trigger_and_early_loads_match_torch() -> None:
-    # PDL "last+loads" (sm_90+): each kernel triggers the next at its main
-    # loop's last iteration and the peeled GEMVs (ST -1) read their first
-    # weight tile before their wait (plain loads, which ptxas keeps there):
-    # the next grid's blocks overlap this one's drain, yet wait for it
-    # before touching what it writes: teacher-forced logits against
-    # `TorchQwen3`, and the greedy tokens of the plan without PDL
+def _pdl_plan_matches_torch(
+    pdl: str, peel: tuple[str, ...], early: bool, check: Callable[[TileQwen3], None] | None = None, **fields: object
+) -> None:
+    """Replan the small engine with PDL `pdl`, the GEMVs in `peel` at ST -1 (their
+    first K step peeled) and the plan `fields`; then `check(eng)`, teacher-forced
+    logits against `TorchQwen3`, the greedy tokens of the plan without PDL, and
+    (`early`) launches given early loads. sm_90+ only."""
     from tilelang.runtime import cuda_pdl
 
     if torch.cuda.get_device_capability()[0] < 9:
@@ -216,15 +217,27 @@ def test_last_trigger_and_early_loads_match_torch() -> None:
     try:
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         want = eng.generate([5, 6, 7], 24, batched=False)
-        peel = {**eng.plan.st, **dict.fromkeys(("qkv", "o", "gate_up", "down"), -1)}
-        eng.replan(dataclasses.replace(eng.plan, pdl="last+loads", st=peel))
+        st = {**eng.plan.st, **dict.fromkeys(peel, -1)}
+        eng.replan(dataclasses.replace(eng.plan, pdl=pdl, st=st, **fields))
+        if check is not None:
+            check(eng)
         e = cuda_pdl.EARLY
         _teacher_forced(eng, w, seed=7, n=24)
         eng.reset()
         assert eng.generate([5, 6, 7], 24, batched=False) == want
-        assert e < cuda_pdl.EARLY
+        if early:
+            assert e < cuda_pdl.EARLY
     finally:
         cuda_pdl.set_pdl(old, "late", "")
+
+
+def test_last_trigger_and_early_loads_match_torch() -> None:
+    # PDL "last+loads" (sm_90+): each kernel triggers the next at its main
+    # loop's last iteration and the peeled GEMVs (ST -1) read their first
+    # weight tile before their wait (plain loads, which ptxas keeps there):
+    # the next grid's blocks overlap this one's drain, yet wait for it
+    # before touching what it writes
+    _pdl_plan_matches_torch("last+loads", ("qkv", "o", "gate_up", "down"), early=True)
 
 
 @pytest.mark.parametrize("mr", [0, 16])
@@ -233,54 +246,21 @@ def test_merge_trigger_at_entry_with_early_o_loads_matches_torch(mr: int) -> Non
     # `combine_rows` with `mr`) triggers the O GEMV at its entry, and under
     # "late+loads" the O GEMV (ST -1) reads its first weight tile before its
     # wait, while the merge runs; the O GEMV still waits for the merge
-    # before reading the attention's output: teacher-forced logits against
-    # `TorchQwen3`, the greedy tokens of the plan without PDL, early launches
-    from tilelang.runtime import cuda_pdl
-
-    if torch.cuda.get_device_capability()[0] < 9:
-        pytest.skip("programmatic dependent launch needs sm_90")
-    w = random_weights(SMALL, seed=7, backend="torch")
-    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
-    old = cuda_pdl.ON
-    try:
-        eng.replan(dataclasses.replace(eng.plan, pdl=False))
-        want = eng.generate([5, 6, 7], 24, batched=False)
-        eng.replan(dataclasses.replace(eng.plan, pdl="late+loads", st={**eng.plan.st, "o": -1}, me=1, mr=mr))
+    # before reading the attention's output
+    def merges_trigger_at_entry(eng: TileQwen3) -> None:
         merges = [op for f in eng._form_ops.values() for op in f
                   if op.kernel.__name__ in ("combine_splits", "combine_rows")]  # fmt: skip
         assert merges and all(op.generics["PE"] == 1 for op in merges)
-        e = cuda_pdl.EARLY
-        _teacher_forced(eng, w, seed=7, n=24)
-        eng.reset()
-        assert eng.generate([5, 6, 7], 24, batched=False) == want
-        assert e < cuda_pdl.EARLY
-    finally:
-        cuda_pdl.set_pdl(old, "late", "")
+
+    _pdl_plan_matches_torch("late+loads", ("o",), early=True, check=merges_trigger_at_entry, me=1, mr=mr)
 
 
 def test_gemv_entry_triggers_with_early_loads_match_torch() -> None:
     # Plan.ge (sm_90+): O, gate/up and down trigger the next launch at their
     # entry, and under "late+loads" the GEMVs after them (gate/up, down, the
     # next QKV; ST -1) read their first weight tile before their wait; each
-    # still waits for the launch before it: teacher-forced logits against
-    # `TorchQwen3`, the greedy tokens of the plan without PDL
-    from tilelang.runtime import cuda_pdl
-
-    if torch.cuda.get_device_capability()[0] < 9:
-        pytest.skip("programmatic dependent launch needs sm_90")
-    w = random_weights(SMALL, seed=7, backend="torch")
-    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
-    old = cuda_pdl.ON
-    try:
-        eng.replan(dataclasses.replace(eng.plan, pdl=False))
-        want = eng.generate([5, 6, 7], 24, batched=False)
-        peel = {**eng.plan.st, **dict.fromkeys(("qkv", "gate_up", "down"), -1)}
-        eng.replan(dataclasses.replace(eng.plan, pdl="late+loads", st=peel, ge=("o", "gate_up", "down")))
-        _teacher_forced(eng, w, seed=7, n=24)
-        eng.reset()
-        assert eng.generate([5, 6, 7], 24, batched=False) == want
-    finally:
-        cuda_pdl.set_pdl(old, "late", "")
+    # still waits for the launch before it
+    _pdl_plan_matches_torch("late+loads", ("qkv", "gate_up", "down"), early=False, ge=("o", "gate_up", "down"))
 
 
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])

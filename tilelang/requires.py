@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tilelang.dtypes import float_rem, trunc_div, trunc_rem
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -313,14 +314,14 @@ def evaluate(e: ast.Expr, shapes: Mapping[str, tuple[int, ...]], values: Mapping
     if op in ("/", "%") and isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
         if b == 0:
             raise DivisionByZero(op)
-        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-        return q if op == "/" else a - q * b
-    if op in ("/", "%"):  # floats: IEEE, `%` is fmod (a zero divisor gives inf or NaN, as in kernels)
+        return trunc_div(a, b) if op == "/" else trunc_rem(a, b)
+    if op == "%":  # floats: fmod, as in kernels (NaN for a zero divisor)
+        return float_rem(float(a), float(b))
+    if op == "/":  # floats: IEEE (a zero divisor gives inf or NaN, as in kernels)
         import numpy as np  # (here: `tilec check` imports this module and stays without NumPy)
 
         with np.errstate(all="ignore"):
-            x, y = np.float64(a), np.float64(b)
-            return float(x / y if op == "/" else np.fmod(x, y))
+            return float(np.float64(a) / np.float64(b))
     return {
         "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
         "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, ">": lambda: a > b,

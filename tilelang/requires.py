@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilelang.dtypes import float_rem, trunc_div, trunc_rem
+from tilelang.memo import ByIdentity
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -62,24 +63,17 @@ class Refusal:
     help: str
 
 
-_KNOWN: dict[int, tuple[ast.FnDecl, tuple[Requirement, ...]]] = {}
+_KNOWN = ByIdentity()  # a kernel declaration -> its requirements
 
 
 def requirements(decl: ast.FnDecl) -> tuple[Requirement, ...]:
     """The well-formed `#[requires(cond, "message")]` of kernel `decl`, in order
     (those `check` accepts; the type checker refuses the others before
     anything launches). Read once a declaration."""
-    hit = _KNOWN.get(id(decl))
-    if hit is not None and hit[0] is decl:
-        return hit[1]
-    out = []
-    for attr in decl.attrs:
-        if attr.name.name == NAME and decl.is_kernel and not check(decl, attr, lambda node: "..."):
-            out.append(Requirement(attr.args[0].value, attr.args[1].value.value, attr.span))  # type: ignore[attr-defined]
-    if len(_KNOWN) > 4096:
-        _KNOWN.clear()
-    _KNOWN[id(decl)] = (decl, tuple(out))
-    return tuple(out)
+    return _KNOWN.get(decl, lambda: tuple(
+        Requirement(attr.args[0].value, attr.args[1].value.value, attr.span)  # type: ignore[attr-defined]
+        for attr in decl.attrs
+        if attr.name.name == NAME and decl.is_kernel and not check(decl, attr, lambda node: "...")))
 
 
 def grid_axis(e: ast.Expr) -> int | None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.memo import ByIdentity
 from tilelang.runtime.tensor import Partition, Tensor
 from tilelang.share_queue import axis_of as walk_axis
 from tilelang.source import Span
@@ -35,37 +36,31 @@ from tilelang.syntax import ast
 # for every tile when `dim` is at most this.
 SAFE_DIM = (1 << 31) - (1 << 20)
 
-# by id(kernel decl), with the decl (kept alive, so that its id is not reused
-# by another kernel's: the REPL and the language server define new ones)
-_SITES: dict[int, tuple[ast.FnDecl, tuple[Span, str] | None]] = {}
+_SITES = ByIdentity()  # a kernel declaration -> where it counts tiles
 
 
 def counting_site(program: Any, decl: ast.FnDecl) -> tuple[Span, str] | None:
     """Where `decl` (a kernel), or a device function it calls at any depth,
     counts tiles: (span, what), or None."""
-    key = id(decl)
-    kept = _SITES.get(key)
-    if kept is not None and kept[0] is decl:
-        return kept[1]
-    found: tuple[Span, str] | None = None
-    seen = {key}
+    return _SITES.get(decl, lambda: _find_counting_site(program, decl))
+
+
+def _find_counting_site(program: Any, decl: ast.FnDecl) -> tuple[Span, str] | None:
+    seen = {id(decl)}
     stack = [decl]
-    while stack and found is None:
+    while stack:
         fn = stack.pop()
         for n in ast.walk(fn.body):
             if isinstance(n, ast.MethodCall) and n.method.name == "num_tiles":
-                found = (n.span, f"`.num_tiles(..)` in `{fn.name.name}`")
-                break
+                return n.span, f"`.num_tiles(..)` in `{fn.name.name}`"
             if isinstance(n, ast.For) and walk_axis(n.iter) is not None:
-                found = (n.iter.span, f"the tile walk of `{fn.name.name}`")
-                break
+                return n.iter.span, f"the tile walk of `{fn.name.name}`"
             if isinstance(n, ast.Call):
                 info = program.callee_of(n)
                 if info is not None and not info.is_kernel and id(info.decl) not in seen:
                     seen.add(id(info.decl))
                     stack.append(info.decl)
-    _SITES[key] = (decl, found)
-    return found
+    return None
 
 
 def check_tile_counts(program: Any, decl: ast.FnDecl, args: list[Any], launch: Span) -> None:

@@ -20,24 +20,25 @@ import time
 from typing import Any
 
 from tilelang.diagnostics.model import TileError
+from tilelang.memo import ByIdentity
 from tilelang.runtime.tensor import Partition, Tensor
 from tilelang.tuner import state
 from tilelang.tuner.records import Record, default_store, record_key
 from tilelang.tuner.space import HINTS, TuneSpec, hinted_fields, tune_spec
 
-_SPECS: dict[int, tuple[Any, TuneSpec | None]] = {}  # id(decl) -> (decl, its hint-only spec)
+_SPECS = ByIdentity()  # a kernel declaration -> its hint-only spec
 
 
 def hint_spec(decl: Any) -> TuneSpec | None:
     """The hints part of `decl`'s `#[autotune]`, or None."""
-    hit = _SPECS.get(id(decl))
-    if hit is not None and hit[0] is decl:
-        return hit[1]
+    return _SPECS.get(decl, lambda: _hint_spec(decl))
+
+
+def _hint_spec(decl: Any) -> TuneSpec | None:
     spec = tune_spec(decl)
     if spec is not None:
         hints = tuple((n, v) for n, v in spec.candidates if n in HINTS)
         spec = TuneSpec(hints, spec.key) if hints else None
-    _SPECS[id(decl)] = (decl, spec)
     return spec
 
 

@@ -113,18 +113,10 @@ def reshape_forward(xs: tuple[int, ...], rs: tuple[int, ...], lx: Layout | None)
 
 
 def reshape_backward(xs: tuple[int, ...], rs: tuple[int, ...], lr: Layout) -> Layout | None:
-    """The layout of the input that makes the reshape to `rs` (in `lr`) move nothing."""
-    if xs == rs:
-        return lr
-    changes = _one_dim_changes(xs, rs)
-    if isinstance(lr, Slice):
-        return lr.parent if ("remove", lr.dim) in changes else None
-    if isinstance(lr, Blocked) and changes:
-        kind, d = changes[-1]
-        return Slice(d, lr) if kind == "insert" else insert_dim(lr, d)
-    if isinstance(lr, Blocked):
-        return reshape_blocked(rs, xs, lr)
-    return None
+    """The layout of the input that makes the reshape to `rs` (in `lr`) move nothing:
+    the forward layout of the reverse reshape (`_one_dim_changes` of the two
+    shapes swapped are the same dims, insert and remove swapped)."""
+    return reshape_forward(rs, xs, lr)
 
 
 def _log2(n: int) -> int | None:

@@ -243,10 +243,8 @@ class ElemOp(Enum):
         return self in (ElemOp.SHL, ElemOp.SHR)
 
 
-_UNARY = (
-    ElemOp.NEG,
-    ElemOp.NOT,
-    ElemOp.ABS,
+# the float math functions of one argument (floats only, as `pow` and `fma` are)
+_MATH = (
     ElemOp.EXP,
     ElemOp.EXP2,
     ElemOp.LOG,
@@ -261,26 +259,9 @@ _UNARY = (
     ElemOp.CEIL,
     ElemOp.ERF,
 )
+_UNARY = (ElemOp.NEG, ElemOp.NOT, ElemOp.ABS, *_MATH)
 _COMPARISONS = frozenset((ElemOp.EQ, ElemOp.NE, ElemOp.LT, ElemOp.LE, ElemOp.GT, ElemOp.GE))
-_FLOAT_ONLY = frozenset(
-    (
-        ElemOp.EXP,
-        ElemOp.EXP2,
-        ElemOp.LOG,
-        ElemOp.LOG2,
-        ElemOp.SQRT,
-        ElemOp.RSQRT,
-        ElemOp.SIN,
-        ElemOp.COS,
-        ElemOp.TANH,
-        ElemOp.SIGMOID,
-        ElemOp.FLOOR,
-        ElemOp.CEIL,
-        ElemOp.ERF,
-        ElemOp.POW,
-        ElemOp.FMA,
-    )
-)
+_FLOAT_ONLY = frozenset((*_MATH, ElemOp.POW, ElemOp.FMA))
 _ARITY = dict.fromkeys(_UNARY, 1) | {ElemOp.FMA: 3, ElemOp.WHERE: 3}
 for _op in ElemOp:
     _ARITY.setdefault(_op, 2)

@@ -18,18 +18,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tilelang.backend.gpu.layouts import AccTile, Slice
+from tilelang.backend.gpu.layouts import AccTile, Slice, strides_of
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
-
-
-def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out, s = [], 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return tuple(reversed(out))
 
 
 @frozen(eq=True)
@@ -112,7 +104,7 @@ class AccView:
 
     def flat(self, em: Any, k: int, j: int) -> str:
         cs = self.slot_coords(em, k, j)
-        st = _strides(self.shape)
+        st = strides_of(self.shape)
         acc = "0"
         for c, s in zip(cs, st, strict=True):
             if c == "0":

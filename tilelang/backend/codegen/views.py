@@ -31,19 +31,10 @@ import itertools
 import math
 from typing import Any
 
-from tilelang.backend.gpu.layouts import AccTile, Blocked, Chunked, MmaTile, Slice, next_pow2
+from tilelang.backend.gpu.layouts import AccTile, Blocked, Chunked, MmaTile, Slice, next_pow2, strides_of
 from tilelang.frozen import frozen
 
 from .accview import AccView, acc_register_map, acc_view
-
-
-def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out = []
-    s = 1
-    for d in reversed(shape):
-        out.append(s)
-        s *= d
-    return tuple(reversed(out))
 
 
 # ------------------------------------------------------------------ chunked

@@ -126,6 +126,16 @@ def next_pow2(n: int) -> int:
     return p
 
 
+def strides_of(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The row-major strides of `shape`, in elements."""
+    out = []
+    s = 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return tuple(reversed(out))
+
+
 def blocked_for(shape: tuple[int, ...], threads: int, itemsize: int = 4,
                 warps_first: int | None = None) -> Blocked:
     """The blocked layout of a tile of `shape` over `threads` threads: a
@@ -356,4 +366,5 @@ __all__ = [
     "next_pow2",
     "replicate_bound",
     "replicated_for",
+    "strides_of",
 ]

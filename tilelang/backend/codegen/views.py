@@ -191,6 +191,28 @@ def _dim_maps(lay: Blocked, full: tuple[int, ...]) -> tuple[DimMap, ...]:
     return tuple(out)
 
 
+_TID = {"lane": "and i32 %tid, 31", "warp": "lshr i32 %tid, 5"}
+
+
+def _tid_field(em: Any, kind: str, count: int, shift: int) -> str:
+    """i32: `count` values (a power of two) of this thread's lane or warp index
+    (`kind`) from bit `shift` up, emitted anew in the entry block."""
+    base = em.entry_emit(_TID[kind])
+    sh = em.entry_emit(f"lshr i32 {base}, {shift}") if shift else base
+    return em.entry_emit(f"and i32 {sh}, {count - 1}")  # type: ignore[no-any-return]
+
+
+def _tid_digit(em: Any, kind: str, count: int, shift: int) -> str:
+    """`_tid_field`, emitted once a kernel ("0" where `count` is 1)."""
+    if count == 1:
+        return "0"
+    key = (kind, count, shift)
+    got = em._coord_cache.get(key)
+    if got is None:
+        got = em._coord_cache[key] = _tid_field(em, kind, count, shift)
+    return got  # type: ignore[no-any-return]
+
+
 @frozen(eq=True)
 class BlockedView:
     layout: Blocked
@@ -237,13 +259,9 @@ class BlockedView:
         else:
             parts = []
             if m.tpw > 1:
-                lane = em.entry_emit("and i32 %tid, 31")
-                sh = em.entry_emit(f"lshr i32 {lane}, {m.lshift}") if m.lshift else lane
-                parts.append(em.entry_emit(f"and i32 {sh}, {m.tpw - 1}"))
+                parts.append(_tid_field(em, "lane", m.tpw, m.lshift))
             if m.wpc > 1:
-                warp = em.entry_emit("lshr i32 %tid, 5")
-                sh = em.entry_emit(f"lshr i32 {warp}, {m.wshift}") if m.wshift else warp
-                w = em.entry_emit(f"and i32 {sh}, {m.wpc - 1}")
+                w = _tid_field(em, "warp", m.wpc, m.wshift)
                 if m.tpw > 1:
                     w = em.entry_emit(f"shl i32 {w}, {m.tpw.bit_length() - 1}")
                 parts.append(w)
@@ -262,30 +280,12 @@ class BlockedView:
     def lane_digit(self, em: Any, d: int) -> str:
         """i32: this thread's lane digit along dim d (0 .. tpw - 1)."""
         m = self.dims[d]
-        if m.tpw == 1:
-            return "0"
-        key = ("lane", m.tpw, m.lshift)
-        got = em._coord_cache.get(key)
-        if got is None:
-            lane = em.entry_emit("and i32 %tid, 31")
-            sh = em.entry_emit(f"lshr i32 {lane}, {m.lshift}") if m.lshift else lane
-            got = em.entry_emit(f"and i32 {sh}, {m.tpw - 1}")
-            em._coord_cache[key] = got
-        return got  # type: ignore[no-any-return]
+        return _tid_digit(em, "lane", m.tpw, m.lshift)
 
     def warp_digit(self, em: Any, d: int) -> str:
         """i32: this thread's warp digit along dim d (0 .. wpc - 1)."""
         m = self.dims[d]
-        if m.wpc == 1:
-            return "0"
-        key = ("warp", m.wpc, m.wshift)
-        got = em._coord_cache.get(key)
-        if got is None:
-            warp = em.entry_emit("lshr i32 %tid, 5")
-            sh = em.entry_emit(f"lshr i32 {warp}, {m.wshift}") if m.wshift else warp
-            got = em.entry_emit(f"and i32 {sh}, {m.wpc - 1}")
-            em._coord_cache[key] = got
-        return got  # type: ignore[no-any-return]
+        return _tid_digit(em, "warp", m.wpc, m.wshift)
 
     def owner(self, em: Any, skip: int | None = None) -> str | None:
         """i1: this thread holds the first copy of its data (None: no replicas).

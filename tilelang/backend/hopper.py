@@ -70,8 +70,7 @@ class HopperOps:
             case g.CopyToShared():
                 self.copy_to_shared(op)
             case g.Fence():
-                self.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
-                self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+                self.proxy_fence()
             case g.BarrierArrive():
                 self.barrier_arrive(op)
             case g.TmaLoad():
@@ -403,6 +402,12 @@ class HopperOps:
             pos += m
 
     # -- stores from the accumulator layout ----------------------------------------------
+    def proxy_fence(self) -> None:
+        """`fence.proxy.async.shared::cta`: this thread's ordinary shared-memory
+        writes become visible to the async proxy (TMA, wgmma) after the next barrier."""
+        self.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+        self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+
     def named_barrier(self, bid: int, threads: int) -> None:
         self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")  # type: ignore[attr-defined]
         self.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {bid}, i32 {threads})")  # type: ignore[attr-defined]
@@ -442,8 +447,7 @@ class HopperOps:
         mine = self.emit(f"add i32 {ga}, {base0}")  # type: ignore[attr-defined]
         # 1. every consumer is past its last wgmma; the generic proxy takes the ring back
         self.named_barrier(1, 128 * lay.warpgroups)
-        self.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
-        self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+        self.proxy_fence()
         # 2. registers -> shared, two columns at a time
         w16 = self.emit(f"shl i32 {warp}, 4")  # type: ignore[attr-defined]
         l4 = self.emit(f"lshr i32 {lane}, 2")  # type: ignore[attr-defined]

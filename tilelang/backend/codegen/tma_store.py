@@ -50,12 +50,6 @@ def wait_read(em: Any) -> None:
     em.stmt("call void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 0)")
 
 
-def fence(em: Any) -> None:
-    """This thread's shared-memory writes made visible to the async proxy (TMA)."""
-    em.declare("declare void @llvm.nvvm.fence.proxy.async.shared_cta()")
-    em.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")
-
-
 def _barrier(em: Any, group: str, unit: int) -> None:
     """The threads of one issuing unit meet: a warpgroup at its named barrier, a warp at `bar.warp.sync`."""
     if unit == 32:
@@ -97,7 +91,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
         _barrier(em, group, op.unit)
     elif op.first == "all":  # every warpgroup's products are done with the stage; the generic proxy takes it
         em.named_barrier(1, 128 * groups)
-        fence(em)
+        em.proxy_fence()
     regs = em.tile(op.value)
     mvals = [em.reg_to_mem(r, dt, mt) for r in regs]
     chunk: dict[int, str] = {}
@@ -111,7 +105,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
         ptr = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {at}")
         vec = _pair(em, regs[2 * k:2 * k + 2], mvals[2 * k:2 * k + 2], mt)
         em.stmt(f"store <2 x {mt}> {vec}, ptr addrspace(3) {ptr}, align 4")
-    fence(em)
+    em.proxy_fence()
     _barrier(em, group, op.unit)
     lead = em.emit(f"icmp eq i32 {em.emit(f'and i32 {t}, {op.unit - 1}')}, 0")
     go, done = em.new_label("tst"), em.new_label("tstd")

@@ -333,19 +333,25 @@ class HopperOps:
         off = self.emit(f"zext i32 {self.emit(f'lshr i32 {row_bytes}, 4')} to i64")  # type: ignore[attr-defined]
         return self.emit(f"add i64 {desc}, {off}")  # type: ignore[attr-defined]
 
+    def operand_descs(self, op: g.Wgmma, m: int) -> tuple[str, str, Shared, Shared]:
+        """The descriptors of `op`'s A (at this warpgroup's first row, `m` rows
+        per warpgroup) and B, and the two operands' shared layouts."""
+        sa, sb = self.layouts[op.a.id], self.layouts[op.b.id]  # type: ignore[attr-defined]
+        assert isinstance(sa, Shared) and isinstance(sb, Shared)
+        a_stage = op.a_stage if op.a_stage is not None else op.stage
+        desc_a = self.operand_desc(op.a, a_stage, op.a_kmajor, sa.swizzle)
+        desc_b = self.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
+        desc_a = self.warpgroup_rows(desc_a, op.a_kmajor, op.a.shape[1], sa.swizzle, m)
+        return desc_a, desc_b, sa, sb
+
     def wgmma(self, op: g.Wgmma) -> None:
         lay = self.layouts[op.result.id]  # type: ignore[attr-defined]
         assert isinstance(lay, WgmmaAcc)
         M, N = op.result.shape
-        sa, sb = self.layouts[op.a.id], self.layouts[op.b.id]  # type: ignore[attr-defined]
-        assert isinstance(sa, Shared) and isinstance(sb, Shared)
         _, ra, ca = op.a.shape
-        _, rb, cb = op.b.shape
+        _, rb, _ = op.b.shape
         K = ca if op.a_kmajor else ra
-        a_stage = op.a_stage if op.a_stage is not None else op.stage
-        desc_a = self.operand_desc(op.a, a_stage, op.a_kmajor, sa.swizzle)
-        desc_b = self.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
-        desc_a = self.warpgroup_rows(desc_a, op.a_kmajor, ra, sa.swizzle, lay.m_per_group)
+        desc_a, desc_b, sa, sb = self.operand_descs(op, lay.m_per_group)
         acc = self.tile(op.acc)  # type: ignore[attr-defined]
         n = N // 2  # f32 registers of one m64nN instruction
         ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]
@@ -383,7 +389,6 @@ class HopperOps:
             regs[mb * n:(mb + 1) * n] = [self.emit(f"extractvalue {sty} {res}, {i}") for i in range(n)]  # type: ignore[attr-defined]
         self.stmt("call void @llvm.nvvm.wgmma.commit_group.sync.aligned()")  # type: ignore[attr-defined]
         self.env[op.result.id] = regs  # type: ignore[attr-defined]
-        del cb
 
     def wgmma_wait(self, op: g.WgmmaWait) -> None:
         flat: list[str] = []

@@ -138,15 +138,10 @@ def _smem_part(em: Any, op: g.Wgmma) -> _Part:
     lay = em.layouts[op.result.id]
     N = op.result.shape[1]
     assert lay.m_per_group == 64, lay
-    sa, sb = em.layouts[op.a.id], em.layouts[op.b.id]
-    assert isinstance(sa, Shared) and isinstance(sb, Shared)
     _, ra, ca = op.a.shape
     _, rb, _ = op.b.shape
     K = ca if op.a_kmajor else ra
-    a_stage = op.a_stage if op.a_stage is not None else op.stage
-    desc_a = em.operand_desc(op.a, a_stage, op.a_kmajor, sa.swizzle)
-    desc_b = em.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
-    desc_a = em.warpgroup_rows(desc_a, op.a_kmajor, ra, sa.swizzle, 64)
+    desc_a, desc_b, sa, sb = em.operand_descs(op, 64)
     ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]
     ks = K // 16
     n = N // 2

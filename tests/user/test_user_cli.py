@@ -10,27 +10,13 @@ code", with no way on.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from userprog import tilec
+from userprog import tilec_at_root
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", REPO / "docs" / "reference.md", REPO / "examples" / "README.md"]
-
-
-def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """`tilec ARGS` from the checkout's root: in this process (`userprog.tilec`, no new interpreter's imports a
-    call; tests/cli covers the console script's own exit path) unless it reads `stdin` (the REPL sessions, in a
-    new interpreter as a user's)."""
-    if stdin is None:
-        with contextlib.chdir(REPO):
-            return tilec(*args)
-    return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
-                          text=True, timeout=120)
 
 
 def test_every_code_the_docs_tell_you_to_explain_exists() -> None:
@@ -43,18 +29,18 @@ def test_every_code_the_docs_tell_you_to_explain_exists() -> None:
 
 
 def test_an_unknown_code_says_where_to_look() -> None:
-    r = _tilec("explain", "E0302")
+    r = tilec_at_root("explain", "E0302")
     assert r.returncode == 1
     assert "not a known error code" in r.stderr and "`tilec explain` with no code lists" in r.stderr
-    listing = _tilec("explain")
+    listing = tilec_at_root("explain")
     assert listing.returncode == 0 and "E0303" in listing.stdout and "E0302" not in listing.stdout
 
 
 def test_the_readme_session() -> None:
-    assert _tilec("check", "examples/gemm.tile").returncode == 0
-    r = _tilec("emit", "examples/add.tile", "--stage", "ptx", "--arch", "sm_90")
+    assert tilec_at_root("check", "examples/gemm.tile").returncode == 0
+    r = tilec_at_root("emit", "examples/add.tile", "--stage", "ptx", "--arch", "sm_90")
     assert r.returncode == 0 and ".entry" in r.stdout
-    r = _tilec("explain", "E0303")
+    r = tilec_at_root("explain", "E0303")
     assert r.returncode == 0 and "borrows the same tensor twice" in r.stdout
 
 
@@ -83,7 +69,7 @@ s
 
 
 def test_a_scripted_repl_session() -> None:
-    r = _tilec("repl", stdin=REPL)
+    r = tilec_at_root("repl", stdin=REPL)
     out = r.stdout + r.stderr
     assert "f32 = 8.0" in out  # total(&a): N = 4 from the tensor
     assert "f32 = 15.0" in out  # total(&b): N = 5, known only at run time

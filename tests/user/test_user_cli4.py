@@ -8,38 +8,23 @@ kernel (`zeros::<T>` was f32 there too) and a bf16 scalar (shown as `1.0078125`)
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
 from pathlib import Path
 
-from userprog import tilec
+from userprog import tilec_at_root
 
-REPO = Path(__file__).resolve().parents[2]
 P = Path(__file__).parent / "programs"
-
-
-def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """`tilec ARGS` from the checkout's root: in this process (`userprog.tilec`, no new interpreter's imports a
-    call; tests/cli covers the console script's own exit path) unless it reads `stdin` (the REPL sessions, in a
-    new interpreter as a user's)."""
-    if stdin is None:
-        with contextlib.chdir(REPO):
-            return tilec(*args)
-    return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
-                          text=True, timeout=300)
 
 
 def test_check_every_program_denying_warnings() -> None:
     files = sorted(str(p) for p in P.glob("s*.tile"))
     assert len(files) == 10
-    r = _tilec("check", "-D", "warnings", *files)
+    r = tilec_at_root("check", "-D", "warnings", *files)
     assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
 
 
 def test_the_sanitizer_is_quiet_on_padded_halo_reads() -> None:
     for name, out in (("s07_stencil_halo", "[3, 20] -1.0"), ("s08_gather_scatter", "742.5 949.5 726.0")):
-        r = _tilec("run", "--sanitize", str(P / f"{name}.tile"))
+        r = tilec_at_root("run", "--sanitize", str(P / f"{name}.tile"))
         assert r.returncode == 0, r.stderr
         assert out in r.stdout
         assert "warning" not in r.stderr and "E0734" not in r.stderr, r.stderr
@@ -49,7 +34,7 @@ def test_emit_of_one_kernel() -> None:
     f = str(P / "s10_online_softmax.tile")
     want = {"ir": "load @x", "ptx": ".entry"}  # (every stage of every example: tests/cli)
     for stage, needle in want.items():
-        r = _tilec("emit", f, "--stage", stage, "--kernel", "softmax_online")
+        r = tilec_at_root("emit", f, "--stage", stage, "--kernel", "softmax_online")
         assert r.returncode == 0, (stage, r.stderr)
         assert needle in r.stdout, stage
 
@@ -74,7 +59,7 @@ r.0
 
 
 def test_a_repl_session_with_a_generic_host_function() -> None:
-    r = _tilec("repl", stdin=REPL)
+    r = tilec_at_root("repl", stdin=REPL)
     out = r.stdout + r.stderr
     assert "Traceback" not in out and "internal compiler error" not in out
     assert "Tensor<u8, [2]> (checked as Tensor<u8, [?]>) = [4, 4]" in out
@@ -90,7 +75,7 @@ def test_a_repl_session_with_a_generic_host_function() -> None:
 def test_doc_of_another_library_s_method_says_how_tile_spells_it() -> None:
     # `tilec doc astype` said "did you mean `types`?", `tilec doc mean` only that there is no entry
     for name, phrase in (("mean", "`t.sum(k) / n`"), ("astype", "convert with `as`")):
-        r = _tilec("doc", name)
+        r = tilec_at_root("doc", name)
         assert r.returncode == 1 and f"Tile has no `{name}`" in r.stderr and phrase in r.stderr, (name, r.stderr)
     from tilelang import doc
     from tilelang.sema.calls import method_habit
@@ -102,5 +87,5 @@ def test_doc_of_another_library_s_method_says_how_tile_spells_it() -> None:
 def test_the_repl_shows_the_code_of_an_instance_emit_cannot() -> None:
     # `tilec emit` has no instance of s04's kernel (launched only from a generic function); its help
     # points at the REPL, which compiles the instance the function launched (the session above ran it)
-    emit = _tilec("emit", str(P / "s04_int_types_generic.tile"), "--stage", "ptx")
+    emit = tilec_at_root("emit", str(P / "s04_int_types_generic.tile"), "--stage", "ptx")
     assert emit.returncode == 1 and "`:ptx KERNEL`" in emit.stderr

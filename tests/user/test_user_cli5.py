@@ -13,36 +13,22 @@ generic host function refusing 2.5 for an `i32` `T`."""
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from userprog import tilec
+from userprog import tilec_at_root
 
 from tilelang import cli
 
-REPO = Path(__file__).resolve().parents[2]
 P = Path(__file__).parent / "programs"
 V04 = str(P / "v04_two_kernel_reduction.tile")
-
-
-def _tilec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """`tilec ARGS` from the checkout's root: in this process (`userprog.tilec`, no new interpreter's imports a
-    call; tests/cli covers the console script's own exit path) unless it reads `stdin` (the REPL sessions, in a
-    new interpreter as a user's)."""
-    if stdin is None:
-        with contextlib.chdir(REPO):
-            return tilec(*args)
-    return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
-                          text=True, timeout=300)
 
 
 def test_check_every_program_denying_warnings() -> None:
     files = sorted(str(p) for p in P.glob("v*.tile"))
     assert len(files) == 6
-    r = _tilec("check", "-D", "warnings", *files)
+    r = tilec_at_root("check", "-D", "warnings", *files)
     assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
 
 
@@ -123,7 +109,7 @@ scan_scaled(&(arange::<f32>(20) as f16), 0.5f16)
 
 
 def test_a_repl_session_with_this_round_s_habits() -> None:
-    r = _tilec("repl", stdin=REPL)
+    r = tilec_at_root("repl", stdin=REPL)
     out = r.stdout + r.stderr
     assert "Traceback" not in out and "internal compiler error" not in out
     assert "f32 = 12.0" in out  # `let k = ..` with no `;`: the REPL adds it (it waited for more, then failed)

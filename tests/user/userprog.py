@@ -22,6 +22,7 @@ import tilelang.run as run
 from tilelang import driver
 from tilelang.diagnostics.model import Diagnostic
 
+REPO = Path(__file__).resolve().parents[2]
 DIR = Path(__file__).parent / "programs"
 
 #: a program's NumPy check: its tensors (by variable, see `program_tensors`) and what it printed
@@ -65,6 +66,17 @@ def tilec(*argv: str) -> subprocess.CompletedProcess[str]:
         render.configure(format=saved.format, color=saved.color)
     return subprocess.CompletedProcess([sys.executable, "-m", "tilelang", *argv], status,
                                        stdout.getvalue(), stderr.getvalue())
+
+
+def tilec_at_root(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`tilec ARGS` from the checkout's root, as a user types it there: in this
+    process (`tilec`) unless it reads `stdin` (the REPL sessions, in a new
+    interpreter as a user's)."""
+    if stdin is None:
+        with contextlib.chdir(REPO):
+            return tilec(*args)
+    return subprocess.run([sys.executable, "-m", "tilelang", *args], cwd=REPO, input=stdin, capture_output=True,
+                          text=True, timeout=300)
 
 
 def emit_ptx(name: str, arch: str, out: Path) -> subprocess.CompletedProcess[str]:

@@ -258,3 +258,18 @@ def assert_help_leads_to_a_working_program(path: Path, hint: str, edits: Iterabl
     assert any(hint in h for h in d.help), (path.name, d.help)
     result = driver.check(fixed_program(path, edits, tmp_path), deny_warnings=True)
     assert not result.diagnostics, (path.name, [f"{x.code}: {x.message}" for x in result.diagnostics])
+
+
+def assert_the_editor_shows_the_first_error(path: Path) -> None:
+    """The language server's analysis of `path` (what an editor shows) has no
+    internal error, and its first error is `tilec check`'s: the same code at
+    the same place, with the same help."""
+    from tilelang.lsp import analysis  # (0.4 s of imports the other user tests need not pay)
+
+    want = first_error(path)
+    an = analysis.analyze(path.read_text(encoding="utf-8"), str(path))
+    assert an.internal_error is None
+    errs = [d for d in an.diagnostics if d.severity.value == "error"]
+    assert errs and errs[0].code == want.code, (path.name, [d.code for d in errs])
+    assert want.primary_span is not None and errs[0].primary_span.start == want.primary_span.start, path.name
+    assert errs[0].help == want.help, path.name

@@ -11,11 +11,10 @@ as the oracle the checker is judged against. Each finding must be a located
 from __future__ import annotations
 
 import io
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+import clirunner
 import numpy as np
 import pytest
 
@@ -490,28 +489,8 @@ fn main() {
 
 # ---------------------------------------------------------------- the command line
 def _tilec(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`tilec --color never ARGS` in this process (`cli.run`, what `python -m tilelang` calls; tests/cli covers
-    the console script's own exit path), with `env` in the environment for the call."""
-    import contextlib
-
-    from tilelang import cli
-    from tilelang.diagnostics import render
-
-    out, err = io.StringIO(), io.StringIO()
-    saved, before = render.settings(), {k: os.environ.get(k) for k in env or {}}
-    os.environ.update(env or {})
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = cli.run(["--color", "never", *args])
-    finally:
-        render.configure(format=saved.format, color=saved.color)
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return subprocess.CompletedProcess([sys.executable, "-m", "tilelang", *args], status, out.getvalue(),
-                                       err.getvalue())
+    """`tilec --color never ARGS` in this process (`clirunner.run`), with `env` in the environment for the call."""
+    return clirunner.run("--color", "never", *args, env=env)
 
 
 RACY_UNSAFE = PRE + """

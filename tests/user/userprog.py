@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import clirunner
 import numpy as np
 import pytest
 
@@ -48,24 +49,10 @@ def assert_same_tensors(got: dict[str, np.ndarray], want: dict[str, np.ndarray],
 
 
 def tilec(*argv: str) -> subprocess.CompletedProcess[str]:
-    """`tilec ARGV...` run in this process (`cli.run`, what `python -m
-    tilelang` calls, with stdout and stderr captured): the status, output
-    and files of the subprocess without a new interpreter's imports a call
-    (tests/cli covers the console script's own exit path). An exception
-    escaping the CLI fails the test with its traceback (the console script
-    would report it as an ICE, status 101)."""
-    from tilelang import cli
-    from tilelang.diagnostics import render
-
-    stdout, stderr = io.StringIO(), io.StringIO()
-    saved = render.settings()  # `cli.run` configures the process's rendering: put it back after
-    try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            status = cli.run(list(argv))
-    finally:
-        render.configure(format=saved.format, color=saved.color)
-    return subprocess.CompletedProcess([sys.executable, "-m", "tilelang", *argv], status,
-                                       stdout.getvalue(), stderr.getvalue())
+    """`tilec ARGV...` run in this process (`clirunner.run`): the status,
+    output and files of the subprocess without a new interpreter's imports a
+    call; an exception escaping the CLI fails the test with its traceback."""
+    return clirunner.run(*argv)
 
 
 def tilec_at_root(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

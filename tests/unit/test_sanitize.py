@@ -55,8 +55,8 @@ def _line(d, src: str) -> int:  # type: ignore[no-untyped-def]
 
 
 # ---------------------------------------------------------------- (a) two blocks store one element
-def test_two_blocks_store_one_element() -> None:
-    src = """
+# blocks 1.. store element 0 of `out` as block 0 does, in `unsafe` (the checker accepts it; the sanitizer does not)
+SPREAD = """
 kernel fn spread<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [B]>) {
     z.store(z.load());
     unsafe {
@@ -68,9 +68,13 @@ fn main() {
     let mut z = ones::<f32>([1024]);
     let out = zeros::<f32>([256]);
     spread(z.partition([256]), &out).sync();
+    print(out.sum());
 }
 """
-    d = fails(src, "E0730")
+
+
+def test_two_blocks_store_one_element() -> None:
+    d = fails(SPREAD, "E0730")
     assert "`spread`" in d.message and "blocks (0) and (1)" in d.message
     assert "element [0] of `out`" in d.message
     assert any(lab.message == "in this launch" for lab in d.labels)
@@ -493,21 +497,7 @@ def _tilec(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     return clirunner.run("--color", "never", *args, env=env)
 
 
-RACY_UNSAFE = PRE + """
-kernel fn spread<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [B]>) {
-    z.store(z.load());
-    unsafe {
-        store_unchecked(&out, [0], z.load());
-    }
-}
-
-fn main() {
-    let mut z = ones::<f32>([1024]);
-    let out = zeros::<f32>([256]);
-    spread(z.partition([256]), &out).sync();
-    print(out.sum());
-}
-"""
+RACY_UNSAFE = PRE + SPREAD
 
 
 def test_tilec_run_sanitize_and_the_environment(tmp_path: Path) -> None:

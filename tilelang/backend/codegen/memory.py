@@ -125,6 +125,18 @@ class MemoryOps(ArithOps):
         al = self.emit(f"icmp eq i64 {lo}, 0")
         return self.and_all([whole, al, *lanes])
 
+    def _element(self, info: _TensorInfo, coords: list[str], addr: str, j: int, valid: str | None,
+                 lane: str | None, mt: str) -> tuple[str | None, str]:
+        """Element j of the chunk at `coords` (address `addr`), on the scalar
+        path: i1 whether to touch it (the chunk `valid`, inside the tensor, its
+        mask `lane` on; None: always) and its address."""
+        cj = list(coords)
+        if j:
+            cj[-1] = self.emit(f"add i32 {coords[-1]}, {j}")
+        ok = self.and_all([valid, self.in_bounds(info, cj), lane])
+        pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")
+        return ok, pj
+
     def load(self, op: ir.Load) -> None:
         r = op.result
         info = self.tensors[op.tensor]
@@ -182,11 +194,7 @@ class MemoryOps(ArithOps):
             if V == 1 or not spec:
                 vals = []
                 for j in range(V):
-                    cj = list(coords)
-                    if j:
-                        cj[-1] = self.emit(f"add i32 {coords[-1]}, {j}")
-                    ok = self.and_all([valid, self.in_bounds(info, cj), mask[k * V + j] if mask else None])
-                    pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")
+                    ok, pj = self._element(info, coords, addr, j, valid, mask[k * V + j] if mask else None, mt)
                     ld, skip, jn = self.new_label("le"), self.new_label("lk"), self.new_label("lm")
                     self.cbr(ok or "true", ld, skip)
                     self.label(ld)
@@ -252,11 +260,7 @@ class MemoryOps(ArithOps):
                     self.label(slow_l)
             if V == 1 or not spec:
                 for j in range(V):
-                    cj = list(coords)
-                    if j:
-                        cj[-1] = self.emit(f"add i32 {coords[-1]}, {j}")
-                    ok = self.and_all([valid, self.in_bounds(info, cj), mask[k * V + j] if mask else None])
-                    pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")
+                    ok, pj = self._element(info, coords, addr, j, valid, mask[k * V + j] if mask else None, mt)
                     self.store_if(ok, mt, mvals[j], pj, es, ("se", "sm"))
                 self.br(join)
             self.label(join)

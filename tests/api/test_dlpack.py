@@ -3,23 +3,22 @@ and `__dlpack_device__` is used in place. Host memory is viewed by NumPy; a
 "CUDA" export (a host capsule behind a CUDA device tag, run by a fake CUDA
 device that reads host memory) exercises the capsule reader, the stream it
 asks for, and that the export lives as long as a launch may use it. Host
-functions give results back in the library of their arguments."""
+functions give results back in the library of their arguments. The fake CUDA
+device is `test_cuda_plumbing.py`'s."""
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import sys
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
+from test_cuda_plumbing import FakeCudaDevice
 
 import tilelang
 from tilelang.api import arrays, in_flight, module
 from tilelang.dtypes import DType
-from tilelang.runtime.cpu import CpuDevice
 
 P = tilelang.partition
 
@@ -54,33 +53,6 @@ class OnlyDLPack:
         if max_version is not None and not self.versioned:
             raise TypeError("max_version")  # a DLPack 0.x producer
         return self.a.__dlpack__()
-
-
-class FakeCudaDevice(CpuDevice):
-    name = "fake-cuda"
-    kind = "gpu"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ctx = SimpleNamespace(make_current=lambda: None)
-        self.streams: dict[int, object] = {}
-        self.ran_on: list[object] = []
-
-    def wrap_external(
-        self, ptr: int, shape: tuple[int, ...], np_dtype: Any, nbytes: int
-    ) -> np.ndarray:
-        raw = (ctypes.c_char * max(nbytes, 1)).from_address(ptr)
-        return np.frombuffer(raw, dtype=np.uint8)[:nbytes].view(np_dtype).reshape(shape)
-
-    def foreign_stream(self, handle: int) -> object:
-        return self.streams.setdefault(handle, object())
-
-    def sync_foreign(self, stream: object) -> None:
-        pass
-
-    def run(self, prepared, grid, args, stream=None, span=None) -> None:  # type: ignore[no-untyped-def]
-        self.ran_on.append(stream)
-        super().run(prepared, grid, args, stream, span)
 
 
 @pytest.fixture

@@ -100,14 +100,16 @@ def constant_grid(parts: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> tuple
         if len(shape) != len(tile) or any(n < 0 or t <= 0 for n, t in zip(shape, tile, strict=True)):
             return None
         g = tuple(-(-n // t) for n, t in zip(shape, tile, strict=True))
-        if grid is not None and _trim(g) != _trim(grid):
+        if grid is not None and trim_grid(g) != trim_grid(grid):
             return None
         if grid is None or len(g) > len(grid):
             grid = g
     return grid if grid is not None and len(grid) <= 3 else None
 
 
-def _trim(grid: tuple[int, ...]) -> tuple[int, ...]:
+def trim_grid(grid: tuple[int, ...]) -> tuple[int, ...]:
+    """`grid` without its trailing 1s (at least one axis): grids equal up to
+    trailing 1s are one grid (CUDA's rule)."""
     n = len(grid)
     while n > 1 and grid[n - 1] == 1:
         n -= 1

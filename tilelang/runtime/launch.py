@@ -42,7 +42,7 @@ from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
-from tilelang.requires import DivisionByZero, Requirement, grid_values, quoted, requirements
+from tilelang.requires import DivisionByZero, Requirement, grid_values, quoted, requirements, trim_grid
 from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
@@ -267,7 +267,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                 .with_help("reshape the tensor to at most three dimensions before partitioning it"))
         if grid is None:
             grid, grid_from = p.grid, (spec.name, arg.span)
-        elif _trim_grid(p.grid) == _trim_grid(grid):
+        elif trim_grid(p.grid) == trim_grid(grid):
             # Grids equal up to trailing 1s are one grid (CUDA's rule): an
             # [N, D] output tiled [BM, D] and an [N] one tiled [BM] agree.
             if len(p.grid) > len(grid):
@@ -343,7 +343,7 @@ def _check_group_grid(spec: ParamSpec, arg: LaunchArg, axis: int, grid: tuple[in
     p: Partition = arg.value
     want = list(grid) + [1] * (axis + 1 - len(grid))
     want[axis] = 1
-    if _trim_grid(p.grid) != _trim_grid(tuple(want)):
+    if trim_grid(p.grid) != trim_grid(tuple(want)):
         fail(Diagnostic.error(
             codes.GRID_MISMATCH,
             f"`{spec.name}` is written once a group of `last_block({axis})`: its partition must give "
@@ -375,14 +375,6 @@ def _check_cluster_grid(kname: str, cluster: tuple[int, int, int], grid: tuple[i
                 .with_help(f"partition so that axis {axis} has a multiple of {c} tiles (pad the tensor, or "
                            "choose another tile shape)"))
             return
-
-
-def _trim_grid(grid: tuple[int, ...]) -> tuple[int, ...]:
-    """`grid` without its trailing 1s (at least one axis)."""
-    n = len(grid)
-    while n > 1 and grid[n - 1] == 1:
-        n -= 1
-    return grid[:n]
 
 
 def _check_tile_runnable(kname: str, spec: ParamSpec, p: Partition, span: Span,

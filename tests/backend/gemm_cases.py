@@ -1,10 +1,13 @@
 """Tile source for GEMM kernels as users write them (shared by the GEMM tests
 and `benchmarks/gemm.py`): C = A @ B (or A @ B^T with B stored [N, K], as in a
-linear layer), f16/bf16 inputs, f32 accumulation, f16/bf16/f32 output."""
+linear layer), f16/bf16 inputs, f32 accumulation, f16/bf16/f32 output; and
+random inputs for them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,28 @@ class GemmConfig:
         h = "".join(f"_{k}{v}" for k, v in (("w", self.warps), ("s", self.stages)) if v is not None)
         u = "_unsafe" if self.unsafe_store else ""
         return f"{self.dtype}_{t}_{self.bm}x{self.bn}x{self.bk}{h}_{self.out}{u}"
+
+    def inputs(self, M: int, N: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Standard normal A [M, K] and B ([N, K] with `trans_b`, else [K, N]) in
+        the input type (bf16 as float32 arrays of exact bf16 values), and C [M, N]
+        of the output type full of NaN (an unwritten element shows)."""
+        rng = np.random.default_rng(seed)
+        np_in = np.float16 if self.dtype == "f16" else np.float32
+        a = rng.standard_normal((M, K)).astype(np_in)
+        b = rng.standard_normal((N, K) if self.trans_b else (K, N)).astype(np_in)
+        if self.dtype == "bf16":  # exact bf16 values
+            a = (a.view(np.uint32) & 0xFFFF0000).view(np.float32)
+            b = (b.view(np.uint32) & 0xFFFF0000).view(np.float32)
+        c = np.full((M, N), np.nan, np.float32 if self.out == "f32" else np.float16)
+        return a, b, c
+
+    def assert_product(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
+        """Every element of C written, and C = A @ B (B^T with `trans_b`) in
+        float64 within the output type's tolerance (atol growing as sqrt(K))."""
+        ref = a.astype(np.float64) @ (b.astype(np.float64).T if self.trans_b else b.astype(np.float64))
+        assert not np.isnan(c).any(), "unwritten elements"
+        tol = 1e-3 if self.out == "f32" else 2e-2
+        np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol * np.sqrt(max(a.shape[1], 1)))
 
     def source(self) -> str:
         hints = ", ".join(f"{k} = {v}" for k, v in (("num_warps", self.warps), ("stages", self.stages))

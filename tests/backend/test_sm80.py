@@ -42,29 +42,14 @@ def _facts(*arrays: np.ndarray) -> dict[str, TensorFacts]:
     return {n: TensorFacts(True, tuple(d % 16 == 0 for d in x.shape)) for n, x in zip("cab", arrays, strict=True)}
 
 
-def _inputs(cfg: GemmConfig, M: int, N: int, K: int, seed: int):  # type: ignore[no-untyped-def]
-    rng = np.random.default_rng(seed)
-    np_in = np.float16 if cfg.dtype == "f16" else np.float32
-    a = rng.standard_normal((M, K)).astype(np_in)
-    b = rng.standard_normal((N, K) if cfg.trans_b else (K, N)).astype(np_in)
-    if cfg.dtype == "bf16":  # exact bf16 values
-        a = (a.view(np.uint32) & 0xFFFF0000).view(np.float32)
-        b = (b.view(np.uint32) & 0xFFFF0000).view(np.float32)
-    c = np.full((M, N), np.nan, np.float32 if cfg.out == "f32" else np.float16)
-    return a, b, c
-
-
 def _run(cfg: GemmConfig, M: int, N: int, K: int, seed: int, arch: str = "sm_80") -> str:
-    a, b, c = _inputs(cfg, M, N, K, seed)
+    a, b, c = cfg.inputs(M, N, K, seed)
     k = _kernel(cfg)
     facts = _facts(c, a, b)
     text = print_gpu_kernel(lower_gpu(k, arch, facts))
     assert "dot.mma.sync.smem" in text and "cp.async.commit" in text, text
     SimDevice(arch).run(k, (-(-M // cfg.bm), -(-N // cfg.bn)), [c, a, b], facts)
-    ref = a.astype(np.float64) @ (b.astype(np.float64).T if cfg.trans_b else b.astype(np.float64))
-    assert not np.isnan(c).any(), "unwritten elements"
-    tol = 1e-3 if cfg.out == "f32" else 2e-2
-    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol * np.sqrt(max(K, 1)))
+    cfg.assert_product(a, b, c)
     return text
 
 
@@ -219,7 +204,7 @@ def test_sm80_gemm_gpu_matches_interpreter(cfg: GemmConfig, monkeypatch) -> None
     np_out = {"f16": np.float16, "bf16": np.float32, "f32": np.float32}[cfg.out]
     rng = np.random.default_rng()
     for M, N, K in GPU_SHAPES:
-        a, b, _ = _inputs(cfg, M, N, K, int(rng.integers(1 << 30)))
+        a, b, _ = cfg.inputs(M, N, K, int(rng.integers(1 << 30)))
         c_cpu = np.full((M, N), np.nan, dtype=np_out)
         mod.gemm[cfg.bm, cfg.bn, cfg.bk](tilelang.partition(c_cpu, [cfg.bm, cfg.bn]), a, b).sync()
         ta = torch.tensor(a.astype(np.float32), device="cuda").to(tdt[cfg.dtype])

@@ -18,13 +18,10 @@ import numpy as np
 import pytest
 from gpu_probe import nvdisasm_path
 from test_decode_tc_pipeline import G, _assemble_sm90a, _inputs
-from test_decode_wg_pipeline import _check, _reference
+from test_decode_wg_pipeline import _check, _lowered, _reference
 
 import tilelang
-from tilelang.backend.facts import TensorFacts
 from tilelang.dtypes import DType
-from tilelang.ir.lower import lower_kernel
-from tilelang.runtime.launch import ArgFact
 
 VARIANTS = Path(__file__).resolve().parents[2] / "benchmarks" / "attention_variants.tile"
 NVDISASM = nvdisasm_path()  # on PATH or from the nvidia-cuda-nvdisasm wheel (the test extra)
@@ -60,10 +57,7 @@ def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int, dtype: str): 
     params = [("o_part", f32, (bhkv * splits * G, 2, dh), (G, 2, dh)), ("lse_part", f32, (bhkv * splits, G), (1, G)),
               ("q", t, (bhkv * G, 2, dh), None), ("k", t, (bhkv, 2 * smax, dh), None),
               ("v", t, (bhkv, 2 * smax, dh), None)]
-    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-    kir = lower_kernel(tilelang.load(str(VARIANTS))._program, "decode_split_h2", {"T": t, "G": G, "BN": bn, "DH": dh},
-                       {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
-    return kir, facts
+    return _lowered(tilelang.load(str(VARIANTS))._program, "decode_split_h2", {"T": t, "G": G, "BN": bn, "DH": dh}, params)
 
 
 def test_decode_split_h2_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -13,15 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_decode_tc_pipeline import G, _assemble_sm90a, _inputs
-from test_decode_wg_pipeline import _check, _reference
+from test_decode_wg_pipeline import _check, _lowered, _reference
 
 import tilelang
 from tilelang.backend import emit_ptx
-from tilelang.backend.facts import TensorFacts
 from tilelang.dtypes import DType
 from tilelang.interp import run_kernel
-from tilelang.ir.lower import lower_kernel
-from tilelang.runtime.launch import ArgFact
 
 VARIANTS = Path(__file__).resolve().parents[2] / "benchmarks" / "attention_variants.tile"
 P = tilelang.partition
@@ -61,10 +58,7 @@ def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int, dtype: str): 
     t, f32 = DType.parse(dtype), DType.F32
     params = [("o_part", f32, (bhkv, splits * G, d), (1, G, d)), ("lse_part", f32, (bhkv, splits * G), (1, G)),
               ("q", t, (bhkv, G, d), None), ("k", t, (bhkv, smax, d), None), ("v", t, (bhkv, smax, d), None)]
-    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-    kir = lower_kernel(tilelang.load(str(VARIANTS))._program, "decode_split_queue", {"T": t, "G": G, "BN": bn, "D": d},
-                       {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
-    return kir, facts
+    return _lowered(tilelang.load(str(VARIANTS))._program, "decode_split_queue", {"T": t, "G": G, "BN": bn, "D": d}, params)
 
 
 # (heavy: 5 pulling blocks for 4 shares a row, some pulling none; the same kernel pulls several a block at 2,

@@ -13,15 +13,19 @@ import shutil
 import numpy as np
 import pytest
 from ptxas_report import assemble
-from test_decode_wg_pipeline import _check, _reference, _sdpa_case, _simulate  # decode_split_wg's
+from test_decode_wg_pipeline import (  # decode_split_wg's
+    _check,
+    _lowered,
+    _reference,
+    _sdpa_case,
+    _simulate,
+    _split_params,
+)
 
 import tilelang
 from tilelang.backend import emit_ptx, lower_gpu
-from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.printer import print_gpu_kernel
 from tilelang.dtypes import DType
-from tilelang.ir.lower import lower_kernel
-from tilelang.runtime.launch import ArgFact
 
 G, M = 4, 64
 STD = "use std::attention::{decode_split_tc, decode_combine};\n"
@@ -57,13 +61,8 @@ def test_decode_split_tc_on_the_interpreter(bhkv: int, smax: int, clen: int, spl
 
 
 def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int):  # type: ignore[no-untyped-def]
-    f16, f32 = DType.parse("f16"), DType.F32
-    params = [("o_part", f32, (bhkv * splits, G, d), (1, M, d)), ("lse_part", f32, (bhkv * splits, G), (1, M)),
-              ("q", f16, (bhkv, G, d), None), ("k", f16, (bhkv, smax, d), None), ("v", f16, (bhkv, smax, d), None)]
-    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-    kir = lower_kernel(tilelang.compile(STD)._program, "decode_split_tc", {"T": f16, "BN": bn, "D": d},
-                       {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
-    return kir, facts
+    return _lowered(tilelang.compile(STD)._program, "decode_split_tc", {"T": DType.parse("f16"), "BN": bn, "D": d},
+                    _split_params(bhkv, smax, splits, d))
 
 
 # D = 128: the rotated loop by default, the overlapped one with ROTATE=0 (and

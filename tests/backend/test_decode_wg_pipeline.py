@@ -83,15 +83,26 @@ def test_decode_split_wg_on_the_interpreter(bhkv: int, smax: int, clen: int, spl
     _check(o, lse, *_reference(q, k, v, clen, splits, bn, 0.125))
 
 
-def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int):  # type: ignore[no-untyped-def]
-    f16, f32 = DType.parse("f16"), DType.F32
-    params = [("o_part", f32, (bhkv * splits, G, d), (1, M, d)), ("lse_part", f32, (bhkv * splits, G), (1, M)),
-              ("q", f16, (bhkv, G, d), None), ("k", f16, (bhkv, smax, d), None), ("v", f16, (bhkv, smax, d), None)]
+def _lowered(program, name: str, generics: dict, params: list):  # type: ignore[no-untyped-def]
+    """Kernel `name` of `program` lowered with `generics` for the arguments
+    `params` ((name, dtype, shape, tile shape or None) each), and the
+    arguments' facts (16-byte aligned; which dims are multiples of 16)."""
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-    name = "decode_split_wgl" if bn == 128 else "decode_split_wg"
-    kir = lower_kernel(_variants()._program, name, {"T": f16, "G": G, "M": M, "BN": bn, "D": d},
-                       {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
+    kir = lower_kernel(program, name, generics, {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
     return kir, facts
+
+
+def _split_params(bhkv: int, smax: int, splits: int, d: int) -> list:
+    """The f16 decode split's arguments: partial outputs and log-sum-exps (an M-row tile a share), q, k, v."""
+    f16, f32 = DType.parse("f16"), DType.F32
+    return [("o_part", f32, (bhkv * splits, G, d), (1, M, d)), ("lse_part", f32, (bhkv * splits, G), (1, M)),
+            ("q", f16, (bhkv, G, d), None), ("k", f16, (bhkv, smax, d), None), ("v", f16, (bhkv, smax, d), None)]
+
+
+def _kernel_ir(bhkv: int, smax: int, splits: int, bn: int, d: int):  # type: ignore[no-untyped-def]
+    name = "decode_split_wgl" if bn == 128 else "decode_split_wg"
+    return _lowered(_variants()._program, name, {"T": DType.parse("f16"), "G": G, "M": M, "BN": bn, "D": d},
+                    _split_params(bhkv, smax, splits, d))
 
 
 def _simulate(kir, facts, q, k, v, clen: int, splits: int):  # type: ignore[no-untyped-def]

@@ -95,19 +95,31 @@ FRAGMENTS = ["{", "}", "(", ")", ";", ",", "<", ">", ">>", "&&", "&", "_", "fn",
              "Tensor<Tensor<f32>>", "&&x", "a < b < c", "mut", "kernel", "$", "-", "!", "?"]
 
 
+def _small_programs() -> list[str]:
+    """The code of each program in the repository under 3,000 characters."""
+    sources = [scan(p.read_text(encoding="utf-8")).code for p in PROGRAMS]
+    return [s for s in sources if len(s) < 3000]
+
+
+def _mutant(rng: random.Random, sources: list[str]) -> str:
+    """One of `sources` with 1 to 3 random edits: a `FRAGMENTS` entry inserted,
+    or 1 to 6 characters deleted."""
+    text = rng.choice(sources)
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(text) + 1)
+        if rng.random() < 0.5:
+            text = text[:i] + " " + rng.choice(FRAGMENTS) + " " + text[i:]
+        else:
+            text = text[:i] + text[i + rng.randint(1, 6):]
+    return text
+
+
 def test_mutated_programs_agree_with_lark() -> None:
     rng = random.Random(2026)
-    sources = [scan(p.read_text(encoding="utf-8")).code for p in PROGRAMS]
-    sources = [s for s in sources if len(s) < 3000]
+    sources = _small_programs()
     checked = 0
     for _ in range(300):
-        text = rng.choice(sources)
-        for _ in range(rng.randint(1, 3)):
-            i = rng.randrange(len(text) + 1)
-            if rng.random() < 0.5:
-                text = text[:i] + " " + rng.choice(FRAGMENTS) + " " + text[i:]
-            else:
-                text = text[:i] + text[i + rng.randint(1, 6):]
+        text = _mutant(rng, sources)
         ref, got = both(text, "module")
         assert got == ref, text
         checked += ref is not None
@@ -144,17 +156,10 @@ def test_a_rejection_names_the_offset_of_lark_s_error() -> None:
     from tilelang.syntax.parser import _error_offset
 
     rng = random.Random(7)
-    sources = [scan(p.read_text(encoding="utf-8")).code for p in PROGRAMS]
-    sources = [s for s in sources if len(s) < 3000]
+    sources = _small_programs()
     compared = 0
     for _ in range(800):
-        text = rng.choice(sources)
-        for _ in range(rng.randint(1, 3)):
-            i = rng.randrange(len(text) + 1)
-            if rng.random() < 0.5:
-                text = text[:i] + " " + rng.choice(FRAGMENTS) + " " + text[i:]
-            else:
-                text = text[:i] + text[i + rng.randint(1, 6):]
+        text = _mutant(rng, sources)
         lo = rng.randrange(len(text) // 2 + 1)
         lo = text.rfind("\n", 0, lo) + 1
         try:
@@ -179,8 +184,7 @@ def test_the_error_parser_reports_what_lark_s_tree_parser_does() -> None:
     from tilelang.syntax.parser import _error_lark, _vocabulary
 
     rng = random.Random(11)
-    sources = [scan(p.read_text(encoding="utf-8")).code for p in PROGRAMS]
-    sources = [s for s in sources if len(s) < 3000]
+    sources = _small_programs()
     extra = ["fn main() { let x = 1.; }", "fn main() { let y = 2.foo(; }", "kernel add() {}",
              "fn main() { x. }", "fn f() { else { } }", "fn main() { let a = 1.e; }"]
     compared = 0
@@ -188,13 +192,7 @@ def test_the_error_parser_reports_what_lark_s_tree_parser_does() -> None:
         if i < len(extra):
             text = extra[i]
         else:
-            text = rng.choice(sources)
-            for _ in range(rng.randint(1, 3)):
-                j = rng.randrange(len(text) + 1)
-                if rng.random() < 0.5:
-                    text = text[:j] + " " + rng.choice(FRAGMENTS) + " " + text[j:]
-                else:
-                    text = text[:j] + text[j + rng.randint(1, 6):]
+            text = _mutant(rng, sources)
         got = []
         for parser in (lark_parser(), _error_lark()):
             try:

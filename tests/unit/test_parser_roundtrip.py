@@ -7,10 +7,9 @@ hand-written cases reach.
 
 from __future__ import annotations
 
-import dataclasses
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_parser import shape
 
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.source import DUMMY_SPAN, SourceMap
@@ -88,16 +87,6 @@ stmts: st.SearchStrategy[ast.Stmt] = st.one_of(
 def _fn(body: ast.Block) -> ast.Module:
     fn = ast.FnDecl(ident("f"), False, (), (), (), None, body, S)
     return ast.Module((fn,), S)
-
-
-def shape(node: object) -> object:
-    if isinstance(node, tuple):
-        return tuple(shape(x) for x in node)
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return (type(node).__name__, *(shape(getattr(node, f.name))
-                                       for f in dataclasses.fields(node)
-                                       if f.name not in ("span", "op_span", "text")))
-    return node
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -169,7 +169,8 @@ def test_assert_in_vector_mode_replays_the_failing_chunk_exactly() -> None:
     assert z_after == [10, 10, -1, -1, -1, -1] and lines == ["stored 0"]
 
 
-def test_assert_passing_in_vector_mode() -> None:
+def _asserting_kernel() -> ir.Kernel:
+    """z[b] = b in block b, after a device assert that always holds (`b >= 0`)."""
     from tilelang.ir.builder import Builder
 
     b = Builder("ok")
@@ -177,7 +178,11 @@ def test_assert_passing_in_vector_mode() -> None:
     pid = b.block_id(0)
     b.assert_(b.elementwise(ir.ElemOp.GE, pid, b.const(0, DType.I32)), "fine")
     b.store("z", (pid,), b.reshape(pid, (1,)))
-    k = b.finish()
+    return b.finish()
+
+
+def test_assert_passing_in_vector_mode() -> None:
+    k = _asserting_kernel()
     z = np.zeros(5, np.int32)
     run_kernel(k, (5,), [z], mode="vector")
     assert z.tolist() == [0, 1, 2, 3, 4]
@@ -215,14 +220,7 @@ def test_big_asserting_kernels_fall_back_to_block_mode(monkeypatch: pytest.Monke
     monkeypatch.setattr(vector, "SNAPSHOT_BYTES", 0)
     calls: list[object] = []
     monkeypatch.setattr(machine, "run_vectorised", lambda *a, **k: calls.append(a))
-    from tilelang.ir.builder import Builder
-
-    b = Builder("ok")
-    b.tensor_param("z", DType.I32, 1, mutable=True, tile_shape=(1,))
-    pid = b.block_id(0)
-    b.assert_(b.elementwise(ir.ElemOp.GE, pid, b.const(0, DType.I32)), "fine")
-    b.store("z", (pid,), b.reshape(pid, (1,)))
-    k = b.finish()
+    k = _asserting_kernel()
     z = np.zeros(5, np.int32)
     run_kernel(k, (5,), [z])  # auto: the snapshot would be too big
     assert calls == [] and z.tolist() == [0, 1, 2, 3, 4]

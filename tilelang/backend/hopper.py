@@ -513,9 +513,7 @@ class HopperOps:
             self.br(join)  # type: ignore[attr-defined]
             self.label(slow_l)  # type: ignore[attr-defined]
             for j in range(epc):
-                cj = col if j == 0 else self.emit(f"add i32 {col}, {j}")  # type: ignore[attr-defined]
-                ok = self.in_bounds(info, [row, cj])  # type: ignore[attr-defined]
-                pj = addr if j == 0 else self.emit(f"getelementptr {mt}, ptr addrspace(1) {addr}, i64 {j}")  # type: ignore[attr-defined]
+                ok, pj = self._element(info, [row, col], addr, j, None, None, mt)  # type: ignore[attr-defined]
                 v = self.emit(f"extractelement {ct} {chunk}, i32 {j}")  # type: ignore[attr-defined]
                 self.store_if(ok, mt, v, pj, es, ("ee", "em"))  # type: ignore[attr-defined]
             self.br(join)  # type: ignore[attr-defined]

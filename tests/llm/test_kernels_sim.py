@@ -52,6 +52,14 @@ def _ring_copies(op) -> int:  # type: ignore[no-untyped-def]
     return len(re.findall(r"call void @llvm\.nvvm\.cp\.async\.cg\.shared\.global\.16\.s\(.*, i32 %\S+\)", ll))
 
 
+def _gate_up_of_layer_1(w: np.ndarray, x: np.ndarray, g: np.ndarray, n: int) -> np.ndarray:
+    """What `rms_gate_up` gives for layer 1 of two (its gate's n rows, then its
+    up's, from row 2n of `w`): silu(gate) * up of x RMS-normed by `g[1]` (eps 1e-6)."""
+    xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
+    gate, up = w[2 * n : 3 * n] @ xn, w[3 * n :] @ xn
+    return gate / (1 + np.exp(-gate)) * up
+
+
 def _check(op, grid: tuple[int, ...], outs: list[int], tol: float = 1e-4) -> None:  # type: ignore[no-untyped-def]
     got = _simulate(op, grid)
     op.sync()  # the interpreter, in place on the original arrays
@@ -175,9 +183,7 @@ def test_rms_gemv_and_gate_up(k, st: int, mb: int) -> None:  # type: ignore[no-u
     op = k.rms_gate_up[16, 128, st, mb, 0, 0, 0, 0](P(h, [16]), wgu, x, g, 1, 1e-6, w, 0, 0)
     assert _ring_copies(op) == (8 if st == 4 else 0)  # gate and up: a ring each
     _check(op, (1,), [0])
-    xn = x / np.sqrt((x * x).mean() + 1e-6) * g[1]
-    gate, up = wgu[2 * n : 3 * n] @ xn, wgu[3 * n :] @ xn
-    want = gate / (1 + np.exp(-gate)) * up
+    want = _gate_up_of_layer_1(wgu, x, g, n)
     np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 

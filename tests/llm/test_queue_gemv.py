@@ -17,7 +17,7 @@ from plan import QUEUE_SHAPES, plan_for, queue_plan
 from ptxas_report import assemble
 from reference import NumpyQwen3
 from test_engine import TINY, _close, _tokens
-from test_kernels_sim import _check, _rand
+from test_kernels_sim import _check, _gate_up_of_layer_1, _rand
 
 import tilelang
 from tilelang.backend.target import ptxas_available
@@ -67,8 +67,7 @@ def test_queued_rms_gemv_and_gate_up(k, st: int) -> None:  # type: ignore[no-unt
     h = np.zeros(n, np.float32)
     op = k.rms_gate_up_queue[8, 128, st, 0](P(h, [8]), wgu, x, g, 1, n, 1e-6)
     _check(op, (6,), [0])
-    gate, up = wgu[2 * n : 3 * n] @ xn, wgu[3 * n :] @ xn
-    want = gate / (1 + np.exp(-gate)) * up
+    want = _gate_up_of_layer_1(wgu, x, g, n)
     np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 

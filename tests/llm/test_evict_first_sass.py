@@ -20,11 +20,11 @@ import dataclasses
 import numpy as np
 import pytest
 from ptxas_report import assemble, hinted_copy_faults, sass
+from test_gemv_registers import _facts
 
 import tilelang  # noqa: F401  (the engine's modules import it)
-from tilelang.backend import TensorFacts, compile_kernel
+from tilelang.backend import compile_kernel
 from tilelang.backend.target import Target, ptxas_available
-from tilelang.ir import nodes as ir
 
 pytestmark = pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
 
@@ -71,10 +71,7 @@ def _hinted_kernels(eng, loads: bool) -> dict[str, str]:  # type: ignore[no-unty
             kir = op._plan.kir
             if "stages" not in kir.hints or kir.num_stages < 2:
                 continue  # no ring (`passes/stream_loads.py`)
-            facts = {p.name: TensorFacts(True, tuple(n % 16 == 0 for n in a.shape), False,
-                                         loads and p.name not in LATE)
-                     for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
-                     if isinstance(p, ir.TensorParam)}
+            facts = _facts(op, early={p.name for p in kir.params} - LATE if loads else ())
             if (id(kir), repr(facts)) in seen:
                 continue  # (every layer's op of a kind: the same kernel and facts, the same PTX)
             seen.add((id(kir), repr(facts)))

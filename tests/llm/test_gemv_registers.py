@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -58,16 +59,18 @@ def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # t
     return k.gemv_add[(*full, 0)](y, w, x, 1, w, 0, 5)
 
 
+def _facts(op, args=None, early: Collection[str] = ()) -> dict[str, TensorFacts]:  # type: ignore[no-untyped-def]
+    """The facts of an operation's tensor arguments (its own arrays, or `args`):
+    16-byte aligned and which dims are multiples of 16, as `CudaDevice` derives
+    them; `early` the tensors a PDL kernel may read before its wait."""
+    args = op._kernel_args(op._hosts) if args is None else args
+    return {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape), False, p.name in early)
+            for p, a in zip(op._plan.kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
+
+
 def _ptx(op) -> str:  # type: ignore[no-untyped-def]
-    """An operation's kernel as PTX for sm_90a, with the facts its arrays give
-    (alignment and 16-divisible dims, as `CudaDevice` derives them)."""
-    kir = op._plan.kir
-    facts = {
-        p.name: TensorFacts(True, tuple(dim % 16 == 0 for dim in a.shape), False)
-        for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
-        if isinstance(p, ir.TensorParam)
-    }
-    return emit_ptx(kir, "sm_90a", facts)
+    """An operation's kernel as PTX for sm_90a, with the facts its arrays give."""
+    return emit_ptx(op._plan.kir, "sm_90a", _facts(op))
 
 
 @pytest.mark.parametrize(("model", "pf"), [("qwen3-0.6b", (0, 0)), ("qwen3-4b", (0, 0)), ("qwen3-8b", (0, 0)),
@@ -113,9 +116,7 @@ def test_peeled_gemvs_lead_with_their_weights() -> None:
         kir = op._plan.kir
         args = op._kernel_args(op._hosts)
         for early in (set(), {"w", "g"}):
-            facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in a.shape), False, p.name in early)
-                     for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
-            ptx = compile_kernel(kir, tgt, facts).ptx
+            ptx = compile_kernel(kir, tgt, _facts(op, args, early)).ptx
             pre, post = ptx[ptx.index(".entry"):].split("griddepcontrol.wait;")
             # the weight tile: BN x BK bf16 over 256 threads in 16-byte chunks (gate and up: two)
             chunks = plan.bn[mat] * plan.bk[mat] * 2 // (256 * 16) * (2 if mat == "gate_up" else 1)

@@ -13,12 +13,11 @@ import numpy as np
 import pytest
 from llsim import SimDevice
 from model import round_bf16
+from test_gemv_registers import _facts
 
 import tilelang
 from tilelang.backend import lower_gpu
-from tilelang.backend.facts import TensorFacts
 from tilelang.backend.llvm import emit_llvm_text
-from tilelang.ir import nodes as ir
 
 P = tilelang.partition
 
@@ -44,10 +43,7 @@ def _ring_copies(op) -> int:  # type: ignore[no-untyped-def]
     counted once, by its edge form."""
     copies = [np.array(h) for h in op._hosts]
     kir = op._plan.kir
-    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
-             for p, a in zip(kir.params, op._kernel_args(copies), strict=True)
-             if isinstance(p, ir.TensorParam)}
-    gk = lower_gpu(kir, "sm_90a", facts)
+    gk = lower_gpu(kir, "sm_90a", _facts(op, op._kernel_args(copies)))
     ll = emit_llvm_text(gk, gk.facts)[0]
     return len(re.findall(r"call void @llvm\.nvvm\.cp\.async\.cg\.shared\.global\.16\.s\(.*, i32 %\S+\)", ll))
 
@@ -107,9 +103,7 @@ def test_the_ring_mark_stamps_a_rings_last_tile(k) -> None:  # type: ignore[no-u
     kir = op._plan.kir
     copies = [np.array(h) for h in op._hosts]
     args = op._kernel_args(copies)
-    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
-             for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
-    gk = lower_gpu(kir, "sm_90a", facts)
+    gk = lower_gpu(kir, "sm_90a", _facts(op, args))
     marked = emit_llvm_text(gk, gk.facts, "", True, False, "ring")[0]
     assert len(re.findall(r"^trace_mark\d+:$", marked, re.M)) == 1
     # the mark follows the loop's wait (the ring's), not a copy or the entry
@@ -131,10 +125,7 @@ def test_the_ring_mark_stamps_a_rings_last_tile(k) -> None:  # type: ignore[no-u
 
 def _llvm(op) -> str:  # type: ignore[no-untyped-def]
     kir = op._plan.kir
-    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
-             for p, a in zip(kir.params, op._kernel_args([np.array(h) for h in op._hosts]), strict=True)
-             if isinstance(p, ir.TensorParam)}
-    gk = lower_gpu(kir, "sm_90a", facts)
+    gk = lower_gpu(kir, "sm_90a", _facts(op, op._kernel_args([np.array(h) for h in op._hosts])))
     return emit_llvm_text(gk, gk.facts)[0]
 
 
@@ -448,8 +439,7 @@ def test_prefill_gemm_runs_the_hopper_pipeline(k) -> None:  # type: ignore[no-un
     # simulated with edge tiles (M and N not multiples of the tile) and a
     # weight matrix that is one layer's view of a stack. The engine's 128 x
     # 256 tiles take minutes in the simulator: 64 x 64 here, same pipeline.
-    from tilelang.backend import TensorFacts, emit_ptx
-    from tilelang.ir import nodes as ir
+    from tilelang.backend import emit_ptx
 
     rng = np.random.default_rng(6)
     m, kk, n = 70, 64, 72
@@ -459,11 +449,7 @@ def test_prefill_gemm_runs_the_hopper_pipeline(k) -> None:  # type: ignore[no-un
     op = k.gemm[64, 64, 64](P(y, [64, 64]), a, w)
     kir = op._plan.kir
     args = op._kernel_args([np.array(h) for h in op._hosts])
-    facts = {
-        p.name: TensorFacts(True, tuple(d % 16 == 0 for d in arr.shape))
-        for p, arr in zip(kir.params, args, strict=True)
-        if isinstance(p, ir.TensorParam)
-    }
+    facts = _facts(op, args)
     ptx = emit_ptx(kir, "sm_90a", facts)
     assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor" in ptx
     SimDevice("sm_90a").run(kir, (2, 2), args, facts)
@@ -477,8 +463,7 @@ def test_attn_prefill_runs_the_hopper_attention_pipeline(k) -> None:  # type: ig
     # rows before it and its own 40), GQA with G = 2, BQ = BT = 64, D = 64:
     # on sm_90a the loop becomes the TMA + wgmma attention pipeline; the
     # simulator, the interpreter and NumPy agree.
-    from tilelang.backend import TensorFacts, emit_ptx
-    from tilelang.ir import nodes as ir
+    from tilelang.backend import emit_ptx
 
     rng = np.random.default_rng(9)
     hkv, g, d, s, p0, m = 1, 2, 64, 192, 64, 40
@@ -488,11 +473,7 @@ def test_attn_prefill_runs_the_hopper_attention_pipeline(k) -> None:  # type: ig
     op = k.attn_prefill[64, d, 64, g](P(out, [64, 1, d]), q, kc, vc, p0, m)
     kir = op._plan.kir
     args = op._kernel_args([np.array(h) for h in op._hosts])
-    facts = {
-        p.name: TensorFacts(True, tuple(x % 16 == 0 for x in arr.shape))
-        for p, arr in zip(kir.params, args, strict=True)
-        if isinstance(p, ir.TensorParam)
-    }
+    facts = _facts(op, args)
     ptx = emit_ptx(kir, "sm_90a", facts)
     assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor" in ptx
     SimDevice("sm_90a").run(kir, (1, hkv * g), args, facts)

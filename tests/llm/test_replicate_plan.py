@@ -17,11 +17,10 @@ import pytest
 from engine import TileQwen3, plan_for
 from model import Qwen3Config
 from ptxas_report import assemble
-from test_gemv_registers import _ptx, _zero_weights
+from test_gemv_registers import _facts, _ptx, _zero_weights
 
-from tilelang.backend import TensorFacts, emit_ptx
+from tilelang.backend import emit_ptx
 from tilelang.backend.target import ptxas_available
-from tilelang.ir import nodes as ir
 
 pytestmark = pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
 
@@ -62,9 +61,7 @@ def test_the_4b_plan_with_small_tiles_replicated(monkeypatch) -> None:  # type: 
     # with the facts `_ptx` gives
     att = next(op for (name, _), op in ops.items() if name == "attn_decode_ring_early")
     kir = att._plan.kir
-    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in a.shape), False)
-             for p, a in zip(kir.params, att._kernel_args(att._hosts), strict=True)
-             if isinstance(p, ir.TensorParam)}
+    facts = _facts(att)
     ptx80 = emit_ptx(kir, "sm_80", facts)
     assert _bars(ptx80) == on
     assert assemble(ptx80, "sm_80").max_spill_stores == 0

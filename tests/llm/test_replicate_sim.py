@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 import test_kernels_sim as base
 from llsim import SimDevice
+from test_gemv_registers import _facts
 
 import tilelang
-from tilelang.backend.facts import TensorFacts
-from tilelang.ir import nodes as ir
 
 P = tilelang.partition
 
@@ -70,8 +69,7 @@ def _llvm(op) -> str:  # type: ignore[no-untyped-def]
     from tilelang.backend.llvm import emit_llvm_text
 
     kir = op._plan.kir
-    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
-             for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True) if isinstance(p, ir.TensorParam)}
+    facts = _facts(op)
     gk = lower_gpu(kir, "sm_90a", facts)
     op.discard()  # compiled, never run
     return emit_llvm_text(gk, gk.facts)[0]
@@ -119,8 +117,7 @@ def _step(form: str, sim: bool, splits: tuple[int, int] | None) -> dict[str, np.
             continue
         args = op._kernel_args(op._hosts)
         kir = op._plan.kir
-        facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in np.asarray(a).shape))
-                 for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
+        facts = _facts(op, args)
         SimDevice("sm_90a").run(kir, op.grid, args, facts)
     return {"x": np.array(eng.x), "logits": np.array(eng.logits)}
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gpu_probe import nvdisasm_path
+from test_gemv_registers import _facts
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "llm"))
@@ -22,9 +23,8 @@ from engine import load_kernels, plan_for  # noqa: E402
 from model import Qwen3Config  # noqa: E402
 
 import tilelang  # noqa: E402
-from tilelang.backend import TensorFacts, compile_kernel  # noqa: E402
+from tilelang.backend import compile_kernel  # noqa: E402
 from tilelang.backend.target import Target, ptxas_available  # noqa: E402
-from tilelang.ir import nodes as ir  # noqa: E402
 
 P = tilelang.partition
 EARLY = {"pos_t", "kc", "vc", "qn", "kn", "cos", "sin"}  # all but `qkv` and the partials
@@ -42,9 +42,7 @@ def _ring(ea: int, early: set[str], model: str = "4b"):  # type: ignore[no-untyp
         1, 1e-6)
     op.discard()  # compiled, never run
     kir = op._plan.kir
-    facts = {p.name: TensorFacts(True, tuple(n % 16 == 0 for n in a.shape), False, p.name in early)
-             for p, a in zip(kir.params, op._kernel_args(op._hosts), strict=True)
-             if isinstance(p, ir.TensorParam)}
+    facts = _facts(op, early=early)
     return compile_kernel(kir, Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads"), facts).ptx
 
 

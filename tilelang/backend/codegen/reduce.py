@@ -117,11 +117,7 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
     for key, members in groups.items():
         items: list[tuple[str, str]] = []
         for i in members:
-            k, j = divmod(i, xv.V)
-            valid = xv.chunk_valid(em, k)
-            v = slots[i]
-            if valid is not None:
-                v = em.emit(f"select i1 {valid}, {ty} {v}, {ty} {ident}")
+            v = xv.live_or(em, slots, i, ty, ident)
             idx = "0"
             if is_arg:
                 c = xv.slots[i][fa]

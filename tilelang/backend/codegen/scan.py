@@ -140,11 +140,7 @@ def scan_blocked(em: Any, op: ir.Scan) -> bool:
             run: list[str] = []
             acc = None
             for i in members:
-                k, _ = divmod(i, xv.V)
-                valid = xv.chunk_valid(em, k)
-                v = slots[i]
-                if valid is not None:
-                    v = em.emit(f"select i1 {valid}, {ty} {v}, {ty} {ident}")
+                v = xv.live_or(em, slots, i, ty, ident)
                 acc = v if acc is None else comb(acc, v)
                 run.append(acc)
             local[key] = run

@@ -287,6 +287,14 @@ class BlockedView:
         m = self.dims[d]
         return _tid_digit(em, "warp", m.wpc, m.wshift)
 
+    def live_or(self, em: Any, slots: list[str], i: int, ty: str, ident: str) -> str:
+        """Slot i's value (of LLVM type `ty`), `ident` where its chunk holds no
+        live element: what a reduction or scan folds."""
+        valid = self.chunk_valid(em, i // self.V)
+        if valid is None:
+            return slots[i]
+        return em.emit(f"select i1 {valid}, {ty} {slots[i]}, {ty} {ident}")  # type: ignore[no-any-return]
+
     def owner(self, em: Any, skip: int | None = None) -> str | None:
         """i1: this thread holds the first copy of its data (None: no replicas).
         `skip`: a dim whose replicas the caller handles itself."""

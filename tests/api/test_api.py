@@ -15,6 +15,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -392,6 +393,49 @@ def test_an_operation_does_not_run_on_memory_another_librarys_array_gave_up(add)
                            r"`__array_interface__`"):
             run()
     assert not z.a.any()
+
+
+def test_array_interfaces_that_copy_mask_or_are_malformed_are_refused(add) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: an `__array_interface__` whose `data` is a buffer made at
+    # each reading (a copy of the values) was written and the results lost
+    # (a host function copied them back into yet another one); a `mask`
+    # (ignored by NumPy: masked elements read as values) ran, where a
+    # `__cuda_array_interface__` mask is E0801; an interface that is not a
+    # dict was NumPy's ValueError from inside the call
+    class Interface:
+        def __init__(self, a: np.ndarray, how: str) -> None:
+            self.a, self.how = a, how
+
+        @property
+        def __array_interface__(self) -> Any:
+            d = dict(self.a.__array_interface__)
+            if self.how == "copy":
+                d["data"] = bytearray(self.a.tobytes())
+            elif self.how == "mask":
+                d["mask"] = np.ones(self.a.shape, bool)
+            elif self.how == "held":  # a buffer the object keeps: its memory
+                d["data"] = self.a.data
+            return d if self.how != "list" else [d]
+
+    m = tilelang.compile(
+        (EX / "add.tile").read_text()
+        + "\nfn fill(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n    add(z.partition([4]), x, x).sync();\n}\n"
+    )
+    x, y, z = _vectors(64)
+    for how, why in (("copy", r"is a float32 array of shape \(64,\) that its library gives as a copy \(its "
+                      r"`__array_interface__` makes a new buffer each time it is read\)"),
+                     ("mask", r"a masked array \(its `__array_interface__` has a `mask`\)"),
+                     ("list", r"its `__array_interface__` is not one NumPy can read")):
+        for call, who in ((lambda: m.add(P(Interface(z, how), [16]), x, y), "kernel `add`"),
+                          (lambda: m.fill(Interface(z, how), x), "function `fill`")):
+            with pytest.raises(tilelang.CallError, match=rf"E0801.*`z` of {who}:? {why}(.|\n)*help: pass"):
+                call()
+    assert not z.any()
+    m.fill(z, Interface(x, "copy"))  # read by a host function: a copy will do
+    np.testing.assert_array_equal(z, 2 * x)
+    z[:] = 0
+    m.fill(Interface(z, "held"), x)
+    np.testing.assert_array_equal(z, 2 * x)
 
 
 def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: ignore[no-untyped-def]

@@ -175,7 +175,11 @@ def test_no_gpu_is_a_clean_error(monkeypatch) -> None:  # type: ignore[no-untype
         mod.add(P(FakeCudaArray(z), [1024]), FakeCudaArray(x), FakeCudaArray(y))
 
 
-def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignore[no-untyped-def]
+def test_numpy_on_a_gpu_module_goes_through_copies(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # uploads are copies, as on a GPU (the CPU device's upload views a contiguous array)
+    monkeypatch.setattr(fake, "upload", lambda host, dtype=None: np.array(host, copy=True), raising=False)
+    monkeypatch.setattr(fake, "new_stream", lambda: None, raising=False)
+    monkeypatch.setattr(fake, "sync", lambda stream: None, raising=False)
     mod = tilelang.compile(SOURCE, device="gpu")
     x, y, z = _arrays()
     op = mod.add(P(z, [1024]), x, y)
@@ -184,9 +188,18 @@ def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignor
         z[0] = 1.0  # would be overwritten by the copy back at the wait
     with pytest.raises(ValueError, match="read-only"):
         x[0] = 1.0  # uploaded already: the kernel would not see it
+    assert not z.any()
     h.wait()
     np.testing.assert_array_equal(z, x + y)  # copied back at the wait
     assert z.flags.writeable and x.flags.writeable
+    # hrev round 9: a launch whose borrows end without a wait (a PyTorch
+    # operator's on the GPU: `torch_ops`, stream-ordered with PyTorch) dropped
+    # the copies' results: a GPU module's operator given CPU tensors wrote nothing
+    z[:] = 0
+    h = op.launch()
+    h._end_borrows()
+    np.testing.assert_array_equal(z, x + y)
+    assert h.done and z.flags.writeable
 
 
 def test_tuning_refuses_cuda_arrays_it_cannot_put_back(fake, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -218,3 +218,48 @@ def test_a_jax_array_is_never_written(fake, mod) -> None:  # type: ignore[no-unt
     m.add(P(z, [1024]), FakeJaxArray(x), FakeJaxArray(y)).sync()  # read: as before
     np.testing.assert_array_equal(z, x + y)
     np.testing.assert_array_equal(m.twice(FakeJaxArray(x)), 2 * x)
+
+
+class CopyingDLPack(OnlyDLPack):
+    """A producer that cannot share its memory: it refuses `copy=False` (as
+    DLPack 1.0 asks) and otherwise exports a copy, flagged as one."""
+
+    def __dlpack__(self, stream: Any = None, max_version: Any = None, **kw: Any) -> Any:
+        self.streams.append(stream)
+        if kw.get("copy") is False:
+            raise BufferError("cannot export without a copy")
+        return self.a.copy().__dlpack__(max_version=max_version, copy=True)
+
+
+class FlaggedCopyDLPack(OnlyDLPack):
+    """A producer that ignores `copy=False` but flags its capsule as a copy."""
+
+    def __dlpack__(self, stream: Any = None, max_version: Any = None, **kw: Any) -> Any:
+        return self.a.copy().__dlpack__(max_version=max_version, copy=True)
+
+
+def test_a_dlpack_export_that_is_a_copy_is_never_written(fake, mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: the export was asked for without `copy=False`, so a
+    # producer that copies gave a copy: the kernel (or a host function)
+    # wrote it and `z` kept its zeros, without a word, on the CPU and the GPU
+    src = SOURCE + "fn fill(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n    add(z.partition([4]), x, x).sync();\n}\n"
+    m = tilelang.compile(src)
+    x, y, z = _vecs(40)
+    for device, producer in ((1, CopyingDLPack), (2, CopyingDLPack), (2, FlaggedCopyDLPack)):
+        with pytest.raises(tilelang.CallError, match=r"E0801.*`z` of kernel `add` is a float32 array( on the GPU)? of "
+                           r"shape \(40,\) that its library gives as a copy \(its DLPack export is a copy(.|\n)*"
+                           r"results would land in the copy and be lost(.|\n)*help: pass an array"):
+            m.add(P(producer(z, device), [16]), OnlyDLPack(x, device), OnlyDLPack(y, device))
+        # read: a copy is as good as the memory
+        m.add(P(OnlyDLPack(z, device), [16]), producer(x, device), producer(y, device)).sync()
+        np.testing.assert_array_equal(z, x + y)
+        z[:] = 0
+    with pytest.raises(tilelang.CallError, match=r"E0801.*`z` of function `fill` (.|\n)*gives as a copy"
+                       r"(.|\n)*the function writes it \(`&mut`\)"):
+        m.fill(CopyingDLPack(z), x)
+    assert not z.any()
+    np.testing.assert_array_equal(m.twice(CopyingDLPack(x)), 2 * x)
+    # a producer that shares: asked for its memory itself
+    src_in_place = OnlyDLPack(z)
+    m.fill(src_in_place, x)
+    np.testing.assert_array_equal(z, 2 * x)

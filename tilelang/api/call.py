@@ -195,6 +195,9 @@ class _Call:
         elif mutable and ref.readonly:
             message, fix = arrays.read_only_text(ref, what, spec.name, "kernel")
             self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
+        if mutable and ref.copied:
+            message, fix = arrays.copied_text(ref, what, "kernel")
+            self.fail(spec, message, help=fix, code=acodes.UNUSABLE_ARRAY)
         if ref.is_cuda and ref.nbytes and ref.ptr % _itemsize(ref):  # (an empty one is never read)
             self.fail(
                 spec,

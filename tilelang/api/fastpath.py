@@ -197,6 +197,11 @@ class ArraySlot:
     tile: tuple[int, ...] | None  # the partition's tile (`&mut` only)
 
 
+def torch_dtype_name(s: ArraySlot) -> str:
+    """The `str(t.dtype)` of the PyTorch tensor a slot was built on."""
+    return "torch.bfloat16" if s.bf16_memory else f"torch.{s.np_dtype.name}"
+
+
 @frozen(eq=True)
 class ScalarSlot:
     param: int

@@ -405,6 +405,10 @@ class HostFunction:
                 help=fix,
                 code=acodes.READ_ONLY_ARRAY,
             )
+        if mutable and ref.copied:  # copied back into the export's copy: lost
+            message, fix = arrays.copied_text(ref, what, "function")
+            raise CallError(message.replace("writes it", "writes it (`&mut`)", 1), where=where,
+                            help=fix, code=acodes.UNUSABLE_ARRAY)
         dt = want or ref.dtype
         if dt is None:
             raise CallError(

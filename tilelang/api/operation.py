@@ -31,7 +31,7 @@ from tilelang.api.borrowed import frozen_by as _frozen_by
 from tilelang.api.borrowed import thaw as _thaw
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
-from tilelang.api.fastpath import _np_ptr, torch_view
+from tilelang.api.fastpath import _np_ptr, torch_dtype_name, torch_view
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
@@ -405,14 +405,21 @@ class Operation:
         ptrs = self._ptrs
         for i, shape in plan.torch_slots:
             o = objs[i]
+            s = plan.arrays[i]
             # (strides too: `as_strided_` or `set_` with the same address and
-            # shape would have the kernel read and write other bytes)
-            if o.data_ptr() != ptrs[i] or o.shape != shape or not o.is_contiguous():
-                s = plan.arrays[i]
+            # shape would have the kernel read and write other bytes; and the
+            # element type: `t.data = t.view(torch.int32)` keeps both)
+            if (
+                o.data_ptr() != ptrs[i]
+                or o.shape != shape
+                or not o.is_contiguous()
+                or str(o.dtype) != torch_dtype_name(s)
+            ):
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
-                    "another shape or layout than when the operation was built (`set_`, "
-                    "`resize_`, `as_strided_`)",
+                    "another shape, layout or element type than when the operation was built "
+                    f"(`set_`, `resize_`, `as_strided_`, `.data =`; now {o.dtype} "
+                    f"{tuple(o.shape)}, then {torch_dtype_name(s)} {tuple(shape)})",
                     where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the tensor as it is now",
                     code=acodes.ARRAY_CHANGED,
@@ -688,8 +695,13 @@ class Handle:
     def _end_borrows(self) -> None:
         """Done as far as the host is concerned without waiting: for a launch
         on PyTorch's current stream made by a PyTorch operator, whose every
-        later use through PyTorch is ordered after it (`torch_ops.py`)."""
+        later use through PyTorch is ordered after it (`torch_ops.py`).
+        A launch through copies (host arrays on a GPU module) has results to
+        copy back, which only its wait does: that one is waited for."""
         if self.done:
+            return
+        if getattr(self, "_writeback", None):  # (dropped, the `&mut` arrays' results were lost)
+            self.wait()
             return
         self.done = True
         if getattr(self, "_frozen", None):

@@ -436,6 +436,17 @@ def test_array_interfaces_that_copy_mask_or_are_malformed_are_refused(add) -> No
     z[:] = 0
     m.fill(Interface(z, "held"), x)
     np.testing.assert_array_equal(z, 2 * x)
+    # a NumPy masked array with masked elements: the same (its data was read
+    # with the masked-out values; a mask of none is a plain array)
+    masked = np.ma.masked_array(x, mask=np.arange(64) == 3)
+    for call, who in ((lambda: m.add(P(z, [16]), masked, y), "kernel `add`"),
+                      (lambda: m.fill(z, masked), "function `fill`")):
+        with pytest.raises(tilelang.CallError, match=rf"E0801.*`x` of {who}: a masked array with masked "
+                           r"elements(.|\n)*help: pass a plain array with the masked elements filled in, "
+                           r"`x.filled\(0.0\)`"):
+            call()
+    m.add(P(z, [16]), np.ma.masked_array(x), y).sync()
+    np.testing.assert_array_equal(z, x + y)
 
 
 def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: ignore[no-untyped-def]

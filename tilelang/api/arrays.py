@@ -551,11 +551,26 @@ def _interface(value: Any, library: str) -> ArrayRef:
     return ref
 
 
+def _refuse_masked(a: np.ndarray) -> None:
+    """A NumPy masked array with masked elements: its data would be read
+    with the masked-out elements as values (and written under the mask)."""
+    ma = sys.modules.get("numpy.ma")  # (no masked array exists before it is imported)
+    if ma is not None and isinstance(a, ma.MaskedArray) and ma.getmaskarray(a).any():
+        raise Unsupported(
+            "a masked array with masked elements: Tile would read the masked-out elements "
+            "as values",
+            "pass a plain array with the masked elements filled in, `t.filled(0.0)` (for a "
+            "`&mut` argument bound to a name first: the results are written into it)",
+        )
+
+
 # ---------------------------------------------------------------- entry point
 def describe(value: Any) -> ArrayRef:
     """An `ArrayRef` for `value`; `NotAnArray` if it is not an array at all,
     `Unsupported` if it is one this API cannot use."""
     if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray:
+            _refuse_masked(value)
         return _numpy(value, value, "numpy")
     module = type(value).__module__ or ""
     library = module.split(".", 1)[0] or "array"

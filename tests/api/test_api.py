@@ -449,6 +449,55 @@ def test_array_interfaces_that_copy_mask_or_are_malformed_are_refused(add) -> No
     np.testing.assert_array_equal(z, x + y)
 
 
+class _FakeCpuTensor:
+    """Enough of a CPU torch.Tensor for `arrays._torch`: float32 memory NumPy views."""
+
+    __module__ = "torch"
+    is_cuda = False
+    dtype = "torch.float32"
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a, self.shape = a, a.shape
+        self.device = type("Device", (), {"type": "cpu", "index": None})()
+
+    def detach(self) -> _FakeCpuTensor:
+        return self
+
+    def numpy(self) -> np.ndarray:
+        return self.a
+
+    def stride(self) -> tuple[int, ...]:
+        return tuple(s // 4 for s in self.a.strides)
+
+    def is_contiguous(self) -> bool:
+        return bool(self.a.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return int(self.a.ctypes.data)
+
+
+def test_a_host_function_bumps_the_versions_of_the_torch_tensors_it_writes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: a host function wrote its `&mut` PyTorch tensors through
+    # NumPy views without bumping their autograd versions (a kernel call's
+    # launch bumps them): a backward pass that saved the old values computed
+    # a wrong gradient without a word, where PyTorch's own in-place ops make it fail
+    bumped: list[tuple[Any, ...]] = []
+    fake_torch = type(sys)("torch")
+    fake_torch._C = type(sys)("torch._C")  # type: ignore[attr-defined]
+    fake_torch._C._increment_version = lambda ts: bumped.append(tuple(ts))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    m = tilelang.compile(
+        (EX / "add.tile").read_text()
+        + "\nfn fill(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n    add(z.partition([4]), x, x).sync();\n}\n"
+    )
+    z, x = _FakeCpuTensor(np.zeros(8, np.float32)), _FakeCpuTensor(np.ones(8, np.float32))
+    m.fill(z, x)
+    np.testing.assert_array_equal(z.a, np.full(8, 2.0, np.float32))
+    assert bumped == [(z,)]  # the written one, not the input
+    m.fill(np.zeros(8, np.float32), x)  # NumPy: nothing to bump
+    assert bumped == [(z,)]
+
+
 def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: ignore[no-untyped-def]
     # an f32 array 2 bytes off its alignment (an f16 buffer viewed from its
     # second element): the interpreter reads it as it is

@@ -159,7 +159,11 @@ def read_only_text(ref: ArrayRef, what: str, name: str, writer: str) -> tuple[st
             "pass a NumPy array for the results (or a PyTorch or CuPy array on the GPU) and "
             "make a JAX array of it afterwards (`jax.numpy.asarray(..)`)",
         )
-    return f"{what} is read-only, but the {writer} writes it", f"pass a writeable array (`{name}.copy()`)"
+    # (a copy made in the call, `partition({name}.copy(), ..)`, would take the results away)
+    return (
+        f"{what} is read-only, but the {writer} writes it",
+        f"pass a writeable copy and keep it, the results are written into it: `{name} = {name}.copy()`",
+    )
 
 
 def copied_text(ref: ArrayRef, what: str, writer: str) -> tuple[str, str]:

@@ -203,7 +203,12 @@ class _Call:
                 spec,
                 f"{what} is {ref.describe()} at address {ref.ptr:#x}, which is not a multiple "
                 f"of its element size ({_itemsize(ref)} bytes): the GPU cannot load it",
-                help=f"pass an aligned copy (`{spec.name}.copy()`)",
+                help=(
+                    f"pass an aligned copy and keep it, the results are written into it: "
+                    f"`{spec.name} = {spec.name}.copy()`"
+                    if mutable
+                    else f"pass an aligned copy (`{spec.name}.copy()`)"
+                ),
                 code=acodes.UNUSABLE_ARRAY,
             )
         self.refs.append((spec, ref, mutable))

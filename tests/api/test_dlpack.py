@@ -250,16 +250,39 @@ def test_a_dlpack_export_that_is_a_copy_is_never_written(fake, mod) -> None:  # 
                            r"shape \(40,\) that its library gives as a copy \(its DLPack export is a copy(.|\n)*"
                            r"results would land in the copy and be lost(.|\n)*help: pass an array"):
             m.add(P(producer(z, device), [16]), OnlyDLPack(x, device), OnlyDLPack(y, device))
-        # read: a copy is as good as the memory
-        m.add(P(OnlyDLPack(z, device), [16]), producer(x, device), producer(y, device)).sync()
-        np.testing.assert_array_equal(z, x + y)
-        z[:] = 0
+        # read by a kernel call: refused too (its operation reads the memory
+        # each time it runs: a later run would read a stale copy or fail E0810)
+        with pytest.raises(tilelang.CallError, match=r"E0801.*`x` of kernel `add` (.|\n)*gives as a copy "
+                           r"(.|\n)*each copy is other memory(.|\n)*help: pass a"):
+            m.add(P(OnlyDLPack(z, device), [16]), producer(x, device), OnlyDLPack(y, device))
     with pytest.raises(tilelang.CallError, match=r"E0801.*`z` of function `fill` (.|\n)*gives as a copy"
                        r"(.|\n)*the function writes it \(`&mut`\)"):
         m.fill(CopyingDLPack(z), x)
     assert not z.any()
-    np.testing.assert_array_equal(m.twice(CopyingDLPack(x)), 2 * x)
+    np.testing.assert_array_equal(m.twice(CopyingDLPack(x)), 2 * x)  # a host function copies its inputs
     # a producer that shares: asked for its memory itself
     src_in_place = OnlyDLPack(z)
     m.fill(src_in_place, x)
     np.testing.assert_array_equal(z, 2 * x)
+
+
+def test_an_operation_does_not_run_on_memory_a_dlpack_array_gave_up(fake, mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: an array offering only DLPack was never read again: the
+    # operation (and a graph) held the first export, which kept the old
+    # memory alive, and wrote it after the array had new memory (its results
+    # lost without a word), on the CPU and the GPU
+    for device in (1, 2):
+        x, y, z = _vecs(40)
+        o = OnlyDLPack(z, device)
+        op = mod.add(P(o, [16]), OnlyDLPack(x, device), OnlyDLPack(y, device))
+        with tilelang.graph() as g:
+            op.sync()
+        o.a = np.zeros(40, np.float32)  # the library gave the array other memory
+        for run in (op.sync, g.replay):
+            with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory(.|\n)*"
+                               r"\(its DLPack export changed\)"):
+                run()
+        assert not z.any() and not o.a.any()
+        o.a = z  # as it was: runs
+        op.sync()
+        np.testing.assert_array_equal(z, x + y)

@@ -166,14 +166,23 @@ def read_only_text(ref: ArrayRef, what: str, name: str, writer: str) -> tuple[st
     )
 
 
-def copied_text(ref: ArrayRef, what: str, writer: str) -> tuple[str, str]:
-    """(message, help) of E0801 for a copy (`ref.copied`) given to a
-    parameter `writer` writes."""
+def copied_text(ref: ArrayRef, what: str, name: str, writer: str, written: bool) -> tuple[str, str]:
+    """(message, help) of E0801 for a copy (`ref.copied`): given to a
+    parameter `writer` writes (`written`), or read by a kernel call, whose
+    operation reads its arrays' memory each time it runs (a host function
+    copies its arguments once: it reads a copy)."""
+    if written:
+        return (
+            f"{what} is {ref.describe()} that its library gives as a copy ({ref.copied}), but "
+            f"the {writer} writes it: the results would land in the copy and be lost",
+            "pass an array the results can be written into in place (a NumPy array, or a "
+            "PyTorch or CuPy array on the GPU) and make the library's array of it afterwards",
+        )
     return (
-        f"{what} is {ref.describe()} that its library gives as a copy ({ref.copied}), but "
-        f"the {writer} writes it: the results would land in the copy and be lost",
-        "pass an array the results can be written into in place (a NumPy array, or a "
-        "PyTorch or CuPy array on the GPU) and make the library's array of it afterwards",
+        f"{what} is {ref.describe()} that its library gives as a copy ({ref.copied}): an "
+        "operation reads the memory of its arrays each time it runs, and each copy is other memory",
+        f"pass a copy you keep: `{name} = numpy.asarray({name})` (or a PyTorch or CuPy array on the GPU)"
+        if not ref.is_cuda else f"pass a PyTorch or CuPy array of it (`cupy.asarray({name})`)",
     )
 
 
@@ -566,6 +575,37 @@ def _refuse_masked(a: np.ndarray) -> None:
             "pass a plain array with the masked elements filled in, `t.filled(0.0)` (for a "
             "`&mut` argument bound to a name first: the results are written into it)",
         )
+
+
+def interface_now(obj: Any, attr: str, np_dtype: Any, written: bool) -> tuple[int, tuple[int, ...], bool]:
+    """(address, shape, same layout) of an operation's argument of another
+    library as its `attr` reads now (`__array_interface__`,
+    `__cuda_array_interface__`, or `__dlpack__`: exported again), for
+    `Operation._check_interfaces`. "Same layout": C-contiguous, unmasked
+    elements of `np_dtype` (the storage's), and not a copy where `written`:
+    the same address and shape with other strides or another element type
+    would have the kernel read and write other bytes than the elements.
+    (-1, (), False) where it no longer reads as an array."""
+    try:
+        if attr == "__dlpack__":
+            ref = describe(obj.owner if isinstance(obj, DLPackExport) else obj)
+            stored = (
+                np.dtype(np.uint16) if ref.is_cuda and ref.dtype is DType.BF16
+                else np.dtype(ref.dtype.np_dtype) if ref.dtype is not None else None
+            )
+            same = ref.contiguous and stored == np_dtype and not (written and ref.copied)
+            return ref.ptr, ref.shape, same
+        iface = getattr(obj, attr, None)
+        ptr = int(iface["data"][0] or 0)  # type: ignore[index]
+        shape = tuple(int(d) for d in iface["shape"])  # type: ignore[index]
+        npd = np.dtype(iface["typestr"])  # type: ignore[index]
+        raw = iface.get("strides")  # type: ignore[union-attr]
+        same = npd == np_dtype and iface.get("mask") is None and (  # type: ignore[union-attr]
+            raw is None or _is_c_contiguous(shape, _elements(shape, tuple(int(x) for x in raw), npd.itemsize or 1))
+        )
+        return ptr, shape, same
+    except (TypeError, KeyError, IndexError, ValueError, AttributeError, NotAnArray, Unsupported, BufferError):
+        return -1, (), False
 
 
 # ---------------------------------------------------------------- entry point

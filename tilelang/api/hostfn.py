@@ -407,7 +407,7 @@ class HostFunction:
                 code=acodes.READ_ONLY_ARRAY,
             )
         if mutable and ref.copied:  # copied back into the export's copy: lost
-            message, fix = arrays.copied_text(ref, what, "function")
+            message, fix = arrays.copied_text(ref, what, name, "function", True)
             raise CallError(message.replace("writes it", "writes it (`&mut`)", 1), where=where,
                             help=fix, code=acodes.UNUSABLE_ARRAY)
         dt = want or ref.dtype

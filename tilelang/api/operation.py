@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilelang.api import engines
+from tilelang.api.arrays import interface_now
 from tilelang.api.borrowed import freeze as _freeze
 from tilelang.api.borrowed import frozen_by as _frozen_by
 from tilelang.api.borrowed import thaw as _thaw
@@ -60,21 +61,6 @@ _DATA_PTR = _data_ptr
 if TYPE_CHECKING:
     from tilelang.api.fastpath import Plan
     from tilelang.api.protocols import KernelLike
-
-
-def _same_layout(iface: Any, shape: tuple[int, ...], np_dtype: Any) -> bool:
-    """Whether an array interface (`__cuda_array_interface__` or
-    `__array_interface__`) still describes C-contiguous, unmasked elements
-    of `np_dtype`, as when its operation was built."""
-    from tilelang.api.arrays import _elements, _is_c_contiguous
-
-    npd = np.dtype(iface["typestr"])
-    if npd != np_dtype or iface.get("mask") is not None:
-        return False
-    raw = iface.get("strides")
-    return raw is None or _is_c_contiguous(
-        shape, _elements(shape, tuple(int(x) for x in raw), npd.itemsize or 1)
-    )
 
 
 def _at_kernel(plan: Any) -> Any:
@@ -465,26 +451,18 @@ class Operation:
     def _check_interfaces(self) -> None:
         """An array of another library is kept alive by the operation, but
         its memory may not be: an object whose `__array_interface__` or
-        `__cuda_array_interface__` now names other memory or another shape
-        (its buffer replaced, the old one freed) is refused (E0810)."""
+        `__cuda_array_interface__` (or DLPack export) now names other memory
+        or another shape (its buffer replaced, the old one freed or kept
+        alive by the export the operation holds) is refused (E0810)."""
         plan = self._plan
         for i, attr in plan.iface:
             s = plan.arrays[i]
-            iface = getattr(self._objs[i], attr, None)
-            try:
-                ptr = int(iface["data"][0] or 0)  # type: ignore[index]
-                shape = tuple(int(d) for d in iface["shape"])  # type: ignore[index]
-                # its element type and layout too: the same address and shape
-                # with other strides (or a mask) would have the kernel read and
-                # write other bytes than the array's elements
-                same = _same_layout(iface, shape, s.np_dtype)
-            except (TypeError, KeyError, IndexError, ValueError):
-                ptr, shape, same = -1, (), False
+            ptr, shape, same = interface_now(self._objs[i], attr, s.np_dtype, s.mutable)
             if ptr != self._ptrs[i] or shape != s.shape or not same:
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
                     "another shape, element type or layout than when the operation was built "
-                    f"(its `{attr}` changed)",
+                    f"(its {'DLPack export' if attr == '__dlpack__' else f'`{attr}`'} changed)",
                     where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the array as it is now",
                     code=acodes.ARRAY_CHANGED,

@@ -590,6 +590,31 @@ def test_testing_compare_on_the_cpu_and_assert_close(add) -> None:  # type: igno
     assert not g.operations
 
 
+def test_testing_compares_what_unsafe_code_writes_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: `run`/`compare` returned and compared the partitions only,
+    # so a histogram's atomic counts (a `&` parameter its `unsafe` code
+    # writes) were never compared: engines that disagreed on them "agreed"
+    hist_mod = tilelang.load(EX / "histogram.tile")
+    k = hist_mod.histogram[1024]
+    x = (np.random.default_rng(1).random(3000) * 64).astype(np.int32)
+    partial, hist = np.zeros((3, 64), np.int32), np.zeros(64, np.int32)
+    out = tt.run(k, P(partial, [1, 64]), x, hist)
+    assert len(out) == 2 and out[1].sum() == 3000 and not hist.any()
+    np.testing.assert_array_equal(out[1], np.bincount(x, minlength=64))
+    plain = tt.run
+
+    def off_by_one(kernel, *args, device="cpu"):  # type: ignore[no-untyped-def]
+        got = plain(kernel, *args, device="cpu")
+        if device == "gpu":
+            got[1][5] += 1  # an engine that miscounts one bin
+        return got
+
+    monkeypatch.setattr(tt, "run", off_by_one)
+    monkeypatch.setattr(tt, "gpu_available", lambda: True)
+    with pytest.raises(AssertionError, match=r"`hist` of kernel `histogram` on gpu vs cpu: 1 of 64"):
+        tt.compare(k, P(partial, [1, 64]), x, hist)
+
+
 def test_an_operation_never_run_warns(add) -> None:  # type: ignore[no-untyped-def]
     x, y, z = _vectors(64)
     with pytest.warns(RuntimeWarning, match=r"operation of kernel `add` was never run(.|\n)*\.sync\(\)"):

@@ -315,3 +315,30 @@ def test_a_cuda_array_given_another_layout_at_its_address_is_not_run(fake) -> No
     cz.__class__, cz.host = FakeCudaArray, buf[:3000]  # as it was: runs (the fake device captures no graph)
     op.sync()
     np.testing.assert_array_equal(buf[:3000], x + y)
+
+
+def test_a_dropped_handle_whose_wait_fails_says_so(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: a handle dropped without `.wait()` waits when collected,
+    # but a failure of that wait (a kernel's assert, a fault: found at the
+    # GPU's sync) was swallowed by the finaliser: only "dropped without
+    # `.wait()`" was said, and the results were wrong without a word
+    import gc
+    import warnings
+
+    from tilelang.diagnostics.model import Diagnostic, TileError
+
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+
+    def fails(stream: object) -> None:
+        raise TileError(Diagnostic.error("E0700", "assertion failed in kernel `add`: boom"))
+
+    monkeypatch.setattr(fake, "sync_foreign", fails)
+    h = mod.add(P(FakeCudaArray(z), [1024]), FakeCudaArray(x), FakeCudaArray(y)).launch()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        del h
+        gc.collect()
+    said = [str(w.message) for w in seen]
+    assert any("dropped without `.wait()`" in m for m in said), said
+    assert any("the wait for a dropped handle of kernel `add` failed" in m and "boom" in m for m in said), said

@@ -703,8 +703,16 @@ class Handle:
                 stacklevel=2,
             )
             self.wait()
-        except Exception:  # nothing may be raised from a finaliser
-            pass
+        except Exception as e:  # nothing may be raised from a finaliser: said, not dropped
+            try:
+                warnings.warn(
+                    f"the wait for a dropped handle of kernel `{self.operation.kernel.__name__}` "
+                    f"failed: {e}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            except Exception:
+                pass
 
 
 def _make_fast(plan: Plan) -> None:

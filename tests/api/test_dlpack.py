@@ -217,6 +217,13 @@ def test_a_jax_array_is_never_written(fake, mod) -> None:  # type: ignore[no-unt
     assert not z.any()
     m.add(P(z, [1024]), FakeJaxArray(x), FakeJaxArray(y)).sync()  # read: as before
     np.testing.assert_array_equal(z, x + y)
+
+    class CopyingJax(CopyingDLPack):
+        __module__ = "jax"
+
+    z[:] = 0  # a JAX array exported as a copy is still an input (it never changes)
+    m.add(P(z, [1024]), CopyingJax(x), CopyingJax(y)).sync()
+    np.testing.assert_array_equal(z, x + y)
     np.testing.assert_array_equal(m.twice(FakeJaxArray(x)), 2 * x)
 
 

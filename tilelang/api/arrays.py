@@ -166,6 +166,12 @@ def read_only_text(ref: ArrayRef, what: str, name: str, writer: str) -> tuple[st
     )
 
 
+def immutable(ref: ArrayRef) -> bool:
+    """An array of a library whose arrays never change (JAX): a copy of one
+    is as good as its memory for reading, at any time."""
+    return ref.library in _DLPACK_FIRST
+
+
 def copied_text(ref: ArrayRef, what: str, name: str, writer: str, written: bool) -> tuple[str, str]:
     """(message, help) of E0801 for a copy (`ref.copied`): given to a
     parameter `writer` writes (`written`), or read by a kernel call, whose

@@ -195,7 +195,7 @@ class _Call:
         elif mutable and ref.readonly:
             message, fix = arrays.read_only_text(ref, what, spec.name, "kernel")
             self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
-        if ref.copied:
+        if ref.copied and (mutable or not arrays.immutable(ref)):  # (a JAX array's copy is its value)
             message, fix = arrays.copied_text(ref, what, spec.name, "kernel", mutable)
             self.fail(spec, message, help=fix, code=acodes.UNUSABLE_ARRAY)
         if ref.is_cuda and ref.nbytes and ref.ptr % _itemsize(ref):  # (an empty one is never read)

@@ -342,3 +342,31 @@ def test_a_dropped_handle_whose_wait_fails_says_so(fake, monkeypatch) -> None:  
     said = [str(w.message) for w in seen]
     assert any("dropped without `.wait()`" in m for m in said), said
     assert any("the wait for a dropped handle of kernel `add` failed" in m and "boom" in m for m in said), said
+
+
+def test_the_one_function_launch_never_skips_a_foreign_arrays_check(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: once the native launcher ran a plan, `.sync()`/`.launch()`
+    # became one generated function that skipped `_begin`, and with it the
+    # new reading of a foreign array's `__cuda_array_interface__` (E0810): an
+    # operation on an array whose buffer was replaced (the old one freed)
+    # launched on the old address. Such plans keep the general path.
+    from types import SimpleNamespace
+
+    from tilelang.api import operation
+
+    native = SimpleNamespace(_STATE={"module": SimpleNamespace(launch=lambda *a: 0)})
+    monkeypatch.setitem(sys.modules, "tilelang.runtime.cuda_native", native)
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays(64)
+    cz = FakeCudaArray(z)
+    op = mod.add(P(cz, [16]), FakeCudaArray(x), FakeCudaArray(y))
+    op.sync()
+    plan = op._plan
+    assert plan.iface  # the CUDA arrays' interfaces are read at each start
+    plan.launcher = SimpleNamespace(_native_own=(), _direct=True, device=fake)
+    plan.native_wait, plan.wait_foreign = True, lambda stream, raw: None
+    operation._make_fast(plan)
+    assert plan.fast_sync is None and plan.fast_launch is None
+    cz.host = np.zeros(64, np.float32)  # the array's buffer replaced
+    with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory"):
+        op.sync()

@@ -726,7 +726,9 @@ def _make_fast(plan: Plan) -> None:
     anything is unusual they return None/False before anything ran, and the
     general path runs (and words any error): a profiler is active, a tensor
     changed, another launch is in flight (the in-flight check by address
-    ranges is the general path's), the driver refused the launch.
+    ranges is the general path's), the driver refused the launch. A plan
+    with arrays of other libraries (`plan.iface`: an array interface or a
+    DLPack export, read again at each start) gets none.
 
     Registration without the lock: the launch registers first and proceeds
     only if it is then the one launch in flight (`len(_PENDING) == 1`); the
@@ -749,6 +751,7 @@ def _make_fast(plan: Plan) -> None:
         or plan.wait_foreign is None
         or plan.engine == "cpu"
         or (plan.has_torch and plan.guard is None)
+        or plan.iface  # arrays of other libraries: `_begin` reads their interface again
     ):
         return
     import functools

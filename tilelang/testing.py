@@ -60,11 +60,24 @@ def tolerance(dtype: DType | np.dtype | type) -> tuple[float, float]:
     return _TOLERANCE.get(dtype, (0.0, 0.0))
 
 
-def _copy_arg(a: Any) -> Any:
+def _copy_arg(a: Any, written: bool = False) -> Any:
+    """A copy of an argument for one engine's run: partitions and NumPy
+    arrays as NumPy copies; an array of another library that the kernel
+    writes (a `&` one its `unsafe` code writes) as a NumPy copy where it is
+    host memory, else through its library's own copy (`clone`/`copy`), so
+    neither the caller's array nor the other engine's run sees the writes."""
     if isinstance(a, Partition):
         return Partition(np.array(np.asarray(a.array), copy=True), a.tile)
     if isinstance(a, np.ndarray):
         return np.array(a, copy=True)
+    if written:
+        try:
+            return np.array(np.asarray(a), copy=True)
+        except (TypeError, ValueError, RuntimeError):
+            for name in ("clone", "copy"):
+                copy = getattr(a, name, None)
+                if callable(copy):
+                    return copy()
     return a
 
 
@@ -90,9 +103,10 @@ def run(kernel: Kernel, *args: Any, device: str = "cpu") -> list[np.ndarray]:
     k = getattr(kernel.module.on(device), kernel.__name__)
     if kernel.explicit:
         k = k[kernel.explicit]
-    copies = [_copy_arg(a) for a in args]
-    k(*copies).sync()
     outputs = set(_outputs(kernel))
+    specs = kernel.specs
+    copies = [_copy_arg(a, i < len(specs) and specs[i].name in outputs) for i, a in enumerate(args)]
+    k(*copies).sync()
     return [
         a.array if isinstance(a, Partition) else a
         for spec, a in zip(kernel.specs, copies, strict=False)

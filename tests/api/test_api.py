@@ -609,6 +609,19 @@ def test_testing_compares_what_unsafe_code_writes_too(monkeypatch) -> None:  # t
             got[1][5] += 1  # an engine that miscounts one bin
         return got
 
+    # an array of another library for the written `&` parameter: copied too
+    # (it was not: both engines' runs wrote the caller's array, and each
+    # engine's output was that one array, so they always agreed)
+    class Foreign:
+        def __init__(self, a: np.ndarray) -> None:
+            self.a = a
+
+        @property
+        def __array_interface__(self) -> Any:
+            return self.a.__array_interface__
+
+    out = tt.run(k, P(partial, [1, 64]), x, Foreign(hist))
+    assert out[1].sum() == 3000 and not hist.any()
     monkeypatch.setattr(tt, "run", off_by_one)
     monkeypatch.setattr(tt, "gpu_available", lambda: True)
     with pytest.raises(AssertionError, match=r"`hist` of kernel `histogram` on gpu vs cpu: 1 of 64"):

@@ -504,6 +504,27 @@ def test_a_host_function_bumps_the_versions_of_the_torch_tensors_it_writes(monke
     assert bumped == [(z,)]
 
 
+def test_a_cpu_tensor_given_another_element_type_in_place_gets_a_new_view(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: a CPU tensor's NumPy view was kept per tensor while its
+    # address and shape stayed (`fastpath.torch_view`); `t.data = t.view(torch.int32)`
+    # keeps both, so a repeated int32 call ran on the old float32 view (a
+    # ValueError from inside the interpreter, or float bits in an int tensor)
+    from tilelang.api import fastpath
+
+    monkeypatch.setitem(sys.modules, "torch", type(sys)("torch"))
+    monkeypatch.setitem(fastpath._KINDS, _FakeCpuTensor, "torch")  # the fast path's kind of tensor
+    m = tilelang.compile("kernel fn fill<T, const B: i32>(z: &mut Tensor<T, [B]>, v: T) { z.store(full::<T>([B], v)); }")
+    t = _FakeCpuTensor(np.zeros(8, np.float32))
+    for _ in range(2):  # the second call takes the key's plan and the kept view
+        m.fill(P(t, [4]), 1.5).sync()
+    np.testing.assert_array_equal(t.a, np.full(8, 1.5, np.float32))
+    assert id(t) in fastpath._TORCH_VIEWS  # the view kept for the tensor
+    t.a, t.dtype = t.a.view(np.int32), "torch.int32"  # the same memory and shape
+    for _ in range(2):
+        m.fill(P(t, [4]), 7).sync()
+    np.testing.assert_array_equal(t.a, np.full(8, 7, np.int32))
+
+
 def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: ignore[no-untyped-def]
     # an f32 array 2 bytes off its alignment (an f16 buffer viewed from its
     # second element): the interpreter reads it as it is

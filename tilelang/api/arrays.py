@@ -19,10 +19,12 @@ Invariants:
   the caller's array.
 - Anything that could only be read through a copy (a Python list, an object
   with `__array__` only) is not an array here: a `&mut` argument would
-  silently lose its results. A DLPack producer that can only export a copy
-  (it refuses `copy=False`, or flags its capsule as copied) gives an
-  `ArrayRef` with `copied` set: an input, never a `&mut` argument
-  (`call.py`, `hostfn.py`: E0801).
+  silently lose its results. A library that can only give a copy (a
+  DLPack producer that refuses `copy=False` or flags its capsule as
+  copied, an `__array_interface__` with a new buffer at each reading)
+  gives an `ArrayRef` with `copied` set: read by host functions (which copy
+  their inputs anyway), refused by kernel calls and for written
+  host-function arguments (`call.py`, `hostfn.py`: E0801).
 """
 
 from __future__ import annotations
@@ -187,8 +189,8 @@ def copied_text(ref: ArrayRef, what: str, name: str, writer: str, written: bool)
     return (
         f"{what} is {ref.describe()} that its library gives as a copy ({ref.copied}): an "
         "operation reads the memory of its arrays each time it runs, and each copy is other memory",
-        f"pass a copy you keep: `{name} = numpy.asarray({name})` (or a PyTorch or CuPy array on the GPU)"
-        if not ref.is_cuda else f"pass a PyTorch or CuPy array of it (`cupy.asarray({name})`)",
+        f"pass a copy you keep: `{name} = numpy.{'from_dlpack' if ref.copied == _DL_COPY else 'asarray'}"
+        f"({name})`" if not ref.is_cuda else f"pass a PyTorch or CuPy array of it (`cupy.asarray({name})`)",
     )
 
 

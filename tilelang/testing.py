@@ -3,7 +3,8 @@
 The CPU interpreter defines what a kernel means (BRIEF §8); the GPU must
 agree with it to floating-point tolerance. `compare` runs one kernel call on
 each engine, each on its own copies of the NumPy arguments, and asserts that
-every output (every array passed as a partition) agrees:
+every output (every array passed as a partition, and every `&` array the
+kernel's `unsafe` code writes: a histogram's atomic counts) agrees:
 
     import tilelang, tilelang.testing as tt
 
@@ -59,18 +60,32 @@ def tolerance(dtype: DType | np.dtype | type) -> tuple[float, float]:
     return _TOLERANCE.get(dtype, (0.0, 0.0))
 
 
-def _copy_arg(a: Any) -> Any:
+def _copy_arg(a: Any, written: bool = False) -> Any:
+    """A copy of an argument for one engine's run: partitions and NumPy
+    arrays as NumPy copies; an array of another library that the kernel
+    writes (a `&` one its `unsafe` code writes) as a NumPy copy where it is
+    host memory, else through its library's own copy (`clone`/`copy`), so
+    neither the caller's array nor the other engine's run sees the writes."""
     if isinstance(a, Partition):
         return Partition(np.array(np.asarray(a.array), copy=True), a.tile)
     if isinstance(a, np.ndarray):
         return np.array(a, copy=True)
+    if written:
+        try:
+            return np.array(np.asarray(a), copy=True)
+        except (TypeError, ValueError, RuntimeError):
+            for name in ("clone", "copy"):
+                copy = getattr(a, name, None)
+                if callable(copy):
+                    return copy()
     return a
 
 
 def run(kernel: Kernel, *args: Any, device: str = "cpu") -> list[np.ndarray]:
     """Run `kernel(*args)` on `device` ("cpu" or "gpu") on copies of the
-    NumPy arguments and return the outputs (the partitioned arrays, in
-    parameter order) after the run. The caller's arrays are not written."""
+    NumPy arguments and return the outputs (the partitioned arrays and the
+    `&` arrays its `unsafe` code writes, in parameter order) after the run.
+    The caller's arrays are not written."""
     if device not in ("cpu", "gpu"):
         raise ValueError(f'device must be "cpu" or "gpu", not {device!r}')
     rec = engines.RECORDING
@@ -88,9 +103,24 @@ def run(kernel: Kernel, *args: Any, device: str = "cpu") -> list[np.ndarray]:
     k = getattr(kernel.module.on(device), kernel.__name__)
     if kernel.explicit:
         k = k[kernel.explicit]
-    copies = [_copy_arg(a) for a in args]
+    outputs = set(_outputs(kernel))
+    specs = kernel.specs
+    copies = [_copy_arg(a, i < len(specs) and specs[i].name in outputs) for i, a in enumerate(args)]
     k(*copies).sync()
-    return [a.array for a in copies if isinstance(a, Partition)]
+    return [
+        a.array if isinstance(a, Partition) else a
+        for spec, a in zip(kernel.specs, copies, strict=False)
+        if spec.name in outputs
+    ]
+
+
+def _outputs(kernel: Kernel) -> list[str]:
+    """The parameters a call of `kernel` writes, in order: its `&mut` ones
+    (partitions) and the `&` ones its `unsafe` code writes (atomics,
+    `store_unchecked`: a histogram's counts)."""
+    writes_for = getattr(kernel.module._ownership, "writes_for", None)
+    unsafe = writes_for(kernel.key) if writes_for is not None else frozenset()
+    return [s.name for s in kernel.specs if s.kind == "mut" or s.name in unsafe]
 
 
 def compare(
@@ -106,7 +136,7 @@ def compare(
         _skip_or_raise("no CUDA device is available for the GPU side of this comparison")
     results = {d: run(kernel, *args, device=d) for d in devices}
     first = devices[0]
-    names = [s.name for s in kernel.specs if s.kind == "mut"]
+    names = _outputs(kernel)
     for d in devices[1:]:
         for name, want, got in zip(names, results[first], results[d], strict=True):
             assert_close(

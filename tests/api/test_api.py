@@ -15,6 +15,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -217,8 +218,14 @@ def test_wrong_calls_say_what_to_fix(add, make, cls, pattern) -> None:  # type: 
 def test_read_only_output_refused(add) -> None:  # type: ignore[no-untyped-def]
     x, y, z = _vectors(64)
     z.setflags(write=False)
-    with pytest.raises(tilelang.CallError, match="`z` of kernel `add` is read-only"):
+    with pytest.raises(tilelang.CallError, match=r"`z` of kernel `add` is read-only(.|\n)*help: pass a "
+                       r"writeable copy and keep it, the results are written into it: `z = z.copy\(\)`"):
         add.add(P(z, [64]), x, y)
+    # the help's program runs (hrev round 9: it said "`z.copy()`", which in
+    # the call, `P(z.copy(), ..)`, takes the results away)
+    z = z.copy()
+    add.add(P(z, [64]), x, y).sync()
+    np.testing.assert_array_equal(z, x + y)
 
 
 def test_overlapping_views_conflict(add) -> None:  # type: ignore[no-untyped-def]
@@ -394,6 +401,130 @@ def test_an_operation_does_not_run_on_memory_another_librarys_array_gave_up(add)
     assert not z.a.any()
 
 
+def test_array_interfaces_that_copy_mask_or_are_malformed_are_refused(add) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: an `__array_interface__` whose `data` is a buffer made at
+    # each reading (a copy of the values) was written and the results lost
+    # (a host function copied them back into yet another one); a `mask`
+    # (ignored by NumPy: masked elements read as values) ran, where a
+    # `__cuda_array_interface__` mask is E0801; an interface that is not a
+    # dict was NumPy's ValueError from inside the call
+    class Interface:
+        def __init__(self, a: np.ndarray, how: str) -> None:
+            self.a, self.how = a, how
+
+        @property
+        def __array_interface__(self) -> Any:
+            d = dict(self.a.__array_interface__)
+            if self.how == "copy":
+                d["data"] = bytearray(self.a.tobytes())
+            elif self.how == "mask":
+                d["mask"] = np.ones(self.a.shape, bool)
+            elif self.how == "held":  # a buffer the object keeps: its memory
+                d["data"] = self.a.data
+            return d if self.how != "list" else [d]
+
+    m = tilelang.compile(
+        (EX / "add.tile").read_text()
+        + "\nfn fill(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n    add(z.partition([4]), x, x).sync();\n}\n"
+    )
+    x, y, z = _vectors(64)
+    for how, why in (("copy", r"is a float32 array of shape \(64,\) that its library gives as a copy \(its "
+                      r"`__array_interface__` makes a new buffer each time it is read\)"),
+                     ("mask", r"a masked array \(its `__array_interface__` has a `mask`\)"),
+                     ("list", r"its `__array_interface__` is not one NumPy can read")):
+        for call, who in ((lambda: m.add(P(Interface(z, how), [16]), x, y), "kernel `add`"),
+                          (lambda: m.fill(Interface(z, how), x), "function `fill`")):
+            with pytest.raises(tilelang.CallError, match=rf"E0801.*`z` of {who}:? {why}(.|\n)*help: pass"):
+                call()
+    assert not z.any()
+    m.fill(z, Interface(x, "copy"))  # read by a host function: a copy will do
+    np.testing.assert_array_equal(z, 2 * x)
+    z[:] = 0
+    m.fill(Interface(z, "held"), x)
+    np.testing.assert_array_equal(z, 2 * x)
+    # a NumPy masked array with masked elements: the same (its data was read
+    # with the masked-out values; a mask of none is a plain array)
+    masked = np.ma.masked_array(x, mask=np.arange(64) == 3)
+    for call, who in ((lambda: m.add(P(z, [16]), masked, y), "kernel `add`"),
+                      (lambda: m.fill(z, masked), "function `fill`")):
+        with pytest.raises(tilelang.CallError, match=rf"E0801.*`x` of {who}: a masked array with masked "
+                           r"elements(.|\n)*help: pass a plain array with the masked elements filled in, "
+                           r"`x.filled\(0.0\)`"):
+            call()
+    m.add(P(z, [16]), np.ma.masked_array(x), y).sync()
+    np.testing.assert_array_equal(z, x + y)
+
+
+class _FakeCpuTensor:
+    """Enough of a CPU torch.Tensor for `arrays._torch`: float32 memory NumPy views."""
+
+    __module__ = "torch"
+    is_cuda = False
+    dtype = "torch.float32"
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a, self.shape = a, a.shape
+        self.device = type("Device", (), {"type": "cpu", "index": None})()
+
+    def detach(self) -> _FakeCpuTensor:
+        return self
+
+    def numpy(self) -> np.ndarray:
+        return self.a
+
+    def stride(self) -> tuple[int, ...]:
+        return tuple(s // 4 for s in self.a.strides)
+
+    def is_contiguous(self) -> bool:
+        return bool(self.a.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return int(self.a.ctypes.data)
+
+
+def test_a_host_function_bumps_the_versions_of_the_torch_tensors_it_writes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: a host function wrote its `&mut` PyTorch tensors through
+    # NumPy views without bumping their autograd versions (a kernel call's
+    # launch bumps them): a backward pass that saved the old values computed
+    # a wrong gradient without a word, where PyTorch's own in-place ops make it fail
+    bumped: list[tuple[Any, ...]] = []
+    fake_torch = type(sys)("torch")
+    fake_torch._C = type(sys)("torch._C")  # type: ignore[attr-defined]
+    fake_torch._C._increment_version = lambda ts: bumped.append(tuple(ts))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    m = tilelang.compile(
+        (EX / "add.tile").read_text()
+        + "\nfn fill(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n    add(z.partition([4]), x, x).sync();\n}\n"
+    )
+    z, x = _FakeCpuTensor(np.zeros(8, np.float32)), _FakeCpuTensor(np.ones(8, np.float32))
+    m.fill(z, x)
+    np.testing.assert_array_equal(z.a, np.full(8, 2.0, np.float32))
+    assert bumped == [(z,)]  # the written one, not the input
+    m.fill(np.zeros(8, np.float32), x)  # NumPy: nothing to bump
+    assert bumped == [(z,)]
+
+
+def test_a_cpu_tensor_given_another_element_type_in_place_gets_a_new_view(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: a CPU tensor's NumPy view was kept per tensor while its
+    # address and shape stayed (`fastpath.torch_view`); `t.data = t.view(torch.int32)`
+    # keeps both, so a repeated int32 call ran on the old float32 view (a
+    # ValueError from inside the interpreter, or float bits in an int tensor)
+    from tilelang.api import fastpath
+
+    monkeypatch.setitem(sys.modules, "torch", type(sys)("torch"))
+    monkeypatch.setitem(fastpath._KINDS, _FakeCpuTensor, "torch")  # the fast path's kind of tensor
+    m = tilelang.compile("kernel fn fill<T, const B: i32>(z: &mut Tensor<T, [B]>, v: T) { z.store(full::<T>([B], v)); }")
+    t = _FakeCpuTensor(np.zeros(8, np.float32))
+    for _ in range(2):  # the second call takes the key's plan and the kept view
+        m.fill(P(t, [4]), 1.5).sync()
+    np.testing.assert_array_equal(t.a, np.full(8, 1.5, np.float32))
+    assert id(t) in fastpath._TORCH_VIEWS  # the view kept for the tensor
+    t.a, t.dtype = t.a.view(np.int32), "torch.int32"  # the same memory and shape
+    for _ in range(2):
+        m.fill(P(t, [4]), 7).sync()
+    np.testing.assert_array_equal(t.a, np.full(8, 7, np.int32))
+
+
 def test_unusual_numpy_arrays_run_or_are_refused_clearly(add) -> None:  # type: ignore[no-untyped-def]
     # an f32 array 2 bytes off its alignment (an f16 buffer viewed from its
     # second element): the interpreter reads it as it is
@@ -478,6 +609,44 @@ def test_testing_compare_on_the_cpu_and_assert_close(add) -> None:  # type: igno
         with pytest.raises(tilelang.CallError, match=r"E0809.*`tilelang.testing` runs `add` at once"):
             tt.compare(add.add, P(z, [64]), x, y, devices=("cpu", "cpu"))
     assert not g.operations
+
+
+def test_testing_compares_what_unsafe_code_writes_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: `run`/`compare` returned and compared the partitions only,
+    # so a histogram's atomic counts (a `&` parameter its `unsafe` code
+    # writes) were never compared: engines that disagreed on them "agreed"
+    hist_mod = tilelang.load(EX / "histogram.tile")
+    k = hist_mod.histogram[1024]
+    x = (np.random.default_rng(1).random(3000) * 64).astype(np.int32)
+    partial, hist = np.zeros((3, 64), np.int32), np.zeros(64, np.int32)
+    out = tt.run(k, P(partial, [1, 64]), x, hist)
+    assert len(out) == 2 and out[1].sum() == 3000 and not hist.any()
+    np.testing.assert_array_equal(out[1], np.bincount(x, minlength=64))
+    plain = tt.run
+
+    def off_by_one(kernel, *args, device="cpu"):  # type: ignore[no-untyped-def]
+        got = plain(kernel, *args, device="cpu")
+        if device == "gpu":
+            got[1][5] += 1  # an engine that miscounts one bin
+        return got
+
+    # an array of another library for the written `&` parameter: copied too
+    # (it was not: both engines' runs wrote the caller's array, and each
+    # engine's output was that one array, so they always agreed)
+    class Foreign:
+        def __init__(self, a: np.ndarray) -> None:
+            self.a = a
+
+        @property
+        def __array_interface__(self) -> Any:
+            return self.a.__array_interface__
+
+    out = tt.run(k, P(partial, [1, 64]), x, Foreign(hist))
+    assert out[1].sum() == 3000 and not hist.any()
+    monkeypatch.setattr(tt, "run", off_by_one)
+    monkeypatch.setattr(tt, "gpu_available", lambda: True)
+    with pytest.raises(AssertionError, match=r"`hist` of kernel `histogram` on gpu vs cpu: 1 of 64"):
+        tt.compare(k, P(partial, [1, 64]), x, hist)
 
 
 def test_an_operation_never_run_warns(add) -> None:  # type: ignore[no-untyped-def]

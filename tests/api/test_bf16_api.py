@@ -162,10 +162,63 @@ def test_a_tensor_given_other_strides_at_its_address_is_not_run(fake) -> None:  
     z = FakeTorchTensor(big[:32], cuda=True)
     op = mod.half(P(z, [16]), x)
     z.bits = big[::2]  # the same address and shape, strides of 2 elements
-    with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `half` has other memory, another shape "
-                       r"or layout than when the operation was built \(`set_`, `resize_`, `as_strided_`\)"):
+    with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `half` has other memory, another shape, "
+                       r"layout or element type than when the operation was built \(`set_`, `resize_`, "
+                       r"`as_strided_`, `.data =`; now torch.bfloat16 \(32,\), then torch.bfloat16 \(32,\)\)"):
         op.sync()
     assert not big.any() and fake.ran_on == []
     z.bits = big[:32]  # as it was: runs (the fake device reads bf16 memory through a copy)
     op.sync()
     assert fake.ran_on == [fake.streams[7]]
+
+
+class GraphFakeDevice(Bf16FakeDevice):
+    """Captures by running: a graph's first replay runs its operations once
+    (`_capture` starts each on the capturing stream); later replays run nothing."""
+
+    def new_stream(self) -> object:
+        return object()
+
+    def capture(self, stream: object) -> None:
+        pass
+
+    def end_capture(self, stream: object) -> str:
+        return "graph"
+
+    def replay(self, graph: str, stream: object) -> None:
+        pass
+
+
+def test_a_graph_replay_checks_each_tensors_layout_and_element_type(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: a GPU replay checks every PyTorch tensor of the recording
+    # at once (`graphs._TorchArrays`: address, shape, contiguity), which no
+    # test ran; and it missed the element type, which `t.data = t.view(torch.int16)`
+    # changes at the same address, shape and strides (the kernel would write
+    # bf16 values into an int16 tensor). So did a built operation's check.
+    dev = GraphFakeDevice()
+    monkeypatch.setitem(module._DEVICES, "cuda:0", dev)
+    monkeypatch.setattr(sys.modules["torch"], "Tensor", FakeTorchTensor, raising=False)
+    mod = tilelang.compile(SOURCE)
+    x = FakeTorchTensor(_bf16([4.0] * 32), cuda=True)
+    big = _bf16([0.0] * 64)
+    z = FakeTorchTensor(big[:32], cuda=True)
+    op = mod.half(P(z, [16]), x)
+    with tilelang.graph() as g:
+        op.sync()
+    g.replay()
+    assert len(dev.ran_on) == 1  # captured (run once by this fake)
+    for change, now in (("strides", "torch.bfloat16"), ("dtype", "torch.int16")):
+        if change == "strides":
+            z.bits = big[::2]  # the same address and shape, strides of 2 elements
+        else:
+            z.dtype = "torch.int16"  # the same address, shape and strides
+        for run in (g.replay, op.sync):
+            with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `half` has other memory, "
+                               rf"another shape, layout or element type than when the operation was built "
+                               rf"(.|\n)*now {now} \(32,\), then torch.bfloat16 \(32,\)"):
+                run()
+        z.bits, z.dtype = big[:32], "torch.bfloat16"
+    assert len(dev.ran_on) == 1  # nothing ran on the changed tensor
+    g.replay()  # as it was: replays (this fake's replay runs nothing)
+    op.sync()
+    assert len(dev.ran_on) == 2

@@ -175,7 +175,11 @@ def test_no_gpu_is_a_clean_error(monkeypatch) -> None:  # type: ignore[no-untype
         mod.add(P(FakeCudaArray(z), [1024]), FakeCudaArray(x), FakeCudaArray(y))
 
 
-def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignore[no-untyped-def]
+def test_numpy_on_a_gpu_module_goes_through_copies(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # uploads are copies, as on a GPU (the CPU device's upload views a contiguous array)
+    monkeypatch.setattr(fake, "upload", lambda host, dtype=None: np.array(host, copy=True), raising=False)
+    monkeypatch.setattr(fake, "new_stream", lambda: None, raising=False)
+    monkeypatch.setattr(fake, "sync", lambda stream: None, raising=False)
     mod = tilelang.compile(SOURCE, device="gpu")
     x, y, z = _arrays()
     op = mod.add(P(z, [1024]), x, y)
@@ -184,9 +188,18 @@ def test_numpy_on_a_gpu_module_goes_through_copies(fake) -> None:  # type: ignor
         z[0] = 1.0  # would be overwritten by the copy back at the wait
     with pytest.raises(ValueError, match="read-only"):
         x[0] = 1.0  # uploaded already: the kernel would not see it
+    assert not z.any()
     h.wait()
     np.testing.assert_array_equal(z, x + y)  # copied back at the wait
     assert z.flags.writeable and x.flags.writeable
+    # hrev round 9: a launch whose borrows end without a wait (a PyTorch
+    # operator's on the GPU: `torch_ops`, stream-ordered with PyTorch) dropped
+    # the copies' results: a GPU module's operator given CPU tensors wrote nothing
+    z[:] = 0
+    h = op.launch()
+    h._end_borrows()
+    np.testing.assert_array_equal(z, x + y)
+    assert h.done and z.flags.writeable
 
 
 def test_tuning_refuses_cuda_arrays_it_cannot_put_back(fake, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -302,3 +315,58 @@ def test_a_cuda_array_given_another_layout_at_its_address_is_not_run(fake) -> No
     cz.__class__, cz.host = FakeCudaArray, buf[:3000]  # as it was: runs (the fake device captures no graph)
     op.sync()
     np.testing.assert_array_equal(buf[:3000], x + y)
+
+
+def test_a_dropped_handle_whose_wait_fails_says_so(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: a handle dropped without `.wait()` waits when collected,
+    # but a failure of that wait (a kernel's assert, a fault: found at the
+    # GPU's sync) was swallowed by the finaliser: only "dropped without
+    # `.wait()`" was said, and the results were wrong without a word
+    import gc
+    import warnings
+
+    from tilelang.diagnostics.model import Diagnostic, TileError
+
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays()
+
+    def fails(stream: object) -> None:
+        raise TileError(Diagnostic.error("E0700", "assertion failed in kernel `add`: boom"))
+
+    monkeypatch.setattr(fake, "sync_foreign", fails)
+    h = mod.add(P(FakeCudaArray(z), [1024]), FakeCudaArray(x), FakeCudaArray(y)).launch()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        del h
+        gc.collect()
+    said = [str(w.message) for w in seen]
+    assert any("dropped without `.wait()`" in m for m in said), said
+    assert any("the wait for a dropped handle of kernel `add` failed" in m and "boom" in m for m in said), said
+
+
+def test_the_one_function_launch_never_skips_a_foreign_arrays_check(fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: once the native launcher ran a plan, `.sync()`/`.launch()`
+    # became one generated function that skipped `_begin`, and with it the
+    # new reading of a foreign array's `__cuda_array_interface__` (E0810): an
+    # operation on an array whose buffer was replaced (the old one freed)
+    # launched on the old address. Such plans keep the general path.
+    from types import SimpleNamespace
+
+    from tilelang.api import operation
+
+    native = SimpleNamespace(_STATE={"module": SimpleNamespace(launch=lambda *a: 0)})
+    monkeypatch.setitem(sys.modules, "tilelang.runtime.cuda_native", native)
+    mod = tilelang.compile(SOURCE)
+    x, y, z = _arrays(64)
+    cz = FakeCudaArray(z)
+    op = mod.add(P(cz, [16]), FakeCudaArray(x), FakeCudaArray(y))
+    op.sync()
+    plan = op._plan
+    assert plan.iface  # the CUDA arrays' interfaces are read at each start
+    plan.launcher = SimpleNamespace(_native_own=(), _direct=True, device=fake)
+    plan.native_wait, plan.wait_foreign = True, lambda stream, raw: None
+    operation._make_fast(plan)
+    assert plan.fast_sync is None and plan.fast_launch is None
+    cz.host = np.zeros(64, np.float32)  # the array's buffer replaced
+    with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory"):
+        op.sync()

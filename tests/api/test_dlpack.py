@@ -189,4 +189,80 @@ def test_a_jax_array_is_never_written(fake, mod) -> None:  # type: ignore[no-unt
     assert not z.any()
     m.add(P(z, [1024]), FakeJaxArray(x), FakeJaxArray(y)).sync()  # read: as before
     np.testing.assert_array_equal(z, x + y)
+
+    class CopyingJax(CopyingDLPack):
+        __module__ = "jax"
+
+    z[:] = 0  # a JAX array exported as a copy is still an input (it never changes)
+    m.add(P(z, [1024]), CopyingJax(x), CopyingJax(y)).sync()
+    np.testing.assert_array_equal(z, x + y)
     np.testing.assert_array_equal(m.twice(FakeJaxArray(x)), 2 * x)
+
+
+class CopyingDLPack(OnlyDLPack):
+    """A producer that cannot share its memory: it refuses `copy=False` (as
+    DLPack 1.0 asks) and otherwise exports a copy, flagged as one."""
+
+    def __dlpack__(self, stream: Any = None, max_version: Any = None, **kw: Any) -> Any:
+        self.streams.append(stream)
+        if kw.get("copy") is False:
+            raise BufferError("cannot export without a copy")
+        return self.a.copy().__dlpack__(max_version=max_version, copy=True)
+
+
+class FlaggedCopyDLPack(OnlyDLPack):
+    """A producer that ignores `copy=False` but flags its capsule as a copy."""
+
+    def __dlpack__(self, stream: Any = None, max_version: Any = None, **kw: Any) -> Any:
+        return self.a.copy().__dlpack__(max_version=max_version, copy=True)
+
+
+def test_a_dlpack_export_that_is_a_copy_is_never_written(fake, mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: the export was asked for without `copy=False`, so a
+    # producer that copies gave a copy: the kernel (or a host function)
+    # wrote it and `z` kept its zeros, without a word, on the CPU and the GPU
+    src = SOURCE + "fn fill(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n    add(z.partition([4]), x, x).sync();\n}\n"
+    m = tilelang.compile(src)
+    x, y, z = _vecs(40)
+    for device, producer in ((1, CopyingDLPack), (2, CopyingDLPack), (2, FlaggedCopyDLPack)):
+        with pytest.raises(tilelang.CallError, match=r"E0801.*`z` of kernel `add` is a float32 array( on the GPU)? of "
+                           r"shape \(40,\) that its library gives as a copy \(its DLPack export is a copy(.|\n)*"
+                           r"results would land in the copy and be lost(.|\n)*help: pass an array"):
+            m.add(P(producer(z, device), [16]), OnlyDLPack(x, device), OnlyDLPack(y, device))
+        # read by a kernel call: refused too (its operation reads the memory
+        # each time it runs: a later run would read a stale copy or fail E0810)
+        with pytest.raises(tilelang.CallError, match=r"E0801.*`x` of kernel `add` (.|\n)*gives as a copy "
+                           r"(.|\n)*each copy is other memory(.|\n)*help: pass a"
+                           r"( copy you keep: `x = numpy.from_dlpack\(x\)`| PyTorch or CuPy array)"):
+            m.add(P(OnlyDLPack(z, device), [16]), producer(x, device), OnlyDLPack(y, device))
+    with pytest.raises(tilelang.CallError, match=r"E0801.*`z` of function `fill` (.|\n)*gives as a copy"
+                       r"(.|\n)*the function writes it \(`&mut`\)"):
+        m.fill(CopyingDLPack(z), x)
+    assert not z.any()
+    np.testing.assert_array_equal(m.twice(CopyingDLPack(x)), 2 * x)  # a host function copies its inputs
+    # a producer that shares: asked for its memory itself
+    src_in_place = OnlyDLPack(z)
+    m.fill(src_in_place, x)
+    np.testing.assert_array_equal(z, 2 * x)
+
+
+def test_an_operation_does_not_run_on_memory_a_dlpack_array_gave_up(fake, mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: an array offering only DLPack was never read again: the
+    # operation (and a graph) held the first export, which kept the old
+    # memory alive, and wrote it after the array had new memory (its results
+    # lost without a word), on the CPU and the GPU
+    for device in (1, 2):
+        x, y, z = _vecs(40)
+        o = OnlyDLPack(z, device)
+        op = mod.add(P(o, [16]), OnlyDLPack(x, device), OnlyDLPack(y, device))
+        with tilelang.graph() as g:
+            op.sync()
+        o.a = np.zeros(40, np.float32)  # the library gave the array other memory
+        for run in (op.sync, g.replay):
+            with pytest.raises(tilelang.CallError, match=r"E0810.*`z` of kernel `add` has other memory(.|\n)*"
+                               r"\(its DLPack export changed\)"):
+                run()
+        assert not z.any() and not o.a.any()
+        o.a = z  # as it was: runs
+        op.sync()
+        np.testing.assert_array_equal(z, x + y)

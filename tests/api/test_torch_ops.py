@@ -129,6 +129,15 @@ def test_fake_implementation_follows_the_signature(mod) -> None:  # type: ignore
             op(torch.empty(10, dtype=torch.float16), 1.0)
         with pytest.raises(tilelang.CallError, match="E0503"):
             op(torch.empty(3, 4), 1.0)
+    # a mutated argument's fix keeps the converted copy (`y.to(..)` in the
+    # call would take the results away: hrev round 9)
+    inplace = tilelang.torch_op(mod.axpy, tiles={"y": [64]}, name=_name("axpym"))
+    with FakeTensorMode():
+        with pytest.raises(tilelang.CallError, match=r"E0502(.|\n)*help: convert it first and keep the "
+                           r"copy, which the operator writes: `y = y.to\(torch.float32\)`"):
+            inplace(torch.empty(10, dtype=torch.float16), torch.empty(10), 1.0)
+        with pytest.raises(tilelang.CallError, match=r"E0502(.|\n)*help: convert it first: `x.to\(torch.float32\)`"):
+            inplace(torch.empty(10), torch.empty(10, dtype=torch.float16), 1.0)
     head = tilelang.torch_op(mod.head, tiles={"z": [64]}, name=_name("head"))
     with (
         FakeTensorMode(),

@@ -2,7 +2,8 @@
 
 Each case is one call into `tilelang` with arguments drawn from a pool of
 awkward Python values: NumPy arrays of every dtype (big-endian, object,
-strings, complex, bool), scalars of a kernel's type parameter (`a: T`), shapes that are empty, strided, transposed or
+strings, complex, bool), arrays of made-up libraries (DLPack-only, copying
+exports, `__array_interface__`s with masks or new buffers, masked arrays), scalars of a kernel's type parameter (`a: T`), shapes that are empty, strided, transposed or
 read-only, NumPy and Python scalars (huge, negative, NaN, complex), None,
 bytes, lists of anything, partitions of the wrong array with the wrong tile
 shape, explicit generics of any value. Half of the cases start from a call
@@ -92,6 +93,33 @@ class Outcome:
     detail: str = ""
 
 
+class _Foreign:
+    """An array of a made-up library (`Gen.foreign`)."""
+
+    def __init__(self, a: np.ndarray, kind: str) -> None:
+        self.a, self.kind = a, kind
+        if kind.startswith("dlpack"):
+            self.__dlpack_device__ = a.__dlpack_device__
+            self.__dlpack__ = self._export
+
+    def _export(self, stream: Any = None, max_version: Any = None, **kw: Any) -> Any:
+        if self.kind == "dlpack-copy":
+            if kw.get("copy") is False:
+                raise BufferError("cannot export without a copy")
+            return self.a.copy().__dlpack__(max_version=max_version, copy=True)
+        return self.a.__dlpack__(max_version=max_version) if max_version else self.a.__dlpack__()
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "__array_interface__" or not self.kind.startswith("iface"):
+            raise AttributeError(name)
+        d = dict(self.a.__array_interface__)
+        if self.kind == "iface-mask":
+            d["mask"] = np.zeros(self.a.shape, bool)
+        elif self.kind == "iface-copy":
+            d["data"] = bytearray(self.a.tobytes())
+        return [d] if self.kind == "iface-list" else d
+
+
 class Gen:
     def __init__(self, rng: random.Random) -> None:
         self.r = rng
@@ -109,7 +137,7 @@ class Gen:
             a = np.zeros(shape, np.float32)
         if a.size and a.dtype.kind in "fiu":
             a[...] = np.arange(a.size).reshape(a.shape) % 5
-        match r.randrange(6):
+        match r.randrange(7):
             case 0 if a.ndim >= 1 and a.shape[0] >= 2:
                 a = a[::2]  # strided
             case 1 if a.ndim == 2:
@@ -118,9 +146,22 @@ class Gen:
                 a.setflags(write=False)
             case 3 if a.ndim >= 1 and a.size:
                 a = a[..., :1]
+            case 4:
+                return self.foreign(a)
             case _:
                 pass
         return a
+
+    def foreign(self, a: np.ndarray) -> Any:
+        """`a` as another library might give it: through DLPack only (in
+        place, or a producer that can only copy), an `__array_interface__`
+        (in place, with a mask, a new buffer each read, not a dict), or a
+        NumPy masked array."""
+        kind = self.r.choice(("dlpack", "dlpack-copy", "iface", "iface-mask", "iface-copy",
+                              "iface-list", "masked"))
+        if kind == "masked":
+            return np.ma.masked_array(a, mask=np.arange(a.size).reshape(a.shape) % 2 == 0)
+        return _Foreign(a, kind)
 
     def scalar(self) -> Any:
         r = self.r
@@ -153,7 +194,7 @@ class Gen:
 
     def tile_shape(self) -> Any:
         r = self.r
-        match r.randrange(6):
+        match r.randrange(7):
             case 0:
                 return [r.choice((1, 2, 4, 8, 3, 5))]
             case 1:

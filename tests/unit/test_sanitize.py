@@ -263,6 +263,58 @@ fn main() {
     run(src.replace("SECOND", "adder"), sanitize=False, ownership=False)
 
 
+def test_atomics_of_two_kinds_from_two_blocks_race() -> None:
+    """hrev round 9: the sanitizer took any two atomic updates as commuting, so
+    an add and a max of two blocks on one element (5 or 8, by the blocks'
+    order) passed it, where the checker refuses them (E0418): it reports them
+    now (E0731), naming both kinds; one kind from many blocks, and two kinds
+    from one block, stay clean. Launches in flight: two kinds on one element
+    race there too (`_conflict`, E0732; the run-time defence refuses them first)."""
+    src = """
+kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, t: &Tensor<f32, [?]>) {
+    let i = block_id(0);
+    z.store(z.load());
+    unsafe {
+        atomic_add(&t, [i], 5.0);
+        SECOND(&t, [i + 1], 3.0);
+    }
+}
+
+fn main() {
+    let mut z = zeros::<f32>([2]);
+    let t = zeros::<f32>([3]);
+    k(z.partition([1]), &t).sync();
+    print(t);
+}
+"""
+    d = fails(src.replace("SECOND", "atomic_max"), "E0731", ownership=False)
+    assert d.message == ("data race in kernel `k`: block (1) updates with `atomic_add` element [1] of `t`, "
+                         "which block (0) updated with `atomic_max`"), d.message
+    assert any("block (0) updated with `atomic_max` here" in lb.message for lb in d.labels)
+    assert "one kind of atomic" in d.help[0]
+    with pytest.raises(CheckFailed) as e:
+        run(src.replace("SECOND", "atomic_max"), sanitize=False)
+    assert [d.code for d in e.value.diagnostics] == ["E0418"]
+    ex = run(src.replace("SECOND", "atomic_add"))  # one kind: commutes
+    assert ex.main_locals["t"].numpy().tolist() == [5.0, 8.0, 3.0]
+    one_block = src.replace("SECOND", "atomic_max").replace("[i + 1]", "[i]").replace("[2]", "[1]")
+    ex = run(one_block, ownership=False)  # one block's updates are in its order
+    assert ex.main_locals["t"].numpy().tolist() == [5.0, 0.0, 0.0]
+
+    from tilelang.interp.sanitize import _KIND_BITS, _conflict
+    from tilelang.ir.nodes import AtomicOp
+
+    add, mx = _KIND_BITS[AtomicOp.ADD], _KIND_BITS[AtomicOp.MAX]
+    no = np.zeros(4, bool)
+
+    def kinds(*bits: int) -> np.ndarray:
+        return np.array(bits, np.int32)
+
+    assert not _conflict((no, no, kinds(add, add, 0, mx)), (no, no, kinds(add, 0, add, mx))).any()
+    assert _conflict((no, no, kinds(add, add | mx, add, 0)),
+                     (no, no, kinds(mx, add, add | mx, mx))).tolist() == [True, True, True, False]
+
+
 # ---------------------------------------------------------------- (d) unsafe writes outside a tensor
 def test_atomic_outside_the_tensor() -> None:
     src = """

@@ -19,7 +19,12 @@ Invariants:
   the caller's array.
 - Anything that could only be read through a copy (a Python list, an object
   with `__array__` only) is not an array here: a `&mut` argument would
-  silently lose its results.
+  silently lose its results. A library that can only give a copy (a
+  DLPack producer that refuses `copy=False` or flags its capsule as
+  copied, an `__array_interface__` with a new buffer at each reading)
+  gives an `ArrayRef` with `copied` set: read by host functions (which copy
+  their inputs anyway), refused by kernel calls and for written
+  host-function arguments (`call.py`, `hostfn.py`: E0801).
 """
 
 from __future__ import annotations
@@ -70,6 +75,10 @@ class ArrayRef:
     readonly: bool
     host: np.ndarray | None  # a view of the memory (CPU only)
     stream: int | None  # CUDA: the raw stream handle current in the caller's library
+    # why the library gave a copy, not its memory (a DLPack producer that
+    # cannot share it); "": its memory. A copy is readable, but a kernel's
+    # writes to it would be lost
+    copied: str = ""
 
     @property
     def is_cuda(self) -> bool:
@@ -152,7 +161,37 @@ def read_only_text(ref: ArrayRef, what: str, name: str, writer: str) -> tuple[st
             "pass a NumPy array for the results (or a PyTorch or CuPy array on the GPU) and "
             "make a JAX array of it afterwards (`jax.numpy.asarray(..)`)",
         )
-    return f"{what} is read-only, but the {writer} writes it", f"pass a writeable array (`{name}.copy()`)"
+    # (a copy made in the call, `partition({name}.copy(), ..)`, would take the results away)
+    return (
+        f"{what} is read-only, but the {writer} writes it",
+        f"pass a writeable copy and keep it, the results are written into it: `{name} = {name}.copy()`",
+    )
+
+
+def immutable(ref: ArrayRef) -> bool:
+    """An array of a library whose arrays never change (JAX): a copy of one
+    is as good as its memory for reading, at any time."""
+    return ref.library in _DLPACK_FIRST
+
+
+def copied_text(ref: ArrayRef, what: str, name: str, writer: str, written: bool) -> tuple[str, str]:
+    """(message, help) of E0801 for a copy (`ref.copied`): given to a
+    parameter `writer` writes (`written`), or read by a kernel call, whose
+    operation reads its arrays' memory each time it runs (a host function
+    copies its arguments once: it reads a copy)."""
+    if written:
+        return (
+            f"{what} is {ref.describe()} that its library gives as a copy ({ref.copied}), but "
+            f"the {writer} writes it: the results would land in the copy and be lost",
+            "pass an array the results can be written into in place (a NumPy array, or a "
+            "PyTorch or CuPy array on the GPU) and make the library's array of it afterwards",
+        )
+    return (
+        f"{what} is {ref.describe()} that its library gives as a copy ({ref.copied}): an "
+        "operation reads the memory of its arrays each time it runs, and each copy is other memory",
+        f"pass a copy you keep: `{name} = numpy.{'from_dlpack' if ref.copied == _DL_COPY else 'asarray'}"
+        f"({name})`" if not ref.is_cuda else f"pass a PyTorch or CuPy array of it (`cupy.asarray({name})`)",
+    )
 
 
 def tile_dtype_name(dt: DType) -> str:
@@ -378,6 +417,8 @@ class _DLManagedTensorVersioned(ctypes.Structure):  # DLPack 1.x: capsule "dlten
 
 
 _DL_READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
+_DL_IS_COPIED = 2  # DLPACK_FLAG_BITMASK_IS_COPIED: the producer made a copy for the export
+_DL_COPY = "its DLPack export is a copy: it cannot share its memory"
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 _DL_DTYPES = {
     (0, 8): DType.I8, (0, 16): DType.I16, (0, 32): DType.I32, (0, 64): DType.I64,
@@ -414,17 +455,29 @@ def _capsule_pointer(capsule: Any, name: bytes) -> int | None:
 def _dlpack_cuda(value: Any, library: str) -> ArrayRef:
     """A CUDA array through its DLPack capsule, in place. The export is asked
     for the legacy default stream (`stream=1`): the producer orders its
-    pending work before it, and the operation runs there (stream handle 0)."""
+    pending work before it, and the operation runs there (stream handle 0).
+    It is asked for the memory itself (`copy=False`); a producer that can
+    only give a copy (BufferError there, or a capsule flagged as copied)
+    gives an `ArrayRef` with `copied` set."""
+    copied = ""
     try:
+        capsule = value.__dlpack__(stream=1, max_version=(1, 0), copy=False)
+    except BufferError:  # it cannot share its memory: what it exports is a copy
+        copied = _DL_COPY
         capsule = value.__dlpack__(stream=1, max_version=(1, 0))
-    except TypeError:  # a producer of DLPack 0.x: no `max_version`
-        capsule = value.__dlpack__(stream=1)
+    except TypeError:  # a producer before DLPack 1.0's `copy` (0.x: no `max_version` either)
+        try:
+            capsule = value.__dlpack__(stream=1, max_version=(1, 0))
+        except TypeError:
+            capsule = value.__dlpack__(stream=1)
     readonly = False
     ptr = _capsule_pointer(capsule, b"dltensor_versioned")
     if ptr is not None:
         managed = _DLManagedTensorVersioned.from_address(ptr)
         tensor = managed.dl_tensor
         readonly = bool(managed.flags & _DL_READ_ONLY)
+        if managed.flags & _DL_IS_COPIED:
+            copied = _DL_COPY
     else:
         ptr = _capsule_pointer(capsule, b"dltensor")
         if ptr is None:
@@ -457,6 +510,7 @@ def _dlpack_cuda(value: Any, library: str) -> ArrayRef:
         readonly=readonly,
         host=None,
         stream=0,
+        copied=copied,
     )
 
 
@@ -464,14 +518,23 @@ def _dlpack(value: Any, library: str) -> ArrayRef:
     kind, _ = value.__dlpack_device__()
     kind = int(kind)
     if kind in (_DL_CPU, _DL_CUDA_HOST):  # host memory NumPy can view
+        copied = ""
         try:
-            a = np.from_dlpack(value)
+            try:
+                # the memory itself, not a copy the producer may make by default
+                a = np.from_dlpack(value, copy=False)
+            except BufferError:  # it cannot share its memory: NumPy gets a copy
+                copied = _DL_COPY
+                a = np.from_dlpack(value)
+            except TypeError:  # a producer before DLPack 1.0's `copy` (0.x exports in place)
+                a = np.from_dlpack(value)
         except (BufferError, TypeError, RuntimeError, ValueError) as e:
             raise Unsupported(
                 f"a `{type(value).__name__}` could not be viewed in place through DLPack ({e})",
                 "pass a NumPy array or convert it with `numpy.asarray`",
             ) from None
-        return _numpy(a, value, library)
+        ref = _numpy(a, value, library)
+        return dataclasses.replace(ref, copied=copied) if copied else ref
     if kind in (_DL_CUDA, _DL_CUDA_MANAGED):
         return _dlpack_cuda(value, library)
     raise Unsupported(
@@ -480,11 +543,86 @@ def _dlpack(value: Any, library: str) -> ArrayRef:
     )
 
 
+def _interface(value: Any, library: str) -> ArrayRef:
+    """A host array of another library through its `__array_interface__`."""
+    iface = value.__array_interface__
+    if isinstance(iface, dict) and iface.get("mask") is not None:  # NumPy ignores a mask
+        raise Unsupported(
+            "a masked array (its `__array_interface__` has a `mask`): Tile would read "
+            "the masked-out elements as values",
+            "pass the data with the masked elements filled in, and no mask",
+        )
+    try:
+        a = np.asarray(value)  # the interface shares memory: no copy
+    except (ValueError, TypeError) as e:  # not a dict, a typestr NumPy cannot read, ...
+        raise Unsupported(
+            f"its `__array_interface__` is not one NumPy can read ({e})",
+            "pass a NumPy array (or an object whose `__array_interface__` is well formed)",
+        ) from None
+    ref = _numpy(a, value, library)
+    data = iface.get("data") if isinstance(iface, dict) else None
+    if data is not None and not isinstance(data, tuple):
+        # its memory is a buffer object the interface holds: one made at
+        # each reading (`bytearray(..)` of the values) is a copy
+        again = np.asarray(value)
+        if again.__array_interface__["data"][0] != ref.ptr:
+            return dataclasses.replace(
+                ref, copied="its `__array_interface__` makes a new buffer each time it is read"
+            )
+    return ref
+
+
+def _refuse_masked(a: np.ndarray) -> None:
+    """A NumPy masked array with masked elements: its data would be read
+    with the masked-out elements as values (and written under the mask)."""
+    ma = sys.modules.get("numpy.ma")  # (no masked array exists before it is imported)
+    if ma is not None and isinstance(a, ma.MaskedArray) and ma.getmaskarray(a).any():
+        raise Unsupported(
+            "a masked array with masked elements: Tile would read the masked-out elements "
+            "as values",
+            "pass a plain array with the masked elements filled in, `t.filled(0.0)` (for a "
+            "`&mut` argument bound to a name first: the results are written into it)",
+        )
+
+
+def interface_now(obj: Any, attr: str, np_dtype: Any, written: bool) -> tuple[int, tuple[int, ...], bool]:
+    """(address, shape, same layout) of an operation's argument of another
+    library as its `attr` reads now (`__array_interface__`,
+    `__cuda_array_interface__`, or `__dlpack__`: exported again), for
+    `Operation._check_interfaces`. "Same layout": C-contiguous, unmasked
+    elements of `np_dtype` (the storage's), and not a copy where `written`:
+    the same address and shape with other strides or another element type
+    would have the kernel read and write other bytes than the elements.
+    (-1, (), False) where it no longer reads as an array."""
+    try:
+        if attr == "__dlpack__":
+            ref = describe(obj.owner if isinstance(obj, DLPackExport) else obj)
+            stored = (
+                np.dtype(np.uint16) if ref.is_cuda and ref.dtype is DType.BF16
+                else np.dtype(ref.dtype.np_dtype) if ref.dtype is not None else None
+            )
+            same = ref.contiguous and stored == np_dtype and not (written and ref.copied)
+            return ref.ptr, ref.shape, same
+        iface = getattr(obj, attr, None)
+        ptr = int(iface["data"][0] or 0)  # type: ignore[index]
+        shape = tuple(int(d) for d in iface["shape"])  # type: ignore[index]
+        npd = np.dtype(iface["typestr"])  # type: ignore[index]
+        raw = iface.get("strides")  # type: ignore[union-attr]
+        same = npd == np_dtype and iface.get("mask") is None and (  # type: ignore[union-attr]
+            raw is None or _is_c_contiguous(shape, _elements(shape, tuple(int(x) for x in raw), npd.itemsize or 1))
+        )
+        return ptr, shape, same
+    except (TypeError, KeyError, IndexError, ValueError, AttributeError, NotAnArray, Unsupported, BufferError):
+        return -1, (), False
+
+
 # ---------------------------------------------------------------- entry point
 def describe(value: Any) -> ArrayRef:
     """An `ArrayRef` for `value`; `NotAnArray` if it is not an array at all,
     `Unsupported` if it is one this API cannot use."""
     if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray:
+            _refuse_masked(value)
         return _numpy(value, value, "numpy")
     module = type(value).__module__ or ""
     library = module.split(".", 1)[0] or "array"
@@ -498,8 +636,7 @@ def describe(value: Any) -> ArrayRef:
     if hasattr(value, "__cuda_array_interface__"):
         return _cuda_array(value, "cupy" if module.startswith("cupy") else "cuda-array")
     if hasattr(value, "__array_interface__") and not isinstance(value, np.generic):
-        a = np.asarray(value)  # the interface shares memory: no copy
-        return _numpy(a, value, library)
+        return _interface(value, library)
     if has_dlpack:
         return _dlpack(value, library)
     raise NotAnArray(type(value).__name__)

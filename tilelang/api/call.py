@@ -195,12 +195,20 @@ class _Call:
         elif mutable and ref.readonly:
             message, fix = arrays.read_only_text(ref, what, spec.name, "kernel")
             self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
+        if ref.copied and (mutable or not arrays.immutable(ref)):  # (a JAX array's copy is its value)
+            message, fix = arrays.copied_text(ref, what, spec.name, "kernel", mutable)
+            self.fail(spec, message, help=fix, code=acodes.UNUSABLE_ARRAY)
         if ref.is_cuda and ref.nbytes and ref.ptr % _itemsize(ref):  # (an empty one is never read)
             self.fail(
                 spec,
                 f"{what} is {ref.describe()} at address {ref.ptr:#x}, which is not a multiple "
                 f"of its element size ({_itemsize(ref)} bytes): the GPU cannot load it",
-                help=f"pass an aligned copy (`{spec.name}.copy()`)",
+                help=(
+                    f"pass an aligned copy and keep it, the results are written into it: "
+                    f"`{spec.name} = {spec.name}.copy()`"
+                    if mutable
+                    else f"pass an aligned copy (`{spec.name}.copy()`)"
+                ),
                 code=acodes.UNUSABLE_ARRAY,
             )
         self.refs.append((spec, ref, mutable))
@@ -428,9 +436,14 @@ class _Call:
                 t = v.tensor if isinstance(v, _RtPartition) else v
                 bf16_memory = ref.is_cuda and ref.dtype is DType.BF16
                 by_name[spec.name] = (True, len(slots))
-                if ref.library not in ("numpy", "torch", "cupy", "jax", "jaxlib") and not isinstance(
-                    ref.obj, arrays.DLPackExport
-                ):  # (JAX arrays and DLPack exports own their memory)
+                if ref.library in ("jax", "jaxlib"):
+                    pass  # (immutable: a JAX array's memory never changes)
+                elif isinstance(ref.obj, arrays.DLPackExport) or (
+                    ref.host is not None and ref.host is not ref.obj and ref.library not in ("numpy", "torch")
+                    and not hasattr(ref.obj, "__array_interface__")
+                ):  # through DLPack: the export the operation holds keeps the old memory alive
+                    iface.append((len(slots), "__dlpack__"))
+                elif ref.library not in ("numpy", "torch", "cupy"):
                     attr = "__cuda_array_interface__" if ref.is_cuda else "__array_interface__"
                     if hasattr(ref.obj, attr):
                         iface.append((len(slots), attr))

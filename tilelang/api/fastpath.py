@@ -87,19 +87,20 @@ _np_ptr = _ptr_by_struct if _struct_read_works() else _ptr_by_interface
 
 # A CPU torch tensor is read by the interpreter through a NumPy view of its
 # memory; making one costs microseconds, so views are kept per tensor and
-# reused while the tensor's address and shape are those the view was made for.
-_TORCH_VIEWS: dict[int, tuple[Any, int, Any, np.ndarray]] = {}
+# reused while the tensor's address, shape and element type are those the
+# view was made for (`t.data = t.view(torch.int32)` keeps the first two).
+_TORCH_VIEWS: dict[int, tuple[Any, int, Any, np.ndarray, Any]] = {}
 
 
 def torch_view(t: Any, ptr: int) -> np.ndarray:
     hit = _TORCH_VIEWS.get(id(t))
     shape = t.shape
-    if hit is not None and hit[1] == ptr and hit[2] == shape and hit[0]() is t:
+    if hit is not None and hit[1] == ptr and hit[2] == shape and hit[4] == t.dtype and hit[0]() is t:
         return hit[3]
     view: np.ndarray = t.detach().numpy()
     if len(_TORCH_VIEWS) > 1024:
         _TORCH_VIEWS.clear()
-    _TORCH_VIEWS[id(t)] = (weakref.ref(t), ptr, shape, view)
+    _TORCH_VIEWS[id(t)] = (weakref.ref(t), ptr, shape, view, t.dtype)
     return view
 
 
@@ -195,6 +196,11 @@ class ArraySlot:
     bf16_memory: bool  # 2-byte bfloat16 (a torch.bfloat16 CUDA tensor)
     library: str
     tile: tuple[int, ...] | None  # the partition's tile (`&mut` only)
+
+
+def torch_dtype_name(s: ArraySlot) -> str:
+    """The `str(t.dtype)` of the PyTorch tensor a slot was built on."""
+    return "torch.bfloat16" if s.bf16_memory else f"torch.{s.np_dtype.name}"
 
 
 @frozen(eq=True)

@@ -48,6 +48,7 @@ from typing import Any
 from tilelang.api import engines
 from tilelang.api.engines import _LOCK, _PENDING
 from tilelang.api.errors import CallError, ExecutionError
+from tilelang.api.fastpath import torch_dtype_name
 from tilelang.api.operation import Operation, _capturing
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.model import TileError
@@ -221,12 +222,15 @@ class _TorchArrays:
     every operation's arguments in Python (a decode step records hundreds).
 
     The recording is fixed, so the set of tensors is too; what can change
-    between replays (memory given by `set_`/`resize_`) is what `check` reads."""
+    between replays (memory given by `set_`/`resize_`, strides by
+    `as_strided_`, the element type by `.data = t.view(..)`) is what `check`
+    reads."""
 
     def __init__(self, ops: list[Operation]) -> None:
         self.objs: list[Any] = []
         self.ptrs: list[int] = []
         self.shapes: list[tuple[int, ...]] = []
+        self.dtypes: list[str] = []  # `str(t.dtype)` when recorded
         self.owners: list[Operation] = []
         written: dict[int, Any] = {}
         seen: set[tuple[int, int]] = set()
@@ -245,11 +249,13 @@ class _TorchArrays:
                 self.objs.append(o)
                 self.ptrs.append(ptr)
                 self.shapes.append(tuple(s.shape))
+                self.dtypes.append(torch_dtype_name(s))
                 self.owners.append(op)
         self.written = tuple(written.values())
         torch = sys.modules.get("torch") if self.objs else None
         self._data_ptr: Any = torch.Tensor.data_ptr if torch is not None else None
         self._contiguous: Any = torch.Tensor.is_contiguous if torch is not None else None
+        self._dtype: Any = operator.attrgetter("dtype")
         self._bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
 
     def check(self) -> None:
@@ -260,10 +266,18 @@ class _TorchArrays:
             list(map(self._data_ptr, self.objs)) == self.ptrs
             and list(map(_SHAPE, self.objs)) == self.shapes
             and all(map(self._contiguous, self.objs))  # (`as_strided_` keeps address and shape)
+            and list(map(str, map(self._dtype, self.objs))) == self.dtypes  # (and `.data = t.view(..)`)
         ):
             return
-        for o, ptr, shape, op in zip(self.objs, self.ptrs, self.shapes, self.owners, strict=True):
-            if o.data_ptr() != ptr or tuple(o.shape) != shape or not o.is_contiguous():
+        for o, ptr, shape, dtype, op in zip(
+            self.objs, self.ptrs, self.shapes, self.dtypes, self.owners, strict=True
+        ):
+            if (
+                o.data_ptr() != ptr
+                or tuple(o.shape) != shape
+                or not o.is_contiguous()
+                or str(o.dtype) != dtype
+            ):
                 op._check_memory()  # raises, naming the argument
 
     def bump_versions(self) -> None:

@@ -142,6 +142,7 @@ class HostFunction:
                 raise ExecutionError.from_tile_error(e, m._sources) from None
             for host, t in writeback:
                 host[...] = t.numpy()
+            _bump_torch_versions(self._array_args(values))
         finally:
             borrowed.thaw(held)
             _PENDING.pop(token, None)
@@ -405,6 +406,10 @@ class HostFunction:
                 help=fix,
                 code=acodes.READ_ONLY_ARRAY,
             )
+        if mutable and ref.copied:  # copied back into the export's copy: lost
+            message, fix = arrays.copied_text(ref, what, name, "function", True)
+            raise CallError(message.replace("writes it", "writes it (`&mut`)", 1), where=where,
+                            help=fix, code=acodes.UNUSABLE_ARRAY)
         dt = want or ref.dtype
         if dt is None:
             raise CallError(
@@ -487,6 +492,24 @@ def _elements_overlap(a: np.ndarray) -> bool:
             return True
         span = s * (d - 1) + span
     return False
+
+
+def _bump_torch_versions(args: list[tuple[str, ast.TypeExpr, Any]]) -> None:
+    """The function wrote its `&mut` PyTorch tensors through NumPy views,
+    behind autograd's back: their version counters are bumped, so a backward
+    pass that needs the old values fails as after PyTorch's own in-place ops
+    (a kernel call's launch does the same, `Operation._bump_torch_versions`)."""
+    written = tuple(
+        v for _, ty, v in args
+        if isinstance(ty, ast.RefType) and ty.mutable and type(v).__module__.startswith("torch")
+    )
+    torch = sys.modules.get("torch") if written else None
+    bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
+    if bump is not None:
+        try:  # autograd bookkeeping must never fail a call that ran
+            bump(written)
+        except Exception:
+            pass
 
 
 def _tensor_args(args: list[tuple[str, ast.TypeExpr, Any]]) -> list[tuple[str, ast.TypeExpr, Any]]:

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilelang.api import engines
+from tilelang.api.arrays import interface_now
 from tilelang.api.borrowed import freeze as _freeze
 from tilelang.api.borrowed import frozen_by as _frozen_by
 from tilelang.api.borrowed import thaw as _thaw
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
-from tilelang.api.fastpath import _np_ptr, torch_view
+from tilelang.api.fastpath import _np_ptr, torch_dtype_name, torch_view
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
@@ -60,21 +61,6 @@ _DATA_PTR = _data_ptr
 if TYPE_CHECKING:
     from tilelang.api.fastpath import Plan
     from tilelang.api.protocols import KernelLike
-
-
-def _same_layout(iface: Any, shape: tuple[int, ...], np_dtype: Any) -> bool:
-    """Whether an array interface (`__cuda_array_interface__` or
-    `__array_interface__`) still describes C-contiguous, unmasked elements
-    of `np_dtype`, as when its operation was built."""
-    from tilelang.api.arrays import _elements, _is_c_contiguous
-
-    npd = np.dtype(iface["typestr"])
-    if npd != np_dtype or iface.get("mask") is not None:
-        return False
-    raw = iface.get("strides")
-    return raw is None or _is_c_contiguous(
-        shape, _elements(shape, tuple(int(x) for x in raw), npd.itemsize or 1)
-    )
 
 
 def _at_kernel(plan: Any) -> Any:
@@ -405,14 +391,21 @@ class Operation:
         ptrs = self._ptrs
         for i, shape in plan.torch_slots:
             o = objs[i]
+            s = plan.arrays[i]
             # (strides too: `as_strided_` or `set_` with the same address and
-            # shape would have the kernel read and write other bytes)
-            if o.data_ptr() != ptrs[i] or o.shape != shape or not o.is_contiguous():
-                s = plan.arrays[i]
+            # shape would have the kernel read and write other bytes; and the
+            # element type: `t.data = t.view(torch.int32)` keeps both)
+            if (
+                o.data_ptr() != ptrs[i]
+                or o.shape != shape
+                or not o.is_contiguous()
+                or str(o.dtype) != torch_dtype_name(s)
+            ):
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
-                    "another shape or layout than when the operation was built (`set_`, "
-                    "`resize_`, `as_strided_`)",
+                    "another shape, layout or element type than when the operation was built "
+                    f"(`set_`, `resize_`, `as_strided_`, `.data =`; now {o.dtype} "
+                    f"{tuple(o.shape)}, then {torch_dtype_name(s)} {tuple(shape)})",
                     where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the tensor as it is now",
                     code=acodes.ARRAY_CHANGED,
@@ -458,26 +451,18 @@ class Operation:
     def _check_interfaces(self) -> None:
         """An array of another library is kept alive by the operation, but
         its memory may not be: an object whose `__array_interface__` or
-        `__cuda_array_interface__` now names other memory or another shape
-        (its buffer replaced, the old one freed) is refused (E0810)."""
+        `__cuda_array_interface__` (or DLPack export) now names other memory
+        or another shape (its buffer replaced, the old one freed or kept
+        alive by the export the operation holds) is refused (E0810)."""
         plan = self._plan
         for i, attr in plan.iface:
             s = plan.arrays[i]
-            iface = getattr(self._objs[i], attr, None)
-            try:
-                ptr = int(iface["data"][0] or 0)  # type: ignore[index]
-                shape = tuple(int(d) for d in iface["shape"])  # type: ignore[index]
-                # its element type and layout too: the same address and shape
-                # with other strides (or a mask) would have the kernel read and
-                # write other bytes than the array's elements
-                same = _same_layout(iface, shape, s.np_dtype)
-            except (TypeError, KeyError, IndexError, ValueError):
-                ptr, shape, same = -1, (), False
+            ptr, shape, same = interface_now(self._objs[i], attr, s.np_dtype, s.mutable)
             if ptr != self._ptrs[i] or shape != s.shape or not same:
                 raise CallError(
                     f"argument `{s.name}` of kernel `{plan.kernel.__name__}` has other memory, "
                     "another shape, element type or layout than when the operation was built "
-                    f"(its `{attr}` changed)",
+                    f"(its {'DLPack export' if attr == '__dlpack__' else f'`{attr}`'} changed)",
                     where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the array as it is now",
                     code=acodes.ARRAY_CHANGED,
@@ -688,8 +673,13 @@ class Handle:
     def _end_borrows(self) -> None:
         """Done as far as the host is concerned without waiting: for a launch
         on PyTorch's current stream made by a PyTorch operator, whose every
-        later use through PyTorch is ordered after it (`torch_ops.py`)."""
+        later use through PyTorch is ordered after it (`torch_ops.py`).
+        A launch through copies (host arrays on a GPU module) has results to
+        copy back, which only its wait does: that one is waited for."""
         if self.done:
+            return
+        if getattr(self, "_writeback", None):  # (dropped, the `&mut` arrays' results were lost)
+            self.wait()
             return
         self.done = True
         if getattr(self, "_frozen", None):
@@ -713,8 +703,16 @@ class Handle:
                 stacklevel=2,
             )
             self.wait()
-        except Exception:  # nothing may be raised from a finaliser
-            pass
+        except Exception as e:  # nothing may be raised from a finaliser: said, not dropped
+            try:
+                warnings.warn(
+                    f"the wait for a dropped handle of kernel `{self.operation.kernel.__name__}` "
+                    f"failed: {e}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            except Exception:
+                pass
 
 
 def _make_fast(plan: Plan) -> None:
@@ -728,7 +726,9 @@ def _make_fast(plan: Plan) -> None:
     anything is unusual they return None/False before anything ran, and the
     general path runs (and words any error): a profiler is active, a tensor
     changed, another launch is in flight (the in-flight check by address
-    ranges is the general path's), the driver refused the launch.
+    ranges is the general path's), the driver refused the launch. A plan
+    with arrays of other libraries (`plan.iface`: an array interface or a
+    DLPack export, read again at each start) gets none.
 
     Registration without the lock: the launch registers first and proceeds
     only if it is then the one launch in flight (`len(_PENDING) == 1`); the
@@ -751,6 +751,7 @@ def _make_fast(plan: Plan) -> None:
         or plan.wait_foreign is None
         or plan.engine == "cpu"
         or (plan.has_torch and plan.guard is None)
+        or plan.iface  # arrays of other libraries: `_begin` reads their interface again
     ):
         return
     import functools

@@ -182,7 +182,7 @@ def torch_op(
         values = bind(args)
         for s in inputs:
             if s.kind in ("mut", "ref"):
-                _check_fake(torch, k, s, values[s.name], where)
+                _check_fake(torch, k, s, values[s.name], where, s.kind == "mut" or s.name in written)
         alloc(values, torch.empty)
         return _result(values, outputs)
 
@@ -258,8 +258,10 @@ def _result(values: dict[str, Any], outputs: Mapping[str, Any]) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
-def _check_fake(torch: Any, k: KernelLike, spec: Any, t: Any, where: str) -> None:
-    """The checks that need no memory, on a fake tensor while tracing."""
+def _check_fake(torch: Any, k: KernelLike, spec: Any, t: Any, where: str, mutated: bool = False) -> None:
+    """The checks that need no memory, on a fake tensor while tracing.
+    `mutated`: the operator writes the argument, so a converted copy must be
+    kept (`z.to(..)` in the call would take the results away)."""
     what = f"argument `{spec.name}` of kernel `{k.__name__}`"
     if not isinstance(t, torch.Tensor):
         raise CallError(f"{what} must be a tensor, not a `{type(t).__name__}`", where=where,
@@ -273,7 +275,12 @@ def _check_fake(torch: Any, k: KernelLike, spec: Any, t: Any, where: str) -> Non
                 f"{what} must hold `{want.value}`, but it is a {t.dtype} tensor",
                 code=lcodes.DTYPE_MISMATCH,
                 where=where,
-                help=f"convert it first: `{spec.name}.to(torch.{_TORCH_DTYPES[want]})`",
+                help=(
+                    f"convert it first and keep the copy, which the operator writes: "
+                    f"`{spec.name} = {spec.name}.to(torch.{_TORCH_DTYPES[want]})`"
+                    if mutated
+                    else f"convert it first: `{spec.name}.to(torch.{_TORCH_DTYPES[want]})`"
+                ),
             )
     if spec.dims is not None and len(spec.dims) != t.dim():
         raise CallError(

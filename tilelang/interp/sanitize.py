@@ -23,8 +23,10 @@ iteration of a `for` loop a load whose value only the loop's next iteration
 reads (software pipelining, std::llm's GEMVs at ST = 2: the tile past the
 last, which nothing reads; `_next_iteration_loads`, `Recorder.iteration`).
 
-Atomic updates by two blocks never conflict with each other; a plain load
-or store of the same element by another block does. What a launch touched
+Atomic updates of one kind by two blocks never conflict with each other;
+updates of two kinds (`atomic_add` and `atomic_max`: they do not commute)
+by two blocks of a launch (E0731) or two launches in flight (E0732) do,
+and so does a plain load or store of the same element by another block. What a launch touched
 (its `Footprint`) is kept while the launch is in flight (`launched`, until
 `waited`), and every later launch and every host access is checked against
 it (`host_access`, called through `runtime.tensor.HOST_ACCESS`).
@@ -69,13 +71,22 @@ class Shadow:
     atomic: np.ndarray  # the first block that updated it atomically
     atomic2: np.ndarray  # a second one
     atomic_op: np.ndarray
+    atomic_kinds: np.ndarray  # the kinds of those updates (`_KIND_BITS`, or-ed; 0 none)
 
     @staticmethod
     def of(shape: tuple[int, ...]) -> Shadow:
         def full() -> np.ndarray:
             return np.full(shape, NONE, np.int32)
 
-        return Shadow(full(), full(), full(), full(), full(), full(), full(), full())
+        return Shadow(full(), full(), full(), full(), full(), full(), full(), full(),
+                      np.zeros(shape, np.int32))
+
+
+# one bit per kind of atomic: two blocks (or two launches in flight) that
+# update one element with different kinds race (0, add 5, max 3 is 5; max
+# first is 8), as `tilec check` says (E0418, E0309)
+_KIND_BITS = {k: 1 << i for i, k in enumerate(ir.AtomicOp)}
+_KIND_NAMES = {bit: k.value for k, bit in _KIND_BITS.items()}
 
 
 @dataclass(slots=True)
@@ -87,7 +98,8 @@ class Footprint:
     span: Span | None
     arrays: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(
         default_factory=dict
-    )  # id(storage) -> (storage, written, read, atomic) boolean masks
+    )  # id(storage) -> (storage, written, read, atomic): boolean masks, `atomic`
+    # the kinds of the atomic updates (`_KIND_BITS` or-ed; 0: none)
     names: dict[int, str] = field(default_factory=dict)  # id(storage) -> a parameter name
 
 
@@ -258,6 +270,26 @@ class Recorder:
                              "updates atomically", verb)
         k = self._op(op)
         at, at2 = sh.atomic[pos], sh.atomic2[pos]
+        bit = _KIND_BITS[op.op]
+        # another block updated the element with another kind: once two blocks
+        # have updated an element, all its kinds so far are theirs (two kinds
+        # of two blocks are reported when the second comes), so this is exact
+        others = ((at != NONE) & (at != b)) | ((at2 != NONE) & (at2 != b))
+        bad = others & ((sh.atomic_kinds[pos] & ~bit) != 0)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            elem = tuple(int(p[j]) for p in pos)
+            them = int(at[j]) if at[j] != b else int(at2[j])
+            theirs = self.ops[int(sh.atomic_op[elem])]
+            if getattr(theirs, "op", None) is op.op or theirs is op:  # its last update was this kind
+                theirs = None
+            kinds = "`, `".join(sorted(n for bt, n in _KIND_NAMES.items()
+                                       if int(sh.atomic_kinds[elem]) & bt & ~bit))
+            self._report(codes.BLOCK_READS_STORED, bid, op, arr, elem, them, theirs,
+                         f"updates with `{op.op.value}`", f"updated with `{kinds}`",
+                         help="update an element with one kind of atomic: a separate tensor "
+                         "(another `&` parameter) for each kind")
+        sh.atomic_kinds[pos] |= bit
         sh.atomic[pos] = np.where(at == NONE, b, at)
         sh.atomic2[pos] = np.where((at != NONE) & (at != b) & (at2 == NONE), b, at2)
         sh.atomic_op[pos] = k
@@ -327,7 +359,7 @@ class Recorder:
                      their_past)
 
     def _report(self, code: str, bid: Sequence[int], op: Any, arr: np.ndarray, elem: tuple[int, ...],
-                other: int, other_op: Any, verb: str, their_past: str) -> None:
+                other: int, other_op: Any, verb: str, their_past: str, help: str | None = None) -> None:
         name = getattr(op, "tensor", self.names.get(id(arr), "tensor"))
         me, them = self._block(self._flat(bid)), self._block(other)
         if code == codes.BLOCKS_STORE_SAME:
@@ -346,7 +378,7 @@ class Recorder:
         raise TileError(
             d.note("the blocks of a launch run in any order, at the same time on a GPU: "
                    "the result depends on which one comes first")
-            .with_help("give each block its own tile (a `&mut` partition), or keep shared "
+            .with_help(help or "give each block its own tile (a `&mut` partition), or keep shared "
                        "updates to atomics")
         )
 
@@ -354,7 +386,7 @@ class Recorder:
     def footprint(self) -> Footprint:
         fp = Footprint(self.kernel.name, self.launch, names=dict(self.names))
         for key, (arr, sh) in self.shadows.items():
-            fp.arrays[key] = (arr, sh.writer != NONE, (sh.reader != NONE), sh.atomic != NONE)
+            fp.arrays[key] = (arr, sh.writer != NONE, (sh.reader != NONE), sh.atomic_kinds)
         return fp
 
 
@@ -387,10 +419,14 @@ def _next_iteration_loads(kernel: ir.Kernel) -> dict[int, int]:
 def _conflict(mine: tuple[np.ndarray, np.ndarray, np.ndarray], theirs: tuple[np.ndarray, np.ndarray, np.ndarray]
               ) -> np.ndarray:
     """Elements where two accesses race: a write (or atomic) against anything
-    of the other but two atomics, a read against a write or an atomic."""
-    w, r, a = mine
-    tw, tr, ta = theirs
-    return (w & (tw | tr | ta)) | (r & (tw | ta)) | (a & (tw | tr))
+    of the other but two atomics of one kind, a read against a write or an
+    atomic. (`a`, `ta`: the kinds of the atomic updates, or-ed bits.)"""
+    w, r, kinds = mine
+    tw, tr, tkinds = theirs
+    a, ta = kinds != 0, tkinds != 0
+    # two kinds that meet (unless both updated it with one and the same kind)
+    mixed = a & ta & ~((kinds == tkinds) & ((kinds & (kinds - 1)) == 0))
+    return (w & (tw | tr | ta)) | (r & (tw | ta)) | (a & (tw | tr)) | mixed
 
 
 class Sanitizer:
@@ -450,7 +486,8 @@ class Sanitizer:
             hit = other.arrays.get(id(storage))
             if hit is None:
                 continue
-            _, w, r, a = hit
+            _, w, r, kinds = hit
+            a = kinds != 0
             bad = (w | r | a) if write else (w | a)
             if bad.any():
                 elem = tuple(int(x) for x in np.argwhere(bad)[0])

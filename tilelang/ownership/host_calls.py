@@ -98,6 +98,18 @@ def may_be_temporary(e: ast.Expr) -> bool:
     return True
 
 
+def written_temporaries(e: ast.Expr) -> list[ast.Expr]:
+    """The temporaries a host function's argument `e` lends as `&mut`
+    (`&mut z.clone()`, `&mut a.reshape([..])`, also in a tuple literal):
+    the function's writes to them would be lost (E0313)."""
+    match e:
+        case ast.Ref(mutable=True, expr=x) if may_be_temporary(x):
+            return [x]
+        case ast.TupleExpr(elems=es):
+            return [t for x in es for t in written_temporaries(x)]
+    return []
+
+
 def _bound_names(p: object) -> set[str]:
     match p:
         case ast.NamePat(name=n):
@@ -140,6 +152,8 @@ class HostCalls(HostExprs):
             if pty is not None and is_affine(pty):
                 v = self.value(a.value, st)
             elif pty is not None and has_tensor_ref(pty):
+                for temp in written_temporaries(a.value):
+                    self.report_write_to_temporary(temp, info.decl.name.name, pname, kernel=False)
                 v = self.operand(a.value, st, read=False)
             else:
                 v = self.operand(a.value, st)
@@ -182,6 +196,10 @@ class HostCalls(HostExprs):
                 self.consume(v, st, a.value.span, write=False)
                 continue
             pname = p.name.name
+            if pname in writes:
+                given = a.value.expr if isinstance(a.value, ast.Ref) else a.value
+                if may_be_temporary(given):  # `&total.clone()`: its atomics would be lost
+                    self.report_write_to_temporary(given, decl.name.name, pname, kernel=True)
             atoms = sorted(v.all_atoms(), key=repr)
             parts = [x for x in atoms if isinstance(x, PartOf)]
             pos = (i,)

@@ -310,6 +310,26 @@ class HostReports:
             )
         )
 
+    def report_write_to_temporary(self, e: ast.Expr, callee: str, param: str, kernel: bool) -> None:
+        """E0313: a value no variable holds lent to a parameter the callee
+        writes (a host function's `&mut`, a `&` a kernel's `unsafe` code
+        writes); the writes would land in a temporary nobody reads again."""
+        who = (f"`{param}` of kernel `{callee}`, whose `unsafe` code writes it" if kernel
+               else f"`{param}` of function `{callee}` as `&mut`")
+        lend = "&t" if kernel else "&mut t"
+        self.report(
+            Diagnostic.error(
+                codes.PARTITION_OF_TEMPORARY,
+                f"a temporary value lent to {who}: the writes to it would be lost",
+            )
+            .primary(e.span, "this value is computed here and held by no variable")
+            .with_help(
+                f"bind it to a variable first, pass `{lend}` and read the results from `t`: "
+                f"`let {'' if kernel else 'mut '}t = <value>; {callee}(.., {lend}, ..)` (a `reshape` "
+                "or `clone` is a copy: copy the results back where you need them)"
+            )
+        )
+
     # -- launch arguments (E0301, E0303) ----------------------------------------------------------
     def report_no_partition(
         self, place: Place, span: Span, p: ast.Param, decl: ast.FnDecl

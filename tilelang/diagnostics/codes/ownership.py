@@ -45,4 +45,5 @@ UNSAFE_WRITE_THROUGH_SHARED = define(
 PARTITION_OF_TEMPORARY = define(
     "E0313", "partition-of-temporary",
     "`.partition` of a value that is no tensor variable (a `reshape`, an arithmetic result, a call's "
-    "result): the kernel would write a temporary that is dropped")
+    "result), or one lent to a parameter that writes it: the writes would go to a temporary that is "
+    "dropped")

@@ -556,7 +556,8 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
     x = tcx.snippet(e.receiver)
     want = "param" if fx.in_kernel else "tensor"
     if kind == "scalar" and ("tile" in receivers or want in receivers):
-        dt = rty.dtype.value if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
+        # str(ScalarT): its element type's name, a generic one's too (`T`)
+        dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
         if x and len(x) < 40:
             return f"`{x}` is a scalar: make a {what} of it with `full::<{dt}>([1], {x})`"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.diagnostics.codes.launch import GRID_MISMATCH
+from tilelang.diagnostics.codes.launch import GRID_MISMATCH, NO_GRID
 from tilelang.dtypes import DType
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
@@ -227,6 +227,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     if not bad:
         check_instantiation(tcx, e, info, inst, srcs)
         if len(tcx.sink.diagnostics) == errors_before:  # (E0214's conflict says more)
+            no_grid(tcx, e, info)
             constant_grids(tcx, e, info, parts)
             constant_requirements(tcx, e, info, fx, args, tys, inst, parts)
     return OpT(info.qualname, tuple(borrows))
@@ -291,6 +292,21 @@ def constant_requirements(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args:
                      .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
                                 "says what it needs of its shapes and numbers)"))
             return
+
+
+def no_grid(tcx: CheckCx, e: ast.Call, info: FnInfo) -> None:
+    """E0509 at check time: a kernel without a `&mut` parameter has no
+    partition to size a launch's grid, whatever its arguments (the launch's
+    own check, `runtime/launch.py` `bind_launch`, said so only when it ran)."""
+    if any(isinstance(p.ty, ast.RefType) and p.ty.mutable for p in info.decl.params):
+        return
+    tcx.emit(tcx.err(NO_GRID, f"kernel `{info.name}` has no `&mut` partition to size its grid", e.span,
+                     "the grid of this launch is unknown")
+             .secondary(info.decl.name.span, "declared here")
+             .note("a launch runs one tile block a tile of its `&mut` partitions: a kernel without a `&mut` "
+                   "parameter has no tiles to count")
+             .with_help("give the kernel a `&mut` parameter for its result (one tile a block, e.g. "
+                        "`seen: &mut Tensor<i32, [1]>`) and pass it a partition (`seen.partition([1])`)"))
 
 
 def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,

@@ -8,7 +8,8 @@ one line a kernel instance, `<sha256[:16]> <kernel> <generics> <arch>`.
 2026-12-05 12:35: main c09c3f8 and branch huser give the same 40 lines
 (decode_split/_varlen/_fused/_tc and decode_combine, f16/bf16).
 `python benchmarks/huser_decode_ptx.py prefill` hashes flash_attention and
-flash_attention_lse (18 lines), `all` both sets.
+flash_attention_lse (18 lines), `all` both sets. 2026-12-05 14:50 (round 8: their
+`#[requires(..)]`, `cdiv_wrapping`): main 71b6f46 and branch huser8 give the same 58.
 """
 
 from __future__ import annotations

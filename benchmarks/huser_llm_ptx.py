@@ -9,7 +9,7 @@ arrays under three plans (Hopper's, another GPU's, the interpreter's; nothing ru
 instance and prints `<sha256[:16]> <kernel> <grid>` for its PTX, one line an
 instance (the long and short decode forms, a prefill chunk, the last row):
 `python benchmarks/huser_llm_ptx.py` in two trees, then `diff`. CPU only.
-2026-12-05 15:1x: main 71b6f46 and branch huser8 give the same lines.
+2026-12-05 14:53: main 71b6f46 and branch huser8 give the same 28 lines.
 """
 
 from __future__ import annotations

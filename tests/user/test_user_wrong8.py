@@ -43,7 +43,8 @@ DIR = Path(__file__).parent / "wrong"
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
 FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
-    "e53_generic_scalar_reshape": ("`full::<T>([1], t.max(0))`", [("t.max(0).reshape([1])", "full::<T>([1], t.max(0))")]),
+    "e53_generic_scalar_reshape": ("`full::<T>([1], t.max(0))`",
+                                   [("t.max(0).reshape([1])", "full::<T>([1], t.max(0))")]),
     "e54_literal_out_of_range": ("use a value in 0..=255", [("[4], 256)", "[4], 255)")]),
     "e55_print_in_graph": ("move it out of the `graph { .. }` block",
                            [("        print(z.sum());\n    };", "    };")]),
@@ -105,10 +106,9 @@ def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
 
 def test_the_second_help_of_e61_is_e0509_at_check_time(tmp_path: Path) -> None:
     # the first fix alone (a `&` parameter): a kernel without a `&mut` one, which `tilec check` now reports
-    f = fixed_program(DIR / "e61_atomic_on_mut.tile", [("(hist: &mut Tensor", "(hist: &Tensor"),
-                                                       ("let mut hist", "let hist"),
-                                                       ("count::<8>(hist.partition([4]), &x)", "count::<8>(&hist, &x)")],
-                      tmp_path)
+    edits = [("(hist: &mut Tensor", "(hist: &Tensor"), ("let mut hist", "let hist"),
+             ("count::<8>(hist.partition([4]), &x)", "count::<8>(&hist, &x)")]
+    f = fixed_program(DIR / "e61_atomic_on_mut.tile", edits, tmp_path)
     d = [x for x in driver.check(f).diagnostics if x.severity.value == "error"]
     assert [x.code for x in d] == ["E0509"] and any("`seen.partition([1])`" in h for h in d[0].help)
 

@@ -23,8 +23,10 @@ docs/reference.md and examples/ alone.
 - b06: a 3x3 convolution as im2col (row tiles + a 0/1 column picker through
   `dot`) and an `mma` GEMM with bias and ReLU fused (K = 27 padded to 32).
 - b07: an inclusive prefix sum across blocks: chunk scans and totals, the
-  chunks' offsets in `if last_block(0)` into a tensor the group owns, then
-  an add; one generic kernel pair at i32 (exact) and f32.
+  chunks' offsets in `if last_block(0)` into a tensor the group owns (a
+  tile wider than the chunks: zeros past `cdiv(n, B)`), then an add; one
+  generic kernel pair at i32 (exact) and f32; and std::math::cdiv in a
+  kernel at the edges of i32 (it wrapped near 2^31 before round 8).
 - b08: a bf16 MLP: up-projection with a bias + tanh-GELU epilogue, down-
   projection with a scaled residual epilogue, edge tiles on both.
 
@@ -42,7 +44,8 @@ No simulation in the suite: they add no GPU code path the suite does not
 simulate elsewhere; `test_user_gpu.py` runs them on a GPU. Simulated by hand
 (llsim, 2026-12-05 15:10, the interpreter's tensors and these checks): all
 eight on sm_90a (b01 2.4 s, b02 9.7, b03 19, b04 3.4, b05 71, b06 31, b07
-1.7, b08 7.9), b08 on sm_80 too (6.7 s).
+1.7, b08 7.9), b08 on sm_80 too (6.7 s); b07 again with its cdiv kernel
+(15:20, sm_90a 2.4 s, sm_80 3.2 s: the exact ceilings at 2^31 - 1).
 """
 
 from __future__ import annotations
@@ -151,10 +154,13 @@ def _b07(t: Tensors, out: str) -> None:
         x = t["x" + s].astype(np.float64)
         sums = np.array([x[i:i + 128].sum() for i in range(0, 1000, 128)])
         np.testing.assert_allclose(t["t" + s], sums, rtol=1e-5, atol=1e-4)
-        np.testing.assert_allclose(t["o" + s], np.cumsum(sums) - sums, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(t["o" + s][:8], np.cumsum(sums) - sums, rtol=1e-5, atol=1e-4)
         np.testing.assert_allclose(t["y" + s], np.cumsum(x), rtol=1e-5, atol=1e-4)
     np.testing.assert_array_equal(t["yi"], np.cumsum(t["xi"]))  # i32: exact
-    assert (t["xi"] < 0).any() and out == "true 8\n"
+    assert (t["xi"] < 0).any() and not t["of"][8:].any() and t["of"].shape == (16,)  # past the chunks: 0
+    c = [-(-(2**31 - 1) // 1024), -(-(2**31 - 2) // 1024), 0, -1, 1, -((2**31 - 1) // 1024)]  # exact ceilings
+    np.testing.assert_array_equal(t["c"], c)
+    assert out == f"true 8 Tensor<i32, [6]> [{', '.join(f'{v:8d}' for v in c)}]\n"
 
 
 def _bf16(v: np.ndarray) -> np.ndarray:

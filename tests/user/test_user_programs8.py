@@ -45,7 +45,7 @@ simulate elsewhere; `test_user_gpu.py` runs them on a GPU. Simulated by hand
 (llsim, 2026-12-05 15:10, the interpreter's tensors and these checks): all
 eight on sm_90a (b01 2.4 s, b02 9.7, b03 19, b04 3.4, b05 71, b06 31, b07
 1.7, b08 7.9), b08 on sm_80 too (6.7 s); b07 again with its cdiv kernel
-(15:20, sm_90a 2.4 s, sm_80 3.2 s: the exact ceilings at 2^31 - 1).
+(15:11, sm_90a 2.4 s, sm_80 3.2 s: the exact ceilings at 2^31 - 1).
 """
 
 from __future__ import annotations

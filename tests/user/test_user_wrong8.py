@@ -22,7 +22,13 @@ not in e01-e52 that a second-week user hits writing multi-kernel programs
   e64 a constant launch breaking a `#[requires]` (E0513), e65 a tile of 2
   rows for a `[1, B]` parameter (E0216), e66 a nested partition that does
   not divide the own tile (E0402), e67 `partition([_])` without
-  `#[autotune]` (E0229), e68 a recursive device function (E0225).
+  `#[autotune]` (E0229), e68 a recursive device function (E0225), e69 a
+  local that hides the kernel it then calls (E0115: "`k` is a local"; the
+  help said "a value cannot be called", now that the local hides kernel `k`
+  and to rename it), e70 `let lens = [10, 50, 64];` passed as a tensor
+  (E0203: the help said `.reshape([..])`; a `[..]` is a shape, and Tile has
+  no tensor literal: the help now builds the tensor with `arange` and
+  `where`).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line; here the first error's help names the fix, the program with the fix
@@ -85,18 +91,24 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "e68_recursive_device_fn": ("write the recursion as a `for` or `while` loop",
                                 [("    if n <= 0 { 0 } else { n + tri(n - 1) }",
                                   "    let mut s = 0;\n    for i in 1..=n {\n        s += i;\n    }\n    s")]),
+    # found writing b04 (round 8): a list for a tensor, and a local that hides the kernel it then calls
+    "e69_local_hides_kernel": ("rename the local (`let k2 = ..`)",
+                               [("let k = arange", "let k2 = arange"), ("&k)", "&k2)")]),
+    "e70_list_for_a_tensor": ("`let k = arange::<i32>(3); let t = where(k == 0, 10, where(k == 1, 50, 64));`",
+                              [("let lens = [10, 50, 64];",
+                                "let k = arange::<i32>(3);\n    let lens = where(k == 0, 10, where(k == 1, 50, 64));")]),
 }
 
 CODES = {"e53": "E0103", "e54": "E0222", "e55": "E0228", "e56": "E0231", "e57": "E0232", "e58": "E0307",
          "e59": "E0410", "e60": "E0409", "e61": "E0416", "e62": "E0417", "e63": "E0500", "e64": "E0513",
-         "e65": "E0216", "e66": "E0402", "e67": "E0229", "e68": "E0225"}
+         "e65": "E0216", "e66": "E0402", "e67": "E0229", "e68": "E0225", "e69": "E0115", "e70": "E0203"}
 
 
-def test_every_mistake_has_a_fix_and_fifteen_codes_are_new() -> None:
+def test_every_mistake_has_a_fix_and_sixteen_codes_are_new() -> None:
     assert sorted(p.stem for p in DIR.glob("e*.tile") if p.stem >= "e53") == sorted(FIXES)
     assert {n[:3]: first_error(DIR / f"{n}.tile").code for n in FIXES} == CODES
     earlier = {first_error(p).code for p in DIR.glob("e*.tile") if p.stem < "e53"}
-    assert len(set(CODES.values()) - earlier) == 15
+    assert len(set(CODES.values()) - earlier) == 16  # e54-e69; e53 and e70 are codes the e-series had
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))
@@ -141,3 +153,5 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     assert _run("e67_tuner_blank_without_autotune", tmp_path)[1] == "3000.0\n"
     np.testing.assert_array_equal(_run("e68_recursive_device_fn", tmp_path)[0]["z"],
                                   np.repeat(np.arange(4) * (np.arange(4) + 1) // 2, 2))
+    np.testing.assert_array_equal(_run("e69_local_hides_kernel", tmp_path)[0]["z"], [0, 2, 4])
+    np.testing.assert_array_equal(_run("e70_list_for_a_tensor", tmp_path)[0]["z"], [11, 51, 65])

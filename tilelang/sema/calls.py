@@ -120,6 +120,15 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                     f"`{sym.name}` is a {sym.kind.value}")
         if sym.span != DUMMY_SPAN:
             d = d.secondary(sym.span, f"`{sym.name}` is defined here")
+        item = fx.module.scope.get(sym.name) if isinstance(callee, ast.Name) else None
+        if item is not None and item is not sym and item.kind in (SymbolKind.FN, SymbolKind.KERNEL):
+            # `let k = arange::<i32>(3); k(z.partition(..))`: the local hides the kernel `k`
+            what = "kernel" if item.kind is SymbolKind.KERNEL else "function"
+            return tcx.emit(d.note(f"this {sym.kind.value} hides the {what} `{sym.name}` of the same name")
+                            .with_help(f"rename the {sym.kind.value}"
+                                       + (f" (`let {sym.name}2 = ..`)" if sym.kind.value == "local" else "")
+                                       + " so that "
+                                       f"`{sym.name}(..)` calls the {what}"))
         return tcx.emit(d.with_help("call a `fn` or `kernel fn`; a value cannot be called"
                                     + (f" (use `{sym.name}` without `(..)`)" if not e.args else "")))
     info = tcx.program.fn_info(sym)

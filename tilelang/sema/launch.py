@@ -322,9 +322,15 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
         return
     groups: dict[str, int] = {}
     if any(isinstance(n, ast.Name) and n.ident.name == "last_block" for n in ast.walk(info.decl.body)):
-        if region(info.decl) is None:
+        found = region(info.decl)
+        if found is None:
             return  # E0409 says more
         groups = group_params(info.decl)
+        before = {n.ident.name for st in info.decl.body.stmts if st is not found[0] and
+                  not (isinstance(st, ast.ExprStmt) and st.expr is found[0])
+                  for n in ast.walk(st) if isinstance(n, ast.Name)}
+        if set(groups) & before:
+            return  # a parameter both the block's own tile and the group's: E0411 says more
     grids: list[tuple[str, ast.Expr, tuple[int, ...]]] = []
     for p, a, aty in parts:
         if aty.tensor.shape is None:

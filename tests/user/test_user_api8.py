@@ -11,15 +11,22 @@ left of std::attention's silent answers and device asserts.
   their PTX is byte-identical: `benchmarks/huser_decode_ptx.py all`.
 - `decode_split_varlen` reads its lengths on the device: a length past the
   cache or below 0 is clamped to `0 ..= S_max`, documented and checked here
-  (the whole cache; no key: zeros, log-sum-exp MASKED, a zero row merged).
+  (the whole cache; no key: zeros, log-sum-exp MASKED, a zero row merged),
+  and on the simulated GPU (llsim sm_90a; sm_80 and lengths of +-2^31 by
+  hand, 2026-12-05 15:31: the interpreter's partials to 3e-8).
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tilelang
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim
+
 from test_user_api7 import BN, D, G, HKV, SMAX, SPLITS, _qkv, _reference, _refused
 
 P = tilelang.partition
@@ -83,3 +90,24 @@ def test_varlen_lengths_past_the_cache_or_below_zero_are_clamped(att: tilelang.M
                 np.testing.assert_allclose(o[h], want[h], atol=3e-3, err_msg=str(lens))
             else:  # 0 or below: no key, zero partials, MASKED log-sum-exps, a zero row merged
                 assert not o_part[h].any() and (lse_part[h] == np.float32(MASKED)).all() and not o[h].any(), lens
+
+
+def test_the_simulated_gpu_clamps_varlen_lengths_as_the_interpreter_does(att: tilelang.Module) -> None:
+    from llsim import SimDevice
+
+    from tilelang.backend import TensorFacts
+    from tilelang.ir import nodes as ir
+
+    q, k, v = _qkv()
+    o_part, lse_part = np.full((HKV, SPLITS * G, D), 7, np.float32), np.full((HKV, SPLITS * G), 7, np.float32)
+    op = att.decode_split_varlen["f16", G, BN, D](P(o_part, [1, G, D]), P(lse_part, [1, G]), q, k, v,
+                                                  np.array([SMAX + 100, -7], np.int32), 0.25)
+    kir = op._plan.kir
+    args = op._kernel_args([np.array(h) for h in op._hosts])
+    facts = {p.name: TensorFacts(True, tuple(x % 16 == 0 for x in a.shape))
+             for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
+    SimDevice("sm_90a").run(kir, (HKV, SPLITS), args, facts)
+    op.sync()  # the interpreter, into o_part and lse_part
+    np.testing.assert_allclose(args[0], o_part, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(args[1], lse_part, rtol=1e-6, atol=1e-5)
+    assert not args[0][1].any() and (args[1][1] == np.float32(MASKED)).all()  # the length below 0: no key

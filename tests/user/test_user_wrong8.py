@@ -28,7 +28,9 @@ not in e01-e52 that a second-week user hits writing multi-kernel programs
   and to rename it), e70 `let lens = [10, 50, 64];` passed as a tensor
   (E0203: the help said `.reshape([..])`; a `[..]` is a shape, and Tile has
   no tensor literal: the help now builds the tensor with `arange` and
-  `where`).
+  `where`), e71 `t[3]` of a loaded tile (E0204: "index host tensors and
+  shapes; in a kernel, load another tile or use `where`"; now the mask and
+  sum that picks it, and for a slice `t[1..5]` the ways to read a window).
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line; here the first error's help names the fix, the program with the fix
@@ -97,18 +99,21 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "e70_list_for_a_tensor": ("`let k = arange::<i32>(3); let t = where(k == 0, 10, where(k == 1, 50, 64));`",
                               [("let lens = [10, 50, 64];",
                                 "let k = arange::<i32>(3);\n    let lens = where(k == 0, 10, where(k == 1, 50, 64));")]),
+    "e71_tile_element": ("`where(arange::<i32>(8) == 3, t, 0).sum(0)`",
+                         [("t[3]", "where(arange::<i32>(8) == 3, t, 0).sum(0)")]),
 }
 
 CODES = {"e53": "E0103", "e54": "E0222", "e55": "E0228", "e56": "E0231", "e57": "E0232", "e58": "E0307",
          "e59": "E0410", "e60": "E0409", "e61": "E0416", "e62": "E0417", "e63": "E0500", "e64": "E0513",
-         "e65": "E0216", "e66": "E0402", "e67": "E0229", "e68": "E0225", "e69": "E0115", "e70": "E0203"}
+         "e65": "E0216", "e66": "E0402", "e67": "E0229", "e68": "E0225", "e69": "E0115", "e70": "E0203",
+         "e71": "E0204"}
 
 
 def test_every_mistake_has_a_fix_and_sixteen_codes_are_new() -> None:
     assert sorted(p.stem for p in DIR.glob("e*.tile") if p.stem >= "e53") == sorted(FIXES)
     assert {n[:3]: first_error(DIR / f"{n}.tile").code for n in FIXES} == CODES
     earlier = {first_error(p).code for p in DIR.glob("e*.tile") if p.stem < "e53"}
-    assert len(set(CODES.values()) - earlier) == 16  # e54-e69; e53 and e70 are codes the e-series had
+    assert len(set(CODES.values()) - earlier) == 16  # e54-e69; e53, e70, e71: codes the e-series had
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))
@@ -155,3 +160,4 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
                                   np.repeat(np.arange(4) * (np.arange(4) + 1) // 2, 2))
     np.testing.assert_array_equal(_run("e69_local_hides_kernel", tmp_path)[0]["z"], [0, 2, 4])
     np.testing.assert_array_equal(_run("e70_list_for_a_tensor", tmp_path)[0]["z"], [11, 51, 65])
+    assert _run("e71_tile_element", tmp_path)[1] == "Tensor<f32, [1]> [3.0]\n"

@@ -29,8 +29,18 @@ docs/reference.md and examples/ alone.
   kernel at the edges of i32 (it wrapped near 2^31 before round 8).
 - b08: a bf16 MLP: up-projection with a bias + tanh-GELU epilogue, down-
   projection with a scaled residual epilogue, edge tiles on both.
+- b09 (15:35): a k-means step: distances by `mma`, `argmin`, the centroid
+  sums and counts by `atomic_add` (a one-hot `mma`), the update and how far
+  the centroids moved. Simulated (llsim, by hand) it assigned points to
+  centroids 5..7, which do not exist: a GPU codegen bug, fixed (below).
 
-Writing b01-b08 found (fixed, with tests): the E0410 tuple above; an ICE
+Writing b01-b09 found (fixed, with tests): a WRONG ANSWER on the GPU, b09's:
+a row reduction (`min`, `argmin`, `sum`, ..) of a tile whose last dim is
+not a multiple of the vectors of the layout it inherited folded padding
+columns in (`codegen/views._blocked_view`: a chunk straddling the size;
+`test_a_reduction_of_an_odd_width_tile_..` below; only b09 of 231 programs
+compiles differently, and std::attention's and std::llm's kernels are
+byte-identical); the E0410 tuple above; an ICE
 (`AttributeError` in the help of E0103) for a method called on a generic
 kernel's scalar (`s.max(0).reshape([1])` with `s: Tile<T, ..>`), now the
 help `full::<T>([1], s.max(0))` (`wrong/e53`). Docs made explicit: `group()`
@@ -40,23 +50,29 @@ NaN test is `x != x`; reading at any row offset with a tile of height 1.
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs (never from its
 outputs); their PTX assembles (sm_90a; b08's bf16 `mma` on sm_80 too).
-No simulation in the suite: they add no GPU code path the suite does not
-simulate elsewhere; `test_user_gpu.py` runs them on a GPU. Simulated by hand
-(llsim, 2026-12-05 15:10, the interpreter's tensors and these checks): all
-eight on sm_90a (b01 2.4 s, b02 9.7, b03 19, b04 3.4, b05 71, b06 31, b07
-1.7, b08 7.9), b08 on sm_80 too (6.7 s); b07 again with its cdiv kernel
-(15:11, sm_90a 2.4 s, sm_80 3.2 s: the exact ceilings at 2^31 - 1).
+No program simulation in the suite (b09's bug has its own small one,
+`heavy`): `test_user_gpu.py` runs them on a GPU. Simulated by hand (llsim,
+2026-12-05 15:10, the interpreter's tensors and these checks): b01-b08 on
+sm_90a (b01 2.4 s, b02 9.7, b03 19, b04 3.4, b05 71, b06 31, b07 1.7, b08
+7.9), b08 on sm_80 too (6.7 s); b07 again with its cdiv kernel (15:11,
+sm_90a 2.4 s, sm_80 3.2 s: the exact ceilings at 2^31 - 1); b09 after the
+fix (15:36, sm_90a 6.9 s: labels, counts and centroids the interpreter's).
 """
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+import tilelang.run as run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
+from llsim import sim_runtime_device
 from userprog import program_suite
 
 Tensors = dict[str, np.ndarray]
@@ -181,6 +197,21 @@ def _b08(t: Tensors, out: str) -> None:
     assert out == "[50, 96] [50, 64]\n"
 
 
+def _b09(t: Tensors, out: str) -> None:
+    pts, cent0, label = t["pts"].astype(np.float64), t["cent0"].astype(np.float64), t["label"]
+    d = ((pts[:, None, :] - cent0[None, :, :]) ** 2).sum(-1)  # [300, 5]
+    assert label.min() >= 0 and label.max() < 5
+    np.testing.assert_allclose(d[np.arange(300), label], d.min(1), rtol=1e-5, atol=1e-4)  # a nearest (ties aside)
+    counts = np.bincount(label, minlength=5)
+    np.testing.assert_array_equal(t["counts"], counts)
+    sums = np.stack([pts[label == j].sum(0) for j in range(5)])
+    np.testing.assert_allclose(t["sums"], sums, rtol=1e-5, atol=1e-4)
+    want = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], cent0)
+    np.testing.assert_allclose(t["cent"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["shift"], [np.sqrt(((want - cent0) ** 2).sum(1)).max()], rtol=1e-5)
+    assert (counts > 0).sum() >= 3 and out == "true true\n"
+
+
 CHECKS = {
     "b01_layernorm_residual": _b01,
     "b02_topk_two_stage": _b02,
@@ -190,6 +221,7 @@ CHECKS = {
     "b06_im2col_conv": _b06,
     "b07_prefix_sum_last_block": _b07,
     "b08_bf16_mlp_epilogues": _b08,
+    "b09_kmeans_step": _b09,
 }
 
 # (no simulated program: the suite's third test is left unbound, not collected as a test skipped everywhere)
@@ -197,3 +229,49 @@ CHECKS = {
  test_the_ptx_assembles) = program_suite(
     "b*.tile", CHECKS, [],
     ptx=[(n, "sm_90a") for n in sorted(CHECKS)] + [("b08_bf16_mlp_epilogues", "sm_80")])
+
+
+def test_a_reduction_of_an_odd_width_tile_in_another_shape_s_vectors_reads_only_live_columns() -> None:
+    """b09's distances, |p|^2 (a row sum of the [64, 8] points, in their 4-wide
+    vectors, 2 threads a row) + p.c ([64, 5]), took the points' layout: the
+    second thread's chunk of a row is columns 4..7, of which only 4 is live,
+    and `chunk_valid` reads a chunk's first column, so the GPU's `min`/`argmin`
+    /`sum` over a row folded the 3 padding columns in (k-means assigned points
+    to centroids 5..7, which do not exist; llsim also saw two threads store
+    one shared-memory byte in a conversion). A view now takes chunks that
+    divide a last dim its layout covers past the size (only b09 of the 231
+    example, user, independent and run programs compiles differently)."""
+    from tilelang.backend.codegen.views import blocked_view
+    from tilelang.backend.gpu.layouts import Blocked
+
+    lay = Blocked((1, 4), (16, 2), (4, 1), (1, 0))
+    assert blocked_view(lay, (64, 5), 128).V == 1 and blocked_view(lay, (64, 6), 128).V == 2
+    assert blocked_view(lay, (64, 8), 128).V == 4  # the shape the layout was made for keeps its vectors
+    assert blocked_view(lay, (64, 16), 128).V == 4  # and so does a dim it covers in whole repetitions
+
+
+_ODD_WIDTH = """
+kernel fn t(out: &mut Tensor<f32, [64]>, p: &Tensor<f32, [?, 8]>, c: &Tensor<f32, [5, 8]>) {
+    let pt = p.partition([64, 8]).load([block_id(0), 0]);
+    let ct = c.partition([5, 8]).load([0, 0]);
+    out.store(((pt * pt).sum(1).reshape([64, 1]) + mma(pt, ct.transpose(), zeros::<f32>([64, 5]))).min(1));
+}
+fn main() {
+    let p = randn::<f32>([64, 8], 1);
+    let c = randn::<f32>([5, 8], 2);
+    let mut out = zeros::<f32>([64]);
+    t(out.partition([64]), &p, &c).sync();
+}
+"""
+
+
+@pytest.mark.heavy  # the view's test above is the default case of this path
+def test_the_simulated_gpu_reduces_only_the_live_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "k.tile"
+    src.write_text(_ODD_WIDTH)
+    ex = run.execute(str(src), "cpu", out=io.StringIO())
+    p, c, want = (ex.main_locals[k].numpy() for k in ("p", "c", "out"))
+    np.testing.assert_allclose(want, ((p * p).sum(1)[:, None] + p @ c.T).min(1), rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device("sm_90a"))
+    got = run.execute(str(src), "cpu", out=io.StringIO()).main_locals["out"].numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)  # was up to 6.6 off

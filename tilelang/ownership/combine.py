@@ -427,14 +427,14 @@ class _Combine:
                     continue
                 if what.startswith("`block_id` along the grouped axis"):
                     # the region runs once a group: it reads every block's tile, not the arriving one's
-                    help = (f"the region runs once for the whole group: read every block's tile of `.group()`, "
+                    hint = (f"the region runs once for the whole group: read every block's tile of `.group()`, "
                             f"e.g. in a loop `for j in 0..num_blocks({self.axis}) {{ .. }}` indexing with `j`, "
                             f"or as one wider tile")
                 else:
-                    help = "store what differs into a `&mut` tile before the region and read it there with `.group()`"
+                    hint = "store what differs into a `&mut` tile before the region and read it there with `.group()`"
                 self.emit(d.note("any block of the group may arrive last, so the region must compute the same "
                                  "thing in each of them")
-                          .with_help(help))
+                          .with_help(hint))
 
     def _leaf_why(self, n: object) -> tuple[Span, str, Span | None] | None:
         """The reason at `n` itself (not its children), for the region's report."""

@@ -33,6 +33,9 @@ docs/reference.md and examples/ alone.
   sums and counts by `atomic_add` (a one-hot `mma`), the update and how far
   the centroids moved. Simulated (llsim, by hand) it assigned points to
   centroids 5..7, which do not exist: a GPU codegen bug, fixed (below).
+- b10: softmax cross-entropy over a vocabulary of 1,000 in chunks, forward
+  (chunk statistics and the label's logit merged in `if last_block(1)`,
+  an ignored row) and backward (softmax - one-hot).
 
 Writing b01-b09 found (fixed, with tests): a WRONG ANSWER on the GPU, b09's:
 a row reduction (`min`, `argmin`, `sum`, ..) of a tile whose last dim is
@@ -56,7 +59,8 @@ No program simulation in the suite (b09's bug has its own small one,
 sm_90a (b01 2.4 s, b02 9.7, b03 19, b04 3.4, b05 71, b06 31, b07 1.7, b08
 7.9), b08 on sm_80 too (6.7 s); b07 again with its cdiv kernel (15:11,
 sm_90a 2.4 s, sm_80 3.2 s: the exact ceilings at 2^31 - 1); b09 after the
-fix (15:36, sm_90a 6.9 s: labels, counts and centroids the interpreter's).
+fix (15:36, sm_90a 6.9 s: labels, counts and centroids the interpreter's);
+b10 (15:46, sm_90a 3.0 s).
 """
 
 from __future__ import annotations
@@ -212,6 +216,22 @@ def _b09(t: Tensors, out: str) -> None:
     assert (counts > 0).sum() >= 3 and out == "true true\n"
 
 
+def _b10(t: Tensors, out: str) -> None:
+    x, labels = t["logits"].astype(np.float64), t["labels"]
+    np.testing.assert_array_equal(labels, [7, 396, 785, -1, 563, 952])  # (k * 389 + 7) % 1000, row 3 ignored
+    m = x.max(1, keepdims=True)
+    lse = np.log(np.exp(x - m).sum(1, keepdims=True)) + m
+    np.testing.assert_allclose(t["lse"], lse, rtol=1e-6, atol=1e-5)
+    keep = labels >= 0
+    loss = np.where(keep, lse[:, 0] - x[np.arange(6), np.maximum(labels, 0)], 0.0)
+    np.testing.assert_allclose(t["loss"][:, 0], loss, rtol=1e-5, atol=1e-5)
+    onehot = np.arange(1000)[None, :] == labels[:, None]
+    grad = np.where(keep[:, None], (np.exp(x - lse) - onehot) / 6, 0.0)
+    np.testing.assert_allclose(t["grad"], grad, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(t["grad"][keep].sum(1), 0, atol=1e-6)  # softmax sums to the one-hot's 1
+    assert out == "[6, 1] [6, 1000] 0.0\n"
+
+
 CHECKS = {
     "b01_layernorm_residual": _b01,
     "b02_topk_two_stage": _b02,
@@ -222,6 +242,7 @@ CHECKS = {
     "b07_prefix_sum_last_block": _b07,
     "b08_bf16_mlp_epilogues": _b08,
     "b09_kmeans_step": _b09,
+    "b10_cross_entropy": _b10,
 }
 
 # (no simulated program: the suite's third test is left unbound, not collected as a test skipped everywhere)

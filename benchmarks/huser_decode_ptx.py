@@ -7,11 +7,15 @@ can be compared: `python benchmarks/huser_decode_ptx.py` (CPU only, ~1 min),
 one line a kernel instance, `<sha256[:16]> <kernel> <generics> <arch>`.
 2026-12-05 12:35: main c09c3f8 and branch huser give the same 40 lines
 (decode_split/_varlen/_fused/_tc and decode_combine, f16/bf16).
+`python benchmarks/huser_decode_ptx.py prefill` hashes flash_attention and
+flash_attention_lse (18 lines), `all` both sets. 2026-12-05 14:50 (round 8: their
+`#[requires(..)]`, `cdiv_wrapping`): main 71b6f46 and branch huser8 give the same 58.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sys
 
 import tilelang
@@ -50,9 +54,29 @@ def cases():  # type: ignore[no-untyped-def]
             yield "decode_split_tc", {"T": t, "BN": bn, "D": d}, tc, ("sm_90a",)
 
 
+def prefill_cases():  # type: ignore[no-untyped-def]
+    """flash_attention and flash_attention_lse (round 8: their `#[requires(..)]`)."""
+    bh, bhkv, s = 16, 4, 4096
+    for dtype in ("f16", "bf16"):
+        t = DType.parse(dtype)
+        for bm, bn, d in ((64, 64, 64), (128, 128, 128), (128, 64, 128)):
+            o = [("o", t, (bh, s, d), (1, bm, d))]
+            qkv = [("q", t, (bh, s, d), None), ("k", t, (bhkv, s, d), None), ("v", t, (bhkv, s, d), None)]
+            gen = {"T": t, "BM": bm, "BN": bn, "D": d}
+            yield "flash_attention", gen, o + qkv, ("sm_90a", "sm_80")
+            yield "flash_attention_lse", gen, o + [("lse", F32, (bh, s), (1, bm))] + qkv, ("sm_90a",)
+
+
 def main() -> None:
-    mod = tilelang.compile("use std::attention::{decode_split, decode_split_varlen, decode_fused, decode_split_tc, decode_combine};\n")
-    for name, inst, params, archs in cases():
+    mod = tilelang.compile("use std::attention::{decode_split, decode_split_varlen, decode_fused, decode_split_tc, "
+                           "decode_combine, flash_attention, flash_attention_lse};\n")
+    if sys.argv[1:] == ["prefill"]:
+        todo = prefill_cases()
+    elif sys.argv[1:] == ["all"]:
+        todo = itertools.chain(cases(), prefill_cases())
+    else:
+        todo = cases()
+    for name, inst, params, archs in todo:
         kir = lower_kernel(mod._program, name, inst, {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
         for arch in archs:
             ptx = emit_ptx(kir, arch, _facts(params))

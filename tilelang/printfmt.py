@@ -18,6 +18,9 @@ arguments follow it, each after a space.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from tilelang.frozen import frozen
 from tilelang.source import Span
 
@@ -62,9 +65,7 @@ def pieces(text: str) -> list[str] | FormatProblem:
                                      "write `{{` for a literal `{`, or `{}` for a placeholder")
             inner = text[i + 1:close]
             return FormatProblem(i, close - i + 1, f"unsupported placeholder `{{{inner}}}` in a format string",
-                                 "`print` has only the plain placeholder `{}`",
-                                 "write `{}` and pass the value as the next argument (`{{` and `}}` for literal "
-                                 "braces)")
+                                 "`print` has only the plain placeholder `{}`", _PLAIN)
         if c == "}":
             if text.startswith("}}", i):
                 cur.append("}")
@@ -76,6 +77,36 @@ def pieces(text: str) -> list[str] | FormatProblem:
         i += 1
     out.append("".join(cur))
     return out
+
+
+_PLAIN = "write `{}` and pass the value as the next argument (`{{` and `}}` for literal braces)"
+_BRACES = re.compile(r"\{\{|\}\}|\{[^{}]*\}|[{}]")
+_NAMED = re.compile(r"\{([A-Za-z_][A-Za-z_0-9]*)(?::[^{}]*)?\}$")
+
+
+def _named_help(text: str) -> str:
+    """The help for a placeholder other than `{}`: where every placeholder is
+    a Python f-string's `{name}` (or `{name:spec}`), the string and arguments
+    that print the same names (`"total = {}", total`)."""
+    names: list[str] = []
+    out: list[str] = []
+    last = 0
+    for m in _BRACES.finditer(text):
+        out.append(text[last:m.start()])
+        last = m.end()
+        tok = m.group()
+        named = _NAMED.match(tok)
+        if tok in ("{{", "}}"):
+            out.append(tok)
+        elif named:
+            names.append(named.group(1))
+            out.append("{}")
+        else:  # a `{}` of its own (the arguments' order is the user's), or a brace that names nothing
+            return _PLAIN
+    out.append(text[last:])
+    fixed = "".join(out).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return (f"Tile has no named placeholders: write `{{}}` for each and pass the values after the string, "
+            f"in order: `print(\"{fixed}\", {', '.join(names)})`")
 
 
 def count_problem(holes: int, args: int) -> FormatProblem | None:
@@ -97,6 +128,8 @@ def problem_of(text: str, args: int) -> FormatProblem | None:
         return None
     got = pieces(text)
     if isinstance(got, FormatProblem):
+        if got.help == _PLAIN and args == 0:  # `print("total = {total}")`: spell out the call
+            return dataclasses.replace(got, help=_named_help(text))
         return got
     return count_problem(len(got) - 1, args)
 

@@ -2,8 +2,9 @@
 called from NumPy the way the README and the kernel's header say (generics
 by name, `[B * H, S, D]` arrays), against attention by its definition, and
 the mistakes a user makes there: a value tensor shorter than the keys (it
-was read as zeros past its end: a wrong answer, now the kernel's assert,
-E0700), query heads no multiple of the KV heads (E0700), bf16 asked of
+was read as zeros past its end: a wrong answer, then the kernel's assert,
+E0700; since round 8 the kernel's `#[requires(..)]`, E0513 before the
+launch), query heads no multiple of the KV heads (the same), bf16 asked of
 float32 arrays (E0504, whose help said "make both sources give `T` the same
 value": it now says NumPy has no bf16 and what to pass)."""
 
@@ -42,11 +43,11 @@ def test_attention_mistakes_from_numpy(att: tilelang.Module) -> None:
     o = np.zeros_like(q)
     with pytest.raises(tilelang.TileError) as e:  # v of 5 positions for 12 keys: read as zeros before
         att.flash_attention[{"BN": 16}](P(o, [1, 16, 32]), q, k, v[:, :5].copy(), 0.2, False).sync()
-    assert e.value.code == "E0700" and "v must have k's shape" in str(e.value)
+    assert e.value.code == "E0513" and "v must have k's shape" in str(e.value)
     q4, k4, v4 = _qkv(6, 4, 10, 12, 32)
     with pytest.raises(tilelang.TileError) as e:
         att.flash_attention[{"BN": 16}](P(o, [1, 16, 32]), q4, k4, v4, 0.2, False).sync()
-    assert e.value.code == "E0700" and "multiple of KV heads" in str(e.value)
+    assert e.value.code == "E0513" and "multiple of KV heads" in str(e.value) and "`k.shape()[0]` = 4" in str(e.value)
     f = [a.astype(np.float32) for a in (o, q, k, v)]
     with pytest.raises(tilelang.TileError) as e:  # bf16 of float32 arrays: NumPy has no bf16
         att.flash_attention["bf16", 16, 16, 32](P(f[0], [1, 16, 32]), *f[1:], 0.2, False).sync()

@@ -171,7 +171,7 @@ def _fixed(name: str, tmp_path: Path) -> Path:
 
 
 def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("e*.tile")) == sorted(FIXES)
+    assert sorted(p.stem for p in DIR.glob("e*.tile") if p.stem < "e53") == sorted(FIXES)  # e53-: wrong8
     assert len({first_error(DIR / f"{n}.tile").code for n in sorted(FIXES)[:20]}) == 20  # e01-e20: 20 codes
     for name in ("e21_attention_turbofish_type", "e23_attention_head_dim"):  # one error for the call, not 4
         assert len([d for d in driver.check(DIR / f"{name}.tile").diagnostics if d.severity.value == "error"]) == 1

@@ -199,7 +199,7 @@ _fn("mma", K, ("a", "b", "acc"),
     "mma(a: Tile<T, [M, K]>, b: Tile<T, [K, N]>, acc: Tile<A, [M, N]>) -> Tile<A, [M, N]>",
     "acc + a·b (f16/bf16 inputs with f32 acc, or f32/f32/f32)", "mma")
 _fn("dot", K, ("a", "b"), "dot(a: Tile<T, [M, K]>, b: Tile<T, [K, N]>) -> Tile<A, [M, N]>",
-    "a·b with an f32 accumulator for f16/bf16 inputs", "dot")
+    "a·b of f16/bf16 (an f32 result, accumulated in f32) or f32 tiles", "dot")
 
 # ---------------------------------------------------------------- debugging
 _fn("print", B, ("*values",), "print(values...)",

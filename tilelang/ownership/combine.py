@@ -193,6 +193,13 @@ class _Combine:
 
     def stmt(self, s: ast.Stmt, ctx: bool) -> None:
         match s:
+            case ast.Let(pattern=ast.TuplePat(elems=pats), value=ast.TupleExpr(elems=inits)) \
+                    if len(pats) == len(inits):
+                # `let (r, c) = (block_id(0), block_id(1));`: element by element (the
+                # whole pattern marked made `r` vary with `c`, a false E0410)
+                for p, e in zip(pats, inits, strict=True):
+                    if self.varies(e, ctx) or ctx:
+                        self.mark(p, e.span)
             case ast.Let(pattern=pat, value=init):
                 if init is not None and (self.varies(init, ctx) or ctx):
                     self.mark(pat, init.span)
@@ -418,10 +425,16 @@ class _Combine:
                               .with_help("read it after the launch (on the host, or in a later launch), or give "
                                          "each group its own `&mut` tile and read it with `.group()`"))
                     continue
+                if what.startswith("`block_id` along the grouped axis"):
+                    # the region runs once a group: it reads every block's tile, not the arriving one's
+                    hint = (f"the region runs once for the whole group: read every block's tile of `.group()`, "
+                            f"e.g. in a loop `for j in 0..num_blocks({self.axis}) {{ .. }}` indexing with `j`, "
+                            f"or as one wider tile")
+                else:
+                    hint = "store what differs into a `&mut` tile before the region and read it there with `.group()`"
                 self.emit(d.note("any block of the group may arrive last, so the region must compute the same "
                                  "thing in each of them")
-                          .with_help("store what differs into a `&mut` tile before the region and read it there "
-                                     "with `.group()`"))
+                          .with_help(hint))
 
     def _leaf_why(self, n: object) -> tuple[Span, str, Span | None] | None:
         """The reason at `n` itself (not its children), for the region's report."""

@@ -120,6 +120,15 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                     f"`{sym.name}` is a {sym.kind.value}")
         if sym.span != DUMMY_SPAN:
             d = d.secondary(sym.span, f"`{sym.name}` is defined here")
+        item = fx.module.scope.get(sym.name) if isinstance(callee, ast.Name) else None
+        if item is not None and item is not sym and item.kind in (SymbolKind.FN, SymbolKind.KERNEL):
+            # `let k = arange::<i32>(3); k(z.partition(..))`: the local hides the kernel `k`
+            what = "kernel" if item.kind is SymbolKind.KERNEL else "function"
+            return tcx.emit(d.note(f"this {sym.kind.value} hides the {what} `{sym.name}` of the same name")
+                            .with_help(f"rename the {sym.kind.value}"
+                                       + (f" (`let {sym.name}2 = ..`)" if sym.kind.value == "local" else "")
+                                       + " so that "
+                                       f"`{sym.name}(..)` calls the {what}"))
         return tcx.emit(d.with_help("call a `fn` or `kernel fn`; a value cannot be called"
                                     + (f" (use `{sym.name}` without `(..)`)" if not e.args else "")))
     info = tcx.program.fn_info(sym)
@@ -556,7 +565,8 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
     x = tcx.snippet(e.receiver)
     want = "param" if fx.in_kernel else "tensor"
     if kind == "scalar" and ("tile" in receivers or want in receivers):
-        dt = rty.dtype.value if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
+        # str(ScalarT): its element type's name, a generic one's too (`T`)
+        dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
         if x and len(x) < 40:
             return f"`{x}` is a scalar: make a {what} of it with `full::<{dt}>([1], {x})`"

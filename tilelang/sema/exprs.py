@@ -174,10 +174,23 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                 .note(f"`{tcx.snippet(r) or 'x[i]'}` is one element, a scalar: a tensor takes "
                                       "one index per axis")
                                 .with_help(f"drop the last index: `{tcx.snippet(r) or 'x[i]'}`"))
+            hint = "index host tensors and shapes; in a kernel, load another tile or use `where`"
+            if isinstance(rty, TileT) and len(rty.shape) == 1:
+                n = rty.shape[0].const_value
+                t = tcx.snippet(r) or "t"
+                t = t if t.isidentifier() else "t"
+                if isinstance(ix, ast.RangeExpr):  # `t[1..5]`: a window of a tile
+                    hint = ("a tile has no slices: read the window as a tile of its own (a view's tile of size 1 "
+                            "along an axis starts at any position), or move elements with a 0/1 matrix through "
+                            "`dot` (see `tilec doc kernels`)")
+                elif n is not None:  # `t[i]`: one element, as a scalar
+                    i = tcx.snippet(ix) or "i"
+                    hint = (f"pick one element with a mask and a sum: `where(arange::<i32>({n}) == {i}, {t}, 0).sum(0)`"
+                            if len(i) < 30 else hint)
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot index a value of type `{rty}`", e.span,
                                     "not indexable")
                             .note("tiles are whole values: use `where`, reductions or `reshape`")
-                            .with_help("index host tensors and shapes; in a kernel, load another tile or use `where`"))
+                            .with_help(hint))
         case ast.Unary(op=op, operand=x):
             return check_unary(tcx, e, op, x, fx, expected)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):

@@ -24,6 +24,7 @@ from tilelang.sema.types import (
     PartitionT,
     RefT,
     ScalarT,
+    ShapeT,
     TensorT,
     TileT,
     TupleT,
@@ -218,6 +219,12 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
             d = d.with_help(f"add a leading axis: `{tcx.snippet(a)}.reshape("
                             f"{shape_str((Dim.const(1), *aty.shape))})`")
+    if not d.help and isinstance(deref(pty), TensorT) and isinstance(deref(aty), ShapeT):
+        # `let lens = [0, 1, 50]; k(.., &lens)`: a list literal is a shape, and Tile has no tensor literal
+        d = d.note("`[..]` makes a shape (a list of integers for `partition`, `reshape`, tile indices), "
+                   "not a tensor").with_help(
+            "make a tensor of the values on the host: `let k = arange::<i32>(3); let t = where(k == 0, 10, "
+            "where(k == 1, 50, 64));` is [10, 50, 64] (or read one with `load_npy(\"..\")`)")
     if not d.help and isinstance(pty, TileT) and isinstance(deref(aty), TensorT):
         x = tcx.snippet(a) or "x"
         x = x if len(x) < 30 and x.isidentifier() else "x"

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.diagnostics.codes.launch import GRID_MISMATCH
+from tilelang.diagnostics.codes.launch import GRID_MISMATCH, NO_GRID
 from tilelang.dtypes import DType
+from tilelang.lastblock import group_params, region
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.generics import (
@@ -227,6 +228,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     if not bad:
         check_instantiation(tcx, e, info, inst, srcs)
         if len(tcx.sink.diagnostics) == errors_before:  # (E0214's conflict says more)
+            no_grid(tcx, e, info)
             constant_grids(tcx, e, info, parts)
             constant_requirements(tcx, e, info, fx, args, tys, inst, parts)
     return OpT(info.qualname, tuple(borrows))
@@ -293,19 +295,43 @@ def constant_requirements(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args:
             return
 
 
+def no_grid(tcx: CheckCx, e: ast.Call, info: FnInfo) -> None:
+    """E0509 at check time: a kernel without a `&mut` parameter has no
+    partition to size a launch's grid, whatever its arguments (the launch's
+    own check, `runtime/launch.py` `bind_launch`, said so only when it ran)."""
+    if any(isinstance(p.ty, ast.RefType) and p.ty.mutable for p in info.decl.params):
+        return
+    tcx.emit(tcx.err(NO_GRID, f"kernel `{info.name}` has no `&mut` partition to size its grid", e.span,
+                     "the grid of this launch is unknown")
+             .secondary(info.decl.name.span, "declared here")
+             .note("a launch runs one tile block a tile of its `&mut` partitions: a kernel without a `&mut` "
+                   "parameter has no tiles to count")
+             .with_help("give the kernel a `&mut` parameter for its result (one tile a block, e.g. "
+                        "`seen: &mut Tensor<i32, [1]>`) and pass it a partition (`seen.partition([1])`)"))
+
+
 def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
                    parts: list[tuple[ast.Param, ast.Expr, PartitionT]]) -> None:
     """E0500 at check time: the `&mut` partitions of a launch give different
-    grids, where every tensor and tile dimension involved is a constant. The
-    launch's own check (`runtime/launch.py` `bind_launch`, whose rule this
-    is: grids equal up to trailing 1s) stays for every other launch, and
-    for the kernels with `last_block`, whose group's tensors have grids of
-    their own."""
+    grids, where every tensor and tile dimension involved is a constant; a
+    tensor that the group of `if last_block(axis)` owns (`lastblock.group_params`)
+    gives the launch grid with 1 along `axis`. The launch's own check
+    (`runtime/launch.py` `bind_launch`, whose rules these are: grids equal up
+    to trailing 1s) stays for every other launch."""
     if len(parts) < 2:
         return
+    groups: dict[str, int] = {}
     if any(isinstance(n, ast.Name) and n.ident.name == "last_block" for n in ast.walk(info.decl.body)):
-        return  # the group's tensors have grids of their own (the launch checks; E0409 says more)
-    first: tuple[str, ast.Expr, tuple[int, ...]] | None = None
+        found = region(info.decl)
+        if found is None:
+            return  # E0409 says more
+        groups = group_params(info.decl)
+        before = {n.ident.name for st in info.decl.body.stmts if st is not found[0] and
+                  not (isinstance(st, ast.ExprStmt) and st.expr is found[0])
+                  for n in ast.walk(st) if isinstance(n, ast.Name)}
+        if set(groups) & before:
+            return  # a parameter both the block's own tile and the group's: E0411 says more
+    grids: list[tuple[str, ast.Expr, tuple[int, ...]]] = []
     for p, a, aty in parts:
         if aty.tensor.shape is None:
             continue
@@ -314,16 +340,36 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
         if len(aty.tensor.shape) != len(aty.tile_shape) or \
                 any(n is None or t is None or n < 0 or t <= 0 for n, t in dims):
             continue
-        grid = tuple(-(-n // t) for n, t in dims)  # type: ignore[operator]
-        if first is None:
-            first = (p.name.name, a, grid)
-        elif _trim(grid) != _trim(first[2]):
+        grids.append((p.name.name, a, tuple(-(-n // t) for n, t in dims)))  # type: ignore[operator]
+    plain = [g for g in grids if g[0] not in groups]
+    if not plain:
+        return
+    first = plain[0]
+    for name, a, grid in plain[1:]:
+        if _trim(grid) != _trim(first[2]):
             g0, g1 = (f"[{', '.join(map(str, g))}]" for g in (first[2], grid))
             tcx.emit(tcx.err(GRID_MISMATCH, f"partition grids disagree: `{first[0]}` gives {g0} blocks but "
-                             f"`{p.name.name}` gives {g1}", a.span, f"{g1} blocks")
+                             f"`{name}` gives {g1}", a.span, f"{g1} blocks")
                      .secondary(first[1].span, f"{g0} blocks")
                      .note("every shape here is a constant, so the launch would always fail")
                      .with_help("choose tile shapes that split every `&mut` tensor into the same grid"))
+            return
+    if len(plain) < len([p for p in parts if p[0].name.name not in groups]):
+        return  # a launch grid not known here: the launch checks the group's tensors
+    for name, a, grid in grids:
+        if name not in groups:
+            continue
+        axis = groups[name]
+        want = list(first[2]) + [1] * (axis + 1 - len(first[2]))
+        want[axis] = 1
+        if _trim(grid) != _trim(tuple(want)):
+            w, g = (f"[{', '.join(map(str, x))}]" for x in (_trim(tuple(want)), grid))
+            tcx.emit(tcx.err(GRID_MISMATCH, f"`{name}` is written once a group of `last_block({axis})`: its "
+                             f"partition must give {w} blocks, not {g}", a.span, f"{g} blocks")
+                     .secondary(first[1].span, f"the launch grid, [{', '.join(map(str, first[2]))}] blocks")
+                     .note(f"the blocks that differ only along grid axis {axis} are one group; the last of them "
+                           f"to arrive writes the group's tile of `{name}` (every shape here is a constant)")
+                     .with_help(f"partition `{name}` into one tile along axis {axis} per group"))
             return
 
 

@@ -426,6 +426,12 @@ def _blocked_view(lay: Blocked, full: tuple[int, ...], drop: int | None, T: int,
     along_last = sum(1 for c in per_dim[-1] if c < last.size)
     while V > 1 and along_last % V:
         V //= 2
+    # ... and along a last dim the layout covers past its size, the chunk of the thread whose
+    # position reaches the size would straddle it (size 5 in 4-wide chunks: columns 4..7, of
+    # which only 4 is live; `chunk_valid` reads a chunk's first slot): chunks that divide it
+    if last.extent != last.size and drop != r - 1:
+        while V > 1 and last.size % V:
+            V //= 2
     assert len(slots) % V == 0, (lay, full, V)
     view = BlockedView(lay, full, drop, T, dims, tuple(slots), V)
     _VIEW_CACHE[key] = view

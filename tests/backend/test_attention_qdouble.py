@@ -103,3 +103,40 @@ def test_double_buffered_q_assembles_without_spills(short: bool, monkeypatch) ->
     r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0, r.text
     assert "C7515" not in r and "serialized" not in r, r.text
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("qdouble", ["0", "1"])
+def test_double_buffered_q_at_the_benchmarks_scale(qdouble: str, causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The launch that gave wrong results on the H100 (benchmarks/RESULTS.md, 2026-12-05 13:20: h15u's stagger,
+    which double-buffered Q, err 6.0 full / 1.1 causal): std's `flash_attention` f16, D = 64, S = 1,024,
+    B * H = 512 (4,096 tiles), on every SM (132 CTAs of 31-32 tiles on an H100: no `TILEC_PERSISTENT_SMS`),
+    the chained short keys' variant, with and without `TILEC_ATTN_QDOUBLE=1`. The output starts as NaN, so
+    a tile never stored shows as NaN and a tile computed wrongly as a finite error; both are reported by
+    count."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    import tilelang
+
+    _form(monkeypatch, "chain_short", qdouble)
+    monkeypatch.delenv("TILEC_PERSISTENT_SMS", raising=False)
+    bh, s, d = 512, 1024, 64
+    attn = tilelang.compile("use std::attention::*;\n")  # (a module's runtime of its own: compiled with this setting)
+    g = torch.Generator(device="cuda").manual_seed(1024 + d)
+    q, k, v = (torch.randn(bh, s, d, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    attn.flash_attention["f16", 128, 128, d](tilelang.partition(o, [1, 128, d]), q, k, v, d**-0.5,
+                                                     causal).sync()
+    want = torch.empty(bh, s, d, device="cuda")
+    keep = torch.arange(s, device="cuda")[None, :] <= torch.arange(s, device="cuda")[:, None]
+    for h0 in range(0, bh, 64):  # (scores of 64 heads at a time: 256 MB in f32)
+        sc = torch.einsum("bqd,bkd->bqk", q[h0:h0 + 64].float(), k[h0:h0 + 64].float()) * d**-0.5
+        if causal:
+            sc = sc.masked_fill(~keep, float("-inf"))
+        want[h0:h0 + 64] = torch.softmax(sc, dim=-1) @ v[h0:h0 + 64].float()
+    err = (o.float() - want).abs().view(bh, s // 128, 128 * d)
+    unwritten = int(err.isnan().any(-1).sum())
+    wrong = int((err.nan_to_num(0.0).amax(-1) > 1e-2 * float(want.abs().max())).sum())
+    assert (unwritten, wrong) == (0, 0), f"of {bh * s // 128} tiles: {unwritten} never stored, {wrong} wrong"

@@ -61,7 +61,9 @@ MEMO = os.environ.get("LLSIM_MEMO", "1") != "0"
 # A seed (0: off) for a perturbed schedule (`llsim_exec`): TMA loads land late
 # and out of order, wakes of mbarrier waiters are deferred, threads run in a
 # random order; to look for races the default schedule never produces (a wait
-# that a copy landing at its issue hides). Perturbed launches are not memoised.
+# that a copy landing at its issue hides). Another schedule, not a stronger one
+# (a release the default's immediate wake catches may pass it): run both.
+# Perturbed launches are not memoised.
 PERTURB = int(os.environ.get("LLSIM_PERTURB", "0"))
 
 import llsim_exec  # noqa: E402  (the parts read the settings above)

@@ -13,7 +13,7 @@ import numpy as np
 from llsim_blocks import compile_program
 from llsim_blocks import thread as _compiled_thread
 from llsim_fast import load, store
-from llsim_hopper import _Barrier, _Group, _Pending, _tma, _tma_store, _wgmma
+from llsim_hopper import _Barrier, _Group, _Pending, _tma, _tma_guard, _tma_store, _wgmma
 from llsim_ops import _atomic, _shfl, _warp_op
 from llsim_parse import Program
 from llsim_values import Deadlock, Memory, Race, knob
@@ -250,7 +250,8 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 arrived[int(req[1])] = arrived.get(int(req[1]), 0) + 1
                 value = None
                 continue
-            if kind == "tma" and rnd is not None:
+            if kind == "tma" and rnd is not None:  # (perturbed) it lands later, or at once: checked now too
+                _tma_guard(mem, req[1], req[3])
                 landing.append(req)
                 value = None
                 continue

@@ -58,6 +58,13 @@ APPROX_ERROR = 0
 # the threads' registers (`Memory.regs_out`). False (or LLSIM_MEMO=0)
 # simulates every launch.
 MEMO = os.environ.get("LLSIM_MEMO", "1") != "0"
+# A seed (0: off) for a perturbed schedule (`llsim_exec`): TMA loads land late
+# and out of order, wakes of mbarrier waiters are deferred, threads run in a
+# random order; to look for races the default schedule never produces (a wait
+# that a copy landing at its issue hides). Another schedule, not a stronger one
+# (a release the default's immediate wake catches may pass it): run both.
+# Perturbed launches are not memoised.
+PERTURB = int(os.environ.get("LLSIM_PERTURB", "0"))
 
 import llsim_exec  # noqa: E402  (the parts read the settings above)
 import llsim_hopper  # noqa: E402
@@ -221,7 +228,7 @@ class SimDevice:
         gx, gy, gz = (*grid, 1, 1)[:3]
         blocks = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         key = None  # (`MEMO`; not when the registers are recorded: `Memory.regs_out`)
-        if MEMO and not self.trace and mem.regs_out is None and "globaltimer" not in prog.source:
+        if MEMO and not PERTURB and not self.trace and mem.regs_out is None and "globaltimer" not in prog.source:
             key = _launch_key(prog.source, abi, grid, order, mem, regs)
             kept = _LAUNCHES.get(key)
             if kept is not None:  # simulated before: its buffers, and no block runs again

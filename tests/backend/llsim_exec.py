@@ -5,6 +5,7 @@ races raise."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +13,7 @@ import numpy as np
 from llsim_blocks import compile_program
 from llsim_blocks import thread as _compiled_thread
 from llsim_fast import load, store
-from llsim_hopper import _Barrier, _Group, _Pending, _tma, _tma_store, _wgmma
+from llsim_hopper import _Barrier, _Group, _Pending, _tma, _tma_guard, _tma_store, _wgmma
 from llsim_ops import _atomic, _shfl, _warp_op
 from llsim_parse import Program
 from llsim_values import Deadlock, Memory, Race, knob
@@ -70,6 +71,20 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
     open_copies: dict[int, list[tuple[int, bytes]]] = {t: [] for t in range(T)}  # cp.async not yet committed
     cp_groups: dict[int, list[list[tuple[int, bytes]]]] = {t: [] for t in range(T)}  # committed, not yet waited for
     bars: dict[Any, _Barrier] = {}
+    # `llsim.PERTURB` (a seed; 0: off, the schedule below as it always was): TMA loads land late, at random
+    # steps (each with a chance the seed draws) or when nothing else can run, in any order; some wakes of
+    # mbarrier waiters are deferred (the thread that completed the phase goes on first); threads, warps and
+    # spinning waiters in a random order
+    rnd = random.Random(knob("PERTURB")) if knob("PERTURB") else None
+    p_land, p_defer = (rnd.uniform(0.02, 0.5), rnd.uniform(0.2, 0.8)) if rnd is not None else (0.0, 0.0)
+    landing: list[tuple] = []  # (perturbed) TMA loads issued, not yet landed
+
+    def land(i: int) -> None:
+        req = landing.pop(i)
+        before = bars[req[2]].phases
+        _tma(mem, bars, req[1], req[2], req[3], *req[4:])
+        if bars[req[2]].phases != before:
+            wake(req[2])
     regs_of: dict[int, dict[str, Any]] = {}
     # per warp: its live threads, and those of them waiting at a shuffle or a warp operation
     # (the scheduler's test of a warp, which it makes after every step, without a scan of its lanes)
@@ -103,7 +118,9 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
         reads it) lets the producer overwrite it at once, where the checks
         above see it."""
         sync()
-        for t2 in [x for x in gens if waiting.get(x, ("",))[0] == "mbar_try" and waiting[x][1] == key]:
+        if rnd is not None and rnd.random() < p_defer:
+            return
+        for t2 in _order(rnd, [x for x in gens if waiting.get(x, ("",))[0] == "mbar_try" and waiting[x][1] == key]):
             if t2 in waiting and (bars[key].phases & 1) != (int(waiting[t2][2]) & 1):
                 waiting.pop(t2)
                 advance(t2, 1)
@@ -233,6 +250,11 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 arrived[int(req[1])] = arrived.get(int(req[1]), 0) + 1
                 value = None
                 continue
+            if kind == "tma" and rnd is not None:  # (perturbed) it lands later, or at once: checked now too
+                _tma_guard(mem, req[1], req[3])
+                landing.append(req)
+                value = None
+                continue
             if kind == "tma":
                 before = bars[req[2]].phases
                 _tma(mem, bars, req[1], req[2], req[3], *req[4:])
@@ -267,11 +289,13 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 at_warp[t >> 5] += 1
             return
 
-    for t in range(T):
+    for t in _order(rnd, range(T)):
         advance(t, None)
     while gens:
         progressed = False
-        for w in range(len(live)):
+        while landing and rnd is not None and rnd.random() < p_land:
+            land(rnd.randrange(len(landing)))
+        for w in _order(rnd, range(len(live))):
             if live[w] and at_warp[w] == live[w]:  # every live lane at a shuffle or a warp operation
                 lanes = [t for t in range(32 * w, min(T, 32 * w + 32)) if t in gens]
                 if len(lanes) != 32:
@@ -304,7 +328,7 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
         if progressed:
             continue
         # spinning mbarrier waits whose phase completed meanwhile
-        for t in [t for t in gens if waiting.get(t, ("",))[0] == "mbar_try"]:
+        for t in _order(rnd, [t for t in gens if waiting.get(t, ("",))[0] == "mbar_try"]):
             req = waiting[t]
             if (bars[req[1]].phases & 1) != (int(req[2]) & 1):
                 waiting.pop(t)
@@ -367,10 +391,24 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 waiting.pop(t)
                 advance(t, None)
             continue
+        if landing and rnd is not None:  # (perturbed) nothing else can run: a copy lands
+            land(rnd.randrange(len(landing)))
+            continue
         kinds = sorted({waiting.get(t, ("running",))[0] for t in gens})
         raise Deadlock(f"threads wait at {kinds}")
+    if landing:
+        raise Race(f"{len(landing)} TMA loads still in flight when the block ended")
     # an arrival no sync consumed would complete a later phase early (the
     # hardware's barrier counts arrivals, whoever waits)
     left = {b: n for b, n in arrived.items() if n}
     if left:
         raise Deadlock(f"named barrier arrivals left when the block ended: {left}")
+
+
+def _order(rnd: random.Random | None, xs: Any) -> Any:
+    """`xs` shuffled by `rnd` (`llsim.PERTURB`: a list), or as they are without one."""
+    if rnd is None:
+        return xs
+    out = list(xs)
+    rnd.shuffle(out)
+    return out

@@ -152,6 +152,20 @@ class _Barrier:
             self.pending = self.count
 
 
+def _tma_guard(mem: Memory, dst: tuple[Any, int], tm: TensorMap) -> np.ndarray:
+    """The swizzled shared-memory addresses [rows, cols] a TMA copy of one box
+    to `dst` writes (each an element's first byte), checked against the live
+    wgmmas' and TMA stores' reads (a Race)."""
+    br, bc = tm.box
+    i, j = np.meshgrid(np.arange(br), np.arange(bc), indexing="ij")
+    addr = _swz(dst[1] + i * tm.swizzle + j * 2, tm.swizzle)
+    if mem.wgmma_live:
+        mem.guard_wgmma(addr.ravel(), "a TMA copy")
+    if mem.bulk_live:
+        mem.guard_bulk(np.concatenate([addr.ravel(), addr.ravel() + 1]), "a TMA copy")
+    return addr  # type: ignore[no-any-return]
+
+
 def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tuple[Any, int], tm: TensorMap,
          c0: int, c1: int, c2: int = 0) -> None:
     """Copy one box (zero outside the tensor) into swizzled shared memory; complete its bytes."""
@@ -165,12 +179,7 @@ def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tupl
     if r0 < r1 and q0 < q1:
         box[r0 - c1:r1 - c1, q0 - c0:q1 - c0] = src[r0:r1, q0:q1]
     sm = mem.bufs[dst[0]]
-    i, j = np.meshgrid(np.arange(br), np.arange(bc), indexing="ij")
-    addr = _swz(dst[1] + i * tm.swizzle + j * 2, tm.swizzle)
-    if mem.wgmma_live:
-        mem.guard_wgmma(addr.ravel(), "a TMA copy")
-    if mem.bulk_live:
-        mem.guard_bulk(np.concatenate([addr.ravel(), addr.ravel() + 1]), "a TMA copy")
+    addr = _tma_guard(mem, dst, tm)
     view = np.frombuffer(sm, np.uint8)
     raw = box.view(np.uint8).reshape(br, bc, 2)
     for b in range(2):

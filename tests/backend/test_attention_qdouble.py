@@ -4,7 +4,8 @@ tile's Q while this tile still runs. Where it applies (two Q tiles and the
 ring fit the shared memory) and where not (byte-identical to off); in the
 simulator against NumPy on every loop form the walk has (the overlapped
 loop, the rotated one, the chained short-keys variant), with CTAs that walk
-enough tiles for both stages to turn over twice; the PTX through ptxas."""
+enough tiles for both stages to turn over twice, and under a perturbed schedule
+(`llsim.PERTURB`); the PTX through ptxas; on the GPU at the benchmark's scale."""
 
 from __future__ import annotations
 
@@ -90,6 +91,63 @@ def test_double_buffered_q_in_the_simulator(form: str, bm: int, sq: int, sk: int
     _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, 64, causal, 13)
 
 
+def _q_waits_skipped(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A mutation: the chained tiles' consumers wait for Q only where its phase is 0 (one slot: every other
+    tile; two: tiles 0, 1, 4, 5, ..), reading the slot unwaited in the others."""
+    from tilelang.backend.gpu.passes import attention_chain
+    from tilelang.backend.gpu.passes.pipeline import _Build
+    from tilelang.dtypes import DType
+    from tilelang.ir import nodes as ir
+
+    real = attention_chain.tile_ops
+
+    def tile_ops(ch, c_loop, c_pre, loop, S, q_wait, *rest):  # type: ignore[no-untyped-def]
+        w, b = q_wait[-1], _Build(ch.fresh)
+        zero = b.elem(ir.ElemOp.EQ, w.phase, b.const(0), dtype=DType.BOOL)
+        skip = ir.If((), zero, ir.Region((), (w, ir.Yield(()))), ir.Region((), (ir.Yield(()),)), w.span)
+        return real(ch, c_loop, c_pre, loop, S, [*q_wait[:-1], *b.ops, skip], *rest)
+
+    monkeypatch.setattr(attention_chain, "tile_ops", tile_ops)
+
+
+def _perturbed_walk(monkeypatch, seed: int) -> None:  # type: ignore[no-untyped-def]
+    """One CTA walks 4 tiles of 2 key blocks (the chained short keys' variant, 64 x 64, D = 64) under
+    `llsim.PERTURB` = `seed`, against NumPy."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    monkeypatch.setattr(llsim, "PERTURB", seed)
+    k = _std("flash_attention_lse", "f16", 64, 64, 64)
+    facts = _short({**_facts("oqkv", 3), **_facts(["lse"], 2)}, 8 * 64)
+    _run_lse_and_check(k, facts, (1, 1), 1, 1, 256, 128, 64, False, 5)
+
+
+def test_double_buffered_q_under_a_perturbed_schedule(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`llsim.PERTURB` (seed 8): TMA copies land late and out of order, wakes of the waiters deferred, threads
+    in a random order. Q double-buffered in the chained walk stays right (h15u's stagger, which switched it
+    on, gave wrong results at 132 CTAs on an H100: benchmarks/RESULTS.md, "h15v"). The default schedule lands
+    a copy at its issue and runs its waiters at once, so it cannot show a consumer that reads Q without
+    waiting for it where the copy was issued already: `test_a_skipped_wait_for_q_shows_only_perturbed`."""
+    _form(monkeypatch, "chain_short")
+    _perturbed_walk(monkeypatch, 8)
+
+
+@pytest.mark.heavy  # (the simulator's own check: a mutation, several seeds; the default case above is the kernel's)
+def test_a_skipped_wait_for_q_shows_only_perturbed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The consumers of the default chained variant (one Q slot) skip their wait for Q in every other tile:
+    the default schedule passes it (the copy landed at its issue, before the consumers came), a perturbed one
+    reads the previous tile's Q in those tiles (seeds 2, 5, 7 and 8 of 1-8 did, 2026-12-05)."""
+    _form(monkeypatch, "chain_short", "0")
+    _q_waits_skipped(monkeypatch)
+    _perturbed_walk(monkeypatch, 0)  # (PERTURB 0: the default schedule)
+    for seed in (2, 5, 7, 8):
+        try:
+            _perturbed_walk(monkeypatch, seed)
+        except AssertionError:
+            return
+    raise AssertionError("no perturbed schedule showed the skipped waits for Q")
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
 @pytest.mark.parametrize("short", [True, False], ids=["short_keys", "long_keys"])
 def test_double_buffered_q_assembles_without_spills(short: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -103,3 +161,40 @@ def test_double_buffered_q_assembles_without_spills(short: bool, monkeypatch) ->
     r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0, r.text
     assert "C7515" not in r and "serialized" not in r, r.text
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("qdouble", ["0", "1"])
+def test_double_buffered_q_at_the_benchmarks_scale(qdouble: str, causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The launch that gave wrong results on the H100 (benchmarks/RESULTS.md, 2026-12-05 13:20: h15u's stagger,
+    which double-buffered Q, err 6.0 full / 1.1 causal): std's `flash_attention` f16, D = 64, S = 1,024,
+    B * H = 512 (4,096 tiles), on every SM (132 CTAs of 31-32 tiles on an H100: no `TILEC_PERSISTENT_SMS`),
+    the chained short keys' variant, with and without `TILEC_ATTN_QDOUBLE=1`. The output starts as NaN, so
+    a tile never stored shows as NaN and a tile computed wrongly as a finite error; both are reported by
+    count."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    import tilelang
+
+    _form(monkeypatch, "chain_short", qdouble)
+    monkeypatch.delenv("TILEC_PERSISTENT_SMS", raising=False)
+    bh, s, d = 512, 1024, 64
+    attn = tilelang.compile("use std::attention::*;\n")  # (a module's runtime of its own: compiled with this setting)
+    g = torch.Generator(device="cuda").manual_seed(1024 + d)
+    q, k, v = (torch.randn(bh, s, d, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    attn.flash_attention["f16", 128, 128, d](tilelang.partition(o, [1, 128, d]), q, k, v, d**-0.5,
+                                                     causal).sync()
+    want = torch.empty(bh, s, d, device="cuda")
+    keep = torch.arange(s, device="cuda")[None, :] <= torch.arange(s, device="cuda")[:, None]
+    for h0 in range(0, bh, 64):  # (scores of 64 heads at a time: 256 MB in f32)
+        sc = torch.einsum("bqd,bkd->bqk", q[h0:h0 + 64].float(), k[h0:h0 + 64].float()) * d**-0.5
+        if causal:
+            sc = sc.masked_fill(~keep, float("-inf"))
+        want[h0:h0 + 64] = torch.softmax(sc, dim=-1) @ v[h0:h0 + 64].float()
+    err = (o.float() - want).abs().view(bh, s // 128, 128 * d)
+    unwritten = int(err.isnan().any(-1).sum())
+    wrong = int((err.nan_to_num(0.0).amax(-1) > 1e-2 * float(want.abs().max())).sum())
+    assert (unwritten, wrong) == (0, 0), f"of {bh * s // 128} tiles: {unwritten} never stored, {wrong} wrong"

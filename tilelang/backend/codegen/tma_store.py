@@ -50,6 +50,13 @@ def wait_read(em: Any) -> None:
     em.stmt("call void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 0)")
 
 
+def fence(em: Any) -> None:
+    """This thread's shared-memory writes made visible to the async proxy (TMA)
+    (the store's own name for `proxy_fence`: tests remove it here alone to show
+    the simulator refuses a TMA store without it)."""
+    em.proxy_fence()
+
+
 def _barrier(em: Any, group: str, unit: int) -> None:
     """The threads of one issuing unit meet: a warpgroup at its named barrier, a warp at `bar.warp.sync`."""
     if unit == 32:
@@ -91,7 +98,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
         _barrier(em, group, op.unit)
     elif op.first == "all":  # every warpgroup's products are done with the stage; the generic proxy takes it
         em.named_barrier(1, 128 * groups)
-        em.proxy_fence()
+        fence(em)
     regs = em.tile(op.value)
     mvals = [em.reg_to_mem(r, dt, mt) for r in regs]
     chunk: dict[int, str] = {}
@@ -105,7 +112,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
         ptr = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {at}")
         vec = _pair(em, regs[2 * k:2 * k + 2], mvals[2 * k:2 * k + 2], mt)
         em.stmt(f"store <2 x {mt}> {vec}, ptr addrspace(3) {ptr}, align 4")
-    em.proxy_fence()
+    fence(em)
     _barrier(em, group, op.unit)
     lead = em.emit(f"icmp eq i32 {em.emit(f'and i32 {t}, {op.unit - 1}')}, 0")
     go, done = em.new_label("tst"), em.new_label("tstd")

@@ -1,8 +1,11 @@
 """Test-suite configuration: the `.tile` plugin, hypothesis profiles, GPU gating.
 
 - `tileplugin` collects `tests/ui/**.tile` and `tests/run/**.tile` (see tests/README.md).
-- hypothesis profiles: `ci` (derandomised, no deadline, 50 examples; the default
-  when `CI` is set) and `dev` (200 examples); pick one with HYPOTHESIS_PROFILE.
+- hypothesis profiles: `ci` (derandomised, no deadline, 50 examples: the
+  default, so a test's pass or fail never depends on the run; the README's
+  bare `python -m pytest` ran `dev` when `CI` was unset) and `dev` (random
+  examples, 200, the example database: for hunting new failures); pick one
+  with HYPOTHESIS_PROFILE.
 - Tests marked `gpu` (or using the `cuda_device` fixture) are skipped cleanly
   when cuda-python finds no CUDA device; the probe runs only if such a test is
   collected, so a CPU-only run never imports cuda-python.
@@ -56,9 +59,7 @@ try:
         print_blob=True,
     )
     settings.register_profile("dev", deadline=None, max_examples=200)
-    settings.load_profile(
-        os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
-    )
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 except ImportError:  # hypothesis is a test extra; the plugin works without it
     pass
 

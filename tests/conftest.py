@@ -5,7 +5,8 @@
   default, so a test's pass or fail never depends on the run; the README's
   bare `python -m pytest` ran `dev` when `CI` was unset) and `dev` (random
   examples, 200, the example database: for hunting new failures); pick one
-  with HYPOTHESIS_PROFILE.
+  with HYPOTHESIS_PROFILE. The pool of constants hypothesis takes from the
+  project's source is fixed at collection (`freeze_hypothesis_constants`).
 - Tests marked `gpu` (or using the `cuda_device` fixture) are skipped cleanly
   when cuda-python finds no CUDA device; the probe runs only if such a test is
   collected, so a CPU-only run never imports cuda-python.
@@ -62,6 +63,39 @@ try:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 except ImportError:  # hypothesis is a test extra; the plugin works without it
     pass
+
+
+def freeze_hypothesis_constants() -> bool:
+    """Hypothesis draws, now and then, a constant from the source of the
+    project's modules (tilelang's), pooled from the modules imported when it
+    looks: the pool grew as tests imported more of tilelang, so a derandomised
+    test's examples depended on which tests its worker had run before it
+    (xdist's distribution, `-k`, the order). The pool is now the one of the
+    first look (hypothesis' plugin looks at the end of collection, after every
+    test module is imported: the same set in every worker) and never grows.
+    False where this hypothesis has no such pool."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:
+        return False
+    collect = getattr(providers, "_get_local_constants", None)
+    if collect is None:
+        return False
+    if getattr(collect, "frozen", False):
+        return True
+    pool: list[object] = []
+
+    def first_pool():  # type: ignore[no-untyped-def]
+        if not pool:
+            pool.append(collect())
+        return pool[0]
+
+    first_pool.frozen = True  # type: ignore[attr-defined]
+    providers._get_local_constants = first_pool
+    return True
+
+
+freeze_hypothesis_constants()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -24,3 +24,26 @@ def test_the_loaded_profile_draws_the_same_examples_every_run() -> None:
 def test_dev_is_still_random() -> None:
     dev = hypothesis.settings.get_profile("dev")
     assert not dev.derandomize and dev.max_examples == 200
+
+
+def test_the_pool_of_source_constants_does_not_grow_with_later_imports(tmp_path, monkeypatch) -> None:
+    """A module imported after the pool was taken (as tests import more of
+    tilelang) adds nothing to what derandomised tests draw from."""
+    import sys
+
+    from conftest import freeze_hypothesis_constants
+    from hypothesis.internal.conjecture import providers
+
+    if not freeze_hypothesis_constants():
+        pytest.skip("this hypothesis draws no constants from the project's source")
+    before = providers._get_local_constants()
+    (tmp_path / "tile_constants_probe.py").write_text('LIMIT = 987654321\nNAME = "tile-probe-constant"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import tile_constants_probe  # noqa: F401
+
+    try:
+        after = providers._get_local_constants()
+        assert after is before
+        assert 987654321 not in after.integers and "tile-probe-constant" not in after.strings
+    finally:
+        sys.modules.pop("tile_constants_probe", None)

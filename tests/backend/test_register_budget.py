@@ -42,10 +42,10 @@ def _rowsum_ir(br: int, bc: int):  # type: ignore[no-untyped-def]
 
 def test_an_oversized_tile_is_refused_before_emission() -> None:
     kir = _rowsum_ir(1024, 1024)  # 2^20 elements: within the language's limit
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a loaded machine's waits are not the compiler's
     with pytest.raises(CodegenError) as e:
         compile_kernel(kir, "sm_90")
-    assert time.perf_counter() - t0 < 5  # was minutes of emission and LLVM
+    assert time.process_time() - t0 < 5  # was minutes of emission and LLVM (~0.01 s now)
     d = e.value.diag
     assert d.code == "E0603"
     assert (

@@ -32,7 +32,25 @@ from llsim_values import _FLOATS, Unsupported, _bf16, _bits, _signed, _size, _ve
 
 _TIMER = itertools.count(1 << 20, 32)  # `%globaltimer`: every read a later time
 
-
+# the parser's patterns, compiled once (a `re.match(pattern, ..)` call looks its pattern up in
+# re's cache: a tenth of a parse)
+_P_TYPE = re.compile(r"(ptr addrspace\(\d+\)|ptr|%[\w.]+|[a-z0-9]+)\s*(.*)$", re.S)
+_P_DEFINE = re.compile(r"define ptx_kernel void @([\w.$]+)\((.*)\) #0 \{$")
+_P_ASSIGN = re.compile(r"%[\w.]+ = ")
+_P_PHI_ARM = re.compile(r"\[ ([^,\]]+), %([\w.]+) \]")
+_P_SMEM_GEP = re.compile(r"getelementptr \(i8, ptr addrspace\(3\) @smem, i32 (\d+)\)$")
+_P_ALIGN = re.compile(r"^(align \d+|noundef)\s+")
+_P_BR = re.compile(r"br label %([\w.]+)$")
+_P_CONDBR = re.compile(r"br i1 (\S+), label %([\w.]+), label %([\w.]+)$")
+_P_CAST = re.compile(r"(.+?) (\S+) to (.+)$")
+_P_ORDERING = re.compile(r'(?: syncscope\("\w*"\))? (?:unordered|monotonic|acquire|seq_cst)$')
+_P_WORD_REST = re.compile(r"(\w+) (.+)$")
+_P_ASM = re.compile(r'(.+?) asm (?:sideeffect )?"(.*?)", "(.*?)"\((.*)\)$')
+_P_CALL = re.compile(r"(.+?) @([\w.$]+)\((.*)\)$")
+_P_TYPE_SUFFIX = re.compile(r"\.(f32|f64|i\d+|f)$")
+_P_WAIT_GROUP = re.compile(r"wait_group\.sync\.aligned (\d+)")
+_P_PREFETCH = re.compile(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ")
+_P_SPLIT = re.compile(r"[,<({\[>)}\]]")  # what `_split_args` looks at
 
 
 def _const(tok: str, ty: str) -> Any:
@@ -57,20 +75,23 @@ def _const(tok: str, ty: str) -> Any:
 
 
 def _split_args(s: str) -> list[str]:
-    """Split at top-level commas (not inside <>, (), {}, [])."""
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "<({[":
+    """Split at top-level commas (not inside <>, (), {}, []); a last part that
+    is blank is dropped. Only the commas and brackets are visited (a loop over
+    every character was a sixth of a parse)."""
+    out, depth, start = [], 0, 0
+    for m in _P_SPLIT.finditer(s):
+        ch = m.group()
+        if ch == ",":
+            if depth == 0:
+                out.append(s[start:m.start()].strip())
+                start = m.end()
+        elif ch in "<({[":
             depth += 1
-        elif ch in ">)}]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
         else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
+            depth -= 1
+    last = s[start:].strip()
+    if last:
+        out.append(last)
     return out
 
 
@@ -88,7 +109,7 @@ def _take_type(s: str) -> tuple[str, str]:
                 if depth == 0:
                     assert ch == close
                     return s[:i + 1], s[i + 1:].strip()
-    m = re.match(r"(ptr addrspace\(\d+\)|ptr|%[\w.]+|[a-z0-9]+)\s*(.*)$", s, re.S)
+    m = _P_TYPE.match(s)
     assert m, s
     return m.group(1), m.group(2)
 
@@ -145,7 +166,7 @@ class Program:
         while not lines[i].startswith("define "):
             i += 1
         head = lines[i]
-        m = re.match(r"define ptx_kernel void @([\w.$]+)\((.*)\) #0 \{$", head)
+        m = _P_DEFINE.match(head)
         assert m, head
         self.name = m.group(1)
         for p in _split_args(m.group(2)):
@@ -169,15 +190,15 @@ class Program:
                     self.blocks[cur_name] = _Block(cur_name, phis, body, self._term(ins),  # type: ignore[index]
                                                    self._term_src(ins), phi_srcs)
                     continue
-                dst, rhs = (ins.split(" = ", 1) if re.match(r"%[\w.]+ = ", ins) else (None, ins))
+                dst, rhs = (ins.split(" = ", 1) if _P_ASSIGN.match(ins) else (None, ins))
                 if rhs.startswith("phi "):
                     ty, rest = _take_type(rhs[4:])
                     arms = []
-                    for arm in re.findall(r"\[ ([^,\]]+), %([\w.]+) \]", rest):
+                    for arm in _P_PHI_ARM.findall(rest):
                         arms.append((self._val(arm[0], ty), arm[1]))
                     phis.append((dst, arms))  # type: ignore[arg-type]
                     phi_srcs.append((dst, [(self._src(a[0], ty), a[1])  # type: ignore[misc]
-                                           for a in re.findall(r"\[ ([^,\]]+), %([\w.]+) \]", rest)]))
+                                           for a in _P_PHI_ARM.findall(rest)]))
                     continue
                 body.append(self._ins(dst, rhs))
 
@@ -191,7 +212,7 @@ class Program:
                 return lambda r: ("tilec_trace", 0)
             assert tok == "@smem", tok
             return lambda r: ("smem", 0)
-        m = re.match(r"getelementptr \(i8, ptr addrspace\(3\) @smem, i32 (\d+)\)$", tok)
+        m = _P_SMEM_GEP.match(tok)
         if m:  # the scratch area after the buffers GPU IR allocated
             off = int(m.group(1))
             return lambda r, off=off: ("smem", off)
@@ -216,7 +237,7 @@ class Program:
 
     def _typed_src(self, s: str) -> str:
         ty, rest = _take_type(s)
-        rest = re.sub(r"^(align \d+|noundef)\s+", "", rest)
+        rest = _P_ALIGN.sub("", rest)
         return self._src(rest, ty)
 
     def _binop_src(self, op: str, fn: Any, ty: str, sa: str, sb: str) -> str:
@@ -244,25 +265,25 @@ class Program:
     def _term_src(self, ins: str) -> str:
         if ins == "ret void":
             return "return None"
-        m = re.match(r"br label %([\w.]+)$", ins)
+        m = _P_BR.match(ins)
         if m:
             return f"return {m.group(1)!r}"
-        m = re.match(r"br i1 (\S+), label %([\w.]+), label %([\w.]+)$", ins)
+        m = _P_CONDBR.match(ins)
         assert m, ins
         return f"return {m.group(2)!r} if {self._src(m.group(1), 'i1')} else {m.group(3)!r}"
 
     def _typed(self, s: str) -> tuple[str, Callable[[dict[str, Any]], Any]]:
         ty, rest = _take_type(s)
-        rest = re.sub(r"^(align \d+|noundef)\s+", "", rest)
+        rest = _P_ALIGN.sub("", rest)
         return ty, self._val(rest, ty)
 
     def _term(self, ins: str) -> Callable[[dict[str, Any]], str | None]:
         if ins == "ret void":
             return lambda r: None
-        m = re.match(r"br label %([\w.]+)$", ins)
+        m = _P_BR.match(ins)
         if m:
             return lambda r, t=m.group(1): t
-        m = re.match(r"br i1 (\S+), label %([\w.]+), label %([\w.]+)$", ins)
+        m = _P_CONDBR.match(ins)
         assert m, ins
         c = self._val(m.group(1), "i1")
         return lambda r, c=c, a=m.group(2), b=m.group(3): a if c(r) else b
@@ -308,7 +329,7 @@ class Program:
             return _Ins(dst, lambda r: va(r) if vc(r) else vb(r), text=rhs,
                         src=f"({self._typed_src(a)} if {self._typed_src(c)} else {self._typed_src(b)})")
         if op in _CASTS:
-            m = re.match(r"(.+?) (\S+) to (.+)$", rest)
+            m = _P_CAST.match(rest)
             assert m, rhs
             src_ty, v, dst_ty = m.group(1), self._val(m.group(2), m.group(1)), m.group(3)
             cast = _CASTS[op]
@@ -359,7 +380,7 @@ class Program:
             parts = _split_args(rest)
             ty = parts[0]
             if atomic:  # `load atomic T, ptr %p [syncscope(..)] ORDERING, align N`: one load like any other here
-                parts[1] = re.sub(r'(?: syncscope\("\w*"\))? (?:unordered|monotonic|acquire|seq_cst)$', "", parts[1])
+                parts[1] = _P_ORDERING.sub("", parts[1])
             p = self._typed(parts[1])[1]
             return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
                         sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})",
@@ -399,7 +420,7 @@ class Program:
             n = int(parts[1])
             return _Ins(dst, lambda r: v(r)[n], text=rhs, src=f"{self._typed_src(parts[0])}[{n}]")
         if op == "atomicrmw":
-            m = re.match(r"(\w+) (.+)$", rest)
+            m = _P_WORD_REST.match(rest)
             assert m
             kind = m.group(1)
             parts = _split_args(m.group(2))
@@ -417,12 +438,12 @@ class Program:
         raise Unsupported(rhs)
 
     def _call(self, dst: str | None, rest: str, rhs: str) -> _Ins:
-        m = re.match(r'(.+?) asm (?:sideeffect )?"(.*?)", "(.*?)"\((.*)\)$', rest)
+        m = _P_ASM.match(rest)
         if m:
             asm_args = _split_args(m.group(4))
             return self._asm(dst, m.group(2), [self._typed(a)[1] for a in asm_args], rhs,
                              [self._typed_src(a) for a in asm_args])
-        m = re.match(r"(.+?) @([\w.$]+)\((.*)\)$", rest)
+        m = _P_CALL.match(rest)
         if not m:
             raise Unsupported(rhs)
         name = m.group(2)
@@ -458,7 +479,7 @@ class Program:
         hop = _hopper_call(name, vals, dst, rhs, ss)
         if hop is not None:
             return hop
-        base = re.sub(r"\.(f32|f64|i\d+|f)$", "", name)
+        base = _P_TYPE_SUFFIX.sub("", name)
         if base.startswith("llvm.fptosi.sat") or base.startswith("llvm.fptoui.sat"):
             base = ".".join(base.split(".")[:3])
         f = _INTRINSICS.get(base)
@@ -496,7 +517,7 @@ class Program:
             return _Ins(dst, pinned, text=rhs)
         if text.startswith("wgmma.wait_group"):
             # the registers pass through, once the groups they come from are retired
-            n = int(re.search(r"wait_group\.sync\.aligned (\d+)", text).group(1))  # type: ignore[union-attr]
+            n = int(_P_WAIT_GROUP.search(text).group(1))  # type: ignore[union-attr]
             return _Ins(dst, None, sync=lambda r: ("wg_wait", n, tuple(v(r) for v in vals)), text=rhs,
                         sync_src=_req("'wg_wait'", str(n), _req(*ss)))
         if text.startswith("wgmma.mma_async") or text.startswith("wgmma.fence.sync.aligned;"):
@@ -517,7 +538,7 @@ class Program:
             # a ring copy with an L2 policy (`codegen/ring.py`): the shared address as an i32
             return _Ins(None, None, sync=lambda r: ("copy", ("smem", int(vals[0](r))), vals[1](r), 16,
                                                     vals[2](r)), text=rhs)
-        if re.search(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ", text):
+        if _P_PREFETCH.search(text):
             # an L2 prefetch (`p.prefetch`, PDL's pre-wait forms): a hint, no effect here
             return _Ins(None, lambda r: None, text=rhs)
         raise Unsupported(rhs)

@@ -22,38 +22,57 @@ from typing import Any
 
 
 def compile_program(prog: Any) -> dict[str, tuple[Any, bool]]:
-    """block name -> (function of the registers, whether it is a generator).
-    The functions' globals are `prog.compiled_ns`, whose `_mem` the block's
-    scheduler sets to the launch's memory (loads and stores)."""
+    """block name -> (function of the registers, whether it is a generator),
+    each block compiled when a thread first enters it (`_Blocks`: most of a
+    kernel's blocks never run in a given launch, its asserts' failures, the
+    paths of other shapes, and compiling every block was as long as parsing
+    the kernel). The functions' globals are `prog.compiled_ns`, whose `_mem`
+    the block's scheduler sets to the launch's memory (loads and stores)."""
     if prog.compiled is None:
-        ns = dict(prog.ns)
-        out: dict[str, tuple[Any, bool]] = {}
-        for i, (name, block) in enumerate(prog.blocks.items()):
-            lines, gen = _phis(name, block.phi_srcs), False
-            for j, ins in enumerate(block.body):
-                dst = f"r[{ins.dst!r}]"
-                if ins.call_src is not None:  # a load or a store: no request to the scheduler
-                    lines.append(f"{dst} = {ins.call_src}" if ins.dst is not None else ins.call_src)
-                elif ins.sync is not None:
-                    gen = True
-                    req = ins.sync_src
-                    if req is None:
-                        req = f"_s{i}_{j}(r)"
-                        ns[f"_s{i}_{j}"] = ins.sync
-                    lines.append(f"{dst} = (yield {req})" if ins.dst is not None else f"yield {req}")
-                else:
-                    expr = ins.src
-                    if expr is None:
-                        expr = f"_f{i}_{j}(r)"
-                        ns[f"_f{i}_{j}"] = ins.fn
-                    lines.append(f"{dst} = {expr}")  # an instruction without a result stores r[None], as llsim does
-            lines.append(block.term_src)
-            src = f"def _b{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
-            exec(_code(src, name), ns)  # our own generated source
-            out[name] = (ns[f"_b{i}"], gen)
-        prog.compiled = out
-        prog.compiled_ns = ns
+        prog.compiled_ns = dict(prog.ns)
+        prog.compiled = _Blocks(prog)
     return prog.compiled
+
+
+class _Blocks(dict):  # type: ignore[type-arg]
+    """A program's compiled blocks by name, each made at its first lookup."""
+
+    def __init__(self, prog: Any) -> None:
+        super().__init__()
+        self.prog = prog
+        self.index = {name: i for i, name in enumerate(prog.blocks)}
+
+    def __missing__(self, name: str) -> tuple[Any, bool]:
+        i = self.index[name]  # (a KeyError for a block the kernel has not, as a plain dict's)
+        made = self[name] = _compile_block(i, name, self.prog.blocks[name], self.prog.compiled_ns)
+        return made
+
+
+def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any]) -> tuple[Any, bool]:
+    """Block `i` as the function `_b{i}` in `ns` (its fallback closures
+    `_s{i}_{j}` / `_f{i}_{j}` too), and whether it is a generator."""
+    lines, gen = _phis(name, block.phi_srcs), False
+    for j, ins in enumerate(block.body):
+        dst = f"r[{ins.dst!r}]"
+        if ins.call_src is not None:  # a load or a store: no request to the scheduler
+            lines.append(f"{dst} = {ins.call_src}" if ins.dst is not None else ins.call_src)
+        elif ins.sync is not None:
+            gen = True
+            req = ins.sync_src
+            if req is None:
+                req = f"_s{i}_{j}(r)"
+                ns[f"_s{i}_{j}"] = ins.sync
+            lines.append(f"{dst} = (yield {req})" if ins.dst is not None else f"yield {req}")
+        else:
+            expr = ins.src
+            if expr is None:
+                expr = f"_f{i}_{j}(r)"
+                ns[f"_f{i}_{j}"] = ins.fn
+            lines.append(f"{dst} = {expr}")  # an instruction without a result stores r[None], as llsim does
+    lines.append(block.term_src)
+    src = f"def _b{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
+    exec(_code(src, name), ns)  # our own generated source
+    return ns[f"_b{i}"], gen
 
 
 _CODE: dict[tuple[str, str], Any] = {}

@@ -53,7 +53,7 @@ def _run(cfg: GemmConfig, M: int, N: int, K: int, seed: int, copy: bool = False,
         assert "copy_to_shared @b" in text and "tma.load" not in text
     grid = (-(-M // cfg.bm), -(-N // cfg.bn))
     SimDevice("sm_90a").run(k, grid, [c, a, b], facts)
-    cfg.assert_product(a, b, c)
+    cfg.assert_product(a, b, c, seed)
 
 
 @pytest.mark.parametrize(("cfg", "shape"), [

@@ -49,7 +49,7 @@ def _run(cfg: GemmConfig, M: int, N: int, K: int, seed: int, arch: str = "sm_80"
     text = print_gpu_kernel(lower_gpu(k, arch, facts))
     assert "dot.mma.sync.smem" in text and "cp.async.commit" in text, text
     SimDevice(arch).run(k, (-(-M // cfg.bm), -(-N // cfg.bn)), [c, a, b], facts)
-    cfg.assert_product(a, b, c)
+    cfg.assert_product(a, b, c, seed)
     return text
 
 
@@ -204,7 +204,8 @@ def test_sm80_gemm_gpu_matches_interpreter(cfg: GemmConfig, monkeypatch) -> None
     np_out = {"f16": np.float16, "bf16": np.float32, "f32": np.float32}[cfg.out]
     rng = np.random.default_rng()
     for M, N, K in GPU_SHAPES:
-        a, b, _ = cfg.inputs(M, N, K, int(rng.integers(1 << 30)))
+        seed = int(rng.integers(1 << 30))
+        a, b, _ = cfg.inputs(M, N, K, seed)
         c_cpu = np.full((M, N), np.nan, dtype=np_out)
         mod.gemm[cfg.bm, cfg.bn, cfg.bk](tilelang.partition(c_cpu, [cfg.bm, cfg.bn]), a, b).sync()
         ta = torch.tensor(a.astype(np.float32), device="cuda").to(tdt[cfg.dtype])
@@ -215,7 +216,7 @@ def test_sm80_gemm_gpu_matches_interpreter(cfg: GemmConfig, monkeypatch) -> None
         assert not np.isnan(got).any(), f"{cfg.name} {M}x{N}x{K}: unwritten elements"
         tol = {"f32": 1e-3, "f16": 2e-2, "bf16": 5e-2}[cfg.out]
         np.testing.assert_allclose(got, c_cpu.astype(np.float64), rtol=tol, atol=tol * max(1.0, np.sqrt(K) / 4),
-                                   err_msg=f"{cfg.name} at {M}x{N}x{K}")
+                                   err_msg=f"{cfg.name} at {M}x{N}x{K} (seed {seed})")
     monkeypatch.undo()
     assert _device("cuda:0").arch == native  # the device is the process's own again
 
@@ -255,7 +256,8 @@ def test_sm80_epilogues_in_the_simulator() -> None:
     scratch memory left beside the ring), an element-wise epilogue, and a row
     reduction of the accumulator: all read it in its own layout."""
     ks = {k.name: k for k in driver.compile(EPILOGUES, "ir").output}
-    rng = np.random.default_rng()
+    seed = int(np.random.default_rng().integers(1 << 30))  # fresh inputs each run, the seed in a failure
+    rng = np.random.default_rng(seed)
     M, N, K = 20, 30, 48
     x = rng.standard_normal((M, K)).astype(np.float16)
     w = rng.standard_normal((N, K)).astype(np.float16)
@@ -266,10 +268,11 @@ def test_sm80_epilogues_in_the_simulator() -> None:
     assert "dot.mma.sync.smem" in print_gpu_kernel(lower_gpu(ks["add"], "sm_80", facts))
     SimDevice("sm_80").run(ks["add"], (1, 1), [y, x, w], facts)
     want = (y0 + x.astype(np.float64) @ w.astype(np.float64).T) * 2 + 1
-    np.testing.assert_allclose(y, want, rtol=1e-3, atol=1e-2)
+    np.testing.assert_allclose(y, want, rtol=1e-3, atol=1e-2, err_msg=f"seed {seed}")
     w2 = rng.standard_normal((K, 32)).astype(np.float16)
     s = np.full((M,), np.nan, np.float32)
     facts = {"s": TensorFacts(True, (False,)), "x": facts["x"], "w": TensorFacts(True, (True, True))}
     assert "dot.mma.sync.smem" in print_gpu_kernel(lower_gpu(ks["rowsum"], "sm_80", facts))
     SimDevice("sm_80").run(ks["rowsum"], (1,), [s, x, w2], facts)
-    np.testing.assert_allclose(s, (x.astype(np.float64) @ w2.astype(np.float64)).sum(1), rtol=1e-3, atol=1e-2)
+    np.testing.assert_allclose(s, (x.astype(np.float64) @ w2.astype(np.float64)).sum(1), rtol=1e-3, atol=1e-2,
+                               err_msg=f"seed {seed}")

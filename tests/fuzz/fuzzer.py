@@ -297,11 +297,33 @@ def _render_all(diags: list, sources: object) -> str | None:  # type: ignore[typ
     return None
 
 
+_SCRATCH: list[str] = []
+
+
+def private_paths(text: str) -> str:
+    """`text` with its "/tmp/.." file names moved into a folder of this
+    process's own: the corpus's programs save and load .npy files at fixed
+    paths (tests/run/npy_round_trip.tile, ..), so a mutant run beside the
+    suite's own run of the original (another xdist worker) wrote the file
+    that test was about to read back. The same folder for every case of a
+    process (a campaign's, removed at its end), so a case is still
+    reproducible from (seed, index)."""
+    if '"/tmp/' not in text:
+        return text
+    if not _SCRATCH:
+        import tempfile
+
+        _SCRATCH.append(tempfile.mkdtemp(prefix="tile-fuzz-"))
+    return text.replace('"/tmp/', f'"{_SCRATCH[0]}/')
+
+
 def run_case(text: str, run: bool = True) -> Outcome:
-    """Check (and, if it checks, run) one program; never raises."""
+    """Check (and, if it checks, run) one program; never raises. Its /tmp
+    files go to a folder of the process's own (`private_paths`)."""
     from tilelang import driver
     from tilelang.diagnostics.model import TileError
 
+    text = private_paths(text)
     start = time.perf_counter()
     try:
         with _limit(CHECK_LIMIT_S):
@@ -356,9 +378,11 @@ def run_case(text: str, run: bool = True) -> Outcome:
 
 
 def run_repl_case(text: str) -> Outcome:
-    """Feed the program's lines to a REPL session, an entry per blank-line block."""
+    """Feed the program's lines to a REPL session, an entry per blank-line block
+    (its /tmp files in the process's own folder, as `run_case`'s)."""
     from tilelang.repl import ReplSession
 
+    text = private_paths(text)
     start = time.perf_counter()
     session = ReplSession(device="cpu")
     body = text
@@ -464,6 +488,10 @@ def campaign(seed: int, count: int, start: int = 0, run_every: int = 1, repl_eve
     finally:
         if out:
             out.close()
+        if _SCRATCH:  # the cases' /tmp files (`private_paths`)
+            import shutil
+
+            shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
     report.seconds = time.perf_counter() - t0
     return report
 

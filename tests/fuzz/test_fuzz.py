@@ -66,3 +66,16 @@ def test_python_api_arguments_raise_tile_errors_only() -> None:
             bugs.append(f"case {i}: {out.detail[-800:]}")
     assert kinds.get("ok", 0) > 20 and kinds.get("tile-error", 0) > 100, kinds
     assert not bugs, "\n".join(bugs[:3])
+
+
+def test_a_case_s_files_stay_out_of_the_suite_s_fixed_paths(corpus: fuzzer.Corpus, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Case 167 of the default campaign is a mutant of tests/run/npy_round_trip.tile: it saves to the path
+    that test reads back (another xdist worker runs it at the same time); its files go elsewhere."""
+    monkeypatch.setattr(fuzzer, "_SCRATCH", [])
+    monkeypatch.setattr("tempfile.mkdtemp", lambda prefix="": str(tmp_path / f"{prefix}x"))
+    text = fuzzer.make_case(SEED, 167, corpus)
+    assert '"/tmp/tile-tests-round-trip.npy"' in text
+    moved = fuzzer.private_paths(text)
+    assert '"/tmp/tile-tests-round-trip.npy"' not in moved
+    assert moved.count("tile-fuzz-") == text.count('"/tmp/') > 0  # every /tmp name, in the process's folder
+    assert fuzzer.private_paths(text) == moved  # one folder a process: reproducible

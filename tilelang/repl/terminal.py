@@ -46,33 +46,33 @@ def _feed_stream(session: ReplSession, stream: Any) -> int:
     from tilelang.syntax.parser import completed_by_semicolon, is_incomplete, parses_as_repl_input
 
     status = 0
+
+    def submit(entry: str) -> bool:
+        """Feed one entry and show what it gave (status 1 if it failed); True if it quits."""
+        nonlocal status
+        result = session.feed(entry)
+        _show(result)
+        if not result.ok:
+            status = 1
+        return result.quit
+
     buf = ""
     for line in stream:
         joined = buf + line
         if buf.strip() and line.strip() and completed_by_semicolon(buf) and not is_incomplete(joined) \
                 and not parses_as_repl_input(joined):
             # `let x = 5` then a line that cannot go on with it: the entry ended without its `;`
-            result = session.feed(buf)
-            _show(result)
-            if not result.ok:
-                status = 1
-            if result.quit:
+            if submit(buf):
                 return status
             buf = ""
         buf += line
         if buf.strip() and _is_incomplete(buf) and (line.strip() or _bracket_open(buf)):
             continue
-        result = session.feed(buf)
-        buf = ""
-        _show(result)
-        if not result.ok:
-            status = 1
-        if result.quit:
+        entry, buf = buf, ""
+        if submit(entry):
             return status
     if buf.strip():
-        result = session.feed(buf)
-        _show(result)
-        status = status or (0 if result.ok else 1)
+        submit(buf)
     return status
 
 

@@ -227,17 +227,10 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     groups = group_params(decl)
     for tp in pending_own:
         assert tp.tile_shape is not None
-        if tp.name in groups:  # the group's tile of `if last_block(axis)`: 0 along the axis
-            axis = groups[tp.name]
+        axis = groups.get(tp.name)  # the group's tile of `if last_block(axis)`: 0 along the axis
+        if axis is not None:
             cx.grid_rank = max(cx.grid_rank, axis + 1)
-            offs = tuple(cx.b.const(0, I32) if d == axis else cx.b.block_id(d) if t == 1 else
-                         cx.b.mul(cx.b.block_id(d), cx.b.const(t, I32), hint=f"{tp.name}_off{d}")
-                         for d, t in enumerate(tp.tile_shape))
-            ref = TensorRef(tp, offs)
-            cx.tensors[tp.name] = ref
-            cx.f.scopes[0][tp.name] = ref
-            continue
-        offs = tuple(cx.b.block_id(d) if t == 1 else
+        offs = tuple(cx.b.const(0, I32) if d == axis else cx.b.block_id(d) if t == 1 else
                      cx.b.mul(cx.b.block_id(d), cx.b.const(t, I32), hint=f"{tp.name}_off{d}")
                      for d, t in enumerate(tp.tile_shape))
         ref = TensorRef(tp, offs)

@@ -68,6 +68,20 @@ def test_recording_runs_nothing_and_replay_runs_in_order(mod) -> None:  # type: 
     assert g.replays == 2
 
 
+def test_a_refused_replay_runs_nothing(mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev round 9: on the CPU a replay ran its operations one by one, each
+    # checking its own NumPy arrays as it started: one given other memory in
+    # place refused the second operation after the first had written `h`
+    x, y, _, h, z = _vecs()
+    with tilelang.graph() as g:
+        mod.scale(P(h, [512]), x, 2.0).sync()
+        mod.add(P(z, [512]), h, y).sync()
+    y.resize(4000, refcheck=False)  # the second operation's input, other memory
+    with pytest.raises(tilelang.CallError, match=r"E0810.*`y` of kernel `add` has other memory"):
+        g.replay()
+    assert not h.any() and not z.any()
+
+
 def _ping_pong(mod, x, y, h, z):  # type: ignore[no-untyped-def]
     """A recording whose runs depend on the last: h = 2 z, then z = h + y
     (z after k runs from 0: (2^k - 1) y)."""

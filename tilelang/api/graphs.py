@@ -159,17 +159,25 @@ class Graph:
 
     def _check_memory(self) -> None:
         """No PyTorch tensor of the recording got other memory or another
-        shape (each tensor once, however many operations use it), nor an
-        array of another library (`Operation._check_interfaces`)."""
+        shape (each tensor once, however many operations use it), nor a
+        NumPy array (`Operation._check_numpy`) or an array of another library
+        (`Operation._check_interfaces`): all before any operation runs."""
         arrays = self._torch
         if arrays is None:
             arrays = self._torch = _TorchArrays(self.operations)
         arrays.check()
         foreign = self._foreign
-        if foreign is None:  # arrays of other libraries, whose interfaces are read again
-            foreign = self._foreign = [op for op in dict.fromkeys(self.operations) if op._plan.iface]
+        if foreign is None:  # arrays of other libraries, whose interfaces are read again,
+            # and NumPy arrays (resized, reshaped, retyped in place): every one before
+            # anything runs, so that a refused replay has written nothing
+            foreign = self._foreign = [
+                op for op in dict.fromkeys(self.operations) if op._plan.iface or op._plan.np_slots
+            ]
         for op in foreign:
-            op._check_interfaces()
+            if op._plan.iface:
+                op._check_interfaces()
+            if op._plan.np_slots:
+                op._check_numpy()
 
     def _check_borrows(self) -> None:
         """Every operation against the launches in flight, before anything

@@ -14,6 +14,12 @@ left of std::attention's silent answers and device asserts.
   (the whole cache; no key: zeros, log-sum-exp MASKED, a zero row merged),
   and on the simulated GPU (llsim sm_90a; sm_80 and lengths of +-2^31 by
   hand, 2026-12-05 15:31: the interpreter's partials to 3e-8).
+- The kernels count key blocks and compare positions in i32 (key blocks by
+  `std::math::cdiv_wrapping`, the one-add form their timed code keeps): a
+  cache within a key block of 2^31 positions gave a negative count and no
+  key at all, and flash_attention's `row + S_k` (a row's last visible key)
+  wrapped where S_q + S_k passes 2^31. Such shapes are refused now (E0513; `tilec check` decides it for constant
+  shapes, which is how it is tested: such a tensor does not fit here).
 """
 
 from __future__ import annotations
@@ -111,3 +117,27 @@ def test_the_simulated_gpu_clamps_varlen_lengths_as_the_interpreter_does(att: ti
     np.testing.assert_allclose(args[0], o_part, rtol=0, atol=1e-6)
     np.testing.assert_allclose(args[1], lse_part, rtol=1e-6, atol=1e-5)
     assert not args[0][1].any() and (args[1][1] == np.float32(MASKED)).all()  # the length below 0: no key
+
+
+def test_a_cache_within_a_key_block_of_2_31_is_refused(tmp_path: Path) -> None:
+    from tilelang import driver
+
+    def errors(launch: str, **sizes: int) -> list[str]:
+        f = tmp_path / "big.tile"
+        lets = "".join(f"    let {'mut ' if n in ('o', 'o_part', 'lse') else ''}{n} = zeros::<{'f32' if n in ('o_part', 'lse') else 'f16'}>"
+                       f"({shape});\n" for n, shape in (
+                           ("q", "[2, 4, 16]"), ("k", f"[2, {sizes.get('k', 40)}, 16]"), ("o_part", "[2, 8, 16]"),
+                           ("lse", "[2, 8]"), ("qq", f"[2, {sizes.get('qq', 8)}, 16]"), ("o", f"[2, {sizes.get('qq', 8)}, 16]")))
+        f.write_text(f"use std::attention::{{flash_attention, decode_split}};\nfn main() {{\n{lets}    {launch}.sync();\n}}\n")
+        return [d.message for d in driver.check(f).diagnostics if d.severity.value == "error"]
+
+    dec = "decode_split::<f16, 4, 64, 16>(o_part.partition([1, 4, 16]), lse.partition([1, 4]), &q, &k, &k, 40, 0.25)"
+    fla = "flash_attention::<f16, 64, 64, 16>(o.partition([1, 64, 16]), &qq, &k, &k, 0.25, false)"
+    assert errors(dec, k=2**31 - 64) == []  # (S_max + 63) / 64 is the last count i32 holds
+    got = errors(dec, k=2**31 - 63)  # it wrapped: no key block at all before
+    assert len(got) == 1 and "the cache must have at most 2^31 - BN positions" in got[0], got
+    assert "`k.shape()[1]` = 2147483585" in got[0]
+    # flash: a query row's last visible key (row + S_k, not causal) and the key blocks' bound, within i32
+    assert errors(fla, k=2**30, qq=2**30 - 129) == []
+    got = errors(fla, k=2**30, qq=2**30 - 128)
+    assert len(got) == 1 and "q's and k's positions together must be at most 2^31 - 1 - BM - BN" in got[0], got

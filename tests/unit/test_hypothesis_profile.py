@@ -31,11 +31,13 @@ def test_the_pool_of_source_constants_does_not_grow_with_later_imports(tmp_path,
     tilelang) adds nothing to what derandomised tests draw from."""
     import sys
 
-    from conftest import freeze_hypothesis_constants
     from hypothesis.internal.conjecture import providers
 
-    if not freeze_hypothesis_constants():
+    # (tests/conftest.py froze it at collection; imported by name, `conftest`
+    # may be another folder's conftest module under xdist)
+    if getattr(providers, "_get_local_constants", None) is None:
         pytest.skip("this hypothesis draws no constants from the project's source")
+    assert getattr(providers._get_local_constants, "frozen", False), "tests/conftest.py did not freeze the pool"
     before = providers._get_local_constants()
     (tmp_path / "tile_constants_probe.py").write_text('LIMIT = 987654321\nNAME = "tile-probe-constant"\n')
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -42,7 +42,7 @@ FORMS_DEFAULT = "0"
 _CACHE_LIMIT = 256  # launch shapes remembered a plan (a dict lookup a launch after the first)
 
 
-def _switch(name: str, default: str) -> bool:
+def switch(name: str, default: str) -> bool:
     """Environment variable `name` (unset: `default`), "0" or "1"."""
     want = os.environ.get(name, default)
     if want not in ("0", "1"):
@@ -52,13 +52,13 @@ def _switch(name: str, default: str) -> bool:
 
 def enabled() -> bool:
     """`TILEC_ATTN_SPLIT_FORMS`: "1" the split in a form of its own, picked at launch; "0" (unset: `FORMS_DEFAULT`)."""
-    return _switch("TILEC_ATTN_SPLIT_FORMS", FORMS_DEFAULT)
+    return switch("TILEC_ATTN_SPLIT_FORMS", FORMS_DEFAULT)
 
 
 def pairs() -> bool:
     """`TILEC_ATTN_SPLIT_PAIRS`: with the forms on, "1" (unset: `PAIRS_DEFAULT`) the walks of pairs (causal) split
     too (the "pairs" form); "0" single tiles only."""
-    return _switch("TILEC_ATTN_SPLIT_PAIRS", PAIRS_DEFAULT)
+    return switch("TILEC_ATTN_SPLIT_PAIRS", PAIRS_DEFAULT)
 
 
 class SplitForm:

@@ -17,6 +17,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.launch import GRID_MISMATCH, NO_GRID
 from tilelang.dtypes import DType
 from tilelang.lastblock import group_params, region
+from tilelang.requires import trim_grid
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.generics import (
@@ -346,7 +347,7 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
         return
     first = plain[0]
     for name, a, grid in plain[1:]:
-        if _trim(grid) != _trim(first[2]):
+        if trim_grid(grid) != trim_grid(first[2]):
             g0, g1 = (f"[{', '.join(map(str, g))}]" for g in (first[2], grid))
             tcx.emit(tcx.err(GRID_MISMATCH, f"partition grids disagree: `{first[0]}` gives {g0} blocks but "
                              f"`{name}` gives {g1}", a.span, f"{g1} blocks")
@@ -362,8 +363,8 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
         axis = groups[name]
         want = list(first[2]) + [1] * (axis + 1 - len(first[2]))
         want[axis] = 1
-        if _trim(grid) != _trim(tuple(want)):
-            w, g = (f"[{', '.join(map(str, x))}]" for x in (_trim(tuple(want)), grid))
+        if trim_grid(grid) != trim_grid(tuple(want)):
+            w, g = (f"[{', '.join(map(str, x))}]" for x in (trim_grid(tuple(want)), grid))
             tcx.emit(tcx.err(GRID_MISMATCH, f"`{name}` is written once a group of `last_block({axis})`: its "
                              f"partition must give {w} blocks, not {g}", a.span, f"{g} blocks")
                      .secondary(first[1].span, f"the launch grid, [{', '.join(map(str, first[2]))}] blocks")
@@ -371,14 +372,6 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
                            f"to arrive writes the group's tile of `{name}` (every shape here is a constant)")
                      .with_help(f"partition `{name}` into one tile along axis {axis} per group"))
             return
-
-
-def _trim(grid: tuple[int, ...]) -> tuple[int, ...]:
-    """`grid` without its trailing 1s (at least one axis): CUDA's rule."""
-    n = len(grid)
-    while n > 1 and grid[n - 1] == 1:
-        n -= 1
-    return grid[:n]
 
 
 def tuner_dim(tcx: CheckCx, info: FnInfo, p: ast.Param, ex: ast.Expr, sname: str | None) -> bool:

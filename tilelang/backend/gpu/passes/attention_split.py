@@ -77,10 +77,7 @@ WIDE_DEFAULT = "0"
 
 def wide() -> bool:
     """Whether kernels of up to `WIDE_ACC_REGS` accumulator registers a thread split (`TILEC_ATTN_SPLIT_WIDE`)."""
-    want = os.environ.get("TILEC_ATTN_SPLIT_WIDE", WIDE_DEFAULT)
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_ATTN_SPLIT_WIDE={want!r}: expected 0 or 1")
-    return want == "1"
+    return split_form.switch("TILEC_ATTN_SPLIT_WIDE", WIDE_DEFAULT)
 
 
 def fits(acc_regs: int, rotated: bool, forms: bool = False) -> bool:

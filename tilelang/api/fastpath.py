@@ -92,6 +92,13 @@ _np_ptr = _ptr_by_struct if _struct_read_works() else _ptr_by_interface
 _TORCH_VIEWS: dict[int, tuple[Any, int, Any, np.ndarray, Any]] = {}
 
 
+def torch_version_bump(torch: Any) -> Any:
+    """`torch._C._increment_version` (it bumps the autograd version counters of
+    a tuple of tensors written behind autograd's back), or None where `torch`
+    is None or has no such function."""
+    return getattr(getattr(torch, "_C", None), "_increment_version", None)
+
+
 def torch_view(t: Any, ptr: int) -> np.ndarray:
     hit = _TORCH_VIEWS.get(id(t))
     shape = t.shape
@@ -333,11 +340,7 @@ class Plan:
             (True, i) for i in range(len(arrays))
         )
         torch = sys.modules.get("torch") if self.has_torch else None
-        self.bump = (
-            getattr(getattr(torch, "_C", None), "_increment_version", None)
-            if self.torch_mut
-            else None
-        )
+        self.bump = torch_version_bump(torch) if self.torch_mut else None
         self.stream_of = _stream_getter(self.library, self.device_index, self.stream_hint)
         self.fast_launch = self.fast_sync = None
         self.fast_tried = False

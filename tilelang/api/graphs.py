@@ -48,7 +48,7 @@ from typing import Any
 from tilelang.api import engines
 from tilelang.api.engines import _LOCK, _PENDING
 from tilelang.api.errors import CallError, ExecutionError
-from tilelang.api.fastpath import torch_dtype_name
+from tilelang.api.fastpath import torch_dtype_name, torch_version_bump
 from tilelang.api.operation import Operation, _capturing
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.model import TileError
@@ -264,7 +264,7 @@ class _TorchArrays:
         self._data_ptr: Any = torch.Tensor.data_ptr if torch is not None else None
         self._contiguous: Any = torch.Tensor.is_contiguous if torch is not None else None
         self._dtype: Any = operator.attrgetter("dtype")
-        self._bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
+        self._bump = torch_version_bump(torch)
 
     def check(self) -> None:
         if not self.objs:

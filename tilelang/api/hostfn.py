@@ -12,6 +12,7 @@ from tilelang.api import arrays, borrowed
 from tilelang.api.arrays import NotAnArray, Unsupported
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import CallError, ExecutionError, NameLookupError, span_text
+from tilelang.api.fastpath import torch_version_bump
 from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
 from tilelang.diagnostics.codes import api as acodes
@@ -503,8 +504,7 @@ def _bump_torch_versions(args: list[tuple[str, ast.TypeExpr, Any]]) -> None:
         v for _, ty, v in args
         if isinstance(ty, ast.RefType) and ty.mutable and type(v).__module__.startswith("torch")
     )
-    torch = sys.modules.get("torch") if written else None
-    bump = getattr(getattr(torch, "_C", None), "_increment_version", None)
+    bump = torch_version_bump(sys.modules.get("torch") if written else None)
     if bump is not None:
         try:  # autograd bookkeeping must never fail a call that ran
             bump(written)

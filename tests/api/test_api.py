@@ -198,6 +198,8 @@ def test_partition_grids_must_agree() -> None:
      r"E0507.*tile shape \[32, 32\] of `z` has 2 dimensions, but the array has 1"),
     (lambda x, y, z: (P(z, [1024]), list(x), y), tilelang.CallError,
      r"`x` of kernel `add` must be an array, not a `list`"),
+    (lambda x, y, z: (P(z, [1024]), 3, y), tilelang.CallError,
+     r"`x` of kernel `add` must be an array, not an `int`"),
     (lambda x, y, z: (P(z, [1024]), P(x, [1024]), y), tilelang.CallError,
      r"`x` of kernel `add` is read only \(`&`\): pass the array itself"),
     (lambda x, y, z: (P(z, [1024]), x), tilelang.CallError, r"missing argument `y`"),

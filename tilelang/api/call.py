@@ -15,7 +15,7 @@ import numpy as np
 from tilelang.api import arrays
 from tilelang.api.arrays import ArrayRef, NotAnArray, Unsupported, tile_dtype_name
 from tilelang.api.engines import _device
-from tilelang.api.errors import BorrowError, CallError, span_text
+from tilelang.api.errors import BorrowError, CallError, a_type, span_text
 from tilelang.api.fastpath import (
     MAX_PLANS,
     ArraySlot,
@@ -120,7 +120,7 @@ class _Call:
             self.fail(
                 spec,
                 f"argument `{spec.name}` of kernel `{self.kname}` must be an array, "
-                f"not a `{type(value).__name__}`",
+                f"not {a_type(value)}",
                 help=f"pass a NumPy array (`numpy.asarray({spec.name}, dtype=numpy.{np_name})`), "
                 "a PyTorch tensor or a CuPy array",
                 code=acodes.NOT_AN_ARRAY,
@@ -269,7 +269,7 @@ class _Call:
                     self.fail(
                         spec,
                         f"argument `{spec.name}` of kernel `{self.kname}` must be "
-                        f"`tilelang.partition(array, tile)`, not a `{type(value).__name__}`",
+                        f"`tilelang.partition(array, tile)`, not {a_type(value)}",
                         code=acodes.NOT_AN_ARRAY,
                         help=f"pass `tilelang.partition({spec.name}, [..])` of a NumPy array, a "
                         "PyTorch tensor or a CuPy array",

@@ -148,3 +148,10 @@ def span_text(span: Span, sources: SourceMap) -> str:
     """The source text of `span`, whitespace runs collapsed to one space."""
     sf = _file(span, sources)
     return "" if sf is None else " ".join(sf.text[span.start : span.end].split())
+
+
+def a_type(value: object) -> str:
+    """`a `list``, `an `int``: the article and the name of ``value``'s type, for "must be X, not ..." messages."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} `{name}`"
+

@@ -11,7 +11,7 @@ import numpy as np
 from tilelang.api import arrays, borrowed
 from tilelang.api.arrays import NotAnArray, Unsupported
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
-from tilelang.api.errors import CallError, ExecutionError, NameLookupError, span_text
+from tilelang.api.errors import CallError, ExecutionError, NameLookupError, a_type, span_text
 from tilelang.api.fastpath import torch_version_bump
 from tilelang.api.scalars import scalar_value
 from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
@@ -354,7 +354,7 @@ class HostFunction:
             ) from None
         except NotAnArray:
             raise CallError(
-                f"{what} must be an array, not a `{type(value).__name__}`",
+                f"{what} must be an array, not {a_type(value)}",
                 where=where,
                 help="pass a NumPy array",
                 code=acodes.NOT_AN_ARRAY,

@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tilelang.api.errors import CallError
+from tilelang.api.errors import CallError, a_type
 from tilelang.api.partition import partition
 from tilelang.api.protocols import KernelLike
 from tilelang.diagnostics.codes import api as acodes
@@ -264,7 +264,7 @@ def _check_fake(torch: Any, k: KernelLike, spec: Any, t: Any, where: str, mutate
     kept (`z.to(..)` in the call would take the results away)."""
     what = f"argument `{spec.name}` of kernel `{k.__name__}`"
     if not isinstance(t, torch.Tensor):
-        raise CallError(f"{what} must be a tensor, not a `{type(t).__name__}`", where=where,
+        raise CallError(f"{what} must be a tensor, not {a_type(t)}", where=where,
                         code=acodes.NOT_AN_ARRAY, help="pass a `torch.Tensor`")
     want = DType.parse(spec.elem or "")
     if want is not None:

@@ -152,18 +152,19 @@ def _tile_dtype(npd: np.dtype) -> DType | None:
         return dt
 
 
-def read_only_text(ref: ArrayRef, what: str, name: str, writer: str) -> tuple[str, str]:
-    """(message, help) of E0803 for `ref` given to a parameter `writer` writes."""
+def read_only_text(ref: ArrayRef, what: str, name: str, writes: str) -> tuple[str, str]:
+    """(message, help) of E0803 for `ref` given to a written parameter; `writes` says who
+    writes it (`the kernel writes it`)."""
     if ref.library in _DLPACK_FIRST:
         return (
-            f"{what} is a JAX array, but the {writer} writes it: JAX arrays are immutable "
+            f"{what} is a JAX array, but {writes}: JAX arrays are immutable "
             "(other arrays and compiled functions may share its buffer)",
             "pass a NumPy array for the results (or a PyTorch or CuPy array on the GPU) and "
             "make a JAX array of it afterwards (`jax.numpy.asarray(..)`)",
         )
     # (a copy made in the call, `partition({name}.copy(), ..)`, would take the results away)
     return (
-        f"{what} is read-only, but the {writer} writes it",
+        f"{what} is read-only, but {writes}",
         f"pass a writeable copy and keep it, the results are written into it: `{name} = {name}.copy()`",
     )
 
@@ -174,15 +175,16 @@ def immutable(ref: ArrayRef) -> bool:
     return ref.library in _DLPACK_FIRST
 
 
-def copied_text(ref: ArrayRef, what: str, name: str, writer: str, written: bool) -> tuple[str, str]:
+def copied_text(ref: ArrayRef, what: str, name: str, writes: str, written: bool) -> tuple[str, str]:
     """(message, help) of E0801 for a copy (`ref.copied`): given to a
-    parameter `writer` writes (`written`), or read by a kernel call, whose
+    parameter that is written (`written`; `writes` says by whom: `the kernel
+    writes it`), or read by a kernel call, whose
     operation reads its arrays' memory each time it runs (a host function
     copies its arguments once: it reads a copy)."""
     if written:
         return (
             f"{what} is {ref.describe()} that its library gives as a copy ({ref.copied}), but "
-            f"the {writer} writes it: the results would land in the copy and be lost",
+            f"{writes}: the results would land in the copy and be lost",
             "pass an array the results can be written into in place (a NumPy array, or a "
             "PyTorch or CuPy array on the GPU) and make the library's array of it afterwards",
         )

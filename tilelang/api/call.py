@@ -193,10 +193,10 @@ class _Call:
             # key with an array that really is read-only must be refused.
             self.keep_plan = False
         elif mutable and ref.readonly:
-            message, fix = arrays.read_only_text(ref, what, spec.name, "kernel")
+            message, fix = arrays.read_only_text(ref, what, spec.name, "the kernel writes it")
             self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
         if ref.copied and (mutable or not arrays.immutable(ref)):  # (a JAX array's copy is its value)
-            message, fix = arrays.copied_text(ref, what, spec.name, "kernel", mutable)
+            message, fix = arrays.copied_text(ref, what, spec.name, "the kernel writes it", mutable)
             self.fail(spec, message, help=fix, code=acodes.UNUSABLE_ARRAY)
         if ref.is_cuda and ref.nbytes and ref.ptr % _itemsize(ref):  # (an empty one is never read)
             self.fail(

@@ -28,6 +28,9 @@ from tilelang.syntax import ast
 if TYPE_CHECKING:
     from tilelang.api.protocols import ModuleLike
 
+# who writes a host function's `&mut` argument, in E0801/E0803's messages
+_WRITES = "the function writes it (`&mut`)"
+
 
 class HostFunction:
     """A host `fn` of a loaded module. Calling it runs it at once on the
@@ -400,16 +403,16 @@ class HostFunction:
                 code=acodes.UNUSABLE_ARRAY,
             )
         if mutable and ref.readonly:  # copied back after the call: refuse before running anything
-            message, fix = arrays.read_only_text(ref, what, name, "function")
+            message, fix = arrays.read_only_text(ref, what, name, _WRITES)
             raise CallError(
-                message.replace("writes it", "writes it (`&mut`)", 1),
+                message,
                 where=where,
                 help=fix,
                 code=acodes.READ_ONLY_ARRAY,
             )
         if mutable and ref.copied:  # copied back into the export's copy: lost
-            message, fix = arrays.copied_text(ref, what, name, "function", True)
-            raise CallError(message.replace("writes it", "writes it (`&mut`)", 1), where=where,
+            message, fix = arrays.copied_text(ref, what, name, _WRITES, True)
+            raise CallError(message, where=where,
                             help=fix, code=acodes.UNUSABLE_ARRAY)
         dt = want or ref.dtype
         if dt is None:

@@ -860,3 +860,15 @@ def test_testing_assert_close_refuses_negative_or_nan_tolerances() -> None:
     for kw in ({"rtol": -1.0}, {"atol": float("nan")}, {"atol": -1e-9}):
         with pytest.raises(ValueError, match="a tolerance is a distance, zero or more"):
             assert_close(a, a, **kw)
+
+
+def test_a_read_only_array_for_a_host_functions_mut_parameter_is_refused_before_it_runs() -> None:
+    m = tilelang.compile(
+        "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(z.load() + 1.0);\n}\n"
+        "fn bump(x: &mut Tensor<f32, [?]>) {\n    k(x.partition([4])).sync();\n}\n")
+    a = np.zeros(8, np.float32)
+    a.setflags(write=False)
+    with pytest.raises(tilelang.CallError, match=r"E0803.*`x` of function `bump` is read-only, but the function "
+                       r"writes it \(`&mut`\)(.|\n)*`x = x.copy\(\)`"):
+        m.bump(a)
+    assert not a.any()

@@ -439,11 +439,19 @@ class TileQwen3:
 
     def replan(self, plan: Plan) -> None:
         """Another plan (block shapes, splits, attention forms) over the same
-        weights: new buffers (the KV cache too) and step operations."""
-        self.plan = plan
+        weights: new buffers (the KV cache too) and step operations. A plan
+        refused (a ValueError saying why) leaves the engine on its previous
+        plan, with fresh buffers (never a new plan beside the old steps)."""
+        old, self.plan = self.plan, plan
         self._graph = self._burst_graph = None
-        self._buffers()
-        self._forms()
+        try:
+            self._buffers()
+            self._forms()
+        except ValueError:
+            self.plan = old
+            self._buffers()
+            self._forms()
+            raise
 
     def _prefill_step_ops(self, p0: int, m: int) -> list[Any]:
         """The launches of one prefill chunk (`steps.prefill_chunk_ops`)."""

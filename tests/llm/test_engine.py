@@ -418,6 +418,21 @@ def test_merge_inside_the_attention_refuses_plans_it_cannot_run(tiny, fields: di
         TileQwen3(TINY, w, max_seq=64, plan=plan)
 
 
+def test_a_refused_replan_leaves_the_previous_plan(tiny) -> None:
+    # the refusal comes once the new plan's buffers are made: the engine goes
+    # back to its plan (it kept the refused one beside the old step's
+    # launches, and the next `generate` decoded garbage)
+    w, eng = tiny
+    eng.reset()
+    before = eng.plan
+    want = eng.generate([1, 2, 3], 4, batched=False)
+    with pytest.raises(ValueError, match="Plan.aw must be 0 or 8"):
+        eng.replan(dataclasses.replace(before, aw=3))
+    assert eng.plan is before
+    eng.reset()
+    assert eng.generate([1, 2, 3], 4, batched=False) == want
+
+
 def test_short_attention_form_agrees(tiny) -> None:
     # tc = 3: `attn_decode_short` (the first key block and the token's key
     # and value loaded before the query is formed, the next block in flight

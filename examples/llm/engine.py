@@ -60,7 +60,7 @@ import numpy as np
 from backends import _Numpy, _Torch
 from capture import TorchGraph, capture
 from model import Qwen3Config, check_weights
-from plan import Plan, _pow2_at_least, check_qr, plan_for
+from plan import Plan, _pow2_at_least, check_ge, check_qr, plan_for
 from reference import rope_tables
 from steps import decode_step_ops, last_row_ops, prefill_chunk_ops
 from tails import check_forms, hybrid_scratch
@@ -371,6 +371,7 @@ class TileQwen3:
                 f"ea 0, 1 or 3 and bt a multiple of 8 (fm {pl.fm}, qr {pl.qr}, ea {pl.ea}, bt {pl.bt})"
             )
         check_qr(pl, self.cfg.head_dim)
+        check_ge(pl)
         from tilelang.runtime import occupancy
 
         cv = occupancy.parse_carveout(pl.cv)  # a ValueError says why not

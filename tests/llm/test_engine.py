@@ -156,6 +156,15 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         assert pes == {"attn_decode_ring_early": 0, "combine_splits": 1, "rms_gemv": 0, "gemv_add": 0,
                        "rms_gate_up": 1}
         assert eng.generate(prompt, 6, batched=False) == want
+        # "attn" in Plan.ge: the ring attention alone (its merge at its usual place)
+        eng.replan(dataclasses.replace(eng.plan, me=0, ge=("attn", "o")))
+        pes = {(op.kernel.__name__, op.generics["PE"]) for op in eng.ops if "PE" in op.generics}
+        assert pes == {("attn_decode_ring_early", 1), ("combine_splits", 0), ("rms_gemv", 0), ("gemv_add", 0),
+                       ("gemv_add", 1), ("rms_gate_up", 0)}
+        assert eng.generate(prompt, 6, batched=False) == want
+        for bad in (("atn",), "o"):  # a misspelt launch, a string for a tuple: said, not ignored
+            with pytest.raises(ValueError, match="Plan.ge names launches"):
+                eng.replan(dataclasses.replace(eng.plan, ge=bad))
         assert eng.generate(prompt, 6, batched=False) == want
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1
@@ -543,7 +552,12 @@ def test_plan_fills_a_big_card() -> None:
     assert all(1 <= small.mb[k] <= 4 for k in small.mb)
     assert set(plan_for(TINY, 64, None).mb.values()) == {0}  # the interpreter: no bound
     # programmatic dependent launch only where the card has it (sm_90)
-    assert p.pdl is False and plan_for(cfg, 2048, sm_count=132, hopper=True).pdl == "late"
+    assert p.pdl is False and (p.ge, p.rs) == ((), 0)
+    # on sm_90: the trigger late, O and down at their entry (their next GEMVs'
+    # first K step peeled and read before the wait), small tiles replicated
+    hq = plan_for(cfg, 2048, sm_count=132, hopper=True)
+    assert (hq.pdl, hq.ge, hq.rs) == ("late+loads", ("o", "down"), 1)
+    assert {k: hq.st[k] for k in ("qkv", "o", "gate_up", "down")} == {"qkv": -1, "o": 1, "gate_up": -1, "down": 1}
     # long contexts take the shared-memory ring (tc 4), short ones the FMA form
     # (with half the splits below 8,192 positions)
     hp = plan_for(cfg, 2048, sm_count=132, hopper=True)

@@ -263,6 +263,22 @@ def test_gemv_entry_triggers_with_early_loads_match_torch() -> None:
     _pdl_plan_matches_torch("late+loads", ("qkv", "gate_up", "down"), early=False, ge=("o", "gate_up", "down"))
 
 
+def test_attention_entry_trigger_matches_torch() -> None:
+    # Plan.ge "attn" (sm_90+): the ring attention alone triggers at its entry,
+    # so the merge's blocks are scheduled while it runs (the merge still waits
+    # for it before reading the partials; the O GEMV after the merge as
+    # before), beside the plan's O and down triggers with gate/up and QKV peeled
+    def attention_triggers_at_entry(eng: TileQwen3) -> None:
+        ops = [op for f in eng._form_ops.values() for op in f]
+        attn = [op for op in ops if op.kernel.__name__.startswith("attn_decode_ring")]
+        merges = [op for op in ops if op.kernel.__name__ == "combine_splits"]
+        assert attn and merges
+        assert {op.generics["PE"] for op in attn} == {1} and {op.generics["PE"] for op in merges} == {0}
+
+    _pdl_plan_matches_torch("late+loads", ("qkv", "gate_up"), early=True, check=attention_triggers_at_entry,
+                            ge=("o", "down", "attn"))
+
+
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])
 def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
     # Plan.om: the split merge, the O GEMV and the residual add in one

@@ -271,12 +271,13 @@ def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize(("model", "fields", "sampling"), [
     ("qwen3-0.6b", {}, None), ("qwen3-4b", {}, (0.7, 0.9, 1)), ("qwen3-8b", {}, None),
-    ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096}, None),
+    ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096, "ge": ("o", "down", "attn")}, None),
 ])
 def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None) -> None:  # type: ignore[type-arg]
     # every kernel the GPU plan launches in a decode step (both step forms;
     # with `sampling`, the sampler's launches instead of `argmax_step`; the
-    # opt-in 8-warp ring, merge by rows and folded token choice), at the model's shapes: ptxas
+    # opt-in 8-warp ring, merge by rows, folded token choice and attention
+    # triggering at its entry), at the model's shapes: ptxas
     # (sm_90a) assembles it with no spill, and its block's registers fit an SM
     cfg = Qwen3Config.load(model)
     one = dataclasses.replace(cfg, num_hidden_layers=2)

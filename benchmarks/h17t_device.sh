@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue 17, h17t (2026-12-05, session 17:27-20:27): the engine's decode at Qwen3-4B ctx 1,024 on the card the loan
+# gives (the issue names the H200), this branch's plan against the variants below, one process, the same tokens.
+# This branch's default plan on sm_90 (promoted from h17r's rounds on the H100: +0.85 % at 1,024, +0.95 % at 8,192):
+#   PDL "late+loads", O and down trigger the next GEMV at their entry (`Plan.ge` ("o", "down")), gate/up and QKV
+#   at ST -1 (their first K step read before their wait), small tiles replicated (`Plan.rs` 1).
+# Round 1 rows (ROUND=1, the default), ctx 1,024:
+#   {}      the default above (first and last row)
+#   OLD     main's plan before the promotion (PDL "late", no entry trigger, no peel, rs 0): the promotion on this card
+#   attn    (this branch, new) `Plan.ge` + "attn": the ring attention alone triggers at its entry, so the split
+#           merge's 32 blocks are scheduled while the attention runs and wait there (H100 trace, main: the merge's
+#           first block starts 0.26 us after the attention's last block ends, its wait returns 0.19 us later);
+#           the O GEMV after the merge as before (unlike `pe`, which moved O's blocks beside the attention's)
+#   o+attn  the same without down's trigger and QKV's peel (down -> QKV alone measured 0.0 / +0.1 % on the H100)
+#   me      the merge triggers the O GEMV at its entry, O not peeled (h17r measured it only with O peeled)
+#   ns32    32 splits a KV head below 8,192 (2 key tiles a split at 1,025-1,031, not 3) with the merge of 32 shares
+#           at 1 barrier (small tiles up to 32 elements replicated, `rs` 32)
+# Round 2 (ROUND=2): round 1's candidates at 1,024 and 8,192 (what a promotion needs), main's first and last.
+# One device step, <= ~120 s warm on a 16-core H100/H200, from the checkout's root after `pip install --no-deps -e .`,
+# TILEC_CACHE_DIR set by the caller:
+#   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 (round 2: 1,024 and 8,192, 3 rounds)      <= 85 s
+#   2. GPU tests (round 1): the new form against TorchQwen3 (`attention_entry`), and the default plan (now with
+#      ge + rs) teacher-forced over 64 steps, and `ge` O, gate/up, down with early loads                      <= 35 s
+# Expected: benchmarks/RESULTS.md, section "h17t". Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one line a
+# step; writes $OUT/h17t.tgz (logs, ab json).
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17t_device.sh  (ROUND=2 bash ...)
+set -uo pipefail
+. benchmarks/device_env.sh h17t
+t0=$(date +%s)
+el() { echo $(( $(date +%s) - t0 )); }
+OLD='{"pdl": "late", "ge": [], "rs": 0, "st": {"gate_up": 1, "qkv": 1}}'
+A='"ge": ["o", "down", "attn"]'
+if [ "${ROUND:-1}" = 2 ]; then
+  V2=${V2:-'[{}, '"$OLD"', {'"$A"'}, {}]'}
+  timeout ${AB_TIMEOUT:-110} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 3 --reps 6 \
+    --variants "$V2" --out "$D/ab2" > "$D/ab2.log" 2>&1
+  echo "h17t round 2 decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab2.log"
+  pack; echo "h17t done ($(el) s): $OUT/h17t.tgz"; exit 0
+fi
+V=${V:-'[{}, '"$OLD"', {'"$A"'}, {"ge": ["o", "attn"], "st": {"qkv": 1}}, {"me": 1}, {"short_ns": 32, "rs": 32}, {}]'}
+timeout ${AB_TIMEOUT:-85} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
+  --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
+echo "h17t decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"
+timeout ${TEST_TIMEOUT:-35} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
+  -k "attention_entry or teacher_forced_logits_match_torch_at_every_step or gemv_entry" > "$D/tests.log" 2>&1
+echo "h17t gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
+pack; echo "h17t done ($(el) s): $OUT/h17t.tgz"

@@ -372,6 +372,12 @@ class TileQwen3:
             )
         check_qr(pl, self.cfg.head_dim)
         check_ge(pl)
+        blocks = -(-self.cfg.vocab_size // pl.bn["lm"])  # the LM head's per-block maxima
+        if pl.tw and (pl.tk or pl.tw & (pl.tw - 1) or pl.tw < blocks):
+            raise ValueError(
+                f"Plan.tw (`argmax_wide`) takes the LM head's {blocks} block maxima as one tile: a power of two "
+                f">= {blocks} (not {pl.tw}), and Plan.tk 0 (not {pl.tk})"
+            )
         from tilelang.runtime import occupancy
 
         cv = occupancy.parse_carveout(pl.cv)  # a ValueError says why not

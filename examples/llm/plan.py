@@ -248,6 +248,11 @@ class Plan:
     # in `argmax_step`; issue 17, h17r); 0: `argmax_step` over chunks of `bc`.
     # The sampler's launches (temperature / top-p) are not changed by it
     tk: int = 0
+    # BC > 0: the greedy token choice as `argmax_wide` (one block of 32 warps,
+    # all of the LM head's per-block maxima as one tile of BC, a power of two
+    # at least their count: two reductions; issue 17, h17t); instead of `tk`'s
+    # and `bc`'s forms (4 warps, 74 maxima a thread at 4B)
+    tw: int = 0
 
 
 # the launches `Plan.ge` may name

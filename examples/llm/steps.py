@@ -323,7 +323,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
     n_before = len(ops)
     if eng.sampling is None:
         ops.append(
-            (k.argmax_fold[pl.tk, eng.seq] if pl.tk else k.argmax_step[pl.bc, eng.seq])(
+            (k.argmax_wide[pl.tw, eng.seq] if pl.tw
+             else k.argmax_fold[pl.tk, eng.seq] if pl.tk else k.argmax_step[pl.bc, eng.seq])(
                 P(eng.tok, [1]),
                 P(eng.pos, [1]),
                 P(eng.hist, [eng.seq]),

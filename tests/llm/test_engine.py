@@ -95,6 +95,14 @@ def test_folded_token_choice_picks_the_first_maximum(n: int, bc: int) -> None:
         kern[bc, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
         want = int(barg[np.argmax(bmax)])
         assert (int(tok[0]), int(pos[0]), int(hist[4])) == (want, 4, want), kern.__name__
+    # Plan.tw: `argmax_wide`, all the maxima as one tile (BC >= n), the same pick;
+    # a BC short of them is refused before the launch (E0513), never a pick among the first BC
+    wide = 1 << (n - 1).bit_length()
+    tok, pos, hist = np.zeros(1, np.int32), np.array([3], np.int32), np.zeros(8, np.int32)
+    k.argmax_wide[wide, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
+    assert (int(tok[0]), int(pos[0]), int(hist[4])) == (want, 4, want)
+    with pytest.raises(tilelang.TileError, match="E0513.*BC >= their count"):
+        k.argmax_wide[wide // 2, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
 
 
 def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -425,6 +433,24 @@ def test_merge_inside_the_attention_refuses_plans_it_cannot_run(tiny, fields: di
     plan = dataclasses.replace(plan_for(TINY, 64, None), **{"tc": 4, "bt": 8, "ns": 4, "fma_until": 0, **fields})
     with pytest.raises(ValueError, match=words):
         TileQwen3(TINY, w, max_seq=64, plan=plan)
+
+
+def test_wide_token_choice_agrees(tiny) -> None:
+    # Plan.tw: the greedy pick as `argmax_wide` (all the LM head's block
+    # maxima as one tile): the logits' first maximum at every step; a tile
+    # short of the maxima, one not a power of two, or with Plan.tk, refused
+    w, _ = tiny
+    base = plan_for(TINY, 64, None)
+    nb = -(-TINY.vocab_size // base.bn["lm"])
+    tw = 1 << (nb - 1).bit_length()
+    eng = TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(base, tw=tw))
+    assert "argmax_wide" in [op.kernel.__name__ for op in eng.ops]
+    for t in _tokens(6, TINY.vocab_size, seed=4):
+        logits = eng.feed(t)
+        assert int(eng.be.read(eng.tok)[0]) == int(np.argmax(logits))
+    for bad in ({"tw": tw // 2}, {"tw": tw + 1}, {"tw": tw, "tk": 2}):
+        with pytest.raises(ValueError, match="Plan.tw"):
+            TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(base, **bad))
 
 
 def test_a_refused_replan_leaves_the_previous_plan(tiny) -> None:

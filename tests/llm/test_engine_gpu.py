@@ -400,6 +400,33 @@ def test_folded_token_choice_decodes_the_same_tokens(tk: int) -> None:
         assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), n
 
 
+def test_wide_token_choice_decodes_the_same_tokens() -> None:
+    # Plan.tw: `argmax_wide` (one block of 32 warps, all the LM head's block
+    # maxima as one tile) picks `argmax_step`'s tokens in the burst and
+    # one-step graphs; at 4B's 9,496 blocks (BC 16,384) and on maxima that
+    # several blocks hold, NumPy's first one
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    nb = -(-SMALL.vocab_size // eng.plan.bn["lm"])
+    eng.replan(dataclasses.replace(eng.plan, tw=1 << (nb - 1).bit_length()))
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert "argmax_wide" in names and "argmax_step" not in names
+    _agrees_and_decodes(eng, w, want)
+    k, P = load_kernels(), tilelang.partition
+    for n in (9496, 37, 5000):
+        rng = np.random.default_rng(n)
+        bmax = rng.standard_normal(n).astype(np.float32)
+        bmax[rng.choice(n, 3, replace=False)] = 9.0  # three blocks hold the maximum
+        barg = (np.arange(n) * 16 + rng.integers(0, 16, n)).astype(np.int32)
+        i32 = {"dtype": torch.int32, "device": "cuda"}
+        tok, pos, hist = torch.zeros(1, **i32), torch.full((1,), 3, **i32), torch.zeros(8, **i32)
+        k.argmax_wide[16384, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), torch.from_numpy(bmax).cuda(),
+                                torch.from_numpy(barg).cuda()).sync()
+        first = int(barg[np.argmax(bmax)])
+        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), n
+
+
 def test_greedy_tokens_match_the_references() -> None:
     w = random_weights(TINY_UNTIED, seed=3, backend="torch")
     eng = TileQwen3(TINY_UNTIED, w, max_seq=64, backend="torch")

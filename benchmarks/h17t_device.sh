@@ -11,16 +11,20 @@
 #           merge's 32 blocks are scheduled while the attention runs and wait there (H100 trace, main: the merge's
 #           first block starts 0.26 us after the attention's last block ends, its wait returns 0.19 us later);
 #           the O GEMV after the merge as before (unlike `pe`, which moved O's blocks beside the attention's)
-#   o+attn  the same without down's trigger and QKV's peel (down -> QKV alone measured 0.0 / +0.1 % on the H100)
 #   me      the merge triggers the O GEMV at its entry, O not peeled (h17r measured it only with O peeled)
 #   ns32    32 splits a KV head below 8,192 (2 key tiles a split at 1,025-1,031, not 3) with the merge of 32 shares
 #           at 1 barrier (small tiles up to 32 elements replicated, `rs` 32)
+#   tw      (this branch, new) `Plan.tw` 16,384: the greedy token choice as `argmax_wide`, one block of 32 warps
+#           over all 9,496 block maxima as one tile (10 a thread, both loads before the first barrier, 2
+#           reductions) instead of `argmax_step` (4 warps, 10 chunks of 1,024: 2 L2 round trips and 3 block
+#           reductions a chunk; 18.2 us of the H100's step in the lead's trace)
 # Round 2 (ROUND=2): round 1's candidates at 1,024 and 8,192 (what a promotion needs), main's first and last.
 # One device step, <= ~120 s warm on a 16-core H100/H200, from the checkout's root after `pip install --no-deps -e .`,
 # TILEC_CACHE_DIR set by the caller:
-#   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 (round 2: 1,024 and 8,192, 3 rounds)      <= 85 s
-#   2. GPU tests (round 1): the new form against TorchQwen3 (`attention_entry`), and the default plan (now with
-#      ge + rs) teacher-forced over 64 steps, and `ge` O, gate/up, down with early loads                      <= 35 s
+#   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 (round 2: 1,024 and 8,192, 3 rounds)      <= 80 s
+#   2. GPU tests (round 1): the new forms against TorchQwen3 (`attention_entry`, `wide_token`: also argmax_wide
+#      at 9,496 maxima against NumPy's first maximum), the default plan (now with ge + rs) teacher-forced over 64
+#      steps, and `ge` O, gate/up, down with early loads                                                    <= 40 s
 # Expected: benchmarks/RESULTS.md, section "h17t". Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one line a
 # step; writes $OUT/h17t.tgz (logs, ab json).
 # usage on the device machine, from the checkout's root:  bash benchmarks/h17t_device.sh  (ROUND=2 bash ...)
@@ -37,11 +41,12 @@ if [ "${ROUND:-1}" = 2 ]; then
   echo "h17t round 2 decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab2.log"
   pack; echo "h17t done ($(el) s): $OUT/h17t.tgz"; exit 0
 fi
-V=${V:-'[{}, '"$OLD"', {'"$A"'}, {"ge": ["o", "attn"], "st": {"qkv": 1}}, {"me": 1}, {"short_ns": 32, "rs": 32}, {}]'}
-timeout ${AB_TIMEOUT:-85} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
+V=${V:-'[{}, '"$OLD"', {'"$A"'}, {"me": 1}, {"short_ns": 32, "rs": 32}, {"tw": 16384}, {}]'}
+timeout ${AB_TIMEOUT:-80} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17t decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"
-timeout ${TEST_TIMEOUT:-35} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
-  -k "attention_entry or teacher_forced_logits_match_torch_at_every_step or gemv_entry" > "$D/tests.log" 2>&1
+timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
+  -k "attention_entry or wide_token or teacher_forced_logits_match_torch_at_every_step or gemv_entry" \
+  > "$D/tests.log" 2>&1
 echo "h17t gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
 pack; echo "h17t done ($(el) s): $OUT/h17t.tgz"

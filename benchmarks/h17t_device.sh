@@ -18,10 +18,14 @@
 #           over all 9,496 block maxima as one tile (10 a thread, both loads before the first barrier, 2
 #           reductions) instead of `argmax_step` (4 warps, 10 chunks of 1,024: 2 L2 round trips and 3 block
 #           reductions a chunk; 18.2 us of the H100's step in the lead's trace)
+#   tk      h17r's `argmax_fold` 4,096 (4 warps, a tie on the H100) beside it, on the same card
+#   down-1  down at ST -1: its first K step read during its wait (0.36 us after gate/up's end on the H100), no trigger
+#   attn+tw both new forms
 # Round 2 (ROUND=2): round 1's candidates at 1,024 and 8,192 (what a promotion needs), main's first and last.
 # One device step, <= ~120 s warm on a 16-core H100/H200, from the checkout's root after `pip install --no-deps -e .`,
 # TILEC_CACHE_DIR set by the caller:
-#   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 (round 2: 1,024 and 8,192, 3 rounds)      <= 80 s
+#   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6, 10 rows of 1-7 s warm (round 2: 1,024 and
+#      8,192, 3 rounds)                                                                                   <= 80 s
 #   2. GPU tests (round 1): the new forms against TorchQwen3 (`attention_entry`, `wide_token`: also argmax_wide
 #      at 9,496 maxima against NumPy's first maximum), the default plan (now with ge + rs) teacher-forced over 64
 #      steps, and `ge` O, gate/up, down with early loads                                                    <= 40 s
@@ -41,7 +45,8 @@ if [ "${ROUND:-1}" = 2 ]; then
   echo "h17t round 2 decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab2.log"
   pack; echo "h17t done ($(el) s): $OUT/h17t.tgz"; exit 0
 fi
-V=${V:-'[{}, '"$OLD"', {'"$A"'}, {"me": 1}, {"short_ns": 32, "rs": 32}, {"tw": 16384}, {}]'}
+V=${V:-'[{}, '"$OLD"', {'"$A"'}, {"me": 1}, {"short_ns": 32, "rs": 32}, {"tw": 16384}, {"tk": 4096},
+  {"st": {"down": -1}}, {'"$A"', "tw": 16384}, {}]'}
 timeout ${AB_TIMEOUT:-80} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17t decode_ab (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"

@@ -291,15 +291,19 @@ def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
     ("qwen3-0.6b", {}, None), ("qwen3-4b", {}, (0.7, 0.9, 1)), ("qwen3-8b", {}, None),
     ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096, "ge": ("o", "down", "attn")}, None),
 ])
-def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None) -> None:  # type: ignore[type-arg]
+def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None,  # type: ignore[type-arg]
+                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # every kernel the GPU plan launches in a decode step (both step forms;
     # with `sampling`, the sampler's launches instead of `argmax_step`; the
     # opt-in 8-warp ring, merge by rows, folded token choice and attention
-    # triggering at its entry), at the model's shapes: ptxas
+    # triggering at its entry), at the model's shapes and under the plan's
+    # small-tile setting (`Plan.rs`, as the engine compiles them): ptxas
     # (sm_90a) assembles it with no spill, and its block's registers fit an SM
     cfg = Qwen3Config.load(model)
     one = dataclasses.replace(cfg, num_hidden_layers=2)
     plan = dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), **fields)
+    assert plan.rs == 1  # sm_90's plans
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", str(plan.rs))
     eng = TileQwen3(one, _zero_weights(one), max_seq=2048, plan=plan, sampling=sampling)
     seen: dict[tuple[str, tuple[int, ...]], int] = {}
     for ops in eng._form_ops.values():

@@ -60,7 +60,7 @@ import numpy as np
 from backends import _Numpy, _Torch
 from capture import TorchGraph, capture
 from model import Qwen3Config, check_weights
-from plan import Plan, _pow2_at_least, check_qr, plan_for
+from plan import Plan, _pow2_at_least, check_ge, check_qr, plan_for
 from reference import rope_tables
 from steps import decode_step_ops, last_row_ops, prefill_chunk_ops
 from tails import check_forms, hybrid_scratch
@@ -371,6 +371,13 @@ class TileQwen3:
                 f"ea 0, 1 or 3 and bt a multiple of 8 (fm {pl.fm}, qr {pl.qr}, ea {pl.ea}, bt {pl.bt})"
             )
         check_qr(pl, self.cfg.head_dim)
+        check_ge(pl)
+        blocks = -(-self.cfg.vocab_size // pl.bn["lm"])  # the LM head's per-block maxima
+        if pl.tw and (pl.tk or pl.tw & (pl.tw - 1) or pl.tw < blocks):
+            raise ValueError(
+                f"Plan.tw (`argmax_wide`) takes the LM head's {blocks} block maxima as one tile: a power of two "
+                f">= {blocks} (not {pl.tw}), and Plan.tk 0 (not {pl.tk})"
+            )
         from tilelang.runtime import occupancy
 
         cv = occupancy.parse_carveout(pl.cv)  # a ValueError says why not
@@ -439,11 +446,19 @@ class TileQwen3:
 
     def replan(self, plan: Plan) -> None:
         """Another plan (block shapes, splits, attention forms) over the same
-        weights: new buffers (the KV cache too) and step operations."""
-        self.plan = plan
+        weights: new buffers (the KV cache too) and step operations. A plan
+        refused (a ValueError saying why) leaves the engine on its previous
+        plan, with fresh buffers (never a new plan beside the old steps)."""
+        old, self.plan = self.plan, plan
         self._graph = self._burst_graph = None
-        self._buffers()
-        self._forms()
+        try:
+            self._buffers()
+            self._forms()
+        except ValueError:
+            self.plan = old
+            self._buffers()
+            self._forms()
+            raise
 
     def _prefill_step_ops(self, p0: int, m: int) -> list[Any]:
         """The launches of one prefill chunk (`steps.prefill_chunk_ops`)."""

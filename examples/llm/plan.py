@@ -184,7 +184,12 @@ class Plan:
     # blocks leave during its tail, and under "+loads" with the next GEMV at
     # ST -1 read their first weight tile there (issue 17, h17r; the trigger
     # "last" for every kernel, the attention's and the merge's too, whose
-    # configurations differ from the GEMVs': -4.4 % on the H200). Empty: none
+    # configurations differ from the GEMVs': -4.4 % on the H200). "attn": the
+    # ring attention alone (the merge after it at its usual place, unlike
+    # `pe`), so that the merge's 32 blocks are scheduled while the attention
+    # runs and wait there, and its launch latency leaves the chain (issue 17,
+    # h17t). Empty: none; sm_90's plans ("o", "down"), with gate/up and QKV at
+    # ST -1 under "late+loads" (`plan_for`)
     ge: tuple[str, ...] = ()
     # L2 prefetch of a matrix's first columns by the GEMV before it (std::llm's
     # `prefetch_next`): matrix ("o", "gate_up", "down", "qkv" (the next
@@ -234,7 +239,8 @@ class Plan:
     # small results later ops move between threads ending in an all-gather
     # instead (the attention's epilogue, 50 -> 13 barriers at 4B; the merge's
     # log-sum-exps loaded whole, 9 -> 1 at 16 shares, 32 shares need 32); 0: the
-    # process's own setting. Opt-in: not measured on a GPU yet
+    # process's own setting. 1 on sm_90 (`plan_for`; H100 +0.4 % alone, +0.45 %
+    # over `ge`'s triggers at 1,024 and 8,192)
     rs: int = 0
     # BC > 0: the greedy token choice as `argmax_fold` (the LM head's
     # per-block maxima folded lane by lane over chunks of BC, one max and one
@@ -242,6 +248,22 @@ class Plan:
     # in `argmax_step`; issue 17, h17r); 0: `argmax_step` over chunks of `bc`.
     # The sampler's launches (temperature / top-p) are not changed by it
     tk: int = 0
+    # BC > 0: the greedy token choice as `argmax_wide` (one block of 32 warps,
+    # all of the LM head's per-block maxima as one tile of BC, a power of two
+    # at least their count: two reductions; issue 17, h17t); instead of `tk`'s
+    # and `bc`'s forms (4 warps, 74 maxima a thread at 4B)
+    tw: int = 0
+
+
+# the launches `Plan.ge` may name
+GE_NAMES = ("o", "gate_up", "down", "attn")
+
+
+def check_ge(plan: Plan) -> None:
+    """A ValueError naming what `plan.ge` has that no launch answers to (a
+    misspelt name would leave the plan's triggers as they were, unsaid)."""
+    if isinstance(plan.ge, str) or any(n not in GE_NAMES for n in plan.ge):
+        raise ValueError(f"Plan.ge names launches among {GE_NAMES}, not {plan.ge!r}")
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:
@@ -287,6 +309,8 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     st: dict[str, int] = dict.fromkeys(rows, 1)
     splitk: dict[str, int] = {"o": 1, "down": 1}
     mb: dict[str, int] = dict.fromkeys(rows, 0)
+    ge: tuple[str, ...] = ()  # the GEMVs that trigger at their entry (`Plan.ge`)
+    rs = 0  # small tiles replicated (`Plan.rs`)
     if sm_count is None:
         for k, n in rows.items():
             bn[k] = _divisor_tile(n, 16)
@@ -338,6 +362,17 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         ea = 3
         mm, bq, chp = ((128, 256, 64) if hopper else (64, 64, 64)), 64, 16
         pdl = "late" if hopper else False
+        if hopper:
+            # O and down trigger the next GEMV at their entry, whose blocks
+            # (gate/up, the next QKV: first K step peeled) read that step's
+            # weights before their wait, during the tail; the small tiles
+            # replicated (`rs`: the attention's epilogue 50 -> 13 barriers,
+            # the merge's 9 -> 1). H100, 4B, one process (h17r, 2026-12-05):
+            # +0.85 % at 1,024 (309.6 against 307.0 tok/s), +0.95 % at 8,192
+            # (275.6 against 273.0), the same tokens; the triggers and loads
+            # alone +0.4 / +0.5 %, the triggers without the early loads -0.5 %
+            pdl, ge, rs = "late+loads", ("o", "down"), 1
+            st["gate_up"] = st["qkv"] = -1
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
     prefill = max(bq, min(2048, _pow2_at_most(max_seq) // 2))
@@ -362,6 +397,8 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         short_ns=short_ns,
         mb=mb,
         pdl=pdl,
+        ge=ge,
+        rs=rs,
     )
 
 

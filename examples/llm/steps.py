@@ -181,20 +181,22 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                 )
             )
         merged = tc == 4 and pl.fm > 0  # the split merge inside the attention
+        # the ring attention's trigger at its entry: `pe` (with the merge's), or "attn" in `ge` alone
+        pa = int(bool(pl.pe) or "attn" in pl.ge)
         if tc == 3:
             attn = k.attn_decode_short[g, d // 2, pl.bt]
         elif merged:
-            attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pl.pe, ns, min(pl.fm, ns)]
+            attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pa, ns, min(pl.fm, ns)]
         elif tc == 4 and pl.aw == 8 and short:
-            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pl.pe, pl.ea & 3]
+            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, pl.ea & 3]
         elif tc == 4 and pl.ea:
-            attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pl.pe, pl.ea]
+            attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pa, pl.ea]
         elif tc == 4:
-            attn = k.attn_decode_ring[g, d // 2, pl.bt, pl.pe]
+            attn = k.attn_decode_ring[g, d // 2, pl.bt, pa]
         else:
             attn = k.attn_decode[g, d // 2, pl.bt, tc]
         if pl.qr:
-            attn_pre = k.attn_decode_ring_pre[g, d // 2, pl.bt, pl.pe, d // pl.bn["qkv"]]
+            attn_pre = k.attn_decode_ring_pre[g, d // 2, pl.bt, pa, d // pl.bn["qkv"]]
             ops.append(
                 attn_pre(
                     P(o_part, [1, g, d]),
@@ -321,7 +323,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
     n_before = len(ops)
     if eng.sampling is None:
         ops.append(
-            (k.argmax_fold[pl.tk, eng.seq] if pl.tk else k.argmax_step[pl.bc, eng.seq])(
+            (k.argmax_wide[pl.tw, eng.seq] if pl.tw
+             else k.argmax_fold[pl.tk, eng.seq] if pl.tk else k.argmax_step[pl.bc, eng.seq])(
                 P(eng.tok, [1]),
                 P(eng.pos, [1]),
                 P(eng.hist, [eng.seq]),

@@ -95,6 +95,14 @@ def test_folded_token_choice_picks_the_first_maximum(n: int, bc: int) -> None:
         kern[bc, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
         want = int(barg[np.argmax(bmax)])
         assert (int(tok[0]), int(pos[0]), int(hist[4])) == (want, 4, want), kern.__name__
+    # Plan.tw: `argmax_wide`, all the maxima as one tile (BC >= n), the same pick;
+    # a BC short of them is refused before the launch (E0513), never a pick among the first BC
+    wide = 1 << (n - 1).bit_length()
+    tok, pos, hist = np.zeros(1, np.int32), np.array([3], np.int32), np.zeros(8, np.int32)
+    k.argmax_wide[wide, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
+    assert (int(tok[0]), int(pos[0]), int(hist[4])) == (want, 4, want)
+    with pytest.raises(tilelang.TileError, match="E0513.*BC >= their count"):
+        k.argmax_wide[wide // 2, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), bmax, barg).sync()
 
 
 def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -156,6 +164,15 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         assert pes == {"attn_decode_ring_early": 0, "combine_splits": 1, "rms_gemv": 0, "gemv_add": 0,
                        "rms_gate_up": 1}
         assert eng.generate(prompt, 6, batched=False) == want
+        # "attn" in Plan.ge: the ring attention alone (its merge at its usual place)
+        eng.replan(dataclasses.replace(eng.plan, me=0, ge=("attn", "o")))
+        pes = {(op.kernel.__name__, op.generics["PE"]) for op in eng.ops if "PE" in op.generics}
+        assert pes == {("attn_decode_ring_early", 1), ("combine_splits", 0), ("rms_gemv", 0), ("gemv_add", 0),
+                       ("gemv_add", 1), ("rms_gate_up", 0)}
+        assert eng.generate(prompt, 6, batched=False) == want
+        for bad in (("atn",), "o"):  # a misspelt launch, a string for a tuple: said, not ignored
+            with pytest.raises(ValueError, match="Plan.ge names launches"):
+                eng.replan(dataclasses.replace(eng.plan, ge=bad))
         assert eng.generate(prompt, 6, batched=False) == want
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1
@@ -418,6 +435,39 @@ def test_merge_inside_the_attention_refuses_plans_it_cannot_run(tiny, fields: di
         TileQwen3(TINY, w, max_seq=64, plan=plan)
 
 
+def test_wide_token_choice_agrees(tiny) -> None:
+    # Plan.tw: the greedy pick as `argmax_wide` (all the LM head's block
+    # maxima as one tile): the logits' first maximum at every step; a tile
+    # short of the maxima, one not a power of two, or with Plan.tk, refused
+    w, _ = tiny
+    base = plan_for(TINY, 64, None)
+    nb = -(-TINY.vocab_size // base.bn["lm"])
+    tw = 1 << (nb - 1).bit_length()
+    eng = TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(base, tw=tw))
+    assert "argmax_wide" in [op.kernel.__name__ for op in eng.ops]
+    for t in _tokens(6, TINY.vocab_size, seed=4):
+        logits = eng.feed(t)
+        assert int(eng.be.read(eng.tok)[0]) == int(np.argmax(logits))
+    for bad in ({"tw": tw // 2}, {"tw": tw + 1}, {"tw": tw, "tk": 2}):
+        with pytest.raises(ValueError, match="Plan.tw"):
+            TileQwen3(TINY, w, max_seq=64, plan=dataclasses.replace(base, **bad))
+
+
+def test_a_refused_replan_leaves_the_previous_plan(tiny) -> None:
+    # the refusal comes once the new plan's buffers are made: the engine goes
+    # back to its plan (it kept the refused one beside the old step's
+    # launches, and the next `generate` decoded garbage)
+    w, eng = tiny
+    eng.reset()
+    before = eng.plan
+    want = eng.generate([1, 2, 3], 4, batched=False)
+    with pytest.raises(ValueError, match="Plan.aw must be 0 or 8"):
+        eng.replan(dataclasses.replace(before, aw=3))
+    assert eng.plan is before
+    eng.reset()
+    assert eng.generate([1, 2, 3], 4, batched=False) == want
+
+
 def test_short_attention_form_agrees(tiny) -> None:
     # tc = 3: `attn_decode_short` (the first key block and the token's key
     # and value loaded before the query is formed, the next block in flight
@@ -528,7 +578,12 @@ def test_plan_fills_a_big_card() -> None:
     assert all(1 <= small.mb[k] <= 4 for k in small.mb)
     assert set(plan_for(TINY, 64, None).mb.values()) == {0}  # the interpreter: no bound
     # programmatic dependent launch only where the card has it (sm_90)
-    assert p.pdl is False and plan_for(cfg, 2048, sm_count=132, hopper=True).pdl == "late"
+    assert p.pdl is False and (p.ge, p.rs) == ((), 0)
+    # on sm_90: the trigger late, O and down at their entry (their next GEMVs'
+    # first K step peeled and read before the wait), small tiles replicated
+    hq = plan_for(cfg, 2048, sm_count=132, hopper=True)
+    assert (hq.pdl, hq.ge, hq.rs) == ("late+loads", ("o", "down"), 1)
+    assert {k: hq.st[k] for k in ("qkv", "o", "gate_up", "down")} == {"qkv": -1, "o": 1, "gate_up": -1, "down": 1}
     # long contexts take the shared-memory ring (tc 4), short ones the FMA form
     # (with half the splits below 8,192 positions)
     hp = plan_for(cfg, 2048, sm_count=132, hopper=True)

@@ -263,6 +263,22 @@ def test_gemv_entry_triggers_with_early_loads_match_torch() -> None:
     _pdl_plan_matches_torch("late+loads", ("qkv", "gate_up", "down"), early=False, ge=("o", "gate_up", "down"))
 
 
+def test_attention_entry_trigger_matches_torch() -> None:
+    # Plan.ge "attn" (sm_90+): the ring attention alone triggers at its entry,
+    # so the merge's blocks are scheduled while it runs (the merge still waits
+    # for it before reading the partials; the O GEMV after the merge as
+    # before), beside the plan's O and down triggers with gate/up and QKV peeled
+    def attention_triggers_at_entry(eng: TileQwen3) -> None:
+        ops = [op for f in eng._form_ops.values() for op in f]
+        attn = [op for op in ops if op.kernel.__name__.startswith("attn_decode_ring")]
+        merges = [op for op in ops if op.kernel.__name__ == "combine_splits"]
+        assert attn and merges
+        assert {op.generics["PE"] for op in attn} == {1} and {op.generics["PE"] for op in merges} == {0}
+
+    _pdl_plan_matches_torch("late+loads", ("qkv", "gate_up"), early=True, check=attention_triggers_at_entry,
+                            ge=("o", "down", "attn"))
+
+
 @pytest.mark.parametrize("om", [(64, 0), (32, 4)])
 def test_merge_folded_into_the_o_projection_matches_torch(om: tuple[int, int]) -> None:
     # Plan.om: the split merge, the O GEMV and the residual add in one
@@ -380,6 +396,33 @@ def test_folded_token_choice_decodes_the_same_tokens(tk: int) -> None:
         tok, pos, hist = torch.zeros(1, **i32), torch.full((1,), 3, **i32), torch.zeros(8, **i32)
         k.argmax_fold[tk, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), torch.from_numpy(bmax).cuda(),
                              torch.from_numpy(barg).cuda()).sync()
+        first = int(barg[np.argmax(bmax)])
+        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), n
+
+
+def test_wide_token_choice_decodes_the_same_tokens() -> None:
+    # Plan.tw: `argmax_wide` (one block of 32 warps, all the LM head's block
+    # maxima as one tile) picks `argmax_step`'s tokens in the burst and
+    # one-step graphs; at 4B's 9,496 blocks (BC 16,384) and on maxima that
+    # several blocks hold, NumPy's first one
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    nb = -(-SMALL.vocab_size // eng.plan.bn["lm"])
+    eng.replan(dataclasses.replace(eng.plan, tw=1 << (nb - 1).bit_length()))
+    names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
+    assert "argmax_wide" in names and "argmax_step" not in names
+    _agrees_and_decodes(eng, w, want)
+    k, P = load_kernels(), tilelang.partition
+    for n in (9496, 37, 5000):
+        rng = np.random.default_rng(n)
+        bmax = rng.standard_normal(n).astype(np.float32)
+        bmax[rng.choice(n, 3, replace=False)] = 9.0  # three blocks hold the maximum
+        barg = (np.arange(n) * 16 + rng.integers(0, 16, n)).astype(np.int32)
+        i32 = {"dtype": torch.int32, "device": "cuda"}
+        tok, pos, hist = torch.zeros(1, **i32), torch.full((1,), 3, **i32), torch.zeros(8, **i32)
+        k.argmax_wide[16384, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), torch.from_numpy(bmax).cuda(),
+                                torch.from_numpy(barg).cuda()).sync()
         first = int(barg[np.argmax(bmax)])
         assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), n
 

@@ -193,6 +193,24 @@ def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: st
     assert r.max_spill_stores == 0, r.text
 
 
+def test_wide_token_choice_assembles_without_spills() -> None:
+    # Plan.tw at 4B: `argmax_wide` over the LM head's 9,496 block maxima as one
+    # tile of 16,384 in 1,024 threads (64 registers a thread at most): no
+    # spill, and every load of the maxima and their tokens before the first
+    # barrier (one L2 round trip; the position's load after the reductions)
+    n = 9496
+    op = load_kernels().argmax_wide[16384, 2048](P(np.zeros(1, np.int32), [1]), P(np.zeros(1, np.int32), [1]),
+                                                 P(np.zeros(2048, np.int32), [2048]), np.zeros(n, np.float32),
+                                                 np.zeros(n, np.int32))
+    op.discard()  # compiled, never run
+    ptx = _ptx(op)
+    assert re.search(r"\.reqntid (\d+)", ptx).group(1) == "1024"  # type: ignore[union-attr]
+    head, _, tail = ptx.partition("bar.sync")
+    assert head.count("ld.global") >= 2 * 16 and tail.count("ld.global") == 1
+    r = assemble(ptx, "sm_90a")
+    assert r.max_spill_stores == 0 and r.max_registers <= 64, r.text
+
+
 @pytest.mark.parametrize(("ea", "model"), [(3, "4b"), (0, "4b"), (3, "8b")])
 def test_eight_warp_ring_attention_assembles_without_spills(ea: int, model: str) -> None:
     # `attn_decode_ring_w8` (Plan.aw 8) at Qwen3's decode shapes: 256
@@ -271,16 +289,21 @@ def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize(("model", "fields", "sampling"), [
     ("qwen3-0.6b", {}, None), ("qwen3-4b", {}, (0.7, 0.9, 1)), ("qwen3-8b", {}, None),
-    ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096}, None),
+    ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096, "ge": ("o", "down", "attn")}, None),
 ])
-def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None) -> None:  # type: ignore[type-arg]
+def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None,  # type: ignore[type-arg]
+                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # every kernel the GPU plan launches in a decode step (both step forms;
     # with `sampling`, the sampler's launches instead of `argmax_step`; the
-    # opt-in 8-warp ring, merge by rows and folded token choice), at the model's shapes: ptxas
+    # opt-in 8-warp ring, merge by rows, folded token choice and attention
+    # triggering at its entry), at the model's shapes and under the plan's
+    # small-tile setting (`Plan.rs`, as the engine compiles them): ptxas
     # (sm_90a) assembles it with no spill, and its block's registers fit an SM
     cfg = Qwen3Config.load(model)
     one = dataclasses.replace(cfg, num_hidden_layers=2)
     plan = dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), **fields)
+    assert plan.rs == 1  # sm_90's plans
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", str(plan.rs))
     eng = TileQwen3(one, _zero_weights(one), max_seq=2048, plan=plan, sampling=sampling)
     seen: dict[tuple[str, tuple[int, ...]], int] = {}
     for ops in eng._form_ops.values():

@@ -27,9 +27,9 @@ def _replicate_small(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
 
 
-# The option is off by default (the engine's `Plan.rs`); the default run keeps it on the attention forms the GPU
-# plans launch by default (the ring, TC 4, and the early ring, EA 3), the opt-in 8-warp ring at EA 3, the merges,
-# the cache append and the prefill's row kernels. `heavy`: the forms no GPU plan launches by default (TC 0, 1, 2
+# The option is off by default in the process, on in the engine's sm_90 plans (`Plan.rs` 1, `plan_for`); the
+# default run keeps it on the attention forms the GPU plans launch by default (the ring, TC 4, and the early
+# ring, EA 3), the opt-in 8-warp ring at EA 3, the merges, the cache append and the prefill's row kernels. `heavy`: the forms no GPU plan launches by default (TC 0, 1, 2
 # and EA 1: each runs without the option in test_kernels_sim.py) and the 8-warp ring at EA 0.
 HEAVY = pytest.mark.heavy
 

@@ -359,7 +359,62 @@ class Gen:
         k = 1 if op == ">>" and k == 7 else k
         self.let(f"{a.name} {op} {k}", a.shape, a.dt, a.bound + 8, a.exact)
 
-    OPS = (("scalar_stat", 1), ("intops", 1), ("walk", 1), ("binary", 5), ("reduce", 5), ("scan", 1),
+    def _same_shape_other(self, a: V) -> str | None:
+        """An expression of `a`'s shape and type from another value: itself, a transpose, a row or column
+        statistic broadcast, or a reshape."""
+        opts = []
+        for v in self.vals:
+            if v is a or v.dt != a.dt or not v.exact and a.exact:
+                continue
+            if v.shape == a.shape:
+                opts.append(v.name)
+            elif len(v.shape) == 2 and v.shape[::-1] == a.shape:
+                opts.append(f"{v.name}.transpose()")
+            elif len(a.shape) == 2 and v.shape in ((a.shape[0], 1), (1, a.shape[1])):
+                opts.append(f"{v.name}.broadcast([{', '.join(map(str, a.shape))}])")
+            elif v.shape == (a.shape[0],) and len(a.shape) == 2:
+                opts.append(f"{v.name}.reshape([{a.shape[0]}, 1]).broadcast([{a.shape[0]}, {a.shape[1]}])")
+            elif int(np.prod(v.shape)) == int(np.prod(a.shape)) and v.dt == a.dt:
+                opts.append(f"{v.name}.reshape([{', '.join(map(str, a.shape))}])")
+        return self.r.choice(opts) if opts else None
+
+    def carried(self) -> None:
+        """A tile carried around a loop, its start and its updates in different layouts."""
+        a = self.pick(lambda v: v.dt not in ("bool",) and len(v.shape) in (1, 2))
+        if a is None:
+            return
+        b = self._same_shape_other(a)
+        if b is None:
+            return
+        self.loops += 1
+        acc, k = f"c{self.loops}", 8 if a.dt in ("bf16", "i8", "u8") else 64
+        lo = _lit(0, a.dt) if a.dt in UNSIGNED else f"-{_lit(k, a.dt)}"
+        a0 = self.clamp(a, k)
+        self.lines.append(f"    let mut {acc} = {a0.name};")
+        self.lines.append(f"    for j in 0..{self.r.choice([1, 2, 3])} {{")
+        upd = self.r.choice([f"{acc} + {b}", f"maximum({acc}, {b})", f"{b} - {acc}" if a.dt not in UNSIGNED
+                             else f"{b} + {acc}"])
+        if len(a.shape) == 2 and self.r.random() < 0.5:
+            ax = self.r.choice([0, 1])
+            st = (a.shape[0], 1) if ax == 1 else (1, a.shape[1])
+            upd = f"({upd}) - ({acc}.{self.r.choice(['max', 'min'])}({ax}).reshape([{st[0]}, {st[1]}]))" \
+                if a.dt not in UNSIGNED else upd
+        self.lines.append(f"        {acc} = minimum(maximum({upd}, {lo}), {_lit(k, a.dt)});")
+        self.lines.append("    }")
+        self.let(acc, a.shape, a.dt, k, a.exact)
+
+    def branch(self) -> None:
+        """A value chosen by `if` from two values made in different layouts."""
+        a = self.pick(lambda v: v.dt != "bool")
+        if a is None:
+            return
+        b = self._same_shape_other(a)
+        if b is None:
+            return
+        cond = self.r.choice(["block_id(0) == 0", "block_id(0) > 0", "num_blocks(0) > 1"])
+        self.let(f"if {cond} {{ {a.name} }} else {{ {b} }}", a.shape, a.dt, a.bound * 4 + 1024, a.exact)
+
+    OPS = (("carried", 2), ("branch", 1), ("scalar_stat", 1), ("intops", 1), ("walk", 1), ("binary", 5), ("reduce", 5), ("scan", 1),
            ("transpose", 2), ("reshape", 2), ("permute", 1), ("broadcast", 1), ("where", 2), ("cast", 2), ("math", 1), ("mma", 2), ("scalar", 1))
 
 

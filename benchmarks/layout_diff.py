@@ -197,11 +197,11 @@ class Gen:
         if len(a.shape) == 2:
             opts.append(a.shape[::-1])
             r0, c0 = a.shape
-            for f in (3, 5, 7, 11, 13):
+            for f in range(2, 17):
                 if c0 % f == 0 and c0 != f:
-                    opts.append((r0, f, c0 // f))
+                    opts += [(r0, f, c0 // f)] * 2
                 if r0 % f == 0 and r0 != f:
-                    opts.append((f, r0 // f * c0))
+                    opts += [(f, r0 // f * c0), (f, r0 // f, c0)]
         if len(a.shape) == 3:
             opts.append((a.shape[0], a.shape[1] * a.shape[2]))
             opts.append((a.shape[0] * a.shape[1], a.shape[2]))
@@ -299,11 +299,12 @@ class Gen:
         a, b = self.clamp(a, lim), self.clamp(b, lim)
         acc_dt = "f32"
         acc = self.pick(lambda v: v.dt == "f32" and v.shape == (m, n))
-        accs = self.clamp(acc, 1 << 12).name if acc is not None and self.r.random() < 0.6 else \
-            f"zeros::<f32>([{m}, {n}])"
+        use = acc is not None and self.r.random() < 0.6
+        accs = self.clamp(acc, 1 << 12).name if use else f"zeros::<f32>([{m}, {n}])"
+        acc_exact = acc.exact if use else True
         f = self.r.choice(["mma", "dot"])
         expr = f"mma({a.name}, {b.name}, {accs})" if f == "mma" else f"dot({a.name}, {b.name})"
-        self.let(expr, (m, n), acc_dt, a.bound * b.bound * k + (1 << 12), a.exact and b.exact)
+        self.let(expr, (m, n), acc_dt, a.bound * b.bound * k + (1 << 12), a.exact and b.exact and acc_exact)
 
     def walk(self) -> None:
         """A row (column) statistic over a whole input, walking its tiles (edges masked)."""
@@ -450,6 +451,15 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
                     f" % {mod} - {0 if dt in UNSIGNED else mod // 2}) as {dt}).reshape([{rows}, {cols}]);")
         args.append(f"&x{i}")
         g.inputs.append((f"x{i}", dt, shape))
+        if r.random() < 0.2 and shape[0] > 1:  # a 3-D input: [rows, 2, cols / 2]-ish, read as [R, 2, C2]
+            c2 = max(1, shape[1] // 2)
+            host[-1] = host[-1].replace(f".reshape([{rows}, {cols}]);", f".reshape([{rows}, 1, {cols}]).broadcast("
+                                        f"[{rows}, 2, {cols}]).reshape([{rows}, {2 * cols}]).reshape([{rows}, 2, {cols}]);")
+            params[-1] = f"x{i}: &Tensor<{dt}, [?, ?, ?]>"
+            g.inputs.pop()
+            g.let(f"x{i}.partition([{shape[0]}, 2, {c2}]).load([block_id(0), 0, 0])", (shape[0], 2, c2), dt,
+                  mod // 2 + 1, True)
+            continue
         g.let(f"x{i}.partition([{shape[0]}, {shape[1]}]).load([block_id(0), 0])", shape, dt, mod // 2 + 1, True)
     steps = r.randrange(6, 18)
     names = [n for n, w in Gen.OPS for _ in range(w)]

@@ -496,7 +496,8 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
         host.append(f"    let mut o{j} = zeros::<{v.dt}>([{', '.join(map(str, full_s))}]);")
         args.insert(j, f"o{j}.partition([{', '.join(map(str, s))}])")
         onames[f"o{j}"] = v.exact
-    src = (f"// layout_diff seed {seed}\n#[allow(warnings)]\nkernel fn k({', '.join(params)}) {{\n"
+    hint = r.choice(["", "", "#[hints(num_warps = 1)]\n", "#[hints(num_warps = 2)]\n", "#[hints(num_warps = 8)]\n"])
+    src = (f"// layout_diff seed {seed}\n#[allow(warnings)]\n{hint}kernel fn k({', '.join(params)}) {{\n"
            + "\n".join(g.lines) + "\n}\n\nfn main() {\n" + "\n".join(host)
            + f"\n    k({', '.join(args)}).sync();\n}}\n")
     return src, onames

@@ -145,3 +145,20 @@ CHECKS = {
  test_the_ptx_assembles) = program_suite(
     "c*.tile", CHECKS, [],
     ptx=[(n, "sm_90a") for n in sorted(CHECKS)] + [("c02_bmm_bias_gelu_bf16", "sm_80")])
+
+
+def test_the_layout_search_s_programs_are_well_formed(tmp_path: Path) -> None:
+    """benchmarks/layout_diff.py (round 9's differential search, interpreter
+    vs llsim, run by hand: not in the suite) writes programs the checker
+    accepts: a program it got wrong would be counted as the GPU's problem."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import layout_diff
+
+    from tilelang import driver
+
+    for seed in range(10000, 10008):
+        src, outs = layout_diff.program(seed)
+        f = tmp_path / f"s{seed}.tile"
+        f.write_text(src, encoding="utf-8")
+        errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+        assert not errs and outs, (seed, [f"{d.code}: {d.message}" for d in errs])

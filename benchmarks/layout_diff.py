@@ -431,6 +431,7 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
     g = Gen(seed)
     r = g.r
     grid = r.choice([1, 1, 2])
+    grid2 = r.random() < 0.25  # a 2-D grid: 2 blocks along axis 1 too (every output 2-D)
     n_in = r.choice([1, 2, 2, 3])
     params, host, args = [], [], []
     big = r.random() < 0.25
@@ -444,7 +445,7 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
         first = first or shape
         dt = r.choice(DTYPES)
         rows = grid * shape[0] - (r.randrange(shape[0]) if grid > 1 else 0)
-        cols = max(1, shape[1] + r.choice([0, 0, 2, -(shape[1] // 2), 7]))
+        cols = max(1, shape[1] + r.choice([0, 0, 2, -(shape[1] // 2), 7])) + (shape[1] if grid2 else 0)
         mod = r.choice([5, 7, 11])
         params.append(f"x{i}: &Tensor<{dt}, [?, ?]>")
         host.append(f"    let x{i} = (((arange::<i32>({rows * cols}) * {r.choice([7, 13, 29, 37])} + {r.randrange(50)})"
@@ -460,7 +461,8 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
             g.let(f"x{i}.partition([{shape[0]}, 2, {c2}]).load([block_id(0), 0, 0])", (shape[0], 2, c2), dt,
                   mod // 2 + 1, True)
             continue
-        g.let(f"x{i}.partition([{shape[0]}, {shape[1]}]).load([block_id(0), 0])", shape, dt, mod // 2 + 1, True)
+        at = "[block_id(0), block_id(1)]" if grid2 else "[block_id(0), 0]"
+        g.let(f"x{i}.partition([{shape[0]}, {shape[1]}]).load({at})", shape, dt, mod // 2 + 1, True)
     steps = r.randrange(6, 18)
     names = [n for n, w in Gen.OPS for _ in range(w)]
     for _ in range(steps):
@@ -473,6 +475,10 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
     outs = [cands[-1]] + sinks[::-1][:r.randrange(1, 4)]
     onames = {}
     for j, v in enumerate(outs):
+        if grid2 and len(v.shape) != 2:
+            n2 = v.shape[0] if len(v.shape) == 1 else v.shape[0]
+            s2 = (n2, 1) if len(v.shape) == 1 else (n2, int(np.prod(v.shape[1:])))
+            v = g.let(f"{v.name}.reshape([{s2[0]}, {s2[1]}])", s2, v.dt, v.bound, v.exact)
         s = v.shape
         cut = r.randrange(s[0]) if grid > 1 and s[0] > 1 and r.random() < 0.5 else 0
         full_s = (grid * s[0] - cut,) + s[1:]
@@ -483,6 +489,8 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
             ax = r.choice([0, 1])
             s2 = (s[0] * 2, s[1]) if ax == 0 else (s[0], s[1] * 2)
             full_s = (grid * s2[0] - (cut if ax == 1 else 0), s2[1])
+            if grid2:
+                full_s = (full_s[0], 2 * s2[1] - (r.randrange(s2[1]) if r.random() < 0.5 else 0))
             params.insert(j, f"o{j}: &mut Tensor<{v.dt}, [{s2[0]}, {s2[1]}]>")
             g.lines.append(f"    let q{j} = o{j}.partition([{s[0]}, {s[1]}]);")
             g.lines.append(f"    q{j}.store({v.name}, [{1 - ax}, {ax}]);")
@@ -491,6 +499,8 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
             args.insert(j, f"o{j}.partition([{s2[0]}, {s2[1]}])")
             onames[f"o{j}"] = v.exact and w.exact
             continue
+        if grid2:
+            full_s = (full_s[0], 2 * s[1] - (r.randrange(s[1]) if r.random() < 0.5 else 0))
         params.insert(j, f"o{j}: &mut Tensor<{v.dt}, [{', '.join(map(str, s))}]>")
         g.lines.append(f"    o{j}.store({v.name});")
         host.append(f"    let mut o{j} = zeros::<{v.dt}>([{', '.join(map(str, full_s))}]);")

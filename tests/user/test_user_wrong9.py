@@ -112,3 +112,14 @@ def test_the_fixed_programs_compute_what_numpy_does(tmp_path: Path) -> None:
     np.testing.assert_array_equal(t["acc"], [np.arange(16).sum(), 16, 15])  # the sum, 4 blocks of 4, the max
     assert out == "Tensor<i32, [3]> [120,  16,  15]\n"
     np.testing.assert_array_equal(_run("e83_kernel_without_output", tmp_path)[0]["hist"], [4, 4, 4, 4])
+
+
+def test_lengths_that_differ_where_neither_is_1_get_no_reshape_advice(tmp_path: Path) -> None:
+    # `x + y` of host tensors of lengths 10 and 11: the help said "use `.reshape([..])` to add a dimension of
+    # size 1, or `.broadcast([..])`", neither of which can make them agree
+    f = tmp_path / "lengths.tile"
+    f.write_text("fn main() {\n    let x = arange::<f32>(10);\n    let y = arange::<f32>(11);\n"
+                 "    print((x + y).sum());\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0202" and list(d.help) == ["axis 0 is 10 on one side and 11 on the other, and neither is 1: "
+                                            "nothing broadcasts them; make the two lengths agree"]

@@ -123,3 +123,24 @@ def test_lengths_that_differ_where_neither_is_1_get_no_reshape_advice(tmp_path: 
     d = first_error(f)
     assert d.code == "E0202" and list(d.help) == ["axis 0 is 10 on one side and 11 on the other, and neither is 1: "
                                             "nothing broadcasts them; make the two lengths agree"]
+
+
+# NumPy's and PyTorch's joins, repeats and sorts, which Tile has not: the help said to define `concat`, and
+# named `reshape` for `repeat` and `sqrt` for `sort` (similar spellings); now what Tile does instead
+_HABITS = {
+    "z.store(concat(t, t));": ("E0102", "Tile has no concatenation: in a kernel, store each part into its own "
+                                        "nested tile of the output"),
+    "z.store(t.repeat(1));": ("E0103", "`t.reshape([1, n]).broadcast([k, n])` repeats all of `t` k times"),
+    "z.store(t.sort(0));": ("E0103", "Tile has no sort: the k largest of `t` come one at a time from `argmax`"),
+    "z.store(topk(t, 2));": ("E0102", "Tile has no sort"),
+}
+
+
+@pytest.mark.parametrize("line", sorted(_HABITS))
+def test_what_tile_has_instead_of_a_join_a_repeat_or_a_sort(line: str, tmp_path: Path) -> None:
+    f = tmp_path / "habit.tile"
+    f.write_text("kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {\n"
+                 f"    let t = x.partition([4]).load([0]);\n    {line}\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    code, help_start = _HABITS[line]
+    assert d.code == code and d.help and d.help[0].startswith(help_start), (d.code, d.help)

@@ -17,12 +17,18 @@ README.md, docs/reference.md and examples/ alone.
 - c05: a masked softmax whose mask empties whole rows and whose scores hold
   -inf, merged online chunk by chunk (exp(-inf - -inf) avoided): an empty
   row is zeros, not NaN.
+- c06: a kernel taking scalar arguments of all 13 element types in an order
+  that mixes their sizes (and a second one in reverse order): how a launch
+  packs them is the GPU runtime's, which no simulator sees; the GPU list
+  runs it on a real card.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs (never from its
 outputs); their PTX assembles (sm_90a; c02's bf16 `mma` on sm_80 too), and
-`test_user_gpu.py` runs them on a GPU. Simulated by hand (llsim, the
-interpreter's tensors): see the module's end.
+`test_user_gpu.py` runs them on a GPU. Simulated by hand (llsim, 2026-12-05
+17:40-18:10, the interpreter's tensors, exact but for c02's GELU): c01-c06
+on sm_90a and sm_80 (c01 22 s, c02 50 s, c03 21 s, c04 25 s, c05 4 s on
+sm_90a; sm_80 reuses most launches).
 """
 
 from __future__ import annotations
@@ -132,12 +138,38 @@ def _c05(t: Tensors, out: str) -> None:
     assert out.startswith("Tensor<f32, [12]>") and out.endswith("true\n")
 
 
+def _quantise(x: np.ndarray, flip: bool, lo: int, gain: float, mask: int, scale: float, offset: int, hi: int,
+              shift: float, seed: int, step: int, bias: float, big: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    v = ((x * f32(scale) + f32(shift)).astype(np.float64) * gain).astype(f32) + f32(bias)
+    c = np.clip(-v if flip else v, f32(lo), f32(hi))
+    q = np.floor(c / f32(step)).astype(np.int64) * step
+    i = np.arange(len(x), dtype=np.uint64)
+    bits = ((i * np.uint64(seed)) % 2**32 ^ np.uint64(mask)).astype(np.int64) + offset + big % 1000
+    return q, np.where(np.arange(len(x)) < n, bits, -1)
+
+
+def _c06(t: Tensors, out: str) -> None:
+    x = t["x"]
+    q1, t1 = _quantise(x, False, -100, 1.5, 0xBEEF, 0.75, -5000000000, 200, 2.5, 2654435761, 7, 0.25,
+                       12345678901234, 300)
+    q2, t2 = _quantise(x, True, -3, -0.5, 1, 1.25, 7, 3, -1.0, 1, 1, -0.5, 2**64 - 1, 250)
+    np.testing.assert_array_equal(t["q1"], q1)
+    np.testing.assert_array_equal(t["t1"], t1)
+    np.testing.assert_array_equal(t["q2"], q2)
+    np.testing.assert_array_equal(t["t2"], t2)
+    assert (q1 == -105).any() and (q1 == 196).any() and (t2[250:] == -1).all()  # both clamps; the tail past n
+    ints = 300 + 12345678901234 - 7 + 4000000000 + 255 - 5000000000 + 65535 - 128
+    np.testing.assert_array_equal(t["r"], [ints, 0.25 + 2.5 + 0.75 + 1.5, 1.0, 4.0])
+    assert out == f"{q1.sum()} {q2.min()} {q2.max()} Tensor<f64, [4]> [{float(ints)},              5.0,              1.0,              4.0]\n"
+
+
 CHECKS = {
     "c01_csr_spmv": _c01,
     "c02_bmm_bias_gelu_bf16": _c02,
     "c03_transpose_reduce_pipeline": _c03,
     "c04_radix_pass": _c04,
     "c05_masked_softmax_inf_rows": _c05,
+    "c06_scalar_params_every_type": _c06,
 }
 
 # (no simulated program: the suite's third test is left unbound, not collected as a test skipped everywhere)

@@ -28,6 +28,7 @@ import io
 import random
 import re
 import sys
+import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ sys.path.insert(0, str(ROOT / "tests" / "backend"))
 
 import numpy as np  # noqa: E402
 
-EXTENTS = (1, 3, 5, 7, 9, 17, 33, 65)
+EXTENTS = (1, 3, 5, 7, 9, 17, 33, 65, 127)
 POW2 = (2, 4, 8, 16, 32, 64)  # next to the odd ones: the layouts with vectors that odd extents inherit
 LIMIT = {"f32": 1 << 20, "i32": 1 << 20, "f16": 1024, "bf16": 128, "f64": 1 << 20, "i8": 64, "u8": 64,
          "i16": 4096, "i64": 1 << 20, "u32": 1 << 20}
@@ -435,13 +436,15 @@ def program(seed: int) -> tuple[str, dict[str, bool]]:
     n_in = r.choice([1, 2, 2, 3])
     params, host, args = [], [], []
     big = r.random() < 0.25
-    ext = (EXTENTS if big else EXTENTS[:-1]) + (POW2 if big else POW2[:-1])
+    ext = (EXTENTS if big else EXTENTS[:-2]) + (POW2 if big else POW2[:-1])
     first = None
     for i in range(n_in):
         if first is not None and r.random() < 0.75:  # shapes sharing a dim (an odd width next to a wider one)
             shape = (first[0], r.choice(ext)) if r.random() < 0.6 else (r.choice(ext), first[1])
         else:
             shape = (r.choice(ext), r.choice(ext))
+        while shape[0] * shape[1] > 4096:  # (simulated: a bigger tile takes minutes)
+            shape = (shape[0], r.choice(EXTENTS[:5])) if r.random() < 0.5 else (r.choice(EXTENTS[:5]), shape[1])
         first = first or shape
         dt = r.choice(DTYPES)
         rows = grid * shape[0] - (r.randrange(shape[0]) if grid > 1 else 0)
@@ -517,8 +520,10 @@ def run_one(src: str, arch: str | None, path: Path) -> dict[str, np.ndarray]:
     import tilelang.run as run
 
     path.write_text(src)
-    if arch is None:
-        ex = run.execute(str(path), "cpu", out=io.StringIO())
+    if arch is None or arch == "gpu":  # the interpreter, or a real GPU (benchmarks/huser9_device.sh)
+        ex = run.execute(str(path), arch or "cpu", out=io.StringIO())
+        if arch == "gpu":
+            assert ex.device.kind == "gpu", "no GPU"
     else:
         from llsim import sim_runtime_device
 
@@ -541,14 +546,21 @@ def main() -> None:
     ap.add_argument("seed1", type=int)
     ap.add_argument("--arch", default="sm_90a,sm_80")
     ap.add_argument("--show", action="store_true")
+    ap.add_argument("--out", default="/tmp/layout_diff", help="where the programs are written")
+    ap.add_argument("--budget", type=float, default=0.0, help="seconds after which no new seed starts (0: none)")
     a = ap.parse_args()
-    import llsim
+    if any(x.startswith("sm_") for x in a.arch.split(",")):
+        import llsim
 
-    llsim.UNDEF_FLOAT = "nan"
-    out = Path("/tmp/layout_diff")
-    out.mkdir(exist_ok=True)
-    bad = 0
+        llsim.UNDEF_FLOAT = "nan"
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    bad = ran = 0
+    start = time.monotonic()
     for seed in range(a.seed0, a.seed1):
+        if a.budget and time.monotonic() - start > a.budget:
+            break
+        ran += 1
         src, onames = program(seed)
         p = out / f"s{seed}.tile"
         try:
@@ -587,7 +599,8 @@ def main() -> None:
                           f" -> {p}", flush=True)
                     if a.show:
                         print(src)
-    print(f"done {a.seed0}..{a.seed1}: {bad} problems", flush=True)
+    print(f"layout_diff {a.arch} seeds {a.seed0}..{a.seed0 + ran}: {ran} programs, {bad} problems "
+          f"({time.monotonic() - start:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

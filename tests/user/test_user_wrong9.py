@@ -144,3 +144,19 @@ def test_what_tile_has_instead_of_a_join_a_repeat_or_a_sort(line: str, tmp_path:
     d = first_error(f)
     code, help_start = _HABITS[line]
     assert d.code == code and d.help and d.help[0].startswith(help_start), (d.code, d.help)
+
+
+def test_an_element_of_a_generic_tile_gets_the_mask_and_sum_too(tmp_path: Path) -> None:
+    # `t[0]` of a `Tile<f32, [B]>`: the mask-and-sum help (wrong/e71) was written only for a constant size
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+           "    let t = x.partition([B]).load([block_id(0)]);\n    z.store(t - t[0]);\n}\n"
+           "fn main() {\n    let x = arange::<f32>(8) + 1.0;\n    let mut z = zeros::<f32>([8]);\n"
+           "    k(z.partition([4]), &x).sync();\n}\n")
+    f = tmp_path / "first.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0204" and list(d.help) == [
+        "pick one element with a mask and a sum: `where(arange::<i32>(B) == 0, t, 0).sum(0)`"]
+    f.write_text(src.replace("t[0]", "where(arange::<i32>(B) == 0, t, 0).sum(0)"), encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["z"], [0, 1, 2, 3, 0, 1, 2, 3])  # each block's first element subtracted

@@ -160,3 +160,15 @@ def test_an_element_of_a_generic_tile_gets_the_mask_and_sum_too(tmp_path: Path) 
     f.write_text(src.replace("t[0]", "where(arange::<i32>(B) == 0, t, 0).sum(0)"), encoding="utf-8")
     t, _ = run_program(f)
     np.testing.assert_array_equal(t["z"], [0, 1, 2, 3, 0, 1, 2, 3])  # each block's first element subtracted
+
+
+def test_a_chained_comparison_of_host_tensors_gets_the_element_wise_split(tmp_path: Path) -> None:
+    # `&&` takes tiles and scalars; of host tensors it is E0204 ("combine them with `&`"): E0011's help
+    # writes both forms
+    src = "fn main() {\n    let x = arange::<f32>(8) * 0.25;\n    print(where(0.0 <= x < 1.0, 1, 0).sum());\n}\n"
+    f = tmp_path / "host.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0011" and "`(0.0 <= x) & (x < 1.0)`" in d.help[0]
+    f.write_text(src.replace("0.0 <= x < 1.0", "(0.0 <= x) & (x < 1.0)"), encoding="utf-8")
+    assert run_program(f)[1] == "4\n"

@@ -527,7 +527,8 @@ class Builder:
         elif lhs and mid:
             last = self._text(third.span) or "..."
             d = d.with_help(f"split the comparison into two: "
-                            f"`{lhs} {first.op} {mid} && {mid} {second} {last}`")
+                            f"`{lhs} {first.op} {mid} && {mid} {second} {last}` (of host tensors, "
+                            f"element-wise: `({lhs} {first.op} {mid}) & ({mid} {second} {last})`)")
         else:
             d = d.with_help("split the comparison into two joined by `&&`")
         self.sink.emit(d)

@@ -204,7 +204,7 @@ class LaunchCheck:
         bindings = ", ".join(f"{k} = {env[k]}" for k in sorted(self.symbols) if k in env)
         if bindings:
             d = d.note(f"with {bindings}")
-        m = re.search(r"of `(\w+)\.partition", self.what)
+        m = re.search(r"of `(\w+)\.partition", self.what) or re.search(r"`(\w+)\.load_like\(", self.what)
         return d.with_help(_HELP.get(self.kind, "change the launch so that the check holds")
                            .replace("{name}", m.group(1) if m else "z"))
 
@@ -215,7 +215,8 @@ _HELP = {
     "parameter: to read other blocks' tiles, pass the data as a `&` input as well (a copy, "
     "`&{name}.clone()`), whose tiles every block may read",
     "tile-divides": "launch with an own tile that the nested tile shape divides",
-    "tile-equal": "partition both tensors with the same tile shape at this launch",
+    "tile-equal": "read `{name}`'s own tile with `{name}.load()` (its own shape, which broadcasts where a "
+    "dimension is 1), or partition both tensors with the same tile shape at this launch",
 }
 
 

@@ -417,11 +417,20 @@ class HostReports:
             "the ownership checker follows borrows within one function; a "
             "caller could not know which tensors are still in use"
         )
-        d = d.with_help(
-            "wait for the launch inside the function, and return the tensor instead"
-            if handle
-            else "build and replay the graph in one function"
-        )
+        if how.startswith("put in"):
+            # the tuple (array) is in this very function: one variable a handle (graph) is what works
+            d = d.with_help(
+                "keep each handle in a variable of its own (`let h1 = k(..).launch();`, `let h2 = ..`) and "
+                "wait for each (`h1.wait(); h2.wait();`)"
+                if handle
+                else "keep each graph in a variable of its own (`let g1 = graph { .. };`) and replay it by that name"
+            )
+        else:
+            d = d.with_help(
+                "wait for the launch inside the function, and return the tensor instead"
+                if handle
+                else "build and replay the graph in one function"
+            )
         self.report(d)
 
     def report_ref_returned(self, fn: ast.FnDecl, ref: ast.RefType) -> None:

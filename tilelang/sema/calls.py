@@ -198,6 +198,13 @@ def _len_help(tcx: CheckCx, e: ast.Call) -> str:
     return f"the size of a tensor's first axis is `{x}.shape()[0]`"
 
 
+_JOIN = ("Tile has no concatenation: in a kernel, store each part into its own nested tile of the output "
+         "(`let q = z.partition([..]); q.store(a, [0, 0]); q.store(b, [0, 1]);`); on the host, pick each "
+         "element's source with `where` over `arange` positions")
+_SORT = ("Tile has no sort: the k largest of `{x}` come one at a time from `argmax`, each pick masked out before "
+         "the next (`where(arange::<i32>(N) == i, f32::NEG_INFINITY, {x})`)")
+
+
 # Functions of other languages with a Tile spelling, and the help that says it.
 _HABITS = {
     "range": _range_help,
@@ -226,6 +233,9 @@ _HABITS = {
     "fminf": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "fmin": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "pow2": lambda tcx, e: "write `exp2(x)`",
+    # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)
+    **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
+    **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),
 }
 
 
@@ -287,6 +297,11 @@ _METHOD_HABITS = {
     "any": "`{x}.max()` of `bool` elements is true when any is (`{x}.max(k)` along axis k)",
     "cuda": _DEVICES, "cpu": _DEVICES, "contiguous": "tensors are always contiguous (row-major): use `{x}` itself",
     "numpy": "a host tensor is already an array: use `{x}` itself (`print({x})`, `{x}.save_npy(\"x.npy\")`)",
+    "repeat": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis, and "
+              "`{x}.reshape([n, 1]).broadcast([n, k])` each element (`.reshape([n * k])` joins the axes)",
+    "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
+            "(`.reshape([k * n])` joins the axes)",
+    "sort": _SORT, "argsort": _SORT, "topk": _SORT,
 }
 
 

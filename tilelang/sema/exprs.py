@@ -177,6 +177,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             hint = "index host tensors and shapes; in a kernel, load another tile or use `where`"
             if isinstance(rty, TileT) and len(rty.shape) == 1:
                 n = rty.shape[0].const_value
+                if n is None and str(rty.shape[0]).isidentifier():
+                    n = str(rty.shape[0])  # a const generic's name: `arange::<i32>(B)` (round 9)
                 t = tcx.snippet(r) or "t"
                 t = t if t.isidentifier() else "t"
                 if isinstance(ix, ast.RangeExpr):  # `t[1..5]`: a window of a tile

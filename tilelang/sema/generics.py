@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.diagnostics.codes import syntax as S
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DTYPE_NAMES, DType
 from tilelang.sema.coerce import coerce, settle
@@ -50,6 +51,9 @@ def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, An
                                  targ.span, "not a constant")
                          .with_help("give an integer, e.g. `::<128>`"))
                 continue
+            if isinstance(expr, ast.Name) and expr.ident.name == "_":
+                tcx.emit(_underscore_generic(tcx, e, targ, name))
+                continue
             t = tcx.check_expr(expr, fx, None)
             if not is_poison(t) and not is_intlike(t):
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", targ.span,
@@ -73,6 +77,20 @@ def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, An
                 continue
             env[name] = gt.dtype
             srcs[name] = targ
+
+
+def _underscore_generic(tcx: CheckCx, e: ast.Call, targ: Any, name: str) -> Any:
+    """E0022 for `k::<_>(..)` written to mean "infer it": the call infers
+    generics only where the turbofish is left out."""
+    callee = tcx.snippet(e.callee)
+    given = f"{callee}::<{', '.join('64' if g is targ else tcx.snippet(g) for g in e.generics)}>(..)"
+    how = (f"leave the turbofish out, `{callee}(..)`, for the call to infer `{name}` from its arguments, or "
+           f"give its value, e.g. `{given}`") if len(e.generics) == 1 else \
+        (f"give `{name}` its value, e.g. `{given}`, or leave the whole turbofish out, `{callee}(..)`, where the "
+         "arguments fix every generic")
+    return (tcx.err(S.UNDERSCORE_EXPR, "`_` can only be used in a pattern", targ.span,
+                    f"`_` is not a value for `{name}`")
+            .with_help(how))
 
 
 def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any], srcs: dict[str, Any],

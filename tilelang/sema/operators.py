@@ -285,6 +285,14 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
         # laid out so; `.reshape` would keep the element order and mix the rows)
         return (f"swap the axes of one side: `{tcx.snippet(rhs)}.transpose()` is {shape_str(sa)} "
                 f"(or `.reshape({shape_str(sa)})` to read its elements in order)")
+    if len(sa) == len(sb):
+        # same rank, and the axes that differ are all longer than 1 (`x + y` of lengths 10 and 11): no
+        # reshape or broadcast makes them agree (the general advice below led nowhere)
+        diff = [(k, x, y) for k, (x, y) in enumerate(zip(sa, sb, strict=True)) if x != y]
+        if diff and all(isinstance(v, Dim) and (v.const_value or 0) > 1 for _, x, y in diff for v in (x, y)):
+            k, x, y = diff[0]
+            return (f"axis {k} is {x} on one side and {y} on the other, and neither is 1: nothing broadcasts "
+                    f"them; make the two lengths agree")
     return "use `.reshape([..])` to add a dimension of size 1, or `.broadcast([..])`"
 
 

@@ -481,7 +481,7 @@ class Builder:
             lhs = operands.pop()
             if str(op) in _CMP and id(lhs) in chained and not reported:
                 reported = True
-                self._chained_comparison(lhs, op)
+                self._chained_comparison(lhs, op, rhs)
             b = ast.Binary(str(op), lhs, rhs, self.span(op),
                            self._with_parens(lhs.span).to(self._with_parens(rhs.span)))
             if str(op) in _CMP:
@@ -513,7 +513,7 @@ class Builder:
                 return Span(span.file, start, end)
             start, end = i, j + 1
 
-    def _chained_comparison(self, first: ast.Expr, second: PT) -> None:
+    def _chained_comparison(self, first: ast.Expr, second: PT, third: ast.Expr) -> None:
         assert isinstance(first, ast.Binary)
         d = (Diagnostic.error(codes.CHAINED_COMPARISON, "comparison operators cannot be chained")
              .primary(self.span(second), "second comparison")
@@ -525,8 +525,10 @@ class Builder:
             d = d.with_help(f"use `::<...>` instead of `<...>` to give generic arguments: "
                             f"`{lhs}::<{mid}>`")
         elif lhs and mid:
+            last = self._text(third.span) or "..."
             d = d.with_help(f"split the comparison into two: "
-                            f"`{lhs} {first.op} {mid} && {mid} {second} ...`")
+                            f"`{lhs} {first.op} {mid} && {mid} {second} {last}` (of host tensors, "
+                            f"element-wise: `({lhs} {first.op} {mid}) & ({mid} {second} {last})`)")
         else:
             d = d.with_help("split the comparison into two joined by `&&`")
         self.sink.emit(d)
@@ -713,7 +715,8 @@ class Builder:
                 Diagnostic.error(codes.INVALID_ESCAPE, f"unknown character escape `\\{nxt}`")
                 .primary(Span(span.file, at, at + 1 + len(nxt)), "unknown escape")
                 .with_help("the escapes are `\\n`, `\\t`, `\\r`, `\\0`, `\\\\`, `\\\"`, "
-                           "`\\'` and `\\u{...}`")
+                           "`\\'` and `\\u{...}`; a backslash itself is `\\\\` "
+                           f"(`\\\\{nxt}`), and a path may use `/` instead")
             )
             out.append(nxt)
             i += 2

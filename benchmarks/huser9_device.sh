@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# huser9 (2026-12-05, no device time of its own): benchmarks/layout_diff.py's short random kernels (odd, prime
+# and power-of-two tile extents mixed in one body; integer inputs, so all but the approximate math must agree
+# bit for bit) on a real GPU against the interpreter. On the CPU they agree with the NVPTX simulator (llsim,
+# sm_90a and sm_80) on every program tried (RESULTS.md, "huser9"); a card adds what no simulator sees: ptxas
+# and the hardware, the runtime's packing of a launch, real alignment. Seeds 12000.. are ones llsim passed.
+# From the repo root after `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller; ~100 s on a warm
+# machine: N (8) processes side by side, each starting programs for BUDGET (80) s.
+# usage: bash benchmarks/huser9_device.sh      (ARCH=sm_90a runs the same through llsim, for a dry run)
+# Prints one line a disagreement or error and one summary line a process; writes $OUT/huser9.tgz (the programs).
+set -uo pipefail
+. benchmarks/device_env.sh huser9
+N=${N:-8}; BUDGET=${BUDGET:-80}; ARCH=${ARCH:-gpu}
+for i in $(seq 0 $((N - 1))); do
+  s0=$((12000 + i * 125))
+  timeout $((BUDGET + 40)) python3 benchmarks/layout_diff.py "$s0" $((s0 + 125)) --arch "$ARCH" --budget "$BUDGET" \
+    --out "$D/p$i" > "$D/run$i.log" 2>&1 &
+done
+wait
+for i in $(seq 0 $((N - 1))); do
+  if grep -q "^layout_diff" "$D/run$i.log"; then
+    grep -E "DISAGREE|Error|interpreter:|^layout_diff" "$D/run$i.log"
+  else
+    echo "huser9 process $i: no summary line (timed out?): $(tail -n 1 "$D/run$i.log")"
+  fi
+done
+echo "huser9 total: $(cat "$D"/run*.log | grep -o '[0-9]* programs, [0-9]* problems' \
+  | awk '{p += $1; b += $3} END {print p " programs, " b " problems"}')"
+pack

@@ -713,7 +713,9 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -
     last K/V block (it waits for the release of the tile before this one's
     Q), and the next tile's first product never waits for its Q; else 1 (the
     copy waits for this tile's last S: `q_early`)."""
-    if not ok or os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT) != "1":
+    from .attention_xrot import enabled as xrot  # (`TILEC_ATTN_XROT=1` needs two Q slots)
+
+    if not ok or (os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT) != "1" and not xrot()):
         return 1
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
 

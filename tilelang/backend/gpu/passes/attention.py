@@ -305,7 +305,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                       outside, layouts, fresh, span)
         if ch is not None:  # the last tile's pending P V and epilogue
             c_walk = chain.final(ch, chain_init, c_walk, vbuf, p.v_kmajor, cast.result.dtype,
-                                 lambda o: assign(o, cl, W, layouts))
+                                 lambda o, new: (classify(new, cl, []), assign(o, cl, W, layouts)))
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (),

@@ -124,7 +124,7 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
     BM, BN = p.o_dot.a.shape
     ch = carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty)
     if setting() != "late" and p.vmask is None and ch.peel:  # `TILEC_ATTN_XROT=1`: rotated across the boundary
-        skip = {id(op) for t in (p.k, p.v) for op in t.chain}
+        skip = {id(op) for t in (p.k, p.v) for op in t.chain} | {id(p.s_dot)}  # (not run as written)
         xr = xrot.make(loop, pl.pos, outside, moved, bufs.qs, bufs.zero, fresh, skip)
         ch = dataclasses.replace(ch, xr=xr) if xr is not None else ch
     return ch, None
@@ -152,9 +152,11 @@ def final(ch: Chain, init: list[object], ops: list[object], vbuf: ir.Value, v_km
           assign: Any) -> list[object]:
     """The walk `ops` (`attention_tiles.tile_loop`'s) with the chain's first
     values (`init`, `tile_carry`'s) before it and after it the last tile's
-    pending P V and epilogue; `assign(ops)` gives every tile a layout."""
-    out = [*init, *ops, *_final(ch, ops[-1], vbuf, v_kmajor, dtype)]
-    assign(out)
+    pending P V and epilogue; `assign(ops, new)` gives every tile a layout (`new`: ops added
+    here whose tiles' row / column classes are not known yet: `attention_xrot`'s block)."""
+    fin = _final(ch, ops[-1], vbuf, v_kmajor, dtype)
+    out = [*init, *ops, *fin]
+    assign(out, fin if ch.xr is not None else [])  # (the deferred block's arange rows and columns)
     return out
 
 

@@ -94,8 +94,9 @@ def make(loop: ir.For, pos: int, outside: list[object], moved: list[object], q_s
     the ops of the body the consumers do not run (`id`s: the K/V loads)."""
     if not enabled() or q_slot is zero:
         return None
-    defs = {r.id: op for op in outside for r in g.results(op)}
-    tiles = {r.id for op in moved for r in g.results(op)}
+    # (a tile constant computed before the loop, e.g. zeros, is the same in every tile: read as a scalar is)
+    defs = {r.id: op for op in (*outside, *moved) for r in g.results(op)}
+    tiles = {r.id for op in moved if not isinstance(op, ir.Const) for r in g.results(op)}
     inner = {r.id for op in g.walk(loop.body) for r in g.results(op)}
     for op in g.walk(loop.body):
         for sub in g.regions(op):
@@ -128,7 +129,7 @@ def make(loop: ir.For, pos: int, outside: list[object], moved: list[object], q_s
         else:
             same.add(v.id)
     pre: list[object] = []  # the ops of `outside` computing `same` (cloned with the body after the walk)
-    for op in reversed(outside):
+    for op in reversed([*outside, *(op for op in moved if isinstance(op, ir.Const))]):
         if any(r.id in same for r in g.results(op)):
             pre.append(op)
             same |= {x.id for o in g.walk(ir.Region((), (op,))) for x in g.operands(o)}  # type: ignore[arg-type]

@@ -59,6 +59,7 @@ from . import attention_spec as spec
 from . import attention_split as split
 from . import attention_tail as tails
 from . import attention_tiles as tiles
+from . import attention_xrot as xrot
 from .attention_layout import Classes, assign, classify, registers_only
 from .attention_match import AttnPlan, Tma, match
 from .context import Fresh, PassContext
@@ -130,7 +131,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         ops[i] = loop
         p = dataclasses.replace(p, loop=loop)
     # Q's buffers: 2 where the walk's next tile's Q may land during this tile (`TILEC_ATTN_QDOUBLE`)
-    qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048)
+    qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048,
+                       xrot.enabled())
     qbuf, qdesc = buf(p.q, qn, "q")
     kbuf, kdesc = buf(p.k, S, "k")
     vbuf, vdesc = buf(p.v, S, "v")

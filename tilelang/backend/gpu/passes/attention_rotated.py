@@ -150,13 +150,12 @@ def pin_wait(ops: list[object], rows: int) -> tuple[ir.Value, ...]:
 def _boundary(chain: Any, loop: ir.For, p: Any, bufs: Any, fresh: Fresh, layouts: dict[int, Layout],
               build: Callable[..., list[object]], unshare: Callable[[list[object], Fresh], list[object]],
               s_product: Callable[..., tuple[ir.Value, g.Wgmma]], qempty: ir.Value | None, remap: dict[int, ir.Value],
-              st0: ir.Value, args: tuple[ir.Value, ...], body_ops: list[object], init_vals: tuple[ir.Value, ...],
+              st0: ir.Value, args: tuple[ir.Value, ...], init_vals: tuple[ir.Value, ...],
               first: tuple[object, ...], span: Any) -> tuple[object, ...]:
     """The chained first iteration's ops (`first`, ending with its Yield) in a branch on `chain.xr.defer`
     (`attention_xrot`): where the previous tile deferred its last key block, the boundary iteration holding
     that block and this tile's first; else `first`. `remap`: the first iteration's clone mapping (built
-    from `build(chain)`); `args`: the loop body's own arguments (c_it, p_prev, stage, pv_stage);
-    `body_ops`: the key loop's body, recorded for `attention_xrot.block`."""
+    from `build(chain)`); `args`: the loop body's own arguments (c_it, p_prev, stage, pv_stage)."""
     from . import attention_xrot as xrot
     from .attention_tiles import clone
 
@@ -365,7 +364,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     peel = chain is not None and chain.peel  # the chained first iteration before the loop
     body_ops = build(None if peel else chain)
     if chain is not None and chain.xr is not None:  # (the deferred block's clones: `attention_xrot.block`)
-        chain.xr.body.update(ops=body_ops, layouts=layouts, fresh=fresh,
+        from .attention_tiles import clone as clone_ops
+
+        chain.xr.body.update(ops=body_ops, layouts=layouts, fresh=fresh, clone=clone_ops, unshare=unshare,
                              args=(loop.body.args[0], loop.body.args[1:], c_it, p_prev, stage, pv_stage, bufs))
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
     trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(pdt, pshape, "p")
@@ -391,7 +392,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         then: tuple[object, ...] = (*unshare(first[:-1], fresh), first[-1])
         if chain.xr is not None:  # `TILEC_ATTN_XROT=1`: where the previous tile deferred its last block
             then = _boundary(chain, loop, p, bufs, fresh, layouts, build, unshare, s_product, qempty, remap, st0,
-                             (c_it, p_prev, stage, pv_stage), body_ops, init_vals, then, span)
+                             (c_it, p_prev, stage, pv_stage), init_vals, then, span)
         pre.append(ir.If(outs, ran, ir.Region((), then),  # type: ignore[arg-type]
                          ir.Region((), (ir.Yield(init_vals),)), span))
         lower = fresh.value(DType.I32, (), "lower")

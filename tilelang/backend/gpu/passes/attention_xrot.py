@@ -69,7 +69,8 @@ class Xrot:
     # the ops of `outside` computing what the body reads that is the same in every tile (constants, the
     # launch's shapes and scalars): a tile's own are read in its boundary; cloned with the body after the walk
     pre: tuple[object, ...]
-    body: dict[str, Any] = field(default_factory=dict)  # `attention_rotated.rotated`: "ops", "args", "layouts"
+    # `attention_rotated.rotated`: "ops", "args", "layouts", "fresh", "clone", "unshare"
+    body: dict[str, Any] = field(default_factory=dict)
 
 
 def _live(ops: list[object], skip: set[int] = frozenset(), nested: bool = True) -> list[object]:  # type: ignore[assignment]
@@ -170,9 +171,8 @@ def block(x: Xrot, ch: Any, it_l: ir.Value, alone: bool = False) -> tuple[list[o
     stage, the block's stage). The wgmma results' layouts are copied to their clones. `alone`: outside
     the walk (after it), where no tile's own scalars are defined: those the same in every tile computed
     again (`Xrot.pre`)."""
-    from .attention_tiles import clone
-
     d = x.body
+    clone, unshare = d["clone"], d["unshare"]  # (`attention_tiles.clone`, `attention_loop.unshare`)
     j, largs, c_it, p_prev, stage, pv_stage, bufs = d["args"]
     f: Fresh = d["fresh"]
     b = _Build(f)
@@ -189,9 +189,7 @@ def block(x: Xrot, ch: Any, it_l: ir.Value, alone: bool = False) -> tuple[list[o
     lay.update({remap[k].id: v for k, v in list(lay.items()) if k in remap and k not in seeded})
     ys = ops[-1]
     assert isinstance(ys, ir.Yield)
-    from .attention_loop import unshare  # (each tile constant its own reader's: `arange` as a row and a column)
-
-    return [*b.ops, *unshare(ops[:-1], f)], ys
+    return [*b.ops, *unshare(ops[:-1], f)], ys  # (each tile constant its own reader's: `arange` as row and column)
 
 
 def finish(x: Xrot, ch: Any, pred: ir.Value, it_l: ir.Value, span: Any, alone: bool = False

@@ -56,20 +56,22 @@ def test_where_the_boundary_is_rotated(monkeypatch) -> None:  # type: ignore[no-
 # (`heavy`: the default case runs a walk with every path: a deferred block held by the next tile's first
 # iteration, one run alone before a tile without key blocks, tiles of 0 to 3 blocks; the mutations below show
 # each path runs in it)
-@pytest.mark.parametrize(("bm", "sq", "sk", "causal", "ctas", "bh"),
-                         [(64, 256, 192, True, 1, 1),
-                          pytest.param(64, 256, 256, False, 1, 2, marks=pytest.mark.heavy),  # 8 tiles of 4 blocks
-                          pytest.param(128, 400, 200, False, 1, 1, marks=pytest.mark.heavy),  # two warpgroups
-                          pytest.param(64, 300, 130, True, 2, 2, marks=pytest.mark.heavy),
-                          pytest.param(64, 100, 120, False, 8, 1, marks=pytest.mark.heavy)],  # CTAs without a tile
-                         ids=["causal_every_path", "full_walk", "two_warpgroups", "two_ctas_causal",
-                              "more_ctas_than_tiles"])
-def test_rotated_boundary_in_the_simulator(bm: int, sq: int, sk: int, causal: bool, ctas: int, bh: int,  # type: ignore[no-untyped-def]
-                                           monkeypatch) -> None:
+@pytest.mark.parametrize(("mode", "bm", "sq", "sk", "causal", "ctas", "bh"),
+                         [("1", 64, 256, 192, True, 1, 1),
+                          # (`TILEC_ATTN_XROT=2`: the same walk, the pending P V waited for before the next S)
+                          pytest.param("2", 64, 256, 192, True, 1, 1, marks=pytest.mark.heavy),
+                          pytest.param("1", 64, 256, 256, False, 1, 2, marks=pytest.mark.heavy),  # 8 tiles of 4
+                          pytest.param("1", 128, 400, 200, False, 1, 1, marks=pytest.mark.heavy),  # two warpgroups
+                          pytest.param("1", 64, 300, 130, True, 2, 2, marks=pytest.mark.heavy),
+                          pytest.param("1", 64, 100, 120, False, 8, 1, marks=pytest.mark.heavy)],  # CTAs idle
+                         ids=["causal_every_path", "late_causal_every_path", "full_walk", "two_warpgroups",
+                              "two_ctas_causal", "more_ctas_than_tiles"])
+def test_rotated_boundary_in_the_simulator(mode: str, bm: int, sq: int, sk: int, causal: bool, ctas: int,  # type: ignore[no-untyped-def]
+                                           bh: int, monkeypatch) -> None:
     import llsim
 
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
-    _xrot(monkeypatch)
+    _xrot(monkeypatch, mode)
     _lse_walk(bm, sq, sk, causal, ctas, bh)
 
 
@@ -125,15 +127,17 @@ def test_the_default_case_runs_every_path(mutation: str, monkeypatch) -> None:  
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-def test_rotated_boundary_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("mode", "bound"), [("1", 256), pytest.param("2", 64, marks=pytest.mark.heavy)])
+def test_rotated_boundary_assembles(mode: str, bound: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The benchmark's kernel (bf16, 128 x 128, D = 64, short keys) rotated, through ptxas for sm_90a: no
-    serialised wgmma. (It spills: 208 B with ptxas 13.0, in the boundary, once a tile, and in the key loop's
-    masked branch only, which the full rows at S = 1,024 never take: benchmarks/RESULTS.md, "h15w".)"""
-    _xrot(monkeypatch)
+    serialised wgmma. It spills (ptxas 13.0): "1" 208 B, in the boundary, once a tile, and in the key loop's
+    masked branch only, which the full rows at S = 1,024 never take; "2" 52 B, at the CTA's start (reloaded
+    once a tile) and after the walk (benchmarks/RESULTS.md, "h15w"). The bounds: more is a regression."""
+    _xrot(monkeypatch, mode)
     ptx = emit_ptx(_std("flash_attention", "bf16", 128, 128, 64), "sm_90a", _short(_facts("oqkv", 3), 1024))
     r = assemble(ptx, "sm_90a")
     assert "C7515" not in r.text and "serialized" not in r.text, r.text
-    assert r.max_spill_stores <= 256, r.text  # (a bound: more is a regression to look at)
+    assert r.max_spill_stores <= bound, r.text
 
 
 @pytest.mark.gpu

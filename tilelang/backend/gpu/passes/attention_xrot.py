@@ -43,12 +43,19 @@ from .pipeline import _Build
 XROT_DEFAULT = "0"
 
 
+def late() -> bool:
+    """`TILEC_ATTN_XROT=2`: the boundary waits for the pending P V after the deferred block's row max and
+    issues the next tile's first S then (not right after the block's S), so that the two never hold their
+    registers together; "1": the next S right after the block's S, the pending P V waited for later."""
+    return os.environ.get("TILEC_ATTN_XROT", XROT_DEFAULT) == "2"
+
+
 def enabled() -> bool:
-    """`TILEC_ATTN_XROT` ("1" / "0"; unset: `XROT_DEFAULT`)."""
+    """`TILEC_ATTN_XROT` ("1" / "2" (`late`) / "0"; unset: `XROT_DEFAULT`)."""
     want = os.environ.get("TILEC_ATTN_XROT", XROT_DEFAULT)
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_ATTN_XROT={want!r}: expected 0 or 1")
-    return want == "1"
+    if want not in ("0", "1", "2"):
+        raise ValueError(f"TILEC_ATTN_XROT={want!r}: expected 0, 1 or 2")
+    return want != "0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +232,27 @@ def boundary(x: Xrot, ch: Any, s_ops: list[object], qempty: ir.Value, prefetched
     it_l = b.elem(E.SUB, ch.base, b.const(1), hint="it_last")
     ops, ys = block(x, ch, it_l)
     at = next(i for i, op in enumerate(ops) if isinstance(op, g.BarrierArrive) and op.bar is qempty) + 1
-    ops = [*ops[:at], *s_ops, *ops[at:]]
     w = next(i for i, op in enumerate(ops) if isinstance(op, g.WgmmaWait) and op.pending == 0)
-    ops[w] = dataclasses.replace(ops[w], pending=1)  # type: ignore[type-var]  # (the newer S may still run)
+    exp = next((i for i, op in enumerate(ops) if i > at and isinstance(op, ir.Elementwise)
+                and op.op is ir.ElemOp.EXP2 and len([n for n in op.result.shape if n > 1]) == 2), None)
+    if late() and exp is not None and exp < w:
+        # the pending P V's wait (and its stage's release) moved before the softmax's exp2 (after the row max:
+        # that product, issued with the block's S, is done or nearly), this tile's S issued after it: its
+        # registers and those of the pending P, never live together (ptxas 13.0 spilled 208 B with both)
+        rel = w + 1 if isinstance(ops[w + 1], g.BarrierArrive) else w
+        moved = ops[w:rel + 1]
+        rest = [*ops[:w], *ops[rel + 1:]]
+        return _join(b.ops, [*rest[:exp], *moved, *s_ops, *rest[exp:]], ys, x, ch, prefetched)
+    ops = [*ops[:at], *s_ops, *ops[at:]]
+    ops[w + len(s_ops)] = dataclasses.replace(ops[w + len(s_ops)], pending=1)  # type: ignore[type-var]  # (the newer S may run)
+    return _join(b.ops, ops, ys, x, ch, prefetched)
+
+
+def _join(first: list[object], ops: list[object], ys: ir.Yield, x: Xrot, ch: Any, prefetched: Any) -> list[object]:
     n = len(x.lvals) + 1
     vals, p_l, st_l = ys.values[:n], ys.values[n + 1], ys.values[n + 3]
     res = tuple(vals[i] for i in ch.plan.indices)
-    return [*b.ops, *ops, *prefetched(p_l, vals[x.pos], st_l, res)]
+    return [*first, *ops, *prefetched(p_l, vals[x.pos], st_l, res)]
 
 
 __all__ = ["XROT_DEFAULT", "Xrot", "block", "boundary", "enabled", "finish", "make", "outs", "region_args"]

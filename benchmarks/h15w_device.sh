@@ -16,6 +16,8 @@
 #   2. only where the scale cases passed and no other failed: A X X A on f16-64, bf16-64 at S = 1024
 #      (full and causal)                                                                          <= 4 x 11 s
 #   3. the stamps of X (f16 D = 64 full and causal S = 1024)                                          <= 14 s
+#   (where step 1 failed instead: benchmarks/probes/qdouble_check.py --var TILEC_ATTN_XROT, the bad tiles'
+#   places in the walk on every SM and on 8 CTAs                                                      <= 30 s)
 # usage on the device machine, from the checkout's root:  bash benchmarks/h15w_device.sh
 # Prints one line a step, the table rows (| dtype D ... |) and the stamps; writes $OUT/h15w.tgz.
 set -uo pipefail
@@ -71,6 +73,9 @@ if [ $rc -eq 0 ] && grep -qE "2 passed" "$D/scale.log" && ! grep -qE "[0-9]+ (fa
     echo "h15w stamps, arm S ($(name S)) (rc $?, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stampsS.log"
   else echo "h15w stamps skipped ($(el) s)"; fi
 else
-  echo "h15w: a GPU test failed under TILEC_ATTN_XROT=1 (or the run did not finish): no timing of it"
+  echo "h15w: a GPU test failed under TILEC_ATTN_XROT=1 (or the run did not finish): no timing of it; where:"
+  timeout ${PROBE_TIMEOUT:-30} python3 benchmarks/probes/qdouble_check.py --var TILEC_ATTN_XROT --sms 0,8 --sms0 "" \
+    > "$D/probe.log" 2>&1
+  echo "h15w qdouble_check --var TILEC_ATTN_XROT (rc $?, $(el) s):"; cat "$D/probe.log"
 fi
 tar czf "$OUT/h15w.tgz" -C "$OUT" h15w && rm -rf "$D"

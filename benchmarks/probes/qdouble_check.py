@@ -11,7 +11,10 @@ the tile's ordinal in that CTA's walk, that CTA's tile count), by the walk's ord
 `attention_tiles.walk_setup` lays it out (snake rounds; causal: a heavy and a light query block a
 round pair). One process, ~15 s warm (8 launches, one compile a setting).
 
-    python3 benchmarks/probes/qdouble_check.py [--sms 0,66,8] [--sms0 0] [--dtype f16]
+    python3 benchmarks/probes/qdouble_check.py [--sms 0,66,8] [--sms0 0] [--dtype f16] [--var TILEC_ATTN_XROT]
+
+`--var` names the switch the runs set (1, then 0 for the control): h15w's `TILEC_ATTN_XROT` (the chained
+walk rotated across the tile boundary, which double-buffers Q too) is checked the same way.
 """
 
 from __future__ import annotations
@@ -43,17 +46,18 @@ def walk_place(head: int, qb: int, qblocks: int, n: int, causal: bool) -> tuple[
 _MODULES: dict[str, object] = {}
 
 
-def run(torch, tilelang, qdouble: str, causal: bool, sms: int, dtype: str) -> str:  # type: ignore[no-untyped-def]
-    os.environ["TILEC_ATTN_QDOUBLE"] = qdouble
+def run(torch, tilelang, qdouble: str, causal: bool, sms: int, dtype: str,  # type: ignore[no-untyped-def]
+        var: str = "TILEC_ATTN_QDOUBLE") -> str:
+    os.environ[var] = qdouble
     if sms:
         os.environ["TILEC_PERSISTENT_SMS"] = str(sms)
     else:
         os.environ.pop("TILEC_PERSISTENT_SMS", None)
     # a module of its own per setting (`Module._runtimes`): its kernels compile with this environment; each run's
     # fresh tensors make its launch take the slow path, which reads TILEC_PERSISTENT_SMS (`launch_grid`)
-    attn = _MODULES.get(qdouble)
+    attn = _MODULES.get(var + qdouble)
     if attn is None:
-        attn = _MODULES[qdouble] = tilelang.compile("use std::attention::*;\n")
+        attn = _MODULES[var + qdouble] = tilelang.compile("use std::attention::*;\n")
     bh, s, d = 512, 1024, 64
     dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     g = torch.Generator(device="cuda").manual_seed(s + d)
@@ -76,7 +80,8 @@ def run(torch, tilelang, qdouble: str, causal: bool, sms: int, dtype: str) -> st
     places = [(int(h), int(b), *walk_place(int(h), int(b), qblocks, n, causal))
               for h, b in (nan | bad).nonzero().tolist()]
     rel = float(err.nan_to_num(0.0).max() / want.abs().max())
-    line = (f"qdouble={qdouble} {'causal' if causal else 'full'} ctas={n}: rel err {rel:.1e}, "
+    name = "qdouble" if var == "TILEC_ATTN_QDOUBLE" else var.removeprefix("TILEC_ATTN_").lower()
+    line = (f"{name}={qdouble} {'causal' if causal else 'full'} ctas={n}: rel err {rel:.1e}, "
             f"{int(nan.sum())} tiles never stored, {int((bad & ~nan).sum())} stored wrong (of {bh * qblocks})")
     if places:
         ords = collections.Counter(r for *_, r in places)
@@ -91,6 +96,8 @@ def main() -> int:
     ap.add_argument("--sms", default="0,66,8", help="CTA counts with QDOUBLE=1, 0 = the card's SMs")
     ap.add_argument("--sms0", default="0", help="CTA counts with QDOUBLE=0 (the control)")
     ap.add_argument("--dtype", default="f16")
+    ap.add_argument("--var", default="TILEC_ATTN_QDOUBLE",
+                    help="the switch set to 1 (--sms) and 0 (--sms0), e.g. TILEC_ATTN_XROT (h15w)")
     a = ap.parse_args()
     try:
         import torch
@@ -108,7 +115,7 @@ def main() -> int:
     for qd, counts in (("1", a.sms), ("0", a.sms0)):
         for causal in (False, True):
             for sms in (int(x) for x in counts.split(",") if x):
-                print(run(torch, tilelang, qd, causal, sms, a.dtype), flush=True)
+                print(run(torch, tilelang, qd, causal, sms, a.dtype, a.var), flush=True)
     return 0
 
 

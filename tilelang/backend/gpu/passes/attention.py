@@ -59,6 +59,7 @@ from . import attention_spec as spec
 from . import attention_split as split
 from . import attention_tail as tails
 from . import attention_tiles as tiles
+from . import attention_xrot as xrot
 from .attention_layout import Classes, assign, classify, registers_only
 from .attention_match import AttnPlan, Tma, match
 from .context import Fresh, PassContext
@@ -130,7 +131,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         ops[i] = loop
         p = dataclasses.replace(p, loop=loop)
     # Q's buffers: 2 where the walk's next tile's Q may land during this tile (`TILEC_ATTN_QDOUBLE`)
-    qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048)
+    qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048,
+                       xrot.enabled() and p.short)  # (the rotation: the chained short keys' variant only)
     qbuf, qdesc = buf(p.q, qn, "q")
     kbuf, kdesc = buf(p.k, S, "k")
     vbuf, vdesc = buf(p.v, S, "v")
@@ -305,7 +307,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                       outside, layouts, fresh, span)
         if ch is not None:  # the last tile's pending P V and epilogue
             c_walk = chain.final(ch, chain_init, c_walk, vbuf, p.v_kmajor, cast.result.dtype,
-                                 lambda o: assign(o, cl, W, layouts))
+                                 lambda o, new: (classify(new, cl, []), assign(o, cl, W, layouts)))
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (),

@@ -50,6 +50,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_rotated as rot
+from . import attention_xrot as xrot
 from .attention_tiles import clone
 from .context import Fresh
 from .pipeline import _Build
@@ -121,7 +122,12 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
     if not rot.enabled(p):
         return None, None
     BM, BN = p.o_dot.a.shape
-    return carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty), None
+    ch = carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty)
+    if setting() != "late" and p.vmask is None and ch.peel:  # `TILEC_ATTN_XROT=1`: rotated across the boundary
+        skip = {id(op) for t in (p.k, p.v) for op in t.chain} | {id(p.s_dot)}  # (not run as written)
+        xr = xrot.make(loop, pl.pos, outside, moved, bufs.qs, bufs.zero, fresh, skip)
+        ch = dataclasses.replace(ch, xr=xr) if xr is not None else ch
+    return ch, None
 
 
 def layouts(ch: Chain | None, cl: Any, warps: int, lay: dict[int, Any]) -> None:
@@ -134,6 +140,9 @@ def layouts(ch: Chain | None, cl: Any, warps: int, lay: dict[int, Any]) -> None:
 
     for r, a in zip(ch.plan.results, ch.results, strict=True):
         cl.union(r, a)
+    if ch.xr is not None:
+        for r, a in zip(ch.xr.results, ch.xr.lvals, strict=True):
+            cl.union(r, a)
     for a in region_args(ch):
         if a.shape:
             lay[a.id] = AccTile(warps, cl.of(a) if len([x for x in a.shape if x > 1]) == 1 else "")
@@ -143,9 +152,11 @@ def final(ch: Chain, init: list[object], ops: list[object], vbuf: ir.Value, v_km
           assign: Any) -> list[object]:
     """The walk `ops` (`attention_tiles.tile_loop`'s) with the chain's first
     values (`init`, `tile_carry`'s) before it and after it the last tile's
-    pending P V and epilogue; `assign(ops)` gives every tile a layout."""
-    out = [*init, *ops, *_final(ch, ops[-1], vbuf, v_kmajor, dtype)]
-    assign(out)
+    pending P V and epilogue; `assign(ops, new)` gives every tile a layout (`new`: ops added
+    here whose tiles' row / column classes are not known yet: `attention_xrot`'s block)."""
+    fin = _final(ch, ops[-1], vbuf, v_kmajor, dtype)
+    out = [*init, *ops, *fin]
+    assign(out, fin if ch.xr is not None else [])  # (the deferred block's arange rows and columns)
     return out
 
 
@@ -153,10 +164,21 @@ def _final(ch: Chain, walk: object, vbuf: ir.Value, v_kmajor: bool, dtype: DType
     assert isinstance(walk, ir.For)
     n = len(region_args(ch))
     pend, use_c, stage, p, acc, *rest = walk.results[-n:]
-    k = len(ch.results)
+    k, m = len(ch.results), len(ch.scalars)
+    xr = ch.xr
+    if xr is not None:  # the last tile's deferred block first (`attention_xrot.finish`)
+        x = rest[k + m:]
+        nl = len(xr.lvals)
+        xr = dataclasses.replace(xr, defer=x[0], jl=x[1], base=x[2], qs=x[3], lvals=tuple(x[4:4 + nl]),
+                                 bscal=tuple(x[4 + nl:]))
     last = dataclasses.replace(ch, pend=pend, use_c=use_c, stage=stage, p=p, acc=acc, results=tuple(rest[:k]),
-                               scalars=tuple(rest[k:]))
-    return last.flush(pend, vbuf, v_kmajor, dtype)
+                               scalars=tuple(rest[k:k + m]), xr=xr)
+    if xr is None:
+        return last.flush(pend, vbuf, v_kmajor, dtype)
+    b = _Build(ch.fresh)
+    it_l = b.elem(ir.ElemOp.SUB, walk.results[0], b.const(1), hint="it_last")
+    ops, last = xrot.finish(xr, last, xr.defer, it_l, ch.plan.span, alone=True)
+    return [*b.ops, *ops, *last.flush(pend, vbuf, v_kmajor, dtype)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +202,7 @@ class Chain:
     # the first iteration before the loop (`TILEC_ATTN_CHAIN_PEEL`, "1" unset): the loop's body is then the
     # unchained one; "0": one body, the first iteration tested in it (3 % slower a key block, H200 2026-12-03)
     peel: bool = dataclasses.field(default_factory=lambda: os.environ.get("TILEC_ATTN_CHAIN_PEEL", "1") == "1")
+    xr: Any = None  # `attention_xrot.Xrot`: rotated across the tile boundary (`TILEC_ATTN_XROT=1`), else None
 
     def first(self, b: _Build, it: ir.Value, accw: ir.Value) -> tuple[list[object], ir.Value]:
         """In the loop's first iteration, after the previous tile's last P V
@@ -307,7 +330,7 @@ def use_op(ch: Chain) -> object:
 
 
 def region_args(ch: Chain) -> tuple[ir.Value, ...]:
-    return (ch.pend, ch.use_c, ch.stage, ch.p, ch.acc, *ch.results, *ch.scalars)
+    return (ch.pend, ch.use_c, ch.stage, ch.p, ch.acc, *ch.results, *ch.scalars, *xrot.region_args(ch.xr))
 
 
 def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
@@ -375,7 +398,12 @@ def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: in
     ran = b.elem(E.LT, lower, upper, dtype=DType.BOOL, hint="ran")
     idle = b.elem(E.NOT, ran, dtype=DType.BOOL)
     flush = b.elem(E.AND, idle, ch.pend, dtype=DType.BOOL)
-    start = [*b.ops, *ch.flush(flush, vbuf, v_kmajor, dtype)]
+    if ch.xr is not None and ch.peel:  # the previous tile's deferred block run alone first (`attention_xrot.finish`)
+        lone = b.elem(E.AND, idle, ch.xr.defer, dtype=DType.BOOL)
+        fin, fch = xrot.finish(ch.xr, ch, lone, b.elem(E.SUB, ch.base, b.const(1), hint="it_last"), pl.span)
+        start = [*b.ops, *fin, *fch.flush(flush, vbuf, v_kmajor, dtype)]
+    else:
+        start = [*b.ops, *ch.flush(flush, vbuf, v_kmajor, dtype)]
     c_results = c_loop.results[:n]
     trips, p_last = c_loop.results[n], c_loop.results[n + 1]
     a = _Build(f)
@@ -387,6 +415,12 @@ def tile_ops(ch: Chain, c_loop: ir.For, c_pre: list[object], loop: ir.For, S: in
     mapping = {pl.acc_result.id: z, **{r.id: c_results[i] for r, i in zip(pl.results, pl.indices, strict=True)}}
     own = [dataclasses.replace(zero, result=z), *clone([*pl.consts, *pl.ops], f, mapping)]
     own_if = ir.If((), idle, ir.Region((), (*own, ir.Yield(()))), ir.Region((), (ir.Yield(()),)), pl.span)  # type: ignore[arg-type]
+    x_outs: tuple[ir.Value, ...] = ()
+    if ch.xr is not None:  # what the rotation carries; the ring one further where the last block is deferred
+        x_ops, x_outs, trips_out = xrot.outs(ch.xr, loop, ch.base, trips, c_results)
+        a.ops += x_ops
+    else:
+        trips_out = trips
     ops = [*moved, *start, *q_wait, use_op(ch), *c_pre, c_loop, *q_release, *a.ops, own_if]
-    outs = (ran, use, last, p_last, c_results[pos], *(c_results[i] for i in pl.indices), *pl.scalars)
-    return (ops, trips, *tile_carry(ch, outs))
+    outs = (ran, use, last, p_last, c_results[pos], *(c_results[i] for i in pl.indices), *pl.scalars, *x_outs)
+    return (ops, trips_out, *tile_carry(ch, outs))

@@ -147,6 +147,43 @@ def pin_wait(ops: list[object], rows: int) -> tuple[ir.Value, ...]:
     return ()
 
 
+def _boundary(chain: Any, loop: ir.For, p: Any, bufs: Any, fresh: Fresh, layouts: dict[int, Layout],
+              build: Callable[..., list[object]], unshare: Callable[[list[object], Fresh], list[object]],
+              s_product: Callable[..., tuple[ir.Value, g.Wgmma]], qempty: ir.Value | None, remap: dict[int, ir.Value],
+              st0: ir.Value, args: tuple[ir.Value, ...], init_vals: tuple[ir.Value, ...],
+              first: tuple[object, ...], span: Any) -> tuple[object, ...]:
+    """The chained first iteration's ops (`first`, ending with its Yield) in a branch on `chain.xr.defer`
+    (`attention_xrot`): where the previous tile deferred its last key block, the boundary iteration holding
+    that block and this tile's first; else `first`. `remap`: the first iteration's clone mapping (built
+    from `build(chain)`); `args`: the loop body's own arguments (c_it, p_prev, stage, pv_stage)."""
+    from . import attention_xrot as xrot
+    from .attention_tiles import clone
+
+    xr = chain.xr
+    assert qempty is not None
+    c_it, p_prev, stage, pv_stage = args
+    sb = _Build(fresh)
+    raw, _ = s_product(sb, p, bufs, st0, fresh, layouts)  # this tile's first S, issued in the boundary
+
+    def prefetched(p_l: ir.Value, acc_l: ir.Value, st_l: ir.Value, res: tuple[ir.Value, ...]) -> list[object]:
+        one = fresh.value(DType.BOOL, (), "pend")
+        m = {**{k: v for k, v in remap.items() if k in (loop.body.args[0].id, c_it.id, stage.id)},
+             p_prev.id: p_l, pv_stage.id: st_l, chain.pend.id: one, chain.use.id: one,
+             **{a.id: v for a, v in zip(loop.body.args[1:], init_vals, strict=False)},
+             loop.body.args[1 + xr.pos].id: acc_l,
+             **{r.id: v for r, v in zip(chain.results, res, strict=True)}}
+        seeded = set(m)
+        ops = clone(build(chain, raw), fresh, m)
+        layouts.update({m[k].id: lay for k, lay in list(layouts.items()) if k in m and k not in seeded})
+        return [ir.Const(one, True), *ops]
+
+    ops = xrot.boundary(xr, chain, sb.ops, qempty, prefetched)
+    outs = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in init_vals)
+    inner = ir.If(outs, xr.defer, ir.Region((), (*unshare(ops[:-1], fresh), ops[-1])),  # type: ignore[arg-type]
+                  ir.Region((), first), span)  # type: ignore[arg-type]
+    return (inner, ir.Yield(outs))
+
+
 def _reads(op: object, v: ir.Value) -> bool:
     return any(x is v for o in g.walk(ir.Region((), (op,))) for x in g.operands(o))  # type: ignore[arg-type]
 
@@ -220,8 +257,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                                ir.Region((), (ir.Yield(()),)), span)]
         stage, pv_stage = fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "pv_stage")
 
-    def build(chain: Any) -> list[object]:
-        """One iteration's ops (`chain`: the first iteration of a chained tile, else None)."""
+    def build(chain: Any, pre_s: ir.Value | None = None) -> list[object]:
+        """One iteration's ops (`chain`: the first iteration of a chained tile, else None; `pre_s`: its S
+        issued already, `attention_xrot.boundary`: its P V issued alone)."""
         nonlocal stage, pv_stage
         cb = _Build(fresh)
         started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
@@ -241,7 +279,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
             use = cb.elem(E.OR, use, cb.elem(E.AND, first, chain.use, dtype=DType.BOOL), dtype=DType.BOOL,
                           hint="use_acc")
 
-        raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False)
+        raw, s_op = s_product(cb, p, bufs, stage, fresh, layouts, issue=False) if pre_s is None else (pre_s, None)
         o_raw = fresh.value(DType.F32, p.o_dot.result.shape, "o")
         if turns:  # named barrier 2 + the warpgroup's number (attention_loop.TURN_BARRIER)
             cb.ops.append(g.WarpgroupTurn("wait", 2, span))
@@ -325,6 +363,11 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
 
     peel = chain is not None and chain.peel  # the chained first iteration before the loop
     body_ops = build(None if peel else chain)
+    if chain is not None and chain.xr is not None:  # (the deferred block's clones: `attention_xrot.block`)
+        from .attention_tiles import clone as clone_ops
+
+        chain.xr.body.update(ops=body_ops, layouts=layouts, fresh=fresh, clone=clone_ops, unshare=unshare,
+                             args=(loop.body.args[0], loop.body.args[1:], c_it, p_prev, stage, pv_stage, bufs))
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
     trips, p_last = fresh.value(DType.I32, (), "trips"), fresh.value(pdt, pshape, "p")
     stages: tuple[ir.Value, ...] = ()
@@ -346,12 +389,20 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         first = clone(build(chain), fresh, remap)
         layouts.update({remap[k].id: lay for k, lay in list(layouts.items()) if k in remap})  # the wgmma results'
         outs = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in init_vals)
-        pre.append(ir.If(outs, ran, ir.Region((), (*unshare(first[:-1], fresh), first[-1])),  # type: ignore[arg-type]
+        then: tuple[object, ...] = (*unshare(first[:-1], fresh), first[-1])
+        if chain.xr is not None:  # `TILEC_ATTN_XROT=1`: where the previous tile deferred its last block
+            then = _boundary(chain, loop, p, bufs, fresh, layouts, build, unshare, s_product, qempty, remap, st0,
+                             (c_it, p_prev, stage, pv_stage), init_vals, then, span)
+        pre.append(ir.If(outs, ran, ir.Region((), then),  # type: ignore[arg-type]
                          ir.Region((), (ir.Yield(init_vals),)), span))
         lower = fresh.value(DType.I32, (), "lower")
         pre.append(ir.Elementwise(lower, E.ADD, (loop.lower, loop.step)))
         init_vals = outs
-    c_loop = ir.For((*c_results, trips, p_last, *stages), lower, loop.upper, loop.step, init_vals,
+    upper = loop.upper
+    if chain is not None and chain.xr is not None:  # the loop stops a block short: the last is the boundary's
+        upper = fresh.value(DType.I32, (), "upper")
+        pre.append(ir.Elementwise(upper, E.SUB, (loop.upper, loop.step)))
+    c_loop = ir.For((*c_results, trips, p_last, *stages), lower, upper, loop.step, init_vals,
                     ir.Region((*loop.body.args, c_it, p_prev, *((stage, pv_stage) if carried else ())),
                               tuple(unshare(body_ops, fresh))), span)  # type: ignore[arg-type]
     if chain is not None:  # the loop's last P V: issued by the next tile's first iteration

@@ -704,7 +704,7 @@ def q_after_first_kv(q_ops: list[object], iv: ir.Value, lower: ir.Value, upper: 
 QDOUBLE_DEFAULT = "0"
 
 
-def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -> int:
+def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int, xrot: bool = False) -> int:
     """Q's buffers in the persistent walk: 2 (`TILEC_ATTN_QDOUBLE=1`) where
     `ok` (the walk, O not stored through shared memory) and two Q tiles and
     the ring's `stages` fit in `limit` bytes of shared memory (D = 64 at
@@ -712,8 +712,9 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int) -
     producer copies the next tile's Q as soon as it has issued this tile's
     last K/V block (it waits for the release of the tile before this one's
     Q), and the next tile's first product never waits for its Q; else 1 (the
-    copy waits for this tile's last S: `q_early`)."""
-    if not ok or os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT) != "1":
+    copy waits for this tile's last S: `q_early`). `xrot`: `TILEC_ATTN_XROT=1`, which needs two slots.
+    """
+    if not ok or (os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT) != "1" and not xrot):
         return 1
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
 

@@ -198,6 +198,7 @@ class Graph:
 
     def begin(self) -> None:
         d = self.ctx.d
+        cuda_pdl.forget(_handle_int(self.ctx.stream))
         _check(d.cuStreamBeginCapture(self.ctx.stream, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL),
                "cuStreamBeginCapture")
         self._capturing = True
@@ -206,6 +207,7 @@ class Graph:
         d = self.ctx.d
         self._capturing = False
         self.graph = _check(d.cuStreamEndCapture(self.ctx.stream), "cuStreamEndCapture", span)
+        cuda_pdl.forget(_handle_int(self.ctx.stream))
         self.exec = _check(d.cuGraphInstantiate(self.graph, 0), "cuGraphInstantiate", span)
 
     def capture(self) -> _Capture:
@@ -214,6 +216,7 @@ class Graph:
     def replay(self, span: Span | None = None, sync: bool = True) -> None:
         assert self.exec is not None, "replay before capture"
         _check(self.ctx.d.cuGraphLaunch(self.exec, self.ctx.stream), "cuGraphLaunch", span)
+        cuda_pdl.forget(_handle_int(self.ctx.stream))
         if sync:
             self.ctx.synchronize(span)
 
@@ -461,7 +464,9 @@ class CudaDevice(Device):
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam) and not isinstance(a, CudaBuffer):
                 raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
-        early = cuda_pdl.early_names(_handle_int(s), kernel, args, grid)  # PDL "+loads" only
+        handle = _handle_int(s)
+        foreign = self.__dict__.get("_foreign_streams", {}).get(handle) is s  # another library's stream
+        early = cuda_pdl.early_names(handle, kernel, args, grid, (id(self), self.launches), foreign)  # "+loads" only
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam):
                 f = TensorFacts.of_launch(a.ptr, tuple(a.shape), p.dtype.value == "bf16" and not a.bf16,
@@ -717,6 +722,7 @@ class CudaDevice(Device):
         self._pending_asserts.pop(id(s), None)
         self._capturing.add(id(s))
         self._capture_prints.pop(id(s), None)
+        cuda_pdl.forget(_handle_int(s))  # PDL "+loads": the capture's launches follow no launch
         _check(d.cuStreamBeginCapture(s, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
                "cuStreamBeginCapture")
 
@@ -724,6 +730,7 @@ class CudaDevice(Device):
         s = self.ctx.stream if stream is None else stream
         g = Graph(self.ctx)
         g.graph = _check(self.ctx.d.cuStreamEndCapture(s), "cuStreamEndCapture")
+        cuda_pdl.forget(_handle_int(s))  # the stream's last kernel is the one from before the capture
         g.exec = _check(self.ctx.d.cuGraphInstantiate(g.graph, 0), "cuGraphInstantiate")
         self._graph_asserts[id(g)] = self._pending_asserts.pop(id(s), [])
         self._capturing.discard(id(s))
@@ -738,6 +745,7 @@ class CudaDevice(Device):
     def replay(self, graph: Graph, stream: Any = None) -> None:
         s = self.ctx.stream if stream is None else stream
         _check(self.ctx.d.cuGraphLaunch(graph.exec, s), "cuGraphLaunch")
+        cuda_pdl.forget(_handle_int(s))  # PDL "+loads": the graph's kernels were not recorded
         self._pending_asserts[id(s)].extend(self._graph_asserts.get(id(graph), []))
         prints = self._graph_prints.get(id(graph))
         if prints:

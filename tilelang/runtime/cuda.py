@@ -718,7 +718,7 @@ class CudaDevice(Device):
                 return w
 
     def _release_err_words(self, pending: list[tuple[int, Any, Span | None, tuple[int, ...]]]) -> None:
-        busy = self._err_busy
+        busy = self.__dict__.setdefault("_err_busy", {})  # (a device a test made without `__init__`)
         for word, _, _, _ in pending:
             n = busy.get(word, 0) - 1
             if n > 0:

@@ -53,6 +53,7 @@ import numpy as np
 from tilelang import printfmt
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
+from tilelang.diagnostics.codes.types import INVALID_OPERAND
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import ARITH, COMPARE, DType, arange_problem, float_rem, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
@@ -158,9 +159,40 @@ def _div_zero(span: Span, op: str) -> TileError:
                      .with_help("check the divisor before dividing"))
 
 
+def _domain(op: str, dt: DType | None) -> str | None:
+    """What `op` needs where `dt` is outside its domain (None: fine). The checker
+    refuses these for a concrete type; a generic function is checked once for
+    every `T`, so an instance (`T = f32` in `v << (1 as T)`) is refused here,
+    as a kernel's instance is by its lowering (`ir.verify.domain_problem`)."""
+    if dt is None:
+        return None
+    if op in ("&", "|", "^") and dt.is_float:
+        return "integer or `bool` values"
+    if op in ("<<", ">>") and (dt.is_float or dt is DType.BOOL):
+        return "integer values"
+    if op in ("+", "-", "*", "/", "%") and dt is DType.BOOL:
+        return "numbers"
+    return None
+
+
+def _domain_error(op: str, dt: DType, need: str, op_span: Span, tensors: bool) -> TileError:
+    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
+    return TileError(Diagnostic.error(INVALID_OPERAND, f"`{op}` is not defined on {what}")
+                     .primary(op_span, f"applied to `{dt.value}` in this call")
+                     .note("a generic function is checked once, for any element type `T`; its body must "
+                           "also hold for each `T` it is called with")
+                     .with_help(f"`{op}` needs {need}: call it with such a type, or convert inside it "
+                                "(e.g. `x as i32`)"))
+
+
 def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DType | None) -> Any:
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         return _tensor_binary(op, a, b, op_span, span)
+    if op not in _COMPARE:
+        dt0 = result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b)
+        need = _domain(op, dt0)
+        if need is not None and dt0 is not None:
+            raise _domain_error(op, dt0, need, op_span, False)
     if isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple)):
         if op == "==":
             return a == b
@@ -253,6 +285,9 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
         raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{op}` is not defined on `{dt.value}` tensors")
                         .primary(op_span, "a bitwise operator on floats")
                         .with_help("bitwise operators take integers or `bool`: cast first (`t as i32`)"))
+    need = _domain(op, dt)  # a shift of floats, arithmetic of `bool`s (a generic `T`'s instance)
+    if need is not None and op not in ("&", "|", "^"):
+        raise _domain_error(op, dt, need, op_span, True)
     work = np.float32 if dt is DType.BF16 else dt.np_dtype
     x = ta.numpy() if ta is not None else np.asarray(_num(a)).astype(work)
     y = tb.numpy() if tb is not None else np.asarray(_num(b)).astype(work)
@@ -363,6 +398,9 @@ def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
             r = np.negative(x) if op == "-" else (np.logical_not(x) if v.dtype is DType.BOOL else np.invert(x))
         return Tensor.from_numpy(r, v.dtype, v.device)
     dt = result_dtype or scalar_dtype_of(v)
+    if dt is not None and ((op == "-" and dt is DType.BOOL) or (op != "-" and dt.is_float)):
+        # a generic function's instance (`-v` with `T = bool`, `!v` with `T = f32`): as for tensors
+        raise _domain_error(op, dt, "numbers" if op == "-" else "integer or `bool` values", span, False)
     x = _num(v)
     if op == "-":
         r = -x

@@ -1,0 +1,57 @@
+"""A generic host function is checked once, for every `T`; an operator its
+body applies to `T` that the instance's type does not have (`v << 1` with
+`T = f32`, `a + b` with `T = bool`) was run anyway by the host evaluator:
+Python's `int()` truncated the float (`sh(3.5)` gave 6.0), `bool + bool` came
+out `true`, `!2.5` was -3.0, and `&` of two floats was an internal error (the
+fuzzer, seed 163 case 6414). A kernel's instance is refused by its lowering
+(E0204, `ir.verify.domain_problem`); the host refuses the same now, at the
+operator (hostile review, round 10)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tilelang.diagnostics.model import TileError
+from tilelang.run import execute
+
+FNS = """
+fn sh<T>(v: T) -> T { v << (1 as T) }
+fn band<T>(v: T) -> T { v & (3 as T) }
+fn add<T>(a: T, b: T) -> T { a + b }
+fn neg<T>(v: T) -> T { -v }
+fn inv<T>(v: T) -> T { !v }
+fn tsh<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { x << x }
+fn tadd<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { x + x }
+"""
+
+
+def _run(body: str) -> str:
+    out = io.StringIO()
+    execute(FNS + "fn main() {\n    " + body + "\n}\n", "cpu", out=out, name="g.tile")
+    return out.getvalue().strip()
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("print(sh(3.5));", "`<<` is not defined on `f32`"),
+    ("print(band(0.5f16));", "`&` is not defined on `f16`"),
+    ("print(add(true, true));", "`+` is not defined on `bool`"),
+    ("print(neg(true));", "`-` is not defined on `bool`"),
+    ("print(inv(2.5));", "`!` is not defined on `f32`"),
+    ("print(tsh(&full::<f32>([2], 1.0)));", "`<<` is not defined on `f32` tensors"),
+    ("print(tadd(&full::<bool>([2], true)));", "`+` is not defined on `bool` tensors"),
+])
+def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
+    with pytest.raises(TileError) as e:
+        _run(body)
+    (d,) = e.value.diagnostics
+    assert d.code == "E0204" and message in d.message, d.message
+    assert d.primary_span is not None and d.help
+
+
+def test_instances_inside_it_run() -> None:
+    assert _run("print(sh(5), band(7), add(2, 3), add(1.5, 2.0), band(true), neg(2.5), inv(5), inv(true));") \
+        == "10 3 5 3.5 true -2.5 -6 false"
+    assert _run("print(tsh(&full::<i32>([2], 1)), tadd(&full::<i32>([2], 1)));") \
+        == "Tensor<i32, [2]> [2, 2] Tensor<i32, [2]> [2, 2]"

@@ -2,8 +2,9 @@
 body applies to `T` that the instance's type does not have (`v << 1` with
 `T = f32`, `a + b` with `T = bool`) was run anyway by the host evaluator:
 Python's `int()` truncated the float (`sh(3.5)` gave 6.0), `bool + bool` came
-out `true`, `!2.5` was -3.0, and `&` of two floats was an internal error (the
-fuzzer, seed 163 case 6414). A kernel's instance is refused by its lowering
+out `true`, `!2.5` was -3.0, `arange::<T>` made `bool`s, a sum of `bool`s was `true`
+(along an axis: an `i64` tensor where the type says `bool`), and `&` of
+two floats was an internal error (the fuzzer, seed 163 case 6414). A kernel's instance is refused by its lowering
 (E0204, `ir.verify.domain_problem`); the host refuses the same now, at the
 operator (hostile review, round 10)."""
 
@@ -24,6 +25,9 @@ fn neg<T>(v: T) -> T { -v }
 fn inv<T>(v: T) -> T { !v }
 fn tsh<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { x << x }
 fn tadd<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { x + x }
+fn total<T>(x: &Tensor<T, [?]>) -> T { x.sum() }
+fn cols<T>(x: &Tensor<T, [?, ?]>) -> Tensor<T, [?]> { x.sum(0) }
+fn count<T>(n: i32) -> Tensor<T, [?]> { arange::<T>(n) }
 """
 
 
@@ -41,6 +45,10 @@ def _run(body: str) -> str:
     ("print(inv(2.5));", "`!` is not defined on `f32`"),
     ("print(tsh(&full::<f32>([2], 1.0)));", "`<<` is not defined on `f32` tensors"),
     ("print(tadd(&full::<bool>([2], true)));", "`+` is not defined on `bool` tensors"),
+    # `true` (3 trues summed, then made a `bool`), and a `Tensor<T, ..>` of `i64` for `T = bool`
+    ("print(total(&full::<bool>([3], true)));", "`sum` of `bool` elements"),
+    ("print(cols(&full::<bool>([3, 2], true)));", "`sum` of `bool` elements"),
+    ("print(count::<bool>(3));", "`arange` makes numbers, not `bool` values"),
 ])
 def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
     with pytest.raises(TileError) as e:
@@ -55,3 +63,5 @@ def test_instances_inside_it_run() -> None:
         == "10 3 5 3.5 true -2.5 -6 false"
     assert _run("print(tsh(&full::<i32>([2], 1)), tadd(&full::<i32>([2], 1)));") \
         == "Tensor<i32, [2]> [2, 2] Tensor<i32, [2]> [2, 2]"
+    assert _run("print(total(&full::<i32>([3], 2)), cols(&full::<i8>([3, 2], 1)), count::<u8>(3));") \
+        == "6 Tensor<i8, [2]> [3, 3] Tensor<u8, [3]> [0, 1, 2]"

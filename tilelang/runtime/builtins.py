@@ -175,12 +175,15 @@ def _domain(op: str, dt: DType | None) -> str | None:
     return None
 
 
+_GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; its body must also hold "
+                 "for each `T` it is called with")
+
+
 def _domain_error(op: str, dt: DType, need: str, op_span: Span, tensors: bool) -> TileError:
     what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
     return TileError(Diagnostic.error(INVALID_OPERAND, f"`{op}` is not defined on {what}")
                      .primary(op_span, f"applied to `{dt.value}` in this call")
-                     .note("a generic function is checked once, for any element type `T`; its body must "
-                           "also hold for each `T` it is called with")
+                     .note(_GENERIC_NOTE)
                      .with_help(f"`{op}` needs {need}: call it with such a type, or convert inside it "
                                 "(e.g. `x as i32`)"))
 
@@ -514,6 +517,12 @@ class Builtins:
                 return self._new(np.full(shape, _num(pos[1])), dt)
             case "arange":
                 dt = self._dtype(call, DType.I32)
+                if dt is DType.BOOL:  # `arange::<T>` of a generic function's instance `T = bool`
+                    raise TileError(Diagnostic.error(INVALID_OPERAND, "`arange` makes numbers, not `bool` values")
+                                    .primary(call.span, "with `bool` elements in this call")
+                                    .note(_GENERIC_NOTE)
+                                    .with_help("call it with a numeric type, or build the tensor from numbers "
+                                               "(`arange::<i32>(n) % 2 == 1`)"))
                 lo, hi = (0, pos[0]) if len(pos) == 1 else (pos[0], pos[1])
                 why = arange_problem(dt, int(hi))  # a constant length: the checker's E0231
                 if why is not None:
@@ -849,6 +858,11 @@ class Builtins:
                             .note(f"`{name}` has no value for an empty set (`sum` is 0, `prod` is 1)")
                             .with_help("check that the tensor is not empty before reducing it"))
         dt = t.dtype
+        if name in ("sum", "prod") and dt is DType.BOOL:  # a generic function's instance `T = bool`
+            raise TileError(Diagnostic.error(INVALID_OPERAND, f"`{name}` of `bool` elements")
+                            .primary(node.span, "of a `bool` tensor in this call")
+                            .note(_GENERIC_NOTE)
+                            .with_help("count with `(m as i32).sum()`, or call it with a numeric type"))
         if name in ("sum", "prod"):
             acc: Any
             if dt.is_float:

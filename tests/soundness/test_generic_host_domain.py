@@ -28,6 +28,9 @@ fn tadd<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { x + x }
 fn total<T>(x: &Tensor<T, [?]>) -> T { x.sum() }
 fn cols<T>(x: &Tensor<T, [?, ?]>) -> Tensor<T, [?]> { x.sum(0) }
 fn count<T>(n: i32) -> Tensor<T, [?]> { arange::<T>(n) }
+fn most<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { maximum(x, x) }
+fn least<T>(v: T) -> T { minimum(v, v) }
+fn scan<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { cumsum(x, 0) }
 """
 
 
@@ -49,6 +52,9 @@ def _run(body: str) -> str:
     ("print(total(&full::<bool>([3], true)));", "`sum` of `bool` elements"),
     ("print(cols(&full::<bool>([3, 2], true)));", "`sum` of `bool` elements"),
     ("print(count::<bool>(3));", "`arange` makes numbers, not `bool` values"),
+    ("print(most(&full::<bool>([2], true)));", "`maximum` of `bool` values"),
+    ("print(least(true));", "`minimum` of `bool` values"),
+    ("print(scan(&full::<bool>([2], true)));", "cannot `cumsum` a `bool` tensor"),
 ])
 def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
     with pytest.raises(TileError) as e:
@@ -65,3 +71,5 @@ def test_instances_inside_it_run() -> None:
         == "Tensor<i32, [2]> [2, 2] Tensor<i32, [2]> [2, 2]"
     assert _run("print(total(&full::<i32>([3], 2)), cols(&full::<i8>([3, 2], 1)), count::<u8>(3));") \
         == "6 Tensor<i8, [2]> [3, 3] Tensor<u8, [3]> [0, 1, 2]"
+    assert _run("print(most(&full::<i8>([2], 3)), least(2.5), scan(&full::<u8>([2], 3)));") \
+        == "Tensor<i8, [2]> [3, 3] 2.5 Tensor<u8, [2]> [3, 6]"

@@ -792,6 +792,10 @@ class Builtins:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
                 .primary(node.span, "this scan").with_help(f"axes count from 0 to {t.rank - 1}"))
+        if t.dtype is DType.BOOL:  # a generic function's instance `T = bool` (the checker refuses `bool`)
+            raise TileError(Diagnostic.error(INVALID_OPERAND, "cannot `cumsum` a `bool` tensor")
+                            .primary(node.span, "of a `bool` tensor in this call").note(_GENERIC_NOTE)
+                            .with_help("count with `cumsum(m as i32, axis)`, or call it with a numeric type"))
         with np.errstate(all="ignore"):
             r = num.scan(ScanOp.CUMSUM, t.numpy(), t.dtype, ax % t.rank)
         return self._new(np.ascontiguousarray(r), t.dtype)
@@ -802,6 +806,13 @@ class Builtins:
         else:
             a, b = pos
             c = None
+            dt0 = a.dtype if isinstance(a, Tensor) else (b.dtype if isinstance(b, Tensor) else
+                                                           scalar_dtype_of(a) or scalar_dtype_of(b))
+            if dt0 is DType.BOOL:  # a generic function's instance `T = bool` (the checker refuses `bool`)
+                raise TileError(Diagnostic.error(INVALID_OPERAND, f"`{name}` of `bool` values")
+                                .primary(call.span, "of `bool` values in this call").note(_GENERIC_NOTE)
+                                .with_help(f"`a {'|' if name == 'maximum' else '&'} b` is the `bool` "
+                                           f"{'maximum' if name == 'maximum' else 'minimum'}"))
         tensors = [v for v in (a, b) if isinstance(v, Tensor)]
         if not tensors and not isinstance(c, Tensor):
             if name == "where":

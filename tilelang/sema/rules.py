@@ -214,7 +214,12 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
     if num is None:
         d = tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile, a scalar or a host tensor", x.span,
                     f"found `{ty}`")
-        return tcx.emit(d.with_help("load a tile first") if cx.fx.in_kernel else d)
+        if cx.fx.in_kernel:
+            return tcx.emit(d.with_help("load a tile first"))
+        if isinstance(x, ast.Ref):  # `sqrt(&1.0)`, `exp(&t)`: the fuzzer's seed 167, case 3561 (no help line)
+            return tcx.emit(d.with_help(f"pass the value itself, without `&`: `{cx.name}(..)` reads it and "
+                                        "gives a new value"))
+        return tcx.emit(d.with_help(f"give `{cx.name}` a number or a host tensor (it works element-wise)"))
     if num.kind == "tensor":
         if num.elem is not None and not elem_is_float(num.elem) and cx.name != "abs":
             return _not_float(tcx, cx, x, ty)

@@ -31,6 +31,8 @@ fn count<T>(n: i32) -> Tensor<T, [?]> { arange::<T>(n) }
 fn most<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { maximum(x, x) }
 fn least<T>(v: T) -> T { minimum(v, v) }
 fn scan<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { cumsum(x, 0) }
+fn power<T>(a: T, b: T) -> T { pow(a, b) }
+fn size<T>(v: T) -> T { abs(v) }
 """
 
 
@@ -55,6 +57,8 @@ def _run(body: str) -> str:
     ("print(most(&full::<bool>([2], true)));", "`maximum` of `bool` values"),
     ("print(least(true));", "`minimum` of `bool` values"),
     ("print(scan(&full::<bool>([2], true)));", "cannot `cumsum` a `bool` tensor"),
+    ("print(power(3, 3));", "`pow` is not defined on `i32`"),
+    ("print(size(true));", "`abs` is not defined on `bool`"),
 ])
 def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
     with pytest.raises(TileError) as e:
@@ -73,3 +77,4 @@ def test_instances_inside_it_run() -> None:
         == "6 Tensor<i8, [2]> [3, 3] Tensor<u8, [3]> [0, 1, 2]"
     assert _run("print(most(&full::<i8>([2], 3)), least(2.5), scan(&full::<u8>([2], 3)));") \
         == "Tensor<i8, [2]> [3, 3] 2.5 Tensor<u8, [2]> [3, 6]"
+    assert _run("print(power(2.0, 3.0), size(-3), size(-2.5));") == "8.0 3 2.5"

@@ -543,7 +543,7 @@ class Builtins:
             case "assert_close":
                 return self._assert_close(call, pos, kw)
             case _ if name in UNARY_MATH:
-                return self.math(name, pos[0])
+                return self.math(name, pos[0], call)
             case _ if name in REDUCTIONS:
                 return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "maximum" | "minimum" | "where":
@@ -722,7 +722,7 @@ class Builtins:
                                   "if that is within what you expect")
         raise TileError(diag)
 
-    def math(self, name: str, x: Any) -> Any:
+    def math(self, name: str, x: Any, node: Any = None) -> Any:
         """A unary math function of a scalar or, element-wise, of a tensor;
         f16/bf16 computed in f32 and rounded once, integers in f64."""
         fn = UNARY_MATH[name]
@@ -737,6 +737,11 @@ class Builtins:
                 r = fn(v.astype(work))
             return self._new(r, dt if dt.is_float else DType.F32)
         sdt = scalar_dtype_of(x)
+        if sdt is DType.BOOL:  # `abs(v)` of a generic function's instance `T = bool` (refused for a concrete one)
+            d = Diagnostic.error(INVALID_OPERAND, f"`{name}` is not defined on `bool`")
+            raise TileError((d.primary(node.span, "applied to `bool` in this call") if node is not None else d)
+                            .note(_GENERIC_NOTE)
+                            .with_help("call it with a numeric type, or convert inside it (`v as i32`)"))
         with np.errstate(all="ignore"):
             r = float(fn(np.float64(_num(x))))
         if name == "abs" and sdt is not None and not sdt.is_float:
@@ -762,6 +767,10 @@ class Builtins:
                 r = num.elementwise(ElemOp.POW, xs, dt)
             return self._new(np.ascontiguousarray(r), dt)
         dt = self.ev.scalar_dtype(node) or DType.F64
+        if not dt.is_float:  # a generic function's instance `T = i32` (the checker refuses a concrete one)
+            raise TileError(Diagnostic.error(INVALID_OPERAND, f"`pow` is not defined on `{dt.value}`")
+                            .primary(node.span, f"applied to `{dt.value}` in this call").note(_GENERIC_NOTE)
+                            .with_help("call it with a floating-point type, or convert inside it (`x as f32`)"))
         with np.errstate(all="ignore"):
             r = num.elementwise(ElemOp.POW, [np.asarray(float(_num(x))), np.asarray(float(_num(y)))],
                                 dt if dt.is_float else DType.F64)
@@ -943,7 +952,7 @@ class Builtins:
                 case _ if name in REDUCTIONS:
                     return self.reduce(name, recv, pos[0] if pos else None, mc)
                 case _ if name in UNARY_MATH:
-                    return self.math(name, recv)
+                    return self.math(name, recv, mc)
                 case "pow":
                     return self.pow(recv, pos[0], mc)
                 case "transpose" | "permute":
@@ -981,7 +990,7 @@ class Builtins:
         if isinstance(recv, (list, tuple)) and name == "len":
             return len(recv)
         if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):
-            return self.math(name, recv)
+            return self.math(name, recv, mc)
         if name == "pow" and isinstance(recv, (int, float, np.generic)):
             return self.pow(recv, pos[0], mc)
         if isinstance(recv, (int, float, bool, np.generic)):

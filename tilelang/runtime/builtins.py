@@ -191,11 +191,6 @@ def _domain_error(op: str, dt: DType, need: str, op_span: Span, tensors: bool) -
 def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DType | None) -> Any:
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         return _tensor_binary(op, a, b, op_span, span)
-    if op not in _COMPARE:
-        dt0 = result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b)
-        need = _domain(op, dt0)
-        if need is not None and dt0 is not None:
-            raise _domain_error(op, dt0, need, op_span, False)
     if isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple)):
         if op == "==":
             return a == b
@@ -203,6 +198,11 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             return a != b
         if op == "+" and isinstance(a, list) and isinstance(b, list):
             return a + b
+    if op not in _COMPARE:
+        dt0 = result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b)
+        need = _domain(op, dt0)
+        if need is not None and dt0 is not None:
+            raise _domain_error(op, dt0, need, op_span, False)
     dt = result_dtype
     if dt is None and op not in _COMPARE:
         dt = scalar_dtype_of(a) or scalar_dtype_of(b)

@@ -53,7 +53,6 @@ import numpy as np
 from tilelang import printfmt
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
-from tilelang.diagnostics.codes.types import INVALID_OPERAND
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import ARITH, COMPARE, DType, arange_problem, float_rem, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
@@ -61,6 +60,7 @@ from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
 from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.limits import MAX_RANK
+from tilelang.runtime import host_domains as domains
 from tilelang.runtime.tensor import (
     TUNER_PICKS,
     Partition,
@@ -159,35 +159,6 @@ def _div_zero(span: Span, op: str) -> TileError:
                      .with_help("check the divisor before dividing"))
 
 
-def _domain(op: str, dt: DType | None) -> str | None:
-    """What `op` needs where `dt` is outside its domain (None: fine). The checker
-    refuses these for a concrete type; a generic function is checked once for
-    every `T`, so an instance (`T = f32` in `v << (1 as T)`) is refused here,
-    as a kernel's instance is by its lowering (`ir.verify.domain_problem`)."""
-    if dt is None:
-        return None
-    if op in ("&", "|", "^") and dt.is_float:
-        return "integer or `bool` values"
-    if op in ("<<", ">>") and (dt.is_float or dt is DType.BOOL):
-        return "integer values"
-    if op in ("+", "-", "*", "/", "%") and dt is DType.BOOL:
-        return "numbers"
-    return None
-
-
-_GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; its body must also hold "
-                 "for each `T` it is called with")
-
-
-def _domain_error(op: str, dt: DType, need: str, op_span: Span, tensors: bool) -> TileError:
-    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
-    return TileError(Diagnostic.error(INVALID_OPERAND, f"`{op}` is not defined on {what}")
-                     .primary(op_span, f"applied to `{dt.value}` in this call")
-                     .note(_GENERIC_NOTE)
-                     .with_help(f"`{op}` needs {need}: call it with such a type, or convert inside it "
-                                "(e.g. `x as i32`)"))
-
-
 def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DType | None) -> Any:
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         return _tensor_binary(op, a, b, op_span, span)
@@ -198,11 +169,8 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             return a != b
         if op == "+" and isinstance(a, list) and isinstance(b, list):
             return a + b
-    if op not in _COMPARE:
-        dt0 = result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b)
-        need = _domain(op, dt0)
-        if need is not None and dt0 is not None:
-            raise _domain_error(op, dt0, need, op_span, False)
+    if op not in _COMPARE:  # a generic function's instance (`v << 1` with `T = f32`)
+        domains.check_operator(op, result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b), op_span)
     dt = result_dtype
     if dt is None and op not in _COMPARE:
         dt = scalar_dtype_of(a) or scalar_dtype_of(b)
@@ -288,9 +256,7 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
         raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{op}` is not defined on `{dt.value}` tensors")
                         .primary(op_span, "a bitwise operator on floats")
                         .with_help("bitwise operators take integers or `bool`: cast first (`t as i32`)"))
-    need = _domain(op, dt)  # a shift of floats, arithmetic of `bool`s (a generic `T`'s instance)
-    if need is not None and op not in ("&", "|", "^"):
-        raise _domain_error(op, dt, need, op_span, True)
+    domains.check_operator(op, dt, op_span, tensors=True)  # a shift of floats, `bool`s added (an instance)
     work = np.float32 if dt is DType.BF16 else dt.np_dtype
     x = ta.numpy() if ta is not None else np.asarray(_num(a)).astype(work)
     y = tb.numpy() if tb is not None else np.asarray(_num(b)).astype(work)
@@ -401,9 +367,7 @@ def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
             r = np.negative(x) if op == "-" else (np.logical_not(x) if v.dtype is DType.BOOL else np.invert(x))
         return Tensor.from_numpy(r, v.dtype, v.device)
     dt = result_dtype or scalar_dtype_of(v)
-    if dt is not None and ((op == "-" and dt is DType.BOOL) or (op != "-" and dt.is_float)):
-        # a generic function's instance (`-v` with `T = bool`, `!v` with `T = f32`): as for tensors
-        raise _domain_error(op, dt, "numbers" if op == "-" else "integer or `bool` values", span, False)
+    domains.check_operator(op, dt, span)  # `-v` with `T = bool`, `!v` with `T = f32`: as for tensors
     x = _num(v)
     if op == "-":
         r = -x
@@ -517,12 +481,7 @@ class Builtins:
                 return self._new(np.full(shape, _num(pos[1])), dt)
             case "arange":
                 dt = self._dtype(call, DType.I32)
-                if dt is DType.BOOL:  # `arange::<T>` of a generic function's instance `T = bool`
-                    raise TileError(Diagnostic.error(INVALID_OPERAND, "`arange` makes numbers, not `bool` values")
-                                    .primary(call.span, "with `bool` elements in this call")
-                                    .note(_GENERIC_NOTE)
-                                    .with_help("call it with a numeric type, or build the tensor from numbers "
-                                               "(`arange::<i32>(n) % 2 == 1`)"))
+                domains.check_builtin("arange", dt, call.span)  # `arange::<T>` of an instance `T = bool`
                 lo, hi = (0, pos[0]) if len(pos) == 1 else (pos[0], pos[1])
                 why = arange_problem(dt, int(hi))  # a constant length: the checker's E0231
                 if why is not None:
@@ -737,11 +696,7 @@ class Builtins:
                 r = fn(v.astype(work))
             return self._new(r, dt if dt.is_float else DType.F32)
         sdt = scalar_dtype_of(x)
-        if sdt is DType.BOOL:  # `abs(v)` of a generic function's instance `T = bool` (refused for a concrete one)
-            d = Diagnostic.error(INVALID_OPERAND, f"`{name}` is not defined on `bool`")
-            raise TileError((d.primary(node.span, "applied to `bool` in this call") if node is not None else d)
-                            .note(_GENERIC_NOTE)
-                            .with_help("call it with a numeric type, or convert inside it (`v as i32`)"))
+        domains.check_builtin(name, sdt, getattr(node, "span", None))  # `abs(v)` of an instance `T = bool`
         with np.errstate(all="ignore"):
             r = float(fn(np.float64(_num(x))))
         if name == "abs" and sdt is not None and not sdt.is_float:
@@ -767,10 +722,7 @@ class Builtins:
                 r = num.elementwise(ElemOp.POW, xs, dt)
             return self._new(np.ascontiguousarray(r), dt)
         dt = self.ev.scalar_dtype(node) or DType.F64
-        if not dt.is_float:  # a generic function's instance `T = i32` (the checker refuses a concrete one)
-            raise TileError(Diagnostic.error(INVALID_OPERAND, f"`pow` is not defined on `{dt.value}`")
-                            .primary(node.span, f"applied to `{dt.value}` in this call").note(_GENERIC_NOTE)
-                            .with_help("call it with a floating-point type, or convert inside it (`x as f32`)"))
+        domains.check_builtin("pow", dt, node.span)  # an instance `T = i32` (the checker refuses a concrete one)
         with np.errstate(all="ignore"):
             r = num.elementwise(ElemOp.POW, [np.asarray(float(_num(x))), np.asarray(float(_num(y)))],
                                 dt if dt.is_float else DType.F64)
@@ -801,10 +753,7 @@ class Builtins:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
                 .primary(node.span, "this scan").with_help(f"axes count from 0 to {t.rank - 1}"))
-        if t.dtype is DType.BOOL:  # a generic function's instance `T = bool` (the checker refuses `bool`)
-            raise TileError(Diagnostic.error(INVALID_OPERAND, "cannot `cumsum` a `bool` tensor")
-                            .primary(node.span, "of a `bool` tensor in this call").note(_GENERIC_NOTE)
-                            .with_help("count with `cumsum(m as i32, axis)`, or call it with a numeric type"))
+        domains.check_builtin("cumsum", t.dtype, node.span)  # an instance `T = bool` (refused for a concrete one)
         with np.errstate(all="ignore"):
             r = num.scan(ScanOp.CUMSUM, t.numpy(), t.dtype, ax % t.rank)
         return self._new(np.ascontiguousarray(r), t.dtype)
@@ -815,13 +764,8 @@ class Builtins:
         else:
             a, b = pos
             c = None
-            dt0 = a.dtype if isinstance(a, Tensor) else (b.dtype if isinstance(b, Tensor) else
-                                                           scalar_dtype_of(a) or scalar_dtype_of(b))
-            if dt0 is DType.BOOL:  # a generic function's instance `T = bool` (the checker refuses `bool`)
-                raise TileError(Diagnostic.error(INVALID_OPERAND, f"`{name}` of `bool` values")
-                                .primary(call.span, "of `bool` values in this call").note(_GENERIC_NOTE)
-                                .with_help(f"`a {'|' if name == 'maximum' else '&'} b` is the `bool` "
-                                           f"{'maximum' if name == 'maximum' else 'minimum'}"))
+            domains.check_builtin(name, a.dtype if isinstance(a, Tensor) else b.dtype if isinstance(b, Tensor)
+                                  else scalar_dtype_of(a) or scalar_dtype_of(b), call.span)  # instance `T = bool`
         tensors = [v for v in (a, b) if isinstance(v, Tensor)]
         if not tensors and not isinstance(c, Tensor):
             if name == "where":
@@ -878,11 +822,8 @@ class Builtins:
                             .note(f"`{name}` has no value for an empty set (`sum` is 0, `prod` is 1)")
                             .with_help("check that the tensor is not empty before reducing it"))
         dt = t.dtype
-        if name in ("sum", "prod") and dt is DType.BOOL:  # a generic function's instance `T = bool`
-            raise TileError(Diagnostic.error(INVALID_OPERAND, f"`{name}` of `bool` elements")
-                            .primary(node.span, "of a `bool` tensor in this call")
-                            .note(_GENERIC_NOTE)
-                            .with_help("count with `(m as i32).sum()`, or call it with a numeric type"))
+        if name in ("sum", "prod"):
+            domains.check_builtin(name, dt, node.span)  # an instance `T = bool` (refused for a concrete one)
         if name in ("sum", "prod"):
             acc: Any
             if dt.is_float:

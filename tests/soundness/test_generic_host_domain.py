@@ -78,3 +78,16 @@ def test_instances_inside_it_run() -> None:
     assert _run("print(most(&full::<i8>([2], 3)), least(2.5), scan(&full::<u8>([2], 3)));") \
         == "Tensor<i8, [2]> [3, 3] 2.5 Tensor<u8, [2]> [3, 6]"
     assert _run("print(power(2.0, 3.0), size(-3), size(-2.5));") == "8.0 3 2.5"
+
+
+def test_from_python_too() -> None:
+    import numpy as np
+
+    import tilelang
+
+    mod = tilelang.compile(FNS)
+    with pytest.raises(tilelang.TileError, match="E0204"):
+        mod.sh(np.float32(3.5))
+    with pytest.raises(tilelang.TileError, match="E0204"):
+        mod.total(np.ones(3, np.bool_))
+    assert mod.sh(np.int32(5)) == 10 and mod.total(np.ones(3, np.int32)) == 3

@@ -708,7 +708,7 @@ class CudaDevice(Device):
         launch, whose check read the first one's failed assert as its own (or
         past its list of asserts) and reset it, so the first one's wait found
         nothing. Where every pair is held, the next is shared, as before."""
-        busy = self._err_busy
+        busy = self.__dict__.setdefault("_err_busy", {})
         first = self._err_next
         while True:
             w = self._err_next
@@ -784,8 +784,9 @@ class CudaDevice(Device):
         _check(self.ctx.d.cuGraphLaunch(graph.exec, s), "cuGraphLaunch")
         cuda_pdl.forget(_handle_int(s))  # PDL "+loads": the graph's kernels were not recorded
         again = self._graph_asserts.get(id(graph), [])
+        busy = self.__dict__.setdefault("_err_busy", {})
         for word, _, _, _ in again:  # held by this replay too, until its check
-            self._err_busy[word] = self._err_busy.get(word, 0) + 1
+            busy[word] = busy.get(word, 0) + 1
         self._pending_asserts[id(s)].extend(again)
         prints = self._graph_prints.get(id(graph))
         if prints:

@@ -116,6 +116,17 @@ def trunc_rem(a: int, b: int) -> int:
     return a - b * trunc_div(a, b)
 
 
+def kernel_div(a: int, b: int, op: str) -> int:
+    """A kernel's integer `a / b` (`op` "/") or `a % b` (`op` "%"), exactly,
+    with its rule for a zero divisor, which does not trap: `a / 0 == 0`,
+    `a % 0 == a` (the reference's Numbers; what the lowering folds and the
+    GPU computes). The checker's shape and index arithmetic use it, so that
+    a const generic of 0 gives the values the kernel will compute."""
+    if b == 0:
+        return 0 if op == "/" else a
+    return trunc_div(a, b) if op == "/" else trunc_rem(a, b)
+
+
 def float_rem(a: float, b: float) -> float:
     """Float `a % b` (C's fmod: the sign of `a`), as kernels compute it
     (NumPy's `fmod`, LLVM's `frem`): NaN for `b == 0` or an infinite `a`,

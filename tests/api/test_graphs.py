@@ -192,6 +192,23 @@ def test_a_host_function_in_the_block_is_refused_not_run_once() -> None:
     np.testing.assert_array_equal(z, 2.0)
 
 
+def test_a_torch_operator_in_the_block_is_refused_not_recorded() -> None:
+    # hrev10: an operator of `tilelang.torch_op` returns its results to PyTorch at once; in the
+    # block its kernel call was recorded instead (not run): PyTorch got `torch.empty`'s memory for
+    # an `outputs=` result, and the replays wrote a tensor it had already used. The operator's
+    # check (without PyTorch here; tests/api/test_torch_ops.py runs the operator itself).
+    from tilelang.api.torch_ops import _check_not_recording
+
+    with tilelang.graph():
+        with pytest.raises(tilelang.CallError, match=r"E0228.*PyTorch operator `tile::k` runs at once"
+                           r"(.|\n)*help: call the kernel itself in the block"):
+            _check_not_recording("tile::k")
+        t = threading.Thread(target=lambda: _check_not_recording("tile::k"))  # not recording
+        t.start()
+        t.join()
+    _check_not_recording("tile::k")  # outside the block
+
+
 def test_other_threads_run_while_one_records(mod) -> None:  # type: ignore[no-untyped-def]
     x, y, a, _, z = _vecs()
     out = np.zeros_like(a)

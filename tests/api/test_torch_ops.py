@@ -66,6 +66,19 @@ def test_a_mutating_operator(mod) -> None:  # type: ignore[no-untyped-def]
     torch.library.opcheck(op, (torch.zeros(300), x, y))
 
 
+def test_an_operator_in_a_tile_graph_block_is_refused(mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev10: in `with tilelang.graph()` the operator's kernel call was recorded, not run: PyTorch
+    # read a result nothing had written (`torch.empty`'s memory for an `outputs=` one)
+    op = tilelang.torch_op(mod.add, tiles={"z": [64]}, name=_name("add_g"))
+    x, y, z = torch.randn(300), torch.randn(300), torch.zeros(300)
+    with tilelang.graph() as g:
+        with pytest.raises(tilelang.CallError, match="E0228"):
+            op(z, x, y)
+    assert not g.operations and not z.any()
+    op(z, x, y)  # outside the block it runs
+    torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+
+
 def test_an_unsafe_written_shared_parameter_is_mutated(mod) -> None:  # type: ignore[no-untyped-def]
     """`tally` adds into its `&` parameter `total` with an atomic: PyTorch must
     know the operator mutates it (or a compiled graph could reorder or drop

@@ -251,3 +251,16 @@ kernel fn total_sum<const B: i32>(seen: &mut Tensor<i32, [B]>, x: &Tensor<i32, [
     x, seen, total = np.ones(16, np.int32), np.zeros(16, np.int32), np.zeros(1, np.int32)
     m.total_sum(tilelang.partition(seen, [...]), x, total).sync()
     assert int(total[0]) == 16 and int(seen.sum()) == 16
+
+
+def test_tuning_inside_a_graph_block_is_not_recorded(cache, mod) -> None:  # type: ignore[no-untyped-def]
+    # hrev10: the first call of a key made in `with tilelang.graph()` timed its candidates in the
+    # block, and their runs were recorded (43 operations for two candidates): every replay ran them
+    # all, and an accumulating kernel added 43 times where the block reads as once
+    x = np.ones(256, np.float32)
+    y = np.zeros(256, np.float32)
+    with tilelang.graph() as g:
+        mod.accumulate(P(y, ...), x).sync()
+    assert len(g.operations) == 1 and not y.any()  # the tuning left `y` as it found it
+    g.replay()
+    np.testing.assert_array_equal(y, 1.0)

@@ -30,6 +30,10 @@ def test_evaluate_truncates_like_rust() -> None:
     assert evaluate(BinOp("/", Const(-7), Const(2)), {}) == -3
     assert evaluate(BinOp("%", Const(-7), Const(2)), {}) == -1
     assert evaluate(BinOp("/", Sym("B"), Const(4)), {"B": 1024}) == 256
+    # a zero divisor as a kernel computes it (hrev10: it was -1, which passed
+    # `B % (B / C) == 0` and `B - 1 + B % C < B` with C = 0)
+    assert evaluate(BinOp("/", Sym("B"), Sym("C")), {"B": 8, "C": 0}) == 0
+    assert evaluate(BinOp("%", Sym("B"), Sym("C")), {"B": 8, "C": 0}) == 8
 
 
 def test_simplify_identities() -> None:

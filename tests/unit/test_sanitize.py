@@ -80,6 +80,46 @@ def test_two_blocks_store_one_element() -> None:
     assert any(lab.message == "in this launch" for lab in d.labels)
 
 
+# hrev10: in a tile walk or queue the interpreter's two blocks a row take tiles 0, 2, .. and 1, 3, ..
+# (a queue's first block pulls the rest): two tiles that store one element in one of those blocks
+# raced nowhere there, but a GPU's wave gives them two blocks. The sanitizer runs a block a tile.
+WALK_RACE = """
+kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>, t: &Tensor<f32, [?]>) {
+    for s in WALK(0) {
+        z.store(x.load_like(z) * 2.0);
+        unsafe { store_unchecked(&t, [(s % 2) * 4], x.load_like(z) * (s as f32)); }
+    }
+}
+
+fn main() {
+    let x = ones::<f32>([12]);
+    let mut z = zeros::<f32>([12]);
+    let t = zeros::<f32>([8]);
+    k(z.partition([4]), &x, &t).sync();    // 3 tiles: 0 and 2 store t[0..4]
+    print(t);
+}
+"""
+
+
+@pytest.mark.parametrize("walk", ["tiles", "queue"])
+def test_two_tiles_of_a_walk_store_one_element(walk: str) -> None:
+    src = WALK_RACE.replace("WALK", walk)
+    run(src, sanitize=False)  # `tilec check` accepts it (`unsafe`)
+    d = fails(src, "E0730")
+    assert "blocks (0) and (2) both store element [0] of `t`" in d.message, d.message
+    assert any("takes tile (2)" in n for n in d.notes), d.notes
+
+
+def test_a_walk_a_block_a_tile_changes_no_result() -> None:
+    src = (ROOT / "tests" / "user" / "programs" / "p15_walk_edges.tile").read_text(encoding="utf-8")
+    outs = []
+    for sanitize in (True, False):
+        out = io.StringIO()
+        execute(src, "cpu", out=out, name="p15.tile", sanitize=sanitize)
+        outs.append(out.getvalue())
+    assert outs[0] == outs[1] and outs[0].strip()
+
+
 # ---------------------------------------------------------------- (b) reads of what another block stores
 def test_load_like_of_another_tile_shape_is_a_race_the_oracle_sees() -> None:
     """Class 3 of issue 11: the checker now refuses this (E0408); run

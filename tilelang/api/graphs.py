@@ -69,6 +69,7 @@ class Graph:
         self._on_host: bool | None = None  # replayed operation by operation (after the first replay)
         self._device: Any = None
         self._torch: _TorchArrays | None = None  # the recording's PyTorch tensors, once
+        self.paused = 0  # > 0 while the autotuner times candidates in the block (`api/tuning.py`)
         self._foreign: list[Operation] | None = None  # its operations on other libraries' arrays
 
     # -- recording -----------------------------------------------------------------
@@ -99,8 +100,9 @@ class Graph:
 
     def record(self, op: Operation) -> bool:
         """`op` is being run (`.sync()`/`.launch()`) while recording: keep it
-        and say so; False for another thread's operations, which run."""
-        if threading.get_ident() != self._thread:
+        and say so; False for another thread's operations, and while the tuner
+        times candidates in the block (`paused`), which run."""
+        if threading.get_ident() != self._thread or self.paused:
             return False
         first = self.operations[0]._plan if self.operations else None
         if first is not None and op._plan.engine != first.engine:

@@ -40,6 +40,7 @@ from tilelang.api.protocols import KernelLike
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes.names import WRONG_ARG_COUNT
+from tilelang.diagnostics.codes.types import HOST_EFFECT_IN_GRAPH
 from tilelang.dtypes import DType
 from tilelang.syntax import ast
 
@@ -167,6 +168,7 @@ def torch_op(
             values[n] = empty(shape, dtype=dt, device=device)
 
     def impl(*args: Any) -> Any:
+        _check_not_recording(qualified)
         values = bind(args)
         alloc(values, torch.empty)
         call = [partition(values[n], tile_of[n]) if n in tile_of else values[n] for n in order]
@@ -195,6 +197,28 @@ def torch_op(
     op.register_fake(fake)
     _REGISTERED[qualified] = op
     return op
+
+
+def _check_not_recording(qualified: str) -> None:
+    """An operator runs for PyTorch at once and hands it its results; inside
+    `with tilelang.graph()` (this thread recording) its kernel call would be
+    recorded instead, not run: PyTorch would read outputs nothing wrote yet
+    (`torch.empty`'s memory for an `outputs=` one) and the replays would
+    write a tensor PyTorch had already used. Refused, as a host function is
+    (E0228)."""
+    import threading
+
+    from tilelang.api import engines
+
+    rec = engines.RECORDING
+    if rec is not None and getattr(rec, "_thread", None) == threading.get_ident():
+        raise CallError(
+            f"PyTorch operator `{qualified}` runs at once, while the `with tilelang.graph()` block "
+            "records kernel calls to run later: PyTorch would read results its kernel has not written",
+            help="call the kernel itself in the block (`mod.kernel(..)`), or record the PyTorch code "
+            "with `torch.cuda.graph`, which records the operator's launch",
+            code=HOST_EFFECT_IN_GRAPH,
+        )
 
 
 def _torch() -> Any:

@@ -36,14 +36,17 @@ a terminal.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import statistics
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from tilelang.api import arrays
+from tilelang.api import arrays, engines
 from tilelang.api.arrays import NotAnArray, Unsupported
 from tilelang.api.call import call as plain_call
 from tilelang.api.errors import BorrowError, CallError
@@ -211,6 +214,10 @@ class _TunedCall:
 
     # -- tuning -------------------------------------------------------------------------
     def tune(self, store: RecordStore) -> Record:
+        with _not_recording():
+            return self._tune(store)
+
+    def _tune(self, store: RecordStore) -> Record:
         k = self.kernel
         configs = self.spec.configs(self.fixed)
         snapshots = _snapshot(self.values, k)
@@ -372,6 +379,25 @@ def _restore(snapshots: list[tuple[Any, Any, str]]) -> None:
                 a.copy_(copy)
         else:
             a[...] = copy
+
+
+@contextlib.contextmanager
+def _not_recording() -> Iterator[None]:
+    """Tuning inside `with tilelang.graph()` (the first call of a new key made
+    in the block): the candidates' timed runs are runs, not part of the
+    recording. They were recorded (43 operations for two candidates on the
+    CPU), and every replay ran them all: an accumulating kernel added 43
+    times. The block's own `.sync()` of the operation returned records it as
+    usual. (Another thread's recording is not this one's.)"""
+    rec = engines.RECORDING
+    mine = rec is not None and getattr(rec, "_thread", None) == threading.get_ident()
+    if mine:
+        rec.paused += 1
+    try:
+        yield
+    finally:
+        if mine:
+            rec.paused -= 1
 
 
 def _time(op: Operation, snapshots: list[tuple[Any, Any, str]]) -> float:

@@ -23,6 +23,10 @@ iteration of a `for` loop a load whose value only the loop's next iteration
 reads (software pipelining, std::llm's GEMVs at ST = 2: the tile past the
 last, which nothing reads; `_next_iteration_loads`, `Recorder.iteration`).
 
+A kernel with a tile walk or queue runs a block a tile here (the plain run
+has two blocks a row take them all): which block takes a tile is the
+device's choice, so two tiles are two blocks.
+
 Atomic updates of one kind by two blocks never conflict with each other;
 updates of two kinds (`atomic_add` and `atomic_max`: they do not commute)
 by two blocks of a launch (E0731) or two launches in flight (E0732) do,
@@ -34,7 +38,9 @@ it (`host_access`, called through `runtime.tensor.HOST_ACCESS`).
 Entry points: `Sanitizer.run_kernel` (what a sanitizing `CpuDevice` runs),
 `Sanitizer.launched`/`waited`, `Sanitizer.host_access`, `Sanitizer.warnings`.
 Invariant: it changes no result: the blocks run in the sequential mode's
-order and the memory effects are exactly `machine.run_kernel`'s.
+order and the memory effects are exactly `machine.run_kernel`'s (a walk's
+or queue's, a block a tile: the same for a race-free kernel, up to the
+order of float atomics, which is unspecified).
 """
 
 from __future__ import annotations
@@ -375,6 +381,13 @@ class Recorder:
             d = d.secondary(other_op.span, f"block {them} {done} here")
         if self.launch is not None:
             d = d.secondary(self.launch, "in this launch")
+        from tilelang.interp.machine import queue_axis
+
+        axis = queue_axis(self.kernel)
+        if axis is not None:
+            d = d.note(f"in a tile walk or queue the device chooses which block takes a tile: here block "
+                       f"{me} is the one that takes tile {me} (along axis {axis}), which may run beside the "
+                       f"block that takes tile {them}")
         raise TileError(
             d.note("the blocks of a launch run in any order, at the same time on a GPU: "
                    "the result depends on which one comes first")
@@ -449,15 +462,23 @@ class Sanitizer:
                    out: Callable[[str], None] | None = None, launch: Span | None = None) -> None:
         """Run one launch block by block under the recorder; raise at the first
         race or bad access, then check it against the launches in flight."""
-        from tilelang.interp.machine import queue_grid, run_kernel
+        from tilelang.interp.machine import queue_axis, queue_grid, run_kernel
 
         grid_t = tuple(int(g) for g in grid)
-        grid_t = queue_grid(kernel, grid_t + (1,) * (kernel.grid_rank - len(grid_t)))
+        grid_t = grid_t + (1,) * (kernel.grid_rank - len(grid_t))
+        # A tile walk's or queue's tiles each in a block of its own: which block
+        # takes a tile is the device's choice (two tiles the interpreter's two
+        # blocks a row run in one block may be two blocks on a GPU, at once),
+        # and nothing a block carries from one tile to the next is written
+        # (E0414), so a block a tile changes no race-free result.
+        axis = queue_axis(kernel)
+        every = grid_t[axis] if axis is not None and axis < len(grid_t) else 2
+        grid_t = queue_grid(kernel, grid_t, every)
         tensors = {p.name: a for p, a in zip(kernel.params, args, strict=False)
                    if isinstance(p, ir.TensorParam)}
         rec = Recorder(kernel, grid_t, tensors, launch, self.warn)
         self.last = None
-        run_kernel(kernel, grid_t, args, out=out, mode="block", observer=rec)
+        run_kernel(kernel, grid_t, args, out=out, mode="block", observer=rec, queue_blocks=every)
         fp = rec.footprint()
         for other in self.inflight.values():
             for key, (arr, *mine) in fp.arrays.items():

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tilelang.diagnostics.model import Diagnostic
-from tilelang.dtypes import trunc_div, trunc_rem
+from tilelang.dtypes import kernel_div
 from tilelang.frozen import frozen
 from tilelang.source import Span
 
@@ -86,10 +86,11 @@ def evaluate(e: SymExpr, env: Mapping[str, int]) -> int:
                 return min(x, y)
             if op == "max":
                 return max(x, y)
-            if y == 0:
-                # A zero tile dimension is rejected elsewhere; make the check fail.
-                return -1
-            return trunc_div(x, y) if op == "/" else trunc_rem(x, y)
+            # the kernel's rule for a zero divisor (`x / 0 == 0`, `x % 0 == x`): a check
+            # is about the values the kernel computes (a sentinel here once passed
+            # `B % (B / C) == 0` with C = 0, a nested tile of 0, and an index
+            # `B - 1 + B % C`, which the kernel computes as 2 B - 1)
+            return kernel_div(x, y, op)
     raise AssertionError(f"not a symbolic expression: {e!r}")
 
 

@@ -188,7 +188,8 @@ class KernelChecker(KernelIndex):
                 self.expr(e)
             case ast.For(pattern=pat, iter=it, body=body):
                 self.expr(it)
-                if isinstance(pat, ast.NamePat):
+                if isinstance(pat, ast.NamePat) and not pat.mutable:
+                    # (`for mut j in ..`: the body may assign `j`, so the range bounds nothing)
                     self._set(pat, self.range_fact(it))
                 self.block(body)
             case ast.While(cond=c, body=body):

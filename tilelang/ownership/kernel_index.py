@@ -490,8 +490,14 @@ class KernelIndex:
             for n in ast.walk(ie)
             if isinstance(n, ast.Name) and getattr(self.view.symbol_of(n), "mutable", False)
         })
+        loops = {id(self.view.symbol_of(n.pattern)) for n in ast.walk(self.fn.body)
+                 if isinstance(n, ast.For) and isinstance(n.pattern, ast.NamePat) and n.pattern.mutable}
+        mut_loop = next((n.ident.name for n in ast.walk(ie) if isinstance(n, ast.Name)
+                         and id(self.view.symbol_of(n)) in loops), None)
         why = (
-            f"`{muts[0]}` is a `let mut` variable: its range is not tracked"
+            f"`{mut_loop}` is a `for mut` loop variable: the body may assign it, so its range is not tracked"
+            if mut_loop is not None
+            else f"`{muts[0]}` is a `let mut` variable: its range is not tracked"
             if muts
             else self._untracked(ie)
         )

@@ -60,6 +60,7 @@ from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
 from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.limits import MAX_RANK
+from tilelang.runtime import host_domains as domains
 from tilelang.runtime.tensor import (
     TUNER_PICKS,
     Partition,
@@ -168,6 +169,8 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             return a != b
         if op == "+" and isinstance(a, list) and isinstance(b, list):
             return a + b
+    if op not in _COMPARE:  # a generic function's instance (`v << 1` with `T = f32`)
+        domains.check_operator(op, result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b), op_span)
     dt = result_dtype
     if dt is None and op not in _COMPARE:
         dt = scalar_dtype_of(a) or scalar_dtype_of(b)
@@ -253,6 +256,7 @@ def _tensor_binary(op: str, a: Any, b: Any, op_span: Span, span: Span) -> Any:
         raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{op}` is not defined on `{dt.value}` tensors")
                         .primary(op_span, "a bitwise operator on floats")
                         .with_help("bitwise operators take integers or `bool`: cast first (`t as i32`)"))
+    domains.check_operator(op, dt, op_span, tensors=True)  # a shift of floats, `bool`s added (an instance)
     work = np.float32 if dt is DType.BF16 else dt.np_dtype
     x = ta.numpy() if ta is not None else np.asarray(_num(a)).astype(work)
     y = tb.numpy() if tb is not None else np.asarray(_num(b)).astype(work)
@@ -363,6 +367,7 @@ def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
             r = np.negative(x) if op == "-" else (np.logical_not(x) if v.dtype is DType.BOOL else np.invert(x))
         return Tensor.from_numpy(r, v.dtype, v.device)
     dt = result_dtype or scalar_dtype_of(v)
+    domains.check_operator(op, dt, span)  # `-v` with `T = bool`, `!v` with `T = f32`: as for tensors
     x = _num(v)
     if op == "-":
         r = -x
@@ -476,6 +481,7 @@ class Builtins:
                 return self._new(np.full(shape, _num(pos[1])), dt)
             case "arange":
                 dt = self._dtype(call, DType.I32)
+                domains.check_builtin("arange", dt, call.span)  # `arange::<T>` of an instance `T = bool`
                 lo, hi = (0, pos[0]) if len(pos) == 1 else (pos[0], pos[1])
                 why = arange_problem(dt, int(hi))  # a constant length: the checker's E0231
                 if why is not None:
@@ -496,7 +502,7 @@ class Builtins:
             case "assert_close":
                 return self._assert_close(call, pos, kw)
             case _ if name in UNARY_MATH:
-                return self.math(name, pos[0])
+                return self.math(name, pos[0], call)
             case _ if name in REDUCTIONS:
                 return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "maximum" | "minimum" | "where":
@@ -675,7 +681,7 @@ class Builtins:
                                   "if that is within what you expect")
         raise TileError(diag)
 
-    def math(self, name: str, x: Any) -> Any:
+    def math(self, name: str, x: Any, node: Any = None) -> Any:
         """A unary math function of a scalar or, element-wise, of a tensor;
         f16/bf16 computed in f32 and rounded once, integers in f64."""
         fn = UNARY_MATH[name]
@@ -690,6 +696,7 @@ class Builtins:
                 r = fn(v.astype(work))
             return self._new(r, dt if dt.is_float else DType.F32)
         sdt = scalar_dtype_of(x)
+        domains.check_builtin(name, sdt, getattr(node, "span", None))  # `abs(v)` of an instance `T = bool`
         with np.errstate(all="ignore"):
             r = float(fn(np.float64(_num(x))))
         if name == "abs" and sdt is not None and not sdt.is_float:
@@ -715,6 +722,7 @@ class Builtins:
                 r = num.elementwise(ElemOp.POW, xs, dt)
             return self._new(np.ascontiguousarray(r), dt)
         dt = self.ev.scalar_dtype(node) or DType.F64
+        domains.check_builtin("pow", dt, node.span)  # an instance `T = i32` (the checker refuses a concrete one)
         with np.errstate(all="ignore"):
             r = num.elementwise(ElemOp.POW, [np.asarray(float(_num(x))), np.asarray(float(_num(y)))],
                                 dt if dt.is_float else DType.F64)
@@ -745,6 +753,7 @@ class Builtins:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
                 .primary(node.span, "this scan").with_help(f"axes count from 0 to {t.rank - 1}"))
+        domains.check_builtin("cumsum", t.dtype, node.span)  # an instance `T = bool` (refused for a concrete one)
         with np.errstate(all="ignore"):
             r = num.scan(ScanOp.CUMSUM, t.numpy(), t.dtype, ax % t.rank)
         return self._new(np.ascontiguousarray(r), t.dtype)
@@ -755,6 +764,8 @@ class Builtins:
         else:
             a, b = pos
             c = None
+            domains.check_builtin(name, a.dtype if isinstance(a, Tensor) else b.dtype if isinstance(b, Tensor)
+                                  else scalar_dtype_of(a) or scalar_dtype_of(b), call.span)  # instance `T = bool`
         tensors = [v for v in (a, b) if isinstance(v, Tensor)]
         if not tensors and not isinstance(c, Tensor):
             if name == "where":
@@ -811,6 +822,8 @@ class Builtins:
                             .note(f"`{name}` has no value for an empty set (`sum` is 0, `prod` is 1)")
                             .with_help("check that the tensor is not empty before reducing it"))
         dt = t.dtype
+        if name in ("sum", "prod"):
+            domains.check_builtin(name, dt, node.span)  # an instance `T = bool` (refused for a concrete one)
         if name in ("sum", "prod"):
             acc: Any
             if dt.is_float:
@@ -880,7 +893,7 @@ class Builtins:
                 case _ if name in REDUCTIONS:
                     return self.reduce(name, recv, pos[0] if pos else None, mc)
                 case _ if name in UNARY_MATH:
-                    return self.math(name, recv)
+                    return self.math(name, recv, mc)
                 case "pow":
                     return self.pow(recv, pos[0], mc)
                 case "transpose" | "permute":
@@ -918,7 +931,7 @@ class Builtins:
         if isinstance(recv, (list, tuple)) and name == "len":
             return len(recv)
         if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):
-            return self.math(name, recv)
+            return self.math(name, recv, mc)
         if name == "pow" and isinstance(recv, (int, float, np.generic)):
             return self.pow(recv, pos[0], mc)
         if isinstance(recv, (int, float, bool, np.generic)):

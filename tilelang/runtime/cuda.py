@@ -198,6 +198,7 @@ class Graph:
 
     def begin(self) -> None:
         d = self.ctx.d
+        cuda_pdl.forget(_handle_int(self.ctx.stream))
         _check(d.cuStreamBeginCapture(self.ctx.stream, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL),
                "cuStreamBeginCapture")
         self._capturing = True
@@ -206,6 +207,7 @@ class Graph:
         d = self.ctx.d
         self._capturing = False
         self.graph = _check(d.cuStreamEndCapture(self.ctx.stream), "cuStreamEndCapture", span)
+        cuda_pdl.forget(_handle_int(self.ctx.stream))
         self.exec = _check(d.cuGraphInstantiate(self.graph, 0), "cuGraphInstantiate", span)
 
     def capture(self) -> _Capture:
@@ -214,6 +216,7 @@ class Graph:
     def replay(self, span: Span | None = None, sync: bool = True) -> None:
         assert self.exec is not None, "replay before capture"
         _check(self.ctx.d.cuGraphLaunch(self.exec, self.ctx.stream), "cuGraphLaunch", span)
+        cuda_pdl.forget(_handle_int(self.ctx.stream))
         if sync:
             self.ctx.synchronize(span)
 
@@ -306,6 +309,9 @@ class CudaDevice(Device):
         self._err = self.ctx.pool.alloc(4 * self._err_words)
         _check(self.ctx.d.cuMemsetD8(self._err.ptr, 0, 4 * self._err_words), "cuMemsetD8")
         self._err_next = 2  # words 0 and 1 are the shared words of assert-free kernels
+        # error word -> how many holders may still write it: launches not yet checked
+        # (`_check_asserts`) and live graphs that captured a launch with it (`_take_err_word`)
+        self._err_busy: dict[int, int] = {}
         self._graph_asserts: dict[int, list[tuple[int, Any, Span | None, tuple[int, ...]]]] = {}
         self._capturing: set[int] = set()  # id() of the streams being captured into a graph
         self._capture_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = defaultdict(list)  # by id(stream)
@@ -461,7 +467,9 @@ class CudaDevice(Device):
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam) and not isinstance(a, CudaBuffer):
                 raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
-        early = cuda_pdl.early_names(_handle_int(s), kernel, args, grid)  # PDL "+loads" only
+        handle = _handle_int(s)
+        foreign = self.__dict__.get("_foreign_streams", {}).get(handle) is s  # another library's stream
+        early = cuda_pdl.early_names(handle, kernel, args, grid, (id(self), self.launches), foreign)  # "+loads" only
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam):
                 f = TensorFacts.of_launch(a.ptr, tuple(a.shape), p.dtype.value == "bf16" and not a.bf16,
@@ -473,8 +481,7 @@ class CudaDevice(Device):
 
         err_word = 0
         if abi.asserts:
-            err_word = self._err_next
-            self._err_next = self._err_next + 2 if self._err_next + 2 < self._err_words else 2
+            err_word = self._take_err_word()
         g = launch_grid(abi, grid, self.ctx.info.sm_count)
         pbuf = self._print_buffer(s) if abi.prints else None
         values: list[Any] = []
@@ -693,9 +700,40 @@ class CudaDevice(Device):
         if stream is not None and stream is not self.ctx.stream:
             self._streams.append(stream)  # finished: reuse it for the next `.launch()`
 
+    def _take_err_word(self) -> int:
+        """The next pair of error words that no launch still in flight and no
+        live graph holds (held from now until `_check_asserts` reads it). The
+        words go round the buffer: a `.launch()` not yet waited for, across
+        2,047 asserting launches made meanwhile, had its word handed to another
+        launch, whose check read the first one's failed assert as its own (or
+        past its list of asserts) and reset it, so the first one's wait found
+        nothing. Where every pair is held, the next is shared, as before."""
+        busy = self.__dict__.setdefault("_err_busy", {})
+        first = self._err_next
+        while True:
+            w = self._err_next
+            self._err_next = w + 2 if w + 2 < self._err_words else 2
+            if not busy.get(w) or self._err_next == first:
+                busy[w] = busy.get(w, 0) + 1
+                return w
+
+    def _release_err_words(self, pending: list[tuple[int, Any, Span | None, tuple[int, ...]]]) -> None:
+        busy = self.__dict__.setdefault("_err_busy", {})  # (a device a test made without `__init__`)
+        for word, _, _, _ in pending:
+            n = busy.get(word, 0) - 1
+            if n > 0:
+                busy[word] = n
+            else:
+                busy.pop(word, None)
+
+    def _drop_graph_asserts(self, key: int) -> None:
+        """A graph is gone: its launches' error words are free again."""
+        self._release_err_words(self._graph_asserts.pop(key, []))
+
     def _check_asserts(self, pending: list[tuple[int, Any, Span | None, tuple[int, ...]]]) -> None:
         if not pending:
             return
+        self._release_err_words(pending)
         words = np.zeros(self._err_words, dtype=np.int32)
         d = self.ctx.d
         _check(d.cuMemcpyDtoH(words.ctypes.data, self._err.ptr, words.nbytes), "cuMemcpyDtoH")
@@ -717,6 +755,7 @@ class CudaDevice(Device):
         self._pending_asserts.pop(id(s), None)
         self._capturing.add(id(s))
         self._capture_prints.pop(id(s), None)
+        cuda_pdl.forget(_handle_int(s))  # PDL "+loads": the capture's launches follow no launch
         _check(d.cuStreamBeginCapture(s, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
                "cuStreamBeginCapture")
 
@@ -724,8 +763,13 @@ class CudaDevice(Device):
         s = self.ctx.stream if stream is None else stream
         g = Graph(self.ctx)
         g.graph = _check(self.ctx.d.cuStreamEndCapture(s), "cuStreamEndCapture")
+        cuda_pdl.forget(_handle_int(s))  # the stream's last kernel is the one from before the capture
         g.exec = _check(self.ctx.d.cuGraphInstantiate(g.graph, 0), "cuGraphInstantiate")
-        self._graph_asserts[id(g)] = self._pending_asserts.pop(id(s), [])
+        self._graph_asserts[id(g)] = self._pending_asserts.pop(id(s), [])  # their words stay held
+        if self._graph_asserts[id(g)]:
+            import weakref
+
+            weakref.finalize(g, self._drop_graph_asserts, id(g))
         self._capturing.discard(id(s))
         g.counters = self._arrive.take(s)  # type: ignore[attr-defined]
         prints = self._capture_prints.pop(id(s), [])
@@ -738,7 +782,12 @@ class CudaDevice(Device):
     def replay(self, graph: Graph, stream: Any = None) -> None:
         s = self.ctx.stream if stream is None else stream
         _check(self.ctx.d.cuGraphLaunch(graph.exec, s), "cuGraphLaunch")
-        self._pending_asserts[id(s)].extend(self._graph_asserts.get(id(graph), []))
+        cuda_pdl.forget(_handle_int(s))  # PDL "+loads": the graph's kernels were not recorded
+        again = self._graph_asserts.get(id(graph), [])
+        busy = self.__dict__.setdefault("_err_busy", {})
+        for word, _, _, _ in again:  # held by this replay too, until its check
+            busy[word] = busy.get(word, 0) + 1
+        self._pending_asserts[id(s)].extend(again)
         prints = self._graph_prints.get(id(graph))
         if prints:
             _check(self.ctx.d.cuStreamSynchronize(s), "cuStreamSynchronize")

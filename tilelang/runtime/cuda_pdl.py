@@ -56,8 +56,14 @@ LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
 # "+loads": per stream, what the launches the next one may overlap may still
 # be writing when it starts (the byte ranges of their written tensors: the
 # last launch's, and the ones before it while they trigger before their
-# wait) and whether that is known (not after the stream's first launch)
-_LAST: dict[int, tuple[tuple[tuple[int, int], ...], bool]] = {}
+# wait), whether that is known (not after the stream's first launch), and
+# the launch count the next launch must find for the record to be about its
+# predecessor (the device's id and count: any Tile launch in between, on any
+# stream, by any launcher, counts there; None where the caller counts none)
+_LAST: dict[int, tuple[tuple[tuple[int, int], ...], bool, tuple[int, int] | None]] = {}
+# inside `scoped`: the caller's own kernels, whose launches on another
+# library's stream (PyTorch's) nothing else comes between (`early_names`)
+_VOUCHED = False
 EARLY = 0  # "+loads": launches given at least one tensor to read before their wait
 
 
@@ -78,13 +84,19 @@ def set_pdl(on: bool, trigger: str | None = None, prefetch: bool | str | None = 
 @contextlib.contextmanager
 def scoped(on: bool, trigger: str = "late", prefetch: bool | str = "") -> Iterator[None]:
     """The setting for the launches inside the `with` (a program's own
-    kernels, e.g. the LLM engine's), the previous one after."""
-    old = (ON, TRIGGER, PREFETCH)
+    kernels, e.g. the LLM engine's), the previous one after. The caller
+    vouches that, inside, no other library's kernel runs between its
+    launches on that library's stream (PyTorch's current one), which
+    `early_names` cannot see: "+loads" reads early there only inside."""
+    global _VOUCHED
+    old = (ON, TRIGGER, PREFETCH, _VOUCHED)
     set_pdl(on, trigger, prefetch)
+    _VOUCHED = True
     try:
         yield
     finally:
-        set_pdl(*old)
+        set_pdl(*old[:3])
+        _VOUCHED = old[3]
 
 
 def mode() -> str:
@@ -178,6 +190,14 @@ def _written(kernel: Any) -> frozenset[str]:
     return out
 
 
+def forget(stream: int) -> None:
+    """The launches recorded on `stream` are not the next launch's predecessor
+    there: a capture began or ended on it (captured launches do not run; the
+    stream's last kernel is the one from before the capture), or a graph was
+    launched on it. Nothing is early for the next launch."""
+    _LAST.pop(stream, None)
+
+
 def _span(a: Any) -> tuple[int, int]:
     n = a.np_dtype.itemsize
     for d in a.shape:
@@ -185,7 +205,8 @@ def _span(a: Any) -> tuple[int, int]:
     return (a.ptr, a.ptr + n)
 
 
-def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]) -> frozenset[str]:
+def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...],
+                count: tuple[int, int] | None = None, foreign: bool = False) -> frozenset[str]:
     """Under "+loads" with a "late", "last" or "exit" trigger: the read-only tensor
     parameters of `kernel` (Tile IR; `args` its CudaBuffers and scalars) that
     it may read before its `griddepcontrol.wait` on `stream`, because the
@@ -197,7 +218,17 @@ def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]
     together). Nothing is early after a stream's first launch or a change of
     setting. Records this launch as the next one's predecessor (not an empty
     grid, which launches nothing). Every other setting: nothing early,
-    nothing recorded."""
+    nothing recorded.
+
+    The predecessor must be the launch recorded, not another kernel between
+    them (one that never triggers lets this one start once its blocks have
+    exited, and only the wait makes its writes visible): `count` is the
+    device's (id, launches made so far), which every Tile launcher counts, so
+    a launch the record did not see (a plan's launcher made before the
+    setting changed, another stream's launch) leaves nothing early; and on
+    another library's stream (`foreign`: PyTorch's), whose own kernels
+    nothing here counts, nothing is early unless a `scoped` caller vouches
+    for the stream."""
     if not (ON and PREFETCH == "loads" and TRIGGER in ("late", "last", "exit")):
         return frozenset()
     n = math.prod(grid)
@@ -207,13 +238,15 @@ def early_names(stream: int, kernel: Any, args: list[Any], grid: tuple[int, ...]
 
     tensors = [(p, a) for p, a in zip(kernel.params, args, strict=True) if isinstance(p, ir.TensorParam)]
     written = _written(kernel)
-    writes, known = _LAST.get(stream, ((), False))
+    writes, known, expect = _LAST.get(stream, ((), False, None))
+    known = known and expect == count and not (foreign and not _VOUCHED)
     out = frozenset() if not known else frozenset(
         p.name for p, a in tensors
         if p.name not in written and not any(lo < w_hi and w_lo < hi for lo, hi in [_span(a)] for w_lo, w_hi in writes))
     mine = tuple(_span(a) for p, a in tensors if p.name in written)
+    after = None if count is None else (count[0], count[1] + 1)  # this launch counted
     # a launch that triggers before its wait lets the next one overlap what it overlaps
-    _LAST[stream] = (mine + writes, known) if kernel.pdl_early else (mine, True)
+    _LAST[stream] = (mine + writes, known, after) if kernel.pdl_early else (mine, True, after)
     global EARLY
     EARLY += bool(out)
     return out

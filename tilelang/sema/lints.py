@@ -116,12 +116,15 @@ class _Linter:
                 if sym is not None:
                     bindings.append((sym, node.name))
         required = {n for r in requirements(decl) for n in read_names(r)}  # `#[requires(..)]` reads them
+        # a turbofish's bare name (`k::<8, n>(..)`, a host value for a const generic) parses as a
+        # type name, and the checker reads it through a Name of its own, outside this tree
+        named = {n.name.name for n in nodes if isinstance(n, ast.NamedType) and not n.args}
         for p in decl.params:
             sym = self.program.symbol_of(p)
             if sym is not None and p.name.name not in required:
                 bindings.append((sym, p.name))
         for sym, ident in bindings:
-            if id(sym) in read or ident.name.startswith("_"):
+            if id(sym) in read or ident.name.startswith("_") or ident.name in named:
                 continue
             if isinstance(sym.ty, OpT):
                 self.warn("unused_operations", Diagnostic.warning(

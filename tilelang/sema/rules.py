@@ -214,7 +214,12 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
     if num is None:
         d = tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile, a scalar or a host tensor", x.span,
                     f"found `{ty}`")
-        return tcx.emit(d.with_help("load a tile first") if cx.fx.in_kernel else d)
+        if cx.fx.in_kernel:
+            return tcx.emit(d.with_help("load a tile first"))
+        if isinstance(x, ast.Ref):  # `sqrt(&1.0)`, `exp(&t)`: the fuzzer's seed 167, case 3561 (no help line)
+            return tcx.emit(d.with_help(f"pass the value itself, without `&`: `{cx.name}(..)` reads it and "
+                                        "gives a new value"))
+        return tcx.emit(d.with_help(f"give `{cx.name}` a number or a host tensor (it works element-wise)"))
     if num.kind == "tensor":
         if num.elem is not None and not elem_is_float(num.elem) and cx.name != "abs":
             return _not_float(tcx, cx, x, ty)
@@ -239,7 +244,8 @@ def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type) -> Type:
                     .with_help(f"cast first: `{cx.name}({tcx.snippet(x)} as f32)`"))
 
 
-def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool) -> Type:
+def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool,
+                 unify: str | None = None) -> Type:
     nums = [num_of(t, cx.fx.in_kernel) for t in tys]
     for n, t, x in zip(nums, tys, exprs, strict=False):
         if n is None:
@@ -248,7 +254,7 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
                             .with_help("pass tiles or scalars"))
     acc_t, acc_e = tys[0], exprs[0]
     for t, x in zip(tys[1:], exprs[1:], strict=False):
-        r = binary_types(tcx, "+" if not float_only else "*", acc_t, t, acc_e, x, cx.span, cx.fx)
+        r = binary_types(tcx, unify or ("+" if not float_only else "*"), acc_t, t, acc_e, x, cx.span, cx.fx)
         if is_poison(r):
             return ERROR
         acc_t = r
@@ -304,7 +310,10 @@ def _rule_where(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "the condition of `where` must be `bool`", c.span,
                                 f"found `{cty}`")
                         .with_help("compare to get a bool tile, e.g. `x > 0.0`"))
-    vt = _elementwise(tcx, cx, cx.args[1:], cx.arg_tys[1:], False)
+    # `where` selects: `bool` values are values too (`where(c, m1, m2)` of masks; the operator `+`
+    # unified the branches' types and said "cannot apply `+` to `bool` values")
+    bools = [n is not None and n.elem is DType.BOOL for n in (num_of(t, cx.fx.in_kernel) for t in cx.arg_tys[1:])]
+    vt = _elementwise(tcx, cx, cx.args[1:], cx.arg_tys[1:], False, "&" if all(bools) else None)
     if is_poison(vt):
         return ERROR
     vn = num_of(vt, cx.fx.in_kernel)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tilelang.dtypes import DType, trunc_div, trunc_rem
+from tilelang.dtypes import DType, kernel_div, trunc_div, trunc_rem
 from tilelang.frozen import frozen
 
 # ---------------------------------------------------------------- dims
@@ -207,7 +207,7 @@ def eval_dim(dim: Dim | int | None, env: Mapping[str, int]) -> int:
                 value *= env[atom]
             else:
                 n, d = eval_dim(atom.num, env), eval_dim(atom.den, env)
-                value *= trunc_div(n, d) if atom.op == "/" else trunc_rem(n, d)
+                value *= kernel_div(n, d, atom.op)  # `B / C` with C = 0 is 0, as the kernel computes it
         total += value
     return total
 
@@ -222,6 +222,9 @@ def subst_dim(dim: Dim, env: Mapping[str, Dim | int]) -> Dim:
                 term = term * (_dim(env[atom]) if atom in env else Dim.var(atom))
             else:
                 num, den = subst_dim(atom.num, env), subst_dim(atom.den, env)
+                if den.const_value == 0:  # a generic of 0: the kernel's rule, as `eval_dim`
+                    term = term * (Dim.const(0) if atom.op == "/" else num)
+                    continue
                 term = term * (num.floordiv(den) if atom.op == "/" else num.mod(den))
         out = out + term
     return out

@@ -1,0 +1,83 @@
+"""The element types the host's operators and built-ins take, for the
+instances of generic functions (E0204).
+
+The type checker checks a generic function once, for every `T`, and refuses
+an operation outside its domain only for a concrete type (`true + true`,
+`arange::<bool>(3)`). A kernel's instance is refused by its lowering
+(`ir.verify.domain_problem`); a host function's instance is evaluated
+directly, so the evaluator (`runtime/builtins.py`) asks here before it runs
+one: `v << (1 as T)` with `T = f32` went through Python's `int()` (3.5 gave
+6.0), `a + b` of `bool`s came out `true`, a sum of `bool`s `true` (along an
+axis an `i64` tensor typed `bool`), and `&` of two floats was an internal
+error.
+"""
+
+from __future__ import annotations
+
+from tilelang.diagnostics.codes.types import INVALID_OPERAND
+from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.dtypes import DType
+from tilelang.source import Span
+
+GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; its body must also hold "
+                "for each `T` it is called with")
+
+
+def operator_need(op: str, dt: DType | None) -> str | None:
+    """What operator `op` needs where `dt` is outside its domain (None: fine)."""
+    if dt is None:
+        return None
+    if op in ("&", "|", "^", "!") and dt.is_float:
+        return "integer or `bool` values"
+    if op in ("<<", ">>") and (dt.is_float or dt is DType.BOOL):
+        return "integer values"
+    if op in ("+", "-", "*", "/", "%") and dt is DType.BOOL:
+        return "numbers"
+    return None
+
+
+def check_operator(op: str, dt: DType | None, span: Span, tensors: bool = False) -> None:
+    """E0204 for operator `op` (binary, or unary `-`/`!`) of an instance's `dt`."""
+    need = operator_need(op, dt)
+    if need is None or dt is None:
+        return
+    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
+    raise TileError(Diagnostic.error(INVALID_OPERAND, f"`{op}` is not defined on {what}")
+                    .primary(span, f"applied to `{dt.value}` in this call")
+                    .note(GENERIC_NOTE)
+                    .with_help(f"`{op}` needs {need}: call it with such a type, or convert inside it "
+                               "(e.g. `x as i32`)"))
+
+
+def _builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
+    """(message, label, help) where built-in `name` does not take `dt`."""
+    if dt is DType.BOOL:
+        if name == "arange":
+            return ("`arange` makes numbers, not `bool` values", "with `bool` elements in this call",
+                    "call it with a numeric type, or build the tensor from numbers (`arange::<i32>(n) % 2 == 1`)")
+        if name in ("sum", "prod"):
+            return (f"`{name}` of `bool` elements", "of a `bool` tensor in this call",
+                    "count with `(m as i32).sum()`, or call it with a numeric type")
+        if name == "cumsum":
+            return ("cannot `cumsum` a `bool` tensor", "of a `bool` tensor in this call",
+                    "count with `cumsum(m as i32, axis)`, or call it with a numeric type")
+        if name in ("maximum", "minimum"):
+            op, which = ("|", "maximum") if name == "maximum" else ("&", "minimum")
+            return (f"`{name}` of `bool` values", "of `bool` values in this call",
+                    f"`a {op} b` is the `bool` {which}")
+        return (f"`{name}` is not defined on `bool`", "applied to `bool` in this call",
+                "call it with a numeric type, or convert inside it (`v as i32`)")
+    if name == "pow" and not dt.is_float:
+        return (f"`pow` is not defined on `{dt.value}`", f"applied to `{dt.value}` in this call",
+                "call it with a floating-point type, or convert inside it (`x as f32`)")
+    return None
+
+
+def check_builtin(name: str, dt: DType | None, span: Span | None) -> None:
+    """E0204 for built-in `name` of an instance's element type `dt`."""
+    problem = _builtin_problem(name, dt) if dt is not None else None
+    if problem is None:
+        return
+    message, label, help = problem
+    d = Diagnostic.error(INVALID_OPERAND, message)
+    raise TileError((d.primary(span, label) if span is not None else d).note(GENERIC_NOTE).with_help(help))

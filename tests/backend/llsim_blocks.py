@@ -17,6 +17,7 @@ test_llsim_blocks.py runs both and compares registers and memory).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,14 +42,73 @@ class _Blocks(dict):  # type: ignore[type-arg]
         super().__init__()
         self.prog = prog
         self.index = {name: i for i, name in enumerate(prog.blocks)}
+        self.ints = _int_registers(prog)
 
     def __missing__(self, name: str) -> tuple[Any, bool]:
         i = self.index[name]  # (a KeyError for a block the kernel has not, as a plain dict's)
-        made = self[name] = _compile_block(i, name, self.prog.blocks[name], self.prog.compiled_ns)
+        made = self[name] = _compile_block(i, name, self.prog.blocks[name], self.prog.compiled_ns, self.ints)
         return made
 
 
-def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any]) -> tuple[Any, bool]:
+def _int_registers(prog: Any) -> frozenset[str]:
+    """The registers that always hold a Python `int`: an instruction's with
+    `int_result` (`Program.ints`), and a phi's whose arms are all integer
+    literals or such registers (to a fixed point: a loop's counter)."""
+    ints = set(getattr(prog, "ints", ()))
+    phis = [(dst, [s for s, _ in arms]) for b in prog.blocks.values() for dst, arms in b.phi_srcs]
+    grew = True
+    while grew:
+        grew = False
+        for dst, srcs in phis:
+            if dst not in ints and all(_P_LIT.fullmatch(s) or ((m := _P_READ.fullmatch(s)) and m.group(1) in ints)
+                                       for s in srcs):
+                ints.add(dst)
+                grew = True
+    return frozenset(ints)
+
+
+# a register's read in a block's source (`r['%t12']`), an `int(..)` of one, a
+# statement that sets one (`r['%t12'] = ...`), an integer literal
+_P_READ = re.compile(r"(?<![\w.])r\['([^'\\]+)'\]")
+_P_INT_READ = re.compile(r"(?<![\w.])int\(r\['([^'\\]+)'\]\)")
+_P_SET = re.compile(r"(\s*)r\['([^'\\]+)'\] = ")
+_P_LIT = re.compile(r"-?[0-9]+")
+
+
+def _locals(lines: list[str], ints: frozenset[str]) -> list[str]:
+    """The block's statements with each register it sets kept in a local too
+    (`_R0`, ...; still set in `r`, which the next blocks, the phis and the
+    tests read) and read from it by the statements after; `int(r[x])` as
+    `r[x]` where x always holds an `int` (`_int_registers`). The same values:
+    SSA sets a register once, before every read of it."""
+    names: dict[str, str] = {}
+
+    def read(m: re.Match[str]) -> str:
+        return names.get(m.group(1), m.group(0))
+
+    def int_read(m: re.Match[str]) -> str:
+        reg = m.group(1)
+        return names.get(reg, f"r[{reg!r}]") if reg in ints else m.group(0)
+
+    out = []
+    for ln in lines:
+        m = _P_SET.match(ln)
+        if m is not None:  # `r[x] = expr`: the reads of expr, then x's local
+            expr = _P_READ.sub(read, _P_INT_READ.sub(int_read, ln[m.end():]))
+            local = names[m.group(2)] = f"_R{len(names)}"
+            out.append(f"{ln[:m.end()]}{local} = {expr}")
+        elif ln.startswith("r[") and ln.endswith("= _v"):  # the phis' registers
+            regs = _P_READ.findall(ln)
+            for reg in regs:
+                names[reg] = f"_R{len(names)}"
+            out.append(f"{ln[:-2]}{''.join(names[reg] + ', ' for reg in regs)}= _v")
+        else:
+            out.append(_P_READ.sub(read, _P_INT_READ.sub(int_read, ln)))
+    return out
+
+
+def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any],
+                   ints: frozenset[str] = frozenset()) -> tuple[Any, bool]:
     """Block `i` as the function `_b{i}` in `ns` (its fallback closures
     `_s{i}_{j}` / `_f{i}_{j}` too), and whether it is a generator."""
     lines, gen = _phis(name, block.phi_srcs), False
@@ -70,6 +130,7 @@ def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any]) -> tuple[A
                 ns[f"_f{i}_{j}"] = ins.fn
             lines.append(f"{dst} = {expr}")  # an instruction without a result stores r[None], as llsim does
     lines.append(block.term_src)
+    lines = _locals(lines, ints)
     src = f"def _b{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
     exec(_code(src, name), ns)  # our own generated source
     return ns[f"_b{i}"], gen

@@ -5,6 +5,7 @@ races raise."""
 
 from __future__ import annotations
 
+import gc
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -59,9 +60,20 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
     """Run one block of `T` threads to the end. Floating-point operations
     follow IEEE (overflow to inf, 0/0 to nan) without NumPy's warnings: the
     whole block runs under one `errstate` (entering one an instruction cost
-    a tenth of the simulator's time)."""
-    with np.errstate(all="ignore"):
-        _run_block(prog, mem, base_regs, T)
+    a tenth of the simulator's time). Python's cycle collector is off while
+    it runs: a block makes hundreds of thousands of objects that live until
+    its end (registers, requests, a wgmma's pending values), which the
+    collector walked again and again (a tenth of an attention test's time);
+    it runs as usual once the block has ended, and nothing the simulation
+    computes depends on it."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with np.errstate(all="ignore"):
+            _run_block(prog, mem, base_regs, T)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> None:

@@ -139,6 +139,10 @@ class _Ins:
     # a load's or store's request done in place by the compiled block
     # (`llsim_fast.load` / `store`, what the scheduler does with the request)
     call_src: str | None = None
+    # `src` is a Python `int` whatever the registers it reads hold (an integer
+    # operation's masked result, an `int(..)` of a comparison): the block compiler
+    # reads the register without `int(..)` (llsim_blocks)
+    int_result: bool = False
 
 
 @dataclass
@@ -161,6 +165,11 @@ class Program:
         self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
         self.compiled_ns: dict[str, Any] = {}  # and the functions' globals
         self.source = text  # (what `SimDevice.run`'s memo of launches is keyed by)
+        # registers an instruction sets to a Python `int` (`_Ins.int_result`), and those whose
+        # instruction computes a constant from literals (`_fold`): their literal, which `_src`
+        # writes for the register's later reads (SSA: a read never runs before the definition)
+        self.ints: set[str] = set()
+        self.consts: dict[str, str] = {}
         lines = text.splitlines()
         i = 0
         while not lines[i].startswith("define "):
@@ -200,7 +209,13 @@ class Program:
                     phi_srcs.append((dst, [(self._src(a[0], ty), a[1])  # type: ignore[misc]
                                            for a in _P_PHI_ARM.findall(rest)]))
                     continue
-                body.append(self._ins(dst, rhs))
+                ins = self._ins(dst, rhs)
+                if dst is not None and ins.src is not None and ins.int_result:
+                    self.ints.add(dst)
+                    folded = _fold(ins.src)
+                    if folded is not None:
+                        ins.src = self.consts[dst] = folded
+                body.append(ins)
 
     # -- operands
     def _val(self, tok: str, ty: str) -> Callable[[dict[str, Any]], Any]:
@@ -229,7 +244,7 @@ class Program:
         """`_val(tok, ty)` as a Python expression over `r`."""
         tok = tok.strip()
         if tok.startswith("%"):
-            return f"r[{tok!r}]"
+            return self.consts.get(tok) or f"r[{tok!r}]"
         c = self._val(tok, ty)(None)  # type: ignore[arg-type]  # a constant or a smem address
         if type(c) is int:  # an integer constant as a literal (`_int` folds its `int()`)
             return repr(c)
@@ -297,7 +312,8 @@ class Program:
             a, b = _split_args(rest2)
             va, vb = self._val(a, ty), self._val(b, ty)
             return _Ins(dst, _scalar_binop(fn, ty, va, vb) or (lambda r: fn(va(r), vb(r), ty)), text=rhs,
-                        src=self._binop_src(op, fn, ty, self._src(a, ty), self._src(b, ty)))
+                        src=self._binop_src(op, fn, ty, self._src(a, ty), self._src(b, ty)),
+                        int_result=getattr(fn, "int_op", None) is not None and not ty.startswith("<"))
         if op == "fneg":
             ty, v = self._typed(rest)
             return _Ins(dst, lambda r: -v(r), text=rhs, src=f"-{self._typed_src(rest)}")
@@ -321,7 +337,8 @@ class Program:
                        f"in _FTYPES else {self._bind(cmp)}(_fa, _fb))")
             else:
                 src = f"{self._bind(cmp)}({sa}, {sb})"
-            return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs, src=src)
+            return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs, src=src,
+                        int_result=op == "icmp" and (pred in _UCMP or pred in _SCMP))
         if op == "select":
             c, a, b = _split_args(rest)
             vc = self._typed(c)[1]
@@ -356,7 +373,8 @@ class Program:
                 a, w0, w1 = self._bind(np.array), self._bind(word[0]), self._bind(word[1])
                 src = (f"{a}(int({sv}) & {(1 << _bits(src_ty)) - 1}, {w0}).view({w1})[()]" if src_ty[0] == "i"
                        else f"int({a}({sv}, {w0}).view({w1}))")
-            return _Ins(dst, fast or (lambda r: cast(v(r), src_ty, dst_ty)), text=rhs, src=src)
+            return _Ins(dst, fast or (lambda r: cast(v(r), src_ty, dst_ty)), text=rhs, src=src,
+                        int_result=op in ("trunc", "zext", "sext") and "<" not in src_ty + dst_ty)
         if op == "getelementptr":
             parts = _split_args(rest)
             ety = parts[0]
@@ -554,6 +572,21 @@ _FAST_NS = {**{f"_to_{ty}": fn for ty, fn in llsim_fast.TO.items()},
             "_insert": llsim_fast.insert, "_bf16": llsim_fast.bf16, "_FTYPES": llsim_fast.FTYPES, "_load": llsim_fast.load, "_store": llsim_fast.store}
 _FAST_BITCASTS = {("float", "i32"): "_f32_bits", ("i32", "float"): "_bits_f32", ("<2 x half>", "i32"): "_halves_bits",
                   ("i32", "<2 x half>"): "_bits_halves", ("half", "i16"): "_f16_bits", ("i16", "half"): "_bits_f16"}
+
+
+_P_LITERALS = re.compile(r"(?:int\(|[-+*&|^<>=!() 0-9])*")
+
+
+def _fold(src: str) -> str | None:
+    """An integer instruction's source `src` over literals only (`int(4 == 0)`,
+    `((0 * 2048) & 4294967295)`): its value as a literal; else None."""
+    if not _P_LITERALS.fullmatch(src):
+        return None
+    try:
+        v = eval(src, {"__builtins__": {}, "int": int})  # noqa: S307  (digits, operators and int(): our own source)
+    except Exception:  # (a shift or a division the run would raise on: left to the run)
+        return None
+    return repr(v) if type(v) is int else None
 
 
 def _literal(src: str) -> bool:

@@ -45,7 +45,8 @@ import numpy as np
 import pytest
 
 from tilelang import driver
-from userprog import assert_help_leads_to_a_working_program, first_error, run_program, fixed_program
+from userprog import (assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error,
+                      fixed_program, run_program)
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -94,6 +95,11 @@ def test_every_mistake_has_a_fix_and_its_code_is_new() -> None:
 @pytest.mark.parametrize("name", sorted(FIXES))
 def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
     assert_help_leads_to_a_working_program(DIR / f"{name}.tile", *FIXES[name], tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_editor_shows_the_same_first_error(name: str) -> None:
+    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
 
 
 def _run(name: str, tmp_path: Path) -> tuple[dict[str, np.ndarray], str]:

@@ -25,6 +25,16 @@ applied by the letter.
 `test_user_wrong.py` checks each file's code, place, underline and help
 line; here the first error's help names the fix, the program with the fix
 applied passes `tilec check -D warnings`, and it computes what NumPy does.
+
+`wrong_run/r01-r05`: mistakes only a run finds (the checker passes them),
+five codes no wrong table had, each refused with a help that leads to a
+working program: E0501 a run-time width against a kernel's static one,
+E0510 a 4-D partition (the help now gives the merged shape and tile,
+`.reshape([6, 4, 4])` in `[1, 2, 2]`), E0714 host lengths 9 and 10, E0722
+an `arange::<i8>` of a run-time 200, E0721 `x[n]` (the help now says one
+past the end and the last index). Below them, helps that named what Tile
+has not (E0202 lengths, `concat`, `repeat`, `sort`, a generic tile's
+element, a host chained comparison).
 """
 
 from __future__ import annotations
@@ -34,7 +44,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from userprog import assert_help_leads_to_a_working_program, first_error, run_program, fixed_program
+from tilelang import driver
+from userprog import (assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error,
+                      fixed_program, run_program)
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -83,6 +95,11 @@ def test_every_mistake_has_a_fix_and_its_code_is_new() -> None:
 @pytest.mark.parametrize("name", sorted(FIXES))
 def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
     assert_help_leads_to_a_working_program(DIR / f"{name}.tile", *FIXES[name], tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_editor_shows_the_same_first_error(name: str) -> None:
+    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
 
 
 def _run(name: str, tmp_path: Path) -> tuple[dict[str, np.ndarray], str]:
@@ -172,3 +189,54 @@ def test_a_chained_comparison_of_host_tensors_gets_the_element_wise_split(tmp_pa
     assert d.code == "E0011" and "`(0.0 <= x) & (x < 1.0)`" in d.help[0]
     f.write_text(src.replace("0.0 <= x < 1.0", "(0.0 <= x) & (x < 1.0)"), encoding="utf-8")
     assert run_program(f)[1] == "4\n"
+
+
+# ---- mistakes found only when the program runs (`wrong_run/`): the first line names the code; the error's
+# help names the fix, and the program with it applied runs and prints what NumPy says
+RUN_DIR = Path(__file__).parent / "wrong_run"
+
+# file: (a phrase of the error's help, the fix, what the fixed program prints)
+RUN_FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
+    # E0501: the kernel's static width against a run-time one
+    "r01_width_not_the_declared": ("declare the dimension `?`", [("&Tensor<f32, [?, 64]>", "&Tensor<f32, [?, ?]>")],
+                                   "384.0\n"),  # 4 x 48 ones doubled; columns 48..63 past x's edge read 0
+    # E0510: the help gave no shape ("reshape the tensor to at most three dimensions"); now the merged one
+    "r02_four_dim_partition": ("`.reshape([6, 4, 4])` and tiles of [1, 2, 2]",
+                               [("[1, 1, 2, 2]>", "[1, 2, 2]>"),
+                                ("zeros::<f32>([2, 3, 4, 4]);", "zeros::<f32>([2, 3, 4, 4]).reshape([6, 4, 4]);"),
+                                ("z.partition([1, 1, 2, 2])", "z.partition([1, 2, 2])"),
+                                ("print(z.sum());", "print(z.reshape([2, 3, 4, 4]).sum());")], "96.0\n"),
+    # E0714: lengths 9 and 10 of host tensors, known when it runs
+    "r03_host_lengths": ("the shapes must be equal", [("- x;", "- x[0..n - 1];")], "81.0\n"),  # 9^2 - 0^2
+    # E0722: an i8 `arange` of a run-time length
+    "r04_arange_i8_run_time": ("use an element type that holds every value", [("arange::<i8>", "arange::<i16>")],
+                               "[200] 199\n"),
+    # E0721: the help said "indices run from 0 to the axis's length - 1"; one past the end now gets the last index
+    "r05_one_past_the_end": ("the last element is at index 9, `t[t.shape()[0] - 1]`", [("x[n]", "x[n - 1]")],
+                             "18.0\n"),
+}
+RUN_CODES = {"r01": "E0501", "r02": "E0510", "r03": "E0714", "r04": "E0722", "r05": "E0721"}
+
+
+def test_every_run_time_mistake_has_a_fix() -> None:
+    assert sorted(p.stem for p in RUN_DIR.glob("*.tile")) == sorted(RUN_FIXES)
+    for p in RUN_DIR.glob("*.tile"):
+        assert p.read_text(encoding="utf-8").startswith(f"// a user's mistake at run time: {RUN_CODES[p.stem[:3]]}\n")
+
+
+@pytest.mark.parametrize("name", sorted(RUN_FIXES))
+def test_a_run_time_mistake_is_refused_with_a_help_that_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+    import io
+
+    import tilelang.run as run
+    from tilelang.diagnostics.model import TileError
+
+    path = RUN_DIR / f"{name}.tile"
+    assert not [d for d in driver.check(path).diagnostics if d.severity.value == "error"]  # the checker passes it
+    with pytest.raises(TileError) as info:
+        run.execute(str(path), "cpu", out=io.StringIO())
+    d = info.value.diagnostics[0]
+    hint, edits, printed = RUN_FIXES[name]
+    assert d.code == RUN_CODES[name[:3]] and d.primary_span is not None, (d.code, d.message)
+    assert any(hint in h for h in d.help), d.help
+    assert run_program(fixed_program(path, edits, tmp_path))[1] == printed

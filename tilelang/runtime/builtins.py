@@ -338,7 +338,9 @@ def index_tensor(t: Tensor, i: int, node: Any, device: Any) -> Any:
         raise _out_of_bounds(f"index {i} is out of bounds for an axis of {n} elements", node,
                              f"must be in 0..{n}",
                              *([f"Tile has no negative indices (NumPy's `t[-1]`): the last is `t[{n - 1}]`, "
-                                "`t[t.shape()[0] - 1]`"] if -n <= i < 0 else []))
+                                "`t[t.shape()[0] - 1]`"] if -n <= i < 0 else
+                               [f"one past the end: the last element is at index {n - 1}, "
+                                "`t[t.shape()[0] - 1]`"] if i == n else []))
     row = t.numpy()[i]
     if t.rank == 1:
         return to_scalar(_num(np.asarray(row)[()]), t.dtype)

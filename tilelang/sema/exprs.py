@@ -436,7 +436,8 @@ def _constant_bounds(tcx: CheckCx, ix: ast.Expr, axis: Dim | None, lo: int, hi: 
         label = f"must lie within 0..{n}"
     tcx.emit(tcx.err(HOST_INDEX, msg, ix.span, label)
              .note("the index and the tensor's length are both known before the program runs")
-             .with_help("indices run from 0 to the axis's length - 1 (`t.shape()[0]`)"))
+             .with_help(f"one past the end: the last element is at index {n - 1}, `t[t.shape()[0] - 1]`"
+                        if hi is None and lo == n else "indices run from 0 to the axis's length - 1 (`t.shape()[0]`)"))
 
 
 def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) -> Diagnostic:

@@ -21,8 +21,8 @@
 #   tk      h17r's `argmax_fold` 4,096 (4 warps, a tie on the H100) beside it, on the same card
 #   down-1  down at ST -1: its first K step read during its wait (0.36 us after gate/up's end on the H100), no trigger
 #   attn+tw both new forms
-# Round 2 (ROUND=2): round 1's candidates (W, V2) at 4B 1,024 and 8,192, then 0.6B and 8B at 1,024 (what a
-# promotion needs), the default first and last.
+# Round 2 (ROUND=2, ~95 s): `tw` (promoted on this branch after round 1) and `me` apart at 4B 1,024 and 8,192,
+# then at 0.6B and 8B (1,024): what their promotion needs (the lead's me + tw row lost 0.8 % at 0.6B).
 # One device step, <= ~120 s warm on a 16-core H100/H200, from the checkout's root after `pip install --no-deps -e .`,
 # TILEC_CACHE_DIR set by the caller:
 #   1. decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6, 10 rows of 1-7 s warm (round 2: 1,024 and
@@ -37,24 +37,25 @@ set -uo pipefail
 . benchmarks/device_env.sh h17t
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
-OLD='{"pdl": "late", "ge": [], "rs": 0, "st": {"gate_up": 1, "qkv": 1}}'
+OLD='{"pdl": "late", "ge": [], "rs": 0, "tw": 0, "st": {"gate_up": 1, "qkv": 1}}'
 A='"ge": ["o", "down", "attn"]'
 if [ "${ROUND:-1}" = 2 ]; then
-  # round 1's candidates against the default at 4B 1,024 and 8,192, then at 0.6B and 8B (1,024): a promotion's test
-  W=${W:-'{'"$A"', "tw": 16384}'}
-  V2=${V2:-'[{}, '"$W"', {}]'}
-  timeout ${AB_TIMEOUT:-70} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 4 --reps 6 \
+  # round 1's winners apart, where the lead's round 2 (me + tw: 0.6B -0.8 %) left it open: the token choice
+  # (`tw`: 16,384 = argmax_wide, 0 = argmax_step; rows for both, whichever the tree's default is) and the merge's
+  # entry trigger (`me`), at 4B 1,024 and 8,192, then 0.6B and 8B at 1,024; the default first and last
+  V2=${V2:-'[{}, {"tw": 0}, {"tw": 16384}, {"me": 1}, {"st": {"down": -1}}, {}]'}
+  timeout ${AB_TIMEOUT:-60} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 4 --reps 6 \
     --variants "$V2" --out "$D/ab2" > "$D/ab2.log" 2>&1
   echo "h17t round 2 decode_ab 4b (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab2.log"
+  V3=${V3:-'[{}, {"tw": 0}, {"tw": 16384}, {"me": 1}, {}]'}
   for m in 0.6b 8b; do
-    V3=${V3:-'[{}, '"$W"', {}]'}
-    timeout ${AB3_TIMEOUT:-30} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 3 --reps 6 \
+    timeout ${AB3_TIMEOUT:-30} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 4 --reps 6 \
       --variants "$V3" --out "$D/ab_$m" > "$D/ab_$m.log" 2>&1
     echo "h17t round 2 decode_ab $m (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab_$m.log"
   done
   pack; echo "h17t done ($(el) s): $OUT/h17t.tgz"; exit 0
 fi
-V=${V:-'[{}, '"$OLD"', {'"$A"'}, {"me": 1}, {"short_ns": 32, "rs": 32}, {"tw": 16384}, {"tk": 4096},
+V=${V:-'[{}, '"$OLD"', {'"$A"'}, {"me": 1}, {"short_ns": 32, "rs": 32}, {"tw": 16384}, {"tk": 4096, "tw": 0},
   {"st": {"down": -1}}, {'"$A"', "tw": 16384}, {}]'}
 timeout ${AB_TIMEOUT:-80} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 4 --reps 6 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1

@@ -210,9 +210,9 @@ class Program:
                                            for a in _P_PHI_ARM.findall(rest)]))
                     continue
                 ins = self._ins(dst, rhs)
-                if dst is not None and ins.src is not None and ins.int_result:
+                if dst is not None and ins.int_result:
                     self.ints.add(dst)
-                    folded = _fold(ins.src)
+                    folded = _fold(ins.src) if ins.src is not None else None
                     if folded is not None:
                         ins.src = self.consts[dst] = folded
                 body.append(ins)
@@ -402,7 +402,8 @@ class Program:
             p = self._typed(parts[1])[1]
             return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
                         sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})",
-                        call_src=f"_load(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r})")
+                        call_src=f"_load(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r})",
+                        int_result=_P_INT_TY.fullmatch(ty) is not None)  # (`load_value`: an int)
         if op == "store":
             parts = _split_args(rest)
             ty, v = self._typed(parts[0])
@@ -473,7 +474,9 @@ class Program:
             return _Ins(dst, lambda r: next(_TIMER), text=rhs)
         if name.startswith("llvm.nvvm.read.ptx.sreg."):
             reg = name[len("llvm.nvvm.read.ptx.sreg."):]
-            return _Ins(dst, lambda r: r["$" + reg], text=rhs, src=f"r[{'$' + reg!r}]")
+            # (the thread's and block's indices are ints of `range`s: `run_block`, `SimDevice.run`)
+            return _Ins(dst, lambda r: r["$" + reg], text=rhs, src=f"r[{'$' + reg!r}]",
+                        int_result=reg in ("tid.x", "ctaid.x", "ctaid.y", "ctaid.z"))
         if name == "llvm.nvvm.barrier.cta.sync.aligned.all":
             return _Ins(None, None, sync=lambda r: ("bar",), text=rhs, sync_src="('bar',)")
         if name.startswith("llvm.nvvm.shfl.sync."):
@@ -574,6 +577,7 @@ _FAST_BITCASTS = {("float", "i32"): "_f32_bits", ("i32", "float"): "_bits_f32", 
                   ("i32", "<2 x half>"): "_bits_halves", ("half", "i16"): "_f16_bits", ("i16", "half"): "_bits_f16"}
 
 
+_P_INT_TY = re.compile(r"i[0-9]+")
 _P_LITERALS = re.compile(r"(?:int\(|[-+*&|^<>=!() 0-9])*")
 
 

@@ -213,7 +213,7 @@ def load_value(buf: bytearray, off: int, ty: str) -> Any:
             if el == "double":
                 return tuple(map(np.float64, xs)) if vec else np.float64(xs[0])
             nz = _NZ[el]
-            return tuple(nz + x for x in xs) if vec else nz + xs[0]
+            return tuple(map(nz.__add__, xs)) if vec else nz + xs[0]
     raw = bytes(buf[off:off + _size(ty)])
     return _decode_any(raw, ty)
 

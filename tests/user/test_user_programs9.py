@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
@@ -163,6 +164,16 @@ def _c06(t: Tensors, out: str) -> None:
     assert out == f"{q1.sum()} {q2.min()} {q2.max()} Tensor<f64, [4]> [{float(ints)},              5.0,              1.0,              4.0]\n"
 
 
+def _c07(t: Tensors, out: str) -> None:
+    a, b = t["a"].astype(np.float64), t["b"].astype(np.float64)
+    np.testing.assert_array_equal(t["y"], a @ b + b)  # integers: exact in any order
+    # the last row block holds rows 35, 36 and five rows past b's edge, which read zeros
+    chunks = [np.vstack([b[i:i + 7], np.zeros((7 - len(b[i:i + 7]), 27))]) for i in range(0, 37, 7)]
+    np.testing.assert_array_equal(t["cmax"], np.stack([c.max(0) for c in chunks]))
+    assert (t["cmax"][5] == 0).any() and (b[35:].max(0) < 0).any()  # a padding zero won somewhere
+    assert out == f"{(a @ b + b).sum()} {b.max()}\n"
+
+
 CHECKS = {
     "c01_csr_spmv": _c01,
     "c02_bmm_bias_gelu_bf16": _c02,
@@ -170,6 +181,7 @@ CHECKS = {
     "c04_radix_pass": _c04,
     "c05_masked_softmax_inf_rows": _c05,
     "c06_scalar_params_every_type": _c06,
+    "c07_residual_mma_column_max": _c07,
 }
 
 # (no simulated program: the suite's third test is left unbound, not collected as a test skipped everywhere)
@@ -194,3 +206,56 @@ def test_the_layout_search_s_programs_are_well_formed(tmp_path: Path) -> None:
         f.write_text(src, encoding="utf-8")
         errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
         assert not errs and outs, (seed, [f"{d.code}: {d.message}" for d in errs])
+
+
+_RESIDUAL = """
+kernel fn k(y: &mut Tensor<f32, [7, 9]>, x: &Tensor<f32, [?, ?]>, w: &Tensor<f32, [?, ?]>) {
+    let b = x.partition([7, 9]).load([0, 0]);
+    let a = w.partition([7, 7]).load([0, 0]);
+    let _m = b.max(0);
+    y.store(mma(a, b, b));
+}
+fn main() {
+    let x = (((arange::<i32>(63) * 13 + 1) % 7 - 3) as f32).reshape([7, 9]);
+    let w = (((arange::<i32>(49) * 5 + 2) % 5 - 2) as f32).reshape([7, 7]);
+    let mut y = zeros::<f32>([7, 9]);
+    k(y.partition([7, 9]), &x, &w).sync();
+}
+"""
+
+
+def test_an_mma_accumulator_in_another_layout_is_converted_first(tmp_path: Path) -> None:
+    """c07's bug, minimised (benchmarks/layout_diff.py seed 12156): `b.max(0)`
+    gives `b` the layout a column reduction wants, and `mma(a, b, b)` on the
+    FMA (and mma.sync) engine read the accumulator's registers as if they were
+    in the product's layout: 51 of 63 elements wrong on the simulated GPU. The
+    `convert` pass exempted every `DotOp` (meant for wgmma's): the accumulator
+    now reaches the product in its layout."""
+    import re
+
+    from userprog import tilec
+
+    f = tmp_path / "k.tile"
+    f.write_text(_RESIDUAL, encoding="utf-8")
+    for arch in ("sm_90a", "sm_80"):
+        r = tilec("emit", str(f), "--stage", "gpu", "--arch", arch)
+        assert r.returncode == 0, r.stderr
+        lay = {m.group(1): m.group(2) for m in re.finditer(r"^\s*(%\S+) = .* (#blocked<.*>)$", r.stdout, re.M)}
+        dot = re.search(r"= dot\.\w+ %\S+, %\S+, (%\S+) : .* (#blocked<.*>)$", r.stdout, re.M)
+        assert dot is not None and lay[dot.group(1)] == dot.group(2), (arch, r.stdout)
+
+
+@pytest.mark.heavy  # the GPU IR's check above is the default case of this path
+def test_the_simulated_gpu_sums_the_accumulator_into_the_right_elements(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import tilelang.run as run
+    from llsim import sim_runtime_device
+
+    f = tmp_path / "k.tile"
+    f.write_text(_RESIDUAL, encoding="utf-8")
+    want = run.execute(str(f), "cpu", out=io.StringIO()).main_locals["y"].numpy()
+    for arch in ("sm_90a", "sm_80"):
+        monkeypatch.setattr(run, "make_device", lambda choice, out, arch=arch: sim_runtime_device(arch))
+        np.testing.assert_array_equal(run.execute(str(f), "cpu", out=io.StringIO()).main_locals["y"].numpy(), want)

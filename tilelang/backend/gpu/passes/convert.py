@@ -73,8 +73,14 @@ def _wants(op: object, layouts: dict[int, Layout]) -> list[tuple[int, ir.Value, 
 
 def _exempt(op: object, layouts: dict[int, Layout]) -> bool:
     """Ops on the Hopper path, which read accumulator layouts themselves."""
-    if isinstance(op, ir.Yield | g.DotOp | g.Wgmma | g.WgmmaRegA | g.WgmmaWait | g.ConvertLayout):
+    if isinstance(op, ir.Yield | g.Wgmma | g.WgmmaRegA | g.WgmmaWait | g.ConvertLayout):
         return True
+    if isinstance(op, g.DotOp):
+        # the FMA and mma.sync engines read the accumulator's registers as the result's
+        # (`codegen/mma.py`): converted where its layout is another (`_wants`); all
+        # DotOps were exempt, and an accumulator in another layout (a tile whose layout
+        # a reduction chose, `mma(a, b, b)`) was summed into the wrong elements
+        return op.engine == "wgmma"
     if isinstance(op, ir.Elementwise | ir.Cast | ir.Store):
         tiles = [v for v in (*g.operands(op), *g.results(op)) if v.shape]
         lays = {layouts.get(v.id) for v in tiles}
@@ -199,7 +205,9 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 for _, v, lay in _wants(op, layouts):
                     if _register(lay) and layouts.get(v.id) != lay:
                         mapping[v.id] = conv(v, lay, out, cache)
-                for v in () if isinstance(op, ir.For | ir.While | ir.If) else g.operands(op):
+                # (a DotOp's operands in a tensor-core layout are read as they are: only its
+                # accumulator is converted, above)
+                for v in () if isinstance(op, ir.For | ir.While | ir.If | g.DotOp) else g.operands(op):
                     if v.id not in mapping and isinstance(layouts.get(v.id), MmaAcc) and v.shape:
                         mapping[v.id] = conv(v, blocked_for(v.shape, threads, v.dtype.itemsize), out, cache)
                 op = substitute(op, mapping)

@@ -701,7 +701,7 @@ def q_after_first_kv(q_ops: list[object], iv: ir.Value, lower: ir.Value, upper: 
 
 # `TILEC_ATTN_QDOUBLE` unset: "auto", Q double-buffered in the short keys' variant only (`short`: S_k <= 1,024;
 # D = 64, where it fits): on the H100 (2026-12-05, calls 1 and 2 of the 17:27 session; benchmarks/RESULTS.md,
-# "h15w") +0.3..+1.9 % at D = 64 S = 1,024 in two calls, -0.4..-2.9 % at S = 4,096 and 16,384 (the long keys'
+# "h15w") +0.3..+2.0 % at D = 64 S = 1,024 (call 1), -0.4..-2.9 % at S = 4,096 and 16,384 (the long keys'
 # kernels, +1.2 % once); "1": wherever it fits; "0": never (the H200, 2026-12-04: -1.2..+0.4 %).
 QDOUBLE_DEFAULT = "auto"
 

@@ -1,6 +1,6 @@
 """`TILEC_ATTN_QDOUBLE` (`attention_tiles.q_slots`): Q double-buffered in the
 persistent walk, tile n's Q in stage n % 2, so the producer copies the next
-tile's Q while this tile still runs. Where it applies (two Q tiles and the
+tile's Q while this tile still runs (by default in the short keys' variant). Where it applies (two Q tiles and the
 ring fit the shared memory) and where not (byte-identical to off); in the
 simulator against NumPy on every loop form the walk has (the overlapped
 loop, the rotated one, the chained short-keys variant), with CTAs that walk
@@ -39,12 +39,15 @@ def _text(k, facts) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_where_q_is_double_buffered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """On at D = 64, 128 x 128 (2 x 16 KB of Q and 4 stages of 32 KB): two Q barriers each way, the products
-    read Q at the tile's stage; at D = 128, 128 x 128 (2 x 32 KB and 3 stages of 64 KB do not fit) the switch
-    changes nothing (LLVM byte for byte); off, one Q buffer."""
+    """Unset ("auto"), in the short keys' variant at D = 64, 128 x 128 (2 x 16 KB of Q and 4 stages of 32 KB):
+    two Q barriers each way, the products read Q at the tile's stage, and not in the long keys' kernel; at
+    D = 128, 128 x 128 (2 x 32 KB and 3 stages of 64 KB do not fit) "1" changes nothing (LLVM byte for
+    byte); "0", one Q buffer."""
     facts = _facts("oqkv", 3)
     _form(monkeypatch, "chain_short")
+    monkeypatch.delenv("TILEC_ATTN_QDOUBLE")
     k64 = _std("flash_attention", "f16", 128, 128, 64)
+    assert "i64[2]" not in _text(k64, facts)
     on = _text(k64, _short(facts, 1024))
     assert "mbarrier.alloc count 1 : i64[2]" in on and "mbarrier.alloc count 8 : i64[2]" in on
     assert "wgmma %q." in on and all("[%q_slot" in line for line in on.splitlines() if "wgmma %q." in line)
@@ -134,7 +137,7 @@ def test_double_buffered_q_under_a_perturbed_schedule(monkeypatch) -> None:  # t
 
 @pytest.mark.heavy  # (the simulator's own check: a mutation, several seeds; the default case above is the kernel's)
 def test_a_skipped_wait_for_q_shows_only_perturbed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The consumers of the default chained variant (one Q slot) skip their wait for Q in every other tile:
+    """The consumers of the chained variant with one Q slot (`TILEC_ATTN_QDOUBLE=0`) skip their wait for Q in every other tile:
     the default schedule passes it (the copy landed at its issue, before the consumers came), a perturbed one
     reads the previous tile's Q in those tiles (seeds 2, 5, 7 and 8 of 1-8 did, 2026-12-05)."""
     _form(monkeypatch, "chain_short", "0")

@@ -132,7 +132,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         p = dataclasses.replace(p, loop=loop)
     # Q's buffers: 2 where the walk's next tile's Q may land during this tile (`TILEC_ATTN_QDOUBLE`)
     qn = tiles.q_slots(persist and ost is None, p.q.nbytes, p.k.nbytes + p.v.nbytes, S, SMEM_LIMIT - 2048,
-                       xrot.enabled() and p.short)  # (the rotation: the chained short keys' variant only)
+                       xrot.enabled() and p.short, p.short)  # (the rotation: the chained short keys' variant only)
     qbuf, qdesc = buf(p.q, qn, "q")
     kbuf, kdesc = buf(p.k, S, "k")
     vbuf, vdesc = buf(p.v, S, "v")

@@ -34,7 +34,9 @@ for the variant the runtime compiles where a launch's keys are that short
 (`TensorFacts.rows_at_most` on K): rotated at every D (`AttnPlan.short`,
 `attention_rotated.enabled`), chained where the rows are `CHAIN_D` wide, with
 the walk's fast divisions and Q released in the loop's last iteration
-(`attention_tiles.fastdiv`, `q_early`).
+(`attention_tiles.fastdiv`, `q_early`), and Q double-buffered where it fits
+(`attention_tiles.q_slots`). Rotated across the tile boundary as well:
+`attention_xrot` (`TILEC_ATTN_XROT`, opt-in).
 """
 
 from __future__ import annotations

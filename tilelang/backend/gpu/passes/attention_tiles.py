@@ -699,12 +699,15 @@ def q_after_first_kv(q_ops: list[object], iv: ir.Value, lower: ir.Value, upper: 
     return inner, after
 
 
-# `TILEC_ATTN_QDOUBLE` unset: "0" (the H200, 2026-12-04: no D = 64 row faster beyond the run-to-run
-# spread, -1.2..+0.4 %; benchmarks/RESULTS.md, h15p third session)
-QDOUBLE_DEFAULT = "0"
+# `TILEC_ATTN_QDOUBLE` unset: "auto", Q double-buffered in the short keys' variant only (`short`: S_k <= 1,024;
+# D = 64, where it fits): on the H100 (2026-12-05, calls 1 and 2 of the 17:27 session; benchmarks/RESULTS.md,
+# "h15w") +0.3..+2.0 % at D = 64 S = 1,024 (call 1), -0.4..-2.9 % at S = 4,096 and 16,384 (the long keys'
+# kernels, +1.2 % once); "1": wherever it fits; "0": never (the H200, 2026-12-04: -1.2..+0.4 %).
+QDOUBLE_DEFAULT = "auto"
 
 
-def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int, xrot: bool = False) -> int:
+def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int, xrot: bool = False,
+            short: bool = False) -> int:
     """Q's buffers in the persistent walk: 2 (`TILEC_ATTN_QDOUBLE=1`) where
     `ok` (the walk, O not stored through shared memory) and two Q tiles and
     the ring's `stages` fit in `limit` bytes of shared memory (D = 64 at
@@ -712,9 +715,12 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int, x
     producer copies the next tile's Q as soon as it has issued this tile's
     last K/V block (it waits for the release of the tile before this one's
     Q), and the next tile's first product never waits for its Q; else 1 (the
-    copy waits for this tile's last S: `q_early`). `xrot`: `TILEC_ATTN_XROT=1`, which needs two slots.
-    """
-    if not ok or (os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT) != "1" and not xrot):
+    copy waits for this tile's last S: `q_early`). `xrot`: `TILEC_ATTN_XROT=1`, which needs two slots;
+    `short`: the short keys' variant (`QDOUBLE_DEFAULT`'s "auto")."""
+    want = os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT)
+    if want not in ("0", "1", "auto"):
+        raise ValueError(f"TILEC_ATTN_QDOUBLE={want!r}: expected 0, 1 or auto")
+    if not ok or not (want == "1" or (want == "auto" and short) or xrot):
         return 1
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1
 

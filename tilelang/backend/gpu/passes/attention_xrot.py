@@ -38,8 +38,14 @@ from .. import nodes as g
 from .context import Fresh
 from .pipeline import _Build
 
-# "1": rotate the chained walk across its tile boundaries (Q double-buffered with it); "0": off. Opt-in
-# until timed on a GPU (benchmarks/h15w_device.sh).
+# "1": rotate the chained walk across its tile boundaries (Q double-buffered with it); "2": the same, the
+# pending P V waited for before the next S (`late`); "0": off. Off: on the H100 (2026-12-05, benchmarks/RESULTS.md
+# "h15w") "1" was right at the benchmark's scale but SLOWER at D = 64 S = 1,024, -7.7..-8.5 % full and -16.6 %
+# causal (stamps: the boundary 5,812 cycles where a block and the chained first iteration are 5,574, the
+# walk 718 cycles against 171, the key loop's blocks ~12 % longer): its consumer code is twice the chained
+# kernel's (7,800 SASS instructions against 3,750; three clones of the body beside the loop) and spills 208 B
+# (the key loop 738 instructions against 646). "2" (52 B of spills, the loop 653 instructions) was not timed:
+# it hides less (ptxas schedules the block's exponentials before the next S) and keeps the code size.
 XROT_DEFAULT = "0"
 
 

@@ -21,7 +21,7 @@
 #   tk      h17r's `argmax_fold` 4,096 (4 warps, a tie on the H100) beside it, on the same card
 #   down-1  down at ST -1: its first K step read during its wait (0.36 us after gate/up's end on the H100), no trigger
 #   attn+tw both new forms
-# Round 2 (ROUND=2, ~95 s): `tw` (opt-in; +0.5 % at 4B in round 1) and `me` apart at 4B 1,024 and 8,192,
+# Round 2 (ROUND=2, ~95 s): `tw` (promoted on this branch after round 1) and `me` apart at 4B 1,024 and 8,192,
 # then at 0.6B and 8B (1,024): what their promotion needs (the lead's me + tw row lost 0.8 % at 0.6B).
 # One device step, <= ~120 s warm on a 16-core H100/H200, from the checkout's root after `pip install --no-deps -e .`,
 # TILEC_CACHE_DIR set by the caller:

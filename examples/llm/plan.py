@@ -251,9 +251,8 @@ class Plan:
     # BC > 0: the greedy token choice as `argmax_wide` (one block of 32 warps,
     # all of the LM head's per-block maxima as one tile of BC, a power of two
     # at least their count: two reductions; issue 17, h17t); instead of `tk`'s
-    # and `bc`'s forms (4 warps, 74 maxima a thread at 4B). Opt-in: H100, 4B
-    # +0.5 % at 1,024, +0.4 % at 8,192 (h17t); 0.6B and 8B not yet apart from
-    # `me` (with it 0.6B lost 0.8 %)
+    # and `bc`'s forms (4 warps, 74 maxima a thread at 4B). sm_90's plans: the
+    # power of two at or above the maxima's count, up to 16,384 (`plan_for`)
     tw: int = 0
 
 
@@ -313,6 +312,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     mb: dict[str, int] = dict.fromkeys(rows, 0)
     ge: tuple[str, ...] = ()  # the GEMVs that trigger at their entry (`Plan.ge`)
     rs = 0  # small tiles replicated (`Plan.rs`)
+    tw = 0  # the greedy token choice's tile (`Plan.tw`; 0: `argmax_step`)
     if sm_count is None:
         for k, n in rows.items():
             bn[k] = _divisor_tile(n, 16)
@@ -375,6 +375,15 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             # alone +0.4 / +0.5 %, the triggers without the early loads -0.5 %
             pdl, ge, rs = "late+loads", ("o", "down"), 1
             st["gate_up"] = st["qkv"] = -1
+            # the greedy token choice as `argmax_wide` (one block of 32 warps,
+            # all of the LM head's block maxima as one tile, at most 16,384: 16
+            # a thread; more would spill): H100, 4B, one process (h17t,
+            # 2026-12-05): +0.5 % at 1,024 (317.3 against 315.7 tok/s), +0.4 %
+            # at 8,192 (281.7 against 280.7), the same tokens; on another H100
+            # (the lead's last call): 4B +0.5 % / +0.4 %, 0.6B +1.8 %, 8B +0.3 %;
+            # `argmax_step` walked 9,496 maxima in 10 chunks in 4 warps (18 us)
+            tw = _pow2_at_least(-(-rows["lm"] // bn["lm"]))
+            tw = tw if tw <= 16384 else 0
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
     prefill = max(bq, min(2048, _pow2_at_most(max_seq) // 2))
@@ -401,6 +410,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         pdl=pdl,
         ge=ge,
         rs=rs,
+        tw=tw,
     )
 
 

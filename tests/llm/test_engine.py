@@ -578,11 +578,13 @@ def test_plan_fills_a_big_card() -> None:
     assert all(1 <= small.mb[k] <= 4 for k in small.mb)
     assert set(plan_for(TINY, 64, None).mb.values()) == {0}  # the interpreter: no bound
     # programmatic dependent launch only where the card has it (sm_90)
-    assert p.pdl is False and (p.ge, p.rs) == ((), 0)
+    assert p.pdl is False and (p.ge, p.rs, p.tw) == ((), 0, 0)
     # on sm_90: the trigger late, O and down at their entry (their next GEMVs'
-    # first K step peeled and read before the wait), small tiles replicated
+    # first K step peeled and read before the wait), small tiles replicated,
+    # the greedy token choice in one block of 32 warps
     hq = plan_for(cfg, 2048, sm_count=132, hopper=True)
-    assert (hq.pdl, hq.ge, hq.rs, hq.tw) == ("late+loads", ("o", "down"), 1, 0)
+    assert (hq.pdl, hq.ge, hq.rs) == ("late+loads", ("o", "down"), 1)
+    assert hq.tw == 16384 and hq.tk == 0  # the token choice: 9,496 block maxima as one tile
     assert {k: hq.st[k] for k in ("qkv", "o", "gate_up", "down")} == {"qkv": -1, "o": 1, "gate_up": -1, "down": 1}
     # long contexts take the shared-memory ring (tc 4), short ones the FMA form
     # (with half the splits below 8,192 positions)

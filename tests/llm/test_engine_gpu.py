@@ -382,6 +382,7 @@ def test_folded_token_choice_decodes_the_same_tokens(tk: int) -> None:
     # (in one chunk, across chunks, a last chunk cut short) NumPy's first one
     w = random_weights(SMALL, seed=7, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    eng.replan(dataclasses.replace(eng.plan, tw=0))  # `argmax_step` (sm_90's plans: `argmax_wide`)
     want = eng.generate([5, 6, 7], 40, batched=False)
     eng.replan(dataclasses.replace(eng.plan, tk=tk))
     names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
@@ -408,6 +409,7 @@ def test_wide_token_choice_decodes_the_same_tokens() -> None:
     # several blocks hold, NumPy's first one
     w = random_weights(SMALL, seed=7, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    eng.replan(dataclasses.replace(eng.plan, tw=0))  # `argmax_step` (sm_90's plans: `argmax_wide`)
     want = eng.generate([5, 6, 7], 40, batched=False)
     nb = -(-SMALL.vocab_size // eng.plan.bn["lm"])
     eng.replan(dataclasses.replace(eng.plan, tw=1 << (nb - 1).bit_length()))

@@ -289,12 +289,12 @@ def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize(("model", "fields", "sampling"), [
     ("qwen3-0.6b", {}, None), ("qwen3-4b", {}, (0.7, 0.9, 1)), ("qwen3-8b", {}, None),
-    ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096, "ge": ("o", "down", "attn")}, None),
+    ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096, "tw": 0, "ge": ("o", "down", "attn")}, None),
 ])
 def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None,  # type: ignore[type-arg]
                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # every kernel the GPU plan launches in a decode step (both step forms;
-    # with `sampling`, the sampler's launches instead of `argmax_step`; the
+    # with `sampling`, the sampler's launches instead of `argmax_wide`; the
     # opt-in 8-warp ring, merge by rows, folded token choice and attention
     # triggering at its entry), at the model's shapes and under the plan's
     # small-tile setting (`Plan.rs`, as the engine compiles them): ptxas
@@ -321,5 +321,5 @@ def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict,
     names = {n for n, _ in seen}
     opt_in = {"attn_decode_ring_w8", "combine_rows", "argmax_fold"}
     assert opt_in <= names if fields else "attn_decode_ring_early" in names
-    choice = "argmax_fold" if fields.get("tk") else "argmax_step"
+    choice = "argmax_fold" if fields.get("tk") else "argmax_wide"  # sm_90's plans: `Plan.tw`
     assert ("nucleus_round" in names) == bool(sampling) and (choice in names) != bool(sampling)

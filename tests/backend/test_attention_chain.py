@@ -128,7 +128,8 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     from tilelang.backend.facts import Short
 
     for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL", "TILEC_ATTN_SCHEDULE",
-                "TILEC_ATTN_EARLY_VOTE", "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SHORT_D"):
+                "TILEC_ATTN_EARLY_VOTE", "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SHORT_D",
+                "TILEC_ATTN_QDOUBLE"):
         monkeypatch.delenv(var, raising=False)
     k, facts = _std("flash_attention", "f16", 128, 128, d), _facts("oqkv", 3)
     long_ll, long_abi = _llvm(k, facts)
@@ -156,8 +157,10 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     monkeypatch.setenv("TILEC_ATTN_CHAIN", "1")
     monkeypatch.setenv("TILEC_ATTN_ROTATE", "1")
     monkeypatch.setenv("TILEC_ATTN_FASTDIV", "1")
+    monkeypatch.setenv("TILEC_ATTN_QDOUBLE", "1")  # "auto" double-buffers Q in the short variant only
     assert _llvm(k, facts)[0] == short_ll
     monkeypatch.delenv("TILEC_ATTN_FASTDIV")
+    monkeypatch.delenv("TILEC_ATTN_QDOUBLE")
     # rotation off by hand: no chain to ask for
     monkeypatch.setenv("TILEC_ATTN_CHAIN", "auto")
     monkeypatch.setenv("TILEC_ATTN_ROTATE", "0")

@@ -374,6 +374,24 @@ def test_merge_by_rows_matches_torch(api: str) -> None:
     _agrees_and_decodes(eng, w, want)
 
 
+def _picks_numpys_first_maximum(name: str, bc: int) -> None:
+    """The token-choice kernel `name` (tile BC) on block maxima that several
+    blocks hold (in one chunk, across chunks, a last chunk cut short): it
+    picks NumPy's first maximum, advances the position and records the token."""
+    k, P = load_kernels(), tilelang.partition
+    for n in (9496, 37, 5000):
+        rng = np.random.default_rng(n)
+        bmax = rng.standard_normal(n).astype(np.float32)
+        bmax[rng.choice(n, 3, replace=False)] = 9.0  # three blocks hold the maximum
+        barg = (np.arange(n) * 16 + rng.integers(0, 16, n)).astype(np.int32)
+        i32 = {"dtype": torch.int32, "device": "cuda"}
+        tok, pos, hist = torch.zeros(1, **i32), torch.full((1,), 3, **i32), torch.zeros(8, **i32)
+        getattr(k, name)[bc, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), torch.from_numpy(bmax).cuda(),
+                                torch.from_numpy(barg).cuda()).sync()
+        first = int(barg[np.argmax(bmax)])
+        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), (name, n)
+
+
 @pytest.mark.parametrize("tk", [16, 4096])
 def test_folded_token_choice_decodes_the_same_tokens(tk: int) -> None:
     # Plan.tk: `argmax_fold` (the LM head's per-block maxima folded lane by
@@ -388,18 +406,7 @@ def test_folded_token_choice_decodes_the_same_tokens(tk: int) -> None:
     names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
     assert "argmax_fold" in names and "argmax_step" not in names
     _agrees_and_decodes(eng, w, want)
-    k, P = load_kernels(), tilelang.partition
-    for n in (9496, 37, 5000):
-        rng = np.random.default_rng(n)
-        bmax = rng.standard_normal(n).astype(np.float32)
-        bmax[rng.choice(n, 3, replace=False)] = 9.0  # three blocks hold the maximum
-        barg = (np.arange(n) * 16 + rng.integers(0, 16, n)).astype(np.int32)
-        i32 = {"dtype": torch.int32, "device": "cuda"}
-        tok, pos, hist = torch.zeros(1, **i32), torch.full((1,), 3, **i32), torch.zeros(8, **i32)
-        k.argmax_fold[tk, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), torch.from_numpy(bmax).cuda(),
-                             torch.from_numpy(barg).cuda()).sync()
-        first = int(barg[np.argmax(bmax)])
-        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), n
+    _picks_numpys_first_maximum("argmax_fold", tk)
 
 
 def test_wide_token_choice_decodes_the_same_tokens() -> None:
@@ -416,18 +423,7 @@ def test_wide_token_choice_decodes_the_same_tokens() -> None:
     names = [op.kernel.__name__ for f in eng._form_ops.values() for op in f]
     assert "argmax_wide" in names and "argmax_step" not in names
     _agrees_and_decodes(eng, w, want)
-    k, P = load_kernels(), tilelang.partition
-    for n in (9496, 37, 5000):
-        rng = np.random.default_rng(n)
-        bmax = rng.standard_normal(n).astype(np.float32)
-        bmax[rng.choice(n, 3, replace=False)] = 9.0  # three blocks hold the maximum
-        barg = (np.arange(n) * 16 + rng.integers(0, 16, n)).astype(np.int32)
-        i32 = {"dtype": torch.int32, "device": "cuda"}
-        tok, pos, hist = torch.zeros(1, **i32), torch.full((1,), 3, **i32), torch.zeros(8, **i32)
-        k.argmax_wide[16384, 8](P(tok, [1]), P(pos, [1]), P(hist, [8]), torch.from_numpy(bmax).cuda(),
-                                torch.from_numpy(barg).cuda()).sync()
-        first = int(barg[np.argmax(bmax)])
-        assert (int(tok[0]), int(pos[0]), int(hist[4])) == (first, 4, first), n
+    _picks_numpys_first_maximum("argmax_wide", 16384)
 
 
 def test_greedy_tokens_match_the_references() -> None:

@@ -17,13 +17,7 @@
 # usage on the device machine, from the checkout's root:  bash benchmarks/h15v_device.sh
 # Prints one line a step, the probe's lines, the table rows (| dtype D ... |) and the stamps; writes $OUT/h15v.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; D="$OUT/h15v"; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"
-unset TILEC_ATTN_QDOUBLE TILEC_ATTN_CHAIN TILEC_ATTN_ROTATE TILEC_ATTN_SPLIT TILEC_ATTN_STAMPS TILEC_PERSISTENT_SMS
-t0=$(date +%s)
-el() { echo $(( $(date +%s) - t0 )); }
-cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
+NAME=h15v; . benchmarks/attention_arms.sh
 arm() {  # the environment of arm $1
   case $1 in
     A) echo "" ;;
@@ -31,8 +25,6 @@ arm() {  # the environment of arm $1
     S) echo "TILEC_ATTN_STAMPS=1 TILEC_ATTN_QDOUBLE=1" ;;
   esac
 }
-name() { local e; e=$(arm "$1"); echo "${e:-default}"; }
-jobs=$(( $(nproc) / 3 > 0 ? $(nproc) / 3 : 1 ))
 for x in A Q; do
   env $(arm $x) timeout ${PREWARM_TIMEOUT:-40} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64 \
     --jobs "$jobs" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
@@ -47,16 +39,10 @@ timeout ${PROBE_TIMEOUT:-30} python3 benchmarks/probes/qdouble_check.py > "$D/pr
 echo "h15v qdouble_check (rc $?, $(el) s):"; cat "$D/probe.log"
 if grep -qE "^qdouble=1 .*: .* 0 tiles never stored, 0 stored wrong" "$D/probe.log" \
    && ! grep -qE "^qdouble=1 .*: .* ([1-9][0-9]* tiles never stored|[1-9][0-9]* stored wrong)" "$D/probe.log"; then
-  bench() {  # arm $1, label $2, timeout $3
-    env $(arm $1) timeout "$3" python3 benchmarks/attention.py --prefill-only --only f16-64,bf16-64 --seqs 1024 \
-      --reps ${REPS:-5} --out "$D/run$2" > "$D/bench$2.log" 2>&1
-    echo "h15v bench $2, arm $1 ($(name $1)) (rc $?, $(el) s):"
-    grep -E "^\| (f16|bf16)" "$D/bench$2.log" | awk '!s[$0]++'
-  }
   i=0
   for x in A Q Q A; do
     i=$((i + 1))
-    if [ "$(el)" -le 125 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-11}; else echo "h15v bench $i$x skipped ($(el) s)"; fi
+    if [ "$(el)" -le 125 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-11} --only f16-64,bf16-64 --seqs 1024; else echo "h15v bench $i$x skipped ($(el) s)"; fi
   done
   if [ "$(el)" -le 134 ]; then
     env $(arm S) timeout ${STAMPS_TIMEOUT:-14} python3 benchmarks/probes/attention_stamps.py --reps 3 \
@@ -66,4 +52,4 @@ if grep -qE "^qdouble=1 .*: .* 0 tiles never stored, 0 stored wrong" "$D/probe.l
 else
   echo "h15v: QDOUBLE=1 not right everywhere (or the probe failed): no timing of it"
 fi
-tar czf "$OUT/h15v.tgz" -C "$OUT" h15v && rm -rf "$D"
+pack

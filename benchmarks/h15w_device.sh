@@ -21,14 +21,7 @@
 # usage on the device machine, from the checkout's root:  bash benchmarks/h15w_device.sh
 # Prints one line a step, the table rows (| dtype D ... |) and the stamps; writes $OUT/h15w.tgz.
 set -uo pipefail
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-/tmp/out}; D="$OUT/h15w"; mkdir -p "$D"
-export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"
-unset TILEC_ATTN_QDOUBLE TILEC_ATTN_XROT TILEC_ATTN_CHAIN TILEC_ATTN_ROTATE TILEC_ATTN_SPLIT TILEC_ATTN_STAMPS \
-  TILEC_PERSISTENT_SMS
-t0=$(date +%s)
-el() { echo $(( $(date +%s) - t0 )); }
-cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)
+NAME=h15w; . benchmarks/attention_arms.sh
 arm() {  # the environment of arm $1
   case $1 in
     A) echo "" ;;
@@ -36,8 +29,6 @@ arm() {  # the environment of arm $1
     S) echo "TILEC_ATTN_STAMPS=1 TILEC_ATTN_XROT=1" ;;
   esac
 }
-name() { local e; e=$(arm "$1"); echo "${e:-default}"; }
-jobs=$(( $(nproc) / 3 > 0 ? $(nproc) / 3 : 1 ))
 for x in A X; do
   env $(arm $x) timeout ${PREWARM_TIMEOUT:-40} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64 \
     --jobs "$jobs" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
@@ -56,16 +47,10 @@ grep -E "^FAILED|^ERROR" "$D/tests.log" | head -8
 wait
 for x in A X; do echo "h15w prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
 if [ $rc -eq 0 ] && grep -qE "2 passed" "$D/scale.log" && ! grep -qE "[0-9]+ (failed|error)" "$D/tests.log"; then
-  bench() {  # arm $1, label $2, timeout $3
-    env $(arm $1) timeout "$3" python3 benchmarks/attention.py --prefill-only --only f16-64,bf16-64 --seqs 1024 \
-      --reps ${REPS:-5} --out "$D/run$2" > "$D/bench$2.log" 2>&1
-    echo "h15w bench $2, arm $1 ($(name $1)) (rc $?, $(el) s):"
-    grep -E "^\| (f16|bf16)" "$D/bench$2.log" | awk '!s[$0]++'
-  }
   i=0
   for x in A X X A; do
     i=$((i + 1))
-    if [ "$(el)" -le 104 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-11}; else echo "h15w bench $i$x skipped ($(el) s)"; fi
+    if [ "$(el)" -le 104 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-11} --only f16-64,bf16-64 --seqs 1024; else echo "h15w bench $i$x skipped ($(el) s)"; fi
   done
   if [ "$(el)" -le 106 ]; then
     env $(arm S) timeout ${STAMPS_TIMEOUT:-14} python3 benchmarks/probes/attention_stamps.py --reps 3 \
@@ -78,4 +63,4 @@ else
     > "$D/probe.log" 2>&1
   echo "h15w qdouble_check --var TILEC_ATTN_XROT (rc $?, $(el) s):"; cat "$D/probe.log"
 fi
-tar czf "$OUT/h15w.tgz" -C "$OUT" h15w && rm -rf "$D"
+pack

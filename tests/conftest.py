@@ -183,3 +183,15 @@ def cuda_device() -> int:
     if n == 0:
         pytest.skip("needs an NVIDIA GPU (cuda-python found no CUDA device)")
     return n
+
+
+@pytest.fixture
+def loads_mode():  # type: ignore[no-untyped-def]
+    """PDL on with the "late" trigger and "+loads" (`runtime/cuda_pdl`) for the
+    test; the process's previous setting afterwards."""
+    from tilelang.runtime import cuda_pdl
+
+    old = (cuda_pdl.ON, cuda_pdl.TRIGGER, cuda_pdl.PREFETCH)
+    cuda_pdl.set_pdl(True, "late", "loads")
+    yield
+    cuda_pdl.set_pdl(*old)

@@ -111,14 +111,6 @@ def _buf(ptr: int, n: int) -> SimpleNamespace:
     return SimpleNamespace(ptr=ptr, shape=(n,), np_dtype=np.dtype(np.float32))
 
 
-@pytest.fixture
-def loads_mode():  # type: ignore[no-untyped-def]
-    old = (cuda_pdl.ON, cuda_pdl.TRIGGER, cuda_pdl.PREFETCH)
-    cuda_pdl.set_pdl(True, "late", "loads")
-    yield
-    cuda_pdl.set_pdl(*old)
-
-
 def _kernel(*params: tuple[str, bool], early_trigger: bool = False) -> SimpleNamespace:
     from tilelang.dtypes import DType
 

@@ -33,14 +33,6 @@ def _kernel(*params: tuple[str, bool]) -> SimpleNamespace:
     return SimpleNamespace(params=[ir.TensorParam(n, DType.F32, 1, m) for n, m in params], pdl_early=False)
 
 
-@pytest.fixture
-def loads_mode():  # type: ignore[no-untyped-def]
-    old = (cuda_pdl.ON, cuda_pdl.TRIGGER, cuda_pdl.PREFETCH)
-    cuda_pdl.set_pdl(True, "late", "loads")
-    yield
-    cuda_pdl.set_pdl(*old)
-
-
 WRITER = _kernel(("y", True), ("x", False))  # writes y
 READER = _kernel(("z", True), ("y", False))  # reads y
 X, Y, Z = _buf(0x1000, 64), _buf(0x2000, 64), _buf(0x3000, 64)

@@ -826,14 +826,10 @@ class Builtins:
         dt = t.dtype
         if name in ("sum", "prod"):
             domains.check_builtin(name, dt, node.span)  # an instance `T = bool` (refused for a concrete one)
-        if name in ("sum", "prod"):
             acc: Any
             if dt.is_float:
                 acc = np.float64
-            elif dt is DType.BOOL:
-                acc = np.int64
-                dt = DType.I64
-            else:
+            else:  # (`bool` elements were refused above)
                 acc = np.int64 if dt.is_signed else np.uint64
             fn = np.sum if name == "sum" else np.prod
             r = fn(x, axis=ax, dtype=acc)

@@ -51,6 +51,7 @@ from typing import IO, Any, Protocol
 import numpy as np
 
 from tilelang import printfmt
+from tilelang.diagnostics.bounds import OutOfBounds, index_out_of_bounds, item_not_one, slice_out_of_bounds
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
@@ -326,21 +327,16 @@ def _too_long_npy(path: str, shape: tuple[int, ...], big: int, call: Any) -> Til
         .with_help("save it reshaped so that no dimension has more than 2147483647 elements"))
 
 
-def _out_of_bounds(message: str, node: Any, label: str,
-                   help_: str = "indices run from 0 to the axis's length - 1 (`t.shape()[0]`)") -> TileError:
-    return TileError(Diagnostic.error(rcodes.HOST_INDEX, message).primary(node.span, label).with_help(help_))
+def _out_of_bounds(bad: OutOfBounds, node: Any) -> TileError:
+    return TileError(Diagnostic.error(rcodes.HOST_INDEX, bad.message).primary(node.span, bad.label)
+                     .with_help(bad.help))
 
 
 def index_tensor(t: Tensor, i: int, node: Any, device: Any) -> Any:
     """`t[i]`: row `i` (a new tensor) or, of a 1-D tensor, element `i` (a scalar)."""
-    n = t.shape[0]
-    if not 0 <= i < n:
-        raise _out_of_bounds(f"index {i} is out of bounds for an axis of {n} elements", node,
-                             f"must be in 0..{n}",
-                             *([f"Tile has no negative indices (NumPy's `t[-1]`): the last is `t[{n - 1}]`, "
-                                "`t[t.shape()[0] - 1]`"] if -n <= i < 0 else
-                               [f"one past the end: the last element is at index {n - 1}, "
-                                "`t[t.shape()[0] - 1]`"] if i == n else []))
+    bad = index_out_of_bounds(t.shape[0], i)
+    if bad is not None:
+        raise _out_of_bounds(bad, node)
     row = t.numpy()[i]
     if t.rank == 1:
         return to_scalar(_num(np.asarray(row)[()]), t.dtype)
@@ -349,11 +345,9 @@ def index_tensor(t: Tensor, i: int, node: Any, device: Any) -> Any:
 
 def slice_tensor(t: Tensor, lo: int, hi: int, node: Any, device: Any) -> Tensor:
     """`t[lo..hi]`: rows lo..hi-1 as a new tensor."""
-    n = t.shape[0]
-    if not 0 <= lo <= hi <= n:
-        raise _out_of_bounds(f"slice {lo}..{hi} is out of bounds for an axis of {n} elements"
-                             if lo <= hi else f"slice {lo}..{hi} starts after it ends", node,
-                             f"must lie within 0..{n}")
+    bad = slice_out_of_bounds(t.shape[0], lo, hi)
+    if bad is not None:
+        raise _out_of_bounds(bad, node)
     return Tensor.from_numpy(np.array(t.numpy()[lo:hi], copy=True), t.dtype, device)
 
 
@@ -918,11 +912,9 @@ class Builtins:
                             .with_help("only dimensions of size 1 stretch (NumPy rules)")) from None
                     return self._new(np.array(out, copy=True), recv.dtype)
                 case "item":
-                    if recv.size != 1:
-                        raise _out_of_bounds(f"`item` needs a tensor of one element, found "
-                                             f"{_shape(recv.shape)} ({recv.size} elements)", mc,
-                                             "not one element",
-                                             "reduce it first (`t.sum()`, `t.max()`) or index one element")
+                    bad = item_not_one(_shape(recv.shape), recv.size)
+                    if bad is not None:
+                        raise _out_of_bounds(bad, mc)
                     return to_scalar(_num(recv.numpy().reshape(())[()]), recv.dtype)
                 case "cumsum":
                     return self._cumsum(recv, pos[0] if pos else None, mc)

@@ -15,6 +15,7 @@ import math
 from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.bounds import index_out_of_bounds, slice_out_of_bounds
 from tilelang.diagnostics.codes.runtime import HOST_INDEX, KERNEL_UNSUPPORTED
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
@@ -424,20 +425,12 @@ def _constant_bounds(tcx: CheckCx, ix: ast.Expr, axis: Dim | None, lo: int, hi: 
     n = axis.const_value if axis is not None else None
     if n is None:
         return
-    if hi is None:
-        if 0 <= lo < n:
-            return
-        msg, label = f"index {lo} is out of bounds for an axis of {n} elements", f"must be in 0..{n}"
-    else:
-        if 0 <= lo <= hi <= n:
-            return
-        msg = (f"slice {lo}..{hi} is out of bounds for an axis of {n} elements" if lo <= hi
-               else f"slice {lo}..{hi} starts after it ends")
-        label = f"must lie within 0..{n}"
-    tcx.emit(tcx.err(HOST_INDEX, msg, ix.span, label)
+    bad = index_out_of_bounds(n, lo) if hi is None else slice_out_of_bounds(n, lo, hi)
+    if bad is None:
+        return
+    tcx.emit(tcx.err(HOST_INDEX, bad.message, ix.span, bad.label)
              .note("the index and the tensor's length are both known before the program runs")
-             .with_help(f"one past the end: the last element is at index {n - 1}, `t[t.shape()[0] - 1]`"
-                        if hi is None and lo == n else "indices run from 0 to the axis's length - 1 (`t.shape()[0]`)"))
+             .with_help(bad.help))
 
 
 def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) -> Diagnostic:

@@ -19,6 +19,7 @@ from typing import Any
 
 from tilelang import printfmt
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.bounds import item_not_one
 from tilelang.diagnostics.codes.runtime import HOST_INDEX, HOST_SHAPE
 from tilelang.dtypes import DType, arange_problem
 from tilelang.sema.access import (
@@ -827,12 +828,11 @@ def _rule_item(tcx: CheckCx, cx: CallCx) -> Type:
     t = deref(ty)
     if isinstance(t, TensorT) and t.dtype is not None:
         shape = const_shape(t.shape)
-        if shape is not None and math.prod(shape) != 1:  # E0721 when it runs: known now
-            tcx.emit(tcx.err(HOST_INDEX, f"`item` needs a tensor of one element, found "
-                             f"{shape_str(t.shape)} ({math.prod(shape)} elements)", cx.node.span,
-                             "not one element")
+        bad = item_not_one(shape_str(t.shape), math.prod(shape)) if shape is not None else None
+        if bad is not None:  # E0721 when it runs: known now
+            tcx.emit(tcx.err(HOST_INDEX, bad.message, cx.node.span, bad.label)
                      .note("the tensor's shape is known before the program runs")
-                     .with_help("reduce it first (`t.sum()`, `t.max()`) or index one element"))
+                     .with_help(bad.help))
         return ScalarT(t.dtype)
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`item` expects a tile or a tensor, found `{ty}`",
                             x.span, "not a tile or tensor")

@@ -1,0 +1,152 @@
+"""The decode step's ordering under programmatic dependent launch, on the CPU
+(`pdl_order.py`'s model): for the plans sm_90 runs and every PDL mode
+`test_engine_gpu.py::test_pdl_decodes_the_same_tokens` runs, no kernel
+accesses before its `griddepcontrol.wait` bytes that a launch it may overlap
+writes. That GPU test failed once in a loaded run (torch graphs,
+"late+prefetch": other tokens from step 7): ptxas had hoisted the step's
+`ld.global.nc` loads (`tok` in `embed`, `x` in the GEMVs, the merge's
+partials) above the wait; under PDL only the tensors the runtime found no
+overlapped launch writes are `.nc` now (`backend/llvm.py`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from pdl_order import Compiler, launches, races
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "llm"))
+
+from engine import TileQwen3  # noqa: E402
+from model import Qwen3Config, random_weights  # noqa: E402
+from plan import plan_for  # noqa: E402
+
+TINY_UNTIED = dataclasses.replace(Qwen3Config.load("tiny"), tie_word_embeddings=False)
+# the GPU test's (trigger, Plan.pe) pairs; "+loads" with the GEMVs at ST -1
+MODES = [("late", 0), ("entry", 0), ("exit", 0), ("late+prefetch", 0), ("late+bulk", 0), ("late+loads", 0),
+         ("late", 1), ("late+loads", 1), ("last", 0), ("last+loads", 0)]
+PEEL = dict.fromkeys(("qkv", "o", "gate_up", "down"), -1)
+
+
+@pytest.fixture(scope="module")
+def eng() -> TileQwen3:
+    plan = plan_for(TINY_UNTIED, 64, 132, hopper=True)  # an H100's plan: PDL late+loads, ge (o, down), rs 1, tw
+    return TileQwen3(TINY_UNTIED, random_weights(TINY_UNTIED, seed=3), max_seq=64, plan=plan, graph=False)
+
+
+@pytest.fixture(scope="module")
+def compiler() -> Compiler:
+    return Compiler()
+
+
+def _step(eng: TileQwen3, over: dict, loads: bool) -> list:
+    plan = plan_for(TINY_UNTIED, 64, 132, hopper=True)
+    plan = dataclasses.replace(plan, **over)
+    if loads:
+        plan = dataclasses.replace(plan, st={**plan.st, **PEEL})
+    eng.replan(plan)
+    return eng._form_ops["short"]  # the GPU test's positions are below fma_until
+
+
+@pytest.mark.parametrize(("mode", "pe"), MODES)
+def test_no_kernel_of_the_default_step_reads_early_what_its_window_writes(eng, compiler, mode, pe) -> None:  # type: ignore[no-untyped-def]
+    assert races(_step(eng, {"pe": pe}, mode.endswith("+loads")), mode, compiler, eng.plan.rs) == []
+
+
+# one field of sm_90's plan changed at a time (the forms and triggers the
+# plan offers): under every mode, in both step forms
+VARIANTS = {
+    "ge ()": {"ge": ()}, "ge o": {"ge": ("o",)}, "ge gate_up": {"ge": ("gate_up",)}, "ge down": {"ge": ("down",)},
+    "ge attn": {"ge": ("attn",)}, "pe": {"pe": 1}, "me": {"me": 1}, "qe": {"qe": 1}, "qe ea 7": {"qe": 1, "ea": 7},
+    "ea 0": {"ea": 0}, "ea 1": {"ea": 1}, "st 1": {"st": {"qkv": 1, "o": 1, "gate_up": 1, "down": 1, "lm": 4}},
+    "st 2": {"st": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)}, "rs 0": {"rs": 0}, "tw 0": {"tw": 0},
+    "tk": {"tw": 0, "tk": 16}, "mr": {"mr": 2}, "mg": {"mg": 1}, "om": {"om": (8, 1)}, "fm": {"fm": 4, "ea": 0},
+    "qr": {"qr": 1, "ea": 0}, "aw 8": {"aw": 8},
+}  # fmt: skip
+
+
+def test_every_launch_triggering_at_its_entry_widens_no_window_into_a_race(eng, compiler) -> None:  # type: ignore[no-untyped-def]
+    # the widest windows: every GEMV, the attention and the merge trigger
+    # before their wait (Plan.ge with all four, qe, me), "+loads" reading early
+    over = {"ge": ("o", "gate_up", "down", "attn"), "qe": 1, "me": 1, "ea": 7}
+    ops = _step(eng, over, True)
+    assert races(ops, "late+loads", compiler, eng.plan.rs) == []
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_no_plan_field_brings_a_race_under_any_mode(eng, compiler, variant) -> None:  # type: ignore[no-untyped-def]
+    for mode, _ in MODES[:6] + MODES[8:]:
+        _step(eng, VARIANTS[variant], mode.endswith("+loads"))
+        for form, ops in eng._form_ops.items():
+            assert races(ops, mode, compiler, eng.plan.rs) == [], (variant, mode, form)
+
+
+def test_the_model_finds_the_races_of_a_runtime_that_reads_too_early(eng, compiler, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # not vacuous: a runtime that let every launch read all it does not
+    # write before its wait ("+loads" facts for every read-only tensor) has
+    # the QKV GEMV read `x` while the down projection before it may still
+    # add into it, the merge read the partials the attention writes, and
+    # `embed` read the token the last step's choice writes
+    from tilelang.runtime import cuda_pdl
+
+    def everything(stream, kernel, args, grid, count=None, foreign=False):  # type: ignore[no-untyped-def]
+        from pdl_order import written
+        from tilelang.ir import nodes as ir
+
+        real(stream, kernel, args, grid, count, foreign)  # (the record kept as the runtime keeps it)
+        return frozenset(p.name for p in kernel.params if isinstance(p, ir.TensorParam)) - written(kernel)
+
+    real = cuda_pdl.early_names
+    monkeypatch.setattr(cuda_pdl, "early_names", everything)
+    found = races(_step(eng, {}, True), "late+loads", compiler, eng.plan.rs)
+    assert any("(rms_gemv) reads `x`" in r and "(gemv_add)" in r for r in found), found
+    assert any("(combine_splits) reads `o_part`" in r and "(attn_decode_ring_early)" in r for r in found), found
+    assert any("(embed) reads `tok`" in r and "(argmax_wide)" in r for r in found), found
+
+
+def test_entry_triggers_widen_the_window(eng, compiler) -> None:  # type: ignore[no-untyped-def]
+    # O and down (`Plan.ge`) trigger before their wait (read from their
+    # code, not their hints), so the gate/up GEMV's window holds O and the
+    # merge before it; the trigger "entry" comes right after the wait
+    from pdl_order import window
+
+    one = launches(_step(eng, {}, False))
+    names = [launch.name for launch in one]
+    codes = [compiler.code(launch, "late") for launch in one]
+    assert [n for n, c in zip(names, codes, strict=True) if c.trigger_first] == ["gemv_add"] * 4  # O, down x 2
+    gu = names.index("rms_gate_up")
+    assert [names[j] for j in window(codes, gu)] == ["gemv_add", "combine_splits"]
+    assert [names[j] for j in window(codes, gu + 2)] == ["gemv_add", "rms_gate_up"]  # the next QKV
+    entry = [compiler.code(launch, "entry") for launch in one]
+    assert [c.trigger_first for c in entry] == [c.trigger_first for c in codes]
+
+
+@pytest.mark.heavy
+def test_prefetch_prologue_leaves_every_load_below_the_wait_in_the_sass(eng) -> None:  # type: ignore[no-untyped-def]
+    # the flake's form: under "+prefetch" ptxas 13.0 hoisted `embed`'s loads
+    # of the token and its embedding row (`ld.global.nc`) above `ACQBULK`;
+    # plain loads stay below it, the L2 prefetch (`CCTL.E.PF2`) above
+    from gpu_probe import nvdisasm_path
+    from ptxas_report import sass
+
+    from tilelang.backend import TensorFacts, compile_kernel
+    from tilelang.backend.target import Target, ptxas_available
+
+    if not ptxas_available() or nvdisasm_path() is None:
+        pytest.skip("needs ptxas and nvdisasm")
+    launch = launches(_step(eng, {}, False))[0]
+    assert launch.name == "embed"
+    facts = {n: TensorFacts.of_launch(a.ptr, a.shape) for n, a in launch.tensors().items()}
+    ptx = compile_kernel(launch.kernel, Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="prefetch"),
+                         facts).ptx
+    code = sass(ptx)
+    code = code[code.index(".text."):]
+    assert code.count("ACQBULK") == 1
+    before, after = code.split("ACQBULK")
+    assert "CCTL.E.PF2" in before and not re.search(r"\bLDG", before), before
+    assert len(re.findall(r"\bLDG\.E", after)) >= 2

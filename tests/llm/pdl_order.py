@@ -51,15 +51,22 @@ _ASSIGN = re.compile(r"^\s*(%[\w.]+) = (getelementptr|select|phi|ptrtoint|bitcas
 _GLOBAL = re.compile(r"ptr addrspace\(1\) (%[\w.]+)")
 
 
+# the runtime's counter buffers a kernel takes besides its tensors (`last_block`'s
+# and a tile queue's counters, a split's counters and workspace): one buffer a
+# stream, shared by the launches on it (`runtime/cuda_arrive.py`)
+COUNTERS = ("%arrive", "%split", "%splitws")
+
+
 @dataclasses.dataclass(frozen=True)
 class Code:
-    """What one compiled launch does around its wait: the tensor parameters it
-    may read and write before it, and whether it triggers the next launch
-    before it."""
+    """What one compiled launch does around its wait: the tensor parameters
+    (and `COUNTERS`) it may read and write before it, whether it triggers the
+    next launch before it, and the counters it uses anywhere."""
 
     reads: frozenset[str]
     writes: frozenset[str]
     trigger_first: bool
+    counters: frozenset[str] = frozenset()
 
 
 def code_of(ll: str, tensors: set[str]) -> Code:
@@ -68,9 +75,10 @@ def code_of(ll: str, tensors: set[str]) -> Code:
     lines = body.split("\n")
     wait = next(i for i, line in enumerate(lines) if WAIT in line)
     trig = next((i for i, line in enumerate(lines) if TRIGGER in line), None)
-    root: dict[str, set[str]] = {f"%{t}": {t} for t in tensors}
+    root: dict[str, set[str]] = {f"%{t}": {t} for t in tensors} | {c: {c} for c in COUNTERS}
     reads: set[str] = set()
     writes: set[str] = set()
+    counters: set[str] = set()
     for i, line in enumerate(lines):
         m = _ASSIGN.match(line)
         if m:  # address arithmetic: the result points into its operands' tensors
@@ -79,14 +87,15 @@ def code_of(ll: str, tensors: set[str]) -> Code:
                 root[m.group(1)] = got
             continue
         ptrs = set().union(*(root.get(p, set()) for p in _GLOBAL.findall(line)))
-        if not ptrs or "prefetch" in line:
+        if not ptrs or "prefetch" in line or line.lstrip().startswith("define "):
             continue
+        counters |= ptrs & set(COUNTERS)
         store = re.search(r"^\s*store\b|\batomicrmw\b|\bcmpxchg\b|\bst\.|\bred\.|\batom\.", line) is not None
         if i < wait:
             (writes if store else reads).update(ptrs)
         elif "!invariant.load" in line:
             reads.update(ptrs)  # ld.global.nc: may be moved above the wait
-    return Code(frozenset(reads), frozenset(writes), trig is not None and trig < wait)
+    return Code(frozenset(reads), frozenset(writes), trig is not None and trig < wait, frozenset(counters))
 
 
 @dataclasses.dataclass
@@ -211,7 +220,10 @@ def races(ops: list[Any], mode: str, compiler: Compiler, rs: int = 0, steps: int
         for j in window(codes, i):
             other = seq[j].tensors()
             wrote = written(seq[j].kernel)
-            for name in sorted(code.reads | code.writes):
+            for name in sorted((code.reads | code.writes) & codes[j].counters):
+                out.append(f"{mode}: launch {i} ({launch.name}) touches the stream's counters `{name}` before its "
+                           f"wait; launch {j} ({seq[j].name}), which it may overlap, uses them")
+            for name in sorted((code.reads | code.writes) - set(COUNTERS)):
                 for oname, buf in other.items():
                     hit = name in code.writes or oname in wrote
                     if hit and _overlap(mine[name], buf):

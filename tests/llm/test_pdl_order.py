@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "examples" / "llm"))
 
 from engine import TileQwen3  # noqa: E402
 from model import Qwen3Config, random_weights  # noqa: E402
-from plan import plan_for  # noqa: E402
+from plan import plan_for, queue_shapes  # noqa: E402
 
 TINY_UNTIED = dataclasses.replace(Qwen3Config.load("tiny"), tie_word_embeddings=False)
 # the GPU test's (trigger, Plan.pe, GEMV stages) configurations: the plan's
@@ -62,6 +62,41 @@ def test_no_kernel_of_the_default_step_reads_early_what_its_window_writes(eng, c
     assert races(_step(eng, {"pe": pe}, st), mode, compiler, eng.plan.rs) == []
 
 
+def test_the_code_reader_follows_addresses_and_the_wait() -> None:
+    # what `code_of` counts as accessed before the wait: loads, stores and
+    # atomics above it through address arithmetic (a select of two tensors'
+    # addresses counts both), `!invariant.load` loads anywhere; not plain
+    # loads below it, not L2 prefetches, not the parameter list
+    from pdl_order import code_of
+
+    ll = """declare void @llvm.foo()
+define ptx_kernel void @k(ptr addrspace(1) %x, ptr addrspace(1) %w, ptr addrspace(1) %y, ptr addrspace(1) %v, ptr addrspace(1) align 4 %arrive) #0 {
+entry:
+  call void asm sideeffect "griddepcontrol.launch_dependents;", "~{memory}"()
+  %a = getelementptr float, ptr addrspace(1) %w, i64 4
+  %b = getelementptr float, ptr addrspace(1) %a, i64 4
+  %p = ptrtoint ptr addrspace(1) %v to i64
+  call void asm sideeffect "prefetch.global.L2 [$0];", "l"(i64 %p)
+  %c = load float, ptr addrspace(1) %b, align 4
+  %n = getelementptr i32, ptr addrspace(1) %arrive, i64 1
+  %o = atomicrmw add ptr addrspace(1) %n, i32 1 monotonic
+  call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()
+  %s = select i1 true, ptr addrspace(1) %x, ptr addrspace(1) %y
+  %d = load float, ptr addrspace(1) %s, align 4, !invariant.load !0
+  %e = load float, ptr addrspace(1) %v, align 4
+  store float %d, ptr addrspace(1) %y, align 4
+  ret void
+}
+"""
+    code = code_of(ll, {"x", "w", "y", "v"})
+    assert code.reads == {"w", "x", "y"} and code.writes == {"%arrive"} and code.trigger_first
+    assert code.counters == {"%arrive"}
+    late = code_of(ll.replace("  call void asm sideeffect \"griddepcontrol.launch_dependents;\", \"~{memory}\"()\n", "", 1)
+                   .replace("  ret void", "  call void asm sideeffect \"griddepcontrol.launch_dependents;\", \"~{memory}\"()\n  ret void"),
+                   {"x", "w", "y", "v"})
+    assert not late.trigger_first
+
+
 # one field of sm_90's plan changed at a time (the forms and triggers the
 # plan offers): under every mode, in both step forms
 VARIANTS = {
@@ -71,6 +106,12 @@ VARIANTS = {
     "st 2": {"st": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)}, "rs 0": {"rs": 0}, "tw 0": {"tw": 0},
     "tk": {"tw": 0, "tk": 16}, "mr": {"mr": 2}, "mg": {"mg": 1}, "om": {"om": (8, 1)}, "fm": {"fm": 4, "ea": 0},
     "qr": {"qr": 1, "ea": 0}, "aw 8": {"aw": 8},
+    # the GEMV forms with atomics, cleared scratch and the stream's counters (4 SMs' grids)
+    "sk": {"sk": dict.fromkeys(("o", "gate_up", "down"), (16, 128, 4, 3, 12))},
+    "qg": {"qg": queue_shapes(TINY_UNTIED, 4)},
+    "hy": {"hy": {"o": (8, 32, 1, 1, 1, 16, 1), "down": (8, 64, 1, 1, 1, 32, 1)}},
+    "xr": {"xr": {"o": (8, 1), "gate_up": (8, 1), "down": (2, 1)}},
+    "xr walk": {"xr": {"o": (8, 1, 2), "gate_up": (8, 1, 2), "down": (2, 1, 2)}},
 }  # fmt: skip
 
 

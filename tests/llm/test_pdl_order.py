@@ -139,6 +139,18 @@ def test_no_plan_field_brings_a_race_under_any_mode(eng, compiler, variant) -> N
     assert ran >= len(MODES) - 2
 
 
+@pytest.mark.heavy
+def test_the_samplers_launches_bring_no_race_under_any_mode(compiler) -> None:  # type: ignore[no-untyped-def]
+    # temperature / top-p sampling: the sampler's rounds over ping-pong buffers after the LM head
+    plan = plan_for(TINY_UNTIED, 64, 132, hopper=True)
+    eng = TileQwen3(TINY_UNTIED, random_weights(TINY_UNTIED, seed=3), max_seq=64, plan=plan, graph=False,
+                    sampling=(0.8, 0.9, 5))
+    for mode, pe, st in MODES:
+        ops = _step(eng, {"pe": pe}, st)
+        assert sum(op._plan.kir.name == "nucleus_round" for op in ops) == 6
+        assert races(ops, mode, compiler, eng.plan.rs) == [], mode
+
+
 def test_the_model_finds_the_races_of_a_runtime_that_reads_too_early(eng, compiler, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # not vacuous: a runtime that let every launch read all it does not
     # write before its wait ("+loads" facts for every read-only tensor) has

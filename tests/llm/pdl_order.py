@@ -6,9 +6,9 @@ Under PDL a launch's blocks may start once the launch before it triggers
 that launch is complete with its writes visible. A launch that triggers
 before its own wait (`pdl_early`; the trigger "entry" comes right after the
 wait) lets the next one start while the launch before *it* still runs, so
-the launches a kernel may
-overlap before its wait (its window) are the one before it and, while the
-window's first one triggers before its wait, the one before that. A race is
+the launches a kernel may overlap before its wait (its window) are the one
+before it and, while the window's first one triggers before its wait, the
+one before that. A race is
 then any access before the wait to bytes a launch of the window writes (a
 read: RAW; a write: WAW), or a write before the wait to bytes the window
 reads (WAR).
@@ -80,9 +80,13 @@ def code_of(ll: str, tensors: set[str]) -> Code:
     writes: set[str] = set()
     counters: set[str] = set()
     for i, line in enumerate(lines):
+        if "inttoptr" in line and "addrspace(1)" in line:
+            raise ValueError(f"an address made from an integer, which the model cannot follow: {line.strip()}")
         m = _ASSIGN.match(line)
         if m:  # address arithmetic: the result points into its operands' tensors
-            got = set().union(*(root.get(p, set()) for p in _GLOBAL.findall(m.group(3))))
+            # (a phi's incoming values are `[ %v, %block ]` pairs: every name counts)
+            names = re.findall(r"%[\w.]+", m.group(3)) if m.group(2) == "phi" else _GLOBAL.findall(m.group(3))
+            got = set().union(*(root.get(p, set()) for p in names))
             if got:
                 root[m.group(1)] = got
             continue

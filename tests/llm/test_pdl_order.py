@@ -64,9 +64,10 @@ def test_no_kernel_of_the_default_step_reads_early_what_its_window_writes(eng, c
 
 def test_the_code_reader_follows_addresses_and_the_wait() -> None:
     # what `code_of` counts as accessed before the wait: loads, stores and
-    # atomics above it through address arithmetic (a select of two tensors'
-    # addresses counts both), `!invariant.load` loads anywhere; not plain
-    # loads below it, not L2 prefetches, not the parameter list
+    # atomics above it through address arithmetic (a select or phi of two
+    # tensors' addresses counts both), `!invariant.load` loads anywhere; not
+    # plain loads below it, not L2 prefetches, not the parameter list; an
+    # address made from an integer is refused
     from pdl_order import code_of
 
     ll = """declare void @llvm.foo()
@@ -82,19 +83,23 @@ entry:
   %o = atomicrmw add ptr addrspace(1) %n, i32 1 monotonic
   call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()
   %s = select i1 true, ptr addrspace(1) %x, ptr addrspace(1) %y
-  %d = load float, ptr addrspace(1) %s, align 4, !invariant.load !0
+  %q = phi ptr addrspace(1) [ %s, %entry ], [ %v, %entry ]
+  %d = load float, ptr addrspace(1) %q, align 4, !invariant.load !0
   %e = load float, ptr addrspace(1) %v, align 4
   store float %d, ptr addrspace(1) %y, align 4
   ret void
 }
 """
     code = code_of(ll, {"x", "w", "y", "v"})
-    assert code.reads == {"w", "x", "y"} and code.writes == {"%arrive"} and code.trigger_first
+    assert code.reads == {"w", "x", "y", "v"} and code.writes == {"%arrive"} and code.trigger_first
     assert code.counters == {"%arrive"}
     late = code_of(ll.replace("  call void asm sideeffect \"griddepcontrol.launch_dependents;\", \"~{memory}\"()\n", "", 1)
                    .replace("  ret void", "  call void asm sideeffect \"griddepcontrol.launch_dependents;\", \"~{memory}\"()\n  ret void"),
                    {"x", "w", "y", "v"})
     assert not late.trigger_first
+    with pytest.raises(ValueError, match="cannot follow"):
+        code_of(ll.replace("%e = load float, ptr addrspace(1) %v", "%i = inttoptr i64 %p to ptr addrspace(1)\n"
+                           "  %e = load float, ptr addrspace(1) %i"), {"x", "w", "y", "v"})
 
 
 # one field of sm_90's plan changed at a time (the forms and triggers the

@@ -8,7 +8,9 @@
 # tests/llm/test_pdl_order.py is the CPU model. The fix also changes the default plan's code (late+loads): the
 # loads of activations (the merge's partials, O's and down's input vector, the token choice's maxima, `embed`'s
 # token) are plain `ld.global` now, so step 3 times the default.
-# One device step, <= ~120 s warm on a 16-core H100/H200, from the checkout's root after
+# One device step, <= ~120 s warm (after the GPU suite, whose engine tests fill the compile cache with the test's
+# kernels; cold, step 1 compiles them and the loops' first repetitions may be cut) on a 16-core H100/H200, from
+# the checkout's root after
 # `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller:
 #   1. the GPU test alone (its 13 configurations; compiles their kernels into the cache)              <= 40 s
 #   2. load: 12 processes at once of `benchmarks/pdl_loop.py` (the test's loop, repeated for 30 s) over the
@@ -29,7 +31,7 @@ echo "hpdl test alone (rc $?, $(el) s): $(tail -1 "$D/test.log")"; grep -E "^FAI
 V=${V:-'[{}, {"ge": []}]'}
 pids=()
 for i in $(seq ${PROCS:-12}); do
-  timeout ${LOOP_TIMEOUT:-45} python3 benchmarks/pdl_loop.py --seconds ${LOOP_SECONDS:-30} --variants "$V" \
+  timeout -s INT ${LOOP_TIMEOUT:-45} python3 benchmarks/pdl_loop.py --seconds ${LOOP_SECONDS:-30} --variants "$V" \
     > "$D/loop$i.log" 2>&1 &
   pids+=($!)
 done

@@ -70,7 +70,7 @@ def main() -> int:
     runs = {i: 0 for i in range(len(variants))}
     bad: dict[int, list[str]] = {i: [] for i in range(len(variants))}
     old = cuda_pdl.ON
-    try:
+    try:  # (SIGINT, e.g. `timeout -s INT`, ends the loop and still prints what ran)
         while time.time() < t_end:
             for i, over in enumerate(variants):
                 plan = _plan_with(base, over)
@@ -93,6 +93,8 @@ def main() -> int:
                 runs[i] += 1
                 if time.time() >= t_end:
                     break
+    except KeyboardInterrupt:
+        print("pdl_loop: interrupted; the repetitions finished so far:")
     finally:
         cuda_pdl.set_pdl(old, "late", "")
     for i, over in enumerate(variants):

@@ -57,7 +57,14 @@ def _step(eng: TileQwen3, over: dict, st: str) -> list:
     return eng._form_ops["short"]  # the GPU test's positions are below fma_until
 
 
-@pytest.mark.parametrize(("mode", "pe", "st"), MODES)
+# by default: the plain trigger, the flake's prologues, and the default's "+loads" in both stage forms
+# (each failed before the fix); the rest `heavy`
+DEFAULT_MODES = {("late", 0, "plan"), ("late+prefetch", 0, "plan"), ("late+bulk", 0, "plan"),
+                 ("late+loads", 0, "peel"), ("late+loads", 0, "two"), ("last+loads", 0, "peel")}
+
+
+@pytest.mark.parametrize(("mode", "pe", "st"),
+                         [m if m in DEFAULT_MODES else pytest.param(*m, marks=pytest.mark.heavy) for m in MODES])
 def test_no_kernel_of_the_default_step_reads_early_what_its_window_writes(eng, compiler, mode, pe, st) -> None:  # type: ignore[no-untyped-def]
     assert races(_step(eng, {"pe": pe}, st), mode, compiler, eng.plan.rs) == []
 
@@ -192,8 +199,8 @@ def test_entry_triggers_widen_the_window(eng, compiler) -> None:  # type: ignore
     gu = names.index("rms_gate_up")
     assert [names[j] for j in window(codes, gu)] == ["gemv_add", "combine_splits"]
     assert [names[j] for j in window(codes, gu + 2)] == ["gemv_add", "rms_gate_up"]  # the next QKV
-    entry = [compiler.code(launch, "entry") for launch in one]
-    assert [c.trigger_first for c in entry] == [c.trigger_first for c in codes]
+    entry = [compiler.code(one[j], "entry").trigger_first for j in (gu - 1, gu, gu + 1)]  # O, gate/up, down
+    assert entry == [True, False, True]
 
 
 @pytest.mark.heavy

@@ -34,7 +34,9 @@ def _combine():  # type: ignore[no-untyped-def]
     params = [("o", bf, (8, 4, 128), (1, 4, 16)), ("o_part", f32, (8, 64, 128), None), ("lse_part", f32, (8, 64), None)]
     kir = lower_kernel(tilelang.compile("use std::attention::decode_combine;\n")._program, "decode_combine",
                        {"T": bf, "G": 4, "NS": 16, "DC": 16}, {n: ArgFact(dt, s, t) for n, dt, s, t in params})
-    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in s), False) for n, _, s, _ in params}
+    # the partials as the runtime's PDL facts would have them where no launch the merge may
+    # overlap writes them (`TensorFacts.early`): under PDL only those keep `ld.global.nc`
+    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in s), False, n != "o") for n, _, s, _ in params}
     return kir, facts
 
 

@@ -11,11 +11,12 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from gpu_probe import nvdisasm_path
+from pdl_stand import buf as _buf
+from pdl_stand import kernel as _kernel
 from ptxas_report import assemble
 
 import tilelang
@@ -104,17 +105,6 @@ def test_early_loads_stay_before_the_wait_in_the_sass(trigger: str) -> None:
         sass = subprocess.run([nvd, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
     before = sass[:sass.index("ACQBULK")]
     assert len(re.findall(r"\bLDG\.E\.128\b", before)) == 2, before
-
-
-def _buf(ptr: int, n: int) -> SimpleNamespace:
-    """A stand-in for a CudaBuffer: `n` f32 values at `ptr`."""
-    return SimpleNamespace(ptr=ptr, shape=(n,), np_dtype=np.dtype(np.float32))
-
-
-def _kernel(*params: tuple[str, bool], early_trigger: bool = False) -> SimpleNamespace:
-    from tilelang.dtypes import DType
-
-    return SimpleNamespace(params=[ir.TensorParam(n, DType.F32, 1, m) for n, m in params], pdl_early=early_trigger)
 
 
 def test_runtime_reads_early_only_what_the_previous_launch_does_not_write(loads_mode) -> None:  # type: ignore[no-untyped-def]

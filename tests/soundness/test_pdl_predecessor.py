@@ -19,18 +19,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pdl_stand import buf as _buf
+from pdl_stand import kernel as _kernel
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.runtime import cuda, cuda_pdl
-
-
-def _buf(ptr: int, n: int) -> SimpleNamespace:
-    return SimpleNamespace(ptr=ptr, shape=(n,), np_dtype=np.dtype(np.float32))
-
-
-def _kernel(*params: tuple[str, bool]) -> SimpleNamespace:
-    return SimpleNamespace(params=[ir.TensorParam(n, DType.F32, 1, m) for n, m in params], pdl_early=False)
 
 
 WRITER = _kernel(("y", True), ("x", False))  # writes y

@@ -24,6 +24,8 @@ class TensorFacts:
     # launch before this one in the stream writes none of this tensor (nor
     # triggers before its own wait), so the kernel may read it before its
     # `griddepcontrol.wait` (`codegen/pdl.py`, `runtime/cuda_pdl.early_names`).
+    # Under any PDL setting, only such a tensor is loaded `ld.global.nc`
+    # (`backend/llvm.py`: ptxas moves those loads across the wait).
     early: bool = False
     # > 0: dim `Short.dim` of this tensor is at most this many (`Short`): set by the
     # runtime only where the kernel's first variant asks (`KernelABI.short`)

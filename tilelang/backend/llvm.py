@@ -245,10 +245,20 @@ class _Emitter(HopperOps, DebugOps):
             if self._wait_at is not None:
                 pdl = []  # `region` waits before `_wait_at`
                 self._pre_wait = frozenset(early_set)
-                for t, info in self.tensors.items():
-                    # the previous grid may write these: no `!invariant.load`,
-                    # which would let LLVM hoist their loads above the wait
-                    info.readonly = info.readonly and t in early_set
+        if trigger:
+            # The kernel's lifetime overlaps the launches before it (they may
+            # still run until its wait returns), and an `ld.global.nc`
+            # (`!invariant.load`) promises data constant for the whole kernel:
+            # LLVM and ptxas move such loads across `griddepcontrol.wait`
+            # (ptxas 13.0 hoisted `tok`'s, `x`'s and the partials' above SASS
+            # `ACQBULK` under "+prefetch": the decode read a stale token or
+            # residual, issue 17's PDL flake). Only a tensor that the runtime
+            # found no launch this one may overlap writes (`TensorFacts.early`,
+            # "+loads") keeps it; the others are plain loads, which stay below
+            # the wait. (The prologue above took its prefetches, L2 hints that
+            # are always safe, from every tensor the kernel does not write.)
+            for info in self.tensors.values():
+                info.readonly = info.readonly and info.facts.early
         if trigger == "entry":
             pdl.append(pdl_code.TRIGGER)
         elif trigger in ("late", "last"):

@@ -28,7 +28,7 @@ from tilelang.api.borrowed import frozen_by
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.scalars import scalar_value
-from tilelang.api.signature import _fix_contiguous, _fix_dtype, _inferable, _match_args
+from tilelang.api.signature import _fix_contiguous, _fix_dtype, _fix_not_an_array, _inferable, _match_args
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import ownership as ocodes
@@ -121,8 +121,7 @@ class _Call:
                 spec,
                 f"argument `{spec.name}` of kernel `{self.kname}` must be an array, "
                 f"not {a_type(value)}",
-                help=f"pass a NumPy array (`numpy.asarray({spec.name}, dtype=numpy.{np_name})`), "
-                "a PyTorch tensor or a CuPy array",
+                help=_fix_not_an_array(value, spec.name, np_name, mutable),
                 code=acodes.NOT_AN_ARRAY,
             )
         except Unsupported as e:
@@ -156,7 +155,7 @@ class _Call:
                     spec,
                     f"{what} must hold `{want.value}`{extra}, but it is {ref.describe()}",
                     code=lcodes.DTYPE_MISMATCH,
-                    help=_fix_dtype(ref, spec.name, storage, spec.kind == "mut"),
+                    help=_fix_dtype(ref, spec.name, storage, mutable),
                 )
         rank = len(spec.dims or ())
         if spec.dims is not None and rank != len(ref.shape):

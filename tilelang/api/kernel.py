@@ -9,6 +9,8 @@ from tilelang.api.arrays import tile_dtype_name
 from tilelang.api.call import call
 from tilelang.api.errors import CallError
 from tilelang.api.fastpath import keyer_for
+from tilelang.api.partition import Partition
+from tilelang.api.temporaries import HELD_ONCE_INLINE, _getrefcount, arg_counts, find_unheld
 from tilelang.api.signature import (
     _doc_comments,
     _header,
@@ -50,6 +52,19 @@ class Kernel:
         self._memo: Any = None  # the memo of the last plan that has one (`fastpath.memo_for`)
         self._specialised: dict[Any, Kernel] = {}  # `kernel[..]` by its generics
         self._tune = tune_spec(decl)  # `#[autotune(..)]`, or None
+        # E0313 (`temporaries.py`): the `&mut` parameters' positions (a
+        # partition's array no variable holds), and the parameters a call
+        # writes, as `refuse_unheld` takes them: a `&` one the kernel's
+        # `unsafe` code writes is given an array directly
+        writes_for = getattr(module._ownership, "writes_for", None)
+        unsafe = writes_for(key) if writes_for is not None else frozenset()
+        self._mut_at = tuple(i for i, s in enumerate(self.specs) if s.kind == "mut")
+        self._direct_written = any(s.kind == "ref" and s.name in unsafe for s in self.specs)
+        self._written_params = [
+            (s.name, s.span, "mut" if s.kind == "mut" else "written")
+            for s in self.specs
+            if s.kind == "mut" or (s.kind == "ref" and s.name in unsafe)
+        ]
         self.__name__ = decl.name.name
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
@@ -156,6 +171,21 @@ class Kernel:
 
     # -- the call --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Operation:
+        # first, while the arguments' counts are the caller's (`temporaries.py`):
+        # an array no variable holds, written (E0313); a partition's array
+        # held by it alone is the quick sign (no variable is bound here first)
+        check = self._direct_written or bool(kwargs)
+        for i in self._mut_at:
+            if i < len(args) and type(args[i]) is Partition \
+                    and _getrefcount(args[i].array) == HELD_ONCE_INLINE:
+                check = True
+        if check:
+            lost = find_unheld(self, "kernel", self._written_params, args, kwargs,
+                               arg_counts(args, kwargs))
+            if lost is not None:
+                if self._tune is None:  # the other checks' errors first (a wrong type, ...)
+                    call(self, args, kwargs).discard()
+                raise lost
         if self._tune is not None:
             from tilelang.api.tuning import tuned_call
 

@@ -158,3 +158,20 @@ def test_a_wrong_argument_is_named_before_a_temporary(mod: tilelang.Module) -> N
     with pytest.raises(tilelang.TileError) as e:
         mod.f(np.zeros(8))
     assert e.value.code == "E0502"
+
+
+def test_an_operation_is_refused_when_it_runs_not_when_it_is_built(mod: tilelang.Module) -> None:
+    # built to read its compiled code and never run, it loses nothing
+    op = mod.k(P(np.zeros(8, F32), [4]))
+    op.discard()
+    assert op.generics == {"B": 4}
+    for run in (lambda o: o.sync(), lambda o: o.launch().wait()):
+        op = mod.k(P(np.zeros(8, F32), [4]))
+        with pytest.raises(tilelang.BorrowError) as e:
+            run(op)
+        assert e.value.code == "E0313"
+    # nor recorded into a graph, whose replays would write it
+    with tilelang.graph() as g:
+        with pytest.raises(tilelang.BorrowError) as e:
+            mod.k(P(np.zeros(8, F32), [4])).sync()
+    assert e.value.code == "E0313" and len(g.operations) == 0

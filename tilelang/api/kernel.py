@@ -10,7 +10,7 @@ from tilelang.api.call import call
 from tilelang.api.errors import CallError
 from tilelang.api.fastpath import keyer_for
 from tilelang.api.partition import Partition
-from tilelang.api.temporaries import HELD_ONCE_INLINE, _getrefcount, arg_counts, find_unheld
+from tilelang.api.temporaries import HELD_ONCE_INLINE, _getrefcount, LOST, arg_counts, find_unheld
 from tilelang.api.signature import (
     _doc_comments,
     _header,
@@ -182,10 +182,23 @@ class Kernel:
         if check:
             lost = find_unheld(self, "kernel", self._written_params, args, kwargs,
                                arg_counts(args, kwargs))
-            if lost is not None:
-                if self._tune is None:  # the other checks' errors first (a wrong type, ...)
-                    call(self, args, kwargs).discard()
-                raise lost
+            if lost is not None:  # refused when it runs (`LOST`)
+                op = self._call(args, kwargs)
+                LOST[op] = lost
+                return op
+        if self._tune is not None:
+            from tilelang.api.tuning import tuned_call
+
+            return tuned_call(self, self._tune, args, kwargs)
+        memo = self._memo  # `call`'s first step, inline: a repeated call on PyTorch tensors
+        if memo is not None and not kwargs:
+            op = memo(args)
+            if op is not None:
+                return op  # type: ignore[no-any-return]
+        return call(self, args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
+        """`__call__` after its first step (the same code: the call's path)."""
         if self._tune is not None:
             from tilelang.api.tuning import tuned_call
 

@@ -45,6 +45,7 @@ import array
 import gc
 import sys
 import types
+import weakref
 from typing import Any
 
 import numpy as np
@@ -202,6 +203,13 @@ def made_in_call(kind: str) -> str:
         f"{kind} no Python variable holds (a new array, or a copy made in the call: "
         "`a.astype(..)`, `numpy.ascontiguousarray(a)`, a `reshape` that has to copy)"
     )
+
+
+# The operations of kernel calls that would lose their results, with their
+# E0313: refused when run (`Operation.sync`/`.launch`, recorded or not), not
+# when built, so an operation built to read its compiled code, never run,
+# loses nothing and is not refused.
+LOST: weakref.WeakKeyDictionary[Any, Exception] = weakref.WeakKeyDictionary()
 
 
 # `_getrefcount(holder.attr)` written inline (no call of `_count`) of an

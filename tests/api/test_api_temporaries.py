@@ -5,8 +5,8 @@ A kernel's `&mut` partition, a host function's `&mut` argument and a kernel's
 Given an array nothing else holds, a copy made in the call
 (`a.T.reshape(-1)`, `a.astype(..)`, `numpy.ascontiguousarray(v)`) or a new
 one, the results were written into it and lost without a word: E0313 now, as
-Tile's `k(zeros::<f32>([8]).partition([4]))` and `bump(&mut a.clone())` are.
-Forms that are not arrays, or arrays the call cannot write in place, keep
+Tile's `k(zeros::<f32>([8]).partition([4]))` and `bump(&mut a.clone())` are
+(a kernel call's operation when it runs). Forms that are not arrays, or arrays the call cannot write in place, keep
 their codes; their help lines lead to a call that writes the caller's object.
 """
 

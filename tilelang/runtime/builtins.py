@@ -364,12 +364,16 @@ def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
                 rcodes.HOST_SHAPE, f"`{op}` is not defined on `{v.dtype.value}` tensors")
                 .primary(span, f"a `{v.dtype.value}` tensor")
                 .with_help("`-` negates numbers, `!` inverts `bool` and integers (bitwise)"))
+        if op == "-":
+            domains.check_negation(v.dtype, span, tensors=True)  # a generic instance's `u32` (as kernels)
         x = v.numpy()
         with np.errstate(all="ignore"):
             r = np.negative(x) if op == "-" else (np.logical_not(x) if v.dtype is DType.BOOL else np.invert(x))
         return Tensor.from_numpy(r, v.dtype, v.device)
     dt = result_dtype or scalar_dtype_of(v)
     domains.check_operator(op, dt, span)  # `-v` with `T = bool`, `!v` with `T = f32`: as for tensors
+    if op == "-":
+        domains.check_negation(dt, span)  # `-v` with `T = u32`, as a kernel's instance
     x = _num(v)
     if op == "-":
         r = -x

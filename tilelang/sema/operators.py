@@ -131,11 +131,9 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
                 return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` needs `bool` operands", node.span,
                                         f"this is `{nt}`")
                                 .with_help("compare it first, e.g. `x != 0`"))
-        if a.kind == "tensor":
-            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
-                                    op_span)
-                            .with_help("compare first to get `bool` tensors, then combine them with `&` and `|`"))
         shape = _broadcast_or_err(tcx, a, b, lt, rt, lhs, rhs, op_span)
+        if a.kind == "tensor" or b.kind == "tensor":  # element-wise, as on tiles (both sides run)
+            return TensorT(DType.BOOL, shape)
         if shape is None:
             return ERROR
         return TileT(DType.BOOL, shape) if shape else BOOL  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ kernel fn cnt<const B: i32>(o: &mut Tensor<f32, [B]>, c: &Tensor<i32, [?]>) {
 }
 fn f(z: &mut Tensor<f32, [?]>) { k(z.partition([4])).sync(); }
 fn f2(z: &mut Tensor<f32, [2, 4]>) { k2(z.partition([2, 4])).sync(); }
+fn ft(p: (&mut Tensor<f32, [?]>, i32)) { let (z, n) = p; k(z.partition([4])).sync(); }
 """
 
 
@@ -101,6 +102,8 @@ ROWS: list[Row] = [
      lambda n: ONES(n["z16"][::2]) and not n["z16"][1::2].any()),
     ("f_fortran", lambda m, n: m.f2(n["fortran"]), "ok", lambda n: ONES(n["fortran"])),
     ("f_list", lambda m, n: m.f([0.0] * 8), "E0800", None),
+    ("f_in_a_new_tuple", lambda m, n: m.ft((np.zeros(8, F32), 1)), "E0313", None),
+    ("f_named_in_a_new_tuple", lambda m, n: m.ft((n["z"], 1)), "ok", lambda n: ONES(n["z"])),
     ("f_read_only", lambda m, n: m.f(n["ro"]), "E0803", None),
     # -- a kernel's `&` its `unsafe` atomics write
     ("atomic_new_array", lambda m, n: m.cnt(P(n["o"], [4]), np.zeros(1, np.int32)).sync(), "E0313", None),

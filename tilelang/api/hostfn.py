@@ -54,11 +54,8 @@ class HostFunction:
         self.__signature__ = _py_signature(decl, module._sources)
         # its `&mut` tensor parameters: an array no Python variable holds given
         # for one is E0313, as in Tile (`temporaries.py`)
-        self._written_params = [
-            (p.name.name, p.span, "written") for p in decl.params
-            if isinstance(p.ty, ast.RefType) and p.ty.mutable and isinstance(p.ty.inner, ast.NamedType)
-            and p.ty.inner.name.name == "Tensor"
-        ]
+        self._written_params = [(p.name.name, p.span, kind) for p in decl.params
+                                 for kind in [_written_kind(p.ty)] if kind is not None]
 
     def __repr__(self) -> str:
         return f"<tile function {self.signature}>"
@@ -544,6 +541,25 @@ def _tensor_args(args: list[tuple[str, ast.TypeExpr, Any]]) -> list[tuple[str, a
                 [(f"{name}.{i}", t, x) for i, (t, x) in enumerate(zip(inner.elems, v, strict=False))]
             )
     return out
+
+
+def _written_kind(ty: ast.TypeExpr) -> Any:
+    """How a parameter of type `ty` is written, for `temporaries.find_unheld`:
+    "written" (a `&mut` tensor), a tuple of the paths to its `&mut` tensors
+    (a tuple parameter holding some), or None."""
+    if isinstance(ty, ast.RefType) and ty.mutable and isinstance(ty.inner, ast.NamedType) \
+            and ty.inner.name.name == "Tensor":
+        return "written"
+    if isinstance(ty, ast.TupleType):
+        paths: list[tuple[int, ...]] = []
+        for i, t in enumerate(ty.elems):
+            inner = _written_kind(t)
+            if inner == "written":
+                paths.append((i,))
+            elif isinstance(inner, tuple):
+                paths += [(i, *q) for q in inner]
+        return tuple(paths) or None
+    return None
 
 
 def _type_arg(v: Any) -> DType | None:

@@ -197,6 +197,25 @@ def made_in_the_call(
     return not _a_variable(v) and not _a_container(v, args, kwargs)
 
 
+def _unheld_path(tup: tuple[Any, ...], paths: tuple[tuple[int, ...], ...]) -> tuple[int, ...] | None:
+    for q in paths:
+        if _element_unheld(tup, q):
+            return q
+    return None
+
+
+def _element_unheld(tup: tuple[Any, ...], path: tuple[int, ...]) -> bool:
+    """Whether the element of `tup` (a tuple made in the call) at `path` is
+    an array its tuple alone holds (each tuple on the way too) whose memory
+    nothing else holds."""
+    x: Any = tup
+    for i in path:
+        if type(x) is not tuple or i >= len(x) or _count(x[i]) != HELD_ONCE:
+            return False
+        x = x[i]
+    return isinstance(x, np.ndarray) and memory_unheld(x)
+
+
 def made_in_call(kind: str) -> str:
     """The examples of E0313's message for a Python caller."""
     return (
@@ -261,6 +280,22 @@ def find_unheld(
                 f"bind the array to a name first and read the results from it: `{name} = <the array>` "
                 f"then `tilelang.partition({name}, [..])`; a copy of your array (`astype`, a `reshape` "
                 "that copies) is written, not your array: copy the results back where you need them"
+            )
+        elif isinstance(kind, tuple):  # a tuple parameter: the paths to its written tensors
+            if type(v) is not tuple or not made_in_the_call(v, count, keyword, args, kwargs):
+                continue
+            path = _unheld_path(v, kind)  # (no closure over `v` here: a cell would hold it)
+            if path is None:
+                continue
+            inner = name + "".join(f".{i}" for i in path)
+            message = (
+                f"element `{inner}` of the tuple given for `{name}` of {what} `{fn.__name__}` is "
+                + made_in_call("an array")
+                + f", in a tuple made in the call, and the {what} writes it: the writes would be lost"
+            )
+            fix = (
+                "bind the array to a name first, pass the tuple with it, and read the results from it: "
+                f"`z = <the array>`, then a tuple holding `z` at `{inner}`"
             )
         else:
             if not isinstance(v, np.ndarray) or not made_in_the_call(v, count, keyword, args, kwargs) \

@@ -13,6 +13,7 @@ their codes; their help lines lead to a call that writes the caller's object.
 from __future__ import annotations
 
 import array
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -41,11 +42,13 @@ def mod() -> tilelang.Module:
     return tilelang.compile(SRC)
 
 
-def _named() -> dict[str, Any]:
+def _named(tmp: Path) -> dict[str, Any]:
     """Arrays the caller holds (a dict's items, as a program's variables)."""
     ro = np.zeros(8, F32)
     ro.flags.writeable = False
+    (tmp / "m.f32").write_bytes(bytes(32))
     return {
+        "file": tmp / "m.f32",
         "z": np.zeros(8, F32),
         "z16": np.zeros(16, F32),
         "a2": np.zeros((2, 4), F32),
@@ -81,6 +84,9 @@ ROWS: list[Row] = [
     ("k_reshape_view", lambda m, n: m.k(P(n["a2"].reshape(-1), [4])).sync(), "ok", lambda n: ONES(n["a2"])),
     ("k_frombuffer_named", lambda m, n: m.k(P(np.frombuffer(n["buf"], F32), [4])).sync(), "ok",
      lambda n: ONES(np.frombuffer(n["buf"], F32))),
+    # a memory-mapped file made in the call: the writes land in the file
+    ("k_memmap", lambda m, n: m.k(P(np.memmap(n["file"], F32, "r+", shape=(8,)), [4])).sync(), "ok",
+     lambda n: ONES(np.fromfile(n["file"], F32))),
     ("k_held_partition", lambda m, n: m.k(n["p"]).sync(), "ok", lambda n: ONES(n["p"].array)),
     ("k_star_list", lambda m, n: m.k(*n["parts"]).sync(), "ok", lambda n: ONES(n["parts"][0].array)),
     # ... not arrays, or not writable in place: their own codes
@@ -113,9 +119,9 @@ ROWS: list[Row] = [
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r[0] for r in ROWS])
-def test_a_written_argument_is_written_in_place_or_refused(mod: tilelang.Module, row: Row) -> None:
+def test_a_written_argument_is_written_in_place_or_refused(mod: tilelang.Module, row: Row, tmp_path: Path) -> None:
     _, run, want, written = row
-    n = _named()
+    n = _named(tmp_path)
     if want == "ok":
         run(mod, n)
         assert written is not None and written(n)
@@ -128,8 +134,8 @@ def test_a_written_argument_is_written_in_place_or_refused(mod: tilelang.Module,
         assert not any(np.asarray(n[k]).any() for k in ("z", "z16", "a2", "f64", "o", "c"))
 
 
-def test_the_helps_lead_to_calls_that_write_the_callers_object(mod: tilelang.Module) -> None:
-    n = _named()
+def test_the_helps_lead_to_calls_that_write_the_callers_object(mod: tilelang.Module, tmp_path: Path) -> None:
+    n = _named(tmp_path)
     with pytest.raises(tilelang.TileError) as e:
         mod.k(P(n["buf"], [4])).sync()
     assert "numpy.frombuffer(z, dtype=numpy.float32)" in e.value.help

@@ -93,7 +93,9 @@ def memory_unheld(a: Any) -> bool:
         if not isinstance(x, np.ndarray):
             return False
         if x.base is None:
-            return True  # it owns its memory
+            # it owns its memory; or (no owner object) memory of C code that
+            # may read it afterwards: held
+            return bool(x.flags.owndata)
         if isinstance(x.base, memoryview):
             return _buffer_unheld(x.base) if _count(x.base) == HELD_ONCE else False
         if isinstance(x.base, (bytearray, array.array)):

@@ -184,3 +184,11 @@ def test_an_operation_is_refused_when_it_runs_not_when_it_is_built(mod: tilelang
         with pytest.raises(tilelang.BorrowError) as e:
             mod.k(P(np.zeros(8, F32), [4])).sync()
     assert e.value.code == "E0313" and len(g.operations) == 0
+
+
+def test_a_held_partition_of_a_new_array_keeps_the_fast_path() -> None:
+    m = tilelang.compile(SRC)
+    p = P(np.zeros(8, F32), [4])  # the partition alone holds its array; the caller holds the partition
+    for _ in range(3):
+        m.k(p).sync()
+    assert ONES(p.array / 3) and len(m.k._plans) == 1  # one plan, kept and taken again

@@ -9,8 +9,7 @@ from tilelang.api.arrays import tile_dtype_name
 from tilelang.api.call import call
 from tilelang.api.errors import CallError
 from tilelang.api.fastpath import keyer_for
-from tilelang.api.partition import Partition
-from tilelang.api.temporaries import HELD_ONCE_INLINE, _getrefcount, LOST, arg_counts, find_unheld
+from tilelang.api.temporaries import LOST, arg_counts, find_unheld
 from tilelang.api.signature import (
     _doc_comments,
     _header,
@@ -48,6 +47,7 @@ class Kernel:
         self._kinds = tuple("tscalar" if s.kind == "scalar" and s.elem in type_names else s.kind
                             for s in self.specs)
         self._keyer = keyer_for(self._kinds)  # reads a call's key (`fastpath.call_key`)
+        self._keyer_held = keyer_for(self._kinds, held=False)  # the same, past E0313's test
         self._plans: dict[tuple[Any, ...], Any] = {}  # call key -> `fastpath.Plan`
         self._memo: Any = None  # the memo of the last plan that has one (`fastpath.memo_for`)
         self._specialised: dict[Any, Kernel] = {}  # `kernel[..]` by its generics
@@ -59,7 +59,11 @@ class Kernel:
         writes_for = getattr(module._ownership, "writes_for", None)
         unsafe = writes_for(key) if writes_for is not None else frozenset()
         self._mut_at = tuple(i for i, s in enumerate(self.specs) if s.kind == "mut")
-        self._direct_written = any(s.kind == "ref" and s.name in unsafe for s in self.specs)
+        # checked at the top of every call: a `&` array written directly, or a
+        # tuned kernel (its own path); other kernels' partitions are tested by
+        # the key (`fastpath.keyer_for`), whose miss checks them (`call.call`)
+        self._check_at_top = self._tune is not None or any(
+            s.kind == "ref" and s.name in unsafe for s in self.specs)
         self._written_params = [
             (s.name, s.span, "mut" if s.kind == "mut" else "written")
             for s in self.specs
@@ -172,14 +176,8 @@ class Kernel:
     # -- the call --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Operation:
         # first, while the arguments' counts are the caller's (`temporaries.py`):
-        # an array no variable holds, written (E0313); a partition's array
-        # held by it alone is the quick sign (no variable is bound here first)
-        check = self._direct_written or bool(kwargs)
-        for i in self._mut_at:
-            if i < len(args) and type(args[i]) is Partition \
-                    and _getrefcount(args[i].array) == HELD_ONCE_INLINE:
-                check = True
-        if check:
+        # an array no variable holds, written (E0313)
+        if self._check_at_top or kwargs:
             lost = find_unheld(self, "kernel", self._written_params, args, kwargs,
                                arg_counts(args, kwargs))
             if lost is not None:  # refused when it runs (`LOST`)

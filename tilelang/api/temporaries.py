@@ -233,12 +233,15 @@ def made_in_call(kind: str) -> str:
 LOST: weakref.WeakKeyDictionary[Any, Exception] = weakref.WeakKeyDictionary()
 
 
-# `_getrefcount(holder.attr)` written inline (no call of `_count`) of an
-# object `holder` alone holds: the quick test at the top of `Kernel.__call__`
-_PROBE = _Box()
-_PROBE.x = object()
-HELD_ONCE_INLINE = _getrefcount(_PROBE.x)
-del _PROBE
+def unheld_partition(positions: tuple[int, ...], args: tuple[Any, ...]) -> bool:
+    """Whether a partition among `args` at `positions` holds an array that
+    nothing else holds (then `find_unheld` decides)."""
+    from tilelang.api.partition import Partition
+
+    for i in positions:
+        if i < len(args) and type(args[i]) is Partition and partition_array_unheld(args[i]):
+            return True
+    return False
 
 
 def find_unheld(

@@ -34,6 +34,7 @@ fn scan<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { cumsum(x, 0) }
 fn power<T>(a: T, b: T) -> T { pow(a, b) }
 fn size<T>(v: T) -> T { abs(v) }
 fn tneg<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { -x }
+fn less<T>(a: T, b: T) -> bool { a < b }
 """
 
 
@@ -63,6 +64,7 @@ def _run(body: str) -> str:
     # hrev11: unsigned negation, refused for a concrete `u32` and in a kernel's instance, wrapped here
     ("print(neg(3u32));", "cannot negate `u32`"),
     ("print(tneg(&full::<u8>([2], 3u8)));", "cannot negate `u8` tensors"),
+    ("print(less(false, true));", "`<` is not defined on `bool`"),  # an order of `bool`s, as in kernels
 ])
 def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
     with pytest.raises(TileError) as e:

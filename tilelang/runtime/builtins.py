@@ -171,6 +171,8 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             return a + b
     if op not in _COMPARE:  # a generic function's instance (`v << 1` with `T = f32`)
         domains.check_operator(op, result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b), op_span)
+    elif op not in ("==", "!="):  # an order of `bool`s (`T = bool`), as in kernels
+        domains.check_operator(op, scalar_dtype_of(a) or scalar_dtype_of(b), op_span)
     dt = result_dtype
     if dt is None and op not in _COMPARE:
         dt = scalar_dtype_of(a) or scalar_dtype_of(b)

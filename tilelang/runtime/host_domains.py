@@ -31,7 +31,7 @@ def operator_need(op: str, dt: DType | None) -> str | None:
         return "integer or `bool` values"
     if op in ("<<", ">>") and (dt.is_float or dt is DType.BOOL):
         return "integer values"
-    if op in ("+", "-", "*", "/", "%") and dt is DType.BOOL:
+    if op in ("+", "-", "*", "/", "%", "<", ">", "<=", ">=") and dt is DType.BOOL:
         return "numbers"
     return None
 

@@ -502,7 +502,8 @@ def test_a_host_function_bumps_the_versions_of_the_torch_tensors_it_writes(monke
     m.fill(z, x)
     np.testing.assert_array_equal(z.a, np.full(8, 2.0, np.float32))
     assert bumped == [(z,)]  # the written one, not the input
-    m.fill(np.zeros(8, np.float32), x)  # NumPy: nothing to bump
+    zn = np.zeros(8, np.float32)
+    m.fill(zn, x)  # NumPy: nothing to bump
     assert bumped == [(z,)]
 
 
@@ -730,7 +731,8 @@ def test_host_function_borrows_see_the_whole_memory_of_a_strided_view(add) -> No
     z = np.zeros(8, np.float32)
     mod.twice(z[::-1], a[8:])  # disjoint: written back through the view
     np.testing.assert_array_equal(z, 2 * a[8:][::-1])
-    h = add.add(P(np.zeros(4, np.float32), [4]), a[:4], a[:4]).launch()  # reads a[0:4]
+    out = np.zeros(4, np.float32)
+    h = add.add(P(out, [4]), a[:4], a[:4]).launch()  # reads a[0:4]
     with pytest.raises(tilelang.BorrowError, match=r"E0305.*`z` of function `twice` writes memory that a "
                        r"pending launch of `add` may still be reading"):
         mod.twice(a[:8][::-1], a[8:])

@@ -108,7 +108,8 @@ def test_a_big_endian_array_is_named_with_the_fix(mod: tilelang.Module) -> None:
         mod.scale(tilelang.partition(_z(), [4]), x, 1.0).sync()
     text = str(e.value)
     assert "big-endian float32 array" in text and "x.astype(numpy.float32)" in text
-    mod.scale(tilelang.partition(_z(), [4]), x.astype(np.float32), 1.0).sync()  # the fix works
+    z = _z()
+    mod.scale(tilelang.partition(z, [4]), x.astype(np.float32), 1.0).sync()  # the fix works
 
 
 def test_load_of_a_missing_file_is_a_compile_error_like_a_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]

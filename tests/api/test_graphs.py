@@ -223,10 +223,12 @@ def test_other_threads_run_while_one_records(mod) -> None:  # type: ignore[no-un
 
 def test_the_graph_keeps_its_arrays_alive(mod) -> None:  # type: ignore[no-untyped-def]
     x, y, _, _, _ = _vecs()
+    z = np.zeros(2000, np.float32)
     with tilelang.graph() as g:
-        mod.add(P(np.zeros(2000, np.float32), [512]), x, y).sync()
+        mod.add(P(z, [512]), x, y).sync()
+    del z  # (a temporary made in the call is E0313: its results could not be read)
     gc.collect()
-    g.replay()  # the temporary output is still alive: the graph holds it
+    g.replay()  # the output is still alive: the graph holds it
     np.testing.assert_array_equal(g.operations[0]._objs[0], x + y)
 
 

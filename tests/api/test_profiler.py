@@ -86,7 +86,8 @@ def test_loops_multiply_and_unknown_trip_counts_are_lower_bounds(mod) -> None:  
     out = np.zeros(64, np.float32)
     with tilelang.profile(print_table=False) as prof:
         mod.rowsum[16, 64](P(out, [16]), x).sync()
-        mod.tri(P(np.zeros(256, np.float32), [64]), np.ones(256, np.float32)).sync()
+        z = np.zeros(256, np.float32)
+        mod.tri(P(z, [64]), np.ones(256, np.float32)).sync()
     rs, tri = prof.records
     # 4 blocks x ceil(300 / 64) = 5 trips x (a sum of 16x64 + an add of 16)
     assert rs.cost.exact and rs.cost.flops == 4 * 5 * (16 * 64 + 16)

@@ -87,7 +87,8 @@ def test_first_call_tunes_and_records_later_calls_reuse(cache, mod, monkeypatch)
     again.sync()
     # another key (another shape) tunes again
     monkeypatch.setattr(tuner, "_time", real_time)
-    mod.rowsum(P(np.zeros(32, np.float32), ...), x[:32]).sync()
+    out32 = np.zeros(32, np.float32)
+    mod.rowsum(P(out32, ...), x[:32]).sync()
     assert len(records.default_store().all()) == 2
 
 
@@ -134,7 +135,8 @@ def test_every_candidate_is_a_checked_call(cache, mod, monkeypatch) -> None:  # 
 
     monkeypatch.setattr(call_mod, "check_overlaps", spy)
     x = np.random.default_rng(1).random((32, 64), dtype=np.float32)
-    mod.rowsum(P(np.zeros(32, np.float32), ...), x).sync()
+    out = np.zeros(32, np.float32)
+    mod.rowsum(P(out, ...), x).sync()
     tiles = {(i["BR"], i["BC"]) for i in seen}
     assert tiles == {(8, 32), (8, 64), (16, 32), (16, 64)}  # each candidate checked
 
@@ -154,12 +156,13 @@ def test_the_ownership_verdict_does_not_depend_on_the_candidate(cache, mod) -> N
 
 def test_what_the_call_fixes_is_not_tuned(cache, mod) -> None:  # type: ignore[no-untyped-def]
     x = np.random.default_rng(2).random((32, 64), dtype=np.float32)
-    op = mod.rowsum[{"BC": 32}](P(np.zeros(32, np.float32), ...), x)
+    out = np.zeros(32, np.float32)
+    op = mod.rowsum[{"BC": 32}](P(out, ...), x)
     assert op.generics["BC"] == 32
     (rec,) = records.default_store().all()
     assert {c["BC"] for c, _ in rec.timings} == {32}
     op.sync()
-    op = mod.rowsum(P(np.zeros(32, np.float32), [16]), x)  # BR from the tile; BC, hints tuned
+    op = mod.rowsum(P(out, [16]), x)  # BR from the tile; BC, hints tuned
     assert op.generics["BR"] == 16
     op.sync()
 
@@ -178,7 +181,8 @@ def test_tilec_tune_and_cache_list(tmp_path) -> None:  # type: ignore[no-untyped
         "import numpy as np, tilelang\n"
         f"mod = tilelang.load({str(tmp_path / 'k.tile')!r})\n"
         "x = np.ones((16, 64), np.float32)\n"
-        "mod.rowsum(tilelang.partition(np.zeros(16, np.float32), ...), x).sync()\n"
+        "out = np.zeros(16, np.float32)\n"
+        "mod.rowsum(tilelang.partition(out, ...), x).sync()\n"
     )
     env = {"TILEC_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}
     import os

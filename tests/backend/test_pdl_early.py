@@ -36,7 +36,8 @@ def _kir(e: int):  # type: ignore[no-untyped-def]
     mod = tilelang.compile(SRC, device="cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # built, never run
-        op = mod.merge[32, e](tilelang.partition(np.zeros(64, np.float32), [32]), np.zeros(64, np.float32),
+        out = np.zeros(64, np.float32)  # (a temporary made in the call is E0313)
+        op = mod.merge[32, e](tilelang.partition(out, [32]), np.zeros(64, np.float32),
                               np.zeros((64, 64), np.float32))  # fmt: skip
         op.discard()
     return op._plan.kir

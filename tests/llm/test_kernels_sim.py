@@ -150,9 +150,11 @@ def test_gemvs_prefetching_the_next_weights(k, st: int, lines: int) -> None:  # 
     plain.discard()  # compiled only
     assert "cp.async.bulk.prefetch" not in _llvm(plain)
     _check(op, (2,), [0])
-    op = k.rms_gemv[8, 256, st, 3, 16, 128, lines, 0](P(np.zeros(n, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 1, 2)
+    out = np.zeros(n, np.float32)  # (a new array made in the call is E0313 when run)
+    op = k.rms_gemv[8, 256, st, 3, 16, 128, lines, 0](P(out, [8]), w, x, g, 1, 1e-6, nxt, 1, 2)
     _check(op, (2,), [0])
-    op = k.rms_gate_up[8, 128, st, 3, 8, 64, lines, 0](P(np.zeros(8, np.float32), [8]), w, x, g, 1, 1e-6, nxt, 2, 3)
+    out = np.zeros(8, np.float32)
+    op = k.rms_gate_up[8, 128, st, 3, 8, 64, lines, 0](P(out, [8]), w, x, g, 1, 1e-6, nxt, 2, 3)
     _check(op, (1,), [0])
 
 

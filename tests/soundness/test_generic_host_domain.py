@@ -33,6 +33,8 @@ fn least<T>(v: T) -> T { minimum(v, v) }
 fn scan<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { cumsum(x, 0) }
 fn power<T>(a: T, b: T) -> T { pow(a, b) }
 fn size<T>(v: T) -> T { abs(v) }
+fn tneg<T>(x: &Tensor<T, [?]>) -> Tensor<T, [?]> { -x }
+fn less<T>(a: T, b: T) -> bool { a < b }
 """
 
 
@@ -59,6 +61,10 @@ def _run(body: str) -> str:
     ("print(scan(&full::<bool>([2], true)));", "cannot `cumsum` a `bool` tensor"),
     ("print(power(3, 3));", "`pow` is not defined on `i32`"),
     ("print(size(true));", "`abs` is not defined on `bool`"),
+    # hrev11: unsigned negation, refused for a concrete `u32` and in a kernel's instance, wrapped here
+    ("print(neg(3u32));", "cannot negate `u32`"),
+    ("print(tneg(&full::<u8>([2], 3u8)));", "cannot negate `u8` tensors"),
+    ("print(less(false, true));", "`<` is not defined on `bool`"),  # an order of `bool`s, as in kernels
 ])
 def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
     with pytest.raises(TileError) as e:
@@ -78,6 +84,8 @@ def test_instances_inside_it_run() -> None:
     assert _run("print(most(&full::<i8>([2], 3)), least(2.5), scan(&full::<u8>([2], 3)));") \
         == "Tensor<i8, [2]> [3, 3] 2.5 Tensor<u8, [2]> [3, 6]"
     assert _run("print(power(2.0, 3.0), size(-3), size(-2.5));") == "8.0 3 2.5"
+    assert _run("print(neg(3i8), tneg(&full::<i16>([2], 3i16)), tneg(&full::<f32>([1], 0.5)));") \
+        == "-3 Tensor<i16, [2]> [-3, -3] Tensor<f32, [1]> [-0.5]"
 
 
 def test_from_python_too() -> None:

@@ -209,7 +209,8 @@ def test_api_unsafe_written_shared_argument_is_written(mod) -> None:  # type: ig
         mod.total(acc)
     assert e.value.code == "E0305"
     with pytest.raises(tilelang.BorrowError) as e:
-        mod.tally(tilelang.partition(np.zeros(1024, np.float32), [256]), acc).launch()
+        z2 = np.zeros(1024, np.float32)
+        mod.tally(tilelang.partition(z2, [256]), acc).launch()
     assert e.value.code == "E0309"
     h.wait()
     assert mod.total(acc) == 4.0

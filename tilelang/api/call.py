@@ -28,7 +28,8 @@ from tilelang.api.borrowed import frozen_by
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.scalars import scalar_value
-from tilelang.api.signature import _fix_contiguous, _fix_dtype, _inferable, _match_args
+from tilelang.api.signature import _fix_contiguous, _fix_dtype, _fix_not_an_array, _inferable, _match_args
+from tilelang.api.temporaries import LOST, arg_counts, find_unheld, unheld_partition
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import ownership as ocodes
@@ -121,8 +122,7 @@ class _Call:
                 spec,
                 f"argument `{spec.name}` of kernel `{self.kname}` must be an array, "
                 f"not {a_type(value)}",
-                help=f"pass a NumPy array (`numpy.asarray({spec.name}, dtype=numpy.{np_name})`), "
-                "a PyTorch tensor or a CuPy array",
+                help=_fix_not_an_array(value, spec.name, np_name, mutable),
                 code=acodes.NOT_AN_ARRAY,
             )
         except Unsupported as e:
@@ -156,7 +156,7 @@ class _Call:
                     spec,
                     f"{what} must hold `{want.value}`{extra}, but it is {ref.describe()}",
                     code=lcodes.DTYPE_MISMATCH,
-                    help=_fix_dtype(ref, spec.name, storage, spec.kind == "mut"),
+                    help=_fix_dtype(ref, spec.name, storage, mutable),
                 )
         rank = len(spec.dims or ())
         if spec.dims is not None and rank != len(ref.shape):
@@ -714,9 +714,25 @@ def call(kernel: KernelLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> O
                 if plan.memo is not None:
                     kernel._memo = plan.memo
                 return _from_plan(kernel, plan, args, ptrs, objs)
+    # a partition's array no variable holds (E0313, `temporaries.py`): the key
+    # skips one the partition alone holds; the arguments' counts are still the
+    # caller's here (only their tuple was passed on), unless the top of
+    # `Kernel.__call__` checked them already
+    lost = None
+    if not kwargs and not kernel._check_at_top and unheld_partition(kernel._mut_at, args):
+        lost = find_unheld(kernel, "kernel", kernel._written_params, args, kwargs, arg_counts(args, kwargs))
+        if lost is None:  # a partition the caller holds (`p.array`): its plan serves it
+            got = kernel._keyer_held(args)
+            if got is not None:
+                plan = kernel._plans.get(got[0])
+                if plan is not None:
+                    return _from_plan(kernel, plan, args, got[1], got[2])
     values = _match_args(kernel.__name__, "kernel", kernel.decl, args, kwargs, kernel.module)
     checked = _Call(kernel, values)
     op = checked.build()
+    if lost is not None:  # refused when it runs
+        LOST[op] = lost
+        return op
     if got is not None and checked.keep_plan:
         plans = kernel._plans
         if len(plans) >= MAX_PLANS:

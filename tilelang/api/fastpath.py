@@ -384,7 +384,7 @@ def call_key(
 # accessors as `probe` (which reads every other kind). Made by `keyer_for`
 # from the template below; the names in it are all fixed, nothing of a
 # program or a caller's value reaches the generated source.
-_KEYERS: dict[tuple[str, ...], Any] = {}
+_KEYERS: dict[tuple[tuple[str, ...], bool], Any] = {}
 
 _ARRAY_TEMPLATE = """\
     c = type(a{i})
@@ -402,14 +402,29 @@ _ARRAY_TEMPLATE = """\
 """
 
 
-def keyer_for(kinds: tuple[str, ...]) -> Any:
+def _held_in_key() -> int:
+    """The count a partition's array that the partition alone holds has
+    where a key's code reads it (`keyer_for`'s lines, with a probe)."""
+    ns: dict[str, Any] = {"Partition": Partition, "getrefcount": sys.getrefcount}
+    exec(compile(  # the lines of `keyer_for` for one "mut" parameter, up to the test
+        "def probe(args):\n    a0, = args\n    if type(a0) is not Partition:\n        return None\n"
+        "    t0 = a0.tile\n    a0 = a0.array\n    return getrefcount(a0)\n", "<tile key probe>", "exec"), ns)
+    return int(ns["probe"]((Partition(object(), (1,)),)))
+
+
+_HELD_IN_KEY = _held_in_key()
+
+
+def keyer_for(kinds: tuple[str, ...], held: bool = True) -> Any:
     """`call_key` for kernels whose parameters are of `kinds` ("mut",
-    "ref", "scalar", "tscalar"): a function of the positional arguments."""
-    keyer = _KEYERS.get(kinds)
+    "ref", "scalar", "tscalar"): a function of the positional arguments.
+    `held`: None (not on the fast path) for a partition whose array the
+    partition alone holds (`call.call` decides on E0313 first)."""
+    keyer = _KEYERS.get((kinds, held))
     if keyer is not None:
         return keyer
     if any(k not in ("mut", "ref", "scalar", "tscalar") for k in kinds):
-        _KEYERS[kinds] = keyer = lambda args: None
+        _KEYERS[(kinds, held)] = keyer = lambda args: None
         return keyer
     n = len(kinds)
     lines = ["def keyer(args):", f"    if len(args) != {n}:", "        return None"]
@@ -431,6 +446,9 @@ def keyer_for(kinds: tuple[str, ...]) -> Any:
                 f"    t{i} = a{i}.tile",
                 f"    a{i} = a{i}.array",
             ]
+            if held:  # an array the partition alone holds: perhaps one made in
+                # the call (E0313), which the checked path decides (`call.call`)
+                lines += [f"    if getrefcount(a{i}) == HELD:", "        return None"]
             parts.append(f"t{i}")
         lines.append(_ARRAY_TEMPLATE.format(i=i).rstrip("\n"))
         parts.append(f"k{i}")
@@ -441,6 +459,8 @@ def keyer_for(kinds: tuple[str, ...]) -> Any:
     )
     namespace: dict[str, Any] = {
         "Partition": Partition,
+        "getrefcount": sys.getrefcount,
+        "HELD": _HELD_IN_KEY,
         "TORCH": _TORCH_TYPES,
         "NDARRAY": _NDARRAY,
         "np_ptr": _np_ptr,
@@ -448,7 +468,7 @@ def keyer_for(kinds: tuple[str, ...]) -> Any:
     }
     exec(compile("\n".join(lines), f"<tile call key {kinds}>", "exec"), namespace)
     keyer = namespace["keyer"]
-    _KEYERS[kinds] = keyer
+    _KEYERS[(kinds, held)] = keyer
     return keyer
 
 

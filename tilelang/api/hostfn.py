@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilelang.api import arrays, borrowed
-from tilelang.api.arrays import NotAnArray, Unsupported
+from tilelang.api.arrays import NotAnArray, Unsupported, tile_dtype_name
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import CallError, ExecutionError, NameLookupError, a_type, span_text
 from tilelang.api.fastpath import torch_version_bump
 from tilelang.api.scalars import scalar_value
-from tilelang.api.signature import _doc_comments, _fix_dtype, _header, _match_args, _py_signature
+from tilelang.api.temporaries import arg_counts, find_unheld
+from tilelang.api.signature import _doc_comments, _fix_dtype, _fix_not_an_array, _header, _match_args, _py_signature
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
@@ -51,6 +52,10 @@ class HostFunction:
         doc = _doc_comments(decl, module._sources)
         self.__doc__ = self.signature + (f"\n\n{doc}" if doc else "")
         self.__signature__ = _py_signature(decl, module._sources)
+        # its `&mut` tensor parameters: an array no Python variable holds given
+        # for one is E0313, as in Tile (`temporaries.py`)
+        self._written_params = [(p.name.name, p.span, kind) for p in decl.params
+                                 for kind in [_written_kind(p.ty)] if kind is not None]
 
     def __repr__(self) -> str:
         return f"<tile function {self.signature}>"
@@ -113,9 +118,13 @@ class HostFunction:
         return HostFunction(self.module, self.decl, self.key, out)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from tilelang.runtime.host import FnRef
+        # first, while the arguments' counts are the caller's (`temporaries.py`)
+        counts = arg_counts(args, kwargs) if self._written_params else None
+        from tilelang.runtime.host import FnRef  # (after: `arg_counts` reads the caller's counts)
 
         m = self.module
+        lost = None if counts is None else find_unheld(
+            self, "function", self._written_params, args, kwargs, counts)
         self._check_not_recording()
         values = _match_args(self.__name__, "function", self.decl, args, kwargs, m)
         ev = m._evaluator()
@@ -130,6 +139,8 @@ class HostFunction:
                 where = m._where(p.span, f"`{span_text(p.span, m._sources)}` is declared here")
                 converted.append(self._arg(p.name.name, p.ty, v, where, dev, writeback, libraries))
             self._check_type_params(converted)
+            if lost is not None:  # after the other checks: their errors come first
+                raise lost
             given = {k: v for k, v in self.explicit.items() if isinstance(v, (int, DType))}  # `f[4]`, `f[np.int8]`
             # while it runs (another thread may call meanwhile), its arguments
             # are borrowed as a launch's are: registered among the launches in
@@ -356,10 +367,12 @@ class HostFunction:
                 code=acodes.UNUSABLE_ARRAY,
             ) from None
         except NotAnArray:
+            want = DType.parse(ty.args[0].name.name) if ty.args and isinstance(ty.args[0], ast.NamedType) \
+                else None
             raise CallError(
                 f"{what} must be an array, not {a_type(value)}",
                 where=where,
-                help="pass a NumPy array",
+                help=_fix_not_an_array(value, name, tile_dtype_name(want) if want else "float32", mutable),
                 code=acodes.NOT_AN_ARRAY,
             ) from None
         if ref.is_cuda or ref.host is None:
@@ -528,6 +541,25 @@ def _tensor_args(args: list[tuple[str, ast.TypeExpr, Any]]) -> list[tuple[str, a
                 [(f"{name}.{i}", t, x) for i, (t, x) in enumerate(zip(inner.elems, v, strict=False))]
             )
     return out
+
+
+def _written_kind(ty: ast.TypeExpr) -> Any:
+    """How a parameter of type `ty` is written, for `temporaries.find_unheld`:
+    "written" (a `&mut` tensor), a tuple of the paths to its `&mut` tensors
+    (a tuple parameter holding some), or None."""
+    if isinstance(ty, ast.RefType) and ty.mutable and isinstance(ty.inner, ast.NamedType) \
+            and ty.inner.name.name == "Tensor":
+        return "written"
+    if isinstance(ty, ast.TupleType):
+        paths: list[tuple[int, ...]] = []
+        for i, t in enumerate(ty.elems):
+            inner = _written_kind(t)
+            if inner == "written":
+                paths.append((i,))
+            elif isinstance(inner, tuple):
+                paths += [(i, *q) for q in inner]
+        return tuple(paths) or None
+    return None
 
 
 def _type_arg(v: Any) -> DType | None:

@@ -9,6 +9,7 @@ from tilelang.api.arrays import tile_dtype_name
 from tilelang.api.call import call
 from tilelang.api.errors import CallError
 from tilelang.api.fastpath import keyer_for
+from tilelang.api.temporaries import LOST, arg_counts, find_unheld
 from tilelang.api.signature import (
     _doc_comments,
     _header,
@@ -46,10 +47,28 @@ class Kernel:
         self._kinds = tuple("tscalar" if s.kind == "scalar" and s.elem in type_names else s.kind
                             for s in self.specs)
         self._keyer = keyer_for(self._kinds)  # reads a call's key (`fastpath.call_key`)
+        self._keyer_held = keyer_for(self._kinds, held=False)  # the same, past E0313's test
         self._plans: dict[tuple[Any, ...], Any] = {}  # call key -> `fastpath.Plan`
         self._memo: Any = None  # the memo of the last plan that has one (`fastpath.memo_for`)
         self._specialised: dict[Any, Kernel] = {}  # `kernel[..]` by its generics
         self._tune = tune_spec(decl)  # `#[autotune(..)]`, or None
+        # E0313 (`temporaries.py`): the `&mut` parameters' positions (a
+        # partition's array no variable holds), and the parameters a call
+        # writes, as `refuse_unheld` takes them: a `&` one the kernel's
+        # `unsafe` code writes is given an array directly
+        writes_for = getattr(module._ownership, "writes_for", None)
+        unsafe = writes_for(key) if writes_for is not None else frozenset()
+        self._mut_at = tuple(i for i, s in enumerate(self.specs) if s.kind == "mut")
+        # checked at the top of every call: a `&` array written directly, or a
+        # tuned kernel (its own path); other kernels' partitions are tested by
+        # the key (`fastpath.keyer_for`), whose miss checks them (`call.call`)
+        self._check_at_top = self._tune is not None or any(
+            s.kind == "ref" and s.name in unsafe for s in self.specs)
+        self._written_params = [
+            (s.name, s.span, "mut" if s.kind == "mut" else "written")
+            for s in self.specs
+            if s.kind == "mut" or (s.kind == "ref" and s.name in unsafe)
+        ]
         self.__name__ = decl.name.name
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
@@ -156,6 +175,28 @@ class Kernel:
 
     # -- the call --------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Operation:
+        # first, while the arguments' counts are the caller's (`temporaries.py`):
+        # an array no variable holds, written (E0313)
+        if self._check_at_top or kwargs:
+            lost = find_unheld(self, "kernel", self._written_params, args, kwargs,
+                               arg_counts(args, kwargs))
+            if lost is not None:  # refused when it runs (`LOST`)
+                op = self._call(args, kwargs)
+                LOST[op] = lost
+                return op
+        if self._tune is not None:
+            from tilelang.api.tuning import tuned_call
+
+            return tuned_call(self, self._tune, args, kwargs)
+        memo = self._memo  # `call`'s first step, inline: a repeated call on PyTorch tensors
+        if memo is not None and not kwargs:
+            op = memo(args)
+            if op is not None:
+                return op  # type: ignore[no-any-return]
+        return call(self, args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
+        """`__call__` after its first step (the same code: the call's path)."""
         if self._tune is not None:
             from tilelang.api.tuning import tuned_call
 

@@ -33,6 +33,7 @@ from tilelang.api.borrowed import thaw as _thaw
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
 from tilelang.api.fastpath import _np_ptr, torch_dtype_name, torch_view
+from tilelang.api.temporaries import LOST
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import ownership as ocodes
 from tilelang.diagnostics.model import TileError
@@ -177,6 +178,8 @@ class Operation:
         `torch.cuda.graph`), the launch is captured and nothing waits; inside
         `with tilelang.graph()` it is recorded and nothing runs."""
         self._runs += 1  # tried, at least: no "never run" warning
+        if LOST and self in LOST:  # its results would be lost (E0313)
+            raise LOST[self]
         if engines.RECORDING is not None and engines.RECORDING.record(self):
             return  # recorded into a `tilelang.graph()`: nothing runs now
         fast = self._plan.fast_sync
@@ -189,6 +192,8 @@ class Operation:
     def launch(self) -> Handle:
         """Start the kernel; its arrays stay borrowed until `Handle.wait()`."""
         self._runs += 1  # tried, at least: no "never run" warning
+        if LOST and self in LOST:  # its results would be lost (E0313)
+            raise LOST[self]
         if engines.RECORDING is not None and engines.RECORDING.record(self):
             handle = Handle(self, 0, None, [])
             handle.done = True  # recorded into a `tilelang.graph()`: nothing to wait for

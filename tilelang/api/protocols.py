@@ -36,6 +36,10 @@ class KernelLike(Protocol):
     signature: str
     _kinds: tuple[str, ...]
     _keyer: Any  # `fastpath.keyer_for(_kinds)`
+    _keyer_held: Any  # `fastpath.keyer_for(_kinds, held=False)`
+    _mut_at: tuple[int, ...]  # the `&mut` parameters' positions
+    _check_at_top: bool  # E0313 decided at the top of `__call__` (`temporaries.py`)
+    _written_params: list[Any]  # `temporaries.find_unheld`'s parameters
     _plans: dict[tuple[Any, ...], Any]
     _memo: Any  # `fastpath.memo_for` of the last plan used, or None
 

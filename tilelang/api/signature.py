@@ -132,8 +132,29 @@ def _fix_dtype(ref: ArrayRef, name: str, want: DType, mutable: bool = False) -> 
     else:
         conv = f"{name}.astype(numpy.{np_name})"
     if mutable:
-        return f"convert it first and keep the copy, which the kernel writes: `{name} = {conv}`"
+        return f"convert it first and keep the copy, the results are written into it: `{name} = {conv}`"
     return f"convert it first: `{conv}`"
+
+
+def _fix_not_an_array(value: Any, name: str, np_name: str, written: bool) -> str:
+    """The help of E0800 for a value that is no array: a buffer (`bytearray`,
+    `memoryview`, `array.array`) is viewed in place by `numpy.frombuffer`; a
+    list or number is copied into a new array, which must be kept where the
+    call writes it (a copy made in the call would take the results away,
+    E0313)."""
+    try:
+        memoryview(value).release()
+        buffer = True
+    except TypeError:
+        buffer = False
+    if buffer:
+        return (f"view its memory as an array, no copy (the results land in `{name}`): "
+                f"`numpy.frombuffer({name}, dtype=numpy.{np_name})`")
+    if written:
+        return (f"make it an array and keep it, the results are written into it: "
+                f"`{name} = numpy.asarray({name}, dtype=numpy.{np_name})` (a `{type(value).__name__}` "
+                "cannot be written in place), then pass it and read the results from it")
+    return f"pass a NumPy array (`numpy.asarray({name}, dtype=numpy.{np_name})`), a PyTorch tensor or a CuPy array"
 
 
 def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:

@@ -386,6 +386,8 @@ def _elem_domain(e: ir.ElemOp, dt: DType) -> str | None:
         return "an integer operand"
     if e in _LOGICAL and dt.is_float:
         return "a bool or integer operand"
+    if e is ir.ElemOp.NEG and dt.is_int and not dt.is_signed:  # as the checker refuses `-x` of a `u32`
+        return "a signed operand"
     if dt is DType.BOOL and not (e in _LOGICAL or e in (ir.ElemOp.EQ, ir.ElemOp.NE, ir.ElemOp.WHERE)):
         return "a number (it is not defined on bool)"
     return None
@@ -421,6 +423,8 @@ def domain_problem(op: ir.Op) -> tuple[str, DType, str] | None:
                 return what, dt, "integer elements"
             if e in _LOGICAL:
                 return what, dt, "integer or `bool` elements"
+            if e is ir.ElemOp.NEG and dt is not DType.BOOL:
+                return what, dt, "signed numbers (an unsigned value has no negative)"
             return what, dt, "numbers"
         case ir.Reduce(op=r, x=x) if x.dtype is DType.BOOL:
             return f"`{r.value}`", x.dtype, "numbers (cast a `bool` tile with `as i32` first)"

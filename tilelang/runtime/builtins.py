@@ -172,6 +172,8 @@ def binary(op: str, a: Any, b: Any, op_span: Span, span: Span, result_dtype: DTy
             return a + b
     if op not in _COMPARE:  # a generic function's instance (`v << 1` with `T = f32`)
         domains.check_operator(op, result_dtype or scalar_dtype_of(a) or scalar_dtype_of(b), op_span)
+    elif op not in ("==", "!="):  # an order of `bool`s (`T = bool`), as in kernels
+        domains.check_operator(op, scalar_dtype_of(a) or scalar_dtype_of(b), op_span)
     dt = result_dtype
     if dt is None and op not in _COMPARE:
         dt = scalar_dtype_of(a) or scalar_dtype_of(b)
@@ -358,12 +360,16 @@ def unary(op: str, v: Any, span: Span, result_dtype: DType | None) -> Any:
                 rcodes.HOST_SHAPE, f"`{op}` is not defined on `{v.dtype.value}` tensors")
                 .primary(span, f"a `{v.dtype.value}` tensor")
                 .with_help("`-` negates numbers, `!` inverts `bool` and integers (bitwise)"))
+        if op == "-":
+            domains.check_negation(v.dtype, span, tensors=True)  # a generic instance's `u32` (as kernels)
         x = v.numpy()
         with np.errstate(all="ignore"):
             r = np.negative(x) if op == "-" else (np.logical_not(x) if v.dtype is DType.BOOL else np.invert(x))
         return Tensor.from_numpy(r, v.dtype, v.device)
     dt = result_dtype or scalar_dtype_of(v)
     domains.check_operator(op, dt, span)  # `-v` with `T = bool`, `!v` with `T = f32`: as for tensors
+    if op == "-":
+        domains.check_negation(dt, span)  # `-v` with `T = u32`, as a kernel's instance
     x = _num(v)
     if op == "-":
         r = -x

@@ -39,7 +39,7 @@ from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
 from tilelang.runtime.tile_counts import check_tile_counts
 from tilelang.sema.program import Program, Symbol, SymbolKind
-from tilelang.sema.types import ScalarT, TypeParam
+from tilelang.sema.types import ScalarT, TensorT, TypeParam
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
@@ -438,6 +438,10 @@ class HostEvaluator:
                                 .primary(e.span, "not a shape or tuple"))
             case ast.Unary(op=op, operand=operand):
                 return bi.unary(op, self.eval(operand, scope), e.span, self.scalar_dtype(e))
+            case ast.Binary(op="&&" | "||", lhs=l, rhs=r) if isinstance(self.program.type_of(e), TensorT):
+                # of `bool` tensors: element-wise, both sides evaluated, as on tiles
+                a = self.eval(l, scope)
+                return bi.binary("&" if e.op == "&&" else "|", a, self.eval(r, scope), e.op_span, e.span, None)
             case ast.Binary(op="&&", lhs=l, rhs=r):
                 return self.truth(self.eval(l, scope)) and self.truth(self.eval(r, scope))
             case ast.Binary(op="||", lhs=l, rhs=r):

@@ -26,7 +26,7 @@ from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime.tensor import Tensor
 from tilelang.sema.program import Program
-from tilelang.sema.types import Dim, RefT, TensorT, TupleT, eval_dim
+from tilelang.sema.types import Dim, DivAtom, RefT, TensorT, TupleT, eval_dim
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -58,9 +58,12 @@ def bind_params(program: Program, decl: ast.FnDecl, key: str, args: list[Any], s
             if dim is None:
                 continue
             try:
+                zero = _zero_divisor(dim, env)
                 want = eval_dim(dim, env)
             except (KeyError, ValueError, ZeroDivisionError):
                 continue  # a dimension of generics nothing binds: not checkable
+            if zero is not None:  # the host's rule, as for `N / M` in its body (a kernel's type: 0)
+                raise TileError(_zero_dim(decl, p, d, dim, zero, span))
             if want != size:
                 raise TileError(_mismatch(decl, p, d, size, want, dim, span, t))
     out: dict[str, Any] = {}
@@ -192,6 +195,32 @@ def _tensors(ty: Any, arg: Any) -> list[tuple[tuple[Dim | None, ...], Tensor]]:
     if isinstance(inner, TupleT) and isinstance(arg, tuple) and len(arg) == len(inner.elems):
         return [x for t, a in zip(inner.elems, arg, strict=True) for x in _tensors(t, a)]
     return []
+
+
+def _zero_divisor(dim: Dim, env: Mapping[str, int]) -> DivAtom | None:
+    """The first `a / b` or `a % b` of `dim` whose divisor is 0 under `env`."""
+    for mono, _ in dim.terms:
+        for atom in mono:
+            if isinstance(atom, DivAtom):
+                inner = _zero_divisor(atom.num, env) or _zero_divisor(atom.den, env)
+                if inner is not None:
+                    return inner
+                if eval_dim(atom.den, env) == 0:
+                    return atom
+    return None
+
+
+def _zero_dim(decl: ast.FnDecl, p: ast.Param, d: int, dim: Dim, atom: DivAtom, span: Span) -> Diagnostic:
+    what = "division" if atom.op == "/" else "remainder"
+    return (Diagnostic.error(
+        rcodes.HOST_DIV_ZERO,
+        f"integer {what} by zero in dimension {d} of parameter `{p.name.name}` of `{decl.name.name}`: "
+        f"`{atom}` with `{atom.den}` = 0")
+        .primary(span, "the call whose generics make the divisor zero")
+        .secondary(p.span, f"`{dim}` is declared here")
+        .note("a host function's types are evaluated by the host's rules, which refuse a division by "
+              "zero as its body does (a kernel's `x / 0` is 0)")
+        .with_help(f"call `{decl.name.name}` with a nonzero `{atom.den}`, or declare the dimension `?`"))
 
 
 def _mismatch(decl: ast.FnDecl, p: ast.Param, d: int, size: int, want: int, dim: Dim, span: Span,

@@ -31,9 +31,23 @@ def operator_need(op: str, dt: DType | None) -> str | None:
         return "integer or `bool` values"
     if op in ("<<", ">>") and (dt.is_float or dt is DType.BOOL):
         return "integer values"
-    if op in ("+", "-", "*", "/", "%") and dt is DType.BOOL:
+    if op in ("+", "-", "*", "/", "%", "<", ">", "<=", ">=") and dt is DType.BOOL:
         return "numbers"
     return None
+
+
+def check_negation(dt: DType | None, span: Span, tensors: bool = False) -> None:
+    """E0204 for unary `-` of an instance's unsigned `dt` (the checker
+    refuses `-x` of a concrete `u32`; a kernel's instance is refused by its
+    lowering alike)."""
+    if dt is None or not dt.is_int or dt.is_signed:
+        return
+    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
+    raise TileError(Diagnostic.error(INVALID_OPERAND, f"cannot negate {what}")
+                    .primary(span, f"unsigned: `{dt.value}` in this call")
+                    .note(GENERIC_NOTE)
+                    .with_help("unary `-` needs signed numbers (an unsigned value has no negative): call it "
+                               "with a signed type, or convert inside it (e.g. `x as i32`)"))
 
 
 def check_operator(op: str, dt: DType | None, span: Span, tensors: bool = False) -> None:

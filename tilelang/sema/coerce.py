@@ -34,6 +34,7 @@ from tilelang.sema.types import (
     TupleT,
     Type,
     TypeParam,
+    UnitT,
     UntypedFloat,
     UntypedInt,
     elem_of,
@@ -74,6 +75,10 @@ def _tensor_fits(found: TensorT, want: TensorT) -> bool:
     return all(w is None or f is None or w == f for w, f in zip(want.shape, found.shape, strict=False))
 
 
+# built-ins called for their effect, which give `()`
+_NO_VALUE = frozenset({"atomic_add", "atomic_max", "atomic_min", "store_unchecked"})
+
+
 def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any) -> None:
     d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", node.span,
                 f"expected `{want}`, found `{found}`")
@@ -85,6 +90,12 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any) -> None
         d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
     elif isinstance(found, TensorT) and isinstance(want, RefT):
         d = d.with_help(f"borrow it: `{tcx.borrow_snippet(node)}`")
+    elif isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and isinstance(found, UnitT) \
+            and node.callee.ident.name in _NO_VALUE:
+        # `let old = atomic_add(..)`: an index or bound from an atomic's old value (hrev11)
+        d = d.with_help(f"`{node.callee.ident.name}` gives no value back (not the old one: another block may "
+                        "update the element at once); call it as a statement, and read the tensor in a "
+                        "later launch")
     elif type(found) is type(want) and isinstance(found, (TileT, TensorT)):
         d = d.with_help(f"give it the expected shape: make it a `{want}` (`.reshape([..])` keeps the elements, "
                         "or change the size where it is made)")

@@ -247,7 +247,7 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span,
                                      f"expected an integer, found `{t}`")
                              .note("`[..]` lists shapes and tile indices, which are integers")
-                             .with_help("cast it with `as i32`, or compute the index in integers"))
+                             .with_help(_not_a_number(t, "cast it with `as i32`, or compute the index in integers")))
                 before = len(tcx.sink.diagnostics)
                 if isinstance(t, UntypedInt):
                     # an untyped dimension or index is an `i32`: its literals
@@ -271,7 +271,7 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 bad = s if not is_intlike(st) else en
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "ranges are over integers", bad.span,
                                  f"expected an integer, found `{tcx.program.types[bad]}`")
-                         .with_help("cast the bounds with `as i32`"))
+                         .with_help(_not_a_number(tcx.program.types[bad], "cast the bounds with `as i32`")))
                 return RangeT(ERROR)
             if isinstance(st, ScalarT) and isinstance(et, ScalarT) and st != et:
                 tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{st}` and `{et}`", e.span,
@@ -488,3 +488,11 @@ def _view_if(tcx: CheckCx, e: ast.If, ty: Type) -> None:
              .with_help("load in each branch and let the `if` give the tile: `let t = if c { y.load(..) } "
                         "else { x.load(..) };`"))
 
+
+def _not_a_number(t: Type, help: str) -> str:
+    """`help`, unless `t` is `()`, which no cast makes a number (hrev11:
+    `let old = unsafe { atomic_add(..) };` then `0..old`)."""
+    if isinstance(t, UnitT):
+        return ("this value is `()`: what makes it gives no value (an atomic or `store_unchecked` gives "
+                "none back; a block whose last statement ends in `;` is `()`): compute the number another way")
+    return help

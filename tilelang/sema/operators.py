@@ -131,11 +131,9 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
                 return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` needs `bool` operands", node.span,
                                         f"this is `{nt}`")
                                 .with_help("compare it first, e.g. `x != 0`"))
-        if a.kind == "tensor":
-            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` is not supported on host tensors",
-                                    op_span)
-                            .with_help("compare first to get `bool` tensors, then combine them with `&` and `|`"))
         shape = _broadcast_or_err(tcx, a, b, lt, rt, lhs, rhs, op_span)
+        if a.kind == "tensor" or b.kind == "tensor":  # element-wise, as on tiles (both sides run)
+            return TensorT(DType.BOOL, shape)
         if shape is None:
             return ERROR
         return TileT(DType.BOOL, shape) if shape else BOOL  # type: ignore[arg-type]
@@ -160,6 +158,14 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
                 return _int_only(tcx, op, nt, node, op_span)
     if op == "%" and elem is DType.BOOL:
         return _int_only(tcx, op, lt, lhs, op_span)
+    if op in ("<", ">", "<=", ">=") and elem is DType.BOOL:
+        # an order of `bool`s: refused in kernels (the lowering's E0204), so on
+        # the host and at check time too: one rule (hrev11)
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` is not defined on `bool` values", op_span,
+                                "an order of `bool`s")
+                        .with_help(f"compare them as numbers: `({tcx.cast_snippet(lhs)} as i32) {op} "
+                                   f"({tcx.cast_snippet(rhs)} as i32)`, or say it with `&`, `|` and `!` "
+                                   "(`a < b` is `!a & b`)"))
     if op in ("+", "-", "*", "/") and elem is DType.BOOL:
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `bool` values", op_span,
                                 "arithmetic on `bool`")

@@ -221,13 +221,15 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
             return tcx.emit(d.with_help(f"pass the value itself, without `&`: `{cx.name}(..)` reads it and "
                                         "gives a new value"))
         return tcx.emit(d.with_help(f"give `{cx.name}` a number or a host tensor (it works element-wise)"))
+    if cx.name == "abs" and num.elem is DType.BOOL:  # a tile, a scalar and a host tensor alike
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, "`abs` is not defined on `bool`", x.span, f"this is `{ty}`")
+                        .with_help(f"a `bool` is its own absolute value: use it as it is, or cast first: "
+                                   f"`abs({tcx.snippet(x)} as i32)`"))
     if num.kind == "tensor":
         if num.elem is not None and not elem_is_float(num.elem) and cx.name != "abs":
             return _not_float(tcx, cx, x, ty)
         return deref(ty)
     if cx.name in ("abs",):
-        if num.elem is DType.BOOL:
-            return _not_float(tcx, cx, x, ty)
         return ty if not isinstance(ty, UntypedInt) else UNTYPED_INT
     if num.kind == "int":
         settle(tcx, x, F32)

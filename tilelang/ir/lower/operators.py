@@ -90,7 +90,14 @@ def _shift_operands(cx: LowerCx, a: Any, b: Any, span: Span) -> tuple[Any, Any]:
 
 
 def lower_unary(cx: LowerCx, op: str, a: Any, span: Span) -> Any:
-    if isinstance(a, CVal):
+    # A constant outside the operator's domain (`-3u8`, `!2.5f32`: only a
+    # generic function's instance gets here) is not folded: the operation
+    # stays, and the instance's check refuses it (E0204) as for any value
+    # (hrev11: it folded to 253 and -3.0)
+    dt = a.dtype if isinstance(a, CVal) else None
+    in_domain = dt is None or (op == "-" and (dt.is_float or dt.is_signed)) or \
+        (op == "!" and not dt.is_float)
+    if isinstance(a, CVal) and in_domain:
         if op == "-" and not isinstance(a.value, bool):
             return CVal(convert_const(-a.value, a.dtype) if a.dtype else -a.value, a.dtype)
         if op == "!":

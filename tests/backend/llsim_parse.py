@@ -162,6 +162,7 @@ class Program:
         self.blocks: dict[str, _Block] = {}
         self.params: list[tuple[str, str]] = []
         self.ns: dict[str, Any] = dict(_FAST_NS)  # the objects the instructions' `src` names
+        self._once: dict[tuple[str, str], str] = {}  # `_bind_once`
         self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
         self.compiled_ns: dict[str, Any] = {}  # and the functions' globals
         self.source = text  # (what `SimDevice.run`'s memo of launches is keyed by)
@@ -238,6 +239,13 @@ class Program:
         """A name in `ns` for `obj` (source of the compiled blocks)."""
         name = f"_k{len(self.ns)}"
         self.ns[name] = obj
+        return name
+
+    def _bind_once(self, key: tuple[str, str], make: Callable[[str], Any]) -> str:
+        """`_bind(make(key[1]))`, one name a key (a type's loader or storer: `llsim_fast.loader`)."""
+        name = self._once.get(key)
+        if name is None:
+            name = self._once[key] = self._bind(make(key[1]))
         return name
 
     def _src(self, tok: str, ty: str) -> str:
@@ -402,7 +410,8 @@ class Program:
             p = self._typed(parts[1])[1]
             return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
                         sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})",
-                        call_src=f"_load(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r})",
+                        call_src=f"{self._bind_once(('ld', ty), llsim_fast.loader)}(_mem, r['$tid.x'], "
+                                 f"{self._typed_src(parts[1])})",
                         int_result=_P_INT_TY.fullmatch(ty) is not None)  # (`load_value`: an int)
         if op == "store":
             parts = _split_args(rest)
@@ -410,8 +419,8 @@ class Program:
             p = self._typed(parts[1])[1]
             return _Ins(None, None, sync=lambda r: ("store", p(r), ty, v(r)), text=rhs,
                         sync_src=f"('store', {self._typed_src(parts[1])}, {ty!r}, {self._typed_src(parts[0])})",
-                        call_src=f"_store(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r}, "
-                                 f"{self._typed_src(parts[0])})")
+                        call_src=f"{self._bind_once(('st', ty), llsim_fast.storer)}(_mem, r['$tid.x'], "
+                                 f"{self._typed_src(parts[1])}, {self._typed_src(parts[0])})")
         if op == "extractelement":
             a, b = _split_args(rest)
             v, i = self._typed(a)[1], self._typed(b)[1]

@@ -163,7 +163,7 @@ class Program:
         self.params: list[tuple[str, str]] = []
         self.ns: dict[str, Any] = dict(_FAST_NS)  # the objects the instructions' `src` names
         self._once: dict[tuple[str, str], str] = {}  # `_bind_once`
-        self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
+        self.compiled: dict[bool, Any] | None = None  # llsim_blocks: its `_Blocks` by `every` register or not
         self.compiled_ns: dict[str, Any] = {}  # and the functions' globals
         self.source = text  # (what `SimDevice.run`'s memo of launches is keyed by)
         # registers an instruction sets to a Python `int` (`_Ins.int_result`), and those whose

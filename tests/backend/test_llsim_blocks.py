@@ -42,9 +42,12 @@ def _canon(v: Any) -> Any:
 
 def _both(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[dict[int, dict[str, Any]]]:
     """Run `run()` (which returns its output arrays) per instruction and
-    compiled; assert identical registers and outputs; return the registers."""
+    compiled; assert identical registers and outputs; return the registers.
+    Then compiled with only the registers read outside their blocks'
+    statements set in `r` (`llsim.ALL_REGISTERS` False, the default where no
+    test records them): the same outputs, and each register it set the same."""
     seen = []
-    for compiled in (False, True):
+    for compiled, every in ((False, None), (True, None), (True, False)):
         record: list[dict[int, dict[str, Any]]] = []
 
         class Recorded(llsim.Memory):
@@ -54,12 +57,17 @@ def _both(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[dict[int, dict[str,
 
         monkeypatch.setattr(llsim, "Memory", Recorded)
         monkeypatch.setattr(llsim, "COMPILED", compiled)
+        monkeypatch.setattr(llsim, "ALL_REGISTERS", every)
         outs = run()
         regs = [{t: {k: _canon(v) for k, v in r.items()} for t, r in blk.items()} for blk in record]
         seen.append((regs, [(a.dtype.str, a.tobytes()) for a in outs]))
     assert seen[0][0] == seen[1][0], "registers differ"
-    assert seen[0][1] == seen[1][1], "outputs differ"
+    assert seen[0][1] == seen[1][1] == seen[2][1], "outputs differ"
     assert seen[0][0], "no block ran"
+    full, kept = seen[1][0], seen[2][0]
+    assert [sorted(b) for b in full] == [sorted(b) for b in kept]
+    assert all(kept[i][t].items() <= r.items() for i, b in enumerate(full) for t, r in b.items())
+    assert sum(map(len, (r for b in kept for r in b.values()))) < sum(map(len, (r for b in full for r in b.values())))
     return seen[1][0]
 
 

@@ -581,7 +581,7 @@ _FAST_NS = {**{f"_to_{ty}": fn for ty, fn in llsim_fast.TO.items()},
             "_trunc16": llsim_fast.trunc16, "_pair16": llsim_fast.pair16, "_fma32": llsim_fast.fma32,
             "_f32_bits": llsim_fast.f32_bits, "_bits_f32": llsim_fast.bits_f32, "_halves_bits": llsim_fast.halves_bits,
             "_bits_halves": llsim_fast.bits_halves, "_f16_bits": llsim_fast.f16_bits, "_bits_f16": llsim_fast.bits_f16,
-            "_insert": llsim_fast.insert, "_bf16": llsim_fast.bf16, "_FTYPES": llsim_fast.FTYPES, "_load": llsim_fast.load, "_store": llsim_fast.store}
+            "_insert": llsim_fast.insert, "_bf16": llsim_fast.bf16, "_FTYPES": llsim_fast.FTYPES}
 _FAST_BITCASTS = {("float", "i32"): "_f32_bits", ("i32", "float"): "_bits_f32", ("<2 x half>", "i32"): "_halves_bits",
                   ("i32", "<2 x half>"): "_bits_halves", ("half", "i16"): "_f16_bits", ("i16", "half"): "_bits_f16"}
 

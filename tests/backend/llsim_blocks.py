@@ -119,7 +119,7 @@ _P_READ = re.compile(r"(?<![\w.])r\['([^'\\]+)'\]")
 _P_INT_READ = re.compile(r"(?<![\w.])int\(r\['([^'\\]+)'\]\)")
 _P_SET = re.compile(r"(\s*)r\['([^'\\]+)'\] = ")
 _P_LIT = re.compile(r"-?[0-9]+")
-_P_REGISTER = re.compile(r"%[\w.$]+")  # a register's name in an instruction's text
+_P_REGISTER = re.compile(r"%[-\w.$]+")  # a register's name in an instruction's text
 
 
 def _locals(lines: list[str], ints: frozenset[str], kept: frozenset[str] | None = None) -> list[str]:

@@ -38,6 +38,13 @@ import numpy as np
 # False: one closure an instruction (`_thread`), the reference the compiled
 # blocks are tested against (also LLSIM_COMPILED=0 in the environment).
 COMPILED = os.environ.get("LLSIM_COMPILED", "1") != "0"
+# Whether the compiled blocks set every register in the thread's registers
+# (`r`, which the tests that record registers, `Memory.regs_out`, read) or
+# only those something outside the block's own statements reads (a phi,
+# another block, a per-instruction closure: `llsim_blocks._read_outside`; the
+# rest live in the block's locals, a fifth of a simulation's time less).
+# None: every register where a test records them; True / False force it.
+ALL_REGISTERS: bool | None = None
 # What an `undef` / `poison` float reads as: 0.0, or "nan" (a test that must
 # show no undefined value reaches a result sets it: NaN propagates where 0
 # would pass unseen). `zeroinitializer` is always 0.

@@ -22,32 +22,78 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def compile_program(prog: Any) -> dict[str, tuple[Any, bool]]:
+def compile_program(prog: Any, every: bool = True) -> dict[str, tuple[Any, bool]]:
     """block name -> (function of the registers, whether it is a generator),
     each block compiled when a thread first enters it (`_Blocks`: most of a
     kernel's blocks never run in a given launch, its asserts' failures, the
     paths of other shapes, and compiling every block was as long as parsing
     the kernel). The functions' globals are `prog.compiled_ns`, whose `_mem`
-    the block's scheduler sets to the launch's memory (loads and stores)."""
+    the block's scheduler sets to the launch's memory (loads and stores).
+    `every`: each register an instruction sets goes into the thread's
+    registers (`r`; what a test that records them reads); otherwise only
+    those something outside its block's statements reads (`_read_outside`),
+    the rest live in the block's locals alone."""
     if prog.compiled is None:
         prog.compiled_ns = dict(prog.ns)
-        prog.compiled = _Blocks(prog)
-    return prog.compiled
+        prog.compiled = {}
+    made = prog.compiled.get(every)
+    if made is None:
+        made = prog.compiled[every] = _Blocks(prog, every)
+    return made  # type: ignore[no-any-return]
 
 
 class _Blocks(dict):  # type: ignore[type-arg]
     """A program's compiled blocks by name, each made at its first lookup."""
 
-    def __init__(self, prog: Any) -> None:
+    def __init__(self, prog: Any, every: bool = True) -> None:
         super().__init__()
         self.prog = prog
         self.index = {name: i for i, name in enumerate(prog.blocks)}
         self.ints = _int_registers(prog)
+        self.kept = None if every else _read_outside(prog)
+        self.prefix = "_b" if every else "_c"
 
     def __missing__(self, name: str) -> tuple[Any, bool]:
         i = self.index[name]  # (a KeyError for a block the kernel has not, as a plain dict's)
-        made = self[name] = _compile_block(i, name, self.prog.blocks[name], self.prog.compiled_ns, self.ints)
+        made = self[name] = _compile_block(i, name, self.prog.blocks[name], self.prog.compiled_ns, self.ints,
+                                           self.kept, self.prefix)
         return made
+
+
+def _emitted(ins: Any) -> str | None:
+    """The source `_compile_block` writes for instruction `ins`, None where it
+    calls the instruction's closure (`fn` or `sync`, which read `r` itself)."""
+    if ins.call_src is not None:
+        return ins.call_src  # type: ignore[no-any-return]
+    if ins.sync is not None:
+        return ins.sync_src  # type: ignore[no-any-return]
+    return ins.src  # type: ignore[no-any-return]
+
+
+def _read_outside(prog: Any) -> frozenset[str]:
+    """The registers something reads from `r` other than the statements of
+    the block that sets them, after they are set there (whose reads are of
+    the block's locals, `_locals`): a phi's arm, another block's statement
+    or terminator, a block's statement before its own setting (a loop's
+    previous trip), and every register named in the text of an instruction
+    that runs as a closure (`_emitted` None) — a superset: a register left
+    out would be a KeyError at its first read, never a stale value."""
+    out: set[str] = set()
+    for b in prog.blocks.values():
+        for _, arms in b.phi_srcs:
+            for src, _ in arms:
+                out.update(_P_READ.findall(src))
+        own = {dst for dst, _ in b.phi_srcs}
+        for ins in b.body:
+            src = _emitted(ins)
+            if src is None:
+                out.update(_P_REGISTER.findall(ins.text))
+            else:
+                out.update(reg for reg in _P_READ.findall(src) if reg not in own)
+            if ins.dst is not None:
+                own.add(ins.dst)
+        out.update(reg for reg in _P_READ.findall(b.term_src) if reg not in own)
+    return frozenset(out)
 
 
 def _int_registers(prog: Any) -> frozenset[str]:
@@ -73,14 +119,16 @@ _P_READ = re.compile(r"(?<![\w.])r\['([^'\\]+)'\]")
 _P_INT_READ = re.compile(r"(?<![\w.])int\(r\['([^'\\]+)'\]\)")
 _P_SET = re.compile(r"(\s*)r\['([^'\\]+)'\] = ")
 _P_LIT = re.compile(r"-?[0-9]+")
+_P_REGISTER = re.compile(r"%[-\w.$]+")  # a register's name in an instruction's text
 
 
-def _locals(lines: list[str], ints: frozenset[str]) -> list[str]:
+def _locals(lines: list[str], ints: frozenset[str], kept: frozenset[str] | None = None) -> list[str]:
     """The block's statements with each register it sets kept in a local too
-    (`_R0`, ...; still set in `r`, which the next blocks, the phis and the
-    tests read) and read from it by the statements after; `int(r[x])` as
-    `r[x]` where x always holds an `int` (`_int_registers`). The same values:
-    SSA sets a register once, before every read of it."""
+    (`_R0`, ...; also set in `r`, which the next blocks, the phis and the
+    tests read, unless `kept` is given and leaves it out) and read from it by
+    the statements after; `int(r[x])` as `r[x]` where x always holds an `int`
+    (`_int_registers`). The same values: SSA sets a register once, before
+    every read of it."""
     names: dict[str, str] = {}
 
     def read(m: re.Match[str]) -> str:
@@ -96,7 +144,10 @@ def _locals(lines: list[str], ints: frozenset[str]) -> list[str]:
         if m is not None:  # `r[x] = expr`: the reads of expr, then x's local
             expr = _P_READ.sub(read, _P_INT_READ.sub(int_read, ln[m.end():]))
             local = names[m.group(2)] = f"_R{len(names)}"
-            out.append(f"{ln[:m.end()]}{local} = {expr}")
+            if kept is None or m.group(2) in kept:
+                out.append(f"{ln[:m.end()]}{local} = {expr}")
+            else:  # read only by the statements after it here: the local alone
+                out.append(f"{m.group(1)}{local} = {expr}")
         elif ln.startswith("r[") and ln.endswith("= _v"):  # the phis' registers
             regs = _P_READ.findall(ln)
             for reg in regs:
@@ -107,10 +158,11 @@ def _locals(lines: list[str], ints: frozenset[str]) -> list[str]:
     return out
 
 
-def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any],
-                   ints: frozenset[str] = frozenset()) -> tuple[Any, bool]:
-    """Block `i` as the function `_b{i}` in `ns` (its fallback closures
-    `_s{i}_{j}` / `_f{i}_{j}` too), and whether it is a generator."""
+def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any], ints: frozenset[str] = frozenset(),
+                   kept: frozenset[str] | None = None, prefix: str = "_b") -> tuple[Any, bool]:
+    """Block `i` as the function `{prefix}{i}` in `ns` (its fallback closures
+    `_s{i}_{j}` / `_f{i}_{j}` too), and whether it is a generator; `kept`:
+    the registers it sets in `r` (`_locals`; None: all)."""
     lines, gen = _phis(name, block.phi_srcs), False
     for j, ins in enumerate(block.body):
         dst = f"r[{ins.dst!r}]"
@@ -130,10 +182,10 @@ def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any],
                 ns[f"_f{i}_{j}"] = ins.fn
             lines.append(f"{dst} = {expr}")  # an instruction without a result stores r[None], as llsim does
     lines.append(block.term_src)
-    lines = _locals(lines, ints)
-    src = f"def _b{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
+    lines = _locals(lines, ints, kept)
+    src = f"def {prefix}{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
     exec(_code(src, name), ns)  # our own generated source
-    return ns[f"_b{i}"], gen
+    return ns[f"{prefix}{i}"], gen
 
 
 _CODE: dict[tuple[str, str], Any] = {}
@@ -177,9 +229,10 @@ def _phis(name: str, phis: list[tuple[str, list[tuple[str, str]]]]) -> list[str]
     return out
 
 
-def thread(prog: Any, regs: dict[str, Any]) -> Iterator[tuple]:
-    """`llsim._thread` on the compiled blocks: the same phis, steps and requests."""
-    code = compile_program(prog)
+def thread(prog: Any, regs: dict[str, Any], every: bool = True) -> Iterator[tuple]:
+    """`llsim._thread` on the compiled blocks: the same phis, steps and
+    requests (`every`: `compile_program`'s)."""
+    code = compile_program(prog, every)
     name: str | None = "entry"
     prev = ""
     steps = 0

@@ -106,14 +106,18 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
     wg_done: dict[int, list[_Group]] = {t: [] for t in range(T)}  # committed, not yet retired
     bulk_open: dict[int, list[Any]] = {t: [] for t in range(T)}  # TMA stores issued, not yet committed
     bulk_groups: dict[int, list[list[Any]]] = {t: [] for t in range(T)}  # committed, not yet waited for
+    # every register in the threads' dicts where a test records them (`ALL_REGISTERS` None), else only
+    # those read outside their block's statements (`llsim_blocks.compile_program`)
+    every = knob("ALL_REGISTERS")
+    every = mem.regs_out is not None if every is None else every
     if knob("COMPILED"):  # the compiled blocks' loads and stores: this launch's memory
-        compile_program(prog)
+        compile_program(prog, every)
         prog.compiled_ns["_mem"] = mem
     for t in range(T):
         regs = dict(base_regs)
         regs["$tid.x"] = t
         regs_of[t] = regs
-        gens[t] = (_compiled_thread if knob("COMPILED") else _thread)(prog, regs)
+        gens[t] = _compiled_thread(prog, regs, every) if knob("COMPILED") else _thread(prog, regs)
     if mem.regs_out is not None:  # a test compares the threads' registers after the block
         mem.regs_out.append(regs_of)
 

@@ -22,12 +22,14 @@ random patterns.
 
 from __future__ import annotations
 
+import functools
 import struct
+from math import isnan
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from llsim_values import _decode, _decode_any, _encode, _encode_any, _size, knob
+from llsim_values import _CODES, _decode, _decode_any, _encode, _encode_any, _size, _vec, knob, load_value, store_bytes
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 _NZ16, _NZ32 = F16(-0.0), F32(-0.0)
@@ -205,6 +207,132 @@ def store(mem: Any, t: int, p: tuple[Any, int], ty: str, v: Any) -> None:
     mem.store(p, ty, v)
     if mem.unfenced is not None and p[0] == "smem":
         mem.unfenced[p[1]:p[1] + _size(ty)] = t
+
+
+@functools.cache
+def loader(ty: str) -> Callable[[Any, int, tuple[Any, int]], Any]:
+    """`load` of a `ty` (`ld(mem, t, p)` is `load(mem, t, p, ty)`), one
+    function with the type's size and bytes worked out once: the alignment
+    test, the racecheck (`_track`), `Memory.load`'s tests and `load_value`
+    in the same order, each with the same error. Integers and floats that are
+    not NaN unpack through `struct` (`load_value`); a `bfloat` too, as the
+    float of its bits shifted up 16 (`_decode`'s `b"\0\0" + raw`); anything
+    else (pointers, NaNs, odd widths) is `load` itself."""
+    if ty.startswith("ptr"):
+        return lambda mem, t, p: load(mem, t, p, ty)
+    n = _size(ty)
+    vec, el = (True, _vec(ty)[1]) if ty.startswith("<") else (False, ty)
+    k = n // _size(el)
+    code = _CODES.get(el) if el != "bfloat" else "H"
+    if code is None:
+        return lambda mem, t, p: load(mem, t, p, ty)
+    unpack = struct.Struct(f"<{k}{code}").unpack_from
+    isint, isbf, isdouble = el[0] == "i", el == "bfloat", el == "double"
+    bf_words, bf_floats = struct.Struct(f"<{k}I").pack, struct.Struct(f"<{k}f").unpack
+    nz = _NZ32 if el in ("float", "bfloat") else _NZ16 if el == "half" else None
+
+    def ld(mem: Any, t: int, p: tuple[Any, int]) -> Any:
+        key, off = p
+        if key == "smem":
+            h = mem.hazards
+            if h is not None:
+                h.access(t, off, n, False)
+            else:
+                _track_global(mem, t, key, off, n, False)
+        else:
+            if off % n:
+                raise IndexError(f"load of {ty} at {off} in {key!r}: not {n}-byte aligned")
+            g = mem.global_hazards
+            if g is not None and key in g.names:
+                g.access(t, key, off, n, False)
+        buf = mem.bufs[key]
+        if mem.inflight:
+            mem.guard(key, off, n, "load")
+        if off < 0 or off + n > len(buf):
+            raise IndexError(f"load of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
+        xs = unpack(buf, off)
+        if isint:
+            return xs if vec else xs[0]
+        if isbf:  # the f32 of the bits shifted up 16
+            xs = bf_floats(bf_words(*[w << 16 for w in xs]))
+        if vec:
+            if not any(map(isnan, xs)):
+                return tuple(map(F64, xs)) if isdouble else tuple(map(nz.__add__, xs))
+        else:
+            x = xs[0]
+            if x == x:
+                return F64(x) if isdouble else nz + x
+        return load_value(buf, off, ty)
+    return ld
+
+
+@functools.cache
+def storer(ty: str) -> Callable[[Any, int, tuple[Any, int], Any], None]:
+    """`store` of a `ty` (`st(mem, t, p, v)` is `store(mem, t, p, ty, v)`), as
+    `loader`: the same tests in the same order; the bytes through `struct`
+    where `store_bytes` takes that path (integers; floats of the type, not
+    NaN; a vector of its length), `store_bytes` itself otherwise."""
+    if ty.startswith("ptr"):
+        return lambda mem, t, p, v: store(mem, t, p, ty, v)
+    n = _size(ty)
+    vec, el = (True, _vec(ty)[1]) if ty.startswith("<") else (False, ty)
+    k = n // _size(el)
+    code = _CODES.get(el)
+    if code is None:
+        return lambda mem, t, p, v: store(mem, t, p, ty, v)
+    pack = struct.Struct(f"<{k}{code}").pack
+    isint = el[0] == "i"
+    mask = (1 << (8 * _size(el))) - 1
+    ft = TYPES.get(el)
+
+    def st(mem: Any, t: int, p: tuple[Any, int], v: Any) -> None:
+        key, off = p
+        if key == "smem":
+            h = mem.hazards
+            if h is not None:
+                h.access(t, off, n, True)
+            else:
+                _track_global(mem, t, key, off, n, True)
+        else:
+            if off % n:
+                raise IndexError(f"store of {ty} at {off} in {key!r}: not {n}-byte aligned")
+            g = mem.global_hazards
+            if g is not None and key in g.names:
+                g.access(t, key, off, n, True)
+        buf = mem.bufs[key]
+        if mem.inflight:
+            mem.guard(key, off, n, "store")
+        if off < 0 or off + n > len(buf):
+            raise IndexError(f"store of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
+        if vec:
+            if type(v) is tuple and len(v) == k and (isint or all(type(x) is ft and x == x for x in v)):
+                raw = pack(*(int(x) & mask for x in v)) if isint else pack(*v)
+            else:
+                raw = store_bytes(v, ty)
+        elif isint:
+            raw = pack(int(v) & mask)
+        elif type(v) is ft and v == v:
+            raw = pack(v)
+        else:
+            raw = store_bytes(v, ty)
+        if key == "smem":
+            if mem.wgmma_live:
+                mem.guard_wgmma(slice(off, off + n), "a store")
+            if mem.bulk_live:
+                mem.guard_bulk(slice(off, off + n), "a store")
+            buf[off:off + n] = raw
+            if mem.unfenced is not None:
+                mem.unfenced[off:off + n] = t
+        else:
+            buf[off:off + n] = raw
+    return st
+
+
+def _track_global(mem: Any, t: int, key: Any, off: int, n: int, write: bool) -> None:
+    """`_track`'s global part (a shared access without `_Hazards` falls through to it, as there)."""
+    g = mem.global_hazards
+    if g is not None and key in g.names:
+        g.access(t, key, off, n, write)
 
 
 def _track(mem: Any, t: int, p: tuple[Any, int], ty: str, write: bool) -> None:

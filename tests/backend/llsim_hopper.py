@@ -43,7 +43,15 @@ class _Hazards:
     starts a new epoch for all threads: coarser than the hardware's
     happens-before for partial barriers, so it can miss a race there but never
     reports one where an ordering exists. Asynchronous copies, TMA, ldmatrix
-    and wgmma have their own checks (`Memory.guard`, `guard_wgmma`)."""
+    and wgmma have their own checks (`Memory.guard`, `guard_wgmma`).
+
+    Until an epoch's first write, its reads are only noted (`pending`, in
+    order): with no write in the epoch a read races with nothing, and what
+    they record matters only to a later write of the same epoch; the first
+    write records them, in their order, before its own check. An epoch with
+    no write (the reads of what the last barrier published) never records
+    its reads byte by byte. The same lists and errors as recording each read
+    at once."""
 
     def __init__(self, nbytes: int) -> None:
         # Python lists, not arrays: an access is a few bytes, and a list
@@ -53,11 +61,24 @@ class _Hazards:
         self.w_t = [0] * nbytes  # and its thread
         self.r_ep = [-1] * nbytes  # epoch of its last reads
         self.r_t = [0] * nbytes  # the reading thread, -2 for several
+        self.pending: list[tuple[int, int, int]] | None = []  # this epoch's reads, before its first write
 
     def sync(self) -> None:
         self.epoch += 1
+        self.pending = []
 
     def access(self, t: int, off: int, n: int, write: bool) -> None:
+        pending = self.pending
+        if pending is not None:
+            if not write:
+                pending.append((t, off, n))
+                return
+            self.pending = None  # the epoch's first write: its reads recorded first
+            for rt, roff, rn in pending:
+                self._access(rt, roff, rn, False)
+        self._access(t, off, n, write)
+
+    def _access(self, t: int, off: int, n: int, write: bool) -> None:
         e, end = self.epoch, off + n
         w_ep, r_ep = self.w_ep, self.r_ep
         wep = w_ep[off:end]
@@ -97,7 +118,9 @@ class _GlobalHazards:
     layouts would read stale data on a GPU). Reads by several threads are
     fine. Sparse (only the bytes touched), one epoch counter with the
     block's `_Hazards`; other blocks are not compared (their tiles are
-    disjoint by construction, the sanitizer's business)."""
+    disjoint by construction, the sanitizer's business). A tensor's loads
+    before its first store of the epoch are only noted (`pending`), as
+    `_Hazards` does: a tensor the block only reads never records its bytes."""
 
     def __init__(self, names: set[str]) -> None:
         self.names = names
@@ -107,13 +130,32 @@ class _GlobalHazards:
         # byte -> the thread that loaded it, -2 for several
         self.writes: dict[str, dict[int, int]] = {k: {} for k in names}
         self.reads: dict[str, dict[int, int]] = {k: {} for k in names}
+        # per tensor, its loads of the epoch (in order) while it has had no store (None after one)
+        self.pending: dict[str, list[tuple[int, int, int]] | None] = {k: [] for k in names}
 
     def sync(self) -> None:
         self.epoch += 1
-        for d in (*self.writes.values(), *self.reads.values()):
-            d.clear()
+        pending = self.pending
+        for k, noted in pending.items():  # (a tensor's dicts hold bytes only once it has had a store)
+            if noted is None:
+                self.writes[k].clear()
+                self.reads[k].clear()
+                pending[k] = []
+            elif noted:
+                pending[k] = []
 
     def access(self, t: int, key: str, off: int, n: int, write: bool) -> None:
+        pending = self.pending[key]
+        if pending is not None:
+            if not write:
+                pending.append((t, off, n))
+                return
+            self.pending[key] = None  # the tensor's first store of the epoch: its loads recorded first
+            for rt, roff, rn in pending:
+                self._access(rt, key, roff, rn, False)
+        self._access(t, key, off, n, write)
+
+    def _access(self, t: int, key: str, off: int, n: int, write: bool) -> None:
         writes, reads = self.writes[key], self.reads[key]
         if not write:  # a load races only with another thread's store: the bytes in order, then the loads noted
             if writes:

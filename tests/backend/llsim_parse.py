@@ -162,7 +162,8 @@ class Program:
         self.blocks: dict[str, _Block] = {}
         self.params: list[tuple[str, str]] = []
         self.ns: dict[str, Any] = dict(_FAST_NS)  # the objects the instructions' `src` names
-        self.compiled: dict[str, Any] | None = None  # llsim_blocks: block -> (function, is a generator)
+        self._once: dict[tuple[str, str], str] = {}  # `_bind_once`
+        self.compiled: dict[bool, Any] | None = None  # llsim_blocks: its `_Blocks` by `every` register or not
         self.compiled_ns: dict[str, Any] = {}  # and the functions' globals
         self.source = text  # (what `SimDevice.run`'s memo of launches is keyed by)
         # registers an instruction sets to a Python `int` (`_Ins.int_result`), and those whose
@@ -238,6 +239,13 @@ class Program:
         """A name in `ns` for `obj` (source of the compiled blocks)."""
         name = f"_k{len(self.ns)}"
         self.ns[name] = obj
+        return name
+
+    def _bind_once(self, key: tuple[str, str], make: Callable[[str], Any]) -> str:
+        """`_bind(make(key[1]))`, one name a key (a type's loader or storer: `llsim_fast.loader`)."""
+        name = self._once.get(key)
+        if name is None:
+            name = self._once[key] = self._bind(make(key[1]))
         return name
 
     def _src(self, tok: str, ty: str) -> str:
@@ -402,7 +410,8 @@ class Program:
             p = self._typed(parts[1])[1]
             return _Ins(dst, None, sync=lambda r: ("load", p(r), ty), text=rhs,
                         sync_src=f"('load', {self._typed_src(parts[1])}, {ty!r})",
-                        call_src=f"_load(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r})",
+                        call_src=f"{self._bind_once(('ld', ty), llsim_fast.loader)}(_mem, r['$tid.x'], "
+                                 f"{self._typed_src(parts[1])})",
                         int_result=_P_INT_TY.fullmatch(ty) is not None)  # (`load_value`: an int)
         if op == "store":
             parts = _split_args(rest)
@@ -410,8 +419,8 @@ class Program:
             p = self._typed(parts[1])[1]
             return _Ins(None, None, sync=lambda r: ("store", p(r), ty, v(r)), text=rhs,
                         sync_src=f"('store', {self._typed_src(parts[1])}, {ty!r}, {self._typed_src(parts[0])})",
-                        call_src=f"_store(_mem, r['$tid.x'], {self._typed_src(parts[1])}, {ty!r}, "
-                                 f"{self._typed_src(parts[0])})")
+                        call_src=f"{self._bind_once(('st', ty), llsim_fast.storer)}(_mem, r['$tid.x'], "
+                                 f"{self._typed_src(parts[1])}, {self._typed_src(parts[0])})")
         if op == "extractelement":
             a, b = _split_args(rest)
             v, i = self._typed(a)[1], self._typed(b)[1]
@@ -572,7 +581,7 @@ _FAST_NS = {**{f"_to_{ty}": fn for ty, fn in llsim_fast.TO.items()},
             "_trunc16": llsim_fast.trunc16, "_pair16": llsim_fast.pair16, "_fma32": llsim_fast.fma32,
             "_f32_bits": llsim_fast.f32_bits, "_bits_f32": llsim_fast.bits_f32, "_halves_bits": llsim_fast.halves_bits,
             "_bits_halves": llsim_fast.bits_halves, "_f16_bits": llsim_fast.f16_bits, "_bits_f16": llsim_fast.bits_f16,
-            "_insert": llsim_fast.insert, "_bf16": llsim_fast.bf16, "_FTYPES": llsim_fast.FTYPES, "_load": llsim_fast.load, "_store": llsim_fast.store}
+            "_insert": llsim_fast.insert, "_bf16": llsim_fast.bf16, "_FTYPES": llsim_fast.FTYPES}
 _FAST_BITCASTS = {("float", "i32"): "_f32_bits", ("i32", "float"): "_bits_f32", ("<2 x half>", "i32"): "_halves_bits",
                   ("i32", "<2 x half>"): "_bits_halves", ("half", "i16"): "_f16_bits", ("i16", "half"): "_bits_f16"}
 

@@ -114,6 +114,63 @@ def test_loads_and_stores_are_the_byte_encodings() -> None:
             assert store_bytes(v, ty) == _encode_any(v, ty), (v, ty)
 
 
+def test_typed_loads_and_stores_are_load_and_store() -> None:
+    """`loader(ty)` / `storer(ty)` (what the compiled blocks call) against `load` / `store`: the same value
+    (bits, type), bytes, racecheck and errors, in global and shared memory (every 2-byte step: a bfloat
+    reads the f32 edges' high halves, NaN payloads included)."""
+    from llsim_hopper import _GlobalHazards, _Hazards
+
+    rng = np.random.default_rng(9)
+    raw = bytearray(rng.integers(0, 256, 512, dtype=np.uint8).tobytes())
+    f32 = _f32s(20).tobytes()[:256]
+    raw[:len(f32)] = f32
+    types = ["float", "half", "double", "bfloat", "i1", "i8", "i16", "i32", "i64", "<2 x half>", "<4 x float>",
+             "<2 x float>", "<4 x i32>", "<2 x i16>", "<8 x half>", "<2 x bfloat>", "<8 x bfloat>", "i24", "ptr"]
+
+    def mems() -> tuple[Memory, Memory]:
+        out = []
+        for _ in range(2):
+            m = Memory(bufs={"x": bytearray(raw), "smem": bytearray(raw)}, pointers={("x", 8): ("smem", 0)})
+            m.hazards, m.global_hazards = _Hazards(len(raw)), _GlobalHazards({"x"})
+            m.unfenced = np.full(len(raw), -1, np.int64)
+            out.append(m)
+        return out[0], out[1]
+
+    def outcome(f: Any) -> Any:
+        try:
+            return ("ok", f())
+        except Exception as e:  # noqa: BLE001  (the error is the outcome compared)
+            return (type(e).__name__, str(e))
+
+    with np.errstate(all="ignore"):
+        for ty in types:
+            a, b = mems()
+            plain = Memory(bufs={"x": bytearray(raw), "smem": bytearray(raw)}, pointers={("x", 8): ("smem", 0)})
+            ld, st = lf.loader(ty), lf.storer(ty)
+            odd = [2.5, np.float16(1.5), np.float32(np.nan), -1, (np.float32(1.0),), (3.5, 2), (1, 2, 3, 4),
+                   (np.float32(1.0), np.float32(np.nan)), tuple(np.float16(x) for x in range(8))]
+            for key in ("x", "smem"):
+                for off in [*range(0, 512 - 16, 2 if "16" in ty or "half" in ty or "bfloat" in ty else 4),
+                            1, 3, 508, 511, 2000, -8]:
+                    t = off % 3  # three threads: reads by several, then a write races
+                    got, want = outcome(lambda: ld(a, t, (key, off))), outcome(lambda: lf.load(b, t, (key, off), ty))
+                    assert got[0] == want[0] and (got[1] == want[1] if got[0] != "ok" else _same(got[1], want[1])), \
+                        (ty, key, off, got, want)
+                a.hazards.sync()
+                b.hazards.sync()
+                a.global_hazards.sync()
+                b.global_hazards.sync()
+                for off in [*range(0, 512 - 16, 6), 1, 508, 2000]:
+                    v = outcome(lambda: lf.load(plain, 0, (key, off), ty))[1] if off < 500 else 7
+                    # the value loaded, or one of another type (`store_bytes`'s other paths)
+                    v = v if off % 4 else odd[off // 4 % len(odd)]
+                    got = outcome(lambda: st(a, off % 2, (key, off), v))
+                    want = outcome(lambda: lf.store(b, off % 2, (key, off), ty, v))
+                    assert got == want, (ty, key, off)
+            assert a.bufs == b.bufs and (a.unfenced == b.unfenced).all(), ty
+            assert a.hazards.w_t == b.hazards.w_t and a.hazards.r_t == b.hazards.r_t, ty
+
+
 def test_bitcast_to_halves_is_the_byte_encoding() -> None:
     with np.errstate(all="ignore"):
         for w in [*_f32s(100).view(np.uint32).tolist(), 0x7C00, 0xFC00 << 16, 0x7E01FE01, (1 << 32) + 0x3C00]:

@@ -1,0 +1,352 @@
+"""A differential search for the tensor-core paths (huser10, 2026-12-05): the
+sibling of `layout_diff.py` (whose `mma`s are small and never reach wgmma) for
+the shapes and loops the sm_90a backend lowers to warpgroup MMA, run on the
+interpreter and in the NVPTX simulator (tests/backend/llsim) at sm_90a and,
+for a share of the seeds, sm_80 (the same program on mma.sync).
+
+Three forms, each with random near-misses that send it to another engine:
+
+- `gemm`: the Hopper GEMM loop (`passes/pipeline.py`): f16/bf16 tiles of
+  64/128 x 8..256 x 16/32/64, A and/or B loaded transposed (MN-major / K-major
+  descriptors), edges in M, N and K, row strides TMA can and cannot describe
+  (register-copy producer), zero / constant / loaded initial accumulators, an
+  epilogue of element-wise ops, casts (f16, bf16, i32) and stores to one or two
+  outputs, num_warps / stages hints; near-misses: a reduction in the
+  epilogue, a second product in the loop, an accumulator fed into a second loop,
+  a padded operand, the loop inside a static tile walk.
+- `attn`: a two-product loop the attention pipeline takes (`attention_match`):
+  S = Q K^T, a random body of row statistics, masks, clamps and scales, a cast
+  of a body value as the register A of the second product with V, optional
+  carried row statistics and rescaled accumulators, an epilogue.
+- `gemm` with `exp`/`softmax`-like epilogues is left to `attn` (tolerance).
+
+Inputs are small integers (|x| <= 4), every product and partial sum below 2^24
+and every scale a power of two, so both engines must agree bit for bit (casts
+round to nearest even on both); `exp` outputs (the `soft` variant) get a
+tolerance.
+
+    python benchmarks/wgmma_diff.py SEED0 SEED1 [--arch sm_90a,sm_80] [--sm80 0.3] [--show]
+
+prints one line per disagreement and a summary with how many programs each
+engine ran (a search that never reaches wgmma finds nothing there). Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+from layout_diff import run_one  # noqa: E402
+
+BNS = (8, 16, 24, 32, 40, 48, 64, 64, 72, 96, 128, 128, 136, 192, 256)
+
+
+def _int_input(name: str, rows: int, cols: int, dt: str, r: random.Random, lim: int = 4) -> str:
+    mod = 2 * lim + 1
+    return (f"    let {name} = (((arange::<i32>({rows * cols}) * {r.choice([7, 13, 29, 37, 11])} + {r.randrange(50)})"
+            f" % {mod} - {lim}) as {dt}).reshape([{rows}, {cols}]);")
+
+
+def _cols(n: int, r: random.Random) -> int:
+    """A tensor extent near n: exact, an edge, or a row stride TMA cannot describe (not a multiple of 8)."""
+    return max(1, n - r.choice([0, 0, 0, 8, 16, 3, 5]))
+
+
+def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
+    dt = r.choice(["f16", "bf16"])
+    BM = r.choice([64, 64, 128])
+    BK = r.choice([16, 32, 64])
+    ta = r.random() < 0.25  # A stored [K, M], loaded [BK, BM] and transposed (MN-major A)
+    tb = r.random() < 0.5  # B stored [N, K], loaded [BN, BK] and transposed (K-major B)
+    BN = r.choice(BNS)
+    if BM * BN > 128 * 128:
+        BN = r.choice([64, 128])
+    gm, gn = r.choice([1, 1, 2]), r.choice([1, 1, 2])
+    nk = r.choice([1, 2, 3, 4])
+    K = max(1, nk * BK - r.choice([0, 0, 8, 16, 5]))
+    M = max(1, gm * BM - r.choice([0, 0, 7, 36]))
+    N = max(1, gn * BN - (r.choice([0, 0, 3, 8]) if BN > 8 else 0))
+    if r.random() < 0.3:  # a row stride TMA cannot take: the register-copy producer
+        K += r.choice([1, 3]) if K < nk * BK else 0
+    near = r.choice(["none"] * 6 + ["reduce", "two", "feed", "padded", "walk", "init_load", "prologue"])
+    hint = r.choice(["", "", f"#[hints(num_warps = {r.choice([4, 8])})]\n",
+                     f"#[hints(stages = {r.choice([2, 3])})]\n"])
+    a_shape = (K, M) if ta else (M, K)
+    b_shape = (N, K) if tb else (K, N)
+    host = [_int_input("a", *a_shape, dt, r), _int_input("b", *b_shape, dt, r)]
+    params = [f"a: &Tensor<{dt}, [?, ?]>", f"b: &Tensor<{dt}, [?, ?]>"]
+    args = ["&a", "&b"]
+    body: list[str] = []
+    walk = near == "walk"
+    bi1 = "s" if walk else "block_id(1)"
+    if ta:
+        la = "a.partition([BK, BM]).load([j, block_id(0)]).transpose()"
+    else:
+        la = "a.partition([BM, BK]).load" + f"{'_padded' if near == 'padded' else ''}([block_id(0), j]" + (
+            f", {_zero(dt)})" if near == "padded" else ")")
+    lb = (f"b.partition([BN, BK]).load([{bi1}, j]).transpose()" if tb else
+          f"b.partition([BK, BN]).load([j, {bi1}])")
+    init = r.choice(["zeros::<f32>([BM, BN])", "zeros::<f32>([BM, BN])", "full::<f32>([BM, BN], 3.0)",
+                     "full::<f32>([BM, BN], -0.0)"])
+    if near == "init_load":
+        params.append(f"c: &Tensor<f32, [?, ?]>")
+        args.append("&c")
+        host.append(_int_input("c", M, N, "f32", r))
+        init = f"c.partition([BM, BN]).load([block_id(0), {bi1}])"
+    ktiles = "a.partition([BK, BM]).num_tiles(0)" if ta else "a.partition([BM, BK]).num_tiles(1)"
+    ind = "        " if walk else "    "
+    body.append(f"{ind}let mut acc = {init};")
+    lo = "0"
+    if near == "prologue":
+        body.append(f"{ind}{{ let j = 0; acc = mma({la}, {lb}, acc); }}")
+        lo = "1"
+    body.append(f"{ind}for j in {lo}..{ktiles} {{")
+    if near == "two":
+        body.append(f"{ind}    let x = {la};")
+        body.append(f"{ind}    acc = mma(x, {lb}, acc);")
+        body.append(f"{ind}    acc = mma(x, {lb}, acc);")
+    else:
+        body.append(f"{ind}    acc = mma({la}, {lb}, acc);")
+    body.append(f"{ind}}}")
+    if near == "feed":  # the accumulator of one loop is the start of another (over the same K, halved)
+        body.append(f"{ind}for j in 0..{ktiles} {{")
+        body.append(f"{ind}    acc = mma({la}, {lb}, acc * 0.5);")
+        body.append(f"{ind}}}")
+    # the epilogue
+    outs: dict[str, bool] = {}
+    x = "acc"
+    for i in range(r.randrange(0, 4)):
+        e = r.choice(["{x} * 2.0 + 1.0", "maximum({x}, 0.0)", "{x} - 3.0", "where({x} > 0.0, {x}, {x} * 0.5)",
+                      "minimum({x}, 100.0)", "abs({x})", "{x} * 0.25"])
+        body.append(f"{ind}let e{i} = {e.format(x=x)};")
+        x = f"e{i}"
+    odt = r.choice(["f32", "f32", "f16", "bf16", "i32"])
+    val = x if odt == "f32" else f"{x} as {odt}"
+    params.insert(0, f"o: &mut Tensor<{odt}, [BM, BN]>")
+    args.insert(0, f"o.partition([{BM}, {BN}])")
+    host.append(f"    let mut o = zeros::<{odt}>([{M}, {N}]);")
+    body.append(f"{ind}o.store({val});")
+    outs["o"] = True
+    if r.random() < 0.3 or near == "reduce":
+        odt2 = r.choice(["f32", "f16"])
+        params.insert(1, f"p: &mut Tensor<{odt2}, [BM, BN]>")
+        args.insert(1, f"p.partition([{BM}, {BN}])")
+        host.append(f"    let mut p = zeros::<{odt2}>([{M}, {N}]);")
+        v2 = "acc" if odt2 == "f32" else f"acc as {odt2}"
+        if near == "reduce":
+            ax = r.choice([0, 1])
+            v2 = f"({x} - {x}.{r.choice(['max', 'min', 'sum'])}({ax}).reshape([{'1, BN' if ax == 0 else 'BM, 1'}]))"
+            v2 = v2 if odt2 == "f32" else f"{v2} as {odt2}"
+        body.append(f"{ind}p.store({v2});")
+        outs["p"] = True
+    if walk:
+        body = ["    for s in tiles(1) {"] + body + ["    }"]
+    src = (f"// wgmma_diff seed {seed} (gemm, near-miss {near})\n#[allow(warnings)]\n{hint}"
+           f"kernel fn kern<const BM: i32, const BN: i32, const BK: i32>({', '.join(params)}) {{\n" + "\n".join(body)
+           + "\n}\n\nfn main() {\n" + "\n".join(host)
+           + f"\n    kern::<{BM}, {BN}, {BK}>({', '.join(args)}).sync();\n}}\n")
+    return src, outs, f"gemm/{near}"
+
+
+def _zero(dt: str) -> str:
+    return f"(0.0 as {dt})"
+
+
+def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
+    dt = r.choice(["f16", "bf16"])
+    BM = r.choice([64, 64, 128])
+    BN = r.choice([16, 32, 64, 64, 128])
+    D = r.choice([64, 64, 128])
+    if BM == 128 and D == 128:
+        BN = min(BN, 64)
+    soft = r.random() < 0.3  # a real online softmax (exp): a tolerance
+    SQ = max(1, r.choice([1, 1, 2]) * BM - r.choice([0, 0, 5, 33]))
+    SK = max(1, r.choice([1, 2, 3]) * BN - r.choice([0, 0, 1, 7, BN // 2]))
+    kt = r.random() < 0.25  # K stored [D, SK]: loaded [D, BN], no transpose (MN-major K)
+    host = [_int_input("q", SQ, D, dt, r, 2), _int_input("k", D, SK, dt, r, 2) if kt else
+            _int_input("k", SK, D, dt, r, 2), _int_input("v", SK, D, dt, r, 2)]
+    lk = "k.partition([D, BN]).load([0, j])" if kt else "k.partition([BN, D]).load([j, 0]).transpose()"
+    body = ["    let qt = q.partition([BM, D]).load([block_id(0), 0]);",
+            "    let n = v.shape()[0];",
+            "    let mut acc = zeros::<f32>([BM, D]);"]
+    carried = ["acc"]
+    stat = r.random() < 0.5
+    if stat or soft:
+        body.append("    let mut l = zeros::<f32>([BM, 1]);")
+        carried.append("l")
+    if soft:
+        body.append("    let mut m = full::<f32>([BM, 1], -1.0e30);")
+    body.append(f"    for j in 0..(n + BN - 1) / BN {{")
+    body.append(f"        let s = mma(qt, {lk}, zeros::<f32>([BM, BN]));")
+    x = "s"
+    inner: list[str] = []
+    masked = r.random() < 0.6
+    if masked:
+        inner.append("        let keys = arange::<i32>(BN).reshape([1, BN]) + j * BN;")
+    causal = r.random() < 0.3
+    if causal:
+        inner.append("        let rows = arange::<i32>(BM).reshape([BM, 1]) + block_id(0) * BM;")
+    fill = "-1.0e30" if soft else "0.0"
+    if soft:
+        sc = r.choice(["0.125", "0.0625", "0.25"])
+        inner.append(f"        let t0 = s * {sc};")
+        x = "t0"
+        if masked:
+            cond = "keys < n" + (" && keys <= rows" if causal else "")
+            inner.append(f"        let t1 = where({cond}, {x}, {fill});")
+            x = "t1"
+        inner.append(f"        let mn = maximum(m, {x}.max(1).reshape([BM, 1]));")
+        inner.append(f"        let p = exp({x} - mn);")
+        inner.append("        let alpha = exp(m - mn);")
+        inner.append("        l = l * alpha + p.sum(1).reshape([BM, 1]);")
+        inner.append(f"        acc = mma(p as {dt}, v.partition([BN, D]).load([j, 0]), acc * alpha);")
+        inner.append("        m = mn;")
+    else:
+        for i in range(r.randrange(1, 5)):
+            e = r.choice(["{x} - {x}.max(1).reshape([BM, 1])", "{x} - {x}.min(1).reshape([BM, 1])",
+                          "{x} * 0.5", "maximum({x}, 0.0)", "abs({x}) - 4.0", "{x} + 1.0",
+                          "where({x} > 2.0, {x}, -{x})"])
+            inner.append(f"        let t{i} = {e.format(x=x)};")
+            x = f"t{i}"
+        if masked:
+            cond = "keys < n" + (" && keys <= rows" if causal else "")
+            inner.append(f"        let tm = where({cond}, {x}, 0.0);")
+            x = "tm"
+        lim = r.choice([4.0, 8.0, 16.0])
+        inner.append(f"        let p = minimum(maximum({x}, -{lim}), {lim});")
+        if stat:
+            inner.append(f"        l = l + p.{r.choice(['sum', 'max', 'min'])}(1).reshape([BM, 1]);")
+        upd = r.choice(["acc", "acc", "acc * 0.5", "acc - 1.0"])
+        inner.append(f"        acc = mma(p as {dt}, v.partition([BN, D]).load([j, 0]), {upd});")
+    body += inner
+    body.append("    }")
+    odt = r.choice(["f32", "f32", dt])
+    if soft:
+        fin = "acc / l"
+    elif stat:
+        fin = r.choice(["acc + l", "acc - l * 2.0", "acc"])
+    else:
+        fin = r.choice(["acc", "acc * 0.5", "maximum(acc, 0.0)"])
+    fin = f"({fin})" + (f" as {odt}" if odt != "f32" else "")
+    body.append(f"    o.store({fin});")
+    hint = r.choice(["", "", "#[hints(num_warps = 8)]\n" if BM == 128 else ""])
+    src = (f"// wgmma_diff seed {seed} (attn{', softmax' if soft else ''})\n#[allow(warnings)]\n{hint}"
+           f"kernel fn kern<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<{odt}, [BM, D]>, "
+           f"q: &Tensor<{dt}, [?, D]>, k: &Tensor<{dt}, [?, ?]>, v: &Tensor<{dt}, [?, D]>) {{\n"
+           + "\n".join(body) + "\n}\n\nfn main() {\n" + "\n".join(host)
+           + f"\n    let mut o = zeros::<{odt}>([{SQ}, {D}]);"
+           + f"\n    kern::<{BM}, {BN}, {D}>(o.partition([{BM}, {D}]), &q, &k, &v).sync();\n}}\n")
+    return src, {"o": not soft}, "attn/soft" if soft else "attn"
+
+
+def program(seed: int) -> tuple[str, dict[str, bool], str]:
+    r = random.Random(seed)
+    return (attn if r.random() < 0.4 else gemm)(seed, r)
+
+
+ENGINES: list[str] = []
+
+
+def _record_engines() -> None:
+    """Wrap the simulator's compile: note which tensor-core path each launch's kernel took."""
+    import llsim
+
+    from tilelang.backend.gpu import nodes as g
+
+    old = llsim.SimDevice.compile
+
+    def compile(self, kernel, facts=None):  # type: ignore[no-untyped-def]
+        prog, abi, gk = old(self, kernel, facts)
+        kinds = set()
+        for op in g.walk(gk.body):
+            name = type(op).__name__
+            if name == "WgmmaRegA":
+                kinds.add("wgmma-rs")
+            elif name == "Wgmma":
+                kinds.add("wgmma")
+            elif name == "DotOp":
+                kinds.add(op.engine)  # type: ignore[attr-defined]
+            elif name in ("SmemDot",):
+                kinds.add("smem-mma")
+        ENGINES.append(f"{self.arch}:{'+'.join(sorted(kinds)) or 'none'}")
+        return prog, abi, gk
+
+    llsim.SimDevice.compile = compile  # type: ignore[method-assign]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("seed0", type=int)
+    ap.add_argument("seed1", type=int)
+    ap.add_argument("--arch", default="sm_90a,sm_80")
+    ap.add_argument("--sm80", type=float, default=0.3, help="share of the seeds also run at sm_80")
+    ap.add_argument("--show", action="store_true")
+    ap.add_argument("--out", default="/tmp/wgmma_diff")
+    ap.add_argument("--budget", type=float, default=0.0)
+    a = ap.parse_args()
+    import llsim
+
+    llsim.UNDEF_FLOAT = "nan"
+    _record_engines()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    bad = ran = 0
+    engines: Counter[str] = Counter()
+    forms: Counter[str] = Counter()
+    start = time.monotonic()
+    for seed in range(a.seed0, a.seed1):
+        if a.budget and time.monotonic() - start > a.budget:
+            break
+        ran += 1
+        src, onames, form = program(seed)
+        forms[form] += 1
+        p = out / f"s{seed}.tile"
+        try:
+            want = run_one(src, None, p)
+        except Exception as e:  # noqa: BLE001
+            print(f"seed {seed} ({form}): interpreter: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                  flush=True)
+            bad += 1
+            continue
+        archs = [x for x in a.arch.split(",") if x != "sm_80" or random.Random(-seed).random() < a.sm80]
+        for arch in archs:
+            ENGINES.clear()
+            try:
+                got = run_one(src, arch, p)
+            except Exception as e:  # noqa: BLE001
+                print(f"seed {seed} {arch} ({form}): {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
+                if a.show:
+                    traceback.print_exc()
+                bad += 1
+                continue
+            engines.update(ENGINES)
+            for k, must in onames.items():
+                w, gt = want[k], got[k]
+                if must or w.dtype.kind in "iub":
+                    ok = np.array_equal(w, gt, equal_nan=w.dtype.kind == "f")
+                else:
+                    w64, g64 = w.astype(np.float64), gt.astype(np.float64)
+                    ok = np.allclose(g64, w64, rtol=2e-2, atol=2e-2, equal_nan=True)
+                if not ok:
+                    bad += 1
+                    diff = np.argwhere(~np.isclose(gt.astype(np.float64), w.astype(np.float64), rtol=1e-6,
+                                                   atol=1e-6, equal_nan=True))
+                    print(f"seed {seed} {arch} ({form}, {'/'.join(ENGINES)}) {k}: DISAGREE at {len(diff)} of "
+                          f"{w.size}, first {diff[:3].tolist()} -> {p}", flush=True)
+                    if a.show:
+                        print(src)
+    print(f"wgmma_diff {a.arch} seeds {a.seed0}..{a.seed0 + ran}: {ran} programs, {bad} problems "
+          f"({time.monotonic() - start:.0f} s); forms {dict(forms)}; engines {dict(engines)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

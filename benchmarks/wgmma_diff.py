@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
 import traceback
@@ -67,7 +68,7 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     ta = r.random() < 0.25  # A stored [K, M], loaded [BK, BM] and transposed (MN-major A)
     tb = r.random() < 0.5  # B stored [N, K], loaded [BN, BK] and transposed (K-major B)
     BN = r.choice(BNS)
-    if BM * BN > 128 * 128:
+    if BM * BN > 128 * 128 and r.random() < 0.8:  # (128 x 256: two consumer warpgroups; a slow simulation)
         BN = r.choice([64, 128])
     gm, gn = r.choice([1, 1, 2]), r.choice([1, 1, 2])
     nk = r.choice([1, 2, 3, 4])
@@ -76,7 +77,8 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     N = max(1, gn * BN - (r.choice([0, 0, 3, 8]) if BN > 8 else 0))
     if r.random() < 0.3:  # a row stride TMA cannot take: the register-copy producer
         K += r.choice([1, 3]) if K < nk * BK else 0
-    near = r.choice(["none"] * 6 + ["reduce", "two", "feed", "padded", "walk", "init_load", "prologue"])
+    near = r.choice(["none"] * 6 + ["reduce", "two", "feed", "padded", "walk", "init_load", "prologue", "tstore",
+                                    "bias"])
     hint = r.choice(["", "", f"#[hints(num_warps = {r.choice([4, 8])})]\n",
                      f"#[hints(stages = {r.choice([2, 3])})]\n"])
     a_shape = (K, M) if ta else (M, K)
@@ -86,11 +88,13 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     args = ["&a", "&b"]
     body: list[str] = []
     walk = near == "walk"
-    bi1 = "s" if walk else "block_id(1)"
+    bi0, bi1 = "block_id(0)", "s" if walk else "block_id(1)"
+    if near == "tstore":  # the grid runs over the transposed output: axis 0 along N
+        bi0, bi1 = "block_id(1)", "block_id(0)"
     if ta:
-        la = "a.partition([BK, BM]).load([j, block_id(0)]).transpose()"
+        la = f"a.partition([BK, BM]).load([j, {bi0}]).transpose()"
     else:
-        la = "a.partition([BM, BK]).load" + f"{'_padded' if near == 'padded' else ''}([block_id(0), j]" + (
+        la = "a.partition([BM, BK]).load" + f"{'_padded' if near == 'padded' else ''}([{bi0}, j]" + (
             f", {_zero(dt)})" if near == "padded" else ")")
     lb = (f"b.partition([BN, BK]).load([{bi1}, j]).transpose()" if tb else
           f"b.partition([BK, BN]).load([j, {bi1}])")
@@ -100,8 +104,12 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         params.append(f"c: &Tensor<f32, [?, ?]>")
         args.append("&c")
         host.append(_int_input("c", M, N, "f32", r))
-        init = f"c.partition([BM, BN]).load([block_id(0), {bi1}])"
+        init = f"c.partition([BM, BN]).load([{bi0}, {bi1}])"
     ktiles = "a.partition([BK, BM]).num_tiles(0)" if ta else "a.partition([BM, BK]).num_tiles(1)"
+    if r.random() < 0.2:  # the trip count a scalar parameter
+        params.append("nk: i32")
+        args.append(f"{-(-K // BK)}")
+        ktiles = "nk"
     ind = "        " if walk else "    "
     body.append(f"{ind}let mut acc = {init};")
     lo = "0"
@@ -123,6 +131,17 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     # the epilogue
     outs: dict[str, bool] = {}
     x = "acc"
+    if r.random() < 0.3:  # a scalar parameter (and one made from it) in the epilogue
+        params.append("alpha: f32")
+        args.append(r.choice(["2.0", "0.5", "-1.0"]))
+        body.append(f"{ind}let e_s = acc * alpha + (alpha * 4.0);")
+        x = "e_s"
+    if near == "bias":  # a bias row loaded after the loop
+        params.append("bias: &Tensor<f32, [?]>")
+        args.append("&bias")
+        host.append(f"    let bias = (arange::<f32>({N}) % 7.0) - 3.0;")
+        body.append(f"{ind}let e_b = {x} + bias.partition([BN]).load([{bi1}]).reshape([1, BN]);")
+        x = "e_b"
     for i in range(r.randrange(0, 4)):
         e = r.choice(["{x} * 2.0 + 1.0", "maximum({x}, 0.0)", "{x} - 3.0", "where({x} > 0.0, {x}, {x} * 0.5)",
                       "minimum({x}, 100.0)", "abs({x})", "{x} * 0.25"])
@@ -130,12 +149,21 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         x = f"e{i}"
     odt = r.choice(["f32", "f32", "f16", "bf16", "i32"])
     val = x if odt == "f32" else f"{x} as {odt}"
-    params.insert(0, f"o: &mut Tensor<{odt}, [BM, BN]>")
-    args.insert(0, f"o.partition([{BM}, {BN}])")
-    host.append(f"    let mut o = zeros::<{odt}>([{M}, {N}]);")
-    body.append(f"{ind}o.store({val});")
+    if near == "tstore":  # the transposed product stored into a [BN, BM] tile
+        params.insert(0, f"o: &mut Tensor<{odt}, [BN, BM]>")
+        args.insert(0, f"o.partition([{BN}, {BM}])")
+        host.append(f"    let mut o = zeros::<{odt}>([{N}, {M}]);")
+        val = f"({val}).transpose()"
+        body.append(f"{ind}o.store({val});")
+        val = ""
+    else:
+        params.insert(0, f"o: &mut Tensor<{odt}, [BM, BN]>")
+        args.insert(0, f"o.partition([{BM}, {BN}])")
+        host.append(f"    let mut o = zeros::<{odt}>([{M}, {N}]);")
+    if val:
+        body.append(f"{ind}o.store({val});")
     outs["o"] = True
-    if r.random() < 0.3 or near == "reduce":
+    if (r.random() < 0.3 or near == "reduce") and near != "tstore":
         odt2 = r.choice(["f32", "f16"])
         params.insert(1, f"p: &mut Tensor<{odt2}, [BM, BN]>")
         args.insert(1, f"p.partition([{BM}, {BN}])")
@@ -168,9 +196,11 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     if BM == 128 and D == 128:
         BN = min(BN, 64)
     soft = r.random() < 0.3  # a real online softmax (exp): a tolerance
+    rowb = False
     SQ = max(1, r.choice([1, 1, 2]) * BM - r.choice([0, 0, 5, 33]))
     SK = max(1, r.choice([1, 2, 3]) * BN - r.choice([0, 0, 1, 7, BN // 2]))
-    kt = r.random() < 0.25  # K stored [D, SK]: loaded [D, BN], no transpose (MN-major K)
+    heads = r.random() < 0.25  # [H, S, D] tensors, one head a grid row: tiles [1, B, D] reshaped to [B, D]
+    kt = not heads and r.random() < 0.25  # K stored [D, SK]: loaded [D, BN], no transpose (MN-major K)
     host = [_int_input("q", SQ, D, dt, r, 2), _int_input("k", D, SK, dt, r, 2) if kt else
             _int_input("k", SK, D, dt, r, 2), _int_input("v", SK, D, dt, r, 2)]
     lk = "k.partition([D, BN]).load([0, j])" if kt else "k.partition([BN, D]).load([j, 0]).transpose()"
@@ -179,6 +209,9 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
             "    let mut acc = zeros::<f32>([BM, D]);"]
     carried = ["acc"]
     stat = r.random() < 0.5
+    rowb = not soft and r.random() < 0.2  # a per-row bias loaded before the loop
+    if rowb:
+        body.append("    let rb = (q.partition([BM, D]).load([block_id(0), 0]) as f32).sum(1).reshape([BM, 1]);")
     if stat or soft:
         body.append("    let mut l = zeros::<f32>([BM, 1]);")
         carried.append("l")
@@ -189,10 +222,11 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     x = "s"
     inner: list[str] = []
     masked = r.random() < 0.6
-    if masked:
-        inner.append("        let keys = arange::<i32>(BN).reshape([1, BN]) + j * BN;")
+    posb = r.random() < 0.25  # an ALiBi-like position bias (keys - rows) / 4
     causal = r.random() < 0.3
-    if causal:
+    if masked or posb:
+        inner.append("        let keys = arange::<i32>(BN).reshape([1, BN]) + j * BN;")
+    if causal or posb:
         inner.append("        let rows = arange::<i32>(BM).reshape([BM, 1]) + block_id(0) * BM;")
     fill = "-1.0e30" if soft else "0.0"
     if soft:
@@ -210,10 +244,16 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         inner.append(f"        acc = mma(p as {dt}, v.partition([BN, D]).load([j, 0]), acc * alpha);")
         inner.append("        m = mn;")
     else:
+        if posb:
+            inner.append("        let t_pb = s + ((keys - rows) as f32) * 0.25;")
+            x = "t_pb"
+        if rowb:
+            inner.append(f"        let t_rb = {x} + rb;")
+            x = "t_rb"
         for i in range(r.randrange(1, 5)):
             e = r.choice(["{x} - {x}.max(1).reshape([BM, 1])", "{x} - {x}.min(1).reshape([BM, 1])",
                           "{x} * 0.5", "maximum({x}, 0.0)", "abs({x}) - 4.0", "{x} + 1.0",
-                          "where({x} > 2.0, {x}, -{x})"])
+                          "where({x} > 2.0, {x}, -{x})", "{x} - {x}.sum(1).reshape([BM, 1]) * 0.0078125"])
             inner.append(f"        let t{i} = {e.format(x=x)};")
             x = f"t{i}"
         if masked:
@@ -224,7 +264,10 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         inner.append(f"        let p = minimum(maximum({x}, -{lim}), {lim});")
         if stat:
             inner.append(f"        l = l + p.{r.choice(['sum', 'max', 'min'])}(1).reshape([BM, 1]);")
-        upd = r.choice(["acc", "acc", "acc * 0.5", "acc - 1.0"])
+        upd = r.choice(["acc", "acc", "acc * 0.5", "acc - 1.0", "acc * alpha"])
+        if upd == "acc * alpha":  # a per-row rescale made in the body (not an exp): 1/2 where the row's max grew
+            inner.insert(len(inner) - (1 if stat else 0),
+                         "        let alpha = where(p.max(1).reshape([BM, 1]) > 2.0, 0.5, 1.0);")
         inner.append(f"        acc = mma(p as {dt}, v.partition([BN, D]).load([j, 0]), {upd});")
     body += inner
     body.append("    }")
@@ -244,7 +287,36 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
            + "\n".join(body) + "\n}\n\nfn main() {\n" + "\n".join(host)
            + f"\n    let mut o = zeros::<{odt}>([{SQ}, {D}]);"
            + f"\n    kern::<{BM}, {BN}, {D}>(o.partition([{BM}, {D}]), &q, &k, &v).sync();\n}}\n")
-    return src, {"o": not soft}, "attn/soft" if soft else "attn"
+    if heads:
+        src = _three_d(src, SQ, SK, D)
+    return src, {"o": not soft}, ("attn/soft" if soft else "attn") + ("/3d" if heads else "")
+
+
+def _three_d(src: str, SQ: int, SK: int, D: int) -> str:
+    """The attention program with [2, S, D] tensors: a head a grid row, [1, B, D] tiles reshaped to [B, D]."""
+    head, _, rest = src.partition("fn main() {")
+    for old, new in (("q.partition([BM, D]).load([block_id(0), 0])",
+                      "q.partition([1, BM, D]).load([block_id(0), block_id(1), 0]).reshape([BM, D])"),
+                     ("k.partition([BN, D]).load([j, 0])",
+                      "k.partition([1, BN, D]).load([block_id(0), j, 0]).reshape([BN, D])"),
+                     ("v.partition([BN, D]).load([j, 0])",
+                      "v.partition([1, BN, D]).load([block_id(0), j, 0]).reshape([BN, D])"),
+                     ("v.shape()[0]", "v.shape()[1]"), ("+ block_id(0) * BM", "+ block_id(1) * BM"),
+                     ("Tensor<{0}, [BM, D]>", "Tensor<{0}, [1, BM, D]>"), (", [?, D]>", ", [?, ?, D]>"),
+                     (", [?, ?]>", ", [?, ?, D]>")):
+        if "{0}" in old:
+            dt = re.search(r"o: &mut Tensor<(\w+),", head).group(1)  # type: ignore[union-attr]
+            old, new = old.format(dt), new.format(dt)
+        head = head.replace(old, new)
+    head = re.sub(r"    o\.store\((.*)\);\n", r"    o.store((\1).reshape([1, BM, D]));\n", head)
+    for name, rows in (("q", SQ), ("k", SK), ("v", SK)):
+        rest = rest.replace(f"% 5 - 2) as", f"% 5 - 2) as", 1)
+        rest = re.sub(rf"(let {name} = \(\(\(arange::<i32>\()(\d+)(\).*?\.reshape\(\[){rows}, {D}\]\);",
+                      lambda m: f"{m.group(1)}{2 * int(m.group(2))}{m.group(3)}2, {rows}, {D}]);", rest)
+    rest = rest.replace(f"zeros::<", "zeros::<", 1)
+    rest = re.sub(rf"let mut o = zeros::<(\w+)>\(\[{SQ}, {D}\]\);", rf"let mut o = zeros::<\1>([2, {SQ}, {D}]);", rest)
+    rest = rest.replace(f"o.partition([", "o.partition([1, ", 1)
+    return head + "fn main() {" + rest
 
 
 def program(seed: int) -> tuple[str, dict[str, bool], str]:

@@ -79,6 +79,9 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         K += r.choice([1, 3]) if K < nk * BK else 0
     near = r.choice(["none"] * 6 + ["reduce", "two", "feed", "padded", "walk", "init_load", "prologue", "tstore",
                                     "bias"])
+    gram = near == "none" and r.random() < 0.15  # A A^T: both operands TMA copies of one tensor
+    if gram:
+        ta, tb, N, BN = False, True, M, r.choice([64, 128])
     hint = r.choice(["", "", f"#[hints(num_warps = {r.choice([4, 8])})]\n",
                      f"#[hints(stages = {r.choice([2, 3])})]\n"])
     a_shape = (K, M) if ta else (M, K)
@@ -96,7 +99,7 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     else:
         la = "a.partition([BM, BK]).load" + f"{'_padded' if near == 'padded' else ''}([{bi0}, j]" + (
             f", {_zero(dt)})" if near == "padded" else ")")
-    lb = (f"b.partition([BN, BK]).load([{bi1}, j]).transpose()" if tb else
+    lb = (f"{'a' if gram else 'b'}.partition([BN, BK]).load([{bi1}, j]).transpose()" if tb else
           f"b.partition([BK, BN]).load([j, {bi1}])")
     init = r.choice(["zeros::<f32>([BM, BN])", "zeros::<f32>([BM, BN])", "full::<f32>([BM, BN], 3.0)",
                      "full::<f32>([BM, BN], -0.0)"])
@@ -108,7 +111,7 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     ktiles = "a.partition([BK, BM]).num_tiles(0)" if ta else "a.partition([BM, BK]).num_tiles(1)"
     if r.random() < 0.2:  # the trip count a scalar parameter
         params.append("nk: i32")
-        args.append(f"{-(-K // BK)}")
+        args.append(f"{-(-K // BK) if r.random() < 0.85 else 0}")  # 0: the loop never runs (acc is its start)
         ktiles = "nk"
     ind = "        " if walk else "    "
     body.append(f"{ind}let mut acc = {init};")
@@ -181,7 +184,7 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
            f"kernel fn kern<const BM: i32, const BN: i32, const BK: i32>({', '.join(params)}) {{\n" + "\n".join(body)
            + "\n}\n\nfn main() {\n" + "\n".join(host)
            + f"\n    kern::<{BM}, {BN}, {BK}>({', '.join(args)}).sync();\n}}\n")
-    return src, outs, f"gemm/{near}"
+    return src, outs, f"gemm/{'gram' if gram else near}"
 
 
 def _zero(dt: str) -> str:

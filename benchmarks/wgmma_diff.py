@@ -283,16 +283,26 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         fin = r.choice(["acc", "acc * 0.5", "maximum(acc, 0.0)"])
     fin = f"({fin})" + (f" as {odt}" if odt != "f32" else "")
     body.append(f"    o.store({fin});")
+    lse = r.random() < 0.3  # a second output: a row statistic after the loop (flash attention's LSE)
+    if lse:
+        body.append("    r.store(" + ("m + log(l)" if soft else "l" if stat else
+                                     f"acc.{r.choice(['sum', 'max'])}(1).reshape([BM, 1])") + ");")
     hint = r.choice(["", "", "#[hints(num_warps = 8)]\n" if BM == 128 else ""])
     src = (f"// wgmma_diff seed {seed} (attn{', softmax' if soft else ''})\n#[allow(warnings)]\n{hint}"
            f"kernel fn kern<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<{odt}, [BM, D]>, "
+           + ("r: &mut Tensor<f32, [BM, 1]>, " if lse else "") +
            f"q: &Tensor<{dt}, [?, D]>, k: &Tensor<{dt}, [?, ?]>, v: &Tensor<{dt}, [?, D]>) {{\n"
            + "\n".join(body) + "\n}\n\nfn main() {\n" + "\n".join(host)
            + f"\n    let mut o = zeros::<{odt}>([{SQ}, {D}]);"
-           + f"\n    kern::<{BM}, {BN}, {D}>(o.partition([{BM}, {D}]), &q, &k, &v).sync();\n}}\n")
+           + (f"\n    let mut r = zeros::<f32>([{SQ}, 1]);" if lse else "")
+           + f"\n    kern::<{BM}, {BN}, {D}>(o.partition([{BM}, {D}]), "
+           + (f"r.partition([{BM}, 1]), " if lse else "") + "&q, &k, &v).sync();\n}\n")
+    if heads and lse:
+        heads = False
     if heads:
         src = _three_d(src, SQ, SK, D)
-    return src, {"o": not soft}, ("attn/soft" if soft else "attn") + ("/3d" if heads else "")
+    outs = {"o": not soft} | ({"r": not soft} if lse else {})
+    return src, outs, ("attn/soft" if soft else "attn") + ("/3d" if heads else "") + ("/lse" if lse else "")
 
 
 def _three_d(src: str, SQ: int, SK: int, D: int) -> str:

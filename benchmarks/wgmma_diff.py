@@ -179,7 +179,7 @@ def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         body.append(f"{ind}p.store({v2});")
         outs["p"] = True
     if walk:
-        body = ["    for s in tiles(1) {"] + body + ["    }"]
+        body = [f"    for s in {r.choice(['tiles', 'queue'])}(1) {{"] + body + ["    }"]
     src = (f"// wgmma_diff seed {seed} (gemm, near-miss {near})\n#[allow(warnings)]\n{hint}"
            f"kernel fn kern<const BM: i32, const BN: i32, const BK: i32>({', '.join(params)}) {{\n" + "\n".join(body)
            + "\n}\n\nfn main() {\n" + "\n".join(host)

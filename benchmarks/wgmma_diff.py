@@ -4,21 +4,24 @@ the shapes and loops the sm_90a backend lowers to warpgroup MMA, run on the
 interpreter and in the NVPTX simulator (tests/backend/llsim) at sm_90a and,
 for a share of the seeds, sm_80 (the same program on mma.sync).
 
-Three forms, each with random near-misses that send it to another engine:
+Two forms, each with random near-misses that send it to another engine:
 
 - `gemm`: the Hopper GEMM loop (`passes/pipeline.py`): f16/bf16 tiles of
   64/128 x 8..256 x 16/32/64, A and/or B loaded transposed (MN-major / K-major
-  descriptors), edges in M, N and K, row strides TMA can and cannot describe
-  (register-copy producer), zero / constant / loaded initial accumulators, an
-  epilogue of element-wise ops, casts (f16, bf16, i32) and stores to one or two
-  outputs, num_warps / stages hints; near-misses: a reduction in the
-  epilogue, a second product in the loop, an accumulator fed into a second loop,
-  a padded operand, the loop inside a static tile walk.
+  descriptors), A A^T from one tensor, edges in M, N and K, row strides TMA can
+  and cannot describe (register-copy producer), zero / constant / -0.0 / loaded
+  starts, a trip count from `num_tiles` or a parameter (0 too), an epilogue of
+  element-wise ops with a scalar parameter, casts (f16, bf16, i32) and stores
+  to one or two outputs, num_warps / stages hints; near-misses: a reduction in
+  the epilogue, a second product in the loop, an accumulator fed into a second
+  loop, a padded operand, the loop inside a tile walk or queue, a first product
+  peeled off, a transposed store, a bias loaded after the loop.
 - `attn`: a two-product loop the attention pipeline takes (`attention_match`):
-  S = Q K^T, a random body of row statistics, masks, clamps and scales, a cast
-  of a body value as the register A of the second product with V, optional
-  carried row statistics and rescaled accumulators, an epilogue.
-- `gemm` with `exp`/`softmax`-like epilogues is left to `attn` (tolerance).
+  S = Q K^T, a random body of row statistics, masks, position and row biases,
+  clamps and scales, a cast of a body value as the register A of the second
+  product with V, carried row statistics and rescaled accumulators, 2-D or 3-D
+  (head) tensors, an epilogue and an optional second output of a row
+  statistic; or a real online softmax (`soft`, a tolerance).
 
 Inputs are small integers (|x| <= 4), every product and partial sum below 2^24
 and every scale a power of two, so both engines must agree bit for bit (casts
@@ -54,11 +57,6 @@ def _int_input(name: str, rows: int, cols: int, dt: str, r: random.Random, lim: 
     mod = 2 * lim + 1
     return (f"    let {name} = (((arange::<i32>({rows * cols}) * {r.choice([7, 13, 29, 37, 11])} + {r.randrange(50)})"
             f" % {mod} - {lim}) as {dt}).reshape([{rows}, {cols}]);")
-
-
-def _cols(n: int, r: random.Random) -> int:
-    """A tensor extent near n: exact, an edge, or a row stride TMA cannot describe (not a multiple of 8)."""
-    return max(1, n - r.choice([0, 0, 0, 8, 16, 3, 5]))
 
 
 def gemm(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:

@@ -28,7 +28,7 @@ and every scale a power of two, so both engines must agree bit for bit (casts
 round to nearest even on both); `exp` outputs (the `soft` variant) get a
 tolerance.
 
-    python benchmarks/wgmma_diff.py SEED0 SEED1 [--arch sm_90a,sm_80] [--sm80 0.3] [--show]
+    python benchmarks/wgmma_diff.py SEED0 SEED1 [--arch sm_90a,sm_80] [--sm80 0.3] [--show] [--mutate M:OLD=>NEW]
 
 prints one line per disagreement and a summary with how many programs each
 engine ran (a search that never reaches wgmma finds nothing there). Not a test.
@@ -202,11 +202,20 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     SK = max(1, r.choice([1, 2, 3]) * BN - r.choice([0, 0, 1, 7, BN // 2]))
     heads = r.random() < 0.25  # [H, S, D] tensors, one head a grid row: tiles [1, B, D] reshaped to [B, D]
     kt = not heads and r.random() < 0.25  # K stored [D, SK]: loaded [D, BN], no transpose (MN-major K)
+    # a KV cache valid up to a run-time length n < its rows, V's rows past it NaN: the product must read the
+    # where's zeros there (`attention_vmask`: the consumers zero those rows of the stage)
+    cache = not heads and r.random() < 0.2
+    valid = max(1, SK - r.choice([1, 5, BN // 2, BN]))
     host = [_int_input("q", SQ, D, dt, r, 2), _int_input("k", D, SK, dt, r, 2) if kt else
             _int_input("k", SK, D, dt, r, 2), _int_input("v", SK, D, dt, r, 2)]
+    if cache:
+        host[2] = host[2].replace("let v = ", "let v0 = ")
+        host.append(f"    let v = where(arange::<i32>({SK}).reshape([{SK}, 1]) < {valid}, v0, {dt}::NAN);")
     lk = "k.partition([D, BN]).load([0, j])" if kt else "k.partition([BN, D]).load([j, 0]).transpose()"
+    lv = ("where(arange::<i32>(BN).reshape([BN, 1]) + j * BN < n, v.partition([BN, D]).load([j, 0]), 0.0)"
+          if cache else "v.partition([BN, D]).load([j, 0])")
     body = ["    let qt = q.partition([BM, D]).load([block_id(0), 0]);",
-            "    let n = v.shape()[0];",
+            "" if cache else "    let n = v.shape()[0];",
             "    let mut acc = zeros::<f32>([BM, D]);"]
     carried = ["acc"]
     stat = r.random() < 0.5
@@ -242,7 +251,7 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         inner.append(f"        let p = exp({x} - mn);")
         inner.append("        let alpha = exp(m - mn);")
         inner.append("        l = l * alpha + p.sum(1).reshape([BM, 1]);")
-        inner.append(f"        acc = mma(p as {dt}, v.partition([BN, D]).load([j, 0]), acc * alpha);")
+        inner.append(f"        acc = mma(p as {dt}, {lv}, acc * alpha);")
         inner.append("        m = mn;")
     else:
         if posb:
@@ -269,7 +278,7 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
         if upd == "acc * alpha":  # a per-row rescale made in the body (not an exp): 1/2 where the row's max grew
             inner.insert(len(inner) - (1 if stat else 0),
                          "        let alpha = where(p.max(1).reshape([BM, 1]) > 2.0, 0.5, 1.0);")
-        inner.append(f"        acc = mma(p as {dt}, v.partition([BN, D]).load([j, 0]), {upd});")
+        inner.append(f"        acc = mma(p as {dt}, {lv}, {upd});")
     body += inner
     body.append("    }")
     odt = r.choice(["f32", "f32", dt])
@@ -289,18 +298,20 @@ def attn(seed: int, r: random.Random) -> tuple[str, dict[str, bool], str]:
     src = (f"// wgmma_diff seed {seed} (attn{', softmax' if soft else ''})\n#[allow(warnings)]\n{hint}"
            f"kernel fn kern<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<{odt}, [BM, D]>, "
            + ("r: &mut Tensor<f32, [BM, 1]>, " if lse else "") +
-           f"q: &Tensor<{dt}, [?, D]>, k: &Tensor<{dt}, [?, ?]>, v: &Tensor<{dt}, [?, D]>) {{\n"
-           + "\n".join(body) + "\n}\n\nfn main() {\n" + "\n".join(host)
+           f"q: &Tensor<{dt}, [?, D]>, k: &Tensor<{dt}, [?, ?]>, v: &Tensor<{dt}, [?, D]>"
+           + (", n: i32" if cache else "") + ") {\n" + "\n".join(b for b in body if b) + "\n}\n\nfn main() {\n" + "\n".join(host)
            + f"\n    let mut o = zeros::<{odt}>([{SQ}, {D}]);"
            + (f"\n    let mut r = zeros::<f32>([{SQ}, 1]);" if lse else "")
            + f"\n    kern::<{BM}, {BN}, {D}>(o.partition([{BM}, {D}]), "
-           + (f"r.partition([{BM}, 1]), " if lse else "") + "&q, &k, &v).sync();\n}\n")
+           + (f"r.partition([{BM}, 1]), " if lse else "") + "&q, &k, &v" + (f", {valid}" if cache else "")
+           + ").sync();\n}\n")
     if heads and lse:
         heads = False
     if heads:
         src = _three_d(src, SQ, SK, D)
     outs = {"o": not soft} | ({"r": not soft} if lse else {})
-    return src, outs, ("attn/soft" if soft else "attn") + ("/3d" if heads else "") + ("/lse" if lse else "")
+    return src, outs, (("attn/soft" if soft else "attn") + ("/3d" if heads else "") + ("/lse" if lse else "")
+                       + ("/cache" if cache else ""))
 
 
 def _three_d(src: str, SQ: int, SK: int, D: int) -> str:
@@ -359,10 +370,34 @@ def _record_engines() -> None:
                 kinds.add(op.engine)  # type: ignore[attr-defined]
             elif name in ("SmemDot",):
                 kinds.add("smem-mma")
+            elif name == "ZeroRows":
+                kinds.add("vmask")
         ENGINES.append(f"{self.arch}:{'+'.join(sorted(kinds)) or 'none'}")
         return prog, abi, gk
 
     llsim.SimDevice.compile = compile  # type: ignore[method-assign]
+
+
+def mutate(spec: str) -> None:
+    """A planted bug, in this process only (`--mutate tilelang.x.y:OLD=>NEW`): the module's source with OLD (which
+    must occur once) replaced by NEW, re-executed in place, and every name other modules imported from it
+    rebound to the new definition. A search that passes its own mutants finds nothing."""
+    import importlib
+
+    name, _, edit = spec.partition(":")
+    old, _, new = edit.partition("=>")
+    m = importlib.import_module(name)
+    import tilelang.backend  # noqa: F401  (the importers of the patched names, loaded first)
+    import tilelang.backend.hopper  # noqa: F401
+
+    src = Path(m.__file__).read_text(encoding="utf-8")  # type: ignore[arg-type]
+    assert src.count(old) == 1, f"{old!r} occurs {src.count(old)} times in {name}"
+    before = {k: v for k, v in m.__dict__.items() if callable(v)}
+    exec(compile(src.replace(old, new), m.__file__, "exec"), m.__dict__)  # type: ignore[arg-type]
+    for mod in list(sys.modules.values()):
+        for k, v in list(getattr(mod, "__dict__", {}).items()):
+            if mod is not m and k in before and v is before[k]:
+                setattr(mod, k, m.__dict__[k])
 
 
 def main() -> None:
@@ -374,7 +409,10 @@ def main() -> None:
     ap.add_argument("--show", action="store_true")
     ap.add_argument("--out", default="/tmp/wgmma_diff")
     ap.add_argument("--budget", type=float, default=0.0)
+    ap.add_argument("--mutate", default="", help="MODULE:OLD=>NEW, a planted bug (see `mutate`)")
     a = ap.parse_args()
+    if a.mutate:
+        mutate(a.mutate)
     import llsim
 
     llsim.UNDEF_FLOAT = "nan"

@@ -18,6 +18,12 @@ line; here the first error's help names the fix, the program with the fix
 applied passes `tilec check -D warnings`, and it prints what NumPy says.
 Below: `1e` (an exponent without digits read as a suffix, E0010) now gets an
 exponent's help, not the list of type suffixes.
+
+`wrong_run/r06-r09`: mistakes only a run finds, four codes no wrong table had,
+each refused with a help that leads to a working program: E0505 a tile size
+computed from the data, E0507 one that comes out 0 (the help said `max(n, 1)`,
+itself an error: `maximum(n, 1)` now), E0715 a mean over an empty selection,
+E0717 `fn Main()` (the help said to add a `main`; it now points at `Main`).
 """
 
 from __future__ import annotations
@@ -96,3 +102,72 @@ def test_a_string_closed_by_nothing_on_its_line_keeps_the_plain_help(tmp_path: P
     f.write_text('fn main() {\n    let s = "abc;\n    print(s);\n}\n', encoding="utf-8")
     d = first_error(f)
     assert d.code == "E0008" and list(d.help) == ['add a closing `"`']
+
+
+# ---- mistakes found only when the program runs (`wrong_run/r06-r09`): four run-time codes no wrong table had;
+# the error's help names the fix, and the program with it applied runs and prints what NumPy says
+RUN_DIR = Path(__file__).parent / "wrong_run"
+
+# file: (a phrase of the error's help, the fix, what the fixed program prints)
+RUN_FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
+    # E0505: a tile size computed from the data against the kernel's fixed `&mut` tile
+    "r06_tile_size_from_data": ("partition with dimension 0 = 4",
+                                [("z.partition([per_block])", "z.partition([4])"),
+                                 ("    let per_block = (x.sum() as i32) / 11;     // 66 / 11: a size known only when "
+                                  "it runs\n", "")], "132.0\n"),  # 2 * (0 + .. + 11)
+    # E0507: the help said `max(n, 1)`, which is E0204 (`max` reduces a tile; two values' is `maximum`)
+    "r07_tile_size_zero": ("`maximum(n, 1)`", [("z.partition([(x.sum() as i32) / 16 / blocks])",
+                                                "z.partition([maximum((x.sum() as i32) / 16 / blocks, 1)])")],
+                           "30.0\n"),  # tiles of 1: 2 * (0 + .. + 5)
+    # E0715: a mean over an empty selection, an integer division by its count 0
+    "r08_mean_of_none": ("check the divisor before dividing",
+                         [("print(total / above);", "print(if above > 0 { total / above } else { 0 });")], "0\n"),
+    # E0717: the help said "add `fn main() { ... }`" (a second function beside `Main`); it now points at `Main`
+    "r09_main_capitalised": ("rename it `fn main()`", [("fn Main()", "fn main()")], "56.0\n"),
+}
+RUN_CODES = {"r06": "E0505", "r07": "E0507", "r08": "E0715", "r09": "E0717"}
+
+
+def test_every_run_time_mistake_has_a_fix_and_its_code_is_new() -> None:
+    mine = [p for p in RUN_DIR.glob("*.tile") if p.stem[:3] in RUN_CODES]
+    assert sorted(p.stem for p in mine) == sorted(RUN_FIXES)
+    for p in mine:
+        assert p.read_text(encoding="utf-8").startswith(f"// a user's mistake at run time: {RUN_CODES[p.stem[:3]]}\n")
+    earlier = {p.read_text(encoding="utf-8").split()[4] for p in [*DIR.glob("*.tile"), *RUN_DIR.glob("*.tile")]
+               if p.stem[:3] not in RUN_CODES}
+    assert not set(RUN_CODES.values()) & earlier
+
+
+@pytest.mark.parametrize("name", sorted(RUN_FIXES))
+def test_a_run_time_mistake_is_refused_with_a_help_that_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+    import io
+
+    import tilelang.run as run
+    from tilelang import driver
+    from tilelang.diagnostics.model import TileError
+
+    path = RUN_DIR / f"{name}.tile"
+    assert not [d for d in driver.check(path).diagnostics if d.severity.value == "error"]  # the checker passes it
+    with pytest.raises(TileError) as info:
+        run.execute(str(path), "cpu", out=io.StringIO())
+    d = info.value.diagnostics[0]
+    hint, edits, printed = RUN_FIXES[name]
+    assert d.code == RUN_CODES[name[:3]] and d.primary_span is not None, (d.code, d.message)
+    assert any(hint in h for h in d.help), d.help
+    fixed = fixed_program(path, edits, tmp_path)
+    assert not driver.check(fixed, deny_warnings=True).diagnostics
+    assert run_program(fixed)[1] == printed
+
+
+def test_no_main_without_a_near_miss_asks_for_one(tmp_path: Path) -> None:
+    import io
+
+    import tilelang.run as run
+    from tilelang.diagnostics.model import TileError
+
+    f = tmp_path / "lib.tile"
+    f.write_text("fn helper() -> i32 {\n    1\n}\n", encoding="utf-8")
+    with pytest.raises(TileError) as info:
+        run.execute(str(f), "cpu", out=io.StringIO())
+    d = info.value.diagnostics[0]
+    assert d.code == "E0717" and list(d.help) == ["add `fn main() { ... }`: `tilec run` starts there"]

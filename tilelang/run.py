@@ -331,9 +331,7 @@ def _execute_source(sf: Any, sources: SourceMap, device: str, out: IO[str], *,
                        ownership=checked.ownership)
     main = ev.find_main()
     if main is None:
-        raise TileError(Diagnostic.error(rcodes.NO_MAIN, "this program has no `fn main()` to run")
-                        .primary(root.span.at_end(), "`main` is missing")
-                        .with_help("add `fn main() { ... }`: `tilec run` starts there"))
+        raise TileError(_no_main(root))
     saved_hook = tensor_mod.HOST_ACCESS
     if san is not None:
         tensor_mod.HOST_ACCESS = san.host_access
@@ -362,3 +360,27 @@ def run_source(text: str, device: str = "cpu", name: str = "<input>") -> tuple[i
         err.write(render.render(list(e.diagnostics), sources, "short"))
         status = EXIT_RUNTIME
     return status, out.getvalue(), err.getvalue()
+
+
+def _no_main(root: Any) -> Diagnostic:
+    """E0717, at a function that looks meant as `main` (`Main`, `main_`, `mian`, a kernel named `main`) when
+    there is one: its name is what to fix, not a new function."""
+    import difflib
+
+    from tilelang.syntax import ast
+
+    fns = [i for i in root.items if isinstance(i, ast.FnDecl)]
+    near = next((f for f in fns if f.name.name.strip("_").lower() == "main"), None) or next(
+        (f for f in fns if difflib.get_close_matches(f.name.name, ["main"], n=1, cutoff=0.75)), None)
+    d = Diagnostic.error(rcodes.NO_MAIN, "this program has no `fn main()` to run")
+    if near is None:
+        return d.primary(root.span.at_end(), "`main` is missing").with_help(
+            "add `fn main() { ... }`: `tilec run` starts there")
+    name = near.name.name
+    if near.is_kernel:
+        return d.primary(near.name.span, "a kernel, not the host function `tilec run` starts at").with_help(
+            f"`main` is a host function: rename the kernel (`kernel fn {name}_kernel`) and launch it from a "
+            "`fn main() { ... }`")
+    return d.primary(near.name.span, f"`{name}` is not `main`").with_help(
+        f"rename it `fn main()`: `tilec run` starts at the function named exactly `main`"
+        + (", which takes no parameters" if near.params else ""))

@@ -219,8 +219,9 @@ RUN_CODES = {"r01": "E0501", "r02": "E0510", "r03": "E0714", "r04": "E0722", "r0
 
 
 def test_every_run_time_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in RUN_DIR.glob("*.tile")) == sorted(RUN_FIXES)
-    for p in RUN_DIR.glob("*.tile"):
+    mine = [p for p in RUN_DIR.glob("*.tile") if p.stem[:3] in RUN_CODES]  # (later rounds' files: their own tables)
+    assert sorted(p.stem for p in mine) == sorted(RUN_FIXES)
+    for p in mine:
         assert p.read_text(encoding="utf-8").startswith(f"// a user's mistake at run time: {RUN_CODES[p.stem[:3]]}\n")
 
 

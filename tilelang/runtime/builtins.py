@@ -953,7 +953,7 @@ class Builtins:
             raise TileError(Diagnostic.error(
                 lcodes.BAD_PARTITION, f"tile shape {_shape(tile)} has a dimension that is not positive")
                 .primary(mc.span, "every tile dimension must be at least 1")
-                            .with_help("compute the tile shape from positive values, e.g. `max(n, 1)`"))
+                            .with_help("compute the tile shape from positive values, e.g. `maximum(n, 1)`"))
         return Partition(t, tile)
 
 

@@ -47,6 +47,8 @@ _C_SUFFIXES = {
     "ll": "write `{0}i64`", "LL": "write `{0}i64`", "ul": "write `{0}u64`", "UL": "write `{0}u64`",
     "ull": "write `{0}u64`", "ULL": "write `{0}u64`",
 }
+# `1e` / `2.5E`: an exponent without its digits reads as a suffix
+_EXPONENT_HELP = "an exponent needs its digits: `{0}{1}3` is {0} x 10^3, `{0}{1}-3` is {0} x 10^-3"
 
 _NUMBER = re.compile(
     r"(?P<body>0[xX](?P<hex>[0-9A-Fa-f_]*)|0[oO](?P<oct>[0-7_]*)|0[bB](?P<bin>[01_]*)"
@@ -640,6 +642,7 @@ class Builder:
                                      f"invalid suffix `{suffix}` for {kind} literal")
                     .primary(suffix_span, "invalid suffix")
                     .with_help(_C_SUFFIXES[suffix].format(body) if suffix in _C_SUFFIXES and radix_digits is None
+                               else _EXPONENT_HELP.format(body, suffix) if suffix in ("e", "E") and radix_digits is None
                                else "the suffix must be one of " + ", ".join(f"`{s}`" for s in allowed))
                 )
                 suffix = None

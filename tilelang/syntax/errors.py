@@ -54,6 +54,16 @@ _OPERATOR_TEXT = {"||", "&&", "==", "!=", "<", ">", "<=", ">=", "|", "^", "&", "
 _ORDER = [";", ",", ")", "]", "}", ">", "=", "{", "(", "[", ":", "->", "::", "fn", "else"]
 
 
+
+def _string_close_help(code: str, at: int) -> str:
+    """Where an unterminated string most likely ends: on its own line, a text
+    followed by a call's last arguments (`print("total: {}, x.sum());`)."""
+    line = code[at + 1:].split("\n", 1)[0]
+    m = re.fullmatch(r"([^\"\\]*?)(, [^\"]*\)\s*;?)\s*", line)
+    if m is not None and m.group(1):
+        return f"add the closing `\"` where the text ends: `\"{m.group(1)}\"{m.group(2)}`"
+    return "add a closing `\"`"
+
 class Vocabulary:
     """Display text of the grammar's terminals, read from the Lark parser."""
 
@@ -150,7 +160,7 @@ class ErrorReporter:
                 return (Diagnostic.error(codes.UNTERMINATED_STRING, "unterminated string literal")
                         .primary(self.span(p.at, p.at + 1), "this string is never closed")
                         .secondary(eof, "the file ends here")
-                        .with_help("add a closing `\"`"))
+                        .with_help(_string_close_help(self.text, p.at)))
             case "unterminated-comment":
                 return (Diagnostic.error(codes.UNTERMINATED_COMMENT, "unterminated block comment")
                         .primary(self.span(p.at, p.at + 2), "this comment is never closed")
@@ -358,8 +368,11 @@ class ErrorReporter:
                                f"e.g. `{tok}_`"))
 
         if expected & {"UNDERSCORE", "MUT"} and expected <= _PATTERN_START | {"AMPERSAND"}:
+            is_for = isinstance(last, Token) and last.type == "FOR"
             return self._expected(codes.EXPECTED_PATTERN, "pattern", found, here, (last, base),
                                   ("LET", "FOR"), f"`{last}` needs a name to bind",
+                                  "write a name (`for i in 0..n`), or `_` where the loop does not use it "
+                                  "(`for _ in 0..n`)" if is_for else
                                   "write a name (`let x = ...`), `_`, or a tuple `(a, b)`")
 
         if {"NAME", "NUMBER", "MINUS", "BANG"} <= expected:

@@ -106,3 +106,33 @@ def test_every_operator_on_edge_values_gives_the_kernels_bits(t: str) -> None:
             keep = b != 0  # the host's x / 0 is E0715, the kernel's 0 (the reference's Numbers)
         h = np.asarray(getattr(m, f"h{q}")(a[keep], b[keep]))
         assert h.dtype == z.dtype and np.array_equal(z[keep].view(np.uint8), h.view(np.uint8)), (t, e)
+
+
+CASTS = (*NP, "bool")
+CAST_EDGES = [0.5, 1.5, 2.5, -0.5, -2.5, 255.5, 256.0, -129.0, 4294967295.0, 4294967296.0, 2.0**63, -2.0**63,
+              2.0**64, 9.2e18, 1.8e19, 3.0e38, -3.0e38]
+
+
+@pytest.mark.parametrize("s", [s if s in ("f32", "i64") else pytest.param(s, marks=pytest.mark.heavy)
+                               for s in CASTS])
+def test_every_cast_on_edge_values_gives_the_kernels_bits(s: str) -> None:
+    """`x as T` of a host tensor and of a tile, from `s` to every type
+    (saturating float-to-int, NaN to 0, rounding to f16 and bf16 ..)."""
+    src = "".join(
+        f"kernel fn k{q}<const N: i32>(z: &mut Tensor<{t}, [N]>, a: &Tensor<{s}, [?]>) {{\n"
+        f"    z.store(a.load_like(z) as {t});\n}}\n"
+        f"fn h{q}(x: &Tensor<{s}, [?]>) -> Tensor<{t}, [?]> {{ x as {t} }}\n"
+        for q, t in enumerate(CASTS))
+    m = tilelang.compile(src)
+    if s == "bool":
+        a = np.array([True, False])
+    else:
+        a = _edges(s)
+        if s.startswith("f"):
+            with np.errstate(over="ignore"):
+                a = np.concatenate([a, np.array(CAST_EDGES).astype(NP[s])])
+    for q, t in enumerate(CASTS):
+        z = np.zeros(len(a), NP.get(t, np.bool_))
+        getattr(m, f"k{q}")(tilelang.partition(z, [len(a)]), a).sync()
+        h = np.asarray(getattr(m, f"h{q}")(a))
+        assert h.dtype == z.dtype and np.array_equal(z.view(np.uint8), h.view(np.uint8)), (s, t)

@@ -6,13 +6,21 @@ tiles' (both sides evaluated, element-wise). The neighbouring rules that
 differed (`abs` of `bool`, unsigned negation in generic instances, a host
 type's `N / 0`) are `tests/ui/types/abs_of_bool.tile`,
 `generic_instance_neg_unsigned.tile`, `tests/soundness/test_generic_host_domain.py`
-and `tests/ui/kernel/zero_divisor_host_type.tile`.
+and `tests/ui/kernel/zero_divisor_host_type.tile`. Every other operator, on
+every element type, on edge values (MIN/MAX, NaN, +-inf, -0.0, shifts past the
+width): a host tensor's result is the kernel's, bit for bit (three types by
+default, all eleven with TILE_SLOW=1; integer `x / 0` and `x % 0` left out: the
+host refuses them, E0715, the kernel gives 0 and `x`).
 """
 
 from __future__ import annotations
 
 import io
 
+import numpy as np
+import pytest
+
+import tilelang
 from tilelang.run import execute
 
 SRC = """
@@ -46,3 +54,85 @@ def test_logical_operators_of_host_tensors_are_the_tiles() -> None:
     # a scalar beside a tensor: both sides run, element-wise (no short circuit to a scalar)
     assert rest == ("Tensor<bool, [8]> [false, false, false, false, false, false, false, false] "
                     "Tensor<bool, [8]> [ true,  true,  true,  true,  true, false, false, false]")
+
+
+# -- every operator on edge values: a host tensor's result is the kernel's, bit for bit
+NP = {"i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16, "i32": np.int32, "u32": np.uint32,
+      "i64": np.int64, "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
+BIN = ["+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", ">=", "maximum", "minimum"]
+DEFAULT = ("i8", "u32", "f16")  # the rest: TILE_SLOW=1
+
+
+def _edges(t: str) -> np.ndarray:
+    d = np.dtype(NP[t])
+    if d.kind == "f":
+        with np.errstate(over="ignore"):
+            return np.array([0.0, -0.0, 1.0, -1.5, 2.5, 1e30, -1e-30, np.inf, -np.inf, np.nan, 7.0, 65504.0,
+                             3.0, -2.0]).astype(d)
+    info = np.iinfo(d)
+    v = [0, 1, 2, 3, 7, 8, 31, 63, 64, 65, info.max, info.max - 1, info.min, info.min + 1]
+    return np.array(v + ([-1, -7, -8, -33] if info.min < 0 else []), dtype=object).astype(d)
+
+
+def _ops(t: str) -> list[tuple[str, bool]]:
+    """(expression, gives bool) of `x`, `y` for element type `t`."""
+    isf = t.startswith("f")
+    out = [(f"{o}(x, y)" if o in ("maximum", "minimum") else f"x {o} y", o in ("==", "!=", "<", ">="))
+           for o in BIN if not (isf and o in ("<<", ">>", "&", "|", "^"))]
+    out.append(("abs(x)", False))
+    if not t.startswith("u"):
+        out.append(("-x", False))
+    if not isf:
+        out.append(("!x", False))
+    return out
+
+
+@pytest.mark.parametrize("t", [t if t in DEFAULT else pytest.param(t, marks=pytest.mark.heavy) for t in NP])
+def test_every_operator_on_edge_values_gives_the_kernels_bits(t: str) -> None:
+    ops = _ops(t)
+    src = "".join(
+        f"kernel fn k{q}<const N: i32>(z: &mut Tensor<{'bool' if b else t}, [N]>, a: &Tensor<{t}, [?]>, "
+        f"b: &Tensor<{t}, [?]>) {{\n    let x = a.load_like(z);\n    let y = b.load_like(z);\n    z.store({e});\n}}\n"
+        f"fn h{q}(x: &Tensor<{t}, [?]>, y: &Tensor<{t}, [?]>) -> Tensor<{'bool' if b else t}, [?]> {{ {e} }}\n"
+        for q, (e, b) in enumerate(ops))
+    m = tilelang.compile(src)
+    v = _edges(t)
+    a, b = np.repeat(v, len(v)), np.tile(v, len(v))
+    for q, (e, gives_bool) in enumerate(ops):
+        z = np.zeros(len(a), bool if gives_bool else NP[t])
+        getattr(m, f"k{q}")(tilelang.partition(z, [len(a)]), a, b).sync()
+        keep = np.ones(len(a), bool)
+        if e in ("x / y", "x % y") and not t.startswith("f"):
+            keep = b != 0  # the host's x / 0 is E0715, the kernel's 0 (the reference's Numbers)
+        h = np.asarray(getattr(m, f"h{q}")(a[keep], b[keep]))
+        assert h.dtype == z.dtype and np.array_equal(z[keep].view(np.uint8), h.view(np.uint8)), (t, e)
+
+
+CASTS = (*NP, "bool")
+CAST_EDGES = [0.5, 1.5, 2.5, -0.5, -2.5, 255.5, 256.0, -129.0, 4294967295.0, 4294967296.0, 2.0**63, -2.0**63,
+              2.0**64, 9.2e18, 1.8e19, 3.0e38, -3.0e38]
+
+
+@pytest.mark.parametrize("s", [s if s in ("f32", "i64") else pytest.param(s, marks=pytest.mark.heavy)
+                               for s in CASTS])
+def test_every_cast_on_edge_values_gives_the_kernels_bits(s: str) -> None:
+    """`x as T` of a host tensor and of a tile, from `s` to every type
+    (saturating float-to-int, NaN to 0, rounding to f16 and bf16 ..)."""
+    src = "".join(
+        f"kernel fn k{q}<const N: i32>(z: &mut Tensor<{t}, [N]>, a: &Tensor<{s}, [?]>) {{\n"
+        f"    z.store(a.load_like(z) as {t});\n}}\n"
+        f"fn h{q}(x: &Tensor<{s}, [?]>) -> Tensor<{t}, [?]> {{ x as {t} }}\n"
+        for q, t in enumerate(CASTS))
+    m = tilelang.compile(src)
+    if s == "bool":
+        a = np.array([True, False])
+    else:
+        a = _edges(s)
+        if s.startswith("f"):
+            with np.errstate(over="ignore"):
+                a = np.concatenate([a, np.array(CAST_EDGES).astype(NP[s])])
+    for q, t in enumerate(CASTS):
+        z = np.zeros(len(a), NP.get(t, np.bool_))
+        getattr(m, f"k{q}")(tilelang.partition(z, [len(a)]), a).sync()
+        h = np.asarray(getattr(m, f"h{q}")(a))
+        assert h.dtype == z.dtype and np.array_equal(z.view(np.uint8), h.view(np.uint8)), (s, t)

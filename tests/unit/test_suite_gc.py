@@ -21,6 +21,10 @@ def test_after_collection_the_collector_is_on_with_the_suites_threshold(pytestco
     assert gc.isenabled()
     assert gc.get_threshold()[0] == suite.GC_YOUNG == 10_000
     assert gc.get_freeze_count() > 0  # what collection made is frozen
+    # one collection at the session's end (pytest's unraisable-exception plugin: 5 by default)
+    from _pytest.unraisableexception import gc_collect_iterations_key
+
+    assert pytestconfig.stash[gc_collect_iterations_key] == suite.END_COLLECTIONS == 1
 
 
 def test_a_block_runs_without_the_collector_and_turns_it_back_on() -> None:

@@ -60,8 +60,9 @@ def _zero(v: ir.Value, defs: dict[int, object], ops: list[object]) -> bool:
 def match(v: ir.Value, defs: dict[int, object], count: dict[int, int], body: tuple[object, ...]) -> VMask | None:
     """The mask when the product's V operand `v` is `where(keys < bound, x,
     0)` with keys `arange(rows).reshape([rows, 1]) + offset` (either order
-    of the sum), every tile op of it in the loop body and read once; None
-    otherwise."""
+    of the sum), every tile op of it in the loop body and the `where` read by
+    the product alone; None otherwise. Its ops that something else reads as
+    well stay in the body (`_unshared`)."""
     E = ir.ElemOp
     w = defs.get(v.id)
     if not (isinstance(w, ir.Elementwise) and w.op is E.WHERE and len(v.shape) == 2):
@@ -96,10 +97,28 @@ def match(v: ir.Value, defs: dict[int, object], count: dict[int, int], body: tup
                 break
     if offset is None:
         return None
-    for op in ops:
-        if op not in body or any(count.get(r.id) != 1 for r in g.results(op)):
-            return None
-    return VMask(x, offset, bound, tuple(ops), w.span)
+    if any(op not in body for op in ops) or count.get(v.id) != 1:
+        return None
+    return VMask(x, offset, bound, _unshared(ops, count), w.span)
+
+
+def _unshared(ops: list[object], count: dict[int, int]) -> tuple[object, ...]:
+    """The ops of the mask (`ops[0]` its `where`, read by the product alone)
+    that nothing outside the mask reads: those the consumers skip. An op
+    whose result something else reads too (one `arange(BN)` that the scores'
+    column mask shares once common subexpressions are merged) stays, and so
+    does every op it reads."""
+    skipped = list(ops)
+    while True:
+        inside: dict[int, int] = {}
+        for op in skipped:
+            for a in g.operands(op):
+                inside[a.id] = inside.get(a.id, 0) + 1
+        shared = [op for op in skipped[1:]
+                  if any(count.get(r.id, 0) > inside.get(r.id, 0) for r in g.results(op))]
+        if not shared:
+            return tuple(skipped)
+        skipped = [op for op in skipped if op not in shared]
 
 
 def zero(vm: VMask | None, vbuf: ir.Value, stage: ir.Value, mapping: dict[int, ir.Value],

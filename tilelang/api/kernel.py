@@ -177,33 +177,19 @@ class Kernel:
     def __call__(self, *args: Any, **kwargs: Any) -> Operation:
         # first, while the arguments' counts are the caller's (`temporaries.py`):
         # an array no variable holds, written (E0313)
+        lost = None
         if self._check_at_top or kwargs:
             lost = find_unheld(self, "kernel", self._written_params, args, kwargs,
                                arg_counts(args, kwargs))
-            if lost is not None:  # refused when it runs (`LOST`)
-                op = self._call(args, kwargs)
-                LOST[op] = lost
-                return op
         if self._tune is not None:
             from tilelang.api.tuning import tuned_call
 
-            return tuned_call(self, self._tune, args, kwargs)
-        memo = self._memo  # `call`'s first step, inline: a repeated call on PyTorch tensors
-        if memo is not None and not kwargs:
-            op = memo(args)
-            if op is not None:
-                return op  # type: ignore[no-any-return]
-        return call(self, args, kwargs)
-
-    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:
-        """`__call__` after its first step (the same code: the call's path)."""
-        if self._tune is not None:
-            from tilelang.api.tuning import tuned_call
-
-            return tuned_call(self, self._tune, args, kwargs)
-        memo = self._memo  # `call`'s first step, inline: a repeated call on PyTorch tensors
-        if memo is not None and not kwargs:
-            op = memo(args)
-            if op is not None:
-                return op  # type: ignore[no-any-return]
-        return call(self, args, kwargs)
+            op = tuned_call(self, self._tune, args, kwargs)
+        else:
+            memo = self._memo  # `call`'s first step, inline: a repeated call on PyTorch tensors
+            op = memo(args) if memo is not None and not kwargs else None
+            if op is None:
+                op = call(self, args, kwargs)
+        if lost is not None:  # refused when it runs (`LOST`)
+            LOST[op] = lost
+        return op  # type: ignore[no-any-return]

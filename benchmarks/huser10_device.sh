@@ -13,20 +13,5 @@
 # Prints one line a disagreement or error and one summary line a process; writes $OUT/huser10.tgz (the programs).
 set -uo pipefail
 . benchmarks/device_env.sh huser10
-N=${N:-8}; BUDGET=${BUDGET:-80}; ARCH=${ARCH:-gpu}
-for i in $(seq 0 $((N - 1))); do
-  s0=$((20000 + i * 125))
-  timeout $((BUDGET + 40)) python3 benchmarks/wgmma_diff.py "$s0" $((s0 + 125)) --arch "$ARCH" --budget "$BUDGET" \
-    --out "$D/p$i" > "$D/run$i.log" 2>&1 &
-done
-wait
-for i in $(seq 0 $((N - 1))); do
-  if grep -q "^wgmma_diff" "$D/run$i.log"; then
-    grep -E "DISAGREE|Error|interpreter:|^wgmma_diff" "$D/run$i.log"
-  else
-    echo "huser10 process $i: no summary line (timed out?): $(tail -n 1 "$D/run$i.log")"
-  fi
-done
-echo "huser10 total: $(cat "$D"/run*.log | grep -o '[0-9]* programs, [0-9]* problems' \
-  | awk '{p += $1; b += $3} END {print p " programs, " b " problems"}')"
-pack
+. benchmarks/diff_search_device.sh
+diff_search huser10 benchmarks/wgmma_diff.py 20000

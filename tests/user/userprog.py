@@ -21,7 +21,7 @@ import pytest
 
 import tilelang.run as run
 from tilelang import driver
-from tilelang.diagnostics.model import Diagnostic
+from tilelang.diagnostics.model import Diagnostic, TileError
 
 REPO = Path(__file__).resolve().parents[2]
 DIR = Path(__file__).parent / "programs"
@@ -245,6 +245,19 @@ def assert_help_leads_to_a_working_program(path: Path, hint: str, edits: Iterabl
     assert any(hint in h for h in d.help), (path.name, d.help)
     result = driver.check(fixed_program(path, edits, tmp_path), deny_warnings=True)
     assert not result.diagnostics, (path.name, [f"{x.code}: {x.message}" for x in result.diagnostics])
+
+
+def run_time_fix(path: Path, code: str, hint: str, edits: Iterable[tuple[str, str]], tmp_path: Path) -> Path:
+    """`path` passes the checker and fails when it runs with error `code`,
+    a span and a help that says `hint`; the program with the help's `edits`
+    applied (written to `tmp_path`), for the caller to run."""
+    assert not [d for d in driver.check(path).diagnostics if d.severity.value == "error"]  # the checker passes it
+    with pytest.raises(TileError) as info:
+        run.execute(str(path), "cpu", out=io.StringIO())
+    d = info.value.diagnostics[0]
+    assert d.code == code and d.primary_span is not None, (d.code, d.message)
+    assert any(hint in h for h in d.help), d.help
+    return fixed_program(path, edits, tmp_path)
 
 
 def assert_the_editor_shows_the_first_error(path: Path) -> None:

@@ -97,6 +97,10 @@ def test_decode_split_tc_in_the_simulator(bhkv: int, smax: int, clen: int, split
 
 
 def _shared_arange_program():  # type: ignore[no-untyped-def]
+    return _shared_arange_module()._program
+
+
+def _shared_arange_module():  # type: ignore[no-untyped-def]
     """std's attention with the scores' column mask on every key block, as a
     user writes it: `cols` and the V mask's `keys` read one `arange(BN)` once
     common subexpressions are merged (the V mask matched only when every op
@@ -110,7 +114,7 @@ def _shared_arange_program():  # type: ignore[no-untyped-def]
         }"""
     assert guarded in src, "std's attend_cache changed: update this test's variant"
     return tilelang.compile(src.replace(guarded, """        let cols = arange::<i32>(BN).reshape([1, BN]) + k0;
-        x = where(cols < sk, x, masked);"""))._program
+        x = where(cols < sk, x, masked);"""))
 
 
 @pytest.mark.parametrize(("bn", "d"), [(64, 128), (128, 64)])
@@ -142,6 +146,17 @@ GPU_CASES = [(1, 8192, 8192, 16, 64), (1, 8192, 8000, 16, 64), (2, 1024, 1000, 3
 @pytest.mark.gpu
 @pytest.mark.parametrize(("batch", "smax", "clen", "splits", "bn"), GPU_CASES)
 def test_decode_split_tc_with_std_merge_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int) -> None:
+    _split_against_sdpa(tilelang.compile(STD), batch, smax, clen, splits, bn)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("batch", "smax", "clen", "splits", "bn"), [GPU_CASES[1], GPU_CASES[4]])
+def test_a_v_mask_sharing_its_arange_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int) -> None:
+    _split_against_sdpa(_shared_arange_module(), batch, smax, clen, splits, bn)
+
+
+def _split_against_sdpa(std, batch: int, smax: int, clen: int, splits: int, bn: int) -> None:  # type: ignore[no-untyped-def]
+    """`std`'s decode_split_tc and decode_combine against SDPA, with NaN and Inf in the unused cache."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
@@ -150,7 +165,6 @@ def test_decode_split_tc_with_std_merge_matches_sdpa(batch: int, smax: int, clen
     for t in (k, v):  # what the unused cache holds must not matter
         t[:, :, clen:] = float("nan")
         t[:, :, clen + 1::3] = float("inf")
-    std = tilelang.compile(STD)
     ns = 1 << (splits - 1).bit_length()
     o = torch.full_like(q, float("nan"))
     opw = torch.full((rows * splits, G, d), float("nan"), device="cuda")

@@ -91,9 +91,9 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))
             guess = suggest(name, itertools.chain(fns, FUNCTIONS))
             habit = _HABITS.get(name)
-            if name == "len":  # the help depends on the argument's type
+            if name == "len" or name in _FLIPS:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
-                return tcx.emit(d.with_help(_len_help(tcx, e)))
+                return tcx.emit(d.with_help(_len_help(tcx, e) if name == "len" else habit(tcx, e)))
             homes = tcx.loader.std_items().get(name) if habit is None else None
             if habit is not None:
                 d = d.with_help(habit(tcx, e))
@@ -201,6 +201,24 @@ def _len_help(tcx: CheckCx, e: ast.Call) -> str:
 _JOIN = ("Tile has no concatenation: in a kernel, store each part into its own nested tile of the output "
          "(`let q = z.partition([..]); q.store(a, [0, 0]); q.store(b, [0, 1]);`); on the host, pick each "
          "element's source with `where` over `arange` positions")
+_FLIPS = ("flip", "fliplr", "flipud", "reverse")
+
+
+def _flip_help(ty: Type | None, x: str) -> str:
+    """How to reverse `x` (`flip(x, 0)`, `x.flip(0)`): element i is element N - 1 - i, a masked sum over an
+    [N, N] tile; spelt with a 1-D tile's own length and a zero of its element type."""
+    n, zero = "N", "0.0"
+    if isinstance(ty, TileT) and len(ty.shape) == 1:
+        n = str(ty.shape[0])
+        n = n if n.isidentifier() or n.isdigit() else f"({n})"
+        zero = "0.0" if not isinstance(ty.dtype, DType) or ty.dtype.is_float else \
+            "false" if ty.dtype is DType.BOOL else "0"
+    what = f"`{x}` reversed" if n != "N" else f"`{x}` reversed (N elements along the axis)"
+    return (f"Tile has no reversal: element i of {what} is element {n} - 1 - i, picked by a masked sum: "
+            f"`where(arange::<i32>({n}).reshape([{n}, 1]) + arange::<i32>({n}).reshape([1, {n}]) == {n} - 1, "
+            f"{x}.reshape([1, {n}]).broadcast([{n}, {n}]), {zero}).sum(1)`")
+
+
 _SORT = ("Tile has no sort: the k largest of `{x}` come one at a time from `argmax`, each pick masked out before "
          "the next (`where(arange::<i32>(N) == i, f32::NEG_INFINITY, {x})`)")
 
@@ -236,6 +254,10 @@ _HABITS = {
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)
     **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
     **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),
+    # and their reversals (round 11)
+    **dict.fromkeys(_FLIPS, lambda tcx, e: _flip_help(
+        tcx.program.types.get(e.args[0].value) if e.args else None,
+        x if e.args and (x := tcx.snippet(e.args[0].value) or "t") and len(x) < 30 else "t")),
 }
 
 
@@ -302,6 +324,9 @@ _METHOD_HABITS = {
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
     "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    # round 11: joins as methods (`t.concat([u])`); reversals (PyTorch's `t.flip(0)`) are `_flip_help`'s
+    **dict.fromkeys(("concat", "cat", "concatenate", "stack", "append"), _JOIN),
+    **dict.fromkeys(_FLIPS, _flip_help(None, "{x}").replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")),
 }
 
 
@@ -349,8 +374,15 @@ def method_habit(name: str) -> str | None:
 
 
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
+    """The arguments of a call that has no signature (an unknown or not callable name): each is checked for its
+    own errors, but a list `[a, b]` only element by element, since without a parameter nothing says it is a
+    shape (`concat([t, u], 0)` is E0102 alone, not also two E0203 "expected an integer" for `t` and `u`)."""
     for a in e.args:
-        tcx.check_expr(a.value, fx, None)
+        if isinstance(a.value, ast.ArrayExpr):
+            for x in a.value.elems:
+                tcx.check_expr(x, fx, None)
+        else:
+            tcx.check_expr(a.value, fx, None)
 
 
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
@@ -539,6 +571,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             habit = _AS.format(target)
         elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):
             habit = _DEVICES  # `x.to("cuda")`
+        elif name in _FLIPS and isinstance(rty, TileT):
+            x = tcx.snippet(e.receiver) or "t"
+            habit = _flip_help(rty, x if len(x) < 30 else "t").replace("{", "{{").replace("}", "}}")
         elif name == "mean" and isinstance(rty, TileT) and rty.shape and len(e.args) <= 1:
             habit = _mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \

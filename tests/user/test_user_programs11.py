@@ -1,0 +1,171 @@
+"""Round 11 of the independent user's programs (huser11, 2026-12-05): seven
+programs in domains rounds 1-10 did not take, written from README.md,
+docs/reference.md and examples/ alone.
+
+- f01: a bitonic sort of each row (i32 keys, width 27 in 32-wide tiles padded
+  with `i32::MAX`), carrying the column index so the order is (key, index):
+  NumPy's stable argsort. A compare-exchange's partner (element i ^ j) is
+  gathered by a masked sum over a [R, 32, 32] tile; `while` loops over the
+  network's stages.
+- f02: softmax backward over axis 0 (whole columns in a block, a reduction
+  along the strided axis) and log-softmax backward over rows of width 50 in
+  64-wide tiles, with an f16 upstream gradient and an f16 result.
+- f03: an int4 weight-only GEMV: signed nibbles packed two to a u8 on the
+  host (`permute`, `&`, `|`, `<<`, a cast to u8), f16 group scales, bf16
+  activations split into even and odd elements by a host transpose.
+- f04: stream compaction (`x[x > t]`) by a host function that launches
+  three kernels (counts, an exclusive scan of them, a scatter that packs a
+  block's kept elements and adds them at its offset with `atomic_add`),
+  returning a tensor whose length is known only at run time (0 too).
+- f05: Mandelbrot escape counts in f32 (exact integers only where no engine
+  fuses a multiply and an add), then a histogram of them with atomics.
+- f06: 8-bit image arithmetic: RGB to grey in u16 fixed point, an alpha
+  blend in i32 narrowed to u8, a brightness change whose f32 -> u8 cast
+  saturates at both ends, and a u8 sum that wraps.
+- f07: integer bit tricks: `!` on u8 and i64 (bitwise not, as in Rust), a
+  SWAR population count of u32 words (a wrapping multiply by 0x01010101),
+  and the FNV-1a hash of rows of bytes (u32 multiplies that wrap).
+
+Each program runs on the interpreter and its tensors are checked against
+answers computed here with NumPy from the program's inputs; each runs in the
+NVPTX simulator at sm_90a and sm_80 (each under 1.5 s simulated, so in the
+default run), and its PTX assembles on both; `test_user_gpu.py` runs them on
+a GPU.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
+
+from userprog import program_suite
+
+Tensors = dict[str, np.ndarray]
+f32 = np.float32
+
+
+def _f01(t: Tensors, out: str) -> None:
+    x = t["x"]
+    i = np.arange(10 * 27)
+    np.testing.assert_array_equal(x, ((i * 37 + 11) % 23 - 11).reshape(10, 27))
+    perm = np.argsort(x, axis=1, kind="stable")
+    np.testing.assert_array_equal(t["perm"], perm)  # ties by column: the duplicates keep their order
+    np.testing.assert_array_equal(t["keys"], np.take_along_axis(x, perm, 1))
+    assert (np.diff(np.sort(x, 1), axis=1) == 0).any()  # there are ties to break
+    assert out == f"-11 11 {perm.sum()}\n"
+
+
+def _f02(t: Tensors, out: str) -> None:
+    x, dy = t["x"].astype(np.float64), t["dy"].astype(np.float64)
+    y = np.exp(x - x.max(0))
+    y /= y.sum(0)
+    np.testing.assert_allclose(t["y"], y, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(t["dx"], y * (dy - (dy * y).sum(0)), rtol=1e-4, atol=1e-6)
+    x2 = t["x2"].astype(np.float64)
+    lp = x2 - x2.max(1, keepdims=True)
+    lp -= np.log(np.exp(lp).sum(1, keepdims=True))
+    np.testing.assert_allclose(t["lp"], lp, rtol=1e-5, atol=1e-5)
+    assert t["dy2"].dtype == np.float16 and t["dx2"].dtype == np.float16
+    g = t["dy2"].astype(np.float64)
+    np.testing.assert_allclose(t["dx2"].astype(np.float64), g - np.exp(lp) * g.sum(1, keepdims=True), rtol=2e-3,
+                               atol=2e-3)
+    assert out == "true true true\n"
+
+
+def _f03(t: Tensors, out: str) -> None:
+    rows, k = 40, 96
+    w = (np.arange(rows * k).reshape(rows, k) * 29 + 7) % 16 - 8
+    np.testing.assert_array_equal(t["w"], w)
+    packed = ((w[:, 0::2] & 15) | ((w[:, 1::2] & 15) << 4)).astype(np.uint8)
+    np.testing.assert_array_equal(t["packed"], packed)
+    assert (packed >= 128).any()  # a negative odd weight: the high nibble's sign bit
+    scale = t["scale"].astype(np.float64)
+    assert t["scale"].dtype == np.float16
+    np.testing.assert_array_equal(t["xs"], t["x"].reshape(k // 2, 2).T)
+    y = (w * np.repeat(scale, 32, axis=1)) @ t["x"].astype(np.float64)
+    np.testing.assert_allclose(t["y"], y, rtol=1e-5, atol=1e-5)
+    assert out == f"{packed.max()} {packed.min()} [40]\n"
+
+
+def _f04(t: Tensors, out: str) -> None:
+    x = t["x"]
+    np.testing.assert_array_equal(t["kept"], x[x > f32(0.5)])
+    assert t["none"].shape == (0,)
+    assert out == f"[{(x > f32(0.5)).sum()}] [0] true\n"
+
+
+def _f05(t: Tensors, out: str) -> None:
+    r, c = np.arange(40, dtype=f32), np.arange(48, dtype=f32)
+    cx = np.broadcast_to((f32(-2.0) + c * f32(0.0625))[None, :], (40, 48))
+    cy = np.broadcast_to((f32(-1.25) + r * f32(0.0625))[:, None], (40, 48))
+    zx = np.zeros((40, 48), f32)
+    zy = np.zeros((40, 48), f32)
+    n = np.zeros((40, 48), np.int32)
+    for _ in range(64):
+        inside = zx * zx + zy * zy <= f32(4.0)
+        zx, zy = np.where(inside, zx * zx - zy * zy + cx, zx), np.where(inside, f32(2.0) * zx * zy + cy, zy)
+        n += inside
+    np.testing.assert_array_equal(t["it"], n)
+    assert len(np.unique(n)) > 30  # many escape times, the slow ones near the set's edge
+    np.testing.assert_array_equal(t["bins"], np.bincount(n.ravel() // 4, minlength=17)[:16])
+    np.testing.assert_array_equal(t["seen"], np.ones((3, 3), np.int32))
+    assert out == "64 1920\n"
+
+
+def _f06(t: Tensors, out: str) -> None:
+    i = np.arange(3 * 20 * 36)
+    rgb = ((i * 97 + 13) % 256).reshape(3, 20, 36).astype(np.uint8)
+    np.testing.assert_array_equal(t["rgb"], rgb)
+    r, gg, b = (rgb[k].astype(np.uint16) for k in range(3))
+    g = ((r * 77 + gg * 150 + b * 29 + 128) >> 8).astype(np.uint8)
+    np.testing.assert_array_equal(t["g"], g)
+    j = np.arange(20 * 36)
+    h = ((j * 53 + 200) % 256).reshape(20, 36).astype(np.uint8)
+    a = ((j * 31) % 256).reshape(20, 36).astype(np.int32)
+    np.testing.assert_array_equal(t["o"], ((a * g + (255 - a) * h.astype(np.int32) + 127) // 255).astype(np.uint8))
+    np.testing.assert_array_equal(t["wrap"], g + h)  # u8 + u8 wraps in NumPy too
+    assert (g.astype(np.int32) + h > 255).any()
+    bright = np.clip(np.trunc(g.astype(f32) * f32(2.3) - f32(120.0)), 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(t["bright"], bright)
+    assert (bright == 0).any() and (bright == 255).any()  # both ends saturate
+    assert out == f"{g.max()} 255 0 [20, 36]\n"
+
+
+def _f07(t: Tensors, out: str) -> None:
+    w = (np.arange(100, dtype=np.uint64) * 2654435761 + 12345).astype(np.uint32)
+    np.testing.assert_array_equal(t["w"], w)
+    np.testing.assert_array_equal(t["nb"], ~w.astype(np.uint8))
+    np.testing.assert_array_equal(t["nw"], ~w.astype(np.int64))
+    pop = np.array([bin(int(v)).count("1") for v in w], np.uint32)
+    np.testing.assert_array_equal(t["pop"], pop)
+    np.testing.assert_array_equal(t["par"], pop & 1)
+    rows = ((np.arange(9 * 12) * 131 + 7) % 256).reshape(9, 12)
+    np.testing.assert_array_equal(t["bytes"], rows)
+    want = []
+    for row in rows:
+        h = 2166136261
+        for byte in row:
+            h = ((h ^ int(byte)) * 16777619) & 0xFFFFFFFF
+        want.append(h)
+    np.testing.assert_array_equal(t["h"], np.array(want, np.uint32))
+    assert out == f"{pop.max()} {pop.min()} [9]\n"
+
+
+CHECKS = {
+    "f01_bitonic_argsort": _f01,
+    "f02_softmax_backward": _f02,
+    "f03_int4_gemv": _f03,
+    "f04_stream_compaction": _f04,
+    "f05_mandelbrot": _f05,
+    "f06_u8_image": _f06,
+    "f07_bit_tricks": _f07,
+}
+
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "f*.tile", CHECKS, [(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
+    ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")])

@@ -1,0 +1,94 @@
+"""Round 11 of the user's mistakes (huser11, 2026-12-05): what a NumPy or
+PyTorch user reaches for that Tile has not, each with the help applied by
+the letter.
+
+- e94 `concat([s, m], 1)` in a kernel: the help (Tile has no concatenation:
+  nested stores) was the third error. The list `[s, m]` was checked as a
+  shape and gave two E0203 "expected an integer, found `Tile<..>`" first;
+  the arguments of a call with no signature (an unknown or not callable
+  name) are now checked element by element, so E0102 and its help come
+  alone.
+- e95 PyTorch's `t.flip(0)` on a tile (E0103): the help listed the methods of
+  tiles. It now says how to reverse a tile (a masked sum over an [N, N]
+  tile), spelt with the tile's own length and a zero of its element type,
+  as `flip(t, 0)` does (E0102), and `t.concat(..)`/`t.cat(..)` get the
+  concatenation's help.
+
+`test_user_wrong.py` checks each file's code, place, underline and help
+line; here the help names the fix, the program with the fix applied passes
+`tilec check -D warnings`, and it prints what NumPy says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tilelang import driver
+from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, fixed_program, \
+    run_program
+
+DIR = Path(__file__).parent / "wrong"
+
+_FLIPPED = ("where(arange::<i32>(B).reshape([B, 1]) + arange::<i32>(B).reshape([1, B]) == B - 1, "
+            "x.load_like(z).reshape([1, B]).broadcast([B, B]), 0.0).sum(1)")
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements, what the fixed program prints)
+FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
+    "e94_concat_of_tiles": ("store each part into its own nested tile of the output",
+                            [("    z.store(concat([s, m], 1));",
+                              "    let q = z.partition([1, 1]);\n    q.store(s, [0, 0]);\n    q.store(m, [0, 1]);")],
+                            "Tensor<f32, [2]> [66.0, 21.0]\n"),  # row sums 6 + 22 + 38, maxima 3 + 7 + 11
+    "e95_flip_method": (f"`{_FLIPPED}`", [("x.load_like(z).flip(0)", _FLIPPED)],
+                        "Tensor<f32, [8]> [3.0, 2.0, 1.0, 0.0, 7.0, 6.0, 5.0, 4.0]\n"),
+}
+
+
+def test_every_mistake_has_a_fix() -> None:
+    assert sorted(p.stem for p in DIR.glob("e9[45]_*.tile")) == sorted(FIXES)
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+    hint, edits, printed = FIXES[name]
+    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", hint, edits, tmp_path)
+    assert run_program(fixed_program(DIR / f"{name}.tile", edits, tmp_path))[1] == printed
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_editor_shows_the_same_first_error(name: str) -> None:
+    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
+
+
+def _errors(tmp_path: Path, body: str, head: str = "") -> list[tuple[str, tuple[str, ...]]]:
+    f = tmp_path / "k.tile"
+    f.write_text(f"{head}kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>, x: &Tensor<i32, [?]>) {{\n"
+                 f"    let t = x.load_like(z);\n{body}\n}}\n", encoding="utf-8")
+    return [(d.code, d.help) for d in driver.check(f).diagnostics if d.severity.value == "error"]
+
+
+@pytest.mark.parametrize(("call", "code"), [("concat([t, t], 0)", "E0102"), ("torch.cat([t, t], 0)", "E0101"),
+                                           ("t.cat([t, t])", "E0103"), ("b([t, t])", "E0115")])
+def test_a_list_given_to_what_is_no_function_is_not_read_as_a_shape(call: str, code: str, tmp_path: Path) -> None:
+    errs = _errors(tmp_path, f"    let b = 1;\n    z.store({call});")
+    assert [c for c, _ in errs] == [code], errs
+    # its elements are still checked: a name that does not exist inside the list is reported
+    errs = _errors(tmp_path, f"    let b = 1;\n    z.store({call.replace('[t, t]', '[t, tt]')});")
+    assert len(errs) == 2 and "E0203" not in {c for c, _ in errs}, errs
+
+
+def test_the_reversal_help_names_the_tile_s_length_and_zero(tmp_path: Path) -> None:
+    [(code, help_)] = _errors(tmp_path, "    z.store(flip(t, 0));")
+    assert code == "E0102" and "`where(arange::<i32>(B).reshape([B, 1]) + arange::<i32>(B).reshape([1, B]) == " \
+        "B - 1, t.reshape([1, B]).broadcast([B, B]), 0).sum(1)`" in help_[0], help_
+    [(code, help_)] = _errors(tmp_path, "    z.store(t.reverse());")
+    assert code == "E0103" and "element B - 1 - i" in help_[0] and ", 0).sum(1)`" in help_[0], help_
+    # the help, applied, reverses an i32 tile
+    f = tmp_path / "k.tile"
+    src = help_[0].split("masked sum: `")[1].rstrip("`")
+    f.write_text("kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>, x: &Tensor<i32, [?]>) {\n"
+                 f"    let t = x.load_like(z);\n    z.store({src});\n}}\n"
+                 "fn main() {\n    let x = arange::<i32>(6);\n    let mut z = zeros::<i32>([6]);\n"
+                 "    k(z.partition([3]), &x).sync();\n    print(z);\n}\n", encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<i32, [6]> [2, 1, 0, 5, 4, 3]\n"

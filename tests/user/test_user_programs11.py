@@ -25,6 +25,14 @@ docs/reference.md and examples/ alone.
 - f07: integer bit tricks: `!` on u8 and i64 (bitwise not, as in Rust), a
   SWAR population count of u32 words (a wrapping multiply by 0x01010101),
   and the FNV-1a hash of rows of bytes (u32 multiplies that wrap).
+- f08: scans and reductions on [3, 13] tiles (no power of two): a column
+  `cumsum` of u8 widened to i32, a row `cumprod` of f32, `argmin` of u8 rows
+  with ties, u8 maxima. `cumprod` was named by the reference ("Float sums and
+  products (`sum`, `prod`, `cumsum`, `cumprod`) may add in another order")
+  and implemented by the IR, the interpreter and the GPU code, but the
+  language had no name for it (E0102, "a function with a similar name
+  exists: `prod`"): it is now a function and a method of tiles and host
+  tensors, as `cumsum` is (`tilec doc cumprod`).
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -155,6 +163,22 @@ def _f07(t: Tensors, out: str) -> None:
     assert out == f"{pop.max()} {pop.min()} [9]\n"
 
 
+def _f08(t: Tensors, out: str) -> None:
+    i = np.arange(11 * 13)
+    x = ((i * 5 + i // 3) % 7 * 30 + 15).reshape(11, 13)
+    np.testing.assert_array_equal(t["x"], x)
+    cs = np.concatenate([np.cumsum(x[r:r + 3], 0) for r in range(0, 11, 3)])  # each block's own rows
+    np.testing.assert_array_equal(t["cs"], cs)
+    y = t["y"].astype(np.float64)
+    np.testing.assert_allclose(t["cp"], np.cumprod(y, 1), rtol=1e-6)
+    assert (y < 1).any() and (y > 1).any() and t["cp"].max() > 100  # factors below and above 1
+    np.testing.assert_array_equal(t["am"], x.argmin(1))
+    assert max((r == r.min()).sum() for r in x) > 1  # ties: the first minimum
+    np.testing.assert_array_equal(t["mx"], x.max(1))
+    assert out == f"{cs.sum()} Tensor<i32, [11]> [{', '.join(f'{v:2d}' for v in x.argmin(1))}] " \
+        f"Tensor<u8, [11]> [{', '.join(str(v) for v in x.max(1))}]\n"
+
+
 CHECKS = {
     "f01_bitonic_argsort": _f01,
     "f02_softmax_backward": _f02,
@@ -163,9 +187,43 @@ CHECKS = {
     "f05_mandelbrot": _f05,
     "f06_u8_image": _f06,
     "f07_bit_tricks": _f07,
+    "f08_odd_tiles_scans": _f08,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "f*.tile", CHECKS, [(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")])
+
+
+def test_cumprod_is_a_function_and_a_method_on_tiles_and_tensors(tmp_path: Path) -> None:
+    from tilelang import driver
+    from userprog import run_program
+
+    f = tmp_path / "p.tile"
+    f.write_text("""kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>, w: &mut Tensor<f16, [B]>, x: &Tensor<i32, [?]>) {
+    let t = x.load_like(z);
+    z.store(cumprod(t, 0));
+    w.store((t as f16 * 0.5f16).cumprod(0));
+}
+fn main() {
+    let x = arange::<i32>(10) + 1;
+    let mut z = zeros::<i32>([10]);
+    let mut w = zeros::<f16>([10]);
+    k(z.partition([5]), w.partition([5]), &x).sync();
+    print(x.cumprod(0)[9], cumprod(x)[4]);
+}
+""", encoding="utf-8")
+    t, out = run_program(f)
+    # i32 products wrap; each block of 5 starts again
+    want = np.concatenate([np.cumprod(np.arange(1, 6)), np.cumprod(np.arange(6, 11))]).astype(np.int32)
+    np.testing.assert_array_equal(t["z"], want)
+    # f16 products in f32, rounded once a step (as the interpreter's scan, the GPU's too: test_numerics_diff)
+    h = (np.arange(1, 11, dtype=np.float32) * np.float32(0.5)).astype(np.float16)
+    exp = np.concatenate([np.cumprod(h[:5].astype(np.float32)), np.cumprod(h[5:].astype(np.float32))])
+    np.testing.assert_allclose(t["w"].astype(np.float64), exp, rtol=2e-3)
+    assert out == f"{np.int32(np.cumprod(np.arange(1, 11, dtype=np.int64)).astype(np.int32)[9])} 120\n"
+    # a `bool` one is refused, with a help that says what a product of bools is
+    f.write_text("fn main() {\n    print(cumprod(arange::<i32>(4) > 1));\n}\n", encoding="utf-8")
+    [d] = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert d.code == "E0204" and "cumprod" in d.message

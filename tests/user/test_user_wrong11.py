@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from tilelang import driver
-from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, fixed_program, \
-    run_program
+from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
+    fixed_program, run_program
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -92,3 +92,18 @@ def test_the_reversal_help_names_the_tile_s_length_and_zero(tmp_path: Path) -> N
                  "fn main() {\n    let x = arange::<i32>(6);\n    let mut z = zeros::<i32>([6]);\n"
                  "    k(z.partition([3]), &x).sync();\n    print(z);\n}\n", encoding="utf-8")
     assert run_program(f)[1] == "Tensor<i32, [6]> [2, 1, 0, 5, 4, 3]\n"
+
+
+def test_the_reversal_help_on_a_host_tensor_runs(tmp_path: Path) -> None:
+    # a host tensor of a known length gets its length in the help (`?` or 2-D ones keep `N`); applied, it runs
+    f = tmp_path / "h.tile"
+    f.write_text("fn main() {\n    let y = arange::<i32>(4);\n    print(y.flip(0));\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0103" and "`where(arange::<i32>(4).reshape([4, 1]) + arange::<i32>(4).reshape([1, 4]) == " \
+        "4 - 1, y.reshape([1, 4]).broadcast([4, 4]), 0).sum(1)`" in d.help[0], d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("y.flip(0)", d.help[0].split("masked sum: `")[1].rstrip("`")),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<i32, [4]> [3, 2, 1, 0]\n"
+    f.write_text("fn main() {\n    let y = arange::<i32>(4).reshape([2, 2]);\n    print(y.flip(0));\n}\n",
+                 encoding="utf-8")
+    assert "(N elements along the axis)" in first_error(f).help[0]

@@ -208,7 +208,8 @@ def _flip_help(ty: Type | None, x: str) -> str:
     """How to reverse `x` (`flip(x, 0)`, `x.flip(0)`): element i is element N - 1 - i, a masked sum over an
     [N, N] tile; spelt with a 1-D tile's own length and a zero of its element type."""
     n, zero = "N", "0.0"
-    if isinstance(ty, TileT) and len(ty.shape) == 1:
+    ty = deref(ty) if ty is not None else None
+    if isinstance(ty, (TileT, TensorT)) and ty.shape is not None and len(ty.shape) == 1 and ty.shape[0] is not None:
         n = str(ty.shape[0])
         n = n if n.isidentifier() or n.isdigit() else f"({n})"
         zero = "0.0" if not isinstance(ty.dtype, DType) or ty.dtype.is_float else \
@@ -571,7 +572,7 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             habit = _AS.format(target)
         elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):
             habit = _DEVICES  # `x.to("cuda")`
-        elif name in _FLIPS and isinstance(rty, TileT):
+        elif name in _FLIPS and isinstance(rty, (TileT, TensorT)):
             x = tcx.snippet(e.receiver) or "t"
             habit = _flip_help(rty, x if len(x) < 30 else "t").replace("{", "{{").replace("}", "}}")
         elif name == "mean" and isinstance(rty, TileT) and rty.shape and len(e.args) <= 1:

@@ -42,6 +42,9 @@ docs/reference.md and examples/ alone.
   `store_unchecked` whose index (the tile's origin) is outside the tensor,
   and lets a tile that starts inside run past the edge
   (`tests/unit/test_sanitize.py`). f04 runs under `--sanitize` too.
+- f10: splitmix64 in u64 (multiplies that wrap, shifts), its top bits as
+  an f64 in [0, 1), i16 products that overflow after u16 -> i16 casts, and a
+  hand-written xor reduction (a loop of masked u64 maxima: the top bit set).
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -199,6 +202,28 @@ def _f09(t: Tensors, out: str) -> None:
     assert out == "20 [50, 40]\n"
 
 
+def _f10(t: Tensors, out: str) -> None:
+    m = (1 << 64) - 1
+
+    def splitmix(i: int) -> int:
+        z = (12345 + (i + 1) * 0x9E3779B97F4A7C15) & m
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+        return z ^ (z >> 31)
+
+    z = np.array([splitmix(i) for i in range(200)], np.uint64)
+    np.testing.assert_array_equal(t["r"], z)
+    assert (z >> np.uint64(63)).any()  # words past i64's range: unsigned comparisons in the maxima
+    np.testing.assert_array_equal(t["u"], (z >> np.uint64(40)).astype(np.float64) * 2.0**-24)
+    a = (z & np.uint64(0xFFFF)).astype(np.uint16).astype(np.int16)
+    b = ((z >> np.uint64(16)) & np.uint64(0xFFFF)).astype(np.uint16).astype(np.int16)
+    with np.errstate(over="ignore"):
+        w = a * b - (b - a)
+    np.testing.assert_array_equal(t["w16"], w)
+    np.testing.assert_array_equal(t["acc"], [np.bitwise_xor.reduce(z[k:k + 64]) for k in range(0, 200, 64)])
+    assert out == "true true\n"
+
+
 CHECKS = {
     "f01_bitonic_argsort": _f01,
     "f02_softmax_backward": _f02,
@@ -209,6 +234,7 @@ CHECKS = {
     "f07_bit_tricks": _f07,
     "f08_odd_tiles_scans": _f08,
     "f09_splitk_atomic_ragged": _f09,
+    "f10_splitmix64": _f10,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

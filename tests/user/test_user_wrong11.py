@@ -107,3 +107,18 @@ def test_the_reversal_help_on_a_host_tensor_runs(tmp_path: Path) -> None:
     f.write_text("fn main() {\n    let y = arange::<i32>(4).reshape([2, 2]);\n    print(y.flip(0));\n}\n",
                  encoding="utf-8")
     assert "(N elements along the axis)" in first_error(f).help[0]
+
+
+def test_doc_of_every_other_language_s_name_gives_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    # `tilec doc flip` was an internal error (101): the help read the call's argument, and `tilec doc` has no call
+    from tilelang import cli
+    from tilelang.sema import calls
+
+    for name in sorted({*calls._HABITS, *calls._METHOD_HABITS} - {"len"}):
+        status = cli.run(["doc", name])
+        err = capsys.readouterr().err
+        if status == cli.EXIT_OK:  # a name the reference has an entry for (`relu` is std::nn's, ..)
+            continue
+        assert status == cli.EXIT_ERRORS and f"Tile has no `{name}`" in err and "\nhelp: " in err, (name, err)
+    assert cli.run(["doc", "flip"]) == cli.EXIT_ERRORS
+    assert "element N - 1 - i" in capsys.readouterr().err

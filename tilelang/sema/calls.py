@@ -220,6 +220,14 @@ def _flip_help(ty: Type | None, x: str) -> str:
             f"{x}.reshape([1, {n}]).broadcast([{n}, {n}]), {zero}).sum(1)`")
 
 
+def _flip_call_help(tcx: CheckCx | None, e: ast.Call | None) -> str:
+    """`_flip_help` for `flip(x, ..)`, of `x`'s type; without a call (`tilec doc flip`), of a tile `t`."""
+    if tcx is None or e is None or not e.args:
+        return _flip_help(None, "t")
+    x = tcx.snippet(e.args[0].value) or "t"
+    return _flip_help(tcx.program.types.get(e.args[0].value), x if len(x) < 30 else "t")
+
+
 _SORT = ("Tile has no sort: the k largest of `{x}` come one at a time from `argmax`, each pick masked out before "
          "the next (`where(arange::<i32>(N) == i, f32::NEG_INFINITY, {x})`)")
 
@@ -256,9 +264,7 @@ _HABITS = {
     **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
     **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),
     # and their reversals (round 11)
-    **dict.fromkeys(_FLIPS, lambda tcx, e: _flip_help(
-        tcx.program.types.get(e.args[0].value) if e.args else None,
-        x if e.args and (x := tcx.snippet(e.args[0].value) or "t") and len(x) < 30 else "t")),
+    **dict.fromkeys(_FLIPS, lambda tcx, e: _flip_call_help(tcx, e)),
 }
 
 

@@ -13,6 +13,12 @@ the letter.
   tile), spelt with the tile's own length and a zero of its element type,
   as `flip(t, 0)` does (E0102), and `t.concat(..)`/`t.cat(..)` get the
   concatenation's help.
+- e96 `dx.partition([64])` of a 2-D tensor given to a kernel whose tile is
+  `[1, BN]` (E0217): the help said `dx.partition([64, 50])` ("the whole
+  length of each axis left out"), which the kernel then refused (E0216:
+  64 is not 1). A partition given to a kernel's `&mut` parameter now gets
+  the parameter's tile with the sizes given in its generic dimensions,
+  `dx.partition([1, 64])`.
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line; here the help names the fix, the program with the fix applied passes
@@ -42,11 +48,13 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
                             "Tensor<f32, [2]> [66.0, 21.0]\n"),  # row sums 6 + 22 + 38, maxima 3 + 7 + 11
     "e95_flip_method": (f"`{_FLIPPED}`", [("x.load_like(z).flip(0)", _FLIPPED)],
                         "Tensor<f32, [8]> [3.0, 2.0, 1.0, 0.0, 7.0, 6.0, 5.0, 4.0]\n"),
+    "e96_partition_rank_of_row_tiles": ("the kernel's tile is `[1, BN]`, so `dx.partition([1, 64])`",
+                                        [("dx.partition([64])", "dx.partition([1, 64])")], "1300.0\n"),
 }
 
 
 def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("e9[45]_*.tile")) == sorted(FIXES)
+    assert sorted(p.stem for p in DIR.glob("e9[456]_*.tile")) == sorted(FIXES)
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))

@@ -680,6 +680,11 @@ def _receiver_kind(ty: Type, fx: Fx) -> str:
 
 def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
     owner = f"{'kernel' if info.is_kernel else 'function'} `{info.name}`"
+    if info.is_kernel:  # a partition given to a `&mut` parameter: its tile, for the help of one of the wrong rank
+        for a, pty in zip(e.args, info.param_types, strict=False):
+            if isinstance(a.value, ast.MethodCall) and a.value.method.name == "partition" and \
+                    isinstance(pty, RefT) and pty.mutable and isinstance(pty.inner, TensorT):
+                tcx.partition_params[a.value] = pty.inner
     args, tys, _ = _split_args(tcx, e, fx, (), owner, info.decl.name.span)
     if info.is_kernel and fx.in_kernel:
         return tcx.emit(tcx.err(T.HOST_ONLY, f"launching kernel `{info.name}` is only allowed in host code",

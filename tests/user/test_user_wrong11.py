@@ -33,7 +33,7 @@ import pytest
 
 from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program
+    fixed_program, run_program, tilec_at_root
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -130,3 +130,28 @@ def test_doc_of_every_other_language_s_name_gives_its_help(capsys: pytest.Captur
         assert status == cli.EXIT_ERRORS and f"Tile has no `{name}`" in err and "\nhelp: " in err, (name, err)
     assert cli.run(["doc", "flip"]) == cli.EXIT_ERRORS
     assert "element N - 1 - i" in capsys.readouterr().err
+
+
+def test_the_repl_has_no_main_to_call_and_emit_s_help_leads_to_the_ptx() -> None:
+    """f11's launches take their tile from a loop's variable, so `tilec emit` has no instance to show; its help
+    said to `:load` the file in `tilec repl` and "run the function": the function was `main`, which `:load`
+    leaves out, and `main();` at the prompt called the session's own `main` (the statements entered), which
+    recursed until E0719 "the host stack overflowed". `main()` at the prompt is E0102 now, with a help; the
+    emit help says to enter the statements of the file's `main`, and doing so gives `:ptx merge`."""
+    from tilelang import cli
+    from tilelang.repl import ReplSession
+    from userprog import REPO
+
+    prog = REPO / "tests" / "user" / "programs" / "f11_merge_sort_passes.tile"
+    r = tilec_at_root("emit", str(prog.relative_to(REPO)), "--stage", "ptx")
+    assert r.returncode == cli.EXIT_ERRORS and "the statements of its `main`, which `:load` leaves out" in r.stderr
+    s = ReplSession(device="cpu")
+    assert s.feed(f":load {prog}").stdout == f"loaded 1 item from {prog}\n"
+    out = s.feed("main();")
+    assert not out.ok and "error[E0102]: the REPL has no `main` to call" in out.stderr
+    assert "E0719" not in out.stderr and "`tilec run FILE`" in out.stderr
+    body = prog.read_text(encoding="utf-8").split("fn main() {\n", 1)[1].rsplit("}", 1)[0]
+    assert s.feed(body).ok
+    assert s.feed("sorted[63]").stdout == "f32 = 7.0\n"
+    ptx = s.feed(":ptx merge")
+    assert ptx.ok and ".entry" in ptx.stdout, ptx.stderr

@@ -19,6 +19,12 @@ the letter.
   64 is not 1). A partition given to a kernel's `&mut` parameter now gets
   the parameter's tile with the sizes given in its generic dimensions,
   `dx.partition([1, 64])`.
+- e97 an atomic's offset read from a tensor as a one-element tile, `[o]`
+  (E0203): the help said "cast it with `as i32`", which keeps a tile; it
+  says `o.item()` now (and for a tile of many elements, to reduce it).
+- e98 `b as u4` (E0104): the help offered `u64` ("a similar name"); for
+  types narrower than a byte (and fp8/fp4 names) it says how to pack and
+  unpack them instead.
 
 `test_user_wrong.py` checks each file's code, place, underline and help
 line; here the help names the fix, the program with the fix applied passes
@@ -50,11 +56,15 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
                         "Tensor<f32, [8]> [3.0, 2.0, 1.0, 0.0, 7.0, 6.0, 5.0, 4.0]\n"),
     "e96_partition_rank_of_row_tiles": ("the kernel's tile is `[1, BN]`, so `dx.partition([1, 64])`",
                                         [("dx.partition([64])", "dx.partition([1, 64])")], "1300.0\n"),
+    "e97_tile_as_atomic_index": ("`o` is a tile of one element: its value is `o.item()`",
+                                 [("[o]", "[o.item()]")], "32.0 2.0\n"),
+    "e98_four_bit_type": ("take them apart with `b & 15` and `b >> 4`",
+                          [("(b as u4) as i32", "(b & 15) as i32")], "Tensor<i32, [8]> [ 0,  5, 10, 15,  4,  9, 14,  3]\n"),
 }
 
 
 def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("e9[456]_*.tile")) == sorted(FIXES)
+    assert sorted(p.stem for p in DIR.glob("e9[4-8]_*.tile")) == sorted(FIXES)
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))

@@ -247,7 +247,7 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span,
                                      f"expected an integer, found `{t}`")
                              .note("`[..]` lists shapes and tile indices, which are integers")
-                             .with_help(_not_a_number(t, "cast it with `as i32`, or compute the index in integers")))
+                             .with_help(_not_a_number(t, _index_help(tcx, x, t))))
                 before = len(tcx.sink.diagnostics)
                 if isinstance(t, UntypedInt):
                     # an untyped dimension or index is an `i32`: its literals
@@ -487,6 +487,20 @@ def _view_if(tcx: CheckCx, e: ast.If, ty: Type) -> None:
              .note("only numbers, tiles and tuples of them are carried out of a branch")
              .with_help("load in each branch and let the `if` give the tile: `let t = if c { y.load(..) } "
                         "else { x.load(..) };`"))
+
+
+def _index_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:
+    """E0203's help for a value in `[..]` that is no integer: a cast for a scalar; a tile's value for a tile
+    (`[o]` with `o` a one-element tile loaded from an offsets tensor: `o.item()`, where a cast keeps a tile)."""
+    if isinstance(t, TileT):
+        v = tcx.snippet(x) or "t"
+        v = v if len(v) < 30 else "t"
+        if all(str(d) == "1" for d in t.shape):
+            cast = "" if isinstance(t.dtype, DType) and t.dtype.is_int else " as i32"
+            return f"`{v}` is a tile of one element: its value is `{v}.item(){cast}`"
+        return (f"an index is one number, and `{v}` is a `{t}`: reduce it to one (`.max(0)`, `.sum(0)`), or "
+                "take `.item()` of a one-element tile")
+    return "cast it with `as i32`, or compute the index in integers"
 
 
 def _not_a_number(t: Type, help: str) -> str:

@@ -33,8 +33,10 @@ line; here the help names the fix, the program with the fix applied passes
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tilelang import driver
@@ -132,7 +134,9 @@ def test_doc_of_every_other_language_s_name_gives_its_help(capsys: pytest.Captur
     from tilelang import cli
     from tilelang.sema import calls
 
-    for name in sorted({*calls._HABITS, *calls._METHOD_HABITS} - {"len"}):
+    from tilelang.intrinsics.math_habits import MATH_HABITS
+
+    for name in sorted({*calls._HABITS, *calls._METHOD_HABITS, *MATH_HABITS} - {"len"}):
         status = cli.run(["doc", name])
         err = capsys.readouterr().err
         if status == cli.EXIT_OK:  # a name the reference has an entry for (`relu` is std::nn's, ..)
@@ -165,3 +169,74 @@ def test_the_repl_has_no_main_to_call_and_emit_s_help_leads_to_the_ptx() -> None
     assert s.feed("sorted[63]").stdout == "f32 = 7.0\n"
     ptx = s.feed(":ptx merge")
     assert ptx.ok and ".entry" in ptx.stdout, ptx.stderr
+
+
+# ---- other libraries' math functions (`tilelang/intrinsics/math_habits.py`): the help's spelling, run
+_X = [-2.5, -1.5, -0.3, 0.0, 0.5, 1.5, 2.7, 3.0]
+_POS = [0.01, 0.3, 0.5, 1.0, 1.5, 2.0, 7.5, 20.0]
+_SPECIAL = [float("nan"), float("inf"), -float("inf"), 0.0, -1.0, 2.0, 1e30, -3.5]
+_NUMPY = {  # name: (inputs, what NumPy gives, rtol)
+    "tan": (_X, np.tan, 1e-5), "sinh": (_X, np.sinh, 1e-5), "cosh": (_X, np.cosh, 1e-5),
+    "exp10": (_X, lambda v: 10.0 ** v, 1e-5), "log10": (_POS, np.log10, 1e-5), "log1p": (_POS, np.log1p, 1e-5),
+    "expm1": (_POS, np.expm1, 1e-5), "round": (_X, lambda v: np.floor(v + 0.5), 0),
+    "rint": (_X, lambda v: np.floor(v + 0.5), 0), "trunc": (_X, np.trunc, 0), "sign": (_X, np.sign, 0),
+    "isnan": (_SPECIAL, np.isnan, 0), "isinf": (_SPECIAL, np.isinf, 0), "isfinite": (_SPECIAL, np.isfinite, 0),
+    "square": (_X, np.square, 1e-7), "reciprocal": (_POS, np.reciprocal, 1e-7), "cbrt": (_X, np.cbrt, 1e-5),
+    "softplus": (_X, lambda v: np.log1p(np.exp(v)), 1e-5),
+    "cummax": (_X[::-1], np.maximum.accumulate, 0), "cummin": (_X, np.minimum.accumulate, 0),
+}
+
+
+def _spelling(name: str) -> str:
+    from tilelang.intrinsics.math_habits import MATH_HABITS
+
+    return MATH_HABITS[name].format(x="t").split("`")[1 if not MATH_HABITS[name].startswith("Tile's") else 5]
+
+
+@pytest.mark.parametrize("name", sorted(_NUMPY))
+def test_a_math_function_tile_has_not_gets_a_spelling_that_computes_it(name: str, tmp_path: Path) -> None:
+    values, want, rtol = _NUMPY[name]
+    code = re.sub(r"\bN\b", "B", _spelling(name))  # (the kernel's tile length)
+    f = tmp_path / "m.tile"
+    f.write_text(f"""kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {{
+    let t = x.load_like(z);
+    z.store(({code}) as f32);
+}}
+fn main() {{
+    let x = ones::<f32>([8]);
+    let mut z = zeros::<f32>([8]);
+    k(z.partition([8]), &x).sync();
+}}
+""", encoding="utf-8")
+    src = f.read_text(encoding="utf-8")
+    # the function form, unknown, gets the help with the argument's spelling
+    wrong = tmp_path / "w.tile"
+    wrong.write_text(src.replace(f"({code}) as f32", f"{name}(t) as f32"), encoding="utf-8")
+    d = first_error(wrong)
+    assert d.code == "E0102" and _spelling(name) in d.help[0], d.help
+    # the spelling checks clean and computes what NumPy's function does
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    got = _run_with_inputs(f, np.asarray(values, np.float32))
+    with np.errstate(all="ignore"):
+        exp = np.asarray(want(np.asarray(values, np.float64)), np.float64)
+    np.testing.assert_allclose(got.astype(np.float64), exp, rtol=rtol, atol=1e-6 if rtol else 0, equal_nan=True)
+
+
+def _run_with_inputs(f: Path, values: np.ndarray) -> np.ndarray:
+    """The kernel `k` of `f` on `values`, through the Python API."""
+    import tilelang
+
+    mod = tilelang.load(f)
+    z = np.zeros_like(values)
+    mod.k(tilelang.partition(z, [8]), values).sync()
+    return z
+
+
+def test_a_math_method_tile_has_not_gets_the_spelling_of_its_receiver(tmp_path: Path) -> None:
+    f = tmp_path / "m.tile"
+    f.write_text("fn main() {\n    let v = arange::<f32>(4);\n    print(v.tan(), (v * 2.0).log10());\n}\n",
+                 encoding="utf-8")
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103", "E0103"]
+    assert "`sin(v) / cos(v)`" in errs[0].help[0] and "tanh" not in errs[0].message
+    assert "`log((v * 2.0)) * 0.4342945`" in errs[1].help[0], errs[1].help  # (the receiver kept whole)

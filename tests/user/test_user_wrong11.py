@@ -22,6 +22,12 @@ the letter.
 - e97 an atomic's offset read from a tensor as a one-element tile, `[o]`
   (E0203): the help said "cast it with `as i32`", which keeps a tile; it
   says `o.item()` now (and for a tile of many elements, to reduce it).
+- e99 `let w = [0.25, 0.5, 0.25];` in a kernel: three E0203 "expected an
+  integer" whose help was "cast it with `as i32`" (which makes them 0), and
+  a fourth error where `w` was used; now one error, "Tile has no lists of
+  values", whose help writes the tile of them with `where` over `arange`
+  positions; e100 `const TAPS: [f32; 2]` (E0016 "write a type such as
+  `i32`"): Tile has no array types, name each value.
 - e98 `b as u4` (E0104): the help offered `u64` ("a similar name"); for
   types narrower than a byte (and fp8/fp4 names) it says how to pack and
   unpack them instead.
@@ -62,11 +68,19 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
                                  [("[o]", "[o.item()]")], "32.0 2.0\n"),
     "e98_four_bit_type": ("take them apart with `b & 15` and `b >> 4`",
                           [("(b as u4) as i32", "(b & 15) as i32")], "Tensor<i32, [8]> [ 0,  5, 10, 15,  4,  9, 14,  3]\n"),
+    "e99_list_of_weights": ("`where(arange::<i32>(3) == 0, 0.25, where(arange::<i32>(3) == 1, 0.5, 0.25))`",
+                            [("[0.25, 0.5, 0.25]",
+                              "where(arange::<i32>(3) == 0, 0.25, where(arange::<i32>(3) == 1, 0.5, 0.25))")],
+                            "Tensor<f32, [3]> [ 7.0, 14.0,  7.0]\n"),
+    "e100_const_array": ("name each value (`const TAPS0: f32 = 0.25;`)",
+                         [("const TAPS: [f32; 2] = [0.25, 0.5];", "const TAPS0: f32 = 0.25;\nconst TAPS1: f32 = 0.5;"),
+                          ("TAPS[1]", "TAPS1"), ("TAPS[0]", "TAPS0")],
+                         "Tensor<f32, [8]> [0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75]\n"),
 }
 
 
 def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("e9[4-8]_*.tile")) == sorted(FIXES)
+    assert sorted(p.stem for p in [*DIR.glob("e9[4-9]_*.tile"), *DIR.glob("e1[0-9][0-9]_*.tile")]) == sorted(FIXES)
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))

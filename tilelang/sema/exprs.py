@@ -241,8 +241,14 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             return TupleT(tuple(tcx.check_expr(x, fx, w) for x, w in zip(elems, want, strict=False)))
         case ast.ArrayExpr(elems=elems):
             dims: list[Dim | None] = []
-            for x in elems:
-                t = tcx.check_expr(x, fx, None)
+            tys = [tcx.check_expr(x, fx, None) for x in elems]
+            values = [x for x, t in zip(elems, tys, strict=True) if _is_value(t) and _is_literal(x)]
+            if values:  # `[0.25, 0.5, 0.25]`: a list of values, which Tile has not (not a shape to cast)
+                return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "Tile has no lists of values", values[0].span,
+                                        f"expected an integer, found `{tcx.program.types[values[0]]}`")
+                                .note("`[..]` lists a shape or a tile index, whose elements are integers")
+                                .with_help(_value_list_help(tcx, elems)))
+            for x, t in zip(elems, tys, strict=True):
                 if not is_poison(t) and not is_intlike(t):
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span,
                                      f"expected an integer, found `{t}`")
@@ -487,6 +493,33 @@ def _view_if(tcx: CheckCx, e: ast.If, ty: Type) -> None:
              .note("only numbers, tiles and tuples of them are carried out of a branch")
              .with_help("load in each branch and let the `if` give the tile: `let t = if c { y.load(..) } "
                         "else { x.load(..) };`"))
+
+
+def _is_value(t: Type) -> bool:
+    """A float or `bool` scalar: what no shape or index holds (a list of them is a list of values)."""
+    return isinstance(t, UntypedFloat) or isinstance(t, ScalarT) and isinstance(t.dtype, DType) and \
+        (t.dtype.is_float or t.dtype is DType.BOOL)
+
+
+def _is_literal(x: ast.Expr) -> bool:
+    """`0.25`, `-1.5`, `true`: a value written out (a float variable in an index is a cast's business)."""
+    while isinstance(x, ast.Unary):
+        x = x.operand
+    return isinstance(x, (ast.FloatLit, ast.BoolLit))
+
+
+def _value_list_help(tcx: CheckCx, elems: tuple[ast.Expr, ...] | list[ast.Expr]) -> str:
+    """How to hold a few values: a constant each, or a tile of them picked by position (for a short list of
+    literals, written out: `where(i == 0, 0.25, where(i == 1, 0.5, 0.25))` with `i = arange::<i32>(3)`)."""
+    texts = [tcx.snippet(x) or "" for x in elems]
+    base = "name each value (`const W0: f32 = ..;`), or pass them in a tensor"
+    if not 2 <= len(texts) <= 6 or not all(t and len(t) < 16 and " " not in t for t in texts):
+        return base
+    n = len(texts)
+    expr = texts[-1]
+    for k in range(n - 2, -1, -1):
+        expr = f"where(arange::<i32>({n}) == {k}, {texts[k]}, {expr})"
+    return f"{base}; a tile of them, element k the k-th: `{expr}`"
 
 
 def _index_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:

@@ -408,6 +408,7 @@ class ErrorReporter:
         if expected >= _TYPE_START and "NUMBER" not in expected:
             return self._expected(codes.EXPECTED_TYPE, "type", found, here, (last, base),
                                   ("COLON", "__ANON_0"), f"a type must follow this `{last}`",
+                                  _ARRAY_TYPE_HELP if str(tok) == "[" else
                                   "write a type such as `i32`, `f32` or `&Tensor<f32, [?]>`")
 
         if expected == {"NAME"}:
@@ -590,6 +591,9 @@ def _fstring_help(lit: str) -> str:
     return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
 
 
+# Rust's `[f32; 3]` where a type goes (`const TAPS: [f32; 3] = [..];`, round 11)
+_ARRAY_TYPE_HELP = ("Tile has no array types: name each value (`const TAPS0: f32 = 0.25;`), or hold the values "
+                    "in a tensor (`&Tensor<f32, [3]>`) or a tile")
 _POINTER_HELP = ("Tile has no pointers: a kernel takes tensors, `&Tensor<f32, [?]>` to read and "
                  "`&mut Tensor<f32, [B]>` for the tile it writes")
 _C_TYPES = frozenset({"float", "double", "int", "half", "char", "void", "f32", "f16", "bf16", "f64", "i32", "i64",

@@ -26,7 +26,7 @@ the letter.
   integer" whose help was "cast it with `as i32`" (which makes them 0), and
   a fourth error where `w` was used; now one error, "Tile has no lists of
   values", whose help writes the tile of them with `where` over `arange`
-  positions; e100 `const TAPS: [f32; 2]` (E0016 "write a type such as
+  positions; e99 (a second) `const TAPS: [f32; 2]` (E0016 "write a type such as
   `i32`"): Tile has no array types, name each value.
 - e98 `b as u4` (E0104): the help offered `u64` ("a similar name"); for
   types narrower than a byte (and fp8/fp4 names) it says how to pack and
@@ -72,7 +72,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
                             [("[0.25, 0.5, 0.25]",
                               "where(arange::<i32>(3) == 0, 0.25, where(arange::<i32>(3) == 1, 0.5, 0.25))")],
                             "Tensor<f32, [3]> [ 7.0, 14.0,  7.0]\n"),
-    "e100_const_array": ("name each value (`const TAPS0: f32 = 0.25;`)",
+    "e99_const_array": ("name each value (`const TAPS0: f32 = 0.25;`)",
                          [("const TAPS: [f32; 2] = [0.25, 0.5];", "const TAPS0: f32 = 0.25;\nconst TAPS1: f32 = 0.5;"),
                           ("TAPS[1]", "TAPS1"), ("TAPS[0]", "TAPS0")],
                          "Tensor<f32, [8]> [0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75]\n"),
@@ -80,7 +80,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
 
 
 def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in [*DIR.glob("e9[4-9]_*.tile"), *DIR.glob("e1[0-9][0-9]_*.tile")]) == sorted(FIXES)
+    # (two e99s: the other rounds' tests compare stems as text, where an e100 sorts before e53; a later round
+    # starts a new letter)
+    assert sorted(p.stem for p in DIR.glob("e9[4-9]_*.tile")) == sorted(FIXES)
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))

@@ -256,3 +256,25 @@ def test_a_math_method_tile_has_not_gets_the_spelling_of_its_receiver(tmp_path: 
     assert [d.code for d in errs] == ["E0103", "E0103"]
     assert "`sin(v) / cos(v)`" in errs[0].help[0] and "tanh" not in errs[0].message
     assert "`log((v * 2.0)) * 0.4342945`" in errs[1].help[0], errs[1].help  # (the receiver kept whole)
+
+
+@pytest.mark.parametrize(("line", "hint", "fixed", "printed"), [
+    # NumPy's selection by a mask: the help keeps the shape, and counts
+    ("print(x[x > 3.0]);", "`where(x > 3.0, x, 0.0)`", "print(where(x > 3.0, x, 0.0), ((x > 3.0) as i32).sum());",
+     "Tensor<f32, [8]> [0.0, 0.0, 0.0, 0.0, 4.0, 5.0, 6.0, 7.0] 4"),
+    ("print(k[k % 2 == 0]);", "`where(k % 2 == 0, k, 0)`", "print(where(k % 2 == 0, k, 0));",
+     "Tensor<i32, [8]> [0, 0, 2, 0, 4, 0, 6, 0]"),
+    # Rust's open ranges (E0003 "expected expression", help "write a value here")
+    ("print(x[2..]);", "`x[2..x.shape()[0]]` runs to the end", "print(x[2..x.shape()[0]]);",
+     "Tensor<f32, [6]> [2.0, 3.0, 4.0, 5.0, 6.0, 7.0]"),
+    ("print(x[..3]);", "`0..b` starts at the first element", "print(x[0..3]);", "Tensor<f32, [3]> [0.0, 1.0, 2.0]"),
+])
+def test_numpy_and_rust_indexing_get_a_help_that_runs(line: str, hint: str, fixed: str, printed: str,
+                                                      tmp_path: Path) -> None:
+    f = tmp_path / "h.tile"
+    head = "fn main() {\n    let x = arange::<f32>(8);\n    let k = arange::<i32>(8);\n    print(k.sum() + 1);\n"
+    f.write_text(head + f"    {line}\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert any(hint in h for h in d.help), d.help
+    f.write_text(head + f"    {fixed}\n}}\n", encoding="utf-8")
+    assert run_program(f)[1] == f"29\n{printed}\n"

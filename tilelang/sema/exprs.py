@@ -412,9 +412,18 @@ def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Typ
             _constant_bounds(tcx, ix, t.shape[0], lo.const_value, end)
         return TensorT(t.dtype, (n, *t.shape[1:]))
     if not is_intlike(ity):
+        help_ = "index with an integer (`t[i]`) or a range (`t[a..b]`)"
+        if isinstance(deref(ity), (TensorT, TileT)) and deref(ity).dtype is DType.BOOL:  # NumPy's `x[x > 3.0]`
+            m, x = tcx.snippet(ix) or "m", tcx.snippet(e.receiver)
+            x = x if x and len(x) < 30 else "x"
+            m = m if len(m) < 40 else "m"
+            xt = deref(tcx.program.types.get(e.receiver))
+            zero = "0" if isinstance(xt, TensorT) and isinstance(xt.dtype, DType) and xt.dtype.is_int else "0.0"
+            help_ = (f"Tile has no selection by a mask (its length would depend on the values): keep the shape, "
+                     f"`where({m}, {x}, {zero})`, and count the selected with `(({m}) as i32).sum()`")
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
                                 f"expected an integer index or a range `a..b`, found `{ity}`")
-                        .with_help("index with an integer (`t[i]`) or a range (`t[a..b]`)"))
+                        .with_help(help_))
     settle(tcx, ix, I32)
     i = tcx.program.dims.get(ix)
     if i is not None and i.const_value is not None:

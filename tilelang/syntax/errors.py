@@ -382,6 +382,8 @@ class ErrorReporter:
                 if self._slice_has_step(start):
                     return d.with_help(_STEP_HELP)
                 return d.with_help(_SLICING_HELP)  # NumPy's and Triton's `t[:, None]`
+            if str(tok) in ("]", "..", "..=") and isinstance(last, Token) and str(last) in ("..", "..=", "["):
+                return d.with_help(_open_range_help(self.code[max(0, start - 60):start], str(tok)))
             return d
 
         if {"NAME", "NUMBER", "LSQB"} <= expected:  # a generic argument list
@@ -589,6 +591,16 @@ def _fstring_help(lit: str) -> str:
     if not ok or not all(args) or len(fixed) > 80:
         fixed = '"n = {}", n'
     return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
+
+
+def _open_range_help(before: str, tok: str) -> str:
+    """Rust's open ranges, `t[2..]` and `t[..3]` (round 11): Tile's ranges have both ends."""
+    m = re.search(r"([A-Za-z_]\w*)\s*\[\s*([^\[\]]*?)\s*(\.\.=?)?\s*$", before)
+    name = m.group(1) if m else "t"
+    if tok == "]" and m and m.group(2):
+        return (f"a range has both ends in Tile (Rust's open `a..` is not): `{name}[{m.group(2)}..{name}.shape()[0]]` "
+                "runs to the end")
+    return "a range has both ends in Tile (Rust's open `..b` is not): `0..b` starts at the first element"
 
 
 # Rust's `[f32; 3]` where a type goes (`const TAPS: [f32; 3] = [..];`, round 11)

@@ -54,7 +54,7 @@ docs/reference.md and examples/ alone.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
-NVPTX simulator at sm_90a and sm_80 (each under 1.5 s simulated, so in the
+NVPTX simulator at sm_90a and sm_80 (1-2 s a program, both archs, so in the
 default run), and its PTX assembles on both; `test_user_gpu.py` runs them on
 a GPU.
 """

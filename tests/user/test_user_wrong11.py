@@ -278,3 +278,17 @@ def test_numpy_and_rust_indexing_get_a_help_that_runs(line: str, hint: str, fixe
     assert any(hint in h for h in d.help), d.help
     f.write_text(head + f"    {fixed}\n}}\n", encoding="utf-8")
     assert run_program(f)[1] == f"29\n{printed}\n"
+
+
+def test_repl_help_of_another_library_s_name_says_how_tile_writes_it() -> None:
+    # `:help tan` said "did you mean `tanh`?", another function; it says what `tilec doc tan` says
+    from tilelang.repl import ReplSession
+
+    s = ReplSession(device="cpu")
+    out = s.feed(":help tan")
+    assert not out.ok and "Tile has no `tan`" in out.stderr and "`sin(x) / cos(x)`" in out.stderr
+    assert "did you mean" not in out.stderr
+    assert "element N - 1 - i" in s.feed(":help flip").stderr
+    assert s.feed(":help cumprod").stdout.startswith("cumprod(x: Tile<T, S> | Tensor<T, S>, axis: i32)")
+    assert s.feed("fn tan(x: f32) -> f32 {\n    sin(x) / cos(x)\n}").ok  # a session's own `tan` is its item
+    assert "defined in this session" in s.feed(":help tan").stdout

@@ -292,3 +292,27 @@ def test_repl_help_of_another_library_s_name_says_how_tile_writes_it() -> None:
     assert s.feed(":help cumprod").stdout.startswith("cumprod(x: Tile<T, S> | Tensor<T, S>, axis: i32)")
     assert s.feed("fn tan(x: f32) -> f32 {\n    sin(x) / cos(x)\n}").ok  # a session's own `tan` is its item
     assert "defined in this session" in s.feed(":help tan").stdout
+
+
+@pytest.mark.parametrize(("call", "hint", "fixed", "printed"), [
+    ("linspace(0.0, 1.0, 5)", "`arange::<f32>(n) * ((stop - start) / ((n - 1) as f32)) + start`",
+     "arange::<f32>(5) * ((1.0 - 0.0) / ((5 - 1) as f32)) + 0.0", "Tensor<f32, [5]> [ 0.0, 0.25,  0.5, 0.75,  1.0]"),
+    ("eye::<f32>(2)", "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
+     "(arange::<i32>(2).reshape([2, 1]) == arange::<i32>(2).reshape([1, 2])) as f32",
+     "Tensor<f32, [2, 2]>\n[[1.0, 0.0],\n [0.0, 1.0]]"),
+    ("randint::<i32>([1000], 3, 7).max()", "`(rand::<f32>(shape, seed) * (hi - lo) as f32) as i32 + lo`",
+     "((rand::<f32>([1000], 1) * (7 - 3) as f32) as i32 + 3).max()", "6"),
+    ("ones_like(x)", "`ones::<f32>([x.shape()[0]])`", "ones::<f32>([x.shape()[0]])", "Tensor<f32, [4]> [1.0, 1.0, 1.0, 1.0]"),
+    ("dot(x, x)", "`(x * x).sum()`", "(x * x).sum()", "14.0"),
+    ("x.dot(x)", "`(x * x).sum()`", "(x * x).sum()", "14.0"),
+])
+def test_numpy_s_host_constructors_get_a_spelling_that_runs(call: str, hint: str, fixed: str, printed: str,
+                                                            tmp_path: Path) -> None:
+    # `linspace`, `eye` said "define it"; `randint` offered `randn`, `ones_like` `ones`, `x.dot(x)` the kernel
+    # function `dot` (E0211 on the host), `dot(x, x)` "move this into a kernel"
+    f = tmp_path / "c.tile"
+    f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n    print({call});\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert any(hint in h for h in d.help), d.help
+    f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n    print({fixed});\n}}\n", encoding="utf-8")
+    assert run_program(f)[1] == printed + "\n"

@@ -28,7 +28,10 @@ from tilelang.syntax import ast
 def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
     """The compile-time value of a constant expression, or None."""
     match e:
-        case ast.IntLit(value=v) | ast.FloatLit(value=v) | ast.BoolLit(value=v):
+        case ast.FloatLit(value=v):
+            dt = _float_type(tcx, e)
+            return convert_scalar(v, dt) if dt is not None else v  # `0.1f32` is f32's 0.1
+        case ast.IntLit(value=v) | ast.BoolLit(value=v):
             return v
         case ast.Name(ident=i):
             sym = fx.lookup(i.name)
@@ -58,9 +61,22 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             dt = DType.parse(t.name.name)
             if dt is None:
                 return None
+            src = _float_type(tcx, x)
+            if src is not None and isinstance(v, float):
+                v = convert_scalar(v, src)  # a value of its own type first: `(1e10f32 as f16)` is inf
             return convert_scalar(v, dt)  # as every engine converts: `3e10 as i32` saturates
         case _:
             return None
+
+
+def _float_type(tcx: CheckCx, e: ast.Expr) -> DType | None:
+    """The float type of expression `e` where the checker settled one (a
+    suffix, a typed constant, a cast), else None."""
+    if isinstance(e, ast.FloatLit) and e.suffix:
+        return DType.parse(e.suffix)
+    ty = tcx.program.types.get(e)
+    dt = getattr(ty, "dtype", None) if isinstance(ty, ScalarT) else None
+    return dt if isinstance(dt, DType) and dt.is_float else None
 
 
 def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:

@@ -29,7 +29,7 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
             return CVal(convert_const(v, dt) if dt else v, dt)
         case ast.FloatLit(value=v, suffix=s):
             dt = DType.parse(s) if s else literal_dtype(cx.program, e)
-            return CVal(float(v), dt)
+            return CVal(convert_const(float(v), dt) if dt else float(v), dt)  # `0.1f32` is f32's 0.1
         case ast.BoolLit(value=v):
             return CVal(bool(v), BOOL)
         case ast.StrLit(value=v):
@@ -112,7 +112,7 @@ def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any) -> Any:
     value = getattr(sym, "value", None)
     if value is not None:
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
-        return CVal(value, sdt if isinstance(sdt, DType) else None)
+        return CVal(convert_const(value, sdt), sdt) if isinstance(sdt, DType) else CVal(value, None)
     v = cx.expr(decl.value)
     if decl.ty is not None and isinstance(v, CVal):
         dt = cx.dtype(decl.ty)

@@ -92,3 +92,39 @@ def test_the_gpu_path_folds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_80"))
     _, got = _run(tmp_path)
     np.testing.assert_array_equal(got, want)
+
+
+ARITH = """
+const F: f16 = 2048.0 + 1.0 + 1.0;
+const G: f32 = 16777216.0 + 1.0 + 1.0;
+const B: bf16 = 256.0 + 1.0 + 1.0;
+const D: f64 = 16777216.0 + 1.0 + 1.0;
+kernel fn k(z: &mut Tensor<f32, [4]>) {
+    let i = arange::<i32>(4);
+    z.store(where(i == 0, full::<f32>([4], F as f32), where(i == 1, full::<f32>([4], G),
+        where(i == 2, full::<f32>([4], B as f32), full::<f32>([4], (2048.0f16 + 1.0f16 + 1.0f16) as f32)))));
+}
+fn main() {
+    let mut z = zeros::<f32>([4]);
+    k(z.partition([4])).sync();
+    let h: f16 = 2048.0;
+    let g: f32 = 16777216.0;
+    let b: bf16 = 256.0;
+    print(F, G, B, D);
+    print(h + 1.0 + 1.0, g + 1.0 + 1.0, b + 1.0 + 1.0);
+    print(z);
+}
+"""
+
+
+def test_a_constant_items_arithmetic_rounds_after_every_operation(tmp_path: Path) -> None:
+    # "f16 and bf16 values are rounded to their type after every operation; f32 arithmetic is
+    # done in f32" (the reference's Numbers): a `const` item summed in f64 (2050, 16777218, 258)
+    path = tmp_path / "arith.tile"
+    path.write_text(ARITH)
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["2048.0", "16777216.0", "256.0", "16777218.0"]
+    assert lines[1].split() == lines[0].split()[:3]
+    assert lines[2] == "Tensor<f32, [4]> [    2048.0, 16777216.0,      256.0,     2048.0]"

@@ -53,7 +53,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
                 v = _fold(op, a, b)
             except (ZeroDivisionError, ValueError, TypeError, OverflowError):
                 return None
-            return shift_wrap(tcx.program.types.get(e), v) if op in ("<<", ">>") else v
+            if op in ("<<", ">>"):
+                return shift_wrap(tcx.program.types.get(e), v)
+            dt = _float_type(tcx, e) if isinstance(v, float) else None
+            # f16, bf16 and f32 arithmetic is rounded to its type after every operation, as at
+            # run time: `const F: f16 = 2048.0 + 1.0 + 1.0;` is 2048, not 2050
+            return convert_scalar(v, dt) if dt is not None else v
         case ast.Cast(expr=x, ty=t):
             v = const_value(tcx, x, fx)
             if v is None or not isinstance(t, ast.NamedType):

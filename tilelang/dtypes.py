@@ -127,6 +127,17 @@ def kernel_div(a: int, b: int, op: str) -> int:
     return trunc_div(a, b) if op == "/" else trunc_rem(a, b)
 
 
+def float_div(a: float, b: float) -> float:
+    """Float `a / b` by IEEE 754, as every engine computes it: a zero divisor
+    gives an infinity of the quotient's sign, or NaN for `0 / 0` (Python's
+    `/` raises)."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
 def float_rem(a: float, b: float) -> float:
     """Float `a % b` (C's fmod: the sign of `a`), as kernels compute it
     (NumPy's `fmod`, LLVM's `frem`): NaN for `b == 0` or an infinite `a`,

@@ -17,7 +17,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_rem, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_div, float_rem, trunc_div, trunc_rem
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
@@ -219,7 +219,7 @@ def _fold(op: str, a: Any, b: Any) -> Any:
         case "/":
             if both_int:
                 return trunc_div(a, b)
-            return a / b
+            return float_div(float(a), float(b))  # IEEE: `1.0 / 0.0` is inf, `0.0 / 0.0` NaN
         case "%":
             if both_int:
                 return trunc_rem(a, b)

@@ -1,0 +1,76 @@
+"""`benchmarks/step_model.py`'s arithmetic (no GPU): the decode step's model
+from a `decode_trace.py` picture built by hand: each kind's floor at the
+bandwidth, what it adds over it, the kinds ranked by that, and the cut a
+target fraction of the roofline needs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _mod():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("step_model", ROOT / "benchmarks" / "step_model.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _kind(kernel: str, n: int, mb: float, adds: float, tail: float = 0.0) -> dict:  # type: ignore[type-arg]
+    return {"kernel": kernel, "generics": "", "blocks": 132, "bytes_each": int(mb * 1e6), "n": n,
+            "adds_us": adds, "tail_us": tail, "gap_us": 0.1}  # fmt: skip
+
+
+# two layers of a GEMV (4 MB, 1.5 us over its 4-us floor at 1 TB/s... per launch) and an
+# attention (1 MB, 3 us over), a head of 10 MB at its floor and a token choice of no bytes
+PIC = {
+    "kinds": [_kind("gemv", 2, 4.0, 2 * 5.5, 1.0), _kind("attn", 2, 1.0, 2 * 4.0), _kind("head", 1, 10.0, 10.0),
+              _kind("argmax", 1, 0.0, 2.0)],  # fmt: skip
+    "step_adds_us": 2 * 5.5 + 2 * 4.0 + 10.0 + 2.0,
+}
+
+
+def test_each_kind_is_put_against_its_floor_and_ranked_by_what_it_adds_over_it() -> None:
+    m = _mod().model(PIC, 1e12, layers=2)  # 1 TB/s: 1 MB = 1 us
+    assert [k["kind"] for k in m["kinds"]] == ["attn", "gemv", "argmax", "head"]
+    by = {k["kind"]: k for k in m["kinds"]}
+    assert by["gemv"]["floor_us"] == pytest.approx(8.0)
+    assert by["gemv"]["over_us"] == pytest.approx(3.0)
+    assert by["gemv"]["over_layer_us"] == pytest.approx(1.5)
+    assert by["attn"]["over_layer_us"] == pytest.approx(3.0)
+    assert by["head"]["over_us"] == pytest.approx(0.0)
+    assert by["head"]["over_layer_us"] is None  # once a step, not a layer's
+    assert m["floor_us"] == pytest.approx(20.0)
+    assert m["over_us"] == pytest.approx(11.0)
+    assert sum(k["share"] for k in m["kinds"]) == pytest.approx(1.0)
+
+
+def test_the_budget_is_taken_against_the_untraced_step() -> None:
+    mod = _mod()
+    m = mod.model(PIC, 1e12, layers=2)
+    b = mod.budget(m, 30.0, 0.8)  # the untraced step 30 us of the traced 31
+    assert b["fraction"] == pytest.approx(20.0 / 30.0)
+    assert b["target_us"] == pytest.approx(25.0)
+    assert b["cut_us"] == pytest.approx(5.0)
+    assert mod.budget(m, None, 0.8)["cut_us"] == pytest.approx(6.0)  # the traced step when none is known
+
+
+def test_the_command_reads_a_picture_and_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    row = {"variant": {}, "roofline": 1e12 / 20e6, "picture": PIC,
+           "speeds": {"untraced": {"tok_s": 1e6 / 30.0}, "traced": {"tok_s": 1e6 / 31.0},
+                      "untraced_again": {"tok_s": 1e6 / 30.0}}}  # fmt: skip
+    bad = {"variant": {"pdl": False}, "picture": {"error": "3 launches recorded, 4 expected"}}
+    f = tmp_path / "picture.json"
+    f.write_text(json.dumps([row, bad]))
+    assert _mod().main([str(f), "--target", "0.8"]) == 0
+    out = capsys.readouterr().out
+    assert "| attn | 2 | 132 | 2.0 | 2.0 | 8.0 | 6.0 | 3.00 |" in out  # bandwidth from the roofline: 1 TB/s
+    assert "untraced step 30.0 us = 66.7% of the roofline" in out
+    assert "80% of the roofline: a step of 25.0 us, 5.0 us less (2.50 us a layer over 2 layers)" in out
+    assert '{"pdl": false}: 3 launches recorded, 4 expected' in out

@@ -27,8 +27,8 @@ def _kind(kernel: str, n: int, mb: float, adds: float, tail: float = 0.0) -> dic
             "adds_us": adds, "tail_us": tail, "gap_us": 0.1}  # fmt: skip
 
 
-# two layers of a GEMV (4 MB, 1.5 us over its 4-us floor at 1 TB/s... per launch) and an
-# attention (1 MB, 3 us over), a head of 10 MB at its floor and a token choice of no bytes
+# at 1 TB/s (1 MB = 1 us): two layers of a GEMV (4 MB, 5.5 us a launch: 1.5 over its floor) and
+# of an attention (1 MB, 4 us: 3 over), a head of 10 MB at its floor, a token choice of no bytes
 PIC = {
     "kinds": [_kind("gemv", 2, 4.0, 2 * 5.5, 1.0), _kind("attn", 2, 1.0, 2 * 4.0), _kind("head", 1, 10.0, 10.0),
               _kind("argmax", 1, 0.0, 2.0)],  # fmt: skip

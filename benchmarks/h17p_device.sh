@@ -8,27 +8,37 @@
 # Rows (decode_ab.py, one process, the same weights; A B B A: each variant twice, mirrored around the middle):
 #   {}      the default (PDL "late+loads", `ge` (o, down), gate/up + QKV at ST -1, `rs` 1, `tw` 16,384)
 #   OLD     the plan before the H100 promotions (PDL "late", no entry trigger, no peel, rs 0, argmax_step)
-#   NOGE    the default without the entry triggers and the early loads (rs and tw kept): the triggers' share
 #   me      the split merge triggers the O GEMV at its entry (O's blocks scheduled while the merge runs)
-#   GU      gate/up triggers down at its entry too, down's first K step read before its wait (the longest tail)
+#   GL1     (new, `Plan.gl`) gate/up triggers down at the start of its K loop's last iteration (`pdl_early = 2`,
+#           after its wait), down peeled: down's blocks take the SMs gate/up's leave during its 3.5 us tail and read
+#           their first K step (10 MB) there, where the DRAM part idles; O and down keep their entry triggers
+#   GL3     (new) every GEMV -> GEMV boundary so (O, gate/up, down at their last iteration, none at entry), the GEMV
+#           after each peeled
 # Expected on an H200 (copy ~4.27 TB/s, roofline 521 tok/s at 1,024, 461 at 8,192), written before any run:
 #   {}     ~405-415 tok/s at 1,024 (78-80 %): the H100's promotions were worth ~45 us a token (+1.4 %); if they
 #          keep their microseconds here they are worth ~+1.9 % (the same us of a 25 % shorter step)
 #   OLD    {} +1.2..+2.2 % over it; if <= 0 the H100 promotion does not carry over to the H200 (say so)
-#   NOGE   {} +0.3..+0.8 % over it (H100: +0.4 %)
 #   me     +0.4..+0.8 % over {} (H100: +0.4 % at 1,024, +0.6 % at 8,192; 0.6B lost 1.9 %: not measured here)
-#   GU     -0.5..+0.8 % (H100 -0.3 %, alone; the H200's gate/up tail is 3.5 us, the same us as the H100's)
+#   GL1    -1.0..+1.5 % over {}: up to ~1 us a layer of down's first bytes under gate/up's tail (+1.5 %); the risk,
+#          why the range reaches below 0: down's blocks parked at their wait beside gate/up's last blocks slow them
+#          (PDL "last" for every kernel, the attention's and the merge's too, lost 4.4 % on the H200, 2026-12-03;
+#          gate/up's entry trigger, down's blocks beside it from its start, -0.3 % on the H100)
+#   GL3    -1.5..+1.5 % over {}: the same at O -> gate/up and down -> QKV, where the entry triggers won +0.4 % (H100)
 #   8,192: the same microseconds a token, ~0.85x the percentages
 # None of these reaches 85 % (443 tok/s at 1,024): the model puts the H200's default at ~2.44 ms a token against
 # 2.26 for 85 %, ~5 us a layer short.
 # One device step, <= ~120 s warm on a 16-core H200 (an H100 gives H100 numbers: the same rows, read as ratios), from
 # the checkout's root after `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller:
-#   1. decode_ab.py --model 4b --contexts 1024: 10 rows, 3 rounds of 5 replays                          <= 70 s
-#   2. decode_ab.py --model 4b --contexts 8192: 6 rows ({} OLD me me OLD {})                            <= 45 s
-# STEP=trace (a second call, <= 60 s): decode_trace.py of the default at 1,024 (one replay), then step_model.py
-# on it: the H200's per-kind table (floor, adds, over) that the model in RESULTS.md estimates from older traces.
+#   decode_ab.py --model 4b --contexts 1024,8192, one process: the 10 rows at each context, 3 rounds of 4
+#   replays (a row ~2-6 s warm, the engine ~20-25 s to load)                                            <= 115 s
+# Optional, each its own call or step if device time is left:
+#   STEP=trace (<= 60 s): decode_trace.py of the default at 1,024 (one replay), then step_model.py on it: the
+#     H200's per-kind table (floor, adds, over) that the model in RESULTS.md estimates from older traces
+#   STEP=tests (<= 40 s): the GPU test of `Plan.gl` (both forms above against TorchQwen3, teacher-forced, the
+#     greedy tokens without PDL, early loads made)
+#   STEP=small (<= 60 s): 0.6B and 8B at 1,024, {} me me {}: what promoting `me` needs (0.6B lost 1.9 % on an H100)
 # Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one line a step; writes $OUT/h17p.tgz (logs, json).
-# usage on the device machine, from the checkout's root:  bash benchmarks/h17p_device.sh  (STEP=trace bash ...)
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17p_device.sh  (STEP=trace|tests|small bash ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17p
 t0=$(date +%s)
@@ -41,15 +51,25 @@ if [ "${STEP:-ab}" = trace ]; then
   rm -f "$D"/trace/records_v*.npz; pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
 fi
 OLD='{"pdl": "late", "ge": [], "rs": 0, "tw": 0, "st": {"gate_up": 1, "qkv": 1}}'
-NOGE='{"pdl": "late", "ge": [], "st": {"gate_up": 1, "qkv": 1}}'
 ME='{"me": 1}'
-GU='{"ge": ["o", "down", "gate_up"], "st": {"down": -1}}'
-V=${V:-"[{}, $OLD, $NOGE, $ME, $GU, $GU, $ME, $NOGE, $OLD, {}]"}
-timeout ${AB_TIMEOUT:-70} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 5 \
+GL1='{"gl": ["gate_up"], "st": {"down": -1}}'
+GL3='{"ge": [], "gl": ["o", "gate_up", "down"], "st": {"down": -1}}'
+if [ "${STEP:-ab}" = tests ]; then
+  timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
+    -k "last_iteration" > "$D/tests.log" 2>&1
+  echo "h17p gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
+  pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
+fi
+if [ "${STEP:-ab}" = small ]; then
+  for m in 0.6b 8b; do
+    timeout ${SMALL_TIMEOUT:-30} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 3 --reps 4 \
+      --variants "[{}, $ME, $ME, {}]" --out "$D/ab_$m" > "$D/ab_$m.log" 2>&1
+    echo "h17p decode_ab $m (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab_$m.log"
+  done
+  pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
+fi
+V=${V:-"[{}, $OLD, $ME, $GL1, $GL3, $GL3, $GL1, $ME, $OLD, {}]"}
+timeout ${AB_TIMEOUT:-115} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 3 --reps 4 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
-echo "h17p decode_ab 1,024 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"
-V8=${V8:-"[{}, $OLD, $ME, $ME, $OLD, {}]"}
-timeout ${AB8_TIMEOUT:-45} python3 benchmarks/decode_ab.py --model 4b --contexts 8192 --rounds 3 --reps 4 \
-  --variants "$V8" --out "$D/ab8" > "$D/ab8.log" 2>&1
-echo "h17p decode_ab 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab8.log"
+echo "h17p decode_ab 1,024 and 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"
 pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"

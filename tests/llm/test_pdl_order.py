@@ -113,7 +113,8 @@ entry:
 # plan offers): under every mode, in both step forms
 VARIANTS = {
     "ge ()": {"ge": ()}, "ge o": {"ge": ("o",)}, "ge gate_up": {"ge": ("gate_up",)}, "ge down": {"ge": ("down",)},
-    "ge attn": {"ge": ("attn",)}, "pe": {"pe": 1}, "me": {"me": 1}, "qe": {"qe": 1}, "qe ea 7": {"qe": 1, "ea": 7},
+    "ge attn": {"ge": ("attn",)}, "gl": {"ge": (), "gl": ("qkv", "o", "gate_up", "down")},
+    "gl gate_up": {"gl": ("gate_up",)}, "pe": {"pe": 1}, "me": {"me": 1}, "qe": {"qe": 1}, "qe ea 7": {"qe": 1, "ea": 7},
     "ea 0": {"ea": 0}, "ea 1": {"ea": 1}, "st 1": {"st": {"qkv": 1, "o": 1, "gate_up": 1, "down": 1, "lm": 4}},
     "st 2": {"st": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)}, "rs 0": {"rs": 0}, "tw 0": {"tw": 0},
     "tk": {"tw": 0, "tk": 16}, "mr": {"mr": 2}, "mg": {"mg": 1}, "om": {"om": (8, 1)}, "fm": {"fm": 4, "ea": 0},
@@ -132,6 +133,14 @@ def test_every_launch_triggering_at_its_entry_widens_no_window_into_a_race(eng, 
     # before their wait (Plan.ge with all four, qe, me), "+loads" reading early
     over = {"ge": ("o", "gate_up", "down", "attn"), "qe": 1, "me": 1, "ea": 7}
     ops = _step(eng, over, "peel")
+    assert races(ops, "late+loads", compiler, eng.plan.rs) == []
+
+
+def test_gemvs_triggering_at_their_last_iteration_bring_no_race(eng, compiler) -> None:  # type: ignore[no-untyped-def]
+    # Plan.gl: the trigger inside each GEMV's K loop, after its wait (as the
+    # target's "last"), the next GEMV peeled and reading its first K step early
+    ops = _step(eng, {"ge": ("o",), "gl": ("qkv", "gate_up", "down")}, "peel")
+    assert {op.generics["PE"] for op in ops if op.kernel.__name__ in ("rms_gemv", "rms_gate_up")} == {2}
     assert races(ops, "late+loads", compiler, eng.plan.rs) == []
 
 

@@ -12,8 +12,12 @@
 #   GL1     (new, `Plan.gl`) gate/up triggers down at the start of its K loop's last iteration (`pdl_early = 2`,
 #           after its wait), down peeled: down's blocks take the SMs gate/up's leave during its 3.5 us tail and read
 #           their first K step (10 MB) there, where the DRAM part idles; O and down keep their entry triggers
-#   GL3     (new) every GEMV -> GEMV boundary so (O, gate/up, down at their last iteration, none at entry), the GEMV
-#           after each peeled
+#   GLQ     (new) the QKV GEMV triggers the attention at its K loop's last iteration: the attention's blocks
+#           (226 registers: they cannot sit beside the QKV's 3 blocks an SM, so they land only on SMs the QKV has
+#           left) are scheduled during its 1.7 us tail and wait there, instead of 0.42 us after its last block
+# STEP=more (a second step, <= 115 s): {} GL3 COMBO COMBO GL3 {} at both contexts, where GL3 is every GEMV -> GEMV
+#   boundary at the last iteration (O, gate/up, down; none at entry; the GEMV after each peeled) and COMBO is
+#   me + GL1 + GLQ (the candidates together)
 # Expected on an H200 (copy ~4.27 TB/s, roofline 521 tok/s at 1,024, 461 at 8,192), written before any run:
 #   {}     ~405-415 tok/s at 1,024 (78-80 %): the H100's promotions were worth ~45 us a token (+1.4 %); if they
 #          keep their microseconds here they are worth ~+1.9 % (the same us of a 25 % shorter step)
@@ -23,7 +27,9 @@
 #          why the range reaches below 0: down's blocks parked at their wait beside gate/up's last blocks slow them
 #          (PDL "last" for every kernel, the attention's and the merge's too, lost 4.4 % on the H200, 2026-12-03;
 #          gate/up's entry trigger, down's blocks beside it from its start, -0.3 % on the H100)
-#   GL3    -1.5..+1.5 % over {}: the same at O -> gate/up and down -> QKV, where the entry triggers won +0.4 % (H100)
+#   GLQ    -0.3..+0.6 % over {}: the attention's launch gap (0.42 us) -> ~0.1-0.2 us a layer
+#   GL3    -1.5..+1.5 % over {}: the same as GL1 at O -> gate/up and down -> QKV, where entry triggers won +0.4 % (H100)
+#   COMBO  the sum of what me, GL1 and GLQ gave alone, within ~0.3 %
 #   8,192: the same microseconds a token, ~0.85x the percentages
 # None of these reaches 85 % (443 tok/s at 1,024): the model puts the H200's default at ~2.44 ms a token against
 # 2.26 for 85 %, ~5 us a layer short.
@@ -38,7 +44,7 @@
 #     greedy tokens without PDL, early loads made)
 #   STEP=small (<= 60 s): 0.6B and 8B at 1,024, {} me me {}: what promoting `me` needs (0.6B lost 1.9 % on an H100)
 # Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one line a step; writes $OUT/h17p.tgz (logs, json).
-# usage on the device machine, from the checkout's root:  bash benchmarks/h17p_device.sh  (STEP=trace|tests|small bash ...)
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17p_device.sh  (STEP=more|trace|tests|small bash ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17p
 t0=$(date +%s)
@@ -54,6 +60,8 @@ OLD='{"pdl": "late", "ge": [], "rs": 0, "tw": 0, "st": {"gate_up": 1, "qkv": 1}}
 ME='{"me": 1}'
 GL1='{"gl": ["gate_up"], "st": {"down": -1}}'
 GL3='{"ge": [], "gl": ["o", "gate_up", "down"], "st": {"down": -1}}'
+GLQ='{"gl": ["qkv"]}'
+COMBO='{"me": 1, "gl": ["qkv", "gate_up"], "st": {"down": -1}}'
 if [ "${STEP:-ab}" = tests ]; then
   timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
     -k "last_iteration" > "$D/tests.log" 2>&1
@@ -68,7 +76,8 @@ if [ "${STEP:-ab}" = small ]; then
   done
   pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
 fi
-V=${V:-"[{}, $OLD, $ME, $GL1, $GL3, $GL3, $GL1, $ME, $OLD, {}]"}
+V=${V:-"[{}, $OLD, $ME, $GL1, $GLQ, $GLQ, $GL1, $ME, $OLD, {}]"}
+[ "${STEP:-ab}" = more ] && V="[{}, $GL3, $COMBO, $COMBO, $GL3, {}]"
 timeout ${AB_TIMEOUT:-115} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 3 --reps 4 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17p decode_ab 1,024 and 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"

@@ -15,9 +15,11 @@
 #   GLQ     (new) the QKV GEMV triggers the attention at its K loop's last iteration: the attention's blocks
 #           (226 registers: they cannot sit beside the QKV's 3 blocks an SM, so they land only on SMs the QKV has
 #           left) are scheduled during its 1.7 us tail and wait there, instead of 0.42 us after its last block
-# STEP=more (a second step, <= 115 s): {} GL3 COMBO COMBO GL3 {} at both contexts, where GL3 is every GEMV -> GEMV
-#   boundary at the last iteration (O, gate/up, down; none at entry; the GEMV after each peeled) and COMBO is
-#   me + GL1 + GLQ (the candidates together)
+# STEP=more (a second step, <= 115 s): {} GL3 COMBO GLQ7 GLQ7 COMBO GL3 {} at both contexts, where GL3 is every
+#   GEMV -> GEMV boundary at the last iteration (O, gate/up, down; none at entry; the GEMV after each peeled), COMBO
+#   is me + GL1 + GLQ (the candidates together), GLQ7 is GLQ with the attention's `pos`, key range and first K/V
+#   blocks read before its wait (`ea` 7: under "+loads" those tensors are early, so on the SMs the QKV's tail frees
+#   the ring's first bytes arrive before the QKV ends)
 # Expected on an H200 (copy ~4.27 TB/s, roofline 521 tok/s at 1,024, 461 at 8,192), written before any run:
 #   {}     ~405-415 tok/s at 1,024 (78-80 %): the H100's promotions were worth ~45 us a token (+1.4 %); if they
 #          keep their microseconds here they are worth ~+1.9 % (the same us of a 25 % shorter step)
@@ -30,6 +32,8 @@
 #   GLQ    -0.3..+0.6 % over {}: the attention's launch gap (0.42 us) -> ~0.1-0.2 us a layer
 #   GL3    -1.5..+1.5 % over {}: the same as GL1 at O -> gate/up and down -> QKV, where entry triggers won +0.4 % (H100)
 #   COMBO  the sum of what me, GL1 and GLQ gave alone, within ~0.3 %
+#   GLQ7   -1.5..+1.0 % over {}: up to ~0.9 us a layer of the attention's first bytes under the QKV's tail, against
+#          ea 7's own cost (the block ~1 us slower: `{"ea": 7}` alone -1.4 % on the H200, 2026-12-04, before `rs`)
 #   8,192: the same microseconds a token, ~0.85x the percentages
 # None of these reaches 85 % (443 tok/s at 1,024): the model puts the H200's default at ~2.44 ms a token against
 # 2.26 for 85 %, ~5 us a layer short.
@@ -62,6 +66,7 @@ GL1='{"gl": ["gate_up"], "st": {"down": -1}}'
 GL3='{"ge": [], "gl": ["o", "gate_up", "down"], "st": {"down": -1}}'
 GLQ='{"gl": ["qkv"]}'
 COMBO='{"me": 1, "gl": ["qkv", "gate_up"], "st": {"down": -1}}'
+GLQ7='{"gl": ["qkv"], "ea": 7}'
 if [ "${STEP:-ab}" = tests ]; then
   timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
     -k "last_iteration" > "$D/tests.log" 2>&1
@@ -77,7 +82,7 @@ if [ "${STEP:-ab}" = small ]; then
   pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
 fi
 V=${V:-"[{}, $OLD, $ME, $GL1, $GLQ, $GLQ, $GL1, $ME, $OLD, {}]"}
-[ "${STEP:-ab}" = more ] && V="[{}, $GL3, $COMBO, $COMBO, $GL3, {}]"
+[ "${STEP:-ab}" = more ] && V="[{}, $GL3, $COMBO, $GLQ7, $GLQ7, $COMBO, $GL3, {}]"
 timeout ${AB_TIMEOUT:-115} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 3 --reps 4 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17p decode_ab 1,024 and 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"

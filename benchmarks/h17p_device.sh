@@ -47,7 +47,8 @@
 #   STEP=tests (<= 40 s): the GPU test of `Plan.gl` (both forms above against TorchQwen3, teacher-forced, the
 #     greedy tokens without PDL, early loads made)
 #   STEP=small (<= 60 s): 0.6B and 8B at 1,024, {} me me {}: what promoting `me` needs (0.6B lost 1.9 % on an H100)
-# Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one line a step; writes $OUT/h17p.tgz (logs, json).
+# Prints the rows ("ctx   1024 {...} NNN tok/s ...") and one line a step, then each variant's rows folded
+# (`ab_summary.py`: mean, spread, ratio to the default's mean); writes $OUT/h17p.tgz (logs, json).
 # usage on the device machine, from the checkout's root:  bash benchmarks/h17p_device.sh  (STEP=more|trace|tests|small bash ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17p
@@ -57,7 +58,7 @@ if [ "${STEP:-ab}" = trace ]; then
   timeout ${TRACE_TIMEOUT:-60} python3 benchmarks/decode_trace.py --model 4b --context 1024 --replays 1 \
     --rounds 2 --reps 4 --out "$D/trace" > "$D/trace.log" 2>&1
   echo "h17p trace (rc $?, $(el) s):"; grep -E "^(NVIDIA|variant|step:|note)" "$D/trace.log"
-  python3 benchmarks/step_model.py "$D/trace/picture.json" | tee "$D/model.md"
+  [ -e "$D/trace/picture.json" ] && python3 benchmarks/step_model.py "$D/trace/picture.json" | tee "$D/model.md"
   rm -f "$D"/trace/records_v*.npz; pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
 fi
 OLD='{"pdl": "late", "ge": [], "rs": 0, "tw": 0, "st": {"gate_up": 1, "qkv": 1}}'
@@ -78,6 +79,7 @@ if [ "${STEP:-ab}" = small ]; then
     timeout ${SMALL_TIMEOUT:-30} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 3 --reps 4 \
       --variants "[{}, $ME, $ME, {}]" --out "$D/ab_$m" > "$D/ab_$m.log" 2>&1
     echo "h17p decode_ab $m (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab_$m.log"
+    for f in "$D"/ab_$m/ab_*.json; do [ -e "$f" ] && python3 benchmarks/ab_summary.py "$f"; done
   done
   pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
 fi
@@ -86,4 +88,6 @@ V=${V:-"[{}, $OLD, $ME, $GL1, $GLQ, $GLQ, $GL1, $ME, $OLD, {}]"}
 timeout ${AB_TIMEOUT:-115} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 3 --reps 4 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17p decode_ab 1,024 and 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"
+# each variant's rows folded (mean, spread, against the default's mean); only when decode_ab finished
+for f in "$D"/ab/ab_*.json; do [ -e "$f" ] && python3 benchmarks/ab_summary.py "$f"; done
 pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"

@@ -74,3 +74,26 @@ def test_the_command_reads_a_picture_and_prints_the_table(tmp_path: Path, capsys
     assert "untraced step 30.0 us = 66.7% of the roofline" in out
     assert "80% of the roofline: a step of 25.0 us, 5.0 us less (2.50 us a layer over 2 layers)" in out
     assert '{"pdl": false}: 3 launches recorded, 4 expected' in out
+
+
+def test_ab_rows_fold_by_variant_against_the_first() -> None:
+    # `benchmarks/ab_summary.py`: a mirrored run (A B B A) folded per context
+    spec = importlib.util.spec_from_file_location("ab_summary", ROOT / "benchmarks" / "ab_summary.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def row(ctx: int, v: dict, tok: float, same: bool = True) -> dict:  # type: ignore[type-arg]
+        return {"ctx": ctx, "variant": v, "tok_s": tok, "roofline": 500.0, "same_tokens": same}
+
+    rows = [row(1024, {}, 400.0), row(1024, {"me": 1}, 404.0), row(1024, {"me": 1}, 406.0), row(1024, {}, 402.0),
+            row(8192, {}, 350.0), row(8192, {"me": 1}, 349.0, same=False)]  # fmt: skip
+    s = mod.summary(rows)
+    assert [(e["ctx"], e["variant"], e["n"]) for e in s] == [(1024, "{}", 2), (1024, '{"me": 1}', 2),
+                                                              (8192, "{}", 1), (8192, '{"me": 1}', 1)]
+    me = s[1]
+    assert me["tok_s"] == pytest.approx(405.0) and me["ratio"] == pytest.approx(405.0 / 401.0)
+    assert s[0]["spread"] == pytest.approx(2.0 / 401.0) and s[0]["ratio"] == pytest.approx(1.0)
+    assert s[3]["ratio"] == pytest.approx(349.0 / 350.0) and not s[3]["same_tokens"]
+    out = mod.render(s)
+    assert '| 1,024 | `{"me": 1}` | 2 | 405.0 | 0.49% | +1.00% | 81.0% | True |' in out

@@ -23,7 +23,7 @@
 # Expected on an H200 (copy ~4.27 TB/s, roofline 521 tok/s at 1,024, 461 at 8,192), written before any run:
 #   {}     ~405-415 tok/s at 1,024 (78-80 %): the H100's promotions were worth ~45 us a token (+1.4 %); if they
 #          keep their microseconds here they are worth ~+1.9 % (the same us of a 25 % shorter step)
-#   OLD    {} +1.2..+2.2 % over it; if <= 0 the H100 promotion does not carry over to the H200 (say so)
+#   OLD    1.2..2.2 % slower than {}; if not slower, the H100 promotion does not carry over to the H200 (say so)
 #   me     +0.4..+0.8 % over {} (H100: +0.4 % at 1,024, +0.6 % at 8,192; 0.6B lost 1.9 %: not measured here)
 #   GL1    -1.0..+1.5 % over {}: up to ~1 us a layer of down's first bytes under gate/up's tail (+1.5 %); the risk,
 #          why the range reaches below 0: down's blocks parked at their wait beside gate/up's last blocks slow them

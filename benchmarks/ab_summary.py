@@ -3,6 +3,7 @@ mirrored order (A B C C B A), each variant's mean tok/s over its rows, its
 spread, and its ratio to the first variant's mean (the baseline), per context.
 
     python benchmarks/ab_summary.py DIR/ab/ab_4b_1024_8192_nvjitlink.json
+    python benchmarks/ab_summary.py DIR/ab.log    (its printed rows: a run cut short writes no JSON)
 
 A ratio is read against the baseline's own spread: a variant whose gain is
 not above both spreads has not shown one. Reads JSON only: no GPU.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -36,6 +38,29 @@ def summary(rows: list[dict]) -> list[dict]:  # type: ignore[type-arg]
     return out
 
 
+ROW = re.compile(r"^ctx\s+(\d+) ")
+TAIL = re.compile(r"^\s*([\d.]+) tok/s .*? of (\d+); .*same tokens (True|False)")
+
+
+def log_rows(text: str) -> list[dict]:  # type: ignore[type-arg]
+    """The rows `decode_ab.py` printed ("ctx   1024 {variant} 401.2 tok/s (...) 77.0% of 521; ...
+    same tokens True; ..."), as its JSON has them (ctx, variant, tok_s, roofline, same_tokens)."""
+    out = []
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if not m:
+            continue
+        try:
+            v, end = json.JSONDecoder().raw_decode(line, m.end())
+        except json.JSONDecodeError:
+            continue
+        t = TAIL.match(line[end:])
+        if t:
+            out.append({"ctx": int(m.group(1)), "variant": v, "tok_s": float(t.group(1)),
+                        "roofline": float(t.group(2)), "same_tokens": t.group(3) == "True"})  # fmt: skip
+    return out
+
+
 def render(entries: list[dict]) -> str:  # type: ignore[type-arg]
     lines = ["| ctx | variant | rows | tok/s (mean) | spread | vs the first | of the roofline | same tokens |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -47,11 +72,13 @@ def render(entries: list[dict]) -> str:  # type: ignore[type-arg]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="+", help="decode_ab.py's ab_*.json")
+    ap.add_argument("files", nargs="+", help="decode_ab.py's ab_*.json, or its printed log")
     a = ap.parse_args(argv)
     for f in a.files:
+        text = Path(f).read_text()
+        rows = json.loads(text)["rows"] if f.endswith(".json") else log_rows(text)
         print(f"{f}:")
-        print(render(summary(json.loads(Path(f).read_text())["rows"])))
+        print(render(summary(rows)) if rows else "no rows")
     return 0
 
 

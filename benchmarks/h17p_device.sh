@@ -40,7 +40,8 @@
 # One device step, <= ~120 s warm on a 16-core H200 (an H100 gives H100 numbers: the same rows, read as ratios), from
 # the checkout's root after `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller:
 #   decode_ab.py --model 4b --contexts 1024,8192, one process: the 10 rows at each context, 3 rounds of 4
-#   replays (a row ~2-6 s warm, the engine ~20-25 s to load)                                            <= 115 s
+#   replays (a row ~2-6 s warm, the engine ~20-25 s to load; CONTEXTS=1024 halves it where time is short;
+#   a run the timeout cuts keeps its printed rows, which the summary reads)                            <= 115 s
 # Optional, each its own call or step if device time is left:
 #   STEP=trace (<= 60 s): decode_trace.py of the default at 1,024 (one replay), then step_model.py on it: the
 #     H200's per-kind table (floor, adds, over) that the model in RESULTS.md estimates from older traces
@@ -79,15 +80,16 @@ if [ "${STEP:-ab}" = small ]; then
     timeout ${SMALL_TIMEOUT:-30} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 3 --reps 4 \
       --variants "[{}, $ME, $ME, {}]" --out "$D/ab_$m" > "$D/ab_$m.log" 2>&1
     echo "h17p decode_ab $m (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab_$m.log"
-    for f in "$D"/ab_$m/ab_*.json; do [ -e "$f" ] && python3 benchmarks/ab_summary.py "$f"; done
+    f=$(ls "$D"/ab_$m/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$D/ab_$m.log}"
   done
   pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
 fi
 V=${V:-"[{}, $OLD, $ME, $GL1, $GLQ, $GLQ, $GL1, $ME, $OLD, {}]"}
 [ "${STEP:-ab}" = more ] && V="[{}, $GL3, $COMBO, $GLQ7, $GLQ7, $COMBO, $GL3, {}]"
-timeout ${AB_TIMEOUT:-115} python3 benchmarks/decode_ab.py --model 4b --contexts 1024,8192 --rounds 3 --reps 4 \
+timeout ${AB_TIMEOUT:-115} python3 benchmarks/decode_ab.py --model 4b --contexts ${CONTEXTS:-1024,8192} --rounds 3 --reps 4 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17p decode_ab 1,024 and 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"
-# each variant's rows folded (mean, spread, against the default's mean); only when decode_ab finished
-for f in "$D"/ab/ab_*.json; do [ -e "$f" ] && python3 benchmarks/ab_summary.py "$f"; done
+# each variant's rows folded (mean, spread, against the default's mean): from the JSON, or from the printed rows
+# when the timeout cut decode_ab before it wrote one
+f=$(ls "$D"/ab/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$D/ab.log}"
 pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"

@@ -97,3 +97,28 @@ def test_ab_rows_fold_by_variant_against_the_first() -> None:
     assert s[3]["ratio"] == pytest.approx(349.0 / 350.0) and not s[3]["same_tokens"]
     out = mod.render(s)
     assert '| 1,024 | `{"me": 1}` | 2 | 405.0 | 0.49% | +1.00% | 81.0% | True |' in out
+
+
+def test_ab_rows_are_read_back_from_the_printed_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a decode_ab run cut by its timeout writes no JSON: its printed rows are enough
+    spec = importlib.util.spec_from_file_location("ab_summary", ROOT / "benchmarks" / "ab_summary.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    v = {"gl": ["gate_up"], "st": {"down": -1}}
+    log = "\n".join([
+        "NVIDIA H200 copy bw 4.27 TB/s; 4b; cubins: nvJitLink; engine ready in 20.1 s",
+        f"ctx   1024 {json.dumps({}):58s}   402.0 tok/s (2.488 ms; rounds 2.488 2.488 2.489)  77.2% of 521; "
+        "attn+merge   6.8 us/layer; same tokens True; PDL launches 1760 (0 with early loads); 4.1 s",
+        f"ctx   1024 {json.dumps(v):58s}   406.0 tok/s (2.463 ms; rounds 2.463 2.463 2.464)  77.9% of 521; "
+        "attn+merge   6.8 us/layer; same tokens False; PDL launches 1760 (300 with early loads); 3.0 s",
+        "ctx 8192 variant {'me': 1}: failed: RuntimeError('x')",
+    ])  # fmt: skip
+    rows = mod.log_rows(log)
+    assert [(r["ctx"], r["variant"], r["tok_s"], r["roofline"], r["same_tokens"]) for r in rows] == [
+        (1024, {}, 402.0, 521.0, True), (1024, v, 406.0, 521.0, False)]
+    f = tmp_path / "ab.log"
+    f.write_text(log)
+    assert mod.main([str(f)]) == 0
+    assert '| 1,024 | `{"gl": ["gate_up"], "st": {"down": -1}}` | 1 | 406.0 | 0.00% | +1.00% | 77.9% | False |' in (
+        capsys.readouterr().out)

@@ -45,6 +45,7 @@
 # Optional, each its own call or step if device time is left:
 #   STEP=trace (<= 60 s): decode_trace.py of the default at 1,024 (one replay), then step_model.py on it: the
 #     H200's per-kind table (floor, adds, over) that the model in RESULTS.md estimates from older traces
+#     (TRACE_V='[{}, {"gl": ["gate_up"], "st": {"down": -1}}]' TRACE_TIMEOUT=100: also a gl row's, its tails)
 #   STEP=tests (<= 40 s): the GPU test of `Plan.gl` (both forms above against TorchQwen3, teacher-forced, the
 #     greedy tokens without PDL, early loads made)
 #   STEP=small (<= 60 s): 0.6B and 8B at 1,024, {} me me {}: what promoting `me` needs (0.6B lost 1.9 % on an H100)
@@ -57,7 +58,7 @@ t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 if [ "${STEP:-ab}" = trace ]; then
   timeout ${TRACE_TIMEOUT:-60} python3 benchmarks/decode_trace.py --model 4b --context 1024 --replays 1 \
-    --rounds 2 --reps 4 --out "$D/trace" > "$D/trace.log" 2>&1
+    --rounds 2 --reps 4 --variants "${TRACE_V:-[{}]}" --out "$D/trace" > "$D/trace.log" 2>&1
   echo "h17p trace (rc $?, $(el) s):"; grep -E "^(NVIDIA|variant|step:|note)" "$D/trace.log"
   [ -e "$D/trace/picture.json" ] && python3 benchmarks/step_model.py "$D/trace/picture.json" | tee "$D/model.md"
   rm -f "$D"/trace/records_v*.npz; pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0

@@ -48,10 +48,13 @@ docs/reference.md and examples/ alone.
 - f11: a merge sort of 64 f32 keys by bitonic merges, one launch a pass:
   the partition's tile (the kernel's const generic) doubles every pass, a
   new instance each, and the host swaps two tensors by moves in a loop.
+- f12: a joint 16 x 16 histogram as a product of f16 one-hot matrices
+  (`dot` of a transposed tile: tensor cores on the GPU), tiles pulled from
+  a `queue`, counts added with `atomic_add` of a [16, 16] tile.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
-NVPTX simulator at sm_90a and sm_80 (each under 1.5 s simulated, so in the
+NVPTX simulator at sm_90a and sm_80 (1-2 s a program, both archs, so in the
 default run), and its PTX assembles on both; `test_user_gpu.py` runs them on
 a GPU.
 """
@@ -235,6 +238,19 @@ def _f11(t: Tensors, out: str) -> None:
     assert out == "-7.0 7.0 true\n"
 
 
+def _f12(t: Tensors, out: str) -> None:
+    i = np.arange(1000)
+    a, b = (i * 7 + i // 13) % 16, (i * i + 3) % 11 + i % 5
+    np.testing.assert_array_equal(t["a"], a)
+    np.testing.assert_array_equal(t["b"], b)
+    h = np.zeros((16, 16), np.float32)
+    np.add.at(h, (a, b), 1)
+    np.testing.assert_array_equal(t["h"], h)
+    assert h.max() > 1 and (h == 0).any()
+    np.testing.assert_array_equal(t["seen"], [128] * 7 + [104])
+    assert out == "1000.0 1000\n"
+
+
 CHECKS = {
     "f01_bitonic_argsort": _f01,
     "f02_softmax_backward": _f02,
@@ -247,6 +263,7 @@ CHECKS = {
     "f09_splitk_atomic_ragged": _f09,
     "f10_splitmix64": _f10,
     "f11_merge_sort_passes": _f11,
+    "f12_joint_histogram_queue": _f12,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
@@ -299,7 +316,7 @@ def test_the_atomic_and_compaction_programs_pass_the_sanitizer() -> None:
     import tilelang.run as run
     from userprog import DIR, program_tensors
 
-    for name in ("f04_stream_compaction", "f09_splitk_atomic_ragged"):
+    for name in ("f04_stream_compaction", "f09_splitk_atomic_ragged", "f12_joint_histogram_queue"):
         out = io.StringIO()
         ex = run.execute(str(DIR / f"{name}.tile"), "cpu", out=out, sanitize=True)
         assert not ex.warnings, ex.warnings

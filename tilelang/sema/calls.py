@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help
+from tilelang.intrinsics.math_habits import MATH_HABITS
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
@@ -91,6 +93,10 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))
             guess = suggest(name, itertools.chain(fns, FUNCTIONS))
             habit = _HABITS.get(name)
+            if habit is None and name in MATH_HABITS:  # `tan(x)`: not `tanh`, the similar name
+                _check_args_only(tcx, e, fx)
+                x = (tcx.snippet(e.args[0].value) or "x") if e.args else "x"
+                return tcx.emit(d.with_help(MATH_HABITS[name].format(x=operand(x) if len(x) < 30 else "x")))
             if name == "len" or name in _FLIPS:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(_len_help(tcx, e) if name == "len" else habit(tcx, e)))
@@ -370,14 +376,28 @@ def function_habit(name: str) -> str | None:
     if name == "len":
         return None  # the method's help says it
     habit = _HABITS.get(name)
+    if habit is None and name in MATH_HABITS and name not in _METHOD_HABITS:  # (`mean`: the method's help)
+        return MATH_HABITS[name].format(x="x")
     return None if habit is None else habit(None, None)  # type: ignore[arg-type]
 
 
 def method_habit(name: str) -> str | None:
     """How Tile spells another library's tile or tensor method `name`
     (`mean`, `astype`, `clamp`), for `tilec doc NAME`; None if it is not one."""
-    habit = _METHOD_HABITS.get(name)
+    habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name))
     return None if habit is None else habit.format(x="t")
+
+
+def operand(x: str) -> str:
+    """`x` as written, in parentheses where an operator outside brackets would bind it to a help's neighbours
+    (`(v * 2.0).log10()` is `log((v * 2.0))`'s `v * 2.0`; `{x} * {x}` of it needs them)."""
+    depth = 0
+    for ch in re.sub(r"::<[^<>]*>", "", x):  # (a turbofish's `<..>` are brackets)
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0 and ch in " +-*/%<>=!&|^":
+            return f"({x})"
+    return x
 
 
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
@@ -571,7 +591,7 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
-        habit = _METHOD_HABITS.get(name) if kind in ("tile", "tensor", "param") else None
+        habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) if kind in ("tile", "tensor", "param") else None
         if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if target is not None:
@@ -590,7 +610,7 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         guess = None if habit else suggest(name, cands)
         if habit:
             x = tcx.snippet(e.receiver) or "t"
-            d = d.with_help(habit.format(x=x if len(x) < 30 else "t"))
+            d = d.with_help(habit.format(x=operand(x) if len(x) < 30 else "t"))
         elif guess:
             d = d.with_help(f"there is a method with a similar name: `{guess}`")
         elif sig is not None:

@@ -127,6 +127,17 @@ def kernel_div(a: int, b: int, op: str) -> int:
     return trunc_div(a, b) if op == "/" else trunc_rem(a, b)
 
 
+def float_div(a: float, b: float) -> float:
+    """Float `a / b` by IEEE 754, as every engine computes it: a zero divisor
+    gives an infinity of the quotient's sign, or NaN for `0 / 0` (Python's
+    `/` raises)."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
 def float_rem(a: float, b: float) -> float:
     """Float `a % b` (C's fmod: the sign of `a`), as kernels compute it
     (NumPy's `fmod`, LLVM's `frem`): NaN for `b == 0` or an infinite `a`,
@@ -136,9 +147,33 @@ def float_rem(a: float, b: float) -> float:
     return math.fmod(a, b)
 
 
+# a float type's significand bits (the leading one included), the exponent of its
+# smallest normal value and its largest finite value
+_FLOAT_FORMAT = {"f16": (11, -14, 65504.0), "bf16": (8, -126, 3.3895313892515355e38),
+                 "f32": (24, -126, 3.4028234663852886e38)}
+
+
+def round_float(v: float, dt: DType) -> float:
+    """`v` rounded to the float type `dt` as every engine holds a value of it:
+    to nearest even (subnormals included), past the type's range to infinity.
+    One rounding from the exact value, as the interpreter's bf16 (through a
+    round-to-odd f32) and NumPy's f16 and f32 conversions give."""
+    fmt = _FLOAT_FORMAT.get(dt.value)
+    if fmt is None or v != v or math.isinf(v) or v == 0:
+        return float(v)
+    bits, emin, top = fmt
+    q = max(math.frexp(v)[1] - 1, emin) - (bits - 1)  # the exponent of the last significand bit
+    out = math.ldexp(round(math.ldexp(v, -q)), q)  # exact scaling; `round` ties to even
+    if abs(out) > top:
+        return math.copysign(math.inf, v)
+    return out if out != 0 else math.copysign(0.0, v)
+
+
 def convert_scalar(v: bool | int | float, dt: DType) -> bool | int | float:
     """A Python number converted to `dt` as `as` converts it on every engine:
-    integers wrap, floats to integers truncate and saturate (NaN -> 0)."""
+    integers wrap, floats to integers truncate and saturate (NaN -> 0), and a
+    value converted to a float type is rounded to it (`16777217` as `f32` is
+    16777216.0, `1e10` as `f16` infinity)."""
     if dt is DType.BOOL:
         return bool(v)
     if dt.is_int:
@@ -150,7 +185,7 @@ def convert_scalar(v: bool | int | float, dt: DType) -> bool | int | float:
                 return hi if v > 0 else lo
             return max(lo, min(hi, int(v)))
         return dt.wrap(int(v))
-    return float(v)
+    return round_float(float(v), dt)
 
 
 def arange_problem(dt: DType, n: int) -> str | None:

@@ -225,7 +225,11 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
         return
     if target.dtype is DType.BOOL:
         return
-    if isinstance(cur, UntypedInt) and elem_is_float(target.dtype) and _int_only(e):
+    if isinstance(cur, UntypedInt) and elem_is_float(target.dtype) and _int_only(e) and cast:
+        # `(1 << 24) as f32`: the operand of the cast is the integer the help below proposes
+        # (it proposed this very cast, which failed the same way); computed in `i32`, then converted
+        target = ScalarT(DType.I32)
+    elif isinstance(cur, UntypedInt) and elem_is_float(target.dtype) and _int_only(e):
         # `t * (1 << 3)` on a float tile: a shift (or `& | ^ !`) is integer
         # arithmetic; it cannot become float arithmetic by context
         text = tcx.snippet(e)

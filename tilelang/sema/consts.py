@@ -17,7 +17,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_rem, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_div, float_rem, trunc_div, trunc_rem
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
@@ -28,7 +28,10 @@ from tilelang.syntax import ast
 def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
     """The compile-time value of a constant expression, or None."""
     match e:
-        case ast.IntLit(value=v) | ast.FloatLit(value=v) | ast.BoolLit(value=v):
+        case ast.FloatLit(value=v):
+            dt = _float_type(tcx, e)
+            return convert_scalar(v, dt) if dt is not None else v  # `0.1f32` is f32's 0.1
+        case ast.IntLit(value=v) | ast.BoolLit(value=v):
             return v
         case ast.Name(ident=i):
             sym = fx.lookup(i.name)
@@ -50,7 +53,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
                 v = _fold(op, a, b)
             except (ZeroDivisionError, ValueError, TypeError, OverflowError):
                 return None
-            return shift_wrap(tcx.program.types.get(e), v) if op in ("<<", ">>") else v
+            if op in ("<<", ">>"):
+                return shift_wrap(tcx.program.types.get(e), v)
+            dt = _float_type(tcx, e) if isinstance(v, float) else None
+            # f16, bf16 and f32 arithmetic is rounded to its type after every operation, as at
+            # run time: `const F: f16 = 2048.0 + 1.0 + 1.0;` is 2048, not 2050
+            return convert_scalar(v, dt) if dt is not None else v
         case ast.Cast(expr=x, ty=t):
             v = const_value(tcx, x, fx)
             if v is None or not isinstance(t, ast.NamedType):
@@ -58,9 +66,22 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             dt = DType.parse(t.name.name)
             if dt is None:
                 return None
+            src = _float_type(tcx, x)
+            if src is not None and isinstance(v, float):
+                v = convert_scalar(v, src)  # a value of its own type first: `(1e10f32 as f16)` is inf
             return convert_scalar(v, dt)  # as every engine converts: `3e10 as i32` saturates
         case _:
             return None
+
+
+def _float_type(tcx: CheckCx, e: ast.Expr) -> DType | None:
+    """The float type of expression `e` where the checker settled one (a
+    suffix, a typed constant, a cast), else None."""
+    if isinstance(e, ast.FloatLit) and e.suffix:
+        return DType.parse(e.suffix)
+    ty = tcx.program.types.get(e)
+    dt = getattr(ty, "dtype", None) if isinstance(ty, ScalarT) else None
+    return dt if isinstance(dt, DType) and dt.is_float else None
 
 
 def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
@@ -198,7 +219,7 @@ def _fold(op: str, a: Any, b: Any) -> Any:
         case "/":
             if both_int:
                 return trunc_div(a, b)
-            return a / b
+            return float_div(float(a), float(b))  # IEEE: `1.0 / 0.0` is inf, `0.0 / 0.0` NaN
         case "%":
             if both_int:
                 return trunc_rem(a, b)

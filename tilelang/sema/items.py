@@ -19,7 +19,7 @@ from tilelang.cluster import MAX_CLUSTER_BLOCKS
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
-from tilelang.dtypes import DTYPE_NAMES, DType
+from tilelang.dtypes import DTYPE_NAMES, DType, convert_scalar
 from tilelang.intrinsics.constants import MATH_CONSTANTS
 from tilelang.limits import MAX_RANK
 from tilelang.sema.coerce import coerce, mismatch, settle
@@ -621,6 +621,8 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
         ty = F32
     settle(tcx, decl.value, ty)
     value = const_value(tcx, decl.value, fx)  # once settled: a shift wraps in its own type
+    if isinstance(value, float) and isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_float:
+        value = convert_scalar(value, ty.dtype)  # `const C: f32 = 0.1;` holds f32's 0.1, as every use reads it
     if value is None and not is_poison(ty) and tcx.sink.error_count == errors_before:
         tcx.emit(tcx.err(T.NOT_CONSTANT, f"the value of constant `{decl.name.name}` is not a "
                          "compile-time constant", decl.value.span, "not constant")

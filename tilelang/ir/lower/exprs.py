@@ -29,7 +29,7 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
             return CVal(convert_const(v, dt) if dt else v, dt)
         case ast.FloatLit(value=v, suffix=s):
             dt = DType.parse(s) if s else literal_dtype(cx.program, e)
-            return CVal(float(v), dt)
+            return CVal(convert_const(float(v), dt) if dt else float(v), dt)  # `0.1f32` is f32's 0.1
         case ast.BoolLit(value=v):
             return CVal(bool(v), BOOL)
         case ast.StrLit(value=v):
@@ -84,6 +84,11 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         settled = literal_dtype(cx.program, node)
         declared = getattr(sym.ty, "dtype", None)
         return CVal(sym.value, settled or (declared if isinstance(declared, DType) else None))
+    if sym is not None and sym.kind is SymbolKind.CONST and isinstance(sym.decl, ast.ConstDecl):
+        # a module constant: the one the checker resolved this name to. Two modules may
+        # each define a `C` (and the root a third): a lookup by name took the root's, or
+        # the first module's, in another module's kernel
+        return _module_const(cx, sym.decl, sym)
     scope = cx.f.lookup(name)
     if scope is not None:
         return scope[name]
@@ -94,12 +99,22 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
     const = cx.program.find_const(name)
     if const is not None:
         if isinstance(const, ast.ConstDecl):
-            v = cx.expr(const.value)
-            if const.ty is not None and isinstance(v, CVal):
-                dt = cx.dtype(const.ty)
-                v = CVal(convert_const(v.value, dt), dt)
-            return v
+            return _module_const(cx, const, None)
         sym = cx.program.symbol_of(node)
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
         return CVal(const, sdt if isinstance(sdt, DType) else None)
     raise ICE(f"lowering: unknown name `{name}`")
+
+
+def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any) -> Any:
+    """The value of module constant `decl` (its checked value where the checker
+    evaluated it, else its expression lowered), in its declared type."""
+    value = getattr(sym, "value", None)
+    if value is not None:
+        sdt = getattr(getattr(sym, "ty", None), "dtype", None)
+        return CVal(convert_const(value, sdt), sdt) if isinstance(sdt, DType) else CVal(value, None)
+    v = cx.expr(decl.value)
+    if decl.ty is not None and isinstance(v, CVal):
+        dt = cx.dtype(decl.ty)
+        v = CVal(convert_const(v.value, dt), dt)
+    return v

@@ -110,6 +110,9 @@ def lower_unary(cx: LowerCx, op: str, a: Any, span: Span) -> Any:
 
 def lower_cast(cx: LowerCx, v: Any, dt: DType, span: Span) -> Any:
     if isinstance(v, CVal):
-        return CVal(convert_const(v.value, dt), dt)
+        # a constant is a value of its own type first: `(16777217 as f32) as i32` is 16777216,
+        # `(1e10f32 as f16) as f32` infinity, as at run time and on the host
+        src = v.value if v.dtype is None or not v.dtype.is_float else convert_const(v.value, v.dtype)
+        return CVal(convert_const(src, dt), dt)
     x = cx.mat(v, None, span)
     return x if x.dtype is dt else cx.b.cast(x, dt, span=span)

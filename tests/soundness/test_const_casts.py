@@ -1,0 +1,130 @@
+"""A cast of a constant rounds as a cast of a run-time value does (hrev round 12).
+
+The reference: "Int to float and float to float round to nearest even". A
+kernel folds a cast of a constant (`(16777217 as f32) as i32`, `0.1f32 as
+f64`), and so does the checker in a `const` item; both kept the exact value
+of the literal (a Python float or int) through every cast, so in a kernel
+`(16777217 as f32) as i32` was 16777217, `(1e10f32 as f16) as f32` 1e10 and
+`0.1f32 as f64` 0.1 (on the interpreter and the GPU alike), where the host
+gives 16777216, infinity and 0.10000000149011612; a `const C: f32 = 0.1;`
+read 0.1 where a kernel cast it to `f64`, and `const N: i32 = (16777217 as
+f32) as i32;` was 16777217 while the same cast at run time is 16777216.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang.run as run
+
+HERE = Path(__file__).resolve().parent
+
+EXPRS = [
+    "0.1f32 as f64", "(0.1f16 as f32) as f64", "((16777217 as f32) as i32) as f64", "x as f64",
+    "((1e10f32 as f16) as f32) as f64", "0.1bf16 as f64", "((2147483647 as f32) as i64) as f64",
+    "((0.1 as f16) as f64)", "C as f64", "H as f64", "((65519.0f32 as f16) as f64)", "((65520.0f32 as f16) as f64)",
+    "(((3.0e38f64 as f32) as bf16) as f64)", "((1.0e-8f32 as f16) as f64)", "(((16777219 as f32) as i32) as f64)",
+    "(((0.1f32 as f64) == 0.1f64) as i32) as f64",
+]
+N = 16
+assert len(EXPRS) == N
+
+SRC = f"""
+const C: f32 = 0.1;
+const H: f16 = 0.1;
+const K: i32 = ((16777217 as f32) as i32) - 16777212;
+const D: f64 = 0.1f32 as f64;
+kernel fn k(z: &mut Tensor<f64, [{N}]>) {{
+    let x: f32 = 0.1;
+    let i = arange::<i32>({N});
+    let mut t = zeros::<f64>([{N}]);
+{chr(10).join(f"    t = where(i == {j}, full::<f64>([{N}], {e}), t);" for j, e in enumerate(EXPRS))}
+    z.store(t);
+}}
+fn main() {{
+    let mut z = zeros::<f64>([{N}]);
+    k(z.partition([{N}])).sync();
+    let x: f32 = 0.1;
+    let n = 16777217 + zeros::<i32>([1]).sum();   // a value the checker cannot fold
+    print({", ".join(EXPRS)});
+    print(K, ((n as f32) as i32) - 16777212, D == (C as f64));
+}}
+"""
+
+
+def _run(tmp_path: Path, device: object = None) -> tuple[list[str], np.ndarray]:
+    path = tmp_path / "casts.tile"
+    path.write_text(SRC)
+    out = io.StringIO()
+    ex = run.execute(str(path), "cpu", out=out)
+    lines = out.getvalue().splitlines()
+    return lines, np.asarray(ex.main_locals["z"].numpy()).copy()
+
+
+def _host_values(line: str) -> np.ndarray:
+    return np.array([float(w) for w in line.split()], np.float64)
+
+
+def test_a_kernels_constant_casts_round_as_the_hosts(tmp_path: Path) -> None:
+    lines, z = _run(tmp_path)
+    host = _host_values(lines[0])
+    assert host[2] == 16777216.0 and np.isinf(host[4]) and host[0] == float(np.float32(0.1))
+    np.testing.assert_array_equal(z, host)
+
+
+def test_a_constant_items_cast_rounds_as_at_run_time(tmp_path: Path) -> None:
+    lines, _ = _run(tmp_path)
+    assert lines[1].split() == ["4", "4", "true"]
+
+
+def test_the_gpu_path_folds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the two engines run one IR, so they agreed before the fix too (both unrounded): this keeps
+    # them together now that the host's value is the one both must give
+    sys.path.insert(0, str(HERE.parent / "backend"))
+    import llsim
+
+    lines, want = _run(tmp_path)
+    monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_80"))
+    _, got = _run(tmp_path)
+    np.testing.assert_array_equal(got, want)
+
+
+ARITH = """
+const F: f16 = 2048.0 + 1.0 + 1.0;
+const G: f32 = 16777216.0 + 1.0 + 1.0;
+const B: bf16 = 256.0 + 1.0 + 1.0;
+const D: f64 = 16777216.0 + 1.0 + 1.0;
+kernel fn k(z: &mut Tensor<f32, [4]>) {
+    let i = arange::<i32>(4);
+    z.store(where(i == 0, full::<f32>([4], F as f32), where(i == 1, full::<f32>([4], G),
+        where(i == 2, full::<f32>([4], B as f32), full::<f32>([4], (2048.0f16 + 1.0f16 + 1.0f16) as f32)))));
+}
+fn main() {
+    let mut z = zeros::<f32>([4]);
+    k(z.partition([4])).sync();
+    let h: f16 = 2048.0;
+    let g: f32 = 16777216.0;
+    let b: bf16 = 256.0;
+    print(F, G, B, D);
+    print(h + 1.0 + 1.0, g + 1.0 + 1.0, b + 1.0 + 1.0);
+    print(z);
+}
+"""
+
+
+def test_a_constant_items_arithmetic_rounds_after_every_operation(tmp_path: Path) -> None:
+    # "f16 and bf16 values are rounded to their type after every operation; f32 arithmetic is
+    # done in f32" (the reference's Numbers): a `const` item summed in f64 (2050, 16777218, 258)
+    path = tmp_path / "arith.tile"
+    path.write_text(ARITH)
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["2048.0", "16777216.0", "256.0", "16777218.0"]
+    assert lines[1].split() == lines[0].split()[:3]
+    assert lines[2] == "Tensor<f32, [4]> [    2048.0, 16777216.0,      256.0,     2048.0]"

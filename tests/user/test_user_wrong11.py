@@ -316,3 +316,26 @@ def test_numpy_s_host_constructors_get_a_spelling_that_runs(call: str, hint: str
     assert any(hint in h for h in d.help), d.help
     f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n    print({fixed});\n}}\n", encoding="utf-8")
     assert run_program(f)[1] == printed + "\n"
+
+
+def test_an_f16_tile_times_a_tile_of_literals_gets_the_f16_cast_too(tmp_path: Path) -> None:
+    # `where(c, 0.5, 1.0)` is f32 (its literals' default); times an f16 tile the help said only `t as f32`,
+    # whose product the f16 store then refuses; it offers `w as f16` as well, which runs
+    f = tmp_path / "w.tile"
+    src = """kernel fn k<const B: i32>(z: &mut Tensor<f16, [B]>, x: &Tensor<f16, [?]>) {
+    let t = x.load_like(z);
+    let w = where(arange::<i32>(B) % 2 == 0, 0.5, 1.0);
+    z.store(t * w);
+}
+fn main() {
+    let x = ones::<f16>([8]);
+    let mut z = zeros::<f16>([8]);
+    k(z.partition([8]), &x).sync();
+    print(z);
+}
+"""
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast with `as`: `t as f32`, or `w as f16` to compute in `f16`",), d.help
+    f.write_text(src.replace("t * w", "t * (w as f16)"), encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f16, [8]> [0.5, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0]\n"

@@ -244,7 +244,13 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
     declare the target with the wider type."""
     wider = _wider(ea, eb)
     if not compound or wider == ea:
-        return f"cast with `as`: `{tcx.cast_snippet(rhs if wider == ea else lhs)} as {wider}`"
+        narrow, wide = (rhs, lhs) if wider == ea else (lhs, rhs)
+        text = f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
+        other = eb if wider == ea else ea
+        if elem_is_float(ea) and elem_is_float(eb) and isinstance(other, DType) and other.bits < 32:
+            # an f16 tile times an f32 one made of literals (`where(c, 0.5, 1.0)`) that goes to an f16 store
+            text += f", or `{tcx.cast_snippet(wide)} as {other}` to compute in `{other}`"
+        return text
     name = tcx.snippet(lhs)
     return (f"`{name}` is `{ea}`, and a compound assignment keeps its type: declare `{name}` as `{eb}` (an accumulator: "
             f"`zeros::<{eb}>([..])`, cast once when it is stored), or cast the right side: "

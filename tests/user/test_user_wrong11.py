@@ -339,3 +339,30 @@ fn main() {
     assert d.code == "E0201" and d.help == ("cast with `as`: `t as f32`, or `w as f16` to compute in `f16`",), d.help
     f.write_text(src.replace("t * w", "t * (w as f16)"), encoding="utf-8")
     assert run_program(f)[1] == "Tensor<f16, [8]> [0.5, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0]\n"
+
+
+@pytest.mark.parametrize(("line", "hint"), [
+    # a help that appends a method to an expression keeps the expression whole (it wrote `t.sum(1) as f16.reshape(..)`)
+    ("    z.store(t.sum(1) as f16);", "`(t.sum(1) as f16).reshape([R, 1])`"),
+    ("    z.store(-t.sum(1) as f16);", "`(-t.sum(1) as f16).reshape([R, 1])`"),
+    ("    z.store((t.sum(1) + 1.0) as f16);", "`((t.sum(1) + 1.0) as f16).reshape([R, 1])`"),
+])
+def test_a_reshape_help_of_a_cast_keeps_the_cast_whole(line: str, hint: str, tmp_path: Path) -> None:
+    f = tmp_path / "s.tile"
+    src = f"""kernel fn k<const R: i32, const C: i32>(z: &mut Tensor<f16, [R, 1]>, x: &Tensor<f32, [?, ?]>) {{
+    let t = x.partition([R, C]).load([block_id(0), 0]);
+{line}
+}}
+fn main() {{
+    let x = ones::<f32>([8, 4]);
+    let mut z = zeros::<f16>([8, 1]);
+    k::<4, 4>(z.partition([4, 1]), &x).sync();
+    print(z.sum());
+}}
+"""
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0218" and any(hint in h for h in d.help), d.help
+    f.write_text(src.replace(line.strip()[len("z.store("):-2], hint.strip("`").replace(".reshape([R, 1])", "")
+                             + ".reshape([R, 1])"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics

@@ -199,7 +199,7 @@ def _len_help(tcx: CheckCx, e: ast.Call) -> str:
     ty = tcx.program.types.get(e.args[0].value) if len(e.args) == 1 else None
     if isinstance(ty, TileT):
         return tile_dims_help(ty)
-    x = tcx.snippet(e.args[0].value) if len(e.args) == 1 else None
+    x = tcx.receiver_snippet(e.args[0].value) if len(e.args) == 1 else None
     x = x if x and len(x) < 30 else "t"
     return f"the size of a tensor's first axis is `{x}.shape()[0]`"
 

@@ -282,7 +282,7 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
             for k in range(len(long)):
                 if long[:k] + long[k + 1:] == short:
                     dims = [*short[:k], Dim.const(1), *short[k:]]
-                    return (f"insert the reduced axis: `{tcx.snippet(node)}.reshape("
+                    return (f"insert the reduced axis: `{tcx.receiver_snippet(node)}.reshape("
                             f"{shape_str(tuple(dims))})`")
     for other, mine, node in ((sa, sb, rhs), (sb, sa, lhs)):
         # the same axes in another place (`b.reshape([N, 1])` added to [M, N]):
@@ -290,12 +290,12 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
         placed = _placed_like(other, mine)
         if placed is not None:
             base = node.receiver if isinstance(node, ast.MethodCall) and node.method.name == "reshape" else node
-            return (f"put its axes where they match {shape_str(other)}: `{tcx.snippet(base)}.reshape("
+            return (f"put its axes where they match {shape_str(other)}: `{tcx.receiver_snippet(base)}.reshape("
                     f"{shape_str(placed)})`")
     if len(sa) == len(sb) == 2 and sa == tuple(reversed(sb)) and sa[0] != sa[1]:
         # [M, N] and [N, M]: one of them the other way round (`b.transpose()` when it is
         # laid out so; `.reshape` would keep the element order and mix the rows)
-        return (f"swap the axes of one side: `{tcx.snippet(rhs)}.transpose()` is {shape_str(sa)} "
+        return (f"swap the axes of one side: `{tcx.receiver_snippet(rhs)}.transpose()` is {shape_str(sa)} "
                 f"(or `.reshape({shape_str(sa)})` to read its elements in order)")
     if len(sa) == len(sb):
         # same rank, and the axes that differ are all longer than 1 (`x + y` of lengths 10 and 11): no

@@ -366,3 +366,16 @@ fn main() {{
     f.write_text(src.replace(line.strip()[len("z.store("):-2], hint.strip("`").replace(".reshape([R, 1])", "")
                              + ".reshape([R, 1])"), encoding="utf-8")
     assert not driver.check(f, deny_warnings=True).diagnostics
+
+
+def test_a_math_function_of_an_integer_sum_is_cast_whole(tmp_path: Path) -> None:
+    # `exp(t + 1)` of an i32 tile: the help said `exp(t + 1 as f32)`, which casts only the 1
+    f = tmp_path / "e.tile"
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<i32, [?]>) {\n    let t = x.load_like(z);\n"
+           "    z.store(exp(t + 1));\n}\nfn main() {\n    let x = arange::<i32>(4);\n    let mut z = zeros::<f32>([4]);\n"
+           "    k(z.partition([4]), &x).sync();\n    print(z.sum() > 83.0);\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert "`exp((t + 1) as f32)`" in d.help[0], d.help
+    f.write_text(src.replace("exp(t + 1)", "exp((t + 1) as f32)"), encoding="utf-8")
+    assert run_program(f)[1] == "true\n"

@@ -232,7 +232,7 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
-            d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.snippet(a)} as {we.value}`")
+            d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
             d = d.with_help(f"add a leading axis: `{tcx.receiver_snippet(a)}.reshape("

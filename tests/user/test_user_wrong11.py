@@ -379,3 +379,14 @@ def test_a_math_function_of_an_integer_sum_is_cast_whole(tmp_path: Path) -> None
     assert "`exp((t + 1) as f32)`" in d.help[0], d.help
     f.write_text(src.replace("exp(t + 1)", "exp((t + 1) as f32)"), encoding="utf-8")
     assert run_program(f)[1] == "true\n"
+
+
+def test_a_stray_quote_is_not_closed_somewhere_else(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 191, case 1311): E0008's help closed the "string" inside the call's arguments,
+    # `"([64", 32]);`, which does not parse; no string starts after `>`: the quote is stray (or a `,` is missing)
+    f = tmp_path / "q.tile"
+    f.write_text('fn main() {\n    let a = zeros::<f16>"([64, 32]);\n    print(a.shape());\n}\n', encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0008" and "a string cannot start after `>`: remove this `\"`" in d.help[0], d.help
+    f.write_text('fn main() {\n    let a = zeros::<f16>([64, 32]);\n    print(a.shape());\n}\n', encoding="utf-8")
+    assert run_program(f)[1] == "[64, 32]\n"

@@ -47,7 +47,7 @@ import pytest
 
 from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program, tilec_at_root
+    REPO, fixed_program, run_program, tilec_at_root
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -170,7 +170,6 @@ def test_the_repl_has_no_main_to_call_and_emit_s_help_leads_to_the_ptx() -> None
     emit help says to enter the statements of the file's `main`, and doing so gives `:ptx merge`."""
     from tilelang import cli
     from tilelang.repl import ReplSession
-    from userprog import REPO
 
     prog = REPO / "tests" / "user" / "programs" / "f11_merge_sort_passes.tile"
     r = tilec_at_root("emit", str(prog.relative_to(REPO)), "--stage", "ptx")
@@ -390,3 +389,42 @@ def test_a_stray_quote_is_not_closed_somewhere_else(tmp_path: Path) -> None:
     assert d.code == "E0008" and "a string cannot start after `>`: remove this `\"`" in d.help[0], d.help
     f.write_text('fn main() {\n    let a = zeros::<f16>([64, 32]);\n    print(a.shape());\n}\n', encoding="utf-8")
     assert run_program(f)[1] == "[64, 32]\n"
+
+
+def _parses(code: str) -> bool:
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.source import SourceMap
+    from tilelang.syntax.parser import parse
+
+    sm = SourceMap()
+    for text in (f"fn main() {{\n    let _q = {code};\n}}\n", f"fn main() {{\n    {code}\n}}\n",
+                 f"fn main() {{\n    {code};\n}}\n", f"{code}\n"):
+        sink = DiagnosticSink()
+        parse(sm.add("h.tile", text), sink)
+        if not sink.has_errors:
+            return True
+    return False
+
+
+def test_the_code_in_every_help_parses() -> None:
+    """The backticked code of every help `tilec check` gives on tests/ui and tests/user's wrong programs parses
+    as Tile (an expression, a statement or an item), where it is code and not a placeholder (`[..]`, `(..)`),
+    a type (`Tensor<..>`), a declaration's start (`let x: i64 = ..`) or a method tail (`.reshape(..)`). Round 11
+    found helps that wrote `t.sum(1) as f16.reshape([R, 1])`, `exp(t + 1 as f32)` (parses, casts the 1: tested
+    above) and `"([64", 32]);`."""
+    roots = [REPO / "tests" / "ui", DIR, DIR.parent / "wrong_run"]
+    files = sorted(p for r in roots for p in r.rglob("*.tile"))
+    assert len(files) > 300
+    skip = re.compile(r"\[\.\.\]|\(\.\.\)|\{ \.\. \}|\.\.\.|, \.\.|\.\., |::<\.\.>|Tensor<|Tile<|TileView|Partition<|"
+                      r"^\.|^(let|const|for|fn|kernel) |: |= \.\.|-> |^#\[|\[::|^\w+\.$")  # (others' syntax quoted)
+    bad, checked = [], 0
+    for f in files:
+        for d in driver.check(f).diagnostics:
+            for h in d.help:
+                for code in re.findall(r"`([^`]+)`", h):
+                    if not re.search(r"[(\[.]", code) or skip.search(code) or code in ("(", "["):
+                        continue
+                    checked += 1
+                    if not _parses(code):
+                        bad.append((f.name, d.code, code))
+    assert checked > 150 and not bad, bad

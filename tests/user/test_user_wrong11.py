@@ -428,3 +428,14 @@ def test_the_code_in_every_help_parses() -> None:
                     if not _parses(code):
                         bad.append((f.name, d.code, code))
     assert checked > 150 and not bad, bad
+
+
+def test_a_quote_before_code_is_not_closed_inside_it(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 223, case 1651): `ones::<f32>("[256, 256]);` was told to close the string as
+    # `"[256", 256]);`, half a bracket in the text; what follows the quote is code: the quote is stray
+    f = tmp_path / "q.tile"
+    f.write_text('fn main() {\n    let x = ones::<f32>("[256, 256]);\n    print(x.sum());\n}\n', encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
+    f.write_text('fn main() {\n    let x = ones::<f32>([256, 256]);\n    print(x.sum());\n}\n', encoding="utf-8")
+    assert run_program(f)[1] == "65536.0\n"

@@ -319,7 +319,7 @@ def test_numpy_s_host_constructors_get_a_spelling_that_runs(call: str, hint: str
 
 def test_an_f16_tile_times_a_tile_of_literals_gets_the_f16_cast_too(tmp_path: Path) -> None:
     # `where(c, 0.5, 1.0)` is f32 (its literals' default); times an f16 tile the help said only `t as f32`,
-    # whose product the f16 store then refuses; it offers `w as f16` as well, which runs
+    # whose product the f16 store then refuses; stored into an f16 tile, the help casts `w` down, which runs
     f = tmp_path / "w.tile"
     src = """kernel fn k<const B: i32>(z: &mut Tensor<f16, [B]>, x: &Tensor<f16, [?]>) {
     let t = x.load_like(z);
@@ -335,7 +335,11 @@ fn main() {
 """
     f.write_text(src, encoding="utf-8")
     d = first_error(f)
-    assert d.code == "E0201" and d.help == ("cast with `as`: `t as f32`, or `w as f16` to compute in `f16`",), d.help
+    assert d.code == "E0201" and d.help == ("cast with `as`: `w as f16` (the result is stored into a tile of `f16`)",), \
+        d.help
+    # not stored at once, both casts are offered; stored into an f32 tile, the f16 side goes up (w21, e25)
+    f.write_text(src.replace("z.store(t * w);", "let y = t * w;\n    z.store(y);"), encoding="utf-8")
+    assert first_error(f).help == ("cast with `as`: `t as f32`, or `w as f16` to compute in `f16`",)
     f.write_text(src.replace("t * w", "t * (w as f16)"), encoding="utf-8")
     assert run_program(f)[1] == "Tensor<f16, [8]> [0.5, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0]\n"
 
@@ -439,3 +443,18 @@ def test_a_quote_before_code_is_not_closed_inside_it(tmp_path: Path) -> None:
     assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
     f.write_text('fn main() {\n    let x = ones::<f32>([256, 256]);\n    print(x.sum());\n}\n', encoding="utf-8")
     assert run_program(f)[1] == "65536.0\n"
+
+
+def test_cast_helps_inside_a_store_lead_to_a_program_that_checks(tmp_path: Path) -> None:
+    """Applying a cast help inside `z.store(..)` left the store refused (found by applying every cast help of the
+    ui and wrong programs and checking again): w25's `z.load() << 2` of an f32 `z` (the shift's result is i32:
+    the help now writes it cast back), e25's `x.load_like(z) * a` inside `z.load() + ..` (the second cast it
+    offered, `a as f16`, gave an f16 term to add to f32: a mix inside a stored sum casts toward the store)."""
+    w25 = (DIR / "w25_shift_float.tile").read_text(encoding="utf-8")
+    d = first_error(DIR / "w25_shift_float.tile")
+    assert d.help == ("cast with `as`: `z.load() as i32`, and the result back to store it: "
+                      "`((z.load() as i32) << 2) as f32`",)
+    f = tmp_path / "w25.tile"
+    f.write_text(w25.replace("z.store(z.load() << 2);", "z.store(((z.load() as i32) << 2) as f32);"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    assert first_error(DIR / "e25_mixed_precision.tile").help == ("cast with `as`: `x.load_like(z) as f32`",)

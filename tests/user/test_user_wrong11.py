@@ -458,3 +458,18 @@ def test_cast_helps_inside_a_store_lead_to_a_program_that_checks(tmp_path: Path)
     f.write_text(w25.replace("z.store(z.load() << 2);", "z.store(((z.load() as i32) << 2) as f32);"), encoding="utf-8")
     assert not driver.check(f, deny_warnings=True).diagnostics
     assert first_error(DIR / "e25_mixed_precision.tile").help == ("cast with `as`: `x.load_like(z) as f32`",)
+
+
+def test_a_partition_of_the_wrong_element_type_is_not_told_to_cast_the_partition(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 193, case 2240): `fill(z.partition([1024]))` of a u32 `z` for an f32 parameter was told
+    # "cast with `as`: `z.partition([1024]) as f32`", which is E0205 (a partition has no cast)
+    f = tmp_path / "p.tile"
+    src = ("kernel fn fill<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(full::<f32>([B], 1.5));\n}\n"
+           "fn main() {\n    let mut z = zeros::<u32>([4096]);\n    fill(z.partition([1024])).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and "`let mut z2 = z as f32;` then `z2.partition([..])`" in d.help[0], d.help
+    f.write_text(src.replace("    fill(z.partition([1024])).sync();\n",
+                             "    let mut z2 = z as f32;\n    fill(z2.partition([1024])).sync();\n    print(z2.sum());\n"),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "6144.0\n"

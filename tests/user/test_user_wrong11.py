@@ -473,3 +473,21 @@ def test_a_partition_of_the_wrong_element_type_is_not_told_to_cast_the_partition
                              "    let mut z2 = z as f32;\n    fill(z2.partition([1024])).sync();\n    print(z2.sum());\n"),
                  encoding="utf-8")
     assert run_program(f)[1] == "6144.0\n"
+
+
+def test_a_tensor_parameter_of_another_type_is_not_told_to_cast_inside_a_kernel(tmp_path: Path) -> None:
+    # fuzz mutants (seed 197): a kernel's `&Tensor<u64, ..>` given to a device function of `&Tensor<bf16, ..>`
+    # was told "cast with `as`: `g as bf16`", which is E0205 (no tensor has a cast inside a kernel)
+    f = tmp_path / "k.tile"
+    src = ("fn first<const B: i32>(x: &Tensor<f32, [?]>) -> Tile<f32, [B]> {\n    x.partition([B]).load([0])\n}\n"
+           "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, g: &Tensor<u32, [?]>) {\n"
+           "    z.store(first::<B>(g));\n}\n"
+           "fn main() {\n    let g = arange::<u32>(8);\n    let mut z = zeros::<f32>([8]);\n"
+           "    k(z.partition([8]), &g).sync();\n    print(z.sum());\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and d.help[0].startswith("a tensor has no cast inside a kernel"), d.help
+    # its first way: a kernel parameter of f32, the host's cast borrowed
+    f.write_text(src.replace("g: &Tensor<u32, [?]>", "g: &Tensor<f32, [?]>").replace("&g).sync", "&(g as f32)).sync"),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "28.0\n"

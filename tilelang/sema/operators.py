@@ -158,8 +158,9 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
             if n.kind == "float" or elem_is_float(n.elem):
                 return _int_only(tcx, op, nt, node, op_span, _cast_back(tcx, op, node, lhs, rhs, stored))
-    if op == "%" and elem is DType.BOOL:
-        return _int_only(tcx, op, lt, lhs, op_span)
+    if op == "%" and elem is DType.BOOL:  # both sides `bool`: both cast
+        both = f"({tcx.cast_snippet(lhs)} as i32) % ({tcx.cast_snippet(rhs)} as i32)"
+        return _int_only(tcx, op, lt, lhs, op_span, both=both)
     if op in ("<", ">", "<=", ">=") and elem is DType.BOOL:
         # an order of `bool`s: refused in kernels (the lowering's E0204), so on
         # the host and at check time too: one rule (hrev11)
@@ -203,12 +204,14 @@ def _cast_back(tcx: CheckCx, op: str, node: ast.Expr, lhs: ast.Expr, rhs: ast.Ex
     return f"({a} {op} {b}) as {stored}"
 
 
-def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, back: str | None = None) -> Type:
+def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, back: str | None = None,
+              both: str | None = None) -> Type:
     if op == "%":  # only `bool` gets here: `%` is also fmod on floats
         return tcx.emit(tcx.err(T.INVALID_OPERAND, "`%` needs numeric operands", op_span,
                                 "`%` is not defined on `bool`")
                         .secondary(node.span, f"this is `{ty}`")
-                        .with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
+                        .with_help(f"cast both sides with `as`: `{both}`" if both else
+                                   f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` needs integer operands", op_span,
                             f"`{op}` is only defined for integers")
                     .secondary(node.span, f"this is `{ty}`")

@@ -491,3 +491,24 @@ def test_a_tensor_parameter_of_another_type_is_not_told_to_cast_inside_a_kernel(
     f.write_text(src.replace("g: &Tensor<u32, [?]>", "g: &Tensor<f32, [?]>").replace("&g).sync", "&(g as f32)).sync"),
                  encoding="utf-8")
     assert run_program(f)[1] == "28.0\n"
+
+
+@pytest.mark.parametrize(("body", "hint", "fixed"), [
+    # `acc = acc + x` of an i32 `acc` and an f32 `x`: casting `acc` up made the assignment the next error
+    ("    let mut acc: i32 = 0;\n    acc = acc + x.sum();\n    print(acc);", "`x.sum() as i32` (it is assigned to `acc`, of `i32`)",
+     "    let mut acc: i32 = 0;\n    acc = acc + (x.sum() as i32);\n    print(acc);"),
+    # a function returning i32 whose value mixes in an f32: casting up made the return the next error
+    ("    print(half(7, 0.5));", "`h as i32` (the function returns `i32`)", None),
+])
+def test_a_mix_in_an_assigned_or_returned_value_casts_toward_it(body: str, hint: str, fixed: str | None,
+                                                               tmp_path: Path) -> None:
+    f = tmp_path / "a.tile"
+    head = "fn half(n: i32, h: f32) -> i32 {\n    n * h\n}\n" if fixed is None else ""
+    f.write_text(f"{head}fn main() {{\n    let x = arange::<f32>(4);\n{body}\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and any(hint in h for h in d.help), d.help
+    if fixed is None:
+        f.write_text(f.read_text(encoding="utf-8").replace("    n * h\n", "    n * (h as i32)\n"), encoding="utf-8")
+    else:
+        f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n{fixed}\n}}\n", encoding="utf-8")
+    assert not [e for e in driver.check(f).diagnostics if e.severity.value == "error"]

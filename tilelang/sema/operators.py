@@ -198,10 +198,10 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
 def _cast_back(tcx: CheckCx, op: str, node: ast.Expr, lhs: ast.Expr, rhs: ast.Expr, stored: Any) -> str | None:
     """`z.store(z.load() << 2)` of a float `z`: the integer result stored back into floats needs a cast too,
     the whole expression written out (`((z.load() as i32) << 2) as f32`); None where it is not stored so."""
-    if not (isinstance(stored, DType) and stored.is_float):
+    if stored is None or not (isinstance(stored[0], DType) and stored[0].is_float):
         return None
     a, b = (f"({tcx.cast_snippet(x)} as i32)" if x is node else tcx.cast_snippet(x) for x in (lhs, rhs))
-    return f"({a} {op} {b}) as {stored}"
+    return f"({a} {op} {b}) as {stored[0]}"
 
 
 def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, back: str | None = None,
@@ -262,11 +262,11 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
     if not compound or wider == ea:
         narrow, wide = (rhs, lhs) if wider == ea else (lhs, rhs)
         other = eb if wider == ea else ea
-        if stored is not None and stored == other and not compound:
-            # stored into a tile of the narrower type (`z.store(t * w)`, `z` f16, `w` an f32 tile of literals):
-            # the wide side cast down (casting the narrow one up, the store would be refused next)
-            return (f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` (the result is stored into a tile "
-                    f"of `{other}`)")
+        if stored is not None and stored[0] == other and not compound:
+            # stored into a tile of the narrower type (`z.store(t * w)`, `z` f16, `w` an f32 tile of literals),
+            # assigned to a variable of it (`acc = acc + x`) or returned as it: the wide side cast down (cast
+            # the narrow one up, the store, assignment or return would be refused next)
+            return f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` ({stored[1]})"
         text = f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
         if stored is None and elem_is_float(ea) and elem_is_float(eb) and isinstance(other, DType) \
                 and other.bits < 32:

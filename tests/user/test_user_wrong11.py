@@ -512,3 +512,19 @@ def test_a_mix_in_an_assigned_or_returned_value_casts_toward_it(body: str, hint:
     else:
         f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n{fixed}\n}}\n", encoding="utf-8")
     assert not [e for e in driver.check(f).diagnostics if e.severity.value == "error"]
+
+
+@pytest.mark.parametrize(("line", "hint", "fixed", "printed"), [
+    # both sides floats: the help cast one (fuzz seed 229: `z.load() & 0.0`), and the other was the next error
+    ("print(a & 1.0);", "cast both sides with `as`: `(a as i32) & 1`", "print((a as i32) & 1);",
+     "Tensor<i32, [4]> [0, 1, 0, 1]"),
+    ("print(a >> 1.0);", "cast both sides with `as`: `(a as i32) >> 1`", "print((a as i32) >> 1);",
+     "Tensor<i32, [4]> [0, 0, 1, 1]"),
+])
+def test_a_bitwise_operation_of_two_floats_casts_both(line: str, hint: str, fixed: str, printed: str,
+                                                      tmp_path: Path) -> None:
+    f = tmp_path / "b.tile"
+    f.write_text(f"fn main() {{\n    let a = arange::<f32>(4);\n    {line}\n}}\n", encoding="utf-8")
+    assert first_error(f).help == (hint,)
+    f.write_text(f"fn main() {{\n    let a = arange::<f32>(4);\n    {fixed}\n}}\n", encoding="utf-8")
+    assert run_program(f)[1] == printed + "\n"

@@ -143,9 +143,11 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
     if op in ("<<", ">>"):
         # a type parameter `T` is checked at each instance, as for `&`, `|`
         # and `^` (`ir.verify.domain_problem`, both operands of a shift)
+        bads = [node for n, node in ((a, lhs), (b, rhs))
+                if not (n.kind == "int" or elem_is_int(n.elem) or isinstance(n.elem, TypeParam))]
         for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
-            if not (n.kind == "int" or elem_is_int(n.elem) or isinstance(n.elem, TypeParam)):
-                return _int_only(tcx, op, nt, node, op_span, _cast_back(tcx, op, node, lhs, rhs, stored))
+            if node in bads:
+                return _int_only(tcx, op, nt, node, op_span, *_int_fix(tcx, op, bads, lhs, rhs, stored))
         elem: ElemT | str | None = a.elem if a.elem is not None else (b.elem if a.kind == "int" and
                                                                        b.kind != "int" else "int")
         if a.kind == "int" and b.kind != "int":
@@ -155,9 +157,10 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         if elem is None:
             return ERROR
     if op in ("&", "|", "^"):  # `%` is fmod on floats, as in Rust
+        bads = [node for n, node in ((a, lhs), (b, rhs)) if n.kind == "float" or elem_is_float(n.elem)]
         for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
-            if n.kind == "float" or elem_is_float(n.elem):
-                return _int_only(tcx, op, nt, node, op_span, _cast_back(tcx, op, node, lhs, rhs, stored))
+            if node in bads:
+                return _int_only(tcx, op, nt, node, op_span, *_int_fix(tcx, op, bads, lhs, rhs, stored))
     if op == "%" and elem is DType.BOOL:  # both sides `bool`: both cast
         both = f"({tcx.cast_snippet(lhs)} as i32) % ({tcx.cast_snippet(rhs)} as i32)"
         return _int_only(tcx, op, lt, lhs, op_span, both=both)
@@ -195,13 +198,22 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
     return TileT(elem, shape) if shape else ScalarT(elem)  # type: ignore[arg-type]
 
 
-def _cast_back(tcx: CheckCx, op: str, node: ast.Expr, lhs: ast.Expr, rhs: ast.Expr, stored: Any) -> str | None:
-    """`z.store(z.load() << 2)` of a float `z`: the integer result stored back into floats needs a cast too,
-    the whole expression written out (`((z.load() as i32) << 2) as f32`); None where it is not stored so."""
-    if stored is None or not (isinstance(stored[0], DType) and stored[0].is_float):
-        return None
-    a, b = (f"({tcx.cast_snippet(x)} as i32)" if x is node else tcx.cast_snippet(x) for x in (lhs, rhs))
-    return f"({a} {op} {b}) as {stored[0]}"
+def _int_fix(tcx: CheckCx, op: str, bads: list[ast.Expr], lhs: ast.Expr, rhs: ast.Expr,
+             stored: Any) -> tuple[str | None, str | None]:
+    """The integer operation written out for `_int_only`'s help: (`back`: stored into floats, the result cast
+    back, `((z.load() as i32) << 2) as f32`; `both`: both sides needed a cast, `(a as i32) & 1`, a float
+    literal of an integral value written as an integer: `z.load() & 0.0` -> `(z.load() as i32) & 0`)."""
+    def side(x: ast.Expr) -> str:
+        if x not in bads:
+            return tcx.cast_snippet(x)
+        if isinstance(x, ast.FloatLit) and float(x.value).is_integer():
+            return str(int(float(x.value)))
+        return f"({tcx.cast_snippet(x)} as i32)"
+
+    whole = f"{side(lhs)} {op} {side(rhs)}"
+    back = f"({whole}) as {stored[0]}" if stored is not None and isinstance(stored[0], DType) and \
+        stored[0].is_float else None
+    return back, (whole if len(bads) > 1 and back is None else None)
 
 
 def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, back: str | None = None,
@@ -215,7 +227,8 @@ def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, ba
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` needs integer operands", op_span,
                             f"`{op}` is only defined for integers")
                     .secondary(node.span, f"this is `{ty}`")
-                    .with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"
+                    .with_help(f"cast both sides with `as`: `{both}`" if both else
+                               f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"
                                + (f", and the result back to store it: `{back}`" if back else "")))
 
 

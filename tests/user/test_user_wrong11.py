@@ -528,3 +528,20 @@ def test_a_bitwise_operation_of_two_floats_casts_both(line: str, hint: str, fixe
     assert first_error(f).help == (hint,)
     f.write_text(f"fn main() {{\n    let a = arange::<f32>(4);\n    {fixed}\n}}\n", encoding="utf-8")
     assert run_program(f)[1] == printed + "\n"
+
+
+@pytest.mark.parametrize("in_loop", [False, True])
+def test_a_destructuring_of_a_call_of_another_type_is_not_told_to_cast_the_tuple(in_loop: bool,
+                                                                                tmp_path: Path) -> None:
+    # a fuzz mutant (seed 239, case 335): `(x, n) = two(x, n);` whose first element is i64 for an f32 `x` was told
+    # "cast with `as`: `two(x, n) as f32`", a cast of a tuple (E0205); in a loop's body, where the assignment is
+    # the body's last expression, its elements' mismatches were not even gathered as elsewhere
+    body = "    (x, n) = two(x, n);\n"
+    if in_loop:
+        body = "    for _i in 0..3 {\n    " + body + "    }\n"
+    f = tmp_path / "d.tile"
+    f.write_text("fn two(a: f32, b: i32) -> (i64, i32) {\n    (a as i64, b * 2)\n}\nfn main() {\n    let mut n = 1;\n"
+                 f"    let mut x = 0.5;\n{body}    print(x, n);\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and d.message == "mismatched types" and "`let t = two(x, n);`" in d.help[0], d.help
+    assert "as f32`" not in d.help[0].split("(`let t")[0]

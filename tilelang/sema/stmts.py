@@ -91,7 +91,12 @@ def check_block(tcx: CheckCx, b: ast.Block, fx: Fx, expected: Type | None, new_s
         for st in b.stmts:
             if _check_stmt(tcx, st, fx):
                 diverges = True
-        if b.tail is not None:
+        if b.tail is not None and isinstance(b.tail, ast.Block) and \
+                destructuring(tail_st := ast.ExprStmt(b.tail, True, b.tail.span)) is not None:
+            # `for .. { (x, n) = two(x, n); }`: the desugared assignment is the block's last expression;
+            # it is a statement (its mismatches reported together, as anywhere else)
+            ty = NEVER if _check_stmt(tcx, tail_st, fx) else UNIT
+        elif b.tail is not None:
             ty = tcx.check_expr(b.tail, fx, expected)
         else:
             ty = NEVER if diverges else UNIT
@@ -185,7 +190,7 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             saved, tcx.destructured = tcx.destructured, []
             try:
                 tcx.check_expr(e, fx, UNIT)
-                _report_destructured(tcx, tcx.destructured)
+                _report_destructured(tcx, tcx.destructured, destructuring(st)[1])  # type: ignore[index]
             finally:
                 tcx.destructured = saved
             return False
@@ -252,7 +257,8 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             assert_never(st)
 
 
-def _report_destructured(tcx: CheckCx, bad: list[tuple[ast.Name, Type, Type, ast.Name]]) -> None:
+def _report_destructured(tcx: CheckCx, bad: list[tuple[ast.Name, Type, Type, ast.Name]],
+                         whole: ast.Expr | None = None) -> None:
     """The mismatches of a destructuring assignment's elements: each alone at its own span
     (the value's element), and those that share a span (a value not written as a tuple)
     as one error there."""
@@ -262,6 +268,16 @@ def _report_destructured(tcx: CheckCx, bad: list[tuple[ast.Name, Type, Type, ast
     for span, group in by_span.items():
         if len(group) == 1:
             target, tty, vty, value = group[0]
+            if whole is not None and not isinstance(whole, ast.TupleExpr) and value.span == whole.span:
+                # `(x, n) = two(x, n);`: the element's span is the whole value's, which has no cast (a tuple)
+                snip = tcx.snippet(value) or "f(..)"
+                snip = snip if len(snip) < 40 else "f(..)"
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", value.span,
+                                 f"expected `{tty}` for `{target.ident.name}`, found `{vty}`")
+                         .secondary(target.span, f"`{target.ident.name}` is `{tty}`, assigned a `{vty}`")
+                         .with_help(f"bind the tuple first (`let t = {snip};`) and give `{target.ident.name}` its "
+                                    f"element converted with `as {tty}`, or change the type of `{target.ident.name}`"))
+                continue
             mismatch(tcx, tty, vty, value, None)
             continue
         names = ", ".join(f"`{t.ident.name}`" for t, _, _, _ in group)

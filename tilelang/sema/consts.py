@@ -102,8 +102,21 @@ def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
             if sym.kind is SymbolKind.GENERIC:
                 return Dim.var(i.name)
             if sym.kind is SymbolKind.CONST:
-                v = tcx.eval_const(sym.qualname or i.name)
-                return Dim.const(v) if isinstance(v, int) and not isinstance(v, bool) else None
+                qual = sym.qualname or i.name
+                v = tcx.eval_const(qual)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    return Dim.const(v)
+                if v is None and tcx.const_state.get(qual) in ("cycle", "done"):
+                    return Dim.var("?")  # its own error is reported (a cycle, not a constant): no second one
+                if isinstance(v, (bool, float)):
+                    ty = getattr(sym.ty, "dtype", None)
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"`{i.name}` is a `{ty or type(v).__name__}` constant, "
+                                     "not an integer", e.span, "a dimension counts elements")
+                             .secondary(sym.span, f"`{i.name}` is declared here")
+                             .with_help(f"give the dimension an integer constant (`const {i.name}: i32 = "
+                                        f"{int(v) if isinstance(v, float) and v == v and abs(v) < 2**31 else 4};`)"))
+                    return Dim.var("?")
+                return None
             return None
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             a, b = static_dim(tcx, lhs, fx), static_dim(tcx, rhs, fx)

@@ -128,3 +128,28 @@ def test_a_constant_items_arithmetic_rounds_after_every_operation(tmp_path: Path
     assert lines[0].split() == ["2048.0", "16777216.0", "256.0", "16777218.0"]
     assert lines[1].split() == lines[0].split()[:3]
     assert lines[2] == "Tensor<f32, [4]> [    2048.0, 16777216.0,      256.0,     2048.0]"
+
+
+NOT = """
+const Y: u16 = (!(65534u16 & 16u16)) >> 7u16;
+const Z: f16 = ((!127u8) as f16) * 1.0f16;
+const W: i64 = (!5u8) as i64;
+fn main() {
+    let a = 65534u16 + zeros::<u16>([1]).sum();   // values the checker cannot fold
+    let b = 127u8 + zeros::<u8>([1]).sum();
+    let c = 5u8 + zeros::<u8>([1]).sum();
+    print(Y, Z, W);
+    print((!(a & 16u16)) >> 7u16, ((!b) as f16) * 1.0f16, (!c) as i64);
+}
+"""
+
+
+def test_a_constant_items_bitwise_not_stays_in_its_type(tmp_path: Path) -> None:
+    # Python's `~16` is -17: `(!16u16) >> 7` kept the sign (65535 for 511), `!127u8` as f16 was -128
+    path = tmp_path / "not.tile"
+    path.write_text(NOT)
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["511", "128.0", "250"]
+    assert lines[1] == lines[0]

@@ -44,7 +44,13 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
                 return None
             if op == "-":
                 return -v
-            return (not v) if isinstance(v, bool) else ~v
+            if isinstance(v, bool):
+                return not v
+            # `!` within the operand's type: `!127u8` is 128, `(!16u16) >> 7` is 511 (Python's `~`
+            # gave -128 and -17, whose shift kept the sign: 65535)
+            ty = tcx.program.types.get(e)
+            dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_int else None
+            return dt.wrap(~v) if dt is not None and isinstance(v, int) else ~v
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             a, b = const_value(tcx, lhs, fx), const_value(tcx, rhs, fx)
             if a is None or b is None:

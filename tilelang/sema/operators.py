@@ -80,6 +80,12 @@ def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expect
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `!` to type `{ty}`", e.span,
                                 "`!` needs `bool` or an integer")
                         .with_help("compare first to get a `bool` (e.g. `x != 0`)"))
+    if d is not None and d.const_value is not None and isinstance(ty, ScalarT) and isinstance(elem, DType) \
+            and elem.is_int:
+        # a constant's bits, so that what it feeds is checked as a literal would be: `(!254u8) >> 63u8`
+        # is E0227 here, as `1u8 >> 63u8` is (it passed `tilec check`, and only a kernel's lowering
+        # refused it, at the launch)
+        tcx.program.dims[e] = Dim.const(elem.wrap(~d.const_value))
     return _result_of(num, ty)  # `!` on bool or integer tensors too (the host runtime has both)
 
 

@@ -224,6 +224,14 @@ def dim_op(op: str, a: Dim, b: Dim) -> Dim | None:
             if av is None:
                 return a * (1 << bv) if op == "<<" else None
             return Dim.const(av << bv if op == "<<" else av >> bv)
+        case "&" | "|" | "^":
+            # constants only: their bits in the operands' type (Python's ints are two's complement
+            # with the sign extended), so what they feed is checked as a literal would be
+            # (`(255u8 | 1u8) + 1u8` is E0227, where it was 256 in a `u8` const)
+            av, bv = a.const_value, b.const_value
+            if av is None or bv is None:
+                return None
+            return Dim.const(ARITH[op](av, bv))
         case _:
             return None
 

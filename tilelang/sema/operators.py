@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, convert_scalar
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import resolve_type
@@ -345,10 +345,14 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
                 _cast_dim(tcx, e, d, DType.I32, target.dtype)
             settle(tcx, x, target if not (isinstance(src, UntypedFloat) and elem_is_int(target.dtype))
                    else F32, cast=True)
+            if isinstance(src, UntypedFloat) and elem_is_int(target.dtype):
+                _float_cast_dim(tcx, e, x, fx, target.dtype)
             return target
         case ScalarT():
             if d is not None and elem_is_int(target.dtype):
                 _cast_dim(tcx, e, d, src.dtype, target.dtype)
+            elif isinstance(src.dtype, DType) and src.dtype.is_float and elem_is_int(target.dtype):
+                _float_cast_dim(tcx, e, x, fx, target.dtype)
             return target
         case TileT(shape=s):
             return TileT(target.dtype, s)
@@ -382,6 +386,19 @@ def _wider(a: ElemT, b: ElemT) -> ElemT:
 
 def _result_of(num: Num, ty: Type) -> Type:
     return ty.inner if isinstance(ty, RefT) else ty
+
+
+def _float_cast_dim(tcx: CheckCx, e: ast.Expr, x: ast.Expr, fx: Fx, target: Any) -> None:
+    """The value of a float constant cast to an integer type (`3.3f32 as i16` is 3), so that what it
+    feeds is checked as a literal would be: `(3.3f32 as i16) * 16383i16` is E0227, where it passed and
+    held 49149 in a `const` (-16387 at run time)."""
+    from tilelang.sema.consts import const_value
+
+    if not isinstance(target, DType):
+        return
+    v = const_value(tcx, x, fx)
+    if isinstance(v, float):
+        tcx.program.dims[e] = Dim.const(convert_scalar(v, target))  # truncates and saturates, as it runs
 
 
 def _cast_dim(tcx: CheckCx, e: ast.Expr, d: Any, src: Any, target: Any) -> None:

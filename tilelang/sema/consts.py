@@ -161,7 +161,7 @@ def shift_wrap(ty: Any, value: Any) -> Any:
     return dt.wrap(value)
 
 
-def check_overflow(tcx: CheckCx, e: ast.Binary, ty: ScalarT) -> None:
+def check_overflow(tcx: CheckCx, e: ast.Binary | ast.Unary, ty: ScalarT) -> None:
     """Constant integer arithmetic whose value does not fit its type
     (`1 << 40` as `i32`): rustc rejects it too, rather than wrap to 0."""
     if not isinstance(ty.dtype, DType) or not ty.dtype.is_int or ty.dtype is DType.BOOL or e in tcx.overflowed:

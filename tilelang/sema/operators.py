@@ -74,6 +74,10 @@ def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expect
                             .with_help("cast to a signed type first, e.g. `x as i32`"))
         if d is not None and is_intlike(ty):
             tcx.program.dims[e] = -d
+            if isinstance(ty, ScalarT) and not isinstance(x, ast.IntLit):  # `-300i8`: the literal's E0222
+                from tilelang.sema.consts import check_overflow
+
+                check_overflow(tcx, e, ty)  # `-(-128i8)` is 128: E0227, as `127i8 + 1i8` is
         return _result_of(num, ty)
     # `!`: logical not on bool, bitwise not on integers
     if num.kind == "float" or elem_is_float(elem):

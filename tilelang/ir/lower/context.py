@@ -25,6 +25,7 @@ from tilelang.ir.builder import Builder
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.values import I32, ArrayVal, CVal, InstanceMismatch, TensorRef, Unsupported
 from tilelang.sema.program import Program
+from tilelang.sema.types import TypeParam
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -88,6 +89,18 @@ class LowerCx:
             self.check_literal(v, dtype, span)
             return self.b.const(convert_const(v.value, dt), dt, span=span)
         raise Unsupported(span or self.decl.span, "expected a scalar or tile value here")
+
+    def float_literal_dtype(self, lit: ast.Expr) -> DType | None:
+        """`literal_dtype` of a float literal, and in an instance of a generic function the
+        float type its `T` stands for: `x * (0.1 + 0.2)` with `T = f16` adds two f16 values, as
+        the concrete `f16` function and the host do (folded in f64, it was 0.30004883, not
+        0.29980469). A `T` of an integer type keeps the literal untyped, for `check_literal`."""
+        dt = literal_dtype(self.program, lit)
+        if dt is not None:
+            return dt
+        tp = getattr(self.program.type_of(lit), "dtype", None)
+        bound = self.f.type_params.get(tp.name) if isinstance(tp, TypeParam) else None
+        return bound if isinstance(bound, DType) and bound.is_float else None
 
     def check_literal(self, v: CVal, dtype: DType | None, span: Span | None) -> None:
         """An untyped literal meets a type that cannot hold it (`0.5` as an

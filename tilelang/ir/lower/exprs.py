@@ -28,7 +28,7 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
             dt = DType.parse(s) if s else literal_dtype(cx.program, e)
             return CVal(convert_const(v, dt) if dt else v, dt)
         case ast.FloatLit(value=v, suffix=s):
-            dt = DType.parse(s) if s else literal_dtype(cx.program, e)
+            dt = DType.parse(s) if s else cx.float_literal_dtype(e)
             return CVal(convert_const(float(v), dt) if dt else float(v), dt)  # `0.1f32` is f32's 0.1
         case ast.BoolLit(value=v):
             return CVal(bool(v), BOOL)

@@ -157,6 +157,10 @@ def test_a_constant_items_bitwise_not_stays_in_its_type(tmp_path: Path) -> None:
 
 GENERIC = """
 fn hv<T>(x: T) -> f64 { ((x * (0.1 + 0.2)) as f64) }
+fn hd<T>(x: T) -> f64 { ((x * (1 / 3)) as f64) }
+kernel fn kd<T>(z: &mut Tensor<f64, [2]>, x: T) {
+    z.store(full::<f64>([2], (x * (1 / 3)) as f64));
+}
 kernel fn k<T>(z: &mut Tensor<f64, [2]>, x: T) {
     let i = arange::<i32>(2);
     z.store(where(i == 0, full::<f64>([2], (x * (0.1 + 0.2)) as f64), full::<f64>([2], (x + 0.1 + 0.2) as f64)));
@@ -172,19 +176,24 @@ fn main() {
     k::<f16>(a.partition([2]), 1.0f16).sync();
     kc(b.partition([2]), 1.0f16).sync();
     k::<bf16>(c.partition([2]), 1.0bf16).sync();
-    print(hv::<f16>(1.0f16), hv::<bf16>(1.0bf16));
+    let mut d = zeros::<f64>([2]);
+    kd::<f32>(d.partition([2]), 1.0f32).sync();
+    print(hv::<f16>(1.0f16), hv::<bf16>(1.0bf16), hd::<f32>(1.0f32));
 }
 """
 
 
 def test_a_generic_instances_float_literals_are_its_types(tmp_path: Path) -> None:
     # `0.1 + 0.2` where `T = f16`: two f16 values added (0.2998046875), as in the concrete kernel and
-    # the host's instance; the generic kernel's instance folded it in f64 (0.30004882812)
+    # the host's instance; the generic kernel's instance folded it in f64 (0.30004882812); and its
+    # `1 / 3` where `T = f32` as integers (0)
     path = tmp_path / "generic.tile"
     path.write_text(GENERIC)
     out = io.StringIO()
     ex = run.execute(str(path), "cpu", out=out)
     host = [float(w) for w in out.getvalue().split()]
-    a, b, c = (np.asarray(ex.main_locals[n].numpy()) for n in "abc")
+    a, b, c, d = (np.asarray(ex.main_locals[n].numpy()) for n in "abcd")
     np.testing.assert_array_equal(a, b)
     assert a[0] == host[0] == 0.2998046875 and c[0] == host[1]
+    # `x * (1 / 3)` with `T = f32`: `1 / 3` in f32, as by context in a concrete kernel (it was 0)
+    assert d[0] == host[2] == float(np.float32(1) / np.float32(3))

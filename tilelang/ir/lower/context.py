@@ -90,11 +90,12 @@ class LowerCx:
             return self.b.const(convert_const(v.value, dt), dt, span=span)
         raise Unsupported(span or self.decl.span, "expected a scalar or tile value here")
 
-    def float_literal_dtype(self, lit: ast.Expr) -> DType | None:
-        """`literal_dtype` of a float literal, and in an instance of a generic function the
-        float type its `T` stands for: `x * (0.1 + 0.2)` with `T = f16` adds two f16 values, as
-        the concrete `f16` function and the host do (folded in f64, it was 0.30004883, not
-        0.29980469). A `T` of an integer type keeps the literal untyped, for `check_literal`."""
+    def instance_literal_dtype(self, lit: ast.Expr) -> DType | None:
+        """`literal_dtype` of a literal, and in an instance of a generic function the float
+        type its `T` stands for: `x * (0.1 + 0.2)` with `T = f16` adds two f16 values, as the
+        concrete `f16` function and the host do (folded in f64, it was 0.30004883, not
+        0.29980469), and `x * (1 / 3)` with `T = f32` divides floats (folded as integers, it
+        was 0). A `T` of an integer type keeps the literal untyped, for `check_literal`."""
         dt = literal_dtype(self.program, lit)
         if dt is not None:
             return dt

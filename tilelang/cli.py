@@ -166,9 +166,11 @@ def cmd_emit(args: argparse.Namespace) -> int:
         _print_plain_error(f"no launch of {what} in `{file}` fixes its const generics at compile time, "
                            "so there is no instance to show")
         _err("help: `tilec emit` compiles the launches whose generics and element types the source fixes "
-             "(`k::<64>(..)`, or constant shapes); one inside a generic `fn` is known only when it runs: "
-             "add a launch with constants to `main` (`k::<f32, 64>(..)`) to see its code, or in `tilec repl` "
-             "`:load` the file, run the function and `:ptx KERNEL` shows the instance it launched")
+             "(`k::<64>(..)`, or constant shapes); one whose sizes are values known only when it runs (a "
+             "generic `fn`'s parameters, a loop's variable, a tensor's shape) is compiled when it runs: add a "
+             "launch with constants to `main` (`k::<f32, 64>(..)`) to see its code, or in `tilec repl` `:load` "
+             "the file, run the code that launches it (a `fn` of the file, or the statements of its `main`, "
+             "which `:load` leaves out) and `:ptx KERNEL` shows the instance it launched")
         raise Exit(EXIT_ERRORS)
     if args.output is not None:
         modules = result.context.outputs[args.stage] if args.stage in ("llvm", "ptx") else ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plan import _divisor_tile, _pow2_at_least
+from plan import _divisor_tile, _pow2_at_least, gemv_pe
 from tails import hybrid_op
 
 
@@ -127,7 +127,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             return [k.gemv_rows_add[r, w.shape[1], mbx](P(eng.x, [r]), w, v, li, n)]
         if s == 1:
             gen, pf = nxt(then, tli)
-            pe = int(name in pl.ge)
+            pe = gemv_pe(pl, name)
             return [k.gemv_add[bn, bk, st, mb, *gen, pe](P(eng.x, [bn]), w, v, li, *pf)]
         part = eng.part[name]
         return [
@@ -176,7 +176,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             )
         else:
             ops.append(
-                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen, pl.qe](
+                k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen,
+                           gemv_pe(pl, "qkv")](
                     P(qkv.reshape(-1), [bn]), W["qkv"], eng.x, W["ln1"], li, eps, *pf
                 )
             )
@@ -275,7 +276,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
         else:
             ops.append(
                 k.rms_gate_up[bn, bk["gate_up"], pl.st["gate_up"], pl.mb.get("gate_up", 0), *gen,
-                              int("gate_up" in pl.ge)](
+                              gemv_pe(pl, "gate_up")](
                     P(eng.h, [bn]), W["gate_up"], eng.x, W["ln2"], li, eps, *pf
                 )
             )

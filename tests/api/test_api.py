@@ -247,7 +247,7 @@ def test_bad_tile_shapes() -> None:
 @pytest.mark.parametrize(("value", "pattern"), [
     ("2", r"`a` of kernel `saxpy` is a number \(`f32`\), but it is a `str`"),
     (np.zeros(3, np.float32), r"but it is a float32 NumPy array of shape \(3,\)"),
-    (True, r"is a `f32`, not a `bool`"),
+    (True, r"is of type `f32`, not a `bool`"),
 ])
 def test_scalar_checks(saxpy, value, pattern) -> None:  # type: ignore[no-untyped-def]
     x, y, _ = _vectors(64)

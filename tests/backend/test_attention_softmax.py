@@ -31,6 +31,7 @@ LOOP = """        let mn = maximum(m, max(s, 1).reshape([BM, 1]));
         acc = mma(p as f16, pv.load([j, 0]), acc * alpha);
         m = mn;"""
 STORE = "    o.store((acc / l) as f16);"
+NEG = float(np.float32(-1e30))  # the loops' `-1e30` as the f32 constant the IR holds (constants round to their type)
 
 
 def _user(loop: str = LOOP, store: str = STORE, extra: str = ""):  # type: ignore[no-untyped-def]
@@ -45,11 +46,11 @@ def test_std_and_user_loops_are_proved() -> None:
     exact max), in the Tile IR and in the GPU IR the attention pass sees."""
     for name, dt, bm, d in (("flash_attention", "f16", 128, 64), ("flash_attention_lse", "bf16", 64, 128)):
         k = _std(name, dt, bm, 64, d)
-        want = sm.Softmax(m=2, row_sum=0, acc=1, base2=True, init=-1e30, monotone=True)
+        want = sm.Softmax(m=2, row_sum=0, acc=1, base2=True, init=NEG, monotone=True)
         assert sm.state(k) == want
         facts = {n: TensorFacts(True, (False, False, True)) for n in "oqkv"}
         assert sm.state(lower_to_gpu(k, "sm_90a", facts, until="block_order")) == want
-    assert sm.state(_user()) == sm.Softmax(m=2, row_sum=0, acc=1, base2=False, init=-1e30, monotone=True)
+    assert sm.state(_user()) == sm.Softmax(m=2, row_sum=0, acc=1, base2=False, init=NEG, monotone=True)
 
 
 REFUSED = {

@@ -65,3 +65,31 @@ def test_early_triggers_before_the_wait(prefetch) -> None:  # type: ignore[no-un
     if ptxas_available():
         r = run_ptxas(compile_kernel(k1, tgt).ptx, "sm_90a")
         assert r.returncode == 0, r.stderr
+
+
+def test_two_triggers_at_the_main_loops_last_iteration() -> None:
+    """`pdl_early = 2`: this kernel alone takes the target's "last" trigger (the
+    loop's last iteration, after its wait), whatever the launch's trigger
+    place but "entry"; it is not `pdl_early` (the runtime's "+loads" rule:
+    the trigger comes after the wait)."""
+    k2, k0 = _kir(2), _kir(0)
+    assert k2.pdl_last and not k2.pdl_early and not k0.pdl_last
+    assert "pdl_last" in print_kernel(k2) and "pdl_last" not in print_kernel(k0)
+    for trigger in ("late", "exit"):
+        ptx = compile_kernel(k2, Target("sm_90a", pdl=True, pdl_trigger=trigger)).ptx
+        # the same code as the target's "last" for the kernel without the hint
+        last = compile_kernel(k0, Target("sm_90a", pdl=True, pdl_trigger="last")).ptx
+        assert _body(ptx) == _body(last)
+        body = _body(ptx)
+        assert body.count(TRIGGER) == 1 and body.count(WAIT) == 1
+        assert body.index(WAIT) < body.index(TRIGGER)
+        # inside the loop: a load of the loop's body after it, the store after that
+        assert body.index(TRIGGER) < body.rindex("ld.global") < body.index("st.global")
+    late = _body(compile_kernel(k0, Target("sm_90a", pdl=True)).ptx)
+    assert late.rindex("ld.global") < late.index(TRIGGER)  # the default: after the loop
+    entry = _body(compile_kernel(k2, Target("sm_90a", pdl=True, pdl_trigger="entry")).ptx)
+    assert entry.index(TRIGGER) < entry.index("ld.global")  # "entry" stays the earlier place
+    assert "griddepcontrol" not in compile_kernel(k2, Target("sm_90a")).ptx
+    if ptxas_available():
+        r = run_ptxas(compile_kernel(k2, Target("sm_90a", pdl=True)).ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr

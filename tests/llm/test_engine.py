@@ -174,6 +174,19 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
             with pytest.raises(ValueError, match="Plan.ge names launches"):
                 eng.replan(dataclasses.replace(eng.plan, ge=bad))
         assert eng.generate(prompt, 6, batched=False) == want
+        # Plan.gl: the GEMVs named trigger at their K loop's last iteration (PE 2)
+        eng.replan(dataclasses.replace(eng.plan, ge=("o",), gl=("gate_up", "down", "qkv")))
+        pes = {(op.kernel.__name__, op.generics["PE"]) for op in eng.ops if "PE" in op.generics}
+        assert pes == {("attn_decode_ring_early", 0), ("combine_splits", 0), ("rms_gemv", 2), ("gemv_add", 1),
+                       ("gemv_add", 2), ("rms_gate_up", 2)}
+        assert eng.generate(prompt, 6, batched=False) == want
+        for bad, msg in ((("attn",), "Plan.gl names launches"), (("o",), "both name \\['o'\\]")):
+            with pytest.raises(ValueError, match=msg):
+                eng.replan(dataclasses.replace(eng.plan, gl=bad))
+        with pytest.raises(ValueError, match="both name \\['qkv'\\]"):  # qe is QKV's entry trigger
+            eng.replan(dataclasses.replace(eng.plan, ge=(), qe=1, gl=("qkv",)))
+        assert eng.generate(prompt, 6, batched=False) == want
+        eng.replan(dataclasses.replace(eng.plan, gl=()))
         eng.replan(dataclasses.replace(eng.plan, pdl=False))
         assert eng.k is not k1
         with pytest.raises(ValueError, match="unknown PDL prefetch `load`"):  # never silently "late"

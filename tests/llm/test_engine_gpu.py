@@ -263,6 +263,20 @@ def test_gemv_entry_triggers_with_early_loads_match_torch() -> None:
     _pdl_plan_matches_torch("late+loads", ("qkv", "gate_up", "down"), early=False, ge=("o", "gate_up", "down"))
 
 
+@pytest.mark.parametrize(("ge", "gl"), [(("o",), ("qkv", "gate_up", "down")), ((), ("qkv", "o", "gate_up", "down"))])
+def test_gemv_last_iteration_triggers_match_torch(ge: tuple[str, ...], gl: tuple[str, ...]) -> None:
+    # Plan.gl (sm_90+): the GEMVs named trigger the next launch at their K
+    # loop's last iteration (after their wait), every GEMV peeled so that the
+    # one after reads its first weight tile before its own wait
+    def last_iteration(eng: TileQwen3) -> None:
+        ops = [op for f in eng._form_ops.values() for op in f]
+        pes = {op.generics["PE"] for op in ops if op.kernel.__name__ in ("rms_gemv", "rms_gate_up")}
+        assert pes == {2}
+
+    _pdl_plan_matches_torch("late+loads", ("qkv", "o", "gate_up", "down"), early=True, check=last_iteration,
+                            ge=ge, gl=gl)
+
+
 def test_attention_entry_trigger_matches_torch() -> None:
     # Plan.ge "attn" (sm_90+): the ring attention alone triggers at its entry,
     # so the merge's blocks are scheduled while it runs (the merge still waits

@@ -26,16 +26,17 @@ from model import Qwen3Config  # noqa: E402
 
 import tilelang  # noqa: E402
 from tilelang.backend import TensorFacts, emit_ptx  # noqa: E402
-from tilelang.backend.target import ptxas_available  # noqa: E402
+from tilelang.backend.target import Target, ptxas_available  # noqa: E402
 from tilelang.ir import nodes as ir  # noqa: E402
 
 P = tilelang.partition
 pytestmark = pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
 
 
-def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # type: ignore[no-untyped-def]
+def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0), pe: int = 0):  # type: ignore[no-untyped-def]
     """The plan's launch for `mat`, on small stand-in arrays (the compiled
-    code depends on the generics and the arrays' alignment, not their rows)."""
+    code depends on the generics and the arrays' alignment, not their rows);
+    `pe` its PE (`pdl_early`)."""
     h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
     n, kk = {
         "qkv": ((cfg.num_attention_heads + 2 * cfg.num_key_value_heads) * d, h),
@@ -53,10 +54,10 @@ def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0)):  # t
         return k.rms_gemv_argmax[gen](y, bm, ba, w, x, g[:1], 1e-6)
     full = (*gen, *pf, 0)  # pf: the next weights' prefetch tile (`Plan.pf`), 5 tiles of `w`
     if mat == "qkv":
-        return k.rms_gemv[(*full, 0)](y, w, x, g, 1, 1e-6, w, 0, 5)
+        return k.rms_gemv[(*full, pe)](y, w, x, g, 1, 1e-6, w, 0, 5)
     if mat == "gate_up":
-        return k.rms_gate_up[(*full, 0)](y, w, x, g, 1, 1e-6, w, 0, 5)
-    return k.gemv_add[(*full, 0)](y, w, x, 1, w, 0, 5)
+        return k.rms_gate_up[(*full, pe)](y, w, x, g, 1, 1e-6, w, 0, 5)
+    return k.gemv_add[(*full, pe)](y, w, x, 1, w, 0, 5)
 
 
 def _facts(op, args=None, early: Collection[str] = ()) -> dict[str, TensorFacts]:  # type: ignore[no-untyped-def]
@@ -323,3 +324,36 @@ def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict,
     assert opt_in <= names if fields else "attn_decode_ring_early" in names
     choice = "argmax_fold" if fields.get("tk") else "argmax_wide"  # sm_90's plans: `Plan.tw`
     assert ("nucleus_round" in names) == bool(sampling) and (choice in names) != bool(sampling)
+
+
+@pytest.mark.parametrize("mat", ["qkv", "o", "gate_up", "down"])
+def test_gemvs_triggering_at_their_last_iteration_assemble_as_the_plan_does(mat: str) -> None:
+    # Plan.gl (PE 2, `pdl_early = 2`) at Qwen3-4B's shapes under sm_90's PDL
+    # "late+loads" (the weights early, as the runtime proves them): the
+    # trigger sits inside the K loop after the wait (no earlier, and not after
+    # the loop as "late" puts it), the peeled first K step's weight loads
+    # still lead the wait, and ptxas spills nothing, the registers within the
+    # plan's MB blocks an SM and no more than the same GEMV's at PE 0 + 8
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    k = load_kernels()
+    tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads")
+    regs = {}
+    for pe in (0, 2):
+        op = _op(k, mat, cfg, plan, pe=pe)
+        op.discard()
+        ptx = emit_ptx(op._plan.kir, tgt, _facts(op, early=("w",)))
+        body = ptx[ptx.index(".entry"):]
+        wait, trig = body.index("griddepcontrol.wait;"), body.index("griddepcontrol.launch_dependents;")
+        assert body.count("griddepcontrol.launch_dependents;") == 1
+        if plan.st[mat] < 0:  # the peeled first K step's loads before the wait
+            assert "ld.global" in body[:wait]
+        if pe == 2:
+            assert wait < trig < body.rindex("ld.global")  # in the loop, a K step's loads after it
+        else:
+            assert body.rindex("ld.global") < trig  # "late": after the loop's loads
+        r = assemble(ptx, "sm_90a")
+        assert r.max_spill_stores == 0, r.text
+        assert r.max_registers * 256 * plan.mb[mat] <= 65536, (mat, r.max_registers)
+        regs[pe] = r.max_registers
+    assert regs[2] <= regs[0] + 8, regs

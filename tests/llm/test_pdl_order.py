@@ -113,7 +113,8 @@ entry:
 # plan offers): under every mode, in both step forms
 VARIANTS = {
     "ge ()": {"ge": ()}, "ge o": {"ge": ("o",)}, "ge gate_up": {"ge": ("gate_up",)}, "ge down": {"ge": ("down",)},
-    "ge attn": {"ge": ("attn",)}, "pe": {"pe": 1}, "me": {"me": 1}, "qe": {"qe": 1}, "qe ea 7": {"qe": 1, "ea": 7},
+    "ge attn": {"ge": ("attn",)}, "gl": {"ge": (), "gl": ("qkv", "o", "gate_up", "down")},
+    "gl gate_up": {"gl": ("gate_up",)}, "gl qkv ea 7": {"gl": ("qkv",), "ea": 7}, "pe": {"pe": 1}, "me": {"me": 1}, "qe": {"qe": 1}, "qe ea 7": {"qe": 1, "ea": 7},
     "ea 0": {"ea": 0}, "ea 1": {"ea": 1}, "st 1": {"st": {"qkv": 1, "o": 1, "gate_up": 1, "down": 1, "lm": 4}},
     "st 2": {"st": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)}, "rs 0": {"rs": 0}, "tw 0": {"tw": 0},
     "tk": {"tw": 0, "tk": 16}, "mr": {"mr": 2}, "mg": {"mg": 1}, "om": {"om": (8, 1)}, "fm": {"fm": 4, "ea": 0},
@@ -133,6 +134,28 @@ def test_every_launch_triggering_at_its_entry_widens_no_window_into_a_race(eng, 
     over = {"ge": ("o", "gate_up", "down", "attn"), "qe": 1, "me": 1, "ea": 7}
     ops = _step(eng, over, "peel")
     assert races(ops, "late+loads", compiler, eng.plan.rs) == []
+
+
+def test_gemvs_triggering_at_their_last_iteration_bring_no_race(eng, compiler) -> None:  # type: ignore[no-untyped-def]
+    # Plan.gl: the trigger inside each GEMV's K loop, after its wait (as the
+    # target's "last"), the next GEMV peeled and reading its first K step early
+    ops = _step(eng, {"ge": ("o",), "gl": ("qkv", "gate_up", "down")}, "peel")
+    assert {op.generics["PE"] for op in ops if op.kernel.__name__ in ("rms_gemv", "rms_gate_up")} == {2}
+    assert races(ops, "late+loads", compiler, eng.plan.rs) == []
+    # the attention after it reading `pos`, its key range and first K/V blocks before its wait (ea 7)
+    ops = _step(eng, {"gl": ("qkv",), "ea": 7}, "plan")
+    assert races(ops, "late+loads", compiler, eng.plan.rs) == []
+    from pdl_order import pdl_mode
+
+    from tilelang.runtime import cuda_pdl
+
+    seq = launches(ops) + launches(ops)  # the second step's launches have a recorded predecessor
+    with pdl_mode("late+loads"):
+        cuda_pdl.forget(0x5EED)
+        early = [(la.name, cuda_pdl.early_names(0x5EED, la.kernel, la.args, la.grid)) for la in seq]
+        cuda_pdl.forget(0x5EED)
+    attn = [e for n, e in early[len(ops):] if n.startswith("attn_decode_ring_early")]
+    assert attn and all({"kc", "vc", "pos_t"} <= e for e in attn), attn  # not vacuous: it does read early
 
 
 @pytest.mark.heavy

@@ -381,7 +381,7 @@ def test_store_unchecked_outside_the_tensor() -> None:
 kernel fn tail<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [?]>) {
     z.store(z.load());
     unsafe {
-        store_unchecked(&out, [block_id(0) * B + 8], z.load());
+        store_unchecked(&out, [block_id(0) * B + 48], z.load());
     }
 }
 
@@ -393,6 +393,51 @@ fn main() {
 """
     d = fails(src, "E0733")
     assert "`store_unchecked` of element [64]" in d.message
+
+
+def test_an_unsafe_tile_that_starts_inside_and_runs_past_the_edge_is_the_edge_rule() -> None:
+    """A split-K with atomics over a C that is not a whole number of tiles (50 x 40 in 32 x 32 tiles): the
+    last tiles' elements past C's edge are dropped, as a store's edge tile's are (the reference's edges
+    rule), and the sanitizer does not call it a bug (it did, E0733, until round 11: huser11); an origin
+    outside the tensor still is, for atomics and `store_unchecked` alike."""
+    src = """
+kernel fn splitk<const BM: i32, const BN: i32, const BK: i32>(seen: &mut Tensor<i32, [1, 1, 1]>,
+        a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>, c: &Tensor<f32, [?, ?]>) {
+    let acc = dot(a.partition([BM, BK]).load([block_id(0), block_id(2)]),
+                  b.partition([BK, BN]).load([block_id(2), block_id(1)]));
+    seen.store(ones::<i32>([1, 1, 1]));
+    unsafe {
+        atomic_add(&c, [block_id(0) * BM + SHIFT, block_id(1) * BN], acc);
+    }
+}
+
+kernel fn put<const B: i32>(z: &mut Tensor<f32, [B]>, out: &Tensor<f32, [?]>) {
+    z.store(z.load());
+    unsafe {
+        store_unchecked(&out, [block_id(0) * B + SHIFT], z.load());
+    }
+}
+
+fn main() {
+    let a = randn::<f32>([50, 64], 1);
+    let b = randn::<f32>([64, 40], 2);
+    let c = zeros::<f32>([50, 40]);
+    let mut seen = zeros::<i32>([2, 2, 4]);
+    splitk::<32, 32, 16>(seen.partition([1, 1, 1]), &a, &b, &c).sync();
+    let mut z = ones::<f32>([40]);
+    let out = zeros::<f32>([40]);
+    put(z.partition([32]), &out).sync();
+}
+"""
+    ex = run(src.replace("SHIFT", "0"))
+    a, b = ex.main_locals["a"].numpy().astype(np.float64), ex.main_locals["b"].numpy().astype(np.float64)
+    np.testing.assert_allclose(ex.main_locals["c"].numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(ex.main_locals["out"].numpy(), np.ones(40, np.float32))
+    # the first index outside: C's row 50 (block (1, 0, 0) starts at 32 + 18)
+    d = fails(src.replace("SHIFT", "18"), "E0733")
+    assert "`atomic_add` at element [50, 0]" in d.message and "shape [50, 40]" in d.message, d.message
+    d = fails(src.replace("+ SHIFT, block_id(1) * BN]", ", block_id(1) * BN]").replace("SHIFT", "8"), "E0733")
+    assert "`store_unchecked` of element [40]" in d.message, d.message
 
 
 def test_partial_edge_tiles_are_not_outside() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -214,6 +215,20 @@ class _Call:
         self.refs.append((spec, ref, mutable))
         return ref
 
+    def _tile_rank_help(self, spec: ParamSpec, tile: Sequence[Any], rank: int) -> str:
+        """E0507's help for a partition's tile of the wrong rank: the parameter's declared tile shape, with the
+        given sizes in its generic dimensions where they fill them exactly (`[64]` for `[1, BN]`: `[1, 64]`)."""
+        dims = [span_text(d.span, self.m._sources) if d is not None else "?" for d in spec.dims or ()]
+        if len(dims) != rank or not dims:
+            return "give one tile size per dimension"
+        sizes = iter(tile)
+        open_dims = [d for d in dims if not d.isdigit()]
+        if len(open_dims) == len(tile) and all(isinstance(t, int) for t in tile):
+            fill = [d if d.isdigit() else str(next(sizes)) for d in dims]
+            return (f"give one tile size per dimension, as `{spec.name}`'s tile `[{', '.join(dims)}]` has: "
+                    f"`tilelang.partition({spec.name}, [{', '.join(fill)}])`")
+        return f"give one tile size per dimension, as `{spec.name}`'s tile `[{', '.join(dims)}]` has"
+
     def check_tile(self, spec: ParamSpec, tile: tuple[int, ...]) -> None:
         """The backend's limits on tile shapes, which the type checker applies
         to Tile callers (E0212: positive dims, E0213: at most 2^20 elements):
@@ -291,7 +306,7 @@ class _Call:
                         f"{len(value.tile)} dimension{'s' if len(value.tile) != 1 else ''}, "
                         f"but the array has {len(ref.shape)}",
                         code=lcodes.BAD_PARTITION,
-                        help="give one tile size per dimension",
+                        help=self._tile_rank_help(spec, value.tile, len(ref.shape)),
                     )
                 self.check_tile(spec, value.tile)
                 tensors.append((spec, ref, value.tile))

@@ -50,7 +50,7 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
                             help="pass `True` or `False`")
         return bool(value)
     if is_bool:
-        raise CallError(f"{what} is a `{dt.value}`, not a `bool`", where=where, code=code,
+        raise CallError(f"{what} is of type `{dt.value}`, not a `bool`", where=where, code=code,
                         help=f"pass {'1 or 0' if dt.is_int else '1.0 or 0.0'}")
     if dt.is_int:
         if isinstance(value, (float, np.floating)):

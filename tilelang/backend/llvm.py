@@ -233,6 +233,11 @@ class _Emitter(HopperOps, DebugOps):
         pdl = [pdl_code.WAIT] if trigger else []
         if early:
             trigger = "early"
+        elif trigger in ("late", "exit") and k.source.pdl_last:
+            # `#[hints(pdl_early = 2)]`: this kernel alone triggers at its main
+            # loop's last iteration, after its wait (so "+loads" keeps its rule:
+            # the launch before this one is complete when the next one starts)
+            trigger = "last"
         if extra in ("prefetch", "bulk"):
             steps = pdl_code.prologue(k, {t for t, i in self.tensors.items() if i.readonly})
             if steps:

@@ -13,8 +13,10 @@ of the tensor's shape, one launch at a time). It reports, as a located
   (c) E0732: a launch reads or writes an element that an earlier launch not
       yet waited for writes (or writes one it reads), or the host reads or
       writes a tensor such a launch writes (reads, for a write);
-  (d) E0733: in `unsafe` code, an atomic or a `store_unchecked` that reaches
-      outside its tensor;
+  (d) E0733: in `unsafe` code, an atomic or a `store_unchecked` whose index
+      (where its value, or its tile's first element, lands) is outside its
+      tensor (a tile that starts inside and runs past the edge drops its
+      elements there, as a store's edge tile does: not reported);
 
 and, as a warning (E0734), a tile load from a `&` tensor whose index lies
 wholly outside the tensor (every element reads the padding: an embedding
@@ -254,9 +256,12 @@ class Recorder:
         for i, dim in zip(flat, arr.shape, strict=False):
             inb &= (i >= 0) & (i < dim)
         out = sel & ~inb
-        if out.any():
+        origin = _tile_origin(idx, shape, len(arr.shape))
+        if out.any() and (origin is None or not _inside(origin, arr.shape)):
+            # a tile that starts inside and runs past the edge is the edge's rule (the reference's "Kernels and
+            # the edges of tensors": dropped, as a store's edge tile is): a ragged split-K's last tiles
             j = int(np.flatnonzero(out)[0])
-            where = [int(i[j]) for i in flat]
+            where = [int(i[j]) for i in flat] if origin is None else origin
             self._bounds_error(bid, op, arr, where, f"`{op.op.value}` at element {_idx(where)}")
         sel &= inb
         if not sel.any():
@@ -333,7 +338,7 @@ class Recorder:
         sel = np.ones(shape, bool) if mask is None else np.asarray(mask, bool).copy()
         if win is not None:
             sel[win[1]] = False
-        if sel.any():
+        if sel.any() and not _inside([int(o) for o in offsets], arr.shape):  # (a tail past the edge is dropped)
             at = np.argwhere(sel)[0]
             where = [int(o) + int(a) for o, a in zip(offsets, at, strict=False)]
             self._bounds_error(bid, op, arr, where, f"`store_unchecked` of element {_idx(where)}")
@@ -404,6 +409,29 @@ class Recorder:
 
 
 # ---------------------------------------------------------------- launches and the host
+def _inside(index: Sequence[int], shape: tuple[int, ...]) -> bool:
+    return all(0 <= i < d for i, d in zip(index, shape, strict=False))
+
+
+def _tile_origin(idx: Sequence[Any], shape: tuple[int, ...], rank: int) -> list[int] | None:
+    """The element an atomic's index names (its value's first element lands there) when the atomic is a tile at
+    an origin, each element at origin + its position (what `atomic_add(&t, [i, j], tile)` lowers to); None for
+    a scatter whose indices are data (an IR-level atomic with index tiles)."""
+    if len(shape) < rank and any(np.ndim(i) for i in idx):
+        return None
+    pos = np.indices(shape) if shape else np.zeros((0,), np.int64)
+    origin = []
+    for d, i in enumerate(idx):
+        base = np.broadcast_to(np.asarray(i, np.int64), shape)
+        if shape and d < len(shape):
+            base = base - pos[d]
+        flat = base.reshape(-1)
+        if flat.size == 0 or (flat != flat[0]).any():
+            return None
+        origin.append(int(flat[0]))
+    return origin
+
+
 def _next_iteration_loads(kernel: ir.Kernel) -> dict[int, int]:
     """The loads whose value only the next iteration of their `for` loop reads: an op of the
     loop's body whose only use is the body's `yield` (a loop-carried value), where the

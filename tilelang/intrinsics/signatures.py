@@ -193,6 +193,8 @@ for _name, _doc in REDUCTIONS.items():
         _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
 _fn("cumsum", B, ("x", "axis"), "cumsum(x: Tile<T, S> | Tensor<T, S>, axis: i32) -> same type",
     "inclusive prefix sum along an axis", "scan", optional=1)
+_fn("cumprod", B, ("x", "axis"), "cumprod(x: Tile<T, S> | Tensor<T, S>, axis: i32) -> same type",
+    "inclusive prefix product along an axis", "scan", optional=1)
 
 # ---------------------------------------------------------------- matrix
 _fn("mma", K, ("a", "b", "acc"),
@@ -250,6 +252,8 @@ for _name, _doc in REDUCTIONS.items():
        _doc + "; on the host, over the whole tensor when no axis is given", "reduce", optional=1)
 _m("cumsum", B, ("tile", "tensor"), ("axis",), "t.cumsum(axis) -> same type",
    "inclusive prefix sum along an axis", "scan", optional=1)
+_m("cumprod", B, ("tile", "tensor"), ("axis",), "t.cumprod(axis) -> same type",
+   "inclusive prefix product along an axis", "scan", optional=1)
 for _name, _doc in UNARY_MATH.items():
     _m(_name, B, ("tile", "tensor", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
 _m("pow", B, ("tile", "tensor", "scalar"), ("y",), "x.pow(y) -> x to the power y",

@@ -188,6 +188,7 @@ class Builder:
         cluster: Sequence[int] = (),
         walk: int = -1,
         evict_first: bool = False,
+        pdl_last: bool = False,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -214,6 +215,7 @@ class Builder:
             tuple(cluster),
             walk,
             bool(evict_first),
+            bool(pdl_last),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

@@ -750,6 +750,11 @@ Op = (
 
 
 # ------------------------------------------------------------------ kernel
+# `#[hints(pdl_early = 2)]`: the trigger at the main loop's last iteration
+# (`Kernel.pdl_last`); any other positive value: at the kernel's entry
+PDL_LAST = 2
+
+
 @frozen
 class Kernel:
     """One specialised kernel.
@@ -764,7 +769,8 @@ class Kernel:
     many (CUDA's `__launch_bounds__` minimum blocks). `pdl_early` (hint
     `pdl_early`, non-zero): under programmatic dependent launch the kernel
     lets the next grid be scheduled at its start, before its own wait (the
-    backend's trigger; the next grid still waits for this one to complete).
+    backend's trigger; the next grid still waits for this one to complete);
+    `pdl_last` (hint `pdl_early = 2`): at its main loop's last iteration.
     `max_blocks` (hint `max_blocks`, 0 = none): at most that many blocks of
     the kernel run on an SM at once (the runtime pads the launch's shared
     memory, `runtime/occupancy.py`), for memory streams that run faster with
@@ -797,6 +803,11 @@ class Kernel:
     # (`stages`, `passes/stream_loads.py`) are evict-first in L2
     # (`codegen/ring.py`)
     evict_first: bool = False
+    # hint `pdl_early = 2`: under programmatic dependent launch the kernel
+    # triggers the next grid at the start of its main loop's last iteration
+    # (the target's "last" trigger, for this kernel alone), after its own
+    # wait; `pdl_early` is then False (the trigger is not before the wait)
+    pdl_last: bool = False
 
     @property
     def cluster_blocks(self) -> int:

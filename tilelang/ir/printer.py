@@ -85,6 +85,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += f" max_blocks {kernel.max_blocks}"
     if kernel.pdl_early:
         tail += " pdl_early"
+    if kernel.pdl_last:
+        tail += " pdl_last"
     if kernel.prefetch_lines:
         tail += " prefetch_lines"
     if kernel.evict_first:

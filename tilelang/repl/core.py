@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION
+from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_FUNCTION
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.repl.synth import (
     Checked,
@@ -110,6 +110,18 @@ class SessionCore:
                     .with_help("write the statements of `main` directly at the prompt")
                 )
                 return ReplOutput(stderr=self.render([d]), ok=False)
+        call = next((n for n in ast.walk((*parsed.items, parsed.body)) if isinstance(n, ast.Call)
+                     and isinstance(n.callee, ast.Name) and n.callee.ident.name == "main"), None)
+        if call is not None:  # the session's own `main` (the statements entered): it called itself, E0719
+            d = (
+                Diagnostic.error(UNKNOWN_FUNCTION, "the REPL has no `main` to call")
+                .primary(call.callee.span, "not a function here")
+                .note("the statements entered at the prompt are the session's `main`, and `:load` leaves a "
+                      "file's `main` out")
+                .with_help("enter the statements of the file's `main` at the prompt (or put them in a `fn` of "
+                           "their own in the file, `:load` it and call that), or run the file: `tilec run FILE`")
+            )
+            return ReplOutput(stderr=self.render([d]), ok=False)
         new_items = [item_of(sf, it) for it in parsed.items]
         names = [it.name for it in new_items if it.name is not None]
         dup = next((n for n in names if names.count(n) > 1), None)

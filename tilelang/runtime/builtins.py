@@ -106,7 +106,7 @@ REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
 
 HOST_FUNCTIONS = frozenset({
     "zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print",
-    "assert", "assert_close", "maximum", "minimum", "where", "pow", "cumsum", "fma", *UNARY_MATH,
+    "assert", "assert_close", "maximum", "minimum", "where", "pow", "cumsum", "cumprod", "fma", *UNARY_MATH,
     *REDUCTIONS,
 })
 
@@ -509,8 +509,8 @@ class Builtins:
                 return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "maximum" | "minimum" | "where":
                 return self._select(name, pos, call)
-            case "cumsum" if isinstance(pos[0], Tensor):
-                return self._cumsum(pos[0], pos[1] if len(pos) > 1 else None, call)
+            case "cumsum" | "cumprod" if isinstance(pos[0], Tensor):
+                return self._scan(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "pow":
                 return self.pow(pos[0], pos[1], call)
             case "fma":
@@ -746,18 +746,18 @@ class Builtins:
             return self._new(np.array(r), dt)
         return to_scalar(_num(np.asarray(r)[()]), dt)
 
-    def _cumsum(self, t: Tensor, axis: Any, node: Any) -> Tensor:
-        """Inclusive prefix sum along an axis, in the tensor's type: integers
-        wrap, floats accumulate in order (f16/bf16 in f32, rounded once), as
-        the interpreter's scan does."""
+    def _scan(self, name: str, t: Tensor, axis: Any, node: Any) -> Tensor:
+        """Inclusive prefix sum (`cumsum`) or product (`cumprod`) along an
+        axis, in the tensor's type: integers wrap, floats accumulate in order
+        (f16/bf16 in f32, rounded once), as the interpreter's scan does."""
         ax = 0 if axis is None else int(axis)
         if not -t.rank <= ax < t.rank:
             raise TileError(Diagnostic.error(
                 rcodes.HOST_SHAPE, f"axis {ax} is out of range for a tensor of {t.rank} dimensions")
                 .primary(node.span, "this scan").with_help(f"axes count from 0 to {t.rank - 1}"))
-        domains.check_builtin("cumsum", t.dtype, node.span)  # an instance `T = bool` (refused for a concrete one)
+        domains.check_builtin(name, t.dtype, node.span)  # an instance `T = bool` (refused for a concrete one)
         with np.errstate(all="ignore"):
-            r = num.scan(ScanOp.CUMSUM, t.numpy(), t.dtype, ax % t.rank)
+            r = num.scan(ScanOp(name), t.numpy(), t.dtype, ax % t.rank)
         return self._new(np.ascontiguousarray(r), t.dtype)
 
     def _select(self, name: str, pos: list[Any], call: ast.Call) -> Any:
@@ -922,8 +922,8 @@ class Builtins:
                     if bad is not None:
                         raise _out_of_bounds(bad, mc)
                     return to_scalar(_num(recv.numpy().reshape(())[()]), recv.dtype)
-                case "cumsum":
-                    return self._cumsum(recv, pos[0] if pos else None, mc)
+                case "cumsum" | "cumprod":
+                    return self._scan(name, recv, pos[0] if pos else None, mc)
         if isinstance(recv, (list, tuple)) and name == "len":
             return len(recv)
         if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):

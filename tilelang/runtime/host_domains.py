@@ -75,6 +75,10 @@ def _builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
         if name == "cumsum":
             return ("cannot `cumsum` a `bool` tensor", "of a `bool` tensor in this call",
                     "count with `cumsum(m as i32, axis)`, or call it with a numeric type")
+        if name == "cumprod":
+            return ("cannot `cumprod` a `bool` tensor", "of a `bool` tensor in this call",
+                    "`cumprod(m as i32, axis)` is 1 while every element so far is `true`, or call it with a "
+                    "numeric type")
         if name in ("maximum", "minimum"):
             op, which = ("|", "maximum") if name == "maximum" else ("&", "minimum")
             return (f"`{name}` of `bool` values", "of `bool` values in this call",

@@ -338,7 +338,7 @@ def tuner_partition(tcx: CheckCx, cx: CallCx, t: TensorT, arg: ast.Expr, holes: 
     return PartitionT(t, tuple(Dim.var(f"?{i}") for i in range(rank)))
 
 
-def _partition_rank_help(tcx: CheckCx, r: ast.Expr, shape: tuple[Dim | None, ...], arg: ast.Expr,
+def _partition_rank_help(tcx: CheckCx, node: object, r: ast.Expr, shape: tuple[Dim | None, ...], arg: ast.Expr,
                          given: tuple[Dim | None, ...] | None) -> str:
     """One tile dimension per tensor dimension; with too few given, the
     tiles the user most likely means: tiles of 1 along the leading axes left
@@ -351,6 +351,15 @@ def _partition_rank_help(tcx: CheckCx, r: ast.Expr, shape: tuple[Dim | None, ...
         return base
     x = tcx.snippet(r)
     mine = [tcx.snippet(e) for e in arg.elems]
+    declared = tcx.partition_params.get(node)
+    if declared is not None and declared.shape is not None and len(declared.shape) == len(shape):
+        # given to a kernel's `&mut` parameter: its tile, the sizes given in its dimensions that are not numbers
+        # (`dx.partition([64])` for `dx: &mut Tensor<f32, [1, BN]>`: `[1, 64]`)
+        tile = [str(d) if d is not None else "?" for d in declared.shape]
+        if len([d for d in tile if not d.isdigit()]) == len(mine) < len(tile):
+            sizes = iter(mine)
+            fill = ", ".join(d if d.isdigit() else next(sizes) for d in tile)
+            return f"{base}: the kernel's tile is `[{', '.join(tile)}]`, so `{x}.partition([{fill}])`"
     missing = len(shape) - len(mine)
     if given is not None and len(given) == len(mine) and given[-1] is not None and given[-1] == shape[-1]:
         dims = ", ".join(["1"] * missing + mine)
@@ -378,7 +387,7 @@ def rule_partition(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"{cx.arg_tys[0].rank}-D tiles", cx.args[0].span,
                                 f"expected {plural(len(t.shape), 'dimension')}")
                         .secondary(r.span, f"this is `{rt}`")
-                        .with_help(_partition_rank_help(tcx, r, t.shape, cx.args[0], shape)))
+                        .with_help(_partition_rank_help(tcx, cx.node, r, t.shape, cx.args[0], shape)))
     if cx.fx.in_kernel:
         if shape is None:
             return ERROR

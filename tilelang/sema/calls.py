@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help
+from tilelang.intrinsics.math_habits import MATH_HABITS
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
@@ -91,9 +93,13 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))
             guess = suggest(name, itertools.chain(fns, FUNCTIONS))
             habit = _HABITS.get(name)
-            if name == "len":  # the help depends on the argument's type
+            if habit is None and name in MATH_HABITS:  # `tan(x)`: not `tanh`, the similar name
                 _check_args_only(tcx, e, fx)
-                return tcx.emit(d.with_help(_len_help(tcx, e)))
+                x = (tcx.snippet(e.args[0].value) or "x") if e.args else "x"
+                return tcx.emit(d.with_help(MATH_HABITS[name].format(x=operand(x) if len(x) < 30 else "x")))
+            if name == "len" or name in _FLIPS:  # the help depends on the argument's type
+                _check_args_only(tcx, e, fx)
+                return tcx.emit(d.with_help(_len_help(tcx, e) if name == "len" else habit(tcx, e)))
             homes = tcx.loader.std_items().get(name) if habit is None else None
             if habit is not None:
                 d = d.with_help(habit(tcx, e))
@@ -201,6 +207,33 @@ def _len_help(tcx: CheckCx, e: ast.Call) -> str:
 _JOIN = ("Tile has no concatenation: in a kernel, store each part into its own nested tile of the output "
          "(`let q = z.partition([..]); q.store(a, [0, 0]); q.store(b, [0, 1]);`); on the host, pick each "
          "element's source with `where` over `arange` positions")
+_FLIPS = ("flip", "fliplr", "flipud", "reverse")
+
+
+def _flip_help(ty: Type | None, x: str) -> str:
+    """How to reverse `x` (`flip(x, 0)`, `x.flip(0)`): element i is element N - 1 - i, a masked sum over an
+    [N, N] tile; spelt with a 1-D tile's own length and a zero of its element type."""
+    n, zero = "N", "0.0"
+    ty = deref(ty) if ty is not None else None
+    if isinstance(ty, (TileT, TensorT)) and ty.shape is not None and len(ty.shape) == 1 and ty.shape[0] is not None:
+        n = str(ty.shape[0])
+        n = n if n.isidentifier() or n.isdigit() else f"({n})"
+        zero = "0.0" if not isinstance(ty.dtype, DType) or ty.dtype.is_float else \
+            "false" if ty.dtype is DType.BOOL else "0"
+    what = f"`{x}` reversed" if n != "N" else f"`{x}` reversed (N elements along the axis)"
+    return (f"Tile has no reversal: element i of {what} is element {n} - 1 - i, picked by a masked sum: "
+            f"`where(arange::<i32>({n}).reshape([{n}, 1]) + arange::<i32>({n}).reshape([1, {n}]) == {n} - 1, "
+            f"{x}.reshape([1, {n}]).broadcast([{n}, {n}]), {zero}).sum(1)`")
+
+
+def _flip_call_help(tcx: CheckCx | None, e: ast.Call | None) -> str:
+    """`_flip_help` for `flip(x, ..)`, of `x`'s type; without a call (`tilec doc flip`), of a tile `t`."""
+    if tcx is None or e is None or not e.args:
+        return _flip_help(None, "t")
+    x = tcx.snippet(e.args[0].value) or "t"
+    return _flip_help(tcx.program.types.get(e.args[0].value), x if len(x) < 30 else "t")
+
+
 _SORT = ("Tile has no sort: the k largest of `{x}` come one at a time from `argmax`, each pick masked out before "
          "the next (`where(arange::<i32>(N) == i, f32::NEG_INFINITY, {x})`)")
 
@@ -236,6 +269,8 @@ _HABITS = {
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)
     **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
     **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),
+    # and their reversals (round 11)
+    **dict.fromkeys(_FLIPS, lambda tcx, e: _flip_call_help(tcx, e)),
 }
 
 
@@ -302,6 +337,9 @@ _METHOD_HABITS = {
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
     "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    # round 11: joins as methods (`t.concat([u])`); reversals (PyTorch's `t.flip(0)`) are `_flip_help`'s
+    **dict.fromkeys(("concat", "cat", "concatenate", "stack", "append"), _JOIN),
+    **dict.fromkeys(_FLIPS, _flip_help(None, "{x}").replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")),
 }
 
 
@@ -338,19 +376,40 @@ def function_habit(name: str) -> str | None:
     if name == "len":
         return None  # the method's help says it
     habit = _HABITS.get(name)
+    if habit is None and name in MATH_HABITS and name not in _METHOD_HABITS:  # (`mean`: the method's help)
+        return MATH_HABITS[name].format(x="x")
     return None if habit is None else habit(None, None)  # type: ignore[arg-type]
 
 
 def method_habit(name: str) -> str | None:
     """How Tile spells another library's tile or tensor method `name`
     (`mean`, `astype`, `clamp`), for `tilec doc NAME`; None if it is not one."""
-    habit = _METHOD_HABITS.get(name)
+    habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name))
     return None if habit is None else habit.format(x="t")
 
 
+def operand(x: str) -> str:
+    """`x` as written, in parentheses where an operator outside brackets would bind it to a help's neighbours
+    (`(v * 2.0).log10()` is `log((v * 2.0))`'s `v * 2.0`; `{x} * {x}` of it needs them)."""
+    depth = 0
+    for ch in re.sub(r"::<[^<>]*>", "", x):  # (a turbofish's `<..>` are brackets)
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0 and ch in " +-*/%<>=!&|^":
+            return f"({x})"
+    return x
+
+
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
+    """The arguments of a call that has no signature (an unknown or not callable name): each is checked for its
+    own errors, but a list `[a, b]` only element by element, since without a parameter nothing says it is a
+    shape (`concat([t, u], 0)` is E0102 alone, not also two E0203 "expected an integer" for `t` and `u`)."""
     for a in e.args:
-        tcx.check_expr(a.value, fx, None)
+        if isinstance(a.value, ast.ArrayExpr):
+            for x in a.value.elems:
+                tcx.check_expr(x, fx, None)
+        else:
+            tcx.check_expr(a.value, fx, None)
 
 
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
@@ -532,13 +591,16 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
-        habit = _METHOD_HABITS.get(name) if kind in ("tile", "tensor", "param") else None
+        habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) if kind in ("tile", "tensor", "param") else None
         if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if target is not None:
             habit = _AS.format(target)
         elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):
             habit = _DEVICES  # `x.to("cuda")`
+        elif name in _FLIPS and isinstance(rty, (TileT, TensorT)):
+            x = tcx.snippet(e.receiver) or "t"
+            habit = _flip_help(rty, x if len(x) < 30 else "t").replace("{", "{{").replace("}", "}}")
         elif name == "mean" and isinstance(rty, TileT) and rty.shape and len(e.args) <= 1:
             habit = _mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
@@ -548,7 +610,7 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         guess = None if habit else suggest(name, cands)
         if habit:
             x = tcx.snippet(e.receiver) or "t"
-            d = d.with_help(habit.format(x=x if len(x) < 30 else "t"))
+            d = d.with_help(habit.format(x=operand(x) if len(x) < 30 else "t"))
         elif guess:
             d = d.with_help(f"there is a method with a similar name: `{guess}`")
         elif sig is not None:
@@ -638,6 +700,11 @@ def _receiver_kind(ty: Type, fx: Fx) -> str:
 
 def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
     owner = f"{'kernel' if info.is_kernel else 'function'} `{info.name}`"
+    if info.is_kernel:  # a partition given to a `&mut` parameter: its tile, for the help of one of the wrong rank
+        for a, pty in zip(e.args, info.param_types, strict=False):
+            if isinstance(a.value, ast.MethodCall) and a.value.method.name == "partition" and \
+                    isinstance(pty, RefT) and pty.mutable and isinstance(pty.inner, TensorT):
+                tcx.partition_params[a.value] = pty.inner
     args, tys, _ = _split_args(tcx, e, fx, (), owner, info.decl.name.span)
     if info.is_kernel and fx.in_kernel:
         return tcx.emit(tcx.err(T.HOST_ONLY, f"launching kernel `{info.name}` is only allowed in host code",

@@ -32,7 +32,7 @@ from tilelang.frozen import frozen
 from tilelang.intrinsics.signatures import Signature
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import FnInfo, ModuleInfo, Program, Symbol
-from tilelang.sema.types import ERROR, Dim, Shape, Type
+from tilelang.sema.types import ERROR, Dim, Shape, TensorT, Type
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
@@ -217,6 +217,9 @@ class CheckCx:
         # launch takes it (what is left is E0229: no tuner picks it)
         self.tuner_dims: dict[Any, ast.MethodCall] = {}
         self.tuned_partitions: dict[Any, tuple[int, ...]] = {}
+        # `k(z.partition([..]), ..)`: the partition given to a kernel's `&mut` parameter -> the tile it declares,
+        # for the help of a partition of the wrong rank (set before the kernel call's arguments are checked)
+        self.partition_params: dict[Any, TensorT] = {}
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:

@@ -241,13 +241,19 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             return TupleT(tuple(tcx.check_expr(x, fx, w) for x, w in zip(elems, want, strict=False)))
         case ast.ArrayExpr(elems=elems):
             dims: list[Dim | None] = []
-            for x in elems:
-                t = tcx.check_expr(x, fx, None)
+            tys = [tcx.check_expr(x, fx, None) for x in elems]
+            values = [x for x, t in zip(elems, tys, strict=True) if _is_value(t) and _is_literal(x)]
+            if values:  # `[0.25, 0.5, 0.25]`: a list of values, which Tile has not (not a shape to cast)
+                return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "Tile has no lists of values", values[0].span,
+                                        f"expected an integer, found `{tcx.program.types[values[0]]}`")
+                                .note("`[..]` lists a shape or a tile index, whose elements are integers")
+                                .with_help(_value_list_help(tcx, elems)))
+            for x, t in zip(elems, tys, strict=True):
                 if not is_poison(t) and not is_intlike(t):
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span,
                                      f"expected an integer, found `{t}`")
                              .note("`[..]` lists shapes and tile indices, which are integers")
-                             .with_help(_not_a_number(t, "cast it with `as i32`, or compute the index in integers")))
+                             .with_help(_not_a_number(t, _index_help(tcx, x, t))))
                 before = len(tcx.sink.diagnostics)
                 if isinstance(t, UntypedInt):
                     # an untyped dimension or index is an `i32`: its literals
@@ -406,9 +412,18 @@ def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Typ
             _constant_bounds(tcx, ix, t.shape[0], lo.const_value, end)
         return TensorT(t.dtype, (n, *t.shape[1:]))
     if not is_intlike(ity):
+        help_ = "index with an integer (`t[i]`) or a range (`t[a..b]`)"
+        if isinstance(deref(ity), (TensorT, TileT)) and deref(ity).dtype is DType.BOOL:  # NumPy's `x[x > 3.0]`
+            m, x = tcx.snippet(ix) or "m", tcx.snippet(e.receiver)
+            x = x if x and len(x) < 30 else "x"
+            m = m if len(m) < 40 else "m"
+            xt = deref(tcx.program.types.get(e.receiver))
+            zero = "0" if isinstance(xt, TensorT) and isinstance(xt.dtype, DType) and xt.dtype.is_int else "0.0"
+            help_ = (f"Tile has no selection by a mask (its length would depend on the values): keep the shape, "
+                     f"`where({m}, {x}, {zero})`, and count the selected with `(({m}) as i32).sum()`")
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", ix.span,
                                 f"expected an integer index or a range `a..b`, found `{ity}`")
-                        .with_help("index with an integer (`t[i]`) or a range (`t[a..b]`)"))
+                        .with_help(help_))
     settle(tcx, ix, I32)
     i = tcx.program.dims.get(ix)
     if i is not None and i.const_value is not None:
@@ -487,6 +502,47 @@ def _view_if(tcx: CheckCx, e: ast.If, ty: Type) -> None:
              .note("only numbers, tiles and tuples of them are carried out of a branch")
              .with_help("load in each branch and let the `if` give the tile: `let t = if c { y.load(..) } "
                         "else { x.load(..) };`"))
+
+
+def _is_value(t: Type) -> bool:
+    """A float or `bool` scalar: what no shape or index holds (a list of them is a list of values)."""
+    return isinstance(t, UntypedFloat) or isinstance(t, ScalarT) and isinstance(t.dtype, DType) and \
+        (t.dtype.is_float or t.dtype is DType.BOOL)
+
+
+def _is_literal(x: ast.Expr) -> bool:
+    """`0.25`, `-1.5`, `true`: a value written out (a float variable in an index is a cast's business)."""
+    while isinstance(x, ast.Unary):
+        x = x.operand
+    return isinstance(x, (ast.FloatLit, ast.BoolLit))
+
+
+def _value_list_help(tcx: CheckCx, elems: tuple[ast.Expr, ...] | list[ast.Expr]) -> str:
+    """How to hold a few values: a constant each, or a tile of them picked by position (for a short list of
+    literals, written out: `where(i == 0, 0.25, where(i == 1, 0.5, 0.25))` with `i = arange::<i32>(3)`)."""
+    texts = [tcx.snippet(x) or "" for x in elems]
+    base = "name each value (`const W0: f32 = ..;`), or pass them in a tensor"
+    if not 2 <= len(texts) <= 6 or not all(t and len(t) < 16 and " " not in t for t in texts):
+        return base
+    n = len(texts)
+    expr = texts[-1]
+    for k in range(n - 2, -1, -1):
+        expr = f"where(arange::<i32>({n}) == {k}, {texts[k]}, {expr})"
+    return f"{base}; a tile of them, element k the k-th: `{expr}`"
+
+
+def _index_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:
+    """E0203's help for a value in `[..]` that is no integer: a cast for a scalar; a tile's value for a tile
+    (`[o]` with `o` a one-element tile loaded from an offsets tensor: `o.item()`, where a cast keeps a tile)."""
+    if isinstance(t, TileT):
+        v = tcx.snippet(x) or "t"
+        v = v if len(v) < 30 else "t"
+        if all(str(d) == "1" for d in t.shape):
+            cast = "" if isinstance(t.dtype, DType) and t.dtype.is_int else " as i32"
+            return f"`{v}` is a tile of one element: its value is `{v}.item(){cast}`"
+        return (f"an index is one number, and `{v}` is a `{t}`: reduce it to one (`.max(0)`, `.sum(0)`), or "
+                "take `.item()` of a one-element tile")
+    return "cast it with `as i32`, or compute the index in integers"
 
 
 def _not_a_number(t: Type, help: str) -> str:

@@ -67,6 +67,18 @@ _TYPE_ALIASES = {
     "int64": "i64", "uint8": "u8", "char": "u8", "Bool": "bool", "boolean": "bool", "Tensr": "Tensor",
 }
 
+# Types narrower than a byte, which Tile has not (round 11): what to write instead
+_SUB_BYTE = ("Tile has no integer type narrower than 8 bits: keep two 4-bit values in a `u8` (`lo | (hi << 4)`) "
+             "and take them apart with `b & 15` and `b >> 4` (a signed one from its nibble: "
+             "`where(v >= 8, v - 16, v)`)")
+_NARROW_TYPES = {
+    **dict.fromkeys(("u4", "i4", "int4", "uint4", "u2", "i2", "int2", "uint2", "nibble"), _SUB_BYTE),
+    **dict.fromkeys(("f8", "fp8", "float8", "f8e4m3", "f8e5m2", "e4m3", "e5m2", "float8_e4m3fn", "float8_e5m2",
+                     "f4", "fp4"),
+                    "Tile has no float type narrower than 16 bits yet: keep such values as `f16` or `bf16` (or "
+                    "their bits in a `u8` tensor, decoded with integer operations)"),
+}
+
 
 def collect_module(tcx: CheckCx, mod: ModuleInfo) -> None:
     for item in mod.ast.items:
@@ -657,6 +669,8 @@ def resolve_type(tcx: CheckCx, te: ast.TypeExpr | None, generics: dict[str, Symb
                                                        if s.kind is SymbolKind.TYPE_PARAM)]
             d = tcx.err(N.UNKNOWN_TYPE, f"cannot find type `{name}` in this scope", ident.span,
                         "not found in this scope")
+            if name in _NARROW_TYPES:
+                return tcx.emit(d.with_help(_NARROW_TYPES[name]))
             guess = _TYPE_ALIASES.get(name) or suggest(name, cands)
             return tcx.emit(d.with_help(f"a type with a similar name exists: `{guess}`") if guess
                             else d.with_help("types are scalars (`f32`, `i32`, ..), `Tensor<..>`, `Tile<..>`, "

@@ -382,6 +382,8 @@ class ErrorReporter:
                 if self._slice_has_step(start):
                     return d.with_help(_STEP_HELP)
                 return d.with_help(_SLICING_HELP)  # NumPy's and Triton's `t[:, None]`
+            if str(tok) in ("]", "..", "..=") and isinstance(last, Token) and str(last) in ("..", "..=", "["):
+                return d.with_help(_open_range_help(self.code[max(0, start - 60):start], str(tok)))
             return d
 
         if {"NAME", "NUMBER", "LSQB"} <= expected:  # a generic argument list
@@ -408,6 +410,7 @@ class ErrorReporter:
         if expected >= _TYPE_START and "NUMBER" not in expected:
             return self._expected(codes.EXPECTED_TYPE, "type", found, here, (last, base),
                                   ("COLON", "__ANON_0"), f"a type must follow this `{last}`",
+                                  _ARRAY_TYPE_HELP if str(tok) == "[" else
                                   "write a type such as `i32`, `f32` or `&Tensor<f32, [?]>`")
 
         if expected == {"NAME"}:
@@ -598,6 +601,19 @@ def _fstring_help(lit: str) -> str:
     return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
 
 
+def _open_range_help(before: str, tok: str) -> str:
+    """Rust's open ranges, `t[2..]` and `t[..3]` (round 11): Tile's ranges have both ends."""
+    m = re.search(r"([A-Za-z_]\w*)\s*\[\s*([^\[\]]*?)\s*(\.\.=?)?\s*$", before)
+    name = m.group(1) if m else "t"
+    if tok == "]" and m and m.group(2):
+        return (f"a range has both ends in Tile (Rust's open `a..` is not): `{name}[{m.group(2)}..{name}.shape()[0]]` "
+                "runs to the end")
+    return "a range has both ends in Tile (Rust's open `..b` is not): `0..b` starts at the first element"
+
+
+# Rust's `[f32; 3]` where a type goes (`const TAPS: [f32; 3] = [..];`, round 11)
+_ARRAY_TYPE_HELP = ("Tile has no array types: name each value (`const TAPS0: f32 = 0.25;`), or hold the values "
+                    "in a tensor (`&Tensor<f32, [3]>`) or a tile")
 _POINTER_HELP = ("Tile has no pointers: a kernel takes tensors, `&Tensor<f32, [?]>` to read and "
                  "`&mut Tensor<f32, [B]>` for the tile it writes")
 _C_TYPES = frozenset({"float", "double", "int", "half", "char", "void", "f32", "f16", "bf16", "f64", "i32", "i64",

@@ -248,7 +248,8 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                        instantiation=list(generics.items()),
                        hints=["stages" if h == "num_stages" else h for h in hints],
                        min_blocks=hints.get("min_blocks", 0), max_blocks=hints.get("max_blocks", 0),
-                       pdl_early=hints.get("pdl_early", 0) > 0,
+                       pdl_early=hints.get("pdl_early", 0) > 0 and hints.get("pdl_early", 0) != ir.PDL_LAST,
+                       pdl_last=hints.get("pdl_early", 0) == ir.PDL_LAST,
                        prefetch_lines=hints.get("prefetch_lines", 0) > 0,
                        evict_first=hints.get("evict_first", 0) > 0,
                        cluster=cluster, walk=cx.walk)

@@ -1,0 +1,78 @@
+"""Math and array functions of NumPy, PyTorch and C that Tile has not, with how
+to write them in Tile (round 11, huser11). Without this table the checker's
+"a function with a similar name exists" offered another function of another
+meaning: `tan` -> `tanh`, `log10` -> `log`, `round` -> `rand`, `sign` ->
+`sin`, `mean` -> `main`, `matmul` -> `maximum`. Each help is a template whose
+`{x}` is the value as written (the first argument of a call, the receiver of
+a method), for the function form (`tan(x)`) and the method form (`x.tan()`)
+alike; `tests/user/test_user_wrong11.py` runs every spelling given here on
+f32 tiles and host tensors against NumPy."""
+
+from __future__ import annotations
+
+_NO_INVERSE = "Tile has no inverse trigonometric functions (`asin`, `acos`, `atan`, `atan2`)"
+
+#: a function's name -> how Tile writes it (`{x}`: the value)
+MATH_HABITS: dict[str, str] = {
+    "tan": "`sin({x}) / cos({x})` (`tanh` is the hyperbolic tangent)",
+    "sinh": "`(exp({x}) - exp(-{x})) * 0.5`",
+    "cosh": "`(exp({x}) + exp(-{x})) * 0.5`",
+    "asin": _NO_INVERSE, "acos": _NO_INVERSE, "atan": _NO_INVERSE, "atan2": _NO_INVERSE,
+    "arcsin": _NO_INVERSE, "arccos": _NO_INVERSE, "arctan": _NO_INVERSE, "arctan2": _NO_INVERSE,
+    "exp10": "`exp({x} * 2.302585)` (e^(x ln 10))",
+    "log10": "`log({x}) * 0.4342945` (ln x / ln 10; `log` is the natural logarithm)",
+    "log1p": "`log(1.0 + {x})` (less exact than a `log1p` for tiny values)",
+    "expm1": "`exp({x}) - 1.0` (less exact than an `expm1` near 0)",
+    "round": "`floor({x} + 0.5)` rounds halves up (NumPy's `round` rounds them to even); `floor` and `ceil` "
+             "round down and up",
+    "rint": "`floor({x} + 0.5)` rounds halves up (`rint` rounds them to even); `floor` and `ceil` round down "
+            "and up",
+    "trunc": "`where({x} < 0.0, ceil({x}), floor({x}))` rounds toward zero (`{x} as i32` does, to an integer)",
+    "sign": "`where({x} > 0.0, 1.0, where({x} < 0.0, -1.0, 0.0))`",
+    "isnan": "`{x} != {x}` is the NaN test (NaN is the one value not equal to itself)",
+    "isinf": "`abs({x}) == f32::INFINITY` (of the element type: `f16::INFINITY`, ..)",
+    "isfinite": "`abs({x}) < f32::INFINITY` (false for NaN and the infinities; of the element type)",
+    "square": "`{x} * {x}`",
+    "reciprocal": "`1.0 / {x}`",
+    "hypot": "`sqrt(x * x + y * y)`",
+    "fmod": "`x % y` is C's `fmod` on floats (the sign of the dividend)",
+    "remainder": "`x % y` takes the sign of the dividend (C's `fmod`; NumPy's `remainder` takes the divisor's)",
+    "mean": "divide the sum: `sum({x}, k) / n` along axis k (`{x}.sum() / n` on the host)",
+    "matmul": "`dot(a, b)` multiplies two tiles (`mma(a, b, acc)` adds to an accumulator)",
+    "outer": "`a.reshape([M, 1]) * b.reshape([1, N])`",
+    "norm": "`sqrt(({x} * {x}).sum(k))` along axis k",
+    "count_nonzero": "`(({x} != 0.0) as i32).sum(k)` along axis k",
+    "cummax": "Tile's scans are `cumsum` and `cumprod`; a running maximum of a 1-D tile of N is a masked maximum, "
+              "`where(arange::<i32>(N).reshape([1, N]) <= arange::<i32>(N).reshape([N, 1]), "
+              "{x}.reshape([1, N]), f32::NEG_INFINITY).max(1)`",
+    "cummin": "Tile's scans are `cumsum` and `cumprod`; a running minimum of a 1-D tile of N is a masked minimum, "
+              "`where(arange::<i32>(N).reshape([1, N]) <= arange::<i32>(N).reshape([N, 1]), "
+              "{x}.reshape([1, N]), f32::INFINITY).min(1)`",
+    "popcount": "Tile has no bit-count built-ins: count with shifts and masks (`x - ((x >> 1) & 0x55555555u32)`, "
+                "..., the SWAR count)",
+    "clz": "Tile has no bit-count built-ins: find the highest set bit with shifts and masks",
+    "gather": "load what you need through a partition (a row: `x.partition([1, D]).load([id, 0])`), or pick "
+              "it with `where` over `arange` positions and a sum",
+    "take": "load what you need through a partition (a row: `x.partition([1, D]).load([id, 0])`), or pick "
+            "it with `where` over `arange` positions and a sum",
+    "scatter": "a block writes only its own tiles; writes anywhere else are `store_unchecked` or the atomics, "
+               "inside `unsafe {{ }}`",
+    "nonzero": "a tile's shape is fixed: keep the mask, `{x} != 0.0`, and use it with `where` (or count it: "
+               "`(({x} != 0.0) as i32).sum(k)`)",
+    "argwhere": "a tile's shape is fixed: keep the mask, `{x} != 0.0`, and use it with `where` (or count it: "
+                "`(({x} != 0.0) as i32).sum(k)`)",
+    "any": "`max` of `bool` elements is `true` when any is: `{x}.max(k)` along axis k (`{x}.max()` on the host)",
+    "all": "`min` of `bool` elements is `true` when all are: `{x}.min(k)` along axis k (`{x}.min()` on the host)",
+    "var": "`let d = {x} - mean; (d * d).sum(k) / n`, with the mean reshaped to keep axis k",
+    "std": "the `sqrt` of the variance: `sqrt((d * d).sum(k) / n)` with `d = {x} - mean`",
+    "cbrt": "`where({x} < 0.0, -pow(-{x}, 1.0 / 3.0), pow({x}, 1.0 / 3.0))` (`pow` of a negative base is NaN)",
+    "copysign": "`where(y < 0.0, -abs(x), abs(x))` (a -0.0 `y` counts as positive here)",
+    "softplus": "`log(1.0 + exp({x}))` (for large values, `maximum({x}, 0.0) + log(1.0 + exp(-abs({x})))` does "
+                "not overflow)",
+    "einsum": "write the product as `dot(a, b)`, or as broadcast products and sums "
+              "(`(a.reshape([M, K, 1]) * b.reshape([1, K, N])).sum(1)`)",
+    "bincount": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
+                "i32).sum(0)` (examples/histogram.tile)",
+    "histogram": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
+                 "i32).sum(0)` (examples/histogram.tile)",
+}

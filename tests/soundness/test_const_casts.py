@@ -197,3 +197,29 @@ def test_a_generic_instances_float_literals_are_its_types(tmp_path: Path) -> Non
     assert a[0] == host[0] == 0.2998046875 and c[0] == host[1]
     # `x * (1 / 3)` with `T = f32`: `1 / 3` in f32, as by context in a concrete kernel (it was 0)
     assert d[0] == host[2] == float(np.float32(1) / np.float32(3))
+
+
+INT_LITERALS = """
+const A: f32 = 1 / 3;
+const B: f16 = 2049 + 1;
+const C: f32 = 7 % 4 / 2;
+fn main() {
+    let a: f32 = 1 / 3;
+    let b: f16 = 2049 + 1;
+    let c: f32 = 7 % 4 / 2;
+    print(A, B, C);
+    print(a, b, c);
+}
+"""
+
+
+def test_a_constant_items_integer_literals_take_its_float_type(tmp_path: Path) -> None:
+    # integer literals typed `f32` by their context are f32 values in a `let` (`1 / 3` is 0.33333334);
+    # a `const` item computed them as integers (0, 2050, 1.0)
+    path = tmp_path / "ints.tile"
+    path.write_text(INT_LITERALS)
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["0.33333334", "2048.0", "1.5"]
+    assert lines[1] == lines[0]

@@ -31,7 +31,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
         case ast.FloatLit(value=v):
             dt = _float_type(tcx, e)
             return convert_scalar(v, dt) if dt is not None else v  # `0.1f32` is f32's 0.1
-        case ast.IntLit(value=v) | ast.BoolLit(value=v):
+        case ast.IntLit(value=v):
+            dt = _float_type(tcx, e)
+            # an integer literal a float context typed is that float: `const A: f32 = 1 / 3;` divides
+            # floats (0.33333334), as `let a: f32 = 1 / 3;` does (it was integer division: 0)
+            return convert_scalar(v, dt) if dt is not None else v
+        case ast.BoolLit(value=v):
             return v
         case ast.Name(ident=i):
             sym = fx.lookup(i.name)

@@ -47,7 +47,7 @@ import pytest
 
 from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program, tilec_at_root
+    REPO, fixed_program, run_program, tilec_at_root
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -170,7 +170,6 @@ def test_the_repl_has_no_main_to_call_and_emit_s_help_leads_to_the_ptx() -> None
     emit help says to enter the statements of the file's `main`, and doing so gives `:ptx merge`."""
     from tilelang import cli
     from tilelang.repl import ReplSession
-    from userprog import REPO
 
     prog = REPO / "tests" / "user" / "programs" / "f11_merge_sort_passes.tile"
     r = tilec_at_root("emit", str(prog.relative_to(REPO)), "--stage", "ptx")
@@ -278,3 +277,154 @@ def test_numpy_and_rust_indexing_get_a_help_that_runs(line: str, hint: str, fixe
     assert any(hint in h for h in d.help), d.help
     f.write_text(head + f"    {fixed}\n}}\n", encoding="utf-8")
     assert run_program(f)[1] == f"29\n{printed}\n"
+
+
+def test_repl_help_of_another_library_s_name_says_how_tile_writes_it() -> None:
+    # `:help tan` said "did you mean `tanh`?", another function; it says what `tilec doc tan` says
+    from tilelang.repl import ReplSession
+
+    s = ReplSession(device="cpu")
+    out = s.feed(":help tan")
+    assert not out.ok and "Tile has no `tan`" in out.stderr and "`sin(x) / cos(x)`" in out.stderr
+    assert "did you mean" not in out.stderr
+    assert "element N - 1 - i" in s.feed(":help flip").stderr
+    assert s.feed(":help cumprod").stdout.startswith("cumprod(x: Tile<T, S> | Tensor<T, S>, axis: i32)")
+    assert s.feed("fn tan(x: f32) -> f32 {\n    sin(x) / cos(x)\n}").ok  # a session's own `tan` is its item
+    assert "defined in this session" in s.feed(":help tan").stdout
+
+
+@pytest.mark.parametrize(("call", "hint", "fixed", "printed"), [
+    ("linspace(0.0, 1.0, 5)", "`arange::<f32>(n) * ((stop - start) / ((n - 1) as f32)) + start`",
+     "arange::<f32>(5) * ((1.0 - 0.0) / ((5 - 1) as f32)) + 0.0", "Tensor<f32, [5]> [ 0.0, 0.25,  0.5, 0.75,  1.0]"),
+    ("eye::<f32>(2)", "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
+     "(arange::<i32>(2).reshape([2, 1]) == arange::<i32>(2).reshape([1, 2])) as f32",
+     "Tensor<f32, [2, 2]>\n[[1.0, 0.0],\n [0.0, 1.0]]"),
+    ("randint::<i32>([1000], 3, 7).max()", "`(rand::<f32>(shape, seed) * (hi - lo) as f32) as i32 + lo`",
+     "((rand::<f32>([1000], 1) * (7 - 3) as f32) as i32 + 3).max()", "6"),
+    ("ones_like(x)", "`ones::<f32>([x.shape()[0]])`", "ones::<f32>([x.shape()[0]])", "Tensor<f32, [4]> [1.0, 1.0, 1.0, 1.0]"),
+    ("dot(x, x)", "`(x * x).sum()`", "(x * x).sum()", "14.0"),
+    ("x.dot(x)", "`(x * x).sum()`", "(x * x).sum()", "14.0"),
+])
+def test_numpy_s_host_constructors_get_a_spelling_that_runs(call: str, hint: str, fixed: str, printed: str,
+                                                            tmp_path: Path) -> None:
+    # `linspace`, `eye` said "define it"; `randint` offered `randn`, `ones_like` `ones`, `x.dot(x)` the kernel
+    # function `dot` (E0211 on the host), `dot(x, x)` "move this into a kernel"
+    f = tmp_path / "c.tile"
+    f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n    print({call});\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert any(hint in h for h in d.help), d.help
+    f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n    print({fixed});\n}}\n", encoding="utf-8")
+    assert run_program(f)[1] == printed + "\n"
+
+
+def test_an_f16_tile_times_a_tile_of_literals_gets_the_f16_cast_too(tmp_path: Path) -> None:
+    # `where(c, 0.5, 1.0)` is f32 (its literals' default); times an f16 tile the help said only `t as f32`,
+    # whose product the f16 store then refuses; it offers `w as f16` as well, which runs
+    f = tmp_path / "w.tile"
+    src = """kernel fn k<const B: i32>(z: &mut Tensor<f16, [B]>, x: &Tensor<f16, [?]>) {
+    let t = x.load_like(z);
+    let w = where(arange::<i32>(B) % 2 == 0, 0.5, 1.0);
+    z.store(t * w);
+}
+fn main() {
+    let x = ones::<f16>([8]);
+    let mut z = zeros::<f16>([8]);
+    k(z.partition([8]), &x).sync();
+    print(z);
+}
+"""
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast with `as`: `t as f32`, or `w as f16` to compute in `f16`",), d.help
+    f.write_text(src.replace("t * w", "t * (w as f16)"), encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f16, [8]> [0.5, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0]\n"
+
+
+@pytest.mark.parametrize(("line", "hint"), [
+    # a help that appends a method to an expression keeps the expression whole (it wrote `t.sum(1) as f16.reshape(..)`)
+    ("    z.store(t.sum(1) as f16);", "`(t.sum(1) as f16).reshape([R, 1])`"),
+    ("    z.store(-t.sum(1) as f16);", "`(-t.sum(1) as f16).reshape([R, 1])`"),
+    ("    z.store((t.sum(1) + 1.0) as f16);", "`((t.sum(1) + 1.0) as f16).reshape([R, 1])`"),
+])
+def test_a_reshape_help_of_a_cast_keeps_the_cast_whole(line: str, hint: str, tmp_path: Path) -> None:
+    f = tmp_path / "s.tile"
+    src = f"""kernel fn k<const R: i32, const C: i32>(z: &mut Tensor<f16, [R, 1]>, x: &Tensor<f32, [?, ?]>) {{
+    let t = x.partition([R, C]).load([block_id(0), 0]);
+{line}
+}}
+fn main() {{
+    let x = ones::<f32>([8, 4]);
+    let mut z = zeros::<f16>([8, 1]);
+    k::<4, 4>(z.partition([4, 1]), &x).sync();
+    print(z.sum());
+}}
+"""
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0218" and any(hint in h for h in d.help), d.help
+    f.write_text(src.replace(line.strip()[len("z.store("):-2], hint.strip("`").replace(".reshape([R, 1])", "")
+                             + ".reshape([R, 1])"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+
+
+def test_a_math_function_of_an_integer_sum_is_cast_whole(tmp_path: Path) -> None:
+    # `exp(t + 1)` of an i32 tile: the help said `exp(t + 1 as f32)`, which casts only the 1
+    f = tmp_path / "e.tile"
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<i32, [?]>) {\n    let t = x.load_like(z);\n"
+           "    z.store(exp(t + 1));\n}\nfn main() {\n    let x = arange::<i32>(4);\n    let mut z = zeros::<f32>([4]);\n"
+           "    k(z.partition([4]), &x).sync();\n    print(z.sum() > 83.0);\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert "`exp((t + 1) as f32)`" in d.help[0], d.help
+    f.write_text(src.replace("exp(t + 1)", "exp((t + 1) as f32)"), encoding="utf-8")
+    assert run_program(f)[1] == "true\n"
+
+
+def test_a_stray_quote_is_not_closed_somewhere_else(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 191, case 1311): E0008's help closed the "string" inside the call's arguments,
+    # `"([64", 32]);`, which does not parse; no string starts after `>`: the quote is stray (or a `,` is missing)
+    f = tmp_path / "q.tile"
+    f.write_text('fn main() {\n    let a = zeros::<f16>"([64, 32]);\n    print(a.shape());\n}\n', encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0008" and "a string cannot start after `>`: remove this `\"`" in d.help[0], d.help
+    f.write_text('fn main() {\n    let a = zeros::<f16>([64, 32]);\n    print(a.shape());\n}\n', encoding="utf-8")
+    assert run_program(f)[1] == "[64, 32]\n"
+
+
+def _parses(code: str) -> bool:
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.source import SourceMap
+    from tilelang.syntax.parser import parse
+
+    sm = SourceMap()
+    for text in (f"fn main() {{\n    let _q = {code};\n}}\n", f"fn main() {{\n    {code}\n}}\n",
+                 f"fn main() {{\n    {code};\n}}\n", f"{code}\n"):
+        sink = DiagnosticSink()
+        parse(sm.add("h.tile", text), sink)
+        if not sink.has_errors:
+            return True
+    return False
+
+
+def test_the_code_in_every_help_parses() -> None:
+    """The backticked code of every help `tilec check` gives on tests/ui and tests/user's wrong programs parses
+    as Tile (an expression, a statement or an item), where it is code and not a placeholder (`[..]`, `(..)`),
+    a type (`Tensor<..>`), a declaration's start (`let x: i64 = ..`) or a method tail (`.reshape(..)`). Round 11
+    found helps that wrote `t.sum(1) as f16.reshape([R, 1])`, `exp(t + 1 as f32)` (parses, casts the 1: tested
+    above) and `"([64", 32]);`."""
+    roots = [REPO / "tests" / "ui", DIR, DIR.parent / "wrong_run"]
+    files = sorted(p for r in roots for p in r.rglob("*.tile"))
+    assert len(files) > 300
+    skip = re.compile(r"\[\.\.\]|\(\.\.\)|\{ \.\. \}|\.\.\.|, \.\.|\.\., |::<\.\.>|Tensor<|Tile<|TileView|Partition<|"
+                      r"^\.|^(let|const|for|fn|kernel) |: |= \.\.|-> |^#\[|\[::|^\w+\.$")  # (others' syntax quoted)
+    bad, checked = [], 0
+    for f in files:
+        for d in driver.check(f).diagnostics:
+            for h in d.help:
+                for code in re.findall(r"`([^`]+)`", h):
+                    if not re.search(r"[(\[.]", code) or skip.search(code) or code in ("(", "["):
+                        continue
+                    checked += 1
+                    if not _parses(code):
+                        bad.append((f.name, d.code, code))
+    assert checked > 150 and not bad, bad

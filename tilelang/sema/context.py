@@ -287,6 +287,17 @@ class CheckCx:
             return f"({text})"
         return text
 
+    def receiver_snippet(self, node: Any) -> str:
+        """`node` quoted as the receiver of a suggested method call: a method binds
+        tighter than `as`, the operators and `&`, so `t.sum(1) as f16` must become
+        `(t.sum(1) as f16)` before `.reshape(..)` (round 11: the help was
+        `t.sum(1) as f16.reshape([R, 1])`)."""
+        text = self.snippet(node)
+        if isinstance(node, (ast.Cast, ast.Binary, ast.Unary, ast.Ref, ast.If, ast.RangeExpr)) \
+                and not _wrapped_in_parens(text):
+            return f"({text})"
+        return text
+
     def borrow_snippet(self, node: Any) -> str:
         """`&node` as a suggested borrow: `&` binds tighter than `as` and the binary
         operators, so a cast or a sum is borrowed whole (`&(w as bf16)`), and a cast of

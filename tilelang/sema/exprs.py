@@ -510,11 +510,15 @@ def _is_value(t: Type) -> bool:
         (t.dtype.is_float or t.dtype is DType.BOOL)
 
 
-def _is_literal(x: ast.Expr) -> bool:
-    """`0.25`, `-1.5`, `true`: a value written out (a float variable in an index is a cast's business)."""
+def _unsigned(x: ast.Expr) -> ast.Expr:
     while isinstance(x, ast.Unary):
         x = x.operand
-    return isinstance(x, (ast.FloatLit, ast.BoolLit))
+    return x
+
+
+def _is_literal(x: ast.Expr) -> bool:
+    """`0.25`, `-1.5`, `true`: a value written out (a float variable in an index is a cast's business)."""
+    return isinstance(_unsigned(x), (ast.FloatLit, ast.BoolLit))
 
 
 def _value_list_help(tcx: CheckCx, elems: tuple[ast.Expr, ...] | list[ast.Expr]) -> str:
@@ -522,7 +526,8 @@ def _value_list_help(tcx: CheckCx, elems: tuple[ast.Expr, ...] | list[ast.Expr])
     literals, written out: `where(i == 0, 0.25, where(i == 1, 0.5, 0.25))` with `i = arange::<i32>(3)`)."""
     texts = [tcx.snippet(x) or "" for x in elems]
     base = "name each value (`const W0: f32 = ..;`), or pass them in a tensor"
-    if not 2 <= len(texts) <= 6 or not all(t and len(t) < 16 and " " not in t for t in texts):
+    if not 2 <= len(texts) <= 6 or not all(t and len(t) < 16 and " " not in t for t in texts) \
+            or not all(_is_literal(x) or isinstance(_unsigned(x), ast.IntLit) for x in elems):
         return base
     n = len(texts)
     expr = texts[-1]

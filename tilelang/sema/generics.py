@@ -213,7 +213,7 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
          .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
     if isinstance(pty, RefT) and isinstance(aty, TensorT):
         d = d.with_help(f"borrow it: `{tcx.borrow_snippet(a)}`" if not pty.mutable else
-                        f"partition it: `{tcx.snippet(a)}.partition([..])`")
+                        f"partition it: `{tcx.receiver_snippet(a)}.partition([..])`")
     elif isinstance(pty, RefT) and not pty.mutable and isinstance(aty, PartitionT):
         # the kernel's output declared `&` (read-only) though the launch partitions it
         d = d.note("a partition is for a `&mut` parameter: each block gets one tile to write").with_help(
@@ -232,10 +232,10 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
-            d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.snippet(a)} as {we.value}`")
+            d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
-            d = d.with_help(f"add a leading axis: `{tcx.snippet(a)}.reshape("
+            d = d.with_help(f"add a leading axis: `{tcx.receiver_snippet(a)}.reshape("
                             f"{shape_str((Dim.const(1), *aty.shape))})`")
     if not d.help and isinstance(deref(pty), TensorT) and isinstance(deref(aty), ShapeT):
         # `let lens = [0, 1, 50]; k(.., &lens)`: a list literal is a shape, and Tile has no tensor literal

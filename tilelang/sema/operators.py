@@ -254,7 +254,13 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
     declare the target with the wider type."""
     wider = _wider(ea, eb)
     if not compound or wider == ea:
-        return f"cast with `as`: `{tcx.cast_snippet(rhs if wider == ea else lhs)} as {wider}`"
+        narrow, wide = (rhs, lhs) if wider == ea else (lhs, rhs)
+        text = f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
+        other = eb if wider == ea else ea
+        if elem_is_float(ea) and elem_is_float(eb) and isinstance(other, DType) and other.bits < 32:
+            # an f16 tile times an f32 one made of literals (`where(c, 0.5, 1.0)`) that goes to an f16 store
+            text += f", or `{tcx.cast_snippet(wide)} as {other}` to compute in `{other}`"
+        return text
     name = tcx.snippet(lhs)
     return (f"`{name}` is `{ea}`, and a compound assignment keeps its type: declare `{name}` as `{eb}` (an accumulator: "
             f"`zeros::<{eb}>([..])`, cast once when it is stored), or cast the right side: "
@@ -286,7 +292,7 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
             for k in range(len(long)):
                 if long[:k] + long[k + 1:] == short:
                     dims = [*short[:k], Dim.const(1), *short[k:]]
-                    return (f"insert the reduced axis: `{tcx.snippet(node)}.reshape("
+                    return (f"insert the reduced axis: `{tcx.receiver_snippet(node)}.reshape("
                             f"{shape_str(tuple(dims))})`")
     for other, mine, node in ((sa, sb, rhs), (sb, sa, lhs)):
         # the same axes in another place (`b.reshape([N, 1])` added to [M, N]):
@@ -294,12 +300,12 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
         placed = _placed_like(other, mine)
         if placed is not None:
             base = node.receiver if isinstance(node, ast.MethodCall) and node.method.name == "reshape" else node
-            return (f"put its axes where they match {shape_str(other)}: `{tcx.snippet(base)}.reshape("
+            return (f"put its axes where they match {shape_str(other)}: `{tcx.receiver_snippet(base)}.reshape("
                     f"{shape_str(placed)})`")
     if len(sa) == len(sb) == 2 and sa == tuple(reversed(sb)) and sa[0] != sa[1]:
         # [M, N] and [N, M]: one of them the other way round (`b.transpose()` when it is
         # laid out so; `.reshape` would keep the element order and mix the rows)
-        return (f"swap the axes of one side: `{tcx.snippet(rhs)}.transpose()` is {shape_str(sa)} "
+        return (f"swap the axes of one side: `{tcx.receiver_snippet(rhs)}.transpose()` is {shape_str(sa)} "
                 f"(or `.reshape({shape_str(sa)})` to read its elements in order)")
     if len(sa) == len(sb):
         # same rank, and the axes that differ are all longer than 1 (`x + y` of lengths 10 and 11): no

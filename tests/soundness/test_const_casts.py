@@ -254,3 +254,21 @@ fn main() {
     with pytest.raises(run.CheckFailed) as err:
         run.execute(str(path), "cpu", out=io.StringIO())
     assert [d.code for d in err.value.diagnostics] == ["E0227"]
+
+
+def test_a_constant_items_integer_arithmetic_wraps_as_at_run_time(tmp_path: Path) -> None:
+    # where the checker knows no operand's value (`!0` of an untyped literal) it cannot report E0227,
+    # and the `const` held 132 in an `i8` (its comparison gave the other answer); it wraps as the host
+    path = tmp_path / "wrap.tile"
+    path.write_text("""
+const C: f64 = ((126i8 >= (127 + ((!0) & 5i8))) as f64);
+const D: i8 = 127 + ((!0) & 5);
+fn main() {
+    let c: f64 = ((126i8 >= (127 + ((!0) & 5i8))) as f64);
+    let d: i8 = 127 + ((!0) & 5);
+    print(C, c, D, d);
+}
+""")
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    assert out.getvalue().split() == ["1.0", "1.0", "-124", "-124"]

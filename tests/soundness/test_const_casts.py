@@ -223,3 +223,52 @@ def test_a_constant_items_integer_literals_take_its_float_type(tmp_path: Path) -
     lines = out.getvalue().splitlines()
     assert lines[0].split() == ["0.33333334", "2048.0", "1.5"]
     assert lines[1] == lines[0]
+
+
+def test_a_generic_instances_integer_literals_are_its_types(tmp_path: Path) -> None:
+    # `(!0) >> 3` with `T = u8`: the instance folded `!0` as an untyped -1 and `-1 >> 3` as -1, and
+    # stored 255 (the host's instance: 31). The literals are `u8`s now; and `(!0) >> 9` shifts by more
+    # than the width: the instance's E0227 at `tilec check`, as a concrete `let v: u8 = (!0) >> 9;`
+    kernels = """
+kernel fn ks<T>(z: &mut Tensor<f64, [1]>) { let v: T = (!0) >> 9; z.store(full::<f64>([1], v as f64)); }
+kernel fn kn<T>(z: &mut Tensor<f64, [1]>) { let v: T = (!0) >> 3; z.store(full::<f64>([1], v as f64)); }
+fn gn<T>() -> f64 { let v: T = (!0) >> 3; v as f64 }
+"""
+    path = tmp_path / "shift.tile"
+    path.write_text(kernels + """
+fn main() {
+    let mut b = zeros::<f64>([1]);
+    kn::<u8>(b.partition([1])).sync();
+    print(b.sum(), gn::<u8>());
+}
+""")
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    assert out.getvalue().split() == ["31.0", "31.0"]
+    path.write_text(kernels + """
+fn main() {
+    let mut b = zeros::<f64>([1]);
+    ks::<u8>(b.partition([1])).sync();
+}
+""")
+    with pytest.raises(run.CheckFailed) as err:
+        run.execute(str(path), "cpu", out=io.StringIO())
+    assert [d.code for d in err.value.diagnostics] == ["E0227"]
+
+
+def test_a_constant_items_integer_arithmetic_wraps_as_at_run_time(tmp_path: Path) -> None:
+    # where the checker knows no operand's value (`!0` of an untyped literal) it cannot report E0227,
+    # and the `const` held 132 in an `i8` (its comparison gave the other answer); it wraps as the host
+    path = tmp_path / "wrap.tile"
+    path.write_text("""
+const C: f64 = ((126i8 >= (127 + ((!0) & 5i8))) as f64);
+const D: i8 = 127 + ((!0) & 5);
+fn main() {
+    let c: f64 = ((126i8 >= (127 + ((!0) & 5i8))) as f64);
+    let d: i8 = 127 + ((!0) & 5);
+    print(C, c, D, d);
+}
+""")
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    assert out.getvalue().split() == ["1.0", "1.0", "-124", "-124"]

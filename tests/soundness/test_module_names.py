@@ -164,3 +164,28 @@ fn main() {
 def test_a_modules_kernel_gets_its_own_launch_checks(tmp_path: Path) -> None:
     main = _files(tmp_path, lib=LIB_PUT, main=MAIN_PUT)
     assert _run(main).split() == [str(16 * 6.0)]  # J = 5 (the root's `put` needs J < 2), then + 1
+
+
+STD_SOFTMAX = """
+use std::nn::softmax;
+const LOG2_E: f32 = 1.0;   // the user's own constant, of a name std::math also has
+kernel fn sm(z: &mut Tensor<f32, [2, 4]>, x: &Tensor<f32, [?, ?]>) {
+    z.store(softmax(x.load_like(z)));
+}
+fn main() {
+    let x = arange::<f32>(8).reshape([2, 4]);
+    let mut z = zeros::<f32>([2, 4]);
+    sm(z.partition([2, 4]), &x).sync();
+}
+"""
+
+
+def test_the_standard_librarys_kernels_read_its_own_constants(tmp_path: Path) -> None:
+    # std::nn::softmax is exp2((x - m) * LOG2_E), with std::math's LOG2_E: a user's `LOG2_E` took its
+    # place (the root's constant came first), and the softmax came out as 2^(x - m), silently
+    path = tmp_path / "main.tile"
+    path.write_text(STD_SOFTMAX)
+    z = np.asarray(execute(str(path), "cpu", out=io.StringIO()).main_locals["z"].numpy())
+    x = np.arange(8, dtype=np.float64).reshape(2, 4)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(z, e / e.sum(1, keepdims=True), rtol=1e-5)

@@ -47,14 +47,14 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             v = const_value(tcx, x, fx)
             if v is None:
                 return None
+            ty = tcx.program.types.get(e)
+            dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_int else None
             if op == "-":
-                return -v
+                return dt.wrap(-v) if dt is not None and isinstance(v, int) else -v
             if isinstance(v, bool):
                 return not v
             # `!` within the operand's type: `!127u8` is 128, `(!16u16) >> 7` is 511 (Python's `~`
             # gave -128 and -17, whose shift kept the sign: 65535)
-            ty = tcx.program.types.get(e)
-            dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_int else None
             return dt.wrap(~v) if dt is not None and isinstance(v, int) else ~v
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             a, b = const_value(tcx, lhs, fx), const_value(tcx, rhs, fx)
@@ -66,6 +66,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
                 return None
             if op in ("<<", ">>"):
                 return shift_wrap(tcx.program.types.get(e), v)
+            ty = tcx.program.types.get(e)
+            if isinstance(v, int) and not isinstance(v, bool) and isinstance(ty, ScalarT) \
+                    and isinstance(ty.dtype, DType) and ty.dtype.is_int and ty.dtype is not DType.BOOL:
+                # wraps as at run time where the checker knew no operand's value to report E0227 with
+                # (`127 + ((!0) & 5)` as `i8`: `!0` of an untyped literal): it held 132 in an `i8` const
+                return ty.dtype.wrap(v)
             dt = _float_type(tcx, e) if isinstance(v, float) else None
             # f16, bf16 and f32 arithmetic is rounded to its type after every operation, as at
             # run time: `const F: f16 = 2048.0 + 1.0 + 1.0;` is 2048, not 2050

@@ -101,7 +101,18 @@ class LowerCx:
             return dt
         tp = getattr(self.program.type_of(lit), "dtype", None)
         bound = self.f.type_params.get(tp.name) if isinstance(tp, TypeParam) else None
-        return bound if isinstance(bound, DType) and bound.is_float else None
+        if not isinstance(bound, DType) or bound is DType.BOOL:
+            return None
+        if bound.is_float:
+            return bound
+        # an integer `T`: the literal is a `T` where it fits (`(!0) >> 9` with `T = u8` is 0, as on
+        # the host: folded as an untyped `-1 >> 9`, it was 255); else it stays untyped, for the
+        # instance's E0203 (`x + 300` with `T = i8`)
+        if isinstance(lit, ast.IntLit) and isinstance(lit.value, int):
+            lo, hi = (-(1 << (bound.bits - 1)), (1 << (bound.bits - 1)) - 1) if bound.is_signed \
+                else (0, (1 << bound.bits) - 1)
+            return bound if lo <= lit.value <= hi else None
+        return None
 
     def check_literal(self, v: CVal, dtype: DType | None, span: Span | None) -> None:
         """An untyped literal meets a type that cannot hold it (`0.5` as an

@@ -584,6 +584,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         return ERROR
     kind = _receiver_kind(rty, fx)
     sig = METHODS.get(name)
+    if name == "store" and e.args:  # the stored value's element type, for the cast help of a mix inside it
+        held = rty.tensor if isinstance(rty, TileViewT) else deref(rty)
+        if isinstance(held, TensorT) and isinstance(held.dtype, DType):
+            tcx.store_dtypes[e.args[0].value] = (held.dtype, f"the result is stored into a tile of `{held.dtype}`")
     # `x.shape()` in a kernel, `z.load()` on the host: a tensor method of the
     # other context, reported as a context error by `_builtin_call`
     other = {"param": "tensor", "tensor": "param"}.get(kind)

@@ -220,6 +220,9 @@ class CheckCx:
         # `k(z.partition([..]), ..)`: the partition given to a kernel's `&mut` parameter -> the tile it declares,
         # for the help of a partition of the wrong rank (set before the kernel call's arguments are checked)
         self.partition_params: dict[Any, TensorT] = {}
+        # `z.store(v)`, `acc = v`, `return v`: `v` -> (the element type it goes into, why), for E0201's help
+        # of a mix inside `v` (cast toward it)
+        self.store_dtypes: dict[Any, tuple[Any, str]] = {}
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:

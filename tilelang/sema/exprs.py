@@ -197,12 +197,14 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
         case ast.Unary(op=op, operand=x):
             return check_unary(tcx, e, op, x, fx, expected)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
+            if e in tcx.store_dtypes and op in ("+", "-", "*", "/", "%"):  # the stored type holds its operands'
+                tcx.store_dtypes[lhs] = tcx.store_dtypes[rhs] = tcx.store_dtypes[e]
             lt = tcx.check_expr(lhs, fx, expected if op not in (*COMPARE, "&&", "||") else None)
             rt = tcx.check_expr(rhs, fx, lt if isinstance(lt, (ScalarT, TileT)) else expected
                                 if op not in (*COMPARE, "&&", "||") else None)
             if isinstance(lt, (UntypedInt, UntypedFloat)) and isinstance(rt, (ScalarT,)):
                 pass
-            ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx)
+            ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx, stored=tcx.store_dtypes.get(e))
             a, b = tcx.program.dims.get(lhs), tcx.program.dims.get(rhs)
             if op in ("/", "%") and b is not None and b.const_value == 0 and is_intlike(rt) \
                     and is_intlike(lt):

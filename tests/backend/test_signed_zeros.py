@@ -26,7 +26,7 @@ import tilelang.run as run
 from tilelang.interp import numeric
 
 PROGRAMS = [Path(__file__).parent / "programs" / "independent" / f"{name}.tile"
-            for name in ("q24_signed_zeros", "q25_zero_sums")]
+            for name in ("q24_signed_zeros", "q25_zero_sums", "q27_atomic_zeros")]
 
 
 def test_the_interpreter_orders_zeros() -> None:

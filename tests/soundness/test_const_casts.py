@@ -128,3 +128,147 @@ def test_a_constant_items_arithmetic_rounds_after_every_operation(tmp_path: Path
     assert lines[0].split() == ["2048.0", "16777216.0", "256.0", "16777218.0"]
     assert lines[1].split() == lines[0].split()[:3]
     assert lines[2] == "Tensor<f32, [4]> [    2048.0, 16777216.0,      256.0,     2048.0]"
+
+
+NOT = """
+const Y: u16 = (!(65534u16 & 16u16)) >> 7u16;
+const Z: f16 = ((!127u8) as f16) * 1.0f16;
+const W: i64 = (!5u8) as i64;
+fn main() {
+    let a = 65534u16 + zeros::<u16>([1]).sum();   // values the checker cannot fold
+    let b = 127u8 + zeros::<u8>([1]).sum();
+    let c = 5u8 + zeros::<u8>([1]).sum();
+    print(Y, Z, W);
+    print((!(a & 16u16)) >> 7u16, ((!b) as f16) * 1.0f16, (!c) as i64);
+}
+"""
+
+
+def test_a_constant_items_bitwise_not_stays_in_its_type(tmp_path: Path) -> None:
+    # Python's `~16` is -17: `(!16u16) >> 7` kept the sign (65535 for 511), `!127u8` as f16 was -128
+    path = tmp_path / "not.tile"
+    path.write_text(NOT)
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["511", "128.0", "250"]
+    assert lines[1] == lines[0]
+
+
+GENERIC = """
+fn hv<T>(x: T) -> f64 { ((x * (0.1 + 0.2)) as f64) }
+fn hd<T>(x: T) -> f64 { ((x * (1 / 3)) as f64) }
+kernel fn kd<T>(z: &mut Tensor<f64, [2]>, x: T) {
+    z.store(full::<f64>([2], (x * (1 / 3)) as f64));
+}
+kernel fn k<T>(z: &mut Tensor<f64, [2]>, x: T) {
+    let i = arange::<i32>(2);
+    z.store(where(i == 0, full::<f64>([2], (x * (0.1 + 0.2)) as f64), full::<f64>([2], (x + 0.1 + 0.2) as f64)));
+}
+kernel fn kc(z: &mut Tensor<f64, [2]>, x: f16) {
+    let i = arange::<i32>(2);
+    z.store(where(i == 0, full::<f64>([2], (x * (0.1 + 0.2)) as f64), full::<f64>([2], (x + 0.1 + 0.2) as f64)));
+}
+fn main() {
+    let mut a = zeros::<f64>([2]);
+    let mut b = zeros::<f64>([2]);
+    let mut c = zeros::<f64>([2]);
+    k::<f16>(a.partition([2]), 1.0f16).sync();
+    kc(b.partition([2]), 1.0f16).sync();
+    k::<bf16>(c.partition([2]), 1.0bf16).sync();
+    let mut d = zeros::<f64>([2]);
+    kd::<f32>(d.partition([2]), 1.0f32).sync();
+    print(hv::<f16>(1.0f16), hv::<bf16>(1.0bf16), hd::<f32>(1.0f32));
+}
+"""
+
+
+def test_a_generic_instances_float_literals_are_its_types(tmp_path: Path) -> None:
+    # `0.1 + 0.2` where `T = f16`: two f16 values added (0.2998046875), as in the concrete kernel and
+    # the host's instance; the generic kernel's instance folded it in f64 (0.30004882812); and its
+    # `1 / 3` where `T = f32` as integers (0)
+    path = tmp_path / "generic.tile"
+    path.write_text(GENERIC)
+    out = io.StringIO()
+    ex = run.execute(str(path), "cpu", out=out)
+    host = [float(w) for w in out.getvalue().split()]
+    a, b, c, d = (np.asarray(ex.main_locals[n].numpy()) for n in "abcd")
+    np.testing.assert_array_equal(a, b)
+    assert a[0] == host[0] == 0.2998046875 and c[0] == host[1]
+    # `x * (1 / 3)` with `T = f32`: `1 / 3` in f32, as by context in a concrete kernel (it was 0)
+    assert d[0] == host[2] == float(np.float32(1) / np.float32(3))
+
+
+INT_LITERALS = """
+const A: f32 = 1 / 3;
+const B: f16 = 2049 + 1;
+const C: f32 = 7 % 4 / 2;
+fn main() {
+    let a: f32 = 1 / 3;
+    let b: f16 = 2049 + 1;
+    let c: f32 = 7 % 4 / 2;
+    print(A, B, C);
+    print(a, b, c);
+}
+"""
+
+
+def test_a_constant_items_integer_literals_take_its_float_type(tmp_path: Path) -> None:
+    # integer literals typed `f32` by their context are f32 values in a `let` (`1 / 3` is 0.33333334);
+    # a `const` item computed them as integers (0, 2050, 1.0)
+    path = tmp_path / "ints.tile"
+    path.write_text(INT_LITERALS)
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["0.33333334", "2048.0", "1.5"]
+    assert lines[1] == lines[0]
+
+
+def test_a_generic_instances_integer_literals_are_its_types(tmp_path: Path) -> None:
+    # `(!0) >> 3` with `T = u8`: the instance folded `!0` as an untyped -1 and `-1 >> 3` as -1, and
+    # stored 255 (the host's instance: 31). The literals are `u8`s now; and `(!0) >> 9` shifts by more
+    # than the width: the instance's E0227 at `tilec check`, as a concrete `let v: u8 = (!0) >> 9;`
+    kernels = """
+kernel fn ks<T>(z: &mut Tensor<f64, [1]>) { let v: T = (!0) >> 9; z.store(full::<f64>([1], v as f64)); }
+kernel fn kn<T>(z: &mut Tensor<f64, [1]>) { let v: T = (!0) >> 3; z.store(full::<f64>([1], v as f64)); }
+fn gn<T>() -> f64 { let v: T = (!0) >> 3; v as f64 }
+"""
+    path = tmp_path / "shift.tile"
+    path.write_text(kernels + """
+fn main() {
+    let mut b = zeros::<f64>([1]);
+    kn::<u8>(b.partition([1])).sync();
+    print(b.sum(), gn::<u8>());
+}
+""")
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    assert out.getvalue().split() == ["31.0", "31.0"]
+    path.write_text(kernels + """
+fn main() {
+    let mut b = zeros::<f64>([1]);
+    ks::<u8>(b.partition([1])).sync();
+}
+""")
+    with pytest.raises(run.CheckFailed) as err:
+        run.execute(str(path), "cpu", out=io.StringIO())
+    assert [d.code for d in err.value.diagnostics] == ["E0227"]
+
+
+def test_a_constant_items_integer_arithmetic_wraps_as_at_run_time(tmp_path: Path) -> None:
+    # where the checker knows no operand's value (`!0` of an untyped literal) it cannot report E0227,
+    # and the `const` held 132 in an `i8` (its comparison gave the other answer); it wraps as the host
+    path = tmp_path / "wrap.tile"
+    path.write_text("""
+const C: f64 = ((126i8 >= (127 + ((!0) & 5i8))) as f64);
+const D: i8 = 127 + ((!0) & 5);
+fn main() {
+    let c: f64 = ((126i8 >= (127 + ((!0) & 5i8))) as f64);
+    let d: i8 = 127 + ((!0) & 5);
+    print(C, c, D, d);
+}
+""")
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    assert out.getvalue().split() == ["1.0", "1.0", "-124", "-124"]

@@ -477,10 +477,17 @@ def atomic_update(
                     arr[pos] = round_bf16(np.asarray(arr[pos] + vals[k], np.float32))
             else:
                 np.add.at(arr, where, vals)
-        case AtomicOp.MAX:
-            np.maximum.at(arr, where, vals)
-        case AtomicOp.MIN:
-            np.minimum.at(arr, where, vals)
+        case AtomicOp.MAX | AtomicOp.MIN:
+            small = op is AtomicOp.MIN
+            pref = None
+            if dt.is_float:
+                # -0.0 < +0.0, as `maximum`/`minimum` order them (IEEE 754-2019) and the GPU's
+                # compare-and-swap loop does: NumPy keeps either zero of a tie, by arrival
+                pref = (arr == 0) & (np.signbit(arr) == small)
+                np.logical_or.at(pref, where, (vals == 0) & (np.signbit(vals) == small))
+            (np.minimum if small else np.maximum).at(arr, where, vals)
+            if pref is not None:
+                arr[pref & (arr == 0)] = -0.0 if small else 0.0
         case _:
             assert_never(op)
 

@@ -67,7 +67,12 @@ def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: Diagno
             callee = view.callee_info(node)
             if callee is None or not callee.is_kernel:
                 continue
-            env = {**consts, **view.instantiation(node), **_constant_grid(view, callee, node)}
+            # a generic of the kernel hides a module constant of its name (`const J` beside `<const J: i32>`):
+            # where the launch gives `J` only at run time, the constant's value was taken for it (a false
+            # E0403 at check time for a valid launch)
+            own = {g.name.name for g in callee.decl.generics}
+            env = {**{k: v for k, v in consts.items() if k not in own}, **view.instantiation(node),
+                   **_constant_grid(view, callee, node)}
             for check in facts.checks_for(callee.qualname):
                 if check.symbols <= env.keys() and not check.holds(env):
                     sink.emit(check.diagnostic(env, node.span, static=True))

@@ -631,7 +631,12 @@ class HostEvaluator:
         if self.ownership is None:
             return
         checks_for = self.ownership.checks_for
-        checks = checks_for(fn.key) or (checks_for(fn.decl.name.name) if fn.key != fn.decl.name.name else [])
+        # the checks of this kernel, by its qualified name: a kernel of the same short name in
+        # another module has its own (taking those was an internal error, or a wrong check)
+        key = fn.key
+        if key not in self.program.kernels:
+            key = next((q for q, info in self.program.kernels.items() if info.decl is fn.decl), key)
+        checks = checks_for(key)
         if not checks:
             return
         env: dict[str, int] = {}

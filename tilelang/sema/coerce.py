@@ -256,8 +256,8 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
     if isinstance(e, (ast.FloatLit, ast.IntLit)) and isinstance(target.dtype, DType) and target.dtype.is_float \
             and float_literal_overflows(float(e.value), target.dtype):
         float_out_of_range(tcx, e, target.dtype)
-    if isinstance(e, ast.Binary):
-        check_overflow(tcx, e, target)
+    if isinstance(e, ast.Binary) or (isinstance(e, ast.Unary) and not isinstance(e.operand, ast.IntLit)):
+        check_overflow(tcx, e, target)  # (`-1` as `u8`, `-300` as `i8`: the literal's own E0222)
     match e:
         case ast.Unary(operand=x):
             _settle_scalar(tcx, x, target)

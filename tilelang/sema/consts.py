@@ -31,7 +31,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
         case ast.FloatLit(value=v):
             dt = _float_type(tcx, e)
             return convert_scalar(v, dt) if dt is not None else v  # `0.1f32` is f32's 0.1
-        case ast.IntLit(value=v) | ast.BoolLit(value=v):
+        case ast.IntLit(value=v):
+            dt = _float_type(tcx, e)
+            # an integer literal a float context typed is that float: `const A: f32 = 1 / 3;` divides
+            # floats (0.33333334), as `let a: f32 = 1 / 3;` does (it was integer division: 0)
+            return convert_scalar(v, dt) if dt is not None else v
+        case ast.BoolLit(value=v):
             return v
         case ast.Name(ident=i):
             sym = fx.lookup(i.name)
@@ -42,9 +47,15 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             v = const_value(tcx, x, fx)
             if v is None:
                 return None
+            ty = tcx.program.types.get(e)
+            dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_int else None
             if op == "-":
-                return -v
-            return (not v) if isinstance(v, bool) else ~v
+                return dt.wrap(-v) if dt is not None and isinstance(v, int) else -v
+            if isinstance(v, bool):
+                return not v
+            # `!` within the operand's type: `!127u8` is 128, `(!16u16) >> 7` is 511 (Python's `~`
+            # gave -128 and -17, whose shift kept the sign: 65535)
+            return dt.wrap(~v) if dt is not None and isinstance(v, int) else ~v
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             a, b = const_value(tcx, lhs, fx), const_value(tcx, rhs, fx)
             if a is None or b is None:
@@ -55,6 +66,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
                 return None
             if op in ("<<", ">>"):
                 return shift_wrap(tcx.program.types.get(e), v)
+            ty = tcx.program.types.get(e)
+            if isinstance(v, int) and not isinstance(v, bool) and isinstance(ty, ScalarT) \
+                    and isinstance(ty.dtype, DType) and ty.dtype.is_int and ty.dtype is not DType.BOOL:
+                # wraps as at run time where the checker knew no operand's value to report E0227 with
+                # (`127 + ((!0) & 5)` as `i8`: `!0` of an untyped literal): it held 132 in an `i8` const
+                return ty.dtype.wrap(v)
             dt = _float_type(tcx, e) if isinstance(v, float) else None
             # f16, bf16 and f32 arithmetic is rounded to its type after every operation, as at
             # run time: `const F: f16 = 2048.0 + 1.0 + 1.0;` is 2048, not 2050
@@ -102,8 +119,21 @@ def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
             if sym.kind is SymbolKind.GENERIC:
                 return Dim.var(i.name)
             if sym.kind is SymbolKind.CONST:
-                v = tcx.eval_const(sym.qualname or i.name)
-                return Dim.const(v) if isinstance(v, int) and not isinstance(v, bool) else None
+                qual = sym.qualname or i.name
+                v = tcx.eval_const(qual)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    return Dim.const(v)
+                if v is None and tcx.const_state.get(qual) in ("cycle", "done"):
+                    return Dim.var("?")  # its own error is reported (a cycle, not a constant): no second one
+                if isinstance(v, (bool, float)):
+                    ty = getattr(sym.ty, "dtype", None)
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"`{i.name}` is a `{ty or type(v).__name__}` constant, "
+                                     "not an integer", e.span, "a dimension counts elements")
+                             .secondary(sym.span, f"`{i.name}` is declared here")
+                             .with_help(f"give the dimension an integer constant (`const {i.name}: i32 = "
+                                        f"{int(v) if isinstance(v, float) and v == v and abs(v) < 2**31 else 4};`)"))
+                    return Dim.var("?")
+                return None
             return None
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             a, b = static_dim(tcx, lhs, fx), static_dim(tcx, rhs, fx)
@@ -142,7 +172,7 @@ def shift_wrap(ty: Any, value: Any) -> Any:
     return dt.wrap(value)
 
 
-def check_overflow(tcx: CheckCx, e: ast.Binary, ty: ScalarT) -> None:
+def check_overflow(tcx: CheckCx, e: ast.Binary | ast.Unary, ty: ScalarT) -> None:
     """Constant integer arithmetic whose value does not fit its type
     (`1 << 40` as `i32`): rustc rejects it too, rather than wrap to 0."""
     if not isinstance(ty.dtype, DType) or not ty.dtype.is_int or ty.dtype is DType.BOOL or e in tcx.overflowed:
@@ -205,6 +235,14 @@ def dim_op(op: str, a: Dim, b: Dim) -> Dim | None:
             if av is None:
                 return a * (1 << bv) if op == "<<" else None
             return Dim.const(av << bv if op == "<<" else av >> bv)
+        case "&" | "|" | "^":
+            # constants only: their bits in the operands' type (Python's ints are two's complement
+            # with the sign extended), so what they feed is checked as a literal would be
+            # (`(255u8 | 1u8) + 1u8` is E0227, where it was 256 in a `u8` const)
+            av, bv = a.const_value, b.const_value
+            if av is None or bv is None:
+                return None
+            return Dim.const(ARITH[op](av, bv))
         case _:
             return None
 

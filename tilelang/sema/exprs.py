@@ -221,6 +221,11 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                     tcx.program.dims[e] = d
                     if isinstance(ty, ScalarT):
                         check_overflow(tcx, e, ty)
+                elif op in ("<<", ">>") and isinstance(ty, ScalarT) and a.const_value is not None \
+                        and b.const_value is not None:
+                    # a constant shifted by 64 or more has no value here (`dim_op`), but it overflows as
+                    # `3u8 >> 8u8` does: `3u8 >> 200u8` passed, and only a kernel's lowering refused it
+                    check_overflow(tcx, e, ty)
             return ty
         case ast.Cast(expr=x, ty=te):
             return check_cast(tcx, e, x, te, fx)

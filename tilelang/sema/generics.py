@@ -110,7 +110,12 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                 srcs[key] = True
                 other = (f", or give `{name}` = {value} in the turbofish if this is the size you mean"
                          if not _named_twice(info, name) else "")  # ([B, B]: the other size is B too)
-                d = d.with_help(f"use {prev} here, as the turbofish says{other}")
+                if p is not None and p <= 0 and v is not None and v > 0:
+                    # no tile has that size: "use 0 here" led to E0212
+                    d = d.with_help(f"give `{name}` = {value} in the turbofish (a dimension of {p} is no tile "
+                                    f"size), or leave the turbofish out for the call to infer it")
+                else:
+                    d = d.with_help(f"use {prev} here, as the turbofish says{other}")
             elif p is not None and v is not None and p != v and (
                     isinstance(src, (ast.Ref, ast.Name)) != isinstance(srcs[name], (ast.Ref, ast.Name))):
                 # a tile that does not match a tensor's static dimension (rows of

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, convert_scalar
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import resolve_type
@@ -74,12 +74,22 @@ def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expect
                             .with_help("cast to a signed type first, e.g. `x as i32`"))
         if d is not None and is_intlike(ty):
             tcx.program.dims[e] = -d
+            if isinstance(ty, ScalarT) and not isinstance(x, ast.IntLit):  # `-300i8`: the literal's E0222
+                from tilelang.sema.consts import check_overflow
+
+                check_overflow(tcx, e, ty)  # `-(-128i8)` is 128: E0227, as `127i8 + 1i8` is
         return _result_of(num, ty)
     # `!`: logical not on bool, bitwise not on integers
     if num.kind == "float" or elem_is_float(elem):
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply `!` to type `{ty}`", e.span,
                                 "`!` needs `bool` or an integer")
                         .with_help("compare first to get a `bool` (e.g. `x != 0`)"))
+    if d is not None and d.const_value is not None and isinstance(ty, ScalarT) and isinstance(elem, DType) \
+            and elem.is_int:
+        # a constant's bits, so that what it feeds is checked as a literal would be: `(!254u8) >> 63u8`
+        # is E0227 here, as `1u8 >> 63u8` is (it passed `tilec check`, and only a kernel's lowering
+        # refused it, at the launch)
+        tcx.program.dims[e] = Dim.const(elem.wrap(~d.const_value))
     return _result_of(num, ty)  # `!` on bool or integer tensors too (the host runtime has both)
 
 
@@ -380,10 +390,14 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
                 _cast_dim(tcx, e, d, DType.I32, target.dtype)
             settle(tcx, x, target if not (isinstance(src, UntypedFloat) and elem_is_int(target.dtype))
                    else F32, cast=True)
+            if isinstance(src, UntypedFloat) and elem_is_int(target.dtype):
+                _float_cast_dim(tcx, e, x, fx, target.dtype)
             return target
         case ScalarT():
             if d is not None and elem_is_int(target.dtype):
                 _cast_dim(tcx, e, d, src.dtype, target.dtype)
+            elif isinstance(src.dtype, DType) and src.dtype.is_float and elem_is_int(target.dtype):
+                _float_cast_dim(tcx, e, x, fx, target.dtype)
             return target
         case TileT(shape=s):
             return TileT(target.dtype, s)
@@ -417,6 +431,19 @@ def _wider(a: ElemT, b: ElemT) -> ElemT:
 
 def _result_of(num: Num, ty: Type) -> Type:
     return ty.inner if isinstance(ty, RefT) else ty
+
+
+def _float_cast_dim(tcx: CheckCx, e: ast.Expr, x: ast.Expr, fx: Fx, target: Any) -> None:
+    """The value of a float constant cast to an integer type (`3.3f32 as i16` is 3), so that what it
+    feeds is checked as a literal would be: `(3.3f32 as i16) * 16383i16` is E0227, where it passed and
+    held 49149 in a `const` (-16387 at run time)."""
+    from tilelang.sema.consts import const_value
+
+    if not isinstance(target, DType):
+        return
+    v = const_value(tcx, x, fx)
+    if isinstance(v, float):
+        tcx.program.dims[e] = Dim.const(convert_scalar(v, target))  # truncates and saturates, as it runs
 
 
 def _cast_dim(tcx: CheckCx, e: ast.Expr, d: Any, src: Any, target: Any) -> None:

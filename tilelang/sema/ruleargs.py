@@ -11,7 +11,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.typeops import deref, is_intlike, is_poison
-from tilelang.sema.types import I32, Dim, ShapeT, TensorT, TileT, TupleT, const_shape
+from tilelang.sema.types import I32, Dim, ScalarT, ShapeT, TensorT, TileT, TupleT, UntypedFloat, const_shape
 from tilelang.syntax import ast
 
 
@@ -118,8 +118,9 @@ def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool, *,
     if need_const:
         elems = e.elems if isinstance(e, ast.ArrayExpr) else [e] * len(dims)
         for d, x in zip(dims, elems, strict=False):
-            if d is None and is_poison(tcx.program.types.get(x)):
-                return None  # already reported
+            xt = tcx.program.types.get(x)
+            if d is None and (is_poison(xt) or (isinstance(xt, (ScalarT, UntypedFloat)) and not is_intlike(xt))):
+                return None  # already reported (E0203: "expected an integer")
             if d is None:
                 tcx.emit(tcx.err(T.NOT_CONSTANT, "tile dimension is not a compile-time constant", x.span,
                                  "not constant")

@@ -425,6 +425,14 @@ class ErrorReporter:
             return (Diagnostic.error(codes.EXPECTED_IDENTIFIER, f"expected identifier, found {found}")
                     .primary(here, "expected identifier"))
 
+        if (start_rule == "module" and expected and expected <= _ITEM_START | {"$END"}
+                and tok.type in ("CONST", "USE") and tok.type not in expected):
+            # after `#[..]`: "expected item, found `const`" under a label that lists `const`
+            return (Diagnostic.error(codes.EXPECTED_ITEM, f"expected `fn` or `kernel fn` after an attribute, "
+                                     f"found {found}")
+                    .primary(here, "an attribute (`#[..]`) applies to the `fn` or `kernel fn` after it")
+                    .with_help(f"remove the attribute, or put the `{tok}` item before it: attributes are "
+                               "written on functions and kernels only"))
         if start_rule == "module" and expected and expected <= _ITEM_START | {"$END"}:
             d = (Diagnostic.error(codes.EXPECTED_ITEM, f"expected item, found {found}")
                  .primary(here, "expected `fn`, `kernel fn`, `const` or `use`"))

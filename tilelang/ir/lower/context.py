@@ -25,6 +25,7 @@ from tilelang.ir.builder import Builder
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.values import I32, ArrayVal, CVal, InstanceMismatch, TensorRef, Unsupported
 from tilelang.sema.program import Program
+from tilelang.sema.types import TypeParam
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -88,6 +89,30 @@ class LowerCx:
             self.check_literal(v, dtype, span)
             return self.b.const(convert_const(v.value, dt), dt, span=span)
         raise Unsupported(span or self.decl.span, "expected a scalar or tile value here")
+
+    def instance_literal_dtype(self, lit: ast.Expr) -> DType | None:
+        """`literal_dtype` of a literal, and in an instance of a generic function the float
+        type its `T` stands for: `x * (0.1 + 0.2)` with `T = f16` adds two f16 values, as the
+        concrete `f16` function and the host do (folded in f64, it was 0.30004883, not
+        0.29980469), and `x * (1 / 3)` with `T = f32` divides floats (folded as integers, it
+        was 0). A `T` of an integer type keeps the literal untyped, for `check_literal`."""
+        dt = literal_dtype(self.program, lit)
+        if dt is not None:
+            return dt
+        tp = getattr(self.program.type_of(lit), "dtype", None)
+        bound = self.f.type_params.get(tp.name) if isinstance(tp, TypeParam) else None
+        if not isinstance(bound, DType) or bound is DType.BOOL:
+            return None
+        if bound.is_float:
+            return bound
+        # an integer `T`: the literal is a `T` where it fits (`(!0) >> 9` with `T = u8` is 0, as on
+        # the host: folded as an untyped `-1 >> 9`, it was 255); else it stays untyped, for the
+        # instance's E0203 (`x + 300` with `T = i8`)
+        if isinstance(lit, ast.IntLit) and isinstance(lit.value, int):
+            lo, hi = (-(1 << (bound.bits - 1)), (1 << (bound.bits - 1)) - 1) if bound.is_signed \
+                else (0, (1 << bound.bits) - 1)
+            return bound if lo <= lit.value <= hi else None
+        return None
 
     def check_literal(self, v: CVal, dtype: DType | None, span: Span | None) -> None:
         """An untyped literal meets a type that cannot hold it (`0.5` as an

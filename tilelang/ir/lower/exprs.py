@@ -25,10 +25,10 @@ from tilelang.syntax import ast
 def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
     match e:
         case ast.IntLit(value=v, suffix=s):
-            dt = DType.parse(s) if s else literal_dtype(cx.program, e)
+            dt = DType.parse(s) if s else cx.instance_literal_dtype(e)
             return CVal(convert_const(v, dt) if dt else v, dt)
         case ast.FloatLit(value=v, suffix=s):
-            dt = DType.parse(s) if s else literal_dtype(cx.program, e)
+            dt = DType.parse(s) if s else cx.instance_literal_dtype(e)
             return CVal(convert_const(float(v), dt) if dt else float(v), dt)  # `0.1f32` is f32's 0.1
         case ast.BoolLit(value=v):
             return CVal(bool(v), BOOL)

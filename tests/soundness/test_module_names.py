@@ -1,4 +1,5 @@
-"""A kernel reads the module constant its name resolves to (hrev round 12).
+"""Names across modules: a kernel reads the module constant its name resolves
+to, and a launch runs its own kernel's checks (hrev round 12).
 
 Two files may each define a constant `C` (and the root a third). The checker
 resolves every name to its own module's constant, but the lowering looked
@@ -125,3 +126,66 @@ def test_the_gpu_path_reads_the_same_constants(tmp_path: Path, monkeypatch: pyte
     main = _files(tmp_path, lib=LIB_INDEX, main=MAIN_INDEX)
     want = _run(main)
     assert "3.0" in want and _run(main, llsim.sim_runtime_device("sm_80"), monkeypatch) == want
+
+
+# A kernel of the root and one of a module with one short name: the launch of the module's took the
+# root's launch checks (`check_deferred` fell back to the short name): an internal error where the
+# root's check names a generic the module's kernel lacks, a refused launch where it has one
+LIB_PUT = """
+kernel fn put<const B: i32, const J: i32>(z: &mut Tensor<f32, [B]>) {
+    z.store(z.load() + J as f32);
+}
+fn lib_run(z: &mut Tensor<f32, [?]>) { put::<8, 5>(z.partition([8])).sync(); }
+kernel fn bump<const B: i32>(z: &mut Tensor<f32, [B]>) {
+    z.store(z.load() + 1.0);
+}
+fn lib_bump(z: &mut Tensor<f32, [?]>) { bump(z.partition([8])).sync(); }
+"""
+
+MAIN_PUT = """
+use lib::{lib_run, lib_bump};
+kernel fn put<const B: i32, const J: i32>(z: &mut Tensor<f32, [B]>) {
+    let q = z.partition([4]);
+    q.store(full::<f32>([4], 1.0), [J]);
+}
+kernel fn bump<const B: i32, const K: i32>(z: &mut Tensor<f32, [B]>) {
+    let q = z.partition([4]);
+    q.store(full::<f32>([4], 1.0), [K]);
+}
+fn main() {
+    let mut z = zeros::<f32>([16]);
+    lib_run(&mut z);
+    lib_bump(&mut z);
+    print(z.sum());
+}
+"""
+
+
+def test_a_modules_kernel_gets_its_own_launch_checks(tmp_path: Path) -> None:
+    main = _files(tmp_path, lib=LIB_PUT, main=MAIN_PUT)
+    assert _run(main).split() == [str(16 * 6.0)]  # J = 5 (the root's `put` needs J < 2), then + 1
+
+
+STD_SOFTMAX = """
+use std::nn::softmax;
+const LOG2_E: f32 = 1.0;   // the user's own constant, of a name std::math also has
+kernel fn sm(z: &mut Tensor<f32, [2, 4]>, x: &Tensor<f32, [?, ?]>) {
+    z.store(softmax(x.load_like(z)));
+}
+fn main() {
+    let x = arange::<f32>(8).reshape([2, 4]);
+    let mut z = zeros::<f32>([2, 4]);
+    sm(z.partition([2, 4]), &x).sync();
+}
+"""
+
+
+def test_the_standard_librarys_kernels_read_its_own_constants(tmp_path: Path) -> None:
+    # std::nn::softmax is exp2((x - m) * LOG2_E), with std::math's LOG2_E: a user's `LOG2_E` took its
+    # place (the root's constant came first), and the softmax came out as 2^(x - m), silently
+    path = tmp_path / "main.tile"
+    path.write_text(STD_SOFTMAX)
+    z = np.asarray(execute(str(path), "cpu", out=io.StringIO()).main_locals["z"].numpy())
+    x = np.arange(8, dtype=np.float64).reshape(2, 4)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(z, e / e.sum(1, keepdims=True), rtol=1e-5)

@@ -235,10 +235,38 @@ def test_tile_programs_tune_their_hints(tmp_path) -> None:  # type: ignore[no-un
     r = run("tune", str(prog), "--device", "cpu")
     # the tuning runs restored `z`, so the program's own check still holds
     assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr
-    assert "1 tuning record made" in r.stdout and "add on cpu" in r.stdout and "6 timed" in r.stdout
+    # the record of an instance's hints names the instance (round 11: a tuned tile shape makes one a candidate)
+    assert "1 tuning record made" in r.stdout and "add<B=1024> on cpu" in r.stdout and "6 timed" in r.stdout
     r = run("run", str(prog), "--device", "cpu")
     assert r.returncode == 0 and r.stdout.strip() == "ok"
     assert "1 tuning record" in run("cache", "list").stdout
+
+
+def test_tilec_tune_names_the_instance_of_each_hint_record(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # huser11: a tuned tile shape (`B = [64, 128]`) with tuned hints made three records, two of them the same
+    # line ("scale on cpu [..] -> num_warps=8"): one of each candidate instance's hints, and the tile's
+    import os
+
+    prog = tmp_path / "t.tile"
+    prog.write_text("""#[autotune(B = [64, 128], num_warps = [4, 8])]
+kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) * 2.0);
+}
+fn main() {
+    let x = arange::<f32>(1000);
+    let mut z = zeros::<f32>([1000]);
+    scale(z.partition([_]), &x).sync();
+    print(z.sum());
+}
+""")
+    env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path / "c")}
+    r = subprocess.run([sys.executable, "-m", "tilelang", "tune", str(prog)], capture_output=True, text=True,
+                       env=env, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = [ln.strip() for ln in r.stdout.splitlines() if " on cpu " in ln]
+    assert "3 tuning records made" in r.stdout and len(lines) == 3 and len({ln.split(" -> ")[0] for ln in lines}) == 3
+    assert any(ln.startswith("scale<B=64> on cpu") for ln in lines) and any(
+        ln.startswith("scale<B=128> on cpu") for ln in lines) and any(ln.startswith("scale on cpu") for ln in lines)
 
 
 def test_a_total_that_unsafe_atomics_write_is_restored_too(cache) -> None:  # type: ignore[no-untyped-def]

@@ -93,3 +93,15 @@ def test_two_triggers_at_the_main_loops_last_iteration() -> None:
     if ptxas_available():
         r = run_ptxas(compile_kernel(k2, Target("sm_90a", pdl=True)).ptx, "sm_90a")
         assert r.returncode == 0, r.stderr
+
+
+def test_an_instance_whose_pdl_early_means_nothing_is_refused() -> None:
+    """`pdl_early` is 0, 1 or 2: a const generic of 3 gets its own error at the instance (it once meant "at
+    entry", as every positive value did before 2 took the last iteration)."""
+    from tilelang.diagnostics.model import TileError
+
+    with pytest.raises(TileError) as e:
+        _kir(3)
+    d = e.value.diagnostics[0]
+    text = " ".join((d.message, *d.help))
+    assert "`pdl_early` is 3" in text and "0 (not early), 1 (trigger at entry) or 2" in text

@@ -47,7 +47,7 @@ import pytest
 
 from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program, tilec_at_root
+    REPO, fixed_program, run_program, tilec_at_root
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -170,7 +170,6 @@ def test_the_repl_has_no_main_to_call_and_emit_s_help_leads_to_the_ptx() -> None
     emit help says to enter the statements of the file's `main`, and doing so gives `:ptx merge`."""
     from tilelang import cli
     from tilelang.repl import ReplSession
-    from userprog import REPO
 
     prog = REPO / "tests" / "user" / "programs" / "f11_merge_sort_passes.tile"
     r = tilec_at_root("emit", str(prog.relative_to(REPO)), "--stage", "ptx")
@@ -278,3 +277,254 @@ def test_numpy_and_rust_indexing_get_a_help_that_runs(line: str, hint: str, fixe
     assert any(hint in h for h in d.help), d.help
     f.write_text(head + f"    {fixed}\n}}\n", encoding="utf-8")
     assert run_program(f)[1] == f"29\n{printed}\n"
+
+
+def test_repl_help_of_another_library_s_name_says_how_tile_writes_it() -> None:
+    # `:help tan` said "did you mean `tanh`?", another function; it says what `tilec doc tan` says
+    from tilelang.repl import ReplSession
+
+    s = ReplSession(device="cpu")
+    out = s.feed(":help tan")
+    assert not out.ok and "Tile has no `tan`" in out.stderr and "`sin(x) / cos(x)`" in out.stderr
+    assert "did you mean" not in out.stderr
+    assert "element N - 1 - i" in s.feed(":help flip").stderr
+    assert s.feed(":help cumprod").stdout.startswith("cumprod(x: Tile<T, S> | Tensor<T, S>, axis: i32)")
+    assert s.feed("fn tan(x: f32) -> f32 {\n    sin(x) / cos(x)\n}").ok  # a session's own `tan` is its item
+    assert "defined in this session" in s.feed(":help tan").stdout
+
+
+@pytest.mark.parametrize(("call", "hint", "fixed", "printed"), [
+    ("linspace(0.0, 1.0, 5)", "`arange::<f32>(n) * ((stop - start) / ((n - 1) as f32)) + start`",
+     "arange::<f32>(5) * ((1.0 - 0.0) / ((5 - 1) as f32)) + 0.0", "Tensor<f32, [5]> [ 0.0, 0.25,  0.5, 0.75,  1.0]"),
+    ("eye::<f32>(2)", "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
+     "(arange::<i32>(2).reshape([2, 1]) == arange::<i32>(2).reshape([1, 2])) as f32",
+     "Tensor<f32, [2, 2]>\n[[1.0, 0.0],\n [0.0, 1.0]]"),
+    ("randint::<i32>([1000], 3, 7).max()", "`(rand::<f32>(shape, seed) * (hi - lo) as f32) as i32 + lo`",
+     "((rand::<f32>([1000], 1) * (7 - 3) as f32) as i32 + 3).max()", "6"),
+    ("ones_like(x)", "`ones::<f32>([x.shape()[0]])`", "ones::<f32>([x.shape()[0]])", "Tensor<f32, [4]> [1.0, 1.0, 1.0, 1.0]"),
+    ("dot(x, x)", "`(x * x).sum()`", "(x * x).sum()", "14.0"),
+    ("x.dot(x)", "`(x * x).sum()`", "(x * x).sum()", "14.0"),
+])
+def test_numpy_s_host_constructors_get_a_spelling_that_runs(call: str, hint: str, fixed: str, printed: str,
+                                                            tmp_path: Path) -> None:
+    # `linspace`, `eye` said "define it"; `randint` offered `randn`, `ones_like` `ones`, `x.dot(x)` the kernel
+    # function `dot` (E0211 on the host), `dot(x, x)` "move this into a kernel"
+    f = tmp_path / "c.tile"
+    f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n    print({call});\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert any(hint in h for h in d.help), d.help
+    f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n    print({fixed});\n}}\n", encoding="utf-8")
+    assert run_program(f)[1] == printed + "\n"
+
+
+def test_an_f16_tile_times_a_tile_of_literals_gets_the_f16_cast_too(tmp_path: Path) -> None:
+    # `where(c, 0.5, 1.0)` is f32 (its literals' default); times an f16 tile the help said only `t as f32`,
+    # whose product the f16 store then refuses; stored into an f16 tile, the help casts `w` down, which runs
+    f = tmp_path / "w.tile"
+    src = """kernel fn k<const B: i32>(z: &mut Tensor<f16, [B]>, x: &Tensor<f16, [?]>) {
+    let t = x.load_like(z);
+    let w = where(arange::<i32>(B) % 2 == 0, 0.5, 1.0);
+    z.store(t * w);
+}
+fn main() {
+    let x = ones::<f16>([8]);
+    let mut z = zeros::<f16>([8]);
+    k(z.partition([8]), &x).sync();
+    print(z);
+}
+"""
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast with `as`: `w as f16` (the result is stored into a tile of `f16`)",), \
+        d.help
+    # not stored at once, both casts are offered; stored into an f32 tile, the f16 side goes up (w21, e25)
+    f.write_text(src.replace("z.store(t * w);", "let y = t * w;\n    z.store(y);"), encoding="utf-8")
+    assert first_error(f).help == ("cast with `as`: `t as f32`, or `w as f16` to compute in `f16`",)
+    f.write_text(src.replace("t * w", "t * (w as f16)"), encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f16, [8]> [0.5, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0]\n"
+
+
+@pytest.mark.parametrize(("line", "hint"), [
+    # a help that appends a method to an expression keeps the expression whole (it wrote `t.sum(1) as f16.reshape(..)`)
+    ("    z.store(t.sum(1) as f16);", "`(t.sum(1) as f16).reshape([R, 1])`"),
+    ("    z.store(-t.sum(1) as f16);", "`(-t.sum(1) as f16).reshape([R, 1])`"),
+    ("    z.store((t.sum(1) + 1.0) as f16);", "`((t.sum(1) + 1.0) as f16).reshape([R, 1])`"),
+])
+def test_a_reshape_help_of_a_cast_keeps_the_cast_whole(line: str, hint: str, tmp_path: Path) -> None:
+    f = tmp_path / "s.tile"
+    src = f"""kernel fn k<const R: i32, const C: i32>(z: &mut Tensor<f16, [R, 1]>, x: &Tensor<f32, [?, ?]>) {{
+    let t = x.partition([R, C]).load([block_id(0), 0]);
+{line}
+}}
+fn main() {{
+    let x = ones::<f32>([8, 4]);
+    let mut z = zeros::<f16>([8, 1]);
+    k::<4, 4>(z.partition([4, 1]), &x).sync();
+    print(z.sum());
+}}
+"""
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0218" and any(hint in h for h in d.help), d.help
+    f.write_text(src.replace(line.strip()[len("z.store("):-2], hint.strip("`").replace(".reshape([R, 1])", "")
+                             + ".reshape([R, 1])"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+
+
+def test_a_math_function_of_an_integer_sum_is_cast_whole(tmp_path: Path) -> None:
+    # `exp(t + 1)` of an i32 tile: the help said `exp(t + 1 as f32)`, which casts only the 1
+    f = tmp_path / "e.tile"
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<i32, [?]>) {\n    let t = x.load_like(z);\n"
+           "    z.store(exp(t + 1));\n}\nfn main() {\n    let x = arange::<i32>(4);\n    let mut z = zeros::<f32>([4]);\n"
+           "    k(z.partition([4]), &x).sync();\n    print(z.sum() > 83.0);\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert "`exp((t + 1) as f32)`" in d.help[0], d.help
+    f.write_text(src.replace("exp(t + 1)", "exp((t + 1) as f32)"), encoding="utf-8")
+    assert run_program(f)[1] == "true\n"
+
+
+def test_a_stray_quote_is_not_closed_somewhere_else(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 191, case 1311): E0008's help closed the "string" inside the call's arguments,
+    # `"([64", 32]);`, which does not parse; no string starts after `>`: the quote is stray (or a `,` is missing)
+    f = tmp_path / "q.tile"
+    f.write_text('fn main() {\n    let a = zeros::<f16>"([64, 32]);\n    print(a.shape());\n}\n', encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0008" and "a string cannot start after `>`: remove this `\"`" in d.help[0], d.help
+    f.write_text('fn main() {\n    let a = zeros::<f16>([64, 32]);\n    print(a.shape());\n}\n', encoding="utf-8")
+    assert run_program(f)[1] == "[64, 32]\n"
+
+
+def _parses(code: str) -> bool:
+    from tilelang.diagnostics.model import DiagnosticSink
+    from tilelang.source import SourceMap
+    from tilelang.syntax.parser import parse
+
+    sm = SourceMap()
+    for text in (f"fn main() {{\n    let _q = {code};\n}}\n", f"fn main() {{\n    {code}\n}}\n",
+                 f"fn main() {{\n    {code};\n}}\n", f"{code}\n"):
+        sink = DiagnosticSink()
+        parse(sm.add("h.tile", text), sink)
+        if not sink.has_errors:
+            return True
+    return False
+
+
+def test_the_code_in_every_help_parses() -> None:
+    """The backticked code of every help `tilec check` gives on tests/ui and tests/user's wrong programs parses
+    as Tile (an expression, a statement or an item), where it is code and not a placeholder (`[..]`, `(..)`),
+    a type (`Tensor<..>`), a declaration's start (`let x: i64 = ..`) or a method tail (`.reshape(..)`). Round 11
+    found helps that wrote `t.sum(1) as f16.reshape([R, 1])`, `exp(t + 1 as f32)` (parses, casts the 1: tested
+    above) and `"([64", 32]);`."""
+    roots = [REPO / "tests" / "ui", DIR, DIR.parent / "wrong_run"]
+    files = sorted(p for r in roots for p in r.rglob("*.tile"))
+    assert len(files) > 300
+    skip = re.compile(r"\[\.\.\]|\(\.\.\)|\{ \.\. \}|\.\.\.|, \.\.|\.\., |::<\.\.>|Tensor<|Tile<|TileView|Partition<|"
+                      r"^\.|^(let|const|for|fn|kernel) |: |= \.\.|-> |^#\[|\[::|^\w+\.$")  # (others' syntax quoted)
+    bad, checked = [], 0
+    for f in files:
+        for d in driver.check(f).diagnostics:
+            for h in d.help:
+                for code in re.findall(r"`([^`]+)`", h):
+                    if not re.search(r"[(\[.]", code) or skip.search(code) or code in ("(", "["):
+                        continue
+                    checked += 1
+                    if not _parses(code):
+                        bad.append((f.name, d.code, code))
+    assert checked > 150 and not bad, bad
+
+
+def test_a_quote_before_code_is_not_closed_inside_it(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 223, case 1651): `ones::<f32>("[256, 256]);` was told to close the string as
+    # `"[256", 256]);`, half a bracket in the text; what follows the quote is code: the quote is stray
+    f = tmp_path / "q.tile"
+    f.write_text('fn main() {\n    let x = ones::<f32>("[256, 256]);\n    print(x.sum());\n}\n', encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
+    f.write_text('fn main() {\n    let x = ones::<f32>([256, 256]);\n    print(x.sum());\n}\n', encoding="utf-8")
+    assert run_program(f)[1] == "65536.0\n"
+
+
+def test_cast_helps_inside_a_store_lead_to_a_program_that_checks(tmp_path: Path) -> None:
+    """Applying a cast help inside `z.store(..)` left the store refused (found by applying every cast help of the
+    ui and wrong programs and checking again): w25's `z.load() << 2` of an f32 `z` (the shift's result is i32:
+    the help now writes it cast back), e25's `x.load_like(z) * a` inside `z.load() + ..` (the second cast it
+    offered, `a as f16`, gave an f16 term to add to f32: a mix inside a stored sum casts toward the store)."""
+    w25 = (DIR / "w25_shift_float.tile").read_text(encoding="utf-8")
+    d = first_error(DIR / "w25_shift_float.tile")
+    assert d.help == ("cast with `as`: `z.load() as i32`, and the result back to store it: "
+                      "`((z.load() as i32) << 2) as f32`",)
+    f = tmp_path / "w25.tile"
+    f.write_text(w25.replace("z.store(z.load() << 2);", "z.store(((z.load() as i32) << 2) as f32);"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    assert first_error(DIR / "e25_mixed_precision.tile").help == ("cast with `as`: `x.load_like(z) as f32`",)
+
+
+def test_a_partition_of_the_wrong_element_type_is_not_told_to_cast_the_partition(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 193, case 2240): `fill(z.partition([1024]))` of a u32 `z` for an f32 parameter was told
+    # "cast with `as`: `z.partition([1024]) as f32`", which is E0205 (a partition has no cast)
+    f = tmp_path / "p.tile"
+    src = ("kernel fn fill<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(full::<f32>([B], 1.5));\n}\n"
+           "fn main() {\n    let mut z = zeros::<u32>([4096]);\n    fill(z.partition([1024])).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and "`let mut z2 = z as f32;` then `z2.partition([..])`" in d.help[0], d.help
+    f.write_text(src.replace("    fill(z.partition([1024])).sync();\n",
+                             "    let mut z2 = z as f32;\n    fill(z2.partition([1024])).sync();\n    print(z2.sum());\n"),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "6144.0\n"
+
+
+def test_a_tensor_parameter_of_another_type_is_not_told_to_cast_inside_a_kernel(tmp_path: Path) -> None:
+    # fuzz mutants (seed 197): a kernel's `&Tensor<u64, ..>` given to a device function of `&Tensor<bf16, ..>`
+    # was told "cast with `as`: `g as bf16`", which is E0205 (no tensor has a cast inside a kernel)
+    f = tmp_path / "k.tile"
+    src = ("fn first<const B: i32>(x: &Tensor<f32, [?]>) -> Tile<f32, [B]> {\n    x.partition([B]).load([0])\n}\n"
+           "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, g: &Tensor<u32, [?]>) {\n"
+           "    z.store(first::<B>(g));\n}\n"
+           "fn main() {\n    let g = arange::<u32>(8);\n    let mut z = zeros::<f32>([8]);\n"
+           "    k(z.partition([8]), &g).sync();\n    print(z.sum());\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and d.help[0].startswith("a tensor has no cast inside a kernel"), d.help
+    # its first way: a kernel parameter of f32, the host's cast borrowed
+    f.write_text(src.replace("g: &Tensor<u32, [?]>", "g: &Tensor<f32, [?]>").replace("&g).sync", "&(g as f32)).sync"),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "28.0\n"
+
+
+@pytest.mark.parametrize(("body", "hint", "fixed"), [
+    # `acc = acc + x` of an i32 `acc` and an f32 `x`: casting `acc` up made the assignment the next error
+    ("    let mut acc: i32 = 0;\n    acc = acc + x.sum();\n    print(acc);", "`x.sum() as i32` (it is assigned to `acc`, of `i32`)",
+     "    let mut acc: i32 = 0;\n    acc = acc + (x.sum() as i32);\n    print(acc);"),
+    # a function returning i32 whose value mixes in an f32: casting up made the return the next error
+    ("    print(half(7, 0.5));", "`h as i32` (the function returns `i32`)", None),
+])
+def test_a_mix_in_an_assigned_or_returned_value_casts_toward_it(body: str, hint: str, fixed: str | None,
+                                                               tmp_path: Path) -> None:
+    f = tmp_path / "a.tile"
+    head = "fn half(n: i32, h: f32) -> i32 {\n    n * h\n}\n" if fixed is None else ""
+    f.write_text(f"{head}fn main() {{\n    let x = arange::<f32>(4);\n{body}\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and any(hint in h for h in d.help), d.help
+    if fixed is None:
+        f.write_text(f.read_text(encoding="utf-8").replace("    n * h\n", "    n * (h as i32)\n"), encoding="utf-8")
+    else:
+        f.write_text(f"fn main() {{\n    let x = arange::<f32>(4);\n{fixed}\n}}\n", encoding="utf-8")
+    assert not [e for e in driver.check(f).diagnostics if e.severity.value == "error"]
+
+
+@pytest.mark.parametrize(("line", "hint", "fixed", "printed"), [
+    # both sides floats: the help cast one (fuzz seed 229: `z.load() & 0.0`), and the other was the next error
+    ("print(a & 1.0);", "cast both sides with `as`: `(a as i32) & 1`", "print((a as i32) & 1);",
+     "Tensor<i32, [4]> [0, 1, 0, 1]"),
+    ("print(a >> 1.0);", "cast both sides with `as`: `(a as i32) >> 1`", "print((a as i32) >> 1);",
+     "Tensor<i32, [4]> [0, 0, 1, 1]"),
+])
+def test_a_bitwise_operation_of_two_floats_casts_both(line: str, hint: str, fixed: str, printed: str,
+                                                      tmp_path: Path) -> None:
+    f = tmp_path / "b.tile"
+    f.write_text(f"fn main() {{\n    let a = arange::<f32>(4);\n    {line}\n}}\n", encoding="utf-8")
+    assert first_error(f).help == (hint,)
+    f.write_text(f"fn main() {{\n    let a = arange::<f32>(4);\n    {fixed}\n}}\n", encoding="utf-8")
+    assert run_program(f)[1] == printed + "\n"

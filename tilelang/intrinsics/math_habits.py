@@ -71,6 +71,15 @@ MATH_HABITS: dict[str, str] = {
                 "not overflow)",
     "einsum": "write the product as `dot(a, b)`, or as broadcast products and sums "
               "(`(a.reshape([M, K, 1]) * b.reshape([1, K, N])).sum(1)`)",
+    "ones_like": "make a tensor or tile of the shape you need: `ones::<f32>([..])` (on the host, of `{x}`'s: "
+                 "`ones::<f32>([{x}.shape()[0]])` for a 1-D one)",
+    "linspace": "`arange::<f32>(n) * ((stop - start) / ((n - 1) as f32)) + start` (n values from start to stop)",
+    "eye": "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
+    "identity": "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
+    "randint": "`(rand::<f32>(shape, seed) * (hi - lo) as f32) as i32 + lo` draws integers in lo..hi (`rand` is "
+               "uniform in [0, 1))",
+    "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
+            "(`.reshape([k * n])` joins the axes); `tiles(axis)` is a kernel's walk over its tiles",
     "bincount": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
                 "i32).sum(0)` (examples/histogram.tile)",
     "histogram": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "

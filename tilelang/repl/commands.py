@@ -172,6 +172,12 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
         found.append(f"{name}: {default_literals(ty)}\n    a variable of this session")
     if found:
         return ReplOutput(stdout="\n".join(found) + "\n")
+    from tilelang.sema.calls import function_habit, method_habit
+
+    habit = function_habit(name) or method_habit(name)
+    if habit is not None:  # NumPy's, PyTorch's and C's names (`tan`, `flip`, `sort`): how Tile writes them, as
+        # `tilec doc NAME` says (a similar name, `tanh` for `tan`, is another function)
+        return ReplOutput(stderr=f"error: Tile has no `{name}`\nhelp: {habit}\n", ok=False)
     import difflib
 
     names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in session.items if it.name)})

@@ -164,7 +164,7 @@ def rule_load(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`load` of a tensor parameter takes no index", cx.args[0].span,
                                 "unexpected index")
                         .note("a `&mut` parameter is this block's own tile: `z.load()`")
-                        .with_help(f"for indexed tiles, partition it: `{tcx.snippet(r)}.partition([..]).load([i, ..])`"))
+                        .with_help(f"for indexed tiles, partition it: `{tcx.receiver_snippet(r)}.partition([..]).load([i, ..])`"))
     shape = t.shape
     if shape is None or any(d is None for d in shape):
         return tcx.emit(tcx.err(T.LOAD_UNKNOWN_SHAPE, f"cannot `load()` the whole of `{tcx.snippet(r)}`",
@@ -242,6 +242,8 @@ def rule_store(tcx: CheckCx, cx: CallCx) -> Type:
                         .secondary(r.span, f"`{tcx.snippet(r)}` holds `{dtype}`")
                         .with_help(f"cast with `as`: `{tcx.cast_snippet(inner)} as {dtype}`"))
     if tuple(vt.shape) != tuple(dst_shape):
+        if "?" in shape_str(dst_shape):  # a dimension refused where it is declared (`[(1 % 0)]`): reported there
+            return UNIT
         return tcx.emit(tcx.err(T.STORE_SHAPE,
                                 f"stored tile has shape {shape_str(vt.shape)} but the destination tile is "
                                 f"{shape_str(dst_shape)}", v.span, f"this is {shape_str(vt.shape)}")
@@ -278,10 +280,10 @@ def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, 
             return axis
         if numel(have) == numel(dst):
             if isinstance(v, ast.MethodCall) and v.method.name == "reshape":  # reshape it right, once
-                return f"reshape it to {shape_str(dst)}: `{tcx.snippet(v.receiver)}.reshape({shape_str(dst)})`"
-            return f"reshape it: `{tcx.snippet(v)}.reshape({shape_str(dst)})`"
+                return f"reshape it to {shape_str(dst)}: `{tcx.receiver_snippet(v.receiver)}.reshape({shape_str(dst)})`"
+            return f"reshape it: `{tcx.receiver_snippet(v)}.reshape({shape_str(dst)})`"
         if broadcast_shapes(have, dst) == dst:
-            return f"broadcast it: `{tcx.snippet(v)}.broadcast({shape_str(dst)})`"
+            return f"broadcast it: `{tcx.receiver_snippet(v)}.broadcast({shape_str(dst)})`"
     return "reshape or broadcast the tile to the destination's shape"
 
 

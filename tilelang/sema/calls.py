@@ -199,7 +199,7 @@ def _len_help(tcx: CheckCx, e: ast.Call) -> str:
     ty = tcx.program.types.get(e.args[0].value) if len(e.args) == 1 else None
     if isinstance(ty, TileT):
         return tile_dims_help(ty)
-    x = tcx.snippet(e.args[0].value) if len(e.args) == 1 else None
+    x = tcx.receiver_snippet(e.args[0].value) if len(e.args) == 1 else None
     x = x if x and len(x) < 30 else "t"
     return f"the size of a tensor's first axis is `{x}.shape()[0]`"
 
@@ -479,6 +479,12 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
             return tcx.emit(d.with_help(f"on the host, the product of two tensors is `{prod}`"
                                         + (f" (plus `{tcx.snippet(args[2])}`)" if sig.name == "mma" and len(args) > 2
                                            else "") + "; in a kernel, `dot` of tiles"))
+        if sig.name in ("dot", "mma") and len(ts) >= 2 and all(isinstance(t, TensorT) and t.shape is not None
+                                                               and len(t.shape) == 1 for t in ts):
+            a, b = (operand(tcx.snippet(x) or "x") for x in args[:2])  # two vectors: NumPy's `np.dot(x, y)`
+            a, b = (a, b) if len(a) + len(b) < 50 else ("x", "y")
+            return tcx.emit(d.with_help(f"on the host, the dot product of two vectors is `({a} * {b}).sum()`; in a "
+                                        "kernel, `dot` of tiles"))
         return tcx.emit(d.with_help("move this into a `kernel fn` and launch it"))
     n = len(args)
     if n < sig.min_args or (sig.max_args is not None and n > sig.max_args):
@@ -578,6 +584,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         return ERROR
     kind = _receiver_kind(rty, fx)
     sig = METHODS.get(name)
+    if name == "store" and e.args:  # the stored value's element type, for the cast help of a mix inside it
+        held = rty.tensor if isinstance(rty, TileViewT) else deref(rty)
+        if isinstance(held, TensorT) and isinstance(held.dtype, DType):
+            tcx.store_dtypes[e.args[0].value] = (held.dtype, f"the result is stored into a tile of `{held.dtype}`")
     # `x.shape()` in a kernel, `z.load()` on the host: a tensor method of the
     # other context, reported as a context error by `_builtin_call`
     other = {"param": "tensor", "tensor": "param"}.get(kind)
@@ -618,6 +628,14 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             if kind == "scalar":  # the help says how to make one of those; the note, what they are
                 d = d.note(f"`{name}` is a method of {owners}")
             d = d.with_help(_other_receiver_help(tcx, e, rty, kind, sig.receivers, owners, fx))
+        elif name in ("dot", "matmul") and kind == "tensor" and isinstance(deref(rty), TensorT):
+            # NumPy's `x.dot(y)` on the host, where the function `dot` is refused too (E0211)
+            x, y = operand(tcx.snippet(e.receiver) or "x"), operand(tcx.snippet(e.args[0].value) or "y") \
+                if e.args else "y"
+            x, y = (x, y) if len(x) + len(y) < 50 else ("x", "y")
+            d = d.with_help(f"on the host, the dot product of two vectors is `({x} * {y}).sum()`, and of two "
+                            f"matrices `({x}.reshape([m, k, 1]) * {y}.reshape([1, k, n])).sum(1)`; in a kernel, "
+                            "`dot(a, b)` of tiles")
         elif name in FUNCTIONS:
             d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
         elif name in ("step_by", "step", "rev") and not cands:

@@ -220,6 +220,9 @@ class CheckCx:
         # `k(z.partition([..]), ..)`: the partition given to a kernel's `&mut` parameter -> the tile it declares,
         # for the help of a partition of the wrong rank (set before the kernel call's arguments are checked)
         self.partition_params: dict[Any, TensorT] = {}
+        # `z.store(v)`, `acc = v`, `return v`: `v` -> (the element type it goes into, why), for E0201's help
+        # of a mix inside `v` (cast toward it)
+        self.store_dtypes: dict[Any, tuple[Any, str]] = {}
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:
@@ -284,6 +287,17 @@ class CheckCx:
         tighter than any binary operator, so `tx + 1` must become `(tx + 1)`."""
         text = self.snippet(node)
         if isinstance(node, (ast.Binary, ast.If, ast.RangeExpr)) and not _wrapped_in_parens(text):
+            return f"({text})"
+        return text
+
+    def receiver_snippet(self, node: Any) -> str:
+        """`node` quoted as the receiver of a suggested method call: a method binds
+        tighter than `as`, the operators and `&`, so `t.sum(1) as f16` must become
+        `(t.sum(1) as f16)` before `.reshape(..)` (round 11: the help was
+        `t.sum(1) as f16.reshape([R, 1])`)."""
+        text = self.snippet(node)
+        if isinstance(node, (ast.Cast, ast.Binary, ast.Unary, ast.Ref, ast.If, ast.RangeExpr)) \
+                and not _wrapped_in_parens(text):
             return f"({text})"
         return text
 

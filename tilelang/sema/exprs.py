@@ -197,12 +197,14 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
         case ast.Unary(op=op, operand=x):
             return check_unary(tcx, e, op, x, fx, expected)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
+            if e in tcx.store_dtypes and op in ("+", "-", "*", "/", "%"):  # the stored type holds its operands'
+                tcx.store_dtypes[lhs] = tcx.store_dtypes[rhs] = tcx.store_dtypes[e]
             lt = tcx.check_expr(lhs, fx, expected if op not in (*COMPARE, "&&", "||") else None)
             rt = tcx.check_expr(rhs, fx, lt if isinstance(lt, (ScalarT, TileT)) else expected
                                 if op not in (*COMPARE, "&&", "||") else None)
             if isinstance(lt, (UntypedInt, UntypedFloat)) and isinstance(rt, (ScalarT,)):
                 pass
-            ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx)
+            ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx, stored=tcx.store_dtypes.get(e))
             a, b = tcx.program.dims.get(lhs), tcx.program.dims.get(rhs)
             if op in ("/", "%") and b is not None and b.const_value == 0 and is_intlike(rt) \
                     and is_intlike(lt):
@@ -515,11 +517,15 @@ def _is_value(t: Type) -> bool:
         (t.dtype.is_float or t.dtype is DType.BOOL)
 
 
-def _is_literal(x: ast.Expr) -> bool:
-    """`0.25`, `-1.5`, `true`: a value written out (a float variable in an index is a cast's business)."""
+def _unsigned(x: ast.Expr) -> ast.Expr:
     while isinstance(x, ast.Unary):
         x = x.operand
-    return isinstance(x, (ast.FloatLit, ast.BoolLit))
+    return x
+
+
+def _is_literal(x: ast.Expr) -> bool:
+    """`0.25`, `-1.5`, `true`: a value written out (a float variable in an index is a cast's business)."""
+    return isinstance(_unsigned(x), (ast.FloatLit, ast.BoolLit))
 
 
 def _value_list_help(tcx: CheckCx, elems: tuple[ast.Expr, ...] | list[ast.Expr]) -> str:
@@ -527,7 +533,8 @@ def _value_list_help(tcx: CheckCx, elems: tuple[ast.Expr, ...] | list[ast.Expr])
     literals, written out: `where(i == 0, 0.25, where(i == 1, 0.5, 0.25))` with `i = arange::<i32>(3)`)."""
     texts = [tcx.snippet(x) or "" for x in elems]
     base = "name each value (`const W0: f32 = ..;`), or pass them in a tensor"
-    if not 2 <= len(texts) <= 6 or not all(t and len(t) < 16 and " " not in t for t in texts):
+    if not 2 <= len(texts) <= 6 or not all(t and len(t) < 16 and " " not in t for t in texts) \
+            or not all(_is_literal(x) or isinstance(_unsigned(x), ast.IntLit) for x in elems):
         return base
     n = len(texts)
     expr = texts[-1]

@@ -218,7 +218,7 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
          .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
     if isinstance(pty, RefT) and isinstance(aty, TensorT):
         d = d.with_help(f"borrow it: `{tcx.borrow_snippet(a)}`" if not pty.mutable else
-                        f"partition it: `{tcx.snippet(a)}.partition([..])`")
+                        f"partition it: `{tcx.receiver_snippet(a)}.partition([..])`")
     elif isinstance(pty, RefT) and not pty.mutable and isinstance(aty, PartitionT):
         # the kernel's output declared `&` (read-only) though the launch partitions it
         d = d.note("a partition is for a `&mut` parameter: each block gets one tile to write").with_help(
@@ -233,14 +233,32 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         if isinstance(fe, DType) and isinstance(we, DType) and fe != we and isinstance(a, ast.Ref) \
                 and not a.mutable:  # `&w` of the wrong element type: borrow the cast, `&(w as bf16)`
             d = d.with_help(f"cast with `as`, then borrow: `&({tcx.cast_snippet(a.expr)} as {we.value})`")
+        elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and isinstance(aty, PartitionT):
+            # a partition has no cast (E0205): the kernel writes `we` into the tensor itself
+            t = tcx.snippet(a.receiver) if isinstance(a, ast.MethodCall) else None
+            t = t if t and t.isidentifier() else "t"
+            d = d.with_help(f"`{t}` holds `{fe.value}` and the kernel writes `{we.value}` into its tiles: partition a "
+                            f"tensor of `{we.value}` (`let mut {t}2 = {t} as {we.value};` then `{t}2.partition([..])`, "
+                            f"the results in `{t}2`), or declare the parameter with `{fe.value}` elements")
+        elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and isinstance(aty, RefT) \
+                and isinstance(aty.inner, TensorT):
+            # a tensor parameter given on in a kernel: tensors have no cast there (E0205)
+            name = tcx.snippet(a) or "x"
+            d = d.with_help(f"a tensor has no cast inside a kernel: declare `{info.name}`'s parameter with "
+                            f"`{fe.value}` elements, or give the kernel a tensor of `{we.value}` for `{name}` (cast "
+                            "it on the host)" + ("" if aty.mutable else ", or load its tile and cast that"))
+        elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and isinstance(aty, TensorT) \
+                and isinstance(pty, RefT):
+            # a host tensor for a `&Tensor<..>` parameter of another element type: the cast, borrowed
+            d = d.with_help(f"cast with `as`, then borrow: `&({tcx.cast_snippet(a)} as {we.value})`")
         elif isinstance(fe, DType) and isinstance(we, DType) and fe != we:
             d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
-            d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.snippet(a)} as {we.value}`")
+            d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
-            d = d.with_help(f"add a leading axis: `{tcx.snippet(a)}.reshape("
+            d = d.with_help(f"add a leading axis: `{tcx.receiver_snippet(a)}.reshape("
                             f"{shape_str((Dim.const(1), *aty.shape))})`")
     if not d.help and isinstance(deref(pty), TensorT) and isinstance(deref(aty), ShapeT):
         # `let lens = [0, 1, 50]; k(.., &lens)`: a list literal is a shape, and Tile has no tensor literal

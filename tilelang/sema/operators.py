@@ -112,9 +112,11 @@ def load_first_help(tcx: CheckCx, node: ast.Expr, ty: Type, fx: Fx) -> str:
 
 
 def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
-                 fx: Fx, compound: bool = False) -> Type:
+                 fx: Fx, compound: bool = False, stored: Any = None) -> Type:
     """The type of `lhs op rhs`; `compound`: of `lhs op= rhs`, whose left side
-    cannot be cast (the help then casts the right side or the declaration)."""
+    cannot be cast (the help then casts the right side or the declaration);
+    `stored`: the element type of the tile the result is stored into, if it
+    is (`z.store(a * b)`: a mix's help casts toward it)."""
     if is_poison(lt, rt):
         return ERROR
     a, b = num_of(lt, fx.in_kernel), num_of(rt, fx.in_kernel)
@@ -151,23 +153,27 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
     if op in ("<<", ">>"):
         # a type parameter `T` is checked at each instance, as for `&`, `|`
         # and `^` (`ir.verify.domain_problem`, both operands of a shift)
+        bads = [node for n, node in ((a, lhs), (b, rhs))
+                if not (n.kind == "int" or elem_is_int(n.elem) or isinstance(n.elem, TypeParam))]
         for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
-            if not (n.kind == "int" or elem_is_int(n.elem) or isinstance(n.elem, TypeParam)):
-                return _int_only(tcx, op, nt, node, op_span)
+            if node in bads:
+                return _int_only(tcx, op, nt, node, op_span, *_int_fix(tcx, op, bads, lhs, rhs, stored))
         elem: ElemT | str | None = a.elem if a.elem is not None else (b.elem if a.kind == "int" and
                                                                        b.kind != "int" else "int")
         if a.kind == "int" and b.kind != "int":
             settle(tcx, lhs, ScalarT(b.elem))  # type: ignore[arg-type]
     else:
-        elem = _join_elem(tcx, a, b, lt, rt, lhs, rhs, op, op_span, compound)
+        elem = _join_elem(tcx, a, b, lt, rt, lhs, rhs, op, op_span, compound, stored)
         if elem is None:
             return ERROR
     if op in ("&", "|", "^"):  # `%` is fmod on floats, as in Rust
+        bads = [node for n, node in ((a, lhs), (b, rhs)) if n.kind == "float" or elem_is_float(n.elem)]
         for n, nt, node in ((a, lt, lhs), (b, rt, rhs)):
-            if n.kind == "float" or elem_is_float(n.elem):
-                return _int_only(tcx, op, nt, node, op_span)
-    if op == "%" and elem is DType.BOOL:
-        return _int_only(tcx, op, lt, lhs, op_span)
+            if node in bads:
+                return _int_only(tcx, op, nt, node, op_span, *_int_fix(tcx, op, bads, lhs, rhs, stored))
+    if op == "%" and elem is DType.BOOL:  # both sides `bool`: both cast
+        both = f"({tcx.cast_snippet(lhs)} as i32) % ({tcx.cast_snippet(rhs)} as i32)"
+        return _int_only(tcx, op, lt, lhs, op_span, both=both)
     if op in ("<", ">", "<=", ">=") and elem is DType.BOOL:
         # an order of `bool`s: refused in kernels (the lowering's E0204), so on
         # the host and at check time too: one rule (hrev11)
@@ -202,20 +208,42 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
     return TileT(elem, shape) if shape else ScalarT(elem)  # type: ignore[arg-type]
 
 
-def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span) -> Type:
+def _int_fix(tcx: CheckCx, op: str, bads: list[ast.Expr], lhs: ast.Expr, rhs: ast.Expr,
+             stored: Any) -> tuple[str | None, str | None]:
+    """The integer operation written out for `_int_only`'s help: (`back`: stored into floats, the result cast
+    back, `((z.load() as i32) << 2) as f32`; `both`: both sides needed a cast, `(a as i32) & 1`, a float
+    literal of an integral value written as an integer: `z.load() & 0.0` -> `(z.load() as i32) & 0`)."""
+    def side(x: ast.Expr) -> str:
+        if x not in bads:
+            return tcx.cast_snippet(x)
+        if isinstance(x, ast.FloatLit) and float(x.value).is_integer():
+            return str(int(float(x.value)))
+        return f"({tcx.cast_snippet(x)} as i32)"
+
+    whole = f"{side(lhs)} {op} {side(rhs)}"
+    back = f"({whole}) as {stored[0]}" if stored is not None and isinstance(stored[0], DType) and \
+        stored[0].is_float else None
+    return back, (whole if len(bads) > 1 and back is None else None)
+
+
+def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, back: str | None = None,
+              both: str | None = None) -> Type:
     if op == "%":  # only `bool` gets here: `%` is also fmod on floats
         return tcx.emit(tcx.err(T.INVALID_OPERAND, "`%` needs numeric operands", op_span,
                                 "`%` is not defined on `bool`")
                         .secondary(node.span, f"this is `{ty}`")
-                        .with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
+                        .with_help(f"cast both sides with `as`: `{both}`" if both else
+                                   f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{op}` needs integer operands", op_span,
                             f"`{op}` is only defined for integers")
                     .secondary(node.span, f"this is `{ty}`")
-                    .with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
+                    .with_help(f"cast both sides with `as`: `{both}`" if both else
+                               f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"
+                               + (f", and the result back to store it: `{back}`" if back else "")))
 
 
 def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op: str,
-               op_span: Span, compound: bool = False) -> ElemT | str | None:
+               op_span: Span, compound: bool = False, stored: Any = None) -> ElemT | str | None:
     if a.kind in ("int", "float") and b.kind in ("int", "float"):
         return "float" if "float" in (a.kind, b.kind) else "int"
     if a.kind in ("int", "float") or b.kind in ("int", "float"):
@@ -243,18 +271,31 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
                          f"no implicit conversion between `{ea}` and `{eb}`")
                  .secondary(lhs.span, f"this is `{lt}`")
                  .secondary(rhs.span, f"this is `{rt}`")
-                 .with_help(_mixed_help(tcx, lhs, rhs, ea, eb, compound)))
+                 .with_help(_mixed_help(tcx, lhs, rhs, ea, eb, compound, stored)))
         return None
     return ea
 
 
-def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT, compound: bool) -> str:
+def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT, compound: bool,
+                stored: Any = None) -> str:
     """Cast the narrower side; in `acc += x` the target cannot be cast (a
     Triton port's f16 accumulator of an f32 `dot`): cast the right side, or
     declare the target with the wider type."""
     wider = _wider(ea, eb)
     if not compound or wider == ea:
-        return f"cast with `as`: `{tcx.cast_snippet(rhs if wider == ea else lhs)} as {wider}`"
+        narrow, wide = (rhs, lhs) if wider == ea else (lhs, rhs)
+        other = eb if wider == ea else ea
+        if stored is not None and stored[0] == other and not compound:
+            # stored into a tile of the narrower type (`z.store(t * w)`, `z` f16, `w` an f32 tile of literals),
+            # assigned to a variable of it (`acc = acc + x`) or returned as it: the wide side cast down (cast
+            # the narrow one up, the store, assignment or return would be refused next)
+            return f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` ({stored[1]})"
+        text = f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
+        if stored is None and elem_is_float(ea) and elem_is_float(eb) and isinstance(other, DType) \
+                and other.bits < 32:
+            # not stored at once: computing in the narrower type may be what is meant
+            text += f", or `{tcx.cast_snippet(wide)} as {other}` to compute in `{other}`"
+        return text
     name = tcx.snippet(lhs)
     return (f"`{name}` is `{ea}`, and a compound assignment keeps its type: declare `{name}` as `{eb}` (an accumulator: "
             f"`zeros::<{eb}>([..])`, cast once when it is stored), or cast the right side: "
@@ -286,7 +327,7 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
             for k in range(len(long)):
                 if long[:k] + long[k + 1:] == short:
                     dims = [*short[:k], Dim.const(1), *short[k:]]
-                    return (f"insert the reduced axis: `{tcx.snippet(node)}.reshape("
+                    return (f"insert the reduced axis: `{tcx.receiver_snippet(node)}.reshape("
                             f"{shape_str(tuple(dims))})`")
     for other, mine, node in ((sa, sb, rhs), (sb, sa, lhs)):
         # the same axes in another place (`b.reshape([N, 1])` added to [M, N]):
@@ -294,12 +335,12 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
         placed = _placed_like(other, mine)
         if placed is not None:
             base = node.receiver if isinstance(node, ast.MethodCall) and node.method.name == "reshape" else node
-            return (f"put its axes where they match {shape_str(other)}: `{tcx.snippet(base)}.reshape("
+            return (f"put its axes where they match {shape_str(other)}: `{tcx.receiver_snippet(base)}.reshape("
                     f"{shape_str(placed)})`")
     if len(sa) == len(sb) == 2 and sa == tuple(reversed(sb)) and sa[0] != sa[1]:
         # [M, N] and [N, M]: one of them the other way round (`b.transpose()` when it is
         # laid out so; `.reshape` would keep the element order and mix the rows)
-        return (f"swap the axes of one side: `{tcx.snippet(rhs)}.transpose()` is {shape_str(sa)} "
+        return (f"swap the axes of one side: `{tcx.receiver_snippet(rhs)}.transpose()` is {shape_str(sa)} "
                 f"(or `.reshape({shape_str(sa)})` to read its elements in order)")
     if len(sa) == len(sb):
         # same rank, and the axes that differ are all longer than 1 (`x + y` of lengths 10 and 11): no

@@ -224,7 +224,7 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
     if cx.name == "abs" and num.elem is DType.BOOL:  # a tile, a scalar and a host tensor alike
         return tcx.emit(tcx.err(T.INVALID_OPERAND, "`abs` is not defined on `bool`", x.span, f"this is `{ty}`")
                         .with_help(f"a `bool` is its own absolute value: use it as it is, or cast first: "
-                                   f"`abs({tcx.snippet(x)} as i32)`"))
+                                   f"`abs({tcx.cast_snippet(x)} as i32)`"))
     if num.kind == "tensor":
         if num.elem is not None and not elem_is_float(num.elem) and cx.name != "abs":
             return _not_float(tcx, cx, x, ty)
@@ -244,7 +244,7 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
 def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type) -> Type:
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` needs floating-point elements", x.span,
                             f"this is `{ty}`")
-                    .with_help(f"cast first: `{cx.name}({tcx.snippet(x)} as f32)`"))
+                    .with_help(f"cast first: `{cx.name}({tcx.cast_snippet(x)} as f32)`"))
 
 
 def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool,

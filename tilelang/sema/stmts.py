@@ -64,6 +64,7 @@ def check_fn(tcx: CheckCx, info: FnInfo, in_kernel: bool) -> None:
         tcx.program.symbols[p] = sym
         scope[p.name.name] = sym
     fx.scopes.append(scope)
+    _returned(tcx, info.decl.body.tail, info.ret)
     body_ty = tcx.check_block(info.decl.body, fx, info.ret, new_scope=False)
     if not is_poison(body_ty) and not coerce(tcx, body_ty, info.ret, info.decl.body.tail):
         at = info.decl.body.tail if info.decl.body.tail is not None else None
@@ -233,6 +234,7 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                                      f"expected `{fx.ret}`, found `()`")
                              .with_help("return a value: `return <expr>;`"))
                 return True
+            _returned(tcx, v, fx.ret)
             ty = tcx.check_expr(v, fx, fx.ret)
             if not is_poison(ty) and not coerce(tcx, ty, fx.ret, v):
                 mismatch(tcx, fx.ret, ty, v, fx.info.decl.ret if fx.info else None)
@@ -349,6 +351,13 @@ def _assign_element(tcx: CheckCx, st: ast.Assign, target: ast.Index, fx: Fx) -> 
              .note(note).with_help(help_))
 
 
+def _returned(tcx: CheckCx, v: ast.Expr | None, ret: Type) -> None:
+    """`v` is what a function returns: a mix inside it casts toward the declared return type."""
+    held = ret.dtype if isinstance(ret, (TileT, ScalarT)) else None
+    if v is not None and isinstance(held, DType):
+        tcx.store_dtypes[v] = (held, f"the function returns `{ret}`")
+
+
 def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
     target = st.target
     if isinstance(target, ast.Index):
@@ -392,6 +401,9 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
     if sym is not None and fx.in_kernel and fx.regions and sym.mutable and sym not in fx.deferred:
         _carried_in_kernel(tcx, st, sym, tty, fx)
     if st.op == "=":
+        held = tty.dtype if isinstance(tty, (TileT, ScalarT)) else None
+        if isinstance(held, DType):  # `acc = acc + x`: a mix in the value casts toward `acc`'s type
+            tcx.store_dtypes[st.value] = (held, f"it is assigned to `{target.ident.name}`, of `{held}`")
         vty = tcx.check_expr(st.value, fx, tty)
         if isinstance(tty, (UntypedInt, UntypedFloat)) and isinstance(vty, ScalarT) and \
                 coerce(tcx, tty, vty, target):

@@ -58,8 +58,16 @@ _ORDER = [";", ",", ")", "]", "}", ">", "=", "{", "(", "[", ":", "->", "::", "fn
 def _string_close_help(code: str, at: int) -> str:
     """Where an unterminated string most likely ends: on its own line, a text
     followed by a call's last arguments (`print("total: {}, x.sum());`)."""
+    before = code[max(0, at - 40):at].rstrip()
+    if before and before[-1] not in "(,=[{;" and not re.search(r"(^|\W)(use|return)$", before):
+        # `zeros::<f16>"([64, 32]);`: no string starts after `>` (nor after a name or a `)`): a stray quote
+        return (f"a string cannot start after `{before[-1]}`: remove this `\"` if it does not belong, or put a "
+                "`,` before it if it starts another argument")
     line = code[at + 1:].split("\n", 1)[0]
     m = re.fullmatch(r"([^\"\\]*?)(, [^\"]*\)\s*;?)\s*", line)
+    if m is not None and any(m.group(1).count(a) != m.group(1).count(b) for a, b in ("[]", "()", "{}")):
+        # `ones::<f32>("[256, 256]);`: the "text" opens a bracket the rest closes: code, a stray quote before it
+        return "remove this `\"` if it does not belong (what follows it reads as code), or add a closing `\"`"
     if m is not None and m.group(1):
         return f"add the closing `\"` where the text ends: `\"{m.group(1)}\"{m.group(2)}`"
     return "add a closing `\"`"

@@ -126,6 +126,7 @@ def _tune(
         timings=timings,
         skipped=skipped,
         created=time.time(),
+        instance=", ".join(f"{k}={v}" for k, v in kir.instantiation),
     )
 
 

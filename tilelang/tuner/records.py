@@ -37,12 +37,16 @@ class Record:
     skipped: list[tuple[dict[str, int], str]] = field(default_factory=list)
     created: float = 0.0
     format: int = FORMAT
+    # the kernel instance's generics where the record tunes one instance's hints (`B=64`): a tuned tile
+    # shape times each candidate's instance, and each gets a record of its hints (shown apart, round 11)
+    instance: str = ""
 
     def summary(self) -> str:
         cfg = ", ".join(f"{k}={v}" for k, v in self.best.items())
         keys = " ".join(f"{k}={v}" for k, v in self.key_values.items())
+        inst = f"<{self.instance}>" if self.instance else ""
         return (
-            f"{self.module + '::' if self.module else ''}{self.kernel} on {self.device} [{keys}] -> {cfg} "
+            f"{self.module + '::' if self.module else ''}{self.kernel}{inst} on {self.device} [{keys}] -> {cfg} "
             f"({self.best_seconds * 1e6:.1f} us; {len(self.timings)} timed, {len(self.skipped)} skipped)"
         )
 

@@ -292,6 +292,11 @@ def _hints(cx: LowerCx, decl: ast.FnDecl, inst: Mapping[str, Any]) -> dict[str, 
                         raise TileError(_hint_error(decl, inst, f"hint `{a.name.name}` is {v.value} in this instance",
                                                     a.value.span, "a negative value",
                                                     "call it with a positive value, or 0 for no hint"))
+                    if a.name.name == "pdl_early" and int(v.value) > ir.PDL_LAST:
+                        raise TileError(_hint_error(decl, inst, f"hint `pdl_early` is {v.value} in this instance",
+                                                    a.value.span, "not 0, 1 or 2",
+                                                    "call it with 0 (not early), 1 (trigger at entry) or 2 "
+                                                    "(trigger at the main loop's last iteration)"))
                     if a.name.name == "stages" and int(v.value) <= 0:
                         continue  # 0 or below from a const generic (std::llm's ST -1: a peel): as if unhinted
                     out[a.name.name] = int(v.value)

@@ -1,0 +1,112 @@
+"""Do the helps' code snippets work? (huser11, round 11; see FUZZING.md.)
+
+For every diagnostic `tilec check` gives on tests/ui, tests/user/wrong and, with
+`--seed S --count N`, N mutants of the fuzzer's seed S:
+
+- `parse`: each backticked piece of a help that is code (not a placeholder
+  such as `[..]`, a type, a declaration's start, a method's tail or another
+  language's syntax quoted) must parse as Tile: an expression, a statement
+  or an item;
+- `apply`: the first error's cast help (`X as T`), where `X` is the text of one
+  of its spans, is applied (`(X as T)` in its place) and the file checked
+  again: an error left on that line is a help that leads to another error.
+
+Prints one line a finding and a count; exit status 0 (the findings need a
+reading: an `apply` finding may be a second, unrelated mistake of a mutant).
+`tests/user/test_user_wrong11.py::test_the_code_in_every_help_parses` runs the
+first check over tests/ui and the wrong programs in the default suite.
+
+    python tests/fuzz/help_check.py                    # tests/ui and the wrong programs
+    python tests/fuzz/help_check.py --seed 193 --count 3000
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).parent))
+
+from tilelang import driver  # noqa: E402
+from tilelang.diagnostics.model import DiagnosticSink  # noqa: E402
+from tilelang.source import SourceMap  # noqa: E402
+from tilelang.syntax.parser import parse  # noqa: E402
+
+#: backticked text that is not code to parse (placeholders, types, declarations' starts, tails, others' syntax)
+NOT_CODE = re.compile(r"\[\.\.\]|\(\.\.\)|\{ \.\. \}|\.\.\.|, \.\.|\.\., |::<\.\.>|<\.\.>|Tensor<|Tile<|TileView|"
+                      r"Partition<|^\.|^(let|const|for|fn|kernel) |: |= \.\.|-> |^#\[|\[::|^\w+\.$|^[(\[]$")
+
+
+def parses(code: str) -> bool:
+    """`code` parses as an expression, a statement or an item."""
+    sm = SourceMap()
+    for text in (f"fn main() {{\n    let _q = {code};\n}}\n", f"fn main() {{\n    {code}\n}}\n",
+                 f"fn main() {{\n    {code};\n}}\n", f"{code}\n"):
+        sink = DiagnosticSink()
+        parse(sm.add("h.tile", text), sink)
+        if not sink.has_errors:
+            return True
+    return False
+
+
+def code_in(help_line: str) -> list[str]:
+    """The backticked pieces of a help line that are code."""
+    return [c for c in re.findall(r"`([^`]+)`", help_line) if re.search(r"[(\[.]", c) and not NOT_CODE.search(c)]
+
+
+def check_text(name: str, text: str, tmp: Path) -> list[str]:
+    f = tmp / "h.tile"
+    f.write_text(text, encoding="utf-8")
+    try:
+        diags = driver.check(f).diagnostics
+    except Exception as e:  # an internal error is the fuzzer's business; note it
+        return [f"{name}: check raised {type(e).__name__}: {e}"]
+    found = [f"{name}: {d.code}: help code does not parse: `{c}`"
+             for d in diags for h in d.help for c in code_in(h) if not parses(c)]
+    errs = [d for d in diags if d.severity.value == "error"]
+    for d in errs[:1]:
+        for h in d.help:
+            for code in re.findall(r"`([^`]+ as [a-z0-9]+)`", h):
+                x = code.rsplit(" as ", 1)[0]
+                bare = x[1:-1] if x.startswith("(") and x.endswith(")") else x
+                for lab in d.labels:
+                    s, e = lab.span.start, lab.span.end
+                    if text[s:e] not in (x, bare):
+                        continue
+                    new = text[:s] + f"({code})" + text[e:]
+                    f.write_text(new, encoding="utf-8")
+                    line = text.count("\n", 0, s)
+                    left = [d2 for d2 in driver.check(f).diagnostics if d2.severity.value == "error"
+                            and d2.primary_span is not None and new.count("\n", 0, d2.primary_span.start) == line]
+                    if left:
+                        found.append(f"{name}: {d.code}: applying `{code}` leaves {left[0].code}: {left[0].message}")
+                    break
+    return found
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=None, help="also check this many mutants of the fuzzer's seed")
+    ap.add_argument("--count", type=int, default=1000)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp())
+    cases = [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8"))
+             for r in ("tests/ui", "tests/user/wrong") for p in sorted((ROOT / r).rglob("*.tile"))]
+    if args.seed is not None:
+        import fuzzer
+
+        corpus = fuzzer.Corpus.load()
+        cases += [(f"seed {args.seed} case {i}", fuzzer.make_case(args.seed, i, corpus)) for i in range(args.count)]
+    found = [line for name, text in cases for line in check_text(name, text, tmp)]
+    for line in found:
+        print(line)
+    print(f"{len(cases)} programs, {len(found)} findings")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -430,3 +430,13 @@ def test_semantic_tokens_encoding_is_relative_utf16() -> None:
     assert (0, 3, 4, "function") in decoded  # main
     assert (1, utf16.index("a ="), 1, "variable") in decoded
     assert (1, utf16.index("a);"), 1, "variable") in decoded
+
+
+def test_hover_shows_a_float_constant_as_print_writes_it() -> None:
+    # a `const C: f32 = 0.1;` holds f32's 0.1 (hrev round 12: constants round to their type); the hover
+    # writes it in the type's shortest digits, not as the Python float 0.10000000149011612
+    text = "const C: f32 = 0.1;\nconst H: f16 = 0.1;\nfn main() { print(C, H); }\n"
+    an = A.analyze(text, "consts.tile")
+    for name in "CH":
+        info = A.hover(an, text.index(name + ("," if name == "C" else ")")))
+        assert info is not None and f"const {name}: " in info.markdown and "= 0.1\n" in info.markdown, info

@@ -42,6 +42,18 @@ def _builtin_markdown(sig: Any) -> str:
     return "\n".join(lines)
 
 
+def _value_text(value: Any, ty: Any) -> str:
+    """A constant's value as `print` writes it: a float in its type's shortest digits (`const C: f32 =
+    0.1` holds f32's 0.1, 0.10000000149011612 as a Python float)."""
+    dt = getattr(ty, "dtype", None)
+    if isinstance(value, float) and getattr(dt, "is_float", False):
+        from tilelang.dtypes import DType
+        from tilelang.interp.printing import format_scalar  # NumPy: imported on the first such hover
+
+        return format_scalar(value if dt in (DType.BF16, DType.F64) else dt.np_dtype.type(value), dt)
+    return str(value)
+
+
 def _symbol_markdown(an: Analysis, sym: Any, ty: Any) -> str | None:
     kind = getattr(getattr(sym, "kind", None), "value", None)
     name = getattr(sym, "qualname", None) or getattr(sym, "name", "?")
@@ -55,7 +67,7 @@ def _symbol_markdown(an: Analysis, sym: Any, ty: Any) -> str | None:
         case "const":
             value = getattr(sym, "value", None)
             text = f"const {name}: {sym_ty}" if sym_ty is not None else f"const {name}"
-            return md_code(text + (f" = {value}" if value is not None else ""))
+            return md_code(text + (f" = {_value_text(value, sym_ty)}" if value is not None else ""))
         case "generic":
             return md_code(f"const {sym.name}: {sym_ty or 'i32'}") + "\n\nconst generic parameter"
         case "type-param":

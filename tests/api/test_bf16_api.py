@@ -8,6 +8,7 @@ parameter is a dtype mismatch. `test_api_gpu.py` runs the real thing."""
 from __future__ import annotations
 
 import sys
+from collections import namedtuple
 from types import SimpleNamespace
 from typing import Any
 
@@ -37,6 +38,9 @@ kernel fn twice<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
 """
 
 
+_FakeDevice = namedtuple("_FakeDevice", "index type")
+
+
 class FakeTorchTensor:
     """Enough of a torch.Tensor for `arrays._torch`: bf16 bits in a uint16 array."""
 
@@ -47,7 +51,8 @@ class FakeTorchTensor:
         self.is_cuda = cuda
         self.dtype = "torch.bfloat16"
         self.shape = bits.shape
-        self.device = SimpleNamespace(index=0 if cuda else None, type="cuda" if cuda else "cpu")
+        # hashable, as torch.device is (the fast path's call key holds it)
+        self.device = _FakeDevice(0 if cuda else None, "cuda" if cuda else "cpu")
 
     def data_ptr(self) -> int:
         return int(self.bits.ctypes.data)

@@ -519,6 +519,8 @@ class HostEvaluator:
         sym = self.program.symbol_of(node)
         if sym is not None and sym.kind is SymbolKind.CONST and sym.value is not None:
             d = sym.ty.dtype if isinstance(sym.ty, ScalarT) else None
+            if isinstance(sym.value, float) and isinstance(sym.decl, ast.ConstDecl) and sym.decl.ty is None:
+                d = self.scalar_dtype(node) or d  # an untyped float constant: its use's type, as a literal's
             return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
         if sym is not None and sym.kind in (SymbolKind.FN, SymbolKind.KERNEL) and isinstance(sym.decl, ast.FnDecl):
             return FnRef(sym.decl, sym.qualname or name)

@@ -622,13 +622,17 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
         if not coerce(tcx, ty, want, decl.value):
             mismatch(tcx, want, ty, decl.value, decl.ty)
         ty = want
+    untyped_float = isinstance(ty, UntypedFloat)
     if isinstance(ty, (UntypedInt,)):
         ty = I32
-    elif isinstance(ty, UntypedFloat):
+    elif untyped_float:
         ty = F32
-    settle(tcx, decl.value, ty)
+    # an untyped float constant (`const PI = 3.141592653589793;`) takes each use's type, as a float
+    # literal does: its value is kept in f64 and each use rounds it to its own type (`let a: f64 = PI;`
+    # is f64's pi; it was f32's, 3.1415927410125732, on the host and, since constants round, in kernels)
+    settle(tcx, decl.value, ScalarT(DType.F64) if untyped_float else ty)
     value = const_value(tcx, decl.value, fx)  # once settled: a shift wraps in its own type
-    if isinstance(value, float) and isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_float:
+    if not untyped_float and isinstance(value, float) and isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_float:
         value = convert_scalar(value, ty.dtype)  # `const C: f32 = 0.1;` holds f32's 0.1, as every use reads it
     if value is None and not is_poison(ty) and tcx.sink.error_count == errors_before:
         tcx.emit(tcx.err(T.NOT_CONSTANT, f"the value of constant `{decl.name.name}` is not a "

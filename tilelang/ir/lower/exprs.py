@@ -88,7 +88,7 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         # a module constant: the one the checker resolved this name to. Two modules may
         # each define a `C` (and the root a third): a lookup by name took the root's, or
         # the first module's, in another module's kernel
-        return _module_const(cx, sym.decl, sym)
+        return _module_const(cx, sym.decl, sym, node)
     scope = cx.f.lookup(name)
     if scope is not None:
         return scope[name]
@@ -106,12 +106,15 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
     raise ICE(f"lowering: unknown name `{name}`")
 
 
-def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any) -> Any:
+def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any, node: ast.Expr | None = None) -> Any:
     """The value of module constant `decl` (its checked value where the checker
-    evaluated it, else its expression lowered), in its declared type."""
+    evaluated it, else its expression lowered), in its declared type; an untyped
+    float constant in the type its use settled, as a float literal."""
     value = getattr(sym, "value", None)
     if value is not None:
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
+        if isinstance(value, float) and decl.ty is None and node is not None:
+            sdt = literal_dtype(cx.program, node) or sdt
         return CVal(convert_const(value, sdt), sdt) if isinstance(sdt, DType) else CVal(value, None)
     v = cx.expr(decl.value)
     if decl.ty is not None and isinstance(v, CVal):

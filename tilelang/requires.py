@@ -157,9 +157,12 @@ def _params(decl: ast.FnDecl) -> dict[str, tuple[str, Any]]:
     return out
 
 
-def check(decl: ast.FnDecl, attr: ast.Attribute, snippet: Any) -> list[Refusal]:
+def check(decl: ast.FnDecl, attr: ast.Attribute, snippet: Any,
+          module_const: Any = None) -> list[Refusal]:
     """Why `attr` (a `#[requires(..)]` of kernel `decl`) is not a requirement;
-    [] when it is one. `snippet(node)` is the source text of a node."""
+    [] when it is one. `snippet(node)` is the source text of a node;
+    `module_const(name)` the value of a module constant the kernel sees (or None),
+    for the help of a requirement that names one."""
     if len(attr.args) != 2 or any(a.name is not None for a in attr.args) \
             or not isinstance(attr.args[1].value, ast.StrLit):
         return [Refusal("type", attr.span, "`#[requires(..)]` takes a condition and a message",
@@ -169,7 +172,7 @@ def check(decl: ast.FnDecl, attr: ast.Attribute, snippet: Any) -> list[Refusal]:
     params = _params(decl)
     consts = {g.name.name for g in decl.generics if g.is_const}
     out: list[Refusal] = []
-    kind = _kind(attr.args[0].value, params, consts, snippet, out)
+    kind = _kind(attr.args[0].value, params, consts, snippet, out, module_const)
     if not out and kind != "bool":
         e = attr.args[0].value
         out.append(Refusal("type", e.span, f"a requirement is a condition, but `{snippet(e)}` is {_A[kind]}",
@@ -178,7 +181,7 @@ def check(decl: ast.FnDecl, attr: ast.Attribute, snippet: Any) -> list[Refusal]:
 
 
 def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], snippet: Any,
-          out: list[Refusal]) -> str | None:
+          out: list[Refusal], module_const: Any = None) -> str | None:
     """"int", "float" or "bool" (None after a refusal, appended to `out`)."""
     if isinstance(e, ast.BoolLit):
         return "bool"
@@ -206,6 +209,13 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
         if what is not None and what[0] in ("ref", "mut"):
             out.append(Refusal("form", e.span, f"a requirement reads a tensor only through its shape: "
                                f"`{name}.shape()[0]`", "a tensor", FORMS_HELP))
+            return None
+        value = module_const(name) if module_const is not None else None
+        if value is not None:
+            out.append(Refusal("form", e.span, f"a requirement cannot read module constant `{name}`",
+                               "a module constant",
+                               f"write its value here, `{_literal(value)}`, or take it as a const generic of "
+                               f"the kernel (`<const {name}: i32>`, given at the launch)"))
             return None
         out.append(Refusal("form", e.span, f"`{name}` is not a parameter or const generic of this kernel",
                            "not known at the launch", FORMS_HELP))
@@ -241,7 +251,7 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
                 return None
             return "int"
     if isinstance(e, ast.Unary):
-        k = _kind(e.operand, params, consts, snippet, out)
+        k = _kind(e.operand, params, consts, snippet, out, module_const)
         if k is None:
             return None
         if (e.op == "!") != (k == "bool"):
@@ -250,8 +260,8 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
             return None
         return k
     if isinstance(e, ast.Binary) and e.op in _ARITH + _ORDER + _EQ + _LOGIC:
-        a = _kind(e.lhs, params, consts, snippet, out)
-        b = _kind(e.rhs, params, consts, snippet, out)
+        a = _kind(e.lhs, params, consts, snippet, out, module_const)
+        b = _kind(e.rhs, params, consts, snippet, out, module_const)
         if a is None or b is None:
             return None
         if e.op in _LOGIC:
@@ -272,6 +282,15 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
     out.append(Refusal("form", e.span, f"`{snippet(e)}` cannot be decided before the launch", "not a launch's number",
                        FORMS_HELP))
     return None
+
+
+def _literal(v: Any) -> str:
+    """A constant's value as a Tile literal: `true`, `64`, `0.5`."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return f"{v:.1f}"
+    return repr(v)
 
 
 # ---------------------------------------------------------------- the launch's reading

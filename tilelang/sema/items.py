@@ -355,7 +355,7 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
             type_params=tuple(n for n, s in generics.items() if s.kind is SymbolKind.TYPE_PARAM),
             param_names=tuple(p.name.name for p in item.params),
             param_types=tuple(ptypes), ret=ret, symbol=sym,
-            hints=_hints(tcx, item),
+            hints=_hints(tcx, item, mod),
         )
         sym.ty = FnT(info.qualname, info.param_types, ret, item.is_kernel)
         tcx.fn_by_decl[item] = info
@@ -373,7 +373,7 @@ def items_help(module: str, own: Any) -> str:
     return f"`{module}` defines " + ", ".join(f"`{n}`" for n in names[:12]) + (", .." if len(names) > 12 else "")
 
 
-def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
+def _hints(tcx: CheckCx, decl: ast.FnDecl, mod: ModuleInfo | None = None) -> dict[str, Any]:
     hints: dict[str, Any] = {}
     given: dict[str, ast.Arg] = {}  # each hint once, across every `#[hints(..)]` of the kernel
     for attr in decl.attrs:
@@ -399,7 +399,13 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl) -> dict[str, Any]:
             _check_autotune(tcx, decl, attr)
             continue
         if attr.name.name == requires.NAME:
-            for r in requires.check(decl, attr, tcx.snippet):
+            def module_const(name: str) -> Any:  # a module constant the kernel sees, or None
+                sym = mod.scope.get(name) if mod is not None else None
+                if sym is None or sym.kind is not SymbolKind.CONST or not isinstance(sym.decl, ast.ConstDecl):
+                    return None
+                return tcx.eval_const(sym.qualname or name)
+
+            for r in requires.check(decl, attr, tcx.snippet, module_const):
                 tcx.emit(tcx.err(T.INVALID_OPERAND if r.kind == "form" else T.MISMATCHED_TYPES, r.message,
                                  r.span, r.label).with_help(r.help))
             continue

@@ -33,7 +33,10 @@ def holds(ty: object, kinds: tuple[str, ...]) -> bool:
     if name in kinds:
         return True
     if name == "TupleT":
-        return any(holds(e, kinds) for e in getattr(ty, "elems", ()))
+        for e in getattr(ty, "elems", ()):  # a loop: `any(<generator>)` recursed through C (3.12's limit)
+            if holds(e, kinds):
+                return True
+        return False
     return False
 
 

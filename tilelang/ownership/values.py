@@ -200,13 +200,13 @@ class AVal:
     def without_owned(self) -> AVal:
         """The value with its handles and graphs taken out (they moved away)."""
         atoms = frozenset(a for a in self.atoms if not isinstance(a, (HandleVal, GraphVal)))
-        elems = None if self.elems is None else tuple(e.without_owned() for e in self.elems)
+        elems = None if self.elems is None else tuple([e.without_owned() for e in self.elems])
         return AVal(atoms, elems)
 
     def without_at(self) -> AVal:
         """The value as stored in a variable: `At` atoms (in-place operands) dropped."""
         atoms = frozenset(a for a in self.atoms if not isinstance(a, At))
-        elems = None if self.elems is None else tuple(e.without_at() for e in self.elems)
+        elems = None if self.elems is None else tuple([e.without_at() for e in self.elems])
         return AVal(atoms, elems)
 
 

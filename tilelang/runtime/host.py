@@ -463,7 +463,7 @@ class HostEvaluator:
                 # already proved the borrow sound.
                 return self.eval(inner, scope)
             case ast.TupleExpr(elems=elems):
-                return tuple(self.eval(x, scope) for x in elems)
+                return tuple([self.eval(x, scope) for x in elems])  # a list: no C recursion
             case ast.ArrayExpr(elems=elems):
                 return [self.eval(x, scope) for x in elems]
             case ast.RangeExpr(start=s, end=t, inclusive=inc):

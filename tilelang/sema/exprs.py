@@ -245,7 +245,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 return UNIT
             want = expected.elems if isinstance(expected, TupleT) and \
                 len(expected.elems) == len(elems) else (None,) * len(elems)
-            return TupleT(tuple(tcx.check_expr(x, fx, w) for x, w in zip(elems, want, strict=False)))
+            # a list, not `tuple(<generator>)`: no recursion through C (Python 3.12's fixed limit)
+            return TupleT(tuple([tcx.check_expr(x, fx, w) for x, w in zip(elems, want, strict=False)]))
         case ast.ArrayExpr(elems=elems):
             dims: list[Dim | None] = []
             tys = [tcx.check_expr(x, fx, None) for x in elems]

@@ -439,7 +439,9 @@ class Builder:
             self._depth -= 1
 
     def _exprs(self, children: list[Any]) -> tuple[ast.Expr, ...]:
-        return tuple(self.expr(c) for c in children if c is not None)
+        # a list first: `tuple(<generator>)` recursed through C, which Python 3.12+ counts against a
+        # fixed C recursion limit (nested tuples at MAX_NESTING were a RecursionError ICE there)
+        return tuple([self.expr(c) for c in children if c is not None])
 
     def _binary_chain(self, node: PT) -> ast.Expr:
         """Precedence climbing over the flat chain `a op b op c ...` (Rust's table).

@@ -8,7 +8,6 @@ flow lowering carries exactly these through loops and `if`s.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,8 +29,25 @@ def _walk_jumps(nodes: Any) -> Iterator[str]:
             yield from _summary(n, False)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+# `_summary`'s memo, by (node, nested): nodes hash by identity. A dict, not `functools.lru_cache`: on
+# Python 3.12+ a recursion through the C-level cache wrapper counts against the interpreter's fixed C
+# recursion limit, which `sys.setrecursionlimit` does not raise, and a tree at `MAX_NESTING` passed it
+# (a RecursionError ICE). Emptied when it holds 65,536 summaries (as the cache was bounded).
+_SUMMARIES: dict[tuple[Any, bool], tuple[str, ...]] = {}
+
+
 def _summary(n: Any, nested: bool) -> tuple[str, ...]:
+    got = _SUMMARIES.get((n, nested))
+    if got is not None:
+        return got
+    if len(_SUMMARIES) >= 1 << 16:
+        _SUMMARIES.clear()
+    got = _summary_of(n, nested)
+    _SUMMARIES[(n, nested)] = got
+    return got
+
+
+def _summary_of(n: Any, nested: bool) -> tuple[str, ...]:
     own: tuple[str, ...] = ()
     match n:
         case ast.Assign(target=ast.Name(ident=ident)):

@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fuzz.help_check import code_in, parses
 from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
     REPO, fixed_program, run_program, tilec_at_root
@@ -395,21 +396,6 @@ def test_a_stray_quote_is_not_closed_somewhere_else(tmp_path: Path) -> None:
     assert run_program(f)[1] == "[64, 32]\n"
 
 
-def _parses(code: str) -> bool:
-    from tilelang.diagnostics.model import DiagnosticSink
-    from tilelang.source import SourceMap
-    from tilelang.syntax.parser import parse
-
-    sm = SourceMap()
-    for text in (f"fn main() {{\n    let _q = {code};\n}}\n", f"fn main() {{\n    {code}\n}}\n",
-                 f"fn main() {{\n    {code};\n}}\n", f"{code}\n"):
-        sink = DiagnosticSink()
-        parse(sm.add("h.tile", text), sink)
-        if not sink.has_errors:
-            return True
-    return False
-
-
 def test_the_code_in_every_help_parses() -> None:
     """The backticked code of every help `tilec check` gives on tests/ui and tests/user's wrong programs parses
     as Tile (an expression, a statement or an item), where it is code and not a placeholder (`[..]`, `(..)`),
@@ -419,17 +405,13 @@ def test_the_code_in_every_help_parses() -> None:
     roots = [REPO / "tests" / "ui", DIR, DIR.parent / "wrong_run"]
     files = sorted(p for r in roots for p in r.rglob("*.tile"))
     assert len(files) > 300
-    skip = re.compile(r"\[\.\.\]|\(\.\.\)|\{ \.\. \}|\.\.\.|, \.\.|\.\., |::<\.\.>|Tensor<|Tile<|TileView|Partition<|"
-                      r"^\.|^(let|const|for|fn|kernel) |: |= \.\.|-> |^#\[|\[::|^\w+\.$")  # (others' syntax quoted)
     bad, checked = [], 0
     for f in files:
         for d in driver.check(f).diagnostics:
             for h in d.help:
-                for code in re.findall(r"`([^`]+)`", h):
-                    if not re.search(r"[(\[.]", code) or skip.search(code) or code in ("(", "["):
-                        continue
+                for code in code_in(h):  # the help's backticked code, less placeholders and types
                     checked += 1
-                    if not _parses(code):
+                    if not parses(code):
                         bad.append((f.name, d.code, code))
     assert checked > 150 and not bad, bad
 

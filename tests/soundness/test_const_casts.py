@@ -66,6 +66,15 @@ def _run(tmp_path: Path, device: object = None) -> tuple[list[str], np.ndarray]:
     return lines, np.asarray(ex.main_locals["z"].numpy()).copy()
 
 
+def _printed(path: Path, src: str | None = None) -> list[str]:
+    """The lines `tilec run` prints for `path` on the CPU (written with `src` first, if given)."""
+    if src is not None:
+        path.write_text(src)
+    out = io.StringIO()
+    run.execute(str(path), "cpu", out=out)
+    return out.getvalue().splitlines()
+
+
 def _host_values(line: str) -> np.ndarray:
     return np.array([float(w) for w in line.split()], np.float64)
 
@@ -120,11 +129,7 @@ fn main() {
 def test_a_constant_items_arithmetic_rounds_after_every_operation(tmp_path: Path) -> None:
     # "f16 and bf16 values are rounded to their type after every operation; f32 arithmetic is
     # done in f32" (the reference's Numbers): a `const` item summed in f64 (2050, 16777218, 258)
-    path = tmp_path / "arith.tile"
-    path.write_text(ARITH)
-    out = io.StringIO()
-    run.execute(str(path), "cpu", out=out)
-    lines = out.getvalue().splitlines()
+    lines = _printed(tmp_path / "arith.tile", ARITH)
     assert lines[0].split() == ["2048.0", "16777216.0", "256.0", "16777218.0"]
     assert lines[1].split() == lines[0].split()[:3]
     assert lines[2] == "Tensor<f32, [4]> [    2048.0, 16777216.0,      256.0,     2048.0]"
@@ -146,11 +151,7 @@ fn main() {
 
 def test_a_constant_items_bitwise_not_stays_in_its_type(tmp_path: Path) -> None:
     # Python's `~16` is -17: `(!16u16) >> 7` kept the sign (65535 for 511), `!127u8` as f16 was -128
-    path = tmp_path / "not.tile"
-    path.write_text(NOT)
-    out = io.StringIO()
-    run.execute(str(path), "cpu", out=out)
-    lines = out.getvalue().splitlines()
+    lines = _printed(tmp_path / "not.tile", NOT)
     assert lines[0].split() == ["511", "128.0", "250"]
     assert lines[1] == lines[0]
 
@@ -216,11 +217,7 @@ fn main() {
 def test_a_constant_items_integer_literals_take_its_float_type(tmp_path: Path) -> None:
     # integer literals typed `f32` by their context are f32 values in a `let` (`1 / 3` is 0.33333334);
     # a `const` item computed them as integers (0, 2050, 1.0)
-    path = tmp_path / "ints.tile"
-    path.write_text(INT_LITERALS)
-    out = io.StringIO()
-    run.execute(str(path), "cpu", out=out)
-    lines = out.getvalue().splitlines()
+    lines = _printed(tmp_path / "ints.tile", INT_LITERALS)
     assert lines[0].split() == ["0.33333334", "2048.0", "1.5"]
     assert lines[1] == lines[0]
 
@@ -242,9 +239,7 @@ fn main() {
     print(b.sum(), gn::<u8>());
 }
 """)
-    out = io.StringIO()
-    run.execute(str(path), "cpu", out=out)
-    assert out.getvalue().split() == ["31.0", "31.0"]
+    assert " ".join(_printed(path)).split() == ["31.0", "31.0"]
     path.write_text(kernels + """
 fn main() {
     let mut b = zeros::<f64>([1]);
@@ -269,6 +264,4 @@ fn main() {
     print(C, c, D, d);
 }
 """)
-    out = io.StringIO()
-    run.execute(str(path), "cpu", out=out)
-    assert out.getvalue().split() == ["1.0", "1.0", "-124", "-124"]
+    assert " ".join(_printed(path)).split() == ["1.0", "1.0", "-124", "-124"]

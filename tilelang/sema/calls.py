@@ -766,7 +766,7 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
             continue
         if not unify(tcx, pty, aty, env, srcs, a, info):
             want = subst_type(pty, subst_env(env))
-            arg_mismatch(tcx, p, want, a, aty, info)
+            arg_mismatch(tcx, p, want, a, aty, info, e)
             ok = False
         elif isinstance(aty, (UntypedInt, UntypedFloat)) and isinstance(pty, ScalarT) \
                 and isinstance(pty.dtype, TypeParam):
@@ -787,7 +787,7 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
         if isinstance(want, ScalarT) and isinstance(want.dtype, TypeParam):
             continue  # still open (device code: E0215 below)
         if not coerce(tcx, aty, want, a):
-            arg_mismatch(tcx, p, want, a, aty, info)
+            arg_mismatch(tcx, p, want, a, aty, info, e)
             ok = False
         else:
             settle(tcx, a, want)

@@ -1,0 +1,149 @@
+"""Round 12 of the user's mistakes (huser12, 2026-12-06), each with the help
+applied by the letter.
+
+- g01 `dot(at, t)` of f64 tiles (E0206): the help said "cast the inputs to
+  `f16`, `bf16` or `f32` first", which throws away what f64 was chosen for
+  (the reference says to multiply and sum instead). The help now writes that
+  multiply-and-sum with the call's own operands and shapes (for `mma`, the
+  accumulator added), in `i32` for integers narrower than 32 bits.
+- g02 `x.load_like(z) * 0.5` of an i32 tile stored into f32 (E0201): the help
+  said "write an integer, or cast the other side with `as f32`": an integer
+  for 0.5 changes the value. It now writes the cast (`x.load_like(z) as
+  f32`, to the stored type) and offers an integer only for a literal that
+  is one, where nothing stored wants a float.
+- round 11's two partial helps that `tests/fuzz/help_check.py` reported: w25
+  (`z.load() << 2` of an f32 tile: the cast to i32 first, the cast back in
+  the help's second half) now gives the whole fix as one piece of code, and
+  w27 (`softmax(..)` of an f16 tile stored into f16: `x.load_like(z) as f32`,
+  then f32 stored into f16) now gives the call with its result cast back.
+  help_check applies a cast help that rewrites a larger expression than a
+  label (`((z.load() as i32) << 2) as f32` for `z.load() << 2`) at the
+  span that reads as it with its casts taken out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fuzz import help_check
+from tilelang import driver
+from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
+    REPO, fixed_program, run_program
+
+DIR = Path(__file__).parent / "wrong"
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements, what the fixed program prints)
+FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
+    "g01_dot_of_f64": ("multiply and sum in `f64`: `(at.reshape([N, 8, 1]) * t.reshape([1, 8, N])).sum(1)`",
+                       [("dot(at, t)", "(at.reshape([N, 8, 1]) * t.reshape([1, 8, N])).sum(1)")],
+                       "2594.0\n"),  # the sum of A^T A: the rows' sums squared, (4 k + 1.5)^2 for k < 8
+    "g02_int_tile_times_a_half": ("cast the other side with `as`: `x.load_like(z) as f32`",
+                                  [("x.load_like(z) * 0.5", "x.load_like(z) as f32 * 0.5")],
+                                  "Tensor<f32, [6]> [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]\n"),
+}
+
+
+def test_every_mistake_has_a_fix() -> None:
+    assert sorted(p.stem for p in DIR.glob("g*.tile")) == sorted(FIXES)
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+    hint, edits, printed = FIXES[name]
+    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", hint, edits, tmp_path)
+    assert run_program(fixed_program(DIR / f"{name}.tile", edits, tmp_path))[1] == printed
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_editor_shows_the_same_first_error(name: str) -> None:
+    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
+
+
+def _kernel(tmp_path: Path, body: str, params: str, main: str) -> Path:
+    f = tmp_path / "k.tile"
+    f.write_text(f"kernel fn k<const M: i32>({params}) {{\n{body}\n}}\nfn main() {{\n{main}\n}}\n", encoding="utf-8")
+    return f
+
+
+def test_an_int8_mma_is_told_to_widen_and_the_help_runs(tmp_path: Path) -> None:
+    # i8 x i8 products summed in i8 would wrap: the help widens both to i32 and adds the accumulator
+    params = "c: &mut Tensor<i32, [M, 4]>, a: &Tensor<i8, [?, ?]>, b: &Tensor<i8, [?, ?]>"
+    body = ("    let ta = a.partition([M, 8]).load([0, 0]);\n    let tb = b.partition([8, 4]).load([0, 0]);\n"
+            "    c.store(mma(ta, tb, zeros::<i32>([M, 4])));")
+    main = ("    let a = full::<i8>([2, 8], 100);\n    let b = full::<i8>([8, 4], -100);\n"
+            "    let mut c = zeros::<i32>([2, 4]);\n    k(c.partition([2, 4]), &a, &b).sync();\n    print(c.sum());")
+    f = _kernel(tmp_path, body, params, main)
+    d = first_error(f)
+    fix = "zeros::<i32>([M, 4]) + ((ta as i32).reshape([M, 8, 1]) * (tb as i32).reshape([1, 8, 4])).sum(1)"
+    assert d.code == "E0206" and d.help == (f"multiply and sum in `i32`, whose products of these do not wrap: `{fix}`"
+                                            ", or cast to `f32` where its 24 bits hold the values exactly",), d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("mma(ta, tb, zeros::<i32>([M, 4]))", fix), encoding="utf-8")
+    assert run_program(f)[1] == f"{8 * 8 * 100 * -100}\n"  # 8 elements of 8 products of -10,000
+    # f16/bf16/f32 inputs are fine, and a bool tile keeps the cast help (a bool product is no sum)
+    f = _kernel(tmp_path, "    let t = a.partition([M, M]).load([0, 0]) > 0;\n    c.store(dot(t, t) as i32);",
+                "c: &mut Tensor<i32, [M, M]>, a: &Tensor<i32, [?, ?]>", "")
+    assert first_error(f).help == ("cast the inputs to `f16`, `bf16` or `f32` first",)
+
+
+def test_an_integral_float_literal_with_an_int_tile_may_be_written_as_an_integer(tmp_path: Path) -> None:
+    params = "z: &mut Tensor<i32, [M]>, x: &Tensor<i32, [?]>"
+    main = "    let x = arange::<i32>(4);\n    let mut z = zeros::<i32>([4]);\n    k(z.partition([4]), &x).sync();\n" \
+        "    print(z);"
+    f = _kernel(tmp_path, "    let t = x.load_like(z) * 2.0;\n    z.store(t as i32);", params, main)
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == (
+        "write the integer `2`, or cast the other side with `as`: `x.load_like(z) as f32`",), d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("* 2.0", "* 2"), encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<i32, [4]> [0, 2, 4, 6]\n"
+    # stored into f16, the cast is to f16, and the integer is not offered (an i32 product stored into f16)
+    f = _kernel(tmp_path, "    z.store(x.load_like(z) * 2.0);", params.replace("i32, [M]", "f16, [M]"),
+                main.replace("zeros::<i32>", "zeros::<f16>"))
+    d = first_error(f)
+    assert d.help == ("cast the other side with `as`: `x.load_like(z) as f16`",), d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("x.load_like(z) * 2.0", "x.load_like(z) as f16 * 2.0"),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f16, [4]> [0.0, 2.0, 4.0, 6.0]\n"
+
+
+def test_round_11_s_partial_helps_give_the_whole_fix() -> None:
+    w25 = first_error(DIR / "w25_shift_float.tile")
+    assert w25.help == ("cast to an integer with `as`, and the result back to store it: "
+                        "`((z.load() as i32) << 2) as f32`",)
+    w27 = first_error(DIR / "w27_softmax_f16.tile")
+    assert w27.help == ("cast with `as`, and the result back (the result is stored into a tile of `f16`): "
+                        "`softmax(x.load_like(z) as f32) as f16`",)
+
+
+def test_help_check_applies_every_cast_help_and_finds_nothing(tmp_path: Path) -> None:
+    """tests/fuzz/help_check.py's `apply` over tests/ui and the wrong programs (its `parse` half runs in
+    test_user_wrong11): no cast help there leaves an error on its line."""
+    files = sorted(p for r in (REPO / "tests" / "ui", DIR) for p in r.rglob("*.tile"))
+    assert len(files) > 300
+    found = [line for f in files for line in help_check.check_text(f.name, f.read_text(encoding="utf-8"), tmp_path)]
+    assert found == []
+
+
+def test_help_check_still_reports_a_rewrite_that_leaves_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    # w27's help with the result cast back to the wrong type: the rewrite is found and applied, and the store
+    # of f32 into f16 left on the line is reported
+    from tilelang.sema import generics
+
+    real = generics._cast_arg_help
+    monkeypatch.setattr(generics, "_cast_arg_help", lambda *a: real(*a).replace(") as f16`", ") as f32`"))
+    text = (DIR / "w27_softmax_f16.tile").read_text(encoding="utf-8")
+    [found] = help_check.check_text("w27", text, tmp_path)
+    assert "applying `softmax(x.load_like(z) as f32) as f32` leaves E0201" in found, found
+    # and an unchanged help is clean
+    monkeypatch.setattr(generics, "_cast_arg_help", real)
+    assert help_check.check_text("w27", text, tmp_path) == []
+
+
+def test_the_rewritten_span_is_the_expression_the_help_reads_as() -> None:
+    text = (DIR / "w25_shift_float.tile").read_text(encoding="utf-8")
+    d = first_error(DIR / "w25_shift_float.tile")
+    [(s, e)] = help_check._rewritten(text, d, "((z.load() as i32) << 2) as f32")
+    assert text[s:e] == "z.load() << 2"
+    assert help_check._rewritten(text, d, "(z.load() >> 2) as f32") == []  # another operator: no such span

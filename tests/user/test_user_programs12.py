@@ -22,6 +22,20 @@ examples/ alone.
   (losing what f64 was chosen for): it now writes the multiply-and-sum the
   reference gives, in the call's own names and shapes (test_user_wrong12),
   which this program uses.
+- g06: a small language-model block for the Python API (test_user_api12):
+  RMSNorm with f16 weights, a GEMV projection over token rows (its `D` from
+  an input's run-time shape), the rotate-half rotary embedding (each half
+  its own [1, 8] tile, written into nested tiles), and a host function
+  that launches the three and returns the result.
+- g07: symmetric int8 quantisation of bf16 rows (absmax / 127, rounding half
+  away from zero by `floor`, clamped), a row of zeros whose 0 / 0 casts to
+  0, and the dequantised rows within half a step.
+- g08: Viterbi decoding in log space, one sequence a block in one launch:
+  max-plus steps with `argmax` backpointers stored into nested tiles of
+  the block's own tile, read back with `load()` and walked backwards.
+- g09: log-cumsum-exp along rows of values near 100 (their exponentials
+  overflow f32): a walk of [1, 32] tiles, each scanned relative to its
+  maximum and merged with the carried value by log-add-exp.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -100,12 +114,68 @@ def _g05(t: Tensors, out: str) -> None:
     assert out == "[96, 8] true\n"
 
 
+def _g06(t: Tensors, out: str) -> None:
+    from test_user_api12 import block_ref  # the Python API's test of the same block
+
+    assert t["w"].dtype == np.float16 and t["wq"].dtype == np.float16 and t["wq"].shape == (48, 64)
+    np.testing.assert_allclose(t["o"], block_ref(t["x"], t["w"], t["wq"], 7), rtol=1e-5, atol=1e-5)
+    assert out == "[5, 48]\n"
+
+
+def _g07(t: Tensors, out: str) -> None:
+    x = t["x"]  # bf16 values, held as float32
+    assert (x[3] == 0).all() and x[5].max() == 127 and (x[5] % 1 == 0.5).sum() == 19
+    s = np.abs(x).max(1, keepdims=True) / f32(127)
+    np.testing.assert_array_equal(t["scale"], s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = x / s
+    r = np.clip(np.sign(v) * np.floor(np.abs(v) + f32(0.5)), -127, 127)
+    q = np.where(np.isnan(r), 0, r).astype(np.int8)  # the zero row: 0 / 0 is NaN, cast to 0
+    np.testing.assert_array_equal(t["q"], q)
+    np.testing.assert_array_equal(t["q"][5, :6], [-10, -10, -9, -9, -8, -8])  # -9.5 -> -10, -8.5 -> -9: away from 0
+    np.testing.assert_allclose(t["y"], q * s, rtol=1e-6)
+    assert (np.abs(t["y"] - x) <= s * 0.5 + 1e-6).all()
+    assert out == "127 -127 true 0.0\n"
+
+
+def _g08(t: Tensors, out: str) -> None:
+    obs = t["obs"]
+    la, lb, lp = (t[k].astype(np.float64) for k in ("loga", "logb", "logp"))
+    np.testing.assert_allclose(np.exp(la).sum(1), 1, rtol=1e-5)
+    for b in range(6):
+        d, bps = lp + lb[:, obs[b, 0]], []
+        for k in range(1, 12):
+            sc = d[:, None] + la
+            bps.append(sc.argmax(0))
+            d = sc.max(0) + lb[:, obs[b, k]]
+        s, path = d.argmax(), [d.argmax()]
+        for bp in reversed(bps):
+            s = bp[s]
+            path.append(s)
+        np.testing.assert_array_equal(t["bp"][b, 1:], bps)
+        np.testing.assert_array_equal(t["path"][b], path[::-1])
+        np.testing.assert_allclose(t["best"][b, 0], d.max(), rtol=1e-5)
+    assert len({tuple(p) for p in t["path"]}) > 3 and len(set(t["path"][0])) > 3  # paths that move
+    assert out == "[6, 12] true\n"
+
+
+def _g09(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.float64)
+    assert x.max() > 89  # exp(x) is past f32's range
+    np.testing.assert_allclose(t["y"], np.logaddexp.accumulate(x, axis=1), rtol=1e-6, atol=1e-4)
+    assert out == "[7, 100] true\n"
+
+
 CHECKS = {
     "g01_pooling": _g01,
     "g02_dft_matmul": _g02,
     "g03_life_torus": _g03,
     "g04_batchnorm_chan": _g04,
     "g05_f64_trsm": _g05,
+    "g06_llm_block_api": _g06,
+    "g07_int8_quantise_rows": _g07,
+    "g08_viterbi": _g08,
+    "g09_logcumsumexp": _g09,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

@@ -147,3 +147,52 @@ def test_the_rewritten_span_is_the_expression_the_help_reads_as() -> None:
     [(s, e)] = help_check._rewritten(text, d, "((z.load() as i32) << 2) as f32")
     assert text[s:e] == "z.load() << 2"
     assert help_check._rewritten(text, d, "(z.load() >> 2) as f32") == []  # another operator: no such span
+
+
+_ROW_MAX = """kernel fn rowmax<const BN: i32>(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?, ?]>) {
+    let t = x.partition([1, BN]).load([block_id(0), 0]);
+    z.store(t.max(1));
+}
+fn main() {
+    let x = full::<f32>([3, 50], -2.0);
+    let mut z = zeros::<f32>([3]);
+    rowmax::<64>(z.partition([1]), &x).sync();
+    print(z);
+}
+"""
+
+
+def test_a_row_maximum_that_takes_the_padding_zeros_is_warned_about(tmp_path: Path) -> None:
+    """A first-day row maximum: rows of 50 in tiles of 64 read with `load` (zeros past the edge) gave the
+    maximum 0 of rows of -2.0, silently. `tilec check` warns at the launch (W0006, its shapes constants) and its
+    help, applied, gives -2.0."""
+    f = tmp_path / "rowmax.tile"
+    f.write_text(_ROW_MAX, encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f32, [3]> [0.0, 0.0, 0.0]\n"  # the silent wrong answer
+    [d] = driver.check(f).diagnostics
+    assert d.code == "W0006" and d.severity.value == "warning"
+    assert d.primary_span is not None and _ROW_MAX[d.primary_span.start:d.primary_span.end] == "&x"
+    fix = "x.partition([1, BN]).load_padded([block_id(0), 0], f32::NEG_INFINITY)"
+    assert d.help[0] == f"read it with a padding that never wins (f32::NEG_INFINITY): `{fix}`", d.help
+    f.write_text(_ROW_MAX.replace("x.partition([1, BN]).load([block_id(0), 0])", fix), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    assert run_program(f)[1] == "Tensor<f32, [3]> [-2.0, -2.0, -2.0]\n"
+
+
+@pytest.mark.parametrize(("change", "warned"), [
+    (("rowmax::<64>", "rowmax::<50>"), False),  # the tile fits the row
+    (("[3, 50]", "[3, 128]"), False),  # two whole tiles a row (a length that is a multiple of the tile)
+    (("let t = x.partition", "let t = x.partition"), True),
+    (("fn main() {\n    let x = full::<f32>([3, 50], -2.0);", "fn main() {\n    let w = 50;\n    let x = full::<f32>([3, w * 1], -2.0);"), True),
+    (("kernel fn", "#[allow(padded_extremum)]\nkernel fn"), False),  # allowed on the kernel
+    (("    z.store(t.max(1));", "    let u = t as f64;\n    z.store(u.sum(1) as f32 + 0.0 * (u.min(1) as f32));"),
+     True),  # through a cast and a `let`
+    (("t.max(1)", "t.sum(1)"), False),  # a sum: the zeros change nothing
+])
+def test_the_padding_warning_only_where_a_tile_sticks_out(change: tuple[str, str], warned: bool,
+                                                           tmp_path: Path) -> None:
+    f = tmp_path / "rowmax.tile"
+    assert change[0] in _ROW_MAX
+    f.write_text(_ROW_MAX.replace(*change), encoding="utf-8")
+    codes = [d.code for d in driver.check(f).diagnostics]
+    assert codes == (["W0006"] if warned else []), codes

@@ -45,6 +45,7 @@ LINTS: dict[str, str] = {
     "unreachable_code": W.UNREACHABLE_CODE,
     "unused_unsafe": W.UNUSED_UNSAFE,
     "ineffective_hints": W.INEFFECTIVE_HINT,
+    "padded_extremum": W.PADDED_EXTREMUM,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -64,22 +65,25 @@ def allowed_lints(decl: ast.FnDecl) -> set[str]:
     return out
 
 
-def check_lints(program: Program, sink: DiagnosticSink, skip_paths: frozenset[str] = frozenset()) -> None:
+def check_lints(program: Program, sink: DiagnosticSink, skip_paths: frozenset[str] = frozenset(),
+                sources: Any = None) -> None:
     """Warn about the functions of every module whose path is not in
-    `skip_paths` (the caller passes the standard library's files)."""
+    `skip_paths` (the caller passes the standard library's files);
+    `sources` (a SourceMap) lets a help quote the code."""
     for mod in program.modules.values():
         if mod.path in skip_paths:
             continue
         for item in mod.ast.items:
             if isinstance(item, ast.FnDecl):
-                _Linter(program, sink, allowed_lints(item)).fn(item)
+                _Linter(program, sink, allowed_lints(item), sources).fn(item)
 
 
 class _Linter:
-    def __init__(self, program: Program, sink: DiagnosticSink, allowed: set[str]) -> None:
+    def __init__(self, program: Program, sink: DiagnosticSink, allowed: set[str], sources: Any = None) -> None:
         self.program = program
         self.sink = sink
         self.allowed = allowed
+        self.sources = sources
 
     def warn(self, lint: str, diag: Diagnostic) -> None:
         if lint in self.allowed or ALL_LINTS in self.allowed:
@@ -92,6 +96,8 @@ class _Linter:
         self._unused(decl)
         if decl.is_kernel:
             self._hints(decl)
+        else:
+            self._padded(decl)
         for node in ast.walk(decl.body):
             if isinstance(node, ast.Block):
                 self._unreachable(node)
@@ -173,6 +179,20 @@ class _Linter:
             "remove the `unsafe`: only `atomic_add`, `atomic_max`, `atomic_min` and "
             "`store_unchecked` need it"))
 
+
+    # ---------------------------------------------------------------- W0006
+    def _padded(self, decl: ast.FnDecl) -> None:
+        from tilelang.sema.padded import padded_launch, padded_reads
+
+        reads: dict[int, Any] = {}
+        for n in ast.walk(decl.body):
+            info = self.program.callee_of(n) if isinstance(n, ast.Call) else None
+            if info is None or not info.is_kernel or "padded_extremum" in allowed_lints(info.decl):
+                continue
+            if id(info) not in reads:
+                reads[id(info)] = padded_reads(self.program, info.decl)
+            for d in padded_launch(self.program, n, info, reads[id(info)], self.sources):
+                self.warn("padded_extremum", d)
 
     # ---------------------------------------------------------------- W0005
     def _hints(self, decl: ast.FnDecl) -> None:

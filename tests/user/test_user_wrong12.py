@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fuzz import help_check
@@ -196,3 +197,32 @@ def test_the_padding_warning_only_where_a_tile_sticks_out(change: tuple[str, str
     f.write_text(_ROW_MAX.replace(*change), encoding="utf-8")
     codes = [d.code for d in driver.check(f).diagnostics]
     assert codes == (["W0006"] if warned else []), codes
+
+
+_COL_SUMS = """kernel fn col_sums<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?, ?]>) {
+    z.store(x.partition([6, B]).load([0, block_id(1)]).sum(0));
+}
+fn main() {
+    let x = arange::<f32>(6 * 8).reshape([6, 8]);
+    let mut z = zeros::<f32>([8]);
+    col_sums(z.partition([4]), &x).sync();
+    print(z);
+}
+"""
+
+
+def test_a_block_id_of_an_axis_the_grid_has_not_is_warned_about(tmp_path: Path) -> None:
+    """A first-day wrong grid: column sums into a 1-D output, the column tile taken as `block_id(1)` ("columns
+    are axis 1"), which on the 1-D grid the `[B]` tiles make is always 0: both blocks summed the first four
+    columns, silently. `tilec check` warns (W0007, of the kernel alone: no launch needed); its help's
+    `block_id(0)`, applied, gives NumPy's column sums."""
+    f = tmp_path / "cols.tile"
+    f.write_text(_COL_SUMS, encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f32, [8]> [120.0, 126.0, 132.0, 138.0, 120.0, 126.0, 132.0, 138.0]\n"
+    [d] = driver.check(f).diagnostics
+    assert d.code == "W0007" and d.message == "`block_id(1)` is always 0: the grid of `col_sums` is 1-D"
+    assert "or use an axis the grid has (`block_id(0)`)" in d.help[0], d.help
+    f.write_text(_COL_SUMS.replace("block_id(1)", "block_id(0)"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    want = ", ".join(f"{v:.1f}" for v in np.arange(48, dtype=np.float32).reshape(6, 8).sum(0))
+    assert run_program(f)[1] == f"Tensor<f32, [8]> [{want}]\n"

@@ -35,7 +35,7 @@ from tilelang.diagnostics.codes import warnings as W
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.requires import read_names, requirements
 from tilelang.sema.program import Program, SymbolKind
-from tilelang.sema.types import OpT
+from tilelang.sema.types import OpT, RefT, TensorT
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -46,6 +46,7 @@ LINTS: dict[str, str] = {
     "unused_unsafe": W.UNUSED_UNSAFE,
     "ineffective_hints": W.INEFFECTIVE_HINT,
     "padded_extremum": W.PADDED_EXTREMUM,
+    "constant_block_id": W.CONSTANT_BLOCK_ID,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -96,6 +97,7 @@ class _Linter:
         self._unused(decl)
         if decl.is_kernel:
             self._hints(decl)
+            self._grid_axes(decl)
         else:
             self._padded(decl)
         for node in ast.walk(decl.body):
@@ -193,6 +195,38 @@ class _Linter:
                 reads[id(info)] = padded_reads(self.program, info.decl)
             for d in padded_launch(self.program, n, info, reads[id(info)], self.sources):
                 self.warn("padded_extremum", d)
+
+    # ---------------------------------------------------------------- W0007
+    def _grid_axes(self, decl: ast.FnDecl) -> None:
+        tiles = []
+        for p in decl.params:
+            sym = self.program.symbol_of(p)
+            t = sym.ty if sym is not None else None
+            if isinstance(t, RefT) and t.mutable and isinstance(t.inner, TensorT) and t.inner.shape is not None:
+                tiles.append((p, len(t.inner.shape)))
+        if not tiles:
+            return
+        rank = max(r for _, r in tiles)
+        p = next(p for p, r in tiles if r == rank)
+        for n in ast.walk(decl.body):
+            if not (isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and n.args
+                    and n.callee.ident.name in ("block_id", "num_blocks") and isinstance(n.args[0].value, ast.IntLit)):
+                continue
+            sym = self.program.symbol_of(n.callee)
+            axis = n.args[0].value.value
+            if (sym is not None and sym.kind is not SymbolKind.BUILTIN) or not rank <= axis <= 2:
+                continue
+            what, value = n.callee.ident.name, "0" if n.callee.ident.name == "block_id" else "1"
+            grid = f"{rank}-D"
+            self.warn("constant_block_id", Diagnostic.warning(
+                W.CONSTANT_BLOCK_ID, f"`{what}({axis})` is always {value}: the grid of `{decl.name.name}` is {grid}")
+                .primary(n.span, f"always {value}")
+                .secondary(p.ty.span, f"the grid has one axis per axis of the `&mut` tiles: `{p.name.name}`'s "
+                                      f"tile has {rank}")
+                .note("a partition's tile shape makes the grid: `z.partition([BM, BN])` launches a 2-D grid of "
+                      "blocks, `z.partition([B])` a 1-D one")
+                .with_help(f"give `{p.name.name}` a tile of {axis + 1} axes (and partition it so) to launch blocks "
+                           f"along axis {axis}, or use an axis the grid has (`{what}(0)`)"))
 
     # ---------------------------------------------------------------- W0005
     def _hints(self, decl: ast.FnDecl) -> None:

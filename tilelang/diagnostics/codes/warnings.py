@@ -21,3 +21,6 @@ INEFFECTIVE_HINT = define(
 PADDED_EXTREMUM = define(
     "W0006", "padded-extremum",
     "a maximum or minimum along an axis of a tile read with zero padding, where the tensor's length is `?`")
+CONSTANT_BLOCK_ID = define(
+    "W0007", "constant-block-id",
+    "`block_id(axis)` or `num_blocks(axis)` of an axis past the kernel's grid: always 0 (or 1)")

@@ -226,3 +226,21 @@ def test_a_block_id_of_an_axis_the_grid_has_not_is_warned_about(tmp_path: Path) 
     assert not driver.check(f, deny_warnings=True).diagnostics
     want = ", ".join(f"{v:.1f}" for v in np.arange(48, dtype=np.float32).reshape(6, 8).sum(0))
     assert run_program(f)[1] == f"Tensor<f32, [8]> [{want}]\n"
+
+
+@pytest.mark.parametrize(("right", "hint"), [
+    ("-x", "as large as the values compared: more likely a wrong result than rounding"),  # a sign error
+    ("x * 1.001", "loosen `rtol`/`atol` if that is within what you expect"),  # rounding-sized
+])
+def test_assert_close_does_not_suggest_a_tolerance_for_a_wrong_result(right: str, hint: str, tmp_path: Path) -> None:
+    """Round 12's DFT inverse with a sign error failed `assert_close` with values 4.2 apart at values near 2, and
+    the help said to loosen `rtol`/`atol` "if that is within what you expect"."""
+    from tilelang.diagnostics.model import TileError
+
+    f = tmp_path / "close.tile"
+    f.write_text(f"fn main() {{\n    let x = arange::<f32>(8) + 1.0;\n    let y = {right};\n"
+                 "    assert_close(&x, &y);\n}\n", encoding="utf-8")
+    with pytest.raises(TileError) as info:
+        run_program(f)
+    [d] = info.value.diagnostics
+    assert d.code == "E0711" and len(d.help) == 1 and hint in d.help[0], d.help
